@@ -1,0 +1,52 @@
+/* bpfrt/common.h - version, visibility, extensible options and the print callback.
+ * Included by <bpfrt.h>; not meant to be included on its own.
+ */
+#ifndef BPFRT_COMMON_H
+#define BPFRT_COMMON_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(BPFRT_BUILDING)
+#define BPFRT_API __attribute__((visibility("default")))
+#else
+#define BPFRT_API
+#endif
+
+#define BPFRT_VERSION_MAJOR 0
+#define BPFRT_VERSION_MINOR 1
+#define BPFRT_VERSION_PATCH 0
+
+/* The library's version as "MAJOR.MINOR.PATCH". */
+BPFRT_API const char *bpfrt_version(void);
+
+/* Declare and zero an options struct and set its size field:
+ *   BPFRT_OPTS(bpfrt_run_opts, o, .engine = BPFRT_ENGINE_INTERP);
+ * Members not named are zero.  Fields are only ever added at the end of an opts struct, so a program built against an
+ * older header keeps working; bytes past what this build knows must be zero. */
+#define BPFRT_OPTS(type, name, ...) struct type name = { .sz = sizeof(struct type), __VA_ARGS__ }
+
+enum bpfrt_print_level {
+	BPFRT_WARN,
+	BPFRT_INFO,
+	BPFRT_DEBUG,
+};
+
+typedef int (*bpfrt_print_fn)(enum bpfrt_print_level level, const char *fmt, va_list ap);
+
+/* Route the library's diagnostics (not the verifier log, which goes to the caller's
+ * log_buf) through fn; NULL silences them.  Returns the previous callback.  By default
+ * warnings go to stderr; the environment variable BPFRT_LOG_LEVEL=warn|info|debug
+ * changes the default level. */
+BPFRT_API bpfrt_print_fn bpfrt_set_print(bpfrt_print_fn fn);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

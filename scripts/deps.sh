@@ -1,0 +1,12 @@
+#!/bin/bash
+# Install the Debian 12 packages bpfrt needs to build and test (root or sudo).
+set -euo pipefail
+PKGS="build-essential cmake pkg-config clang llvm lld libelf-dev libpcap-dev libcapstone-dev linux-libc-dev libclang-rt-14-dev zlib1g-dev"
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO=sudo
+missing=""
+for p in $PKGS; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
+if [ -n "$missing" ]; then
+	$SUDO apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $missing
+fi

@@ -1,0 +1,286 @@
+/* decode.c - from instruction bytes to a row of the opcode table (insn.def), and the
+ * per-instruction field rules: which fields a shape uses, and that the rest are zero.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "isa/isa.h"
+
+const struct brt_opinfo brt_ops[BRT_OP_COUNT] = {
+#define INSN(id_, opc, dk, dv, shape_, mnem_, grp, ver)                                         \
+	[BRT_OP_##id_] = { .id = #id_,                                                          \
+			   .mnem = mnem_,                                                       \
+			   .opcode = (opc),                                                     \
+			   .disc = BRT_DISC_##dk,                                               \
+			   .disc_val = (dv),                                                    \
+			   .shape = BRT_SHAPE_##shape_,                                         \
+			   .group = BRT_GROUP_##grp,                                            \
+			   .version = (ver) },
+#include "isa/insn.def"
+#undef INSN
+};
+
+const char *const brt_group_names[BRT_GROUP_COUNT] = {
+	[BRT_GROUP_base32] = "base32",	   [BRT_GROUP_base64] = "base64",
+	[BRT_GROUP_atomic32] = "atomic32", [BRT_GROUP_atomic64] = "atomic64",
+	[BRT_GROUP_divmul32] = "divmul32", [BRT_GROUP_divmul64] = "divmul64",
+	[BRT_GROUP_packet] = "packet",	   [BRT_GROUP_callx] = "callx",
+};
+
+/* Rows sharing an opcode byte are chained so lookup touches only the candidates. */
+static uint16_t head[256];
+static uint16_t next_row[BRT_OP_COUNT];
+static pthread_once_t index_once = PTHREAD_ONCE_INIT;
+
+static void build_index(void)
+{
+	for (unsigned i = 0; i < 256; i++)
+		head[i] = BRT_OP_INVALID;
+	for (int op = BRT_OP_COUNT - 1; op >= 0; op--) {
+		next_row[op] = head[brt_ops[op].opcode];
+		head[brt_ops[op].opcode] = (uint16_t)op;
+	}
+}
+
+unsigned brt_isa_access_size(uint8_t opcode)
+{
+	switch (BPF_CLASS(opcode)) {
+	case BPF_LD:
+	case BPF_LDX:
+	case BPF_ST:
+	case BPF_STX:
+		switch (BPF_SIZE(opcode)) {
+		case BPF_B:
+			return 1;
+		case BPF_H:
+			return 2;
+		case BPF_W:
+			return 4;
+		default:
+			return 8;
+		}
+	default:
+		return 0;
+	}
+}
+
+static int disc_matches(const struct brt_opinfo *info, const struct bpf_insn *insn)
+{
+	switch (info->disc) {
+	case BRT_DISC_OFF:
+		return insn->off == info->disc_val;
+	case BRT_DISC_IMM:
+		return insn->imm == info->disc_val;
+	case BRT_DISC_SRC:
+		return insn->src_reg == info->disc_val;
+	default:
+		return 1;
+	}
+}
+
+enum brt_op brt_isa_lookup(const struct bpf_insn *insn)
+{
+	pthread_once(&index_once, build_index);
+	for (unsigned op = head[insn->code]; op != BRT_OP_INVALID; op = next_row[op])
+		if (disc_matches(&brt_ops[op], insn))
+			return (enum brt_op)op;
+	return BRT_OP_INVALID;
+}
+
+/* Field-use masks per shape: a set bit means the field carries an operand. */
+enum { F_DST = 1, F_SRC = 2, F_OFF = 4, F_IMM = 8, F_WDST = 16 /* dst is written */ };
+
+static const uint8_t shape_fields[] = {
+	[BRT_SHAPE_ALU_IMM] = F_DST | F_IMM | F_WDST,
+	[BRT_SHAPE_ALU_REG] = F_DST | F_SRC | F_WDST,
+	[BRT_SHAPE_ALU_UNARY] = F_DST | F_WDST,
+	[BRT_SHAPE_ENDIAN] = F_DST | F_WDST,
+	[BRT_SHAPE_LOAD] = F_DST | F_SRC | F_OFF | F_WDST,
+	[BRT_SHAPE_STORE_IMM] = F_DST | F_OFF | F_IMM,
+	[BRT_SHAPE_STORE_REG] = F_DST | F_SRC | F_OFF,
+	[BRT_SHAPE_ATOMIC] = F_DST | F_SRC | F_OFF,
+	[BRT_SHAPE_LDDW] = F_DST | F_SRC | F_IMM | F_WDST,
+	[BRT_SHAPE_LD_ABS] = F_IMM,
+	[BRT_SHAPE_LD_IND] = F_SRC | F_IMM,
+	[BRT_SHAPE_JA] = F_OFF,
+	[BRT_SHAPE_JA32] = F_IMM,
+	[BRT_SHAPE_JMP_IMM] = F_DST | F_IMM | F_OFF,
+	[BRT_SHAPE_JMP_REG] = F_DST | F_SRC | F_OFF,
+	[BRT_SHAPE_CALL] = F_IMM,
+	[BRT_SHAPE_CALL_LOCAL] = F_IMM,
+	[BRT_SHAPE_CALLX] = F_DST,
+	[BRT_SHAPE_EXIT] = 0,
+};
+
+static const char *check_fields(const struct brt_opinfo *info, const struct bpf_insn *insn)
+{
+	unsigned used = shape_fields[info->shape];
+
+	/* the discriminating field is "used": its value selected the row */
+	if (info->disc == BRT_DISC_OFF)
+		used |= F_OFF;
+	else if (info->disc == BRT_DISC_IMM)
+		used |= F_IMM;
+	else if (info->disc == BRT_DISC_SRC)
+		used |= F_SRC;
+
+	if (!(used & F_DST) && insn->dst_reg)
+		return "reserved field dst_reg is not 0";
+	if (!(used & F_SRC) && insn->src_reg)
+		return "reserved field src_reg is not 0";
+	if (!(used & F_OFF) && insn->off)
+		return "reserved field off is not 0";
+	if (!(used & F_IMM) && insn->imm)
+		return "reserved field imm is not 0";
+	if (insn->dst_reg >= BRT_MAX_REGS)
+		return "invalid dst register";
+	if (info->disc != BRT_DISC_SRC && insn->src_reg >= BRT_MAX_REGS)
+		return "invalid src register";
+	if ((used & F_WDST) && insn->dst_reg == BPF_REG_10)
+		return "frame pointer r10 is read only";
+	return NULL;
+}
+
+static const char *check_lddw(const struct bpf_insn *insn, size_t avail)
+{
+	if (avail < 2)
+		return "lddw is missing its second slot";
+	if (insn->off)
+		return "reserved field off is not 0";
+	if (insn[1].code || insn[1].dst_reg || insn[1].src_reg || insn[1].off)
+		return "second slot of lddw has non-zero fields";
+	if (insn->src_reg > BPF_PSEUDO_MAP_IDX_VALUE)
+		return "unknown lddw pseudo source";
+	if (insn->dst_reg >= BRT_MAX_REGS)
+		return "invalid dst register";
+	if (insn->dst_reg == BPF_REG_10)
+		return "frame pointer r10 is read only";
+	return NULL;
+}
+
+enum brt_op brt_isa_decode(const struct bpf_insn *insn, size_t avail, const char **reason)
+{
+	enum brt_op op = brt_isa_lookup(insn);
+	const char *why;
+
+	*reason = NULL;
+	if (op == BRT_OP_INVALID) {
+		*reason = "unknown opcode";
+		return op;
+	}
+	if (brt_ops[op].shape == BRT_SHAPE_LDDW)
+		why = check_lddw(insn, avail);
+	else
+		why = check_fields(&brt_ops[op], insn);
+	/* fetch forms write the old value back into src */
+	if (!why && brt_ops[op].shape == BRT_SHAPE_ATOMIC && (insn->imm & BPF_FETCH) &&
+	    insn->src_reg == BPF_REG_10)
+		why = "frame pointer r10 is read only";
+	if (why) {
+		*reason = why;
+		return BRT_OP_INVALID;
+	}
+	return op;
+}
+
+int64_t brt_isa_jump_target(const struct bpf_insn *insn, enum brt_op op, size_t pc)
+{
+	switch (brt_ops[op].shape) {
+	case BRT_SHAPE_JA32:
+	case BRT_SHAPE_CALL_LOCAL:
+		return (int64_t)pc + 1 + insn->imm;
+	default:
+		return (int64_t)pc + 1 + insn->off;
+	}
+}
+
+static int has_target(enum brt_op op)
+{
+	switch (brt_ops[op].shape) {
+	case BRT_SHAPE_JA:
+	case BRT_SHAPE_JA32:
+	case BRT_SHAPE_JMP_IMM:
+	case BRT_SHAPE_JMP_REG:
+	case BRT_SHAPE_CALL_LOCAL:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+static int decode_all(const struct bpf_insn *insns, size_t n, uint8_t *second_slot, char *err,
+		      size_t errlen)
+{
+	const char *why;
+
+	for (size_t pc = 0; pc < n; pc++) {
+		enum brt_op op = brt_isa_decode(&insns[pc], n - pc, &why);
+
+		if (op == BRT_OP_INVALID) {
+			snprintf(err, errlen,
+				 "insn %zu: %s (code 0x%02x dst r%u src r%u off %d imm %d)", pc,
+				 why, insns[pc].code, insns[pc].dst_reg, insns[pc].src_reg,
+				 insns[pc].off, insns[pc].imm);
+			return -EINVAL;
+		}
+		if (op == BRT_OP_lddw)
+			second_slot[++pc] = 1;
+	}
+	return 0;
+}
+
+static int check_targets(const struct bpf_insn *insns, size_t n, const uint8_t *second_slot,
+			 char *err, size_t errlen)
+{
+	for (size_t pc = 0; pc < n; pc++) {
+		enum brt_op op;
+		int64_t t;
+
+		if (second_slot[pc])
+			continue;
+		op = brt_isa_lookup(&insns[pc]);
+		if (!has_target(op))
+			continue;
+		t = brt_isa_jump_target(&insns[pc], op, pc);
+		if (t < 0 || (uint64_t)t >= n) {
+			snprintf(err, errlen, "insn %zu: jump out of range to insn %lld", pc,
+				 (long long)t);
+			return -EINVAL;
+		}
+		if (second_slot[t]) {
+			snprintf(err, errlen, "insn %zu: jump into the middle of lddw at insn %lld",
+				 pc, (long long)t - 1);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+int brt_isa_check_prog(const struct bpf_insn *insns, size_t n, size_t max_insns, char *err,
+		       size_t errlen)
+{
+	uint8_t *second_slot;
+	int ret;
+
+	if (n == 0) {
+		snprintf(err, errlen, "program is empty");
+		return -EINVAL;
+	}
+	if (n > max_insns) {
+		snprintf(err, errlen, "program has %zu instructions, more than the limit of %zu", n,
+			 max_insns);
+		return -E2BIG;
+	}
+	second_slot = calloc(n, 1);
+	if (!second_slot) {
+		snprintf(err, errlen, "out of memory checking %zu instructions", n);
+		return -ENOMEM;
+	}
+	ret = decode_all(insns, n, second_slot, err, errlen);
+	if (!ret)
+		ret = check_targets(insns, n, second_slot, err, errlen);
+	free(second_slot);
+	return ret;
+}

@@ -1,0 +1,118 @@
+/* isa.h - the instruction set as data: the opcode table expanded into an enum and a
+ * descriptor array, plus decoding and field validation of single instructions.
+ * The table itself is insn.def; this header is the isa/ folder's interface.
+ */
+#ifndef BPFRT_SRC_ISA_ISA_H
+#define BPFRT_SRC_ISA_ISA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <linux/bpf.h>
+
+/* Constants newer than the 6.1 uapi headers Debian 12 ships (ISA v4). */
+#ifndef BPF_MEMSX
+#define BPF_MEMSX 0x80
+#endif
+#define BRT_MEMSX BPF_MEMSX
+#ifndef BPF_JMP32
+#error "linux/bpf.h too old: BPF_JMP32 missing"
+#endif
+
+#define BRT_MAX_REGS 11 /* r0-r10 */
+#define BRT_STACK_SIZE 512
+#define BRT_MAX_CALL_DEPTH 8
+
+/* What besides the opcode byte selects a row (the "discriminator"). */
+enum brt_disc {
+	BRT_DISC_NONE,
+	BRT_DISC_OFF,
+	BRT_DISC_IMM,
+	BRT_DISC_SRC,
+};
+
+/* Operand shapes: which instruction fields a row uses and how assembly spells them. */
+enum brt_shape {
+	BRT_SHAPE_ALU_IMM,    /* op %dst, imm */
+	BRT_SHAPE_ALU_REG,    /* op %dst, %src */
+	BRT_SHAPE_ALU_UNARY,  /* op %dst */
+	BRT_SHAPE_ENDIAN,     /* op %dst            (width in imm) */
+	BRT_SHAPE_LOAD,       /* op %dst, [%src+off] */
+	BRT_SHAPE_STORE_IMM,  /* op [%dst+off], imm */
+	BRT_SHAPE_STORE_REG,  /* op [%dst+off], %src */
+	BRT_SHAPE_ATOMIC,     /* lock op [%dst+off], %src   (operation in imm) */
+	BRT_SHAPE_LDDW,       /* lddw %dst, imm64   (two slots; src_reg = pseudo kind) */
+	BRT_SHAPE_LD_ABS,     /* op imm */
+	BRT_SHAPE_LD_IND,     /* op %src, imm */
+	BRT_SHAPE_JA,         /* ja off */
+	BRT_SHAPE_JA32,       /* ja32 imm  (gotol) */
+	BRT_SHAPE_JMP_IMM,    /* op %dst, imm, off */
+	BRT_SHAPE_JMP_REG,    /* op %dst, %src, off */
+	BRT_SHAPE_CALL,       /* call imm   (helper id) */
+	BRT_SHAPE_CALL_LOCAL, /* call local imm  (relative insn offset) */
+	BRT_SHAPE_CALLX,      /* callx %dst */
+	BRT_SHAPE_EXIT,       /* exit */
+};
+
+/* RFC 9669 conformance groups. */
+enum brt_group {
+	BRT_GROUP_base32,
+	BRT_GROUP_base64,
+	BRT_GROUP_atomic32,
+	BRT_GROUP_atomic64,
+	BRT_GROUP_divmul32,
+	BRT_GROUP_divmul64,
+	BRT_GROUP_packet,
+	BRT_GROUP_callx, /* not an RFC group: conformance-suite extension */
+	BRT_GROUP_COUNT,
+};
+
+enum brt_op {
+#define INSN(id, opc, dk, dv, shape, mnem, grp, ver) BRT_OP_##id,
+#include "isa/insn.def"
+#undef INSN
+	BRT_OP_COUNT,
+	BRT_OP_INVALID = BRT_OP_COUNT,
+};
+
+/* One row of the table. */
+struct brt_opinfo {
+	const char *id;     /* C identifier of the row, e.g. "add64_imm" */
+	const char *mnem;   /* assembler mnemonic, e.g. "add" or "lock fetch add32" */
+	uint8_t opcode;     /* opcode byte */
+	uint8_t disc;       /* enum brt_disc */
+	int32_t disc_val;   /* value of the discriminating field */
+	uint8_t shape;      /* enum brt_shape */
+	uint8_t group;      /* enum brt_group */
+	uint8_t version;    /* ISA version 1..4 that introduced it */
+};
+
+extern const struct brt_opinfo brt_ops[BRT_OP_COUNT];
+extern const char *const brt_group_names[BRT_GROUP_COUNT];
+
+/* Size in bytes of a load/store/atomic row (1, 2, 4, 8), 0 for other rows. */
+unsigned brt_isa_access_size(uint8_t opcode);
+
+/* Look up the row for one instruction.  Returns the op (< BRT_OP_COUNT) or BRT_OP_INVALID
+ * when no row matches the opcode byte and discriminator. */
+enum brt_op brt_isa_lookup(const struct bpf_insn *insn);
+
+/* Decode and validate one instruction: a row must match, registers must be r0-r10 (and the
+ * destination of a write must not be r10), and every field the row's shape does not use
+ * must be zero.  `avail` is how many instructions remain from `insn` on, so the second
+ * slot of lddw can be checked.  Returns the op, or BRT_OP_INVALID with *reason set to a
+ * static message without location (the caller adds "insn N: "). */
+enum brt_op brt_isa_decode(const struct bpf_insn *insn, size_t avail, const char **reason);
+
+/* Structural check of a whole program: every instruction decodes, lddw is complete, every
+ * jump and local call lands inside the program and not on the second slot of an lddw, the
+ * program is not empty and not longer than max_insns.  On failure writes
+ * "insn N: <reason>" into err and returns -EINVAL (-E2BIG when too long). */
+int brt_isa_check_prog(const struct bpf_insn *insns, size_t n, size_t max_insns, char *err,
+		       size_t errlen);
+
+/* Target of a jump or local call at index pc, as an instruction index (may be out of
+ * range; callers check). */
+int64_t brt_isa_jump_target(const struct bpf_insn *insn, enum brt_op op, size_t pc);
+
+#endif

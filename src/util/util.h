@@ -1,0 +1,51 @@
+/* util.h - small shared pieces: diagnostics, options-struct checks, safe guest-memory
+ * access.  The util/ folder's interface.
+ */
+#ifndef BPFRT_SRC_UTIL_UTIL_H
+#define BPFRT_SRC_UTIL_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "bpfrt.h"
+
+#define BRT_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define brt_container_of(ptr, type, member) \
+	((type *)(void *)((char *)(ptr)-offsetof(type, member)))
+
+void brt_print(enum bpfrt_print_level level, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Options structs (struct { size_t sz; ... }): valid when sz covers at least the size
+ * field and every byte past what this build knows (known_size) is zero.  Prints a
+ * message naming the struct and returns 0 when invalid. */
+int brt_opts_valid(const void *opts, size_t known_size, const char *type_name);
+
+/* Read a field only if the caller's struct is large enough to hold it. */
+#define BRT_OPTS_HAS(opts, field) \
+	((opts) && (opts)->sz >= offsetof(__typeof__(*(opts)), field) + sizeof((opts)->field))
+#define BRT_OPTS_GET(opts, field, fallback) (BRT_OPTS_HAS(opts, field) ? (opts)->field : (fallback))
+
+/* Unaligned-safe guest memory access; each compiles to one mov. */
+static inline uint64_t brt_load(const void *p, unsigned size)
+{
+	switch (size) {
+	case 1: { uint8_t v; memcpy(&v, p, 1); return v; }
+	case 2: { uint16_t v; memcpy(&v, p, 2); return v; }
+	case 4: { uint32_t v; memcpy(&v, p, 4); return v; }
+	default: { uint64_t v; memcpy(&v, p, 8); return v; }
+	}
+}
+
+static inline void brt_store(void *p, unsigned size, uint64_t val)
+{
+	switch (size) {
+	case 1: { uint8_t v = (uint8_t)val; memcpy(p, &v, 1); break; }
+	case 2: { uint16_t v = (uint16_t)val; memcpy(p, &v, 2); break; }
+	case 4: { uint32_t v = (uint32_t)val; memcpy(p, &v, 4); break; }
+	default: memcpy(p, &val, 8); break;
+	}
+}
+
+#endif

@@ -1,0 +1,175 @@
+/* test_decode.c - the opcode table and the decoder: every row decodes back to itself, the
+ * field rules reject what they should, and whole-program structural checks name the
+ * instruction. */
+#include <errno.h>
+
+#include "harness.h"
+#include "isa/isa.h"
+
+/* Build an instruction that selects row op with valid operands. */
+static struct bpf_insn sample(enum brt_op op)
+{
+	const struct brt_opinfo *info = &brt_ops[op];
+	struct bpf_insn insn = { .code = info->opcode, .dst_reg = 1 };
+
+	switch (info->shape) {
+	case BRT_SHAPE_ALU_REG:
+	case BRT_SHAPE_LOAD:
+	case BRT_SHAPE_STORE_REG:
+	case BRT_SHAPE_ATOMIC:
+	case BRT_SHAPE_JMP_REG:
+		insn.src_reg = 2;
+		break;
+	case BRT_SHAPE_LD_ABS:
+	case BRT_SHAPE_JA:
+	case BRT_SHAPE_JA32:
+	case BRT_SHAPE_CALL:
+	case BRT_SHAPE_CALL_LOCAL:
+	case BRT_SHAPE_EXIT:
+		insn.dst_reg = 0;
+		break;
+	case BRT_SHAPE_LD_IND:
+		insn.dst_reg = 0;
+		insn.src_reg = 3;
+		break;
+	default:
+		break;
+	}
+	if (info->disc == BRT_DISC_OFF)
+		insn.off = (int16_t)info->disc_val;
+	else if (info->disc == BRT_DISC_IMM)
+		insn.imm = info->disc_val;
+	else if (info->disc == BRT_DISC_SRC)
+		insn.src_reg = (uint8_t)info->disc_val;
+	return insn;
+}
+
+static void test_every_row_decodes(void)
+{
+	for (int op = 0; op < BRT_OP_COUNT; op++) {
+		struct bpf_insn insn[2] = { sample((enum brt_op)op), { 0 } };
+		const char *why;
+
+		T_CASE(brt_ops[op].id);
+		T_EQ_INT(op, brt_isa_decode(insn, 2, &why));
+	}
+}
+
+static void test_rows_are_unique(void)
+{
+	for (int a = 0; a < BRT_OP_COUNT; a++)
+		for (int b = a + 1; b < BRT_OP_COUNT; b++) {
+			T_CASE(brt_ops[a].id);
+			T_ASSERT(strcmp(brt_ops[a].id, brt_ops[b].id) != 0);
+			T_ASSERT(!(brt_ops[a].opcode == brt_ops[b].opcode &&
+				   brt_ops[a].disc == brt_ops[b].disc &&
+				   brt_ops[a].disc_val == brt_ops[b].disc_val));
+		}
+}
+
+struct field_case {
+	const char *name;
+	struct bpf_insn insn[2];
+	size_t avail;
+	const char *reason; /* NULL: valid */
+};
+
+static const struct field_case field_cases[] = {
+	{ "add64 imm ok", { { BPF_ALU64 | BPF_ADD | BPF_K, 1, 0, 0, 5 } }, 1, NULL },
+	{ "add64 imm with off", { { BPF_ALU64 | BPF_ADD | BPF_K, 1, 0, 1, 5 } }, 1,
+	  "reserved field off is not 0" },
+	{ "add64 imm with src", { { BPF_ALU64 | BPF_ADD | BPF_K, 1, 1, 0, 5 } }, 1,
+	  "reserved field src_reg is not 0" },
+	{ "add64 reg with imm", { { BPF_ALU64 | BPF_ADD | BPF_X, 1, 2, 0, 5 } }, 1,
+	  "reserved field imm is not 0" },
+	{ "bad dst r11", { { BPF_ALU64 | BPF_ADD | BPF_K, 11, 0, 0, 5 } }, 1,
+	  "invalid dst register" },
+	{ "bad src r12", { { BPF_ALU64 | BPF_ADD | BPF_X, 1, 12, 0, 0 } }, 1,
+	  "invalid src register" },
+	{ "write r10", { { BPF_ALU64 | BPF_MOV | BPF_K, 10, 0, 0, 0 } }, 1,
+	  "frame pointer r10 is read only" },
+	{ "store through r10 ok", { { BPF_STX | BPF_MEM | BPF_DW, 10, 1, -8, 0 } }, 1, NULL },
+	{ "unknown opcode", { { 0xff, 0, 0, 0, 0 } }, 1, "unknown opcode" },
+	{ "div off 2", { { BPF_ALU64 | BPF_DIV | BPF_K, 1, 0, 2, 3 } }, 1, "unknown opcode" },
+	{ "movsx off 24", { { BPF_ALU64 | BPF_MOV | BPF_X, 1, 2, 24, 0 } }, 1, "unknown opcode" },
+	{ "le with imm 8", { { BPF_ALU | BPF_END | BPF_TO_LE, 1, 0, 0, 8 } }, 1, "unknown opcode" },
+	{ "lddw truncated", { { BPF_LD | BPF_IMM | BPF_DW, 1, 0, 0, 1 } }, 1,
+	  "lddw is missing its second slot" },
+	{ "lddw bad second", { { BPF_LD | BPF_IMM | BPF_DW, 1, 0, 0, 1 }, { 0x07, 0, 0, 0, 0 } }, 2,
+	  "second slot of lddw has non-zero fields" },
+	{ "lddw map fd", { { BPF_LD | BPF_IMM | BPF_DW, 1, 1, 0, 3 }, { 0 } }, 2, NULL },
+	{ "lddw pseudo 7", { { BPF_LD | BPF_IMM | BPF_DW, 1, 7, 0, 3 }, { 0 } }, 2,
+	  "unknown lddw pseudo source" },
+	{ "exit with imm", { { BPF_JMP | BPF_EXIT, 0, 0, 0, 1 } }, 1, "reserved field imm is not 0" },
+	{ "call with dst", { { BPF_JMP | BPF_CALL, 1, 0, 0, 1 } }, 1,
+	  "reserved field dst_reg is not 0" },
+	{ "fetch into r10", { { BPF_STX | BPF_ATOMIC | BPF_DW, 1, 10, 0, BPF_ADD | BPF_FETCH } }, 1,
+	  "frame pointer r10 is read only" },
+	{ "ldx with imm", { { BPF_LDX | BPF_MEM | BPF_W, 0, 10, -4, 1 } }, 1,
+	  "reserved field imm is not 0" },
+};
+
+static void test_field_rules(void)
+{
+	for (size_t i = 0; i < sizeof(field_cases) / sizeof(field_cases[0]); i++) {
+		const struct field_case *c = &field_cases[i];
+		const char *why;
+		enum brt_op op;
+
+		T_CASE(c->name);
+		op = brt_isa_decode(c->insn, c->avail, &why);
+		if (c->reason) {
+			T_EQ_INT(BRT_OP_INVALID, op);
+			T_EQ_STR(c->reason, why);
+		} else {
+			T_ASSERT(op != BRT_OP_INVALID);
+		}
+	}
+}
+
+struct prog_case {
+	const char *name;
+	struct bpf_insn insns[4];
+	size_t n;
+	int ret;
+	const char *err;
+	size_t max; /* instruction limit; 0 means 4096 */
+};
+
+static const struct prog_case prog_cases[] = {
+	{ "ok", { { BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, 1 }, { BPF_JMP | BPF_EXIT } }, 2, 0, "" },
+	{ "empty", { { 0 } }, 0, -EINVAL, "program is empty" },
+	{ "jump out", { { BPF_JMP | BPF_JA, 0, 0, 5, 0 }, { BPF_JMP | BPF_EXIT } }, 2, -EINVAL,
+	  "insn 0: jump out of range to insn 6" },
+	{ "jump back out", { { BPF_JMP | BPF_JA, 0, 0, -2, 0 }, { BPF_JMP | BPF_EXIT } }, 2, -EINVAL,
+	  "insn 0: jump out of range to insn -1" },
+	{ "into lddw",
+	  { { BPF_JMP | BPF_JA, 0, 0, 1, 0 }, { BPF_LD | BPF_IMM | BPF_DW, 0, 0, 0, 1 }, { 0 },
+	    { BPF_JMP | BPF_EXIT } },
+	  4, -EINVAL, "insn 0: jump into the middle of lddw at insn 1" },
+	{ "bad insn 1", { { BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, 1 }, { 0xff } }, 2, -EINVAL,
+	  "insn 1: unknown opcode (code 0xff dst r0 src r0 off 0 imm 0)" },
+	{ "too long", { { 0 } }, 3, -E2BIG, "program has 3 instructions, more than the limit of 2", 2 },
+};
+
+static void test_check_prog(void)
+{
+	for (size_t i = 0; i < sizeof(prog_cases) / sizeof(prog_cases[0]); i++) {
+		const struct prog_case *c = &prog_cases[i];
+		char err[256] = "";
+
+		T_CASE(c->name);
+		T_EQ_INT(c->ret, brt_isa_check_prog(c->insns, c->n, c->max ? c->max : 4096, err,
+						      sizeof(err)));
+		T_EQ_STR(c->err, err);
+	}
+}
+
+int main(void)
+{
+	test_every_row_decodes();
+	test_rows_are_unique();
+	test_field_rules();
+	test_check_prog();
+	return t_done();
+}

@@ -1,0 +1,24 @@
+/* cli.h - shared pieces of the bpfrt command-line tool: subcommand handlers (one file
+ * each, listed in commands.def), error reporting and small input helpers. */
+#ifndef BPFRT_TOOLS_CLI_H
+#define BPFRT_TOOLS_CLI_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define CMD(name, fn, summary) int fn(int argc, char **argv);
+#include "commands.def"
+#undef CMD
+
+/* Print "bpfrt: <message>" to stderr; returns 1 (the exit status for errors). */
+int cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Read a whole file (or stdin for "-") into a NUL-terminated heap buffer. */
+int cli_read_file(const char *path, char **data, size_t *len);
+
+/* Parse hex bytes ("b7 00 00 00", "0xb7,0x00" or "b70000") into a heap buffer.  Returns 0,
+ * or -1 with a message naming the offending character offset in err. */
+int cli_parse_hex(const char *text, uint8_t **out, size_t *len, char *err, size_t errlen);
+
+#endif
