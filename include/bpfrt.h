@@ -12,5 +12,6 @@
 #include <linux/bpf.h>
 
 #include "bpfrt/common.h"
+#include "bpfrt/asm.h"
 
 #endif

@@ -13,15 +13,34 @@
 /* Constants newer than the 6.1 uapi headers Debian 12 ships (ISA v4). */
 #ifndef BPF_MEMSX
 #define BPF_MEMSX 0x80
+/* Assemble text in the conformance-suite syntax (documented in include/bpfrt/asm.h).
+ * filename only labels messages (NULL: "<input>").  On success *out is a malloc()ed
+ * array of *n_insns instructions (lddw takes two) and 0 is returned.  On failure returns
+ * -EINVAL (bad input), -E2BIG (more than BRT_ISA_MAX_INSNS) or -ENOMEM, *out is NULL and
+ * err holds "file:line:col: message". */
+int brt_asm(const char *text, const char *filename, struct bpf_insn **out, size_t *n_insns,
+	    char *err, size_t errlen);
+
 #endif
 #define BRT_MEMSX BPF_MEMSX
 #ifndef BPF_JMP32
 #error "linux/bpf.h too old: BPF_JMP32 missing"
+/* Assemble text in the conformance-suite syntax (documented in include/bpfrt/asm.h).
+ * filename only labels messages (NULL: "<input>").  On success *out is a malloc()ed
+ * array of *n_insns instructions (lddw takes two) and 0 is returned.  On failure returns
+ * -EINVAL (bad input), -E2BIG (more than BRT_ISA_MAX_INSNS) or -ENOMEM, *out is NULL and
+ * err holds "file:line:col: message". */
+int brt_asm(const char *text, const char *filename, struct bpf_insn **out, size_t *n_insns,
+	    char *err, size_t errlen);
+
 #endif
 
 #define BRT_MAX_REGS 11 /* r0-r10 */
 #define BRT_STACK_SIZE 512
 #define BRT_MAX_CALL_DEPTH 8
+/* Most instructions a program may have (the kernel's BPF_COMPLEXITY_LIMIT_INSNS); the
+ * assembler and disassembler refuse longer programs. */
+#define BRT_ISA_MAX_INSNS 1000000u
 
 /* What besides the opcode byte selects a row (the "discriminator"). */
 enum brt_disc {
@@ -114,5 +133,13 @@ int brt_isa_check_prog(const struct bpf_insn *insns, size_t n, size_t max_insns,
 /* Target of a jump or local call at index pc, as an instruction index (may be out of
  * range; callers check). */
 int64_t brt_isa_jump_target(const struct bpf_insn *insn, enum brt_op op, size_t pc);
+
+/* Assemble text in the conformance-suite syntax (documented in include/bpfrt/asm.h).
+ * filename only labels messages (NULL: "<input>").  On success *out is a malloc()ed
+ * array of *n_insns instructions (lddw takes two) and 0 is returned.  On failure returns
+ * -EINVAL (bad input), -E2BIG (more than BRT_ISA_MAX_INSNS) or -ENOMEM, *out is NULL and
+ * err holds "file:line:col: message". */
+int brt_asm(const char *text, const char *filename, struct bpf_insn **out, size_t *n_insns,
+	    char *err, size_t errlen);
 
 #endif

@@ -1,0 +1,244 @@
+/* datafile.h - reader for the bpf_conformance `.data` test files (format described in
+ * ../shared/conformance/README.md): the sections `-- asm`, `-- raw`, `-- mem`, `-- result`
+ * and `-- error`; every other section (`-- c`, `-- no register offset`, ...) is skipped.
+ * Header-only so each conformance test includes it directly.
+ */
+#ifndef BPFRT_TESTS_CONFORMANCE_DATAFILE_H
+#define BPFRT_TESTS_CONFORMANCE_DATAFILE_H
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct datafile {
+	char *asm_text;	  /* the asm section, or NULL; preceded by one empty line per file line
+			   * before it, so assembler line numbers are line numbers of the file */
+	uint8_t *raw;	  /* the raw section as instruction bytes (little-endian), or NULL */
+	size_t raw_len;	  /* bytes in raw (a multiple of 8 unless the file is broken) */
+	uint8_t *mem;	  /* the input memory, or NULL */
+	size_t mem_len;	  /* bytes in mem */
+	int has_result;	  /* a `-- result` section was present */
+	uint64_t result;  /* its value */
+	int has_error;	  /* a `-- error` section was present */
+	char *error;	  /* its first non-empty line, trimmed ("" when none) */
+};
+
+enum datafile_section { DF_NONE, DF_ASM, DF_RAW, DF_MEM, DF_RESULT, DF_ERROR, DF_OTHER };
+
+struct datafile_buf {
+	char *s;
+	size_t len, cap;
+};
+
+static int datafile_append(struct datafile_buf *b, const void *p, size_t len)
+{
+	if (b->len + len + 1 > b->cap) {
+		size_t cap = b->cap ? b->cap : 256;
+		char *ns;
+
+		while (cap < b->len + len + 1)
+			cap *= 2;
+		ns = realloc(b->s, cap);
+		if (!ns)
+			return -ENOMEM;
+		b->s = ns;
+		b->cap = cap;
+	}
+	memcpy(b->s + b->len, p, len);
+	b->len += len;
+	b->s[b->len] = 0;
+	return 0;
+}
+
+static enum datafile_section datafile_section_of(const char *line)
+{
+	const char *p = line + 2;
+
+	while (*p == ' ' || *p == '\t')
+		p++;
+	if (!strncmp(p, "asm", 3) && !isalnum((unsigned char)p[3]))
+		return DF_ASM;
+	if (!strncmp(p, "raw", 3) && !isalnum((unsigned char)p[3]))
+		return DF_RAW;
+	if (!strncmp(p, "mem", 3) && !isalnum((unsigned char)p[3]))
+		return DF_MEM;
+	if (!strncmp(p, "result", 6) && !isalnum((unsigned char)p[6]))
+		return DF_RESULT;
+	if (!strncmp(p, "error", 5) && !isalnum((unsigned char)p[5]))
+		return DF_ERROR;
+	return DF_OTHER;
+}
+
+/* Hex tokens of a raw or mem line: a token of 16 digits (optionally 0x-prefixed) is one
+ * 64-bit little-endian word, shorter tokens are single bytes. */
+static int datafile_hex_line(const char *line, struct datafile_buf *out, char *err,
+			     size_t errlen, unsigned lineno)
+{
+	const char *p = line;
+
+	while (*p) {
+		const char *t;
+		size_t n;
+		char tok[19];
+		char *end;
+		uint64_t v;
+
+		while (isspace((unsigned char)*p) || *p == ',')
+			p++;
+		if (!*p || *p == '#')
+			break;
+		t = p;
+		while (*p && !isspace((unsigned char)*p) && *p != ',')
+			p++;
+		n = (size_t)(p - t);
+		if (n > 2 && t[0] == '0' && (t[1] == 'x' || t[1] == 'X')) {
+			t += 2;
+			n -= 2;
+		}
+		if (n == 0 || (n > 2 && n != 16) || n >= sizeof(tok))
+			goto bad;
+		memcpy(tok, t, n);
+		tok[n] = 0;
+		errno = 0;
+		v = strtoull(tok, &end, 16);
+		if (*end || errno)
+			goto bad;
+		for (unsigned i = 0; i < (n == 16 ? 8u : 1u); i++) {
+			uint8_t byte = (uint8_t)(v >> (8 * i));
+
+			if (datafile_append(out, &byte, 1))
+				return -ENOMEM;
+		}
+		continue;
+bad:
+		snprintf(err, errlen, "line %u: bad hex token '%.*s'", lineno, (int)(p - t), t);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static void datafile_free(struct datafile *df)
+{
+	free(df->asm_text);
+	free(df->raw);
+	free(df->mem);
+	free(df->error);
+	memset(df, 0, sizeof(*df));
+}
+
+static int datafile_result_line(struct datafile *df, const char *line, char *err,
+				size_t errlen, unsigned lineno)
+{
+	char *end;
+
+	while (isspace((unsigned char)*line))
+		line++;
+	if (!*line || *line == '#' || df->has_result)
+		return 0;
+	errno = 0;
+	df->result = strtoull(line, &end, 0);
+	while (isspace((unsigned char)*end))
+		end++;
+	if (errno || (*end && *end != '#')) {
+		snprintf(err, errlen, "line %u: bad result '%.40s'", lineno, line);
+		return -EINVAL;
+	}
+	df->has_result = 1;
+	return 0;
+}
+
+static int datafile_error_line(struct datafile *df, const char *line)
+{
+	size_t len;
+
+	while (isspace((unsigned char)*line))
+		line++;
+	len = strlen(line);
+	while (len && isspace((unsigned char)line[len - 1]))
+		len--;
+	if (!len || (df->error && df->error[0]))
+		return 0;
+	free(df->error);
+	df->error = strndup(line, len);
+	return df->error ? 0 : -ENOMEM;
+}
+
+/* Parse the file at path into df (zeroed first).  Returns 0, or -errno with a message
+ * naming the line in err; df holds nothing to free after a failure. */
+static int datafile_load(const char *path, struct datafile *df, char *err, size_t errlen)
+{
+	struct datafile_buf asm_buf = { 0 }, raw = { 0 }, mem = { 0 };
+	enum datafile_section sec = DF_NONE;
+	char line[4096];
+	unsigned lineno = 0;
+	int ret = 0, has_asm = 0;
+	FILE *f;
+
+	memset(df, 0, sizeof(*df));
+	f = fopen(path, "r");
+	if (!f) {
+		ret = -errno;
+		snprintf(err, errlen, "%.300s: %s", path, strerror(errno));
+		return ret;
+	}
+	while (!ret && fgets(line, sizeof(line), f)) {
+		lineno++;
+		if (!strncmp(line, "--", 2)) {
+			sec = datafile_section_of(line);
+			if (sec == DF_ERROR) {
+				df->has_error = 1;
+				if (!df->error && !(df->error = strdup("")))
+					ret = -ENOMEM;
+			}
+			if (sec == DF_ASM) {
+				has_asm = 1;
+				/* keep line numbers: one empty line per line up to the header */
+				for (unsigned i = 0; i < lineno && !ret; i++)
+					ret = datafile_append(&asm_buf, "\n", 1);
+			}
+			continue;
+		}
+		switch (sec) {
+		case DF_ASM:
+			ret = datafile_append(&asm_buf, line, strlen(line));
+			break;
+		case DF_RAW:
+			ret = datafile_hex_line(line, &raw, err, errlen, lineno);
+			break;
+		case DF_MEM:
+			ret = datafile_hex_line(line, &mem, err, errlen, lineno);
+			break;
+		case DF_RESULT:
+			ret = datafile_result_line(df, line, err, errlen, lineno);
+			break;
+		case DF_ERROR:
+			ret = datafile_error_line(df, line);
+			break;
+		default:
+			break;
+		}
+	}
+	fclose(f);
+	if (ret == -ENOMEM)
+		snprintf(err, errlen, "%.300s: out of memory", path);
+	if (ret) {
+		free(asm_buf.s);
+		free(raw.s);
+		free(mem.s);
+		datafile_free(df);
+		return ret;
+	}
+	if (has_asm && !asm_buf.s)
+		asm_buf.s = strdup("");
+	df->asm_text = asm_buf.s;
+	df->raw = (uint8_t *)raw.s;
+	df->raw_len = raw.len;
+	df->mem = (uint8_t *)mem.s;
+	df->mem_len = mem.len;
+	return 0;
+}
+
+#endif
