@@ -1,0 +1,17 @@
+#!/bin/sh
+# Run one libFuzzer target for a fixed time (ctest test fuzz.<target>):
+#   run.sh BINARY WORKDIR CORPUS_DIR...
+# New inputs go to WORKDIR/corpus (the source tree is never written); a crash is saved as
+# WORKDIR/crash-<sha1>: copy it into fuzz/regress/<target>/ to keep it as a regression test.
+# BPFRT_FUZZ_SECONDS (default 20) sets the duration.
+set -eu
+bin=$1
+work=$2
+shift 2
+mkdir -p "$work/corpus"
+for d in "$@"; do
+	[ -d "$d" ] && set -- "$@" "$d"
+	shift
+done
+exec "$bin" -max_total_time="${BPFRT_FUZZ_SECONDS:-20}" -timeout=10 -rss_limit_mb=2048 \
+	-print_final_stats=1 -artifact_prefix="$work/" "$work/corpus" "$@"
