@@ -13,5 +13,6 @@
 
 #include "bpfrt/common.h"
 #include "bpfrt/asm.h"
+#include "bpfrt/attach.h"
 
 #endif
