@@ -1,0 +1,141 @@
+#!/usr/bin/env python3
+"""aggregate.py - turn bench's raw lines (RES/CHK/NOTE, '# key: value' headers, one
+'# rep N' per repetition) into bench/RESULTS.md: per engine and workload the median and
+min-max over the repetitions, ratios to native gcc -O2 (raw, and net of each engine's empty
+program), the cross-check of results, and the uBPF/kernel anchor figures of
+../shared/bench/README.md for context.
+Usage: aggregate.py RAW [ANCHOR_README] > RESULTS.md"""
+import re
+import statistics
+import sys
+
+WORKLOADS = [
+    ("empty", "empty program (per-run overhead)"),
+    ("flow1", "flow dissector, one cached IPv4/TCP packet"),
+    ("rot16k", "flow dissector, 16,384 packets (2 MiB, random order)"),
+    ("loop", "loop, 1000 rounds"),
+]
+TARGET = 20.0  # issue target: interpreter within 20x of native on flow and loop
+
+
+def parse(path):
+    res, chk, notes, meta, reps = {}, {}, [], [], 0
+    for line in open(path):
+        line = line.rstrip("\n")
+        if line.startswith("# rep "):
+            reps += 1
+        elif line.startswith("# "):
+            meta.append(line[2:])
+        elif line.startswith("RES "):
+            _, eng, wl, ns = line.split()
+            res.setdefault((eng, wl), []).append(float(ns))
+        elif line.startswith("CHK "):
+            _, eng, name, val = line.split()
+            chk.setdefault(name, {}).setdefault(eng, set()).add(val)
+        elif line.startswith("NOTE ") and line[5:] not in notes:
+            notes.append(line[5:])
+    return res, chk, notes, meta, reps
+
+
+def fmt(x):
+    if x >= 1000:
+        return f"{x:,.0f}"
+    if x >= 100:
+        return f"{x:.0f}"
+    return f"{x:.1f}"
+
+
+def anchors(readme):
+    try:
+        text = open(readme).read()
+    except OSError:
+        return None
+    m = re.search(r"## Reference figures \(anchors\)\n(.*)", text, re.S)
+    return m.group(1).strip() if m else None
+
+
+def main():
+    res, chk, notes, meta, reps = parse(sys.argv[1])
+    engines = []
+    for eng, _ in res:
+        if eng not in engines:
+            engines.append(eng)
+    med = {k: statistics.median(v) for k, v in res.items()}
+    out = ["# bpfrt benchmark results", "",
+           "Written by `bench/run.sh` (do not edit by hand). Nanoseconds per program run: "
+           "median over the repetitions and [min–max]. Every engine runs the same C "
+           "(`bench/progs/`): `native` is that C compiled by gcc -O2 into the harness, the "
+           "others run its `clang -O2 -target bpf` build: bpfrt's engines through the public "
+           "API (`bpfrt_vm_run()`), `kernel-jit` through `BPF_PROG_TEST_RUN` (in-kernel "
+           "duration, includes the test-run loop's overhead; the rotating set is not run in "
+           "the kernel).", ""]
+    out += [f"- {m}" for m in meta]
+    out += [f"- repetitions: {reps} (engines interleaved within each repetition)", ""]
+
+    out += ["## ns per run", "", "| workload | " + " | ".join(engines) + " |",
+            "|---|" + "---:|" * len(engines)]
+    for wl, desc in WORKLOADS:
+        cells = []
+        for eng in engines:
+            v = res.get((eng, wl))
+            cells.append(f"{fmt(med[(eng, wl)])} [{fmt(min(v))}–{fmt(max(v))}]" if v else "–")
+        out.append(f"| {desc} | " + " | ".join(cells) + " |")
+
+    out += ["", "## Ratio to native gcc -O2 (median / native median; net = both minus their "
+            "own empty program)", "", "| workload | " + " | ".join(
+                e for e in engines if e != "native") + " |",
+            "|---|" + "---:|" * (len(engines) - 1)]
+    for wl, desc in WORKLOADS[1:]:
+        nat = med.get(("native", wl))
+        cells = []
+        for eng in engines:
+            if eng == "native":
+                continue
+            v = med.get((eng, wl))
+            if v is None or not nat:
+                cells.append("–")
+                continue
+            raw = v / nat
+            net_e = v - med.get((eng, "empty"), 0)
+            net_n = nat - med.get(("native", "empty"), 0)
+            net = f" / {net_e / net_n:.1f}×" if net_n > 0 else ""
+            cells.append(f"{raw:.1f}×{net}")
+        out.append(f"| {desc} | " + " | ".join(cells) + " |")
+
+    out += ["", f"## Target: interpreter within {TARGET:.0f}× of native", ""]
+    for wl in ("flow1", "rot16k", "loop"):
+        nat, it = med.get(("native", wl)), med.get(("interp", wl))
+        if nat and it:
+            r = it / nat
+            out.append(f"- {wl}: interp {fmt(it)} ns vs native {fmt(nat)} ns = {r:.1f}× "
+                       f"({'met' if r <= TARGET else 'NOT met'})")
+    out += ["", "## Cross-check (same result in every engine)", "",
+            "| check | value | engines |", "|---|---|---|"]
+    bad = 0
+    for name, per in sorted(chk.items()):
+        vals = set().union(*per.values())
+        if len(vals) == 1:
+            out.append(f"| {name} | {next(iter(vals))} | all {len(per)} agree |")
+        else:
+            bad += 1
+            detail = ", ".join(f"{e}={'/'.join(sorted(v))}" for e, v in per.items())
+            out.append(f"| {name} | **MISMATCH** | {detail} |")
+    out.append("")
+    out.append("All engines agree." if not bad else f"**{bad} check(s) disagree.**")
+    if notes:
+        out += ["", "## Notes", ""] + [f"- {n}" for n in notes]
+    anc = anchors(sys.argv[2]) if len(sys.argv) > 2 else None
+    out += ["", "## Anchors (NOT measured here)", ""]
+    if anc:
+        out += ["Quoted from `../shared/bench/README.md` for context: the same workload "
+                "definitions, but that directory's own programs (other hash and loop "
+                "constants, so its check values differ from ours), measured by its authors. "
+                "Compare orders of magnitude, not digits.", "", anc]
+    else:
+        out.append("`../shared/bench/README.md` not found: no anchor figures.")
+    print("\n".join(out))
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,410 @@
+/* bench.c - the benchmark harness: runs the workloads of bench/progs/ natively (gcc -O2,
+ * the same C compiled into this file) and as eBPF on every bpfrt engine (public API only)
+ * and, when root, on the kernel's JIT through BPF_PROG_TEST_RUN.  One measurement per
+ * (workload, engine) per invocation; bench/run.sh runs it REPS times, interleaved, and
+ * aggregate.py makes the table.  Output lines:
+ *   RES <engine> <workload> <ns per run>     CHK <engine> <check> <value>     NOTE <text>
+ * Usage: bench PROGDIR [ENGINE...]   (default engines: native interp checked jit kernel)
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpfrt.h>
+
+#include "progs/flow.h"
+#include "progs/loop.h"
+
+#define ROT_PKTS 16384 /* 2 MiB of 128-byte slots: past L2, random order */
+
+enum wl { WL_EMPTY, WL_FLOW1, WL_ROT, WL_LOOP, WL_COUNT };
+static const char *const wl_names[WL_COUNT] = { "empty", "flow1", "rot16k", "loop" };
+/* Which program each workload runs. */
+static const char *const wl_prog[WL_COUNT] = { "empty", "flow", "flow", "loop" };
+
+static uint8_t flow1[64];
+static uint8_t *rot_pkts;
+static uint32_t rot_perm[ROT_PKTS];
+static volatile uint64_t sink;
+static double target_ns = 50e6;
+
+/* --- native: the workloads' C, called through functions the optimiser cannot see into -- */
+
+__attribute__((noinline, noipa)) static uint64_t native_empty(const uint8_t *p, size_t len)
+{
+	(void)p;
+	(void)len;
+	return 0;
+}
+
+__attribute__((noinline, noipa)) static uint64_t native_flow(const uint8_t *p, size_t len)
+{
+	return bench_flow(p, p + len);
+}
+
+__attribute__((noinline, noipa)) static uint64_t native_loop(const uint8_t *p, size_t len)
+{
+	return len < 8 ? 0 : bench_loop(BENCH_LD64(p));
+}
+
+/* --- engines ------------------------------------------------------------------------------ */
+
+struct engine {
+	const char *name;
+	enum bpfrt_engine kind;  /* bpfrt engines */
+	struct bpfrt_vm *vm[WL_COUNT];
+	int kfd[WL_COUNT];       /* kernel: program fds */
+	int is_native;
+	int is_kernel;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static const uint8_t *pkt_at(enum wl w, uint64_t i)
+{
+	return w == WL_ROT ? rot_pkts + (size_t)rot_perm[i & (ROT_PKTS - 1)] * BENCH_SLOT : flow1;
+}
+
+static size_t pkt_len(enum wl w)
+{
+	return w == WL_ROT ? BENCH_SLOT : sizeof(flow1);
+}
+
+/* Run workload w n times on a userspace engine; returns the sum of the results. */
+static uint64_t batch(struct engine *e, enum wl w, uint64_t n)
+{
+	uint64_t sum = 0, r0 = 0;
+	size_t len = pkt_len(w);
+
+	if (e->is_native) {
+		uint64_t (*fn)(const uint8_t *, size_t) =
+			w == WL_EMPTY ? native_empty : w == WL_LOOP ? native_loop : native_flow;
+
+		for (uint64_t i = 0; i < n; i++) {
+			const uint8_t *p = pkt_at(w, i);
+
+			/* Hide p from the optimiser so a pure call cannot be hoisted. */
+			__asm__ volatile("" : "+r"(p));
+			sum += fn(p, len);
+		}
+		return sum;
+	}
+	for (uint64_t i = 0; i < n; i++) {
+		bpfrt_vm_run(e->vm[w], (void *)(uintptr_t)pkt_at(w, i), len, &r0, NULL, 0);
+		sum += r0;
+	}
+	return sum;
+}
+
+/* --- kernel: raw bpf(2), no libbpf ---------------------------------------------------- */
+
+static int sys_bpf(int cmd, union bpf_attr *attr)
+{
+	return (int)syscall(__NR_bpf, cmd, attr, sizeof(*attr));
+}
+
+static int kernel_load(const struct bpf_insn *insns, size_t n)
+{
+	static char log[1 << 20];
+	union bpf_attr a;
+	int fd, saved;
+	size_t l;
+
+	memset(&a, 0, sizeof(a));
+	a.prog_type = BPF_PROG_TYPE_XDP;
+	a.insns = (uint64_t)(uintptr_t)insns;
+	a.insn_cnt = (uint32_t)n;
+	a.license = (uint64_t)(uintptr_t)"Dual MIT/GPL";
+	fd = sys_bpf(BPF_PROG_LOAD, &a);
+	if (fd >= 0 || errno == EPERM)
+		return fd;
+	/* Load again with a log: its last lines say why. */
+	saved = errno;
+	a.log_buf = (uint64_t)(uintptr_t)log;
+	a.log_size = sizeof(log);
+	a.log_level = 1;
+	sys_bpf(BPF_PROG_LOAD, &a);
+	l = strlen(log);
+	printf("NOTE kernel verifier: %s\n", l > 300 ? log + l - 300 : log);
+	errno = saved;
+	return -1;
+}
+
+/* ns per run measured in the kernel around its repeat loop; *ret gets the retval. */
+static double kernel_run(int fd, uint32_t repeat, uint32_t *ret)
+{
+	union bpf_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.test.prog_fd = (uint32_t)fd;
+	a.test.data_in = (uint64_t)(uintptr_t)flow1;
+	a.test.data_size_in = sizeof(flow1);
+	a.test.repeat = repeat;
+	if (sys_bpf(BPF_PROG_TEST_RUN, &a))
+		return -1;
+	*ret = a.test.retval;
+	return a.test.duration;
+}
+
+/* --- loading the eBPF programs -------------------------------------------------------- */
+
+static struct bpf_insn *read_prog(const char *dir, const char *name, size_t *n)
+{
+	char path[4096];
+	struct bpf_insn *insns;
+	FILE *f;
+	long size;
+
+	snprintf(path, sizeof(path), "%s/%s.bin", dir, name);
+	f = fopen(path, "rb");
+	if (!f || fseek(f, 0, SEEK_END) || (size = ftell(f)) <= 0 || size % 8 ||
+	    fseek(f, 0, SEEK_SET)) {
+		fprintf(stderr, "bench: cannot read %s\n", path);
+		exit(1);
+	}
+	insns = malloc((size_t)size);
+	if (!insns || fread(insns, 1, (size_t)size, f) != (size_t)size) {
+		fprintf(stderr, "bench: cannot read %s\n", path);
+		exit(1);
+	}
+	fclose(f);
+	*n = (size_t)size / 8;
+	return insns;
+}
+
+/* Returns 0 when the engine can run every workload, else prints a NOTE and returns -1. */
+static int engine_setup(struct engine *e, const char *dir)
+{
+	char err[512];
+
+	for (int w = 0; w < WL_COUNT; w++) {
+		char name[64];
+		struct bpf_insn *insns;
+		size_t n;
+		int rc;
+
+		if (e->is_native)
+			return 0;
+		snprintf(name, sizeof(name), "%s_%s", e->is_kernel ? "xdp" : "raw", wl_prog[w]);
+		insns = read_prog(dir, name, &n);
+		if (e->is_kernel) {
+			/* The rotating set would need maps in the kernel: not measured there. */
+			e->kfd[w] = w == WL_ROT ? -1 : kernel_load(insns, n);
+			rc = w != WL_ROT && e->kfd[w] < 0 ? -errno : 0;
+			snprintf(err, sizeof(err), "%s", strerror(-rc));
+		} else {
+			BPFRT_OPTS(bpfrt_vm_opts, o, .engine = e->kind);
+			rc = bpfrt_vm_load(insns, n, &o, &e->vm[w], err, sizeof(err));
+		}
+		free(insns);
+		if (rc) {
+			printf("NOTE %s: %s not available: %s (%d)\n", e->name, name, err, rc);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* --- measuring ------------------------------------------------------------------------ */
+
+static double measure(struct engine *e, enum wl w)
+{
+	uint64_t n, t0, t;
+	uint32_t ret;
+
+	if (e->is_kernel) {
+		double d;
+
+		if (w == WL_ROT)
+			return -1;
+		d = kernel_run(e->kfd[w], 1000, &ret);
+		if (d < 0)
+			return -1;
+		n = (uint64_t)(target_ns / (d > 1 ? d : 1));
+		n = n < 1000 ? 1000 : n > 100000000 ? 100000000 : n;
+		return kernel_run(e->kfd[w], (uint32_t)n, &ret);
+	}
+	if (w == WL_ROT)
+		sink += batch(e, w, ROT_PKTS); /* warm-up: one pass over the set */
+	t0 = now_ns();
+	sink += batch(e, w, 64);
+	t = now_ns() - t0;
+	n = (uint64_t)(target_ns * 64 / (double)(t ? t : 1));
+	n = n < 64 ? 64 : n > 200000000 ? 200000000 : n;
+	t0 = now_ns();
+	sink += batch(e, w, n);
+	return (double)(now_ns() - t0) / (double)n;
+}
+
+/* One run of workload w's program on packet p (userspace engines). */
+static uint64_t run_one(struct engine *e, enum wl w, const uint8_t *p, size_t len)
+{
+	uint64_t r0 = 0;
+
+	if (e->is_native)
+		return w == WL_EMPTY ? native_empty(p, len) : w == WL_LOOP ? native_loop(p, len)
+									 : native_flow(p, len);
+	if (bpfrt_vm_run(e->vm[w], (void *)(uintptr_t)p, len, &r0, NULL, 0))
+		printf("NOTE %s: %s run failed\n", e->name, wl_names[w]);
+	return r0;
+}
+
+/* Results every engine must agree on: flow1's hash, the loop value, the rotating set's sum. */
+static void cross_check(struct engine *e)
+{
+	uint64_t sum = 0;
+	uint32_t ret = 0;
+
+	if (e->is_kernel) {
+		if (kernel_run(e->kfd[WL_FLOW1], 1, &ret) >= 0)
+			printf("CHK %s flow1 %u\n", e->name, ret);
+		if (kernel_run(e->kfd[WL_LOOP], 1, &ret) >= 0)
+			printf("CHK %s loop %u\n", e->name, ret);
+		return;
+	}
+	printf("CHK %s flow1 %llu\n", e->name,
+	       (unsigned long long)run_one(e, WL_FLOW1, flow1, sizeof(flow1)));
+	printf("CHK %s loop %llu\n", e->name,
+	       (unsigned long long)run_one(e, WL_LOOP, flow1, sizeof(flow1)));
+	for (uint32_t i = 0; i < ROT_PKTS; i++)
+		sum += run_one(e, WL_ROT, rot_pkts + (size_t)i * BENCH_SLOT, BENCH_SLOT);
+	printf("CHK %s rot16k_sum %llu\n", e->name, (unsigned long long)sum);
+}
+
+/* --- packets -------------------------------------------------------------------------- */
+
+static uint64_t rng = 0x853c49e6748fea9bull;
+
+static uint32_t rnd(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return (uint32_t)(rng >> 16);
+}
+
+static void put16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)(v >> 8);
+	p[1] = (uint8_t)v;
+}
+
+/* Ethernet + IPv4 (v6 = 0) or IPv6 (+ a hop-by-hop header when hbh) + TCP or UDP. */
+static void make_pkt(uint8_t *p, int v6, int hbh, int tcp, int random)
+{
+	uint8_t proto = tcp ? 6 : 17, *l4;
+
+	memcpy(p, "\x02\0\0\0\0\x02\x02\0\0\0\0\x01", 12);
+	if (!v6) {
+		put16(p + 12, 0x0800);
+		p[14] = 0x45;
+		put16(p + 16, 50);
+		p[22] = 64;
+		p[23] = proto;
+		memcpy(p + 26, "\x0a\0\0\x01\x0a\0\0\x02", 8);
+		l4 = p + 34;
+	} else {
+		put16(p + 12, 0x86dd);
+		p[14] = 0x60;
+		put16(p + 18, 40);
+		p[20] = hbh ? 0 : proto;
+		p[21] = 64;
+		p[22] = 0x20;
+		p[38] = 0x20;
+		p[37] = 1;
+		p[53] = 2;
+		l4 = p + 54;
+		if (hbh) {
+			l4[0] = proto;
+			l4 += 8;
+		}
+	}
+	put16(l4, 12345);
+	put16(l4 + 2, 80);
+	if (random) {
+		for (int i = 0; i < 4; i++) {
+			uint32_t r = rnd();
+
+			memcpy(v6 ? p + 26 + 4 * i : p + 26 + 4 * (i & 1), &r, 4);
+		}
+		put16(l4, (uint16_t)rnd());
+		put16(l4 + 2, (uint16_t)rnd());
+	}
+}
+
+static void make_packets(void)
+{
+	size_t size = (size_t)ROT_PKTS * BENCH_SLOT;
+
+	make_pkt(flow1, 0, 0, 1, 0);
+	rot_pkts = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (rot_pkts == MAP_FAILED) {
+		perror("mmap");
+		exit(1);
+	}
+	/* 4 KiB pages, like the kernel's packet buffers: no TLB advantage for userspace. */
+	madvise(rot_pkts, size, MADV_NOHUGEPAGE);
+	for (uint32_t i = 0; i < ROT_PKTS; i++) {
+		uint32_t r = rnd();
+
+		make_pkt(rot_pkts + (size_t)i * BENCH_SLOT, r & 1, (r & 6) == 0, r & 8, 1);
+		rot_perm[i] = i;
+	}
+	for (uint32_t i = ROT_PKTS - 1; i > 0; i--) {
+		uint32_t j = rnd() % (i + 1), t = rot_perm[i];
+
+		rot_perm[i] = rot_perm[j];
+		rot_perm[j] = t;
+	}
+}
+
+int main(int argc, char **argv)
+{
+	struct engine all[] = {
+		{ .name = "native", .is_native = 1 },
+		{ .name = "interp", .kind = BPFRT_ENGINE_INTERP },
+		{ .name = "checked", .kind = BPFRT_ENGINE_CHECKED },
+		{ .name = "jit", .kind = BPFRT_ENGINE_JIT },
+		{ .name = "kernel-jit", .is_kernel = 1 },
+	};
+	struct engine *use[8];
+	int nuse = 0;
+
+	if (argc < 2) {
+		fprintf(stderr, "usage: bench PROGDIR [ENGINE...]\n");
+		return 2;
+	}
+	if (getenv("BENCH_TARGET_MS"))
+		target_ns = atof(getenv("BENCH_TARGET_MS")) * 1e6;
+	make_packets();
+	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
+		int wanted = argc == 2;
+
+		for (int a = 2; a < argc; a++)
+			wanted |= !strcmp(argv[a], all[i].name);
+		if (wanted && !engine_setup(&all[i], argv[1])) {
+			use[nuse++] = &all[i];
+			cross_check(&all[i]);
+		}
+	}
+	for (int w = 0; w < WL_COUNT; w++)
+		for (int i = 0; i < nuse; i++) {
+			double ns = measure(use[i], (enum wl)w);
+
+			if (ns >= 0)
+				printf("RES %s %s %.2f\n", use[i]->name, wl_names[w], ns);
+			fflush(stdout);
+		}
+	return 0;
+}
