@@ -1,0 +1,284 @@
+/* internal.h - what the verifier's files share: the abstract state (registers, stack
+ * slots, frames), the environment of one verification, and each file's entry points.
+ * Not used outside src/verifier/ (verifier.h is the folder's interface).
+ */
+#ifndef BPFRT_SRC_VERIFIER_INTERNAL_H
+#define BPFRT_SRC_VERIFIER_INTERNAL_H
+
+#include <stdarg.h>
+#include <stdint.h>
+
+#include "isa/isa.h"
+#include "verifier/verifier.h"
+#include "vm/helper_proto.h"
+
+/* ---- log.c ----------------------------------------------------------------------------- */
+#define BRT_VLOG_TMP 1024 /* the kernel formats each message into 1 KiB */
+
+struct brt_vlog {
+	uint32_t level;     /* BRT_LOG_* */
+	char *ubuf;         /* caller's buffer, or NULL */
+	uint32_t len_total; /* its size */
+	uint64_t start_pos; /* first logical position still kept (rotating mode) */
+	uint64_t end_pos;   /* logical position of the next byte */
+	uint64_t len_max;   /* largest end_pos + 1 seen: the size the buffer needed */
+};
+
+int brt_vlog_init(struct brt_vlog *log, uint32_t level, char *ubuf, uint32_t size);
+void brt_vlog(struct brt_vlog *log, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void brt_vlog_va(struct brt_vlog *log, const char *fmt, va_list ap)
+	__attribute__((format(printf, 2, 0)));
+void brt_vlog_reset(struct brt_vlog *log, uint64_t pos);
+int brt_vlog_finalize(struct brt_vlog *log, uint32_t *true_size);
+
+/* ---- abstract state ---------------------------------------------------------------------- */
+#define BRT_NREGS 11
+#define BRT_MAX_STACK 512
+#define BRT_MAX_FRAMES 8
+#define BRT_MAX_REFS 64
+#define BRT_MAX_VAR_OFF (1 << 29)
+#define BRT_MAX_PACKET_OFF 0xffff
+#define BRT_COMPLEXITY_LIMIT 1000000
+#define BRT_MAX_SUBPROGS 256
+
+enum brt_reg_type {
+	NOT_INIT,
+	SCALAR_VALUE,
+	PTR_TO_CTX,
+	CONST_PTR_TO_MAP,
+	PTR_TO_MAP_VALUE,
+	PTR_TO_MAP_KEY,
+	PTR_TO_STACK,
+	PTR_TO_PACKET_META,
+	PTR_TO_PACKET,
+	PTR_TO_PACKET_END,
+	PTR_TO_MEM,
+	BRT_REG_TYPE_COUNT,
+};
+/* flags on top of the base type, as the kernel's type modifiers */
+#define PTR_MAYBE_NULL 0x100u
+#define MEM_RDONLY 0x200u
+#define MEM_RINGBUF 0x400u
+#define BASE_TYPE(t) ((t) & 0xffu)
+
+/* Packet pointer ranges below zero: what a comparison with pkt_end proved. */
+#define AT_PKT_END (-1)
+#define BEYOND_PKT_END (-2)
+
+struct brt_reg {
+	struct tnum var_off; /* known bits of the variable part (scalar value or ptr offset) */
+	int64_t smin;
+	int64_t smax;
+	uint64_t umin;
+	uint64_t umax;
+	int32_t s32_min;
+	int32_t s32_max;
+	uint32_t u32_min;
+	uint32_t u32_max;
+	uint32_t type;       /* enum brt_reg_type | flags */
+	int32_t off;         /* fixed offset of a pointer */
+	uint32_t id;         /* shared by copies: null checks and bounds apply to all */
+	uint32_t ref_obj_id; /* acquired reference this pointer belongs to */
+	int32_t range;       /* packet: bytes after the pointer proven inside the packet */
+	uint32_t mem_size;   /* PTR_TO_MEM: bytes */
+	uint16_t map_idx;    /* map value/key/ptr: index into env->maps */
+	uint8_t frameno;     /* PTR_TO_STACK: which frame's stack */
+};
+
+enum brt_slot_type {
+	STACK_INVALID, /* never written */
+	STACK_SPILL,   /* part of a spilled register (stack.spilled) */
+	STACK_MISC,    /* written with unknown data */
+	STACK_ZERO,    /* written with zero */
+};
+
+struct brt_stack_slot {
+	struct brt_reg spilled; /* the register spilled into this 8-byte slot */
+	uint8_t type[8];        /* per byte; index 0 is the byte just below the slot's top */
+};
+
+struct brt_frame {
+	struct brt_reg regs[BRT_NREGS];
+	struct brt_stack_slot *stack; /* allocated_stack / 8 slots; slot i covers fp-8(i+1) */
+	int allocated_stack;          /* bytes, multiple of 8 */
+	int callsite;                 /* insn index of the call that made this frame, -1 main */
+	int frameno;
+	int subprogno;
+};
+
+struct brt_ref {
+	uint32_t id;
+	int insn_idx;
+};
+
+struct brt_vstate {
+	struct brt_frame *frame[BRT_MAX_FRAMES];
+	int curframe;
+	int nrefs;
+	struct brt_ref refs[BRT_MAX_REFS];
+	int insn_idx;          /* where this state is (for stored and pushed states) */
+	uint32_t branches;     /* stored states: paths from here still being explored */
+	struct brt_vstate *parent; /* the stored state this path last passed */
+};
+
+/* ---- environment ----------------------------------------------------------------------- */
+struct brt_vmap {
+	struct brt_map_info info;
+	int fd;
+};
+
+struct brt_subprog {
+	int start;       /* first insn */
+	int stack_depth; /* bytes, rounded up to 8 */
+	int has_tail_call;
+	int has_ld_abs;
+};
+
+/* per-instruction facts */
+struct brt_insn_aux {
+	uint8_t seen;           /* visited by the main pass */
+	uint8_t prune_point;    /* states are stored and compared here */
+	uint8_t jmp_point;
+	uint8_t loop_head;      /* target of a back-edge */
+	uint8_t second_slot;    /* second half of an lddw */
+	int16_t map_idx;        /* lddw: which map, -1 none */
+	uint16_t live_in;       /* registers live before this insn (bit r) */
+	uint16_t prec_in;       /* scalar registers whose value may matter, before this insn */
+	uint32_t map_off;       /* lddw of BPF_PSEUDO_MAP_VALUE: offset into the value */
+};
+
+struct brt_stored {
+	struct brt_stored *next;
+	struct brt_vstate *st;
+	uint32_t hits;
+	uint32_t miss;
+};
+
+struct brt_pending {
+	struct brt_vstate *st;
+	int insn_idx;
+	int prev_insn_idx;
+	uint64_t log_pos;
+};
+
+struct brt_env {
+	const struct bpf_insn *insns;
+	int len;
+	const struct brt_verify_opts *opts;
+	struct brt_vlog log;
+	int allow_ptr_leaks;     /* CAP_PERFMON */
+	int allow_uninit_stack;  /* CAP_PERFMON */
+	int bpf_capable;         /* CAP_BPF */
+	int bypass_spec_v1;      /* CAP_PERFMON */
+	int strict_alignment;
+	struct brt_insn_aux *aux;
+	struct brt_subprog subprogs[BRT_MAX_SUBPROGS + 1];
+	int subprog_cnt;
+	struct brt_vmap *maps;
+	int nmaps;
+	struct brt_vstate *cur;
+	int insn_idx;
+	int prev_insn_idx;
+	uint32_t id_gen;
+	/* exploration */
+	struct brt_pending *stack;
+	int stack_len;
+	int stack_cap;
+	struct brt_stored **explored; /* per insn */
+	uint32_t insn_processed;
+	uint32_t total_states;
+	uint32_t peak_states;
+	uint32_t cur_states;
+	uint32_t max_states_per_insn;
+	uint32_t jmps_processed;
+	uint32_t prev_jmps_processed;
+	uint32_t prev_insn_processed;
+	int do_print_state;
+	/* first error */
+	int err_insn;
+	char err_msg[BRT_VERIFY_ERRLEN];
+	int internal_err;
+};
+
+/* An error message: into the log (kernel wording, with "\n") and remembered as the error
+ * line.  Several calls in a row leave the last line, as the kernel's last line before its
+ * statistics. */
+void brt_verr(struct brt_env *env, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A non-error log line (trace, states). */
+void brt_vinfo(struct brt_env *env, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+#define LOG_L1(env) ((env)->log.level & (BRT_LOG_LEVEL1 | BRT_LOG_LEVEL2))
+#define LOG_L2(env) ((env)->log.level & BRT_LOG_LEVEL2)
+
+/* ---- cfg.c: passes before the walk -------------------------------------------------- */
+int brt_check_insns(struct brt_env *env);   /* opcodes, lddw, map references */
+int brt_check_subprogs(struct brt_env *env); /* subprograms, jump ranges, last insn */
+int brt_check_cfg(struct brt_env *env);      /* reachability, back-edges, prune points */
+void brt_compute_liveness(struct brt_env *env);
+int brt_is_kernel_opcode(uint8_t code);
+int brt_find_subprog(struct brt_env *env, int insn_idx);
+
+/* ---- state.c ------------------------------------------------------------------------- */
+struct brt_vstate *brt_state_new(void);
+int brt_state_copy(struct brt_vstate *dst, const struct brt_vstate *src);
+struct brt_vstate *brt_state_dup(const struct brt_vstate *src);
+void brt_state_free(struct brt_vstate *st);
+struct brt_frame *brt_frame_new(int callsite, int frameno, int subprogno);
+int brt_grow_stack(struct brt_frame *f, int size);
+void brt_mark_reg_not_init(struct brt_reg *reg);
+void brt_mark_reg_unknown(struct brt_env *env, struct brt_reg *reg);
+void brt_mark_reg_known(struct brt_reg *reg, uint64_t imm);
+void brt_mark_reg_known_zero(struct brt_reg *reg);
+void brt_init_regs(struct brt_env *env, struct brt_frame *f);
+const char *brt_reg_type_str(struct brt_env *env, uint32_t type);
+void brt_print_state(struct brt_env *env, const struct brt_vstate *st, int frameno,
+		     int print_all);
+int brt_is_state_visited(struct brt_env *env, int insn_idx);
+int brt_is_pointer(const struct brt_reg *reg);
+int brt_reg_is_null(const struct brt_reg *reg);
+int brt_is_spilled(const struct brt_stack_slot *slot);
+
+/* ---- bounds.c: scalar ranges and the transfer functions ------------------------------- */
+void brt_reg_bounds_sync(struct brt_reg *reg);
+void brt_mark_reg_unbounded(struct brt_reg *reg);
+void brt_coerce_reg_to_size(struct brt_reg *reg, int size);
+void brt_coerce_reg_to_size_sx(struct brt_reg *reg, int size);
+void brt_coerce_subreg_to_size_sx(struct brt_reg *reg, int size);
+void brt_zext_32_to_64(struct brt_reg *reg);
+int brt_check_alu(struct brt_env *env, const struct bpf_insn *insn);
+int brt_check_cond_jmp(struct brt_env *env, const struct bpf_insn *insn, int *insn_idx);
+int brt_reg_const(const struct brt_reg *reg, int is32);
+uint64_t brt_reg_const_val(const struct brt_reg *reg, int is32);
+
+/* ---- memory.c ------------------------------------------------------------------------ */
+enum brt_access { BRT_READ, BRT_WRITE };
+int brt_check_mem_access(struct brt_env *env, int insn_idx, int regno, int off, int size,
+			 enum brt_access t, int value_regno, int strict_once, int is_ldsx);
+int brt_check_load_store(struct brt_env *env, const struct bpf_insn *insn);
+int brt_check_atomic(struct brt_env *env, const struct bpf_insn *insn);
+int brt_check_ld_abs(struct brt_env *env, const struct bpf_insn *insn);
+int brt_check_ld_imm(struct brt_env *env, const struct bpf_insn *insn);
+int brt_check_helper_mem(struct brt_env *env, int regno, int size, int zero_ok,
+			 enum brt_access t, int raw);
+int brt_may_access_pkt(struct brt_env *env, enum brt_access t);
+int brt_ctx_size(struct brt_env *env);
+
+/* ---- calls.c ------------------------------------------------------------------------- */
+int brt_check_helper_call(struct brt_env *env, const struct bpf_insn *insn, int insn_idx);
+int brt_check_func_call(struct brt_env *env, const struct bpf_insn *insn, int *insn_idx);
+int brt_prepare_func_exit(struct brt_env *env, int *insn_idx);
+int brt_check_exit_refs(struct brt_env *env);
+int brt_check_return_code(struct brt_env *env);
+int brt_check_max_stack_depth(struct brt_env *env);
+
+/* ---- check.c ------------------------------------------------------------------------- */
+struct brt_frame *brt_cur_frame(struct brt_env *env);
+struct brt_reg *brt_cur_regs(struct brt_env *env);
+/* kernel check_reg_arg(): SRC_OP reads (must be initialised), DST_OP writes (marks unknown),
+ * DST_OP_NO_MARK writes without changing the register */
+enum brt_reg_arg { SRC_OP, DST_OP, DST_OP_NO_MARK };
+int brt_check_reg_arg(struct brt_env *env, int regno, enum brt_reg_arg t);
+int brt_is_pointer_value(struct brt_env *env, int regno);
+int brt_push_stack(struct brt_env *env, int insn_idx, int prev_insn_idx,
+		   struct brt_vstate **out);
+
+#endif

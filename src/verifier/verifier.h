@@ -1,0 +1,126 @@
+/* verifier.h - the verifier's interface: brt_verify() checks a program the way the Linux
+ * kernel's verifier (6.18) does, with the same verdicts, errnos and log text.  Also the
+ * known-bits domain (tnum.c), which tests and other folders may use on its own.
+ * How verification works is described at the top of check.c; docs/VERIFIER.md has more.
+ */
+#ifndef BPFRT_SRC_VERIFIER_VERIFIER_H
+#define BPFRT_SRC_VERIFIER_VERIFIER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <linux/bpf.h>
+
+/* ---- tnum: (value; mask), mask bits unknown, value & mask == 0 ------------------------ */
+struct tnum {
+	uint64_t value; /* the known bits */
+	uint64_t mask;  /* set where the bit is unknown */
+};
+
+extern const struct tnum tnum_unknown;
+struct tnum tnum_const(uint64_t value);
+struct tnum tnum_range(uint64_t min, uint64_t max);
+struct tnum tnum_lshift(struct tnum a, uint8_t shift);
+struct tnum tnum_rshift(struct tnum a, uint8_t shift);
+struct tnum tnum_arshift(struct tnum a, uint8_t min_shift, uint8_t insn_bitness);
+struct tnum tnum_add(struct tnum a, struct tnum b);
+struct tnum tnum_sub(struct tnum a, struct tnum b);
+struct tnum tnum_neg(struct tnum a);
+struct tnum tnum_and(struct tnum a, struct tnum b);
+struct tnum tnum_or(struct tnum a, struct tnum b);
+struct tnum tnum_xor(struct tnum a, struct tnum b);
+struct tnum tnum_mul(struct tnum a, struct tnum b);
+/* every value in both a and b (a and b must overlap) */
+struct tnum tnum_intersect(struct tnum a, struct tnum b);
+/* a tnum holding every member of a and of b */
+struct tnum tnum_union(struct tnum a, struct tnum b);
+/* keep the low size_bytes bytes, the rest known zero */
+struct tnum tnum_cast(struct tnum a, uint8_t size_bytes);
+int tnum_is_const(struct tnum a);
+int tnum_equals_const(struct tnum a, uint64_t b);
+int tnum_is_unknown(struct tnum a);
+int tnum_is_aligned(struct tnum a, uint64_t size);
+/* 1 when every member of b is a member of a */
+int tnum_in(struct tnum a, struct tnum b);
+/* 1 when x is a member of a */
+int tnum_contains(struct tnum a, uint64_t x);
+struct tnum tnum_subreg(struct tnum a);
+struct tnum tnum_clear_subreg(struct tnum a);
+struct tnum tnum_with_subreg(struct tnum reg, struct tnum subreg);
+struct tnum tnum_const_subreg(struct tnum a, uint32_t value);
+int tnum_subreg_is_const(struct tnum a);
+/* "(0x..; 0x..)" as the kernel prints it; returns snprintf's count */
+int tnum_strn(char *str, size_t size, struct tnum a);
+
+/* ---- brt_verify ------------------------------------------------------------------------ */
+
+/* Who loads the program: decides pointer leaks, uninitialised stack reads, back-edges,
+ * Spectre rules and some helpers, as the kernel's capability checks do. */
+enum brt_priv {
+	BRT_PRIV_ROOT,        /* CAP_SYS_ADMIN/CAP_PERFMON + CAP_BPF: everything allowed */
+	BRT_PRIV_BPF_CAPABLE, /* CAP_BPF without CAP_PERFMON: no leaks, no uninit stack */
+	BRT_PRIV_UNPRIV,      /* no capability: also no loops, 4096 insns, socket filters only */
+};
+
+/* What the verifier needs to know about a map an lddw refers to. */
+struct brt_map_info {
+	uint32_t type;        /* BPF_MAP_TYPE_* */
+	uint32_t key_size;
+	uint32_t value_size;
+	uint32_t max_entries;
+	uint32_t map_flags;   /* BPF_F_RDONLY_PROG etc. */
+	void *ptr;            /* the runtime's map object (opaque here) */
+	const char *name;     /* printed as map=NAME in the log; NULL prints "" */
+};
+
+/* Resolve a map file descriptor; returns 0, or -EBADF when fd is not a map. */
+typedef int (*brt_map_info_fn)(void *arg, int fd, struct brt_map_info *out);
+
+#define BRT_LOG_LEVEL1 1u
+#define BRT_LOG_LEVEL2 2u
+#define BRT_LOG_STATS 4u
+#define BRT_LOG_FIXED 8u
+#define BRT_LOG_MASK 15u
+
+struct brt_verify_opts {
+	uint32_t prog_type;            /* BPF_PROG_TYPE_* */
+	uint32_t expected_attach_type; /* BPF_CGROUP_INET_INGRESS etc. */
+	uint32_t priv;                 /* enum brt_priv */
+	uint32_t prog_flags;           /* BPF_F_STRICT_ALIGNMENT, BPF_F_ANY_ALIGNMENT, ... */
+	int gpl;                       /* licence is GPL-compatible */
+	uint32_t log_level;            /* BRT_LOG_* bits, as attr.log_level */
+	char *log_buf;                 /* attr.log_buf; NULL with log_size 0 for none */
+	uint32_t log_size;             /* attr.log_size */
+	brt_map_info_fn map_info;      /* NULL: every map reference is an invalid fd */
+	void *map_arg;                 /* passed to map_info */
+	const int *fd_array;           /* attr.fd_array for BPF_PSEUDO_MAP_IDX(_VALUE) */
+	uint32_t fd_array_cnt;         /* entries in fd_array (0: unknown, trust indexes) */
+};
+
+#define BRT_VERIFY_ERRLEN 256
+
+struct brt_verify_result {
+	uint32_t insn_processed;       /* "processed N insns" */
+	uint32_t max_states_per_insn;
+	uint32_t total_states;
+	uint32_t peak_states;
+	uint32_t mark_read;
+	uint32_t log_true_size;        /* bytes the whole log needs, NUL included */
+	uint32_t subprog_cnt;
+	uint32_t stack_depth[256];     /* per subprogram, bytes; first subprog_cnt valid */
+	int err_insn;                  /* instruction the first error is about, -1 if none */
+	char err_msg[BRT_VERIFY_ERRLEN]; /* the first error line (the kernel's wording) */
+};
+
+/* Verify n instructions.  opts may not be NULL; res may be NULL.
+ * Returns 0 (accepted), -EACCES (rejected; the reason in the log and in res->err_msg),
+ * -EINVAL (malformed program or bad log attributes), -E2BIG (too long, or too complex),
+ * -ENOSPC (log_buf too small: the log holds the kernel's tail, or head with BPF_LOG_FIXED),
+ * -EBADF (a map fd did not resolve), -ENOMEM, -EFAULT (internal error). */
+int brt_verify(const struct bpf_insn *insns, size_t n, const struct brt_verify_opts *opts,
+	       struct brt_verify_result *res);
+
+/* Name of helper id as the kernel logs it ("bpf_map_lookup_elem"), NULL if unknown. */
+const char *brt_verifier_helper_name(int32_t id);
+
+#endif
