@@ -56,6 +56,31 @@ extern "C" {
 BPFRT_API int bpfrt_asm(const char *text, const char *filename, struct bpf_insn **out,
 			size_t *n_insns, char *err, size_t errlen);
 
+enum bpfrt_disasm_style {
+	BPFRT_DISASM_KERNEL = 0, /* the Linux verifier log's text: "(bf) r0 = r2",
+				  * "(85) call bpf_map_lookup_elem#1", "(95) exit" */
+	BPFRT_DISASM_ASM = 1,	 /* the assembly bpfrt_asm() reads back to the same bytes */
+};
+
+/* Disassemble one instruction.
+ *
+ * insn:   the instruction; a wide one (lddw) also reads insn[1].
+ * avail:  how many instructions are readable from insn on (a lddw with avail 1 is invalid).
+ * style:  BPFRT_DISASM_KERNEL or BPFRT_DISASM_ASM.  The kernel style prints what the
+ *         verifier log prints after "N: ", except map references in lddw, which read
+ *         "map[id:N]" / "map[id:N][0]+OFF" as bpftool writes them (N is the fd or index
+ *         stored in the instruction), and callx, which reads "callx rN" (Linux has none).
+ *         The asm style is the syntax of bpfrt_asm(); jump targets are +N/-N offsets.
+ * buf:    receives the text, NUL-terminated when buflen > 0.  64 bytes always suffice.
+ *
+ * Returns how many instruction slots were used (1, or 2 for lddw), or a negative errno
+ * (errno is set too): -EINVAL when the instruction does not decode - unknown opcode,
+ * register above r10, a non-zero unused field, lddw missing its second slot - with
+ * buf holding "invalid: <reason> (code 0x.. dst r. src r. off . imm .)"; -ENOSPC when
+ * buf is too small (the text is truncated). */
+BPFRT_API int bpfrt_disasm_insn(const struct bpf_insn *insn, size_t avail,
+				enum bpfrt_disasm_style style, char *buf, size_t buflen);
+
 #ifdef __cplusplus
 }
 #endif

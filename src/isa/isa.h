@@ -13,26 +13,10 @@
 /* Constants newer than the 6.1 uapi headers Debian 12 ships (ISA v4). */
 #ifndef BPF_MEMSX
 #define BPF_MEMSX 0x80
-/* Assemble text in the conformance-suite syntax (documented in include/bpfrt/asm.h).
- * filename only labels messages (NULL: "<input>").  On success *out is a malloc()ed
- * array of *n_insns instructions (lddw takes two) and 0 is returned.  On failure returns
- * -EINVAL (bad input), -E2BIG (more than BRT_ISA_MAX_INSNS) or -ENOMEM, *out is NULL and
- * err holds "file:line:col: message". */
-int brt_asm(const char *text, const char *filename, struct bpf_insn **out, size_t *n_insns,
-	    char *err, size_t errlen);
-
 #endif
 #define BRT_MEMSX BPF_MEMSX
 #ifndef BPF_JMP32
 #error "linux/bpf.h too old: BPF_JMP32 missing"
-/* Assemble text in the conformance-suite syntax (documented in include/bpfrt/asm.h).
- * filename only labels messages (NULL: "<input>").  On success *out is a malloc()ed
- * array of *n_insns instructions (lddw takes two) and 0 is returned.  On failure returns
- * -EINVAL (bad input), -E2BIG (more than BRT_ISA_MAX_INSNS) or -ENOMEM, *out is NULL and
- * err holds "file:line:col: message". */
-int brt_asm(const char *text, const char *filename, struct bpf_insn **out, size_t *n_insns,
-	    char *err, size_t errlen);
-
 #endif
 
 #define BRT_MAX_REGS 11 /* r0-r10 */
@@ -141,5 +125,20 @@ int64_t brt_isa_jump_target(const struct bpf_insn *insn, enum brt_op op, size_t 
  * err holds "file:line:col: message". */
 int brt_asm(const char *text, const char *filename, struct bpf_insn **out, size_t *n_insns,
 	    char *err, size_t errlen);
+
+enum brt_disasm_style {
+	BRT_DISASM_KERNEL, /* the Linux verifier log: "(bf) r0 = r2" */
+	BRT_DISASM_ASM,	   /* the conformance assembly brt_asm() reads back */
+};
+
+/* Write one instruction as text into buf (always NUL-terminated when buflen > 0).  avail
+ * is how many instructions remain from insn on (lddw reads two).  Returns the number of
+ * slots the instruction takes (1, or 2 for lddw); -EINVAL when it does not decode (buf
+ * then says "invalid: <reason> (fields)"); -ENOSPC when buf was too small. */
+int brt_disasm_insn(const struct bpf_insn *insn, size_t avail, enum brt_disasm_style style,
+		    char *buf, size_t buflen);
+
+/* "bpf_map_lookup_elem" for helper id 1, NULL for ids the uapi header does not name. */
+const char *brt_isa_helper_name(int32_t id);
 
 #endif
