@@ -1,0 +1,108 @@
+/* bpfrt/vm.h - running raw eBPF instructions in this process: load a program into a vm,
+ * give it helpers, run it on a block of memory with one of the engines (fast interpreter,
+ * checked interpreter, JIT).  Included by <bpfrt.h>; not meant to be included on its own.
+ */
+#ifndef BPFRT_VM_H
+#define BPFRT_VM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <linux/bpf.h>
+
+#include "bpfrt/common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Execution engines.
+ *   BPFRT_ENGINE_INTERP   the fast interpreter: no memory checks, for programs a verifier
+ *                         accepted (an unverified program can crash the process);
+ *   BPFRT_ENGINE_CHECKED  the checked interpreter: runs ANY program safely; every memory
+ *                         access is checked against the regions the program may touch, and
+ *                         an instruction budget bounds the run;
+ *   BPFRT_ENGINE_JIT      native x86-64 code (where built; same trust rule as INTERP);
+ *   BPFRT_ENGINE_DEFAULT  CHECKED, the only engine that is safe for arbitrary programs. */
+enum bpfrt_engine {
+	BPFRT_ENGINE_DEFAULT = 0,
+	BPFRT_ENGINE_INTERP,
+	BPFRT_ENGINE_CHECKED,
+	BPFRT_ENGINE_JIT,
+};
+
+/* One program run's state, handed to helpers (bpfrt_run_stop(), bpfrt_run_grant(),
+ * bpfrt_run_user()). */
+struct bpfrt_run_ctx;
+
+/* A helper: r1-r5 in, r0 out, plus the run's context.  Same ABI as the library's built-in
+ * helpers (and the JIT calls it directly). */
+typedef uint64_t (*bpfrt_helper_fn)(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+				    uint64_t r5, struct bpfrt_run_ctx *ctx);
+
+/* A program ready to run, with its own helper table. */
+struct bpfrt_vm;
+
+struct bpfrt_vm_opts {
+	size_t sz;              /* sizeof(struct bpfrt_vm_opts); use BPFRT_OPTS() */
+	enum bpfrt_engine engine;
+	uint64_t insn_budget;   /* CHECKED: instructions one run may execute; 0 = 1e9 */
+	size_t max_insns;       /* longest accepted program; 0 = 1,000,000 (the kernel's) */
+};
+#define bpfrt_vm_opts__last max_insns
+
+/* Load n instructions into a new vm.  The program is checked structurally (every
+ * instruction decodes, jumps land inside the program, lddw is complete), not verified:
+ * run unverified programs with BPFRT_ENGINE_CHECKED.  The instructions are copied.
+ * lddw loads its 64-bit immediate whatever its src_reg (resolve map pseudo forms first).
+ * opts may be NULL.  On success stores the vm in *out and returns 0.  On failure writes a
+ * message naming the instruction into err (errlen bytes, may be 0) and returns -EINVAL
+ * (bad instruction or options), -E2BIG (too long), -EOPNOTSUPP (engine not built) or
+ * -ENOMEM; errno is set too. */
+BPFRT_API int bpfrt_vm_load(const struct bpf_insn *insns, size_t n,
+			    const struct bpfrt_vm_opts *opts, struct bpfrt_vm **out, char *err,
+			    size_t errlen);
+
+/* Make helper id call fn in this vm, replacing the built-in helper with that id if any.
+ * name (may be NULL) is copied and used in messages.  Returns 0, -EINVAL (fn NULL or id
+ * above 65535) or -ENOMEM. */
+BPFRT_API int bpfrt_vm_register_helper(struct bpfrt_vm *vm, uint32_t id, const char *name,
+				       bpfrt_helper_fn fn);
+
+/* Run the program once with r1 = mem (0 when mem is NULL), r2 = mem_len; LD_ABS/LD_IND
+ * read the same bytes as the packet.  The CHECKED engine lets the program read and write
+ * [mem, mem + mem_len), its stack frames and what helpers grant.  On success stores r0 and
+ * returns 0.  On a fault writes "insn N: <reason>" into err and returns -EFAULT (memory
+ * access outside every region, unknown helper, call stack deeper than 8 frames, falling
+ * off the end of the program) or -E2BIG (instruction budget exhausted).  Several threads
+ * may run the same vm at once. */
+BPFRT_API int bpfrt_vm_run(struct bpfrt_vm *vm, void *mem, size_t mem_len, uint64_t *r0,
+			   char *err, size_t errlen);
+
+/* Free a vm (NULL is fine). */
+BPFRT_API void bpfrt_vm_free(struct bpfrt_vm *vm);
+
+/* For helpers. */
+
+/* End the program when the current helper returns, with r0 as its result. */
+BPFRT_API void bpfrt_run_stop(struct bpfrt_run_ctx *ctx, uint64_t r0);
+
+/* CHECKED engine: let the program access [ptr, ptr + len) (read-only unless writable) for
+ * the rest of this run, e.g. the map value a helper returns.  No-op for other engines.
+ * Returns 0 or -ENOMEM. */
+BPFRT_API int bpfrt_run_grant(struct bpfrt_run_ctx *ctx, void *ptr, size_t len, int writable);
+
+/* CHECKED engine: 1 when the program may access [ptr, ptr + len) (for writing when
+ * writable), else 0.  Helpers that dereference pointer arguments call it first.  Always 1
+ * for other engines. */
+BPFRT_API int bpfrt_run_access_ok(struct bpfrt_run_ctx *ctx, const void *ptr, size_t len,
+				  int writable);
+
+/* The opaque pointer the caller of the run supplied (NULL for bpfrt_vm_run()). */
+BPFRT_API void *bpfrt_run_user(struct bpfrt_run_ctx *ctx);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,181 @@
+/* interp.c - the interpreter: the pre-decoded program is run by a direct-threaded loop
+ * (computed goto: each decoded instruction holds its handler's address) or, when
+ * BPFRT_INTERP_SWITCH is defined, by a portable switch.  The loop body is interp_loop.h,
+ * compiled twice: the fast engine and the checked engine.  Design: vm.h.
+ */
+/* labels as values (&&label, goto *p) are a GNU extension this one file is allowed */
+#if defined(__GNUC__) && !defined(BPFRT_INTERP_SWITCH)
+#pragma GCC diagnostic ignored "-Wpedantic"
+#endif
+
+#include <linux/filter.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "util/util.h"
+#include "vm/vm.h"
+
+/* Registers a bpf-to-bpf call saves; r10 moves by one frame. */
+struct brt_frame {
+	uint64_t r6;
+	uint64_t r7;
+	uint64_t r8;
+	uint64_t r9;
+	const struct brt_dinsn *ret;
+};
+
+static inline uint64_t udiv64(uint64_t a, uint64_t b)
+{
+	return b ? a / b : 0;
+}
+
+static inline uint64_t umod64(uint64_t a, uint64_t b)
+{
+	return b ? a % b : a;
+}
+
+static inline uint64_t udiv32(uint32_t a, uint32_t b)
+{
+	return b ? a / b : 0;
+}
+
+static inline uint64_t umod32(uint32_t a, uint32_t b)
+{
+	return b ? a % b : a;
+}
+
+static inline uint64_t sdiv64(uint64_t a, uint64_t b)
+{
+	if (b == 0)
+		return 0;
+	if (b == UINT64_MAX) /* -1: INT64_MIN / -1 wraps instead of trapping */
+		return 0 - a;
+	return (uint64_t)((int64_t)a / (int64_t)b);
+}
+
+static inline uint64_t smod64(uint64_t a, uint64_t b)
+{
+	if (b == 0)
+		return a;
+	if (b == UINT64_MAX)
+		return 0;
+	return (uint64_t)((int64_t)a % (int64_t)b);
+}
+
+static inline uint64_t sdiv32(uint32_t a, uint32_t b)
+{
+	if (b == 0)
+		return 0;
+	if (b == UINT32_MAX)
+		return (uint32_t)(0 - a);
+	return (uint32_t)((int32_t)a / (int32_t)b);
+}
+
+static inline uint64_t smod32(uint32_t a, uint32_t b)
+{
+	if (b == 0)
+		return a;
+	if (b == UINT32_MAX)
+		return 0;
+	return (uint32_t)((int32_t)a % (int32_t)b);
+}
+
+static inline uint64_t bswap16_(uint64_t x)
+{
+	return __builtin_bswap16((uint16_t)x);
+}
+
+static inline uint64_t bswap32_(uint64_t x)
+{
+	return __builtin_bswap32((uint32_t)x);
+}
+
+static inline uint64_t bswap64_(uint64_t x)
+{
+	return __builtin_bswap64(x);
+}
+
+static inline uint64_t cmpxchg32_(uint32_t *p, uint32_t expected, uint32_t desired)
+{
+	/* on failure `expected` receives the current value: either way it is the old one */
+	__atomic_compare_exchange_n(p, &expected, desired, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+	return expected;
+}
+
+static inline uint64_t cmpxchg64_(uint64_t *p, uint64_t expected, uint64_t desired)
+{
+	__atomic_compare_exchange_n(p, &expected, desired, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+	return expected;
+}
+
+/* Is [addr, addr + size) inside the live stack frames [lo, hi)? */
+static inline int in_stack(uint64_t addr, uint64_t size, uint64_t lo, uint64_t hi)
+{
+	return addr >= lo && addr - lo <= hi - lo - size;
+}
+
+/* LD_ABS/LD_IND: the kernel's skb load.  Offsets from SKF_LL_OFF up address the packet
+ * from its start too (this runtime has no separate link-layer header).  Returns 1 and the
+ * value in host order, or 0 when the bytes are not in the packet. */
+static int pkt_load(const struct bpfrt_run_ctx *ctx, int32_t off, unsigned size, uint64_t *val)
+{
+	const uint8_t *p;
+	int64_t k = off;
+
+	if (k < 0) {
+		if (k >= SKF_NET_OFF)
+			k -= SKF_NET_OFF;
+		else if (k >= SKF_LL_OFF)
+			k -= SKF_LL_OFF;
+		else
+			return 0;
+	}
+	if (!ctx->skb_data || (uint64_t)k + size > ctx->skb_len)
+		return 0;
+	p = ctx->skb_data + k;
+	switch (size) {
+	case 1:
+		*val = p[0];
+		break;
+	case 2:
+		*val = (uint64_t)p[0] << 8 | p[1];
+		break;
+	default:
+		*val = (uint64_t)p[0] << 24 | (uint64_t)p[1] << 16 | (uint64_t)p[2] << 8 | p[3];
+		break;
+	}
+	return 1;
+}
+
+#define BRT_LOOP_FN loop_fast
+#define BRT_LOOP_CHECKED 0
+#include "vm/interp_loop.h"
+#undef BRT_LOOP_FN
+#undef BRT_LOOP_CHECKED
+
+#define BRT_LOOP_FN loop_checked
+#define BRT_LOOP_CHECKED 1
+#include "vm/interp_loop.h"
+#undef BRT_LOOP_FN
+#undef BRT_LOOP_CHECKED
+
+int brt_vm_interp_fast(struct brt_exec *ex, uint64_t *r0)
+{
+	return loop_fast(ex, r0, NULL);
+}
+
+int brt_vm_interp_checked(struct brt_exec *ex, uint64_t *r0)
+{
+	return loop_checked(ex, r0, NULL);
+}
+
+const void *const *brt_vm_labels(int checked)
+{
+	const void *const *labels = NULL;
+
+	if (checked)
+		loop_checked(NULL, NULL, &labels);
+	else
+		loop_fast(NULL, NULL, &labels);
+	return labels;
+}

@@ -1,0 +1,282 @@
+/* vm.c - the public vm object: load (structural check + pre-decode), per-vm helper table,
+ * and the run entries that set up a run's context and stack and pick the engine's loop.
+ * Design: vm.h.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/util.h"
+#include "vm/vm.h"
+
+struct bpfrt_vm {
+	struct bpf_insn *insns;    /* copy of the program */
+	size_t n;                  /* its length */
+	struct brt_dinsn *code;    /* pre-decoded for engine: n + 1 entries */
+	enum bpfrt_engine engine;  /* resolved: never DEFAULT */
+	uint64_t insn_budget;      /* checked engine's budget per run */
+	brt_helper_fn *helpers;    /* helper table by id: defaults + registered */
+	size_t nr_helpers;         /* its length */
+	char **helper_names;       /* names given to bpfrt_vm_register_helper (or NULL) */
+};
+
+#define OPTS_KNOWN (offsetof(struct bpfrt_vm_opts, bpfrt_vm_opts__last) + \
+		    sizeof(((struct bpfrt_vm_opts *)0)->bpfrt_vm_opts__last))
+
+static int set_err(int ret)
+{
+	errno = -ret;
+	return ret;
+}
+
+struct brt_dinsn *brt_vm_predecode(const struct bpf_insn *insns, size_t n, int checked)
+{
+	const void *const *labels = brt_vm_labels(checked);
+	struct brt_dinsn *code = calloc(n + 1, sizeof(*code));
+
+	if (!code)
+		return NULL;
+	for (size_t pc = 0; pc <= n; pc++) {
+		struct brt_dinsn *d = &code[pc];
+		enum brt_op op = pc < n ? brt_isa_lookup(&insns[pc]) : BRT_OP_INVALID;
+
+		d->op = (uint16_t)op;
+		d->label = labels ? labels[op] : NULL;
+		if (op == BRT_OP_INVALID)
+			continue;
+		d->dst = insns[pc].dst_reg;
+		d->src = insns[pc].src_reg;
+		d->off = insns[pc].off;
+		d->imm = (uint64_t)(int64_t)insns[pc].imm;
+		switch (brt_ops[op].shape) {
+		case BRT_SHAPE_LDDW:
+			d->imm = (uint32_t)insns[pc].imm | (uint64_t)(uint32_t)insns[pc + 1].imm << 32;
+			/* the second slot stays a sentinel: nothing can jump there */
+			code[pc + 1].op = BRT_OP_INVALID;
+			code[pc + 1].label = labels ? labels[BRT_OP_INVALID] : NULL;
+			pc++;
+			break;
+		case BRT_SHAPE_JA32:
+		case BRT_SHAPE_CALL_LOCAL:
+			d->off = insns[pc].imm;
+			break;
+		default:
+			break;
+		}
+	}
+	return code;
+}
+
+static enum bpfrt_engine resolve_engine(enum bpfrt_engine e)
+{
+	return e == BPFRT_ENGINE_DEFAULT ? BPFRT_ENGINE_CHECKED : e;
+}
+
+static int copy_default_helpers(struct bpfrt_vm *vm)
+{
+	size_t n;
+	const brt_helper_fn *defs = brt_helper_default_table(&n);
+
+	vm->helpers = calloc(n ? n : 1, sizeof(*vm->helpers));
+	vm->helper_names = calloc(n ? n : 1, sizeof(*vm->helper_names));
+	if (!vm->helpers || !vm->helper_names)
+		return -ENOMEM;
+	memcpy(vm->helpers, defs, n * sizeof(*defs));
+	vm->nr_helpers = n;
+	return 0;
+}
+
+int bpfrt_vm_load(const struct bpf_insn *insns, size_t n, const struct bpfrt_vm_opts *opts,
+		  struct bpfrt_vm **out, char *err, size_t errlen)
+{
+	size_t max_insns;
+	struct bpfrt_vm *vm;
+	int ret;
+
+	if (errlen)
+		err[0] = 0;
+	if (!out || (!insns && n)) {
+		snprintf(err, errlen, "bpfrt_vm_load: insns and out must not be NULL");
+		return set_err(-EINVAL);
+	}
+	*out = NULL;
+	if (!brt_opts_valid(opts, OPTS_KNOWN, "bpfrt_vm_opts")) {
+		snprintf(err, errlen, "bpfrt_vm_opts: unknown non-zero fields or bad sz");
+		return set_err(-EINVAL);
+	}
+	max_insns = BRT_OPTS_GET(opts, max_insns, 0);
+	ret = brt_isa_check_prog(insns, n, max_insns ? max_insns : BRT_VM_DEFAULT_MAX_INSNS, err,
+				 errlen);
+	if (ret)
+		return set_err(ret);
+	vm = calloc(1, sizeof(*vm));
+	if (!vm)
+		goto err_nomem;
+	vm->engine = resolve_engine(BRT_OPTS_GET(opts, engine, BPFRT_ENGINE_DEFAULT));
+	vm->insn_budget = BRT_OPTS_GET(opts, insn_budget, 0);
+	if (!vm->insn_budget)
+		vm->insn_budget = BRT_VM_DEFAULT_BUDGET;
+	if (vm->engine != BPFRT_ENGINE_INTERP && vm->engine != BPFRT_ENGINE_CHECKED) {
+		snprintf(err, errlen, "engine %d is not available in this build", (int)vm->engine);
+		free(vm);
+		return set_err(vm->engine == BPFRT_ENGINE_JIT ? -EOPNOTSUPP : -EINVAL);
+	}
+	vm->n = n;
+	vm->insns = malloc(n * sizeof(*insns));
+	if (!vm->insns || copy_default_helpers(vm))
+		goto err_free_vm;
+	memcpy(vm->insns, insns, n * sizeof(*insns));
+	vm->code = brt_vm_predecode(insns, n, vm->engine == BPFRT_ENGINE_CHECKED);
+	if (!vm->code)
+		goto err_free_vm;
+	*out = vm;
+	return 0;
+
+err_free_vm:
+	bpfrt_vm_free(vm);
+err_nomem:
+	snprintf(err, errlen, "out of memory loading %zu instructions", n);
+	return set_err(-ENOMEM);
+}
+
+int bpfrt_vm_register_helper(struct bpfrt_vm *vm, uint32_t id, const char *name,
+			     bpfrt_helper_fn fn)
+{
+	char *copy = NULL;
+
+	if (!vm || !fn || id > BRT_VM_MAX_HELPER_ID)
+		return set_err(-EINVAL);
+	if (id >= vm->nr_helpers) {
+		size_t n = (size_t)id + 1;
+		brt_helper_fn *h = realloc(vm->helpers, n * sizeof(*h));
+		char **names;
+
+		if (!h)
+			return set_err(-ENOMEM);
+		vm->helpers = h;
+		names = realloc(vm->helper_names, n * sizeof(*names));
+		if (!names)
+			return set_err(-ENOMEM);
+		vm->helper_names = names;
+		for (size_t i = vm->nr_helpers; i < n; i++) {
+			h[i] = NULL;
+			names[i] = NULL;
+		}
+		vm->nr_helpers = n;
+	}
+	if (name && !(copy = strdup(name)))
+		return set_err(-ENOMEM);
+	free(vm->helper_names[id]);
+	vm->helper_names[id] = copy;
+	vm->helpers[id] = fn;
+	return 0;
+}
+
+void bpfrt_vm_free(struct bpfrt_vm *vm)
+{
+	if (!vm)
+		return;
+	for (size_t i = 0; vm->helper_names && i < vm->nr_helpers; i++)
+		free(vm->helper_names[i]);
+	free(vm->helper_names);
+	free(vm->helpers);
+	free(vm->code);
+	free(vm->insns);
+	free(vm);
+}
+
+enum bpfrt_engine brt_vm_engine(const struct bpfrt_vm *vm)
+{
+	return vm->engine;
+}
+
+const struct bpf_insn *brt_vm_insns(const struct bpfrt_vm *vm, size_t *n)
+{
+	*n = vm->n;
+	return vm->insns;
+}
+
+int brt_vm_run_opts(struct bpfrt_vm *vm, const struct brt_run_opts *o, uint64_t *r0, char *err,
+		    size_t errlen)
+{
+	/* 8 frames of 512 bytes; 16-byte alignment as the kernel's stack */
+	_Alignas(16) uint8_t stack[BRT_VM_STACK_BYTES];
+	struct bpfrt_run_ctx ctx;
+	struct brt_exec ex;
+	int checked = vm->engine == BPFRT_ENGINE_CHECKED;
+	int ret;
+
+	memset(&ctx, 0, sizeof(ctx));
+	ctx.user = o->user;
+	ctx.helpers = o->helpers ? o->helpers : vm->helpers;
+	ctx.nr_helpers = o->helpers ? o->nr_helpers : vm->nr_helpers;
+	ctx.skb_data = o->skb_data;
+	ctx.skb_len = o->skb_len;
+	ctx.checked = checked;
+	ctx.stack_hi = (uint64_t)(uintptr_t)(stack + sizeof(stack));
+	ctx.stack_lo = ctx.stack_hi - BRT_STACK_SIZE;
+	ctx.regions = ctx.inline_regions;
+	ctx.cap_regions = BRT_ARRAY_SIZE(ctx.inline_regions);
+	for (size_t i = 0; checked && i < o->nr_regions; i++) {
+		ret = bpfrt_run_grant(&ctx, (void *)(uintptr_t)o->regions[i].start,
+				      o->regions[i].len, o->regions[i].writable);
+		if (ret) {
+			snprintf(err, errlen, "out of memory setting up the run's regions");
+			goto out;
+		}
+	}
+	memset(&ex, 0, sizeof(ex));
+	ex.code = vm->code;
+	ex.r1 = o->r1;
+	ex.r2 = o->r2;
+	ex.budget = o->insn_budget ? o->insn_budget : vm->insn_budget;
+	ex.stack = stack;
+	ex.ctx = &ctx;
+	if (checked) {
+		/* reading stack never written gives zeros, not another run's data */
+		memset(stack, 0, sizeof(stack));
+		ret = brt_vm_interp_checked(&ex, r0);
+	} else {
+		ret = brt_vm_interp_fast(&ex, r0);
+	}
+	if (ret)
+		ret = brt_vm_fault_msg(&ex.fault, err, errlen);
+	else if (errlen)
+		err[0] = 0;
+out:
+	if (ctx.regions_owned)
+		free(ctx.regions);
+	return ret ? set_err(ret) : 0;
+}
+
+int bpfrt_vm_run(struct bpfrt_vm *vm, void *mem, size_t mem_len, uint64_t *r0, char *err,
+		 size_t errlen)
+{
+	struct brt_region region = { (uint64_t)(uintptr_t)mem, mem_len, 1 };
+	struct brt_run_opts o = {
+		.r1 = (uint64_t)(uintptr_t)mem,
+		.r2 = mem_len,
+		.regions = &region,
+		.nr_regions = mem ? 1 : 0,
+		.skb_data = mem,
+		.skb_len = mem_len,
+	};
+
+	if (!vm || !r0) {
+		snprintf(err, errlen, "bpfrt_vm_run: vm and r0 must not be NULL");
+		return set_err(-EINVAL);
+	}
+	return brt_vm_run_opts(vm, &o, r0, err, errlen);
+}
+
+void bpfrt_run_stop(struct bpfrt_run_ctx *ctx, uint64_t r0)
+{
+	ctx->stop_r0 = r0;
+	ctx->stopped = 1;
+}
+
+void *bpfrt_run_user(struct bpfrt_run_ctx *ctx)
+{
+	return ctx->user;
+}

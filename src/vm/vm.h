@@ -1,0 +1,167 @@
+/* vm.h - the vm/ folder's interface: the pre-decoded program, the run context helpers
+ * see, the rich run entry the bpf() layer uses (context, packet, regions, helper table),
+ * and the default helper table built from helpers.def.
+ *
+ * Theory of operation: bpfrt_vm_load() checks the program structurally and pre-decodes it
+ * once into struct brt_dinsn (row of insn.def resolved, immediates sign-extended, lddw
+ * folded, and in the computed-goto build the handler address of the chosen engine).  Runs
+ * then only dispatch (interp.c).  The checked engine is the same loop compiled with memory,
+ * budget and alignment checks (regions in checked.c).
+ */
+#ifndef BPFRT_SRC_VM_VM_H
+#define BPFRT_SRC_VM_VM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <linux/bpf.h>
+
+#include "bpfrt.h"
+#include "isa/isa.h"
+#include "vm/helper_proto.h"
+
+#define BRT_VM_DEFAULT_BUDGET 1000000000ull
+#define BRT_VM_DEFAULT_MAX_INSNS 1000000
+#define BRT_VM_MAX_HELPER_ID 65535
+/* every frame gets a full 512 bytes; the stack holds BRT_MAX_CALL_DEPTH of them */
+#define BRT_VM_STACK_BYTES (BRT_STACK_SIZE * BRT_MAX_CALL_DEPTH)
+
+/* One pre-decoded instruction.  Indexes match the original program (the second slot of
+ * lddw is a never-executed filler), so fault messages name original instruction indexes. */
+struct brt_dinsn {
+	const void *label; /* goto build: handler address in the engine's loop; else NULL */
+	uint64_t imm;      /* imm sign-extended to 64 bits; lddw: the 64-bit value */
+	int32_t off;       /* memory offset; jumps: target - (index + 1), ja32 folded in */
+	uint16_t op;       /* enum brt_op; BRT_OP_INVALID = "fell off the end" sentinel */
+	uint8_t dst;       /* dst_reg */
+	uint8_t src;       /* src_reg */
+};
+
+/* A memory range the checked engine lets a program access. */
+struct brt_region {
+	uint64_t start;   /* first byte */
+	uint64_t len;     /* length in bytes */
+	int writable;     /* 0: reads only */
+};
+
+/* The run's state visible to helpers.  The JIT tests `stopped` after every helper call,
+ * so the first two members must stay where they are. */
+struct bpfrt_run_ctx {
+	uint64_t stopped;               /* non-zero after bpfrt_run_stop() */
+	uint64_t stop_r0;               /* r0 given to bpfrt_run_stop() */
+	void *user;                     /* bpfrt_run_user() */
+	const brt_helper_fn *helpers;   /* helper table indexed by id */
+	size_t nr_helpers;              /* entries in helpers */
+	const uint8_t *skb_data;        /* packet LD_ABS/LD_IND read; may be NULL */
+	size_t skb_len;                 /* its length */
+	int checked;                    /* the checked engine runs: regions apply */
+	uint64_t stack_lo;              /* checked: live stack frames [stack_lo, stack_hi) */
+	uint64_t stack_hi;
+	struct brt_region *regions;     /* checked: what the program may access (not stack) */
+	size_t nr_regions;              /* used entries */
+	size_t cap_regions;             /* allocated entries */
+	int regions_owned;              /* regions is a heap copy to free after the run */
+	struct brt_region inline_regions[8]; /* storage before the first heap growth */
+};
+
+/* The rich run entry (BPF_PROG_TEST_RUN, attach points).  Zero-initialise, then set:
+ *   r1, r2        the program's arguments (context pointer; r2 is usually 0 then);
+ *   regions       checked engine: memory besides the stack the program may touch, e.g.
+ *                 { ctx, sizeof(*ctx), 0 } plus a writable entry for its writable fields,
+ *                 and { data, data_end - data, 1 } for the packet; copied per run;
+ *   skb_data/len  the packet LD_ABS/LD_IND read (socket-filter semantics);
+ *   user          handed to helpers through bpfrt_run_user();
+ *   helpers       helper table indexed by id for this run (NULL: the vm's table);
+ *   insn_budget   checked engine: instruction budget (0: the vm's). */
+struct brt_run_opts {
+	uint64_t r1;
+	uint64_t r2;
+	const struct brt_region *regions;
+	size_t nr_regions;
+	const void *skb_data;
+	size_t skb_len;
+	void *user;
+	const brt_helper_fn *helpers;
+	size_t nr_helpers;
+	uint64_t insn_budget;
+};
+
+/* A run fault, turned into "insn N: <reason>" by brt_vm_fault_msg(). */
+enum brt_fault_kind {
+	BRT_FAULT_NONE,
+	BRT_FAULT_READ,       /* load outside every region */
+	BRT_FAULT_WRITE,      /* store outside every writable region */
+	BRT_FAULT_ATOMIC,     /* atomic outside every writable region */
+	BRT_FAULT_MISALIGNED, /* atomic not aligned to its size */
+	BRT_FAULT_BUDGET,     /* instruction budget exhausted */
+	BRT_FAULT_DEPTH,      /* more than BRT_MAX_CALL_DEPTH frames */
+	BRT_FAULT_HELPER,     /* no helper with that id */
+	BRT_FAULT_END,        /* execution ran past the last instruction */
+};
+
+struct brt_fault {
+	enum brt_fault_kind kind;
+	size_t insn;        /* instruction index */
+	unsigned size;      /* access size in bytes */
+	uint8_t reg;        /* base register of the access */
+	int32_t off;        /* offset of the access */
+	uint64_t value;     /* helper id, or budget */
+};
+
+/* The per-run state the interpreter loops work on. */
+struct brt_exec {
+	const struct brt_dinsn *code; /* pre-decoded program (n + 1 entries) */
+	uint64_t r1;                  /* arguments */
+	uint64_t r2;
+	uint64_t budget;              /* checked: instructions left */
+	uint8_t *stack;               /* BRT_VM_STACK_BYTES, lowest address */
+	struct bpfrt_run_ctx *ctx;
+	struct brt_fault fault;       /* set when the loop returns -1 */
+};
+
+/* Interpreter loops (interp.c).  They return 0 with *r0 set, or -1 with ex->fault set.
+ * brt_vm_labels(checked) gives the handler table of a loop (goto build; NULL for the
+ * switch build), indexed by enum brt_op with the sentinel at BRT_OP_INVALID. */
+int brt_vm_interp_fast(struct brt_exec *ex, uint64_t *r0);
+int brt_vm_interp_checked(struct brt_exec *ex, uint64_t *r0);
+const void *const *brt_vm_labels(int checked);
+
+/* Checked engine (checked.c): may the run access [addr, addr + size)? (regions only; the
+ * loop checks the stack itself) */
+int brt_vm_region_ok(const struct bpfrt_run_ctx *ctx, uint64_t addr, uint64_t size,
+		     int writable);
+/* Format a fault as "insn N: reason" and return its errno (-EFAULT or -E2BIG). */
+int brt_vm_fault_msg(const struct brt_fault *f, char *err, size_t errlen);
+
+/* Pre-decode n checked instructions for the engine (checked or not); returns n + 1 entries
+ * (sentinel last) or NULL when out of memory. */
+struct brt_dinsn *brt_vm_predecode(const struct bpf_insn *insns, size_t n, int checked);
+
+/* Run a loaded vm with full control of its inputs (see struct brt_run_opts).  Same
+ * returns and messages as bpfrt_vm_run(). */
+int brt_vm_run_opts(struct bpfrt_vm *vm, const struct brt_run_opts *opts, uint64_t *r0,
+		    char *err, size_t errlen);
+
+/* The vm's engine after resolving DEFAULT, and its instructions. */
+enum bpfrt_engine brt_vm_engine(const struct bpfrt_vm *vm);
+const struct bpf_insn *brt_vm_insns(const struct bpfrt_vm *vm, size_t *n);
+
+/* Default helpers (helpers.c, rows of helpers.def).  brt_helper_proto_get() returns the
+ * row for id or NULL.  brt_helper_default_table() returns the table of functions indexed
+ * by id (NULL where no helper), with its length in *n. */
+const struct brt_helper_proto *brt_helper_proto_get(uint32_t id);
+const brt_helper_fn *brt_helper_default_table(size_t *n);
+
+/* Generic helpers implemented here (rows in helpers.def). */
+uint64_t brt_helper_ktime_get_ns(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+				 uint64_t r5, struct bpfrt_run_ctx *ctx);
+uint64_t brt_helper_ktime_get_boot_ns(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+				      uint64_t r5, struct bpfrt_run_ctx *ctx);
+uint64_t brt_helper_get_prandom_u32(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+				    uint64_t r5, struct bpfrt_run_ctx *ctx);
+uint64_t brt_helper_get_smp_processor_id(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+					 uint64_t r5, struct bpfrt_run_ctx *ctx);
+uint64_t brt_helper_get_numa_node_id(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+				     uint64_t r5, struct bpfrt_run_ctx *ctx);
+
+#endif
