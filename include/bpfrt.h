@@ -13,6 +13,7 @@
 
 #include "bpfrt/common.h"
 #include "bpfrt/asm.h"
+#include "bpfrt/vm.h"
 #include "bpfrt/attach.h"
 
 #endif

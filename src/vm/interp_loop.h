@@ -25,8 +25,8 @@ static int BRT_LOOP_FN(struct brt_exec *ex, uint64_t *r0, const void *const **la
 	uint64_t addr, budget, stack_lo, stack_hi;
 	unsigned depth = 0, size = 0;
 	enum brt_fault_kind kind = BRT_FAULT_NONE;
-	uint64_t helper_id;
-	int32_t pkt_off;
+	uint64_t helper_id = 0;
+	int32_t pkt_off = 0;
 
 #ifndef BPFRT_INTERP_SWITCH
 	if (labels_out) {

@@ -118,9 +118,10 @@ int bpfrt_vm_load(const struct bpf_insn *insns, size_t n, const struct bpfrt_vm_
 	if (!vm->insn_budget)
 		vm->insn_budget = BRT_VM_DEFAULT_BUDGET;
 	if (vm->engine != BPFRT_ENGINE_INTERP && vm->engine != BPFRT_ENGINE_CHECKED) {
+		ret = vm->engine == BPFRT_ENGINE_JIT ? -EOPNOTSUPP : -EINVAL;
 		snprintf(err, errlen, "engine %d is not available in this build", (int)vm->engine);
 		free(vm);
-		return set_err(vm->engine == BPFRT_ENGINE_JIT ? -EOPNOTSUPP : -EINVAL);
+		return set_err(ret);
 	}
 	vm->n = n;
 	vm->insns = malloc(n * sizeof(*insns));

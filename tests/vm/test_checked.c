@@ -1,0 +1,118 @@
+/* test_checked.c - the checked engine's faults: every way a program can leave its regions
+ * (input memory, stack frames, read-only memory, misaligned atomics), the instruction
+ * budget, the call depth, unknown helpers and falling off the end, each with its exact
+ * message and errno.  Faults that the fast engine also catches are checked there too.
+ */
+#include <errno.h>
+
+#include "vmtest.h"
+
+struct fcase {
+	const char *name;
+	const char *text;
+	size_t mem_len;     /* bytes of input memory (0: r1 = NULL) */
+	uint64_t budget;    /* 0: default */
+	int fast_too;       /* the fast engine reports the same fault */
+	int ret;
+	const char *msg;
+};
+
+static const struct fcase cases[] = {
+	{ "read past input", "ldxdw %r0, [%r1+64]\nexit", 8, 0, 0, -EFAULT,
+	  "insn 0: read of 8 bytes at r1+64 outside any region" },
+	{ "read straddling the end", "mov %r0, 0\nldxdw %r0, [%r1+4]\nexit", 8, 0, 0, -EFAULT,
+	  "insn 1: read of 8 bytes at r1+4 outside any region" },
+	{ "read before input", "ldxb %r0, [%r1-1]\nexit", 8, 0, 0, -EFAULT,
+	  "insn 0: read of 1 bytes at r1-1 outside any region" },
+	{ "NULL input", "ldxw %r0, [%r1+0]\nexit", 0, 0, 0, -EFAULT,
+	  "insn 0: read of 4 bytes at r1+0 outside any region" },
+	{ "wild pointer", "lddw %r2, 0x7fff00001000\nstxdw [%r2+0], %r1\nexit", 8, 0, 0, -EFAULT,
+	  "insn 2: write of 8 bytes at r2+0 outside any writable region" },
+	{ "stack overflow past 512", "stdw [%r10-520], 1\nexit", 0, 0, 0, -EFAULT,
+	  "insn 0: write of 8 bytes at r10-520 outside any writable region" },
+	{ "stack straddling the bottom", "stdw [%r10-516], 1\nexit", 0, 0, 0, -EFAULT,
+	  "insn 0: write of 8 bytes at r10-516 outside any writable region" },
+	{ "above the stack top", "ldxdw %r0, [%r10+0]\nexit", 0, 0, 0, -EFAULT,
+	  "insn 0: read of 8 bytes at r10+0 outside any region" },
+	{ "callee below its frame", "call local f\nexit\nf:\nstb [%r10-513], 1\nexit", 0, 0, 0,
+	  -EFAULT, "insn 2: write of 1 bytes at r10-513 outside any writable region" },
+	{ "caller reads a returned frame",
+	  "call local f\nldxdw %r0, [%r10-520]\nexit\nf:\nstdw [%r10-8], 1\nexit", 0, 0, 0, -EFAULT,
+	  "insn 1: read of 8 bytes at r10-520 outside any region" },
+	{ "atomic outside", "mov %r2, 1\nlock add [%r1+8], %r2\nexit", 8, 0, 0, -EFAULT,
+	  "insn 1: atomic access of 8 bytes at r1+8 outside any writable region" },
+	{ "misaligned atomic", "mov %r2, 1\nlock fetch add32 [%r1+1], %r2\nexit", 8, 0, 0, -EFAULT,
+	  "insn 1: misaligned atomic access of 4 bytes at r1+1" },
+	{ "budget on an infinite loop", "mov %r0, 0\nl:\nadd %r0, 1\nja l", 0, 1000, 0, -E2BIG,
+	  "insn 2: instruction budget of 1000 exhausted" },
+	{ "budget counts every instruction", "mov %r0, 1\nmov %r0, 2\nmov %r0, 3\nexit", 0, 3, 0,
+	  -E2BIG, "insn 3: instruction budget of 3 exhausted" },
+	{ "call depth above 8", "f:\ncall local f\nexit", 0, 0, 1, -EFAULT,
+	  "insn 0: call stack deeper than 8 frames" },
+	{ "unknown helper", "mov %r0, 0\ncall 9999\nexit", 0, 0, 1, -EFAULT,
+	  "insn 1: call to unknown helper 9999" },
+	{ "callx with a bad id", "mov %r2, -1\ncallx %r2\nexit", 0, 0, 1, -EFAULT,
+	  "insn 1: call to unknown helper 18446744073709551615" },
+	{ "falls off the end", "mov %r0, 1\nmov %r0, 2", 0, 0, 1, -EFAULT,
+	  "insn 1: execution falls off the end of the program" },
+};
+
+/* Programs that stay inside their regions run normally on the checked engine. */
+static const struct {
+	const char *name;
+	const char *text;
+	size_t mem_len;
+	uint64_t budget;
+	uint64_t r0;
+} ok_cases[] = {
+	{ "last byte of input", "ldxb %r0, [%r1+7]\nexit", 8, 0, 0 },
+	{ "whole stack frame", "stdw [%r10-512], 3\nldxdw %r0, [%r10-512]\nexit", 0, 0, 3 },
+	{ "budget exactly enough", "mov %r0, 1\nmov %r0, 2\nexit", 0, 3, 2 },
+	{ "uninitialised stack reads 0", "ldxdw %r0, [%r10-8]\nexit", 0, 0, 0 },
+};
+
+int main(void)
+{
+	uint8_t mem[64] = { 0 };
+	char err[256], name[160];
+	uint64_t r0;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const struct fcase *c = &cases[i];
+
+		for (int fast = 0; fast <= c->fast_too; fast++) {
+			struct bpfrt_vm *vm;
+			int ret;
+
+			snprintf(name, sizeof(name), "%s [%s]", c->name, fast ? "interp" : "checked");
+			T_CASE(name);
+			ret = vt_load(c->text, fast ? BPFRT_ENGINE_INTERP : BPFRT_ENGINE_CHECKED,
+				      c->budget, &vm, err, sizeof(err));
+			if (ret) {
+				T_FAIL("load: %s", err);
+				continue;
+			}
+			ret = bpfrt_vm_run(vm, c->mem_len ? mem : NULL, c->mem_len, &r0, err,
+					   sizeof(err));
+			T_EQ_INT(c->ret, ret);
+			T_EQ_STR(c->msg, err);
+			bpfrt_vm_free(vm);
+		}
+	}
+	for (size_t i = 0; i < sizeof(ok_cases) / sizeof(ok_cases[0]); i++) {
+		struct bpfrt_vm *vm;
+
+		T_CASE(ok_cases[i].name);
+		if (vt_load(ok_cases[i].text, BPFRT_ENGINE_CHECKED, ok_cases[i].budget, &vm, err,
+			    sizeof(err))) {
+			T_FAIL("load: %s", err);
+			continue;
+		}
+		r0 = 0xdead;
+		T_EQ_INT(0, bpfrt_vm_run(vm, ok_cases[i].mem_len ? mem : NULL, ok_cases[i].mem_len,
+					 &r0, err, sizeof(err)));
+		T_EQ_U64(ok_cases[i].r0, r0);
+		bpfrt_vm_free(vm);
+	}
+	return t_done();
+}
