@@ -56,9 +56,9 @@ __attribute__((noinline, noipa)) static uint64_t native_loop(const uint8_t *p, s
 
 struct engine {
 	const char *name;
-	enum bpfrt_engine kind;  /* bpfrt engines */
+	enum bpfrt_engine kind; /* bpfrt engines */
 	struct bpfrt_vm *vm[WL_COUNT];
-	int kfd[WL_COUNT];       /* kernel: program fds */
+	int kfd[WL_COUNT]; /* kernel: program fds */
 	int is_native;
 	int is_kernel;
 };
@@ -88,8 +88,9 @@ static uint64_t batch(struct engine *e, enum wl w, uint64_t n)
 	size_t len = pkt_len(w);
 
 	if (e->is_native) {
-		uint64_t (*fn)(const uint8_t *, size_t) =
-			w == WL_EMPTY ? native_empty : w == WL_LOOP ? native_loop : native_flow;
+		uint64_t (*fn)(const uint8_t *, size_t) = w == WL_EMPTY ? native_empty :
+							  w == WL_LOOP	? native_loop :
+									  native_flow;
 
 		for (uint64_t i = 0; i < n; i++) {
 			const uint8_t *p = pkt_at(w, i);
@@ -125,7 +126,7 @@ static int kernel_load(const struct bpf_insn *insns, size_t n)
 	a.prog_type = BPF_PROG_TYPE_XDP;
 	a.insns = (uint64_t)(uintptr_t)insns;
 	a.insn_cnt = (uint32_t)n;
-	a.license = (uint64_t)(uintptr_t)"Dual MIT/GPL";
+	a.license = (uint64_t)(uintptr_t) "Dual MIT/GPL";
 	fd = sys_bpf(BPF_PROG_LOAD, &a);
 	if (fd >= 0 || errno == EPERM)
 		return fd;
@@ -253,8 +254,9 @@ static uint64_t run_one(struct engine *e, enum wl w, const uint8_t *p, size_t le
 	uint64_t r0 = 0;
 
 	if (e->is_native)
-		return w == WL_EMPTY ? native_empty(p, len) : w == WL_LOOP ? native_loop(p, len)
-									 : native_flow(p, len);
+		return w == WL_EMPTY ? native_empty(p, len) :
+		       w == WL_LOOP  ? native_loop(p, len) :
+				       native_flow(p, len);
 	if (bpfrt_vm_run(e->vm[w], (void *)(uintptr_t)p, len, &r0, NULL, 0))
 		printf("NOTE %s: %s run failed\n", e->name, wl_names[w]);
 	return r0;
