@@ -225,6 +225,39 @@ const char *brt_pcap_linktype_name(int linktype)
 	return pcap_datalink_val_to_name(linktype);
 }
 
+int brt_pcap_count_matches(const char *path, const char *expr, uint64_t *packets,
+			   uint64_t *matched, char *err, size_t errlen)
+{
+	char ebuf[PCAP_ERRBUF_SIZE] = "";
+	struct bpf_program prog;
+	struct pcap_pkthdr *hdr;
+	const u_char *data;
+	pcap_t *p = pcap_open_offline(path, ebuf);
+	int ret;
+
+	if (!p) {
+		snprintf(err, errlen, "pcap: %s: %s", path, ebuf);
+		return -EINVAL;
+	}
+	if (pcap_compile(p, &prog, expr, 1, PCAP_NETMASK_UNKNOWN) < 0) {
+		snprintf(err, errlen, "pcap: '%s': %s", expr, pcap_geterr(p));
+		pcap_close(p);
+		return -EINVAL;
+	}
+	*packets = *matched = 0;
+	while ((ret = pcap_next_ex(p, &hdr, &data)) == 1) {
+		(*packets)++;
+		if (pcap_offline_filter(&prog, hdr, data))
+			(*matched)++;
+	}
+	if (ret != PCAP_ERROR_BREAK)
+		snprintf(err, errlen, "pcap: %s: packet %llu: %s", path,
+			 (unsigned long long)*packets, pcap_geterr(p));
+	pcap_freecode(&prog);
+	pcap_close(p);
+	return ret == PCAP_ERROR_BREAK ? 0 : -EINVAL;
+}
+
 #else /* !BPFRT_HAVE_PCAP */
 
 int brt_pcap_available(void)
@@ -325,6 +358,16 @@ const char *brt_pcap_linktype_name(int linktype)
 {
 	(void)linktype;
 	return NULL;
+}
+
+int brt_pcap_count_matches(const char *path, const char *expr, uint64_t *packets,
+			   uint64_t *matched, char *err, size_t errlen)
+{
+	(void)expr;
+	(void)packets;
+	(void)matched;
+	snprintf(err, errlen, "pcap: %s: bpfrt was built without libpcap", path);
+	return -EOPNOTSUPP;
 }
 
 #endif

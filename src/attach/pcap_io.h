@@ -60,6 +60,12 @@ uint32_t brt_pcap_classic_run(const struct brt_pcap_classic *c, const uint8_t *p
 			      uint32_t wirelen, uint32_t caplen);
 void brt_pcap_classic_free(struct brt_pcap_classic *c);
 
+/* libpcap on its own: open path, compile expr for it, count the packets
+ * pcap_offline_filter() accepts.  The reference the filter tests and benchmarks compare
+ * bpfrt with.  Returns 0 or -errno with a message. */
+int brt_pcap_count_matches(const char *path, const char *expr, uint64_t *packets,
+			   uint64_t *matched, char *err, size_t errlen);
+
 /* Name of a DLT_* link type ("EN10MB"), or NULL. */
 const char *brt_pcap_linktype_name(int linktype);
 

@@ -7,13 +7,13 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "attach/attach.h"
 #include "attach/pcap_io.h"
 #include "bpfrt.h"
 #include "harness.h"
+#include "kernel_ref.h"
 #include "isa/isa.h"
 
 #define MAXC 24
@@ -183,66 +183,6 @@ static size_t prog_len(const struct sock_filter *p)
 	return n;
 }
 
-/* ---- the kernel as a reference ---- */
-
-static int sys_bpf(int cmd, union bpf_attr *attr)
-{
-	return (int)syscall(__NR_bpf, cmd, attr, sizeof(*attr));
-}
-
-/* Load insns as a socket filter; -1 with the reason in log when the kernel refuses. */
-static int kernel_load(const struct bpf_insn *insns, size_t n, char *log, size_t loglen)
-{
-	union bpf_attr attr;
-
-	memset(&attr, 0, sizeof(attr));
-	attr.prog_type = BPF_PROG_TYPE_SOCKET_FILTER;
-	attr.insns = (uintptr_t)insns;
-	attr.insn_cnt = (uint32_t)n;
-	attr.license = (uintptr_t) "GPL";
-	attr.log_buf = (uintptr_t)log;
-	attr.log_size = (uint32_t)loglen;
-	attr.log_level = 1;
-	log[0] = 0;
-	return sys_bpf(BPF_PROG_LOAD, &attr);
-}
-
-/* The kernel's socket-filter test run strips an Ethernet header first, so prepend one
- * whose type (IPv4) also becomes skb->protocol. */
-static int kernel_run(int fd, const uint8_t *data, size_t len, uint32_t *retval)
-{
-	uint8_t buf[14 + 256] = { [12] = 0x08, [13] = 0x00 };
-	union bpf_attr attr;
-
-	memcpy(buf + 14, data, len);
-	memset(&attr, 0, sizeof(attr));
-	attr.test.prog_fd = (uint32_t)fd;
-	attr.test.data_in = (uintptr_t)buf;
-	attr.test.data_size_in = (uint32_t)(14 + len);
-	attr.test.repeat = 1;
-	if (sys_bpf(BPF_PROG_TEST_RUN, &attr))
-		return -errno;
-	*retval = attr.test.retval;
-	return 0;
-}
-
-static int kernel_usable(void)
-{
-	static const struct bpf_insn ret0[] = {
-		{ .code = BPF_ALU64 | BPF_MOV | BPF_K },
-		{ .code = BPF_JMP | BPF_EXIT },
-	};
-	char log[4096];
-	int fd = kernel_load(ret0, 2, log, sizeof(log));
-
-	if (fd < 0) {
-		printf("note: BPF_PROG_LOAD: %s\n", strerror(errno));
-		return 0;
-	}
-	close(fd);
-	return 1;
-}
-
 static void test_run_cases(int kernel)
 {
 	for (size_t i = 0; i < sizeof(run_cases) / sizeof(run_cases[0]); i++) {
@@ -272,12 +212,12 @@ static void test_run_cases(int kernel)
 		if (kernel && !(c->flags & NO_KERNEL)) {
 			char log[4096];
 			uint32_t rv = 0;
-			int fd = kernel_load(out, nout, log, sizeof(log));
+			int fd = kref_load(out, nout, log, sizeof(log));
 
 			if (fd < 0) {
 				T_FAIL("kernel refused the converted program: %s", log);
 			} else {
-				T_EQ_INT(0, kernel_run(fd, pkt, sizeof(pkt), &rv));
+				T_EQ_INT(0, kref_run(fd, pkt, sizeof(pkt), &rv));
 				T_EQ_U64(c->expect, rv);
 				close(fd);
 			}
@@ -427,10 +367,8 @@ static void test_public(void)
 
 int main(void)
 {
-	int kernel = kernel_usable();
+	int kernel = kref_usable();
 
-	if (!kernel)
-		printf("note: kernel reference unavailable (not root?), checking libpcap only\n");
 	test_run_cases(kernel);
 	test_bad_cases();
 	test_sizes();
