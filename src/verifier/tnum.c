@@ -10,14 +10,14 @@
 
 #include "verifier/verifier.h"
 
-const struct tnum tnum_unknown = { .value = 0, .mask = UINT64_MAX };
+const struct tnum brt_tnum_unknown = { .value = 0, .mask = UINT64_MAX };
 
-struct tnum tnum_const(uint64_t value)
+struct tnum brt_tnum_const(uint64_t value)
 {
 	return (struct tnum){ .value = value, .mask = 0 };
 }
 
-struct tnum tnum_range(uint64_t min, uint64_t max)
+struct tnum brt_tnum_range(uint64_t min, uint64_t max)
 {
 	uint64_t chi = min ^ max, delta;
 	unsigned bits = 0;
@@ -26,22 +26,22 @@ struct tnum tnum_range(uint64_t min, uint64_t max)
 	while (bits < 64 && (chi >> bits))
 		bits++;
 	if (bits > 63)
-		return tnum_unknown;
+		return brt_tnum_unknown;
 	delta = (1ULL << bits) - 1;
 	return (struct tnum){ .value = min & ~delta, .mask = delta };
 }
 
-struct tnum tnum_lshift(struct tnum a, uint8_t shift)
+struct tnum brt_tnum_lshift(struct tnum a, uint8_t shift)
 {
 	return (struct tnum){ .value = a.value << shift, .mask = a.mask << shift };
 }
 
-struct tnum tnum_rshift(struct tnum a, uint8_t shift)
+struct tnum brt_tnum_rshift(struct tnum a, uint8_t shift)
 {
 	return (struct tnum){ .value = a.value >> shift, .mask = a.mask >> shift };
 }
 
-struct tnum tnum_arshift(struct tnum a, uint8_t min_shift, uint8_t insn_bitness)
+struct tnum brt_tnum_arshift(struct tnum a, uint8_t min_shift, uint8_t insn_bitness)
 {
 	/* a sign bit that is unknown (in mask) spreads as unknown; a known one as itself */
 	if (insn_bitness == 32)
@@ -51,7 +51,7 @@ struct tnum tnum_arshift(struct tnum a, uint8_t min_shift, uint8_t insn_bitness)
 			      .mask = (uint64_t)((int64_t)a.mask >> min_shift) };
 }
 
-struct tnum tnum_add(struct tnum a, struct tnum b)
+struct tnum brt_tnum_add(struct tnum a, struct tnum b)
 {
 	uint64_t sm = a.mask + b.mask, sv = a.value + b.value;
 	uint64_t sigma = sm + sv;
@@ -62,7 +62,7 @@ struct tnum tnum_add(struct tnum a, struct tnum b)
 	return (struct tnum){ .value = sv & ~mu, .mask = mu };
 }
 
-struct tnum tnum_sub(struct tnum a, struct tnum b)
+struct tnum brt_tnum_sub(struct tnum a, struct tnum b)
 {
 	uint64_t dv = a.value - b.value;
 	uint64_t alpha = dv + a.mask, beta = dv - b.mask;
@@ -72,12 +72,12 @@ struct tnum tnum_sub(struct tnum a, struct tnum b)
 	return (struct tnum){ .value = dv & ~mu, .mask = mu };
 }
 
-struct tnum tnum_neg(struct tnum a)
+struct tnum brt_tnum_neg(struct tnum a)
 {
-	return tnum_sub(tnum_const(0), a);
+	return brt_tnum_sub(brt_tnum_const(0), a);
 }
 
-struct tnum tnum_and(struct tnum a, struct tnum b)
+struct tnum brt_tnum_and(struct tnum a, struct tnum b)
 {
 	uint64_t alpha = a.value | a.mask, beta = b.value | b.mask;
 	uint64_t v = a.value & b.value;
@@ -85,14 +85,14 @@ struct tnum tnum_and(struct tnum a, struct tnum b)
 	return (struct tnum){ .value = v, .mask = alpha & beta & ~v };
 }
 
-struct tnum tnum_or(struct tnum a, struct tnum b)
+struct tnum brt_tnum_or(struct tnum a, struct tnum b)
 {
 	uint64_t v = a.value | b.value, mu = a.mask | b.mask;
 
 	return (struct tnum){ .value = v, .mask = mu & ~v };
 }
 
-struct tnum tnum_xor(struct tnum a, struct tnum b)
+struct tnum brt_tnum_xor(struct tnum a, struct tnum b)
 {
 	uint64_t v = a.value ^ b.value, mu = a.mask | b.mask;
 
@@ -101,67 +101,67 @@ struct tnum tnum_xor(struct tnum a, struct tnum b)
 
 /* Long multiplication, one bit of a at a time: a known 1 adds b, an unknown bit adds
  * "b or nothing", which is b with all of b's set bits made unknown. */
-struct tnum tnum_mul(struct tnum a, struct tnum b)
+struct tnum brt_tnum_mul(struct tnum a, struct tnum b)
 {
-	struct tnum acc_v = tnum_const(a.value * b.value);
-	struct tnum acc_m = tnum_const(0);
+	struct tnum acc_v = brt_tnum_const(a.value * b.value);
+	struct tnum acc_m = brt_tnum_const(0);
 
 	while (a.value || a.mask) {
 		if (a.value & 1)
-			acc_m = tnum_add(acc_m, (struct tnum){ .value = 0, .mask = b.mask });
+			acc_m = brt_tnum_add(acc_m, (struct tnum){ .value = 0, .mask = b.mask });
 		else if (a.mask & 1)
-			acc_m = tnum_add(acc_m,
+			acc_m = brt_tnum_add(acc_m,
 					 (struct tnum){ .value = 0, .mask = b.value | b.mask });
-		a = tnum_rshift(a, 1);
-		b = tnum_lshift(b, 1);
+		a = brt_tnum_rshift(a, 1);
+		b = brt_tnum_lshift(b, 1);
 	}
-	return tnum_add(acc_v, acc_m);
+	return brt_tnum_add(acc_v, acc_m);
 }
 
-struct tnum tnum_intersect(struct tnum a, struct tnum b)
+struct tnum brt_tnum_intersect(struct tnum a, struct tnum b)
 {
 	uint64_t v = a.value | b.value, mu = a.mask & b.mask;
 
 	return (struct tnum){ .value = v & ~mu, .mask = mu };
 }
 
-struct tnum tnum_union(struct tnum a, struct tnum b)
+struct tnum brt_tnum_union(struct tnum a, struct tnum b)
 {
 	uint64_t mu = a.mask | b.mask | (a.value ^ b.value);
 
 	return (struct tnum){ .value = a.value & ~mu, .mask = mu };
 }
 
-struct tnum tnum_cast(struct tnum a, uint8_t size_bytes)
+struct tnum brt_tnum_cast(struct tnum a, uint8_t size_bytes)
 {
 	uint64_t keep = size_bytes >= 8 ? UINT64_MAX : (1ULL << (size_bytes * 8)) - 1;
 
 	return (struct tnum){ .value = a.value & keep, .mask = a.mask & keep };
 }
 
-int tnum_is_const(struct tnum a)
+int brt_tnum_is_const(struct tnum a)
 {
 	return a.mask == 0;
 }
 
-int tnum_equals_const(struct tnum a, uint64_t b)
+int brt_tnum_equals_const(struct tnum a, uint64_t b)
 {
 	return a.mask == 0 && a.value == b;
 }
 
-int tnum_is_unknown(struct tnum a)
+int brt_tnum_is_unknown(struct tnum a)
 {
 	return a.mask == UINT64_MAX;
 }
 
-int tnum_is_aligned(struct tnum a, uint64_t size)
+int brt_tnum_is_aligned(struct tnum a, uint64_t size)
 {
 	if (!size)
 		return 1;
 	return ((a.value | a.mask) & (size - 1)) == 0;
 }
 
-int tnum_in(struct tnum a, struct tnum b)
+int brt_tnum_in(struct tnum a, struct tnum b)
 {
 	/* b is inside a when a knows no bit that b leaves unknown, and they agree elsewhere */
 	if (b.mask & ~a.mask)
@@ -170,38 +170,38 @@ int tnum_in(struct tnum a, struct tnum b)
 	return a.value == b.value;
 }
 
-int tnum_contains(struct tnum a, uint64_t x)
+int brt_tnum_contains(struct tnum a, uint64_t x)
 {
 	return (x & ~a.mask) == a.value;
 }
 
-struct tnum tnum_subreg(struct tnum a)
+struct tnum brt_tnum_subreg(struct tnum a)
 {
-	return tnum_cast(a, 4);
+	return brt_tnum_cast(a, 4);
 }
 
-struct tnum tnum_clear_subreg(struct tnum a)
+struct tnum brt_tnum_clear_subreg(struct tnum a)
 {
-	return tnum_lshift(tnum_rshift(a, 32), 32);
+	return brt_tnum_lshift(brt_tnum_rshift(a, 32), 32);
 }
 
-struct tnum tnum_with_subreg(struct tnum reg, struct tnum subreg)
+struct tnum brt_tnum_with_subreg(struct tnum reg, struct tnum subreg)
 {
-	return tnum_or(tnum_clear_subreg(reg), tnum_subreg(subreg));
+	return brt_tnum_or(brt_tnum_clear_subreg(reg), brt_tnum_subreg(subreg));
 }
 
-struct tnum tnum_const_subreg(struct tnum a, uint32_t value)
+struct tnum brt_tnum_const_subreg(struct tnum a, uint32_t value)
 {
-	return tnum_with_subreg(a, tnum_const(value));
+	return brt_tnum_with_subreg(a, brt_tnum_const(value));
 }
 
-int tnum_subreg_is_const(struct tnum a)
+int brt_tnum_subreg_is_const(struct tnum a)
 {
 	return !(a.mask & UINT32_MAX);
 }
 
 /* The kernel prints "%#llx" as 0x0 for zero, unlike C libraries: spell the prefix out. */
-int tnum_strn(char *str, size_t size, struct tnum a)
+int brt_tnum_strn(char *str, size_t size, struct tnum a)
 {
 	return snprintf(str, size, "(0x%llx; 0x%llx)", (unsigned long long)a.value,
 			(unsigned long long)a.mask);

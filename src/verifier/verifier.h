@@ -17,40 +17,40 @@ struct tnum {
 	uint64_t mask;  /* set where the bit is unknown */
 };
 
-extern const struct tnum tnum_unknown;
-struct tnum tnum_const(uint64_t value);
-struct tnum tnum_range(uint64_t min, uint64_t max);
-struct tnum tnum_lshift(struct tnum a, uint8_t shift);
-struct tnum tnum_rshift(struct tnum a, uint8_t shift);
-struct tnum tnum_arshift(struct tnum a, uint8_t min_shift, uint8_t insn_bitness);
-struct tnum tnum_add(struct tnum a, struct tnum b);
-struct tnum tnum_sub(struct tnum a, struct tnum b);
-struct tnum tnum_neg(struct tnum a);
-struct tnum tnum_and(struct tnum a, struct tnum b);
-struct tnum tnum_or(struct tnum a, struct tnum b);
-struct tnum tnum_xor(struct tnum a, struct tnum b);
-struct tnum tnum_mul(struct tnum a, struct tnum b);
+extern const struct tnum brt_tnum_unknown;
+struct tnum brt_tnum_const(uint64_t value);
+struct tnum brt_tnum_range(uint64_t min, uint64_t max);
+struct tnum brt_tnum_lshift(struct tnum a, uint8_t shift);
+struct tnum brt_tnum_rshift(struct tnum a, uint8_t shift);
+struct tnum brt_tnum_arshift(struct tnum a, uint8_t min_shift, uint8_t insn_bitness);
+struct tnum brt_tnum_add(struct tnum a, struct tnum b);
+struct tnum brt_tnum_sub(struct tnum a, struct tnum b);
+struct tnum brt_tnum_neg(struct tnum a);
+struct tnum brt_tnum_and(struct tnum a, struct tnum b);
+struct tnum brt_tnum_or(struct tnum a, struct tnum b);
+struct tnum brt_tnum_xor(struct tnum a, struct tnum b);
+struct tnum brt_tnum_mul(struct tnum a, struct tnum b);
 /* every value in both a and b (a and b must overlap) */
-struct tnum tnum_intersect(struct tnum a, struct tnum b);
+struct tnum brt_tnum_intersect(struct tnum a, struct tnum b);
 /* a tnum holding every member of a and of b */
-struct tnum tnum_union(struct tnum a, struct tnum b);
+struct tnum brt_tnum_union(struct tnum a, struct tnum b);
 /* keep the low size_bytes bytes, the rest known zero */
-struct tnum tnum_cast(struct tnum a, uint8_t size_bytes);
-int tnum_is_const(struct tnum a);
-int tnum_equals_const(struct tnum a, uint64_t b);
-int tnum_is_unknown(struct tnum a);
-int tnum_is_aligned(struct tnum a, uint64_t size);
+struct tnum brt_tnum_cast(struct tnum a, uint8_t size_bytes);
+int brt_tnum_is_const(struct tnum a);
+int brt_tnum_equals_const(struct tnum a, uint64_t b);
+int brt_tnum_is_unknown(struct tnum a);
+int brt_tnum_is_aligned(struct tnum a, uint64_t size);
 /* 1 when every member of b is a member of a */
-int tnum_in(struct tnum a, struct tnum b);
+int brt_tnum_in(struct tnum a, struct tnum b);
 /* 1 when x is a member of a */
-int tnum_contains(struct tnum a, uint64_t x);
-struct tnum tnum_subreg(struct tnum a);
-struct tnum tnum_clear_subreg(struct tnum a);
-struct tnum tnum_with_subreg(struct tnum reg, struct tnum subreg);
-struct tnum tnum_const_subreg(struct tnum a, uint32_t value);
-int tnum_subreg_is_const(struct tnum a);
+int brt_tnum_contains(struct tnum a, uint64_t x);
+struct tnum brt_tnum_subreg(struct tnum a);
+struct tnum brt_tnum_clear_subreg(struct tnum a);
+struct tnum brt_tnum_with_subreg(struct tnum reg, struct tnum subreg);
+struct tnum brt_tnum_const_subreg(struct tnum a, uint32_t value);
+int brt_tnum_subreg_is_const(struct tnum a);
 /* "(0x..; 0x..)" as the kernel prints it; returns snprintf's count */
-int tnum_strn(char *str, size_t size, struct tnum a);
+int brt_tnum_strn(char *str, size_t size, struct tnum a);
 
 /* ---- brt_verify ------------------------------------------------------------------------ */
 

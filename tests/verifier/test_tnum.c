@@ -56,12 +56,12 @@ static const char *const op_names[OP_COUNT] = { "add", "sub", "mul", "and", "or"
 static struct tnum abstract(int op, struct tnum a, struct tnum b)
 {
 	switch (op) {
-	case OP_ADD: return tnum_add(a, b);
-	case OP_SUB: return tnum_sub(a, b);
-	case OP_MUL: return tnum_mul(a, b);
-	case OP_AND: return tnum_and(a, b);
-	case OP_OR: return tnum_or(a, b);
-	default: return tnum_xor(a, b);
+	case OP_ADD: return brt_tnum_add(a, b);
+	case OP_SUB: return brt_tnum_sub(a, b);
+	case OP_MUL: return brt_tnum_mul(a, b);
+	case OP_AND: return brt_tnum_and(a, b);
+	case OP_OR: return brt_tnum_or(a, b);
+	default: return brt_tnum_xor(a, b);
 	}
 }
 
@@ -98,7 +98,7 @@ static void check_binary(int sext)
 					bad++;
 				for (int x = 0; x < na; x++)
 					for (int y = 0; y < nb; y++)
-						if (!tnum_contains(r, concrete(op, ma[x], mb[y])))
+						if (!brt_tnum_contains(r, concrete(op, ma[x], mb[y])))
 							bad++;
 			}
 		}
@@ -118,18 +118,18 @@ static void check_shifts(void)
 			int n = members(all[i], sext, m);
 
 			for (uint8_t k = 0; k < 64; k++) {
-				struct tnum l = tnum_lshift(a, k), r = tnum_rshift(a, k);
-				struct tnum s = tnum_arshift(a, k, 64);
+				struct tnum l = brt_tnum_lshift(a, k), r = brt_tnum_rshift(a, k);
+				struct tnum s = brt_tnum_arshift(a, k, 64);
 
 				for (int x = 0; x < n; x++) {
-					bad += !tnum_contains(l, m[x] << k);
-					bad += !tnum_contains(r, m[x] >> k);
-					bad += !tnum_contains(s, (uint64_t)((int64_t)m[x] >> k));
+					bad += !brt_tnum_contains(l, m[x] << k);
+					bad += !brt_tnum_contains(r, m[x] >> k);
+					bad += !brt_tnum_contains(s, (uint64_t)((int64_t)m[x] >> k));
 					if (k < 32) {
-						struct tnum s32 = tnum_arshift(tnum_cast(a, 4), k, 32);
+						struct tnum s32 = brt_tnum_arshift(brt_tnum_cast(a, 4), k, 32);
 						uint32_t v = (uint32_t)((int32_t)(uint32_t)m[x] >> k);
 
-						bad += !tnum_contains(s32, v);
+						bad += !brt_tnum_contains(s32, v);
 					}
 				}
 			}
@@ -146,40 +146,40 @@ static void check_set_ops(void)
 	for (int i = 0; i < NT; i++) {
 		int na = members(all[i], 1, ma);
 		struct tnum a = widen(all[i], 1);
-		struct tnum ng = tnum_neg(a);
+		struct tnum ng = brt_tnum_neg(a);
 
 		for (int x = 0; x < na; x++) {
-			bad += !tnum_contains(ng, -ma[x]);
-			bad += !tnum_contains(tnum_cast(a, 1), (uint8_t)ma[x]);
-			bad += !tnum_contains(tnum_cast(a, 4), (uint32_t)ma[x]);
+			bad += !brt_tnum_contains(ng, -ma[x]);
+			bad += !brt_tnum_contains(brt_tnum_cast(a, 1), (uint8_t)ma[x]);
+			bad += !brt_tnum_contains(brt_tnum_cast(a, 4), (uint32_t)ma[x]);
 		}
 		for (int j = 0; j < NT; j++) {
-			struct tnum b = all[j], u = tnum_union(all[i], b);
+			struct tnum b = all[j], u = brt_tnum_union(all[i], b);
 			int in = 1;
 			static uint64_t mb[64];
 			int nb = members(b, 0, mb);
 
 			for (int y = 0; y < nb; y++) {
-				bad += !tnum_contains(u, mb[y]);
-				in &= tnum_contains(all[i], mb[y]);
+				bad += !brt_tnum_contains(u, mb[y]);
+				in &= brt_tnum_contains(all[i], mb[y]);
 			}
 			for (int x = 0; x < (1 << BITS); x++)
-				bad += tnum_contains(all[i], (uint64_t)x) &&
-				       !tnum_contains(u, (uint64_t)x);
-			/* tnum_in must be exact: b inside a iff every member of b is in a */
-			bad += tnum_in(all[i], b) != in;
+				bad += brt_tnum_contains(all[i], (uint64_t)x) &&
+				       !brt_tnum_contains(u, (uint64_t)x);
+			/* brt_tnum_in must be exact: b inside a iff every member of b is in a */
+			bad += brt_tnum_in(all[i], b) != in;
 			/* intersect, when they overlap, keeps every common member */
-			struct tnum is = tnum_intersect(all[i], b);
+			struct tnum is = brt_tnum_intersect(all[i], b);
 			for (int y = 0; y < nb; y++)
-				bad += tnum_contains(all[i], mb[y]) && !tnum_contains(is, mb[y]);
+				bad += brt_tnum_contains(all[i], mb[y]) && !brt_tnum_contains(is, mb[y]);
 		}
 	}
 	for (uint64_t lo = 0; lo < 64; lo++)
 		for (uint64_t hi = lo; hi < 64; hi++) {
-			struct tnum r = tnum_range(lo, hi);
+			struct tnum r = brt_tnum_range(lo, hi);
 
 			for (uint64_t x = lo; x <= hi; x++)
-				bad += !tnum_contains(r, x);
+				bad += !brt_tnum_contains(r, x);
 		}
 	T_EQ_INT(0, bad);
 }
@@ -189,16 +189,16 @@ static void check_exact(void)
 	char buf[64];
 
 	T_CASE("exact");
-	T_EQ_U64(12, tnum_add(tnum_const(5), tnum_const(7)).value);
-	T_EQ_U64(0, tnum_add(tnum_const(5), tnum_const(7)).mask);
-	T_EQ_U64(0xff, tnum_range(0, 255).mask);
-	T_EQ_U64(UINT64_MAX, tnum_range(0, UINT64_MAX).mask);
-	T_ASSERT(tnum_is_aligned(tnum_const(16), 8));
-	T_ASSERT(!tnum_is_aligned((struct tnum){ 0, 4 }, 8));
-	tnum_strn(buf, sizeof(buf), (struct tnum){ 0, 0xffffffff });
+	T_EQ_U64(12, brt_tnum_add(brt_tnum_const(5), brt_tnum_const(7)).value);
+	T_EQ_U64(0, brt_tnum_add(brt_tnum_const(5), brt_tnum_const(7)).mask);
+	T_EQ_U64(0xff, brt_tnum_range(0, 255).mask);
+	T_EQ_U64(UINT64_MAX, brt_tnum_range(0, UINT64_MAX).mask);
+	T_ASSERT(brt_tnum_is_aligned(brt_tnum_const(16), 8));
+	T_ASSERT(!brt_tnum_is_aligned((struct tnum){ 0, 4 }, 8));
+	brt_tnum_strn(buf, sizeof(buf), (struct tnum){ 0, 0xffffffff });
 	T_EQ_STR("(0x0; 0xffffffff)", buf);
 	T_EQ_U64(0x12345678ULL << 32 | 7,
-		 tnum_with_subreg(tnum_const(0x12345678ULL << 32 | 0xabc), tnum_const(7)).value);
+		 brt_tnum_with_subreg(brt_tnum_const(0x12345678ULL << 32 | 0xabc), brt_tnum_const(7)).value);
 }
 
 int main(void)
