@@ -1,15 +1,14 @@
 /* test_negative.c - every file of the conformance suite's negative/ folder must fail as a
  * conformance test: the assembler rejects its asm (with the file's error text where it is
  * an assembler message), the structural check rejects its raw bytes, it has no program, or
- * - for the few valid programs with a wrong expectation - running it through
- * `bpfrt conformance-plugin` gives another result than the file claims.
+ * - for the few valid programs with a wrong expectation - running it with the checked
+ * interpreter gives another result than the file claims.
  * Prints one line per file: name, how it fails, and the message.
  */
 #include <dirent.h>
 #include <errno.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
+#include "bpfrt.h"
 #include "conformance/datafile.h"
 #include "harness.h"
 #include "isa/isa.h"
@@ -19,7 +18,7 @@ enum verdict {
 	V_RAW_REJECTED,	  /* brt_isa_check_prog() refused the raw bytes */
 	V_NO_PROGRAM,	  /* neither asm nor raw instructions */
 	V_RUN_DIFFERS,	  /* valid program, but running it does not give the expectation */
-	V_UNVERIFIED,	  /* valid program and no interpreter to run it: cannot tell */
+	V_UNVERIFIED,	  /* could not be judged (out of memory) */
 	V_PASSES,	  /* the file would pass: this runtime is wrong */
 };
 
@@ -74,65 +73,45 @@ static size_t list_files(const char *dir, char ***names)
 	return n;
 }
 
-static void hex_of(const uint8_t *p, size_t len, char *out)
+/* The suite's helper 5 (see its README): returns its argument; 0 ends the program with
+ * r0 = 0. */
+static uint64_t unwind(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5,
+		       struct bpfrt_run_ctx *ctx)
 {
-	for (size_t i = 0; i < len; i++)
-		out += sprintf(out, i ? " %02x" : "%02x", p[i]);
-	*out = 0;
+	(void)r2, (void)r3, (void)r4, (void)r5;
+	if (!r1)
+		bpfrt_run_stop(ctx, 0);
+	return r1;
 }
 
-/* Run insns through `bpfrt conformance-plugin` (the official runner's plugin protocol).
- * Returns the plugin's exit status with its output in out, or -1 when the CLI has no such
- * command (the interpreter has not landed yet). */
-static int run_plugin(const struct bpf_insn *insns, size_t n, const struct datafile *df,
-		      char *out, size_t outlen)
+/* Run insns with the checked interpreter on a copy of the file's memory.  Returns 0 with
+ * *r0 set, or the load/run error with its message in msg. */
+static int run(const struct bpf_insn *insns, size_t n, const struct datafile *df,
+	       uint64_t *r0, char *msg, size_t msglen)
 {
-	char prog_path[] = "/tmp/bpfrt-negative-XXXXXX", *cmd, *hex, *mem_hex;
-	size_t got = 0;
-	int fd, status;
-	FILE *p;
+	BPFRT_OPTS(bpfrt_vm_opts, opts, .engine = BPFRT_ENGINE_CHECKED);
+	struct bpfrt_vm *vm;
+	uint8_t *mem = NULL;
+	int ret;
 
-	fd = mkstemp(prog_path);
-	hex = malloc(n * 8 * 3 + 1);
-	mem_hex = malloc(df->mem_len * 3 + 1);
-	cmd = malloc(df->mem_len * 3 + 2 * sizeof(prog_path) + 256);
-	if (fd < 0 || !hex || !mem_hex || !cmd) {
-		snprintf(out, outlen, "cannot set up the plugin run");
-		status = -2;
-		goto out_free;
+	ret = bpfrt_vm_load(insns, n, &opts, &vm, msg, msglen);
+	if (ret)
+		return ret;
+	if (df->mem_len) {
+		mem = malloc(df->mem_len);
+		if (!mem) {
+			bpfrt_vm_free(vm);
+			snprintf(msg, msglen, "out of memory");
+			return -ENOMEM;
+		}
+		memcpy(mem, df->mem, df->mem_len);
 	}
-	hex_of((const uint8_t *)insns, n * 8, hex);
-	if (write(fd, hex, strlen(hex)) < 0 || write(fd, "\n", 1) < 0) {
-		snprintf(out, outlen, "cannot write %s", prog_path);
-		status = -2;
-		goto out_free;
-	}
-	hex_of(df->mem ? df->mem : (const uint8_t *)"", df->mem_len, mem_hex);
-	sprintf(cmd, "'%s/bpfrt' conformance-plugin %s%s%s < %s 2>&1", BPFRT_BINARY_DIR,
-		df->mem_len ? "'" : "", mem_hex, df->mem_len ? "'" : "", prog_path);
-	p = popen(cmd, "r");
-	if (!p) {
-		snprintf(out, outlen, "cannot run the CLI");
-		status = -2;
-		goto out_free;
-	}
-	got = fread(out, 1, outlen - 1, p);
-	out[got] = 0;
-	while (got && (out[got - 1] == '\n' || out[got - 1] == ' '))
-		out[--got] = 0;
-	status = pclose(p);
-	status = WIFEXITED(status) ? WEXITSTATUS(status) : 128;
-	if (status == 2 && strstr(out, "unknown command"))
-		status = -1;
-out_free:
-	if (fd >= 0) {
-		close(fd);
-		unlink(prog_path);
-	}
-	free(cmd);
-	free(mem_hex);
-	free(hex);
-	return status;
+	ret = bpfrt_vm_register_helper(vm, 5, "unwind", unwind);
+	if (!ret)
+		ret = bpfrt_vm_run(vm, mem, df->mem_len, r0, msg, msglen);
+	free(mem);
+	bpfrt_vm_free(vm);
+	return ret;
 }
 
 /* A valid program: it fails as a conformance test when its run does not meet the file's
@@ -140,47 +119,31 @@ out_free:
 static enum verdict judge_run(const struct bpf_insn *insns, size_t n, const struct datafile *df,
 			      char *why, size_t whylen)
 {
-	char out[512];
-	int status = run_plugin(insns, n, df, out, sizeof(out));
-	uint64_t r0;
-	char *end;
+	char msg[512] = "";
+	uint64_t r0 = 0;
+	int ret = run(insns, n, df, &r0, msg, sizeof(msg));
 
-	if (status == -1) {
-		snprintf(why, whylen, "valid program; 'bpfrt conformance-plugin' does not exist "
-				      "yet, so its result cannot be compared");
-		return V_UNVERIFIED;
-	}
-	if (status == -2) {
-		snprintf(why, whylen, "%s", out);
-		return V_UNVERIFIED;
-	}
-	if (status != 0) {
+	if (ret) {
 		/* the runner compares the error text with the file's */
-		if (df->has_error && df->error[0] && !strcmp(out, df->error)) {
-			snprintf(why, whylen, "fails with the expected error '%.200s'", out);
+		if (df->has_error && (!df->error[0] || !strcmp(msg, df->error))) {
+			snprintf(why, whylen, "fails with the expected error '%.200s'", msg);
 			return V_PASSES;
 		}
-		snprintf(why, whylen, "run fails (status %d: '%.200s'), file expects %s", status,
-			 out, df->has_error ? "an error" : "a result");
-		return df->has_error && !df->error[0] ? V_PASSES : V_RUN_DIFFERS;
-	}
-	errno = 0;
-	r0 = strtoull(out, &end, 16);
-	if (errno || end == out) {
-		snprintf(why, whylen, "plugin printed '%.200s', not a hex r0", out);
-		return V_UNVERIFIED;
-	}
-	if (df->has_error) {
-		snprintf(why, whylen, "runs and returns 0x%llx, file expects error '%.100s'",
-			 (unsigned long long)r0, df->error);
+		snprintf(why, whylen, "checked interpreter fails (%.200s), file expects %s", msg,
+			 df->has_error ? "another error" : "a result");
 		return V_RUN_DIFFERS;
 	}
-	if (df->has_result && r0 == df->result) {
+	if (df->has_error) {
+		snprintf(why, whylen, "checked interpreter returns 0x%llx, file expects error "
+			 "'%.100s'", (unsigned long long)r0, df->error);
+		return V_RUN_DIFFERS;
+	}
+	if (!df->has_result || r0 == df->result) {
 		snprintf(why, whylen, "returns the expected 0x%llx", (unsigned long long)r0);
 		return V_PASSES;
 	}
-	snprintf(why, whylen, "returns 0x%llx, file expects 0x%llx", (unsigned long long)r0,
-		 (unsigned long long)df->result);
+	snprintf(why, whylen, "checked interpreter returns 0x%llx, file expects 0x%llx",
+		 (unsigned long long)r0, (unsigned long long)df->result);
 	return V_RUN_DIFFERS;
 }
 
@@ -264,7 +227,9 @@ int main(void)
 		T_CASE(names[i]);
 		if (v == V_PASSES)
 			T_FAIL("the file passes as a conformance test: %s", why);
-		else if (v != V_UNVERIFIED)
+		else if (v == V_UNVERIFIED)
+			T_FAIL("could not be judged: %s", why);
+		else
 			T_OK();
 		datafile_free(&df);
 		free(names[i]);
@@ -276,8 +241,6 @@ int main(void)
 	T_CASE("file count");
 	T_EQ_INT(n, counts[V_ASM_REJECTED] + counts[V_RAW_REJECTED] + counts[V_NO_PROGRAM] +
 			    counts[V_RUN_DIFFERS] + counts[V_UNVERIFIED]);
-	if (counts[V_UNVERIFIED])
-		printf("%u file(s) need an interpreter to show their failure; run again once "
-		       "'bpfrt conformance-plugin' exists\n", counts[V_UNVERIFIED]);
+	T_EQ_INT(0, counts[V_UNVERIFIED]);
 	return t_done();
 }
