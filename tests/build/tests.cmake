@@ -12,3 +12,14 @@ if(NOT BPFRT_SANITIZE AND NOT BPFRT_FUZZ)
   set_tests_properties(build.symbols_static build.symbols_shared build.install
     PROPERTIES LABELS build TIMEOUT 300)
 endif()
+
+# examples/*.c: programs written against the public API only (the shared library and
+# include/, never src/); each runs as a test and must exit 0.
+file(GLOB BPFRT_EXAMPLES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/examples/*.c)
+foreach(src ${BPFRT_EXAMPLES})
+  get_filename_component(name ${src} NAME_WE)
+  add_executable(example_${name} ${src})
+  target_link_libraries(example_${name} PRIVATE bpfrt)
+  add_test(NAME examples.${name} COMMAND example_${name})
+  set_tests_properties(examples.${name} PROPERTIES LABELS unit TIMEOUT 300)
+endforeach()
