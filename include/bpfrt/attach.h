@@ -1,5 +1,6 @@
 /* bpfrt/attach.h - packet filters: classic BPF (tcpdump's, SO_ATTACH_FILTER's) converted
- * to eBPF socket filters.  Included by <bpfrt.h>; not meant to be included on its own.
+ * to eBPF socket filters, and socket-filter programs run over packets in this process.
+ * Included by <bpfrt.h>; not meant to be included on its own.
  */
 #ifndef BPFRT_ATTACH_H
 #define BPFRT_ATTACH_H
@@ -10,6 +11,7 @@
 #include <linux/filter.h>
 
 #include "bpfrt/common.h"
+#include "bpfrt/vm.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -28,6 +30,52 @@ extern "C" {
 BPFRT_API int bpfrt_cbpf_convert(const struct sock_filter *prog, size_t len,
 				 struct bpf_insn **insns, size_t *n_insns, char *err,
 				 size_t errlen);
+
+/* A socket-filter program ready to run over packets. */
+struct bpfrt_pkt_filter;
+
+struct bpfrt_pkt_filter_opts {
+	size_t sz;              /* sizeof(struct bpfrt_pkt_filter_opts); use BPFRT_OPTS() */
+	/* DEFAULT: INTERP for programs converted from classic BPF (memory-safe by
+	 * construction: they only touch their scratch words, the context and the packet
+	 * through bounds-checked loads), CHECKED for eBPF given as such. */
+	enum bpfrt_engine engine;
+	uint64_t insn_budget;   /* CHECKED: instructions one packet may cost; 0 = the vm's */
+};
+#define bpfrt_pkt_filter_opts__last insn_budget
+
+/* Load an eBPF socket filter (the contract of bpfrt_cbpf_convert()).  The instructions are
+ * copied.  Returns 0 with the filter in *out, or -errno with a message in err: -EINVAL
+ * (malformed program or options), -E2BIG, -EOPNOTSUPP (engine not built), -ENOMEM. */
+BPFRT_API int bpfrt_pkt_filter_load(const struct bpf_insn *insns, size_t n,
+				    const struct bpfrt_pkt_filter_opts *opts,
+				    struct bpfrt_pkt_filter **out, char *err, size_t errlen);
+
+/* Convert a classic program (bpfrt_cbpf_convert()) and load it. */
+BPFRT_API int bpfrt_pkt_filter_load_cbpf(const struct sock_filter *prog, size_t len,
+					 const struct bpfrt_pkt_filter_opts *opts,
+					 struct bpfrt_pkt_filter **out, char *err, size_t errlen);
+
+/* Compile a tcpdump expression with libpcap for a link type (DLT_*, 1 = Ethernet) and
+ * snap length, convert and load it.  -EOPNOTSUPP when bpfrt was built without libpcap;
+ * -EINVAL with libpcap's message for a bad expression. */
+BPFRT_API int bpfrt_pkt_filter_compile(const char *expr, int linktype, int snaplen,
+				       const struct bpfrt_pkt_filter_opts *opts,
+				       struct bpfrt_pkt_filter **out, char *err, size_t errlen);
+
+/* Run the filter on one packet: caplen bytes at pkt were captured of wirelen on the wire
+ * (the program's __sk_buff len).  Stores the program's verdict - bytes to keep, 0 = drop -
+ * in *verdict and returns 0, or returns -EFAULT / -E2BIG with "insn N: <reason>" in err
+ * when the CHECKED engine stops a faulty program.  Several threads may run one filter. */
+BPFRT_API int bpfrt_pkt_filter_run(struct bpfrt_pkt_filter *f, const void *pkt, size_t caplen,
+				   size_t wirelen, uint32_t *verdict, char *err, size_t errlen);
+
+/* The eBPF program the filter runs (owned by the filter). */
+BPFRT_API const struct bpf_insn *bpfrt_pkt_filter_insns(const struct bpfrt_pkt_filter *f,
+							size_t *n);
+
+/* Free a filter (NULL is fine). */
+BPFRT_API void bpfrt_pkt_filter_free(struct bpfrt_pkt_filter *f);
 
 #ifdef __cplusplus
 }

@@ -40,4 +40,11 @@ int brt_cbpf_check(const struct sock_filter *prog, size_t len, char *err, size_t
 int brt_cbpf_convert(const struct sock_filter *prog, size_t len, struct bpf_insn **out,
 		     size_t *n_out, char *err, size_t errlen);
 
+/* Run a loaded packet filter with a caller-filled context: skb->len must hold the wire
+ * length; the other fields are what ancillary loads (SKF_AD_PROTOCOL, ...) see.  Same
+ * returns as bpfrt_pkt_filter_run(). */
+struct bpfrt_pkt_filter;
+int brt_pkt_filter_run_skb(struct bpfrt_pkt_filter *f, const uint8_t *pkt, uint32_t caplen,
+			   struct __sk_buff *skb, uint32_t *verdict, char *err, size_t errlen);
+
 #endif

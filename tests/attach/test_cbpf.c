@@ -1,12 +1,13 @@
 /* test_cbpf.c - the classic BPF checker and converter: a table of classic programs with a
  * packet and the value classic BPF returns for it, checked three ways - libpcap's own
  * classic interpreter agrees with the table, the converted eBPF loaded into the running
- * kernel as a socket filter returns it (BPF_PROG_TEST_RUN, when root), and bpfrt's vm
- * returns it - plus a table of bad classic programs and the message each one gets.
+ * kernel as a socket filter returns it (BPF_PROG_TEST_RUN, when root), and bpfrt's engines
+ * (interpreter, checked interpreter, JIT when built) return it - plus a table of bad classic programs and the message each one gets.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
 #include <unistd.h>
 
 #include "attach/attach.h"
@@ -183,6 +184,15 @@ static size_t prog_len(const struct sock_filter *p)
 	return n;
 }
 
+static const struct {
+	enum bpfrt_engine engine;
+	const char *name;
+} engines[] = {
+	{ BPFRT_ENGINE_INTERP, "interp" },
+	{ BPFRT_ENGINE_CHECKED, "checked" },
+	{ BPFRT_ENGINE_JIT, "jit" },
+};
+
 static void test_run_cases(int kernel)
 {
 	for (size_t i = 0; i < sizeof(run_cases) / sizeof(run_cases[0]); i++) {
@@ -208,6 +218,27 @@ static void test_run_cases(int kernel)
 			T_EQ_INT(0, brt_pcap_classic_new(c->prog, n, &pc));
 			T_EQ_U64(c->expect, brt_pcap_classic_run(pc, pkt, wire, sizeof(pkt)));
 			brt_pcap_classic_free(pc);
+		}
+		for (size_t e = 0; e < sizeof(engines) / sizeof(engines[0]); e++) {
+			BPFRT_OPTS(bpfrt_pkt_filter_opts, o, .engine = engines[e].engine);
+			struct bpfrt_pkt_filter *f;
+			struct __sk_buff skb = { .len = wire, .protocol = htons(0x0800) };
+			uint32_t rv = 0xbad;
+
+			ret = bpfrt_pkt_filter_load(out, nout, &o, &f, err, sizeof(err));
+			if (ret == -EOPNOTSUPP)
+				continue;
+			T_EQ_INT(0, ret);
+			if (ret)
+				continue;
+			T_EQ_INT(0, brt_pkt_filter_run_skb(f, pkt, sizeof(pkt), &skb, &rv, err,
+							   sizeof(err)));
+			if (rv != c->expect)
+				T_FAIL("engine %s: expected 0x%x, got 0x%x", engines[e].name,
+				       c->expect, rv);
+			else
+				T_OK();
+			bpfrt_pkt_filter_free(f);
 		}
 		if (kernel && !(c->flags & NO_KERNEL)) {
 			char log[4096];
