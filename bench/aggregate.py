@@ -68,7 +68,9 @@ def main():
            "others run its `clang -O2 -target bpf` build: bpfrt's engines through the public "
            "API (`bpfrt_vm_run()`), `kernel-jit` through `BPF_PROG_TEST_RUN` (in-kernel "
            "duration, includes the test-run loop's overhead; the rotating set is not run in "
-           "the kernel).", ""]
+           "the kernel). Userspace times are the harness thread's CPU time, so time it spends "
+           "preempted on a busy machine does not count (the kernel's test-run timer also "
+           "pauses when it yields the CPU).", ""]
     out += [f"- {m}" for m in meta]
     out += [f"- repetitions: {reps} (engines interleaved within each repetition)", ""]
 
