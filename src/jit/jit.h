@@ -1,0 +1,80 @@
+/* jit.h - the jit/ folder's interface: compile an eBPF program to native x86-64 code, run
+ * it, free it, and look at the generated code.  The design (register map, frames, passes)
+ * is described at the top of src/jit/x86_64/jit.c.
+ */
+#ifndef BPFRT_SRC_JIT_JIT_H
+#define BPFRT_SRC_JIT_JIT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <linux/bpf.h>
+
+#include "vm/helper_proto.h"
+
+struct bpfrt_run_ctx;
+
+/* Offsets inside struct bpfrt_run_ctx the generated code relies on (the vm owns the
+ * struct and asserts these). */
+#define BRT_JIT_CTX_STOPPED_OFF 0 /* uint64_t: non-zero once a helper stopped the run */
+#define BRT_JIT_CTX_STOP_R0_OFF 8 /* uint64_t: r0 to return when stopped */
+
+enum brt_jit_flags {
+	BRT_JIT_BLIND = 1 << 0, /* constant blinding: no program immediate appears verbatim */
+};
+
+/* What the compiler needs to know about the world the program runs in. */
+struct brt_jit_env {
+	/* Resolves a helper id to its function, NULL when unknown.  Called at compile time
+	 * for `call` and at run time for `callx`, so `helper_arg` must outlive a program
+	 * that uses callx. */
+	brt_helper_fn (*helper)(void *arg, uint32_t id);
+	void *helper_arg;
+	/* LD_ABS/LD_IND packet: offsets inside struct bpfrt_run_ctx of the packet's start
+	 * pointer and of its uint64_t length; negative when the run has no packet (such
+	 * programs are refused). */
+	int32_t pkt_data_off;
+	int32_t pkt_len_off;
+	uint32_t flags; /* enum brt_jit_flags */
+};
+
+struct brt_jit_prog;
+
+/* Compile insns[0..n) (already structurally checked by brt_isa_check_prog(); lddw map
+ * forms already rewritten to plain 64-bit constants) into executable memory.  The code
+ * has no run-time checks beyond those the semantics require (div/mod by zero, LD_ABS
+ * bounds): memory safety and termination are the verifier's job.  Returns 0 and *out,
+ * or -EINVAL (a construct the JIT refuses: unknown helper, recursion, call depth over 8,
+ * jump between functions; message "insn N: ..."), -E2BIG (code too large) or -ENOMEM. */
+int brt_jit_compile(const struct bpf_insn *insns, size_t n, const struct brt_jit_env *env,
+		    struct brt_jit_prog **out, char *err, size_t errlen);
+
+/* Run the program with r1 and r2 set (r10 = top of a fresh 512-byte stack).  ctx is passed
+ * to helpers and may be NULL when the program calls none and has no LD_ABS. */
+uint64_t brt_jit_call(const struct brt_jit_prog *p, uint64_t r1, uint64_t r2,
+		      struct bpfrt_run_ctx *ctx);
+
+void brt_jit_free(struct brt_jit_prog *p);
+
+/* The generated code: *size bytes at the returned address; insn_off[i] (i < n) is the
+ * offset of the first byte generated for instruction i (the second slot of lddw gets the
+ * offset of the next instruction). */
+const uint8_t *brt_jit_code(const struct brt_jit_prog *p, size_t *size,
+			    const uint32_t **insn_off);
+
+enum brt_jit_dump_flags {
+	BRT_JIT_DUMP_OPCODES = 1 << 0, /* print the machine-code bytes too */
+};
+
+/* Write each eBPF instruction followed by the x86-64 code generated for it (capstone
+ * disassembly; raw bytes when capstone is missing).  Returns 0 or -errno. */
+int brt_jit_dump(const struct brt_jit_prog *p, const struct bpf_insn *insns, FILE *out,
+		 unsigned flags);
+
+/* Disassemble code[0..size) (at virtual address addr) into out, one instruction a line
+ * prefixed by `indent`. */
+void brt_jit_disasm(const uint8_t *code, size_t size, uint64_t addr, const char *indent,
+		    unsigned flags, FILE *out);
+
+#endif

@@ -1,0 +1,214 @@
+/* calls.c - everything that crosses a frame: prologues and exits of the main program and
+ * of bpf-to-bpf functions, helper calls (System V, run ctx as 6th argument, then the
+ * "stopped" check), callx through a C thunk, LD_ABS/LD_IND with their early exit, and the
+ * shared stubs that unwind to the caller from any depth.  Frame layout: jit.c's comment.
+ */
+#include <errno.h>
+#include <stdio.h>
+
+#include "jit/x86_64/x86.h"
+
+#define B (&st->buf)
+
+/* Push order of callee-saved registers; pops go in reverse. */
+static const uint8_t save_order[] = { RBP, RBX, R12, R13, R14, R15 };
+
+static void push_saved(struct jit_state *st, uint16_t saved)
+{
+	for (size_t i = 0; i < sizeof(save_order); i++)
+		if (saved & (1u << save_order[i]))
+			emit_push(B, save_order[i]);
+}
+
+static void pop_saved(struct jit_state *st, uint16_t saved)
+{
+	for (size_t i = sizeof(save_order); i-- > 0;)
+		if (saved & (1u << save_order[i]))
+			emit_pop(B, save_order[i]);
+}
+
+/* sub rsp, n / add rsp, n */
+static void adjust_rsp(struct jit_state *st, enum x86_alu op, uint32_t n)
+{
+	if (n)
+		emit_alu_ri(B, op, true, RSP, (int32_t)n);
+}
+
+void brt_jit_emit_prologue(struct jit_state *st, const struct jit_func *f)
+{
+	bool is_main = f == &st->funcs[0];
+
+	push_saved(st, f->saved);
+	if (is_main && st->anchor) {
+		adjust_rsp(st, ALU_SUB, JIT_SLOTS_SIZE);
+		emit_store_r(B, 8, RSP, JIT_SLOT_CTX, RDX); /* ctx: 3rd argument */
+		emit_mov_rr(B, true, ANCHOR, RSP);
+		if (st->uses_callx) {
+			emit_mov_imm64(B, TMP, (uint64_t)(uintptr_t)st->prog);
+			emit_store_r(B, 8, ANCHOR, JIT_SLOT_PROG, TMP);
+		}
+	}
+	if (f->stack)
+		emit_mov_rr(B, true, RBP, RSP); /* r10: top of this function's 512 bytes */
+	adjust_rsp(st, ALU_SUB, f->frame);
+}
+
+/* Return rax to whoever called this function. */
+void brt_jit_emit_exit(struct jit_state *st)
+{
+	const struct jit_func *f = &st->funcs[st->cur];
+
+	if (st->cur == 0 && st->anchor)
+		emit_lea(B, RSP, ANCHOR, JIT_SLOTS_SIZE);
+	else if (st->cur != 0 && f->stack)
+		emit_mov_rr(B, true, RSP, RBP);
+	else
+		adjust_rsp(st, ALU_ADD, f->frame);
+	pop_saved(st, f->saved);
+	emit_ret(B);
+}
+
+static void jump_stub(struct jit_state *st, enum x86_cc cc, enum jit_stub s, bool uncond)
+{
+	if (uncond)
+		emit_jmp_rel(B, false, st->prev_stub[s]);
+	else
+		emit_jcc_rel(B, cc, false, st->prev_stub[s]);
+}
+
+/* After a helper: if it stopped the run (bpfrt_run_stop()), leave with ctx->stop_r0. */
+static void check_stopped(struct jit_state *st)
+{
+	emit_load(B, 8, false, TMP, ANCHOR, JIT_SLOT_CTX);
+	emit_cmp_mem_i8(B, TMP, BRT_JIT_CTX_STOPPED_OFF, 0);
+	jump_stub(st, CC_NE, STUB_STOPPED, false);
+}
+
+int brt_jit_emit_helper_call(struct jit_state *st, size_t pc)
+{
+	const struct bpf_insn *insn = &st->insns[pc];
+	brt_helper_fn fn = NULL;
+	void *addr;
+
+	if (st->env->helper && insn->imm >= 0)
+		fn = st->env->helper(st->env->helper_arg, (uint32_t)insn->imm);
+	if (!fn) {
+		snprintf(st->err, st->errlen, "insn %zu: unknown helper %d", pc, insn->imm);
+		return -EINVAL;
+	}
+	memcpy(&addr, &fn, sizeof(addr));
+	emit_load(B, 8, false, R9, ANCHOR, JIT_SLOT_CTX);
+	emit_mov_imm64(B, RAX, (uint64_t)(uintptr_t)addr);
+	emit_call_r(B, RAX);
+	check_stopped(st);
+	return 0;
+}
+
+int brt_jit_emit_callx(struct jit_state *st, size_t pc)
+{
+	uint64_t (*thunk)(uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t *) =
+		brt_jit_callx_thunk;
+	void *addr;
+
+	memcpy(&addr, &thunk, sizeof(addr));
+	emit_store_r(B, 8, ANCHOR, JIT_SLOT_CALLX, xreg(st->insns[pc].dst_reg));
+	emit_mov_rr(B, true, R9, ANCHOR);
+	emit_mov_imm64(B, RAX, (uint64_t)(uintptr_t)addr);
+	emit_call_r(B, RAX);
+	check_stopped(st);
+	return 0;
+}
+
+/* callx resolves the helper at run time: unknown ids stop the run with r0 = 0, the way a
+ * helper calling bpfrt_run_stop() would. */
+uint64_t brt_jit_callx_thunk(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5,
+			     uint64_t *slots)
+{
+	const struct brt_jit_prog *p = (const struct brt_jit_prog *)(uintptr_t)slots[JIT_SLOT_PROG / 8];
+	uint64_t id = slots[JIT_SLOT_CALLX / 8];
+	struct bpfrt_run_ctx *ctx = (struct bpfrt_run_ctx *)(uintptr_t)slots[JIT_SLOT_CTX / 8];
+	brt_helper_fn fn = NULL;
+
+	if (p->helper && id <= UINT32_MAX)
+		fn = p->helper(p->helper_arg, (uint32_t)id);
+	if (!fn) {
+		uint64_t stop[2] = { 1, 0 };
+
+		memcpy((char *)ctx + BRT_JIT_CTX_STOPPED_OFF, &stop[0], 8);
+		memcpy((char *)ctx + BRT_JIT_CTX_STOP_R0_OFF, &stop[1], 8);
+		return 0;
+	}
+	return fn(r1, r2, r3, r4, r5, ctx);
+}
+
+int brt_jit_emit_local_call(struct jit_state *st, size_t pc)
+{
+	size_t t = pc + 1 + (size_t)(int64_t)st->insns[pc].imm;
+
+	emit_call_rel(B, t <= pc ? st->entry[t] : st->prev_entry[t]);
+	return 0;
+}
+
+/*
+ * LD_ABS/LD_IND: r0 = big-endian load of 1/2/4 bytes at packet offset imm (+ src for
+ * IND, added in 32 bits and sign-extended, as Linux does); an offset outside the packet
+ * ends the program with r0 = 0.  The packet's start and length are fields of the run ctx.
+ */
+void brt_jit_emit_ld_pkt(struct jit_state *st, const struct bpf_insn *insn, bool ind)
+{
+	unsigned size = brt_isa_access_size(insn->code);
+	int32_t data_off = st->env->pkt_data_off, len_off = st->env->pkt_len_off;
+
+	emit_load(B, 8, false, TMP, ANCHOR, JIT_SLOT_CTX);
+	if (ind) {
+		emit_mov_rr(B, false, AUX, xreg(insn->src_reg));
+		if (insn->imm)
+			emit_alu_ri(B, ALU_ADD, false, AUX, insn->imm);
+		emit_movsxd_rr(B, AUX, AUX);
+		emit_rr(B, 0x85, true, AUX, AUX); /* test: negative offsets are out */
+		jump_stub(st, CC_L, STUB_ZERO, false);
+		emit_lea(B, RAX, AUX, (int32_t)size);
+		emit_rex(B, true, RAX, TMP, false);
+		emit1(B, 0x3b); /* cmp rax, qword [TMP + len_off] */
+		emit_modrm_mem(B, RAX, TMP, len_off);
+		jump_stub(st, CC_A, STUB_ZERO, false);
+		emit_load(B, 8, false, TMP, TMP, data_off);
+		emit_alu_rr(B, ALU_ADD, true, TMP, AUX);
+		emit_load(B, size, false, RAX, TMP, 0);
+	} else {
+		if (insn->imm < 0) {
+			jump_stub(st, 0, STUB_ZERO, true);
+			return;
+		}
+		emit_mov_imm64(B, RAX, (uint64_t)insn->imm + size);
+		emit_rex(B, true, RAX, TMP, false);
+		emit1(B, 0x3b); /* cmp rax, qword [TMP + len_off] */
+		emit_modrm_mem(B, RAX, TMP, len_off);
+		jump_stub(st, CC_A, STUB_ZERO, false);
+		emit_load(B, 8, false, TMP, TMP, data_off);
+		emit_load(B, size, false, RAX, TMP, insn->imm);
+	}
+	if (size == 2) {
+		emit_rol16_8(B, RAX);
+		emit_0f_rr(B, 0xb7, false, RAX, RAX, false); /* movzx eax, ax */
+	} else if (size == 4) {
+		emit_bswap(B, false, RAX);
+	}
+}
+
+/* The shared ways out, placed after the last function. */
+void brt_jit_emit_stubs(struct jit_state *st)
+{
+	if (!st->anchor)
+		return;
+	st->stub[STUB_STOPPED] = (uint32_t)B->len;
+	emit_load(B, 8, false, TMP, ANCHOR, JIT_SLOT_CTX);
+	emit_load(B, 8, false, RAX, TMP, BRT_JIT_CTX_STOP_R0_OFF);
+	emit2(B, 0xeb, 2); /* jmp over the xor below */
+	st->stub[STUB_ZERO] = (uint32_t)B->len;
+	emit_alu_rr(B, ALU_XOR, false, RAX, RAX);
+	st->stub[STUB_UNWIND] = (uint32_t)B->len;
+	emit_lea(B, RSP, ANCHOR, JIT_SLOTS_SIZE);
+	pop_saved(st, st->funcs[0].saved);
+	emit_ret(B);
+}

@@ -1,0 +1,747 @@
+/* insn.c - one emitter per row of insn.def: ALU, byte swaps, loads, stores, atomics and
+ * jumps (calls, exits and packet loads forward to calls.c).  The dispatch switch is
+ * generated from the table, so a row without an emit_<id>() does not compile.
+ */
+#include <errno.h>
+#include <stdio.h>
+
+#include "jit/x86_64/x86.h"
+
+#define B (&st->buf)
+
+typedef const struct bpf_insn *insn_t;
+
+/* --- ALU ----------------------------------------------------------------------------- */
+
+/* Writing a 32-bit register zero-extends it: the one instruction eBPF's ALU32 needs when
+ * an operation folds away. */
+static void zext32(struct jit_state *st, int reg)
+{
+	emit_mov_rr(B, false, reg, reg);
+}
+
+static void alu_imm(struct jit_state *st, insn_t insn, enum x86_alu op, bool w)
+{
+	int dst = xreg(insn->dst_reg);
+	int32_t imm = insn->imm;
+
+	if ((imm == 0 && op != ALU_AND) || (imm == -1 && op == ALU_AND)) {
+		/* x+0, x-0, x|0, x^0, x&-1: identity */
+		if (!w)
+			zext32(st, dst);
+	} else if (imm == 0 && op == ALU_AND) {
+		emit_alu_rr(B, ALU_XOR, false, dst, dst);
+	} else {
+		emit_alu_ri(B, op, w, dst, imm);
+	}
+}
+
+static void alu_reg(struct jit_state *st, insn_t insn, enum x86_alu op, bool w)
+{
+	emit_alu_rr(B, op, w, xreg(insn->dst_reg), xreg(insn->src_reg));
+}
+
+#define ALU_ROWS(name, op)                                                              \
+	static int emit_##name##64_imm(struct jit_state *st, insn_t insn, size_t pc)     \
+	{                                                                              \
+		(void)pc;                                                              \
+		alu_imm(st, insn, op, true);                                           \
+		return 0;                                                              \
+	}                                                                              \
+	static int emit_##name##64_reg(struct jit_state *st, insn_t insn, size_t pc)     \
+	{                                                                              \
+		(void)pc;                                                              \
+		alu_reg(st, insn, op, true);                                           \
+		return 0;                                                              \
+	}                                                                              \
+	static int emit_##name##32_imm(struct jit_state *st, insn_t insn, size_t pc)     \
+	{                                                                              \
+		(void)pc;                                                              \
+		alu_imm(st, insn, op, false);                                          \
+		return 0;                                                              \
+	}                                                                              \
+	static int emit_##name##32_reg(struct jit_state *st, insn_t insn, size_t pc)     \
+	{                                                                              \
+		(void)pc;                                                              \
+		alu_reg(st, insn, op, false);                                          \
+		return 0;                                                              \
+	}
+ALU_ROWS(add, ALU_ADD)
+ALU_ROWS(sub, ALU_SUB)
+ALU_ROWS(or, ALU_OR)
+ALU_ROWS(and, ALU_AND)
+ALU_ROWS(xor, ALU_XOR)
+
+static int log2_exact(uint64_t v)
+{
+	if (v == 0 || (v & (v - 1)))
+		return -1;
+	return __builtin_ctzll(v);
+}
+
+static void mul_imm(struct jit_state *st, insn_t insn, bool w)
+{
+	int dst = xreg(insn->dst_reg);
+	/* the low 64 (32) bits of a product do not depend on signedness */
+	uint64_t m = w ? (uint64_t)(int64_t)insn->imm : (uint32_t)insn->imm;
+	int k = log2_exact(m);
+
+	if (m == 0)
+		emit_alu_rr(B, ALU_XOR, false, dst, dst);
+	else if (k == 0)
+		w ? (void)0 : zext32(st, dst);
+	else if (k > 0)
+		emit_shift_ri(B, SH_SHL, w, dst, (uint8_t)k);
+	else
+		emit_imul_rri(B, w, dst, dst, insn->imm);
+}
+
+static int emit_mul64_imm(struct jit_state *st, insn_t insn, size_t pc)
+{
+	(void)pc;
+	mul_imm(st, insn, true);
+	return 0;
+}
+
+static int emit_mul32_imm(struct jit_state *st, insn_t insn, size_t pc)
+{
+	(void)pc;
+	mul_imm(st, insn, false);
+	return 0;
+}
+
+static int emit_mul64_reg(struct jit_state *st, insn_t insn, size_t pc)
+{
+	(void)pc;
+	emit_imul_rr(B, true, xreg(insn->dst_reg), xreg(insn->src_reg));
+	return 0;
+}
+
+static int emit_mul32_reg(struct jit_state *st, insn_t insn, size_t pc)
+{
+	(void)pc;
+	emit_imul_rr(B, false, xreg(insn->dst_reg), xreg(insn->src_reg));
+	return 0;
+}
+
+/*
+ * Division.  x86 div/idiv take the dividend in rdx:rax (eBPF r3:r0) and fault on a zero
+ * divisor and on INT_MIN / -1, while eBPF defines x/0 = 0, x%0 = x, INT_MIN/-1 = INT_MIN
+ * and INT_MIN%-1 = 0 (as Linux does; programs rely on it).  So: divisor into TMP, r0 and
+ * r3 parked in AUX/TMP2 unless they are the destination, and explicit paths for 0 and -1
+ * when the divisor is a register.
+ */
+static void divmod_general(struct jit_state *st, int dst, bool w, bool is_mod, bool sign,
+			   bool checks)
+{
+	int res = is_mod ? RDX : RAX;
+	size_t j_zero = 0, j_m1 = 0, j_done, j_done2 = 0;
+
+	if (dst != RAX)
+		emit_mov_rr(B, true, AUX, RAX);
+	if (dst != RDX)
+		emit_mov_rr(B, true, TMP2, RDX);
+	if (dst != RAX)
+		emit_mov_rr(B, w, RAX, dst);
+	if (checks) {
+		emit_rr(B, 0x85, w, TMP, TMP); /* test TMP, TMP */
+		j_zero = emit_jcc8_fwd(B, CC_E);
+		if (sign) {
+			emit_alu_ri(B, ALU_CMP, w, TMP, -1);
+			j_m1 = emit_jcc8_fwd(B, CC_E);
+		}
+	}
+	if (sign) {
+		if (w)
+			emit2(B, 0x48, 0x99); /* cqo */
+		else
+			emit1(B, 0x99); /* cdq */
+		emit_grp3(B, 7, w, TMP); /* idiv TMP */
+	} else {
+		emit_alu_rr(B, ALU_XOR, false, RDX, RDX);
+		emit_grp3(B, 6, w, TMP); /* div TMP */
+	}
+	if (checks) {
+		j_done = emit_jmp8_fwd(B);
+		patch8_here(B, j_zero);
+		if (is_mod)
+			emit_mov_rr(B, w, RDX, RAX); /* x % 0 = x */
+		else
+			emit_alu_rr(B, ALU_XOR, false, RAX, RAX); /* x / 0 = 0 */
+		if (sign) {
+			j_done2 = emit_jmp8_fwd(B);
+			patch8_here(B, j_m1);
+			if (is_mod)
+				emit_alu_rr(B, ALU_XOR, false, RDX, RDX); /* x % -1 = 0 */
+			else
+				emit_grp3(B, 3, w, RAX); /* x / -1 = -x, INT_MIN stays */
+			patch8_here(B, j_done2);
+		}
+		patch8_here(B, j_done);
+	}
+	if (dst != res)
+		emit_mov_rr(B, w, dst, res);
+	else if (!w)
+		zext32(st, dst);
+	if (dst != RAX)
+		emit_mov_rr(B, true, RAX, AUX);
+	if (dst != RDX)
+		emit_mov_rr(B, true, RDX, TMP2);
+}
+
+/* Divisor known at compile time: fold 0, 1, -1 and unsigned powers of two. */
+static void divmod_imm(struct jit_state *st, insn_t insn, bool w, bool is_mod, bool sign)
+{
+	int dst = xreg(insn->dst_reg);
+	int32_t imm = insn->imm;
+	uint64_t d = w ? (uint64_t)(int64_t)imm : (uint32_t)imm;
+	int k = log2_exact(d);
+
+	if (imm == 0) {
+		if (!is_mod)
+			emit_alu_rr(B, ALU_XOR, false, dst, dst);
+		else if (!w)
+			zext32(st, dst);
+	} else if (sign && (imm == -1 || imm == 1)) {
+		if (is_mod)
+			emit_alu_rr(B, ALU_XOR, false, dst, dst);
+		else if (imm == -1)
+			emit_grp3(B, 3, w, dst); /* neg */
+		else if (!w)
+			zext32(st, dst);
+	} else if (!sign && k >= 0) {
+		/* d is 2^k with k <= 31 here, so d - 1 fits an imm32 */
+		if (is_mod && k == 0)
+			emit_alu_rr(B, ALU_XOR, false, dst, dst);
+		else if (is_mod)
+			emit_alu_ri(B, ALU_AND, w, dst, (int32_t)(d - 1));
+		else if (k > 0)
+			emit_shift_ri(B, SH_SHR, w, dst, (uint8_t)k);
+		else if (!w)
+			zext32(st, dst);
+	} else {
+		emit_mov_imm64(B, TMP, w ? d : (uint32_t)imm);
+		divmod_general(st, dst, w, is_mod, sign, false);
+	}
+}
+
+static void divmod_reg(struct jit_state *st, insn_t insn, bool w, bool is_mod, bool sign)
+{
+	emit_mov_rr(B, w, TMP, xreg(insn->src_reg));
+	divmod_general(st, xreg(insn->dst_reg), w, is_mod, sign, true);
+}
+
+#define DIV_ROWS(name, w, is_mod, sign)                                                 \
+	static int emit_##name##_imm(struct jit_state *st, insn_t insn, size_t pc)       \
+	{                                                                              \
+		(void)pc;                                                              \
+		divmod_imm(st, insn, w, is_mod, sign);                                 \
+		return 0;                                                              \
+	}                                                                              \
+	static int emit_##name##_reg(struct jit_state *st, insn_t insn, size_t pc)       \
+	{                                                                              \
+		(void)pc;                                                              \
+		divmod_reg(st, insn, w, is_mod, sign);                                 \
+		return 0;                                                              \
+	}
+DIV_ROWS(div64, true, false, false)
+DIV_ROWS(sdiv64, true, false, true)
+DIV_ROWS(mod64, true, true, false)
+DIV_ROWS(smod64, true, true, true)
+DIV_ROWS(div32, false, false, false)
+DIV_ROWS(sdiv32, false, false, true)
+DIV_ROWS(mod32, false, true, false)
+DIV_ROWS(smod32, false, true, true)
+
+/* Shifts: x86 masks the count to 5/6 bits exactly as eBPF does. */
+static void shift_imm(struct jit_state *st, insn_t insn, enum x86_shift op, bool w)
+{
+	int dst = xreg(insn->dst_reg);
+	uint8_t n = (uint8_t)(insn->imm & (w ? 63 : 31));
+
+	if (n)
+		emit_shift_ri(B, op, w, dst, n);
+	else if (!w)
+		zext32(st, dst);
+}
+
+/* A variable count must be in cl, and rcx is r4: park r4 in TMP around the shift. */
+static void shift_reg(struct jit_state *st, insn_t insn, enum x86_shift op, bool w)
+{
+	int dst = xreg(insn->dst_reg), src = xreg(insn->src_reg);
+
+	if (src == RCX) {
+		emit_shift_cl(B, op, w, dst);
+	} else if (dst == RCX) {
+		emit_mov_rr(B, true, TMP, RCX);
+		emit_mov_rr(B, false, RCX, src);
+		emit_shift_cl(B, op, w, TMP);
+		emit_mov_rr(B, w, RCX, TMP);
+	} else {
+		emit_mov_rr(B, true, TMP, RCX);
+		emit_mov_rr(B, false, RCX, src);
+		emit_shift_cl(B, op, w, dst);
+		emit_mov_rr(B, true, RCX, TMP);
+	}
+}
+
+#define SHIFT_ROWS(name, op)                                                            \
+	static int emit_##name##64_imm(struct jit_state *st, insn_t insn, size_t pc)     \
+	{                                                                              \
+		(void)pc;                                                              \
+		shift_imm(st, insn, op, true);                                         \
+		return 0;                                                              \
+	}                                                                              \
+	static int emit_##name##64_reg(struct jit_state *st, insn_t insn, size_t pc)     \
+	{                                                                              \
+		(void)pc;                                                              \
+		shift_reg(st, insn, op, true);                                         \
+		return 0;                                                              \
+	}                                                                              \
+	static int emit_##name##32_imm(struct jit_state *st, insn_t insn, size_t pc)     \
+	{                                                                              \
+		(void)pc;                                                              \
+		shift_imm(st, insn, op, false);                                        \
+		return 0;                                                              \
+	}                                                                              \
+	static int emit_##name##32_reg(struct jit_state *st, insn_t insn, size_t pc)     \
+	{                                                                              \
+		(void)pc;                                                              \
+		shift_reg(st, insn, op, false);                                        \
+		return 0;                                                              \
+	}
+SHIFT_ROWS(lsh, SH_SHL)
+SHIFT_ROWS(rsh, SH_SHR)
+SHIFT_ROWS(arsh, SH_SAR)
+
+static int emit_neg64(struct jit_state *st, insn_t insn, size_t pc)
+{
+	(void)pc;
+	emit_grp3(B, 3, true, xreg(insn->dst_reg));
+	return 0;
+}
+
+static int emit_neg32(struct jit_state *st, insn_t insn, size_t pc)
+{
+	(void)pc;
+	emit_grp3(B, 3, false, xreg(insn->dst_reg));
+	return 0;
+}
+
+static int emit_mov64_imm(struct jit_state *st, insn_t insn, size_t pc)
+{
+	(void)pc;
+	emit_mov_imm64(B, xreg(insn->dst_reg), (uint64_t)(int64_t)insn->imm);
+	return 0;
+}
+
+static int emit_mov32_imm(struct jit_state *st, insn_t insn, size_t pc)
+{
+	(void)pc;
+	emit_mov_imm64(B, xreg(insn->dst_reg), (uint32_t)insn->imm);
+	return 0;
+}
+
+static int emit_mov64_reg(struct jit_state *st, insn_t insn, size_t pc)
+{
+	(void)pc;
+	if (insn->dst_reg != insn->src_reg)
+		emit_mov_rr(B, true, xreg(insn->dst_reg), xreg(insn->src_reg));
+	return 0;
+}
+
+static int emit_mov32_reg(struct jit_state *st, insn_t insn, size_t pc)
+{
+	(void)pc;
+	emit_mov_rr(B, false, xreg(insn->dst_reg), xreg(insn->src_reg));
+	return 0;
+}
+
+/* movsx: 0F BE (from 8 bits), 0F BF (from 16), 63 (movsxd, from 32) */
+static int emit_movsx8_64(struct jit_state *st, insn_t insn, size_t pc)
+{
+	(void)pc;
+	emit_0f_rr(B, 0xbe, true, xreg(insn->dst_reg), xreg(insn->src_reg), true);
+	return 0;
+}
+
+static int emit_movsx16_64(struct jit_state *st, insn_t insn, size_t pc)
+{
+	(void)pc;
+	emit_0f_rr(B, 0xbf, true, xreg(insn->dst_reg), xreg(insn->src_reg), false);
+	return 0;
+}
+
+static int emit_movsx32_64(struct jit_state *st, insn_t insn, size_t pc)
+{
+	(void)pc;
+	emit_movsxd_rr(B, xreg(insn->dst_reg), xreg(insn->src_reg));
+	return 0;
+}
+
+static int emit_movsx8_32(struct jit_state *st, insn_t insn, size_t pc)
+{
+	(void)pc;
+	emit_0f_rr(B, 0xbe, false, xreg(insn->dst_reg), xreg(insn->src_reg), true);
+	return 0;
+}
+
+static int emit_movsx16_32(struct jit_state *st, insn_t insn, size_t pc)
+{
+	(void)pc;
+	emit_0f_rr(B, 0xbf, false, xreg(insn->dst_reg), xreg(insn->src_reg), false);
+	return 0;
+}
+
+/* --- byte order: the host is little-endian, so "le" only truncates ------------------- */
+
+static void swap(struct jit_state *st, insn_t insn, int bits)
+{
+	int dst = xreg(insn->dst_reg);
+
+	if (bits == 16) {
+		emit_rol16_8(B, dst);
+		emit_0f_rr(B, 0xb7, false, dst, dst, false); /* movzx dst32, dst16 */
+	} else {
+		emit_bswap(B, bits == 64, dst);
+	}
+}
+
+static void truncate_le(struct jit_state *st, insn_t insn, int bits)
+{
+	int dst = xreg(insn->dst_reg);
+
+	if (bits == 16)
+		emit_0f_rr(B, 0xb7, false, dst, dst, false); /* movzx dst32, dst16 */
+	else if (bits == 32)
+		zext32(st, dst);
+}
+
+#define SWAP_ROW(name, fn, bits)                                                        \
+	static int emit_##name(struct jit_state *st, insn_t insn, size_t pc)             \
+	{                                                                              \
+		(void)pc;                                                              \
+		fn(st, insn, bits);                                                    \
+		return 0;                                                              \
+	}
+SWAP_ROW(bswap16, swap, 16)
+SWAP_ROW(bswap32, swap, 32)
+SWAP_ROW(bswap64, swap, 64)
+SWAP_ROW(be16, swap, 16)
+SWAP_ROW(be32, swap, 32)
+SWAP_ROW(be64, swap, 64)
+SWAP_ROW(le16, truncate_le, 16)
+SWAP_ROW(le32, truncate_le, 32)
+SWAP_ROW(le64, truncate_le, 64)
+
+/* --- memory --------------------------------------------------------------------------- */
+
+static int emit_lddw(struct jit_state *st, insn_t insn, size_t pc)
+{
+	(void)pc;
+	emit_mov_imm64(B, xreg(insn->dst_reg),
+		       (uint32_t)insn[0].imm | ((uint64_t)(uint32_t)insn[1].imm << 32));
+	return 0;
+}
+
+#define LOAD_ROW(name, size, sign)                                                      \
+	static int emit_##name(struct jit_state *st, insn_t insn, size_t pc)             \
+	{                                                                              \
+		(void)pc;                                                              \
+		emit_load(B, size, sign, xreg(insn->dst_reg), xreg(insn->src_reg),     \
+			  insn->off);                                                  \
+		return 0;                                                              \
+	}
+LOAD_ROW(ldxb, 1, false)
+LOAD_ROW(ldxh, 2, false)
+LOAD_ROW(ldxw, 4, false)
+LOAD_ROW(ldxdw, 8, false)
+LOAD_ROW(ldxsb, 1, true)
+LOAD_ROW(ldxsh, 2, true)
+LOAD_ROW(ldxsw, 4, true)
+
+#define STORE_ROWS(sfx, size)                                                           \
+	static int emit_st##sfx(struct jit_state *st, insn_t insn, size_t pc)            \
+	{                                                                              \
+		(void)pc;                                                              \
+		emit_store_i(B, size, xreg(insn->dst_reg), insn->off, insn->imm);      \
+		return 0;                                                              \
+	}                                                                              \
+	static int emit_stx##sfx(struct jit_state *st, insn_t insn, size_t pc)           \
+	{                                                                              \
+		(void)pc;                                                              \
+		emit_store_r(B, size, xreg(insn->dst_reg), insn->off, xreg(insn->src_reg)); \
+		return 0;                                                              \
+	}
+STORE_ROWS(b, 1)
+STORE_ROWS(h, 2)
+STORE_ROWS(w, 4)
+STORE_ROWS(dw, 8)
+
+static int emit_ldabsb(struct jit_state *st, insn_t insn, size_t pc)
+{
+	(void)pc;
+	brt_jit_emit_ld_pkt(st, insn, false);
+	return 0;
+}
+
+static int emit_ldabsh(struct jit_state *st, insn_t insn, size_t pc)
+{
+	(void)pc;
+	brt_jit_emit_ld_pkt(st, insn, false);
+	return 0;
+}
+
+static int emit_ldabsw(struct jit_state *st, insn_t insn, size_t pc)
+{
+	(void)pc;
+	brt_jit_emit_ld_pkt(st, insn, false);
+	return 0;
+}
+
+static int emit_ldindb(struct jit_state *st, insn_t insn, size_t pc)
+{
+	(void)pc;
+	brt_jit_emit_ld_pkt(st, insn, true);
+	return 0;
+}
+
+static int emit_ldindh(struct jit_state *st, insn_t insn, size_t pc)
+{
+	(void)pc;
+	brt_jit_emit_ld_pkt(st, insn, true);
+	return 0;
+}
+
+static int emit_ldindw(struct jit_state *st, insn_t insn, size_t pc)
+{
+	(void)pc;
+	brt_jit_emit_ld_pkt(st, insn, true);
+	return 0;
+}
+
+/* --- atomics ------------------------------------------------------------------------ */
+
+/* fetch-or/and/xor have no x86 instruction that returns the old value: a cmpxchg loop.
+ * cmpxchg compares with rax (r0), so r0 is parked in AUX; the address goes to TMP2 first
+ * because dst itself may be r0. */
+static void atomic_fetch_loop(struct jit_state *st, insn_t insn, enum x86_alu op, bool w)
+{
+	int dst = xreg(insn->dst_reg), src = xreg(insn->src_reg);
+	int operand = src == RAX ? AUX : src;
+	size_t retry;
+
+	emit_lea(B, TMP2, dst, insn->off);
+	emit_mov_rr(B, true, AUX, RAX);
+	emit_load(B, w ? 8 : 4, false, RAX, TMP2, 0);
+	retry = B->len;
+	emit_mov_rr(B, w, TMP, RAX);
+	emit_alu_rr(B, op, w, TMP, operand);
+	emit_rmw(B, true, true, 0xb1, w, TMP2, 0, TMP); /* lock cmpxchg [TMP2], TMP */
+	emit2(B, 0x70 | CC_NE, (uint8_t)(int8_t)((int64_t)retry - (int64_t)(B->len + 2)));
+	if (src != RAX) {
+		emit_mov_rr(B, w, src, RAX);
+		emit_mov_rr(B, true, RAX, AUX);
+	}
+}
+
+static void atomic(struct jit_state *st, insn_t insn, bool w)
+{
+	int dst = xreg(insn->dst_reg), src = xreg(insn->src_reg);
+
+	switch (insn->imm) {
+	case BPF_ADD:
+	case BPF_OR:
+	case BPF_AND:
+	case BPF_XOR: /* lock <op> [dst+off], src */
+		emit_rmw(B, true, false,
+			 (uint8_t)(8 * (insn->imm == BPF_ADD ? ALU_ADD
+					: insn->imm == BPF_OR ? ALU_OR
+					: insn->imm == BPF_AND ? ALU_AND : ALU_XOR) + 1),
+			 w, dst, insn->off, src);
+		break;
+	case BPF_ADD | BPF_FETCH: /* lock xadd [dst+off], src */
+		emit_rmw(B, true, true, 0xc1, w, dst, insn->off, src);
+		break;
+	case BPF_OR | BPF_FETCH:
+		atomic_fetch_loop(st, insn, ALU_OR, w);
+		break;
+	case BPF_AND | BPF_FETCH:
+		atomic_fetch_loop(st, insn, ALU_AND, w);
+		break;
+	case BPF_XOR | BPF_FETCH:
+		atomic_fetch_loop(st, insn, ALU_XOR, w);
+		break;
+	case BPF_XCHG: /* xchg [dst+off], src (implicitly locked) */
+		emit_rmw(B, false, false, 0x87, w, dst, insn->off, src);
+		break;
+	default: /* BPF_CMPXCHG: lock cmpxchg [dst+off], src; r0 = old value */
+		emit_rmw(B, true, true, 0xb1, w, dst, insn->off, src);
+		/* on success the 32-bit form leaves rax untouched: zero-extend by hand */
+		if (!w)
+			zext32(st, RAX);
+		break;
+	}
+}
+
+#define ATOMIC_ROWS(name)                                                               \
+	static int emit_##name##32(struct jit_state *st, insn_t insn, size_t pc)         \
+	{                                                                              \
+		(void)pc;                                                              \
+		atomic(st, insn, false);                                               \
+		return 0;                                                              \
+	}                                                                              \
+	static int emit_##name##64(struct jit_state *st, insn_t insn, size_t pc)         \
+	{                                                                              \
+		(void)pc;                                                              \
+		atomic(st, insn, true);                                                \
+		return 0;                                                              \
+	}
+ATOMIC_ROWS(add)
+ATOMIC_ROWS(or)
+ATOMIC_ROWS(and)
+ATOMIC_ROWS(xor)
+ATOMIC_ROWS(fetch_add)
+ATOMIC_ROWS(fetch_or)
+ATOMIC_ROWS(fetch_and)
+ATOMIC_ROWS(fetch_xor)
+ATOMIC_ROWS(xchg)
+ATOMIC_ROWS(cmpxchg)
+
+/* --- jumps ---------------------------------------------------------------------------- */
+
+/* Jump (cc < 0: unconditional) from instruction pc to instruction target.  rel8 unless
+ * this jump was found too far in an earlier pass; targets ahead come from the previous
+ * pass's layout, targets behind from this pass (see the pass loop in jit.c). */
+static void branch(struct jit_state *st, size_t pc, int cc, size_t target)
+{
+	bool is_short = !st->is_long[pc];
+	size_t to = target <= pc ? st->off[target] : st->prev_off[target];
+
+	if (is_short && !st->first_pass) {
+		int64_t disp = (int64_t)to - (int64_t)(B->len + 2);
+
+		if (!is_imm8(disp)) {
+			st->is_long[pc] = 1;
+			st->grew = true;
+			is_short = false;
+		}
+	}
+	if (cc < 0)
+		emit_jmp_rel(B, is_short, to);
+	else
+		emit_jcc_rel(B, (enum x86_cc)cc, is_short, to);
+}
+
+static int emit_ja(struct jit_state *st, insn_t insn, size_t pc)
+{
+	if (insn->off)
+		branch(st, pc, -1, pc + 1 + (size_t)(int64_t)insn->off);
+	return 0;
+}
+
+static int emit_ja32(struct jit_state *st, insn_t insn, size_t pc)
+{
+	if (insn->imm)
+		branch(st, pc, -1, pc + 1 + (size_t)(int64_t)insn->imm);
+	return 0;
+}
+
+/* A conditional jump to the next instruction has no effect: nothing is emitted. */
+static void jmp_cond(struct jit_state *st, insn_t insn, size_t pc, enum x86_cc cc, bool w,
+		     bool is_imm, bool is_test)
+{
+	int dst = xreg(insn->dst_reg);
+
+	if (!insn->off)
+		return;
+	if (is_test && is_imm)
+		emit_test_ri(B, w, dst, insn->imm);
+	else if (is_test)
+		emit_rr(B, 0x85, w, dst, xreg(insn->src_reg));
+	else if (is_imm && insn->imm == 0)
+		emit_rr(B, 0x85, w, dst, dst); /* test: same flags as cmp with 0 */
+	else if (is_imm)
+		emit_alu_ri(B, ALU_CMP, w, dst, insn->imm);
+	else
+		emit_alu_rr(B, ALU_CMP, w, dst, xreg(insn->src_reg));
+	branch(st, pc, cc, pc + 1 + (size_t)(int64_t)insn->off);
+}
+
+#define JMP_ROWS(name, cc, is_test)                                                     \
+	static int emit_##name##_imm(struct jit_state *st, insn_t insn, size_t pc)       \
+	{                                                                              \
+		jmp_cond(st, insn, pc, cc, true, true, is_test);                       \
+		return 0;                                                              \
+	}                                                                              \
+	static int emit_##name##_reg(struct jit_state *st, insn_t insn, size_t pc)       \
+	{                                                                              \
+		jmp_cond(st, insn, pc, cc, true, false, is_test);                      \
+		return 0;                                                              \
+	}                                                                              \
+	static int emit_##name##32_imm(struct jit_state *st, insn_t insn, size_t pc)     \
+	{                                                                              \
+		jmp_cond(st, insn, pc, cc, false, true, is_test);                      \
+		return 0;                                                              \
+	}                                                                              \
+	static int emit_##name##32_reg(struct jit_state *st, insn_t insn, size_t pc)     \
+	{                                                                              \
+		jmp_cond(st, insn, pc, cc, false, false, is_test);                     \
+		return 0;                                                              \
+	}
+JMP_ROWS(jeq, CC_E, false)
+JMP_ROWS(jne, CC_NE, false)
+JMP_ROWS(jgt, CC_A, false)
+JMP_ROWS(jge, CC_AE, false)
+JMP_ROWS(jlt, CC_B, false)
+JMP_ROWS(jle, CC_BE, false)
+JMP_ROWS(jsgt, CC_G, false)
+JMP_ROWS(jsge, CC_GE, false)
+JMP_ROWS(jslt, CC_L, false)
+JMP_ROWS(jsle, CC_LE, false)
+JMP_ROWS(jset, CC_NE, true)
+
+/* --- calls and exit (calls.c) ------------------------------------------------------- */
+
+static int emit_call_helper(struct jit_state *st, insn_t insn, size_t pc)
+{
+	(void)insn;
+	return brt_jit_emit_helper_call(st, pc);
+}
+
+static int emit_call_local(struct jit_state *st, insn_t insn, size_t pc)
+{
+	(void)insn;
+	return brt_jit_emit_local_call(st, pc);
+}
+
+static int emit_callx(struct jit_state *st, insn_t insn, size_t pc)
+{
+	(void)insn;
+	return brt_jit_emit_callx(st, pc);
+}
+
+static int emit_exit(struct jit_state *st, insn_t insn, size_t pc)
+{
+	(void)insn;
+	(void)pc;
+	brt_jit_emit_exit(st);
+	return 0;
+}
+
+int brt_jit_emit_insn(struct jit_state *st, size_t pc, enum brt_op op)
+{
+	const struct bpf_insn *insn = &st->insns[pc];
+
+	switch (op) {
+#define INSN(id, opc, dk, dv, shape, mnem, grp, ver)                                           \
+	case BRT_OP_##id:                                                                      \
+		return emit_##id(st, insn, pc);
+#include "isa/insn.def"
+#undef INSN
+	default:
+		snprintf(st->err, st->errlen, "internal error: insn %zu: no emitter for op %d", pc,
+			 (int)op);
+		return -EFAULT;
+	}
+}

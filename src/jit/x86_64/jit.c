@@ -1,0 +1,506 @@
+/* jit.c - the x86-64 JIT's driver: splits the program into functions, checks what the
+ * code generator relies on, runs the emission passes until jump sizes settle, and maps the
+ * result read+exec.
+ *
+ * Theory of operation
+ *
+ * Registers.  Every eBPF register lives in one x86 register for the whole run (regmap.c
+ * explains the choice), so instructions translate one by one, mostly to one or two
+ * machine instructions, with no spills.
+ *
+ * Frames.  The C caller (brt_jit_call) enters the main function with r1 in rdi, r2 in rsi
+ * and the run ctx in rdx.  The main prologue pushes the callee-saved registers that any
+ * function of the program uses, then, if the program calls anything or loads packets, 24
+ * bytes of slots (ctx, callx id, program) whose address it keeps in r12, the ANCHOR, for
+ * the whole run.  A function that uses r10 gets 512 bytes below its pushes, with rbp (r10)
+ * pointing at their top.  Functions reached by bpf-to-bpf calls (x86 `call`) push what
+ * they use themselves and get their own 512 bytes, so r6-r9 and r10 survive calls, as
+ * eBPF requires.  rsp stays 16-byte aligned at every call.  Early exits (a helper stopped
+ * the run, LD_ABS out of bounds) jump to a stub that resets rsp from the ANCHOR, which
+ * is valid at any depth, and returns through the main epilogue.
+ *
+ * Checks.  The generated code trusts the program the way the kernel's JIT trusts
+ * verified code: no bounds checks on memory, no instruction budget.  What the JIT checks
+ * at compile time is what its own frames depend on: functions do not jump into each
+ * other or fall off their end, calls do not recurse and nest at most 8 frames deep, and
+ * helper ids resolve.
+ *
+ * Passes.  Jumps have a short (rel8) and a near (rel32) form.  The first pass emits all
+ * jumps short; each later pass measures every short jump against the previous layout and
+ * turns it near, for good, when it does not fit.  Sizes only grow, so the loop ends; it
+ * stops at the first pass where nothing grew, whose code is then exact because every
+ * offset equals the previous pass's (after MAX_PASSES every jump is made near).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "jit/x86_64/x86.h"
+
+#define MAX_PASSES 24
+#define MAX_CODE_BYTES (256u << 20)
+
+static int reserve(struct jit_state *st, size_t more)
+{
+	struct jit_buf *b = &st->buf;
+	size_t cap;
+	uint8_t *p;
+
+	if (b->len + more <= b->cap)
+		return 0;
+	if (b->len + more > MAX_CODE_BYTES) {
+		snprintf(st->err, st->errlen, "program too large for the JIT (over %u MiB of code)",
+			 MAX_CODE_BYTES >> 20);
+		return -E2BIG;
+	}
+	cap = b->cap ? b->cap * 2 : 4096;
+	while (cap < b->len + more)
+		cap *= 2;
+	p = realloc(b->p, cap);
+	if (!p) {
+		snprintf(st->err, st->errlen, "out of memory for %zu bytes of code", cap);
+		return -ENOMEM;
+	}
+	b->p = p;
+	b->cap = cap;
+	return 0;
+}
+
+static bool is_branch(enum brt_op op)
+{
+	switch (brt_ops[op].shape) {
+	case BRT_SHAPE_JA:
+	case BRT_SHAPE_JA32:
+	case BRT_SHAPE_JMP_IMM:
+	case BRT_SHAPE_JMP_REG:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static bool is_call(enum brt_op op)
+{
+	return op == BRT_OP_call_helper || op == BRT_OP_callx || op == BRT_OP_call_local ||
+	       brt_ops[op].shape == BRT_SHAPE_LD_ABS || brt_ops[op].shape == BRT_SHAPE_LD_IND;
+}
+
+/* Decode every instruction (the caller has run brt_isa_check_prog(), but the JIT must not
+ * emit garbage if it did not) and mark where functions start. */
+static int decode(struct jit_state *st, uint16_t *ops, uint8_t *starts)
+{
+	const char *why;
+
+	starts[0] = 1;
+	for (size_t pc = 0; pc < st->n; pc++) {
+		enum brt_op op = brt_isa_decode(&st->insns[pc], st->n - pc, &why);
+		int64_t t;
+
+		if (op == BRT_OP_INVALID) {
+			snprintf(st->err, st->errlen, "insn %zu: %s", pc, why);
+			return -EINVAL;
+		}
+		ops[pc] = (uint16_t)op;
+		if (op == BRT_OP_lddw)
+			ops[++pc] = BRT_OP_INVALID;
+		else if (is_branch(op) || op == BRT_OP_call_local) {
+			t = brt_isa_jump_target(&st->insns[pc], op, pc);
+			if (t < 0 || (uint64_t)t >= st->n) {
+				snprintf(st->err, st->errlen, "insn %zu: jump out of range", pc);
+				return -EINVAL;
+			}
+			if (op == BRT_OP_call_local)
+				starts[t] = 1;
+		}
+		if ((brt_ops[op].shape == BRT_SHAPE_LD_ABS || brt_ops[op].shape == BRT_SHAPE_LD_IND) &&
+		    (st->env->pkt_data_off < 0 || st->env->pkt_len_off < 0)) {
+			snprintf(st->err, st->errlen, "insn %zu: packet load without a packet", pc);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+static size_t func_of(const struct jit_state *st, size_t pc)
+{
+	size_t lo = 0, hi = st->nfuncs;
+
+	while (hi - lo > 1) {
+		size_t mid = (lo + hi) / 2;
+
+		if (st->funcs[mid].start <= pc)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Jumps stay inside their function, every function ends with exit or ja, lddw's second
+ * slot is never a target. */
+static int check_funcs(struct jit_state *st, const uint16_t *ops)
+{
+	for (size_t k = 0; k < st->nfuncs; k++) {
+		const struct jit_func *f = &st->funcs[k];
+		size_t last = f->end - 1;
+
+		if (ops[last] == BRT_OP_INVALID && last > f->start)
+			last--;
+		if (ops[last] != BRT_OP_exit && ops[last] != BRT_OP_ja && ops[last] != BRT_OP_ja32) {
+			snprintf(st->err, st->errlen, "insn %zu: last insn is not an exit or jmp",
+				 f->end - 1);
+			return -EINVAL;
+		}
+		for (size_t pc = f->start; pc < f->end; pc++) {
+			int64_t t;
+
+			if (ops[pc] == BRT_OP_INVALID || !is_branch(ops[pc]))
+				continue;
+			t = brt_isa_jump_target(&st->insns[pc], ops[pc], pc);
+			if ((size_t)t < f->start || (size_t)t >= f->end) {
+				snprintf(st->err, st->errlen, "insn %zu: jump out of its function", pc);
+				return -EINVAL;
+			}
+			if (ops[t] == BRT_OP_INVALID) {
+				snprintf(st->err, st->errlen, "insn %zu: jump into the middle of lddw",
+					 pc);
+				return -EINVAL;
+			}
+		}
+	}
+	return 0;
+}
+
+/* Deepest chain of frames starting at function k; -1 on recursion.  depth[] caches
+ * results (0 = unknown), on_path[] detects cycles.  Recursion depth is bounded by the
+ * frame limit, so this recursion is too. */
+static int frames_from(struct jit_state *st, const uint16_t *ops, size_t k, int *depth,
+		       uint8_t *on_path, size_t *bad_pc)
+{
+	const struct jit_func *f = &st->funcs[k];
+	int best = 0;
+
+	if (depth[k])
+		return depth[k];
+	if (on_path[k])
+		return -1;
+	on_path[k] = 1;
+	for (size_t pc = f->start; pc < f->end && best >= 0; pc++) {
+		size_t callee;
+		int d;
+
+		if (ops[pc] != BRT_OP_call_local)
+			continue;
+		callee = func_of(st, (size_t)brt_isa_jump_target(&st->insns[pc], ops[pc], pc));
+		d = frames_from(st, ops, callee, depth, on_path, bad_pc);
+		if (d < 0 || d >= BRT_MAX_CALL_DEPTH) {
+			if (*bad_pc == SIZE_MAX)
+				*bad_pc = pc;
+			best = -1;
+		} else if (d > best) {
+			best = d;
+		}
+	}
+	on_path[k] = 0;
+	depth[k] = best < 0 ? -1 : best + 1;
+	return depth[k];
+}
+
+static int check_calls(struct jit_state *st, const uint16_t *ops)
+{
+	int *depth = calloc(st->nfuncs, sizeof(*depth));
+	uint8_t *on_path = calloc(st->nfuncs, 1);
+	size_t bad_pc = SIZE_MAX;
+	int rc = 0;
+
+	if (!depth || !on_path) {
+		snprintf(st->err, st->errlen, "out of memory");
+		rc = -ENOMEM;
+		goto out_free;
+	}
+	if (frames_from(st, ops, 0, depth, on_path, &bad_pc) < 0) {
+		snprintf(st->err, st->errlen,
+			 "insn %zu: recursive call or more than %d nested frames", bad_pc,
+			 BRT_MAX_CALL_DEPTH);
+		rc = -EINVAL;
+	}
+out_free:
+	free(depth);
+	free(on_path);
+	return rc;
+}
+
+/* Saved registers, stack and alignment padding of each function. */
+static void plan_frames(struct jit_state *st, const uint16_t *ops)
+{
+	uint16_t all = 0;
+
+	for (size_t k = 0; k < st->nfuncs; k++) {
+		struct jit_func *f = &st->funcs[k];
+		bool calls = false;
+
+		f->saved = brt_jit_regs_used(st->insns, f->start, f->end, &f->stack);
+		for (size_t pc = f->start; pc < f->end; pc++)
+			if (ops[pc] != BRT_OP_INVALID && is_call(ops[pc]))
+				calls = true;
+		if (calls)
+			st->anchor = true;
+		if (f->stack)
+			f->saved |= 1u << RBP;
+		all |= f->saved;
+		f->frame = f->stack ? BRT_STACK_SIZE : 0;
+		f->has_calls = calls;
+	}
+	for (size_t pc = 0; pc < st->n; pc++)
+		if (ops[pc] == BRT_OP_callx)
+			st->uses_callx = true;
+	/* an early exit from any depth restores through the main epilogue */
+	st->funcs[0].saved = all | (st->anchor ? 1u << ANCHOR : 0);
+	for (size_t k = 0; k < st->nfuncs; k++) {
+		struct jit_func *f = &st->funcs[k];
+		unsigned pushed = (unsigned)__builtin_popcount(f->saved) * 8;
+		unsigned above = 8 + pushed + (k == 0 && st->anchor ? JIT_SLOTS_SIZE : 0);
+
+		/* rsp must be 16-byte aligned at each call made from this function */
+		if (f->has_calls && (above + f->frame) % 16)
+			f->frame += 8;
+	}
+}
+
+static int split_funcs(struct jit_state *st, const uint8_t *starts)
+{
+	size_t k = 0;
+
+	st->nfuncs = 0;
+	for (size_t pc = 0; pc < st->n; pc++)
+		st->nfuncs += starts[pc];
+	st->funcs = calloc(st->nfuncs, sizeof(*st->funcs));
+	if (!st->funcs) {
+		snprintf(st->err, st->errlen, "out of memory");
+		return -ENOMEM;
+	}
+	for (size_t pc = 0; pc < st->n; pc++) {
+		if (!starts[pc])
+			continue;
+		if (k)
+			st->funcs[k - 1].end = pc;
+		st->funcs[k++].start = pc;
+	}
+	st->funcs[k - 1].end = st->n;
+	return 0;
+}
+
+static int run_pass(struct jit_state *st, const uint16_t *ops)
+{
+	int rc;
+
+	st->buf.len = 0;
+	st->grew = false;
+	for (st->cur = 0; st->cur < st->nfuncs; st->cur++) {
+		const struct jit_func *f = &st->funcs[st->cur];
+
+		rc = reserve(st, JIT_MAX_INSN_BYTES);
+		if (rc)
+			return rc;
+		st->entry[f->start] = (uint32_t)st->buf.len;
+		brt_jit_emit_prologue(st, f);
+		for (size_t pc = f->start; pc < f->end; pc++) {
+			rc = reserve(st, JIT_MAX_INSN_BYTES);
+			if (rc)
+				return rc;
+			st->off[pc] = (uint32_t)st->buf.len;
+			if (ops[pc] == BRT_OP_INVALID) /* second slot of lddw */
+				continue;
+			rc = brt_jit_emit_insn(st, pc, (enum brt_op)ops[pc]);
+			if (rc)
+				return rc;
+		}
+	}
+	st->off[st->n] = (uint32_t)st->buf.len;
+	rc = reserve(st, JIT_MAX_INSN_BYTES);
+	if (rc)
+		return rc;
+	brt_jit_emit_stubs(st);
+	return 0;
+}
+
+static void swap_u32p(uint32_t **a, uint32_t **b)
+{
+	uint32_t *t = *a;
+
+	*a = *b;
+	*b = t;
+}
+
+static int emit_all(struct jit_state *st, const uint16_t *ops)
+{
+	size_t prev_len;
+	int rc;
+
+	st->first_pass = true;
+	rc = run_pass(st, ops);
+	st->first_pass = false;
+	for (int pass = 1; !rc; pass++) {
+		swap_u32p(&st->off, &st->prev_off);
+		swap_u32p(&st->entry, &st->prev_entry);
+		memcpy(st->prev_stub, st->stub, sizeof(st->stub));
+		prev_len = st->buf.len;
+		rc = run_pass(st, ops);
+		if (!rc && !st->grew && st->buf.len == prev_len)
+			break;
+		if (pass == MAX_PASSES)
+			memset(st->is_long, 1, st->n);
+	}
+	return rc;
+}
+
+static int map_code(struct jit_state *st, struct brt_jit_prog *p)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	size_t size = (st->buf.len + (size_t)page - 1) & ~((size_t)page - 1);
+	void *mem = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (mem == MAP_FAILED) {
+		snprintf(st->err, st->errlen, "cannot map %zu bytes for code", size);
+		return -ENOMEM;
+	}
+	memcpy(mem, st->buf.p, st->buf.len);
+	/* W^X: the mapping is never writable and executable at once */
+	if (mprotect(mem, size, PROT_READ | PROT_EXEC)) {
+		int rc = -errno;
+
+		munmap(mem, size);
+		snprintf(st->err, st->errlen, "cannot make code executable");
+		return rc;
+	}
+	p->code = mem;
+	p->code_size = st->buf.len;
+	p->map_size = size;
+	return 0;
+}
+
+static int alloc_state(struct jit_state *st)
+{
+	size_t words = st->n + 1;
+
+	st->off = calloc(words, sizeof(uint32_t));
+	st->prev_off = calloc(words, sizeof(uint32_t));
+	st->entry = calloc(words, sizeof(uint32_t));
+	st->prev_entry = calloc(words, sizeof(uint32_t));
+	st->is_long = calloc(words, 1);
+	if (!st->off || !st->prev_off || !st->entry || !st->prev_entry || !st->is_long) {
+		snprintf(st->err, st->errlen, "out of memory for %zu instructions", st->n);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static void free_state(struct jit_state *st)
+{
+	free(st->off);
+	free(st->prev_off);
+	free(st->entry);
+	free(st->prev_entry);
+	free(st->is_long);
+	free(st->funcs);
+	free(st->buf.p);
+}
+
+static int analyse(struct jit_state *st, uint16_t *ops)
+{
+	uint8_t *starts = calloc(st->n, 1);
+	int rc;
+
+	if (!starts) {
+		snprintf(st->err, st->errlen, "out of memory for %zu instructions", st->n);
+		return -ENOMEM;
+	}
+	rc = decode(st, ops, starts);
+	if (!rc)
+		rc = split_funcs(st, starts);
+	free(starts);
+	if (!rc)
+		rc = check_funcs(st, ops);
+	if (!rc)
+		rc = check_calls(st, ops);
+	if (!rc)
+		plan_frames(st, ops);
+	return rc;
+}
+
+int brt_jit_compile(const struct bpf_insn *insns, size_t n, const struct brt_jit_env *env,
+		    struct brt_jit_prog **out, char *err, size_t errlen)
+{
+	static const struct brt_jit_env no_env = { .pkt_data_off = -1, .pkt_len_off = -1 };
+	struct jit_state st = { .insns = insns, .n = n, .env = env ? env : &no_env,
+				.err = err, .errlen = errlen };
+	struct brt_jit_prog *p;
+	uint16_t *ops = NULL;
+	int rc;
+
+	*out = NULL;
+	if (!n || n > UINT32_MAX / 2) {
+		snprintf(err, errlen, "program has %zu instructions", n);
+		return n ? -E2BIG : -EINVAL;
+	}
+	p = calloc(1, sizeof(*p));
+	ops = calloc(n, sizeof(*ops));
+	if (!p || !ops) {
+		snprintf(err, errlen, "out of memory for %zu instructions", n);
+		rc = -ENOMEM;
+		goto out_free;
+	}
+	st.prog = p;
+	p->helper = st.env->helper;
+	p->helper_arg = st.env->helper_arg;
+	p->n = n;
+	rc = alloc_state(&st);
+	if (!rc)
+		rc = analyse(&st, ops);
+	if (!rc)
+		rc = emit_all(&st, ops);
+	if (!rc)
+		rc = map_code(&st, p);
+	if (rc)
+		goto out_free;
+	p->insn_off = st.off;
+	st.off = NULL;
+	*out = p;
+	p = NULL;
+out_free:
+	free(ops);
+	free(p);
+	free_state(&st);
+	return rc;
+}
+
+uint64_t brt_jit_call(const struct brt_jit_prog *p, uint64_t r1, uint64_t r2,
+		      struct bpfrt_run_ctx *ctx)
+{
+	uint64_t (*fn)(uint64_t, uint64_t, void *);
+	uint64_t no_ctx[2] = { 0, 0 }; /* stopped, stop_r0 */
+	void *code = p->code;
+
+	memcpy(&fn, &code, sizeof(fn));
+	return fn(r1, r2, ctx ? (void *)ctx : (void *)no_ctx);
+}
+
+void brt_jit_free(struct brt_jit_prog *p)
+{
+	if (!p)
+		return;
+	munmap(p->code, p->map_size);
+	free(p->insn_off);
+	free(p);
+}
+
+const uint8_t *brt_jit_code(const struct brt_jit_prog *p, size_t *size,
+			    const uint32_t **insn_off)
+{
+	*size = p->code_size;
+	if (insn_off)
+		*insn_off = p->insn_off;
+	return p->code;
+}

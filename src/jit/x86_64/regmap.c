@@ -1,0 +1,58 @@
+/* regmap.c - where each eBPF register lives in x86-64 code, and why; plus the scan that
+ * finds which of them a function touches (so prologues save only those).
+ */
+#include "jit/x86_64/x86.h"
+
+/*
+ * eBPF's calling convention was designed to map 1:1 onto System V AMD64, so helper calls
+ * need no shuffling:
+ *
+ *   r0  -> rax  return value of helpers and of the program
+ *   r1  -> rdi  r1-r5 are the helper arguments, in System V argument order; they are
+ *   r2  -> rsi  caller-saved in both conventions, so a helper call clobbers exactly what
+ *   r3  -> rdx  eBPF says it clobbers.  rdx and rcx are also implicit operands of div and
+ *   r4  -> rcx  of variable shifts; those emitters save and restore them around the
+ *   r5  -> r8   instruction (in r9-r11) instead of reserving other registers.
+ *   r6  -> rbx  r6-r9 are callee-saved in eBPF and live in callee-saved x86 registers,
+ *   r7  -> r13  so they survive helper calls for free.  r12 is skipped: as a base
+ *   r8  -> r14  register it needs a SIB byte in every memory operand, and it is the
+ *   r9  -> r15  ANCHOR (entry frame slots) instead.
+ *   r10 -> rbp  the frame pointer: read-only, points at the top of the current function's
+ *               512-byte stack.
+ *
+ * r9 (6th System V argument: the run ctx for helpers), r10 (AUX) and r11 (TMP) hold no
+ * eBPF register and serve as scratch; r12 is the ANCHOR; rsp is the native stack.
+ */
+const uint8_t brt_jit_reg2x86[BRT_MAX_REGS] = {
+	[BPF_REG_0] = RAX, [BPF_REG_1] = RDI, [BPF_REG_2] = RSI, [BPF_REG_3] = RDX,
+	[BPF_REG_4] = RCX, [BPF_REG_5] = R8,  [BPF_REG_6] = RBX, [BPF_REG_7] = R13,
+	[BPF_REG_8] = R14, [BPF_REG_9] = R15, [BPF_REG_10] = RBP,
+};
+
+static uint16_t reg_bit(unsigned r)
+{
+	return (uint16_t)(1u << brt_jit_reg2x86[r]);
+}
+
+/* Callee-saved x86 registers (of eBPF's r6-r9) that insns[start..end) reference, as a bit
+ * mask over x86 register numbers; *uses_r10 tells whether r10 is referenced (the function
+ * then needs a stack frame).  lddw's second slot has all-zero register fields, so it
+ * contributes nothing. */
+uint16_t brt_jit_regs_used(const struct bpf_insn *insns, size_t start, size_t end, bool *uses_r10)
+{
+	uint16_t used = 0;
+	unsigned seen = 0;
+
+	for (size_t i = start; i < end; i++) {
+		seen |= 1u << insns[i].dst_reg;
+		/* src_reg of call and lddw is a kind, not a register */
+		if (insns[i].code != (BPF_LD | BPF_IMM | BPF_DW) &&
+		    insns[i].code != (BPF_JMP | BPF_CALL))
+			seen |= 1u << insns[i].src_reg;
+	}
+	for (unsigned r = BPF_REG_6; r <= BPF_REG_9; r++)
+		if (seen & (1u << r))
+			used |= reg_bit(r);
+	*uses_r10 = seen & (1u << BPF_REG_10);
+	return used;
+}

@@ -1,0 +1,104 @@
+/* x86.h - what the x86-64 JIT's files share: the compilation state of one program, the
+ * eBPF-to-x86 register map (regmap.c) and the entry points between the driver (jit.c),
+ * the per-instruction emitters (insn.c) and calls, exits and packet loads (calls.c).
+ */
+#ifndef BPFRT_SRC_JIT_X86_64_X86_H
+#define BPFRT_SRC_JIT_X86_64_X86_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "isa/isa.h"
+#include "jit/jit.h"
+#include "jit/x86_64/emit.h"
+
+/* Scratch registers no eBPF register lives in (see regmap.c). */
+#define AUX R10 /* temporaries; clobbered by calls */
+#define TMP R11
+#define TMP2 R9 /* free except while a helper call is being set up (6th argument) */
+#define ANCHOR R12 /* points at the entry frame's slots (JIT_SLOT_*) for the whole run */
+
+/* Slots at [ANCHOR + n] in the entry frame. */
+#define JIT_SLOT_CTX 0    /* struct bpfrt_run_ctx * passed to brt_jit_call() */
+#define JIT_SLOT_CALLX 8  /* helper id of the callx being made */
+#define JIT_SLOT_PROG 16  /* struct brt_jit_prog * (for callx's resolver) */
+#define JIT_SLOTS_SIZE 24
+
+/* Labels of the shared stubs at the end of the code. */
+enum jit_stub {
+	STUB_STOPPED, /* a helper stopped the run: return ctx->stop_r0 */
+	STUB_ZERO,    /* LD_ABS/LD_IND out of bounds: return 0 */
+	STUB_UNWIND,  /* return rax from any depth: reset rsp from ANCHOR, restore, ret */
+	STUB_COUNT,
+};
+
+struct brt_jit_prog {
+	uint8_t *code;          /* read+exec mapping */
+	size_t code_size;       /* bytes of code */
+	size_t map_size;        /* bytes mapped */
+	uint32_t *insn_off;     /* offset of each eBPF instruction's code */
+	size_t n;               /* instructions */
+	brt_helper_fn (*helper)(void *arg, uint32_t id); /* callx resolver */
+	void *helper_arg;
+};
+
+/* One function (the main program or a bpf-to-bpf callee) as the emitters see it. */
+struct jit_func {
+	size_t start;      /* first instruction */
+	size_t end;        /* one past the last */
+	uint16_t saved;    /* x86 registers the prologue pushes (bit = register number) */
+	bool stack;        /* references r10: gets a 512-byte frame */
+	bool has_calls;    /* calls helpers or functions: rsp must be aligned */
+	uint32_t frame;    /* bytes subtracted from rsp after the pushes */
+};
+
+struct jit_state {
+	const struct bpf_insn *insns;
+	size_t n;
+	const struct brt_jit_env *env;
+	struct brt_jit_prog *prog;
+	struct jit_buf buf;
+	uint32_t *off;        /* this pass: offset of each instruction's code */
+	uint32_t *prev_off;   /* previous pass (jump targets come from here) */
+	uint32_t *entry;      /* this pass: offset of the prologue of the function at insn i */
+	uint32_t *prev_entry;
+	uint32_t stub[STUB_COUNT];      /* this pass */
+	uint32_t prev_stub[STUB_COUNT];
+	uint8_t *is_long;     /* per jump instruction: needs rel32 (sticky: only grows) */
+	bool grew;            /* a jump became long in this pass */
+	bool first_pass;      /* no layout known yet: every jump is emitted short */
+	struct jit_func *funcs;
+	size_t nfuncs;
+	size_t cur;           /* index of the function being emitted */
+	bool anchor;          /* the program needs ANCHOR (calls, packet loads) */
+	bool uses_callx;
+	char *err;
+	size_t errlen;
+};
+
+/* regmap.c */
+extern const uint8_t brt_jit_reg2x86[BRT_MAX_REGS];
+uint16_t brt_jit_regs_used(const struct bpf_insn *insns, size_t start, size_t end, bool *uses_r10);
+
+/* insn.c: emit one instruction (the insn.def switch).  Returns 0 or -errno. */
+int brt_jit_emit_insn(struct jit_state *st, size_t pc, enum brt_op op);
+
+/* calls.c */
+int brt_jit_emit_helper_call(struct jit_state *st, size_t pc);
+int brt_jit_emit_callx(struct jit_state *st, size_t pc);
+int brt_jit_emit_local_call(struct jit_state *st, size_t pc);
+void brt_jit_emit_exit(struct jit_state *st);
+void brt_jit_emit_ld_pkt(struct jit_state *st, const struct bpf_insn *insn, bool ind);
+void brt_jit_emit_prologue(struct jit_state *st, const struct jit_func *f);
+void brt_jit_emit_stubs(struct jit_state *st);
+uint64_t brt_jit_callx_thunk(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5,
+			     uint64_t *slots);
+
+/* Register of eBPF register r. */
+static inline int xreg(unsigned r)
+{
+	return brt_jit_reg2x86[r];
+}
+
+#endif

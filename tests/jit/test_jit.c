@@ -1,0 +1,410 @@
+/* test_jit.c - table tests of the x86-64 JIT (src/jit/x86_64/): each case is a program,
+ * an input buffer and the r0 it must return, chosen where x86 and eBPF disagree (div by
+ * zero, INT_MIN/-1, shift masks, zero-extension, implicit rax/rdx/rcx operands), plus
+ * the compile-time refusals.  Failures print the generated code.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "harness.h"
+#include "isa/isa.h"
+#include "jit/jit.h"
+#include "jit_test.h"
+
+#define MAX_INSNS 300
+
+/* What the tests pass as the run ctx: the two fields the JIT reads, then the packet. */
+struct test_ctx {
+	uint64_t stopped;
+	uint64_t stop_r0;
+	const uint8_t *pkt;
+	uint64_t pkt_len;
+};
+
+static uint64_t helper_sum(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5,
+			   struct bpfrt_run_ctx *ctx)
+{
+	(void)ctx;
+	return r1 + 2 * r2 + 3 * r3 + 4 * r4 + 5 * r5;
+}
+
+/* The conformance suite's "unwind" helper: returns its argument, stops the run on 0. */
+static uint64_t helper_unwind(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5,
+			      struct bpfrt_run_ctx *ctx)
+{
+	struct test_ctx *c = (struct test_ctx *)(void *)ctx;
+
+	(void)r2, (void)r3, (void)r4, (void)r5;
+	if (!r1) {
+		c->stopped = 1;
+		c->stop_r0 = 0;
+	}
+	return r1;
+}
+
+static brt_helper_fn resolve(void *arg, uint32_t id)
+{
+	(void)arg;
+	return id == 1 ? helper_sum : id == 5 ? helper_unwind : NULL;
+}
+
+static const struct brt_jit_env env = {
+	.helper = resolve,
+	.pkt_data_off = offsetof(struct test_ctx, pkt),
+	.pkt_len_off = offsetof(struct test_ctx, pkt_len),
+};
+
+struct jit_case {
+	const char *name;
+	struct bpf_insn insns[MAX_INSNS];
+	uint8_t mem[32];
+	uint32_t mem_len;
+	uint64_t result;
+	const char *errstr; /* compile must fail with this text */
+};
+
+#define INT64_MIN_IMM64 0x8000000000000000ull
+
+static const struct jit_case cases[] = {
+	{ "mov64 imm", { MOV64_IMM(0, 42), EXIT() }, .result = 42 },
+	{ "mov64 imm sign-extends", { MOV64_IMM(0, -1), EXIT() }, .result = UINT64_MAX },
+	{ "mov32 imm zero-extends", { MOV64_IMM(0, -1), MOV32_IMM(0, -1), EXIT() },
+	  .result = 0xffffffff },
+	{ "lddw", { LD_IMM64(0, 0x123456789abcdef0ull), EXIT() }, .result = 0x123456789abcdef0ull },
+	{ "lddw negative small", { LD_IMM64(0, 0xfffffffffffffff0ull), EXIT() },
+	  .result = 0xfffffffffffffff0ull },
+	{ "args r1 r2", { MOV64_REG(0, 2), ALU64_REG(BPF_SUB, 0, 1), EXIT() }, .mem_len = 4,
+	  .result = 0 /* patched: r2 - r1 below */ },
+	{ "add32 wraps and zero-extends", { MOV64_IMM(0, -1), ALU32_IMM(BPF_ADD, 0, 1), EXIT() },
+	  .result = 0 },
+	{ "add32 0 still zero-extends", { LD_IMM64(0, 0xffffffff00000005ull),
+	  ALU32_IMM(BPF_ADD, 0, 0), EXIT() }, .result = 5 },
+	{ "and64 imm sign-extends", { LD_IMM64(0, 0xf0f0f0f0f0f0f0f0ull),
+	  ALU64_IMM(BPF_AND, 0, -16), EXIT() }, .result = 0xf0f0f0f0f0f0f0f0ull },
+	{ "and32 -1 zero-extends", { MOV64_IMM(0, -2), ALU32_IMM(BPF_AND, 0, -1), EXIT() },
+	  .result = 0xfffffffe },
+	{ "xor or sub reg", { MOV64_IMM(0, 0x0f), MOV64_IMM(3, 0xf0), ALU64_REG(BPF_OR, 0, 3),
+	  MOV64_IMM(4, 0x3c), ALU64_REG(BPF_XOR, 0, 4), ALU64_IMM(BPF_SUB, 0, 200), EXIT() },
+	  .result = (uint64_t)(0xc3 - 200) },
+	{ "mul64 imm", { MOV64_IMM(0, 7), ALU64_IMM(BPF_MUL, 0, -3), EXIT() },
+	  .result = (uint64_t)-21 },
+	{ "mul64 imm pow2", { MOV64_IMM(0, 7), ALU64_IMM(BPF_MUL, 0, 8), EXIT() }, .result = 56 },
+	{ "mul32 reg wraps", { MOV64_IMM(0, 0x10000), MOV64_IMM(7, 0x10001),
+	  ALU32_REG(BPF_MUL, 0, 7), EXIT() }, .result = 0x10000 },
+	{ "mul32 imm 1 zero-extends", { MOV64_IMM(0, -1), ALU32_IMM(BPF_MUL, 0, 1), EXIT() },
+	  .result = 0xffffffff },
+	{ "div64 reg", { MOV64_IMM(0, 100), MOV64_IMM(1, 7), ALU64_REG(BPF_DIV, 0, 1), EXIT() },
+	  .result = 14 },
+	{ "div64 by zero is 0", { MOV64_IMM(0, 100), MOV64_IMM(1, 0), ALU64_REG(BPF_DIV, 0, 1),
+	  EXIT() }, .result = 0 },
+	{ "mod64 by zero keeps dst", { MOV64_IMM(0, -100), MOV64_IMM(1, 0),
+	  ALU64_REG(BPF_MOD, 0, 1), EXIT() }, .result = (uint64_t)-100 },
+	{ "mod32 by zero zero-extends", { MOV64_IMM(0, -100), MOV64_IMM(1, 0),
+	  ALU32_REG(BPF_MOD, 0, 1), EXIT() }, .result = (uint32_t)-100 },
+	{ "div32 imm 0", { MOV64_IMM(0, -100), ALU32_IMM(BPF_DIV, 0, 0), EXIT() }, .result = 0 },
+	{ "mod32 imm 0", { MOV64_IMM(0, -100), ALU32_IMM(BPF_MOD, 0, 0), EXIT() },
+	  .result = (uint32_t)-100 },
+	{ "div64 unsigned imm -1", { MOV64_IMM(0, -1), ALU64_IMM(BPF_DIV, 0, -1), EXIT() },
+	  .result = 1 },
+	{ "div32 imm pow2", { MOV64_IMM(0, -1), ALU32_IMM(BPF_DIV, 0, 16), EXIT() },
+	  .result = 0x0fffffff },
+	{ "mod64 imm pow2", { MOV64_IMM(0, -1), ALU64_IMM(BPF_MOD, 0, 16), EXIT() }, .result = 15 },
+	{ "mod32 imm 2^31", { MOV64_IMM(0, -1), ALU32_IMM(BPF_MOD, 0, INT32_MIN), EXIT() },
+	  .result = 0x7fffffff },
+	{ "div64 imm 7", { MOV64_IMM(0, 100), ALU64_IMM(BPF_DIV, 0, 7), EXIT() }, .result = 14 },
+	{ "div keeps r0 and r3", { MOV64_IMM(0, 11), MOV64_IMM(3, 33), MOV64_IMM(6, 100),
+	  MOV64_IMM(7, 9), ALU64_REG(BPF_DIV, 6, 7), ALU64_REG(BPF_ADD, 0, 3),
+	  ALU64_REG(BPF_ADD, 0, 6), EXIT() }, .result = 11 + 33 + 11 },
+	{ "div dst r3 src r0", { MOV64_IMM(0, 4), MOV64_IMM(3, 100), ALU64_REG(BPF_DIV, 3, 0),
+	  ALU64_IMM(BPF_MUL, 0, 1000), ALU64_REG(BPF_ADD, 0, 3), EXIT() }, .result = 4025 },
+	{ "mod dst r0 src r3", { MOV64_IMM(0, 100), MOV64_IMM(3, 7), ALU64_REG(BPF_MOD, 0, 3),
+	  ALU64_IMM(BPF_MUL, 3, 1000), ALU64_REG(BPF_ADD, 0, 3), EXIT() }, .result = 7002 },
+	{ "sdiv64 INT_MIN / -1", { LD_IMM64(0, INT64_MIN_IMM64), MOV64_IMM(1, -1),
+	  SDIV64_REG(0, 1), EXIT() }, .result = INT64_MIN_IMM64 },
+	{ "smod64 INT_MIN % -1", { LD_IMM64(0, INT64_MIN_IMM64), MOV64_IMM(1, -1),
+	  SMOD64_REG(0, 1), EXIT() }, .result = 0 },
+	{ "sdiv32 INT_MIN / -1", { MOV32_IMM(0, INT32_MIN), MOV64_IMM(1, -1), SDIV32_REG(0, 1),
+	  EXIT() }, .result = 0x80000000 },
+	{ "smod32 INT_MIN % -1", { MOV32_IMM(0, INT32_MIN), MOV64_IMM(1, -1), SMOD32_REG(0, 1),
+	  EXIT() }, .result = 0 },
+	{ "sdiv64 -7 / 2", { MOV64_IMM(0, -7), MOV64_IMM(1, 2), SDIV64_REG(0, 1), EXIT() },
+	  .result = (uint64_t)-3 },
+	{ "smod64 -7 % 2", { MOV64_IMM(0, -7), MOV64_IMM(1, 2), SMOD64_REG(0, 1), EXIT() },
+	  .result = (uint64_t)-1 },
+	{ "sdiv64 by zero", { MOV64_IMM(0, -7), MOV64_IMM(1, 0), SDIV64_REG(0, 1), EXIT() },
+	  .result = 0 },
+	{ "smod32 by zero", { MOV64_IMM(0, -7), MOV64_IMM(1, 0), SMOD32_REG(0, 1), EXIT() },
+	  .result = (uint32_t)-7 },
+	{ "sdiv64 imm -1", { LD_IMM64(0, INT64_MIN_IMM64), SDIV64_IMM(0, -1), EXIT() },
+	  .result = INT64_MIN_IMM64 },
+	{ "sdiv64 imm -3", { MOV64_IMM(0, 10), SDIV64_IMM(0, -3), EXIT() }, .result = (uint64_t)-3 },
+	{ "smod32 imm -3", { MOV64_IMM(0, -10), SMOD32_IMM(0, -3), EXIT() },
+	  .result = (uint32_t)-1 },
+	{ "lsh64 reg masks to 6 bits", { MOV64_IMM(0, 1), MOV64_IMM(1, 65), ALU64_REG(BPF_LSH, 0, 1),
+	  EXIT() }, .result = 2 },
+	{ "lsh32 reg masks to 5 bits", { MOV64_IMM(0, 1), MOV64_IMM(1, 33), ALU32_REG(BPF_LSH, 0, 1),
+	  EXIT() }, .result = 2 },
+	{ "lsh32 by 0 zero-extends", { MOV64_IMM(0, -1), MOV64_IMM(1, 0), ALU32_REG(BPF_LSH, 0, 1),
+	  EXIT() }, .result = 0xffffffff },
+	{ "rsh64 dst r4", { MOV64_IMM(4, -1), MOV64_IMM(2, 60), ALU64_REG(BPF_RSH, 4, 2),
+	  MOV64_REG(0, 4), EXIT() }, .result = 15 },
+	{ "rsh32 src r4 keeps r4", { MOV64_IMM(0, -1), MOV64_IMM(4, 28), ALU32_REG(BPF_RSH, 0, 4),
+	  ALU64_REG(BPF_ADD, 0, 4), EXIT() }, .result = 15 + 28 },
+	{ "arsh64 reg keeps r4", { MOV64_IMM(0, -64), MOV64_IMM(1, 3), MOV64_IMM(4, 1000),
+	  ALU64_REG(BPF_ARSH, 0, 1), ALU64_REG(BPF_ADD, 0, 4), EXIT() }, .result = 1000 - 8 },
+	{ "arsh32 imm", { MOV32_IMM(0, INT32_MIN), ALU32_IMM(BPF_ARSH, 0, 4), EXIT() },
+	  .result = 0xf8000000 },
+	{ "lsh64 imm 0 noop", { MOV64_IMM(0, -1), ALU64_IMM(BPF_LSH, 0, 0), EXIT() },
+	  .result = UINT64_MAX },
+	{ "neg64", { MOV64_IMM(0, 5), ALU64_IMM(BPF_NEG, 0, 0), EXIT() }, .result = (uint64_t)-5 },
+	{ "neg32", { MOV64_IMM(0, 5), ALU32_IMM(BPF_NEG, 0, 0), EXIT() }, .result = (uint32_t)-5 },
+	{ "movsx8_64 from sil", { MOV64_IMM(2, 0x180), MOVSX64(0, 2, 8), EXIT() },
+	  .result = (uint64_t)-128 },
+	{ "movsx16_64", { MOV64_IMM(3, 0x18000), MOVSX64(0, 3, 16), EXIT() },
+	  .result = (uint64_t)-32768 },
+	{ "movsx32_64", { MOV32_IMM(1, -2), MOVSX64(0, 1, 32), EXIT() }, .result = (uint64_t)-2 },
+	{ "movsx8_32 from dil", { MOV64_IMM(1, 0xff), MOVSX32(0, 1, 8), EXIT() },
+	  .result = 0xffffffff },
+	{ "movsx16_32", { MOV64_IMM(1, 0x8000), MOVSX32(0, 1, 16), EXIT() }, .result = 0xffff8000 },
+	{ "mov32 reg zero-extends", { MOV64_IMM(0, -1), ALU32_REG(BPF_MOV, 0, 0), EXIT() },
+	  .result = 0xffffffff },
+	{ "be16", { LD_IMM64(0, 0x1122334455667788ull), ENDIAN(BPF_TO_BE, 0, 16), EXIT() },
+	  .result = 0x8877 },
+	{ "be32", { LD_IMM64(0, 0x1122334455667788ull), ENDIAN(BPF_TO_BE, 0, 32), EXIT() },
+	  .result = 0x88776655 },
+	{ "be64", { LD_IMM64(0, 0x1122334455667788ull), ENDIAN(BPF_TO_BE, 0, 64), EXIT() },
+	  .result = 0x8877665544332211ull },
+	{ "le16", { LD_IMM64(0, 0x1122334455667788ull), ENDIAN(BPF_TO_LE, 0, 16), EXIT() },
+	  .result = 0x7788 },
+	{ "le32", { LD_IMM64(0, 0x1122334455667788ull), ENDIAN(BPF_TO_LE, 0, 32), EXIT() },
+	  .result = 0x55667788 },
+	{ "le64", { LD_IMM64(0, 0x1122334455667788ull), ENDIAN(BPF_TO_LE, 0, 64), EXIT() },
+	  .result = 0x1122334455667788ull },
+	{ "bswap16 r8", { LD_IMM64(8, 0x1122334455667788ull), BSWAP(8, 16), MOV64_REG(0, 8), EXIT() },
+	  .result = 0x8877 },
+	{ "bswap32", { LD_IMM64(0, 0x1122334455667788ull), BSWAP(0, 32), EXIT() },
+	  .result = 0x88776655 },
+	{ "bswap64 r5", { LD_IMM64(5, 0x1122334455667788ull), BSWAP(5, 64), MOV64_REG(0, 5), EXIT() },
+	  .result = 0x8877665544332211ull },
+	{ "stack store/load all sizes", {
+	  ST(BPF_DW, 10, -8, -2), ST(BPF_W, 10, -12, 0x11223344), ST(BPF_H, 10, -14, 0x5566),
+	  ST(BPF_B, 10, -15, 0x77), LDX(BPF_DW, 0, 10, -8), LDX(BPF_W, 1, 10, -12),
+	  ALU64_REG(BPF_ADD, 0, 1), LDX(BPF_H, 1, 10, -14), ALU64_REG(BPF_ADD, 0, 1),
+	  LDX(BPF_B, 1, 10, -15), ALU64_REG(BPF_ADD, 0, 1), EXIT() },
+	  .result = (uint64_t)-2 + 0x11223344 + 0x5566 + 0x77 },
+	{ "stx from sil and r13", { MOV64_IMM(2, 0x1ab), MOV64_IMM(7, 0x1cd), STX(BPF_B, 10, 2, -1),
+	  STX(BPF_B, 10, 7, -2), LDX(BPF_H, 0, 10, -2), EXIT() }, .result = 0xabcd },
+	{ "sign-extending loads", { ST(BPF_DW, 10, -8, -1), ST(BPF_B, 10, -8, 0x80),
+	  LDXS(BPF_B, 0, 10, -8), LDXS(BPF_H, 1, 10, -8), ALU64_REG(BPF_ADD, 0, 1),
+	  LDXS(BPF_W, 1, 10, -8), ALU64_REG(BPF_ADD, 0, 1), EXIT() },
+	  .result = (uint64_t)(-128 + (int16_t)0xff80 + (int32_t)0xffffff80) },
+	{ "load from input", { LDX(BPF_W, 0, 1, 2), EXIT() },
+	  .mem = { 1, 2, 3, 4, 5, 6 }, .mem_len = 6, .result = 0x06050403 },
+	{ "store to input, r6 base", { MOV64_REG(6, 1), STX(BPF_DW, 6, 6, 0), LDX(BPF_DW, 0, 1, 0),
+	  ALU64_REG(BPF_SUB, 0, 6), EXIT() }, .mem_len = 8, .result = 0 },
+	{ "big offsets", { ST(BPF_DW, 10, -512, 77), LDX(BPF_DW, 0, 10, -512), EXIT() },
+	  .result = 77 },
+	{ "atomic add/or/and/xor 64", { ST(BPF_DW, 10, -8, 0x10), MOV64_IMM(1, 0x3),
+	  ATOMIC(BPF_DW, BPF_ADD, 10, 1, -8), MOV64_IMM(1, 0x100), ATOMIC(BPF_DW, BPF_OR, 10, 1, -8),
+	  MOV64_IMM(1, 0x1f0), ATOMIC(BPF_DW, BPF_AND, 10, 1, -8), MOV64_IMM(1, 0x1),
+	  ATOMIC(BPF_DW, BPF_XOR, 10, 1, -8), LDX(BPF_DW, 0, 10, -8), EXIT() }, .result = 0x111 },
+	{ "atomic fetch_add 32", { ST(BPF_DW, 10, -8, -1), MOV64_IMM(1, 2),
+	  ATOMIC(BPF_W, BPF_ADD | BPF_FETCH, 10, 1, -8), LDX(BPF_DW, 0, 10, -8),
+	  ALU64_REG(BPF_ADD, 0, 1), EXIT() }, .result = 0xffffffff00000001ull + 0xffffffffull },
+	{ "atomic fetch_or src r0", { ST(BPF_DW, 10, -8, 0x0f), MOV64_IMM(0, 0xf0),
+	  ATOMIC(BPF_DW, BPF_OR | BPF_FETCH, 10, 0, -8), LDX(BPF_DW, 1, 10, -8),
+	  ALU64_IMM(BPF_LSH, 1, 8), ALU64_REG(BPF_OR, 0, 1), EXIT() }, .result = 0xff0f },
+	{ "atomic fetch_and keeps r0", { ST(BPF_DW, 10, -8, 0x0f), MOV64_IMM(0, 1000),
+	  MOV64_IMM(2, 0x3c), ATOMIC(BPF_DW, BPF_AND | BPF_FETCH, 10, 2, -8), ALU64_REG(BPF_ADD, 0, 2),
+	  LDX(BPF_DW, 1, 10, -8), ALU64_IMM(BPF_MUL, 1, 10000), ALU64_REG(BPF_ADD, 0, 1), EXIT() },
+	  .result = 1000 + 0x0f + 10000 * 0x0c },
+	{ "atomic fetch_xor 32 base r0", { MOV64_REG(0, 10), ST(BPF_DW, 10, -8, -1), MOV64_IMM(2, 0xff),
+	  ATOMIC(BPF_W, BPF_XOR | BPF_FETCH, 0, 2, -8), LDX(BPF_DW, 0, 10, -8),
+	  ALU64_REG(BPF_XOR, 0, 2), EXIT() }, .result = 0xffffffffffffff00ull ^ 0xffffffffull },
+	{ "atomic xchg 64", { ST(BPF_DW, 10, -8, 5), MOV64_IMM(1, 9),
+	  ATOMIC(BPF_DW, BPF_XCHG, 10, 1, -8), LDX(BPF_DW, 0, 10, -8), ALU64_IMM(BPF_MUL, 0, 10),
+	  ALU64_REG(BPF_ADD, 0, 1), EXIT() }, .result = 95 },
+	{ "atomic cmpxchg 64 success", { ST(BPF_DW, 10, -8, 5), MOV64_IMM(0, 5), MOV64_IMM(1, 9),
+	  ATOMIC(BPF_DW, BPF_CMPXCHG, 10, 1, -8), LDX(BPF_DW, 1, 10, -8), ALU64_IMM(BPF_MUL, 0, 10),
+	  ALU64_REG(BPF_ADD, 0, 1), EXIT() }, .result = 59 },
+	{ "atomic cmpxchg 32 fail zero-extends r0", { ST(BPF_DW, 10, -8, 5), LD_IMM64(0, 0x100000004ull),
+	  MOV64_IMM(1, 9), ATOMIC(BPF_W, BPF_CMPXCHG, 10, 1, -8), EXIT() }, .result = 5 },
+	{ "atomic cmpxchg 32 success zero-extends r0", { ST(BPF_DW, 10, -8, 5),
+	  LD_IMM64(0, 0x100000005ull), MOV64_IMM(1, 9), ATOMIC(BPF_W, BPF_CMPXCHG, 10, 1, -8),
+	  LDX(BPF_W, 1, 10, -8), ALU64_IMM(BPF_LSH, 1, 8), ALU64_REG(BPF_OR, 0, 1), EXIT() },
+	  .result = 0x905 },
+	{ "loop sum 1..10", { MOV64_IMM(0, 0), MOV64_IMM(1, 10), ALU64_REG(BPF_ADD, 0, 1),
+	  ALU64_IMM(BPF_SUB, 1, 1), JMP_IMM(BPF_JNE, 1, 0, -3), EXIT() }, .result = 55 },
+	{ "jumps signed and unsigned", { MOV64_IMM(0, 0), MOV64_IMM(1, -1), MOV64_IMM(2, 1),
+	  JMP_REG(BPF_JGT, 1, 2, 1), EXIT(), ALU64_IMM(BPF_OR, 0, 1),
+	  JMP_REG(BPF_JSGT, 1, 2, 1), ALU64_IMM(BPF_OR, 0, 2),
+	  JMP_IMM(BPF_JSLT, 1, 0, 1), EXIT(), ALU64_IMM(BPF_OR, 0, 4),
+	  JMP_IMM(BPF_JLE, 2, 1, 1), EXIT(), ALU64_IMM(BPF_OR, 0, 8),
+	  JMP_IMM(BPF_JSGE, 1, -1, 1), EXIT(), ALU64_IMM(BPF_OR, 0, 16),
+	  JMP_IMM(BPF_JGE, 1, 0, 1), EXIT(), ALU64_IMM(BPF_OR, 0, 32),
+	  JMP_REG(BPF_JLT, 2, 1, 1), EXIT(), ALU64_IMM(BPF_OR, 0, 64),
+	  JMP_REG(BPF_JSLE, 1, 2, 1), EXIT(), ALU64_IMM(BPF_OR, 0, 128), EXIT() }, .result = 0xff },
+	{ "jmp32 ignores upper half", { LD_IMM64(1, 0x500000007ull), MOV64_IMM(0, 1),
+	  JMP32_IMM(BPF_JEQ, 1, 7, 1), EXIT(), MOV64_IMM(0, 2), JMP_IMM(BPF_JEQ, 1, 7, 1),
+	  MOV64_IMM(0, 3), JMP32_IMM(BPF_JSLT, 1, 0, 1), ALU64_IMM(BPF_ADD, 0, 10), EXIT() },
+	  .result = 13 },
+	{ "jset", { MOV64_IMM(1, 0x10), MOV64_IMM(0, 0), JMP_IMM(BPF_JSET, 1, 0x30, 1), EXIT(),
+	  MOV64_IMM(2, 0x0f), JMP_REG(BPF_JSET, 1, 2, 1), MOV64_IMM(0, 1), EXIT() }, .result = 1 },
+	{ "jset imm sign-extends", { LD_IMM64(1, 0x100000000ull), MOV64_IMM(0, 0),
+	  JMP_IMM(BPF_JSET, 1, -1, 1), EXIT(), MOV64_IMM(0, 1), JMP32_IMM(BPF_JSET, 1, -1, 1),
+	  EXIT(), MOV64_IMM(0, 2), EXIT() }, .result = 1 },
+	{ "ja and ja32", { MOV64_IMM(0, 1), JA(1), MOV64_IMM(0, 2), JA32(1), MOV64_IMM(0, 3),
+	  JA(0), EXIT() }, .result = 1 },
+	{ "helper call", { MOV64_IMM(6, 100), MOV64_IMM(1, 1), MOV64_IMM(2, 2), MOV64_IMM(3, 3),
+	  MOV64_IMM(4, 4), MOV64_IMM(5, 5), CALL(1), ALU64_REG(BPF_ADD, 0, 6), EXIT() },
+	  .result = 1 + 4 + 9 + 16 + 25 + 100 },
+	{ "helper stops the run", { MOV64_IMM(1, 0), CALL(5), MOV64_IMM(0, 2), EXIT() },
+	  .result = 0 },
+	{ "helper does not stop", { MOV64_IMM(1, -1), CALL(5), MOV64_IMM(0, 2), EXIT() },
+	  .result = 2 },
+	{ "callx", { MOV64_IMM(1, -1), MOV64_IMM(2, 5), CALLX(2), MOV64_IMM(0, 2), EXIT() },
+	  .result = 2 },
+	{ "callx unknown id stops", { MOV64_IMM(0, 7), MOV64_IMM(2, 99), CALLX(2), MOV64_IMM(0, 2),
+	  EXIT() }, .result = 0 },
+	{ "local call with own stack", {
+	  MOV64_IMM(6, 7), ST(BPF_DW, 10, -8, 1000), MOV64_IMM(1, 5), CALL_LOCAL(4),
+	  ALU64_REG(BPF_ADD, 0, 6), LDX(BPF_DW, 1, 10, -8), ALU64_REG(BPF_ADD, 0, 1), EXIT(),
+	  /* f(r1): */ MOV64_IMM(6, 1), STX(BPF_DW, 10, 1, -8), LDX(BPF_DW, 0, 10, -8),
+	  ALU64_IMM(BPF_MUL, 0, 2), ALU64_REG(BPF_ADD, 0, 6), EXIT() },
+	  .result = 11 + 7 + 1000 },
+	{ "nested calls and stop from depth", {
+	  MOV64_IMM(6, 1), CALL_LOCAL(2), MOV64_IMM(0, 99), EXIT(),
+	  /* f: */ MOV64_IMM(7, 2), CALL_LOCAL(1), EXIT(),
+	  /* g: */ MOV64_IMM(1, 0), CALL(5), MOV64_IMM(0, 5), EXIT() }, .result = 0 },
+	{ "nested calls return", {
+	  MOV64_IMM(6, 1), CALL_LOCAL(2), ALU64_REG(BPF_ADD, 0, 6), EXIT(),
+	  /* f: */ MOV64_IMM(6, 10), CALL_LOCAL(2), ALU64_REG(BPF_ADD, 0, 6), EXIT(),
+	  /* g: */ MOV64_IMM(6, 100), MOV64_REG(0, 6), EXIT() }, .result = 111 },
+	{ "ld_abs", { LD_ABS(BPF_B, 0), MOV64_REG(6, 0), LD_ABS(BPF_H, 1), ALU64_IMM(BPF_LSH, 6, 16),
+	  ALU64_REG(BPF_OR, 6, 0), LD_ABS(BPF_W, 4), ALU64_IMM(BPF_LSH, 6, 32),
+	  ALU64_REG(BPF_OR, 0, 6), EXIT() }, .mem = { 0x11, 0x22, 0x33, 0, 0xa1, 0xb2, 0xc3, 0xd4 },
+	  .mem_len = 8, .result = 0x00112233a1b2c3d4ull },
+	{ "ld_ind", { MOV64_IMM(7, 2), LD_IND(BPF_H, 7, 1), EXIT() },
+	  .mem = { 1, 2, 3, 4, 5 }, .mem_len = 5, .result = 0x0405 },
+	{ "ld_abs out of bounds ends with 0", { MOV64_IMM(0, 7), LD_ABS(BPF_W, 2), MOV64_IMM(0, 1),
+	  EXIT() }, .mem_len = 5, .result = 0 },
+	{ "ld_ind negative offset ends with 0", { MOV64_IMM(7, -4), LD_IND(BPF_B, 7, 2),
+	  MOV64_IMM(0, 1), EXIT() }, .mem_len = 5, .result = 0 },
+	{ "unknown helper", { CALL(77), EXIT() }, .errstr = "insn 0: unknown helper 77" },
+	{ "recursion", { CALL_LOCAL(1), EXIT(), CALL_LOCAL(-1), EXIT() },
+	  .errstr = "insn 2: recursive call" },
+	{ "jump between functions", { CALL_LOCAL(1), EXIT(), JA(-2), EXIT() },
+	  .errstr = "insn 2: jump out of its function" },
+	{ "falls off the end", { MOV64_IMM(0, 1) }, .errstr = "last insn is not an exit or jmp" },
+};
+
+static size_t prog_len(const struct bpf_insn *insns)
+{
+	size_t n = MAX_INSNS;
+
+	while (n && !memcmp(&insns[n - 1], &(struct bpf_insn){ 0 }, sizeof(struct bpf_insn)))
+		n--;
+	return n;
+}
+
+static void run_case(const struct jit_case *c)
+{
+	const struct bpf_insn *insns = c->insns;
+	uint8_t mem[32];
+	struct test_ctx ctx = { .pkt = mem, .pkt_len = c->mem_len };
+	struct brt_jit_prog *p;
+	char err[256] = "";
+	size_t n = prog_len(c->insns);
+	uint64_t r0, expect = c->result;
+	int rc;
+
+	T_CASE(c->name);
+	memcpy(mem, c->mem, sizeof(mem));
+	rc = brt_jit_compile(insns, n, &env, &p, err, sizeof(err));
+	if (c->errstr) {
+		T_EQ_INT(-EINVAL, rc);
+		T_CONTAINS(c->errstr, err);
+		if (!rc)
+			brt_jit_free(p);
+		return;
+	}
+	if (rc) {
+		T_FAIL("compile failed: %d %s", rc, err);
+		return;
+	}
+	r0 = brt_jit_call(p, (uint64_t)(uintptr_t)mem, c->mem_len, (struct bpfrt_run_ctx *)(void *)&ctx);
+	if (!strcmp(c->name, "args r1 r2"))
+		expect = c->mem_len - (uint64_t)(uintptr_t)mem;
+	T_EQ_U64(expect, r0);
+	if (r0 != expect)
+		brt_jit_dump(p, insns, stderr, BRT_JIT_DUMP_OPCODES);
+	brt_jit_free(p);
+}
+
+/* The pass loop must shorten jumps that fit: a tiny loop is all rel8. */
+static void test_short_jumps(void)
+{
+	const struct bpf_insn prog[] = { MOV64_IMM(0, 0), MOV64_IMM(1, 10), ALU64_REG(BPF_ADD, 0, 1),
+					 ALU64_IMM(BPF_SUB, 1, 1), JMP_IMM(BPF_JNE, 1, 0, -3), EXIT() };
+	struct brt_jit_prog *p;
+	const uint32_t *off;
+	const uint8_t *code;
+	size_t size;
+	char err[128];
+
+	T_CASE("short jumps");
+	T_EQ_INT(0, brt_jit_compile(prog, 6, &env, &p, err, sizeof(err)));
+	code = brt_jit_code(p, &size, &off);
+	/* test r1(rdi), rdi; jne rel8 */
+	T_EQ_INT(5, off[5] - off[4]);
+	T_EQ_INT(0x75, code[off[4] + 3]);
+	brt_jit_free(p);
+}
+
+/* A loop whose body is too long for rel8 in both directions. */
+static void test_long_jumps(void)
+{
+	enum { N = 50 };
+	struct bpf_insn prog[N + 7];
+	struct brt_jit_prog *p;
+	char err[128];
+	size_t k = 0;
+
+	T_CASE("long jumps");
+	prog[k++] = MOV64_IMM(0, 0);
+	prog[k++] = MOV64_IMM(1, 3);
+	prog[k++] = JMP_IMM(BPF_JEQ, 1, 0, N + 3);
+	for (int i = 0; i < N; i++)
+		prog[k++] = ALU64_IMM(BPF_ADD, 9, 0x12345);
+	prog[k++] = ALU64_IMM(BPF_ADD, 0, 1);
+	prog[k++] = ALU64_IMM(BPF_SUB, 1, 1);
+	prog[k++] = JA(-(N + 4));
+	prog[k++] = EXIT();
+	T_EQ_INT(0, brt_jit_compile(prog, k, &env, &p, err, sizeof(err)));
+	if (!p)
+		return;
+	T_EQ_U64(3, brt_jit_call(p, 0, 0, NULL));
+	brt_jit_free(p);
+}
+
+static void test_empty(void)
+{
+	struct brt_jit_prog *p;
+	char err[128];
+
+	T_CASE("empty program");
+	T_EQ_INT(-EINVAL, brt_jit_compile(NULL, 0, &env, &p, err, sizeof(err)));
+	T_ASSERT(p == NULL);
+}
+
+int main(void)
+{
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		run_case(&cases[i]);
+	test_short_jumps();
+	test_long_jumps();
+	test_empty();
+	return t_done();
+}
