@@ -9,6 +9,12 @@
 
 #include "util/util.h"
 #include "vm/vm.h"
+#ifdef BPFRT_HAVE_JIT
+#include "jit/jit.h"
+#define JIT_BUILT 1
+#else
+#define JIT_BUILT 0
+#endif
 
 struct bpfrt_vm {
 	struct bpf_insn *insns;    /* copy of the program */
@@ -19,6 +25,8 @@ struct bpfrt_vm {
 	brt_helper_fn *helpers;    /* helper table by id: defaults + registered */
 	size_t nr_helpers;         /* its length */
 	char **helper_names;       /* names given to bpfrt_vm_register_helper (or NULL) */
+	uint64_t helper_gen;       /* bumped on every change of helpers (JIT binds them) */
+	struct brt_jit_cache *jit; /* JIT engine: compiled code per helper table */
 };
 
 #define OPTS_KNOWN (offsetof(struct bpfrt_vm_opts, bpfrt_vm_opts__last) + \
@@ -117,7 +125,8 @@ int bpfrt_vm_load(const struct bpf_insn *insns, size_t n, const struct bpfrt_vm_
 	vm->insn_budget = BRT_OPTS_GET(opts, insn_budget, 0);
 	if (!vm->insn_budget)
 		vm->insn_budget = BRT_VM_DEFAULT_BUDGET;
-	if (vm->engine != BPFRT_ENGINE_INTERP && vm->engine != BPFRT_ENGINE_CHECKED) {
+	if (vm->engine != BPFRT_ENGINE_INTERP && vm->engine != BPFRT_ENGINE_CHECKED &&
+	    !(vm->engine == BPFRT_ENGINE_JIT && JIT_BUILT)) {
 		ret = vm->engine == BPFRT_ENGINE_JIT ? -EOPNOTSUPP : -EINVAL;
 		snprintf(err, errlen, "engine %d is not available in this build", (int)vm->engine);
 		free(vm);
@@ -131,6 +140,17 @@ int bpfrt_vm_load(const struct bpf_insn *insns, size_t n, const struct bpfrt_vm_
 	vm->code = brt_vm_predecode(insns, n, vm->engine == BPFRT_ENGINE_CHECKED);
 	if (!vm->code)
 		goto err_free_vm;
+#ifdef BPFRT_HAVE_JIT
+	if (vm->engine == BPFRT_ENGINE_JIT) {
+		ret = brt_jit_cache_new(vm->insns, n, offsetof(struct bpfrt_run_ctx, skb_data),
+					offsetof(struct bpfrt_run_ctx, skb_len), &vm->jit, err,
+					errlen);
+		if (ret) {
+			bpfrt_vm_free(vm);
+			return set_err(ret);
+		}
+	}
+#endif
 	*out = vm;
 	return 0;
 
@@ -171,6 +191,7 @@ int bpfrt_vm_register_helper(struct bpfrt_vm *vm, uint32_t id, const char *name,
 	free(vm->helper_names[id]);
 	vm->helper_names[id] = copy;
 	vm->helpers[id] = fn;
+	vm->helper_gen++;
 	return 0;
 }
 
@@ -182,6 +203,9 @@ void bpfrt_vm_free(struct bpfrt_vm *vm)
 		free(vm->helper_names[i]);
 	free(vm->helper_names);
 	free(vm->helpers);
+#ifdef BPFRT_HAVE_JIT
+	brt_jit_cache_free(vm->jit);
+#endif
 	free(vm->code);
 	free(vm->insns);
 	free(vm);
@@ -198,6 +222,39 @@ const struct bpf_insn *brt_vm_insns(const struct bpfrt_vm *vm, size_t *n)
 	return vm->insns;
 }
 
+#ifdef BPFRT_HAVE_JIT
+/* The JIT uses the native stack and checks nothing, so the context needs only what
+ * helpers and packet loads read. */
+static int run_jit(struct bpfrt_vm *vm, const struct brt_run_opts *o, uint64_t *r0, char *err,
+		   size_t errlen)
+{
+	const struct brt_jit_prog *prog;
+	struct bpfrt_run_ctx ctx;
+	int ret;
+
+	ctx.stopped = 0;
+	ctx.stop_r0 = 0;
+	ctx.user = o->user;
+	ctx.helpers = o->helpers ? o->helpers : vm->helpers;
+	ctx.nr_helpers = o->helpers ? o->nr_helpers : vm->nr_helpers;
+	ctx.skb_data = o->skb_data;
+	ctx.skb_len = o->skb_len;
+	ctx.checked = 0;
+	ctx.stack_lo = ctx.stack_hi = 0;
+	ctx.regions = NULL;
+	ctx.nr_regions = ctx.cap_regions = 0;
+	ctx.regions_owned = 0;
+	ret = brt_jit_cache_get(vm->jit, ctx.helpers, ctx.nr_helpers,
+				o->helpers ? 0 : vm->helper_gen, &prog, err, errlen);
+	if (ret)
+		return set_err(ret);
+	*r0 = brt_jit_call(prog, o->r1, o->r2, &ctx);
+	if (errlen)
+		err[0] = 0;
+	return 0;
+}
+#endif
+
 int brt_vm_run_opts(struct bpfrt_vm *vm, const struct brt_run_opts *o, uint64_t *r0, char *err,
 		    size_t errlen)
 {
@@ -208,6 +265,10 @@ int brt_vm_run_opts(struct bpfrt_vm *vm, const struct brt_run_opts *o, uint64_t 
 	int checked = vm->engine == BPFRT_ENGINE_CHECKED;
 	int ret;
 
+#ifdef BPFRT_HAVE_JIT
+	if (vm->engine == BPFRT_ENGINE_JIT)
+		return run_jit(vm, o, r0, err, errlen);
+#endif
 	memset(&ctx, 0, sizeof(ctx));
 	ctx.user = o->user;
 	ctx.helpers = o->helpers ? o->helpers : vm->helpers;

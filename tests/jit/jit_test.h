@@ -6,7 +6,7 @@
 
 #include <linux/bpf.h>
 
-#define I(c, d, s, o, i) ((struct bpf_insn){ .code = (c), .dst_reg = (d), .src_reg = (s), .off = (o), .imm = (i) })
+#define I(c, d, s, o, i) { .code = (c), .dst_reg = (d), .src_reg = (s), .off = (o), .imm = (i) }
 #define ALU64_IMM(op, d, imm) I(BPF_ALU64 | (op) | BPF_K, d, 0, 0, imm)
 #define ALU64_REG(op, d, s) I(BPF_ALU64 | (op) | BPF_X, d, s, 0, 0)
 #define ALU32_IMM(op, d, imm) I(BPF_ALU | (op) | BPF_K, d, 0, 0, imm)

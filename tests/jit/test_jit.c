@@ -292,7 +292,7 @@ static const struct jit_case cases[] = {
 	  EXIT() }, .mem_len = 5, .result = 0 },
 	{ "ld_ind negative offset ends with 0", { MOV64_IMM(7, -4), LD_IND(BPF_B, 7, 2),
 	  MOV64_IMM(0, 1), EXIT() }, .mem_len = 5, .result = 0 },
-	{ "unknown helper", { CALL(77), EXIT() }, .errstr = "insn 0: unknown helper 77" },
+	{ "unknown helper", { CALL(77), EXIT() }, .errstr = "insn 0: call to unknown helper 77" },
 	{ "recursion", { CALL_LOCAL(1), EXIT(), CALL_LOCAL(-1), EXIT() },
 	  .errstr = "insn 2: recursive call" },
 	{ "jump between functions", { CALL_LOCAL(1), EXIT(), JA(-2), EXIT() },
@@ -373,15 +373,15 @@ static void test_long_jumps(void)
 	size_t k = 0;
 
 	T_CASE("long jumps");
-	prog[k++] = MOV64_IMM(0, 0);
-	prog[k++] = MOV64_IMM(1, 3);
-	prog[k++] = JMP_IMM(BPF_JEQ, 1, 0, N + 3);
+	prog[k++] = (struct bpf_insn)MOV64_IMM(0, 0);
+	prog[k++] = (struct bpf_insn)MOV64_IMM(1, 3);
+	prog[k++] = (struct bpf_insn)JMP_IMM(BPF_JEQ, 1, 0, N + 3);
 	for (int i = 0; i < N; i++)
-		prog[k++] = ALU64_IMM(BPF_ADD, 9, 0x12345);
-	prog[k++] = ALU64_IMM(BPF_ADD, 0, 1);
-	prog[k++] = ALU64_IMM(BPF_SUB, 1, 1);
-	prog[k++] = JA(-(N + 4));
-	prog[k++] = EXIT();
+		prog[k++] = (struct bpf_insn)ALU64_IMM(BPF_ADD, 9, 0x12345);
+	prog[k++] = (struct bpf_insn)ALU64_IMM(BPF_ADD, 0, 1);
+	prog[k++] = (struct bpf_insn)ALU64_IMM(BPF_SUB, 1, 1);
+	prog[k++] = (struct bpf_insn)JA(-(N + 4));
+	prog[k++] = (struct bpf_insn)EXIT();
 	T_EQ_INT(0, brt_jit_compile(prog, k, &env, &p, err, sizeof(err)));
 	if (!p)
 		return;

@@ -6,6 +6,8 @@
 #include <errno.h>
 #include <stdio.h>
 
+#include <linux/filter.h>
+
 #include "jit/x86_64/x86.h"
 
 #define B (&st->buf)
@@ -93,7 +95,7 @@ int brt_jit_emit_helper_call(struct jit_state *st, size_t pc)
 	if (st->env->helper && insn->imm >= 0)
 		fn = st->env->helper(st->env->helper_arg, (uint32_t)insn->imm);
 	if (!fn) {
-		snprintf(st->err, st->errlen, "insn %zu: unknown helper %d", pc, insn->imm);
+		snprintf(st->err, st->errlen, "insn %zu: call to unknown helper %d", pc, insn->imm);
 		return -EINVAL;
 	}
 	memcpy(&addr, &fn, sizeof(addr));
@@ -152,7 +154,8 @@ int brt_jit_emit_local_call(struct jit_state *st, size_t pc)
 /*
  * LD_ABS/LD_IND: r0 = big-endian load of 1/2/4 bytes at packet offset imm (+ src for
  * IND, added in 32 bits and sign-extended, as Linux does); an offset outside the packet
- * ends the program with r0 = 0.  The packet's start and length are fields of the run ctx.
+ * ends the program with r0 = 0.  Negative offsets from SKF_NET_OFF or SKF_LL_OFF count
+ * from the packet start, as in the interpreter.  The packet's start and length are fields of the run ctx.
  */
 void brt_jit_emit_ld_pkt(struct jit_state *st, const struct bpf_insn *insn, bool ind)
 {
@@ -161,12 +164,23 @@ void brt_jit_emit_ld_pkt(struct jit_state *st, const struct bpf_insn *insn, bool
 
 	emit_load(B, 8, false, TMP, ANCHOR, JIT_SLOT_CTX);
 	if (ind) {
+		size_t j_pos, j_net;
+
 		emit_mov_rr(B, false, AUX, xreg(insn->src_reg));
 		if (insn->imm)
 			emit_alu_ri(B, ALU_ADD, false, AUX, insn->imm);
 		emit_movsxd_rr(B, AUX, AUX);
-		emit_rr(B, 0x85, true, AUX, AUX); /* test: negative offsets are out */
+		/* negative offsets: SKF_NET_OFF / SKF_LL_OFF bases, both the packet start */
+		emit_rr(B, 0x85, true, AUX, AUX);
+		j_pos = emit_jcc8_fwd(B, CC_GE);
+		emit_alu_ri(B, ALU_CMP, true, AUX, SKF_NET_OFF);
+		j_net = emit_jcc8_fwd(B, CC_GE);
+		emit_alu_ri(B, ALU_CMP, true, AUX, SKF_LL_OFF);
 		jump_stub(st, CC_L, STUB_ZERO, false);
+		emit_alu_ri(B, ALU_ADD, true, AUX, SKF_NET_OFF - SKF_LL_OFF);
+		patch8_here(B, j_net);
+		emit_alu_ri(B, ALU_SUB, true, AUX, SKF_NET_OFF);
+		patch8_here(B, j_pos);
 		emit_lea(B, RAX, AUX, (int32_t)size);
 		emit_rex(B, true, RAX, TMP, false);
 		emit1(B, 0x3b); /* cmp rax, qword [TMP + len_off] */
@@ -176,17 +190,23 @@ void brt_jit_emit_ld_pkt(struct jit_state *st, const struct bpf_insn *insn, bool
 		emit_alu_rr(B, ALU_ADD, true, TMP, AUX);
 		emit_load(B, size, false, RAX, TMP, 0);
 	} else {
-		if (insn->imm < 0) {
+		int64_t k = insn->imm;
+
+		if (k < 0 && k >= SKF_NET_OFF)
+			k -= SKF_NET_OFF;
+		else if (k < 0 && k >= SKF_LL_OFF)
+			k -= SKF_LL_OFF;
+		if (k < 0) {
 			jump_stub(st, 0, STUB_ZERO, true);
 			return;
 		}
-		emit_mov_imm64(B, RAX, (uint64_t)insn->imm + size);
+		emit_mov_imm64(B, RAX, (uint64_t)k + size);
 		emit_rex(B, true, RAX, TMP, false);
 		emit1(B, 0x3b); /* cmp rax, qword [TMP + len_off] */
 		emit_modrm_mem(B, RAX, TMP, len_off);
 		jump_stub(st, CC_A, STUB_ZERO, false);
 		emit_load(B, 8, false, TMP, TMP, data_off);
-		emit_load(B, size, false, RAX, TMP, insn->imm);
+		emit_load(B, size, false, RAX, TMP, (int32_t)k);
 	}
 	if (size == 2) {
 		emit_rol16_8(B, RAX);

@@ -6,7 +6,11 @@
 #include <stdio.h>
 
 #ifdef BPFRT_HAVE_CAPSTONE
+/* capstone.h defines an enumerator as 1 << 31, which -Wpedantic rejects */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpedantic"
 #include <capstone.h>
+#pragma GCC diagnostic pop
 #endif
 
 #include "jit/x86_64/x86.h"

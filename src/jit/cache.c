@@ -1,0 +1,164 @@
+/* cache.c - the JIT as a vm engine: one program's compiled versions, one per helper table
+ * it ran with.  Helpers are bound into the code (direct calls), and a vm's table can change
+ * after load (bpfrt_vm_register_helper) or be replaced for one run, so the code is
+ * compiled at the first run with each table and kept until the vm is freed: a run in
+ * another thread may still be executing an older version.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jit/jit.h"
+
+struct jit_version {
+	struct jit_version *next;
+	const brt_helper_fn *key_table; /* the table it was compiled for ... */
+	size_t key_nr;                  /* ... its length ... */
+	uint64_t key_gen;               /* ... and the owner's generation of it */
+	brt_helper_fn *table;           /* snapshot the code and callx resolve from */
+	size_t nr;
+	struct brt_jit_prog *prog;
+};
+
+struct brt_jit_cache {
+	const struct bpf_insn *insns;   /* owned by the caller, outlives the cache */
+	size_t n;
+	struct brt_jit_env env;         /* packet offsets; helper resolver set per version */
+	pthread_mutex_t lock;           /* serialises compiles and the list */
+	_Atomic(struct jit_version *) cur; /* most recently used version: the lock-free path */
+	struct jit_version *all;
+};
+
+static uint64_t no_helper(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5,
+			  struct bpfrt_run_ctx *ctx)
+{
+	(void)r1, (void)r2, (void)r3, (void)r4, (void)r5, (void)ctx;
+	return 0;
+}
+
+/* At load every helper id is acceptable: tables are only known at run time. */
+static brt_helper_fn any_helper(void *arg, uint32_t id)
+{
+	(void)arg, (void)id;
+	return no_helper;
+}
+
+static brt_helper_fn table_helper(void *arg, uint32_t id)
+{
+	const struct jit_version *v = arg;
+
+	return id < v->nr ? v->table[id] : NULL;
+}
+
+int brt_jit_cache_new(const struct bpf_insn *insns, size_t n, int32_t pkt_data_off,
+		      int32_t pkt_len_off, struct brt_jit_cache **out, char *err, size_t errlen)
+{
+	struct brt_jit_env env = { .helper = any_helper, .pkt_data_off = pkt_data_off,
+				   .pkt_len_off = pkt_len_off };
+	struct brt_jit_prog *trial;
+	struct brt_jit_cache *c;
+	int rc;
+
+	*out = NULL;
+	/* compile once now so refusals (recursion, too deep, too big) surface at load */
+	rc = brt_jit_compile(insns, n, &env, &trial, err, errlen);
+	if (rc)
+		return rc;
+	brt_jit_free(trial);
+	c = calloc(1, sizeof(*c));
+	if (!c || pthread_mutex_init(&c->lock, NULL)) {
+		free(c);
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	c->insns = insns;
+	c->n = n;
+	c->env = env;
+	atomic_init(&c->cur, NULL);
+	*out = c;
+	return 0;
+}
+
+static bool matches(const struct jit_version *v, const brt_helper_fn *table, size_t nr,
+		    uint64_t gen)
+{
+	return v && v->key_table == table && v->key_nr == nr && v->key_gen == gen;
+}
+
+static int compile_version(struct brt_jit_cache *c, const brt_helper_fn *table, size_t nr,
+			   uint64_t gen, struct jit_version **out, char *err, size_t errlen)
+{
+	struct jit_version *v = calloc(1, sizeof(*v));
+	struct brt_jit_env env = c->env;
+	int rc;
+
+	if (!v || !(v->table = malloc((nr ? nr : 1) * sizeof(*table)))) {
+		free(v);
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	if (nr)
+		memcpy(v->table, table, nr * sizeof(*table));
+	v->nr = nr;
+	v->key_table = table;
+	v->key_nr = nr;
+	v->key_gen = gen;
+	env.helper = table_helper;
+	env.helper_arg = v;
+	rc = brt_jit_compile(c->insns, c->n, &env, &v->prog, err, errlen);
+	if (rc) {
+		free(v->table);
+		free(v);
+		return rc == -EINVAL ? -EFAULT : rc; /* an unknown helper is a run fault */
+	}
+	*out = v;
+	return 0;
+}
+
+int brt_jit_cache_get(struct brt_jit_cache *c, const brt_helper_fn *table, size_t nr,
+		      uint64_t gen, const struct brt_jit_prog **out, char *err, size_t errlen)
+{
+	struct jit_version *v = atomic_load_explicit(&c->cur, memory_order_acquire);
+	int rc = 0;
+
+	if (matches(v, table, nr, gen)) {
+		*out = v->prog;
+		return 0;
+	}
+	pthread_mutex_lock(&c->lock);
+	for (v = c->all; v && !matches(v, table, nr, gen); v = v->next)
+		;
+	if (!v) {
+		rc = compile_version(c, table, nr, gen, &v, err, errlen);
+		if (!rc) {
+			v->next = c->all;
+			c->all = v;
+		}
+	}
+	if (!rc) {
+		atomic_store_explicit(&c->cur, v, memory_order_release);
+		*out = v->prog;
+	}
+	pthread_mutex_unlock(&c->lock);
+	return rc;
+}
+
+void brt_jit_cache_free(struct brt_jit_cache *c)
+{
+	struct jit_version *v, *next;
+
+	if (!c)
+		return;
+	for (v = c->all; v; v = next) {
+		next = v->next;
+		brt_jit_free(v->prog);
+		free(v->table);
+		free(v);
+	}
+	pthread_mutex_destroy(&c->lock);
+	free(c);
+}
