@@ -282,6 +282,8 @@ dispatch:
 		depth++;
 		reg[10] -= BRT_STACK_SIZE;
 		stack_lo -= BRT_STACK_SIZE;
+		if (BRT_LOOP_CHECKED)
+			memset((void *)(uintptr_t)stack_lo, 0, BRT_STACK_SIZE);
 		JUMP();
 	CASE(exit)
 		if (depth == 0) {

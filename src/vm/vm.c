@@ -269,7 +269,9 @@ int brt_vm_run_opts(struct bpfrt_vm *vm, const struct brt_run_opts *o, uint64_t 
 	if (vm->engine == BPFRT_ENGINE_JIT)
 		return run_jit(vm, o, r0, err, errlen);
 #endif
-	memset(&ctx, 0, sizeof(ctx));
+	/* field by field: clearing inline_regions would cost more than a short program */
+	ctx.stopped = 0;
+	ctx.stop_r0 = 0;
 	ctx.user = o->user;
 	ctx.helpers = o->helpers ? o->helpers : vm->helpers;
 	ctx.nr_helpers = o->helpers ? o->nr_helpers : vm->nr_helpers;
@@ -278,6 +280,8 @@ int brt_vm_run_opts(struct bpfrt_vm *vm, const struct brt_run_opts *o, uint64_t 
 	ctx.checked = checked;
 	ctx.stack_hi = (uint64_t)(uintptr_t)(stack + sizeof(stack));
 	ctx.stack_lo = ctx.stack_hi - BRT_STACK_SIZE;
+	ctx.nr_regions = 0;
+	ctx.regions_owned = 0;
 	ctx.regions = ctx.inline_regions;
 	ctx.cap_regions = BRT_ARRAY_SIZE(ctx.inline_regions);
 	for (size_t i = 0; checked && i < o->nr_regions; i++) {
@@ -288,7 +292,7 @@ int brt_vm_run_opts(struct bpfrt_vm *vm, const struct brt_run_opts *o, uint64_t 
 			goto out;
 		}
 	}
-	memset(&ex, 0, sizeof(ex));
+	memset(&ex.fault, 0, sizeof(ex.fault));
 	ex.code = vm->code;
 	ex.r1 = o->r1;
 	ex.r2 = o->r2;
@@ -296,8 +300,9 @@ int brt_vm_run_opts(struct bpfrt_vm *vm, const struct brt_run_opts *o, uint64_t 
 	ex.stack = stack;
 	ex.ctx = &ctx;
 	if (checked) {
-		/* reading stack never written gives zeros, not another run's data */
-		memset(stack, 0, sizeof(stack));
+		/* reading stack never written gives zeros, not another run's data; deeper
+		 * frames are cleared by the call that enters them */
+		memset(stack + sizeof(stack) - BRT_STACK_SIZE, 0, BRT_STACK_SIZE);
 		ret = brt_vm_interp_checked(&ex, r0);
 	} else {
 		ret = brt_vm_interp_fast(&ex, r0);
