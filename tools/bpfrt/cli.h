@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "bpfrt.h"
+
 #define CMD(name, fn, summary) int fn(int argc, char **argv);
 #include "commands.def"
 #undef CMD
@@ -20,5 +22,8 @@ int cli_read_file(const char *path, char **data, size_t *len);
 /* Parse hex bytes ("b7 00 00 00", "0xb7,0x00" or "b70000") into a heap buffer.  Returns 0,
  * or -1 with a message naming the offending character offset in err. */
 int cli_parse_hex(const char *text, uint8_t **out, size_t *len, char *err, size_t errlen);
+
+/* "interp" (or "fast"), "checked", "jit" -> *engine (an enum bpfrt_engine); 0 or -1. */
+int cli_parse_engine(const char *s, enum bpfrt_engine *engine);
 
 #endif
