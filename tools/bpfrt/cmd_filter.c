@@ -1,0 +1,586 @@
+/* cmd_filter.c - "bpfrt filter": a tcpdump expression (or a classic program) compiled by
+ * libpcap, converted to an eBPF socket filter and run by bpfrt over a pcap/pcapng capture;
+ * counts, per-verdict totals, matching packets written to a pcap, and a benchmark mode
+ * that compares engines with libpcap's own interpreter on packets held in memory.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "attach/attach.h"
+#include "attach/pcap_io.h"
+#include "bpfrt.h"
+#include "cli.h"
+#include "isa/isa.h"
+
+#define ENGINE_LIBPCAP (-1) /* libpcap's classic interpreter instead of a bpfrt engine */
+#define MAX_VERDICTS 8      /* distinct verdict values counted one by one */
+
+struct fopts {
+	const char *expr;    /* tcpdump expression, or NULL with prog_path */
+	const char *prog_path;
+	const char *capture;
+	const char *write_path;
+	int engine;          /* enum bpfrt_engine or ENGINE_LIBPCAP */
+	int count_only;
+	int json;
+	int dump;
+	uint64_t max;        /* 0 = all */
+	unsigned repeat;     /* benchmark rounds, 0 = normal run */
+};
+
+struct stats {
+	uint64_t packets;
+	uint64_t bytes;
+	uint64_t matched;
+	uint64_t matched_bytes;
+	uint32_t verdict[MAX_VERDICTS];
+	uint64_t verdict_count[MAX_VERDICTS];
+	size_t nr_verdicts;
+	uint64_t other_verdicts; /* packets whose verdict did not fit the table */
+	double seconds;
+	int interrupted;
+};
+
+/* Filter state: one of a bpfrt filter or libpcap's interpreter. */
+struct runner {
+	struct bpfrt_pkt_filter *f;
+	struct brt_pcap_classic *lib;
+	struct sock_filter *classic;
+	size_t classic_len;
+};
+
+static volatile sig_atomic_t stop_requested;
+
+static void on_sigint(int sig)
+{
+	(void)sig;
+	stop_requested = 1;
+}
+
+static void filter_usage(FILE *out)
+{
+	fprintf(out,
+		"Usage: bpfrt filter [OPTIONS] EXPRESSION... CAPTURE\n"
+		"       bpfrt filter [OPTIONS] --prog FILE CAPTURE\n\n"
+		"Compile a tcpdump EXPRESSION with libpcap for CAPTURE's link type, convert the\n"
+		"classic BPF program to an eBPF socket filter and run it on every packet of\n"
+		"CAPTURE (pcap or pcapng, '-' = stdin).  Prints packets, matches and bytes.\n\n"
+		"Options:\n"
+		"  -c, --count         print only the number of matching packets\n"
+		"  -w, --write OUT     write the matching packets to the pcap file OUT, each cut to\n"
+		"                      the filter's verdict (bytes to keep)\n"
+		"  -e, --engine E      interp (default), checked, jit, or libpcap (libpcap's own\n"
+		"                      classic interpreter, for comparison)\n"
+		"  -p, --prog FILE     classic program as printed by tcpdump -ddd (or -dd) instead\n"
+		"                      of an expression\n"
+		"  -n, --max N         stop after N packets\n"
+		"  -j, --json          print the summary as one JSON object\n"
+		"  -d, --dump          print the classic and the eBPF program and exit\n"
+		"      --repeat R      benchmark: hold the capture in memory and filter it R times,\n"
+		"                      then report packets per second\n"
+		"  -h, --help          show this help\n\n"
+		"Ctrl-C stops early and still prints the summary.  A progress line goes to stderr\n"
+		"when it is a terminal.  Exit status: 0, 1 on errors, 2 on usage errors.\n");
+}
+
+static int parse_engine(const char *s)
+{
+	if (!strcmp(s, "interp"))
+		return BPFRT_ENGINE_INTERP;
+	if (!strcmp(s, "checked"))
+		return BPFRT_ENGINE_CHECKED;
+	if (!strcmp(s, "jit"))
+		return BPFRT_ENGINE_JIT;
+	if (!strcmp(s, "libpcap"))
+		return ENGINE_LIBPCAP;
+	return -2;
+}
+
+static const char *engine_name(int engine)
+{
+	switch (engine) {
+	case BPFRT_ENGINE_CHECKED:
+		return "checked";
+	case BPFRT_ENGINE_JIT:
+		return "jit";
+	case ENGINE_LIBPCAP:
+		return "libpcap";
+	default:
+		return "interp";
+	}
+}
+
+/* A classic program in tcpdump -ddd form ("N" then N lines "code jt jf k") or -dd form
+ * ("{ 0x28, 0, 0, 0x0000000c },"): all integers of the file, grouped by four. */
+static int read_prog(const char *path, struct sock_filter **out, size_t *n)
+{
+	char *text, *p, *end;
+	uint64_t *num = NULL;
+	size_t len, cnt = 0, cap = 0, first = 0;
+	int ret = cli_read_file(path, &text, &len);
+
+	if (ret)
+		return cli_error("filter: %s: %s", path, strerror(-ret));
+	for (p = text; *p;) {
+		if (*p < '0' || *p > '9') {
+			p++;
+			continue;
+		}
+		if (cnt == cap) {
+			uint64_t *nn = realloc(num, (cap = cap ? cap * 2 : 64) * sizeof(*num));
+
+			if (!nn) {
+				free(num);
+				free(text);
+				return cli_error("filter: out of memory");
+			}
+			num = nn;
+		}
+		errno = 0;
+		num[cnt] = strtoull(p, &end, 0);
+		if (errno || num[cnt] > UINT32_MAX) {
+			ret = cli_error("filter: %s: offset %zu: number out of range", path,
+					(size_t)(p - text));
+			goto out;
+		}
+		cnt++;
+		p = end;
+	}
+	if (cnt >= 1 && cnt == 1 + 4 * num[0])
+		first = 1; /* -ddd: leading count */
+	else if (cnt == 0 || cnt % 4) {
+		ret = cli_error("filter: %s: expected the output of tcpdump -ddd or -dd", path);
+		goto out;
+	}
+	*n = (cnt - first) / 4;
+	*out = calloc(*n ? *n : 1, sizeof(**out));
+	if (!*out) {
+		ret = cli_error("filter: out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < *n; i++) {
+		const uint64_t *q = &num[first + 4 * i];
+
+		if (q[0] > UINT16_MAX || q[1] > UINT8_MAX || q[2] > UINT8_MAX) {
+			free(*out);
+			ret = cli_error("filter: %s: insn %zu: code, jt or jf out of range", path, i);
+			goto out;
+		}
+		(*out)[i] = (struct sock_filter){ (uint16_t)q[0], (uint8_t)q[1], (uint8_t)q[2],
+						  (uint32_t)q[3] };
+	}
+	ret = 0;
+out:
+	free(num);
+	free(text);
+	return ret;
+}
+
+static void dump_progs(const struct sock_filter *prog, size_t n, const struct bpf_insn *insns,
+		       size_t ninsns)
+{
+	char buf[128];
+
+	printf("classic (%zu insns, tcpdump -ddd form):\n%zu\n", n, n);
+	for (size_t i = 0; i < n; i++)
+		printf("%u %u %u %u\n", prog[i].code, prog[i].jt, prog[i].jf, prog[i].k);
+	printf("\neBPF socket filter (%zu insns):\n", ninsns);
+	for (size_t i = 0; i < ninsns; i++) {
+		brt_disasm_insn(&insns[i], ninsns - i, BRT_DISASM_KERNEL, buf, sizeof(buf));
+		printf("%4zu: %s\n", i, buf);
+	}
+}
+
+static int runner_open(struct runner *r, const struct fopts *o, int linktype, int snaplen)
+{
+	char err[512];
+	int ret;
+
+	if (o->prog_path)
+		ret = read_prog(o->prog_path, &r->classic, &r->classic_len);
+	else if ((ret = brt_pcap_compile(o->expr, linktype, snaplen, &r->classic,
+					 &r->classic_len, err, sizeof(err))))
+		return cli_error("filter: %s", err);
+	if (ret)
+		return ret;
+	if (o->engine == ENGINE_LIBPCAP) {
+		ret = brt_cbpf_check(r->classic, r->classic_len, err, sizeof(err));
+		if (ret)
+			return cli_error("filter: %s", err);
+		if (brt_pcap_classic_new(r->classic, r->classic_len, &r->lib))
+			return cli_error("filter: libpcap's interpreter is not available");
+		return 0;
+	}
+	BPFRT_OPTS(bpfrt_pkt_filter_opts, fo, .engine = (enum bpfrt_engine)o->engine);
+	ret = bpfrt_pkt_filter_load_cbpf(r->classic, r->classic_len, &fo, &r->f, err,
+					 sizeof(err));
+	if (ret)
+		return cli_error("filter: %s", err);
+	return 0;
+}
+
+static void runner_close(struct runner *r)
+{
+	bpfrt_pkt_filter_free(r->f);
+	brt_pcap_classic_free(r->lib);
+	free(r->classic);
+}
+
+static int run_one(struct runner *r, const struct brt_pkt *pkt, uint32_t *verdict, char *err,
+		   size_t errlen)
+{
+	if (r->lib) {
+		*verdict = brt_pcap_classic_run(r->lib, pkt->data, pkt->wirelen, pkt->caplen);
+		return 0;
+	}
+	return bpfrt_pkt_filter_run(r->f, pkt->data, pkt->caplen, pkt->wirelen, verdict, err,
+				    errlen);
+}
+
+static void count(struct stats *s, const struct brt_pkt *pkt, uint32_t verdict)
+{
+	size_t i;
+
+	s->packets++;
+	s->bytes += pkt->wirelen;
+	if (verdict) {
+		s->matched++;
+		s->matched_bytes += pkt->wirelen;
+	}
+	for (i = 0; i < s->nr_verdicts && s->verdict[i] != verdict; i++)
+		;
+	if (i == s->nr_verdicts) {
+		if (i == MAX_VERDICTS) {
+			s->other_verdicts++;
+			return;
+		}
+		s->verdict[i] = verdict;
+		s->nr_verdicts++;
+	}
+	s->verdict_count[i]++;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void progress(const struct stats *s, double *last)
+{
+	double t = now();
+
+	if (t - *last < 0.5)
+		return;
+	*last = t;
+	fprintf(stderr, "\r%" PRIu64 " packets, %" PRIu64 " matched", s->packets, s->matched);
+}
+
+static void json_str(const char *s)
+{
+	putchar('"');
+	for (; s && *s; s++) {
+		if (*s == '"' || *s == '\\')
+			printf("\\%c", *s);
+		else if ((unsigned char)*s < 0x20)
+			printf("\\u%04x", *s);
+		else
+			putchar(*s);
+	}
+	putchar('"');
+}
+
+static void print_summary(const struct fopts *o, const struct stats *s)
+{
+	if (o->count_only) {
+		printf("%" PRIu64 "\n", s->matched);
+		return;
+	}
+	if (o->json) {
+		printf("{\"capture\":");
+		json_str(o->capture);
+		printf(",\"filter\":");
+		json_str(o->prog_path ? o->prog_path : o->expr);
+		printf(",\"engine\":\"%s\",\"packets\":%" PRIu64 ",\"matched\":%" PRIu64
+		       ",\"bytes\":%" PRIu64 ",\"matched_bytes\":%" PRIu64 ",\"verdicts\":{",
+		       engine_name(o->engine), s->packets, s->matched, s->bytes, s->matched_bytes);
+		for (size_t i = 0; i < s->nr_verdicts; i++)
+			printf("%s\"%" PRIu32 "\":%" PRIu64, i ? "," : "", s->verdict[i],
+			       s->verdict_count[i]);
+		printf("},\"other_verdicts\":%" PRIu64 ",\"interrupted\":%s", s->other_verdicts,
+		       s->interrupted ? "true" : "false");
+		if (o->repeat)
+			printf(",\"rounds\":%u,\"seconds\":%.6f,\"packets_per_second\":%.0f", o->repeat,
+			       s->seconds, s->seconds > 0 ? (double)s->packets / s->seconds : 0.0);
+		printf("}\n");
+		return;
+	}
+	printf("packets %" PRIu64 ", matched %" PRIu64 " (%.1f%%), bytes %" PRIu64
+	       ", matched bytes %" PRIu64 "%s\n",
+	       s->packets, s->matched, s->packets ? 100.0 * (double)s->matched / (double)s->packets
+						  : 0.0,
+	       s->bytes, s->matched_bytes, s->interrupted ? " (interrupted)" : "");
+	printf("verdicts:");
+	for (size_t i = 0; i < s->nr_verdicts; i++)
+		printf(" %" PRIu32 " x%" PRIu64, s->verdict[i], s->verdict_count[i]);
+	if (s->other_verdicts)
+		printf(" other x%" PRIu64, s->other_verdicts);
+	printf("\n");
+	if (o->repeat)
+		printf("engine %s: %u rounds, %.3f s, %.2f Mpackets/s\n", engine_name(o->engine),
+		       o->repeat, s->seconds,
+		       s->seconds > 0 ? (double)s->packets / s->seconds / 1e6 : 0.0);
+}
+
+/* Filter the capture as it is read. */
+static int run_stream(struct runner *r, struct brt_pcap_reader *rd, const struct fopts *o,
+		      struct stats *s)
+{
+	struct brt_pcap_writer *w = NULL;
+	int tty = isatty(STDERR_FILENO) && !o->count_only && !o->json;
+	double last = now();
+	char err[512];
+	struct brt_pkt pkt;
+	int ret;
+
+	if (o->write_path && brt_pcap_writer_open(o->write_path, brt_pcap_linktype(rd),
+						  brt_pcap_snaplen(rd), &w, err, sizeof(err)))
+		return cli_error("filter: %s", err);
+	while (!stop_requested && (!o->max || s->packets < o->max) &&
+	       (ret = brt_pcap_next(rd, &pkt, err, sizeof(err))) == 1) {
+		uint32_t verdict;
+
+		if (run_one(r, &pkt, &verdict, err, sizeof(err))) {
+			ret = cli_error("filter: packet %" PRIu64 ": %s", s->packets, err);
+			goto out;
+		}
+		count(s, &pkt, verdict);
+		if (w && verdict) {
+			if (verdict < pkt.caplen)
+				pkt.caplen = verdict;
+			brt_pcap_write(w, &pkt);
+		}
+		if (tty && (s->packets & 0xffff) == 0)
+			progress(s, &last);
+	}
+	if (ret < 0) {
+		ret = cli_error("filter: %s", err);
+		goto out;
+	}
+	ret = 0;
+out:
+	if (tty && s->packets > 0xffff)
+		fputc('\n', stderr);
+	s->interrupted = stop_requested;
+	if (w && brt_pcap_writer_close(w) && !ret)
+		ret = cli_error("filter: %s: write failed", o->write_path);
+	return ret;
+}
+
+/* Benchmark: read everything first so only the filter is timed. */
+static int run_bench(struct runner *r, struct brt_pcap_reader *rd, const struct fopts *o,
+		     struct stats *s)
+{
+	struct brt_pkt *pkts = NULL, pkt;
+	uint8_t *arena = NULL;
+	size_t n = 0, cap = 0, used = 0, acap = 0;
+	char err[512];
+	int ret;
+	double t0;
+
+	while ((!o->max || n < o->max) && (ret = brt_pcap_next(rd, &pkt, err, sizeof(err))) == 1) {
+		if (n == cap) {
+			struct brt_pkt *np = realloc(pkts, (cap = cap ? 2 * cap : 1024) * sizeof(*np));
+
+			if (!np)
+				goto out_nomem;
+			pkts = np;
+		}
+		if (used + pkt.caplen > acap) {
+			uint8_t *na = realloc(arena, acap = 2 * (acap + pkt.caplen));
+
+			if (!na)
+				goto out_nomem;
+			arena = na;
+		}
+		memcpy(arena + used, pkt.data, pkt.caplen);
+		pkt.data = (const uint8_t *)(uintptr_t)used; /* an offset until arena settles */
+		used += pkt.caplen;
+		pkts[n++] = pkt;
+	}
+	if (ret < 0) {
+		ret = cli_error("filter: %s", err);
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++)
+		pkts[i].data = arena + (uintptr_t)pkts[i].data;
+	t0 = now();
+	for (unsigned round = 0; round < o->repeat && !stop_requested; round++) {
+		for (size_t i = 0; i < n; i++) {
+			uint32_t verdict;
+
+			if (run_one(r, &pkts[i], &verdict, err, sizeof(err))) {
+				ret = cli_error("filter: packet %zu: %s", i, err);
+				goto out;
+			}
+			count(s, &pkts[i], verdict);
+		}
+	}
+	s->seconds = now() - t0;
+	s->interrupted = stop_requested;
+	ret = 0;
+	goto out;
+out_nomem:
+	ret = cli_error("filter: out of memory holding the capture");
+out:
+	free(pkts);
+	free(arena);
+	return ret;
+}
+
+static int parse_args(int argc, char **argv, struct fopts *o, char **expr_buf)
+{
+	static const struct option opts[] = {
+		{ "count", no_argument, NULL, 'c' },
+		{ "write", required_argument, NULL, 'w' },
+		{ "engine", required_argument, NULL, 'e' },
+		{ "prog", required_argument, NULL, 'p' },
+		{ "max", required_argument, NULL, 'n' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "dump", no_argument, NULL, 'd' },
+		{ "repeat", required_argument, NULL, 'R' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	char *end;
+	int c;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+cw:e:p:n:jdh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			o->count_only = 1;
+			break;
+		case 'w':
+			o->write_path = optarg;
+			break;
+		case 'e':
+			o->engine = parse_engine(optarg);
+			if (o->engine == -2) {
+				cli_error("filter: unknown engine '%s' (interp, checked, jit, libpcap)",
+					  optarg);
+				return 2;
+			}
+			break;
+		case 'p':
+			o->prog_path = optarg;
+			break;
+		case 'n':
+		case 'R':
+			errno = 0;
+			unsigned long long v = strtoull(optarg, &end, 10);
+			if (errno || *end || !*optarg || (c == 'R' && (v == 0 || v > 1000000))) {
+				cli_error("filter: bad number '%s' for --%s", optarg,
+					  c == 'n' ? "max" : "repeat");
+				return 2;
+			}
+			if (c == 'n')
+				o->max = v;
+			else
+				o->repeat = (unsigned)v;
+			break;
+		case 'j':
+			o->json = 1;
+			break;
+		case 'd':
+			o->dump = 1;
+			break;
+		case 'h':
+			filter_usage(stdout);
+			return -1;
+		default:
+			filter_usage(stderr);
+			return 2;
+		}
+	}
+	if (optind >= argc || (!o->prog_path && optind + 1 >= argc) ||
+	    (o->prog_path && optind + 1 != argc)) {
+		cli_error("filter: expected %s and a capture file",
+			  o->prog_path ? "only" : "an expression");
+		filter_usage(stderr);
+		return 2;
+	}
+	o->capture = argv[argc - 1];
+	if (!o->prog_path) {
+		/* like tcpdump, the words before the capture form the expression */
+		size_t len = 1;
+
+		for (int i = optind; i < argc - 1; i++)
+			len += strlen(argv[i]) + 1;
+		*expr_buf = calloc(1, len);
+		if (!*expr_buf) {
+			cli_error("filter: out of memory");
+			return 1;
+		}
+		for (int i = optind; i < argc - 1; i++) {
+			if (i > optind)
+				strcat(*expr_buf, " ");
+			strcat(*expr_buf, argv[i]);
+		}
+		o->expr = *expr_buf;
+	}
+	return 0;
+}
+
+int cmd_filter(int argc, char **argv)
+{
+	struct fopts o = { .engine = BPFRT_ENGINE_INTERP };
+	struct runner r = { 0 };
+	struct stats s = { 0 };
+	struct brt_pcap_reader *rd = NULL;
+	struct sigaction sa;
+	char err[512], *expr_buf = NULL;
+	int ret = parse_args(argc, argv, &o, &expr_buf);
+
+	if (ret)
+		return ret < 0 ? 0 : ret;
+	if (brt_pcap_open(o.capture, &rd, err, sizeof(err))) {
+		ret = cli_error("filter: %s", err);
+		goto out;
+	}
+	ret = runner_open(&r, &o, brt_pcap_linktype(rd), brt_pcap_snaplen(rd));
+	if (ret)
+		goto out;
+	if (o.dump) {
+		struct bpf_insn *insns;
+		size_t n;
+
+		if (brt_cbpf_convert(r.classic, r.classic_len, &insns, &n, err, sizeof(err))) {
+			ret = cli_error("filter: %s", err);
+			goto out;
+		}
+		dump_progs(r.classic, r.classic_len, insns, n);
+		free(insns);
+		goto out;
+	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_sigint;
+	sigaction(SIGINT, &sa, NULL);
+	ret = o.repeat ? run_bench(&r, rd, &o, &s) : run_stream(&r, rd, &o, &s);
+	signal(SIGINT, SIG_DFL);
+	if (!ret)
+		print_summary(&o, &s);
+out:
+	runner_close(&r);
+	brt_pcap_close(rd);
+	free(expr_buf);
+	return ret;
+}
