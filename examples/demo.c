@@ -1,8 +1,8 @@
 /* demo.c - libbpfrt at work through its public API only (one #include <bpfrt.h>): assemble a
- * small packet classifier, disassemble it, run it on a few packets with every engine this
- * build has, show that the checked engine stops a faulty program with a message naming the
- * instruction, and time the engines.  Exits non-zero if any result is wrong, so it doubles
- * as a test (ctest examples.demo).  Run by scripts/demo.sh.
+ * small packet classifier (examples/classifier.s, path in argv[1]), disassemble it, run it on a few
+ * packets with every engine this build has, show that the checked engine stops a faulty program
+ * with a message naming the instruction, and time the engines.  Exits non-zero if any result is
+ * wrong, so it doubles as a test (ctest examples.demo).  Run by scripts/demo.sh.
  */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include <errno.h>
@@ -12,33 +12,6 @@
 #include <time.h>
 
 #include <bpfrt.h>
-
-/* r1 = packet, r2 = its length.  Returns the destination port of an IPv4 TCP or UDP packet
- * (options honoured), 0 for anything else or anything too short. */
-static const char classifier[] =
-	"# r1 = packet, r2 = length -> r0 = TCP/UDP destination port, or 0\n"
-	"        mov %r0, 0\n"
-	"        jlt %r2, 34, out            # Ethernet + minimal IPv4\n"
-	"        ldxh %r3, [%r1+12]          # EtherType, network order\n"
-	"        jne %r3, 0x0008, out        # 0x0800 read little-endian\n"
-	"        ldxb %r4, [%r1+14]          # version and header length\n"
-	"        mov %r5, %r4\n"
-	"        rsh %r5, 4\n"
-	"        jne %r5, 4, out\n"
-	"        and %r4, 0xf\n"
-	"        lsh %r4, 2                  # IPv4 header length in bytes\n"
-	"        jlt %r4, 20, out\n"
-	"        ldxb %r5, [%r1+23]          # IP protocol\n"
-	"        jeq %r5, 6, ports           # TCP\n"
-	"        jne %r5, 17, out            # UDP\n"
-	"ports:  add %r4, 14                 # offset of the L4 header\n"
-	"        mov %r6, %r4\n"
-	"        add %r6, 4\n"
-	"        jgt %r6, %r2, out           # ports must be inside the packet\n"
-	"        add %r1, %r4\n"
-	"        ldxh %r0, [%r1+2]           # destination port\n"
-	"        be16 %r0\n"
-	"out:    exit\n";
 
 /* Reads 8 bytes at r1 + 4096: far outside a 64-byte packet. */
 static const char faulty[] = "        ldxdw %r0, [%r1+4096]\n"
@@ -218,19 +191,36 @@ static int fault(void)
 	return rc != -EFAULT;
 }
 
-int main(void)
+static char *read_text(const char *path)
 {
+	FILE *f = fopen(path, "r");
+	char *text = calloc(1, 65536);
+
+	if (!f || !text || !fread(text, 1, 65535, f)) {
+		fprintf(stderr, "demo: cannot read %s\n", path);
+		exit(1);
+	}
+	fclose(f);
+	return text;
+}
+
+int main(int argc, char **argv)
+{
+	const char *path = argc > 1 ? argv[1] : "examples/classifier.s";
+	char *classifier = read_text(path);
 	struct bpfrt_vm *vms[N_ENGINES];
 	struct bpf_insn *insns;
 	size_t n;
 	int bad;
 
-	printf("libbpfrt %s\n\nThe classifier (bpfrt_asm() source):\n%s", bpfrt_version(),
-	       classifier);
+	printf("libbpfrt %s\n\nThe classifier (%s):\n%s", bpfrt_version(), path, classifier);
 	make_packets();
-	if (assemble(classifier, "classifier.s", &insns, &n))
+	if (assemble(classifier, path, &insns, &n))
 		return 1;
-	printf("\nAssembled to %zu instructions; disassembly (kernel verifier-log style):\n", n);
+	free(classifier);
+	printf("\nAssembled by bpfrt_asm() to %zu instructions; bpfrt_disasm_insn() "
+	       "(kernel verifier-log style):\n",
+	       n);
 	disassemble(insns, n);
 	if (load_all(insns, n, vms))
 		return 1;

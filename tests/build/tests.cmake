@@ -14,7 +14,7 @@ if(NOT BPFRT_SANITIZE AND NOT BPFRT_FUZZ)
 endif()
 
 # examples/*.c: programs written against the public API only (the shared library and
-# include/, never src/); each runs as a test and must exit 0.
+# include/, never src/); each runs as a test, from the source dir, and must exit 0.
 file(GLOB BPFRT_EXAMPLES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/examples/*.c)
 foreach(src ${BPFRT_EXAMPLES})
   get_filename_component(name ${src} NAME_WE)
@@ -22,5 +22,6 @@ foreach(src ${BPFRT_EXAMPLES})
   target_link_libraries(example_${name} PRIVATE bpfrt)
   set_target_properties(example_${name} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR})
   add_test(NAME examples.${name} COMMAND example_${name})
-  set_tests_properties(examples.${name} PROPERTIES LABELS unit TIMEOUT 300)
+  set_tests_properties(examples.${name} PROPERTIES LABELS unit TIMEOUT 300
+    WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
 endforeach()
