@@ -15,5 +15,6 @@
 #include "bpfrt/asm.h"
 #include "bpfrt/vm.h"
 #include "bpfrt/attach.h"
+#include "bpfrt/bpf.h"
 
 #endif

@@ -1,0 +1,80 @@
+/* bpfrt/bpf.h - the bpf() entry point and its libbpf-style wrappers: maps, programs and
+ * pinned objects as real file descriptors.  Included by <bpfrt.h>.
+ *
+ * Objects are files: close() of the last fd (in any process) frees them, they survive
+ * fork() and travel over SCM_RIGHTS, and BPF_OBJ_PIN links them into the bpffs-like
+ * directory ($BPFRT_FS, default /dev/shm/bpfrt) where another process can BPF_OBJ_GET
+ * them.  Map contents live in the file's shared mapping.  See docs/MEMORY_MODEL.md.
+ */
+#ifndef BPFRT_BPF_H
+#define BPFRT_BPF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <linux/bpf.h>
+
+#include "bpfrt/common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The bpf(2) system call, in user space: same commands, same union bpf_attr, same
+ * errno for the same mistake.  attr may be larger than this library's union bpf_attr if
+ * the extra bytes are zero (else E2BIG); fields a command does not use must be zero (else
+ * EINVAL); pointers inside attr are checked (EFAULT) without being dereferenced blindly.
+ * Returns what the kernel returns (an fd, 0, ...) or -1 with errno set.  Supported
+ * commands and where bpfrt differs on purpose: docs/MEMORY_MODEL.md and bpfrt-bpf(3). */
+BPFRT_API int bpfrt_bpf(int cmd, union bpf_attr *attr, unsigned int size);
+
+/* The wrappers below return >= 0 on success or -errno (errno is set too).  Unlike
+ * bpfrt_bpf() they trust their pointer arguments (NULL where documented). */
+
+struct bpfrt_map_create_opts {
+	size_t sz;             /* sizeof(struct bpfrt_map_create_opts) */
+	uint32_t map_flags;    /* BPF_F_* for BPF_MAP_CREATE */
+	uint32_t numa_node;    /* with BPF_F_NUMA_NODE */
+	uint64_t map_extra;    /* attr.map_extra */
+	uint32_t inner_map_fd; /* map-in-map templates (unsupported: must be 0) */
+};
+#define bpfrt_map_create_opts__last inner_map_fd
+
+/* Create a map; name may be NULL (at most 15 characters of [A-Za-z0-9_.]).
+ * Returns the map fd.  Errors as BPF_MAP_CREATE: EINVAL (bad sizes, flags, type, name),
+ * E2BIG (key or value too large, too many entries), ENOMEM. */
+BPFRT_API int bpfrt_map_create(enum bpf_map_type type, const char *name, uint32_t key_size,
+			       uint32_t value_size, uint32_t max_entries,
+			       const struct bpfrt_map_create_opts *opts);
+
+/* flags: BPF_ANY, BPF_NOEXIST (EEXIST if present), BPF_EXIST (ENOENT if absent).
+ * E2BIG when a hash map is full or an array index is out of range; EPERM on a frozen or
+ * read-only map.  key is NULL for queue and stack maps (the update pushes). */
+BPFRT_API int bpfrt_map_update_elem(int fd, const void *key, const void *value,
+				    uint64_t flags);
+/* Copy the value (all CPUs for per-CPU maps: ncpus * round_up(value_size, 8) bytes).
+ * ENOENT if absent.  Queue/stack: peek (key NULL). */
+BPFRT_API int bpfrt_map_lookup_elem(int fd, const void *key, void *value);
+/* ENOENT if absent; EINVAL for arrays (elements cannot be deleted). */
+BPFRT_API int bpfrt_map_delete_elem(int fd, const void *key);
+/* key NULL or absent: the first key.  ENOENT after the last. */
+BPFRT_API int bpfrt_map_get_next_key(int fd, const void *key, void *next_key);
+/* Hash maps: copy and delete atomically; queue/stack: pop (key NULL). */
+BPFRT_API int bpfrt_map_lookup_and_delete_elem(int fd, const void *key, void *value);
+/* Make the map read-only for the bpf() side (programs may still write).  EBUSY if frozen. */
+BPFRT_API int bpfrt_map_freeze(int fd);
+
+/* Pin an object fd at path, which must lie in the bpffs directory ($BPFRT_FS, default
+ * /dev/shm/bpfrt); EPERM elsewhere, EEXIST if path exists. */
+BPFRT_API int bpfrt_obj_pin(int fd, const char *path);
+/* Open a pinned object; returns a new fd.  ENOENT, EINVAL if path is not a bpfrt object. */
+BPFRT_API int bpfrt_obj_get(const char *path);
+
+/* Number of CPUs whose values per-CPU maps keep (the kernel's possible CPUs). */
+BPFRT_API int bpfrt_num_possible_cpus(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

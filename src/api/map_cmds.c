@@ -1,0 +1,250 @@
+/* map_cmds.c - the BPF_MAP_* commands: resolve the fd, check access the way the kernel's
+ * syscall.c does (in its order, so the same mistake gives the same errno), copy key and
+ * value in and out through the call's uaccess, and dispatch to the map type.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/api.h"
+#include "maps/maps.h"
+
+#define SMALL_BUF 512 /* keys are at most 512 bytes; small values need no malloc */
+
+/* A key or value buffer: on the stack when small. */
+struct kbuf {
+	void *p;
+	unsigned char small[SMALL_BUF] __attribute__((aligned(8)));
+};
+
+static int kbuf_alloc(struct kbuf *b, size_t len)
+{
+	b->p = len <= sizeof(b->small) ? b->small : malloc(len);
+	return b->p ? 0 : -ENOMEM;
+}
+
+static void kbuf_free(struct kbuf *b)
+{
+	if (b->p != b->small)
+		free(b->p);
+	b->p = NULL;
+}
+
+/* The kernel's __bpf_copy_key(): maps without keys take none (EINVAL if one is given). */
+static int copy_key(struct brt_call *call, struct brt_map *map, uint64_t ukey, struct kbuf *b)
+{
+	int err;
+
+	b->p = NULL;
+	if (!map->key_size)
+		return ukey ? -EINVAL : 0;
+	err = kbuf_alloc(b, map->key_size);
+	if (err)
+		return err;
+	err = call->ua->from(b->p, ukey, map->key_size);
+	if (err)
+		kbuf_free(b);
+	return err;
+}
+
+static int can_read(const struct brt_map *map)
+{
+	return !(map->flags & BPF_F_WRONLY);
+}
+
+static int can_write(const struct brt_map *map)
+{
+	return !(map->flags & BPF_F_RDONLY) &&
+	       !atomic_load_explicit(&map->obj.hdr->frozen, memory_order_acquire);
+}
+
+int brt_cmd_map_create(struct brt_call *call)
+{
+	return brt_map_create(call->attr, NULL);
+}
+
+int brt_cmd_map_lookup(struct brt_call *call)
+{
+	union bpf_attr *attr = call->attr;
+	struct kbuf key, value;
+	struct brt_map *map;
+	uint32_t vsize;
+	int err;
+
+	if (attr->flags & ~(uint64_t)BPF_F_LOCK)
+		return -EINVAL;
+	err = brt_map_from_fd((int)attr->map_fd, &map);
+	if (err)
+		return err;
+	err = -EPERM;
+	if (!can_read(map))
+		goto out_put;
+	/* No BTF, so no map has a bpf_spin_lock to honour BPF_F_LOCK with. */
+	err = -EINVAL;
+	if (attr->flags & BPF_F_LOCK)
+		goto out_put;
+	err = copy_key(call, map, attr->key, &key);
+	if (err)
+		goto out_put;
+	vsize = brt_map_value_size(map);
+	err = kbuf_alloc(&value, vsize);
+	if (err)
+		goto out_free_key;
+	err = brt_map_sys_lookup(map, key.p, value.p, attr->flags);
+	if (!err)
+		err = call->ua->to(attr->value, value.p, vsize);
+	kbuf_free(&value);
+out_free_key:
+	kbuf_free(&key);
+out_put:
+	brt_map_put(map);
+	return err;
+}
+
+int brt_cmd_map_update(struct brt_call *call)
+{
+	union bpf_attr *attr = call->attr;
+	struct kbuf key, value;
+	struct brt_map *map;
+	uint32_t vsize;
+	int err;
+
+	err = brt_map_from_fd((int)attr->map_fd, &map);
+	if (err)
+		return err;
+	err = -EPERM;
+	if (!can_write(map))
+		goto out_put;
+	err = -EINVAL;
+	if (attr->flags & BPF_F_LOCK)
+		goto out_put;
+	err = copy_key(call, map, attr->key, &key);
+	if (err)
+		goto out_put;
+	vsize = brt_map_value_size(map);
+	err = kbuf_alloc(&value, vsize);
+	if (err)
+		goto out_free_key;
+	err = call->ua->from(value.p, attr->value, vsize);
+	if (!err)
+		err = brt_map_sys_update(map, key.p, value.p, attr->flags);
+	kbuf_free(&value);
+out_free_key:
+	kbuf_free(&key);
+out_put:
+	brt_map_put(map);
+	return err;
+}
+
+int brt_cmd_map_delete(struct brt_call *call)
+{
+	union bpf_attr *attr = call->attr;
+	struct brt_map *map;
+	struct kbuf key;
+	int err;
+
+	err = brt_map_from_fd((int)attr->map_fd, &map);
+	if (err)
+		return err;
+	err = -EPERM;
+	if (!can_write(map))
+		goto out_put;
+	err = copy_key(call, map, attr->key, &key);
+	if (err)
+		goto out_put;
+	err = brt_map_sys_delete(map, key.p);
+	kbuf_free(&key);
+out_put:
+	brt_map_put(map);
+	return err;
+}
+
+int brt_cmd_map_get_next_key(struct brt_call *call)
+{
+	union bpf_attr *attr = call->attr;
+	struct kbuf key = { 0 }, next;
+	struct brt_map *map;
+	int err;
+
+	err = brt_map_from_fd((int)attr->map_fd, &map);
+	if (err)
+		return err;
+	err = -EPERM;
+	if (!can_read(map))
+		goto out_put;
+	if (attr->key) {
+		err = copy_key(call, map, attr->key, &key);
+		if (err)
+			goto out_put;
+	}
+	err = kbuf_alloc(&next, map->key_size ? map->key_size : 1);
+	if (err)
+		goto out_free_key;
+	err = brt_map_sys_get_next_key(map, key.p, next.p);
+	if (!err)
+		err = call->ua->to(attr->next_key, next.p, map->key_size);
+	kbuf_free(&next);
+out_free_key:
+	kbuf_free(&key);
+out_put:
+	brt_map_put(map);
+	return err;
+}
+
+int brt_cmd_map_lookup_and_delete(struct brt_call *call)
+{
+	union bpf_attr *attr = call->attr;
+	struct kbuf key, value;
+	struct brt_map *map;
+	uint32_t vsize;
+	int err;
+
+	if (attr->flags & ~(uint64_t)BPF_F_LOCK)
+		return -EINVAL;
+	err = brt_map_from_fd((int)attr->map_fd, &map);
+	if (err)
+		return err;
+	err = -EPERM;
+	if (!can_read(map) || !can_write(map))
+		goto out_put;
+	err = -EINVAL;
+	if (attr->flags && (map->type == BPF_MAP_TYPE_QUEUE || map->type == BPF_MAP_TYPE_STACK))
+		goto out_put;
+	if (attr->flags & BPF_F_LOCK)
+		goto out_put;
+	err = copy_key(call, map, attr->key, &key);
+	if (err)
+		goto out_put;
+	vsize = brt_map_value_size(map);
+	err = kbuf_alloc(&value, vsize);
+	if (err)
+		goto out_free_key;
+	err = brt_map_sys_lookup_and_delete(map, key.p, value.p, attr->flags);
+	if (!err)
+		err = call->ua->to(attr->value, value.p, vsize);
+	kbuf_free(&value);
+out_free_key:
+	kbuf_free(&key);
+out_put:
+	brt_map_put(map);
+	return err;
+}
+
+int brt_cmd_map_freeze(struct brt_call *call)
+{
+	struct brt_map *map;
+	uint32_t expected = 0;
+	int err;
+
+	err = brt_map_from_fd((int)call->attr->map_fd, &map);
+	if (err)
+		return err;
+	/* A frozen map is no longer writable through bpf(), so freezing it again fails the
+	 * kernel's write-permission check (EPERM) before its EBUSY test. */
+	if (!can_write(map))
+		err = -EPERM;
+	else if (!atomic_compare_exchange_strong(&map->obj.hdr->frozen, &expected, 1))
+		err = -EPERM;
+	brt_map_put(map);
+	return err;
+}

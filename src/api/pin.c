@@ -1,0 +1,97 @@
+/* pin.c - BPF_OBJ_PIN and BPF_OBJ_GET.  An object is an unnamed file in the bpffs-like
+ * directory ($BPFRT_FS, default /dev/shm/bpfrt), so pinning is linkat() of the fd to a
+ * name there and getting is open() of that name: the pinned file keeps the object alive
+ * after every fd is closed, and unlink() (rm) unpins it, as on bpffs.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "api/api.h"
+#include "maps/maps.h"
+
+static int copy_path(struct brt_call *call, uint64_t upath, char *path, size_t cap)
+{
+	int len = call->ua->str(path, upath, cap);
+
+	if (len < 0)
+		return len;
+	return len ? 0 : -ENOENT;
+}
+
+/* The path's directory must be the bpffs directory or below it: the kernel answers EPERM
+ * for a pin outside bpffs. */
+static int inside_fs(const char *path)
+{
+	char dir[PATH_MAX], real_dir[PATH_MAX], real_fs[PATH_MAX];
+	const char *slash = strrchr(path, '/');
+	size_t len;
+
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else
+		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path + (slash == path)), path);
+	if (!realpath(dir, real_dir))
+		return -errno;
+	if (!realpath(brt_obj_fs_dir(), real_fs))
+		return -EPERM;
+	len = strlen(real_fs);
+	if (strncmp(real_dir, real_fs, len) || (real_dir[len] && real_dir[len] != '/'))
+		return -EPERM;
+	return 0;
+}
+
+int brt_cmd_obj_pin(struct brt_call *call)
+{
+	union bpf_attr *attr = call->attr;
+	char path[PATH_MAX], proc[64];
+	struct brt_obj *obj;
+	int err;
+
+	if (attr->file_flags)
+		return -EINVAL;
+	err = brt_obj_from_fd((int)attr->bpf_fd, 0, &obj);
+	if (err)
+		return err;
+	err = copy_path(call, attr->pathname, path, sizeof(path));
+	if (err)
+		goto out_put;
+	err = inside_fs(path);
+	if (err)
+		goto out_put;
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%u", attr->bpf_fd);
+	if (linkat(AT_FDCWD, proc, AT_FDCWD, path, AT_SYMLINK_FOLLOW))
+		err = errno == EXDEV ? -EPERM : -errno;
+out_put:
+	brt_obj_put(obj);
+	return err;
+}
+
+int brt_cmd_obj_get(struct brt_call *call)
+{
+	union bpf_attr *attr = call->attr;
+	char path[PATH_MAX];
+	struct brt_obj *obj;
+	int err, fd;
+
+	if (attr->bpf_fd || (attr->file_flags & ~(uint32_t)(BPF_F_RDONLY | BPF_F_WRONLY)) ||
+	    (attr->file_flags & BPF_F_RDONLY && attr->file_flags & BPF_F_WRONLY))
+		return -EINVAL;
+	err = copy_path(call, attr->pathname, path, sizeof(path));
+	if (err)
+		return err;
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	err = brt_obj_from_fd(fd, 0, &obj);
+	if (err) {
+		close(fd);
+		return err == -EBADF ? -EBADF : -EACCES;
+	}
+	brt_obj_put(obj);
+	return fd;
+}

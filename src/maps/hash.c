@@ -1,0 +1,553 @@
+/* hash.c - hash maps: hash, percpu_hash, lru_hash and lru_percpu_hash (the kernel's
+ * hashtab.c family).  All elements live in the shared region, addressed by 1-based
+ * index (0 = none): a header, the buckets (lock + first element) and the elements.
+ * Writers take the bucket lock; an update of a present key links a fresh element in
+ * place of the old one, so a value is never seen half-written.  Every index read from
+ * shared memory is range-checked and every chain walk bounded: a corrupt region yields
+ * errors, never a wild access.  Details: docs/MEMORY_MODEL.md.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include "maps/maps.h"
+
+#define HTAB_VALUE_MAX (4u << 20) /* KMALLOC_MAX_SIZE */
+#define HTAB_EXTRA 16 /* spare elements for replacing a present key in a full map */
+#define HTAB_FLAGS                                                                       \
+	(BPF_F_NO_PREALLOC | BPF_F_NO_COMMON_LRU | BPF_F_NUMA_NODE | BPF_F_RDONLY |       \
+	 BPF_F_WRONLY | BPF_F_RDONLY_PROG | BPF_F_WRONLY_PROG | BPF_F_ZERO_SEED)
+
+struct htab_head {
+	_Atomic uint32_t count;      /* linked elements */
+	_Atomic uint32_t alloc_lock; /* guards free_head and bump */
+	uint32_t free_head;          /* first free element, 0 none */
+	uint32_t bump;               /* elements above bump were never used */
+	uint32_t n_buckets;          /* copies of the geometry, checked on attach */
+	uint32_t n_elems;
+	uint32_t elem_size;
+	uint32_t seed;               /* hash seed (0 with BPF_F_ZERO_SEED) */
+	_Atomic uint32_t lru_clock;  /* LRU: access counter stamped into elements */
+	_Atomic uint32_t lru_cursor; /* LRU: where the next eviction scan starts */
+	uint32_t reserved[6];
+};
+
+struct htab_bucket {
+	_Atomic uint32_t lock;
+	uint32_t head; /* first element, 0 none; changed under lock */
+};
+
+struct htab_elem {
+	uint32_t next;           /* next in bucket, or in the free list */
+	uint32_t hash;
+	_Atomic uint32_t stamp;  /* LRU: last access */
+	uint32_t pad;
+	unsigned char key[];     /* round_up(key_size, 8), then the value(s) */
+};
+
+/* Process-local view: the geometry recomputed from the parameters, never read back from
+ * shared memory. */
+struct htab {
+	struct htab_head *head;
+	struct htab_bucket *buckets;
+	unsigned char *elems;
+	uint32_t n_buckets;
+	uint32_t n_elems;
+	uint32_t elem_size;
+	uint32_t value_off;
+	int lru;
+	int percpu;
+};
+
+static int is_lru(uint32_t type)
+{
+	return type == BPF_MAP_TYPE_LRU_HASH || type == BPF_MAP_TYPE_LRU_PERCPU_HASH;
+}
+
+static int htab_alloc_check(const union bpf_attr *attr)
+{
+	int percpu = brt_map_is_percpu(attr->map_type), lru = is_lru(attr->map_type);
+	uint32_t f = attr->map_flags;
+
+	if ((f & ~HTAB_FLAGS) || ((f & BPF_F_RDONLY_PROG) && (f & BPF_F_WRONLY_PROG)))
+		return -EINVAL;
+	if (!lru && (f & BPF_F_NO_COMMON_LRU))
+		return -EINVAL;
+	if (lru && (f & BPF_F_NO_PREALLOC))
+		return -BRT_ENOTSUPP;
+	if ((f & BPF_F_NUMA_NODE) && percpu)
+		return -EINVAL;
+	if (!attr->max_entries || !attr->key_size || !attr->value_size)
+		return -EINVAL;
+	if ((uint64_t)attr->key_size + attr->value_size >= HTAB_VALUE_MAX - 48)
+		return -E2BIG;
+	if (percpu && BRT_ROUND8(attr->value_size) > 32768)
+		return -E2BIG;
+	return 0;
+}
+
+static uint32_t n_buckets_of(uint32_t max_entries)
+{
+	uint32_t n = 1;
+
+	while (n < max_entries && n < (1u << 30))
+		n <<= 1;
+	return n;
+}
+
+static uint64_t elem_size_of(const struct brt_map *map)
+{
+	return sizeof(struct htab_elem) + BRT_ROUND8(map->key_size) +
+	       (uint64_t)map->value_stride * map->ncpus;
+}
+
+static uint64_t n_elems_of(const struct brt_map *map)
+{
+	return (uint64_t)map->max_entries + HTAB_EXTRA;
+}
+
+static int htab_data_size(const struct brt_map *map, uint64_t *size)
+{
+	uint64_t nb = n_buckets_of(map->max_entries), ne = n_elems_of(map);
+
+	/* The kernel's limit: n_buckets * sizeof(struct bucket) must fit in 32 bits. */
+	if (nb > UINT32_MAX / 16 || ne > UINT32_MAX)
+		return -E2BIG;
+	if (elem_size_of(map) > UINT32_MAX || ne > (UINT64_MAX >> 24) / elem_size_of(map))
+		return -ENOMEM;
+	*size = sizeof(struct htab_head) + nb * sizeof(struct htab_bucket) +
+		ne * elem_size_of(map);
+	return 0;
+}
+
+static int htab_attach(struct brt_map *map)
+{
+	struct htab *ht = calloc(1, sizeof(*ht));
+
+	if (!ht)
+		return -ENOMEM;
+	ht->head = map->data;
+	ht->n_buckets = n_buckets_of(map->max_entries);
+	ht->n_elems = (uint32_t)n_elems_of(map);
+	ht->elem_size = (uint32_t)elem_size_of(map);
+	ht->buckets = (struct htab_bucket *)(ht->head + 1);
+	ht->elems = (unsigned char *)(ht->buckets + ht->n_buckets);
+	ht->value_off = sizeof(struct htab_elem) + (uint32_t)BRT_ROUND8(map->key_size);
+	ht->lru = is_lru(map->type);
+	ht->percpu = brt_map_is_percpu(map->type);
+	if (ht->head->n_buckets != ht->n_buckets || ht->head->n_elems != ht->n_elems ||
+	    ht->head->elem_size != ht->elem_size) {
+		free(ht);
+		return -EINVAL;
+	}
+	map->priv = ht;
+	return 0;
+}
+
+static void htab_detach(struct brt_map *map)
+{
+	free(map->priv);
+	map->priv = NULL;
+}
+
+static int htab_init(struct brt_map *map)
+{
+	struct htab_head *h = map->data;
+
+	h->n_buckets = n_buckets_of(map->max_entries);
+	h->n_elems = (uint32_t)n_elems_of(map);
+	h->elem_size = (uint32_t)elem_size_of(map);
+	if (!(map->flags & BPF_F_ZERO_SEED) &&
+	    getrandom(&h->seed, sizeof(h->seed), GRND_NONBLOCK) != sizeof(h->seed))
+		h->seed = 0x5eed;
+	return 0;
+}
+
+static uint32_t hash_key(const void *key, uint32_t len, uint32_t seed)
+{
+	const unsigned char *p = key;
+	uint64_t h = seed ^ (len * 0x9e3779b97f4a7c15ull), w;
+
+	for (; len >= 8; len -= 8, p += 8) {
+		memcpy(&w, p, 8);
+		h = (h ^ w) * 0xff51afd7ed558ccdull;
+		h ^= h >> 32;
+	}
+	if (len) {
+		w = 0;
+		memcpy(&w, p, len);
+		h = (h ^ w) * 0xc4ceb9fe1a85ec53ull;
+	}
+	h ^= h >> 29;
+	h *= 0x94d049bb133111ebull;
+	return (uint32_t)(h ^ (h >> 32));
+}
+
+static struct htab_elem *elem(const struct htab *ht, uint32_t idx)
+{
+	if (idx == 0 || idx > ht->n_elems)
+		return NULL;
+	return (struct htab_elem *)(ht->elems + (size_t)(idx - 1) * ht->elem_size);
+}
+
+static void *value_of(const struct htab *ht, struct htab_elem *e)
+{
+	return (unsigned char *)e + ht->value_off;
+}
+
+/* Walk bucket b (locked) for key; *prev gets the predecessor's index (0 = bucket head).
+ * Returns the element's index or 0. */
+static uint32_t find(const struct htab *ht, const struct brt_map *map, struct htab_bucket *b,
+		     const void *key, uint32_t hash, uint32_t *prev)
+{
+	uint32_t idx = b->head, p = 0;
+	struct htab_elem *e;
+
+	for (uint32_t steps = 0; steps <= ht->n_elems && (e = elem(ht, idx)); steps++) {
+		if (e->hash == hash && !memcmp(e->key, key, map->key_size)) {
+			if (prev)
+				*prev = p;
+			return idx;
+		}
+		p = idx;
+		idx = e->next;
+	}
+	return 0;
+}
+
+static uint32_t alloc_elem(struct htab *ht)
+{
+	struct htab_head *h = ht->head;
+	struct htab_elem *e;
+	uint32_t idx = 0;
+
+	brt_shm_lock(&h->alloc_lock);
+	e = elem(ht, h->free_head);
+	if (e) {
+		idx = h->free_head;
+		h->free_head = e->next;
+	} else if (h->bump < ht->n_elems) {
+		idx = ++h->bump;
+	}
+	brt_shm_unlock(&h->alloc_lock);
+	return idx;
+}
+
+static void free_elem(struct htab *ht, uint32_t idx)
+{
+	struct htab_head *h = ht->head;
+	struct htab_elem *e = elem(ht, idx);
+
+	if (!e)
+		return;
+	brt_shm_lock(&h->alloc_lock);
+	e->next = h->free_head;
+	h->free_head = idx;
+	brt_shm_unlock(&h->alloc_lock);
+}
+
+static void set_link(struct htab *ht, struct htab_bucket *b, uint32_t prev, uint32_t idx)
+{
+	struct htab_elem *p = elem(ht, prev);
+
+	if (p)
+		p->next = idx;
+	else
+		b->head = idx;
+}
+
+static void touch(struct htab *ht, struct htab_elem *e)
+{
+	if (ht->lru)
+		atomic_store_explicit(&e->stamp,
+				      atomic_fetch_add_explicit(&ht->head->lru_clock, 1,
+								memory_order_relaxed),
+				      memory_order_relaxed);
+}
+
+/* LRU: scan a few non-empty buckets from a moving cursor and unlink the least recently
+ * used element seen.  Bucket locks are taken one at a time, never nested. */
+static void evict_one(struct htab *ht)
+{
+	uint32_t cursor = atomic_fetch_add_explicit(&ht->head->lru_cursor, 1, memory_order_relaxed);
+	uint32_t best_b = 0, best_idx = 0, best_age = 0, now, seen = 0, prev;
+	uint32_t clock = atomic_load_explicit(&ht->head->lru_clock, memory_order_relaxed);
+	struct htab_bucket *b;
+	struct htab_elem *e;
+
+	cursor *= 7919;
+	for (uint32_t k = 0; k < ht->n_buckets && seen < 8; k++) {
+		uint32_t bi = (cursor + k) & (ht->n_buckets - 1), idx, steps = 0;
+
+		b = &ht->buckets[bi];
+		brt_shm_lock(&b->lock);
+		for (idx = b->head; steps++ <= ht->n_elems && (e = elem(ht, idx)); idx = e->next) {
+			now = clock - atomic_load_explicit(&e->stamp, memory_order_relaxed);
+			if (!best_idx || now > best_age) {
+				best_b = bi;
+				best_idx = idx;
+				best_age = now;
+			}
+		}
+		if (b->head)
+			seen++;
+		brt_shm_unlock(&b->lock);
+	}
+	if (!best_idx)
+		return;
+	b = &ht->buckets[best_b];
+	brt_shm_lock(&b->lock);
+	e = elem(ht, best_idx);
+	prev = 0;
+	for (uint32_t idx = b->head, steps = 0; steps++ <= ht->n_elems && elem(ht, idx);
+	     prev = idx, idx = elem(ht, idx)->next) {
+		if (idx != best_idx)
+			continue;
+		set_link(ht, b, prev, e->next);
+		atomic_fetch_sub_explicit(&ht->head->count, 1, memory_order_relaxed);
+		brt_shm_unlock(&b->lock);
+		free_elem(ht, best_idx);
+		return;
+	}
+	brt_shm_unlock(&b->lock);
+}
+
+static int reserve_slot(struct htab *ht, uint32_t max_entries)
+{
+	uint32_t c = atomic_load_explicit(&ht->head->count, memory_order_relaxed);
+
+	while (c < max_entries)
+		if (atomic_compare_exchange_weak_explicit(&ht->head->count, &c, c + 1,
+							  memory_order_relaxed,
+							  memory_order_relaxed))
+			return 0;
+	return -E2BIG;
+}
+
+/* Write a value into a fresh or present element: all CPUs from a syscall buffer, or one
+ * CPU (zeroing the others of a fresh element) from a program. */
+static void put_value(struct brt_map *map, struct htab *ht, struct htab_elem *e,
+		      const void *value, int onallcpus, int fresh)
+{
+	unsigned char *v = value_of(ht, e);
+
+	if (!ht->percpu) {
+		brt_shm_write(v, value, map->value_size);
+		return;
+	}
+	for (uint32_t cpu = 0; cpu < map->ncpus; cpu++) {
+		unsigned char *slot = v + (size_t)cpu * map->value_stride;
+
+		if (onallcpus)
+			brt_shm_write(slot, (const unsigned char *)value +
+						    (size_t)cpu * map->value_stride,
+				      map->value_size);
+		else if (cpu == brt_cpu())
+			brt_shm_write(slot, value, map->value_size);
+		else if (fresh)
+			brt_shm_zero(slot, map->value_stride);
+	}
+}
+
+static int update(struct brt_map *map, const void *key, const void *value, uint64_t flags,
+		  int onallcpus)
+{
+	struct htab *ht = map->priv;
+	uint32_t hash = hash_key(key, map->key_size, ht->head->seed), prev = 0, old, idx;
+	struct htab_bucket *b = &ht->buckets[hash & (ht->n_buckets - 1)];
+	struct htab_elem *e;
+
+	if (flags > BPF_EXIST)
+		return -EINVAL;
+	for (int tries = 0;; tries++) {
+		brt_shm_lock(&b->lock);
+		old = find(ht, map, b, key, hash, &prev);
+		if (old && flags == BPF_NOEXIST)
+			goto out_unlock_err_exist;
+		if (!old && flags == BPF_EXIST) {
+			brt_shm_unlock(&b->lock);
+			return -ENOENT;
+		}
+		if (old || !reserve_slot(ht, map->max_entries))
+			break;
+		brt_shm_unlock(&b->lock);
+		if (!ht->lru)
+			return -E2BIG;
+		if (tries > 64)
+			return -ENOMEM;
+		evict_one(ht);
+	}
+	/* Per-CPU values are updated in place, as the kernel does. */
+	if (old && ht->percpu) {
+		e = elem(ht, old);
+		put_value(map, ht, e, value, onallcpus, 0);
+		touch(ht, e);
+		brt_shm_unlock(&b->lock);
+		return 0;
+	}
+	idx = alloc_elem(ht);
+	e = elem(ht, idx);
+	if (!e) {
+		if (!old) {
+			atomic_fetch_sub_explicit(&ht->head->count, 1, memory_order_relaxed);
+			brt_shm_unlock(&b->lock);
+			return -E2BIG;
+		}
+		/* All spares in flight: overwrite in place rather than fail. */
+		put_value(map, ht, elem(ht, old), value, onallcpus, 0);
+		brt_shm_unlock(&b->lock);
+		return 0;
+	}
+	e->hash = hash;
+	memcpy(e->key, key, map->key_size);
+	put_value(map, ht, e, value, onallcpus, 1);
+	touch(ht, e);
+	if (old) {
+		e->next = elem(ht, old)->next;
+		set_link(ht, b, prev, idx);
+	} else {
+		e->next = b->head;
+		b->head = idx;
+	}
+	brt_shm_unlock(&b->lock);
+	if (old)
+		free_elem(ht, old);
+	return 0;
+
+out_unlock_err_exist:
+	brt_shm_unlock(&b->lock);
+	return -EEXIST;
+}
+
+static int htab_update(struct brt_map *map, const void *key, const void *value, uint64_t flags)
+{
+	return update(map, key, value, flags, 1);
+}
+
+static int htab_prog_update(struct brt_map *map, const void *key, const void *value,
+			    uint64_t flags)
+{
+	return update(map, key, value, flags, 0);
+}
+
+/* Unlink key; if value is given, copy the value out first (lookup_and_delete). */
+static int remove_key(struct brt_map *map, const void *key, void *value)
+{
+	struct htab *ht = map->priv;
+	uint32_t hash = hash_key(key, map->key_size, ht->head->seed), prev = 0, idx;
+	struct htab_bucket *b = &ht->buckets[hash & (ht->n_buckets - 1)];
+	struct htab_elem *e;
+
+	brt_shm_lock(&b->lock);
+	idx = find(ht, map, b, key, hash, &prev);
+	e = elem(ht, idx);
+	if (!e) {
+		brt_shm_unlock(&b->lock);
+		return -ENOENT;
+	}
+	if (value)
+		brt_shm_read(value, value_of(ht, e), brt_map_value_size(map));
+	set_link(ht, b, prev, e->next);
+	atomic_fetch_sub_explicit(&ht->head->count, 1, memory_order_relaxed);
+	brt_shm_unlock(&b->lock);
+	free_elem(ht, idx);
+	return 0;
+}
+
+static int htab_delete(struct brt_map *map, const void *key)
+{
+	return remove_key(map, key, NULL);
+}
+
+static int htab_lookup_and_delete(struct brt_map *map, const void *key, void *value)
+{
+	return remove_key(map, key, value);
+}
+
+static void *htab_lookup(struct brt_map *map, const void *key)
+{
+	struct htab *ht = map->priv;
+	uint32_t hash = hash_key(key, map->key_size, ht->head->seed);
+	struct htab_bucket *b = &ht->buckets[hash & (ht->n_buckets - 1)];
+	struct htab_elem *e;
+	unsigned char *v = NULL;
+
+	brt_shm_lock(&b->lock);
+	e = elem(ht, find(ht, map, b, key, hash, NULL));
+	if (e) {
+		touch(ht, e);
+		v = value_of(ht, e);
+		if (ht->percpu)
+			v += (size_t)brt_cpu() * map->value_stride;
+	}
+	brt_shm_unlock(&b->lock);
+	return v;
+}
+
+static int htab_copy_value(struct brt_map *map, const void *key, void *value)
+{
+	struct htab *ht = map->priv;
+	uint32_t hash = hash_key(key, map->key_size, ht->head->seed);
+	struct htab_bucket *b = &ht->buckets[hash & (ht->n_buckets - 1)];
+	struct htab_elem *e;
+
+	brt_shm_lock(&b->lock);
+	e = elem(ht, find(ht, map, b, key, hash, NULL));
+	if (e)
+		brt_shm_read(value, value_of(ht, e), brt_map_value_size(map));
+	brt_shm_unlock(&b->lock);
+	return e ? 0 : -ENOENT;
+}
+
+/* Order: bucket by bucket, chain order within a bucket; a key that is not present restarts
+ * from the first key, as the kernel does. */
+static int htab_get_next_key(struct brt_map *map, const void *key, void *next_key)
+{
+	struct htab *ht = map->priv;
+	uint32_t start = 0;
+	struct htab_bucket *b;
+	struct htab_elem *e, *n;
+
+	if (key) {
+		uint32_t hash = hash_key(key, map->key_size, ht->head->seed);
+
+		b = &ht->buckets[hash & (ht->n_buckets - 1)];
+		brt_shm_lock(&b->lock);
+		e = elem(ht, find(ht, map, b, key, hash, NULL));
+		n = e ? elem(ht, e->next) : NULL;
+		if (n)
+			memcpy(next_key, n->key, map->key_size);
+		brt_shm_unlock(&b->lock);
+		if (n)
+			return 0;
+		if (e)
+			start = (hash & (ht->n_buckets - 1)) + 1;
+	}
+	for (uint32_t i = start; i < ht->n_buckets; i++) {
+		b = &ht->buckets[i];
+		brt_shm_lock(&b->lock);
+		e = elem(ht, b->head);
+		if (e)
+			memcpy(next_key, e->key, map->key_size);
+		brt_shm_unlock(&b->lock);
+		if (e)
+			return 0;
+	}
+	return -ENOENT;
+}
+
+const struct brt_map_ops brt_hash_map_ops = {
+	.alloc_check = htab_alloc_check,
+	.data_size = htab_data_size,
+	.init = htab_init,
+	.attach = htab_attach,
+	.detach = htab_detach,
+	.lookup = htab_lookup,
+	.copy_value = htab_copy_value,
+	.update = htab_update,
+	.prog_update = htab_prog_update,
+	.delete = htab_delete,
+	.get_next_key = htab_get_next_key,
+	.lookup_and_delete = htab_lookup_and_delete,
+};

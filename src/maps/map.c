@@ -1,0 +1,280 @@
+/* map.c - what every map type shares: the type table (map_types.def), MAP_CREATE's
+ * attribute checks in the kernel's order, turning a mapped file back into a map (with
+ * every header field checked: the file may be another process's, or corrupt), and the
+ * dispatchers that give syscall semantics on top of the ops tables.
+ */
+#include <errno.h>
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "maps/maps.h"
+#include "util/util.h"
+
+static const struct brt_map_ops *const map_ops[] = {
+#define BRT_MAP_TYPE(type, name, ops) [type] = &ops,
+#include "maps/map_types.def"
+#undef BRT_MAP_TYPE
+};
+
+static const char *const map_names[] = {
+#define BRT_MAP_TYPE(type, name, ops) [type] = #name,
+#include "maps/map_types.def"
+#undef BRT_MAP_TYPE
+};
+
+static const struct brt_map_ops *ops_of(uint32_t type)
+{
+	return type < BRT_ARRAY_SIZE(map_ops) ? map_ops[type] : NULL;
+}
+
+int brt_map_type_known(uint32_t type)
+{
+	return ops_of(type) != NULL;
+}
+
+const char *brt_map_type_name(uint32_t type)
+{
+	return type < BRT_ARRAY_SIZE(map_names) && map_names[type] ? map_names[type] : "unknown";
+}
+
+int brt_map_type_from_name(const char *name)
+{
+	for (uint32_t i = 0; i < BRT_ARRAY_SIZE(map_names); i++)
+		if (map_names[i] && !strcmp(map_names[i], name))
+			return (int)i;
+	return -EINVAL;
+}
+
+int brt_map_is_percpu(uint32_t type)
+{
+	return type == BPF_MAP_TYPE_PERCPU_HASH || type == BPF_MAP_TYPE_PERCPU_ARRAY ||
+	       type == BPF_MAP_TYPE_LRU_PERCPU_HASH;
+}
+
+uint32_t brt_map_value_size(const struct brt_map *map)
+{
+	if (brt_map_is_percpu(map->type))
+		return map->value_stride * map->ncpus;
+	return map->value_size;
+}
+
+/* The kernel's bpf_obj_name_cpy(): letters, digits, '_' and '.', NUL within the field. */
+static int name_ok(const char *name, size_t len)
+{
+	for (size_t i = 0; i < len; i++) {
+		if (!name[i])
+			return 1;
+		if (!isalnum((unsigned char)name[i]) && name[i] != '_' && name[i] != '.')
+			return 0;
+	}
+	return 0;
+}
+
+/* Checks made by the kernel's map_create() before the type's own alloc_check. */
+static int generic_check(const union bpf_attr *attr)
+{
+	uint32_t f = attr->map_flags;
+
+	if (attr->btf_vmlinux_value_type_id) {
+		if (attr->map_type != BPF_MAP_TYPE_STRUCT_OPS || attr->btf_key_type_id ||
+		    attr->btf_value_type_id)
+			return -EINVAL;
+	} else if (attr->btf_key_type_id && !attr->btf_value_type_id) {
+		return -EINVAL;
+	}
+	if (attr->map_type != BPF_MAP_TYPE_BLOOM_FILTER && attr->map_extra)
+		return -EINVAL;
+	if ((f & BPF_F_RDONLY) && (f & BPF_F_WRONLY))
+		return -EINVAL;
+	/* One NUMA node here: node 0 is online, any other is not. */
+	if ((f & BPF_F_NUMA_NODE) && attr->numa_node != 0)
+		return -EINVAL;
+	return 0;
+}
+
+static int fill_params(struct brt_map *map, uint32_t type, uint32_t key_size,
+		       uint32_t value_size, uint32_t max_entries, uint32_t flags, uint32_t ncpus)
+{
+	map->ops = ops_of(type);
+	map->type = type;
+	map->key_size = key_size;
+	map->value_size = value_size;
+	map->max_entries = max_entries;
+	map->flags = flags;
+	map->ncpus = brt_map_is_percpu(type) ? ncpus : 1;
+	map->value_stride = (uint32_t)BRT_ROUND8(value_size);
+	return map->ops ? 0 : -EINVAL;
+}
+
+static void map_release(struct brt_obj *obj)
+{
+	struct brt_map *map = brt_map_of(obj);
+
+	if (map->ops && map->ops->detach)
+		map->ops->detach(map);
+}
+
+static int map_init(struct brt_obj *obj, void *arg)
+{
+	struct brt_map *map = brt_map_of(obj), *params = arg;
+	int err;
+
+	fill_params(map, params->type, params->key_size, params->value_size,
+		    params->max_entries, params->flags, params->ncpus);
+	map->data = obj->base;
+	map->data_size = obj->hdr->data_size;
+	obj->release = map_release;
+	err = map->ops->init ? map->ops->init(map) : 0;
+	if (!err && map->ops->attach)
+		err = map->ops->attach(map);
+	if (err)
+		obj->release = NULL;
+	return err;
+}
+
+int brt_map_create(const union bpf_attr *attr, struct brt_map **out)
+{
+	const struct brt_map_ops *ops;
+	struct brt_obj_hdr hdr = { 0 };
+	struct brt_map params = { 0 };
+	struct brt_obj *obj;
+	uint64_t size;
+	int err, fd;
+
+	err = generic_check(attr);
+	if (err)
+		return err;
+	ops = ops_of(attr->map_type);
+	if (!ops)
+		return -EINVAL;
+	err = ops->alloc_check ? ops->alloc_check(attr) : 0;
+	if (err)
+		return err;
+	/* No BTF and no device offload in this runtime. */
+	if (attr->map_ifindex || attr->btf_fd || attr->btf_value_type_id)
+		return -EINVAL;
+	fill_params(&params, attr->map_type, attr->key_size, attr->value_size,
+		    attr->max_entries, attr->map_flags, brt_ncpus());
+	err = ops->data_size(&params, &size);
+	if (err)
+		return err;
+	if (!name_ok(attr->map_name, sizeof(attr->map_name)))
+		return -EINVAL;
+	hdr.kind = BRT_OBJ_MAP;
+	hdr.data_size = size;
+	hdr.type = attr->map_type;
+	hdr.key_size = attr->key_size;
+	hdr.value_size = attr->value_size;
+	hdr.max_entries = attr->max_entries;
+	hdr.flags = attr->map_flags;
+	hdr.ncpus = params.ncpus;
+	hdr.map_extra = attr->map_extra;
+	memcpy(hdr.name, attr->map_name, sizeof(hdr.name));
+	fd = brt_obj_create(&hdr, sizeof(struct brt_map), map_init, &params, &obj);
+	if (fd >= 0 && out)
+		*out = brt_map_of(obj);
+	else if (fd >= 0)
+		brt_obj_put(obj);
+	return fd;
+}
+
+int brt_map_attach_obj(const struct brt_obj *tmpl, struct brt_obj **out)
+{
+	const struct brt_obj_hdr *hdr = tmpl->hdr;
+	struct brt_map *map;
+	uint64_t size;
+	int err;
+
+	map = calloc(1, sizeof(*map));
+	if (!map)
+		return -ENOMEM;
+	map->obj = *tmpl;
+	err = fill_params(map, hdr->type, hdr->key_size, hdr->value_size, hdr->max_entries,
+			  hdr->flags, hdr->ncpus);
+	if (err || (map->ncpus == 0 || map->ncpus > 8192))
+		goto out_corrupt;
+	err = map->ops->data_size(map, &size);
+	/* The region must be exactly what the parameters imply, and fit the file. */
+	if (err || size != hdr->data_size ||
+	    (size + BRT_PAGE - 1) / BRT_PAGE + 1 != tmpl->size / BRT_PAGE)
+		goto out_corrupt;
+	map->data = tmpl->base;
+	map->data_size = size;
+	map->obj.release = map_release;
+	if (map->ops->attach && map->ops->attach(map))
+		goto out_corrupt;
+	*out = &map->obj;
+	return 0;
+
+out_corrupt:
+	free(map);
+	return -EINVAL;
+}
+
+int brt_map_from_fd(int fd, struct brt_map **out)
+{
+	struct brt_obj *obj;
+	int err = brt_obj_from_fd(fd, BRT_OBJ_MAP, &obj);
+
+	if (!err)
+		*out = brt_map_of(obj);
+	return err;
+}
+
+void brt_map_get(struct brt_map *map)
+{
+	brt_obj_get(&map->obj);
+}
+
+void brt_map_put(struct brt_map *map)
+{
+	brt_obj_put(&map->obj);
+}
+
+int brt_map_sys_lookup(struct brt_map *map, const void *key, void *value, uint64_t flags)
+{
+	(void)flags;
+	if (map->ops->peek)
+		return map->ops->peek(map, value);
+	if (!map->ops->copy_value)
+		return -BRT_ENOTSUPP;
+	return map->ops->copy_value(map, key, value);
+}
+
+int brt_map_sys_update(struct brt_map *map, const void *key, const void *value,
+		       uint64_t flags)
+{
+	if (map->ops->push)
+		return map->ops->push(map, value, flags);
+	if (!map->ops->update)
+		return -BRT_ENOTSUPP;
+	return map->ops->update(map, key, value, flags);
+}
+
+int brt_map_sys_delete(struct brt_map *map, const void *key)
+{
+	if (!map->ops->delete)
+		return -EINVAL;
+	return map->ops->delete(map, key);
+}
+
+int brt_map_sys_get_next_key(struct brt_map *map, const void *key, void *next_key)
+{
+	if (!map->ops->get_next_key)
+		return map->ops->push ? -EINVAL : -BRT_ENOTSUPP;
+	return map->ops->get_next_key(map, key, next_key);
+}
+
+int brt_map_sys_lookup_and_delete(struct brt_map *map, const void *key, void *value,
+				  uint64_t flags)
+{
+	if (map->ops->pop) {
+		if (flags)
+			return -EINVAL;
+		return map->ops->pop(map, value);
+	}
+	if (!map->ops->lookup_and_delete)
+		return -BRT_ENOTSUPP;
+	return map->ops->lookup_and_delete(map, key, value);
+}

@@ -1,0 +1,210 @@
+/* maps.h - bpfrt's objects behind file descriptors (maps, and the files that hold loaded
+ * programs) and the map types.  The maps/ folder's interface: the fd layer (obj.c), the
+ * common map code and dispatch (map.c) and one file per map type (map_types.def).
+ * Shared-memory layout, locking and the memory model: docs/MEMORY_MODEL.md.
+ */
+#ifndef BPFRT_SRC_MAPS_MAPS_H
+#define BPFRT_SRC_MAPS_MAPS_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <linux/bpf.h>
+
+#include "vm/helper_proto.h"
+
+/* ---- object files -------------------------------------------------------------------- */
+
+#define BRT_OBJ_MAGIC 0x4a424f5452465042ull /* "BPFRTOBJ" little-endian */
+#define BRT_OBJ_VERSION 1
+#define BRT_PAGE 4096u
+
+enum brt_obj_kind {
+	BRT_OBJ_MAP = 1,
+	BRT_OBJ_PROG = 2,
+};
+
+/* The header, stored in the LAST page of every object file so that the type's own data
+ * starts at file offset 0 (mmap of an BPF_F_MMAPABLE array or of a ring buffer's consumer
+ * page then sees what the kernel shows).  Written once at creation; only the fields marked
+ * "atomic" change afterwards. */
+struct brt_obj_hdr {
+	uint64_t magic;              /* BRT_OBJ_MAGIC */
+	uint32_t version;            /* BRT_OBJ_VERSION */
+	uint32_t kind;               /* enum brt_obj_kind */
+	uint64_t file_size;          /* total bytes, header page included */
+	uint64_t data_size;          /* bytes of the type's region at offset 0 */
+	uint32_t id;                 /* random id reported by OBJ_GET_INFO_BY_FD */
+	uint32_t type;               /* map type or prog type */
+	uint32_t key_size;           /* maps */
+	uint32_t value_size;         /* maps */
+	uint32_t max_entries;        /* maps; insn count for programs */
+	uint32_t flags;              /* map_flags or prog_flags */
+	_Atomic uint32_t frozen;     /* atomic: BPF_MAP_FREEZE done */
+	uint32_t ncpus;              /* per-CPU maps: values per element */
+	uint64_t map_extra;          /* maps: attr.map_extra */
+	char name[BPF_OBJ_NAME_LEN]; /* NUL-terminated */
+	uint32_t expected_attach_type; /* programs */
+	uint32_t gpl;                /* programs: GPL-compatible licence */
+	uint64_t created_ns;         /* CLOCK_REALTIME at creation */
+};
+
+/* One object as this process sees it: a cached mapping of the object's file, found by
+ * (st_dev, st_ino).  refs counts in-flight users and loaded programs that reference it;
+ * an entry with refs == 0 whose file no fd of the process refers to any more is dropped
+ * by the sweeper (obj.c). */
+struct brt_obj {
+	struct brt_obj *next;         /* cache chain */
+	dev_t dev;                    /* st_dev of the file */
+	ino_t ino;                    /* st_ino of the file */
+	int last_fd;                  /* an fd that referred to it lately (sweeper hint) */
+	atomic_int refs;              /* users besides fds */
+	uint32_t kind;                /* enum brt_obj_kind */
+	void *base;                   /* mapping of the whole file */
+	size_t size;                  /* its length */
+	struct brt_obj_hdr *hdr;      /* base + size - BRT_PAGE */
+	void (*release)(struct brt_obj *obj); /* kind-specific teardown, then munmap */
+};
+
+/* Create an object file (O_TMPFILE in the bpffs directory, or a memfd when that is not
+ * possible) of hdr->data_size bytes plus the header page, write the header (magic,
+ * version, sizes and id are filled in here) and return a new fd (O_CLOEXEC) and the cached
+ * object, referenced once.  The object struct is obj_size bytes (a struct embedding
+ * struct brt_obj first), zeroed; init() completes it and the shared region.  Returns the
+ * fd or -errno. */
+int brt_obj_create(struct brt_obj_hdr *hdr, size_t obj_size,
+		   int (*init)(struct brt_obj *obj, void *arg), void *arg, struct brt_obj **out);
+
+/* How a kind turns a mapped file into an object on first use in a process: allocate the
+ * object struct, validate the header and the region (the file may come from another
+ * process, may be corrupt) and set obj->release.  base/size/hdr are already set in the
+ * template; the callback returns a new object copying them, or -errno. */
+typedef int (*brt_obj_attach_fn)(const struct brt_obj *tmpl, struct brt_obj **out);
+void brt_obj_set_attach(uint32_t kind, brt_obj_attach_fn fn);
+int brt_map_attach_obj(const struct brt_obj *tmpl, struct brt_obj **out);
+
+/* Resolve an fd to its object, mapping and validating the file on first use.  Takes a
+ * reference (drop it with brt_obj_put()).  -EBADF for a closed fd, -EINVAL for an fd that
+ * is not a bpfrt object or is of another kind (kind 0 accepts both). */
+int brt_obj_from_fd(int fd, uint32_t kind, struct brt_obj **out);
+void brt_obj_get(struct brt_obj *obj);
+void brt_obj_put(struct brt_obj *obj);
+
+/* The bpffs-like directory: $BPFRT_FS or /dev/shm/bpfrt. */
+const char *brt_obj_fs_dir(void);
+
+/* Drop cached objects no fd or program refers to any more (done lazily on fd lookups
+ * misses and creations; callable explicitly).  Returns how many were dropped. */
+int brt_obj_sweep(void);
+
+/* Number of cached objects (for leak tests). */
+int brt_obj_cached(void);
+
+/* ---- maps ------------------------------------------------------------------------------ */
+
+struct brt_map;
+
+/* What a map type implements.  A NULL member means "not supported" and the dispatcher
+ * returns the kernel's errno for that case.  Keys and values given here are in process
+ * memory (already copied from the user); values of per-CPU maps on the syscall side hold
+ * ncpus slots of round_up(value_size, 8) bytes. */
+struct brt_map_ops {
+	/* attribute check (the kernel's map_alloc_check): 0 or the kernel's errno */
+	int (*alloc_check)(const union bpf_attr *attr);
+	/* size of the shared region for the map's parameters (its fields up to value_stride),
+	 * or -errno */
+	int (*data_size)(const struct brt_map *map, uint64_t *size);
+	/* initialise a fresh region */
+	int (*init)(struct brt_map *map);
+	/* validate an existing region (possibly from another process, possibly corrupt) and
+	 * set up per-process state; 0 or -errno */
+	int (*attach)(struct brt_map *map);
+	void (*detach)(struct brt_map *map);
+	/* program side: pointer to this CPU's value, NULL if absent */
+	void *(*lookup)(struct brt_map *map, const void *key);
+	/* syscall side: copy the value (all CPUs for per-CPU maps) */
+	int (*copy_value)(struct brt_map *map, const void *key, void *value);
+	/* syscall-side update (value for all CPUs) and program-side update (one CPU) */
+	int (*update)(struct brt_map *map, const void *key, const void *value, uint64_t flags);
+	int (*prog_update)(struct brt_map *map, const void *key, const void *value,
+			   uint64_t flags);
+	int (*delete)(struct brt_map *map, const void *key);
+	int (*get_next_key)(struct brt_map *map, const void *key, void *next_key);
+	int (*lookup_and_delete)(struct brt_map *map, const void *key, void *value);
+	/* queue, stack (value only) */
+	int (*push)(struct brt_map *map, const void *value, uint64_t flags);
+	int (*pop)(struct brt_map *map, void *value);
+	int (*peek)(struct brt_map *map, void *value);
+};
+
+struct brt_map {
+	struct brt_obj obj;            /* first: a map is an object */
+	const struct brt_map_ops *ops;
+	uint32_t type;                 /* enum bpf_map_type */
+	uint32_t key_size;
+	uint32_t value_size;
+	uint32_t max_entries;
+	uint32_t flags;                /* map_flags */
+	uint32_t ncpus;                /* values per element of per-CPU maps, else 1 */
+	uint32_t value_stride;         /* round_up(value_size, 8) */
+	void *data;                    /* the type's region (file offset 0) */
+	uint64_t data_size;
+	void *priv;                    /* per-process state of the type (ring buffer views) */
+};
+
+#define BRT_MAP_TYPE(type, name, ops) extern const struct brt_map_ops ops;
+#include "maps/map_types.def"
+#undef BRT_MAP_TYPE
+
+#define brt_map_of(o) ((struct brt_map *)(void *)(o))
+
+/* MAP_CREATE: check attributes like the kernel and create the map; returns fd or -errno. */
+int brt_map_create(const union bpf_attr *attr, struct brt_map **out);
+
+/* Resolve a map fd (takes a reference: brt_map_put()).  -EBADF closed fd, -EINVAL not a
+ * map (a program fd, a foreign fd). */
+int brt_map_from_fd(int fd, struct brt_map **out);
+void brt_map_get(struct brt_map *map);
+void brt_map_put(struct brt_map *map);
+
+/* Size of the syscall-side value buffer: value_size, or ncpus * round_up(value_size, 8). */
+uint32_t brt_map_value_size(const struct brt_map *map);
+int brt_map_is_percpu(uint32_t type);
+int brt_map_type_known(uint32_t type);
+const char *brt_map_type_name(uint32_t type);
+int brt_map_type_from_name(const char *name);
+
+/* Number of CPUs the per-CPU maps keep values for (the kernel's possible CPUs). */
+uint32_t brt_ncpus(void);
+/* The CPU a program runs on, in [0, brt_ncpus()). */
+uint32_t brt_cpu(void);
+
+/* The dispatchers: syscall semantics (value layouts as above), kernel errnos. */
+int brt_map_sys_lookup(struct brt_map *map, const void *key, void *value, uint64_t flags);
+int brt_map_sys_update(struct brt_map *map, const void *key, const void *value,
+		       uint64_t flags);
+int brt_map_sys_delete(struct brt_map *map, const void *key);
+int brt_map_sys_get_next_key(struct brt_map *map, const void *key, void *next_key);
+int brt_map_sys_lookup_and_delete(struct brt_map *map, const void *key, void *value,
+				  uint64_t flags);
+
+/* Copy between shared memory and process memory in 8-byte relaxed atomic words, so no
+ * reader ever sees half of a word another thread or process is writing.  shm is 8-byte
+ * aligned and has round_up(n, 8) bytes; the padding of the last word is written as zero. */
+void brt_shm_read(void *dst, const void *shm, size_t n);
+void brt_shm_write(void *shm, const void *src, size_t n);
+void brt_shm_zero(void *shm, size_t n);
+
+/* Process-shared lock (a futex word in shared memory). */
+void brt_shm_lock(_Atomic uint32_t *lock);
+void brt_shm_unlock(_Atomic uint32_t *lock);
+
+/* The kernel's internal "operation not supported" errno (not in <errno.h>), which bpf()
+ * returns for e.g. a lookup in a ring buffer. */
+#define BRT_ENOTSUPP 524
+
+#define BRT_ROUND8(x) (((uint64_t)(x) + 7) & ~(uint64_t)7)
+
+#endif

@@ -1,0 +1,356 @@
+/* obj.c - objects behind real file descriptors.  Each map or loaded program is a file
+ * (O_TMPFILE in the bpffs directory so BPF_OBJ_PIN can linkat() it there; a memfd when
+ * that directory is unusable), so the kernel numbers the fds, refcounts them across dup,
+ * fork and SCM_RIGHTS, and frees the memory on the last close.  This process keeps one
+ * mapping per file, found by (st_dev, st_ino); when it is dropped is described in
+ * docs/MEMORY_MODEL.md ("Object lifetime").
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "maps/maps.h"
+
+#define CACHE_BUCKETS 256
+#define BRT_OBJ_MAX_BYTES (4ull << 30) /* per object; the kernel's limit is memory */
+
+static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct brt_obj *cache[CACHE_BUCKETS];
+static int cache_count;
+static brt_obj_attach_fn attach_fns[BRT_OBJ_PROG + 1] = {
+	[BRT_OBJ_MAP] = brt_map_attach_obj,
+};
+
+void brt_obj_set_attach(uint32_t kind, brt_obj_attach_fn fn)
+{
+	if (kind < BRT_OBJ_PROG + 1)
+		attach_fns[kind] = fn;
+}
+
+const char *brt_obj_fs_dir(void)
+{
+	const char *dir = getenv("BPFRT_FS");
+
+	return dir && *dir ? dir : "/dev/shm/bpfrt";
+}
+
+static unsigned bucket_of(dev_t dev, ino_t ino)
+{
+	return (unsigned)((ino ^ (ino >> 8) ^ dev) % CACHE_BUCKETS);
+}
+
+/* An unnamed file: in the bpffs directory when possible, so that pinning is a link. */
+static int open_anon(void)
+{
+	const char *dir = brt_obj_fs_dir();
+	int fd;
+
+	if (mkdir(dir, 01777) && errno != EEXIST)
+		goto memfd;
+	fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (fd >= 0)
+		return fd;
+memfd:
+	fd = memfd_create("bpfrt", MFD_CLOEXEC);
+	return fd >= 0 ? fd : -errno;
+}
+
+static void cache_insert(struct brt_obj *obj)
+{
+	unsigned b = bucket_of(obj->dev, obj->ino);
+
+	obj->next = cache[b];
+	cache[b] = obj;
+	cache_count++;
+}
+
+static struct brt_obj *cache_find(dev_t dev, ino_t ino)
+{
+	struct brt_obj *obj;
+
+	for (obj = cache[bucket_of(dev, ino)]; obj; obj = obj->next)
+		if (obj->dev == dev && obj->ino == ino)
+			return obj;
+	return NULL;
+}
+
+static void obj_destroy(struct brt_obj *obj)
+{
+	if (obj->release)
+		obj->release(obj);
+	munmap(obj->base, obj->size);
+	free(obj);
+}
+
+int brt_obj_create(struct brt_obj_hdr *hdr, size_t obj_size,
+		   int (*init)(struct brt_obj *obj, void *arg), void *arg, struct brt_obj **out)
+{
+	uint64_t data_pages = (hdr->data_size + BRT_PAGE - 1) / BRT_PAGE;
+	struct brt_obj *obj;
+	struct timespec now;
+	struct stat st;
+	size_t size;
+	void *base;
+	int fd, err;
+
+	/* Shared memory is reserved up front (below), so cap what one object may take. */
+	if (data_pages > BRT_OBJ_MAX_BYTES / BRT_PAGE)
+		return -ENOMEM;
+	size = (size_t)(data_pages + 1) * BRT_PAGE;
+	brt_obj_sweep();
+	fd = open_anon();
+	if (fd < 0)
+		return fd;
+	/* Reserve the memory now: a sparse tmpfs file would turn ENOSPC into SIGBUS later. */
+	err = posix_fallocate(fd, 0, (off_t)size);
+	if (err) {
+		err = err == ENOSPC || err == EFBIG ? -ENOMEM : -err;
+		goto out_close_fd;
+	}
+	base = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (base == MAP_FAILED) {
+		err = -ENOMEM;
+		goto out_close_fd;
+	}
+	obj = calloc(1, obj_size);
+	if (!obj || fstat(fd, &st)) {
+		err = -ENOMEM;
+		goto out_unmap;
+	}
+	hdr->magic = BRT_OBJ_MAGIC;
+	hdr->version = BRT_OBJ_VERSION;
+	hdr->file_size = size;
+	clock_gettime(CLOCK_REALTIME, &now);
+	hdr->created_ns = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+	if (getrandom(&hdr->id, sizeof(hdr->id), 0) != sizeof(hdr->id))
+		hdr->id = (uint32_t)hdr->created_ns;
+	hdr->id = (hdr->id & 0x7fffffff) | 1;
+	obj->dev = st.st_dev;
+	obj->ino = st.st_ino;
+	obj->last_fd = fd;
+	obj->kind = hdr->kind;
+	obj->base = base;
+	obj->size = size;
+	obj->hdr = (struct brt_obj_hdr *)((char *)base + size - BRT_PAGE);
+	memcpy(obj->hdr, hdr, sizeof(*hdr));
+	atomic_init(&obj->refs, 1);
+	err = init ? init(obj, arg) : 0;
+	if (err)
+		goto out_free;
+	pthread_mutex_lock(&cache_lock);
+	cache_insert(obj);
+	pthread_mutex_unlock(&cache_lock);
+	*out = obj;
+	return fd;
+
+out_free:
+	if (obj->release)
+		obj->release(obj);
+out_unmap:
+	free(obj);
+	munmap(base, size);
+out_close_fd:
+	close(fd);
+	return err;
+}
+
+/* Map and validate a file seen for the first time in this process. */
+static int obj_open(int fd, const struct stat *st, struct brt_obj **out)
+{
+	struct brt_obj tmpl = { 0 };
+	struct brt_obj_hdr hdr;
+	struct brt_obj *obj;
+	brt_obj_attach_fn attach;
+	void *base;
+	int err;
+
+	if (st->st_size < (off_t)(2 * BRT_PAGE) || st->st_size % BRT_PAGE)
+		return -EINVAL;
+	if (pread(fd, &hdr, sizeof(hdr), st->st_size - BRT_PAGE) != (ssize_t)sizeof(hdr))
+		return -EINVAL;
+	if (hdr.magic != BRT_OBJ_MAGIC || hdr.version != BRT_OBJ_VERSION ||
+	    hdr.file_size != (uint64_t)st->st_size || hdr.kind > BRT_OBJ_PROG ||
+	    !attach_fns[hdr.kind])
+		return -EINVAL;
+	base = mmap(NULL, (size_t)st->st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (base == MAP_FAILED)
+		return errno == EACCES ? -EACCES : -ENOMEM;
+	tmpl.dev = st->st_dev;
+	tmpl.ino = st->st_ino;
+	tmpl.last_fd = fd;
+	tmpl.kind = hdr.kind;
+	tmpl.base = base;
+	tmpl.size = (size_t)st->st_size;
+	tmpl.hdr = (struct brt_obj_hdr *)((char *)base + tmpl.size - BRT_PAGE);
+	attach = attach_fns[hdr.kind];
+	err = attach(&tmpl, &obj);
+	if (err) {
+		munmap(base, tmpl.size);
+		return err;
+	}
+	atomic_init(&obj->refs, 1);
+	*out = obj;
+	return 0;
+}
+
+int brt_obj_from_fd(int fd, uint32_t kind, struct brt_obj **out)
+{
+	struct brt_obj *obj, *raced;
+	struct stat st;
+	int err;
+
+	if (fd < 0)
+		return -EBADF;
+	if (fstat(fd, &st))
+		return errno == EBADF ? -EBADF : -EINVAL;
+	if (!S_ISREG(st.st_mode))
+		return -EINVAL;
+	pthread_mutex_lock(&cache_lock);
+	obj = cache_find(st.st_dev, st.st_ino);
+	if (obj) {
+		atomic_fetch_add_explicit(&obj->refs, 1, memory_order_relaxed);
+		obj->last_fd = fd;
+	}
+	pthread_mutex_unlock(&cache_lock);
+	if (!obj) {
+		brt_obj_sweep();
+		err = obj_open(fd, &st, &obj);
+		if (err)
+			return err;
+		pthread_mutex_lock(&cache_lock);
+		raced = cache_find(st.st_dev, st.st_ino);
+		if (raced)
+			atomic_fetch_add_explicit(&raced->refs, 1, memory_order_relaxed);
+		else
+			cache_insert(obj);
+		pthread_mutex_unlock(&cache_lock);
+		if (raced) {
+			obj_destroy(obj);
+			obj = raced;
+		}
+	}
+	if (kind && obj->kind != kind) {
+		brt_obj_put(obj);
+		return -EINVAL;
+	}
+	*out = obj;
+	return 0;
+}
+
+void brt_obj_get(struct brt_obj *obj)
+{
+	atomic_fetch_add_explicit(&obj->refs, 1, memory_order_relaxed);
+}
+
+void brt_obj_put(struct brt_obj *obj)
+{
+	/* Dropping to zero frees nothing: the sweeper decides, under the cache lock, once
+	 * no fd refers to the file either. */
+	atomic_fetch_sub_explicit(&obj->refs, 1, memory_order_release);
+}
+
+struct fdset {
+	size_t n;
+	size_t cap;
+	struct stat *st;
+};
+
+/* Collect the files of every fd of the process; -1 when /proc is not readable. */
+static int fdset_load(struct fdset *set)
+{
+	DIR *dir = opendir("/proc/self/fd");
+	struct dirent *de;
+	struct stat st;
+
+	if (!dir)
+		return -1;
+	while ((de = readdir(dir))) {
+		if (de->d_name[0] == '.')
+			continue;
+		if (fstatat(dirfd(dir), de->d_name, &st, 0) || !S_ISREG(st.st_mode))
+			continue;
+		if (set->n == set->cap) {
+			size_t cap = set->cap ? set->cap * 2 : 64;
+			struct stat *nst = realloc(set->st, cap * sizeof(*nst));
+
+			if (!nst)
+				break;
+			set->st = nst;
+			set->cap = cap;
+		}
+		set->st[set->n++] = st;
+	}
+	closedir(dir);
+	return 1;
+}
+
+static int fdset_has(const struct fdset *set, dev_t dev, ino_t ino)
+{
+	for (size_t i = 0; i < set->n; i++)
+		if (set->st[i].st_dev == dev && set->st[i].st_ino == ino)
+			return 1;
+	return 0;
+}
+
+static int still_open(struct brt_obj *obj, struct fdset *set, int *loaded)
+{
+	struct stat st;
+
+	if (!fstat(obj->last_fd, &st) && st.st_dev == obj->dev && st.st_ino == obj->ino)
+		return 1;
+	if (!*loaded)
+		*loaded = fdset_load(set);
+	/* Could not look: keep everything rather than unmap something in use. */
+	if (*loaded < 0)
+		return 1;
+	return fdset_has(set, obj->dev, obj->ino);
+}
+
+int brt_obj_sweep(void)
+{
+	struct brt_obj *dead = NULL, **pp, *obj;
+	struct fdset set = { 0 };
+	int loaded = 0, n = 0;
+
+	pthread_mutex_lock(&cache_lock);
+	for (unsigned b = 0; b < CACHE_BUCKETS; b++) {
+		pp = &cache[b];
+		while ((obj = *pp)) {
+			if (atomic_load_explicit(&obj->refs, memory_order_acquire) > 0 ||
+			    still_open(obj, &set, &loaded)) {
+				pp = &obj->next;
+				continue;
+			}
+			*pp = obj->next;
+			obj->next = dead;
+			dead = obj;
+			cache_count--;
+			n++;
+		}
+	}
+	pthread_mutex_unlock(&cache_lock);
+	free(set.st);
+	while ((obj = dead)) {
+		dead = obj->next;
+		obj_destroy(obj);
+	}
+	return n;
+}
+
+int brt_obj_cached(void)
+{
+	int n;
+
+	pthread_mutex_lock(&cache_lock);
+	n = cache_count;
+	pthread_mutex_unlock(&cache_lock);
+	return n;
+}

@@ -1,0 +1,286 @@
+/* test_obj.c - objects are real fds: the cached mapping goes away after the last close,
+ * dup'd fds keep the map, fork and SCM_RIGHTS share it, pinning lets a cold open find it,
+ * and a truncated or corrupted pinned file gives errors, never a crash.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "harness.h"
+#include "bpfrt.h"
+#include "maps/maps.h"
+
+static char fsdir[64];
+
+static int new_hash(uint32_t max)
+{
+	return bpfrt_map_create(BPF_MAP_TYPE_HASH, "t", 4, 8, max, NULL);
+}
+
+static uint64_t get(int fd, uint32_t k)
+{
+	uint64_t v = 0xdead;
+
+	if (bpfrt_map_lookup_elem(fd, &k, &v))
+		return 0xdead;
+	return v;
+}
+
+static void put(int fd, uint32_t k, uint64_t v)
+{
+	T_EQ_INT(0, bpfrt_map_update_elem(fd, &k, &v, BPF_ANY));
+}
+
+static void test_close_frees(void)
+{
+	int fd, fd2;
+
+	T_CASE("close drops the mapping");
+	brt_obj_sweep();
+	T_EQ_INT(0, brt_obj_cached());
+	fd = new_hash(4);
+	T_ASSERT(fd >= 0);
+	put(fd, 1, 11);
+	T_EQ_INT(1, brt_obj_cached());
+	close(fd);
+	T_EQ_INT(1, brt_obj_sweep());
+	T_EQ_INT(0, brt_obj_cached());
+
+	T_CASE("a dup keeps the map");
+	fd = new_hash(4);
+	put(fd, 1, 12);
+	fd2 = dup(fd);
+	close(fd);
+	T_EQ_INT(0, brt_obj_sweep());
+	T_EQ_U64(12, get(fd2, 1));
+	close(fd2);
+	T_EQ_INT(1, brt_obj_sweep());
+	T_EQ_INT(-EBADF, bpfrt_map_lookup_elem(fd2, &(uint32_t){ 1 }, &(uint64_t){ 0 }));
+	T_EQ_INT(EBADF, errno);
+}
+
+static void test_fork(void)
+{
+	int fd = new_hash(4), st;
+	pid_t pid;
+
+	T_CASE("fork shares the map");
+	put(fd, 1, 1);
+	pid = fork();
+	if (pid == 0) {
+		uint32_t k = 2;
+		uint64_t v = get(fd, 1) + 41;
+
+		_exit(bpfrt_map_update_elem(fd, &k, &v, BPF_ANY) ? 1 : 0);
+	}
+	waitpid(pid, &st, 0);
+	T_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	T_EQ_U64(42, get(fd, 2));
+	close(fd);
+}
+
+static int send_fd(int sock, int fd)
+{
+	char data = 'm', cbuf[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = { .iov_base = &data, .iov_len = 1 };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+			      .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+	return sendmsg(sock, &msg, 0) == 1 ? 0 : -1;
+}
+
+static int recv_fd(int sock)
+{
+	char data, cbuf[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = { .iov_base = &data, .iov_len = 1 };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+			      .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *cm;
+	int fd = -1;
+
+	if (recvmsg(sock, &msg, 0) != 1)
+		return -1;
+	cm = CMSG_FIRSTHDR(&msg);
+	if (cm && cm->cmsg_type == SCM_RIGHTS)
+		memcpy(&fd, CMSG_DATA(cm), sizeof(int));
+	return fd;
+}
+
+static void test_scm_rights(void)
+{
+	int sv[2], st, fd;
+	pid_t pid;
+
+	T_CASE("map fd over SCM_RIGHTS outlives its creator");
+	T_EQ_INT(0, socketpair(AF_UNIX, SOCK_STREAM, 0, sv));
+	pid = fork();
+	if (pid == 0) {
+		/* A fresh map the parent has never seen: its first use there is a cold open. */
+		int m = new_hash(8);
+		uint32_t k = 7;
+		uint64_t v = 777;
+
+		close(sv[0]);
+		if (m < 0 || bpfrt_map_update_elem(m, &k, &v, BPF_ANY) || send_fd(sv[1], m))
+			_exit(1);
+		_exit(0);
+	}
+	close(sv[1]);
+	fd = recv_fd(sv[0]);
+	waitpid(pid, &st, 0);
+	T_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	T_ASSERT(fd >= 0);
+	T_EQ_U64(777, get(fd, 7));
+	put(fd, 8, 888);
+	T_EQ_U64(888, get(fd, 8));
+	close(fd);
+	close(sv[0]);
+}
+
+static void test_pin(void)
+{
+	char path[128], outside[] = "/tmp/bpfrt-pin-XXXXXX";
+	int fd, fd2, tmp;
+
+	T_CASE("pin and get");
+	snprintf(path, sizeof(path), "%s/m1", fsdir);
+	fd = new_hash(4);
+	put(fd, 3, 33);
+	T_EQ_INT(0, bpfrt_obj_pin(fd, path));
+	T_EQ_INT(-EEXIST, bpfrt_obj_pin(fd, path));
+	close(fd);
+	brt_obj_sweep();
+	T_EQ_INT(0, brt_obj_cached());
+	fd2 = bpfrt_obj_get(path);
+	T_ASSERT(fd2 >= 0);
+	T_EQ_U64(33, get(fd2, 3));
+	close(fd2);
+
+	T_CASE("pin outside the bpffs directory");
+	fd = new_hash(4);
+	tmp = mkstemp(outside);
+	close(tmp);
+	unlink(outside);
+	T_EQ_INT(-EPERM, bpfrt_obj_pin(fd, outside));
+	close(fd);
+	T_CASE("get a missing path");
+	snprintf(path, sizeof(path), "%s/nope", fsdir);
+	T_EQ_INT(-ENOENT, bpfrt_obj_get(path));
+	T_CASE("get a file that is not an object");
+	snprintf(path, sizeof(path), "%s/plain", fsdir);
+	tmp = open(path, O_CREAT | O_RDWR, 0600);
+	T_EQ_INT(0, ftruncate(tmp, 16384));
+	close(tmp);
+	T_EQ_INT(-EACCES, bpfrt_obj_get(path));
+	unlink(path);
+}
+
+/* Damage a pinned map file in one way, then use it: errors are fine, crashes are not. */
+struct damage {
+	const char *name;
+	long off;      /* from the start (>= 0) or from the end (< 0) */
+	uint64_t val;
+	int len;
+	long truncate; /* new size, 0 = keep */
+	int get_fails; /* BPF_OBJ_GET must fail */
+};
+
+static const struct damage damages[] = {
+	{ "bad magic", -4096, 0x1234, 8, .get_fails = 1 },
+	{ "bad version", -4096 + 8, 99, 4, .get_fails = 1 },
+	{ "max_entries grown", -4096 + 48, 1u << 20, 4, .get_fails = 1 },
+	{ "key_size changed", -4096 + 40, 64, 4, .get_fails = 1 },
+	{ "type changed", -4096 + 36, 9999, 4, .get_fails = 1 },
+	{ "truncated by a page", 0, 0, 0, .truncate = -4096, .get_fails = 1 },
+	{ "truncated to nothing", 0, 0, 0, .truncate = 1, .get_fails = 1 },
+	{ "hash geometry changed", 16, 7, 4, .get_fails = 1 },
+	{ "bucket heads point everywhere", 64, 0xffffffffffffffffull, 8 },
+	{ "free list head out of range", 8, 0x7fffffff, 4 },
+	{ "chain loops on itself", -1, 0, 0 },
+};
+
+static void test_corrupt(void)
+{
+	char path[128];
+
+	for (size_t i = 0; i < sizeof(damages) / sizeof(damages[0]); i++) {
+		const struct damage *d = &damages[i];
+		struct stat st;
+		int fd, raw;
+
+		T_CASE(d->name);
+		snprintf(path, sizeof(path), "%s/c%zu", fsdir, i);
+		fd = new_hash(4);
+		for (uint32_t k = 0; k < 4; k++)
+			put(fd, k, k);
+		T_EQ_INT(0, bpfrt_obj_pin(fd, path));
+		close(fd);
+		brt_obj_sweep();
+		raw = open(path, O_RDWR);
+		fstat(raw, &st);
+		if (d->truncate) {
+			T_EQ_INT(0, ftruncate(raw, d->truncate < 0 ? st.st_size + d->truncate :
+								       d->truncate));
+		} else if (d->off == -1 && !d->len) {
+			/* element 1's next = 1: every bucket holding it now loops */
+			uint32_t one = 1;
+
+			for (long off = 96; off < 96 + 20 * 32; off += 32)
+				T_EQ_INT(4, pwrite(raw, &one, 4, off));
+			for (long b = 0; b < 4; b++)
+				T_EQ_INT(4, pwrite(raw, &one, 4, 64 + b * 8 + 4));
+		} else {
+			long off = d->off < 0 ? st.st_size + d->off : d->off;
+
+			T_EQ_INT(d->len, pwrite(raw, &d->val, (size_t)d->len, off));
+		}
+		close(raw);
+		fd = bpfrt_obj_get(path);
+		if (d->get_fails) {
+			T_ASSERT(fd < 0);
+		} else {
+			uint32_t k = 0, next;
+			uint64_t v = 5;
+
+			T_ASSERT(fd >= 0);
+			/* any outcome but a crash or a hang */
+			bpfrt_map_lookup_elem(fd, &k, &v);
+			bpfrt_map_update_elem(fd, &k, &v, BPF_ANY);
+			k = 9;
+			bpfrt_map_update_elem(fd, &k, &v, BPF_ANY);
+			bpfrt_map_delete_elem(fd, &k);
+			for (int n = 0; n < 64 && !bpfrt_map_get_next_key(fd, n ? &k : NULL, &next);
+			     n++)
+				k = next;
+			T_OK();
+			close(fd);
+		}
+		unlink(path);
+	}
+	brt_obj_sweep();
+}
+
+int main(void)
+{
+	snprintf(fsdir, sizeof(fsdir), "/dev/shm/bpfrt-test-XXXXXX");
+	if (!mkdtemp(fsdir))
+		T_SKIP("cannot create a directory in /dev/shm");
+	setenv("BPFRT_FS", fsdir, 1);
+	test_close_frees();
+	test_fork();
+	test_scm_rights();
+	test_pin();
+	test_corrupt();
+	brt_obj_sweep();
+	T_EQ_INT(0, brt_obj_cached());
+	rmdir(fsdir);
+	return t_done();
+}
