@@ -501,7 +501,7 @@ static int parse_lddw(struct assembler *a, struct operand o, struct bpf_insn *in
 
 	while (p < end && is_ident(*p, p == o.s))
 		p++;
-	if (p == o.s || p == end) {
+	if (p == o.s) {
 		ret = parse_num(a, o, 64, "immediate", &v);
 		insn[0].imm = (int32_t)(uint32_t)(uint64_t)v;
 		insn[1].imm = (int32_t)(uint32_t)((uint64_t)v >> 32);
@@ -525,9 +525,6 @@ static int parse_lddw(struct assembler *a, struct operand o, struct bpf_insn *in
 	if (ret)
 		return ret;
 	arg = trim(q, end);
-	if (arg.len && insn->src_reg == BPF_PSEUDO_FUNC)
-		return FAIL(a, arg.s, "unexpected '%.*s' after the func target", (int)arg.len,
-			    arg.s);
 	if (arg.len && (ret = parse_num(a, arg, 32, "immediate", &v2)))
 		return ret;
 	insn[0].imm = (int32_t)v;

@@ -267,11 +267,10 @@ static void asm_lddw(struct out *o, const struct bpf_insn *insn)
 		put(o, "0x%llx", (unsigned long long)lddw_value(insn));
 		return;
 	}
-	if (insn->src_reg == BPF_PSEUDO_FUNC) {
+	if (insn->src_reg == BPF_PSEUDO_FUNC)
 		put(o, "func %+d", insn->imm);
-		return;
-	}
-	put(o, "%s %d", kind, insn->imm);
+	else
+		put(o, "%s %d", kind, insn->imm);
 	if (insn[1].imm || insn->src_reg == BPF_PSEUDO_MAP_VALUE ||
 	    insn->src_reg == BPF_PSEUDO_MAP_IDX_VALUE)
 		put(o, " %d", insn[1].imm);

@@ -81,6 +81,17 @@ grep -q 'no instructions' "$tmp/err" && ok || fail "empty input"
 printf 'b7 0g' >"$tmp/badhex"
 expect 1 "$bpfrt" disasm --hex "$tmp/badhex"
 
+printf 'ja +5\nexit\n' >"$tmp/far.s"
+expect 0 "$bpfrt" asm "$tmp/far.s" -o "$tmp/far.bin"
+grep -q 'warning: insn 0: jump out of range to insn 6' "$tmp/err" && ok || fail "asm far jump warning"
+expect 1 "$bpfrt" disasm "$tmp/far.bin"
+grep -q '^0: (05) goto pc+5' "$tmp/out" && ok || fail "far jump still printed"
+grep -q 'disasm: insn 0: jump out of range to insn 6' "$tmp/err" && ok || fail "disasm far jump"
+printf 'ja +1\nlddw %%r0, 1\nexit\n' >"$tmp/mid.s"
+expect 0 "$bpfrt" asm "$tmp/mid.s" -o "$tmp/mid.bin"
+expect 1 "$bpfrt" disasm "$tmp/mid.bin"
+grep -q 'jump into the middle of lddw' "$tmp/err" && ok || fail "jump into lddw"
+
 # --- every program of the conformance suite: asm -> disasm --style asm -> asm
 if [ -d "$suite" ]; then
 	n=0

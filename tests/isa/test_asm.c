@@ -87,6 +87,10 @@ static const struct enc_case enc_cases[] = {
 	{ "# c\n\n  mov %r0, 1 # trailing\n// c++\nexit ; asm", 2,
 	  { I(0xb7, 0, 0, 0, 1), I(0x95, 0, 0, 0, 0) } },
 	{ "mov r1, r2", 1, { I(0xbf, 1, 2, 0, 0) } },
+	{ "mov %r0, 1\r\nexit\r\n", 2, { I(0xb7, 0, 0, 0, 1), I(0x95, 0, 0, 0, 0) } },
+	{ "\tL1:\tjeq\t%r1 ,\t%r2 , L1", 1, { I(0x1d, 1, 2, -1, 0) } },
+	{ "lddw %r2, func +1 7\nexit", 3,
+	  { I(0x18, 2, 4, 0, 1), I(0, 0, 0, 0, 7), I(0x95, 0, 0, 0, 0) } },
 };
 
 static void test_encodings(void)
@@ -158,6 +162,29 @@ static const struct err_case err_cases[] = {
 	{ "r3 = 0", -EINVAL, "t.s:1:1: Invalid mnemonic 'r3'" },
 	{ "call local nowhere", -EINVAL, "Invalid label 'nowhere'" },
 	{ "stb [%r1-1], %r2", -EINVAL, "t.s:1:14: Invalid immediate '%r2': not a number" },
+	/* malformed text of every kind: a message with a place, never a crash */
+	{ "abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyz %r1", -EINVAL,
+	  "t.s:1:1: Invalid mnemonic 'abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyz'" },
+	{ "lock fetch abcdefghijklmnopqrstuvwxyzabcdefghijklmnop [%r1], %r2", -EINVAL,
+	  "t.s:1:12: Invalid mnemonic 'lock fetch abcdefghijklmnopqrstuvwxyzabcdefghijklmnop'" },
+	{ "\xff\xfe\x01", -EINVAL, "t.s:1:1: Invalid mnemonic" },
+	{ "ldxb %r0, [%r1+]", -EINVAL, "t.s:1:15: Invalid offset '+': not a number" },
+	{ "ldxb %r0, []", -EINVAL, "t.s:1:12: Invalid register: operand is empty" },
+	{ "ldxb %r0, [", -EINVAL, "t.s:1:11: Invalid memory operand '['" },
+	{ "ldxb %r0, [%r1 8]", -EINVAL, "t.s:1:16: Invalid memory operand '[%r1 8]': expected + or -" },
+	{ "mov %r1,", -EINVAL, "t.s:1:9: Invalid immediate '': not a number" },
+	{ "mov , 1", -EINVAL, "t.s:1:5: Invalid register: operand is empty" },
+	{ "mov %r1, 0x", -EINVAL, "Invalid immediate '0x': not a number" },
+	{ "mov %r1, --1", -EINVAL, "Invalid immediate '--1': not a number" },
+	{ "mov %r01, 1", -EINVAL, "Invalid register '%r01'" },
+	{ "lddw %r1, func", -EINVAL, "Invalid jump target: operand is empty" },
+	{ "lddw %r1, map_fd", -EINVAL, "Invalid immediate '': not a number" },
+	{ "lddw %r1, map_fd 1 2 3", -EINVAL, "Invalid immediate '2 3': not a number" },
+	{ "call local", -EINVAL, "Invalid number of operands for call local: expected 1, got 0" },
+	{ "jeq %r1, 1", -EINVAL, "t.s:1:1: Invalid number of operands for jeq: expected 3, got 2" },
+	{ "jeq %r1, 1, 2, 3", -EINVAL, "Invalid number of operands for jeq: expected 3, got 4" },
+	{ "ja32 +2147483648", -EINVAL, "Invalid jump offset '+2147483648': out of 32-bit range" },
+	{ "exit\n\n\t  bogus", -EINVAL, "t.s:3:4: Invalid mnemonic 'bogus'" },
 };
 
 static void test_errors(void)
@@ -216,6 +243,34 @@ static void test_too_long(void)
 	text[(lines - 1) * 12] = 0;
 	T_EQ_INT(0, brt_asm(text, "big.s", &out, &n, err, sizeof(err)));
 	T_EQ_INT(BRT_ISA_MAX_INSNS, n);
+	free(out);
+	free(text);
+}
+
+/* A label further than a 16-bit offset reaches; the same distance is fine for ja32. */
+static void test_far_label(void)
+{
+	size_t lines = 40000;
+	char *text = malloc(lines * 5 + 64), *p;
+	struct bpf_insn *out;
+	size_t n;
+	char err[160];
+
+	T_CASE("far label");
+	if (!text) {
+		T_FAIL("out of memory");
+		return;
+	}
+	p = text + sprintf(text, "ja   far\n");
+	for (size_t i = 0; i < lines; i++)
+		p += sprintf(p, "exit\n");
+	sprintf(p, "far: exit\n");
+	T_EQ_INT(-EINVAL, brt_asm(text, "far.s", &out, &n, err, sizeof(err)));
+	T_CONTAINS("far.s:1:6: jump to label 'far' is 40000 instructions away, out of 16-bit "
+		   "offset range", err);
+	memcpy(text, "ja32", 4);
+	T_EQ_INT(0, brt_asm(text, "far.s", &out, &n, err, sizeof(err)));
+	T_EQ_INT(40000, out[0].imm);
 	free(out);
 	free(text);
 }
@@ -290,6 +345,7 @@ int main(void)
 	test_errors();
 	test_public_api();
 	test_too_long();
+	test_far_label();
 	test_conformance_files();
 	return t_done();
 }

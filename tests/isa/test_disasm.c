@@ -137,6 +137,7 @@ static void test_lddw_pseudo_round_trips(void)
 		{ I(0x18, 1, BPF_PSEUDO_MAP_VALUE, 0, 3), I(0, 0, 0, 0, 0) },
 		{ I(0x18, 2, BPF_PSEUDO_BTF_ID, 0, 1000), I(0, 0, 0, 0, 7) },
 		{ I(0x18, 3, BPF_PSEUDO_FUNC, 0, -4), I(0, 0, 0, 0, 0) },
+		{ I(0x18, 3, BPF_PSEUDO_FUNC, 0, 2), I(0, 0, 0, 0, 0x5b0000) },
 		{ I(0x18, 4, BPF_PSEUDO_MAP_IDX, 0, 0), I(0, 0, 0, 0, 0) },
 		{ I(0x18, 5, BPF_PSEUDO_MAP_IDX_VALUE, 0, 1), I(0, 0, 0, 0, 8) },
 	};

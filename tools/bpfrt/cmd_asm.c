@@ -19,7 +19,9 @@ static void asm_usage(FILE *out)
 		"      --hex          write hex text, one 8-byte instruction per line, instead of\n"
 		"                     raw little-endian bytes\n"
 		"  -h, --help         show this help\n\n"
-		"Errors name FILE:LINE:COL and the exit status is 1.\n");
+		"Errors name FILE:LINE:COL and the exit status is 1.  A program that assembles\n"
+		"but would not load (a jump out of the program, a write to r10) is written\n"
+		"anyway, with a warning naming the instruction.\n");
 }
 
 static int write_output(const char *path, const struct bpf_insn *insns, size_t n, int hex)
@@ -97,6 +99,9 @@ int cmd_asm(int argc, char **argv)
 	free(text);
 	if (ret)
 		return cli_error("asm: %s", err);
+	/* the assembler takes any offset; say so when the result cannot load */
+	if (brt_isa_check_prog(insns, n, BRT_ISA_MAX_INSNS, err, sizeof(err)))
+		fprintf(stderr, "bpfrt: asm: warning: %s\n", err);
 	ret = write_output(output, insns, n, hex);
 	free(insns);
 	return ret;

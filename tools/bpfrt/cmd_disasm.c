@@ -22,7 +22,8 @@ static void disasm_usage(FILE *out)
 		"  -j, --json           a JSON array of {idx, code, dst, src, off, imm, text}\n"
 		"  -h, --help           show this help\n\n"
 		"An instruction that does not decode is printed as \"invalid: <reason>\" (a\n"
-		"comment in the asm style), reported on stderr, and the exit status is 1.\n");
+		"comment in the asm style) and reported on stderr, as is a jump out of the\n"
+		"program or into the middle of an lddw; the exit status is then 1.\n");
 }
 
 /* Hex text: nothing but hex digits, 0x prefixes, commas and white space. */
@@ -100,7 +101,12 @@ static int disasm_prog(const struct bpf_insn *insns, size_t n, enum brt_disasm_s
 		printf("\n]\n");
 	if (fflush(stdout))
 		return cli_error("disasm: cannot write stdout");
-	return bad ? 1 : 0;
+	if (bad)
+		return 1;
+	/* every instruction is fine alone; now jumps into nowhere or into an lddw */
+	if (brt_isa_check_prog(insns, n, BRT_ISA_MAX_INSNS, text, sizeof(text)))
+		return cli_error("disasm: %s", text);
+	return 0;
 }
 
 /* Read FILE as instructions: raw bytes, or hex text when --hex or when it looks like it. */

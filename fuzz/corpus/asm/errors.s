@@ -1,0 +1,3 @@
+or %r0, %r50
+lock
+ja NOWHERE
