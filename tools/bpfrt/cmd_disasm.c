@@ -16,7 +16,7 @@ static void disasm_usage(FILE *out)
 		"instructions, or hex text (\"b7 00 00 00 2a 00 00 00\", \"0xb7,0x00,...\"),\n"
 		"told apart automatically.\n\n"
 		"Options:\n"
-		"      --style kernel   (default) the Linux verifier log's text: \"0: (b7) r0 = 42\"\n"
+		"      --style kernel   the verifier log's text: \"0: (b7) r0 = 42\" (default)\n"
 		"      --style asm      assembly that 'bpfrt asm' turns back into the same bytes\n"
 		"      --hex            FILE is hex text (no auto-detection)\n"
 		"  -j, --json           a JSON array of {idx, code, dst, src, off, imm, text}\n"
