@@ -119,16 +119,15 @@ static int compile_version(struct brt_jit_cache *c, const brt_helper_fn *table, 
 	return 0;
 }
 
-int brt_jit_cache_get(struct brt_jit_cache *c, const brt_helper_fn *table, size_t nr,
-		      uint64_t gen, const struct brt_jit_prog **out, char *err, size_t errlen)
+/* Find or compile the version for the key; publishes it as the current one. */
+static __attribute__((noinline)) int get_slow(struct brt_jit_cache *c,
+					      const brt_helper_fn *table, size_t nr, uint64_t gen,
+					      const struct brt_jit_prog **out, char *err,
+					      size_t errlen)
 {
-	struct jit_version *v = atomic_load_explicit(&c->cur, memory_order_acquire);
+	struct jit_version *v;
 	int rc = 0;
 
-	if (matches(v, table, nr, gen)) {
-		*out = v->prog;
-		return 0;
-	}
 	pthread_mutex_lock(&c->lock);
 	for (v = c->all; v && !matches(v, table, nr, gen); v = v->next)
 		;
@@ -145,6 +144,18 @@ int brt_jit_cache_get(struct brt_jit_cache *c, const brt_helper_fn *table, size_
 	}
 	pthread_mutex_unlock(&c->lock);
 	return rc;
+}
+
+int brt_jit_cache_get(struct brt_jit_cache *c, const brt_helper_fn *table, size_t nr,
+		      uint64_t gen, const struct brt_jit_prog **out, char *err, size_t errlen)
+{
+	struct jit_version *v = atomic_load_explicit(&c->cur, memory_order_acquire);
+
+	if (matches(v, table, nr, gen)) {
+		*out = v->prog;
+		return 0;
+	}
+	return get_slow(c, table, nr, gen, out, err, errlen);
 }
 
 void brt_jit_cache_free(struct brt_jit_cache *c)

@@ -255,8 +255,9 @@ static int run_jit(struct bpfrt_vm *vm, const struct brt_run_opts *o, uint64_t *
 }
 #endif
 
-int brt_vm_run_opts(struct bpfrt_vm *vm, const struct brt_run_opts *o, uint64_t *r0, char *err,
-		    size_t errlen)
+/* Out of line so the JIT's runs do not pay for the interpreter's 4 KiB stack and context. */
+static __attribute__((noinline)) int run_interp(struct bpfrt_vm *vm, const struct brt_run_opts *o,
+						uint64_t *r0, char *err, size_t errlen)
 {
 	/* 8 frames of 512 bytes; 16-byte alignment as the kernel's stack */
 	_Alignas(16) uint8_t stack[BRT_VM_STACK_BYTES];
@@ -265,10 +266,6 @@ int brt_vm_run_opts(struct bpfrt_vm *vm, const struct brt_run_opts *o, uint64_t 
 	int checked = vm->engine == BPFRT_ENGINE_CHECKED;
 	int ret;
 
-#ifdef BPFRT_HAVE_JIT
-	if (vm->engine == BPFRT_ENGINE_JIT)
-		return run_jit(vm, o, r0, err, errlen);
-#endif
 	/* field by field: clearing inline_regions would cost more than a short program */
 	ctx.stopped = 0;
 	ctx.stop_r0 = 0;
@@ -315,6 +312,16 @@ out:
 	if (ctx.regions_owned)
 		free(ctx.regions);
 	return ret ? set_err(ret) : 0;
+}
+
+int brt_vm_run_opts(struct bpfrt_vm *vm, const struct brt_run_opts *o, uint64_t *r0, char *err,
+		    size_t errlen)
+{
+#ifdef BPFRT_HAVE_JIT
+	if (vm->engine == BPFRT_ENGINE_JIT)
+		return run_jit(vm, o, r0, err, errlen);
+#endif
+	return run_interp(vm, o, r0, err, errlen);
 }
 
 int bpfrt_vm_run(struct bpfrt_vm *vm, void *mem, size_t mem_len, uint64_t *r0, char *err,
