@@ -1,0 +1,331 @@
+/* progen.h - random programs that are safe to run natively, for the JIT's differential
+ * test (tests/jit/test_random.c) and fuzzer (fuzz/fuzz_jit.c): rows are drawn from
+ * insn.def, memory is touched only at constant in-range offsets from r6 (the input,
+ * never written) or r10 (64 zeroed stack bytes), jumps only go forward, and r1-r5 are
+ * reloaded after calls.  Each program runs on the checked interpreter and on the JIT
+ * with the same buffer; r0 and the buffer must match.
+ */
+#ifndef BPFRT_TESTS_JIT_PROGEN_H
+#define BPFRT_TESTS_JIT_PROGEN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bpfrt.h"
+#include "isa/isa.h"
+#include "jit/jit.h"
+
+#define PG_MEM 64        /* input bytes */
+#define PG_STACK 64      /* stack bytes the program uses */
+#define PG_MAX_BODY 96   /* random instructions at most */
+#define PG_MAX (PG_MAX_BODY * 3 + 64)
+#define PG_HELPER 1      /* the deterministic helper's id */
+
+/* Random choices: from the fuzzer's bytes while they last, then from a xorshift. */
+struct pg_rand {
+	const uint8_t *data;
+	size_t size;
+	size_t pos;
+	uint64_t state;
+};
+
+static inline uint64_t pg_next(struct pg_rand *r)
+{
+	uint64_t v;
+
+	if (r->pos + 8 <= r->size) {
+		memcpy(&v, r->data + r->pos, 8);
+		r->pos += 8;
+		return v;
+	}
+	r->state ^= r->state << 13;
+	r->state ^= r->state >> 7;
+	r->state ^= r->state << 17;
+	return r->state;
+}
+
+static inline uint32_t pg_below(struct pg_rand *r, uint32_t n)
+{
+	return (uint32_t)(pg_next(r) % n);
+}
+
+/* Immediates biased to the values where engines disagree. */
+static inline int32_t pg_imm(struct pg_rand *r)
+{
+	static const int32_t edge[] = { 0, 1, -1, 2, 7, 8, 16, 31, 32, 63, 64, INT32_MIN, INT32_MAX,
+					0x7f, 0x80, 0xff, 0x8000, 0xffff, -128, -32768 };
+
+	if (pg_below(r, 2))
+		return edge[pg_below(r, sizeof(edge) / sizeof(edge[0]))];
+	return (int32_t)pg_next(r);
+}
+
+/* r6 holds the input pointer and r10 the stack: never written.  Other registers are
+ * fair game, r1 included (the program copies it to r6 first). */
+static inline uint8_t pg_wreg(struct pg_rand *r)
+{
+	static const uint8_t w[] = { 0, 1, 2, 3, 4, 5, 7, 8, 9 };
+
+	return w[pg_below(r, sizeof(w))];
+}
+
+static inline uint8_t pg_rreg(struct pg_rand *r)
+{
+	return (uint8_t)pg_below(r, 10);
+}
+
+struct pg_prog {
+	struct bpf_insn insns[PG_MAX];
+	bool target[PG_MAX];  /* a jump may land here (not inside a multi-insn group) */
+	size_t n;
+};
+
+static inline void pg_emit(struct pg_prog *p, struct bpf_insn insn, bool is_target)
+{
+	p->target[p->n] = is_target;
+	p->insns[p->n++] = insn;
+}
+
+/* A memory operand: base r6 (input) or r10 (stack), offset in range and aligned.
+ * Returns the base register. */
+static inline uint8_t pg_mem(struct pg_rand *r, unsigned size, int16_t *off)
+{
+	if (pg_below(r, 2)) {
+		*off = (int16_t)(pg_below(r, PG_MEM / size) * size);
+		return 6;
+	}
+	*off = (int16_t)-(int)((pg_below(r, PG_STACK / size) + 1) * size);
+	return 10;
+}
+
+static inline void pg_reload_args(struct pg_rand *r, struct pg_prog *p)
+{
+	for (uint8_t reg = 1; reg <= 5; reg++)
+		pg_emit(p, (struct bpf_insn){ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = reg,
+					      .imm = pg_imm(r) }, false);
+}
+
+/* One random row of insn.def, with fields its shape allows; jumps get fixed up later. */
+static inline void pg_one(struct pg_rand *r, struct pg_prog *p)
+{
+	enum brt_op op = (enum brt_op)pg_below(r, BRT_OP_COUNT);
+	const struct brt_opinfo *info = &brt_ops[op];
+	struct bpf_insn in = { .code = info->opcode };
+	unsigned size = brt_isa_access_size(info->opcode);
+
+	if (info->disc == BRT_DISC_OFF)
+		in.off = (int16_t)info->disc_val;
+	switch (info->shape) {
+	case BRT_SHAPE_ALU_IMM:
+		in.dst_reg = pg_wreg(r);
+		in.imm = pg_imm(r);
+		break;
+	case BRT_SHAPE_ALU_REG:
+		in.dst_reg = pg_wreg(r);
+		in.src_reg = pg_rreg(r);
+		break;
+	case BRT_SHAPE_ALU_UNARY:
+	case BRT_SHAPE_ENDIAN:
+		in.dst_reg = pg_wreg(r);
+		break;
+	case BRT_SHAPE_LOAD:
+		in.dst_reg = pg_wreg(r);
+		in.src_reg = pg_mem(r, size, &in.off) & 0xf;
+		break;
+	case BRT_SHAPE_STORE_IMM:
+		in.dst_reg = pg_mem(r, size, &in.off) & 0xf;
+		in.imm = pg_imm(r);
+		break;
+	case BRT_SHAPE_STORE_REG:
+	case BRT_SHAPE_ATOMIC:
+		in.dst_reg = pg_mem(r, size, &in.off) & 0xf;
+		/* fetch forms write src back */
+		in.src_reg = info->shape == BRT_SHAPE_ATOMIC ? pg_wreg(r) : pg_rreg(r);
+		break;
+	case BRT_SHAPE_LDDW:
+		in.dst_reg = pg_wreg(r);
+		in.imm = pg_imm(r);
+		pg_emit(p, in, true);
+		pg_emit(p, (struct bpf_insn){ .imm = pg_imm(r) }, false);
+		return;
+	case BRT_SHAPE_LD_ABS:
+		in.imm = (int32_t)pg_below(r, PG_MEM + 8) - 4;
+		break;
+	case BRT_SHAPE_LD_IND:
+		in.src_reg = pg_rreg(r);
+		in.imm = (int32_t)pg_below(r, PG_MEM + 8) - 4;
+		break;
+	case BRT_SHAPE_JA:
+	case BRT_SHAPE_JA32:
+	case BRT_SHAPE_JMP_IMM:
+	case BRT_SHAPE_JMP_REG:
+		in.dst_reg = pg_rreg(r);
+		if (info->shape == BRT_SHAPE_JMP_REG)
+			in.src_reg = pg_rreg(r);
+		if (info->shape == BRT_SHAPE_JMP_IMM)
+			in.imm = pg_imm(r);
+		if (info->shape == BRT_SHAPE_JA || info->shape == BRT_SHAPE_JA32)
+			in.dst_reg = 0;
+		/* distance drawn now, clamped to the program's end later */
+		if (info->shape == BRT_SHAPE_JA32)
+			in.imm = 1 + (int32_t)pg_below(r, 12);
+		else
+			in.off = (int16_t)(1 + pg_below(r, 12));
+		break;
+	case BRT_SHAPE_CALL:
+	case BRT_SHAPE_CALLX:
+		if (info->shape == BRT_SHAPE_CALLX) {
+			uint8_t reg = pg_wreg(r);
+
+			pg_emit(p, (struct bpf_insn){ .code = BPF_ALU64 | BPF_MOV | BPF_K,
+						      .dst_reg = reg, .imm = PG_HELPER }, true);
+			in.dst_reg = reg;
+			pg_emit(p, in, false);
+		} else {
+			in.imm = PG_HELPER;
+			pg_emit(p, in, true);
+		}
+		pg_reload_args(r, p);
+		return;
+	case BRT_SHAPE_CALL_LOCAL:
+	case BRT_SHAPE_EXIT:
+		/* functions and early exits are not generated: emit a plain move instead */
+		pg_emit(p, (struct bpf_insn){ .code = BPF_ALU64 | BPF_MOV | BPF_K,
+					      .dst_reg = pg_wreg(r), .imm = pg_imm(r) }, true);
+		return;
+	}
+	if (info->disc == BRT_DISC_IMM)
+		in.imm = info->disc_val;
+	else if (info->disc == BRT_DISC_SRC)
+		in.src_reg = (uint8_t)info->disc_val;
+	pg_emit(p, in, true);
+}
+
+/* Prologue (r6 = input, stack zeroed, registers seeded), body, epilogue folding every
+ * register and stack slot into r0. */
+static inline void pg_generate(struct pg_rand *r, struct pg_prog *p, size_t body)
+{
+	size_t start, end;
+
+	p->n = 0;
+	pg_emit(p, (struct bpf_insn){ .code = BPF_ALU64 | BPF_MOV | BPF_X, .dst_reg = 6,
+				      .src_reg = 1 }, false);
+	for (int s = 8; s <= PG_STACK; s += 8)
+		pg_emit(p, (struct bpf_insn){ .code = BPF_ST | BPF_MEM | BPF_DW, .dst_reg = 10,
+					      .off = (int16_t)-s }, false);
+	for (uint8_t reg = 0; reg <= 9; reg++)
+		if (reg != 1 && reg != 6)
+			pg_emit(p, (struct bpf_insn){ .code = BPF_ALU64 | BPF_MOV | BPF_K,
+						      .dst_reg = reg, .imm = pg_imm(r) }, false);
+	start = p->n;
+	for (size_t i = 0; i < body && p->n < PG_MAX - 64; i++)
+		pg_one(r, p);
+	end = p->n;
+	p->target[end] = true;
+	for (uint8_t reg = 1; reg <= 9; reg++) {
+		pg_emit(p, (struct bpf_insn){ .code = BPF_ALU64 | BPF_MUL | BPF_K, .dst_reg = 0,
+					      .imm = 31 }, reg == 1);
+		if (reg != 6) /* r6 is an address: differs between runs only if mem does */
+			pg_emit(p, (struct bpf_insn){ .code = BPF_ALU64 | BPF_ADD | BPF_X,
+						      .dst_reg = 0, .src_reg = reg }, false);
+	}
+	for (int s = 8; s <= PG_STACK; s += 8) {
+		pg_emit(p, (struct bpf_insn){ .code = BPF_LDX | BPF_MEM | BPF_DW, .dst_reg = 1,
+					      .src_reg = 10, .off = (int16_t)-s }, false);
+		pg_emit(p, (struct bpf_insn){ .code = BPF_ALU64 | BPF_XOR | BPF_X, .dst_reg = 0,
+					      .src_reg = 1 }, false);
+		pg_emit(p, (struct bpf_insn){ .code = BPF_ALU64 | BPF_MUL | BPF_K, .dst_reg = 0,
+					      .imm = 0x2545f491 }, false);
+	}
+	pg_emit(p, (struct bpf_insn){ .code = BPF_JMP | BPF_EXIT }, false);
+	/* forward jumps land on a group start inside the body or on the epilogue */
+	for (size_t pc = start; pc < end; pc++) {
+		enum brt_op op = brt_isa_lookup(&p->insns[pc]);
+		int64_t t;
+		int shape;
+
+		if (!p->target[pc] || op == BRT_OP_INVALID)
+			continue;
+		shape = brt_ops[op].shape;
+		if (shape != BRT_SHAPE_JA && shape != BRT_SHAPE_JA32 && shape != BRT_SHAPE_JMP_IMM &&
+		    shape != BRT_SHAPE_JMP_REG)
+			continue;
+		t = brt_isa_jump_target(&p->insns[pc], op, pc);
+		if (t > (int64_t)end)
+			t = (int64_t)end;
+		while (!p->target[t])
+			t++;
+		if (shape == BRT_SHAPE_JA32)
+			p->insns[pc].imm = (int32_t)(t - (int64_t)pc - 1);
+		else
+			p->insns[pc].off = (int16_t)(t - (int64_t)pc - 1);
+	}
+}
+
+static inline uint64_t pg_helper(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5,
+				 struct bpfrt_run_ctx *ctx)
+{
+	(void)ctx;
+	return r1 * 3 + r2 * 5 + r3 * 7 + r4 * 11 + r5 * 13;
+}
+
+static inline int pg_run(const struct pg_prog *p, enum bpfrt_engine engine, uint8_t *mem,
+			 uint64_t *r0, char *err, size_t errlen)
+{
+	BPFRT_OPTS(bpfrt_vm_opts, o, .engine = engine, .insn_budget = 100000);
+	struct bpfrt_vm *vm;
+	int rc = bpfrt_vm_load(p->insns, p->n, &o, &vm, err, errlen);
+
+	if (rc)
+		return rc;
+	bpfrt_vm_register_helper(vm, PG_HELPER, "pg", pg_helper);
+	rc = bpfrt_vm_run(vm, mem, PG_MEM, r0, err, errlen);
+	bpfrt_vm_free(vm);
+	return rc;
+}
+
+static inline void pg_print(const struct pg_prog *p, FILE *out)
+{
+	char line[128];
+
+	for (size_t pc = 0; pc < p->n; pc++) {
+		int k = brt_disasm_insn(&p->insns[pc], p->n - pc, BRT_DISASM_KERNEL, line,
+					sizeof(line));
+
+		fprintf(out, "%4zu: %s\n", pc, line);
+		if (k == 2)
+			pc++;
+	}
+}
+
+/* Run p on the checked interpreter and the JIT from the same input.  Returns 1 when both
+ * ran and agree, 0 when the interpreter faulted (skipped), -1 on a mismatch (printed). */
+static inline int pg_compare(const struct pg_prog *p, const uint8_t *input)
+{
+	_Alignas(8) static uint8_t mem[PG_MEM], after_interp[PG_MEM];
+	uint64_t r0_i = 0, r0_j = 0;
+	char err[256];
+	int rc;
+
+	memcpy(mem, input, PG_MEM);
+	if (pg_run(p, BPFRT_ENGINE_CHECKED, mem, &r0_i, err, sizeof(err))) {
+		if (getenv("PG_VERBOSE"))
+			fprintf(stderr, "skipped: %s\n", err);
+		return 0;
+	}
+	memcpy(after_interp, mem, PG_MEM);
+	memcpy(mem, input, PG_MEM);
+	rc = pg_run(p, BPFRT_ENGINE_JIT, mem, &r0_j, err, sizeof(err));
+	if (!rc && r0_i == r0_j && !memcmp(mem, after_interp, PG_MEM))
+		return 1;
+	fprintf(stderr, "JIT differs from the interpreter: rc %d (%s), r0 0x%llx vs 0x%llx, "
+			"memory %s\n", rc, rc ? err : "", (unsigned long long)r0_i,
+		(unsigned long long)r0_j, memcmp(mem, after_interp, PG_MEM) ? "differs" : "same");
+	pg_print(p, stderr);
+	return -1;
+}
+
+#endif
