@@ -118,10 +118,13 @@ enum abs_kind {
 			* link layer) */
 	ABS_ANCILLARY, /* SKF_AD_OFF + n */
 	ABS_NET,       /* SKF_NET_OFF-relative: needs a network header offset we don't have */
-	ABS_NEVER,     /* below SKF_LL_OFF: the kernel's load fails, the program returns 0 */
+	ABS_NEVER,     /* the kernel's load always fails (below SKF_LL_OFF, or an MSH load in
+			* the SKF_AD_OFF range): the program returns 0 */
 };
 
-static enum abs_kind classify_abs(uint32_t k, uint32_t *pkt_off)
+/* msh: for LDX MSH, whose load Linux never treats as ancillary: an offset in the SKF_AD_OFF
+ * range becomes one relative to the network header that no packet is long enough for. */
+static enum abs_kind classify_abs(uint32_t k, int msh, uint32_t *pkt_off)
 {
 	int32_t sk = (int32_t)k;
 
@@ -129,7 +132,7 @@ static enum abs_kind classify_abs(uint32_t k, uint32_t *pkt_off)
 	if (sk >= 0)
 		return ABS_PACKET;
 	if (sk >= SKF_AD_OFF)
-		return ABS_ANCILLARY;
+		return msh ? ABS_NEVER : ABS_ANCILLARY;
 	if (sk >= SKF_NET_OFF)
 		return ABS_NET;
 	if (sk >= SKF_LL_OFF) {
@@ -140,11 +143,11 @@ static enum abs_kind classify_abs(uint32_t k, uint32_t *pkt_off)
 }
 
 /* Reason an absolute load at k cannot be converted, or NULL. */
-static const char *check_abs(uint32_t k, char *buf, size_t buflen)
+static const char *check_abs(uint32_t k, int msh, char *buf, size_t buflen)
 {
 	uint32_t off, n;
 
-	switch (classify_abs(k, &off)) {
+	switch (classify_abs(k, msh, &off)) {
 	case ABS_NET:
 		return "load relative to the network header (SKF_NET_OFF) is not supported";
 	case ABS_ANCILLARY:
@@ -199,7 +202,9 @@ static const char *check_insn(const struct sock_filter *prog, size_t len, size_t
 	}
 	if (f->code == (BPF_LD | BPF_W | BPF_ABS) || f->code == (BPF_LD | BPF_H | BPF_ABS) ||
 	    f->code == (BPF_LD | BPF_B | BPF_ABS))
-		return check_abs(f->k, buf, buflen);
+		return check_abs(f->k, 0, buf, buflen);
+	if (f->code == (BPF_LDX | BPF_B | BPF_MSH))
+		return check_abs(f->k, 1, buf, buflen);
 	return NULL;
 }
 
@@ -313,12 +318,12 @@ static void emit_ret_zero(struct conv *c)
 }
 
 /* ld{,h,b} [k] and ldx 4*([k]&0xf) read the packet, the context or nothing. */
-static void emit_abs(struct conv *c, uint8_t size, uint32_t k)
+static void emit_abs(struct conv *c, uint8_t size, uint32_t k, int msh)
 {
 	uint32_t off;
 	const struct anc *anc;
 
-	switch (classify_abs(k, &off)) {
+	switch (classify_abs(k, msh, &off)) {
 	case ABS_PACKET:
 		emit(c, BPF_LD | BPF_ABS | size, 0, 0, 0, (int32_t)off);
 		break;
@@ -389,13 +394,13 @@ static void emit_alu(struct conv *c, const struct sock_filter *f)
 
 static void emit_insn(struct conv *c, const struct sock_filter *f, size_t pc)
 {
-	uint32_t k = f->k;
+	uint32_t k = f->k, off;
 
 	switch (BPF_CLASS(f->code)) {
 	case BPF_LD:
 		switch (BPF_MODE(f->code)) {
 		case BPF_ABS:
-			emit_abs(c, BPF_SIZE(f->code), k);
+			emit_abs(c, BPF_SIZE(f->code), k, 0);
 			break;
 		case BPF_IND:
 			emit(c, BPF_LD | BPF_IND | BPF_SIZE(f->code), 0, X, 0, (int32_t)k);
@@ -415,8 +420,12 @@ static void emit_insn(struct conv *c, const struct sock_filter *f, size_t pc)
 		switch (BPF_MODE(f->code)) {
 		case BPF_MSH:
 			/* X = 4 * (P[k] & 0xf); the byte load goes through r0, so A waits in TMP */
+			if (classify_abs(k, 1, &off) == ABS_NEVER) {
+				emit_ret_zero(c);
+				break;
+			}
 			emit(c, BPF_ALU64 | BPF_MOV | BPF_X, TMP, A, 0, 0);
-			emit_abs(c, BPF_B, k);
+			emit_abs(c, BPF_B, k, 1);
 			emit(c, BPF_ALU | BPF_AND | BPF_K, A, 0, 0, 0xf);
 			emit(c, BPF_ALU | BPF_LSH | BPF_K, A, 0, 0, 2);
 			emit(c, BPF_ALU | BPF_MOV | BPF_X, X, A, 0, 0);
@@ -475,10 +484,10 @@ static void mark_reachable(const struct sock_filter *prog, size_t len, uint8_t *
 	for (size_t pc = 0; pc < len; pc++) {
 		const struct sock_filter *f = &prog[pc];
 		uint8_t fl = cflags[f->code];
-		int abs = f->code == (BPF_LD | BPF_W | BPF_ABS) ||
+		int msh = f->code == (BPF_LDX | BPF_B | BPF_MSH);
+		int abs = msh || f->code == (BPF_LD | BPF_W | BPF_ABS) ||
 			  f->code == (BPF_LD | BPF_H | BPF_ABS) ||
-			  f->code == (BPF_LD | BPF_B | BPF_ABS) ||
-			  f->code == (BPF_LDX | BPF_B | BPF_MSH);
+			  f->code == (BPF_LD | BPF_B | BPF_ABS);
 
 		if (!reach[pc])
 			continue;
@@ -487,7 +496,7 @@ static void mark_reachable(const struct sock_filter *prog, size_t len, uint8_t *
 		} else if (fl & CF_JCOND) {
 			reach[pc + 1 + f->jt] = 1;
 			reach[pc + 1 + f->jf] = 1;
-		} else if (!(fl & CF_RET) && !(abs && classify_abs(f->k, &off) == ABS_NEVER)) {
+		} else if (!(fl & CF_RET) && !(abs && classify_abs(f->k, msh, &off) == ABS_NEVER)) {
 			reach[pc + 1] = 1; /* the checker made sure the last insn is a return */
 		}
 	}

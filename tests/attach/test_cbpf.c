@@ -170,6 +170,10 @@ static const struct run_case run_cases[] = {
 	  0x0800, NO_PCAP },
 	{ "ll off", { S(BPF_LD | BPF_H | BPF_ABS, (uint32_t)(SKF_LL_OFF + 12)), RET_A }, 0, 0x0800,
 	  NO_PCAP | NO_KERNEL },
+	{ "msh ancillary range fails", { S(BPF_LDX | BPF_B | BPF_MSH, SKF_AD_OFF + SKF_AD_PROTOCOL),
+					  S(BPF_RET | BPF_K, 9) }, 0, 0, NO_PCAP },
+	{ "msh ll off", { LDI(7), S(BPF_LDX | BPF_B | BPF_MSH, (uint32_t)(SKF_LL_OFF + 14)),
+			  S(BPF_ALU | BPF_ADD | BPF_X, 0), RET_A }, 0, 27, NO_PCAP | NO_KERNEL },
 	{ "below ll off", { S(BPF_LD | BPF_H | BPF_ABS, (uint32_t)(SKF_LL_OFF - 4)),
 			    S(BPF_RET | BPF_K, 9) }, 0, 0 },
 };
@@ -315,6 +319,8 @@ static const struct bad_case bad_cases[] = {
 	  "cbpf insn 0: ancillary load SKF_AD_CPU is not supported" },
 	{ "anc unknown", { S(BPF_LD | BPF_W | BPF_ABS, SKF_AD_OFF + 100), RET_A }, 0,
 	  "cbpf insn 0: unknown ancillary load SKF_AD_OFF+100" },
+	{ "msh net off", { S(BPF_LDX | BPF_B | BPF_MSH, (uint32_t)SKF_NET_OFF), RET_A }, 0,
+	  "cbpf insn 0: load relative to the network header (SKF_NET_OFF) is not supported" },
 	{ "net off", { S(BPF_LD | BPF_B | BPF_ABS, (uint32_t)SKF_NET_OFF + 9), RET_A }, 0,
 	  "cbpf insn 0: load relative to the network header (SKF_NET_OFF) is not supported" },
 };
