@@ -9,7 +9,9 @@ cd "$(dirname "$0")/.."
 banner() { printf '\n== %s\n\n' "$*"; }
 has_cmd() { ./build/bpfrt --help | grep -q "^  $1 "; }
 show() {
-	echo "\$ $*"
+	printf '$'
+	printf ' %q' "$@"
+	printf '\n'
 	"$@"
 }
 
@@ -39,4 +41,36 @@ fi
 if has_cmd disasm && [ -f "$out/classifier.bin" ]; then
 	echo
 	show ./build/bpfrt disasm --style asm "$out/classifier.bin"
+fi
+# One IPv4/TCP packet to port 443, as hex for --mem.
+pkt="02 00 00 00 00 02 02 00 00 00 00 01 08 00 45 00 00 32 00 00 00 00 40 06 00 00"
+pkt="$pkt 0a 00 00 01 0a 00 00 02 30 39 01 bb 00 00 00 00 00 00 00 00 50 02 00 00 00 00"
+if has_cmd run; then
+	for engine in checked interp jit; do
+		echo
+		show ./build/bpfrt run examples/classifier.s --engine "$engine" --repeat 1000000 \
+			--mem "$pkt" || true
+	done
+fi
+if has_cmd filter; then
+	# A capture of 1000 packets: TCP/UDP to a handful of ports (python3: scripts/deps.sh).
+	python3 - "$out/sample.pcap" <<'PY'
+import struct, sys
+out = open(sys.argv[1], "wb")
+out.write(struct.pack("<IHHiIII", 0xa1b2c3d4, 2, 4, 0, 0, 65535, 1))
+for i in range(1000):
+    proto, dport = (6, 443) if i % 3 == 0 else (17, 53) if i % 3 == 1 else (6, 22 + i % 5)
+    l4 = struct.pack(">HH", 40000 + i, dport) + bytes(16 if proto == 6 else 4)
+    ip = struct.pack(">BBHHHBBH4s4s", 0x45, 0, 20 + len(l4), i, 0, 64, proto, 0,
+                     bytes([10, 0, 0, 1 + i % 7]), bytes([10, 0, 1, 1]))
+    frame = bytes.fromhex("020000000002020000000001") + b"\x08\x00" + ip + l4
+    out.write(struct.pack("<IIII", i, 0, len(frame), len(frame)) + frame)
+PY
+	echo
+	show ./build/bpfrt filter --dump 'tcp dst port 443' "$out/sample.pcap" || true
+	for engine in interp jit libpcap; do
+		echo
+		show ./build/bpfrt filter --engine "$engine" 'tcp dst port 443 or udp port 53' \
+			"$out/sample.pcap" || true
+	done
 fi
