@@ -26,4 +26,10 @@ int cli_parse_hex(const char *text, uint8_t **out, size_t *len, char *err, size_
 /* "interp" (or "fast"), "checked", "jit" -> *engine (an enum bpfrt_engine); 0 or -1. */
 int cli_parse_engine(const char *s, enum bpfrt_engine *engine);
 
+/* Load a program file as `bpfrt run` reads it (assembly, .data, hex or raw); *mem gets a
+ * .data file's memory (else NULL) and *is_data says which.  Returns 0 or 1 (message
+ * printed). */
+int cli_load_program(const char *path, struct bpf_insn **insns, size_t *n, uint8_t **mem,
+		     size_t *mem_len, int *is_data);
+
 #endif

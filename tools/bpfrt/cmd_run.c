@@ -82,7 +82,7 @@ static int looks_like_hex(const char *data, size_t len)
 	return 1;
 }
 
-static int load_program(const char *path, struct bpf_insn **insns, size_t *n, uint8_t **mem,
+int cli_load_program(const char *path, struct bpf_insn **insns, size_t *n, uint8_t **mem,
 		     size_t *mem_len, int *is_data)
 {
 	char err[512];
@@ -301,7 +301,7 @@ int cmd_run(int argc, char **argv)
 	ret = parse_args(argc, argv, &a);
 	if (ret)
 		return ret;
-	if (load_program(a.file, &insns, &n, &mem, &mem_len, &is_data) ||
+	if (cli_load_program(a.file, &insns, &n, &mem, &mem_len, &is_data) ||
 	    load_mem(&a, &mem, &mem_len)) {
 		ret = 1;
 		goto out;

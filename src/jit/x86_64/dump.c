@@ -52,24 +52,48 @@ void brt_jit_disasm(const uint8_t *code, size_t size, uint64_t addr, const char 
 	}
 }
 
+/* Where the code of instruction pc starts: its function's prologue for a first
+ * instruction.  *k walks the function list in step with pc. */
+static size_t insn_start(const struct brt_jit_prog *p, size_t pc, size_t k)
+{
+	if (pc >= p->n)
+		return p->stubs_off;
+	if (k < p->nfuncs && p->func_insn[k] == pc)
+		return p->func_entry[k];
+	return p->insn_off[pc];
+}
+
 int brt_jit_dump(const struct brt_jit_prog *p, const struct bpf_insn *insns, FILE *out,
 		 unsigned flags)
 {
-	size_t start = p->n ? p->insn_off[0] : p->code_size;
+	const char *pad = "        ";
+	char line[160];
+	size_t k = 0;
 
-	if (start)
-		brt_jit_disasm(p->code, start, 0, "      ", flags, out);
 	for (size_t pc = 0; pc < p->n; pc++) {
-		const struct bpf_insn *insn = &insns[pc];
-		enum brt_op op = brt_isa_lookup(insn);
-		size_t end = pc + 1 < p->n ? p->insn_off[pc + 1] : p->code_size;
+		size_t start = p->insn_off[pc], end;
+		int slots;
 
-		fprintf(out, "%4zu: %-18s dst r%u src r%u off %d imm %d\n", pc,
-			op == BRT_OP_INVALID ? "(lddw slot 2)" : brt_ops[op].mnem, insn->dst_reg,
-			insn->src_reg, insn->off, insn->imm);
-		if (end > p->insn_off[pc])
-			brt_jit_disasm(p->code + p->insn_off[pc], end - p->insn_off[pc],
-				       p->insn_off[pc], "      ", flags, out);
+		if (k < p->nfuncs && p->func_insn[k] == pc) {
+			fprintf(out, "%s; %s at insn %zu\n", pc ? "\n" : "",
+				pc ? "function" : "main program", pc);
+			brt_jit_disasm(p->code + p->func_entry[k], start - p->func_entry[k],
+				       p->func_entry[k], pad, flags, out);
+			k++;
+		}
+		slots = brt_disasm_insn(&insns[pc], p->n - pc, BRT_DISASM_KERNEL, line,
+					sizeof(line));
+		fprintf(out, "%4zu: %s\n", pc, line);
+		if (slots == 2)
+			pc++;
+		end = insn_start(p, pc + 1, k);
+		if (end > start)
+			brt_jit_disasm(p->code + start, end - start, start, pad, flags, out);
+	}
+	if (p->stubs_off < p->code_size) {
+		fprintf(out, "\n; shared exits: helper stopped the run, packet load out of bounds\n");
+		brt_jit_disasm(p->code + p->stubs_off, p->code_size - p->stubs_off, p->stubs_off,
+			       pad, flags, out);
 	}
 	return ferror(out) ? -EIO : 0;
 }

@@ -465,6 +465,22 @@ int brt_jit_compile(const struct bpf_insn *insns, size_t n, const struct brt_jit
 		rc = map_code(&st, p);
 	if (rc)
 		goto out_free;
+	p->func_insn = calloc(st.nfuncs, sizeof(uint32_t));
+	p->func_entry = calloc(st.nfuncs, sizeof(uint32_t));
+	if (!p->func_insn || !p->func_entry) {
+		snprintf(err, errlen, "out of memory");
+		rc = -ENOMEM;
+		munmap(p->code, p->map_size);
+		free(p->func_insn);
+		free(p->func_entry);
+		goto out_free;
+	}
+	for (size_t k = 0; k < st.nfuncs; k++) {
+		p->func_insn[k] = (uint32_t)st.funcs[k].start;
+		p->func_entry[k] = st.entry[st.funcs[k].start];
+	}
+	p->nfuncs = st.nfuncs;
+	p->stubs_off = st.anchor ? st.stub[STUB_STOPPED] : (uint32_t)p->code_size;
 	p->insn_off = st.off;
 	st.off = NULL;
 	*out = p;
@@ -493,6 +509,8 @@ void brt_jit_free(struct brt_jit_prog *p)
 		return;
 	munmap(p->code, p->map_size);
 	free(p->insn_off);
+	free(p->func_insn);
+	free(p->func_entry);
 	free(p);
 }
 

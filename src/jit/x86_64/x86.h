@@ -37,8 +37,12 @@ struct brt_jit_prog {
 	uint8_t *code;          /* read+exec mapping */
 	size_t code_size;       /* bytes of code */
 	size_t map_size;        /* bytes mapped */
-	uint32_t *insn_off;     /* offset of each eBPF instruction's code */
+	uint32_t *insn_off;     /* offset of each eBPF instruction's code (after prologues) */
 	size_t n;               /* instructions */
+	uint32_t *func_insn;    /* first instruction of each function */
+	uint32_t *func_entry;   /* offset of its prologue */
+	size_t nfuncs;
+	uint32_t stubs_off;     /* the shared exits (code_size when there are none) */
 	brt_helper_fn (*helper)(void *arg, uint32_t id); /* callx resolver */
 	void *helper_arg;
 };
