@@ -2,6 +2,12 @@
  * struct __sk_buff whose len is the wire length, LD_ABS/LD_IND read the captured bytes,
  * and r0 is the number of bytes to keep (the kernel's BPF_PROG_TYPE_SOCKET_FILTER
  * contract, which is also what cbpf.c produces from classic BPF).
+ *
+ * Programs converted from classic BPF call no helper and touch only their stack, the
+ * context and the packet, so they skip the vm's general run entry: the fast interpreter
+ * loop or the JIT's code is called directly with a per-thread context and stack.  With
+ * filters of a dozen instructions, the general entry's set-up would cost more than the
+ * filter itself.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -13,6 +19,9 @@
 #include "bpfrt.h"
 #include "util/util.h"
 #include "vm/vm.h"
+#ifdef BPFRT_HAVE_JIT
+#include "jit/jit.h"
+#endif
 
 #define OPTS_KNOWN                                                                         \
 	(offsetof(struct bpfrt_pkt_filter_opts, bpfrt_pkt_filter_opts__last) +              \
@@ -22,7 +31,52 @@ struct bpfrt_pkt_filter {
 	struct bpfrt_vm *vm;
 	int checked;             /* the CHECKED engine: the context is granted as a region */
 	uint64_t insn_budget;    /* CHECKED: per packet; 0 = the vm's */
+	struct brt_dinsn *code;  /* converted + INTERP: pre-decoded for the fast loop */
+	struct brt_jit_prog *jit; /* converted + JIT: native code, called directly */
 };
+
+/* Per-thread state of the direct runs: the context (fields other than len stay zero), the
+ * run context the loops and the JIT's LD_ABS read the packet from, and the stack. */
+struct direct_run {
+	struct __sk_buff skb;
+	struct bpfrt_run_ctx ctx;
+	_Alignas(16) uint8_t stack[BRT_VM_STACK_BYTES];
+};
+static _Thread_local struct direct_run tls;
+
+#ifdef BPFRT_HAVE_JIT
+static brt_helper_fn no_helpers(void *arg, uint32_t id)
+{
+	(void)arg;
+	(void)id;
+	return NULL;
+}
+#endif
+
+/* The direct paths for a program converted from classic BPF. */
+static int prepare_direct(struct bpfrt_pkt_filter *f, enum bpfrt_engine engine,
+			  const struct bpf_insn *insns, size_t n, char *err, size_t errlen)
+{
+	if (engine == BPFRT_ENGINE_INTERP) {
+		f->code = brt_vm_predecode(insns, n, 0);
+		if (!f->code) {
+			snprintf(err, errlen, "out of memory");
+			return -ENOMEM;
+		}
+	}
+#ifdef BPFRT_HAVE_JIT
+	if (engine == BPFRT_ENGINE_JIT) {
+		struct brt_jit_env env = {
+			.helper = no_helpers,
+			.pkt_data_off = offsetof(struct bpfrt_run_ctx, skb_data),
+			.pkt_len_off = offsetof(struct bpfrt_run_ctx, skb_len),
+		};
+
+		return brt_jit_compile(insns, n, &env, &f->jit, err, errlen);
+	}
+#endif
+	return 0;
+}
 
 static int set_err(int ret)
 {
@@ -59,6 +113,13 @@ static int load(const struct bpf_insn *insns, size_t n, const struct bpfrt_pkt_f
 	}
 	f->checked = engine == BPFRT_ENGINE_CHECKED;
 	f->insn_budget = BRT_OPTS_GET(opts, insn_budget, 0);
+	if (from_classic) {
+		ret = prepare_direct(f, engine, insns, n, err, errlen);
+		if (ret) {
+			bpfrt_pkt_filter_free(f);
+			return ret;
+		}
+	}
 	*out = f;
 	return 0;
 }
@@ -133,6 +194,30 @@ int bpfrt_pkt_filter_run(struct bpfrt_pkt_filter *f, const void *pkt, size_t cap
 		snprintf(err, errlen, "packet of %zu bytes is too large", caplen);
 		return set_err(-EINVAL);
 	}
+	if (f->code || f->jit) {
+		uint64_t r0 = 0;
+
+		tls.skb.len = (uint32_t)wirelen;
+		tls.ctx.skb_data = pkt;
+		tls.ctx.skb_len = caplen;
+#ifdef BPFRT_HAVE_JIT
+		if (f->jit) {
+			*verdict = (uint32_t)brt_jit_call(f->jit, (uint64_t)(uintptr_t)&tls.skb, 0,
+							  &tls.ctx);
+			return 0;
+		}
+#endif
+		struct brt_exec ex = {
+			.code = f->code,
+			.r1 = (uint64_t)(uintptr_t)&tls.skb,
+			.stack = tls.stack,
+			.ctx = &tls.ctx,
+		};
+		if (brt_vm_interp_fast(&ex, &r0))
+			return set_err(brt_vm_fault_msg(&ex.fault, err, errlen));
+		*verdict = (uint32_t)r0;
+		return 0;
+	}
 	skb.len = (uint32_t)wirelen;
 	ret = brt_pkt_filter_run_skb(f, pkt, (uint32_t)caplen, &skb, verdict, err, errlen);
 	return ret ? set_err(ret) : 0;
@@ -147,6 +232,10 @@ void bpfrt_pkt_filter_free(struct bpfrt_pkt_filter *f)
 {
 	if (!f)
 		return;
+#ifdef BPFRT_HAVE_JIT
+	brt_jit_free(f->jit);
+#endif
+	free(f->code);
 	bpfrt_vm_free(f->vm);
 	free(f);
 }

@@ -253,6 +253,10 @@ static void count(struct stats *s, const struct brt_pkt *pkt, uint32_t verdict)
 		s->matched++;
 		s->matched_bytes += pkt->wirelen;
 	}
+	if (s->nr_verdicts && s->verdict[0] == verdict) {
+		s->verdict_count[0]++; /* most packets share one verdict */
+		return;
+	}
 	for (i = 0; i < s->nr_verdicts && s->verdict[i] != verdict; i++)
 		;
 	if (i == s->nr_verdicts) {
