@@ -64,6 +64,51 @@ BPFRT_API int bpfrt_map_lookup_and_delete_elem(int fd, const void *key, void *va
 /* Make the map read-only for the bpf() side (programs may still write).  EBUSY if frozen. */
 BPFRT_API int bpfrt_map_freeze(int fd);
 
+struct bpfrt_prog_load_opts {
+	size_t sz;                     /* sizeof(struct bpfrt_prog_load_opts) */
+	uint32_t expected_attach_type; /* attr.expected_attach_type */
+	uint32_t prog_flags;           /* BPF_F_* for BPF_PROG_LOAD */
+	uint32_t log_level;            /* 0: no log */
+	uint32_t log_size;             /* bytes of log_buf */
+	char *log_buf;                 /* receives the check's messages */
+	const int *fd_array;           /* for lddw BPF_PSEUDO_MAP_IDX(_VALUE) */
+};
+#define bpfrt_prog_load_opts__last fd_array
+
+/* Load a program: checked, map fds in lddw resolved (the program then holds a reference on
+ * each map), ready for BPF_PROG_TEST_RUN.  name may be NULL; license is required (EFAULT
+ * when NULL, as in the kernel).  Returns the program fd.  Errors as BPF_PROG_LOAD: E2BIG
+ * (no or too many instructions), EINVAL (bad instruction, type, flags, name, log
+ * attributes), EBADF (an lddw names a closed fd), EACCES (rejected by the verifier). */
+BPFRT_API int bpfrt_prog_load(enum bpf_prog_type type, const char *name, const char *license,
+			      const struct bpf_insn *insns, size_t insn_cnt,
+			      const struct bpfrt_prog_load_opts *opts);
+
+struct bpfrt_test_run_opts {
+	size_t sz;              /* sizeof(struct bpfrt_test_run_opts) */
+	const void *data_in;    /* packet (skb and XDP programs) */
+	void *data_out;         /* receives the packet after the run (may be NULL) */
+	uint32_t data_size_in;
+	uint32_t data_size_out; /* in: room in data_out; out: the packet's full size */
+	const void *ctx_in;     /* struct __sk_buff, struct xdp_md, or raw_tp u64 arguments */
+	void *ctx_out;
+	uint32_t ctx_size_in;
+	uint32_t ctx_size_out;  /* in: room in ctx_out; out: the context's size */
+	uint32_t retval;        /* out: the program's return value */
+	int repeat;             /* runs (0 = 1) */
+	uint32_t duration;      /* out: mean ns per run */
+	uint32_t flags;         /* BPF_F_TEST_* */
+	uint32_t cpu;
+	uint32_t batch_size;
+};
+#define bpfrt_test_run_opts__last batch_size
+
+/* BPF_PROG_TEST_RUN (socket filter, tc, cgroup skb, XDP, raw tracepoint).  Returns 0 or
+ * -errno: EINVAL (bad sizes or context), ENOSPC (data_out or ctx_out too small: filled
+ * as far as possible, sizes report what was needed), ENOTSUPP (524) for other types,
+ * EFAULT when the run faulted in the checked engine. */
+BPFRT_API int bpfrt_prog_test_run_opts(int prog_fd, struct bpfrt_test_run_opts *opts);
+
 /* Pin an object fd at path, which must lie in the bpffs directory ($BPFRT_FS, default
  * /dev/shm/bpfrt); EPERM elsewhere, EEXIST if path exists. */
 BPFRT_API int bpfrt_obj_pin(int fd, const char *path);

@@ -10,6 +10,8 @@
 
 #include <linux/bpf.h>
 
+#include "maps/maps.h"
+
 /* How a command reaches the caller's memory.  bpfrt_bpf() checks every pointer (a bad one
  * is EFAULT, as in the kernel); the libbpf-style wrappers trust theirs and copy directly. */
 struct brt_uaccess {
@@ -30,6 +32,44 @@ struct brt_call {
 	unsigned int size;
 	const struct brt_uaccess *ua;
 };
+
+struct bpfrt_vm;
+struct brt_map;
+
+/* A loaded program as this process holds it (the object's file holds its original
+ * instructions and header). */
+struct brt_prog {
+	struct brt_obj obj;        /* first: a program is an object */
+	struct brt_prog_maps pm;   /* maps its instructions name (referenced); run user */
+	struct bpfrt_vm *vm;       /* rewritten instructions, ready to run */
+	uint32_t type;             /* BPF_PROG_TYPE_* */
+	uint32_t expected_attach_type;
+	uint32_t insn_cnt;
+};
+
+/* Resolve a program fd (takes a reference: brt_obj_put(&prog->obj)). */
+int brt_prog_from_fd(int fd, struct brt_prog **out);
+
+/* What "check the program" gets: the instructions as the user gave them (map fds not yet
+ * resolved) and the load attributes.  The log is in process memory. */
+struct brt_prog_check {
+	const struct bpf_insn *insns;
+	size_t n;
+	uint32_t prog_type;
+	uint32_t expected_attach_type;
+	uint32_t prog_flags;
+	int gpl;
+	uint32_t log_level;
+	char *log_buf;          /* NULL when log_size is 0 */
+	uint32_t log_size;
+	const int *fd_array;    /* attr.fd_array copied in, or NULL */
+	uint32_t fd_array_cnt;
+};
+
+/* The single place PROG_LOAD checks a program (check.c): today the structural check of
+ * src/isa, tomorrow the verifier.  Returns 0 or the errno BPF_PROG_LOAD returns; writes
+ * its messages into the log. */
+int brt_api_check_prog(const struct brt_prog_check *pc);
 
 #define BPF_CMD(cmd, last, fn) int fn(struct brt_call *call);
 #include "api/cmds.def"

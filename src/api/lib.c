@@ -131,3 +131,65 @@ int bpfrt_num_possible_cpus(void)
 {
 	return (int)brt_ncpus();
 }
+
+int bpfrt_prog_load(enum bpf_prog_type type, const char *name, const char *license,
+		    const struct bpf_insn *insns, size_t insn_cnt,
+		    const struct bpfrt_prog_load_opts *opts)
+{
+	union bpf_attr attr;
+
+	if (!brt_opts_valid(opts, offsetof(struct bpfrt_prog_load_opts, fd_array) +
+				    sizeof(opts->fd_array), "bpfrt_prog_load_opts"))
+		return ret_errno(-EINVAL);
+	if (insn_cnt > UINT32_MAX)
+		return ret_errno(-E2BIG);
+	memset(&attr, 0, sizeof(attr));
+	attr.prog_type = type;
+	attr.insns = ptr(insns);
+	attr.insn_cnt = (uint32_t)insn_cnt;
+	attr.license = ptr(license);
+	attr.expected_attach_type = BRT_OPTS_GET(opts, expected_attach_type, 0);
+	attr.prog_flags = BRT_OPTS_GET(opts, prog_flags, 0);
+	attr.log_level = BRT_OPTS_GET(opts, log_level, 0);
+	attr.log_size = BRT_OPTS_GET(opts, log_size, 0);
+	attr.log_buf = ptr(BRT_OPTS_GET(opts, log_buf, NULL));
+	attr.fd_array = ptr(BRT_OPTS_GET(opts, fd_array, NULL));
+	if (name) {
+		if (strlen(name) >= sizeof(attr.prog_name))
+			return ret_errno(-EINVAL);
+		memcpy(attr.prog_name, name, strlen(name));
+	}
+	return call_trusted(BPF_PROG_LOAD, &attr);
+}
+
+int bpfrt_prog_test_run_opts(int prog_fd, struct bpfrt_test_run_opts *opts)
+{
+	union bpf_attr attr;
+	int err;
+
+	if (!opts || !brt_opts_valid(opts, offsetof(struct bpfrt_test_run_opts, batch_size) +
+					   sizeof(opts->batch_size), "bpfrt_test_run_opts"))
+		return ret_errno(-EINVAL);
+	memset(&attr, 0, sizeof(attr));
+	attr.test.prog_fd = (uint32_t)prog_fd;
+	attr.test.data_in = ptr(BRT_OPTS_GET(opts, data_in, NULL));
+	attr.test.data_out = ptr(BRT_OPTS_GET(opts, data_out, NULL));
+	attr.test.data_size_in = BRT_OPTS_GET(opts, data_size_in, 0);
+	attr.test.data_size_out = BRT_OPTS_GET(opts, data_size_out, 0);
+	attr.test.ctx_in = ptr(BRT_OPTS_GET(opts, ctx_in, NULL));
+	attr.test.ctx_out = ptr(BRT_OPTS_GET(opts, ctx_out, NULL));
+	attr.test.ctx_size_in = BRT_OPTS_GET(opts, ctx_size_in, 0);
+	attr.test.ctx_size_out = BRT_OPTS_GET(opts, ctx_size_out, 0);
+	attr.test.repeat = (uint32_t)BRT_OPTS_GET(opts, repeat, 0);
+	attr.test.flags = BRT_OPTS_GET(opts, flags, 0);
+	attr.test.cpu = BRT_OPTS_GET(opts, cpu, 0);
+	attr.test.batch_size = BRT_OPTS_GET(opts, batch_size, 0);
+	err = call_trusted(BPF_PROG_TEST_RUN, &attr);
+	if (err && err != -ENOSPC)
+		return err;
+	opts->data_size_out = attr.test.data_size_out;
+	opts->ctx_size_out = attr.test.ctx_size_out;
+	opts->retval = attr.test.retval;
+	opts->duration = attr.test.duration;
+	return err;
+}

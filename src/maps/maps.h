@@ -190,6 +190,28 @@ int brt_map_sys_get_next_key(struct brt_map *map, const void *key, void *next_ke
 int brt_map_sys_lookup_and_delete(struct brt_map *map, const void *key, void *value,
 				  uint64_t flags);
 
+/* The maps a loaded program may name: the run's user pointer (bpfrt_run_user()) points at
+ * this, so helpers running an unverified program in the checked engine accept only these
+ * map pointers and never dereference a made-up one. */
+#define BRT_PROG_MAPS_MAGIC 0x7370616d676f7270ull /* "progmaps" */
+struct brt_prog_maps {
+	uint64_t magic;         /* BRT_PROG_MAPS_MAGIC */
+	struct brt_map **maps;  /* referenced maps */
+	uint32_t n;             /* entries */
+};
+
+/* Helpers for programs (rows of src/vm/helpers.def). */
+#define BRT_MAP_HELPER(name)                                                             \
+	uint64_t brt_helper_##name(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,   \
+				   uint64_t r5, struct bpfrt_run_ctx *ctx);
+BRT_MAP_HELPER(map_lookup_elem)
+BRT_MAP_HELPER(map_update_elem)
+BRT_MAP_HELPER(map_delete_elem)
+BRT_MAP_HELPER(map_push_elem)
+BRT_MAP_HELPER(map_pop_elem)
+BRT_MAP_HELPER(map_peek_elem)
+#undef BRT_MAP_HELPER
+
 /* Copy between shared memory and process memory in 8-byte relaxed atomic words, so no
  * reader ever sees half of a word another thread or process is writing.  shm is 8-byte
  * aligned and has round_up(n, 8) bytes; the padding of the last word is written as zero. */

@@ -1,0 +1,377 @@
+/* prog.c - BPF_PROG_LOAD: the kernel's attribute checks in its order, the program check
+ * (check.c), then map references resolved: every lddw naming a map fd (BPF_PSEUDO_MAP_FD,
+ * _MAP_VALUE, or an fd_array index) takes a reference on the map and gets the map's
+ * address (or the value's) as its 64-bit immediate, so the engines just load it.  The
+ * program becomes an object file holding the original instructions; the process keeps
+ * the vm and the map references until the last fd is closed.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bpfrt.h"
+#include "api/api.h"
+#include "maps/maps.h"
+#include "vm/vm.h"
+
+#define PROG_FLAGS                                                                     \
+	(BPF_F_STRICT_ALIGNMENT | BPF_F_ANY_ALIGNMENT | BPF_F_TEST_RND_HI32 |           \
+	 BPF_F_TEST_STATE_FREQ | BPF_F_SLEEPABLE | BPF_F_XDP_HAS_FRAGS | (1u << 6) |       \
+	 (1u << 7))
+#define LOG_MASK 15u
+#define LOG_BUF_CAP (16u << 20) /* what bpfrt keeps of a larger log_size */
+#define MAX_INSNS 1000000
+
+struct load {
+	union bpf_attr *attr;
+	struct bpf_insn *insns;
+	char license[128];
+	int gpl;
+	int *fd_array;
+	uint32_t fd_array_cnt;
+	struct brt_prog_maps pm;
+	struct bpfrt_vm *vm;
+	char *log;
+	uint32_t log_size;
+};
+
+static int prog_type_ok(uint32_t type)
+{
+	switch (type) {
+	case BPF_PROG_TYPE_SOCKET_FILTER:
+	case BPF_PROG_TYPE_KPROBE:
+	case BPF_PROG_TYPE_SCHED_CLS:
+	case BPF_PROG_TYPE_SCHED_ACT:
+	case BPF_PROG_TYPE_TRACEPOINT:
+	case BPF_PROG_TYPE_XDP:
+	case BPF_PROG_TYPE_PERF_EVENT:
+	case BPF_PROG_TYPE_CGROUP_SKB:
+	case BPF_PROG_TYPE_RAW_TRACEPOINT:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* The kernel's license_is_gpl_compatible(). */
+static int gpl_compatible(const char *lic)
+{
+	static const char *const ok[] = { "GPL", "GPL v2", "GPL and additional rights",
+					  "Dual BSD/GPL", "Dual MIT/GPL", "Dual MPL/GPL" };
+
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
+		if (!strcmp(lic, ok[i]))
+			return 1;
+	return 0;
+}
+
+static int name_ok(const char *name, size_t len)
+{
+	for (size_t i = 0; i < len; i++) {
+		char c = name[i];
+
+		if (!c)
+			return 1;
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		      c == '_' || c == '.'))
+			return 0;
+	}
+	return 0;
+}
+
+/* bpf_verifier_log_attr_valid() */
+static int log_attr_ok(const union bpf_attr *attr)
+{
+	if (!!attr->log_buf != !!attr->log_size)
+		return 0;
+	if (attr->log_buf && !attr->log_level)
+		return 0;
+	if (attr->log_level & ~LOG_MASK)
+		return 0;
+	return attr->log_size <= (UINT32_MAX >> 2);
+}
+
+static int add_map(struct load *ld, struct brt_map *map)
+{
+	struct brt_map **maps;
+
+	for (uint32_t i = 0; i < ld->pm.n; i++) {
+		if (ld->pm.maps[i] == map) {
+			brt_map_put(map);
+			return 0;
+		}
+	}
+	maps = realloc(ld->pm.maps, (ld->pm.n + 1) * sizeof(*maps));
+	if (!maps) {
+		brt_map_put(map);
+		return -ENOMEM;
+	}
+	ld->pm.maps = maps;
+	maps[ld->pm.n++] = map;
+	return 0;
+}
+
+static void put_maps(struct brt_prog_maps *pm)
+{
+	for (uint32_t i = 0; i < pm->n; i++)
+		brt_map_put(pm->maps[i]);
+	free(pm->maps);
+	pm->maps = NULL;
+	pm->n = 0;
+}
+
+/* Rewrite the lddw at insns[i] naming a map; the check already validated its form. */
+static int resolve_lddw(struct load *ld, struct bpf_insn *insn)
+{
+	uint8_t kind = insn->src_reg;
+	int32_t fd = insn->imm;
+	struct brt_map *map;
+	uint64_t addr;
+	int err;
+
+	if (kind == BPF_PSEUDO_MAP_IDX || kind == BPF_PSEUDO_MAP_IDX_VALUE) {
+		if (!ld->fd_array || (uint32_t)fd >= ld->fd_array_cnt)
+			return -EINVAL;
+		fd = ld->fd_array[fd];
+	}
+	err = brt_map_from_fd(fd, &map);
+	if (err)
+		return err;
+	addr = (uint64_t)(uintptr_t)map;
+	if (kind == BPF_PSEUDO_MAP_VALUE || kind == BPF_PSEUDO_MAP_IDX_VALUE) {
+		uint32_t off = (uint32_t)insn[1].imm;
+
+		/* the kernel's array_map_direct_value_addr() */
+		if (map->type != BPF_MAP_TYPE_ARRAY) {
+			brt_map_put(map);
+			return -EINVAL;
+		}
+		if (map->max_entries != 1 || off >= map->value_size) {
+			brt_map_put(map);
+			return map->max_entries != 1 ? -EOPNOTSUPP : -EINVAL;
+		}
+		addr = (uint64_t)(uintptr_t)map->data + off;
+	}
+	err = add_map(ld, map);
+	if (err)
+		return err;
+	insn[0].imm = (int32_t)(uint32_t)addr;
+	insn[1].imm = (int32_t)(uint32_t)(addr >> 32);
+	insn[0].src_reg = 0;
+	return 0;
+}
+
+static int resolve_maps(struct load *ld, uint32_t n)
+{
+	for (uint32_t i = 0; i + 1 < n; i++) {
+		struct bpf_insn *insn = &ld->insns[i];
+		int err;
+
+		if (insn->code != (BPF_LD | BPF_IMM | BPF_DW))
+			continue;
+		switch (insn->src_reg) {
+		case 0:
+			break;
+		case BPF_PSEUDO_MAP_FD:
+		case BPF_PSEUDO_MAP_VALUE:
+		case BPF_PSEUDO_MAP_IDX:
+		case BPF_PSEUDO_MAP_IDX_VALUE:
+			err = resolve_lddw(ld, insn);
+			if (err)
+				return err;
+			break;
+		default:
+			/* BTF ids and function pointers need BTF */
+			return -EINVAL;
+		}
+		i++;
+	}
+	return 0;
+}
+
+static enum bpfrt_engine engine_from_env(void)
+{
+	const char *e = getenv("BPFRT_ENGINE");
+
+	/* Until the verifier decides, only the checked engine is safe for any program. */
+	if (e && !strcmp(e, "interp"))
+		return BPFRT_ENGINE_INTERP;
+	if (e && !strcmp(e, "jit"))
+		return BPFRT_ENGINE_JIT;
+	return BPFRT_ENGINE_CHECKED;
+}
+
+static void prog_release(struct brt_obj *obj)
+{
+	struct brt_prog *prog = (struct brt_prog *)(void *)obj;
+
+	bpfrt_vm_free(prog->vm);
+	put_maps(&prog->pm);
+}
+
+static int prog_init(struct brt_obj *obj, void *arg)
+{
+	struct brt_prog *prog = (struct brt_prog *)(void *)obj;
+	struct load *ld = arg;
+
+	memcpy(obj->base, ld->insns, (size_t)ld->attr->insn_cnt * sizeof(struct bpf_insn));
+	prog->pm = ld->pm;
+	prog->pm.magic = BRT_PROG_MAPS_MAGIC;
+	prog->vm = ld->vm;
+	prog->type = ld->attr->prog_type;
+	prog->expected_attach_type = ld->attr->expected_attach_type;
+	prog->insn_cnt = ld->attr->insn_cnt;
+	ld->pm.maps = NULL;
+	ld->pm.n = 0;
+	ld->vm = NULL;
+	obj->release = prog_release;
+	return 0;
+}
+
+static int copy_in(struct brt_call *call, struct load *ld)
+{
+	union bpf_attr *attr = call->attr;
+	size_t bytes = (size_t)attr->insn_cnt * sizeof(struct bpf_insn);
+	int err;
+
+	ld->insns = malloc(bytes);
+	if (!ld->insns)
+		return -ENOMEM;
+	err = call->ua->from(ld->insns, attr->insns, bytes);
+	if (err)
+		return err;
+	if (attr->fd_array) {
+		/* The kernel reads fd_array entries as it meets them; we read the indexes the
+		 * program can use, at most one per instruction pair. */
+		uint32_t cnt = attr->insn_cnt;
+
+		ld->fd_array = calloc(cnt, sizeof(int));
+		if (!ld->fd_array)
+			return -ENOMEM;
+		for (uint32_t i = 0; i < cnt; i++)
+			if (call->ua->from(&ld->fd_array[i], attr->fd_array + 4ull * i, 4))
+				break;
+			else
+				ld->fd_array_cnt = i + 1;
+	}
+	if (attr->log_level && attr->log_size) {
+		ld->log_size = attr->log_size < LOG_BUF_CAP ? attr->log_size : LOG_BUF_CAP;
+		ld->log = calloc(1, ld->log_size);
+		if (!ld->log)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static int check_attrs(struct brt_call *call, struct load *ld)
+{
+	union bpf_attr *attr = call->attr;
+	int len;
+
+	if (attr->prog_flags & ~PROG_FLAGS)
+		return -EINVAL;
+	len = call->ua->str(ld->license, attr->license, sizeof(ld->license));
+	if (len == -ENAMETOOLONG) {
+		/* the kernel keeps the first 127 bytes */
+		ld->license[sizeof(ld->license) - 1] = 0;
+	} else if (len < 0) {
+		return -EFAULT;
+	}
+	ld->gpl = gpl_compatible(ld->license);
+	if (attr->insn_cnt == 0 || attr->insn_cnt > MAX_INSNS)
+		return -E2BIG;
+	if (!prog_type_ok(attr->prog_type))
+		return -EINVAL;
+	if (attr->prog_type == BPF_PROG_TYPE_CGROUP_SKB &&
+	    attr->expected_attach_type != BPF_CGROUP_INET_INGRESS &&
+	    attr->expected_attach_type != BPF_CGROUP_INET_EGRESS)
+		return -EINVAL;
+	if (attr->prog_ifindex || attr->prog_btf_fd || attr->attach_btf_id ||
+	    attr->attach_prog_fd || attr->func_info_cnt || attr->line_info_cnt ||
+	    attr->core_relo_cnt)
+		return -EINVAL;
+	if (!name_ok(attr->prog_name, sizeof(attr->prog_name)))
+		return -EINVAL;
+	if (!log_attr_ok(attr))
+		return -EINVAL;
+	return 0;
+}
+
+static int write_log(struct brt_call *call, struct load *ld)
+{
+	size_t len;
+
+	if (!ld->log)
+		return 0;
+	len = strnlen(ld->log, ld->log_size - 1) + 1;
+	ld->log[len - 1] = 0;
+	return call->ua->to(call->attr->log_buf, ld->log, len);
+}
+
+int brt_cmd_prog_load(struct brt_call *call)
+{
+	union bpf_attr *attr = call->attr;
+	BPFRT_OPTS(bpfrt_vm_opts, vo, .engine = engine_from_env());
+	struct load ld = { .attr = attr };
+	struct brt_prog_check pc = { 0 };
+	struct brt_obj_hdr hdr = { 0 };
+	struct brt_obj *obj;
+	char msg[256];
+	int err, fd;
+
+	err = check_attrs(call, &ld);
+	if (err)
+		return err;
+	err = copy_in(call, &ld);
+	if (err)
+		goto out_free;
+	pc.insns = ld.insns;
+	pc.n = attr->insn_cnt;
+	pc.prog_type = attr->prog_type;
+	pc.expected_attach_type = attr->expected_attach_type;
+	pc.prog_flags = attr->prog_flags;
+	pc.gpl = ld.gpl;
+	pc.log_level = attr->log_level;
+	pc.log_buf = ld.log;
+	pc.log_size = ld.log_size;
+	pc.fd_array = ld.fd_array;
+	pc.fd_array_cnt = ld.fd_array_cnt;
+	err = brt_api_check_prog(&pc);
+	if (!err)
+		err = resolve_maps(&ld, attr->insn_cnt);
+	if (!err)
+		err = bpfrt_vm_load(ld.insns, attr->insn_cnt, &vo, &ld.vm, msg, sizeof(msg));
+	if (write_log(call, &ld) && !err)
+		err = -EFAULT;
+	if (err)
+		goto out_free;
+	hdr.kind = BRT_OBJ_PROG;
+	hdr.data_size = (uint64_t)attr->insn_cnt * sizeof(struct bpf_insn);
+	hdr.type = attr->prog_type;
+	hdr.max_entries = attr->insn_cnt;
+	hdr.flags = attr->prog_flags;
+	hdr.expected_attach_type = attr->expected_attach_type;
+	hdr.gpl = (uint32_t)ld.gpl;
+	memcpy(hdr.name, attr->prog_name, sizeof(hdr.name));
+	fd = brt_obj_create(&hdr, sizeof(struct brt_prog), prog_init, &ld, &obj);
+	if (fd >= 0)
+		brt_obj_put(obj);
+	err = fd;
+out_free:
+	bpfrt_vm_free(ld.vm);
+	put_maps(&ld.pm);
+	free(ld.insns);
+	free(ld.fd_array);
+	free(ld.log);
+	return err;
+}
+
+int brt_prog_from_fd(int fd, struct brt_prog **out)
+{
+	struct brt_obj *obj;
+	int err = brt_obj_from_fd(fd, BRT_OBJ_PROG, &obj);
+
+	if (!err)
+		*out = (struct brt_prog *)(void *)obj;
+	return err;
+}

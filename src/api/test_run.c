@@ -1,0 +1,383 @@
+/* test_run.c - BPF_PROG_TEST_RUN: run a loaded program on a packet or a context the way
+ * the kernel's bpf_prog_test_run_{skb,xdp,raw_tp} do, with their checks and their copy-out
+ * rules (data_out/ctx_out truncated with ENOSPC, retval, mean duration).
+ *
+ * The program sees the kernel's user-visible contexts: struct __sk_buff and struct xdp_md.
+ * Their data/data_end fields are 32 bits wide; the kernel's verifier rewrites those loads
+ * into 64-bit pointer loads.  bpfrt places the packet below 4 GiB (MAP_32BIT) instead, so
+ * the 32-bit field holds the real address and the program needs no rewriting.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+
+#include <linux/if_ether.h>
+
+#include "bpfrt.h"
+#include "api/api.h"
+#include "util/util.h"
+#include "vm/vm.h"
+
+#define PKT_HEADROOM 256   /* XDP_PACKET_HEADROOM; skb programs get the same */
+#define PKT_MAX (4096 - 64 - 320) /* PAGE_SIZE - NET_SKB_PAD - skb_shared_info */
+#define XDP_PKT_MAX (4096 - 256 - 320)
+#define RAW_TP_MAX_ARGS 12
+
+struct pkt {
+	unsigned char *base; /* mapping, PKT_HEADROOM before the data */
+	size_t map_len;
+	unsigned char *data;
+	uint32_t len;
+};
+
+static int pkt_alloc(struct brt_call *call, struct pkt *p)
+{
+	const union bpf_attr *attr = call->attr;
+
+	p->len = attr->test.data_size_in;
+	p->map_len = PKT_HEADROOM + 4096;
+	p->base = mmap(NULL, p->map_len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_32BIT, -1, 0);
+	if (p->base == MAP_FAILED)
+		p->base = mmap(NULL, p->map_len, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p->base == MAP_FAILED)
+		return -ENOMEM;
+	p->data = p->base + PKT_HEADROOM;
+	return call->ua->from(p->data, attr->test.data_in, p->len);
+}
+
+static void pkt_free(struct pkt *p)
+{
+	if (p->base && p->base != MAP_FAILED)
+		munmap(p->base, p->map_len);
+}
+
+/* The kernel's bpf_ctx_init(): ctx_in copied into a zeroed struct of max_size bytes; a
+ * larger ctx_in must have a zero tail (E2BIG). */
+static int ctx_in(struct brt_call *call, void *ctx, size_t max_size)
+{
+	const union bpf_attr *attr = call->attr;
+	uint32_t size = attr->test.ctx_size_in;
+	unsigned char byte;
+	int err;
+
+	memset(ctx, 0, max_size);
+	if (!attr->test.ctx_in)
+		return 0;
+	for (uint32_t i = (uint32_t)max_size; i < size; i++) {
+		err = call->ua->from(&byte, attr->test.ctx_in + i, 1);
+		if (err)
+			return err;
+		if (byte)
+			return -E2BIG;
+	}
+	return call->ua->from(ctx, attr->test.ctx_in, size < max_size ? size : max_size);
+}
+
+/* The kernel's bpf_test_finish(): copy what fits, report the full size, ENOSPC when cut. */
+static int finish(struct brt_call *call, const void *data, uint32_t size, const void *ctx,
+		  uint32_t ctx_size, uint32_t retval, uint32_t duration)
+{
+	union bpf_attr *attr = call->attr;
+	uint32_t copy = size;
+	int err = 0;
+
+	if (attr->test.data_out && attr->test.data_size_out && copy > attr->test.data_size_out) {
+		copy = attr->test.data_size_out;
+		err = -ENOSPC;
+	}
+	if (attr->test.data_out && call->ua->to(attr->test.data_out, data, copy))
+		return -EFAULT;
+	attr->test.data_size_out = size;
+	attr->test.retval = retval;
+	attr->test.duration = duration;
+	if (BRT_PUT_ATTR(call, test.data_size_out) || BRT_PUT_ATTR(call, test.retval) ||
+	    BRT_PUT_ATTR(call, test.duration))
+		return -EFAULT;
+	if (ctx && attr->test.ctx_out) {
+		copy = ctx_size;
+		if (attr->test.ctx_size_out < copy) {
+			copy = attr->test.ctx_size_out;
+			err = -ENOSPC;
+		}
+		if (call->ua->to(attr->test.ctx_out, ctx, copy))
+			return -EFAULT;
+		attr->test.ctx_size_out = ctx_size;
+		if (BRT_PUT_ATTR(call, test.ctx_size_out))
+			return -EFAULT;
+	}
+	return err;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Regions for direct map value access (lddw BPF_PSEUDO_MAP_VALUE) in the checked engine. */
+static size_t map_regions(const struct brt_prog *prog, struct brt_region *r, size_t cap)
+{
+	size_t n = 0;
+
+	for (uint32_t i = 0; i < prog->pm.n && n < cap; i++) {
+		const struct brt_map *m = prog->pm.maps[i];
+
+		if (m->type != BPF_MAP_TYPE_ARRAY)
+			continue;
+		r[n].start = (uint64_t)(uintptr_t)m->data;
+		r[n].len = (uint64_t)m->value_stride * m->max_entries;
+		r[n].writable = !(m->flags & BPF_F_RDONLY_PROG);
+		n++;
+	}
+	return n;
+}
+
+/* Run repeat times; returns 0 with the last r0 and the mean duration, or the run's errno. */
+static int run_repeat(struct brt_prog *prog, struct brt_run_opts *o, uint32_t repeat,
+		      uint32_t *retval, uint32_t *duration)
+{
+	char err_msg[256];
+	uint64_t r0 = 0, t0;
+	int err = 0;
+
+	if (!repeat)
+		repeat = 1;
+	o->user = &prog->pm;
+	t0 = now_ns();
+	for (uint32_t i = 0; i < repeat && !err; i++)
+		err = brt_vm_run_opts(prog->vm, o, &r0, err_msg, sizeof(err_msg));
+	if (err) {
+		brt_print(BPFRT_WARN, "bpfrt: test run: %s\n", err_msg);
+		return err;
+	}
+	*retval = (uint32_t)r0;
+	*duration = (uint32_t)((now_ns() - t0) / repeat);
+	return 0;
+}
+
+/* The kernel's convert___skb_to_skb(): only these fields may be set in ctx_in. */
+static int skb_ctx_ok(const struct __sk_buff *s)
+{
+	static const struct {
+		uint16_t off;
+		uint16_t len;
+	} allowed[] = {
+#define F(f) { offsetof(struct __sk_buff, f), sizeof(((struct __sk_buff *)0)->f) }
+		F(mark), F(priority), F(ingress_ifindex), F(ifindex), F(cb), F(tstamp),
+		F(wire_len), F(gso_segs), F(gso_size), F(hwtstamp),
+#undef F
+	};
+	const unsigned char *p = (const unsigned char *)s;
+
+	for (size_t i = 0; i < sizeof(*s); i++) {
+		int ok = 0;
+
+		for (size_t j = 0; j < sizeof(allowed) / sizeof(allowed[0]); j++)
+			ok |= i >= allowed[j].off && i < allowed[j].off + allowed[j].len;
+		if (!ok && p[i])
+			return 0;
+	}
+	if (s->ifindex > 1 || s->ingress_ifindex > 1)
+		return 0;
+	return 1;
+}
+
+static int run_skb(struct brt_call *call, struct brt_prog *prog)
+{
+	union bpf_attr *attr = call->attr;
+	int is_l2 = prog->type == BPF_PROG_TYPE_SCHED_CLS || prog->type == BPF_PROG_TYPE_SCHED_ACT;
+	struct __sk_buff skb, in;
+	struct brt_run_opts o = { 0 };
+	struct brt_region regs[12];
+	uint32_t retval = 0, duration = 0, wire;
+	struct pkt p = { 0 };
+	unsigned char *l3;
+	size_t nr = 0;
+	int err;
+
+	if (attr->test.flags || attr->test.cpu || attr->test.batch_size)
+		return -EINVAL;
+	if (attr->test.data_size_in < ETH_HLEN || attr->test.data_size_in > PKT_MAX)
+		return -EINVAL;
+	err = ctx_in(call, &in, sizeof(in));
+	if (err)
+		return err;
+	if (!skb_ctx_ok(&in))
+		return -EINVAL;
+	err = pkt_alloc(call, &p);
+	if (err)
+		goto out;
+	l3 = is_l2 ? p.data : p.data + ETH_HLEN;
+	wire = in.wire_len ? in.wire_len : p.len - (uint32_t)(l3 - p.data);
+	err = -EINVAL;
+	if (in.wire_len && in.wire_len < p.len - (uint32_t)(l3 - p.data))
+		goto out;
+	skb = in;
+	skb.len = p.len - (uint32_t)(l3 - p.data);
+	memcpy(&skb.protocol, p.data + 12, 2);
+	skb.ifindex = 1;
+	skb.ingress_ifindex = in.ingress_ifindex;
+	skb.wire_len = wire;
+	skb.data = (uint32_t)(uintptr_t)l3;
+	skb.data_end = (uint32_t)(uintptr_t)(p.data + p.len);
+	regs[nr++] = (struct brt_region){ (uint64_t)(uintptr_t)&skb, sizeof(skb), 0 };
+	regs[nr++] = (struct brt_region){ (uint64_t)(uintptr_t)&skb.mark, 8, 1 };
+	regs[nr++] = (struct brt_region){ (uint64_t)(uintptr_t)skb.cb, sizeof(skb.cb), 1 };
+	regs[nr++] = (struct brt_region){ (uint64_t)(uintptr_t)&skb.tc_index, 8, 1 };
+	regs[nr++] = (struct brt_region){ (uint64_t)(uintptr_t)&skb.tstamp, 8, 1 };
+	regs[nr++] = (struct brt_region){ (uint64_t)(uintptr_t)p.data, p.len, is_l2 };
+	nr += map_regions(prog, regs + nr, sizeof(regs) / sizeof(regs[0]) - nr);
+	o.r1 = (uint64_t)(uintptr_t)&skb;
+	o.regions = regs;
+	o.nr_regions = nr;
+	o.skb_data = l3;
+	o.skb_len = skb.len;
+	err = run_repeat(prog, &o, attr->test.repeat, &retval, &duration);
+	if (err)
+		goto out;
+	/* the kernel hands the L2 header back zeroed to programs that did not see it */
+	if (!is_l2)
+		memset(p.data, 0, ETH_HLEN);
+	/* convert_skb_to___skb(): the fields a program may change go back, the rest as given */
+	in.mark = skb.mark;
+	in.priority = skb.priority;
+	in.ifindex = 1;
+	in.tstamp = skb.tstamp;
+	memcpy(in.cb, skb.cb, sizeof(in.cb));
+	in.wire_len = wire;
+	err = finish(call, p.data, p.len, attr->test.ctx_out ? &in : NULL, sizeof(in), retval,
+		     duration);
+out:
+	pkt_free(&p);
+	return err;
+}
+
+static int run_xdp(struct brt_call *call, struct brt_prog *prog)
+{
+	union bpf_attr *attr = call->attr;
+	struct xdp_md md, in;
+	struct brt_run_opts o = { 0 };
+	struct brt_region regs[10];
+	uint32_t retval = 0, duration = 0, meta = 0;
+	struct pkt p = { 0 };
+	size_t nr = 0;
+	int err;
+
+	if (attr->test.flags & ~(uint32_t)BPF_F_TEST_XDP_LIVE_FRAMES)
+		return -EINVAL;
+	if (attr->test.flags || attr->test.batch_size || attr->test.cpu)
+		return -EINVAL;
+	if (attr->test.data_size_in < ETH_HLEN || attr->test.data_size_in > XDP_PKT_MAX)
+		return -EINVAL;
+	err = ctx_in(call, &in, sizeof(in));
+	if (err)
+		return err;
+	if (attr->test.ctx_in) {
+		if (in.data_meta || in.data_end != attr->test.data_size_in || in.data > in.data_end ||
+		    in.data % 4 || in.data > 32 || in.egress_ifindex || in.ingress_ifindex > 1 ||
+		    in.rx_queue_index)
+			return -EINVAL;
+		meta = in.data;
+	}
+	err = pkt_alloc(call, &p);
+	if (err)
+		goto out;
+	md = in;
+	md.data_meta = (uint32_t)(uintptr_t)p.data;
+	md.data = (uint32_t)(uintptr_t)(p.data + meta);
+	md.data_end = (uint32_t)(uintptr_t)(p.data + p.len);
+	regs[nr++] = (struct brt_region){ (uint64_t)(uintptr_t)&md, sizeof(md), 0 };
+	regs[nr++] = (struct brt_region){ (uint64_t)(uintptr_t)p.data, p.len, 1 };
+	nr += map_regions(prog, regs + nr, sizeof(regs) / sizeof(regs[0]) - nr);
+	o.r1 = (uint64_t)(uintptr_t)&md;
+	o.regions = regs;
+	o.nr_regions = nr;
+	err = run_repeat(prog, &o, attr->test.repeat, &retval, &duration);
+	if (err)
+		goto out;
+	/* xdp_convert_buff_to_md(): offsets from data_meta */
+	in.data = meta;
+	in.data_meta = 0;
+	in.data_end = p.len;
+	err = finish(call, p.data, p.len, attr->test.ctx_out ? &in : NULL, sizeof(in), retval,
+		     duration);
+out:
+	pkt_free(&p);
+	return err;
+}
+
+static int run_raw_tp(struct brt_call *call, struct brt_prog *prog)
+{
+	union bpf_attr *attr = call->attr;
+	uint64_t args[RAW_TP_MAX_ARGS];
+	struct brt_run_opts o = { 0 };
+	struct brt_region regs[8];
+	uint32_t retval = 0, duration = 0;
+	size_t nr = 0;
+	int err;
+
+	if (attr->test.data_in || attr->test.data_out || attr->test.ctx_out ||
+	    attr->test.duration || attr->test.repeat || attr->test.batch_size)
+		return -EINVAL;
+	if (attr->test.ctx_size_in > sizeof(args))
+		return -EINVAL;
+	if (!(attr->test.flags & BPF_F_TEST_RUN_ON_CPU) && attr->test.cpu)
+		return -EINVAL;
+	if (attr->test.flags & ~(uint32_t)BPF_F_TEST_RUN_ON_CPU)
+		return -EINVAL;
+	memset(args, 0, sizeof(args));
+	err = call->ua->from(args, attr->test.ctx_in, attr->test.ctx_size_in);
+	if (err)
+		return err;
+	regs[nr++] = (struct brt_region){ (uint64_t)(uintptr_t)args, attr->test.ctx_size_in, 0 };
+	nr += map_regions(prog, regs + nr, sizeof(regs) / sizeof(regs[0]) - nr);
+	o.r1 = (uint64_t)(uintptr_t)args;
+	o.regions = regs;
+	o.nr_regions = nr;
+	err = run_repeat(prog, &o, 1, &retval, &duration);
+	if (err)
+		return err;
+	attr->test.retval = retval;
+	return BRT_PUT_ATTR(call, test.retval);
+}
+
+int brt_cmd_prog_test_run(struct brt_call *call)
+{
+	union bpf_attr *attr = call->attr;
+	struct brt_prog *prog;
+	int err;
+
+	if ((attr->test.ctx_size_in && !attr->test.ctx_in) ||
+	    (!attr->test.ctx_size_in && attr->test.ctx_in) ||
+	    (attr->test.ctx_size_out && !attr->test.ctx_out) ||
+	    (!attr->test.ctx_size_out && attr->test.ctx_out))
+		return -EINVAL;
+	err = brt_prog_from_fd((int)attr->test.prog_fd, &prog);
+	if (err)
+		return err;
+	switch (prog->type) {
+	case BPF_PROG_TYPE_SOCKET_FILTER:
+	case BPF_PROG_TYPE_SCHED_CLS:
+	case BPF_PROG_TYPE_SCHED_ACT:
+	case BPF_PROG_TYPE_CGROUP_SKB:
+		err = run_skb(call, prog);
+		break;
+	case BPF_PROG_TYPE_XDP:
+		err = run_xdp(call, prog);
+		break;
+	case BPF_PROG_TYPE_RAW_TRACEPOINT:
+		err = run_raw_tp(call, prog);
+		break;
+	default:
+		err = -BRT_ENOTSUPP;
+		break;
+	}
+	brt_obj_put(&prog->obj);
+	return err;
+}

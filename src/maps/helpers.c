@@ -1,0 +1,113 @@
+/* helpers.c - the map helpers programs call (bpf_map_lookup_elem and friends), rows of
+ * src/vm/helpers.def.  A lookup returns a pointer into the map's shared region and, in the
+ * checked engine, grants the program that value.  In the checked engine (unverified
+ * programs) every map pointer is checked against the program's own maps and every key or
+ * value pointer against what the program may access, so a bad argument is an error
+ * return, never a wild access.
+ */
+#include <errno.h>
+
+#include "maps/maps.h"
+#include "vm/vm.h"
+
+/* The map in r1, or NULL when a checked run passes something that is not one of its
+ * program's maps. */
+static struct brt_map *map_arg(uint64_t r1, struct bpfrt_run_ctx *ctx)
+{
+	const struct brt_prog_maps *pm;
+	struct brt_map *map = (struct brt_map *)(uintptr_t)r1;
+
+	if (!ctx->checked)
+		return map;
+	pm = bpfrt_run_user(ctx);
+	if (!pm || pm->magic != BRT_PROG_MAPS_MAGIC)
+		return NULL;
+	for (uint32_t i = 0; i < pm->n; i++)
+		if (pm->maps[i] == map)
+			return map;
+	return NULL;
+}
+
+static int readable(struct bpfrt_run_ctx *ctx, uint64_t p, uint32_t len)
+{
+	return len == 0 || bpfrt_run_access_ok(ctx, (const void *)(uintptr_t)p, len, 0);
+}
+
+uint64_t brt_helper_map_lookup_elem(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+				    uint64_t r5, struct bpfrt_run_ctx *ctx)
+{
+	struct brt_map *map = map_arg(r1, ctx);
+	void *v;
+
+	(void)r3, (void)r4, (void)r5;
+	if (!map || !map->ops->lookup || !readable(ctx, r2, map->key_size))
+		return 0;
+	v = map->ops->lookup(map, (const void *)(uintptr_t)r2);
+	if (v && ctx->checked &&
+	    bpfrt_run_grant(ctx, v, map->value_size, !(map->flags & BPF_F_RDONLY_PROG)))
+		return 0;
+	return (uint64_t)(uintptr_t)v;
+}
+
+uint64_t brt_helper_map_update_elem(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+				    uint64_t r5, struct bpfrt_run_ctx *ctx)
+{
+	struct brt_map *map = map_arg(r1, ctx);
+
+	(void)r5;
+	if (!map || !readable(ctx, r2, map->key_size) || !readable(ctx, r3, map->value_size))
+		return (uint64_t)-EINVAL;
+	if (!map->ops->prog_update)
+		return (uint64_t)(map->ops->push ? -EINVAL : -BRT_ENOTSUPP);
+	return (uint64_t)(int64_t)map->ops->prog_update(map, (const void *)(uintptr_t)r2,
+							(const void *)(uintptr_t)r3, r4);
+}
+
+uint64_t brt_helper_map_delete_elem(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+				    uint64_t r5, struct bpfrt_run_ctx *ctx)
+{
+	struct brt_map *map = map_arg(r1, ctx);
+
+	(void)r3, (void)r4, (void)r5;
+	if (!map || !readable(ctx, r2, map->key_size))
+		return (uint64_t)-EINVAL;
+	if (!map->ops->delete)
+		return (uint64_t)-EINVAL;
+	return (uint64_t)(int64_t)map->ops->delete(map, (const void *)(uintptr_t)r2);
+}
+
+uint64_t brt_helper_map_push_elem(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+				  uint64_t r5, struct bpfrt_run_ctx *ctx)
+{
+	struct brt_map *map = map_arg(r1, ctx);
+
+	(void)r4, (void)r5;
+	if (!map || !map->ops->push || !readable(ctx, r2, map->value_size))
+		return (uint64_t)-EINVAL;
+	return (uint64_t)(int64_t)map->ops->push(map, (const void *)(uintptr_t)r2, r3);
+}
+
+static uint64_t pop_or_peek(uint64_t r1, uint64_t r2, struct bpfrt_run_ctx *ctx, int pop)
+{
+	struct brt_map *map = map_arg(r1, ctx);
+	void *dst = (void *)(uintptr_t)r2;
+
+	if (!map || !map->ops->pop ||
+	    (ctx->checked && !bpfrt_run_access_ok(ctx, dst, map->value_size, 1)))
+		return (uint64_t)-EINVAL;
+	return (uint64_t)(int64_t)(pop ? map->ops->pop(map, dst) : map->ops->peek(map, dst));
+}
+
+uint64_t brt_helper_map_pop_elem(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+				 uint64_t r5, struct bpfrt_run_ctx *ctx)
+{
+	(void)r3, (void)r4, (void)r5;
+	return pop_or_peek(r1, r2, ctx, 1);
+}
+
+uint64_t brt_helper_map_peek_elem(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+				  uint64_t r5, struct bpfrt_run_ctx *ctx)
+{
+	(void)r3, (void)r4, (void)r5;
+	return pop_or_peek(r1, r2, ctx, 0);
+}
