@@ -309,8 +309,9 @@ static size_t prog_len(const struct bpf_insn *insns)
 	return n;
 }
 
-static void run_case(const struct jit_case *c)
+static void run_case(const struct jit_case *c, uint32_t flags)
 {
+	struct brt_jit_env e = env;
 	const struct bpf_insn *insns = c->insns;
 	uint8_t mem[32];
 	struct test_ctx ctx = { .pkt = mem, .pkt_len = c->mem_len };
@@ -322,7 +323,8 @@ static void run_case(const struct jit_case *c)
 
 	T_CASE(c->name);
 	memcpy(mem, c->mem, sizeof(mem));
-	rc = brt_jit_compile(insns, n, &env, &p, err, sizeof(err));
+	e.flags = flags;
+	rc = brt_jit_compile(insns, n, &e, &p, err, sizeof(err));
 	if (c->errstr) {
 		T_EQ_INT(-EINVAL, rc);
 		T_CONTAINS(c->errstr, err);
@@ -389,6 +391,42 @@ static void test_long_jumps(void)
 	brt_jit_free(p);
 }
 
+/* With blinding, no immediate of the program appears in the code. */
+static void test_blinding(void)
+{
+	const struct bpf_insn prog[] = { MOV64_IMM(0, 0x1badc0de), ALU64_IMM(BPF_ADD, 0, 0x5eedf00d),
+					 LD_IMM64(1, 0xfeedfacecafebeefull), ALU64_REG(BPF_XOR, 0, 1),
+					 JMP_IMM(BPF_JEQ, 0, 0x0ddba11, 0), EXIT() };
+	static const uint32_t imms[] = { 0x1badc0de, 0x5eedf00d, 0xcafebeef, 0xfeedface,
+					 0x0ddba11 };
+	struct brt_jit_env e = env;
+	struct brt_jit_prog *p;
+	const uint8_t *code;
+	size_t size;
+	char err[128];
+
+	for (int blind = 0; blind <= 1; blind++) {
+		size_t found = 0;
+
+		T_CASE(blind ? "blinded code hides immediates" : "plain code has immediates");
+		e.flags = blind ? BRT_JIT_BLIND : 0;
+		T_EQ_INT(0, brt_jit_compile(prog, 7, &e, &p, err, sizeof(err)));
+		if (!p)
+			return;
+		code = brt_jit_code(p, &size, NULL);
+		for (size_t i = 0; i < sizeof(imms) / sizeof(imms[0]); i++)
+			for (size_t k = 0; k + 4 <= size; k++)
+				found += !memcmp(code + k, &imms[i], 4);
+		T_EQ_U64((0x1badc0de + 0x5eedf00dull) ^ 0xfeedfacecafebeefull,
+			 brt_jit_call(p, 0, 0, NULL));
+		if (blind)
+			T_EQ_INT(0, found);
+		else
+			T_ASSERT(found >= 4); /* the jeq to the next insn emits nothing */
+		brt_jit_free(p);
+	}
+}
+
 static void test_empty(void)
 {
 	struct brt_jit_prog *p;
@@ -401,8 +439,11 @@ static void test_empty(void)
 
 int main(void)
 {
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
-		run_case(&cases[i]);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		run_case(&cases[i], 0);
+		run_case(&cases[i], BRT_JIT_BLIND);
+	}
+	test_blinding();
 	test_short_jumps();
 	test_long_jumps();
 	test_empty();

@@ -35,6 +35,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/random.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "jit/x86_64/x86.h"
@@ -453,6 +455,11 @@ int brt_jit_compile(const struct bpf_insn *insns, size_t n, const struct brt_jit
 		goto out_free;
 	}
 	st.prog = p;
+	if (st.env->flags & BRT_JIT_BLIND) {
+		if (getrandom(&st.blind_seed, sizeof(st.blind_seed), 0) != sizeof(st.blind_seed))
+			st.blind_seed = (uint64_t)(uintptr_t)p ^ (uint64_t)time(NULL);
+		st.blind_seed |= 1;
+	}
 	p->helper = st.env->helper;
 	p->helper_arg = st.env->helper_arg;
 	p->n = n;

@@ -22,11 +22,14 @@
  *
  * r9 (6th System V argument: the run ctx for helpers), r10 (AUX) and r11 (TMP) hold no
  * eBPF register and serve as scratch; r12 is the ANCHOR; rsp is the native stack.
+ * Constant blinding rewrites "op dst, imm" into "op dst, BLIND_REG" with the constant
+ * rebuilt in AUX, so the blinding register maps to AUX.
  */
-const uint8_t brt_jit_reg2x86[BRT_MAX_REGS] = {
+const uint8_t brt_jit_reg2x86[BRT_JIT_NREGS] = {
 	[BPF_REG_0] = RAX, [BPF_REG_1] = RDI, [BPF_REG_2] = RSI, [BPF_REG_3] = RDX,
 	[BPF_REG_4] = RCX, [BPF_REG_5] = R8,  [BPF_REG_6] = RBX, [BPF_REG_7] = R13,
 	[BPF_REG_8] = R14, [BPF_REG_9] = R15, [BPF_REG_10] = RBP,
+	[BRT_JIT_BLIND_REG] = AUX,
 };
 
 static uint16_t reg_bit(unsigned r)

@@ -77,12 +77,15 @@ struct jit_state {
 	size_t cur;           /* index of the function being emitted */
 	bool anchor;          /* the program needs ANCHOR (calls, packet loads) */
 	bool uses_callx;
+	uint64_t blind_seed;  /* non-zero: blind constants with keys derived from it */
 	char *err;
 	size_t errlen;
 };
 
 /* regmap.c */
-extern const uint8_t brt_jit_reg2x86[BRT_MAX_REGS];
+#define BRT_JIT_BLIND_REG BRT_MAX_REGS /* pseudo eBPF register of blinded constants */
+#define BRT_JIT_NREGS (BRT_MAX_REGS + 1)
+extern const uint8_t brt_jit_reg2x86[BRT_JIT_NREGS];
 uint16_t brt_jit_regs_used(const struct bpf_insn *insns, size_t start, size_t end, bool *uses_r10);
 
 /* insn.c: emit one instruction (the insn.def switch).  Returns 0 or -errno. */
