@@ -66,9 +66,11 @@ def main():
            "median over the repetitions and [min–max]. Every engine runs the same C "
            "(`bench/progs/`): `native` is that C compiled by gcc -O2 into the harness, the "
            "others run its `clang -O2 -target bpf` build: bpfrt's engines through the public "
-           "API (`bpfrt_vm_run()`), `kernel-jit` through `BPF_PROG_TEST_RUN` (in-kernel "
-           "duration, includes the test-run loop's overhead; the rotating set is not run in "
-           "the kernel). Userspace times are the harness thread's CPU time, so time it spends "
+           "API (`bpfrt_vm_run()`); `bpfrt-testrun` and `kernel-jit` load the XDP version "
+           "with `BPF_PROG_LOAD` and time it with `BPF_PROG_TEST_RUN` through bpfrt's "
+           "`bpfrt_bpf()` and through the kernel's `bpf(2)` respectively (their own duration "
+           "figure, which includes the test-run loop's overhead; the rotating set is not "
+           "run through test-run). Userspace times are the harness thread's CPU time, so time it spends "
            "preempted on a busy machine does not count (the kernel's test-run timer also "
            "pauses when it yields the CPU).", ""]
     out += [f"- {m}" for m in meta]

@@ -1,10 +1,11 @@
 /* bench.c - the benchmark harness: runs the workloads of bench/progs/ natively (gcc -O2,
  * the same C compiled into this file) and as eBPF on every bpfrt engine (public API only)
- * and, when root, on the kernel's JIT through BPF_PROG_TEST_RUN.  One measurement per
+ * and through BPF_PROG_TEST_RUN of an XDP program: bpfrt's bpfrt_bpf() and, when root, the
+ * kernel's bpf(2) with its JIT.  One measurement per
  * (workload, engine) per invocation; bench/run.sh runs it REPS times, interleaved, and
  * aggregate.py makes the table.  Output lines:
  *   RES <engine> <workload> <ns per run>     CHK <engine> <check> <value>     NOTE <text>
- * Usage: bench PROGDIR [ENGINE...]   (default engines: native interp checked jit kernel)
+ * Usage: bench PROGDIR [ENGINE...]   (default: native interp checked jit bpfrt-testrun kernel-jit)
  */
 #include <errno.h>
 #include <stdio.h>
@@ -58,9 +59,11 @@ struct engine {
 	const char *name;
 	enum bpfrt_engine kind; /* bpfrt engines */
 	struct bpfrt_vm *vm[WL_COUNT];
-	int kfd[WL_COUNT]; /* kernel: program fds */
+	int kfd[WL_COUNT]; /* test-run engines: program fds */
+	/* Test-run engines: the bpf() to go through (bpf(2), or bpfrt_bpf()). */
+	int (*bpf)(int cmd, union bpf_attr *attr, unsigned int size);
 	int is_native;
-	int is_kernel;
+	int is_testrun;
 };
 
 /* CPU time of this thread: time spent preempted by other work on a shared machine does not
@@ -110,14 +113,14 @@ static uint64_t batch(struct engine *e, enum wl w, uint64_t n)
 	return sum;
 }
 
-/* --- kernel: raw bpf(2), no libbpf ---------------------------------------------------- */
+/* --- test-run engines: an XDP program through bpf(2) (no libbpf) or bpfrt_bpf() ----------- */
 
-static int sys_bpf(int cmd, union bpf_attr *attr)
+static int sys_bpf(int cmd, union bpf_attr *attr, unsigned int size)
 {
-	return (int)syscall(__NR_bpf, cmd, attr, sizeof(*attr));
+	return (int)syscall(__NR_bpf, cmd, attr, size);
 }
 
-static int kernel_load(const struct bpf_insn *insns, size_t n)
+static int kernel_load(struct engine *e, const struct bpf_insn *insns, size_t n)
 {
 	static char log[1 << 20];
 	union bpf_attr a;
@@ -129,7 +132,7 @@ static int kernel_load(const struct bpf_insn *insns, size_t n)
 	a.insns = (uint64_t)(uintptr_t)insns;
 	a.insn_cnt = (uint32_t)n;
 	a.license = (uint64_t)(uintptr_t) "Dual MIT/GPL";
-	fd = sys_bpf(BPF_PROG_LOAD, &a);
+	fd = e->bpf(BPF_PROG_LOAD, &a, sizeof(a));
 	if (fd >= 0 || errno == EPERM)
 		return fd;
 	/* Load again with a log: its last lines say why. */
@@ -137,15 +140,15 @@ static int kernel_load(const struct bpf_insn *insns, size_t n)
 	a.log_buf = (uint64_t)(uintptr_t)log;
 	a.log_size = sizeof(log);
 	a.log_level = 1;
-	sys_bpf(BPF_PROG_LOAD, &a);
+	e->bpf(BPF_PROG_LOAD, &a, sizeof(a));
 	l = strlen(log);
-	printf("NOTE kernel verifier: %s\n", l > 300 ? log + l - 300 : log);
+	printf("NOTE %s verifier: %s\n", e->name, l > 300 ? log + l - 300 : log);
 	errno = saved;
 	return -1;
 }
 
 /* ns per run measured in the kernel around its repeat loop; *ret gets the retval. */
-static double kernel_run(int fd, uint32_t repeat, uint32_t *ret)
+static double kernel_run(struct engine *e, int fd, uint32_t repeat, uint32_t *ret)
 {
 	union bpf_attr a;
 
@@ -154,7 +157,7 @@ static double kernel_run(int fd, uint32_t repeat, uint32_t *ret)
 	a.test.data_in = (uint64_t)(uintptr_t)flow1;
 	a.test.data_size_in = sizeof(flow1);
 	a.test.repeat = repeat;
-	if (sys_bpf(BPF_PROG_TEST_RUN, &a))
+	if (e->bpf(BPF_PROG_TEST_RUN, &a, sizeof(a)))
 		return -1;
 	*ret = a.test.retval;
 	return a.test.duration;
@@ -199,11 +202,11 @@ static int engine_setup(struct engine *e, const char *dir)
 
 		if (e->is_native)
 			return 0;
-		snprintf(name, sizeof(name), "%s_%s", e->is_kernel ? "xdp" : "raw", wl_prog[w]);
+		snprintf(name, sizeof(name), "%s_%s", e->is_testrun ? "xdp" : "raw", wl_prog[w]);
 		insns = read_prog(dir, name, &n);
-		if (e->is_kernel) {
+		if (e->is_testrun) {
 			/* The rotating set would need maps in the kernel: not measured there. */
-			e->kfd[w] = w == WL_ROT ? -1 : kernel_load(insns, n);
+			e->kfd[w] = w == WL_ROT ? -1 : kernel_load(e, insns, n);
 			rc = w != WL_ROT && e->kfd[w] < 0 ? -errno : 0;
 			snprintf(err, sizeof(err), "%s", strerror(-rc));
 		} else {
@@ -226,17 +229,17 @@ static double measure(struct engine *e, enum wl w)
 	uint64_t n, t0, t;
 	uint32_t ret;
 
-	if (e->is_kernel) {
+	if (e->is_testrun) {
 		double d;
 
 		if (w == WL_ROT)
 			return -1;
-		d = kernel_run(e->kfd[w], 1000, &ret);
+		d = kernel_run(e, e->kfd[w], 1000, &ret);
 		if (d < 0)
 			return -1;
 		n = (uint64_t)(target_ns / (d > 1 ? d : 1));
 		n = n < 1000 ? 1000 : n > 100000000 ? 100000000 : n;
-		return kernel_run(e->kfd[w], (uint32_t)n, &ret);
+		return kernel_run(e, e->kfd[w], (uint32_t)n, &ret);
 	}
 	if (w == WL_ROT)
 		sink += batch(e, w, ROT_PKTS); /* warm-up: one pass over the set */
@@ -270,10 +273,10 @@ static void cross_check(struct engine *e)
 	uint64_t sum = 0;
 	uint32_t ret = 0;
 
-	if (e->is_kernel) {
-		if (kernel_run(e->kfd[WL_FLOW1], 1, &ret) >= 0)
+	if (e->is_testrun) {
+		if (kernel_run(e, e->kfd[WL_FLOW1], 1, &ret) >= 0)
 			printf("CHK %s flow1 %u\n", e->name, ret);
-		if (kernel_run(e->kfd[WL_LOOP], 1, &ret) >= 0)
+		if (kernel_run(e, e->kfd[WL_LOOP], 1, &ret) >= 0)
 			printf("CHK %s loop %u\n", e->name, ret);
 		return;
 	}
@@ -380,7 +383,8 @@ int main(int argc, char **argv)
 		{ .name = "interp", .kind = BPFRT_ENGINE_INTERP },
 		{ .name = "checked", .kind = BPFRT_ENGINE_CHECKED },
 		{ .name = "jit", .kind = BPFRT_ENGINE_JIT },
-		{ .name = "kernel-jit", .is_kernel = 1 },
+		{ .name = "bpfrt-testrun", .is_testrun = 1, .bpf = bpfrt_bpf },
+		{ .name = "kernel-jit", .is_testrun = 1, .bpf = sys_bpf },
 	};
 	struct engine *use[8];
 	int nuse = 0;
