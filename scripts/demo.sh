@@ -9,9 +9,12 @@ cd "$(dirname "$0")/.."
 banner() { printf '\n== %s\n\n' "$*"; }
 has_cmd() { ./build/bpfrt --help | grep -q "^  $1 "; }
 show() {
-	printf '$'
-	printf ' %q' "$@"
-	printf '\n'
+	local a line='$'
+
+	for a in "$@"; do
+		case $a in *[[:space:]]*) line="$line \"$a\"" ;; *) line="$line $a" ;; esac
+	done
+	echo "$line"
 	"$@"
 }
 
@@ -41,6 +44,11 @@ fi
 if has_cmd disasm && [ -f "$out/classifier.bin" ]; then
 	echo
 	show ./build/bpfrt disasm --style asm "$out/classifier.bin"
+fi
+if has_cmd jit && [ -f "$out/classifier.bin" ]; then
+	echo
+	show ./build/bpfrt jit "$out/classifier.bin" | head -n 26 || true
+	echo "... (x86-64 code for every instruction: bpfrt jit)"
 fi
 # One IPv4/TCP packet to port 443, as hex for --mem.
 pkt="02 00 00 00 00 02 02 00 00 00 00 01 08 00 45 00 00 32 00 00 00 00 40 06 00 00"
