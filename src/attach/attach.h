@@ -12,6 +12,8 @@
 #include <linux/bpf.h>
 #include <linux/filter.h>
 
+#include "attach/pcap_io.h"
+
 /* Register roles in converted programs.  A and X live in callee-saved registers or r0 so
  * that LD_ABS/LD_IND (which clobber r1-r5 like a helper call) leave them alone; r6 holds
  * the context because LD_ABS/LD_IND read the packet through r6 implicitly. */
@@ -39,6 +41,22 @@ int brt_cbpf_check(const struct sock_filter *prog, size_t len, char *err, size_t
  * Returns 0, -EINVAL (bad or unsupported program, message in err) or -ENOMEM. */
 int brt_cbpf_convert(const struct sock_filter *prog, size_t len, struct bpf_insn **out,
 		     size_t *n_out, char *err, size_t errlen);
+
+/* Live packets from an interface (socket.c): an AF_PACKET socket with a TPACKET_V3 ring of
+ * nr_blocks 1 MiB blocks (0 = 8), bound to iface.  Ethernet-framed interfaces only (DLT 1).
+ * Returns 0, or -errno with "iface 'NAME': <what>: <reason>" in err (-ENODEV for an
+ * unknown interface, -EPERM without CAP_NET_RAW, -EOPNOTSUPP for other framings). */
+struct brt_live;
+int brt_live_open(const char *iface, unsigned nr_blocks, struct brt_live **out, char *err,
+		  size_t errlen);
+int brt_live_linktype(const struct brt_live *l);
+/* The next packet, waiting up to timeout_ms (-1: forever): 1 with *pkt set (its bytes stay
+ * valid until the next call), 0 on timeout or signal, -errno on error. */
+int brt_live_next(struct brt_live *l, struct brt_pkt *pkt, int timeout_ms, char *err,
+		  size_t errlen);
+/* Packets the kernel saw and dropped (ring full) since the last call. */
+int brt_live_stats(struct brt_live *l, uint64_t *packets, uint64_t *drops);
+void brt_live_close(struct brt_live *l);
 
 /* Run a loaded packet filter with a caller-filled context: skb->len must hold the wire
  * length; the other fields are what ancillary loads (SKF_AD_PROTOCOL, ...) see.  Same

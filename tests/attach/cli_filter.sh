@@ -103,5 +103,34 @@ expect_err 1 "cbpf insn 0: last instruction is not a return" --prog "$T/noret.dd
 expect_err 1 "bad.ddd: No such file" --prog "$T/bad.ddd" "$T/e.pcap"
 expect_err 2 "bad number 'x' for --max" --max x tcp "$T/e.pcap"
 
+# live capture: bpfrt attach
+expect_attach_err() { # STATUS PATTERN ARGS...
+	status=$1 pat=$2
+	shift 2
+	msg=$("$BPFRT" attach "$@" 2>&1 >/dev/null)
+	rc=$?
+	if [ $rc -eq "$status" ] && echo "$msg" | grep -q -- "$pat"; then ok; else
+		fail "bpfrt attach $*: status $rc, message '$msg' (want $status, /$pat/)"
+	fi
+}
+expect_attach_err 2 "attach: --iface is required" tcp
+expect_attach_err 1 "attach: iface 'nope0': no such interface: No such device" --iface nope0 tcp
+expect_attach_err 2 "attach: --repeat needs a capture file" --iface lo --repeat 2 tcp
+if [ "$(id -u)" = 0 ] && command -v python3 >/dev/null 2>&1; then
+	port=$((20000 + $$ % 20000))
+	"$BPFRT" attach --iface lo --duration 3 -c udp dst port $port >"$T/live.out" 2>&1 &
+	pid=$!
+	sleep 1
+	python3 -c "
+import socket
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+for i in range(7):
+    s.sendto(b'x' * (10 + i), ('127.0.0.1', $port))
+"
+	wait $pid
+	got=$(tail -n 1 "$T/live.out")
+	[ "$got" = 7 ] && ok || fail "attach --iface lo counted '$(cat "$T/live.out")', want 7"
+fi
+
 echo "$passes passed, $fails failed"
 [ $fails -eq 0 ]

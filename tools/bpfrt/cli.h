@@ -32,4 +32,7 @@ int cli_parse_engine(const char *s, enum bpfrt_engine *engine);
 int cli_load_program(const char *path, struct bpf_insn **insns, size_t *n, uint8_t **mem,
 		     size_t *mem_len, int *is_data);
 
+/* bpfrt filter / bpfrt attach (cmd_filter.c); cmd names the command in messages. */
+int cli_filter_main(int argc, char **argv, const char *cmd);
+
 #endif

@@ -1,7 +1,8 @@
-/* cmd_filter.c - "bpfrt filter": a tcpdump expression (or a classic program) compiled by
- * libpcap, converted to an eBPF socket filter and run by bpfrt over a pcap/pcapng capture;
- * counts, per-verdict totals, matching packets written to a pcap, and a benchmark mode
- * that compares engines with libpcap's own interpreter on packets held in memory.
+/* cmd_filter.c - "bpfrt filter" and "bpfrt attach": a tcpdump expression (or a classic
+ * program) compiled by libpcap, converted to an eBPF socket filter and run by bpfrt over a
+ * pcap/pcapng capture or live packets from an interface (TPACKET_V3 ring); counts,
+ * per-verdict totals, matching packets written to a pcap, and a benchmark mode that
+ * compares engines with libpcap's own interpreter on packets held in memory.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -24,7 +25,10 @@
 struct fopts {
 	const char *expr;    /* tcpdump expression, or NULL with prog_path */
 	const char *prog_path;
-	const char *capture;
+	const char *capture;  /* file, or NULL with iface */
+	const char *iface;    /* live capture */
+	double duration;      /* live: stop after this many seconds, 0 = never */
+	const char *cmd;      /* "filter" or "attach", for messages */
 	const char *write_path;
 	int engine;          /* enum bpfrt_engine or ENGINE_LIBPCAP */
 	int count_only;
@@ -43,6 +47,7 @@ struct stats {
 	uint64_t verdict_count[MAX_VERDICTS];
 	size_t nr_verdicts;
 	uint64_t other_verdicts; /* packets whose verdict did not fit the table */
+	uint64_t drops;          /* live: packets the kernel dropped (ring full) */
 	double seconds;
 	int interrupted;
 };
@@ -55,7 +60,15 @@ struct runner {
 	size_t classic_len;
 };
 
+/* Where packets come from. */
+struct source {
+	struct brt_pcap_reader *file;
+	struct brt_live *live;
+	double deadline; /* live: now() past this ends the run; 0 = never */
+};
+
 static volatile sig_atomic_t stop_requested;
+static const char *cmd_name = "filter"; /* or "attach": prefixes messages */
 
 static void on_sigint(int sig)
 {
@@ -67,11 +80,16 @@ static void filter_usage(FILE *out)
 {
 	fprintf(out,
 		"Usage: bpfrt filter [OPTIONS] EXPRESSION... CAPTURE\n"
-		"       bpfrt filter [OPTIONS] --prog FILE CAPTURE\n\n"
+		"       bpfrt filter [OPTIONS] --prog FILE CAPTURE\n"
+		"       bpfrt attach --iface IF [OPTIONS] [EXPRESSION...]\n\n"
 		"Compile a tcpdump EXPRESSION with libpcap for CAPTURE's link type, convert the\n"
 		"classic BPF program to an eBPF socket filter and run it on every packet of\n"
-		"CAPTURE (pcap or pcapng, '-' = stdin).  Prints packets, matches and bytes.\n\n"
+		"CAPTURE (pcap or pcapng, '-' = stdin), or of live traffic on interface IF\n"
+		"(AF_PACKET, TPACKET_V3 ring; needs CAP_NET_RAW; Ethernet and loopback).\n"
+		"Prints packets, matches and bytes.\n\n"
 		"Options:\n"
+		"  -i, --iface IF      live capture on IF instead of a file (bpfrt attach needs it)\n"
+		"  -t, --duration S    live: stop after S seconds\n"
 		"  -c, --count         print only the number of matching packets\n"
 		"  -w, --write OUT     write the matching packets to the pcap file OUT, each cut to\n"
 		"                      the filter's verdict (bytes to keep)\n"
@@ -126,7 +144,7 @@ static int read_prog(const char *path, struct sock_filter **out, size_t *n)
 	int ret = cli_read_file(path, &text, &len);
 
 	if (ret)
-		return cli_error("filter: %s: %s", path, strerror(-ret));
+		return cli_error("%s: %s: %s", cmd_name, path, strerror(-ret));
 	for (p = text; *p;) {
 		if (*p < '0' || *p > '9') {
 			p++;
@@ -138,14 +156,14 @@ static int read_prog(const char *path, struct sock_filter **out, size_t *n)
 			if (!nn) {
 				free(num);
 				free(text);
-				return cli_error("filter: out of memory");
+				return cli_error("%s: out of memory", cmd_name);
 			}
 			num = nn;
 		}
 		errno = 0;
 		num[cnt] = strtoull(p, &end, 0);
 		if (errno || num[cnt] > UINT32_MAX) {
-			ret = cli_error("filter: %s: offset %zu: number out of range", path,
+			ret = cli_error("%s: %s: offset %zu: number out of range", cmd_name, path,
 					(size_t)(p - text));
 			goto out;
 		}
@@ -155,13 +173,13 @@ static int read_prog(const char *path, struct sock_filter **out, size_t *n)
 	if (cnt >= 1 && cnt == 1 + 4 * num[0])
 		first = 1; /* -ddd: leading count */
 	else if (cnt == 0 || cnt % 4) {
-		ret = cli_error("filter: %s: expected the output of tcpdump -ddd or -dd", path);
+		ret = cli_error("%s: %s: expected the output of tcpdump -ddd or -dd", cmd_name, path);
 		goto out;
 	}
 	*n = (cnt - first) / 4;
 	*out = calloc(*n ? *n : 1, sizeof(**out));
 	if (!*out) {
-		ret = cli_error("filter: out of memory");
+		ret = cli_error("%s: out of memory", cmd_name);
 		goto out;
 	}
 	for (size_t i = 0; i < *n; i++) {
@@ -169,7 +187,7 @@ static int read_prog(const char *path, struct sock_filter **out, size_t *n)
 
 		if (q[0] > UINT16_MAX || q[1] > UINT8_MAX || q[2] > UINT8_MAX) {
 			free(*out);
-			ret = cli_error("filter: %s: insn %zu: code, jt or jf out of range", path, i);
+			ret = cli_error("%s: %s: insn %zu: code, jt or jf out of range", cmd_name, path, i);
 			goto out;
 		}
 		(*out)[i] = (struct sock_filter){ (uint16_t)q[0], (uint8_t)q[1], (uint8_t)q[2],
@@ -206,22 +224,22 @@ static int runner_open(struct runner *r, const struct fopts *o, int linktype, in
 		ret = read_prog(o->prog_path, &r->classic, &r->classic_len);
 	else if ((ret = brt_pcap_compile(o->expr, linktype, snaplen, &r->classic,
 					 &r->classic_len, err, sizeof(err))))
-		return cli_error("filter: %s", err);
+		return cli_error("%s: %s", cmd_name, err);
 	if (ret)
 		return ret;
 	if (o->engine == ENGINE_LIBPCAP) {
 		ret = brt_cbpf_check(r->classic, r->classic_len, err, sizeof(err));
 		if (ret)
-			return cli_error("filter: %s", err);
+			return cli_error("%s: %s", cmd_name, err);
 		if (brt_pcap_classic_new(r->classic, r->classic_len, &r->lib))
-			return cli_error("filter: libpcap's interpreter is not available");
+			return cli_error("%s: libpcap's interpreter is not available", cmd_name);
 		return 0;
 	}
 	BPFRT_OPTS(bpfrt_pkt_filter_opts, fo, .engine = (enum bpfrt_engine)o->engine);
 	ret = bpfrt_pkt_filter_load_cbpf(r->classic, r->classic_len, &fo, &r->f, err,
 					 sizeof(err));
 	if (ret)
-		return cli_error("filter: %s", err);
+		return cli_error("%s: %s", cmd_name, err);
 	return 0;
 }
 
@@ -309,8 +327,8 @@ static void print_summary(const struct fopts *o, const struct stats *s)
 		return;
 	}
 	if (o->json) {
-		printf("{\"capture\":");
-		json_str(o->capture);
+		printf("{\"%s\":", o->iface ? "iface" : "capture");
+		json_str(o->iface ? o->iface : o->capture);
 		printf(",\"filter\":");
 		json_str(o->prog_path ? o->prog_path : o->expr);
 		printf(",\"engine\":\"%s\",\"packets\":%" PRIu64 ",\"matched\":%" PRIu64
@@ -321,6 +339,8 @@ static void print_summary(const struct fopts *o, const struct stats *s)
 			       s->verdict_count[i]);
 		printf("},\"other_verdicts\":%" PRIu64 ",\"interrupted\":%s", s->other_verdicts,
 		       s->interrupted ? "true" : "false");
+		if (o->iface)
+			printf(",\"kernel_drops\":%" PRIu64, s->drops);
 		if (o->repeat)
 			printf(",\"rounds\":%u,\"seconds\":%.6f,\"packets_per_second\":%.0f", o->repeat,
 			       s->seconds, s->seconds > 0 ? (double)s->packets / s->seconds : 0.0);
@@ -338,15 +358,31 @@ static void print_summary(const struct fopts *o, const struct stats *s)
 	if (s->other_verdicts)
 		printf(" other x%" PRIu64, s->other_verdicts);
 	printf("\n");
+	if (o->iface)
+		printf("kernel drops %" PRIu64 "\n", s->drops);
 	if (o->repeat)
 		printf("engine %s: %u rounds, %.3f s, %.2f Mpackets/s\n", engine_name(o->engine),
 		       o->repeat, s->seconds,
 		       s->seconds > 0 ? (double)s->packets / s->seconds / 1e6 : 0.0);
 }
 
-/* Filter the capture as it is read. */
-static int run_stream(struct runner *r, struct brt_pcap_reader *rd, const struct fopts *o,
-		      struct stats *s)
+static int source_next(struct source *src, struct brt_pkt *pkt, char *err, size_t errlen)
+{
+	int ret;
+
+	if (src->file)
+		return brt_pcap_next(src->file, pkt, err, errlen);
+	do {
+		if (stop_requested || (src->deadline && now() >= src->deadline))
+			return 0;
+		ret = brt_live_next(src->live, pkt, 100, err, errlen);
+	} while (ret == 0);
+	return ret;
+}
+
+/* Filter the packets as they come. */
+static int run_stream(struct runner *r, struct source *src, int linktype, int snaplen,
+		      const struct fopts *o, struct stats *s)
 {
 	struct brt_pcap_writer *w = NULL;
 	int tty = isatty(STDERR_FILENO) && !o->count_only && !o->json;
@@ -355,15 +391,15 @@ static int run_stream(struct runner *r, struct brt_pcap_reader *rd, const struct
 	struct brt_pkt pkt;
 	int ret;
 
-	if (o->write_path && brt_pcap_writer_open(o->write_path, brt_pcap_linktype(rd),
-						  brt_pcap_snaplen(rd), &w, err, sizeof(err)))
-		return cli_error("filter: %s", err);
+	if (o->write_path && brt_pcap_writer_open(o->write_path, linktype, snaplen, &w, err,
+						  sizeof(err)))
+		return cli_error("%s: %s", o->cmd, err);
 	while (!stop_requested && (!o->max || s->packets < o->max) &&
-	       (ret = brt_pcap_next(rd, &pkt, err, sizeof(err))) == 1) {
+	       (ret = source_next(src, &pkt, err, sizeof(err))) == 1) {
 		uint32_t verdict;
 
 		if (run_one(r, &pkt, &verdict, err, sizeof(err))) {
-			ret = cli_error("filter: packet %" PRIu64 ": %s", s->packets, err);
+			ret = cli_error("%s: packet %" PRIu64 ": %s", cmd_name, s->packets, err);
 			goto out;
 		}
 		count(s, &pkt, verdict);
@@ -372,20 +408,25 @@ static int run_stream(struct runner *r, struct brt_pcap_reader *rd, const struct
 				pkt.caplen = verdict;
 			brt_pcap_write(w, &pkt);
 		}
-		if (tty && (s->packets & 0xffff) == 0)
+		if (tty && (src->live || (s->packets & 0xffff) == 0))
 			progress(s, &last);
 	}
 	if (ret < 0) {
-		ret = cli_error("filter: %s", err);
+		ret = cli_error("%s: %s", cmd_name, err);
 		goto out;
 	}
 	ret = 0;
 out:
-	if (tty && s->packets > 0xffff)
+	if (tty && (src->live || s->packets > 0xffff))
 		fputc('\n', stderr);
 	s->interrupted = stop_requested;
+	if (src->live) {
+		uint64_t seen;
+
+		brt_live_stats(src->live, &seen, &s->drops);
+	}
 	if (w && brt_pcap_writer_close(w) && !ret)
-		ret = cli_error("filter: %s: write failed", o->write_path);
+		ret = cli_error("%s: %s: write failed", cmd_name, o->write_path);
 	return ret;
 }
 
@@ -421,7 +462,7 @@ static int run_bench(struct runner *r, struct brt_pcap_reader *rd, const struct 
 		pkts[n++] = pkt;
 	}
 	if (ret < 0) {
-		ret = cli_error("filter: %s", err);
+		ret = cli_error("%s: %s", cmd_name, err);
 		goto out;
 	}
 	for (size_t i = 0; i < n; i++)
@@ -432,7 +473,7 @@ static int run_bench(struct runner *r, struct brt_pcap_reader *rd, const struct 
 			uint32_t verdict;
 
 			if (run_one(r, &pkts[i], &verdict, err, sizeof(err))) {
-				ret = cli_error("filter: packet %zu: %s", i, err);
+				ret = cli_error("%s: packet %zu: %s", cmd_name, i, err);
 				goto out;
 			}
 			count(s, &pkts[i], verdict);
@@ -443,7 +484,7 @@ static int run_bench(struct runner *r, struct brt_pcap_reader *rd, const struct 
 	ret = 0;
 	goto out;
 out_nomem:
-	ret = cli_error("filter: out of memory holding the capture");
+	ret = cli_error("%s: out of memory holding the capture", cmd_name);
 out:
 	free(pkts);
 	free(arena);
@@ -454,6 +495,8 @@ static int parse_args(int argc, char **argv, struct fopts *o, char **expr_buf)
 {
 	static const struct option opts[] = {
 		{ "count", no_argument, NULL, 'c' },
+		{ "iface", required_argument, NULL, 'i' },
+		{ "duration", required_argument, NULL, 't' },
 		{ "write", required_argument, NULL, 'w' },
 		{ "engine", required_argument, NULL, 'e' },
 		{ "prog", required_argument, NULL, 'p' },
@@ -468,8 +511,18 @@ static int parse_args(int argc, char **argv, struct fopts *o, char **expr_buf)
 	int c;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+cw:e:p:n:jdh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+ci:t:w:e:p:n:jdh", opts, NULL)) != -1) {
 		switch (c) {
+		case 'i':
+			o->iface = optarg;
+			break;
+		case 't':
+			o->duration = strtod(optarg, &end);
+			if (*end || !*optarg || !(o->duration > 0)) {
+				cli_error("%s: bad number '%s' for --duration", cmd_name, optarg);
+				return 2;
+			}
+			break;
 		case 'c':
 			o->count_only = 1;
 			break;
@@ -479,7 +532,7 @@ static int parse_args(int argc, char **argv, struct fopts *o, char **expr_buf)
 		case 'e':
 			o->engine = parse_engine(optarg);
 			if (o->engine == -2) {
-				cli_error("filter: unknown engine '%s' (interp, checked, jit, libpcap)",
+				cli_error("%s: unknown engine '%s' (interp, checked, jit, libpcap)", cmd_name,
 					  optarg);
 				return 2;
 			}
@@ -492,7 +545,7 @@ static int parse_args(int argc, char **argv, struct fopts *o, char **expr_buf)
 			errno = 0;
 			unsigned long long v = strtoull(optarg, &end, 10);
 			if (errno || *end || !*optarg || (c == 'R' && (v == 0 || v > 1000000))) {
-				cli_error("filter: bad number '%s' for --%s", optarg,
+				cli_error("%s: bad number '%s' for --%s", cmd_name, optarg,
 					  c == 'n' ? "max" : "repeat");
 				return 2;
 			}
@@ -515,26 +568,41 @@ static int parse_args(int argc, char **argv, struct fopts *o, char **expr_buf)
 			return 2;
 		}
 	}
-	if (optind >= argc || (!o->prog_path && optind + 1 >= argc) ||
-	    (o->prog_path && optind + 1 != argc)) {
-		cli_error("filter: expected %s and a capture file",
+	if (!strcmp(cmd_name, "attach") && !o->iface) {
+		cli_error("attach: --iface is required");
+		filter_usage(stderr);
+		return 2;
+	}
+	if (o->iface) {
+		if (o->prog_path && optind != argc) {
+			cli_error("%s: --prog takes no expression", cmd_name);
+			return 2;
+		}
+		if (o->repeat) {
+			cli_error("%s: --repeat needs a capture file", cmd_name);
+			return 2;
+		}
+	} else if (optind >= argc || (!o->prog_path && optind + 1 >= argc) ||
+		   (o->prog_path && optind + 1 != argc)) {
+		cli_error("%s: expected %s and a capture file", cmd_name,
 			  o->prog_path ? "only" : "an expression");
 		filter_usage(stderr);
 		return 2;
 	}
-	o->capture = argv[argc - 1];
+	if (!o->iface)
+		o->capture = argv[--argc];
 	if (!o->prog_path) {
 		/* like tcpdump, the words before the capture form the expression */
 		size_t len = 1;
 
-		for (int i = optind; i < argc - 1; i++)
+		for (int i = optind; i < argc; i++)
 			len += strlen(argv[i]) + 1;
 		*expr_buf = calloc(1, len);
 		if (!*expr_buf) {
-			cli_error("filter: out of memory");
+			cli_error("%s: out of memory", cmd_name);
 			return 1;
 		}
-		for (int i = optind; i < argc - 1; i++) {
+		for (int i = optind; i < argc; i++) {
 			if (i > optind)
 				strcat(*expr_buf, " ");
 			strcat(*expr_buf, argv[i]);
@@ -544,23 +612,35 @@ static int parse_args(int argc, char **argv, struct fopts *o, char **expr_buf)
 	return 0;
 }
 
-int cmd_filter(int argc, char **argv)
+int cli_filter_main(int argc, char **argv, const char *cmd)
 {
 	struct fopts o = { .engine = BPFRT_ENGINE_INTERP };
 	struct runner r = { 0 };
 	struct stats s = { 0 };
-	struct brt_pcap_reader *rd = NULL;
+	struct source src = { 0 };
 	struct sigaction sa;
 	char err[512], *expr_buf = NULL;
-	int ret = parse_args(argc, argv, &o, &expr_buf);
+	int ret, linktype, snaplen;
 
+	cmd_name = cmd;
+	ret = parse_args(argc, argv, &o, &expr_buf);
 	if (ret)
 		return ret < 0 ? 0 : ret;
-	if (brt_pcap_open(o.capture, &rd, err, sizeof(err))) {
-		ret = cli_error("filter: %s", err);
+	o.cmd = cmd;
+	if (o.iface) {
+		ret = brt_live_open(o.iface, 0, &src.live, err, sizeof(err));
+		linktype = src.live ? brt_live_linktype(src.live) : 1;
+		snaplen = 262144;
+	} else {
+		ret = brt_pcap_open(o.capture, &src.file, err, sizeof(err));
+		linktype = src.file ? brt_pcap_linktype(src.file) : 1;
+		snaplen = src.file ? brt_pcap_snaplen(src.file) : 262144;
+	}
+	if (ret) {
+		ret = cli_error("%s: %s", cmd_name, err);
 		goto out;
 	}
-	ret = runner_open(&r, &o, brt_pcap_linktype(rd), brt_pcap_snaplen(rd));
+	ret = runner_open(&r, &o, linktype, snaplen);
 	if (ret)
 		goto out;
 	if (o.dump) {
@@ -568,7 +648,7 @@ int cmd_filter(int argc, char **argv)
 		size_t n;
 
 		if (brt_cbpf_convert(r.classic, r.classic_len, &insns, &n, err, sizeof(err))) {
-			ret = cli_error("filter: %s", err);
+			ret = cli_error("%s: %s", cmd_name, err);
 			goto out;
 		}
 		dump_progs(r.classic, r.classic_len, insns, n);
@@ -578,13 +658,22 @@ int cmd_filter(int argc, char **argv)
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_sigint;
 	sigaction(SIGINT, &sa, NULL);
-	ret = o.repeat ? run_bench(&r, rd, &o, &s) : run_stream(&r, rd, &o, &s);
+	if (o.duration)
+		src.deadline = now() + o.duration;
+	ret = o.repeat ? run_bench(&r, src.file, &o, &s)
+		       : run_stream(&r, &src, linktype, snaplen, &o, &s);
 	signal(SIGINT, SIG_DFL);
 	if (!ret)
 		print_summary(&o, &s);
 out:
 	runner_close(&r);
-	brt_pcap_close(rd);
+	brt_pcap_close(src.file);
+	brt_live_close(src.live);
 	free(expr_buf);
 	return ret;
+}
+
+int cmd_filter(int argc, char **argv)
+{
+	return cli_filter_main(argc, argv, "filter");
 }
