@@ -1,8 +1,10 @@
 /* cache.c - the JIT as a vm engine: one program's compiled versions, one per helper table
  * it ran with.  Helpers are bound into the code (direct calls), and a vm's table can change
  * after load (bpfrt_vm_register_helper) or be replaced for one run, so the code is
- * compiled at the first run with each table and kept until the vm is freed: a run in
- * another thread may still be executing an older version.
+ * compiled at the first run with a given set of helpers and kept until the vm is freed: a
+ * run in another thread may still be executing an older version.  A version is found by
+ * the functions the program's calls resolve to, so there are no more versions than
+ * distinct sets of those functions.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -16,9 +18,6 @@
 
 struct jit_version {
 	struct jit_version *next;
-	const brt_helper_fn *key_table; /* the table it was compiled for ... */
-	size_t key_nr;                  /* ... its length ... */
-	uint64_t key_gen;               /* ... and the owner's generation of it */
 	brt_helper_fn *table;           /* snapshot the code and callx resolve from */
 	size_t nr;
 	struct brt_jit_prog *prog;
@@ -28,6 +27,9 @@ struct brt_jit_cache {
 	const struct bpf_insn *insns;   /* owned by the caller, outlives the cache */
 	size_t n;
 	struct brt_jit_env env;         /* packet offsets; helper resolver set per version */
+	uint32_t *ids;                  /* helper ids the program calls (its key) */
+	size_t nids;
+	bool any_id;                    /* callx: the whole table is the key */
 	pthread_mutex_t lock;           /* serialises compiles and the list */
 	_Atomic(struct jit_version *) cur; /* most recently used version: the lock-free path */
 	struct jit_version *all;
@@ -54,6 +56,49 @@ static brt_helper_fn table_helper(void *arg, uint32_t id)
 	return id < v->nr ? v->table[id] : NULL;
 }
 
+static brt_helper_fn entry(const brt_helper_fn *table, size_t nr, uint32_t id)
+{
+	return id < nr ? table[id] : NULL;
+}
+
+/* Does version v call the same functions as table would?  Only the ids the program calls
+ * matter, so a run with another table holding the same helpers reuses the code, and a
+ * table changed in place (same address) is noticed. */
+static bool matches(const struct brt_jit_cache *c, const struct jit_version *v,
+		    const brt_helper_fn *table, size_t nr)
+{
+	if (!v)
+		return false;
+	if (c->any_id)
+		return v->nr == nr && (!nr || !memcmp(v->table, table, nr * sizeof(*table)));
+	for (size_t i = 0; i < c->nids; i++)
+		if (entry(table, nr, c->ids[i]) != entry(v->table, v->nr, c->ids[i]))
+			return false;
+	return true;
+}
+
+/* The key: ids of `call` instructions (sorted out of duplicates lazily: few calls). */
+static int collect_ids(struct brt_jit_cache *c)
+{
+	c->ids = malloc((c->n ? c->n : 1) * sizeof(*c->ids));
+	if (!c->ids)
+		return -ENOMEM;
+	for (size_t pc = 0; pc < c->n; pc++) {
+		const struct bpf_insn *in = &c->insns[pc];
+		size_t i;
+
+		if (in->code == (BPF_JMP | BPF_CALL | BPF_X))
+			c->any_id = true;
+		if (in->code != (BPF_JMP | BPF_CALL) || in->src_reg != 0 || in->imm < 0)
+			continue;
+		for (i = 0; i < c->nids && c->ids[i] != (uint32_t)in->imm; i++)
+			;
+		if (i == c->nids)
+			c->ids[c->nids++] = (uint32_t)in->imm;
+	}
+	return 0;
+}
+
 int brt_jit_cache_new(const struct bpf_insn *insns, size_t n, int32_t pkt_data_off,
 		      int32_t pkt_len_off, struct brt_jit_cache **out, char *err, size_t errlen)
 {
@@ -78,19 +123,19 @@ int brt_jit_cache_new(const struct bpf_insn *insns, size_t n, int32_t pkt_data_o
 	c->insns = insns;
 	c->n = n;
 	c->env = env;
+	if (collect_ids(c)) {
+		pthread_mutex_destroy(&c->lock);
+		free(c);
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
 	atomic_init(&c->cur, NULL);
 	*out = c;
 	return 0;
 }
 
-static bool matches(const struct jit_version *v, const brt_helper_fn *table, size_t nr,
-		    uint64_t gen)
-{
-	return v && v->key_table == table && v->key_nr == nr && v->key_gen == gen;
-}
-
 static int compile_version(struct brt_jit_cache *c, const brt_helper_fn *table, size_t nr,
-			   uint64_t gen, struct jit_version **out, char *err, size_t errlen)
+			   struct jit_version **out, char *err, size_t errlen)
 {
 	struct jit_version *v = calloc(1, sizeof(*v));
 	struct brt_jit_env env = c->env;
@@ -104,9 +149,6 @@ static int compile_version(struct brt_jit_cache *c, const brt_helper_fn *table, 
 	if (nr)
 		memcpy(v->table, table, nr * sizeof(*table));
 	v->nr = nr;
-	v->key_table = table;
-	v->key_nr = nr;
-	v->key_gen = gen;
 	env.helper = table_helper;
 	env.helper_arg = v;
 	rc = brt_jit_compile(c->insns, c->n, &env, &v->prog, err, errlen);
@@ -121,7 +163,7 @@ static int compile_version(struct brt_jit_cache *c, const brt_helper_fn *table, 
 
 /* Find or compile the version for the key; publishes it as the current one. */
 static __attribute__((noinline)) int get_slow(struct brt_jit_cache *c,
-					      const brt_helper_fn *table, size_t nr, uint64_t gen,
+					      const brt_helper_fn *table, size_t nr,
 					      const struct brt_jit_prog **out, char *err,
 					      size_t errlen)
 {
@@ -129,10 +171,10 @@ static __attribute__((noinline)) int get_slow(struct brt_jit_cache *c,
 	int rc = 0;
 
 	pthread_mutex_lock(&c->lock);
-	for (v = c->all; v && !matches(v, table, nr, gen); v = v->next)
+	for (v = c->all; v && !matches(c, v, table, nr); v = v->next)
 		;
 	if (!v) {
-		rc = compile_version(c, table, nr, gen, &v, err, errlen);
+		rc = compile_version(c, table, nr, &v, err, errlen);
 		if (!rc) {
 			v->next = c->all;
 			c->all = v;
@@ -147,15 +189,15 @@ static __attribute__((noinline)) int get_slow(struct brt_jit_cache *c,
 }
 
 int brt_jit_cache_get(struct brt_jit_cache *c, const brt_helper_fn *table, size_t nr,
-		      uint64_t gen, const struct brt_jit_prog **out, char *err, size_t errlen)
+		      const struct brt_jit_prog **out, char *err, size_t errlen)
 {
 	struct jit_version *v = atomic_load_explicit(&c->cur, memory_order_acquire);
 
-	if (matches(v, table, nr, gen)) {
+	if (matches(c, v, table, nr)) {
 		*out = v->prog;
 		return 0;
 	}
-	return get_slow(c, table, nr, gen, out, err, errlen);
+	return get_slow(c, table, nr, out, err, errlen);
 }
 
 void brt_jit_cache_free(struct brt_jit_cache *c)
@@ -171,5 +213,6 @@ void brt_jit_cache_free(struct brt_jit_cache *c)
 		free(v);
 	}
 	pthread_mutex_destroy(&c->lock);
+	free(c->ids);
 	free(c);
 }

@@ -80,14 +80,15 @@ void brt_jit_disasm(const uint8_t *code, size_t size, uint64_t addr, const char 
 /* The JIT as a vm engine (cache.c): a program's compiled versions, one per helper table.
  * brt_jit_cache_new() compiles once to report refusals at load (-EINVAL, -E2BIG, -ENOMEM;
  * insns must outlive the cache).  brt_jit_cache_get() returns the code for helper table
- * table[0..nr) at the owner's generation gen (bump it whenever the table changes in place),
- * compiling it on first use; thread-safe; returns 0, -EFAULT (the program calls a helper
- * the table lacks; message "insn N: call to unknown helper ID") or -ENOMEM. */
+ * table[0..nr) (which may change between calls, in place or not), compiling it the first
+ * time the program's calls resolve to these functions; thread-safe; returns 0, -EFAULT
+ * (the program calls a helper the table lacks; message "insn N: call to unknown helper
+ * ID") or -ENOMEM. */
 struct brt_jit_cache;
 int brt_jit_cache_new(const struct bpf_insn *insns, size_t n, int32_t pkt_data_off,
 		      int32_t pkt_len_off, struct brt_jit_cache **out, char *err, size_t errlen);
 int brt_jit_cache_get(struct brt_jit_cache *c, const brt_helper_fn *table, size_t nr,
-		      uint64_t gen, const struct brt_jit_prog **out, char *err, size_t errlen);
+		      const struct brt_jit_prog **out, char *err, size_t errlen);
 void brt_jit_cache_free(struct brt_jit_cache *c);
 
 #endif

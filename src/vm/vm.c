@@ -25,7 +25,6 @@ struct bpfrt_vm {
 	brt_helper_fn *helpers;    /* helper table by id: defaults + registered */
 	size_t nr_helpers;         /* its length */
 	char **helper_names;       /* names given to bpfrt_vm_register_helper (or NULL) */
-	uint64_t helper_gen;       /* bumped on every change of helpers (JIT binds them) */
 	struct brt_jit_cache *jit; /* JIT engine: compiled code per helper table */
 };
 
@@ -191,7 +190,6 @@ int bpfrt_vm_register_helper(struct bpfrt_vm *vm, uint32_t id, const char *name,
 	free(vm->helper_names[id]);
 	vm->helper_names[id] = copy;
 	vm->helpers[id] = fn;
-	vm->helper_gen++;
 	return 0;
 }
 
@@ -244,8 +242,7 @@ static int run_jit(struct bpfrt_vm *vm, const struct brt_run_opts *o, uint64_t *
 	ctx.regions = NULL;
 	ctx.nr_regions = ctx.cap_regions = 0;
 	ctx.regions_owned = 0;
-	ret = brt_jit_cache_get(vm->jit, ctx.helpers, ctx.nr_helpers,
-				o->helpers ? 0 : vm->helper_gen, &prog, err, errlen);
+	ret = brt_jit_cache_get(vm->jit, ctx.helpers, ctx.nr_helpers, &prog, err, errlen);
 	if (ret)
 		return set_err(ret);
 	*r0 = brt_jit_call(prog, o->r1, o->r2, &ctx);

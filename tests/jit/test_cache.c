@@ -1,0 +1,131 @@
+/* test_cache.c - the JIT as a vm engine (src/jit/cache.c): helpers bound at the first run
+ * with each table, re-bound when the vm's table changes, per-run tables, refusals at load,
+ * concurrent runs.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "bpfrt.h"
+#include "harness.h"
+#include "jit_test.h"
+#include "vm/vm.h"
+
+static uint64_t h_add(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5,
+		      struct bpfrt_run_ctx *ctx)
+{
+	(void)r3, (void)r4, (void)r5, (void)ctx;
+	return r1 + r2;
+}
+
+static uint64_t h_mul(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5,
+		      struct bpfrt_run_ctx *ctx)
+{
+	(void)r3, (void)r4, (void)r5, (void)ctx;
+	return r1 * r2;
+}
+
+static const struct bpf_insn call7[] = { MOV64_IMM(1, 6), MOV64_IMM(2, 7), CALL(1000), EXIT() };
+
+static struct bpfrt_vm *load(const struct bpf_insn *insns, size_t n, char *err, int *rc)
+{
+	BPFRT_OPTS(bpfrt_vm_opts, o, .engine = BPFRT_ENGINE_JIT);
+	struct bpfrt_vm *vm = NULL;
+
+	*rc = bpfrt_vm_load(insns, n, &o, &vm, err, 256);
+	return vm;
+}
+
+static void test_rebinding(void)
+{
+	char err[256];
+	uint64_t r0 = 0;
+	int rc;
+	struct bpfrt_vm *vm = load(call7, 4, err, &rc);
+
+	T_CASE("helper registered after load");
+	T_EQ_INT(0, rc);
+	if (!vm)
+		return;
+	T_EQ_INT(-EFAULT, bpfrt_vm_run(vm, NULL, 0, &r0, err, sizeof(err)));
+	T_EQ_STR("insn 2: call to unknown helper 1000", err);
+	T_EQ_INT(0, bpfrt_vm_register_helper(vm, 1000, "add", h_add));
+	T_EQ_INT(0, bpfrt_vm_run(vm, NULL, 0, &r0, err, sizeof(err)));
+	T_EQ_U64(13, r0);
+	T_CASE("helper replaced");
+	T_EQ_INT(0, bpfrt_vm_register_helper(vm, 1000, "mul", h_mul));
+	T_EQ_INT(0, bpfrt_vm_run(vm, NULL, 0, &r0, err, sizeof(err)));
+	T_EQ_U64(42, r0);
+	T_CASE("helper put back");
+	T_EQ_INT(0, bpfrt_vm_register_helper(vm, 1000, "add", h_add));
+	T_EQ_INT(0, bpfrt_vm_run(vm, NULL, 0, &r0, err, sizeof(err)));
+	T_EQ_U64(13, r0);
+
+	T_CASE("per-run helper tables");
+	for (int i = 0; i < 100; i++) {
+		brt_helper_fn table[1001] = { 0 };
+		struct brt_run_opts o = { .helpers = table, .nr_helpers = 1001 };
+
+		table[1000] = i % 2 ? h_mul : h_add;
+		T_EQ_INT(0, brt_vm_run_opts(vm, &o, &r0, err, sizeof(err)));
+		T_EQ_U64(i % 2 ? 42 : 13, r0);
+	}
+	bpfrt_vm_free(vm);
+}
+
+static void test_refusals(void)
+{
+	static const struct bpf_insn rec[] = { CALL_LOCAL(1), EXIT(), CALL_LOCAL(-1), EXIT() };
+	char err[256];
+	int rc;
+	struct bpfrt_vm *vm = load(rec, 4, err, &rc);
+
+	T_CASE("recursion refused at load");
+	T_EQ_INT(-EINVAL, rc);
+	T_ASSERT(vm == NULL);
+	T_CONTAINS("insn 2: recursive call", err);
+}
+
+static void *runner(void *arg)
+{
+	struct bpfrt_vm *vm = arg;
+	uint64_t r0, bad = 0;
+
+	for (int i = 0; i < 20000; i++)
+		if (bpfrt_vm_run(vm, NULL, 0, &r0, NULL, 0) || r0 != 13)
+			bad++;
+	return (void *)(uintptr_t)bad;
+}
+
+static void test_threads(void)
+{
+	char err[256];
+	int rc;
+	struct bpfrt_vm *vm = load(call7, 4, err, &rc);
+	pthread_t t[4];
+	uintptr_t bad = 0;
+
+	T_CASE("concurrent runs, first compile racing");
+	if (!vm)
+		return;
+	bpfrt_vm_register_helper(vm, 1000, "add", h_add);
+	for (int i = 0; i < 4; i++)
+		pthread_create(&t[i], NULL, runner, vm);
+	for (int i = 0; i < 4; i++) {
+		void *ret;
+
+		pthread_join(t[i], &ret);
+		bad += (uintptr_t)ret;
+	}
+	T_EQ_U64(0, bad);
+	bpfrt_vm_free(vm);
+}
+
+int main(void)
+{
+	test_rebinding();
+	test_refusals();
+	test_threads();
+	return t_done();
+}
