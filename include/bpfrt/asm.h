@@ -41,8 +41,9 @@ extern "C" {
  *     jne jgt jge jlt jle jsgt jsge jslt jsle jset and their `32` forms.  TARGET is an
  *     instruction offset `+N`/`-N` relative to the next instruction, or a label; the label
  *     `exit`, when not defined, names the first `exit` instruction;
- *   - calls: `call N` (helper id), `call local TARGET` (bpf-to-bpf), `call %rN` or
- *     `callx %rN` (helper id in a register), `exit`.
+ *   - calls: `call N` or `call NAME` (a helper by id, or by its <linux/bpf.h> name with
+ *     or without bpf_: `call bpf_ktime_get_ns`), `call local TARGET` (bpf-to-bpf),
+ *     `call %rN` or `callx %rN` (helper id in a register), `exit`.
  *
  * text:     NUL-terminated source.
  * filename: names the source in messages (NULL: "<input>").

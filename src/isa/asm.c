@@ -484,6 +484,18 @@ static int imm32(struct assembler *a, struct operand o, int32_t *imm)
 	return ret;
 }
 
+/* "call 5" or "call bpf_ktime_get_ns" (the bpf_ prefix is optional). */
+static int helper_operand(struct assembler *a, struct operand o, int32_t *imm)
+{
+	if (!o.len || !is_ident(o.s[0], 1))
+		return imm32(a, o, imm);
+	*imm = brt_isa_helper_id(o.s, o.len);
+	if (*imm < 0)
+		return FAIL(a, o.s, "Invalid helper '%.*s' (a bpf-to-bpf call is 'call local "
+			    "LABEL')", (int)o.len, o.s);
+	return 0;
+}
+
 /* lddw's pseudo forms: "KIND A [B]" where A goes in the first imm and B in the second,
  * KIND one of the names below (src_reg = its index); "func" takes a label or offset. */
 static const char *const pseudo_names[] = {
@@ -576,8 +588,9 @@ static int encode_operands(struct assembler *a, enum brt_shape shape, const stru
 		f->src = insn->src_reg;
 		f->imm = insn->imm;
 		return ret;
-	case BRT_SHAPE_LD_ABS:
 	case BRT_SHAPE_CALL:
+		return helper_operand(a, o[0], &f->imm);
+	case BRT_SHAPE_LD_ABS:
 		return imm32(a, o[0], &f->imm);
 	case BRT_SHAPE_LD_IND:
 		ret = parse_reg(a, o[0], &f->src);

@@ -13,19 +13,6 @@
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
-/* Helper names by id, from the uapi header's own list (the 6.1 form of the macro, whose
- * rows are FN(name) separated by commas). */
-#define HELPER_NAME(x) [BPF_FUNC_##x] = "bpf_" #x
-static const char *const helper_names[] = { __BPF_FUNC_MAPPER(HELPER_NAME) };
-#undef HELPER_NAME
-
-const char *brt_isa_helper_name(int32_t id)
-{
-	if (id >= 0 && (size_t)id < ARRAY_SIZE(helper_names) && helper_names[id])
-		return helper_names[id];
-	return NULL;
-}
-
 /* The verifier log's operator for each BPF_OP value (ALU and atomics share it). */
 static const char *const alu_sym[16] = {
 	[BPF_ADD >> 4] = "+=", [BPF_SUB >> 4] = "-=",	[BPF_MUL >> 4] = "*=",

@@ -141,4 +141,8 @@ int brt_disasm_insn(const struct bpf_insn *insn, size_t avail, enum brt_disasm_s
 /* "bpf_map_lookup_elem" for helper id 1, NULL for ids the uapi header does not name. */
 const char *brt_isa_helper_name(int32_t id);
 
+/* The id of the helper named name[0..len), with or without its "bpf_" prefix; -1 when the
+ * uapi header names no such helper. */
+int32_t brt_isa_helper_id(const char *name, size_t len);
+
 #endif

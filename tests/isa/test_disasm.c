@@ -278,6 +278,14 @@ static void test_helper_names(void)
 	T_EQ_STR("bpf_unspec", brt_isa_helper_name(0));
 	T_ASSERT(brt_isa_helper_name(-1) == NULL);
 	T_ASSERT(brt_isa_helper_name(__BPF_FUNC_MAX_ID) == NULL);
+	/* every named helper maps back to its id, with or without the prefix */
+	for (int32_t id = 1; id < __BPF_FUNC_MAX_ID; id++) {
+		const char *name = brt_isa_helper_name(id);
+
+		T_ASSERT(name && brt_isa_helper_id(name, strlen(name)) == id);
+		T_ASSERT(name && brt_isa_helper_id(name + 4, strlen(name) - 4) == id);
+	}
+	T_EQ_INT(-1, brt_isa_helper_id("bpf_nope", 8));
 }
 
 int main(void)
