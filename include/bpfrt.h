@@ -16,5 +16,6 @@
 #include "bpfrt/vm.h"
 #include "bpfrt/attach.h"
 #include "bpfrt/bpf.h"
+#include "bpfrt/object.h"
 
 #endif

@@ -1,0 +1,36 @@
+/* fuzz_elf.c - fuzz target for the ELF loader (src/elf): any byte string must parse or be
+ * refused with an "elf: ..." message, never crash or leak; when it parses, every applied
+ * relocation must point inside its program and every call must land inside it too.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "elf/elf.h"
+#include "fuzz.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct brt_elf_obj *obj;
+	char err[512];
+
+	if (brt_elf_open(data, size, "fuzz.o", &obj, err, sizeof(err))) {
+		if (strncmp(err, "elf: fuzz.o: ", 13))
+			abort();
+		return 0;
+	}
+	for (size_t i = 0; i < obj->nprogs; i++) {
+		const struct brt_elf_prog *p = &obj->progs[i];
+
+		for (size_t r = 0; r < p->nrelocs; r++) {
+			const struct brt_elf_reloc *rl = &p->relocs[r];
+			int is_map = rl->kind == BRT_ELF_RELO_MAP_FD ||
+				     rl->kind == BRT_ELF_RELO_MAP_VALUE;
+
+			if (rl->insn_idx >= p->insn_cnt || rl->target < 0 ||
+			    (size_t)rl->target >= (is_map ? obj->nmaps : p->insn_cnt))
+				abort();
+		}
+	}
+	brt_elf_free(obj);
+	return 0;
+}

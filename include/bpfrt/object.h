@@ -1,0 +1,109 @@
+/* bpfrt/object.h - eBPF objects as `clang -target bpf -c` writes them: open an ELF file
+ * (programs by SEC() name, maps legacy and BTF-defined, global data, bpf-to-bpf calls),
+ * inspect it, load it (maps created, references patched, programs loaded), use the fds.
+ * Included by <bpfrt.h>; not meant to be included on its own.
+ */
+#ifndef BPFRT_OBJECT_H
+#define BPFRT_OBJECT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <linux/bpf.h>
+
+#include "bpfrt/common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct bpfrt_object;  /* an opened object file */
+struct bpfrt_program; /* one program (entry function) of an object; owned by it */
+struct bpfrt_map;     /* one map of an object, including global data; owned by it */
+
+struct bpfrt_object_open_opts {
+	size_t sz;                 /* sizeof(struct bpfrt_object_open_opts) */
+	const char *object_name;   /* name in messages; default: the path, or "<memory>" */
+	const char *pin_root_path; /* directory for LIBBPF_PIN_BY_NAME maps; default
+				    * "/sys/fs/bpf" */
+};
+#define bpfrt_object_open_opts__last pin_root_path
+
+/* Open and parse an eBPF ELF object.  Everything is checked and linked here: section names
+ * give program types (libbpf's SEC() conventions), subprograms are appended to each
+ * program that calls them, and map references become lddw BPF_PSEUDO_MAP_FD /
+ * BPF_PSEUDO_MAP_VALUE instructions.  Nothing touches the bpf() layer until
+ * bpfrt_object_load().  opts may be NULL.
+ * Returns the object, or NULL with errno set: EINVAL (malformed or unsupported input; the
+ * message, naming section and offset, goes to the print callback), ENOTSUP (a construct
+ * bpfrt does not support, e.g. extern symbols, or built without libelf), ENOMEM, or the
+ * errno of open/read for bpfrt_object_open_file(). */
+BPFRT_API struct bpfrt_object *bpfrt_object_open_file(const char *path,
+						      const struct bpfrt_object_open_opts *opts);
+/* The same from a buffer (copied; buf may be freed on return). */
+BPFRT_API struct bpfrt_object *bpfrt_object_open_mem(const void *buf, size_t size,
+						     const struct bpfrt_object_open_opts *opts);
+/* Close the program and map fds of a loaded object and free it.  NULL is ignored. */
+BPFRT_API void bpfrt_object_close(struct bpfrt_object *obj);
+
+/* Object name (see open opts), license string ("" if none) and "version" section (0). */
+BPFRT_API const char *bpfrt_object_name(const struct bpfrt_object *obj);
+BPFRT_API const char *bpfrt_object_license(const struct bpfrt_object *obj);
+BPFRT_API uint32_t bpfrt_object_kversion(const struct bpfrt_object *obj);
+/* The last load's log: the failing step's message and the verifier log; "" when none.
+ * Valid until the next load or close. */
+BPFRT_API const char *bpfrt_object_log(const struct bpfrt_object *obj);
+
+/* Iteration in file order: pass NULL for the first; returns NULL after the last. */
+BPFRT_API struct bpfrt_program *bpfrt_object_next_program(const struct bpfrt_object *obj,
+							  const struct bpfrt_program *prev);
+BPFRT_API struct bpfrt_map *bpfrt_object_next_map(const struct bpfrt_object *obj,
+						  const struct bpfrt_map *prev);
+/* Lookup by function name / map name (global data maps are named by their section,
+ * ".data", ".rodata", ".bss", ".rodata.str1.1").  NULL with errno ENOENT when absent. */
+BPFRT_API struct bpfrt_program *bpfrt_object_find_program_by_name(const struct bpfrt_object *obj,
+								  const char *name);
+BPFRT_API struct bpfrt_map *bpfrt_object_find_map_by_name(const struct bpfrt_object *obj,
+							  const char *name);
+
+/* Program properties.  The instructions are the linked, relocated code (map references
+ * hold map indexes before load and fds after). */
+BPFRT_API const char *bpfrt_program_name(const struct bpfrt_program *prog);
+BPFRT_API const char *bpfrt_program_section_name(const struct bpfrt_program *prog);
+BPFRT_API enum bpf_prog_type bpfrt_program_type(const struct bpfrt_program *prog);
+BPFRT_API enum bpf_attach_type bpfrt_program_expected_attach_type(const struct bpfrt_program *prog);
+BPFRT_API const struct bpf_insn *bpfrt_program_insns(const struct bpfrt_program *prog);
+BPFRT_API size_t bpfrt_program_insn_cnt(const struct bpfrt_program *prog);
+/* Override the type derived from the section name; before load only (-EBUSY after). */
+BPFRT_API int bpfrt_program_set_type(struct bpfrt_program *prog, enum bpf_prog_type type);
+BPFRT_API int bpfrt_program_set_expected_attach_type(struct bpfrt_program *prog,
+						     enum bpf_attach_type type);
+/* Program fd after a successful load, else -1. */
+BPFRT_API int bpfrt_program_fd(const struct bpfrt_program *prog);
+/* Source location of instruction insn_idx from .BTF.ext: sets *file and *line and returns
+ * the source line's text, or NULL when unknown. */
+BPFRT_API const char *bpfrt_program_line(const struct bpfrt_program *prog, size_t insn_idx,
+					 const char **file, uint32_t *line);
+
+/* Map properties, as defined in the object. */
+BPFRT_API const char *bpfrt_map_name(const struct bpfrt_map *map);
+BPFRT_API enum bpf_map_type bpfrt_map_type(const struct bpfrt_map *map);
+BPFRT_API uint32_t bpfrt_map_key_size(const struct bpfrt_map *map);
+BPFRT_API uint32_t bpfrt_map_value_size(const struct bpfrt_map *map);
+BPFRT_API uint32_t bpfrt_map_max_entries(const struct bpfrt_map *map);
+BPFRT_API uint32_t bpfrt_map_flags(const struct bpfrt_map *map);
+/* Initial contents of a global data map (value_size bytes) and its size; NULL for other
+ * maps and for .bss (all zero). */
+BPFRT_API const void *bpfrt_map_initial_value(const struct bpfrt_map *map, size_t *size);
+/* Replace the initial contents of a global data map before load (e.g. to configure
+ * `const volatile` variables in .rodata).  size must equal the value size.  0, -EINVAL,
+ * -EBUSY after load, -ENOMEM. */
+BPFRT_API int bpfrt_map_set_initial_value(struct bpfrt_map *map, const void *data, size_t size);
+/* Map fd after a successful load, else -1. */
+BPFRT_API int bpfrt_map_fd(const struct bpfrt_map *map);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,548 @@
+/* btf.c - a reader for the .BTF type section clang emits: header and bounds checks, an index
+ * from type id to record, name lookup, and the few resolutions the loader needs (strip
+ * typedefs and qualifiers, type sizes, array lengths).  Also the .BTF.ext line-info reader.
+ * Everything is checked once at parse time so the accessors can trust ids and offsets.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "elf/elf.h"
+
+/* The kernel's limit on typedef/qualifier/array chains (MAX_RESOLVE_DEPTH); a longer chain
+ * is either absurd or a loop, and both are rejected. */
+#define RESOLVE_DEPTH 32
+
+static int btf_err(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int btf_err(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+/* Bytes that follow struct btf_type for each kind, or -1 for a kind we do not know. */
+static long extra_size(const struct btf_type *t)
+{
+	uint32_t vlen = BTF_INFO_VLEN(t->info);
+
+	switch (BTF_INFO_KIND(t->info)) {
+	case BTF_KIND_INT:
+		return sizeof(uint32_t);
+	case BTF_KIND_PTR:
+	case BTF_KIND_FWD:
+	case BTF_KIND_TYPEDEF:
+	case BTF_KIND_VOLATILE:
+	case BTF_KIND_CONST:
+	case BTF_KIND_RESTRICT:
+	case BTF_KIND_FUNC:
+	case BTF_KIND_FLOAT:
+	case BTF_KIND_TYPE_TAG:
+		return 0;
+	case BTF_KIND_ARRAY:
+		return sizeof(struct btf_array);
+	case BTF_KIND_STRUCT:
+	case BTF_KIND_UNION:
+		return (long)vlen * sizeof(struct btf_member);
+	case BTF_KIND_ENUM:
+		return (long)vlen * sizeof(struct btf_enum);
+	case BTF_KIND_ENUM64:
+		return (long)vlen * sizeof(struct btf_enum64);
+	case BTF_KIND_FUNC_PROTO:
+		return (long)vlen * sizeof(struct btf_param);
+	case BTF_KIND_VAR:
+		return sizeof(struct btf_var);
+	case BTF_KIND_DATASEC:
+		return (long)vlen * sizeof(struct btf_var_secinfo);
+	case BTF_KIND_DECL_TAG:
+		return sizeof(struct btf_decl_tag);
+	default:
+		return -1;
+	}
+}
+
+static const char *const kind_names[NR_BTF_KINDS] = {
+	[BTF_KIND_UNKN] = "UNKNOWN",	 [BTF_KIND_INT] = "INT",
+	[BTF_KIND_PTR] = "PTR",		 [BTF_KIND_ARRAY] = "ARRAY",
+	[BTF_KIND_STRUCT] = "STRUCT",	 [BTF_KIND_UNION] = "UNION",
+	[BTF_KIND_ENUM] = "ENUM",	 [BTF_KIND_FWD] = "FWD",
+	[BTF_KIND_TYPEDEF] = "TYPEDEF",	 [BTF_KIND_VOLATILE] = "VOLATILE",
+	[BTF_KIND_CONST] = "CONST",	 [BTF_KIND_RESTRICT] = "RESTRICT",
+	[BTF_KIND_FUNC] = "FUNC",	 [BTF_KIND_FUNC_PROTO] = "FUNC_PROTO",
+	[BTF_KIND_VAR] = "VAR",		 [BTF_KIND_DATASEC] = "DATASEC",
+	[BTF_KIND_FLOAT] = "FLOAT",	 [BTF_KIND_DECL_TAG] = "DECL_TAG",
+	[BTF_KIND_TYPE_TAG] = "TYPE_TAG", [BTF_KIND_ENUM64] = "ENUM64",
+};
+
+const char *brt_btf_kind_name(unsigned int kind)
+{
+	return kind < NR_BTF_KINDS && kind_names[kind] ? kind_names[kind] : "UNKNOWN";
+}
+
+/* Kinds whose `type` field names another type (as opposed to holding a size). */
+static int has_ref(unsigned int kind)
+{
+	switch (kind) {
+	case BTF_KIND_PTR:
+	case BTF_KIND_TYPEDEF:
+	case BTF_KIND_VOLATILE:
+	case BTF_KIND_CONST:
+	case BTF_KIND_RESTRICT:
+	case BTF_KIND_FUNC:
+	case BTF_KIND_FUNC_PROTO:
+	case BTF_KIND_VAR:
+	case BTF_KIND_TYPE_TAG:
+	case BTF_KIND_DECL_TAG:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* Offset of type id's record from the start of the .BTF section, for messages. */
+static uint32_t rec_off(const struct brt_btf *btf, uint32_t id)
+{
+	return btf->types_file_off +
+	       (uint32_t)((const uint8_t *)(const void *)btf->types[id] - btf->type_data);
+}
+
+static int check_name(const struct brt_btf *btf, uint32_t id, uint32_t off, char *err,
+		      size_t errlen)
+{
+	if (off >= btf->str_len)
+		return btf_err(err, errlen,
+			       "offset 0x%x: type [%u]: name offset %u is past the string section "
+			       "(%u bytes)", rec_off(btf, id), id, off, btf->str_len);
+	return 0;
+}
+
+static int check_id(const struct brt_btf *btf, uint32_t id, uint32_t ref, const char *what,
+		    char *err, size_t errlen)
+{
+	if (ref >= btf->ntypes)
+		return btf_err(err, errlen,
+			       "offset 0x%x: type [%u]: %s refers to type [%u], last is [%u]",
+			       rec_off(btf, id), id, what, ref, btf->ntypes - 1);
+	return 0;
+}
+
+/* Second pass: every name offset and type reference inside each record is in range. */
+static int check_refs(const struct brt_btf *btf, uint32_t id, char *err, size_t errlen)
+{
+	const struct btf_type *t = btf->types[id];
+	unsigned int kind = BTF_INFO_KIND(t->info), vlen = BTF_INFO_VLEN(t->info);
+	const void *extra = t + 1;
+	int ret;
+
+	if ((ret = check_name(btf, id, t->name_off, err, errlen)))
+		return ret;
+	if (has_ref(kind) && (ret = check_id(btf, id, t->type, "type", err, errlen)))
+		return ret;
+	if (kind == BTF_KIND_ARRAY) {
+		struct btf_array a;
+
+		memcpy(&a, extra, sizeof(a));
+		if ((ret = check_id(btf, id, a.type, "element type", err, errlen)) ||
+		    (ret = check_id(btf, id, a.index_type, "index type", err, errlen)))
+			return ret;
+	}
+	for (uint32_t i = 0; i < vlen; i++) {
+		if (kind == BTF_KIND_STRUCT || kind == BTF_KIND_UNION) {
+			struct btf_member m;
+
+			memcpy(&m, (const char *)extra + i * sizeof(m), sizeof(m));
+			if ((ret = check_name(btf, id, m.name_off, err, errlen)) ||
+			    (ret = check_id(btf, id, m.type, "member type", err, errlen)))
+				return ret;
+		} else if (kind == BTF_KIND_FUNC_PROTO) {
+			struct btf_param p;
+
+			memcpy(&p, (const char *)extra + i * sizeof(p), sizeof(p));
+			if ((ret = check_name(btf, id, p.name_off, err, errlen)) ||
+			    (ret = check_id(btf, id, p.type, "parameter type", err, errlen)))
+				return ret;
+		} else if (kind == BTF_KIND_DATASEC) {
+			struct btf_var_secinfo v;
+
+			memcpy(&v, (const char *)extra + i * sizeof(v), sizeof(v));
+			if ((ret = check_id(btf, id, v.type, "variable", err, errlen)))
+				return ret;
+		} else if (kind == BTF_KIND_ENUM) {
+			struct btf_enum e;
+
+			memcpy(&e, (const char *)extra + i * sizeof(e), sizeof(e));
+			if ((ret = check_name(btf, id, e.name_off, err, errlen)))
+				return ret;
+		} else if (kind == BTF_KIND_ENUM64) {
+			struct btf_enum64 e;
+
+			memcpy(&e, (const char *)extra + i * sizeof(e), sizeof(e));
+			if ((ret = check_name(btf, id, e.name_off, err, errlen)))
+				return ret;
+		}
+	}
+	return 0;
+}
+
+/* Third pass: chains through typedefs, qualifiers and array elements must end; only a
+ * pointer may close a cycle (struct list { struct list *next; }). */
+static int check_chain(const struct brt_btf *btf, uint32_t id, char *err, size_t errlen)
+{
+	uint32_t cur = id;
+
+	for (int depth = 0; depth <= RESOLVE_DEPTH; depth++) {
+		const struct btf_type *t = btf->types[cur];
+		unsigned int kind = BTF_INFO_KIND(t->info);
+
+		if (!cur)
+			return 0;
+		switch (kind) {
+		case BTF_KIND_TYPEDEF:
+		case BTF_KIND_VOLATILE:
+		case BTF_KIND_CONST:
+		case BTF_KIND_RESTRICT:
+		case BTF_KIND_TYPE_TAG:
+		case BTF_KIND_VAR:
+			cur = t->type;
+			break;
+		case BTF_KIND_ARRAY: {
+			struct btf_array a;
+
+			memcpy(&a, t + 1, sizeof(a));
+			cur = a.type;
+			break;
+		}
+		default:
+			return 0;
+		}
+	}
+	return btf_err(err, errlen,
+		       "offset 0x%x: type [%u]: chain of typedefs, qualifiers or arrays is longer "
+		       "than %d or loops",
+		       rec_off(btf, id), id, RESOLVE_DEPTH);
+}
+
+static int index_types(struct brt_btf *btf, const uint8_t *p, uint32_t len, uint32_t file_off,
+		       char *err, size_t errlen)
+{
+	uint32_t cap = 64, off = 0;
+
+	btf->types = calloc(cap, sizeof(*btf->types));
+	if (!btf->types)
+		return -ENOMEM;
+	btf->types[0] = NULL;
+	btf->ntypes = 1;
+	while (off < len) {
+		const struct btf_type *t = (const struct btf_type *)(const void *)(p + off);
+		long extra;
+
+		if (len - off < sizeof(*t))
+			return btf_err(err, errlen,
+				       "offset 0x%x: type [%u]: record truncated (%u bytes left)",
+				       file_off + off, btf->ntypes, len - off);
+		extra = extra_size(t);
+		if (extra < 0)
+			return btf_err(err, errlen, "offset 0x%x: type [%u]: unknown kind %u",
+				       file_off + off, btf->ntypes, BTF_INFO_KIND(t->info));
+		if ((uint64_t)len - off - sizeof(*t) < (uint64_t)extra)
+			return btf_err(err, errlen,
+				       "offset 0x%x: type [%u] %s: %ld bytes of members "
+				       "run past the type section",
+				       file_off + off, btf->ntypes,
+				       brt_btf_kind_name(BTF_INFO_KIND(t->info)), extra);
+		if (btf->ntypes > BTF_MAX_TYPE)
+			return btf_err(err, errlen, "more than %u types", BTF_MAX_TYPE);
+		if (btf->ntypes == cap) {
+			const struct btf_type **n = realloc(btf->types, 2 * cap * sizeof(*n));
+
+			if (!n)
+				return -ENOMEM;
+			btf->types = n;
+			cap *= 2;
+		}
+		btf->types[btf->ntypes++] = t;
+		off += (uint32_t)(sizeof(*t) + (size_t)extra);
+	}
+	return 0;
+}
+
+int brt_btf_parse(const void *data, size_t size, struct brt_btf **out, char *err, size_t errlen)
+{
+	struct btf_header hdr;
+	struct brt_btf *btf;
+	uint64_t type_end, str_end;
+	int ret;
+
+	*out = NULL;
+	if (size < sizeof(hdr))
+		return btf_err(err, errlen, "%zu bytes, shorter than the %zu-byte header",
+			       size, sizeof(hdr));
+	memcpy(&hdr, data, sizeof(hdr));
+	if (hdr.magic != BTF_MAGIC)
+		return btf_err(err, errlen, "offset 0x0: bad magic 0x%04x (want 0x%04x%s)",
+			       hdr.magic, BTF_MAGIC,
+			       hdr.magic == 0x9FEB ? ", the object is big-endian" : "");
+	if (hdr.version != BTF_VERSION)
+		return btf_err(err, errlen, "offset 0x2: version %u, only %u is known",
+			       hdr.version, BTF_VERSION);
+	if (hdr.hdr_len < sizeof(hdr) || hdr.hdr_len > size)
+		return btf_err(err, errlen, "offset 0x4: header length %u out of range", hdr.hdr_len);
+	type_end = (uint64_t)hdr.hdr_len + hdr.type_off + hdr.type_len;
+	str_end = (uint64_t)hdr.hdr_len + hdr.str_off + hdr.str_len;
+	if (type_end > size || str_end > size)
+		return btf_err(err, errlen,
+			       "offset 0x8: type section [%u, +%u) or string section [%u, +%u) "
+			       "runs past the %zu-byte section",
+			       hdr.type_off, hdr.type_len, hdr.str_off, hdr.str_len, size - hdr.hdr_len);
+	if (hdr.type_off % 4 || hdr.type_len % 4)
+		return btf_err(err, errlen, "offset 0x8: type section offset %u or length %u "
+			       "is not 4-byte aligned", hdr.type_off, hdr.type_len);
+	if (hdr.type_off < hdr.str_off + hdr.str_len && hdr.str_off < hdr.type_off + hdr.type_len)
+		return btf_err(err, errlen, "type and string sections overlap");
+	btf = calloc(1, sizeof(*btf));
+	if (!btf)
+		return -ENOMEM;
+	/* Private copies: the records are then 4-byte aligned whatever the file layout. */
+	btf->type_data = malloc(hdr.type_len + 1);
+	btf->strs = malloc(hdr.str_len + 1);
+	if (!btf->type_data || !btf->strs) {
+		ret = -ENOMEM;
+		goto err_free;
+	}
+	memcpy(btf->type_data, (const char *)data + hdr.hdr_len + hdr.type_off, hdr.type_len);
+	memcpy(btf->strs, (const char *)data + hdr.hdr_len + hdr.str_off, hdr.str_len);
+	btf->strs[hdr.str_len] = 0;
+	btf->str_len = hdr.str_len;
+	btf->types_file_off = hdr.hdr_len + hdr.type_off;
+	if (!hdr.str_len || btf->strs[0] || btf->strs[hdr.str_len - 1]) {
+		ret = btf_err(err, errlen, "string section must start and end with a NUL byte");
+		goto err_free;
+	}
+	ret = index_types(btf, btf->type_data, hdr.type_len, hdr.hdr_len + hdr.type_off, err,
+			  errlen);
+	for (uint32_t id = 1; !ret && id < btf->ntypes; id++)
+		ret = check_refs(btf, id, err, errlen);
+	for (uint32_t id = 1; !ret && id < btf->ntypes; id++)
+		ret = check_chain(btf, id, err, errlen);
+	if (ret)
+		goto err_free;
+	*out = btf;
+	return 0;
+
+err_free:
+	brt_btf_free(btf);
+	return ret;
+}
+
+void brt_btf_free(struct brt_btf *btf)
+{
+	if (!btf)
+		return;
+	free(btf->types);
+	free(btf->type_data);
+	free(btf->strs);
+	free(btf);
+}
+
+const struct btf_type *brt_btf_type(const struct brt_btf *btf, uint32_t id)
+{
+	return id && id < btf->ntypes ? btf->types[id] : NULL;
+}
+
+const char *brt_btf_str(const struct brt_btf *btf, uint32_t off)
+{
+	return off < btf->str_len ? btf->strs + off : NULL;
+}
+
+const char *brt_btf_name(const struct brt_btf *btf, uint32_t id)
+{
+	const struct btf_type *t = brt_btf_type(btf, id);
+
+	return t ? btf->strs + t->name_off : "";
+}
+
+uint32_t brt_btf_skip_mods(const struct brt_btf *btf, uint32_t id)
+{
+	/* check_chain() bounded every chain, so this terminates. */
+	for (;;) {
+		const struct btf_type *t = brt_btf_type(btf, id);
+
+		if (!t)
+			return id;
+		switch (BTF_INFO_KIND(t->info)) {
+		case BTF_KIND_TYPEDEF:
+		case BTF_KIND_VOLATILE:
+		case BTF_KIND_CONST:
+		case BTF_KIND_RESTRICT:
+		case BTF_KIND_TYPE_TAG:
+			id = t->type;
+			break;
+		default:
+			return id;
+		}
+	}
+}
+
+static int resolve_size(const struct brt_btf *btf, uint32_t id, int depth, uint64_t *size)
+{
+	const struct btf_type *t;
+	struct btf_array a;
+	uint64_t elem;
+	int ret;
+
+	if (depth > RESOLVE_DEPTH)
+		return -ELOOP;
+	id = brt_btf_skip_mods(btf, id);
+	t = brt_btf_type(btf, id);
+	if (!t)
+		return -EINVAL;
+	switch (BTF_INFO_KIND(t->info)) {
+	case BTF_KIND_INT:
+	case BTF_KIND_STRUCT:
+	case BTF_KIND_UNION:
+	case BTF_KIND_ENUM:
+	case BTF_KIND_ENUM64:
+	case BTF_KIND_FLOAT:
+	case BTF_KIND_DATASEC:
+		*size = t->size;
+		return 0;
+	case BTF_KIND_PTR:
+		*size = 8;
+		return 0;
+	case BTF_KIND_VAR:
+		return resolve_size(btf, t->type, depth + 1, size);
+	case BTF_KIND_ARRAY:
+		memcpy(&a, t + 1, sizeof(a));
+		ret = resolve_size(btf, a.type, depth + 1, &elem);
+		if (ret)
+			return ret;
+		if (a.nelems && elem > UINT32_MAX / a.nelems)
+			return -E2BIG;
+		*size = elem * a.nelems;
+		return 0;
+	default:
+		return -EINVAL;
+	}
+}
+
+int brt_btf_resolve_size(const struct brt_btf *btf, uint32_t id, uint64_t *size)
+{
+	return resolve_size(btf, id, 0, size);
+}
+
+int brt_btf_find(const struct brt_btf *btf, const char *name, unsigned int kind)
+{
+	for (uint32_t id = 1; id < btf->ntypes; id++) {
+		const struct btf_type *t = btf->types[id];
+
+		if (BTF_INFO_KIND(t->info) == kind && !strcmp(btf->strs + t->name_off, name))
+			return (int)id;
+	}
+	return -ENOENT;
+}
+
+/* .BTF.ext: the line_info subsection is a record size followed by one block per ELF
+ * section: the section's name (a .BTF string), a count, then records whose insn_off is a
+ * byte offset into that section. */
+int brt_btf_ext_lines(const struct brt_btf *btf, const void *data, size_t size,
+		      struct brt_btf_line **out, size_t *count, char *err, size_t errlen)
+{
+	struct btf_ext_hdr {
+		uint16_t magic;
+		uint8_t version;
+		uint8_t flags;
+		uint32_t hdr_len;
+		uint32_t func_info_off;
+		uint32_t func_info_len;
+		uint32_t line_info_off;
+		uint32_t line_info_len;
+	} hdr;
+	const uint8_t *p;
+	uint32_t rec_size, off, end;
+	struct brt_btf_line *lines = NULL;
+	size_t n = 0, cap = 0;
+
+	*out = NULL;
+	*count = 0;
+	if (size < sizeof(hdr))
+		return btf_err(err, errlen, "%zu bytes, shorter than the header", size);
+	memcpy(&hdr, data, sizeof(hdr));
+	if (hdr.magic != BTF_MAGIC || hdr.version != BTF_VERSION)
+		return btf_err(err, errlen, "offset 0x0: bad magic 0x%04x or version %u",
+			       hdr.magic, hdr.version);
+	if (hdr.hdr_len < sizeof(hdr) || hdr.hdr_len > size ||
+	    (uint64_t)hdr.hdr_len + hdr.line_info_off + hdr.line_info_len > size)
+		return btf_err(err, errlen,
+			       "offset 0x4: line info [%u, +%u) runs past the %zu-byte "
+			       "section", hdr.line_info_off, hdr.line_info_len, size);
+	if (!hdr.line_info_len)
+		return 0;
+	p = (const uint8_t *)data + hdr.hdr_len + hdr.line_info_off;
+	end = hdr.line_info_len;
+	if (end < 4)
+		return btf_err(err, errlen, "line info shorter than its record size");
+	memcpy(&rec_size, p, 4);
+	if (rec_size < 16 || rec_size > 256)
+		return btf_err(err, errlen, "offset 0x%x: line info record size %u",
+			       hdr.hdr_len + hdr.line_info_off, rec_size);
+	for (off = 4; off < end;) {
+		uint32_t blk[2];
+
+		if (end - off < sizeof(blk))
+			goto truncated;
+		memcpy(blk, p + off, sizeof(blk));
+		off += sizeof(blk);
+		if (!brt_btf_str(btf, blk[0])) {
+			free(lines);
+			return btf_err(err, errlen,
+				       "offset 0x%x: section name offset %u out of range",
+				       hdr.hdr_len + hdr.line_info_off + off - 8, blk[0]);
+		}
+		if ((uint64_t)blk[1] * rec_size > end - off)
+			goto truncated;
+		for (uint32_t i = 0; i < blk[1]; i++, off += rec_size) {
+			uint32_t rec[4];
+
+			memcpy(rec, p + off, sizeof(rec));
+			if (n == cap) {
+				struct brt_btf_line *nl;
+
+				cap = cap ? 2 * cap : 64;
+				nl = realloc(lines, cap * sizeof(*nl));
+				if (!nl) {
+					free(lines);
+					return -ENOMEM;
+				}
+				lines = nl;
+			}
+			lines[n] = (struct brt_btf_line){
+				.sec = btf->strs + blk[0],
+				.insn_off = rec[0],
+				.file = brt_btf_str(btf, rec[1]),
+				.src = brt_btf_str(btf, rec[2]),
+				.line = rec[3] >> 10,
+				.col = rec[3] & 0x3ff,
+			};
+			if (!lines[n].file)
+				lines[n].file = "";
+			if (!lines[n].src)
+				lines[n].src = "";
+			n++;
+		}
+	}
+	*out = lines;
+	*count = n;
+	return 0;
+
+truncated:
+	free(lines);
+	return btf_err(err, errlen, "offset 0x%x: line info block truncated",
+		       hdr.hdr_len + hdr.line_info_off + off);
+}

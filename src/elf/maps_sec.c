@@ -1,0 +1,503 @@
+/* maps_sec.c - map definitions: legacy SEC("maps") struct bpf_map_def records, BTF-defined
+ * SEC(".maps") variables (every property is a member whose *type* carries the value:
+ * `int (*type)[BPF_MAP_TYPE_HASH]` is a pointer to an array whose length is the value),
+ * global data sections as single-entry array maps, and the initial entries of prog arrays
+ * and maps of maps.
+ */
+#include <errno.h>
+#include <elf.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "elf/elf.h"
+
+#ifndef R_BPF_64_64
+#define R_BPF_64_64 1
+#endif
+#ifndef R_BPF_64_ABS64
+#define R_BPF_64_ABS64 2
+#endif
+
+static struct brt_elf_map *new_map(struct brt_elf_ctx *ctx)
+{
+	struct brt_elf_obj *obj = ctx->obj;
+	struct brt_elf_map *n = realloc(obj->maps, (obj->nmaps + 1) * sizeof(*n));
+
+	if (!n)
+		return NULL;
+	obj->maps = n;
+	memset(&n[obj->nmaps], 0, sizeof(*n));
+	return &n[obj->nmaps++];
+}
+
+static int cmp_sym_off(const void *a, const void *b)
+{
+	const struct brt_elf_sym *const *x = a, *const *y = b;
+
+	return (*x)->value < (*y)->value ? -1 : (*x)->value > (*y)->value;
+}
+
+/* Legacy maps: the section is an array of equal-sized definitions, one symbol each; the
+ * record size is the section size over the symbol count (older compilers give no sizes). */
+static int legacy_maps(struct brt_elf_ctx *ctx, uint32_t sec)
+{
+	const struct brt_elf_sec *s = &ctx->secs[sec];
+	const struct brt_elf_sym **syms;
+	size_t n = 0, def_size;
+	int ret = 0;
+
+	syms = calloc(ctx->nsyms ? ctx->nsyms : 1, sizeof(*syms));
+	if (!syms)
+		return -ENOMEM;
+	for (size_t i = 0; i < ctx->nsyms; i++)
+		if (ctx->syms[i].shndx == sec && ctx->syms[i].type != STT_SECTION &&
+		    ctx->syms[i].name[0])
+			syms[n++] = &ctx->syms[i];
+	if (!n) {
+		ret = brt_elf_fail(ctx, -EINVAL, sec, 0, "%zu bytes of map definitions but no "
+				   "symbols name them", s->size);
+		goto out;
+	}
+	qsort(syms, n, sizeof(*syms), cmp_sym_off);
+	def_size = s->size / n;
+	if (def_size < 4 * sizeof(uint32_t) || s->size % n || !s->data) {
+		ret = brt_elf_fail(ctx, -EINVAL, sec, 0,
+				   "%zu bytes for %zu maps: a struct bpf_map_def is at least 16 bytes",
+				   s->size, n);
+		goto out;
+	}
+	for (size_t i = 0; i < n && !ret; i++) {
+		uint64_t off = syms[i]->value;
+		uint32_t f[5] = { 0 };
+		struct brt_elf_map *m;
+
+		if (off % def_size || off + def_size > s->size) {
+			ret = brt_elf_fail(ctx, -EINVAL, sec, off,
+					   "map '%s' is not at a multiple of the %zu-byte definition",
+					   syms[i]->name, def_size);
+			break;
+		}
+		memcpy(f, s->data + off, def_size < sizeof(f) ? def_size : sizeof(f));
+		for (size_t b = sizeof(f); b < def_size; b++) {
+			if (s->data[off + b]) {
+				ret = brt_elf_fail(ctx, -ENOTSUP, sec, off + b,
+						   "map '%s': unknown non-zero field at byte %zu of "
+						   "its definition", syms[i]->name, b);
+				break;
+			}
+		}
+		m = ret ? NULL : new_map(ctx);
+		if (!ret && !m)
+			ret = -ENOMEM;
+		if (ret)
+			break;
+		m->name = brt_elf_keep(ctx->obj, syms[i]->name);
+		m->kind = BRT_ELF_MAP_LEGACY;
+		m->sec_idx = sec;
+		m->sec_off = (uint32_t)off;
+		m->type = f[0];
+		m->key_size = f[1];
+		m->value_size = f[2];
+		m->max_entries = f[3];
+		m->map_flags = f[4];
+		if (!m->name)
+			ret = -ENOMEM;
+	}
+out:
+	free(syms);
+	return ret;
+}
+
+/* The value of `__uint(name, val)`: member type is pointer to array[val]. */
+static int btf_uint(const struct brt_btf *btf, uint32_t type, uint32_t *val)
+{
+	const struct btf_type *t = brt_btf_type(btf, brt_btf_skip_mods(btf, type));
+	struct btf_array a;
+
+	if (!t || BTF_INFO_KIND(t->info) != BTF_KIND_PTR)
+		return -EINVAL;
+	t = brt_btf_type(btf, brt_btf_skip_mods(btf, t->type));
+	if (!t || BTF_INFO_KIND(t->info) != BTF_KIND_ARRAY)
+		return -EINVAL;
+	memcpy(&a, t + 1, sizeof(a));
+	*val = a.nelems;
+	return 0;
+}
+
+/* The type of `__type(name, T)`: member type is pointer to T; sets its size. */
+static int btf_pointee(const struct brt_btf *btf, uint32_t type, uint32_t *id, uint32_t *size)
+{
+	const struct btf_type *t = brt_btf_type(btf, brt_btf_skip_mods(btf, type));
+	uint64_t sz;
+
+	if (!t || BTF_INFO_KIND(t->info) != BTF_KIND_PTR)
+		return -EINVAL;
+	if (brt_btf_resolve_size(btf, t->type, &sz) || sz > UINT32_MAX)
+		return -EINVAL;
+	*id = t->type;
+	*size = (uint32_t)sz;
+	return 0;
+}
+
+struct def_loc {
+	struct brt_elf_ctx *ctx;
+	uint32_t sec;
+	uint64_t off;
+	const char *name;
+};
+
+static int set_size(struct def_loc *loc, uint32_t *field, uint32_t val, const char *what)
+{
+	if (*field && *field != val)
+		return brt_elf_fail(loc->ctx, -EINVAL, loc->sec, loc->off,
+				    "map '%s': %s is %u by one member and %u by another", loc->name,
+				    what, *field, val);
+	*field = val;
+	return 0;
+}
+
+static int parse_btf_def(struct def_loc *loc, uint32_t struct_id, struct brt_elf_map *m,
+			 int depth);
+
+/* `__array(values, T)`: an array of pointers to T; T is an inner map definition (maps of
+ * maps) or a function prototype (prog arrays). */
+static int btf_values(struct def_loc *loc, const struct btf_member *mb, struct brt_elf_map *m,
+		      int depth)
+{
+	const struct brt_btf *btf = loc->ctx->obj->btf;
+	const struct btf_type *t = brt_btf_type(btf, brt_btf_skip_mods(btf, mb->type));
+	struct btf_array a;
+	uint32_t inner_id;
+
+	if (!t || BTF_INFO_KIND(t->info) != BTF_KIND_ARRAY)
+		goto bad;
+	memcpy(&a, t + 1, sizeof(a));
+	t = brt_btf_type(btf, brt_btf_skip_mods(btf, a.type));
+	if (!t || BTF_INFO_KIND(t->info) != BTF_KIND_PTR)
+		goto bad;
+	inner_id = brt_btf_skip_mods(btf, t->type);
+	t = brt_btf_type(btf, inner_id);
+	if (!t)
+		goto bad;
+	m->values_off = (uint32_t)(loc->off + BTF_MEMBER_BIT_OFFSET(mb->offset) / 8);
+	if (BTF_INFO_KIND(t->info) == BTF_KIND_FUNC_PROTO)
+		return 0;
+	if (BTF_INFO_KIND(t->info) != BTF_KIND_STRUCT || depth)
+		goto bad;
+	m->inner = calloc(1, sizeof(*m->inner));
+	if (!m->inner)
+		return -ENOMEM;
+	m->inner->name = m->name;
+	m->inner->kind = BRT_ELF_MAP_BTF;
+	return parse_btf_def(loc, inner_id, m->inner, depth + 1);
+bad:
+	return brt_elf_fail(loc->ctx, -EINVAL, loc->sec, loc->off,
+			    "map '%s': 'values' must be an array of pointers to a map definition "
+			    "or a function (__array(values, ...))", loc->name);
+}
+
+static int parse_member(struct def_loc *loc, const struct btf_member *mb, struct brt_elf_map *m,
+			int depth)
+{
+	const struct brt_btf *btf = loc->ctx->obj->btf;
+	const char *name = brt_btf_str(btf, mb->name_off);
+	static const struct {
+		const char *name;
+		size_t field;
+	} uints[] = {
+		{ "type", offsetof(struct brt_elf_map, type) },
+		{ "max_entries", offsetof(struct brt_elf_map, max_entries) },
+		{ "map_flags", offsetof(struct brt_elf_map, map_flags) },
+		{ "numa_node", offsetof(struct brt_elf_map, numa_node) },
+		{ "pinning", offsetof(struct brt_elf_map, pinning) },
+	};
+	uint32_t val, id;
+
+	for (size_t i = 0; i < sizeof(uints) / sizeof(uints[0]); i++) {
+		if (strcmp(name, uints[i].name))
+			continue;
+		if (btf_uint(btf, mb->type, &val))
+			goto bad_uint;
+		memcpy((char *)m + uints[i].field, &val, sizeof(val));
+		return 0;
+	}
+	if (!strcmp(name, "key_size") || !strcmp(name, "value_size")) {
+		if (btf_uint(btf, mb->type, &val))
+			goto bad_uint;
+		return set_size(loc, name[0] == 'k' ? &m->key_size : &m->value_size, val, name);
+	}
+	if (!strcmp(name, "key") || !strcmp(name, "value")) {
+		if (btf_pointee(btf, mb->type, &id, &val))
+			return brt_elf_fail(loc->ctx, -EINVAL, loc->sec, loc->off,
+					    "map '%s': '%s' must be a pointer to a sized type "
+					    "(__type(%s, T))", loc->name, name, name);
+		if (name[0] == 'k') {
+			m->btf_key_type_id = id;
+			return set_size(loc, &m->key_size, val, "key_size");
+		}
+		m->btf_value_type_id = id;
+		return set_size(loc, &m->value_size, val, "value_size");
+	}
+	if (!strcmp(name, "values"))
+		return btf_values(loc, mb, m, depth);
+	return brt_elf_fail(loc->ctx, -ENOTSUP, loc->sec, loc->off,
+			    "map '%s': unknown field '%s'", loc->name, name);
+bad_uint:
+	return brt_elf_fail(loc->ctx, -EINVAL, loc->sec, loc->off,
+			    "map '%s': '%s' must be a pointer to an array (__uint(%s, N))",
+			    loc->name, name, name);
+}
+
+static int parse_btf_def(struct def_loc *loc, uint32_t struct_id, struct brt_elf_map *m,
+			 int depth)
+{
+	const struct brt_btf *btf = loc->ctx->obj->btf;
+	const struct btf_type *t = brt_btf_type(btf, struct_id);
+	const struct btf_member *mb;
+	int ret;
+
+	if (!t || BTF_INFO_KIND(t->info) != BTF_KIND_STRUCT)
+		return brt_elf_fail(loc->ctx, -EINVAL, loc->sec, loc->off,
+				    "map '%s': definition is not a struct (type [%u])", loc->name,
+				    struct_id);
+	mb = (const struct btf_member *)(const void *)(t + 1);
+	for (uint32_t i = 0; i < BTF_INFO_VLEN(t->info); i++)
+		if ((ret = parse_member(loc, &mb[i], m, depth)))
+			return ret;
+	if (m->values_off) {
+		if (!m->key_size)
+			m->key_size = 4;
+		if (!m->value_size)
+			m->value_size = 4;
+	}
+	if (!m->type)
+		return brt_elf_fail(loc->ctx, -EINVAL, loc->sec, loc->off,
+				    "map '%s': no map type (__uint(type, ...))", loc->name);
+	return 0;
+}
+
+/* Offset of the ELF symbol that defines a .maps variable: clang leaves the BTF DATASEC
+ * offsets to the loader, the symbol table is authoritative. */
+static int var_offset(struct brt_elf_ctx *ctx, uint32_t sec, const char *name, uint64_t *off,
+		      uint64_t *size)
+{
+	for (size_t i = 0; i < ctx->nsyms; i++) {
+		if (ctx->syms[i].shndx == sec && !strcmp(ctx->syms[i].name, name)) {
+			*off = ctx->syms[i].value;
+			*size = ctx->syms[i].size;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+static int btf_maps(struct brt_elf_ctx *ctx, uint32_t sec)
+{
+	const struct brt_btf *btf = ctx->obj->btf;
+	const struct btf_var_secinfo *vs;
+	const struct btf_type *ds;
+	int id, ret;
+
+	if (!btf)
+		return brt_elf_fail(ctx, -EINVAL, sec, 0, "BTF-defined maps need a .BTF section "
+				    "(compile with -g)");
+	id = brt_btf_find(btf, ".maps", BTF_KIND_DATASEC);
+	if (id < 0)
+		return brt_elf_fail(ctx, -EINVAL, sec, 0, ".BTF has no DATASEC '.maps'");
+	ds = brt_btf_type(btf, (uint32_t)id);
+	vs = (const struct btf_var_secinfo *)(const void *)(ds + 1);
+	for (uint32_t i = 0; i < BTF_INFO_VLEN(ds->info); i++) {
+		const struct btf_type *var = brt_btf_type(btf, vs[i].type);
+		struct def_loc loc = { .ctx = ctx, .sec = sec };
+		struct brt_elf_map *m;
+		uint64_t sz = 0, sym_size = 0;
+
+		if (!var || BTF_INFO_KIND(var->info) != BTF_KIND_VAR)
+			return brt_elf_fail(ctx, -EINVAL, sec, vs[i].offset,
+					    "DATASEC '.maps' entry %u is not a variable", i);
+		loc.name = brt_btf_str(btf, var->name_off);
+		brt_btf_resolve_size(btf, var->type, &sz);
+		/* The symbol's size counts the initialised part of a flexible `values` array. */
+		if (var_offset(ctx, sec, loc.name, &loc.off, &sym_size))
+			loc.off = vs[i].offset;
+		if (sym_size > sz)
+			sz = sym_size;
+		if (loc.off > ctx->secs[sec].size || ctx->secs[sec].size - loc.off < sz)
+			return brt_elf_fail(ctx, -EINVAL, sec, loc.off,
+					    "map '%s' (%llu bytes) lies outside the section",
+					    loc.name, (unsigned long long)sz);
+		m = new_map(ctx);
+		if (!m)
+			return -ENOMEM;
+		m->name = brt_elf_keep(ctx->obj, loc.name);
+		if (!m->name)
+			return -ENOMEM;
+		m->kind = BRT_ELF_MAP_BTF;
+		m->sec_idx = sec;
+		m->sec_off = (uint32_t)loc.off;
+		ret = parse_btf_def(&loc, brt_btf_skip_mods(btf, var->type), m, 0);
+		if (ret)
+			return ret;
+		if (m->values_off)
+			m->values_end = (uint32_t)(loc.off + sz);
+	}
+	return 0;
+}
+
+static int data_map(struct brt_elf_ctx *ctx, uint32_t sec)
+{
+	const struct brt_elf_sec *s = &ctx->secs[sec];
+	struct brt_elf_map *m;
+
+	if (s->size > UINT32_MAX)
+		return brt_elf_fail(ctx, -E2BIG, sec, 0, "%zu bytes of global data", s->size);
+	m = new_map(ctx);
+	if (!m)
+		return -ENOMEM;
+	m->sec_idx = sec;
+	m->type = BPF_MAP_TYPE_ARRAY;
+	m->key_size = 4;
+	m->value_size = (uint32_t)s->size;
+	m->max_entries = 1;
+	if (!strncmp(s->name, ".rodata", 7)) {
+		m->kind = BRT_ELF_MAP_RODATA;
+		m->map_flags = BPF_F_RDONLY_PROG;
+	} else if (!strncmp(s->name, ".bss", 4)) {
+		m->kind = BRT_ELF_MAP_BSS;
+	} else {
+		m->kind = BRT_ELF_MAP_DATA;
+	}
+	m->name = brt_elf_keep(ctx->obj, s->name);
+	if (!m->name)
+		return -ENOMEM;
+	if (s->type != SHT_NOBITS && s->data) {
+		m->data = malloc(s->size);
+		if (!m->data)
+			return -ENOMEM;
+		memcpy(m->data, s->data, s->size);
+	}
+	return 0;
+}
+
+int brt_elf_collect_maps(struct brt_elf_ctx *ctx)
+{
+	static const enum brt_elf_sec_kind order[] = { BRT_SEC_MAPS, BRT_SEC_BTF_MAPS,
+						       BRT_SEC_DATA };
+	int ret = 0;
+
+	for (size_t k = 0; k < sizeof(order) / sizeof(order[0]); k++) {
+		for (uint32_t i = 1; i < ctx->nsecs && !ret; i++) {
+			if (ctx->secs[i].kind != order[k] || !ctx->secs[i].size)
+				continue;
+			if (order[k] == BRT_SEC_MAPS)
+				ret = legacy_maps(ctx, i);
+			else if (order[k] == BRT_SEC_BTF_MAPS)
+				ret = btf_maps(ctx, i);
+			else
+				ret = data_map(ctx, i);
+		}
+	}
+	return ret;
+}
+
+int brt_elf_map_at(const struct brt_elf_ctx *ctx, uint32_t sec, uint64_t off)
+{
+	for (size_t i = 0; i < ctx->obj->nmaps; i++) {
+		const struct brt_elf_map *m = &ctx->obj->maps[i];
+
+		if (m->sec_idx != sec)
+			continue;
+		if (m->kind == BRT_ELF_MAP_LEGACY || m->kind == BRT_ELF_MAP_BTF) {
+			if (m->sec_off == off)
+				return (int)i;
+		} else {
+			return (int)i;
+		}
+	}
+	return -1;
+}
+
+static int add_slot(struct brt_elf_map *m, uint32_t index, int32_t target)
+{
+	struct brt_elf_slot *n = realloc(m->slots, (m->nslots + 1) * sizeof(*n));
+
+	if (!n)
+		return -ENOMEM;
+	m->slots = n;
+	m->slots[m->nslots++] = (struct brt_elf_slot){ .index = index, .target = target };
+	return 0;
+}
+
+static int slot_target(struct brt_elf_ctx *ctx, uint32_t sec, const struct brt_elf_rel *r,
+		       const struct brt_elf_map *m, int32_t *target)
+{
+	const struct brt_elf_sym *sym = &ctx->syms[r->sym];
+
+	if (m->type == BPF_MAP_TYPE_PROG_ARRAY) {
+		for (size_t i = 0; i < ctx->nfuncs; i++) {
+			const struct brt_elf_func *f = &ctx->funcs[i];
+
+			if (f->sec == sym->shndx && (uint64_t)f->start * 8 == sym->value &&
+			    f->prog >= 0) {
+				*target = f->prog;
+				return 0;
+			}
+		}
+		return brt_elf_fail(ctx, -EINVAL, sec, r->off,
+				    "map '%s': entry refers to '%s', which is not a program",
+				    m->name, sym->name);
+	}
+	if (m->type == BPF_MAP_TYPE_ARRAY_OF_MAPS || m->type == BPF_MAP_TYPE_HASH_OF_MAPS) {
+		int idx = ctx->secs[sym->shndx < ctx->nsecs ? sym->shndx : 0].kind ==
+					  BRT_SEC_BTF_MAPS ?
+				  brt_elf_map_at(ctx, sym->shndx, sym->value) :
+				  -1;
+
+		if (idx < 0)
+			return brt_elf_fail(ctx, -EINVAL, sec, r->off,
+					    "map '%s': entry refers to '%s', which is not a map",
+					    m->name, sym->name);
+		*target = idx;
+		return 0;
+	}
+	return brt_elf_fail(ctx, -EINVAL, sec, r->off,
+			    "map '%s': initial values are only for prog arrays and maps of maps",
+			    m->name);
+}
+
+int brt_elf_collect_slots(struct brt_elf_ctx *ctx)
+{
+	for (uint32_t s = 1; s < ctx->nsecs; s++) {
+		const struct brt_elf_sec *sec = &ctx->secs[s];
+
+		if (sec->kind != BRT_SEC_BTF_MAPS)
+			continue;
+		for (size_t i = 0; i < sec->nrels; i++) {
+			const struct brt_elf_rel *r = &sec->rels[i];
+			struct brt_elf_map *m = NULL;
+			int32_t target = -1;
+			int ret;
+
+			if (r->type != R_BPF_64_ABS64 && r->type != R_BPF_64_64)
+				return brt_elf_fail(ctx, -ENOTSUP, s, r->off,
+						    "relocation %u: type %u in .maps (want "
+						    "R_BPF_64_ABS64)", r->idx, r->type);
+			for (size_t j = 0; j < ctx->obj->nmaps; j++) {
+				struct brt_elf_map *c = &ctx->obj->maps[j];
+
+				if (c->sec_idx == s && c->values_off && r->off >= c->values_off &&
+				    r->off < c->values_end)
+					m = c;
+			}
+			if (!m || (r->off - m->values_off) % 8)
+				return brt_elf_fail(ctx, -EINVAL, s, r->off,
+						    "relocation %u against '%s' is not inside the "
+						    "'values' array of a map", r->idx,
+						    ctx->syms[r->sym].name);
+			if ((ret = slot_target(ctx, s, r, m, &target)) ||
+			    (ret = add_slot(m, (uint32_t)((r->off - m->values_off) / 8), target)))
+				return ret;
+		}
+	}
+	return 0;
+}

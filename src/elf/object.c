@@ -1,0 +1,319 @@
+/* object.c - the public object API (bpfrt/object.h) over the parsed object of elf.h:
+ * opening from a file or memory, iteration, lookups and getters.  Loading through bpf()
+ * lives in load.c.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bpfrt.h"
+#include "elf/elf.h"
+#include "util/util.h"
+
+/* Bytes of struct bpfrt_object_open_opts this build knows. */
+#define OPEN_OPTS_KNOWN                                                             \
+	(offsetof(struct bpfrt_object_open_opts, bpfrt_object_open_opts__last) +     \
+	 sizeof(((struct bpfrt_object_open_opts *)0)->bpfrt_object_open_opts__last))
+
+static struct bpfrt_object *set_errno_null(int err)
+{
+	errno = err;
+	return NULL;
+}
+
+static int neg_errno(int ret)
+{
+	errno = -ret;
+	return ret;
+}
+
+struct bpfrt_object *bpfrt_object_open_mem(const void *buf, size_t size,
+					   const struct bpfrt_object_open_opts *opts)
+{
+	const char *name = BRT_OPTS_GET(opts, object_name, NULL);
+	const char *pin = BRT_OPTS_GET(opts, pin_root_path, NULL);
+	struct bpfrt_object *obj;
+	char err[512];
+	int ret;
+
+	if (!brt_opts_valid(opts, OPEN_OPTS_KNOWN, "bpfrt_object_open_opts") ||
+	    (!buf && size))
+		return set_errno_null(EINVAL);
+	obj = calloc(1, sizeof(*obj));
+	if (!obj)
+		return set_errno_null(ENOMEM);
+	ret = brt_elf_open(buf, size, name ? name : "<memory>", &obj->elf, err, sizeof(err));
+	if (ret) {
+		brt_print(BPFRT_WARN, "%s\n", err);
+		free(obj);
+		return set_errno_null(-ret);
+	}
+	obj->progs = calloc(obj->elf->nprogs + 1, sizeof(*obj->progs));
+	obj->maps = calloc(obj->elf->nmaps + 1, sizeof(*obj->maps));
+	obj->pin_root = strdup(pin ? pin : "/sys/fs/bpf");
+	if (!obj->progs || !obj->maps || !obj->pin_root) {
+		bpfrt_object_close(obj);
+		return set_errno_null(ENOMEM);
+	}
+	for (size_t i = 0; i < obj->elf->nprogs; i++)
+		obj->progs[i] = (struct bpfrt_program){ .obj = obj, .p = &obj->elf->progs[i], .fd = -1 };
+	for (size_t i = 0; i < obj->elf->nmaps; i++)
+		obj->maps[i] = (struct bpfrt_map){ .obj = obj, .m = &obj->elf->maps[i], .fd = -1 };
+	return obj;
+}
+
+struct bpfrt_object *bpfrt_object_open_file(const char *path,
+					    const struct bpfrt_object_open_opts *opts)
+{
+	struct bpfrt_object_open_opts o = { .sz = sizeof(o) };
+	struct bpfrt_object *obj;
+	FILE *f;
+	char *buf = NULL;
+	size_t len = 0, cap = 0;
+	int err = 0;
+
+	if (!path || !brt_opts_valid(opts, OPEN_OPTS_KNOWN, "bpfrt_object_open_opts"))
+		return set_errno_null(EINVAL);
+	f = fopen(path, "rb");
+	if (!f) {
+		err = errno;
+		brt_print(BPFRT_WARN, "elf: %s: %s\n", path, strerror(err));
+		return set_errno_null(err);
+	}
+	for (;;) {
+		if (len == cap) {
+			char *n = realloc(buf, cap ? 2 * cap : 65536);
+
+			if (!n) {
+				err = ENOMEM;
+				break;
+			}
+			buf = n;
+			cap = cap ? 2 * cap : 65536;
+		}
+		size_t got = fread(buf + len, 1, cap - len, f);
+
+		len += got;
+		if (got == 0) {
+			if (ferror(f))
+				err = EIO;
+			break;
+		}
+	}
+	fclose(f);
+	if (err) {
+		free(buf);
+		return set_errno_null(err);
+	}
+	o.object_name = BRT_OPTS_GET(opts, object_name, NULL);
+	if (!o.object_name)
+		o.object_name = path;
+	o.pin_root_path = BRT_OPTS_GET(opts, pin_root_path, NULL);
+	obj = bpfrt_object_open_mem(buf, len, &o);
+	err = errno;
+	free(buf);
+	errno = err;
+	return obj;
+}
+
+void bpfrt_object_close(struct bpfrt_object *obj)
+{
+	if (!obj)
+		return;
+	brt_object_unload(obj);
+	free(obj->progs);
+	free(obj->maps);
+	free(obj->pin_root);
+	free(obj->log);
+	brt_elf_free(obj->elf);
+	free(obj);
+}
+
+const char *bpfrt_object_name(const struct bpfrt_object *obj)
+{
+	return obj->elf->name;
+}
+
+const char *bpfrt_object_license(const struct bpfrt_object *obj)
+{
+	return obj->elf->license;
+}
+
+uint32_t bpfrt_object_kversion(const struct bpfrt_object *obj)
+{
+	return obj->elf->kern_version;
+}
+
+const char *bpfrt_object_log(const struct bpfrt_object *obj)
+{
+	return obj->log ? obj->log : "";
+}
+
+struct bpfrt_program *bpfrt_object_next_program(const struct bpfrt_object *obj,
+						const struct bpfrt_program *prev)
+{
+	size_t i = prev ? (size_t)(prev - obj->progs) + 1 : 0;
+
+	return i < obj->elf->nprogs ? &obj->progs[i] : NULL;
+}
+
+struct bpfrt_map *bpfrt_object_next_map(const struct bpfrt_object *obj,
+					const struct bpfrt_map *prev)
+{
+	size_t i = prev ? (size_t)(prev - obj->maps) + 1 : 0;
+
+	return i < obj->elf->nmaps ? &obj->maps[i] : NULL;
+}
+
+struct bpfrt_program *bpfrt_object_find_program_by_name(const struct bpfrt_object *obj,
+							const char *name)
+{
+	for (size_t i = 0; name && i < obj->elf->nprogs; i++)
+		if (!strcmp(obj->elf->progs[i].name, name))
+			return &obj->progs[i];
+	errno = ENOENT;
+	return NULL;
+}
+
+struct bpfrt_map *bpfrt_object_find_map_by_name(const struct bpfrt_object *obj, const char *name)
+{
+	for (size_t i = 0; name && i < obj->elf->nmaps; i++)
+		if (!strcmp(obj->elf->maps[i].name, name))
+			return &obj->maps[i];
+	errno = ENOENT;
+	return NULL;
+}
+
+const char *bpfrt_program_name(const struct bpfrt_program *prog)
+{
+	return prog->p->name;
+}
+
+const char *bpfrt_program_section_name(const struct bpfrt_program *prog)
+{
+	return prog->p->sec_name;
+}
+
+enum bpf_prog_type bpfrt_program_type(const struct bpfrt_program *prog)
+{
+	return (enum bpf_prog_type)prog->p->type;
+}
+
+enum bpf_attach_type bpfrt_program_expected_attach_type(const struct bpfrt_program *prog)
+{
+	return (enum bpf_attach_type)prog->p->expected_attach_type;
+}
+
+const struct bpf_insn *bpfrt_program_insns(const struct bpfrt_program *prog)
+{
+	return prog->p->insns;
+}
+
+size_t bpfrt_program_insn_cnt(const struct bpfrt_program *prog)
+{
+	return prog->p->insn_cnt;
+}
+
+int bpfrt_program_set_type(struct bpfrt_program *prog, enum bpf_prog_type type)
+{
+	if (prog->obj->loaded)
+		return neg_errno(-EBUSY);
+	prog->p->type = type;
+	return 0;
+}
+
+int bpfrt_program_set_expected_attach_type(struct bpfrt_program *prog, enum bpf_attach_type type)
+{
+	if (prog->obj->loaded)
+		return neg_errno(-EBUSY);
+	prog->p->expected_attach_type = type;
+	return 0;
+}
+
+int bpfrt_program_fd(const struct bpfrt_program *prog)
+{
+	return prog->fd;
+}
+
+const char *bpfrt_program_line(const struct bpfrt_program *prog, size_t insn_idx,
+			       const char **file, uint32_t *line)
+{
+	const struct brt_elf_line *l = brt_elf_prog_line(prog->p, insn_idx);
+
+	if (!l)
+		return NULL;
+	if (file)
+		*file = l->file;
+	if (line)
+		*line = l->line;
+	return l->src;
+}
+
+const char *bpfrt_map_name(const struct bpfrt_map *map)
+{
+	return map->m->name;
+}
+
+enum bpf_map_type bpfrt_map_type(const struct bpfrt_map *map)
+{
+	return (enum bpf_map_type)map->m->type;
+}
+
+uint32_t bpfrt_map_key_size(const struct bpfrt_map *map)
+{
+	return map->m->key_size;
+}
+
+uint32_t bpfrt_map_value_size(const struct bpfrt_map *map)
+{
+	return map->m->value_size;
+}
+
+uint32_t bpfrt_map_max_entries(const struct bpfrt_map *map)
+{
+	return map->m->max_entries;
+}
+
+uint32_t bpfrt_map_flags(const struct bpfrt_map *map)
+{
+	return map->m->map_flags;
+}
+
+const void *bpfrt_map_initial_value(const struct bpfrt_map *map, size_t *size)
+{
+	if (size)
+		*size = map->m->data ? map->m->value_size : 0;
+	return map->m->data;
+}
+
+int bpfrt_map_set_initial_value(struct bpfrt_map *map, const void *data, size_t size)
+{
+	struct brt_elf_map *m = map->m;
+	uint8_t *copy;
+
+	if (map->obj->loaded)
+		return neg_errno(-EBUSY);
+	if (m->kind != BRT_ELF_MAP_DATA && m->kind != BRT_ELF_MAP_RODATA &&
+	    m->kind != BRT_ELF_MAP_BSS)
+		return neg_errno(-EINVAL);
+	if (size != m->value_size || !data)
+		return neg_errno(-EINVAL);
+	copy = malloc(size ? size : 1);
+	if (!copy)
+		return neg_errno(-ENOMEM);
+	memcpy(copy, data, size);
+	free(m->data);
+	m->data = copy;
+	return 0;
+}
+
+void brt_object_unload(struct bpfrt_object *obj)
+{
+	obj->loaded = 0;
+}
+
+int bpfrt_map_fd(const struct bpfrt_map *map)
+{
+	return map->fd;
+}

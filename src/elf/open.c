@@ -1,0 +1,643 @@
+/* open.c - reading a `clang -target bpf` relocatable object with libelf: sections, symbols
+ * and relocations into the parser context (elf.h), then maps (maps_sec.c) and linking
+ * (reloc.c).
+ *
+ * Theory of operation.  The object is copied, then every section header, symbol and
+ * relocation is checked against the file and section bounds before anything uses it, so
+ * later stages index arrays without re-checking.  Executable sections are cut into
+ * functions by their STT_FUNC symbols; those outside .text are programs, those in .text are
+ * subprograms.  Maps are collected next, because relocations point at them by (section,
+ * offset).  Linking then gives each program a private copy of its code with every
+ * subprogram it calls (transitively) appended, call immediates rewritten relative to the
+ * new layout, and each lddw that names a map rewritten to src_reg = BPF_PSEUDO_MAP_FD or
+ * BPF_PSEUDO_MAP_VALUE with imm = map index.  Load (object.c) swaps indexes for fds - the
+ * loader, not the user, recognises map references, as the 2014 "fixup array" debate asked.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "elf/elf.h"
+
+#ifdef BPFRT_HAVE_LIBELF
+#include <gelf.h>
+#include <libelf.h>
+#endif
+
+#ifndef EM_BPF
+#define EM_BPF 247
+#endif
+
+int brt_elf_fail(struct brt_elf_ctx *ctx, int ret, uint32_t sec, uint64_t off, const char *fmt,
+		 ...)
+{
+	char msg[512];
+	va_list ap;
+
+	if (ctx->err[0])
+		return ret;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (sec && sec < ctx->nsecs)
+		snprintf(ctx->err, ctx->errlen, "elf: %s: section %u '%s' offset 0x%llx: %s",
+			 ctx->name, sec, ctx->secs[sec].name ? ctx->secs[sec].name : "?",
+			 (unsigned long long)off, msg);
+	else
+		snprintf(ctx->err, ctx->errlen, "elf: %s: %s", ctx->name, msg);
+	return ret;
+}
+
+const char *brt_elf_keep(struct brt_elf_obj *obj, const char *s)
+{
+	char **n = realloc(obj->strings, (obj->nstrings + 1) * sizeof(*n));
+	char *copy;
+
+	if (!n)
+		return NULL;
+	obj->strings = n;
+	copy = strdup(s);
+	if (!copy)
+		return NULL;
+	obj->strings[obj->nstrings++] = copy;
+	return copy;
+}
+
+#ifdef BPFRT_HAVE_LIBELF
+
+/* A string in a string-table section, or NULL when off is outside it or unterminated. */
+static const char *sec_str(const struct brt_elf_sec *strtab, uint64_t off)
+{
+	if (!strtab->data || off >= strtab->size)
+		return NULL;
+	if (!memchr(strtab->data + off, 0, strtab->size - off))
+		return NULL;
+	return (const char *)strtab->data + off;
+}
+
+static int starts(const char *s, const char *prefix)
+{
+	size_t n = strlen(prefix);
+
+	return !strncmp(s, prefix, n) && (s[n] == 0 || s[n] == '.');
+}
+
+static enum brt_elf_sec_kind classify(const struct brt_elf_sec *s)
+{
+	if (s->type == SHT_SYMTAB)
+		return BRT_SEC_SYMTAB;
+	if (s->type == SHT_REL)
+		return BRT_SEC_REL;
+	if (s->type == SHT_PROGBITS && (s->flags & SHF_EXECINSTR))
+		return s->size ? BRT_SEC_EXEC : BRT_SEC_OTHER;
+	if (!strcmp(s->name, "license"))
+		return BRT_SEC_LICENSE;
+	if (!strcmp(s->name, "version"))
+		return BRT_SEC_VERSION;
+	if (!strcmp(s->name, "maps"))
+		return BRT_SEC_MAPS;
+	if (!strcmp(s->name, ".maps"))
+		return BRT_SEC_BTF_MAPS;
+	if (!strcmp(s->name, ".BTF"))
+		return BRT_SEC_BTF;
+	if (!strcmp(s->name, ".BTF.ext"))
+		return BRT_SEC_BTF_EXT;
+	if ((s->flags & SHF_ALLOC) && s->size &&
+	    (starts(s->name, ".data") || starts(s->name, ".rodata") || starts(s->name, ".bss")))
+		return BRT_SEC_DATA;
+	return BRT_SEC_OTHER;
+}
+
+static int check_header(struct brt_elf_ctx *ctx, Elf *elf, size_t size)
+{
+	GElf_Ehdr eh;
+	const char *ident;
+
+	if (elf_kind(elf) != ELF_K_ELF)
+		return brt_elf_fail(ctx, -EINVAL, 0, 0, "not an ELF file (%zu bytes)", size);
+	ident = elf_getident(elf, NULL);
+	if (!ident || !gelf_getehdr(elf, &eh))
+		return brt_elf_fail(ctx, -EINVAL, 0, 0, "truncated ELF header: %s", elf_errmsg(-1));
+	if (ident[EI_CLASS] != ELFCLASS64)
+		return brt_elf_fail(ctx, -EINVAL, 0, 0, "ELF class %d, eBPF objects are ELFCLASS64",
+				    ident[EI_CLASS]);
+	if (ident[EI_DATA] != ELFDATA2LSB)
+		return brt_elf_fail(ctx, -EINVAL, 0, 0,
+				    "big-endian object (EI_DATA %d); this host runs little-endian "
+				    "eBPF (build with -target bpfel or bpf)",
+				    ident[EI_DATA]);
+	if (eh.e_machine != EM_BPF)
+		return brt_elf_fail(ctx, -EINVAL, 0, 0, "e_machine %u is not EM_BPF (%u)",
+				    eh.e_machine, EM_BPF);
+	if (eh.e_type != ET_REL)
+		return brt_elf_fail(ctx, -EINVAL, 0, 0,
+				    "e_type %u: only relocatable objects (ET_REL) are loaded", eh.e_type);
+	/* libelf would report such a table as "0 sections"; say what is wrong instead. */
+	if (eh.e_shoff > size || (size - eh.e_shoff) / sizeof(Elf64_Shdr) < eh.e_shnum)
+		return brt_elf_fail(ctx, -EINVAL, 0, 0,
+				    "section header table at 0x%llx (%u entries) runs past the end "
+				    "of the %zu-byte file",
+				    (unsigned long long)eh.e_shoff, eh.e_shnum, size);
+	return 0;
+}
+
+/* Contents of section i, checked against the file; the name may still be unknown. */
+static int read_data(struct brt_elf_ctx *ctx, Elf *elf, size_t i, size_t size)
+{
+	struct brt_elf_sec *s = &ctx->secs[i];
+	Elf_Data *d;
+
+	if (s->type == SHT_NOBITS || !s->size || s->data)
+		return 0;
+	if (s->file_off > size || size - s->file_off < s->size)
+		return brt_elf_fail(ctx, -EINVAL, 0, 0,
+				    "section %zu '%s': contents [0x%llx, +0x%zx) run past the end "
+				    "of the %zu-byte file",
+				    i, s->name ? s->name : "?", (unsigned long long)s->file_off,
+				    s->size, size);
+	d = elf_getdata(elf_getscn(elf, i), NULL);
+	if (!d || (d->d_size && !d->d_buf) || d->d_size != s->size)
+		return brt_elf_fail(ctx, -EINVAL, 0, 0, "section %zu: unreadable: %s", i,
+				    elf_errmsg(-1));
+	s->data = d->d_buf;
+	return 0;
+}
+
+static int read_sections(struct brt_elf_ctx *ctx, Elf *elf, size_t size)
+{
+	size_t shnum, shstrndx;
+	uint32_t *name_off;
+	int ret = 0;
+
+	if (elf_getshdrnum(elf, &shnum) || elf_getshdrstrndx(elf, &shstrndx))
+		return brt_elf_fail(ctx, -EINVAL, 0, 0, "bad section header table: %s",
+				    elf_errmsg(-1));
+	if (shnum < 2 || shstrndx >= shnum)
+		return brt_elf_fail(ctx, -EINVAL, 0, 0,
+				    "%zu sections, section-name table index %zu", shnum, shstrndx);
+	ctx->secs = calloc(shnum, sizeof(*ctx->secs));
+	name_off = calloc(shnum, sizeof(*name_off));
+	if (!ctx->secs || !name_off) {
+		free(name_off);
+		return -ENOMEM;
+	}
+	ctx->nsecs = shnum;
+	for (size_t i = 1; i < shnum && !ret; i++) {
+		struct brt_elf_sec *s = &ctx->secs[i];
+		Elf_Scn *scn = elf_getscn(elf, i);
+		GElf_Shdr sh;
+
+		if (!scn || !gelf_getshdr(scn, &sh)) {
+			ret = brt_elf_fail(ctx, -EINVAL, 0, 0, "section %zu: bad header: %s", i,
+					   elf_errmsg(-1));
+			break;
+		}
+		s->type = sh.sh_type;
+		s->flags = sh.sh_flags;
+		s->size = sh.sh_size;
+		s->file_off = sh.sh_offset;
+		s->rel_sec = (uint32_t)sh.sh_info; /* for REL sections: the target, fixed later */
+		name_off[i] = sh.sh_name;
+	}
+	/* Names first, so later messages can use them. */
+	if (!ret)
+		ret = read_data(ctx, elf, shstrndx, size);
+	for (size_t i = 1; i < shnum && !ret; i++) {
+		ctx->secs[i].name = sec_str(&ctx->secs[shstrndx], name_off[i]);
+		if (!ctx->secs[i].name)
+			ret = brt_elf_fail(ctx, -EINVAL, 0, 0,
+					   "section %zu: name offset 0x%x outside the section-name "
+					   "table",
+					   i, name_off[i]);
+	}
+	for (size_t i = 1; i < shnum && !ret; i++) {
+		ret = read_data(ctx, elf, i, size);
+		ctx->secs[i].kind = classify(&ctx->secs[i]);
+		if (!ret && ctx->secs[i].type == SHT_RELA)
+			ret = brt_elf_fail(ctx, -ENOTSUP, (uint32_t)i, 0,
+					   "RELA relocations are not used by eBPF and not supported");
+	}
+	free(name_off);
+	return ret;
+}
+
+static int read_symbols(struct brt_elf_ctx *ctx, Elf *elf)
+{
+	size_t symtab = 0;
+	GElf_Shdr sh;
+	Elf_Data *d;
+
+	for (size_t i = 1; i < ctx->nsecs; i++) {
+		if (ctx->secs[i].kind != BRT_SEC_SYMTAB)
+			continue;
+		if (symtab)
+			return brt_elf_fail(ctx, -EINVAL, (uint32_t)i, 0,
+					    "second symbol table (first is section %zu)", symtab);
+		symtab = i;
+	}
+	if (!symtab)
+		return brt_elf_fail(ctx, -EINVAL, 0, 0, "no symbol table (.symtab)");
+	gelf_getshdr(elf_getscn(elf, symtab), &sh);
+	if (sh.sh_entsize != sizeof(Elf64_Sym) || sh.sh_size % sizeof(Elf64_Sym))
+		return brt_elf_fail(ctx, -EINVAL, (uint32_t)symtab, 0,
+				    "entry size %llu, size %llu: not a table of Elf64_Sym",
+				    (unsigned long long)sh.sh_entsize, (unsigned long long)sh.sh_size);
+	if (sh.sh_link == 0 || sh.sh_link >= ctx->nsecs || ctx->secs[sh.sh_link].type != SHT_STRTAB)
+		return brt_elf_fail(ctx, -EINVAL, (uint32_t)symtab, 0,
+				    "sh_link %u is not a string table", sh.sh_link);
+	ctx->nsyms = sh.sh_size / sizeof(Elf64_Sym);
+	ctx->syms = calloc(ctx->nsyms ? ctx->nsyms : 1, sizeof(*ctx->syms));
+	if (!ctx->syms)
+		return -ENOMEM;
+	d = elf_getdata(elf_getscn(elf, symtab), NULL);
+	for (size_t i = 0; i < ctx->nsyms; i++) {
+		struct brt_elf_sym *s = &ctx->syms[i];
+		GElf_Sym sym;
+
+		if (!gelf_getsym(d, (int)i, &sym))
+			return brt_elf_fail(ctx, -EINVAL, (uint32_t)symtab, i * sizeof(Elf64_Sym),
+					    "symbol %zu unreadable: %s", i, elf_errmsg(-1));
+		s->name = sec_str(&ctx->secs[sh.sh_link], sym.st_name);
+		if (!s->name)
+			return brt_elf_fail(ctx, -EINVAL, (uint32_t)symtab, i * sizeof(Elf64_Sym),
+					    "symbol %zu: name offset 0x%x outside string table %u", i,
+					    sym.st_name, sh.sh_link);
+		s->value = sym.st_value;
+		s->size = sym.st_size;
+		s->shndx = sym.st_shndx;
+		s->type = GELF_ST_TYPE(sym.st_info);
+		s->bind = GELF_ST_BIND(sym.st_info);
+		if (s->shndx >= ctx->nsecs && s->shndx < SHN_LORESERVE)
+			return brt_elf_fail(ctx, -EINVAL, (uint32_t)symtab, i * sizeof(Elf64_Sym),
+					    "symbol %zu '%s' is in section %u, the file has %zu", i,
+					    s->name, s->shndx, ctx->nsecs);
+		/* Section symbols are nameless in the file; their section names them. */
+		if (s->type == STT_SECTION && s->shndx && s->shndx < ctx->nsecs)
+			s->name = ctx->secs[s->shndx].name;
+	}
+	ctx->obj->nsyms_seen = ctx->nsyms;
+	return 0;
+}
+
+static int cmp_rel(const void *a, const void *b)
+{
+	const struct brt_elf_rel *x = a, *y = b;
+
+	return x->off < y->off ? -1 : x->off > y->off;
+}
+
+/* Each .rel section: target and symbols in range, every offset inside the target. */
+static int read_relocs(struct brt_elf_ctx *ctx, Elf *elf)
+{
+	for (size_t i = 1; i < ctx->nsecs; i++) {
+		struct brt_elf_sec *rs = &ctx->secs[i], *ts;
+		uint32_t target = rs->rel_sec;
+		Elf_Data *d;
+		size_t n;
+
+		if (rs->kind != BRT_SEC_REL)
+			continue;
+		if (target == 0 || target >= ctx->nsecs)
+			return brt_elf_fail(ctx, -EINVAL, (uint32_t)i, 0,
+					    "relocations for section %u, the file has %zu", target,
+					    ctx->nsecs);
+		ts = &ctx->secs[target];
+		if (ts->rels)
+			return brt_elf_fail(ctx, -EINVAL, (uint32_t)i, 0,
+					    "second relocation section for section %u '%s'", target,
+					    ts->name);
+		n = rs->size / sizeof(Elf64_Rel);
+		if (rs->size % sizeof(Elf64_Rel))
+			return brt_elf_fail(ctx, -EINVAL, (uint32_t)i, 0,
+					    "size %zu is not a multiple of %zu", rs->size,
+					    sizeof(Elf64_Rel));
+		if (!n)
+			continue;
+		ts->rels = calloc(n, sizeof(*ts->rels));
+		if (!ts->rels)
+			return -ENOMEM;
+		ts->nrels = n;
+		ts->rel_sec = (uint32_t)i;
+		d = elf_getdata(elf_getscn(elf, i), NULL);
+		for (size_t j = 0; j < n; j++) {
+			uint64_t at = j * sizeof(Elf64_Rel);
+			GElf_Rel rel;
+			uint32_t sym;
+
+			if (!d || !gelf_getrel(d, (int)j, &rel))
+				return brt_elf_fail(ctx, -EINVAL, (uint32_t)i, at,
+						    "relocation %zu unreadable", j);
+			sym = (uint32_t)GELF_R_SYM(rel.r_info);
+			if (sym >= ctx->nsyms)
+				return brt_elf_fail(ctx, -EINVAL, (uint32_t)i, at,
+						    "relocation %zu refers to symbol %u, symtab has %zu",
+						    j, sym, ctx->nsyms);
+			if (rel.r_offset >= ts->size || ts->size - rel.r_offset < 4)
+				return brt_elf_fail(ctx, -EINVAL, (uint32_t)i, at,
+						    "relocation %zu at offset 0x%llx is outside "
+						    "section %u '%s' (%zu bytes)",
+						    j, (unsigned long long)rel.r_offset, target, ts->name,
+						    ts->size);
+			ts->rels[j] = (struct brt_elf_rel){ .off = rel.r_offset, .sym = sym,
+							    .type = (uint32_t)GELF_R_TYPE(rel.r_info),
+							    .idx = (uint32_t)j };
+		}
+		qsort(ts->rels, n, sizeof(*ts->rels), cmp_rel);
+	}
+	for (size_t i = 1; i < ctx->nsecs; i++)
+		if (!ctx->secs[i].rels)
+			ctx->secs[i].rel_sec = 0;
+	return 0;
+}
+
+static int read_license_version(struct brt_elf_ctx *ctx)
+{
+	for (size_t i = 1; i < ctx->nsecs; i++) {
+		const struct brt_elf_sec *s = &ctx->secs[i];
+
+		if (s->kind == BRT_SEC_LICENSE) {
+			size_t n = s->size < sizeof(ctx->obj->license) - 1 ?
+					   s->size : sizeof(ctx->obj->license) - 1;
+
+			if (s->data)
+				memcpy(ctx->obj->license, s->data, n);
+			ctx->obj->license[n] = 0;
+		} else if (s->kind == BRT_SEC_VERSION) {
+			if (s->size != 4 || !s->data)
+				return brt_elf_fail(ctx, -EINVAL, (uint32_t)i, 0,
+						    "size %zu, a kernel version is 4 bytes", s->size);
+			memcpy(&ctx->obj->kern_version, s->data, 4);
+		}
+	}
+	return 0;
+}
+
+/* BTF messages start with "offset 0x..:" when they know one; keep the usual shape. */
+static int btf_fail(struct brt_elf_ctx *ctx, int ret, uint32_t sec, const char *msg)
+{
+	if (ret == -ENOMEM || ctx->err[0])
+		return ret;
+	snprintf(ctx->err, ctx->errlen, "elf: %s: section %u '%s'%s%s", ctx->name, sec,
+		 ctx->secs[sec].name, strncmp(msg, "offset ", 7) ? ": " : " ", msg);
+	return ret;
+}
+
+static int read_btf(struct brt_elf_ctx *ctx)
+{
+	struct brt_elf_obj *obj = ctx->obj;
+	char msg[256] = "";
+	int ret;
+
+	for (size_t i = 1; i < ctx->nsecs; i++) {
+		const struct brt_elf_sec *s = &ctx->secs[i];
+
+		if (s->kind != BRT_SEC_BTF)
+			continue;
+		ret = brt_btf_parse(s->data, s->data ? s->size : 0, &obj->btf, msg, sizeof(msg));
+		if (ret)
+			return btf_fail(ctx, ret, (uint32_t)i, msg);
+	}
+	for (size_t i = 1; i < ctx->nsecs; i++) {
+		const struct brt_elf_sec *s = &ctx->secs[i];
+
+		if (s->kind != BRT_SEC_BTF_EXT)
+			continue;
+		if (!obj->btf)
+			return brt_elf_fail(ctx, -EINVAL, (uint32_t)i, 0, ".BTF.ext without .BTF");
+		ret = brt_btf_ext_lines(obj->btf, s->data, s->data ? s->size : 0, &obj->ext_lines,
+					&obj->n_ext_lines, msg, sizeof(msg));
+		if (ret)
+			return btf_fail(ctx, ret, (uint32_t)i, msg);
+	}
+	return 0;
+}
+
+static int cmp_func(const void *a, const void *b)
+{
+	const struct brt_elf_func *x = a, *y = b;
+
+	if (x->sec != y->sec)
+		return x->sec < y->sec ? -1 : 1;
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+static int add_func(struct brt_elf_ctx *ctx, uint32_t sec, uint64_t off, uint64_t size,
+		    const char *name, size_t *cap)
+{
+	const struct brt_elf_sec *s = &ctx->secs[sec];
+
+	if (off % 8 || size % 8 || !size || off > s->size || s->size - off < size)
+		return brt_elf_fail(ctx, -EINVAL, sec, off,
+				    "function '%s' [0x%llx, +0x%llx) is misaligned or outside the "
+				    "%zu-byte section",
+				    name, (unsigned long long)off, (unsigned long long)size, s->size);
+	if (ctx->nfuncs == *cap) {
+		size_t ncap = *cap ? 2 * *cap : 16;
+		struct brt_elf_func *n = realloc(ctx->funcs, ncap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		ctx->funcs = n;
+		*cap = ncap;
+	}
+	ctx->funcs[ctx->nfuncs++] = (struct brt_elf_func){
+		.name = name, .sec = sec, .start = (uint32_t)(off / 8), .cnt = (uint32_t)(size / 8),
+		.prog = -1,
+	};
+	return 0;
+}
+
+/* Cut executable sections into functions; those outside .text become programs. */
+static int collect_funcs(struct brt_elf_ctx *ctx)
+{
+	struct brt_elf_obj *obj = ctx->obj;
+	size_t cap = 0, nprogs = 0;
+	int ret;
+
+	for (uint32_t i = 1; i < ctx->nsecs; i++) {
+		size_t before = ctx->nfuncs;
+
+		if (ctx->secs[i].kind != BRT_SEC_EXEC)
+			continue;
+		if (ctx->secs[i].size % 8)
+			return brt_elf_fail(ctx, -EINVAL, i, 0,
+					    "size %zu is not a whole number of instructions",
+					    ctx->secs[i].size);
+		for (size_t j = 0; j < ctx->nsyms; j++) {
+			const struct brt_elf_sym *s = &ctx->syms[j];
+
+			if (s->shndx != i || s->type != STT_FUNC)
+				continue;
+			if ((ret = add_func(ctx, i, s->value, s->size, s->name, &cap)))
+				return ret;
+		}
+		/* Hand-written code may have no function symbols: the section is one program. */
+		if (ctx->nfuncs == before &&
+		    (ret = add_func(ctx, i, 0, ctx->secs[i].size, ctx->secs[i].name, &cap)))
+			return ret;
+	}
+	if (ctx->nfuncs)
+		qsort(ctx->funcs, ctx->nfuncs, sizeof(*ctx->funcs), cmp_func);
+	for (size_t i = 0; i < ctx->nfuncs; i++) {
+		const struct brt_elf_func *f = &ctx->funcs[i];
+
+		if (i && f[-1].sec == f->sec && f[-1].start + f[-1].cnt > f->start)
+			return brt_elf_fail(ctx, -EINVAL, f->sec, (uint64_t)f->start * 8,
+					    "function '%s' overlaps '%s'", f->name, f[-1].name);
+		if (strcmp(ctx->secs[f->sec].name, ".text"))
+			nprogs++;
+	}
+	obj->progs = calloc(nprogs ? nprogs : 1, sizeof(*obj->progs));
+	if (!obj->progs)
+		return -ENOMEM;
+	for (size_t i = 0; i < ctx->nfuncs; i++) {
+		struct brt_elf_func *f = &ctx->funcs[i];
+		struct brt_elf_prog *p;
+
+		if (!strcmp(ctx->secs[f->sec].name, ".text"))
+			continue;
+		p = &obj->progs[obj->nprogs];
+		f->prog = (int)obj->nprogs++;
+		p->name = brt_elf_keep(obj, f->name);
+		p->sec_name = brt_elf_keep(obj, ctx->secs[f->sec].name);
+		if (!p->name || !p->sec_name)
+			return -ENOMEM;
+		p->sec_idx = f->sec;
+		p->sec_off = f->start * 8;
+		if (brt_elf_sec_type(p->sec_name, &p->type, &p->expected_attach_type)) {
+			p->type = BPF_PROG_TYPE_UNSPEC;
+			p->expected_attach_type = 0;
+		}
+	}
+	return 0;
+}
+
+static void free_ctx(struct brt_elf_ctx *ctx)
+{
+	if (ctx->secs)
+		for (size_t i = 0; i < ctx->nsecs; i++)
+			free(ctx->secs[i].rels);
+	free(ctx->secs);
+	free(ctx->syms);
+	free(ctx->funcs);
+}
+
+static int parse(struct brt_elf_ctx *ctx, Elf *elf, size_t size)
+{
+	int ret;
+
+	if ((ret = check_header(ctx, elf, size)) || (ret = read_sections(ctx, elf, size)) ||
+	    (ret = read_symbols(ctx, elf)) || (ret = read_relocs(ctx, elf)) ||
+	    (ret = read_license_version(ctx)) || (ret = read_btf(ctx)) ||
+	    (ret = collect_funcs(ctx)) || (ret = brt_elf_collect_maps(ctx)) ||
+	    (ret = brt_elf_collect_slots(ctx)) || (ret = brt_elf_link(ctx)))
+		return ret;
+	return 0;
+}
+
+int brt_elf_open(const void *buf, size_t size, const char *name, struct brt_elf_obj **out,
+		 char *err, size_t errlen)
+{
+	struct brt_elf_ctx ctx = { .err = err, .errlen = errlen };
+	struct brt_elf_obj *obj;
+	char *image;
+	Elf *elf;
+	int ret;
+
+	*out = NULL;
+	err[0] = 0;
+	ctx.name = name ? name : "<memory>";
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return brt_elf_fail(&ctx, -EINVAL, 0, 0, "libelf: %s", elf_errmsg(-1));
+	obj = calloc(1, sizeof(*obj));
+	/* libelf wants a writable image; the copy also frees the caller's buffer. */
+	image = malloc(size ? size : 1);
+	if (!obj || !image) {
+		free(obj);
+		free(image);
+		return brt_elf_fail(&ctx, -ENOMEM, 0, 0, "out of memory");
+	}
+	if (size)
+		memcpy(image, buf, size);
+	ctx.obj = obj;
+	obj->name = brt_elf_keep(obj, ctx.name);
+	elf = elf_memory(image, size);
+	if (!elf) {
+		ret = brt_elf_fail(&ctx, -EINVAL, 0, 0, "not an ELF file: %s", elf_errmsg(-1));
+	} else {
+		ret = obj->name ? parse(&ctx, elf, size) : -ENOMEM;
+		elf_end(elf);
+	}
+	free_ctx(&ctx);
+	free(image);
+	if (ret) {
+		if (ret == -ENOMEM)
+			brt_elf_fail(&ctx, ret, 0, 0, "out of memory");
+		brt_elf_free(obj);
+		return ret;
+	}
+	*out = obj;
+	return 0;
+}
+
+#else /* !BPFRT_HAVE_LIBELF */
+
+int brt_elf_open(const void *buf, size_t size, const char *name, struct brt_elf_obj **out,
+		 char *err, size_t errlen)
+{
+	(void)buf;
+	(void)size;
+	*out = NULL;
+	snprintf(err, errlen, "elf: %s: bpfrt was built without libelf", name ? name : "<memory>");
+	return -ENOTSUP;
+}
+
+#endif
+
+static void free_map(struct brt_elf_map *m)
+{
+	free(m->data);
+	free(m->slots);
+	if (m->inner) {
+		free_map(m->inner);
+		free(m->inner);
+	}
+}
+
+void brt_elf_free(struct brt_elf_obj *obj)
+{
+	if (!obj)
+		return;
+	for (size_t i = 0; i < obj->nprogs; i++) {
+		free(obj->progs[i].insns);
+		free(obj->progs[i].relocs);
+		free(obj->progs[i].lines);
+	}
+	free(obj->progs);
+	for (size_t i = 0; i < obj->nmaps; i++)
+		free_map(&obj->maps[i]);
+	free(obj->maps);
+	brt_btf_free(obj->btf);
+	free(obj->ext_lines);
+	for (size_t i = 0; i < obj->nstrings; i++)
+		free(obj->strings[i]);
+	free(obj->strings);
+	free(obj);
+}
+
+const struct brt_elf_line *brt_elf_prog_line(const struct brt_elf_prog *prog, size_t insn_idx)
+{
+	size_t lo = 0, hi = prog->nlines;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (prog->lines[mid].insn_idx < insn_idx)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < prog->nlines && prog->lines[lo].insn_idx == insn_idx ? &prog->lines[lo] : NULL;
+}

@@ -1,0 +1,436 @@
+/* reloc.c - linking: every relocation in code is checked against the instruction it
+ * patches, then each program gets a private copy of its code with the subprograms it calls
+ * appended (once each, in first-call order), call and callback offsets recomputed for
+ * that layout, and map references rewritten as lddw with a map index.  The kinds clang
+ * emits: R_BPF_64_64 (lddw of a map, global data or a function), R_BPF_64_32 (calls),
+ * R_BPF_64_ABS64/ABS32/NODYLD32 (only in .maps, .BTF, .BTF.ext and debug sections).
+ */
+#include <errno.h>
+#include <elf.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "elf/elf.h"
+
+enum {
+	R_NONE = 0,
+	R_64_64 = 1,
+	R_ABS64 = 2,
+	R_ABS32 = 3,
+	R_NODYLD32 = 4,
+	R_64_32 = 10,
+};
+
+#define LDDW (BPF_LD | BPF_IMM | BPF_DW)
+#define CALL (BPF_JMP | BPF_CALL)
+
+const char *brt_elf_reloc_type_name(uint32_t type)
+{
+	switch (type) {
+	case R_NONE: return "R_BPF_NONE";
+	case R_64_64: return "R_BPF_64_64";
+	case R_ABS64: return "R_BPF_64_ABS64";
+	case R_ABS32: return "R_BPF_64_ABS32";
+	case R_NODYLD32: return "R_BPF_64_NODYLD32";
+	case R_64_32: return "R_BPF_64_32";
+	default: return "unknown";
+	}
+}
+
+/* Code relocations: on an instruction boundary (not an lddw's second slot), R_BPF_64_64 on
+ * an lddw, R_BPF_64_32 on a bpf-to-bpf call; everything else is refused here, once, so
+ * linking can trust them. */
+static int check_exec_rels(struct brt_elf_ctx *ctx, uint32_t s)
+{
+	const struct brt_elf_sec *sec = &ctx->secs[s];
+	size_t n = sec->size / 8, r = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		struct bpf_insn insn;
+		int wide;
+
+		memcpy(&insn, sec->data + i * 8, sizeof(insn));
+		wide = insn.code == LDDW;
+		if (wide && i + 1 >= n)
+			return brt_elf_fail(ctx, -EINVAL, s, i * 8,
+					    "lddw at the end of the section has no second slot");
+		for (; r < sec->nrels && sec->rels[r].off < (i + 1 + wide) * 8; r++) {
+			const struct brt_elf_rel *rel = &sec->rels[r];
+			const char *sym = ctx->syms[rel->sym].name;
+
+			if (rel->off != i * 8)
+				return brt_elf_fail(ctx, -EINVAL, sec->rel_sec, rel->idx * 16ull,
+						    "relocation %u against '%s' at 0x%llx is not on an "
+						    "instruction boundary",
+						    rel->idx, sym, (unsigned long long)rel->off);
+			if (rel->type == R_64_64 && !wide)
+				return brt_elf_fail(ctx, -EINVAL, sec->rel_sec, rel->idx * 16ull,
+						    "R_BPF_64_64 against '%s' patches insn %zu of '%s' "
+						    "(opcode 0x%02x), not an lddw",
+						    sym, i, sec->name, insn.code);
+			if (rel->type == R_64_32 &&
+			    (insn.code != CALL || insn.src_reg != BPF_PSEUDO_CALL))
+				return brt_elf_fail(ctx, -EINVAL, sec->rel_sec, rel->idx * 16ull,
+						    "R_BPF_64_32 against '%s' patches insn %zu of '%s' "
+						    "(opcode 0x%02x), not a bpf-to-bpf call",
+						    sym, i, sec->name, insn.code);
+			if (rel->type != R_64_64 && rel->type != R_64_32)
+				return brt_elf_fail(ctx, -ENOTSUP, sec->rel_sec, rel->idx * 16ull,
+						    "relocation %u: type %u (%s) against '%s' is not "
+						    "supported in code",
+						    rel->idx, rel->type, brt_elf_reloc_type_name(rel->type), sym);
+			if (ctx->syms[rel->sym].shndx == SHN_UNDEF)
+				return brt_elf_fail(ctx, -ENOTSUP, sec->rel_sec, rel->idx * 16ull,
+						    "relocation %u: extern symbol '%s' (kconfig/ksym "
+						    "externs are not supported)",
+						    rel->idx, sym);
+		}
+		i += wide;
+	}
+	return 0;
+}
+
+/* Relocations outside code and .maps are checked for known types only; the loader does not
+ * apply them (.BTF and debug info), except in global data, where a pointer initialiser
+ * would need an address the program cannot have. */
+static int check_other_rels(struct brt_elf_ctx *ctx, uint32_t s)
+{
+	const struct brt_elf_sec *sec = &ctx->secs[s];
+
+	for (size_t r = 0; r < sec->nrels; r++) {
+		const struct brt_elf_rel *rel = &sec->rels[r];
+
+		if (sec->kind == BRT_SEC_DATA)
+			return brt_elf_fail(ctx, -ENOTSUP, sec->rel_sec, rel->idx * 16ull,
+					    "relocation %u in '%s' at 0x%llx against '%s': pointers "
+					    "in global data are not supported",
+					    rel->idx, sec->name, (unsigned long long)rel->off,
+					    ctx->syms[rel->sym].name);
+		if (!strcmp(brt_elf_reloc_type_name(rel->type), "unknown"))
+			return brt_elf_fail(ctx, -ENOTSUP, sec->rel_sec, rel->idx * 16ull,
+					    "relocation %u: unknown type %u", rel->idx, rel->type);
+	}
+	return 0;
+}
+
+struct placed {
+	size_t func;        /* index in ctx->funcs */
+	uint32_t out_start; /* first instruction in the linked program */
+};
+
+struct linker {
+	struct brt_elf_ctx *ctx;
+	struct brt_elf_prog *prog;
+	struct placed *placed;
+	size_t nplaced;
+	size_t insn_cap;
+	size_t reloc_cap;
+};
+
+static int place(struct linker *lk, size_t fidx, uint32_t *out_start)
+{
+	const struct brt_elf_func *f = &lk->ctx->funcs[fidx];
+	struct brt_elf_prog *p = lk->prog;
+	struct placed *np;
+
+	for (size_t i = 0; i < lk->nplaced; i++) {
+		if (lk->placed[i].func == fidx) {
+			*out_start = lk->placed[i].out_start;
+			return 0;
+		}
+	}
+	if (p->insn_cnt + f->cnt > lk->insn_cap) {
+		size_t cap = 2 * (p->insn_cnt + f->cnt);
+		struct bpf_insn *ni = realloc(p->insns, cap * sizeof(*ni));
+
+		if (!ni)
+			return -ENOMEM;
+		p->insns = ni;
+		lk->insn_cap = cap;
+	}
+	np = realloc(lk->placed, (lk->nplaced + 1) * sizeof(*np));
+	if (!np)
+		return -ENOMEM;
+	lk->placed = np;
+	memcpy(p->insns + p->insn_cnt, lk->ctx->secs[f->sec].data + (size_t)f->start * 8,
+	       (size_t)f->cnt * 8);
+	*out_start = (uint32_t)p->insn_cnt;
+	lk->placed[lk->nplaced++] = (struct placed){ .func = fidx, .out_start = *out_start };
+	p->insn_cnt += f->cnt;
+	return 0;
+}
+
+/* Output index of instruction `target` of section `sec`, placing its function if needed. */
+static int resolve(struct linker *lk, uint32_t sec, int64_t target, uint32_t err_sec,
+		   uint64_t err_off, uint32_t *out_idx)
+{
+	struct brt_elf_ctx *ctx = lk->ctx;
+
+	for (size_t i = 0; i < ctx->nfuncs; i++) {
+		const struct brt_elf_func *f = &ctx->funcs[i];
+		uint32_t start;
+		int ret;
+
+		if (f->sec != sec || target < f->start || target >= (int64_t)f->start + f->cnt)
+			continue;
+		if ((ret = place(lk, i, &start)))
+			return ret;
+		*out_idx = start + (uint32_t)(target - f->start);
+		return 0;
+	}
+	return brt_elf_fail(ctx, -EINVAL, err_sec, err_off,
+			    "call target insn %lld of section %u '%s' is not inside a function",
+			    (long long)target, sec, ctx->secs[sec].name);
+}
+
+static int add_reloc(struct linker *lk, const struct brt_elf_reloc *r)
+{
+	struct brt_elf_prog *p = lk->prog;
+
+	if (p->nrelocs == lk->reloc_cap) {
+		size_t cap = lk->reloc_cap ? 2 * lk->reloc_cap : 8;
+		struct brt_elf_reloc *n = realloc(p->relocs, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		p->relocs = n;
+		lk->reloc_cap = cap;
+	}
+	p->relocs[p->nrelocs++] = *r;
+	return 0;
+}
+
+/* R_BPF_64_64 on an lddw: a map, a global-data address, or a callback function. */
+static int apply_ld64(struct linker *lk, uint32_t pc, const struct brt_elf_rel *rel,
+		      struct brt_elf_reloc *out)
+{
+	struct brt_elf_ctx *ctx = lk->ctx;
+	const struct brt_elf_sym *sym = &ctx->syms[rel->sym];
+	struct bpf_insn *insn = &lk->prog->insns[pc];
+	/* Section symbols (static variables) carry the offset in imm; named ones in value. */
+	int64_t off = (int64_t)sym->value + insn->imm;
+	uint32_t rs = out->sec_idx, target;
+	int idx, ret;
+
+	if (sym->shndx == SHN_UNDEF || sym->shndx >= ctx->nsecs)
+		return brt_elf_fail(ctx, -ENOTSUP, rs, out->sec_off,
+				    "lddw refers to '%s', which is not defined in a section",
+				    sym->name);
+	switch (ctx->secs[sym->shndx].kind) {
+	case BRT_SEC_MAPS:
+	case BRT_SEC_BTF_MAPS:
+		idx = brt_elf_map_at(ctx, sym->shndx, sym->type == STT_SECTION ? (uint64_t)off
+									     : sym->value);
+		if (idx < 0)
+			return brt_elf_fail(ctx, -EINVAL, rs, out->sec_off,
+					    "lddw refers to '%s' at offset %lld of '%s', where no "
+					    "map is defined",
+					    sym->name, (long long)off, ctx->secs[sym->shndx].name);
+		insn[0].src_reg = BPF_PSEUDO_MAP_FD;
+		insn[0].imm = idx;
+		insn[1].imm = 0;
+		out->kind = BRT_ELF_RELO_MAP_FD;
+		out->target = idx;
+		return 0;
+	case BRT_SEC_DATA:
+		idx = brt_elf_map_at(ctx, sym->shndx, 0);
+		if (idx < 0 || off < 0 || off >= (int64_t)ctx->obj->maps[idx].value_size)
+			return brt_elf_fail(ctx, -EINVAL, rs, out->sec_off,
+					    "lddw refers to offset %lld of '%s' (%zu bytes)",
+					    (long long)off, ctx->secs[sym->shndx].name,
+					    ctx->secs[sym->shndx].size);
+		insn[0].src_reg = BPF_PSEUDO_MAP_VALUE;
+		insn[0].imm = idx;
+		insn[1].imm = (int32_t)off;
+		out->kind = BRT_ELF_RELO_MAP_VALUE;
+		out->target = idx;
+		out->off = (uint32_t)off;
+		return 0;
+	case BRT_SEC_EXEC:
+		if (off % 8)
+			return brt_elf_fail(ctx, -EINVAL, rs, out->sec_off,
+					    "function address '%s'+%lld is not an instruction",
+					    sym->name, (long long)off);
+		if ((ret = resolve(lk, sym->shndx, off / 8, rs, out->sec_off, &target)))
+			return ret;
+		insn = &lk->prog->insns[pc]; /* resolve() may have moved the code */
+		insn[0].src_reg = BPF_PSEUDO_FUNC;
+		insn[0].imm = (int32_t)target - (int32_t)pc - 1;
+		insn[1].imm = 0;
+		out->kind = BRT_ELF_RELO_FUNC;
+		out->target = (int32_t)target;
+		return 0;
+	default:
+		return brt_elf_fail(ctx, -EINVAL, rs, out->sec_off,
+				    "lddw refers to '%s' in section %u '%s', which holds no maps, "
+				    "global data or code",
+				    sym->name, sym->shndx, ctx->secs[sym->shndx].name);
+	}
+}
+
+/* A call: through a relocation (target is the symbol plus imm + 1) or, for a static
+ * function of the same section, relative as the compiler left it. */
+static int apply_call(struct linker *lk, uint32_t pc, const struct brt_elf_func *f,
+		      const struct brt_elf_rel *rel, struct brt_elf_reloc *out)
+{
+	struct brt_elf_ctx *ctx = lk->ctx;
+	int32_t imm = lk->prog->insns[pc].imm;
+	uint32_t sec = f->sec, target;
+	int64_t t;
+	int ret;
+
+	if (rel) {
+		const struct brt_elf_sym *sym = &ctx->syms[rel->sym];
+
+		sec = sym->shndx;
+		if (sec >= ctx->nsecs || ctx->secs[sec].kind != BRT_SEC_EXEC || sym->value % 8)
+			return brt_elf_fail(ctx, -EINVAL, out->sec_idx, out->sec_off,
+					    "call to '%s', which is not code", sym->name);
+		t = (int64_t)(sym->value / 8) + imm + 1;
+	} else {
+		t = (int64_t)(out->sec_off / 8) + imm + 1;
+	}
+	if ((ret = resolve(lk, sec, t, out->sec_idx, out->sec_off, &target)))
+		return ret;
+	lk->prog->insns[pc].imm = (int32_t)target - (int32_t)pc - 1;
+	out->kind = BRT_ELF_RELO_CALL;
+	out->target = (int32_t)target;
+	return 0;
+}
+
+static const struct brt_elf_rel *find_rel(const struct brt_elf_sec *sec, uint64_t off)
+{
+	size_t lo = 0, hi = sec->nrels;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (sec->rels[mid].off < off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < sec->nrels && sec->rels[lo].off == off ? &sec->rels[lo] : NULL;
+}
+
+static int link_func(struct linker *lk, size_t k)
+{
+	struct brt_elf_ctx *ctx = lk->ctx;
+	const struct brt_elf_func *f = &ctx->funcs[lk->placed[k].func];
+	const struct brt_elf_sec *sec = &ctx->secs[f->sec];
+	int ret;
+
+	for (uint32_t j = 0; j < f->cnt; j++) {
+		uint32_t pc = lk->placed[k].out_start + j;
+		struct bpf_insn insn = lk->prog->insns[pc];
+		struct brt_elf_reloc r = { .insn_idx = pc, .sec_idx = f->sec,
+					   .sec_off = (f->start + j) * 8 };
+		const struct brt_elf_rel *rel = find_rel(sec, r.sec_off);
+
+		if (insn.code == LDDW && j + 1 >= f->cnt)
+			return brt_elf_fail(ctx, -EINVAL, f->sec, r.sec_off,
+					    "lddw at the end of function '%s' has no second slot",
+					    f->name);
+		if (rel) {
+			r.elf_type = rel->type;
+			r.sym = ctx->syms[rel->sym].name;
+			ret = rel->type == R_64_64 ? apply_ld64(lk, pc, rel, &r)
+						   : apply_call(lk, pc, f, rel, &r);
+		} else if (insn.code == CALL && insn.src_reg == BPF_PSEUDO_CALL) {
+			r.sym = "";
+			ret = apply_call(lk, pc, f, NULL, &r);
+		} else {
+			j += insn.code == LDDW;
+			continue;
+		}
+		if (ret || (ret = add_reloc(lk, &r)))
+			return ret;
+		j += insn.code == LDDW;
+	}
+	return 0;
+}
+
+static int cmp_line(const void *a, const void *b)
+{
+	const struct brt_elf_line *x = a, *y = b;
+
+	return x->insn_idx < y->insn_idx ? -1 : x->insn_idx > y->insn_idx;
+}
+
+/* Source lines from .BTF.ext, renumbered for the linked layout. */
+static int link_lines(struct linker *lk)
+{
+	struct brt_elf_ctx *ctx = lk->ctx;
+	struct brt_elf_obj *obj = ctx->obj;
+	struct brt_elf_prog *p = lk->prog;
+	size_t cap = 0;
+
+	for (size_t k = 0; k < lk->nplaced; k++) {
+		const struct brt_elf_func *f = &ctx->funcs[lk->placed[k].func];
+		const char *secname = ctx->secs[f->sec].name;
+
+		for (size_t i = 0; i < obj->n_ext_lines; i++) {
+			const struct brt_btf_line *l = &obj->ext_lines[i];
+			uint32_t at = l->insn_off / 8;
+
+			if (l->insn_off % 8 || at < f->start || at >= f->start + f->cnt ||
+			    strcmp(l->sec, secname))
+				continue;
+			if (p->nlines == cap) {
+				struct brt_elf_line *n;
+
+				cap = cap ? 2 * cap : 16;
+				n = realloc(p->lines, cap * sizeof(*n));
+				if (!n)
+					return -ENOMEM;
+				p->lines = n;
+			}
+			p->lines[p->nlines++] = (struct brt_elf_line){
+				.insn_idx = lk->placed[k].out_start + at - f->start,
+				.file = l->file, .src = l->src, .line = l->line, .col = l->col,
+			};
+		}
+	}
+	if (p->nlines)
+		qsort(p->lines, p->nlines, sizeof(*p->lines), cmp_line);
+	return 0;
+}
+
+static int link_prog(struct brt_elf_ctx *ctx, size_t fidx)
+{
+	struct linker lk = { .ctx = ctx, .prog = &ctx->obj->progs[ctx->funcs[fidx].prog] };
+	uint32_t start;
+	int ret;
+
+	ret = place(&lk, fidx, &start);
+	lk.prog->main_cnt = lk.prog->insn_cnt;
+	/* link_func() may place more functions; the loop picks them up. */
+	for (size_t k = 0; !ret && k < lk.nplaced; k++)
+		ret = link_func(&lk, k);
+	if (!ret)
+		ret = link_lines(&lk);
+	/* Fix up symbol names, which still point into the file image. */
+	for (size_t i = 0; !ret && i < lk.prog->nrelocs; i++) {
+		lk.prog->relocs[i].sym = brt_elf_keep(ctx->obj, lk.prog->relocs[i].sym);
+		if (!lk.prog->relocs[i].sym)
+			ret = -ENOMEM;
+	}
+	free(lk.placed);
+	return ret;
+}
+
+int brt_elf_link(struct brt_elf_ctx *ctx)
+{
+	int ret = 0;
+
+	for (uint32_t s = 1; s < ctx->nsecs && !ret; s++) {
+		if (ctx->secs[s].kind == BRT_SEC_EXEC)
+			ret = check_exec_rels(ctx, s);
+		else if (ctx->secs[s].kind != BRT_SEC_BTF_MAPS)
+			ret = check_other_rels(ctx, s);
+	}
+	for (size_t i = 0; i < ctx->nfuncs && !ret; i++)
+		if (ctx->funcs[i].prog >= 0)
+			ret = link_prog(ctx, i);
+	return ret;
+}

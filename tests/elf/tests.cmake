@@ -1,0 +1,42 @@
+# tests/elf/tests.cmake - compile the C corpus tests/progs/*.bpf.c with the system clang into
+# ${CMAKE_BINARY_DIR}/progs/ (tests skip when clang is missing), and the CLI checks of
+# `bpfrt object` / `bpfrt btf`.
+find_program(BPFRT_BPF_CLANG NAMES clang clang-14 clang-15 clang-16)
+file(GLOB BPFRT_BPF_PROGS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tests/progs/*.bpf.c)
+set(BPFRT_BPF_OBJS)
+if(BPFRT_BPF_CLANG)
+  file(MAKE_DIRECTORY ${CMAKE_BINARY_DIR}/progs)
+  set(bpf_arch_inc)
+  if(CMAKE_LIBRARY_ARCHITECTURE)
+    set(bpf_arch_inc -I/usr/include/${CMAKE_LIBRARY_ARCHITECTURE})
+  endif()
+  foreach(src ${BPFRT_BPF_PROGS})
+    get_filename_component(name ${src} NAME_WE)
+    set(obj ${CMAKE_BINARY_DIR}/progs/${name}.bpf.o)
+    add_custom_command(OUTPUT ${obj}
+      COMMAND ${BPFRT_BPF_CLANG} -O2 -g -target bpf ${bpf_arch_inc} -I${CMAKE_SOURCE_DIR}/tests/progs
+              -Wno-unused-function -c ${src} -o ${obj}
+      DEPENDS ${src} ${CMAKE_SOURCE_DIR}/tests/progs/bpfrt_progs.h
+      COMMENT "clang -target bpf ${name}.bpf.c" VERBATIM)
+    list(APPEND BPFRT_BPF_OBJS ${obj})
+  endforeach()
+  add_custom_target(bpfrt_bpf_progs ALL DEPENDS ${BPFRT_BPF_OBJS})
+endif()
+
+# CLI: `bpfrt object show` on corpus objects (text and JSON) and on a missing file.
+if(BPFRT_BPF_CLANG)
+  add_test(NAME elf.cli_object_show
+    COMMAND $<TARGET_FILE:bpfrt_cli> object show ${CMAKE_BINARY_DIR}/progs/prog_array.bpf.o)
+  set_tests_properties(elf.cli_object_show PROPERTIES LABELS unit PASS_REGULAR_EXPRESSION
+    "prog 2 'entry': section 'socket', type socket_filter.*insn 0: map_fd map 0 'jump_table'.*map 0 'jump_table': btf, type prog_array, key 4, value 4, max_entries 4.*values \\[1\\] = tail_one, \\[3\\] = tail_two")
+  add_test(NAME elf.cli_object_json
+    COMMAND $<TARGET_FILE:bpfrt_cli> object show -j ${CMAKE_BINARY_DIR}/progs/global_data.bpf.o)
+  set_tests_properties(elf.cli_object_json PROPERTIES LABELS unit PASS_REGULAR_EXPRESSION
+    "\"programs\":\\[{\"name\":\"data_sum\",\"section\":\"socket\",\"type\":\"socket_filter\".*\"kind\":\"map_value\".*\"maps\":\\[{\"name\":\".data\",\"kind\":\"data\",\"type\":\"array\",\"key_size\":4,\"value_size\":4,\"max_entries\":1")
+  add_test(NAME elf.cli_object_disasm
+    COMMAND $<TARGET_FILE:bpfrt_cli> object show -d ${CMAKE_BINARY_DIR}/progs/subprog_static.bpf.o)
+  set_tests_properties(elf.cli_object_disasm PROPERTIES LABELS unit PASS_REGULAR_EXPRESSION
+    "; +return add3_twice\\(4\\);.*call pc\\+1")
+endif()
+add_test(NAME elf.cli_object_missing COMMAND $<TARGET_FILE:bpfrt_cli> object show /nonexistent.o)
+set_tests_properties(elf.cli_object_missing PROPERTIES LABELS unit WILL_FAIL TRUE)

@@ -1,0 +1,152 @@
+/* json.c - the CLI's streaming JSON writer (see json.h). */
+#include <inttypes.h>
+
+#include "json.h"
+
+void json_init(struct json *j, FILE *out, int pretty)
+{
+	*j = (struct json){ .out = out, .pretty = pretty };
+}
+
+static void indent(struct json *j)
+{
+	if (!j->pretty)
+		return;
+	fputc('\n', j->out);
+	for (int i = 0; i < j->depth; i++)
+		fputs("    ", j->out);
+}
+
+/* Separator and indentation before a value (not after a key: that is on its line). */
+static void before_value(struct json *j)
+{
+	if (j->after_key) {
+		j->after_key = 0;
+		return;
+	}
+	if (j->depth > 0 && j->depth <= JSON_MAX_DEPTH) {
+		if (j->count[j->depth - 1]++)
+			fputc(',', j->out);
+		indent(j);
+	}
+}
+
+static void open_nest(struct json *j, char c)
+{
+	before_value(j);
+	fputc(c, j->out);
+	if (j->depth < JSON_MAX_DEPTH)
+		j->count[j->depth] = 0;
+	j->depth++;
+}
+
+static void close_nest(struct json *j, char c)
+{
+	int had = j->depth <= JSON_MAX_DEPTH && j->count[j->depth - 1];
+
+	j->depth--;
+	if (had)
+		indent(j);
+	fputc(c, j->out);
+}
+
+void json_begin_object(struct json *j)
+{
+	open_nest(j, '{');
+}
+
+void json_end_object(struct json *j)
+{
+	close_nest(j, '}');
+}
+
+void json_begin_array(struct json *j)
+{
+	open_nest(j, '[');
+}
+
+void json_end_array(struct json *j)
+{
+	close_nest(j, ']');
+}
+
+static void write_string(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (; s && *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			fprintf(out, "\\%c", c);
+		else if (c == '\n')
+			fputs("\\n", out);
+		else if (c == '\t')
+			fputs("\\t", out);
+		else if (c < 0x20)
+			fprintf(out, "\\u%04x", c);
+		else
+			fputc(c, out);
+	}
+	fputc('"', out);
+}
+
+void json_key(struct json *j, const char *key)
+{
+	before_value(j);
+	write_string(j->out, key);
+	fputs(j->pretty ? ": " : ":", j->out);
+	j->after_key = 1;
+}
+
+void json_string(struct json *j, const char *s)
+{
+	before_value(j);
+	write_string(j->out, s);
+}
+
+void json_uint(struct json *j, uint64_t v)
+{
+	before_value(j);
+	fprintf(j->out, "%" PRIu64, v);
+}
+
+void json_int(struct json *j, int64_t v)
+{
+	before_value(j);
+	fprintf(j->out, "%" PRId64, v);
+}
+
+void json_bool(struct json *j, int v)
+{
+	before_value(j);
+	fputs(v ? "true" : "false", j->out);
+}
+
+void json_null(struct json *j)
+{
+	before_value(j);
+	fputs("null", j->out);
+}
+
+void json_kv_string(struct json *j, const char *key, const char *s)
+{
+	json_key(j, key);
+	json_string(j, s);
+}
+
+void json_kv_uint(struct json *j, const char *key, uint64_t v)
+{
+	json_key(j, key);
+	json_uint(j, v);
+}
+
+void json_kv_int(struct json *j, const char *key, int64_t v)
+{
+	json_key(j, key);
+	json_int(j, v);
+}
+
+void json_finish(struct json *j)
+{
+	fputc('\n', j->out);
+}
