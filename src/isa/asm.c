@@ -746,6 +746,11 @@ static const struct {
 	{ "swap32", "bswap32" },
 	{ "swap64", "bswap64" },
 	{ "gotol", "ja32" },
+	/* xchg and cmpxchg always fetch */
+	{ "lock fetch xchg", "lock xchg" },
+	{ "lock fetch xchg32", "lock xchg32" },
+	{ "lock fetch cmpxchg", "lock cmpxchg" },
+	{ "lock fetch cmpxchg32", "lock cmpxchg32" },
 };
 
 static int assemble_insn(struct assembler *a, const char *p, const char *end)

@@ -143,7 +143,10 @@ static int datafile_result_line(struct datafile *df, const char *line, char *err
 	while (isspace((unsigned char)*end))
 		end++;
 	if (errno || (*end && *end != '#')) {
-		snprintf(err, errlen, "line %u: bad result '%.40s'", lineno, line);
+		int len = (int)strcspn(line, "\r\n");
+
+		snprintf(err, errlen, "line %u: bad result '%.*s'", lineno, len > 40 ? 40 : len,
+			 line);
 		return -EINVAL;
 	}
 	df->has_result = 1;
@@ -172,7 +175,8 @@ static int datafile_load(const char *path, struct datafile *df, char *err, size_
 {
 	struct datafile_buf asm_buf = { 0 }, raw = { 0 }, mem = { 0 };
 	enum datafile_section sec = DF_NONE;
-	char line[4096];
+	char *line = NULL;
+	size_t line_cap = 0;
 	unsigned lineno = 0;
 	int ret = 0, has_asm = 0;
 	FILE *f;
@@ -181,10 +185,12 @@ static int datafile_load(const char *path, struct datafile *df, char *err, size_
 	f = fopen(path, "r");
 	if (!f) {
 		ret = -errno;
-		snprintf(err, errlen, "%.300s: %s", path, strerror(errno));
+		snprintf(err, errlen, "%.200s: %s", path, strerror(errno));
 		return ret;
 	}
-	while (!ret && fgets(line, sizeof(line), f)) {
+	/* getline: a line of any length stays one line (a long mem line must not be cut
+	 * inside a hex token) */
+	while (!ret && getline(&line, &line_cap, f) != -1) {
 		lineno++;
 		if (!strncmp(line, "--", 2)) {
 			sec = datafile_section_of(line);
@@ -221,9 +227,10 @@ static int datafile_load(const char *path, struct datafile *df, char *err, size_
 			break;
 		}
 	}
+	free(line);
 	fclose(f);
 	if (ret == -ENOMEM)
-		snprintf(err, errlen, "%.300s: out of memory", path);
+		snprintf(err, errlen, "%.200s: out of memory", path);
 	if (ret) {
 		free(asm_buf.s);
 		free(raw.s);

@@ -49,6 +49,8 @@ static const struct enc_case enc_cases[] = {
 	{ "lock fetch xor [%r10-8], %r1", 1, { I(0xdb, 10, 1, -8, BPF_XOR | BPF_FETCH) } },
 	{ "lock xchg32 [%r10-8], %r1", 1, { I(0xc3, 10, 1, -8, BPF_XCHG) } },
 	{ "lock cmpxchg [%r1+0], %r2", 1, { I(0xdb, 1, 2, 0, BPF_CMPXCHG) } },
+	{ "lock fetch cmpxchg32 [%r1+0], %r2", 1, { I(0xc3, 1, 2, 0, BPF_CMPXCHG) } },
+	{ "lock fetch xchg [%r1-4], %r2", 1, { I(0xdb, 1, 2, -4, BPF_XCHG) } },
 	{ "lddw %r0, 0x1122334455667788", 2,
 	  { I(0x18, 0, 0, 0, 0x55667788), I(0, 0, 0, 0, 0x11223344) } },
 	{ "lddw %r1, 18446744073709551615", 2, { I(0x18, 1, 0, 0, -1), I(0, 0, 0, 0, -1) } },
