@@ -193,6 +193,12 @@ int brt_jit_cache_get(struct brt_jit_cache *c, const brt_helper_fn *table, size_
 {
 	struct jit_version *v = atomic_load_explicit(&c->cur, memory_order_acquire);
 
+	/* the common cases without a loop: no helper calls, or one */
+	if (v && !c->any_id && c->nids <= 1 &&
+	    (!c->nids || entry(table, nr, c->ids[0]) == entry(v->table, v->nr, c->ids[0]))) {
+		*out = v->prog;
+		return 0;
+	}
 	if (matches(c, v, table, nr)) {
 		*out = v->prog;
 		return 0;

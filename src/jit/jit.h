@@ -22,6 +22,7 @@ struct bpfrt_run_ctx;
 
 enum brt_jit_flags {
 	BRT_JIT_BLIND = 1 << 0, /* constant blinding: no program immediate appears verbatim */
+	BRT_JIT_NO_BMI2 = 1 << 1, /* do not use BMI2 even where the CPU has it (tests) */
 };
 
 /* What the compiler needs to know about the world the program runs in. */

@@ -294,11 +294,11 @@ static inline brt_helper_fn pg_resolve(void *arg, uint32_t id)
 	return id == PG_HELPER ? pg_helper : NULL;
 }
 
-/* The JIT directly, with constant blinding (the vm does not expose the flag). */
+/* The JIT directly, with constant blinding and without BMI2 (the vm exposes neither). */
 static inline int pg_run_blinded(const struct pg_prog *p, uint8_t *mem, uint64_t *r0, char *err,
 				 size_t errlen)
 {
-	struct brt_jit_env env = { .helper = pg_resolve, .flags = BRT_JIT_BLIND,
+	struct brt_jit_env env = { .helper = pg_resolve, .flags = BRT_JIT_BLIND | BRT_JIT_NO_BMI2,
 				   .pkt_data_off = offsetof(struct bpfrt_run_ctx, skb_data),
 				   .pkt_len_off = offsetof(struct bpfrt_run_ctx, skb_len) };
 	struct bpfrt_run_ctx ctx = { .skb_data = mem, .skb_len = PG_MEM };

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "harness.h"
@@ -427,6 +428,35 @@ static void test_blinding(void)
 	}
 }
 
+/* A million instructions (the kernel's limit) compile, with jumps spanning the program;
+ * the run checks the code really is there. */
+static void test_huge(void)
+{
+	enum { N = 1000000 };
+	struct bpf_insn *prog = calloc(N, sizeof(*prog));
+	struct brt_jit_prog *p = NULL;
+	char err[128];
+	size_t k = 0;
+
+	T_CASE("1M instructions");
+	if (!prog)
+		return;
+	prog[k++] = (struct bpf_insn)MOV64_IMM(0, 0);
+	prog[k++] = (struct bpf_insn)JMP_IMM(BPF_JNE, 1, 12345, 1);
+	prog[k++] = (struct bpf_insn)JA32(N - 5); /* to the last add */
+	while (k < N - 2)
+		prog[k++] = (struct bpf_insn)ALU64_IMM(BPF_ADD, 0, 1);
+	prog[k++] = (struct bpf_insn)ALU64_IMM(BPF_ADD, 0, 1);
+	prog[k++] = (struct bpf_insn)EXIT();
+	T_EQ_INT(0, brt_jit_compile(prog, N, &env, &p, err, sizeof(err)));
+	if (p) {
+		T_EQ_U64(N - 4, brt_jit_call(p, 0, 0, NULL));
+		T_EQ_U64(1, brt_jit_call(p, 12345, 0, NULL));
+		brt_jit_free(p);
+	}
+	free(prog);
+}
+
 static void test_empty(void)
 {
 	struct brt_jit_prog *p;
@@ -442,10 +472,12 @@ int main(void)
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		run_case(&cases[i], 0);
 		run_case(&cases[i], BRT_JIT_BLIND);
+		run_case(&cases[i], BRT_JIT_NO_BMI2);
 	}
 	test_blinding();
 	test_short_jumps();
 	test_long_jumps();
+	test_huge();
 	test_empty();
 	return t_done();
 }

@@ -198,6 +198,24 @@ static inline void emit_shift_cl(struct jit_buf *b, enum x86_shift op, bool w, i
 	emit2(b, 0xd3, (uint8_t)(0xc0 | (op << 3) | (dst & 7)));
 }
 
+/* BMI2 shlx/shrx/sarx dst, src, cnt (VEX.LZ.0F38 F7 /r; the prefix selects the shift:
+ * 66 shlx, F2 shrx, F3 sarx).  No flags, any count register, count masked like shl. */
+enum x86_shiftx {
+	SHX_SHL = 1, /* pp = 66 */
+	SHX_SAR = 2, /* pp = F3 */
+	SHX_SHR = 3, /* pp = F2 */
+};
+
+static inline void emit_shiftx(struct jit_buf *b, enum x86_shiftx op, bool w, int dst, int src,
+			       int cnt)
+{
+	emit1(b, 0xc4);
+	emit1(b, (uint8_t)(((dst & 8) ? 0 : 0x80) | 0x40 | ((src & 8) ? 0 : 0x20) | 0x02));
+	emit1(b, (uint8_t)((w ? 0x80 : 0) | ((~cnt & 0xf) << 3) | op));
+	emit1(b, 0xf7);
+	emit_modrm_rr(b, dst, src);
+}
+
 /* Group-3 unary: neg (/3), mul (/4), div (/6), idiv (/7), not (/2) on a register */
 static inline void emit_grp3(struct jit_buf *b, uint8_t ext, bool w, int rm)
 {

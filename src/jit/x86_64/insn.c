@@ -265,12 +265,16 @@ static void shift_imm(struct jit_state *st, insn_t insn, enum x86_shift op, bool
 		zext32(st, dst);
 }
 
-/* A variable count must be in cl, and rcx is r4: park r4 in TMP around the shift. */
+/* A variable count must be in cl, and rcx is r4: park r4 in TMP around the shift.  With
+ * BMI2 the count can be any register. */
 static void shift_reg(struct jit_state *st, insn_t insn, enum x86_shift op, bool w)
 {
 	int dst = xreg(insn->dst_reg), src = xreg(insn->src_reg);
 
-	if (src == RCX) {
+	if (st->bmi2) {
+		emit_shiftx(B, op == SH_SHL ? SHX_SHL : op == SH_SHR ? SHX_SHR : SHX_SAR, w, dst,
+			    dst, src);
+	} else if (src == RCX) {
 		emit_shift_cl(B, op, w, dst);
 	} else if (dst == RCX) {
 		emit_mov_rr(B, true, TMP, RCX);

@@ -455,6 +455,7 @@ int brt_jit_compile(const struct bpf_insn *insns, size_t n, const struct brt_jit
 		goto out_free;
 	}
 	st.prog = p;
+	st.bmi2 = !(st.env->flags & BRT_JIT_NO_BMI2) && __builtin_cpu_supports("bmi2");
 	if (st.env->flags & BRT_JIT_BLIND) {
 		if (getrandom(&st.blind_seed, sizeof(st.blind_seed), 0) != sizeof(st.blind_seed))
 			st.blind_seed = (uint64_t)(uintptr_t)p ^ (uint64_t)time(NULL);
@@ -499,15 +500,25 @@ out_free:
 	return rc;
 }
 
+/* A run without a ctx still needs the two fields the code reads after helper calls. */
+static __attribute__((noinline)) uint64_t call_without_ctx(const struct brt_jit_prog *p,
+							   uint64_t r1, uint64_t r2)
+{
+	uint64_t no_ctx[2] = { 0, 0 }; /* stopped, stop_r0 */
+
+	return brt_jit_call(p, r1, r2, (struct bpfrt_run_ctx *)(void *)no_ctx);
+}
+
 uint64_t brt_jit_call(const struct brt_jit_prog *p, uint64_t r1, uint64_t r2,
 		      struct bpfrt_run_ctx *ctx)
 {
-	uint64_t (*fn)(uint64_t, uint64_t, void *);
-	uint64_t no_ctx[2] = { 0, 0 }; /* stopped, stop_r0 */
+	uint64_t (*fn)(uint64_t, uint64_t, struct bpfrt_run_ctx *);
 	void *code = p->code;
 
+	if (!ctx)
+		return call_without_ctx(p, r1, r2);
 	memcpy(&fn, &code, sizeof(fn));
-	return fn(r1, r2, ctx ? (void *)ctx : (void *)no_ctx);
+	return fn(r1, r2, ctx);
 }
 
 void brt_jit_free(struct brt_jit_prog *p)

@@ -77,6 +77,7 @@ struct jit_state {
 	size_t cur;           /* index of the function being emitted */
 	bool anchor;          /* the program needs ANCHOR (calls, packet loads) */
 	bool uses_callx;
+	bool bmi2;            /* the CPU has shlx/shrx/sarx */
 	uint64_t blind_seed;  /* non-zero: blind constants with keys derived from it */
 	char *err;
 	size_t errlen;
