@@ -223,6 +223,38 @@ int bpfrt_pkt_filter_run(struct bpfrt_pkt_filter *f, const void *pkt, size_t cap
 	return ret ? set_err(ret) : 0;
 }
 
+int bpfrt_pkt_filter_run_batch(struct bpfrt_pkt_filter *f, const struct bpfrt_pkt *pkts,
+			       size_t n, uint32_t *verdicts, char *err, size_t errlen)
+{
+#ifdef BPFRT_HAVE_JIT
+	if (f->jit) {
+		struct direct_run *t = &tls;
+
+		for (size_t i = 0; i < n; i++) {
+			t->skb.len = pkts[i].wirelen;
+			t->ctx.skb_data = pkts[i].data;
+			t->ctx.skb_len = pkts[i].caplen;
+			verdicts[i] = (uint32_t)brt_jit_call(f->jit, (uint64_t)(uintptr_t)&t->skb, 0,
+							     &t->ctx);
+		}
+		return 0;
+	}
+#endif
+	for (size_t i = 0; i < n; i++) {
+		int ret = bpfrt_pkt_filter_run(f, pkts[i].data, pkts[i].caplen, pkts[i].wirelen,
+					       &verdicts[i], err, errlen);
+
+		if (ret) {
+			char msg[256];
+
+			snprintf(msg, sizeof(msg), "%s", err);
+			snprintf(err, errlen, "packet %zu: %s", i, msg);
+			return ret;
+		}
+	}
+	return 0;
+}
+
 const struct bpf_insn *bpfrt_pkt_filter_insns(const struct bpfrt_pkt_filter *f, size_t *n)
 {
 	return brt_vm_insns(f->vm, n);

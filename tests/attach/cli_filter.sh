@@ -78,6 +78,12 @@ done
 "$BPFRT" filter --dump "tcp port 80" "$T/e.pcap" | grep -q "ldabsh\|ld_abs\|r0 = \*(u16 \*)skb\[12\]" && ok ||
 	fail "--dump: $("$BPFRT" filter --dump "tcp port 80" "$T/e.pcap" | head -30)"
 
+# --ebpf-out writes the converted program; bpfrt run executes it on a packet buffer
+"$BPFRT" filter -o "$T/prog.bin" -c "ip" "$T/e.pcap" >/dev/null || fail "--ebpf-out failed"
+n=$("$BPFRT" filter --dump ip "$T/e.pcap" | sed -n 's/^eBPF socket filter (\([0-9]*\) insns):$/\1/p')
+size=$(wc -c <"$T/prog.bin")
+[ -n "$n" ] && [ "$size" -eq $((n * 8)) ] && ok || fail "--ebpf-out: $size bytes for '$n' insns"
+
 # errors: exit status and message
 expect_err() { # STATUS PATTERN ARGS...
 	status=$1 pat=$2

@@ -48,6 +48,7 @@ static void check_expr(const char *file, const char *expr)
 	struct brt_pcap_classic *ref = NULL;
 	struct sock_filter *prog = NULL;
 	uint64_t packets = 0, lib_matched = 0, matched[NENG] = { 0 }, differ[NENG] = { 0 };
+	uint64_t packets_seen = 0;
 	char err[256] = "";
 	struct brt_pkt pkt;
 	size_t n = 0;
@@ -78,6 +79,20 @@ static void check_expr(const char *file, const char *expr)
 	while ((ret = brt_pcap_next(r, &pkt, err, sizeof(err))) == 1) {
 		uint32_t want = brt_pcap_classic_run(ref, pkt.data, pkt.wirelen, pkt.caplen);
 
+		/* every 64th packet also goes through the batch entry, alone and doubled */
+		if (packets_seen++ % 64 == 0) {
+			struct bpfrt_pkt two[2] = { { pkt.data, pkt.caplen, pkt.wirelen },
+						    { pkt.data, pkt.caplen, pkt.wirelen } };
+
+			for (size_t e = 0; e < NENG; e++) {
+				uint32_t v[2] = { 0xbad, 0xbad };
+
+				if (f[e] && (bpfrt_pkt_filter_run_batch(f[e], two, 2, v, err,
+									sizeof(err)) ||
+					     v[0] != want || v[1] != want))
+					differ[e]++;
+			}
+		}
 		for (size_t e = 0; e < NENG; e++) {
 			uint32_t got = 0xbad;
 
@@ -138,6 +153,13 @@ static void test_api(void)
 					       sizeof(err)));
 	T_EQ_INT(EFAULT, errno);
 	T_CONTAINS("insn 0: ", err);
+	{
+		struct bpfrt_pkt pk[3] = { { data, 20, 60 }, { data, 20, 60 }, { data, 20, 60 } };
+		uint32_t v[3];
+
+		T_EQ_INT(-EFAULT, bpfrt_pkt_filter_run_batch(f, pk, 3, v, err, sizeof(err)));
+		T_CONTAINS("packet 0: insn 0: ", err);
+	}
 	bpfrt_pkt_filter_free(f);
 
 	T_CASE("wire length is skb->len");
