@@ -120,7 +120,7 @@ static int sys_bpf(int cmd, union bpf_attr *attr, unsigned int size)
 	return (int)syscall(__NR_bpf, cmd, attr, size);
 }
 
-static int kernel_load(struct engine *e, const struct bpf_insn *insns, size_t n)
+static int testrun_load(struct engine *e, const struct bpf_insn *insns, size_t n)
 {
 	static char log[1 << 20];
 	union bpf_attr a;
@@ -147,8 +147,8 @@ static int kernel_load(struct engine *e, const struct bpf_insn *insns, size_t n)
 	return -1;
 }
 
-/* ns per run measured in the kernel around its repeat loop; *ret gets the retval. */
-static double kernel_run(struct engine *e, int fd, uint32_t repeat, uint32_t *ret)
+/* ns per run as the test run measured it around its repeat loop; *ret gets the retval. */
+static double testrun_run(struct engine *e, int fd, uint32_t repeat, uint32_t *ret)
 {
 	union bpf_attr a;
 
@@ -194,19 +194,19 @@ static int engine_setup(struct engine *e, const char *dir)
 {
 	char err[512];
 
+	if (e->is_native)
+		return 0;
 	for (int w = 0; w < WL_COUNT; w++) {
 		char name[64];
 		struct bpf_insn *insns;
 		size_t n;
 		int rc;
 
-		if (e->is_native)
-			return 0;
 		snprintf(name, sizeof(name), "%s_%s", e->is_testrun ? "xdp" : "raw", wl_prog[w]);
 		insns = read_prog(dir, name, &n);
 		if (e->is_testrun) {
 			/* The rotating set would need maps in the kernel: not measured there. */
-			e->kfd[w] = w == WL_ROT ? -1 : kernel_load(e, insns, n);
+			e->kfd[w] = w == WL_ROT ? -1 : testrun_load(e, insns, n);
 			rc = w != WL_ROT && e->kfd[w] < 0 ? -errno : 0;
 			snprintf(err, sizeof(err), "%s", strerror(-rc));
 		} else {
@@ -234,12 +234,12 @@ static double measure(struct engine *e, enum wl w)
 
 		if (w == WL_ROT)
 			return -1;
-		d = kernel_run(e, e->kfd[w], 1000, &ret);
+		d = testrun_run(e, e->kfd[w], 1000, &ret);
 		if (d < 0)
 			return -1;
 		n = (uint64_t)(target_ns / (d > 1 ? d : 1));
 		n = n < 1000 ? 1000 : n > 100000000 ? 100000000 : n;
-		return kernel_run(e, e->kfd[w], (uint32_t)n, &ret);
+		return testrun_run(e, e->kfd[w], (uint32_t)n, &ret);
 	}
 	if (w == WL_ROT)
 		sink += batch(e, w, ROT_PKTS); /* warm-up: one pass over the set */
@@ -274,9 +274,9 @@ static void cross_check(struct engine *e)
 	uint32_t ret = 0;
 
 	if (e->is_testrun) {
-		if (kernel_run(e, e->kfd[WL_FLOW1], 1, &ret) >= 0)
+		if (testrun_run(e, e->kfd[WL_FLOW1], 1, &ret) >= 0)
 			printf("CHK %s flow1 %u\n", e->name, ret);
-		if (kernel_run(e, e->kfd[WL_LOOP], 1, &ret) >= 0)
+		if (testrun_run(e, e->kfd[WL_LOOP], 1, &ret) >= 0)
 			printf("CHK %s loop %u\n", e->name, ret);
 		return;
 	}
