@@ -9,6 +9,8 @@
 #include "jit/jit.h"
 #include "vm/vm.h"
 
+#ifdef BPFRT_HAVE_JIT
+
 static void usage(FILE *out)
 {
 	fprintf(out, "Usage: bpfrt jit FILE [--opcodes]\n\n"
@@ -83,3 +85,11 @@ int cmd_jit(int argc, char **argv)
 	free(mem);
 	return ret ? cli_error("write error") : 0;
 }
+#else /* built with -DBPFRT_JIT=OFF: the command exists but says why it cannot work */
+int cmd_jit(int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	return cli_error("jit: this build has no JIT (configured with -DBPFRT_JIT=OFF)");
+}
+#endif
