@@ -130,8 +130,24 @@ int brt_jit_cache_new(const struct bpf_insn *insns, size_t n, int32_t pkt_data_o
 		return -ENOMEM;
 	}
 	atomic_init(&c->cur, NULL);
+	if (!c->nids && !c->any_id) {
+		const struct brt_jit_prog *prog;
+
+		rc = brt_jit_cache_get(c, NULL, 0, &prog, err, errlen);
+		if (rc) {
+			brt_jit_cache_free(c);
+			return rc;
+		}
+	}
 	*out = c;
 	return 0;
+}
+
+const struct brt_jit_prog *brt_jit_cache_fixed(const struct brt_jit_cache *c)
+{
+	struct jit_version *v = atomic_load_explicit(&c->cur, memory_order_acquire);
+
+	return !c->nids && !c->any_id && v ? v->prog : NULL;
 }
 
 static int compile_version(struct brt_jit_cache *c, const brt_helper_fn *table, size_t nr,

@@ -51,10 +51,24 @@ struct brt_jit_prog;
 int brt_jit_compile(const struct bpf_insn *insns, size_t n, const struct brt_jit_env *env,
 		    struct brt_jit_prog **out, char *err, size_t errlen);
 
+/* The start of every struct brt_jit_prog, so that running one is an inline indirect call. */
+struct brt_jit_prog_head {
+	uint64_t (*entry)(uint64_t r1, uint64_t r2, struct bpfrt_run_ctx *ctx);
+};
+
+uint64_t brt_jit_call_without_ctx(const struct brt_jit_prog *p, uint64_t r1, uint64_t r2);
+
 /* Run the program with r1 and r2 set (r10 = top of a fresh 512-byte stack).  ctx is passed
  * to helpers and may be NULL when the program calls none and has no LD_ABS. */
-uint64_t brt_jit_call(const struct brt_jit_prog *p, uint64_t r1, uint64_t r2,
-		      struct bpfrt_run_ctx *ctx);
+static inline uint64_t brt_jit_call(const struct brt_jit_prog *p, uint64_t r1, uint64_t r2,
+				    struct bpfrt_run_ctx *ctx)
+{
+	const struct brt_jit_prog_head *h = (const struct brt_jit_prog_head *)(const void *)p;
+
+	if (!ctx)
+		return brt_jit_call_without_ctx(p, r1, r2);
+	return h->entry(r1, r2, ctx);
+}
 
 void brt_jit_free(struct brt_jit_prog *p);
 
@@ -91,5 +105,8 @@ int brt_jit_cache_new(const struct bpf_insn *insns, size_t n, int32_t pkt_data_o
 int brt_jit_cache_get(struct brt_jit_cache *c, const brt_helper_fn *table, size_t nr,
 		      const struct brt_jit_prog **out, char *err, size_t errlen);
 void brt_jit_cache_free(struct brt_jit_cache *c);
+/* The one version of a program that calls no helper (compiled at load), else NULL: such a
+ * program needs no lookup per run. */
+const struct brt_jit_prog *brt_jit_cache_fixed(const struct brt_jit_cache *c);
 
 #endif

@@ -242,9 +242,12 @@ static int run_jit(struct bpfrt_vm *vm, const struct brt_run_opts *o, uint64_t *
 	ctx.regions = NULL;
 	ctx.nr_regions = ctx.cap_regions = 0;
 	ctx.regions_owned = 0;
-	ret = brt_jit_cache_get(vm->jit, ctx.helpers, ctx.nr_helpers, &prog, err, errlen);
-	if (ret)
-		return set_err(ret);
+	prog = brt_jit_cache_fixed(vm->jit);
+	if (!prog) {
+		ret = brt_jit_cache_get(vm->jit, ctx.helpers, ctx.nr_helpers, &prog, err, errlen);
+		if (ret)
+			return set_err(ret);
+	}
 	*r0 = brt_jit_call(prog, o->r1, o->r2, &ctx);
 	if (errlen)
 		err[0] = 0;

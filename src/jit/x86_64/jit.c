@@ -378,6 +378,7 @@ static int map_code(struct jit_state *st, struct brt_jit_prog *p)
 		return rc;
 	}
 	p->code = mem;
+	memcpy(&p->head.entry, &mem, sizeof(mem)); /* data to code pointer, as dlsym does */
 	p->code_size = st->buf.len;
 	p->map_size = size;
 	return 0;
@@ -501,24 +502,11 @@ out_free:
 }
 
 /* A run without a ctx still needs the two fields the code reads after helper calls. */
-static __attribute__((noinline)) uint64_t call_without_ctx(const struct brt_jit_prog *p,
-							   uint64_t r1, uint64_t r2)
+uint64_t brt_jit_call_without_ctx(const struct brt_jit_prog *p, uint64_t r1, uint64_t r2)
 {
 	uint64_t no_ctx[2] = { 0, 0 }; /* stopped, stop_r0 */
 
-	return brt_jit_call(p, r1, r2, (struct bpfrt_run_ctx *)(void *)no_ctx);
-}
-
-uint64_t brt_jit_call(const struct brt_jit_prog *p, uint64_t r1, uint64_t r2,
-		      struct bpfrt_run_ctx *ctx)
-{
-	uint64_t (*fn)(uint64_t, uint64_t, struct bpfrt_run_ctx *);
-	void *code = p->code;
-
-	if (!ctx)
-		return call_without_ctx(p, r1, r2);
-	memcpy(&fn, &code, sizeof(fn));
-	return fn(r1, r2, ctx);
+	return p->head.entry(r1, r2, (struct bpfrt_run_ctx *)(void *)no_ctx);
 }
 
 void brt_jit_free(struct brt_jit_prog *p)

@@ -34,6 +34,7 @@ enum jit_stub {
 };
 
 struct brt_jit_prog {
+	struct brt_jit_prog_head head; /* entry point: must stay first (jit.h) */
 	uint8_t *code;          /* read+exec mapping */
 	size_t code_size;       /* bytes of code */
 	size_t map_size;        /* bytes mapped */
