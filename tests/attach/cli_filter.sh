@@ -47,6 +47,11 @@ want=$(tcpdump -nn -r "$T/e.pcap" tcp port 443 2>/dev/null | wc -l)
 got=$("$BPFRT" filter -c tcp port 443 "$T/e.pcap" | tail -n 1)
 [ "$want" = "$got" ] && ok || fail "unquoted expression: $want vs $got"
 
+# the capture from standard input
+want=$(tcpdump -nn -r "$T/n.pcapng" udp 2>/dev/null | wc -l)
+got=$("$BPFRT" filter -c udp - <"$T/n.pcapng" | tail -n 1)
+[ "$want" = "$got" ] && ok || fail "stdin: $got, want $want"
+
 # -w writes exactly the matching packets
 "$BPFRT" filter -w "$T/out.pcap" "udp" "$T/e.pcap" >/dev/null || fail "-w failed"
 want=$(tcpdump -nn -r "$T/e.pcap" udp 2>/dev/null | wc -l)

@@ -5,6 +5,7 @@
  * faulty eBPF stopped by the checked engine, errno).
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -215,6 +216,78 @@ static void test_api(void)
 	T_CONTAINS("pcap: 'port 99999': ", err);
 }
 
+/* Several threads share one filter (the per-thread context makes that safe): each thread
+ * filters the whole capture and must count what libpcap counts. */
+struct thread_arg {
+	struct bpfrt_pkt_filter *f;
+	const struct bpfrt_pkt *pkts;
+	size_t n;
+	uint64_t matched;
+	int errors;
+};
+
+static void *thread_main(void *p)
+{
+	struct thread_arg *a = p;
+	char err[256];
+
+	for (int round = 0; round < 20; round++) {
+		for (size_t i = 0; i < a->n; i++) {
+			uint32_t v;
+
+			if (bpfrt_pkt_filter_run(a->f, a->pkts[i].data, a->pkts[i].caplen,
+						 a->pkts[i].wirelen, &v, err, sizeof(err)))
+				a->errors++;
+			a->matched += v != 0;
+		}
+	}
+	return NULL;
+}
+
+static void test_threads(void)
+{
+	static const char *const expr = "tcp[tcpflags] & tcp-syn != 0 or udp port 53";
+	struct brt_pcap_reader *r = NULL;
+	struct bpfrt_pkt *pkts = calloc(NPKT, sizeof(*pkts));
+	uint8_t *copy = malloc((size_t)NPKT * PKTGEN_MAX);
+	uint64_t packets = 0, lib_matched = 0;
+	char err[256] = "";
+	struct brt_pkt pkt;
+	size_t n = 0;
+
+	T_CASE("threads share a filter");
+	T_EQ_INT(0, brt_pcap_count_matches(path_of("ether.pcap"), expr, &packets, &lib_matched,
+					   err, sizeof(err)));
+	T_EQ_INT(0, brt_pcap_open(path_of("ether.pcap"), &r, err, sizeof(err)));
+	while (n < NPKT && brt_pcap_next(r, &pkt, err, sizeof(err)) == 1) {
+		memcpy(copy + n * PKTGEN_MAX, pkt.data, pkt.caplen);
+		pkts[n] = (struct bpfrt_pkt){ copy + n * PKTGEN_MAX, pkt.caplen, pkt.wirelen };
+		n++;
+	}
+	brt_pcap_close(r);
+	for (size_t e = 0; e < NENG; e++) {
+		BPFRT_OPTS(bpfrt_pkt_filter_opts, o, .engine = engines[e].engine);
+		struct thread_arg args[4];
+		pthread_t tids[4];
+		struct bpfrt_pkt_filter *f;
+
+		if (bpfrt_pkt_filter_compile(expr, 1, 65535, &o, &f, err, sizeof(err)))
+			continue; /* engine not built */
+		for (int t = 0; t < 4; t++) {
+			args[t] = (struct thread_arg){ f, pkts, n, 0, 0 };
+			pthread_create(&tids[t], NULL, thread_main, &args[t]);
+		}
+		for (int t = 0; t < 4; t++) {
+			pthread_join(tids[t], NULL);
+			T_EQ_INT(0, args[t].errors);
+			T_EQ_U64(20 * lib_matched, args[t].matched);
+		}
+		bpfrt_pkt_filter_free(f);
+	}
+	free(copy);
+	free(pkts);
+}
+
 int main(void)
 {
 	const char *tmp = getenv("TMPDIR");
@@ -238,6 +311,7 @@ int main(void)
 	for (size_t i = 0; i < sizeof(raw_exprs) / sizeof(raw_exprs[0]); i++)
 		check_expr("raw.pcap", raw_exprs[i]);
 	test_api();
+	test_threads();
 
 	if (!t_failed) {
 		unlink(path_of("ether.pcap"));
