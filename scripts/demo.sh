@@ -82,3 +82,17 @@ PY
 			"$out/sample.pcap" || true
 	done
 fi
+if has_cmd object && command -v clang >/dev/null; then
+	# C compiled by clang for eBPF: the benchmark's flow dissector (bench/progs/).
+	echo
+	show clang -O2 -g -target bpf -mcpu=v3 -ffreestanding -c bench/progs/progs.bpf.c \
+		-o "$out/progs.bpf.o"
+	echo
+	show ./build/bpfrt object show "$out/progs.bpf.o"
+	llvm-objcopy -O binary --only-section=raw_flow "$out/progs.bpf.o" "$out/flow.bin"
+	for engine in checked interp jit; do
+		echo
+		show ./build/bpfrt run "$out/flow.bin" --engine "$engine" --repeat 1000000 \
+			--mem "$pkt" || true
+	done
+fi
