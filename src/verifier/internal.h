@@ -119,6 +119,7 @@ struct brt_vstate {
 	int insn_idx;          /* where this state is (for stored and pushed states) */
 	uint32_t branches;     /* stored states: paths from here still being explored */
 	struct brt_vstate *parent; /* the stored state this path last passed */
+	struct brt_stored *node;   /* stored states: their list node */
 };
 
 /* ---- environment ----------------------------------------------------------------------- */
@@ -145,13 +146,18 @@ struct brt_insn_aux {
 	uint16_t live_in;       /* registers live before this insn (bit r) */
 	uint16_t prec_in;       /* scalar registers whose value may matter, before this insn */
 	uint32_t map_off;       /* lddw of BPF_PSEUDO_MAP_VALUE: offset into the value */
+	uint8_t ptr_kind;       /* loads/stores: 1 ctx, 2 other pointer (must not mix) */
 };
 
 struct brt_stored {
 	struct brt_stored *next;
+	struct brt_stored *prev; /* active states: doubly linked in their hash bucket */
+	int insn_idx;
+	int active;              /* still being explored (in env->active) */
 	struct brt_vstate *st;
 	uint32_t hits;
 	uint32_t miss;
+	uint64_t hash; /* state_hash() of st, for the exact (loop) comparison */
 };
 
 struct brt_pending {
@@ -184,7 +190,8 @@ struct brt_env {
 	struct brt_pending *stack;
 	int stack_len;
 	int stack_cap;
-	struct brt_stored **explored; /* per insn */
+	struct brt_stored **explored; /* per insn: states whose exploration is complete */
+	struct brt_stored **active;   /* hash buckets of states still being explored */
 	uint32_t insn_processed;
 	uint32_t total_states;
 	uint32_t peak_states;
@@ -198,6 +205,12 @@ struct brt_env {
 	int err_insn;
 	char err_msg[BRT_VERIFY_ERRLEN];
 	int internal_err;
+	char tmp_str[64];
+	uint16_t scratched_regs;     /* registers touched by the current insn (log) */
+	uint64_t scratched_stack;    /* stack slots touched (log) */
+	uint64_t prev_log_pos;       /* log position after the last insn line */
+	uint64_t prev_insn_print_pos; /* length of the last insn line */
+	struct brt_reg fake_reg[2];
 };
 
 /* An error message: into the log (kernel wording, with "\n") and remembered as the error
@@ -233,6 +246,9 @@ const char *brt_reg_type_str(struct brt_env *env, uint32_t type);
 void brt_print_state(struct brt_env *env, const struct brt_vstate *st, int frameno,
 		     int print_all);
 int brt_is_state_visited(struct brt_env *env, int insn_idx);
+void brt_state_done(struct brt_env *env, struct brt_vstate *st);
+void brt_free_stored(struct brt_env *env);
+#define BRT_ACTIVE_BUCKETS 65536
 int brt_is_pointer(const struct brt_reg *reg);
 int brt_reg_is_null(const struct brt_reg *reg);
 int brt_is_spilled(const struct brt_stack_slot *slot);

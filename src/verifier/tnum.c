@@ -200,9 +200,12 @@ int brt_tnum_subreg_is_const(struct tnum a)
 	return !(a.mask & UINT32_MAX);
 }
 
-/* The kernel prints "%#llx" as 0x0 for zero, unlike C libraries: spell the prefix out. */
+/* The kernel prints "%#llx" as 0x0 for zero, unlike C libraries, so the prefix is spelled
+ * out; a known value prints as a plain number, as 6.18 logs show ("off 0+0+-6"). */
 int brt_tnum_strn(char *str, size_t size, struct tnum a)
 {
+	if (a.mask == 0)
+		return snprintf(str, size, "%lld", (long long)a.value);
 	return snprintf(str, size, "(0x%llx; 0x%llx)", (unsigned long long)a.value,
 			(unsigned long long)a.mask);
 }

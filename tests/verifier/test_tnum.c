@@ -197,6 +197,8 @@ static void check_exact(void)
 	T_ASSERT(!brt_tnum_is_aligned((struct tnum){ 0, 4 }, 8));
 	brt_tnum_strn(buf, sizeof(buf), (struct tnum){ 0, 0xffffffff });
 	T_EQ_STR("(0x0; 0xffffffff)", buf);
+	brt_tnum_strn(buf, sizeof(buf), brt_tnum_const(0));
+	T_EQ_STR("0", buf);
 	T_EQ_U64(0x12345678ULL << 32 | 7,
 		 brt_tnum_with_subreg(brt_tnum_const(0x12345678ULL << 32 | 0xabc), brt_tnum_const(7)).value);
 }

@@ -1,0 +1,1519 @@
+/* bounds.c - what the verifier knows about numbers: each scalar carries signed and
+ * unsigned ranges at 64 and 32 bits plus a tnum, kept consistent with each other
+ * (reg_bounds_sync).  ALU instructions transform them; conditional jumps decide branches
+ * when the ranges allow and otherwise narrow them on each side.  Pointer arithmetic and
+ * the kernel's rules about it (which operators, which pointer types) live here too.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "verifier/internal.h"
+
+#define U32_MAX UINT32_MAX
+#define S32_MIN INT32_MIN
+#define S32_MAX INT32_MAX
+
+static int64_t max_s64(int64_t a, int64_t b) { return a > b ? a : b; }
+static int64_t min_s64(int64_t a, int64_t b) { return a < b ? a : b; }
+static uint64_t max_u64(uint64_t a, uint64_t b) { return a > b ? a : b; }
+static uint64_t min_u64(uint64_t a, uint64_t b) { return a < b ? a : b; }
+static int32_t max_s32(int32_t a, int32_t b) { return a > b ? a : b; }
+static int32_t min_s32(int32_t a, int32_t b) { return a < b ? a : b; }
+static uint32_t max_u32(uint32_t a, uint32_t b) { return a > b ? a : b; }
+static uint32_t min_u32(uint32_t a, uint32_t b) { return a < b ? a : b; }
+
+static void mark_reg32_unbounded(struct brt_reg *r)
+{
+	r->s32_min = S32_MIN;
+	r->s32_max = S32_MAX;
+	r->u32_min = 0;
+	r->u32_max = U32_MAX;
+}
+
+static void mark_reg64_unbounded(struct brt_reg *r)
+{
+	r->smin = INT64_MIN;
+	r->smax = INT64_MAX;
+	r->umin = 0;
+	r->umax = UINT64_MAX;
+}
+
+static void update_reg32_bounds(struct brt_reg *r)
+{
+	struct tnum t = brt_tnum_subreg(r->var_off);
+
+	r->s32_min = max_s32(r->s32_min, (int32_t)(uint32_t)(t.value | (t.mask & 0x80000000u)));
+	r->s32_max = min_s32(r->s32_max, (int32_t)(uint32_t)(t.value | (t.mask & 0x7fffffffu)));
+	r->u32_min = max_u32(r->u32_min, (uint32_t)t.value);
+	r->u32_max = min_u32(r->u32_max, (uint32_t)(t.value | t.mask));
+}
+
+static void update_reg64_bounds(struct brt_reg *r)
+{
+	struct tnum t = r->var_off;
+
+	r->smin = max_s64(r->smin, (int64_t)(t.value | (t.mask & (1ULL << 63))));
+	r->smax = min_s64(r->smax, (int64_t)(t.value | (t.mask & ~(1ULL << 63))));
+	r->umin = max_u64(r->umin, t.value);
+	r->umax = min_u64(r->umax, t.value | t.mask);
+}
+
+static void update_reg_bounds(struct brt_reg *r)
+{
+	update_reg32_bounds(r);
+	update_reg64_bounds(r);
+}
+
+static void deduce32(struct brt_reg *r)
+{
+	if ((r->umin >> 32) == (r->umax >> 32)) {
+		r->u32_min = max_u32(r->u32_min, (uint32_t)r->umin);
+		r->u32_max = min_u32(r->u32_max, (uint32_t)r->umax);
+		if ((int32_t)r->umin <= (int32_t)r->umax) {
+			r->s32_min = max_s32(r->s32_min, (int32_t)r->umin);
+			r->s32_max = min_s32(r->s32_max, (int32_t)r->umax);
+		}
+	}
+	if ((r->smin >> 32) == (r->smax >> 32)) {
+		if ((uint32_t)r->smin <= (uint32_t)r->smax) {
+			r->u32_min = max_u32(r->u32_min, (uint32_t)r->smin);
+			r->u32_max = min_u32(r->u32_max, (uint32_t)r->smax);
+		}
+		if ((int32_t)r->smin <= (int32_t)r->smax) {
+			r->s32_min = max_s32(r->s32_min, (int32_t)r->smin);
+			r->s32_max = min_s32(r->s32_max, (int32_t)r->smax);
+		}
+	}
+	/* upper halves that are two consecutive numbers, the low half crossing zero */
+	if ((uint32_t)(r->umin >> 32) + 1 == (uint32_t)(r->umax >> 32) && (int32_t)r->umin < 0 &&
+	    (int32_t)r->umax >= 0) {
+		r->s32_min = max_s32(r->s32_min, (int32_t)r->umin);
+		r->s32_max = min_s32(r->s32_max, (int32_t)r->umax);
+	}
+	if ((uint32_t)((uint64_t)r->smin >> 32) + 1 == (uint32_t)((uint64_t)r->smax >> 32) &&
+	    (int32_t)r->smin < 0 && (int32_t)r->smax >= 0) {
+		r->s32_min = max_s32(r->s32_min, (int32_t)r->smin);
+		r->s32_max = min_s32(r->s32_max, (int32_t)r->smax);
+	}
+	if ((int32_t)r->u32_min <= (int32_t)r->u32_max) {
+		r->s32_min = max_s32(r->s32_min, (int32_t)r->u32_min);
+		r->s32_max = min_s32(r->s32_max, (int32_t)r->u32_max);
+	}
+	if ((uint32_t)r->s32_min <= (uint32_t)r->s32_max) {
+		r->u32_min = max_u32((uint32_t)r->s32_min, r->u32_min);
+		r->u32_max = min_u32((uint32_t)r->s32_max, r->u32_max);
+	}
+}
+
+static void deduce64(struct brt_reg *r)
+{
+	if ((int64_t)r->umin <= (int64_t)r->umax) {
+		r->smin = max_s64(r->smin, (int64_t)r->umin);
+		r->smax = min_s64(r->smax, (int64_t)r->umax);
+	}
+	if ((uint64_t)r->smin <= (uint64_t)r->smax) {
+		r->umin = max_u64((uint64_t)r->smin, r->umin);
+		r->umax = min_u64((uint64_t)r->smax, r->umax);
+	} else if (r->umax < (uint64_t)r->smin) {
+		/* the signed range wraps: the unsigned one says which half we are in */
+		r->smin = (int64_t)r->umin;
+		r->umax = min_u64(r->umax, (uint64_t)r->smax);
+	} else if ((uint64_t)r->smax < r->umin) {
+		r->smax = (int64_t)r->umax;
+		r->umin = max_u64(r->umin, (uint64_t)r->smin);
+	}
+}
+
+static void deduce_mixed(struct brt_reg *r)
+{
+	uint64_t nu_min = (r->umin & ~0xffffffffULL) | r->u32_min;
+	uint64_t nu_max = (r->umax & ~0xffffffffULL) | r->u32_max;
+	int64_t ns_min = (int64_t)(((uint64_t)r->smin & ~0xffffffffULL) | r->u32_min);
+	int64_t ns_max = (int64_t)(((uint64_t)r->smax & ~0xffffffffULL) | r->u32_max);
+
+	r->umin = max_u64(r->umin, nu_min);
+	r->umax = min_u64(r->umax, nu_max);
+	r->smin = max_s64(r->smin, ns_min);
+	r->smax = min_s64(r->smax, ns_max);
+	/* a sign-extended load leaves the upper half all zeros or all ones */
+	if (r->s32_min >= 0 && r->smin >= S32_MIN && r->smax <= S32_MAX) {
+		r->smin = r->s32_min;
+		r->smax = r->s32_max;
+		r->umin = (uint64_t)r->s32_min;
+		r->umax = (uint64_t)r->s32_max;
+		r->var_off = brt_tnum_intersect(r->var_off,
+						brt_tnum_range((uint64_t)r->smin, (uint64_t)r->smax));
+	}
+}
+
+static void deduce(struct brt_reg *r)
+{
+	deduce32(r);
+	deduce64(r);
+	deduce_mixed(r);
+}
+
+static void bound_offset(struct brt_reg *r)
+{
+	struct tnum v64 = brt_tnum_intersect(r->var_off, brt_tnum_range(r->umin, r->umax));
+	struct tnum v32 = brt_tnum_intersect(brt_tnum_subreg(v64),
+					     brt_tnum_range(r->u32_min, r->u32_max));
+
+	r->var_off = brt_tnum_or(brt_tnum_clear_subreg(v64), v32);
+}
+
+void brt_reg_bounds_sync(struct brt_reg *reg)
+{
+	update_reg_bounds(reg);
+	deduce(reg);
+	deduce(reg);
+	bound_offset(reg);
+	update_reg_bounds(reg);
+}
+
+/* The 32-bit result of an ALU32 op becomes the whole register. */
+void brt_zext_32_to_64(struct brt_reg *r)
+{
+	r->var_off = brt_tnum_subreg(r->var_off);
+	r->umin = r->u32_min;
+	r->umax = r->u32_max;
+	if (r->s32_min >= 0) {
+		r->smin = r->s32_min;
+		r->smax = r->s32_max;
+	} else {
+		r->smin = 0;
+		r->smax = U32_MAX;
+	}
+	r->umin = r->u32_min;
+	r->umax = r->u32_max;
+}
+
+void brt_coerce_reg_to_size(struct brt_reg *r, int size)
+{
+	uint64_t mask;
+
+	r->var_off = brt_tnum_cast(r->var_off, (uint8_t)size);
+	mask = size >= 8 ? UINT64_MAX : (1ULL << (size * 8)) - 1;
+	if ((r->umin & ~mask) == (r->umax & ~mask)) {
+		r->umin &= mask;
+		r->umax &= mask;
+	} else {
+		r->umin = 0;
+		r->umax = mask;
+	}
+	r->smin = (int64_t)r->umin;
+	r->smax = (int64_t)r->umax;
+	if (size < 4) {
+		r->u32_min = (uint32_t)r->umin;
+		r->u32_max = (uint32_t)r->umax;
+		r->s32_min = (int32_t)r->u32_min;
+		r->s32_max = (int32_t)r->u32_max;
+	} else {
+		mark_reg32_unbounded(r);
+	}
+	brt_reg_bounds_sync(r);
+}
+
+static int64_t sext(uint64_t v, int size)
+{
+	int sh = 64 - size * 8;
+
+	return (int64_t)(v << sh) >> sh;
+}
+
+/* Sign-extending load or movsx: exact when the value is known or fits, else the full
+ * signed range of the size. */
+void brt_coerce_reg_to_size_sx(struct brt_reg *r, int size)
+{
+	int64_t lo = sext(0, size) - ((int64_t)1 << (size * 8 - 1)), hi = -lo - 1;
+
+	if (brt_tnum_is_const(r->var_off)) {
+		brt_mark_reg_known(r, (uint64_t)sext(r->var_off.value, size));
+		return;
+	}
+	if (r->umax < (1ULL << (size * 8 - 1))) {
+		/* no sign bit can be set: a plain zero-extension */
+		brt_coerce_reg_to_size(r, size);
+		return;
+	}
+	brt_mark_reg_unbounded(r);
+	r->smin = lo;
+	r->smax = hi;
+	r->s32_min = (int32_t)lo;
+	r->s32_max = (int32_t)hi;
+	r->var_off = brt_tnum_unknown;
+	if (size >= 4) {
+		r->s32_min = S32_MIN;
+		r->s32_max = S32_MAX;
+	}
+	brt_reg_bounds_sync(r);
+}
+
+void brt_coerce_subreg_to_size_sx(struct brt_reg *r, int size)
+{
+	int32_t lo = size == 1 ? -128 : -32768, hi = -lo - 1;
+
+	if (brt_tnum_subreg_is_const(r->var_off)) {
+		uint32_t v = (uint32_t)sext(r->var_off.value, size);
+
+		r->var_off = brt_tnum_const(v);
+		r->s32_min = r->s32_max = (int32_t)v;
+		r->u32_min = r->u32_max = v;
+		return;
+	}
+	mark_reg32_unbounded(r);
+	r->s32_min = lo;
+	r->s32_max = hi;
+	if (r->u32_max < (1u << (size * 8 - 1))) {
+		r->s32_min = 0;
+		r->s32_max = (int32_t)((1u << (size * 8 - 1)) - 1);
+	}
+	r->var_off = brt_tnum_unknown;
+	mark_reg64_unbounded(r);
+}
+
+/* ---- scalar ALU -------------------------------------------------------------------------- */
+static void add32(struct brt_reg *d, const struct brt_reg *s)
+{
+	int32_t a, b;
+	uint32_t c, e;
+	int mino = __builtin_add_overflow(d->u32_min, s->u32_min, &c);
+	int maxo = __builtin_add_overflow(d->u32_max, s->u32_max, &e);
+
+	if (__builtin_add_overflow(d->s32_min, s->s32_min, &a) ||
+	    __builtin_add_overflow(d->s32_max, s->s32_max, &b)) {
+		d->s32_min = S32_MIN;
+		d->s32_max = S32_MAX;
+	} else {
+		d->s32_min = a;
+		d->s32_max = b;
+	}
+	d->u32_min = c;
+	d->u32_max = e;
+	if (!mino && maxo) {
+		d->u32_min = 0;
+		d->u32_max = U32_MAX;
+	}
+}
+
+static void add64(struct brt_reg *d, const struct brt_reg *s)
+{
+	int64_t a, b;
+	uint64_t c, e;
+	int mino = __builtin_add_overflow(d->umin, s->umin, &c);
+	int maxo = __builtin_add_overflow(d->umax, s->umax, &e);
+
+	if (__builtin_add_overflow(d->smin, s->smin, &a) ||
+	    __builtin_add_overflow(d->smax, s->smax, &b)) {
+		d->smin = INT64_MIN;
+		d->smax = INT64_MAX;
+	} else {
+		d->smin = a;
+		d->smax = b;
+	}
+	d->umin = c;
+	d->umax = e;
+	if (!mino && maxo) {
+		d->umin = 0;
+		d->umax = UINT64_MAX;
+	}
+}
+
+static void sub32(struct brt_reg *d, const struct brt_reg *s)
+{
+	int32_t a, b;
+	uint32_t c, e;
+	int minu = __builtin_sub_overflow(d->u32_min, s->u32_max, &c);
+	int maxu = __builtin_sub_overflow(d->u32_max, s->u32_min, &e);
+
+	if (__builtin_sub_overflow(d->s32_min, s->s32_max, &a) ||
+	    __builtin_sub_overflow(d->s32_max, s->s32_min, &b)) {
+		d->s32_min = S32_MIN;
+		d->s32_max = S32_MAX;
+	} else {
+		d->s32_min = a;
+		d->s32_max = b;
+	}
+	d->u32_min = c;
+	d->u32_max = e;
+	if (minu && !maxu) {
+		d->u32_min = 0;
+		d->u32_max = U32_MAX;
+	}
+}
+
+static void sub64(struct brt_reg *d, const struct brt_reg *s)
+{
+	int64_t a, b;
+	uint64_t c, e;
+	int minu = __builtin_sub_overflow(d->umin, s->umax, &c);
+	int maxu = __builtin_sub_overflow(d->umax, s->umin, &e);
+
+	if (__builtin_sub_overflow(d->smin, s->smax, &a) ||
+	    __builtin_sub_overflow(d->smax, s->smin, &b)) {
+		d->smin = INT64_MIN;
+		d->smax = INT64_MAX;
+	} else {
+		d->smin = a;
+		d->smax = b;
+	}
+	d->umin = c;
+	d->umax = e;
+	if (minu && !maxu) {
+		d->umin = 0;
+		d->umax = UINT64_MAX;
+	}
+}
+
+static void mul32(struct brt_reg *d, const struct brt_reg *s)
+{
+	int32_t p[4];
+	uint32_t lo, hi;
+
+	if (__builtin_mul_overflow(d->u32_max, s->u32_max, &hi) ||
+	    __builtin_mul_overflow(d->u32_min, s->u32_min, &lo)) {
+		d->u32_min = 0;
+		d->u32_max = U32_MAX;
+	} else {
+		d->u32_min = lo;
+		d->u32_max = hi;
+	}
+	if (__builtin_mul_overflow(d->s32_min, s->s32_min, &p[0]) ||
+	    __builtin_mul_overflow(d->s32_min, s->s32_max, &p[1]) ||
+	    __builtin_mul_overflow(d->s32_max, s->s32_min, &p[2]) ||
+	    __builtin_mul_overflow(d->s32_max, s->s32_max, &p[3])) {
+		d->s32_min = S32_MIN;
+		d->s32_max = S32_MAX;
+	} else {
+		d->s32_min = min_s32(min_s32(p[0], p[1]), min_s32(p[2], p[3]));
+		d->s32_max = max_s32(max_s32(p[0], p[1]), max_s32(p[2], p[3]));
+	}
+}
+
+static void mul64(struct brt_reg *d, const struct brt_reg *s)
+{
+	int64_t p[4];
+	uint64_t lo, hi;
+
+	if (__builtin_mul_overflow(d->umax, s->umax, &hi) ||
+	    __builtin_mul_overflow(d->umin, s->umin, &lo)) {
+		d->umin = 0;
+		d->umax = UINT64_MAX;
+	} else {
+		d->umin = lo;
+		d->umax = hi;
+	}
+	if (__builtin_mul_overflow(d->smin, s->smin, &p[0]) ||
+	    __builtin_mul_overflow(d->smin, s->smax, &p[1]) ||
+	    __builtin_mul_overflow(d->smax, s->smin, &p[2]) ||
+	    __builtin_mul_overflow(d->smax, s->smax, &p[3])) {
+		d->smin = INT64_MIN;
+		d->smax = INT64_MAX;
+	} else {
+		d->smin = min_s64(min_s64(p[0], p[1]), min_s64(p[2], p[3]));
+		d->smax = max_s64(max_s64(p[0], p[1]), max_s64(p[2], p[3]));
+	}
+}
+
+static void known32(struct brt_reg *r, uint32_t v)
+{
+	r->var_off = brt_tnum_const_subreg(r->var_off, v);
+	r->s32_min = r->s32_max = (int32_t)v;
+	r->u32_min = r->u32_max = v;
+}
+
+/* and, or, xor at 32 bits: bounds from the already computed tnum */
+static void bitop32(struct brt_reg *d, const struct brt_reg *s, int op)
+{
+	struct tnum t = brt_tnum_subreg(d->var_off);
+
+	if (brt_tnum_subreg_is_const(s->var_off) && brt_tnum_subreg_is_const(d->var_off)) {
+		known32(d, (uint32_t)t.value);
+		return;
+	}
+	if (op == BPF_AND) {
+		d->u32_min = (uint32_t)t.value;
+		d->u32_max = min_u32(d->u32_max, s->u32_max);
+	} else if (op == BPF_OR) {
+		d->u32_min = max_u32(d->u32_min, s->u32_min);
+		d->u32_max = (uint32_t)(t.value | t.mask);
+	} else {
+		d->u32_min = (uint32_t)t.value;
+		d->u32_max = (uint32_t)(t.value | t.mask);
+	}
+	if ((int32_t)d->u32_min <= (int32_t)d->u32_max) {
+		d->s32_min = (int32_t)d->u32_min;
+		d->s32_max = (int32_t)d->u32_max;
+	} else {
+		d->s32_min = S32_MIN;
+		d->s32_max = S32_MAX;
+	}
+}
+
+static void bitop64(struct brt_reg *d, const struct brt_reg *s, int op)
+{
+	if (brt_tnum_is_const(s->var_off) && brt_tnum_is_const(d->var_off)) {
+		brt_mark_reg_known(d, d->var_off.value);
+		return;
+	}
+	if (op == BPF_AND) {
+		d->umin = d->var_off.value;
+		d->umax = min_u64(d->umax, s->umax);
+	} else if (op == BPF_OR) {
+		d->umin = max_u64(d->umin, s->umin);
+		d->umax = d->var_off.value | d->var_off.mask;
+	} else {
+		d->umin = d->var_off.value;
+		d->umax = d->var_off.value | d->var_off.mask;
+	}
+	if ((int64_t)d->umin <= (int64_t)d->umax) {
+		d->smin = (int64_t)d->umin;
+		d->smax = (int64_t)d->umax;
+	} else {
+		d->smin = INT64_MIN;
+		d->smax = INT64_MAX;
+	}
+	update_reg_bounds(d);
+}
+
+static void shift32(struct brt_reg *d, int op, uint32_t k)
+{
+	struct tnum t = brt_tnum_subreg(d->var_off);
+
+	switch (op) {
+	case BPF_LSH:
+		d->s32_min = S32_MIN;
+		d->s32_max = S32_MAX;
+		if (k > 31 || d->u32_max > 1ULL << (31 - k)) {
+			d->u32_min = 0;
+			d->u32_max = U32_MAX;
+		} else {
+			d->u32_min <<= k;
+			d->u32_max <<= k;
+		}
+		d->var_off = brt_tnum_subreg(brt_tnum_lshift(t, (uint8_t)k));
+		break;
+	case BPF_RSH:
+		d->s32_min = S32_MIN;
+		d->s32_max = S32_MAX;
+		d->var_off = brt_tnum_rshift(t, (uint8_t)k);
+		d->u32_min >>= k;
+		d->u32_max >>= k;
+		break;
+	default: /* BPF_ARSH */
+		d->s32_min >>= k;
+		d->s32_max >>= k;
+		d->var_off = brt_tnum_subreg(brt_tnum_arshift(t, (uint8_t)k, 32));
+		d->u32_min = 0;
+		d->u32_max = U32_MAX;
+		break;
+	}
+	mark_reg64_unbounded(d);
+	update_reg32_bounds(d);
+}
+
+static void shift64(struct brt_reg *d, int op, uint32_t k)
+{
+	switch (op) {
+	case BPF_LSH:
+		/* <<32 of a non-negative 32-bit value keeps its sign information */
+		d->smax = k == 32 && d->s32_max >= 0 ? (int64_t)((uint64_t)d->s32_max << 32) : INT64_MAX;
+		d->smin = k == 32 && d->s32_min >= 0 ? (int64_t)((uint64_t)d->s32_min << 32) : INT64_MIN;
+		if (d->umax > 1ULL << (63 - k)) {
+			d->umin = 0;
+			d->umax = UINT64_MAX;
+		} else {
+			d->umin <<= k;
+			d->umax <<= k;
+		}
+		d->var_off = brt_tnum_lshift(d->var_off, (uint8_t)k);
+		break;
+	case BPF_RSH:
+		d->smin = INT64_MIN;
+		d->smax = INT64_MAX;
+		d->var_off = brt_tnum_rshift(d->var_off, (uint8_t)k);
+		d->umin >>= k;
+		d->umax >>= k;
+		break;
+	default:
+		d->smin >>= k;
+		d->smax >>= k;
+		d->var_off = brt_tnum_arshift(d->var_off, (uint8_t)k, 64);
+		d->umin = 0;
+		d->umax = UINT64_MAX;
+		break;
+	}
+	mark_reg32_unbounded(d);
+	update_reg_bounds(d);
+}
+
+static int src_is_const(const struct brt_reg *s, int alu32)
+{
+	if (alu32)
+		return brt_tnum_subreg_is_const(s->var_off) && s->s32_min == s->s32_max &&
+		       s->u32_min == s->u32_max;
+	return brt_tnum_is_const(s->var_off) && s->smin == s->smax && s->umin == s->umax;
+}
+
+static void scalar_alu(struct brt_env *env, const struct bpf_insn *insn, struct brt_reg *d,
+		       struct brt_reg s)
+{
+	int op = BPF_OP(insn->code), alu32 = BPF_CLASS(insn->code) != BPF_ALU64;
+	struct brt_reg old;
+
+	switch (op) {
+	case BPF_ADD:
+	case BPF_SUB:
+	case BPF_NEG:
+	case BPF_AND:
+	case BPF_OR:
+	case BPF_XOR:
+	case BPF_MUL:
+		break;
+	case BPF_LSH:
+	case BPF_RSH:
+	case BPF_ARSH:
+		if (src_is_const(&s, alu32) && s.umax < (alu32 ? 32u : 64u))
+			break;
+		/* fall through */
+	default:
+		brt_mark_reg_unknown(env, d);
+		return;
+	}
+	switch (op) {
+	case BPF_ADD:
+		add32(d, &s);
+		add64(d, &s);
+		d->var_off = brt_tnum_add(d->var_off, s.var_off);
+		break;
+	case BPF_SUB:
+		sub32(d, &s);
+		sub64(d, &s);
+		d->var_off = brt_tnum_sub(d->var_off, s.var_off);
+		break;
+	case BPF_NEG:
+		old = *d;
+		brt_mark_reg_known(d, 0);
+		sub32(d, &old);
+		sub64(d, &old);
+		d->var_off = brt_tnum_neg(old.var_off);
+		break;
+	case BPF_MUL:
+		d->var_off = brt_tnum_mul(d->var_off, s.var_off);
+		mul32(d, &s);
+		mul64(d, &s);
+		break;
+	case BPF_AND:
+		d->var_off = brt_tnum_and(d->var_off, s.var_off);
+		bitop32(d, &s, op);
+		bitop64(d, &s, op);
+		break;
+	case BPF_OR:
+		d->var_off = brt_tnum_or(d->var_off, s.var_off);
+		bitop32(d, &s, op);
+		bitop64(d, &s, op);
+		break;
+	case BPF_XOR:
+		d->var_off = brt_tnum_xor(d->var_off, s.var_off);
+		bitop32(d, &s, op);
+		bitop64(d, &s, op);
+		break;
+	default:
+		if (alu32)
+			shift32(d, op, (uint32_t)s.umin);
+		else
+			shift64(d, op, (uint32_t)s.umin);
+		break;
+	}
+	if (alu32)
+		brt_zext_32_to_64(d);
+	/* the result is a new value: it is no longer a copy of anything */
+	d->id = 0;
+	brt_reg_bounds_sync(d);
+}
+
+/* ---- pointer arithmetic ------------------------------------------------------------------ */
+static const char *const alu_str[16] = {
+	"+=", "-=", "*=", "/=", "|=", "&=", "<<=", ">>=", "neg", "%=", "^=", "=", "s>>=", "endian",
+};
+
+static int sane_offset(struct brt_env *env, const struct brt_reg *reg, uint32_t type)
+{
+	int known = brt_tnum_is_const(reg->var_off);
+	int64_t val = (int64_t)reg->var_off.value, smin = reg->smin;
+
+	if (known && (val >= BRT_MAX_VAR_OFF || val <= -BRT_MAX_VAR_OFF)) {
+		brt_verr(env, "math between %s pointer and %lld is not allowed\n",
+			 brt_reg_type_str(env, type), (long long)val);
+		return 0;
+	}
+	if (reg->off >= BRT_MAX_VAR_OFF || reg->off <= -BRT_MAX_VAR_OFF) {
+		brt_verr(env, "%s pointer offset %d is not allowed\n", brt_reg_type_str(env, type),
+			 reg->off);
+		return 0;
+	}
+	if (smin == INT64_MIN) {
+		brt_verr(env, "math between %s pointer and register with unbounded min value is not "
+			      "allowed\n",
+			 brt_reg_type_str(env, type));
+		return 0;
+	}
+	if (smin >= BRT_MAX_VAR_OFF || smin <= -BRT_MAX_VAR_OFF) {
+		brt_verr(env, "value %lld makes %s pointer be out of bounds\n", (long long)smin,
+			 brt_reg_type_str(env, type));
+		return 0;
+	}
+	return 1;
+}
+
+/* Without CAP_PERFMON a pointer may not be moved where it could leave its object. */
+static int check_bounds_unpriv(struct brt_env *env, const struct bpf_insn *insn,
+			       struct brt_reg *dst)
+{
+	int regno = insn->dst_reg;
+
+	if (env->bypass_spec_v1)
+		return 0;
+	if (BASE_TYPE(dst->type) == PTR_TO_STACK) {
+		int64_t off = dst->off + (int64_t)dst->var_off.value;
+
+		if (!brt_tnum_is_const(dst->var_off)) {
+			char tn[48];
+
+			brt_tnum_strn(tn, sizeof(tn), dst->var_off);
+			brt_verr(env, "R%d variable stack access prohibited for !root, var_off=%s "
+				      "off=%d\n",
+				 regno, tn, dst->off);
+			return -EACCES;
+		}
+		if (off >= 0 || off < -BRT_MAX_STACK) {
+			brt_verr(env, "R%d stack pointer arithmetic goes out of range, prohibited "
+				      "for !root, off=%lld\n",
+				 regno, (long long)off);
+			return -EACCES;
+		}
+	} else if (BASE_TYPE(dst->type) == PTR_TO_MAP_VALUE) {
+		const struct brt_map_info *m = &env->maps[dst->map_idx].info;
+		int64_t lo = dst->off + dst->smin, hi = dst->off + (int64_t)dst->umax;
+
+		if (dst->smin < 0 || lo < 0 || hi + 1 > (int64_t)m->value_size) {
+			brt_verr(env, "R%d pointer arithmetic of map value goes out of range, "
+				      "prohibited for !root\n",
+				 regno);
+			return -EACCES;
+		}
+	}
+	return 0;
+}
+
+static int ptr_alu(struct brt_env *env, const struct bpf_insn *insn, const struct brt_reg *ptr,
+		   const struct brt_reg *offr)
+{
+	struct brt_reg *regs = brt_cur_regs(env), *dst = &regs[insn->dst_reg];
+	int op = BPF_OP(insn->code), regno = insn->dst_reg;
+	int known = brt_tnum_is_const(offr->var_off);
+	int64_t smin_val = offr->smin, smax_val = offr->smax;
+	uint64_t umin_val = offr->umin, umax_val = offr->umax;
+	struct brt_reg p = *ptr, o = *offr;
+
+	if (BPF_CLASS(insn->code) != BPF_ALU64) {
+		if (op == BPF_SUB && env->allow_ptr_leaks) {
+			brt_mark_reg_unknown(env, dst);
+			return 0;
+		}
+		brt_verr(env, "R%d 32-bit pointer arithmetic prohibited\n", regno);
+		return -EACCES;
+	}
+	if (p.type & PTR_MAYBE_NULL) {
+		brt_verr(env, "R%d pointer arithmetic on %s prohibited, null-check it first\n",
+			 regno, brt_reg_type_str(env, p.type));
+		return -EACCES;
+	}
+	switch (BASE_TYPE(p.type)) {
+	case PTR_TO_CTX:
+	case PTR_TO_MAP_VALUE:
+	case PTR_TO_MAP_KEY:
+	case PTR_TO_STACK:
+	case PTR_TO_PACKET_META:
+	case PTR_TO_PACKET:
+	case PTR_TO_MEM:
+		break;
+	case CONST_PTR_TO_MAP:
+		if (known && smin_val == 0 && op == BPF_ADD)
+			break;
+		/* fall through */
+	default:
+		brt_verr(env, "R%d pointer arithmetic on %s prohibited\n", regno,
+			 brt_reg_type_str(env, p.type));
+		return -EACCES;
+	}
+	*dst = p;
+	if (!sane_offset(env, &o, p.type) || !sane_offset(env, &p, p.type))
+		return -EINVAL;
+	dst->s32_min = S32_MIN;
+	dst->s32_max = S32_MAX;
+	dst->u32_min = 0;
+	dst->u32_max = U32_MAX;
+	switch (op) {
+	case BPF_ADD:
+		if (known && (int64_t)p.off + smin_val == (int64_t)(int32_t)(p.off + smin_val)) {
+			dst->off = (int32_t)(p.off + smin_val);
+			break;
+		}
+		if (__builtin_add_overflow(p.smin, smin_val, &dst->smin) ||
+		    __builtin_add_overflow(p.smax, smax_val, &dst->smax)) {
+			dst->smin = INT64_MIN;
+			dst->smax = INT64_MAX;
+		}
+		if (__builtin_add_overflow(p.umin, umin_val, &dst->umin) ||
+		    __builtin_add_overflow(p.umax, umax_val, &dst->umax)) {
+			dst->umin = 0;
+			dst->umax = UINT64_MAX;
+		}
+		dst->var_off = brt_tnum_add(p.var_off, o.var_off);
+		if (BASE_TYPE(p.type) == PTR_TO_PACKET || BASE_TYPE(p.type) == PTR_TO_PACKET_META) {
+			dst->id = ++env->id_gen;
+			dst->range = 0;
+		}
+		break;
+	case BPF_SUB:
+		if (dst == offr) {
+			brt_verr(env, "R%d tried to subtract pointer from scalar\n", regno);
+			return -EACCES;
+		}
+		if (BASE_TYPE(p.type) == PTR_TO_STACK) {
+			brt_verr(env, "R%d subtraction from stack pointer prohibited\n", regno);
+			return -EACCES;
+		}
+		if (known && (int64_t)p.off - smin_val == (int64_t)(int32_t)(p.off - smin_val)) {
+			dst->off = (int32_t)(p.off - smin_val);
+			break;
+		}
+		if (__builtin_sub_overflow(p.smin, smax_val, &dst->smin) ||
+		    __builtin_sub_overflow(p.smax, smin_val, &dst->smax)) {
+			dst->smin = INT64_MIN;
+			dst->smax = INT64_MAX;
+		}
+		if (p.umin < umax_val) {
+			dst->umin = 0;
+			dst->umax = UINT64_MAX;
+		} else {
+			dst->umin = p.umin - umax_val;
+			dst->umax = p.umax - umin_val;
+		}
+		dst->var_off = brt_tnum_sub(p.var_off, o.var_off);
+		if (BASE_TYPE(p.type) == PTR_TO_PACKET || BASE_TYPE(p.type) == PTR_TO_PACKET_META) {
+			dst->id = ++env->id_gen;
+			if (smin_val < 0)
+				dst->range = 0;
+		}
+		break;
+	case BPF_AND:
+	case BPF_OR:
+	case BPF_XOR:
+		brt_verr(env, "R%d bitwise operator %s on pointer prohibited\n", regno,
+			 alu_str[op >> 4]);
+		return -EACCES;
+	default:
+		brt_verr(env, "R%d pointer arithmetic with %s operator prohibited\n", regno,
+			 alu_str[op >> 4]);
+		return -EACCES;
+	}
+	if (!sane_offset(env, dst, p.type))
+		return -EINVAL;
+	brt_reg_bounds_sync(dst);
+	return check_bounds_unpriv(env, insn, dst);
+}
+
+static int adjust_reg_min_max(struct brt_env *env, const struct bpf_insn *insn)
+{
+	struct brt_reg *regs = brt_cur_regs(env), *dst = &regs[insn->dst_reg], *src, off_reg;
+	int op = BPF_OP(insn->code);
+
+	if (BPF_SRC(insn->code) == BPF_X) {
+		src = &regs[insn->src_reg];
+		if (src->type != SCALAR_VALUE) {
+			if (dst->type != SCALAR_VALUE) {
+				if (op == BPF_SUB && env->allow_ptr_leaks) {
+					brt_mark_reg_unknown(env, dst);
+					return 0;
+				}
+				brt_verr(env, "R%d pointer %s pointer prohibited\n", insn->dst_reg,
+					 alu_str[op >> 4]);
+				return -EACCES;
+			}
+			return ptr_alu(env, insn, src, dst);
+		}
+		if (dst->type != SCALAR_VALUE)
+			return ptr_alu(env, insn, dst, src);
+	} else {
+		memset(&off_reg, 0, sizeof(off_reg));
+		off_reg.type = SCALAR_VALUE;
+		brt_mark_reg_known(&off_reg, (uint64_t)(int64_t)insn->imm);
+		src = &off_reg;
+		if (dst->type != SCALAR_VALUE)
+			return ptr_alu(env, insn, dst, src);
+	}
+	scalar_alu(env, insn, dst, *src);
+	return 0;
+}
+
+static int check_mov(struct brt_env *env, const struct bpf_insn *insn)
+{
+	struct brt_reg *regs = brt_cur_regs(env), *dst = &regs[insn->dst_reg];
+	int alu64 = BPF_CLASS(insn->code) == BPF_ALU64, err;
+
+	if (BPF_SRC(insn->code) == BPF_X) {
+		int16_t off = insn->off;
+		int bad = insn->imm || (off != 0 && off != 8 && off != 16 && (!alu64 || off != 32));
+
+		if (bad) {
+			brt_verr(env, "BPF_MOV uses reserved fields\n");
+			return -EINVAL;
+		}
+		err = brt_check_reg_arg(env, insn->src_reg, SRC_OP);
+		if (err)
+			return err;
+	} else if (insn->src_reg || insn->off) {
+		brt_verr(env, "BPF_MOV uses reserved fields\n");
+		return -EINVAL;
+	}
+	err = brt_check_reg_arg(env, insn->dst_reg, DST_OP_NO_MARK);
+	if (err)
+		return err;
+	if (BPF_SRC(insn->code) == BPF_K) {
+		brt_mark_reg_unknown(env, dst);
+		brt_mark_reg_known(dst, alu64 ? (uint64_t)(int64_t)insn->imm : (uint32_t)insn->imm);
+		return 0;
+	}
+	struct brt_reg src = regs[insn->src_reg];
+
+	if (alu64 && insn->off == 0) {
+		/* copies share an id so a bounds check on one narrows the other */
+		if (src.type == SCALAR_VALUE && !src.id && !brt_tnum_is_const(src.var_off))
+			regs[insn->src_reg].id = src.id = ++env->id_gen;
+		*dst = src;
+		return 0;
+	}
+	if (brt_is_pointer_value(env, insn->src_reg)) {
+		brt_verr(env, alu64 || insn->off ? "R%d sign-extension part of pointer\n"
+						 : "R%d partial copy of pointer\n",
+			 insn->src_reg);
+		return -EACCES;
+	}
+	if (src.type != SCALAR_VALUE) {
+		brt_mark_reg_unknown(env, dst);
+	} else {
+		*dst = src;
+		dst->id = 0;
+		if (alu64)
+			brt_coerce_reg_to_size_sx(dst, insn->off >> 3);
+		else if (insn->off)
+			brt_coerce_subreg_to_size_sx(dst, insn->off >> 3);
+	}
+	if (!alu64) {
+		brt_zext_32_to_64(dst);
+		brt_reg_bounds_sync(dst);
+	}
+	return 0;
+}
+
+static int check_neg_end(struct brt_env *env, const struct bpf_insn *insn)
+{
+	int op = BPF_OP(insn->code), err;
+	struct brt_reg *dst = &brt_cur_regs(env)[insn->dst_reg];
+
+	if (op == BPF_NEG) {
+		if (BPF_SRC(insn->code) != BPF_K || insn->src_reg || insn->off || insn->imm) {
+			brt_verr(env, "BPF_NEG uses reserved fields\n");
+			return -EINVAL;
+		}
+	} else if (insn->src_reg || insn->off ||
+		   (insn->imm != 16 && insn->imm != 32 && insn->imm != 64) ||
+		   (BPF_CLASS(insn->code) == BPF_ALU64 && BPF_SRC(insn->code) != BPF_TO_LE)) {
+		brt_verr(env, "BPF_END uses reserved fields\n");
+		return -EINVAL;
+	}
+	err = brt_check_reg_arg(env, insn->dst_reg, SRC_OP);
+	if (err)
+		return err;
+	if (brt_is_pointer_value(env, insn->dst_reg)) {
+		brt_verr(env, "R%d pointer arithmetic prohibited\n", insn->dst_reg);
+		return -EACCES;
+	}
+	if (op == BPF_NEG && dst->type == SCALAR_VALUE) {
+		scalar_alu(env, insn, dst, *dst);
+		return 0;
+	}
+	return brt_check_reg_arg(env, insn->dst_reg, DST_OP);
+}
+
+int brt_check_alu(struct brt_env *env, const struct bpf_insn *insn)
+{
+	int op = BPF_OP(insn->code), err;
+
+	if (op == BPF_NEG || op == BPF_END)
+		return check_neg_end(env, insn);
+	if (op == BPF_MOV)
+		return check_mov(env, insn);
+	if (BPF_SRC(insn->code) == BPF_X) {
+		if (insn->imm || (insn->off != 0 && insn->off != 1) ||
+		    (insn->off == 1 && op != BPF_MOD && op != BPF_DIV)) {
+			brt_verr(env, "BPF_ALU uses reserved fields\n");
+			return -EINVAL;
+		}
+		err = brt_check_reg_arg(env, insn->src_reg, SRC_OP);
+		if (err)
+			return err;
+	} else if (insn->src_reg || (insn->off != 0 && insn->off != 1) ||
+		   (insn->off == 1 && op != BPF_MOD && op != BPF_DIV)) {
+		brt_verr(env, "BPF_ALU uses reserved fields\n");
+		return -EINVAL;
+	}
+	err = brt_check_reg_arg(env, insn->dst_reg, SRC_OP);
+	if (err)
+		return err;
+	if ((op == BPF_MOD || op == BPF_DIV) && BPF_SRC(insn->code) == BPF_K && insn->imm == 0) {
+		brt_verr(env, "div by zero\n");
+		return -EINVAL;
+	}
+	if ((op == BPF_LSH || op == BPF_RSH || op == BPF_ARSH) && BPF_SRC(insn->code) == BPF_K) {
+		int size = BPF_CLASS(insn->code) == BPF_ALU64 ? 64 : 32;
+
+		if (insn->imm < 0 || insn->imm >= size) {
+			brt_verr(env, "invalid shift %d\n", insn->imm);
+			return -EINVAL;
+		}
+	}
+	err = brt_check_reg_arg(env, insn->dst_reg, DST_OP_NO_MARK);
+	if (err)
+		return err;
+	return adjust_reg_min_max(env, insn);
+}
+
+/* ---- conditional jumps ------------------------------------------------------------------- */
+int brt_reg_const(const struct brt_reg *reg, int is32)
+{
+	return reg->type == SCALAR_VALUE &&
+	       (is32 ? brt_tnum_subreg_is_const(reg->var_off) : brt_tnum_is_const(reg->var_off));
+}
+
+uint64_t brt_reg_const_val(const struct brt_reg *reg, int is32)
+{
+	return is32 ? (uint32_t)reg->var_off.value : reg->var_off.value;
+}
+
+static int flip_op(int op)
+{
+	switch (op) {
+	case BPF_JGT: return BPF_JLT;
+	case BPF_JLT: return BPF_JGT;
+	case BPF_JGE: return BPF_JLE;
+	case BPF_JLE: return BPF_JGE;
+	case BPF_JSGT: return BPF_JSLT;
+	case BPF_JSLT: return BPF_JSGT;
+	case BPF_JSGE: return BPF_JSLE;
+	case BPF_JSLE: return BPF_JSGE;
+	default: return op;
+	}
+}
+
+#define JSET_NOT (BPF_JSET | BPF_X) /* "not JSET": the fall-through of JSET */
+
+static int rev_op(int op)
+{
+	switch (op) {
+	case BPF_JEQ: return BPF_JNE;
+	case BPF_JNE: return BPF_JEQ;
+	case BPF_JSET: return JSET_NOT;
+	case JSET_NOT: return BPF_JSET;
+	case BPF_JGT: return BPF_JLE;
+	case BPF_JLE: return BPF_JGT;
+	case BPF_JGE: return BPF_JLT;
+	case BPF_JLT: return BPF_JGE;
+	case BPF_JSGT: return BPF_JSLE;
+	case BPF_JSLE: return BPF_JSGT;
+	case BPF_JSGE: return BPF_JSLT;
+	default: return BPF_JSGE; /* BPF_JSLT */
+	}
+}
+
+struct view {
+	struct tnum t;
+	uint64_t umin, umax;
+	int64_t smin, smax;
+};
+
+static struct view view_of(const struct brt_reg *r, int is32)
+{
+	if (is32)
+		return (struct view){ brt_tnum_subreg(r->var_off), r->u32_min, r->u32_max,
+				      r->s32_min, r->s32_max };
+	return (struct view){ r->var_off, r->umin, r->umax, r->smin, r->smax };
+}
+
+static int scalar_branch_taken(const struct brt_reg *r1, const struct brt_reg *r2, int op,
+			       int is32)
+{
+	struct view a = view_of(r1, is32), b = view_of(r2, is32);
+
+	switch (op) {
+	case BPF_JEQ:
+	case BPF_JNE: {
+		int ne = -1;
+
+		if (brt_tnum_is_const(a.t) && brt_tnum_is_const(b.t))
+			ne = a.t.value != b.t.value;
+		else if (a.umin > b.umax || a.umax < b.umin || a.smin > b.smax || a.smax < b.smin)
+			ne = 1;
+		else if (!is32 && (r1->u32_min > r2->u32_max || r1->u32_max < r2->u32_min ||
+				   r1->s32_min > r2->s32_max || r1->s32_max < r2->s32_min))
+			ne = 1;
+		if (ne < 0)
+			return -1;
+		return op == BPF_JNE ? ne : !ne;
+	}
+	case BPF_JSET:
+		if (!brt_reg_const(r2, is32)) {
+			struct view t = a;
+
+			a = b;
+			b = t;
+			if (!brt_reg_const(r1, is32))
+				return -1;
+		}
+		if ((~a.t.mask & a.t.value) & b.t.value)
+			return 1;
+		if (!((a.t.mask | a.t.value) & b.t.value))
+			return 0;
+		return -1;
+	case BPF_JGT: return a.umin > b.umax ? 1 : a.umax <= b.umin ? 0 : -1;
+	case BPF_JSGT: return a.smin > b.smax ? 1 : a.smax <= b.smin ? 0 : -1;
+	case BPF_JLT: return a.umax < b.umin ? 1 : a.umin >= b.umax ? 0 : -1;
+	case BPF_JSLT: return a.smax < b.smin ? 1 : a.smin >= b.smax ? 0 : -1;
+	case BPF_JGE: return a.umin >= b.umax ? 1 : a.umax < b.umin ? 0 : -1;
+	case BPF_JSGE: return a.smin >= b.smax ? 1 : a.smax < b.smin ? 0 : -1;
+	case BPF_JLE: return a.umax <= b.umin ? 1 : a.umin > b.umax ? 0 : -1;
+	case BPF_JSLE: return a.smax <= b.smin ? 1 : a.smin > b.smax ? 0 : -1;
+	}
+	return -1;
+}
+
+static int is_pkt(const struct brt_reg *r)
+{
+	return r->type == PTR_TO_PACKET || r->type == PTR_TO_PACKET_META ||
+	       r->type == PTR_TO_PACKET_END;
+}
+
+static int ptr_not_null(const struct brt_reg *r)
+{
+	if (r->type & PTR_MAYBE_NULL)
+		return 0;
+	switch (BASE_TYPE(r->type)) {
+	case PTR_TO_MAP_VALUE:
+	case PTR_TO_MAP_KEY:
+	case PTR_TO_MEM:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+static int branch_taken(const struct brt_reg *r1, const struct brt_reg *r2, int op, int is32)
+{
+	if (is_pkt(r1) && is_pkt(r2) && !is32) {
+		const struct brt_reg *pkt;
+
+		if (r2->type == PTR_TO_PACKET_END) {
+			pkt = r1;
+		} else if (r1->type == PTR_TO_PACKET_END) {
+			pkt = r2;
+			op = flip_op(op);
+		} else {
+			return -1;
+		}
+		if (pkt->range >= 0)
+			return -1;
+		if ((op == BPF_JLE || op == BPF_JGT) && pkt->range == BEYOND_PKT_END)
+			return op == BPF_JGT;
+		if (op == BPF_JLT || op == BPF_JGE)
+			return op == BPF_JGE;
+		return -1;
+	}
+	if (brt_is_pointer(r1) || brt_is_pointer(r2)) {
+		if (!brt_reg_const(r2, is32)) {
+			const struct brt_reg *t = r1;
+
+			r1 = r2;
+			r2 = t;
+			op = flip_op(op);
+		}
+		if (!brt_reg_const(r2, is32) || !ptr_not_null(r1) || brt_reg_const_val(r2, is32))
+			return -1;
+		return op == BPF_JEQ ? 0 : op == BPF_JNE ? 1 : -1;
+	}
+	return scalar_branch_taken(r1, r2, op, is32);
+}
+
+static void swap_regs(struct brt_reg **a, struct brt_reg **b)
+{
+	struct brt_reg *t = *a;
+
+	*a = *b;
+	*b = t;
+}
+
+/* Narrow r1 and r2 given that "r1 op r2" holds. */
+static void refine(struct brt_reg *r1, struct brt_reg *r2, int op, int is32)
+{
+	uint64_t val;
+	struct tnum t;
+
+	if (op == BPF_JGE || op == BPF_JGT || op == BPF_JSGE || op == BPF_JSGT) {
+		op = flip_op(op);
+		swap_regs(&r1, &r2);
+	}
+	switch (op) {
+	case BPF_JEQ:
+		if (is32) {
+			r1->u32_min = r2->u32_min = max_u32(r1->u32_min, r2->u32_min);
+			r1->u32_max = r2->u32_max = min_u32(r1->u32_max, r2->u32_max);
+			r1->s32_min = r2->s32_min = max_s32(r1->s32_min, r2->s32_min);
+			r1->s32_max = r2->s32_max = min_s32(r1->s32_max, r2->s32_max);
+			t = brt_tnum_intersect(brt_tnum_subreg(r1->var_off),
+					       brt_tnum_subreg(r2->var_off));
+			r1->var_off = brt_tnum_with_subreg(r1->var_off, t);
+			r2->var_off = brt_tnum_with_subreg(r2->var_off, t);
+		} else {
+			r1->umin = r2->umin = max_u64(r1->umin, r2->umin);
+			r1->umax = r2->umax = min_u64(r1->umax, r2->umax);
+			r1->smin = r2->smin = max_s64(r1->smin, r2->smin);
+			r1->smax = r2->smax = min_s64(r1->smax, r2->smax);
+			r1->var_off = r2->var_off = brt_tnum_intersect(r1->var_off, r2->var_off);
+		}
+		break;
+	case BPF_JNE:
+		if (!brt_reg_const(r2, is32))
+			swap_regs(&r1, &r2);
+		if (!brt_reg_const(r2, is32))
+			break;
+		val = brt_reg_const_val(r2, is32);
+		if (is32) {
+			if (r1->u32_min == (uint32_t)val)
+				r1->u32_min++;
+			if (r1->u32_max == (uint32_t)val)
+				r1->u32_max--;
+			if (r1->s32_min == (int32_t)val)
+				r1->s32_min++;
+			if (r1->s32_max == (int32_t)val)
+				r1->s32_max--;
+		} else {
+			if (r1->umin == val)
+				r1->umin++;
+			if (r1->umax == val)
+				r1->umax--;
+			if (r1->smin == (int64_t)val)
+				r1->smin++;
+			if (r1->smax == (int64_t)val)
+				r1->smax--;
+		}
+		break;
+	case BPF_JSET:
+	case JSET_NOT:
+		if (!brt_reg_const(r2, is32))
+			swap_regs(&r1, &r2);
+		if (!brt_reg_const(r2, is32))
+			break;
+		val = brt_reg_const_val(r2, is32);
+		if (op == BPF_JSET) {
+			/* only a single tested bit tells which bit is set */
+			if (!val || (val & (val - 1)))
+				break;
+			t = brt_tnum_const(val);
+			if (is32)
+				r1->var_off = brt_tnum_with_subreg(
+					r1->var_off, brt_tnum_or(brt_tnum_subreg(r1->var_off), t));
+			else
+				r1->var_off = brt_tnum_or(r1->var_off, t);
+		} else {
+			t = brt_tnum_const(~val);
+			if (is32)
+				r1->var_off = brt_tnum_with_subreg(
+					r1->var_off, brt_tnum_and(brt_tnum_subreg(r1->var_off), t));
+			else
+				r1->var_off = brt_tnum_and(r1->var_off, t);
+		}
+		break;
+	case BPF_JLE:
+		if (is32) {
+			r1->u32_max = min_u32(r1->u32_max, r2->u32_max);
+			r2->u32_min = max_u32(r1->u32_min, r2->u32_min);
+		} else {
+			r1->umax = min_u64(r1->umax, r2->umax);
+			r2->umin = max_u64(r1->umin, r2->umin);
+		}
+		break;
+	case BPF_JLT:
+		if (is32) {
+			r1->u32_max = min_u32(r1->u32_max, r2->u32_max - 1);
+			r2->u32_min = max_u32(r1->u32_min + 1, r2->u32_min);
+		} else {
+			r1->umax = min_u64(r1->umax, r2->umax - 1);
+			r2->umin = max_u64(r1->umin + 1, r2->umin);
+		}
+		break;
+	case BPF_JSLE:
+		if (is32) {
+			r1->s32_max = min_s32(r1->s32_max, r2->s32_max);
+			r2->s32_min = max_s32(r1->s32_min, r2->s32_min);
+		} else {
+			r1->smax = min_s64(r1->smax, r2->smax);
+			r2->smin = max_s64(r1->smin, r2->smin);
+		}
+		break;
+	case BPF_JSLT:
+		if (is32) {
+			r1->s32_max = min_s32(r1->s32_max, r2->s32_max - 1);
+			r2->s32_min = max_s32(r1->s32_min + 1, r2->s32_min);
+		} else {
+			r1->smax = min_s64(r1->smax, r2->smax - 1);
+			r2->smin = max_s64(r1->smin + 1, r2->smin);
+		}
+		break;
+	}
+}
+
+static void set_min_max(struct brt_reg *t1, struct brt_reg *t2, struct brt_reg *f1,
+			struct brt_reg *f2, int op, int is32)
+{
+	if (f1->type != SCALAR_VALUE || f2->type != SCALAR_VALUE)
+		return;
+	refine(f1, f2, rev_op(op), is32);
+	brt_reg_bounds_sync(f1);
+	brt_reg_bounds_sync(f2);
+	refine(t1, t2, op, is32);
+	brt_reg_bounds_sync(t1);
+	brt_reg_bounds_sync(t2);
+}
+
+/* Every register (and spilled register) of a state, for "all copies of this pointer". */
+#define FOR_EACH_REG(st, reg, body)                                                    \
+	for (int fi_ = 0; fi_ <= (st)->curframe; fi_++) {                              \
+		struct brt_frame *f_ = (st)->frame[fi_];                               \
+		for (int ri_ = 0; ri_ < BRT_NREGS; ri_++) {                            \
+			struct brt_reg *reg = &f_->regs[ri_];                          \
+			body;                                                          \
+		}                                                                      \
+		for (int si_ = 0; si_ < f_->allocated_stack / 8; si_++) {              \
+			if (!brt_is_spilled(&f_->stack[si_]))                          \
+				continue;                                              \
+			struct brt_reg *reg = &f_->stack[si_].spilled;                 \
+			body;                                                          \
+		}                                                                      \
+	}
+
+static void release_ref_state(struct brt_vstate *st, uint32_t id)
+{
+	for (int i = 0; i < st->nrefs; i++)
+		if (st->refs[i].id == id) {
+			st->refs[i] = st->refs[--st->nrefs];
+			return;
+		}
+}
+
+static void mark_ptr_or_null(struct brt_vstate *st, int regno, int is_null)
+{
+	struct brt_reg *r = &st->frame[st->curframe]->regs[regno];
+	uint32_t id = r->id, ref = r->ref_obj_id;
+
+	if (ref && ref == id && is_null)
+		release_ref_state(st, id);
+	FOR_EACH_REG(st, reg, {
+		if ((reg->type & PTR_MAYBE_NULL) && reg->id == id) {
+			if (is_null) {
+				reg->type = SCALAR_VALUE;
+				brt_mark_reg_known(reg, 0);
+			} else {
+				reg->type &= ~PTR_MAYBE_NULL;
+				reg->id = 0;
+			}
+		}
+	})
+}
+
+static void find_good_pkt_pointers(struct brt_vstate *st, const struct brt_reg *dst, int open)
+{
+	int new_range;
+
+	if (dst->off < 0 || (dst->off == 0 && open))
+		return;
+	if (dst->umax > BRT_MAX_PACKET_OFF || dst->umax + (uint64_t)dst->off > BRT_MAX_PACKET_OFF)
+		return;
+	new_range = dst->off + (open ? 1 : 0);
+	uint32_t type = dst->type, id = dst->id;
+
+	FOR_EACH_REG(st, reg, {
+		if (reg->type == type && reg->id == id && reg->range < new_range)
+			reg->range = new_range;
+	})
+}
+
+static void mark_pkt_end(struct brt_vstate *st, int regno, int open)
+{
+	struct brt_reg *r = &st->frame[st->curframe]->regs[regno];
+
+	if (r->type == PTR_TO_PACKET)
+		r->range = open ? BEYOND_PKT_END : AT_PKT_END;
+}
+
+static int init_pkt(const struct brt_reg *r, uint32_t type)
+{
+	return r->type == type && r->off == 0 && brt_tnum_equals_const(r->var_off, 0);
+}
+
+/* this = fall-through state, other = jump-taken state */
+static int match_pkt_pointers(const struct bpf_insn *insn, const struct brt_reg *d,
+			      const struct brt_reg *s, struct brt_vstate *this_st,
+			      struct brt_vstate *other)
+{
+	int op = BPF_OP(insn->code), dl, sl;
+	const struct brt_reg *od, *os;
+
+	if (BPF_SRC(insn->code) != BPF_X || BPF_CLASS(insn->code) == BPF_JMP32)
+		return 0;
+	/* left: d is a packet pointer checked against end (or meta against data) */
+	dl = (d->type == PTR_TO_PACKET && s->type == PTR_TO_PACKET_END) ||
+	     (d->type == PTR_TO_PACKET_META && init_pkt(s, PTR_TO_PACKET));
+	sl = (d->type == PTR_TO_PACKET_END && s->type == PTR_TO_PACKET) ||
+	     (init_pkt(d, PTR_TO_PACKET) && s->type == PTR_TO_PACKET_META);
+	if (!dl && !sl)
+		return 0;
+	od = &other->frame[other->curframe]->regs[insn->dst_reg];
+	os = &other->frame[other->curframe]->regs[insn->src_reg];
+	(void)od;
+	(void)os;
+	switch (op) {
+	case BPF_JGT:
+		if (dl) {
+			find_good_pkt_pointers(this_st, d, 0);
+			mark_pkt_end(other, insn->dst_reg, 1);
+		} else {
+			find_good_pkt_pointers(other, s, 1);
+			mark_pkt_end(this_st, insn->src_reg, 0);
+		}
+		break;
+	case BPF_JLT:
+		if (dl) {
+			find_good_pkt_pointers(other, d, 1);
+			mark_pkt_end(this_st, insn->dst_reg, 0);
+		} else {
+			find_good_pkt_pointers(this_st, s, 0);
+			mark_pkt_end(other, insn->src_reg, 1);
+		}
+		break;
+	case BPF_JGE:
+		if (dl) {
+			find_good_pkt_pointers(this_st, d, 1);
+			mark_pkt_end(other, insn->dst_reg, 0);
+		} else {
+			find_good_pkt_pointers(other, s, 0);
+			mark_pkt_end(this_st, insn->src_reg, 1);
+		}
+		break;
+	case BPF_JLE:
+		if (dl) {
+			find_good_pkt_pointers(other, d, 0);
+			mark_pkt_end(this_st, insn->dst_reg, 1);
+		} else {
+			find_good_pkt_pointers(this_st, s, 1);
+			mark_pkt_end(other, insn->src_reg, 0);
+		}
+		break;
+	default:
+		return 0;
+	}
+	return 1;
+}
+
+/* Scalars sharing an id are copies: what one branch learns about one holds for all. */
+static void sync_linked(struct brt_vstate *st, const struct brt_reg *known)
+{
+	if (known->type != SCALAR_VALUE || !known->id)
+		return;
+	FOR_EACH_REG(st, reg, {
+		if (reg != known && reg->type == SCALAR_VALUE && reg->id == known->id)
+			*reg = *known;
+	})
+}
+
+int brt_check_cond_jmp(struct brt_env *env, const struct bpf_insn *insn, int *insn_idx)
+{
+	struct brt_vstate *this_st = env->cur, *other;
+	struct brt_reg *regs = brt_cur_regs(env), *dst, *src, *oregs;
+	int op = BPF_OP(insn->code), is32 = BPF_CLASS(insn->code) == BPF_JMP32, pred, err;
+
+	err = brt_check_reg_arg(env, insn->dst_reg, SRC_OP);
+	if (err)
+		return err;
+	dst = &regs[insn->dst_reg];
+	if (BPF_SRC(insn->code) == BPF_X) {
+		if (insn->imm) {
+			brt_verr(env, "BPF_JMP/JMP32 uses reserved fields\n");
+			return -EINVAL;
+		}
+		err = brt_check_reg_arg(env, insn->src_reg, SRC_OP);
+		if (err)
+			return err;
+		src = &regs[insn->src_reg];
+		if (!(is_pkt(dst) && is_pkt(src)) && brt_is_pointer_value(env, insn->src_reg)) {
+			brt_verr(env, "R%d pointer comparison prohibited\n", insn->src_reg);
+			return -EACCES;
+		}
+	} else {
+		if (insn->src_reg) {
+			brt_verr(env, "BPF_JMP/JMP32 uses reserved fields\n");
+			return -EINVAL;
+		}
+		src = &env->fake_reg[0];
+		memset(src, 0, sizeof(*src));
+		src->type = SCALAR_VALUE;
+		brt_mark_reg_known(src, (uint64_t)(int64_t)insn->imm);
+	}
+	pred = branch_taken(dst, src, op, is32);
+	if (pred == 1) {
+		*insn_idx += insn->off;
+		return 0;
+	}
+	if (pred == 0)
+		return 0;
+	err = brt_push_stack(env, *insn_idx + insn->off + 1, *insn_idx, &other);
+	if (err)
+		return err;
+	oregs = other->frame[other->curframe]->regs;
+	if (BPF_SRC(insn->code) == BPF_X) {
+		set_min_max(&oregs[insn->dst_reg], &oregs[insn->src_reg], dst, src, op, is32);
+	} else {
+		env->fake_reg[1] = env->fake_reg[0];
+		set_min_max(&oregs[insn->dst_reg], &env->fake_reg[0], dst, &env->fake_reg[1], op,
+			    is32);
+	}
+	if (BPF_SRC(insn->code) == BPF_X && src->type == SCALAR_VALUE && src->id) {
+		sync_linked(this_st, src);
+		sync_linked(other, &oregs[insn->src_reg]);
+	}
+	if (dst->type == SCALAR_VALUE && dst->id) {
+		sync_linked(this_st, dst);
+		sync_linked(other, &oregs[insn->dst_reg]);
+	}
+	if (!is32 && BPF_SRC(insn->code) == BPF_K && insn->imm == 0 &&
+	    (op == BPF_JEQ || op == BPF_JNE) && (dst->type & PTR_MAYBE_NULL)) {
+		mark_ptr_or_null(this_st, insn->dst_reg, op == BPF_JNE);
+		mark_ptr_or_null(other, insn->dst_reg, op == BPF_JEQ);
+	} else if (!match_pkt_pointers(insn, dst, src, this_st, other) &&
+		   brt_is_pointer_value(env, insn->dst_reg)) {
+		brt_verr(env, "R%d pointer comparison prohibited\n", insn->dst_reg);
+		return -EACCES;
+	}
+	return 0;
+}

@@ -1,0 +1,776 @@
+/* calls.c - helper calls and bpf-to-bpf calls.  A helper exists when src/vm/helpers.def
+ * has a row for it and the program type may call it (the kernel's per-type helper sets,
+ * summarised below); arguments are checked against the row's prototype, r1-r5 are
+ * clobbered and r0 gets the return type.  Acquired references (ringbuf records) must be
+ * released on every path.  bpf-to-bpf calls push a frame; the combined stack of a call
+ * chain is checked after the walk.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "verifier/internal.h"
+
+/* ---- prototypes from helpers.def ------------------------------------------------------ */
+static const struct brt_helper_proto protos[] = {
+#define HELPER(id_, name_, fn_, gpl_, ret_, a1, a2, a3, a4, a5)                              \
+	{ .id = (id_), .name = #name_, .gpl_only = (gpl_), .ret = BRT_RET_##ret_,             \
+	  .args = { BRT_ARG_##a1, BRT_ARG_##a2, BRT_ARG_##a3, BRT_ARG_##a4, BRT_ARG_##a5 } },
+#include "vm/helpers.def"
+#undef HELPER
+	{ .id = UINT32_MAX },
+};
+
+static const struct brt_helper_proto *find_proto(int32_t id)
+{
+	for (size_t i = 0; protos[i].id != UINT32_MAX; i++)
+		if ((int32_t)protos[i].id == id)
+			return &protos[i];
+	return NULL;
+}
+
+const char *brt_verifier_helper_name(int32_t id)
+{
+	if (id == 210)
+		return "bpf_cgrp_storage_get";
+	if (id == 211)
+		return "bpf_cgrp_storage_delete";
+	return brt_isa_helper_name(id);
+}
+
+/* ---- which program types may call which helper (the kernel's *_func_proto) ------------- */
+enum {
+	T_SOCK = 1, T_TC = 2, T_XDP = 4, T_CGSKB = 8, T_KPROBE = 16, T_TP = 32, T_RAWTP = 64,
+	T_PERF = 128,
+	T_NET = T_SOCK | T_TC | T_XDP | T_CGSKB,
+	T_TRACE = T_KPROBE | T_TP | T_RAWTP | T_PERF,
+	T_ALL = T_NET | T_TRACE,
+	NEED_PERFMON = 1 << 8, /* only with CAP_PERFMON for non-tracing types */
+	NEED_BPF = 1 << 9,
+};
+
+struct allow {
+	int32_t id;
+	uint16_t mask;
+};
+
+static const struct allow allowed[] = {
+	/* bpf_base_func_proto: every type */
+	{ BPF_FUNC_map_lookup_elem, T_ALL }, { BPF_FUNC_map_update_elem, T_ALL },
+	{ BPF_FUNC_map_delete_elem, T_ALL }, { BPF_FUNC_map_push_elem, T_ALL },
+	{ BPF_FUNC_map_pop_elem, T_ALL }, { BPF_FUNC_map_peek_elem, T_ALL },
+	{ BPF_FUNC_map_lookup_percpu_elem, T_ALL }, { BPF_FUNC_get_prandom_u32, T_ALL },
+	{ BPF_FUNC_get_smp_processor_id, T_ALL }, { BPF_FUNC_get_numa_node_id, T_ALL },
+	{ BPF_FUNC_tail_call, T_ALL }, { BPF_FUNC_ktime_get_ns, T_ALL },
+	{ BPF_FUNC_ktime_get_boot_ns, T_ALL }, { BPF_FUNC_ktime_get_tai_ns, T_ALL },
+	{ BPF_FUNC_ringbuf_output, T_ALL }, { BPF_FUNC_ringbuf_reserve, T_ALL },
+	{ BPF_FUNC_ringbuf_submit, T_ALL }, { BPF_FUNC_ringbuf_discard, T_ALL },
+	{ BPF_FUNC_ringbuf_query, T_ALL }, { BPF_FUNC_for_each_map_elem, T_ALL },
+	{ BPF_FUNC_loop, T_ALL }, { BPF_FUNC_strncmp, T_ALL },
+	{ BPF_FUNC_jiffies64, T_ALL | NEED_BPF },
+	{ BPF_FUNC_trace_printk, T_ALL | NEED_PERFMON },
+	{ BPF_FUNC_snprintf, T_ALL | NEED_PERFMON },
+	{ BPF_FUNC_probe_read_kernel, T_ALL | NEED_PERFMON },
+	{ BPF_FUNC_probe_read_kernel_str, T_ALL | NEED_PERFMON },
+	{ BPF_FUNC_probe_read_user, T_ALL | NEED_PERFMON },
+	{ BPF_FUNC_probe_read_user_str, T_ALL | NEED_PERFMON },
+	{ BPF_FUNC_get_current_task, T_ALL | NEED_PERFMON },
+	/* networking */
+	{ BPF_FUNC_skb_load_bytes, T_SOCK | T_TC | T_CGSKB },
+	{ BPF_FUNC_skb_load_bytes_relative, T_SOCK | T_TC | T_CGSKB },
+	{ BPF_FUNC_get_socket_cookie, T_SOCK | T_TC | T_CGSKB },
+	{ BPF_FUNC_get_socket_uid, T_SOCK | T_TC | T_CGSKB },
+	{ BPF_FUNC_perf_event_output, T_ALL },
+	{ BPF_FUNC_skb_store_bytes, T_TC }, { BPF_FUNC_l3_csum_replace, T_TC },
+	{ BPF_FUNC_l4_csum_replace, T_TC }, { BPF_FUNC_clone_redirect, T_TC },
+	{ BPF_FUNC_get_cgroup_classid, T_TC }, { BPF_FUNC_skb_vlan_push, T_TC },
+	{ BPF_FUNC_skb_vlan_pop, T_TC }, { BPF_FUNC_redirect, T_TC | T_XDP },
+	{ BPF_FUNC_get_route_realm, T_TC }, { BPF_FUNC_get_hash_recalc, T_TC },
+	{ BPF_FUNC_csum_diff, T_TC | T_XDP }, { BPF_FUNC_skb_change_proto, T_TC },
+	{ BPF_FUNC_skb_change_type, T_TC }, { BPF_FUNC_skb_change_tail, T_TC },
+	{ BPF_FUNC_skb_pull_data, T_TC }, { BPF_FUNC_set_hash_invalid, T_TC },
+	{ BPF_FUNC_set_hash, T_TC }, { BPF_FUNC_fib_lookup, T_TC | T_XDP },
+	{ BPF_FUNC_xdp_adjust_head, T_XDP }, { BPF_FUNC_xdp_adjust_meta, T_XDP },
+	{ BPF_FUNC_xdp_adjust_tail, T_XDP }, { BPF_FUNC_redirect_map, T_XDP },
+	/* tracing */
+	{ BPF_FUNC_get_current_pid_tgid, T_TRACE }, { BPF_FUNC_get_current_uid_gid, T_TRACE },
+	{ BPF_FUNC_get_current_comm, T_TRACE }, { BPF_FUNC_perf_event_read, T_TRACE },
+	{ BPF_FUNC_get_stackid, T_TRACE }, { BPF_FUNC_probe_read, T_TRACE },
+	{ BPF_FUNC_probe_read_str, T_TRACE }, { BPF_FUNC_get_current_cgroup_id, T_TRACE },
+};
+
+static unsigned type_bit(uint32_t prog_type)
+{
+	switch (prog_type) {
+	case BPF_PROG_TYPE_SOCKET_FILTER: return T_SOCK;
+	case BPF_PROG_TYPE_SCHED_CLS:
+	case BPF_PROG_TYPE_SCHED_ACT: return T_TC;
+	case BPF_PROG_TYPE_XDP: return T_XDP;
+	case BPF_PROG_TYPE_CGROUP_SKB: return T_CGSKB;
+	case BPF_PROG_TYPE_KPROBE: return T_KPROBE;
+	case BPF_PROG_TYPE_TRACEPOINT: return T_TP;
+	case BPF_PROG_TYPE_RAW_TRACEPOINT: return T_RAWTP;
+	case BPF_PROG_TYPE_PERF_EVENT: return T_PERF;
+	default: return 0;
+	}
+}
+
+static int helper_allowed(struct brt_env *env, int32_t id)
+{
+	unsigned bit = type_bit(env->opts->prog_type);
+
+	for (size_t i = 0; i < sizeof(allowed) / sizeof(allowed[0]); i++) {
+		if (allowed[i].id != id)
+			continue;
+		if (!(allowed[i].mask & bit))
+			return 0;
+		if ((allowed[i].mask & NEED_PERFMON) && !(bit & T_TRACE) && !env->allow_ptr_leaks)
+			return 0;
+		if ((allowed[i].mask & NEED_BPF) && !env->bpf_capable)
+			return 0;
+		return 1;
+	}
+	/* a helper bpfrt offers that the table does not know: allowed everywhere */
+	return 1;
+}
+
+/* ---- references ------------------------------------------------------------------------- */
+static int acquire_ref(struct brt_env *env, int insn_idx)
+{
+	struct brt_vstate *st = env->cur;
+
+	if (st->nrefs >= BRT_MAX_REFS) {
+		brt_verr(env, "too many references\n");
+		return -ENOMEM;
+	}
+	st->refs[st->nrefs].id = ++env->id_gen;
+	st->refs[st->nrefs++].insn_idx = insn_idx;
+	return (int)env->id_gen;
+}
+
+static int release_ref(struct brt_env *env, uint32_t id)
+{
+	struct brt_vstate *st = env->cur;
+	int found = 0;
+
+	for (int i = 0; i < st->nrefs; i++)
+		if (st->refs[i].id == id) {
+			memmove(&st->refs[i], &st->refs[i + 1],
+				sizeof(st->refs[0]) * (size_t)(st->nrefs - i - 1));
+			st->nrefs--;
+			found = 1;
+			break;
+		}
+	if (!found)
+		return -EINVAL;
+	/* every copy of the released pointer becomes unusable */
+	for (int fi = 0; fi <= st->curframe; fi++) {
+		struct brt_frame *f = st->frame[fi];
+
+		for (int r = 0; r < BRT_NREGS; r++)
+			if (f->regs[r].ref_obj_id == id)
+				brt_mark_reg_unknown(env, &f->regs[r]);
+		for (int s = 0; s < f->allocated_stack / 8; s++)
+			if (brt_is_spilled(&f->stack[s]) && f->stack[s].spilled.ref_obj_id == id)
+				brt_mark_reg_unknown(env, &f->stack[s].spilled);
+	}
+	return 0;
+}
+
+int brt_check_exit_refs(struct brt_env *env)
+{
+	struct brt_vstate *st = env->cur;
+
+	if (!st->nrefs)
+		return 0;
+	for (int i = 0; i < st->nrefs; i++)
+		brt_verr(env, "Unreleased reference id=%u alloc_insn=%d\n", st->refs[i].id,
+			 st->refs[i].insn_idx);
+	brt_verr(env, "BPF_EXIT instruction in main prog would lead to reference leak\n");
+	return -EINVAL;
+}
+
+/* ---- argument checks ------------------------------------------------------------------- */
+struct call_meta {
+	const struct brt_map_info *map;
+	int map_idx;
+	int64_t const_key;
+	uint32_t mem_size;
+	int release_regno;
+	uint32_t ref_obj_id;
+	int raw_regno;
+};
+
+static const char *const mem_types =
+	"fp, pkt, pkt_meta, map_key, map_value, mem, ringbuf_mem, buf, trusted_ptr_";
+
+static int reg_type_ok(struct brt_env *env, int regno, int arg)
+{
+	const struct brt_reg *reg = &brt_cur_regs(env)[regno];
+	uint32_t t = reg->type;
+	const char *expected;
+
+	switch (arg) {
+	case BRT_ARG_CONST_MAP_PTR:
+		if (t == CONST_PTR_TO_MAP)
+			return 0;
+		expected = "map_ptr";
+		break;
+	case BRT_ARG_PTR_TO_CTX:
+		if (t == PTR_TO_CTX)
+			return 0;
+		expected = "ctx";
+		break;
+	case BRT_ARG_PTR_TO_STACK:
+		if (t == PTR_TO_STACK)
+			return 0;
+		expected = "fp";
+		break;
+	case BRT_ARG_PTR_TO_ALLOC_MEM:
+		if (t == (PTR_TO_MEM | MEM_RINGBUF))
+			return 0;
+		expected = "ringbuf_mem";
+		break;
+	case BRT_ARG_CONST_SIZE:
+	case BRT_ARG_CONST_SIZE_OR_ZERO:
+	case BRT_ARG_CONST_ALLOC_SIZE_OR_ZERO:
+		if (t == SCALAR_VALUE)
+			return 0;
+		expected = "scalar";
+		break;
+	default: /* pointers to memory */
+		switch (t) {
+		case PTR_TO_STACK:
+		case PTR_TO_PACKET:
+		case PTR_TO_PACKET_META:
+		case PTR_TO_MAP_KEY:
+		case PTR_TO_MAP_VALUE:
+		case PTR_TO_MEM:
+		case PTR_TO_MEM | MEM_RINGBUF:
+			return 0;
+		case PTR_TO_MEM | MEM_RDONLY:
+			if (arg != BRT_ARG_PTR_TO_UNINIT_MEM)
+				return 0;
+			break;
+		default:
+			break;
+		}
+		expected = mem_types;
+		break;
+	}
+	brt_verr(env, "R%d type=%s expected=%s\n", regno, brt_reg_type_str(env, t), expected);
+	return -EACCES;
+}
+
+static int check_off_ok(struct brt_env *env, int regno)
+{
+	const struct brt_reg *reg = &brt_cur_regs(env)[regno];
+
+	switch (reg->type) {
+	case PTR_TO_STACK:
+	case PTR_TO_PACKET:
+	case PTR_TO_PACKET_META:
+	case PTR_TO_MAP_KEY:
+	case PTR_TO_MAP_VALUE:
+	case PTR_TO_MEM:
+	case PTR_TO_MEM | MEM_RDONLY:
+	case PTR_TO_MEM | MEM_RINGBUF:
+	case SCALAR_VALUE:
+		return 0;
+	default:
+		break;
+	}
+	if (reg->off < 0) {
+		brt_verr(env, "negative offset %s ptr R%d off=%d disallowed\n",
+			 brt_reg_type_str(env, reg->type), regno, reg->off);
+		return -EACCES;
+	}
+	if (reg->off) {
+		brt_verr(env, "dereference of modified %s ptr R%d off=%d disallowed\n",
+			 brt_reg_type_str(env, reg->type), regno, reg->off);
+		return -EACCES;
+	}
+	if (!brt_tnum_is_const(reg->var_off) || reg->var_off.value) {
+		char tn[48];
+
+		brt_tnum_strn(tn, sizeof(tn), reg->var_off);
+		brt_verr(env, "variable %s access var_off=%s disallowed\n",
+			 brt_reg_type_str(env, reg->type), tn);
+		return -EACCES;
+	}
+	return 0;
+}
+
+static int64_t const_map_key(struct brt_env *env, const struct brt_reg *key, uint32_t key_size)
+{
+	struct brt_frame *f = env->cur->frame[key->frameno];
+	int64_t stack_off;
+	int slot, spi, off, zero = 0, spill = 0;
+	const struct brt_stack_slot *s;
+
+	if (!env->bpf_capable || key->type != PTR_TO_STACK || !brt_tnum_is_const(key->var_off))
+		return -1;
+	stack_off = key->off + (int64_t)key->var_off.value;
+	slot = (int)(-stack_off - 1);
+	spi = slot / 8;
+	off = slot % 8;
+	if (slot < 0 || spi >= f->allocated_stack / 8)
+		return -1;
+	s = &f->stack[spi];
+	for (int i = off; i >= 0 && s->type[i] == STACK_ZERO; i--)
+		zero++;
+	if ((uint32_t)zero >= key_size)
+		return 0;
+	if (!brt_is_spilled(s) || s->spilled.type != SCALAR_VALUE)
+		return -1;
+	for (int i = off; i >= 0 && s->type[i] == STACK_SPILL; i--)
+		spill++;
+	if ((uint32_t)spill != key_size || !brt_tnum_is_const(s->spilled.var_off))
+		return -1;
+	return (int64_t)s->spilled.var_off.value;
+}
+
+static int check_size_arg(struct brt_env *env, int regno, int zero_ok, int prev_arg)
+{
+	const struct brt_reg *reg = &brt_cur_regs(env)[regno];
+	enum brt_access t = prev_arg == BRT_ARG_PTR_TO_UNINIT_MEM ? BRT_WRITE : BRT_READ;
+
+	if (reg->smin < 0) {
+		brt_verr(env, "R%d min value is negative, either use unsigned or 'var &= const'\n",
+			 regno);
+		return -EACCES;
+	}
+	if (reg->umin == 0 && !zero_ok) {
+		brt_verr(env, "R%d invalid zero-sized read: u64=[%lld,%lld]\n", regno,
+			 (long long)reg->umin, (long long)reg->umax);
+		return -EACCES;
+	}
+	if (reg->umax >= BRT_MAX_VAR_OFF) {
+		brt_verr(env, "R%d unbounded memory access, use 'var &= const' or 'if (var < const)'\n",
+			 regno);
+		return -EACCES;
+	}
+	return brt_check_helper_mem(env, regno - 1, (int)reg->umax, zero_ok, t,
+				    t == BRT_WRITE && brt_tnum_is_const(reg->var_off));
+}
+
+static int check_arg(struct brt_env *env, int i, const struct brt_helper_proto *fn,
+		     struct call_meta *meta)
+{
+	int regno = BPF_REG_1 + i, arg = fn->args[i], err;
+	struct brt_reg *reg = &brt_cur_regs(env)[regno];
+
+	if (arg == BRT_ARG_DONTCARE)
+		return 0;
+	err = brt_check_reg_arg(env, regno, SRC_OP);
+	if (err)
+		return err;
+	if (arg == BRT_ARG_ANYTHING) {
+		if (brt_is_pointer_value(env, regno)) {
+			brt_verr(env, "R%d leaks addr into helper function\n", regno);
+			return -EACCES;
+		}
+		return 0;
+	}
+	if ((reg->type == PTR_TO_PACKET || reg->type == PTR_TO_PACKET_META) &&
+	    !brt_may_access_pkt(env, BRT_READ)) {
+		brt_verr(env, "helper access to the packet is not allowed\n");
+		return -EACCES;
+	}
+	err = reg_type_ok(env, regno, arg);
+	if (!err)
+		err = check_off_ok(env, regno);
+	if (err)
+		return err;
+	if (arg == BRT_ARG_PTR_TO_ALLOC_MEM) {
+		if (!reg->ref_obj_id) {
+			brt_verr(env, "R%d must be referenced when passed to release function\n",
+				 regno);
+			return -EINVAL;
+		}
+		meta->release_regno = regno;
+	}
+	if (reg->ref_obj_id) {
+		if (meta->ref_obj_id) {
+			brt_verr(env, "more than one arg with ref_obj_id R%d %u %u", regno,
+				 reg->ref_obj_id, meta->ref_obj_id);
+			return -EACCES;
+		}
+		meta->ref_obj_id = reg->ref_obj_id;
+	}
+	switch (arg) {
+	case BRT_ARG_CONST_MAP_PTR:
+		meta->map = &env->maps[reg->map_idx].info;
+		meta->map_idx = reg->map_idx;
+		return 0;
+	case BRT_ARG_PTR_TO_MAP_KEY:
+		if (!meta->map) {
+			brt_verr(env, "invalid map_ptr to access map->key\n");
+			return -EACCES;
+		}
+		err = brt_check_helper_mem(env, regno, (int)meta->map->key_size, 0, BRT_READ, 0);
+		if (!err && (meta->map->type == BPF_MAP_TYPE_ARRAY ||
+			     meta->map->type == BPF_MAP_TYPE_PERCPU_ARRAY))
+			meta->const_key = const_map_key(env, reg, meta->map->key_size);
+		return err;
+	case BRT_ARG_PTR_TO_MAP_VALUE:
+		if (!meta->map) {
+			brt_verr(env, "invalid map_ptr to access map->value\n");
+			return -EACCES;
+		}
+		return brt_check_helper_mem(env, regno, (int)meta->map->value_size, 0, BRT_READ, 0);
+	case BRT_ARG_CONST_SIZE:
+	case BRT_ARG_CONST_SIZE_OR_ZERO:
+		return check_size_arg(env, regno, arg == BRT_ARG_CONST_SIZE_OR_ZERO,
+				      i ? fn->args[i - 1] : 0);
+	case BRT_ARG_CONST_ALLOC_SIZE_OR_ZERO:
+		if (!brt_tnum_is_const(reg->var_off)) {
+			brt_verr(env, "R%d is not a known constant'\n", regno);
+			return -EACCES;
+		}
+		meta->mem_size = (uint32_t)reg->var_off.value;
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+static int map_func_compat(struct brt_env *env, const struct call_meta *meta, int32_t id)
+{
+	uint32_t mt;
+	int ok = 1;
+
+	if (!meta->map)
+		return 0;
+	mt = meta->map->type;
+	switch (mt) {
+	case BPF_MAP_TYPE_PROG_ARRAY:
+		ok = id == BPF_FUNC_tail_call;
+		break;
+	case BPF_MAP_TYPE_PERF_EVENT_ARRAY:
+		ok = id == BPF_FUNC_perf_event_read || id == BPF_FUNC_perf_event_output ||
+		     id == BPF_FUNC_skb_output || id == BPF_FUNC_perf_event_read_value ||
+		     id == BPF_FUNC_xdp_output;
+		break;
+	case BPF_MAP_TYPE_RINGBUF:
+		ok = id == BPF_FUNC_ringbuf_output || id == BPF_FUNC_ringbuf_reserve ||
+		     id == BPF_FUNC_ringbuf_query || id == BPF_FUNC_ringbuf_reserve_dynptr ||
+		     id == BPF_FUNC_ringbuf_submit_dynptr || id == BPF_FUNC_ringbuf_discard_dynptr;
+		break;
+	case BPF_MAP_TYPE_QUEUE:
+	case BPF_MAP_TYPE_STACK:
+		ok = id == BPF_FUNC_map_peek_elem || id == BPF_FUNC_map_pop_elem ||
+		     id == BPF_FUNC_map_push_elem;
+		break;
+	default:
+		break;
+	}
+	switch (id) {
+	case BPF_FUNC_perf_event_read:
+	case BPF_FUNC_perf_event_output:
+		ok &= mt == BPF_MAP_TYPE_PERF_EVENT_ARRAY;
+		break;
+	case BPF_FUNC_ringbuf_output:
+	case BPF_FUNC_ringbuf_reserve:
+	case BPF_FUNC_ringbuf_query:
+		ok &= mt == BPF_MAP_TYPE_RINGBUF;
+		break;
+	case BPF_FUNC_map_pop_elem:
+		ok &= mt == BPF_MAP_TYPE_QUEUE || mt == BPF_MAP_TYPE_STACK;
+		break;
+	case BPF_FUNC_map_peek_elem:
+	case BPF_FUNC_map_push_elem:
+		ok &= mt == BPF_MAP_TYPE_QUEUE || mt == BPF_MAP_TYPE_STACK ||
+		      mt == BPF_MAP_TYPE_BLOOM_FILTER;
+		break;
+	default:
+		break;
+	}
+	if (ok)
+		return 0;
+	brt_verr(env, "cannot pass map_type %u into func %s#%d\n", mt,
+		 brt_verifier_helper_name(id), id);
+	return -EINVAL;
+}
+
+static int record_func_map(struct brt_env *env, const struct call_meta *meta, int32_t id)
+{
+	if (!meta->map)
+		return 0;
+	if (id == BPF_FUNC_tail_call && meta->map->type != BPF_MAP_TYPE_PROG_ARRAY) {
+		/* the kernel prints this one without a newline */
+		brt_verr(env, "expected prog array map for tail call");
+		return -EINVAL;
+	}
+	if ((meta->map->map_flags & BPF_F_RDONLY_PROG) &&
+	    (id == BPF_FUNC_map_delete_elem || id == BPF_FUNC_map_update_elem ||
+	     id == BPF_FUNC_map_push_elem || id == BPF_FUNC_map_pop_elem)) {
+		brt_verr(env, "write into map forbidden\n");
+		return -EACCES;
+	}
+	return 0;
+}
+
+static void set_return(struct brt_env *env, const struct brt_helper_proto *fn,
+		       const struct call_meta *meta, int32_t id, int insn_idx, int *err)
+{
+	struct brt_reg *r0 = &brt_cur_regs(env)[BPF_REG_0];
+
+	*err = 0;
+	switch (fn->ret) {
+	case BRT_RET_INTEGER:
+		brt_mark_reg_unknown(env, r0);
+		break;
+	case BRT_RET_VOID:
+		brt_mark_reg_not_init(r0);
+		break;
+	case BRT_RET_PTR_TO_MAP_VALUE_OR_NULL:
+		if (!meta->map) {
+			brt_verr(env, "kernel subsystem misconfigured verifier\n");
+			*err = -EINVAL;
+			return;
+		}
+		r0->type = PTR_TO_MAP_VALUE | PTR_MAYBE_NULL;
+		brt_mark_reg_known_zero(r0);
+		r0->map_idx = (uint16_t)meta->map_idx;
+		if (id == BPF_FUNC_map_lookup_elem && meta->const_key >= 0 &&
+		    (uint64_t)meta->const_key < meta->map->max_entries)
+			r0->type &= ~PTR_MAYBE_NULL;
+		break;
+	case BRT_RET_PTR_TO_ALLOC_MEM_OR_NULL: {
+		int ref;
+
+		r0->type = PTR_TO_MEM | MEM_RINGBUF | PTR_MAYBE_NULL;
+		brt_mark_reg_known_zero(r0);
+		r0->mem_size = meta->mem_size;
+		ref = acquire_ref(env, insn_idx);
+		if (ref < 0) {
+			*err = ref;
+			return;
+		}
+		r0->id = r0->ref_obj_id = (uint32_t)ref;
+		return;
+	}
+	default:
+		brt_mark_reg_unknown(env, r0);
+		break;
+	}
+	if (r0->type & PTR_MAYBE_NULL)
+		r0->id = ++env->id_gen;
+}
+
+int brt_check_helper_call(struct brt_env *env, const struct bpf_insn *insn, int insn_idx)
+{
+	int32_t id = insn->imm;
+	const struct brt_helper_proto *fn;
+	struct call_meta meta = { .const_key = -1, .map_idx = -1 };
+	struct brt_reg *regs;
+	int err;
+
+	if (id < 0 || id >= __BPF_FUNC_MAX_ID + 2) {
+		brt_verr(env, "invalid func unknown#%d\n", id);
+		return -EINVAL;
+	}
+	fn = find_proto(id);
+	if (!fn || !helper_allowed(env, id)) {
+		const char *name = brt_verifier_helper_name(id);
+
+		brt_verr(env, "program of this type cannot use helper %s#%d\n", name ? name : "unknown",
+			 id);
+		return -EINVAL;
+	}
+	if (!env->opts->gpl && fn->gpl_only) {
+		brt_verr(env, "cannot call GPL-restricted function from non-GPL compatible program\n");
+		return -EINVAL;
+	}
+	for (int i = 0; i < 5; i++) {
+		err = check_arg(env, i, fn, &meta);
+		if (err)
+			return err;
+	}
+	err = record_func_map(env, &meta, id);
+	if (err)
+		return err;
+	if (meta.release_regno) {
+		err = meta.ref_obj_id ? release_ref(env, meta.ref_obj_id) : -EINVAL;
+		if (err) {
+			brt_verr(env, "func %s#%d reference has not been acquired before\n",
+				 brt_verifier_helper_name(id), id);
+			return err;
+		}
+	}
+	if (id == BPF_FUNC_tail_call && env->cur->nrefs) {
+		brt_verr(env, "Unreleased reference id=%u alloc_insn=%d\n", env->cur->refs[0].id,
+			 env->cur->refs[0].insn_idx);
+		brt_verr(env, "tail_call would lead to reference leak\n");
+		return -EINVAL;
+	}
+	regs = brt_cur_regs(env);
+	for (int i = BPF_REG_0; i <= BPF_REG_5; i++) {
+		brt_mark_reg_not_init(&regs[i]);
+		env->scratched_regs |= (uint16_t)(1u << i);
+	}
+	set_return(env, fn, &meta, id, insn_idx, &err);
+	if (err)
+		return err;
+	err = map_func_compat(env, &meta, id);
+	if (err)
+		return err;
+	if (id == BPF_FUNC_tail_call && env->subprog_cnt > 1 && 0) {
+		brt_verr(env, "mixing of tail_calls and bpf-to-bpf calls is not supported\n");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* ---- bpf-to-bpf calls --------------------------------------------------------------------- */
+int brt_check_func_call(struct brt_env *env, const struct bpf_insn *insn, int *insn_idx)
+{
+	struct brt_vstate *st = env->cur;
+	struct brt_frame *caller = st->frame[st->curframe], *callee;
+	int target = *insn_idx + insn->imm + 1, sub = brt_find_subprog(env, target);
+
+	if (st->curframe + 1 >= BRT_MAX_FRAMES) {
+		brt_verr(env, "the call stack of %d frames is too deep\n", st->curframe + 2);
+		return -E2BIG;
+	}
+	if (sub < 0) {
+		brt_verr(env, "verifier bug. No program starts at insn %d\n", target);
+		return -EFAULT;
+	}
+	callee = brt_frame_new(*insn_idx, st->curframe + 1, sub);
+	if (!callee)
+		return -ENOMEM;
+	for (int i = BPF_REG_1; i <= BPF_REG_5; i++)
+		callee->regs[i] = caller->regs[i];
+	st->frame[++st->curframe] = callee;
+	for (int i = BPF_REG_0; i <= BPF_REG_5; i++)
+		brt_mark_reg_not_init(&caller->regs[i]);
+	*insn_idx = env->subprogs[sub].start - 1;
+	if (LOG_L1(env)) {
+		brt_vinfo(env, "caller:\n");
+		brt_print_state(env, st, caller->frameno, 1);
+		brt_vinfo(env, "callee:\n");
+		brt_print_state(env, st, st->curframe, 1);
+	}
+	return 0;
+}
+
+int brt_prepare_func_exit(struct brt_env *env, int *insn_idx)
+{
+	struct brt_vstate *st = env->cur;
+	struct brt_frame *callee = st->frame[st->curframe], *caller;
+	int err = brt_check_reg_arg(env, BPF_REG_0, SRC_OP);
+
+	if (err)
+		return err;
+	if (callee->regs[BPF_REG_0].type == PTR_TO_STACK) {
+		brt_verr(env, "cannot return stack pointer to the caller\n");
+		return -EINVAL;
+	}
+	caller = st->frame[st->curframe - 1];
+	caller->regs[BPF_REG_0] = callee->regs[BPF_REG_0];
+	*insn_idx = callee->callsite;
+	if (LOG_L1(env)) {
+		brt_vinfo(env, "returning from callee:\n");
+		brt_print_state(env, st, callee->frameno, 1);
+		brt_vinfo(env, "to caller at %d:\n", *insn_idx);
+		brt_print_state(env, st, caller->frameno, 1);
+	}
+	free(callee->stack);
+	free(callee);
+	st->frame[st->curframe--] = NULL;
+	return 0;
+}
+
+static int stack_visit(struct brt_env *env, int idx, int frame, int depth)
+{
+	int sd = env->subprogs[idx].stack_depth, start = env->subprogs[idx].start;
+	int end = env->subprogs[idx + 1].start, err;
+
+	depth += (sd + 15) / 16 * 16;
+	if (frame >= BRT_MAX_FRAMES) {
+		brt_verr(env, "the call stack of %d frames is too deep !\n", frame);
+		return -E2BIG;
+	}
+	if (depth > BRT_MAX_STACK) {
+		brt_verr(env, "combined stack size of %d calls is %d. Too large\n", frame + 1, depth);
+		return -EACCES;
+	}
+	for (int i = start; i < end; i++) {
+		const struct bpf_insn *insn = &env->insns[i];
+		int callee;
+
+		if (insn->code != (BPF_JMP | BPF_CALL) || insn->src_reg != BPF_PSEUDO_CALL)
+			continue;
+		callee = brt_find_subprog(env, i + insn->imm + 1);
+		if (callee < 0)
+			continue;
+		err = stack_visit(env, callee, frame + 1, depth);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+int brt_check_max_stack_depth(struct brt_env *env)
+{
+	return stack_visit(env, 0, 0, 0);
+}
+
+int brt_check_return_code(struct brt_env *env)
+{
+	const struct brt_reg *r0;
+	int64_t lo = 0, hi = 1;
+	int err = brt_check_reg_arg(env, BPF_REG_0, SRC_OP);
+
+	if (err)
+		return err;
+	if (brt_is_pointer_value(env, BPF_REG_0)) {
+		brt_verr(env, "R0 leaks addr as return value\n");
+		return -EACCES;
+	}
+	r0 = &brt_cur_regs(env)[BPF_REG_0];
+	switch (env->opts->prog_type) {
+	case BPF_PROG_TYPE_CGROUP_SKB:
+		if (env->opts->expected_attach_type == BPF_CGROUP_INET_EGRESS)
+			hi = 3;
+		break;
+	default:
+		return 0;
+	}
+	if (r0->type != SCALAR_VALUE) {
+		brt_verr(env, "At program exit the register R0 is not a known value (%s)\n",
+			 brt_reg_type_str(env, r0->type));
+		return -EINVAL;
+	}
+	if (r0->smin >= lo && r0->smax <= hi)
+		return 0;
+	brt_vinfo(env, "At program exit the register R0 has");
+	if (r0->smin > INT64_MIN)
+		brt_vinfo(env, " smin=%lld", (long long)r0->smin);
+	if (r0->smax < INT64_MAX)
+		brt_vinfo(env, " smax=%lld", (long long)r0->smax);
+	if (r0->smin == INT64_MIN && r0->smax == INT64_MAX)
+		brt_vinfo(env, " unknown scalar value");
+	{
+		char line[BRT_VERIFY_ERRLEN];
+		int n = snprintf(line, sizeof(line), "At program exit the register R0 has");
+
+		if (r0->smin > INT64_MIN)
+			n += snprintf(line + n, sizeof(line) - (size_t)n, " smin=%lld",
+				      (long long)r0->smin);
+		if (r0->smax < INT64_MAX)
+			n += snprintf(line + n, sizeof(line) - (size_t)n, " smax=%lld",
+				      (long long)r0->smax);
+		if (r0->smin == INT64_MIN && r0->smax == INT64_MAX)
+			n += snprintf(line + n, sizeof(line) - (size_t)n, " unknown scalar value");
+		snprintf(line + n, sizeof(line) - (size_t)n, " should have been in [%d, %d]",
+			 (int)lo, (int)hi);
+		brt_vinfo(env, " should have been in [%d, %d]\n", (int)lo, (int)hi);
+		snprintf(env->err_msg, sizeof(env->err_msg), "%s", line);
+		env->err_insn = env->insn_idx;
+	}
+	return -EINVAL;
+}

@@ -1,0 +1,492 @@
+/* cfg.c - the passes that run before the abstract walk, in the kernel's order: find the
+ * subprograms (call targets), check jumps stay inside their subprogram and that each one
+ * ends in exit or goto, check opcodes and lddw forms and resolve map references, then a
+ * depth-first walk of the control-flow graph for unreachable code and back-edges, and a
+ * static register-liveness analysis that lets state pruning ignore dead registers.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "verifier/internal.h"
+
+/* The kernel's table of opcodes (bpf_opcode_in_insntable) is insn.def minus the
+ * conformance-suite extension callx. */
+int brt_is_kernel_opcode(uint8_t code)
+{
+	static uint8_t known[256];
+	static int ready;
+
+	if (!ready) {
+		for (int op = 0; op < BRT_OP_COUNT; op++)
+			if (brt_ops[op].group != BRT_GROUP_callx)
+				known[brt_ops[op].opcode] = 1;
+		ready = 1;
+	}
+	return known[code];
+}
+
+static int is_ldimm64(const struct bpf_insn *insn)
+{
+	return insn->code == (BPF_LD | BPF_IMM | BPF_DW);
+}
+
+static int is_pseudo_call(const struct bpf_insn *insn)
+{
+	return insn->code == (BPF_JMP | BPF_CALL) && insn->src_reg == BPF_PSEUDO_CALL;
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+	return *(const int *)a - *(const int *)b;
+}
+
+static int add_subprog(struct brt_env *env, int off)
+{
+	if (off < 0 || off >= env->len) {
+		brt_verr(env, "call to invalid destination\n");
+		return -EINVAL;
+	}
+	for (int i = 0; i < env->subprog_cnt; i++)
+		if (env->subprogs[i].start == off)
+			return 0;
+	if (env->subprog_cnt >= BRT_MAX_SUBPROGS) {
+		brt_verr(env, "too many subprograms\n");
+		return -E2BIG;
+	}
+	env->subprogs[env->subprog_cnt++].start = off;
+	return 0;
+}
+
+int brt_find_subprog(struct brt_env *env, int insn_idx)
+{
+	for (int i = 0; i < env->subprog_cnt; i++)
+		if (env->subprogs[i].start == insn_idx)
+			return i;
+	return -1;
+}
+
+static int add_subprogs(struct brt_env *env)
+{
+	int ret;
+
+	env->subprog_cnt = 1;
+	env->subprogs[0].start = 0;
+	for (int i = 0; i < env->len; i++) {
+		const struct bpf_insn *insn = &env->insns[i];
+		int is_func = is_ldimm64(insn) && insn->src_reg == BPF_PSEUDO_FUNC;
+		int is_kfunc = insn->code == (BPF_JMP | BPF_CALL) &&
+			       insn->src_reg == BPF_PSEUDO_KFUNC_CALL;
+
+		if (!is_pseudo_call(insn) && !is_func && !is_kfunc)
+			continue;
+		if (!env->bpf_capable) {
+			brt_verr(env, "loading/calling other bpf or kernel functions are allowed "
+				      "for CAP_BPF and CAP_SYS_ADMIN\n");
+			return -EPERM;
+		}
+		if (is_kfunc) {
+			/* no kernel BTF here: every kfunc id is unknown */
+			brt_verr(env, "kernel btf_id %d is not a function\n", insn->imm);
+			return -EINVAL;
+		}
+		ret = add_subprog(env, i + insn->imm + 1);
+		if (ret)
+			return ret;
+	}
+	qsort(env->subprogs, (size_t)env->subprog_cnt, sizeof(env->subprogs[0]), cmp_int);
+	/* a sentinel makes subprogs[i + 1].start the end of subprogram i */
+	env->subprogs[env->subprog_cnt].start = env->len;
+	if (LOG_L2(env))
+		for (int i = 0; i < env->subprog_cnt; i++)
+			brt_vinfo(env, "func#%d @%d\n", i, env->subprogs[i].start);
+	return 0;
+}
+
+int brt_check_subprogs(struct brt_env *env)
+{
+	int cur = 0, start, end, ret;
+
+	ret = add_subprogs(env);
+	if (ret)
+		return ret;
+	start = env->subprogs[0].start;
+	end = env->subprogs[1].start;
+	for (int i = 0; i < env->len; i++) {
+		const struct bpf_insn *insn = &env->insns[i];
+		uint8_t code = insn->code, cls = BPF_CLASS(code);
+		int off;
+
+		if (code == (BPF_JMP | BPF_CALL) && insn->src_reg == 0 &&
+		    insn->imm == BPF_FUNC_tail_call)
+			env->subprogs[cur].has_tail_call = 1;
+		if (cls == BPF_LD && (BPF_MODE(code) == BPF_ABS || BPF_MODE(code) == BPF_IND))
+			env->subprogs[cur].has_ld_abs = 1;
+		if ((cls == BPF_JMP || cls == BPF_JMP32) && BPF_OP(code) != BPF_EXIT &&
+		    BPF_OP(code) != BPF_CALL) {
+			off = i + 1 + (code == (BPF_JMP32 | BPF_JA) ? insn->imm : insn->off);
+			if (off < start || off >= end) {
+				brt_verr(env, "jump out of range from insn %d to %d\n", i, off);
+				return -EINVAL;
+			}
+		}
+		if (i == end - 1) {
+			/* no falling through from one subprogram into the next */
+			if (code != (BPF_JMP | BPF_EXIT) && code != (BPF_JMP | BPF_JA) &&
+			    code != (BPF_JMP32 | BPF_JA)) {
+				brt_verr(env, "last insn is not an exit or jmp\n");
+				return -EINVAL;
+			}
+			start = end;
+			cur++;
+			if (cur < env->subprog_cnt)
+				end = env->subprogs[cur + 1].start;
+		}
+	}
+	return 0;
+}
+
+static int resolve_map(struct brt_env *env, const struct bpf_insn *insn, int idx)
+{
+	int fd = insn->imm;
+	struct brt_map_info info;
+
+	if (insn->src_reg == BPF_PSEUDO_MAP_IDX || insn->src_reg == BPF_PSEUDO_MAP_IDX_VALUE) {
+		const struct brt_verify_opts *o = env->opts;
+
+		if (!o->fd_array) {
+			brt_verr(env, "fd_idx without fd_array is invalid\n");
+			return -EPROTO;
+		}
+		if (o->fd_array_cnt && (uint32_t)insn->imm >= o->fd_array_cnt) {
+			brt_verr(env, "fd_idx %d is out of range\n", insn->imm);
+			return -EINVAL;
+		}
+		fd = o->fd_array[insn->imm];
+	}
+	for (int i = 0; i < env->nmaps; i++)
+		if (env->maps[i].fd == fd) {
+			env->aux[idx].map_idx = (int16_t)i;
+			return 0;
+		}
+	memset(&info, 0, sizeof(info));
+	if (!env->opts->map_info || env->opts->map_info(env->opts->map_arg, fd, &info)) {
+		brt_verr(env, "fd %d is not pointing to valid bpf_map\n", fd);
+		return -EBADF;
+	}
+	if (env->nmaps >= 64) {
+		brt_verr(env, "too many maps\n");
+		return -E2BIG;
+	}
+	if (!env->maps) {
+		env->maps = calloc(64, sizeof(*env->maps));
+		if (!env->maps)
+			return -ENOMEM;
+	}
+	env->maps[env->nmaps].info = info;
+	env->maps[env->nmaps].fd = fd;
+	env->aux[idx].map_idx = (int16_t)env->nmaps++;
+	return 0;
+}
+
+static int check_map_value_ref(struct brt_env *env, const struct bpf_insn *insn, int idx)
+{
+	const struct brt_map_info *m = &env->maps[env->aux[idx].map_idx].info;
+	uint32_t off = (uint32_t)insn[1].imm;
+
+	if (off >= BRT_MAX_VAR_OFF) {
+		brt_verr(env, "direct value offset of %u is not allowed\n", off);
+		return -EINVAL;
+	}
+	if (m->type != BPF_MAP_TYPE_ARRAY) {
+		brt_verr(env, "no direct value access support for this map type\n");
+		return -EINVAL;
+	}
+	if (m->max_entries != 1) {
+		brt_verr(env, "invalid access to map value pointer, value_size=%u off=%u\n",
+			 m->value_size, off);
+		return -524; /* the kernel's internal ENOTSUPP leaks out here */
+	}
+	if (off >= m->value_size) {
+		brt_verr(env, "invalid access to map value pointer, value_size=%u off=%u\n",
+			 m->value_size, off);
+		return -EINVAL;
+	}
+	env->aux[idx].map_off = off;
+	return 0;
+}
+
+static int check_ldimm64(struct brt_env *env, int i)
+{
+	const struct bpf_insn *insn = &env->insns[i];
+	int ret;
+
+	if (i == env->len - 1 || insn[1].code || insn[1].dst_reg || insn[1].src_reg ||
+	    insn[1].off) {
+		brt_verr(env, "invalid bpf_ld_imm64 insn\n");
+		return -EINVAL;
+	}
+	env->aux[i + 1].second_slot = 1;
+	switch (insn->src_reg) {
+	case 0:
+		return 0;
+	case BPF_PSEUDO_MAP_VALUE:
+	case BPF_PSEUDO_MAP_IDX_VALUE:
+		break;
+	case BPF_PSEUDO_MAP_FD:
+	case BPF_PSEUDO_MAP_IDX:
+		if (insn[1].imm == 0)
+			break;
+		brt_verr(env, "unrecognized bpf_ld_imm64 insn\n");
+		return -EINVAL;
+	default:
+		/* BTF ids and pseudo functions need BTF, which bpfrt does not have */
+		brt_verr(env, "unrecognized bpf_ld_imm64 insn\n");
+		return -EINVAL;
+	}
+	ret = resolve_map(env, insn, i);
+	if (ret)
+		return ret;
+	if (insn->src_reg == BPF_PSEUDO_MAP_VALUE || insn->src_reg == BPF_PSEUDO_MAP_IDX_VALUE)
+		return check_map_value_ref(env, insn, i);
+	return 0;
+}
+
+int brt_check_insns(struct brt_env *env)
+{
+	for (int i = 0; i < env->len; i++) {
+		const struct bpf_insn *insn = &env->insns[i];
+		uint8_t mode = BPF_MODE(insn->code);
+		int ret;
+
+		env->aux[i].map_idx = -1;
+		if (BPF_CLASS(insn->code) == BPF_LDX &&
+		    ((mode != BPF_MEM && mode != BRT_MEMSX) || insn->imm != 0)) {
+			brt_verr(env, "BPF_LDX uses reserved fields\n");
+			return -EINVAL;
+		}
+		if (is_ldimm64(insn)) {
+			ret = check_ldimm64(env, i);
+			if (ret)
+				return ret;
+			env->aux[++i].map_idx = -1;
+			continue;
+		}
+		if (!brt_is_kernel_opcode(insn->code)) {
+			brt_verr(env, "unknown opcode %02x\n", insn->code);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+/* ---- depth-first walk ---------------------------------------------------------------- */
+enum { DISCOVERED = 1, EXPLORED = 2 };
+
+/* Successors of insn t in the kernel's visiting order; returns how many. */
+static int successors(struct brt_env *env, int t, int succ[2], int *branch)
+{
+	const struct bpf_insn *insn = &env->insns[t];
+	uint8_t cls = BPF_CLASS(insn->code), op = BPF_OP(insn->code);
+
+	*branch = -1;
+	if (is_ldimm64(insn)) {
+		succ[0] = t + 2;
+		return 1;
+	}
+	if (cls != BPF_JMP && cls != BPF_JMP32) {
+		succ[0] = t + 1;
+		return 1;
+	}
+	if (op == BPF_EXIT)
+		return 0;
+	if (op == BPF_CALL) {
+		succ[0] = t + 1;
+		if (is_pseudo_call(insn)) {
+			succ[1] = t + insn->imm + 1;
+			*branch = 1;
+			return 2;
+		}
+		return 1;
+	}
+	if (op == BPF_JA) {
+		succ[0] = t + 1 + (cls == BPF_JMP32 ? insn->imm : insn->off);
+		*branch = 0;
+		return 1;
+	}
+	succ[0] = t + 1;
+	succ[1] = t + 1 + insn->off;
+	*branch = 1;
+	return 2;
+}
+
+static int dfs(struct brt_env *env, uint8_t *state, int *stack, uint8_t *next)
+{
+	int sp = 0;
+
+	stack[sp++] = 0;
+	state[0] = DISCOVERED;
+	while (sp) {
+		int t = stack[sp - 1], succ[2], branch, n = successors(env, t, succ, &branch);
+
+		if (next[t] == 0 && n == 2 && branch == 1)
+			env->aux[t].prune_point = 1; /* conditional jumps and calls */
+		if (next[t] >= n) {
+			state[t] = EXPLORED;
+			sp--;
+			continue;
+		}
+		int w = succ[next[t]], is_branch = (int)next[t] == branch;
+
+		next[t]++;
+		if (w < 0 || w >= env->len) {
+			brt_verr(env, "jump out of range from insn %d to %d\n", t, w);
+			return -EINVAL;
+		}
+		if (is_branch) {
+			env->aux[w].prune_point = 1;
+			env->aux[w].jmp_point = 1;
+		}
+		if (state[w] == 0) {
+			state[w] = DISCOVERED;
+			stack[sp++] = w;
+		} else if (state[w] == DISCOVERED) {
+			if (!env->bpf_capable) {
+				brt_verr(env, "back-edge from insn %d to %d\n", t, w);
+				return -EINVAL;
+			}
+			env->aux[w].loop_head = 1;
+			env->aux[w].prune_point = 1;
+		}
+	}
+	return 0;
+}
+
+int brt_check_cfg(struct brt_env *env)
+{
+	uint8_t *state = calloc((size_t)env->len, 1), *next = calloc((size_t)env->len, 1);
+	int *stack = calloc((size_t)env->len, sizeof(int));
+	int ret = -ENOMEM;
+
+	if (!state || !stack || !next)
+		goto out_free;
+	ret = dfs(env, state, stack, next);
+	if (ret)
+		goto out_free;
+	for (int i = 0; i < env->len; i++) {
+		if (state[i] != EXPLORED) {
+			brt_verr(env, "unreachable insn %d\n", i);
+			ret = -EINVAL;
+			goto out_free;
+		}
+		if (is_ldimm64(&env->insns[i])) {
+			if (state[i + 1]) {
+				brt_verr(env, "jump into the middle of ldimm64 insn %d\n", i);
+				ret = -EINVAL;
+				goto out_free;
+			}
+			i++;
+		}
+	}
+out_free:
+	free(state);
+	free(stack);
+	free(next);
+	return ret;
+}
+
+/* ---- register liveness ------------------------------------------------------------------ */
+#define R(n) (1u << (n))
+#define CALLER_SAVED (R(0) | R(1) | R(2) | R(3) | R(4) | R(5))
+
+/* Registers an instruction reads (use) and writes (def). */
+static void use_def(const struct bpf_insn *insn, uint16_t *use, uint16_t *def)
+{
+	uint8_t cls = BPF_CLASS(insn->code), op = BPF_OP(insn->code), mode = BPF_MODE(insn->code);
+	uint16_t d = (uint16_t)R(insn->dst_reg & 15), s = (uint16_t)R(insn->src_reg & 15);
+
+	*use = *def = 0;
+	switch (cls) {
+	case BPF_ALU:
+	case BPF_ALU64:
+		*def = d;
+		if (op == BPF_MOV)
+			*use = BPF_SRC(insn->code) == BPF_X ? s : 0;
+		else
+			*use = d | (BPF_SRC(insn->code) == BPF_X && op != BPF_END && op != BPF_NEG ? s : 0);
+		break;
+	case BPF_LDX:
+		*use = s;
+		*def = d;
+		break;
+	case BPF_ST:
+		*use = d;
+		break;
+	case BPF_STX:
+		*use = d | s;
+		if (mode == BPF_ATOMIC && insn->imm == BPF_CMPXCHG) {
+			*use |= R(0);
+			*def = R(0);
+		} else if (mode == BPF_ATOMIC && (insn->imm & BPF_FETCH)) {
+			*def = s;
+		}
+		break;
+	case BPF_LD:
+		if (mode == BPF_IMM) {
+			*def = d;
+		} else {
+			*use = R(6) | (mode == BPF_IND ? s : 0);
+			*def = CALLER_SAVED;
+		}
+		break;
+	default: /* jumps */
+		if (op == BPF_EXIT) {
+			*use = R(0);
+		} else if (op == BPF_CALL) {
+			*use = CALLER_SAVED & ~R(0);
+			*def = CALLER_SAVED;
+		} else if (op != BPF_JA) {
+			*use = d | (BPF_SRC(insn->code) == BPF_X ? s : 0);
+		}
+		break;
+	}
+}
+
+/* Within one subprogram: a call continues at the next insn, exit ends the path. */
+static int intra_successors(struct brt_env *env, int t, int succ[2])
+{
+	const struct bpf_insn *insn = &env->insns[t];
+	int branch, n = successors(env, t, succ, &branch);
+
+	if (BPF_CLASS(insn->code) == BPF_JMP && BPF_OP(insn->code) == BPF_CALL)
+		return 1;
+	return n;
+}
+
+void brt_compute_liveness(struct brt_env *env)
+{
+	int changed = 1;
+
+	/* round-robin backward iteration to a fixed point: programs are small */
+	while (changed) {
+		changed = 0;
+		for (int t = env->len - 1; t >= 0; t--) {
+			int succ[2], n;
+			uint16_t use, def, out = 0, in;
+
+			if (env->aux[t].second_slot)
+				continue;
+			n = intra_successors(env, t, succ);
+			for (int k = 0; k < n; k++)
+				if (succ[k] >= 0 && succ[k] < env->len)
+					out |= env->aux[succ[k]].live_in;
+			use_def(&env->insns[t], &use, &def);
+			in = (uint16_t)(use | (out & ~def));
+			if (in != env->aux[t].live_in) {
+				env->aux[t].live_in = in;
+				changed = 1;
+			}
+		}
+	}
+}

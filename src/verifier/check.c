@@ -1,0 +1,523 @@
+/* check.c - the verifier's driver: brt_verify() and the abstract walk.
+ *
+ * Theory of operation (the kernel's design, see docs/VERIFIER.md):
+ *
+ * 1. Structural passes (cfg.c), in the kernel's order so the first error is the same:
+ *    subprograms and jump ranges, opcodes and lddw forms (map fds resolved through the
+ *    caller's map_info callback), a depth-first walk for unreachable code and back-edges
+ *    (refused without CAP_BPF), and static register liveness.
+ * 2. The walk: starting from insn 0 with R1 = ctx and R10 = fp, each instruction is
+ *    executed on an abstract state (state.c: register types, scalar ranges and tnums in
+ *    bounds.c, stack slot contents).  Every memory access is checked against what the
+ *    pointer's type allows (memory.c); helper and bpf-to-bpf calls go through calls.c.
+ *    A conditional jump whose outcome is not known pushes the taken branch onto a stack
+ *    and continues with the fall-through; each side learns the comparison's result.  An
+ *    exit pops the next pending branch.  The walk ends when no branch is left (accept)
+ *    or at the first violation (reject; the message is the kernel's).
+ * 3. Pruning: at jump targets and conditional jumps the state is compared with states
+ *    already proven safe there; if it is contained in one (same pointer types, scalar
+ *    ranges inside, only live registers considered) the path stops.  A state equal to one
+ *    still being explored at a loop head is an infinite loop.  Bounded loops simply run
+ *    until their counter decides the exit, within 1,000,000 processed instructions.
+ * 4. After the walk, the combined stack of every call chain is checked.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "verifier/internal.h"
+
+void brt_verr(struct brt_env *env, const char *fmt, ...)
+{
+	va_list ap;
+	size_t n;
+
+	va_start(ap, fmt);
+	brt_vlog_va(&env->log, fmt, ap);
+	va_end(ap);
+	va_start(ap, fmt);
+	vsnprintf(env->err_msg, sizeof(env->err_msg), fmt, ap);
+	va_end(ap);
+	n = strlen(env->err_msg);
+	if (n && env->err_msg[n - 1] == '\n')
+		env->err_msg[n - 1] = 0;
+	env->err_insn = env->insn_idx;
+}
+
+void brt_vinfo(struct brt_env *env, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!env->log.level)
+		return;
+	va_start(ap, fmt);
+	brt_vlog_va(&env->log, fmt, ap);
+	va_end(ap);
+}
+
+struct brt_frame *brt_cur_frame(struct brt_env *env)
+{
+	return env->cur->frame[env->cur->curframe];
+}
+
+struct brt_reg *brt_cur_regs(struct brt_env *env)
+{
+	return brt_cur_frame(env)->regs;
+}
+
+int brt_is_pointer_value(struct brt_env *env, int regno)
+{
+	return !env->allow_ptr_leaks && brt_cur_regs(env)[regno].type != SCALAR_VALUE;
+}
+
+int brt_check_reg_arg(struct brt_env *env, int regno, enum brt_reg_arg t)
+{
+	struct brt_reg *reg;
+
+	if (regno >= BRT_NREGS) {
+		brt_verr(env, "R%d is invalid\n", regno);
+		return -EINVAL;
+	}
+	env->scratched_regs |= (uint16_t)(1u << regno);
+	reg = &brt_cur_regs(env)[regno];
+	if (t == SRC_OP) {
+		if (reg->type == NOT_INIT) {
+			brt_verr(env, "R%d !read_ok\n", regno);
+			return -EACCES;
+		}
+		return 0;
+	}
+	if (regno == BPF_REG_10) {
+		brt_verr(env, "frame pointer is read only\n");
+		return -EACCES;
+	}
+	if (t == DST_OP)
+		brt_mark_reg_unknown(env, reg);
+	return 0;
+}
+
+int brt_push_stack(struct brt_env *env, int insn_idx, int prev_insn_idx, struct brt_vstate **out)
+{
+	struct brt_pending *p;
+
+	if (env->stack_len >= 8192 * 8) {
+		brt_verr(env, "The sequence of %d jumps is too complex.\n", env->stack_len);
+		return -E2BIG;
+	}
+	if (env->stack_len == env->stack_cap) {
+		int cap = env->stack_cap ? env->stack_cap * 2 : 64;
+		struct brt_pending *s = realloc(env->stack, (size_t)cap * sizeof(*s));
+
+		if (!s)
+			return -ENOMEM;
+		env->stack = s;
+		env->stack_cap = cap;
+	}
+	p = &env->stack[env->stack_len];
+	p->st = brt_state_dup(env->cur);
+	if (!p->st)
+		return -ENOMEM;
+	p->insn_idx = insn_idx;
+	p->prev_insn_idx = prev_insn_idx;
+	p->log_pos = env->log.end_pos;
+	env->stack_len++;
+	if (env->cur->parent)
+		env->cur->parent->branches++;
+	*out = p->st;
+	return 0;
+}
+
+/* A path ended: the stored states it passed have one live descendant fewer; those left
+ * with none are complete and may now prune other paths. */
+static void update_branch_counts(struct brt_env *env, struct brt_vstate *st)
+{
+	for (struct brt_vstate *p = st->parent; p; p = p->parent) {
+		if (--p->branches)
+			break;
+		brt_state_done(env, p);
+	}
+}
+
+static int pop_stack(struct brt_env *env, int *prev, int *idx)
+{
+	struct brt_pending *p;
+
+	if (!env->stack_len)
+		return -ENOENT;
+	p = &env->stack[--env->stack_len];
+	brt_state_free(env->cur);
+	env->cur = p->st;
+	*idx = p->insn_idx;
+	*prev = p->prev_insn_idx;
+	/* level 1 keeps only the trace of the failing path */
+	if (!LOG_L2(env))
+		brt_vlog_reset(&env->log, p->log_pos);
+	return 0;
+}
+
+static void print_insn(struct brt_env *env, int idx)
+{
+	char buf[128];
+
+	if (brt_disasm_insn(&env->insns[idx], (size_t)(env->len - idx), BRT_DISASM_KERNEL, buf,
+			    sizeof(buf)) < 0)
+		snprintf(buf, sizeof(buf), "(%02x) ?", env->insns[idx].code);
+	brt_vinfo(env, "%s\n", buf);
+}
+
+static void print_scratched(struct brt_env *env)
+{
+	const struct brt_vstate *st = env->cur;
+	const struct brt_frame *f = st->frame[st->curframe];
+	struct brt_vstate tmp;
+	struct brt_frame view;
+
+	if (!env->scratched_regs && !env->scratched_stack)
+		return;
+	/* print only the touched registers and slots, through a filtered copy */
+	view = *f;
+	for (int i = 0; i < BRT_NREGS; i++)
+		if (!(env->scratched_regs & (1u << i)))
+			view.regs[i].type = NOT_INIT;
+	view.allocated_stack = 0;
+	for (int i = f->allocated_stack / 8 - 1; i >= 0; i--)
+		if (env->scratched_stack & (1ULL << (i & 63))) {
+			view.allocated_stack = (i + 1) * 8;
+			break;
+		}
+	memset(&tmp, 0, sizeof(tmp));
+	tmp.frame[st->curframe] = &view;
+	tmp.curframe = st->curframe;
+	if (env->prev_log_pos && env->prev_log_pos == env->log.end_pos) {
+		uint64_t pos = env->prev_insn_print_pos;
+		uint64_t w = (pos + 4 > 40 ? pos + 4 : 40);
+
+		w = (w + 7) / 8 * 8 - pos - 1;
+		brt_vlog_reset(&env->log, env->prev_log_pos - 1);
+		brt_vinfo(env, "%*c;", (int)w, ' ');
+	} else {
+		brt_vinfo(env, "%d:", env->insn_idx);
+	}
+	brt_print_state(env, &tmp, st->curframe, 0);
+	env->scratched_regs = 0;
+	env->scratched_stack = 0;
+}
+
+static int do_exit(struct brt_env *env, int *do_print)
+{
+	const struct bpf_insn *insn = &env->insns[env->insn_idx];
+	int err;
+
+	if (BPF_SRC(insn->code) != BPF_K || insn->imm || insn->src_reg || insn->dst_reg ||
+	    BPF_CLASS(insn->code) == BPF_JMP32) {
+		brt_verr(env, "BPF_EXIT uses reserved fields\n");
+		return -EINVAL;
+	}
+	if (env->cur->curframe) {
+		err = brt_prepare_func_exit(env, &env->insn_idx);
+		if (err)
+			return err;
+		*do_print = 1;
+		return 0;
+	}
+	err = brt_check_exit_refs(env);
+	if (err)
+		return err;
+	err = brt_check_return_code(env);
+	return err ? err : 1;
+}
+
+static int do_jmp(struct brt_env *env, const struct bpf_insn *insn, int *do_print)
+{
+	uint8_t op = BPF_OP(insn->code), cls = BPF_CLASS(insn->code);
+
+	env->jmps_processed++;
+	if (op == BPF_CALL) {
+		if (BPF_SRC(insn->code) != BPF_K || insn->off ||
+		    (insn->src_reg != 0 && insn->src_reg != BPF_PSEUDO_CALL) || insn->dst_reg ||
+		    cls == BPF_JMP32) {
+			brt_verr(env, "BPF_CALL uses reserved fields\n");
+			return -EINVAL;
+		}
+		if (insn->src_reg == BPF_PSEUDO_CALL)
+			return brt_check_func_call(env, insn, &env->insn_idx);
+		return brt_check_helper_call(env, insn, env->insn_idx);
+	}
+	if (op == BPF_JA) {
+		if (BPF_SRC(insn->code) != BPF_K || insn->src_reg || insn->dst_reg ||
+		    (cls == BPF_JMP && insn->imm) || (cls == BPF_JMP32 && insn->off)) {
+			brt_verr(env, "BPF_JA uses reserved fields\n");
+			return -EINVAL;
+		}
+		env->insn_idx += cls == BPF_JMP ? insn->off : insn->imm;
+		return 0;
+	}
+	if (op == BPF_EXIT)
+		return do_exit(env, do_print);
+	return brt_check_cond_jmp(env, insn, &env->insn_idx);
+}
+
+/* One instruction.  Returns 0 to continue at env->insn_idx + 1, 1 when the path ended
+ * (exit of the main program), or a negative errno. */
+static int do_insn(struct brt_env *env, int *do_print)
+{
+	const struct bpf_insn *insn = &env->insns[env->insn_idx];
+	uint8_t cls = BPF_CLASS(insn->code);
+	int err;
+
+	switch (cls) {
+	case BPF_ALU:
+	case BPF_ALU64:
+		return brt_check_alu(env, insn);
+	case BPF_LDX:
+	case BPF_ST:
+		return brt_check_load_store(env, insn);
+	case BPF_STX:
+		if (BPF_MODE(insn->code) == BPF_ATOMIC)
+			return brt_check_atomic(env, insn);
+		return brt_check_load_store(env, insn);
+	case BPF_JMP:
+	case BPF_JMP32:
+		return do_jmp(env, insn, do_print);
+	default: /* BPF_LD */
+		if (BPF_MODE(insn->code) == BPF_ABS || BPF_MODE(insn->code) == BPF_IND)
+			return brt_check_ld_abs(env, insn);
+		if (BPF_MODE(insn->code) == BPF_IMM) {
+			err = brt_check_ld_imm(env, insn);
+			env->insn_idx++;
+			return err;
+		}
+		brt_verr(env, "invalid BPF_LD mode\n");
+		return -EINVAL;
+	}
+}
+
+static int do_check(struct brt_env *env)
+{
+	int do_print = 0, err, prev_idx = 0;
+
+	env->insn_idx = 0;
+	env->scratched_regs = 0xffff;
+	for (;;) {
+		if (env->insn_idx < 0 || env->insn_idx >= env->len) {
+			brt_verr(env, "invalid insn idx %d insn_cnt %d\n", env->insn_idx, env->len);
+			return -EFAULT;
+		}
+		if (++env->insn_processed > BRT_COMPLEXITY_LIMIT) {
+			brt_verr(env, "BPF program is too large. Processed %u insn\n",
+				 env->insn_processed);
+			return -E2BIG;
+		}
+		env->aux[env->insn_idx].seen = 1;
+		if (env->aux[env->insn_idx].prune_point) {
+			err = brt_is_state_visited(env, env->insn_idx);
+			if (err < 0)
+				return err;
+			if (err == 1) {
+				if (LOG_L1(env)) {
+					if (do_print)
+						brt_vinfo(env, "\nfrom %d to %d: safe\n", prev_idx,
+							  env->insn_idx);
+					else
+						brt_vinfo(env, "%d: safe\n", env->insn_idx);
+				}
+				goto path_end;
+			}
+		}
+		if (LOG_L2(env) && do_print) {
+			brt_vinfo(env, "\nfrom %d to %d:", prev_idx, env->insn_idx);
+			brt_print_state(env, env->cur, env->cur->curframe, 1);
+			do_print = 0;
+		}
+		if (LOG_L1(env)) {
+			print_scratched(env);
+			env->prev_log_pos = env->log.end_pos;
+			brt_vinfo(env, "%d: ", env->insn_idx);
+			print_insn(env, env->insn_idx);
+			env->prev_insn_print_pos = env->log.end_pos - env->prev_log_pos;
+			env->prev_log_pos = env->log.end_pos;
+		}
+		prev_idx = env->insn_idx;
+		err = do_insn(env, &do_print);
+		if (err < 0)
+			return err;
+		if (err == 0) {
+			env->insn_idx++;
+			continue;
+		}
+path_end:
+		env->scratched_regs = 0xffff;
+		env->scratched_stack = ~0ULL;
+		update_branch_counts(env, env->cur);
+		if (pop_stack(env, &prev_idx, &env->insn_idx))
+			break;
+		do_print = 1;
+	}
+	return 0;
+}
+
+static void print_live_regs(struct brt_env *env)
+{
+	brt_vinfo(env, "Live regs before insn:\n");
+	for (int i = 0; i < env->len; i++) {
+		char regs[11];
+
+		if (env->aux[i].second_slot)
+			continue;
+		for (int r = 0; r < 10; r++)
+			regs[r] = (env->aux[i].live_in & (1u << r)) ? (char)('0' + r) : '.';
+		regs[10] = 0;
+		brt_vinfo(env, "%7d: %s ", i, regs);
+		print_insn(env, i);
+	}
+}
+
+static int prog_type_ok(uint32_t t)
+{
+	switch (t) {
+	case BPF_PROG_TYPE_SOCKET_FILTER:
+	case BPF_PROG_TYPE_SCHED_CLS:
+	case BPF_PROG_TYPE_SCHED_ACT:
+	case BPF_PROG_TYPE_XDP:
+	case BPF_PROG_TYPE_CGROUP_SKB:
+	case BPF_PROG_TYPE_KPROBE:
+	case BPF_PROG_TYPE_TRACEPOINT:
+	case BPF_PROG_TYPE_RAW_TRACEPOINT:
+	case BPF_PROG_TYPE_PERF_EVENT:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+static int run_passes(struct brt_env *env)
+{
+	int err;
+
+	err = brt_check_subprogs(env);
+	if (!err)
+		err = brt_check_insns(env);
+	env->insn_idx = 0;
+	if (!err)
+		err = brt_check_cfg(env);
+	if (err)
+		return err;
+	brt_compute_liveness(env);
+	if (LOG_L2(env))
+		print_live_regs(env);
+	env->cur = brt_state_new();
+	if (!env->cur)
+		return -ENOMEM;
+	env->cur->frame[0] = brt_frame_new(-1, 0, 0);
+	if (!env->cur->frame[0])
+		return -ENOMEM;
+	env->cur->frame[0]->regs[BPF_REG_1].type = PTR_TO_CTX;
+	brt_mark_reg_known_zero(&env->cur->frame[0]->regs[BPF_REG_1]);
+	err = do_check(env);
+	if (!err && !LOG_L2(env))
+		brt_vlog_reset(&env->log, 0);
+	if (!err)
+		err = brt_check_max_stack_depth(env);
+	return err;
+}
+
+static void free_env(struct brt_env *env)
+{
+	brt_state_free(env->cur);
+	for (int i = 0; i < env->stack_len; i++)
+		brt_state_free(env->stack[i].st);
+	free(env->stack);
+	brt_free_stored(env);
+	free(env->explored);
+	free(env->active);
+	free(env->aux);
+	free(env->maps);
+}
+
+static void print_stats(struct brt_env *env)
+{
+	if (env->log.level & BRT_LOG_STATS) {
+		brt_vinfo(env, "verification time %d usec\n", 0);
+		brt_vinfo(env, "stack depth ");
+		for (int i = 0; i < env->subprog_cnt; i++)
+			brt_vinfo(env, "%d%s", env->subprogs[i].stack_depth,
+				  i + 1 < env->subprog_cnt ? "+" : "");
+		brt_vinfo(env, "\n");
+	}
+	brt_vinfo(env, "processed %u insns (limit %d) max_states_per_insn %u total_states %u "
+		       "peak_states %u mark_read %u\n",
+		  env->insn_processed, BRT_COMPLEXITY_LIMIT, env->max_states_per_insn,
+		  env->total_states, env->peak_states, 0u);
+}
+
+int brt_verify(const struct bpf_insn *insns, size_t n, const struct brt_verify_opts *opts,
+	       struct brt_verify_result *res)
+{
+	struct brt_env *env;
+	uint32_t true_size = 0;
+	int err, lerr;
+
+	if (res) {
+		memset(res, 0, sizeof(*res));
+		res->err_insn = -1;
+	}
+	if (!opts || !insns || n == 0 || !prog_type_ok(opts->prog_type))
+		return -EINVAL;
+	if (n > (opts->priv == BRT_PRIV_UNPRIV ? 4096u : (size_t)BRT_COMPLEXITY_LIMIT))
+		return -E2BIG;
+	if (opts->priv == BRT_PRIV_UNPRIV && opts->prog_type != BPF_PROG_TYPE_SOCKET_FILTER &&
+	    opts->prog_type != BPF_PROG_TYPE_CGROUP_SKB)
+		return -EPERM;
+	if (opts->priv != BRT_PRIV_ROOT &&
+	    (opts->prog_type == BPF_PROG_TYPE_KPROBE || opts->prog_type == BPF_PROG_TYPE_TRACEPOINT ||
+	     opts->prog_type == BPF_PROG_TYPE_RAW_TRACEPOINT ||
+	     opts->prog_type == BPF_PROG_TYPE_PERF_EVENT))
+		return -EPERM;
+	env = calloc(1, sizeof(*env));
+	if (!env)
+		return -ENOMEM;
+	err = brt_vlog_init(&env->log, opts->log_level, opts->log_buf, opts->log_size);
+	if (err) {
+		free(env);
+		return err;
+	}
+	env->insns = insns;
+	env->len = (int)n;
+	env->opts = opts;
+	env->err_insn = -1;
+	env->allow_ptr_leaks = opts->priv == BRT_PRIV_ROOT;
+	env->allow_uninit_stack = opts->priv == BRT_PRIV_ROOT;
+	env->bypass_spec_v1 = opts->priv == BRT_PRIV_ROOT;
+	env->bpf_capable = opts->priv != BRT_PRIV_UNPRIV;
+	env->strict_alignment = (opts->prog_flags & BPF_F_STRICT_ALIGNMENT) &&
+				!(opts->prog_flags & BPF_F_ANY_ALIGNMENT);
+	env->aux = calloc(n, sizeof(*env->aux));
+	env->explored = calloc(n, sizeof(*env->explored));
+	env->active = calloc(BRT_ACTIVE_BUCKETS, sizeof(*env->active));
+	if (!env->aux || !env->explored || !env->active)
+		err = -ENOMEM;
+	else
+		err = run_passes(env);
+	print_stats(env);
+	lerr = brt_vlog_finalize(&env->log, &true_size);
+	if (lerr)
+		err = lerr;
+	if (res) {
+		res->insn_processed = env->insn_processed;
+		res->max_states_per_insn = env->max_states_per_insn;
+		res->total_states = env->total_states;
+		res->peak_states = env->peak_states;
+		res->log_true_size = true_size;
+		res->subprog_cnt = (uint32_t)env->subprog_cnt;
+		for (int i = 0; i < env->subprog_cnt && i < 256; i++)
+			res->stack_depth[i] = (uint32_t)env->subprogs[i].stack_depth;
+		if (err && err != -ENOSPC) {
+			res->err_insn = env->err_insn;
+			memcpy(res->err_msg, env->err_msg, sizeof(res->err_msg));
+		}
+	}
+	free_env(env);
+	free(env);
+	return err;
+}

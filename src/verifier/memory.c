@@ -1,0 +1,1054 @@
+/* memory.c - loads, stores and atomics: which pointer a memory access goes through
+ * decides the rules.  The stack tracks each byte (never written, spilled register, data,
+ * zero) so spilled pointers and bounds come back on fills; the context has per program
+ * type tables of readable and writable fields; packet accesses need a proven range; map
+ * values must stay within value_size for every value a variable offset may take.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stddef.h>
+#include <string.h>
+
+#include "verifier/internal.h"
+
+/* ---- context layouts ------------------------------------------------------------------ */
+enum { SKB_SIZE = 192, XDP_SIZE = 24, PT_REGS_SIZE = 168, RAW_TP_SIZE = 96 };
+/* struct __sk_buff offsets (uapi, stable) */
+enum {
+	SKB_LEN = 0, SKB_MARK = 8, SKB_QUEUE_MAPPING = 12, SKB_PRIORITY = 32, SKB_TC_INDEX = 44,
+	SKB_CB = 48, SKB_CB_END = 68, SKB_TC_CLASSID = 72, SKB_DATA = 76, SKB_DATA_END = 80,
+	SKB_FAMILY = 88, SKB_LOCAL_PORT_END = 140, SKB_DATA_META = 140, SKB_FLOW_KEYS = 144,
+	SKB_TSTAMP = 152, SKB_WIRE_LEN = 160, SKB_SK = 168, SKB_TSTAMP_TYPE = 180,
+	SKB_HWTSTAMP = 184,
+};
+
+static int in(int off, int start, int len)
+{
+	return off >= start && off < start + len;
+}
+
+/* bpf_skb_is_valid_access(): the part shared by every __sk_buff program type */
+static int skb_valid(int off, int size, enum brt_access t)
+{
+	if (off < 0 || off >= SKB_SIZE || off % size)
+		return 0;
+	if (in(off, SKB_CB, 20))
+		return off + size <= SKB_CB_END;
+	if (in(off, 92, 40) || in(off, SKB_DATA, 8) || in(off, SKB_DATA_META, 4))
+		return size == 4; /* ip addresses, data, data_end, data_meta */
+	if (in(off, SKB_FLOW_KEYS, 8) || off == SKB_TSTAMP_TYPE || in(off, 181, 3))
+		return 0;
+	if (in(off, SKB_HWTSTAMP, 8))
+		return t == BRT_READ && size == 8;
+	if (in(off, SKB_TSTAMP, 8))
+		return size == 8;
+	if (off == SKB_SK)
+		return 0; /* a socket pointer: bpfrt has no socket types */
+	if (t == BRT_WRITE)
+		return size == 4;
+	return size <= 4 && !(size & (size - 1));
+}
+
+static int skb_ctx(struct brt_env *env, int off, int size, enum brt_access t, uint32_t *rt)
+{
+	uint32_t type = env->opts->prog_type;
+
+	if (off < 0 || off >= SKB_SIZE)
+		return 0;
+	if (type == BPF_PROG_TYPE_SOCKET_FILTER) {
+		if (in(off, SKB_TC_CLASSID, 4) || in(off, SKB_DATA, 8) || in(off, SKB_DATA_META, 4) ||
+		    in(off, SKB_FAMILY, SKB_LOCAL_PORT_END - SKB_FAMILY) || in(off, SKB_TSTAMP, 8) ||
+		    in(off, SKB_WIRE_LEN, 4) || in(off, SKB_HWTSTAMP, 8))
+			return 0;
+		if (t == BRT_WRITE && !in(off, SKB_CB, 20))
+			return 0;
+	} else if (type == BPF_PROG_TYPE_CGROUP_SKB) {
+		if (in(off, SKB_TC_CLASSID, 4) || in(off, SKB_DATA_META, 4) || in(off, SKB_WIRE_LEN, 4))
+			return 0;
+		if (t == BRT_WRITE && !in(off, SKB_MARK, 4) && !in(off, SKB_PRIORITY, 4) &&
+		    !in(off, SKB_CB, 20) && !in(off, SKB_TSTAMP, 8))
+			return 0;
+		if (in(off, SKB_DATA, 4))
+			*rt = PTR_TO_PACKET;
+		if (in(off, SKB_DATA_END, 4))
+			*rt = PTR_TO_PACKET_END;
+	} else { /* sched_cls, sched_act */
+		if (t == BRT_WRITE && !in(off, SKB_MARK, 4) && !in(off, SKB_TC_INDEX, 4) &&
+		    !in(off, SKB_PRIORITY, 4) && !in(off, SKB_TC_CLASSID, 4) &&
+		    !in(off, SKB_CB, 20) && !in(off, SKB_TSTAMP, 8) && !in(off, SKB_QUEUE_MAPPING, 4))
+			return 0;
+		if (in(off, SKB_DATA, 4))
+			*rt = PTR_TO_PACKET;
+		if (in(off, SKB_DATA_META, 4))
+			*rt = PTR_TO_PACKET_META;
+		if (in(off, SKB_DATA_END, 4))
+			*rt = PTR_TO_PACKET_END;
+		if (in(off, SKB_FAMILY, SKB_LOCAL_PORT_END - SKB_FAMILY))
+			return 0;
+	}
+	return skb_valid(off, size, t);
+}
+
+static int xdp_ctx(struct brt_env *env, int off, int size, enum brt_access t, uint32_t *rt)
+{
+	if (env->opts->expected_attach_type != BPF_XDP_DEVMAP && off == 20)
+		return 0;
+	if (t == BRT_WRITE)
+		return 0;
+	if (off == 0)
+		*rt = PTR_TO_PACKET;
+	else if (off == 8)
+		*rt = PTR_TO_PACKET_META;
+	else if (off == 4)
+		*rt = PTR_TO_PACKET_END;
+	return off >= 0 && off < XDP_SIZE && !(off % size) && size == 4;
+}
+
+static int ctx_valid(struct brt_env *env, int off, int size, enum brt_access t, uint32_t *rt)
+{
+	*rt = SCALAR_VALUE;
+	switch (env->opts->prog_type) {
+	case BPF_PROG_TYPE_SOCKET_FILTER:
+	case BPF_PROG_TYPE_SCHED_CLS:
+	case BPF_PROG_TYPE_SCHED_ACT:
+	case BPF_PROG_TYPE_CGROUP_SKB:
+		return skb_ctx(env, off, size, t, rt);
+	case BPF_PROG_TYPE_XDP:
+		return xdp_ctx(env, off, size, t, rt);
+	case BPF_PROG_TYPE_KPROBE:
+		return off >= 0 && off < PT_REGS_SIZE && t == BRT_READ && !(off % size) &&
+		       off + size <= PT_REGS_SIZE;
+	case BPF_PROG_TYPE_TRACEPOINT:
+		return off >= 8 && off < 8192 && t == BRT_READ && !(off % size);
+	case BPF_PROG_TYPE_RAW_TRACEPOINT:
+		return off >= 0 && off < RAW_TP_SIZE && t == BRT_READ && !(off % size);
+	case BPF_PROG_TYPE_PERF_EVENT:
+		if (off < 0 || off >= PT_REGS_SIZE + 16 || t != BRT_READ || off % size)
+			return 0;
+		if (off >= PT_REGS_SIZE)
+			return size <= 8 && !(size & (size - 1));
+		return size == 8;
+	default:
+		return 0;
+	}
+}
+
+int brt_ctx_size(struct brt_env *env)
+{
+	switch (env->opts->prog_type) {
+	case BPF_PROG_TYPE_XDP:
+		return XDP_SIZE;
+	case BPF_PROG_TYPE_KPROBE:
+		return PT_REGS_SIZE;
+	case BPF_PROG_TYPE_RAW_TRACEPOINT:
+		return RAW_TP_SIZE;
+	case BPF_PROG_TYPE_PERF_EVENT:
+		return PT_REGS_SIZE + 16;
+	case BPF_PROG_TYPE_TRACEPOINT:
+		return 8192;
+	default:
+		return SKB_SIZE;
+	}
+}
+
+int brt_may_access_pkt(struct brt_env *env, enum brt_access t)
+{
+	switch (env->opts->prog_type) {
+	case BPF_PROG_TYPE_SCHED_CLS:
+	case BPF_PROG_TYPE_SCHED_ACT:
+	case BPF_PROG_TYPE_XDP:
+		return 1;
+	case BPF_PROG_TYPE_CGROUP_SKB:
+		return t == BRT_READ;
+	default:
+		return 0;
+	}
+}
+
+/* ---- helpers --------------------------------------------------------------------------- */
+static void scratch_reg(struct brt_env *env, int regno)
+{
+	env->scratched_regs |= (uint16_t)(1u << regno);
+}
+
+static struct brt_frame *reg_frame(struct brt_env *env, const struct brt_reg *reg)
+{
+	return env->cur->frame[reg->frameno];
+}
+
+static int check_ptr_off_reg(struct brt_env *env, const struct brt_reg *reg, int regno)
+{
+	if (reg->off < 0) {
+		brt_verr(env, "negative offset %s ptr R%d off=%d disallowed\n",
+			 brt_reg_type_str(env, reg->type), regno, reg->off);
+		return -EACCES;
+	}
+	if (reg->off) {
+		brt_verr(env, "dereference of modified %s ptr R%d off=%d disallowed\n",
+			 brt_reg_type_str(env, reg->type), regno, reg->off);
+		return -EACCES;
+	}
+	if (!brt_tnum_is_const(reg->var_off) || reg->var_off.value) {
+		char tn[48];
+
+		brt_tnum_strn(tn, sizeof(tn), reg->var_off);
+		brt_verr(env, "variable %s access var_off=%s disallowed\n",
+			 brt_reg_type_str(env, reg->type), tn);
+		return -EACCES;
+	}
+	return 0;
+}
+
+static int check_alignment(struct brt_env *env, const struct brt_reg *reg, int off, int size,
+			   int strict_once)
+{
+	int strict = env->strict_alignment || strict_once;
+	const char *desc = "";
+	struct tnum ro;
+	char tn[48];
+
+	switch (reg->type) {
+	case PTR_TO_PACKET:
+	case PTR_TO_PACKET_META:
+		if (!strict || size == 1)
+			return 0;
+		/* NET_IP_ALIGN is taken as 2 under strict alignment */
+		ro = brt_tnum_add(reg->var_off, brt_tnum_const((uint64_t)(2 + reg->off + off)));
+		if (brt_tnum_is_aligned(ro, (uint64_t)size))
+			return 0;
+		brt_tnum_strn(tn, sizeof(tn), reg->var_off);
+		brt_verr(env, "misaligned packet access off %d+%s+%d+%d size %d\n", 2, tn, reg->off,
+			 off, size);
+		return -EACCES;
+	case PTR_TO_MAP_KEY:
+		desc = "key ";
+		break;
+	case PTR_TO_MAP_VALUE:
+		desc = "value ";
+		break;
+	case PTR_TO_CTX:
+		desc = "context ";
+		break;
+	case PTR_TO_STACK:
+		desc = "stack ";
+		strict = 1; /* spill tracking needs aligned stack accesses */
+		break;
+	default:
+		break;
+	}
+	if (!strict || size == 1)
+		return 0;
+	ro = brt_tnum_add(reg->var_off, brt_tnum_const((uint64_t)(int64_t)(reg->off + off)));
+	if (brt_tnum_is_aligned(ro, (uint64_t)size))
+		return 0;
+	brt_tnum_strn(tn, sizeof(tn), reg->var_off);
+	brt_verr(env, "misaligned %saccess off %s+%d+%d size %d\n", desc, tn, reg->off, off, size);
+	return -EACCES;
+}
+
+static int mem_in_range(struct brt_env *env, int regno, int64_t off, int size, uint32_t mem_size,
+			int zero_ok)
+{
+	const struct brt_reg *reg = &brt_cur_regs(env)[regno];
+	int size_ok = size > 0 || (size == 0 && zero_ok);
+
+	if (off >= 0 && size_ok && (uint64_t)off + (uint64_t)size <= mem_size)
+		return 0;
+	switch (BASE_TYPE(reg->type)) {
+	case PTR_TO_MAP_KEY:
+		brt_verr(env, "invalid access to map key, key_size=%d off=%d size=%d\n", mem_size,
+			 (int)off, size);
+		break;
+	case PTR_TO_MAP_VALUE:
+		brt_verr(env, "invalid access to map value, value_size=%d off=%d size=%d\n",
+			 mem_size, (int)off, size);
+		break;
+	case PTR_TO_PACKET:
+	case PTR_TO_PACKET_META:
+	case PTR_TO_PACKET_END:
+		brt_verr(env, "invalid access to packet, off=%d size=%d, R%d(id=%u,off=%d,r=%d)\n",
+			 (int)off, size, regno, reg->id, (int)off, (int)mem_size);
+		break;
+	default:
+		brt_verr(env, "invalid access to memory, mem_size=%u off=%d size=%d\n", mem_size,
+			 (int)off, size);
+	}
+	return -EACCES;
+}
+
+/* [off, off+size) for every value the register's variable part may take */
+static int check_region(struct brt_env *env, int regno, int off, int size, uint32_t mem_size,
+			int zero_ok)
+{
+	const struct brt_reg *reg = &brt_cur_regs(env)[regno];
+	int err;
+
+	if (LOG_L1(env))
+		brt_print_state(env, env->cur, env->cur->curframe, 0);
+	if (reg->smin < 0 && (reg->smin == INT64_MIN ||
+			      (int64_t)off + reg->smin != (int64_t)(int32_t)(off + reg->smin) ||
+			      reg->smin + off < 0)) {
+		brt_verr(env, "R%d min value is negative, either use unsigned index or do a if "
+			      "(index >=0) check.\n",
+			 regno);
+		return -EACCES;
+	}
+	err = mem_in_range(env, regno, reg->smin + off, size, mem_size, zero_ok);
+	if (err) {
+		brt_verr(env, "R%d min value is outside of the allowed memory range\n", regno);
+		return err;
+	}
+	if (reg->umax >= BRT_MAX_VAR_OFF) {
+		brt_verr(env, "R%d unbounded memory access, make sure to bounds check any such "
+			      "access\n",
+			 regno);
+		return -EACCES;
+	}
+	err = mem_in_range(env, regno, (int64_t)reg->umax + off, size, mem_size, zero_ok);
+	if (err) {
+		brt_verr(env, "R%d max value is outside of the allowed memory range\n", regno);
+		return err;
+	}
+	return 0;
+}
+
+static int check_packet_access(struct brt_env *env, int regno, int off, int size, int zero_ok)
+{
+	const struct brt_reg *reg = &brt_cur_regs(env)[regno];
+	int err;
+
+	if (reg->smin < 0) {
+		brt_verr(env, "R%d min value is negative, either use unsigned index or do a if "
+			      "(index >=0) check.\n",
+			 regno);
+		return -EACCES;
+	}
+	err = reg->range < 0 ? -EINVAL
+			     : mem_in_range(env, regno, off, size, (uint32_t)reg->range, zero_ok);
+	if (err) {
+		brt_verr(env, "R%d offset is outside of the packet\n", regno);
+		return err;
+	}
+	return 0;
+}
+
+/* ---- the stack -------------------------------------------------------------------------- */
+static int stack_within_bounds(struct brt_env *env, int regno, int off, int size,
+			       enum brt_access t)
+{
+	const struct brt_reg *reg = &brt_cur_regs(env)[regno];
+	struct brt_frame *f = reg_frame(env, reg);
+	const char *extra = t == BRT_READ ? " read from" : " write to";
+	int64_t min_off, max_off, min_valid;
+	int err = 0;
+
+	if (brt_tnum_is_const(reg->var_off)) {
+		min_off = (int64_t)reg->var_off.value + off;
+		max_off = min_off + size;
+	} else {
+		if (reg->smax >= BRT_MAX_VAR_OFF || reg->smin <= -BRT_MAX_VAR_OFF) {
+			brt_verr(env, "invalid unbounded variable-offset%s stack R%d\n", extra, regno);
+			return -EACCES;
+		}
+		min_off = reg->smin + off;
+		max_off = reg->smax + off + size;
+	}
+	min_valid = (t == BRT_WRITE || env->allow_uninit_stack) ? -BRT_MAX_STACK
+								: -f->allocated_stack;
+	if (min_off < min_valid || min_off > -1)
+		err = -EACCES;
+	else if (max_off > 0 || size < 0)
+		err = -EINVAL;
+	if (err) {
+		if (brt_tnum_is_const(reg->var_off)) {
+			brt_verr(env, "invalid%s stack R%d off=%d size=%d\n", extra, regno, off, size);
+		} else {
+			char tn[48];
+
+			brt_tnum_strn(tn, sizeof(tn), reg->var_off);
+			brt_verr(env, "invalid variable-offset%s stack R%d var_off=%s off=%d size=%d\n",
+				 extra, regno, tn, off, size);
+		}
+		return err;
+	}
+	if (brt_grow_stack(f, (int)-min_off))
+		return -ENOMEM;
+	if (f->allocated_stack > env->subprogs[f->subprogno].stack_depth)
+		env->subprogs[f->subprogno].stack_depth = f->allocated_stack;
+	return 0;
+}
+
+static uint8_t *slot_type(struct brt_frame *f, int off)
+{
+	int slot = -off - 1;
+
+	return &f->stack[slot / 8].type[slot % 8];
+}
+
+static int reg_width(const struct brt_reg *r)
+{
+	int w = 0;
+
+	while (w < 64 && (r->umax >> w))
+		w++;
+	return w;
+}
+
+static void save_spill(struct brt_frame *f, int spi, const struct brt_reg *reg, int size)
+{
+	int i;
+
+	f->stack[spi].spilled = *reg;
+	for (i = 8; i > 8 - size; i--)
+		f->stack[spi].type[i - 1] = STACK_SPILL;
+	for (; i; i--) {
+		uint8_t *t = &f->stack[spi].type[i - 1];
+
+		if (*t != STACK_ZERO && *t != STACK_INVALID)
+			*t = STACK_MISC;
+	}
+}
+
+static int stack_write_fixed(struct brt_env *env, struct brt_frame *f, int off, int size,
+			     int value_regno, const struct bpf_insn *insn)
+{
+	int slot = -off - 1, spi = slot / 8;
+	struct brt_frame *cur = env->cur->frame[env->cur->curframe];
+	struct brt_reg *reg = value_regno >= 0 ? &cur->regs[value_regno] : NULL;
+	struct brt_stack_slot *s = &f->stack[spi];
+	int is_st = BPF_CLASS(insn->code) == BPF_ST;
+
+	if (!env->allow_ptr_leaks && brt_is_spilled(s) && s->spilled.type != SCALAR_VALUE &&
+	    size != 8) {
+		brt_verr(env, "attempt to corrupt spilled pointer on stack\n");
+		return -EACCES;
+	}
+	env->scratched_stack |= 1ULL << (spi & 63);
+	if (reg && !(off % 8) && reg->type == SCALAR_VALUE && env->bpf_capable) {
+		int fits = reg_width(reg) <= 8 * size;
+
+		if (fits && !reg->id && !brt_tnum_is_const(reg->var_off))
+			reg->id = ++env->id_gen;
+		save_spill(f, spi, reg, size);
+		if (!fits)
+			s->spilled.id = 0;
+	} else if (!reg && !(off % 8) && is_st && env->bpf_capable) {
+		struct brt_reg fake;
+
+		brt_mark_reg_unknown(env, &fake);
+		brt_mark_reg_known(&fake, (uint64_t)(int64_t)insn->imm);
+		save_spill(f, spi, &fake, size);
+	} else if (reg && brt_is_pointer(reg)) {
+		if (size != 8) {
+			brt_verr(env, "invalid size of register spill\n");
+			return -EACCES;
+		}
+		if (f != cur && reg->type == PTR_TO_STACK) {
+			brt_verr(env, "cannot spill pointers to stack into stack frame of the caller\n");
+			return -EINVAL;
+		}
+		save_spill(f, spi, reg, size);
+	} else {
+		uint8_t type = STACK_MISC;
+
+		brt_mark_reg_not_init(&s->spilled);
+		if (brt_is_spilled(s) || s->type[0] == STACK_SPILL)
+			for (int i = 0; i < 8; i++)
+				if (s->type[i] == STACK_SPILL)
+					s->type[i] = STACK_MISC;
+		if ((reg && brt_reg_is_null(reg)) || (!reg && is_st && insn->imm == 0))
+			type = STACK_ZERO;
+		for (int i = 0; i < size; i++)
+			s->type[(slot - i) % 8] = type;
+	}
+	return 0;
+}
+
+static int stack_write_var(struct brt_env *env, struct brt_frame *f, int regno, int off, int size,
+			   int value_regno, int insn_idx)
+{
+	const struct brt_reg *ptr = &brt_cur_regs(env)[regno];
+	int64_t min_off = ptr->smin + off, max_off = ptr->smax + off + size;
+	const struct brt_reg *val = value_regno >= 0 ? &brt_cur_regs(env)[value_regno] : NULL;
+	int zero = val ? brt_reg_is_null(val) : env->insns[insn_idx].imm == 0;
+
+	for (int64_t i = min_off; i < max_off; i++) {
+		int slot = (int)(-i - 1), spi = slot / 8;
+		uint8_t *t = &f->stack[spi].type[slot % 8];
+
+		if (!env->allow_ptr_leaks && *t != STACK_MISC && *t != STACK_ZERO) {
+			brt_verr(env, "spilled ptr in range of var-offset stack write; insn %d, ptr "
+				      "off: %d",
+				 insn_idx, (int)i);
+			return -EINVAL;
+		}
+		brt_mark_reg_not_init(&f->stack[spi].spilled);
+		if (*t == STACK_INVALID && !env->allow_uninit_stack) {
+			brt_verr(env, "uninit stack in range of var-offset write prohibited for "
+				      "!root; insn %d, off: %d",
+				 insn_idx, (int)i);
+			return -EINVAL;
+		}
+		*t = zero && *t == STACK_ZERO ? STACK_ZERO : STACK_MISC;
+	}
+	return 0;
+}
+
+static void stack_read_result(struct brt_env *env, struct brt_frame *f, int min, int max,
+			      int dst)
+{
+	int zeros = 0;
+	struct brt_reg *r = &brt_cur_regs(env)[dst];
+
+	for (int i = min; i < max; i++)
+		zeros += *slot_type(f, i) == STACK_ZERO;
+	brt_mark_reg_unknown(env, r);
+	if (zeros == max - min)
+		brt_mark_reg_known(r, 0);
+}
+
+static int stack_read_fixed(struct brt_env *env, struct brt_frame *f, int off, int size, int dst)
+{
+	int slot = -off - 1, spi = slot / 8;
+	struct brt_stack_slot *s = &f->stack[spi];
+	struct brt_reg *regs = brt_cur_regs(env);
+
+	env->scratched_stack |= 1ULL << (spi & 63);
+	if (brt_is_spilled(s)) {
+		int spill_size = 1;
+
+		for (int i = 7; i > 0 && s->type[i - 1] == STACK_SPILL; i--)
+			spill_size++;
+		if (size != 8 || spill_size != 8) {
+			if (s->spilled.type != SCALAR_VALUE) {
+				brt_verr(env, "invalid size of register fill\n");
+				return -EACCES;
+			}
+			if (dst < 0)
+				return 0;
+			/* narrow fill of the low bytes of a spilled scalar */
+			if (size <= spill_size && !(off % 8)) {
+				regs[dst] = s->spilled;
+				if (reg_width(&s->spilled) > size * 8)
+					regs[dst].id = 0;
+				return 0;
+			}
+			int spills = 0, zeros = 0;
+
+			for (int i = 0; i < size; i++) {
+				uint8_t t = s->type[(slot - i) % 8];
+
+				if (t == STACK_SPILL) {
+					spills++;
+					continue;
+				}
+				if (t == STACK_MISC)
+					continue;
+				if (t == STACK_ZERO) {
+					zeros++;
+					continue;
+				}
+				if (t == STACK_INVALID && env->allow_uninit_stack)
+					continue;
+				brt_verr(env, "invalid read from stack off %d+%d size %d\n", off, i, size);
+				return -EACCES;
+			}
+			brt_mark_reg_unknown(env, &regs[dst]);
+			if ((spills == size && brt_tnum_equals_const(s->spilled.var_off, 0)) ||
+			    zeros == size)
+				brt_mark_reg_known(&regs[dst], 0);
+			return 0;
+		}
+		if (dst >= 0) {
+			regs[dst] = s->spilled;
+		} else if (!env->allow_ptr_leaks && brt_is_pointer(&s->spilled)) {
+			brt_verr(env, "leaking pointer from stack off %d\n", off);
+			return -EACCES;
+		}
+		return 0;
+	}
+	for (int i = 0; i < size; i++) {
+		uint8_t t = s->type[(slot - i) % 8];
+
+		if (t == STACK_MISC || t == STACK_ZERO ||
+		    (t == STACK_INVALID && env->allow_uninit_stack))
+			continue;
+		brt_verr(env, "invalid read from stack off %d+%d size %d\n", off, i, size);
+		return -EACCES;
+	}
+	if (dst >= 0)
+		stack_read_result(env, f, off, off + size, dst);
+	return 0;
+}
+
+/* Helper access and variable-offset reads: every byte must be initialised (or uninit
+ * reads allowed); raw (write-only) helper memory just becomes data. */
+static int stack_range_init(struct brt_env *env, int regno, int off, int size, int raw)
+{
+	const struct brt_reg *reg = &brt_cur_regs(env)[regno];
+	struct brt_frame *f = reg_frame(env, reg);
+	int64_t min_off, max_off;
+
+	if (brt_tnum_is_const(reg->var_off)) {
+		min_off = max_off = (int64_t)reg->var_off.value + off;
+	} else {
+		if (!env->bypass_spec_v1) {
+			char tn[48];
+
+			brt_tnum_strn(tn, sizeof(tn), reg->var_off);
+			brt_verr(env, "R%d variable offset stack access prohibited for !root, "
+				      "var_off=%s\n",
+				 regno, tn);
+			return -EACCES;
+		}
+		min_off = reg->smin + off;
+		max_off = reg->smax + off;
+		raw = raw && 0;
+	}
+	for (int64_t i = min_off; i < max_off + size; i++) {
+		int slot = (int)(-i - 1), spi = slot / 8;
+		uint8_t *t;
+
+		if (f->allocated_stack <= slot) {
+			brt_verr(env, "allocated_stack too small\n");
+			return -EFAULT;
+		}
+		t = &f->stack[spi].type[slot % 8];
+		env->scratched_stack |= 1ULL << (spi & 63);
+		if (raw) {
+			if (brt_is_spilled(&f->stack[spi]))
+				brt_mark_reg_not_init(&f->stack[spi].spilled);
+			for (int j = 0; j < 8; j++)
+				if (f->stack[spi].type[j] == STACK_SPILL)
+					f->stack[spi].type[j] = STACK_MISC;
+			*t = STACK_MISC;
+			continue;
+		}
+		if (*t == STACK_MISC || *t == STACK_ZERO ||
+		    (*t == STACK_INVALID && env->allow_uninit_stack))
+			continue;
+		if (brt_is_spilled(&f->stack[spi]) &&
+		    (f->stack[spi].spilled.type == SCALAR_VALUE || env->allow_ptr_leaks))
+			continue;
+		if (brt_tnum_is_const(reg->var_off)) {
+			brt_verr(env, "invalid read from stack R%d off %d+%d size %d\n", regno,
+				 (int)min_off, (int)(i - min_off), size);
+		} else {
+			char tn[48];
+
+			brt_tnum_strn(tn, sizeof(tn), reg->var_off);
+			brt_verr(env, "invalid read from stack R%d var_off %s+%d size %d\n", regno, tn,
+				 (int)(i - min_off), size);
+		}
+		return -EACCES;
+	}
+	return 0;
+}
+
+static int check_stack_access(struct brt_env *env, int regno, int off, int size,
+			      enum brt_access t, int value_regno, int insn_idx)
+{
+	const struct brt_reg *reg = &brt_cur_regs(env)[regno];
+	struct brt_frame *f = reg_frame(env, reg);
+	int err = stack_within_bounds(env, regno, off, size, t);
+
+	if (err)
+		return err;
+	if (t == BRT_READ) {
+		if (brt_tnum_is_const(reg->var_off))
+			return stack_read_fixed(env, f, off + (int)reg->var_off.value, size,
+						value_regno);
+		if (value_regno < 0) {
+			char tn[48];
+
+			brt_tnum_strn(tn, sizeof(tn), reg->var_off);
+			brt_verr(env, "variable offset stack pointer cannot be passed into helper "
+				      "function; var_off=%s off=%d size=%d\n",
+				 tn, off, size);
+			return -EACCES;
+		}
+		err = stack_range_init(env, regno, off, size, 0);
+		if (!err)
+			brt_mark_reg_unknown(env, &brt_cur_regs(env)[value_regno]);
+		return err;
+	}
+	if (brt_tnum_is_const(reg->var_off))
+		return stack_write_fixed(env, f, off + (int)reg->var_off.value, size, value_regno,
+					 &env->insns[insn_idx]);
+	return stack_write_var(env, f, regno, off, size, value_regno, insn_idx);
+}
+
+/* ---- check_mem_access ------------------------------------------------------------------ */
+static int map_access_type(struct brt_env *env, const struct brt_map_info *m, int off, int size,
+			   enum brt_access t)
+{
+	if (t == BRT_WRITE && (m->map_flags & BPF_F_RDONLY_PROG)) {
+		brt_verr(env, "write into map forbidden, value_size=%d off=%d size=%d\n",
+			 m->value_size, off, size);
+		return -EACCES;
+	}
+	if (t == BRT_READ && (m->map_flags & BPF_F_WRONLY_PROG)) {
+		brt_verr(env, "read from map forbidden, value_size=%d off=%d size=%d\n",
+			 m->value_size, off, size);
+		return -EACCES;
+	}
+	return 0;
+}
+
+int brt_check_mem_access(struct brt_env *env, int insn_idx, int regno, int off, int size,
+			 enum brt_access t, int value_regno, int strict_once, int is_ldsx)
+{
+	struct brt_reg *regs = brt_cur_regs(env), *reg = &regs[regno];
+	int err;
+
+	err = check_alignment(env, reg, off, size, strict_once);
+	if (err)
+		return err;
+	off += reg->off;
+	if (reg->type == PTR_TO_MAP_KEY) {
+		if (t == BRT_WRITE) {
+			brt_verr(env, "write to change key R%d not allowed\n", regno);
+			return -EACCES;
+		}
+		err = check_region(env, regno, off, size, env->maps[reg->map_idx].info.key_size, 0);
+		if (err)
+			return err;
+		if (value_regno >= 0)
+			brt_mark_reg_unknown(env, &regs[value_regno]);
+	} else if (reg->type == PTR_TO_MAP_VALUE) {
+		const struct brt_map_info *m = &env->maps[reg->map_idx].info;
+
+		if (t == BRT_WRITE && value_regno >= 0 && brt_is_pointer_value(env, value_regno)) {
+			brt_verr(env, "R%d leaks addr into map\n", value_regno);
+			return -EACCES;
+		}
+		err = map_access_type(env, m, off, size, t);
+		if (!err)
+			err = check_region(env, regno, off, size, m->value_size, 0);
+		if (err)
+			return err;
+		if (t == BRT_READ && value_regno >= 0)
+			brt_mark_reg_unknown(env, &regs[value_regno]);
+	} else if (BASE_TYPE(reg->type) == PTR_TO_MEM) {
+		if (reg->type & PTR_MAYBE_NULL) {
+			brt_verr(env, "R%d invalid mem access '%s'\n", regno,
+				 brt_reg_type_str(env, reg->type));
+			return -EACCES;
+		}
+		if (t == BRT_WRITE && (reg->type & MEM_RDONLY)) {
+			brt_verr(env, "R%d cannot write into %s\n", regno,
+				 brt_reg_type_str(env, reg->type));
+			return -EACCES;
+		}
+		if (t == BRT_WRITE && value_regno >= 0 && brt_is_pointer_value(env, value_regno)) {
+			brt_verr(env, "R%d leaks addr into mem\n", value_regno);
+			return -EACCES;
+		}
+		err = check_region(env, regno, off, size, reg->mem_size, 0);
+		if (err)
+			return err;
+		if (value_regno >= 0 && t == BRT_READ)
+			brt_mark_reg_unknown(env, &regs[value_regno]);
+	} else if (reg->type == PTR_TO_CTX) {
+		uint32_t rt;
+
+		if (t == BRT_WRITE && value_regno >= 0 && brt_is_pointer_value(env, value_regno)) {
+			brt_verr(env, "R%d leaks addr into ctx\n", value_regno);
+			return -EACCES;
+		}
+		err = check_ptr_off_reg(env, reg, regno);
+		if (err)
+			return err;
+		if (!ctx_valid(env, off, size, t, &rt)) {
+			brt_verr(env, "invalid bpf_context access off=%d size=%d\n", off, size);
+			return -EACCES;
+		}
+		if (t == BRT_READ && value_regno >= 0) {
+			brt_mark_reg_unknown(env, &regs[value_regno]);
+			if (rt != SCALAR_VALUE) {
+				brt_mark_reg_known_zero(&regs[value_regno]);
+				regs[value_regno].type = rt;
+				return 0;
+			}
+		}
+	} else if (reg->type == PTR_TO_STACK) {
+		err = check_stack_access(env, regno, off, size, t, value_regno, insn_idx);
+		if (err)
+			return err;
+	} else if (reg->type == PTR_TO_PACKET || reg->type == PTR_TO_PACKET_META) {
+		if (t == BRT_WRITE && !brt_may_access_pkt(env, t)) {
+			brt_verr(env, "cannot write into packet\n");
+			return -EACCES;
+		}
+		if (t == BRT_WRITE && value_regno >= 0 && brt_is_pointer_value(env, value_regno)) {
+			brt_verr(env, "R%d leaks addr into packet\n", value_regno);
+			return -EACCES;
+		}
+		err = check_packet_access(env, regno, off, size, 0);
+		if (err)
+			return err;
+		if (t == BRT_READ && value_regno >= 0)
+			brt_mark_reg_unknown(env, &regs[value_regno]);
+	} else {
+		brt_verr(env, "R%d invalid mem access '%s'\n", regno, brt_reg_type_str(env, reg->type));
+		return -EACCES;
+	}
+	if (size < 8 && value_regno >= 0 && t == BRT_READ &&
+	    regs[value_regno].type == SCALAR_VALUE) {
+		if (is_ldsx)
+			brt_coerce_reg_to_size_sx(&regs[value_regno], size);
+		else
+			brt_coerce_reg_to_size(&regs[value_regno], size);
+	}
+	return 0;
+}
+
+int brt_check_helper_mem(struct brt_env *env, int regno, int size, int zero_ok,
+			 enum brt_access t, int raw)
+{
+	struct brt_reg *reg = &brt_cur_regs(env)[regno];
+	int err;
+
+	switch (BASE_TYPE(reg->type)) {
+	case PTR_TO_PACKET:
+	case PTR_TO_PACKET_META:
+		return check_packet_access(env, regno, reg->off, size, zero_ok);
+	case PTR_TO_MAP_KEY:
+		if (t == BRT_WRITE) {
+			brt_verr(env, "R%d cannot write into %s\n", regno,
+				 brt_reg_type_str(env, reg->type));
+			return -EACCES;
+		}
+		return check_region(env, regno, reg->off, size,
+				    env->maps[reg->map_idx].info.key_size, 0);
+	case PTR_TO_MAP_VALUE:
+		err = map_access_type(env, &env->maps[reg->map_idx].info, reg->off, size, t);
+		return err ? err
+			   : check_region(env, regno, reg->off, size,
+					  env->maps[reg->map_idx].info.value_size, zero_ok);
+	case PTR_TO_MEM:
+		if (t == BRT_WRITE && (reg->type & MEM_RDONLY)) {
+			brt_verr(env, "R%d cannot write into %s\n", regno,
+				 brt_reg_type_str(env, reg->type));
+			return -EACCES;
+		}
+		return check_region(env, regno, reg->off, size, reg->mem_size, zero_ok);
+	case PTR_TO_CTX:
+		return check_ptr_off_reg(env, reg, regno);
+	case PTR_TO_STACK:
+		if (size == 0 && zero_ok)
+			return 0;
+		err = stack_within_bounds(env, regno, reg->off, size, t);
+		if (err)
+			return err;
+		return stack_range_init(env, regno, reg->off, size, raw);
+	default:
+		if (zero_ok && size == 0 && brt_reg_is_null(reg))
+			return 0;
+		brt_verr(env, "R%d type=%s expected=%s\n", regno, brt_reg_type_str(env, reg->type),
+			 "fp, pkt, pkt_meta, map_key, map_value, mem, ringbuf_mem, buf, trusted_ptr_");
+		return -EACCES;
+	}
+}
+
+/* ---- instructions ------------------------------------------------------------------------ */
+static int save_ptr_type(struct brt_env *env, uint32_t type)
+{
+	struct brt_insn_aux *aux = &env->aux[env->insn_idx];
+	uint32_t t = BASE_TYPE(type) == PTR_TO_CTX ? 1 : 2;
+
+	if (!aux->ptr_kind) {
+		aux->ptr_kind = (uint8_t)t;
+		return 0;
+	}
+	if (aux->ptr_kind != t) {
+		brt_verr(env, "same insn cannot be used with different pointers\n");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int brt_check_load_store(struct brt_env *env, const struct bpf_insn *insn)
+{
+	uint8_t cls = BPF_CLASS(insn->code);
+	int size = (int)brt_isa_access_size(insn->code), err;
+	uint32_t type;
+
+	if (cls == BPF_LDX) {
+		err = brt_check_reg_arg(env, insn->src_reg, SRC_OP);
+		if (!err)
+			err = brt_check_reg_arg(env, insn->dst_reg, DST_OP_NO_MARK);
+		if (err)
+			return err;
+		type = brt_cur_regs(env)[insn->src_reg].type;
+		err = brt_check_mem_access(env, env->insn_idx, insn->src_reg, insn->off, size,
+					   BRT_READ, insn->dst_reg, 0,
+					   BPF_MODE(insn->code) == BRT_MEMSX);
+		return err ? err : save_ptr_type(env, type);
+	}
+	if (cls == BPF_STX) {
+		if (BPF_MODE(insn->code) != BPF_MEM || insn->imm) {
+			brt_verr(env, "BPF_STX uses reserved fields\n");
+			return -EINVAL;
+		}
+		err = brt_check_reg_arg(env, insn->src_reg, SRC_OP);
+		if (!err)
+			err = brt_check_reg_arg(env, insn->dst_reg, SRC_OP);
+		if (err)
+			return err;
+		type = brt_cur_regs(env)[insn->dst_reg].type;
+		err = brt_check_mem_access(env, env->insn_idx, insn->dst_reg, insn->off, size,
+					   BRT_WRITE, insn->src_reg, 0, 0);
+		return err ? err : save_ptr_type(env, type);
+	}
+	/* BPF_ST */
+	if (BPF_MODE(insn->code) != BPF_MEM || insn->src_reg) {
+		brt_verr(env, "BPF_ST uses reserved fields\n");
+		return -EINVAL;
+	}
+	err = brt_check_reg_arg(env, insn->dst_reg, SRC_OP);
+	if (err)
+		return err;
+	type = brt_cur_regs(env)[insn->dst_reg].type;
+	err = brt_check_mem_access(env, env->insn_idx, insn->dst_reg, insn->off, size, BRT_WRITE,
+				   -1, 0, 0);
+	return err ? err : save_ptr_type(env, type);
+}
+
+int brt_check_atomic(struct brt_env *env, const struct bpf_insn *insn)
+{
+	struct brt_reg *regs = brt_cur_regs(env);
+	int size = (int)brt_isa_access_size(insn->code), load_reg = -1, err;
+	uint32_t dt;
+
+	switch (insn->imm) {
+	case BPF_ADD: case BPF_ADD | BPF_FETCH: case BPF_AND: case BPF_AND | BPF_FETCH:
+	case BPF_OR: case BPF_OR | BPF_FETCH: case BPF_XOR: case BPF_XOR | BPF_FETCH:
+	case BPF_XCHG: case BPF_CMPXCHG:
+		break;
+	default:
+		brt_verr(env, "BPF_ATOMIC uses invalid atomic opcode %02x\n", insn->imm);
+		return -EINVAL;
+	}
+	if (size != 4 && size != 8) {
+		brt_verr(env, "invalid atomic operand size\n");
+		return -EINVAL;
+	}
+	err = brt_check_reg_arg(env, insn->src_reg, SRC_OP);
+	if (!err)
+		err = brt_check_reg_arg(env, insn->dst_reg, SRC_OP);
+	if (err)
+		return err;
+	if (insn->imm == BPF_CMPXCHG) {
+		err = brt_check_reg_arg(env, BPF_REG_0, SRC_OP);
+		if (err)
+			return err;
+		if (brt_is_pointer_value(env, BPF_REG_0)) {
+			brt_verr(env, "R%d leaks addr into mem\n", BPF_REG_0);
+			return -EACCES;
+		}
+	}
+	if (brt_is_pointer_value(env, insn->src_reg)) {
+		brt_verr(env, "R%d leaks addr into mem\n", insn->src_reg);
+		return -EACCES;
+	}
+	dt = regs[insn->dst_reg].type;
+	if (dt == PTR_TO_CTX || dt == PTR_TO_PACKET || dt == PTR_TO_PACKET_META ||
+	    dt == PTR_TO_PACKET_END) {
+		brt_verr(env, "BPF_ATOMIC stores into R%d %s is not allowed\n", insn->dst_reg,
+			 brt_reg_type_str(env, dt));
+		return -EACCES;
+	}
+	if (insn->imm & BPF_FETCH) {
+		load_reg = insn->imm == BPF_CMPXCHG ? BPF_REG_0 : insn->src_reg;
+		err = brt_check_reg_arg(env, load_reg, DST_OP);
+		if (err)
+			return err;
+	}
+	err = brt_check_mem_access(env, env->insn_idx, insn->dst_reg, insn->off, size, BRT_READ, -1,
+				   1, 0);
+	if (!err && load_reg >= 0)
+		err = brt_check_mem_access(env, env->insn_idx, insn->dst_reg, insn->off, size,
+					   BRT_READ, load_reg, 1, 0);
+	if (!err)
+		err = brt_check_mem_access(env, env->insn_idx, insn->dst_reg, insn->off, size,
+					   BRT_WRITE, -1, 1, 0);
+	return err;
+}
+
+int brt_check_ld_abs(struct brt_env *env, const struct bpf_insn *insn)
+{
+	uint32_t pt = env->opts->prog_type;
+	struct brt_reg *regs = brt_cur_regs(env);
+	int err;
+
+	if (pt != BPF_PROG_TYPE_SOCKET_FILTER && pt != BPF_PROG_TYPE_SCHED_CLS &&
+	    pt != BPF_PROG_TYPE_SCHED_ACT) {
+		brt_verr(env, "BPF_LD_[ABS|IND] instructions not allowed for this program type\n");
+		return -EINVAL;
+	}
+	if (insn->dst_reg || insn->off || BPF_SIZE(insn->code) == BPF_DW ||
+	    (BPF_MODE(insn->code) == BPF_ABS && insn->src_reg)) {
+		brt_verr(env, "BPF_LD_[ABS|IND] uses reserved fields\n");
+		return -EINVAL;
+	}
+	err = brt_check_reg_arg(env, BPF_REG_6, SRC_OP);
+	if (err)
+		return err;
+	if (env->cur->nrefs) {
+		brt_verr(env, "Unreleased reference id=%u alloc_insn=%d\n", env->cur->refs[0].id,
+			 env->cur->refs[0].insn_idx);
+		brt_verr(env, "BPF_LD_[ABS|IND] would lead to reference leak\n");
+		return -EINVAL;
+	}
+	if (regs[BPF_REG_6].type != PTR_TO_CTX) {
+		brt_verr(env, "at the time of BPF_LD_ABS|IND R6 != pointer to skb\n");
+		return -EINVAL;
+	}
+	if (BPF_MODE(insn->code) == BPF_IND) {
+		err = brt_check_reg_arg(env, insn->src_reg, SRC_OP);
+		if (err)
+			return err;
+	}
+	err = check_ptr_off_reg(env, &regs[BPF_REG_6], BPF_REG_6);
+	if (err)
+		return err;
+	for (int i = 0; i <= BPF_REG_5; i++) {
+		brt_mark_reg_not_init(&regs[i]);
+		scratch_reg(env, i);
+	}
+	brt_mark_reg_unknown(env, &regs[BPF_REG_0]);
+	return 0;
+}
+
+int brt_check_ld_imm(struct brt_env *env, const struct bpf_insn *insn)
+{
+	struct brt_reg *regs = brt_cur_regs(env), *dst;
+	const struct brt_insn_aux *aux = &env->aux[env->insn_idx];
+	int err;
+
+	if (BPF_SIZE(insn->code) != BPF_DW) {
+		brt_verr(env, "invalid BPF_LD_IMM insn\n");
+		return -EINVAL;
+	}
+	if (insn->off) {
+		brt_verr(env, "BPF_LD_IMM64 uses reserved fields\n");
+		return -EINVAL;
+	}
+	err = brt_check_reg_arg(env, insn->dst_reg, DST_OP);
+	if (err)
+		return err;
+	dst = &regs[insn->dst_reg];
+	if (insn->src_reg == 0) {
+		brt_mark_reg_known(dst, (uint64_t)(uint32_t)insn[1].imm << 32 | (uint32_t)insn->imm);
+		return 0;
+	}
+	dst->type = CONST_PTR_TO_MAP;
+	brt_mark_reg_known_zero(dst);
+	dst->map_idx = (uint16_t)aux->map_idx;
+	if (insn->src_reg == BPF_PSEUDO_MAP_VALUE || insn->src_reg == BPF_PSEUDO_MAP_IDX_VALUE) {
+		dst->type = PTR_TO_MAP_VALUE;
+		dst->off = (int32_t)aux->map_off;
+	}
+	return 0;
+}

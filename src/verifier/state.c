@@ -1,0 +1,726 @@
+/* state.c - the abstract machine state: registers, stack slots and call frames; how they
+ * are created, copied, printed in the kernel's log notation, and compared for state
+ * pruning (a state that is "inside" an already verified one at the same instruction
+ * needs no further exploration; an exact repeat on the current path is an infinite loop).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "verifier/internal.h"
+
+/* ---- registers ---------------------------------------------------------------------- */
+void brt_mark_reg_unbounded(struct brt_reg *reg)
+{
+	reg->smin = INT64_MIN;
+	reg->smax = INT64_MAX;
+	reg->umin = 0;
+	reg->umax = UINT64_MAX;
+	reg->s32_min = INT32_MIN;
+	reg->s32_max = INT32_MAX;
+	reg->u32_min = 0;
+	reg->u32_max = UINT32_MAX;
+}
+
+void brt_mark_reg_known(struct brt_reg *reg, uint64_t imm)
+{
+	reg->var_off = brt_tnum_const(imm);
+	reg->smin = reg->smax = (int64_t)imm;
+	reg->umin = reg->umax = imm;
+	reg->s32_min = reg->s32_max = (int32_t)(uint32_t)imm;
+	reg->u32_min = reg->u32_max = (uint32_t)imm;
+	reg->off = 0;
+	reg->id = 0;
+	reg->ref_obj_id = 0;
+	reg->range = 0;
+}
+
+void brt_mark_reg_known_zero(struct brt_reg *reg)
+{
+	uint32_t type = reg->type;
+
+	memset(reg, 0, sizeof(*reg));
+	reg->type = type;
+	brt_mark_reg_known(reg, 0);
+}
+
+void brt_mark_reg_not_init(struct brt_reg *reg)
+{
+	memset(reg, 0, sizeof(*reg));
+	brt_mark_reg_unbounded(reg);
+	reg->var_off = brt_tnum_unknown;
+	reg->type = NOT_INIT;
+}
+
+void brt_mark_reg_unknown(struct brt_env *env, struct brt_reg *reg)
+{
+	(void)env;
+	memset(reg, 0, sizeof(*reg));
+	reg->type = SCALAR_VALUE;
+	reg->var_off = brt_tnum_unknown;
+	brt_mark_reg_unbounded(reg);
+}
+
+int brt_is_pointer(const struct brt_reg *reg)
+{
+	return reg->type != SCALAR_VALUE && reg->type != NOT_INIT;
+}
+
+int brt_reg_is_null(const struct brt_reg *reg)
+{
+	return reg->type == SCALAR_VALUE && brt_tnum_equals_const(reg->var_off, 0);
+}
+
+int brt_is_spilled(const struct brt_stack_slot *slot)
+{
+	return slot->type[7] == STACK_SPILL;
+}
+
+struct brt_frame *brt_frame_new(int callsite, int frameno, int subprogno)
+{
+	struct brt_frame *f = calloc(1, sizeof(*f));
+
+	if (!f)
+		return NULL;
+	for (int i = 0; i < BRT_NREGS; i++)
+		brt_mark_reg_not_init(&f->regs[i]);
+	f->regs[BPF_REG_10].type = PTR_TO_STACK;
+	brt_mark_reg_known_zero(&f->regs[BPF_REG_10]);
+	f->regs[BPF_REG_10].frameno = (uint8_t)frameno;
+	f->callsite = callsite;
+	f->frameno = frameno;
+	f->subprogno = subprogno;
+	return f;
+}
+
+int brt_grow_stack(struct brt_frame *f, int size)
+{
+	int n = (size + 7) / 8 * 8;
+	struct brt_stack_slot *s;
+
+	if (n <= f->allocated_stack)
+		return 0;
+	s = realloc(f->stack, (size_t)n / 8 * sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	memset(s + f->allocated_stack / 8, 0, (size_t)(n - f->allocated_stack) / 8 * sizeof(*s));
+	for (int i = f->allocated_stack / 8; i < n / 8; i++)
+		brt_mark_reg_not_init(&s[i].spilled);
+	f->stack = s;
+	f->allocated_stack = n;
+	return 0;
+}
+
+static void frame_free(struct brt_frame *f)
+{
+	if (f) {
+		free(f->stack);
+		free(f);
+	}
+}
+
+static struct brt_frame *frame_dup(const struct brt_frame *src)
+{
+	struct brt_frame *f = malloc(sizeof(*f));
+
+	if (!f)
+		return NULL;
+	*f = *src;
+	f->stack = NULL;
+	if (src->allocated_stack) {
+		size_t sz = (size_t)src->allocated_stack / 8 * sizeof(*f->stack);
+
+		f->stack = malloc(sz);
+		if (!f->stack) {
+			free(f);
+			return NULL;
+		}
+		memcpy(f->stack, src->stack, sz);
+	}
+	return f;
+}
+
+struct brt_vstate *brt_state_new(void)
+{
+	return calloc(1, sizeof(struct brt_vstate));
+}
+
+void brt_state_free(struct brt_vstate *st)
+{
+	if (!st)
+		return;
+	for (int i = 0; i < BRT_MAX_FRAMES; i++)
+		frame_free(st->frame[i]);
+	free(st);
+}
+
+int brt_state_copy(struct brt_vstate *dst, const struct brt_vstate *src)
+{
+	for (int i = 0; i < BRT_MAX_FRAMES; i++) {
+		frame_free(dst->frame[i]);
+		dst->frame[i] = NULL;
+	}
+	memcpy(dst->refs, src->refs, sizeof(src->refs[0]) * (size_t)src->nrefs);
+	dst->nrefs = src->nrefs;
+	dst->curframe = src->curframe;
+	dst->insn_idx = src->insn_idx;
+	dst->parent = src->parent;
+	dst->branches = src->branches;
+	for (int i = 0; i <= src->curframe; i++) {
+		dst->frame[i] = frame_dup(src->frame[i]);
+		if (!dst->frame[i])
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+struct brt_vstate *brt_state_dup(const struct brt_vstate *src)
+{
+	struct brt_vstate *st = brt_state_new();
+
+	if (!st)
+		return NULL;
+	if (brt_state_copy(st, src)) {
+		brt_state_free(st);
+		return NULL;
+	}
+	return st;
+}
+
+/* ---- printing ------------------------------------------------------------------------ */
+static const char *const type_names[BRT_REG_TYPE_COUNT] = {
+	[NOT_INIT] = "?",
+	[SCALAR_VALUE] = "scalar",
+	[PTR_TO_CTX] = "ctx",
+	[CONST_PTR_TO_MAP] = "map_ptr",
+	[PTR_TO_MAP_VALUE] = "map_value",
+	[PTR_TO_MAP_KEY] = "map_key",
+	[PTR_TO_STACK] = "fp",
+	[PTR_TO_PACKET_META] = "pkt_meta",
+	[PTR_TO_PACKET] = "pkt",
+	[PTR_TO_PACKET_END] = "pkt_end",
+	[PTR_TO_MEM] = "mem",
+};
+
+/* "rdonly_" / "ringbuf_" prefix and "_or_null" suffix around the base name, as the
+ * kernel's reg_type_str(); the result lives until the next call with the same env. */
+const char *brt_reg_type_str(struct brt_env *env, uint32_t type)
+{
+	char *buf = env->tmp_str;
+	const char *base = BASE_TYPE(type) < BRT_REG_TYPE_COUNT ? type_names[BASE_TYPE(type)] : "?";
+
+	snprintf(buf, sizeof(env->tmp_str), "%s%s%s%s", type & MEM_RDONLY ? "rdonly_" : "",
+		 type & MEM_RINGBUF ? "ringbuf_" : "", base,
+		 type & PTR_MAYBE_NULL ? "_or_null" : "");
+	return buf;
+}
+
+/* The kernel prints small numbers in decimal and the rest in hex. */
+static void print_snum(struct brt_env *env, int64_t v)
+{
+	if (v >= -512 && v <= 512)
+		brt_vinfo(env, "%lld", (long long)v);
+	else
+		brt_vinfo(env, "0x%llx", (unsigned long long)v);
+}
+
+static void print_unum(struct brt_env *env, uint64_t v)
+{
+	if (v <= 512)
+		brt_vinfo(env, "%llu", (unsigned long long)v);
+	else
+		brt_vinfo(env, "0x%llx", (unsigned long long)v);
+}
+
+static void print_ranges(struct brt_env *env, const struct brt_reg *reg, const char **sep)
+{
+	struct {
+		const char *name;
+		uint64_t val;
+		int omit;
+	} m[8] = {
+		{ "smin", (uint64_t)reg->smin, reg->smin == INT64_MIN },
+		{ "smax", (uint64_t)reg->smax, reg->smax == INT64_MAX },
+		{ "umin", reg->umin, reg->umin == 0 },
+		{ "umax", reg->umax, reg->umax == UINT64_MAX },
+		{ "smin32",
+		  reg->s32_min >= -512 && reg->s32_min <= 512 ? (uint64_t)(int64_t)reg->s32_min
+							      : (uint32_t)reg->s32_min,
+		  reg->s32_min == INT32_MIN },
+		{ "smax32",
+		  reg->s32_max >= -512 && reg->s32_max <= 512 ? (uint64_t)(int64_t)reg->s32_max
+							      : (uint32_t)reg->s32_max,
+		  reg->s32_max == INT32_MAX },
+		{ "umin32", reg->u32_min, reg->u32_min == 0 },
+		{ "umax32", reg->u32_max, reg->u32_max == UINT32_MAX },
+	};
+
+	for (int i = 0; i < 8; i++) {
+		int neg1 = m[i].name[0] == 's' && (int64_t)m[i].val < 0;
+
+		if (m[i].omit)
+			continue;
+		brt_vinfo(env, "%s%s=", *sep, m[i].name);
+		*sep = ",";
+		for (int j = i + 2; j < 8; j += 2) {
+			int neg2 = m[j].name[0] == 's' && (int64_t)m[j].val < 0;
+
+			if (m[j].omit || m[j].val != m[i].val || neg1 != neg2)
+				continue;
+			m[j].omit = 1;
+			brt_vinfo(env, "%s=", m[j].name);
+		}
+		if (m[i].name[0] == 's')
+			print_snum(env, (int64_t)m[i].val);
+		else
+			print_unum(env, m[i].val);
+	}
+}
+
+#define VA(...)                                   \
+	do {                                      \
+		brt_vinfo(env, "%s", sep);        \
+		brt_vinfo(env, __VA_ARGS__);      \
+		sep = ",";                        \
+	} while (0)
+
+static void print_reg(struct brt_env *env, const struct brt_frame *f, const struct brt_reg *reg)
+{
+	uint32_t t = reg->type, bt = BASE_TYPE(t);
+	const char *sep = "";
+
+	if (t == SCALAR_VALUE && brt_tnum_is_const(reg->var_off)) {
+		print_snum(env, (int64_t)reg->var_off.value);
+		return;
+	}
+	brt_vinfo(env, "%s", brt_reg_type_str(env, t));
+	if (t == PTR_TO_STACK) {
+		if (f->frameno != reg->frameno)
+			brt_vinfo(env, "[%d]", reg->frameno);
+		if (brt_tnum_is_const(reg->var_off)) {
+			print_snum(env, (int64_t)reg->var_off.value + reg->off);
+			return;
+		}
+	}
+	brt_vinfo(env, "(");
+	if (reg->id)
+		VA("id=%u", reg->id);
+	if (reg->ref_obj_id)
+		VA("ref_obj_id=%u", reg->ref_obj_id);
+	if (bt == CONST_PTR_TO_MAP || bt == PTR_TO_MAP_VALUE || bt == PTR_TO_MAP_KEY) {
+		const struct brt_map_info *m = &env->maps[reg->map_idx].info;
+
+		if (m->name && m->name[0])
+			VA("map=%s", m->name);
+		VA("ks=%u,vs=%u", m->key_size, m->value_size);
+	}
+	if (t != SCALAR_VALUE && reg->off)
+		VA("off=%d", reg->off);
+	if (bt == PTR_TO_PACKET || bt == PTR_TO_PACKET_META)
+		VA("r=%d", reg->range);
+	if (bt == PTR_TO_MEM)
+		VA("sz=%u", reg->mem_size);
+	if (brt_tnum_is_const(reg->var_off)) {
+		if (reg->var_off.value)
+			VA("imm=%llx", (unsigned long long)reg->var_off.value);
+	} else {
+		print_ranges(env, reg, &sep);
+		if (!brt_tnum_is_unknown(reg->var_off)) {
+			char tn[48];
+
+			brt_tnum_strn(tn, sizeof(tn), reg->var_off);
+			VA("var_off=%s", tn);
+		}
+	}
+	brt_vinfo(env, ")");
+}
+
+static const char slot_char[] = { [STACK_INVALID] = '?', [STACK_SPILL] = 'r',
+				  [STACK_MISC] = 'm', [STACK_ZERO] = '0' };
+
+void brt_print_state(struct brt_env *env, const struct brt_vstate *st, int frameno, int print_all)
+{
+	const struct brt_frame *f = st->frame[frameno];
+
+	(void)print_all;
+	if (f->frameno)
+		brt_vinfo(env, " frame%d:", f->frameno);
+	for (int i = 0; i < BRT_NREGS; i++) {
+		if (f->regs[i].type == NOT_INIT)
+			continue;
+		brt_vinfo(env, " R%d=", i);
+		print_reg(env, f, &f->regs[i]);
+	}
+	for (int i = 0; i < f->allocated_stack / 8; i++) {
+		const struct brt_stack_slot *s = &f->stack[i];
+		char types[9];
+		int valid = 0, j;
+
+		for (j = 0; j < 8; j++) {
+			valid |= s->type[j] != STACK_INVALID;
+			types[j] = slot_char[s->type[j] & 3];
+		}
+		types[8] = 0;
+		if (!valid)
+			continue;
+		if (s->type[7] == STACK_SPILL) {
+			for (j = 0; j < 8 && s->type[j] != STACK_SPILL; j++)
+				;
+			types[j] = 0;
+			brt_vinfo(env, " fp%d=%s", (-i - 1) * 8, types);
+			print_reg(env, f, &s->spilled);
+		} else {
+			brt_vinfo(env, " fp%d=%s", (-i - 1) * 8, types);
+		}
+	}
+	if (st->nrefs) {
+		brt_vinfo(env, " refs=%u", st->refs[0].id);
+		for (int i = 1; i < st->nrefs; i++)
+			brt_vinfo(env, ",%u", st->refs[i].id);
+	}
+	brt_vinfo(env, "\n");
+}
+
+/* ---- comparing states -------------------------------------------------------------------- */
+#define IDMAP_SIZE 128
+
+struct idmap {
+	uint32_t old[IDMAP_SIZE];
+	uint32_t cur[IDMAP_SIZE];
+	int n;
+};
+
+/* ids must correspond one to one between the two states */
+static int check_ids(uint32_t old_id, uint32_t cur_id, struct idmap *m)
+{
+	if (!old_id && !cur_id)
+		return 1;
+	if (!old_id || !cur_id)
+		return 0;
+	for (int i = 0; i < m->n; i++) {
+		if (m->old[i] == old_id)
+			return m->cur[i] == cur_id;
+		if (m->cur[i] == cur_id)
+			return 0;
+	}
+	if (m->n == IDMAP_SIZE)
+		return 0;
+	m->old[m->n] = old_id;
+	m->cur[m->n++] = cur_id;
+	return 1;
+}
+
+static int range_within(const struct brt_reg *o, const struct brt_reg *c)
+{
+	return o->umin <= c->umin && o->umax >= c->umax && o->smin <= c->smin &&
+	       o->smax >= c->smax && o->u32_min <= c->u32_min && o->u32_max >= c->u32_max &&
+	       o->s32_min <= c->s32_min && o->s32_max >= c->s32_max;
+}
+
+static int regs_exact(const struct brt_reg *o, const struct brt_reg *c, struct idmap *m)
+{
+	return o->type == c->type && o->off == c->off && o->var_off.value == c->var_off.value &&
+	       o->var_off.mask == c->var_off.mask && o->smin == c->smin && o->smax == c->smax &&
+	       o->umin == c->umin && o->umax == c->umax && o->s32_min == c->s32_min &&
+	       o->s32_max == c->s32_max && o->u32_min == c->u32_min && o->u32_max == c->u32_max &&
+	       o->range == c->range && o->mem_size == c->mem_size && o->map_idx == c->map_idx &&
+	       o->frameno == c->frameno && check_ids(o->id, c->id, m) &&
+	       check_ids(o->ref_obj_id, c->ref_obj_id, m);
+}
+
+static int regsafe(const struct brt_reg *o, const struct brt_reg *c, struct idmap *m, int exact)
+{
+	if (o->type == NOT_INIT)
+		return !exact || c->type == NOT_INIT;
+	if (c->type == NOT_INIT)
+		return 0;
+	if (exact)
+		return regs_exact(o, c, m);
+	if (o->type != c->type)
+		return 0;
+	switch (BASE_TYPE(o->type)) {
+	case SCALAR_VALUE:
+		/* ids matter only when they link registers: a lone id is as good as none */
+		return range_within(o, c) && brt_tnum_in(o->var_off, c->var_off);
+	case PTR_TO_MAP_VALUE:
+	case PTR_TO_MAP_KEY:
+	case PTR_TO_MEM:
+		return o->off == c->off && o->map_idx == c->map_idx &&
+		       o->mem_size == c->mem_size && range_within(o, c) &&
+		       brt_tnum_in(o->var_off, c->var_off) && check_ids(o->id, c->id, m) &&
+		       check_ids(o->ref_obj_id, c->ref_obj_id, m);
+	case PTR_TO_PACKET:
+	case PTR_TO_PACKET_META:
+		if (o->range > c->range || o->off != c->off)
+			return 0;
+		if ((o->range < 0) != (c->range < 0) || (o->range < 0 && o->range != c->range))
+			return 0;
+		return check_ids(o->id, c->id, m) && range_within(o, c) &&
+		       brt_tnum_in(o->var_off, c->var_off);
+	default:
+		return regs_exact(o, c, m);
+	}
+}
+
+static const struct brt_reg *slot_scalar(const struct brt_stack_slot *s, struct brt_reg *tmp)
+{
+	int misc = 1;
+
+	if (brt_is_spilled(s) && s->spilled.type == SCALAR_VALUE) {
+		for (int j = 0; j < 8; j++)
+			if (s->type[j] != STACK_SPILL)
+				return NULL;
+		return &s->spilled;
+	}
+	for (int j = 0; j < 8; j++)
+		misc &= s->type[j] == STACK_MISC;
+	if (!misc)
+		return NULL;
+	brt_mark_reg_unknown(NULL, tmp);
+	return tmp;
+}
+
+static int stacksafe(struct brt_env *env, const struct brt_frame *o, const struct brt_frame *c,
+		     struct idmap *m, int exact)
+{
+	struct brt_reg t1, t2;
+
+	for (int i = 0; i < o->allocated_stack; i++) {
+		int spi = i / 8, k = i % 8;
+		uint8_t ot = o->stack[spi].type[k], ct;
+
+		if (exact && (i >= c->allocated_stack || ot != c->stack[spi].type[k]))
+			return 0;
+		if (ot == STACK_INVALID)
+			continue;
+		if (env->allow_uninit_stack && ot == STACK_MISC)
+			continue;
+		if (i >= c->allocated_stack)
+			return 0;
+		ct = c->stack[spi].type[k];
+		if (k == 0) {
+			const struct brt_reg *os = slot_scalar(&o->stack[spi], &t1);
+			const struct brt_reg *cs = slot_scalar(&c->stack[spi], &t2);
+
+			if (os && cs) {
+				if (!regsafe(os, cs, m, exact))
+					return 0;
+				i += 7;
+				continue;
+			}
+		}
+		if (ot == STACK_MISC && ct == STACK_ZERO)
+			continue;
+		if (ot != ct)
+			return 0;
+		if (k == 7 && ot == STACK_SPILL &&
+		    !regsafe(&o->stack[spi].spilled, &c->stack[spi].spilled, m, exact))
+			return 0;
+	}
+	return 1;
+}
+
+static int frames_equal(struct brt_env *env, const struct brt_frame *o, const struct brt_frame *c,
+			uint16_t live, struct idmap *m, int exact)
+{
+	if (o->callsite != c->callsite)
+		return 0;
+	for (int i = 0; i < BRT_NREGS; i++)
+		if ((live & (1u << i)) && !regsafe(&o->regs[i], &c->regs[i], m, exact))
+			return 0;
+	return stacksafe(env, o, c, m, exact);
+}
+
+static int states_equal(struct brt_env *env, const struct brt_vstate *o,
+			const struct brt_vstate *c, int insn_idx, int exact)
+{
+	struct idmap m = { .n = 0 };
+
+	if (o->curframe != c->curframe || o->nrefs != c->nrefs)
+		return 0;
+	for (int i = 0; i < o->nrefs; i++)
+		if (!check_ids(o->refs[i].id, c->refs[i].id, &m))
+			return 0;
+	for (int i = o->curframe; i >= 0; i--) {
+		uint16_t live;
+
+		if (i == o->curframe)
+			live = env->aux[insn_idx].live_in | (1u << BPF_REG_10);
+		else /* a caller: what is live after the call returns, r0-r5 excluded */
+			live = (env->aux[c->frame[i + 1]->callsite + 1].live_in & ~0x3fu) |
+			       (1u << BPF_REG_10);
+		if (!frames_equal(env, o->frame[i], c->frame[i], live, &m, exact))
+			return 0;
+	}
+	return 1;
+}
+
+static void print_loop(struct brt_env *env, const struct brt_vstate *old, int insn_idx)
+{
+	const struct brt_vstate *cur = env->cur;
+
+	brt_verr(env, "infinite loop detected at insn %d\n", insn_idx);
+	brt_vinfo(env, "cur state:");
+	brt_print_state(env, cur, cur->curframe, 1);
+	brt_vinfo(env, "old state:");
+	brt_print_state(env, old, cur->curframe, 1);
+}
+
+/* A fingerprint of everything an exact comparison looks at except ids (which only
+ * need to correspond), so the loop check compares in full only when it may succeed. */
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+	h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+	return h;
+}
+
+static uint64_t hash_reg(uint64_t h, const struct brt_reg *r)
+{
+	h = mix(h, r->type);
+	if (r->type == NOT_INIT)
+		return h;
+	h = mix(h, r->var_off.value);
+	h = mix(h, r->var_off.mask);
+	h = mix(h, (uint64_t)r->smin);
+	h = mix(h, (uint64_t)r->smax);
+	h = mix(h, r->umin);
+	h = mix(h, r->umax);
+	h = mix(h, (uint64_t)(uint32_t)r->off << 32 | (uint32_t)r->range);
+	return mix(h, (uint64_t)r->map_idx << 32 | r->frameno);
+}
+
+static uint64_t state_hash(struct brt_env *env, const struct brt_vstate *st, int insn_idx)
+{
+	uint64_t h = mix(0, (uint64_t)st->curframe << 32 | (uint32_t)st->nrefs);
+
+	for (int i = 0; i <= st->curframe; i++) {
+		const struct brt_frame *f = st->frame[i];
+		uint16_t live = i == st->curframe ? env->aux[insn_idx].live_in : 0xffff;
+
+		h = mix(h, (uint64_t)(uint32_t)f->callsite);
+		for (int r = 0; r < BRT_NREGS; r++)
+			if (live & (1u << r))
+				h = hash_reg(h, &f->regs[r]);
+		for (int k = 0; k < f->allocated_stack / 8; k++) {
+			uint64_t t;
+
+			memcpy(&t, f->stack[k].type, 8);
+			h = mix(h, t);
+			if (brt_is_spilled(&f->stack[k]))
+				h = hash_reg(h, &f->stack[k].spilled);
+		}
+	}
+	return h;
+}
+
+static struct brt_stored **bucket(struct brt_env *env, int insn_idx, uint64_t h)
+{
+	return &env->active[(h ^ (uint64_t)insn_idx * 0x9e3779b97f4a7c15ULL) >>
+			    (64 - 16) & (BRT_ACTIVE_BUCKETS - 1)];
+}
+
+/* Exploration from st is complete: it becomes usable for pruning. */
+void brt_state_done(struct brt_env *env, struct brt_vstate *st)
+{
+	struct brt_stored *sl = st->node;
+
+	if (!sl || !sl->active)
+		return;
+	if (sl->prev)
+		sl->prev->next = sl->next;
+	else
+		*bucket(env, sl->insn_idx, sl->hash) = sl->next;
+	if (sl->next)
+		sl->next->prev = sl->prev;
+	sl->active = 0;
+	sl->prev = NULL;
+	sl->next = env->explored[sl->insn_idx];
+	env->explored[sl->insn_idx] = sl;
+}
+
+void brt_free_stored(struct brt_env *env)
+{
+	struct brt_stored *sl, *next;
+
+	for (int i = 0; env->explored && i < env->len; i++)
+		for (sl = env->explored[i]; sl; sl = next) {
+			next = sl->next;
+			brt_state_free(sl->st);
+			free(sl);
+		}
+	for (int i = 0; env->active && i < BRT_ACTIVE_BUCKETS; i++)
+		for (sl = env->active[i]; sl; sl = next) {
+			next = sl->next;
+			brt_state_free(sl->st);
+			free(sl);
+		}
+}
+
+/* Returns 1 when the current state is covered by one already verified here (prune the
+ * path), 0 to go on (maybe after storing the state), or a negative errno. */
+int brt_is_state_visited(struct brt_env *env, int insn_idx)
+{
+	struct brt_vstate *cur = env->cur;
+	struct brt_stored *sl, **pprev, **b;
+	int n = 0, add;
+	uint64_t h = state_hash(env, cur, insn_idx);
+
+	add = env->jmps_processed - env->prev_jmps_processed >= 2 &&
+	      env->insn_processed - env->prev_insn_processed >= 8;
+	/* an exact repeat of a state on the current path: the loop cannot terminate */
+	b = bucket(env, insn_idx, h);
+	for (sl = *b; sl; sl = sl->next)
+		if (sl->insn_idx == insn_idx && sl->hash == h &&
+		    states_equal(env, sl->st, cur, insn_idx, 1)) {
+			print_loop(env, sl->st, insn_idx);
+			return -EINVAL;
+		}
+	for (pprev = &env->explored[insn_idx]; (sl = *pprev);) {
+		if (n++ < 64 && states_equal(env, sl->st, cur, insn_idx, 0)) {
+			sl->hits++;
+			return 1;
+		}
+		sl->miss++;
+		/* drop states that keep failing to match, as the kernel does */
+		if (add && sl->miss > sl->hits * 3 + 3) {
+			*pprev = sl->next;
+			brt_state_free(sl->st);
+			free(sl);
+			env->cur_states--;
+			continue;
+		}
+		pprev = &sl->next;
+	}
+	if (n > (int)env->max_states_per_insn)
+		env->max_states_per_insn = (uint32_t)n;
+	if (!add || env->cur_states > 200000)
+		return 0;
+	sl = calloc(1, sizeof(*sl));
+	if (!sl)
+		return -ENOMEM;
+	sl->st = brt_state_dup(cur);
+	if (!sl->st) {
+		free(sl);
+		return -ENOMEM;
+	}
+	sl->hash = h;
+	sl->insn_idx = insn_idx;
+	sl->active = 1;
+	env->total_states++;
+	env->cur_states++;
+	if (env->cur_states > env->peak_states)
+		env->peak_states = env->cur_states;
+	env->prev_jmps_processed = env->jmps_processed;
+	env->prev_insn_processed = env->insn_processed;
+	sl->st->insn_idx = insn_idx;
+	sl->st->branches = 1;
+	sl->st->parent = cur->parent;
+	sl->st->node = sl;
+	cur->parent = sl->st;
+	sl->next = *b;
+	if (*b)
+		(*b)->prev = sl;
+	*b = sl;
+	return 0;
+}
