@@ -59,6 +59,12 @@ if command -v python3 >/dev/null; then
 		"$tmp/out" && ok || fail "json does not parse"
 fi
 
+printf 'top: jne %%r1, 0, out\nlddw %%r2, 5\nja top\ncall local top\nja32 out\nout:\nexit\n' >"$tmp/l.s"
+expect 0 "$bpfrt" asm "$tmp/l.s" -o "$tmp/l.bin"
+expect 0 "$bpfrt" disasm --style asm --labels "$tmp/l.bin"
+printf 'L0:\njne %%r1, 0, L6\nlddw %%r2, 0x5\nja L0\ncall local L0\nja32 L6\nL6:\nexit\n' >"$tmp/want"
+cmp -s "$tmp/out" "$tmp/want" && ok || { fail "--labels output"; diff "$tmp/want" "$tmp/out" >&2; }
+
 # --- errors: message on stderr naming the place, status 1
 printf 'mov %%r0, 1\nor %%r0, %%r50\nexit\n' >"$tmp/bad.s"
 expect 1 "$bpfrt" asm "$tmp/bad.s"
@@ -101,6 +107,9 @@ if [ -d "$suite" ]; then
 		"$bpfrt" disasm --style asm "$tmp/c.bin" >"$tmp/c2.s" 2>"$tmp/err" || { fail "$f: disasm"; continue; }
 		"$bpfrt" asm "$tmp/c2.s" -o "$tmp/c2.bin" 2>"$tmp/err" || { fail "$f: re-asm: $(cat "$tmp/err")"; continue; }
 		if cmp -s "$tmp/c.bin" "$tmp/c2.bin"; then ok; else fail "$f: round trip changes bytes"; fi
+		"$bpfrt" disasm --style asm --labels "$tmp/c.bin" >"$tmp/c3.s" 2>"$tmp/err" || { fail "$f: disasm --labels"; continue; }
+		"$bpfrt" asm "$tmp/c3.s" -o "$tmp/c3.bin" 2>"$tmp/err" || { fail "$f: re-asm labels: $(cat "$tmp/err")"; continue; }
+		if cmp -s "$tmp/c.bin" "$tmp/c3.bin"; then ok; else fail "$f: round trip with labels changes bytes"; fi
 		n=$((n + 1))
 	done
 	echo "$n conformance programs round-tripped"

@@ -18,6 +18,8 @@ static void disasm_usage(FILE *out)
 		"Options:\n"
 		"      --style kernel   the verifier log's text: \"0: (b7) r0 = 42\" (default)\n"
 		"      --style asm      assembly that 'bpfrt asm' turns back into the same bytes\n"
+		"      --labels         asm style: jump targets as labels (L<index>:) instead of\n"
+		"                       offsets\n"
 		"      --hex            FILE is hex text (no auto-detection)\n"
 		"  -j, --json           a JSON array of {idx, code, dst, src, off, imm, text}\n"
 		"  -h, --help           show this help\n\n"
@@ -76,9 +78,69 @@ static void print_insn(const struct bpf_insn *insn, size_t idx, const char *text
 	}
 }
 
-static int disasm_prog(const struct bpf_insn *insns, size_t n, enum brt_disasm_style style,
-		       int json)
+/* The instruction a jump or local call at idx goes to, when asm style writes it as its last
+ * token; -1 for other instructions. */
+static int64_t jump_target(const struct bpf_insn *insns, size_t n, size_t idx)
 {
+	const char *why;
+	enum brt_op op = brt_isa_decode(&insns[idx], n - idx, &why);
+
+	if (op == BRT_OP_INVALID)
+		return -1;
+	switch (brt_ops[op].shape) {
+	case BRT_SHAPE_JA:
+	case BRT_SHAPE_JA32:
+	case BRT_SHAPE_JMP_IMM:
+	case BRT_SHAPE_JMP_REG:
+	case BRT_SHAPE_CALL_LOCAL:
+		return brt_isa_jump_target(&insns[idx], op, idx);
+	default:
+		return -1;
+	}
+}
+
+/* --labels: labels[i] is 1 when instruction i starts an instruction (not the second slot of
+ * an lddw) and some jump lands there.  NULL on failure (then offsets are printed). */
+static uint8_t *find_labels(const struct bpf_insn *insns, size_t n)
+{
+	uint8_t *starts = calloc(n, 1), *labels = calloc(n, 1);
+	const char *why;
+
+	if (!starts || !labels) {
+		free(starts);
+		free(labels);
+		return NULL;
+	}
+	for (size_t idx = 0; idx < n; idx++) {
+		enum brt_op op = brt_isa_decode(&insns[idx], n - idx, &why);
+
+		starts[idx] = 1;
+		if (op != BRT_OP_INVALID && brt_ops[op].shape == BRT_SHAPE_LDDW)
+			idx++;
+	}
+	for (size_t idx = 0; idx < n; idx++) {
+		int64_t t = starts[idx] ? jump_target(insns, n, idx) : -1;
+
+		if (t >= 0 && (uint64_t)t < n && starts[t])
+			labels[t] = 1;
+	}
+	free(starts);
+	return labels;
+}
+
+/* Replace the offset that ends an asm-style jump with the label of its target. */
+static void use_label(char *text, size_t len, int64_t target)
+{
+	char *sp = strrchr(text, ' ');
+
+	if (sp)
+		snprintf(sp + 1, len - (size_t)(sp + 1 - text), "L%lld", (long long)target);
+}
+
+static int disasm_prog(const struct bpf_insn *insns, size_t n, enum brt_disasm_style style,
+		       int json, int want_labels)
+{
+	uint8_t *labels = want_labels ? find_labels(insns, n) : NULL;
 	size_t idx = 0, bad = 0;
 	char text[256];
 
@@ -86,7 +148,12 @@ static int disasm_prog(const struct bpf_insn *insns, size_t n, enum brt_disasm_s
 		putchar('[');
 	while (idx < n) {
 		int slots = brt_disasm_insn(&insns[idx], n - idx, style, text, sizeof(text));
+		int64_t t = labels && slots > 0 ? jump_target(insns, n, idx) : -1;
 
+		if (labels && labels[idx])
+			printf("L%zu:\n", idx);
+		if (t >= 0 && (uint64_t)t < n && labels[t])
+			use_label(text, sizeof(text), t);
 		print_insn(&insns[idx], idx, text, slots > 0, style, json);
 		if (slots <= 0) {
 			/* "invalid: why (fields)" -> "insn N: why (fields)" */
@@ -97,6 +164,7 @@ static int disasm_prog(const struct bpf_insn *insns, size_t n, enum brt_disasm_s
 		}
 		idx += (size_t)slots;
 	}
+	free(labels);
 	if (json)
 		printf("\n]\n");
 	if (fflush(stdout))
@@ -150,12 +218,13 @@ int cmd_disasm(int argc, char **argv)
 		{ "style", required_argument, NULL, 's' },
 		{ "hex", no_argument, NULL, 'x' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "labels", no_argument, NULL, 'l' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	enum brt_disasm_style style = BRT_DISASM_KERNEL;
 	struct bpf_insn *insns;
-	int c, hex = 0, json = 0, ret;
+	int c, hex = 0, json = 0, labels = 0, ret;
 	uint8_t *bytes;
 	size_t len;
 
@@ -177,6 +246,9 @@ int cmd_disasm(int argc, char **argv)
 			break;
 		case 'j':
 			json = 1;
+			break;
+		case 'l':
+			labels = 1;
 			break;
 		case 'h':
 			disasm_usage(stdout);
@@ -200,7 +272,8 @@ int cmd_disasm(int argc, char **argv)
 	}
 	memcpy(insns, bytes, len);
 	free(bytes);
-	ret = disasm_prog(insns, len / sizeof(*insns), style, json);
+	ret = disasm_prog(insns, len / sizeof(*insns), style, json,
+			  labels && style == BRT_DISASM_ASM && !json);
 	free(insns);
 	return ret;
 }
