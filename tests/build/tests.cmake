@@ -9,8 +9,10 @@ if(NOT BPFRT_SANITIZE AND NOT BPFRT_FUZZ)
     COMMAND sh ${dir}/check_symbols.sh shared $<TARGET_FILE:bpfrt> ${CMAKE_SOURCE_DIR})
   add_test(NAME build.install
     COMMAND sh ${dir}/check_install.sh ${CMAKE_BINARY_DIR} ${CMAKE_SOURCE_DIR} ${CMAKE_C_COMPILER})
-  set_tests_properties(build.symbols_static build.symbols_shared build.install
-    PROPERTIES LABELS build TIMEOUT 300)
+  add_test(NAME build.bench_smoke
+    COMMAND sh ${dir}/bench_smoke.sh ${CMAKE_SOURCE_DIR} ${CMAKE_BINARY_DIR} ${CMAKE_C_COMPILER})
+  set_tests_properties(build.symbols_static build.symbols_shared build.install build.bench_smoke
+    PROPERTIES LABELS build TIMEOUT 300 SKIP_RETURN_CODE 77)
 endif()
 
 # examples/*.c: programs written against the public API only (the shared library and
