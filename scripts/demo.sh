@@ -90,6 +90,17 @@ if has_cmd object && command -v clang >/dev/null; then
 	echo
 	show ./build/bpfrt object show "$out/progs.bpf.o"
 	llvm-objcopy -O binary --only-section=raw_flow "$out/progs.bpf.o" "$out/flow.bin"
+	if has_cmd verify; then
+		# The XDP build of the same dissector through the verifier (Linux 6.18 rules).
+		llvm-objcopy -O binary --only-section=xdp_flow "$out/progs.bpf.o" "$out/xdp_flow.bin"
+		echo
+		show ./build/bpfrt verify --type xdp "$out/xdp_flow.bin" | tail -n 4 || true
+		printf 'ldxdw %%r0, [%%r1+4096]\nexit\n' >"$out/bad.s"
+		./build/bpfrt asm "$out/bad.s" -o "$out/bad.bin"
+		echo
+		echo "# a program reading 8 bytes at offset 4096 of its XDP context ($out/bad.s):"
+		show ./build/bpfrt verify --type xdp "$out/bad.bin" || true
+	fi
 	for engine in checked interp jit; do
 		echo
 		show ./build/bpfrt run "$out/flow.bin" --engine "$engine" --repeat 1000000 \
