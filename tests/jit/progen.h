@@ -1,8 +1,8 @@
 /* progen.h - random programs that are safe to run natively, for the JIT's differential
  * test (tests/jit/test_random.c) and fuzzer (fuzz/fuzz_jit.c): rows are drawn from
  * insn.def, memory is touched only at constant in-range offsets from r6 (the input,
- * never written) or r10 (64 zeroed stack bytes), jumps only go forward, and r1-r5 are
- * reloaded after calls.  Each program runs on the checked interpreter and on the JIT
+ * never written) or r10 (64 zeroed stack bytes), jumps only go forward, bpf-to-bpf calls
+ * only to later functions, and r1-r5 are reloaded after calls.  Each program runs on the checked interpreter and on the JIT
  * with the same buffer; r0 and the buffer must match.
  */
 #ifndef BPFRT_TESTS_JIT_PROGEN_H
@@ -22,7 +22,7 @@
 #define PG_MEM 64        /* input bytes */
 #define PG_STACK 64      /* stack bytes the program uses */
 #define PG_MAX_BODY 96   /* random instructions at most */
-#define PG_MAX (PG_MAX_BODY * 3 + 64)
+#define PG_MAX (PG_MAX_BODY * 8 + 256)
 #define PG_HELPER 1      /* the deterministic helper's id */
 
 /* Random choices: from the fuzzer's bytes while they last, then from a xorshift. */
@@ -81,12 +81,16 @@ static inline uint8_t pg_rreg(struct pg_rand *r)
 struct pg_prog {
 	struct bpf_insn insns[PG_MAX];
 	bool target[PG_MAX];  /* a jump may land here (not inside a multi-insn group) */
+	uint8_t callee[PG_MAX]; /* call local: 1 + index of the function called */
 	size_t n;
+	unsigned nfuncs;      /* functions after the main program (0-2) */
+	unsigned cur_func;    /* function being generated: it may call only later ones */
 };
 
 static inline void pg_emit(struct pg_prog *p, struct bpf_insn insn, bool is_target)
 {
 	p->target[p->n] = is_target;
+	p->callee[p->n] = 0;
 	p->insns[p->n++] = insn;
 }
 
@@ -192,8 +196,20 @@ static inline void pg_one(struct pg_rand *r, struct pg_prog *p)
 		pg_reload_args(r, p);
 		return;
 	case BRT_SHAPE_CALL_LOCAL:
+		/* only forward, to a later function: no recursion, at most 3 frames */
+		if (p->cur_func < p->nfuncs) {
+			unsigned f = p->cur_func + 1 + pg_below(r, p->nfuncs - p->cur_func);
+
+			pg_emit(p, (struct bpf_insn){ .code = BPF_JMP | BPF_CALL,
+						      .src_reg = BPF_PSEUDO_CALL }, true);
+			p->callee[p->n - 1] = (uint8_t)f;
+			pg_reload_args(r, p);
+			return;
+		}
+		/* fall through: a plain move instead */
+		/* fallthrough */
 	case BRT_SHAPE_EXIT:
-		/* functions and early exits are not generated: emit a plain move instead */
+		/* early exits are not generated: emit a plain move instead */
 		pg_emit(p, (struct bpf_insn){ .code = BPF_ALU64 | BPF_MOV | BPF_K,
 					      .dst_reg = pg_wreg(r), .imm = pg_imm(r) }, true);
 		return;
@@ -205,44 +221,9 @@ static inline void pg_one(struct pg_rand *r, struct pg_prog *p)
 	pg_emit(p, in, true);
 }
 
-/* Prologue (r6 = input, stack zeroed, registers seeded), body, epilogue folding every
- * register and stack slot into r0. */
-static inline void pg_generate(struct pg_rand *r, struct pg_prog *p, size_t body)
+/* Point the forward jumps of insns[start..end) at group starts in (pc, end]. */
+static inline void pg_fix_jumps(struct pg_prog *p, size_t start, size_t end)
 {
-	size_t start, end;
-
-	p->n = 0;
-	pg_emit(p, (struct bpf_insn){ .code = BPF_ALU64 | BPF_MOV | BPF_X, .dst_reg = 6,
-				      .src_reg = 1 }, false);
-	for (int s = 8; s <= PG_STACK; s += 8)
-		pg_emit(p, (struct bpf_insn){ .code = BPF_ST | BPF_MEM | BPF_DW, .dst_reg = 10,
-					      .off = (int16_t)-s }, false);
-	for (uint8_t reg = 0; reg <= 9; reg++)
-		if (reg != 1 && reg != 6)
-			pg_emit(p, (struct bpf_insn){ .code = BPF_ALU64 | BPF_MOV | BPF_K,
-						      .dst_reg = reg, .imm = pg_imm(r) }, false);
-	start = p->n;
-	for (size_t i = 0; i < body && p->n < PG_MAX - 64; i++)
-		pg_one(r, p);
-	end = p->n;
-	p->target[end] = true;
-	for (uint8_t reg = 1; reg <= 9; reg++) {
-		pg_emit(p, (struct bpf_insn){ .code = BPF_ALU64 | BPF_MUL | BPF_K, .dst_reg = 0,
-					      .imm = 31 }, reg == 1);
-		if (reg != 6) /* r6 is an address: differs between runs only if mem does */
-			pg_emit(p, (struct bpf_insn){ .code = BPF_ALU64 | BPF_ADD | BPF_X,
-						      .dst_reg = 0, .src_reg = reg }, false);
-	}
-	for (int s = 8; s <= PG_STACK; s += 8) {
-		pg_emit(p, (struct bpf_insn){ .code = BPF_LDX | BPF_MEM | BPF_DW, .dst_reg = 1,
-					      .src_reg = 10, .off = (int16_t)-s }, false);
-		pg_emit(p, (struct bpf_insn){ .code = BPF_ALU64 | BPF_XOR | BPF_X, .dst_reg = 0,
-					      .src_reg = 1 }, false);
-		pg_emit(p, (struct bpf_insn){ .code = BPF_ALU64 | BPF_MUL | BPF_K, .dst_reg = 0,
-					      .imm = 0x2545f491 }, false);
-	}
-	pg_emit(p, (struct bpf_insn){ .code = BPF_JMP | BPF_EXIT }, false);
-	/* forward jumps land on a group start inside the body or on the epilogue */
 	for (size_t pc = start; pc < end; pc++) {
 		enum brt_op op = brt_isa_lookup(&p->insns[pc]);
 		int64_t t;
@@ -264,6 +245,69 @@ static inline void pg_generate(struct pg_rand *r, struct pg_prog *p, size_t body
 		else
 			p->insns[pc].off = (int16_t)(t - (int64_t)pc - 1);
 	}
+}
+
+/* A function's own 512-byte frame starts with garbage in the JIT: zero what it uses. */
+static inline void pg_zero_stack(struct pg_prog *p)
+{
+	for (int s = 8; s <= PG_STACK; s += 8)
+		pg_emit(p, (struct bpf_insn){ .code = BPF_ST | BPF_MEM | BPF_DW, .dst_reg = 10,
+					      .off = (int16_t)-s }, false);
+}
+
+/* Fold every register but r6 (an address) and every stack slot into r0. */
+static inline void pg_fold(struct pg_prog *p)
+{
+	for (uint8_t reg = 1; reg <= 9; reg++) {
+		pg_emit(p, (struct bpf_insn){ .code = BPF_ALU64 | BPF_MUL | BPF_K, .dst_reg = 0,
+					      .imm = 31 }, reg == 1);
+		if (reg != 6)
+			pg_emit(p, (struct bpf_insn){ .code = BPF_ALU64 | BPF_ADD | BPF_X,
+						      .dst_reg = 0, .src_reg = reg }, false);
+	}
+	for (int s = 8; s <= PG_STACK; s += 8) {
+		pg_emit(p, (struct bpf_insn){ .code = BPF_LDX | BPF_MEM | BPF_DW, .dst_reg = 1,
+					      .src_reg = 10, .off = (int16_t)-s }, false);
+		pg_emit(p, (struct bpf_insn){ .code = BPF_ALU64 | BPF_XOR | BPF_X, .dst_reg = 0,
+					      .src_reg = 1 }, false);
+		pg_emit(p, (struct bpf_insn){ .code = BPF_ALU64 | BPF_MUL | BPF_K, .dst_reg = 0,
+					      .imm = 0x2545f491 }, false);
+	}
+	pg_emit(p, (struct bpf_insn){ .code = BPF_JMP | BPF_EXIT }, false);
+}
+
+/* The main program (r6 = input, stack zeroed, registers seeded, random body, fold) and
+ * up to two functions (stack zeroed, random body, fold); calls go to later functions. */
+static inline void pg_generate(struct pg_rand *r, struct pg_prog *p, size_t body)
+{
+	size_t fstart[3], start, end;
+
+	p->n = 0;
+	p->nfuncs = pg_below(r, 3);
+	for (p->cur_func = 0; p->cur_func <= p->nfuncs; p->cur_func++) {
+		size_t len = p->cur_func ? body / 4 : body;
+
+		fstart[p->cur_func] = p->n;
+		if (!p->cur_func)
+			pg_emit(p, (struct bpf_insn){ .code = BPF_ALU64 | BPF_MOV | BPF_X,
+						      .dst_reg = 6, .src_reg = 1 }, false);
+		pg_zero_stack(p);
+		for (uint8_t reg = 0; reg <= 9 && !p->cur_func; reg++)
+			if (reg != 1 && reg != 6)
+				pg_emit(p, (struct bpf_insn){ .code = BPF_ALU64 | BPF_MOV | BPF_K,
+							      .dst_reg = reg, .imm = pg_imm(r) },
+					false);
+		start = p->n;
+		for (size_t i = 0; i < len && p->n < PG_MAX - 200; i++)
+			pg_one(r, p);
+		end = p->n;
+		p->target[end] = true;
+		pg_fold(p);
+		pg_fix_jumps(p, start, end);
+	}
+	for (size_t pc = 0; pc < p->n; pc++)
+		if (p->callee[pc])
+			p->insns[pc].imm = (int32_t)((int64_t)fstart[p->callee[pc]] - (int64_t)pc - 1);
 }
 
 static inline uint64_t pg_helper(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5,
