@@ -104,11 +104,15 @@ int brt_jit_cache_new(const struct bpf_insn *insns, size_t n, int32_t pkt_data_o
 {
 	struct brt_jit_env env = { .helper = any_helper, .pkt_data_off = pkt_data_off,
 				   .pkt_len_off = pkt_len_off };
+	const char *harden = getenv("BPFRT_JIT_HARDEN");
 	struct brt_jit_prog *trial;
 	struct brt_jit_cache *c;
 	int rc;
 
 	*out = NULL;
+	/* like the kernel's net.core.bpf_jit_harden: blind constants */
+	if (harden && *harden && strcmp(harden, "0"))
+		env.flags |= BRT_JIT_BLIND;
 	/* compile once now so refusals (recursion, too deep, too big) surface at load */
 	rc = brt_jit_compile(insns, n, &env, &trial, err, errlen);
 	if (rc)

@@ -94,7 +94,8 @@ void brt_jit_disasm(const uint8_t *code, size_t size, uint64_t addr, const char 
 
 /* The JIT as a vm engine (cache.c): a program's compiled versions, one per helper table.
  * brt_jit_cache_new() compiles once to report refusals at load (-EINVAL, -E2BIG, -ENOMEM;
- * insns must outlive the cache).  brt_jit_cache_get() returns the code for helper table
+ * insns must outlive the cache); the environment variable BPFRT_JIT_HARDEN (non-empty,
+ * not "0") turns constant blinding on, like the kernel's net.core.bpf_jit_harden.  brt_jit_cache_get() returns the code for helper table
  * table[0..nr) (which may change between calls, in place or not), compiling it the first
  * time the program's calls resolve to these functions; thread-safe; returns 0, -EFAULT
  * (the program calls a helper the table lacks; message "insn N: call to unknown helper

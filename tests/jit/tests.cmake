@@ -3,3 +3,8 @@ add_test(NAME jit.cli_dump
   COMMAND bpfrt_cli jit ${BPFRT_SHARED_DIR}/conformance/tests/callx.data --opcodes)
 set_tests_properties(jit.cli_dump PROPERTIES LABELS unit
   PASS_REGULAR_EXPRESSION "; main program at insn 0.*2: \\(8d\\) callx r2\n.*call rax.*; shared exits")
+
+# The conformance suite again with constant blinding on in the vm's JIT engine.
+add_test(NAME jit.conformance_hardened COMMAND test_conformance_conformance)
+set_tests_properties(jit.conformance_hardened PROPERTIES LABELS conformance
+  ENVIRONMENT BPFRT_JIT_HARDEN=1 SKIP_RETURN_CODE 77 WORKING_DIRECTORY ${CMAKE_BINARY_DIR})
