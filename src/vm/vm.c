@@ -26,6 +26,7 @@ struct bpfrt_vm {
 	size_t nr_helpers;         /* its length */
 	char **helper_names;       /* names given to bpfrt_vm_register_helper (or NULL) */
 	struct brt_jit_cache *jit; /* JIT engine: compiled code per helper table */
+	const struct brt_jit_prog *jit_fixed; /* ... or the one code of a helper-free program */
 };
 
 #define OPTS_KNOWN (offsetof(struct bpfrt_vm_opts, bpfrt_vm_opts__last) + \
@@ -148,6 +149,7 @@ int bpfrt_vm_load(const struct bpf_insn *insns, size_t n, const struct bpfrt_vm_
 			bpfrt_vm_free(vm);
 			return set_err(ret);
 		}
+		vm->jit_fixed = brt_jit_cache_fixed(vm->jit);
 	}
 #endif
 	*out = vm;
@@ -242,7 +244,7 @@ static int run_jit(struct bpfrt_vm *vm, const struct brt_run_opts *o, uint64_t *
 	ctx.regions = NULL;
 	ctx.nr_regions = ctx.cap_regions = 0;
 	ctx.regions_owned = 0;
-	prog = brt_jit_cache_fixed(vm->jit);
+	prog = vm->jit_fixed;
 	if (!prog) {
 		ret = brt_jit_cache_get(vm->jit, ctx.helpers, ctx.nr_helpers, &prog, err, errlen);
 		if (ret)
