@@ -689,7 +689,7 @@ static int check_bounds_unpriv(struct brt_env *env, const struct bpf_insn *insn,
 		}
 		if (off >= 0 || off < -BRT_MAX_STACK) {
 			brt_verr(env, "R%d stack pointer arithmetic goes out of range, prohibited "
-				      "for !root, off=%lld\n",
+				      "for !root; off=%lld\n",
 				 regno, (long long)off);
 			return -EACCES;
 		}
@@ -751,6 +751,14 @@ static int ptr_alu(struct brt_env *env, const struct bpf_insn *insn, const struc
 	*dst = p;
 	if (!sane_offset(env, &o, p.type) || !sane_offset(env, &p, p.type))
 		return -EINVAL;
+	/* Spectre v1: without CAP_PERFMON an offset that may be either sign is refused */
+	if (!env->bypass_spec_v1 && (op == BPF_ADD || op == BPF_SUB) && !known &&
+	    (o.smin < 0) != (o.smax < 0)) {
+		brt_verr(env, "R%d has unknown scalar with mixed signed bounds, pointer arithmetic "
+			      "with it prohibited for !root\n",
+			 offr == &regs[insn->dst_reg] ? insn->dst_reg : insn->src_reg);
+		return -EACCES;
+	}
 	dst->s32_min = S32_MIN;
 	dst->s32_max = S32_MAX;
 	dst->u32_min = 0;

@@ -661,10 +661,8 @@ int brt_prepare_func_exit(struct brt_env *env, int *insn_idx)
 {
 	struct brt_vstate *st = env->cur;
 	struct brt_frame *callee = st->frame[st->curframe], *caller;
-	int err = brt_check_reg_arg(env, BPF_REG_0, SRC_OP);
 
-	if (err)
-		return err;
+	/* r0 may be unset: the caller only fails if it reads it */
 	if (callee->regs[BPF_REG_0].type == PTR_TO_STACK) {
 		brt_verr(env, "cannot return stack pointer to the caller\n");
 		return -EINVAL;

@@ -138,6 +138,10 @@ int brt_check_subprogs(struct brt_env *env)
 				brt_verr(env, "last insn is not an exit or jmp\n");
 				return -EINVAL;
 			}
+			if (env->subprogs[cur].has_tail_call && env->subprog_cnt > 1 && cur) {
+				brt_verr(env, "tail_call is not allowed in subprogs without BTF\n");
+				return -EINVAL;
+			}
 			start = end;
 			cur++;
 			if (cur < env->subprog_cnt)

@@ -42,8 +42,8 @@ static int skb_valid(int off, int size, enum brt_access t)
 		return t == BRT_READ && size == 8;
 	if (in(off, SKB_TSTAMP, 8))
 		return size == 8;
-	if (off == SKB_SK)
-		return 0; /* a socket pointer: bpfrt has no socket types */
+	if (off == SKB_SK) /* a socket pointer; bpfrt has no socket types: read as data */
+		return t == BRT_READ && size == 8;
 	if (t == BRT_WRITE)
 		return size == 4;
 	return size <= 4 && !(size & (size - 1));
@@ -838,6 +838,10 @@ int brt_check_helper_mem(struct brt_env *env, int regno, int size, int zero_ok,
 	case PTR_TO_STACK:
 		if (size == 0 && zero_ok)
 			return 0;
+		if (size == 0) {
+			brt_verr(env, "invalid zero-sized read\n");
+			return -EACCES;
+		}
 		err = stack_within_bounds(env, regno, reg->off, size, t);
 		if (err)
 			return err;

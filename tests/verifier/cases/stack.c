@@ -1,0 +1,103 @@
+/* stack.c - stack accesses: bounds, alignment, uninitialised reads (allowed as root),
+ * spills and fills of pointers and scalars (full and partial), zero tracking. */
+#include "case.h"
+
+static const struct vcase cases[] = {
+	{ "stack/oob_below", PROG(ST(BPF_DW, 10, -520, 0), MOV64_IMM(0, 0), EXIT()) },
+	{ "stack/oob_above", PROG(ST(BPF_DW, 10, 8, 0), MOV64_IMM(0, 0), EXIT()) },
+	{ "stack/oob_straddle_top", PROG(ST(BPF_DW, 10, -4, 0), MOV64_IMM(0, 0), EXIT()) },
+	{ "stack/read_oob_below", PROG(LDX(BPF_DW, 0, 10, -520), EXIT()) },
+	{ "stack/uninit_read_root", PROG(LDX(BPF_DW, 0, 10, -8), EXIT()) },
+	{ "stack/uninit_read_unpriv", PROG(LDX(BPF_DW, 0, 10, -8), EXIT()),
+	  .priv = BRT_PRIV_BPF_CAPABLE },
+	{ "stack/partial_init_read_unpriv", PROG(ST(BPF_W, 10, -4, 0), LDX(BPF_DW, 0, 10, -8), EXIT()),
+	  .priv = BRT_PRIV_BPF_CAPABLE },
+	{ "stack/init_read_unpriv", PROG(ST(BPF_DW, 10, -8, 7), LDX(BPF_DW, 0, 10, -8), EXIT()),
+	  .priv = BRT_PRIV_BPF_CAPABLE },
+	{ "stack/misaligned_4_at_6", PROG(LDX(BPF_W, 0, 10, -6), EXIT()) },
+	{ "stack/misaligned_write", PROG(ST(BPF_DW, 10, -12, 0), MOV64_IMM(0, 0), EXIT()) },
+	{ "stack/byte_any_align", PROG(ST(BPF_B, 10, -3, 1), LDX(BPF_B, 0, 10, -3), EXIT()) },
+	{ "stack/spill_ptr_partial_fill", PROG(STX(BPF_DW, 10, 1, -8), LDX(BPF_W, 0, 10, -8), EXIT()) },
+	{ "stack/spill_ptr_4bytes", PROG(STX(BPF_W, 10, 1, -8), MOV64_IMM(0, 0), EXIT()) },
+	{ "stack/spill_ptr_4bytes_unpriv", PROG(STX(BPF_W, 10, 1, -8), MOV64_IMM(0, 0), EXIT()),
+	  .priv = BRT_PRIV_BPF_CAPABLE },
+	{ "stack/corrupt_spilled_ptr_unpriv", PROG(STX(BPF_DW, 10, 1, -8), ST(BPF_W, 10, -8, 0),
+						   MOV64_IMM(0, 0), EXIT()),
+	  .priv = BRT_PRIV_BPF_CAPABLE },
+	{ "stack/corrupt_spilled_ptr_root", PROG(STX(BPF_DW, 10, 1, -8), ST(BPF_W, 10, -8, 0),
+						 LDX(BPF_DW, 0, 10, -8), EXIT()) },
+	{ "stack/spill_fill_ctx_load", PROG(STX(BPF_DW, 10, 1, -8), MOV64_IMM(1, 0),
+					    LDX(BPF_DW, 1, 10, -8), LDX(BPF_W, 0, 1, 0), EXIT()) },
+	{ "stack/spill_fill_overwritten", PROG(STX(BPF_DW, 10, 1, -8), ST(BPF_DW, 10, -8, 0),
+					       LDX(BPF_DW, 1, 10, -8), LDX(BPF_W, 0, 1, 0), EXIT()) },
+	{ "stack/spill_scalar_bounds", PROG(LDX(BPF_W, 2, 1, 0), ALU64_IMM(BPF_AND, 2, 7),
+					    STX(BPF_DW, 10, 2, -8), LDX(BPF_DW, 3, 10, -8),
+					    MOV64_REG(4, 10), ALU64_IMM(BPF_ADD, 4, -16),
+					    ALU64_REG(BPF_ADD, 4, 3), ST(BPF_B, 4, 0, 0),
+					    MOV64_IMM(0, 0), EXIT()) },
+	{ "stack/spill32_scalar_fill32", PROG(MOV64_IMM(2, 5), STX(BPF_W, 10, 2, -8),
+					      LDX(BPF_W, 3, 10, -8), MOV64_REG(4, 10),
+					      ALU64_REG(BPF_SUB, 4, 3), MOV64_IMM(0, 0), EXIT()) },
+	{ "stack/zero_fill_is_zero", PROG(ST(BPF_W, 10, -4, 0), LDX(BPF_W, 3, 10, -4),
+					  MOV64_REG(4, 10), ALU64_REG(BPF_ADD, 4, 3),
+					  ST(BPF_DW, 4, -8, 0), MOV64_IMM(0, 0), EXIT()) },
+	{ "stack/misc_fill_unknown", PROG(ST(BPF_W, 10, -4, 1), LDX(BPF_W, 3, 10, -4),
+					  MOV64_REG(4, 10), ALU64_REG(BPF_ADD, 4, 3),
+					  ST(BPF_DW, 4, -8, 0), MOV64_IMM(0, 0), EXIT()) },
+	{ "stack/fill_fp_then_write", PROG(STX(BPF_DW, 10, 10, -8), LDX(BPF_DW, 2, 10, -8),
+					   ST(BPF_DW, 2, -16, 0), MOV64_IMM(0, 0), EXIT()) },
+	{ "stack/leak_fp_unpriv", PROG(MOV64_REG(0, 10), EXIT()), .priv = BRT_PRIV_BPF_CAPABLE },
+	{ "stack/leak_fp_spilled_ret_unpriv", PROG(STX(BPF_DW, 10, 10, -8), LDX(BPF_DW, 0, 10, -8),
+						   EXIT()),
+	  .priv = BRT_PRIV_BPF_CAPABLE },
+	{ "stack/full_512", PROG(ST(BPF_DW, 10, -512, 0), LDX(BPF_DW, 0, 10, -512), EXIT()) },
+	{ "stack/var_write_unpriv", PROG(LDX(BPF_W, 3, 1, 0), ALU64_IMM(BPF_AND, 3, 7),
+					 MOV64_REG(2, 10), ALU64_IMM(BPF_ADD, 2, -16),
+					 ALU64_REG(BPF_ADD, 2, 3), ST(BPF_B, 2, 0, 1), MOV64_IMM(0, 0),
+					 EXIT()),
+	  .priv = BRT_PRIV_BPF_CAPABLE },
+	{ "stack/var_read_uninit_root", PROG(LDX(BPF_W, 3, 1, 0), ALU64_IMM(BPF_AND, 3, 7),
+					     MOV64_REG(2, 10), ALU64_IMM(BPF_ADD, 2, -16),
+					     ALU64_REG(BPF_ADD, 2, 3), LDX(BPF_B, 0, 2, 0), EXIT()) },
+	{ "stack/var_unbounded", PROG(LDX(BPF_W, 3, 1, 0), MOV64_REG(2, 10), ALU64_REG(BPF_SUB, 2, 3),
+				      MOV64_IMM(0, 0), EXIT()) },
+	{ "stack/ldxsx_fill", PROG(ST(BPF_DW, 10, -8, -1), LDXSX(BPF_B, 0, 10, -8), EXIT()) },
+	{ "stack/atomic_on_stack", PROG(ST(BPF_DW, 10, -8, 1), MOV64_IMM(1, 2),
+					ATOMIC(BPF_DW, 10, 1, -8, BPF_ADD | BPF_FETCH),
+					MOV64_REG(0, 1), EXIT()) },
+	{ "stack/atomic_uninit_unpriv", PROG(MOV64_IMM(1, 2), ATOMIC(BPF_DW, 10, 1, -8, BPF_ADD),
+					     MOV64_IMM(0, 0), EXIT()),
+	  .priv = BRT_PRIV_BPF_CAPABLE },
+	{ "stack/cmpxchg_ok", PROG(ST(BPF_DW, 10, -8, 1), MOV64_IMM(0, 1), MOV64_IMM(1, 2),
+				   ATOMIC(BPF_DW, 10, 1, -8, BPF_CMPXCHG), EXIT()) },
+	{ "stack/cmpxchg_r0_uninit", PROG(ST(BPF_DW, 10, -8, 1), MOV64_IMM(1, 2),
+					  ATOMIC(BPF_DW, 10, 1, -8, BPF_CMPXCHG), EXIT()) },
+	{ "stack/xchg_ptr_leak_unpriv", PROG(ST(BPF_DW, 10, -8, 1), MOV64_REG(1, 10),
+					     ATOMIC(BPF_DW, 10, 1, -8, BPF_XCHG), MOV64_IMM(0, 0),
+					     EXIT()),
+	  .priv = BRT_PRIV_BPF_CAPABLE },
+	{ "stack/atomic_fetch_into_fp", PROG(ST(BPF_DW, 10, -8, 1), MOV64_REG(2, 10),
+					     ATOMIC(BPF_DW, 2, 10, -8, BPF_ADD | BPF_FETCH),
+					     MOV64_IMM(0, 0), EXIT()) },
+	{ "stack/atomic_w_misaligned", PROG(ST(BPF_DW, 10, -8, 1), MOV64_IMM(1, 2),
+					    ATOMIC(BPF_W, 10, 1, -6, BPF_ADD), MOV64_IMM(0, 0),
+					    EXIT()) },
+};
+
+void vcases_stack(struct vcase_list *l)
+{
+	static const uint8_t sizes[] = { BPF_B, BPF_H, BPF_W, BPF_DW };
+	static const int bytes[] = { 1, 2, 4, 8 };
+
+	/* write then read back at a spread of offsets and sizes */
+	for (int s = 0; s < 4; s++)
+		for (int off = -520; off <= 8; off += 37) {
+			struct bpf_insn p[] = { ST(sizes[s], 10, (int16_t)off, 1),
+						LDX(sizes[s], 0, 10, (int16_t)off), EXIT() };
+
+			vc_add(l, &(struct vcase){ .name = vc_name("stack/rw%d_at_%d", bytes[s], off),
+						   .insns = vc_keep(p, 3), .len = 3 });
+		}
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		vc_add(l, &cases[i]);
+}

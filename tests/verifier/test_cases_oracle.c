@@ -1,0 +1,246 @@
+/* test_cases_oracle.c - every verifier case through the real kernel (raw bpf() syscall,
+ * the maps each case needs created for it, CAP_PERFMON dropped for bpf_capable cases) and
+ * through bpfrt: verdicts must agree on >= 98% of the cases and the first error line on
+ * >= 90% of the cases both reject.  Disagreements are listed in
+ * <build>/verifier-disagreements.md.  With --write it also regenerates the expected
+ * results (tests/verifier/cases/expected.inc) and tests/verifier/DISAGREEMENTS.md.
+ * Root only; otherwise "skipped".
+ */
+#include <linux/capability.h>
+#include <stdio.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "vc_run.h"
+
+static long sys_bpf(int cmd, union bpf_attr *attr)
+{
+	return syscall(__NR_bpf, cmd, attr, sizeof(*attr));
+}
+
+struct caps {
+	struct __user_cap_header_struct hdr;
+	struct __user_cap_data_struct data[2];
+};
+
+static int caps_get(struct caps *c)
+{
+	c->hdr.version = _LINUX_CAPABILITY_VERSION_3;
+	c->hdr.pid = 0;
+	return (int)syscall(SYS_capget, &c->hdr, c->data);
+}
+
+static int caps_set(struct caps *c)
+{
+	return (int)syscall(SYS_capset, &c->hdr, c->data);
+}
+
+#ifndef CAP_PERFMON
+#define CAP_PERFMON 38
+#endif
+
+static void cap_drop(struct caps *c, int cap)
+{
+	c->data[cap / 32].effective &= ~(1u << (cap % 32));
+}
+
+static int create_map(const struct vc_map *m)
+{
+	union bpf_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.map_type = m->type;
+	a.key_size = m->key_size;
+	a.value_size = m->value_size;
+	a.max_entries = m->max_entries;
+	a.map_flags = m->flags;
+	return (int)sys_bpf(BPF_MAP_CREATE, &a);
+}
+
+/* Load into the kernel; fills o like vc_run_ours().  Returns -1 when the case could not
+ * be run (map creation failed). */
+static int run_kernel(const struct vcase *c, struct vc_outcome *o)
+{
+	static char log[VC_LOG_SIZE];
+	int fds[VC_MAX_MAPS] = { -1, -1, -1, -1 }, fd, ret = 0;
+	struct bpf_insn *insns = malloc(c->len * sizeof(*insns));
+	struct caps saved, dropped;
+	union bpf_attr a;
+
+	if (!insns)
+		return -1;
+	memcpy(insns, c->insns, c->len * sizeof(*insns));
+	for (int i = 0; i < VC_MAX_MAPS; i++) {
+		if (!c->maps[i].type)
+			continue;
+		fds[i] = create_map(&c->maps[i]);
+		if (fds[i] < 0) {
+			ret = -1;
+			goto out;
+		}
+	}
+	for (size_t i = 0; i + 1 < c->len; i++)
+		if (insns[i].code == (BPF_LD | BPF_IMM | BPF_DW) &&
+		    (insns[i].src_reg == BPF_PSEUDO_MAP_FD ||
+		     insns[i].src_reg == BPF_PSEUDO_MAP_VALUE)) {
+			int idx = insns[i].imm;
+
+			insns[i].imm = idx >= 0 && idx < VC_MAX_MAPS && fds[idx] >= 0 ? fds[idx]
+										 : 1000000;
+			i++;
+		}
+	memset(&a, 0, sizeof(a));
+	a.prog_type = c->prog_type;
+	a.insn_cnt = (uint32_t)c->len;
+	a.insns = (uint64_t)(uintptr_t)insns;
+	a.license = (uint64_t)(uintptr_t)(c->non_gpl ? "MIT" : "GPL");
+	a.log_level = 1;
+	a.log_buf = (uint64_t)(uintptr_t)log;
+	a.log_size = VC_LOG_SIZE;
+	a.prog_flags = c->prog_flags;
+	a.expected_attach_type = c->attach;
+	log[0] = 0;
+	caps_get(&saved);
+	dropped = saved;
+	if (c->priv == BRT_PRIV_BPF_CAPABLE) {
+		cap_drop(&dropped, CAP_SYS_ADMIN);
+		cap_drop(&dropped, CAP_PERFMON);
+		caps_set(&dropped);
+	}
+	fd = (int)sys_bpf(BPF_PROG_LOAD, &a);
+	o->err = fd < 0 ? errno : 0;
+	if (c->priv == BRT_PRIV_BPF_CAPABLE)
+		caps_set(&saved);
+	if (fd >= 0)
+		close(fd);
+	o->msg[0] = 0;
+	if (o->err)
+		vc_first_error(log, o->msg, sizeof(o->msg));
+out:
+	for (int i = 0; i < VC_MAX_MAPS; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	free(insns);
+	return ret;
+}
+
+static void c_string(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			fputc('\\', f);
+		fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
+/* Disagreements understood case by case. */
+static const struct {
+	const char *name;
+	const char *why;
+} known_reasons[] = {
+	{ "map/map_ptr_deref", "loads through a map pointer need kernel BTF (struct bpf_map); "
+			       "bpfrt has no BTF and refuses them" },
+	{ "unpriv/back_edge_ok_capbpf", "without CAP_PERFMON the kernel also walks speculative "
+					"(Spectre v1) paths; bpfrt does not simulate them" },
+};
+
+static const char *reason(const struct vcase *c, const struct vc_outcome *k,
+			  const struct vc_outcome *b)
+{
+	for (size_t i = 0; i < sizeof(known_reasons) / sizeof(known_reasons[0]); i++)
+		if (!strcmp(known_reasons[i].name, c->name))
+			return known_reasons[i].why;
+	if (strstr(b->msg, "cannot use helper") || strstr(k->msg, "helper") ||
+	    strstr(k->msg, "func "))
+		return "helper not offered by bpfrt (no helpers.def row) or its prototype differs";
+	return "unexplained";
+}
+
+int main(int argc, char **argv)
+{
+	struct vcase_list l = { 0 };
+	int write = argc > 1 && !strcmp(argv[1], "--write");
+	size_t run = 0, verdict_same = 0, both_reject = 0, msg_same = 0;
+	FILE *exp = NULL, *dis;
+	char path[512];
+
+	if (geteuid() != 0)
+		T_SKIP("needs root to load programs into the kernel");
+	vc_all(&l);
+	snprintf(path, sizeof(path), "%s/verifier-disagreements.md", BPFRT_BINARY_DIR);
+	if (write) {
+		snprintf(path, sizeof(path), "%s/tests/verifier/DISAGREEMENTS.md", BPFRT_SOURCE_DIR);
+		char ep[512];
+
+		snprintf(ep, sizeof(ep), "%s/tests/verifier/cases/expected.inc", BPFRT_SOURCE_DIR);
+		exp = fopen(ep, "w");
+		if (!exp)
+			T_SKIP("cannot write %s", ep);
+		fprintf(exp, "/* expected.inc - what Linux said for each case (generated by "
+			     "test_cases_oracle --write; do not edit) */\n");
+	}
+	dis = fopen(path, "w");
+	if (!dis)
+		T_SKIP("cannot write %s", path);
+	fprintf(dis, "# Verifier disagreements with Linux\n\n"
+		     "Generated by `test_verifier_cases_oracle%s`: every case of tests/verifier/cases "
+		     "where bpfrt's verdict or first error line differs from the running kernel's, "
+		     "with the reason.\n\n| case | kernel | bpfrt | reason |\n|---|---|---|---|\n",
+		write ? " --write" : "");
+	for (size_t i = 0; i < l.n; i++) {
+		const struct vcase *c = &l.v[i];
+		struct vc_outcome k, b;
+
+		if (c->priv == BRT_PRIV_UNPRIV)
+			continue; /* needs kernel.unprivileged_bpf_disabled=0 */
+		if (run_kernel(c, &k)) {
+			printf("case %s: could not create its maps: %s\n", c->name, strerror(errno));
+			continue;
+		}
+		vc_run_ours(c, &b);
+		run++;
+		if ((k.err == 0) == (b.err == 0))
+			verdict_same++;
+		if (k.err && b.err) {
+			both_reject++;
+			if (!strcmp(k.msg, b.msg))
+				msg_same++;
+		}
+		if (exp) {
+			const struct vexpect *e = vc_expect(c->name);
+
+			fprintf(exp, "{ ");
+			c_string(exp, c->name);
+			fprintf(exp, ", %d, ", k.err);
+			c_string(exp, k.msg);
+			fprintf(exp, ", ");
+			if (k.err != b.err || strcmp(k.msg, b.msg)) {
+				c_string(exp, e && e->known ? e->known : reason(c, &k, &b));
+			} else {
+				fprintf(exp, "NULL");
+			}
+			fprintf(exp, " },\n");
+		}
+		if (k.err != b.err || strcmp(k.msg, b.msg))
+			fprintf(dis, "| `%s` | %s %s | %s %s | %s |\n", c->name,
+				k.err ? strerror(k.err) : "accept", k.msg,
+				b.err ? strerror(b.err) : "accept", b.msg, reason(c, &k, &b));
+	}
+	fprintf(dis, "\nCases run: %zu. Verdict agreement: %zu (%.1f%%). Both reject: %zu, "
+		     "same first error line: %zu (%.1f%%).\n",
+		run, verdict_same, run ? 100.0 * (double)verdict_same / (double)run : 0.0,
+		both_reject, msg_same, both_reject ? 100.0 * (double)msg_same / (double)both_reject : 0.0);
+	fclose(dis);
+	if (exp)
+		fclose(exp);
+	printf("cases run %zu, verdicts agree %zu, both reject %zu, same message %zu; details in %s\n",
+	       run, verdict_same, both_reject, msg_same, path);
+	T_CASE("agreement");
+	T_ASSERT(run >= 400);
+	T_ASSERT(verdict_same * 100 >= run * 98);
+	T_ASSERT(msg_same * 100 >= both_reject * 90);
+	return t_done();
+}
