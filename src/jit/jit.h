@@ -33,8 +33,8 @@ struct brt_jit_env {
 	brt_helper_fn (*helper)(void *arg, uint32_t id);
 	void *helper_arg;
 	/* LD_ABS/LD_IND packet: offsets inside struct bpfrt_run_ctx of the packet's start
-	 * pointer and of its uint64_t length; negative when the run has no packet (such
-	 * programs are refused). */
+	 * pointer and of its uint64_t length (below 248); negative when the run has no
+	 * packet (such programs are refused). */
 	int32_t pkt_data_off;
 	int32_t pkt_len_off;
 	uint32_t flags; /* enum brt_jit_flags */
@@ -59,7 +59,7 @@ struct brt_jit_prog_head {
 uint64_t brt_jit_call_without_ctx(const struct brt_jit_prog *p, uint64_t r1, uint64_t r2);
 
 /* Run the program with r1 and r2 set (r10 = top of a fresh 512-byte stack).  ctx is passed
- * to helpers and may be NULL when the program calls none and has no LD_ABS. */
+ * to helpers; NULL stands for a zeroed context (no packet: LD_ABS/LD_IND end with r0 = 0). */
 static inline uint64_t brt_jit_call(const struct brt_jit_prog *p, uint64_t r1, uint64_t r2,
 				    struct bpfrt_run_ctx *ctx)
 {

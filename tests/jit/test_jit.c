@@ -457,6 +457,21 @@ static void test_huge(void)
 	free(prog);
 }
 
+/* Without a ctx, packet loads see an empty packet. */
+static void test_no_ctx(void)
+{
+	const struct bpf_insn prog[] = { MOV64_IMM(0, 5), LD_ABS(BPF_B, 0), MOV64_IMM(0, 1), EXIT() };
+	struct brt_jit_prog *p;
+	char err[128];
+
+	T_CASE("ld_abs without ctx");
+	T_EQ_INT(0, brt_jit_compile(prog, 4, &env, &p, err, sizeof(err)));
+	if (!p)
+		return;
+	T_EQ_U64(0, brt_jit_call(p, 0, 0, NULL));
+	brt_jit_free(p);
+}
+
 static void test_empty(void)
 {
 	struct brt_jit_prog *p;
@@ -478,6 +493,7 @@ int main(void)
 	test_short_jumps();
 	test_long_jumps();
 	test_huge();
+	test_no_ctx();
 	test_empty();
 	return t_done();
 }

@@ -444,6 +444,12 @@ int brt_jit_compile(const struct bpf_insn *insns, size_t n, const struct brt_jit
 	int rc;
 
 	*out = NULL;
+	if (st.env->pkt_data_off >= JIT_NO_CTX_WORDS * 8 - 8 ||
+	    st.env->pkt_len_off >= JIT_NO_CTX_WORDS * 8 - 8) {
+		snprintf(err, errlen, "packet field offsets %d/%d beyond the run context",
+			 st.env->pkt_data_off, st.env->pkt_len_off);
+		return -EINVAL;
+	}
 	if (!n || n > UINT32_MAX / 2) {
 		snprintf(err, errlen, "program has %zu instructions", n);
 		return n ? -E2BIG : -EINVAL;
@@ -501,10 +507,11 @@ out_free:
 	return rc;
 }
 
-/* A run without a ctx still needs the two fields the code reads after helper calls. */
+/* A run without a ctx still needs the fields the code reads: stopped and stop_r0 after
+ * helper calls, the packet fields for LD_ABS (a zero length: every load fails). */
 uint64_t brt_jit_call_without_ctx(const struct brt_jit_prog *p, uint64_t r1, uint64_t r2)
 {
-	uint64_t no_ctx[2] = { 0, 0 }; /* stopped, stop_r0 */
+	uint64_t no_ctx[JIT_NO_CTX_WORDS] = { 0 };
 
 	return p->head.entry(r1, r2, (struct bpfrt_run_ctx *)(void *)no_ctx);
 }

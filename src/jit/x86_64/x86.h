@@ -25,6 +25,10 @@
 #define JIT_SLOT_PROG 16  /* struct brt_jit_prog * (for callx's resolver) */
 #define JIT_SLOTS_SIZE 24
 
+/* Size of the stand-in context of a run without one (brt_jit_call with ctx NULL); packet
+ * field offsets must lie inside it. */
+#define JIT_NO_CTX_WORDS 32
+
 /* Labels of the shared stubs at the end of the code. */
 enum jit_stub {
 	STUB_STOPPED, /* a helper stopped the run: return ctx->stop_r0 */
