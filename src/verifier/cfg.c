@@ -155,6 +155,7 @@ static int resolve_map(struct brt_env *env, const struct bpf_insn *insn, int idx
 {
 	int fd = insn->imm;
 	struct brt_map_info info;
+	int err;
 
 	if (insn->src_reg == BPF_PSEUDO_MAP_IDX || insn->src_reg == BPF_PSEUDO_MAP_IDX_VALUE) {
 		const struct brt_verify_opts *o = env->opts;
@@ -175,9 +176,11 @@ static int resolve_map(struct brt_env *env, const struct bpf_insn *insn, int idx
 			return 0;
 		}
 	memset(&info, 0, sizeof(info));
-	if (!env->opts->map_info || env->opts->map_info(env->opts->map_arg, fd, &info)) {
+	err = env->opts->map_info ? env->opts->map_info(env->opts->map_arg, fd, &info) : -EBADF;
+	if (err) {
+		/* -EBADF for no such fd, -EINVAL for an fd that is not a map */
 		brt_verr(env, "fd %d is not pointing to valid bpf_map\n", fd);
-		return -EBADF;
+		return err < 0 ? err : -EBADF;
 	}
 	if (env->nmaps >= 64) {
 		brt_verr(env, "too many maps\n");

@@ -73,7 +73,8 @@ struct brt_map_info {
 	const char *name;     /* printed as map=NAME in the log; NULL prints "" */
 };
 
-/* Resolve a map file descriptor; returns 0, or -EBADF when fd is not a map. */
+/* Resolve a map file descriptor; returns 0, -EBADF when fd is not open, -EINVAL when it
+ * is not a map (brt_verify() returns that errno, as the kernel does). */
 typedef int (*brt_map_info_fn)(void *arg, int fd, struct brt_map_info *out);
 
 #define BRT_LOG_LEVEL1 1u
