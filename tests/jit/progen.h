@@ -370,6 +370,22 @@ static inline void pg_print(const struct pg_prog *p, FILE *out)
 	}
 }
 
+/* The generated code, for failure messages. */
+static inline void pg_dump_jit(const struct pg_prog *p)
+{
+	struct brt_jit_env env = { .helper = pg_resolve,
+				   .pkt_data_off = offsetof(struct bpfrt_run_ctx, skb_data),
+				   .pkt_len_off = offsetof(struct bpfrt_run_ctx, skb_len) };
+	struct brt_jit_prog *jp;
+	char err[256];
+
+	if (brt_jit_compile(p->insns, p->n, &env, &jp, err, sizeof(err)))
+		return;
+	fprintf(stderr, "JIT code:\n");
+	brt_jit_dump(jp, p->insns, stderr, BRT_JIT_DUMP_OPCODES);
+	brt_jit_free(jp);
+}
+
 /* Run p on the checked interpreter and the JIT from the same input.  Returns 1 when both
  * ran and agree, 0 when the interpreter faulted (skipped), -1 on a mismatch (printed). */
 static inline int pg_compare(const struct pg_prog *p, const uint8_t *input)
@@ -399,6 +415,7 @@ static inline int pg_compare(const struct pg_prog *p, const uint8_t *input)
 			"memory %s\n", rc, rc ? err : "", (unsigned long long)r0_i,
 		(unsigned long long)r0_j, memcmp(mem, after_interp, PG_MEM) ? "differs" : "same");
 	pg_print(p, stderr);
+	pg_dump_jit(p);
 	return -1;
 }
 

@@ -94,8 +94,14 @@ struct jit_state {
 extern const uint8_t brt_jit_reg2x86[BRT_JIT_NREGS];
 uint16_t brt_jit_regs_used(const struct bpf_insn *insns, size_t start, size_t end, bool *uses_r10);
 
-/* insn.c: emit one instruction (the insn.def switch).  Returns 0 or -errno. */
+/* insn.c: emit instruction pc (blinded when asked), or any instruction as row op (the
+ * insn.def switch).  Return 0 or -errno. */
 int brt_jit_emit_insn(struct jit_state *st, size_t pc, enum brt_op op);
+int brt_jit_emit_op(struct jit_state *st, const struct bpf_insn *insn, size_t pc, enum brt_op op);
+
+/* blind.c: emit instruction pc with its constant blinded; returns 1 (and *rc) when it
+ * has a constant, 0 when it has none and was not emitted. */
+int brt_jit_emit_blinded(struct jit_state *st, size_t pc, int *rc);
 
 /* calls.c */
 int brt_jit_emit_helper_call(struct jit_state *st, size_t pc);
