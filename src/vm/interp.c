@@ -169,13 +169,11 @@ int brt_vm_interp_checked(struct brt_exec *ex, uint64_t *r0)
 	return loop_checked(ex, r0, NULL);
 }
 
-const void *const *brt_vm_labels(int checked)
+void brt_vm_labels(int checked, struct brt_vm_labels *out)
 {
-	const void *const *labels = NULL;
-
+	memset(out, 0, sizeof(*out));
 	if (checked)
-		loop_checked(NULL, NULL, &labels);
+		loop_checked(NULL, NULL, out);
 	else
-		loop_fast(NULL, NULL, &labels);
-	return labels;
+		loop_fast(NULL, NULL, out);
 }

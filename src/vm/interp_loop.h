@@ -8,7 +8,13 @@
  * Parameters: BRT_LOOP_FN (function name), BRT_LOOP_CHECKED (0 or 1).
  */
 
-static int BRT_LOOP_FN(struct brt_exec *ex, uint64_t *r0, const void *const **labels_out)
+#if !defined(BPFRT_INTERP_SWITCH) && !BRT_LOOP_CHECKED
+#define BRT_LOOP_FUSED 1
+#else
+#define BRT_LOOP_FUSED 0
+#endif
+
+static int BRT_LOOP_FN(struct brt_exec *ex, uint64_t *r0, struct brt_vm_labels *labels_out)
 {
 #ifndef BPFRT_INTERP_SWITCH
 	static const void *const labels[BRT_OP_COUNT + 1] = {
@@ -16,6 +22,22 @@ static int BRT_LOOP_FN(struct brt_exec *ex, uint64_t *r0, const void *const **la
 #include "isa/insn.def"
 #undef INSN
 		[BRT_OP_INVALID] = &&L_end,
+	};
+#endif
+#if BRT_LOOP_FUSED
+#define FUSED_ROWS(name) [BRT_OP_##name##64_imm] = &&F_##name##64_imm,                           \
+			 [BRT_OP_##name##64_reg] = &&F_##name##64_reg,                           \
+			 [BRT_OP_##name##32_imm] = &&F_##name##32_imm,                           \
+			 [BRT_OP_##name##32_reg] = &&F_##name##32_reg,
+	static const void *const after_mov[BRT_OP_COUNT] = {
+		FUSED_ROWS(add) FUSED_ROWS(sub) FUSED_ROWS(mul) FUSED_ROWS(or) FUSED_ROWS(and)
+		FUSED_ROWS(xor) FUSED_ROWS(lsh) FUSED_ROWS(rsh) FUSED_ROWS(arsh)
+	};
+#undef FUSED_ROWS
+	static const void *const zext_after[BRT_OP_COUNT] = {
+		[BRT_OP_ldxb] = &&Z_ldxb,
+		[BRT_OP_ldxh] = &&Z_ldxh,
+		[BRT_OP_ldxw] = &&Z_ldxw,
 	};
 #endif
 	struct brt_frame frames[BRT_MAX_CALL_DEPTH];
@@ -28,17 +50,16 @@ static int BRT_LOOP_FN(struct brt_exec *ex, uint64_t *r0, const void *const **la
 	uint64_t helper_id = 0;
 	int32_t pkt_off = 0;
 
+	if (labels_out) {
 #ifndef BPFRT_INTERP_SWITCH
-	if (labels_out) {
-		*labels_out = labels;
-		return 0;
-	}
-#else
-	if (labels_out) {
-		*labels_out = NULL;
-		return 0;
-	}
+		labels_out->op = labels;
 #endif
+#if BRT_LOOP_FUSED
+		labels_out->after_mov = after_mov;
+		labels_out->zext_after = zext_after;
+#endif
+		return 0;
+	}
 	ctx = ex->ctx;
 	pc = ex->code;
 	budget = ex->budget;
@@ -48,7 +69,7 @@ static int BRT_LOOP_FN(struct brt_exec *ex, uint64_t *r0, const void *const **la
 	(void)stack_lo;
 	(void)kind;
 	(void)addr;
-	memset(reg, 0, sizeof(reg));
+	memset(reg, BRT_LOOP_CHECKED ? ex->poison : 0, sizeof(reg));
 	reg[1] = ex->r1;
 	reg[2] = ex->r2;
 	reg[10] = stack_hi;
@@ -283,7 +304,7 @@ dispatch:
 		reg[10] -= BRT_STACK_SIZE;
 		stack_lo -= BRT_STACK_SIZE;
 		if (BRT_LOOP_CHECKED)
-			memset((void *)(uintptr_t)stack_lo, 0, BRT_STACK_SIZE);
+			memset((void *)(uintptr_t)stack_lo, ex->poison, BRT_STACK_SIZE);
 		JUMP();
 	CASE(exit)
 		if (depth == 0) {
@@ -306,6 +327,39 @@ dispatch:
 		goto fault;
 #ifdef BPFRT_INTERP_SWITCH
 	}
+#endif
+
+#if BRT_LOOP_FUSED
+	/* Superinstructions (see struct brt_vm_labels): dst = src OP x in one dispatch; x is
+	 * the second instruction's imm, or the register in off (already redirected to src
+	 * when the second instruction read dst). */
+#define FUSED(name, OP)                                                                           \
+	F_##name##64_imm: DST = SRC OP IMM; pc += 2; DISPATCH();                                 \
+	F_##name##64_reg: DST = SRC OP reg[pc->off]; pc += 2; DISPATCH();                        \
+	F_##name##32_imm: DST = U32(U32(SRC) OP U32(IMM)); pc += 2; DISPATCH();                  \
+	F_##name##32_reg: DST = U32(U32(SRC) OP U32(reg[pc->off])); pc += 2; DISPATCH();
+	FUSED(add, +)
+	FUSED(sub, -)
+	FUSED(mul, *)
+	FUSED(or, |)
+	FUSED(and, &)
+	FUSED(xor, ^)
+#undef FUSED
+#define FUSED_SHIFT(name, OP)                                                                     \
+	F_##name##64_imm: DST = SRC OP (IMM & 63); pc += 2; DISPATCH();                          \
+	F_##name##64_reg: DST = SRC OP (reg[pc->off] & 63); pc += 2; DISPATCH();                 \
+	F_##name##32_imm: DST = U32(U32(SRC) OP (IMM & 31)); pc += 2; DISPATCH();                \
+	F_##name##32_reg: DST = U32(U32(SRC) OP (reg[pc->off] & 31)); pc += 2; DISPATCH();
+	FUSED_SHIFT(lsh, <<)
+	FUSED_SHIFT(rsh, >>)
+#undef FUSED_SHIFT
+	F_arsh64_imm: DST = (uint64_t)(S64(SRC) >> (IMM & 63)); pc += 2; DISPATCH();
+	F_arsh64_reg: DST = (uint64_t)(S64(SRC) >> (reg[pc->off] & 63)); pc += 2; DISPATCH();
+	F_arsh32_imm: DST = U32(S32(SRC) >> (IMM & 31)); pc += 2; DISPATCH();
+	F_arsh32_reg: DST = U32(S32(SRC) >> (reg[pc->off] & 31)); pc += 2; DISPATCH();
+	Z_ldxb: ACCESS(pc->src, 1, BRT_FAULT_READ); DST = brt_load(PTR, 1); pc += 2; DISPATCH();
+	Z_ldxh: ACCESS(pc->src, 2, BRT_FAULT_READ); DST = brt_load(PTR, 2); pc += 2; DISPATCH();
+	Z_ldxw: ACCESS(pc->src, 4, BRT_FAULT_READ); DST = brt_load(PTR, 4); pc += 2; DISPATCH();
 #endif
 
 call_helper:
@@ -368,3 +422,4 @@ fault:
 #undef ACCESS
 #undef PTR
 }
+#undef BRT_LOOP_FUSED

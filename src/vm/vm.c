@@ -38,19 +38,76 @@ static int set_err(int ret)
 	return ret;
 }
 
+static int has_target(enum brt_op op)
+{
+	switch (brt_ops[op].shape) {
+	case BRT_SHAPE_JA:
+	case BRT_SHAPE_JA32:
+	case BRT_SHAPE_JMP_IMM:
+	case BRT_SHAPE_JMP_REG:
+	case BRT_SHAPE_CALL_LOCAL:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* Turn pairs into superinstructions where the loop has them (struct brt_vm_labels).  The
+ * second instruction of a pair must not be a jump target: it is skipped. */
+static int fuse_pairs(const struct bpf_insn *insns, size_t n, struct brt_dinsn *code,
+		      const struct brt_vm_labels *labels)
+{
+	uint8_t *target = calloc(n + 1, 1);
+
+	if (!target)
+		return -ENOMEM;
+	for (size_t pc = 0; pc < n; pc++) {
+		int64_t t;
+
+		if (code[pc].op == BRT_OP_INVALID || !has_target(code[pc].op))
+			continue;
+		t = brt_isa_jump_target(&insns[pc], code[pc].op, pc);
+		if (t >= 0 && (uint64_t)t <= n)
+			target[t] = 1;
+	}
+	for (size_t pc = 0; pc + 1 < n; pc++) {
+		struct brt_dinsn *a = &code[pc], *b = &code[pc + 1];
+		const void *label = NULL;
+
+		if (target[pc + 1] || a->op == BRT_OP_INVALID || b->op == BRT_OP_INVALID)
+			continue;
+		if ((a->op == BRT_OP_mov64_reg || a->op == BRT_OP_mov32_reg) && b->dst == a->dst &&
+		    (a->op == BRT_OP_mov64_reg || BPF_CLASS(insns[pc + 1].code) == BPF_ALU) &&
+		    (label = labels->after_mov[b->op])) {
+			a->imm = b->imm;
+			a->off = b->src == a->dst ? a->src : b->src;
+		} else if (b->op == BRT_OP_mov32_reg && b->dst == a->dst && b->src == a->dst &&
+			   (label = labels->zext_after[a->op])) {
+			/* the load zero-extended already */
+		} else {
+			continue;
+		}
+		a->label = label;
+		pc++;
+	}
+	free(target);
+	return 0;
+}
+
 struct brt_dinsn *brt_vm_predecode(const struct bpf_insn *insns, size_t n, int checked)
 {
-	const void *const *labels = brt_vm_labels(checked);
+	struct brt_vm_labels labels;
 	struct brt_dinsn *code = calloc(n + 1, sizeof(*code));
 
 	if (!code)
 		return NULL;
+	brt_vm_labels(checked, &labels);
 	for (size_t pc = 0; pc <= n; pc++) {
 		struct brt_dinsn *d = &code[pc];
 		enum brt_op op = pc < n ? brt_isa_lookup(&insns[pc]) : BRT_OP_INVALID;
 
 		d->op = (uint16_t)op;
-		d->label = labels ? labels[op] : NULL;
+		d->label = labels.op ? labels.op[op] : NULL;
 		if (op == BRT_OP_INVALID)
 			continue;
 		d->dst = insns[pc].dst_reg;
@@ -62,7 +119,7 @@ struct brt_dinsn *brt_vm_predecode(const struct bpf_insn *insns, size_t n, int c
 			d->imm = (uint32_t)insns[pc].imm | (uint64_t)(uint32_t)insns[pc + 1].imm << 32;
 			/* the second slot stays a sentinel: nothing can jump there */
 			code[pc + 1].op = BRT_OP_INVALID;
-			code[pc + 1].label = labels ? labels[BRT_OP_INVALID] : NULL;
+			code[pc + 1].label = labels.op ? labels.op[BRT_OP_INVALID] : NULL;
 			pc++;
 			break;
 		case BRT_SHAPE_JA32:
@@ -72,6 +129,10 @@ struct brt_dinsn *brt_vm_predecode(const struct bpf_insn *insns, size_t n, int c
 		default:
 			break;
 		}
+	}
+	if (labels.after_mov && fuse_pairs(insns, n, code, &labels)) {
+		free(code);
+		return NULL;
 	}
 	return code;
 }
@@ -297,11 +358,12 @@ static __attribute__((noinline)) int run_interp(struct bpfrt_vm *vm, const struc
 	ex.r2 = o->r2;
 	ex.budget = o->insn_budget ? o->insn_budget : vm->insn_budget;
 	ex.stack = stack;
+	ex.poison = o->poison;
 	ex.ctx = &ctx;
 	if (checked) {
 		/* reading stack never written gives zeros, not another run's data; deeper
 		 * frames are cleared by the call that enters them */
-		memset(stack + sizeof(stack) - BRT_STACK_SIZE, 0, BRT_STACK_SIZE);
+		memset(stack + sizeof(stack) - BRT_STACK_SIZE, o->poison, BRT_STACK_SIZE);
 		ret = brt_vm_interp_checked(&ex, r0);
 	} else {
 		ret = brt_vm_interp_fast(&ex, r0);

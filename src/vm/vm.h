@@ -72,7 +72,10 @@ struct bpfrt_run_ctx {
  *   skb_data/len  the packet LD_ABS/LD_IND read (socket-filter semantics);
  *   user          handed to helpers through bpfrt_run_user();
  *   helpers       helper table indexed by id for this run (NULL: the vm's table);
- *   insn_budget   checked engine: instruction budget (0: the vm's). */
+ *   insn_budget   checked engine: instruction budget (0: the vm's);
+ *   poison        checked engine: the byte stack frames and r0, r3-r9 start filled with
+ *                 (default 0); tests run a program with two values to see whether it
+ *                 reads stack or registers it never wrote. */
 struct brt_run_opts {
 	uint64_t r1;
 	uint64_t r2;
@@ -84,6 +87,7 @@ struct brt_run_opts {
 	const brt_helper_fn *helpers;
 	size_t nr_helpers;
 	uint64_t insn_budget;
+	uint8_t poison;
 };
 
 /* A run fault, turned into "insn N: <reason>" by brt_vm_fault_msg(). */
@@ -114,17 +118,30 @@ struct brt_exec {
 	uint64_t r1;                  /* arguments */
 	uint64_t r2;
 	uint64_t budget;              /* checked: instructions left */
+	uint8_t poison;               /* checked: initial byte of stack frames and registers */
 	uint8_t *stack;               /* BRT_VM_STACK_BYTES, lowest address */
 	struct bpfrt_run_ctx *ctx;
 	struct brt_fault fault;       /* set when the loop returns -1 */
 };
 
-/* Interpreter loops (interp.c).  They return 0 with *r0 set, or -1 with ex->fault set.
- * brt_vm_labels(checked) gives the handler table of a loop (goto build; NULL for the
- * switch build), indexed by enum brt_op with the sentinel at BRT_OP_INVALID. */
+/* Handler addresses of one loop (goto build), for the pre-decoder.
+ *   op         by enum brt_op, the sentinel at BRT_OP_INVALID; NULL in the switch build
+ *   after_mov  superinstructions: by the op of an ALU instruction that follows a mov to
+ *              the same dst ("r5 = r9; r5 ^= r3" runs as r5 = r9 ^ r3); NULL entry or
+ *              table: not fused.  Only the fast loop has them: the checked one counts
+ *              and reports every instruction
+ *   zext_after by a load op: the load followed by a 32-bit mov of its dst to itself (a
+ *              zero extension the load already did) */
+struct brt_vm_labels {
+	const void *const *op;
+	const void *const *after_mov;
+	const void *const *zext_after;
+};
+
+/* Interpreter loops (interp.c).  They return 0 with *r0 set, or -1 with ex->fault set. */
 int brt_vm_interp_fast(struct brt_exec *ex, uint64_t *r0);
 int brt_vm_interp_checked(struct brt_exec *ex, uint64_t *r0);
-const void *const *brt_vm_labels(int checked);
+void brt_vm_labels(int checked, struct brt_vm_labels *out);
 
 /* Checked engine (checked.c): may the run access [addr, addr + size)? (regions only; the
  * loop checks the stack itself) */

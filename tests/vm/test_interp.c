@@ -130,6 +130,29 @@ static const struct icase cases[] = {
 	  { 1, 2, 3, 4 }, 4, 0 },
 	{ "ldindb out of bounds", "mov %r0, 99\nmov %r3, -5\nldindb %r3, 2\nmov %r0, 5\nexit",
 	  { 1, 2, 3, 4 }, 4, 0 },
+	/* pairs the fast loop runs as one superinstruction, and look-alikes it must not fuse */
+	{ "mov then xor", "mov %r1, 6\nmov %r2, 3\nmov %r0, %r1\nxor %r0, %r2\nexit", .r0 = 5 },
+	{ "mov then op reading dst", "mov %r1, 6\nmov %r0, %r1\nmul %r0, %r0\nexit", .r0 = 36 },
+	{ "mov then sub of itself", "mov %r1, 6\nmov %r0, %r1\nsub %r0, %r0\nexit", .r0 = 0 },
+	{ "mov then add imm", "mov %r1, 6\nmov %r0, %r1\nadd %r0, -10\nexit",
+	  .r0 = 0xfffffffffffffffcull },
+	{ "mov64 then and32", "mov %r1, -1\nmov %r0, %r1\nand32 %r0, -16\nexit", .r0 = 0xfffffff0 },
+	{ "mov32 then or32", "mov %r1, -1\nmov32 %r0, %r1\nor32 %r0, 1\nexit", .r0 = 0xffffffff },
+	{ "mov32 then add64 (not fused)", "mov %r1, -1\nmov32 %r0, %r1\nadd %r0, 1\nexit",
+	  .r0 = 0x100000000ull },
+	{ "mov then shifts", "mov %r1, -1\nmov %r0, %r1\nrsh %r0, 60\nmov %r2, %r1\narsh32 %r2, 4\n"
+	  "add %r0, %r2\nexit", .r0 = 0xfull + 0xffffffff },
+	{ "mov then lsh reg", "mov %r1, 3\nmov %r2, 66\nmov %r0, %r1\nlsh %r0, %r2\nexit", .r0 = 12 },
+	{ "mov then op on another register", "mov %r1, 6\nmov %r0, %r1\nadd %r1, 1\nadd %r0, %r1\n"
+	  "exit", .r0 = 13 },
+	{ "jump onto the op after a mov", "mov %r1, 6\nmov %r0, 1\nja l\nmov %r0, %r1\nl:\nadd %r0, 2\n"
+	  "exit", .r0 = 3 },
+	{ "ldxw then its zero extension", "ldxw %r0, [%r1]\nmov32 %r0, %r0\nexit", { 1, 2, 3, 0xf4 }, 4,
+	  0xf4030201 },
+	{ "ldxh then another register's extension", "mov %r2, -1\nldxh %r0, [%r1]\nmov32 %r0, %r2\n"
+	  "exit", { 1, 2 }, 2, 0xffffffff },
+	{ "jump onto the extension after a load", "mov %r0, -1\nja l\nldxb %r0, [%r1]\nl:\n"
+	  "mov32 %r0, %r0\nexit", { 1 }, 1, 0xffffffff },
 	/* bpf-to-bpf calls */
 	{ "callee has its own frame", "stdw [%r10-8], 1\ncall local f\nldxdw %r0, [%r10-8]\nexit\n"
 	  "f:\nstdw [%r10-8], 2\nexit", .r0 = 1 },
