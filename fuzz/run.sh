@@ -3,7 +3,8 @@
 #   run.sh BINARY WORKDIR CORPUS_DIR...
 # New inputs go to WORKDIR/corpus (the source tree is never written); a crash is saved as
 # WORKDIR/crash-<sha1>: copy it into fuzz/regress/<target>/ to keep it as a regression test.
-# BPFRT_FUZZ_SECONDS (default 20) sets the duration.
+# BPFRT_FUZZ_SECONDS (default 20) sets the duration; an input running longer than
+# BPFRT_FUZZ_TIMEOUT (default 30) seconds counts as a hang (generous: CI machines are shared).
 set -eu
 bin=$1
 work=$2
@@ -13,5 +14,5 @@ for d in "$@"; do
 	[ -d "$d" ] && set -- "$@" "$d"
 	shift
 done
-exec "$bin" -max_total_time="${BPFRT_FUZZ_SECONDS:-20}" -timeout=10 -rss_limit_mb=2048 \
+exec "$bin" -max_total_time="${BPFRT_FUZZ_SECONDS:-20}" -timeout="${BPFRT_FUZZ_TIMEOUT:-30}" -rss_limit_mb=2048 \
 	-print_final_stats=1 -artifact_prefix="$work/" "$work/corpus" "$@"
