@@ -14,5 +14,5 @@ for d in "$@"; do
 	[ -d "$d" ] && set -- "$@" "$d"
 	shift
 done
-exec "$bin" -max_total_time="${BPFRT_FUZZ_SECONDS:-20}" -timeout="${BPFRT_FUZZ_TIMEOUT:-30}" -rss_limit_mb=2048 \
-	-print_final_stats=1 -artifact_prefix="$work/" "$work/corpus" "$@"
+exec "$bin" -max_total_time="${BPFRT_FUZZ_SECONDS:-20}" -timeout="${BPFRT_FUZZ_TIMEOUT:-30}" \
+	-rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$work/" "$work/corpus" "$@"
