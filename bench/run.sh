@@ -21,7 +21,8 @@ for s in raw_empty raw_flow raw_loop xdp_empty xdp_flow xdp_loop; do
 	llvm-objcopy -O binary --only-section="$s" "$OUT/progs/progs.bpf.o" "$OUT/progs/$s.bin"
 done
 # The library's own link needs (libelf, capstone, ...) come from its pkg-config file.
-libs=$(pkg-config --with-path=build-release --static --libs bpfrt | sed -E 's/-L[^ ]*//g; s/-lbpfrt\b//')
+libs=$(pkg-config --with-path=build-release --static --libs bpfrt |
+	sed -E 's/-L[^ ]*//g; s/-lbpfrt\b//')
 gcc -O2 -std=gnu11 -Wall -Wextra -Iinclude bench/bench.c build-release/libbpfrt.a $libs \
 	-o "$OUT/bench"
 
@@ -29,15 +30,18 @@ raw=$OUT/raw.txt
 {
 	echo "# date: $(date -u +%FT%TZ)"
 	echo "# commit: $(git log -1 --format='%h %s' 2>/dev/null || echo unknown)"
-	echo "# cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(nproc) CPUs, pinned to CPU $CPU"
-	echo "# kernel: $(uname -r), bpf_jit_enable=$(cat /proc/sys/net/core/bpf_jit_enable 2>/dev/null || echo ?)"
+	cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
+	echo "# cpu: $cpu, $(nproc) CPUs, pinned to CPU $CPU"
+	jit=$(cat /proc/sys/net/core/bpf_jit_enable 2>/dev/null || echo ?)
+	echo "# kernel: $(uname -r), bpf_jit_enable=$jit"
 	echo "# compilers: $(gcc --version | head -n 1); $(clang --version | head -n 1)"
 } >"$raw"
 for r in $(seq 1 "$REPS"); do
 	echo "== repetition $r/$REPS"
 	echo "# rep $r" >>"$raw"
 	# shellcheck disable=SC2086
-	taskset -c "$CPU" "$OUT/bench" "$OUT/progs" ${ENGINES:-} | tee -a "$raw" | grep -E '^(RES|NOTE)' || true
+	taskset -c "$CPU" "$OUT/bench" "$OUT/progs" ${ENGINES:-} | tee -a "$raw" |
+		grep -E '^(RES|NOTE)' || true
 done
 status=0
 python3 bench/aggregate.py "$raw" ../shared/bench/README.md >bench/RESULTS.md || status=$?

@@ -17,7 +17,8 @@ libdir=$(dirname "$(find "$prefix" -name libbpfrt.so -print | head -n 1)")
 for f in include/bpfrt.h bin/bpfrt; do
 	[ -e "$prefix/$f" ] || { echo "FAIL: $f not installed"; exit 1; }
 done
-[ -e "$libdir/libbpfrt.a" ] || { echo "FAIL: libbpfrt.a not installed next to libbpfrt.so"; exit 1; }
+[ -e "$libdir/libbpfrt.a" ] ||
+	{ echo "FAIL: libbpfrt.a not installed next to libbpfrt.so"; exit 1; }
 ls "$prefix"/share/man/man1/bpfrt.1 >/dev/null 2>&1 || echo "note: no man page installed yet"
 
 # pkg-config: the installed .pc must point at the installed prefix and carry the version.
@@ -27,7 +28,8 @@ pc=$libdir/pkgconfig/bpfrt.pc
 pkg-config --validate bpfrt
 want=$(sed -n 's/^project(bpfrt VERSION \([0-9.]*\).*/\1/p' "$src/CMakeLists.txt")
 got=$(pkg-config --modversion bpfrt)
-[ "$got" = "$want" ] || { echo "FAIL: bpfrt.pc version '$got', CMakeLists.txt says '$want'"; exit 1; }
+[ "$got" = "$want" ] ||
+	{ echo "FAIL: bpfrt.pc version '$got', CMakeLists.txt says '$want'"; exit 1; }
 cflags=$(pkg-config --cflags bpfrt)
 libs=$(pkg-config --libs bpfrt)
 inc=$(pkg-config --variable=includedir bpfrt)
@@ -37,7 +39,8 @@ case "$libs" in *-lbpfrt*) ;; *) echo "FAIL: Libs '$libs' lacks -lbpfrt"; exit 1
 echo "pkg-config: version $got, cflags '$cflags', libs '$libs'"
 
 # The program: one include, every exported function referenced.
-syms=$(nm -D --defined-only "$libdir/libbpfrt.so" | awk 'NF == 3 && $2 == "T" { sub(/@.*/, "", $3); print $3 }' | sort -u)
+syms=$(nm -D --defined-only "$libdir/libbpfrt.so" |
+	awk 'NF == 3 && $2 == "T" { sub(/@.*/, "", $3); print $3 }' | sort -u)
 {
 	cat <<'PROG_HEAD'
 #include <stdio.h>
@@ -62,7 +65,8 @@ PROG_TAIL
 flags="-std=c11 -Wall -Wextra -Wpedantic -Werror"
 $cc $flags "$tmp/prog.c" -o "$tmp/prog_shared" $cflags $libs
 LD_LIBRARY_PATH=$libdir "$tmp/prog_shared"
-$cc $flags "$tmp/prog.c" -o "$tmp/prog_static" $cflags -static-libgcc \
-	$(echo "$libs" | sed 's/-lbpfrt/-l:libbpfrt.a/') $(pkg-config --libs --static bpfrt | sed 's/-L[^ ]*//; s/-lbpfrt//')
+static_libs="$(echo "$libs" | sed 's/-lbpfrt/-l:libbpfrt.a/')"
+static_libs="$static_libs $(pkg-config --libs --static bpfrt | sed 's/-L[^ ]*//; s/-lbpfrt//')"
+$cc $flags "$tmp/prog.c" -o "$tmp/prog_static" $cflags -static-libgcc $static_libs
 "$tmp/prog_static"
 echo "install: OK ($(echo $syms | wc -w) functions via one #include <bpfrt.h>, shared and static)"

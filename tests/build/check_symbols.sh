@@ -38,7 +38,8 @@ shared)
 		fail=1
 	fi
 	if [ -n "$missing" ]; then
-		echo "FAIL: declared BPFRT_API in include/ but not exported (not defined, or not BPFRT_API at the definition?):"
+		echo "FAIL: declared BPFRT_API in include/ but not exported" \
+			"(not defined, or not BPFRT_API at the definition?):"
 		echo "$missing" | sed 's/^/  /'
 		fail=1
 	fi
