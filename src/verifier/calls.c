@@ -30,6 +30,19 @@ static const struct brt_helper_proto *find_proto(int32_t id)
 	return NULL;
 }
 
+uint16_t brt_helper_arg_regs(int32_t id)
+{
+	const struct brt_helper_proto *fn = find_proto(id);
+	uint16_t regs = 0;
+
+	if (!fn)
+		return 0x3e; /* unknown: r1-r5, conservatively */
+	for (int i = 0; i < 5; i++)
+		if (fn->args[i] != BRT_ARG_DONTCARE)
+			regs |= (uint16_t)(1u << (i + 1));
+	return regs;
+}
+
 const char *brt_verifier_helper_name(int32_t id)
 {
 	if (id == 210)
@@ -648,6 +661,8 @@ int brt_check_func_call(struct brt_env *env, const struct bpf_insn *insn, int *i
 	for (int i = BPF_REG_0; i <= BPF_REG_5; i++)
 		brt_mark_reg_not_init(&caller->regs[i]);
 	*insn_idx = env->subprogs[sub].start - 1;
+	env->scratched_regs = 0xffff;
+	env->scratched_stack = ~0ULL;
 	if (LOG_L1(env)) {
 		brt_vinfo(env, "caller:\n");
 		brt_print_state(env, st, caller->frameno, 1);
@@ -673,7 +688,7 @@ int brt_prepare_func_exit(struct brt_env *env, int *insn_idx)
 	if (LOG_L1(env)) {
 		brt_vinfo(env, "returning from callee:\n");
 		brt_print_state(env, st, callee->frameno, 1);
-		brt_vinfo(env, "to caller at %d:\n", *insn_idx);
+		brt_vinfo(env, "to caller at %d:\n", *insn_idx + 1);
 		brt_print_state(env, st, caller->frameno, 1);
 	}
 	free(callee->stack);

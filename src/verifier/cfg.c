@@ -451,7 +451,8 @@ static void use_def(const struct bpf_insn *insn, uint16_t *use, uint16_t *def)
 		if (op == BPF_EXIT) {
 			*use = R(0);
 		} else if (op == BPF_CALL) {
-			*use = CALLER_SAVED & ~R(0);
+			*use = insn->src_reg == 0 ? brt_helper_arg_regs(insn->imm)
+						  : CALLER_SAVED & ~R(0);
 			*def = CALLER_SAVED;
 		} else if (op != BPF_JA) {
 			*use = d | (BPF_SRC(insn->code) == BPF_X ? s : 0);

@@ -279,6 +279,7 @@ int brt_may_access_pkt(struct brt_env *env, enum brt_access t);
 int brt_ctx_size(struct brt_env *env);
 
 /* ---- calls.c ------------------------------------------------------------------------- */
+uint16_t brt_helper_arg_regs(int32_t id); /* registers a helper reads (liveness) */
 int brt_check_helper_call(struct brt_env *env, const struct bpf_insn *insn, int insn_idx);
 int brt_check_func_call(struct brt_env *env, const struct bpf_insn *insn, int *insn_idx);
 int brt_prepare_func_exit(struct brt_env *env, int *insn_idx);

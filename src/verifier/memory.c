@@ -283,8 +283,6 @@ static int check_region(struct brt_env *env, int regno, int off, int size, uint3
 	const struct brt_reg *reg = &brt_cur_regs(env)[regno];
 	int err;
 
-	if (LOG_L1(env))
-		brt_print_state(env, env->cur, env->cur->curframe, 0);
 	if (reg->smin < 0 && (reg->smin == INT64_MIN ||
 			      (int64_t)off + reg->smin != (int64_t)(int32_t)(off + reg->smin) ||
 			      reg->smin + off < 0)) {
@@ -614,7 +612,6 @@ static int stack_range_init(struct brt_env *env, int regno, int off, int size, i
 			return -EFAULT;
 		}
 		t = &f->stack[spi].type[slot % 8];
-		env->scratched_stack |= 1ULL << (spi & 63);
 		if (raw) {
 			if (brt_is_spilled(&f->stack[spi]))
 				brt_mark_reg_not_init(&f->stack[spi].spilled);

@@ -5,3 +5,7 @@ foreach(t test_verifier_cases test_verifier_cases_oracle)
   target_sources(${t} PRIVATE ${BPFRT_VCASES})
   target_include_directories(${t} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/verifier)
 endforeach()
+target_include_directories(test_verifier_soundness PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/verifier)
+add_test(NAME verifier.cli_verify
+  COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/verifier/cli_verify.sh $<TARGET_FILE:bpfrt_cli>)
+set_tests_properties(verifier.cli_verify PROPERTIES LABELS unit TIMEOUT 120)
