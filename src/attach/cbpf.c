@@ -286,7 +286,10 @@ struct conv {
 	struct bpf_insn *insns;
 	int32_t *target; /* classic target of the jump at each eBPF index, -1 for none */
 	size_t n;
+	const uint8_t *live_out; /* per classic insn: LIVE_A | LIVE_X read later */
 };
+
+enum { LIVE_A = 1, LIVE_X = 2 };
 
 static void emit(struct conv *c, uint8_t code, uint8_t dst, uint8_t src, int16_t off,
 		 int32_t imm)
@@ -424,12 +427,14 @@ static void emit_insn(struct conv *c, const struct sock_filter *f, size_t pc)
 				emit_ret_zero(c);
 				break;
 			}
-			emit(c, BPF_ALU64 | BPF_MOV | BPF_X, TMP, A, 0, 0);
+			if (c->live_out[pc] & LIVE_A)
+				emit(c, BPF_ALU64 | BPF_MOV | BPF_X, TMP, A, 0, 0);
 			emit_abs(c, BPF_B, k, 1);
 			emit(c, BPF_ALU | BPF_AND | BPF_K, A, 0, 0, 0xf);
 			emit(c, BPF_ALU | BPF_LSH | BPF_K, A, 0, 0, 2);
 			emit(c, BPF_ALU | BPF_MOV | BPF_X, X, A, 0, 0);
-			emit(c, BPF_ALU64 | BPF_MOV | BPF_X, A, TMP, 0, 0);
+			if (c->live_out[pc] & LIVE_A)
+				emit(c, BPF_ALU64 | BPF_MOV | BPF_X, A, TMP, 0, 0);
 			break;
 		case BPF_MEM:
 			emit(c, BPF_LDX | BPF_MEM | BPF_W, X, BPF_REG_10, BRT_CBPF_MEM_OFF(k), 0);
@@ -502,6 +507,77 @@ static void mark_reachable(const struct sock_filter *prog, size_t len, uint8_t *
 	}
 }
 
+/* Which of A and X instruction f reads (*use) and writes (*def). */
+static void uses_defs(const struct sock_filter *f, uint8_t *use, uint8_t *def)
+{
+	uint16_t c = f->code;
+	uint8_t src_x = BPF_SRC(c) == BPF_X ? LIVE_X : 0;
+
+	*use = *def = 0;
+	switch (BPF_CLASS(c)) {
+	case BPF_LD:
+		*def = LIVE_A;
+		if (BPF_MODE(c) == BPF_IND)
+			*use = LIVE_X;
+		else if (BPF_MODE(c) == BPF_ABS &&
+			 f->k == (uint32_t)(SKF_AD_OFF + SKF_AD_ALU_XOR_X))
+			*use = LIVE_A | LIVE_X;
+		break;
+	case BPF_LDX:
+		*def = LIVE_X;
+		break;
+	case BPF_ST:
+		*use = LIVE_A;
+		break;
+	case BPF_STX:
+		*use = LIVE_X;
+		break;
+	case BPF_ALU:
+		*use = LIVE_A | (BPF_OP(c) == BPF_NEG ? 0 : src_x);
+		*def = LIVE_A;
+		break;
+	case BPF_JMP:
+		if (BPF_OP(c) != BPF_JA)
+			*use = LIVE_A | src_x;
+		break;
+	case BPF_RET:
+		*use = BPF_RVAL(c) == BPF_A ? LIVE_A : 0;
+		break;
+	default: /* BPF_MISC */
+		*use = BPF_MISCOP(c) == BPF_TAX ? LIVE_A : LIVE_X;
+		*def = BPF_MISCOP(c) == BPF_TAX ? LIVE_X : LIVE_A;
+		break;
+	}
+}
+
+/* Liveness of A and X, backwards (jumps only go forward, so one pass suffices): out[pc]
+ * says which of them some path from after pc reads before writing.  A dead A need not be
+ * saved around LDX MSH, and registers dead at the start need no zeroing.  Returns what is
+ * live at the start. */
+static uint8_t live_registers(const struct sock_filter *prog, size_t len, const uint8_t *reach,
+			      uint8_t *out, uint8_t *in)
+{
+	for (size_t i = len; i-- > 0;) {
+		const struct sock_filter *f = &prog[i];
+		uint8_t fl = cflags[f->code], use, def, o = 0;
+		uint32_t off;
+		int msh = f->code == (BPF_LDX | BPF_B | BPF_MSH);
+		int abs = msh || (BPF_CLASS(f->code) == BPF_LD && BPF_MODE(f->code) == BPF_ABS);
+
+		if (fl & CF_JA) {
+			o = in[i + 1 + f->k];
+		} else if (fl & CF_JCOND) {
+			o = in[i + 1 + f->jt] | in[i + 1 + f->jf];
+		} else if (!(fl & CF_RET) && !(abs && classify_abs(f->k, msh, &off) == ABS_NEVER)) {
+			o = in[i + 1];
+		}
+		uses_defs(f, &use, &def);
+		out[i] = o;
+		in[i] = reach[i] ? (uint8_t)(use | (o & ~def)) : 0;
+	}
+	return in[0];
+}
+
 /* Turn the classic targets recorded by emit_jump() into eBPF offsets. */
 static int fix_jumps(struct conv *c, const size_t *start, char *err, size_t errlen)
 {
@@ -526,7 +602,7 @@ int brt_cbpf_convert(const struct sock_filter *prog, size_t len, struct bpf_insn
 {
 	struct conv c = { 0 };
 	size_t *start = NULL, cap;
-	uint8_t *reach = NULL;
+	uint8_t *reach = NULL, *live = NULL, live0;
 	char buf[160];
 	int ret;
 
@@ -538,16 +614,21 @@ int brt_cbpf_convert(const struct sock_filter *prog, size_t len, struct bpf_insn
 	c.target = malloc(cap * sizeof(*c.target));
 	start = malloc(len * sizeof(*start));
 	reach = malloc(len);
-	if (!c.insns || !c.target || !start || !reach) {
+	live = malloc(2 * len);
+	if (!c.insns || !c.target || !start || !reach || !live) {
 		snprintf(err, errlen, "cbpf: out of memory");
 		ret = -ENOMEM;
 		goto out_free;
 	}
-	/* r6 = ctx for LD_ABS/LD_IND; classic BPF starts with A = X = 0 */
+	/* r6 = ctx for LD_ABS/LD_IND; classic BPF starts with A = X = 0 (where it shows) */
 	emit(&c, BPF_ALU64 | BPF_MOV | BPF_X, CTX, BPF_REG_1, 0, 0);
-	emit(&c, BPF_ALU | BPF_MOV | BPF_K, A, 0, 0, 0);
-	emit(&c, BPF_ALU | BPF_MOV | BPF_K, X, 0, 0, 0);
 	mark_reachable(prog, len, reach);
+	live0 = live_registers(prog, len, reach, live, live + len);
+	c.live_out = live;
+	if (live0 & LIVE_A)
+		emit(&c, BPF_ALU | BPF_MOV | BPF_K, A, 0, 0, 0);
+	if (live0 & LIVE_X)
+		emit(&c, BPF_ALU | BPF_MOV | BPF_K, X, 0, 0, 0);
 	for (size_t pc = 0; pc < len; pc++) {
 		start[pc] = c.n;
 		if (reach[pc])
@@ -572,6 +653,7 @@ out_free:
 	free(c.target);
 	free(start);
 	free(reach);
+	free(live);
 	return ret;
 }
 

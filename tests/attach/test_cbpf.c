@@ -352,16 +352,18 @@ static void test_sizes(void)
 	T_EQ_INT(-EINVAL, brt_cbpf_convert(big, 0, &out, &nout, err, sizeof(err)));
 	T_CONTAINS("cbpf: empty program", err);
 
-	/* the longest program, every insn the widest expansion (MSH), one jump over it all */
+	/* the longest program, every insn the widest expansion (MSH with A live after it: the
+	 * program returns A), one jump over it all */
 	T_CASE("longest");
 	big[0] = (struct sock_filter)J(BPF_JMP | BPF_JEQ | BPF_K, 1, 0, 1);
 	big[1] = (struct sock_filter)S(BPF_JMP | BPF_JA, BPF_MAXINSNS - 3);
 	for (size_t i = 2; i < BPF_MAXINSNS - 1; i++)
 		big[i] = (struct sock_filter)S(BPF_LDX | BPF_B | BPF_MSH, 14);
-	big[BPF_MAXINSNS - 1] = (struct sock_filter)S(BPF_RET | BPF_K, 3);
+	big[BPF_MAXINSNS - 1] = (struct sock_filter)RET_A;
 	T_EQ_INT(0, brt_cbpf_convert(big, BPF_MAXINSNS, &out, &nout, err, sizeof(err)));
-	T_EQ_INT(3 + 2 + 6 * (BPF_MAXINSNS - 3) + 2, nout);
-	T_EQ_INT(6 * (BPF_MAXINSNS - 3), out[4].off); /* the ja lands on the return */
+	/* r6 = r1, w0 = 0 (A is read first; X is not), jne, ja, MSHs, exit */
+	T_EQ_INT(2 + 1 + 1 + 6 * (BPF_MAXINSNS - 3) + 1, nout);
+	T_EQ_INT(6 * (BPF_MAXINSNS - 3), out[3].off); /* the ja lands on the return */
 	free(out);
 
 	/* unreachable classic insns are left out: eBPF verifiers refuse dead code */
@@ -371,9 +373,32 @@ static void test_sizes(void)
 			S(BPF_JMP | BPF_JA, 2), LDI(1), LDI(2), S(BPF_RET | BPF_K, 3),
 		};
 		T_EQ_INT(0, brt_cbpf_convert(dead, 4, &out, &nout, err, sizeof(err)));
-		T_EQ_INT(3 + 1 + 2, nout);
-		T_EQ_INT(0, out[3].off);
+		T_EQ_INT(1 + 1 + 2, nout); /* r6 = r1 (A, X unread), ja, ret */
+		T_EQ_INT(0, out[1].off);
 		free(out);
+	}
+
+	/* A and X are zeroed only when read before written; A is saved around MSH only when
+	 * read after it */
+	T_CASE("liveness");
+	{
+		static const struct {
+			struct sock_filter p[4];
+			size_t len, n;
+		} lv[] = {
+			{ { S(BPF_LDX | BPF_B | BPF_MSH, 14), S(BPF_LD | BPF_H | BPF_IND, 14), RET_A },
+			  3, 1 + 4 + 1 + 1 },
+			{ { LDI(1), S(BPF_LDX | BPF_B | BPF_MSH, 14), RET_A }, 3, 1 + 1 + 6 + 1 },
+			{ { S(BPF_MISC | BPF_TXA, 0), RET_A }, 2, 1 + 1 + 1 + 1 },
+			{ { S(BPF_ALU | BPF_ADD | BPF_X, 0), RET_A }, 2, 1 + 2 + 1 + 1 },
+			{ { LDI(1), S(BPF_RET | BPF_K, 0) }, 2, 1 + 1 + 2 },
+		};
+		for (size_t i = 0; i < sizeof(lv) / sizeof(lv[0]); i++) {
+			T_EQ_INT(0, brt_cbpf_convert(lv[i].p, lv[i].len, &out, &nout, err,
+						     sizeof(err)));
+			T_EQ_INT(lv[i].n, nout);
+			free(out);
+		}
 	}
 
 	T_CASE("too long");
@@ -393,7 +418,7 @@ static void test_public(void)
 
 	T_CASE("public ok");
 	T_EQ_INT(0, bpfrt_cbpf_convert(ok, 1, &out, &n, NULL, 0));
-	T_EQ_INT(5, n);
+	T_EQ_INT(3, n);
 	free(out);
 	T_CASE("public bad");
 	errno = 0;
