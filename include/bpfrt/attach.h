@@ -38,15 +38,19 @@ struct bpfrt_pkt_filter_opts {
 	size_t sz;              /* sizeof(struct bpfrt_pkt_filter_opts); use BPFRT_OPTS() */
 	/* DEFAULT: INTERP for programs converted from classic BPF (memory-safe by
 	 * construction: they only touch their scratch words, the context and the packet
-	 * through bounds-checked loads), CHECKED for eBPF given as such. */
+	 * through bounds-checked loads) and for eBPF the verifier accepts as a socket
+	 * filter; CHECKED for eBPF it rejects. */
 	enum bpfrt_engine engine;
 	uint64_t insn_budget;   /* CHECKED: instructions one packet may cost; 0 = the vm's */
 };
 #define bpfrt_pkt_filter_opts__last insn_budget
 
 /* Load an eBPF socket filter (the contract of bpfrt_cbpf_convert()).  The instructions are
- * copied.  Returns 0 with the filter in *out, or -errno with a message in err: -EINVAL
- * (malformed program or options), -E2BIG, -EOPNOTSUPP (engine not built), -ENOMEM. */
+ * copied and verified as a BPF_PROG_TYPE_SOCKET_FILTER loaded by root.  Returns 0 with the
+ * filter in *out, or -errno with a message in err: -EACCES (the verifier rejects the
+ * program and the engine asked for is INTERP or JIT: "verifier: <its first error>"),
+ * -EINVAL (malformed program or options), -E2BIG, -EOPNOTSUPP (engine not built),
+ * -ENOMEM. */
 BPFRT_API int bpfrt_pkt_filter_load(const struct bpf_insn *insns, size_t n,
 				    const struct bpfrt_pkt_filter_opts *opts,
 				    struct bpfrt_pkt_filter **out, char *err, size_t errlen);

@@ -18,6 +18,7 @@
 #include "attach/pcap_io.h"
 #include "bpfrt.h"
 #include "util/util.h"
+#include "verifier/verifier.h"
 #include "vm/vm.h"
 #ifdef BPFRT_HAVE_JIT
 #include "jit/jit.h"
@@ -85,7 +86,32 @@ static int set_err(int ret)
 	return ret;
 }
 
-/* from_classic: the program came out of cbpf.c, which makes INTERP safe by default. */
+/* Verify insns as the kernel would verify a socket filter loaded by root.  Returns 0 or
+ * the verifier's error with "verifier: <first error>" in err. */
+static int verify(const struct bpf_insn *insns, size_t n, char *err, size_t errlen)
+{
+	struct brt_verify_opts vo = {
+		.prog_type = BPF_PROG_TYPE_SOCKET_FILTER,
+		.priv = BRT_PRIV_ROOT,
+		.gpl = 1,
+	};
+	struct brt_verify_result *res = calloc(1, sizeof(*res));
+	int ret;
+
+	if (!res) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	ret = brt_verify(insns, n, &vo, res);
+	if (ret)
+		snprintf(err, errlen, "verifier: %s%s", res->err_msg[0] ? "" : "error ",
+			 res->err_msg[0] ? res->err_msg : strerror(-ret));
+	free(res);
+	return ret;
+}
+
+/* from_classic: the program came out of cbpf.c, which makes INTERP safe by default.
+ * Programs given as eBPF run on the fast engines only once the verifier accepts them. */
 static int load(const struct bpf_insn *insns, size_t n, const struct bpfrt_pkt_filter_opts *opts,
 		int from_classic, struct bpfrt_pkt_filter **out, char *err, size_t errlen)
 {
@@ -97,8 +123,16 @@ static int load(const struct bpf_insn *insns, size_t n, const struct bpfrt_pkt_f
 		snprintf(err, errlen, "bpfrt_pkt_filter_opts: size too small or unknown fields set");
 		return -EINVAL;
 	}
+	ret = verify(insns, n, err, errlen);
+	if (ret && from_classic) {
+		/* converted programs are safe by construction: a rejection is a bug here or
+		 * in the verifier, worth a warning but not a refusal */
+		brt_print(BPFRT_WARN, "bpfrt: converted classic program: %s\n", err);
+	} else if (ret && engine != BPFRT_ENGINE_CHECKED && engine != BPFRT_ENGINE_DEFAULT) {
+		return ret; /* -EACCES for a rejection, as BPF_PROG_LOAD */
+	}
 	if (engine == BPFRT_ENGINE_DEFAULT)
-		engine = from_classic ? BPFRT_ENGINE_INTERP : BPFRT_ENGINE_CHECKED;
+		engine = from_classic || !ret ? BPFRT_ENGINE_INTERP : BPFRT_ENGINE_CHECKED;
 	f = calloc(1, sizeof(*f));
 	if (!f) {
 		snprintf(err, errlen, "out of memory");

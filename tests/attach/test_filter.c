@@ -163,6 +163,16 @@ static void test_api(void)
 	}
 	bpfrt_pkt_filter_free(f);
 
+	T_CASE("unverified ebpf is refused on the fast engines");
+	{
+		BPFRT_OPTS(bpfrt_pkt_filter_opts, o, .engine = BPFRT_ENGINE_INTERP);
+
+		errno = 0;
+		T_EQ_INT(-EACCES, bpfrt_pkt_filter_load(wild, 2, &o, &f, err, sizeof(err)));
+		T_EQ_INT(EACCES, errno);
+		T_CONTAINS("verifier: ", err);
+	}
+
 	T_CASE("wire length is skb->len");
 	T_EQ_INT(0, bpfrt_pkt_filter_load(len, 2, NULL, &f, err, sizeof(err)));
 	T_EQ_INT(0, bpfrt_pkt_filter_run(f, data, sizeof(data), 1514, &verdict, err, sizeof(err)));

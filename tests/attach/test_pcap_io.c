@@ -15,6 +15,7 @@
 #include "harness.h"
 #include "kernel_ref.h"
 #include "pktgen.h"
+#include "verifier/verifier.h"
 
 #define NPKT 600
 #define SEED 0x5eed0001
@@ -189,6 +190,19 @@ static void check_expr(const char *file, const char *expr, int kernel)
 		goto out;
 	}
 	T_EQ_INT(0, brt_pcap_classic_new(prog, n, &ref));
+	{
+		/* bpfrt's verifier accepts what the kernel accepts */
+		struct brt_verify_opts vo = { .prog_type = BPF_PROG_TYPE_SOCKET_FILTER,
+					      .priv = BRT_PRIV_ROOT, .gpl = 1 };
+		static struct brt_verify_result res;
+
+		ret = brt_verify(insns, ninsns, &vo, &res);
+		if (ret)
+			T_FAIL("%s: bpfrt's verifier refused the converted program: insn %d: %s",
+			       file, res.err_insn, res.err_msg);
+		else
+			T_OK();
+	}
 	if (kernel) {
 		fd = kref_load(insns, ninsns, log, sizeof(log));
 		if (fd < 0)
