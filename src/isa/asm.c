@@ -497,19 +497,13 @@ static int helper_operand(struct assembler *a, struct operand o, int32_t *imm)
 }
 
 /* lddw's pseudo forms: "KIND A [B]" where A goes in the first imm and B in the second,
- * KIND one of the names below (src_reg = its index); "func" takes a label or offset. */
-static const char *const pseudo_names[] = {
-	[BPF_PSEUDO_MAP_FD] = "map_fd",	      [BPF_PSEUDO_MAP_VALUE] = "map_value",
-	[BPF_PSEUDO_BTF_ID] = "btf_id",	      [BPF_PSEUDO_FUNC] = "func",
-	[BPF_PSEUDO_MAP_IDX] = "map_idx",     [BPF_PSEUDO_MAP_IDX_VALUE] = "map_idx_value",
-};
-
+ * KIND one of brt_isa_pseudo_name()'s; "func" takes a label or offset. */
 static int parse_lddw(struct assembler *a, struct operand o, struct bpf_insn *insn)
 {
 	const char *end = o.s + o.len, *p = o.s, *q;
 	struct operand arg;
 	int64_t v = 0, v2 = 0;
-	int ret;
+	int ret, kind;
 
 	while (p < end && is_ident(*p, p == o.s))
 		p++;
@@ -519,13 +513,12 @@ static int parse_lddw(struct assembler *a, struct operand o, struct bpf_insn *in
 		insn[1].imm = (int32_t)(uint32_t)((uint64_t)v >> 32);
 		return ret;
 	}
-	for (unsigned k = 1; k < ARRAY_SIZE(pseudo_names); k++)
-		if (pseudo_names[k] && slice_eq(o.s, (size_t)(p - o.s), pseudo_names[k]))
-			insn->src_reg = (uint8_t)k;
-	if (!insn->src_reg)
+	kind = brt_isa_pseudo_kind(o.s, (size_t)(p - o.s));
+	if (kind < 0)
 		return FAIL(a, o.s, "Invalid lddw operand '%.*s': expected a number or one of "
 			    "map_fd, map_value, btf_id, func, map_idx, map_idx_value",
 			    (int)o.len, o.s);
+	insn->src_reg = (uint8_t)kind;
 	p = skip_ws(p, end);
 	for (q = p; q < end && !is_space(*q); q++)
 		;

@@ -11,7 +11,6 @@
 #include "bpfrt.h"
 #include "isa/isa.h"
 
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 /* The verifier log's operator for each BPF_OP value (ALU and atomics share it). */
 static const char *const alu_sym[16] = {
@@ -32,13 +31,6 @@ static const char *const jmp_sym[16] = {
 static const char *const atomic_name[16] = {
 	[BPF_ADD >> 4] = "add", [BPF_OR >> 4] = "or", [BPF_AND >> 4] = "and",
 	[BPF_XOR >> 4] = "xor",
-};
-
-/* lddw src_reg kinds, spelled as brt_asm() reads them. */
-static const char *const pseudo_names[] = {
-	[BPF_PSEUDO_MAP_FD] = "map_fd",	  [BPF_PSEUDO_MAP_VALUE] = "map_value",
-	[BPF_PSEUDO_BTF_ID] = "btf_id",	  [BPF_PSEUDO_FUNC] = "func",
-	[BPF_PSEUDO_MAP_IDX] = "map_idx", [BPF_PSEUDO_MAP_IDX_VALUE] = "map_idx_value",
 };
 
 /* A bounded output buffer: appends never overflow; overflow is remembered. */
@@ -246,8 +238,7 @@ static void put_imm(struct out *o, int32_t imm)
 
 static void asm_lddw(struct out *o, const struct bpf_insn *insn)
 {
-	const char *kind = insn->src_reg < ARRAY_SIZE(pseudo_names) ? pseudo_names[insn->src_reg]
-								     : NULL;
+	const char *kind = brt_isa_pseudo_name(insn->src_reg);
 
 	put(o, "lddw %%r%u, ", insn->dst_reg);
 	if (!kind) {

@@ -145,4 +145,9 @@ const char *brt_isa_helper_name(int32_t id);
  * uapi header names no such helper. */
 int32_t brt_isa_helper_id(const char *name, size_t len);
 
+/* The asm spelling of an lddw src_reg kind ("map_fd" for BPF_PSEUDO_MAP_FD), NULL for 0
+ * (a plain constant) and unknown kinds; and back: the kind named name[0..len), or -1. */
+const char *brt_isa_pseudo_name(unsigned src_reg);
+int brt_isa_pseudo_kind(const char *name, size_t len);
+
 #endif

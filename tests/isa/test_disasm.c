@@ -271,7 +271,7 @@ static void test_bad_input(void)
 					    buf, sizeof(buf)));
 }
 
-static void test_helper_names(void)
+static void test_names(void)
 {
 	T_CASE("helper names");
 	T_EQ_STR("bpf_map_lookup_elem", brt_isa_helper_name(BPF_FUNC_map_lookup_elem));
@@ -286,6 +286,17 @@ static void test_helper_names(void)
 		T_ASSERT(name && brt_isa_helper_id(name + 4, strlen(name) - 4) == id);
 	}
 	T_EQ_INT(-1, brt_isa_helper_id("bpf_nope", 8));
+
+	T_CASE("lddw kinds");
+	T_ASSERT(brt_isa_pseudo_name(0) == NULL);
+	T_EQ_STR("map_fd", brt_isa_pseudo_name(BPF_PSEUDO_MAP_FD));
+	for (unsigned k = 1; k <= BPF_PSEUDO_MAP_IDX_VALUE; k++) {
+		const char *name = brt_isa_pseudo_name(k);
+
+		T_ASSERT(name && brt_isa_pseudo_kind(name, strlen(name)) == (int)k);
+	}
+	T_ASSERT(brt_isa_pseudo_name(BPF_PSEUDO_MAP_IDX_VALUE + 1) == NULL);
+	T_EQ_INT(-1, brt_isa_pseudo_kind("map", 3));
 }
 
 int main(void)
@@ -294,6 +305,6 @@ int main(void)
 	test_lddw_pseudo_round_trips();
 	test_text();
 	test_bad_input();
-	test_helper_names();
+	test_names();
 	return t_done();
 }
