@@ -1,6 +1,6 @@
 #!/bin/sh
 # cli_asm_disasm.sh BPFRT SHARED_DIR - the asm and disasm commands: asm -> disasm (asm
-# style) -> asm gives the same bytes for every program of the conformance suite; hex and
+# style) -> asm gives the same bytes for a sample of the conformance suite; hex and
 # raw input give the same output; errors go to stderr with a non-zero status.
 set -u
 bpfrt=$1
@@ -98,10 +98,15 @@ expect 0 "$bpfrt" asm "$tmp/mid.s" -o "$tmp/mid.bin"
 expect 1 "$bpfrt" disasm "$tmp/mid.bin"
 grep -q 'jump into the middle of lddw' "$tmp/err" && ok || fail "jump into lddw"
 
-# --- every program of the conformance suite: asm -> disasm --style asm -> asm
+# --- programs of the conformance suite: asm -> disasm --style asm [--labels] -> asm.
+# Every 8th file: each run of the CLI costs its dynamic loading (~20 ms), and test_asm and
+# test_disasm already cover every file and every opcode in-process.
 if [ -d "$suite" ]; then
 	n=0
+	i=0
 	for f in "$suite"/*.data; do
+		i=$((i + 1))
+		[ $((i % 8)) -eq 1 ] || continue
 		awk '/^-- asm/{a=1;next} /^--/{a=0} a' "$f" >"$tmp/c.s"
 		"$bpfrt" asm "$tmp/c.s" -o "$tmp/c.bin" 2>"$tmp/err" || { fail "$f: $(cat "$tmp/err")"; continue; }
 		"$bpfrt" disasm --style asm "$tmp/c.bin" >"$tmp/c2.s" 2>"$tmp/err" || { fail "$f: disasm"; continue; }

@@ -294,8 +294,42 @@ static const char *conformance_dir(char *buf, size_t len)
 	return buf;
 }
 
-/* Every program of the suite assembles; where a file also has a raw section (lddw.data),
- * the bytes are equal. */
+/* The program disassembled (asm style) and assembled again gives the same bytes. */
+static void round_trip(const struct bpf_insn *insns, size_t n, const char *name)
+{
+	char *text = malloc(n * 80 + 1), err[256];
+	struct bpf_insn *back;
+	size_t pos = 0, m;
+
+	if (!text) {
+		T_FAIL("out of memory");
+		return;
+	}
+	text[0] = 0;
+	for (size_t i = 0; i < n;) {
+		int slots = brt_disasm_insn(&insns[i], n - i, BRT_DISASM_ASM, text + pos, 79);
+
+		if (slots < 1) {
+			T_FAIL("%s: insn %zu: %s", name, i, text + pos);
+			free(text);
+			return;
+		}
+		pos += strlen(text + pos);
+		text[pos++] = '\n';
+		text[pos] = 0;
+		i += (size_t)slots;
+	}
+	if (brt_asm(text, name, &back, &m, err, sizeof(err))) {
+		T_FAIL("disassembly does not assemble: %s", err);
+	} else {
+		T_ASSERT(m == n && !memcmp(back, insns, n * sizeof(*insns)));
+		free(back);
+	}
+	free(text);
+}
+
+/* Every program of the suite assembles, and round-trips through the disassembler; where a
+ * file also has a raw section (lddw.data), the bytes are equal. */
 static void test_conformance_files(void)
 {
 	char dirbuf[4096], path[8192], err[512];
@@ -330,6 +364,7 @@ static void test_conformance_files(void)
 			T_FAIL("%s", err);
 		} else if (df.asm_text) {
 			T_OK();
+			round_trip(out, n, e->d_name);
 			if (df.raw) {
 				raw_checked++;
 				T_EQ_INT(df.raw_len, n * sizeof(*out));
