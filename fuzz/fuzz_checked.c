@@ -2,9 +2,12 @@
  * any program must load or be refused, and a run must end with r0 or a fault message,
  * never crash, within its budget.  Input: byte 0 = input memory length (mod 64), then that
  * many bytes of memory, then the program.  Helpers: 1 grants a writable buffer, 2 stops
- * the program; runs are deterministic, so a second run must give the same outcome.
+ * the program; runs are deterministic, so a second run must give the same outcome.  With
+ * bit 6 of byte 0 set, the program instead gets the library's default helpers (time,
+ * random, map helpers with garbage arguments): it must only not crash.
  * A program the checked engine ran without a fault, and whose result does not depend on
- * stack it never wrote (same outcome with two stack fills), is then safe to run on the
+ * stack or registers it never wrote (same outcome with two poison values) nor on where
+ * the stack is (same outcome with the stack moved), is then safe to run on the
  * unchecked engines: the fast interpreter (with its superinstructions) and, with
  * BPFRT_FUZZ_JIT=1, the JIT must give the same r0 and leave the same memory.
  */
@@ -63,6 +66,17 @@ static void run(struct bpfrt_vm *vm, const uint8_t *init, size_t len, uint8_t fi
 	memcpy(out->granted, granted, sizeof(granted));
 }
 
+/* The same run with the stack elsewhere: a result computed from r10's address differs. */
+static __attribute__((noinline)) void run_shifted(struct bpfrt_vm *vm, const uint8_t *init,
+						   size_t len, struct outcome *out)
+{
+	volatile uint8_t pad[8192];
+
+	pad[0] = 0;
+	run(vm, init, len, 0, out);
+	pad[1] = pad[0];
+}
+
 static int same(const struct outcome *a, const struct outcome *b)
 {
 	return a->ret == b->ret && a->r0 == b->r0 && !memcmp(a->mem, b->mem, sizeof(a->mem)) &&
@@ -89,7 +103,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	BPFRT_OPTS(bpfrt_vm_opts, o, .engine = BPFRT_ENGINE_CHECKED, .insn_budget = 20000);
 	size_t mem_len = size ? data[0] % 64u : 0, n;
-	static struct outcome a, b;
+	int defaults = size && (data[0] & 0x40);
+	static struct outcome a, b, c;
 	struct bpf_insn *insns;
 	struct bpfrt_vm *vm;
 
@@ -100,7 +115,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!insns)
 		return 0;
 	memcpy(insns, data + 1 + mem_len, n * sizeof(*insns));
-	if (bpfrt_vm_load(insns, n, &o, &vm, NULL, 0) == 0) {
+	if (defaults && bpfrt_vm_load(insns, n, &o, &vm, NULL, 0) == 0) {
+		uint8_t mem[64] = { 0 };
+		uint64_t r0;
+
+		memcpy(mem, data + 1, mem_len);
+		bpfrt_vm_run(vm, mem, mem_len, &r0, NULL, 0);
+		bpfrt_vm_free(vm);
+	} else if (!defaults && bpfrt_vm_load(insns, n, &o, &vm, NULL, 0) == 0) {
 		run(vm, data + 1, mem_len, 0, &a);
 		run(vm, data + 1, mem_len, 0, &b);
 		if (!same(&a, &b))
@@ -108,8 +130,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (a.ret && strncmp(a.err, "insn ", 5))
 			abort(); /* every fault names its instruction */
 		run(vm, data + 1, mem_len, 0xa5, &b);
+		run_shifted(vm, data + 1, mem_len, &c);
 		bpfrt_vm_free(vm);
-		if (!a.ret && same(&a, &b)) {
+		if (!a.ret && same(&a, &b) && same(&a, &c)) {
 			differential(insns, n, BPFRT_ENGINE_INTERP, data + 1, mem_len, &a);
 			/* the JIT leaves registers a program never wrote undefined (the kernel's
 			 * verifier refuses such reads), so two poison values do not prove such
