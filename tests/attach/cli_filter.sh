@@ -112,6 +112,8 @@ expect_err 1 "expected the output of tcpdump -ddd or -dd" --prog "$T/short.ddd" 
 printf '1\n0 0 0 1\n' >"$T/noret.ddd"
 expect_err 1 "cbpf insn 0: last instruction is not a return" --prog "$T/noret.ddd" "$T/e.pcap"
 expect_err 1 "bad.ddd: No such file" --prog "$T/bad.ddd" "$T/e.pcap"
+printf '1\n6 300 0 1\n' >"$T/bigjt.ddd"
+expect_err 1 "bigjt.ddd: insn 0: code, jt or jf out of range" --prog "$T/bigjt.ddd" "$T/e.pcap"
 expect_err 2 "bad number 'x' for --max" --max x tcp "$T/e.pcap"
 
 # live capture: bpfrt attach

@@ -191,6 +191,7 @@ static int read_prog(const char *path, struct sock_filter **out, size_t *n)
 
 		if (q[0] > UINT16_MAX || q[1] > UINT8_MAX || q[2] > UINT8_MAX) {
 			free(*out);
+			*out = NULL;
 			ret = cli_error("%s: %s: insn %zu: code, jt or jf out of range", cmd_name, path, i);
 			goto out;
 		}
