@@ -66,11 +66,13 @@ static inline int32_t pg_imm(struct pg_rand *r)
 
 /* r6 holds the input pointer and r10 the stack: never written.  Other registers are
  * fair game, r1 included (the program copies it to r6 first). */
+static bool pg_no_r9; /* set while a loop body is generated: r9 is its counter */
+
 static inline uint8_t pg_wreg(struct pg_rand *r)
 {
 	static const uint8_t w[] = { 0, 1, 2, 3, 4, 5, 7, 8, 9 };
 
-	return w[pg_below(r, sizeof(w))];
+	return w[pg_below(r, sizeof(w) - pg_no_r9)];
 }
 
 static inline uint8_t pg_rreg(struct pg_rand *r)
@@ -85,11 +87,12 @@ struct pg_prog {
 	size_t n;
 	unsigned nfuncs;      /* functions after the main program (0-2) */
 	unsigned cur_func;    /* function being generated: it may call only later ones */
+	bool in_loop;         /* generating a loop body: no jumps, calls or writes to r9 */
 };
 
 static inline void pg_emit(struct pg_prog *p, struct bpf_insn insn, bool is_target)
 {
-	p->target[p->n] = is_target;
+	p->target[p->n] = is_target && !p->in_loop;
 	p->callee[p->n] = 0;
 	p->insns[p->n++] = insn;
 }
@@ -123,6 +126,14 @@ static inline void pg_one(struct pg_rand *r, struct pg_prog *p)
 
 	if (info->disc == BRT_DISC_OFF)
 		in.off = (int16_t)info->disc_val;
+	if (p->in_loop && (info->shape == BRT_SHAPE_JA || info->shape == BRT_SHAPE_JA32 ||
+			   info->shape == BRT_SHAPE_JMP_IMM || info->shape == BRT_SHAPE_JMP_REG ||
+			   info->shape == BRT_SHAPE_CALL || info->shape == BRT_SHAPE_CALLX ||
+			   info->shape == BRT_SHAPE_CALL_LOCAL)) {
+		pg_emit(p, (struct bpf_insn){ .code = BPF_ALU64 | BPF_MOV | BPF_K,
+					      .dst_reg = pg_wreg(r), .imm = pg_imm(r) }, true);
+		return;
+	}
 	switch (info->shape) {
 	case BRT_SHAPE_ALU_IMM:
 		in.dst_reg = pg_wreg(r);
@@ -221,6 +232,28 @@ static inline void pg_one(struct pg_rand *r, struct pg_prog *p)
 	pg_emit(p, in, true);
 }
 
+/* A counted loop: r9 = 1..8; body of straight-line rows that leave r9 alone; r9 -= 1;
+ * back while r9 != 0.  Nothing outside jumps into it. */
+static inline void pg_loop(struct pg_rand *r, struct pg_prog *p)
+{
+	size_t top;
+	unsigned len = 1 + pg_below(r, 5);
+
+	pg_emit(p, (struct bpf_insn){ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = 9,
+				      .imm = 1 + (int32_t)pg_below(r, 8) }, true);
+	p->in_loop = true;
+	pg_no_r9 = true;
+	top = p->n;
+	for (unsigned i = 0; i < len; i++)
+		pg_one(r, p);
+	pg_emit(p, (struct bpf_insn){ .code = BPF_ALU64 | BPF_SUB | BPF_K, .dst_reg = 9, .imm = 1 },
+		false);
+	pg_emit(p, (struct bpf_insn){ .code = BPF_JMP | BPF_JNE | BPF_K, .dst_reg = 9,
+				      .off = (int16_t)((int64_t)top - (int64_t)p->n - 1) }, false);
+	p->in_loop = false;
+	pg_no_r9 = false;
+}
+
 /* Point the forward jumps of insns[start..end) at group starts in (pc, end]. */
 static inline void pg_fix_jumps(struct pg_prog *p, size_t start, size_t end)
 {
@@ -299,7 +332,10 @@ static inline void pg_generate(struct pg_rand *r, struct pg_prog *p, size_t body
 					false);
 		start = p->n;
 		for (size_t i = 0; i < len && p->n < PG_MAX - 200; i++)
-			pg_one(r, p);
+			if (pg_below(r, 12))
+				pg_one(r, p);
+			else
+				pg_loop(r, p);
 		end = p->n;
 		p->target[end] = true;
 		pg_fold(p);
