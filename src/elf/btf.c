@@ -198,11 +198,14 @@ static int check_chain(const struct brt_btf *btf, uint32_t id, char *err, size_t
 	uint32_t cur = id;
 
 	for (int depth = 0; depth <= RESOLVE_DEPTH; depth++) {
-		const struct btf_type *t = btf->types[cur];
-		unsigned int kind = BTF_INFO_KIND(t->info);
+		const struct btf_type *t;
+		unsigned int kind;
 
+		/* type 0 is void and has no record: test before reading it */
 		if (!cur)
 			return 0;
+		t = btf->types[cur];
+		kind = BTF_INFO_KIND(t->info);
 		switch (kind) {
 		case BTF_KIND_TYPEDEF:
 		case BTF_KIND_VOLATILE:
