@@ -39,6 +39,18 @@ static int BRT_LOOP_FN(struct brt_exec *ex, uint64_t *r0, struct brt_vm_labels *
 		[BRT_OP_ldxh] = &&Z_ldxh,
 		[BRT_OP_ldxw] = &&Z_ldxw,
 	};
+	static const void *const store_after_mov64i[BRT_OP_COUNT] = {
+		[BRT_OP_stxb] = &&S64_stxb,
+		[BRT_OP_stxh] = &&S64_stxh,
+		[BRT_OP_stxw] = &&S64_stxw,
+		[BRT_OP_stxdw] = &&S64_stxdw,
+	};
+	static const void *const store_after_mov32i[BRT_OP_COUNT] = {
+		[BRT_OP_stxb] = &&S32_stxb,
+		[BRT_OP_stxh] = &&S32_stxh,
+		[BRT_OP_stxw] = &&S32_stxw,
+		[BRT_OP_stxdw] = &&S32_stxdw,
+	};
 #endif
 	struct brt_frame frames[BRT_MAX_CALL_DEPTH];
 	const struct brt_dinsn *pc;
@@ -57,6 +69,8 @@ static int BRT_LOOP_FN(struct brt_exec *ex, uint64_t *r0, struct brt_vm_labels *
 #if BRT_LOOP_FUSED
 		labels_out->after_mov = after_mov;
 		labels_out->zext_after = zext_after;
+		labels_out->store_after_mov64i = store_after_mov64i;
+		labels_out->store_after_mov32i = store_after_mov32i;
 #endif
 		return 0;
 	}
@@ -360,6 +374,19 @@ dispatch:
 	Z_ldxb: ACCESS(pc->src, 1, BRT_FAULT_READ); DST = brt_load(PTR, 1); pc += 2; DISPATCH();
 	Z_ldxh: ACCESS(pc->src, 2, BRT_FAULT_READ); DST = brt_load(PTR, 2); pc += 2; DISPATCH();
 	Z_ldxw: ACCESS(pc->src, 4, BRT_FAULT_READ); DST = brt_load(PTR, 4); pc += 2; DISPATCH();
+	/* dst = imm, then store dst through the base register in src at off */
+#define STORE_CONST(w, value)                                                                     \
+	S##w##_stxb: DST = (value); ACCESS(pc->src, 1, BRT_FAULT_WRITE);                        \
+		brt_store(PTR, 1, DST); pc += 2; DISPATCH();                                     \
+	S##w##_stxh: DST = (value); ACCESS(pc->src, 2, BRT_FAULT_WRITE);                        \
+		brt_store(PTR, 2, DST); pc += 2; DISPATCH();                                     \
+	S##w##_stxw: DST = (value); ACCESS(pc->src, 4, BRT_FAULT_WRITE);                        \
+		brt_store(PTR, 4, DST); pc += 2; DISPATCH();                                     \
+	S##w##_stxdw: DST = (value); ACCESS(pc->src, 8, BRT_FAULT_WRITE);                       \
+		brt_store(PTR, 8, DST); pc += 2; DISPATCH();
+	STORE_CONST(64, IMM)
+	STORE_CONST(32, U32(IMM))
+#undef STORE_CONST
 #endif
 
 call_helper:

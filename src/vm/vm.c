@@ -84,6 +84,13 @@ static int fuse_pairs(const struct bpf_insn *insns, size_t n, struct brt_dinsn *
 		} else if (b->op == BRT_OP_mov32_reg && b->dst == a->dst && b->src == a->dst &&
 			   (label = labels->zext_after[a->op])) {
 			/* the load zero-extended already */
+		} else if ((a->op == BRT_OP_mov64_imm || a->op == BRT_OP_mov32_imm) &&
+			   b->src == a->dst &&
+			   (label = (a->op == BRT_OP_mov64_imm ? labels->store_after_mov64i
+							      : labels->store_after_mov32i)[b->op])) {
+			/* the store's base register goes in src, its offset in off */
+			a->src = b->dst;
+			a->off = b->off;
 		} else {
 			continue;
 		}
@@ -318,6 +325,40 @@ static int run_jit(struct bpfrt_vm *vm, const struct brt_run_opts *o, uint64_t *
 }
 #endif
 
+/* The fast engine's run: only what its loop and helpers read is set up (no regions, no
+ * stack bounds: bpfrt_run_grant() and bpfrt_run_access_ok() look at `checked` first). */
+static __attribute__((noinline)) int run_fast(struct bpfrt_vm *vm, const struct brt_run_opts *o,
+					      uint64_t *r0, char *err, size_t errlen)
+{
+	_Alignas(16) uint8_t stack[BRT_VM_STACK_BYTES];
+	struct bpfrt_run_ctx ctx;
+	struct brt_exec ex;
+	int ret;
+
+	ctx.stopped = 0;
+	ctx.stop_r0 = 0;
+	ctx.user = o->user;
+	ctx.helpers = o->helpers ? o->helpers : vm->helpers;
+	ctx.nr_helpers = o->helpers ? o->nr_helpers : vm->nr_helpers;
+	ctx.skb_data = o->skb_data;
+	ctx.skb_len = o->skb_len;
+	ctx.checked = 0;
+	ctx.nr_regions = 0;
+	ctx.regions_owned = 0;
+	ex.code = vm->code;
+	ex.r1 = o->r1;
+	ex.r2 = o->r2;
+	ex.stack = stack;
+	ex.budget = 0;
+	ex.ctx = &ctx;
+	ret = brt_vm_interp_fast(&ex, r0);
+	if (__builtin_expect(ret != 0, 0))
+		return set_err(brt_vm_fault_msg(&ex.fault, err, errlen));
+	if (errlen)
+		err[0] = 0;
+	return 0;
+}
+
 /* Out of line so the JIT's runs do not pay for the interpreter's 4 KiB stack and context. */
 static __attribute__((noinline)) int run_interp(struct bpfrt_vm *vm, const struct brt_run_opts *o,
 						uint64_t *r0, char *err, size_t errlen)
@@ -385,6 +426,8 @@ int brt_vm_run_opts(struct bpfrt_vm *vm, const struct brt_run_opts *o, uint64_t 
 	if (vm->engine == BPFRT_ENGINE_JIT)
 		return run_jit(vm, o, r0, err, errlen);
 #endif
+	if (vm->engine == BPFRT_ENGINE_INTERP)
+		return run_fast(vm, o, r0, err, errlen);
 	return run_interp(vm, o, r0, err, errlen);
 }
 

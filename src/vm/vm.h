@@ -131,11 +131,16 @@ struct brt_exec {
  *              table: not fused.  Only the fast loop has them: the checked one counts
  *              and reports every instruction
  *   zext_after by a load op: the load followed by a 32-bit mov of its dst to itself (a
- *              zero extension the load already did) */
+ *              zero extension the load already did)
+ *   store_after_mov64i, store_after_mov32i
+ *              by a store op (stx): a constant moved into a register, then stored
+ *              ("w6 = 0; *(u32 *)(r10 - 32) = r6") */
 struct brt_vm_labels {
 	const void *const *op;
 	const void *const *after_mov;
 	const void *const *zext_after;
+	const void *const *store_after_mov64i;
+	const void *const *store_after_mov32i;
 };
 
 /* Interpreter loops (interp.c).  They return 0 with *r0 set, or -1 with ex->fault set. */

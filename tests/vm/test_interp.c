@@ -153,6 +153,16 @@ static const struct icase cases[] = {
 	  "exit", { 1, 2 }, 2, 0xffffffff },
 	{ "jump onto the extension after a load", "mov %r0, -1\nja l\nldxb %r0, [%r1]\nl:\n"
 	  "mov32 %r0, %r0\nexit", { 1 }, 1, 0xffffffff },
+	{ "mov32 imm then stxdw", "stdw [%r10-8], -1\nmov32 %r6, -2\nstxdw [%r10-8], %r6\n"
+	  "ldxdw %r0, [%r10-8]\nexit", .r0 = 0xfffffffe },
+	{ "mov64 imm then stxdw", "mov %r6, -2\nstxdw [%r10-8], %r6\nldxdw %r0, [%r10-8]\nexit",
+	  .r0 = 0xfffffffffffffffeull },
+	{ "mov imm then stxb keeps the register", "stdw [%r10-8], 0\nmov %r6, 0x1ff\n"
+	  "stxb [%r10-8], %r6\nldxdw %r0, [%r10-8]\nadd %r0, %r6\nexit", .r0 = 0xff + 0x1ff },
+	{ "mov imm then stxh to input", "mov32 %r3, 0x1234\nstxh [%r1+1], %r3\nldxw %r0, [%r1]\nexit",
+	  { 9, 9, 9, 9 }, 4, 0x09123409 },
+	{ "jump onto the store after a mov imm", "stdw [%r10-8], 0\nmov %r6, 7\nja l\nmov %r6, 9\n"
+	  "l:\nstxw [%r10-8], %r6\nldxdw %r0, [%r10-8]\nexit", .r0 = 7 },
 	/* bpf-to-bpf calls */
 	{ "callee has its own frame", "stdw [%r10-8], 1\ncall local f\nldxdw %r0, [%r10-8]\nexit\n"
 	  "f:\nstdw [%r10-8], 2\nexit", .r0 = 1 },
