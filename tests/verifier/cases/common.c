@@ -7,6 +7,10 @@
 
 #include "case.h"
 
+/* The cases (and the names and instructions they point to) live until the process exits;
+ * keeping the array reachable from here tells LeakSanitizer so. */
+static struct vcase *volatile live_cases; /* volatile: a store never read must stay */
+
 void vc_add(struct vcase_list *l, const struct vcase *c)
 {
 	if (l->n == l->cap) {
@@ -14,6 +18,7 @@ void vc_add(struct vcase_list *l, const struct vcase *c)
 		l->v = realloc(l->v, l->cap * sizeof(*l->v));
 		if (!l->v)
 			abort();
+		live_cases = l->v;
 	}
 	l->v[l->n] = *c;
 	if (!l->v[l->n].prog_type)
