@@ -25,9 +25,14 @@ struct bpfrt_object_open_opts {
 	size_t sz;                 /* sizeof(struct bpfrt_object_open_opts) */
 	const char *object_name;   /* name in messages; default: the path, or "<memory>" */
 	const char *pin_root_path; /* directory for LIBBPF_PIN_BY_NAME maps; default
-				    * "/sys/fs/bpf" */
+				    * $BPFRT_FS or /dev/shm/bpfrt (bpfrt's bpffs), or
+				    * /sys/fs/bpf with .kernel */
+	uint32_t log_level;        /* verifier log level at load; 0: a level-1 log is
+				    * fetched only when a program fails to load */
+	int kernel;                /* non-zero: load maps and programs into the running
+				    * kernel with the real bpf(2) instead of bpfrt_bpf() */
 };
-#define bpfrt_object_open_opts__last pin_root_path
+#define bpfrt_object_open_opts__last kernel
 
 /* Open and parse an eBPF ELF object.  Everything is checked and linked here: section names
  * give program types (libbpf's SEC() conventions), subprograms are appended to each
@@ -43,6 +48,17 @@ BPFRT_API struct bpfrt_object *bpfrt_object_open_file(const char *path,
 /* The same from a buffer (copied; buf may be freed on return). */
 BPFRT_API struct bpfrt_object *bpfrt_object_open_mem(const void *buf, size_t size,
 						     const struct bpfrt_object_open_opts *opts);
+/* Load the object: create every map (a LIBBPF_PIN_BY_NAME map is reused from its pin when
+ * one exists, else pinned after creation), write global data and freeze .rodata, give
+ * each map reference its map's fd, load every program whose autoload is on with
+ * BPF_PROG_LOAD, then fill prog-array and map-in-map entries from the object.  All of it
+ * goes through bpfrt_bpf() (or bpf(2) with the .kernel open option).  On failure
+ * everything created is closed again and the reason, with the verifier log, is in
+ * bpfrt_object_log().  Returns 0 or -errno (errno set): EBUSY (already loaded), the
+ * errno of the failing bpf() command (EACCES: verifier rejection; EINVAL: e.g. a program
+ * without a type), ENOMEM. */
+BPFRT_API int bpfrt_object_load(struct bpfrt_object *obj);
+
 /* Close the program and map fds of a loaded object and free it.  NULL is ignored. */
 BPFRT_API void bpfrt_object_close(struct bpfrt_object *obj);
 
@@ -78,6 +94,9 @@ BPFRT_API size_t bpfrt_program_insn_cnt(const struct bpfrt_program *prog);
 BPFRT_API int bpfrt_program_set_type(struct bpfrt_program *prog, enum bpf_prog_type type);
 BPFRT_API int bpfrt_program_set_expected_attach_type(struct bpfrt_program *prog,
 						     enum bpf_attach_type type);
+/* Whether bpfrt_object_load() loads this program (default on); before load only. */
+BPFRT_API int bpfrt_program_set_autoload(struct bpfrt_program *prog, int autoload);
+BPFRT_API int bpfrt_program_autoload(const struct bpfrt_program *prog);
 /* Program fd after a successful load, else -1. */
 BPFRT_API int bpfrt_program_fd(const struct bpfrt_program *prog);
 /* Source location of instruction insn_idx from .BTF.ext: sets *file and *line and returns

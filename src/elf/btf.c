@@ -451,11 +451,110 @@ int brt_btf_find(const struct brt_btf *btf, const char *name, unsigned int kind)
 	return -ENOENT;
 }
 
-/* .BTF.ext: the line_info subsection is a record size followed by one block per ELF
- * section: the section's name (a .BTF string), a count, then records whose insn_off is a
- * byte offset into that section. */
-int brt_btf_ext_lines(const struct brt_btf *btf, const void *data, size_t size,
-		      struct brt_btf_line **out, size_t *count, char *err, size_t errlen)
+/* .BTF.ext: func_info and line_info subsections are each a record size followed by one
+ * block per ELF section: the section's name (a .BTF string), a count, then records whose
+ * first word is a byte offset into that section.  One walker reads both; `fill` turns a
+ * record into the caller's element. */
+struct ext_kind {
+	const char *what;    /* "func info" / "line info" */
+	uint32_t min_rec;    /* bytes a record needs */
+	size_t elem_size;    /* bytes of one output element */
+	/* 0, or -EINVAL when a field of the record is out of range */
+	int (*fill)(const struct brt_btf *btf, const char *sec, const uint32_t *rec, void *elem);
+};
+
+static int fill_line(const struct brt_btf *btf, const char *sec, const uint32_t *rec, void *elem)
+{
+	struct brt_btf_line *l = elem;
+
+	*l = (struct brt_btf_line){
+		.sec = sec, .insn_off = rec[0], .file = brt_btf_str(btf, rec[1]),
+		.src = brt_btf_str(btf, rec[2]), .line = rec[3] >> 10, .col = rec[3] & 0x3ff,
+		.file_off = rec[1], .src_off = rec[2],
+	};
+	if (!l->file || !l->src)
+		return -EINVAL;
+	return 0;
+}
+
+static int fill_func(const struct brt_btf *btf, const char *sec, const uint32_t *rec, void *elem)
+{
+	struct brt_btf_func *f = elem;
+	const struct btf_type *t = brt_btf_type(btf, rec[1]);
+
+	*f = (struct brt_btf_func){ .sec = sec, .insn_off = rec[0], .type_id = rec[1] };
+	return t && BTF_INFO_KIND(t->info) == BTF_KIND_FUNC ? 0 : -EINVAL;
+}
+
+static const struct ext_kind ext_lines = { "line info", 16, sizeof(struct brt_btf_line),
+					   fill_line };
+static const struct ext_kind ext_funcs = { "func info", 8, sizeof(struct brt_btf_func),
+					   fill_func };
+
+static int ext_walk(const struct brt_btf *btf, const uint8_t *p, uint32_t end, uint32_t base,
+		    const struct ext_kind *k, void **out, size_t *count, char *err, size_t errlen)
+{
+	uint8_t *elems = NULL;
+	size_t n = 0, cap = 0;
+	uint32_t rec_size, off;
+
+	if (end < 4)
+		return btf_err(err, errlen, "offset 0x%x: %s shorter than its record size", base,
+			       k->what);
+	memcpy(&rec_size, p, 4);
+	if (rec_size < k->min_rec || rec_size > 256 || rec_size % 4)
+		return btf_err(err, errlen, "offset 0x%x: %s record size %u", base, k->what,
+			       rec_size);
+	for (off = 4; off < end;) {
+		uint32_t blk[2];
+		const char *sec;
+
+		if (end - off < sizeof(blk))
+			goto truncated;
+		memcpy(blk, p + off, sizeof(blk));
+		sec = brt_btf_str(btf, blk[0]);
+		if (!sec) {
+			free(elems);
+			return btf_err(err, errlen, "offset 0x%x: %s: section name offset %u out of "
+				       "range", base + off, k->what, blk[0]);
+		}
+		off += sizeof(blk);
+		if ((uint64_t)blk[1] * rec_size > end - off)
+			goto truncated;
+		for (uint32_t i = 0; i < blk[1]; i++, off += rec_size) {
+			uint32_t rec[64];
+
+			if (n == cap) {
+				uint8_t *ne;
+
+				cap = cap ? 2 * cap : 64;
+				ne = realloc(elems, cap * k->elem_size);
+				if (!ne) {
+					free(elems);
+					return -ENOMEM;
+				}
+				elems = ne;
+			}
+			memcpy(rec, p + off, rec_size);
+			if (k->fill(btf, sec, rec, elems + n * k->elem_size)) {
+				free(elems);
+				return btf_err(err, errlen, "offset 0x%x: %s record %u of '%s' names "
+					       "a bad string or type", base + off, k->what, i, sec);
+			}
+			n++;
+		}
+	}
+	*out = elems;
+	*count = n;
+	return 0;
+
+truncated:
+	free(elems);
+	return btf_err(err, errlen, "offset 0x%x: %s block truncated", base + off, k->what);
+}
+
+int brt_btf_ext_parse(const struct brt_btf *btf, const void *data, size_t size,
+		      struct brt_btf_ext *ext, char *err, size_t errlen)
 {
 	struct btf_ext_hdr {
 		uint16_t magic;
@@ -467,13 +566,9 @@ int brt_btf_ext_lines(const struct brt_btf *btf, const void *data, size_t size,
 		uint32_t line_info_off;
 		uint32_t line_info_len;
 	} hdr;
-	const uint8_t *p;
-	uint32_t rec_size, off, end;
-	struct brt_btf_line *lines = NULL;
-	size_t n = 0, cap = 0;
+	int ret = 0;
 
-	*out = NULL;
-	*count = 0;
+	memset(ext, 0, sizeof(*ext));
 	if (size < sizeof(hdr))
 		return btf_err(err, errlen, "%zu bytes, shorter than the header", size);
 	memcpy(&hdr, data, sizeof(hdr));
@@ -481,71 +576,56 @@ int brt_btf_ext_lines(const struct brt_btf *btf, const void *data, size_t size,
 		return btf_err(err, errlen, "offset 0x0: bad magic 0x%04x or version %u",
 			       hdr.magic, hdr.version);
 	if (hdr.hdr_len < sizeof(hdr) || hdr.hdr_len > size ||
-	    (uint64_t)hdr.hdr_len + hdr.line_info_off + hdr.line_info_len > size)
+	    (uint64_t)hdr.hdr_len + hdr.line_info_off + hdr.line_info_len > size ||
+	    (uint64_t)hdr.hdr_len + hdr.func_info_off + hdr.func_info_len > size)
 		return btf_err(err, errlen,
-			       "offset 0x4: line info [%u, +%u) runs past the %zu-byte "
-			       "section", hdr.line_info_off, hdr.line_info_len, size);
-	if (!hdr.line_info_len)
-		return 0;
-	p = (const uint8_t *)data + hdr.hdr_len + hdr.line_info_off;
-	end = hdr.line_info_len;
-	if (end < 4)
-		return btf_err(err, errlen, "line info shorter than its record size");
-	memcpy(&rec_size, p, 4);
-	if (rec_size < 16 || rec_size > 256)
-		return btf_err(err, errlen, "offset 0x%x: line info record size %u",
-			       hdr.hdr_len + hdr.line_info_off, rec_size);
-	for (off = 4; off < end;) {
-		uint32_t blk[2];
+			       "offset 0x4: func info [%u, +%u) or line info [%u, +%u) runs past "
+			       "the %zu-byte section", hdr.func_info_off, hdr.func_info_len,
+			       hdr.line_info_off, hdr.line_info_len, size);
+	if (hdr.func_info_len)
+		ret = ext_walk(btf, (const uint8_t *)data + hdr.hdr_len + hdr.func_info_off,
+			       hdr.func_info_len, hdr.hdr_len + hdr.func_info_off, &ext_funcs,
+			       (void **)&ext->funcs, &ext->nfuncs, err, errlen);
+	if (!ret && hdr.line_info_len)
+		ret = ext_walk(btf, (const uint8_t *)data + hdr.hdr_len + hdr.line_info_off,
+			       hdr.line_info_len, hdr.hdr_len + hdr.line_info_off, &ext_lines,
+			       (void **)&ext->lines, &ext->nlines, err, errlen);
+	if (ret)
+		brt_btf_ext_free(ext);
+	return ret;
+}
 
-		if (end - off < sizeof(blk))
-			goto truncated;
-		memcpy(blk, p + off, sizeof(blk));
-		off += sizeof(blk);
-		if (!brt_btf_str(btf, blk[0])) {
-			free(lines);
-			return btf_err(err, errlen,
-				       "offset 0x%x: section name offset %u out of range",
-				       hdr.hdr_len + hdr.line_info_off + off - 8, blk[0]);
-		}
-		if ((uint64_t)blk[1] * rec_size > end - off)
-			goto truncated;
-		for (uint32_t i = 0; i < blk[1]; i++, off += rec_size) {
-			uint32_t rec[4];
+void brt_btf_ext_free(struct brt_btf_ext *ext)
+{
+	free(ext->funcs);
+	free(ext->lines);
+	memset(ext, 0, sizeof(*ext));
+}
 
-			memcpy(rec, p + off, sizeof(rec));
-			if (n == cap) {
-				struct brt_btf_line *nl;
+/* The section as the kernel's BPF_BTF_LOAD wants it: header, types (with whatever fixups
+ * were written into type_data), strings. */
+int brt_btf_raw(const struct brt_btf *btf, void **out, size_t *len)
+{
+	struct btf_header h = { .magic = BTF_MAGIC, .version = BTF_VERSION, .hdr_len = sizeof(h) };
+	uint32_t type_len = 0;
+	uint8_t *raw;
 
-				cap = cap ? 2 * cap : 64;
-				nl = realloc(lines, cap * sizeof(*nl));
-				if (!nl) {
-					free(lines);
-					return -ENOMEM;
-				}
-				lines = nl;
-			}
-			lines[n] = (struct brt_btf_line){
-				.sec = btf->strs + blk[0],
-				.insn_off = rec[0],
-				.file = brt_btf_str(btf, rec[1]),
-				.src = brt_btf_str(btf, rec[2]),
-				.line = rec[3] >> 10,
-				.col = rec[3] & 0x3ff,
-			};
-			if (!lines[n].file)
-				lines[n].file = "";
-			if (!lines[n].src)
-				lines[n].src = "";
-			n++;
-		}
+	if (btf->ntypes > 1) {
+		const struct btf_type *last = btf->types[btf->ntypes - 1];
+
+		type_len = (uint32_t)((const uint8_t *)(const void *)last - btf->type_data) +
+			   (uint32_t)sizeof(*last) + (uint32_t)extra_size(last);
 	}
-	*out = lines;
-	*count = n;
+	h.type_len = type_len;
+	h.str_off = type_len;
+	h.str_len = btf->str_len;
+	raw = malloc(sizeof(h) + type_len + btf->str_len);
+	if (!raw)
+		return -ENOMEM;
+	memcpy(raw, &h, sizeof(h));
+	memcpy(raw + sizeof(h), btf->type_data, type_len);
+	memcpy(raw + sizeof(h) + type_len, btf->strs, btf->str_len);
+	*out = raw;
+	*len = sizeof(h) + type_len + btf->str_len;
 	return 0;
-
-truncated:
-	free(lines);
-	return btf_err(err, errlen, "offset 0x%x: line info block truncated",
-		       hdr.hdr_len + hdr.line_info_off + off);
 }

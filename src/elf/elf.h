@@ -32,6 +32,22 @@ struct brt_btf_line {
 	const char *src;   /* text of the source line */
 	uint32_t line;     /* line number */
 	uint32_t col;      /* column */
+	uint32_t file_off; /* .BTF string offsets of file and src, for the kernel */
+	uint32_t src_off;
+};
+
+/* One .BTF.ext func_info record: the BTF FUNC describing the function at insn_off. */
+struct brt_btf_func {
+	const char *sec;   /* ELF section */
+	uint32_t insn_off; /* byte offset in that section */
+	uint32_t type_id;  /* a BTF_KIND_FUNC */
+};
+
+struct brt_btf_ext {
+	struct brt_btf_func *funcs; /* func_info, in file order */
+	size_t nfuncs;
+	struct brt_btf_line *lines; /* line_info, in file order */
+	size_t nlines;
 };
 
 /* Parse a .BTF section (copied; data may be freed afterwards).  Checks the header, every
@@ -52,9 +68,12 @@ uint32_t brt_btf_skip_mods(const struct brt_btf *btf, uint32_t id);
 int brt_btf_resolve_size(const struct brt_btf *btf, uint32_t id, uint64_t *size);
 /* First type of that kind and name, or -ENOENT. */
 int brt_btf_find(const struct brt_btf *btf, const char *name, unsigned int kind);
-/* Read the line_info part of .BTF.ext; strings point into btf. */
-int brt_btf_ext_lines(const struct brt_btf *btf, const void *data, size_t size,
-		      struct brt_btf_line **out, size_t *count, char *err, size_t errlen);
+/* Read the func_info and line_info parts of .BTF.ext; strings point into btf. */
+int brt_btf_ext_parse(const struct brt_btf *btf, const void *data, size_t size,
+		      struct brt_btf_ext *ext, char *err, size_t errlen);
+void brt_btf_ext_free(struct brt_btf_ext *ext);
+/* A fresh .BTF image (header, types, strings) for BPF_BTF_LOAD; caller frees *out. */
+int brt_btf_raw(const struct brt_btf *btf, void **out, size_t *len);
 
 /* ---- section names to program types (sections.c, sec_def.def) ---- */
 
@@ -125,6 +144,8 @@ struct brt_elf_reloc {
 /* A source line for one instruction of a linked program (from .BTF.ext). */
 struct brt_elf_line {
 	uint32_t insn_idx; /* instruction in the linked program */
+	uint32_t file_off; /* .BTF string offsets of file and src */
+	uint32_t src_off;
 	const char *file;  /* owned by the object's BTF */
 	const char *src;   /* text of the line */
 	uint32_t line;     /* line number */
@@ -145,6 +166,8 @@ struct brt_elf_prog {
 	size_t nrelocs;               /* entries in relocs */
 	struct brt_elf_line *lines;   /* source lines, by insn_idx */
 	size_t nlines;                /* entries in lines */
+	struct bpf_func_info *func_info; /* BTF FUNC of each function start, by insn */
+	size_t nfunc_info;            /* entries in func_info */
 };
 
 struct brt_elf_obj {
@@ -156,8 +179,7 @@ struct brt_elf_obj {
 	struct brt_elf_map *maps;  /* legacy, then BTF-defined, then global data */
 	size_t nmaps;
 	struct brt_btf *btf;       /* parsed .BTF, or NULL */
-	struct brt_btf_line *ext_lines; /* all .BTF.ext line records */
-	size_t n_ext_lines;
+	struct brt_btf_ext ext;    /* .BTF.ext records, empty when absent */
 	size_t nsyms_seen;         /* symbols in .symtab (for `object show`) */
 	char **strings;            /* names kept by brt_elf_keep() */
 	size_t nstrings;
@@ -183,6 +205,7 @@ struct bpfrt_program {
 	struct bpfrt_object *obj; /* owner */
 	struct brt_elf_prog *p;   /* parsed program */
 	int fd;                   /* after load, else -1 */
+	int autoload;             /* loaded by bpfrt_object_load() */
 };
 
 struct bpfrt_map {
@@ -198,6 +221,9 @@ struct bpfrt_object {
 	char *pin_root;                /* directory for pinned maps */
 	char *log;                     /* last load's messages, or NULL */
 	int loaded;                    /* fds are live */
+	int kernel;                    /* load through bpf(2), not bpfrt_bpf() */
+	int btf_fd;                    /* .BTF loaded into the kernel during load, or -1 */
+	uint32_t log_level;            /* verifier log level at load */
 };
 
 /* Close the fds of a loaded object and mark it unloaded. */

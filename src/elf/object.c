@@ -51,13 +51,19 @@ struct bpfrt_object *bpfrt_object_open_mem(const void *buf, size_t size,
 	}
 	obj->progs = calloc(obj->elf->nprogs + 1, sizeof(*obj->progs));
 	obj->maps = calloc(obj->elf->nmaps + 1, sizeof(*obj->maps));
-	obj->pin_root = strdup(pin ? pin : "/sys/fs/bpf");
+	obj->kernel = BRT_OPTS_GET(opts, kernel, 0);
+	obj->btf_fd = -1;
+	obj->log_level = BRT_OPTS_GET(opts, log_level, 0);
+	if (!pin)
+		pin = obj->kernel ? "/sys/fs/bpf" : getenv("BPFRT_FS");
+	obj->pin_root = strdup(pin ? pin : "/dev/shm/bpfrt");
 	if (!obj->progs || !obj->maps || !obj->pin_root) {
 		bpfrt_object_close(obj);
 		return set_errno_null(ENOMEM);
 	}
 	for (size_t i = 0; i < obj->elf->nprogs; i++)
-		obj->progs[i] = (struct bpfrt_program){ .obj = obj, .p = &obj->elf->progs[i], .fd = -1 };
+		obj->progs[i] = (struct bpfrt_program){ .obj = obj, .p = &obj->elf->progs[i],
+							.fd = -1, .autoload = 1 };
 	for (size_t i = 0; i < obj->elf->nmaps; i++)
 		obj->maps[i] = (struct bpfrt_map){ .obj = obj, .m = &obj->elf->maps[i], .fd = -1 };
 	return obj;
@@ -110,6 +116,8 @@ struct bpfrt_object *bpfrt_object_open_file(const char *path,
 	if (!o.object_name)
 		o.object_name = path;
 	o.pin_root_path = BRT_OPTS_GET(opts, pin_root_path, NULL);
+	o.log_level = BRT_OPTS_GET(opts, log_level, 0);
+	o.kernel = BRT_OPTS_GET(opts, kernel, 0);
 	obj = bpfrt_object_open_mem(buf, len, &o);
 	err = errno;
 	free(buf);
@@ -231,6 +239,19 @@ int bpfrt_program_set_expected_attach_type(struct bpfrt_program *prog, enum bpf_
 	return 0;
 }
 
+int bpfrt_program_set_autoload(struct bpfrt_program *prog, int autoload)
+{
+	if (prog->obj->loaded)
+		return neg_errno(-EBUSY);
+	prog->autoload = !!autoload;
+	return 0;
+}
+
+int bpfrt_program_autoload(const struct bpfrt_program *prog)
+{
+	return prog->autoload;
+}
+
 int bpfrt_program_fd(const struct bpfrt_program *prog)
 {
 	return prog->fd;
@@ -306,11 +327,6 @@ int bpfrt_map_set_initial_value(struct bpfrt_map *map, const void *data, size_t 
 	free(m->data);
 	m->data = copy;
 	return 0;
-}
-
-void brt_object_unload(struct bpfrt_object *obj)
-{
-	obj->loaded = 0;
 }
 
 int bpfrt_map_fd(const struct bpfrt_map *map)

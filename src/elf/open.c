@@ -406,12 +406,52 @@ static int read_btf(struct brt_elf_ctx *ctx)
 			continue;
 		if (!obj->btf)
 			return brt_elf_fail(ctx, -EINVAL, (uint32_t)i, 0, ".BTF.ext without .BTF");
-		ret = brt_btf_ext_lines(obj->btf, s->data, s->data ? s->size : 0, &obj->ext_lines,
-					&obj->n_ext_lines, msg, sizeof(msg));
+		ret = brt_btf_ext_parse(obj->btf, s->data, s->data ? s->size : 0, &obj->ext, msg,
+					sizeof(msg));
 		if (ret)
 			return btf_fail(ctx, ret, (uint32_t)i, msg);
 	}
 	return 0;
+}
+
+/* clang leaves DATASEC sizes and variable offsets for the loader to fill from the ELF
+ * symbol table (the kernel rejects them as they are); fix them in our copy of .BTF. */
+static void fixup_datasecs(struct brt_elf_ctx *ctx)
+{
+	struct brt_btf *btf = ctx->obj->btf;
+
+	for (uint32_t id = 1; btf && id < btf->ntypes; id++) {
+		const struct btf_type *t = btf->types[id];
+		size_t at = (size_t)((const uint8_t *)(const void *)t - btf->type_data);
+		struct btf_type *w = (struct btf_type *)(void *)(btf->type_data + at);
+		struct btf_var_secinfo *vs = (struct btf_var_secinfo *)(void *)(w + 1);
+		const char *name = btf->strs + t->name_off;
+		size_t sec = 0;
+
+		if (BTF_INFO_KIND(t->info) != BTF_KIND_DATASEC)
+			continue;
+		for (size_t i = 1; i < ctx->nsecs && !sec; i++)
+			if (!strcmp(ctx->secs[i].name, name))
+				sec = i;
+		if (!sec || ctx->secs[sec].size > UINT32_MAX)
+			continue;
+		w->size = (uint32_t)ctx->secs[sec].size;
+		for (uint32_t v = 0; v < BTF_INFO_VLEN(t->info); v++) {
+			const char *var = brt_btf_name(btf, vs[v].type);
+
+			for (size_t j = 0; j < ctx->nsyms; j++) {
+				const struct brt_elf_sym *sym = &ctx->syms[j];
+
+				if (sym->shndx != sec || strcmp(sym->name, var) ||
+				    sym->value > UINT32_MAX)
+					continue;
+				vs[v].offset = (uint32_t)sym->value;
+				if (sym->size && sym->size <= UINT32_MAX)
+					vs[v].size = (uint32_t)sym->size;
+				break;
+			}
+		}
+	}
 }
 
 static int cmp_func(const void *a, const void *b)
@@ -531,6 +571,7 @@ static int parse(struct brt_elf_ctx *ctx, Elf *elf, size_t size)
 	if ((ret = check_header(ctx, elf, size)) || (ret = read_sections(ctx, elf, size)) ||
 	    (ret = read_symbols(ctx, elf)) || (ret = read_relocs(ctx, elf)) ||
 	    (ret = read_license_version(ctx)) || (ret = read_btf(ctx)) ||
+	    (fixup_datasecs(ctx), 0) ||
 	    (ret = collect_funcs(ctx)) || (ret = brt_elf_collect_maps(ctx)) ||
 	    (ret = brt_elf_collect_slots(ctx)) || (ret = brt_elf_link(ctx)))
 		return ret;
@@ -614,13 +655,14 @@ void brt_elf_free(struct brt_elf_obj *obj)
 		free(obj->progs[i].insns);
 		free(obj->progs[i].relocs);
 		free(obj->progs[i].lines);
+		free(obj->progs[i].func_info);
 	}
 	free(obj->progs);
 	for (size_t i = 0; i < obj->nmaps; i++)
 		free_map(&obj->maps[i]);
 	free(obj->maps);
 	brt_btf_free(obj->btf);
-	free(obj->ext_lines);
+	brt_btf_ext_free(&obj->ext);
 	for (size_t i = 0; i < obj->nstrings; i++)
 		free(obj->strings[i]);
 	free(obj->strings);

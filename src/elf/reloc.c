@@ -369,8 +369,8 @@ static int link_lines(struct linker *lk)
 		const struct brt_elf_func *f = &ctx->funcs[lk->placed[k].func];
 		const char *secname = ctx->secs[f->sec].name;
 
-		for (size_t i = 0; i < obj->n_ext_lines; i++) {
-			const struct brt_btf_line *l = &obj->ext_lines[i];
+		for (size_t i = 0; i < obj->ext.nlines; i++) {
+			const struct brt_btf_line *l = &obj->ext.lines[i];
 			uint32_t at = l->insn_off / 8;
 
 			if (l->insn_off % 8 || at < f->start || at >= f->start + f->cnt ||
@@ -388,11 +388,47 @@ static int link_lines(struct linker *lk)
 			p->lines[p->nlines++] = (struct brt_elf_line){
 				.insn_idx = lk->placed[k].out_start + at - f->start,
 				.file = l->file, .src = l->src, .line = l->line, .col = l->col,
+				.file_off = l->file_off, .src_off = l->src_off,
 			};
 		}
 	}
 	if (p->nlines)
 		qsort(p->lines, p->nlines, sizeof(*p->lines), cmp_line);
+	return 0;
+}
+
+/* func_info for the linked layout: one BTF FUNC per placed function, in layout order.
+ * The kernel wants all or nothing, so a function without a record drops them all. */
+static int link_funcs(struct linker *lk)
+{
+	struct brt_elf_ctx *ctx = lk->ctx;
+	const struct brt_btf_ext *ext = &ctx->obj->ext;
+	struct brt_elf_prog *p = lk->prog;
+
+	if (!ext->nfuncs)
+		return 0;
+	p->func_info = calloc(lk->nplaced, sizeof(*p->func_info));
+	if (!p->func_info)
+		return -ENOMEM;
+	for (size_t k = 0; k < lk->nplaced; k++) {
+		const struct brt_elf_func *f = &ctx->funcs[lk->placed[k].func];
+		const char *secname = ctx->secs[f->sec].name;
+		size_t i;
+
+		for (i = 0; i < ext->nfuncs; i++)
+			if (ext->funcs[i].insn_off == f->start * 8 &&
+			    !strcmp(ext->funcs[i].sec, secname))
+				break;
+		if (i == ext->nfuncs) {
+			free(p->func_info);
+			p->func_info = NULL;
+			p->nfunc_info = 0;
+			return 0;
+		}
+		p->func_info[k].insn_off = lk->placed[k].out_start;
+		p->func_info[k].type_id = ext->funcs[i].type_id;
+		p->nfunc_info++;
+	}
 	return 0;
 }
 
@@ -409,6 +445,8 @@ static int link_prog(struct brt_elf_ctx *ctx, size_t fidx)
 		ret = link_func(&lk, k);
 	if (!ret)
 		ret = link_lines(&lk);
+	if (!ret)
+		ret = link_funcs(&lk);
 	/* Fix up symbol names, which still point into the file image. */
 	for (size_t i = 0; !ret && i < lk.prog->nrelocs; i++) {
 		lk.prog->relocs[i].sym = brt_elf_keep(ctx->obj, lk.prog->relocs[i].sym);

@@ -287,15 +287,16 @@ static void test_ext_lines(void)
 {
 	struct blob b = { 0 };
 	struct brt_btf *btf;
-	struct brt_btf_line *lines;
+	struct brt_btf_ext e;
 	unsigned char ext[256];
 	uint32_t w[64];
-	size_t n = 0, count;
+	size_t n = 0;
 	char err[256];
 	uint32_t sec, file, src;
 
 	T_CASE("BTF.ext line info");
 	t_int(&b, "int", 4);
+	t_ref(&b, BTF_KIND_FUNC, "main", 0);
 	sec = str(&b, "socket");
 	file = str(&b, "prog.c");
 	src = str(&b, "return 0;");
@@ -314,36 +315,55 @@ static void test_ext_lines(void)
 	w[n++] = 0, w[n++] = file, w[n++] = src, w[n++] = (7u << 10) | 3;
 	w[n++] = 8, w[n++] = file, w[n++] = src, w[n++] = (8u << 10) | 1;
 	memcpy(ext, w, n * 4);
-	T_EQ_INT(0, brt_btf_ext_lines(btf, ext, n * 4, &lines, &count, err, sizeof(err)));
-	T_EQ_INT(2, count);
-	if (count == 2) {
-		T_EQ_STR("socket", lines[0].sec);
-		T_EQ_STR("prog.c", lines[1].file);
-		T_EQ_STR("return 0;", lines[1].src);
-		T_EQ_INT(7, lines[0].line);
-		T_EQ_INT(3, lines[0].col);
-		T_EQ_INT(8, lines[1].insn_off);
+	T_EQ_INT(0, brt_btf_ext_parse(btf, ext, n * 4, &e, err, sizeof(err)));
+	T_EQ_INT(2, e.nlines);
+	T_EQ_INT(0, e.nfuncs);
+	if (e.nlines == 2) {
+		T_EQ_STR("socket", e.lines[0].sec);
+		T_EQ_STR("prog.c", e.lines[1].file);
+		T_EQ_STR("return 0;", e.lines[1].src);
+		T_EQ_INT(7, e.lines[0].line);
+		T_EQ_INT(3, e.lines[0].col);
+		T_EQ_INT(8, e.lines[1].insn_off);
+		T_EQ_INT(src, e.lines[1].src_off);
 	}
-	free(lines);
+	brt_btf_ext_free(&e);
 
 	T_CASE("BTF.ext truncated block");
 	w[8] = 5; /* five records announced, two present */
 	memcpy(ext, w, n * 4);
-	T_EQ_INT(-EINVAL, brt_btf_ext_lines(btf, ext, n * 4, &lines, &count, err, sizeof(err)));
+	T_EQ_INT(-EINVAL, brt_btf_ext_parse(btf, ext, n * 4, &e, err, sizeof(err)));
 	T_CONTAINS("line info block truncated", err);
 
 	T_CASE("BTF.ext bad section name");
 	w[8] = 2;
 	w[7] = 9999;
 	memcpy(ext, w, n * 4);
-	T_EQ_INT(-EINVAL, brt_btf_ext_lines(btf, ext, n * 4, &lines, &count, err, sizeof(err)));
+	T_EQ_INT(-EINVAL, brt_btf_ext_parse(btf, ext, n * 4, &e, err, sizeof(err)));
 	T_CONTAINS("section name offset 9999 out of range", err);
 
 	T_CASE("BTF.ext line info past end");
 	w[5] = 4000;
 	memcpy(ext, w, n * 4);
-	T_EQ_INT(-EINVAL, brt_btf_ext_lines(btf, ext, n * 4, &lines, &count, err, sizeof(err)));
+	T_EQ_INT(-EINVAL, brt_btf_ext_parse(btf, ext, n * 4, &e, err, sizeof(err)));
 	T_CONTAINS("runs past", err);
+
+	T_CASE("BTF.ext func info");
+	n = 0;
+	w[n++] = BTF_MAGIC | (BTF_VERSION << 16);
+	w[n++] = 24;
+	w[n++] = 0;      /* func info at 0 */
+	w[n++] = 4 + 8 + 2 * 8;
+	w[n++] = 4 + 8 + 2 * 8; /* empty line info right after */
+	w[n++] = 0;
+	w[n++] = 8;
+	w[n++] = sec;
+	w[n++] = 2;
+	w[n++] = 0, w[n++] = 2;  /* [2] is the FUNC below */
+	w[n++] = 16, w[n++] = 1; /* [1] is an INT: refused */
+	memcpy(ext, w, n * 4);
+	T_EQ_INT(-EINVAL, brt_btf_ext_parse(btf, ext, n * 4, &e, err, sizeof(err)));
+	T_CONTAINS("func info record 1 of 'socket' names a bad string or type", err);
 	brt_btf_free(btf);
 }
 

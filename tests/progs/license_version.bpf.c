@@ -1,5 +1,6 @@
-/* license_version: a non-GPL license string and a "version" section; no maps.  Returns
- * the packet length's low byte plus 1 through a conditional. */
+/* license_version: a "Dual MIT/GPL" license string and a "version" section; no maps.
+ * Returns skb->len's low byte plus 1 (51 for a 64-byte test frame: the socket-filter
+ * test run pulls the 14-byte Ethernet header, in the kernel and in bpfrt). */
 #include "bpfrt_progs.h"
 
 SEC("socket")

@@ -1,5 +1,5 @@
 /* rodata_str: string literals land in .rodata.str1.1 (mergeable strings); a subprogram
- * sums the bytes of "hello" (532) and of "BPF" (218) and the program returns 750.  The
+ * sums the bytes of "hello" (532) and of "BPF" (216) and the program returns 748.  The
  * empty asm hides the pointers so clang cannot fold the sums at compile time. */
 #include "bpfrt_progs.h"
 

@@ -1,0 +1,423 @@
+/* load.c - bpfrt_object_load(): maps created (or reused from their pin), global data
+ * written and .rodata frozen, each lddw map reference given its map's fd, programs loaded,
+ * then prog-array and map-in-map slots filled.  Everything goes through one bpf(2)-shaped
+ * function - bpfrt_bpf(), or the kernel's syscall when the object was opened with
+ * .kernel = 1 - so the same relocated object can be compared on both.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "bpfrt.h"
+#include "elf/elf.h"
+#include "util/util.h"
+
+#define LOG_RETRY_SIZE (4u << 20) /* verifier log buffer for the retry after a failure */
+
+static int kernel_bpf(int cmd, union bpf_attr *attr, unsigned int size)
+{
+	return (int)syscall(__NR_bpf, cmd, attr, size);
+}
+
+typedef int (*bpf_fn)(int cmd, union bpf_attr *attr, unsigned int size);
+
+static bpf_fn sys_of(const struct bpfrt_object *obj)
+{
+	return obj->kernel ? kernel_bpf : bpfrt_bpf;
+}
+
+/* Append to the object's log (kept for bpfrt_object_log()) and warn through print. */
+static void logf_obj(struct bpfrt_object *obj, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void logf_obj(struct bpfrt_object *obj, const char *fmt, ...)
+{
+	size_t old = obj->log ? strlen(obj->log) : 0;
+	char line[1024];
+	va_list ap;
+	char *n;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	brt_print(BPFRT_WARN, "%s", line);
+	n = realloc(obj->log, old + strlen(line) + 1);
+	if (!n)
+		return;
+	memcpy(n + old, line, strlen(line) + 1);
+	obj->log = n;
+}
+
+static void log_append_raw(struct bpfrt_object *obj, const char *text)
+{
+	size_t old = obj->log ? strlen(obj->log) : 0, add = strlen(text);
+	char *n = realloc(obj->log, old + add + 2);
+
+	if (!n)
+		return;
+	memcpy(n + old, text, add);
+	n[old + add] = add && text[add - 1] != '\n' ? '\n' : 0;
+	n[old + add + 1] = 0;
+	obj->log = n;
+}
+
+/* Kernel object names: at most 15 characters of [A-Za-z0-9_.]. */
+static void obj_name(char dst[BPF_OBJ_NAME_LEN], const char *src)
+{
+	size_t n = 0;
+
+	for (; *src && n < BPF_OBJ_NAME_LEN - 1; src++) {
+		char c = *src;
+
+		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		    c == '_' || c == '.')
+			dst[n++] = c;
+	}
+	dst[n] = 0;
+}
+
+static int create_one(struct bpfrt_object *obj, const struct brt_elf_map *m, int inner_fd)
+{
+	union bpf_attr attr;
+	int fd;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.map_type = m->type;
+	attr.key_size = m->key_size;
+	attr.value_size = m->value_size;
+	attr.max_entries = m->max_entries;
+	attr.map_flags = m->map_flags;
+	attr.numa_node = m->numa_node;
+	attr.inner_map_fd = inner_fd > 0 ? (uint32_t)inner_fd : 0;
+	obj_name(attr.map_name, m->name);
+	fd = sys_of(obj)(BPF_MAP_CREATE, &attr, sizeof(attr));
+	return fd < 0 ? -errno : fd;
+}
+
+static int map_update(struct bpfrt_object *obj, int fd, const void *key, const void *value)
+{
+	union bpf_attr attr;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.map_fd = (uint32_t)fd;
+	attr.key = (uint64_t)(uintptr_t)key;
+	attr.value = (uint64_t)(uintptr_t)value;
+	attr.flags = BPF_ANY;
+	return sys_of(obj)(BPF_MAP_UPDATE_ELEM, &attr, sizeof(attr)) ? -errno : 0;
+}
+
+static int pin_path(const struct bpfrt_object *obj, const struct brt_elf_map *m, char *buf,
+		    size_t len)
+{
+	int n = snprintf(buf, len, "%s/%s", obj->pin_root, m->name);
+
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+/* LIBBPF_PIN_BY_NAME: reuse the pinned map if there is one, else pin the new one. */
+static int obj_get(struct bpfrt_object *obj, const char *path)
+{
+	union bpf_attr attr;
+	int fd;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.pathname = (uint64_t)(uintptr_t)path;
+	fd = sys_of(obj)(BPF_OBJ_GET, &attr, sizeof(attr));
+	return fd < 0 ? -errno : fd;
+}
+
+static int obj_pin(struct bpfrt_object *obj, int fd, const char *path)
+{
+	union bpf_attr attr;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.pathname = (uint64_t)(uintptr_t)path;
+	attr.bpf_fd = (uint32_t)fd;
+	return sys_of(obj)(BPF_OBJ_PIN, &attr, sizeof(attr)) ? -errno : 0;
+}
+
+static int create_map(struct bpfrt_object *obj, struct bpfrt_map *map)
+{
+	const struct brt_elf_map *m = map->m;
+	char path[512];
+	int inner_fd = -1, fd, ret;
+
+	if (m->pinning) {
+		if ((ret = pin_path(obj, m, path, sizeof(path))))
+			return ret;
+		fd = obj_get(obj, path);
+		if (fd >= 0) {
+			map->fd = fd;
+			return 0;
+		}
+		if (fd != -ENOENT) {
+			logf_obj(obj, "map '%s': cannot open pin %s: %s\n", m->name, path,
+				 strerror(-fd));
+			return fd;
+		}
+	}
+	if (m->inner) {
+		inner_fd = create_one(obj, m->inner, -1);
+		if (inner_fd < 0) {
+			logf_obj(obj, "map '%s': inner map template: %s\n", m->name,
+				 strerror(-inner_fd));
+			return inner_fd;
+		}
+	}
+	fd = create_one(obj, m, inner_fd);
+	if (inner_fd >= 0)
+		close(inner_fd);
+	if (fd < 0) {
+		logf_obj(obj, "map '%s': BPF_MAP_CREATE (type %s, key %u, value %u, max_entries %u, "
+			 "flags 0x%x): %s\n", m->name, brt_elf_map_type_name(m->type), m->key_size,
+			 m->value_size, m->max_entries, m->map_flags, strerror(-fd));
+		return fd;
+	}
+	map->fd = fd;
+	if (m->data) {
+		uint32_t zero = 0;
+
+		if ((ret = map_update(obj, fd, &zero, m->data))) {
+			logf_obj(obj, "map '%s': writing initial data: %s\n", m->name, strerror(-ret));
+			return ret;
+		}
+	}
+	if (m->kind == BRT_ELF_MAP_RODATA) {
+		union bpf_attr attr;
+
+		memset(&attr, 0, sizeof(attr));
+		attr.map_fd = (uint32_t)fd;
+		if (sys_of(obj)(BPF_MAP_FREEZE, &attr, sizeof(attr))) {
+			ret = -errno;
+			logf_obj(obj, "map '%s': BPF_MAP_FREEZE: %s\n", m->name, strerror(-ret));
+			return ret;
+		}
+	}
+	if (m->pinning && (ret = obj_pin(obj, fd, path))) {
+		logf_obj(obj, "map '%s': cannot pin at %s: %s\n", m->name, path, strerror(-ret));
+		return ret;
+	}
+	return 0;
+}
+
+/* The object's .BTF into the kernel, so func_info and line_info can go with the programs
+ * (callbacks and global functions need them).  Failure is not fatal: programs that need
+ * no BTF still load, as with libbpf. */
+static void load_btf(struct bpfrt_object *obj)
+{
+	char log[4096] = "";
+	union bpf_attr attr;
+	size_t len;
+	void *raw;
+
+	obj->btf_fd = -1;
+	if (!obj->kernel || !obj->elf->btf || brt_btf_raw(obj->elf->btf, &raw, &len))
+		return;
+	memset(&attr, 0, sizeof(attr));
+	attr.btf = (uint64_t)(uintptr_t)raw;
+	attr.btf_size = (uint32_t)len;
+	attr.btf_log_buf = (uint64_t)(uintptr_t)log;
+	attr.btf_log_size = sizeof(log);
+	attr.btf_log_level = 1;
+	obj->btf_fd = sys_of(obj)(BPF_BTF_LOAD, &attr, sizeof(attr));
+	if (obj->btf_fd < 0)
+		brt_print(BPFRT_INFO, "elf: %s: BPF_BTF_LOAD: %s; loading without BTF\n%s",
+			  obj->elf->name, strerror(errno), log);
+	free(raw);
+}
+
+/* Line info in the kernel's form: one record per instruction, strictly increasing. */
+static struct bpf_line_info *line_info(const struct brt_elf_prog *p, uint32_t *cnt)
+{
+	struct bpf_line_info *li = calloc(p->nlines ? p->nlines : 1, sizeof(*li));
+	uint32_t n = 0;
+
+	if (!li)
+		return NULL;
+	for (size_t i = 0; i < p->nlines; i++) {
+		const struct brt_elf_line *l = &p->lines[i];
+
+		if (n && li[n - 1].insn_off == l->insn_idx)
+			continue;
+		li[n++] = (struct bpf_line_info){ .insn_off = l->insn_idx,
+						  .file_name_off = l->file_off,
+						  .line_off = l->src_off,
+						  .line_col = (l->line << 10) | (l->col & 0x3ff) };
+	}
+	*cnt = n;
+	return li;
+}
+
+static int prog_load(struct bpfrt_object *obj, const struct brt_elf_prog *p,
+		     const struct bpf_insn *insns, char *log, uint32_t log_size)
+{
+	struct bpf_line_info *li = NULL;
+	union bpf_attr attr;
+	uint32_t nli = 0;
+	int fd;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.prog_type = p->type;
+	attr.expected_attach_type = p->expected_attach_type;
+	attr.insns = (uint64_t)(uintptr_t)insns;
+	attr.insn_cnt = (uint32_t)p->insn_cnt;
+	attr.license = (uint64_t)(uintptr_t)obj->elf->license;
+	attr.kern_version = obj->elf->kern_version;
+	obj_name(attr.prog_name, p->name);
+	if (log) {
+		log[0] = 0;
+		attr.log_buf = (uint64_t)(uintptr_t)log;
+		attr.log_size = log_size;
+		attr.log_level = obj->log_level ? obj->log_level : 1;
+	}
+	if (obj->btf_fd >= 0 && p->nfunc_info) {
+		attr.prog_btf_fd = (uint32_t)obj->btf_fd;
+		attr.func_info = (uint64_t)(uintptr_t)p->func_info;
+		attr.func_info_cnt = (uint32_t)p->nfunc_info;
+		attr.func_info_rec_size = sizeof(*p->func_info);
+		li = line_info(p, &nli);
+		if (li && nli && li[0].insn_off == 0) {
+			attr.line_info = (uint64_t)(uintptr_t)li;
+			attr.line_info_cnt = nli;
+			attr.line_info_rec_size = sizeof(*li);
+		}
+	}
+	fd = sys_of(obj)(BPF_PROG_LOAD, &attr, sizeof(attr));
+	fd = fd < 0 ? -errno : fd;
+	free(li);
+	return fd;
+}
+
+/* Copy of the program with every map reference holding its map's fd. */
+static struct bpf_insn *patched(const struct bpfrt_object *obj, const struct brt_elf_prog *p)
+{
+	struct bpf_insn *insns = malloc(p->insn_cnt * sizeof(*insns));
+
+	if (!insns)
+		return NULL;
+	memcpy(insns, p->insns, p->insn_cnt * sizeof(*insns));
+	for (size_t r = 0; r < p->nrelocs; r++) {
+		const struct brt_elf_reloc *rl = &p->relocs[r];
+
+		if (rl->kind == BRT_ELF_RELO_MAP_FD || rl->kind == BRT_ELF_RELO_MAP_VALUE)
+			insns[rl->insn_idx].imm = obj->maps[rl->target].fd;
+	}
+	return insns;
+}
+
+static int load_prog(struct bpfrt_object *obj, struct bpfrt_program *prog)
+{
+	const struct brt_elf_prog *p = prog->p;
+	struct bpf_insn *insns;
+	char *log = NULL;
+	int fd;
+
+	if (p->type == BPF_PROG_TYPE_UNSPEC) {
+		logf_obj(obj, "prog '%s': section '%s' names no program type; set one with "
+			 "bpfrt_program_set_type()\n", p->name, p->sec_name);
+		return -EINVAL;
+	}
+	insns = patched(obj, p);
+	if (!insns)
+		return -ENOMEM;
+	/* Without a log first, like libbpf: a log costs time; ask for it only on failure. */
+	if (obj->log_level) {
+		log = malloc(LOG_RETRY_SIZE);
+		fd = log ? prog_load(obj, p, insns, log, LOG_RETRY_SIZE) : -ENOMEM;
+	} else {
+		fd = prog_load(obj, p, insns, NULL, 0);
+		if (fd < 0 && fd != -ENOMEM) {
+			log = malloc(LOG_RETRY_SIZE);
+			if (log)
+				fd = prog_load(obj, p, insns, log, LOG_RETRY_SIZE);
+		}
+	}
+	if (fd < 0)
+		logf_obj(obj, "prog '%s' (section '%s', type %s): BPF_PROG_LOAD: %s\n", p->name,
+			 p->sec_name, brt_elf_prog_type_name(p->type), strerror(-fd));
+	if (log && log[0])
+		log_append_raw(obj, log);
+	free(log);
+	free(insns);
+	if (fd >= 0)
+		prog->fd = fd;
+	return fd < 0 ? fd : 0;
+}
+
+static int fill_slots(struct bpfrt_object *obj, struct bpfrt_map *map)
+{
+	const struct brt_elf_map *m = map->m;
+
+	for (size_t s = 0; s < m->nslots; s++) {
+		uint32_t key = m->slots[s].index;
+		int32_t val = m->type == BPF_MAP_TYPE_PROG_ARRAY ?
+				      obj->progs[m->slots[s].target].fd :
+				      obj->maps[m->slots[s].target].fd;
+		int ret;
+
+		/* A program left out by autoload leaves its slot empty. */
+		if (val < 0)
+			continue;
+		ret = map_update(obj, map->fd, &key, &val);
+
+		if (ret) {
+			logf_obj(obj, "map '%s': setting entry %u: %s\n", m->name, key,
+				 strerror(-ret));
+			return ret;
+		}
+	}
+	return 0;
+}
+
+void brt_object_unload(struct bpfrt_object *obj)
+{
+	for (size_t i = 0; i < obj->elf->nprogs; i++) {
+		if (obj->progs[i].fd >= 0)
+			close(obj->progs[i].fd);
+		obj->progs[i].fd = -1;
+	}
+	for (size_t i = 0; i < obj->elf->nmaps; i++) {
+		if (obj->maps[i].fd >= 0)
+			close(obj->maps[i].fd);
+		obj->maps[i].fd = -1;
+	}
+	if (obj->btf_fd >= 0)
+		close(obj->btf_fd);
+	obj->btf_fd = -1;
+	obj->loaded = 0;
+}
+
+int bpfrt_object_load(struct bpfrt_object *obj)
+{
+	int ret = 0;
+
+	if (!obj) {
+		errno = EINVAL;
+		return -EINVAL;
+	}
+	if (obj->loaded) {
+		errno = EBUSY;
+		return -EBUSY;
+	}
+	free(obj->log);
+	obj->log = NULL;
+	load_btf(obj);
+	for (size_t i = 0; i < obj->elf->nmaps && !ret; i++)
+		ret = create_map(obj, &obj->maps[i]);
+	for (size_t i = 0; i < obj->elf->nprogs && !ret; i++)
+		if (obj->progs[i].autoload)
+			ret = load_prog(obj, &obj->progs[i]);
+	for (size_t i = 0; i < obj->elf->nmaps && !ret; i++)
+		ret = fill_slots(obj, &obj->maps[i]);
+	if (ret) {
+		brt_object_unload(obj);
+		errno = -ret;
+		return ret;
+	}
+	obj->loaded = 1;
+	return 0;
+}

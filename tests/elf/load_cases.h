@@ -1,0 +1,98 @@
+/* load_cases.h - the corpus programs that run under BPF_PROG_TEST_RUN and what they return,
+ * shared by test_load.c (bpfrt) and test_load_oracle.c (the same objects in the kernel).
+ * A run through bpf(2)-shaped function pointers, so both sides use the same code. */
+#ifndef BPFRT_TESTS_ELF_LOAD_CASES_H
+#define BPFRT_TESTS_ELF_LOAD_CASES_H
+
+#include <errno.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "bpfrt.h"
+
+struct run_case {
+	const char *file;     /* corpus object */
+	const char *prog;     /* program to run */
+	uint32_t retval[2];   /* first and second run */
+	const char *bpfrt_gap; /* non-NULL: bpfrt may refuse the load (what it lacks) */
+};
+
+static const struct run_case run_cases[] = {
+	{ "legacy_map", "count", { 1, 2 } },
+	{ "btf_map", "xdp_pairs", { 42, 42 } },
+	{ "global_data", "data_sum", { 123, 124 } },
+	{ "rodata_str", "hello", { 748, 748 } },
+	{ "subprog_static", "first", { 14, 14 } },
+	{ "subprog_static", "second", { 10, 10 } },
+	{ "subprog_global", "global_calls", { 55, 55 } },
+	{ "multi_prog", "prog_a", { 1, 1 } },
+	{ "multi_prog", "prog_b", { 2, 2 } },
+	{ "multi_prog", "prog_c", { 3, 3 } },
+	{ "license_version", "lenplus", { 51, 51 } }, /* skb->len: 64 - ETH_HLEN */
+	{ "pinned_map", "read_shared", { 0, 0 } },
+	{ "prog_array", "entry", { 11, 11 }, "prog arrays and tail calls" },
+	{ "map_in_map", "through_outer", { 5, 5 }, "maps of maps" },
+	{ "callback", "loop_sum", { 45, 45 }, "bpf_loop() and BPF_PSEUDO_FUNC" },
+};
+
+typedef int (*test_bpf_fn)(int cmd, union bpf_attr *attr, unsigned int size);
+
+static inline int test_kernel_bpf(int cmd, union bpf_attr *attr, unsigned int size)
+{
+	return (int)syscall(__NR_bpf, cmd, attr, size);
+}
+
+/* One BPF_PROG_TEST_RUN over a 64-byte IPv4-looking frame; -errno or 0. */
+static inline int test_run_once(test_bpf_fn sys, int fd, uint32_t *retval)
+{
+	unsigned char pkt[64] = { 0 };
+	union bpf_attr attr;
+
+	pkt[12] = 0x08; /* ethertype IPv4 */
+	memset(&attr, 0, sizeof(attr));
+	attr.test.prog_fd = (uint32_t)fd;
+	attr.test.data_in = (uint64_t)(uintptr_t)pkt;
+	attr.test.data_size_in = sizeof(pkt);
+	attr.test.repeat = 1;
+	if (sys(BPF_PROG_TEST_RUN, &attr, sizeof(attr)))
+		return -errno;
+	*retval = attr.test.retval;
+	return 0;
+}
+
+/* Open file, load only `prog`, run it twice.  Returns 0, or -errno of the failing step
+ * with *step naming it. */
+static inline int test_load_run(const char *path, const char *prog, int kernel,
+				uint32_t out[2], const char **step, struct bpfrt_object **objp)
+{
+	BPFRT_OPTS(bpfrt_object_open_opts, o, .kernel = kernel);
+	struct bpfrt_object *obj = bpfrt_object_open_file(path, &o);
+	struct bpfrt_program *p, *want;
+	int ret;
+
+	*objp = obj;
+	*step = "open";
+	if (!obj)
+		return -errno;
+	*step = "find";
+	want = bpfrt_object_find_program_by_name(obj, prog);
+	if (!want)
+		return -ENOENT;
+	for (p = bpfrt_object_next_program(obj, NULL); p; p = bpfrt_object_next_program(obj, p))
+		bpfrt_program_set_autoload(p, p == want ||
+						      !strcmp(bpfrt_program_section_name(p),
+							      bpfrt_program_section_name(want)));
+	*step = "load";
+	ret = bpfrt_object_load(obj);
+	if (ret)
+		return ret;
+	*step = "run";
+	for (int i = 0; i < 2; i++)
+		if ((ret = test_run_once(kernel ? test_kernel_bpf : bpfrt_bpf,
+					 bpfrt_program_fd(want), &out[i])))
+			return ret;
+	return 0;
+}
+
+#endif

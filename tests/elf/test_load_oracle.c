@@ -1,0 +1,66 @@
+/* test_load_oracle.c - the kernel as reference for the loader: every corpus program of
+ * load_cases.h is loaded into the running kernel through the same relocation and load
+ * code (bpf(2) instead of bpfrt_bpf()) and must return the same values as in bpfrt and
+ * as its source says.  Needs root; skipped otherwise. */
+#include <errno.h>
+#include <unistd.h>
+
+#include "elf_test_util.h"
+#include "harness.h"
+#include "load_cases.h"
+
+static int quiet(enum bpfrt_print_level level, const char *fmt, va_list ap)
+{
+	(void)level;
+	(void)fmt;
+	(void)ap;
+	return 0;
+}
+
+int main(void)
+{
+	size_t len;
+	unsigned char *buf = corpus_read("legacy_map", &len);
+
+	if (!buf)
+		T_SKIP("corpus not built (clang missing)");
+	free(buf);
+	if (geteuid() != 0)
+		T_SKIP("not root: cannot load into the kernel");
+	bpfrt_set_print(quiet);
+	for (size_t i = 0; i < sizeof(run_cases) / sizeof(run_cases[0]); i++) {
+		const struct run_case *c = &run_cases[i];
+		struct bpfrt_object *kobj, *uobj;
+		uint32_t k[2] = { 0xdead, 0xdead }, u[2] = { 0xbeef, 0xbeef };
+		const char *kstep, *ustep;
+		int kret, uret;
+
+		/* The pinned map would land in /sys/fs/bpf: not this test's business. */
+		if (!strcmp(c->file, "pinned_map"))
+			continue;
+		T_CASE(c->prog);
+		kret = test_load_run(corpus_path(c->file), c->prog, 1, k, &kstep, &kobj);
+		if (kret == -EPERM && i == 0) {
+			bpfrt_object_close(kobj);
+			T_SKIP("kernel refuses bpf(): %s", strerror(-kret));
+		}
+		if (kret) {
+			T_FAIL("kernel: %s/%s: %s: %s\n%s", c->file, c->prog, kstep, strerror(-kret),
+			       kobj ? bpfrt_object_log(kobj) : "");
+			bpfrt_object_close(kobj);
+			continue;
+		}
+		T_EQ_INT(c->retval[0], k[0]);
+		T_EQ_INT(c->retval[1], k[1]);
+		uret = test_load_run(corpus_path(c->file), c->prog, 0, u, &ustep, &uobj);
+		if (!uret) {
+			T_EQ_INT(k[0], u[0]);
+			T_EQ_INT(k[1], u[1]);
+		} else if (!c->bpfrt_gap) {
+			T_FAIL("bpfrt: %s: %s", ustep, strerror(-uret));
+		}
+		bpfrt_object_close(kobj);
+		bpfrt_object_close(uobj);
+	}
+	return t_done();
+}
