@@ -323,6 +323,7 @@ int brt_btf_parse(const void *data, size_t size, struct brt_btf **out, char *err
 	memcpy(btf->strs, (const char *)data + hdr.hdr_len + hdr.str_off, hdr.str_len);
 	btf->strs[hdr.str_len] = 0;
 	btf->str_len = hdr.str_len;
+	btf->type_len = hdr.type_len;
 	btf->types_file_off = hdr.hdr_len + hdr.type_off;
 	if (!hdr.str_len || btf->strs[0] || btf->strs[hdr.str_len - 1]) {
 		ret = btf_err(err, errlen, "string section must start and end with a NUL byte");
@@ -350,6 +351,7 @@ void brt_btf_free(struct brt_btf *btf)
 		return;
 	free(btf->types);
 	free(btf->type_data);
+	free(btf->kernel_types);
 	free(btf->strs);
 	free(btf);
 }
@@ -607,15 +609,9 @@ void brt_btf_ext_free(struct brt_btf_ext *ext)
 int brt_btf_raw(const struct brt_btf *btf, void **out, size_t *len)
 {
 	struct btf_header h = { .magic = BTF_MAGIC, .version = BTF_VERSION, .hdr_len = sizeof(h) };
-	uint32_t type_len = 0;
+	uint32_t type_len = btf->type_len;
 	uint8_t *raw;
 
-	if (btf->ntypes > 1) {
-		const struct btf_type *last = btf->types[btf->ntypes - 1];
-
-		type_len = (uint32_t)((const uint8_t *)(const void *)last - btf->type_data) +
-			   (uint32_t)sizeof(*last) + (uint32_t)extra_size(last);
-	}
 	h.type_len = type_len;
 	h.str_off = type_len;
 	h.str_len = btf->str_len;
@@ -623,7 +619,7 @@ int brt_btf_raw(const struct brt_btf *btf, void **out, size_t *len)
 	if (!raw)
 		return -ENOMEM;
 	memcpy(raw, &h, sizeof(h));
-	memcpy(raw + sizeof(h), btf->type_data, type_len);
+	memcpy(raw + sizeof(h), btf->kernel_types ? btf->kernel_types : btf->type_data, type_len);
 	memcpy(raw + sizeof(h) + type_len, btf->strs, btf->str_len);
 	*out = raw;
 	*len = sizeof(h) + type_len + btf->str_len;

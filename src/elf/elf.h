@@ -19,6 +19,8 @@ struct brt_btf {
 	const struct btf_type **types; /* index = type id; [0] is void (NULL) */
 	uint32_t ntypes;               /* including void */
 	uint8_t *type_data;            /* private, aligned copy of the type records */
+	uint32_t type_len;             /* bytes in type_data */
+	uint8_t *kernel_types;         /* type_data with DATASEC fixups for the kernel, or NULL */
 	char *strs;                    /* private copy of the string section */
 	uint32_t str_len;              /* bytes in strs (NUL-terminated) */
 	uint32_t types_file_off;       /* where the type records start in the section */
@@ -72,7 +74,8 @@ int brt_btf_find(const struct brt_btf *btf, const char *name, unsigned int kind)
 int brt_btf_ext_parse(const struct brt_btf *btf, const void *data, size_t size,
 		      struct brt_btf_ext *ext, char *err, size_t errlen);
 void brt_btf_ext_free(struct brt_btf_ext *ext);
-/* A fresh .BTF image (header, types, strings) for BPF_BTF_LOAD; caller frees *out. */
+/* A fresh .BTF image (header, types - with the DATASEC fixups if any - and strings) for
+ * BPF_BTF_LOAD; caller frees *out. */
 int brt_btf_raw(const struct brt_btf *btf, void **out, size_t *len);
 
 /* ---- section names to program types (sections.c, sec_def.def) ---- */

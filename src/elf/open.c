@@ -416,14 +416,21 @@ static int read_btf(struct brt_elf_ctx *ctx)
 
 /* clang leaves DATASEC sizes and variable offsets for the loader to fill from the ELF
  * symbol table (the kernel rejects them as they are); fix them in our copy of .BTF. */
-static void fixup_datasecs(struct brt_elf_ctx *ctx)
+static int fixup_datasecs(struct brt_elf_ctx *ctx)
 {
 	struct brt_btf *btf = ctx->obj->btf;
 
-	for (uint32_t id = 1; btf && id < btf->ntypes; id++) {
+	if (!btf)
+		return 0;
+	/* Into a copy: the parsed types stay as the file has them (bpftool shows those). */
+	btf->kernel_types = malloc(btf->type_len ? btf->type_len : 1);
+	if (!btf->kernel_types)
+		return -ENOMEM;
+	memcpy(btf->kernel_types, btf->type_data, btf->type_len);
+	for (uint32_t id = 1; id < btf->ntypes; id++) {
 		const struct btf_type *t = btf->types[id];
 		size_t at = (size_t)((const uint8_t *)(const void *)t - btf->type_data);
-		struct btf_type *w = (struct btf_type *)(void *)(btf->type_data + at);
+		struct btf_type *w = (struct btf_type *)(void *)(btf->kernel_types + at);
 		struct btf_var_secinfo *vs = (struct btf_var_secinfo *)(void *)(w + 1);
 		const char *name = btf->strs + t->name_off;
 		size_t sec = 0;
@@ -452,6 +459,7 @@ static void fixup_datasecs(struct brt_elf_ctx *ctx)
 			}
 		}
 	}
+	return 0;
 }
 
 static int cmp_func(const void *a, const void *b)
@@ -571,7 +579,7 @@ static int parse(struct brt_elf_ctx *ctx, Elf *elf, size_t size)
 	if ((ret = check_header(ctx, elf, size)) || (ret = read_sections(ctx, elf, size)) ||
 	    (ret = read_symbols(ctx, elf)) || (ret = read_relocs(ctx, elf)) ||
 	    (ret = read_license_version(ctx)) || (ret = read_btf(ctx)) ||
-	    (fixup_datasecs(ctx), 0) ||
+	    (ret = fixup_datasecs(ctx)) ||
 	    (ret = collect_funcs(ctx)) || (ret = brt_elf_collect_maps(ctx)) ||
 	    (ret = brt_elf_collect_slots(ctx)) || (ret = brt_elf_link(ctx)))
 		return ret;

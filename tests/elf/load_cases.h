@@ -31,6 +31,25 @@ static const struct run_case run_cases[] = {
 	{ "multi_prog", "prog_c", { 3, 3 } },
 	{ "license_version", "lenplus", { 51, 51 } }, /* skb->len: 64 - ETH_HLEN */
 	{ "pinned_map", "read_shared", { 0, 0 } },
+	{ "percpu_lru", "count_both", { 3, 6 } },
+	{ "xdp_parse", "parse", { XDP_PASS, XDP_PASS } },
+	{ "deep_calls", "chain", { 40, 40 } },
+	{ "deep_calls", "shallow", { 20, 20 } },
+	{ "custom_data", "sum_custom", { 108, 109 } },
+	{ "loops", "squares", { 2470, 2470 } },
+	{ "static_prog", "hidden", { 31, 31 } },
+	{ "static_prog", "visible", { 32, 32 } },
+	{ "cross_section", "caller", { 45, 45 } },
+	{ "cross_section", "helper_in_socket", { 44, 44 } },
+	{ "mixed_maps", "sum_all", { 10, 10 } },
+	{ "btf_kinds", "kinds", { 3, 3 } },
+	{ "ld_abs", "abs_ind", { 61, 61 } },
+	{ "tc_rewrite", "swap_macs", { 0, 0 } },
+	{ "big_bss", "big", { 6, 8 } },
+	{ "unrolled", "long_prog", { 47786, 47786 } },
+	{ "legacy_prog_array", "dispatch", { 7, 7 }, "prog arrays" },
+	{ "hash_of_maps", "nested", { 10, 10 }, "maps of maps" },
+	{ "queue_stack", "push_pop", { 13, 13 }, "queue and stack maps" },
 	{ "prog_array", "entry", { 11, 11 }, "prog arrays and tail calls" },
 	{ "map_in_map", "through_outer", { 5, 5 }, "maps of maps" },
 	{ "callback", "loop_sum", { 45, 45 }, "bpf_loop() and BPF_PSEUDO_FUNC" },
@@ -43,13 +62,16 @@ static inline int test_kernel_bpf(int cmd, union bpf_attr *attr, unsigned int si
 	return (int)syscall(__NR_bpf, cmd, attr, size);
 }
 
-/* One BPF_PROG_TEST_RUN over a 64-byte IPv4-looking frame; -errno or 0. */
+/* One BPF_PROG_TEST_RUN over a 64-byte IPv4-looking frame (zero MACs, ethertype 0x0800,
+ * zero IPv4 header up to the protocol byte, then byte i = i); -errno or 0. */
 static inline int test_run_once(test_bpf_fn sys, int fd, uint32_t *retval)
 {
 	unsigned char pkt[64] = { 0 };
 	union bpf_attr attr;
 
-	pkt[12] = 0x08; /* ethertype IPv4 */
+	pkt[12] = 0x08;
+	for (int i = 24; i < 64; i++)
+		pkt[i] = (unsigned char)i;
 	memset(&attr, 0, sizeof(attr));
 	attr.test.prog_fd = (uint32_t)fd;
 	attr.test.data_in = (uint64_t)(uintptr_t)pkt;

@@ -111,6 +111,8 @@ static void test_valid(void)
 	t_struct(&b, "node", 16, 2, "next", 7, 0, "val", 4, 64); /* [6] */
 	t_ref(&b, BTF_KIND_PTR, "", 6);               /* [7] struct node * (a legal cycle) */
 	t_array(&b, 5, 1, 3);                         /* [8] const myint[3][6] */
+	t_ref(&b, BTF_KIND_CONST, "", 0);             /* [9] const void */
+	t_ref(&b, BTF_KIND_PTR, "", 9);               /* [10] const void * */
 	finish(&b);
 	ret = brt_btf_parse(b.out, b.len, &btf, err, sizeof(err));
 	T_EQ_INT(0, ret);
@@ -118,7 +120,9 @@ static void test_valid(void)
 		T_FAIL("%s", err);
 		return;
 	}
-	T_EQ_INT(9, btf->ntypes);
+	T_EQ_INT(11, btf->ntypes);
+	T_EQ_INT(0, brt_btf_skip_mods(btf, 9));
+	T_EQ_INT(-EINVAL, brt_btf_resolve_size(btf, 9, &size));
 	T_EQ_STR("myint", brt_btf_name(btf, 3));
 	T_EQ_STR("node", brt_btf_name(btf, 6));
 	T_EQ_INT(1, brt_btf_skip_mods(btf, 4));
@@ -131,7 +135,7 @@ static void test_valid(void)
 	T_EQ_INT(6, brt_btf_find(btf, "node", BTF_KIND_STRUCT));
 	T_EQ_INT(-ENOENT, brt_btf_find(btf, "node", BTF_KIND_UNION));
 	T_ASSERT(brt_btf_type(btf, 0) == NULL);
-	T_ASSERT(brt_btf_type(btf, 9) == NULL);
+	T_ASSERT(brt_btf_type(btf, 11) == NULL);
 	T_ASSERT(brt_btf_str(btf, 100000) == NULL);
 	brt_btf_free(btf);
 }

@@ -85,6 +85,57 @@ static const struct obj_case cases[] = {
 	  { { "loop_sum", "socket", SOCK, 0, .funcs = 1, .has_subprogs = 1 } } },
 	{ "license_version", "Dual MIT/GPL", 0x050a00,
 	  { { "lenplus", "socket", SOCK, 0, .insns = 4 } } },
+	{ "percpu_lru", "GPL", 0,
+	  { { "count_both", "socket", SOCK, 0, .map_relocs = 3 } },
+	  { { "per_cpu", BRT_ELF_MAP_BTF, BPF_MAP_TYPE_PERCPU_ARRAY, 4, 8, 1 },
+	    { "recent", BRT_ELF_MAP_BTF, BPF_MAP_TYPE_LRU_HASH, 4, 8, 32 } } },
+	{ "xdp_parse", "GPL", 0, { { "parse", "xdp", BPF_PROG_TYPE_XDP, BPF_XDP } } },
+	{ "deep_calls", "GPL", 0,
+	  { { "chain", "socket", SOCK, 0, .calls = 6, .has_subprogs = 1 },
+	    { "shallow", "socket", SOCK, 0, .calls = 2, .has_subprogs = 1 } } },
+	{ "custom_data", "GPL", 0,
+	  { { "sum_custom", "socket", SOCK, 0, .value_relocs = 3 } },
+	  { { ".data.config", BRT_ELF_MAP_DATA, BPF_MAP_TYPE_ARRAY, 4, 4, 1 },
+	    { ".rodata.limits", BRT_ELF_MAP_RODATA, BPF_MAP_TYPE_ARRAY, 4, 4, 1, BPF_F_RDONLY_PROG },
+	    { ".bss.scratch", BRT_ELF_MAP_BSS, BPF_MAP_TYPE_ARRAY, 4, 16, 1 } } },
+	{ "loops", "GPL", 0,
+	  { { "squares", "tc", BPF_PROG_TYPE_SCHED_CLS, 0, .map_relocs = 1 } },
+	  { { "total", BRT_ELF_MAP_BTF, BPF_MAP_TYPE_ARRAY, 4, 8, 1 } } },
+	{ "static_prog", "GPL", 0,
+	  { { "hidden", "socket", SOCK, 0, .insns = 2 },
+	    { "visible", "socket", SOCK, 0, .insns = 2 } } },
+	{ "cross_section", "GPL", 0,
+	  { { "helper_in_socket", "socket", SOCK, 0 },
+	    { "caller", "tc", BPF_PROG_TYPE_SCHED_CLS, 0, .calls = 1, .has_subprogs = 1 } } },
+	{ "legacy_prog_array", "GPL", 0,
+	  { { "dispatch", "socket", SOCK, 0, .map_relocs = 2 }, { "target", "socket", SOCK, 0 } },
+	  { { "progs", BRT_ELF_MAP_LEGACY, BPF_MAP_TYPE_PROG_ARRAY, 4, 4, 8 },
+	    { "seen", BRT_ELF_MAP_LEGACY, BPF_MAP_TYPE_HASH, 4, 4, 4, BPF_F_NO_PREALLOC } } },
+	{ "mixed_maps", "GPL", 0,
+	  { { "sum_all", "socket", SOCK, 0, .map_relocs = 6, .value_relocs = 2 } },
+	  { { "old_style", BRT_ELF_MAP_LEGACY, BPF_MAP_TYPE_ARRAY, 4, 4, 1 },
+	    { "new_style", BRT_ELF_MAP_BTF, BPF_MAP_TYPE_ARRAY, 4, 4, 1 },
+	    { "sized", BRT_ELF_MAP_BTF, BPF_MAP_TYPE_HASH, 8, 4, 2, BPF_F_NO_PREALLOC },
+	    { ".data", BRT_ELF_MAP_DATA, BPF_MAP_TYPE_ARRAY, 4, 4, 1 },
+	    { ".bss", BRT_ELF_MAP_BSS, BPF_MAP_TYPE_ARRAY, 4, 4, 1 } } },
+	{ "btf_kinds", "GPL", 0,
+	  { { "kinds", "socket", SOCK, 0, .map_relocs = 1 } },
+	  { { "richmap", BRT_ELF_MAP_BTF, BPF_MAP_TYPE_ARRAY, 4, 48, 1 } } },
+	{ "ld_abs", "GPL", 0, { { "abs_ind", "socket", SOCK, 0 } } },
+	{ "tc_rewrite", "GPL", 0, { { "swap_macs", "tc", BPF_PROG_TYPE_SCHED_CLS, 0 } } },
+	{ "hash_of_maps", "GPL", 0,
+	  { { "nested", "socket", SOCK, 0, .map_relocs = 1 } },
+	  { { "slot7", BRT_ELF_MAP_BTF, BPF_MAP_TYPE_HASH, 4, 4, 4 },
+	    { "by_id", BRT_ELF_MAP_BTF, BPF_MAP_TYPE_HASH_OF_MAPS, 4, 4, 8, .nslots = 1 } } },
+	{ "big_bss", "GPL", 0,
+	  { { "big", "socket", SOCK, 0, .value_relocs = 2 } },
+	  { { ".data", BRT_ELF_MAP_DATA, BPF_MAP_TYPE_ARRAY, 4, 4096, 1 },
+	    { ".bss", BRT_ELF_MAP_BSS, BPF_MAP_TYPE_ARRAY, 4, 65536, 1 } } },
+	{ "unrolled", "GPL", 0, { { "long_prog", "socket", SOCK, 0 } } },
+	{ "queue_stack", "GPL", 0,
+	  { { "push_pop", "socket", SOCK, 0, .map_relocs = 12 } },
+	  { { "fifo", BRT_ELF_MAP_BTF, BPF_MAP_TYPE_QUEUE, 0, 4, 8 },
+	    { "lifo", BRT_ELF_MAP_BTF, BPF_MAP_TYPE_STACK, 0, 4, 8 } } },
 	{ "sec_types", "Dual BSD/GPL", 0x060100,
 	  { { "tp_write", "tracepoint/syscalls/sys_enter_write", BPF_PROG_TYPE_TRACEPOINT, 0, .insns = 2 },
 	    { "tp_short", "tp/sched/sched_switch", BPF_PROG_TYPE_TRACEPOINT, 0, .insns = 2 },
@@ -461,6 +512,40 @@ static size_t mutate(unsigned char *img, size_t len, enum mutation m)
 	return len;
 }
 
+/* Whole corpus objects the loader must refuse, with the reason. */
+static const struct {
+	const char *file;
+	int err;
+	const char *msg;
+} refused[] = {
+	{ "bad_extern", -ENOTSUP, "'.relsocket' offset 0x0: relocation 0: extern symbol "
+				  "'LINUX_KERNEL_VERSION' (kconfig/ksym externs are not supported)" },
+	{ "bad_data_ptr", -ENOTSUP, "'.rel.data' offset 0x0: relocation 0 in '.data' at 0x8 "
+				    "against 'target': pointers in global data are not supported" },
+};
+
+static void check_refused(void)
+{
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		struct brt_elf_obj *o = NULL;
+		unsigned char *buf;
+		char err[512];
+		size_t len;
+
+		T_CASE(refused[i].file);
+		buf = corpus_read(refused[i].file, &len);
+		if (!buf) {
+			T_FAIL("missing %s", corpus_path(refused[i].file));
+			continue;
+		}
+		T_EQ_INT(refused[i].err, brt_elf_open(buf, len, refused[i].file, &o, err,
+						      sizeof(err)));
+		T_CONTAINS(refused[i].msg, err);
+		T_ASSERT(o == NULL);
+		free(buf);
+	}
+}
+
 static void check_bad(const struct bad_case *c)
 {
 	struct brt_elf_obj *o = NULL;
@@ -554,6 +639,7 @@ int main(void)
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
 		check_case(&cases[i]);
 	check_details();
+	check_refused();
 	for (size_t i = 0; i < sizeof(bad_cases) / sizeof(bad_cases[0]); i++)
 		check_bad(&bad_cases[i]);
 	check_garbage();

@@ -40,3 +40,29 @@ if(BPFRT_BPF_CLANG)
 endif()
 add_test(NAME elf.cli_object_missing COMMAND $<TARGET_FILE:bpfrt_cli> object show /nonexistent.o)
 set_tests_properties(elf.cli_object_missing PROPERTIES LABELS unit WILL_FAIL TRUE)
+
+# `bpfrt btf dump` against `bpftool btf dump file`, object by object.
+if(BPFRT_BPF_CLANG)
+  add_test(NAME elf.btf_vs_bpftool
+    COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/btf_vs_bpftool.sh $<TARGET_FILE:bpfrt_cli>
+            ${CMAKE_BINARY_DIR}/progs)
+  set_tests_properties(elf.btf_vs_bpftool PROPERTIES LABELS unit SKIP_RETURN_CODE 77)
+endif()
+
+# `bpfrt object run` / `object load`: results through the CLI, and a refused load.
+if(BPFRT_BPF_CLANG)
+  add_test(NAME elf.cli_object_run
+    COMMAND $<TARGET_FILE:bpfrt_cli> object run ${CMAKE_BINARY_DIR}/progs/rodata_str.bpf.o hello)
+  set_tests_properties(elf.cli_object_run PROPERTIES LABELS unit PASS_REGULAR_EXPRESSION "^748\n$")
+  add_test(NAME elf.cli_object_run_json
+    COMMAND $<TARGET_FILE:bpfrt_cli> object run -j -r 10 ${CMAKE_BINARY_DIR}/progs/deep_calls.bpf.o chain)
+  set_tests_properties(elf.cli_object_run_json PROPERTIES LABELS unit
+    PASS_REGULAR_EXPRESSION "^{\"program\":\"chain\",\"retval\":40,\"duration_ns\":[0-9]+}")
+  add_test(NAME elf.cli_object_load
+    COMMAND $<TARGET_FILE:bpfrt_cli> object load ${CMAKE_BINARY_DIR}/progs/multi_prog.bpf.o)
+  set_tests_properties(elf.cli_object_load PROPERTIES LABELS unit PASS_REGULAR_EXPRESSION
+    "prog 'prog_a': loaded \\(15 insns\\)\nprog 'prog_b': loaded.*prog 'prog_c': loaded")
+  add_test(NAME elf.cli_object_load_untyped
+    COMMAND $<TARGET_FILE:bpfrt_cli> object load ${CMAKE_BINARY_DIR}/progs/sec_types.bpf.o)
+  set_tests_properties(elf.cli_object_load_untyped PROPERTIES LABELS unit WILL_FAIL TRUE)
+endif()
