@@ -116,6 +116,7 @@ static int check_other_rels(struct brt_elf_ctx *ctx, uint32_t s)
 struct placed {
 	size_t func;        /* index in ctx->funcs */
 	uint32_t out_start; /* first instruction in the linked program */
+	uint32_t next;      /* instruction of the function to relocate next */
 };
 
 struct linker {
@@ -313,6 +314,9 @@ static const struct brt_elf_rel *find_rel(const struct brt_elf_sec *sec, uint64_
 	return lo < sec->nrels && sec->rels[lo].off == off ? &sec->rels[lo] : NULL;
 }
 
+/* Relocate function k of the layout from where it stopped.  Returns 1 when an instruction
+ * placed a new function (the caller descends into it first, so the layout is depth-first
+ * in call order, as libbpf makes it), 0 when done, or -errno. */
 static int link_func(struct linker *lk, size_t k)
 {
 	struct brt_elf_ctx *ctx = lk->ctx;
@@ -320,12 +324,13 @@ static int link_func(struct linker *lk, size_t k)
 	const struct brt_elf_sec *sec = &ctx->secs[f->sec];
 	int ret;
 
-	for (uint32_t j = 0; j < f->cnt; j++) {
+	for (uint32_t j = lk->placed[k].next; j < f->cnt; j++) {
 		uint32_t pc = lk->placed[k].out_start + j;
 		struct bpf_insn insn = lk->prog->insns[pc];
 		struct brt_elf_reloc r = { .insn_idx = pc, .sec_idx = f->sec,
 					   .sec_off = (f->start + j) * 8 };
 		const struct brt_elf_rel *rel = find_rel(sec, r.sec_off);
+		size_t before = lk->nplaced;
 
 		if (insn.code == LDDW && j + 1 >= f->cnt)
 			return brt_elf_fail(ctx, -EINVAL, f->sec, r.sec_off,
@@ -346,7 +351,12 @@ static int link_func(struct linker *lk, size_t k)
 		if (ret || (ret = add_reloc(lk, &r)))
 			return ret;
 		j += insn.code == LDDW;
+		if (lk->nplaced != before) {
+			lk->placed[k].next = j + 1;
+			return 1;
+		}
 	}
+	lk->placed[k].next = f->cnt;
 	return 0;
 }
 
@@ -432,6 +442,34 @@ static int link_funcs(struct linker *lk)
 	return 0;
 }
 
+static int cmp_reloc(const void *a, const void *b)
+{
+	const struct brt_elf_reloc *x = a, *y = b;
+
+	return x->insn_idx < y->insn_idx ? -1 : x->insn_idx > y->insn_idx;
+}
+
+/* Depth-first over the call graph with an explicit stack (a hostile file may chain
+ * thousands of functions). */
+static int link_all(struct linker *lk)
+{
+	size_t *stack = malloc((lk->ctx->nfuncs + 1) * sizeof(*stack)), depth = 1;
+	int ret = 0;
+
+	if (!stack)
+		return -ENOMEM;
+	stack[0] = 0;
+	while (depth && ret >= 0) {
+		ret = link_func(lk, stack[depth - 1]);
+		if (ret == 1)
+			stack[depth++] = lk->nplaced - 1;
+		else if (ret == 0)
+			depth--;
+	}
+	free(stack);
+	return ret < 0 ? ret : 0;
+}
+
 static int link_prog(struct brt_elf_ctx *ctx, size_t fidx)
 {
 	struct linker lk = { .ctx = ctx, .prog = &ctx->obj->progs[ctx->funcs[fidx].prog] };
@@ -440,13 +478,14 @@ static int link_prog(struct brt_elf_ctx *ctx, size_t fidx)
 
 	ret = place(&lk, fidx, &start);
 	lk.prog->main_cnt = lk.prog->insn_cnt;
-	/* link_func() may place more functions; the loop picks them up. */
-	for (size_t k = 0; !ret && k < lk.nplaced; k++)
-		ret = link_func(&lk, k);
+	if (!ret)
+		ret = link_all(&lk);
 	if (!ret)
 		ret = link_lines(&lk);
 	if (!ret)
 		ret = link_funcs(&lk);
+	if (!ret && lk.prog->nrelocs)
+		qsort(lk.prog->relocs, lk.prog->nrelocs, sizeof(*lk.prog->relocs), cmp_reloc);
 	/* Fix up symbol names, which still point into the file image. */
 	for (size_t i = 0; !ret && i < lk.prog->nrelocs; i++) {
 		lk.prog->relocs[i].sym = brt_elf_keep(ctx->obj, lk.prog->relocs[i].sym);

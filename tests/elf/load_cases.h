@@ -47,6 +47,7 @@ static const struct run_case run_cases[] = {
 	{ "tc_rewrite", "swap_macs", { 0, 0 } },
 	{ "big_bss", "big", { 6, 8 } },
 	{ "unrolled", "long_prog", { 47786, 47786 } },
+	{ "call_order", "order", { 113, 113 } },
 	{ "legacy_prog_array", "dispatch", { 7, 7 }, "prog arrays" },
 	{ "hash_of_maps", "nested", { 10, 10 }, "maps of maps" },
 	{ "queue_stack", "push_pop", { 13, 13 }, "queue and stack maps" },

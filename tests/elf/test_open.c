@@ -136,6 +136,8 @@ static const struct obj_case cases[] = {
 	  { { "push_pop", "socket", SOCK, 0, .map_relocs = 12 } },
 	  { { "fifo", BRT_ELF_MAP_BTF, BPF_MAP_TYPE_QUEUE, 0, 4, 8 },
 	    { "lifo", BRT_ELF_MAP_BTF, BPF_MAP_TYPE_STACK, 0, 4, 8 } } },
+	{ "call_order", "GPL", 0,
+	  { { "order", "socket", SOCK, 0, .calls = 3, .has_subprogs = 1 } } },
 	{ "sec_types", "Dual BSD/GPL", 0x060100,
 	  { { "tp_write", "tracepoint/syscalls/sys_enter_write", BPF_PROG_TYPE_TRACEPOINT, 0, .insns = 2 },
 	    { "tp_short", "tp/sched/sched_switch", BPF_PROG_TYPE_TRACEPOINT, 0, .insns = 2 },

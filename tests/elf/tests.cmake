@@ -66,3 +66,12 @@ if(BPFRT_BPF_CLANG)
     COMMAND $<TARGET_FILE:bpfrt_cli> object load ${CMAKE_BINARY_DIR}/progs/sec_types.bpf.o)
   set_tests_properties(elf.cli_object_load_untyped PROPERTIES LABELS unit WILL_FAIL TRUE)
 endif()
+
+# The libbpf oracle (test_reloc_oracle.c) links the system libbpf when there is one.
+if(TARGET test_elf_reloc_oracle)
+  pkg_check_modules(BPFRT_TEST_LIBBPF IMPORTED_TARGET libbpf)
+  if(BPFRT_TEST_LIBBPF_FOUND)
+    target_link_libraries(test_elf_reloc_oracle PRIVATE PkgConfig::BPFRT_TEST_LIBBPF)
+    target_compile_definitions(test_elf_reloc_oracle PRIVATE BPFRT_TEST_HAVE_LIBBPF=1)
+  endif()
+endif()
