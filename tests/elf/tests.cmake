@@ -52,8 +52,8 @@ endif()
 # `bpfrt object run` / `object load`: results through the CLI, and a refused load.
 if(BPFRT_BPF_CLANG)
   add_test(NAME elf.cli_object_run
-    COMMAND $<TARGET_FILE:bpfrt_cli> object run ${CMAKE_BINARY_DIR}/progs/rodata_str.bpf.o hello)
-  set_tests_properties(elf.cli_object_run PROPERTIES LABELS unit PASS_REGULAR_EXPRESSION "^748\n$")
+    COMMAND $<TARGET_FILE:bpfrt_cli> object run ${CMAKE_BINARY_DIR}/progs/subprog_global.bpf.o global_calls)
+  set_tests_properties(elf.cli_object_run PROPERTIES LABELS unit PASS_REGULAR_EXPRESSION "^55\n$")
   add_test(NAME elf.cli_object_run_json
     COMMAND $<TARGET_FILE:bpfrt_cli> object run -j -r 10 ${CMAKE_BINARY_DIR}/progs/deep_calls.bpf.o chain)
   set_tests_properties(elf.cli_object_run_json PROPERTIES LABELS unit
