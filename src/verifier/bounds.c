@@ -1489,6 +1489,8 @@ int brt_check_cond_jmp(struct brt_env *env, const struct bpf_insn *insn, int *in
 		brt_mark_reg_known(src, (uint64_t)(int64_t)insn->imm);
 	}
 	pred = branch_taken(dst, src, op, is32);
+	if (pred >= 0 && (dst->type == SCALAR_VALUE || src->type == SCALAR_VALUE))
+		brt_mark_decided(this_st);
 	if (pred == 1) {
 		*insn_idx += insn->off;
 		return 0;

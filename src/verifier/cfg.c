@@ -472,6 +472,99 @@ static int intra_successors(struct brt_env *env, int t, int succ[2])
 	return n;
 }
 
+/* Scalar relevance ("may this register's value matter?"), the static stand-in for the
+ * kernel's precision marks.  A value matters when it may reach, through registers, a
+ * branch condition, a memory address, a value stored to memory (the stack is compared
+ * in full), a helper or callee argument, or an exit whose value is checked.  Backward
+ * may-analysis: rel_in = sinks | (rel_out - def) | (sources of def if def in rel_out). */
+static uint16_t rel_transfer(struct brt_env *env, int t, uint16_t out, int jumps)
+{
+	const struct bpf_insn *insn = &env->insns[t];
+	uint8_t cls = BPF_CLASS(insn->code), op = BPF_OP(insn->code), mode = BPF_MODE(insn->code);
+	uint16_t d = (uint16_t)R(insn->dst_reg & 15), s = (uint16_t)R(insn->src_reg & 15);
+	int x = BPF_SRC(insn->code) == BPF_X;
+
+	switch (cls) {
+	case BPF_ALU:
+	case BPF_ALU64:
+		if (op == BPF_MOV)
+			return (uint16_t)((out & ~d) | (x && (out & d) ? s : 0));
+		if (op == BPF_NEG || op == BPF_END)
+			return out;
+		return (uint16_t)(out | (x && (out & d) ? s : 0));
+	case BPF_LDX:
+		return (uint16_t)((out & ~d) | s);
+	case BPF_ST:
+		return (uint16_t)(out | d);
+	case BPF_STX:
+		if (mode == BPF_ATOMIC && insn->imm == BPF_CMPXCHG)
+			return (uint16_t)(out | d | s | R(0));
+		if (mode == BPF_ATOMIC && (insn->imm & BPF_FETCH))
+			return (uint16_t)((out & ~s) | d | s);
+		return (uint16_t)(out | d | s);
+	case BPF_LD:
+		if (mode == BPF_IMM)
+			return (uint16_t)(out & ~d);
+		return (uint16_t)((out & ~CALLER_SAVED) | R(6) | (mode == BPF_IND ? s : 0));
+	default:
+		break;
+	}
+	if (op == BPF_EXIT) {
+		/* a subprogram's r0 goes to its caller; the main program's is checked for
+		 * some program types only */
+		if (brt_find_subprog_of(env, t) || env->opts->prog_type == BPF_PROG_TYPE_CGROUP_SKB)
+			return (uint16_t)(out | R(0));
+		return out;
+	}
+	if (op == BPF_CALL)
+		return (uint16_t)((out & ~CALLER_SAVED) |
+				  (insn->src_reg == 0 ? brt_helper_arg_regs(insn->imm)
+						      : CALLER_SAVED & ~R(0)));
+	if (op == BPF_JA || !jumps)
+		return out;
+	return (uint16_t)(out | d | (x ? s : 0));
+}
+
+/* jumps = 1: branch conditions count as uses (prec_in); 0: they do not (prec_nj_in), for
+ * comparisons with states whose exploration never decided a branch by a value. */
+static void compute_relevance(struct brt_env *env, int jumps)
+{
+	int changed = 1;
+
+	while (changed) {
+		changed = 0;
+		for (int t = env->len - 1; t >= 0; t--) {
+			int succ[2], n;
+			uint16_t out = 0, in;
+
+			if (env->aux[t].second_slot)
+				continue;
+			n = intra_successors(env, t, succ);
+			for (int k = 0; k < n; k++)
+				if (succ[k] >= 0 && succ[k] < env->len)
+					out |= jumps ? env->aux[succ[k]].prec_in
+						     : env->aux[succ[k]].prec_nj_in;
+			in = rel_transfer(env, t, out, jumps) & env->aux[t].live_in;
+			if (jumps && in != env->aux[t].prec_in) {
+				env->aux[t].prec_in = in;
+				changed = 1;
+			} else if (!jumps && in != env->aux[t].prec_nj_in) {
+				env->aux[t].prec_nj_in = in;
+				changed = 1;
+			}
+		}
+	}
+}
+
+int brt_find_subprog_of(struct brt_env *env, int insn_idx)
+{
+	int i = 0;
+
+	while (i + 1 < env->subprog_cnt && env->subprogs[i + 1].start <= insn_idx)
+		i++;
+	return i;
+}
+
 void brt_compute_liveness(struct brt_env *env)
 {
 	int changed = 1;
@@ -497,4 +590,6 @@ void brt_compute_liveness(struct brt_env *env)
 			}
 		}
 	}
+	compute_relevance(env, 1);
+	compute_relevance(env, 0);
 }

@@ -120,6 +120,7 @@ struct brt_vstate {
 	uint32_t branches;     /* stored states: paths from here still being explored */
 	struct brt_vstate *parent; /* the stored state this path last passed */
 	struct brt_stored *node;   /* stored states: their list node */
+	int decided;               /* a branch below this state was decided by a scalar */
 };
 
 /* ---- environment ----------------------------------------------------------------------- */
@@ -145,6 +146,7 @@ struct brt_insn_aux {
 	int16_t map_idx;        /* lddw: which map, -1 none */
 	uint16_t live_in;       /* registers live before this insn (bit r) */
 	uint16_t prec_in;       /* scalar registers whose value may matter, before this insn */
+	uint16_t prec_nj_in;    /* the same when branch conditions do not count */
 	uint32_t map_off;       /* lddw of BPF_PSEUDO_MAP_VALUE: offset into the value */
 	uint8_t ptr_kind;       /* loads/stores: 1 ctx, 2 other pointer (must not mix) */
 };
@@ -229,6 +231,7 @@ int brt_check_cfg(struct brt_env *env);      /* reachability, back-edges, prune 
 void brt_compute_liveness(struct brt_env *env);
 int brt_is_kernel_opcode(uint8_t code);
 int brt_find_subprog(struct brt_env *env, int insn_idx);
+int brt_find_subprog_of(struct brt_env *env, int insn_idx); /* subprogram holding insn */
 
 /* ---- state.c ------------------------------------------------------------------------- */
 struct brt_vstate *brt_state_new(void);
@@ -246,6 +249,7 @@ const char *brt_reg_type_str(struct brt_env *env, uint32_t type);
 void brt_print_state(struct brt_env *env, const struct brt_vstate *st, int frameno,
 		     int print_all);
 int brt_is_state_visited(struct brt_env *env, int insn_idx);
+void brt_mark_decided(struct brt_vstate *cur);
 void brt_state_done(struct brt_env *env, struct brt_vstate *st);
 void brt_free_stored(struct brt_env *env);
 #define BRT_ACTIVE_BUCKETS 65536

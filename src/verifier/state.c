@@ -429,7 +429,8 @@ static int regs_exact(const struct brt_reg *o, const struct brt_reg *c, struct i
 	       check_ids(o->ref_obj_id, c->ref_obj_id, m);
 }
 
-static int regsafe(const struct brt_reg *o, const struct brt_reg *c, struct idmap *m, int exact)
+static int regsafe(const struct brt_reg *o, const struct brt_reg *c, struct idmap *m, int exact,
+		   int relevant)
 {
 	if (o->type == NOT_INIT)
 		return !exact || c->type == NOT_INIT;
@@ -441,6 +442,9 @@ static int regsafe(const struct brt_reg *o, const struct brt_reg *c, struct idma
 		return 0;
 	switch (BASE_TYPE(o->type)) {
 	case SCALAR_VALUE:
+		/* a value that can no longer matter (cfg.c, relevance) is as good as any */
+		if (!relevant)
+			return 1;
 		/* ids matter only when they link registers: a lone id is as good as none */
 		return range_within(o, c) && brt_tnum_in(o->var_off, c->var_off);
 	case PTR_TO_MAP_VALUE:
@@ -504,7 +508,7 @@ static int stacksafe(struct brt_env *env, const struct brt_frame *o, const struc
 			const struct brt_reg *cs = slot_scalar(&c->stack[spi], &t2);
 
 			if (os && cs) {
-				if (!regsafe(os, cs, m, exact))
+				if (!regsafe(os, cs, m, exact, 1))
 					return 0;
 				i += 7;
 				continue;
@@ -515,19 +519,20 @@ static int stacksafe(struct brt_env *env, const struct brt_frame *o, const struc
 		if (ot != ct)
 			return 0;
 		if (k == 7 && ot == STACK_SPILL &&
-		    !regsafe(&o->stack[spi].spilled, &c->stack[spi].spilled, m, exact))
+		    !regsafe(&o->stack[spi].spilled, &c->stack[spi].spilled, m, exact, 1))
 			return 0;
 	}
 	return 1;
 }
 
 static int frames_equal(struct brt_env *env, const struct brt_frame *o, const struct brt_frame *c,
-			uint16_t live, struct idmap *m, int exact)
+			uint16_t live, uint16_t rel, struct idmap *m, int exact)
 {
 	if (o->callsite != c->callsite)
 		return 0;
 	for (int i = 0; i < BRT_NREGS; i++)
-		if ((live & (1u << i)) && !regsafe(&o->regs[i], &c->regs[i], m, exact))
+		if ((live & (1u << i)) &&
+		    !regsafe(&o->regs[i], &c->regs[i], m, exact, !!(rel & (1u << i))))
 			return 0;
 	return stacksafe(env, o, c, m, exact);
 }
@@ -543,14 +548,15 @@ static int states_equal(struct brt_env *env, const struct brt_vstate *o,
 		if (!check_ids(o->refs[i].id, c->refs[i].id, &m))
 			return 0;
 	for (int i = o->curframe; i >= 0; i--) {
-		uint16_t live;
+		uint16_t live, rel;
+		int at = i == o->curframe ? insn_idx : c->frame[i + 1]->callsite + 1;
 
-		if (i == o->curframe)
-			live = env->aux[insn_idx].live_in | (1u << BPF_REG_10);
-		else /* a caller: what is live after the call returns, r0-r5 excluded */
-			live = (env->aux[c->frame[i + 1]->callsite + 1].live_in & ~0x3fu) |
-			       (1u << BPF_REG_10);
-		if (!frames_equal(env, o->frame[i], c->frame[i], live, &m, exact))
+		live = env->aux[at].live_in | (1u << BPF_REG_10);
+		/* branch conditions only matter if the old exploration decided one by value */
+		rel = o->decided ? env->aux[at].prec_in : env->aux[at].prec_nj_in;
+		if (i != o->curframe) /* a caller: r0-r5 are overwritten by the return */
+			live &= ~0x3fu;
+		if (!frames_equal(env, o->frame[i], c->frame[i], live, rel, &m, exact))
 			return 0;
 	}
 	return 1;
@@ -657,6 +663,14 @@ void brt_free_stored(struct brt_env *env)
 		}
 }
 
+/* A branch was decided by a scalar's value: every stored state on the current path now
+ * has that decision in its subtree. */
+void brt_mark_decided(struct brt_vstate *cur)
+{
+	for (struct brt_vstate *p = cur->parent; p && !p->decided; p = p->parent)
+		p->decided = 1;
+}
+
 /* Returns 1 when the current state is covered by one already verified here (prune the
  * path), 0 to go on (maybe after storing the state), or a negative errno. */
 int brt_is_state_visited(struct brt_env *env, int insn_idx)
@@ -670,15 +684,24 @@ int brt_is_state_visited(struct brt_env *env, int insn_idx)
 	      env->insn_processed - env->prev_insn_processed >= 8;
 	/* an exact repeat of a state on the current path: the loop cannot terminate */
 	b = bucket(env, insn_idx, h);
-	for (sl = *b; sl; sl = sl->next)
-		if (sl->insn_idx == insn_idx && sl->hash == h &&
-		    states_equal(env, sl->st, cur, insn_idx, 1)) {
-			print_loop(env, sl->st, insn_idx);
-			return -EINVAL;
+	/* newest first, and a bounded number of full comparisons: states that hash alike
+	 * but differ in how ids pair up would otherwise make each visit quadratic (missing a
+	 * loop here only lets the walk run into the instruction limit) */
+	for (sl = *b, n = 0; sl && n < 16; sl = sl->next)
+		if (sl->insn_idx == insn_idx && sl->hash == h) {
+			n++;
+			if (states_equal(env, sl->st, cur, insn_idx, 1)) {
+				print_loop(env, sl->st, insn_idx);
+				return -EINVAL;
+			}
 		}
+	n = 0;
 	for (pprev = &env->explored[insn_idx]; (sl = *pprev);) {
 		if (n++ < 64 && states_equal(env, sl->st, cur, insn_idx, 0)) {
 			sl->hits++;
+			/* the rest of this path is the old state's subtree: its decisions count */
+			if (sl->st->decided)
+				brt_mark_decided(cur);
 			return 1;
 		}
 		sl->miss++;
