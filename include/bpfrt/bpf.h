@@ -115,6 +115,10 @@ BPFRT_API int bpfrt_obj_pin(int fd, const char *path);
 /* Open a pinned object; returns a new fd.  ENOENT, EINVAL if path is not a bpfrt object. */
 BPFRT_API int bpfrt_obj_get(const char *path);
 
+/* BPF_OBJ_GET_INFO_BY_FD: fill struct bpf_map_info or struct bpf_prog_info (info_len
+ * bytes; updated to the bytes written). */
+BPFRT_API int bpfrt_obj_get_info_by_fd(int fd, void *info, uint32_t *info_len);
+
 /* Number of CPUs whose values per-CPU maps keep (the kernel's possible CPUs). */
 BPFRT_API int bpfrt_num_possible_cpus(void);
 

@@ -127,6 +127,23 @@ int bpfrt_obj_get(const char *path)
 	return call_trusted(BPF_OBJ_GET, &attr);
 }
 
+int bpfrt_obj_get_info_by_fd(int fd, void *info, uint32_t *info_len)
+{
+	union bpf_attr attr;
+	int err;
+
+	if (!info_len)
+		return ret_errno(-EINVAL);
+	memset(&attr, 0, sizeof(attr));
+	attr.info.bpf_fd = (uint32_t)fd;
+	attr.info.info_len = *info_len;
+	attr.info.info = ptr(info);
+	err = call_trusted(BPF_OBJ_GET_INFO_BY_FD, &attr);
+	if (!err)
+		*info_len = attr.info.info_len;
+	return err;
+}
+
 int bpfrt_num_possible_cpus(void)
 {
 	return (int)brt_ncpus();

@@ -218,6 +218,40 @@ static const struct map_case map_cases[] = {
 		{ LAD, 1 },
 		{ LKP, 1, .err = ENOENT },
 	} },
+	{ "queue: key_size 4", BPF_MAP_TYPE_QUEUE, 4, 8, 2, .create_err = EINVAL },
+	{ "queue: no_prealloc", BPF_MAP_TYPE_QUEUE, 0, 8, 2, BPF_F_NO_PREALLOC,
+	  .create_err = EINVAL },
+	{ "queue: fifo", BPF_MAP_TYPE_QUEUE, 0, 8, 2, .ops = {
+		{ PEEK, .err = ENOENT },
+		{ POP, .err = ENOENT },
+		{ PUSH, .value = 1 },
+		{ PUSH, .value = 2 },
+		{ PUSH, .value = 3, .err = E2BIG },
+		{ PUSH, .value = 3, .flags = BPF_EXIST },
+		{ PUSH, .value = 4, .flags = BPF_NOEXIST, .err = EINVAL },
+		{ PEEK },
+		{ POP },
+		{ POP },
+		{ POP, .err = ENOENT },
+		{ DEL, 1, .err = EINVAL },
+		{ FIRST, .err = EINVAL },
+		{ LKP, 1, .err = EINVAL },
+	} },
+	{ "stack: lifo", BPF_MAP_TYPE_STACK, 0, 12, 3, .ops = {
+		{ PUSH, .value = 1 },
+		{ PUSH, .value = 2 },
+		{ PEEK },
+		{ POP },
+		{ PUSH, .value = 5 },
+		{ PUSH, .value = 6 },
+		{ PUSH, .value = 7, .err = E2BIG },
+		{ PUSH, .value = 7, .flags = BPF_EXIST },
+		{ POP },
+		{ POP },
+		{ POP },
+		{ POP, .err = ENOENT },
+		{ POP, .flags = 1, .err = EINVAL },
+	} },
 	{ "lru_hash: evicts instead of failing", BPF_MAP_TYPE_LRU_HASH, 4, 8, 64, .ops = {
 		{ UPD, 1, 1 },
 		{ LKP, 1 },
@@ -503,6 +537,75 @@ static void run_raw(sys_fn sys, const struct raw_case *c, struct step_result *r)
 		close(extra);
 }
 
+/* OBJ_GET_INFO_BY_FD on a map: the fields both sides fill, info_len rules. */
+struct info_result {
+	int err_small, err_tail;
+	uint32_t len_small, len_big;
+	struct bpf_map_info info;
+};
+
+static void run_info(sys_fn sys, struct info_result *r)
+{
+	static unsigned char big[sizeof(struct bpf_map_info) + 64];
+	union bpf_attr a;
+	int fd;
+
+	memset(r, 0, sizeof(*r));
+	memset(&a, 0, sizeof(a));
+	a.map_type = BPF_MAP_TYPE_ARRAY;
+	a.key_size = 4;
+	a.value_size = 12;
+	a.max_entries = 3;
+	a.map_flags = BPF_F_MMAPABLE;
+	memcpy(a.map_name, "info_test", 9);
+	fd = sys(BPF_MAP_CREATE, &a, sizeof(a));
+	memset(&a, 0, sizeof(a));
+	a.info.bpf_fd = (uint32_t)fd;
+	a.info.info = (uint64_t)(uintptr_t)&r->info;
+	a.info.info_len = 8; /* type and id only */
+	r->err_small = sys(BPF_OBJ_GET_INFO_BY_FD, &a, sizeof(a)) ? errno : 0;
+	r->len_small = a.info.info_len;
+	memset(big, 0, sizeof(big));
+	a.info.info = (uint64_t)(uintptr_t)big;
+	a.info.info_len = sizeof(big);
+	sys(BPF_OBJ_GET_INFO_BY_FD, &a, sizeof(a));
+	r->len_big = a.info.info_len;
+	memcpy(&r->info, big, sizeof(r->info));
+	big[sizeof(big) - 1] = 1;
+	a.info.info_len = sizeof(big);
+	r->err_tail = sys(BPF_OBJ_GET_INFO_BY_FD, &a, sizeof(a)) ? errno : 0;
+	close(fd);
+}
+
+static void test_info(int kernel)
+{
+	struct info_result m, k;
+
+	run_info(sys_bpfrt, &m);
+	T_CASE("info: bpfrt");
+	T_EQ_INT(0, m.err_small);
+	T_EQ_INT(8, m.len_small);
+	T_EQ_INT(E2BIG, m.err_tail);
+	T_EQ_INT(BPF_MAP_TYPE_ARRAY, m.info.type);
+	T_EQ_INT(12, m.info.value_size);
+	T_EQ_STR("info_test", m.info.name);
+	if (!kernel)
+		return;
+	run_info(sys_kernel, &k);
+	T_CASE("info: same as the kernel");
+	T_EQ_INT(k.err_small, m.err_small);
+	T_EQ_INT(k.len_small, m.len_small);
+	T_EQ_INT(k.err_tail, m.err_tail);
+	T_EQ_INT(k.info.type, m.info.type);
+	T_EQ_INT(k.info.key_size, m.info.key_size);
+	T_EQ_INT(k.info.value_size, m.info.value_size);
+	T_EQ_INT(k.info.max_entries, m.info.max_entries);
+	T_EQ_INT(k.info.map_flags, m.info.map_flags);
+	T_EQ_STR(k.info.name, m.info.name);
+	/* the kernel's struct may be longer than our 6.1 one: it reports the smaller */
+	T_ASSERT(m.len_big == sizeof(struct bpf_map_info));
+}
+
 int main(void)
 {
 	static struct step_result mine[17], theirs[17];
@@ -534,5 +637,6 @@ int main(void)
 			T_EQ_INT(theirs[0].ret < 0 ? -1 : 0, mine[0].ret < 0 ? -1 : 0);
 		}
 	}
+	test_info(kernel);
 	return t_done();
 }

@@ -1,0 +1,110 @@
+/* info.c - BPF_OBJ_GET_INFO_BY_FD: struct bpf_map_info and struct bpf_prog_info with the
+ * fields that make sense here (no BTF, no JIT image, no network namespace), following the
+ * kernel's size rules: the caller's info_len may be larger than ours if the tail is zero
+ * (else E2BIG); we copy min(ours, theirs) and write that back into info_len.
+ */
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "api/api.h"
+#include "maps/maps.h"
+
+static int tail_zero(struct brt_call *call, uint64_t uinfo, uint32_t ours, uint32_t len)
+{
+	unsigned char byte;
+
+	for (uint32_t i = ours; i < len; i++) {
+		if (call->ua->from(&byte, uinfo + i, 1))
+			return -EFAULT;
+		if (byte)
+			return -E2BIG;
+	}
+	return 0;
+}
+
+static int map_info(struct brt_call *call, struct brt_map *map, uint32_t len)
+{
+	struct bpf_map_info info;
+	const struct brt_obj_hdr *hdr = map->obj.hdr;
+
+	memset(&info, 0, sizeof(info));
+	info.type = map->type;
+	info.id = hdr->id;
+	info.key_size = map->key_size;
+	info.value_size = map->value_size;
+	info.max_entries = map->max_entries;
+	info.map_flags = map->flags;
+	info.map_extra = hdr->map_extra;
+	memcpy(info.name, hdr->name, sizeof(info.name));
+	info.name[sizeof(info.name) - 1] = 0;
+	return call->ua->to(call->attr->info.info, &info, len);
+}
+
+static int prog_info(struct brt_call *call, struct brt_prog *prog, uint32_t len)
+{
+	const struct brt_obj_hdr *hdr = prog->obj.hdr;
+	struct bpf_prog_info info;
+	uint32_t ulen, xlated = prog->insn_cnt * (uint32_t)sizeof(struct bpf_insn);
+
+	memset(&info, 0, sizeof(info));
+	if (call->ua->from(&info, call->attr->info.info, len))
+		return -EFAULT;
+	info.type = prog->type;
+	info.id = hdr->id;
+	memset(info.tag, 0, sizeof(info.tag));
+	info.load_time = hdr->created_ns;
+	info.created_by_uid = (uint32_t)getuid();
+	memcpy(info.name, hdr->name, sizeof(info.name));
+	info.name[sizeof(info.name) - 1] = 0;
+	info.gpl_compatible = hdr->gpl ? 1 : 0;
+	info.jited_prog_len = 0;
+	info.nr_jited_ksyms = info.nr_jited_func_lens = 0;
+	info.nr_func_info = info.nr_line_info = info.nr_jited_line_info = 0;
+	info.nr_prog_tags = 0;
+
+	ulen = info.nr_map_ids;
+	info.nr_map_ids = prog->pm.n;
+	for (uint32_t i = 0; i < ulen && i < prog->pm.n; i++) {
+		uint32_t id = prog->pm.maps[i]->obj.hdr->id;
+
+		if (call->ua->to(info.map_ids + 4ull * i, &id, 4))
+			return -EFAULT;
+	}
+	ulen = info.xlated_prog_len;
+	info.xlated_prog_len = xlated;
+	if (ulen && info.xlated_prog_insns &&
+	    call->ua->to(info.xlated_prog_insns, prog->obj.base, ulen < xlated ? ulen : xlated))
+		return -EFAULT;
+	return call->ua->to(call->attr->info.info, &info, len);
+}
+
+int brt_cmd_obj_get_info(struct brt_call *call)
+{
+	union bpf_attr *attr = call->attr;
+	uint32_t ours, len = attr->info.info_len;
+	struct brt_obj *obj;
+	int err;
+
+	err = brt_obj_from_fd((int)attr->info.bpf_fd, 0, &obj);
+	if (err)
+		return err;
+	ours = obj->kind == BRT_OBJ_MAP ? sizeof(struct bpf_map_info) :
+					  sizeof(struct bpf_prog_info);
+	err = tail_zero(call, attr->info.info, ours, len);
+	if (err)
+		goto out_put;
+	if (len > ours)
+		len = ours;
+	if (obj->kind == BRT_OBJ_MAP)
+		err = map_info(call, brt_map_of(obj), len);
+	else
+		err = prog_info(call, (struct brt_prog *)(void *)obj, len);
+	if (!err) {
+		attr->info.info_len = len;
+		err = BRT_PUT_ATTR(call, info.info_len);
+	}
+out_put:
+	brt_obj_put(obj);
+	return err;
+}

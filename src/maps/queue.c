@@ -1,0 +1,137 @@
+/* queue.c - queue and stack maps (the kernel's queue_stack_maps.c): a ring of
+ * max_entries + 1 value slots with head (next write) and tail (oldest) indexes under one
+ * process-shared lock.  Keys are absent (key_size 0); push, pop and peek are the element
+ * commands.  Indexes read from shared memory are range-checked.
+ */
+#include <errno.h>
+
+#include "maps/maps.h"
+
+#define QS_FLAGS                                                                        \
+	(BPF_F_NUMA_NODE | BPF_F_RDONLY | BPF_F_WRONLY | BPF_F_RDONLY_PROG | BPF_F_WRONLY_PROG)
+
+struct qs_head {
+	_Atomic uint32_t lock;
+	uint32_t head; /* next slot to write */
+	uint32_t tail; /* oldest slot */
+	uint32_t size; /* max_entries + 1 */
+};
+
+static int qs_alloc_check(const union bpf_attr *attr)
+{
+	uint32_t f = attr->map_flags;
+
+	if (!attr->max_entries || attr->key_size || !attr->value_size || (f & ~QS_FLAGS) ||
+	    ((f & BPF_F_RDONLY_PROG) && (f & BPF_F_WRONLY_PROG)))
+		return -EINVAL;
+	if (attr->value_size > (4u << 20))
+		return -E2BIG;
+	return 0;
+}
+
+static int qs_data_size(const struct brt_map *map, uint64_t *size)
+{
+	*size = sizeof(struct qs_head) + ((uint64_t)map->max_entries + 1) * map->value_stride;
+	return 0;
+}
+
+static int qs_init(struct brt_map *map)
+{
+	struct qs_head *h = map->data;
+
+	h->size = map->max_entries + 1;
+	return 0;
+}
+
+static int qs_attach(struct brt_map *map)
+{
+	const struct qs_head *h = map->data;
+
+	return h->size == map->max_entries + 1 ? 0 : -EINVAL;
+}
+
+static unsigned char *slot(struct brt_map *map, uint32_t i)
+{
+	return (unsigned char *)map->data + sizeof(struct qs_head) + (size_t)i * map->value_stride;
+}
+
+/* Repair out-of-range indexes (a corrupt file) by emptying the map. */
+static void sane(struct brt_map *map, struct qs_head *h)
+{
+	uint32_t size = map->max_entries + 1;
+
+	if (h->head >= size || h->tail >= size)
+		h->head = h->tail = 0;
+}
+
+static int qs_push(struct brt_map *map, const void *value, uint64_t flags)
+{
+	struct qs_head *h = map->data;
+	uint32_t size = map->max_entries + 1;
+	int err = 0;
+
+	if ((flags & BPF_NOEXIST) || flags > BPF_EXIST)
+		return -EINVAL;
+	brt_shm_lock(&h->lock);
+	sane(map, h);
+	if ((h->head + 1) % size == h->tail) {
+		if (!(flags & BPF_EXIST)) {
+			err = -E2BIG;
+			goto out_unlock;
+		}
+		/* overwrite the oldest */
+		h->tail = (h->tail + 1) % size;
+	}
+	brt_shm_write(slot(map, h->head), value, map->value_size);
+	h->head = (h->head + 1) % size;
+out_unlock:
+	brt_shm_unlock(&h->lock);
+	return err;
+}
+
+static int take(struct brt_map *map, void *value, int remove)
+{
+	struct qs_head *h = map->data;
+	uint32_t size = map->max_entries + 1, i;
+	int err = 0;
+
+	brt_shm_lock(&h->lock);
+	sane(map, h);
+	if (h->head == h->tail) {
+		err = -ENOENT;
+		goto out_unlock;
+	}
+	if (map->type == BPF_MAP_TYPE_QUEUE) {
+		i = h->tail;
+		if (remove)
+			h->tail = (h->tail + 1) % size;
+	} else {
+		i = h->head ? h->head - 1 : size - 1;
+		if (remove)
+			h->head = i;
+	}
+	brt_shm_read(value, slot(map, i), map->value_size);
+out_unlock:
+	brt_shm_unlock(&h->lock);
+	return err;
+}
+
+static int qs_pop(struct brt_map *map, void *value)
+{
+	return take(map, value, 1);
+}
+
+static int qs_peek(struct brt_map *map, void *value)
+{
+	return take(map, value, 0);
+}
+
+const struct brt_map_ops brt_queue_map_ops = {
+	.alloc_check = qs_alloc_check,
+	.data_size = qs_data_size,
+	.init = qs_init,
+	.attach = qs_attach,
+	.push = qs_push,
+	.pop = qs_pop,
+	.peek = qs_peek,
+};

@@ -1,0 +1,48 @@
+#!/bin/sh
+# cli_map.sh BPFRT - "bpfrt map" on pinned maps: create, update (bpftool byte syntax, hex,
+# flags), lookup, getnext, delete, dump (text and JSON), show, queue push/pop, errors;
+# and a second process (this shell's next command) sees what the previous one wrote.
+set -u
+B=$1
+BPFRT_FS=$(mktemp -d /dev/shm/bpfrt-cli-XXXXXX) || exit 77
+export BPFRT_FS
+trap 'rm -rf "$BPFRT_FS"' EXIT
+fail=0
+check() { # name expected actual
+	if [ "$2" = "$3" ]; then echo "ok   $1"; else echo "FAIL $1: expected [$2] got [$3]"; fail=1; fi
+}
+M=$BPFRT_FS/m
+$B map create $M type hash key 4 value 8 entries 4 name counts || fail=1
+$B map update $M key 1 0 0 0 value 0x2a 0 0 0 0 0 0 0 || fail=1
+$B map update pinned $M key hex 02 00 00 00 value hex 01 02 03 04 05 06 07 08 noexist || fail=1
+check "lookup" "key: 01 00 00 00  value: 2a 00 00 00 00 00 00 00" "$($B map lookup $M key 1 0 0 0)"
+check "lookup json" '{"key":["0x02","0x00","0x00","0x00"],"value":["0x01","0x02","0x03","0x04","0x05","0x06","0x07","0x08"]}' \
+	"$($B map -j lookup $M key 2 0 0 0)"
+check "noexist on a present key fails" "bpfrt: map update: File exists" \
+	"$($B map update $M key 1 0 0 0 value 0 0 0 0 0 0 0 0 noexist 2>&1)"
+check "exist on a missing key fails" "bpfrt: map update: No such file or directory" \
+	"$($B map update $M key 7 0 0 0 value 0 0 0 0 0 0 0 0 exist 2>&1)"
+check "dump count" "Found 2 elements" "$($B map dump $M | tail -1)"
+check "dump json entries" "2" "$($B map -j dump $M | grep -o '"key"' | wc -l | tr -d ' ')"
+check "show" "hash  name counts  flags 0x0" "$($B map show $M | head -1 | cut -d: -f2- | sed 's/^ //')"
+check "show json" '"type":"hash","name":"counts","flags":0,"bytes_key":4,"bytes_value":8,"max_entries":4}' \
+	"$($B map -j show $M | cut -d, -f2-)"
+first=$($B map getnext $M)
+check "getnext gives a key" "next key:" "$(echo "$first" | cut -c1-9)"
+$B map delete $M key 1 0 0 0 || fail=1
+check "deleted" "bpfrt: map lookup: No such file or directory" "$($B map lookup $M key 1 0 0 0 2>&1)"
+check "wrong key length" "bpfrt: map: key: 3 bytes given, the map's key has 4" \
+	"$($B map lookup $M key 1 0 0 2>&1)"
+check "bad byte" "bpfrt: map: key: '300' is not a byte" "$($B map lookup $M key 300 0 0 0 2>&1)"
+check "missing map" "1" "$($B map dump $BPFRT_FS/nope >/dev/null 2>&1; echo $?)"
+Q=$BPFRT_FS/q
+$B map create $Q type queue key 0 value 4 entries 2 || fail=1
+$B map push $Q value 1 2 3 4 || fail=1
+$B map push $Q value 5 6 7 8 || fail=1
+check "queue full" "bpfrt: map push: Argument list too long" "$($B map push $Q value 0 0 0 0 2>&1)"
+check "pop" "value: 01 02 03 04" "$($B map pop $Q)"
+check "peek" "value: 05 06 07 08" "$($B map peek $Q)"
+$B map pin $M $BPFRT_FS/m2 || fail=1
+check "second pin sees the map" "Found 1 element" "$($B map dump $BPFRT_FS/m2 | tail -1)"
+check "help" "0" "$($B map --help >/dev/null; echo $?)"
+exit $fail

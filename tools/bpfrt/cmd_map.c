@@ -1,0 +1,390 @@
+/* cmd_map.c - "bpfrt map": create, show, dump, lookup, update, delete, getnext, pin, push,
+ * pop and peek on maps named by their pinned path, in bpftool's syntax (keys and values
+ * as byte lists: "key 0x01 0 0 0", or "key hex 01 00 00 00"), plain text or JSON (-j).
+ * Another process sees the live values: the map lives in the pinned file's shared memory.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bpfrt.h"
+#include "cli.h"
+#include "maps/maps.h"
+
+struct mapcli {
+	int json;
+	int fd;
+	struct bpf_map_info info;
+	uint32_t vsize; /* syscall value size (all CPUs for per-CPU maps) */
+	int ncpus;
+};
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"Usage: bpfrt map [-j] COMMAND ...\n\n"
+		"  map create PATH type TYPE key KEY_SIZE value VALUE_SIZE entries MAX\n"
+		"             [name NAME] [flags FLAGS]      create a map and pin it at PATH\n"
+		"  map show   MAP                           type, sizes, flags, name\n"
+		"  map dump   MAP                           every key and value\n"
+		"  map lookup MAP key DATA\n"
+		"  map update MAP key DATA value DATA [any|exist|noexist]\n"
+		"  map delete MAP key DATA\n"
+		"  map getnext MAP [key DATA]               the key after DATA (or the first)\n"
+		"  map pin    MAP PATH                      pin again under another name\n"
+		"  map push   MAP value DATA  /  map pop MAP  /  map peek MAP   (queue, stack)\n\n"
+		"MAP is [pinned] PATH, a file in $BPFRT_FS (default /dev/shm/bpfrt).\n"
+		"DATA is a list of bytes, each decimal or 0x-hex (\"key 0x01 0 0 0\"), or \"hex\"\n"
+		"followed by hex bytes (\"key hex 01 00 00 00\").  TYPE: hash, array, percpu_hash,\n"
+		"percpu_array, lru_hash, lru_percpu_hash, queue, stack, ...\n"
+		"-j, --json: JSON output.\n");
+}
+
+static int is_keyword(const char *s)
+{
+	static const char *const words[] = { "key", "value", "any", "exist", "noexist" };
+
+	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+		if (!strcmp(s, words[i]))
+			return 1;
+	return 0;
+}
+
+/* Parse bytes from argv[*i] on until a keyword; exactly len bytes are required. */
+static int parse_bytes(int argc, char **argv, int *i, uint8_t *out, uint32_t len,
+		       const char *what)
+{
+	int hex = 0;
+	uint32_t n = 0;
+
+	if (*i < argc && !strcmp(argv[*i], "hex")) {
+		hex = 1;
+		(*i)++;
+	}
+	for (; *i < argc && !is_keyword(argv[*i]); (*i)++) {
+		char *end;
+		unsigned long v = strtoul(argv[*i], &end, hex ? 16 : 0);
+
+		if (*end || end == argv[*i] || v > 255)
+			return cli_error("map: %s: '%s' is not a byte", what, argv[*i]);
+		if (n == len)
+			return cli_error("map: %s: more than the map's %u bytes", what, len);
+		out[n++] = (uint8_t)v;
+	}
+	if (n != len)
+		return cli_error("map: %s: %u bytes given, the map's %s has %u", what, n, what, len);
+	return 0;
+}
+
+static int open_map(struct mapcli *m, int argc, char **argv, int *i)
+{
+	uint32_t len = sizeof(m->info);
+	const char *path;
+
+	if (*i < argc && !strcmp(argv[*i], "pinned"))
+		(*i)++;
+	if (*i >= argc)
+		return cli_error("map: missing MAP (a pinned path)");
+	path = argv[(*i)++];
+	m->fd = bpfrt_obj_get(path);
+	if (m->fd < 0)
+		return cli_error("map: %s: %s", path, strerror(errno));
+	memset(&m->info, 0, sizeof(m->info));
+	if (bpfrt_obj_get_info_by_fd(m->fd, &m->info, &len) || !m->info.type ||
+	    !brt_map_type_known(m->info.type)) {
+		close(m->fd);
+		return cli_error("map: %s: not a map", path);
+	}
+	m->ncpus = brt_map_is_percpu(m->info.type) ? bpfrt_num_possible_cpus() : 1;
+	m->vsize = brt_map_is_percpu(m->info.type) ?
+			   (uint32_t)BRT_ROUND8(m->info.value_size) * (uint32_t)m->ncpus :
+			   m->info.value_size;
+	return 0;
+}
+
+static void print_bytes(const struct mapcli *m, const uint8_t *p, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		if (m->json)
+			printf("%s\"0x%02x\"", i ? "," : "", p[i]);
+		else
+			printf("%s%02x", i ? " " : "", p[i]);
+	}
+}
+
+static void print_entry(const struct mapcli *m, const uint8_t *key, const uint8_t *value)
+{
+	uint32_t stride = (uint32_t)BRT_ROUND8(m->info.value_size);
+
+	if (m->json) {
+		printf("{\"key\":[");
+		print_bytes(m, key, m->info.key_size);
+		if (m->ncpus > 1 || brt_map_is_percpu(m->info.type)) {
+			printf("],\"values\":[");
+			for (int c = 0; c < m->ncpus; c++) {
+				printf("%s{\"cpu\":%d,\"value\":[", c ? "," : "", c);
+				print_bytes(m, value + (size_t)c * stride, m->info.value_size);
+				printf("]}");
+			}
+			printf("]}");
+		} else {
+			printf("],\"value\":[");
+			print_bytes(m, value, m->info.value_size);
+			printf("]}");
+		}
+		return;
+	}
+	if (m->info.key_size) {
+		printf("key: ");
+		print_bytes(m, key, m->info.key_size);
+	}
+	if (brt_map_is_percpu(m->info.type)) {
+		for (int c = 0; c < m->ncpus; c++) {
+			printf("\n value (CPU %02d): ", c);
+			print_bytes(m, value + (size_t)c * stride, m->info.value_size);
+		}
+		printf("\n");
+		return;
+	}
+	printf("%svalue: ", m->info.key_size ? "  " : "");
+	print_bytes(m, value, m->info.value_size);
+	printf("\n");
+}
+
+static int do_show(struct mapcli *m)
+{
+	const struct bpf_map_info *in = &m->info;
+
+	if (m->json)
+		printf("{\"id\":%u,\"type\":\"%s\",\"name\":\"%s\",\"flags\":%u,\"bytes_key\":%u,"
+		       "\"bytes_value\":%u,\"max_entries\":%u}\n",
+		       in->id, brt_map_type_name(in->type), in->name, in->map_flags, in->key_size,
+		       in->value_size, in->max_entries);
+	else
+		printf("%u: %s  name %s  flags 0x%x\n\tkey %uB  value %uB  max_entries %u\n",
+		       in->id, brt_map_type_name(in->type), in->name, in->map_flags, in->key_size,
+		       in->value_size, in->max_entries);
+	return 0;
+}
+
+static int do_dump(struct mapcli *m)
+{
+	uint8_t *key = calloc(1, m->info.key_size + 1), *next = calloc(1, m->info.key_size + 1);
+	uint8_t *value = calloc(1, m->vsize);
+	int n = 0, err = 0, have = 0;
+
+	if (!key || !next || !value) {
+		err = cli_error("map dump: out of memory");
+		goto out;
+	}
+	if (m->json)
+		printf("[");
+	while (!bpfrt_map_get_next_key(m->fd, have ? key : NULL, next)) {
+		memcpy(key, next, m->info.key_size);
+		have = 1;
+		if (bpfrt_map_lookup_elem(m->fd, key, value))
+			continue; /* deleted meanwhile */
+		if (m->json && n)
+			printf(",");
+		print_entry(m, key, value);
+		n++;
+	}
+	if (errno != ENOENT && errno != EINVAL)
+		err = cli_error("map dump: %s", strerror(errno));
+	if (m->json)
+		printf("]\n");
+	else
+		printf("Found %d element%s\n", n, n == 1 ? "" : "s");
+out:
+	free(key);
+	free(next);
+	free(value);
+	return err;
+}
+
+/* Per-CPU maps: a single value given on the command line goes to every CPU. */
+static void spread(const struct mapcli *m, uint8_t *value)
+{
+	uint32_t stride = (uint32_t)BRT_ROUND8(m->info.value_size);
+
+	for (int c = 1; c < m->ncpus && brt_map_is_percpu(m->info.type); c++)
+		memcpy(value + (size_t)c * stride, value, m->info.value_size);
+}
+
+static int do_elem(struct mapcli *m, const char *cmd, int argc, char **argv, int i)
+{
+	uint8_t key[1024] = { 0 }, next[1024];
+	uint8_t *value = calloc(1, m->vsize ? m->vsize : 1);
+	uint64_t flags = BPF_ANY;
+	int err = 0, have_key = 0;
+
+	if (!value)
+		return cli_error("map: out of memory");
+	if (m->info.key_size > sizeof(key)) {
+		err = cli_error("map: keys over %zu bytes are not supported here", sizeof(key));
+		goto out;
+	}
+	while (i < argc && !err) {
+		const char *w = argv[i++];
+
+		if (!strcmp(w, "key")) {
+			err = parse_bytes(argc, argv, &i, key, m->info.key_size, "key");
+			have_key = 1;
+		} else if (!strcmp(w, "value")) {
+			err = parse_bytes(argc, argv, &i, value, m->info.value_size, "value");
+			spread(m, value);
+		} else if (!strcmp(w, "any")) {
+			flags = BPF_ANY;
+		} else if (!strcmp(w, "exist")) {
+			flags = BPF_EXIST;
+		} else if (!strcmp(w, "noexist")) {
+			flags = BPF_NOEXIST;
+		} else {
+			err = cli_error("map %s: unexpected '%s'", cmd, w);
+		}
+	}
+	if (err)
+		goto out;
+	if (!have_key && m->info.key_size && strcmp(cmd, "getnext")) {
+		err = cli_error("map %s: missing key", cmd);
+		goto out;
+	}
+	if (!strcmp(cmd, "lookup") || !strcmp(cmd, "peek")) {
+		err = bpfrt_map_lookup_elem(m->fd, m->info.key_size ? key : NULL, value);
+		if (!err)
+			print_entry(m, key, value);
+	} else if (!strcmp(cmd, "pop")) {
+		err = bpfrt_map_lookup_and_delete_elem(m->fd, NULL, value);
+		if (!err)
+			print_entry(m, key, value);
+	} else if (!strcmp(cmd, "update") || !strcmp(cmd, "push")) {
+		err = bpfrt_map_update_elem(m->fd, m->info.key_size ? key : NULL, value, flags);
+	} else if (!strcmp(cmd, "delete")) {
+		err = bpfrt_map_delete_elem(m->fd, key);
+	} else {
+		err = bpfrt_map_get_next_key(m->fd, have_key ? key : NULL, next);
+		if (!err && m->json) {
+			printf("{\"next_key\":[");
+			print_bytes(m, next, m->info.key_size);
+			printf("]}\n");
+		} else if (!err) {
+			printf("next key: ");
+			print_bytes(m, next, m->info.key_size);
+			printf("\n");
+		}
+	}
+	if (err)
+		err = cli_error("map %s: %s", cmd, strerror(-err));
+	else if (m->json && (!strcmp(cmd, "lookup") || !strcmp(cmd, "peek") || !strcmp(cmd, "pop")))
+		printf("\n");
+out:
+	free(value);
+	return err;
+}
+
+static int parse_u32(const char *s, uint32_t *out, const char *what)
+{
+	char *end;
+	unsigned long v = strtoul(s, &end, 0);
+
+	if (*end || end == s || v > UINT32_MAX)
+		return cli_error("map create: %s: '%s' is not a number", what, s);
+	*out = (uint32_t)v;
+	return 0;
+}
+
+static int do_create(int argc, char **argv, int i)
+{
+	uint32_t type = 0, key = 0, value = 0, entries = 0, flags = 0;
+	const char *path, *name = NULL;
+	int fd, err = 0;
+
+	if (i >= argc)
+		return cli_error("map create: missing PATH");
+	path = argv[i++];
+	while (i + 1 < argc && !err) {
+		const char *w = argv[i++], *v = argv[i++];
+
+		if (!strcmp(w, "type")) {
+			int t = brt_map_type_from_name(v);
+
+			if (t < 0)
+				return cli_error("map create: unknown type '%s'", v);
+			type = (uint32_t)t;
+		} else if (!strcmp(w, "key")) {
+			err = parse_u32(v, &key, "key");
+		} else if (!strcmp(w, "value")) {
+			err = parse_u32(v, &value, "value");
+		} else if (!strcmp(w, "entries")) {
+			err = parse_u32(v, &entries, "entries");
+		} else if (!strcmp(w, "flags")) {
+			err = parse_u32(v, &flags, "flags");
+		} else if (!strcmp(w, "name")) {
+			name = v;
+		} else {
+			return cli_error("map create: unexpected '%s'", w);
+		}
+	}
+	if (err)
+		return err;
+	if (i < argc)
+		return cli_error("map create: '%s' has no value", argv[i]);
+	if (!type)
+		return cli_error("map create: missing type");
+	BPFRT_OPTS(bpfrt_map_create_opts, o, .map_flags = flags);
+	fd = bpfrt_map_create(type, name, key, value, entries, &o);
+	if (fd < 0)
+		return cli_error("map create: %s", strerror(-fd));
+	err = bpfrt_obj_pin(fd, path);
+	close(fd);
+	if (err)
+		return cli_error("map create: pin %s: %s", path, strerror(-err));
+	return 0;
+}
+
+int cmd_map(int argc, char **argv)
+{
+	struct mapcli m = { .fd = -1 };
+	const char *cmd;
+	int i = 1, err;
+
+	for (int j = 1; j < argc; j++) {
+		if (!strcmp(argv[j], "-j") || !strcmp(argv[j], "--json") || !strcmp(argv[j], "-p")) {
+			m.json = 1;
+			memmove(&argv[j], &argv[j + 1], (size_t)(argc - j) * sizeof(*argv));
+			argc--;
+			j--;
+		}
+	}
+	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
+	    !strcmp(argv[1], "help")) {
+		usage(argc < 2 ? stderr : stdout);
+		return argc < 2 ? 2 : 0;
+	}
+	cmd = argv[i++];
+	if (!strcmp(cmd, "create"))
+		return do_create(argc, argv, i);
+	if (strcmp(cmd, "show") && strcmp(cmd, "dump") && strcmp(cmd, "lookup") &&
+	    strcmp(cmd, "update") && strcmp(cmd, "delete") && strcmp(cmd, "getnext") &&
+	    strcmp(cmd, "pin") && strcmp(cmd, "push") && strcmp(cmd, "pop") && strcmp(cmd, "peek")) {
+		cli_error("map: unknown command '%s'", cmd);
+		usage(stderr);
+		return 2;
+	}
+	err = open_map(&m, argc, argv, &i);
+	if (err)
+		return err;
+	if (!strcmp(cmd, "show"))
+		err = do_show(&m);
+	else if (!strcmp(cmd, "dump"))
+		err = do_dump(&m);
+	else if (!strcmp(cmd, "pin"))
+		err = i < argc ? (bpfrt_obj_pin(m.fd, argv[i]) ?
+					  cli_error("map pin: %s: %s", argv[i], strerror(errno)) : 0) :
+				 cli_error("map pin: missing PATH");
+	else
+		err = do_elem(&m, cmd, argc, argv, i);
+	close(m.fd);
+	return err;
+}
