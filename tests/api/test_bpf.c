@@ -606,6 +606,115 @@ static void test_info(int kernel)
 	T_ASSERT(m.len_big == sizeof(struct bpf_map_info));
 }
 
+/* The batch commands: counts, errnos, and (arrays) the exact data; hash maps compare the
+ * set of keys, since the order is not the kernel's. */
+struct batch_result {
+	int err[8];
+	uint32_t count[8];
+	uint32_t keys[16];
+	uint64_t values[16];
+	uint32_t key_sum;
+};
+
+static int batch(sys_fn sys, int cmd, int fd, void *in, void *out, uint32_t *keys,
+		 uint64_t *values, uint32_t *count, uint64_t elem_flags)
+{
+	union bpf_attr a;
+	int ret;
+
+	memset(&a, 0, sizeof(a));
+	a.batch.map_fd = (uint32_t)fd;
+	a.batch.in_batch = (uint64_t)(uintptr_t)in;
+	a.batch.out_batch = (uint64_t)(uintptr_t)out;
+	a.batch.keys = (uint64_t)(uintptr_t)keys;
+	a.batch.values = (uint64_t)(uintptr_t)values;
+	a.batch.count = *count;
+	a.batch.elem_flags = elem_flags;
+	ret = sys(cmd, &a, sizeof(a));
+	*count = a.batch.count;
+	return ret < 0 ? errno : 0;
+}
+
+static void run_batch(sys_fn sys, struct batch_result *r)
+{
+	uint32_t keys[8] = { 0, 1, 2, 3, 4 }, token = 0, token2 = 0, n;
+	uint64_t values[8] = { 10, 11, 12, 13, 14 };
+	union bpf_attr a;
+	int fd, h;
+
+	memset(r, 0, sizeof(*r));
+	memset(&a, 0, sizeof(a));
+	a.map_type = BPF_MAP_TYPE_ARRAY;
+	a.key_size = 4;
+	a.value_size = 8;
+	a.max_entries = 5;
+	fd = sys(BPF_MAP_CREATE, &a, sizeof(a));
+	a.map_type = BPF_MAP_TYPE_HASH;
+	a.max_entries = 8;
+	h = sys(BPF_MAP_CREATE, &a, sizeof(a));
+	n = 5;
+	r->err[0] = batch(sys, BPF_MAP_UPDATE_BATCH, fd, NULL, NULL, keys, values, &n, 0);
+	r->count[0] = n;
+	n = 3;
+	r->err[1] = batch(sys, BPF_MAP_LOOKUP_BATCH, fd, NULL, &token, r->keys, r->values, &n, 0);
+	r->count[1] = n;
+	n = 3;
+	r->err[2] = batch(sys, BPF_MAP_LOOKUP_BATCH, fd, &token, &token2, r->keys + 3,
+			  r->values + 3, &n, 0);
+	r->count[2] = n;
+	n = 2;
+	r->err[3] = batch(sys, BPF_MAP_DELETE_BATCH, fd, NULL, NULL, keys, NULL, &n, 0);
+	n = 2;
+	r->err[4] = batch(sys, BPF_MAP_UPDATE_BATCH, fd, NULL, NULL, keys, values, &n, 1);
+	n = 5;
+	r->err[5] = batch(sys, BPF_MAP_UPDATE_BATCH, h, NULL, NULL, keys, values, &n, 0);
+	r->count[5] = n;
+	uint32_t hk[8];
+	uint64_t hv[8];
+
+	n = 8;
+	r->err[6] = batch(sys, BPF_MAP_LOOKUP_AND_DELETE_BATCH, h, NULL, &token, hk, hv, &n, 0);
+	r->count[6] = n;
+	for (uint32_t i = 0; i < n && i < 8; i++)
+		r->key_sum += hk[i] * 100 + (uint32_t)hv[i];
+	n = 8;
+	r->err[7] = batch(sys, BPF_MAP_LOOKUP_BATCH, h, NULL, &token, hk, hv, &n, 0);
+	r->count[7] = n;
+	close(fd);
+	close(h);
+}
+
+static void test_batch(int kernel)
+{
+	struct batch_result m, k;
+
+	run_batch(sys_bpfrt, &m);
+	T_CASE("batch: bpfrt");
+	T_EQ_INT(0, m.err[0]);
+	T_EQ_INT(5, m.count[0]);
+	T_EQ_INT(0, m.err[1]);
+	T_EQ_INT(3, m.count[1]);
+	T_EQ_INT(ENOENT, m.err[2]);
+	T_EQ_INT(2, m.count[2]);
+	T_EQ_U64(14, m.values[4]);
+	T_EQ_INT(524, m.err[3]);
+	T_EQ_INT(EINVAL, m.err[4]);
+	T_EQ_INT(5, m.count[6]);
+	T_EQ_INT(ENOENT, m.err[7]);
+	T_EQ_INT(0, m.count[7]);
+	if (!kernel)
+		return;
+	run_batch(sys_kernel, &k);
+	T_CASE("batch: same as the kernel");
+	for (int i = 0; i < 8; i++) {
+		T_EQ_INT(k.err[i], m.err[i]);
+		T_EQ_INT(k.count[i], m.count[i]);
+	}
+	T_ASSERT(!memcmp(k.keys, m.keys, sizeof(k.keys)));
+	T_ASSERT(!memcmp(k.values, m.values, sizeof(k.values)));
+	T_EQ_INT(k.key_sum, m.key_sum);
+}
+
 int main(void)
 {
 	static struct step_result mine[17], theirs[17];
@@ -638,5 +747,6 @@ int main(void)
 		}
 	}
 	test_info(kernel);
+	test_batch(kernel);
 	return t_done();
 }
