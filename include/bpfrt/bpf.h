@@ -119,6 +119,13 @@ BPFRT_API int bpfrt_obj_get(const char *path);
  * bytes; updated to the bytes written). */
 BPFRT_API int bpfrt_obj_get_info_by_fd(int fd, void *info, uint32_t *info_len);
 
+/* Consume the records a BPF_MAP_TYPE_RINGBUF holds (like libbpf's ring_buffer__consume):
+ * cb runs for each submitted record in order (discarded ones are skipped) and the
+ * consumer position moves past it; a non-zero return from cb stops.  Returns the number
+ * of records handed to cb, or -errno (EINVAL: not a ring buffer; EBADF). */
+BPFRT_API int bpfrt_ringbuf_consume(int fd, int (*cb)(void *arg, void *data, size_t size),
+				    void *arg);
+
 /* Number of CPUs whose values per-CPU maps keep (the kernel's possible CPUs). */
 BPFRT_API int bpfrt_num_possible_cpus(void);
 

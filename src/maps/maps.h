@@ -210,6 +210,11 @@ BRT_MAP_HELPER(map_delete_elem)
 BRT_MAP_HELPER(map_push_elem)
 BRT_MAP_HELPER(map_pop_elem)
 BRT_MAP_HELPER(map_peek_elem)
+BRT_MAP_HELPER(ringbuf_output)
+BRT_MAP_HELPER(ringbuf_reserve)
+BRT_MAP_HELPER(ringbuf_submit)
+BRT_MAP_HELPER(ringbuf_discard)
+BRT_MAP_HELPER(ringbuf_query)
 #undef BRT_MAP_HELPER
 
 /* Copy between shared memory and process memory in 8-byte relaxed atomic words, so no

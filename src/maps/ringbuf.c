@@ -1,0 +1,312 @@
+/* ringbuf.c - BPF_MAP_TYPE_RINGBUF with the kernel's memory layout: a consumer page
+ * (consumer_pos), a producer page (producer_pos) and max_entries bytes of data, records of
+ * an 8-byte header { u32 len | BUSY | DISCARD, u32 pg_off } plus the sample rounded up to
+ * 8.  Each process maps the data twice back to back, as the kernel does, so a record that
+ * wraps is contiguous.  Producers (programs) serialise on a lock word in the producer
+ * page; the consumer only moves consumer_pos.  Consumed with bpfrt_ringbuf_consume().
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "bpfrt.h"
+#include "maps/maps.h"
+#include "vm/vm.h"
+
+#define RB_BUSY (1u << 31)
+#define RB_DISCARD (1u << 30)
+#define RB_HDR 8u
+#define RB_LOCK_OFF 128 /* lock word, in the producer page after producer_pos */
+
+struct rb_view {
+	_Atomic uint64_t *consumer_pos;
+	_Atomic uint64_t *producer_pos;
+	_Atomic uint32_t *lock;
+	unsigned char *data;  /* 2 * size bytes: the data mapped twice */
+	uint64_t size;
+};
+
+static int rb_alloc_check(const union bpf_attr *attr)
+{
+	uint32_t n = attr->max_entries;
+
+	if ((attr->map_flags & ~(uint32_t)BPF_F_NUMA_NODE) || attr->key_size ||
+	    attr->value_size || !n || (n & (n - 1)) || n % BRT_PAGE)
+		return -EINVAL;
+	return 0;
+}
+
+static int rb_data_size(const struct brt_map *map, uint64_t *size)
+{
+	*size = 2ull * BRT_PAGE + map->max_entries;
+	return 0;
+}
+
+/* Map the data region twice, back to back, over a reservation of 2 * size. */
+static int rb_attach(struct brt_map *map)
+{
+	struct rb_view *v = calloc(1, sizeof(*v));
+	int fd = -1;
+	unsigned char *area;
+	char path[64];
+
+	if (!v)
+		return -ENOMEM;
+	v->size = map->max_entries;
+	area = mmap(NULL, 2 * v->size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (area == MAP_FAILED)
+		goto out_free;
+	/* the object's file is open somewhere in this process: map it through /proc */
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", map->obj.last_fd);
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0 ||
+	    mmap(area, v->size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd,
+		 2 * BRT_PAGE) == MAP_FAILED ||
+	    mmap(area + v->size, v->size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd,
+		 2 * BRT_PAGE) == MAP_FAILED)
+		goto out_unmap;
+	close(fd);
+	v->data = area;
+	v->consumer_pos = (_Atomic uint64_t *)map->data;
+	v->producer_pos = (_Atomic uint64_t *)((unsigned char *)map->data + BRT_PAGE);
+	v->lock = (_Atomic uint32_t *)((unsigned char *)map->data + BRT_PAGE + RB_LOCK_OFF);
+	map->priv = v;
+	return 0;
+
+out_unmap:
+	if (fd >= 0)
+		close(fd);
+	munmap(area, 2 * v->size);
+out_free:
+	free(v);
+	return -ENOMEM;
+}
+
+static void rb_detach(struct brt_map *map)
+{
+	struct rb_view *v = map->priv;
+
+	if (v) {
+		munmap(v->data, 2 * v->size);
+		free(v);
+	}
+	map->priv = NULL;
+}
+
+/* Reserve a record of size bytes; NULL when it does not fit. */
+static void *reserve(struct brt_map *map, uint64_t size)
+{
+	struct rb_view *v = map->priv;
+	uint64_t len = (size + RB_HDR + 7) & ~7ull, cons, prod;
+	unsigned char *hdr;
+	uint32_t word;
+
+	if (size > v->size - RB_HDR || size >= RB_DISCARD)
+		return NULL;
+	brt_shm_lock(v->lock);
+	cons = atomic_load_explicit(v->consumer_pos, memory_order_acquire);
+	prod = atomic_load_explicit(v->producer_pos, memory_order_relaxed);
+	if (prod - cons + len > v->size) {
+		brt_shm_unlock(v->lock);
+		return NULL;
+	}
+	hdr = v->data + (prod & (v->size - 1));
+	word = (uint32_t)size | RB_BUSY;
+	atomic_store_explicit((_Atomic uint32_t *)(void *)hdr, word, memory_order_relaxed);
+	word = (uint32_t)((prod & (v->size - 1)) / BRT_PAGE + 2);
+	atomic_store_explicit((_Atomic uint32_t *)(void *)(hdr + 4), word, memory_order_relaxed);
+	atomic_store_explicit(v->producer_pos, prod + len, memory_order_release);
+	brt_shm_unlock(v->lock);
+	return hdr + RB_HDR;
+}
+
+static void commit(void *sample, int discard)
+{
+	_Atomic uint32_t *len = (_Atomic uint32_t *)(void *)((unsigned char *)sample - RB_HDR);
+	uint32_t word = atomic_load_explicit(len, memory_order_relaxed) & ~RB_BUSY;
+
+	atomic_store_explicit(len, word | (discard ? RB_DISCARD : 0), memory_order_release);
+}
+
+/* The ring buffer of the program's maps whose records contain p (checked engine), else
+ * NULL.  Verified programs are trusted as the kernel trusts them. */
+static struct brt_map *owner(struct bpfrt_run_ctx *ctx, uint64_t p)
+{
+	const struct brt_prog_maps *pm = bpfrt_run_user(ctx);
+
+	if (!pm || pm->magic != BRT_PROG_MAPS_MAGIC)
+		return NULL;
+	for (uint32_t i = 0; i < pm->n; i++) {
+		struct brt_map *m = pm->maps[i];
+		struct rb_view *v = m->priv;
+
+		if (m->type != BPF_MAP_TYPE_RINGBUF || !v)
+			continue;
+		if (p >= (uint64_t)(uintptr_t)v->data + RB_HDR &&
+		    p < (uint64_t)(uintptr_t)v->data + 2 * v->size && p % 8 == 0)
+			return m;
+	}
+	return NULL;
+}
+
+static struct brt_map *rb_arg(uint64_t r1, struct bpfrt_run_ctx *ctx)
+{
+	struct brt_map *map = (struct brt_map *)(uintptr_t)r1;
+	const struct brt_prog_maps *pm;
+
+	if (!ctx->checked)
+		return map;
+	pm = bpfrt_run_user(ctx);
+	if (!pm || pm->magic != BRT_PROG_MAPS_MAGIC)
+		return NULL;
+	for (uint32_t i = 0; i < pm->n; i++)
+		if (pm->maps[i] == map && map->type == BPF_MAP_TYPE_RINGBUF)
+			return map;
+	return NULL;
+}
+
+uint64_t brt_helper_ringbuf_reserve(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+				    uint64_t r5, struct bpfrt_run_ctx *ctx)
+{
+	struct brt_map *map = rb_arg(r1, ctx);
+	void *p;
+
+	(void)r4, (void)r5;
+	if (!map || r3)
+		return 0;
+	p = reserve(map, r2);
+	if (p && ctx->checked && bpfrt_run_grant(ctx, p, r2, 1)) {
+		commit(p, 1);
+		return 0;
+	}
+	return (uint64_t)(uintptr_t)p;
+}
+
+static uint64_t submit_or_discard(uint64_t r1, struct bpfrt_run_ctx *ctx, int discard)
+{
+	if (ctx->checked) {
+		struct brt_map *m = owner(ctx, r1);
+		uint32_t len;
+
+		if (!m)
+			return 0;
+		len = atomic_load_explicit((_Atomic uint32_t *)(uintptr_t)(r1 - RB_HDR),
+					   memory_order_relaxed);
+		if (!(len & RB_BUSY))
+			return 0;
+	}
+	commit((void *)(uintptr_t)r1, discard);
+	return 0;
+}
+
+uint64_t brt_helper_ringbuf_submit(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+				   uint64_t r5, struct bpfrt_run_ctx *ctx)
+{
+	(void)r2, (void)r3, (void)r4, (void)r5;
+	return submit_or_discard(r1, ctx, 0);
+}
+
+uint64_t brt_helper_ringbuf_discard(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+				    uint64_t r5, struct bpfrt_run_ctx *ctx)
+{
+	(void)r2, (void)r3, (void)r4, (void)r5;
+	return submit_or_discard(r1, ctx, 1);
+}
+
+uint64_t brt_helper_ringbuf_output(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+				   uint64_t r5, struct bpfrt_run_ctx *ctx)
+{
+	struct brt_map *map = rb_arg(r1, ctx);
+	void *p;
+
+	(void)r4, (void)r5;
+	if (!map)
+		return (uint64_t)-EINVAL;
+	if (r3 && !bpfrt_run_access_ok(ctx, (const void *)(uintptr_t)r2, r3, 0))
+		return (uint64_t)-EINVAL;
+	p = reserve(map, r3);
+	if (!p)
+		return (uint64_t)-EAGAIN;
+	memcpy(p, (const void *)(uintptr_t)r2, r3);
+	commit(p, 0);
+	return 0;
+}
+
+uint64_t brt_helper_ringbuf_query(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+				  uint64_t r5, struct bpfrt_run_ctx *ctx)
+{
+	struct brt_map *map = rb_arg(r1, ctx);
+	struct rb_view *v;
+	uint64_t cons, prod;
+
+	(void)r3, (void)r4, (void)r5;
+	if (!map)
+		return 0;
+	v = map->priv;
+	cons = atomic_load_explicit(v->consumer_pos, memory_order_acquire);
+	prod = atomic_load_explicit(v->producer_pos, memory_order_acquire);
+	switch (r2) {
+	case BPF_RB_AVAIL_DATA:
+		return prod - cons;
+	case BPF_RB_RING_SIZE:
+		return v->size;
+	case BPF_RB_CONS_POS:
+		return cons;
+	case BPF_RB_PROD_POS:
+		return prod;
+	default:
+		return 0;
+	}
+}
+
+int bpfrt_ringbuf_consume(int fd, int (*cb)(void *arg, void *data, size_t size), void *arg)
+{
+	struct brt_map *map;
+	struct rb_view *v;
+	uint64_t cons, prod;
+	int n = 0, err;
+
+	err = brt_map_from_fd(fd, &map);
+	if (err || map->type != BPF_MAP_TYPE_RINGBUF) {
+		if (!err)
+			brt_map_put(map);
+		errno = err ? -err : EINVAL;
+		return err ? err : -EINVAL;
+	}
+	v = map->priv;
+	cons = atomic_load_explicit(v->consumer_pos, memory_order_acquire);
+	for (;;) {
+		const unsigned char *hdr;
+		uint32_t len;
+
+		prod = atomic_load_explicit(v->producer_pos, memory_order_acquire);
+		if (cons >= prod)
+			break;
+		hdr = v->data + (cons & (v->size - 1));
+		len = atomic_load_explicit((_Atomic uint32_t *)(uintptr_t)hdr, memory_order_acquire);
+		if (len & RB_BUSY)
+			break;
+		cons += ((len & ~(RB_BUSY | RB_DISCARD)) + RB_HDR + 7) & ~7ull;
+		if (!(len & RB_DISCARD)) {
+			n++;
+			err = cb ? cb(arg, (void *)(uintptr_t)(hdr + RB_HDR),
+				      len & ~(RB_BUSY | RB_DISCARD)) : 0;
+		}
+		atomic_store_explicit(v->consumer_pos, cons, memory_order_release);
+		if (err)
+			break;
+	}
+	brt_map_put(map);
+	return err < 0 ? err : n;
+}
+
+const struct brt_map_ops brt_ringbuf_map_ops = {
+	.alloc_check = rb_alloc_check,
+	.data_size = rb_data_size,
+	.attach = rb_attach,
+	.detach = rb_detach,
+};
