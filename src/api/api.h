@@ -71,6 +71,12 @@ struct brt_prog_check {
  * its messages into the log. */
 int brt_api_check_prog(const struct brt_prog_check *pc);
 
+struct bpfrt_run_ctx;
+
+/* bpf_tail_call (row of src/vm/helpers.def). */
+uint64_t brt_helper_tail_call(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5,
+			      struct bpfrt_run_ctx *ctx);
+
 #define BPF_CMD(cmd, last, fn) int fn(struct brt_call *call);
 #include "api/cmds.def"
 #undef BPF_CMD

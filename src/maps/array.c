@@ -121,7 +121,7 @@ static int array_prog_update(struct brt_map *map, const void *key, const void *v
 	return 0;
 }
 
-static int array_get_next_key(struct brt_map *map, const void *key, void *next_key)
+int brt_array_get_next_key(struct brt_map *map, const void *key, void *next_key)
 {
 	uint32_t idx = UINT32_MAX, next;
 
@@ -145,5 +145,5 @@ const struct brt_map_ops brt_array_map_ops = {
 	.copy_value = array_copy_value,
 	.update = array_update,
 	.prog_update = array_prog_update,
-	.get_next_key = array_get_next_key,
+	.get_next_key = brt_array_get_next_key,
 };

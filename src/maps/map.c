@@ -115,6 +115,14 @@ static void map_release(struct brt_obj *obj)
 		map->ops->detach(map);
 }
 
+static void map_unref(struct brt_obj *obj)
+{
+	struct brt_map *map = brt_map_of(obj);
+
+	if (map->ops->unref)
+		map->ops->unref(map);
+}
+
 static int map_init(struct brt_obj *obj, void *arg)
 {
 	struct brt_map *map = brt_map_of(obj), *params = arg;
@@ -125,6 +133,7 @@ static int map_init(struct brt_obj *obj, void *arg)
 	map->data = obj->base;
 	map->data_size = obj->hdr->data_size;
 	obj->release = map_release;
+	obj->unref = map->ops->unref ? map_unref : NULL;
 	err = map->ops->init ? map->ops->init(map) : 0;
 	if (!err && map->ops->attach)
 		err = map->ops->attach(map);
@@ -202,6 +211,7 @@ int brt_map_attach_obj(const struct brt_obj *tmpl, struct brt_obj **out)
 	map->data = tmpl->base;
 	map->data_size = size;
 	map->obj.release = map_release;
+	map->obj.unref = map->ops->unref ? map_unref : NULL;
 	if (map->ops->attach && map->ops->attach(map))
 		goto out_corrupt;
 	*out = &map->obj;

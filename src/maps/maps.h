@@ -66,6 +66,7 @@ struct brt_obj {
 	size_t size;                  /* its length */
 	struct brt_obj_hdr *hdr;      /* base + size - BRT_PAGE */
 	void (*release)(struct brt_obj *obj); /* kind-specific teardown, then munmap */
+	void (*unref)(struct brt_obj *obj);   /* optional: no fd left, refs remain */
 };
 
 /* Create an object file (O_TMPFILE in the bpffs directory, or a memfd when that is not
@@ -133,6 +134,9 @@ struct brt_map_ops {
 	int (*delete)(struct brt_map *map, const void *key);
 	int (*get_next_key)(struct brt_map *map, const void *key, void *next_key);
 	int (*lookup_and_delete)(struct brt_map *map, const void *key, void *value);
+	/* no fd refers to the map any more (programs may still hold it): prog arrays drop
+	 * their entries, as the kernel does on the last user reference */
+	void (*unref)(struct brt_map *map);
 	/* queue, stack (value only) */
 	int (*push)(struct brt_map *map, const void *value, uint64_t flags);
 	int (*pop)(struct brt_map *map, void *value);
@@ -168,6 +172,14 @@ int brt_map_create(const union bpf_attr *attr, struct brt_map **out);
 int brt_map_from_fd(int fd, struct brt_map **out);
 void brt_map_get(struct brt_map *map);
 void brt_map_put(struct brt_map *map);
+
+/* Array-style iteration (array, percpu_array, prog_array). */
+int brt_array_get_next_key(struct brt_map *map, const void *key, void *next_key);
+
+/* The program in slot i of a prog array usable in this process, or NULL (not a prog
+ * array, out of range, empty, or changed by another process).  No reference taken: the
+ * array holds one while the slot is set. */
+struct brt_obj *brt_prog_array_get(struct brt_map *map, uint32_t i);
 
 /* Size of the syscall-side value buffer: value_size, or ncpus * round_up(value_size, 8). */
 uint32_t brt_map_value_size(const struct brt_map *map);

@@ -324,8 +324,14 @@ int brt_obj_sweep(void)
 	for (unsigned b = 0; b < CACHE_BUCKETS; b++) {
 		pp = &cache[b];
 		while ((obj = *pp)) {
-			if (atomic_load_explicit(&obj->refs, memory_order_acquire) > 0 ||
-			    still_open(obj, &set, &loaded)) {
+			if (atomic_load_explicit(&obj->refs, memory_order_acquire) > 0) {
+				/* held by programs only: tell the kind once no fd is left */
+				if (obj->unref && !still_open(obj, &set, &loaded))
+					obj->unref(obj);
+				pp = &obj->next;
+				continue;
+			}
+			if (still_open(obj, &set, &loaded)) {
 				pp = &obj->next;
 				continue;
 			}

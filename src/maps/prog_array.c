@@ -1,0 +1,171 @@
+/* prog_array.c - BPF_MAP_TYPE_PROG_ARRAY, the jump table of bpf_tail_call().  The shared
+ * region holds, per slot, the id of the program stored there (what BPF_MAP_LOOKUP_ELEM
+ * returns, as in the kernel); each process keeps its own slot -> program references,
+ * since a loaded program exists only in the process that loaded it.  A slot whose shared
+ * id no longer matches the local program (another process changed it) acts as empty.
+ * As in the kernel, the slots are cleared when no fd refers to the map any more, which
+ * breaks the cycle of a program that tail-calls through a map holding itself.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "maps/maps.h"
+
+struct pa_view {
+	struct brt_obj **progs; /* max_entries local references, NULL = empty here */
+	uint32_t owner_type;    /* program type of the first program stored (0 = none) */
+};
+
+static int pa_alloc_check(const union bpf_attr *attr)
+{
+	union bpf_attr a = *attr;
+
+	if (attr->value_size != 4 || (attr->map_flags & (BPF_F_RDONLY_PROG | BPF_F_WRONLY_PROG)))
+		return -EINVAL;
+	a.map_type = BPF_MAP_TYPE_ARRAY;
+	return brt_array_map_ops.alloc_check(&a);
+}
+
+static int pa_data_size(const struct brt_map *map, uint64_t *size)
+{
+	*size = (uint64_t)map->max_entries * 8;
+	return 0;
+}
+
+static int pa_attach(struct brt_map *map)
+{
+	struct pa_view *v = calloc(1, sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	v->progs = calloc(map->max_entries, sizeof(*v->progs));
+	if (!v->progs) {
+		free(v);
+		return -ENOMEM;
+	}
+	map->priv = v;
+	return 0;
+}
+
+static _Atomic uint64_t *slot_id(struct brt_map *map, uint32_t i)
+{
+	return (_Atomic uint64_t *)map->data + i;
+}
+
+static void pa_clear(struct brt_map *map)
+{
+	struct pa_view *v = map->priv;
+
+	if (!v)
+		return;
+	for (uint32_t i = 0; i < map->max_entries; i++) {
+		struct brt_obj *old = v->progs[i];
+
+		v->progs[i] = NULL;
+		if (old)
+			brt_obj_put(old);
+	}
+}
+
+static void pa_detach(struct brt_map *map)
+{
+	struct pa_view *v = map->priv;
+
+	pa_clear(map);
+	if (v) {
+		free(v->progs);
+		free(v);
+	}
+	map->priv = NULL;
+}
+
+static int index_of(struct brt_map *map, const void *key, uint32_t *i)
+{
+	memcpy(i, key, 4);
+	return *i < map->max_entries;
+}
+
+static int pa_copy_value(struct brt_map *map, const void *key, void *value)
+{
+	uint32_t i, id;
+
+	if (!index_of(map, key, &i))
+		return -ENOENT;
+	id = (uint32_t)atomic_load_explicit(slot_id(map, i), memory_order_acquire);
+	if (!id)
+		return -ENOENT;
+	memcpy(value, &id, 4);
+	return 0;
+}
+
+static int pa_update(struct brt_map *map, const void *key, const void *value, uint64_t flags)
+{
+	struct pa_view *v = map->priv;
+	struct brt_obj *prog, *old;
+	uint32_t i;
+	int32_t fd;
+	int err;
+
+	if (flags != BPF_ANY)
+		return -EINVAL;
+	if (!index_of(map, key, &i))
+		return -E2BIG;
+	memcpy(&fd, value, 4);
+	err = brt_obj_from_fd(fd, BRT_OBJ_PROG, &prog);
+	if (err)
+		return err;
+	if (v->owner_type && v->owner_type != prog->hdr->type) {
+		brt_obj_put(prog);
+		return -EINVAL;
+	}
+	v->owner_type = prog->hdr->type;
+	old = v->progs[i];
+	v->progs[i] = prog;
+	atomic_store_explicit(slot_id(map, i), prog->hdr->id, memory_order_release);
+	if (old)
+		brt_obj_put(old);
+	return 0;
+}
+
+static int pa_delete(struct brt_map *map, const void *key)
+{
+	struct pa_view *v = map->priv;
+	struct brt_obj *old;
+	uint32_t i;
+
+	if (!index_of(map, key, &i))
+		return -E2BIG;
+	if (!atomic_exchange_explicit(slot_id(map, i), 0, memory_order_acq_rel))
+		return -ENOENT;
+	old = v->progs[i];
+	v->progs[i] = NULL;
+	if (old)
+		brt_obj_put(old);
+	return 0;
+}
+
+struct brt_obj *brt_prog_array_get(struct brt_map *map, uint32_t i)
+{
+	struct pa_view *v = map->priv;
+	struct brt_obj *p;
+
+	if (map->type != BPF_MAP_TYPE_PROG_ARRAY || !v || i >= map->max_entries)
+		return NULL;
+	p = v->progs[i];
+	if (!p || atomic_load_explicit(slot_id(map, i), memory_order_acquire) != p->hdr->id)
+		return NULL;
+	return p;
+}
+
+const struct brt_map_ops brt_prog_array_map_ops = {
+	.alloc_check = pa_alloc_check,
+	.data_size = pa_data_size,
+	.attach = pa_attach,
+	.detach = pa_detach,
+	.copy_value = pa_copy_value,
+	.update = pa_update,
+	.delete = pa_delete,
+	.get_next_key = brt_array_get_next_key,
+	.unref = pa_clear,
+};
