@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -268,6 +269,31 @@ static void test_corrupt(void)
 	brt_obj_sweep();
 }
 
+/* BPF_F_MMAPABLE: the values sit at offset 0 of the fd, as the kernel maps them. */
+static void test_mmapable(void)
+{
+	BPFRT_OPTS(bpfrt_map_create_opts, o, .map_flags = BPF_F_MMAPABLE);
+	int fd = bpfrt_map_create(BPF_MAP_TYPE_ARRAY, "mm", 4, 12, 100, &o);
+	uint32_t k = 7;
+	unsigned char v[12] = { 0 };
+	unsigned char *m;
+
+	T_CASE("mmapable array");
+	T_ASSERT(fd >= 0);
+	m = mmap(NULL, 100 * 16, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	T_ASSERT(m != MAP_FAILED);
+	if (m == MAP_FAILED)
+		return;
+	m[7 * 16] = 0x5a; /* value stride is round_up(12, 8) = 16 */
+	T_EQ_INT(0, bpfrt_map_lookup_elem(fd, &k, v));
+	T_EQ_INT(0x5a, v[0]);
+	v[1] = 0x66;
+	T_EQ_INT(0, bpfrt_map_update_elem(fd, &k, v, BPF_ANY));
+	T_EQ_INT(0x66, m[7 * 16 + 1]);
+	munmap(m, 100 * 16);
+	close(fd);
+}
+
 int main(void)
 {
 	snprintf(fsdir, sizeof(fsdir), "/dev/shm/bpfrt-test-XXXXXX");
@@ -279,6 +305,7 @@ int main(void)
 	test_scm_rights();
 	test_pin();
 	test_corrupt();
+	test_mmapable();
 	brt_obj_sweep();
 	T_EQ_INT(0, brt_obj_cached());
 	rmdir(fsdir);
