@@ -164,6 +164,7 @@ static void test_pin(void)
 	T_ASSERT(fd2 >= 0);
 	T_EQ_U64(33, get(fd2, 3));
 	close(fd2);
+	unlink(path);
 
 	T_CASE("pin outside the bpffs directory");
 	fd = new_hash(4);
