@@ -395,6 +395,8 @@ static int read_btf(struct brt_elf_ctx *ctx)
 
 		if (s->kind != BRT_SEC_BTF)
 			continue;
+		if (obj->btf) /* the first one would leak, and which one counts is unclear */
+			return brt_elf_fail(ctx, -EINVAL, (uint32_t)i, 0, "second .BTF section");
 		ret = brt_btf_parse(s->data, s->data ? s->size : 0, &obj->btf, msg, sizeof(msg));
 		if (ret)
 			return btf_fail(ctx, ret, (uint32_t)i, msg);
