@@ -14,6 +14,9 @@ static int tail_zero(struct brt_call *call, uint64_t uinfo, uint32_t ours, uint3
 {
 	unsigned char byte;
 
+	/* The kernel's bpf_check_uarg_tail_zero(): more than a page is "silly large". */
+	if (len > (uint32_t)sysconf(_SC_PAGESIZE))
+		return -E2BIG;
 	for (uint32_t i = ours; i < len; i++) {
 		if (call->ua->from(&byte, uinfo + i, 1))
 			return -EFAULT;
