@@ -12,26 +12,10 @@
 
 static _Thread_local int chain;
 
-static struct brt_map *array_arg(uint64_t r2, struct bpfrt_run_ctx *ctx)
-{
-	const struct brt_prog_maps *pm;
-	struct brt_map *map = (struct brt_map *)(uintptr_t)r2;
-
-	if (!ctx->checked)
-		return map;
-	pm = bpfrt_run_user(ctx);
-	if (!pm || pm->magic != BRT_PROG_MAPS_MAGIC)
-		return NULL;
-	for (uint32_t i = 0; i < pm->n; i++)
-		if (pm->maps[i] == map)
-			return map;
-	return NULL;
-}
-
 uint64_t brt_helper_tail_call(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5,
 			      struct bpfrt_run_ctx *ctx)
 {
-	struct brt_map *map = array_arg(r2, ctx);
+	struct brt_map *map = brt_map_helper_arg(r2, ctx);
 	struct brt_run_opts o = { 0 };
 	struct brt_prog *callee;
 	struct brt_obj *obj;

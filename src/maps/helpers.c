@@ -10,12 +10,10 @@
 #include "maps/maps.h"
 #include "vm/vm.h"
 
-/* The map in r1, or NULL when a checked run passes something that is not one of its
- * program's maps. */
-static struct brt_map *map_arg(uint64_t r1, struct bpfrt_run_ctx *ctx)
+struct brt_map *brt_map_helper_arg(uint64_t reg, struct bpfrt_run_ctx *ctx)
 {
 	const struct brt_prog_maps *pm;
-	struct brt_map *map = (struct brt_map *)(uintptr_t)r1;
+	struct brt_map *map = (struct brt_map *)(uintptr_t)reg;
 
 	if (!ctx->checked)
 		return map;
@@ -36,7 +34,7 @@ static int readable(struct bpfrt_run_ctx *ctx, uint64_t p, uint32_t len)
 uint64_t brt_helper_map_lookup_elem(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
 				    uint64_t r5, struct bpfrt_run_ctx *ctx)
 {
-	struct brt_map *map = map_arg(r1, ctx);
+	struct brt_map *map = brt_map_helper_arg(r1, ctx);
 	void *v;
 
 	(void)r3, (void)r4, (void)r5;
@@ -52,7 +50,7 @@ uint64_t brt_helper_map_lookup_elem(uint64_t r1, uint64_t r2, uint64_t r3, uint6
 uint64_t brt_helper_map_update_elem(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
 				    uint64_t r5, struct bpfrt_run_ctx *ctx)
 {
-	struct brt_map *map = map_arg(r1, ctx);
+	struct brt_map *map = brt_map_helper_arg(r1, ctx);
 
 	(void)r5;
 	if (!map || !readable(ctx, r2, map->key_size) || !readable(ctx, r3, map->value_size))
@@ -66,7 +64,7 @@ uint64_t brt_helper_map_update_elem(uint64_t r1, uint64_t r2, uint64_t r3, uint6
 uint64_t brt_helper_map_delete_elem(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
 				    uint64_t r5, struct bpfrt_run_ctx *ctx)
 {
-	struct brt_map *map = map_arg(r1, ctx);
+	struct brt_map *map = brt_map_helper_arg(r1, ctx);
 
 	(void)r3, (void)r4, (void)r5;
 	if (!map || !readable(ctx, r2, map->key_size))
@@ -79,7 +77,7 @@ uint64_t brt_helper_map_delete_elem(uint64_t r1, uint64_t r2, uint64_t r3, uint6
 uint64_t brt_helper_map_push_elem(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
 				  uint64_t r5, struct bpfrt_run_ctx *ctx)
 {
-	struct brt_map *map = map_arg(r1, ctx);
+	struct brt_map *map = brt_map_helper_arg(r1, ctx);
 
 	(void)r4, (void)r5;
 	if (!map || !map->ops->push || !readable(ctx, r2, map->value_size))
@@ -89,7 +87,7 @@ uint64_t brt_helper_map_push_elem(uint64_t r1, uint64_t r2, uint64_t r3, uint64_
 
 static uint64_t pop_or_peek(uint64_t r1, uint64_t r2, struct bpfrt_run_ctx *ctx, int pop)
 {
-	struct brt_map *map = map_arg(r1, ctx);
+	struct brt_map *map = brt_map_helper_arg(r1, ctx);
 	void *dst = (void *)(uintptr_t)r2;
 
 	if (!map || !map->ops->pop ||

@@ -212,6 +212,10 @@ struct brt_prog_maps {
 	uint32_t n;             /* entries */
 };
 
+/* The map a helper received in a register, or NULL when a checked run passes something
+ * that is not one of its program's maps. */
+struct brt_map *brt_map_helper_arg(uint64_t reg, struct bpfrt_run_ctx *ctx);
+
 /* Helpers for programs (rows of src/vm/helpers.def). */
 #define BRT_MAP_HELPER(name)                                                             \
 	uint64_t brt_helper_##name(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,   \
