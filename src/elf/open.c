@@ -388,6 +388,7 @@ static int read_btf(struct brt_elf_ctx *ctx)
 {
 	struct brt_elf_obj *obj = ctx->obj;
 	char msg[256] = "";
+	int have_ext = 0;
 	int ret;
 
 	for (size_t i = 1; i < ctx->nsecs; i++) {
@@ -408,6 +409,9 @@ static int read_btf(struct brt_elf_ctx *ctx)
 			continue;
 		if (!obj->btf)
 			return brt_elf_fail(ctx, -EINVAL, (uint32_t)i, 0, ".BTF.ext without .BTF");
+		if (have_ext) /* the same rule as .BTF: the first one's records would leak */
+			return brt_elf_fail(ctx, -EINVAL, (uint32_t)i, 0, "second .BTF.ext section");
+		have_ext = 1;
 		ret = brt_btf_ext_parse(obj->btf, s->data, s->data ? s->size : 0, &obj->ext, msg,
 					sizeof(msg));
 		if (ret)
