@@ -4,6 +4,7 @@
 #   CPU=N         the CPU to pin to (default: the last one)
 #   ENGINES="..." subset of: native interp checked jit bpfrt-testrun kernel-jit (default: all)
 #   BENCH_TARGET_MS=50   timed part of one measurement
+#   SECTIONS="NN-name ..."  which bench/sections/*.sh to run after the engine tables (all)
 # Needs: the packages of scripts/deps.sh; root for kernel-jit (skipped otherwise).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -45,6 +46,21 @@ for r in $(seq 1 "$REPS"); do
 done
 status=0
 python3 bench/aggregate.py "$raw" ../shared/bench/README.md >bench/RESULTS.md || status=$?
+# Further sections: each bench/sections/NN-name.sh measures one area (maps, verifier,
+# filter, tracing, ...) and prints its markdown section ("## ..." heading, tables as ratios
+# to baselines measured in the same run) on stdout; it gets REPS and CPU in the environment
+# and build-release/ already built. SECTIONS="NN-name ..." runs a subset.
+for sec in ${SECTIONS:-$(ls bench/sections/*.sh 2>/dev/null | xargs -rn1 basename | sed 's/\.sh$//')}; do
+	echo "== section $sec"
+	out=$OUT/section-$sec.md
+	if REPS=$REPS CPU=$CPU bash "bench/sections/$sec.sh" >"$out"; then
+		{ echo; cat "$out"; } >>bench/RESULTS.md
+	else
+		{ echo; echo "## $sec"; echo; echo "(failed: bench/sections/$sec.sh exited non-zero)"; } \
+			>>bench/RESULTS.md
+		status=1
+	fi
+done
 cat bench/RESULTS.md
 [ $status -eq 0 ] || echo "!! engines disagree: see the cross-check section"
 exit $status
