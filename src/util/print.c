@@ -8,6 +8,8 @@
 #include "bpfrt.h"
 #include "util/util.h"
 
+/* format(printf, 2, 0): fmt is a caller's printf format, passed on with its va_list. */
+__attribute__((format(printf, 2, 0)))
 static int default_print(enum bpfrt_print_level level, const char *fmt, va_list ap)
 {
 	static int max_level = -1;
