@@ -95,6 +95,55 @@ BPFRT_API const struct bpf_insn *bpfrt_pkt_filter_insns(const struct bpfrt_pkt_f
 /* Free a filter (NULL is fine). */
 BPFRT_API void bpfrt_pkt_filter_free(struct bpfrt_pkt_filter *f);
 
+/* ---- programs attached to a live interface ----
+ * What a kernel hook would do with a program's verdict, for the counters of an
+ * attachment (socket filter: 0 drops; tc: TC_ACT_*; XDP: XDP_*). */
+enum bpfrt_pkt_action {
+	BPFRT_PKT_PASS,
+	BPFRT_PKT_DROP,
+	BPFRT_PKT_TX,       /* XDP_TX */
+	BPFRT_PKT_REDIRECT, /* XDP_REDIRECT, TC_ACT_REDIRECT */
+	BPFRT_PKT_ABORTED,  /* XDP_ABORTED, unknown codes, and runs that faulted */
+	BPFRT_PKT_ACTION_MAX
+};
+
+/* "pass", "drop", "tx", "redirect", "aborted". */
+BPFRT_API const char *bpfrt_pkt_action_name(enum bpfrt_pkt_action a);
+
+/* A program running on every packet of an interface, in a thread of this process. */
+struct bpfrt_pkt_link;
+
+struct bpfrt_pkt_link_opts {
+	size_t sz;            /* sizeof(struct bpfrt_pkt_link_opts); use BPFRT_OPTS() */
+	unsigned ring_blocks; /* 1 MiB blocks of the TPACKET_V3 ring; 0 = 8 */
+};
+#define bpfrt_pkt_link_opts__last ring_blocks
+
+struct bpfrt_pkt_link_stats {
+	uint64_t packets;                        /* packets the program ran on */
+	uint64_t bytes;                          /* their length on the wire */
+	uint64_t actions[BPFRT_PKT_ACTION_MAX];  /* packets per action */
+	uint64_t kernel_drops;                   /* lost in the ring before the program */
+};
+
+/* Attach the program prog_fd (from bpfrt_bpf() BPF_PROG_LOAD or bpfrt_object_load():
+ * BPF_PROG_TYPE_SOCKET_FILTER, SCHED_CLS/SCHED_ACT or XDP) to the interface iface: an
+ * AF_PACKET socket with a TPACKET_V3 ring (needs CAP_NET_RAW) is bound to it and a thread
+ * runs the program on every packet from the Ethernet header on, as the seed's
+ * SO_ATTACH_BPF socket filter does.  Packets sent after the call returns are seen.  The
+ * link holds a reference on the program: closing prog_fd does not detach.
+ * Returns 0 with the link in *out, or -errno with "iface 'NAME': <reason>" or the program's
+ * problem in err: -ENODEV (no such interface), -EPERM (no CAP_NET_RAW), -EINVAL (a
+ * program type that does not run on packets, bad options), -EBADF, -ENOMEM. */
+BPFRT_API int bpfrt_prog_attach_iface(int prog_fd, const char *iface,
+				      const struct bpfrt_pkt_link_opts *opts,
+				      struct bpfrt_pkt_link **out, char *err, size_t errlen);
+/* Counters so far (read while the link runs). */
+BPFRT_API void bpfrt_pkt_link_stats(struct bpfrt_pkt_link *link,
+				    struct bpfrt_pkt_link_stats *stats);
+/* Stop the thread, close the socket, drop the program reference (NULL is fine). */
+BPFRT_API void bpfrt_pkt_link_destroy(struct bpfrt_pkt_link *link);
+
 #ifdef __cplusplus
 }
 #endif

@@ -34,6 +34,7 @@ struct brt_call {
 };
 
 struct bpfrt_vm;
+struct brt_region;
 struct brt_map;
 
 /* A loaded program as this process holds it (the object's file holds its original
@@ -49,6 +50,9 @@ struct brt_prog {
 
 /* Resolve a program fd (takes a reference: brt_obj_put(&prog->obj)). */
 int brt_prog_from_fd(int fd, struct brt_prog **out);
+/* The checked engine's regions for direct map value access (lddw BPF_PSEUDO_MAP_VALUE):
+ * at most cap entries written to r; returns how many (test_run.c, attach points). */
+size_t brt_prog_map_regions(const struct brt_prog *prog, struct brt_region *r, size_t cap);
 
 /* What "check the program" gets: the instructions as the user gave them (map fds not yet
  * resolved) and the load attributes.  The log is in process memory. */

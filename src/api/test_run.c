@@ -120,8 +120,7 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* Regions for direct map value access (lddw BPF_PSEUDO_MAP_VALUE) in the checked engine. */
-static size_t map_regions(const struct brt_prog *prog, struct brt_region *r, size_t cap)
+size_t brt_prog_map_regions(const struct brt_prog *prog, struct brt_region *r, size_t cap)
 {
 	size_t n = 0;
 
@@ -232,7 +231,7 @@ static int run_skb(struct brt_call *call, struct brt_prog *prog)
 	regs[nr++] = (struct brt_region){ (uint64_t)(uintptr_t)&skb.tc_index, 8, 1 };
 	regs[nr++] = (struct brt_region){ (uint64_t)(uintptr_t)&skb.tstamp, 8, 1 };
 	regs[nr++] = (struct brt_region){ (uint64_t)(uintptr_t)p.data, p.len, is_l2 };
-	nr += map_regions(prog, regs + nr, sizeof(regs) / sizeof(regs[0]) - nr);
+	nr += brt_prog_map_regions(prog, regs + nr, sizeof(regs) / sizeof(regs[0]) - nr);
 	o.r1 = (uint64_t)(uintptr_t)&skb;
 	o.regions = regs;
 	o.nr_regions = nr;
@@ -294,7 +293,7 @@ static int run_xdp(struct brt_call *call, struct brt_prog *prog)
 	md.data_end = (uint32_t)(uintptr_t)(p.data + p.len);
 	regs[nr++] = (struct brt_region){ (uint64_t)(uintptr_t)&md, sizeof(md), 0 };
 	regs[nr++] = (struct brt_region){ (uint64_t)(uintptr_t)p.data, p.len, 1 };
-	nr += map_regions(prog, regs + nr, sizeof(regs) / sizeof(regs[0]) - nr);
+	nr += brt_prog_map_regions(prog, regs + nr, sizeof(regs) / sizeof(regs[0]) - nr);
 	o.r1 = (uint64_t)(uintptr_t)&md;
 	o.regions = regs;
 	o.nr_regions = nr;
@@ -336,7 +335,7 @@ static int run_raw_tp(struct brt_call *call, struct brt_prog *prog)
 	if (err)
 		return err;
 	regs[nr++] = (struct brt_region){ (uint64_t)(uintptr_t)args, attr->test.ctx_size_in, 0 };
-	nr += map_regions(prog, regs + nr, sizeof(regs) / sizeof(regs[0]) - nr);
+	nr += brt_prog_map_regions(prog, regs + nr, sizeof(regs) / sizeof(regs[0]) - nr);
 	o.r1 = (uint64_t)(uintptr_t)args;
 	o.regions = regs;
 	o.nr_regions = nr;

@@ -13,6 +13,7 @@
 #include <linux/filter.h>
 
 #include "attach/pcap_io.h"
+#include "bpfrt.h"
 
 /* Register roles in converted programs.  A and X live in callee-saved registers or r0 so
  * that LD_ABS/LD_IND (which clobber r1-r5 like a helper call) leave them alone; r6 holds
@@ -64,5 +65,32 @@ void brt_live_close(struct brt_live *l);
 struct bpfrt_pkt_filter;
 int brt_pkt_filter_run_skb(struct bpfrt_pkt_filter *f, const uint8_t *pkt, uint32_t caplen,
 			   struct __sk_buff *skb, uint32_t *verdict, char *err, size_t errlen);
+
+/* A loaded program (bpf() program fd) run on packets with its type's context (pkt_prog.c):
+ * socket filter, tc classifier/action or XDP; packets start at the Ethernet header.
+ * One brt_pkt_prog per thread (it owns the context and packet buffer of its runs). */
+struct brt_pkt_prog;
+struct brt_pkt_result {
+	uint32_t verdict;            /* r0 as the program returned it */
+	enum bpfrt_pkt_action action;
+	const uint8_t *data;         /* the packet after the run (tc/XDP may have written it) */
+	uint32_t caplen;             /* bytes of it to keep (a socket filter's verdict cuts) */
+};
+/* -EINVAL with a message for a program type that does not run on packets. */
+int brt_pkt_prog_open(int prog_fd, struct brt_pkt_prog **out, char *err, size_t errlen);
+uint32_t brt_pkt_prog_type(const struct brt_pkt_prog *p);
+/* Run on one packet seen on interface ifindex (0: a file) with PACKET_* pkt_type.
+ * Returns 0 with *res set, or the run's -errno (checked engine faults) with a message. */
+int brt_pkt_prog_run(struct brt_pkt_prog *p, const struct brt_pkt *pkt, uint32_t ifindex,
+		     uint32_t pkt_type, struct brt_pkt_result *res, char *err, size_t errlen);
+void brt_pkt_prog_close(struct brt_pkt_prog *p);
+/* "XDP_PASS", "TC_ACT_SHOT", ... for a verdict of the type, or NULL (socket filters,
+ * unknown codes). */
+const char *brt_pkt_verdict_name(uint32_t type, uint32_t verdict);
+
+/* bpf_skb_load_bytes (row of src/vm/helpers.def; skb_helpers.c). */
+struct bpfrt_run_ctx;
+uint64_t brt_helper_skb_load_bytes(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+				   uint64_t r5, struct bpfrt_run_ctx *ctx);
 
 #endif

@@ -34,5 +34,12 @@ int cli_load_program(const char *path, struct bpf_insn **insns, size_t *n, uint8
 
 /* bpfrt filter / bpfrt attach (cmd_filter.c); cmd names the command in messages. */
 int cli_filter_main(int argc, char **argv, const char *cmd);
+/* The eBPF program bpfrt filter/attach run (cmd_attach.c): --object FILE.o [--name FUNC]
+ * or --ebpf FILE of a type ("socket", "tc", "xdp").  0 with *prog_fd (and the object to
+ * close, or NULL), or 1 with the message printed. */
+int cli_attach_parse_type(const char *s, enum bpf_prog_type *type);
+const char *cli_attach_type_name(enum bpf_prog_type type);
+int cli_attach_load(const char *cmd, const char *object, const char *name, const char *ebpf,
+		    enum bpf_prog_type type, struct bpfrt_object **obj, int *prog_fd);
 
 #endif

@@ -13,11 +13,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <net/if.h>
+
 #include "attach/attach.h"
 #include "attach/pcap_io.h"
 #include "bpfrt.h"
 #include "cli.h"
 #include "isa/isa.h"
+#include "json.h"
 
 #define ENGINE_LIBPCAP (-1) /* libpcap's classic interpreter instead of a bpfrt engine */
 #define MAX_VERDICTS 8      /* distinct verdict values counted one by one */
@@ -36,6 +39,12 @@ struct fopts {
 	int json;
 	int dump;
 	const char *ebpf_out; /* write the converted program here (raw instructions) */
+	const char *object;   /* eBPF instead of classic: an ELF object's program */
+	const char *prog_name;
+	const char *ebpf;     /* ... or raw instructions of prog_type */
+	enum bpf_prog_type prog_type;
+	int engine_set;       /* -e given */
+	int pretty;
 	uint64_t max;        /* 0 = all */
 	unsigned repeat;     /* benchmark rounds, 0 = normal run */
 };
@@ -49,15 +58,22 @@ struct stats {
 	uint64_t verdict_count[MAX_VERDICTS];
 	size_t nr_verdicts;
 	uint64_t other_verdicts; /* packets whose verdict did not fit the table */
+	uint64_t actions[BPFRT_PKT_ACTION_MAX];
 	uint64_t drops;          /* live: packets the kernel dropped (ring full) */
 	double seconds;
 	int interrupted;
 };
 
-/* Filter state: one of a bpfrt filter or libpcap's interpreter. */
+/* Filter state: one of a bpfrt filter, libpcap's interpreter or an eBPF program of a
+ * packet type (pp, with its object or fd). */
 struct runner {
 	struct bpfrt_pkt_filter *f;
 	struct brt_pcap_classic *lib;
+	struct brt_pkt_prog *pp;
+	struct bpfrt_object *obj;
+	int prog_fd;
+	uint32_t type;       /* BPF_PROG_TYPE_*: SOCKET_FILTER for f and lib */
+	uint32_t ifindex;    /* live: the interface's, for the program's context */
 	struct sock_filter *classic;
 	size_t classic_len;
 };
@@ -83,15 +99,21 @@ static void filter_usage(FILE *out)
 	fprintf(out,
 		"Usage: bpfrt filter [OPTIONS] EXPRESSION... CAPTURE\n"
 		"       bpfrt filter [OPTIONS] --prog FILE CAPTURE\n"
-		"       bpfrt attach --iface IF [OPTIONS] [EXPRESSION...]\n\n"
+		"       bpfrt filter [OPTIONS] (--object OBJ.o [--name FUNC] |\n"
+		"                              --ebpf FILE --type socket|tc|xdp) CAPTURE\n"
+		"       bpfrt attach --iface IF [OPTIONS] [EXPRESSION... | --object ... | --ebpf ...]\n\n"
 		"Compile a tcpdump EXPRESSION with libpcap for CAPTURE's link type, convert the\n"
 		"classic BPF program to an eBPF socket filter and run it on every packet of\n"
 		"CAPTURE (pcap or pcapng, '-' = stdin), or of live traffic on interface IF\n"
 		"(AF_PACKET, TPACKET_V3 ring; needs CAP_NET_RAW; Ethernet and loopback).\n"
-		"Prints packets, matches and bytes.\n\n"
+		"Prints packets, matches and bytes.  Instead of an expression, an eBPF program\n"
+		"of a packet type runs on every packet from the Ethernet header on: a socket\n"
+		"filter (verdict = bytes to keep, 0 = drop), a tc classifier (TC_ACT_*) or an XDP\n"
+		"program (XDP_*); verdicts and actions (pass, drop, tx, redirect, aborted) are\n"
+		"counted and --write keeps the passing packets as the program left them.\n\n"
 		"Options:\n"
 		"  -i, --iface IF      live capture on IF instead of a file (bpfrt attach needs it)\n"
-		"  -t, --duration S    live: stop after S seconds\n"
+		"  -t, --duration S    stop after S seconds\n"
 		"  -c, --count         print only the number of matching packets\n"
 		"  -w, --write OUT     write the matching packets to the pcap file OUT, each cut to\n"
 		"                      the filter's verdict (bytes to keep)\n"
@@ -101,6 +123,13 @@ static void filter_usage(FILE *out)
 		"                      of an expression\n"
 		"  -n, --max N         stop after N packets\n"
 		"  -j, --json          print the summary as one JSON object\n"
+		"  -O, --object OBJ.o  run the eBPF object's first socket/tc/xdp program (the maps\n"
+		"                      of the object are created in bpfrt)\n"
+		"      --name FUNC     run the program FUNC of --object instead\n"
+		"  -E, --ebpf FILE     run eBPF instructions (raw, hex, asm or .data as bpfrt run\n"
+		"                      reads them) loaded as --type\n"
+		"  -T, --type T        socket, tc or xdp: the program type of --ebpf\n"
+		"      --pretty        -j, indented\n"
 		"  -d, --dump          print the classic and the eBPF program and exit\n"
 		"  -o, --ebpf-out OUT  also write the eBPF program to OUT as raw instructions (for\n"
 		"                      bpfrt run/jit or a BPF_PROG_TYPE_SOCKET_FILTER load)\n"
@@ -247,11 +276,39 @@ static int dump_or_save(const struct fopts *o, const struct runner *r)
 	return 0;
 }
 
+/* An eBPF program of a packet type; packets start at the Ethernet header for it. */
+static int runner_open_ebpf(struct runner *r, const struct fopts *o, int linktype)
+{
+	char err[512];
+	int ret;
+
+	if (o->engine_set)
+		setenv("BPFRT_ENGINE", engine_name(o->engine), 1); /* read by BPF_PROG_LOAD */
+	ret = cli_attach_load(cmd_name, o->object, o->prog_name, o->ebpf, o->prog_type, &r->obj,
+			      &r->prog_fd);
+	if (ret)
+		return ret;
+	if (brt_pkt_prog_open(r->prog_fd, &r->pp, err, sizeof(err)))
+		return cli_error("%s: %s: %s", cmd_name, o->object ? o->object : o->ebpf, err);
+	r->type = brt_pkt_prog_type(r->pp);
+	if (linktype != 1) {
+		const char *lt = brt_pcap_linktype_name(linktype);
+
+		return cli_error("%s: %s programs need Ethernet frames; %s has link type %s",
+				 cmd_name, cli_attach_type_name(r->type), o->capture,
+				 lt ? lt : "unknown");
+	}
+	return 0;
+}
+
 static int runner_open(struct runner *r, const struct fopts *o, int linktype, int snaplen)
 {
 	char err[512];
 	int ret;
 
+	r->type = BPF_PROG_TYPE_SOCKET_FILTER;
+	if (o->object || o->ebpf)
+		return runner_open_ebpf(r, o, linktype);
 	if (o->prog_path)
 		ret = read_prog(o->prog_path, &r->classic, &r->classic_len);
 	else if ((ret = brt_pcap_compile(o->expr, linktype, snaplen, &r->classic,
@@ -277,29 +334,45 @@ static int runner_open(struct runner *r, const struct fopts *o, int linktype, in
 
 static void runner_close(struct runner *r)
 {
+	brt_pkt_prog_close(r->pp);
+	if (r->obj)
+		bpfrt_object_close(r->obj);
+	else if (r->prog_fd >= 0)
+		close(r->prog_fd);
 	bpfrt_pkt_filter_free(r->f);
 	brt_pcap_classic_free(r->lib);
 	free(r->classic);
 }
 
-static int run_one(struct runner *r, const struct brt_pkt *pkt, uint32_t *verdict, char *err,
-		   size_t errlen)
+/* Run on one packet: res gets the verdict, its action and the packet to write (a socket
+ * filter's verdict cuts it; tc and XDP programs may have changed it). */
+static int run_one(struct runner *r, const struct brt_pkt *pkt, struct brt_pkt_result *res,
+		   char *err, size_t errlen)
 {
-	if (r->lib) {
-		*verdict = brt_pcap_classic_run(r->lib, pkt->data, pkt->wirelen, pkt->caplen);
-		return 0;
-	}
-	return bpfrt_pkt_filter_run(r->f, pkt->data, pkt->caplen, pkt->wirelen, verdict, err,
-				    errlen);
+	int ret = 0;
+
+	if (r->pp)
+		return brt_pkt_prog_run(r->pp, pkt, r->ifindex, 0, res, err, errlen);
+	if (r->lib)
+		res->verdict = brt_pcap_classic_run(r->lib, pkt->data, pkt->wirelen, pkt->caplen);
+	else
+		ret = bpfrt_pkt_filter_run(r->f, pkt->data, pkt->caplen, pkt->wirelen,
+					   &res->verdict, err, errlen);
+	res->action = res->verdict ? BPFRT_PKT_PASS : BPFRT_PKT_DROP;
+	res->data = pkt->data;
+	res->caplen = res->verdict < pkt->caplen ? res->verdict : pkt->caplen;
+	return ret;
 }
 
-static void count(struct stats *s, const struct brt_pkt *pkt, uint32_t verdict)
+static void count(struct stats *s, const struct brt_pkt *pkt, uint32_t verdict,
+		  enum bpfrt_pkt_action action)
 {
 	size_t i;
 
 	s->packets++;
 	s->bytes += pkt->wirelen;
-	if (verdict) {
+	s->actions[action]++;
+	if (action == BPFRT_PKT_PASS) {
 		s->matched++;
 		s->matched_bytes += pkt->wirelen;
 	}
@@ -348,58 +421,82 @@ static void progress(const struct stats *s, double *last)
 	fprintf(stderr, "\r%" PRIu64 " packets, %" PRIu64 " matched", s->packets, s->matched);
 }
 
-static void json_str(const char *s)
+static void print_json(const struct fopts *o, const struct runner *r, const struct stats *s)
 {
-	putchar('"');
-	for (; s && *s; s++) {
-		if (*s == '"' || *s == '\\')
-			printf("\\%c", *s);
-		else if ((unsigned char)*s < 0x20)
-			printf("\\u%04x", *s);
-		else
-			putchar(*s);
+	char key[16];
+	struct json j;
+
+	json_init(&j, stdout, o->pretty);
+	json_begin_object(&j);
+	json_kv_string(&j, o->iface ? "iface" : "capture", o->iface ? o->iface : o->capture);
+	json_kv_string(&j, "filter", o->prog_path ? o->prog_path : o->object ? o->object
+						: o->ebpf ? o->ebpf : o->expr);
+	json_kv_string(&j, "type", cli_attach_type_name(r->type));
+	json_kv_string(&j, "engine", engine_name(o->engine));
+	json_kv_uint(&j, "packets", s->packets);
+	json_kv_uint(&j, "matched", s->matched);
+	json_kv_uint(&j, "bytes", s->bytes);
+	json_kv_uint(&j, "matched_bytes", s->matched_bytes);
+	json_key(&j, "verdicts");
+	json_begin_object(&j);
+	for (size_t i = 0; i < s->nr_verdicts; i++) {
+		const char *name = brt_pkt_verdict_name(r->type, s->verdict[i]);
+
+		snprintf(key, sizeof(key), "%" PRIu32, s->verdict[i]);
+		json_kv_uint(&j, name ? name : key, s->verdict_count[i]);
 	}
-	putchar('"');
+	json_end_object(&j);
+	json_kv_uint(&j, "other_verdicts", s->other_verdicts);
+	json_key(&j, "actions");
+	json_begin_object(&j);
+	for (int a = 0; a < BPFRT_PKT_ACTION_MAX; a++)
+		json_kv_uint(&j, bpfrt_pkt_action_name((enum bpfrt_pkt_action)a), s->actions[a]);
+	json_end_object(&j);
+	json_key(&j, "interrupted");
+	json_bool(&j, s->interrupted);
+	if (o->iface)
+		json_kv_uint(&j, "kernel_drops", s->drops);
+	if (o->repeat)
+		json_kv_uint(&j, "rounds", o->repeat);
+	json_kv_uint(&j, "cpu_us", (uint64_t)(s->seconds * 1e6));
+	json_kv_uint(&j, "packets_per_second",
+		     s->seconds > 0 ? (uint64_t)((double)s->packets / s->seconds) : 0);
+	json_end_object(&j);
+	json_finish(&j);
 }
 
-static void print_summary(const struct fopts *o, const struct stats *s)
+static void print_summary(const struct fopts *o, const struct runner *r, const struct stats *s)
 {
 	if (o->count_only) {
 		printf("%" PRIu64 "\n", s->matched);
 		return;
 	}
 	if (o->json) {
-		printf("{\"%s\":", o->iface ? "iface" : "capture");
-		json_str(o->iface ? o->iface : o->capture);
-		printf(",\"filter\":");
-		json_str(o->prog_path ? o->prog_path : o->expr);
-		printf(",\"engine\":\"%s\",\"packets\":%" PRIu64 ",\"matched\":%" PRIu64
-		       ",\"bytes\":%" PRIu64 ",\"matched_bytes\":%" PRIu64 ",\"verdicts\":{",
-		       engine_name(o->engine), s->packets, s->matched, s->bytes, s->matched_bytes);
-		for (size_t i = 0; i < s->nr_verdicts; i++)
-			printf("%s\"%" PRIu32 "\":%" PRIu64, i ? "," : "", s->verdict[i],
-			       s->verdict_count[i]);
-		printf("},\"other_verdicts\":%" PRIu64 ",\"interrupted\":%s", s->other_verdicts,
-		       s->interrupted ? "true" : "false");
-		if (o->iface)
-			printf(",\"kernel_drops\":%" PRIu64, s->drops);
-		if (o->repeat)
-			printf(",\"rounds\":%u", o->repeat);
-		printf(",\"cpu_seconds\":%.6f,\"packets_per_second\":%.0f", s->seconds,
-		       s->seconds > 0 ? (double)s->packets / s->seconds : 0.0);
-		printf("}\n");
+		print_json(o, r, s);
 		return;
 	}
-	printf("packets %" PRIu64 ", matched %" PRIu64 " (%.1f%%), bytes %" PRIu64
-	       ", matched bytes %" PRIu64 "%s\n",
-	       s->packets, s->matched, s->packets ? 100.0 * (double)s->matched / (double)s->packets
-						  : 0.0,
-	       s->bytes, s->matched_bytes, s->interrupted ? " (interrupted)" : "");
+	printf("packets %" PRIu64 ", %s %" PRIu64 " (%.1f%%), bytes %" PRIu64
+	       ", %s bytes %" PRIu64 "%s\n",
+	       s->packets, r->pp ? "passed" : "matched", s->matched,
+	       s->packets ? 100.0 * (double)s->matched / (double)s->packets : 0.0, s->bytes,
+	       r->pp ? "passed" : "matched", s->matched_bytes,
+	       s->interrupted ? " (interrupted)" : "");
 	printf("verdicts:");
-	for (size_t i = 0; i < s->nr_verdicts; i++)
-		printf(" %" PRIu32 " x%" PRIu64, s->verdict[i], s->verdict_count[i]);
+	for (size_t i = 0; i < s->nr_verdicts; i++) {
+		const char *name = brt_pkt_verdict_name(r->type, s->verdict[i]);
+
+		if (name)
+			printf(" %s x%" PRIu64, name, s->verdict_count[i]);
+		else
+			printf(" %" PRIu32 " x%" PRIu64, s->verdict[i], s->verdict_count[i]);
+	}
 	if (s->other_verdicts)
 		printf(" other x%" PRIu64, s->other_verdicts);
+	printf("\nactions:");
+	for (int a = 0; a < BPFRT_PKT_ACTION_MAX; a++)
+		if (s->actions[a])
+			printf(" %s x%" PRIu64, bpfrt_pkt_action_name((enum bpfrt_pkt_action)a),
+			       s->actions[a]);
 	printf("\n");
 	if (o->iface)
 		printf("kernel drops %" PRIu64 "\n", s->drops);
@@ -413,8 +510,11 @@ static int source_next(struct source *src, struct brt_pkt *pkt, char *err, size_
 {
 	int ret;
 
-	if (src->file)
+	if (src->file) {
+		if (src->deadline && now() >= src->deadline)
+			return 0;
 		return brt_pcap_next(src->file, pkt, err, errlen);
+	}
 	do {
 		if (stop_requested || (src->deadline && now() >= src->deadline))
 			return 0;
@@ -439,16 +539,16 @@ static int run_stream(struct runner *r, struct source *src, int linktype, int sn
 		return cli_error("%s: %s", o->cmd, err);
 	while (!stop_requested && (!o->max || s->packets < o->max) &&
 	       (ret = source_next(src, &pkt, err, sizeof(err))) == 1) {
-		uint32_t verdict;
+		struct brt_pkt_result res;
 
-		if (run_one(r, &pkt, &verdict, err, sizeof(err))) {
+		if (run_one(r, &pkt, &res, err, sizeof(err))) {
 			ret = cli_error("%s: packet %" PRIu64 ": %s", cmd_name, s->packets, err);
 			goto out;
 		}
-		count(s, &pkt, verdict);
-		if (w && verdict) {
-			if (verdict < pkt.caplen)
-				pkt.caplen = verdict;
+		count(s, &pkt, res.verdict, res.action);
+		if (w && res.action == BPFRT_PKT_PASS) {
+			pkt.data = res.data;
+			pkt.caplen = res.caplen;
 			brt_pcap_write(w, &pkt);
 		}
 		if (tty && (src->live || (s->packets & 0xffff) == 0))
@@ -480,6 +580,7 @@ static int run_bench(struct runner *r, struct brt_pcap_reader *rd, const struct 
 	struct brt_pkt *pkts = NULL, pkt;
 	struct bpfrt_pkt *bp = NULL;
 	uint32_t verdicts[BATCH];
+	enum bpfrt_pkt_action actions[BATCH];
 	uint8_t *arena = NULL;
 	size_t n = 0, cap = 0, used = 0, acap = 0;
 	char err[512];
@@ -524,7 +625,18 @@ static int run_bench(struct runner *r, struct brt_pcap_reader *rd, const struct 
 		for (size_t i = 0; i < n; i += BATCH) {
 			size_t m = n - i < BATCH ? n - i : BATCH;
 
-			if (r->lib) {
+			if (r->pp) {
+				for (size_t j = 0; j < m; j++) {
+					struct brt_pkt_result res;
+
+					if (run_one(r, &pkts[i + j], &res, err, sizeof(err))) {
+						ret = cli_error("%s: %s", cmd_name, err);
+						goto out;
+					}
+					verdicts[j] = res.verdict;
+					actions[j] = res.action;
+				}
+			} else if (r->lib) {
 				for (size_t j = 0; j < m; j++)
 					verdicts[j] = brt_pcap_classic_run(r->lib, bp[i + j].data,
 									   bp[i + j].wirelen,
@@ -535,7 +647,9 @@ static int run_bench(struct runner *r, struct brt_pcap_reader *rd, const struct 
 				goto out;
 			}
 			for (size_t j = 0; j < m; j++)
-				count(s, &pkts[i + j], verdicts[j]);
+				count(s, &pkts[i + j], verdicts[j],
+				      r->pp ? actions[j] : verdicts[j] ? BPFRT_PKT_PASS
+									: BPFRT_PKT_DROP);
 		}
 	}
 	s->seconds = cpu_now() - t0;
@@ -565,14 +679,20 @@ static int parse_args(int argc, char **argv, struct fopts *o, char **expr_buf)
 		{ "dump", no_argument, NULL, 'd' },
 		{ "ebpf-out", required_argument, NULL, 'o' },
 		{ "repeat", required_argument, NULL, 'R' },
+		{ "object", required_argument, NULL, 'O' },
+		{ "name", required_argument, NULL, 'N' },
+		{ "ebpf", required_argument, NULL, 'E' },
+		{ "type", required_argument, NULL, 'T' },
+		{ "pretty", no_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	const char *prog_given;
 	char *end;
 	int c;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+ci:t:w:e:p:n:jdo:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+ci:t:w:e:p:n:jdo:O:E:T:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'i':
 			o->iface = optarg;
@@ -597,6 +717,26 @@ static int parse_args(int argc, char **argv, struct fopts *o, char **expr_buf)
 					  optarg);
 				return 2;
 			}
+			o->engine_set = 1;
+			break;
+		case 'O':
+			o->object = optarg;
+			break;
+		case 'N':
+			o->prog_name = optarg;
+			break;
+		case 'E':
+			o->ebpf = optarg;
+			break;
+		case 'T':
+			if (cli_attach_parse_type(optarg, &o->prog_type)) {
+				cli_error("%s: unknown program type '%s' (socket, tc, xdp)", cmd_name,
+					  optarg);
+				return 2;
+			}
+			break;
+		case 'P':
+			o->json = o->pretty = 1;
 			break;
 		case 'p':
 			o->prog_path = optarg;
@@ -637,25 +777,43 @@ static int parse_args(int argc, char **argv, struct fopts *o, char **expr_buf)
 		filter_usage(stderr);
 		return 2;
 	}
+	prog_given = o->prog_path ? "--prog" : o->object ? "--object" : o->ebpf ? "--ebpf" : NULL;
+	if (!!o->prog_path + !!o->object + !!o->ebpf > 1) {
+		cli_error("%s: give one of --prog, --object and --ebpf", cmd_name);
+		return 2;
+	}
+	if (o->ebpf && !o->prog_type) {
+		cli_error("%s: --ebpf needs --type socket|tc|xdp", cmd_name);
+		return 2;
+	}
+	if ((o->object || o->ebpf) && (o->engine == ENGINE_LIBPCAP || o->dump || o->ebpf_out)) {
+		cli_error("%s: %s runs eBPF: no libpcap engine, --dump or --ebpf-out", cmd_name,
+			  prog_given);
+		return 2;
+	}
+	if (o->prog_name && !o->object) {
+		cli_error("%s: --name picks a program of --object", cmd_name);
+		return 2;
+	}
 	if (o->iface) {
-		if (o->prog_path && optind != argc) {
-			cli_error("%s: --prog takes no expression", cmd_name);
+		if (prog_given && optind != argc) {
+			cli_error("%s: %s takes no expression", cmd_name, prog_given);
 			return 2;
 		}
 		if (o->repeat) {
 			cli_error("%s: --repeat needs a capture file", cmd_name);
 			return 2;
 		}
-	} else if (optind >= argc || (!o->prog_path && optind + 1 >= argc) ||
-		   (o->prog_path && optind + 1 != argc)) {
+	} else if (optind >= argc || (!prog_given && optind + 1 >= argc) ||
+		   (prog_given && optind + 1 != argc)) {
 		cli_error("%s: expected %s and a capture file", cmd_name,
-			  o->prog_path ? "only" : "an expression");
+			  prog_given ? "only" : "an expression");
 		filter_usage(stderr);
 		return 2;
 	}
 	if (!o->iface)
 		o->capture = argv[--argc];
-	if (!o->prog_path) {
+	if (!prog_given) {
 		/* like tcpdump, the words before the capture form the expression */
 		size_t len = 1;
 
@@ -679,7 +837,7 @@ static int parse_args(int argc, char **argv, struct fopts *o, char **expr_buf)
 int cli_filter_main(int argc, char **argv, const char *cmd)
 {
 	struct fopts o = { .engine = BPFRT_ENGINE_INTERP };
-	struct runner r = { 0 };
+	struct runner r = { .prog_fd = -1 };
 	struct stats s = { 0 };
 	struct source src = { 0 };
 	struct sigaction sa;
@@ -704,6 +862,8 @@ int cli_filter_main(int argc, char **argv, const char *cmd)
 		ret = cli_error("%s: %s", cmd_name, err);
 		goto out;
 	}
+	if (src.live)
+		r.ifindex = if_nametoindex(o.iface);
 	ret = runner_open(&r, &o, linktype, snaplen);
 	if (ret)
 		goto out;
@@ -727,7 +887,7 @@ int cli_filter_main(int argc, char **argv, const char *cmd)
 	}
 	signal(SIGINT, SIG_DFL);
 	if (!ret)
-		print_summary(&o, &s);
+		print_summary(&o, &r, &s);
 out:
 	runner_close(&r);
 	brt_pcap_close(src.file);

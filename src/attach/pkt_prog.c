@@ -1,0 +1,241 @@
+/* pkt_prog.c - a loaded program (a bpf() program fd) run on captured packets with the
+ * context its type expects, as the kernel runs it at its hook: a socket filter sees a
+ * struct __sk_buff and returns the bytes to keep; a tc classifier/action sees a
+ * struct __sk_buff with data/data_end and returns a TC_ACT_* code; an XDP program sees a
+ * struct xdp_md and returns an XDP_* action.  Packets start at the link layer (Ethernet),
+ * like a packet socket's filter or a tc/XDP hook on an Ethernet device.
+ *
+ * data/data_end are 32-bit context fields; as in BPF_PROG_TEST_RUN, the packet is copied
+ * into a buffer mapped below 4 GiB so the fields hold real addresses.  tc and XDP programs
+ * may write the packet: the copy is what they change, and what the caller gets back.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include <linux/if_ether.h>
+#include <linux/pkt_cls.h>
+
+#include "api/api.h"
+#include "attach/attach.h"
+#include "elf/elf.h"
+#include "util/util.h"
+#include "vm/vm.h"
+
+#define HEADROOM 256               /* XDP_PACKET_HEADROOM */
+#define BUF_DATA (256u * 1024)     /* largest packet a run takes (TPACKET snap length) */
+#define MAX_REGIONS 16
+
+struct brt_pkt_prog {
+	struct brt_prog *prog;     /* referenced */
+	uint32_t type;
+	int checked;               /* the checked engine runs it: regions needed */
+	uint8_t *buf;              /* tc/XDP: HEADROOM + BUF_DATA bytes below 4 GiB */
+	size_t buf_len;
+	struct brt_region regs[MAX_REGIONS];
+	size_t nr_map_regs;        /* first entries of regs: the program's map values */
+	struct __sk_buff skb;
+	struct xdp_md md;
+};
+
+int brt_pkt_prog_open(int prog_fd, struct brt_pkt_prog **out, char *err, size_t errlen)
+{
+	struct brt_pkt_prog *p;
+	struct brt_prog *prog;
+	int ret = brt_prog_from_fd(prog_fd, &prog);
+
+	if (ret) {
+		snprintf(err, errlen, "program fd %d: %s", prog_fd, strerror(-ret));
+		return ret;
+	}
+	switch (prog->type) {
+	case BPF_PROG_TYPE_SOCKET_FILTER:
+	case BPF_PROG_TYPE_SCHED_CLS:
+	case BPF_PROG_TYPE_SCHED_ACT:
+	case BPF_PROG_TYPE_XDP:
+		break;
+	default:
+		snprintf(err, errlen, "program type %s does not run on packets (socket filter, "
+			 "tc classifier/action or XDP)", brt_elf_prog_type_name(prog->type));
+		brt_obj_put(&prog->obj);
+		return -EINVAL;
+	}
+	p = calloc(1, sizeof(*p));
+	if (!p) {
+		brt_obj_put(&prog->obj);
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	p->prog = prog;
+	p->type = prog->type;
+	p->checked = brt_vm_engine(prog->vm) == BPFRT_ENGINE_CHECKED;
+	if (p->type != BPF_PROG_TYPE_SOCKET_FILTER) {
+		p->buf_len = HEADROOM + BUF_DATA;
+		p->buf = mmap(NULL, p->buf_len, PROT_READ | PROT_WRITE,
+			      MAP_PRIVATE | MAP_ANONYMOUS | MAP_32BIT, -1, 0);
+		if (p->buf == MAP_FAILED) {
+			p->buf = NULL;
+			brt_pkt_prog_close(p);
+			snprintf(err, errlen, "no packet buffer below 4 GiB: %s", strerror(errno));
+			return -ENOMEM;
+		}
+	}
+	p->nr_map_regs = brt_prog_map_regions(prog, p->regs, MAX_REGIONS - 6);
+	*out = p;
+	return 0;
+}
+
+uint32_t brt_pkt_prog_type(const struct brt_pkt_prog *p)
+{
+	return p->type;
+}
+
+void brt_pkt_prog_close(struct brt_pkt_prog *p)
+{
+	if (!p)
+		return;
+	if (p->buf)
+		munmap(p->buf, p->buf_len);
+	brt_obj_put(&p->prog->obj);
+	free(p);
+}
+
+static void add_region(struct brt_pkt_prog *p, size_t *nr, const void *start, size_t len,
+		       int writable)
+{
+	p->regs[(*nr)++] = (struct brt_region){ (uint64_t)(uintptr_t)start, len, writable };
+}
+
+/* The action a verdict stands for, as the kernel's hook would take it. */
+static enum bpfrt_pkt_action action_of(uint32_t type, uint32_t v)
+{
+	switch (type) {
+	case BPF_PROG_TYPE_SOCKET_FILTER:
+		return v ? BPFRT_PKT_PASS : BPFRT_PKT_DROP;
+	case BPF_PROG_TYPE_XDP:
+		switch (v) {
+		case XDP_PASS:
+			return BPFRT_PKT_PASS;
+		case XDP_DROP:
+			return BPFRT_PKT_DROP;
+		case XDP_TX:
+			return BPFRT_PKT_TX;
+		case XDP_REDIRECT:
+			return BPFRT_PKT_REDIRECT;
+		default: /* XDP_ABORTED, and unknown actions the kernel treats alike */
+			return BPFRT_PKT_ABORTED;
+		}
+	default:
+		switch ((int32_t)v) {
+		case TC_ACT_UNSPEC:
+		case TC_ACT_OK:
+		case TC_ACT_PIPE:
+		case TC_ACT_RECLASSIFY:
+			return BPFRT_PKT_PASS;
+		case TC_ACT_SHOT:
+		case TC_ACT_STOLEN:
+		case TC_ACT_TRAP:
+			return BPFRT_PKT_DROP;
+		case TC_ACT_REDIRECT:
+			return BPFRT_PKT_REDIRECT;
+		default:
+			return BPFRT_PKT_ABORTED;
+		}
+	}
+}
+
+int brt_pkt_prog_run(struct brt_pkt_prog *p, const struct brt_pkt *pkt, uint32_t ifindex,
+		     uint32_t pkt_type, struct brt_pkt_result *res, char *err, size_t errlen)
+{
+	struct brt_run_opts o = { .user = &p->prog->pm };
+	size_t nr = p->nr_map_regs;
+	uint8_t *data = NULL;
+	uint64_t r0 = 0;
+	int ret;
+
+	res->data = pkt->data;
+	res->caplen = pkt->caplen;
+	if (p->buf) {
+		if (pkt->caplen > BUF_DATA) {
+			snprintf(err, errlen, "packet of %u bytes is over %u", pkt->caplen, BUF_DATA);
+			return -E2BIG;
+		}
+		data = p->buf + HEADROOM;
+		memcpy(data, pkt->data, pkt->caplen);
+		res->data = data;
+	}
+	if (p->type == BPF_PROG_TYPE_XDP) {
+		memset(&p->md, 0, sizeof(p->md));
+		p->md.data = (uint32_t)(uintptr_t)data;
+		p->md.data_meta = p->md.data;
+		p->md.data_end = (uint32_t)(uintptr_t)(data + pkt->caplen);
+		p->md.ingress_ifindex = ifindex;
+		add_region(p, &nr, &p->md, sizeof(p->md), 0);
+		add_region(p, &nr, data, pkt->caplen, 1);
+		o.r1 = (uint64_t)(uintptr_t)&p->md;
+	} else {
+		struct __sk_buff *s = &p->skb;
+
+		memset(s, 0, sizeof(*s));
+		s->len = pkt->wirelen;
+		s->pkt_type = pkt_type;
+		s->ifindex = ifindex;
+		s->ingress_ifindex = ifindex;
+		s->wire_len = pkt->wirelen;
+		if (pkt->caplen >= ETH_HLEN)
+			memcpy(&s->protocol, pkt->data + 12, 2);
+		add_region(p, &nr, s, sizeof(*s), 0);
+		add_region(p, &nr, s->cb, sizeof(s->cb), 1);
+		if (data) {
+			s->data = (uint32_t)(uintptr_t)data;
+			s->data_end = (uint32_t)(uintptr_t)(data + pkt->caplen);
+			add_region(p, &nr, &s->mark, 8, 1); /* mark, priority */
+			add_region(p, &nr, &s->tc_index, 8, 1);
+			add_region(p, &nr, &s->tstamp, 8, 1);
+			add_region(p, &nr, data, pkt->caplen, 1);
+		}
+		o.r1 = (uint64_t)(uintptr_t)s;
+		o.skb_data = data ? data : pkt->data;
+		o.skb_len = pkt->caplen;
+	}
+	if (p->checked) {
+		o.regions = p->regs;
+		o.nr_regions = nr;
+	}
+	ret = brt_vm_run_opts(p->prog->vm, &o, &r0, err, errlen);
+	if (ret)
+		return ret;
+	res->verdict = (uint32_t)r0;
+	res->action = action_of(p->type, res->verdict);
+	if (p->type == BPF_PROG_TYPE_SOCKET_FILTER && res->verdict < res->caplen)
+		res->caplen = res->verdict; /* bytes to keep */
+	return 0;
+}
+
+const char *brt_pkt_verdict_name(uint32_t type, uint32_t v)
+{
+	static const char *const xdp[] = { "XDP_ABORTED", "XDP_DROP", "XDP_PASS", "XDP_TX",
+					   "XDP_REDIRECT" };
+	static const char *const tc[] = { "TC_ACT_OK", "TC_ACT_RECLASSIFY", "TC_ACT_SHOT",
+					  "TC_ACT_PIPE", "TC_ACT_STOLEN", "TC_ACT_QUEUED",
+					  "TC_ACT_REPEAT", "TC_ACT_REDIRECT", "TC_ACT_TRAP" };
+
+	if (type == BPF_PROG_TYPE_XDP && v < BRT_ARRAY_SIZE(xdp))
+		return xdp[v];
+	if ((type == BPF_PROG_TYPE_SCHED_CLS || type == BPF_PROG_TYPE_SCHED_ACT)) {
+		if ((int32_t)v == TC_ACT_UNSPEC)
+			return "TC_ACT_UNSPEC";
+		if (v < BRT_ARRAY_SIZE(tc))
+			return tc[v];
+	}
+	return NULL;
+}
+
+const char *bpfrt_pkt_action_name(enum bpfrt_pkt_action a)
+{
+	static const char *const names[] = { "pass", "drop", "tx", "redirect", "aborted" };
+
+	return (unsigned)a < BRT_ARRAY_SIZE(names) ? names[a] : "?";
+}
