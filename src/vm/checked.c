@@ -112,6 +112,14 @@ int brt_vm_fault_msg(const struct brt_fault *f, char *err, size_t errlen)
 		snprintf(err, errlen, "insn %zu: execution falls off the end of the program",
 			 f->insn);
 		return -EFAULT;
+	case BRT_FAULT_UNWRITTEN_REG:
+		snprintf(err, errlen, "insn %zu: r%u read before it was written", f->insn, f->reg);
+		return -EFAULT;
+	case BRT_FAULT_UNWRITTEN_STACK:
+		snprintf(err, errlen,
+			 "insn %zu: read of %u bytes at r%u%+" PRId32 " reads stack never written",
+			 f->insn, f->size, f->reg, f->off);
+		return -EFAULT;
 	default:
 		snprintf(err, errlen, "internal error: fault without a kind at insn %zu", f->insn);
 		return -EFAULT;

@@ -57,6 +57,7 @@ static int BRT_LOOP_FN(struct brt_exec *ex, uint64_t *r0, struct brt_vm_labels *
 	struct bpfrt_run_ctx *ctx;
 	uint64_t reg[BRT_MAX_REGS];
 	uint64_t addr, budget, stack_lo, stack_hi;
+	struct brt_track *track;
 	unsigned depth = 0, size = 0;
 	enum brt_fault_kind kind = BRT_FAULT_NONE;
 	uint64_t helper_id = 0;
@@ -77,6 +78,8 @@ static int BRT_LOOP_FN(struct brt_exec *ex, uint64_t *r0, struct brt_vm_labels *
 	ctx = ex->ctx;
 	pc = ex->code;
 	budget = ex->budget;
+	track = ex->track;
+	(void)track;
 	stack_hi = (uint64_t)(uintptr_t)(ex->stack + BRT_VM_STACK_BYTES);
 	stack_lo = stack_hi - BRT_STACK_SIZE;
 	(void)budget;
@@ -100,6 +103,8 @@ static int BRT_LOOP_FN(struct brt_exec *ex, uint64_t *r0, struct brt_vm_labels *
 	do {                                                                                     \
 		if (budget-- == 0)                                                               \
 			goto fault_budget;                                                       \
+		if (track && brt_vm_track(track, pc, reg, &ex->fault))                           \
+			goto fault_track;                                                        \
 	} while (0)
 #else
 #define BUDGET() ((void)0)
@@ -414,6 +419,9 @@ ld_pkt:
 fault_budget:
 	ex->fault.value = ex->budget;
 	kind = BRT_FAULT_BUDGET;
+	goto fault;
+fault_track:
+	kind = ex->fault.kind;
 	goto fault;
 fault_mem:
 	ex->fault.size = size;

@@ -351,6 +351,7 @@ static __attribute__((noinline)) int run_fast(struct bpfrt_vm *vm, const struct 
 	ex.stack = stack;
 	ex.budget = 0;
 	ex.ctx = &ctx;
+	ex.track = NULL;
 	ret = brt_vm_interp_fast(&ex, r0);
 	if (__builtin_expect(ret != 0, 0))
 		return set_err(brt_vm_fault_msg(&ex.fault, err, errlen));
@@ -366,6 +367,7 @@ static __attribute__((noinline)) int run_interp(struct bpfrt_vm *vm, const struc
 	/* 8 frames of 512 bytes; 16-byte alignment as the kernel's stack */
 	_Alignas(16) uint8_t stack[BRT_VM_STACK_BYTES];
 	struct bpfrt_run_ctx ctx;
+	struct brt_track track;
 	struct brt_exec ex;
 	int checked = vm->engine == BPFRT_ENGINE_CHECKED;
 	int ret;
@@ -401,6 +403,11 @@ static __attribute__((noinline)) int run_interp(struct bpfrt_vm *vm, const struc
 	ex.stack = stack;
 	ex.poison = o->poison;
 	ex.ctx = &ctx;
+	ex.track = NULL;
+	if (checked && o->track) {
+		brt_vm_track_init(&track, stack, o->helper_args);
+		ex.track = &track;
+	}
 	if (checked) {
 		/* reading stack never written gives zeros, not another run's data; deeper
 		 * frames are cleared by the call that enters them */

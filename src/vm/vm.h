@@ -75,7 +75,10 @@ struct bpfrt_run_ctx {
  *   insn_budget   checked engine: instruction budget (0: the vm's);
  *   poison        checked engine: the byte stack frames and r0, r3-r9 start filled with
  *                 (default 0); tests run a program with two values to see whether it
- *                 reads stack or registers it never wrote. */
+ *                 reads stack or registers it never wrote;
+ *   track         checked engine: fault on any read of a register or stack byte the run
+ *                 has not written (the kernel verifier's rule, see track.c), with
+ *                 helper_args = how many argument registers every helper reads. */
 struct brt_run_opts {
 	uint64_t r1;
 	uint64_t r2;
@@ -88,6 +91,8 @@ struct brt_run_opts {
 	size_t nr_helpers;
 	uint64_t insn_budget;
 	uint8_t poison;
+	uint8_t track;
+	uint8_t helper_args;
 };
 
 /* A run fault, turned into "insn N: <reason>" by brt_vm_fault_msg(). */
@@ -101,6 +106,8 @@ enum brt_fault_kind {
 	BRT_FAULT_DEPTH,      /* more than BRT_MAX_CALL_DEPTH frames */
 	BRT_FAULT_HELPER,     /* no helper with that id */
 	BRT_FAULT_END,        /* execution ran past the last instruction */
+	BRT_FAULT_UNWRITTEN_REG,   /* tracking: read of a register not written (reg) */
+	BRT_FAULT_UNWRITTEN_STACK, /* tracking: read of stack bytes not written */
 };
 
 struct brt_fault {
@@ -112,6 +119,23 @@ struct brt_fault {
 	uint64_t value;     /* helper id, or budget */
 };
 
+/* Write tracking state (track.c). */
+struct brt_track {
+	uint32_t written;                     /* bit r: register r holds a written value */
+	uint16_t saved[BRT_MAX_CALL_DEPTH];   /* callers' masks across bpf-to-bpf calls */
+	unsigned depth;                       /* frames below the first */
+	uint8_t helper_args;                  /* r1..rN a helper call reads */
+	uint64_t stack_lo;                    /* lowest stack address */
+	uint8_t stack[BRT_VM_STACK_BYTES / 8]; /* bit per stack byte: written */
+};
+
+/* Start tracking a run whose stack starts at `stack` (BRT_VM_STACK_BYTES). */
+void brt_vm_track_init(struct brt_track *t, const uint8_t *stack, uint8_t helper_args);
+/* Check the instruction about to run against what was written, then record what it
+ * writes.  Returns 0, or -1 with f->kind (and reg, or size/reg/off) set. */
+int brt_vm_track(struct brt_track *t, const struct brt_dinsn *d, const uint64_t *reg,
+		 struct brt_fault *f);
+
 /* The per-run state the interpreter loops work on. */
 struct brt_exec {
 	const struct brt_dinsn *code; /* pre-decoded program (n + 1 entries) */
@@ -121,6 +145,7 @@ struct brt_exec {
 	uint8_t poison;               /* checked: initial byte of stack frames and registers */
 	uint8_t *stack;               /* BRT_VM_STACK_BYTES, lowest address */
 	struct bpfrt_run_ctx *ctx;
+	struct brt_track *track;      /* checked: write tracking, or NULL */
 	struct brt_fault fault;       /* set when the loop returns -1 */
 };
 
