@@ -18,7 +18,7 @@ STEPS=("$@")
 
 total_pass=0
 total_fail=0
-FUZZ_QUARANTINE=${FUZZ_QUARANTINE-bpf}
+FUZZ_QUARANTINE=${FUZZ_QUARANTINE-}
 summary=()
 
 banner()

@@ -738,6 +738,81 @@ static void test_batch(int kernel)
 	T_EQ_INT(k.key_sum, m.key_sum);
 }
 
+/* Bad buffers in the batch commands (the fuzz_bpf finding of session 1 was a harness
+ * pointer, but this is the path it went through): a values or keys array that runs into
+ * an unmapped page, NULL arrays with and without a count.  EFAULT and the count the
+ * caller sees must be the kernel's. */
+static void run_batch_fault(sys_fn sys, unsigned char *guard, int err[6], uint32_t cnt[6])
+{
+	uint32_t keys[8] = { 0, 1, 2, 3, 4 }, token = 0, n;
+	uint64_t values[8] = { 10, 11, 12, 13, 14 };
+	/* two values fit before the guard page, the third faults */
+	uint64_t *edge = (uint64_t *)(void *)(guard - 2 * sizeof(uint64_t));
+	union bpf_attr a;
+	int fd;
+
+	memset(&a, 0, sizeof(a));
+	a.map_type = BPF_MAP_TYPE_ARRAY;
+	a.key_size = 4;
+	a.value_size = 8;
+	a.max_entries = 5;
+	fd = sys(BPF_MAP_CREATE, &a, sizeof(a));
+	n = 5;
+	batch(sys, BPF_MAP_UPDATE_BATCH, fd, NULL, NULL, keys, values, &n, 0);
+	n = 4;
+	err[0] = batch(sys, BPF_MAP_LOOKUP_BATCH, fd, NULL, &token, keys, edge, &n, 0);
+	cnt[0] = n;
+	memcpy(edge, values, 2 * sizeof(uint64_t));
+	n = 4;
+	err[1] = batch(sys, BPF_MAP_UPDATE_BATCH, fd, NULL, NULL, keys, edge, &n, 0);
+	cnt[1] = n;
+	n = 0;
+	err[2] = batch(sys, BPF_MAP_LOOKUP_BATCH, fd, NULL, NULL, NULL, NULL, &n, 0);
+	cnt[2] = n;
+	n = 3;
+	err[3] = batch(sys, BPF_MAP_LOOKUP_BATCH, fd, NULL, &token, NULL, values, &n, 0);
+	cnt[3] = n;
+	n = 3;
+	err[4] = batch(sys, BPF_MAP_DELETE_BATCH, fd, NULL, NULL, NULL, NULL, &n, 0);
+	cnt[4] = n;
+	n = 2;
+	err[5] = batch(sys, BPF_MAP_LOOKUP_BATCH, fd, (void *)guard, &token, keys, values, &n, 0);
+	cnt[5] = n;
+	close(fd);
+}
+
+static void test_batch_fault(int kernel)
+{
+	static const int want_err[6] = { EFAULT, EFAULT, 0, EFAULT, 524 /* ENOTSUPP */, EFAULT };
+	static const uint32_t want_cnt[6] = { 0, 2, 0, 0, 3, 0 };
+	int err[6], kerr[6];
+	uint32_t cnt[6], kcnt[6];
+	unsigned char *page = mmap(NULL, 8192, PROT_READ | PROT_WRITE,
+				   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	T_ASSERT(page != MAP_FAILED);
+	T_ASSERT(!mprotect(page + 4096, 4096, PROT_NONE));
+	run_batch_fault(sys_bpfrt, page + 4096, err, cnt);
+	for (int i = 0; i < 6; i++) {
+		static const char *const names[6] = { "lookup values fault", "update values fault",
+			"count 0 NULL arrays", "lookup keys NULL", "array delete: no batch op",
+			"in_batch unmapped" };
+
+		T_CASE(names[i]);
+		T_EQ_INT(want_err[i], err[i]);
+		T_EQ_INT(want_cnt[i], cnt[i]);
+	}
+	if (kernel) {
+		run_batch_fault(sys_kernel, page + 4096, kerr, kcnt);
+		for (int i = 0; i < 6; i++) {
+			T_CASE("batch fault: same as the kernel");
+			T_EQ_INT(kerr[i], err[i]);
+			T_EQ_INT(kcnt[i], cnt[i]);
+		}
+	}
+	munmap(page, 8192);
+}
+
 int main(void)
 {
 	static struct step_result mine[17], theirs[17];
@@ -771,5 +846,6 @@ int main(void)
 	}
 	test_info(kernel);
 	test_batch(kernel);
+	test_batch_fault(kernel);
 	return t_done();
 }
