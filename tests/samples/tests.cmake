@@ -5,3 +5,10 @@ add_test(NAME samples.sock_example_cli
           $<TARGET_FILE:sample_sock_example>)
 set_tests_properties(samples.sock_example_cli PROPERTIES LABELS unit SKIP_RETURN_CODE 77
   TIMEOUT 120)
+add_test(NAME samples.tcpdump
+  COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/samples/tcpdump.sh $<TARGET_FILE:sample_tcpdump>
+          $<TARGET_FILE:attach_gen_pcap>)
+set_tests_properties(samples.tcpdump PROPERTIES LABELS unit SKIP_RETURN_CODE 77 TIMEOUT 300)
+add_test(NAME samples.ringbuf
+  COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/samples/ringbuf.sh $<TARGET_FILE:sample_ringbuf>)
+set_tests_properties(samples.ringbuf PROPERTIES LABELS unit SKIP_RETURN_CODE 77 TIMEOUT 120)

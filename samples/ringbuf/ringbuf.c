@@ -1,0 +1,158 @@
+/* ringbuf.c - user side of the event-stream sample: load ringbuf.bpf.o, attach its socket
+ * filter to an interface (lo by default) and print one line per record its ring buffer
+ * delivers, until Ctrl-C, -n events or -t seconds.  The ring buffer is polled (every
+ * 10 ms when it was empty): bpfrt's ring buffers have no epoll wake-up yet.
+ *
+ *   ringbuf [-i IFACE] [-n EVENTS] [-t SECONDS] [-o OBJECT]
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpfrt.h>
+
+struct event {
+	unsigned long long ts_ns;
+	unsigned int len;
+	unsigned int saddr;
+	unsigned int daddr;
+	unsigned short sport;
+	unsigned short dport;
+	unsigned char proto;
+	unsigned char pad[7];
+};
+
+struct consumer {
+	unsigned long long seen, max;
+	unsigned long long first_ns;
+};
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+static int on_event(void *arg, void *data, size_t size)
+{
+	struct consumer *c = arg;
+	const struct event *e = data;
+	char s[INET_ADDRSTRLEN], d[INET_ADDRSTRLEN];
+	const char *proto = e->proto == 6 ? "TCP" : e->proto == 17 ? "UDP" : e->proto == 1 ? "ICMP"
+											  : "IP";
+
+	if (size < sizeof(*e))
+		return 0;
+	if (!c->first_ns)
+		c->first_ns = e->ts_ns;
+	inet_ntop(AF_INET, &e->saddr, s, sizeof(s));
+	inet_ntop(AF_INET, &e->daddr, d, sizeof(d));
+	printf("%10.6f %-4s %s:%u -> %s:%u len %u\n", (double)(e->ts_ns - c->first_ns) / 1e9, proto,
+	       s, ntohs(e->sport), d, ntohs(e->dport), e->len);
+	c->seen++;
+	return c->max && c->seen >= c->max; /* stop consuming at the limit */
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+int main(int argc, char **argv)
+{
+	const char *iface = "lo", *obj_path = NULL;
+	struct consumer cons = { 0 };
+	char path[PATH_MAX], err[256];
+	struct bpfrt_pkt_link *link;
+	struct bpfrt_program *prog;
+	struct bpfrt_object *obj;
+	struct bpfrt_map *map;
+	double deadline = 0;
+	int c, ret = 1;
+
+	while ((c = getopt(argc, argv, "i:n:t:o:h")) != -1) {
+		switch (c) {
+		case 'i':
+			iface = optarg;
+			break;
+		case 'n':
+			cons.max = strtoull(optarg, NULL, 10);
+			break;
+		case 't':
+			deadline = now() + strtod(optarg, NULL);
+			break;
+		case 'o':
+			obj_path = optarg;
+			break;
+		default:
+			fprintf(c == 'h' ? stdout : stderr,
+				"Usage: ringbuf [-i IFACE] [-n EVENTS] [-t SECONDS] [-o OBJECT]\n"
+				"Print one line per IPv4 packet of IFACE (default lo), as records a\n"
+				"socket filter sends through a BPF ring buffer.\n");
+			return c == 'h' ? 0 : 2;
+		}
+	}
+	if (!obj_path) { /* next to this program, where the build puts it */
+		ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 32);
+
+		if (n > 0) {
+			path[n] = '\0';
+			strcpy(strrchr(path, '/') + 1, "ringbuf.bpf.o");
+		} else {
+			strcpy(path, "ringbuf.bpf.o");
+		}
+		obj_path = path;
+	}
+	obj = bpfrt_object_open_file(obj_path, NULL);
+	if (!obj) {
+		fprintf(stderr, "ringbuf: %s: %s\n", obj_path, strerror(errno));
+		return 1;
+	}
+	if (bpfrt_object_load(obj)) {
+		fprintf(stderr, "ringbuf: loading %s: %s\n", obj_path, bpfrt_object_log(obj));
+		goto out;
+	}
+	prog = bpfrt_object_find_program_by_name(obj, "packet_events");
+	map = bpfrt_object_find_map_by_name(obj, "events");
+	if (!prog || !map) {
+		fprintf(stderr, "ringbuf: %s: no packet_events or events\n", obj_path);
+		goto out;
+	}
+	if (bpfrt_prog_attach_iface(bpfrt_program_fd(prog), iface, NULL, &link, err, sizeof(err))) {
+		fprintf(stderr, "ringbuf: %s\n", err);
+		goto out;
+	}
+	printf("attached to %s: one line per IPv4 packet\n", iface);
+	fflush(stdout);
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	while (!stop && (!cons.max || cons.seen < cons.max) && (!deadline || now() < deadline)) {
+		int n = bpfrt_ringbuf_consume(bpfrt_map_fd(map), on_event, &cons);
+
+		if (n < 0) {
+			fprintf(stderr, "ringbuf: consume: %s\n", strerror(-n));
+			break;
+		}
+		fflush(stdout);
+		if (n == 0)
+			usleep(10000);
+	}
+	bpfrt_pkt_link_destroy(link);
+	fflush(stdout);
+	fprintf(stderr, "%llu events\n", cons.seen);
+	ret = 0;
+out:
+	bpfrt_object_close(obj);
+	return ret;
+}
