@@ -257,6 +257,21 @@ int bpfrt_pkt_filter_run(struct bpfrt_pkt_filter *f, const void *pkt, size_t cap
 	return ret ? set_err(ret) : 0;
 }
 
+/* Packets of a large capture are not in the cache: the filter's first load waits for
+ * memory, and that wait is most of a short filter's time.  Fetching the headers (two cache
+ * lines: tcpdump filters read the first ~60 bytes) of a packet a few places ahead overlaps
+ * those waits with the work on the current packets. */
+#define PREFETCH_DIST 12
+static inline void prefetch_ahead(const struct bpfrt_pkt *pkts, size_t i, size_t n)
+{
+	if (i + PREFETCH_DIST < n) {
+		const char *d = pkts[i + PREFETCH_DIST].data;
+
+		__builtin_prefetch(d);
+		__builtin_prefetch(d + 60);
+	}
+}
+
 int bpfrt_pkt_filter_run_batch(struct bpfrt_pkt_filter *f, const struct bpfrt_pkt *pkts,
 			       size_t n, uint32_t *verdicts, char *err, size_t errlen)
 {
@@ -265,6 +280,7 @@ int bpfrt_pkt_filter_run_batch(struct bpfrt_pkt_filter *f, const struct bpfrt_pk
 		struct direct_run *t = &tls;
 
 		for (size_t i = 0; i < n; i++) {
+			prefetch_ahead(pkts, i, n);
 			t->skb.len = pkts[i].wirelen;
 			t->ctx.skb_data = pkts[i].data;
 			t->ctx.skb_len = pkts[i].caplen;
@@ -275,8 +291,11 @@ int bpfrt_pkt_filter_run_batch(struct bpfrt_pkt_filter *f, const struct bpfrt_pk
 	}
 #endif
 	for (size_t i = 0; i < n; i++) {
-		int ret = bpfrt_pkt_filter_run(f, pkts[i].data, pkts[i].caplen, pkts[i].wirelen,
-					       &verdicts[i], err, errlen);
+		int ret;
+
+		prefetch_ahead(pkts, i, n);
+		ret = bpfrt_pkt_filter_run(f, pkts[i].data, pkts[i].caplen, pkts[i].wirelen,
+					   &verdicts[i], err, errlen);
 
 		if (ret) {
 			char msg[256];

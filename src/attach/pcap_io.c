@@ -212,7 +212,11 @@ int brt_pcap_classic_new(const struct sock_filter *prog, size_t n,
 uint32_t brt_pcap_classic_run(const struct brt_pcap_classic *c, const uint8_t *pkt,
 			      uint32_t wirelen, uint32_t caplen)
 {
-	return bpf_filter(c->insns, pkt, wirelen, caplen);
+	/* pcap_offline_filter(), what applications call: bpf_filter() behind a check */
+	struct bpf_program prog = { (u_int)c->n, (struct bpf_insn *)(uintptr_t)c->insns };
+	struct pcap_pkthdr h = { .caplen = caplen, .len = wirelen };
+
+	return (uint32_t)pcap_offline_filter(&prog, &h, pkt);
 }
 
 void brt_pcap_classic_free(struct brt_pcap_classic *c)
