@@ -291,6 +291,21 @@ const struct bpf_insn *brt_vm_insns(const struct bpfrt_vm *vm, size_t *n)
 }
 
 #ifdef BPFRT_HAVE_JIT
+_Static_assert(offsetof(struct bpfrt_run_ctx, stopped) == BRT_JIT_CTX_STOPPED_OFF, "jit.h");
+_Static_assert(offsetof(struct bpfrt_run_ctx, stop_r0) == BRT_JIT_CTX_STOP_R0_OFF, "jit.h");
+_Static_assert(offsetof(struct bpfrt_run_ctx, tail_entry) == BRT_JIT_CTX_TAIL_ENTRY_OFF, "jit.h");
+_Static_assert(offsetof(struct bpfrt_run_ctx, tail_r1) == BRT_JIT_CTX_TAIL_R1_OFF, "jit.h");
+
+/* The code of a JIT vm for its own helper table. */
+static int jit_code(struct bpfrt_vm *vm, const brt_helper_fn *helpers, size_t nr,
+		    const struct brt_jit_prog **prog, char *err, size_t errlen)
+{
+	*prog = vm->jit_fixed;
+	if (*prog)
+		return 0;
+	return brt_jit_cache_get(vm->jit, helpers, nr, prog, err, errlen);
+}
+
 /* The JIT uses the native stack and checks nothing, so the context needs only what
  * helpers and packet loads read. */
 static int run_jit(struct bpfrt_vm *vm, const struct brt_run_opts *o, uint64_t *r0, char *err,
@@ -302,6 +317,9 @@ static int run_jit(struct bpfrt_vm *vm, const struct brt_run_opts *o, uint64_t *
 
 	ctx.stopped = 0;
 	ctx.stop_r0 = 0;
+	ctx.tail_entry = NULL;
+	ctx.tail_cnt = o->tail_cnt;
+	ctx.tail_jump = 1;
 	ctx.user = o->user;
 	ctx.helpers = o->helpers ? o->helpers : vm->helpers;
 	ctx.nr_helpers = o->helpers ? o->nr_helpers : vm->nr_helpers;
@@ -312,12 +330,9 @@ static int run_jit(struct bpfrt_vm *vm, const struct brt_run_opts *o, uint64_t *
 	ctx.regions = NULL;
 	ctx.nr_regions = ctx.cap_regions = 0;
 	ctx.regions_owned = 0;
-	prog = vm->jit_fixed;
-	if (!prog) {
-		ret = brt_jit_cache_get(vm->jit, ctx.helpers, ctx.nr_helpers, &prog, err, errlen);
-		if (ret)
-			return set_err(ret);
-	}
+	ret = jit_code(vm, ctx.helpers, ctx.nr_helpers, &prog, err, errlen);
+	if (ret)
+		return set_err(ret);
 	*r0 = brt_jit_call(prog, o->r1, o->r2, &ctx);
 	if (errlen)
 		err[0] = 0;
@@ -337,6 +352,9 @@ static __attribute__((noinline)) int run_fast(struct bpfrt_vm *vm, const struct 
 
 	ctx.stopped = 0;
 	ctx.stop_r0 = 0;
+	ctx.tail_entry = NULL;
+	ctx.tail_cnt = o->tail_cnt;
+	ctx.tail_jump = 0;
 	ctx.user = o->user;
 	ctx.helpers = o->helpers ? o->helpers : vm->helpers;
 	ctx.nr_helpers = o->helpers ? o->nr_helpers : vm->nr_helpers;
@@ -375,6 +393,9 @@ static __attribute__((noinline)) int run_interp(struct bpfrt_vm *vm, const struc
 	/* field by field: clearing inline_regions would cost more than a short program */
 	ctx.stopped = 0;
 	ctx.stop_r0 = 0;
+	ctx.tail_entry = NULL;
+	ctx.tail_cnt = o->tail_cnt;
+	ctx.tail_jump = 0;
 	ctx.user = o->user;
 	ctx.helpers = o->helpers ? o->helpers : vm->helpers;
 	ctx.nr_helpers = o->helpers ? o->nr_helpers : vm->nr_helpers;
@@ -456,6 +477,50 @@ int bpfrt_vm_run(struct bpfrt_vm *vm, void *mem, size_t mem_len, uint64_t *r0, c
 		return set_err(-EINVAL);
 	}
 	return brt_vm_run_opts(vm, &o, r0, err, errlen);
+}
+
+uint64_t brt_vm_tail_call(struct bpfrt_vm *vm, void *user, uint64_t r1,
+			  struct bpfrt_run_ctx *ctx)
+{
+	struct brt_run_opts o = { 0 };
+	uint64_t r0 = 0;
+	char msg[160];
+
+	if (ctx->tail_cnt >= BRT_VM_MAX_TAIL_CALLS)
+		return 0;
+#ifdef BPFRT_HAVE_JIT
+	if (ctx->tail_jump && vm->engine == BPFRT_ENGINE_JIT) {
+		const struct brt_jit_prog *prog;
+
+		if (!jit_code(vm, vm->helpers, vm->nr_helpers, &prog, msg, sizeof(msg))) {
+			const struct brt_jit_prog_head *h = (const void *)prog;
+
+			/* from here on the run is the callee's; a code address kept as data, as
+			 * dlsym() hands them out */
+			ctx->tail_cnt++;
+			memcpy(&ctx->tail_entry, &h->entry, sizeof(ctx->tail_entry));
+			ctx->tail_r1 = r1;
+			ctx->user = user;
+			ctx->helpers = vm->helpers;
+			ctx->nr_helpers = vm->nr_helpers;
+			return 0;
+		}
+		/* no code for these helpers: the nested run below reports why */
+	}
+#endif
+	o.r1 = r1;
+	o.regions = ctx->regions;
+	o.nr_regions = ctx->nr_regions;
+	o.skb_data = ctx->skb_data;
+	o.skb_len = ctx->skb_len;
+	o.user = user;
+	o.tail_cnt = ctx->tail_cnt + 1;
+	if (brt_vm_run_opts(vm, &o, &r0, msg, sizeof(msg))) {
+		brt_print(BPFRT_WARN, "bpfrt: tail call: %s\n", msg);
+		r0 = 0;
+	}
+	bpfrt_run_stop(ctx, r0);
+	return 0;
 }
 
 void bpfrt_run_stop(struct bpfrt_run_ctx *ctx, uint64_t r0)

@@ -45,10 +45,15 @@ struct brt_region {
 };
 
 /* The run's state visible to helpers.  The JIT tests `stopped` after every helper call,
- * so the first two members must stay where they are. */
+ * and tail_entry after bpf_tail_call(), so the first four members must stay where they
+ * are (BRT_JIT_CTX_*_OFF in jit/jit.h). */
 struct bpfrt_run_ctx {
 	uint64_t stopped;               /* non-zero after bpfrt_run_stop() */
 	uint64_t stop_r0;               /* r0 given to bpfrt_run_stop() */
+	const void *tail_entry;         /* JIT: code to jump to after bpf_tail_call(), or NULL */
+	uint64_t tail_r1;               /* ... with this r1 */
+	uint32_t tail_cnt;              /* tail calls made so far in this chain */
+	int tail_jump;                  /* the running code is JIT code that honours tail_entry */
 	void *user;                     /* bpfrt_run_user() */
 	const brt_helper_fn *helpers;   /* helper table indexed by id */
 	size_t nr_helpers;              /* entries in helpers */
@@ -76,6 +81,7 @@ struct bpfrt_run_ctx {
  *   poison        checked engine: the byte stack frames and r0, r3-r9 start filled with
  *                 (default 0); tests run a program with two values to see whether it
  *                 reads stack or registers it never wrote;
+ *   tail_cnt      tail calls already made by the chain this run continues;
  *   track         checked engine: fault on any read of a register or stack byte the run
  *                 has not written (the kernel verifier's rule, see track.c), with
  *                 helper_args = how many argument registers every helper reads. */
@@ -90,6 +96,7 @@ struct brt_run_opts {
 	const brt_helper_fn *helpers;
 	size_t nr_helpers;
 	uint64_t insn_budget;
+	uint32_t tail_cnt;
 	uint8_t poison;
 	uint8_t track;
 	uint8_t helper_args;
@@ -188,6 +195,19 @@ struct brt_dinsn *brt_vm_predecode(const struct bpf_insn *insns, size_t n, int c
  * returns and messages as bpfrt_vm_run(). */
 int brt_vm_run_opts(struct bpfrt_vm *vm, const struct brt_run_opts *opts, uint64_t *r0,
 		    char *err, size_t errlen);
+
+/* The most tail calls one chain makes; the next one falls through (the kernel's
+ * MAX_TAIL_CALL_CNT). */
+#define BRT_VM_MAX_TAIL_CALLS 33
+
+/* bpf_tail_call() from the run ctx into vm (found in a prog array by the caller), with
+ * user as the callee's bpfrt_run_user().  Past BRT_VM_MAX_TAIL_CALLS returns 0 and the
+ * caller falls through.  When the caller is JIT code and vm is JITed, sets ctx up for the
+ * callee and ctx->tail_entry: the caller's code jumps there, without growing the stack.
+ * Otherwise runs vm nested, with the caller's context, packet and regions, and stops the
+ * caller with its result (a fault prints a warning and gives 0).  Returns 0. */
+uint64_t brt_vm_tail_call(struct bpfrt_vm *vm, void *user, uint64_t r1,
+			  struct bpfrt_run_ctx *ctx);
 
 /* The vm's engine after resolving DEFAULT, and its instructions. */
 enum bpfrt_engine brt_vm_engine(const struct bpfrt_vm *vm);

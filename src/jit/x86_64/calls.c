@@ -103,6 +103,12 @@ int brt_jit_emit_helper_call(struct jit_state *st, size_t pc)
 	emit_mov_imm64(B, RAX, (uint64_t)(uintptr_t)addr);
 	emit_call_r(B, RAX);
 	check_stopped(st);
+	if (insn->imm == BPF_FUNC_tail_call) {
+		/* the target is JIT code: replace this program with it */
+		emit_load(B, 8, false, TMP, ANCHOR, JIT_SLOT_CTX);
+		emit_cmp_mem_i8(B, TMP, BRT_JIT_CTX_TAIL_ENTRY_OFF, 0);
+		jump_stub(st, CC_NE, STUB_TAIL, false);
+	}
 	return 0;
 }
 
@@ -231,4 +237,18 @@ void brt_jit_emit_stubs(struct jit_state *st)
 	emit_lea(B, RSP, ANCHOR, JIT_SLOTS_SIZE);
 	pop_saved(st, st->funcs[0].saved);
 	emit_ret(B);
+	if (!st->uses_tail_call)
+		return;
+	/* enter the target as brt_jit_call() would: rdi = r1, rsi = 0, rdx = ctx, and the
+	 * return address of our own caller on top of the stack */
+	st->stub[STUB_TAIL] = (uint32_t)B->len;
+	emit_load(B, 8, false, RDX, ANCHOR, JIT_SLOT_CTX);
+	emit_load(B, 8, false, RAX, RDX, BRT_JIT_CTX_TAIL_ENTRY_OFF);
+	/* consumed: the target's own fall-through tail calls must not see it */
+	emit_store_i(B, 8, RDX, BRT_JIT_CTX_TAIL_ENTRY_OFF, 0);
+	emit_load(B, 8, false, RDI, RDX, BRT_JIT_CTX_TAIL_R1_OFF);
+	emit_alu_rr(B, ALU_XOR, false, RSI, RSI);
+	emit_lea(B, RSP, ANCHOR, JIT_SLOTS_SIZE);
+	pop_saved(st, st->funcs[0].saved);
+	emit2(B, 0xff, 0xe0); /* jmp rax */
 }

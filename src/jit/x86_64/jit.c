@@ -19,6 +19,13 @@
  * the run, LD_ABS out of bounds) jump to a stub that resets rsp from the ANCHOR, which
  * is valid at any depth, and returns through the main epilogue.
  *
+ * Tail calls.  bpf_tail_call is a helper call like any other (the helper finds the target
+ * and counts the chain); when it leaves a code address in the run ctx, the caller unwinds
+ * like an early exit but ends with a jump into the target's entry instead of a return, so
+ * the target returns straight to brt_jit_call()'s caller and a chain of 33 tail calls
+ * uses no more native stack than one program.  A target that is not JIT code runs nested
+ * inside the helper, which then stops the caller with its result.
+ *
  * Checks.  The generated code trusts the program the way the kernel's JIT trusts
  * verified code: no bounds checks on memory, no instruction budget.  What the JIT checks
  * at compile time is what its own frames depend on: functions do not jump into each
@@ -255,9 +262,12 @@ static void plan_frames(struct jit_state *st, const uint16_t *ops)
 		f->frame = f->stack ? BRT_STACK_SIZE : 0;
 		f->has_calls = calls;
 	}
-	for (size_t pc = 0; pc < st->n; pc++)
+	for (size_t pc = 0; pc < st->n; pc++) {
 		if (ops[pc] == BRT_OP_callx)
 			st->uses_callx = true;
+		if (ops[pc] == BRT_OP_call_helper && st->insns[pc].imm == BPF_FUNC_tail_call)
+			st->uses_tail_call = true;
+	}
 	/* an early exit from any depth restores through the main epilogue */
 	st->funcs[0].saved = all | (st->anchor ? 1u << ANCHOR : 0);
 	for (size_t k = 0; k < st->nfuncs; k++) {

@@ -34,6 +34,7 @@ enum jit_stub {
 	STUB_STOPPED, /* a helper stopped the run: return ctx->stop_r0 */
 	STUB_ZERO,    /* LD_ABS/LD_IND out of bounds: return 0 */
 	STUB_UNWIND,  /* return rax from any depth: reset rsp from ANCHOR, restore, ret */
+	STUB_TAIL,    /* bpf_tail_call set ctx->tail_entry: unwind, jump there */
 	STUB_COUNT,
 };
 
@@ -82,6 +83,7 @@ struct jit_state {
 	size_t cur;           /* index of the function being emitted */
 	bool anchor;          /* the program needs ANCHOR (calls, packet loads) */
 	bool uses_callx;
+	bool uses_tail_call;  /* calls bpf_tail_call: STUB_TAIL is emitted */
 	bool bmi2;            /* the CPU has shlx/shrx/sarx */
 	uint64_t blind_seed;  /* non-zero: blind constants with keys derived from it */
 	char *err;
