@@ -114,5 +114,17 @@ for i in range(7):
 	[ "${n:-0}" -ge 7 ] && ok || fail "attach --ebpf tc on lo: $(cat "$T/live.out")"
 fi
 
+# Ctrl-C: the run stops and still prints its summary
+if [ "$(id -u)" = 0 ]; then
+	"$BPFRT" attach --iface lo -j --ebpf "$P/tc_tcp.s" --type tc >"$T/int.out" 2>&1 &
+	pid=$!
+	sleep 1
+	kill -INT $pid
+	wait $pid
+	rc=$?
+	[ $rc = 0 ] && grep -q '"interrupted":true' "$T/int.out" && ok ||
+		fail "attach after SIGINT: status $rc, $(cat "$T/int.out")"
+fi
+
 echo "$passes passed, $fails failed"
 [ $fails -eq 0 ]
