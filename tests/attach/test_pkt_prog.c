@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <linux/pkt_cls.h>
@@ -18,6 +17,7 @@
 #include "attach/attach.h"
 #include "bpfrt.h"
 #include "harness.h"
+#include "kernel_prog.h"
 #include "pktgen.h"
 
 #define PROGS BPFRT_SOURCE_DIR "/tests/attach/progs/"
@@ -43,35 +43,6 @@ static int load_asm(const char *file, struct bpf_insn **insns, size_t *n)
 	return ret;
 }
 
-static int kernel_load(enum bpf_prog_type type, const struct bpf_insn *insns, size_t n)
-{
-	union bpf_attr attr;
-
-	memset(&attr, 0, sizeof(attr));
-	attr.prog_type = type;
-	attr.insns = (uintptr_t)insns;
-	attr.insn_cnt = (uint32_t)n;
-	attr.license = (uintptr_t) "GPL";
-	return (int)syscall(__NR_bpf, BPF_PROG_LOAD, &attr, sizeof(attr));
-}
-
-static int kernel_run(int fd, const uint8_t *pkt, size_t len, uint32_t *retval, uint8_t *out)
-{
-	union bpf_attr attr;
-
-	memset(&attr, 0, sizeof(attr));
-	attr.test.prog_fd = (uint32_t)fd;
-	attr.test.data_in = (uintptr_t)pkt;
-	attr.test.data_size_in = (uint32_t)len;
-	attr.test.data_out = (uintptr_t)out;
-	attr.test.data_size_out = PKTGEN_MAX;
-	attr.test.repeat = 1;
-	if (syscall(__NR_bpf, BPF_PROG_TEST_RUN, &attr, sizeof(attr)))
-		return -errno;
-	*retval = attr.test.retval;
-	return 0;
-}
-
 static void compare(const char *file, enum bpf_prog_type type, const char *engine)
 {
 	struct brt_pkt_prog *pp = NULL;
@@ -92,7 +63,7 @@ static void compare(const char *file, enum bpf_prog_type type, const char *engin
 	unsetenv("BPFRT_ENGINE");
 	T_ASSERT(fb >= 0);
 	if (geteuid() == 0)
-		fk = kernel_load(type, insns, n);
+		fk = kprog_load(type, insns, n);
 	free(insns);
 	if (fb < 0)
 		return;
@@ -111,7 +82,7 @@ static void compare(const char *file, enum bpf_prog_type type, const char *engin
 		T_ASSERT(res.caplen == len);
 		if (fk < 0)
 			continue;
-		if (kernel_run(fk, g.buf, len, &kret, kout)) {
+		if (kprog_run(fk, g.buf, len, &kret, kout, sizeof(kout))) {
 			T_FAIL("kernel test run: %s", strerror(errno));
 			break;
 		}

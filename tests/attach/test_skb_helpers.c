@@ -8,11 +8,11 @@
  */
 #include <errno.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "bpfrt.h"
 #include "harness.h"
+#include "kernel_prog.h"
 
 #define I(c, d, s, o, i) ((struct bpf_insn){ (c), (d), (s), (o), (i) })
 #define MOV_K(d, i) I(BPF_ALU64 | BPF_MOV | BPF_K, d, 0, 0, i)
@@ -49,33 +49,6 @@ static void build(struct bpf_insn *p, int32_t off, int32_t len)
 	p[n++] = MOV_X(0, 6);
 	p[n++] = EXIT();
 	(void)n; /* == PROG_LEN: the last slot is unused */
-}
-
-static int kernel_load(enum bpf_prog_type type, const struct bpf_insn *insns, size_t n)
-{
-	union bpf_attr attr;
-
-	memset(&attr, 0, sizeof(attr));
-	attr.prog_type = type;
-	attr.insns = (uintptr_t)insns;
-	attr.insn_cnt = (uint32_t)n;
-	attr.license = (uintptr_t) "GPL";
-	return (int)syscall(__NR_bpf, BPF_PROG_LOAD, &attr, sizeof(attr));
-}
-
-static int kernel_run(int fd, const uint8_t *pkt, size_t len, uint32_t *retval)
-{
-	union bpf_attr attr;
-
-	memset(&attr, 0, sizeof(attr));
-	attr.test.prog_fd = (uint32_t)fd;
-	attr.test.data_in = (uintptr_t)pkt;
-	attr.test.data_size_in = (uint32_t)len;
-	attr.test.repeat = 1;
-	if (syscall(__NR_bpf, BPF_PROG_TEST_RUN, &attr, sizeof(attr)))
-		return -errno;
-	*retval = attr.test.retval;
-	return 0;
 }
 
 static int bpfrt_run(int fd, const uint8_t *pkt, size_t len, uint32_t *retval)
@@ -118,9 +91,9 @@ int main(void)
 				continue;
 			T_EQ_INT(0, bpfrt_run(fb, pkt, sizeof(pkt), &r_b));
 			if (have_kernel)
-				fk = kernel_load(types[t], p, PROG_LEN);
+				fk = kprog_load(types[t], p, PROG_LEN);
 			if (fk >= 0) {
-				T_EQ_INT(0, kernel_run(fk, pkt, sizeof(pkt), &r_k));
+				T_EQ_INT(0, kprog_run(fk, pkt, sizeof(pkt), &r_k, NULL, 0));
 				if (r_b != r_k)
 					printf("off %d len %d: bpfrt %#x kernel %#x\n", cases[c].off,
 					       cases[c].len, r_b, r_k);
@@ -137,13 +110,13 @@ int main(void)
 	T_ASSERT(bpfrt_prog_load(BPF_PROG_TYPE_SOCKET_FILTER, "lb", "GPL", p, PROG_LEN,
 				 NULL) < 0);
 	if (have_kernel)
-		T_ASSERT(kernel_load(BPF_PROG_TYPE_SOCKET_FILTER, p, PROG_LEN) < 0);
+		T_ASSERT(kprog_load(BPF_PROG_TYPE_SOCKET_FILTER, p, PROG_LEN) < 0);
 	build(p, 0, 4);
 	p[3] = MOV_X(3, 1); /* destination: the context */
 	T_ASSERT(bpfrt_prog_load(BPF_PROG_TYPE_SOCKET_FILTER, "lb", "GPL", p, PROG_LEN,
 				 NULL) < 0);
 	if (have_kernel)
-		T_ASSERT(kernel_load(BPF_PROG_TYPE_SOCKET_FILTER, p, PROG_LEN) < 0);
+		T_ASSERT(kprog_load(BPF_PROG_TYPE_SOCKET_FILTER, p, PROG_LEN) < 0);
 	build(p, 0, 4); /* XDP has no skb_load_bytes */
 	T_ASSERT(bpfrt_prog_load(BPF_PROG_TYPE_XDP, "lb", "GPL", p, PROG_LEN, NULL) < 0);
 	printf("%d runs compared with the kernel\n", compared);
