@@ -48,6 +48,12 @@ struct brt_prog {
 	uint32_t insn_cnt;
 };
 
+/* The kernel's map_get_sys_perms() checks: the map's creation flags (BPF_F_RDONLY,
+ * BPF_F_WRONLY), the mode of fd (BPF_OBJ_GET file_flags) and, for writes, BPF_MAP_FREEZE.
+ * 1 when the bpf() side may read (write) the map through fd. */
+int brt_api_map_can_read(const struct brt_map *map, int fd);
+int brt_api_map_can_write(const struct brt_map *map, int fd);
+
 /* Resolve a program fd (takes a reference: brt_obj_put(&prog->obj)). */
 int brt_prog_from_fd(int fd, struct brt_prog **out);
 /* The checked engine's regions for direct map value access (lddw BPF_PSEUDO_MAP_VALUE):

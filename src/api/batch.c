@@ -107,9 +107,8 @@ static int do_batch(struct brt_call *call, enum batch_op op)
 	if (err)
 		return err;
 	err = -EPERM;
-	if ((reads && (map->flags & BPF_F_WRONLY)) ||
-	    (writes && ((map->flags & BPF_F_RDONLY) ||
-			atomic_load_explicit(&map->obj.hdr->frozen, memory_order_acquire))))
+	if ((reads && !brt_api_map_can_read(map, (int)attr->batch.map_fd)) ||
+	    (writes && !brt_api_map_can_write(map, (int)attr->batch.map_fd)))
 		goto out_put;
 	err = -BRT_ENOTSUPP;
 	if (!supported(map, op))

@@ -3,6 +3,7 @@
  * value in and out through the call's uaccess, and dispatch to the map type.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -47,16 +48,18 @@ static int copy_key(struct brt_call *call, struct brt_map *map, uint64_t ukey, s
 	return err;
 }
 
-static int can_read(const struct brt_map *map)
+int brt_api_map_can_read(const struct brt_map *map, int fd)
 {
-	return !(map->flags & BPF_F_WRONLY);
+	return !(map->flags & BPF_F_WRONLY) && brt_obj_fd_access(&map->obj, fd) != O_WRONLY;
 }
 
-static int can_write(const struct brt_map *map)
+int brt_api_map_can_write(const struct brt_map *map, int fd)
 {
 	return !(map->flags & BPF_F_RDONLY) &&
-	       !atomic_load_explicit(&map->obj.hdr->frozen, memory_order_acquire);
+	       !atomic_load_explicit(&map->obj.hdr->frozen, memory_order_acquire) &&
+	       brt_obj_fd_access(&map->obj, fd) != O_RDONLY;
 }
+
 
 int brt_cmd_map_create(struct brt_call *call)
 {
@@ -77,7 +80,7 @@ int brt_cmd_map_lookup(struct brt_call *call)
 	if (err)
 		return err;
 	err = -EPERM;
-	if (!can_read(map))
+	if (!brt_api_map_can_read(map, (int)attr->map_fd))
 		goto out_put;
 	/* No BTF, so no map has a bpf_spin_lock to honour BPF_F_LOCK with. */
 	err = -EINVAL;
@@ -113,7 +116,7 @@ int brt_cmd_map_update(struct brt_call *call)
 	if (err)
 		return err;
 	err = -EPERM;
-	if (!can_write(map))
+	if (!brt_api_map_can_write(map, (int)attr->map_fd))
 		goto out_put;
 	err = -EINVAL;
 	if (attr->flags & BPF_F_LOCK)
@@ -147,7 +150,7 @@ int brt_cmd_map_delete(struct brt_call *call)
 	if (err)
 		return err;
 	err = -EPERM;
-	if (!can_write(map))
+	if (!brt_api_map_can_write(map, (int)attr->map_fd))
 		goto out_put;
 	err = copy_key(call, map, attr->key, &key);
 	if (err)
@@ -170,7 +173,7 @@ int brt_cmd_map_get_next_key(struct brt_call *call)
 	if (err)
 		return err;
 	err = -EPERM;
-	if (!can_read(map))
+	if (!brt_api_map_can_read(map, (int)attr->map_fd))
 		goto out_put;
 	if (attr->key) {
 		err = copy_key(call, map, attr->key, &key);
@@ -205,7 +208,8 @@ int brt_cmd_map_lookup_and_delete(struct brt_call *call)
 	if (err)
 		return err;
 	err = -EPERM;
-	if (!can_read(map) || !can_write(map))
+	if (!brt_api_map_can_read(map, (int)attr->map_fd) ||
+	    !brt_api_map_can_write(map, (int)attr->map_fd))
 		goto out_put;
 	err = -EINVAL;
 	if (attr->flags && (map->type == BPF_MAP_TYPE_QUEUE || map->type == BPF_MAP_TYPE_STACK))
@@ -236,12 +240,14 @@ int brt_cmd_map_freeze(struct brt_call *call)
 	uint32_t expected = 0;
 	int err;
 
-	err = brt_map_from_fd((int)call->attr->map_fd, &map);
+	union bpf_attr *attr = call->attr;
+
+	err = brt_map_from_fd((int)attr->map_fd, &map);
 	if (err)
 		return err;
 	/* A frozen map is no longer writable through bpf(), so freezing it again fails the
 	 * kernel's write-permission check (EPERM) before its EBUSY test. */
-	if (!can_write(map))
+	if (!brt_api_map_can_write(map, (int)attr->map_fd))
 		err = -EPERM;
 	else if (!atomic_compare_exchange_strong(&map->obj.hdr->frozen, &expected, 1))
 		err = -EPERM;

@@ -71,6 +71,20 @@ out_put:
 	return err;
 }
 
+/* The same file as fd with another access mode (fd is closed): -errno on failure. */
+static int reopen(int fd, int mode)
+{
+	char proc[64];
+	int nfd;
+
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	nfd = open(proc, mode | O_CLOEXEC);
+	if (nfd < 0)
+		nfd = -errno;
+	close(fd);
+	return nfd;
+}
+
 int brt_cmd_obj_get(struct brt_call *call)
 {
 	union bpf_attr *attr = call->attr;
@@ -91,6 +105,12 @@ int brt_cmd_obj_get(struct brt_call *call)
 	if (err) {
 		close(fd);
 		return err == -EBADF ? -EBADF : -EACCES;
+	}
+	/* A map fd's mode is what BPF_F_RDONLY / BPF_F_WRONLY grant, as on bpffs (program
+	 * fds ignore the flags there). */
+	if (obj->kind == BRT_OBJ_MAP && attr->file_flags) {
+		atomic_store_explicit(&obj->hdr->restricted, 1, memory_order_release);
+		fd = reopen(fd, attr->file_flags & BPF_F_RDONLY ? O_RDONLY : O_WRONLY);
 	}
 	brt_obj_put(obj);
 	return fd;

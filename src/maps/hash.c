@@ -2,7 +2,10 @@
  * hashtab.c family).  All elements live in the shared region, addressed by 1-based
  * index (0 = none): a header, the buckets (lock + first element) and the elements.
  * Writers take the bucket lock; an update of a present key links a fresh element in
- * place of the old one, so a value is never seen half-written.  Every index read from
+ * place of the old one, so a value is never seen half-written.  Lookups take no lock:
+ * each element carries a sequence word that is odd while the element is rewritten, and a
+ * reader validates what it read against it (a seqlock per element), falling back to the
+ * bucket lock after a few failed tries.  Every index read from
  * shared memory is range-checked and every chain walk bounded: a corrupt region yields
  * errors, never a wild access.  Details: docs/MEMORY_MODEL.md.
  */
@@ -35,16 +38,21 @@ struct htab_head {
 
 struct htab_bucket {
 	_Atomic uint32_t lock;
-	uint32_t head; /* first element, 0 none; changed under lock */
+	_Atomic uint32_t head;   /* first element, 0 none; changed under lock */
 };
 
+/* Fields written while a lockless reader may look (next, hash, key, value) are stored
+ * with atomic word stores; seq is odd while they are being rewritten. */
 struct htab_elem {
-	uint32_t next;           /* next in bucket, or in the free list */
-	uint32_t hash;
+	_Atomic uint32_t next;   /* next in bucket, or in the free list */
+	_Atomic uint32_t hash;
 	_Atomic uint32_t stamp;  /* LRU: last access */
-	uint32_t pad;
+	_Atomic uint32_t seq;    /* even: stable; odd: being rewritten */
 	unsigned char key[];     /* round_up(key_size, 8), then the value(s) */
 };
+
+/* Lockless reads give up and take the bucket lock after this many invalidated walks. */
+#define HTAB_READ_TRIES 4
 
 /* Process-local view: the geometry recomputed from the parameters, never read back from
  * shared memory. */
@@ -164,6 +172,20 @@ static int htab_init(struct brt_map *map)
 	return 0;
 }
 
+/* The last len (1..7) bytes of a key in a zeroed word, as memcpy() would put them, but
+ * without a call to it (4-byte keys are the common case of the hot paths). */
+static inline uint64_t load_tail(const unsigned char *p, uint32_t len)
+{
+	uint64_t w = 0;
+
+	if (len == 4)
+		memcpy(&w, p, 4);
+	else
+		for (uint32_t i = 0; i < len; i++)
+			((unsigned char *)&w)[i] = p[i];
+	return w;
+}
+
 static uint32_t hash_key(const void *key, uint32_t len, uint32_t seed)
 {
 	const unsigned char *p = key;
@@ -175,8 +197,7 @@ static uint32_t hash_key(const void *key, uint32_t len, uint32_t seed)
 		h ^= h >> 32;
 	}
 	if (len) {
-		w = 0;
-		memcpy(&w, p, len);
+		w = load_tail(p, len);
 		h = (h ^ w) * 0xc4ceb9fe1a85ec53ull;
 	}
 	h ^= h >> 29;
@@ -216,6 +237,86 @@ static uint32_t find(const struct htab *ht, const struct brt_map *map, struct ht
 	return 0;
 }
 
+/* Writer side of the element seqlock (the writer owns the element: fresh from the free
+ * list, or linked in a bucket whose lock it holds).  A free element stays odd from
+ * free_elem() until it is filled again, so a reader that stood on it while it was
+ * unlinked and freed restarts instead of following the free list. */
+static void seq_begin(struct htab_elem *e)
+{
+	uint32_t s = atomic_load_explicit(&e->seq, memory_order_relaxed);
+
+	/* no fence (TSan has none): every store that follows is a release store, so a
+	 * reader that sees any of them sees this odd value too */
+	atomic_store_explicit(&e->seq, (s + 1) | 1, memory_order_relaxed);
+}
+
+static void seq_end(struct htab_elem *e)
+{
+	uint32_t s = atomic_load_explicit(&e->seq, memory_order_relaxed);
+
+	atomic_store_explicit(&e->seq, (s | 1) + 1, memory_order_release);
+}
+
+/* Compare a key held in shared memory (read in atomic words: a writer may be rewriting a
+ * recycled element) with the caller's. */
+static int key_equal(const unsigned char *shm, const unsigned char *key, uint32_t len)
+{
+	const _Atomic uint64_t *w = (const _Atomic uint64_t *)(const void *)shm;
+	uint64_t a, b;
+
+	for (; len >= 8; len -= 8, key += 8) {
+		a = atomic_load_explicit(w++, memory_order_acquire);
+		memcpy(&b, key, 8);
+		if (a != b)
+			return 0;
+	}
+	if (len) {
+		a = atomic_load_explicit(w, memory_order_acquire);
+		for (uint32_t i = 0; i < len; i++)
+			if (((const unsigned char *)&a)[i] != key[i])
+				return 0;
+	}
+	return 1;
+}
+
+/* Find key without the bucket lock; copy its value to out (vsize bytes) when out is not
+ * NULL.  Every element is validated against its sequence word after it was read, and
+ * against the bucket its hash belongs to (an element recycled into another chain while we
+ * stood on it would lead us there): on any doubt the walk restarts.  Returns the element
+ * index, 0 when the key is absent, UINT32_MAX when the walks kept failing (take the
+ * lock). */
+static uint32_t find_lockless(const struct htab *ht, const struct brt_map *map,
+			      const void *key, uint32_t hash, void *out, uint32_t vsize)
+{
+	uint32_t mask = ht->n_buckets - 1, bi = hash & mask;
+	struct htab_bucket *b = &ht->buckets[bi];
+
+	for (int tries = 0; tries < HTAB_READ_TRIES; tries++) {
+		uint32_t idx = atomic_load_explicit(&b->head, memory_order_acquire), steps = 0;
+		struct htab_elem *e;
+
+		while ((e = elem(ht, idx)) && steps++ <= ht->n_elems) {
+			/* data loads acquire, so the second sequence load cannot pass them */
+			uint32_t s = atomic_load_explicit(&e->seq, memory_order_acquire);
+			uint32_t h = atomic_load_explicit(&e->hash, memory_order_acquire);
+			uint32_t next = atomic_load_explicit(&e->next, memory_order_acquire);
+			int match = h == hash && key_equal(e->key, key, map->key_size);
+
+			if (match && out)
+				brt_shm_read(out, value_of(ht, e), vsize);
+			if ((s & 1) || atomic_load_explicit(&e->seq, memory_order_relaxed) != s ||
+			    (h & mask) != bi)
+				break;
+			if (match)
+				return idx;
+			idx = next;
+		}
+		if (!e)
+			return 0;
+	}
+	return UINT32_MAX;
+}
+
 static uint32_t alloc_elem(struct htab *ht)
 {
 	struct htab_head *h = ht->head;
@@ -241,6 +342,7 @@ static void free_elem(struct htab *ht, uint32_t idx)
 
 	if (!e)
 		return;
+	seq_begin(e);
 	brt_shm_lock(&h->alloc_lock);
 	e->next = h->free_head;
 	h->free_head = idx;
@@ -381,7 +483,9 @@ static int update(struct brt_map *map, const void *key, const void *value, uint6
 	/* Per-CPU values are updated in place, as the kernel does. */
 	if (old && ht->percpu) {
 		e = elem(ht, old);
+		seq_begin(e);
 		put_value(map, ht, e, value, onallcpus, 0);
+		seq_end(e);
 		touch(ht, e);
 		brt_shm_unlock(&b->lock);
 		return 0;
@@ -395,21 +499,25 @@ static int update(struct brt_map *map, const void *key, const void *value, uint6
 			return -E2BIG;
 		}
 		/* All spares in flight: overwrite in place rather than fail. */
-		put_value(map, ht, elem(ht, old), value, onallcpus, 0);
+		e = elem(ht, old);
+		seq_begin(e);
+		put_value(map, ht, e, value, onallcpus, 0);
+		seq_end(e);
 		brt_shm_unlock(&b->lock);
 		return 0;
 	}
+	seq_begin(e);
 	e->hash = hash;
-	memcpy(e->key, key, map->key_size);
+	brt_shm_write(e->key, key, map->key_size);
 	put_value(map, ht, e, value, onallcpus, 1);
+	e->next = old ? elem(ht, old)->next : b->head;
+	seq_end(e);
 	touch(ht, e);
-	if (old) {
-		e->next = elem(ht, old)->next;
+	/* published only now, complete: readers that reach it see the stable sequence */
+	if (old)
 		set_link(ht, b, prev, idx);
-	} else {
-		e->next = b->head;
+	else
 		b->head = idx;
-	}
 	brt_shm_unlock(&b->lock);
 	if (old)
 		free_elem(ht, old);
@@ -470,9 +578,18 @@ static void *htab_lookup(struct brt_map *map, const void *key)
 	struct htab *ht = map->priv;
 	uint32_t hash = hash_key(key, map->key_size, ht->head->seed);
 	struct htab_bucket *b = &ht->buckets[hash & (ht->n_buckets - 1)];
+	uint32_t idx = find_lockless(ht, map, key, hash, NULL, 0);
 	struct htab_elem *e;
 	unsigned char *v = NULL;
 
+	if (idx != UINT32_MAX) {
+		e = elem(ht, idx);
+		if (!e)
+			return NULL;
+		touch(ht, e);
+		v = value_of(ht, e);
+		return ht->percpu ? v + (size_t)brt_cpu() * map->value_stride : v;
+	}
 	brt_shm_lock(&b->lock);
 	e = elem(ht, find(ht, map, b, key, hash, NULL));
 	if (e) {
@@ -490,8 +607,11 @@ static int htab_copy_value(struct brt_map *map, const void *key, void *value)
 	struct htab *ht = map->priv;
 	uint32_t hash = hash_key(key, map->key_size, ht->head->seed);
 	struct htab_bucket *b = &ht->buckets[hash & (ht->n_buckets - 1)];
+	uint32_t idx = find_lockless(ht, map, key, hash, value, brt_map_value_size(map));
 	struct htab_elem *e;
 
+	if (idx != UINT32_MAX)
+		return idx ? 0 : -ENOENT;
 	brt_shm_lock(&b->lock);
 	e = elem(ht, find(ht, map, b, key, hash, NULL));
 	if (e)

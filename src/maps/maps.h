@@ -49,6 +49,9 @@ struct brt_obj_hdr {
 	uint32_t expected_attach_type; /* programs */
 	uint32_t gpl;                /* programs: GPL-compatible licence */
 	uint64_t created_ns;         /* CLOCK_REALTIME at creation */
+	/* atomic: some fd of the object was opened read-only or write-only (BPF_OBJ_GET
+	 * file_flags); until then no command needs to ask the kernel for an fd's mode */
+	_Atomic uint32_t restricted;
 };
 
 /* One object as this process sees it: a cached mapping of the object's file, found by
@@ -92,6 +95,10 @@ int brt_map_attach_obj(const struct brt_obj *tmpl, struct brt_obj **out);
 int brt_obj_from_fd(int fd, uint32_t kind, struct brt_obj **out);
 void brt_obj_get(struct brt_obj *obj);
 void brt_obj_put(struct brt_obj *obj);
+
+/* What fd (an fd of obj) lets bpf() do: O_RDONLY, O_WRONLY or O_RDWR (as the kernel's
+ * FMODE_CAN_READ / FMODE_CAN_WRITE).  No syscall unless obj->hdr->restricted is set. */
+int brt_obj_fd_access(const struct brt_obj *obj, int fd);
 
 /* The bpffs-like directory: $BPFRT_FS or /dev/shm/bpfrt. */
 const char *brt_obj_fs_dir(void);
@@ -233,8 +240,9 @@ BRT_MAP_HELPER(ringbuf_discard)
 BRT_MAP_HELPER(ringbuf_query)
 #undef BRT_MAP_HELPER
 
-/* Copy between shared memory and process memory in 8-byte relaxed atomic words, so no
- * reader ever sees half of a word another thread or process is writing.  shm is 8-byte
+/* Copy between shared memory and process memory in 8-byte atomic words (loads acquire,
+ * stores release: the hash map's element seqlock relies on it, and both are plain moves
+ * on x86), so no reader ever sees half of a word another thread or process is writing.  shm is 8-byte
  * aligned and has round_up(n, 8) bytes; the padding of the last word is written as zero. */
 void brt_shm_read(void *dst, const void *shm, size_t n);
 void brt_shm_write(void *shm, const void *src, size_t n);

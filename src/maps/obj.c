@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -162,6 +163,22 @@ out_close_fd:
 	return err;
 }
 
+/* A read-write fd of the same file for pread() and the shared mapping: fd itself, or, for
+ * an fd opened read-only or write-only (BPF_OBJ_GET file_flags), a reopening of it
+ * through /proc (the process's own mapping stays writable: programs write maps whatever
+ * the user's fd allows).  Returns an fd to close when it differs from fd, or -errno. */
+static int rw_fd(int fd)
+{
+	char proc[64];
+	int fl = fcntl(fd, F_GETFL), rw;
+
+	if (fl < 0 || (fl & O_ACCMODE) == O_RDWR)
+		return fd;
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	rw = open(proc, O_RDWR | O_CLOEXEC);
+	return rw >= 0 ? rw : -EACCES;
+}
+
 /* Map and validate a file seen for the first time in this process. */
 static int obj_open(int fd, const struct stat *st, struct brt_obj **out)
 {
@@ -170,19 +187,28 @@ static int obj_open(int fd, const struct stat *st, struct brt_obj **out)
 	struct brt_obj *obj;
 	brt_obj_attach_fn attach;
 	void *base;
-	int err;
+	int err, rw;
 
 	if (st->st_size < (off_t)(2 * BRT_PAGE) || st->st_size % BRT_PAGE)
 		return -EINVAL;
-	if (pread(fd, &hdr, sizeof(hdr), st->st_size - BRT_PAGE) != (ssize_t)sizeof(hdr))
-		return -EINVAL;
-	if (hdr.magic != BRT_OBJ_MAGIC || hdr.version != BRT_OBJ_VERSION ||
+	rw = rw_fd(fd);
+	if (rw < 0)
+		return rw;
+	base = MAP_FAILED;
+	err = -EINVAL;
+	if (pread(rw, &hdr, sizeof(hdr), st->st_size - BRT_PAGE) != (ssize_t)sizeof(hdr) ||
+	    hdr.magic != BRT_OBJ_MAGIC || hdr.version != BRT_OBJ_VERSION ||
 	    hdr.file_size != (uint64_t)st->st_size || hdr.kind > BRT_OBJ_PROG ||
 	    !attach_fns[hdr.kind])
-		return -EINVAL;
-	base = mmap(NULL, (size_t)st->st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		goto out_close;
+	base = mmap(NULL, (size_t)st->st_size, PROT_READ | PROT_WRITE, MAP_SHARED, rw, 0);
 	if (base == MAP_FAILED)
-		return errno == EACCES ? -EACCES : -ENOMEM;
+		err = errno == EACCES ? -EACCES : -ENOMEM;
+out_close:
+	if (rw != fd)
+		close(rw);
+	if (base == MAP_FAILED)
+		return err;
 	tmpl.dev = st->st_dev;
 	tmpl.ino = st->st_ino;
 	tmpl.last_fd = fd;
@@ -248,6 +274,16 @@ int brt_obj_from_fd(int fd, uint32_t kind, struct brt_obj **out)
 void brt_obj_get(struct brt_obj *obj)
 {
 	atomic_fetch_add_explicit(&obj->refs, 1, memory_order_relaxed);
+}
+
+int brt_obj_fd_access(const struct brt_obj *obj, int fd)
+{
+	int fl;
+
+	if (!atomic_load_explicit(&obj->hdr->restricted, memory_order_acquire))
+		return O_RDWR;
+	fl = fcntl(fd, F_GETFL);
+	return fl < 0 ? O_RDWR : fl & O_ACCMODE;
 }
 
 void brt_obj_put(struct brt_obj *obj)

@@ -65,11 +65,11 @@ void brt_shm_read(void *dst, const void *shm, size_t n)
 	size_t i;
 
 	for (i = 0; i + 8 <= n; i += 8) {
-		v = atomic_load_explicit(w++, memory_order_relaxed);
+		v = atomic_load_explicit(w++, memory_order_acquire);
 		memcpy(d + i, &v, 8);
 	}
 	if (i < n) {
-		v = atomic_load_explicit(w, memory_order_relaxed);
+		v = atomic_load_explicit(w, memory_order_acquire);
 		memcpy(d + i, &v, n - i);
 	}
 }
@@ -83,12 +83,12 @@ void brt_shm_write(void *shm, const void *src, size_t n)
 
 	for (i = 0; i + 8 <= n; i += 8) {
 		memcpy(&v, s + i, 8);
-		atomic_store_explicit(w++, v, memory_order_relaxed);
+		atomic_store_explicit(w++, v, memory_order_release);
 	}
 	if (i < n) {
 		v = 0;
 		memcpy(&v, s + i, n - i);
-		atomic_store_explicit(w, v, memory_order_relaxed);
+		atomic_store_explicit(w, v, memory_order_release);
 	}
 }
 
@@ -97,7 +97,7 @@ void brt_shm_zero(void *shm, size_t n)
 	_Atomic uint64_t *w = shm;
 
 	for (size_t i = 0; i < n; i += 8)
-		atomic_store_explicit(w++, 0, memory_order_relaxed);
+		atomic_store_explicit(w++, 0, memory_order_release);
 }
 
 static long possible_cpus(void)
