@@ -17,5 +17,6 @@
 #include "bpfrt/attach.h"
 #include "bpfrt/bpf.h"
 #include "bpfrt/object.h"
+#include "bpfrt/trace.h"
 
 #endif

@@ -6,7 +6,9 @@
 #define BPFRT_SRC_API_API_H
 
 #include <stddef.h>
+#include <pthread.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <linux/bpf.h>
 
@@ -46,6 +48,7 @@ struct brt_prog {
 	uint32_t type;             /* BPF_PROG_TYPE_* */
 	uint32_t expected_attach_type;
 	uint32_t insn_cnt;
+	uint32_t max_ctx_offset;   /* highest ctx byte accessed + 1 (tracing attach checks) */
 };
 
 /* The kernel's map_get_sys_perms() checks: the map's creation flags (BPF_F_RDONLY,
@@ -74,6 +77,7 @@ struct brt_prog_check {
 	uint32_t log_size;
 	const int *fd_array;    /* attr.fd_array copied in, or NULL */
 	uint32_t fd_array_cnt;
+	uint32_t *max_ctx_offset; /* out (may be NULL): highest ctx byte accessed + 1 */
 };
 
 /* The single place PROG_LOAD checks a program (check.c): today the structural check of
@@ -86,6 +90,44 @@ struct bpfrt_run_ctx;
 /* bpf_tail_call (row of src/vm/helpers.def). */
 uint64_t brt_helper_tail_call(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5,
 			      struct bpfrt_run_ctx *ctx);
+
+/* ---- links (link.c) ------------------------------------------------------------------ */
+struct brt_link;
+struct pollfd;
+
+/* What attaches a program to one kind of source. */
+struct brt_link_ops {
+	const char *kind;                      /* "tracepoint", "probe" */
+	/* the link thread's loop (optional): read the source until brt_link_stopping() says
+	 * so about { link->peer, link->wake } polled with it; NULL: just wait for that */
+	void (*run)(struct brt_link *link);
+	/* undo the attachment (on the link thread, after run) */
+	void (*detach)(struct brt_link *link);
+};
+
+struct brt_link {
+	struct brt_link *next;         /* list of live links */
+	const struct brt_link_ops *ops;
+	struct brt_prog *prog;         /* referenced while the link lives */
+	void *priv;                    /* the source's state */
+	int peer;                      /* our end of the socketpair */
+	int wake;                      /* eventfd: detach requested */
+	dev_t dev;                     /* identify the user's end */
+	ino_t ino;
+	pthread_t thread;
+	int joined;                    /* bpfrt_link_detach() joins and frees */
+	_Atomic uint64_t events;       /* program runs */
+	_Atomic uint64_t lost;         /* records the source lost */
+	_Atomic uint64_t errors;       /* runs that faulted */
+	_Atomic uint64_t nonzero;      /* runs that returned non-zero */
+};
+
+/* Create a link for prog (referenced) with the source's priv and start its thread;
+ * returns the user's fd (O_CLOEXEC) or -errno.  *out is valid until ops->detach ran. */
+int brt_link_create(const struct brt_link_ops *ops, struct brt_prog *prog, void *priv,
+		    struct brt_link **out);
+/* After polling { link->peer, link->wake } (in this order) with POLLIN: stop now? */
+int brt_link_stopping(const struct pollfd *peer_wake);
 
 #define BPF_CMD(cmd, last, fn) int fn(struct brt_call *call);
 #include "api/cmds.def"

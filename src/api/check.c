@@ -49,5 +49,12 @@ int brt_api_check_prog(const struct brt_prog_check *pc)
 		.fd_array_cnt = pc->fd_array_cnt,
 	};
 
-	return brt_verify(pc->insns, pc->n, &opts, NULL);
+	struct brt_verify_result res;
+	int err;
+
+	memset(&res, 0, sizeof(res));
+	err = brt_verify(pc->insns, pc->n, &opts, &res);
+	if (pc->max_ctx_offset)
+		*pc->max_ctx_offset = res.max_ctx_offset;
+	return err;
 }

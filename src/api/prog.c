@@ -33,6 +33,7 @@ struct load {
 	struct bpfrt_vm *vm;
 	char *log;
 	uint32_t log_size;
+	uint32_t max_ctx_offset;
 };
 
 static int prog_type_ok(uint32_t type)
@@ -227,6 +228,7 @@ static int prog_init(struct brt_obj *obj, void *arg)
 	prog->type = ld->attr->prog_type;
 	prog->expected_attach_type = ld->attr->expected_attach_type;
 	prog->insn_cnt = ld->attr->insn_cnt;
+	prog->max_ctx_offset = ld->max_ctx_offset;
 	ld->pm.maps = NULL;
 	ld->pm.n = 0;
 	ld->vm = NULL;
@@ -342,6 +344,7 @@ int brt_cmd_prog_load(struct brt_call *call)
 	pc.log_size = ld.log_size;
 	pc.fd_array = ld.fd_array;
 	pc.fd_array_cnt = ld.fd_array_cnt;
+	pc.max_ctx_offset = &ld.max_ctx_offset;
 	err = brt_api_check_prog(&pc);
 	if (!err)
 		err = resolve_maps(&ld, attr->insn_cnt);

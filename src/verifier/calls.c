@@ -89,6 +89,10 @@ static const struct allow allowed[] = {
 	{ BPF_FUNC_probe_read_user, T_ALL | NEED_PERFMON },
 	{ BPF_FUNC_probe_read_user_str, T_ALL | NEED_PERFMON },
 	{ BPF_FUNC_get_current_task, T_ALL | NEED_PERFMON },
+	/* in bpf_base_func_proto's CAP_PERFMON part (checked against 6.18) */
+	{ BPF_FUNC_get_current_pid_tgid, T_ALL | NEED_PERFMON },
+	{ BPF_FUNC_get_current_uid_gid, T_ALL | NEED_PERFMON },
+	{ BPF_FUNC_get_current_comm, T_ALL | NEED_PERFMON },
 	/* networking */
 	{ BPF_FUNC_skb_load_bytes, T_SOCK | T_TC | T_CGSKB },
 	{ BPF_FUNC_skb_load_bytes_relative, T_SOCK | T_TC | T_CGSKB },
@@ -107,8 +111,7 @@ static const struct allow allowed[] = {
 	{ BPF_FUNC_xdp_adjust_head, T_XDP }, { BPF_FUNC_xdp_adjust_meta, T_XDP },
 	{ BPF_FUNC_xdp_adjust_tail, T_XDP }, { BPF_FUNC_redirect_map, T_XDP },
 	/* tracing */
-	{ BPF_FUNC_get_current_pid_tgid, T_TRACE }, { BPF_FUNC_get_current_uid_gid, T_TRACE },
-	{ BPF_FUNC_get_current_comm, T_TRACE }, { BPF_FUNC_perf_event_read, T_TRACE },
+	{ BPF_FUNC_perf_event_read, T_TRACE },
 	{ BPF_FUNC_get_stackid, T_TRACE }, { BPF_FUNC_probe_read, T_TRACE },
 	{ BPF_FUNC_probe_read_str, T_TRACE }, { BPF_FUNC_get_current_cgroup_id, T_TRACE },
 };

@@ -510,6 +510,7 @@ int brt_verify(const struct bpf_insn *insns, size_t n, const struct brt_verify_o
 		res->peak_states = env->peak_states;
 		res->log_true_size = true_size;
 		res->subprog_cnt = (uint32_t)env->subprog_cnt;
+		res->max_ctx_offset = env->max_ctx_offset;
 		for (int i = 0; i < env->subprog_cnt && i < 256; i++)
 			res->stack_depth[i] = (uint32_t)env->subprogs[i].stack_depth;
 		if (err && err != -ENOSPC) {

@@ -195,6 +195,7 @@ struct brt_env {
 	struct brt_stored **explored; /* per insn: states whose exploration is complete */
 	struct brt_stored **active;   /* hash buckets of states still being explored */
 	uint32_t insn_processed;
+	uint32_t max_ctx_offset;  /* highest ctx byte read or written + 1 (attach checks) */
 	uint32_t total_states;
 	uint32_t peak_states;
 	uint32_t cur_states;

@@ -760,6 +760,8 @@ int brt_check_mem_access(struct brt_env *env, int insn_idx, int regno, int off, 
 			brt_verr(env, "invalid bpf_context access off=%d size=%d\n", off, size);
 			return -EACCES;
 		}
+		if ((uint32_t)(off + size) > env->max_ctx_offset)
+			env->max_ctx_offset = (uint32_t)(off + size);
 		if (t == BRT_READ && value_regno >= 0) {
 			brt_mark_reg_unknown(env, &regs[value_regno]);
 			if (rt != SCALAR_VALUE) {

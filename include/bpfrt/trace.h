@@ -1,0 +1,84 @@
+/* bpfrt/trace.h - tracing: the trace pipe bpf_trace_printk() writes to.  Included by
+ * <bpfrt.h>.  Kernel tracepoints, in-application probes (see bpfrt/probe.h) and link fds
+ * are declared here as they land.
+ */
+#ifndef BPFRT_TRACE_H
+#define BPFRT_TRACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bpfrt/common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The trace pipe: one file, $BPFRT_FS/trace_pipe (default /dev/shm/bpfrt/trace_pipe),
+ * shared by every process; bpf_trace_printk() appends one line per call ("comm-tid [cpu]
+ * seconds: bpf_trace_printk: message"), `bpfrt trace-log` follows it.  Writes its path
+ * into buf; returns its length or -ENAMETOOLONG. */
+BPFRT_API int bpfrt_trace_pipe_path(char *buf, size_t len);
+
+/* ---- kernel tracepoints ------------------------------------------------------------------ */
+
+/* One field of a tracepoint's records, from its tracefs `format` file. */
+struct bpfrt_tp_field {
+	char name[64];     /* "skbaddr", "common_pid", "buf[16]" */
+	char type[64];     /* "void *", "unsigned short" */
+	uint32_t offset;   /* bytes from the start of the record (common_type at 0) */
+	uint32_t size;     /* bytes */
+	int is_signed;
+};
+
+/* The record layout of tracepoint tp ("category:name", e.g. "skb:kfree_skb"): up to cap
+ * fields into fields (the common_ ones first), the fixed record size (end of the last
+ * field) into *record_size and the tracepoint id into *id (both may be NULL).  Mounts
+ * tracefs at /sys/kernel/tracing if needed.  Returns the number of fields (may exceed cap)
+ * or -errno: ENOENT (no such tracepoint), EINVAL (malformed name), ENODEV (no tracefs),
+ * EACCES (not readable); a message names the cause. */
+BPFRT_API int bpfrt_tracepoint_fields(const char *tp, struct bpfrt_tp_field *fields,
+				      size_t cap, uint32_t *record_size, uint32_t *id);
+
+struct bpfrt_tracepoint_opts {
+	size_t sz;           /* sizeof(struct bpfrt_tracepoint_opts) */
+	uint32_t ring_pages; /* data pages of each CPU's ring, a power of two (0: 64) */
+};
+#define bpfrt_tracepoint_opts__last ring_pages
+
+/* Attach a BPF_PROG_TYPE_TRACEPOINT program to kernel tracepoint tp ("skb:kfree_skb"):
+ * the tracepoint is opened with perf_event_open() on every online CPU (root, or
+ * perf_event_paranoid allowing it) and a thread of this process runs the program on each
+ * record, the record as its context (the kernel's layout: common_ fields first; see
+ * bpfrt_tracepoint_fields()).  Returns a link fd: closing it or bpfrt_link_detach()
+ * detaches; bpfrt_link_stats() counts events.  Errors (-errno, with a message): EINVAL
+ * (not a tracepoint program, bad name or opts), ENOENT (unknown tracepoint), ENODEV (no
+ * tracefs), EACCES (the program reads past the record), EPERM/EACCES from
+ * perf_event_open. */
+BPFRT_API int bpfrt_tracepoint_attach(int prog_fd, const char *tp,
+				      const struct bpfrt_tracepoint_opts *opts);
+
+/* ---- link fds ------------------------------------------------------------------------- */
+
+/* What a link counted since it was created. */
+struct bpfrt_link_stats {
+	uint64_t events;  /* program runs (one per event) */
+	uint64_t lost;    /* events the source dropped before bpfrt read them (ring full) */
+	uint64_t errors;  /* runs that faulted (reported through the print callback) */
+	uint64_t nonzero; /* runs that returned non-zero */
+};
+
+/* Counters of the link behind link_fd.  Returns 0, -EBADF (closed fd) or -EINVAL (not
+ * a live link of this process). */
+BPFRT_API int bpfrt_link_stats(int link_fd, struct bpfrt_link_stats *st);
+
+/* Detach now (BPF_LINK_DETACH): when it returns, the program runs no more on the link's
+ * source.  The fd stays open (inert) until closed.  Closing every copy of a link fd
+ * detaches too, shortly after.  Returns 0, -EBADF or -EINVAL (not a live link). */
+BPFRT_API int bpfrt_link_detach(int link_fd);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,204 @@
+/* link.c - link fds: what keeps a program attached to an event source.  A link's fd is
+ * one end of a socketpair; the runtime keeps the other end and a thread per link that
+ * waits on it (and on the source's own fds, for sources that need reading).  When every
+ * copy of the user's fd is closed, in any process, the peer sees a hangup and the thread
+ * detaches the program - close() detaches, as in the kernel.  bpfrt_link_detach()
+ * (BPF_LINK_DETACH) detaches at once and leaves the fd open but inert.  A link holds a
+ * reference on its program, so closing the program's fd alone does not detach it (the
+ * kernel's bpf_link rule).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bpfrt.h"
+#include "api/api.h"
+#include "util/util.h"
+
+static pthread_mutex_t links_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct brt_link *links;
+
+static int fd_ino(int fd, dev_t *dev, ino_t *ino)
+{
+	struct stat st;
+
+	if (fstat(fd, &st))
+		return -errno;
+	*dev = st.st_dev;
+	*ino = st.st_ino;
+	return 0;
+}
+
+/* The wait of links without their own loop: until hangup or stop. */
+static void wait_stop(struct brt_link *link)
+{
+	struct pollfd p[2] = { { .fd = link->peer, .events = POLLIN },
+			       { .fd = link->wake, .events = POLLIN } };
+
+	while (poll(p, 2, -1) < 0 && errno == EINTR)
+		;
+}
+
+int brt_link_stopping(const struct pollfd *peer_wake)
+{
+	/* nothing is ever sent on a link: a readable peer means the user's end is closed */
+	return peer_wake[0].revents || peer_wake[1].revents;
+}
+
+static int fd_open(int fd)
+{
+	return fcntl(fd, F_GETFD) != -1;
+}
+
+static void link_free(struct brt_link *link)
+{
+	close(link->peer);
+	close(link->wake);
+	if (link->prog)
+		brt_obj_put(&link->prog->obj);
+	free(link);
+}
+
+static void unlist(struct brt_link *link)
+{
+	for (struct brt_link **p = &links; *p; p = &(*p)->next)
+		if (*p == link) {
+			*p = link->next;
+			return;
+		}
+}
+
+static void *link_thread(void *arg)
+{
+	struct brt_link *link = arg;
+	int joined;
+
+	if (link->ops->run)
+		link->ops->run(link);
+	else
+		wait_stop(link);
+	link->ops->detach(link);
+	pthread_mutex_lock(&links_lock);
+	unlist(link);
+	joined = link->joined;
+	if (!joined)
+		pthread_detach(pthread_self());
+	pthread_mutex_unlock(&links_lock);
+	if (!joined)
+		link_free(link);
+	return NULL;
+}
+
+int brt_link_create(const struct brt_link_ops *ops, struct brt_prog *prog, void *priv,
+		    struct brt_link **out)
+{
+	struct brt_link *link = calloc(1, sizeof(*link));
+	int sv[2] = { -1, -1 }, err;
+
+	if (!link)
+		return -ENOMEM;
+	link->ops = ops;
+	link->priv = priv;
+	link->peer = -1;
+	link->wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (link->wake < 0 || socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv)) {
+		err = -errno;
+		goto out_free;
+	}
+	link->peer = sv[1];
+	err = fd_ino(sv[0], &link->dev, &link->ino);
+	if (err)
+		goto out_free;
+	brt_obj_get(&prog->obj);
+	link->prog = prog;
+	*out = link;
+	pthread_mutex_lock(&links_lock);
+	err = pthread_create(&link->thread, NULL, link_thread, link);
+	if (!err) {
+		link->next = links;
+		links = link;
+	}
+	pthread_mutex_unlock(&links_lock);
+	if (err) {
+		err = -err;
+		goto out_free;
+	}
+	return sv[0];
+out_free:
+	if (sv[0] >= 0)
+		close(sv[0]);
+	if (link->wake >= 0)
+		close(link->wake);
+	if (link->peer >= 0)
+		close(link->peer);
+	if (link->prog)
+		brt_obj_put(&link->prog->obj);
+	free(link);
+	return err;
+}
+
+/* The live link behind fd (links_lock held), or NULL. */
+static struct brt_link *find(int fd)
+{
+	dev_t dev;
+	ino_t ino;
+
+	if (fd_ino(fd, &dev, &ino))
+		return NULL;
+	for (struct brt_link *l = links; l; l = l->next)
+		if (l->ino == ino && l->dev == dev)
+			return l;
+	return NULL;
+}
+
+int bpfrt_link_detach(int link_fd)
+{
+	struct brt_link *link;
+	uint64_t one = 1;
+
+	pthread_mutex_lock(&links_lock);
+	link = find(link_fd);
+	if (link) {
+		link->joined = 1;
+		(void)!write(link->wake, &one, sizeof(one));
+	}
+	pthread_mutex_unlock(&links_lock);
+	if (!link)
+		return -(errno = fd_open(link_fd) ? EINVAL : EBADF);
+	pthread_join(link->thread, NULL);
+	link_free(link);
+	return 0;
+}
+
+int bpfrt_link_stats(int link_fd, struct bpfrt_link_stats *st)
+{
+	struct brt_link *link;
+
+	pthread_mutex_lock(&links_lock);
+	link = find(link_fd);
+	if (link) {
+		memset(st, 0, sizeof(*st));
+		st->events = atomic_load(&link->events);
+		st->lost = atomic_load(&link->lost);
+		st->errors = atomic_load(&link->errors);
+		st->nonzero = atomic_load(&link->nonzero);
+	}
+	pthread_mutex_unlock(&links_lock);
+	if (!link)
+		return -(errno = fd_open(link_fd) ? EINVAL : EBADF);
+	return 0;
+}
+
+int brt_cmd_link_detach(struct brt_call *call)
+{
+	int err = bpfrt_link_detach((int)call->attr->link_detach.link_fd);
+
+	return err < 0 ? err : 0;
+}

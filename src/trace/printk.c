@@ -1,0 +1,184 @@
+/* printk.c - bpf_trace_printk(fmt, fmt_size, a1, a2, a3): the kernel's format subset
+ * checked the kernel's way (bpf_bprintf_prepare(): a NUL within fmt_size, printable
+ * characters only, at most three conversions among %d %i %u %x %X with l/ll, %c, %s,
+ * %p %pK %px, flags "0+- " and a width), formatted, and appended to the trace pipe as
+ * one line "comm-tid [cpu] seconds: bpf_trace_printk: message".  Returns the message's
+ * length, or -EINVAL for a format the kernel refuses (nothing is written then).
+ * %s strings are read with the fault-safe copy (an unreadable one prints as ""); %p
+ * prints the raw address (the kernel prints a hash).
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "bpfrt.h"
+#include "trace/trace.h"
+
+#define MAX_ARGS 3
+#define MSG_MAX 1024   /* the kernel's MAX_BPRINTF_BUF */
+#define STR_MAX 512    /* bytes of a %s argument read at most */
+
+/* What one conversion consumes and how it prints. */
+enum conv { CONV_INT, CONV_LONG, CONV_CHAR, CONV_STR, CONV_PTR };
+
+struct spec {
+	size_t start;   /* index of '%' */
+	size_t end;     /* index past the conversion */
+	size_t width_end; /* index past flags and width */
+	enum conv conv;
+	char letter;    /* d i u x X c s p */
+};
+
+/* Parse the conversion at fmt[i] == '%'; returns 0 or -EINVAL. */
+static int parse_spec(const char *fmt, size_t i, struct spec *s)
+{
+	s->start = i++;
+	while (fmt[i] == '0' || fmt[i] == '+' || fmt[i] == '-' || fmt[i] == ' ')
+		i++;
+	if (fmt[i] >= '1' && fmt[i] <= '9')
+		while (fmt[i] >= '0' && fmt[i] <= '9')
+			i++;
+	s->width_end = i;
+	s->letter = fmt[i];
+	if (fmt[i] == 'p') {
+		char next = fmt[i + 1];
+
+		s->conv = CONV_PTR;
+		if (next == 'K' || next == 'x') {
+			s->end = i + 2;
+			return 0;
+		}
+		if (!next || ispunct((unsigned char)next) || isspace((unsigned char)next)) {
+			s->end = i + 1;
+			return 0;
+		}
+		return -EINVAL; /* %pB, %pI4 ... need kernel objects */
+	}
+	if (fmt[i] == 's' || fmt[i] == 'c') {
+		s->conv = fmt[i] == 's' ? CONV_STR : CONV_CHAR;
+		s->end = i + 1;
+		return 0;
+	}
+	s->conv = CONV_INT;
+	if (fmt[i] == 'l') {
+		s->conv = CONV_LONG;
+		i++;
+		if (fmt[i] == 'l')
+			i++;
+	}
+	s->letter = fmt[i];
+	if (!strchr("diuxX", fmt[i]) || !fmt[i])
+		return -EINVAL;
+	s->end = i + 1;
+	return 0;
+}
+
+/* The format handed to snprintf() is rebuilt from the checked conversion (flags, width, a
+ * length modifier we choose, one letter), never the program's text as is. */
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+
+/* Print one conversion with its argument at out; returns what snprintf returns. */
+static int print_spec(char *out, size_t room, const char *fmt, const struct spec *s,
+		      uint64_t arg)
+{
+	char cfmt[32], str[STR_MAX];
+	size_t wlen = s->width_end - s->start;
+
+	if (wlen > 16)
+		return -1;
+	memcpy(cfmt, fmt + s->start, wlen);
+	cfmt[wlen] = 0;
+	switch (s->conv) {
+	case CONV_INT:
+		snprintf(cfmt + wlen, sizeof(cfmt) - wlen, "%c", s->letter);
+		if (s->letter == 'd' || s->letter == 'i')
+			return snprintf(out, room, cfmt, (int)arg);
+		return snprintf(out, room, cfmt, (unsigned)arg);
+	case CONV_LONG:
+		snprintf(cfmt + wlen, sizeof(cfmt) - wlen, "ll%c", s->letter);
+		if (s->letter == 'd' || s->letter == 'i')
+			return snprintf(out, room, cfmt, (long long)arg);
+		return snprintf(out, room, cfmt, (unsigned long long)arg);
+	case CONV_CHAR:
+		strcat(cfmt, "c");
+		return snprintf(out, room, cfmt, (int)(unsigned char)arg);
+	case CONV_STR:
+		if (brt_trace_copy_str(str, arg, sizeof(str)) < 0)
+			str[0] = 0;
+		strcat(cfmt, "s");
+		return snprintf(out, room, cfmt, str);
+	default:
+		strcat(cfmt, "s");
+		snprintf(str, sizeof(str), "0x%llx", (unsigned long long)arg);
+		return snprintf(out, room, cfmt, str);
+	}
+}
+
+/* Format fmt (fmt_size bytes, NUL within) into msg; returns the full length or -EINVAL. */
+static int format(char *msg, size_t room, const char *fmt, size_t fmt_size,
+		  const uint64_t args[MAX_ARGS])
+{
+	const char *nul = memchr(fmt, 0, fmt_size);
+	size_t len, i, pos = 0, total = 0;
+	int nargs = 0;
+
+	if (!nul)
+		return -EINVAL;
+	len = (size_t)(nul - fmt);
+	for (i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)fmt[i];
+		struct spec s;
+		int n;
+
+		if (!isascii(c) || (!isprint(c) && !isspace(c)))
+			return -EINVAL;
+		if (c != '%' || fmt[i + 1] == '%') {
+			i += c == '%';
+			n = 1;
+			if (pos + 1 < room)
+				msg[pos++] = (char)c;
+			total += (size_t)n;
+			continue;
+		}
+		if (nargs >= MAX_ARGS || parse_spec(fmt, i, &s))
+			return -EINVAL;
+		n = print_spec(msg + pos, room - pos, fmt, &s, args[nargs++]);
+		if (n < 0)
+			return -EINVAL;
+		total += (size_t)n;
+		pos += (size_t)n < room - pos ? (size_t)n : room - pos - 1;
+		i = s.end - 1;
+	}
+	msg[pos] = 0;
+	return (int)total;
+}
+
+uint64_t brt_helper_trace_printk(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+				 uint64_t r5, struct bpfrt_run_ctx *ctx)
+{
+	const uint64_t args[MAX_ARGS] = { r3, r4, r5 };
+	const char *fmt = (const char *)(uintptr_t)r1;
+	char msg[MSG_MAX], line[MSG_MAX + 128], comm[16];
+	size_t fmt_size = (size_t)(uint32_t)r2;
+	struct timespec ts;
+	int32_t pid, cpu;
+	int len, n;
+
+	if (!fmt_size || !bpfrt_run_access_ok(ctx, fmt, fmt_size, 0))
+		return (uint64_t)-EINVAL;
+	len = format(msg, sizeof(msg), fmt, fmt_size, args);
+	if (len < 0)
+		return (uint64_t)(int64_t)len;
+	brt_trace_current(comm, &pid, &cpu);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	n = snprintf(line, sizeof(line), "%16s-%-7d [%03d] %5lld.%06ld: bpf_trace_printk: %s\n",
+		     comm, (int)pid, (int)cpu, (long long)ts.tv_sec, ts.tv_nsec / 1000, msg);
+	if (n >= (int)sizeof(line)) {
+		n = (int)sizeof(line) - 1;
+		line[n - 1] = '\n';
+	}
+	brt_trace_pipe_write(line, (size_t)n);
+	return (uint64_t)len;
+}

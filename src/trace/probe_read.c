@@ -1,0 +1,100 @@
+/* probe_read.c - bpf_probe_read_{kernel,user}[_str](): copies from any address of the
+ * process that fail cleanly instead of faulting.  process_vm_readv() on our own pid lets
+ * the kernel do the access, so an unmapped or unreadable address is an error return.  In
+ * a user-space runtime "kernel" and "user" memory are the same address space: both
+ * variants read the host process, and the legacy bpf_probe_read() (the seed's
+ * load_pointer, generalised) is the same copy.  Like the kernel, a failed copy zeroes the
+ * destination and returns -EFAULT.
+ */
+#include <errno.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "bpfrt.h"
+#include "trace/trace.h"
+
+#define PAGE 4096u
+
+int brt_trace_copy(void *dst, uint64_t src, size_t len)
+{
+	struct iovec local = { .iov_base = dst, .iov_len = len };
+	struct iovec remote = { .iov_base = (void *)(uintptr_t)src, .iov_len = len };
+
+	if (!len)
+		return 0;
+	/* the kernel refuses the NULL page outright; so do we, without a system call */
+	if (src < PAGE || src + len < src)
+		return -EFAULT;
+	if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)len)
+		return 0;
+	return -EFAULT;
+}
+
+long brt_trace_copy_str(char *dst, uint64_t src, size_t cap)
+{
+	size_t done = 0;
+	char tmp[256];
+
+	/* through a bounce buffer: like the kernel, nothing past the NUL lands in dst */
+	while (done < cap) {
+		/* never read past the page the string may end in */
+		size_t chunk = PAGE - (size_t)((src + done) % PAGE);
+		char *nul;
+
+		if (chunk > cap - done)
+			chunk = cap - done;
+		if (chunk > sizeof(tmp))
+			chunk = sizeof(tmp);
+		if (brt_trace_copy(tmp, src + done, chunk))
+			return -EFAULT;
+		nul = memchr(tmp, 0, chunk);
+		if (nul) {
+			memcpy(dst + done, tmp, (size_t)(nul - tmp) + 1);
+			return (long)(done + (size_t)(nul - tmp)) + 1;
+		}
+		memcpy(dst + done, tmp, chunk);
+		done += chunk;
+	}
+	dst[cap - 1] = 0;
+	return (long)cap;
+}
+
+/* bpf_probe_read_kernel(dst, size, unsafe_ptr), and _user, and the legacy probe_read */
+uint64_t brt_helper_probe_read_kernel(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+				      uint64_t r5, struct bpfrt_run_ctx *ctx)
+{
+	void *dst = (void *)(uintptr_t)r1;
+	size_t size = (size_t)(uint32_t)r2;
+
+	(void)r4, (void)r5;
+	if (!size)
+		return 0;
+	if (!bpfrt_run_access_ok(ctx, dst, size, 1))
+		return (uint64_t)-EFAULT;
+	if (brt_trace_copy(dst, r3, size)) {
+		memset(dst, 0, size);
+		return (uint64_t)-EFAULT;
+	}
+	return 0;
+}
+
+/* bpf_probe_read_kernel_str(dst, size, unsafe_ptr), and _user_str, and probe_read_str:
+ * the string's length including the NUL (size when truncated), 0 for size 0. */
+uint64_t brt_helper_probe_read_kernel_str(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+					  uint64_t r5, struct bpfrt_run_ctx *ctx)
+{
+	char *dst = (char *)(uintptr_t)r1;
+	size_t size = (size_t)(uint32_t)r2;
+	long n;
+
+	(void)r4, (void)r5;
+	if (!size)
+		return 0;
+	if (!bpfrt_run_access_ok(ctx, dst, size, 1))
+		return (uint64_t)-EFAULT;
+	n = brt_trace_copy_str(dst, r3, size);
+	if (n < 0)
+		memset(dst, 0, size);
+	return (uint64_t)(int64_t)n;
+}

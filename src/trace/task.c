@@ -1,0 +1,129 @@
+/* task.c - bpf_get_current_pid_tgid(), _uid_gid() and _comm(): who is "current".  For a
+ * program run by the host (test runs, in-application probes) it is the calling thread;
+ * for a program run on a kernel tracepoint record it is the task the record names (set by
+ * the runner through brt_trace_set_task()), whose name comes from /proc.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sched.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include "bpfrt.h"
+#include "trace/trace.h"
+
+#define TASK_COMM_LEN 16
+
+static _Thread_local const struct brt_trace_task *current_task;
+
+void brt_trace_set_task(const struct brt_trace_task *task)
+{
+	current_task = task;
+}
+
+uint64_t brt_helper_get_current_pid_tgid(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+					 uint64_t r5, struct bpfrt_run_ctx *ctx)
+{
+	const struct brt_trace_task *t = current_task;
+
+	(void)r1, (void)r2, (void)r3, (void)r4, (void)r5, (void)ctx;
+	if (t)
+		return (uint64_t)(uint32_t)t->tgid << 32 | (uint32_t)t->pid;
+	return (uint64_t)(uint32_t)getpid() << 32 | (uint32_t)gettid();
+}
+
+uint64_t brt_helper_get_current_uid_gid(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+					uint64_t r5, struct bpfrt_run_ctx *ctx)
+{
+	const struct brt_trace_task *t = current_task;
+	char path[64], line[256];
+	unsigned uid = 0, gid = 0;
+	int have = 0;
+	FILE *f;
+
+	(void)r1, (void)r2, (void)r3, (void)r4, (void)r5, (void)ctx;
+	if (!t)
+		return (uint64_t)getgid() << 32 | getuid();
+	/* another task: its real ids from /proc, or -EINVAL when it is gone, as the
+	 * kernel answers without a task */
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)t->pid);
+	f = fopen(path, "re");
+	if (!f)
+		return (uint64_t)-EINVAL;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "Uid: %u", &uid) == 1)
+			have |= 1;
+		else if (sscanf(line, "Gid: %u", &gid) == 1)
+			have |= 2;
+	}
+	fclose(f);
+	if (have != 3)
+		return (uint64_t)-EINVAL;
+	return (uint64_t)gid << 32 | uid;
+}
+
+/* The task's comm (at most 15 characters), or -ESRCH when it is gone. */
+static int task_comm(const struct brt_trace_task *t, char comm[TASK_COMM_LEN])
+{
+	char path[64];
+	ssize_t n;
+	int fd;
+
+	memset(comm, 0, TASK_COMM_LEN);
+	if (!t) {
+		if (prctl(PR_GET_NAME, comm, 0, 0, 0))
+			return -errno;
+		comm[TASK_COMM_LEN - 1] = 0;
+		return 0;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)t->pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -ESRCH;
+	n = read(fd, comm, TASK_COMM_LEN - 1);
+	close(fd);
+	if (n <= 0)
+		return -ESRCH;
+	comm[n] = 0;
+	if (n > 0 && comm[n - 1] == '\n')
+		comm[n - 1] = 0;
+	return 0;
+}
+
+/* bpf_get_current_comm(buf, size): the name, NUL-terminated and zero-padded to size (the
+ * kernel's strscpy_pad); 0, or -EINVAL with buf zeroed when there is no task. */
+uint64_t brt_helper_get_current_comm(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+				     uint64_t r5, struct bpfrt_run_ctx *ctx)
+{
+	char *buf = (char *)(uintptr_t)r1;
+	char comm[TASK_COMM_LEN];
+	size_t size = (size_t)(uint32_t)r2, len;
+
+	(void)r3, (void)r4, (void)r5;
+	if (!size)
+		return (uint64_t)-EINVAL;
+	if (!bpfrt_run_access_ok(ctx, buf, size, 1))
+		return (uint64_t)-EFAULT;
+	if (task_comm(current_task, comm)) {
+		memset(buf, 0, size);
+		return (uint64_t)-EINVAL;
+	}
+	len = strnlen(comm, sizeof(comm));
+	if (len > size - 1)
+		len = size - 1;
+	memcpy(buf, comm, len);
+	memset(buf + len, 0, size - len);
+	return 0;
+}
+
+void brt_trace_current(char comm[16], int32_t *pid, int32_t *cpu)
+{
+	const struct brt_trace_task *t = current_task;
+
+	if (task_comm(t, comm))
+		strcpy(comm, "<...>");
+	*pid = t ? t->pid : (int32_t)gettid();
+	*cpu = t ? (int32_t)t->cpu : sched_getcpu();
+}

@@ -1,0 +1,80 @@
+/* trace.h - the trace/ folder's interface: the tracing helpers (rows of
+ * src/vm/helpers.def), the trace pipe trace_printk writes to, kernel tracepoints read
+ * through perf_event_open, in-application probes and the link fds that keep them attached.
+ * Design notes: docs/ARCHITECTURE.md, section "Tracing".
+ */
+#ifndef BPFRT_SRC_TRACE_TRACE_H
+#define BPFRT_SRC_TRACE_TRACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <linux/perf_event.h>
+
+struct bpfrt_run_ctx;
+
+/* The task an event happened in.  A program run on a kernel tracepoint record answers
+ * bpf_get_current_*() about the task the kernel recorded, not about bpfrt's thread; the
+ * runner sets it for the duration of the run (task.c, thread-local). */
+struct brt_trace_task {
+	int32_t pid;  /* thread id (the kernel's pid) */
+	int32_t tgid; /* process id */
+	uint32_t cpu; /* CPU the event happened on */
+};
+
+/* Make task the current one of this thread's runs (NULL: the thread itself). */
+void brt_trace_set_task(const struct brt_trace_task *task);
+
+/* The current task's name ("<...>" when gone), thread id and CPU, for trace lines. */
+void brt_trace_current(char comm[16], int32_t *pid, int32_t *cpu);
+
+/* Copy len bytes of the process's memory at src into dst without faulting: 0, or -EFAULT
+ * when any byte of the range is not readable (probe_read.c). */
+int brt_trace_copy(void *dst, uint64_t src, size_t len);
+/* Copy a NUL-terminated string of at most cap bytes (NUL included, cap > 0); returns the
+ * length including the NUL (cap when truncated: dst[cap - 1] is then NUL) or -EFAULT. */
+long brt_trace_copy_str(char *dst, uint64_t src, size_t cap);
+
+/* tracefs.c: the mounted tracefs (mounting it if needed) into buf: 0 or -ENODEV; the
+ * events/CAT/NAME directory of tracepoint tp ("cat:name"): 0, -EINVAL (bad name),
+ * -ENODEV (no tracefs), -ENOENT (unknown), each with a message. */
+int brt_tracefs_dir(char *buf, size_t len);
+int brt_tp_open_dir(const char *tp, char *dir, size_t len);
+
+/* ---- perf_ring.c: one perf event and its mmap'd ring --------------------------------- */
+struct brt_perf_ring {
+	int fd;                              /* the perf event */
+	void *base;                          /* control page + data pages */
+	size_t map_len;
+	struct perf_event_mmap_page *meta;   /* control page */
+	uint8_t *data;                       /* data area */
+	uint64_t size;                       /* its length (a power of two) */
+	void *bounce;                        /* records that wrap are copied here */
+	size_t bounce_len;
+};
+
+/* Open attr on cpu (all tasks) with a ring of pages data pages: 0 or -errno. */
+int brt_perf_ring_open(struct perf_event_attr *attr, int cpu, unsigned pages,
+		       struct brt_perf_ring *r);
+void brt_perf_ring_close(struct brt_perf_ring *r);
+/* Hand every record waiting to cb (valid during the call); returns how many. */
+int brt_perf_ring_drain(struct brt_perf_ring *r,
+			void (*cb)(void *arg, const struct perf_event_header *rec), void *arg);
+
+/* Append one line (no newline in msg) to the trace pipe (pipe.c); 0 or -errno. */
+int brt_trace_pipe_write(const char *line, size_t len);
+
+#define BRT_TRACE_HELPER(name)                                                              \
+	uint64_t name(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5,       \
+		      struct bpfrt_run_ctx *ctx)
+
+/* Rows of src/vm/helpers.def. */
+BRT_TRACE_HELPER(brt_helper_get_current_pid_tgid);
+BRT_TRACE_HELPER(brt_helper_get_current_uid_gid);
+BRT_TRACE_HELPER(brt_helper_get_current_comm);
+BRT_TRACE_HELPER(brt_helper_probe_read_kernel);
+BRT_TRACE_HELPER(brt_helper_probe_read_kernel_str);
+BRT_TRACE_HELPER(brt_helper_trace_printk);
+
+#endif

@@ -1,0 +1,226 @@
+/* tracepoint.c - kernel tracepoints as event sources: perf_event_open(PERF_TYPE_TRACEPOINT)
+ * on every online CPU with PERF_SAMPLE_RAW into mmap'd rings; a link thread reads the raw
+ * records and runs the program on each with the record as its context, as the kernel
+ * runs BPF_PROG_TYPE_TRACEPOINT programs.  The context buffer is PERF_MAX_TRACE_SIZE
+ * bytes (all the verifier lets a tracepoint program address), the record at its start;
+ * attaching refuses programs that read past the record's fixed fields (EACCES, the
+ * kernel's max_ctx_offset rule).  get_current_*() answer with the record's task.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bpfrt.h"
+#include "api/api.h"
+#include "trace/trace.h"
+#include "util/util.h"
+#include "vm/vm.h"
+
+#define CTX_SIZE 8192      /* PERF_MAX_TRACE_SIZE */
+#define DEFAULT_PAGES 64u  /* data pages per CPU ring */
+#define POLL_MS 50         /* drain at least this often (wakeups come per watermark) */
+#define MAX_WARN 5         /* run faults printed per link */
+
+struct tp_source {
+	char name[160];
+	uint32_t record_size;
+	int nrings;
+	struct brt_perf_ring *rings;
+	struct brt_link *link;
+	uint64_t ctx[CTX_SIZE / 8];    /* the record, as the program sees it */
+	uint32_t last_len;             /* bytes of ctx the previous record used */
+};
+
+/* perf's PERF_RECORD_SAMPLE body for PERF_SAMPLE_TID | PERF_SAMPLE_CPU | PERF_SAMPLE_RAW */
+struct sample {
+	struct perf_event_header header;
+	uint32_t pid, tid;
+	uint32_t cpu, res;
+	uint32_t raw_size;
+	/* raw_size bytes follow */
+};
+
+static void run_record(struct tp_source *src, const struct sample *s)
+{
+	struct brt_link *link = src->link;
+	struct brt_trace_task task = { .pid = (int32_t)s->tid, .tgid = (int32_t)s->pid,
+				       .cpu = s->cpu };
+	struct brt_region region = { (uint64_t)(uintptr_t)src->ctx, CTX_SIZE, 0 };
+	struct brt_run_opts o = { 0 };
+	uint32_t len = s->raw_size;
+	uint64_t r0 = 0;
+	char msg[160];
+
+	if (len > CTX_SIZE || len > s->header.size - sizeof(*s))
+		return;
+	memcpy(src->ctx, s + 1, len);
+	/* no stale bytes of a longer previous record behind this one */
+	if (src->last_len > len)
+		memset((uint8_t *)src->ctx + len, 0, src->last_len - len);
+	src->last_len = len;
+	o.r1 = (uint64_t)(uintptr_t)src->ctx;
+	o.regions = &region;
+	o.nr_regions = 1;
+	o.user = &link->prog->pm;
+	brt_trace_set_task(&task);
+	if (brt_vm_run_opts(link->prog->vm, &o, &r0, msg, sizeof(msg))) {
+		if (atomic_fetch_add(&link->errors, 1) < MAX_WARN)
+			brt_print(BPFRT_WARN, "bpfrt: %s: %s\n", src->name, msg);
+	} else if (r0) {
+		atomic_fetch_add(&link->nonzero, 1);
+	}
+	brt_trace_set_task(NULL);
+	atomic_fetch_add(&link->events, 1);
+}
+
+static void on_record(void *arg, const struct perf_event_header *rec)
+{
+	struct tp_source *src = arg;
+
+	if (rec->type == PERF_RECORD_SAMPLE && rec->size >= sizeof(struct sample)) {
+		run_record(src, (const struct sample *)(const void *)rec);
+	} else if (rec->type == PERF_RECORD_LOST && rec->size >= sizeof(*rec) + 16) {
+		uint64_t lost;
+
+		memcpy(&lost, (const uint8_t *)rec + sizeof(*rec) + 8, 8);
+		atomic_fetch_add(&src->link->lost, lost);
+	}
+}
+
+static void tp_run(struct brt_link *link)
+{
+	struct tp_source *src = link->priv;
+	int n = src->nrings;
+	struct pollfd *p = calloc((size_t)n + 2, sizeof(*p));
+
+	if (!p)
+		return;
+	for (int i = 0; i < n; i++)
+		p[i] = (struct pollfd){ .fd = src->rings[i].fd, .events = POLLIN };
+	p[n] = (struct pollfd){ .fd = link->peer, .events = POLLIN };
+	p[n + 1] = (struct pollfd){ .fd = link->wake, .events = POLLIN };
+	for (;;) {
+		int r = poll(p, (nfds_t)n + 2, POLL_MS);
+
+		if (r < 0 && errno != EINTR)
+			break;
+		for (int i = 0; i < n; i++)
+			brt_perf_ring_drain(&src->rings[i], on_record, src);
+		if (r > 0 && brt_link_stopping(p + n))
+			break;
+	}
+	free(p);
+}
+
+static void tp_free(struct tp_source *src)
+{
+	for (int i = 0; i < src->nrings; i++)
+		brt_perf_ring_close(&src->rings[i]);
+	free(src->rings);
+	free(src);
+}
+
+static void tp_detach(struct brt_link *link)
+{
+	tp_free(link->priv);
+}
+
+static const struct brt_link_ops tp_ops = {
+	.kind = "tracepoint",
+	.run = tp_run,
+	.detach = tp_detach,
+};
+
+/* One ring per online CPU; CPUs that refuse (offline) are skipped. */
+static int open_rings(struct tp_source *src, uint32_t id, unsigned pages)
+{
+	struct perf_event_attr attr;
+	long ncpu = sysconf(_SC_NPROCESSORS_CONF);
+	int err = -ENODEV;
+
+	if (ncpu < 1)
+		ncpu = 1;
+	src->rings = calloc((size_t)ncpu, sizeof(*src->rings));
+	if (!src->rings)
+		return -ENOMEM;
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = PERF_TYPE_TRACEPOINT;
+	attr.config = id;
+	attr.sample_period = 1;
+	attr.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_CPU | PERF_SAMPLE_RAW;
+	attr.watermark = 1;
+	attr.wakeup_watermark = pages * 4096u / 4;
+	for (long cpu = 0; cpu < ncpu; cpu++) {
+		int e = brt_perf_ring_open(&attr, (int)cpu, pages, &src->rings[src->nrings]);
+
+		if (!e)
+			src->nrings++;
+		else if (e != -ENODEV && e != -EINVAL)
+			err = e;
+	}
+	if (src->nrings)
+		return 0;
+	brt_print(BPFRT_WARN, "bpfrt: perf_event_open of %s failed: %s\n", src->name,
+		  strerror(-err));
+	return err;
+}
+
+int bpfrt_tracepoint_attach(int prog_fd, const char *tp,
+			    const struct bpfrt_tracepoint_opts *opts)
+{
+	struct brt_prog *prog;
+	struct tp_source *src;
+	unsigned pages;
+	uint32_t id = 0;
+	int err;
+
+	if (opts && !brt_opts_valid(opts, offsetof(struct bpfrt_tracepoint_opts, ring_pages) +
+					   sizeof(opts->ring_pages), "bpfrt_tracepoint_opts"))
+		return -(errno = EINVAL);
+	pages = BRT_OPTS_GET(opts, ring_pages, 0) ? BRT_OPTS_GET(opts, ring_pages, 0)
+						  : DEFAULT_PAGES;
+	if (pages & (pages - 1))
+		return -(errno = EINVAL);
+	err = brt_prog_from_fd(prog_fd, &prog);
+	if (err)
+		return -(errno = -err);
+	src = calloc(1, sizeof(*src));
+	if (!src) {
+		err = -ENOMEM;
+		goto out_put;
+	}
+	snprintf(src->name, sizeof(src->name), "%s", tp);
+	if (prog->type != BPF_PROG_TYPE_TRACEPOINT) {
+		brt_print(BPFRT_WARN, "bpfrt: %s: a tracepoint runs BPF_PROG_TYPE_TRACEPOINT "
+			  "programs; this one has type %u\n", tp, prog->type);
+		err = -EINVAL;
+		goto out_free;
+	}
+	err = bpfrt_tracepoint_fields(tp, NULL, 0, &src->record_size, &id);
+	if (err < 0)
+		goto out_free;
+	if (prog->max_ctx_offset > src->record_size) {
+		brt_print(BPFRT_WARN, "bpfrt: %s: the program reads its context up to byte %u; "
+			  "the records have %u bytes\n", tp, prog->max_ctx_offset,
+			  src->record_size);
+		err = -EACCES;
+		goto out_free;
+	}
+	err = open_rings(src, id, pages);
+	if (err)
+		goto out_free;
+	err = brt_link_create(&tp_ops, prog, src, &src->link);
+	if (err < 0)
+		goto out_free;
+	brt_obj_put(&prog->obj);
+	return err;
+out_free:
+	tp_free(src);
+out_put:
+	brt_obj_put(&prog->obj);
+	return -(errno = -err);
+}
