@@ -18,5 +18,6 @@
 #include "bpfrt/bpf.h"
 #include "bpfrt/object.h"
 #include "bpfrt/trace.h"
+#include "bpfrt/probe.h"
 
 #endif

@@ -102,7 +102,8 @@ static int parse(int argc, char **argv, struct topts *o)
 			break;
 		case 'p':
 			o->pretty = 1;
-			/* fall through */
+			o->json = 1;
+			break;
 		case 'j':
 			o->json = 1;
 			break;
