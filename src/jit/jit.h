@@ -75,6 +75,10 @@ static inline uint64_t brt_jit_call(const struct brt_jit_prog *p, uint64_t r1, u
 	return h->entry(r1, r2, ctx);
 }
 
+/* 0 when the code never reads its ctx (no helper call, no packet load): it may then be
+ * entered directly, as h->entry(r1, r2, NULL). */
+int brt_jit_needs_ctx(const struct brt_jit_prog *p);
+
 void brt_jit_free(struct brt_jit_prog *p);
 
 /* The generated code: *size bytes at the returned address; insn_off[i] (i < n) is the

@@ -27,6 +27,8 @@ struct bpfrt_vm {
 	char **helper_names;       /* names given to bpfrt_vm_register_helper (or NULL) */
 	struct brt_jit_cache *jit; /* JIT engine: compiled code per helper table */
 	const struct brt_jit_prog *jit_fixed; /* ... or the one code of a helper-free program */
+	/* ... whose entry, when it never reads the run ctx: a run is then one direct call */
+	uint64_t (*direct)(uint64_t r1, uint64_t r2, struct bpfrt_run_ctx *ctx);
 };
 
 #define OPTS_KNOWN (offsetof(struct bpfrt_vm_opts, bpfrt_vm_opts__last) + \
@@ -218,6 +220,9 @@ int bpfrt_vm_load(const struct bpf_insn *insns, size_t n, const struct bpfrt_vm_
 			return set_err(ret);
 		}
 		vm->jit_fixed = brt_jit_cache_fixed(vm->jit);
+		if (vm->jit_fixed && !brt_jit_needs_ctx(vm->jit_fixed))
+			vm->direct = ((const struct brt_jit_prog_head *)(const void *)vm->jit_fixed)
+					     ->entry;
 	}
 #endif
 	*out = vm;
@@ -450,6 +455,12 @@ out:
 int brt_vm_run_opts(struct bpfrt_vm *vm, const struct brt_run_opts *o, uint64_t *r0, char *err,
 		    size_t errlen)
 {
+	if (vm->direct) {
+		*r0 = vm->direct(o->r1, o->r2, NULL);
+		if (errlen)
+			err[0] = 0;
+		return 0;
+	}
 #ifdef BPFRT_HAVE_JIT
 	if (vm->engine == BPFRT_ENGINE_JIT)
 		return run_jit(vm, o, r0, err, errlen);
@@ -475,6 +486,13 @@ int bpfrt_vm_run(struct bpfrt_vm *vm, void *mem, size_t mem_len, uint64_t *r0, c
 	if (!vm || !r0) {
 		snprintf(err, errlen, "bpfrt_vm_run: vm and r0 must not be NULL");
 		return set_err(-EINVAL);
+	}
+	/* native code that needs no context: just call it */
+	if (vm->direct) {
+		*r0 = vm->direct((uint64_t)(uintptr_t)mem, mem_len, NULL);
+		if (errlen)
+			err[0] = 0;
+		return 0;
 	}
 	return brt_vm_run_opts(vm, &o, r0, err, errlen);
 }

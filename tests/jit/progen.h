@@ -422,8 +422,8 @@ static inline void pg_dump_jit(const struct pg_prog *p)
 	brt_jit_free(jp);
 }
 
-/* Run p on the checked interpreter and the JIT from the same input.  Returns 1 when both
- * ran and agree, 0 when the interpreter faulted (skipped), -1 on a mismatch (printed). */
+/* Run p on the checked interpreter, the fast one and the JIT from the same input.  Returns
+ * 1 when all ran and agree, 0 when the interpreter faulted (skipped), -1 on a mismatch (printed). */
 static inline int pg_compare(const struct pg_prog *p, const uint8_t *input)
 {
 	_Alignas(8) static uint8_t mem[PG_MEM], after_interp[PG_MEM];
@@ -438,6 +438,13 @@ static inline int pg_compare(const struct pg_prog *p, const uint8_t *input)
 		return 0;
 	}
 	memcpy(after_interp, mem, PG_MEM);
+	/* the fast interpreter (superinstructions) must agree too */
+	memcpy(mem, input, PG_MEM);
+	rc = pg_run(p, BPFRT_ENGINE_INTERP, mem, &r0_j, err, sizeof(err));
+	if (rc || r0_i != r0_j || memcmp(mem, after_interp, PG_MEM)) {
+		fprintf(stderr, "fast interpreter: ");
+		goto differs;
+	}
 	memcpy(mem, input, PG_MEM);
 	rc = pg_run(p, BPFRT_ENGINE_JIT, mem, &r0_j, err, sizeof(err));
 	if (!rc && r0_i == r0_j && !memcmp(mem, after_interp, PG_MEM)) {
@@ -447,7 +454,8 @@ static inline int pg_compare(const struct pg_prog *p, const uint8_t *input)
 			return 1;
 		fprintf(stderr, "with constant blinding: ");
 	}
-	fprintf(stderr, "JIT differs from the interpreter: rc %d (%s), r0 0x%llx vs 0x%llx, "
+differs:
+	fprintf(stderr, "differs from the checked interpreter: rc %d (%s), r0 0x%llx vs 0x%llx, "
 			"memory %s\n", rc, rc ? err : "", (unsigned long long)r0_i,
 		(unsigned long long)r0_j, memcmp(mem, after_interp, PG_MEM) ? "differs" : "same");
 	pg_print(p, stderr);

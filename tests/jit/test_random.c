@@ -1,24 +1,47 @@
-/* test_random.c - differential test of the JIT against the checked interpreter: a fixed
- * series of random memory-safe programs (progen.h), each run by both engines on the same
- * input; r0 and the input buffer afterwards must be identical.  Deterministic (fixed seed),
- * so a failure reproduces; the failing program is printed.
+/* test_random.c - differential test of the JIT against the interpreters: a fixed series
+ * of random memory-safe programs (progen.h), each run by the checked interpreter, the fast
+ * interpreter and the JIT (plain and constant-blinded) on the same input; r0 and the input
+ * buffer afterwards must be identical.  Deterministic (fixed seed), so a failure
+ * reproduces; the failing program is printed.
+ * The long run (scripts/jit-differential.sh) sets BPFRT_JIT_DIFF_PROGRAMS (how many),
+ * BPFRT_JIT_DIFF_SECONDS (stop after that long) and BPFRT_JIT_DIFF_SEED, and reads the
+ * last line: "jit-diff: N programs, N agree, N skipped, N differ, S s, seed X".
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "harness.h"
 #include "progen.h"
 
 #define PROGRAMS 3000
 
+static unsigned long long env_num(const char *name, unsigned long long dflt)
+{
+	const char *v = getenv(name);
+
+	return v && *v ? strtoull(v, NULL, 0) : dflt;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 int main(void)
 {
 	static struct pg_prog prog;
-	struct pg_rand r = { .state = 0x9e3779b97f4a7c15ull };
+	unsigned long long seed = env_num("BPFRT_JIT_DIFF_SEED", 0x9e3779b97f4a7c15ull);
+	unsigned long long programs = env_num("BPFRT_JIT_DIFF_PROGRAMS", PROGRAMS);
+	double seconds = (double)env_num("BPFRT_JIT_DIFF_SECONDS", 0), start = now_s();
+	struct pg_rand r = { .state = seed ? seed : 1 };
 	uint8_t input[PG_MEM];
-	int ran = 0, skipped = 0;
+	unsigned long long i, ran = 0, skipped = 0, differ = 0;
 
-	for (int i = 0; i < PROGRAMS; i++) {
+	for (i = 0; i < programs; i++) {
 		int rc;
 
 		for (size_t b = 0; b < PG_MEM; b += 8) {
@@ -30,14 +53,21 @@ int main(void)
 		rc = pg_compare(&prog, input);
 		if (rc < 0) {
 			T_CASE("random program");
-			T_FAIL("program %d (see above)", i);
+			T_FAIL("program %llu (see above)", i);
+			differ++;
 			break;
 		}
-		ran += rc;
+		ran += (unsigned)rc;
 		skipped += !rc;
+		if (seconds > 0 && (i & 255) == 255 && now_s() - start > seconds) {
+			i++;
+			break;
+		}
 	}
-	printf("%d programs agree, %d skipped (interpreter fault)\n", ran, skipped);
+	printf("%llu programs agree, %llu skipped (interpreter fault)\n", ran, skipped);
+	printf("jit-diff: %llu programs, %llu agree, %llu skipped, %llu differ, %.0f s, seed %#llx\n",
+	       i, ran, skipped, differ, now_s() - start, seed);
 	T_CASE("enough programs ran");
-	T_ASSERT(ran > PROGRAMS * 9 / 10);
+	T_ASSERT(ran > i * 9 / 10);
 	return t_done();
 }

@@ -506,6 +506,7 @@ int brt_jit_compile(const struct bpf_insn *insns, size_t n, const struct brt_jit
 	}
 	p->nfuncs = st.nfuncs;
 	p->stubs_off = st.anchor ? st.stub[STUB_STOPPED] : (uint32_t)p->code_size;
+	p->needs_ctx = st.anchor;
 	p->insn_off = st.off;
 	st.off = NULL;
 	*out = p;
@@ -524,6 +525,11 @@ uint64_t brt_jit_call_without_ctx(const struct brt_jit_prog *p, uint64_t r1, uin
 	uint64_t no_ctx[JIT_NO_CTX_WORDS] = { 0 };
 
 	return p->head.entry(r1, r2, (struct bpfrt_run_ctx *)(void *)no_ctx);
+}
+
+int brt_jit_needs_ctx(const struct brt_jit_prog *p)
+{
+	return p->needs_ctx;
 }
 
 void brt_jit_free(struct brt_jit_prog *p)

@@ -49,6 +49,7 @@ struct brt_jit_prog {
 	uint32_t *func_entry;   /* offset of its prologue */
 	size_t nfuncs;
 	uint32_t stubs_off;     /* the shared exits (code_size when there are none) */
+	bool needs_ctx;         /* the code reads the run ctx (helper calls, packet loads) */
 	brt_helper_fn (*helper)(void *arg, uint32_t id); /* callx resolver */
 	void *helper_arg;
 };

@@ -1,0 +1,35 @@
+#!/bin/bash
+# jit-differential.sh - the long differential run of the JIT against the interpreters:
+# tests/jit/test_random.c (random memory-safe programs, each run by the checked
+# interpreter, the fast interpreter and the JIT plain and constant-blinded; r0 and memory
+# must match) for SECONDS seconds at nice 19, then records the result in
+# bench/jit-diff.txt, which bench/sections/40-jit-diff.sh prints into bench/RESULTS.md.
+#   SECONDS_MAX=600  how long to run (default 10 minutes)
+#   SEED=N           generator seed (default: from the clock; printed, so a run reproduces)
+# Exit status: 0 when every program agreed, 1 on a mismatch (the program is printed).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+secs=${SECONDS_MAX:-600}
+seed=${SEED:-$(date +%s)}
+
+cmake --preset release >/dev/null &&
+	cmake --build build-release -j2 --target test_jit_random >/dev/null || exit 1
+log=build-release/jit-diff.log
+BPFRT_JIT_DIFF_SECONDS=$secs BPFRT_JIT_DIFF_PROGRAMS=100000000000 BPFRT_JIT_DIFF_SEED=$seed \
+	nice -n 19 build-release/tests/test_jit_random >"$log" 2>&1
+rc=$?
+line=$(grep '^jit-diff:' "$log" | tail -n 1)
+if [ -z "$line" ]; then
+	cat "$log"
+	echo "jit-differential: the run did not finish"
+	exit 1
+fi
+{
+	echo "date: $(date -u +%FT%TZ)"
+	echo "commit: $(git log -1 --format='%h %s' 2>/dev/null || echo unknown)"
+	echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
+	echo "${line#jit-diff: }"
+	[ $rc -eq 0 ] || echo "FAILED: $(grep -m1 'differs' "$log")"
+} >bench/jit-diff.txt
+cat bench/jit-diff.txt
+exit $((rc != 0))
