@@ -6,8 +6,6 @@
  *   ringbuf [-i IFACE] [-n EVENTS] [-t SECONDS] [-o OBJECT]
  */
 #include <arpa/inet.h>
-#include <errno.h>
-#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +14,8 @@
 #include <unistd.h>
 
 #include <bpfrt.h>
+
+#include "sample_attach.h"
 
 struct event {
 	unsigned long long ts_ns;
@@ -72,14 +72,10 @@ static double now(void)
 int main(int argc, char **argv)
 {
 	const char *iface = "lo", *obj_path = NULL;
+	struct sample smp = { .name = "ringbuf" };
 	struct consumer cons = { 0 };
-	char path[PATH_MAX], err[256];
-	struct bpfrt_pkt_link *link;
-	struct bpfrt_program *prog;
-	struct bpfrt_object *obj;
-	struct bpfrt_map *map;
 	double deadline = 0;
-	int c, ret = 1;
+	int c;
 
 	while ((c = getopt(argc, argv, "i:n:t:o:h")) != -1) {
 		switch (c) {
@@ -103,42 +99,14 @@ int main(int argc, char **argv)
 			return c == 'h' ? 0 : 2;
 		}
 	}
-	if (!obj_path) { /* next to this program, where the build puts it */
-		ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 32);
-
-		if (n > 0) {
-			path[n] = '\0';
-			strcpy(strrchr(path, '/') + 1, "ringbuf.bpf.o");
-		} else {
-			strcpy(path, "ringbuf.bpf.o");
-		}
-		obj_path = path;
-	}
-	obj = bpfrt_object_open_file(obj_path, NULL);
-	if (!obj) {
-		fprintf(stderr, "ringbuf: %s: %s\n", obj_path, strerror(errno));
+	if (sample_attach(&smp, obj_path, "packet_events", "events", iface))
 		return 1;
-	}
-	if (bpfrt_object_load(obj)) {
-		fprintf(stderr, "ringbuf: loading %s: %s\n", obj_path, bpfrt_object_log(obj));
-		goto out;
-	}
-	prog = bpfrt_object_find_program_by_name(obj, "packet_events");
-	map = bpfrt_object_find_map_by_name(obj, "events");
-	if (!prog || !map) {
-		fprintf(stderr, "ringbuf: %s: no packet_events or events\n", obj_path);
-		goto out;
-	}
-	if (bpfrt_prog_attach_iface(bpfrt_program_fd(prog), iface, NULL, &link, err, sizeof(err))) {
-		fprintf(stderr, "ringbuf: %s\n", err);
-		goto out;
-	}
 	printf("attached to %s: one line per IPv4 packet\n", iface);
 	fflush(stdout);
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	while (!stop && (!cons.max || cons.seen < cons.max) && (!deadline || now() < deadline)) {
-		int n = bpfrt_ringbuf_consume(bpfrt_map_fd(map), on_event, &cons);
+		int n = bpfrt_ringbuf_consume(bpfrt_map_fd(smp.map), on_event, &cons);
 
 		if (n < 0) {
 			fprintf(stderr, "ringbuf: consume: %s\n", strerror(-n));
@@ -148,11 +116,8 @@ int main(int argc, char **argv)
 		if (n == 0)
 			usleep(10000);
 	}
-	bpfrt_pkt_link_destroy(link);
 	fflush(stdout);
 	fprintf(stderr, "%llu events\n", cons.seen);
-	ret = 0;
-out:
-	bpfrt_object_close(obj);
-	return ret;
+	sample_detach(&smp);
+	return 0;
 }

@@ -5,8 +5,6 @@
  *
  *   sock_example [-i IFACE] [-n ROUNDS] [-o OBJECT]
  */
-#include <errno.h>
-#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +14,8 @@
 #include <netinet/in.h>
 
 #include <bpfrt.h>
+
+#include "sample_attach.h"
 
 struct proto_count {
 	unsigned long long packets;
@@ -28,21 +28,6 @@ static void on_signal(int sig)
 {
 	(void)sig;
 	stop = 1;
-}
-
-/* The object next to the executable, where the build puts it. */
-static void default_object(char *path, size_t len)
-{
-	ssize_t n = readlink("/proc/self/exe", path, len - 1);
-	char *slash;
-
-	if (n <= 0) {
-		snprintf(path, len, "sock_example.bpf.o");
-		return;
-	}
-	path[n] = '\0';
-	slash = strrchr(path, '/');
-	snprintf(slash + 1, len - (size_t)(slash + 1 - path), "sock_example.bpf.o");
 }
 
 static void print_counts(int map_fd)
@@ -70,13 +55,9 @@ static void print_counts(int map_fd)
 int main(int argc, char **argv)
 {
 	const char *iface = "lo", *obj_path = NULL;
-	char path[PATH_MAX], err[256];
-	struct bpfrt_object *obj;
-	struct bpfrt_pkt_link *link;
-	struct bpfrt_program *prog;
-	struct bpfrt_map *map;
+	struct sample smp = { .name = "sock_example" };
 	long rounds = -1;
-	int c, ret;
+	int c;
 
 	while ((c = getopt(argc, argv, "i:n:o:h")) != -1) {
 		switch (c) {
@@ -98,43 +79,16 @@ int main(int argc, char **argv)
 			return c == 'h' ? 0 : 2;
 		}
 	}
-	if (!obj_path) {
-		default_object(path, sizeof(path));
-		obj_path = path;
-	}
-	obj = bpfrt_object_open_file(obj_path, NULL);
-	if (!obj) {
-		fprintf(stderr, "sock_example: %s: %s\n", obj_path, strerror(errno));
+	if (sample_attach(&smp, obj_path, "count_protocols", "proto_counts", iface))
 		return 1;
-	}
-	if (bpfrt_object_load(obj)) {
-		fprintf(stderr, "sock_example: loading %s: %s\n", obj_path, bpfrt_object_log(obj));
-		bpfrt_object_close(obj);
-		return 1;
-	}
-	prog = bpfrt_object_find_program_by_name(obj, "count_protocols");
-	map = bpfrt_object_find_map_by_name(obj, "proto_counts");
-	if (!prog || !map) {
-		fprintf(stderr, "sock_example: %s: no count_protocols or proto_counts\n", obj_path);
-		bpfrt_object_close(obj);
-		return 1;
-	}
-	/* the seed: sock = open_raw_sock(iface); setsockopt(sock, SO_ATTACH_BPF, prog_fd) */
-	ret = bpfrt_prog_attach_iface(bpfrt_program_fd(prog), iface, NULL, &link, err, sizeof(err));
-	if (ret) {
-		fprintf(stderr, "sock_example: %s\n", err);
-		bpfrt_object_close(obj);
-		return 1;
-	}
 	printf("attached to %s: counting IPv4 packets per protocol\n", iface);
 	fflush(stdout);
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	for (long i = 0; !stop && (rounds < 0 || i < rounds); i++) {
 		sleep(1);
-		print_counts(bpfrt_map_fd(map));
+		print_counts(bpfrt_map_fd(smp.map));
 	}
-	bpfrt_pkt_link_destroy(link);
-	bpfrt_object_close(obj);
+	sample_detach(&smp);
 	return 0;
 }
