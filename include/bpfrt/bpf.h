@@ -153,6 +153,15 @@ BPFRT_API int bpfrt_obj_get_info_by_fd(int fd, void *info, uint32_t *info_len);
 BPFRT_API int bpfrt_ringbuf_consume(int fd, int (*cb)(void *arg, void *data, size_t size),
 				    void *arg);
 
+/* An fd that polls readable (poll, select, epoll: POLLIN) when the ring buffer has records
+ * to consume: a producer, in any process, wakes it when the consumer had caught up to the
+ * record it submits (the kernel's rule: BPF_RB_FORCE_WAKEUP always wakes,
+ * BPF_RB_NO_WAKEUP never).  Then call bpfrt_ringbuf_consume(), which also clears the
+ * readiness.  It is a pipe's read end: close() it when done.  One consumer (one process)
+ * per ring buffer is woken: the last process to call this wins.  Returns the fd or -errno
+ * (EINVAL: not a ring buffer; EBADF). */
+BPFRT_API int bpfrt_ringbuf_poll_fd(int fd);
+
 /* Number of CPUs whose values per-CPU maps keep (the kernel's possible CPUs). */
 BPFRT_API int bpfrt_num_possible_cpus(void);
 

@@ -1,11 +1,17 @@
 /* test_ringbuf.c - ring buffer maps against the kernel: creation rules, element commands
  * (ENOTSUPP), and records written by programs (bpf_ringbuf_output, reserve + submit,
  * reserve + discard, a full buffer) read back - through bpfrt_ringbuf_consume() here and
- * through the kernel's mmap()ed consumer/producer pages there - and compared.
+ * through the kernel's mmap()ed consumer/producer pages there - and compared.  Wake-ups:
+ * bpfrt_ringbuf_poll_fd() polled with epoll must become readable when the kernel's map fd
+ * does (submit to a caught-up consumer, BPF_RB_FORCE_WAKEUP, not after consuming), also
+ * when the producer is another process.
  */
 #include <errno.h>
+#include <poll.h>
 #include <stdlib.h>
+#include <sys/epoll.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 
 #include "harness.h"
 #include "api/diff.h"
@@ -177,10 +183,119 @@ static void scenario(sys_fn sys, struct rec_log *l)
 	close(fd);
 }
 
+/* output 16 bytes with flags %d in r4 */
+static const char wake_prog[] =
+	"stdw [%%r10-8], 1\nstdw [%%r10-16], 2\nmov %%r2, %%r10\nadd %%r2, -16\n"
+	"mov %%r3, 16\nmov %%r4, %d\nlddw %%r1, map_fd 0\ncall 130\nexit\n";
+
+static int ready(int fd, int timeout_ms)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	int ep = epoll_create1(EPOLL_CLOEXEC), n;
+
+	if (ep < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev))
+		return -1;
+	n = epoll_wait(ep, &ev, 1, timeout_ms);
+	close(ep);
+	return n;
+}
+
+enum { W_EMPTY, W_SUBMIT, W_CONSUMED, W_FORCE, W_CONSUMED2, W_NOWAKE, W_CHILD, W_N };
+
+/* Readiness after each step; the kernel polls its map fd, bpfrt the poll fd. */
+static void wake_scenario(sys_fn sys, int res[W_N])
+{
+	char text[512];
+	int fd = create(sys, 0, 0, RB_SIZE), pfd, p[3];
+	struct rec_log l;
+	pid_t pid;
+	int st;
+
+	T_ASSERT(fd >= 0);
+	pfd = sys == sys_kernel ? fd : bpfrt_ringbuf_poll_fd(fd);
+	T_ASSERT(pfd >= 0);
+	for (int i = 0; i < 3; i++) {
+		snprintf(text, sizeof(text), wake_prog,
+			 i == 0 ? 0 : i == 1 ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
+		p[i] = load(sys, text, fd);
+		T_ASSERT(p[i] >= 0);
+	}
+	res[W_EMPTY] = ready(pfd, 0);
+	run(sys, p[0]);
+	res[W_SUBMIT] = ready(pfd, 0);
+	run(sys, p[0]); /* the consumer is behind: no new wake-up, still readable */
+	if (sys == sys_kernel)
+		consume_kernel(fd, &l);
+	else
+		bpfrt_ringbuf_consume(fd, NULL, NULL);
+	res[W_CONSUMED] = ready(pfd, 0);
+	run(sys, p[0]);
+	if (sys == sys_kernel)
+		consume_kernel(fd, &l);
+	else
+		bpfrt_ringbuf_consume(fd, NULL, NULL);
+	/* a forced wake-up with the consumer behind */
+	run(sys, p[2]);
+	run(sys, p[1]);
+	res[W_FORCE] = ready(pfd, 0);
+	if (sys == sys_kernel)
+		consume_kernel(fd, &l);
+	else
+		bpfrt_ringbuf_consume(fd, NULL, NULL);
+	res[W_CONSUMED2] = ready(pfd, 0);
+	/* BPF_RB_NO_WAKEUP: the kernel's poll still sees the data, bpfrt's pipe has no
+	 * byte (a documented difference) */
+	run(sys, p[2]);
+	res[W_NOWAKE] = ready(pfd, 0);
+	if (sys == sys_kernel)
+		consume_kernel(fd, &l);
+	else
+		bpfrt_ringbuf_consume(fd, NULL, NULL);
+	/* another process produces while this one sleeps in epoll_wait */
+	pid = fork();
+	if (pid == 0) {
+		usleep(50000);
+		_exit(run(sys, p[0]) == 0 ? 0 : 1);
+	}
+	res[W_CHILD] = ready(pfd, 20000);
+	waitpid(pid, &st, 0);
+	T_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	for (int i = 0; i < 3; i++)
+		close(p[i]);
+	if (pfd != fd)
+		close(pfd);
+	close(fd);
+}
+
+static void test_wake(int kernel)
+{
+	static const int want[W_N] = { 0, 1, 0, 1, 0, 0, 1 };
+	int mine[W_N], theirs[W_N], arr;
+
+	wake_scenario(sys_bpfrt, mine);
+	T_CASE("wake-ups: bpfrt");
+	for (int i = 0; i < W_N; i++)
+		T_EQ_INT(want[i], mine[i]);
+	arr = bpfrt_map_create(BPF_MAP_TYPE_ARRAY, NULL, 4, 4, 1, NULL);
+	T_EQ_INT(-EINVAL, bpfrt_ringbuf_poll_fd(arr));
+	close(arr);
+	T_EQ_INT(-EBADF, bpfrt_ringbuf_poll_fd(-1));
+	if (!kernel)
+		return;
+	wake_scenario(sys_kernel, theirs);
+	T_CASE("wake-ups: same as the kernel");
+	for (int i = 0; i < W_N; i++)
+		if (i != W_NOWAKE)
+			T_EQ_INT(theirs[i], mine[i]);
+	T_EQ_INT(1, theirs[W_NOWAKE]);
+}
+
 int main(void)
 {
 	static struct rec_log mine, theirs;
 	int kernel = kernel_available();
+
+	test_wake(kernel);
 
 	scenario(sys_bpfrt, &mine);
 	T_CASE("bpfrt");
