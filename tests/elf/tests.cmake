@@ -75,3 +75,12 @@ if(TARGET test_elf_reloc_oracle)
     target_compile_definitions(test_elf_reloc_oracle PRIVATE BPFRT_TEST_HAVE_LIBBPF=1)
   endif()
 endif()
+
+# `bpfrt prog` (load, show, dump xlated/jited, run) and -j/-p on every command.
+if(BPFRT_BPF_CLANG)
+  add_test(NAME elf.cli_prog
+    COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/cli_prog.sh $<TARGET_FILE:bpfrt_cli>
+            ${CMAKE_BINARY_DIR}/progs)
+  set_tests_properties(elf.cli_prog PROPERTIES LABELS unit TIMEOUT 300
+    FAIL_REGULAR_EXPRESSION "FAIL:")
+endif()

@@ -42,4 +42,56 @@ const char *cli_attach_type_name(enum bpf_prog_type type);
 int cli_attach_load(const char *cmd, const char *object, const char *name, const char *ebpf,
 		    enum bpf_prog_type type, struct bpfrt_object **obj, int *prog_fd);
 
+/* bpf(2)-shaped entry: bpfrt_bpf(), or the kernel's syscall when kernel is non-zero. */
+typedef int (*cli_bpf_fn)(int cmd, union bpf_attr *attr, unsigned int size);
+cli_bpf_fn cli_bpf_of(int kernel);
+
+/* Does the file start with the ELF magic? */
+int cli_is_elf(const char *path);
+
+/* A program type as a SEC() name ("xdp", "classifier") or bpftool's type name
+ * ("sched_cls"); 0 or -1. */
+int cli_parse_prog_type(const char *s, uint32_t *type, uint32_t *attach);
+
+/* How `prog load`, `object load|run` and an `OBJ NAME` program argument load an object. */
+struct cli_load_opts {
+	int kernel;          /* bpf(2) instead of bpfrt */
+	uint32_t log_level;  /* verifier log level (printed on failure) */
+	const char *only;    /* load only this program's section (NULL: all) */
+	uint32_t type;       /* non-zero: force this program type on every program */
+	uint32_t attach;     /* with type: expected attach type */
+};
+/* Open and load path; 0 with *out set, or 1 with the reason printed. */
+int cli_object_load(const char *path, const struct cli_load_opts *lo, struct bpfrt_object **out);
+
+/* A program named on the command line (prog_ref.c). */
+struct cli_prog {
+	int fd;                     /* program fd */
+	cli_bpf_fn sys;             /* where fd lives */
+	struct bpfrt_object *obj;   /* OBJ NAME form: the loaded object (source lines) */
+	struct bpfrt_program *prog; /* OBJ NAME form: the program */
+	const char *label;          /* for messages */
+};
+/* Parse PROG at argv[*i] ([pinned] PATH, or OBJ NAME) and open it; 0 or 1 (message
+ * printed).  *i moves past it. */
+int cli_prog_open(int argc, char **argv, int *i, int kernel, struct cli_prog *out);
+void cli_prog_close(struct cli_prog *p);
+/* BPF_OBJ_GET_INFO_BY_FD on it; 0 or 1 (message printed). */
+int cli_prog_info(const struct cli_prog *p, struct bpf_prog_info *info);
+
+/* `prog dump xlated|jited` (prog_dump.c): argv starts after "dump". */
+struct cli_dump_opts {
+	int json, pretty, kernel;
+	int opcodes; /* print instruction bytes */
+	int linum;   /* file and line number with each source line */
+};
+int cli_prog_dump(int argc, char **argv, const struct cli_dump_opts *o);
+#ifdef BPFRT_HAVE_JIT
+struct brt_jit_prog;
+/* brt_jit_dump() of a compiled program as text or JSON (one object per instruction with
+ * its "jited" lines), for `bpfrt jit` and `prog dump jited`. */
+int cli_jit_print(const struct brt_jit_prog *jp, const struct bpf_insn *insns, size_t n,
+		  const struct cli_dump_opts *o);
+#endif
+
 #endif

@@ -7,6 +7,7 @@
 
 #include "cli.h"
 #include "isa/isa.h"
+#include "json.h"
 
 static void asm_usage(FILE *out)
 {
@@ -18,6 +19,7 @@ static void asm_usage(FILE *out)
 		"  -o, --output OUT   write to OUT instead of stdout\n"
 		"      --hex          write hex text, one 8-byte instruction per line, instead of\n"
 		"                     raw little-endian bytes\n"
+		"  -j, --json         print a JSON array of {pc, hex, text} instead\n"
 		"  -h, --help         show this help\n\n"
 		"Errors name FILE:LINE:COL and the exit status is 1.  A program that assembles\n"
 		"but would not load (a jump out of the program, a write to r10) is written\n"
@@ -51,11 +53,36 @@ static int write_output(const char *path, const struct bpf_insn *insns, size_t n
 	return 0;
 }
 
+static void write_json(const struct bpf_insn *insns, size_t n)
+{
+	struct json j;
+	char hex[32], text[160];
+
+	json_init(&j, stdout, 0);
+	json_begin_array(&j);
+	for (size_t i = 0; i < n; i++) {
+		const uint8_t *b = (const uint8_t *)&insns[i];
+
+		snprintf(hex, sizeof(hex), "%02x %02x %02x %02x %02x %02x %02x %02x", b[0], b[1],
+			 b[2], b[3], b[4], b[5], b[6], b[7]);
+		if (brt_disasm_insn(&insns[i], n - i, BRT_DISASM_KERNEL, text, sizeof(text)) < 0)
+			text[0] = 0;
+		json_begin_object(&j);
+		json_kv_uint(&j, "pc", i);
+		json_kv_string(&j, "hex", hex);
+		json_kv_string(&j, "text", text);
+		json_end_object(&j);
+	}
+	json_end_array(&j);
+	json_finish(&j);
+}
+
 int cmd_asm(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "hex", no_argument, NULL, 'x' },
+		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -63,11 +90,14 @@ int cmd_asm(int argc, char **argv)
 	struct bpf_insn *insns;
 	char err[512], *text;
 	size_t len, n;
-	int c, hex = 0, ret;
+	int c, hex = 0, json = 0, ret;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:jh", opts, NULL)) != -1) {
 		switch (c) {
+		case 'j':
+			json = 1;
+			break;
 		case 'o':
 			output = optarg;
 			break;
@@ -102,7 +132,12 @@ int cmd_asm(int argc, char **argv)
 	/* the assembler takes any offset; say so when the result cannot load */
 	if (brt_isa_check_prog(insns, n, BRT_ISA_MAX_INSNS, err, sizeof(err)))
 		fprintf(stderr, "bpfrt: asm: warning: %s\n", err);
-	ret = write_output(output, insns, n, hex);
+	if (json && !output) {
+		write_json(insns, n);
+		ret = 0;
+	} else {
+		ret = write_output(output, insns, n, hex);
+	}
 	free(insns);
 	return ret;
 }

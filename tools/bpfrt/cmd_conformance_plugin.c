@@ -26,6 +26,7 @@ static void usage(FILE *out)
 		"Options:\n"
 		"  --program HEX    the program instead of standard input\n"
 		"  --engine E       checked (default), interp, jit; --jit and --interpret also work\n"
+		"  -j, --json       print {\"r0\":\"0x...\"}\n"
 		"  -h, --help       this help\n");
 }
 
@@ -44,6 +45,8 @@ static int fail(const char *msg)
 	fprintf(stderr, "%s\n", msg);
 	return 1;
 }
+
+static int json_out; /* -j: {"r0":"0x.."} instead of the bare hex */
 
 static int run(const uint8_t *prog, size_t prog_len, uint8_t *mem, size_t mem_len,
 	       enum bpfrt_engine engine)
@@ -76,7 +79,10 @@ static int run(const uint8_t *prog, size_t prog_len, uint8_t *mem, size_t mem_le
 	bpfrt_vm_free(vm);
 	if (ret)
 		return fail(err);
-	printf("%" PRIx64 "\n", r0);
+	if (json_out)
+		printf("{\"r0\":\"0x%" PRIx64 "\"}\n", r0);
+	else
+		printf("%" PRIx64 "\n", r0);
 	return 0;
 }
 
@@ -87,6 +93,7 @@ int cmd_conformance_plugin(int argc, char **argv)
 		{ "engine", required_argument, NULL, 'e' },
 		{ "jit", no_argument, NULL, 'J' },
 		{ "interpret", no_argument, NULL, 'I' },
+		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -98,10 +105,13 @@ int cmd_conformance_plugin(int argc, char **argv)
 	int c, ret;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "jh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			prog_hex = optarg;
+			break;
+		case 'j':
+			json_out = 1;
 			break;
 		case 'e':
 			if (cli_parse_engine(optarg, &engine))

@@ -13,12 +13,13 @@
 
 static void usage(FILE *out)
 {
-	fprintf(out, "Usage: bpfrt jit FILE [--opcodes]\n\n"
+	fprintf(out, "Usage: bpfrt jit [-j|--json] FILE [--opcodes]\n\n"
 		     "Compile an eBPF program with the x86-64 JIT and print every instruction with\n"
 		     "the machine code generated for it.  FILE is read as by 'bpfrt run'.\n"
 		     "Helpers are bound to the built-in table; unknown ids get a placeholder.\n\n"
 		     "Options:\n"
 		     "  --opcodes   print the machine-code bytes too\n"
+		     "  -j, --json  one JSON object per instruction with its machine code\n"
 		     "  -h, --help  this help\n");
 }
 
@@ -48,6 +49,7 @@ int cmd_jit(int argc, char **argv)
 	struct brt_jit_prog *p;
 	uint8_t *mem = NULL;
 	size_t n = 0, mem_len = 0;
+	struct cli_dump_opts jo = { 0 };
 	unsigned flags = 0;
 	int is_data, ret;
 	char err[512];
@@ -58,6 +60,9 @@ int cmd_jit(int argc, char **argv)
 			return 0;
 		} else if (!strcmp(argv[i], "--opcodes")) {
 			flags |= BRT_JIT_DUMP_OPCODES;
+			jo.opcodes = 1;
+		} else if (!strcmp(argv[i], "-j") || !strcmp(argv[i], "--json")) {
+			jo.json = 1;
 		} else if (!file && (argv[i][0] != '-' || !strcmp(argv[i], "-"))) {
 			file = argv[i];
 		} else {
@@ -79,7 +84,7 @@ int cmd_jit(int argc, char **argv)
 		free(mem);
 		return cli_error("%s: %s", file, err);
 	}
-	ret = brt_jit_dump(p, insns, stdout, flags);
+	ret = jo.json ? cli_jit_print(p, insns, n, &jo) : brt_jit_dump(p, insns, stdout, flags);
 	brt_jit_free(p);
 	free(insns);
 	free(mem);

@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "bpfrt.h"
@@ -35,7 +34,7 @@ static const char *const reloc_kinds[] = {
 static void usage(FILE *out)
 {
 	fprintf(out, "Usage: bpfrt object show [-j|--json] [-p|--pretty] [-d|--disasm] OBJ\n"
-		     "       bpfrt object load [-k|--kernel] [-l|--log] OBJ [PINDIR]\n"
+		     "       bpfrt object load [-k|--kernel] [-l|--log] [-j] OBJ [PINDIR]\n"
 		     "       bpfrt object run [-k|--kernel] [-x|--data HEX] [-n|--size BYTES]\n"
 		     "                        [-r|--repeat N] [-j] OBJ PROG\n\n"
 		     "show: parse and link an eBPF ELF object (clang -target bpf -c) and list its\n"
@@ -187,48 +186,58 @@ static void show_json(const struct brt_elf_obj *o, int pretty)
 	json_finish(&j);
 }
 
-static int load_cmd(const char *path, const char *pindir, int kernel, int log)
+static int load_cmd(const char *path, const char *pindir, int kernel, int log, int json)
 {
-	BPFRT_OPTS(bpfrt_object_open_opts, o, .kernel = kernel, .log_level = log ? 1 : 0);
-	struct bpfrt_object *obj = bpfrt_object_open_file(path, &o);
+	struct json j;
+	struct cli_load_opts lo = { .kernel = kernel, .log_level = log ? 1 : 0 };
+	struct bpfrt_object *obj;
 	struct bpfrt_program *p;
-	int ret;
+	int ret = 0;
 
-	if (!obj)
-		return cli_error("cannot open %s: %s", path, strerror(errno));
-	ret = bpfrt_object_load(obj);
-	if (ret) {
-		/* The failing step was printed already; the verifier log only on request. */
-		if (log)
-			fprintf(stderr, "%s", bpfrt_object_log(obj));
-		bpfrt_object_close(obj);
-		return cli_error("cannot load %s: %s%s", path, strerror(-ret),
-				 log ? "" : " (--log shows the verifier log)");
-	}
+	if (cli_object_load(path, &lo, &obj))
+		return 1;
 	if (log)
-		printf("%s", bpfrt_object_log(obj));
+		fprintf(json ? stderr : stdout, "%s", bpfrt_object_log(obj));
+	json_init(&j, stdout, 0);
+	if (json)
+		json_begin_array(&j);
 	for (p = bpfrt_object_next_program(obj, NULL); p; p = bpfrt_object_next_program(obj, p)) {
 		char pin[4096];
 		union bpf_attr attr;
 
 		if (bpfrt_program_fd(p) < 0)
 			continue;
-		printf("prog '%s': loaded (%zu insns)", bpfrt_program_name(p),
-		       bpfrt_program_insn_cnt(p));
+		if (json) {
+			json_begin_object(&j);
+			json_kv_string(&j, "name", bpfrt_program_name(p));
+			json_kv_uint(&j, "insns", bpfrt_program_insn_cnt(p));
+		} else {
+			printf("prog '%s': loaded (%zu insns)", bpfrt_program_name(p),
+			       bpfrt_program_insn_cnt(p));
+		}
 		if (pindir) {
 			snprintf(pin, sizeof(pin), "%s/%s", pindir, bpfrt_program_name(p));
 			memset(&attr, 0, sizeof(attr));
 			attr.pathname = (uint64_t)(uintptr_t)pin;
 			attr.bpf_fd = (uint32_t)bpfrt_program_fd(p);
-			if ((kernel ? (int)syscall(__NR_bpf, BPF_OBJ_PIN, &attr, sizeof(attr))
-				    : bpfrt_bpf(BPF_OBJ_PIN, &attr, sizeof(attr))) < 0) {
+			if (cli_bpf_of(kernel)(BPF_OBJ_PIN, &attr, sizeof(attr)) < 0) {
 				ret = cli_error("cannot pin '%s' at %s: %s", bpfrt_program_name(p), pin,
 						strerror(errno));
 				break;
 			}
-			printf(", pinned at %s", pin);
+			if (json)
+				json_kv_string(&j, "pinned", pin);
+			else
+				printf(", pinned at %s", pin);
 		}
-		printf("\n");
+		if (json)
+			json_end_object(&j);
+		else
+			printf("\n");
+	}
+	if (json) {
+		json_end_array(&j);
+		json_finish(&j);
 	}
 	bpfrt_object_close(obj);
 	return ret;
@@ -244,36 +253,19 @@ struct run_args {
 
 static int run_cmd(const char *path, const char *name, const struct run_args *a)
 {
-	BPFRT_OPTS(bpfrt_object_open_opts, o, .kernel = a->kernel);
-	struct bpfrt_object *obj = bpfrt_object_open_file(path, &o);
-	struct bpfrt_program *want, *p;
+	struct cli_load_opts lo = { .kernel = a->kernel, .only = name };
+	struct bpfrt_object *obj;
 	union bpf_attr attr;
 	int ret;
 
-	if (!obj)
-		return cli_error("cannot open %s: %s", path, strerror(errno));
-	want = bpfrt_object_find_program_by_name(obj, name);
-	if (!want) {
-		bpfrt_object_close(obj);
-		return cli_error("%s: no program '%s'", path, name);
-	}
-	/* Programs of other sections may have types this build cannot load. */
-	for (p = bpfrt_object_next_program(obj, NULL); p; p = bpfrt_object_next_program(obj, p))
-		bpfrt_program_set_autoload(p, !strcmp(bpfrt_program_section_name(p),
-						      bpfrt_program_section_name(want)));
-	ret = bpfrt_object_load(obj);
-	if (ret) {
-		bpfrt_object_close(obj);
-		return cli_error("cannot load %s: %s (bpfrt object load --log shows the verifier "
-				 "log)", path, strerror(-ret));
-	}
+	if (cli_object_load(path, &lo, &obj))
+		return 1;
 	memset(&attr, 0, sizeof(attr));
-	attr.test.prog_fd = (uint32_t)bpfrt_program_fd(want);
+	attr.test.prog_fd = (uint32_t)bpfrt_program_fd(bpfrt_object_find_program_by_name(obj, name));
 	attr.test.data_in = (uint64_t)(uintptr_t)a->data;
 	attr.test.data_size_in = (uint32_t)a->size;
 	attr.test.repeat = (uint32_t)a->repeat;
-	ret = a->kernel ? (int)syscall(__NR_bpf, BPF_PROG_TEST_RUN, &attr, sizeof(attr))
-			: bpfrt_bpf(BPF_PROG_TEST_RUN, &attr, sizeof(attr));
+	ret = cli_bpf_of(a->kernel)(BPF_PROG_TEST_RUN, &attr, sizeof(attr));
 	if (ret < 0) {
 		ret = cli_error("BPF_PROG_TEST_RUN of '%s': %s", name, strerror(errno));
 	} else if (a->json) {
@@ -343,7 +335,7 @@ int cmd_object(int argc, char **argv)
 	verb = argv[optind++];
 	if (!strcmp(verb, "load") && (argc - optind == 1 || argc - optind == 2))
 		return load_cmd(argv[optind], argc - optind == 2 ? argv[optind + 1] : NULL,
-				ra.kernel, log);
+				ra.kernel, log, json);
 	if (!strcmp(verb, "run") && argc - optind == 2) {
 		ra.json = json;
 		if (hex) {

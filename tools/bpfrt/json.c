@@ -1,5 +1,6 @@
 /* json.c - the CLI's streaming JSON writer (see json.h). */
 #include <inttypes.h>
+#include <string.h>
 
 #include "json.h"
 
@@ -149,4 +150,72 @@ void json_kv_int(struct json *j, const char *key, int64_t v)
 void json_finish(struct json *j)
 {
 	fputc('\n', j->out);
+}
+
+/* Copy a string token (opening quote at s) verbatim; returns the position after it. */
+static const char *copy_string(const char *s, const char *end, FILE *out)
+{
+	fputc(*s++, out);
+	while (s < end && *s != '"') {
+		if (*s == '\\' && s + 1 < end)
+			fputc(*s++, out);
+		fputc(*s++, out);
+	}
+	if (s < end)
+		fputc(*s++, out);
+	return s;
+}
+
+static void newline(FILE *out, int depth)
+{
+	fputc('\n', out);
+	for (int i = 0; i < depth; i++)
+		fputs("    ", out);
+}
+
+void json_reformat(const char *s, size_t len, FILE *out)
+{
+	const char *end = s + len;
+	int depth = 0;
+
+	while (s < end) {
+		char c = *s;
+
+		if (c == ' ' || c == '\t' || c == '\r' || c == '\n') {
+			/* whitespace between top-level documents keeps one line break */
+			if (c == '\n' && depth == 0)
+				fputc('\n', out);
+			s++;
+		} else if (c == '"') {
+			s = copy_string(s, end, out);
+		} else if (c == '{' || c == '[') {
+			const char *n = s + 1;
+
+			while (n < end && strchr(" \t\r\n", *n) && *n)
+				n++;
+			if (n < end && (*n == '}' || *n == ']')) { /* empty: stays "{}" */
+				fputc(c, out);
+				fputc(*n, out);
+				s = n + 1;
+				continue;
+			}
+			fputc(c, out);
+			newline(out, ++depth);
+			s++;
+		} else if (c == '}' || c == ']') {
+			newline(out, depth > 0 ? --depth : 0);
+			fputc(c, out);
+			s++;
+		} else if (c == ',') {
+			fputc(',', out);
+			newline(out, depth);
+			s++;
+		} else if (c == ':') {
+			fputs(": ", out);
+			s++;
+		} else {
+			fputc(c, out);
+			s++;
+		}
+	}
 }

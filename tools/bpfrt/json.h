@@ -3,6 +3,7 @@
 #ifndef BPFRT_TOOLS_JSON_H
 #define BPFRT_TOOLS_JSON_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -33,5 +34,8 @@ void json_kv_uint(struct json *j, const char *key, uint64_t v);
 void json_kv_int(struct json *j, const char *key, int64_t v);
 /* Finish the document (newline). */
 void json_finish(struct json *j);
+/* Re-indent JSON text (one or more documents) the way -p prints it; text that is not
+ * JSON passes through with its whitespace squeezed, so only feed it JSON. */
+void json_reformat(const char *s, size_t len, FILE *out);
 
 #endif

@@ -1,0 +1,343 @@
+/* prog_dump.c - `bpfrt prog dump xlated|jited PROG [linum] [opcodes]`: the instructions
+ * as the loaded program holds them (maps resolved) and the x86-64 code the JIT emits for
+ * them, each instruction under its source line when line info is known (the object's
+ * .BTF.ext for OBJ NAME, or the line info the program was loaded with). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bpfrt.h"
+#include "api/api.h"
+#include "cli.h"
+#include "isa/isa.h"
+#include "jit/jit.h"
+#include "json.h"
+#include "maps/maps.h"
+#include "vm/vm.h"
+
+struct dump {
+	struct cli_prog p;
+	struct bpf_insn *insns;
+	uint32_t n;
+	struct brt_prog *bprog; /* bpfrt program of this process (map names), or NULL */
+	int linum, opcodes, json;
+	struct json j;
+	const char *last_src; /* source line shown last */
+	uint32_t last_line;
+};
+
+static int fetch_xlated(struct dump *d)
+{
+	struct bpf_prog_info info;
+	union bpf_attr attr;
+	uint32_t len;
+
+	if (cli_prog_info(&d->p, &info))
+		return 1;
+	len = info.xlated_prog_len;
+	if (!len)
+		return cli_error("prog dump: %s: no instructions to show", d->p.label);
+	d->insns = calloc(1, len);
+	if (!d->insns)
+		return cli_error("out of memory");
+	memset(&info, 0, sizeof(info));
+	info.xlated_prog_len = len;
+	info.xlated_prog_insns = (uint64_t)(uintptr_t)d->insns;
+	memset(&attr, 0, sizeof(attr));
+	attr.info.bpf_fd = (uint32_t)d->p.fd;
+	attr.info.info_len = sizeof(info);
+	attr.info.info = (uint64_t)(uintptr_t)&info;
+	if (d->p.sys(BPF_OBJ_GET_INFO_BY_FD, &attr, sizeof(attr)))
+		return cli_error("prog dump: %s: %s", d->p.label, strerror(errno));
+	d->n = len / (uint32_t)sizeof(struct bpf_insn);
+	if (d->p.sys == bpfrt_bpf && brt_prog_from_fd(d->p.fd, &d->bprog))
+		d->bprog = NULL;
+	return 0;
+}
+
+/* Source line starting at instruction i, if the line info has one and it differs from
+ * the previous one shown (clang repeats a line for each of its instructions). */
+static const char *line_at(struct dump *d, size_t i, const char **file, uint32_t *line)
+{
+	const char *src = NULL;
+
+	*file = NULL;
+	*line = 0;
+	if (d->p.prog && i < bpfrt_program_insn_cnt(d->p.prog))
+		src = bpfrt_program_line(d->p.prog, i, file, line);
+	if (!src || (src == d->last_src && *line == d->last_line))
+		return NULL;
+	d->last_src = src;
+	d->last_line = *line;
+	return src + strspn(src, " \t");
+}
+
+/* bpfrt keeps map addresses in loaded lddw: name them back as bpftool does. */
+static int map_ref(const struct dump *d, const struct bpf_insn *insn, char *buf, size_t cap)
+{
+	uint64_t addr = (uint32_t)insn[0].imm | ((uint64_t)(uint32_t)insn[1].imm << 32);
+
+	if (!d->bprog || insn->code != (BPF_LD | BPF_IMM | BPF_DW) || insn->src_reg)
+		return 0;
+	for (uint32_t m = 0; m < d->bprog->pm.n; m++) {
+		const struct brt_map *map = d->bprog->pm.maps[m];
+		uintptr_t data = (uintptr_t)map->data;
+
+		if (addr == (uintptr_t)map) {
+			snprintf(buf, cap, "(18) r%u = map[id:%u]", insn->dst_reg, map->obj.hdr->id);
+			return 1;
+		}
+		if (addr >= data && addr < data + map->value_size) {
+			snprintf(buf, cap, "(18) r%u = map[id:%u][0]+%llu", insn->dst_reg,
+				 map->obj.hdr->id, (unsigned long long)(addr - data));
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static int insn_text(const struct dump *d, size_t i, char *buf, size_t cap)
+{
+	int slots = brt_disasm_insn(&d->insns[i], d->n - i, BRT_DISASM_KERNEL, buf, cap);
+
+	if (slots == 2)
+		map_ref(d, &d->insns[i], buf, cap);
+	return slots == 2 ? 2 : 1;
+}
+
+static void opcodes_text(const struct bpf_insn *insn, int slots, char *buf, size_t cap)
+{
+	const uint8_t *b = (const uint8_t *)insn;
+	size_t len = 0;
+
+	buf[0] = 0;
+	for (int k = 0; k < 8 * slots && len + 4 < cap; k++)
+		len += (size_t)snprintf(buf + len, cap - len, "%s%02x", k ? " " : "", b[k]);
+}
+
+static void src_comment(const struct dump *d, const char *src, const char *file, uint32_t line,
+			const char *indent)
+{
+	if (d->linum)
+		printf("%s; %s [file:%s line_num:%u]\n", indent, src, file, line);
+	else
+		printf("%s; %s\n", indent, src);
+}
+
+static void json_src(struct dump *d, const char *src, const char *file, uint32_t line)
+{
+	json_kv_string(&d->j, "src", src);
+	if (d->linum) {
+		json_kv_string(&d->j, "file", file);
+		json_kv_uint(&d->j, "line_num", line);
+	}
+}
+
+static int dump_xlated(struct dump *d)
+{
+	char text[160], ops[64];
+
+	if (d->json)
+		json_begin_array(&d->j);
+	for (size_t i = 0; i < d->n;) {
+		const char *file, *src;
+		uint32_t line;
+		int slots;
+
+		src = line_at(d, i, &file, &line);
+		slots = insn_text(d, i, text, sizeof(text));
+		opcodes_text(&d->insns[i], slots, ops, sizeof(ops));
+		if (d->json) {
+			json_begin_object(&d->j);
+			json_kv_uint(&d->j, "pc", i);
+			json_kv_string(&d->j, "disasm", text);
+			if (d->opcodes)
+				json_kv_string(&d->j, "opcodes", ops);
+			if (src)
+				json_src(d, src, file, line);
+			json_end_object(&d->j);
+		} else {
+			if (src)
+				src_comment(d, src, file, line, "");
+			printf("%4zu: %s\n", i, text);
+			if (d->opcodes)
+				printf("       %s\n", ops);
+		}
+		i += (size_t)slots;
+	}
+	if (d->json) {
+		json_end_array(&d->j);
+		json_finish(&d->j);
+	}
+	return 0;
+}
+
+#ifdef BPFRT_HAVE_JIT
+static uint64_t placeholder(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5,
+			    struct bpfrt_run_ctx *ctx)
+{
+	(void)r1, (void)r2, (void)r3, (void)r4, (void)r5, (void)ctx;
+	return 0;
+}
+
+static brt_helper_fn resolve(void *arg, uint32_t id)
+{
+	size_t n;
+	const brt_helper_fn *table = brt_helper_default_table(&n);
+
+	(void)arg;
+	return id < n && table[id] ? table[id] : placeholder;
+}
+
+/* Re-emit brt_jit_dump()'s text ("  N: insn" lines, each followed by its indented
+ * machine code) with source lines, or as JSON: one object per instruction. */
+static void jited_filter(struct dump *d, char *out)
+{
+	char text[160];
+	int open = 0;
+
+	if (d->json)
+		json_begin_array(&d->j);
+	for (char *l = out, *nl; *l; l = nl + 1) {
+		size_t sp = strspn(l, " ");
+		const char *file = NULL, *src = NULL;
+		unsigned long pc;
+		uint32_t line = 0;
+		char *end;
+		int is_insn;
+
+		nl = strchr(l, '\n');
+		if (!nl)
+			nl = l + strlen(l) - 1;
+		else
+			*nl = 0;
+		pc = strtoul(l + sp, &end, 10);
+		is_insn = sp < 8 && end != l + sp && *end == ':';
+		if (is_insn && pc < d->n) {
+			src = line_at(d, pc, &file, &line);
+			/* our text names maps, the JIT's shows their addresses */
+			insn_text(d, pc, text, sizeof(text));
+			end = text;
+		}
+		if (!d->json) {
+			if (src)
+				src_comment(d, src, file, line, "");
+			if (is_insn && pc < d->n)
+				printf("%4lu: %s\n", pc, text);
+			else
+				printf("%s\n", l);
+		} else if (is_insn) {
+			if (open) {
+				json_end_array(&d->j);
+				json_end_object(&d->j);
+			}
+			json_begin_object(&d->j);
+			json_kv_uint(&d->j, "pc", pc);
+			json_kv_string(&d->j, "disasm", end == text ? text : "");
+			if (src)
+				json_src(d, src, file, line);
+			json_key(&d->j, "jited");
+			json_begin_array(&d->j);
+			open = 1;
+		} else if (open && sp >= 8) {
+			json_string(&d->j, l + sp);
+		}
+	}
+	if (d->json) {
+		if (open) {
+			json_end_array(&d->j);
+			json_end_object(&d->j);
+		}
+		json_end_array(&d->j);
+		json_finish(&d->j);
+	}
+}
+
+/* brt_jit_dump() into memory, then re-emitted by jited_filter(). */
+static int print_jited(struct dump *d, const struct brt_jit_prog *jp)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *mem;
+	int ret;
+
+	mem = open_memstream(&text, &len);
+	if (!mem)
+		return cli_error("out of memory");
+	ret = brt_jit_dump(jp, d->insns, mem, d->opcodes ? BRT_JIT_DUMP_OPCODES : 0);
+	if (fclose(mem) || ret) {
+		free(text);
+		return cli_error("jit dump: %s", strerror(ret ? -ret : errno));
+	}
+	jited_filter(d, text);
+	free(text);
+	return 0;
+}
+
+int cli_jit_print(const struct brt_jit_prog *jp, const struct bpf_insn *insns, size_t n,
+		  const struct cli_dump_opts *o)
+{
+	struct dump d = { .json = o->json, .opcodes = o->opcodes, .n = (uint32_t)n };
+
+	d.insns = (struct bpf_insn *)(uintptr_t)insns;
+	json_init(&d.j, stdout, o->pretty);
+	return print_jited(&d, jp);
+}
+
+static int dump_jited(struct dump *d)
+{
+	struct brt_jit_env env = { .helper = resolve,
+				   .pkt_data_off = offsetof(struct bpfrt_run_ctx, skb_data),
+				   .pkt_len_off = offsetof(struct bpfrt_run_ctx, skb_len) };
+	struct brt_jit_prog *jp;
+	char err[512];
+	int ret;
+
+	if (d->p.sys != bpfrt_bpf)
+		return cli_error("prog dump jited: not with --kernel (bpftool prog dump jited "
+				 "shows the kernel's code)");
+	ret = brt_jit_compile(d->insns, d->n, &env, &jp, err, sizeof(err));
+	if (ret)
+		return cli_error("prog dump jited: %s: %s", d->p.label, err);
+	ret = print_jited(d, jp);
+	brt_jit_free(jp);
+	return ret;
+}
+#else
+static int dump_jited(struct dump *d)
+{
+	(void)d;
+	return cli_error("prog dump jited: this build has no JIT (-DBPFRT_JIT=OFF)");
+}
+#endif
+
+int cli_prog_dump(int argc, char **argv, const struct cli_dump_opts *o)
+{
+	struct dump d = { .json = o->json, .opcodes = o->opcodes, .linum = o->linum };
+	int i = 1, ret, jited;
+
+	if (argc < 1 || (strcmp(argv[0], "xlated") && strcmp(argv[0], "jited")))
+		return cli_error("prog dump: say 'xlated' or 'jited'");
+	jited = argv[0][0] == 'j';
+	json_init(&d.j, stdout, o->pretty);
+	if (cli_prog_open(argc, argv, &i, o->kernel, &d.p))
+		return 1;
+	for (; i < argc; i++) {
+		if (!strcmp(argv[i], "linum")) {
+			d.linum = 1;
+		} else if (!strcmp(argv[i], "opcodes")) {
+			d.opcodes = 1;
+		} else {
+			cli_prog_close(&d.p);
+			return cli_error("prog dump: unknown argument '%s'", argv[i]);
+		}
+	}
+	ret = fetch_xlated(&d);
+	if (!ret)
+		ret = jited ? dump_jited(&d) : dump_xlated(&d);
+	if (d.bprog)
+		brt_obj_put(&d.bprog->obj);
+	free(d.insns);
+	cli_prog_close(&d.p);
+	return ret;
+}
