@@ -29,6 +29,9 @@ static int map_info(void *arg, int fd, struct brt_map_info *out)
 	out->max_entries = m->max_entries;
 	out->map_flags = m->flags;
 	out->ptr = m;
+	brt_map_in_map_template(m, &out->inner_type, &out->inner_key_size,
+				&out->inner_value_size, &out->inner_max_entries,
+				&out->inner_flags);
 	brt_map_put(m);
 	return 0;
 }

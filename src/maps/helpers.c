@@ -23,6 +23,9 @@ struct brt_map *brt_map_helper_arg(uint64_t reg, struct bpfrt_run_ctx *ctx)
 	for (uint32_t i = 0; i < pm->n; i++)
 		if (pm->maps[i] == map)
 			return map;
+	for (uint32_t i = 0; i < pm->n; i++) /* an inner map a lookup returned */
+		if (brt_map_in_map_holds(pm->maps[i], map))
+			return map;
 	return NULL;
 }
 
@@ -41,7 +44,8 @@ uint64_t brt_helper_map_lookup_elem(uint64_t r1, uint64_t r2, uint64_t r3, uint6
 	if (!map || !map->ops->lookup || !readable(ctx, r2, map->key_size))
 		return 0;
 	v = map->ops->lookup(map, (const void *)(uintptr_t)r2);
-	if (v && ctx->checked &&
+	/* a map of maps returns the inner map: a handle for the helpers, not memory */
+	if (v && ctx->checked && map->ops != &brt_map_in_map_ops &&
 	    bpfrt_run_grant(ctx, v, map->value_size, !(map->flags & BPF_F_RDONLY_PROG)))
 		return 0;
 	return (uint64_t)(uintptr_t)v;

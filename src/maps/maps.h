@@ -188,6 +188,13 @@ int brt_array_get_next_key(struct brt_map *map, const void *key, void *next_key)
  * array holds one while the slot is set. */
 struct brt_obj *brt_prog_array_get(struct brt_map *map, uint32_t i);
 
+/* Map-in-map (map_in_map.c): does outer hold inner in this process (the helpers accept
+ * such an inner map from a program of outer)?  And the inner-map template outer was
+ * created with (0 or -EINVAL when outer is not a map of maps). */
+int brt_map_in_map_holds(struct brt_map *outer, const struct brt_map *inner);
+int brt_map_in_map_template(const struct brt_map *outer, uint32_t *type, uint32_t *key_size,
+			    uint32_t *value_size, uint32_t *max_entries, uint32_t *flags);
+
 /* Size of the syscall-side value buffer: value_size, or ncpus * round_up(value_size, 8). */
 uint32_t brt_map_value_size(const struct brt_map *map);
 int brt_map_is_percpu(uint32_t type);

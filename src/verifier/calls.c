@@ -474,6 +474,10 @@ static int map_func_compat(struct brt_env *env, const struct call_meta *meta, in
 		     id == BPF_FUNC_ringbuf_query || id == BPF_FUNC_ringbuf_reserve_dynptr ||
 		     id == BPF_FUNC_ringbuf_submit_dynptr || id == BPF_FUNC_ringbuf_discard_dynptr;
 		break;
+	case BPF_MAP_TYPE_ARRAY_OF_MAPS:
+	case BPF_MAP_TYPE_HASH_OF_MAPS:
+		ok = id == BPF_FUNC_map_lookup_elem;
+		break;
 	case BPF_MAP_TYPE_QUEUE:
 	case BPF_MAP_TYPE_STACK:
 		ok = id == BPF_FUNC_map_peek_elem || id == BPF_FUNC_map_pop_elem ||
@@ -550,6 +554,12 @@ static void set_return(struct brt_env *env, const struct brt_helper_proto *fn,
 		r0->type = PTR_TO_MAP_VALUE | PTR_MAYBE_NULL;
 		brt_mark_reg_known_zero(r0);
 		r0->map_idx = (uint16_t)meta->map_idx;
+		if (env->maps[meta->map_idx].inner_idx >= 0) {
+			/* a map of maps: the inner map (the kernel's inner_map_meta) */
+			r0->type = CONST_PTR_TO_MAP | PTR_MAYBE_NULL;
+			r0->map_idx = (uint16_t)env->maps[meta->map_idx].inner_idx;
+			break;
+		}
 		if (id == BPF_FUNC_map_lookup_elem && meta->const_key >= 0 &&
 		    (uint64_t)meta->const_key < meta->map->max_entries)
 			r0->type &= ~PTR_MAYBE_NULL;

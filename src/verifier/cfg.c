@@ -171,7 +171,7 @@ static int resolve_map(struct brt_env *env, const struct bpf_insn *insn, int idx
 		fd = o->fd_array[insn->imm];
 	}
 	for (int i = 0; i < env->nmaps; i++)
-		if (env->maps[i].fd == fd) {
+		if (env->maps[i].fd == fd && !env->maps[i].is_tmpl) {
 			env->aux[idx].map_idx = (int16_t)i;
 			return 0;
 		}
@@ -182,7 +182,7 @@ static int resolve_map(struct brt_env *env, const struct bpf_insn *insn, int idx
 		brt_verr(env, "fd %d is not pointing to valid bpf_map\n", fd);
 		return err < 0 ? err : -EBADF;
 	}
-	if (env->nmaps >= 64) {
+	if (env->nmaps >= 64 - !!info.inner_type) {
 		brt_verr(env, "too many maps\n");
 		return -E2BIG;
 	}
@@ -193,7 +193,20 @@ static int resolve_map(struct brt_env *env, const struct bpf_insn *insn, int idx
 	}
 	env->maps[env->nmaps].info = info;
 	env->maps[env->nmaps].fd = fd;
+	env->maps[env->nmaps].inner_idx = info.inner_type ? env->nmaps + 1 : -1;
 	env->aux[idx].map_idx = (int16_t)env->nmaps++;
+	if (info.inner_type) {
+		struct brt_vmap *t = &env->maps[env->nmaps++];
+
+		t->info = (struct brt_map_info){ .type = info.inner_type,
+						 .key_size = info.inner_key_size,
+						 .value_size = info.inner_value_size,
+						 .max_entries = info.inner_max_entries,
+						 .map_flags = info.inner_flags };
+		t->fd = -1;
+		t->inner_idx = -1;
+		t->is_tmpl = 1;
+	}
 	return 0;
 }
 

@@ -127,6 +127,8 @@ struct brt_vstate {
 struct brt_vmap {
 	struct brt_map_info info;
 	int fd;
+	int inner_idx; /* maps of maps: the entry of their inner template, else -1 */
+	int is_tmpl;   /* an inner template: no fd names it */
 };
 
 struct brt_subprog {

@@ -71,6 +71,8 @@ struct brt_map_info {
 	uint32_t map_flags;   /* BPF_F_RDONLY_PROG etc. */
 	void *ptr;            /* the runtime's map object (opaque here) */
 	const char *name;     /* printed as map=NAME in the log; NULL prints "" */
+	/* maps of maps: the inner map template a lookup returns (inner_type 0 otherwise) */
+	uint32_t inner_type, inner_key_size, inner_value_size, inner_max_entries, inner_flags;
 };
 
 /* Resolve a map file descriptor; returns 0, -EBADF when fd is not open, -EINVAL when it

@@ -49,11 +49,11 @@ static const struct run_case run_cases[] = {
 	{ "big_bss", "big", { 6, 8 } },
 	{ "unrolled", "long_prog", { 47786, 47786 } },
 	{ "call_order", "order", { 113, 113 } },
-	{ "legacy_prog_array", "dispatch", { 7, 7 }, "prog arrays" },
-	{ "hash_of_maps", "nested", { 10, 10 }, "maps of maps" },
-	{ "queue_stack", "push_pop", { 13, 13 }, "queue and stack maps" },
-	{ "prog_array", "entry", { 11, 11 }, "prog arrays and tail calls" },
-	{ "map_in_map", "through_outer", { 5, 5 }, "maps of maps" },
+	{ "legacy_prog_array", "dispatch", { 7, 7 } },
+	{ "hash_of_maps", "nested", { 10, 10 } },
+	{ "queue_stack", "push_pop", { 13, 13 } },
+	{ "prog_array", "entry", { 11, 11 } },
+	{ "map_in_map", "through_outer", { 5, 5 } },
 	{ "callback", "loop_sum", { 45, 45 }, "bpf_loop() and BPF_PSEUDO_FUNC" },
 };
 

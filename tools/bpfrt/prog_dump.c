@@ -69,7 +69,8 @@ static const char *line_at(struct dump *d, size_t i, const char **file, uint32_t
 		return NULL;
 	d->last_src = src;
 	d->last_line = *line;
-	return src + strspn(src, " \t");
+	src += strspn(src, " \t");
+	return *src ? src : NULL;
 }
 
 /* bpfrt keeps map addresses in loaded lddw: name them back as bpftool does. */

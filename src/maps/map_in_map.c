@@ -1,0 +1,324 @@
+/* map_in_map.c - BPF_MAP_TYPE_ARRAY_OF_MAPS and BPF_MAP_TYPE_HASH_OF_MAPS.  Storage is an
+ * array or a hash whose 4-byte values are inner map ids (what BPF_MAP_LOOKUP_ELEM returns,
+ * as in the kernel); each process keeps its own id -> map references, since the maps a
+ * program may follow are the ones this process holds.  An inner map must match the
+ * template taken from attr.inner_map_fd at creation, by the kernel's bpf_map_meta_equal()
+ * rule (type, key and value sizes, flags, and max_entries unless the template has
+ * BPF_F_INNER_MAP); the template sits after the storage so every process checks the same.
+ * A program's lookup returns the inner map itself, which the map helpers then accept.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "maps/maps.h"
+
+struct mim_tmpl {
+	uint32_t type, key_size, value_size, max_entries, flags;
+	uint32_t pad;
+};
+
+struct mim_ref {
+	uint32_t id;
+	struct brt_map *map; /* referenced */
+};
+
+struct mim_view {
+	pthread_mutex_t lock;
+	const struct brt_map_ops *base; /* array or hash storage */
+	void *base_priv;                /* the storage's own per-process state */
+	struct mim_ref *refs;           /* one per stored entry set by this process */
+	uint32_t n, cap;
+};
+
+static _Thread_local struct mim_tmpl pending; /* alloc_check -> init of the same create */
+
+static const struct brt_map_ops *base_ops(uint32_t type)
+{
+	return type == BPF_MAP_TYPE_ARRAY_OF_MAPS ? &brt_array_map_ops : &brt_hash_map_ops;
+}
+
+/* The storage sees a plain array/hash map with its own priv. */
+static struct brt_map as_base(const struct brt_map *map)
+{
+	struct brt_map b = *map;
+	const struct mim_view *v = map->priv;
+
+	b.type = map->type == BPF_MAP_TYPE_ARRAY_OF_MAPS ? BPF_MAP_TYPE_ARRAY : BPF_MAP_TYPE_HASH;
+	b.priv = v ? v->base_priv : NULL;
+	return b;
+}
+
+static int is_map_in_map(uint32_t type)
+{
+	return type == BPF_MAP_TYPE_ARRAY_OF_MAPS || type == BPF_MAP_TYPE_HASH_OF_MAPS;
+}
+
+static int meta_equal(const struct mim_tmpl *t, const struct brt_map *m)
+{
+	return t->type == m->type && t->key_size == m->key_size &&
+	       t->value_size == m->value_size && t->flags == m->flags &&
+	       ((t->flags & BPF_F_INNER_MAP) || t->max_entries == m->max_entries);
+}
+
+static int mim_alloc_check(const union bpf_attr *attr)
+{
+	union bpf_attr a = *attr;
+	struct brt_map *inner;
+	int err;
+
+	if (attr->value_size != 4 || (attr->map_flags & (BPF_F_RDONLY_PROG | BPF_F_WRONLY_PROG)))
+		return -EINVAL;
+	a.map_type = attr->map_type == BPF_MAP_TYPE_ARRAY_OF_MAPS ? BPF_MAP_TYPE_ARRAY :
+								     BPF_MAP_TYPE_HASH;
+	err = base_ops(attr->map_type)->alloc_check(&a);
+	if (err)
+		return err;
+	/* the kernel's bpf_map_meta_alloc() */
+	err = brt_map_from_fd((int)attr->inner_map_fd, &inner);
+	if (err)
+		return err;
+	if (is_map_in_map(inner->type) || inner->type == BPF_MAP_TYPE_PROG_ARRAY) {
+		brt_map_put(inner);
+		return -EINVAL;
+	}
+	pending = (struct mim_tmpl){ inner->type, inner->key_size, inner->value_size,
+				     inner->max_entries, inner->flags, 0 };
+	brt_map_put(inner);
+	return 0;
+}
+
+static int mim_data_size(const struct brt_map *map, uint64_t *size)
+{
+	struct brt_map b = as_base(map);
+	int err = base_ops(map->type)->data_size(&b, size);
+
+	if (!err)
+		*size += BRT_ROUND8(sizeof(struct mim_tmpl));
+	return err;
+}
+
+static struct mim_tmpl *tmpl_of(const struct brt_map *map)
+{
+	return (struct mim_tmpl *)((char *)map->data + map->data_size -
+				   BRT_ROUND8(sizeof(struct mim_tmpl)));
+}
+
+static int mim_init(struct brt_map *map)
+{
+	struct brt_map b = as_base(map);
+	const struct brt_map_ops *base = base_ops(map->type);
+
+	*tmpl_of(map) = pending;
+	return base->init ? base->init(&b) : 0;
+}
+
+static int mim_attach(struct brt_map *map)
+{
+	const struct brt_map_ops *base = base_ops(map->type);
+	struct mim_view *v = calloc(1, sizeof(*v));
+	struct brt_map b;
+	int err = 0;
+
+	if (!v)
+		return -ENOMEM;
+	if (!tmpl_of(map)->type || is_map_in_map(tmpl_of(map)->type)) {
+		free(v);
+		return -EINVAL; /* corrupt or foreign file */
+	}
+	pthread_mutex_init(&v->lock, NULL);
+	v->base = base;
+	map->priv = NULL;
+	b = as_base(map);
+	if (base->attach) {
+		err = base->attach(&b);
+		v->base_priv = b.priv;
+	}
+	if (err) {
+		pthread_mutex_destroy(&v->lock);
+		free(v);
+		return err;
+	}
+	map->priv = v;
+	return 0;
+}
+
+static void mim_detach(struct brt_map *map)
+{
+	struct mim_view *v = map->priv;
+	struct brt_map b;
+
+	if (!v)
+		return;
+	for (uint32_t i = 0; i < v->n; i++)
+		brt_map_put(v->refs[i].map);
+	free(v->refs);
+	b = as_base(map);
+	if (v->base->detach)
+		v->base->detach(&b);
+	pthread_mutex_destroy(&v->lock);
+	free(v);
+	map->priv = NULL;
+}
+
+/* Drop this process's reference for one entry holding id (if it set it). */
+static void forget(struct mim_view *v, uint32_t id)
+{
+	for (uint32_t i = 0; i < v->n; i++) {
+		if (v->refs[i].id == id) {
+			brt_map_put(v->refs[i].map);
+			v->refs[i] = v->refs[--v->n];
+			return;
+		}
+	}
+}
+
+static void *mim_lookup(struct brt_map *map, const void *key)
+{
+	struct mim_view *v = map->priv;
+	struct brt_map b = as_base(map), *found = NULL;
+	const uint32_t *idp = v->base->lookup(&b, key);
+	uint32_t id;
+
+	if (!idp)
+		return NULL;
+	brt_shm_read(&id, idp, sizeof(id));
+	pthread_mutex_lock(&v->lock);
+	for (uint32_t i = 0; id && i < v->n && !found; i++)
+		if (v->refs[i].id == id)
+			found = v->refs[i].map;
+	pthread_mutex_unlock(&v->lock);
+	return found;
+}
+
+static int mim_copy_value(struct brt_map *map, const void *key, void *value)
+{
+	struct brt_map b = as_base(map);
+	int err = ((struct mim_view *)map->priv)->base->copy_value(&b, key, value);
+	uint32_t id;
+
+	if (err)
+		return err;
+	memcpy(&id, value, 4);
+	return id ? 0 : -ENOENT; /* an empty array slot */
+}
+
+static int mim_update(struct brt_map *map, const void *key, const void *value, uint64_t flags)
+{
+	struct mim_view *v = map->priv;
+	struct brt_map b = as_base(map), *inner;
+	struct mim_ref *refs;
+	uint32_t id, old = 0;
+	int32_t fd;
+	int err;
+
+	if (map->type == BPF_MAP_TYPE_ARRAY_OF_MAPS && flags != BPF_ANY)
+		return -EINVAL;
+	memcpy(&fd, value, 4);
+	err = brt_map_from_fd(fd, &inner);
+	if (err)
+		return err;
+	if (!meta_equal(tmpl_of(map), inner)) {
+		brt_map_put(inner);
+		return -EINVAL;
+	}
+	id = inner->obj.hdr->id;
+	pthread_mutex_lock(&v->lock);
+	if (v->n == v->cap) {
+		uint32_t cap = v->cap ? v->cap * 2 : 8;
+
+		refs = realloc(v->refs, cap * sizeof(*refs));
+		if (!refs) {
+			err = -ENOMEM;
+			goto out;
+		}
+		v->refs = refs;
+		v->cap = cap;
+	}
+	if (v->base->copy_value(&b, key, &old))
+		old = 0;
+	err = v->base->update(&b, key, &id, flags);
+	if (err)
+		goto out;
+	if (old)
+		forget(v, old);
+	v->refs[v->n++] = (struct mim_ref){ id, inner };
+	inner = NULL;
+out:
+	pthread_mutex_unlock(&v->lock);
+	if (inner)
+		brt_map_put(inner);
+	return err;
+}
+
+static int mim_delete(struct brt_map *map, const void *key)
+{
+	struct mim_view *v = map->priv;
+	struct brt_map b = as_base(map);
+	uint32_t old = 0, zero = 0;
+	int err;
+
+	pthread_mutex_lock(&v->lock);
+	err = v->base->copy_value(&b, key, &old);
+	if (!err && map->type == BPF_MAP_TYPE_ARRAY_OF_MAPS)
+		err = old ? v->base->update(&b, key, &zero, BPF_ANY) : -ENOENT;
+	else if (!err)
+		err = v->base->delete(&b, key);
+	else if (err == -ENOENT && map->type == BPF_MAP_TYPE_ARRAY_OF_MAPS)
+		err = -E2BIG; /* index past max_entries */
+	if (!err && old)
+		forget(v, old);
+	pthread_mutex_unlock(&v->lock);
+	return err;
+}
+
+static int mim_get_next_key(struct brt_map *map, const void *key, void *next_key)
+{
+	struct brt_map b = as_base(map);
+
+	return ((struct mim_view *)map->priv)->base->get_next_key(&b, key, next_key);
+}
+
+int brt_map_in_map_holds(struct brt_map *outer, const struct brt_map *inner)
+{
+	struct mim_view *v = outer->priv;
+	int yes = 0;
+
+	if (!is_map_in_map(outer->type) || !v)
+		return 0;
+	pthread_mutex_lock(&v->lock);
+	for (uint32_t i = 0; i < v->n && !yes; i++)
+		yes = v->refs[i].map == inner;
+	pthread_mutex_unlock(&v->lock);
+	return yes;
+}
+
+int brt_map_in_map_template(const struct brt_map *outer, uint32_t *type, uint32_t *key_size,
+			    uint32_t *value_size, uint32_t *max_entries, uint32_t *flags)
+{
+	const struct mim_tmpl *t;
+
+	if (!is_map_in_map(outer->type))
+		return -EINVAL;
+	t = tmpl_of(outer);
+	*type = t->type;
+	*key_size = t->key_size;
+	*value_size = t->value_size;
+	*max_entries = t->max_entries;
+	*flags = t->flags;
+	return 0;
+}
+
+const struct brt_map_ops brt_map_in_map_ops = {
+	.alloc_check = mim_alloc_check,
+	.data_size = mim_data_size,
+	.init = mim_init,
+	.attach = mim_attach,
+	.detach = mim_detach,
+	.lookup = mim_lookup,
+	.copy_value = mim_copy_value,
+	.update = mim_update,
+	.delete = mim_delete,
+	.get_next_key = mim_get_next_key,
+};

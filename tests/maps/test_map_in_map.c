@@ -1,0 +1,218 @@
+/* test_map_in_map.c - array_of_maps and hash_of_maps through bpf(): the same script of
+ * creates, updates, lookups and deletes runs on bpfrt_bpf() and, as root, on the kernel,
+ * and every step's result (errno, or the looked-up id being non-zero) must agree; then a
+ * program follows the outer map to an inner one (lookup of a lookup) in bpfrt. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "bpfrt.h"
+#include "harness.h"
+
+typedef int (*sys_fn)(int cmd, union bpf_attr *attr, unsigned int size);
+
+static int kernel_bpf(int cmd, union bpf_attr *attr, unsigned int size)
+{
+	return (int)syscall(__NR_bpf, cmd, attr, size);
+}
+
+static int ret_of(int r)
+{
+	return r < 0 ? -errno : 0;
+}
+
+static int create(sys_fn sys, uint32_t type, uint32_t key, uint32_t value, uint32_t max,
+		  uint32_t flags, int inner)
+{
+	union bpf_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.map_type = type;
+	a.key_size = key;
+	a.value_size = value;
+	a.max_entries = max;
+	a.map_flags = flags;
+	a.inner_map_fd = (uint32_t)inner;
+	return sys(BPF_MAP_CREATE, &a, sizeof(a));
+}
+
+static int elem(sys_fn sys, int cmd, int fd, const void *key, void *value, uint64_t flags)
+{
+	union bpf_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.map_fd = (uint32_t)fd;
+	a.key = (uint64_t)(uintptr_t)key;
+	a.value = (uint64_t)(uintptr_t)value;
+	if (cmd != BPF_MAP_DELETE_ELEM)
+		a.flags = flags;
+	return ret_of(sys(cmd, &a, sizeof(a)));
+}
+
+#define NSTEPS 24
+
+/* The script: results[] gets one value per step (errno, or 1/0 for "an id came back"). */
+static void script(sys_fn sys, int results[NSTEPS])
+{
+	int inner, inner2, other, flexible, outer, houter, r, n = 0, fd;
+	uint32_t k0 = 0, k1 = 1, k9 = 9, id = 0;
+	int32_t v;
+
+	inner = create(sys, BPF_MAP_TYPE_ARRAY, 4, 4, 1, 0, 0);
+	inner2 = create(sys, BPF_MAP_TYPE_ARRAY, 4, 4, 1, 0, 0);
+	other = create(sys, BPF_MAP_TYPE_ARRAY, 4, 8, 1, 0, 0);
+	flexible = create(sys, BPF_MAP_TYPE_ARRAY, 4, 4, 3, BPF_F_INNER_MAP, 0);
+	/* creation rules */
+	fd = create(sys, BPF_MAP_TYPE_ARRAY_OF_MAPS, 4, 8, 2, 0, inner);
+	results[n++] = fd < 0 ? -errno : 0;
+	if (fd >= 0)
+		close(fd);
+	fd = create(sys, BPF_MAP_TYPE_ARRAY_OF_MAPS, 4, 4, 2, 0, 1000);
+	results[n++] = fd < 0 ? -errno : 0;
+	if (fd >= 0)
+		close(fd);
+	outer = create(sys, BPF_MAP_TYPE_ARRAY_OF_MAPS, 4, 4, 2, 0, inner);
+	results[n++] = outer < 0 ? -errno : 0;
+	fd = create(sys, BPF_MAP_TYPE_ARRAY_OF_MAPS, 4, 4, 2, 0, outer);
+	results[n++] = fd < 0 ? -errno : 0; /* a map of maps cannot be the inner map */
+	if (fd >= 0)
+		close(fd);
+	houter = create(sys, BPF_MAP_TYPE_HASH_OF_MAPS, 4, 4, 4, 0, flexible);
+	results[n++] = houter < 0 ? -errno : 0;
+	/* array of maps */
+	results[n++] = elem(sys, BPF_MAP_LOOKUP_ELEM, outer, &k0, &id, 0); /* empty */
+	v = inner;
+	results[n++] = elem(sys, BPF_MAP_UPDATE_ELEM, outer, &k0, &v, BPF_ANY);
+	r = elem(sys, BPF_MAP_LOOKUP_ELEM, outer, &k0, &id, 0);
+	results[n++] = r ? r : id != 0;
+	v = other;
+	results[n++] = elem(sys, BPF_MAP_UPDATE_ELEM, outer, &k1, &v, BPF_ANY); /* mismatch */
+	v = inner2;
+	results[n++] = elem(sys, BPF_MAP_UPDATE_ELEM, outer, &k1, &v, BPF_NOEXIST);
+	results[n++] = elem(sys, BPF_MAP_UPDATE_ELEM, outer, &k9, &v, BPF_ANY); /* past end */
+	results[n++] = elem(sys, BPF_MAP_UPDATE_ELEM, outer, &k1, &v, BPF_ANY);
+	v = 12345;
+	results[n++] = elem(sys, BPF_MAP_UPDATE_ELEM, outer, &k0, &v, BPF_ANY); /* bad fd */
+	results[n++] = elem(sys, BPF_MAP_DELETE_ELEM, outer, &k1, NULL, 0);
+	results[n++] = elem(sys, BPF_MAP_DELETE_ELEM, outer, &k1, NULL, 0);
+	results[n++] = elem(sys, BPF_MAP_DELETE_ELEM, outer, &k9, NULL, 0);
+	/* hash of maps; BPF_F_INNER_MAP lets max_entries differ */
+	v = inner;
+	results[n++] = elem(sys, BPF_MAP_UPDATE_ELEM, houter, &k9, &v, BPF_ANY);
+	v = create(sys, BPF_MAP_TYPE_ARRAY, 4, 4, 7, BPF_F_INNER_MAP, 0);
+	results[n++] = elem(sys, BPF_MAP_UPDATE_ELEM, houter, &k9, &v, BPF_NOEXIST);
+	results[n++] = elem(sys, BPF_MAP_UPDATE_ELEM, houter, &k9, &v, BPF_NOEXIST);
+	close(v);
+	r = elem(sys, BPF_MAP_LOOKUP_ELEM, houter, &k9, &id, 0);
+	results[n++] = r ? r : id != 0;
+	results[n++] = elem(sys, BPF_MAP_LOOKUP_ELEM, houter, &k1, &id, 0);
+	results[n++] = elem(sys, BPF_MAP_DELETE_ELEM, houter, &k9, NULL, 0);
+	results[n++] = elem(sys, BPF_MAP_DELETE_ELEM, houter, &k9, NULL, 0);
+	results[n++] = elem(sys, BPF_MAP_GET_NEXT_KEY, houter, NULL, &id, 0);
+	for (int i = 0; i < 4; i++)
+		close((int[]){ inner, inner2, other, flexible }[i]);
+	if (outer >= 0)
+		close(outer);
+	if (houter >= 0)
+		close(houter);
+}
+
+/* r0 = inner[0] + 100 through outer[0]; the inner map holds 42. */
+static void program_follows_inner(void)
+{
+	int inner = bpfrt_map_create(BPF_MAP_TYPE_ARRAY, "in", 4, 4, 1, NULL);
+	BPFRT_OPTS(bpfrt_map_create_opts, mo, .inner_map_fd = (uint32_t)inner);
+	int outer = bpfrt_map_create(BPF_MAP_TYPE_ARRAY_OF_MAPS, "out", 4, 4, 1, &mo);
+	uint32_t k = 0, v = 42;
+	int32_t ifd = inner;
+	struct bpf_insn prog[] = {
+		{ BPF_ST | BPF_MEM | BPF_W, BPF_REG_10, 0, -4, 0 },
+		{ BPF_LD | BPF_IMM | BPF_DW, BPF_REG_1, BPF_PSEUDO_MAP_FD, 0, outer },
+		{ 0 },
+		{ BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_2, BPF_REG_10, 0, 0 },
+		{ BPF_ALU64 | BPF_ADD | BPF_K, BPF_REG_2, 0, 0, -4 },
+		{ BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_map_lookup_elem },
+		{ BPF_JMP | BPF_JEQ | BPF_K, BPF_REG_0, 0, 6, 0 },
+		{ BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_1, BPF_REG_0, 0, 0 },
+		{ BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_2, BPF_REG_10, 0, 0 },
+		{ BPF_ALU64 | BPF_ADD | BPF_K, BPF_REG_2, 0, 0, -4 },
+		{ BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_map_lookup_elem },
+		{ BPF_JMP | BPF_JEQ | BPF_K, BPF_REG_0, 0, 1, 0 },
+		{ BPF_LDX | BPF_MEM | BPF_W, BPF_REG_0, BPF_REG_0, 0, 0 },
+		{ BPF_ALU64 | BPF_ADD | BPF_K, BPF_REG_0, 0, 0, 100 },
+		{ BPF_JMP | BPF_EXIT, 0, 0, 0, 0 },
+	};
+	const char *engines[] = { "checked", "interp", "jit" };
+	uint8_t pkt[64] = { 0 };
+
+	T_CASE("program follows the inner map");
+	T_ASSERT(inner >= 0 && outer >= 0);
+	T_EQ_INT(0, bpfrt_map_update_elem(inner, &k, &v, BPF_ANY));
+	T_EQ_INT(0, bpfrt_map_update_elem(outer, &k, &ifd, BPF_ANY));
+	for (size_t e = 0; e < sizeof(engines) / sizeof(engines[0]); e++) {
+		BPFRT_OPTS(bpfrt_test_run_opts, ro, .data_in = pkt, .data_size_in = sizeof(pkt));
+		int pfd;
+
+		setenv("BPFRT_ENGINE", engines[e], 1);
+		pfd = bpfrt_prog_load(BPF_PROG_TYPE_SOCKET_FILTER, "mim", "GPL", prog,
+				      sizeof(prog) / sizeof(prog[0]), NULL);
+		T_ASSERT(pfd >= 0);
+		if (pfd < 0)
+			continue;
+		T_EQ_INT(0, bpfrt_prog_test_run_opts(pfd, &ro));
+		T_EQ_INT(142, (int)ro.retval);
+		close(pfd);
+	}
+	unsetenv("BPFRT_ENGINE");
+	close(outer);
+	close(inner);
+}
+
+int main(void)
+{
+	static const char *const names[NSTEPS] = {
+		"array_of_maps value_size 8", "inner fd not open", "array_of_maps",
+		"map of maps as inner", "hash_of_maps", "lookup empty slot", "update slot 0",
+		"lookup slot 0 gives an id", "update with a mismatched inner", "update NOEXIST",
+		"update past the end", "update slot 1", "update with a closed fd",
+		"delete slot 1", "delete slot 1 again", "delete past the end", "hash update",
+		"hash NOEXIST new key", "hash NOEXIST again", "hash lookup gives an id",
+		"hash lookup missing", "hash delete", "hash delete again", "hash get_next_key",
+	};
+	int ours[NSTEPS] = { 0 }, theirs[NSTEPS] = { 0 };
+	char tmpdir[] = "/tmp/bpfrt-mim-XXXXXX";
+	int probe;
+
+	if (!mkdtemp(tmpdir))
+		return 1;
+	setenv("BPFRT_FS", tmpdir, 1);
+	script(bpfrt_bpf, ours);
+	/* what the kernel answers, written down for machines without bpf() */
+	{
+		static const int expected[NSTEPS] = {
+			-EINVAL, -EBADF, 0, -EINVAL, 0, -ENOENT, 0, 1, -EINVAL, -EINVAL, -E2BIG,
+			0, -EBADF, 0, -ENOENT, -E2BIG, -EINVAL, 0, -EEXIST, 1, -ENOENT, 0,
+			-ENOENT, -ENOENT,
+		};
+		for (int i = 0; i < NSTEPS; i++) {
+			T_CASE(names[i]);
+			T_EQ_INT(expected[i], ours[i]);
+		}
+	}
+	probe = geteuid() == 0 ? create(kernel_bpf, BPF_MAP_TYPE_ARRAY, 4, 4, 1, 0, 0) : -1;
+	if (probe >= 0) {
+		close(probe);
+		script(kernel_bpf, theirs);
+		for (int i = 0; i < NSTEPS; i++) {
+			T_CASE(names[i]);
+			T_EQ_INT(theirs[i], ours[i]);
+		}
+	} else {
+		printf("note: kernel comparison skipped (no bpf())\n");
+	}
+	program_follows_inner();
+	rmdir(tmpdir);
+	return t_done();
+}
