@@ -39,6 +39,24 @@ struct bpfrt_vm;
 struct brt_region;
 struct brt_map;
 
+struct brt_vline;
+
+/* A program's line_info checked against its BTF (btf_load.c): lines[] point into the
+ * referenced BTF object's strings. */
+struct brt_prog_lines {
+	struct brt_obj *btf;      /* referenced BTF object */
+	struct brt_vline *lines;  /* sorted by insn_off */
+	uint32_t n;
+};
+
+/* PROG_LOAD's prog_btf_fd, func_info and line_info, checked as the kernel does (messages
+ * into log); *out gets the lines (NULL when none).  0 or -errno. */
+int brt_prog_btf_check(struct brt_call *call, const struct bpf_insn *insns, char *log,
+		       uint32_t log_size, struct brt_prog_lines **out);
+void brt_prog_lines_free(struct brt_prog_lines *l);
+/* OBJ_GET_INFO_BY_FD of a BTF fd: struct bpf_btf_info of len bytes. */
+int brt_btf_info(struct brt_call *call, struct brt_obj *obj, uint32_t len);
+
 /* A loaded program as this process holds it (the object's file holds its original
  * instructions and header). */
 struct brt_prog {
@@ -49,6 +67,7 @@ struct brt_prog {
 	uint32_t expected_attach_type;
 	uint32_t insn_cnt;
 	uint32_t max_ctx_offset;   /* highest ctx byte accessed + 1 (tracing attach checks) */
+	struct brt_prog_lines *lines; /* source lines from line_info, or NULL */
 };
 
 /* The kernel's map_get_sys_perms() checks: the map's creation flags (BPF_F_RDONLY,
@@ -78,6 +97,8 @@ struct brt_prog_check {
 	const int *fd_array;    /* attr.fd_array copied in, or NULL */
 	uint32_t fd_array_cnt;
 	uint32_t *max_ctx_offset; /* out (may be NULL): highest ctx byte accessed + 1 */
+	const struct brt_vline *lines; /* source lines for the log, or NULL */
+	uint32_t nlines;
 };
 
 /* The single place PROG_LOAD checks a program (check.c): today the structural check of

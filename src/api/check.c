@@ -50,6 +50,8 @@ int brt_api_check_prog(const struct brt_prog_check *pc)
 		.map_info = map_info,
 		.fd_array = pc->fd_array,
 		.fd_array_cnt = pc->fd_array_cnt,
+		.lines = pc->lines,
+		.nlines = pc->nlines,
 	};
 
 	struct brt_verify_result res;

@@ -93,6 +93,7 @@ int brt_cmd_obj_get_info(struct brt_call *call)
 	if (err)
 		return err;
 	ours = obj->kind == BRT_OBJ_MAP ? sizeof(struct bpf_map_info) :
+	       obj->kind == BRT_OBJ_BTF ? sizeof(struct bpf_btf_info) :
 					  sizeof(struct bpf_prog_info);
 	err = tail_zero(call, attr->info.info, ours, len);
 	if (err)
@@ -101,6 +102,8 @@ int brt_cmd_obj_get_info(struct brt_call *call)
 		len = ours;
 	if (obj->kind == BRT_OBJ_MAP)
 		err = map_info(call, brt_map_of(obj), len);
+	else if (obj->kind == BRT_OBJ_BTF)
+		err = brt_btf_info(call, obj, len);
 	else
 		err = prog_info(call, (struct brt_prog *)(void *)obj, len);
 	if (!err) {

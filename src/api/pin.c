@@ -57,7 +57,9 @@ int brt_cmd_obj_pin(struct brt_call *call)
 	err = brt_obj_from_fd((int)attr->bpf_fd, 0, &obj);
 	if (err)
 		return err;
-	err = copy_path(call, attr->pathname, path, sizeof(path));
+	err = obj->kind == BRT_OBJ_BTF ? -EINVAL : 0; /* bpffs holds maps and programs */
+	if (!err)
+		err = copy_path(call, attr->pathname, path, sizeof(path));
 	if (err)
 		goto out_put;
 	err = inside_fs(path);

@@ -34,6 +34,7 @@ struct load {
 	char *log;
 	uint32_t log_size;
 	uint32_t max_ctx_offset;
+	struct brt_prog_lines *lines; /* from line_info (btf_load.c) */
 };
 
 static int prog_type_ok(uint32_t type)
@@ -214,6 +215,7 @@ static void prog_release(struct brt_obj *obj)
 
 	bpfrt_vm_free(prog->vm);
 	put_maps(&prog->pm);
+	brt_prog_lines_free(prog->lines);
 }
 
 static int prog_init(struct brt_obj *obj, void *arg)
@@ -232,6 +234,8 @@ static int prog_init(struct brt_obj *obj, void *arg)
 	ld->pm.maps = NULL;
 	ld->pm.n = 0;
 	ld->vm = NULL;
+	prog->lines = ld->lines;
+	ld->lines = NULL;
 	obj->release = prog_release;
 	return 0;
 }
@@ -294,8 +298,7 @@ static int check_attrs(struct brt_call *call, struct load *ld)
 	    attr->expected_attach_type != BPF_CGROUP_INET_INGRESS &&
 	    attr->expected_attach_type != BPF_CGROUP_INET_EGRESS)
 		return -EINVAL;
-	if (attr->prog_ifindex || attr->prog_btf_fd || attr->attach_btf_id ||
-	    attr->attach_prog_fd || attr->func_info_cnt || attr->line_info_cnt ||
+	if (attr->prog_ifindex || attr->attach_btf_id || attr->attach_prog_fd ||
 	    attr->core_relo_cnt)
 		return -EINVAL;
 	if (!name_ok(attr->prog_name, sizeof(attr->prog_name)))
@@ -331,8 +334,13 @@ int brt_cmd_prog_load(struct brt_call *call)
 	if (err)
 		return err;
 	err = copy_in(call, &ld);
-	if (err)
+	if (!err)
+		err = brt_prog_btf_check(call, ld.insns, ld.log, ld.log_size, &ld.lines);
+	if (err) {
+		if (write_log(call, &ld))
+			err = -EFAULT;
 		goto out_free;
+	}
 	pc.insns = ld.insns;
 	pc.n = attr->insn_cnt;
 	pc.prog_type = attr->prog_type;
@@ -345,6 +353,8 @@ int brt_cmd_prog_load(struct brt_call *call)
 	pc.fd_array = ld.fd_array;
 	pc.fd_array_cnt = ld.fd_array_cnt;
 	pc.max_ctx_offset = &ld.max_ctx_offset;
+	pc.lines = ld.lines ? ld.lines->lines : NULL;
+	pc.nlines = ld.lines ? ld.lines->n : 0;
 	err = brt_api_check_prog(&pc);
 	if (!err)
 		err = resolve_maps(&ld, attr->insn_cnt);
@@ -372,6 +382,7 @@ out_free:
 	free(ld.insns);
 	free(ld.fd_array);
 	free(ld.log);
+	brt_prog_lines_free(ld.lines);
 	return err;
 }
 

@@ -204,8 +204,8 @@ static int create_map(struct bpfrt_object *obj, struct bpfrt_map *map)
 	return 0;
 }
 
-/* The object's .BTF into the kernel, so func_info and line_info can go with the programs
- * (callbacks and global functions need them).  Failure is not fatal: programs that need
+/* The object's .BTF into the kernel or bpfrt, so func_info and line_info can go with the
+ * programs (callbacks and global functions need them; the log shows source lines).  Failure is not fatal: programs that need
  * no BTF still load, as with libbpf. */
 static void load_btf(struct bpfrt_object *obj)
 {
@@ -215,7 +215,7 @@ static void load_btf(struct bpfrt_object *obj)
 	void *raw;
 
 	obj->btf_fd = -1;
-	if (!obj->kernel || !obj->elf->btf || brt_btf_raw(obj->elf->btf, &raw, &len))
+	if (!obj->elf->btf || brt_btf_raw(obj->elf->btf, &raw, &len))
 		return;
 	memset(&attr, 0, sizeof(attr));
 	attr.btf = (uint64_t)(uintptr_t)raw;

@@ -24,6 +24,7 @@
 enum brt_obj_kind {
 	BRT_OBJ_MAP = 1,
 	BRT_OBJ_PROG = 2,
+	BRT_OBJ_BTF = 3, /* BPF_BTF_LOAD (src/api/btf_load.c) */
 };
 
 /* The header, stored in the LAST page of every object file so that the type's own data

@@ -166,6 +166,38 @@ static void print_insn(struct brt_env *env, int idx)
 	brt_vinfo(env, "%s\n", buf);
 }
 
+/* The kernel's verbose_linfo(): "; <line> @ <file>:<n>" when the line changes. */
+static void print_line(struct brt_env *env, int idx)
+{
+	const struct brt_vline *l = NULL;
+	const char *src, *file, *slash;
+	uint32_t lo = 0, hi = env->opts->nlines;
+
+	while (lo < hi) { /* last line starting at or before idx */
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (env->opts->lines[mid].insn_off <= (uint32_t)idx) {
+			l = &env->opts->lines[mid];
+			lo = mid + 1;
+		} else {
+			hi = mid;
+		}
+	}
+	if (!l || l == env->prev_line)
+		return;
+	/* records differing only in column show the same text: print it once */
+	if (env->prev_line && env->prev_line->file == l->file &&
+	    env->prev_line->line == l->line) {
+		env->prev_line = l;
+		return;
+	}
+	src = l->src + strspn(l->src, " \t");
+	slash = strrchr(l->file, '/');
+	file = slash ? slash + 1 : l->file;
+	brt_vinfo(env, "; %s @ %s:%u\n", src, file, l->line);
+	env->prev_line = l;
+}
+
 static void print_scratched(struct brt_env *env)
 {
 	const struct brt_vstate *st = env->cur;
@@ -332,6 +364,7 @@ static int do_check(struct brt_env *env)
 		}
 		if (LOG_L1(env)) {
 			print_scratched(env);
+			print_line(env, env->insn_idx);
 			env->prev_log_pos = env->log.end_pos;
 			brt_vinfo(env, "%d: ", env->insn_idx);
 			print_insn(env, env->insn_idx);

@@ -186,6 +186,7 @@ struct brt_env {
 	int subprog_cnt;
 	struct brt_vmap *maps;
 	int nmaps;
+	const struct brt_vline *prev_line; /* source line the log showed last */
 	struct brt_vstate *cur;
 	int insn_idx;
 	int prev_insn_idx;

@@ -75,6 +75,14 @@ struct brt_map_info {
 	uint32_t inner_type, inner_key_size, inner_value_size, inner_max_entries, inner_flags;
 };
 
+/* A source line for the log: BPF_PROG_LOAD's line_info resolved against its BTF. */
+struct brt_vline {
+	uint32_t insn_off; /* first instruction of the line */
+	const char *src;   /* text of the line */
+	const char *file;  /* file name as compiled */
+	uint32_t line, col;
+};
+
 /* Resolve a map file descriptor; returns 0, -EBADF when fd is not open, -EINVAL when it
  * is not a map (brt_verify() returns that errno, as the kernel does). */
 typedef int (*brt_map_info_fn)(void *arg, int fd, struct brt_map_info *out);
@@ -98,6 +106,8 @@ struct brt_verify_opts {
 	void *map_arg;                 /* passed to map_info */
 	const int *fd_array;           /* attr.fd_array for BPF_PSEUDO_MAP_IDX(_VALUE) */
 	uint32_t fd_array_cnt;         /* entries in fd_array (0: unknown, trust indexes) */
+	const struct brt_vline *lines; /* source lines by insn_off (sorted), or NULL */
+	uint32_t nlines;
 };
 
 #define BRT_VERIFY_ERRLEN 256

@@ -13,6 +13,7 @@
 #include "jit/jit.h"
 #include "json.h"
 #include "maps/maps.h"
+#include "verifier/verifier.h"
 #include "vm/vm.h"
 
 struct dump {
@@ -63,8 +64,27 @@ static const char *line_at(struct dump *d, size_t i, const char **file, uint32_t
 
 	*file = NULL;
 	*line = 0;
-	if (d->p.prog && i < bpfrt_program_insn_cnt(d->p.prog))
+	if (d->bprog && d->bprog->lines) {
+		/* the line info the program was loaded with (BPF_PROG_LOAD line_info) */
+		const struct brt_prog_lines *pl = d->bprog->lines;
+		uint32_t lo = 0, hi = pl->n;
+
+		while (lo < hi) {
+			uint32_t mid = lo + (hi - lo) / 2;
+
+			if (pl->lines[mid].insn_off < i)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo < pl->n && pl->lines[lo].insn_off == i) {
+			src = pl->lines[lo].src;
+			*file = pl->lines[lo].file;
+			*line = pl->lines[lo].line;
+		}
+	} else if (d->p.prog && i < bpfrt_program_insn_cnt(d->p.prog)) {
 		src = bpfrt_program_line(d->p.prog, i, file, line);
+	}
 	if (!src || (src == d->last_src && *line == d->last_line))
 		return NULL;
 	d->last_src = src;

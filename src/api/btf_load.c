@@ -1,0 +1,429 @@
+/* btf_load.c - BPF_BTF_LOAD, and the func_info/line_info of BPF_PROG_LOAD checked against
+ * that BTF.  A BTF fd is an object file holding the raw blob (so BPF_OBJ_GET_INFO_BY_FD
+ * can hand it back), parsed once by the BTF reader of src/elf, which rejects what the
+ * kernel's btf_parse() rejects for the cases that matter to loaders (header, section
+ * bounds, string offsets, type references, loops).  A program's line info is checked in
+ * the kernel's order and with its messages (check_btf_func_early(), check_btf_line()),
+ * then kept resolved to text so the verifier log and `prog dump` can show source lines.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <linux/btf.h>
+
+#include "api/api.h"
+#include "elf/elf.h"
+#include "maps/maps.h"
+#include "verifier/verifier.h"
+
+#define BTF_MAX_SIZE (16u << 20)   /* the kernel's BTF_MAX_SIZE */
+#define MIN_FUNCINFO_SIZE 8u       /* offsetofend(struct bpf_func_info, type_id) */
+#define MIN_LINEINFO_SIZE 16u      /* offsetofend(struct bpf_line_info, line_col) */
+#define MAX_INFO_REC_SIZE 252u     /* MAX_FUNCINFO_REC_SIZE, MAX_LINEINFO_REC_SIZE */
+
+/* BPF_BTF_LOAD's attributes as Linux 6.18 lays them out (the libc header may be older). */
+struct btf_load_attr {
+	uint64_t btf;
+	uint64_t btf_log_buf;
+	uint32_t btf_size;
+	uint32_t btf_log_size;
+	uint32_t btf_log_level;
+	uint32_t btf_log_true_size; /* out: bytes the whole log needs */
+	uint32_t btf_flags;         /* BPF_F_TOKEN_FD */
+	int32_t btf_token_fd;
+};
+
+struct brt_btf_obj {
+	struct brt_obj obj; /* first: a BTF is an object */
+	struct brt_btf *btf;
+};
+
+static void btf_release(struct brt_obj *obj)
+{
+	brt_btf_free(((struct brt_btf_obj *)(void *)obj)->btf);
+}
+
+struct btf_new {
+	const void *blob;
+	uint32_t size;
+	struct brt_btf *btf;
+};
+
+static int btf_init(struct brt_obj *obj, void *arg)
+{
+	struct btf_new *n = arg;
+
+	memcpy(obj->base, n->blob, n->size);
+	((struct brt_btf_obj *)(void *)obj)->btf = n->btf;
+	n->btf = NULL;
+	obj->release = btf_release;
+	return 0;
+}
+
+/* The message into the caller's log (when one was given), truncated like the kernel's,
+ * and btf_log_true_size written back; -ENOSPC when it did not fit. */
+static int put_log(struct brt_call *call, const struct btf_load_attr *a, const char *msg)
+{
+	uint32_t len = (uint32_t)strlen(msg) + 1, n = len;
+
+	if (!a->btf_log_level)
+		return 0;
+	if (call->ua->to(call->uattr + offsetof(struct btf_load_attr, btf_log_true_size), &len,
+			 sizeof(len)))
+		return -EFAULT;
+	if (!a->btf_log_buf)
+		return 0;
+	if (n > a->btf_log_size)
+		n = a->btf_log_size;
+	if (call->ua->to(a->btf_log_buf, msg, n - 1) || call->ua->to(a->btf_log_buf + n - 1, "", 1))
+		return -EFAULT;
+	return n < len ? -ENOSPC : 0;
+}
+
+/* btf_parse_hdr(): a version or flags it does not know is ENOTSUPP, not EINVAL. */
+static int header_rules(const void *blob, uint32_t size, char *err, size_t errlen)
+{
+	struct btf_header h;
+
+	if (size < sizeof(h))
+		return 0; /* the reader explains */
+	memcpy(&h, blob, sizeof(h));
+	if (h.magic != BTF_MAGIC)
+		return 0;
+	if (h.version != BTF_VERSION || h.flags) {
+		snprintf(err, errlen, "offset 0x%x: unsupported %s %u",
+			 h.version != BTF_VERSION ? 2 : 3, h.version != BTF_VERSION ?
+			 "version" : "flags", h.version != BTF_VERSION ? h.version : h.flags);
+		return -BRT_ENOTSUPP;
+	}
+	return 0;
+}
+
+/* What btf_parse() refuses beyond the reader's structural checks (the reader also reads
+ * objects that libbpf fixes up before loading them, so these belong here). */
+static int kernel_rules(const struct brt_btf *btf, char *err, size_t errlen)
+{
+	for (uint32_t id = 1; id < btf->ntypes; id++) {
+		const struct btf_type *t = brt_btf_type(btf, id);
+		unsigned int kind = BTF_INFO_KIND(t->info);
+		const struct btf_type *to = brt_btf_type(btf, t->type);
+
+		if (kind == BTF_KIND_VAR && (!t->type || !to)) {
+			snprintf(err, errlen, "[%u] VAR %s type_id=%u Invalid type_id", id,
+				 brt_btf_name(btf, id), t->type);
+			return -EINVAL;
+		}
+		if (kind == BTF_KIND_FUNC && (!to || BTF_INFO_KIND(to->info) != BTF_KIND_FUNC_PROTO)) {
+			snprintf(err, errlen, "[%u] FUNC %s type_id=%u Invalid type_id", id,
+				 brt_btf_name(btf, id), t->type);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+int brt_cmd_btf_load(struct brt_call *call)
+{
+	struct btf_load_attr *attr = (struct btf_load_attr *)(void *)call->attr;
+	struct btf_new n = { .size = attr->btf_size };
+	struct brt_obj_hdr hdr = { 0 };
+	struct brt_obj *obj;
+	char err[256], msg[300];
+	void *blob;
+	int ret;
+
+	/* no BPF tokens here: BPF_F_TOKEN_FD (1 << 16) is refused as an unknown flag */
+	if (attr->btf_flags || attr->btf_token_fd)
+		return -EINVAL;
+	/* bpf_verifier_log_attr_valid() */
+	if (!!attr->btf_log_buf != !!attr->btf_log_size ||
+	    (attr->btf_log_buf && !attr->btf_log_level) || (attr->btf_log_level & ~15u) ||
+	    attr->btf_log_size > (UINT32_MAX >> 2))
+		return -EINVAL;
+	if (attr->btf_size > BTF_MAX_SIZE)
+		return -E2BIG;
+	blob = malloc(n.size ? n.size : 1);
+	if (!blob)
+		return -ENOMEM;
+	if (call->ua->from(blob, attr->btf, n.size)) {
+		free(blob);
+		return -EFAULT;
+	}
+	ret = header_rules(blob, n.size, err, sizeof(err));
+	if (!ret)
+		ret = brt_btf_parse(blob, n.size, &n.btf, err, sizeof(err));
+	/* btf_resolve() answers a loop with EEXIST; the reader says "loops" */
+	if (ret == -EINVAL && strstr(err, "or loops"))
+		ret = -EEXIST;
+	if (!ret && kernel_rules(n.btf, err, sizeof(err))) {
+		brt_btf_free(n.btf);
+		n.btf = NULL;
+		ret = -EINVAL;
+	}
+	if (ret) {
+		int lret;
+
+		snprintf(msg, sizeof(msg), "%s\n", err);
+		lret = put_log(call, attr, msg);
+		free(blob);
+		return lret == -EFAULT ? lret : ret;
+	}
+	n.blob = blob;
+	hdr.kind = BRT_OBJ_BTF;
+	hdr.data_size = n.size;
+	ret = put_log(call, attr, "");
+	if (!ret)
+		ret = brt_obj_create(&hdr, sizeof(struct brt_btf_obj), btf_init, &n, &obj);
+	if (ret >= 0)
+		brt_obj_put(obj);
+	brt_btf_free(n.btf);
+	free(blob);
+	return ret;
+}
+
+int brt_btf_info(struct brt_call *call, struct brt_obj *obj, uint32_t len)
+{
+	struct bpf_btf_info info;
+	uint32_t want;
+
+	memset(&info, 0, sizeof(info));
+	if (call->ua->from(&info, call->attr->info.info, len))
+		return -EFAULT;
+	want = info.btf_size;
+	info.btf_size = (uint32_t)obj->hdr->data_size;
+	info.id = obj->hdr->id;
+	if (info.btf && want && call->ua->to(info.btf, obj->base, want < info.btf_size ?
+								  want : info.btf_size))
+		return -EFAULT;
+	info.name_len = 0;
+	info.kernel_btf = 0;
+	return call->ua->to(call->attr->info.info, &info, len);
+}
+
+/* ---- func_info and line_info of BPF_PROG_LOAD ---- */
+
+struct info_check {
+	struct brt_call *call;
+	const struct bpf_insn *insns;
+	uint32_t n;
+	struct brt_btf *btf;
+	uint32_t *subprogs; /* starts of the functions, sorted; [0] = 0 */
+	uint32_t nsub;
+	char *log;          /* the load's log buffer (NULL: none) */
+	uint32_t log_size;
+};
+
+static int fail(struct info_check *c, int ret, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int fail(struct info_check *c, int ret, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (c->log) {
+		va_start(ap, fmt);
+		vsnprintf(c->log, c->log_size, fmt, ap);
+		va_end(ap);
+	}
+	return ret;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Function starts as the verifier finds them: 0 and every bpf-to-bpf call target. */
+static int find_subprogs(struct info_check *c)
+{
+	uint32_t k = 0;
+
+	c->subprogs = malloc((c->n + 1) * sizeof(uint32_t));
+	if (!c->subprogs)
+		return -ENOMEM;
+	c->subprogs[k++] = 0;
+	for (uint32_t i = 0; i < c->n; i++) {
+		const struct bpf_insn *in = &c->insns[i];
+		int64_t t = (int64_t)i + in->imm + 1;
+
+		if (((in->code == (BPF_JMP | BPF_CALL) && in->src_reg == BPF_PSEUDO_CALL) ||
+		     (in->code == (BPF_LD | BPF_IMM | BPF_DW) && in->src_reg == BPF_PSEUDO_FUNC)) &&
+		    t >= 0 && t < c->n)
+			c->subprogs[k++] = (uint32_t)t;
+	}
+	qsort(c->subprogs, k, sizeof(uint32_t), cmp_u32);
+	c->nsub = 0;
+	for (uint32_t i = 0; i < k; i++)
+		if (!c->nsub || c->subprogs[c->nsub - 1] != c->subprogs[i])
+			c->subprogs[c->nsub++] = c->subprogs[i];
+	return 0;
+}
+
+/* Record i of an array of rec_size-byte records: the known part copied, the rest must be
+ * zero (bpf_check_uarg_tail_zero()). */
+static int read_rec(struct info_check *c, uint64_t base, uint32_t rec_size, uint32_t i,
+		    void *out, uint32_t ours)
+{
+	uint64_t at = base + (uint64_t)i * rec_size;
+	uint8_t byte;
+
+	memset(out, 0, ours);
+	if (c->call->ua->from(out, at, rec_size < ours ? rec_size : ours))
+		return -EFAULT;
+	for (uint32_t b = ours; b < rec_size; b++) {
+		if (c->call->ua->from(&byte, at + b, 1))
+			return -EFAULT;
+		if (byte)
+			return -E2BIG;
+	}
+	return 0;
+}
+
+static int check_funcs(struct info_check *c, const union bpf_attr *attr)
+{
+	uint32_t rs = attr->func_info_rec_size, prev = 0;
+	struct bpf_func_info fi;
+	int err;
+
+	if (!attr->func_info_cnt)
+		return 0;
+	if (rs < MIN_FUNCINFO_SIZE || rs > MAX_INFO_REC_SIZE || rs % 4)
+		return fail(c, -EINVAL, "invalid func info rec size %u\n", rs);
+	for (uint32_t i = 0; i < attr->func_info_cnt; i++) {
+		const struct btf_type *t;
+
+		err = read_rec(c, attr->func_info, rs, i, &fi, sizeof(fi));
+		if (err == -E2BIG)
+			return fail(c, err, "nonzero tailing record in func info");
+		if (err)
+			return err;
+		if (!i && fi.insn_off)
+			return fail(c, -EINVAL, "nonzero insn_off %u for the first func info record",
+				    fi.insn_off);
+		if (i && fi.insn_off <= prev)
+			return fail(c, -EINVAL, "same or smaller insn offset (%u) than previous "
+				    "func info record (%u)", fi.insn_off, prev);
+		t = brt_btf_type(c->btf, fi.type_id);
+		if (!t || BTF_INFO_KIND(t->info) != BTF_KIND_FUNC)
+			return fail(c, -EINVAL, "invalid type id %d\n", fi.type_id);
+		prev = fi.insn_off;
+	}
+	if (attr->func_info_cnt != c->nsub)
+		return fail(c, -EINVAL, "number of funcs in func_info doesn't match number of "
+			    "subprogs\n");
+	for (uint32_t i = 0; i < c->nsub; i++) {
+		err = read_rec(c, attr->func_info, rs, i, &fi, sizeof(fi));
+		if (err)
+			return err;
+		if (fi.insn_off != c->subprogs[i])
+			return fail(c, -EINVAL, "func_info BTF section doesn't match subprog layout "
+				    "in BTF\n");
+	}
+	return 0;
+}
+
+static int check_lines(struct info_check *c, const union bpf_attr *attr,
+		       struct brt_prog_lines *out)
+{
+	uint32_t rs = attr->line_info_rec_size, cnt = attr->line_info_cnt, prev = 0, s = 0;
+	struct bpf_line_info li;
+	int err;
+
+	if (!cnt)
+		return 0;
+	if (rs < MIN_LINEINFO_SIZE || rs > MAX_INFO_REC_SIZE || rs % 4)
+		return -EINVAL;
+	out->lines = calloc(cnt, sizeof(*out->lines));
+	if (!out->lines)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < cnt; i++) {
+		struct brt_vline *l = &out->lines[i];
+		const char *src, *file;
+
+		err = read_rec(c, attr->line_info, rs, i, &li, sizeof(li));
+		if (err == -E2BIG)
+			return fail(c, err, "nonzero tailing record in line_info");
+		if (err)
+			return err;
+		if ((i && li.insn_off <= prev) || li.insn_off >= c->n)
+			return fail(c, -EINVAL, "Invalid line_info[%u].insn_off:%u (prev_offset:%u "
+				    "prog->len:%u)\n", i, li.insn_off, prev, c->n);
+		if (!c->insns[li.insn_off].code)
+			return fail(c, -EINVAL, "Invalid insn code at line_info[%u].insn_off\n", i);
+		src = brt_btf_str(c->btf, li.line_off);
+		file = brt_btf_str(c->btf, li.file_name_off);
+		if (!src || !file)
+			return fail(c, -EINVAL, "Invalid line_info[%u].line_off or .file_name_off\n",
+				    i);
+		if (s != c->nsub) {
+			if (li.insn_off == c->subprogs[s])
+				s++;
+			else if (c->subprogs[s] < li.insn_off)
+				return fail(c, -EINVAL, "missing bpf_line_info for func#%u\n", s);
+		}
+		*l = (struct brt_vline){ .insn_off = li.insn_off, .src = src, .file = file,
+					 .line = BPF_LINE_INFO_LINE_NUM(li.line_col),
+					 .col = BPF_LINE_INFO_LINE_COL(li.line_col) };
+		out->n = i + 1;
+		prev = li.insn_off;
+	}
+	if (s != c->nsub)
+		return fail(c, -EINVAL, "missing bpf_line_info for %u funcs starting from func#%u\n",
+			    c->nsub - s, s);
+	return 0;
+}
+
+void brt_prog_lines_free(struct brt_prog_lines *l)
+{
+	if (!l)
+		return;
+	if (l->btf)
+		brt_obj_put(l->btf);
+	free(l->lines);
+	free(l);
+}
+
+int brt_prog_btf_check(struct brt_call *call, const struct bpf_insn *insns, char *log,
+		       uint32_t log_size, struct brt_prog_lines **out)
+{
+	const union bpf_attr *attr = call->attr;
+	struct info_check c = { .call = call, .insns = insns, .n = attr->insn_cnt,
+				.log = log, .log_size = log_size };
+	struct brt_prog_lines *pl;
+	struct brt_obj *obj;
+	int err;
+
+	*out = NULL;
+	/* the kernel looks at prog_btf_fd only when there is info to check */
+	if (!attr->func_info_cnt && !attr->line_info_cnt)
+		return 0;
+	err = brt_obj_from_fd((int)attr->prog_btf_fd, BRT_OBJ_BTF, &obj);
+	if (err)
+		return err;
+	pl = calloc(1, sizeof(*pl));
+	if (!pl) {
+		brt_obj_put(obj);
+		return -ENOMEM;
+	}
+	pl->btf = obj;
+	c.btf = ((struct brt_btf_obj *)(void *)obj)->btf;
+	err = find_subprogs(&c);
+	if (!err)
+		err = check_funcs(&c, attr);
+	if (!err)
+		err = check_lines(&c, attr, pl);
+	free(c.subprogs);
+	if (err || !pl->n) {
+		brt_prog_lines_free(pl);
+		return err;
+	}
+	*out = pl;
+	return 0;
+}

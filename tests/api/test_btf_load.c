@@ -1,0 +1,266 @@
+/* test_btf_load.c - BPF_BTF_LOAD and BPF_PROG_LOAD's func_info/line_info against the
+ * kernel: hand-built BTF blobs (valid, and each broken in one way) must be accepted or
+ * refused with the same errno by bpfrt_bpf() and, as root, by bpf(2); a program loaded
+ * with line info must show its source lines in bpfrt's verifier log as in the kernel's. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <linux/btf.h>
+
+#include "bpfrt.h"
+#include "harness.h"
+
+typedef int (*sys_fn)(int cmd, union bpf_attr *attr, unsigned int size);
+
+static int kernel_bpf(int cmd, union bpf_attr *attr, unsigned int size)
+{
+	return (int)syscall(__NR_bpf, cmd, attr, size);
+}
+
+/* Strings: "\0int\0f\0x\0a.c\0return 1;\0" */
+static const char strs[] = "\0int\0f\0x\0a.c\0return 1;";
+#define S_INT 1
+#define S_F 5
+#define S_X 7
+#define S_FILE 9
+#define S_LINE 13
+
+struct blob {
+	uint8_t b[512];
+	uint32_t len;
+};
+
+/* header + types (words) + strings, with the header's fields overridable */
+static void build(struct blob *bl, const uint32_t *types, uint32_t ntw, uint32_t str_len)
+{
+	struct btf_header h = { .magic = BTF_MAGIC, .version = BTF_VERSION,
+				.hdr_len = sizeof(h), .type_off = 0,
+				.type_len = ntw * 4, .str_off = ntw * 4, .str_len = str_len };
+
+	memcpy(bl->b, &h, sizeof(h));
+	memcpy(bl->b + sizeof(h), types, ntw * 4);
+	memcpy(bl->b + sizeof(h) + ntw * 4, strs, str_len);
+	bl->len = (uint32_t)sizeof(h) + ntw * 4 + str_len;
+}
+
+#define INFO(kind, vlen) (((uint32_t)(kind) << 24) | (vlen))
+/* [1] int, [2] int (void) proto, [3] FUNC f -> [2] */
+static const uint32_t good[] = {
+	S_INT, INFO(BTF_KIND_INT, 0), 4, (BTF_INT_SIGNED << 24) | 32,
+	0, INFO(BTF_KIND_FUNC_PROTO, 0), 1,
+	S_F, INFO(BTF_KIND_FUNC, 0) | (BTF_FUNC_GLOBAL), 2,
+};
+
+enum { GOOD, BAD_MAGIC, BAD_VERSION, BAD_HDR_LEN, SHORT, STR_NO_NUL, BAD_REF, LOOP, BAD_NAME,
+       VAR_VOID, BAD_KIND, FUNC_NOT_PROTO, BAD_FLAGS, NCASES };
+
+static const char *const case_names[NCASES] = {
+	"valid", "bad magic", "version 2", "hdr_len past the end", "shorter than a header",
+	"strings not NUL-terminated", "reference to a missing type", "typedef loop",
+	"name offset past the strings", "VAR of void", "unknown kind 31",
+	"FUNC pointing at an INT", "header flags set",
+};
+
+static void make_case(int c, struct blob *bl)
+{
+	uint32_t t[16];
+	struct btf_header *h = (struct btf_header *)(void *)bl->b;
+
+	memcpy(t, good, sizeof(good));
+	switch (c) {
+	case BAD_REF:
+		t[9] = 7; /* FUNC -> [7] */
+		break;
+	case LOOP: { /* [1] typedef x -> [2], [2] typedef x -> [1] */
+		const uint32_t loop[] = { S_X, INFO(BTF_KIND_TYPEDEF, 0), 2,
+					  S_X, INFO(BTF_KIND_TYPEDEF, 0), 1 };
+		build(bl, loop, 6, sizeof(strs));
+		return;
+	}
+	case BAD_NAME:
+		t[0] = 500;
+		break;
+	case VAR_VOID: {
+		const uint32_t var[] = { S_X, INFO(BTF_KIND_VAR, 0), 0, BTF_VAR_GLOBAL_ALLOCATED };
+		build(bl, var, 4, sizeof(strs));
+		return;
+	}
+	case BAD_KIND:
+		t[1] = INFO(31, 0);
+		break;
+	case FUNC_NOT_PROTO:
+		t[9] = 1;
+		break;
+	default:
+		break;
+	}
+	build(bl, t, sizeof(good) / 4, sizeof(strs));
+	if (c == BAD_MAGIC)
+		h->magic = 0x1234;
+	else if (c == BAD_VERSION)
+		h->version = 2;
+	else if (c == BAD_HDR_LEN)
+		h->hdr_len = 4096;
+	else if (c == SHORT)
+		bl->len = 10;
+	else if (c == STR_NO_NUL)
+		h->str_len -= 1; /* drops the terminating NUL */
+	else if (c == BAD_FLAGS)
+		h->flags = 1;
+}
+
+static int btf_load(sys_fn sys, const struct blob *bl, char *log, uint32_t log_size)
+{
+	union bpf_attr a;
+	int fd;
+
+	memset(&a, 0, sizeof(a));
+	a.btf = (uint64_t)(uintptr_t)bl->b;
+	a.btf_size = bl->len;
+	a.btf_log_buf = (uint64_t)(uintptr_t)log;
+	a.btf_log_size = log ? log_size : 0;
+	a.btf_log_level = log ? 1 : 0;
+	fd = sys(BPF_BTF_LOAD, &a, sizeof(a));
+	return fd;
+}
+
+/* r0 = 1; exit, with func_info (FUNC f) and line_info as given. */
+static int prog_load(sys_fn sys, int btf_fd, const struct bpf_line_info *li, uint32_t nli,
+		     uint32_t func_cnt, char *log, uint32_t log_size)
+{
+	struct bpf_insn insns[] = {
+		{ BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_0, 0, 0, 1 },
+		{ BPF_JMP | BPF_EXIT, 0, 0, 0, 0 },
+	};
+	struct bpf_func_info fi[2] = { { 0, 3 }, { 1, 3 } };
+	union bpf_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.prog_type = BPF_PROG_TYPE_SOCKET_FILTER;
+	a.insns = (uint64_t)(uintptr_t)insns;
+	a.insn_cnt = 2;
+	a.license = (uint64_t)(uintptr_t)"GPL";
+	a.log_buf = (uint64_t)(uintptr_t)log;
+	a.log_size = log_size;
+	a.log_level = 2; /* level 1 keeps only the summary of a program that loads */
+	a.prog_btf_fd = (uint32_t)btf_fd;
+	a.func_info = (uint64_t)(uintptr_t)fi;
+	a.func_info_cnt = func_cnt;
+	a.func_info_rec_size = sizeof(fi[0]);
+	a.line_info = (uint64_t)(uintptr_t)li;
+	a.line_info_cnt = nli;
+	a.line_info_rec_size = sizeof(*li);
+	return sys(BPF_PROG_LOAD, &a, sizeof(a));
+}
+
+static int errno_of(int fd)
+{
+	if (fd >= 0) {
+		close(fd);
+		return 0;
+	}
+	return -errno;
+}
+
+#define NPROG 5
+static const char *const prog_names[NPROG] = {
+	"func and line info", "line insn_off past the end", "lines out of order",
+	"two func_info for one function", "bad line string offset",
+};
+
+static void prog_cases(sys_fn sys, int results[NPROG], char *log0, size_t cap)
+{
+	struct bpf_line_info ok[] = { { 0, S_FILE, S_LINE, (7 << 10) | 2 } };
+	struct bpf_line_info past[] = { { 0, S_FILE, S_LINE, 7 << 10 }, { 5, S_FILE, S_LINE, 0 } };
+	struct bpf_line_info order[] = { { 1, S_FILE, S_LINE, 7 << 10 }, { 0, S_FILE, S_LINE, 0 } };
+	struct bpf_line_info badstr[] = { { 0, S_FILE, 999, 7 << 10 } };
+	struct blob bl;
+	char log[4096];
+	int btf;
+
+	make_case(GOOD, &bl);
+	btf = btf_load(sys, &bl, NULL, 0);
+	T_ASSERT(btf >= 0);
+	log0[0] = 0;
+	results[0] = errno_of(prog_load(sys, btf, ok, 1, 1, log0, (uint32_t)cap));
+	results[1] = errno_of(prog_load(sys, btf, past, 2, 1, log, sizeof(log)));
+	results[2] = errno_of(prog_load(sys, btf, order, 2, 1, log, sizeof(log)));
+	results[3] = errno_of(prog_load(sys, btf, ok, 1, 2, log, sizeof(log)));
+	results[4] = errno_of(prog_load(sys, btf, badstr, 1, 1, log, sizeof(log)));
+	if (btf >= 0)
+		close(btf);
+}
+
+int main(void)
+{
+	int ours[NCASES], theirs[NCASES], pours[NPROG], ptheirs[NPROG];
+	char tmpdir[] = "/tmp/bpfrt-btf-XXXXXX", ulog[4096], klog[4096], log[1024];
+	struct blob bl;
+	int probe, kernel;
+
+	if (!mkdtemp(tmpdir))
+		return 1;
+	setenv("BPFRT_FS", tmpdir, 1);
+	probe = geteuid() == 0 ? (make_case(GOOD, &bl), btf_load(kernel_bpf, &bl, NULL, 0)) : -1;
+	kernel = probe >= 0;
+	if (kernel)
+		close(probe);
+	else
+		printf("note: kernel comparison skipped (no BPF_BTF_LOAD)\n");
+	for (int c = 0; c < NCASES; c++) {
+		T_CASE(case_names[c]);
+		make_case(c, &bl);
+		log[0] = 0;
+		ours[c] = errno_of(btf_load(bpfrt_bpf, &bl, log, sizeof(log)));
+		T_EQ_INT(c == GOOD ? 0 : c == LOOP ? -EEXIST :
+			 c == BAD_VERSION || c == BAD_FLAGS ? -524 /* ENOTSUPP */ : -EINVAL, ours[c]);
+		if (c != GOOD)
+			T_ASSERT(log[0] != 0); /* the reason is in the log */
+		if (kernel) {
+			make_case(c, &bl);
+			theirs[c] = errno_of(btf_load(kernel_bpf, &bl, NULL, 0));
+			T_EQ_INT(theirs[c], ours[c]);
+		}
+	}
+	T_CASE("btf_size over 16 MiB");
+	{
+		union bpf_attr a;
+
+		memset(&a, 0, sizeof(a));
+		a.btf = (uint64_t)(uintptr_t)bl.b;
+		a.btf_size = (16u << 20) + 1;
+		T_EQ_INT(-E2BIG, errno_of(bpfrt_bpf(BPF_BTF_LOAD, &a, sizeof(a))));
+		T_CASE("log buffer without a size");
+		a.btf_size = bl.len;
+		a.btf_log_buf = (uint64_t)(uintptr_t)log;
+		a.btf_log_level = 1;
+		T_EQ_INT(-EINVAL, errno_of(bpfrt_bpf(BPF_BTF_LOAD, &a, sizeof(a))));
+		if (kernel)
+			T_EQ_INT(-EINVAL, errno_of(kernel_bpf(BPF_BTF_LOAD, &a, sizeof(a))));
+	}
+	prog_cases(bpfrt_bpf, pours, ulog, sizeof(ulog));
+	{
+		static const int expected[NPROG] = { 0, -EINVAL, -EINVAL, -EINVAL, -EINVAL };
+
+		for (int i = 0; i < NPROG; i++) {
+			T_CASE(prog_names[i]);
+			T_EQ_INT(expected[i], pours[i]);
+		}
+	}
+	T_CASE("source line in the verifier log");
+	T_CONTAINS("; return 1; @ a.c:7\n0: (b7) r0 = 1", ulog);
+	if (kernel) {
+		prog_cases(kernel_bpf, ptheirs, klog, sizeof(klog));
+		for (int i = 0; i < NPROG; i++) {
+			T_CASE(prog_names[i]);
+			T_EQ_INT(ptheirs[i], pours[i]);
+		}
+		T_CASE("kernel log has the same source line");
+		T_CONTAINS("; return 1; @ a.c:7\n0: (b7) r0 = 1", klog);
+	}
+	rmdir(tmpdir);
+	return t_done();
+}
