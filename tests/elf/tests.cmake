@@ -84,3 +84,11 @@ if(BPFRT_BPF_CLANG)
   set_tests_properties(elf.cli_prog PROPERTIES LABELS unit TIMEOUT 300
     FAIL_REGULAR_EXPRESSION "FAIL:")
 endif()
+
+# Man pages and bash completion: installed by `cmake --install` (DESTDIR), rendered by groff
+# without warnings, completion in step with commands.def.
+add_test(NAME elf.man_install
+  COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/man_install.sh ${CMAKE_BINARY_DIR} ${CMAKE_SOURCE_DIR}
+          ${CMAKE_SOURCE_DIR}/tools/bpfrt/commands.def $<TARGET_FILE:bpfrt_cli>)
+set_tests_properties(elf.man_install PROPERTIES LABELS unit TIMEOUT 300
+  FAIL_REGULAR_EXPRESSION "FAIL:")
