@@ -144,7 +144,12 @@ static void program_follows_inner(void)
 		{ BPF_ALU64 | BPF_ADD | BPF_K, BPF_REG_0, 0, 0, 100 },
 		{ BPF_JMP | BPF_EXIT, 0, 0, 0, 0 },
 	};
-	const char *engines[] = { "checked", "interp", "jit" };
+	const char *engines[] = {
+		"checked", "interp",
+#ifdef BPFRT_HAVE_JIT
+		"jit",
+#endif
+	};
 	uint8_t pkt[64] = { 0 };
 
 	T_CASE("program follows the inner map");

@@ -1,0 +1,124 @@
+/* loader_bench.c - time to open, load (maps created, programs verified) and close a corpus
+ * of eBPF ELF objects: bpfrt (bpfrt_object_open_file + bpfrt_object_load into bpfrt),
+ * the same loader into the kernel (.kernel = 1: raw bpf(2)), and libbpf into the kernel
+ * (bpf_object__open_file + bpf_object__load) when built with it.  One measurement is one
+ * pass over every object that all sides load; prints "RES <side> <microseconds>" per pass.
+ * Usage: loader_bench PASSES OBJ... (needs root for the kernel sides). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bpfrt.h"
+#ifdef HAVE_LIBBPF
+#include <bpf/libbpf.h>
+#endif
+
+enum side { BPFRT, KERNEL_RAW, KERNEL_LIBBPF, NSIDES };
+static const char *const side_names[NSIDES] = { "bpfrt", "kernel-bpfrt-loader", "kernel-libbpf" };
+
+static char pin_user[64], pin_kernel[64];
+
+static int quiet(enum bpfrt_print_level level, const char *fmt, va_list ap)
+{
+	(void)level, (void)fmt, (void)ap;
+	return 0;
+}
+
+#ifdef HAVE_LIBBPF
+static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	(void)level, (void)fmt, (void)ap;
+	return 0;
+}
+#endif
+
+/* Open, load and close one object on one side; 0 or -errno. */
+static int load_once(enum side s, const char *path)
+{
+	if (s == BPFRT || s == KERNEL_RAW) {
+		BPFRT_OPTS(bpfrt_object_open_opts, o, .kernel = s == KERNEL_RAW,
+			   .pin_root_path = s == BPFRT ? pin_user : pin_kernel);
+		struct bpfrt_object *obj = bpfrt_object_open_file(path, &o);
+		int ret;
+
+		if (!obj)
+			return -errno;
+		ret = bpfrt_object_load(obj);
+		bpfrt_object_close(obj);
+		return ret;
+	}
+#ifdef HAVE_LIBBPF
+	{
+		LIBBPF_OPTS(bpf_object_open_opts, o, .pin_root_path = pin_kernel);
+		struct bpf_object *obj = bpf_object__open_file(path, &o);
+		int ret;
+
+		if (!obj)
+			return -errno;
+		ret = bpf_object__load(obj);
+		bpf_object__close(obj);
+		return ret;
+	}
+#else
+	return -EOPNOTSUPP;
+#endif
+}
+
+static double now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+int main(int argc, char **argv)
+{
+	int passes = argc > 1 ? atoi(argv[1]) : 5, nobj = 0, have[NSIDES] = { 0 };
+	const char **objs = calloc((size_t)argc, sizeof(*objs));
+	char dir[] = "/tmp/bpfrt-loader-XXXXXX";
+
+	if (!objs || passes < 1 || !mkdtemp(dir))
+		return 2;
+	setenv("BPFRT_FS", dir, 1);
+	snprintf(pin_user, sizeof(pin_user), "%s", dir);
+	snprintf(pin_kernel, sizeof(pin_kernel), "/sys/fs/bpf/bpfrt-loader-%d", (int)getpid());
+	bpfrt_set_print(quiet);
+#ifdef HAVE_LIBBPF
+	libbpf_set_print(libbpf_quiet);
+#endif
+	/* The corpus: objects every available side loads. */
+	for (int s = 0; s < NSIDES; s++)
+		have[s] = load_once((enum side)s, argv[2]) != -EOPNOTSUPP && (s == BPFRT ||
+											 geteuid() == 0);
+	for (int i = 2; i < argc; i++) {
+		int ok = 1;
+
+		for (int s = 0; s < NSIDES && ok; s++)
+			ok = !have[s] || !load_once((enum side)s, argv[i]);
+		if (ok)
+			objs[nobj++] = argv[i];
+		else
+			printf("NOTE skipped %s (not loadable on every side)\n", argv[i]);
+	}
+	printf("NOTE corpus %d objects\n", nobj);
+	for (int s = 0; s < NSIDES; s++) {
+		double t0;
+
+		if (!have[s]) {
+			printf("NOTE side %s unavailable\n", side_names[s]);
+			continue;
+		}
+		t0 = now_us();
+		for (int p = 0; p < passes; p++)
+			for (int i = 0; i < nobj; i++)
+				load_once((enum side)s, objs[i]);
+		printf("RES %s %.1f\n", side_names[s], (now_us() - t0) / passes);
+	}
+	rmdir(pin_kernel);
+	free(objs);
+	return 0;
+}
