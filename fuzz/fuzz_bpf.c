@@ -145,7 +145,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 	}
 	ret = bpfrt_bpf(cmd, &attr, sizeof(attr));
-	if (ret > 2 && cmd == BPF_MAP_CREATE)
+	if (ret > 2 && (cmd == BPF_MAP_CREATE || cmd == BPF_BTF_LOAD))
 		close(ret);
 	return 0;
 }

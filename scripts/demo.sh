@@ -107,3 +107,25 @@ if has_cmd object && command -v clang >/dev/null; then
 			--mem "$pkt" || true
 	done
 fi
+if has_cmd prog && command -v clang >/dev/null; then
+	# A C program as users write it (tests/progs/xdp_parse.bpf.c): loaded, verified, shown
+	# with its source lines, compiled by the JIT and test-run on the packet above.
+	inc=/usr/include/$(gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
+	echo
+	show clang -O2 -g -target bpf -I"$inc" -Itests/progs -c tests/progs/xdp_parse.bpf.c \
+		-o "$out/xdp_parse.bpf.o"
+	echo
+	show ./build/bpfrt prog load "$out/xdp_parse.bpf.o"
+	echo
+	show ./build/bpfrt prog dump xlated "$out/xdp_parse.bpf.o" parse linum
+	echo
+	show ./build/bpfrt prog dump jited "$out/xdp_parse.bpf.o" parse | head -n 14 || true
+	echo "... (x86-64 code under each instruction: bpfrt prog dump jited)"
+	printf "$(echo "$pkt" | sed -E 's/([0-9a-f]{2}) ?/\\x\1/g')" >"$out/tcp443.bin"
+	echo
+	echo "# the TCP packet above (protocol 6): XDP_DROP (1); a million runs, mean time"
+	show ./build/bpfrt prog run "$out/xdp_parse.bpf.o" parse data_in "$out/tcp443.bin" \
+		repeat 1000000 || true
+	echo
+	show ./build/bpfrt -p prog run "$out/xdp_parse.bpf.o" parse data_in "$out/tcp443.bin" || true
+fi

@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "bpfrt.h"
+#include "vm/helper_proto.h"
 
 #define CMD(name, fn, summary) int fn(int argc, char **argv);
 #include "commands.def"
@@ -76,7 +77,8 @@ struct cli_prog {
  * printed).  *i moves past it. */
 int cli_prog_open(int argc, char **argv, int *i, int kernel, struct cli_prog *out);
 void cli_prog_close(struct cli_prog *p);
-/* BPF_OBJ_GET_INFO_BY_FD on it; 0 or 1 (message printed). */
+/* BPF_OBJ_GET_INFO_BY_FD on it into info, which says which arrays to fill (zero it for
+ * none); 0 or 1 (message printed). */
 int cli_prog_info(const struct cli_prog *p, struct bpf_prog_info *info);
 
 /* `prog dump xlated|jited` (prog_dump.c): argv starts after "dump". */
@@ -92,6 +94,9 @@ struct brt_jit_prog;
  * its "jited" lines), for `bpfrt jit` and `prog dump jited`. */
 int cli_jit_print(const struct brt_jit_prog *jp, const struct bpf_insn *insns, size_t n,
 		  const struct cli_dump_opts *o);
+/* The JIT's helper resolver for code that is shown, not run: the built-in helper table,
+ * a placeholder for unknown ids. */
+brt_helper_fn cli_jit_helper(void *arg, uint32_t id);
 #endif
 
 #endif

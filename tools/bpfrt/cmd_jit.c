@@ -23,25 +23,9 @@ static void usage(FILE *out)
 		     "  -h, --help  this help\n");
 }
 
-static uint64_t placeholder(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5,
-			    struct bpfrt_run_ctx *ctx)
-{
-	(void)r1, (void)r2, (void)r3, (void)r4, (void)r5, (void)ctx;
-	return 0;
-}
-
-static brt_helper_fn resolve(void *arg, uint32_t id)
-{
-	size_t n;
-	const brt_helper_fn *table = brt_helper_default_table(&n);
-
-	(void)arg;
-	return id < n && table[id] ? table[id] : placeholder;
-}
-
 int cmd_jit(int argc, char **argv)
 {
-	struct brt_jit_env env = { .helper = resolve,
+	struct brt_jit_env env = { .helper = cli_jit_helper,
 				   .pkt_data_off = offsetof(struct bpfrt_run_ctx, skb_data),
 				   .pkt_len_off = offsetof(struct bpfrt_run_ctx, skb_len) };
 	const char *file = NULL;

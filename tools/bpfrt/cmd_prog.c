@@ -168,10 +168,10 @@ static int prog_info_ids(const struct cli_prog *p, struct bpf_prog_info *info, c
 			 size_t cap)
 {
 	uint32_t map_ids[64], n;
-	union bpf_attr attr;
 	size_t len = 0;
 
 	ids[0] = 0;
+	memset(info, 0, sizeof(*info));
 	if (cli_prog_info(p, info))
 		return 1;
 	n = info->nr_map_ids < 64 ? info->nr_map_ids : 64;
@@ -180,12 +180,8 @@ static int prog_info_ids(const struct cli_prog *p, struct bpf_prog_info *info, c
 	memset(info, 0, sizeof(*info));
 	info->nr_map_ids = n;
 	info->map_ids = (uint64_t)(uintptr_t)map_ids;
-	memset(&attr, 0, sizeof(attr));
-	attr.info.bpf_fd = (uint32_t)p->fd;
-	attr.info.info_len = sizeof(*info);
-	attr.info.info = (uint64_t)(uintptr_t)info;
-	if (p->sys(BPF_OBJ_GET_INFO_BY_FD, &attr, sizeof(attr)))
-		return cli_error("prog: %s: BPF_OBJ_GET_INFO_BY_FD: %s", p->label, strerror(errno));
+	if (cli_prog_info(p, info))
+		return 1;
 	for (uint32_t i = 0; i < n && len + 12 < cap; i++)
 		len += (size_t)snprintf(ids + len, cap - len, "%s%u", i ? "," : "", map_ids[i]);
 	return 0;

@@ -30,9 +30,9 @@ struct dump {
 static int fetch_xlated(struct dump *d)
 {
 	struct bpf_prog_info info;
-	union bpf_attr attr;
 	uint32_t len;
 
+	memset(&info, 0, sizeof(info));
 	if (cli_prog_info(&d->p, &info))
 		return 1;
 	len = info.xlated_prog_len;
@@ -44,12 +44,8 @@ static int fetch_xlated(struct dump *d)
 	memset(&info, 0, sizeof(info));
 	info.xlated_prog_len = len;
 	info.xlated_prog_insns = (uint64_t)(uintptr_t)d->insns;
-	memset(&attr, 0, sizeof(attr));
-	attr.info.bpf_fd = (uint32_t)d->p.fd;
-	attr.info.info_len = sizeof(info);
-	attr.info.info = (uint64_t)(uintptr_t)&info;
-	if (d->p.sys(BPF_OBJ_GET_INFO_BY_FD, &attr, sizeof(attr)))
-		return cli_error("prog dump: %s: %s", d->p.label, strerror(errno));
+	if (cli_prog_info(&d->p, &info))
+		return 1;
 	d->n = len / (uint32_t)sizeof(struct bpf_insn);
 	if (d->p.sys == bpfrt_bpf && brt_prog_from_fd(d->p.fd, &d->bprog))
 		d->bprog = NULL;
@@ -201,7 +197,7 @@ static uint64_t placeholder(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, 
 	return 0;
 }
 
-static brt_helper_fn resolve(void *arg, uint32_t id)
+brt_helper_fn cli_jit_helper(void *arg, uint32_t id)
 {
 	size_t n;
 	const brt_helper_fn *table = brt_helper_default_table(&n);
@@ -307,7 +303,7 @@ int cli_jit_print(const struct brt_jit_prog *jp, const struct bpf_insn *insns, s
 
 static int dump_jited(struct dump *d)
 {
-	struct brt_jit_env env = { .helper = resolve,
+	struct brt_jit_env env = { .helper = cli_jit_helper,
 				   .pkt_data_off = offsetof(struct bpfrt_run_ctx, skb_data),
 				   .pkt_len_off = offsetof(struct bpfrt_run_ctx, skb_len) };
 	struct brt_jit_prog *jp;

@@ -176,7 +176,6 @@ int cli_prog_info(const struct cli_prog *p, struct bpf_prog_info *info)
 {
 	union bpf_attr attr;
 
-	memset(info, 0, sizeof(*info));
 	memset(&attr, 0, sizeof(attr));
 	attr.info.bpf_fd = (uint32_t)p->fd;
 	attr.info.info_len = sizeof(*info);
