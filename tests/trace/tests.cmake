@@ -2,3 +2,7 @@
 add_test(NAME trace.cli COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/trace/cli_trace.sh
                                 $<TARGET_FILE:bpfrt_cli>)
 set_tests_properties(trace.cli PROPERTIES LABELS unit SKIP_RETURN_CODE 77 TIMEOUT 300)
+# the dropmon sample as a user runs it (needs its object, built by samples/)
+add_test(NAME trace.dropmon_cli COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/trace/dropmon.sh
+                                        ${CMAKE_BINARY_DIR}/samples/dropmon/dropmon)
+set_tests_properties(trace.dropmon_cli PROPERTIES LABELS unit SKIP_RETURN_CODE 77 TIMEOUT 300)
