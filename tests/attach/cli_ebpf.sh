@@ -118,7 +118,13 @@ fi
 if [ "$(id -u)" = 0 ]; then
 	"$BPFRT" attach --iface lo -j --ebpf "$P/tc_tcp.s" --type tc >"$T/int.out" 2>&1 &
 	pid=$!
-	sleep 1
+	# wait until its SIGINT handler is in place (SigCgt bit 2): a loaded machine may take
+	# longer than any fixed pause to get there, and before it SIGINT would kill it
+	for _ in $(seq 300); do
+		cgt=$(sed -n 's/^SigCgt:\t*//p' /proc/$pid/status 2>/dev/null)
+		[ -n "$cgt" ] && [ $((0x$cgt & 2)) != 0 ] && break
+		sleep 0.1
+	done
 	kill -INT $pid
 	wait $pid
 	rc=$?
