@@ -91,10 +91,23 @@ BPFRT_API int bpfrt_map_handle_update(const struct bpfrt_map_handle *h, const vo
 				      const void *value, uint64_t flags);
 BPFRT_API int bpfrt_map_handle_delete(const struct bpfrt_map_handle *h, const void *key);
 
+/* bpfrt's own BPF_PROG_LOAD prog_flags (the kernel has no such bits): the privilege level
+ * the verifier applies, the kernel's capability rules.  FULL: root (CAP_SYS_ADMIN, or
+ * CAP_BPF + CAP_PERFMON).  BPF_CAPABLE: CAP_BPF without CAP_PERFMON - no pointer leaks, no
+ * uninitialised stack reads, Spectre v1 rules.  UNPRIV: no capability - also no loops, no
+ * bpf-to-bpf calls, 4,096 instructions, socket filter and cgroup skb programs only.  None
+ * set: the calling thread's effective capabilities decide (capget); more than one: EINVAL.
+ * bpfrt runs programs inside the caller's process, so a level is the host's policy, not a
+ * boundary against the caller: any caller may ask for any level.  docs/VERIFIER.md. */
+#define BPFRT_F_PRIV_FULL (1U << 29)
+#define BPFRT_F_PRIV_BPF_CAPABLE (1U << 30)
+#define BPFRT_F_PRIV_UNPRIV (1U << 31)
+#define BPFRT_F_PRIV_MASK (BPFRT_F_PRIV_FULL | BPFRT_F_PRIV_BPF_CAPABLE | BPFRT_F_PRIV_UNPRIV)
+
 struct bpfrt_prog_load_opts {
 	size_t sz;                     /* sizeof(struct bpfrt_prog_load_opts) */
 	uint32_t expected_attach_type; /* attr.expected_attach_type */
-	uint32_t prog_flags;           /* BPF_F_* for BPF_PROG_LOAD */
+	uint32_t prog_flags;           /* BPF_F_* for BPF_PROG_LOAD, BPFRT_F_PRIV_* */
 	uint32_t log_level;            /* 0: no log */
 	uint32_t log_size;             /* bytes of log_buf */
 	char *log_buf;                 /* receives the check's messages */

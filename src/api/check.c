@@ -1,12 +1,18 @@
 /* check.c - the one function BPF_PROG_LOAD calls to decide whether a program may load:
  * the verifier (src/verifier), with the caller's log_buf/log_size/log_level and the
- * program's maps resolved through the fd table.  It reports what Linux 6.18 reports,
- * messages included (unknown opcodes: "unknown opcode %02x" and the like).
+ * program's maps resolved through the fd table, at the privilege level prog_flags asks
+ * for or the caller's capabilities give.  It reports what Linux 6.18 reports, messages
+ * included (unknown opcodes: "unknown opcode %02x" and the like).
  */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
+#include <linux/capability.h>
+
+#include "bpfrt.h"
 #include "api/api.h"
 #include "maps/maps.h"
 #include "verifier/verifier.h"
@@ -36,13 +42,61 @@ static int map_info(void *arg, int fd, struct brt_map_info *out)
 	return 0;
 }
 
+#ifndef CAP_PERFMON
+#define CAP_PERFMON 38
+#define CAP_BPF 39
+#endif
+
+static int has_cap(const struct __user_cap_data_struct *d, int cap)
+{
+	return !!(d[cap / 32].effective & (1u << (cap % 32)));
+}
+
+/* The level the kernel would give the calling thread: bpf_capable() is CAP_BPF or
+ * CAP_SYS_ADMIN, perfmon_capable() CAP_PERFMON or CAP_SYS_ADMIN. */
+static uint32_t caller_priv(void)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[2] = { { 0 } };
+	int admin, bpf, perfmon;
+
+	if (syscall(SYS_capget, &hdr, d))
+		return BRT_PRIV_UNPRIV;
+	admin = has_cap(d, CAP_SYS_ADMIN);
+	bpf = admin || has_cap(d, CAP_BPF);
+	perfmon = admin || has_cap(d, CAP_PERFMON);
+	if (bpf && perfmon)
+		return BRT_PRIV_ROOT;
+	return bpf ? BRT_PRIV_BPF_CAPABLE : BRT_PRIV_UNPRIV;
+}
+
+/* prog_flags' BPFRT_F_PRIV_* bit, else the caller's capabilities; -EINVAL for two bits */
+static int load_priv(uint32_t prog_flags, uint32_t *priv)
+{
+	switch (prog_flags & BPFRT_F_PRIV_MASK) {
+	case 0:
+		*priv = caller_priv();
+		return 0;
+	case BPFRT_F_PRIV_FULL:
+		*priv = BRT_PRIV_ROOT;
+		return 0;
+	case BPFRT_F_PRIV_BPF_CAPABLE:
+		*priv = BRT_PRIV_BPF_CAPABLE;
+		return 0;
+	case BPFRT_F_PRIV_UNPRIV:
+		*priv = BRT_PRIV_UNPRIV;
+		return 0;
+	default:
+		return -EINVAL;
+	}
+}
+
 int brt_api_check_prog(const struct brt_prog_check *pc)
 {
 	struct brt_verify_opts opts = {
 		.prog_type = pc->prog_type,
 		.expected_attach_type = pc->expected_attach_type,
-		.priv = BRT_PRIV_ROOT, /* bpfrt runs programs for its caller: root's rules */
-		.prog_flags = pc->prog_flags,
+		.prog_flags = pc->prog_flags & ~BPFRT_F_PRIV_MASK,
 		.gpl = pc->gpl,
 		.log_level = pc->log_level,
 		.log_buf = pc->log_size ? pc->log_buf : NULL,
@@ -55,8 +109,10 @@ int brt_api_check_prog(const struct brt_prog_check *pc)
 	};
 
 	struct brt_verify_result res;
-	int err;
+	int err = load_priv(pc->prog_flags, &opts.priv);
 
+	if (err)
+		return err;
 	memset(&res, 0, sizeof(res));
 	err = brt_verify(pc->insns, pc->n, &opts, &res);
 	if (pc->max_ctx_offset)

@@ -17,7 +17,7 @@
 #define PROG_FLAGS                                                                     \
 	(BPF_F_STRICT_ALIGNMENT | BPF_F_ANY_ALIGNMENT | BPF_F_TEST_RND_HI32 |           \
 	 BPF_F_TEST_STATE_FREQ | BPF_F_SLEEPABLE | BPF_F_XDP_HAS_FRAGS | (1u << 6) |       \
-	 (1u << 7))
+	 (1u << 7) | BPFRT_F_PRIV_MASK)
 #define LOG_MASK 15u
 #define LOG_BUF_CAP (16u << 20) /* what bpfrt keeps of a larger log_size */
 #define MAX_INSNS 1000000

@@ -527,7 +527,8 @@ int brt_verify(const struct bpf_insn *insns, size_t n, const struct brt_verify_o
 				!(opts->prog_flags & BPF_F_ANY_ALIGNMENT);
 	env->aux = calloc(n, sizeof(*env->aux));
 	env->explored = calloc(n, sizeof(*env->explored));
-	env->active = calloc(BRT_ACTIVE_BUCKETS, sizeof(*env->active));
+	env->active_bits = BRT_ACTIVE_MIN_BITS;
+	env->active = calloc(1u << BRT_ACTIVE_MIN_BITS, sizeof(*env->active));
 	if (!env->aux || !env->explored || !env->active)
 		err = -ENOMEM;
 	else

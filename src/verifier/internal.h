@@ -151,6 +151,7 @@ struct brt_insn_aux {
 	uint16_t prec_nj_in;    /* the same when branch conditions do not count */
 	uint32_t map_off;       /* lddw of BPF_PSEUDO_MAP_VALUE: offset into the value */
 	uint8_t ptr_kind;       /* loads/stores: 1 ctx, 2 other pointer (must not mix) */
+	uint32_t nr_active;     /* states stored here still being explored (env->active) */
 };
 
 struct brt_stored {
@@ -197,6 +198,8 @@ struct brt_env {
 	int stack_cap;
 	struct brt_stored **explored; /* per insn: states whose exploration is complete */
 	struct brt_stored **active;   /* hash buckets of states still being explored */
+	int active_bits;              /* 1 << active_bits buckets */
+	uint32_t nr_active;           /* states in them */
 	uint32_t insn_processed;
 	uint32_t max_ctx_offset;  /* highest ctx byte read or written + 1 (attach checks) */
 	uint32_t total_states;
@@ -256,7 +259,8 @@ int brt_is_state_visited(struct brt_env *env, int insn_idx);
 void brt_mark_decided(struct brt_vstate *cur);
 void brt_state_done(struct brt_env *env, struct brt_vstate *st);
 void brt_free_stored(struct brt_env *env);
-#define BRT_ACTIVE_BUCKETS 65536
+#define BRT_ACTIVE_MIN_BITS 6   /* env->active starts with 64 buckets ... */
+#define BRT_ACTIVE_MAX_BITS 16  /* ... and doubles up to 65536 as states are added */
 int brt_is_pointer(const struct brt_reg *reg);
 int brt_reg_is_null(const struct brt_reg *reg);
 int brt_is_spilled(const struct brt_stack_slot *slot);

@@ -622,8 +622,49 @@ static uint64_t state_hash(struct brt_env *env, const struct brt_vstate *st, int
 
 static struct brt_stored **bucket(struct brt_env *env, int insn_idx, uint64_t h)
 {
-	return &env->active[(h ^ (uint64_t)insn_idx * 0x9e3779b97f4a7c15ULL) >>
-			    (64 - 16) & (BRT_ACTIVE_BUCKETS - 1)];
+	/* mix() changes mostly low bits; the index takes high ones, so avalanche first
+	 * (splitmix64's finaliser) or states that differ in one bound share a chain */
+	uint64_t x = h ^ (uint64_t)insn_idx * 0x9e3779b97f4a7c15ULL;
+
+	x = (x ^ x >> 30) * 0xbf58476d1ce4e5b9ULL;
+	x = (x ^ x >> 27) * 0x94d049bb133111ebULL;
+	x ^= x >> 31;
+	return &env->active[x >> (64 - env->active_bits)];
+}
+
+static void active_link(struct brt_env *env, struct brt_stored *sl)
+{
+	struct brt_stored **b = bucket(env, sl->insn_idx, sl->hash);
+
+	sl->prev = NULL;
+	sl->next = *b;
+	if (*b)
+		(*b)->prev = sl;
+	*b = sl;
+}
+
+/* More active states than twice the buckets: double the table (small programs keep a
+ * small one, which is most of the cost of verifying them).  Keeps the old table when out
+ * of memory: chains just get longer. */
+static void active_grow(struct brt_env *env)
+{
+	struct brt_stored **old = env->active, *sl, *next;
+	size_t n = (size_t)1 << env->active_bits;
+
+	if (env->nr_active <= 2 * n || env->active_bits >= BRT_ACTIVE_MAX_BITS)
+		return;
+	env->active = calloc(2 * n, sizeof(*env->active));
+	if (!env->active) {
+		env->active = old;
+		return;
+	}
+	env->active_bits++;
+	for (size_t i = 0; i < n; i++)
+		for (sl = old[i]; sl; sl = next) {
+			next = sl->next;
+			active_link(env, sl);
+		}
+	free(old);
 }
 
 /* Exploration from st is complete: it becomes usable for pruning. */
@@ -640,6 +681,8 @@ void brt_state_done(struct brt_env *env, struct brt_vstate *st)
 	if (sl->next)
 		sl->next->prev = sl->prev;
 	sl->active = 0;
+	env->nr_active--;
+	env->aux[sl->insn_idx].nr_active--;
 	sl->prev = NULL;
 	sl->next = env->explored[sl->insn_idx];
 	env->explored[sl->insn_idx] = sl;
@@ -655,7 +698,7 @@ void brt_free_stored(struct brt_env *env)
 			brt_state_free(sl->st);
 			free(sl);
 		}
-	for (int i = 0; env->active && i < BRT_ACTIVE_BUCKETS; i++)
+	for (int i = 0; env->active && i < 1 << env->active_bits; i++)
 		for (sl = env->active[i]; sl; sl = next) {
 			next = sl->next;
 			brt_state_free(sl->st);
@@ -684,10 +727,11 @@ int brt_is_state_visited(struct brt_env *env, int insn_idx)
 	      env->insn_processed - env->prev_insn_processed >= 8;
 	/* an exact repeat of a state on the current path: the loop cannot terminate */
 	b = bucket(env, insn_idx, h);
-	/* newest first, and a bounded number of full comparisons: states that hash alike
+	/* (none stored here on the current path: skip the chain, a cache miss per entry)
+	 * newest first, and a bounded number of full comparisons: states that hash alike
 	 * but differ in how ids pair up would otherwise make each visit quadratic (missing a
 	 * loop here only lets the walk run into the instruction limit) */
-	for (sl = *b, n = 0; sl && n < 16; sl = sl->next)
+	for (sl = env->aux[insn_idx].nr_active ? *b : NULL, n = 0; sl && n < 16; sl = sl->next)
 		if (sl->insn_idx == insn_idx && sl->hash == h) {
 			n++;
 			if (states_equal(env, sl->st, cur, insn_idx, 1)) {
@@ -741,9 +785,9 @@ int brt_is_state_visited(struct brt_env *env, int insn_idx)
 	sl->st->parent = cur->parent;
 	sl->st->node = sl;
 	cur->parent = sl->st;
-	sl->next = *b;
-	if (*b)
-		(*b)->prev = sl;
-	*b = sl;
+	active_link(env, sl);
+	env->nr_active++;
+	env->aux[insn_idx].nr_active++;
+	active_grow(env);
 	return 0;
 }

@@ -1,5 +1,7 @@
 /* call.c - bpf-to-bpf calls: frames, arguments and return values, stack pointers across
  * frames, call depth, the combined stack limit, subprogram exits. */
+#include <errno.h>
+
 #include "case.h"
 
 static const struct vcase cases[] = {
@@ -47,7 +49,9 @@ static const struct vcase cases[] = {
 	{ "call/callee_returns_ctx_root", PROG(CALL_SUB(2), MOV64_IMM(0, 0), EXIT(),
 					       MOV64_REG(0, 1), EXIT()) },
 	{ "call/unpriv_call", PROG(CALL_SUB(1), EXIT(), MOV64_IMM(0, 0), EXIT()),
-	  .priv = BRT_PRIV_UNPRIV },
+	  .priv = BRT_PRIV_UNPRIV, .uerr = EPERM,
+	  .umsg = "loading/calling other bpf or kernel functions are allowed for CAP_BPF and "
+		  "CAP_SYS_ADMIN" },
 	{ "call/caller_stack_deep_read", PROG(MOV64_REG(1, 10), ALU64_IMM(BPF_ADD, 1, -8),
 					      CALL_SUB(2), MOV64_IMM(0, 0), EXIT(),
 					      LDX(BPF_DW, 0, 1, -8), EXIT()) },

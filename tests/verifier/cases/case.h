@@ -34,6 +34,11 @@ struct vcase {
 	uint32_t prog_flags;
 	int non_gpl;                  /* licence "MIT" instead of "GPL" */
 	struct vc_map maps[VC_MAX_MAPS];
+	/* BRT_PRIV_UNPRIV only: the kernel's answer, read from its source (this machine's
+	 * kernel.unprivileged_bpf_disabled=2 refuses every unprivileged load, so the oracle
+	 * cannot record it): errno (0 accepted) and first error line (NULL: none) */
+	int uerr;
+	const char *umsg;
 };
 
 /* What the kernel said (expected.inc). */
@@ -55,6 +60,8 @@ void vc_add(struct vcase_list *l, const struct vcase *c);
 const struct bpf_insn *vc_keep(const struct bpf_insn *insns, size_t n);
 const char *vc_name(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void vc_all(struct vcase_list *l);
+/* unprivileged twins of bpf_capable cases (unpriv.c), added after every topic */
+void vc_unpriv_twins(struct vcase_list *l);
 const struct vexpect *vc_expect(const char *name);
 
 #define VC_TOPICS(X) X(cfg) X(alu) X(jmp) X(stack) X(ctx) X(map) X(pkt) X(helper) X(call) \

@@ -55,6 +55,7 @@ void vc_all(struct vcase_list *l)
 #define VC_CALL(t) vcases_##t(l);
 	VC_TOPICS(VC_CALL)
 #undef VC_CALL
+	vc_unpriv_twins(l);
 }
 
 static const struct vexpect expected[] = {

@@ -1,5 +1,7 @@
 /* loop.c - loops: bounded loops that verify within the instruction budget, infinite loops,
  * loops that never converge, and a few real-program shapes that need state pruning. */
+#include <errno.h>
+
 #include "case.h"
 
 static const struct vcase cases[] = {
@@ -17,7 +19,7 @@ static const struct vcase cases[] = {
 				  EXIT()) },
 	{ "loop/unpriv_back_edge", PROG(MOV64_IMM(0, 0), ALU64_IMM(BPF_ADD, 0, 1),
 					JIMM(BPF_JLT, 0, 4, -2), EXIT()),
-	  .priv = BRT_PRIV_UNPRIV },
+	  .priv = BRT_PRIV_UNPRIV, .uerr = EINVAL, .umsg = "back-edge from insn 2 to 1" },
 	{ "loop/ok_stack_loop", PROG(MOV64_IMM(1, 0), MOV64_REG(2, 10), ALU64_IMM(BPF_ADD, 2, -64),
 				     ALU64_REG(BPF_ADD, 2, 1), ST(BPF_B, 2, 0, 0),
 				     ALU64_IMM(BPF_ADD, 1, 1), JIMM(BPF_JLT, 1, 64, -5),

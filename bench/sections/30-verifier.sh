@@ -1,0 +1,27 @@
+#!/bin/bash
+# 30-verifier.sh - verification time per program, bpfrt vs the kernel's BPF_PROG_LOAD, and
+# the verifier's peak memory (bench/verifier/verifier_bench.c prints the section).
+# REPS (default 7) repetitions pinned to CPU $CPU; kernel columns need root.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+REPS=${REPS:-7}
+CPU=${CPU:-$(($(nproc) - 1))}
+OUT=build-bench
+mkdir -p "$OUT/progs"
+if [ ! -f build-release/libbpfrt.a ]; then
+	cmake --preset release >/dev/null
+	cmake --build build-release -j2 --target bpfrt_static >/dev/null
+fi
+if [ ! -f "$OUT/progs/xdp_flow.bin" ] || [ ! -f "$OUT/progs/xdp_loop.bin" ]; then
+	clang -O2 -target bpf -mcpu=v3 -ffreestanding -Wall -c bench/progs/progs.bpf.c \
+		-o "$OUT/progs/progs.bpf.o"
+	for s in xdp_flow xdp_loop; do
+		llvm-objcopy -O binary --only-section="$s" "$OUT/progs/progs.bpf.o" "$OUT/progs/$s.bin"
+	done
+fi
+libs=$(pkg-config --with-path=build-release --static --libs bpfrt |
+	sed -E 's/-L[^ ]*//g; s/-lbpfrt\b//')
+# shellcheck disable=SC2086
+gcc -O2 -std=gnu11 -Wall -Wextra -Iinclude -Isrc bench/verifier/verifier_bench.c \
+	build-release/libbpfrt.a $libs -o "$OUT/verifier_bench" >&2
+taskset -c "$CPU" "$OUT/verifier_bench" "$OUT/progs" "$REPS"
