@@ -5,6 +5,7 @@
  * included (unknown opcodes: "unknown opcode %02x" and the like).
  */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -38,6 +39,11 @@ static int map_info(void *arg, int fd, struct brt_map_info *out)
 	brt_map_in_map_template(m, &out->inner_type, &out->inner_key_size,
 				&out->inner_value_size, &out->inner_max_entries,
 				&out->inner_flags);
+	/* frozen .rodata: the verifier reads it as constants (the program keeps a reference
+	 * to the map, so the bytes outlive the program) */
+	out->frozen_rdonly = (m->flags & BPF_F_RDONLY_PROG) &&
+			     atomic_load_explicit(&m->obj.hdr->frozen, memory_order_acquire);
+	out->rodata = m->type == BPF_MAP_TYPE_ARRAY ? m->data : NULL;
 	brt_map_put(m);
 	return 0;
 }

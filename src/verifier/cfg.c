@@ -91,7 +91,10 @@ static int add_subprogs(struct brt_env *env)
 			brt_verr(env, "kernel btf_id %d is not a function\n", insn->imm);
 			return -EINVAL;
 		}
-		ret = add_subprog(env, i + insn->imm + 1);
+		/* in 64 bits: imm may be INT_MAX; later passes see only checked targets */
+		int64_t target = (int64_t)i + insn->imm + 1;
+
+		ret = add_subprog(env, target < 0 || target >= env->len ? -1 : (int)target);
 		if (ret)
 			return ret;
 	}

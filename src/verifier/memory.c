@@ -692,6 +692,27 @@ static int map_access_type(struct brt_env *env, const struct brt_map_info *m, in
 	return 0;
 }
 
+/* A load from a frozen read-only array (.rodata): the value is a constant.  Only
+ * single-element arrays have a direct address (the kernel: -ENOTSUPP otherwise). */
+static int rodata_read(const struct brt_map_info *m, int off, int size, int is_ldsx,
+		       struct brt_reg *dst)
+{
+	const unsigned char *p = m->rodata;
+	uint64_t v = 0;
+
+	if (m->max_entries != 1 || !p)
+		return -524; /* ENOTSUPP */
+	if (off < 0 || (uint32_t)off + (uint32_t)size > m->value_size)
+		return -EINVAL;
+	for (int i = size - 1; i >= 0; i--) /* little endian, as the value is stored */
+		v = v << 8 | p[off + i];
+	if (is_ldsx && size < 8)
+		v = (uint64_t)((int64_t)(v << (64 - 8 * size)) >> (64 - 8 * size));
+	dst->type = SCALAR_VALUE;
+	brt_mark_reg_known(dst, v);
+	return 0;
+}
+
 int brt_check_mem_access(struct brt_env *env, int insn_idx, int regno, int off, int size,
 			 enum brt_access t, int value_regno, int strict_once, int is_ldsx)
 {
@@ -724,8 +745,15 @@ int brt_check_mem_access(struct brt_env *env, int insn_idx, int regno, int off, 
 			err = check_region(env, regno, off, size, m->value_size, 0);
 		if (err)
 			return err;
-		if (t == BRT_READ && value_regno >= 0)
+		if (t == BRT_READ && value_regno >= 0 && brt_tnum_is_const(reg->var_off) &&
+		    m->frozen_rdonly && m->type == BPF_MAP_TYPE_ARRAY) {
+			err = rodata_read(m, off + (int)reg->var_off.value, size, is_ldsx,
+					  &regs[value_regno]);
+			if (err)
+				return err;
+		} else if (t == BRT_READ && value_regno >= 0) {
 			brt_mark_reg_unknown(env, &regs[value_regno]);
+		}
 	} else if (BASE_TYPE(reg->type) == PTR_TO_MEM) {
 		if (reg->type & PTR_MAYBE_NULL) {
 			brt_verr(env, "R%d invalid mem access '%s'\n", regno,

@@ -70,6 +70,11 @@ struct brt_map_info {
 	uint32_t max_entries;
 	uint32_t map_flags;   /* BPF_F_RDONLY_PROG etc. */
 	void *ptr;            /* the runtime's map object (opaque here) */
+	/* read-only for programs and frozen (BPF_F_RDONLY_PROG + BPF_MAP_FREEZE): loads from
+	 * an array's value at a constant offset read the bytes as constants, as the kernel's
+	 * bpf_map_direct_read() does (.rodata); rodata = element 0 (value_size bytes) */
+	int frozen_rdonly;
+	const void *rodata;
 	const char *name;     /* printed as map=NAME in the log; NULL prints "" */
 	/* maps of maps: the inner map template a lookup returns (inner_type 0 otherwise) */
 	uint32_t inner_type, inner_key_size, inner_value_size, inner_max_entries, inner_flags;

@@ -53,7 +53,11 @@ static void cap_drop(struct caps *c, int cap)
 
 static int create_map(const struct vc_map *m)
 {
+	static const unsigned char zero[sizeof(m->data)];
+	unsigned char value[256];
+	uint32_t key = 0;
 	union bpf_attr a;
+	int fd;
 
 	memset(&a, 0, sizeof(a));
 	a.map_type = m->type;
@@ -61,7 +65,27 @@ static int create_map(const struct vc_map *m)
 	a.value_size = m->value_size;
 	a.max_entries = m->max_entries;
 	a.map_flags = m->flags;
-	return (int)sys_bpf(BPF_MAP_CREATE, &a);
+	fd = (int)sys_bpf(BPF_MAP_CREATE, &a);
+	if (fd < 0 || (!m->frozen && !memcmp(m->data, zero, sizeof(zero))))
+		return fd;
+	/* key 0 gets data, then the map is frozen: a .rodata map as loaders leave it */
+	memset(value, 0, sizeof(value));
+	memcpy(value, m->data, sizeof(m->data));
+	memset(&a, 0, sizeof(a));
+	a.map_fd = (uint32_t)fd;
+	a.key = (uint64_t)(uintptr_t)&key;
+	a.value = (uint64_t)(uintptr_t)value;
+	if (m->value_size > sizeof(value) || sys_bpf(BPF_MAP_UPDATE_ELEM, &a)) {
+		close(fd);
+		return -1;
+	}
+	memset(&a, 0, sizeof(a));
+	a.map_fd = (uint32_t)fd;
+	if (m->frozen && sys_bpf(BPF_MAP_FREEZE, &a)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
 }
 
 /* Load into the kernel; fills o like vc_run_ours().  Returns -1 when the case could not

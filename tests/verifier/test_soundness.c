@@ -1,10 +1,11 @@
 /* test_soundness.c - the verifier must never accept a program that misbehaves: random
  * programs (ALU, stack and context accesses, pointer arithmetic, branches, bounded loops,
  * helper calls, map lookups with and without NULL checks, XDP packet accesses behind
- * right and wrong data_end checks, bpf-to-bpf calls) go through brt_verify(); every
- * accepted one runs on the checked engine with random inputs and must not fault (no
- * access outside the context, the packet, a map value or the stack, no budget exhaustion,
- * no fall off the end, no helper given a bad key pointer).
+ * right and wrong data_end checks, bpf-to-bpf calls) go through brt_verify() as root or
+ * (a third) as bpf_capable; every accepted one runs on the checked engine with random
+ * inputs and must not fault (no access outside the context, the packet, a map value or
+ * the stack, no budget exhaustion, no fall off the end, no helper given a bad key pointer;
+ * for bpf_capable programs also no read of a register or stack byte never written).
  * Usage: test_verifier_soundness [PROGRAMS [SEED]]; prints "N programs, A accepted ...".
  * scripts/verifier-soundness.sh runs a long campaign in chunks.
  */
@@ -102,6 +103,7 @@ struct gen {
 	int n;
 	int xdp;      /* XDP program (packet access) instead of a socket filter */
 	int sub_at;   /* index of the pseudo call to patch, -1 if none */
+	int capbpf;   /* verified as bpf_capable: no uninitialised stack reads either */
 };
 
 static void emit(struct gen *g, struct bpf_insn insn)
@@ -389,7 +391,9 @@ static void gen_sub(struct gen *g)
 			break;
 		}
 	}
-	if (pick(4))
+	/* a callee may leave r0 unset when the caller never reads it (the kernel accepts
+	 * that), but write tracking counts its exit as a read */
+	if (pick(4) || g->capbpf)
 		emit(g, (struct bpf_insn)MOV64_IMM(0, (int32_t)pick(3)));
 	emit(g, (struct bpf_insn)EXIT());
 }
@@ -398,6 +402,7 @@ static void gen_prog(struct gen *g)
 {
 	g->n = 0;
 	g->xdp = !pick(3);
+	g->capbpf = !pick(3);
 	g->sub_at = -1;
 	emit(g, (struct bpf_insn)MOV64_REG(6, 1));
 	for (uint8_t r = 0; r <= 9; r++) {
@@ -420,7 +425,8 @@ static void dump(const struct gen *g)
 {
 	const uint8_t *b = (const uint8_t *)g->p;
 
-	fprintf(stderr, "%s program, %d insns:\n", g->xdp ? "xdp" : "socket filter", g->n);
+	fprintf(stderr, "%s program (%s), %d insns:\n", g->xdp ? "xdp" : "socket filter",
+		g->capbpf ? "bpf_capable, write tracking" : "root", g->n);
 	for (int i = 0; i < g->n * 8; i++)
 		fprintf(stderr, "%02x%s", b[i], i % 8 == 7 ? "\n" : " ");
 }
@@ -461,8 +467,11 @@ static int run_prog(struct gen *g, long i, uint64_t seed)
 				(uint64_t)(uintptr_t)(maps[m].values + (size_t)e * maps[m].stride),
 				maps[m].info.value_size, 1 };
 	for (int run = 0; run < 3 && !ret; run++) {
+		/* bpf_capable programs also run with write tracking: reading a register or a
+		 * stack byte never written faults (root may read uninitialised stack) */
 		struct brt_run_opts ro = { .r1 = (uint64_t)(uintptr_t)ctx, .regions = regions,
-					   .helpers = helpers, .nr_helpers = 256 };
+					   .helpers = helpers, .nr_helpers = 256,
+					   .track = (uint8_t)g->capbpf };
 		size_t n = nr;
 
 		for (size_t k = 0; k < sizeof(ctx); k++)
@@ -518,6 +527,8 @@ int main(int argc, char **argv)
 		gen_prog(&g);
 		if (g.xdp)
 			o.prog_type = BPF_PROG_TYPE_XDP;
+		if (g.capbpf)
+			o.priv = BRT_PRIV_BPF_CAPABLE;
 		struct brt_verify_result res;
 
 		if (brt_verify(g.p, (size_t)g.n, &o, &res)) {

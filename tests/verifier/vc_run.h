@@ -28,6 +28,9 @@ static int vc_map_info(void *arg, int fd, struct brt_map_info *out)
 	out->value_size = c->maps[fd].value_size;
 	out->max_entries = c->maps[fd].max_entries;
 	out->map_flags = c->maps[fd].flags;
+	out->frozen_rdonly = c->maps[fd].frozen && (c->maps[fd].flags & BPF_F_RDONLY_PROG);
+	if (c->maps[fd].value_size <= sizeof(c->maps[fd].data))
+		out->rodata = c->maps[fd].data;
 	return 0;
 }
 

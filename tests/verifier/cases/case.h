@@ -22,6 +22,8 @@ struct vc_map {
 	uint32_t value_size;
 	uint32_t max_entries;
 	uint32_t flags;
+	int frozen;                   /* BPF_MAP_FREEZE after writing data to key 0 */
+	unsigned char data[16];       /* key 0's first bytes (arrays), the rest zero */
 };
 
 struct vcase {
@@ -65,7 +67,7 @@ void vc_unpriv_twins(struct vcase_list *l);
 const struct vexpect *vc_expect(const char *name);
 
 #define VC_TOPICS(X) X(cfg) X(alu) X(jmp) X(stack) X(ctx) X(map) X(pkt) X(helper) X(call) \
-	X(unpriv) X(loop)
+	X(unpriv) X(loop) X(rodata)
 #define VC_DECL(t) void vcases_##t(struct vcase_list *l);
 VC_TOPICS(VC_DECL)
 #undef VC_DECL
