@@ -348,7 +348,9 @@ int main(int argc, char **argv)
 	printf("Median [min–max] over %d repetitions, each the mean of a batch of >= 20 ms. "
 	       "*bpfrt verify*: brt_verify() alone. *bpfrt load* / *kernel load*: the whole "
 	       "BPF_PROG_LOAD with log_level 0 (both also JIT-compile). *kernel verifier*: the "
-	       "kernel's own `verification time` (BPF_LOG_STATS), median of 5 loads. Ratio: kernel "
+	       "kernel's own `verification time` (BPF_LOG_STATS), median of 5 loads - wall clock, "
+	       "so it grows when the machine is loaded; every other column is the thread's CPU "
+	       "time (system time of bpf(2) included). Ratio: kernel "
 	       "load / bpfrt load (> 1: bpfrt faster). Peak memory: ru_maxrss growth of a fresh "
 	       "process across one brt_verify().\n\n", reps);
 	printf("| program | insns | processed (bpfrt / kernel) | bpfrt verify | bpfrt load | "

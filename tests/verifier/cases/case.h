@@ -67,7 +67,7 @@ void vc_unpriv_twins(struct vcase_list *l);
 const struct vexpect *vc_expect(const char *name);
 
 #define VC_TOPICS(X) X(cfg) X(alu) X(jmp) X(stack) X(ctx) X(map) X(pkt) X(helper) X(call) \
-	X(unpriv) X(loop) X(rodata)
+	X(unpriv) X(loop) X(rodata) X(hrow)
 #define VC_DECL(t) void vcases_##t(struct vcase_list *l);
 VC_TOPICS(VC_DECL)
 #undef VC_DECL
