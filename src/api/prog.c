@@ -391,7 +391,38 @@ int brt_prog_from_fd(int fd, struct brt_prog **out)
 	struct brt_obj *obj;
 	int err = brt_obj_from_fd(fd, BRT_OBJ_PROG, &obj);
 
-	if (!err)
-		*out = (struct brt_prog *)(void *)obj;
-	return err;
+	if (err)
+		return err;
+	*out = (struct brt_prog *)(void *)obj;
+	if (!(*out)->vm) { /* loaded by another process: see brt_prog_attach_obj() */
+		brt_obj_put(obj);
+		return -EPERM;
+	}
+	return 0;
+}
+
+/* A program pinned by another process, opened here: its header and instructions can be
+ * read (BPF_OBJ_GET_INFO_BY_FD, `bpfrt prog show|dump`), but it has no vm in this process,
+ * so brt_prog_from_fd() refuses it with EPERM and a prog-array slot holding it acts as
+ * empty. */
+int brt_prog_attach_obj(const struct brt_obj *tmpl, struct brt_obj **out)
+{
+	const struct brt_obj_hdr *hdr = tmpl->hdr;
+	struct brt_prog *prog;
+
+	if (!hdr->max_entries || hdr->max_entries > MAX_INSNS ||
+	    hdr->data_size != (uint64_t)hdr->max_entries * sizeof(struct bpf_insn) ||
+	    hdr->data_size > tmpl->size - BRT_PAGE)
+		return -EINVAL;
+	prog = calloc(1, sizeof(*prog));
+	if (!prog)
+		return -ENOMEM;
+	prog->obj = *tmpl;
+	prog->pm.magic = BRT_PROG_MAPS_MAGIC;
+	prog->type = hdr->type;
+	prog->expected_attach_type = hdr->expected_attach_type;
+	prog->insn_cnt = hdr->max_entries;
+	prog->obj.release = prog_release;
+	*out = &prog->obj;
+	return 0;
 }

@@ -89,6 +89,7 @@ int brt_obj_create(struct brt_obj_hdr *hdr, size_t obj_size,
 typedef int (*brt_obj_attach_fn)(const struct brt_obj *tmpl, struct brt_obj **out);
 void brt_obj_set_attach(uint32_t kind, brt_obj_attach_fn fn);
 int brt_map_attach_obj(const struct brt_obj *tmpl, struct brt_obj **out);
+int brt_prog_attach_obj(const struct brt_obj *tmpl, struct brt_obj **out); /* src/api */
 
 /* Resolve an fd to its object, mapping and validating the file on first use.  Takes a
  * reference (drop it with brt_obj_put()).  -EBADF for a closed fd, -EINVAL for an fd that

@@ -28,6 +28,7 @@ static struct brt_obj *cache[CACHE_BUCKETS];
 static int cache_count;
 static brt_obj_attach_fn attach_fns[BRT_OBJ_BTF + 1] = {
 	[BRT_OBJ_MAP] = brt_map_attach_obj,
+	[BRT_OBJ_PROG] = brt_prog_attach_obj,
 };
 
 void brt_obj_set_attach(uint32_t kind, brt_obj_attach_fn fn)

@@ -75,7 +75,11 @@ expect_err "load missing" "cannot open /nonexistent.o" $B prog load /nonexistent
 expect "show OBJ NAME" "^[0-9]+: socket_filter  name count  gpl" $B prog show $P/legacy_map.bpf.o count
 expect "show map_ids" "xlated [0-9]+B  [0-9]+ insns  map_ids [0-9]+" $B prog show \
 	$P/legacy_map.bpf.o count
-$B prog show >"$T/out" 2>&1 || fail "show all: $(cat "$T/out")"
+# pinned by another process (the load above): shown and dumped, not run
+expect "show all" "name count  gpl" $B prog show
+grep -q "pinned $BPFRT_FS/multi/prog_b" "$T/out" || fail "show all: prog_b missing"
+expect "show pinned" "^[0-9]+: socket_filter  name count  gpl" $B prog show pinned "$BPFRT_FS/count"
+expect "xlated pinned" "^ +0: \\(b7\\) r7 = 0" $B prog dump xlated "$BPFRT_FS/count"
 expect_err "show OBJ without NAME" "is an object file: name one of its programs" \
 	$B prog show $P/legacy_map.bpf.o
 expect_err "show missing" "/nonexistent: No such file" $B prog show pinned /nonexistent
@@ -119,7 +123,7 @@ expect "run data_out -" "^data_out:" $B prog run $P/tc_rewrite.bpf.o swap_macs \
 	--data-in "$T/pkt" --data-out -
 json "run json" $B -p prog run $P/deep_calls.bpf.o chain
 grep -q '"retval": 40' "$T/out" || fail "run json: retval 40 missing"
-expect_err "run pinned elsewhere" "BPF_PROG_TEST_RUN|Permission denied" \
+expect_err "run pinned elsewhere" "BPF_PROG_TEST_RUN of .*: Operation not permitted \\(a bpfrt" \
 	$B prog run pinned "$BPFRT_FS/count"
 expect_err "run bad repeat" "repeat: 'x' is not a number" $B prog run $P/legacy_map.bpf.o \
 	count repeat x
