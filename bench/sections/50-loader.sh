@@ -35,7 +35,13 @@ gcc -O2 -std=gnu11 -Wall -Iinclude bench/loader_bench.c build-release/libbpfrt.a
 
 raw=$OUT/raw.txt
 : >"$raw"
-bpffs=/sys/fs/bpf/bpfrt-bench-$$
+# a private bpffs for bpftool's pins (nothing left behind on /sys/fs/bpf)
+bpffs=""
+if [ "$(id -u)" = 0 ] && command -v bpftool >/dev/null; then
+	bpffs=$(mktemp -d)
+	mount -t bpf bpf "$bpffs" 2>/dev/null || { rmdir "$bpffs"; bpffs=""; }
+fi
+trap '[ -z "$bpffs" ] || { umount "$bpffs"; rmdir "$bpffs"; }' EXIT
 for r in $(seq 1 "$REPS"); do
 	taskset -c "$CPU" "$OUT/loader_bench" 3 "${objs[@]}" >>"$raw"
 	# the command-line tools: one process per object, every program pinned, like loadall
@@ -47,15 +53,14 @@ for r in $(seq 1 "$REPS"); do
 			>/dev/null 2>&1 || true
 	done
 	echo "RES cli-bpfrt $((($(date +%s%N) - t0) / 1000))" >>"$raw"
-	if [ "$(id -u)" = 0 ] && command -v bpftool >/dev/null && [ -d /sys/fs/bpf ]; then
-		mkdir -p "$bpffs"
+	if [ -n "$bpffs" ]; then
 		t0=$(date +%s%N)
 		for o in "${objs[@]}"; do
 			taskset -c "$CPU" bpftool prog loadall "$o" "$bpffs/$(basename "$o")" \
 				>/dev/null 2>&1 || true
 		done
 		echo "RES cli-bpftool $((($(date +%s%N) - t0) / 1000))" >>"$raw"
-		rm -rf "$bpffs"
+		rm -rf "${bpffs:?}"/*.bpf.o 2>/dev/null || true
 	fi
 done
 rm -rf "$OUT/fs"
