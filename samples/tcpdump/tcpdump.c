@@ -88,6 +88,7 @@ static int open_file(struct src *s, const char *path)
 static int open_live(struct src *s, const char *iface)
 {
 	struct sockaddr_ll sll = { .sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_ALL) };
+	struct timeval tick = { .tv_usec = 200000 };
 
 	sll.sll_ifindex = (int)if_nametoindex(iface);
 	if (!sll.sll_ifindex) {
@@ -95,7 +96,9 @@ static int open_live(struct src *s, const char *iface)
 		return -1;
 	}
 	s->sock = socket(AF_PACKET, SOCK_RAW, htons(ETH_P_ALL));
-	if (s->sock < 0 || bind(s->sock, (struct sockaddr *)&sll, sizeof(sll))) {
+	/* wake up now and then to see Ctrl-C: signal() restarts recvfrom() */
+	if (s->sock < 0 || setsockopt(s->sock, SOL_SOCKET, SO_RCVTIMEO, &tick, sizeof(tick)) ||
+	    bind(s->sock, (struct sockaddr *)&sll, sizeof(sll))) {
 		fprintf(stderr, "tcpdump: %s: %s\n", iface, strerror(errno));
 		return -1;
 	}
@@ -117,10 +120,12 @@ static int next(struct src *s, struct pkt *p)
 		do {
 			if (stop)
 				return 0;
+			fl = sizeof(from);
 			n = recvfrom(s->sock, s->buf, sizeof(s->buf), MSG_TRUNC,
 				     (struct sockaddr *)&from, &fl);
-		} while ((n < 0 && errno == EINTR) || (n >= 0 && from.sll_pkttype == PACKET_OUTGOING &&
-						    from.sll_hatype == 772 /* loopback: seen twice */));
+			/* lo: each packet shows up sent and received; keep one */
+		} while ((n < 0 && (errno == EINTR || errno == EAGAIN)) ||
+			 (n >= 0 && from.sll_pkttype == PACKET_OUTGOING && from.sll_hatype == 772));
 		if (n < 0)
 			return stop ? 0 : -1;
 		gettimeofday(&tv, NULL);

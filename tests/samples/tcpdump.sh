@@ -40,7 +40,7 @@ msg=$("$S" -r "$T/nope.pcap" tcp 2>&1 >/dev/null)
 if [ "$(id -u)" = 0 ]; then
 	for try in 1 2 3; do
 		port=$((30000 + ($$ + try) % 20000))
-		timeout 20 "$S" -i lo -c 5 udp dst port $port >"$T/live.out" 2>/dev/null &
+		timeout -k 5 20 "$S" -i lo -c 5 udp dst port $port >"$T/live.out" 2>/dev/null &
 		pid=$!
 		sleep $try
 		for i in 1 2 3 4 5; do echo "x$i" >/dev/udp/127.0.0.1/$port; done
