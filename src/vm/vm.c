@@ -29,6 +29,9 @@ struct bpfrt_vm {
 	const struct brt_jit_prog *jit_fixed; /* ... or the one code of a helper-free program */
 	/* ... whose entry, when it never reads the run ctx: a run is then one direct call */
 	uint64_t (*direct)(uint64_t r1, uint64_t r2, struct bpfrt_run_ctx *ctx);
+	/* the code for `helpers` as they are (the common run), found once: atomic, reset by
+	 * bpfrt_vm_register_helper(), the only way that table changes */
+	const struct brt_jit_prog *jit_own;
 };
 
 #define OPTS_KNOWN (offsetof(struct bpfrt_vm_opts, bpfrt_vm_opts__last) + \
@@ -265,6 +268,7 @@ int bpfrt_vm_register_helper(struct bpfrt_vm *vm, uint32_t id, const char *name,
 	free(vm->helper_names[id]);
 	vm->helper_names[id] = copy;
 	vm->helpers[id] = fn;
+	__atomic_store_n(&vm->jit_own, NULL, __ATOMIC_RELEASE);
 	return 0;
 }
 
@@ -301,14 +305,24 @@ _Static_assert(offsetof(struct bpfrt_run_ctx, stop_r0) == BRT_JIT_CTX_STOP_R0_OF
 _Static_assert(offsetof(struct bpfrt_run_ctx, tail_entry) == BRT_JIT_CTX_TAIL_ENTRY_OFF, "jit.h");
 _Static_assert(offsetof(struct bpfrt_run_ctx, tail_r1) == BRT_JIT_CTX_TAIL_R1_OFF, "jit.h");
 
-/* The code of a JIT vm for its own helper table. */
+/* The code of a JIT vm for a helper table (helpers NULL: the vm's own). */
 static int jit_code(struct bpfrt_vm *vm, const brt_helper_fn *helpers, size_t nr,
 		    const struct brt_jit_prog **prog, char *err, size_t errlen)
 {
+	int ret;
+
 	*prog = vm->jit_fixed;
 	if (*prog)
 		return 0;
-	return brt_jit_cache_get(vm->jit, helpers, nr, prog, err, errlen);
+	if (helpers)
+		return brt_jit_cache_get(vm->jit, helpers, nr, prog, err, errlen);
+	*prog = __atomic_load_n(&vm->jit_own, __ATOMIC_ACQUIRE);
+	if (*prog)
+		return 0;
+	ret = brt_jit_cache_get(vm->jit, vm->helpers, vm->nr_helpers, prog, err, errlen);
+	if (!ret)
+		__atomic_store_n(&vm->jit_own, *prog, __ATOMIC_RELEASE);
+	return ret;
 }
 
 /* The JIT uses the native stack and checks nothing, so the context needs only what
@@ -335,7 +349,7 @@ static int run_jit(struct bpfrt_vm *vm, const struct brt_run_opts *o, uint64_t *
 	ctx.regions = NULL;
 	ctx.nr_regions = ctx.cap_regions = 0;
 	ctx.regions_owned = 0;
-	ret = jit_code(vm, ctx.helpers, ctx.nr_helpers, &prog, err, errlen);
+	ret = jit_code(vm, o->helpers, o->nr_helpers, &prog, err, errlen);
 	if (ret)
 		return set_err(ret);
 	*r0 = brt_jit_call(prog, o->r1, o->r2, &ctx);
@@ -510,7 +524,7 @@ uint64_t brt_vm_tail_call(struct bpfrt_vm *vm, void *user, uint64_t r1,
 	if (ctx->tail_jump && vm->engine == BPFRT_ENGINE_JIT) {
 		const struct brt_jit_prog *prog;
 
-		if (!jit_code(vm, vm->helpers, vm->nr_helpers, &prog, msg, sizeof(msg))) {
+		if (!jit_code(vm, NULL, 0, &prog, msg, sizeof(msg))) {
 			const struct brt_jit_prog_head *h = (const void *)prog;
 
 			/* from here on the run is the callee's; a code address kept as data, as
