@@ -11,6 +11,8 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 secs=${SECONDS_MAX:-600}
 seed=${SEED:-$(date +%s)}
+commit=$(git log -1 --format='%h %s' 2>/dev/null || echo unknown)
+[ -z "$(git status --porcelain --untracked-files=no 2>/dev/null)" ] || commit="$commit (+ local changes)"
 
 cmake --preset release >/dev/null &&
 	cmake --build build-release -j2 --target test_jit_random >/dev/null || exit 1
@@ -26,7 +28,7 @@ if [ -z "$line" ]; then
 fi
 {
 	echo "date: $(date -u +%FT%TZ)"
-	echo "commit: $(git log -1 --format='%h %s' 2>/dev/null || echo unknown)"
+	echo "commit: $commit"
 	echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
 	echo "${line#jit-diff: }"
 	[ $rc -eq 0 ] || echo "FAILED: $(grep -m1 'differs' "$log")"
