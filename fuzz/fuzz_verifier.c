@@ -1,5 +1,5 @@
 /* fuzz_verifier.c - fuzz target for the verifier (src/verifier/): any program, of any type
- * and privilege, with maps behind fds 1-3, must get 0 or an errno other than EFAULT (the
+ * and privilege, with maps behind fds 1-5, must get 0 or an errno other than EFAULT (the
  * internal-error code) and, when the walk ran, a NUL-terminated log - never a crash, a hang
  * or a leak.
  * Input: byte 0 picks the program type, byte 1 the privilege and log flags, the rest are
@@ -20,10 +20,17 @@ static const uint32_t types[] = {
 	BPF_PROG_TYPE_CGROUP_SKB,    BPF_PROG_TYPE_PERF_EVENT,
 };
 
+static const unsigned char rodata[12] = "hello\0BPF\0\xff";
+
+/* fd 4 and 5: frozen read-only arrays, whose constant-offset loads read rodata[] */
 static const struct brt_map_info maps[] = {
 	{ .type = BPF_MAP_TYPE_HASH, .key_size = 4, .value_size = 8, .max_entries = 16 },
 	{ .type = BPF_MAP_TYPE_ARRAY, .key_size = 4, .value_size = 64, .max_entries = 4 },
 	{ .type = BPF_MAP_TYPE_RINGBUF, .max_entries = 4096 },
+	{ .type = BPF_MAP_TYPE_ARRAY, .key_size = 4, .value_size = sizeof(rodata),
+	  .max_entries = 1, .map_flags = BPF_F_RDONLY_PROG, .frozen_rdonly = 1, .rodata = rodata },
+	{ .type = BPF_MAP_TYPE_ARRAY, .key_size = 4, .value_size = sizeof(rodata),
+	  .max_entries = 2, .map_flags = BPF_F_RDONLY_PROG, .frozen_rdonly = 1, .rodata = rodata },
 };
 
 static int has_back_edge(const struct bpf_insn *insns, size_t n)
