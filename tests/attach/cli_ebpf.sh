@@ -120,9 +120,12 @@ if [ "$(id -u)" = 0 ]; then
 	pid=$!
 	# wait until its SIGINT handler is in place (SigCgt bit 2): a loaded machine may take
 	# longer than any fixed pause to get there, and before it SIGINT would kill it
+	# (and only once the child is bpfrt: before exec it is a copy of this shell)
+	exe=$(readlink -f "$BPFRT")
 	for _ in $(seq 300); do
 		cgt=$(sed -n 's/^SigCgt:\t*//p' /proc/$pid/status 2>/dev/null)
-		[ -n "$cgt" ] && [ $((0x$cgt & 2)) != 0 ] && break
+		[ "$(readlink /proc/$pid/exe 2>/dev/null)" = "$exe" ] && [ -n "$cgt" ] &&
+			[ $((0x$cgt & 2)) != 0 ] && break
 		sleep 0.1
 	done
 	kill -INT $pid
