@@ -128,7 +128,11 @@ int brt_check_subprogs(struct brt_env *env)
 			env->subprogs[cur].has_ld_abs = 1;
 		if ((cls == BPF_JMP || cls == BPF_JMP32) && BPF_OP(code) != BPF_EXIT &&
 		    BPF_OP(code) != BPF_CALL) {
-			off = i + 1 + (code == (BPF_JMP32 | BPF_JA) ? insn->imm : insn->off);
+			/* gotol's 32-bit imm can overflow int: wrap it as the kernel's
+			 * -fno-strict-overflow arithmetic does, so the message matches. */
+			off = (int)(uint32_t)((uint32_t)i + 1u +
+					      (uint32_t)(code == (BPF_JMP32 | BPF_JA) ?
+							 insn->imm : insn->off));
 			if (off < start || off >= end) {
 				brt_verr(env, "jump out of range from insn %d to %d\n", i, off);
 				return -EINVAL;
