@@ -124,7 +124,12 @@ static void run_snap(const struct snap *s, struct bpfrt_probe_ctx *c)
 		} else if (r0) {
 			atomic_fetch_add_explicit(&link->nonzero, 1, memory_order_relaxed);
 		}
-		atomic_fetch_add_explicit(&link->events, 1, memory_order_relaxed);
+		/* a plain atomic load and store, not a locked add: hits on several threads at
+		 * once may lose a count (the stats are for people), the hit path keeps one
+		 * locked instruction less */
+		atomic_store_explicit(&link->events,
+				      atomic_load_explicit(&link->events, memory_order_relaxed) + 1,
+				      memory_order_relaxed);
 	}
 }
 
