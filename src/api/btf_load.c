@@ -427,3 +427,50 @@ int brt_prog_btf_check(struct brt_call *call, const struct bpf_insn *insns, char
 	*out = pl;
 	return 0;
 }
+
+/* The size of type id as btf_type_id_size() sees it: modifiers and typedefs followed,
+ * void, functions and their prototypes have none. */
+static int sized_type(const struct brt_btf *btf, uint32_t id, uint64_t *size)
+{
+	const struct btf_type *t = brt_btf_type(btf, brt_btf_skip_mods(btf, id));
+	unsigned int kind;
+
+	if (!id || !t)
+		return -EINVAL;
+	kind = BTF_INFO_KIND(t->info);
+	if (kind == BTF_KIND_FUNC || kind == BTF_KIND_FUNC_PROTO || kind == BTF_KIND_FWD)
+		return -EINVAL;
+	return brt_btf_resolve_size(btf, id, size) ? -EINVAL : 0;
+}
+
+int brt_map_btf_check(const union bpf_attr *attr, uint32_t *btf_id)
+{
+	const struct btf_type *vt;
+	struct brt_obj *obj;
+	struct brt_btf *btf;
+	uint64_t size;
+	int err;
+
+	err = brt_obj_from_fd((int)attr->btf_fd, BRT_OBJ_BTF, &obj);
+	if (err)
+		return err;
+	btf = ((struct brt_btf_obj *)(void *)obj)->btf;
+	err = -EINVAL;
+	if (sized_type(btf, attr->btf_value_type_id, &size) || size != attr->value_size)
+		goto out;
+	if (attr->btf_key_type_id) {
+		if (sized_type(btf, attr->btf_key_type_id, &size) || size != attr->key_size)
+			goto out;
+	} else {
+		/* keyless BTF: only a one-element array whose value is a DATASEC */
+		vt = brt_btf_type(btf, attr->btf_value_type_id);
+		if (attr->map_type != BPF_MAP_TYPE_ARRAY || attr->max_entries != 1 || !vt ||
+		    BTF_INFO_KIND(vt->info) != BTF_KIND_DATASEC)
+			goto out;
+	}
+	*btf_id = obj->hdr->id;
+	err = 0;
+out:
+	brt_obj_put(obj);
+	return err;
+}

@@ -39,6 +39,9 @@ static int map_info(struct brt_call *call, struct brt_map *map, uint32_t len)
 	info.max_entries = map->max_entries;
 	info.map_flags = map->flags;
 	info.map_extra = hdr->map_extra;
+	info.btf_id = hdr->btf_id;
+	info.btf_key_type_id = hdr->btf_key_type_id;
+	info.btf_value_type_id = hdr->btf_value_type_id;
 	memcpy(info.name, hdr->name, sizeof(info.name));
 	info.name[sizeof(info.name) - 1] = 0;
 	return call->ua->to(call->attr->info.info, &info, len);

@@ -94,6 +94,17 @@ static int create_one(struct bpfrt_object *obj, const struct brt_elf_map *m, int
 	attr.numa_node = m->numa_node;
 	attr.inner_map_fd = inner_fd > 0 ? (uint32_t)inner_fd : 0;
 	obj_name(attr.map_name, m->name);
+	/* the map's types for `map dump`; like libbpf, a map whose BTF is refused is still
+	 * made, without it */
+	if (obj->btf_fd >= 0 && m->btf_value_type_id) {
+		attr.btf_fd = (uint32_t)obj->btf_fd;
+		attr.btf_key_type_id = m->btf_key_type_id;
+		attr.btf_value_type_id = m->btf_value_type_id;
+		fd = sys_of(obj)(BPF_MAP_CREATE, &attr, sizeof(attr));
+		if (fd >= 0)
+			return fd;
+		attr.btf_fd = attr.btf_key_type_id = attr.btf_value_type_id = 0;
+	}
 	fd = sys_of(obj)(BPF_MAP_CREATE, &attr, sizeof(attr));
 	return fd < 0 ? -errno : fd;
 }

@@ -142,7 +142,7 @@ static int map_init(struct brt_obj *obj, void *arg)
 	return err;
 }
 
-int brt_map_create(const union bpf_attr *attr, struct brt_map **out)
+int brt_map_create(const union bpf_attr *attr, uint32_t btf_id, struct brt_map **out)
 {
 	const struct brt_map_ops *ops;
 	struct brt_obj_hdr hdr = { 0 };
@@ -160,8 +160,8 @@ int brt_map_create(const union bpf_attr *attr, struct brt_map **out)
 	err = ops->alloc_check ? ops->alloc_check(attr) : 0;
 	if (err)
 		return err;
-	/* No BTF and no device offload in this runtime. */
-	if (attr->map_ifindex || attr->btf_fd || attr->btf_value_type_id)
+	/* No device offload in this runtime; BTF type ids only once the caller checked them. */
+	if (attr->map_ifindex || (attr->btf_value_type_id && !btf_id))
 		return -EINVAL;
 	fill_params(&params, attr->map_type, attr->key_size, attr->value_size,
 		    attr->max_entries, attr->map_flags, brt_ncpus());
@@ -180,6 +180,11 @@ int brt_map_create(const union bpf_attr *attr, struct brt_map **out)
 	hdr.ncpus = params.ncpus;
 	hdr.map_extra = attr->map_extra;
 	memcpy(hdr.name, attr->map_name, sizeof(hdr.name));
+	if (btf_id) {
+		hdr.btf_id = btf_id;
+		hdr.btf_key_type_id = attr->btf_key_type_id;
+		hdr.btf_value_type_id = attr->btf_value_type_id;
+	}
 	fd = brt_obj_create(&hdr, sizeof(struct brt_map), map_init, &params, &obj);
 	if (fd >= 0 && out)
 		*out = brt_map_of(obj);

@@ -53,6 +53,11 @@ struct brt_obj_hdr {
 	/* atomic: some fd of the object was opened read-only or write-only (BPF_OBJ_GET
 	 * file_flags); until then no command needs to ask the kernel for an fd's mode */
 	_Atomic uint32_t restricted;
+	/* maps: MAP_CREATE's BTF, checked by the caller (src/api/btf_load.c); btf_id is
+	 * the BTF object's id, 0 when the map was created without BTF */
+	uint32_t btf_id;
+	uint32_t btf_key_type_id;
+	uint32_t btf_value_type_id;
 };
 
 /* One object as this process sees it: a cached mapping of the object's file, found by
@@ -174,7 +179,7 @@ struct brt_map {
 #define brt_map_of(o) ((struct brt_map *)(void *)(o))
 
 /* MAP_CREATE: check attributes like the kernel and create the map; returns fd or -errno. */
-int brt_map_create(const union bpf_attr *attr, struct brt_map **out);
+int brt_map_create(const union bpf_attr *attr, uint32_t btf_id, struct brt_map **out);
 
 /* Resolve a map fd (takes a reference: brt_map_put()).  -EBADF closed fd, -EINVAL not a
  * map (a program fd, a foreign fd). */
