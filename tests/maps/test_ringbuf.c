@@ -207,7 +207,7 @@ static void wake_scenario(sys_fn sys, int res[W_N])
 {
 	char text[512];
 	int fd = create(sys, 0, 0, RB_SIZE), pfd, p[3];
-	struct rec_log l;
+	struct rec_log l = { 0 };
 	pid_t pid;
 	int st;
 
