@@ -1,0 +1,56 @@
+/* test_map_btf.c - the loader hands a BTF-defined map's key and value types to MAP_CREATE:
+ * after loading tests/progs/btf_map.bpf.o into bpfrt, OBJ_GET_INFO_BY_FD of `pairs`
+ * (__type key and value) reports a BTF object and non-zero type ids, `sizes` (key_size /
+ * value_size only) none. */
+#include <errno.h>
+#include <string.h>
+
+#include "bpfrt.h"
+#include "harness.h"
+#include "elf_test_util.h"
+
+static int info_of(const struct bpfrt_object *o, const char *name, struct bpf_map_info *info)
+{
+	const struct bpfrt_map *m = bpfrt_object_find_map_by_name(o, name);
+	union bpf_attr a;
+
+	memset(info, 0, sizeof(*info));
+	memset(&a, 0, sizeof(a));
+	if (!m)
+		return -ENOENT;
+	a.info.bpf_fd = (uint32_t)bpfrt_map_fd(m);
+	a.info.info_len = sizeof(*info);
+	a.info.info = (uint64_t)(uintptr_t)info;
+	return bpfrt_bpf(BPF_OBJ_GET_INFO_BY_FD, &a, sizeof(a)) ? -errno : 0;
+}
+
+int main(void)
+{
+	struct bpfrt_object *o;
+	struct bpf_map_info info;
+	size_t len;
+	unsigned char *img = corpus_read("btf_map", &len);
+
+	if (!img)
+		T_SKIP("corpus not built (clang missing)");
+	free(img);
+	o = bpfrt_object_open_file(corpus_path("btf_map"), NULL);
+	if (!o && errno == ENOTSUP)
+		T_SKIP("built without libelf");
+	T_CASE("load");
+	T_ASSERT(o != NULL);
+	if (!o)
+		return t_done();
+	T_EQ_INT(0, bpfrt_object_load(o));
+	T_CASE("pairs: __type(key), __type(value)");
+	T_EQ_INT(0, info_of(o, "pairs", &info));
+	T_ASSERT(info.btf_id != 0);
+	T_ASSERT(info.btf_key_type_id != 0);
+	T_ASSERT(info.btf_value_type_id != 0);
+	T_CASE("sizes: key_size, value_size");
+	T_EQ_INT(0, info_of(o, "sizes", &info));
+	T_EQ_U64(0, info.btf_id);
+	T_EQ_U64(0, info.btf_value_type_id);
+	bpfrt_object_close(o);
+	return t_done();
+}
