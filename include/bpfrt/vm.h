@@ -5,6 +5,7 @@
 #ifndef BPFRT_VM_H
 #define BPFRT_VM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -68,6 +69,57 @@ BPFRT_API int bpfrt_vm_load(const struct bpf_insn *insns, size_t n,
  * above 65535) or -ENOMEM. */
 BPFRT_API int bpfrt_vm_register_helper(struct bpfrt_vm *vm, uint32_t id, const char *name,
 				       bpfrt_helper_fn fn);
+
+/* ---- helpers the verifier knows (process-global registry) ----------------------------
+ * bpfrt_vm_register_helper() above only feeds one unverified vm.  A helper registered with
+ * bpfrt_helper_register() instead comes with a prototype: BPF_PROG_LOAD (bpfrt_bpf())
+ * checks every call to it like a call to a built-in helper (argument kinds, memory sizes,
+ * initialised stack, GPL licence, same messages), and every vm created afterwards (the
+ * interpreters and the JIT) calls fn.  Programs and vms that exist already are unaffected.
+ * Registration is thread-safe and permanent for the life of the process. */
+
+/* Argument kinds, the kernel's ARG_* (same values as the verifier's internal list). */
+enum bpfrt_helper_arg {
+	BPFRT_HELPER_ARG_DONTCARE = 0,       /* unused; every later argument must be too */
+	BPFRT_HELPER_ARG_ANYTHING = 1,       /* any initialised scalar (no pointers) */
+	BPFRT_HELPER_ARG_CONST_MAP_PTR = 2,  /* a map (lddw map fd); opaque to the helper */
+	BPFRT_HELPER_ARG_PTR_TO_MAP_KEY = 3, /* key_size readable bytes of the earlier map */
+	BPFRT_HELPER_ARG_PTR_TO_MAP_VALUE = 4,
+	BPFRT_HELPER_ARG_PTR_TO_MEM = 5,        /* initialised readable memory; size next */
+	BPFRT_HELPER_ARG_PTR_TO_UNINIT_MEM = 6, /* memory the helper fills; size next */
+	BPFRT_HELPER_ARG_CONST_SIZE = 7,        /* size > 0 bounding the previous pointer */
+	BPFRT_HELPER_ARG_CONST_SIZE_OR_ZERO = 8,
+	BPFRT_HELPER_ARG_PTR_TO_CTX = 9, /* the program's context */
+	BPFRT_HELPER_ARG_PTR_TO_STACK = 12,
+};
+
+/* Return kinds: r0 is an unknown scalar (INTEGER) or must not be read (VOID). */
+enum bpfrt_helper_ret {
+	BPFRT_HELPER_RET_INTEGER = 0,
+	BPFRT_HELPER_RET_VOID = 1,
+};
+
+/* Host helper ids should start here, clear of the kernel's BPF_FUNC_* numbers (any id
+ * from 1 to 65535 that no built-in helper uses is accepted). */
+#define BPFRT_HELPER_HOST_BASE 1000
+
+struct bpfrt_helper_proto {
+	size_t sz;                      /* sizeof(struct bpfrt_helper_proto); BPFRT_OPTS() */
+	uint32_t id;                    /* the call's imm */
+	const char *name;               /* for messages; copied, at most 63 bytes */
+	bpfrt_helper_fn fn;
+	enum bpfrt_helper_ret ret;
+	enum bpfrt_helper_arg args[5];  /* r1-r5 */
+	bool gpl_only;                  /* refused to programs with a non-GPL licence */
+};
+#define bpfrt_helper_proto__last gpl_only
+
+/* Register a helper for programs loaded from now on.  Returns 0, -EEXIST (id is a
+ * built-in helper or already registered), -EINVAL (NULL proto, fn or name, bad sz, id 0
+ * or above 65535, an unknown kind, a memory pointer not followed by a size, a size not
+ * after a memory pointer, a map key/value without an earlier map, an argument after a
+ * DONTCARE) or -ENOSPC (256 helpers already registered); errno is set too. */
+BPFRT_API int bpfrt_helper_register(const struct bpfrt_helper_proto *proto);
 
 /* Run the program once with r1 = mem (0 when mem is NULL), r2 = mem_len; LD_ABS/LD_IND
  * read the same bytes as the packet.  The CHECKED engine lets the program read and write

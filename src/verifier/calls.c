@@ -1,9 +1,9 @@
 /* calls.c - helper calls and bpf-to-bpf calls.  A helper exists when src/vm/helpers.def
- * has a row for it and the program type may call it (the kernel's per-type helper sets,
- * summarised below); arguments are checked against the row's prototype, r1-r5 are
- * clobbered and r0 gets the return type.  Acquired references (ringbuf records) must be
- * released on every path.  bpf-to-bpf calls push a frame; the combined stack of a call
- * chain is checked after the walk.
+ * has a row for it or the host registered it (bpfrt_helper_register()), and the program
+ * type may call it (the kernel's per-type helper sets, summarised below); arguments are
+ * checked against the prototype, r1-r5 are clobbered and r0 gets the return type.
+ * Acquired references (ringbuf records) must be released on every path.  bpf-to-bpf calls
+ * push a frame; the combined stack of a call chain is checked after the walk.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "verifier/internal.h"
+#include "vm/vm.h"
 
 /* ---- prototypes from helpers.def ------------------------------------------------------ */
 static const struct brt_helper_proto protos[] = {
@@ -27,7 +28,7 @@ static const struct brt_helper_proto *find_proto(int32_t id)
 	for (size_t i = 0; protos[i].id != UINT32_MAX; i++)
 		if ((int32_t)protos[i].id == id)
 			return &protos[i];
-	return NULL;
+	return id >= 0 ? brt_helper_host_get((uint32_t)id) : NULL;
 }
 
 uint16_t brt_helper_arg_regs(int32_t id)
@@ -45,6 +46,10 @@ uint16_t brt_helper_arg_regs(int32_t id)
 
 const char *brt_verifier_helper_name(int32_t id)
 {
+	const struct brt_helper_proto *host = id > 0 ? brt_helper_host_get((uint32_t)id) : NULL;
+
+	if (host)
+		return host->name;
 	if (id == 210)
 		return "bpf_cgrp_storage_get";
 	if (id == 211)
@@ -594,7 +599,7 @@ int brt_check_helper_call(struct brt_env *env, const struct bpf_insn *insn, int 
 	struct brt_reg *regs;
 	int err;
 
-	if (id < 0 || id >= __BPF_FUNC_MAX_ID + 2) {
+	if (id < 0 || (id >= __BPF_FUNC_MAX_ID + 2 && !brt_helper_host_get((uint32_t)id))) {
 		brt_verr(env, "invalid func unknown#%d\n", id);
 		return -EINVAL;
 	}

@@ -156,15 +156,19 @@ static enum bpfrt_engine resolve_engine(enum bpfrt_engine e)
 
 static int copy_default_helpers(struct bpfrt_vm *vm)
 {
-	size_t n;
+	size_t n, nr;
 	const brt_helper_fn *defs = brt_helper_default_table(&n);
+	uint32_t host_max = brt_helper_host_max_id();
 
-	vm->helpers = calloc(n ? n : 1, sizeof(*vm->helpers));
-	vm->helper_names = calloc(n ? n : 1, sizeof(*vm->helper_names));
+	/* host helpers registered later do not reach this vm, as documented */
+	nr = host_max >= n ? host_max + 1 : n;
+	vm->helpers = calloc(nr ? nr : 1, sizeof(*vm->helpers));
+	vm->helper_names = calloc(nr ? nr : 1, sizeof(*vm->helper_names));
 	if (!vm->helpers || !vm->helper_names)
 		return -ENOMEM;
 	memcpy(vm->helpers, defs, n * sizeof(*defs));
-	vm->nr_helpers = n;
+	brt_helper_host_fill(vm->helpers, nr);
+	vm->nr_helpers = nr;
 	return 0;
 }
 

@@ -219,6 +219,13 @@ const struct bpf_insn *brt_vm_insns(const struct bpfrt_vm *vm, size_t *n);
 const struct brt_helper_proto *brt_helper_proto_get(uint32_t id);
 const brt_helper_fn *brt_helper_default_table(size_t *n);
 
+/* Helpers the host registered with a prototype (host_helpers.c): the entry for id or NULL
+ * (entries never change once visible), the highest registered id (0 when none), and
+ * storing each registered function with an id below n into table[id]. */
+const struct brt_helper_proto *brt_helper_host_get(uint32_t id);
+uint32_t brt_helper_host_max_id(void);
+void brt_helper_host_fill(brt_helper_fn *table, size_t n);
+
 /* Generic helpers implemented here (rows in helpers.def). */
 uint64_t brt_helper_ktime_get_ns(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
 				 uint64_t r5, struct bpfrt_run_ctx *ctx);

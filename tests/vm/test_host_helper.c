@@ -1,0 +1,230 @@
+/* test_host_helper.c - helpers a host registers with a prototype (bpfrt_helper_register):
+ * BPF_PROG_LOAD checks calls to them like calls to built-in helpers (same messages), and
+ * BPF_PROG_TEST_RUN runs them on every engine; registration refuses clashes and bad kinds.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bpfrt.h"
+#include "harness.h"
+
+#define SUM_ID (BPFRT_HELPER_HOST_BASE + 1)
+#define GPL_ID (BPFRT_HELPER_HOST_BASE + 2)
+
+/* sum of len bytes at ptr */
+static uint64_t host_sum(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5,
+			 struct bpfrt_run_ctx *ctx)
+{
+	const uint8_t *p = (const uint8_t *)(uintptr_t)r1;
+	uint64_t s = 0;
+
+	(void)r3, (void)r4, (void)r5;
+	if (!bpfrt_run_access_ok(ctx, p, r2, 0))
+		return (uint64_t)-1;
+	for (uint64_t i = 0; i < r2; i++)
+		s += p[i];
+	return s;
+}
+
+static uint64_t host_answer(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5,
+			    struct bpfrt_run_ctx *ctx)
+{
+	(void)r1, (void)r2, (void)r3, (void)r4, (void)r5, (void)ctx;
+	return 42;
+}
+
+#define INSN(c, d, s, o, i) { .code = (c), .dst_reg = (d), .src_reg = (s), .off = (o), .imm = (i) }
+#define MOV_IMM(d, i) INSN(BPF_ALU64 | BPF_MOV | BPF_K, d, 0, 0, i)
+#define MOV_REG(d, s) INSN(BPF_ALU64 | BPF_MOV | BPF_X, d, s, 0, 0)
+#define ADD_IMM(d, i) INSN(BPF_ALU64 | BPF_ADD | BPF_K, d, 0, 0, i)
+#define STW(off, i) INSN(BPF_ST | BPF_MEM | BPF_W, BPF_REG_10, 0, off, i)
+#define CALL(id) INSN(BPF_JMP | BPF_CALL, 0, 0, 0, id)
+#define EXIT INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0)
+
+/* bytes 1..8 on the stack, sum(fp - 8, 8) = 36 */
+static const struct bpf_insn good[] = {
+	STW(-8, 0x04030201), STW(-4, 0x08070605), MOV_REG(1, 10), ADD_IMM(1, -8),
+	MOV_IMM(2, 8), CALL(SUM_ID), EXIT,
+};
+/* the buffer is never written */
+static const struct bpf_insn uninit[] = {
+	MOV_REG(1, 10), ADD_IMM(1, -8), MOV_IMM(2, 8), CALL(SUM_ID), EXIT,
+};
+/* a scalar where the pointer goes */
+static const struct bpf_insn scalar[] = {
+	MOV_IMM(1, 5), MOV_IMM(2, 8), CALL(SUM_ID), EXIT,
+};
+static const struct bpf_insn gpl[] = { CALL(GPL_ID), EXIT };
+static const struct bpf_insn unknown[] = { CALL(BPFRT_HELPER_HOST_BASE + 99), EXIT };
+
+struct load_case {
+	const char *name;
+	const struct bpf_insn *insns;
+	size_t n;
+	const char *license;
+	uint32_t prog_flags;    /* privilege: full by default */
+	int err;                /* 0: loads */
+	const char *msg;        /* in the log when refused */
+	uint32_t retval;
+};
+
+#define P(a) a, sizeof(a) / sizeof(a[0])
+static const struct load_case cases[] = {
+	{ "sum of an initialised stack buffer", P(good), "GPL", 0, 0, NULL, 36 },
+	{ "uninitialised stack buffer (CAP_BPF only)", P(uninit), "GPL", BPFRT_F_PRIV_BPF_CAPABLE,
+	  EACCES,
+	  "invalid read from stack R1 off=-8 size=8", 0 },
+	{ "scalar as the pointer", P(scalar), "GPL", 0, EACCES,
+	  "R1 type=scalar expected=fp", 0 },
+	{ "gpl_only helper, GPL licence", P(gpl), "Dual BSD/GPL", 0, 0, NULL, 42 },
+	{ "gpl_only helper, proprietary licence", P(gpl), "Proprietary", 0, EINVAL,
+	  "cannot call GPL-restricted function from non-GPL compatible program", 0 },
+	{ "unregistered host id", P(unknown), "GPL", 0, EINVAL, "invalid func unknown#1099", 0 },
+};
+
+static int load(const struct load_case *c, char *log, size_t loglen)
+{
+	union bpf_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.prog_type = BPF_PROG_TYPE_SOCKET_FILTER;
+	a.insns = (uint64_t)(uintptr_t)c->insns;
+	a.insn_cnt = (uint32_t)c->n;
+	a.license = (uint64_t)(uintptr_t)c->license;
+	a.log_buf = (uint64_t)(uintptr_t)log;
+	a.log_size = (uint32_t)loglen;
+	a.log_level = 1;
+	a.prog_flags = c->prog_flags;
+	log[0] = 0;
+	return bpfrt_bpf(BPF_PROG_LOAD, &a, sizeof(a));
+}
+
+static int test_run(int fd, uint32_t *retval)
+{
+	uint8_t pkt[64] = { 0 };
+	union bpf_attr a;
+	int ret;
+
+	memset(&a, 0, sizeof(a));
+	a.test.prog_fd = (uint32_t)fd;
+	a.test.data_in = (uint64_t)(uintptr_t)pkt;
+	a.test.data_size_in = sizeof(pkt);
+	ret = bpfrt_bpf(BPF_PROG_TEST_RUN, &a, sizeof(a));
+	*retval = a.test.retval;
+	return ret;
+}
+
+static void test_loads(const char *engine)
+{
+	static char log[65536];
+
+	setenv("BPFRT_ENGINE", engine, 1);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const struct load_case *c = &cases[i];
+		uint32_t retval = 0;
+		int fd;
+
+		T_CASE(c->name);
+		fd = load(c, log, sizeof(log));
+		if (c->err) {
+			T_EQ_INT(-1, fd);
+			T_EQ_INT(c->err, errno);
+			T_CONTAINS(c->msg, log);
+			if (fd >= 0)
+				close(fd);
+			continue;
+		}
+		if (fd < 0 && errno == EOPNOTSUPP && !strcmp(engine, "jit")) {
+			printf("jit not built: %s on jit not run\n", c->name);
+			continue;
+		}
+		T_ASSERT(fd >= 0);
+		if (fd < 0) {
+			fprintf(stderr, "%s\n", log);
+			continue;
+		}
+		T_EQ_INT(0, test_run(fd, &retval));
+		T_EQ_U64(c->retval, retval);
+		close(fd);
+	}
+}
+
+static void test_register(void)
+{
+	BPFRT_OPTS(bpfrt_helper_proto, sum, .id = SUM_ID, .name = "host_sum", .fn = host_sum,
+		   .ret = BPFRT_HELPER_RET_INTEGER,
+		   .args = { BPFRT_HELPER_ARG_PTR_TO_MEM, BPFRT_HELPER_ARG_CONST_SIZE });
+	BPFRT_OPTS(bpfrt_helper_proto, answer, .id = GPL_ID, .name = "host_answer",
+		   .fn = host_answer, .gpl_only = true);
+	struct bpfrt_helper_proto p;
+
+	T_CASE("register");
+	T_EQ_INT(0, bpfrt_helper_register(&sum));
+	T_EQ_INT(0, bpfrt_helper_register(&answer));
+
+	T_CASE("duplicate id");
+	T_EQ_INT(-EEXIST, bpfrt_helper_register(&sum));
+	T_EQ_INT(EEXIST, errno);
+
+	T_CASE("built-in id");
+	p = answer;
+	p.id = BPF_FUNC_map_lookup_elem;
+	T_EQ_INT(-EEXIST, bpfrt_helper_register(&p));
+
+	T_CASE("bad protos");
+	p = sum;
+	p.id = 2000;
+	p.args[1] = BPFRT_HELPER_ARG_ANYTHING; /* pointer without size */
+	T_EQ_INT(-EINVAL, bpfrt_helper_register(&p));
+	p = sum;
+	p.id = 2000;
+	p.args[0] = BPFRT_HELPER_ARG_CONST_SIZE; /* size first */
+	T_EQ_INT(-EINVAL, bpfrt_helper_register(&p));
+	p = sum;
+	p.id = 2000;
+	p.args[0] = (enum bpfrt_helper_arg)10; /* ringbuf memory */
+	T_EQ_INT(-EINVAL, bpfrt_helper_register(&p));
+	p = sum;
+	p.id = 2000;
+	p.ret = (enum bpfrt_helper_ret)2; /* map value or NULL */
+	T_EQ_INT(-EINVAL, bpfrt_helper_register(&p));
+	p = sum;
+	p.id = 2000;
+	p.args[3] = BPFRT_HELPER_ARG_ANYTHING; /* after DONTCARE */
+	T_EQ_INT(-EINVAL, bpfrt_helper_register(&p));
+	p = answer;
+	p.id = 2000;
+	p.args[0] = BPFRT_HELPER_ARG_PTR_TO_MAP_KEY; /* no map */
+	T_EQ_INT(-EINVAL, bpfrt_helper_register(&p));
+	p = answer;
+	p.id = 0;
+	T_EQ_INT(-EINVAL, bpfrt_helper_register(&p));
+	p = answer;
+	p.id = 65536;
+	T_EQ_INT(-EINVAL, bpfrt_helper_register(&p));
+	p = answer;
+	p.id = 2000;
+	p.fn = NULL;
+	T_EQ_INT(-EINVAL, bpfrt_helper_register(&p));
+	p = answer;
+	p.id = 2000;
+	p.sz = 0;
+	T_EQ_INT(-EINVAL, bpfrt_helper_register(&p));
+	T_EQ_INT(-EINVAL, bpfrt_helper_register(NULL));
+	/* none of the refused ones took id 2000 */
+	p = answer;
+	p.id = 2000;
+	T_EQ_INT(0, bpfrt_helper_register(&p));
+}
+
+int main(void)
+{
+	static const char *const engines[] = { "interp", "checked", "jit" };
+
+	test_register();
+	for (size_t i = 0; i < sizeof(engines) / sizeof(engines[0]); i++)
+		test_loads(engines[i]);
+	return t_done();
+}
