@@ -173,45 +173,40 @@ static void test_register(void)
 	p.id = BPF_FUNC_map_lookup_elem;
 	T_EQ_INT(-EEXIST, bpfrt_helper_register(&p));
 
-	T_CASE("bad protos");
-	p = sum;
-	p.id = 2000;
-	p.args[1] = BPFRT_HELPER_ARG_ANYTHING; /* pointer without size */
-	T_EQ_INT(-EINVAL, bpfrt_helper_register(&p));
-	p = sum;
-	p.id = 2000;
-	p.args[0] = BPFRT_HELPER_ARG_CONST_SIZE; /* size first */
-	T_EQ_INT(-EINVAL, bpfrt_helper_register(&p));
-	p = sum;
-	p.id = 2000;
-	p.args[0] = (enum bpfrt_helper_arg)10; /* ringbuf memory */
-	T_EQ_INT(-EINVAL, bpfrt_helper_register(&p));
-	p = sum;
-	p.id = 2000;
-	p.ret = (enum bpfrt_helper_ret)2; /* map value or NULL */
-	T_EQ_INT(-EINVAL, bpfrt_helper_register(&p));
-	p = sum;
-	p.id = 2000;
-	p.args[3] = BPFRT_HELPER_ARG_ANYTHING; /* after DONTCARE */
-	T_EQ_INT(-EINVAL, bpfrt_helper_register(&p));
-	p = answer;
-	p.id = 2000;
-	p.args[0] = BPFRT_HELPER_ARG_PTR_TO_MAP_KEY; /* no map */
-	T_EQ_INT(-EINVAL, bpfrt_helper_register(&p));
-	p = answer;
-	p.id = 0;
-	T_EQ_INT(-EINVAL, bpfrt_helper_register(&p));
-	p = answer;
-	p.id = 65536;
-	T_EQ_INT(-EINVAL, bpfrt_helper_register(&p));
-	p = answer;
-	p.id = 2000;
-	p.fn = NULL;
-	T_EQ_INT(-EINVAL, bpfrt_helper_register(&p));
-	p = answer;
-	p.id = 2000;
-	p.sz = 0;
-	T_EQ_INT(-EINVAL, bpfrt_helper_register(&p));
+	/* each a change to sum (or answer) under id 2000; arg -1: none */
+	static const struct {
+		const char *why;
+		int from_answer, arg, kind, ret;
+		uint32_t id;
+		int no_fn, no_sz;
+	} bad[] = {
+		{ "pointer without a size", 0, 1, BPFRT_HELPER_ARG_ANYTHING, 0, 2000, 0, 0 },
+		{ "size first", 0, 0, BPFRT_HELPER_ARG_CONST_SIZE, 0, 2000, 0, 0 },
+		{ "ringbuf memory", 0, 0, 10, 0, 2000, 0, 0 },
+		{ "map value or NULL return", 0, -1, 0, 2, 2000, 0, 0 },
+		{ "argument after DONTCARE", 0, 3, BPFRT_HELPER_ARG_ANYTHING, 0, 2000, 0, 0 },
+		{ "map key without a map", 1, 0, BPFRT_HELPER_ARG_PTR_TO_MAP_KEY, 0, 2000, 0, 0 },
+		{ "id 0", 1, -1, 0, 0, 0, 0, 0 },
+		{ "id 65536", 1, -1, 0, 0, 65536, 0, 0 },
+		{ "no function", 1, -1, 0, 0, 2000, 1, 0 },
+		{ "sz 0", 1, -1, 0, 0, 2000, 0, 1 },
+	};
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		T_CASE(bad[i].why);
+		p = bad[i].from_answer ? answer : sum;
+		p.id = bad[i].id;
+		if (bad[i].arg >= 0)
+			p.args[bad[i].arg] = (enum bpfrt_helper_arg)bad[i].kind;
+		if (bad[i].ret)
+			p.ret = (enum bpfrt_helper_ret)bad[i].ret;
+		if (bad[i].no_fn)
+			p.fn = NULL;
+		if (bad[i].no_sz)
+			p.sz = 0;
+		T_EQ_INT(-EINVAL, bpfrt_helper_register(&p));
+	}
+	T_CASE("NULL proto");
 	T_EQ_INT(-EINVAL, bpfrt_helper_register(NULL));
 	/* none of the refused ones took id 2000 */
 	p = answer;
