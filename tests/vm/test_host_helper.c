@@ -225,6 +225,13 @@ int main(void)
 {
 	static const char *const engines[] = { "interp", "checked", "jit" };
 
+	static const struct load_case before = { "before registration", P(good), "GPL", 0,
+						  EINVAL, "invalid func unknown#1001", 0 };
+	static char log[4096];
+
+	T_CASE(before.name);
+	T_EQ_INT(-1, load(&before, log, sizeof(log)));
+	T_CONTAINS(before.msg, log);
 	test_register();
 	for (size_t i = 0; i < sizeof(engines) / sizeof(engines[0]); i++) {
 		if (!strcmp(engines[i], "jit") && !jit_built()) {
