@@ -576,7 +576,7 @@ static void scalar_alu(struct brt_env *env, const struct bpf_insn *insn, struct 
 	case BPF_ARSH:
 		if (src_is_const(&s, alu32) && s.umax < (alu32 ? 32u : 64u))
 			break;
-		/* fall through */
+		__attribute__((fallthrough)); /* unknown or oversized shift: result unknown */
 	default:
 		brt_mark_reg_unknown(env, d);
 		return;
@@ -742,7 +742,7 @@ static int ptr_alu(struct brt_env *env, const struct bpf_insn *insn, const struc
 	case CONST_PTR_TO_MAP:
 		if (known && smin_val == 0 && op == BPF_ADD)
 			break;
-		/* fall through */
+		__attribute__((fallthrough)); /* map pointer moved by other than 0: refused */
 	default:
 		brt_verr(env, "R%d pointer arithmetic on %s prohibited\n", regno,
 			 brt_reg_type_str(env, p.type));
