@@ -303,6 +303,24 @@ const struct bpf_insn *brt_vm_insns(const struct bpfrt_vm *vm, size_t *n)
 	return vm->insns;
 }
 
+/* The run-context fields both unchecked engines (JIT and fast interpreter) read; each sets
+ * the few others it needs.  tail_jump: a tail call may jump into JIT code in place. */
+static inline void unchecked_ctx_init(struct bpfrt_run_ctx *ctx, struct bpfrt_vm *vm,
+				      const struct brt_run_opts *o, int tail_jump)
+{
+	ctx->stopped = 0;
+	ctx->stop_r0 = 0;
+	ctx->tail_entry = NULL;
+	ctx->tail_cnt = o->tail_cnt;
+	ctx->tail_jump = tail_jump;
+	ctx->user = o->user;
+	ctx->helpers = o->helpers ? o->helpers : vm->helpers;
+	ctx->nr_helpers = o->helpers ? o->nr_helpers : vm->nr_helpers;
+	ctx->skb_data = o->skb_data;
+	ctx->skb_len = o->skb_len;
+	ctx->checked = 0;
+}
+
 #ifdef BPFRT_HAVE_JIT
 _Static_assert(offsetof(struct bpfrt_run_ctx, stopped) == BRT_JIT_CTX_STOPPED_OFF, "jit.h");
 _Static_assert(offsetof(struct bpfrt_run_ctx, stop_r0) == BRT_JIT_CTX_STOP_R0_OFF, "jit.h");
@@ -338,17 +356,7 @@ static int run_jit(struct bpfrt_vm *vm, const struct brt_run_opts *o, uint64_t *
 	struct bpfrt_run_ctx ctx;
 	int ret;
 
-	ctx.stopped = 0;
-	ctx.stop_r0 = 0;
-	ctx.tail_entry = NULL;
-	ctx.tail_cnt = o->tail_cnt;
-	ctx.tail_jump = 1;
-	ctx.user = o->user;
-	ctx.helpers = o->helpers ? o->helpers : vm->helpers;
-	ctx.nr_helpers = o->helpers ? o->nr_helpers : vm->nr_helpers;
-	ctx.skb_data = o->skb_data;
-	ctx.skb_len = o->skb_len;
-	ctx.checked = 0;
+	unchecked_ctx_init(&ctx, vm, o, 1);
 	ctx.stack_lo = ctx.stack_hi = 0;
 	ctx.regions = NULL;
 	ctx.nr_regions = ctx.cap_regions = 0;
@@ -373,17 +381,7 @@ static __attribute__((noinline)) int run_fast(struct bpfrt_vm *vm, const struct 
 	struct brt_exec ex;
 	int ret;
 
-	ctx.stopped = 0;
-	ctx.stop_r0 = 0;
-	ctx.tail_entry = NULL;
-	ctx.tail_cnt = o->tail_cnt;
-	ctx.tail_jump = 0;
-	ctx.user = o->user;
-	ctx.helpers = o->helpers ? o->helpers : vm->helpers;
-	ctx.nr_helpers = o->helpers ? o->nr_helpers : vm->nr_helpers;
-	ctx.skb_data = o->skb_data;
-	ctx.skb_len = o->skb_len;
-	ctx.checked = 0;
+	unchecked_ctx_init(&ctx, vm, o, 0);
 	ctx.nr_regions = 0;
 	ctx.regions_owned = 0;
 	ex.code = vm->code;
