@@ -443,7 +443,7 @@ static int sized_type(const struct brt_btf *btf, uint32_t id, uint64_t *size)
 	return brt_btf_resolve_size(btf, id, size) ? -EINVAL : 0;
 }
 
-int brt_map_btf_check(const union bpf_attr *attr, uint32_t *btf_id)
+int brt_map_btf_check(const union bpf_attr *attr, struct brt_map_btf *out)
 {
 	const struct btf_type *vt;
 	struct brt_obj *obj;
@@ -468,8 +468,9 @@ int brt_map_btf_check(const union bpf_attr *attr, uint32_t *btf_id)
 		    BTF_INFO_KIND(vt->info) != BTF_KIND_DATASEC)
 			goto out;
 	}
-	*btf_id = obj->hdr->id;
-	err = 0;
+	*out = (struct brt_map_btf){ .id = obj->hdr->id, .blob = obj->base,
+				     .size = (uint32_t)obj->hdr->data_size, .ref = obj };
+	return 0;
 out:
 	brt_obj_put(obj);
 	return err;

@@ -63,16 +63,19 @@ int brt_api_map_can_write(const struct brt_map *map, int fd)
 
 int brt_cmd_map_create(struct brt_call *call)
 {
-	uint32_t btf_id = 0;
+	struct brt_map_btf btf = { 0 };
 	int err;
 
 	/* like map_create(), the BTF fd is looked at only when type ids are given */
 	if (call->attr->btf_key_type_id || call->attr->btf_value_type_id) {
-		err = brt_map_btf_check(call->attr, &btf_id);
+		err = brt_map_btf_check(call->attr, &btf);
 		if (err)
 			return err;
 	}
-	return brt_map_create(call->attr, btf_id, NULL);
+	err = brt_map_create(call->attr, &btf, NULL);
+	if (btf.ref)
+		brt_obj_put(btf.ref);
+	return err;
 }
 
 int brt_cmd_map_lookup(struct brt_call *call)

@@ -142,8 +142,10 @@ static int map_init(struct brt_obj *obj, void *arg)
 	return err;
 }
 
-int brt_map_create(const union bpf_attr *attr, uint32_t btf_id, struct brt_map **out)
+int brt_map_create(const union bpf_attr *attr, const struct brt_map_btf *btf,
+		   struct brt_map **out)
 {
+	uint32_t btf_id = btf ? btf->id : 0;
 	const struct brt_map_ops *ops;
 	struct brt_obj_hdr hdr = { 0 };
 	struct brt_map params = { 0 };
@@ -184,8 +186,14 @@ int brt_map_create(const union bpf_attr *attr, uint32_t btf_id, struct brt_map *
 		hdr.btf_id = btf_id;
 		hdr.btf_key_type_id = attr->btf_key_type_id;
 		hdr.btf_value_type_id = attr->btf_value_type_id;
+		if (btf->blob && btf->size <= BRT_MAP_BTF_MAX)
+			hdr.tail_size = btf->size;
 	}
 	fd = brt_obj_create(&hdr, sizeof(struct brt_map), map_init, &params, &obj);
+	/* no other thread or process knows the file before fd is returned */
+	if (fd >= 0 && hdr.tail_size)
+		memcpy((char *)obj->base + BRT_ROUND_PAGE(hdr.data_size), btf->blob,
+		       hdr.tail_size);
 	if (fd >= 0 && out)
 		*out = brt_map_of(obj);
 	else if (fd >= 0)
@@ -209,9 +217,11 @@ int brt_map_attach_obj(const struct brt_obj *tmpl, struct brt_obj **out)
 	if (err || (map->ncpus == 0 || map->ncpus > 8192))
 		goto out_corrupt;
 	err = map->ops->data_size(map, &size);
-	/* The region must be exactly what the parameters imply, and fit the file. */
-	if (err || size != hdr->data_size ||
-	    (size + BRT_PAGE - 1) / BRT_PAGE + 1 != tmpl->size / BRT_PAGE)
+	/* The region must be exactly what the parameters imply and, with the BTF copy after
+	 * it, fill the file. */
+	if (err || size != hdr->data_size || hdr->tail_size > BRT_MAP_BTF_MAX ||
+	    (BRT_ROUND_PAGE(size) + BRT_ROUND_PAGE(hdr->tail_size)) / BRT_PAGE + 1 !=
+		    tmpl->size / BRT_PAGE)
 		goto out_corrupt;
 	map->data = tmpl->base;
 	map->data_size = size;
@@ -225,6 +235,19 @@ int brt_map_attach_obj(const struct brt_obj *tmpl, struct brt_obj **out)
 out_corrupt:
 	free(map);
 	return -EINVAL;
+}
+
+int brt_map_btf_blob(const struct brt_map *map, const void **blob, uint32_t *size)
+{
+	/* read once: the header page is shared with processes that may change it */
+	uint32_t n = *(const volatile uint32_t *)&map->obj.hdr->tail_size;
+	uint64_t off = BRT_ROUND_PAGE(map->data_size);
+
+	if (!n || !map->obj.hdr->btf_id || off + n > map->obj.size - BRT_PAGE)
+		return -ENOENT;
+	*blob = (const char *)map->obj.base + off;
+	*size = n;
+	return 0;
 }
 
 int brt_map_from_fd(int fd, struct brt_map **out)

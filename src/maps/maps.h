@@ -58,6 +58,10 @@ struct brt_obj_hdr {
 	uint32_t btf_id;
 	uint32_t btf_key_type_id;
 	uint32_t btf_value_type_id;
+	/* bytes of a second region that starts at the first page after the type's region
+	 * (maps: a copy of their BTF blob, so a process that opens the pinned map after the
+	 * loader exited still has the types; 0: none) */
+	uint32_t tail_size;
 };
 
 /* One object as this process sees it: a cached mapping of the object's file, found by
@@ -178,8 +182,27 @@ struct brt_map {
 
 #define brt_map_of(o) ((struct brt_map *)(void *)(o))
 
-/* MAP_CREATE: check attributes like the kernel and create the map; returns fd or -errno. */
-int brt_map_create(const union bpf_attr *attr, uint32_t btf_id, struct brt_map **out);
+/* MAP_CREATE's BTF once the caller checked it (src/api/btf_load.c): the BTF object's id
+ * and raw bytes (valid while ref, the BTF object, is held); all zero for a map without BTF. */
+struct brt_map_btf {
+	uint32_t id;
+	const void *blob;
+	uint32_t size;
+	struct brt_obj *ref;
+};
+
+/* A map keeps a copy of a BTF blob up to this size (the kernel's BTF_MAX_SIZE is 16 MiB;
+ * objects clang emits carry a few KiB); a bigger one leaves the map with ids only. */
+#define BRT_MAP_BTF_MAX (4u << 20)
+
+/* MAP_CREATE: check attributes like the kernel and create the map; returns fd or -errno.
+ * btf may be NULL (no BTF). */
+int brt_map_create(const union bpf_attr *attr, const struct brt_map_btf *btf,
+		   struct brt_map **out);
+
+/* The copy of the BTF blob the map was created with: 0 with *blob (shared memory, which
+ * another process may scribble over: parse a private copy) and *size, or -ENOENT. */
+int brt_map_btf_blob(const struct brt_map *map, const void **blob, uint32_t *size);
 
 /* Resolve a map fd (takes a reference: brt_map_put()).  -EBADF closed fd, -EINVAL not a
  * map (a program fd, a foreign fd). */
@@ -271,5 +294,6 @@ void brt_shm_unlock(_Atomic uint32_t *lock);
 #define BRT_ENOTSUPP 524
 
 #define BRT_ROUND8(x) (((uint64_t)(x) + 7) & ~(uint64_t)7)
+#define BRT_ROUND_PAGE(x) (((uint64_t)(x) + BRT_PAGE - 1) & ~(uint64_t)(BRT_PAGE - 1))
 
 #endif

@@ -95,7 +95,8 @@ static void obj_destroy(struct brt_obj *obj)
 int brt_obj_create(struct brt_obj_hdr *hdr, size_t obj_size,
 		   int (*init)(struct brt_obj *obj, void *arg), void *arg, struct brt_obj **out)
 {
-	uint64_t data_pages = (hdr->data_size + BRT_PAGE - 1) / BRT_PAGE;
+	uint64_t data_pages = (hdr->data_size + BRT_PAGE - 1) / BRT_PAGE +
+			      ((uint64_t)hdr->tail_size + BRT_PAGE - 1) / BRT_PAGE;
 	struct brt_obj *obj;
 	struct timespec now;
 	struct stat st;
