@@ -8,6 +8,8 @@
  *     kernel JIT, each net of its own empty program's test-run cost; ns/run
  *   throughput of lookups + updates from 1 and 2 threads (kernel bpf(2), bpfrt handles);
  *     ops/s, wall clock
+ *   the memory floor of random keys: a dependent pointer chase over as many bytes as the
+ *     bpfrt map holds (one cache-missing access per step); ns/step
  * Usage: maps [ms per measurement (default 200) [user|prog|mt]].  Kernel rows need root.
  */
 #include <errno.h>
@@ -128,6 +130,48 @@ static double time_ops(const struct target *t, int update, uint32_t range)
 	return el / n;
 }
 
+/* ns per step of a random cyclic pointer chase through bytes/64 cache lines: what one
+ * memory access costs when the data is as big as the map (no two steps on one line). */
+static double chase(size_t bytes)
+{
+	size_t n = bytes / 64, *next = aligned_alloc(64, n * 64);
+	uint32_t *perm = malloc(n * sizeof(*perm)), seed = 99;
+	volatile size_t sink;
+	double t0, el;
+	long steps = 0;
+	size_t x;
+
+	if (!next || !perm) {
+		free(next);
+		free(perm);
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++)
+		perm[i] = (uint32_t)i;
+	for (size_t i = n - 1; i > 0; i--) {
+		size_t j = next_key(&seed, (uint32_t)(i + 1));
+		uint32_t t = perm[i];
+
+		perm[i] = perm[j];
+		perm[j] = t;
+	}
+	for (size_t i = 0; i < n; i++)
+		next[perm[i] * 8] = perm[(i + 1) % n] * 8;
+	x = perm[0] * 8;
+	t0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
+	do {
+		for (int i = 0; i < 10000; i++)
+			x = next[x];
+		steps += 10000;
+		el = now_ns(CLOCK_THREAD_CPUTIME_ID) - t0;
+	} while (el < budget_ns);
+	sink = x;
+	(void)sink;
+	free(next);
+	free(perm);
+	return el / steps;
+}
+
 static void user_ops(void)
 {
 	for (int p = KERNEL; p <= HANDLE; p++) {
@@ -148,6 +192,8 @@ static void user_ops(void)
 		bpfrt_map_handle_close(t.h);
 		close(t.fd);
 	}
+	/* the bpfrt map: 131072 elements of 32 bytes, buckets of 8, allocation words of 4 */
+	printf("RES chase_map_bytes %.1f\n", chase(131072 * (32 + 8 + 4)));
 }
 
 /* ---- throughput from 1 and 2 threads --------------------------------------------------- */

@@ -66,8 +66,9 @@ print()
 print('Hash map, 4-byte key, 8-byte value, 100,000 entries; median [min–max] over %s '
       'repetitions, all measured in the same run; ns per operation in thread CPU time, '
       'pinned to one CPU. "random": keys drawn over the whole map (each operation misses '
-      'the caches: two dependent memory accesses, bucket then element); "hot": 64 keys '
-      '(the path\'s own cost). Speed-up = kernel ns / bpfrt ns.' % reps)
+      'the caches; bpfrt fetches a bucket and its home element together, see '
+      'docs/MEMORY_MODEL.md); "hot": 64 keys (the path\'s own cost). Speed-up = kernel ns / '
+      'bpfrt ns.' % reps)
 print()
 print('| operation | kernel bpf(2) | bpfrt fd wrappers | speed-up | bpfrt map handle | speed-up |')
 print('|---|---|---|---|---|---|')
@@ -76,6 +77,12 @@ for op in ('lookup_random', 'update_random', 'lookup_hot', 'update_hot'):
         op.replace('_', ' '), cell(op + '_kernel'), cell(op + '_bpfrt_fd'),
         ratio(op + '_kernel', op + '_bpfrt_fd'), cell(op + '_bpfrt_handle'),
         ratio(op + '_kernel', op + '_bpfrt_handle')))
+print()
+print('Memory floor of random keys: one dependent access per step of a random pointer chase '
+      'over as many bytes as the bpfrt map (5.8 MB), same run: %s ns. No random-key lookup '
+      'can beat it, so the best possible random-key speed-up is kernel / floor: lookup %s, '
+      'update %s.' % (cell('chase_map_bytes'), ratio('lookup_random_kernel', 'chase_map_bytes'),
+                      ratio('update_random_kernel', 'chase_map_bytes')))
 print()
 print('In-program lookup + atomic add (XDP program: `bpf_map_lookup_elem` of one key of the '
       'same-shaped map, `lock add` on the value) through BPF_PROG_TEST_RUN, repeat 200,000, '

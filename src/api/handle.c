@@ -20,6 +20,7 @@
 struct bpfrt_map_handle {
 	struct brt_map *map; /* referenced */
 	int fd;              /* our dup of the caller's fd: a user reference, as any fd */
+	int mode;            /* its access mode (O_RDONLY...): an fd's never changes */
 	uint32_t vsize;      /* bytes of a syscall-side value */
 };
 
@@ -48,6 +49,8 @@ struct bpfrt_map_handle *bpfrt_map_handle_open(int fd)
 	err = brt_map_from_fd(h->fd, &h->map);
 	if (err)
 		goto out_close;
+	h->mode = fcntl(h->fd, F_GETFL);
+	h->mode = h->mode < 0 ? O_RDWR : h->mode & O_ACCMODE;
 	h->vsize = brt_map_value_size(h->map);
 	return h;
 
@@ -82,6 +85,28 @@ static int key_ok(const struct brt_map *map, const void *key)
 	return key ? 0 : -EFAULT;
 }
 
+/* brt_api_map_can_read/write() without asking the kernel for the fd's mode on every call
+ * (they do when some fd of the map is restricted): the mode of our fd is known. */
+static int fd_access(const struct bpfrt_map_handle *h)
+{
+	if (h->mode == O_RDWR ||
+	    !atomic_load_explicit(&h->map->obj.hdr->restricted, memory_order_acquire))
+		return O_RDWR;
+	return h->mode;
+}
+
+static int can_read(const struct bpfrt_map_handle *h)
+{
+	return !(h->map->flags & BPF_F_WRONLY) && fd_access(h) != O_WRONLY;
+}
+
+static int can_write(const struct bpfrt_map_handle *h)
+{
+	return !(h->map->flags & BPF_F_RDONLY) &&
+	       !atomic_load_explicit(&h->map->obj.hdr->frozen, memory_order_acquire) &&
+	       fd_access(h) != O_RDONLY;
+}
+
 int bpfrt_map_handle_lookup(const struct bpfrt_map_handle *h, const void *key, void *value)
 {
 	unsigned char small[BOUNCE] __attribute__((aligned(8)));
@@ -89,7 +114,7 @@ int bpfrt_map_handle_lookup(const struct bpfrt_map_handle *h, const void *key, v
 	void *buf = small;
 	int err;
 
-	if (!brt_api_map_can_read(map, h->fd))
+	if (!can_read(h))
 		return ret_errno(-EPERM);
 	err = key_ok(map, key);
 	if (!err && !value)
@@ -103,7 +128,9 @@ int bpfrt_map_handle_lookup(const struct bpfrt_map_handle *h, const void *key, v
 			return ret_errno(-ENOMEM);
 	}
 	err = brt_map_sys_lookup(map, key, buf, 0);
-	if (!err)
+	if (!err && h->vsize == 8) /* the common counter: no call to memcpy() */
+		memcpy(value, buf, 8);
+	else if (!err)
 		memcpy(value, buf, h->vsize);
 	if (buf != small)
 		free(buf);
@@ -116,7 +143,7 @@ int bpfrt_map_handle_update(const struct bpfrt_map_handle *h, const void *key,
 	struct brt_map *map = h->map;
 	int err;
 
-	if (!brt_api_map_can_write(map, h->fd))
+	if (!can_write(h))
 		return ret_errno(-EPERM);
 	/* no BTF, so no value has a bpf_spin_lock to honour BPF_F_LOCK with */
 	if (flags & BPF_F_LOCK)
@@ -134,7 +161,7 @@ int bpfrt_map_handle_delete(const struct bpfrt_map_handle *h, const void *key)
 	struct brt_map *map = h->map;
 	int err;
 
-	if (!brt_api_map_can_write(map, h->fd))
+	if (!can_write(h))
 		return ret_errno(-EPERM);
 	err = key_ok(map, key);
 	if (err)

@@ -22,18 +22,22 @@
 	(BPF_F_NO_PREALLOC | BPF_F_NO_COMMON_LRU | BPF_F_NUMA_NODE | BPF_F_RDONLY |       \
 	 BPF_F_WRONLY | BPF_F_RDONLY_PROG | BPF_F_WRONLY_PROG | BPF_F_ZERO_SEED)
 
+/* Region layout version, in the header: a file of another layout is refused at attach. */
+#define HTAB_LAYOUT 2
+
 struct htab_head {
 	_Atomic uint32_t count;      /* linked elements */
-	_Atomic uint32_t alloc_lock; /* guards free_head and bump */
-	uint32_t free_head;          /* first free element, 0 none */
-	uint32_t bump;               /* elements above bump were never used */
+	_Atomic uint32_t alloc_lock; /* guards free_head, bump and the allocation words */
+	uint32_t free_head;          /* first element of the free list, 0 none */
+	uint32_t bump;               /* the scan for never-used elements has passed this one */
 	uint32_t n_buckets;          /* copies of the geometry, checked on attach */
 	uint32_t n_elems;
 	uint32_t elem_size;
 	uint32_t seed;               /* hash seed (0 with BPF_F_ZERO_SEED) */
 	_Atomic uint32_t lru_clock;  /* LRU: access counter stamped into elements */
 	_Atomic uint32_t lru_cursor; /* LRU: where the next eviction scan starts */
-	uint32_t reserved[6];
+	uint32_t layout;             /* HTAB_LAYOUT */
+	uint32_t reserved[5];
 };
 
 struct htab_bucket {
@@ -51,6 +55,15 @@ struct htab_elem {
 	unsigned char key[];     /* round_up(key_size, 8), then the value(s) */
 };
 
+/* One allocation word per element, touched only under alloc_lock: whether the element is
+ * in use, whether it is on the free list, and the free list's next index.  The free list
+ * is kept out of the elements because an element can be taken without popping it (as
+ * its bucket's home, below): such an element stays on the list, and is skipped and
+ * dropped when popped. */
+#define ALLOC_USED (1u << 31)
+#define ALLOC_LISTED (1u << 30)
+#define ALLOC_NEXT (ALLOC_LISTED - 1)
+
 /* Lockless reads give up and take the bucket lock after this many invalidated walks. */
 #define HTAB_READ_TRIES 4
 
@@ -60,6 +73,7 @@ struct htab {
 	struct htab_head *head;
 	struct htab_bucket *buckets;
 	unsigned char *elems;
+	uint32_t *alloc;         /* allocation words, element i at alloc[i - 1] */
 	uint32_t n_buckets;
 	uint32_t n_elems;
 	uint32_t elem_size;
@@ -110,9 +124,22 @@ static uint64_t elem_size_of(const struct brt_map *map)
 	       (uint64_t)map->value_stride * map->ncpus;
 }
 
+/* Element i (1-based) is the home of bucket i - 1: the element a key of that bucket takes
+ * when it is free, which a lookup fetches at the same time as the bucket, so a key at home
+ * costs one memory access.  There are elements for max_entries plus spares, raised
+ * towards one per bucket, by at most half. */
 static uint64_t n_elems_of(const struct brt_map *map)
 {
-	return (uint64_t)map->max_entries + HTAB_EXTRA;
+	uint64_t ne = (uint64_t)map->max_entries + HTAB_EXTRA, nb = n_buckets_of(map->max_entries);
+
+	return nb > ne ? (nb < ne + ne / 2 ? nb : ne + ne / 2) : ne;
+}
+
+/* Offsets in the region: header, buckets, elements (cache-line aligned), allocation
+ * words. */
+static uint64_t elems_off(uint64_t nb)
+{
+	return (sizeof(struct htab_head) + nb * sizeof(struct htab_bucket) + 63) & ~63ull;
 }
 
 static int htab_data_size(const struct brt_map *map, uint64_t *size)
@@ -120,12 +147,13 @@ static int htab_data_size(const struct brt_map *map, uint64_t *size)
 	uint64_t nb = n_buckets_of(map->max_entries), ne = n_elems_of(map);
 
 	/* The kernel's limit: n_buckets * sizeof(struct bucket) must fit in 32 bits. */
-	if (nb > UINT32_MAX / 16 || ne > UINT32_MAX)
+	if (nb > UINT32_MAX / 16)
 		return -E2BIG;
-	if (elem_size_of(map) > UINT32_MAX || ne > (UINT64_MAX >> 24) / elem_size_of(map))
+	/* indexes fit ALLOC_NEXT; such a map exceeds the size limit of objects anyway */
+	if (ne > ALLOC_NEXT || elem_size_of(map) > UINT32_MAX ||
+	    ne > (UINT64_MAX >> 24) / elem_size_of(map))
 		return -ENOMEM;
-	*size = sizeof(struct htab_head) + nb * sizeof(struct htab_bucket) +
-		ne * elem_size_of(map);
+	*size = elems_off(nb) + ne * elem_size_of(map) + ne * sizeof(uint32_t);
 	return 0;
 }
 
@@ -140,12 +168,13 @@ static int htab_attach(struct brt_map *map)
 	ht->n_elems = (uint32_t)n_elems_of(map);
 	ht->elem_size = (uint32_t)elem_size_of(map);
 	ht->buckets = (struct htab_bucket *)(ht->head + 1);
-	ht->elems = (unsigned char *)(ht->buckets + ht->n_buckets);
+	ht->elems = (unsigned char *)map->data + elems_off(ht->n_buckets);
+	ht->alloc = (uint32_t *)(void *)(ht->elems + (size_t)ht->n_elems * ht->elem_size);
 	ht->value_off = sizeof(struct htab_elem) + (uint32_t)BRT_ROUND8(map->key_size);
 	ht->lru = is_lru(map->type);
 	ht->percpu = brt_map_is_percpu(map->type);
 	if (ht->head->n_buckets != ht->n_buckets || ht->head->n_elems != ht->n_elems ||
-	    ht->head->elem_size != ht->elem_size) {
+	    ht->head->elem_size != ht->elem_size || ht->head->layout != HTAB_LAYOUT) {
 		free(ht);
 		return -EINVAL;
 	}
@@ -166,27 +195,31 @@ static int htab_init(struct brt_map *map)
 	h->n_buckets = n_buckets_of(map->max_entries);
 	h->n_elems = (uint32_t)n_elems_of(map);
 	h->elem_size = (uint32_t)elem_size_of(map);
+	h->layout = HTAB_LAYOUT;
 	if (!(map->flags & BPF_F_ZERO_SEED) &&
 	    getrandom(&h->seed, sizeof(h->seed), GRND_NONBLOCK) != sizeof(h->seed))
 		h->seed = 0x5eed;
 	return 0;
 }
 
-/* The last len (1..7) bytes of a key in a zeroed word, as memcpy() would put them, but
- * without a call to it (4-byte keys are the common case of the hot paths). */
+/* The last len (1..7) bytes of a key in a zeroed word, as memcpy() would put them.  The
+ * 4-byte key, the common case of the hot paths, is one 32-bit load: a byte-wise copy into
+ * a stack word followed by a 64-bit load of it stalls on store forwarding. */
 static inline uint64_t load_tail(const unsigned char *p, uint32_t len)
 {
 	uint64_t w = 0;
+	uint32_t w4;
 
-	if (len == 4)
-		memcpy(&w, p, 4);
-	else
-		for (uint32_t i = 0; i < len; i++)
-			((unsigned char *)&w)[i] = p[i];
+	if (len == 4) {
+		memcpy(&w4, p, 4);
+		return w4;
+	}
+	for (uint32_t i = 0; i < len; i++)
+		w |= (uint64_t)p[i] << (8 * i);
 	return w;
 }
 
-static uint32_t hash_key(const void *key, uint32_t len, uint32_t seed)
+static inline uint32_t hash_key(const void *key, uint32_t len, uint32_t seed)
 {
 	const unsigned char *p = key;
 	uint64_t h = seed ^ (len * 0x9e3779b97f4a7c15ull), w;
@@ -196,10 +229,8 @@ static uint32_t hash_key(const void *key, uint32_t len, uint32_t seed)
 		h = (h ^ w) * 0xff51afd7ed558ccdull;
 		h ^= h >> 32;
 	}
-	if (len) {
-		w = load_tail(p, len);
-		h = (h ^ w) * 0xc4ceb9fe1a85ec53ull;
-	}
+	if (len)
+		h = (h ^ load_tail(p, len)) * 0xc4ceb9fe1a85ec53ull;
 	h ^= h >> 29;
 	h *= 0x94d049bb133111ebull;
 	return (uint32_t)(h ^ (h >> 32));
@@ -212,9 +243,34 @@ static struct htab_elem *elem(const struct htab *ht, uint32_t idx)
 	return (struct htab_elem *)(ht->elems + (size_t)(idx - 1) * ht->elem_size);
 }
 
+static uint32_t home_of(const struct htab *ht, uint32_t bucket)
+{
+	return bucket < ht->n_elems ? bucket + 1 : 0;
+}
+
 static void *value_of(const struct htab *ht, struct htab_elem *e)
 {
 	return (unsigned char *)e + ht->value_off;
+}
+
+/* Compare a key held in shared memory (read in atomic words: a writer may be rewriting a
+ * recycled element) with the caller's. */
+static inline int key_equal(const unsigned char *shm, const unsigned char *key, uint32_t len)
+{
+	const _Atomic uint64_t *w = (const _Atomic uint64_t *)(const void *)shm;
+	uint64_t a, b;
+
+	for (; len >= 8; len -= 8, key += 8) {
+		a = atomic_load_explicit(w++, memory_order_acquire);
+		memcpy(&b, key, 8);
+		if (a != b)
+			return 0;
+	}
+	if (!len)
+		return 1;
+	/* the padding of a stored key is zero, but the region is shared: mask it off */
+	a = atomic_load_explicit(w, memory_order_acquire);
+	return !((a ^ load_tail(key, len)) & (~0ull >> (64 - 8 * len)));
 }
 
 /* Walk bucket b (locked) for key; *prev gets the predecessor's index (0 = bucket head).
@@ -226,7 +282,7 @@ static uint32_t find(const struct htab *ht, const struct brt_map *map, struct ht
 	struct htab_elem *e;
 
 	for (uint32_t steps = 0; steps <= ht->n_elems && (e = elem(ht, idx)); steps++) {
-		if (e->hash == hash && !memcmp(e->key, key, map->key_size)) {
+		if (e->hash == hash && key_equal(e->key, key, map->key_size)) {
 			if (prev)
 				*prev = p;
 			return idx;
@@ -257,26 +313,17 @@ static void seq_end(struct htab_elem *e)
 	atomic_store_explicit(&e->seq, (s | 1) + 1, memory_order_release);
 }
 
-/* Compare a key held in shared memory (read in atomic words: a writer may be rewriting a
- * recycled element) with the caller's. */
-static int key_equal(const unsigned char *shm, const unsigned char *key, uint32_t len)
+/* brt_shm_read() inline for the one-word value of counters */
+static inline void read_value(void *out, const void *shm, uint32_t n)
 {
-	const _Atomic uint64_t *w = (const _Atomic uint64_t *)(const void *)shm;
-	uint64_t a, b;
+	uint64_t v;
 
-	for (; len >= 8; len -= 8, key += 8) {
-		a = atomic_load_explicit(w++, memory_order_acquire);
-		memcpy(&b, key, 8);
-		if (a != b)
-			return 0;
+	if (n != 8) {
+		brt_shm_read(out, shm, n);
+		return;
 	}
-	if (len) {
-		a = atomic_load_explicit(w, memory_order_acquire);
-		for (uint32_t i = 0; i < len; i++)
-			if (((const unsigned char *)&a)[i] != key[i])
-				return 0;
-	}
-	return 1;
+	v = atomic_load_explicit((const _Atomic uint64_t *)shm, memory_order_acquire);
+	memcpy(out, &v, 8);
 }
 
 /* Find key without the bucket lock; copy its value to out (vsize bytes) when out is not
@@ -285,12 +332,14 @@ static int key_equal(const unsigned char *shm, const unsigned char *key, uint32_
  * stood on it would lead us there): on any doubt the walk restarts.  Returns the element
  * index, 0 when the key is absent, UINT32_MAX when the walks kept failing (take the
  * lock). */
-static uint32_t find_lockless(const struct htab *ht, const struct brt_map *map,
+static inline uint32_t find_lockless(const struct htab *ht, const struct brt_map *map,
 			      const void *key, uint32_t hash, void *out, uint32_t vsize)
 {
 	uint32_t mask = ht->n_buckets - 1, bi = hash & mask;
 	struct htab_bucket *b = &ht->buckets[bi];
 
+	/* the bucket and its home element are fetched together, not one after the other */
+	__builtin_prefetch(elem(ht, home_of(ht, bi)));
 	for (int tries = 0; tries < HTAB_READ_TRIES; tries++) {
 		uint32_t idx = atomic_load_explicit(&b->head, memory_order_acquire), steps = 0;
 		struct htab_elem *e;
@@ -303,7 +352,7 @@ static uint32_t find_lockless(const struct htab *ht, const struct brt_map *map,
 			int match = h == hash && key_equal(e->key, key, map->key_size);
 
 			if (match && out)
-				brt_shm_read(out, value_of(ht, e), vsize);
+				read_value(out, value_of(ht, e), vsize);
 			if ((s & 1) || atomic_load_explicit(&e->seq, memory_order_relaxed) != s ||
 			    (h & mask) != bi)
 				break;
@@ -317,20 +366,41 @@ static uint32_t find_lockless(const struct htab *ht, const struct brt_map *map,
 	return UINT32_MAX;
 }
 
-static uint32_t alloc_elem(struct htab *ht)
+/* Take the home element when it is free, else the first free one of the list (dropping
+ * entries that were taken as homes meanwhile), else the next never-used one.  Indexes read
+ * from the region are range-checked and the list walk is bounded: a corrupt list yields
+ * E2BIG, never a wild access. */
+static uint32_t alloc_elem(struct htab *ht, uint32_t home)
 {
 	struct htab_head *h = ht->head;
-	struct htab_elem *e;
-	uint32_t idx = 0;
+	uint32_t idx = 0, *w;
 
 	brt_shm_lock(&h->alloc_lock);
-	e = elem(ht, h->free_head);
-	if (e) {
-		idx = h->free_head;
-		h->free_head = e->next;
-	} else if (h->bump < ht->n_elems) {
-		idx = ++h->bump;
+	if (home && !(ht->alloc[home - 1] & ALLOC_USED)) {
+		idx = home;
+		goto out_take;
 	}
+	for (uint32_t steps = 0; steps < ht->n_elems; steps++) {
+		idx = h->free_head;
+		if (!elem(ht, idx))
+			break;
+		w = &ht->alloc[idx - 1];
+		h->free_head = *w & ALLOC_NEXT;
+		*w &= ALLOC_USED;
+		if (!(*w & ALLOC_USED))
+			goto out_take;
+	}
+	h->free_head = 0;
+	while (h->bump < ht->n_elems) {
+		idx = ++h->bump;
+		if (!(ht->alloc[idx - 1] & ALLOC_USED))
+			goto out_take;
+	}
+	brt_shm_unlock(&h->alloc_lock);
+	return 0;
+
+out_take:
+	ht->alloc[idx - 1] |= ALLOC_USED;
 	brt_shm_unlock(&h->alloc_lock);
 	return idx;
 }
@@ -339,13 +409,18 @@ static void free_elem(struct htab *ht, uint32_t idx)
 {
 	struct htab_head *h = ht->head;
 	struct htab_elem *e = elem(ht, idx);
+	uint32_t *w;
 
 	if (!e)
 		return;
 	seq_begin(e);
 	brt_shm_lock(&h->alloc_lock);
-	e->next = h->free_head;
-	h->free_head = idx;
+	w = &ht->alloc[idx - 1];
+	*w &= ~ALLOC_USED;
+	if (!(*w & ALLOC_LISTED)) {
+		*w = ALLOC_LISTED | (h->free_head & ALLOC_NEXT);
+		h->free_head = idx;
+	}
 	brt_shm_unlock(&h->alloc_lock);
 }
 
@@ -457,11 +532,13 @@ static int update(struct brt_map *map, const void *key, const void *value, uint6
 {
 	struct htab *ht = map->priv;
 	uint32_t hash = hash_key(key, map->key_size, ht->head->seed), prev = 0, old, idx;
+	uint32_t home = home_of(ht, hash & (ht->n_buckets - 1)), pred, next;
 	struct htab_bucket *b = &ht->buckets[hash & (ht->n_buckets - 1)];
 	struct htab_elem *e;
 
 	if (flags > BPF_EXIST)
 		return -EINVAL;
+	__builtin_prefetch(elem(ht, home));
 	for (int tries = 0;; tries++) {
 		brt_shm_lock(&b->lock);
 		old = find(ht, map, b, key, hash, &prev);
@@ -480,6 +557,16 @@ static int update(struct brt_map *map, const void *key, const void *value, uint6
 			return -ENOMEM;
 		evict_one(ht);
 	}
+	/* A value of one word is stored in place: one atomic store, so every reader sees the
+	 * old or the new value whole, and no element changes hands.  A program holding the
+	 * element sees the new value at once (the kernel's would, after its next reuse). */
+	if (old && !ht->percpu && map->value_size <= 8) {
+		e = elem(ht, old);
+		brt_shm_write(value_of(ht, e), value, map->value_size);
+		touch(ht, e);
+		brt_shm_unlock(&b->lock);
+		return 0;
+	}
 	/* Per-CPU values are updated in place, as the kernel does. */
 	if (old && ht->percpu) {
 		e = elem(ht, old);
@@ -490,7 +577,7 @@ static int update(struct brt_map *map, const void *key, const void *value, uint6
 		brt_shm_unlock(&b->lock);
 		return 0;
 	}
-	idx = alloc_elem(ht);
+	idx = alloc_elem(ht, home);
 	e = elem(ht, idx);
 	if (!e) {
 		if (!old) {
@@ -506,18 +593,32 @@ static int update(struct brt_map *map, const void *key, const void *value, uint6
 		brt_shm_unlock(&b->lock);
 		return 0;
 	}
+	/* Where it goes: a key in its home element first in the chain (the lookup then reads
+	 * the line it prefetched and nothing else), another behind the head when the head
+	 * is at home; a replacement takes the old element's place otherwise. */
+	if (old && !(idx == home && prev)) {
+		pred = prev;
+		next = elem(ht, old)->next;
+	} else if (!old && idx != home && home && b->head == home) {
+		pred = home;
+		next = elem(ht, home)->next;
+	} else {
+		pred = 0;
+		next = b->head;
+	}
 	seq_begin(e);
 	e->hash = hash;
 	brt_shm_write(e->key, key, map->key_size);
 	put_value(map, ht, e, value, onallcpus, 1);
-	e->next = old ? elem(ht, old)->next : b->head;
+	e->next = next;
 	seq_end(e);
 	touch(ht, e);
-	/* published only now, complete: readers that reach it see the stable sequence */
-	if (old)
-		set_link(ht, b, prev, idx);
-	else
-		b->head = idx;
+	/* published only now, complete: readers that reach it see the stable sequence; a
+	 * replacement moved to the head is unlinked from its old place afterwards, so a
+	 * reader finds the key (old or new) all along */
+	set_link(ht, b, pred, idx);
+	if (old && pred != prev)
+		set_link(ht, b, prev, elem(ht, old)->next);
 	brt_shm_unlock(&b->lock);
 	if (old)
 		free_elem(ht, old);

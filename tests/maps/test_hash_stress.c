@@ -3,7 +3,8 @@
  * half through map handles (lockless lookups); a reader must never see a value whose
  * words disagree (torn) or that belongs to another key (a recycled element), a key that
  * is never deleted must always be found, and counters with one writer each must end
- * exact.  Short enough for every CI run; meant to run under TSan too.
+ * exact.  A map of one-word values (updated in place) gets the same traffic: a value read
+ * must carry its own key.  Short enough for every CI run; meant to run under TSan too.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -37,8 +38,8 @@ struct val {
 	uint64_t key;  /* the key it was written under */
 };
 
-static int map_fd, cnt_fd;
-static struct bpfrt_map_handle *map_h;
+static int map_fd, cnt_fd, word_fd;
+static struct bpfrt_map_handle *map_h, *word_h;
 static atomic_int torn, lost;
 
 static int lookup(int i, uint32_t k, struct val *v)
@@ -49,6 +50,23 @@ static int lookup(int i, uint32_t k, struct val *v)
 static int bad(const struct val *v, uint32_t k)
 {
 	return v->w[0] != v->w[1] || v->w[1] != v->w[2] || v->key != k;
+}
+
+/* One-word values hold their key in the upper half. */
+static void word_traffic(uint32_t id, uint32_t i, uint32_t k)
+{
+	uint64_t w = (uint64_t)k << 32 | (id << 16 | (i & 0xffff));
+	uint32_t r = (k + 5) % NKEYS;
+
+	if (i % 7 == 6)
+		bpfrt_map_delete_elem(word_fd, &k);
+	else if (i & 1)
+		bpfrt_map_handle_update(word_h, &k, &w, BPF_ANY);
+	else
+		bpfrt_map_update_elem(word_fd, &k, &w, BPF_ANY);
+	if (!(i & 1 ? bpfrt_map_handle_lookup(word_h, &r, &w) :
+		      bpfrt_map_lookup_elem(word_fd, &r, &w)) && w >> 32 != r)
+		atomic_fetch_add(&torn, 1);
 }
 
 static void *worker(void *arg)
@@ -67,6 +85,7 @@ static void *worker(void *arg)
 			bpfrt_map_handle_update(map_h, &k, &v, BPF_ANY);
 		else
 			bpfrt_map_update_elem(map_fd, &k, &v, BPF_ANY);
+		word_traffic(id, i, k);
 		k = (k + 3) % NKEYS;
 		if (!lookup((int)i, k, &v) && bad(&v, k))
 			atomic_fetch_add(&torn, 1);
@@ -128,9 +147,11 @@ int main(void)
 	map_fd = bpfrt_map_create(BPF_MAP_TYPE_HASH, "stress", 4, sizeof(struct val),
 				  NKEYS + 1, NULL);
 	cnt_fd = bpfrt_map_create(BPF_MAP_TYPE_HASH, "counts", 4, 8, 2 * THREADS, NULL);
-	T_ASSERT(map_fd >= 0 && cnt_fd >= 0);
+	word_fd = bpfrt_map_create(BPF_MAP_TYPE_HASH, "words", 4, 8, NKEYS, NULL);
+	T_ASSERT(map_fd >= 0 && cnt_fd >= 0 && word_fd >= 0);
 	map_h = bpfrt_map_handle_open(map_fd);
-	T_ASSERT(map_h != NULL);
+	word_h = bpfrt_map_handle_open(word_fd);
+	T_ASSERT(map_h != NULL && word_h != NULL);
 	{
 		struct val fixed = { { 7, 7, 7 }, FIXED_KEY };
 		uint32_t k = FIXED_KEY;
@@ -159,7 +180,9 @@ int main(void)
 		T_EQ_U64(ITERS, c);
 	}
 	bpfrt_map_handle_close(map_h);
+	bpfrt_map_handle_close(word_h);
 	close(map_fd);
 	close(cnt_fd);
+	close(word_fd);
 	return t_done();
 }
