@@ -332,8 +332,9 @@ static inline void read_value(void *out, const void *shm, uint32_t n)
  * stood on it would lead us there): on any doubt the walk restarts.  Returns the element
  * index, 0 when the key is absent, UINT32_MAX when the walks kept failing (take the
  * lock). */
-static inline uint32_t find_lockless(const struct htab *ht, const struct brt_map *map,
-			      const void *key, uint32_t hash, void *out, uint32_t vsize)
+static inline __attribute__((always_inline)) uint32_t
+find_lockless(const struct htab *ht, const struct brt_map *map, const void *key, uint32_t hash,
+	      void *out, uint32_t vsize)
 {
 	uint32_t mask = ht->n_buckets - 1, bi = hash & mask;
 	struct htab_bucket *b = &ht->buckets[bi];

@@ -206,6 +206,12 @@ static const struct damage damages[] = {
 	{ "hash geometry changed", 16, 7, 4, .get_fails = 1 },
 	{ "bucket heads point everywhere", 64, 0xffffffffffffffffull, 8 },
 	{ "free list head out of range", 8, 0x7fffffff, 4 },
+	{ "never-used cursor out of range", 12, 0xfffffff0, 4 },
+	{ "layout version changed", 40, 1, 4, .get_fails = 1 },
+	/* a 4-entry map: 20 elements of 32 bytes from offset 128, then their allocation
+	 * words: all "in use and listed", next free 0x3fffffff */
+	{ "allocation words scribbled", 128 + 20 * 32, 0xffffffffffffffffull, 8 },
+	{ "allocation words scribbled (more)", 128 + 20 * 32 + 8, 0xffffffffffffffffull, 8 },
 	{ "chain loops on itself", -1, 0, 0 },
 };
 
@@ -232,10 +238,10 @@ static void test_corrupt(void)
 			T_EQ_INT(0, ftruncate(raw, d->truncate < 0 ? st.st_size + d->truncate :
 								       d->truncate));
 		} else if (d->off == -1 && !d->len) {
-			/* element 1's next = 1: every bucket holding it now loops */
+			/* every element's next = 1, every bucket's head = 1: chains loop */
 			uint32_t one = 1;
 
-			for (long off = 96; off < 96 + 20 * 32; off += 32)
+			for (long off = 128; off < 128 + 20 * 32; off += 32)
 				T_EQ_INT(4, pwrite(raw, &one, 4, off));
 			for (long b = 0; b < 4; b++)
 				T_EQ_INT(4, pwrite(raw, &one, 4, 64 + b * 8 + 4));
@@ -253,9 +259,12 @@ static void test_corrupt(void)
 			uint64_t v = 5;
 
 			T_ASSERT(fd >= 0);
-			/* any outcome but a crash or a hang */
-			bpfrt_map_lookup_elem(fd, &k, &v);
-			bpfrt_map_update_elem(fd, &k, &v, BPF_ANY);
+			/* any outcome but a crash or a hang; 64 keys, so that some fall in
+			 * every bucket (the hash seed is random) */
+			for (k = 0; k < 64; k++) {
+				bpfrt_map_lookup_elem(fd, &k, &v);
+				bpfrt_map_update_elem(fd, &k, &v, BPF_ANY);
+			}
 			k = 9;
 			bpfrt_map_update_elem(fd, &k, &v, BPF_ANY);
 			bpfrt_map_delete_elem(fd, &k);
