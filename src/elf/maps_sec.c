@@ -370,6 +370,13 @@ static int data_map(struct brt_elf_ctx *ctx, uint32_t sec)
 	m->name = brt_elf_keep(ctx->obj, s->name);
 	if (!m->name)
 		return -ENOMEM;
+	/* as libbpf: the section's DATASEC is the value type, with no key type */
+	if (ctx->obj->btf) {
+		int id = brt_btf_find(ctx->obj->btf, s->name, BTF_KIND_DATASEC);
+
+		if (id > 0)
+			m->btf_value_type_id = (uint32_t)id;
+	}
 	if (s->type != SHT_NOBITS && s->data) {
 		m->data = malloc(s->size);
 		if (!m->data)

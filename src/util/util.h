@@ -6,6 +6,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "bpfrt.h"
@@ -26,6 +27,26 @@ int brt_opts_valid(const void *opts, size_t known_size, const char *type_name);
 #define BRT_OPTS_HAS(opts, field) \
 	((opts) && (opts)->sz >= offsetof(__typeof__(*(opts)), field) + sizeof((opts)->field))
 #define BRT_OPTS_GET(opts, field, fallback) (BRT_OPTS_HAS(opts, field) ? (opts)->field : (fallback))
+
+/* JSON in bpftool's json_writer layout (jsonw.c): compact, or pretty as `bpftool map
+ * dump` prints typed values.  Values are written with printf (numbers, literals) or as
+ * escaped strings; names precede an object's members; finish ends the document. */
+struct brt_jsonw {
+	FILE *out;
+	unsigned int depth; /* open collections */
+	int pretty;
+	char sep;           /* ',' once the current collection has an item, else 0 */
+};
+void brt_jsonw_init(struct brt_jsonw *w, FILE *out, int pretty);
+void brt_jsonw_start_object(struct brt_jsonw *w);
+void brt_jsonw_end_object(struct brt_jsonw *w);
+void brt_jsonw_start_array(struct brt_jsonw *w);
+void brt_jsonw_end_array(struct brt_jsonw *w);
+void brt_jsonw_name(struct brt_jsonw *w, const char *name);
+void brt_jsonw_string(struct brt_jsonw *w, const char *s, size_t n);
+void brt_jsonw_printf(struct brt_jsonw *w, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void brt_jsonw_finish(struct brt_jsonw *w);
 
 /* Unaligned-safe guest memory access; each compiles to one mov. */
 static inline uint64_t brt_load(const void *p, unsigned size)

@@ -25,12 +25,17 @@ check "exist on a missing key fails" "bpfrt: map update: No such file or directo
 check "dump count" "Found 2 elements" "$($B map dump $M | tail -1)"
 check "dump json entries" "2" "$($B map -j dump $M | grep -o '"key"' | wc -l | tr -d ' ')"
 check "show" "hash  name counts  flags 0x0" "$($B map show $M | head -1 | cut -d: -f2- | sed 's/^ //')"
-check "show json" '"type":"hash","name":"counts","flags":0,"bytes_key":4,"bytes_value":8,"max_entries":4}' \
+check "show json" '"type":"hash","name":"counts","flags":0,"bytes_key":4,"bytes_value":8,"max_entries":4,"frozen":0}' \
 	"$($B map -j show $M | cut -d, -f2-)"
 first=$($B map getnext $M)
-check "getnext gives a key" "next key:" "$(echo "$first" | cut -c1-9)"
+check "getnext gives a key" "key: None|next key:" "$(echo "$first" | head -2 | tr '\n' '|' | sed 's/|$//')"
 $B map delete $M key 1 0 0 0 || fail=1
-check "deleted" "bpfrt: map lookup: No such file or directory" "$($B map lookup $M key 1 0 0 0 2>&1)"
+check "deleted" "key:
+01 00 00 00
+
+Not found" "$($B map lookup $M key 1 0 0 0 2>&1)"
+check "deleted, json" "null" "$($B map -j lookup $M key 1 0 0 0 2>&1)"
+check "deleted fails" "1" "$($B map lookup $M key 1 0 0 0 >/dev/null 2>&1; echo $?)"
 check "wrong key length" "bpfrt: map: key: 3 bytes given, the map's key has 4" \
 	"$($B map lookup $M key 1 0 0 2>&1)"
 check "bad byte" "bpfrt: map: key: '300' is not a byte" "$($B map lookup $M key 300 0 0 0 2>&1)"

@@ -10,14 +10,18 @@
 
 #include "bpfrt.h"
 #include "cli.h"
+#include "elf/elf.h"
 #include "maps/maps.h"
+#include "util/util.h"
 
 struct mapcli {
 	int json;
 	int fd;
 	struct bpf_map_info info;
-	uint32_t vsize; /* syscall value size (all CPUs for per-CPU maps) */
+	uint32_t vsize;       /* syscall value size (all CPUs for per-CPU maps) */
 	int ncpus;
+	struct brt_btf *btf;  /* the map's types (its BTF copy, parsed), or NULL: raw bytes */
+	struct brt_jsonw jw;  /* -j output */
 };
 
 static void usage(FILE *out)
@@ -77,6 +81,45 @@ static int parse_bytes(int argc, char **argv, int *i, uint8_t *out, uint32_t len
 	return 0;
 }
 
+/* Does type id describe exactly size bytes? */
+static int type_fits(const struct brt_btf *btf, uint32_t id, uint32_t size)
+{
+	uint64_t n;
+
+	return brt_btf_type(btf, id) && !brt_btf_resolve_size(btf, id, &n) && n == size;
+}
+
+/* The map's types, from the copy of its BTF that the map file keeps (so they outlive the
+ * loader), parsed privately: the copy is shared memory a writer may have scribbled on.
+ * Types that no longer describe the key and value sizes are dropped with a note, and the
+ * bytes print raw. */
+static void load_types(struct mapcli *m, const char *path)
+{
+	struct brt_map *map;
+	const void *blob;
+	char err[256] = "the types do not match the key and value sizes";
+	uint32_t size;
+	void *copy = NULL;
+
+	if (!m->info.btf_id || !m->info.btf_value_type_id || brt_map_from_fd(m->fd, &map))
+		return;
+	if (!brt_map_btf_blob(map, &blob, &size) && (copy = malloc(size)))
+		memcpy(copy, blob, size);
+	brt_map_put(map);
+	if (!copy)
+		return;
+	if (brt_btf_parse(copy, size, &m->btf, err, sizeof(err)) ||
+	    !type_fits(m->btf, m->info.btf_value_type_id, m->info.value_size) ||
+	    (m->info.btf_key_type_id &&
+	     !type_fits(m->btf, m->info.btf_key_type_id, m->info.key_size))) {
+		fprintf(stderr, "bpfrt: map: %s: BTF unusable, printing raw bytes: %s\n", path,
+			err);
+		brt_btf_free(m->btf);
+		m->btf = NULL;
+	}
+	free(copy);
+}
+
 static int open_map(struct mapcli *m, int argc, char **argv, int *i)
 {
 	uint32_t len = sizeof(m->info);
@@ -100,107 +143,293 @@ static int open_map(struct mapcli *m, int argc, char **argv, int *i)
 	m->vsize = brt_map_is_percpu(m->info.type) ?
 			   (uint32_t)BRT_ROUND8(m->info.value_size) * (uint32_t)m->ncpus :
 			   m->info.value_size;
+	load_types(m, path);
 	return 0;
 }
 
-static void print_bytes(const struct mapcli *m, const uint8_t *p, uint32_t n)
+static int map_frozen(const struct mapcli *m)
 {
-	for (uint32_t i = 0; i < n; i++) {
-		if (m->json)
-			printf("%s\"0x%02x\"", i ? "," : "", p[i]);
-		else
-			printf("%s%02x", i ? " " : "", p[i]);
-	}
+	struct brt_map *map;
+	int frozen;
+
+	if (brt_map_from_fd(m->fd, &map))
+		return 0;
+	frozen = !!atomic_load_explicit(&map->obj.hdr->frozen, memory_order_acquire);
+	brt_map_put(map);
+	return frozen;
 }
 
-static void print_entry(const struct mapcli *m, const uint8_t *key, const uint8_t *value)
+/* bpftool's fprint_hex(): bytes in hex, two spaces every 8, a new line every 16. */
+static void print_hex(const uint8_t *p, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		printf("%s%02x", !i ? "" : !(i % 16) ? "\n" : !(i % 8) ? "  " : " ", p[i]);
+}
+
+static void print_hex_json(struct brt_jsonw *w, const uint8_t *p, uint32_t n)
+{
+	brt_jsonw_start_array(w);
+	for (uint32_t i = 0; i < n; i++)
+		brt_jsonw_printf(w, "\"0x%02x\"", p[i]);
+	brt_jsonw_end_array(w);
+}
+
+/* One entry through the map's BTF, as bpftool's do_dump_btf(): {"key": ..., "value": ...}
+ * ("values": [{"cpu": N, "value": ...}] for per-CPU maps; no key for keyless types). */
+static void print_typed(const struct mapcli *m, struct brt_jsonw *w, int plain,
+			const uint8_t *key, const uint8_t *value)
 {
 	uint32_t stride = (uint32_t)BRT_ROUND8(m->info.value_size);
+	uint32_t vid = m->info.btf_value_type_id;
+	int err = 0;
+
+	brt_jsonw_start_object(w);
+	if (m->info.btf_key_type_id) {
+		brt_jsonw_name(w, "key");
+		err = brt_btf_format(m->btf, m->info.btf_key_type_id, key, m->info.key_size, plain,
+				     w);
+	}
+	if (!err && !brt_map_is_percpu(m->info.type)) {
+		brt_jsonw_name(w, "value");
+		brt_btf_format(m->btf, vid, value, m->info.value_size, plain, w);
+	} else if (!err) {
+		brt_jsonw_name(w, "values");
+		brt_jsonw_start_array(w);
+		for (int c = 0; c < m->ncpus && !err; c++) {
+			brt_jsonw_start_object(w);
+			brt_jsonw_name(w, "cpu");
+			brt_jsonw_printf(w, "%d", c);
+			brt_jsonw_name(w, "value");
+			err = brt_btf_format(m->btf, vid, value + (size_t)c * stride,
+					     m->info.value_size, plain, w);
+			brt_jsonw_end_object(w);
+		}
+		brt_jsonw_end_array(w);
+	}
+	brt_jsonw_end_object(w);
+}
+
+/* -j: bpftool's print_entry_json(): the raw bytes, then "formatted" when typed. */
+static void print_entry_json(struct mapcli *m, const uint8_t *key, const uint8_t *value)
+{
+	uint32_t stride = (uint32_t)BRT_ROUND8(m->info.value_size);
+	struct brt_jsonw *w = &m->jw;
+
+	brt_jsonw_start_object(w);
+	brt_jsonw_name(w, "key");
+	print_hex_json(w, key, m->info.key_size);
+	if (brt_map_is_percpu(m->info.type)) {
+		brt_jsonw_name(w, "values");
+		brt_jsonw_start_array(w);
+		for (int c = 0; c < m->ncpus; c++) {
+			brt_jsonw_start_object(w);
+			brt_jsonw_name(w, "cpu");
+			brt_jsonw_printf(w, "%d", c);
+			brt_jsonw_name(w, "value");
+			print_hex_json(w, value + (size_t)c * stride, m->info.value_size);
+			brt_jsonw_end_object(w);
+		}
+		brt_jsonw_end_array(w);
+	} else {
+		brt_jsonw_name(w, "value");
+		print_hex_json(w, value, m->info.value_size);
+	}
+	if (m->btf) {
+		brt_jsonw_name(w, "formatted");
+		print_typed(m, w, 0, key, value);
+	}
+	brt_jsonw_end_object(w);
+}
+
+/* Text without types: bpftool's print_entry_plain(). */
+static void print_entry_plain(const struct mapcli *m, const uint8_t *key, const uint8_t *value)
+{
+	uint32_t ks = m->info.key_size, vs = m->info.value_size;
+	uint32_t stride = (uint32_t)BRT_ROUND8(vs);
+	int break_names, one_line;
+
+	if (brt_map_is_percpu(m->info.type)) {
+		if (ks) {
+			printf("key:\n");
+			print_hex(key, ks);
+			printf("\n");
+		}
+		for (int c = 0; vs && c < m->ncpus; c++) {
+			printf("value (CPU %02d):%c", c, vs > 16 ? '\n' : ' ');
+			print_hex(value + (size_t)c * stride, vs);
+			printf("\n");
+		}
+		return;
+	}
+	/* names on their own line for long data, key and value on one line for short */
+	break_names = ks > 16 || vs > 16;
+	one_line = ks + vs <= 24 && !break_names;
+	if (ks) {
+		printf("key:%c", break_names ? '\n' : ' ');
+		print_hex(key, ks);
+		printf(one_line ? "  " : "\n");
+	}
+	if (vs) {
+		printf("value:%c", break_names ? '\n' : ' ');
+		print_hex(value, vs);
+	}
+	printf("\n");
+}
+
+/* One looked-up entry of `lookup`, `peek` or `pop`, a whole document. */
+static void print_entry(struct mapcli *m, const uint8_t *key, const uint8_t *value)
+{
+	struct brt_jsonw w;
 
 	if (m->json) {
-		printf("{\"key\":[");
-		print_bytes(m, key, m->info.key_size);
-		if (m->ncpus > 1 || brt_map_is_percpu(m->info.type)) {
-			printf("],\"values\":[");
-			for (int c = 0; c < m->ncpus; c++) {
-				printf("%s{\"cpu\":%d,\"value\":[", c ? "," : "", c);
-				print_bytes(m, value + (size_t)c * stride, m->info.value_size);
-				printf("]}");
-			}
-			printf("]}");
-		} else {
-			printf("],\"value\":[");
-			print_bytes(m, value, m->info.value_size);
-			printf("]}");
-		}
-		return;
+		print_entry_json(m, key, value);
+		brt_jsonw_finish(&m->jw);
+	} else if (m->btf) {
+		brt_jsonw_init(&w, stdout, 1);
+		print_typed(m, &w, 1, key, value);
+		brt_jsonw_finish(&w);
+	} else {
+		print_entry_plain(m, key, value);
 	}
-	if (m->info.key_size) {
-		printf("key: ");
-		print_bytes(m, key, m->info.key_size);
-	}
-	if (brt_map_is_percpu(m->info.type)) {
-		for (int c = 0; c < m->ncpus; c++) {
-			printf("\n value (CPU %02d): ", c);
-			print_bytes(m, value + (size_t)c * stride, m->info.value_size);
-		}
-		printf("\n");
-		return;
-	}
-	printf("%svalue: ", m->info.key_size ? "  " : "");
-	print_bytes(m, value, m->info.value_size);
-	printf("\n");
 }
 
 static int do_show(struct mapcli *m)
 {
 	const struct bpf_map_info *in = &m->info;
+	struct brt_jsonw *w = &m->jw;
+	int frozen = map_frozen(m);
 
-	if (m->json)
-		printf("{\"id\":%u,\"type\":\"%s\",\"name\":\"%s\",\"flags\":%u,\"bytes_key\":%u,"
-		       "\"bytes_value\":%u,\"max_entries\":%u}\n",
-		       in->id, brt_map_type_name(in->type), in->name, in->map_flags, in->key_size,
-		       in->value_size, in->max_entries);
-	else
-		printf("%u: %s  name %s  flags 0x%x\n\tkey %uB  value %uB  max_entries %u\n",
-		       in->id, brt_map_type_name(in->type), in->name, in->map_flags, in->key_size,
-		       in->value_size, in->max_entries);
+	if (m->json) {
+		brt_jsonw_start_object(w);
+		brt_jsonw_name(w, "id");
+		brt_jsonw_printf(w, "%u", in->id);
+		brt_jsonw_name(w, "type");
+		brt_jsonw_string(w, brt_map_type_name(in->type), strlen(brt_map_type_name(in->type)));
+		if (in->name[0]) {
+			brt_jsonw_name(w, "name");
+			brt_jsonw_string(w, in->name, strlen(in->name));
+		}
+		brt_jsonw_name(w, "flags");
+		brt_jsonw_printf(w, "%u", in->map_flags);
+		brt_jsonw_name(w, "bytes_key");
+		brt_jsonw_printf(w, "%u", in->key_size);
+		brt_jsonw_name(w, "bytes_value");
+		brt_jsonw_printf(w, "%u", in->value_size);
+		brt_jsonw_name(w, "max_entries");
+		brt_jsonw_printf(w, "%u", in->max_entries);
+		brt_jsonw_name(w, "frozen");
+		brt_jsonw_printf(w, "%d", frozen);
+		if (in->btf_id) {
+			brt_jsonw_name(w, "btf_id");
+			brt_jsonw_printf(w, "%u", in->btf_id);
+		}
+		brt_jsonw_end_object(w);
+		brt_jsonw_finish(w);
+		return 0;
+	}
+	printf("%u: %s  ", in->id, brt_map_type_name(in->type));
+	if (in->name[0])
+		printf("name %s  ", in->name);
+	printf("flags 0x%x\n\tkey %uB  value %uB  max_entries %u", in->map_flags, in->key_size,
+	       in->value_size, in->max_entries);
+	if (in->btf_id || frozen)
+		printf("\n\t");
+	if (in->btf_id)
+		printf("btf_id %u", in->btf_id);
+	if (frozen)
+		printf("%sfrozen", in->btf_id ? "  " : "");
+	printf("\n");
 	return 0;
 }
 
 static int do_dump(struct mapcli *m)
 {
 	uint8_t *key = calloc(1, m->info.key_size + 1), *next = calloc(1, m->info.key_size + 1);
-	uint8_t *value = calloc(1, m->vsize);
+	uint8_t *value = calloc(1, m->vsize ? m->vsize : 1);
+	struct brt_jsonw typed;
 	int n = 0, err = 0, have = 0;
 
 	if (!key || !next || !value) {
 		err = cli_error("map dump: out of memory");
 		goto out;
 	}
+	/* like bpftool: typed text is a JSON array laid out for reading, without a count */
+	brt_jsonw_init(&typed, stdout, 1);
 	if (m->json)
-		printf("[");
+		brt_jsonw_start_array(&m->jw);
+	else if (m->btf)
+		brt_jsonw_start_array(&typed);
 	while (!bpfrt_map_get_next_key(m->fd, have ? key : NULL, next)) {
 		memcpy(key, next, m->info.key_size);
 		have = 1;
 		if (bpfrt_map_lookup_elem(m->fd, key, value))
-			continue; /* deleted meanwhile */
-		if (m->json && n)
-			printf(",");
-		print_entry(m, key, value);
+			continue; /* deleted meanwhile, or an empty slot of a prog/map array */
+		if (m->json)
+			print_entry_json(m, key, value);
+		else if (m->btf)
+			print_typed(m, &typed, 1, key, value);
+		else
+			print_entry_plain(m, key, value);
 		n++;
 	}
 	if (errno != ENOENT && errno != EINVAL)
 		err = cli_error("map dump: %s", strerror(errno));
-	if (m->json)
-		printf("]\n");
-	else
+	if (m->json) {
+		brt_jsonw_end_array(&m->jw);
+		brt_jsonw_finish(&m->jw);
+	} else if (m->btf) {
+		brt_jsonw_end_array(&typed);
+		brt_jsonw_finish(&typed);
+	} else {
 		printf("Found %d element%s\n", n, n == 1 ? "" : "s");
+	}
 out:
 	free(key);
 	free(next);
 	free(value);
 	return err;
+}
+
+/* getnext as bpftool prints it; -j adds the keys "formatted" when the map has types. */
+static void print_next(struct mapcli *m, const uint8_t *key, const uint8_t *next)
+{
+	struct brt_jsonw *w = &m->jw;
+
+	if (!m->json) {
+		if (key) {
+			printf("key:\n");
+			print_hex(key, m->info.key_size);
+			printf("\n");
+		} else {
+			printf("key: None\n");
+		}
+		printf("next key:\n");
+		print_hex(next, m->info.key_size);
+		printf("\n");
+		return;
+	}
+	brt_jsonw_start_object(w);
+	brt_jsonw_name(w, "key");
+	if (key)
+		print_hex_json(w, key, m->info.key_size);
+	else
+		brt_jsonw_printf(w, "null");
+	brt_jsonw_name(w, "next_key");
+	print_hex_json(w, next, m->info.key_size);
+	if (m->btf && m->info.btf_key_type_id) {
+		brt_jsonw_name(w, "formatted");
+		brt_jsonw_start_object(w);
+		brt_jsonw_name(w, "key");
+		if (key)
+			brt_btf_format(m->btf, m->info.btf_key_type_id, key, m->info.key_size, 0, w);
+		else
+			brt_jsonw_printf(w, "null");
+		brt_jsonw_name(w, "next_key");
+		brt_btf_format(m->btf, m->info.btf_key_type_id, next, m->info.key_size, 0, w);
+		brt_jsonw_end_object(w);
+	}
+	brt_jsonw_end_object(w);
+	brt_jsonw_finish(w);
 }
 
 /* Per-CPU maps: a single value given on the command line goes to every CPU. */
@@ -252,8 +481,20 @@ static int do_elem(struct mapcli *m, const char *cmd, int argc, char **argv, int
 	}
 	if (!strcmp(cmd, "lookup") || !strcmp(cmd, "peek")) {
 		err = bpfrt_map_lookup_elem(m->fd, m->info.key_size ? key : NULL, value);
-		if (!err)
+		if (!err) {
 			print_entry(m, key, value);
+		} else if (err == -ENOENT && !strcmp(cmd, "lookup")) {
+			/* bpftool's answer for a missing key; still a failure */
+			if (m->json) {
+				printf("null\n");
+			} else {
+				printf("key:\n");
+				print_hex(key, m->info.key_size);
+				printf("\n\nNot found\n");
+			}
+			err = 1;
+			goto out;
+		}
 	} else if (!strcmp(cmd, "pop")) {
 		err = bpfrt_map_lookup_and_delete_elem(m->fd, NULL, value);
 		if (!err)
@@ -264,20 +505,11 @@ static int do_elem(struct mapcli *m, const char *cmd, int argc, char **argv, int
 		err = bpfrt_map_delete_elem(m->fd, key);
 	} else {
 		err = bpfrt_map_get_next_key(m->fd, have_key ? key : NULL, next);
-		if (!err && m->json) {
-			printf("{\"next_key\":[");
-			print_bytes(m, next, m->info.key_size);
-			printf("]}\n");
-		} else if (!err) {
-			printf("next key: ");
-			print_bytes(m, next, m->info.key_size);
-			printf("\n");
-		}
+		if (!err)
+			print_next(m, have_key ? key : NULL, next);
 	}
 	if (err)
 		err = cli_error("map %s: %s", cmd, strerror(-err));
-	else if (m->json && (!strcmp(cmd, "lookup") || !strcmp(cmd, "peek") || !strcmp(cmd, "pop")))
-		printf("\n");
 out:
 	free(value);
 	return err;
@@ -349,6 +581,7 @@ int cmd_map(int argc, char **argv)
 	const char *cmd;
 	int i = 1, err;
 
+	brt_jsonw_init(&m.jw, stdout, 0);
 	for (int j = 1; j < argc; j++) {
 		if (!strcmp(argv[j], "-j") || !strcmp(argv[j], "--json") || !strcmp(argv[j], "-p")) {
 			m.json = 1;
@@ -385,6 +618,7 @@ int cmd_map(int argc, char **argv)
 				 cli_error("map pin: missing PATH");
 	else
 		err = do_elem(&m, cmd, argc, argv, i);
+	brt_btf_free(m.btf);
 	close(m.fd);
 	return err;
 }

@@ -19,9 +19,10 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 		"Usage: bpfrt prog [-j|--json] [-p|--pretty] [-k|--kernel] COMMAND ...\n\n"
-		"  prog load OBJ [PATH] [--type TYPE] [--log-level N]\n"
+		"  prog load OBJ [PATH] [pinmaps MAPDIR] [--type TYPE] [--log-level N]\n"
 		"                   load every program of an eBPF ELF object; pin the first at PATH\n"
-		"  prog loadall OBJ [DIR] [--type TYPE] [--log-level N]\n"
+		"                   and every map as MAPDIR/NAME\n"
+		"  prog loadall OBJ [DIR] [pinmaps MAPDIR] [--type TYPE] [--log-level N]\n"
 		"                   the same, pinning every program as DIR/NAME\n"
 		"  prog show [PROG]  programs pinned in $BPFRT_FS (or just PROG)\n"
 		"  prog dump xlated PROG [linum] [opcodes]\n"
@@ -64,14 +65,42 @@ static int pin_fd(const struct progcli *c, int fd, const char *path)
 	return 0;
 }
 
+/* bpftool's `pinmaps DIR`: every map of the object pinned as DIR/NAME. */
+static int pin_maps(const struct progcli *c, struct bpfrt_object *obj, const char *dir)
+{
+	struct bpfrt_map *m;
+	char path[4096];
+	int ret = 0;
+
+	if (mkdir(dir, 0700) && errno != EEXIST)
+		return cli_error("prog: cannot create %s: %s", dir, strerror(errno));
+	for (m = bpfrt_object_next_map(obj, NULL); m && !ret; m = bpfrt_object_next_map(obj, m)) {
+		if (bpfrt_map_fd(m) < 0)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, bpfrt_map_name(m));
+		ret = pin_fd(c, bpfrt_map_fd(m), path);
+	}
+	return ret;
+}
+
 static int do_load(struct progcli *c, int argc, char **argv, int all)
 {
 	struct bpfrt_object *obj;
 	struct bpfrt_program *p;
-	const char *pin = argc > 1 ? argv[1] : NULL;
+	const char *pin = NULL, *pinmaps = NULL;
 	int ret = 0, first = 1;
 
-	if (argc < 1 || argc > 2) {
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "pinmaps") && i + 1 < argc) {
+			pinmaps = argv[++i];
+		} else if (!pin) {
+			pin = argv[i];
+		} else {
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (argc < 1) {
 		usage(stderr);
 		return 2;
 	}
@@ -122,6 +151,8 @@ static int do_load(struct progcli *c, int argc, char **argv, int all)
 		json_end_array(&c->j);
 		json_finish(&c->j);
 	}
+	if (!ret && pinmaps)
+		ret = pin_maps(c, obj, pinmaps);
 	bpfrt_object_close(obj);
 	return ret;
 }
