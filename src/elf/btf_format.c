@@ -75,7 +75,7 @@ static int bitfield(struct fmt *f, size_t off, unsigned int bit_off, unsigned in
 	uint64_t v[2];
 
 	if (bit_off + nbits > 128 || !in_range(f, off, (bit_off + nbits + 7) / 8))
-		return -EINVAL;
+		return -ERANGE;
 	extract(f->data + off, bit_off, nbits, v);
 	print_hex128(f, v);
 	return 0;
@@ -99,7 +99,7 @@ static int print_int(struct fmt *f, const struct btf_type *t, unsigned int bit_o
 	if (bits == 128)
 		return bitfield(f, off, 0, 128);
 	if (!in_range(f, off, enc == 0 || enc == BTF_INT_SIGNED ? bits / 8 : 1))
-		return -EINVAL;
+		return -ERANGE;
 	switch (enc) {
 	case 0:
 		brt_jsonw_printf(f->w, "%" PRIu64, brt_load(f->data + off, bits / 8));
@@ -125,7 +125,7 @@ static int print_int(struct fmt *f, const struct btf_type *t, unsigned int bit_o
 		brt_jsonw_printf(f->w, "%s", f->data[off] ? "true" : "false");
 		return 0;
 	default:
-		return -EINVAL;
+		return -ERANGE;
 	}
 }
 
@@ -157,7 +157,7 @@ static int print_ptr(struct fmt *f, size_t off)
 	uint64_t p;
 
 	if (!in_range(f, off, 8))
-		return -EINVAL;
+		return -ERANGE;
 	p = brt_load(f->data + off, 8);
 	if (!f->plain)
 		brt_jsonw_printf(f->w, "%" PRIu64, p);
@@ -176,7 +176,7 @@ static int print_enum(struct fmt *f, const struct btf_type *t, size_t off)
 
 	if ((t->size != 1 && t->size != 2 && t->size != 4 && t->size != 8) ||
 	    !in_range(f, off, t->size))
-		return -EINVAL;
+		return -ERANGE;
 	raw = brt_load(f->data + off, t->size);
 	/* bpftool compares the value read as signed with each (signed 32-bit) enumerator */
 	v = t->size == 8 ? (int64_t)raw : t->size == 4 ? (int32_t)raw :
@@ -202,7 +202,7 @@ static int print_enum64(struct fmt *f, const struct btf_type *t, size_t off)
 	uint64_t v;
 
 	if (!in_range(f, off, 8))
-		return -EINVAL;
+		return -ERANGE;
 	v = brt_load(f->data + off, 8);
 	for (uint32_t i = 0; i < n; i++) {
 		struct btf_enum64 e;
@@ -267,12 +267,13 @@ static int print_array(struct fmt *f, const struct btf_type *t, size_t off)
 		return 0;
 	}
 	if (brt_btf_resolve_size(f->btf, a.type, &elem))
-		return -EINVAL;
+		return -ERANGE;
 	brt_jsonw_start_array(f->w);
 	for (uint32_t i = 0; i < a.nelems && !err; i++) {
-		if (elem && !in_range(f, off, elem * (i + 1)))
+		if (elem && !in_range(f, off, elem * (i + 1))) {
+			marker(f, "(invalid)");
 			err = -EINVAL;
-		else
+		} else
 			err = value(f, a.type, 0, off + (size_t)(elem * i));
 	}
 	brt_jsonw_end_array(f->w);
@@ -296,11 +297,16 @@ static int print_struct(struct fmt *f, const struct btf_type *t, size_t off)
 			bf_size = BTF_MEMBER_BITFIELD_SIZE(m.offset);
 		brt_jsonw_name(f->w, brt_btf_str(f->btf, m.name_off));
 		at = off + bit_off / 8;
-		if (at < off) /* wrapped */
+		if (at < off) { /* wrapped */
+			marker(f, "(invalid)");
 			err = -EINVAL;
-		else if (bf_size)
+		} else if (bf_size) {
 			err = bitfield(f, at, bit_off % 8, bf_size);
-		else
+			if (err) {
+				marker(f, "(invalid)");
+				err = -EINVAL;
+			}
+		} else
 			err = value(f, m.type, bit_off % 8, at);
 	}
 	brt_jsonw_end_object(f->w);
@@ -319,7 +325,12 @@ static int print_datasec(struct fmt *f, const struct btf_type *t, size_t off)
 		struct btf_var_secinfo v;
 
 		memcpy(&v, (const char *)(t + 1) + i * sizeof(v), sizeof(v));
-		err = in_range(f, off, v.offset) ? value(f, v.type, 0, off + v.offset) : -EINVAL;
+		if (in_range(f, off, v.offset)) {
+			err = value(f, v.type, 0, off + v.offset);
+		} else {
+			marker(f, "(invalid)");
+			err = -EINVAL;
+		}
 	}
 	brt_jsonw_end_array(f->w);
 	brt_jsonw_end_object(f->w);
@@ -361,8 +372,10 @@ static int value(struct fmt *f, uint32_t id, unsigned int bit_off, size_t off)
 		return 0;
 	}
 	t = brt_btf_type(f->btf, id);
-	if (!t || f->depth >= MAX_DEPTH || !f->budget)
+	if (!t || f->depth >= MAX_DEPTH || !f->budget) {
+		marker(f, t ? "(too-deep)" : "(invalid)");
 		return t ? -E2BIG : -EINVAL;
+	}
 	f->budget--;
 	f->depth++;
 	switch (BTF_INFO_KIND(t->info)) {
@@ -400,7 +413,7 @@ static int value(struct fmt *f, uint32_t id, unsigned int bit_off, size_t off)
 	case BTF_KIND_TYPE_TAG: {
 		uint32_t to = resolve(f->btf, id);
 
-		err = to ? value(f, to, bit_off, off) : -EINVAL;
+		err = to ? value(f, to, bit_off, off) : -ERANGE;
 		break;
 	}
 	case BTF_KIND_VAR:
@@ -418,6 +431,13 @@ static int value(struct fmt *f, uint32_t id, unsigned int bit_off, size_t off)
 		break;
 	}
 	f->depth--;
+	/* -ERANGE: nothing printed.  bpftool prints nothing there either, but only types the
+	 * kernel checked reach it; for a blob nobody checked, mark the spot so the output
+	 * stays well-formed */
+	if (err == -ERANGE) {
+		marker(f, "(invalid)");
+		err = -EINVAL;
+	}
 	return err;
 }
 

@@ -1,9 +1,12 @@
 #!/bin/sh
-# cli_map.sh BPFRT - "bpfrt map" on pinned maps: create, update (bpftool byte syntax, hex,
-# flags), lookup, getnext, delete, dump (text and JSON), show, queue push/pop, errors;
-# and a second process (this shell's next command) sees what the previous one wrote.
+# cli_map.sh BPFRT [PROGS] - "bpfrt map" on pinned maps: create, update (bpftool byte
+# syntax, hex, flags), lookup, getnext, delete, dump (text and JSON), show, queue push/pop,
+# errors; and a second process (this shell's next command) sees what the previous one
+# wrote.  With PROGS (the compiled tests/progs), maps with BTF: typed text and "formatted"
+# JSON, from a process other than the loader, and raw bytes when the BTF copy is damaged.
 set -u
 B=$1
+P=${2:-}
 BPFRT_FS=$(mktemp -d /dev/shm/bpfrt-cli-XXXXXX) || exit 77
 export BPFRT_FS
 trap 'rm -rf "$BPFRT_FS"' EXIT
@@ -50,4 +53,48 @@ check "peek" "value: 05 06 07 08" "$($B map peek $Q)"
 $B map pin $M $BPFRT_FS/m2 || fail=1
 check "second pin sees the map" "Found 1 element" "$($B map dump $BPFRT_FS/m2 | tail -1)"
 check "help" "0" "$($B map --help >/dev/null; echo $?)"
+L=$BPFRT_FS/long
+$B map create $L type array key 4 value 20 entries 1 || fail=1
+check "long values break lines as bpftool" "key:
+00 00 00 00
+value:
+00 00 00 00 00 00 00 00  00 00 00 00 00 00 00 00
+00 00 00 00
+Found 1 element" "$($B map dump $L)"
+
+O=$P/map_values.bpf.o
+if [ -n "$P" ] && [ -f "$O" ]; then
+	D=$BPFRT_FS/typed
+	$B prog load "$O" "$BPFRT_FS/prog" pinmaps "$D" >/dev/null || fail=1
+	$B map update "$D/triples" key 1 0 0 0 value 7 0 0 0 8 0 0 0 9 0 0 0 || fail=1
+	check "typed lookup" '{
+    "key": 1,
+    "value": [7,8,9
+    ]
+}' "$($B map lookup "$D/triples" key 1 0 0 0)"
+	check "typed json" '{"key":["0x01","0x00","0x00","0x00"],"value":["0x07","0x00","0x00","0x00","0x08","0x00","0x00","0x00","0x09","0x00","0x00","0x00"],"formatted":{"key":1,"value":[7,8,9]}}' \
+		"$($B map -j lookup "$D/triples" key 1 0 0 0)"
+	check "global data" '[{
+        "value": {
+            ".rodata": [{
+                    "gtag": "bpfrt"
+                }
+            ]
+        }
+    }
+]' "$($B map dump "$D/.rodata")"
+	check "show btf_id" "btf_id" "$($B map show "$D/flows" | tail -1 | cut -f2 | cut -d' ' -f1)"
+	check "getnext -j formatted" '"formatted":{"key":0,"next_key":1}}' \
+		"$($B map -j getnext "$D/triples" key 0 0 0 0 | grep -o '"formatted".*')"
+	# scribble over the BTF copy (it starts at the page after the map's region)
+	f=$D/triples
+	sz=$(stat -c %s "$f")
+	data=$(od -An -t u8 -j $((sz - 4096 + 24)) -N 8 "$f" | tr -d ' ')
+	off=$(( (data + 4095) / 4096 * 4096 ))
+	printf 'garbage!garbage!garbage!' | dd of="$f" bs=1 seek=$off conv=notrunc 2>/dev/null
+	check "damaged BTF: raw bytes" "key: 01 00 00 00  value: 07 00 00 00 08 00 00 00  09 00 00 00" \
+		"$($B map lookup "$f" key 1 0 0 0 2>/dev/null)"
+	check "damaged BTF: a note" "bpfrt: map: $f: BTF unusable, printing raw bytes" \
+		"$($B map lookup "$f" key 1 0 0 0 2>&1 >/dev/null | cut -d: -f1-4)"
+fi
 exit $fail

@@ -1,6 +1,7 @@
 # tests/maps - the "bpfrt map" CLI on pinned maps (maps.cli_map).
 add_test(NAME maps.cli_map
-  COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/maps/cli_map.sh $<TARGET_FILE:bpfrt_cli>)
+  COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/maps/cli_map.sh $<TARGET_FILE:bpfrt_cli>
+          ${CMAKE_BINARY_DIR}/progs)
 set_tests_properties(maps.cli_map PROPERTIES LABELS unit SKIP_RETURN_CODE 77 TIMEOUT 120)
 
 # `bpfrt map` lookup/dump/getnext/show (text and -j) against bpftool on the same maps, one

@@ -1,6 +1,7 @@
 /* cmd_map.c - "bpfrt map": create, show, dump, lookup, update, delete, getnext, pin, push,
  * pop and peek on maps named by their pinned path, in bpftool's syntax (keys and values
- * as byte lists: "key 0x01 0 0 0", or "key hex 01 00 00 00"), plain text or JSON (-j).
+ * as byte lists: "key 0x01 0 0 0", or "key hex 01 00 00 00") and with bpftool's output,
+ * plain text or JSON (-j); maps with BTF print typed keys and values as bpftool does.
  * Another process sees the live values: the map lives in the pinned file's shared memory.
  */
 #include <errno.h>
@@ -30,7 +31,7 @@ static void usage(FILE *out)
 		"Usage: bpfrt map [-j] COMMAND ...\n\n"
 		"  map create PATH type TYPE key KEY_SIZE value VALUE_SIZE entries MAX\n"
 		"             [name NAME] [flags FLAGS]      create a map and pin it at PATH\n"
-		"  map show   MAP                           type, sizes, flags, name\n"
+		"  map show   MAP                           type, sizes, flags, name, btf_id\n"
 		"  map dump   MAP                           every key and value\n"
 		"  map lookup MAP key DATA\n"
 		"  map update MAP key DATA value DATA [any|exist|noexist]\n"
@@ -42,6 +43,8 @@ static void usage(FILE *out)
 		"DATA is a list of bytes, each decimal or 0x-hex (\"key 0x01 0 0 0\"), or \"hex\"\n"
 		"followed by hex bytes (\"key hex 01 00 00 00\").  TYPE: hash, array, percpu_hash,\n"
 		"percpu_array, lru_hash, lru_percpu_hash, queue, stack, ...\n"
+		"A map created with BTF keeps its types: dump and lookup print keys and values\n"
+		"through them as bpftool does (with -j, under \"formatted\").\n"
 		"-j, --json: JSON output.\n");
 }
 
