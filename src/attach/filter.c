@@ -31,9 +31,14 @@
 struct bpfrt_pkt_filter {
 	struct bpfrt_vm *vm;
 	int checked;             /* the CHECKED engine: the context is granted as a region */
+	int reads_pkt;           /* has LD_ABS/LD_IND: worth prefetching packets for */
 	uint64_t insn_budget;    /* CHECKED: per packet; 0 = the vm's */
 	struct brt_dinsn *code;  /* converted + INTERP: pre-decoded for the fast loop */
 	struct brt_jit_prog *jit; /* converted + JIT: native code, called directly */
+#ifdef BPFRT_HAVE_JIT
+	brt_jit_pkt_fn *jit_pkt;  /* its entries with the packet in registers, or NULL */
+	brt_jit_batch_fn *jit_batch;
+#endif
 };
 
 /* Per-thread state of the direct runs: the context (fields other than len stay zero), the
@@ -46,6 +51,13 @@ struct direct_run {
 static _Thread_local struct direct_run tls;
 
 #ifdef BPFRT_HAVE_JIT
+/* The JIT's batch entry takes the caller's packets as they are, wire length as ctx_word */
+_Static_assert(sizeof(struct bpfrt_pkt) == sizeof(struct brt_jit_pkt) &&
+	       offsetof(struct bpfrt_pkt, data) == offsetof(struct brt_jit_pkt, data) &&
+	       offsetof(struct bpfrt_pkt, caplen) == offsetof(struct brt_jit_pkt, len) &&
+	       offsetof(struct bpfrt_pkt, wirelen) == offsetof(struct brt_jit_pkt, ctx_word) &&
+	       offsetof(struct __sk_buff, len) == 0, "bpfrt_pkt is a brt_jit_pkt");
+
 static brt_helper_fn no_helpers(void *arg, uint32_t id)
 {
 	(void)arg;
@@ -73,7 +85,13 @@ static int prepare_direct(struct bpfrt_pkt_filter *f, enum bpfrt_engine engine,
 			.pkt_len_off = offsetof(struct bpfrt_run_ctx, skb_len),
 		};
 
-		return brt_jit_compile(insns, n, &env, &f->jit, err, errlen);
+		int ret = brt_jit_compile(insns, n, &env, &f->jit, err, errlen);
+
+		if (!ret) {
+			f->jit_pkt = brt_jit_pkt_entry(f->jit);
+			f->jit_batch = brt_jit_batch_entry(f->jit);
+		}
+		return ret;
 	}
 #endif
 	return 0;
@@ -146,6 +164,10 @@ static int load(const struct bpf_insn *insns, size_t n, const struct bpfrt_pkt_f
 		return ret;
 	}
 	f->checked = engine == BPFRT_ENGINE_CHECKED;
+	for (size_t i = 0; i < n; i++)
+		if (BPF_CLASS(insns[i].code) == BPF_LD &&
+		    (BPF_MODE(insns[i].code) == BPF_ABS || BPF_MODE(insns[i].code) == BPF_IND))
+			f->reads_pkt = 1;
 	f->insn_budget = BRT_OPTS_GET(opts, insn_budget, 0);
 	if (from_classic) {
 		ret = prepare_direct(f, engine, insns, n, err, errlen);
@@ -235,6 +257,10 @@ int bpfrt_pkt_filter_run(struct bpfrt_pkt_filter *f, const void *pkt, size_t cap
 		tls.ctx.skb_data = pkt;
 		tls.ctx.skb_len = caplen;
 #ifdef BPFRT_HAVE_JIT
+		if (f->jit_pkt) {
+			*verdict = (uint32_t)f->jit_pkt((uint64_t)(uintptr_t)&tls.skb, pkt, caplen);
+			return 0;
+		}
 		if (f->jit) {
 			*verdict = (uint32_t)brt_jit_call(f->jit, (uint64_t)(uintptr_t)&tls.skb, 0,
 							  &tls.ctx);
@@ -258,29 +284,39 @@ int bpfrt_pkt_filter_run(struct bpfrt_pkt_filter *f, const void *pkt, size_t cap
 }
 
 /* Packets of a large capture are not in the cache: the filter's first load waits for
- * memory, and that wait is most of a short filter's time.  Fetching the headers (two cache
- * lines: tcpdump filters read the first ~60 bytes) of a packet a few places ahead overlaps
- * those waits with the work on the current packets. */
-#define PREFETCH_DIST 12
-static inline void prefetch_ahead(const struct bpfrt_pkt *pkts, size_t i, size_t n)
-{
-	if (i + PREFETCH_DIST < n) {
-		const char *d = pkts[i + PREFETCH_DIST].data;
+ * memory, and that wait is most of a short filter's time.  A batch runs in chunks of CHUNK
+ * packets, and before each chunk the headers (two cache lines: tcpdump filters read the
+ * first ~60 bytes) of the packets PREFETCH_DIST places ahead are requested into L2 (into
+ * L1, the requests would queue behind each other), so the waits overlap with the work on
+ * the current packets.  Filters that never read the packet skip this. */
+#define CHUNK 16
+#define PREFETCH_DIST 32
 
-		__builtin_prefetch(d);
-		__builtin_prefetch(d + 60);
+static void prefetch_headers(const struct bpfrt_pkt *pkts, size_t from, size_t n)
+{
+	size_t end = from + CHUNK < n ? from + CHUNK : n;
+
+	for (size_t i = from; i < end; i++) {
+		const char *d = pkts[i].data;
+
+		__builtin_prefetch(d, 0, 2); /* prefetcht1: to L2 */
+		__builtin_prefetch(d + 60, 0, 2);
 	}
 }
 
-int bpfrt_pkt_filter_run_batch(struct bpfrt_pkt_filter *f, const struct bpfrt_pkt *pkts,
-			       size_t n, uint32_t *verdicts, char *err, size_t errlen)
+/* pkts[0..n), n <= CHUNK.  On failure *bad is the index of the packet that failed. */
+static int run_chunk(struct bpfrt_pkt_filter *f, const struct bpfrt_pkt *pkts, size_t n,
+		     uint32_t *verdicts, size_t *bad, char *err, size_t errlen)
 {
 #ifdef BPFRT_HAVE_JIT
+	if (f->jit_batch) {
+		f->jit_batch(&tls.skb, (const struct brt_jit_pkt *)(const void *)pkts, n, verdicts);
+		return 0;
+	}
 	if (f->jit) {
 		struct direct_run *t = &tls;
 
 		for (size_t i = 0; i < n; i++) {
-			prefetch_ahead(pkts, i, n);
 			t->skb.len = pkts[i].wirelen;
 			t->ctx.skb_data = pkts[i].data;
 			t->ctx.skb_len = pkts[i].caplen;
@@ -291,17 +327,35 @@ int bpfrt_pkt_filter_run_batch(struct bpfrt_pkt_filter *f, const struct bpfrt_pk
 	}
 #endif
 	for (size_t i = 0; i < n; i++) {
+		int ret = bpfrt_pkt_filter_run(f, pkts[i].data, pkts[i].caplen, pkts[i].wirelen,
+					       &verdicts[i], err, errlen);
+
+		if (ret) {
+			*bad = i;
+			return ret;
+		}
+	}
+	return 0;
+}
+
+int bpfrt_pkt_filter_run_batch(struct bpfrt_pkt_filter *f, const struct bpfrt_pkt *pkts,
+			       size_t n, uint32_t *verdicts, char *err, size_t errlen)
+{
+	/* the packets the first chunks reach before the steady prefetching does */
+	for (size_t i = CHUNK; f->reads_pkt && i < PREFETCH_DIST; i += CHUNK)
+		prefetch_headers(pkts, i, n);
+	for (size_t i = 0; i < n; i += CHUNK) {
+		size_t m = n - i < CHUNK ? n - i : CHUNK, bad = 0;
 		int ret;
 
-		prefetch_ahead(pkts, i, n);
-		ret = bpfrt_pkt_filter_run(f, pkts[i].data, pkts[i].caplen, pkts[i].wirelen,
-					   &verdicts[i], err, errlen);
-
+		if (f->reads_pkt)
+			prefetch_headers(pkts, i + PREFETCH_DIST, n);
+		ret = run_chunk(f, pkts + i, m, verdicts + i, &bad, err, errlen);
 		if (ret) {
 			char msg[256];
 
 			snprintf(msg, sizeof(msg), "%s", err);
-			snprintf(err, errlen, "packet %zu: %s", i, msg);
+			snprintf(err, errlen, "packet %zu: %s", i + bad, msg);
 			return ret;
 		}
 	}

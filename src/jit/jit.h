@@ -79,6 +79,24 @@ static inline uint64_t brt_jit_call(const struct brt_jit_prog *p, uint64_t r1, u
  * entered directly, as h->entry(r1, r2, NULL). */
 int brt_jit_needs_ctx(const struct brt_jit_prog *p);
 
+/* Programs that call nothing but LD_ABS/LD_IND, in one function, and never name r2-r5 (the
+ * converted classic filters) keep the packet in registers and have two more entries, with
+ * no run ctx.  brt_jit_pkt_entry: one run, r1 = the context, data/len = the packet LD_ABS
+ * reads.  brt_jit_batch_entry: for each of pkts[0..n) in turn, the uint32_t at the start
+ * of ctx is set to pkts[i].ctx_word (a socket filter's __sk_buff.len), the program runs
+ * with r1 = ctx on packet (data, len) and r0s[i] = (uint32_t)r0.  Both are NULL for other
+ * programs. */
+typedef uint64_t brt_jit_pkt_fn(uint64_t r1, const void *data, uint64_t len);
+struct brt_jit_pkt {
+	const void *data;
+	uint32_t len;
+	uint32_t ctx_word;
+};
+typedef void brt_jit_batch_fn(void *ctx, const struct brt_jit_pkt *pkts, size_t n,
+			      uint32_t *r0s);
+brt_jit_pkt_fn *brt_jit_pkt_entry(const struct brt_jit_prog *p);
+brt_jit_batch_fn *brt_jit_batch_entry(const struct brt_jit_prog *p);
+
 void brt_jit_free(struct brt_jit_prog *p);
 
 /* The generated code: *size bytes at the returned address; insn_off[i] (i < n) is the

@@ -42,6 +42,63 @@ static const char *path_of(const char *name)
 	return buf[i];
 }
 
+/* A capture's packets (copies) with libpcap's verdicts, for one batch run of them all. */
+struct kept {
+	struct bpfrt_pkt *pkts;
+	uint32_t *want;
+	size_t n, cap;
+};
+
+static int keep_packet(struct kept *k, const struct brt_pkt *pkt, uint32_t want)
+{
+	void *copy;
+
+	if (k->n == k->cap) {
+		size_t cap = k->cap ? 2 * k->cap : 256;
+		struct bpfrt_pkt *p = realloc(k->pkts, cap * sizeof(*p));
+		uint32_t *w = p ? realloc(k->want, cap * sizeof(*w)) : NULL;
+
+		if (p)
+			k->pkts = p;
+		if (!w)
+			return -ENOMEM;
+		k->want = w;
+		k->cap = cap;
+	}
+	copy = malloc(pkt->caplen ? pkt->caplen : 1);
+	if (!copy)
+		return -ENOMEM;
+	memcpy(copy, pkt->data, pkt->caplen);
+	k->pkts[k->n] = (struct bpfrt_pkt){ copy, pkt->caplen, pkt->wirelen };
+	k->want[k->n++] = want;
+	return 0;
+}
+
+static void kept_free(struct kept *k)
+{
+	for (size_t i = 0; i < k->n; i++)
+		free((void *)(uintptr_t)k->pkts[i].data);
+	free(k->pkts);
+	free(k->want);
+}
+
+/* Verdicts of one batch over every kept packet that differ from libpcap's. */
+static uint64_t batch_differs(struct bpfrt_pkt_filter *f, const struct kept *k)
+{
+	uint32_t *v = calloc(k->n + 1, sizeof(*v));
+	uint64_t differ = 0;
+	char err[256];
+
+	if (!v || bpfrt_pkt_filter_run_batch(f, k->pkts, k->n, v, err, sizeof(err))) {
+		free(v);
+		return k->n ? k->n : 1;
+	}
+	for (size_t i = 0; i < k->n; i++)
+		differ += v[i] != k->want[i];
+	free(v);
+	return differ;
+}
+
 static void check_expr(const char *file, const char *expr)
 {
 	struct bpfrt_pkt_filter *f[NENG] = { 0 };
@@ -50,6 +107,7 @@ static void check_expr(const char *file, const char *expr)
 	struct sock_filter *prog = NULL;
 	uint64_t packets = 0, lib_matched = 0, matched[NENG] = { 0 }, differ[NENG] = { 0 };
 	uint64_t packets_seen = 0;
+	struct kept all = { 0 };
 	char err[256] = "";
 	struct brt_pkt pkt;
 	size_t n = 0;
@@ -80,6 +138,9 @@ static void check_expr(const char *file, const char *expr)
 	while ((ret = brt_pcap_next(r, &pkt, err, sizeof(err))) == 1) {
 		uint32_t want = brt_pcap_classic_run(ref, pkt.data, pkt.wirelen, pkt.caplen);
 
+		if (keep_packet(&all, &pkt, want))
+			ret = -ENOMEM;
+
 		/* every 64th packet also goes through the batch entry, alone and doubled */
 		if (packets_seen++ % 64 == 0) {
 			struct bpfrt_pkt two[2] = { { pkt.data, pkt.caplen, pkt.wirelen },
@@ -106,6 +167,9 @@ static void check_expr(const char *file, const char *expr)
 		}
 	}
 	T_EQ_INT(0, ret);
+	for (size_t e = 0; e < NENG; e++) /* and the whole capture as one batch */
+		if (f[e])
+			differ[e] += batch_differs(f[e], &all);
 	for (size_t e = 0; e < NENG; e++) {
 		if (!f[e])
 			continue;
@@ -125,6 +189,7 @@ out:
 	brt_pcap_classic_free(ref);
 	brt_pcap_close(r);
 	free(prog);
+	kept_free(&all);
 }
 
 static void test_api(void)

@@ -4,10 +4,13 @@
  * the compile-time refusals.  Failures print the generated code.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <linux/filter.h>
 
 #include "harness.h"
 #include "isa/isa.h"
@@ -293,6 +296,32 @@ static const struct jit_case cases[] = {
 	  EXIT() }, .mem_len = 5, .result = 0 },
 	{ "ld_ind negative offset ends with 0", { MOV64_IMM(7, -4), LD_IND(BPF_B, 7, 2),
 	  MOV64_IMM(0, 1), EXIT() }, .mem_len = 5, .result = 0 },
+	/* the packet lives in rsi/rdx (pkt_regs): div and variable shifts use rdx/rcx */
+	{ "ld_abs after div and mod", { MOV64_IMM(7, 100), MOV64_IMM(8, 6),
+	  ALU64_REG(BPF_DIV, 7, 8), ALU64_REG(BPF_MOD, 7, 8), MOV64_IMM(9, 0),
+	  ALU64_REG(BPF_MOD, 7, 9), ALU32_REG(BPF_DIV, 8, 9), LD_ABS(BPF_B, 4),
+	  ALU64_REG(BPF_ADD, 0, 7), ALU64_REG(BPF_ADD, 0, 8), EXIT() },
+	  .mem = { 1, 2, 3, 4, 0x50 }, .mem_len = 5, .result = 0x54 },
+	{ "ld_ind after variable shifts", { MOV64_IMM(7, 1), MOV64_IMM(8, 2),
+	  ALU64_REG(BPF_LSH, 7, 8), LD_IND(BPF_B, 7, 0), ALU64_REG(BPF_RSH, 0, 8),
+	  MOV64_REG(6, 0), LD_ABS(BPF_B, 4), ALU64_REG(BPF_ADD, 0, 6), EXIT() },
+	  .mem = { 1, 2, 3, 4, 0x50 }, .mem_len = 5, .result = 0x64 },
+	{ "ld_abs with a stack frame", { ST(BPF_W, 10, -4, 0x10), LD_ABS(BPF_B, 1),
+	  LDX(BPF_W, 7, 10, -4), ALU64_REG(BPF_ADD, 0, 7), EXIT() },
+	  .mem = { 1, 2 }, .mem_len = 2, .result = 0x12 },
+	{ "ld_abs out of bounds with a stack frame", { ST(BPF_DW, 10, -8, 5), LD_ABS(BPF_W, 3),
+	  LDX(BPF_DW, 0, 10, -8), EXIT() }, .mem_len = 5, .result = 0 },
+	{ "ld_abs from SKF_NET_OFF and SKF_LL_OFF", { LD_ABS(BPF_B, SKF_NET_OFF + 1),
+	  MOV64_REG(6, 0), LD_ABS(BPF_B, SKF_LL_OFF + 2), ALU64_IMM(BPF_LSH, 6, 8),
+	  ALU64_REG(BPF_OR, 0, 6), EXIT() }, .mem = { 1, 2, 3 }, .mem_len = 3, .result = 0x0203 },
+	{ "ld_ind from SKF_NET_OFF", { MOV64_IMM(7, SKF_NET_OFF), LD_IND(BPF_H, 7, 1), EXIT() },
+	  .mem = { 1, 2, 3 }, .mem_len = 3, .result = 0x0203 },
+	{ "ld_ind from SKF_LL_OFF", { MOV64_IMM(7, SKF_LL_OFF), LD_IND(BPF_W, 7, 0), EXIT() },
+	  .mem = { 1, 2, 3, 4 }, .mem_len = 4, .result = 0x01020304 },
+	{ "ld_abs below SKF_LL_OFF ends with 0", { MOV64_IMM(0, 9), LD_ABS(BPF_B, SKF_LL_OFF - 1),
+	  EXIT() }, .mem_len = 4, .result = 0 },
+	{ "ld_ind past the end by one ends with 0", { MOV64_IMM(7, 2), MOV64_IMM(0, 9),
+	  LD_IND(BPF_H, 7, 1), EXIT() }, .mem_len = 4, .result = 0 },
 	{ "unknown helper", { CALL(77), EXIT() }, .errstr = "insn 0: call to unknown helper 77" },
 	{ "recursion", { CALL_LOCAL(1), EXIT(), CALL_LOCAL(-1), EXIT() },
 	  .errstr = "insn 2: recursive call" },
@@ -308,6 +337,38 @@ static size_t prog_len(const struct bpf_insn *insns)
 	while (n && !memcmp(&insns[n - 1], &(struct bpf_insn){ 0 }, sizeof(struct bpf_insn)))
 		n--;
 	return n;
+}
+
+static bool has_pkt_load(const struct bpf_insn *insns, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (BPF_CLASS(insns[i].code) == BPF_LD &&
+		    (BPF_MODE(insns[i].code) == BPF_ABS || BPF_MODE(insns[i].code) == BPF_IND))
+			return true;
+	return false;
+}
+
+/* A program with packet loads once more, with "r5 = 0" in front: naming r5 keeps the
+ * packet out of registers (the run ctx path), which must give the same r0. */
+static void run_with_r5(const struct jit_case *c, const struct bpf_insn *insns, size_t n,
+			const struct brt_jit_env *e, uint64_t expect)
+{
+	struct bpf_insn prog[MAX_INSNS + 1] = { MOV64_IMM(5, 0) };
+	uint8_t mem[32];
+	struct test_ctx ctx = { .pkt = mem, .pkt_len = c->mem_len };
+	struct brt_jit_prog *p;
+	char err[256] = "";
+
+	memcpy(prog + 1, insns, n * sizeof(*insns));
+	memcpy(mem, c->mem, sizeof(mem));
+	if (brt_jit_compile(prog, n + 1, e, &p, err, sizeof(err))) {
+		T_FAIL("compile with r5 failed: %s", err);
+		return;
+	}
+	T_ASSERT(brt_jit_pkt_entry(p) == NULL && brt_jit_batch_entry(p) == NULL);
+	T_EQ_U64(expect, brt_jit_call(p, (uint64_t)(uintptr_t)mem, c->mem_len,
+				      (struct bpfrt_run_ctx *)(void *)&ctx));
+	brt_jit_free(p);
 }
 
 static void run_case(const struct jit_case *c, uint32_t flags)
@@ -343,7 +404,11 @@ static void run_case(const struct jit_case *c, uint32_t flags)
 	T_EQ_U64(expect, r0);
 	if (r0 != expect)
 		brt_jit_dump(p, insns, stderr, BRT_JIT_DUMP_OPCODES);
+	if (brt_jit_pkt_entry(p)) /* the packet in registers: the same r0 entered directly */
+		T_EQ_U64(expect, brt_jit_pkt_entry(p)((uint64_t)(uintptr_t)mem, mem, c->mem_len));
 	brt_jit_free(p);
+	if (has_pkt_load(insns, n))
+		run_with_r5(c, insns, n, &e, expect);
 }
 
 /* The pass loop must shorten jumps that fit: a tiny loop is all rel8. */
@@ -457,6 +522,87 @@ static void test_huge(void)
 	free(prog);
 }
 
+/* Which programs keep the packet in registers and get the direct entries: only those whose
+ * one function calls nothing but packet loads and never names r2-r5. */
+static void test_pkt_entries(void)
+{
+	static const struct {
+		const char *name;
+		struct bpf_insn insns[4];
+		size_t n;
+		bool direct;
+	} progs[] = {
+		{ "packet loads only", { LD_ABS(BPF_B, 0), EXIT() }, 2, true },
+		{ "r1 and r6-r9 named", { MOV64_REG(6, 1), MOV64_REG(9, 6), LD_IND(BPF_B, 9, 0), EXIT() },
+		  4, true },
+		{ "r2 named", { MOV64_IMM(2, 0), LD_ABS(BPF_B, 0), EXIT() }, 3, false },
+		{ "r4 as a source", { LD_ABS(BPF_B, 0), ALU64_REG(BPF_ADD, 0, 4), EXIT() }, 3, false },
+		{ "a helper call", { LD_ABS(BPF_B, 0), CALL(1), EXIT() }, 3, false },
+		{ "no packet load", { MOV64_IMM(0, 1), EXIT() }, 2, false },
+		{ "a bpf-to-bpf call", { LD_ABS(BPF_B, 0), CALL_LOCAL(1), EXIT(), EXIT() }, 4, false },
+	};
+
+	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
+		struct brt_jit_prog *p;
+		char err[128];
+
+		T_CASE(progs[i].name);
+		T_EQ_INT(0, brt_jit_compile(progs[i].insns, progs[i].n, &env, &p, err, sizeof(err)));
+		if (!p)
+			continue;
+		T_EQ_INT(progs[i].direct, brt_jit_pkt_entry(p) != NULL);
+		T_EQ_INT(progs[i].direct, brt_jit_batch_entry(p) != NULL);
+		brt_jit_free(p);
+	}
+}
+
+/* The batch entry: each packet's ctx word and bytes, out-of-bounds exits and stack frames
+ * in the middle of a batch, n = 0, and nothing written past r0s[n - 1]. */
+static void test_batch(uint32_t flags)
+{
+	/* r0 = ctx word << 16 | pkt[1] + stack word, 0 when the packet is shorter than 2 */
+	const struct bpf_insn prog[] = {
+		MOV64_REG(6, 1), ST(BPF_DW, 10, -8, 0x30), LD_ABS(BPF_B, 1), LDX(BPF_W, 7, 6, 0),
+		ALU64_IMM(BPF_LSH, 7, 16), ALU64_REG(BPF_OR, 0, 7), LDX(BPF_DW, 7, 10, -8),
+		ALU64_REG(BPF_ADD, 0, 7), EXIT(),
+	};
+	static const uint8_t a[] = { 1, 2, 3 }, b[] = { 9 }, c[] = { 4, 5 };
+	const struct brt_jit_pkt pkts[] = {
+		{ a, 3, 7 }, { b, 1, 8 }, { c, 2, 9 }, { a, 0, 10 }, { c, 2, 0x1234 },
+	};
+	const uint32_t want[] = { 0x70032, 0, 0x90035, 0, 0x12340035 };
+	uint32_t r0s[6], ctx[4] = { 0 };
+	struct brt_jit_env e = env;
+	struct brt_jit_prog *p;
+	brt_jit_batch_fn *fn;
+	char err[128];
+
+	T_CASE(flags & BRT_JIT_BLIND ? "batch entry, blinded" : "batch entry");
+	e.flags = flags;
+	T_EQ_INT(0, brt_jit_compile(prog, sizeof(prog) / sizeof(prog[0]), &e, &p, err,
+				    sizeof(err)));
+	if (!p)
+		return;
+	fn = brt_jit_batch_entry(p);
+	T_ASSERT(fn != NULL);
+	if (!fn) {
+		brt_jit_free(p);
+		return;
+	}
+	memset(r0s, 0xee, sizeof(r0s));
+	fn(ctx, pkts, 0, r0s);
+	T_EQ_U64(0xeeeeeeee, r0s[0]);
+	fn(ctx, pkts, 5, r0s);
+	for (size_t i = 0; i < 5; i++)
+		T_EQ_U64(want[i], r0s[i]);
+	T_EQ_U64(0xeeeeeeee, r0s[5]);
+	T_EQ_U64(0x1234, ctx[0]);
+	T_EQ_U64(0, ctx[1]);
+	/* and one run through the other entries gives the same */
+	T_EQ_U64(0x12340035, brt_jit_pkt_entry(p)((uint64_t)(uintptr_t)ctx, c, 2));
+	brt_jit_free(p);
+}
+
 /* Without a ctx, packet loads see an empty packet. */
 static void test_no_ctx(void)
 {
@@ -495,5 +641,9 @@ int main(void)
 	test_huge();
 	test_no_ctx();
 	test_empty();
+	test_pkt_entries();
+	test_batch(0);
+	test_batch(BRT_JIT_BLIND);
+	test_batch(BRT_JIT_NO_BMI2);
 	return t_done();
 }

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <net/if.h>
+#include <sys/mman.h>
 
 #include "attach/attach.h"
 #include "attach/pcap_io.h"
@@ -607,6 +608,27 @@ out:
 	return ret;
 }
 
+/* The capture's bytes moved to memory backed by huge pages where the kernel gives them
+ * (THP): a 1M-packet capture spans 70,000 small pages, and TLB misses would weigh on
+ * every engine.  Returns the new copy (*mapped set: free with munmap) or arena itself. */
+static uint8_t *huge_copy(uint8_t *arena, size_t used, size_t *mapped)
+{
+	size_t huge = 2u << 20, len = (used + huge - 1) & ~(huge - 1);
+	uint8_t *m;
+
+	*mapped = 0;
+	if (used < huge)
+		return arena;
+	m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		return arena;
+	madvise(m, len, MADV_HUGEPAGE); /* advice only: small pages work too */
+	memcpy(m, arena, used);
+	free(arena);
+	*mapped = len;
+	return m;
+}
+
 /* Benchmark: read everything first so only the filter is timed. */
 static int run_bench(struct runner *r, struct brt_pcap_reader *rd, const struct fopts *o,
 		     struct stats *s)
@@ -616,7 +638,7 @@ static int run_bench(struct runner *r, struct brt_pcap_reader *rd, const struct 
 	uint32_t verdicts[BATCH];
 	enum bpfrt_pkt_action actions[BATCH];
 	uint8_t *arena = NULL;
-	size_t n = 0, cap = 0, used = 0, acap = 0;
+	size_t n = 0, cap = 0, used = 0, acap = 0, mapped = 0;
 	char err[512];
 	int ret;
 	double t0;
@@ -645,6 +667,7 @@ static int run_bench(struct runner *r, struct brt_pcap_reader *rd, const struct 
 		ret = cli_error("%s: %s", cmd_name, err);
 		goto out;
 	}
+	arena = huge_copy(arena, used, &mapped);
 	for (size_t i = 0; i < n; i++)
 		pkts[i].data = arena + (uintptr_t)pkts[i].data;
 	bp = malloc((n ? n : 1) * sizeof(*bp));
@@ -697,7 +720,10 @@ out_nomem:
 out:
 	free(bp);
 	free(pkts);
-	free(arena);
+	if (mapped)
+		munmap(arena, mapped);
+	else
+		free(arena);
 	return ret;
 }
 

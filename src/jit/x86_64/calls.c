@@ -36,10 +36,97 @@ static void adjust_rsp(struct jit_state *st, enum x86_alu op, uint32_t n)
 		emit_alu_ri(B, op, true, RSP, (int32_t)n);
 }
 
+static void jump_stub(struct jit_state *st, enum x86_cc cc, enum jit_stub s, bool uncond)
+{
+	if (uncond)
+		emit_jmp_rel(B, false, st->prev_stub[s]);
+	else
+		emit_jcc_rel(B, cc, false, st->prev_stub[s]);
+}
+
+/* r10's frame: rbp at the top of the function's 512 bytes, when it has them. */
+static void frame_setup(struct jit_state *st, const struct jit_func *f)
+{
+	if (f->stack)
+		emit_mov_rr(B, true, RBP, RSP);
+	adjust_rsp(st, ALU_SUB, f->frame);
+}
+
+/*
+ * The three entries of a pkt_regs program, which share its one body and STUB_DONE:
+ * brt_jit_call()'s (rdi = r1, rdx = run ctx) reads the packet out of the ctx and falls
+ * into brt_jit_pkt_entry()'s (rdi = r1, rsi/rdx = the packet), which runs once with
+ * BATCH_POS = 0; brt_jit_batch_entry()'s (rdi = ctx, rsi = packets, rdx = n, rcx = r0s)
+ * runs once per packet, setting r1, the packet and the ctx's first word each time.
+ * Either way ctx sits in a slot pushed below the saved registers, at [rsp + frame].
+ */
+static void pkt_regs_prologue(struct jit_state *st, const struct jit_func *f)
+{
+	size_t j_body, j_some;
+
+	emit_load(B, 8, false, PKT_DATA, RDX, st->env->pkt_data_off);
+	emit_load(B, 8, false, PKT_LEN, RDX, st->env->pkt_len_off);
+	st->pkt_entry = (uint32_t)B->len;
+	push_saved(st, f->saved);
+	emit_push(B, RDI);
+	emit_alu_rr(B, ALU_XOR, false, BATCH_POS, BATCH_POS);
+	frame_setup(st, f);
+	j_body = emit_jmp8_fwd(B);
+
+	st->batch_entry = (uint32_t)B->len;
+	emit_rr(B, 0x85, true, RDX, RDX); /* no packets: nothing to do */
+	j_some = emit_jcc8_fwd(B, CC_NE);
+	emit_ret(B);
+	patch8_here(B, j_some);
+	push_saved(st, f->saved);
+	emit_push(B, RDI);
+	frame_setup(st, f);
+	emit_shift_ri(B, SH_SHL, true, RDX, 4); /* sizeof(struct brt_jit_pkt) */
+	emit_mov_rr(B, true, BATCH_END, RSI);
+	emit_alu_rr(B, ALU_ADD, true, BATCH_END, RDX);
+	emit_mov_rr(B, true, BATCH_POS, RDX);
+	emit_grp3(B, 3, true, BATCH_POS); /* neg */
+	st->batch_next = (uint32_t)B->len;
+	emit_load(B, 8, false, RDI, RSP, (int32_t)f->frame);
+	emit_mov_rr(B, true, TMP, BATCH_END);
+	emit_alu_rr(B, ALU_ADD, true, TMP, BATCH_POS);
+	emit_load(B, 8, false, PKT_DATA, TMP, 0);
+	emit_load(B, 4, false, PKT_LEN, TMP, 8);
+	emit_load(B, 4, false, RAX, TMP, 12);
+	emit_store_r(B, 4, RDI, 0, RAX); /* ctx_word */
+	patch8_here(B, j_body);
+}
+
+/* A pkt_regs program's exits: STUB_DONE stores r0 and moves to the batch's next packet,
+ * or returns r0 (single runs, the batch's end). */
+static void pkt_regs_stubs(struct jit_state *st)
+{
+	const struct jit_func *f = &st->funcs[0];
+	size_t j_single;
+
+	st->stub[STUB_ZERO] = (uint32_t)B->len;
+	emit_alu_rr(B, ALU_XOR, false, RAX, RAX);
+	st->stub[STUB_DONE] = (uint32_t)B->len;
+	emit_rr(B, 0x85, true, BATCH_POS, BATCH_POS);
+	j_single = emit_jcc8_fwd(B, CC_E);
+	emit_store_r(B, 4, BATCH_OUT, 0, RAX);
+	emit_alu_ri(B, ALU_ADD, true, BATCH_OUT, 4);
+	emit_alu_ri(B, ALU_ADD, true, BATCH_POS, 16);
+	emit_jcc_rel(B, CC_NE, false, st->batch_next);
+	patch8_here(B, j_single);
+	adjust_rsp(st, ALU_ADD, f->frame + 8); /* and the ctx slot */
+	pop_saved(st, f->saved);
+	emit_ret(B);
+}
+
 void brt_jit_emit_prologue(struct jit_state *st, const struct jit_func *f)
 {
 	bool is_main = f == &st->funcs[0];
 
+	if (is_main && st->pkt_regs) {
+		pkt_regs_prologue(st, f);
+		return;
+	}
 	push_saved(st, f->saved);
 	if (is_main && st->anchor) {
 		adjust_rsp(st, ALU_SUB, JIT_SLOTS_SIZE);
@@ -60,6 +147,10 @@ void brt_jit_emit_exit(struct jit_state *st)
 {
 	const struct jit_func *f = &st->funcs[st->cur];
 
+	if (st->pkt_regs) {
+		jump_stub(st, 0, STUB_DONE, true);
+		return;
+	}
 	if (st->cur == 0 && st->anchor)
 		emit_lea(B, RSP, ANCHOR, JIT_SLOTS_SIZE);
 	else if (st->cur != 0 && f->stack)
@@ -68,14 +159,6 @@ void brt_jit_emit_exit(struct jit_state *st)
 		adjust_rsp(st, ALU_ADD, f->frame);
 	pop_saved(st, f->saved);
 	emit_ret(B);
-}
-
-static void jump_stub(struct jit_state *st, enum x86_cc cc, enum jit_stub s, bool uncond)
-{
-	if (uncond)
-		emit_jmp_rel(B, false, st->prev_stub[s]);
-	else
-		emit_jcc_rel(B, cc, false, st->prev_stub[s]);
 }
 
 /* After a helper: if it stopped the run (bpfrt_run_stop()), leave with ctx->stop_r0. */
@@ -157,44 +240,82 @@ int brt_jit_emit_local_call(struct jit_state *st, size_t pc)
 	return 0;
 }
 
+/* r0 from network to host byte order after a packet load of size bytes. */
+static void to_host_order(struct jit_state *st, unsigned size)
+{
+	if (size == 2) {
+		emit_rol16_8(B, RAX);
+		emit_0f_rr(B, 0xb7, false, RAX, RAX, false); /* movzx eax, ax */
+	} else if (size == 4) {
+		emit_bswap(B, false, RAX);
+	}
+}
+
+/* LD_IND's offset src + imm into AUX as a packet offset: 32-bit add, sign-extended;
+ * negative ones from the SKF_NET_OFF or SKF_LL_OFF bases count from the packet start
+ * (both bases are the start here), other negative ones end the program with r0 = 0. */
+static void ind_offset(struct jit_state *st, const struct bpf_insn *insn)
+{
+	size_t j_pos, j_net;
+
+	emit_mov_rr(B, false, AUX, xreg(insn->src_reg));
+	if (insn->imm)
+		emit_alu_ri(B, ALU_ADD, false, AUX, insn->imm);
+	emit_movsxd_rr(B, AUX, AUX);
+	emit_rr(B, 0x85, true, AUX, AUX);
+	j_pos = emit_jcc8_fwd(B, CC_GE);
+	emit_alu_ri(B, ALU_CMP, true, AUX, SKF_NET_OFF);
+	j_net = emit_jcc8_fwd(B, CC_GE);
+	emit_alu_ri(B, ALU_CMP, true, AUX, SKF_LL_OFF);
+	jump_stub(st, CC_L, STUB_ZERO, false);
+	emit_alu_ri(B, ALU_ADD, true, AUX, SKF_NET_OFF - SKF_LL_OFF);
+	patch8_here(B, j_net);
+	emit_alu_ri(B, ALU_SUB, true, AUX, SKF_NET_OFF);
+	patch8_here(B, j_pos);
+}
+
+/* cmp rax, <packet length>: PKT_LEN in pkt_regs programs, else the run ctx's field (the
+ * ctx in TMP). */
+static void cmp_pkt_len(struct jit_state *st)
+{
+	if (st->pkt_regs) {
+		emit_alu_rr(B, ALU_CMP, true, RAX, PKT_LEN);
+		return;
+	}
+	emit_rex(B, true, RAX, TMP, false);
+	emit1(B, 0x3b); /* cmp rax, qword [TMP + len_off] */
+	emit_modrm_mem(B, RAX, TMP, st->env->pkt_len_off);
+}
+
+/* The register holding the packet's start: PKT_DATA, or TMP loaded from the run ctx. */
+static int pkt_base(struct jit_state *st)
+{
+	if (st->pkt_regs)
+		return PKT_DATA;
+	emit_load(B, 8, false, TMP, TMP, st->env->pkt_data_off);
+	return TMP;
+}
+
 /*
  * LD_ABS/LD_IND: r0 = big-endian load of 1/2/4 bytes at packet offset imm (+ src for
  * IND, added in 32 bits and sign-extended, as Linux does); an offset outside the packet
  * ends the program with r0 = 0.  Negative offsets from SKF_NET_OFF or SKF_LL_OFF count
- * from the packet start, as in the interpreter.  The packet's start and length are fields of the run ctx.
+ * from the packet start, as in the interpreter.  The packet's start and length are in
+ * registers (pkt_regs) or fields of the run ctx.
  */
 void brt_jit_emit_ld_pkt(struct jit_state *st, const struct bpf_insn *insn, bool ind)
 {
 	unsigned size = brt_isa_access_size(insn->code);
-	int32_t data_off = st->env->pkt_data_off, len_off = st->env->pkt_len_off;
 
-	emit_load(B, 8, false, TMP, ANCHOR, JIT_SLOT_CTX);
+	if (!st->pkt_regs)
+		emit_load(B, 8, false, TMP, ANCHOR, JIT_SLOT_CTX);
 	if (ind) {
-		size_t j_pos, j_net;
-
-		emit_mov_rr(B, false, AUX, xreg(insn->src_reg));
-		if (insn->imm)
-			emit_alu_ri(B, ALU_ADD, false, AUX, insn->imm);
-		emit_movsxd_rr(B, AUX, AUX);
-		/* negative offsets: SKF_NET_OFF / SKF_LL_OFF bases, both the packet start */
-		emit_rr(B, 0x85, true, AUX, AUX);
-		j_pos = emit_jcc8_fwd(B, CC_GE);
-		emit_alu_ri(B, ALU_CMP, true, AUX, SKF_NET_OFF);
-		j_net = emit_jcc8_fwd(B, CC_GE);
-		emit_alu_ri(B, ALU_CMP, true, AUX, SKF_LL_OFF);
-		jump_stub(st, CC_L, STUB_ZERO, false);
-		emit_alu_ri(B, ALU_ADD, true, AUX, SKF_NET_OFF - SKF_LL_OFF);
-		patch8_here(B, j_net);
-		emit_alu_ri(B, ALU_SUB, true, AUX, SKF_NET_OFF);
-		patch8_here(B, j_pos);
+		ind_offset(st, insn);
 		emit_lea(B, RAX, AUX, (int32_t)size);
-		emit_rex(B, true, RAX, TMP, false);
-		emit1(B, 0x3b); /* cmp rax, qword [TMP + len_off] */
-		emit_modrm_mem(B, RAX, TMP, len_off);
+		cmp_pkt_len(st);
 		jump_stub(st, CC_A, STUB_ZERO, false);
-		emit_load(B, 8, false, TMP, TMP, data_off);
-		emit_alu_rr(B, ALU_ADD, true, TMP, AUX);
-		emit_load(B, size, false, RAX, TMP, 0);
+		emit_alu_rr(B, ALU_ADD, true, AUX, pkt_base(st));
+		emit_load(B, size, false, RAX, AUX, 0);
 	} else {
 		int64_t k = insn->imm;
 
@@ -207,24 +328,20 @@ void brt_jit_emit_ld_pkt(struct jit_state *st, const struct bpf_insn *insn, bool
 			return;
 		}
 		emit_mov_imm64(B, RAX, (uint64_t)k + size);
-		emit_rex(B, true, RAX, TMP, false);
-		emit1(B, 0x3b); /* cmp rax, qword [TMP + len_off] */
-		emit_modrm_mem(B, RAX, TMP, len_off);
+		cmp_pkt_len(st);
 		jump_stub(st, CC_A, STUB_ZERO, false);
-		emit_load(B, 8, false, TMP, TMP, data_off);
-		emit_load(B, size, false, RAX, TMP, (int32_t)k);
+		emit_load(B, size, false, RAX, pkt_base(st), (int32_t)k);
 	}
-	if (size == 2) {
-		emit_rol16_8(B, RAX);
-		emit_0f_rr(B, 0xb7, false, RAX, RAX, false); /* movzx eax, ax */
-	} else if (size == 4) {
-		emit_bswap(B, false, RAX);
-	}
+	to_host_order(st, size);
 }
 
 /* The shared ways out, placed after the last function. */
 void brt_jit_emit_stubs(struct jit_state *st)
 {
+	if (st->pkt_regs) {
+		pkt_regs_stubs(st);
+		return;
+	}
 	if (!st->anchor)
 		return;
 	st->stub[STUB_STOPPED] = (uint32_t)B->len;

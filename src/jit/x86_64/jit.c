@@ -26,6 +26,13 @@
  * uses no more native stack than one program.  A target that is not JIT code runs nested
  * inside the helper, which then stops the caller with its result.
  *
+ * Packet filters.  A program whose one function calls nothing but LD_ABS/LD_IND and never
+ * names r2-r5 (every classic filter converted by src/attach/cbpf.c) keeps the packet's
+ * start and length in r2/r3's registers for the whole run, so a packet load is a compare,
+ * a load and a byte swap, with no ANCHOR.  Its exits all go to STUB_DONE, which either
+ * returns or, in a batch run, stores r0 and loads the next packet: one entry, prologue
+ * and epilogue per batch instead of per packet (calls.c, pkt_regs_prologue).
+ *
  * Checks.  The generated code trusts the program the way the kernel's JIT trusts
  * verified code: no bounds checks on memory, no instruction budget.  What the JIT checks
  * at compile time is what its own frames depend on: functions do not jump into each
@@ -41,6 +48,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <time.h>
@@ -246,13 +254,14 @@ static void plan_frames(struct jit_state *st, const uint16_t *ops)
 {
 	uint16_t all = 0;
 
+	st->pkt_regs = brt_jit_pkt_regs_fit(st->insns, st->n, ops);
 	for (size_t k = 0; k < st->nfuncs; k++) {
 		struct jit_func *f = &st->funcs[k];
 		bool calls = false;
 
 		f->saved = brt_jit_regs_used(st->insns, f->start, f->end, &f->stack);
 		for (size_t pc = f->start; pc < f->end; pc++)
-			if (ops[pc] != BRT_OP_INVALID && is_call(ops[pc]))
+			if (ops[pc] != BRT_OP_INVALID && is_call(ops[pc]) && !st->pkt_regs)
 				calls = true;
 		if (calls)
 			st->anchor = true;
@@ -269,7 +278,8 @@ static void plan_frames(struct jit_state *st, const uint16_t *ops)
 			st->uses_tail_call = true;
 	}
 	/* an early exit from any depth restores through the main epilogue */
-	st->funcs[0].saved = all | (st->anchor ? 1u << ANCHOR : 0);
+	st->funcs[0].saved = all | (st->anchor ? 1u << ANCHOR : 0) |
+			     (st->pkt_regs ? 1u << BATCH_POS : 0);
 	for (size_t k = 0; k < st->nfuncs; k++) {
 		struct jit_func *f = &st->funcs[k];
 		unsigned pushed = (unsigned)__builtin_popcount(f->saved) * 8;
@@ -505,8 +515,11 @@ int brt_jit_compile(const struct bpf_insn *insns, size_t n, const struct brt_jit
 		p->func_entry[k] = st.entry[st.funcs[k].start];
 	}
 	p->nfuncs = st.nfuncs;
-	p->stubs_off = st.anchor ? st.stub[STUB_STOPPED] : (uint32_t)p->code_size;
-	p->needs_ctx = st.anchor;
+	p->stubs_off = st.anchor ? st.stub[STUB_STOPPED]
+		       : st.pkt_regs ? st.stub[STUB_ZERO] : (uint32_t)p->code_size;
+	p->needs_ctx = st.anchor || st.pkt_regs;
+	p->pkt_entry_off = st.pkt_regs ? st.pkt_entry : 0;
+	p->batch_entry_off = st.pkt_regs ? st.batch_entry : 0;
 	p->insn_off = st.off;
 	st.off = NULL;
 	*out = p;
@@ -530,6 +543,28 @@ uint64_t brt_jit_call_without_ctx(const struct brt_jit_prog *p, uint64_t r1, uin
 int brt_jit_needs_ctx(const struct brt_jit_prog *p)
 {
 	return p->needs_ctx;
+}
+
+brt_jit_pkt_fn *brt_jit_pkt_entry(const struct brt_jit_prog *p)
+{
+	brt_jit_pkt_fn *fn;
+	const uint8_t *at = p->code + p->pkt_entry_off;
+
+	if (!p->pkt_entry_off)
+		return NULL;
+	memcpy(&fn, &at, sizeof(fn)); /* data to code pointer, as dlsym does */
+	return fn;
+}
+
+brt_jit_batch_fn *brt_jit_batch_entry(const struct brt_jit_prog *p)
+{
+	brt_jit_batch_fn *fn;
+	const uint8_t *at = p->code + p->batch_entry_off;
+
+	if (!p->batch_entry_off)
+		return NULL;
+	memcpy(&fn, &at, sizeof(fn));
+	return fn;
 }
 
 void brt_jit_free(struct brt_jit_prog *p)

@@ -59,3 +59,28 @@ uint16_t brt_jit_regs_used(const struct bpf_insn *insns, size_t start, size_t en
 	*uses_r10 = seen & (1u << BPF_REG_10);
 	return used;
 }
+
+/* Whether the packet can live in r2/r3's registers for the whole run (PKT_DATA, PKT_LEN):
+ * the program loads packet bytes, calls nothing else (no helper, callx or bpf-to-bpf call
+ * would preserve them) and never names r2-r5 (a packet load clobbers them anyway, so
+ * verified filters rarely do).  ops[] is the decoded program (BRT_OP_INVALID in lddw's second slot). */
+bool brt_jit_pkt_regs_fit(const struct bpf_insn *insns, size_t n, const uint16_t *ops)
+{
+	const unsigned r2_r5 = 0x3cu;
+	bool loads = false;
+	unsigned seen = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		int shape = ops[i] == BRT_OP_INVALID ? -1 : brt_ops[ops[i]].shape;
+
+		if (ops[i] == BRT_OP_call_helper || ops[i] == BRT_OP_callx ||
+		    ops[i] == BRT_OP_call_local)
+			return false;
+		if (shape == BRT_SHAPE_LD_ABS || shape == BRT_SHAPE_LD_IND)
+			loads = true;
+		seen |= 1u << insns[i].dst_reg;
+		if (insns[i].code != (BPF_LD | BPF_IMM | BPF_DW))
+			seen |= 1u << insns[i].src_reg;
+	}
+	return loads && !(seen & r2_r5);
+}

@@ -18,6 +18,15 @@
 #define TMP R11
 #define TMP2 R9 /* free except while a helper call is being set up (6th argument) */
 #define ANCHOR R12 /* points at the entry frame's slots (JIT_SLOT_*) for the whole run */
+/* Packet programs that call nothing else and never name r2-r5 (classic filters) keep the
+ * packet's start and length in r2/r3's registers for the whole run (jit_state.pkt_regs):
+ * no run ctx, no ANCHOR, and an LD_ABS is a compare, a load and a byte swap. */
+#define PKT_DATA RSI
+#define PKT_LEN RDX
+/* Their batch entry (brt_jit_batch_entry) loops in registers no such program names: */
+#define BATCH_END R8  /* one past the last struct brt_jit_pkt */
+#define BATCH_POS R12 /* current packet's byte offset from BATCH_END: < 0; 0 in single runs */
+#define BATCH_OUT RCX /* where the current packet's r0 goes */
 
 /* Slots at [ANCHOR + n] in the entry frame. */
 #define JIT_SLOT_CTX 0    /* struct bpfrt_run_ctx * passed to brt_jit_call() */
@@ -35,6 +44,7 @@ enum jit_stub {
 	STUB_ZERO,    /* LD_ABS/LD_IND out of bounds: return 0 */
 	STUB_UNWIND,  /* return rax from any depth: reset rsp from ANCHOR, restore, ret */
 	STUB_TAIL,    /* bpf_tail_call set ctx->tail_entry: unwind, jump there */
+	STUB_DONE,    /* pkt_regs: exit; the batch's next packet, or return */
 	STUB_COUNT,
 };
 
@@ -50,6 +60,8 @@ struct brt_jit_prog {
 	size_t nfuncs;
 	uint32_t stubs_off;     /* the shared exits (code_size when there are none) */
 	bool needs_ctx;         /* the code reads the run ctx (helper calls, packet loads) */
+	uint32_t pkt_entry_off; /* pkt_regs: the entry taking the packet in registers, else 0 */
+	uint32_t batch_entry_off; /* pkt_regs: the batch entry, else 0 */
 	brt_helper_fn (*helper)(void *arg, uint32_t id); /* callx resolver */
 	void *helper_arg;
 };
@@ -83,6 +95,10 @@ struct jit_state {
 	size_t nfuncs;
 	size_t cur;           /* index of the function being emitted */
 	bool anchor;          /* the program needs ANCHOR (calls, packet loads) */
+	bool pkt_regs;        /* the packet lives in PKT_DATA/PKT_LEN (see there) */
+	uint32_t pkt_entry;   /* this pass: offsets of the pkt_regs entries (single, batch) */
+	uint32_t batch_entry;
+	uint32_t batch_next;  /* this pass: where the batch loop takes its next packet */
 	bool uses_callx;
 	bool uses_tail_call;  /* calls bpf_tail_call: STUB_TAIL is emitted */
 	bool bmi2;            /* the CPU has shlx/shrx/sarx */
@@ -96,6 +112,7 @@ struct jit_state {
 #define BRT_JIT_NREGS (BRT_MAX_REGS + 1)
 extern const uint8_t brt_jit_reg2x86[BRT_JIT_NREGS];
 uint16_t brt_jit_regs_used(const struct bpf_insn *insns, size_t start, size_t end, bool *uses_r10);
+bool brt_jit_pkt_regs_fit(const struct bpf_insn *insns, size_t n, const uint16_t *ops);
 
 /* insn.c: emit instruction pc (blinded when asked), or any instruction as row op (the
  * insn.def switch).  Return 0 or -errno. */
