@@ -123,8 +123,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	cmd = data[0] % 40;
 	memset(&attr, 0, sizeof(attr));
 	memcpy(&attr, data + 1, size - 1 < sizeof(attr) ? size - 1 : sizeof(attr));
-	if (cmd == BPF_PROG_LOAD || cmd == BPF_OBJ_PIN || cmd == BPF_OBJ_GET)
-		return 0; /* programs have fuzz_verifier; pins would touch the filesystem */
+	if (cmd == BPF_PROG_LOAD || cmd == BPF_OBJ_PIN || cmd == BPF_OBJ_GET ||
+	    cmd == BPF_MAP_GET_FD_BY_ID)
+		return 0; /* programs have fuzz_verifier; pins and ids would walk the filesystem */
 	sanitize_pointers(cmd, &attr);
 	if (cmd == BPF_MAP_CREATE) {
 		attr.max_entries %= 257;

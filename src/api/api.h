@@ -72,7 +72,59 @@ struct brt_prog {
 	uint32_t insn_cnt;
 	uint32_t max_ctx_offset;   /* highest ctx byte accessed + 1 (tracing attach checks) */
 	struct brt_prog_lines *lines; /* source lines from line_info, or NULL */
+	/* vm and pm are built (at load, or from the file on first use in this process:
+	 * brt_prog_materialise()); set with release after them */
+	_Atomic int ready;
 };
+
+/* Build the vm of a program loaded by another process from its file (maps re-opened,
+ * instructions re-verified at the privilege they were loaded with); no-op when ready.
+ * 0 or -errno (-ENOENT: a map it uses cannot be found any more). */
+int brt_prog_materialise(struct brt_prog *prog);
+
+/* ---- program files (prog_file.c) -------------------------------------------------------
+ * A program's file holds its instructions with every map reference as
+ * BPF_PSEUDO_MAP_IDX[_VALUE] and an index into the map table that follows them, so any
+ * process can rebuild it.  Pinning a program also links the files of its maps into
+ * $BPFRT_FS/.bpfrt-maps/, so they outlive the processes that had them open, for as long as
+ * a pinned program names them. */
+struct brt_prog_mapref {
+	uint32_t id;          /* the map's header id */
+	uint32_t type;
+	uint32_t key_size;
+	uint32_t value_size;
+	uint32_t max_entries;
+	uint32_t flags;
+	uint64_t ino;         /* the map file's inode: with id, the name of its link */
+};
+
+uint64_t brt_prog_file_data_size(uint32_t insn_cnt, uint32_t nmaps);
+/* Write the stored instructions and the map table of pm (in index order). */
+void brt_prog_file_write(struct brt_obj *obj, const struct bpf_insn *stored, uint32_t n,
+			 const struct brt_prog_maps *pm);
+/* Sizes and the table of a program file from anywhere: 0 or -EINVAL. */
+int brt_prog_file_check(const struct brt_obj *tmpl);
+/* The map table (hdr->nmaps entries, checked by brt_prog_file_check()). */
+const struct brt_prog_mapref *brt_prog_file_maps(const struct brt_obj *obj);
+/* Open the table's maps by their links: *fds (malloc'd, *n entries, close them) in table
+ * order.  0, -ENOENT when a link is gone, -EINVAL when it names another map. */
+int brt_prog_file_open_maps(const struct brt_obj *obj, int **fds, uint32_t *n);
+/* Around pinning prog: link its maps (dropping links no pinned program needs any more)
+ * and hold the links' lock until brt_prog_file_pin_end(), so no other process drops them
+ * before the program's own link exists.  Returns the lock (>= 0) or -errno; the pin goes
+ * on either way (a map that could not be linked keeps the program usable only where it
+ * is already built). */
+int brt_prog_file_pin_begin(struct brt_prog *prog);
+void brt_prog_file_pin_end(int lock);
+/* BPF_MAP_GET_FD_BY_ID's search: a map with this id linked for a pinned program or
+ * pinned itself in $BPFRT_FS.  A new O_RDWR fd or -ENOENT. */
+int brt_prog_file_find_map(uint32_t id);
+
+/* prog_flags with the BPFRT_F_PRIV_* bit the program is verified with (the caller's
+ * capabilities when none is given); -EINVAL for two bits (check.c). */
+int brt_api_prog_priv(uint32_t prog_flags, uint32_t *out);
+/* The calling thread has CAP_SYS_ADMIN (check.c). */
+int brt_api_sys_admin(void);
 
 /* The kernel's map_get_sys_perms() checks: the map's creation flags (BPF_F_RDONLY,
  * BPF_F_WRONLY), the mode of fd (BPF_OBJ_GET file_flags) and, for writes, BPF_MAP_FREEZE.

@@ -58,16 +58,31 @@ static int has_cap(const struct __user_cap_data_struct *d, int cap)
 	return !!(d[cap / 32].effective & (1u << (cap % 32)));
 }
 
+/* The calling thread's capability sets; all clear when capget() fails. */
+static void caller_caps(struct __user_cap_data_struct d[2])
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+
+	if (syscall(SYS_capget, &hdr, d))
+		memset(d, 0, 2 * sizeof(*d));
+}
+
+int brt_api_sys_admin(void)
+{
+	struct __user_cap_data_struct d[2];
+
+	caller_caps(d);
+	return has_cap(d, CAP_SYS_ADMIN);
+}
+
 /* The level the kernel would give the calling thread: bpf_capable() is CAP_BPF or
  * CAP_SYS_ADMIN, perfmon_capable() CAP_PERFMON or CAP_SYS_ADMIN. */
 static uint32_t caller_priv(void)
 {
-	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
-	struct __user_cap_data_struct d[2] = { { 0 } };
+	struct __user_cap_data_struct d[2];
 	int admin, bpf, perfmon;
 
-	if (syscall(SYS_capget, &hdr, d))
-		return BRT_PRIV_UNPRIV;
+	caller_caps(d);
 	admin = has_cap(d, CAP_SYS_ADMIN);
 	bpf = admin || has_cap(d, CAP_BPF);
 	perfmon = admin || has_cap(d, CAP_PERFMON);
@@ -95,6 +110,22 @@ static int load_priv(uint32_t prog_flags, uint32_t *priv)
 	default:
 		return -EINVAL;
 	}
+}
+
+int brt_api_prog_priv(uint32_t prog_flags, uint32_t *out)
+{
+	static const uint32_t bit[] = {
+		[BRT_PRIV_ROOT] = BPFRT_F_PRIV_FULL,
+		[BRT_PRIV_BPF_CAPABLE] = BPFRT_F_PRIV_BPF_CAPABLE,
+		[BRT_PRIV_UNPRIV] = BPFRT_F_PRIV_UNPRIV,
+	};
+	uint32_t priv;
+	int err = load_priv(prog_flags, &priv);
+
+	if (err)
+		return err;
+	*out = (prog_flags & ~BPFRT_F_PRIV_MASK) | bit[priv];
+	return 0;
 }
 
 int brt_api_check_prog(const struct brt_prog_check *pc)

@@ -1,9 +1,12 @@
 /* info.c - BPF_OBJ_GET_INFO_BY_FD: struct bpf_map_info and struct bpf_prog_info with the
  * fields that make sense here (no BTF, no JIT image, no network namespace), following the
  * kernel's size rules: the caller's info_len may be larger than ours if the tail is zero
- * (else E2BIG); we copy min(ours, theirs) and write that back into info_len.
+ * (else E2BIG); we copy min(ours, theirs) and write that back into info_len.  A program's
+ * map ids and instructions come from its file, so any process sees them, in the kernel's
+ * form (lddw BPF_PSEUDO_MAP_FD / _VALUE with the map id as immediate).
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -47,9 +50,42 @@ static int map_info(struct brt_call *call, struct brt_map *map, uint32_t len)
 	return call->ua->to(call->attr->info.info, &info, len);
 }
 
+/* The stored instructions with map table indexes turned into map ids, as the kernel's
+ * bpf_insn_prepare_dump() shows them. */
+static int copy_xlated(struct brt_call *call, const struct brt_prog *prog, uint64_t dst,
+		       uint32_t len)
+{
+	const struct brt_prog_mapref *t = brt_prog_file_maps(&prog->obj);
+	/* len <= the instructions' size, a multiple of 8 */
+	uint32_t n = (len + 7) / 8, nmaps = prog->obj.hdr->nmaps;
+	struct bpf_insn *insns = malloc((size_t)n * sizeof(*insns));
+	int err;
+
+	if (!insns)
+		return -ENOMEM;
+	memcpy(insns, prog->obj.base, (size_t)n * sizeof(*insns));
+	for (uint32_t i = 0; i + 1 < n; i++) {
+		struct bpf_insn *in = &insns[i];
+
+		if (in->code != (BPF_LD | BPF_IMM | BPF_DW))
+			continue;
+		if ((in->src_reg == BPF_PSEUDO_MAP_IDX || in->src_reg == BPF_PSEUDO_MAP_IDX_VALUE) &&
+		    (uint32_t)in->imm < nmaps) {
+			in->src_reg = in->src_reg == BPF_PSEUDO_MAP_IDX ? BPF_PSEUDO_MAP_FD :
+									  BPF_PSEUDO_MAP_VALUE;
+			in->imm = (int32_t)t[in->imm].id;
+		}
+		i++;
+	}
+	err = call->ua->to(dst, insns, len);
+	free(insns);
+	return err;
+}
+
 static int prog_info(struct brt_call *call, struct brt_prog *prog, uint32_t len)
 {
 	const struct brt_obj_hdr *hdr = prog->obj.hdr;
+	const struct brt_prog_mapref *t = brt_prog_file_maps(&prog->obj);
 	struct bpf_prog_info info;
 	uint32_t ulen, xlated = prog->insn_cnt * (uint32_t)sizeof(struct bpf_insn);
 
@@ -70,17 +106,14 @@ static int prog_info(struct brt_call *call, struct brt_prog *prog, uint32_t len)
 	info.nr_prog_tags = 0;
 
 	ulen = info.nr_map_ids;
-	info.nr_map_ids = prog->pm.n;
-	for (uint32_t i = 0; i < ulen && i < prog->pm.n; i++) {
-		uint32_t id = prog->pm.maps[i]->obj.hdr->id;
-
-		if (call->ua->to(info.map_ids + 4ull * i, &id, 4))
+	info.nr_map_ids = hdr->nmaps;
+	for (uint32_t i = 0; i < ulen && i < hdr->nmaps; i++)
+		if (call->ua->to(info.map_ids + 4ull * i, &t[i].id, 4))
 			return -EFAULT;
-	}
 	ulen = info.xlated_prog_len;
 	info.xlated_prog_len = xlated;
 	if (ulen && info.xlated_prog_insns &&
-	    call->ua->to(info.xlated_prog_insns, prog->obj.base, ulen < xlated ? ulen : xlated))
+	    copy_xlated(call, prog, info.xlated_prog_insns, ulen < xlated ? ulen : xlated))
 		return -EFAULT;
 	return call->ua->to(call->attr->info.info, &info, len);
 }

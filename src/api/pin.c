@@ -1,7 +1,8 @@
-/* pin.c - BPF_OBJ_PIN and BPF_OBJ_GET.  An object is an unnamed file in the bpffs-like
- * directory ($BPFRT_FS, default /dev/shm/bpfrt), so pinning is linkat() of the fd to a
- * name there and getting is open() of that name: the pinned file keeps the object alive
- * after every fd is closed, and unlink() (rm) unpins it, as on bpffs.
+/* pin.c - BPF_OBJ_PIN, BPF_OBJ_GET and BPF_MAP_GET_FD_BY_ID.  An object is an unnamed
+ * file in the bpffs-like directory ($BPFRT_FS, default /dev/shm/bpfrt), so pinning is
+ * linkat() of the fd to a name there and getting is open() of that name: the pinned file
+ * keeps the object alive after every fd is closed, and unlink() (rm) unpins it, as on
+ * bpffs.  A pinned program keeps its maps alive the same way (prog_file.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -50,7 +51,7 @@ int brt_cmd_obj_pin(struct brt_call *call)
 	union bpf_attr *attr = call->attr;
 	char path[PATH_MAX], proc[64];
 	struct brt_obj *obj;
-	int err;
+	int err, lock = -1;
 
 	if (attr->file_flags)
 		return -EINVAL;
@@ -65,9 +66,12 @@ int brt_cmd_obj_pin(struct brt_call *call)
 	err = inside_fs(path);
 	if (err)
 		goto out_put;
+	if (obj->kind == BRT_OBJ_PROG)
+		lock = brt_prog_file_pin_begin((struct brt_prog *)(void *)obj);
 	snprintf(proc, sizeof(proc), "/proc/self/fd/%u", attr->bpf_fd);
 	if (linkat(AT_FDCWD, proc, AT_FDCWD, path, AT_SYMLINK_FOLLOW))
 		err = errno == EXDEV ? -EPERM : -errno;
+	brt_prog_file_pin_end(lock);
 out_put:
 	brt_obj_put(obj);
 	return err;
@@ -113,6 +117,40 @@ int brt_cmd_obj_get(struct brt_call *call)
 	if (obj->kind == BRT_OBJ_MAP && attr->file_flags) {
 		atomic_store_explicit(&obj->hdr->restricted, 1, memory_order_release);
 		fd = reopen(fd, attr->file_flags & BPF_F_RDONLY ? O_RDONLY : O_WRONLY);
+	}
+	/* A program loaded by another process is rebuilt here now, as the kernel's fd is
+	 * runnable at once; when that fails (a map gone), using it reports why. */
+	if (obj->kind == BRT_OBJ_PROG)
+		brt_prog_materialise((struct brt_prog *)(void *)obj);
+	brt_obj_put(obj);
+	return fd;
+}
+
+/* Ids are random and not enumerable: a map is found by id when a pinned program names it
+ * or when it is pinned itself (prog_file.c). */
+int brt_cmd_map_get_fd_by_id(struct brt_call *call)
+{
+	union bpf_attr *attr = call->attr;
+	uint32_t flags = attr->open_flags;
+	struct brt_obj *obj;
+	int fd, err;
+
+	if ((flags & ~(uint32_t)(BPF_F_RDONLY | BPF_F_WRONLY)) ||
+	    (flags & BPF_F_RDONLY && flags & BPF_F_WRONLY))
+		return -EINVAL;
+	if (!brt_api_sys_admin())
+		return -EPERM;
+	fd = brt_prog_file_find_map(attr->map_id);
+	if (fd < 0)
+		return fd;
+	err = brt_obj_from_fd(fd, BRT_OBJ_MAP, &obj);
+	if (err) {
+		close(fd);
+		return -ENOENT;
+	}
+	if (flags) {
+		atomic_store_explicit(&obj->hdr->restricted, 1, memory_order_release);
+		fd = reopen(fd, flags & BPF_F_RDONLY ? O_RDONLY : O_WRONLY);
 	}
 	brt_obj_put(obj);
 	return fd;

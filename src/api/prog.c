@@ -2,12 +2,16 @@
  * (check.c), then map references resolved: every lddw naming a map fd (BPF_PSEUDO_MAP_FD,
  * _MAP_VALUE, or an fd_array index) takes a reference on the map and gets the map's
  * address (or the value's) as its 64-bit immediate, so the engines just load it.  The
- * program becomes an object file holding the original instructions; the process keeps
- * the vm and the map references until the last fd is closed.
+ * program becomes an object file holding its instructions in a process-independent form
+ * (map references as indexes into the map table stored after them, prog_file.c); the
+ * process keeps the vm and the map references until the last fd is closed.  Another
+ * process builds its own vm from that file the same way (brt_prog_materialise()).
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "bpfrt.h"
 #include "api/api.h"
@@ -25,6 +29,7 @@
 struct load {
 	union bpf_attr *attr;
 	struct bpf_insn *insns;
+	struct bpf_insn *stored; /* insns with map references as map table indexes */
 	char license[128];
 	int gpl;
 	int *fd_array;
@@ -35,6 +40,7 @@ struct load {
 	uint32_t log_size;
 	uint32_t max_ctx_offset;
 	struct brt_prog_lines *lines; /* from line_info (btf_load.c) */
+	uint32_t prog_flags;     /* attr.prog_flags with the privilege it was verified with */
 };
 
 static int prog_type_ok(uint32_t type)
@@ -93,6 +99,7 @@ static int log_attr_ok(const union bpf_attr *attr)
 	return attr->log_size <= (UINT32_MAX >> 2);
 }
 
+/* The map's index in the program's map table (first use order), or -errno. */
 static int add_map(struct load *ld, struct brt_map *map)
 {
 	struct brt_map **maps;
@@ -100,7 +107,7 @@ static int add_map(struct load *ld, struct brt_map *map)
 	for (uint32_t i = 0; i < ld->pm.n; i++) {
 		if (ld->pm.maps[i] == map) {
 			brt_map_put(map);
-			return 0;
+			return (int)i;
 		}
 	}
 	maps = realloc(ld->pm.maps, (ld->pm.n + 1) * sizeof(*maps));
@@ -110,7 +117,7 @@ static int add_map(struct load *ld, struct brt_map *map)
 	}
 	ld->pm.maps = maps;
 	maps[ld->pm.n++] = map;
-	return 0;
+	return (int)ld->pm.n - 1;
 }
 
 static void put_maps(struct brt_prog_maps *pm)
@@ -122,8 +129,9 @@ static void put_maps(struct brt_prog_maps *pm)
 	pm->n = 0;
 }
 
-/* Rewrite the lddw at insns[i] naming a map; the check already validated its form. */
-static int resolve_lddw(struct load *ld, struct bpf_insn *insn)
+/* Rewrite the lddw at insns[i] naming a map (and its stored form, which names the map by
+ * its index in the map table); the check already validated its form. */
+static int resolve_lddw(struct load *ld, struct bpf_insn *insn, struct bpf_insn *stored)
 {
 	uint8_t kind = insn->src_reg;
 	int32_t fd = insn->imm;
@@ -155,8 +163,11 @@ static int resolve_lddw(struct load *ld, struct bpf_insn *insn)
 		addr = (uint64_t)(uintptr_t)map->data + off;
 	}
 	err = add_map(ld, map);
-	if (err)
+	if (err < 0)
 		return err;
+	stored->src_reg = kind == BPF_PSEUDO_MAP_VALUE || kind == BPF_PSEUDO_MAP_IDX_VALUE ?
+				  BPF_PSEUDO_MAP_IDX_VALUE : BPF_PSEUDO_MAP_IDX;
+	stored->imm = err;
 	insn[0].imm = (int32_t)(uint32_t)addr;
 	insn[1].imm = (int32_t)(uint32_t)(addr >> 32);
 	insn[0].src_reg = 0;
@@ -178,7 +189,7 @@ static int resolve_maps(struct load *ld, uint32_t n)
 		case BPF_PSEUDO_MAP_VALUE:
 		case BPF_PSEUDO_MAP_IDX:
 		case BPF_PSEUDO_MAP_IDX_VALUE:
-			err = resolve_lddw(ld, insn);
+			err = resolve_lddw(ld, insn, &ld->stored[i]);
 			if (err)
 				return err;
 			break;
@@ -223,7 +234,7 @@ static int prog_init(struct brt_obj *obj, void *arg)
 	struct brt_prog *prog = (struct brt_prog *)(void *)obj;
 	struct load *ld = arg;
 
-	memcpy(obj->base, ld->insns, (size_t)ld->attr->insn_cnt * sizeof(struct bpf_insn));
+	brt_prog_file_write(obj, ld->stored, ld->attr->insn_cnt, &ld->pm);
 	prog->pm = ld->pm;
 	prog->pm.magic = BRT_PROG_MAPS_MAGIC;
 	prog->vm = ld->vm;
@@ -237,6 +248,7 @@ static int prog_init(struct brt_obj *obj, void *arg)
 	prog->lines = ld->lines;
 	ld->lines = NULL;
 	obj->release = prog_release;
+	atomic_store_explicit(&prog->ready, 1, memory_order_release);
 	return 0;
 }
 
@@ -252,6 +264,10 @@ static int copy_in(struct brt_call *call, struct load *ld)
 	err = call->ua->from(ld->insns, attr->insns, bytes);
 	if (err)
 		return err;
+	ld->stored = malloc(bytes);
+	if (!ld->stored)
+		return -ENOMEM;
+	memcpy(ld->stored, ld->insns, bytes);
 	if (attr->fd_array) {
 		/* The kernel reads fd_array entries as it meets them; we read the indexes the
 		 * program can use, at most one per instruction pair. */
@@ -319,56 +335,77 @@ static int write_log(struct brt_call *call, struct load *ld)
 	return call->ua->to(call->attr->log_buf, ld->log, len);
 }
 
+/* Check the program, resolve its maps and build the vm: the part of a load that another
+ * process repeats from the program file.  0 or -errno. */
+static int build(struct load *ld)
+{
+	const union bpf_attr *attr = ld->attr;
+	BPFRT_OPTS(bpfrt_vm_opts, vo, .engine = engine_from_env());
+	struct brt_prog_check pc = { 0 };
+	char msg[256];
+	int err;
+
+	pc.insns = ld->insns;
+	pc.n = attr->insn_cnt;
+	pc.prog_type = attr->prog_type;
+	pc.expected_attach_type = attr->expected_attach_type;
+	pc.prog_flags = ld->prog_flags;
+	pc.gpl = ld->gpl;
+	pc.log_level = attr->log_level;
+	pc.log_buf = ld->log;
+	pc.log_size = ld->log_size;
+	pc.fd_array = ld->fd_array;
+	pc.fd_array_cnt = ld->fd_array_cnt;
+	pc.max_ctx_offset = &ld->max_ctx_offset;
+	pc.lines = ld->lines ? ld->lines->lines : NULL;
+	pc.nlines = ld->lines ? ld->lines->n : 0;
+	err = brt_api_check_prog(&pc);
+	if (!err)
+		err = resolve_maps(ld, attr->insn_cnt);
+	if (!err)
+		err = bpfrt_vm_load(ld->insns, attr->insn_cnt, &vo, &ld->vm, msg, sizeof(msg));
+	return err;
+}
+
+static void load_free(struct load *ld)
+{
+	bpfrt_vm_free(ld->vm);
+	put_maps(&ld->pm);
+	free(ld->insns);
+	free(ld->stored);
+	free(ld->fd_array);
+	free(ld->log);
+	brt_prog_lines_free(ld->lines);
+}
+
 int brt_cmd_prog_load(struct brt_call *call)
 {
 	union bpf_attr *attr = call->attr;
-	BPFRT_OPTS(bpfrt_vm_opts, vo, .engine = engine_from_env());
 	struct load ld = { .attr = attr };
-	struct brt_prog_check pc = { 0 };
 	struct brt_obj_hdr hdr = { 0 };
 	struct brt_obj *obj;
-	char msg[256];
 	int err, fd;
 
 	err = check_attrs(call, &ld);
+	if (!err)
+		err = brt_api_prog_priv(attr->prog_flags, &ld.prog_flags);
 	if (err)
 		return err;
 	err = copy_in(call, &ld);
 	if (!err)
 		err = brt_prog_btf_check(call, ld.insns, ld.log, ld.log_size, &ld.lines);
-	if (err) {
-		if (write_log(call, &ld))
-			err = -EFAULT;
-		goto out_free;
-	}
-	pc.insns = ld.insns;
-	pc.n = attr->insn_cnt;
-	pc.prog_type = attr->prog_type;
-	pc.expected_attach_type = attr->expected_attach_type;
-	pc.prog_flags = attr->prog_flags;
-	pc.gpl = ld.gpl;
-	pc.log_level = attr->log_level;
-	pc.log_buf = ld.log;
-	pc.log_size = ld.log_size;
-	pc.fd_array = ld.fd_array;
-	pc.fd_array_cnt = ld.fd_array_cnt;
-	pc.max_ctx_offset = &ld.max_ctx_offset;
-	pc.lines = ld.lines ? ld.lines->lines : NULL;
-	pc.nlines = ld.lines ? ld.lines->n : 0;
-	err = brt_api_check_prog(&pc);
 	if (!err)
-		err = resolve_maps(&ld, attr->insn_cnt);
-	if (!err)
-		err = bpfrt_vm_load(ld.insns, attr->insn_cnt, &vo, &ld.vm, msg, sizeof(msg));
+		err = build(&ld);
 	if (write_log(call, &ld) && !err)
 		err = -EFAULT;
 	if (err)
 		goto out_free;
 	hdr.kind = BRT_OBJ_PROG;
-	hdr.data_size = (uint64_t)attr->insn_cnt * sizeof(struct bpf_insn);
+	hdr.data_size = brt_prog_file_data_size(attr->insn_cnt, ld.pm.n);
 	hdr.type = attr->prog_type;
 	hdr.max_entries = attr->insn_cnt;
-	hdr.flags = attr->prog_flags;
+	hdr.nmaps = ld.pm.n;
+	hdr.flags = ld.prog_flags;
 	hdr.expected_attach_type = attr->expected_attach_type;
 	hdr.gpl = (uint32_t)ld.gpl;
 	memcpy(hdr.name, attr->prog_name, sizeof(hdr.name));
@@ -377,12 +414,67 @@ int brt_cmd_prog_load(struct brt_call *call)
 		brt_obj_put(obj);
 	err = fd;
 out_free:
-	bpfrt_vm_free(ld.vm);
-	put_maps(&ld.pm);
-	free(ld.insns);
-	free(ld.fd_array);
-	free(ld.log);
-	brt_prog_lines_free(ld.lines);
+	load_free(&ld);
+	return err;
+}
+
+/* Build this process's vm for a program another process loaded: its maps are opened
+ * (prog_file.c), then it is checked and resolved as PROG_LOAD did, with the privilege it
+ * was loaded with.  Called with materialise_lock held; 0 or -errno. */
+static int materialise(struct brt_prog *prog)
+{
+	const struct brt_obj_hdr *hdr = prog->obj.hdr;
+	union bpf_attr attr;
+	struct load ld = { .attr = &attr };
+	size_t bytes = (size_t)prog->insn_cnt * sizeof(struct bpf_insn);
+	int err;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.prog_type = prog->type;
+	attr.insn_cnt = prog->insn_cnt;
+	attr.expected_attach_type = prog->expected_attach_type;
+	ld.prog_flags = hdr->flags;
+	ld.gpl = hdr->gpl != 0;
+	ld.insns = malloc(bytes);
+	ld.stored = malloc(bytes);
+	err = ld.insns && ld.stored ? 0 : -ENOMEM;
+	if (!err) {
+		memcpy(ld.insns, prog->obj.base, bytes);
+		memcpy(ld.stored, ld.insns, bytes);
+		err = brt_prog_file_open_maps(&prog->obj, &ld.fd_array, &ld.fd_array_cnt);
+	}
+	if (!err)
+		err = build(&ld);
+	for (uint32_t i = 0; i < ld.fd_array_cnt; i++)
+		close(ld.fd_array[i]);
+	if (!err && ld.pm.n != hdr->nmaps)
+		err = -EINVAL; /* the table names maps the instructions do not use */
+	if (!err) {
+		prog->pm.maps = ld.pm.maps;
+		prog->pm.n = ld.pm.n;
+		ld.pm.maps = NULL;
+		ld.pm.n = 0;
+		prog->vm = ld.vm;
+		ld.vm = NULL;
+		prog->max_ctx_offset = ld.max_ctx_offset;
+		atomic_store_explicit(&prog->ready, 1, memory_order_release);
+	}
+	load_free(&ld);
+	return err;
+}
+
+static pthread_mutex_t materialise_lock = PTHREAD_MUTEX_INITIALIZER;
+
+int brt_prog_materialise(struct brt_prog *prog)
+{
+	int err = 0;
+
+	if (atomic_load_explicit(&prog->ready, memory_order_acquire))
+		return 0;
+	pthread_mutex_lock(&materialise_lock);
+	if (!atomic_load_explicit(&prog->ready, memory_order_relaxed))
+		err = materialise(prog);
+	pthread_mutex_unlock(&materialise_lock);
 	return err;
 }
 
@@ -394,26 +486,28 @@ int brt_prog_from_fd(int fd, struct brt_prog **out)
 	if (err)
 		return err;
 	*out = (struct brt_prog *)(void *)obj;
-	if (!(*out)->vm) { /* loaded by another process: see brt_prog_attach_obj() */
+	err = brt_prog_materialise(*out);
+	if (err) {
 		brt_obj_put(obj);
-		return -EPERM;
+		return err;
 	}
 	return 0;
 }
 
-/* A program pinned by another process, opened here: its header and instructions can be
- * read (BPF_OBJ_GET_INFO_BY_FD, `bpfrt prog show|dump`), but it has no vm in this process,
- * so brt_prog_from_fd() refuses it with EPERM and a prog-array slot holding it acts as
- * empty. */
+/* A program file seen for the first time in this process (pinned by another process, or
+ * its fd received): its header and instructions are checked here, its vm is built on
+ * first use (brt_prog_materialise()). */
 int brt_prog_attach_obj(const struct brt_obj *tmpl, struct brt_obj **out)
 {
 	const struct brt_obj_hdr *hdr = tmpl->hdr;
 	struct brt_prog *prog;
+	int err;
 
-	if (!hdr->max_entries || hdr->max_entries > MAX_INSNS ||
-	    hdr->data_size != (uint64_t)hdr->max_entries * sizeof(struct bpf_insn) ||
-	    hdr->data_size > tmpl->size - BRT_PAGE)
+	if (!hdr->max_entries || hdr->max_entries > MAX_INSNS)
 		return -EINVAL;
+	err = brt_prog_file_check(tmpl);
+	if (err)
+		return err;
 	prog = calloc(1, sizeof(*prog));
 	if (!prog)
 		return -ENOMEM;

@@ -62,6 +62,9 @@ struct brt_obj_hdr {
 	 * (maps: a copy of their BTF blob, so a process that opens the pinned map after the
 	 * loader exited still has the types; 0: none) */
 	uint32_t tail_size;
+	/* programs: entries of the map table stored after the instructions
+	 * (src/api/prog_file.c) */
+	uint32_t nmaps;
 };
 
 /* One object as this process sees it: a cached mapping of the object's file, found by

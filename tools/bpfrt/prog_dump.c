@@ -1,5 +1,5 @@
 /* prog_dump.c - `bpfrt prog dump xlated|jited PROG [linum] [opcodes]`: the instructions
- * as the loaded program holds them (maps resolved) and the x86-64 code the JIT emits for
+ * as the loaded program holds them (maps named by id) and the x86-64 code the JIT emits for
  * them, each instruction under its source line when line info is known (the object's
  * .BTF.ext for OBJ NAME, or the line info the program was loaded with). */
 #include <errno.h>
@@ -89,36 +89,11 @@ static const char *line_at(struct dump *d, size_t i, const char **file, uint32_t
 	return *src ? src : NULL;
 }
 
-/* bpfrt keeps map addresses in loaded lddw: name them back as bpftool does. */
-static int map_ref(const struct dump *d, const struct bpf_insn *insn, char *buf, size_t cap)
-{
-	uint64_t addr = (uint32_t)insn[0].imm | ((uint64_t)(uint32_t)insn[1].imm << 32);
-
-	if (!d->bprog || insn->code != (BPF_LD | BPF_IMM | BPF_DW) || insn->src_reg)
-		return 0;
-	for (uint32_t m = 0; m < d->bprog->pm.n; m++) {
-		const struct brt_map *map = d->bprog->pm.maps[m];
-		uintptr_t data = (uintptr_t)map->data;
-
-		if (addr == (uintptr_t)map) {
-			snprintf(buf, cap, "(18) r%u = map[id:%u]", insn->dst_reg, map->obj.hdr->id);
-			return 1;
-		}
-		if (addr >= data && addr < data + map->value_size) {
-			snprintf(buf, cap, "(18) r%u = map[id:%u][0]+%llu", insn->dst_reg,
-				 map->obj.hdr->id, (unsigned long long)(addr - data));
-			return 1;
-		}
-	}
-	return 0;
-}
-
 static int insn_text(const struct dump *d, size_t i, char *buf, size_t cap)
 {
+	/* xlated lddw name their maps by id, which the disassembler prints as bpftool */
 	int slots = brt_disasm_insn(&d->insns[i], d->n - i, BRT_DISASM_KERNEL, buf, cap);
 
-	if (slots == 2)
-		map_ref(d, &d->insns[i], buf, cap);
 	return slots == 2 ? 2 : 1;
 }
 
@@ -301,6 +276,39 @@ int cli_jit_print(const struct brt_jit_prog *jp, const struct bpf_insn *insns, s
 	return print_jited(&d, jp);
 }
 
+/* The xlated instructions with map ids turned back into the addresses the loaded program
+ * uses (0 when the program is not built in this process): what the JIT compiled. */
+static struct bpf_insn *jit_insns(const struct dump *d)
+{
+	struct bpf_insn *insns = malloc((size_t)d->n * sizeof(*insns));
+
+	if (!insns)
+		return NULL;
+	memcpy(insns, d->insns, (size_t)d->n * sizeof(*insns));
+	for (uint32_t i = 0; i + 1 < d->n; i++) {
+		struct bpf_insn *in = &insns[i];
+		uint64_t addr = 0;
+
+		if (in->code != (BPF_LD | BPF_IMM | BPF_DW))
+			continue;
+		for (uint32_t m = 0; d->bprog && m < d->bprog->pm.n; m++) {
+			const struct brt_map *map = d->bprog->pm.maps[m];
+
+			if (map->obj.hdr->id != (uint32_t)in->imm)
+				continue;
+			addr = in->src_reg == BPF_PSEUDO_MAP_VALUE ?
+				       (uintptr_t)map->data + (uint32_t)in[1].imm : (uintptr_t)map;
+		}
+		if (in->src_reg == BPF_PSEUDO_MAP_FD || in->src_reg == BPF_PSEUDO_MAP_VALUE) {
+			in[0].src_reg = 0;
+			in[0].imm = (int32_t)(uint32_t)addr;
+			in[1].imm = (int32_t)(uint32_t)(addr >> 32);
+		}
+		i++;
+	}
+	return insns;
+}
+
 static int dump_jited(struct dump *d)
 {
 	struct brt_jit_env env = { .helper = cli_jit_helper,
@@ -310,10 +318,16 @@ static int dump_jited(struct dump *d)
 	char err[512];
 	int ret;
 
+	struct bpf_insn *insns;
+
 	if (d->p.sys != bpfrt_bpf)
 		return cli_error("prog dump jited: not with --kernel (bpftool prog dump jited "
 				 "shows the kernel's code)");
-	ret = brt_jit_compile(d->insns, d->n, &env, &jp, err, sizeof(err));
+	insns = jit_insns(d);
+	if (!insns)
+		return cli_error("out of memory");
+	ret = brt_jit_compile(insns, d->n, &env, &jp, err, sizeof(err));
+	free(insns);
 	if (ret)
 		return cli_error("prog dump jited: %s: %s", d->p.label, err);
 	ret = print_jited(d, jp);

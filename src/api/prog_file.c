@@ -1,0 +1,392 @@
+/* prog_file.c - a loaded program's file in a form any process can rebuild it from: the
+ * instructions with map references as indexes into the map table stored after them and,
+ * once the program is pinned, links to its maps' files in $BPFRT_FS/.bpfrt-maps/, so the
+ * maps outlive every process that had them open, as a pinned program keeps its maps in the
+ * kernel.  A link stays while some pinned program names it: unpinning is rm, which tells
+ * nobody, so each program pin drops the links no pinned program names any more.  The
+ * links' directory is flock()ed, exclusively while a pin collects and links, shared while
+ * a process opens a program's maps.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "api/api.h"
+#include "maps/maps.h"
+
+#define LINK_DIR ".bpfrt-maps"
+#define NAME_LEN 48
+
+uint64_t brt_prog_file_data_size(uint32_t insn_cnt, uint32_t nmaps)
+{
+	return (uint64_t)insn_cnt * sizeof(struct bpf_insn) +
+	       (uint64_t)nmaps * sizeof(struct brt_prog_mapref);
+}
+
+static struct brt_prog_mapref *table_of(const struct brt_obj *obj)
+{
+	return (struct brt_prog_mapref *)((char *)obj->base + (size_t)obj->hdr->max_entries *
+							      sizeof(struct bpf_insn));
+}
+
+const struct brt_prog_mapref *brt_prog_file_maps(const struct brt_obj *obj)
+{
+	return table_of(obj);
+}
+
+void brt_prog_file_write(struct brt_obj *obj, const struct bpf_insn *stored, uint32_t n,
+			 const struct brt_prog_maps *pm)
+{
+	struct brt_prog_mapref *t = table_of(obj);
+
+	memcpy(obj->base, stored, (size_t)n * sizeof(*stored));
+	for (uint32_t i = 0; i < pm->n; i++) {
+		const struct brt_map *m = pm->maps[i];
+
+		t[i] = (struct brt_prog_mapref){ .id = m->obj.hdr->id, .type = m->type,
+						 .key_size = m->key_size,
+						 .value_size = m->value_size,
+						 .max_entries = m->max_entries, .flags = m->flags,
+						 .ino = (uint64_t)m->obj.ino };
+	}
+}
+
+/* Every map reference takes an lddw (two instruction slots). */
+static int sizes_ok(const struct brt_obj_hdr *hdr, uint64_t file_size)
+{
+	return hdr->max_entries && hdr->nmaps <= hdr->max_entries / 2 &&
+	       hdr->data_size == brt_prog_file_data_size(hdr->max_entries, hdr->nmaps) &&
+	       hdr->data_size <= file_size - BRT_PAGE;
+}
+
+int brt_prog_file_check(const struct brt_obj *tmpl)
+{
+	return sizes_ok(tmpl->hdr, tmpl->size) ? 0 : -EINVAL;
+}
+
+static void link_name(uint32_t id, uint64_t ino, char *buf)
+{
+	snprintf(buf, NAME_LEN, "%08" PRIx32 "-%" PRIx64, id, ino);
+}
+
+/* The links' directory, opened and flock()ed how; created first when create is set.
+ * The fd (the lock) or -errno. */
+static int lock_links(int how, int create)
+{
+	char dir[4096];
+	int fd;
+
+	snprintf(dir, sizeof(dir), "%s/" LINK_DIR, brt_obj_fs_dir());
+	if (create && mkdir(dir, 01777) && errno != EEXIST)
+		return -errno;
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	while (flock(fd, how)) {
+		if (errno != EINTR) {
+			close(fd);
+			return -ENOLCK;
+		}
+	}
+	return fd;
+}
+
+void brt_prog_file_pin_end(int lock)
+{
+	if (lock >= 0)
+		close(lock); /* releases the flock */
+}
+
+/* Does the map opened as fd match the table entry? */
+static int map_matches(int fd, const struct brt_prog_mapref *r)
+{
+	struct brt_map *m;
+	int ok;
+
+	if (brt_map_from_fd(fd, &m))
+		return 0;
+	ok = m->obj.hdr->id == r->id && (uint64_t)m->obj.ino == r->ino && m->type == r->type &&
+	     m->key_size == r->key_size && m->value_size == r->value_size &&
+	     m->max_entries == r->max_entries && m->flags == r->flags;
+	brt_map_put(m);
+	return ok;
+}
+
+int brt_prog_file_open_maps(const struct brt_obj *obj, int **fds, uint32_t *n)
+{
+	const struct brt_prog_mapref *t = table_of(obj);
+	uint32_t nmaps = obj->hdr->nmaps;
+	char name[NAME_LEN];
+	int lock, err = 0;
+
+	*n = 0;
+	*fds = calloc(nmaps ? nmaps : 1, sizeof(int));
+	if (!*fds)
+		return -ENOMEM;
+	if (!nmaps)
+		return 0;
+	lock = lock_links(LOCK_SH, 0);
+	if (lock < 0)
+		return lock == -ENOENT ? -ENOENT : lock;
+	for (uint32_t i = 0; i < nmaps && !err; i++) {
+		int fd;
+
+		link_name(t[i].id, t[i].ino, name);
+		fd = openat(lock, name, O_RDWR | O_CLOEXEC);
+		if (fd < 0) {
+			err = -errno;
+			break;
+		}
+		(*fds)[(*n)++] = fd;
+		if (!map_matches(fd, &t[i]))
+			err = -EINVAL;
+	}
+	close(lock);
+	if (err) {
+		for (uint32_t i = 0; i < *n; i++)
+			close((*fds)[i]);
+		*n = 0;
+	}
+	return err;
+}
+
+/* ---- pinning: links and their collection ------------------------------------------ */
+
+struct idset {
+	struct { uint32_t id; uint64_t ino; } *v;
+	size_t n, cap;
+};
+
+static int idset_add(struct idset *s, uint32_t id, uint64_t ino)
+{
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 32;
+		void *nv = realloc(s->v, cap * sizeof(*s->v));
+
+		if (!nv)
+			return -ENOMEM;
+		s->v = nv;
+		s->cap = cap;
+	}
+	s->v[s->n].id = id;
+	s->v[s->n++].ino = ino;
+	return 0;
+}
+
+static int idset_has(const struct idset *s, uint32_t id, uint64_t ino)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (s->v[i].id == id && s->v[i].ino == ino)
+			return 1;
+	return 0;
+}
+
+/* What one walk of $BPFRT_FS looks for (nftw() callbacks take no argument; a walk runs
+ * on one thread). */
+struct walk {
+	struct idset *named; /* collect: maps named by pinned programs */
+	int failed;          /* collect: a program file could not be read */
+	uint32_t want_id;    /* find: a pinned map with this id */
+	int found;           /* find: its fd */
+};
+
+static _Thread_local struct walk *walk;
+
+/* Read the header of a file under $BPFRT_FS that may be an object; 0 when it is one of
+ * kind. */
+static int read_hdr(int fd, const struct stat *st, uint32_t kind, struct brt_obj_hdr *hdr)
+{
+	if (st->st_size < (off_t)(2 * BRT_PAGE) || st->st_size % BRT_PAGE ||
+	    pread(fd, hdr, sizeof(*hdr), st->st_size - BRT_PAGE) != (ssize_t)sizeof(*hdr))
+		return -EINVAL;
+	return hdr->magic == BRT_OBJ_MAGIC && hdr->version == BRT_OBJ_VERSION &&
+		       hdr->kind == kind && hdr->file_size == (uint64_t)st->st_size ?
+		       0 : -EINVAL;
+}
+
+static void collect_prog(int fd, const struct stat *st)
+{
+	struct brt_obj_hdr hdr;
+	struct brt_prog_mapref *t;
+	size_t bytes;
+
+	if (read_hdr(fd, st, BRT_OBJ_PROG, &hdr) || !sizes_ok(&hdr, (uint64_t)st->st_size) ||
+	    !hdr.nmaps)
+		return;
+	bytes = (size_t)hdr.nmaps * sizeof(*t);
+	t = malloc(bytes);
+	if (!t || pread(fd, t, bytes, (off_t)hdr.max_entries * 8) != (ssize_t)bytes) {
+		walk->failed = 1;
+	} else {
+		for (uint32_t i = 0; i < hdr.nmaps; i++)
+			if (idset_add(walk->named, t[i].id, t[i].ino))
+				walk->failed = 1;
+	}
+	free(t);
+}
+
+static void find_map(int fd, const struct stat *st, const char *path)
+{
+	struct brt_obj_hdr hdr;
+
+	if (!read_hdr(fd, st, BRT_OBJ_MAP, &hdr) && hdr.id == walk->want_id)
+		walk->found = open(path, O_RDWR | O_CLOEXEC);
+}
+
+static int visit(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	int fd;
+
+	if (flag == FTW_D && !strcmp(path + ftw->base, LINK_DIR))
+		return FTW_SKIP_SUBTREE;
+	if (flag != FTW_F || !S_ISREG(st->st_mode))
+		return FTW_CONTINUE;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return FTW_CONTINUE;
+	if (walk->named)
+		collect_prog(fd, st);
+	else
+		find_map(fd, st, path);
+	close(fd);
+	return walk->found >= 0 ? FTW_STOP : FTW_CONTINUE;
+}
+
+static void walk_fs(struct walk *w)
+{
+	walk = w;
+	nftw(brt_obj_fs_dir(), visit, 16, FTW_PHYS | FTW_ACTIONRETVAL);
+	walk = NULL;
+}
+
+/* Drop the links (in the locked directory) that no pinned program and not prog names. */
+static void collect(int dirfd, const struct brt_prog *prog)
+{
+	struct idset named = { 0 };
+	struct walk w = { .named = &named, .found = -1 };
+	struct dirent *de;
+	DIR *dir;
+	int fd;
+
+	for (uint32_t i = 0; i < prog->pm.n; i++)
+		if (idset_add(&named, prog->pm.maps[i]->obj.hdr->id, prog->pm.maps[i]->obj.ino))
+			goto out;
+	walk_fs(&w);
+	fd = w.failed ? -1 : dup(dirfd);
+	dir = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!dir) {
+		if (fd >= 0)
+			close(fd);
+		goto out; /* keep everything rather than drop a link in use */
+	}
+	while ((de = readdir(dir))) {
+		uint32_t id;
+		uint64_t ino;
+		int used;
+
+		if (sscanf(de->d_name, "%8" SCNx32 "-%" SCNx64 "%n", &id, &ino, &used) != 2 ||
+		    de->d_name[used])
+			continue;
+		if (!idset_has(&named, id, ino))
+			unlinkat(dirfd, de->d_name, 0);
+	}
+	closedir(dir);
+out:
+	free(named.v);
+}
+
+/* A name for map's file in the links' directory.  This process maps the file, so the
+ * mapping's /proc/self/map_files entry names it (that needs CAP_SYS_ADMIN or
+ * CAP_CHECKPOINT_RESTORE); failing that, an fd of the process that refers to it. */
+static int link_map(int lnk, const struct brt_map *map)
+{
+	char name[NAME_LEN], src[300];
+	struct dirent *de;
+	struct stat st;
+	DIR *dir;
+	int err = -ENOENT;
+
+	link_name(map->obj.hdr->id, (uint64_t)map->obj.ino, name);
+	if (!fstatat(lnk, name, &st, AT_SYMLINK_NOFOLLOW) && st.st_ino == map->obj.ino)
+		return 0;
+	snprintf(src, sizeof(src), "/proc/self/map_files/%lx-%lx",
+		 (unsigned long)(uintptr_t)map->obj.base,
+		 (unsigned long)(uintptr_t)map->obj.base + map->obj.size);
+	if (!linkat(AT_FDCWD, src, lnk, name, AT_SYMLINK_FOLLOW))
+		return 0;
+	dir = opendir("/proc/self/fd");
+	while (dir && err && (de = readdir(dir))) {
+		if (fstatat(dirfd(dir), de->d_name, &st, 0) || st.st_dev != map->obj.dev ||
+		    st.st_ino != map->obj.ino)
+			continue;
+		snprintf(src, sizeof(src), "/proc/self/fd/%s", de->d_name);
+		err = linkat(AT_FDCWD, src, lnk, name, AT_SYMLINK_FOLLOW) ? -errno : 0;
+	}
+	if (dir)
+		closedir(dir);
+	return err;
+}
+
+int brt_prog_file_pin_begin(struct brt_prog *prog)
+{
+	int lock;
+
+	/* a program received from another process and never used here: build it to know
+	 * its maps (when that fails they may still be linked from an earlier pin) */
+	if (brt_prog_materialise(prog))
+		return -1;
+	lock = lock_links(LOCK_EX, 1);
+	if (lock < 0)
+		return lock;
+	collect(lock, prog);
+	/* A map that cannot be linked leaves the program usable where it is loaded only,
+	 * as before pinning (docs/MEMORY_MODEL.md). */
+	for (uint32_t i = 0; i < prog->pm.n; i++)
+		link_map(lock, prog->pm.maps[i]);
+	return lock;
+}
+
+/* ---- BPF_MAP_GET_FD_BY_ID ---------------------------------------------------------- */
+
+static int find_link(uint32_t id)
+{
+	char prefix[16];
+	struct dirent *de;
+	DIR *dir;
+	int lock, fd = -ENOENT, dfd;
+
+	lock = lock_links(LOCK_SH, 0);
+	if (lock < 0)
+		return -ENOENT;
+	snprintf(prefix, sizeof(prefix), "%08" PRIx32 "-", id);
+	dfd = dup(lock);
+	dir = dfd >= 0 ? fdopendir(dfd) : NULL;
+	if (!dir && dfd >= 0)
+		close(dfd);
+	while (dir && fd < 0 && (de = readdir(dir)))
+		if (!strncmp(de->d_name, prefix, strlen(prefix)))
+			fd = openat(lock, de->d_name, O_RDWR | O_CLOEXEC);
+	if (dir)
+		closedir(dir);
+	close(lock);
+	return fd >= 0 ? fd : -ENOENT;
+}
+
+int brt_prog_file_find_map(uint32_t id)
+{
+	struct walk w = { .want_id = id, .found = -1 };
+	int fd = find_link(id);
+
+	if (fd >= 0)
+		return fd;
+	walk_fs(&w);
+	return w.found >= 0 ? w.found : -ENOENT;
+}
