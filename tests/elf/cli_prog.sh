@@ -79,6 +79,7 @@ expect "show map_ids" "xlated [0-9]+B  [0-9]+ insns  map_ids [0-9]+" $B prog sho
 expect "show all" "name count  gpl" $B prog show
 grep -q "pinned $BPFRT_FS/multi/prog_b" "$T/out" || fail "show all: prog_b missing"
 expect "show pinned" "^[0-9]+: socket_filter  name count  gpl" $B prog show pinned "$BPFRT_FS/count"
+expect "show pinned map_ids" "insns  map_ids [0-9]+" $B prog show pinned "$BPFRT_FS/count"
 expect "xlated pinned" "^ +0: \\(b7\\) r7 = 0" $B prog dump xlated "$BPFRT_FS/count"
 expect_err "show OBJ without NAME" "is an object file: name one of its programs" \
 	$B prog show $P/legacy_map.bpf.o
