@@ -55,8 +55,9 @@ int brt_prog_btf_check(struct brt_call *call, const struct bpf_insn *insns, char
 		       uint32_t log_size, struct brt_prog_lines **out);
 void brt_prog_lines_free(struct brt_prog_lines *l);
 /* MAP_CREATE's btf_fd, btf_key_type_id and btf_value_type_id checked as the kernel's
- * map_check_btf() does for sizes; on success *out holds the BTF object's id and blob and
- * a reference to drop (brt_obj_put(out->ref)). */
+ * map_check_btf() does for sizes and a struct bpf_spin_lock in the value; on success *out
+ * holds the BTF object's id and blob, 1 + the lock's offset (0: none) and a reference to
+ * drop (brt_obj_put(out->ref)). */
 int brt_map_btf_check(const union bpf_attr *attr, struct brt_map_btf *out);
 /* OBJ_GET_INFO_BY_FD of a BTF fd: struct bpf_btf_info of len bytes. */
 int brt_btf_info(struct brt_call *call, struct brt_obj *obj, uint32_t len);

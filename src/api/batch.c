@@ -50,8 +50,9 @@ static int walk(struct brt_call *call, struct brt_map *map, struct bufs *b, int 
 		err = brt_map_sys_get_next_key(map, have_prev && !del ? b->prev : NULL, b->key);
 		if (err)
 			break;
-		err = del ? brt_map_sys_lookup_and_delete(map, b->key, b->value, 0) :
-			    brt_map_sys_lookup(map, b->key, b->value, 0);
+		err = del ? brt_map_sys_lookup_and_delete(map, b->key, b->value,
+							  attr->batch.elem_flags) :
+			    brt_map_sys_lookup(map, b->key, b->value, attr->batch.elem_flags);
 		if (err == -ENOENT)
 			continue;
 		if (err)
@@ -116,7 +117,7 @@ static int do_batch(struct brt_call *call, enum batch_op op)
 	err = -EINVAL;
 	if (attr->batch.elem_flags & ~(uint64_t)BPF_F_LOCK)
 		goto out_put;
-	if (attr->batch.elem_flags & BPF_F_LOCK)
+	if ((attr->batch.elem_flags & BPF_F_LOCK) && map->lock_off < 0)
 		goto out_put;
 	err = 0;
 	if (!attr->batch.count)

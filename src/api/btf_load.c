@@ -106,8 +106,14 @@ static int header_rules(const void *blob, uint32_t size, char *err, size_t errle
 
 /* What btf_parse() refuses beyond the reader's structural checks (the reader also reads
  * objects that libbpf fixes up before loading them, so these belong here). */
+static int find_spin_lock(const struct brt_btf *btf, uint32_t id, uint32_t base, int nested,
+			  uint32_t *seen);
+
 static int kernel_rules(const struct brt_btf *btf, char *err, size_t errlen)
 {
+	uint32_t seen = 0;
+	int lock;
+
 	for (uint32_t id = 1; id < btf->ntypes; id++) {
 		const struct btf_type *t = brt_btf_type(btf, id);
 		unsigned int kind = BTF_INFO_KIND(t->info);
@@ -122,6 +128,13 @@ static int kernel_rules(const struct brt_btf *btf, char *err, size_t errlen)
 			snprintf(err, errlen, "[%u] FUNC %s type_id=%u Invalid type_id", id,
 				 brt_btf_name(btf, id), t->type);
 			return -EINVAL;
+		}
+		/* each struct's own special fields (btf_parse_struct_metas()): at most one
+		 * bpf_spin_lock, aligned; the kernel's log says nothing more */
+		lock = find_spin_lock(btf, id, 0, 0, &seen);
+		if (lock == -E2BIG || lock == -EFAULT) {
+			err[0] = 0;
+			return lock;
 		}
 	}
 	return 0;
@@ -160,10 +173,11 @@ int brt_cmd_btf_load(struct brt_call *call)
 	/* btf_resolve() answers a loop with EEXIST; the reader says "loops" */
 	if (ret == -EINVAL && strstr(err, "or loops"))
 		ret = -EEXIST;
-	if (!ret && kernel_rules(n.btf, err, sizeof(err))) {
+	if (!ret)
+		ret = kernel_rules(n.btf, err, sizeof(err));
+	if (ret && n.btf) {
 		brt_btf_free(n.btf);
 		n.btf = NULL;
-		ret = -EINVAL;
 	}
 	if (ret) {
 		int lret;
@@ -443,13 +457,63 @@ static int sized_type(const struct brt_btf *btf, uint32_t id, uint64_t *size)
 	return brt_btf_resolve_size(btf, id, size) ? -EINVAL : 0;
 }
 
+#define LOCK_SEARCH_MEMBERS 4096 /* bad BTF can nest wide structs deeply: bound the walk */
+
+/* The offset of a struct bpf_spin_lock among the members of struct id (and of the
+ * structs nested in it when nested is set), the way the kernel's btf_find_field() looks
+ * (unions and arrays are not searched): -ENOENT when there is none, -EFAULT for one that
+ * is not 4-byte aligned, -E2BIG for two or for a nested search past LOCK_SEARCH_MEMBERS
+ * members (*seen counts them; a struct that contains itself is a BTF loop, refused at
+ * load). */
+static int find_spin_lock(const struct brt_btf *btf, uint32_t id, uint32_t base, int nested,
+			  uint32_t *seen)
+{
+	const struct btf_type *t = brt_btf_type(btf, brt_btf_skip_mods(btf, id));
+	const struct btf_member *m;
+	int found = -ENOENT;
+
+	if (!t || BTF_INFO_KIND(t->info) != BTF_KIND_STRUCT)
+		return -ENOENT;
+	m = (const struct btf_member *)(t + 1);
+	for (uint32_t i = 0; i < BTF_INFO_VLEN(t->info); i++, m++) {
+		uint32_t mid = brt_btf_skip_mods(btf, m->type);
+		const struct btf_type *mt = brt_btf_type(btf, mid);
+		uint32_t bits = BTF_INFO_KFLAG(t->info) ? BTF_MEMBER_BIT_OFFSET(m->offset) :
+							   m->offset;
+		const char *name = brt_btf_name(btf, mid);
+		int off;
+
+		if (nested && ++*seen > LOCK_SEARCH_MEMBERS)
+			return -E2BIG;
+		if (!mt || BTF_INFO_KIND(mt->info) != BTF_KIND_STRUCT)
+			continue;
+		if ((uint64_t)base + bits / 8 > INT32_MAX)
+			return -EINVAL;
+		if (name && !strcmp(name, "bpf_spin_lock") && mt->size == 4)
+			off = bits % 32 ? -EFAULT : (int)(base + bits / 8);
+		else if (nested)
+			off = find_spin_lock(btf, mid, base + bits / 8, 1, seen);
+		else
+			continue;
+		if (off == -ENOENT)
+			continue;
+		if (off < 0)
+			return off;
+		if (found >= 0)
+			return -E2BIG;
+		found = off;
+	}
+	return found;
+}
+
 int brt_map_btf_check(const union bpf_attr *attr, struct brt_map_btf *out)
 {
 	const struct btf_type *vt;
 	struct brt_obj *obj;
 	struct brt_btf *btf;
 	uint64_t size;
-	int err;
+	uint32_t seen = 0;
+	int err, off;
 
 	err = brt_obj_from_fd((int)attr->btf_fd, BRT_OBJ_BTF, &obj);
 	if (err)
@@ -468,8 +532,24 @@ int brt_map_btf_check(const union bpf_attr *attr, struct brt_map_btf *out)
 		    BTF_INFO_KIND(vt->info) != BTF_KIND_DATASEC)
 			goto out;
 	}
+	/* map_check_btf(): which map types may hold a lock (of those bpfrt has) */
+	off = find_spin_lock(btf, attr->btf_value_type_id, 0, 1, &seen);
+	if (off >= 0 && (uint64_t)off + 4 > attr->value_size)
+		off = -EINVAL; /* offsets past the value: not what the sizes above allow */
+	if (off >= 0) {
+		err = -EOPNOTSUPP;
+		if (attr->map_type != BPF_MAP_TYPE_HASH && attr->map_type != BPF_MAP_TYPE_ARRAY)
+			goto out;
+		err = -EACCES;
+		if (attr->map_flags & BPF_F_RDONLY_PROG)
+			goto out;
+	} else if (off != -ENOENT) {
+		err = off; /* the kernel refuses such BTF at BPF_BTF_LOAD already */
+		goto out;
+	}
 	*out = (struct brt_map_btf){ .id = obj->hdr->id, .blob = obj->base,
-				     .size = (uint32_t)obj->hdr->data_size, .ref = obj };
+				     .size = (uint32_t)obj->hdr->data_size, .ref = obj,
+				     .lock_off = off >= 0 ? (uint32_t)off + 1 : 0 };
 	return 0;
 out:
 	brt_obj_put(obj);

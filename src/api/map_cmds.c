@@ -94,9 +94,9 @@ int brt_cmd_map_lookup(struct brt_call *call)
 	err = -EPERM;
 	if (!brt_api_map_can_read(map, (int)attr->map_fd))
 		goto out_put;
-	/* No BTF, so no map has a bpf_spin_lock to honour BPF_F_LOCK with. */
+	/* BPF_F_LOCK needs a bpf_spin_lock in the value (the map's BTF) */
 	err = -EINVAL;
-	if (attr->flags & BPF_F_LOCK)
+	if ((attr->flags & BPF_F_LOCK) && map->lock_off < 0)
 		goto out_put;
 	err = copy_key(call, map, attr->key, &key);
 	if (err)
@@ -131,7 +131,7 @@ int brt_cmd_map_update(struct brt_call *call)
 	if (!brt_api_map_can_write(map, (int)attr->map_fd))
 		goto out_put;
 	err = -EINVAL;
-	if (attr->flags & BPF_F_LOCK)
+	if ((attr->flags & BPF_F_LOCK) && map->lock_off < 0)
 		goto out_put;
 	err = copy_key(call, map, attr->key, &key);
 	if (err)
@@ -226,7 +226,7 @@ int brt_cmd_map_lookup_and_delete(struct brt_call *call)
 	err = -EINVAL;
 	if (attr->flags && (map->type == BPF_MAP_TYPE_QUEUE || map->type == BPF_MAP_TYPE_STACK))
 		goto out_put;
-	if (attr->flags & BPF_F_LOCK)
+	if ((attr->flags & BPF_F_LOCK) && map->lock_off < 0)
 		goto out_put;
 	err = copy_key(call, map, attr->key, &key);
 	if (err)

@@ -61,6 +61,9 @@ uint64_t brt_helper_map_update_elem(uint64_t r1, uint64_t r2, uint64_t r3, uint6
 		return (uint64_t)-EINVAL;
 	if (!map->ops->prog_update)
 		return (uint64_t)(map->ops->push ? -EINVAL : -BRT_ENOTSUPP);
+	if (map->lock_off >= 0) /* the value's bpf_spin_lock word is not the program's */
+		return (uint64_t)(int64_t)brt_map_lock_prog_update(map, (const void *)(uintptr_t)r2,
+								   (const void *)(uintptr_t)r3, r4);
 	return (uint64_t)(int64_t)map->ops->prog_update(map, (const void *)(uintptr_t)r2,
 							(const void *)(uintptr_t)r3, r4);
 }

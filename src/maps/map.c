@@ -132,6 +132,7 @@ static int map_init(struct brt_obj *obj, void *arg)
 		    params->max_entries, params->flags, params->ncpus);
 	map->data = obj->base;
 	map->data_size = obj->hdr->data_size;
+	map->lock_off = (int32_t)obj->hdr->spin_lock_off - 1;
 	obj->release = map_release;
 	obj->unref = map->ops->unref ? map_unref : NULL;
 	err = map->ops->init ? map->ops->init(map) : 0;
@@ -188,6 +189,7 @@ int brt_map_create(const union bpf_attr *attr, const struct brt_map_btf *btf,
 		hdr.btf_value_type_id = attr->btf_value_type_id;
 		if (btf->blob && btf->size <= BRT_MAP_BTF_MAX)
 			hdr.tail_size = btf->size;
+		hdr.spin_lock_off = btf->lock_off;
 	}
 	fd = brt_obj_create(&hdr, sizeof(struct brt_map), map_init, &params, &obj);
 	/* no other thread or process knows the file before fd is returned */
@@ -215,6 +217,13 @@ int brt_map_attach_obj(const struct brt_obj *tmpl, struct brt_obj **out)
 	err = fill_params(map, hdr->type, hdr->key_size, hdr->value_size, hdr->max_entries,
 			  hdr->flags, hdr->ncpus);
 	if (err || (map->ncpus == 0 || map->ncpus > 8192))
+		goto out_corrupt;
+	/* a lock word inside the value, 4-byte aligned, in a map type that may have one */
+	map->lock_off = (int32_t)hdr->spin_lock_off - 1;
+	if (hdr->spin_lock_off &&
+	    ((hdr->type != BPF_MAP_TYPE_HASH && hdr->type != BPF_MAP_TYPE_ARRAY) ||
+	     (hdr->spin_lock_off - 1) % 4 || hdr->spin_lock_off - 1 > hdr->value_size - 4 ||
+	     hdr->value_size < 4))
 		goto out_corrupt;
 	err = map->ops->data_size(map, &size);
 	/* The region must be exactly what the parameters imply and, with the BTF copy after
@@ -272,7 +281,8 @@ void brt_map_put(struct brt_map *map)
 
 int brt_map_sys_lookup(struct brt_map *map, const void *key, void *value, uint64_t flags)
 {
-	(void)flags;
+	if (map->lock_off >= 0)
+		return brt_map_lock_lookup(map, key, value, flags);
 	if (map->ops->peek)
 		return map->ops->peek(map, value);
 	if (!map->ops->copy_value)
@@ -283,6 +293,8 @@ int brt_map_sys_lookup(struct brt_map *map, const void *key, void *value, uint64
 int brt_map_sys_update(struct brt_map *map, const void *key, const void *value,
 		       uint64_t flags)
 {
+	if (map->lock_off >= 0)
+		return brt_map_lock_update(map, key, value, flags);
 	if (map->ops->push)
 		return map->ops->push(map, value, flags);
 	if (!map->ops->update)
@@ -307,6 +319,8 @@ int brt_map_sys_get_next_key(struct brt_map *map, const void *key, void *next_ke
 int brt_map_sys_lookup_and_delete(struct brt_map *map, const void *key, void *value,
 				  uint64_t flags)
 {
+	if (map->lock_off >= 0)
+		return brt_map_lock_lookup_and_delete(map, key, value, flags);
 	if (map->ops->pop) {
 		if (flags)
 			return -EINVAL;

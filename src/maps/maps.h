@@ -65,6 +65,8 @@ struct brt_obj_hdr {
 	/* programs: entries of the map table stored after the instructions
 	 * (src/api/prog_file.c) */
 	uint32_t nmaps;
+	/* maps: 1 + offset of the struct bpf_spin_lock in the value (BTF), 0 when none */
+	uint32_t spin_lock_off;
 };
 
 /* One object as this process sees it: a cached mapping of the object's file, found by
@@ -177,6 +179,7 @@ struct brt_map {
 	void *data;                    /* the type's region (file offset 0) */
 	uint64_t data_size;
 	void *priv;                    /* per-process state of the type (ring buffer views) */
+	int32_t lock_off;              /* bpf_spin_lock offset in the value, -1 when none */
 };
 
 #define BRT_MAP_TYPE(type, name, ops) extern const struct brt_map_ops ops;
@@ -192,6 +195,7 @@ struct brt_map_btf {
 	const void *blob;
 	uint32_t size;
 	struct brt_obj *ref;
+	uint32_t lock_off; /* 1 + offset of the value's struct bpf_spin_lock, 0: none */
 };
 
 /* A map keeps a copy of a BTF blob up to this size (the kernel's BTF_MAX_SIZE is 16 MiB;
@@ -206,6 +210,18 @@ int brt_map_create(const union bpf_attr *attr, const struct brt_map_btf *btf,
 /* The copy of the BTF blob the map was created with: 0 with *blob (shared memory, which
  * another process may scribble over: parse a private copy) and *size, or -ENOENT. */
 int brt_map_btf_blob(const struct brt_map *map, const void **blob, uint32_t *size);
+
+/* Maps whose value holds a bpf_spin_lock (spin_lock.c): the syscall side never reads or
+ * writes the lock word except to take it (BPF_F_LOCK), as the kernel's
+ * copy_map_value[_locked](). */
+int brt_map_lock_lookup(struct brt_map *map, const void *key, void *value, uint64_t flags);
+int brt_map_lock_update(struct brt_map *map, const void *key, const void *value,
+			uint64_t flags);
+int brt_map_lock_lookup_and_delete(struct brt_map *map, const void *key, void *value,
+				   uint64_t flags);
+/* bpf_map_update_elem() from a program on such a map (BPF_F_LOCK allowed, as the kernel) */
+int brt_map_lock_prog_update(struct brt_map *map, const void *key, const void *value,
+			     uint64_t flags);
 
 /* Resolve a map fd (takes a reference: brt_map_put()).  -EBADF closed fd, -EINVAL not a
  * map (a program fd, a foreign fd). */
