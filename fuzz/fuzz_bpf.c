@@ -1,6 +1,7 @@
 /* fuzz_bpf.c - fuzz target for bpfrt_bpf() (src/api, src/maps): the first byte picks the
- * command, the rest fills union bpf_attr.  Three maps (hash, array, queue) exist up front
- * and fd fields are steered to them so element commands reach the map code; sizes of new
+ * command, the rest fills union bpf_attr.  Four maps (hash, array, queue, perf event array
+ * with a perf output ring to store) exist up front and fd fields are steered to them so
+ * element commands reach the map code; sizes of new
  * maps are clamped so a run cannot reserve gigabytes.  Any input must return an errno or
  * succeed, never crash; every fd it creates is closed again.
  */
@@ -14,7 +15,8 @@
 
 enum { KEY_BYTES = 4096, VALUE_BYTES = 16384, PAGE = 4096 };
 
-static int maps[3] = { -1, -1, -1 };
+static int maps[4] = { -1, -1, -1, -1 };
+static int ring = -1;
 /* The only memory bpf() may reach: key buffer, value buffer, then a PROT_NONE page.  ASan
  * does not see writes done by process_vm_writev(), so an overrun must land on the guard
  * page (EFAULT) rather than on some live object. */
@@ -27,6 +29,8 @@ static void setup(void)
 	maps[0] = bpfrt_map_create(BPF_MAP_TYPE_HASH, "fz_hash", 4, 8, 16, NULL);
 	maps[1] = bpfrt_map_create(BPF_MAP_TYPE_ARRAY, "fz_array", 4, 16, 8, NULL);
 	maps[2] = bpfrt_map_create(BPF_MAP_TYPE_QUEUE, "fz_queue", 0, 8, 4, NULL);
+	maps[3] = bpfrt_map_create(BPF_MAP_TYPE_PERF_EVENT_ARRAY, "fz_perf", 4, 4, 4, NULL);
+	ring = bpfrt_perf_ring_create(-1, 1, NULL);
 	area = mmap(NULL, KEY_BYTES + VALUE_BYTES + PAGE, PROT_READ | PROT_WRITE,
 		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (area == MAP_FAILED)
@@ -132,17 +136,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		attr.value_size %= 4097;
 		attr.key_size %= 600;
 	} else if (cmd >= BPF_MAP_LOOKUP_BATCH && cmd <= BPF_MAP_DELETE_BATCH) {
-		attr.batch.map_fd = (uint32_t)maps[attr.batch.map_fd % 3];
+		attr.batch.map_fd = (uint32_t)maps[attr.batch.map_fd % 4];
 	} else {
 		/* steer the fd to one of our maps; element commands get our buffers unless
 		 * the input says otherwise (bit 7 of the command byte) */
-		attr.map_fd = (uint32_t)maps[attr.map_fd % 3];
+		attr.map_fd = (uint32_t)maps[attr.map_fd % 4];
 		if (!(data[0] & 0x80) &&
 		    (cmd <= BPF_MAP_GET_NEXT_KEY || cmd == BPF_MAP_LOOKUP_AND_DELETE_ELEM)) {
 			memset(area, 0, KEY_BYTES);
 			memcpy(area, data + 1, size - 1 < KEY_BYTES ? size - 1 : KEY_BYTES);
 			attr.key = (data[0] & 0x40) ? 0 : (uint64_t)(uintptr_t)area;
 			attr.value = (uint64_t)(uintptr_t)(area + KEY_BYTES);
+			/* a value that is the ring's fd: perf event array updates succeed */
+			if ((data[0] & 0x20) && cmd == BPF_MAP_UPDATE_ELEM)
+				memcpy(area + KEY_BYTES, &ring, sizeof(ring));
 		}
 	}
 	ret = bpfrt_bpf(cmd, &attr, sizeof(attr));

@@ -19,5 +19,6 @@
 #include "bpfrt/object.h"
 #include "bpfrt/trace.h"
 #include "bpfrt/probe.h"
+#include "bpfrt/perf.h"
 
 #endif

@@ -25,6 +25,8 @@ static void *(*bpf_ringbuf_reserve)(void *ringbuf, unsigned long long size,
 				    unsigned long long flags) = (void *)BPF_FUNC_ringbuf_reserve;
 static void (*bpf_ringbuf_submit)(void *data, unsigned long long flags) =
 	(void *)BPF_FUNC_ringbuf_submit;
+static long (*bpf_perf_event_output)(void *ctx, void *map, unsigned long long flags, void *data,
+				     unsigned long long size) = (void *)BPF_FUNC_perf_event_output;
 
 /* LD_ABS: the packet byte/half/word at off in host order (socket filters). */
 unsigned long long load_byte(void *skb, unsigned long long off) asm("llvm.bpf.load.byte");

@@ -1,15 +1,18 @@
 /* ringbuf.c - user side of the event-stream sample: load ringbuf.bpf.o, attach its socket
  * filter to an interface (lo by default) and print one line per record its ring buffer
- * delivers, until Ctrl-C, -n events or -t seconds.  The ring buffer is polled (every
- * 10 ms when it was empty): bpfrt's ring buffers have no epoll wake-up yet.
+ * delivers, until Ctrl-C, -n events or -t seconds.  It sleeps in epoll_wait() on the
+ * ring buffer's wake-up fd (bpfrt_ringbuf_poll_fd()), which a producer that finds the
+ * consumer caught up makes readable, and consumes when woken.
  *
  *   ringbuf [-i IFACE] [-n EVENTS] [-t SECONDS] [-o OBJECT]
  */
 #include <arpa/inet.h>
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -74,8 +77,9 @@ int main(int argc, char **argv)
 	const char *iface = "lo", *obj_path = NULL;
 	struct sample smp = { .name = "ringbuf" };
 	struct consumer cons = { 0 };
+	struct epoll_event ev = { .events = EPOLLIN };
 	double deadline = 0;
-	int c;
+	int c, ep, wake_fd;
 
 	while ((c = getopt(argc, argv, "i:n:t:o:h")) != -1) {
 		switch (c) {
@@ -105,17 +109,31 @@ int main(int argc, char **argv)
 	fflush(stdout);
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
+	ep = epoll_create1(EPOLL_CLOEXEC);
+	wake_fd = bpfrt_ringbuf_poll_fd(bpfrt_map_fd(smp.map));
+	if (ep < 0 || wake_fd < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, wake_fd, &ev)) {
+		fprintf(stderr, "ringbuf: epoll on the ring buffer: %s\n", strerror(errno));
+		sample_detach(&smp);
+		return 1;
+	}
 	while (!stop && (!cons.max || cons.seen < cons.max) && (!deadline || now() < deadline)) {
+		/* consume first: records may have come before the wake-up fd existed */
 		int n = bpfrt_ringbuf_consume(bpfrt_map_fd(smp.map), on_event, &cons);
+		double left = deadline ? deadline - now() : 1.0;
 
 		if (n < 0) {
 			fprintf(stderr, "ringbuf: consume: %s\n", strerror(-n));
 			break;
 		}
 		fflush(stdout);
-		if (n == 0)
-			usleep(10000);
+		if (n == 0 && left > 0 && epoll_wait(ep, &ev, 1, (int)(left * 1000) + 1) < 0 &&
+		    errno != EINTR) {
+			fprintf(stderr, "ringbuf: epoll_wait: %s\n", strerror(errno));
+			break;
+		}
 	}
+	close(wake_fd);
+	close(ep);
 	fflush(stdout);
 	fprintf(stderr, "%llu events\n", cons.seen);
 	sample_detach(&smp);

@@ -128,6 +128,11 @@ int brt_cmd_obj_get_info(struct brt_call *call)
 	err = brt_obj_from_fd((int)attr->info.bpf_fd, 0, &obj);
 	if (err)
 		return err;
+	if (obj->kind == BRT_OBJ_PERF_RING) {
+		/* a perf output ring stands for a perf event fd: not a bpf object */
+		brt_obj_put(obj);
+		return -EINVAL;
+	}
 	ours = obj->kind == BRT_OBJ_MAP ? sizeof(struct bpf_map_info) :
 	       obj->kind == BRT_OBJ_BTF ? sizeof(struct bpf_btf_info) :
 					  sizeof(struct bpf_prog_info);

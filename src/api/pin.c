@@ -58,7 +58,8 @@ int brt_cmd_obj_pin(struct brt_call *call)
 	err = brt_obj_from_fd((int)attr->bpf_fd, 0, &obj);
 	if (err)
 		return err;
-	err = obj->kind == BRT_OBJ_BTF ? -EINVAL : 0; /* bpffs holds maps and programs */
+	/* bpffs holds maps and programs */
+	err = obj->kind != BRT_OBJ_MAP && obj->kind != BRT_OBJ_PROG ? -EINVAL : 0;
 	if (!err)
 		err = copy_path(call, attr->pathname, path, sizeof(path));
 	if (err)

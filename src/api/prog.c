@@ -237,6 +237,7 @@ static int prog_init(struct brt_obj *obj, void *arg)
 	brt_prog_file_write(obj, ld->stored, ld->attr->insn_cnt, &ld->pm);
 	prog->pm = ld->pm;
 	prog->pm.magic = BRT_PROG_MAPS_MAGIC;
+	prog->pm.prog_type = ld->attr->prog_type;
 	prog->vm = ld->vm;
 	prog->type = ld->attr->prog_type;
 	prog->expected_attach_type = ld->attr->expected_attach_type;
@@ -513,6 +514,7 @@ int brt_prog_attach_obj(const struct brt_obj *tmpl, struct brt_obj **out)
 		return -ENOMEM;
 	prog->obj = *tmpl;
 	prog->pm.magic = BRT_PROG_MAPS_MAGIC;
+	prog->pm.prog_type = hdr->type;
 	prog->type = hdr->type;
 	prog->expected_attach_type = hdr->expected_attach_type;
 	prog->insn_cnt = hdr->max_entries;

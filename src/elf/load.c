@@ -90,6 +90,9 @@ static int create_one(struct bpfrt_object *obj, const struct brt_elf_map *m, int
 	attr.key_size = m->key_size;
 	attr.value_size = m->value_size;
 	attr.max_entries = m->max_entries;
+	/* libbpf's rule: a perf event array without a size gets a slot per possible CPU */
+	if (m->type == BPF_MAP_TYPE_PERF_EVENT_ARRAY && !attr.max_entries)
+		attr.max_entries = (uint32_t)bpfrt_num_possible_cpus();
 	attr.map_flags = m->map_flags;
 	attr.numa_node = m->numa_node;
 	attr.inner_map_fd = inner_fd > 0 ? (uint32_t)inner_fd : 0;

@@ -6,12 +6,14 @@
 #ifndef BPFRT_SRC_MAPS_MAPS_H
 #define BPFRT_SRC_MAPS_MAPS_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
 #include <linux/bpf.h>
+#include <linux/perf_event.h>
 
 #include "vm/helper_proto.h"
 
@@ -25,6 +27,8 @@ enum brt_obj_kind {
 	BRT_OBJ_MAP = 1,
 	BRT_OBJ_PROG = 2,
 	BRT_OBJ_BTF = 3, /* BPF_BTF_LOAD (src/api/btf_load.c) */
+	BRT_OBJ_PERF_RING = 4, /* perf output ring (perf_output.c) */
+	BRT_OBJ_KINDS
 };
 
 /* The header, stored in the LAST page of every object file so that the type's own data
@@ -104,6 +108,7 @@ typedef int (*brt_obj_attach_fn)(const struct brt_obj *tmpl, struct brt_obj **ou
 void brt_obj_set_attach(uint32_t kind, brt_obj_attach_fn fn);
 int brt_map_attach_obj(const struct brt_obj *tmpl, struct brt_obj **out);
 int brt_prog_attach_obj(const struct brt_obj *tmpl, struct brt_obj **out); /* src/api */
+int brt_perf_out_attach_obj(const struct brt_obj *tmpl, struct brt_obj **out);
 
 /* Resolve an fd to its object, mapping and validating the file on first use.  Takes a
  * reference (drop it with brt_obj_put()).  -EBADF for a closed fd, -EINVAL for an fd that
@@ -273,6 +278,8 @@ struct brt_prog_maps {
 	uint64_t magic;         /* BRT_PROG_MAPS_MAGIC */
 	struct brt_map **maps;  /* referenced maps */
 	uint32_t n;             /* entries */
+	uint32_t prog_type;     /* the program's type: helpers whose kernel prototype
+				 * differs by type (perf_event_output) look at it */
 };
 
 /* The map a helper received in a register, or NULL when a checked run passes something
@@ -294,6 +301,7 @@ BRT_MAP_HELPER(ringbuf_reserve)
 BRT_MAP_HELPER(ringbuf_submit)
 BRT_MAP_HELPER(ringbuf_discard)
 BRT_MAP_HELPER(ringbuf_query)
+BRT_MAP_HELPER(perf_event_output)
 #undef BRT_MAP_HELPER
 
 /* Copy between shared memory and process memory in 8-byte atomic words (loads acquire,
@@ -303,6 +311,69 @@ BRT_MAP_HELPER(ringbuf_query)
 void brt_shm_read(void *dst, const void *shm, size_t n);
 void brt_shm_write(void *shm, const void *src, size_t n);
 void brt_shm_zero(void *shm, size_t n);
+
+/* ---- wake-ups (waker.c): a consumer in any process polls a pipe producers write to ----- */
+
+/* In the object's shared memory: the consumer's pipe write end as process pid numbers it
+ * and the pipe's inode (checked after opening /proc/pid/fd/fd).  pid 0: nobody polls. */
+struct brt_waker {
+	_Atomic uint32_t pid;
+	_Atomic int32_t fd;
+	_Atomic uint64_t ino;
+};
+
+/* This process's side. */
+struct brt_waker_view {
+	pthread_mutex_t lock;
+	struct brt_waker *shared;
+	int poll_r;            /* our consumer pipe's read end (private dup), or -1 */
+	int poll_w;            /* its write end, or -1 */
+	int peer;              /* another process's consumer pipe opened through /proc, or -1 */
+	uint32_t peer_pid;
+	uint64_t peer_ino;
+};
+
+void brt_waker_init(struct brt_waker_view *w, struct brt_waker *shared);
+void brt_waker_fini(struct brt_waker_view *w);
+/* Become the consumer (the last process to call this wins); a new read end or -errno. */
+int brt_waker_poll_fd(struct brt_waker_view *w);
+/* Does some process poll? */
+int brt_waker_armed(const struct brt_waker_view *w);
+/* Write a byte to the consumer's pipe (nothing when nobody polls). */
+void brt_waker_wake(struct brt_waker_view *w);
+/* Consumer: empty the pipe before looking for records, so a later wake-up stays. */
+void brt_waker_drain(struct brt_waker_view *w);
+
+/* ---- perf output rings (perf_output.c): what a BPF_MAP_TYPE_PERF_EVENT_ARRAY holds ----- */
+
+/* Records of a perf mmap ring (the kernel's or ours) from data_tail to data_head: cb gets
+ * each one (records that wrap are copied into the bounce buffer; valid during the call),
+ * then data_tail moves past them.  Returns how many; stops at a corrupt header. */
+struct brt_perf_walk {
+	struct perf_event_mmap_page *meta; /* control page */
+	uint8_t *data;                     /* data area */
+	uint64_t size;                     /* its length (a power of two) */
+	void *bounce;                      /* heap, grown on demand; free() it */
+	size_t bounce_len;
+};
+int brt_perf_walk(struct brt_perf_walk *w,
+		  void (*cb)(void *arg, const struct perf_event_header *rec), void *arg);
+
+/* A ring's records for brt_perf_walk() (meta, data, size); the consumer's wake-up
+ * acknowledgement, made before reading: clears the pending wake-up and empties the pipe. */
+void brt_perf_out_walker(struct brt_obj *ring, struct brt_perf_walk *w);
+void brt_perf_out_drain(struct brt_obj *ring);
+
+/* Is obj a perf output ring, and which CPU was it made for (-1: any)? */
+int brt_perf_out_cpu(const struct brt_obj *obj);
+
+/* Write one PERF_RECORD_SAMPLE with PERF_SAMPLE_RAW { u32 size; meta, then extra, zero
+ * padding to 8 } into the ring (a PERF_RECORD_LOST first when earlier samples were lost).
+ * cpu is the producer's CPU: a ring made for another CPU refuses (-EOPNOTSUPP, the
+ * kernel's event->oncpu check).  0, -ENOSPC (full: counted as lost), -E2BIG (a record
+ * larger than a perf header can describe). */
+int brt_perf_out_write(struct brt_obj *ring, uint32_t cpu, const void *meta, uint32_t meta_size,
+		       const void *extra, uint32_t extra_size);
 
 /* Process-shared lock (a futex word in shared memory). */
 void brt_shm_lock(_Atomic uint32_t *lock);

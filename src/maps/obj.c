@@ -26,14 +26,15 @@
 static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct brt_obj *cache[CACHE_BUCKETS];
 static int cache_count;
-static brt_obj_attach_fn attach_fns[BRT_OBJ_BTF + 1] = {
+static brt_obj_attach_fn attach_fns[BRT_OBJ_KINDS] = {
 	[BRT_OBJ_MAP] = brt_map_attach_obj,
 	[BRT_OBJ_PROG] = brt_prog_attach_obj,
+	[BRT_OBJ_PERF_RING] = brt_perf_out_attach_obj,
 };
 
 void brt_obj_set_attach(uint32_t kind, brt_obj_attach_fn fn)
 {
-	if (kind < BRT_OBJ_BTF + 1)
+	if (kind < BRT_OBJ_KINDS)
 		attach_fns[kind] = fn;
 }
 
@@ -200,7 +201,7 @@ static int obj_open(int fd, const struct stat *st, struct brt_obj **out)
 	err = -EINVAL;
 	if (pread(rw, &hdr, sizeof(hdr), st->st_size - BRT_PAGE) != (ssize_t)sizeof(hdr) ||
 	    hdr.magic != BRT_OBJ_MAGIC || hdr.version != BRT_OBJ_VERSION ||
-	    hdr.file_size != (uint64_t)st->st_size || hdr.kind > BRT_OBJ_BTF ||
+	    hdr.file_size != (uint64_t)st->st_size || hdr.kind >= BRT_OBJ_KINDS ||
 	    !attach_fns[hdr.kind])
 		goto out_close;
 	base = mmap(NULL, (size_t)st->st_size, PROT_READ | PROT_WRITE, MAP_SHARED, rw, 0);

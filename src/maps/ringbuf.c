@@ -26,31 +26,15 @@
 #define RB_DISCARD (1u << 30)
 #define RB_HDR 8u
 #define RB_LOCK_OFF 128 /* lock word, in the producer page after producer_pos */
-#define RB_WAKER_OFF 128 /* struct rb_waker, in the consumer page after consumer_pos */
-
-/* Where the consumer waits (shared): its pipe's write end as process pid numbers it, and
- * the pipe's inode, which a producer in another process checks after opening
- * /proc/pid/fd/fd, so a reused pid or fd number never receives a byte.  pid 0: nobody
- * polls. */
-struct rb_waker {
-	_Atomic uint32_t pid;
-	_Atomic int32_t fd;
-	_Atomic uint64_t ino;
-};
+#define RB_WAKER_OFF 128 /* struct brt_waker, in the consumer page after consumer_pos */
 
 struct rb_view {
 	_Atomic uint64_t *consumer_pos;
 	_Atomic uint64_t *producer_pos;
 	_Atomic uint32_t *lock;
-	struct rb_waker *waker;
 	unsigned char *data;  /* 2 * size bytes: the data mapped twice */
 	uint64_t size;
-	/* wake-ups, process-local: */
-	pthread_mutex_t wake_lock;
-	int poll_r, poll_w;    /* our consumer pipe (a private dup of the read end), or -1 */
-	int peer;              /* another process's consumer pipe, opened through /proc, or -1 */
-	uint32_t peer_pid;
-	uint64_t peer_ino;
+	struct brt_waker_view wake; /* the consumer's pipe (waker.c) */
 };
 
 static int rb_alloc_check(const union bpf_attr *attr)
@@ -100,9 +84,8 @@ static int rb_attach(struct brt_map *map)
 		goto out_unmap;
 	close(fd);
 	v->data = area;
-	pthread_mutex_init(&v->wake_lock, NULL);
-	v->poll_r = v->poll_w = v->peer = -1;
-	v->waker = (struct rb_waker *)(void *)((unsigned char *)map->data + RB_WAKER_OFF);
+	brt_waker_init(&v->wake,
+		       (struct brt_waker *)(void *)((unsigned char *)map->data + RB_WAKER_OFF));
 	v->consumer_pos = (_Atomic uint64_t *)map->data;
 	v->producer_pos = (_Atomic uint64_t *)((unsigned char *)map->data + BRT_PAGE);
 	v->lock = (_Atomic uint32_t *)((unsigned char *)map->data + BRT_PAGE + RB_LOCK_OFF);
@@ -123,19 +106,7 @@ static void rb_detach(struct brt_map *map)
 	struct rb_view *v = map->priv;
 
 	if (v) {
-		/* a consumer that goes away stops the producers' wake-ups */
-		if (v->poll_w >= 0 &&
-		    atomic_load_explicit(&v->waker->pid, memory_order_acquire) ==
-			    (uint32_t)getpid() &&
-		    atomic_load_explicit(&v->waker->fd, memory_order_relaxed) == v->poll_w)
-			atomic_store_explicit(&v->waker->pid, 0, memory_order_release);
-		if (v->poll_r >= 0)
-			close(v->poll_r);
-		if (v->poll_w >= 0)
-			close(v->poll_w);
-		if (v->peer >= 0)
-			close(v->peer);
-		pthread_mutex_destroy(&v->wake_lock);
+		brt_waker_fini(&v->wake);
 		munmap(v->data - BRT_PAGE, BRT_PAGE + 2 * v->size);
 		free(v);
 	}
@@ -169,62 +140,22 @@ static void *reserve(struct brt_map *map, uint64_t size)
 	return hdr + RB_HDR;
 }
 
-/* The consumer's pipe as this process can write it, or -1.  Called under wake_lock. */
-static int waker_fd(struct rb_view *v)
-{
-	uint32_t pid = atomic_load_explicit(&v->waker->pid, memory_order_acquire);
-	int32_t fd = atomic_load_explicit(&v->waker->fd, memory_order_relaxed);
-	uint64_t ino = atomic_load_explicit(&v->waker->ino, memory_order_relaxed);
-	char path[64];
-	struct stat st;
-
-	if (!pid)
-		return -1;
-	if (pid == (uint32_t)getpid())
-		return fd == v->poll_w ? v->poll_w : -1;
-	if (v->peer >= 0 && v->peer_pid == pid && v->peer_ino == ino)
-		return v->peer;
-	if (v->peer >= 0)
-		close(v->peer);
-	v->peer = -1;
-	snprintf(path, sizeof(path), "/proc/%u/fd/%d", pid, fd);
-	fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	if (fstat(fd, &st) || !S_ISFIFO(st.st_mode) || (uint64_t)st.st_ino != ino) {
-		close(fd);
-		return -1;
-	}
-	v->peer = fd;
-	v->peer_pid = pid;
-	v->peer_ino = ino;
-	return fd;
-}
-
 /* The kernel's rule: wake the consumer when it had caught up to this record (it may be
  * asleep), or when the program forces it; BPF_RB_NO_WAKEUP never. */
 static void wake(struct brt_map *map, const unsigned char *hdr, uint64_t flags)
 {
 	struct rb_view *v = map->priv;
 	uint64_t cons;
-	int fd;
 
 	if (flags & BPF_RB_NO_WAKEUP)
 		return;
-	if (!atomic_load_explicit(&v->waker->pid, memory_order_acquire))
+	if (!brt_waker_armed(&v->wake))
 		return;
 	cons = atomic_load_explicit(v->consumer_pos, memory_order_acquire);
 	if (!(flags & BPF_RB_FORCE_WAKEUP) &&
 	    (uint64_t)(hdr - v->data) != (cons & (v->size - 1)))
 		return;
-	pthread_mutex_lock(&v->wake_lock);
-	fd = waker_fd(v);
-	/* EAGAIN: the pipe is full of earlier wake-ups, as good as one more */
-	if (fd >= 0 && write(fd, "", 1) < 0 && errno != EAGAIN && fd == v->peer) {
-		close(v->peer);
-		v->peer = -1;
-	}
-	pthread_mutex_unlock(&v->wake_lock);
+	brt_waker_wake(&v->wake);
 }
 
 /* The map a record belongs to, through the back pointer in front of the data. */
@@ -383,64 +314,17 @@ uint64_t brt_helper_ringbuf_query(uint64_t r1, uint64_t r2, uint64_t r3, uint64_
 int bpfrt_ringbuf_poll_fd(int fd)
 {
 	struct brt_map *map;
-	struct rb_view *v;
-	struct stat st;
-	int p[2], ret;
+	int ret;
 
 	ret = brt_map_from_fd(fd, &map);
-	if (!ret && map->type != BPF_MAP_TYPE_RINGBUF)
-		ret = -EINVAL;
-	if (ret)
-		goto out;
-	v = map->priv;
-	pthread_mutex_lock(&v->wake_lock);
-	ret = v->poll_w;
-	if (v->poll_w < 0) {
-		/* the private read end lets consume() drain the pipe whatever the caller
-		 * does with the fd it gets */
-		if (pipe2(p, O_NONBLOCK | O_CLOEXEC)) {
-			ret = -errno;
-		} else if ((v->poll_r = fcntl(p[0], F_DUPFD_CLOEXEC, 0)) < 0 ||
-			   fstat(p[0], &st)) {
-			ret = -errno;
-			close(p[0]);
-			close(p[1]);
-			if (v->poll_r >= 0)
-				close(v->poll_r);
-			v->poll_r = -1;
-		} else {
-			v->poll_w = p[1];
-			atomic_store_explicit(&v->waker->pid, 0, memory_order_relaxed);
-			atomic_store_explicit(&v->waker->fd, p[1], memory_order_relaxed);
-			atomic_store_explicit(&v->waker->ino, (uint64_t)st.st_ino,
-					      memory_order_relaxed);
-			atomic_store_explicit(&v->waker->pid, (uint32_t)getpid(),
-					      memory_order_release);
-			ret = p[0];
-		}
-	} else {
-		/* one pipe per process: hand out another read end of it */
-		ret = fcntl(v->poll_r, F_DUPFD_CLOEXEC, 0);
-		if (ret < 0)
-			ret = -errno;
+	if (!ret) {
+		ret = map->type == BPF_MAP_TYPE_RINGBUF ?
+			      brt_waker_poll_fd(&((struct rb_view *)map->priv)->wake) : -EINVAL;
+		brt_map_put(map);
 	}
-	pthread_mutex_unlock(&v->wake_lock);
-	brt_map_put(map);
-out:
 	if (ret < 0)
 		errno = -ret;
 	return ret;
-}
-
-/* Empty the wake-up pipe before looking for records: a wake-up that comes after this
- * stays in the pipe, so the next poll cannot miss a record. */
-static void drain(struct rb_view *v)
-{
-	char buf[256];
-
-	if (v->poll_r >= 0)
-		while (read(v->poll_r, buf, sizeof(buf)) > 0)
-			;
 }
 
 int bpfrt_ringbuf_consume(int fd, int (*cb)(void *arg, void *data, size_t size), void *arg)
@@ -458,7 +342,9 @@ int bpfrt_ringbuf_consume(int fd, int (*cb)(void *arg, void *data, size_t size),
 		return err ? err : -EINVAL;
 	}
 	v = map->priv;
-	drain(v);
+	/* empty the wake-up pipe before looking for records: a wake-up that comes
+	 * after this stays in the pipe, so the next poll cannot miss a record */
+	brt_waker_drain(&v->wake);
 	cons = atomic_load_explicit(v->consumer_pos, memory_order_acquire);
 	for (;;) {
 		const unsigned char *hdr;

@@ -1,7 +1,6 @@
 /* perf_ring.c - one perf_event_open() event with its mmap'd ring: the kernel writes
- * records after the control page and moves data_head; we read from data_tail, hand each
- * record on (copying the ones that wrap past the end into a bounce buffer) and move
- * data_tail, with the acquire/release pairing the perf ABI asks for.
+ * records after the control page and moves data_head; brt_perf_walk() (src/maps, which
+ * reads bpfrt's own perf output rings the same way) hands them on and moves data_tail.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -31,9 +30,10 @@ int brt_perf_ring_open(struct perf_event_attr *attr, int cpu, unsigned pages,
 		r->base = NULL;
 		return err;
 	}
-	r->meta = r->base;
-	r->data = (uint8_t *)r->base + (r->meta->data_offset ? r->meta->data_offset : PAGE);
-	r->size = r->meta->data_size ? r->meta->data_size : (uint64_t)pages * PAGE;
+	r->walk.meta = r->base;
+	r->walk.data = (uint8_t *)r->base +
+		       (r->walk.meta->data_offset ? r->walk.meta->data_offset : PAGE);
+	r->walk.size = r->walk.meta->data_size ? r->walk.meta->data_size : (uint64_t)pages * PAGE;
 	return 0;
 }
 
@@ -43,7 +43,7 @@ void brt_perf_ring_close(struct brt_perf_ring *r)
 		munmap(r->base, r->map_len);
 	if (r->fd >= 0)
 		close(r->fd);
-	free(r->bounce);
+	free(r->walk.bounce);
 	memset(r, 0, sizeof(*r));
 	r->fd = -1;
 }
@@ -51,40 +51,5 @@ void brt_perf_ring_close(struct brt_perf_ring *r)
 int brt_perf_ring_drain(struct brt_perf_ring *r,
 			void (*cb)(void *arg, const struct perf_event_header *rec), void *arg)
 {
-	uint64_t head = __atomic_load_n(&r->meta->data_head, __ATOMIC_ACQUIRE);
-	uint64_t tail = r->meta->data_tail;
-	int n = 0;
-
-	while (tail < head) {
-		uint64_t off = tail % r->size;
-		struct perf_event_header h;
-		const struct perf_event_header *rec;
-
-		/* records are 8-byte aligned, so a header never straddles the end */
-		memcpy(&h, r->data + off, sizeof(h));
-		if (h.size < sizeof(h) || h.size > head - tail)
-			break; /* a corrupt ring: stop rather than loop */
-		if (off + h.size <= r->size) {
-			rec = (const void *)(r->data + off);
-		} else {
-			size_t first = (size_t)(r->size - off);
-
-			if (r->bounce_len < h.size) {
-				void *b = realloc(r->bounce, h.size);
-
-				if (!b)
-					break;
-				r->bounce = b;
-				r->bounce_len = h.size;
-			}
-			memcpy(r->bounce, r->data + off, first);
-			memcpy((uint8_t *)r->bounce + first, r->data, h.size - first);
-			rec = r->bounce;
-		}
-		cb(arg, rec);
-		tail += h.size;
-		n++;
-	}
-	__atomic_store_n(&r->meta->data_tail, tail, __ATOMIC_RELEASE);
-	return n;
+	return brt_perf_walk(&r->walk, cb, arg);
 }

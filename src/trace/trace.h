@@ -12,6 +12,8 @@
 
 #include <linux/perf_event.h>
 
+#include "maps/maps.h"
+
 struct bpfrt_run_ctx;
 
 /* The task an event happened in.  A program run on a kernel tracepoint record answers
@@ -47,11 +49,7 @@ struct brt_perf_ring {
 	int fd;                              /* the perf event */
 	void *base;                          /* control page + data pages */
 	size_t map_len;
-	struct perf_event_mmap_page *meta;   /* control page */
-	uint8_t *data;                       /* data area */
-	uint64_t size;                       /* its length (a power of two) */
-	void *bounce;                        /* records that wrap are copied here */
-	size_t bounce_len;
+	struct brt_perf_walk walk;           /* its records (src/maps/maps.h) */
 };
 
 /* Open attr on cpu (all tasks) with a ring of pages data pages: 0 or -errno. */

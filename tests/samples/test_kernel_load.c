@@ -33,7 +33,8 @@ static void load(const char *name, int kernel)
 
 int main(void)
 {
-	static const char *const samples[] = { "sock_example", "ringbuf", "dropmon" };
+	static const char *const samples[] = { "sock_example", "ringbuf", "dropmon",
+						"perf_output" };
 
 	if (access(BPFRT_BINARY_DIR "/samples/sock_example/sock_example.bpf.o", R_OK))
 		T_SKIP("sample objects not built (no clang for -target bpf)");

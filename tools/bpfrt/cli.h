@@ -43,6 +43,10 @@ const char *cli_attach_type_name(enum bpf_prog_type type);
 int cli_attach_load(const char *cmd, const char *object, const char *name, const char *ebpf,
 		    enum bpf_prog_type type, struct bpfrt_object **obj, int *prog_fd);
 
+/* `map event_pipe` (cmd_map_event_pipe.c): argv[i..] are its arguments after MAP, whose
+ * fd and path are given; 0 or 1 (message printed). */
+int cli_map_event_pipe(int map_fd, const char *path, int argc, char **argv, int i, int json);
+
 /* bpf(2)-shaped entry: bpfrt_bpf(), or the kernel's syscall when kernel is non-zero. */
 typedef int (*cli_bpf_fn)(int cmd, union bpf_attr *attr, unsigned int size);
 cli_bpf_fn cli_bpf_of(int kernel);

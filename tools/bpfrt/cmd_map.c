@@ -1,7 +1,8 @@
 /* cmd_map.c - "bpfrt map": create, show, dump, lookup, update, delete, getnext, pin, push,
- * pop and peek on maps named by their pinned path, in bpftool's syntax (keys and values
- * as byte lists: "key 0x01 0 0 0", or "key hex 01 00 00 00") and with bpftool's output,
- * plain text or JSON (-j); maps with BTF print typed keys and values as bpftool does.
+ * pop, peek and event_pipe (cmd_map_event_pipe.c) on maps named by their pinned path, in
+ * bpftool's syntax (keys and values as byte lists: "key 0x01 0 0 0", or "key hex 01 00 00
+ * 00") and with bpftool's output, plain text or JSON (-j); maps with BTF print typed keys
+ * and values as bpftool does.
  * Another process sees the live values: the map lives in the pinned file's shared memory.
  */
 #include <errno.h>
@@ -38,7 +39,10 @@ static void usage(FILE *out)
 		"  map delete MAP key DATA\n"
 		"  map getnext MAP [key DATA]               the key after DATA (or the first)\n"
 		"  map pin    MAP PATH                      pin again under another name\n"
-		"  map push   MAP value DATA  /  map pop MAP  /  map peek MAP   (queue, stack)\n\n"
+		"  map push   MAP value DATA  /  map pop MAP  /  map peek MAP   (queue, stack)\n"
+		"  map event_pipe MAP [cpu N index M] [-n COUNT] [-t SECONDS] [--pages N]\n"
+		"             print what bpf_perf_event_output() sends into a perf event array\n"
+		"             (a ring per CPU, or one for cpu N at index M) until Ctrl-C\n\n"
 		"MAP is [pinned] PATH, a file in $BPFRT_FS (default /dev/shm/bpfrt).\n"
 		"DATA is a list of bytes, each decimal or 0x-hex (\"key 0x01 0 0 0\"), or \"hex\"\n"
 		"followed by hex bytes (\"key hex 01 00 00 00\").  TYPE: hash, array, percpu_hash,\n"
@@ -603,7 +607,8 @@ int cmd_map(int argc, char **argv)
 		return do_create(argc, argv, i);
 	if (strcmp(cmd, "show") && strcmp(cmd, "dump") && strcmp(cmd, "lookup") &&
 	    strcmp(cmd, "update") && strcmp(cmd, "delete") && strcmp(cmd, "getnext") &&
-	    strcmp(cmd, "pin") && strcmp(cmd, "push") && strcmp(cmd, "pop") && strcmp(cmd, "peek")) {
+	    strcmp(cmd, "pin") && strcmp(cmd, "push") && strcmp(cmd, "pop") && strcmp(cmd, "peek") &&
+	    strcmp(cmd, "event_pipe")) {
 		cli_error("map: unknown command '%s'", cmd);
 		usage(stderr);
 		return 2;
@@ -615,6 +620,11 @@ int cmd_map(int argc, char **argv)
 		err = do_show(&m);
 	else if (!strcmp(cmd, "dump"))
 		err = do_dump(&m);
+	else if (!strcmp(cmd, "event_pipe"))
+		err = m.info.type == BPF_MAP_TYPE_PERF_EVENT_ARRAY ?
+			      cli_map_event_pipe(m.fd, argv[i - 1], argc, argv, i, m.json) :
+			      cli_error("map event_pipe: %s is not a perf event array (type %s)",
+					argv[i - 1], brt_map_type_name(m.info.type));
 	else if (!strcmp(cmd, "pin"))
 		err = i < argc ? (bpfrt_obj_pin(m.fd, argv[i]) ?
 					  cli_error("map pin: %s: %s", argv[i], strerror(errno)) : 0) :

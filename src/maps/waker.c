@@ -1,0 +1,175 @@
+/* waker.c - how a producer in any process wakes a consumer that sleeps in poll/epoll on
+ * one of our objects (ring buffer maps, perf output rings): the consumer owns a pipe and
+ * publishes "pid, fd number of the write end, inode of the pipe" in the object's shared
+ * memory; a producer writes a byte to its own write end, or to one it opened through
+ * /proc/pid/fd/fd and checked by inode, so a reused pid or fd number never gets a byte.
+ * Used by ringbuf.c and perf_ring.c.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <time.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "maps/maps.h"
+
+void brt_waker_init(struct brt_waker_view *w, struct brt_waker *shared)
+{
+	pthread_mutex_init(&w->lock, NULL);
+	w->shared = shared;
+	w->poll_r = w->poll_w = w->peer = -1;
+	w->peer_pid = 0;
+	w->peer_ino = 0;
+}
+
+void brt_waker_fini(struct brt_waker_view *w)
+{
+	/* a consumer that goes away stops the producers' wake-ups */
+	if (w->poll_w >= 0 &&
+	    atomic_load_explicit(&w->shared->pid, memory_order_acquire) == (uint32_t)getpid() &&
+	    atomic_load_explicit(&w->shared->fd, memory_order_relaxed) == w->poll_w)
+		atomic_store_explicit(&w->shared->pid, 0, memory_order_release);
+	if (w->poll_r >= 0)
+		close(w->poll_r);
+	if (w->poll_w >= 0)
+		close(w->poll_w);
+	if (w->peer >= 0)
+		close(w->peer);
+	w->poll_r = w->poll_w = w->peer = -1;
+	pthread_mutex_destroy(&w->lock);
+}
+
+/* Make this process the consumer: create its pipe on first use and publish it.  Returns a
+ * new read end (the caller closes it) or -errno.  Called under w->lock. */
+static int make_pipe(struct brt_waker_view *w)
+{
+	struct stat st;
+	int p[2], ret;
+
+	if (w->poll_w >= 0) {
+		/* one pipe per process: hand out another read end of it */
+		ret = fcntl(w->poll_r, F_DUPFD_CLOEXEC, 0);
+		return ret < 0 ? -errno : ret;
+	}
+	/* the private read end lets drain() empty the pipe whatever the caller does with
+	 * the fd it gets */
+	if (pipe2(p, O_NONBLOCK | O_CLOEXEC))
+		return -errno;
+	w->poll_r = fcntl(p[0], F_DUPFD_CLOEXEC, 0);
+	if (w->poll_r < 0 || fstat(p[0], &st)) {
+		ret = -errno;
+		close(p[0]);
+		close(p[1]);
+		if (w->poll_r >= 0)
+			close(w->poll_r);
+		w->poll_r = -1;
+		return ret;
+	}
+	w->poll_w = p[1];
+	atomic_store_explicit(&w->shared->pid, 0, memory_order_relaxed);
+	atomic_store_explicit(&w->shared->fd, p[1], memory_order_relaxed);
+	atomic_store_explicit(&w->shared->ino, (uint64_t)st.st_ino, memory_order_relaxed);
+	atomic_store_explicit(&w->shared->pid, (uint32_t)getpid(), memory_order_release);
+	return p[0];
+}
+
+int brt_waker_poll_fd(struct brt_waker_view *w)
+{
+	int ret;
+
+	pthread_mutex_lock(&w->lock);
+	ret = make_pipe(w);
+	pthread_mutex_unlock(&w->lock);
+	return ret;
+}
+
+/* The consumer's pipe as this process can write it, or -1.  Called under w->lock. */
+static int waker_fd(struct brt_waker_view *w)
+{
+	uint32_t pid = atomic_load_explicit(&w->shared->pid, memory_order_acquire);
+	int32_t fd = atomic_load_explicit(&w->shared->fd, memory_order_relaxed);
+	uint64_t ino = atomic_load_explicit(&w->shared->ino, memory_order_relaxed);
+	char path[64];
+	struct stat st;
+
+	if (!pid)
+		return -1;
+	if (pid == (uint32_t)getpid())
+		return fd == w->poll_w ? w->poll_w : -1;
+	if (w->peer >= 0 && w->peer_pid == pid && w->peer_ino == ino)
+		return w->peer;
+	if (w->peer >= 0)
+		close(w->peer);
+	w->peer = -1;
+	snprintf(path, sizeof(path), "/proc/%u/fd/%d", pid, fd);
+	fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) || !S_ISFIFO(st.st_mode) || (uint64_t)st.st_ino != ino) {
+		close(fd);
+		return -1;
+	}
+	w->peer = fd;
+	w->peer_pid = pid;
+	w->peer_ino = ino;
+	return fd;
+}
+
+int brt_waker_armed(const struct brt_waker_view *w)
+{
+	return atomic_load_explicit(&w->shared->pid, memory_order_acquire) != 0;
+}
+
+/* Write the wake-up byte to another process's pipe.  That consumer may have exited since
+ * we opened it: the write then fails with EPIPE, and the SIGPIPE it raises (which would
+ * kill a producer that never asked for it) is blocked and taken back. */
+static int write_peer(int fd)
+{
+	sigset_t pipe_set, old;
+	int ret, err;
+
+	sigemptyset(&pipe_set);
+	sigaddset(&pipe_set, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+	ret = (int)write(fd, "", 1);
+	err = errno;
+	if (ret < 0 && err == EPIPE && !sigismember(&old, SIGPIPE)) {
+		struct timespec zero = { 0, 0 };
+
+		while (sigtimedwait(&pipe_set, NULL, &zero) < 0 && errno == EINTR)
+			;
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	errno = err;
+	return ret;
+}
+
+void brt_waker_wake(struct brt_waker_view *w)
+{
+	int fd;
+
+	pthread_mutex_lock(&w->lock);
+	fd = waker_fd(w);
+	if (fd >= 0 && fd == w->peer) {
+		/* EAGAIN: the pipe is full of earlier wake-ups, as good as one more */
+		if (write_peer(fd) < 0 && errno != EAGAIN) {
+			close(w->peer);
+			w->peer = -1;
+		}
+	} else if (fd >= 0) {
+		/* our own pipe: our private read end keeps it open */
+		(void)!write(fd, "", 1);
+	}
+	pthread_mutex_unlock(&w->lock);
+}
+
+void brt_waker_drain(struct brt_waker_view *w)
+{
+	char buf[256];
+
+	if (w->poll_r >= 0)
+		while (read(w->poll_r, buf, sizeof(buf)) > 0)
+			;
+}
