@@ -2,7 +2,8 @@
  * and privilege, with maps behind fds 1-5, must get 0 or an errno other than EFAULT (the
  * internal-error code) and, when the walk ran, a NUL-terminated log - never a crash, a hang
  * or a leak.
- * Input: byte 0 picks the program type, byte 1 the privilege and log flags, the rest are
+ * Input: byte 0 picks the program type, byte 1 the privilege, log flags and whether the
+ * program has func_info (every function static: callbacks allowed), the rest are
  * instructions.  Programs with a backward jump are verified unprivileged (rejected at once):
  * a privileged loop may legitimately walk the full 1,000,000-instruction budget, seconds
  * under ASan, which would starve a 20-second run; bounded loops have their table tests.
@@ -64,6 +65,7 @@ static int map_info(void *arg, int fd, struct brt_map_info *out)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	static const uint8_t all_static[256]; /* BTF_FUNC_STATIC for every function */
 	struct brt_verify_opts opts = { 0 };
 	struct brt_verify_result res;
 	struct bpf_insn *insns;
@@ -87,6 +89,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	opts.log_buf = opts.log_level ? log : NULL;
 	opts.log_size = opts.log_level ? sizeof(log) : 0;
 	opts.map_info = map_info;
+	if (data[1] & 0x40) {
+		opts.func_linkage = all_static;
+		opts.nfuncs = sizeof(all_static);
+	}
 	memset(log, 'x', sizeof(log));
 	rc = brt_verify(insns, n, &opts, &res);
 	/* 0 or a negative errno; -EFAULT is the verifier's "internal error", a bug. */

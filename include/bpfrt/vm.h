@@ -55,7 +55,9 @@ struct bpfrt_vm_opts {
 /* Load n instructions into a new vm.  The program is checked structurally (every
  * instruction decodes, jumps land inside the program, lddw is complete), not verified:
  * run unverified programs with BPFRT_ENGINE_CHECKED.  The instructions are copied.
- * lddw loads its 64-bit immediate whatever its src_reg (resolve map pseudo forms first).
+ * lddw loads its 64-bit immediate whatever its src_reg (resolve map pseudo forms first),
+ * except BPF_PSEUDO_FUNC: the index of the function's first instruction, which bpf_loop
+ * (helper 181) calls back on the same engine.
  * opts may be NULL.  On success stores the vm in *out and returns 0.  On failure writes a
  * message naming the instruction into err (errlen bytes, may be 0) and returns -EINVAL
  * (bad instruction or options), -E2BIG (too long), -EOPNOTSUPP (engine not built) or

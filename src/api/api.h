@@ -47,10 +47,13 @@ struct brt_prog_lines {
 	struct brt_obj *btf;      /* referenced BTF object */
 	struct brt_vline *lines;  /* sorted by insn_off */
 	uint32_t n;
+	uint8_t *linkage;         /* func_info: BTF linkage of each function, or NULL */
+	uint32_t nfuncs;
 };
 
 /* PROG_LOAD's prog_btf_fd, func_info and line_info, checked as the kernel does (messages
- * into log); *out gets the lines (NULL when none).  0 or -errno. */
+ * into log); *out gets the lines and the functions' linkage (NULL when there is neither).
+ * 0 or -errno. */
 int brt_prog_btf_check(struct brt_call *call, const struct bpf_insn *insns, char *log,
 		       uint32_t log_size, struct brt_prog_lines **out);
 void brt_prog_lines_free(struct brt_prog_lines *l);
@@ -156,6 +159,8 @@ struct brt_prog_check {
 	uint32_t *max_ctx_offset; /* out (may be NULL): highest ctx byte accessed + 1 */
 	const struct brt_vline *lines; /* source lines for the log, or NULL */
 	uint32_t nlines;
+	const uint8_t *func_linkage;   /* func_info: linkage per function, or NULL */
+	uint32_t nfuncs;
 };
 
 /* The single place PROG_LOAD checks a program (check.c): today the structural check of

@@ -300,7 +300,8 @@ static int read_rec(struct info_check *c, uint64_t base, uint32_t rec_size, uint
 	return 0;
 }
 
-static int check_funcs(struct info_check *c, const union bpf_attr *attr)
+static int check_funcs(struct info_check *c, const union bpf_attr *attr,
+		       struct brt_prog_lines *out)
 {
 	uint32_t rs = attr->func_info_rec_size, prev = 0;
 	struct bpf_func_info fi;
@@ -332,6 +333,9 @@ static int check_funcs(struct info_check *c, const union bpf_attr *attr)
 	if (attr->func_info_cnt != c->nsub)
 		return fail(c, -EINVAL, "number of funcs in func_info doesn't match number of "
 			    "subprogs\n");
+	out->linkage = calloc(c->nsub, 1);
+	if (!out->linkage)
+		return -ENOMEM;
 	for (uint32_t i = 0; i < c->nsub; i++) {
 		err = read_rec(c, attr->func_info, rs, i, &fi, sizeof(fi));
 		if (err)
@@ -339,7 +343,10 @@ static int check_funcs(struct info_check *c, const union bpf_attr *attr)
 		if (fi.insn_off != c->subprogs[i])
 			return fail(c, -EINVAL, "func_info BTF section doesn't match subprog layout "
 				    "in BTF\n");
+		/* static or global: the verifier's callbacks must be static */
+		out->linkage[i] = (uint8_t)BTF_INFO_VLEN(brt_btf_type(c->btf, fi.type_id)->info);
 	}
+	out->nfuncs = c->nsub;
 	return 0;
 }
 
@@ -401,6 +408,7 @@ void brt_prog_lines_free(struct brt_prog_lines *l)
 	if (l->btf)
 		brt_obj_put(l->btf);
 	free(l->lines);
+	free(l->linkage);
 	free(l);
 }
 
@@ -430,11 +438,11 @@ int brt_prog_btf_check(struct brt_call *call, const struct bpf_insn *insns, char
 	c.btf = ((struct brt_btf_obj *)(void *)obj)->btf;
 	err = find_subprogs(&c);
 	if (!err)
-		err = check_funcs(&c, attr);
+		err = check_funcs(&c, attr, pl);
 	if (!err)
 		err = check_lines(&c, attr, pl);
 	free(c.subprogs);
-	if (err || !pl->n) {
+	if (err || (!pl->n && !pl->linkage)) {
 		brt_prog_lines_free(pl);
 		return err;
 	}

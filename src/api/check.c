@@ -143,6 +143,8 @@ int brt_api_check_prog(const struct brt_prog_check *pc)
 		.fd_array_cnt = pc->fd_array_cnt,
 		.lines = pc->lines,
 		.nlines = pc->nlines,
+		.func_linkage = pc->func_linkage,
+		.nfuncs = pc->nfuncs,
 	};
 
 	struct brt_verify_result res;

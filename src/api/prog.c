@@ -184,6 +184,7 @@ static int resolve_maps(struct load *ld, uint32_t n)
 			continue;
 		switch (insn->src_reg) {
 		case 0:
+		case BPF_PSEUDO_FUNC: /* the engines load the function's insn index */
 			break;
 		case BPF_PSEUDO_MAP_FD:
 		case BPF_PSEUDO_MAP_VALUE:
@@ -194,7 +195,7 @@ static int resolve_maps(struct load *ld, uint32_t n)
 				return err;
 			break;
 		default:
-			/* BTF ids and function pointers need BTF */
+			/* BTF ids need kernel BTF */
 			return -EINVAL;
 		}
 		i++;
@@ -360,6 +361,8 @@ static int build(struct load *ld)
 	pc.max_ctx_offset = &ld->max_ctx_offset;
 	pc.lines = ld->lines ? ld->lines->lines : NULL;
 	pc.nlines = ld->lines ? ld->lines->n : 0;
+	pc.func_linkage = ld->lines ? ld->lines->linkage : NULL;
+	pc.nfuncs = ld->lines ? ld->lines->nfuncs : 0;
 	err = brt_api_check_prog(&pc);
 	if (!err)
 		err = resolve_maps(ld, attr->insn_cnt);

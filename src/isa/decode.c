@@ -196,6 +196,13 @@ int64_t brt_isa_jump_target(const struct bpf_insn *insn, enum brt_op op, size_t 
 	}
 }
 
+uint64_t brt_isa_lddw_value(const struct bpf_insn *insn, size_t pc)
+{
+	if (insn->src_reg == BPF_PSEUDO_FUNC)
+		return (uint64_t)((int64_t)pc + 1 + insn->imm);
+	return (uint32_t)insn[0].imm | (uint64_t)(uint32_t)insn[1].imm << 32;
+}
+
 static int has_target(enum brt_op op)
 {
 	switch (brt_ops[op].shape) {
@@ -241,9 +248,12 @@ static int check_targets(const struct bpf_insn *insns, size_t n, const uint8_t *
 		if (second_slot[pc])
 			continue;
 		op = brt_isa_lookup(&insns[pc]);
-		if (!has_target(op))
+		if (op == BRT_OP_lddw && insns[pc].src_reg == BPF_PSEUDO_FUNC)
+			t = (int64_t)brt_isa_lddw_value(&insns[pc], pc); /* a function address */
+		else if (!has_target(op))
 			continue;
-		t = brt_isa_jump_target(&insns[pc], op, pc);
+		else
+			t = brt_isa_jump_target(&insns[pc], op, pc);
 		if (t < 0 || (uint64_t)t >= n) {
 			snprintf(err, errlen, "insn %zu: jump out of range to insn %lld", pc,
 				 (long long)t);

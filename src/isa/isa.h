@@ -118,6 +118,12 @@ int brt_isa_check_prog(const struct bpf_insn *insns, size_t n, size_t max_insns,
  * range; callers check). */
 int64_t brt_isa_jump_target(const struct bpf_insn *insn, enum brt_op op, size_t pc);
 
+/* The 64-bit value the lddw at index pc loads: its two immediates, except for
+ * src_reg = BPF_PSEUDO_FUNC (imm = offset of a function from the next instruction), which
+ * loads the index of the function's first instruction: how every engine names a function
+ * that a helper calls back (bpf_loop). */
+uint64_t brt_isa_lddw_value(const struct bpf_insn *insn, size_t pc);
+
 /* Assemble text in the conformance-suite syntax (documented in include/bpfrt/asm.h).
  * filename only labels messages (NULL: "<input>").  On success *out is a malloc()ed
  * array of *n_insns instructions (lddw takes two) and 0 is returned.  On failure returns

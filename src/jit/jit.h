@@ -75,6 +75,13 @@ static inline uint64_t brt_jit_call(const struct brt_jit_prog *p, uint64_t r1, u
 	return h->entry(r1, r2, ctx);
 }
 
+/* Call function `func` of p (the instruction index lddw BPF_PSEUDO_FUNC loads, a
+ * callback) with r1-r5 = args and the run's ctx, from C (a helper); its r0 in *r0.  An
+ * early exit inside (a helper stopped the run) returns ctx->stop_r0.  Returns 0, or
+ * -EINVAL when func is not a callback of p. */
+int brt_jit_call_func(const struct brt_jit_prog *p, uint64_t func, const uint64_t args[5],
+		      struct bpfrt_run_ctx *ctx, uint64_t *r0);
+
 /* 0 when the code never reads its ctx (no helper call, no packet load): it may then be
  * entered directly, as h->entry(r1, r2, NULL). */
 int brt_jit_needs_ctx(const struct brt_jit_prog *p);

@@ -738,6 +738,7 @@ static int ptr_alu(struct brt_env *env, const struct bpf_insn *insn, const struc
 	case PTR_TO_PACKET_META:
 	case PTR_TO_PACKET:
 	case PTR_TO_MEM:
+	case PTR_TO_FUNC: /* allowed, but a helper refuses a moved one */
 		break;
 	case CONST_PTR_TO_MAP:
 		if (known && smin_val == 0 && op == BPF_ADD)

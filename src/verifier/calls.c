@@ -216,6 +216,7 @@ int brt_check_exit_refs(struct brt_env *env)
 struct call_meta {
 	const struct brt_map_info *map;
 	int map_idx;
+	int subprogno;      /* ARG_PTR_TO_FUNC: the callback */
 	int64_t const_key;
 	uint32_t mem_size;
 	int release_regno;
@@ -247,6 +248,16 @@ static int reg_type_ok(struct brt_env *env, int regno, int arg)
 		if (t == PTR_TO_STACK)
 			return 0;
 		expected = "fp";
+		break;
+	case BRT_ARG_PTR_TO_STACK_OR_NULL:
+		if (t == PTR_TO_STACK || brt_reg_is_null(reg))
+			return 0;
+		expected = "fp";
+		break;
+	case BRT_ARG_PTR_TO_FUNC:
+		if (t == PTR_TO_FUNC)
+			return 0;
+		expected = "func";
 		break;
 	case BRT_ARG_PTR_TO_ALLOC_MEM:
 		if (t == (PTR_TO_MEM | MEM_RINGBUF))
@@ -421,6 +432,9 @@ static int check_arg(struct brt_env *env, int i, const struct brt_helper_proto *
 		meta->ref_obj_id = reg->ref_obj_id;
 	}
 	switch (arg) {
+	case BRT_ARG_PTR_TO_FUNC:
+		meta->subprogno = reg->map_idx;
+		return 0;
 	case BRT_ARG_CONST_MAP_PTR:
 		meta->map = &env->maps[reg->map_idx].info;
 		meta->map_idx = reg->map_idx;
@@ -591,6 +605,49 @@ static void set_return(struct brt_env *env, const struct brt_helper_proto *fn,
 		r0->id = ++env->id_gen;
 }
 
+int brt_is_callback_helper(int32_t id)
+{
+	return id == BPF_FUNC_loop;
+}
+
+/* The kernel's push_callback_call(): the callback's first instruction goes on the stack of
+ * pending paths with a new frame (r1 = the index, any u32; r2 = the helper's r3), while
+ * this path goes on after the call as if the helper had not called it.  When the callback
+ * exits, its path comes back to this call (brt_prepare_func_exit()), which schedules the
+ * next iteration, until the states converge (brt_is_state_visited()) or nr_loops
+ * iterations were explored. */
+static int loop_callback(struct brt_env *env, int insn_idx, int subprog)
+{
+	struct brt_frame *caller = brt_cur_frame(env), *callee;
+	struct brt_vstate *cb;
+	int err;
+
+	if (caller->callback_depth >= caller->regs[BPF_REG_1].umax) {
+		caller->callback_depth = 0;
+		if (LOG_L2(env))
+			brt_vinfo(env, "frame%d bpf_loop iteration limit reached\n",
+				  env->cur->curframe);
+		return 0;
+	}
+	err = brt_push_stack(env, env->subprogs[subprog].start, insn_idx, &cb);
+	if (err)
+		return err;
+	if (cb->curframe + 1 >= BRT_MAX_FRAMES) {
+		brt_verr(env, "the call stack of %d frames is too deep\n", cb->curframe + 2);
+		return -E2BIG;
+	}
+	callee = brt_frame_new(insn_idx, cb->curframe + 1, subprog);
+	if (!callee)
+		return -ENOMEM;
+	brt_mark_reg_unknown(env, &callee->regs[BPF_REG_1]);
+	callee->regs[BPF_REG_2] = caller->regs[BPF_REG_3];
+	callee->in_callback_fn = 1;
+	cb->frame[cb->curframe]->callback_depth++;
+	cb->frame[++cb->curframe] = callee;
+	caller->callback_depth = 0;
+	return 0;
+}
+
 int brt_check_helper_call(struct brt_env *env, const struct bpf_insn *insn, int insn_idx)
 {
 	int32_t id = insn->imm;
@@ -637,6 +694,11 @@ int brt_check_helper_call(struct brt_env *env, const struct bpf_insn *insn, int 
 		brt_verr(env, "tail_call would lead to reference leak\n");
 		return -EINVAL;
 	}
+	if (id == BPF_FUNC_loop) {
+		err = loop_callback(env, insn_idx, meta.subprogno);
+		if (err)
+			return err;
+	}
 	regs = brt_cur_regs(env);
 	for (int i = BPF_REG_0; i <= BPF_REG_5; i++) {
 		brt_mark_reg_not_init(&regs[i]);
@@ -653,6 +715,23 @@ int brt_check_helper_call(struct brt_env *env, const struct bpf_insn *insn, int 
 		return -EINVAL;
 	}
 	return 0;
+}
+
+/* The kernel's verbose_invalid_scalar(): "<where> the register R0 has smin=.. smax=..
+ * should have been in [lo, hi]", as one error line. */
+static void bad_range(struct brt_env *env, const struct brt_reg *r0, const char *where,
+		      int64_t lo, int64_t hi)
+{
+	char line[BRT_VERIFY_ERRLEN], smin[32] = "", smax[32] = "";
+
+	if (r0->smin > INT64_MIN)
+		snprintf(smin, sizeof(smin), " smin=%lld", (long long)r0->smin);
+	if (r0->smax < INT64_MAX)
+		snprintf(smax, sizeof(smax), " smax=%lld", (long long)r0->smax);
+	snprintf(line, sizeof(line), "%s the register R0 has%s%s%s should have been in [%d, %d]",
+		 where, smin, smax, smin[0] || smax[0] ? "" : " unknown scalar value", (int)lo,
+		 (int)hi);
+	brt_verr(env, "%s\n", line);
 }
 
 /* ---- bpf-to-bpf calls --------------------------------------------------------------------- */
@@ -701,13 +780,40 @@ int brt_prepare_func_exit(struct brt_env *env, int *insn_idx)
 		return -EINVAL;
 	}
 	caller = st->frame[st->curframe - 1];
-	caller->regs[BPF_REG_0] = callee->regs[BPF_REG_0];
-	*insn_idx = callee->callsite;
+	if (callee->in_callback_fn) {
+		const struct brt_reg *r0 = &callee->regs[BPF_REG_0];
+
+		if (r0->type != SCALAR_VALUE) {
+			brt_verr(env, "R0 not a scalar value\n");
+			return -EACCES;
+		}
+		if (r0->smin < 0 || r0->smax > 1) {
+			bad_range(env, r0, "At callback return", 0, 1);
+			return -EINVAL;
+		}
+		/* back to the call: the helper may call again (do_check adds one) */
+		*insn_idx = callee->callsite - 1;
+	} else {
+		caller->regs[BPF_REG_0] = callee->regs[BPF_REG_0];
+		*insn_idx = callee->callsite;
+	}
 	if (LOG_L1(env)) {
 		brt_vinfo(env, "returning from callee:\n");
 		brt_print_state(env, st, callee->frameno, 1);
 		brt_vinfo(env, "to caller at %d:\n", *insn_idx + 1);
 		brt_print_state(env, st, caller->frameno, 1);
+	}
+	if (callee->in_callback_fn) {
+		int callsite = callee->callsite;
+		struct brt_vstate *prev;
+
+		free(callee->stack);
+		free(callee);
+		st->frame[st->curframe--] = NULL;
+		prev = brt_prev_entry(st, callsite);
+		if (prev)
+			brt_widen_imprecise(env, prev, st, callsite);
+		return 0;
 	}
 	free(callee->stack);
 	free(callee);
@@ -733,7 +839,9 @@ static int stack_visit(struct brt_env *env, int idx, int frame, int depth)
 		const struct bpf_insn *insn = &env->insns[i];
 		int callee;
 
-		if (insn->code != (BPF_JMP | BPF_CALL) || insn->src_reg != BPF_PSEUDO_CALL)
+		/* a callback runs on top of the frame that takes its address */
+		if ((insn->code != (BPF_JMP | BPF_CALL) || insn->src_reg != BPF_PSEUDO_CALL) &&
+		    (insn->code != (BPF_LD | BPF_IMM | BPF_DW) || insn->src_reg != BPF_PSEUDO_FUNC))
 			continue;
 		callee = brt_find_subprog(env, i + insn->imm + 1);
 		if (callee < 0)
@@ -778,30 +886,6 @@ int brt_check_return_code(struct brt_env *env)
 	}
 	if (r0->smin >= lo && r0->smax <= hi)
 		return 0;
-	brt_vinfo(env, "At program exit the register R0 has");
-	if (r0->smin > INT64_MIN)
-		brt_vinfo(env, " smin=%lld", (long long)r0->smin);
-	if (r0->smax < INT64_MAX)
-		brt_vinfo(env, " smax=%lld", (long long)r0->smax);
-	if (r0->smin == INT64_MIN && r0->smax == INT64_MAX)
-		brt_vinfo(env, " unknown scalar value");
-	{
-		char line[BRT_VERIFY_ERRLEN];
-		int n = snprintf(line, sizeof(line), "At program exit the register R0 has");
-
-		if (r0->smin > INT64_MIN)
-			n += snprintf(line + n, sizeof(line) - (size_t)n, " smin=%lld",
-				      (long long)r0->smin);
-		if (r0->smax < INT64_MAX)
-			n += snprintf(line + n, sizeof(line) - (size_t)n, " smax=%lld",
-				      (long long)r0->smax);
-		if (r0->smin == INT64_MIN && r0->smax == INT64_MAX)
-			n += snprintf(line + n, sizeof(line) - (size_t)n, " unknown scalar value");
-		snprintf(line + n, sizeof(line) - (size_t)n, " should have been in [%d, %d]",
-			 (int)lo, (int)hi);
-		brt_vinfo(env, " should have been in [%d, %d]\n", (int)lo, (int)hi);
-		snprintf(env->err_msg, sizeof(env->err_msg), "%s", line);
-		env->err_insn = env->insn_idx;
-	}
+	bad_range(env, r0, "At program exit", lo, hi);
 	return -EINVAL;
 }

@@ -37,6 +37,11 @@ static int is_pseudo_call(const struct bpf_insn *insn)
 	return insn->code == (BPF_JMP | BPF_CALL) && insn->src_reg == BPF_PSEUDO_CALL;
 }
 
+static int is_pseudo_func(const struct bpf_insn *insn)
+{
+	return is_ldimm64(insn) && insn->src_reg == BPF_PSEUDO_FUNC;
+}
+
 static int cmp_int(const void *a, const void *b)
 {
 	return *(const int *)a - *(const int *)b;
@@ -257,6 +262,7 @@ static int check_ldimm64(struct brt_env *env, int i)
 	env->aux[i + 1].second_slot = 1;
 	switch (insn->src_reg) {
 	case 0:
+	case BPF_PSEUDO_FUNC: /* a callback: checked where the walk reaches it */
 		return 0;
 	case BPF_PSEUDO_MAP_VALUE:
 	case BPF_PSEUDO_MAP_IDX_VALUE:
@@ -318,6 +324,13 @@ static int successors(struct brt_env *env, int t, int succ[2], int *branch)
 	uint8_t cls = BPF_CLASS(insn->code), op = BPF_OP(insn->code);
 
 	*branch = -1;
+	if (is_pseudo_func(insn)) {
+		/* the kernel walks a callback's body from where its address is taken */
+		succ[0] = t + 2;
+		succ[1] = t + insn->imm + 1;
+		*branch = 1;
+		return 2;
+	}
 	if (is_ldimm64(insn)) {
 		succ[0] = t + 2;
 		return 1;
@@ -359,6 +372,13 @@ static int dfs(struct brt_env *env, uint8_t *state, int *stack, uint8_t *next)
 
 		if (next[t] == 0 && n == 2 && branch == 1)
 			env->aux[t].prune_point = 1; /* conditional jumps and calls */
+		if (next[t] == 0 && env->insns[t].code == (BPF_JMP | BPF_CALL) &&
+		    !env->insns[t].src_reg && brt_is_callback_helper(env->insns[t].imm)) {
+			/* callback iterations return here: states are compared and stored */
+			env->aux[t].calls_callback = 1;
+			env->aux[t].prune_point = 1;
+			env->aux[t].jmp_point = 1;
+		}
 		if (next[t] >= n) {
 			state[t] = EXPLORED;
 			sp--;
@@ -487,7 +507,8 @@ static int intra_successors(struct brt_env *env, int t, int succ[2])
 	const struct bpf_insn *insn = &env->insns[t];
 	int branch, n = successors(env, t, succ, &branch);
 
-	if (BPF_CLASS(insn->code) == BPF_JMP && BPF_OP(insn->code) == BPF_CALL)
+	if ((BPF_CLASS(insn->code) == BPF_JMP && BPF_OP(insn->code) == BPF_CALL) ||
+	    is_pseudo_func(insn))
 		return 1;
 	return n;
 }

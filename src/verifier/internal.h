@@ -53,6 +53,8 @@ enum brt_reg_type {
 	PTR_TO_PACKET,
 	PTR_TO_PACKET_END,
 	PTR_TO_MEM,
+	PTR_TO_FUNC,         /* a function of the program (lddw BPF_PSEUDO_FUNC); map_idx =
+			      * its subprogram number */
 	BRT_REG_TYPE_COUNT,
 };
 /* flags on top of the base type, as the kernel's type modifiers */
@@ -81,7 +83,7 @@ struct brt_reg {
 	uint32_t ref_obj_id; /* acquired reference this pointer belongs to */
 	int32_t range;       /* packet: bytes after the pointer proven inside the packet */
 	uint32_t mem_size;   /* PTR_TO_MEM: bytes */
-	uint16_t map_idx;    /* map value/key/ptr: index into env->maps */
+	uint16_t map_idx;    /* map value/key/ptr: index into env->maps; func: subprogram */
 	uint8_t frameno;     /* PTR_TO_STACK: which frame's stack */
 };
 
@@ -104,6 +106,8 @@ struct brt_frame {
 	int callsite;                 /* insn index of the call that made this frame, -1 main */
 	int frameno;
 	int subprogno;
+	int in_callback_fn;           /* a callback (bpf_loop): returns to its callsite */
+	uint32_t callback_depth;      /* callback iterations explored from this frame */
 };
 
 struct brt_ref {
@@ -144,6 +148,7 @@ struct brt_insn_aux {
 	uint8_t prune_point;    /* states are stored and compared here */
 	uint8_t jmp_point;
 	uint8_t loop_head;      /* target of a back-edge */
+	uint8_t calls_callback; /* a helper call that calls back (bpf_loop) */
 	uint8_t second_slot;    /* second half of an lddw */
 	int16_t map_idx;        /* lddw: which map, -1 none */
 	uint16_t live_in;       /* registers live before this insn (bit r) */
@@ -243,6 +248,10 @@ int brt_find_subprog_of(struct brt_env *env, int insn_idx); /* subprogram holdin
 /* ---- state.c ------------------------------------------------------------------------- */
 struct brt_vstate *brt_state_new(void);
 int brt_state_copy(struct brt_vstate *dst, const struct brt_vstate *src);
+/* the stored state the current path last passed at insn_idx with the same call chain */
+struct brt_vstate *brt_prev_entry(struct brt_vstate *cur, int insn_idx);
+void brt_widen_imprecise(struct brt_env *env, const struct brt_vstate *old,
+			 struct brt_vstate *cur, int insn_idx);
 struct brt_vstate *brt_state_dup(const struct brt_vstate *src);
 void brt_state_free(struct brt_vstate *st);
 struct brt_frame *brt_frame_new(int callsite, int frameno, int subprogno);
@@ -297,6 +306,7 @@ int brt_check_func_call(struct brt_env *env, const struct bpf_insn *insn, int *i
 int brt_prepare_func_exit(struct brt_env *env, int *insn_idx);
 int brt_check_exit_refs(struct brt_env *env);
 int brt_check_return_code(struct brt_env *env);
+int brt_is_callback_helper(int32_t id);
 int brt_check_max_stack_depth(struct brt_env *env);
 
 /* ---- check.c ------------------------------------------------------------------------- */

@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <string.h>
 
+#include <linux/btf.h>
+
 #include "verifier/internal.h"
 
 /* ---- context layouts ------------------------------------------------------------------ */
@@ -1072,6 +1074,23 @@ int brt_check_ld_imm(struct brt_env *env, const struct bpf_insn *insn)
 	dst = &regs[insn->dst_reg];
 	if (insn->src_reg == 0) {
 		brt_mark_reg_known(dst, (uint64_t)(uint32_t)insn[1].imm << 32 | (uint32_t)insn->imm);
+		return 0;
+	}
+	if (insn->src_reg == BPF_PSEUDO_FUNC) {
+		int sub = brt_find_subprog(env, env->insn_idx + insn->imm + 1);
+
+		if (!env->opts->func_linkage) {
+			brt_verr(env, "missing btf func_info\n");
+			return -EINVAL;
+		}
+		if (sub < 0 || (uint32_t)sub >= env->opts->nfuncs ||
+		    env->opts->func_linkage[sub] != BTF_FUNC_STATIC) {
+			brt_verr(env, "callback function not static\n");
+			return -EINVAL;
+		}
+		dst->type = PTR_TO_FUNC;
+		brt_mark_reg_known_zero(dst);
+		dst->map_idx = (uint16_t)sub;
 		return 0;
 	}
 	dst->type = CONST_PTR_TO_MAP;

@@ -201,6 +201,7 @@ static const char *const type_names[BRT_REG_TYPE_COUNT] = {
 	[PTR_TO_PACKET] = "pkt",
 	[PTR_TO_PACKET_END] = "pkt_end",
 	[PTR_TO_MEM] = "mem",
+	[PTR_TO_FUNC] = "func",
 };
 
 /* "rdonly_" / "ringbuf_" prefix and "_or_null" suffix around the base name, as the
@@ -379,6 +380,8 @@ void brt_print_state(struct brt_env *env, const struct brt_vstate *st, int frame
 		for (int i = 1; i < st->nrefs; i++)
 			brt_vinfo(env, ",%u", st->refs[i].id);
 	}
+	if (f->in_callback_fn)
+		brt_vinfo(env, " cb");
 	brt_vinfo(env, "\n");
 }
 
@@ -537,10 +540,28 @@ static int frames_equal(struct brt_env *env, const struct brt_frame *o, const st
 	return stacksafe(env, o, c, m, exact);
 }
 
+/* Where frame i of st continues: the current insn for the top frame, else after the call
+ * that made frame i + 1, or at the call itself for a callback (the helper calls again). */
+static int resume_insn(const struct brt_vstate *st, int i, int insn_idx)
+{
+	const struct brt_frame *callee;
+
+	if (i == st->curframe)
+		return insn_idx;
+	callee = st->frame[i + 1];
+	return callee->in_callback_fn ? callee->callsite : callee->callsite + 1;
+}
+
+/* How states are compared: RANGE (old contains cur; the old state's exploration is
+ * complete), EXACT (infinite loops), ACTIVE (old contains cur, but old is still being
+ * explored, so every branch condition counts: callback iterations). */
+enum { CMP_RANGE, CMP_EXACT, CMP_ACTIVE };
+
 static int states_equal(struct brt_env *env, const struct brt_vstate *o,
-			const struct brt_vstate *c, int insn_idx, int exact)
+			const struct brt_vstate *c, int insn_idx, int mode)
 {
 	struct idmap m = { .n = 0 };
+	int exact = mode == CMP_EXACT;
 
 	if (o->curframe != c->curframe || o->nrefs != c->nrefs)
 		return 0;
@@ -549,17 +570,76 @@ static int states_equal(struct brt_env *env, const struct brt_vstate *o,
 			return 0;
 	for (int i = o->curframe; i >= 0; i--) {
 		uint16_t live, rel;
-		int at = i == o->curframe ? insn_idx : c->frame[i + 1]->callsite + 1;
+		int at = resume_insn(c, i, insn_idx);
 
 		live = env->aux[at].live_in | (1u << BPF_REG_10);
 		/* branch conditions only matter if the old exploration decided one by value */
-		rel = o->decided ? env->aux[at].prec_in : env->aux[at].prec_nj_in;
-		if (i != o->curframe) /* a caller: r0-r5 are overwritten by the return */
+		rel = o->decided || mode == CMP_ACTIVE ? env->aux[at].prec_in
+						       : env->aux[at].prec_nj_in;
+		/* a caller: r0-r5 are overwritten by the return (not by a callback's: the
+		 * helper runs again with its arguments) */
+		if (i != o->curframe && !c->frame[i + 1]->in_callback_fn)
 			live &= ~0x3fu;
 		if (!frames_equal(env, o->frame[i], c->frame[i], live, rel, &m, exact))
 			return 0;
 	}
 	return 1;
+}
+
+static int same_callsites(const struct brt_vstate *a, const struct brt_vstate *b)
+{
+	if (a->curframe != b->curframe)
+		return 0;
+	for (int i = 0; i <= a->curframe; i++)
+		if (a->frame[i]->callsite != b->frame[i]->callsite)
+			return 0;
+	return 1;
+}
+
+struct brt_vstate *brt_prev_entry(struct brt_vstate *cur, int insn_idx)
+{
+	for (struct brt_vstate *p = cur->parent; p; p = p->parent)
+		if (p->insn_idx == insn_idx && same_callsites(p, cur))
+			return p;
+	return NULL;
+}
+
+static int scalars_exact(const struct brt_reg *o, const struct brt_reg *c)
+{
+	return o->var_off.value == c->var_off.value && o->var_off.mask == c->var_off.mask &&
+	       o->smin == c->smin && o->smax == c->smax && o->umin == c->umin &&
+	       o->umax == c->umax && o->s32_min == c->s32_min && o->s32_max == c->s32_max &&
+	       o->u32_min == c->u32_min && o->u32_max == c->u32_max;
+}
+
+static void maybe_widen(struct brt_env *env, const struct brt_reg *o, struct brt_reg *c)
+{
+	if (o->type == SCALAR_VALUE && c->type == SCALAR_VALUE && !scalars_exact(o, c))
+		brt_mark_reg_unknown(env, c);
+}
+
+/* The kernel's widen_imprecise_scalars(): after a callback iteration, scalars that changed
+ * since the previous iteration and cannot matter become unknown, so the iterations reach a
+ * state they have seen (bpf_loop(100, cb, &ctx) with ctx->i++ converges in two).  "Cannot
+ * matter" is the static relevance of registers (cfg.c); spilled scalars have none (no
+ * stack liveness): they are widened when they changed. */
+void brt_widen_imprecise(struct brt_env *env, const struct brt_vstate *old,
+			 struct brt_vstate *cur, int insn_idx)
+{
+	for (int fr = old->curframe; fr >= 0; fr--) {
+		const struct brt_frame *fo = old->frame[fr];
+		struct brt_frame *fc = cur->frame[fr];
+		uint16_t rel = env->aux[resume_insn(cur, fr, insn_idx)].prec_in;
+		int slots = (fo->allocated_stack < fc->allocated_stack ? fo->allocated_stack
+								     : fc->allocated_stack) / 8;
+
+		for (int r = 0; r < BPF_REG_10; r++)
+			if (!(rel & (1u << r)))
+				maybe_widen(env, &fo->regs[r], &fc->regs[r]);
+		for (int s = 0; s < slots; s++)
+			if (brt_is_spilled(&fo->stack[s]) && brt_is_spilled(&fc->stack[s]))
+				maybe_widen(env, &fo->stack[s].spilled, &fc->stack[s].spilled);
+	}
 }
 
 static void print_loop(struct brt_env *env, const struct brt_vstate *old, int insn_idx)
@@ -722,26 +802,36 @@ int brt_is_state_visited(struct brt_env *env, int insn_idx)
 	struct brt_stored *sl, **pprev, **b;
 	int n = 0, add;
 	uint64_t h = state_hash(env, cur, insn_idx);
+	int cb = env->aux[insn_idx].calls_callback;
 
-	add = env->jmps_processed - env->prev_jmps_processed >= 2 &&
-	      env->insn_processed - env->prev_insn_processed >= 8;
+	/* a callback call always stores its state: the next iteration compares with it */
+	add = cb || (env->jmps_processed - env->prev_jmps_processed >= 2 &&
+		     env->insn_processed - env->prev_insn_processed >= 8);
+	if (cb) {
+		/* a callback iteration inside one still being explored here adds nothing
+		 * (the kernel's rule at callback calls, which replaces the loop check) */
+		for (struct brt_vstate *p = cur->parent; p; p = p->parent)
+			if (p->insn_idx == insn_idx && states_equal(env, p, cur, insn_idx, CMP_ACTIVE))
+				return 1;
+	}
 	/* an exact repeat of a state on the current path: the loop cannot terminate */
 	b = bucket(env, insn_idx, h);
 	/* (none stored here on the current path: skip the chain, a cache miss per entry)
 	 * newest first, and a bounded number of full comparisons: states that hash alike
 	 * but differ in how ids pair up would otherwise make each visit quadratic (missing a
 	 * loop here only lets the walk run into the instruction limit) */
-	for (sl = env->aux[insn_idx].nr_active ? *b : NULL, n = 0; sl && n < 16; sl = sl->next)
+	for (sl = env->aux[insn_idx].nr_active && !cb ? *b : NULL, n = 0; sl && n < 16;
+	     sl = sl->next)
 		if (sl->insn_idx == insn_idx && sl->hash == h) {
 			n++;
-			if (states_equal(env, sl->st, cur, insn_idx, 1)) {
+			if (states_equal(env, sl->st, cur, insn_idx, CMP_EXACT)) {
 				print_loop(env, sl->st, insn_idx);
 				return -EINVAL;
 			}
 		}
 	n = 0;
 	for (pprev = &env->explored[insn_idx]; (sl = *pprev);) {
-		if (n++ < 64 && states_equal(env, sl->st, cur, insn_idx, 0)) {
+		if (n++ < 64 && states_equal(env, sl->st, cur, insn_idx, CMP_RANGE)) {
 			sl->hits++;
 			/* the rest of this path is the old state's subtree: its decisions count */
 			if (sl->st->decided)

@@ -113,6 +113,10 @@ struct brt_verify_opts {
 	uint32_t fd_array_cnt;         /* entries in fd_array (0: unknown, trust indexes) */
 	const struct brt_vline *lines; /* source lines by insn_off (sorted), or NULL */
 	uint32_t nlines;
+	/* func_info: the BTF linkage (BTF_FUNC_STATIC, _GLOBAL, ...) of each subprogram in
+	 * order, or NULL when the load has no func_info (callbacks then need it) */
+	const uint8_t *func_linkage;
+	uint32_t nfuncs;
 };
 
 #define BRT_VERIFY_ERRLEN 256

@@ -108,6 +108,10 @@ int brt_vm_fault_msg(const struct brt_fault *f, char *err, size_t errlen)
 		snprintf(err, errlen, "insn %zu: call to unknown helper %" PRIu64, f->insn,
 			 f->value);
 		return -EFAULT;
+	case BRT_FAULT_FUNC:
+		snprintf(err, errlen, "insn %zu: callback to 0x%" PRIx64 ", not a function of the "
+			 "program", f->insn, f->value);
+		return -EFAULT;
 	case BRT_FAULT_END:
 		snprintf(err, errlen, "insn %zu: execution falls off the end of the program",
 			 f->insn);

@@ -23,6 +23,8 @@ enum brt_arg_type {
 	BRT_ARG_PTR_TO_ALLOC_MEM,  /* memory from a reserving helper (ringbuf record) */
 	BRT_ARG_CONST_ALLOC_SIZE_OR_ZERO,
 	BRT_ARG_PTR_TO_STACK,      /* pointer to the stack */
+	BRT_ARG_PTR_TO_FUNC,       /* a function of the program (lddw BPF_PSEUDO_FUNC) */
+	BRT_ARG_PTR_TO_STACK_OR_NULL, /* pointer to the stack, or 0 */
 };
 
 /* Kinds of helper return values. */

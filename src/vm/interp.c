@@ -177,3 +177,61 @@ void brt_vm_labels(int checked, struct brt_vm_labels *out)
 	else
 		loop_fast(NULL, NULL, out);
 }
+
+/* A callback from a helper (bpf_loop): the same loop, nested, on a copy of the run's
+ * state that starts at `func` in the frame below the helper's caller (ctx->stack_lo, set
+ * before every helper call), sharing the budget and the write tracking.  A fault inside
+ * becomes the run's fault; the helper sees a stopped run and returns. */
+uint64_t brt_vm_interp_call_func(struct bpfrt_run_ctx *ctx, uint64_t func, const uint64_t *args,
+				 unsigned nargs)
+{
+	struct brt_exec *ex = ctx->call_arg, sub;
+	uint64_t top = (uint64_t)(uintptr_t)(ex->stack + BRT_VM_STACK_BYTES), r0 = 0;
+	uint64_t depth = (top - ctx->stack_lo) / BRT_STACK_SIZE, saved_lo = ctx->stack_lo;
+	uint32_t saved_written = 0;
+	unsigned saved_depth = 0;
+	uint64_t a[5] = { 0 };
+	int ret;
+
+	for (unsigned i = 0; i < nargs && i < 5; i++)
+		a[i] = args[i];
+	if (func >= ex->n || ex->code[func].op == BRT_OP_INVALID || depth >= BRT_MAX_CALL_DEPTH) {
+		ex->fault.kind = depth >= BRT_MAX_CALL_DEPTH ? BRT_FAULT_DEPTH : BRT_FAULT_FUNC;
+		ex->fault.value = func;
+		ex->fault.insn = SIZE_MAX; /* the loop names the helper call */
+		bpfrt_run_stop(ctx, 0);
+		return 0;
+	}
+	sub = *ex;
+	sub.start = func;
+	sub.base_depth = (unsigned)depth;
+	sub.r1 = a[0];
+	sub.r2 = a[1];
+	memcpy(sub.r3_5, a + 2, sizeof(sub.r3_5));
+	if (ctx->checked)
+		memset((void *)(uintptr_t)(saved_lo - BRT_STACK_SIZE), ex->poison, BRT_STACK_SIZE);
+	if (ex->track) {
+		/* the callee sees its arguments and a fresh frame, as a bpf-to-bpf callee */
+		saved_written = ex->track->written;
+		saved_depth = ex->track->depth;
+		ex->track->written = (1u << BPF_REG_10) | ((1u << (nargs + 1)) - 2);
+		ex->track->depth = (unsigned)depth;
+		memset(ex->track->stack + (BRT_VM_STACK_BYTES - (depth + 1) * BRT_STACK_SIZE) / 8, 0,
+		       BRT_STACK_SIZE / 8);
+	}
+	ctx->call_arg = &sub; /* callbacks of the callback nest from here */
+	ret = ctx->checked ? loop_checked(&sub, &r0, NULL) : loop_fast(&sub, &r0, NULL);
+	ctx->call_arg = ex;
+	ctx->stack_lo = saved_lo;
+	ex->left = sub.left;
+	if (ex->track) {
+		ex->track->written = saved_written;
+		ex->track->depth = saved_depth;
+	}
+	if (ret) {
+		ex->fault = sub.fault;
+		bpfrt_run_stop(ctx, 0);
+		return 0;
+	}
+	return r0;
+}

@@ -58,7 +58,7 @@ static int BRT_LOOP_FN(struct brt_exec *ex, uint64_t *r0, struct brt_vm_labels *
 	uint64_t reg[BRT_MAX_REGS];
 	uint64_t addr, budget, stack_lo, stack_hi;
 	struct brt_track *track;
-	unsigned depth = 0, size = 0;
+	unsigned depth = 0, size = 0, max_depth;
 	enum brt_fault_kind kind = BRT_FAULT_NONE;
 	uint64_t helper_id = 0;
 	int32_t pkt_off = 0;
@@ -76,20 +76,26 @@ static int BRT_LOOP_FN(struct brt_exec *ex, uint64_t *r0, struct brt_vm_labels *
 		return 0;
 	}
 	ctx = ex->ctx;
-	pc = ex->code;
-	budget = ex->budget;
+	pc = ex->code + ex->start;
+	budget = ex->left;
 	track = ex->track;
 	(void)track;
+	/* the checked engine's stack check covers every live frame, callers' included */
 	stack_hi = (uint64_t)(uintptr_t)(ex->stack + BRT_VM_STACK_BYTES);
-	stack_lo = stack_hi - BRT_STACK_SIZE;
+	max_depth = BRT_MAX_CALL_DEPTH - ex->base_depth;
 	(void)budget;
-	(void)stack_lo;
 	(void)kind;
 	(void)addr;
 	memset(reg, BRT_LOOP_CHECKED ? ex->poison : 0, sizeof(reg));
 	reg[1] = ex->r1;
 	reg[2] = ex->r2;
-	reg[10] = stack_hi;
+	reg[10] = stack_hi - (uint64_t)ex->base_depth * BRT_STACK_SIZE;
+	stack_lo = reg[10] - BRT_STACK_SIZE;
+	if (ex->base_depth) {
+		reg[3] = ex->r3_5[0];
+		reg[4] = ex->r3_5[1];
+		reg[5] = ex->r3_5[2];
+	}
 
 #define DST reg[pc->dst]
 #define SRC reg[pc->src]
@@ -312,7 +318,7 @@ dispatch:
 	CASE(call_helper) helper_id = U32(IMM); goto call_helper;
 	CASE(callx) helper_id = DST; goto call_helper;
 	CASE(call_local)
-		if (depth + 1 >= BRT_MAX_CALL_DEPTH)
+		if (depth + 1 >= max_depth)
 			goto fault_depth;
 		frames[depth].r6 = reg[6];
 		frames[depth].r7 = reg[7];
@@ -328,6 +334,8 @@ dispatch:
 	CASE(exit)
 		if (depth == 0) {
 			*r0 = reg[0];
+			if (BRT_LOOP_CHECKED)
+				ex->left = budget;
 			return 0;
 		}
 		depth--;
@@ -401,8 +409,18 @@ call_helper:
 		goto fault;
 	}
 	ctx->stack_lo = stack_lo;
+	if (BRT_LOOP_CHECKED)
+		ex->left = budget; /* a callback inside the helper spends from it */
 	reg[0] = ctx->helpers[helper_id](reg[1], reg[2], reg[3], reg[4], reg[5], ctx);
+	if (BRT_LOOP_CHECKED)
+		budget = ex->left;
 	if (ctx->stopped) {
+		if (ex->fault.kind != BRT_FAULT_NONE) {
+			/* a callback faulted (or was refused: then the call is the culprit) */
+			if (ex->fault.insn == SIZE_MAX)
+				ex->fault.insn = (size_t)(pc - ex->code);
+			return -1;
+		}
 		*r0 = ctx->stop_r0;
 		return 0;
 	}

@@ -128,7 +128,7 @@ struct brt_dinsn *brt_vm_predecode(const struct bpf_insn *insns, size_t n, int c
 		d->imm = (uint64_t)(int64_t)insns[pc].imm;
 		switch (brt_ops[op].shape) {
 		case BRT_SHAPE_LDDW:
-			d->imm = (uint32_t)insns[pc].imm | (uint64_t)(uint32_t)insns[pc + 1].imm << 32;
+			d->imm = brt_isa_lddw_value(&insns[pc], pc);
 			/* the second slot stays a sentinel: nothing can jump there */
 			code[pc + 1].op = BRT_OP_INVALID;
 			code[pc + 1].label = labels.op ? labels.op[BRT_OP_INVALID] : NULL;
@@ -318,6 +318,7 @@ static inline void unchecked_ctx_init(struct bpfrt_run_ctx *ctx, struct bpfrt_vm
 	ctx->nr_helpers = o->helpers ? o->nr_helpers : vm->nr_helpers;
 	ctx->skb_data = o->skb_data;
 	ctx->skb_len = o->skb_len;
+	ctx->cb_depth = 0;
 	ctx->checked = 0;
 }
 
@@ -347,6 +348,28 @@ static int jit_code(struct bpfrt_vm *vm, const brt_helper_fn *helpers, size_t nr
 	return ret;
 }
 
+/* The JIT's call_func: the function's C entry, on the native stack (the verifier bounds
+ * the chain; unverified programs get the same 8-frame limit). */
+static uint64_t jit_call_func(struct bpfrt_run_ctx *ctx, uint64_t func, const uint64_t *args,
+			      unsigned nargs)
+{
+	uint64_t a[5] = { 0 }, r0 = 0;
+	int ret;
+
+	for (unsigned i = 0; i < nargs && i < 5; i++)
+		a[i] = args[i];
+	if (ctx->cb_depth + 1 >= BRT_MAX_CALL_DEPTH) {
+		bpfrt_run_stop(ctx, 0);
+		return 0;
+	}
+	ctx->cb_depth++;
+	ret = brt_jit_call_func(ctx->call_arg, func, a, ctx, &r0);
+	ctx->cb_depth--;
+	if (ret)
+		bpfrt_run_stop(ctx, 0);
+	return r0;
+}
+
 /* The JIT uses the native stack and checks nothing, so the context needs only what
  * helpers and packet loads read. */
 static int run_jit(struct bpfrt_vm *vm, const struct brt_run_opts *o, uint64_t *r0, char *err,
@@ -357,6 +380,7 @@ static int run_jit(struct bpfrt_vm *vm, const struct brt_run_opts *o, uint64_t *
 	int ret;
 
 	unchecked_ctx_init(&ctx, vm, o, 1);
+	ctx.call_func = jit_call_func;
 	ctx.stack_lo = ctx.stack_hi = 0;
 	ctx.regions = NULL;
 	ctx.nr_regions = ctx.cap_regions = 0;
@@ -364,6 +388,7 @@ static int run_jit(struct bpfrt_vm *vm, const struct brt_run_opts *o, uint64_t *
 	ret = jit_code(vm, o->helpers, o->nr_helpers, &prog, err, errlen);
 	if (ret)
 		return set_err(ret);
+	ctx.call_arg = (void *)(uintptr_t)prog;
 	*r0 = brt_jit_call(prog, o->r1, o->r2, &ctx);
 	if (errlen)
 		err[0] = 0;
@@ -382,13 +407,19 @@ static __attribute__((noinline)) int run_fast(struct bpfrt_vm *vm, const struct 
 	int ret;
 
 	unchecked_ctx_init(&ctx, vm, o, 0);
+	ctx.call_func = brt_vm_interp_call_func;
+	ctx.call_arg = &ex;
 	ctx.nr_regions = 0;
 	ctx.regions_owned = 0;
 	ex.code = vm->code;
+	ex.n = vm->n;
+	ex.start = 0;
+	ex.base_depth = 0;
+	ex.fault.kind = BRT_FAULT_NONE;
 	ex.r1 = o->r1;
 	ex.r2 = o->r2;
 	ex.stack = stack;
-	ex.budget = 0;
+	ex.budget = ex.left = 0;
 	ex.ctx = &ctx;
 	ex.track = NULL;
 	ret = brt_vm_interp_fast(&ex, r0);
@@ -422,6 +453,9 @@ static __attribute__((noinline)) int run_interp(struct bpfrt_vm *vm, const struc
 	ctx.nr_helpers = o->helpers ? o->nr_helpers : vm->nr_helpers;
 	ctx.skb_data = o->skb_data;
 	ctx.skb_len = o->skb_len;
+	ctx.call_func = brt_vm_interp_call_func;
+	ctx.call_arg = &ex;
+	ctx.cb_depth = 0;
 	ctx.checked = checked;
 	ctx.stack_hi = (uint64_t)(uintptr_t)(stack + sizeof(stack));
 	ctx.stack_lo = ctx.stack_hi - BRT_STACK_SIZE;
@@ -439,9 +473,13 @@ static __attribute__((noinline)) int run_interp(struct bpfrt_vm *vm, const struc
 	}
 	memset(&ex.fault, 0, sizeof(ex.fault));
 	ex.code = vm->code;
+	ex.n = vm->n;
+	ex.start = 0;
+	ex.base_depth = 0;
 	ex.r1 = o->r1;
 	ex.r2 = o->r2;
 	ex.budget = o->insn_budget ? o->insn_budget : vm->insn_budget;
+	ex.left = ex.budget;
 	ex.stack = stack;
 	ex.poison = o->poison;
 	ex.ctx = &ctx;
@@ -537,6 +575,7 @@ uint64_t brt_vm_tail_call(struct bpfrt_vm *vm, void *user, uint64_t r1,
 			ctx->user = user;
 			ctx->helpers = vm->helpers;
 			ctx->nr_helpers = vm->nr_helpers;
+			ctx->call_arg = (void *)(uintptr_t)prog; /* its callbacks are its own */
 			return 0;
 		}
 		/* no code for these helpers: the nested run below reports why */

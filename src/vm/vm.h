@@ -59,6 +59,12 @@ struct bpfrt_run_ctx {
 	size_t nr_helpers;              /* entries in helpers */
 	const uint8_t *skb_data;        /* packet LD_ABS/LD_IND read; may be NULL */
 	size_t skb_len;                 /* its length */
+	/* helpers that call back into the program (bpf_loop) go through brt_vm_call_func():
+	 * the running engine's way to run a function of the program, NULL when it has none */
+	uint64_t (*call_func)(struct bpfrt_run_ctx *ctx, uint64_t func, const uint64_t *args,
+			      unsigned nargs);
+	void *call_arg;                 /* the engine's state for call_func */
+	uint32_t cb_depth;              /* JIT: callbacks running now */
 	int checked;                    /* the checked engine runs: regions apply */
 	uint64_t stack_lo;              /* checked: live stack frames [stack_lo, stack_hi) */
 	uint64_t stack_hi;
@@ -115,6 +121,7 @@ enum brt_fault_kind {
 	BRT_FAULT_END,        /* execution ran past the last instruction */
 	BRT_FAULT_UNWRITTEN_REG,   /* tracking: read of a register not written (reg) */
 	BRT_FAULT_UNWRITTEN_STACK, /* tracking: read of stack bytes not written */
+	BRT_FAULT_FUNC,       /* a helper called back a value that names no function */
 };
 
 struct brt_fault {
@@ -143,12 +150,18 @@ void brt_vm_track_init(struct brt_track *t, const uint8_t *stack, uint8_t helper
 int brt_vm_track(struct brt_track *t, const struct brt_dinsn *d, const uint64_t *reg,
 		 struct brt_fault *f);
 
-/* The per-run state the interpreter loops work on. */
+/* The per-run state the interpreter loops work on.  A callback (brt_vm_call_func()) runs
+ * the same loop on a copy that starts at function `start`, base_depth frames down. */
 struct brt_exec {
 	const struct brt_dinsn *code; /* pre-decoded program (n + 1 entries) */
+	size_t n;                     /* instructions */
+	size_t start;                 /* first instruction to run */
+	unsigned base_depth;          /* frames above the first one this loop runs */
 	uint64_t r1;                  /* arguments */
 	uint64_t r2;
-	uint64_t budget;              /* checked: instructions left */
+	uint64_t r3_5[3];             /* callbacks: r3-r5 (the main run starts them at 0) */
+	uint64_t budget;              /* checked: the run's instruction budget */
+	uint64_t left;                /* checked: instructions left (shared with callbacks) */
 	uint8_t poison;               /* checked: initial byte of stack frames and registers */
 	uint8_t *stack;               /* BRT_VM_STACK_BYTES, lowest address */
 	struct bpfrt_run_ctx *ctx;
@@ -178,6 +191,9 @@ struct brt_vm_labels {
 /* Interpreter loops (interp.c).  They return 0 with *r0 set, or -1 with ex->fault set. */
 int brt_vm_interp_fast(struct brt_exec *ex, uint64_t *r0);
 int brt_vm_interp_checked(struct brt_exec *ex, uint64_t *r0);
+/* The interpreters' call_func (ctx->call_arg = the run's struct brt_exec). */
+uint64_t brt_vm_interp_call_func(struct bpfrt_run_ctx *ctx, uint64_t func, const uint64_t *args,
+				 unsigned nargs);
 void brt_vm_labels(int checked, struct brt_vm_labels *out);
 
 /* Checked engine (checked.c): may the run access [addr, addr + size)? (regions only; the
@@ -209,6 +225,14 @@ int brt_vm_run_opts(struct bpfrt_vm *vm, const struct brt_run_opts *opts, uint64
 uint64_t brt_vm_tail_call(struct bpfrt_vm *vm, void *user, uint64_t r1,
 			  struct bpfrt_run_ctx *ctx);
 
+/* Run function `func` of the running program (the instruction index lddw BPF_PSEUDO_FUNC
+ * loads) with r1..r<nargs> = args (at most 5; the others are 0), on the run's engine, in a
+ * new stack frame below the caller's, and return its r0: bpf_loop()'s callback.  A fault,
+ * a bad function, too deep a call chain or a stop inside stops the whole run
+ * (ctx->stopped): the helper must then return at once. */
+uint64_t brt_vm_call_func(struct bpfrt_run_ctx *ctx, uint64_t func, const uint64_t *args,
+			  unsigned nargs);
+
 /* The vm's engine after resolving DEFAULT, and its instructions. */
 enum bpfrt_engine brt_vm_engine(const struct bpfrt_vm *vm);
 const struct bpf_insn *brt_vm_insns(const struct bpfrt_vm *vm, size_t *n);
@@ -237,5 +261,8 @@ uint64_t brt_helper_get_smp_processor_id(uint64_t r1, uint64_t r2, uint64_t r3, 
 					 uint64_t r5, struct bpfrt_run_ctx *ctx);
 uint64_t brt_helper_get_numa_node_id(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
 				     uint64_t r5, struct bpfrt_run_ctx *ctx);
+/* callback.c */
+uint64_t brt_helper_loop(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5,
+			 struct bpfrt_run_ctx *ctx);
 
 #endif

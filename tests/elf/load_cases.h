@@ -53,7 +53,10 @@ static const struct run_case run_cases[] = {
 	{ "queue_stack", "push_pop", { 13, 13 } },
 	{ "prog_array", "entry", { 11, 11 } },
 	{ "map_in_map", "through_outer", { 5, 5 } },
-	{ "callback", "loop_sum", { 45, 45 }, "bpf_loop() and BPF_PSEUDO_FUNC" },
+	{ "callback", "loop_sum", { 45, 45 } },
+	{ "loop_stop", "loop_stop", { 464, 464 } },
+	{ "loop_stop", "loop_refused", { 2207, 2207 } },
+	{ "loop_stop", "loop_nested", { 204, 204 } },
 };
 
 typedef int (*test_bpf_fn)(int cmd, union bpf_attr *attr, unsigned int size);

@@ -8,6 +8,7 @@
  * results (tests/verifier/cases/expected.inc) and tests/verifier/DISAGREEMENTS.md.
  * Root only; otherwise "skipped".
  */
+#include <linux/btf.h>
 #include <linux/capability.h>
 #include <stdio.h>
 #include <sys/syscall.h>
@@ -88,13 +89,57 @@ static int create_map(const struct vc_map *m)
 	return fd;
 }
 
+/* A BTF blob for func_info: int, a prototype "int (void)", and FUNC f<i> of that type
+ * for each of n functions (static, or global where bit i of global is set).  Loads it and
+ * returns its fd, or -1. */
+static int load_func_btf(uint32_t n, uint32_t global)
+{
+	uint32_t words[8 + 2 * 3 + 3 * VC_MAX_FUNCS], *t = words + 6, nt = 0;
+	char strs[4 + 5 * VC_MAX_FUNCS] = "\0int";
+	uint32_t slen = 5;
+	union bpf_attr a;
+
+	*t++ = 1;                                  /* [1] int: name "int" */
+	*t++ = (uint32_t)BTF_KIND_INT << 24;
+	*t++ = 4;
+	*t++ = (uint32_t)BTF_INT_SIGNED << 24 | 32; /* encoding, offset 0, bits */
+	*t++ = 0;                                  /* [2] int (void) */
+	*t++ = (uint32_t)BTF_KIND_FUNC_PROTO << 24;
+	*t++ = 1;
+	for (uint32_t i = 0; i < n; i++) {         /* [3 + i] f<i> */
+		*t++ = slen;
+		*t++ = (uint32_t)BTF_KIND_FUNC << 24 | ((global >> i) & 1);
+		*t++ = 2;
+		slen += (uint32_t)snprintf(strs + slen, sizeof(strs) - slen, "f%u", i) + 1;
+	}
+	nt = (uint32_t)(t - (words + 6)) * 4;
+	words[0] = 0xeB9F | 1u << 16;              /* magic, version 1, flags 0 */
+	words[1] = 24;                             /* hdr_len */
+	words[2] = 0;                              /* type_off */
+	words[3] = nt;                             /* type_len */
+	words[4] = nt;                             /* str_off */
+	words[5] = slen;                           /* str_len */
+	{
+		static unsigned char blob[sizeof(words) + sizeof(strs)];
+
+		memcpy(blob, words, 24 + nt);
+		memcpy(blob + 24 + nt, strs, slen);
+		memset(&a, 0, sizeof(a));
+		a.btf = (uint64_t)(uintptr_t)blob;
+		a.btf_size = 24 + nt + slen;
+		return (int)sys_bpf(BPF_BTF_LOAD, &a);
+	}
+}
+
 /* Load into the kernel; fills o like vc_run_ours().  Returns -1 when the case could not
  * be run (map creation failed). */
 static int run_kernel(const struct vcase *c, struct vc_outcome *o)
 {
 	static char log[VC_LOG_SIZE];
-	int fds[VC_MAX_MAPS] = { -1, -1, -1, -1 }, fd, ret = 0;
+	int fds[VC_MAX_MAPS] = { -1, -1, -1, -1 }, fd, ret = 0, btf_fd = -1;
 	struct bpf_insn *insns = malloc(c->len * sizeof(*insns));
+	struct bpf_func_info fi[VC_MAX_FUNCS];
+	uint32_t starts[VC_MAX_FUNCS], nfuncs = vc_funcs(c, starts);
 	struct caps saved, dropped;
 	union bpf_attr a;
 
@@ -130,6 +175,19 @@ static int run_kernel(const struct vcase *c, struct vc_outcome *o)
 	a.log_size = VC_LOG_SIZE;
 	a.prog_flags = c->prog_flags;
 	a.expected_attach_type = c->attach;
+	if (c->btf) {
+		btf_fd = load_func_btf(nfuncs, c->global_funcs);
+		if (btf_fd < 0) {
+			ret = -1;
+			goto out;
+		}
+		for (uint32_t i = 0; i < nfuncs; i++)
+			fi[i] = (struct bpf_func_info){ .insn_off = starts[i], .type_id = 3 + i };
+		a.prog_btf_fd = (uint32_t)btf_fd;
+		a.func_info = (uint64_t)(uintptr_t)fi;
+		a.func_info_cnt = nfuncs;
+		a.func_info_rec_size = sizeof(fi[0]);
+	}
 	log[0] = 0;
 	caps_get(&saved);
 	dropped = saved;
@@ -151,6 +209,8 @@ static int run_kernel(const struct vcase *c, struct vc_outcome *o)
 	if (o->err)
 		vc_first_error(log, o->msg, sizeof(o->msg));
 out:
+	if (btf_fd >= 0)
+		close(btf_fd);
 	for (int i = 0; i < VC_MAX_MAPS; i++)
 		if (fds[i] >= 0)
 			close(fds[i]);
@@ -176,6 +236,9 @@ static const struct {
 } known_reasons[] = {
 	{ "map/map_ptr_deref", "loads through a map pointer need kernel BTF (struct bpf_map); "
 			       "bpfrt has no BTF and refuses them" },
+	{ "cb/tail_call", "bpfrt refuses tail calls from any subprogram, with or without BTF "
+			  "(where the target returns to differs between its engines); the kernel "
+			  "allows them with func_info and checks the arguments" },
 	{ "unpriv/back_edge_ok_capbpf", "without CAP_PERFMON the kernel also walks speculative "
 					"(Spectre v1) paths; bpfrt does not simulate them" },
 };

@@ -102,7 +102,8 @@ struct gen {
 	struct bpf_insn p[MAXP];
 	int n;
 	int xdp;      /* XDP program (packet access) instead of a socket filter */
-	int sub_at;   /* index of the pseudo call to patch, -1 if none */
+	int sub_at;   /* index of the pseudo call (or callback lddw) to patch, -1 if none */
+	int sub_cb;   /* the subprogram is bpf_loop's callback */
 	int capbpf;   /* verified as bpf_capable: no uninitialised stack reads either */
 };
 
@@ -332,6 +333,23 @@ static void gen_body(struct gen *g, int len)
 			reinit_args(g);
 		} else if (k < 22 && g->xdp) {
 			gen_packet(g);
+		} else if (k < 22 && g->sub_at < 0 && pick(2)) {
+			/* bpf_loop(n, sub, a stack pointer or NULL, 0) */
+			if (pick(2))
+				emit(g, (struct bpf_insn)MOV64_IMM(1, (int32_t)pick(6)));
+			else
+				emit(g, (struct bpf_insn)LDX(BPF_B, 1, 6, ctx_off(g)));
+			g->sub_at = g->n;
+			g->sub_cb = 1;
+			emit(g, (struct bpf_insn)I(BPF_LD | BPF_IMM | BPF_DW, 2, BPF_PSEUDO_FUNC, 0, 0));
+			emit(g, (struct bpf_insn)I(0, 0, 0, 0, 0));
+			emit(g, (struct bpf_insn)MOV64_REG(3, 10));
+			emit(g, (struct bpf_insn)ALU64_IMM(BPF_ADD, 3, -8 * (int32_t)(1 + pick(4))));
+			if (!pick(4))
+				emit(g, (struct bpf_insn)MOV64_IMM(3, 0));
+			emit(g, (struct bpf_insn)MOV64_IMM(4, 0));
+			emit(g, (struct bpf_insn)CALL(BPF_FUNC_loop));
+			reinit_args(g);
 		} else if (k < 22 && g->sub_at < 0) {
 			/* bpf-to-bpf call: r1 = a stack pointer or a scalar, r2 a scalar */
 			if (pick(2)) {
@@ -363,10 +381,12 @@ static void gen_body(struct gen *g, int len)
 	}
 }
 
-/* the callee: works on r0-r5 and its own frame; r1 may point into the caller's stack */
+/* the callee: works on r0-r5 and its own frame; r1 (a callback's r2) may point into the
+ * caller's stack */
 static void gen_sub(struct gen *g)
 {
 	int len = 2 + (int)pick(10);
+	uint8_t ptr = g->sub_cb ? 2 : 1;
 
 	g->p[g->sub_at].imm = g->n - g->sub_at - 1;
 	for (int i = 0; i < len; i++) {
@@ -382,9 +402,10 @@ static void gen_sub(struct gen *g)
 			break;
 		case 2: /* through the caller's pointer */
 			if (pick(2))
-				emit(g, (struct bpf_insn)LDX(sz, d ? d : 2, 1, (int16_t)(pick(3) * 4)));
+				emit(g, (struct bpf_insn)LDX(sz, d ? d : 3, ptr,
+							     (int16_t)(pick(3) * 4)));
 			else
-				emit(g, (struct bpf_insn)ST(sz, 1, (int16_t)(pick(3) * 4), 7));
+				emit(g, (struct bpf_insn)ST(sz, ptr, (int16_t)(pick(3) * 4), 7));
 			break;
 		default:
 			gen_alu_reg(g, d, (uint8_t)pick(6));
@@ -404,6 +425,7 @@ static void gen_prog(struct gen *g)
 	g->xdp = !pick(3);
 	g->capbpf = !pick(3);
 	g->sub_at = -1;
+	g->sub_cb = 0;
 	emit(g, (struct bpf_insn)MOV64_REG(6, 1));
 	for (uint8_t r = 0; r <= 9; r++) {
 		if (r == 6 || !pick(20))
@@ -449,7 +471,10 @@ static int run_prog(struct gen *g, long i, uint64_t seed)
 	int ret = 0;
 
 	for (int k = 0; k + 1 < g->n; k++)
-		if (g->p[k].code == (BPF_LD | BPF_IMM | BPF_DW)) {
+		if (g->p[k].code == (BPF_LD | BPF_IMM | BPF_DW) &&
+		    g->p[k].src_reg == BPF_PSEUDO_FUNC) {
+			k++;
+		} else if (g->p[k].code == (BPF_LD | BPF_IMM | BPF_DW)) {
 			uint64_t a = (uint64_t)(uintptr_t)&maps[g->p[k].imm];
 
 			g->p[k].src_reg = 0;
@@ -507,7 +532,7 @@ int main(int argc, char **argv)
 {
 	long programs = argc > 1 ? strtol(argv[1], NULL, 0) : 20000;
 	uint64_t seed = argc > 2 ? strtoull(argv[2], NULL, 0) : 0x5eed;
-	long accepted = 0, faults = 0, kinds[2] = { 0, 0 };
+	long accepted = 0, faults = 0, kinds[2] = { 0, 0 }, callbacks = 0;
 	size_t nh;
 	const brt_helper_fn *def = brt_helper_default_table(&nh);
 	struct gen g;
@@ -521,8 +546,10 @@ int main(int argc, char **argv)
 		T_SKIP("no memory below 4 GiB for the packet");
 	rng_state = seed;
 	for (long i = 0; i < programs; i++) {
+		static const uint8_t all_static[2]; /* func_info: callbacks are static */
 		struct brt_verify_opts o = { .prog_type = BPF_PROG_TYPE_SOCKET_FILTER, .gpl = 1,
-					     .map_info = map_info };
+					     .map_info = map_info, .func_linkage = all_static,
+					     .nfuncs = 2 };
 
 		gen_prog(&g);
 		if (g.xdp)
@@ -539,11 +566,13 @@ int main(int argc, char **argv)
 		}
 		accepted++;
 		kinds[g.xdp]++;
+		callbacks += g.sub_cb;
 		if (run_prog(&g, i, seed))
 			faults++;
 	}
-	printf("%ld programs, %ld accepted by the verifier (%ld socket filters, %ld xdp), "
-	       "%ld faulted when run\n", programs, accepted, kinds[0], kinds[1], faults);
+	printf("%ld programs, %ld accepted by the verifier (%ld socket filters, %ld xdp, %ld with "
+	       "a bpf_loop callback), %ld faulted when run\n", programs, accepted, kinds[0],
+	       kinds[1], callbacks, faults);
 	munmap(pkt_page, 4096);
 	for (int m = 0; m < NMAPS; m++)
 		free(maps[m].values);

@@ -75,8 +75,43 @@ static void vc_first_error(const char *log, char *out, size_t outlen)
 	}
 }
 
+#define VC_MAX_FUNCS 64
+
+/* Subprogram starts as the verifier finds them (0, call and callback targets), sorted;
+ * returns how many. */
+static uint32_t vc_funcs(const struct vcase *c, uint32_t *starts)
+{
+	uint32_t n = 1;
+
+	starts[0] = 0;
+	for (size_t i = 0; i < c->len && n < VC_MAX_FUNCS; i++) {
+		const struct bpf_insn *in = &c->insns[i];
+		int64_t t = (int64_t)i + in->imm + 1;
+		int dup = 0;
+
+		if (!((in->code == (BPF_JMP | BPF_CALL) && in->src_reg == BPF_PSEUDO_CALL) ||
+		      (in->code == (BPF_LD | BPF_IMM | BPF_DW) && in->src_reg == BPF_PSEUDO_FUNC)) ||
+		    t < 0 || t >= (int64_t)c->len)
+			continue;
+		for (uint32_t k = 0; k < n; k++)
+			dup |= starts[k] == (uint32_t)t;
+		if (!dup)
+			starts[n++] = (uint32_t)t;
+	}
+	for (uint32_t a = 1; a < n; a++) /* insertion sort: a handful of entries */
+		for (uint32_t b = a; b > 0 && starts[b - 1] > starts[b]; b--) {
+			uint32_t t = starts[b];
+
+			starts[b] = starts[b - 1];
+			starts[b - 1] = t;
+		}
+	return n;
+}
+
 static void vc_run_ours(const struct vcase *c, struct vc_outcome *o)
 {
+	uint32_t starts[VC_MAX_FUNCS], nfuncs = vc_funcs(c, starts);
+	uint8_t linkage[VC_MAX_FUNCS];
 	static char log[VC_LOG_SIZE];
 	struct brt_verify_opts opts = {
 		.prog_type = c->prog_type,
@@ -93,6 +128,12 @@ static void vc_run_ours(const struct vcase *c, struct vc_outcome *o)
 	struct brt_verify_result res;
 	int err;
 
+	for (uint32_t i = 0; i < nfuncs; i++)
+		linkage[i] = (c->global_funcs >> i) & 1; /* BTF_FUNC_GLOBAL is 1 */
+	if (c->btf) {
+		opts.func_linkage = linkage;
+		opts.nfuncs = nfuncs;
+	}
 	log[0] = 0;
 	err = brt_verify(c->insns, c->len, &opts, &res);
 	o->err = -err;

@@ -35,7 +35,7 @@ int brt_jit_emit_blinded(struct jit_state *st, size_t pc, int *rc)
 	int shape = brt_ops[op].shape;
 
 	if (op == BRT_OP_lddw) {
-		uint64_t v = (uint32_t)in.imm | ((uint64_t)(uint32_t)st->insns[pc + 1].imm << 32);
+		uint64_t v = brt_isa_lddw_value(&st->insns[pc], pc);
 
 		emit_mov_imm64(B, AUX, v ^ key);
 		emit_mov_imm64(B, xreg(in.dst_reg), key);

@@ -119,6 +119,18 @@ static void pkt_regs_stubs(struct jit_state *st)
 	emit_ret(B);
 }
 
+/* The entry frame's slots, ANCHOR pointing at them; the run ctx comes in ctx_reg. */
+static void emit_slots(struct jit_state *st, int ctx_reg)
+{
+	adjust_rsp(st, ALU_SUB, JIT_SLOTS_SIZE);
+	emit_store_r(B, 8, RSP, JIT_SLOT_CTX, ctx_reg);
+	emit_mov_rr(B, true, ANCHOR, RSP);
+	if (st->uses_callx) {
+		emit_mov_imm64(B, TMP, (uint64_t)(uintptr_t)st->prog);
+		emit_store_r(B, 8, ANCHOR, JIT_SLOT_PROG, TMP);
+	}
+}
+
 void brt_jit_emit_prologue(struct jit_state *st, const struct jit_func *f)
 {
 	bool is_main = f == &st->funcs[0];
@@ -128,15 +140,8 @@ void brt_jit_emit_prologue(struct jit_state *st, const struct jit_func *f)
 		return;
 	}
 	push_saved(st, f->saved);
-	if (is_main && st->anchor) {
-		adjust_rsp(st, ALU_SUB, JIT_SLOTS_SIZE);
-		emit_store_r(B, 8, RSP, JIT_SLOT_CTX, RDX); /* ctx: 3rd argument */
-		emit_mov_rr(B, true, ANCHOR, RSP);
-		if (st->uses_callx) {
-			emit_mov_imm64(B, TMP, (uint64_t)(uintptr_t)st->prog);
-			emit_store_r(B, 8, ANCHOR, JIT_SLOT_PROG, TMP);
-		}
-	}
+	if (is_main && st->anchor)
+		emit_slots(st, RDX); /* ctx: 3rd argument */
 	if (f->stack)
 		emit_mov_rr(B, true, RBP, RSP); /* r10: top of this function's 512 bytes */
 	adjust_rsp(st, ALU_SUB, f->frame);
@@ -368,4 +373,25 @@ void brt_jit_emit_stubs(struct jit_state *st)
 	emit_lea(B, RSP, ANCHOR, JIT_SLOTS_SIZE);
 	pop_saved(st, st->funcs[0].saved);
 	emit2(B, 0xff, 0xe0); /* jmp rax */
+}
+
+/* A callback's C entry: uint64_t entry(r1, r2, r3, r4, r5, ctx), which is also the eBPF
+ * helper convention, so the arguments are in place.  It sets up a frame like the main
+ * prologue's (same saved registers, slots, ANCHOR), so an early exit from inside the
+ * callback unwinds to here and returns to the helper that called it. */
+void brt_jit_emit_cb_entry(struct jit_state *st, struct jit_func *f)
+{
+	unsigned pushed = (unsigned)__builtin_popcount(st->funcs[0].saved) * 8;
+
+	if (!f->callback)
+		return;
+	f->cb_entry = (uint32_t)B->len;
+	push_saved(st, st->funcs[0].saved);
+	emit_slots(st, R9); /* ctx: 6th argument */
+	/* rsp 16-byte aligned at the call, as every function expects */
+	adjust_rsp(st, ALU_SUB, (8 + pushed + JIT_SLOTS_SIZE) % 16);
+	emit_call_rel(B, st->entry[f->start]);
+	emit_lea(B, RSP, ANCHOR, JIT_SLOTS_SIZE);
+	pop_saved(st, st->funcs[0].saved);
+	emit_ret(B);
 }

@@ -442,9 +442,7 @@ SWAP_ROW(le64, truncate_le, 64)
 
 static int emit_lddw(struct jit_state *st, insn_t insn, size_t pc)
 {
-	(void)pc;
-	emit_mov_imm64(B, xreg(insn->dst_reg),
-		       (uint32_t)insn[0].imm | ((uint64_t)(uint32_t)insn[1].imm << 32));
+	emit_mov_imm64(B, xreg(insn->dst_reg), brt_isa_lddw_value(insn, pc));
 	return 0;
 }
 

@@ -120,6 +120,15 @@ static int decode(struct jit_state *st, uint16_t *ops, uint8_t *starts)
 			return -EINVAL;
 		}
 		ops[pc] = (uint16_t)op;
+		if (op == BRT_OP_lddw && st->insns[pc].src_reg == BPF_PSEUDO_FUNC) {
+			/* a callback: its own function, with a C entry (calls.c) */
+			t = (int64_t)brt_isa_lddw_value(&st->insns[pc], pc);
+			if (t < 0 || (uint64_t)t >= st->n) {
+				snprintf(st->err, st->errlen, "insn %zu: function out of range", pc);
+				return -EINVAL;
+			}
+			starts[t] |= 2;
+		}
 		if (op == BRT_OP_lddw)
 			ops[++pc] = BRT_OP_INVALID;
 		else if (is_branch(op) || op == BRT_OP_call_local) {
@@ -129,7 +138,7 @@ static int decode(struct jit_state *st, uint16_t *ops, uint8_t *starts)
 				return -EINVAL;
 			}
 			if (op == BRT_OP_call_local)
-				starts[t] = 1;
+				starts[t] |= 1;
 		}
 		if ((brt_ops[op].shape == BRT_SHAPE_LD_ABS || brt_ops[op].shape == BRT_SHAPE_LD_IND) &&
 		    (st->env->pkt_data_off < 0 || st->env->pkt_len_off < 0)) {
@@ -255,6 +264,9 @@ static void plan_frames(struct jit_state *st, const uint16_t *ops)
 	uint16_t all = 0;
 
 	st->pkt_regs = brt_jit_pkt_regs_fit(st->insns, st->n, ops);
+	for (size_t k = 0; k < st->nfuncs; k++)
+		if (st->funcs[k].callback) /* its C entry needs the ANCHOR frame */
+			st->pkt_regs = false;
 	for (size_t k = 0; k < st->nfuncs; k++) {
 		struct jit_func *f = &st->funcs[k];
 		bool calls = false;
@@ -263,7 +275,8 @@ static void plan_frames(struct jit_state *st, const uint16_t *ops)
 		for (size_t pc = f->start; pc < f->end; pc++)
 			if (ops[pc] != BRT_OP_INVALID && is_call(ops[pc]) && !st->pkt_regs)
 				calls = true;
-		if (calls)
+		/* a callback's C entry sets ANCHOR up: the main prologue must save it */
+		if (calls || f->callback)
 			st->anchor = true;
 		if (f->stack)
 			f->saved |= 1u << RBP;
@@ -297,7 +310,7 @@ static int split_funcs(struct jit_state *st, const uint8_t *starts)
 
 	st->nfuncs = 0;
 	for (size_t pc = 0; pc < st->n; pc++)
-		st->nfuncs += starts[pc];
+		st->nfuncs += !!starts[pc];
 	st->funcs = calloc(st->nfuncs, sizeof(*st->funcs));
 	if (!st->funcs) {
 		snprintf(st->err, st->errlen, "out of memory");
@@ -308,6 +321,7 @@ static int split_funcs(struct jit_state *st, const uint8_t *starts)
 			continue;
 		if (k)
 			st->funcs[k - 1].end = pc;
+		st->funcs[k].callback = starts[pc] & 2;
 		st->funcs[k++].start = pc;
 	}
 	st->funcs[k - 1].end = st->n;
@@ -345,6 +359,12 @@ static int run_pass(struct jit_state *st, const uint16_t *ops)
 	if (rc)
 		return rc;
 	brt_jit_emit_stubs(st);
+	for (st->cur = 0; st->cur < st->nfuncs; st->cur++) {
+		rc = reserve(st, JIT_MAX_INSN_BYTES);
+		if (rc)
+			return rc;
+		brt_jit_emit_cb_entry(st, &st->funcs[st->cur]);
+	}
 	return 0;
 }
 
@@ -502,17 +522,20 @@ int brt_jit_compile(const struct bpf_insn *insns, size_t n, const struct brt_jit
 		goto out_free;
 	p->func_insn = calloc(st.nfuncs, sizeof(uint32_t));
 	p->func_entry = calloc(st.nfuncs, sizeof(uint32_t));
-	if (!p->func_insn || !p->func_entry) {
+	p->func_cb = calloc(st.nfuncs, sizeof(uint32_t));
+	if (!p->func_insn || !p->func_entry || !p->func_cb) {
 		snprintf(err, errlen, "out of memory");
 		rc = -ENOMEM;
 		munmap(p->code, p->map_size);
 		free(p->func_insn);
 		free(p->func_entry);
+		free(p->func_cb);
 		goto out_free;
 	}
 	for (size_t k = 0; k < st.nfuncs; k++) {
 		p->func_insn[k] = (uint32_t)st.funcs[k].start;
 		p->func_entry[k] = st.entry[st.funcs[k].start];
+		p->func_cb[k] = st.funcs[k].callback ? st.funcs[k].cb_entry : 0;
 	}
 	p->nfuncs = st.nfuncs;
 	p->stubs_off = st.anchor ? st.stub[STUB_STOPPED]
@@ -575,7 +598,26 @@ void brt_jit_free(struct brt_jit_prog *p)
 	free(p->insn_off);
 	free(p->func_insn);
 	free(p->func_entry);
+	free(p->func_cb);
 	free(p);
+}
+
+int brt_jit_call_func(const struct brt_jit_prog *p, uint64_t func, const uint64_t args[5],
+		      struct bpfrt_run_ctx *ctx, uint64_t *r0)
+{
+	uint64_t (*entry)(uint64_t, uint64_t, uint64_t, uint64_t, uint64_t,
+			  struct bpfrt_run_ctx *);
+	const uint8_t *code;
+
+	for (size_t k = 0; k < p->nfuncs; k++) {
+		if (p->func_insn[k] != func || !p->func_cb[k])
+			continue;
+		code = p->code + p->func_cb[k];
+		memcpy(&entry, &code, sizeof(entry)); /* data to code pointer, as dlsym does */
+		*r0 = entry(args[0], args[1], args[2], args[3], args[4], ctx);
+		return 0;
+	}
+	return -EINVAL;
 }
 
 const uint8_t *brt_jit_code(const struct brt_jit_prog *p, size_t *size,

@@ -57,6 +57,7 @@ struct brt_jit_prog {
 	size_t n;               /* instructions */
 	uint32_t *func_insn;    /* first instruction of each function */
 	uint32_t *func_entry;   /* offset of its prologue */
+	uint32_t *func_cb;      /* offset of its C entry (callbacks), 0 when none */
 	size_t nfuncs;
 	uint32_t stubs_off;     /* the shared exits (code_size when there are none) */
 	bool needs_ctx;         /* the code reads the run ctx (helper calls, packet loads) */
@@ -74,6 +75,8 @@ struct jit_func {
 	bool stack;        /* references r10: gets a 512-byte frame */
 	bool has_calls;    /* calls helpers or functions: rsp must be aligned */
 	uint32_t frame;    /* bytes subtracted from rsp after the pushes */
+	bool callback;     /* named by lddw BPF_PSEUDO_FUNC: gets a C entry */
+	uint32_t cb_entry; /* offset of that entry (this pass) */
 };
 
 struct jit_state {
@@ -131,6 +134,7 @@ void brt_jit_emit_exit(struct jit_state *st);
 void brt_jit_emit_ld_pkt(struct jit_state *st, const struct bpf_insn *insn, bool ind);
 void brt_jit_emit_prologue(struct jit_state *st, const struct jit_func *f);
 void brt_jit_emit_stubs(struct jit_state *st);
+void brt_jit_emit_cb_entry(struct jit_state *st, struct jit_func *f);
 uint64_t brt_jit_callx_thunk(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5,
 			     uint64_t *slots);
 

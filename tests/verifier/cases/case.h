@@ -41,6 +41,10 @@ struct vcase {
 	 * cannot record it): errno (0 accepted) and first error line (NULL: none) */
 	int uerr;
 	const char *umsg;
+	/* load with func_info (callbacks need it): a BTF FUNC per subprogram, static unless
+	 * bit N (subprogram N, in start order) of global_funcs is set */
+	int btf;
+	uint32_t global_funcs;
 };
 
 /* What the kernel said (expected.inc). */
@@ -67,7 +71,7 @@ void vc_unpriv_twins(struct vcase_list *l);
 const struct vexpect *vc_expect(const char *name);
 
 #define VC_TOPICS(X) X(cfg) X(alu) X(jmp) X(stack) X(ctx) X(map) X(pkt) X(helper) X(call) \
-	X(unpriv) X(loop) X(rodata) X(hrow)
+	X(unpriv) X(loop) X(rodata) X(hrow) X(cb)
 #define VC_DECL(t) void vcases_##t(struct vcase_list *l);
 VC_TOPICS(VC_DECL)
 #undef VC_DECL
@@ -99,6 +103,7 @@ VC_TOPICS(VC_DECL)
 #define LD_MAP(d, n) I(BPF_LD | BPF_IMM | BPF_DW, d, BPF_PSEUDO_MAP_FD, 0, n), I(0, 0, 0, 0, 0)
 #define LD_MAP_VALUE(d, n, off) I(BPF_LD | BPF_IMM | BPF_DW, d, BPF_PSEUDO_MAP_VALUE, 0, n), \
 	I(0, 0, 0, 0, off)
+#define LD_FUNC(d, rel) I(BPF_LD | BPF_IMM | BPF_DW, d, BPF_PSEUDO_FUNC, 0, rel), I(0, 0, 0, 0, 0)
 #define LD_ABS(sz, i) I(BPF_LD | BPF_ABS | (sz), 0, 0, 0, i)
 #define LD_IND(sz, s, i) I(BPF_LD | BPF_IND | (sz), 0, s, 0, i)
 
