@@ -338,26 +338,17 @@ static int print_datasec(struct fmt *f, const struct btf_type *t, size_t off)
 }
 
 /* libbpf's btf__resolve_type(): through qualifiers, typedefs and variables; void is an
- * error. */
+ * error (0). */
 static uint32_t resolve(const struct brt_btf *btf, uint32_t id)
 {
 	for (int depth = 0; depth < MAX_DEPTH; depth++) {
-		const struct btf_type *t = brt_btf_type(btf, id);
+		const struct btf_type *t;
 
-		if (!t)
-			return 0;
-		switch (BTF_INFO_KIND(t->info)) {
-		case BTF_KIND_TYPEDEF:
-		case BTF_KIND_VOLATILE:
-		case BTF_KIND_CONST:
-		case BTF_KIND_RESTRICT:
-		case BTF_KIND_TYPE_TAG:
-		case BTF_KIND_VAR:
-			id = t->type;
-			break;
-		default:
-			return id;
-		}
+		id = brt_btf_skip_mods(btf, id);
+		t = brt_btf_type(btf, id);
+		if (!t || BTF_INFO_KIND(t->info) != BTF_KIND_VAR)
+			return t ? id : 0;
+		id = t->type;
 	}
 	return 0;
 }

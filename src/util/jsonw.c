@@ -68,7 +68,7 @@ void brt_jsonw_end_array(struct brt_jsonw *w)
 	close_nest(w, ']');
 }
 
-static void put_string(FILE *out, const char *s, size_t n)
+void brt_json_put_string(FILE *out, const char *s, size_t n)
 {
 	fputc('"', out);
 	for (size_t i = 0; i < n; i++) {
@@ -111,14 +111,14 @@ void brt_jsonw_name(struct brt_jsonw *w, const char *name)
 	separate(w);
 	newline(w);
 	w->sep = 0;
-	put_string(w->out, name, strlen(name));
+	brt_json_put_string(w->out, name, strlen(name));
 	fputs(w->pretty ? ": " : ":", w->out);
 }
 
 void brt_jsonw_string(struct brt_jsonw *w, const char *s, size_t n)
 {
 	separate(w);
-	put_string(w->out, s, n);
+	brt_json_put_string(w->out, s, n);
 }
 
 void brt_jsonw_printf(struct brt_jsonw *w, const char *fmt, ...)

@@ -47,6 +47,8 @@ void brt_jsonw_string(struct brt_jsonw *w, const char *s, size_t n);
 void brt_jsonw_printf(struct brt_jsonw *w, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 void brt_jsonw_finish(struct brt_jsonw *w);
+/* n bytes of s as a JSON string literal, escaped per RFC 8259 (also the CLI's writer). */
+void brt_json_put_string(FILE *out, const char *s, size_t n);
 
 /* Unaligned-safe guest memory access; each compiles to one mov. */
 static inline uint64_t brt_load(const void *p, unsigned size)

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "json.h"
+#include "util/util.h"
 
 void json_init(struct json *j, FILE *out, int pretty)
 {
@@ -73,22 +74,7 @@ void json_end_array(struct json *j)
 
 static void write_string(FILE *out, const char *s)
 {
-	fputc('"', out);
-	for (; s && *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			fprintf(out, "\\%c", c);
-		else if (c == '\n')
-			fputs("\\n", out);
-		else if (c == '\t')
-			fputs("\\t", out);
-		else if (c < 0x20)
-			fprintf(out, "\\u%04x", c);
-		else
-			fputc(c, out);
-	}
-	fputc('"', out);
+	brt_json_put_string(out, s ? s : "", s ? strlen(s) : 0);
 }
 
 void json_key(struct json *j, const char *key)
