@@ -560,8 +560,10 @@ static int update(struct brt_map *map, const void *key, const void *value, uint6
 	}
 	/* A value of one word is stored in place: one atomic store, so every reader sees the
 	 * old or the new value whole, and no element changes hands.  A program holding the
-	 * element sees the new value at once (the kernel's would, after its next reuse). */
-	if (old && !ht->percpu && map->value_size <= 8) {
+	 * element sees the new value at once (the kernel's would, after its next reuse).
+	 * Not with a bpf_spin_lock in the value: its holder must keep it (a fresh element's
+	 * lock starts free, the old one's stays as it is). */
+	if (old && !ht->percpu && map->value_size <= 8 && map->lock_off < 0) {
 		e = elem(ht, old);
 		brt_shm_write(value_of(ht, e), value, map->value_size);
 		touch(ht, e);
