@@ -24,14 +24,20 @@ static const uint32_t types[] = {
 static const unsigned char rodata[12] = "hello\0BPF\0\xff";
 
 /* fd 4 and 5: frozen read-only arrays, whose constant-offset loads read rodata[] */
+/* ptr: the map's identity, reported back in call_maps */
+static char ids[5];
 static const struct brt_map_info maps[] = {
-	{ .type = BPF_MAP_TYPE_HASH, .key_size = 4, .value_size = 8, .max_entries = 16 },
-	{ .type = BPF_MAP_TYPE_ARRAY, .key_size = 4, .value_size = 64, .max_entries = 4 },
-	{ .type = BPF_MAP_TYPE_RINGBUF, .max_entries = 4096 },
+	{ .type = BPF_MAP_TYPE_HASH, .key_size = 4, .value_size = 8, .max_entries = 16,
+	  .ptr = &ids[0] },
+	{ .type = BPF_MAP_TYPE_ARRAY, .key_size = 4, .value_size = 64, .max_entries = 4,
+	  .ptr = &ids[1] },
+	{ .type = BPF_MAP_TYPE_RINGBUF, .max_entries = 4096, .ptr = &ids[2] },
 	{ .type = BPF_MAP_TYPE_ARRAY, .key_size = 4, .value_size = sizeof(rodata),
-	  .max_entries = 1, .map_flags = BPF_F_RDONLY_PROG, .frozen_rdonly = 1, .rodata = rodata },
+	  .max_entries = 1, .map_flags = BPF_F_RDONLY_PROG, .frozen_rdonly = 1, .rodata = rodata,
+	  .ptr = &ids[3] },
 	{ .type = BPF_MAP_TYPE_ARRAY, .key_size = 4, .value_size = sizeof(rodata),
-	  .max_entries = 2, .map_flags = BPF_F_RDONLY_PROG, .frozen_rdonly = 1, .rodata = rodata },
+	  .max_entries = 2, .map_flags = BPF_F_RDONLY_PROG, .frozen_rdonly = 1, .rodata = rodata,
+	  .ptr = &ids[4] },
 };
 
 static int has_back_edge(const struct bpf_insn *insns, size_t n)
@@ -93,8 +99,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		opts.func_linkage = all_static;
 		opts.nfuncs = sizeof(all_static);
 	}
+	opts.call_maps = calloc(n ? n : 1, sizeof(*opts.call_maps));
 	memset(log, 'x', sizeof(log));
 	rc = brt_verify(insns, n, &opts, &res);
+	/* a map bound to a call is one of ours, at a helper call of an accepted program */
+	for (size_t i = 0; opts.call_maps && i < n; i++)
+		if (opts.call_maps[i] &&
+		    (rc || insns[i].code != (BPF_JMP | BPF_CALL) || insns[i].src_reg ||
+		     (char *)opts.call_maps[i] < ids || (char *)opts.call_maps[i] >= ids + 5))
+			abort();
+	free(opts.call_maps);
 	/* 0 or a negative errno; -EFAULT is the verifier's "internal error", a bug. */
 	if (rc > 0 || rc < -4095 || rc == -EFAULT)
 		abort();

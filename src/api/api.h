@@ -161,7 +161,13 @@ struct brt_prog_check {
 	uint32_t nlines;
 	const uint8_t *func_linkage;   /* func_info: linkage per function, or NULL */
 	uint32_t nfuncs;
+	void **call_maps;       /* out, or NULL: brt_verify_opts.call_maps */
 };
+
+/* jit_lookup.c: bind the program's map_lookup_elem calls whose map the verifier knows
+ * (call_maps: brt_verify_opts.call_maps, may be NULL) into vm's JIT code.  0 or -ENOMEM. */
+int brt_prog_bind_lookups(struct bpfrt_vm *vm, const struct bpf_insn *insns, size_t n,
+			  void *const *call_maps, const struct brt_prog_maps *pm);
 
 /* The single place PROG_LOAD checks a program (check.c): today the structural check of
  * src/isa, tomorrow the verifier.  Returns 0 or the errno BPF_PROG_LOAD returns; writes

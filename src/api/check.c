@@ -145,6 +145,7 @@ int brt_api_check_prog(const struct brt_prog_check *pc)
 		.nlines = pc->nlines,
 		.func_linkage = pc->func_linkage,
 		.nfuncs = pc->nfuncs,
+		.call_maps = pc->call_maps,
 	};
 
 	struct brt_verify_result res;

@@ -363,11 +363,20 @@ static int build(struct load *ld)
 	pc.nlines = ld->lines ? ld->lines->n : 0;
 	pc.func_linkage = ld->lines ? ld->lines->linkage : NULL;
 	pc.nfuncs = ld->lines ? ld->lines->nfuncs : 0;
+	if (vo.engine == BPFRT_ENGINE_JIT) {
+		pc.call_maps = calloc(attr->insn_cnt, sizeof(*pc.call_maps));
+		if (!pc.call_maps)
+			return -ENOMEM;
+	}
 	err = brt_api_check_prog(&pc);
 	if (!err)
 		err = resolve_maps(ld, attr->insn_cnt);
 	if (!err)
 		err = bpfrt_vm_load(ld->insns, attr->insn_cnt, &vo, &ld->vm, msg, sizeof(msg));
+	if (!err)
+		err = brt_prog_bind_lookups(ld->vm, ld->insns, attr->insn_cnt, pc.call_maps,
+					    &ld->pm);
+	free(pc.call_maps);
 	return err;
 }
 

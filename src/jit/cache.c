@@ -33,6 +33,7 @@ struct brt_jit_cache {
 	pthread_mutex_t lock;           /* serialises compiles and the list */
 	_Atomic(struct jit_version *) cur; /* most recently used version: the lock-free path */
 	struct jit_version *all;
+	struct brt_jit_lookup *lookups; /* env.lookups: owned copy */
 };
 
 static uint64_t no_helper(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5,
@@ -240,5 +241,32 @@ void brt_jit_cache_free(struct brt_jit_cache *c)
 	}
 	pthread_mutex_destroy(&c->lock);
 	free(c->ids);
+	free(c->lookups);
 	free(c);
+}
+
+static int by_insn(const void *a, const void *b)
+{
+	const struct brt_jit_lookup *x = a, *y = b;
+
+	return (x->insn > y->insn) - (x->insn < y->insn);
+}
+
+int brt_jit_cache_set_lookups(struct brt_jit_cache *c, const struct brt_jit_lookup *l,
+			      size_t n)
+{
+	struct brt_jit_lookup *copy = NULL;
+
+	if (n) {
+		copy = malloc(n * sizeof(*copy));
+		if (!copy)
+			return -ENOMEM;
+		memcpy(copy, l, n * sizeof(*copy));
+		qsort(copy, n, sizeof(*copy), by_insn);
+	}
+	free(c->lookups);
+	c->lookups = copy;
+	c->env.lookups = copy;
+	c->env.nlookups = n;
+	return 0;
 }

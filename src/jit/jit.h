@@ -30,6 +30,26 @@ enum brt_jit_flags {
 	BRT_JIT_NO_BMI2 = 1 << 1, /* do not use BMI2 even where the CPU has it (tests) */
 };
 
+/* A bpf_map_lookup_elem call bound at load to the one map the verifier saw there on every
+ * path (the kernel's map_ptr_state), so the JIT does the lookup itself instead of calling
+ * the generic helper: the kernel's map_gen_lookup for arrays, a direct call of the map
+ * type's lookup for the others.  Applies only while the call resolves to `helper`. */
+enum brt_jit_lookup_kind {
+	BRT_JIT_LOOKUP_ARRAY = 1, /* inline: u32 index at [r2], r0 = base + index * stride,
+				   * or NULL from max_entries on */
+	BRT_JIT_LOOKUP_OP,        /* r0 = op(r1, r2): the map type's lookup (r1 is the map) */
+};
+
+struct brt_jit_lookup {
+	uint32_t insn;          /* the call instruction */
+	uint32_t kind;          /* enum brt_jit_lookup_kind */
+	brt_helper_fn helper;   /* the generic helper this stands in for */
+	uint64_t base;          /* ARRAY: address of element 0's value */
+	uint32_t max_entries;   /* ARRAY */
+	uint32_t stride;        /* ARRAY: bytes between values */
+	const void *op;         /* OP: void *op(map, const void *key), System V */
+};
+
 /* What the compiler needs to know about the world the program runs in. */
 struct brt_jit_env {
 	/* Resolves a helper id to its function, NULL when unknown.  Called at compile time
@@ -43,6 +63,8 @@ struct brt_jit_env {
 	int32_t pkt_data_off;
 	int32_t pkt_len_off;
 	uint32_t flags; /* enum brt_jit_flags */
+	const struct brt_jit_lookup *lookups; /* sorted by insn, or NULL */
+	size_t nlookups;
 };
 
 struct brt_jit_prog;
@@ -140,6 +162,10 @@ int brt_jit_cache_new(const struct bpf_insn *insns, size_t n, int32_t pkt_data_o
 int brt_jit_cache_get(struct brt_jit_cache *c, const brt_helper_fn *table, size_t nr,
 		      const struct brt_jit_prog **out, char *err, size_t errlen);
 void brt_jit_cache_free(struct brt_jit_cache *c);
+/* Bind map lookups (copied; any order) into the code compiled from now on: call before the
+ * first run.  Returns 0 or -ENOMEM. */
+int brt_jit_cache_set_lookups(struct brt_jit_cache *c, const struct brt_jit_lookup *l,
+			      size_t n);
 /* The one version of a program that calls no helper (compiled at load), else NULL: such a
  * program needs no lookup per run. */
 const struct brt_jit_prog *brt_jit_cache_fixed(const struct brt_jit_cache *c);

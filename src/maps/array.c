@@ -56,6 +56,15 @@ static unsigned char *elem_of(struct brt_map *map, const void *key)
 	return (unsigned char *)map->data + (size_t)idx * map->value_stride * map->ncpus;
 }
 
+int brt_array_values(const struct brt_map *map, void **base, uint32_t *stride)
+{
+	if (map->type != BPF_MAP_TYPE_ARRAY || map->ncpus != 1)
+		return -EOPNOTSUPP;
+	*base = map->data;
+	*stride = map->value_stride;
+	return 0;
+}
+
 static void *array_lookup(struct brt_map *map, const void *key)
 {
 	unsigned char *v = elem_of(map, key);

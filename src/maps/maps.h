@@ -234,6 +234,11 @@ int brt_map_from_fd(int fd, struct brt_map **out);
 void brt_map_get(struct brt_map *map);
 void brt_map_put(struct brt_map *map);
 
+/* Where a BPF_MAP_TYPE_ARRAY keeps its values, for lookups done inline (the kernel's
+ * map_gen_lookup): index i < max_entries at base + i * stride.  0, or -EOPNOTSUPP for
+ * any other type (per-CPU arrays: the value depends on the CPU). */
+int brt_array_values(const struct brt_map *map, void **base, uint32_t *stride);
+
 /* Array-style iteration (array, percpu_array, prog_array). */
 int brt_array_get_next_key(struct brt_map *map, const void *key, void *next_key);
 

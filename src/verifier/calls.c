@@ -535,8 +535,14 @@ static int map_func_compat(struct brt_env *env, const struct call_meta *meta, in
 
 static int record_func_map(struct brt_env *env, const struct call_meta *meta, int32_t id)
 {
+	int16_t *seen = &env->aux[env->insn_idx].call_map;
+
 	if (!meta->map)
 		return 0;
+	if (!*seen)
+		*seen = (int16_t)(meta->map_idx + 1);
+	else if (*seen > 0 && env->maps[*seen - 1].info.ptr != meta->map->ptr)
+		*seen = -1;
 	if (id == BPF_FUNC_tail_call && meta->map->type != BPF_MAP_TYPE_PROG_ARRAY) {
 		/* the kernel prints this one without a newline */
 		brt_verr(env, "expected prog array map for tail call");

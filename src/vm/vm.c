@@ -292,6 +292,16 @@ void bpfrt_vm_free(struct bpfrt_vm *vm)
 	free(vm);
 }
 
+int brt_vm_bind_lookups(struct bpfrt_vm *vm, const struct brt_jit_lookup *l, size_t n)
+{
+#ifdef BPFRT_HAVE_JIT
+	if (vm->jit)
+		return brt_jit_cache_set_lookups(vm->jit, l, n);
+#endif
+	(void)vm, (void)l, (void)n;
+	return 0;
+}
+
 enum bpfrt_engine brt_vm_engine(const struct bpfrt_vm *vm)
 {
 	return vm->engine;
@@ -379,15 +389,22 @@ static int run_jit(struct bpfrt_vm *vm, const struct brt_run_opts *o, uint64_t *
 	struct bpfrt_run_ctx ctx;
 	int ret;
 
+	ret = jit_code(vm, o->helpers, o->nr_helpers, &prog, err, errlen);
+	if (ret)
+		return set_err(ret);
+	if (!brt_jit_needs_ctx(prog)) { /* e.g. its only calls are bound map lookups */
+		*r0 = ((const struct brt_jit_prog_head *)(const void *)prog)->entry(o->r1, o->r2,
+										     NULL);
+		if (errlen)
+			err[0] = 0;
+		return 0;
+	}
 	unchecked_ctx_init(&ctx, vm, o, 1);
 	ctx.call_func = jit_call_func;
 	ctx.stack_lo = ctx.stack_hi = 0;
 	ctx.regions = NULL;
 	ctx.nr_regions = ctx.cap_regions = 0;
 	ctx.regions_owned = 0;
-	ret = jit_code(vm, o->helpers, o->nr_helpers, &prog, err, errlen);
-	if (ret)
-		return set_err(ret);
 	ctx.call_arg = (void *)(uintptr_t)prog;
 	*r0 = brt_jit_call(prog, o->r1, o->r2, &ctx);
 	if (errlen)
@@ -395,6 +412,18 @@ static int run_jit(struct bpfrt_vm *vm, const struct brt_run_opts *o, uint64_t *
 	return 0;
 }
 #endif
+
+int brt_vm_jit_code(struct bpfrt_vm *vm, const struct brt_jit_prog **out, char *err,
+		    size_t errlen)
+{
+#ifdef BPFRT_HAVE_JIT
+	if (vm->jit)
+		return jit_code(vm, NULL, 0, out, err, errlen);
+#endif
+	(void)out;
+	snprintf(err, errlen, "not a JIT program");
+	return -EOPNOTSUPP;
+}
 
 /* The fast engine's run: only what its loop and helpers read is set up (no regions, no
  * stack bounds: bpfrt_run_grant() and bpfrt_run_access_ok() look at `checked` first). */

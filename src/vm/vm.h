@@ -232,6 +232,16 @@ uint64_t brt_vm_tail_call(struct bpfrt_vm *vm, void *user, uint64_t r1,
  * (ctx->stopped): the helper must then return at once. */
 uint64_t brt_vm_call_func(struct bpfrt_run_ctx *ctx, uint64_t func, const uint64_t *args,
 			  unsigned nargs);
+/* Bind map lookups into the vm's JIT code (struct brt_jit_lookup in src/jit/jit.h;
+ * BPF_PROG_LOAD, from what the verifier proved): before the first run.  No effect on the
+ * other engines.  Returns 0 or -ENOMEM. */
+struct brt_jit_lookup;
+int brt_vm_bind_lookups(struct bpfrt_vm *vm, const struct brt_jit_lookup *l, size_t n);
+/* The JIT code a run of vm with its own helpers executes (`bpfrt prog dump jited`):
+ * 0, -EOPNOTSUPP (not a JIT vm) or the errors of a failed compile (message in err). */
+struct brt_jit_prog;
+int brt_vm_jit_code(struct bpfrt_vm *vm, const struct brt_jit_prog **out, char *err,
+		    size_t errlen);
 
 /* The vm's engine after resolving DEFAULT, and its instructions. */
 enum bpfrt_engine brt_vm_engine(const struct bpfrt_vm *vm);

@@ -323,6 +323,13 @@ static int dump_jited(struct dump *d)
 	if (d->p.sys != bpfrt_bpf)
 		return cli_error("prog dump jited: not with --kernel (bpftool prog dump jited "
 				 "shows the kernel's code)");
+	/* a program of this process: the code its runs execute (map lookups bound) */
+	if (d->bprog && d->bprog->vm) {
+		const struct brt_jit_prog *own;
+
+		if (!brt_vm_jit_code(d->bprog->vm, &own, err, sizeof(err)))
+			return print_jited(d, own);
+	}
 	insns = jit_insns(d);
 	if (!insns)
 		return cli_error("out of memory");

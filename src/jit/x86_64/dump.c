@@ -63,6 +63,18 @@ static size_t insn_start(const struct brt_jit_prog *p, size_t pc, size_t k)
 	return p->insn_off[pc];
 }
 
+static const char *lookup_note(const struct brt_jit_prog *p, size_t pc)
+{
+	switch (p->lookup_kind ? p->lookup_kind[pc] : 0) {
+	case BRT_JIT_LOOKUP_ARRAY:
+		return "array lookup inlined";
+	case BRT_JIT_LOOKUP_OP:
+		return "the map type's lookup, called directly";
+	default:
+		return "";
+	}
+}
+
 int brt_jit_dump(const struct brt_jit_prog *p, const struct bpf_insn *insns, FILE *out,
 		 unsigned flags)
 {
@@ -84,6 +96,8 @@ int brt_jit_dump(const struct brt_jit_prog *p, const struct bpf_insn *insns, FIL
 		slots = brt_disasm_insn(&insns[pc], p->n - pc, BRT_DISASM_KERNEL, line,
 					sizeof(line));
 		fprintf(out, "%4zu: %s\n", pc, line);
+		if (*lookup_note(p, pc))
+			fprintf(out, "%s; %s\n", pad, lookup_note(p, pc));
 		if (slots == 2)
 			pc++;
 		end = insn_start(p, pc + 1, k);

@@ -708,6 +708,10 @@ JMP_ROWS(jset, CC_NE, true)
 static int emit_call_helper(struct jit_state *st, insn_t insn, size_t pc)
 {
 	(void)insn;
+	if (brt_jit_is_bound(st, pc)) {
+		brt_jit_emit_lookup(st, pc);
+		return 0;
+	}
 	return brt_jit_emit_helper_call(st, pc);
 }
 

@@ -272,11 +272,16 @@ static void plan_frames(struct jit_state *st, const uint16_t *ops)
 		bool calls = false;
 
 		f->saved = brt_jit_regs_used(st->insns, f->start, f->end, &f->stack);
-		for (size_t pc = f->start; pc < f->end; pc++)
-			if (ops[pc] != BRT_OP_INVALID && is_call(ops[pc]) && !st->pkt_regs)
-				calls = true;
+		for (size_t pc = f->start; pc < f->end; pc++) {
+			if (ops[pc] == BRT_OP_INVALID || !is_call(ops[pc]) || st->pkt_regs)
+				continue;
+			calls = true;
+			/* a bound lookup calls no helper: it needs no run ctx */
+			if (!brt_jit_is_bound(st, pc))
+				st->anchor = true;
+		}
 		/* a callback's C entry sets ANCHOR up: the main prologue must save it */
-		if (calls || f->callback)
+		if (f->callback)
 			st->anchor = true;
 		if (f->stack)
 			f->saved |= 1u << RBP;
@@ -469,6 +474,8 @@ static int analyse(struct jit_state *st, uint16_t *ops)
 	if (!rc)
 		rc = check_calls(st, ops);
 	if (!rc)
+		rc = brt_jit_bind_lookups(st, ops);
+	if (!rc)
 		plan_frames(st, ops);
 	return rc;
 }
@@ -549,6 +556,8 @@ int brt_jit_compile(const struct bpf_insn *insns, size_t n, const struct brt_jit
 	p = NULL;
 out_free:
 	free(ops);
+	if (p)
+		free(p->lookup_kind);
 	free(p);
 	free_state(&st);
 	return rc;
@@ -599,6 +608,7 @@ void brt_jit_free(struct brt_jit_prog *p)
 	free(p->func_insn);
 	free(p->func_entry);
 	free(p->func_cb);
+	free(p->lookup_kind);
 	free(p);
 }
 

@@ -63,6 +63,8 @@ struct brt_jit_prog {
 	bool needs_ctx;         /* the code reads the run ctx (helper calls, packet loads) */
 	uint32_t pkt_entry_off; /* pkt_regs: the entry taking the packet in registers, else 0 */
 	uint32_t batch_entry_off; /* pkt_regs: the batch entry, else 0 */
+	uint8_t *lookup_kind;   /* per insn: enum brt_jit_lookup_kind of a bound lookup, or
+				 * NULL when the program has none (lookup.c) */
 	brt_helper_fn (*helper)(void *arg, uint32_t id); /* callx resolver */
 	void *helper_arg;
 };
@@ -125,6 +127,12 @@ int brt_jit_emit_op(struct jit_state *st, const struct bpf_insn *insn, size_t pc
 /* blind.c: emit instruction pc with its constant blinded; returns 1 (and *rc) when it
  * has a constant, 0 when it has none and was not emitted. */
 int brt_jit_emit_blinded(struct jit_state *st, size_t pc, int *rc);
+
+/* lookup.c: decide which map_lookup_elem calls are bound (prog->lookup_kind), whether
+ * call pc is one, and emit it in place of the helper call. */
+int brt_jit_bind_lookups(struct jit_state *st, const uint16_t *ops);
+bool brt_jit_is_bound(const struct jit_state *st, size_t pc);
+void brt_jit_emit_lookup(struct jit_state *st, size_t pc);
 
 /* calls.c */
 int brt_jit_emit_helper_call(struct jit_state *st, size_t pc);

@@ -1,0 +1,68 @@
+/* jit_lookup.c - at BPF_PROG_LOAD, bind every bpf_map_lookup_elem call to the map the
+ * verifier saw there on all paths (its call_maps output, the kernel's map_ptr_state), so
+ * the JIT looks up itself: an array's value address computed inline (the kernel's
+ * map_gen_lookup), any other type's lookup called directly.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/api.h"
+#include "jit/jit.h"
+#include "maps/maps.h"
+#include "vm/vm.h"
+
+static int held(const struct brt_prog_maps *pm, const struct brt_map *map)
+{
+	for (uint32_t i = 0; i < pm->n; i++)
+		if (pm->maps[i] == map)
+			return 1;
+	return 0;
+}
+
+int brt_prog_bind_lookups(struct bpfrt_vm *vm, const struct bpf_insn *insns, size_t n,
+			  void *const *call_maps, const struct brt_prog_maps *pm)
+{
+	struct brt_jit_lookup *l = NULL;
+	size_t nl = 0, cap = 0;
+	int err;
+
+	if (!call_maps || brt_vm_engine(vm) != BPFRT_ENGINE_JIT)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		struct brt_map *map = call_maps[i];
+		struct brt_jit_lookup *e;
+		void *base;
+
+		if (!map || insns[i].code != (BPF_JMP | BPF_CALL) || insns[i].src_reg ||
+		    insns[i].imm != BPF_FUNC_map_lookup_elem)
+			continue;
+		/* the program holds a reference on every map it names: the binding outlives
+		 * nothing it points at */
+		if (!held(pm, map) || !map->ops->lookup)
+			continue;
+		if (nl == cap) {
+			cap = cap ? cap * 2 : 8;
+			e = realloc(l, cap * sizeof(*l));
+			if (!e) {
+				free(l);
+				return -ENOMEM;
+			}
+			l = e;
+		}
+		e = &l[nl++];
+		memset(e, 0, sizeof(*e));
+		e->insn = (uint32_t)i;
+		e->kind = BRT_JIT_LOOKUP_OP;
+		e->helper = brt_helper_map_lookup_elem;
+		memcpy(&e->op, &map->ops->lookup, sizeof(e->op)); /* code address as data */
+		if (!brt_array_values(map, &base, &e->stride)) {
+			e->kind = BRT_JIT_LOOKUP_ARRAY;
+			e->base = (uint64_t)(uintptr_t)base;
+			e->max_entries = map->max_entries;
+		}
+	}
+	err = nl ? brt_vm_bind_lookups(vm, l, nl) : 0;
+	free(l);
+	return err;
+}

@@ -1,0 +1,268 @@
+/* test_lookup.c - bpf_map_lookup_elem calls the JIT binds to their map (src/jit/x86_64/
+ * lookup.c): the same programs loaded with the fast interpreter and with the JIT, and, as
+ * root, into the kernel, over arrays (plain, BPF_F_MMAPABLE, frozen), a per-CPU array and
+ * hash maps, with keys in bounds, at max_entries and far out; each run returns what it
+ * read and adds to the value it found, so the return values and the map contents after
+ * all runs must agree.  The JIT's code must show the binding (inline for arrays, a direct
+ * call otherwise), and a call site that sees two maps must not be bound.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+#include "api/api.h"
+#include "api/diff.h"
+#include "jit/jit.h"
+#include "maps/maps.h"
+#include "vm/vm.h"
+
+enum { M_ARRAY, M_MMAP, M_FROZEN, M_PERCPU, M_HASH, M_LRU, NMAPS };
+
+static const struct {
+	uint32_t type, value_size, max_entries, flags;
+	const char *note; /* what the JIT must make of a lookup in it */
+} shapes[NMAPS] = {
+	[M_ARRAY] = { BPF_MAP_TYPE_ARRAY, 12, 5, 0, "array lookup inlined" },
+	[M_MMAP] = { BPF_MAP_TYPE_ARRAY, 8, 4, BPF_F_MMAPABLE, "array lookup inlined" },
+	[M_FROZEN] = { BPF_MAP_TYPE_ARRAY, 16, 3, 0, "array lookup inlined" },
+	[M_PERCPU] = { BPF_MAP_TYPE_PERCPU_ARRAY, 8, 2, 0, "lookup, called directly" },
+	[M_HASH] = { BPF_MAP_TYPE_HASH, 8, 8, 0, "lookup, called directly" },
+	[M_LRU] = { BPF_MAP_TYPE_LRU_HASH, 8, 8, 0, "lookup, called directly" },
+};
+
+static const uint32_t keys[] = { 0, 1, 2, 3, 4, 5, 7, 0x80000000u, 0xffffffffu };
+#define NKEYS (sizeof(keys) / sizeof(keys[0]))
+
+/* r0 = the value's first u32 plus its last, after adding 1 to its first u64 (atomic);
+ * -1 when the lookup finds nothing */
+static const char prog_fmt[] =
+	"stw [%%r10-4], %d\nmov %%r2, %%r10\nadd %%r2, -4\nlddw %%r1, map_fd %d\ncall 1\n"
+	"jeq %%r0, 0, +7\nmov %%r1, 1\nlock add [%%r0+0], %%r1\nldxw %%r1, [%%r0+0]\n"
+	"ldxw %%r2, [%%r0+%d]\nadd %%r1, %%r2\nmov %%r0, %%r1\nexit\nmov %%r0, -1\nexit\n";
+
+/* One call site, two maps (array or hash, by the packet's length): not bound. */
+static const char two_maps[] =
+	"ldxw %r3, [%r1+0]\nstw [%r10-4], 3\nmov %r2, %r10\nadd %r2, -4\n"
+	"lddw %r1, map_fd 0\njgt %r3, 1000, +2\nlddw %r1, map_fd 4\ncall 1\n"
+	"jeq %r0, 0, +2\nldxw %r0, [%r0+0]\nexit\nmov %r0, -1\nexit\n";
+
+struct outcome {
+	int ret[NMAPS][NKEYS];
+	int ret_two;
+	uint64_t sums[NMAPS][8]; /* per key 0..7: the value's first u64 summed over CPUs */
+};
+
+static int mk(sys_fn sys, int m)
+{
+	union bpf_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.map_type = shapes[m].type;
+	a.key_size = 4;
+	a.value_size = shapes[m].value_size;
+	a.max_entries = shapes[m].max_entries;
+	a.map_flags = shapes[m].flags;
+	return sys(BPF_MAP_CREATE, &a, sizeof(a));
+}
+
+static int elem(sys_fn sys, int cmd, int fd, uint32_t key, void *val)
+{
+	union bpf_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.map_fd = (uint32_t)fd;
+	a.key = (uint64_t)(uintptr_t)&key;
+	a.value = (uint64_t)(uintptr_t)val;
+	return sys(cmd, &a, sizeof(a)) ? -errno : 0;
+}
+
+static int load(sys_fn sys, const char *text, const int *maps)
+{
+	struct bpf_insn *insns;
+	union bpf_attr a;
+	static char log[4096];
+	char err[160];
+	size_t n;
+	int fd;
+
+	if (bpfrt_asm(text, "lookup", &insns, &n, err, sizeof(err))) {
+		T_FAIL("asm: %s", err);
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (insns[i].code == (BPF_LD | BPF_IMM | BPF_DW) && insns[i].src_reg == 1)
+			insns[i].imm = maps[insns[i].imm];
+	memset(&a, 0, sizeof(a));
+	a.prog_type = BPF_PROG_TYPE_SOCKET_FILTER;
+	a.insns = (uint64_t)(uintptr_t)insns;
+	a.insn_cnt = (uint32_t)n;
+	a.license = (uint64_t)(uintptr_t)"GPL";
+	a.log_buf = (uint64_t)(uintptr_t)log;
+	a.log_size = sizeof(log);
+	a.log_level = 1;
+	fd = sys(BPF_PROG_LOAD, &a, sizeof(a));
+	if (fd < 0)
+		T_FAIL("load: %s\n%s", strerror(errno), log);
+	free(insns);
+	return fd;
+}
+
+static int run(sys_fn sys, int prog)
+{
+	unsigned char pkt[64] = { 0 };
+	union bpf_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.test.prog_fd = (uint32_t)prog;
+	a.test.data_in = (uint64_t)(uintptr_t)pkt;
+	a.test.data_size_in = sizeof(pkt);
+	a.test.repeat = 3;
+	return sys(BPF_PROG_TEST_RUN, &a, sizeof(a)) ? -1000 - errno : (int)a.test.retval;
+}
+
+/* The notes of the JIT code of program fd (bpfrt's, this process), or "" */
+static char *jit_notes(int fd)
+{
+	const struct brt_jit_prog *jp;
+	struct brt_prog *prog;
+	char err[160], *text = NULL;
+	const struct bpf_insn *insns;
+	size_t len = 0, n;
+	FILE *mem;
+
+	if (brt_prog_from_fd(fd, &prog))
+		return strdup("");
+	insns = brt_vm_insns(prog->vm, &n);
+	mem = open_memstream(&text, &len);
+	if (mem && !brt_vm_jit_code(prog->vm, &jp, err, sizeof(err)))
+		brt_jit_dump(jp, insns, mem, 0);
+	if (mem)
+		fclose(mem);
+	brt_obj_put(&prog->obj);
+	return text ? text : strdup("");
+}
+
+static void scenario(sys_fn sys, const char *engine, struct outcome *o)
+{
+	int maps[NMAPS], fd;
+	char text[sizeof(prog_fmt) + 48];
+	uint64_t init[2] = { 0x100, 0x2000000030ull };
+
+	memset(o, 0, sizeof(*o));
+	if (engine)
+		setenv("BPFRT_ENGINE", engine, 1);
+	for (int m = 0; m < NMAPS; m++) {
+		maps[m] = mk(sys, m);
+		T_ASSERT(maps[m] >= 0);
+	}
+	/* some contents: arrays at 0 and 2, hashes at 1, 3, 5 */
+	for (uint32_t k = 0; k < 6; k++) {
+		uint64_t v[64] = { 0 };
+
+		v[0] = init[0] + k;
+		v[1] = init[1];
+		if (k == 0 || k == 2)
+			for (int m = M_ARRAY; m <= M_FROZEN; m++)
+				T_EQ_INT(0, elem(sys, BPF_MAP_UPDATE_ELEM, maps[m], k, v));
+		if (k & 1) {
+			T_EQ_INT(0, elem(sys, BPF_MAP_UPDATE_ELEM, maps[M_HASH], k, v));
+			T_EQ_INT(0, elem(sys, BPF_MAP_UPDATE_ELEM, maps[M_LRU], k, v));
+		}
+	}
+	{
+		union bpf_attr a;
+
+		memset(&a, 0, sizeof(a));
+		a.map_fd = (uint32_t)maps[M_FROZEN];
+		T_EQ_INT(0, sys(BPF_MAP_FREEZE, &a, sizeof(a)));
+	}
+	for (int m = 0; m < NMAPS; m++) {
+		for (size_t k = 0; k < NKEYS; k++) {
+			snprintf(text, sizeof(text), prog_fmt, (int)keys[k], m,
+				 (int)shapes[m].value_size - 4);
+			fd = load(sys, text, maps);
+			if (fd < 0)
+				continue;
+			if (engine && !strcmp(engine, "jit") && k == 0) {
+				char *notes = jit_notes(fd);
+
+				T_CASE(shapes[m].note);
+				T_ASSERT(strstr(notes, shapes[m].note) != NULL);
+				free(notes);
+			}
+			o->ret[m][k] = run(sys, fd);
+			close(fd);
+		}
+	}
+	fd = load(sys, two_maps, maps);
+	if (fd >= 0) {
+		if (engine && !strcmp(engine, "jit")) {
+			char *notes = jit_notes(fd);
+
+			T_CASE("two maps at one call: the generic helper");
+			T_ASSERT(!strstr(notes, "lookup inlined") && !strstr(notes, "directly"));
+			free(notes);
+		}
+		o->ret_two = run(sys, fd);
+		close(fd);
+	}
+	for (int m = 0; m < NMAPS; m++) {
+		for (uint32_t k = 0; k < 8; k++) {
+			uint64_t v[1024 * 2] = { 0 };
+			uint32_t n = 1, stride = (shapes[m].value_size + 7) / 8;
+
+			if (elem(sys, BPF_MAP_LOOKUP_ELEM, maps[m], k, v))
+				continue;
+			if (shapes[m].type == BPF_MAP_TYPE_PERCPU_ARRAY)
+				n = brt_ncpus();
+			for (uint32_t c = 0; c < n && c < 1024; c++)
+				o->sums[m][k] += v[c * stride];
+		}
+		close(maps[m]);
+	}
+	unsetenv("BPFRT_ENGINE");
+}
+
+static void compare(const char *what, const struct outcome *a, const struct outcome *b)
+{
+	char name[96];
+
+	for (int m = 0; m < NMAPS; m++) {
+		snprintf(name, sizeof(name), "%s: map %d (type %u)", what, m, shapes[m].type);
+		T_CASE(name);
+		for (size_t k = 0; k < NKEYS; k++)
+			T_EQ_INT(a->ret[m][k], b->ret[m][k]);
+		for (uint32_t k = 0; k < 8; k++)
+			T_EQ_U64(a->sums[m][k], b->sums[m][k]);
+	}
+	snprintf(name, sizeof(name), "%s: two maps at one call", what);
+	T_CASE(name);
+	T_EQ_INT(a->ret_two, b->ret_two);
+}
+
+int main(void)
+{
+	static struct outcome interp, jit, kernel;
+
+	scenario(sys_bpfrt, "interp", &interp);
+	scenario(sys_bpfrt, "jit", &jit);
+	T_CASE("sanity");
+	T_EQ_INT(0x103 + 0x30, interp.ret[M_ARRAY][0]); /* after 3 runs, + last u32 */
+	T_EQ_INT(-1, interp.ret[M_ARRAY][5]); /* index == max_entries */
+	T_EQ_INT(-1, interp.ret[M_ARRAY][8]); /* 0xffffffff */
+	T_EQ_INT(0x106, interp.ret[M_HASH][3]);
+	T_EQ_INT(-1, interp.ret[M_HASH][2]);
+	T_EQ_U64(0x103, interp.sums[M_ARRAY][0]);
+	T_EQ_U64(3, interp.sums[M_PERCPU][1]);
+	T_EQ_INT(0x106, interp.ret_two);
+	compare("jit vs interp", &interp, &jit);
+	if (!kernel_available()) {
+		printf("kernel comparison skipped: not root or no bpf()\n");
+		return t_done();
+	}
+	scenario(sys_kernel, NULL, &kernel);
+	compare("bpfrt vs kernel", &kernel, &jit);
+	return t_done();
+}
