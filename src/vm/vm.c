@@ -420,7 +420,7 @@ int brt_vm_jit_code(struct bpfrt_vm *vm, const struct brt_jit_prog **out, char *
 	if (vm->jit)
 		return jit_code(vm, NULL, 0, out, err, errlen);
 #endif
-	(void)out;
+	(void)vm, (void)out;
 	snprintf(err, errlen, "not a JIT program");
 	return -EOPNOTSUPP;
 }
