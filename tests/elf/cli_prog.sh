@@ -80,6 +80,18 @@ expect "show all" "name count  gpl" $B prog show
 grep -q "pinned $BPFRT_FS/multi/prog_b" "$T/out" || fail "show all: prog_b missing"
 expect "show pinned" "^[0-9]+: socket_filter  name count  gpl" $B prog show pinned "$BPFRT_FS/count"
 expect "show pinned map_ids" "insns  map_ids [0-9]+" $B prog show pinned "$BPFRT_FS/count"
+# the map of a program pinned by another process, by the id its map_ids show
+# (BPF_MAP_GET_FD_BY_ID wants CAP_SYS_ADMIN)
+mid=$(sed -n 's/.*map_ids \([0-9]*\).*/\1/p' "$T/out" | head -1)
+if [ "$(id -u)" = 0 ]; then
+	expect "map dump id (map of a pinned program)" "Found [0-9]+ element" \
+		$B map dump id "$mid"
+	expect_err "map dump unknown id" "id 2147483646: No such file" \
+		$B map dump id 2147483646
+else
+	expect_err "map dump id unprivileged" "Operation not permitted" $B map dump id "$mid"
+fi
+expect_err "map dump bad id" "id x: Invalid argument" $B map dump id x
 expect "xlated pinned" "^ +0: \\(b7\\) r7 = 0" $B prog dump xlated "$BPFRT_FS/count"
 expect_err "show OBJ without NAME" "is an object file: name one of its programs" \
 	$B prog show $P/legacy_map.bpf.o

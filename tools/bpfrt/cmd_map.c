@@ -43,7 +43,8 @@ static void usage(FILE *out)
 		"  map event_pipe MAP [cpu N index M] [-n COUNT] [-t SECONDS] [--pages N]\n"
 		"             print what bpf_perf_event_output() sends into a perf event array\n"
 		"             (a ring per CPU, or one for cpu N at index M) until Ctrl-C\n\n"
-		"MAP is [pinned] PATH, a file in $BPFRT_FS (default /dev/shm/bpfrt).\n"
+		"MAP is [pinned] PATH, a file in $BPFRT_FS (default /dev/shm/bpfrt), or id MAP_ID\n"
+		"(a map a pinned program uses, as its map_ids show, or a pinned map).\n"
 		"DATA is a list of bytes, each decimal or 0x-hex (\"key 0x01 0 0 0\"), or \"hex\"\n"
 		"followed by hex bytes (\"key hex 01 00 00 00\").  TYPE: hash, array, percpu_hash,\n"
 		"percpu_array, lru_hash, lru_percpu_hash, queue, stack, ...\n"
@@ -127,17 +128,44 @@ static void load_types(struct mapcli *m, const char *path)
 	free(copy);
 }
 
+/* `id N`: BPF_MAP_GET_FD_BY_ID (a map a pinned program names, or a pinned map). */
+static int map_by_id(const char *s, char *label, size_t cap)
+{
+	union bpf_attr attr;
+	unsigned long id;
+	char *end;
+
+	errno = 0;
+	id = strtoul(s, &end, 0);
+	snprintf(label, cap, "id %s", s);
+	if (!*s || *end || errno || id > UINT32_MAX) {
+		errno = EINVAL;
+		return -1;
+	}
+	memset(&attr, 0, sizeof(attr));
+	attr.map_id = (uint32_t)id;
+	return bpfrt_bpf(BPF_MAP_GET_FD_BY_ID, &attr, sizeof(attr));
+}
+
 static int open_map(struct mapcli *m, int argc, char **argv, int *i)
 {
 	uint32_t len = sizeof(m->info);
+	char label[64];
 	const char *path;
 
-	if (*i < argc && !strcmp(argv[*i], "pinned"))
-		(*i)++;
-	if (*i >= argc)
-		return cli_error("map: missing MAP (a pinned path)");
-	path = argv[(*i)++];
-	m->fd = bpfrt_obj_get(path);
+	if (*i < argc && !strcmp(argv[*i], "id")) {
+		if (++*i >= argc)
+			return cli_error("map: id: missing MAP_ID");
+		m->fd = map_by_id(argv[(*i)++], label, sizeof(label));
+		path = label;
+	} else {
+		if (*i < argc && !strcmp(argv[*i], "pinned"))
+			(*i)++;
+		if (*i >= argc)
+			return cli_error("map: missing MAP (a pinned path, or id MAP_ID)");
+		path = argv[(*i)++];
+		m->fd = bpfrt_obj_get(path);
+	}
 	if (m->fd < 0)
 		return cli_error("map: %s: %s", path, strerror(errno));
 	memset(&m->info, 0, sizeof(m->info));
