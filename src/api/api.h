@@ -102,10 +102,13 @@ struct brt_prog_mapref {
 	uint64_t ino;         /* the map file's inode: with id, the name of its link */
 };
 
-uint64_t brt_prog_file_data_size(uint32_t insn_cnt, uint32_t nmaps);
-/* Write the stored instructions and the map table of pm (in index order). */
+uint64_t brt_prog_file_data_size(uint32_t insn_cnt, uint32_t nmaps, uint32_t nfuncs);
+/* Write the stored instructions, the map table of pm (in index order) and the functions'
+ * linkage from func_info (nfuncs bytes, the verifier needs them for callbacks). */
 void brt_prog_file_write(struct brt_obj *obj, const struct bpf_insn *stored, uint32_t n,
-			 const struct brt_prog_maps *pm);
+			 const struct brt_prog_maps *pm, const uint8_t *linkage, uint32_t nfuncs);
+/* The linkage bytes (hdr->nfuncs of them). */
+const uint8_t *brt_prog_file_linkage(const struct brt_obj *obj);
 /* Sizes and the table of a program file from anywhere: 0 or -EINVAL. */
 int brt_prog_file_check(const struct brt_obj *tmpl);
 /* The map table (hdr->nmaps entries, checked by brt_prog_file_check()). */

@@ -235,7 +235,8 @@ static int prog_init(struct brt_obj *obj, void *arg)
 	struct brt_prog *prog = (struct brt_prog *)(void *)obj;
 	struct load *ld = arg;
 
-	brt_prog_file_write(obj, ld->stored, ld->attr->insn_cnt, &ld->pm);
+	brt_prog_file_write(obj, ld->stored, ld->attr->insn_cnt, &ld->pm,
+			    obj->hdr->nfuncs ? ld->lines->linkage : NULL, obj->hdr->nfuncs);
 	prog->pm = ld->pm;
 	prog->pm.magic = BRT_PROG_MAPS_MAGIC;
 	prog->pm.prog_type = ld->attr->prog_type;
@@ -414,7 +415,8 @@ int brt_cmd_prog_load(struct brt_call *call)
 	if (err)
 		goto out_free;
 	hdr.kind = BRT_OBJ_PROG;
-	hdr.data_size = brt_prog_file_data_size(attr->insn_cnt, ld.pm.n);
+	hdr.nfuncs = ld.lines && ld.lines->linkage ? ld.lines->nfuncs : 0;
+	hdr.data_size = brt_prog_file_data_size(attr->insn_cnt, ld.pm.n, hdr.nfuncs);
 	hdr.type = attr->prog_type;
 	hdr.max_entries = attr->insn_cnt;
 	hdr.nmaps = ld.pm.n;
@@ -455,6 +457,18 @@ static int materialise(struct brt_prog *prog)
 		memcpy(ld.insns, prog->obj.base, bytes);
 		memcpy(ld.stored, ld.insns, bytes);
 		err = brt_prog_file_open_maps(&prog->obj, &ld.fd_array, &ld.fd_array_cnt);
+	}
+	if (!err && hdr->nfuncs) {
+		/* the func_info linkage (callbacks must be static); no source lines */
+		ld.lines = calloc(1, sizeof(*ld.lines));
+		if (ld.lines)
+			ld.lines->linkage = malloc(hdr->nfuncs);
+		if (!ld.lines || !ld.lines->linkage) {
+			err = -ENOMEM;
+		} else {
+			memcpy(ld.lines->linkage, brt_prog_file_linkage(&prog->obj), hdr->nfuncs);
+			ld.lines->nfuncs = hdr->nfuncs;
+		}
 	}
 	if (!err)
 		err = build(&ld);

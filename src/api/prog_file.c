@@ -25,10 +25,10 @@
 #define LINK_DIR ".bpfrt-maps"
 #define NAME_LEN 48
 
-uint64_t brt_prog_file_data_size(uint32_t insn_cnt, uint32_t nmaps)
+uint64_t brt_prog_file_data_size(uint32_t insn_cnt, uint32_t nmaps, uint32_t nfuncs)
 {
 	return (uint64_t)insn_cnt * sizeof(struct bpf_insn) +
-	       (uint64_t)nmaps * sizeof(struct brt_prog_mapref);
+	       (uint64_t)nmaps * sizeof(struct brt_prog_mapref) + nfuncs;
 }
 
 static struct brt_prog_mapref *table_of(const struct brt_obj *obj)
@@ -42,11 +42,18 @@ const struct brt_prog_mapref *brt_prog_file_maps(const struct brt_obj *obj)
 	return table_of(obj);
 }
 
+const uint8_t *brt_prog_file_linkage(const struct brt_obj *obj)
+{
+	return (const uint8_t *)(table_of(obj) + obj->hdr->nmaps);
+}
+
 void brt_prog_file_write(struct brt_obj *obj, const struct bpf_insn *stored, uint32_t n,
-			 const struct brt_prog_maps *pm)
+			 const struct brt_prog_maps *pm, const uint8_t *linkage, uint32_t nfuncs)
 {
 	struct brt_prog_mapref *t = table_of(obj);
 
+	if (nfuncs)
+		memcpy(t + pm->n, linkage, nfuncs);
 	memcpy(obj->base, stored, (size_t)n * sizeof(*stored));
 	for (uint32_t i = 0; i < pm->n; i++) {
 		const struct brt_map *m = pm->maps[i];
@@ -59,11 +66,14 @@ void brt_prog_file_write(struct brt_obj *obj, const struct bpf_insn *stored, uin
 	}
 }
 
-/* Every map reference takes an lddw (two instruction slots). */
+/* Every map reference takes an lddw (two instruction slots), every function at least an
+ * instruction. */
 static int sizes_ok(const struct brt_obj_hdr *hdr, uint64_t file_size)
 {
 	return hdr->max_entries && hdr->nmaps <= hdr->max_entries / 2 &&
-	       hdr->data_size == brt_prog_file_data_size(hdr->max_entries, hdr->nmaps) &&
+	       hdr->nfuncs <= hdr->max_entries &&
+	       hdr->data_size == brt_prog_file_data_size(hdr->max_entries, hdr->nmaps,
+							 hdr->nfuncs) &&
 	       hdr->data_size <= file_size - BRT_PAGE;
 }
 

@@ -66,9 +66,10 @@ struct brt_obj_hdr {
 	 * (maps: a copy of their BTF blob, so a process that opens the pinned map after the
 	 * loader exited still has the types; 0: none) */
 	uint32_t tail_size;
-	/* programs: entries of the map table stored after the instructions
-	 * (src/api/prog_file.c) */
+	/* programs: entries of the map table stored after the instructions, then bytes of
+	 * the functions' BTF linkage after it (src/api/prog_file.c) */
 	uint32_t nmaps;
+	uint32_t nfuncs;
 	/* maps: 1 + offset of the struct bpf_spin_lock in the value (BTF), 0 when none */
 	uint32_t spin_lock_off;
 };

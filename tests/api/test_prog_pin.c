@@ -231,6 +231,11 @@ static void cut_odd(struct image *im) { im->size -= 100; }
 static void many_maps(struct image *im) { hdr_of(im)->nmaps = 1000; }
 static void bad_data_size(struct image *im) { hdr_of(im)->data_size += 8; }
 static void zero_insns(struct image *im) { hdr_of(im)->max_entries = 0; }
+static void many_funcs(struct image *im)
+{
+	hdr_of(im)->nfuncs = hdr_of(im)->max_entries + 1;
+	hdr_of(im)->data_size += hdr_of(im)->nfuncs;
+}
 static void huge_insns(struct image *im) { hdr_of(im)->max_entries = 0x7fffffff; }
 static void bad_magic(struct image *im) { hdr_of(im)->magic ^= 1; }
 static void bad_type(struct image *im) { hdr_of(im)->type = 999; }
@@ -266,6 +271,7 @@ static const struct {
 	{ "map table larger than the instructions allow", many_maps, EACCES, 0 },
 	{ "data_size off by 8", bad_data_size, EACCES, 0 },
 	{ "no instructions", zero_insns, EACCES, 0 },
+	{ "more functions than instructions", many_funcs, EACCES, 0 },
 	{ "insn count past the file", huge_insns, EACCES, 0 },
 	{ "bad magic", bad_magic, EACCES, 0 },
 	{ "unknown program type", bad_type, 0, EINVAL },

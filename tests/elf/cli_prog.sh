@@ -138,6 +138,9 @@ json "run json" $B -p prog run $P/deep_calls.bpf.o chain
 grep -q '"retval": 40' "$T/out" || fail "run json: retval 40 missing"
 expect "run pinned elsewhere" "^Return value: [0-9]+, duration" \
 	$B prog run pinned "$BPFRT_FS/count"
+# a bpf_loop callback program: re-verified elsewhere with the func_info linkage it kept
+expect "load callbacks pin" "pinned at" $B prog load $P/loop_stop.bpf.o "$BPFRT_FS/loop"
+expect "run pinned callbacks elsewhere" "^Return value: 464," $B prog run pinned "$BPFRT_FS/loop"
 expect_err "run bad repeat" "repeat: 'x' is not a number" $B prog run $P/legacy_map.bpf.o \
 	count repeat x
 expect_err "run missing data" "data_in /nonexistent" $B prog run $P/legacy_map.bpf.o count \
