@@ -71,8 +71,8 @@ struct bpfrt_perf_buffer_opts {
 
 /* Create one ring of page_cnt pages (a power of two) for every CPU (up to the map's
  * max_entries) and store it in the perf event array map_fd at index cpu (replacing what
- * was there), as libbpf's perf_buffer__new() does; opts may name the CPUs and indexes.  sample_cb gets each sample, lost_cb
- * (may be NULL) each PERF_RECORD_LOST.  Returns NULL with errno: EINVAL (not a perf event
+ * was there), as libbpf's perf_buffer__new() does; opts may name the CPUs and indexes.
+ * sample_cb gets each sample, lost_cb (may be NULL) each PERF_RECORD_LOST.  Returns NULL with errno: EINVAL (not a perf event
  * array, page_cnt, opts), EBADF, ENOMEM, or the map update's errno. */
 BPFRT_API struct bpfrt_perf_buffer *
 bpfrt_perf_buffer_new(int map_fd, size_t page_cnt, bpfrt_perf_sample_fn sample_cb,

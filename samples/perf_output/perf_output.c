@@ -65,8 +65,8 @@ static void on_sample(void *ctx, int cpu, void *data, uint32_t size)
 	}
 	inet_ntop(AF_INET, ip + 12, s, sizeof(s));
 	inet_ntop(AF_INET, ip + 16, d, sizeof(d));
-	printf("%10.6f cpu %d %-4s %s:%u -> %s:%u len %u\n",
-	       (double)(e->ts_ns - c->first_ns) / 1e9, cpu, proto, s, sport, d, dport, e->len);
+	printf("%10.6f %-4s %s:%u -> %s:%u len %u cpu %d\n",
+	       (double)(e->ts_ns - c->first_ns) / 1e9, proto, s, sport, d, dport, e->len, cpu);
 	c->seen++;
 }
 
@@ -111,7 +111,8 @@ int main(int argc, char **argv)
 			break;
 		default:
 			fprintf(c == 'h' ? stdout : stderr,
-				"Usage: perf_output [-i IFACE] [-n EVENTS] [-t SECONDS] [-o OBJECT]\n"
+				"Usage: perf_output [-i IFACE] [-n EVENTS] [-t SECONDS]"
+				" [-o OBJECT]\n"
 				"Print one line per IPv4 packet of IFACE (default lo), from the\n"
 				"samples a socket filter sends with bpf_perf_event_output().\n");
 			return c == 'h' ? 0 : 2;
@@ -143,7 +144,7 @@ int main(int argc, char **argv)
 		fflush(stdout);
 	}
 	fflush(stdout);
-	fprintf(stderr, "%llu events, %llu lost\n", cons.seen, cons.lost);
+	fprintf(stderr, "%llu events\n%llu lost\n", cons.seen, cons.lost);
 	bpfrt_perf_buffer_free(pb);
 	sample_detach(&smp);
 	return 0;

@@ -183,7 +183,8 @@ static void test_elems(void)
 
 		T_CASE(steps[i].name);
 		if (kernel && km >= 0) {
-			int k = elem(sys_kernel, steps[i].cmd, km, steps[i].key, kv, steps[i].flags);
+			int k = elem(sys_kernel, steps[i].cmd, km, steps[i].key, kv,
+				     steps[i].flags);
 
 			T_EQ_INT(k, u);
 		}

@@ -10,8 +10,9 @@ add_test(NAME samples.tcpdump
           $<TARGET_FILE:attach_gen_pcap>)
 set_tests_properties(samples.tcpdump PROPERTIES LABELS unit SKIP_RETURN_CODE 77 TIMEOUT 300)
 add_test(NAME samples.ringbuf
-  COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/samples/ringbuf.sh $<TARGET_FILE:sample_ringbuf>)
+  COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/samples/udp_events.sh $<TARGET_FILE:sample_ringbuf>)
 set_tests_properties(samples.ringbuf PROPERTIES LABELS unit SKIP_RETURN_CODE 77 TIMEOUT 120)
 add_test(NAME samples.perf_output
-  COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/samples/perf_output.sh $<TARGET_FILE:sample_perf_output>)
+  COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/samples/udp_events.sh
+          $<TARGET_FILE:sample_perf_output>)
 set_tests_properties(samples.perf_output PROPERTIES LABELS unit SKIP_RETURN_CODE 77 TIMEOUT 120)
