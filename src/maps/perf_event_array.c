@@ -111,10 +111,10 @@ static uint64_t slot_write(struct pe_slot *s, uint32_t pid, int32_t fd, uint64_t
 	uint64_t seq = atomic_load_explicit(&s->seq, memory_order_relaxed);
 
 	atomic_store_explicit(&s->seq, seq + 1, memory_order_relaxed);
-	atomic_thread_fence(memory_order_release);
-	atomic_store_explicit(&s->pid, pid, memory_order_relaxed);
-	atomic_store_explicit(&s->fd, fd, memory_order_relaxed);
-	atomic_store_explicit(&s->ino, ino, memory_order_relaxed);
+	/* release: a reader that sees a new field sees the odd sequence too */
+	atomic_store_explicit(&s->pid, pid, memory_order_release);
+	atomic_store_explicit(&s->fd, fd, memory_order_release);
+	atomic_store_explicit(&s->ino, ino, memory_order_release);
 	atomic_store_explicit(&s->seq, seq + 2, memory_order_release);
 	return seq + 2;
 }
@@ -248,10 +248,10 @@ static int slot_read(struct pe_slot *s, uint64_t *seq, uint32_t *pid, int32_t *f
 			sched_yield();
 			continue;
 		}
-		*pid = atomic_load_explicit(&s->pid, memory_order_relaxed);
-		*fd = atomic_load_explicit(&s->fd, memory_order_relaxed);
-		*ino = atomic_load_explicit(&s->ino, memory_order_relaxed);
-		atomic_thread_fence(memory_order_acquire);
+		/* acquire: the second sequence load cannot pass these */
+		*pid = atomic_load_explicit(&s->pid, memory_order_acquire);
+		*fd = atomic_load_explicit(&s->fd, memory_order_acquire);
+		*ino = atomic_load_explicit(&s->ino, memory_order_acquire);
 		if (atomic_load_explicit(&s->seq, memory_order_relaxed) == *seq)
 			return 0;
 	}

@@ -246,12 +246,12 @@ int brt_perf_out_write(struct brt_obj *ring, uint32_t cpu, const void *meta, uin
 	put(r, &head, meta, meta_size);
 	put(r, &head, extra, extra_size);
 	put(r, &head, NULL, raw - meta_size - extra_size);
-	atomic_store_explicit((_Atomic uint64_t *)&r->meta->data_head, head, memory_order_release);
+	/* seq_cst, as the pending exchange below: with the consumer's clear of pending and
+	 * its read of data_head (brt_perf_out_drain) they form a Dekker pair, so a sample is
+	 * either seen by the reader or announced by a byte in its pipe */
+	atomic_store_explicit((_Atomic uint64_t *)&r->meta->data_head, head, memory_order_seq_cst);
 	wake = due(r->ctl, head);
 	brt_shm_unlock(&r->ctl->lock);
-	/* one byte per drain: pending pairs with the consumer's clear-then-read (a Dekker
-	 * pair, hence the full fences) so a sample is either seen or announced */
-	atomic_thread_fence(memory_order_seq_cst);
 	if (wake && brt_waker_armed(&r->wake) &&
 	    !atomic_exchange_explicit(&r->ctl->pending, 1, memory_order_seq_cst))
 		brt_waker_wake(&r->wake);
@@ -265,7 +265,8 @@ void brt_perf_out_drain(struct brt_obj *ring)
 
 	atomic_store_explicit(&r->ctl->pending, 0, memory_order_seq_cst);
 	brt_waker_drain(&r->wake);
-	atomic_thread_fence(memory_order_seq_cst);
+	/* the seq_cst read of the Dekker pair; the walk's acquire load sees this or later */
+	(void)atomic_load_explicit((_Atomic uint64_t *)&r->meta->data_head, memory_order_seq_cst);
 }
 
 /* The ring's records as brt_perf_walk() reads them. */
