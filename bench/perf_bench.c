@@ -1,6 +1,7 @@
 /* perf_bench.c - cost of one bpf_perf_event_output() (16 bytes, BPF_F_CURRENT_CPU) from a
- * socket filter, in bpfrt (JIT) and in the kernel (BPF_PROG_TEST_RUN), next to
- * bpf_ringbuf_output() of the same 16 bytes and a loop that calls nothing.  The program
+ * socket filter, in bpfrt (JIT) and in the kernel (BPF_PROG_TEST_RUN), with a wake-up per
+ * sample (wakeup_events 1, libbpf's default) and one per run (wakeup_events = CALLS), next
+ * to bpf_ringbuf_output() of the same 16 bytes and a loop that calls nothing.  The program
  * makes CALLS calls per run; the consumer empties the rings between runs (not timed).
  * Prints "RES <name> <ns per call>" lines for bench/sections/80-perf.sh.
  *
@@ -198,16 +199,25 @@ static void bench_bpfrt(int runs)
 		exit(1);
 	}
 	measure("bpfrt-perf", bpfrt_bpf, p_perf, p_base, 0, runs, drain_pb, pb);
-	measure("bpfrt-ringbuf", bpfrt_bpf, p_rb, p_base, 0, runs, drain_rb, &rb);
 	bpfrt_perf_buffer_free(pb);
+	{
+		BPFRT_OPTS(bpfrt_perf_buffer_opts, po, .wakeup_events = CALLS);
+
+		pb = bpfrt_perf_buffer_new(perf, PAGES, ignore_sample, NULL, NULL, &po);
+		if (!pb)
+			exit(1);
+		measure("bpfrt-perf-batched", bpfrt_bpf, p_perf, p_base, 0, runs, drain_pb, pb);
+		bpfrt_perf_buffer_free(pb);
+	}
+	measure("bpfrt-ringbuf", bpfrt_bpf, p_rb, p_base, 0, runs, drain_rb, &rb);
 }
 
-static void bench_kernel(int runs)
+static void bench_kernel(int runs, uint32_t wakeup_events, int with_rb)
 {
 	struct perf_event_attr attr = { .size = sizeof(attr), .type = PERF_TYPE_SOFTWARE,
 					.config = PERF_COUNT_SW_BPF_OUTPUT,
 					.sample_type = PERF_SAMPLE_RAW, .sample_period = 1,
-					.wakeup_events = 1 };
+					.wakeup_events = wakeup_events };
 	union bpf_attr a;
 	int cpu = sched_getcpu(), ev, perf, rb, p_perf, p_rb, p_base;
 	uint32_t key = (uint32_t)cpu;
@@ -252,8 +262,19 @@ static void bench_kernel(int runs)
 		printf("RES kernel-none 0\n");
 		return;
 	}
-	measure("kernel-perf", sys_kernel, p_perf, p_base, 1, runs, drain_kernel_perf, ring);
-	measure("kernel-ringbuf", sys_kernel, p_rb, p_base, 1, runs, drain_kernel_rb, pos);
+	measure(wakeup_events > 1 ? "kernel-perf-batched" : "kernel-perf", sys_kernel, p_perf,
+		p_base, 1, runs, drain_kernel_perf, ring);
+	if (with_rb)
+		measure("kernel-ringbuf", sys_kernel, p_rb, p_base, 1, runs, drain_kernel_rb, pos);
+	close(p_perf);
+	close(p_rb);
+	close(p_base);
+	munmap(ring, (size_t)(PAGES + 1) * (size_t)pg);
+	munmap(cons, (size_t)pg);
+	munmap(prod, (size_t)pg);
+	close(ev);
+	close(perf);
+	close(rb);
 }
 
 int main(int argc, char **argv)
@@ -262,7 +283,9 @@ int main(int argc, char **argv)
 
 	setenv("BPFRT_ENGINE", "jit", 0);
 	bench_bpfrt(runs);
-	if (geteuid() == 0)
-		bench_kernel(runs);
+	if (geteuid() == 0) {
+		bench_kernel(runs, 1, 1);
+		bench_kernel(runs, CALLS, 0);
+	}
 	return 0;
 }
