@@ -112,7 +112,8 @@ static int count(const char *s, const char *needle)
 int main(void)
 {
 	static char out[65536];
-	int map, prog, prog1, fd, rc;
+	int map, prog, prog1, fd, rc, cpu = 0;
+	char cpu_s[16], hdr[64];
 	pid_t pid;
 	cpu_set_t set;
 
@@ -145,19 +146,26 @@ int main(void)
 				       "\"0x00\"]}"));
 	}
 
-	T_CASE("event_pipe cpu 0 index 3, text");
+	T_CASE("event_pipe cpu C index 3, text");
+	/* the first CPU this process may use: the CLI's one ring is for it */
 	CPU_ZERO(&set);
-	CPU_SET(0, &set);
+	T_EQ_INT(0, sched_getaffinity(0, sizeof(set), &set));
+	while (cpu < CPU_SETSIZE - 1 && !CPU_ISSET(cpu, &set))
+		cpu++;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
 	T_EQ_INT(0, sched_setaffinity(0, sizeof(set), &set));
+	snprintf(cpu_s, sizeof(cpu_s), "%d", cpu);
+	snprintf(hdr, sizeof(hdr), " CPU: %d index: 3 =====", cpu);
 	{
-		char *argv[] = { "bpfrt", "map", "event_pipe", pin, "cpu", "0", "index", "3",
+		char *argv[] = { "bpfrt", "map", "event_pipe", pin, "cpu", cpu_s, "index", "3",
 				 "-n", "2", NULL };
 
 		pid = spawn(argv, &fd);
 		T_EQ_INT(2, produce(prog1, pid, 2));
 		rc = finish(pid, fd, out, sizeof(out));
 		T_EQ_INT(0, rc);
-		T_EQ_INT(2, count(out, " CPU: 0 index: 3 ====="));
+		T_EQ_INT(2, count(out, hdr));
 		T_EQ_INT(2, count(out, "01 02 03 04 05 06 07 08 00 00 00 00\n"));
 	}
 

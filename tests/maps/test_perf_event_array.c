@@ -26,6 +26,7 @@
 #define PAGE 4096
 
 static int kernel;
+static int cpu0; /* the first CPU this process may run on: both sides' ring is for it */
 
 static const char *const engines[] = {
 	"checked", "interp",
@@ -168,7 +169,7 @@ static void test_elems(void)
 		union bpf_attr a;
 
 		km = map_create(sys_kernel, 4, 4, 4, 0);
-		kev = bpf_output_event(0);
+		kev = bpf_output_event(cpu0);
 		memset(&a, 0, sizeof(a));
 		a.map_type = BPF_MAP_TYPE_ARRAY;
 		a.key_size = a.value_size = 4;
@@ -328,9 +329,9 @@ static int side_open(struct side *s, int is_kernel, unsigned pages)
 
 	memset(s, 0, sizeof(*s));
 	s->sys = is_kernel ? sys_kernel : sys_bpfrt;
-	s->map = map_create(s->sys, 4, 4, 2, 0);
+	s->map = map_create(s->sys, 4, 4, (uint32_t)cpu0 + 3, 0);
 	if (is_kernel) {
-		s->ring = bpf_output_event(0);
+		s->ring = bpf_output_event(cpu0);
 		s->mem = mmap(NULL, (1 + pages) * PAGE, PROT_READ | PROT_WRITE, MAP_SHARED,
 			      s->ring, 0);
 		if (s->mem == MAP_FAILED)
@@ -339,16 +340,25 @@ static int side_open(struct side *s, int is_kernel, unsigned pages)
 		s->walk.data = (uint8_t *)s->mem + PAGE;
 		s->walk.size = (uint64_t)pages * PAGE;
 	} else {
-		s->ring = bpfrt_perf_ring_create(0, pages, NULL);
+		s->ring = bpfrt_perf_ring_create(cpu0, pages, NULL);
 		if (s->ring < 0 || brt_obj_from_fd(s->ring, BRT_OBJ_PERF_RING, &s->obj))
 			return -1;
 		brt_perf_out_walker(s->obj, &s->walk);
 	}
-	memset(&a, 0, sizeof(a));
-	a.map_fd = (uint32_t)s->map;
-	a.key = (uint64_t)(uintptr_t)&key;
-	a.value = (uint64_t)(uintptr_t)&s->ring;
-	return s->map < 0 || s->ring < 0 || s->sys(BPF_MAP_UPDATE_ELEM, &a, sizeof(a)) ? -1 : 0;
+	if (s->map < 0 || s->ring < 0)
+		return -1;
+	/* the ring at index 0 and at its CPU's index (BPF_F_CURRENT_CPU), the same event in
+	 * two slots as the kernel allows */
+	for (int i = 0; i < 2; i++) {
+		key = i ? (uint32_t)cpu0 : 0;
+		memset(&a, 0, sizeof(a));
+		a.map_fd = (uint32_t)s->map;
+		a.key = (uint64_t)(uintptr_t)&key;
+		a.value = (uint64_t)(uintptr_t)&s->ring;
+		if (s->sys(BPF_MAP_UPDATE_ELEM, &a, sizeof(a)))
+			return -1;
+	}
+	return 0;
 }
 
 static void side_close(struct side *s, unsigned pages)
@@ -376,6 +386,18 @@ struct rcase {
 #define XDP BPF_PROG_TYPE_XDP
 #define RAW BPF_PROG_TYPE_RAW_TRACEPOINT
 #define CTX(n) ((uint64_t)(n) << 32)
+/* indexes that depend on cpu0 (the map has cpu0 + 3 slots, 0 and cpu0 set) */
+#define IDX_EMPTY 0xfff0
+#define IDX_PAST 0xfff1
+
+static uint64_t flags_of(uint64_t flags)
+{
+	if (flags == IDX_EMPTY)
+		return (uint64_t)cpu0 + 1;
+	if (flags == IDX_PAST)
+		return (uint64_t)cpu0 + 3;
+	return flags;
+}
 
 static const struct rcase rcases[] = {
 	{ "index 0, 16 bytes", SKF, 0, 16, 0 },
@@ -388,8 +410,8 @@ static const struct rcase rcases[] = {
 	{ "13 bytes", SKF, 0, 13, 0 },
 	{ "32 bytes", SKF, 0, 32, 0 },
 	{ "0 bytes", SKF, 0, 0, 0 },
-	{ "empty slot", SKF, 1, 8, -ENOENT },
-	{ "index past max_entries", SKF, 2, 8, -E2BIG },
+	{ "empty slot", SKF, IDX_EMPTY, 8, -ENOENT },
+	{ "index past max_entries", SKF, IDX_PAST, 8, -E2BIG },
 	{ "index 0xfffffffe", SKF, 0xfffffffe, 8, -E2BIG },
 	{ "unknown flag bit", SKF, 1ull << 52, 8, -EINVAL },
 	{ "skb: 20 packet bytes appended", SKF, CTX(20), 8, 0 },
@@ -398,7 +420,7 @@ static const struct rcase rcases[] = {
 	{ "xdp: 16 bytes", XDP, 0, 16, 0 },
 	{ "xdp: 64 packet bytes appended", XDP, CTX(64), 5, 0 },
 	{ "xdp: 65 packet bytes", XDP, CTX(65), 5, -EFAULT },
-	{ "xdp: empty slot", XDP, 1, 5, -ENOENT },
+	{ "xdp: empty slot", XDP, IDX_EMPTY, 5, -ENOENT },
 	{ "raw tp: 16 bytes", RAW, 0, 16, 0 },
 	{ "raw tp: current cpu", RAW, BPF_F_CURRENT_CPU, 7, 0 },
 	{ "raw tp: ctxlen refused", RAW, CTX(4), 8, -EINVAL },
@@ -409,7 +431,8 @@ static void run_cases(struct side *s, struct recs *out, int64_t *rets)
 {
 	for (size_t i = 0; i < sizeof(rcases) / sizeof(rcases[0]); i++) {
 		const struct rcase *c = &rcases[i];
-		int prog = load(s->sys, c->type, s->map, c->flags, c->size, "GPL", NULL, 0);
+		int prog = load(s->sys, c->type, s->map, flags_of(c->flags), c->size, "GPL",
+				NULL, 0);
 
 		rets[i] = 1;
 		T_CASE(c->name);
@@ -424,14 +447,14 @@ static void run_cases(struct side *s, struct recs *out, int64_t *rets)
 	}
 }
 
-/* Pin this thread to CPU 0: the kernel writes into the event of the CPU the program runs
+/* Pin the process to cpu0: the kernel writes into the event of the CPU the program runs
  * on, bpfrt into the ring of brt_cpu(). */
 static int pin_cpu0(void)
 {
 	cpu_set_t set;
 
 	CPU_ZERO(&set);
-	CPU_SET(0, &set);
+	CPU_SET(cpu0, &set);
 	return sched_setaffinity(0, sizeof(set), &set);
 }
 
@@ -469,7 +492,7 @@ static void test_records(void)
 	struct side us, ks;
 
 	if (pin_cpu0()) {
-		T_CASE("pin to cpu 0");
+		T_CASE("pin to one cpu");
 		T_FAIL("sched_setaffinity: %s", strerror(errno));
 		return;
 	}
@@ -819,9 +842,17 @@ int main(void)
 
 	snprintf(dir, sizeof(dir), "/tmp/bpfrt-test-perf-%d", (int)getpid());
 	setenv("BPFRT_FS", dir, 1);
+	{
+		cpu_set_t set;
+
+		CPU_ZERO(&set);
+		if (!sched_getaffinity(0, sizeof(set), &set))
+			while (cpu0 < CPU_SETSIZE - 1 && !CPU_ISSET(cpu0, &set))
+				cpu0++;
+	}
 	kernel = kernel_available();
 	if (kernel) {
-		int ev = bpf_output_event(0);
+		int ev = bpf_output_event(cpu0);
 
 		kernel = ev >= 0;
 		if (ev >= 0)
