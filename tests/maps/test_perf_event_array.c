@@ -757,6 +757,69 @@ static void test_perf_buffer(void)
 	close(map);
 }
 
+/* An in-application probe (BPFRT_PROBE) runs a raw-tracepoint program that sends its first
+ * argument: the samples arrive in the perf buffer, none after detaching. */
+static struct got probe_got;
+
+static void on_probe_sample(void *ctx, int cpu, void *data, uint32_t size)
+{
+	uint64_t v;
+
+	(void)ctx, (void)cpu;
+	memcpy(&v, data, 8);
+	if (size == 12 && probe_got.samples < 64)
+		probe_got.last[probe_got.samples] = (unsigned char)v;
+	probe_got.samples++;
+}
+
+static void test_probe(void)
+{
+	int map = map_create(sys_bpfrt, 4, 4, (uint32_t)bpfrt_num_possible_cpus(), 0);
+	struct bpf_insn p[] = {
+		{ BPF_LDX | BPF_MEM | BPF_DW, BPF_REG_3, BPF_REG_1, 0, 0 },
+		{ BPF_STX | BPF_MEM | BPF_DW, BPF_REG_10, BPF_REG_3, -8, 0 },
+		{ BPF_LD | BPF_IMM | BPF_DW, BPF_REG_2, BPF_PSEUDO_MAP_FD, 0, map },
+		{ 0, 0, 0, 0, 0 },
+		{ BPF_LD | BPF_IMM | BPF_DW, BPF_REG_3, 0, 0, -1 },
+		{ 0, 0, 0, 0, 0 },
+		{ BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_4, BPF_REG_10, 0, 0 },
+		{ BPF_ALU64 | BPF_ADD | BPF_K, BPF_REG_4, 0, 0, -8 },
+		{ BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_5, 0, 0, 8 },
+		{ BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_perf_event_output },
+		{ BPF_JMP | BPF_EXIT, 0, 0, 0, 0 },
+	};
+	struct bpfrt_perf_buffer *pb;
+	int prog, link;
+
+	T_CASE("in-application probe: samples through the perf buffer");
+	memset(&probe_got, 0, sizeof(probe_got));
+	prog = bpfrt_prog_load(BPF_PROG_TYPE_RAW_TRACEPOINT, "probe", "GPL", p,
+			       sizeof(p) / sizeof(p[0]), NULL);
+	pb = bpfrt_perf_buffer_new(map, 1, on_probe_sample, NULL, NULL, NULL);
+	T_ASSERT(map >= 0 && prog >= 0 && pb != NULL);
+	if (prog < 0 || !pb)
+		goto out;
+	link = bpfrt_probe_attach(prog, "perftest:hit");
+	T_ASSERT(link >= 0);
+	for (uint64_t i = 0; i < 3; i++)
+		BPFRT_PROBE("perftest:hit", 40 + i);
+	T_EQ_INT(3, bpfrt_perf_buffer_poll(pb, 5000));
+	T_EQ_INT(3, probe_got.samples);
+	T_EQ_INT(40, probe_got.last[0]);
+	T_EQ_INT(42, probe_got.last[2]);
+	/* detaching is synchronous (closing alone detaches later, on the link's thread) */
+	T_EQ_INT(0, bpfrt_link_detach(link));
+	close(link);
+	BPFRT_PROBE("perftest:hit", 99);
+	T_CASE("in-application probe: detached, nothing more");
+	T_EQ_INT(0, bpfrt_perf_buffer_consume(pb));
+out:
+	bpfrt_perf_buffer_free(pb);
+	if (prog >= 0)
+		close(prog);
+	close(map);
+}
+
 /* The consumer is a child process that installed its ring; this process produces: its
  * map view opens the child's ring through /proc, and the write wakes the child's epoll. */
 static void test_other_process(void)
@@ -866,6 +929,7 @@ int main(void)
 	test_records();
 	test_lost();
 	test_perf_buffer();
+	test_probe();
 	test_other_process();
 	test_release();
 	{
