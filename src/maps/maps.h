@@ -308,6 +308,7 @@ BRT_MAP_HELPER(ringbuf_submit)
 BRT_MAP_HELPER(ringbuf_discard)
 BRT_MAP_HELPER(ringbuf_query)
 BRT_MAP_HELPER(perf_event_output)
+BRT_MAP_HELPER(for_each_map_elem) /* for_each.c */
 #undef BRT_MAP_HELPER
 
 /* Copy between shared memory and process memory in 8-byte atomic words (loads acquire,

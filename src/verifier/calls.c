@@ -613,40 +613,75 @@ static void set_return(struct brt_env *env, const struct brt_helper_proto *fn,
 
 int brt_is_callback_helper(int32_t id)
 {
-	return id == BPF_FUNC_loop;
+	return id == BPF_FUNC_loop || id == BPF_FUNC_for_each_map_elem;
+}
+
+/* Map types whose elements bpf_for_each_map_elem walks (map_for_each_callback). */
+static int map_for_each_ok(uint32_t type)
+{
+	switch (type) {
+	case BPF_MAP_TYPE_ARRAY:
+	case BPF_MAP_TYPE_PERCPU_ARRAY:
+	case BPF_MAP_TYPE_HASH:
+	case BPF_MAP_TYPE_PERCPU_HASH:
+	case BPF_MAP_TYPE_LRU_HASH:
+	case BPF_MAP_TYPE_LRU_PERCPU_HASH:
+		return 1;
+	default:
+		return 0;
+	}
 }
 
 /* The kernel's push_callback_call(): the callback's first instruction goes on the stack of
- * pending paths with a new frame (r1 = the index, any u32; r2 = the helper's r3), while
- * this path goes on after the call as if the helper had not called it.  When the callback
- * exits, its path comes back to this call (brt_prepare_func_exit()), which schedules the
- * next iteration, until the states converge (brt_is_state_visited()) or nr_loops
- * iterations were explored. */
-static int loop_callback(struct brt_env *env, int insn_idx, int subprog)
+ * pending paths with a new frame (bpf_loop: r1 = the index, r2 = the helper's r3;
+ * bpf_for_each_map_elem: r1 = the map, r2 = a key, r3 = its value, r4 = the helper's r3),
+ * while this path goes on after the call as if the helper had not called it.  When the
+ * callback exits, its path comes back to this call (brt_prepare_func_exit()), which
+ * schedules the next iteration, until the states converge (brt_is_state_visited()) or,
+ * for bpf_loop, nr_loops iterations were explored. */
+static int push_callback(struct brt_env *env, int insn_idx, int32_t id,
+			 const struct call_meta *meta)
 {
 	struct brt_frame *caller = brt_cur_frame(env), *callee;
 	struct brt_vstate *cb;
 	int err;
 
-	if (caller->callback_depth >= caller->regs[BPF_REG_1].umax) {
+	if (id == BPF_FUNC_loop && caller->callback_depth >= caller->regs[BPF_REG_1].umax) {
 		caller->callback_depth = 0;
 		if (LOG_L2(env))
 			brt_vinfo(env, "frame%d bpf_loop iteration limit reached\n",
 				  env->cur->curframe);
 		return 0;
 	}
-	err = brt_push_stack(env, env->subprogs[subprog].start, insn_idx, &cb);
+	err = brt_push_stack(env, env->subprogs[meta->subprogno].start, insn_idx, &cb);
 	if (err)
 		return err;
 	if (cb->curframe + 1 >= BRT_MAX_FRAMES) {
 		brt_verr(env, "the call stack of %d frames is too deep\n", cb->curframe + 2);
 		return -E2BIG;
 	}
-	callee = brt_frame_new(insn_idx, cb->curframe + 1, subprog);
+	if (id == BPF_FUNC_for_each_map_elem && !map_for_each_ok(meta->map->type)) {
+		brt_verr(env, "callback function not allowed for map\n");
+		return -524; /* the kernel's internal ENOTSUPP */
+	}
+	callee = brt_frame_new(insn_idx, cb->curframe + 1, meta->subprogno);
 	if (!callee)
 		return -ENOMEM;
-	brt_mark_reg_unknown(env, &callee->regs[BPF_REG_1]);
-	callee->regs[BPF_REG_2] = caller->regs[BPF_REG_3];
+	if (id == BPF_FUNC_loop) {
+		/* callback(u32 index, void *ctx) */
+		brt_mark_reg_unknown(env, &callee->regs[BPF_REG_1]);
+		callee->regs[BPF_REG_2] = caller->regs[BPF_REG_3];
+	} else {
+		/* callback(map, const key *, value *, void *ctx) */
+		callee->regs[BPF_REG_1] = caller->regs[BPF_REG_1];
+		callee->regs[BPF_REG_2].type = PTR_TO_MAP_KEY;
+		brt_mark_reg_known_zero(&callee->regs[BPF_REG_2]);
+		callee->regs[BPF_REG_2].map_idx = (uint16_t)meta->map_idx;
+		callee->regs[BPF_REG_3].type = PTR_TO_MAP_VALUE;
+		brt_mark_reg_known_zero(&callee->regs[BPF_REG_3]);
+		callee->regs[BPF_REG_3].map_idx = (uint16_t)meta->map_idx;
+		callee->regs[BPF_REG_4] = caller->regs[BPF_REG_3];
+	}
 	callee->in_callback_fn = 1;
 	cb->frame[cb->curframe]->callback_depth++;
 	cb->frame[++cb->curframe] = callee;
@@ -700,8 +735,8 @@ int brt_check_helper_call(struct brt_env *env, const struct bpf_insn *insn, int 
 		brt_verr(env, "tail_call would lead to reference leak\n");
 		return -EINVAL;
 	}
-	if (id == BPF_FUNC_loop) {
-		err = loop_callback(env, insn_idx, meta.subprogno);
+	if (brt_is_callback_helper(id)) {
+		err = push_callback(env, insn_idx, id, &meta);
 		if (err)
 			return err;
 	}

@@ -57,6 +57,8 @@ static const struct run_case run_cases[] = {
 	{ "loop_stop", "loop_stop", { 464, 464 } },
 	{ "loop_stop", "loop_refused", { 2207, 2207 } },
 	{ "loop_stop", "loop_nested", { 204, 204 } },
+	{ "for_each", "each_array", { 24640, 24644 } },
+	{ "for_each", "each_hash", { 2236600, 2236600 } },
 };
 
 typedef int (*test_bpf_fn)(int cmd, union bpf_attr *attr, unsigned int size);

@@ -38,5 +38,7 @@ static long (*bpf_tail_call)(void *ctx, void *prog_array, unsigned int index) =
 static unsigned long long (*bpf_ktime_get_ns)(void) = (void *)BPF_FUNC_ktime_get_ns;
 static long (*bpf_loop)(unsigned int nr_loops, void *callback_fn, void *callback_ctx,
 			unsigned long long flags) = (void *)BPF_FUNC_loop;
+static long (*bpf_for_each_map_elem)(void *map, void *callback_fn, void *callback_ctx,
+				     unsigned long long flags) = (void *)BPF_FUNC_for_each_map_elem;
 
 #endif

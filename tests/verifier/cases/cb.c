@@ -1,6 +1,7 @@
-/* cb.c - callbacks: bpf_loop() with a function address (lddw BPF_PSEUDO_FUNC), func_info
- * BTF and static linkage, the callback's frame (r1 = index, r2 = the helper's r3), its
- * return range, argument types, iteration until the states converge, stack and depth. */
+/* cb.c - callbacks: bpf_loop() and bpf_for_each_map_elem() with a function address (lddw
+ * BPF_PSEUDO_FUNC), func_info BTF and static linkage, the callback's frame (bpf_loop:
+ * r1 = index, r2 = the helper's r3; for_each: map, key, value, ctx), its return range,
+ * argument types, map types, iteration until the states converge, stack and depth. */
 #include <errno.h>
 
 #include "case.h"
@@ -122,8 +123,52 @@ static const struct vcase cases[] = {
 		  "CAP_SYS_ADMIN" },
 };
 
+/* bpf_for_each_map_elem(map 0, <insn 12>, fp-8, FLAGS); r0 = fp-8 */
+#define EACH(flags)                                                                              \
+	ST(BPF_DW, 10, -8, 0), FP8, LD_MAP(1, 0), LD_FUNC(2, 5), MOV64_IMM(4, flags),           \
+		CALL(BPF_FUNC_for_each_map_elem), LDX(BPF_DW, 0, 10, -8), EXIT()
+/* callback(map, key, value, ctx): *(u64 *)ctx += *(u64 *)value */
+#define EACH_SUM LDX(BPF_DW, 5, 3, 0), LDX(BPF_DW, 6, 4, 0), ALU64_REG(BPF_ADD, 6, 5),          \
+	STX(BPF_DW, 4, 6, 0), CB_RET0
+
+static const struct vcase each_cases[] = {
+	{ "cb/each_array_sum", PROG(EACH(0), EACH_SUM), .btf = 1, .maps = { ARRAY4_64 } },
+	{ "cb/each_hash_sum", PROG(EACH(0), EACH_SUM), .btf = 1, .maps = { HASH48 } },
+	{ "cb/each_value_write", PROG(EACH(0), ST(BPF_DW, 3, 0, 7), CB_RET0), .btf = 1,
+	  .maps = { HASH48 } },
+	{ "cb/each_value_past_end", PROG(EACH(0), LDX(BPF_DW, 0, 3, 8), CB_RET0), .btf = 1,
+	  .maps = { HASH48 } },
+	{ "cb/each_key_read", PROG(EACH(0), LDX(BPF_W, 0, 2, 0), ALU64_IMM(BPF_AND, 0, 1),
+				   EXIT()), .btf = 1, .maps = { HASH48 } },
+	{ "cb/each_key_write", PROG(EACH(0), ST(BPF_W, 2, 0, 1), CB_RET0), .btf = 1,
+	  .maps = { HASH48 } },
+	{ "cb/each_map_arg", PROG(EACH(0), LDX(BPF_DW, 6, 3, 0), MOV64_REG(2, 10),
+				  ALU64_IMM(BPF_ADD, 2, -8), ST(BPF_W, 10, -8, 0),
+				  CALL(BPF_FUNC_map_lookup_elem), CB_RET0),
+	  .btf = 1, .maps = { HASH48 } },
+	{ "cb/each_ctx_null", PROG(ST(BPF_DW, 10, -8, 0), MOV64_IMM(3, 0), LD_MAP(1, 0),
+				   LD_FUNC(2, 5), MOV64_IMM(4, 0),
+				   CALL(BPF_FUNC_for_each_map_elem), MOV64_IMM(0, 0), EXIT(),
+				   MOV64_REG(0, 4), EXIT()), .btf = 1, .maps = { HASH48 } },
+	{ "cb/each_ret_2", PROG(EACH(0), MOV64_IMM(0, 2), EXIT()), .btf = 1, .maps = { HASH48 } },
+	{ "cb/each_flags", PROG(EACH(1), CB_RET0), .btf = 1, .maps = { ARRAY48 } },
+	{ "cb/each_ringbuf", PROG(EACH(0), CB_RET0), .btf = 1,
+	  .maps = { { BPF_MAP_TYPE_RINGBUF, 0, 0, 4096, 0 } } },
+	{ "cb/each_queue", PROG(EACH(0), CB_RET0), .btf = 1,
+	  .maps = { { BPF_MAP_TYPE_QUEUE, 0, 8, 4, 0 } } },
+	{ "cb/each_r2_scalar", PROG(ST(BPF_DW, 10, -8, 0), FP8, LD_MAP(1, 0), MOV64_IMM(2, 0),
+				    MOV64_IMM(4, 0), CALL(BPF_FUNC_for_each_map_elem),
+				    MOV64_IMM(0, 0), EXIT()), .btf = 1, .maps = { HASH48 } },
+	{ "cb/each_r1_scalar", PROG(ST(BPF_DW, 10, -8, 0), FP8, MOV64_IMM(1, 0), MOV64_IMM(5, 0),
+				    LD_FUNC(2, 5), MOV64_IMM(4, 0),
+				    CALL(BPF_FUNC_for_each_map_elem), MOV64_IMM(0, 0), EXIT(),
+				    CB_RET0), .btf = 1, .maps = { HASH48 } },
+};
+
 void vcases_cb(struct vcase_list *l)
 {
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
 		vc_add(l, &cases[i]);
+	for (size_t i = 0; i < sizeof(each_cases) / sizeof(each_cases[0]); i++)
+		vc_add(l, &each_cases[i]);
 }
