@@ -1,5 +1,5 @@
 #!/bin/bash
-# 80-callback.sh - bpf_loop(): 1,000 callback calls vs the same additions open-coded
+# 85-callback.sh - bpf_loop(): 1,000 callback calls vs the same additions open-coded
 # (bench/callback/), run by BPF_PROG_TEST_RUN in the kernel and in bpfrt on each engine, in
 # this run.  Median [min-max] over $REPS passes of 1,000 runs, ns per run and ratios to
 # the kernel.
