@@ -44,6 +44,7 @@ static int map_info(void *arg, int fd, struct brt_map_info *out)
 	out->frozen_rdonly = (m->flags & BPF_F_RDONLY_PROG) &&
 			     atomic_load_explicit(&m->obj.hdr->frozen, memory_order_acquire);
 	out->rodata = m->type == BPF_MAP_TYPE_ARRAY ? m->data : NULL;
+	out->spin_lock_off1 = m->lock_off >= 0 ? (uint32_t)m->lock_off + 1 : 0;
 	brt_map_put(m);
 	return 0;
 }

@@ -163,6 +163,26 @@ int brt_check_subprogs(struct brt_env *env)
 	return 0;
 }
 
+/* The kernel's check_map_prog_compatibility(), for what bpfrt has: a map whose value holds
+ * a bpf_spin_lock is refused to socket filters and tracing programs. */
+static int check_map_prog_compat(struct brt_env *env, const struct brt_map_info *m)
+{
+	switch (m->spin_lock_off1 ? env->opts->prog_type : 0) {
+	case BPF_PROG_TYPE_SOCKET_FILTER:
+		brt_verr(env, "socket filter progs cannot use bpf_spin_lock yet\n");
+		return -EINVAL;
+	case BPF_PROG_TYPE_KPROBE:
+	case BPF_PROG_TYPE_TRACEPOINT:
+	case BPF_PROG_TYPE_PERF_EVENT:
+	case BPF_PROG_TYPE_RAW_TRACEPOINT:
+	case BPF_PROG_TYPE_RAW_TRACEPOINT_WRITABLE:
+		brt_verr(env, "tracing progs cannot use bpf_spin_lock yet\n");
+		return -EINVAL;
+	default:
+		return 0;
+	}
+}
+
 static int resolve_map(struct brt_env *env, const struct bpf_insn *insn, int idx)
 {
 	int fd = insn->imm;
@@ -194,6 +214,9 @@ static int resolve_map(struct brt_env *env, const struct bpf_insn *insn, int idx
 		brt_verr(env, "fd %d is not pointing to valid bpf_map\n", fd);
 		return err < 0 ? err : -EBADF;
 	}
+	err = check_map_prog_compat(env, &info);
+	if (err)
+		return err;
 	if (env->nmaps >= 64 - !!info.inner_type) {
 		brt_verr(env, "too many maps\n");
 		return -E2BIG;

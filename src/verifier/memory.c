@@ -279,6 +279,23 @@ static int mem_in_range(struct brt_env *env, int regno, int64_t off, int size, u
 }
 
 /* [off, off+size) for every value the register's variable part may take */
+/* The kernel's check_map_access() field loop: no load, store or helper access may touch
+ * the value's bpf_spin_lock ([x1, x2) overlaps [y1, y2) iff x1 < y2 && y1 < x2). */
+static int check_map_fields(struct brt_env *env, int regno, const struct brt_map_info *m,
+			    int off, int size)
+{
+	const struct brt_reg *reg = &brt_cur_regs(env)[regno];
+	int64_t p = (int64_t)m->spin_lock_off1 - 1;
+
+	if (!m->spin_lock_off1)
+		return 0;
+	if (reg->smin + off < p + 4 && p < (int64_t)reg->umax + off + size) {
+		brt_verr(env, "bpf_spin_lock cannot be accessed directly by load/store\n");
+		return -EACCES;
+	}
+	return 0;
+}
+
 static int check_region(struct brt_env *env, int regno, int off, int size, uint32_t mem_size,
 			int zero_ok)
 {
@@ -745,6 +762,8 @@ int brt_check_mem_access(struct brt_env *env, int insn_idx, int regno, int off, 
 		err = map_access_type(env, m, off, size, t);
 		if (!err)
 			err = check_region(env, regno, off, size, m->value_size, 0);
+		if (!err)
+			err = check_map_fields(env, regno, m, off, size);
 		if (err)
 			return err;
 		if (t == BRT_READ && value_regno >= 0 && brt_tnum_is_const(reg->var_off) &&
@@ -852,9 +871,12 @@ int brt_check_helper_mem(struct brt_env *env, int regno, int size, int zero_ok,
 				    env->maps[reg->map_idx].info.key_size, 0);
 	case PTR_TO_MAP_VALUE:
 		err = map_access_type(env, &env->maps[reg->map_idx].info, reg->off, size, t);
+		if (!err)
+			err = check_region(env, regno, reg->off, size,
+					   env->maps[reg->map_idx].info.value_size, zero_ok);
 		return err ? err
-			   : check_region(env, regno, reg->off, size,
-					  env->maps[reg->map_idx].info.value_size, zero_ok);
+			   : check_map_fields(env, regno, &env->maps[reg->map_idx].info, reg->off,
+					      size);
 	case PTR_TO_MEM:
 		if (t == BRT_WRITE && (reg->type & MEM_RDONLY)) {
 			brt_verr(env, "R%d cannot write into %s\n", regno,

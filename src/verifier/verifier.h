@@ -78,6 +78,9 @@ struct brt_map_info {
 	const char *name;     /* printed as map=NAME in the log; NULL prints "" */
 	/* maps of maps: the inner map template a lookup returns (inner_type 0 otherwise) */
 	uint32_t inner_type, inner_key_size, inner_value_size, inner_max_entries, inner_flags;
+	/* 1 + offset of the value's struct bpf_spin_lock (map BTF), 0: none; programs may
+	 * not load or store it */
+	uint32_t spin_lock_off1;
 };
 
 /* A source line for the log: BPF_PROG_LOAD's line_info resolved against its BTF. */

@@ -7,6 +7,8 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -288,6 +290,91 @@ static void run_script(int kernel, const struct script *sc)
 	}
 }
 
+/* ---- programs may not touch the lock word (the verifier, as the kernel's) ----------- */
+
+static const struct prog_case {
+	const char *name;
+	const char *access; /* one instruction on r0 = the value (struct v: a, lock, b) */
+} progs[] = {
+	{ "load a", "ldxw %r1, [%r0+0]" },
+	{ "load the lock", "ldxw %r1, [%r0+4]" },
+	{ "load 8 bytes over the lock", "ldxdw %r1, [%r0+0]" },
+	{ "load its last byte", "ldxb %r1, [%r0+7]" },
+	{ "store b", "stw [%r0+8], 1" },
+	{ "store the lock", "stw [%r0+4], 0" },
+	{ "atomic add on the lock", "lock add32 [%r0+4], %r1" },
+};
+
+/* PROG_LOAD of the case against a hash map of struct v: 1 loaded, else -errno; *said is
+ * set when the log names the lock */
+static int load_access(sys_fn sys, uint32_t type, const char *access, int *said)
+{
+	char text[512], err[256], log[4096] = "";
+	struct bpf_insn *insns;
+	union bpf_attr a;
+	int btf = load_btf(sys, t_v), map, fd;
+	size_t n;
+
+	memset(&a, 0, sizeof(a));
+	a.map_type = BPF_MAP_TYPE_HASH;
+	a.key_size = 4;
+	a.value_size = 12;
+	a.max_entries = 4;
+	a.btf_fd = (uint32_t)btf;
+	a.btf_key_type_id = T_INT;
+	a.btf_value_type_id = 4;
+	map = sys(BPF_MAP_CREATE, &a, sizeof(a));
+	snprintf(text, sizeof(text),
+		 "stw [%%r10-4], 0\nmov %%r2, %%r10\nadd %%r2, -4\nlddw %%r1, map_fd %d\n"
+		 "call 1\nmov %%r1, 1\njeq %%r0, 0, +1\n%s\nmov %%r0, 0\nexit\n", map, access);
+	if (btf < 0 || map < 0 || bpfrt_asm(text, "lock", &insns, &n, err, sizeof(err)))
+		return -1000;
+	memset(&a, 0, sizeof(a));
+	a.prog_type = type;
+	a.insns = (uint64_t)(uintptr_t)insns;
+	a.insn_cnt = (uint32_t)n;
+	a.license = (uint64_t)(uintptr_t)"GPL";
+	a.log_buf = (uint64_t)(uintptr_t)log;
+	a.log_size = sizeof(log);
+	a.log_level = 1;
+	fd = sys(BPF_PROG_LOAD, &a, sizeof(a));
+	fd = fd < 0 ? -errno : (close(fd), 1);
+	*said = strstr(log, "bpf_spin_lock cannot be accessed directly by load/store") != NULL;
+	free(insns);
+	close(map);
+	close(btf);
+	return fd;
+}
+
+static void prog_accesses(int kernel)
+{
+	static const uint32_t refused[] = { BPF_PROG_TYPE_SOCKET_FILTER, BPF_PROG_TYPE_KPROBE,
+					    BPF_PROG_TYPE_TRACEPOINT };
+
+	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
+		int said = 0, ksaid = 0;
+		int got = load_access(sys_bpfrt, BPF_PROG_TYPE_SCHED_CLS, progs[i].access, &said);
+
+		T_CASE(progs[i].name);
+		T_ASSERT(got == 1 || got == -EACCES);
+		T_EQ_INT(got == -EACCES, said);
+		if (kernel) {
+			T_EQ_INT(load_access(sys_kernel, BPF_PROG_TYPE_SCHED_CLS, progs[i].access,
+					     &ksaid), got);
+			T_EQ_INT(ksaid, said);
+		}
+	}
+	/* socket filters and tracing programs may not use such a map at all */
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		int said, got = load_access(sys_bpfrt, refused[i], progs[0].access, &said);
+
+		T_CASE("program type refused");
+		T_EQ_INT(-EINVAL, got);
+		if (kernel)
+			T_EQ_INT(load_access(sys_kernel, refused[i], progs[0].access, &said), got);
+	}
+}
+
 /* ---- BPF_F_LOCK excludes: writers in two processes and a thread, a locked reader ---- */
 
 #define ROUNDS 4000
@@ -387,6 +474,7 @@ int main(void)
 	}
 	for (size_t i = 0; i < sizeof(scripts) / sizeof(scripts[0]); i++)
 		run_script(kernel, &scripts[i]);
+	prog_accesses(kernel);
 	stress(BPF_MAP_TYPE_HASH);
 	stress(BPF_MAP_TYPE_ARRAY);
 	return t_done();
