@@ -52,8 +52,8 @@ static void check_direct(const struct sock_filter *prog, size_t n, enum bpfrt_en
 	if (ret)
 		abort();
 	for (size_t i = 0; i < NCUTS; i++)
-		if (bpfrt_pkt_filter_run(f, cuts[i].data, cuts[i].caplen, cuts[i].wirelen, &v[i], err,
-					 sizeof(err)) || v[i] != want[i])
+		if (bpfrt_pkt_filter_run(f, cuts[i].data, cuts[i].caplen, cuts[i].wirelen, &v[i],
+					 err, sizeof(err)) || v[i] != want[i])
 			abort();
 	memset(v, 0xee, sizeof(v));
 	if (bpfrt_pkt_filter_run_batch(f, cuts, NCUTS, v, err, sizeof(err)))

@@ -320,6 +320,8 @@ static const struct jit_case cases[] = {
 	  .mem = { 1, 2, 3, 4 }, .mem_len = 4, .result = 0x01020304 },
 	{ "ld_abs below SKF_LL_OFF ends with 0", { MOV64_IMM(0, 9), LD_ABS(BPF_B, SKF_LL_OFF - 1),
 	  EXIT() }, .mem_len = 4, .result = 0 },
+	{ "ld_abs at offset 2^31 - 2 ends with 0", { MOV64_IMM(0, 9), LD_ABS(BPF_W, 0x7ffffffe),
+	  EXIT() }, .mem_len = 4, .result = 0 },
 	{ "ld_ind past the end by one ends with 0", { MOV64_IMM(7, 2), MOV64_IMM(0, 9),
 	  LD_IND(BPF_H, 7, 1), EXIT() }, .mem_len = 4, .result = 0 },
 	{ "unknown helper", { CALL(77), EXIT() }, .errstr = "insn 0: call to unknown helper 77" },
@@ -533,13 +535,15 @@ static void test_pkt_entries(void)
 		bool direct;
 	} progs[] = {
 		{ "packet loads only", { LD_ABS(BPF_B, 0), EXIT() }, 2, true },
-		{ "r1 and r6-r9 named", { MOV64_REG(6, 1), MOV64_REG(9, 6), LD_IND(BPF_B, 9, 0), EXIT() },
-		  4, true },
+		{ "r1 and r6-r9 named", { MOV64_REG(6, 1), MOV64_REG(9, 6), LD_IND(BPF_B, 9, 0),
+		  EXIT() }, 4, true },
 		{ "r2 named", { MOV64_IMM(2, 0), LD_ABS(BPF_B, 0), EXIT() }, 3, false },
-		{ "r4 as a source", { LD_ABS(BPF_B, 0), ALU64_REG(BPF_ADD, 0, 4), EXIT() }, 3, false },
+		{ "r4 as a source", { LD_ABS(BPF_B, 0), ALU64_REG(BPF_ADD, 0, 4), EXIT() }, 3,
+		  false },
 		{ "a helper call", { LD_ABS(BPF_B, 0), CALL(1), EXIT() }, 3, false },
 		{ "no packet load", { MOV64_IMM(0, 1), EXIT() }, 2, false },
-		{ "a bpf-to-bpf call", { LD_ABS(BPF_B, 0), CALL_LOCAL(1), EXIT(), EXIT() }, 4, false },
+		{ "a bpf-to-bpf call", { LD_ABS(BPF_B, 0), CALL_LOCAL(1), EXIT(), EXIT() }, 4,
+		  false },
 	};
 
 	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
@@ -547,7 +551,8 @@ static void test_pkt_entries(void)
 		char err[128];
 
 		T_CASE(progs[i].name);
-		T_EQ_INT(0, brt_jit_compile(progs[i].insns, progs[i].n, &env, &p, err, sizeof(err)));
+		T_EQ_INT(0, brt_jit_compile(progs[i].insns, progs[i].n, &env, &p, err,
+					    sizeof(err)));
 		if (!p)
 			continue;
 		T_EQ_INT(progs[i].direct, brt_jit_pkt_entry(p) != NULL);

@@ -365,17 +365,17 @@ static int run_one(struct runner *r, const struct brt_pkt *pkt, struct brt_pkt_r
 	return ret;
 }
 
-static void count(struct stats *s, const struct brt_pkt *pkt, uint32_t verdict,
+static void count(struct stats *s, uint32_t wirelen, uint32_t verdict,
 		  enum bpfrt_pkt_action action)
 {
 	size_t i;
 
 	s->packets++;
-	s->bytes += pkt->wirelen;
+	s->bytes += wirelen;
 	s->actions[action]++;
 	if (action == BPFRT_PKT_PASS) {
 		s->matched++;
-		s->matched_bytes += pkt->wirelen;
+		s->matched_bytes += wirelen;
 	}
 	if (s->nr_verdicts && s->verdict[0] == verdict) {
 		s->verdict_count[0]++; /* most packets share one verdict */
@@ -397,19 +397,20 @@ static void count(struct stats *s, const struct brt_pkt *pkt, uint32_t verdict,
 /* count() over a batch of classic-filter verdicts (pass when non-zero), with the packets of
  * the most common verdict tallied in registers: this is the --repeat benchmark's loop,
  * shared by every engine, so it should cost little next to a filter of a few ns. */
-static void count_batch(struct stats *s, const struct brt_pkt *pkts, const uint32_t *verdicts,
+static void count_batch(struct stats *s, const struct bpfrt_pkt *pkts, const uint32_t *verdicts,
 			size_t m)
 {
 	uint64_t same = 0, bytes = 0;
 	size_t j = 0;
 
 	if (!s->nr_verdicts && m) { /* the first packet's verdict becomes verdict[0] */
-		count(s, &pkts[0], verdicts[0], verdicts[0] ? BPFRT_PKT_PASS : BPFRT_PKT_DROP);
+		count(s, pkts[0].wirelen, verdicts[0],
+		      verdicts[0] ? BPFRT_PKT_PASS : BPFRT_PKT_DROP);
 		j = 1;
 	}
 	for (; j < m; j++) {
 		if (verdicts[j] != s->verdict[0]) {
-			count(s, &pkts[j], verdicts[j],
+			count(s, pkts[j].wirelen, verdicts[j],
 			      verdicts[j] ? BPFRT_PKT_PASS : BPFRT_PKT_DROP);
 			continue;
 		}
@@ -580,7 +581,7 @@ static int run_stream(struct runner *r, struct source *src, int linktype, int sn
 			ret = cli_error("%s: packet %" PRIu64 ": %s", cmd_name, s->packets, err);
 			goto out;
 		}
-		count(s, &pkt, res.verdict, res.action);
+		count(s, pkt.wirelen, res.verdict, res.action);
 		if (w && res.action == BPFRT_PKT_PASS) {
 			pkt.data = res.data;
 			pkt.caplen = res.caplen;
@@ -704,11 +705,11 @@ static int run_bench(struct runner *r, struct brt_pcap_reader *rd, const struct 
 				goto out;
 			}
 			if (!r->pp) {
-				count_batch(s, pkts + i, verdicts, m);
+				count_batch(s, bp + i, verdicts, m);
 				continue;
 			}
 			for (size_t j = 0; j < m; j++)
-				count(s, &pkts[i + j], verdicts[j], actions[j]);
+				count(s, pkts[i + j].wirelen, verdicts[j], actions[j]);
 		}
 	}
 	s->seconds = cpu_now() - t0;

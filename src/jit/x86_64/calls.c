@@ -245,12 +245,11 @@ int brt_jit_emit_local_call(struct jit_state *st, size_t pc)
 	return 0;
 }
 
-/* r0 from network to host byte order after a packet load of size bytes. */
+/* r0 from network to host byte order after a zero-extending packet load of size bytes. */
 static void to_host_order(struct jit_state *st, unsigned size)
 {
 	if (size == 2) {
-		emit_rol16_8(B, RAX);
-		emit_0f_rr(B, 0xb7, false, RAX, RAX, false); /* movzx eax, ax */
+		emit_rol16_8(B, RAX); /* bits 16-63 stay zero from the load's movzx */
 	} else if (size == 4) {
 		emit_bswap(B, false, RAX);
 	}
@@ -332,9 +331,14 @@ void brt_jit_emit_ld_pkt(struct jit_state *st, const struct bpf_insn *insn, bool
 			jump_stub(st, 0, STUB_ZERO, true);
 			return;
 		}
-		emit_mov_imm64(B, RAX, (uint64_t)k + size);
-		cmp_pkt_len(st);
-		jump_stub(st, CC_A, STUB_ZERO, false);
+		if (st->pkt_regs && k + size <= INT32_MAX) {
+			emit_alu_ri(B, ALU_CMP, true, PKT_LEN, (int32_t)(k + size));
+			jump_stub(st, CC_B, STUB_ZERO, false);
+		} else {
+			emit_mov_imm64(B, RAX, (uint64_t)k + size);
+			cmp_pkt_len(st);
+			jump_stub(st, CC_A, STUB_ZERO, false);
+		}
 		emit_load(B, size, false, RAX, pkt_base(st), (int32_t)k);
 	}
 	to_host_order(st, size);
