@@ -290,7 +290,7 @@ int bpfrt_pkt_filter_run(struct bpfrt_pkt_filter *f, const void *pkt, size_t cap
  * L1, the requests would queue behind each other), so the waits overlap with the work on
  * the current packets.  Filters that never read the packet skip this. */
 #define CHUNK 16
-#define PREFETCH_DIST 32
+#define PREFETCH_DIST 64
 
 static void prefetch_headers(const struct bpfrt_pkt *pkts, size_t from, size_t n)
 {
