@@ -164,6 +164,7 @@ struct brt_prog_check {
 	uint32_t nlines;
 	const uint8_t *func_linkage;   /* func_info: linkage per function, or NULL */
 	uint32_t nfuncs;
+	int btf_info;           /* func_info or line_info given */
 	void **call_maps;       /* out, or NULL: brt_verify_opts.call_maps */
 };
 

@@ -146,6 +146,7 @@ int brt_api_check_prog(const struct brt_prog_check *pc)
 		.nlines = pc->nlines,
 		.func_linkage = pc->func_linkage,
 		.nfuncs = pc->nfuncs,
+		.btf_info = pc->btf_info,
 		.call_maps = pc->call_maps,
 	};
 

@@ -364,6 +364,7 @@ static int build(struct load *ld)
 	pc.nlines = ld->lines ? ld->lines->n : 0;
 	pc.func_linkage = ld->lines ? ld->lines->linkage : NULL;
 	pc.nfuncs = ld->lines ? ld->lines->nfuncs : 0;
+	pc.btf_info = attr->func_info_cnt || attr->line_info_cnt || ld->lines;
 	if (vo.engine == BPFRT_ENGINE_JIT) {
 		pc.call_maps = calloc(attr->insn_cnt, sizeof(*pc.call_maps));
 		if (!pc.call_maps)

@@ -19,11 +19,19 @@ struct bpfrt_run_ctx;
  * struct and asserts these). */
 #define BRT_JIT_CTX_STOPPED_OFF 0 /* uint64_t: non-zero once a helper stopped the run */
 #define BRT_JIT_CTX_STOP_R0_OFF 8 /* uint64_t: r0 to return when stopped */
+/* `stopped` after bpf_tail_call: the target ran nested and its r0 (stop_r0) is the return
+ * value of the calling function only, as in the kernel where the target replaces the
+ * caller's frame; other non-zero values end the whole run. */
+#define BRT_JIT_STOP_TAIL 2
 /* After bpf_tail_call (helper BPF_FUNC_tail_call): a non-NULL code address at
  * TAIL_ENTRY_OFF replaces the running program, entered like brt_jit_call() with r1 from
  * TAIL_R1_OFF, r2 = 0 and the same ctx, after the caller's frames are gone. */
 #define BRT_JIT_CTX_TAIL_ENTRY_OFF 16
 #define BRT_JIT_CTX_TAIL_R1_OFF 24
+/* int: non-zero while the code running may be replaced in place (TAIL_ENTRY); JIT code
+ * clears it around a tail call made from a bpf-to-bpf function, whose target must return
+ * to that function's caller. */
+#define BRT_JIT_CTX_TAIL_JUMP_OFF 36
 
 enum brt_jit_flags {
 	BRT_JIT_BLIND = 1 << 0, /* constant blinding: no program immediate appears verbatim */

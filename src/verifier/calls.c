@@ -867,11 +867,18 @@ static int stack_visit(struct brt_env *env, int idx, int frame, int depth)
 	int sd = env->subprogs[idx].stack_depth, start = env->subprogs[idx].start;
 	int end = env->subprogs[idx + 1].start, err;
 
-	depth += (sd + 15) / 16 * 16;
 	if (frame >= BRT_MAX_FRAMES) {
 		brt_verr(env, "the call stack of %d frames is too deep !\n", frame);
 		return -E2BIG;
 	}
+	/* a tail call replaces only the subprogram's frame: its callers' frames stay below
+	 * the target, up to 33 times over, so they may hold little stack */
+	if (idx && env->subprogs[idx].has_tail_call && depth >= 256) {
+		brt_verr(env, "tail_calls are not allowed when call stack of previous frames is %d "
+			      "bytes. Too large\n", depth);
+		return -EACCES;
+	}
+	depth += (sd + 15) / 16 * 16;
 	if (depth > BRT_MAX_STACK) {
 		brt_verr(env, "combined stack size of %d calls is %d. Too large\n", frame + 1, depth);
 		return -EACCES;

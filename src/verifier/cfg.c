@@ -150,10 +150,6 @@ int brt_check_subprogs(struct brt_env *env)
 				brt_verr(env, "last insn is not an exit or jmp\n");
 				return -EINVAL;
 			}
-			if (env->subprogs[cur].has_tail_call && env->subprog_cnt > 1 && cur) {
-				brt_verr(env, "tail_call is not allowed in subprogs without BTF\n");
-				return -EINVAL;
-			}
 			start = end;
 			cur++;
 			if (cur < env->subprog_cnt)
@@ -181,6 +177,25 @@ static int check_map_prog_compat(struct brt_env *env, const struct brt_map_info 
 	default:
 		return 0;
 	}
+}
+
+/* Without BTF for its functions (func_info or line_info) a subprogram's return type is
+ * unknown, so it may not end the program the abnormal ways: LD_ABS or a tail call. */
+int brt_check_abnormal_return(struct brt_env *env)
+{
+	if (env->opts->btf_info)
+		return 0;
+	for (int i = 1; i < env->subprog_cnt; i++) {
+		if (env->subprogs[i].has_ld_abs) {
+			brt_verr(env, "LD_ABS is not allowed in subprogs without BTF\n");
+			return -EINVAL;
+		}
+		if (env->subprogs[i].has_tail_call) {
+			brt_verr(env, "tail_call is not allowed in subprogs without BTF\n");
+			return -EINVAL;
+		}
+	}
+	return 0;
 }
 
 static int resolve_map(struct brt_env *env, const struct bpf_insn *insn, int idx)

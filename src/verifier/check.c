@@ -431,6 +431,8 @@ static int run_passes(struct brt_env *env)
 	err = brt_check_subprogs(env);
 	if (!err)
 		err = brt_check_insns(env);
+	if (!err)
+		err = brt_check_abnormal_return(env);
 	env->insn_idx = 0;
 	if (!err)
 		err = brt_check_cfg(env);

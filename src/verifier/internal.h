@@ -242,6 +242,7 @@ void brt_vinfo(struct brt_env *env, const char *fmt, ...) __attribute__((format(
 /* ---- cfg.c: passes before the walk -------------------------------------------------- */
 int brt_check_insns(struct brt_env *env);   /* opcodes, lddw, map references */
 int brt_check_subprogs(struct brt_env *env); /* subprograms, jump ranges, last insn */
+int brt_check_abnormal_return(struct brt_env *env); /* LD_ABS, tail calls in subprograms */
 int brt_check_cfg(struct brt_env *env);      /* reachability, back-edges, prune points */
 void brt_compute_liveness(struct brt_env *env);
 int brt_is_kernel_opcode(uint8_t code);

@@ -120,6 +120,8 @@ struct brt_verify_opts {
 	 * order, or NULL when the load has no func_info (callbacks then need it) */
 	const uint8_t *func_linkage;
 	uint32_t nfuncs;
+	int btf_info;                  /* func_info or line_info given: subprograms may use
+					* LD_ABS and tail calls */
 	/* out, or NULL: n entries the caller zeroed; once the program is accepted,
 	 * call_maps[i] of a helper call taking a map is the map's ptr when every path passes
 	 * the same map there, so a JIT may bind the call to it (the kernel's map_ptr_state) */

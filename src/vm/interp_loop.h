@@ -338,6 +338,7 @@ dispatch:
 				ex->left = budget;
 			return 0;
 		}
+	frame_return:
 		depth--;
 		reg[6] = frames[depth].r6;
 		reg[7] = frames[depth].r7;
@@ -420,6 +421,16 @@ call_helper:
 			if (ex->fault.insn == SIZE_MAX)
 				ex->fault.insn = (size_t)(pc - ex->code);
 			return -1;
+		}
+		/* a tail call's target ran in place of this function: return its r0 */
+		if (ctx->stopped == BRT_STOP_TAIL && depth) {
+			ctx->stopped = 0;
+			reg[0] = ctx->stop_r0;
+#if BRT_LOOP_CHECKED
+			if (track)
+				brt_vm_track_return(track);
+#endif
+			goto frame_return;
 		}
 		*r0 = ctx->stop_r0;
 		return 0;

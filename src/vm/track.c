@@ -104,6 +104,12 @@ static int fault_reg(struct brt_fault *f, unsigned missing)
 	return -1;
 }
 
+void brt_vm_track_return(struct brt_track *t)
+{
+	if (t->depth)
+		t->written = (t->saved[--t->depth] & ~ARGS) | REG(0);
+}
+
 int brt_vm_track(struct brt_track *t, const struct brt_dinsn *d, const uint64_t *reg,
 		 struct brt_fault *f)
 {
@@ -162,8 +168,7 @@ int brt_vm_track(struct brt_track *t, const struct brt_dinsn *d, const uint64_t 
 	case BRT_SHAPE_EXIT:
 		if (!(t->written & REG(0)))
 			return fault_reg(f, REG(0));
-		if (t->depth)
-			t->written = (t->saved[--t->depth] & ~ARGS) | REG(0);
+		brt_vm_track_return(t);
 		return 0;
 	default:
 		break;

@@ -337,6 +337,8 @@ _Static_assert(offsetof(struct bpfrt_run_ctx, stopped) == BRT_JIT_CTX_STOPPED_OF
 _Static_assert(offsetof(struct bpfrt_run_ctx, stop_r0) == BRT_JIT_CTX_STOP_R0_OFF, "jit.h");
 _Static_assert(offsetof(struct bpfrt_run_ctx, tail_entry) == BRT_JIT_CTX_TAIL_ENTRY_OFF, "jit.h");
 _Static_assert(offsetof(struct bpfrt_run_ctx, tail_r1) == BRT_JIT_CTX_TAIL_R1_OFF, "jit.h");
+_Static_assert(offsetof(struct bpfrt_run_ctx, tail_jump) == BRT_JIT_CTX_TAIL_JUMP_OFF, "jit.h");
+_Static_assert(BRT_STOP_TAIL == BRT_JIT_STOP_TAIL, "jit.h");
 
 /* The code of a JIT vm for a helper table (helpers NULL: the vm's own). */
 static int jit_code(struct bpfrt_vm *vm, const brt_helper_fn *helpers, size_t nr,
@@ -395,6 +397,8 @@ static int run_jit(struct bpfrt_vm *vm, const struct brt_run_opts *o, uint64_t *
 	if (!brt_jit_needs_ctx(prog)) { /* e.g. its only calls are bound map lookups */
 		*r0 = ((const struct brt_jit_prog_head *)(const void *)prog)->entry(o->r1, o->r2,
 										     NULL);
+		if (o->tail_cnt_end)
+			*o->tail_cnt_end = o->tail_cnt;
 		if (errlen)
 			err[0] = 0;
 		return 0;
@@ -407,6 +411,8 @@ static int run_jit(struct bpfrt_vm *vm, const struct brt_run_opts *o, uint64_t *
 	ctx.regions_owned = 0;
 	ctx.call_arg = (void *)(uintptr_t)prog;
 	*r0 = brt_jit_call(prog, o->r1, o->r2, &ctx);
+	if (o->tail_cnt_end)
+		*o->tail_cnt_end = ctx.tail_cnt;
 	if (errlen)
 		err[0] = 0;
 	return 0;
@@ -452,6 +458,8 @@ static __attribute__((noinline)) int run_fast(struct bpfrt_vm *vm, const struct 
 	ex.ctx = &ctx;
 	ex.track = NULL;
 	ret = brt_vm_interp_fast(&ex, r0);
+	if (o->tail_cnt_end)
+		*o->tail_cnt_end = ctx.tail_cnt;
 	if (__builtin_expect(ret != 0, 0))
 		return set_err(brt_vm_fault_msg(&ex.fault, err, errlen));
 	if (errlen)
@@ -525,6 +533,8 @@ static __attribute__((noinline)) int run_interp(struct bpfrt_vm *vm, const struc
 	} else {
 		ret = brt_vm_interp_fast(&ex, r0);
 	}
+	if (o->tail_cnt_end)
+		*o->tail_cnt_end = ctx.tail_cnt;
 	if (ret)
 		ret = brt_vm_fault_msg(&ex.fault, err, errlen);
 	else if (errlen)
@@ -540,6 +550,8 @@ int brt_vm_run_opts(struct bpfrt_vm *vm, const struct brt_run_opts *o, uint64_t 
 {
 	if (vm->direct) {
 		*r0 = vm->direct(o->r1, o->r2, NULL);
+		if (o->tail_cnt_end)
+			*o->tail_cnt_end = o->tail_cnt;
 		if (errlen)
 			err[0] = 0;
 		return 0;
@@ -585,6 +597,7 @@ uint64_t brt_vm_tail_call(struct bpfrt_vm *vm, void *user, uint64_t r1,
 {
 	struct brt_run_opts o = { 0 };
 	uint64_t r0 = 0;
+	uint32_t end;
 	char msg[160];
 
 	if (ctx->tail_cnt >= BRT_VM_MAX_TAIL_CALLS)
@@ -617,18 +630,22 @@ uint64_t brt_vm_tail_call(struct bpfrt_vm *vm, void *user, uint64_t r1,
 	o.skb_len = ctx->skb_len;
 	o.user = user;
 	o.tail_cnt = ctx->tail_cnt + 1;
+	o.tail_cnt_end = &end;
+	end = o.tail_cnt;
 	if (brt_vm_run_opts(vm, &o, &r0, msg, sizeof(msg))) {
 		brt_print(BPFRT_WARN, "bpfrt: tail call: %s\n", msg);
 		r0 = 0;
 	}
-	bpfrt_run_stop(ctx, r0);
+	ctx->tail_cnt = end;
+	ctx->stop_r0 = r0;
+	ctx->stopped = BRT_STOP_TAIL;
 	return 0;
 }
 
 void bpfrt_run_stop(struct bpfrt_run_ctx *ctx, uint64_t r0)
 {
 	ctx->stop_r0 = r0;
-	ctx->stopped = 1;
+	ctx->stopped = BRT_STOP_RUN;
 }
 
 void *bpfrt_run_user(struct bpfrt_run_ctx *ctx)

@@ -45,10 +45,10 @@ struct brt_region {
 };
 
 /* The run's state visible to helpers.  The JIT tests `stopped` after every helper call,
- * and tail_entry after bpf_tail_call(), so the first four members must stay where they
+ * and tail_entry after bpf_tail_call(), so the first six members must stay where they
  * are (BRT_JIT_CTX_*_OFF in jit/jit.h). */
 struct bpfrt_run_ctx {
-	uint64_t stopped;               /* non-zero after bpfrt_run_stop() */
+	uint64_t stopped;               /* BRT_STOP_RUN after bpfrt_run_stop(), BRT_STOP_TAIL */
 	uint64_t stop_r0;               /* r0 given to bpfrt_run_stop() */
 	const void *tail_entry;         /* JIT: code to jump to after bpf_tail_call(), or NULL */
 	uint64_t tail_r1;               /* ... with this r1 */
@@ -75,6 +75,12 @@ struct bpfrt_run_ctx {
 	struct brt_region inline_regions[8]; /* storage before the first heap growth */
 };
 
+/* Values of bpfrt_run_ctx.stopped: the run ends with stop_r0; or, after bpf_tail_call(),
+ * the target ran nested and stop_r0 is what the calling function returns (the kernel's
+ * target replaces that function's frame, so a subprogram's caller gets it). */
+#define BRT_STOP_RUN 1
+#define BRT_STOP_TAIL 2
+
 /* The rich run entry (BPF_PROG_TEST_RUN, attach points).  Zero-initialise, then set:
  *   r1, r2        the program's arguments (context pointer; r2 is usually 0 then);
  *   regions       checked engine: memory besides the stack the program may touch, e.g.
@@ -88,6 +94,8 @@ struct bpfrt_run_ctx {
  *                 (default 0); tests run a program with two values to see whether it
  *                 reads stack or registers it never wrote;
  *   tail_cnt      tail calls already made by the chain this run continues;
+ *   tail_cnt_end  out, or NULL: the count when the run ended (it shares one limit with
+ *                 the run that made the tail call);
  *   track         checked engine: fault on any read of a register or stack byte the run
  *                 has not written (the kernel verifier's rule, see track.c), with
  *                 helper_args = how many argument registers every helper reads. */
@@ -103,6 +111,7 @@ struct brt_run_opts {
 	size_t nr_helpers;
 	uint64_t insn_budget;
 	uint32_t tail_cnt;
+	uint32_t *tail_cnt_end;
 	uint8_t poison;
 	uint8_t track;
 	uint8_t helper_args;
@@ -145,6 +154,8 @@ struct brt_track {
 
 /* Start tracking a run whose stack starts at `stack` (BRT_VM_STACK_BYTES). */
 void brt_vm_track_init(struct brt_track *t, const uint8_t *stack, uint8_t helper_args);
+/* A function returns without its exit instruction (a tail call made in it ran nested). */
+void brt_vm_track_return(struct brt_track *t);
 /* Check the instruction about to run against what was written, then record what it
  * writes.  Returns 0, or -1 with f->kind (and reg, or size/reg/off) set. */
 int brt_vm_track(struct brt_track *t, const struct brt_dinsn *d, const uint64_t *reg,
@@ -218,10 +229,12 @@ int brt_vm_run_opts(struct bpfrt_vm *vm, const struct brt_run_opts *opts, uint64
 
 /* bpf_tail_call() from the run ctx into vm (found in a prog array by the caller), with
  * user as the callee's bpfrt_run_user().  Past BRT_VM_MAX_TAIL_CALLS returns 0 and the
- * caller falls through.  When the caller is JIT code and vm is JITed, sets ctx up for the
- * callee and ctx->tail_entry: the caller's code jumps there, without growing the stack.
- * Otherwise runs vm nested, with the caller's context, packet and regions, and stops the
- * caller with its result (a fault prints a warning and gives 0).  Returns 0. */
+ * caller falls through.  When the caller is JIT code that may be replaced in place
+ * (ctx->tail_jump) and vm is JITed, sets ctx up for the callee and ctx->tail_entry: the
+ * caller's code jumps there, without growing the stack.  Otherwise runs vm nested, with
+ * the caller's context, packet and regions and the same count of tail calls, and sets
+ * ctx->stopped to BRT_STOP_TAIL with its result in stop_r0 (a fault prints a warning and
+ * gives 0).  Returns 0. */
 uint64_t brt_vm_tail_call(struct bpfrt_vm *vm, void *user, uint64_t r1,
 			  struct bpfrt_run_ctx *ctx);
 

@@ -174,6 +174,31 @@ static void check_stopped(struct jit_state *st)
 	jump_stub(st, CC_NE, STUB_STOPPED, false);
 }
 
+/* bpf_tail_call from a bpf-to-bpf function (r9 = ctx): the target must return to this
+ * function's caller, so it may not replace the code in place (tail_jump cleared around
+ * the call) and runs nested; its result (stopped == BRT_JIT_STOP_TAIL, r0 in stop_r0)
+ * is then this function's return value. */
+static void tail_call_in_function(struct jit_state *st, const void *helper)
+{
+	size_t j_none, j_tail;
+
+	emit_store_i(B, 4, R9, BRT_JIT_CTX_TAIL_JUMP_OFF, 0);
+	emit_mov_imm64(B, RAX, (uint64_t)(uintptr_t)helper);
+	emit_call_r(B, RAX);
+	emit_load(B, 8, false, TMP, ANCHOR, JIT_SLOT_CTX);
+	emit_store_i(B, 4, TMP, BRT_JIT_CTX_TAIL_JUMP_OFF, 1);
+	emit_cmp_mem_i8(B, TMP, BRT_JIT_CTX_STOPPED_OFF, 0);
+	j_none = emit_jcc8_fwd(B, CC_E); /* fell through: empty slot, limit reached */
+	emit_cmp_mem_i8(B, TMP, BRT_JIT_CTX_STOPPED_OFF, BRT_JIT_STOP_TAIL);
+	j_tail = emit_jcc8_fwd(B, CC_E);
+	jump_stub(st, 0, STUB_STOPPED, true); /* the target stopped the whole run */
+	patch8_here(B, j_tail);
+	emit_store_i(B, 8, TMP, BRT_JIT_CTX_STOPPED_OFF, 0);
+	emit_load(B, 8, false, RAX, TMP, BRT_JIT_CTX_STOP_R0_OFF);
+	brt_jit_emit_exit(st);
+	patch8_here(B, j_none);
+}
+
 int brt_jit_emit_helper_call(struct jit_state *st, size_t pc)
 {
 	const struct bpf_insn *insn = &st->insns[pc];
@@ -188,6 +213,10 @@ int brt_jit_emit_helper_call(struct jit_state *st, size_t pc)
 	}
 	memcpy(&addr, &fn, sizeof(addr));
 	emit_load(B, 8, false, R9, ANCHOR, JIT_SLOT_CTX);
+	if (insn->imm == BPF_FUNC_tail_call && st->cur != 0) {
+		tail_call_in_function(st, addr);
+		return 0;
+	}
 	emit_mov_imm64(B, RAX, (uint64_t)(uintptr_t)addr);
 	emit_call_r(B, RAX);
 	check_stopped(st);
