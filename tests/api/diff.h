@@ -44,6 +44,22 @@ static inline int kernel_available(void)
 	return 1;
 }
 
+/* BPF_PROG_TEST_RUN of prog over a zeroed 64-byte packet, repeat times: its retval, or
+ * -1000 - errno when the command fails. */
+static inline int diff_run64(sys_fn sys, int prog, uint32_t repeat)
+{
+	unsigned char pkt[64] = { 0 };
+	union bpf_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.test.prog_fd = (uint32_t)prog;
+	a.test.data_in = (uint64_t)(uintptr_t)pkt;
+	a.test.data_size_in = sizeof(pkt);
+	a.test.repeat = repeat;
+	return sys(BPF_PROG_TEST_RUN, &a, sizeof(a)) ? -1000 - errno
+								: (int)a.test.retval;
+}
+
 /* Result of one step: return value (fds normalised to 1), errno, bytes copied out. */
 struct step_result {
 	int ret;

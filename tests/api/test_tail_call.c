@@ -201,18 +201,6 @@ static int load_insns(sys_fn sys, const struct bpf_insn *in, uint32_t n, int btf
 	return sys(BPF_PROG_LOAD, &a, sizeof(a));
 }
 
-static int run(sys_fn sys, int prog)
-{
-	unsigned char pkt[64] = { 0 };
-	union bpf_attr a;
-
-	memset(&a, 0, sizeof(a));
-	a.test.prog_fd = (uint32_t)prog;
-	a.test.data_in = (uint64_t)(uintptr_t)pkt;
-	a.test.data_size_in = sizeof(pkt);
-	return sys(BPF_PROG_TEST_RUN, &a, sizeof(a)) ? -1000 - errno : (int)a.test.retval;
-}
-
 struct outcome {
 	int ret[NPROGS];
 	int err[NPROGS];
@@ -281,7 +269,7 @@ static void scenario(sys_fn sys, const char *engine, const struct prog *ps, stru
 			last_line(log, o->msg[i], sizeof(o->msg[i]));
 			continue;
 		}
-		o->ret[i] = run(sys, fd);
+		o->ret[i] = diff_run64(sys, fd, 0);
 		close(fd);
 	}
 	for (int s = 0; s < NSLOTS - 1; s++) {

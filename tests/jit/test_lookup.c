@@ -109,19 +109,6 @@ static int load(sys_fn sys, const char *text, const int *maps)
 	return fd;
 }
 
-static int run(sys_fn sys, int prog)
-{
-	unsigned char pkt[64] = { 0 };
-	union bpf_attr a;
-
-	memset(&a, 0, sizeof(a));
-	a.test.prog_fd = (uint32_t)prog;
-	a.test.data_in = (uint64_t)(uintptr_t)pkt;
-	a.test.data_size_in = sizeof(pkt);
-	a.test.repeat = 3;
-	return sys(BPF_PROG_TEST_RUN, &a, sizeof(a)) ? -1000 - errno : (int)a.test.retval;
-}
-
 /* The notes of the JIT code of program fd (bpfrt's, this process), or "" */
 static char *jit_notes(int fd)
 {
@@ -192,7 +179,7 @@ static void scenario(sys_fn sys, const char *engine, struct outcome *o)
 				T_ASSERT(strstr(notes, shapes[m].note) != NULL);
 				free(notes);
 			}
-			o->ret[m][k] = run(sys, fd);
+			o->ret[m][k] = diff_run64(sys, fd, 3);
 			close(fd);
 		}
 	}
@@ -205,7 +192,7 @@ static void scenario(sys_fn sys, const char *engine, struct outcome *o)
 			T_ASSERT(!strstr(notes, "lookup inlined") && !strstr(notes, "directly"));
 			free(notes);
 		}
-		o->ret_two = run(sys, fd);
+		o->ret_two = diff_run64(sys, fd, 3);
 		close(fd);
 	}
 	for (int m = 0; m < NMAPS; m++) {
