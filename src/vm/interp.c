@@ -233,5 +233,9 @@ uint64_t brt_vm_interp_call_func(struct bpfrt_run_ctx *ctx, uint64_t func, const
 		bpfrt_run_stop(ctx, 0);
 		return 0;
 	}
+	/* a tail call replaced the callback's own frame: r0 is the target's, the run goes on
+	 * (as the JIT's callback does) */
+	if (ctx->stopped == BRT_STOP_TAIL)
+		ctx->stopped = 0;
 	return r0;
 }
