@@ -217,8 +217,8 @@ static inline void pg_one(struct pg_rand *r, struct pg_prog *p)
 			pg_reload_args(r, p);
 			return;
 		}
-		/* fall through: a plain move instead */
-		/* fallthrough */
+		/* no later function: a plain move instead */
+		__attribute__((fallthrough));
 	case BRT_SHAPE_EXIT:
 		/* early exits are not generated: emit a plain move instead */
 		pg_emit(p, (struct bpf_insn){ .code = BPF_ALU64 | BPF_MOV | BPF_K,

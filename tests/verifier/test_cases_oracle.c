@@ -236,9 +236,6 @@ static const struct {
 } known_reasons[] = {
 	{ "map/map_ptr_deref", "loads through a map pointer need kernel BTF (struct bpf_map); "
 			       "bpfrt has no BTF and refuses them" },
-	{ "cb/tail_call", "bpfrt refuses tail calls from any subprogram, with or without BTF "
-			  "(where the target returns to differs between its engines); the kernel "
-			  "allows them with func_info and checks the arguments" },
 	{ "unpriv/back_edge_ok_capbpf", "without CAP_PERFMON the kernel also walks speculative "
 					"(Spectre v1) paths; bpfrt does not simulate them" },
 };

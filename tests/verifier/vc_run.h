@@ -133,6 +133,7 @@ static void vc_run_ours(const struct vcase *c, struct vc_outcome *o)
 	if (c->btf) {
 		opts.func_linkage = linkage;
 		opts.nfuncs = nfuncs;
+		opts.btf_info = 1; /* the kernel side gets func_info too */
 	}
 	log[0] = 0;
 	err = brt_verify(c->insns, c->len, &opts, &res);
