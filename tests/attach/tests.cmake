@@ -12,4 +12,4 @@ add_test(NAME attach.cli_ebpf
   COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/attach/cli_ebpf.sh $<TARGET_FILE:bpfrt_cli>
           $<TARGET_FILE:attach_gen_pcap> ${CMAKE_CURRENT_SOURCE_DIR}/attach/progs
           ${CMAKE_BINARY_DIR}/samples/sock_example/sock_example.bpf.o)
-set_tests_properties(attach.cli_ebpf PROPERTIES LABELS unit SKIP_RETURN_CODE 77 TIMEOUT 300)
+set_tests_properties(attach.cli_ebpf PROPERTIES LABELS unit SKIP_RETURN_CODE 77 TIMEOUT 600)
