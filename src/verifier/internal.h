@@ -303,14 +303,16 @@ int brt_check_helper_mem(struct brt_env *env, int regno, int size, int zero_ok,
 int brt_may_access_pkt(struct brt_env *env, enum brt_access t);
 int brt_ctx_size(struct brt_env *env);
 
-/* ---- calls.c ------------------------------------------------------------------------- */
+/* ---- calls.c: helper calls ----------------------------------------------------------- */
 uint16_t brt_helper_arg_regs(int32_t id); /* registers a helper reads (liveness) */
 int brt_check_helper_call(struct brt_env *env, const struct bpf_insn *insn, int insn_idx);
+int brt_check_exit_refs(struct brt_env *env);
+int brt_is_callback_helper(int32_t id);
+
+/* ---- func_calls.c: bpf-to-bpf calls and program exit --------------------------------- */
 int brt_check_func_call(struct brt_env *env, const struct bpf_insn *insn, int *insn_idx);
 int brt_prepare_func_exit(struct brt_env *env, int *insn_idx);
-int brt_check_exit_refs(struct brt_env *env);
 int brt_check_return_code(struct brt_env *env);
-int brt_is_callback_helper(int32_t id);
 int brt_check_max_stack_depth(struct brt_env *env);
 
 /* ---- check.c ------------------------------------------------------------------------- */

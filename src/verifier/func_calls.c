@@ -1,0 +1,190 @@
+/* func_calls.c - bpf-to-bpf calls and program exit: a call pushes a frame holding the
+ * caller's r1-r5, exit pops it (or, in a callback, returns to the helper that calls again);
+ * the combined stack of every call chain is checked after the walk; and the main program's
+ * return value must lie in the range its program type allows.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "verifier/internal.h"
+
+/* The kernel's verbose_invalid_scalar(): "<where> the register R0 has smin=.. smax=..
+ * should have been in [lo, hi]", as one error line. */
+static void bad_range(struct brt_env *env, const struct brt_reg *r0, const char *where,
+		      int64_t lo, int64_t hi)
+{
+	char line[BRT_VERIFY_ERRLEN], smin[32] = "", smax[32] = "";
+
+	if (r0->smin > INT64_MIN)
+		snprintf(smin, sizeof(smin), " smin=%lld", (long long)r0->smin);
+	if (r0->smax < INT64_MAX)
+		snprintf(smax, sizeof(smax), " smax=%lld", (long long)r0->smax);
+	snprintf(line, sizeof(line), "%s the register R0 has%s%s%s should have been in [%d, %d]",
+		 where, smin, smax, smin[0] || smax[0] ? "" : " unknown scalar value", (int)lo,
+		 (int)hi);
+	brt_verr(env, "%s\n", line);
+}
+
+/* ---- bpf-to-bpf calls --------------------------------------------------------------------- */
+int brt_check_func_call(struct brt_env *env, const struct bpf_insn *insn, int *insn_idx)
+{
+	struct brt_vstate *st = env->cur;
+	struct brt_frame *caller = st->frame[st->curframe], *callee;
+	int target = *insn_idx + insn->imm + 1, sub = brt_find_subprog(env, target);
+
+	if (st->curframe + 1 >= BRT_MAX_FRAMES) {
+		brt_verr(env, "the call stack of %d frames is too deep\n", st->curframe + 2);
+		return -E2BIG;
+	}
+	if (sub < 0) {
+		brt_verr(env, "verifier bug. No program starts at insn %d\n", target);
+		return -EFAULT;
+	}
+	callee = brt_frame_new(*insn_idx, st->curframe + 1, sub);
+	if (!callee)
+		return -ENOMEM;
+	for (int i = BPF_REG_1; i <= BPF_REG_5; i++)
+		callee->regs[i] = caller->regs[i];
+	st->frame[++st->curframe] = callee;
+	for (int i = BPF_REG_0; i <= BPF_REG_5; i++)
+		brt_mark_reg_not_init(&caller->regs[i]);
+	*insn_idx = env->subprogs[sub].start - 1;
+	env->scratched_regs = 0xffff;
+	env->scratched_stack = ~0ULL;
+	if (LOG_L1(env)) {
+		brt_vinfo(env, "caller:\n");
+		brt_print_state(env, st, caller->frameno, 1);
+		brt_vinfo(env, "callee:\n");
+		brt_print_state(env, st, st->curframe, 1);
+	}
+	return 0;
+}
+
+int brt_prepare_func_exit(struct brt_env *env, int *insn_idx)
+{
+	struct brt_vstate *st = env->cur;
+	struct brt_frame *callee = st->frame[st->curframe], *caller;
+
+	/* r0 may be unset: the caller only fails if it reads it */
+	if (callee->regs[BPF_REG_0].type == PTR_TO_STACK) {
+		brt_verr(env, "cannot return stack pointer to the caller\n");
+		return -EINVAL;
+	}
+	caller = st->frame[st->curframe - 1];
+	if (callee->in_callback_fn) {
+		const struct brt_reg *r0 = &callee->regs[BPF_REG_0];
+
+		if (r0->type != SCALAR_VALUE) {
+			brt_verr(env, "R0 not a scalar value\n");
+			return -EACCES;
+		}
+		if (r0->smin < 0 || r0->smax > 1) {
+			bad_range(env, r0, "At callback return", 0, 1);
+			return -EINVAL;
+		}
+		/* back to the call: the helper may call again (do_check adds one) */
+		*insn_idx = callee->callsite - 1;
+	} else {
+		caller->regs[BPF_REG_0] = callee->regs[BPF_REG_0];
+		*insn_idx = callee->callsite;
+	}
+	if (LOG_L1(env)) {
+		brt_vinfo(env, "returning from callee:\n");
+		brt_print_state(env, st, callee->frameno, 1);
+		brt_vinfo(env, "to caller at %d:\n", *insn_idx + 1);
+		brt_print_state(env, st, caller->frameno, 1);
+	}
+	if (callee->in_callback_fn) {
+		int callsite = callee->callsite;
+		struct brt_vstate *prev;
+
+		free(callee->stack);
+		free(callee);
+		st->frame[st->curframe--] = NULL;
+		prev = brt_prev_entry(st, callsite);
+		if (prev)
+			brt_widen_imprecise(env, prev, st, callsite);
+		return 0;
+	}
+	free(callee->stack);
+	free(callee);
+	st->frame[st->curframe--] = NULL;
+	return 0;
+}
+
+static int stack_visit(struct brt_env *env, int idx, int frame, int depth)
+{
+	int sd = env->subprogs[idx].stack_depth, start = env->subprogs[idx].start;
+	int end = env->subprogs[idx + 1].start, err;
+
+	if (frame >= BRT_MAX_FRAMES) {
+		brt_verr(env, "the call stack of %d frames is too deep !\n", frame);
+		return -E2BIG;
+	}
+	/* a tail call replaces only the subprogram's frame: its callers' frames stay below
+	 * the target, up to 33 times over, so they may hold little stack */
+	if (idx && env->subprogs[idx].has_tail_call && depth >= 256) {
+		brt_verr(env, "tail_calls are not allowed when call stack of previous frames is %d "
+			      "bytes. Too large\n", depth);
+		return -EACCES;
+	}
+	depth += (sd + 15) / 16 * 16;
+	if (depth > BRT_MAX_STACK) {
+		brt_verr(env, "combined stack size of %d calls is %d. Too large\n", frame + 1, depth);
+		return -EACCES;
+	}
+	for (int i = start; i < end; i++) {
+		const struct bpf_insn *insn = &env->insns[i];
+		int callee;
+
+		/* a callback runs on top of the frame that takes its address */
+		if ((insn->code != (BPF_JMP | BPF_CALL) || insn->src_reg != BPF_PSEUDO_CALL) &&
+		    (insn->code != (BPF_LD | BPF_IMM | BPF_DW) || insn->src_reg != BPF_PSEUDO_FUNC))
+			continue;
+		callee = brt_find_subprog(env, i + insn->imm + 1);
+		if (callee < 0)
+			continue;
+		err = stack_visit(env, callee, frame + 1, depth);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+int brt_check_max_stack_depth(struct brt_env *env)
+{
+	return stack_visit(env, 0, 0, 0);
+}
+
+int brt_check_return_code(struct brt_env *env)
+{
+	const struct brt_reg *r0;
+	int64_t lo = 0, hi = 1;
+	int err = brt_check_reg_arg(env, BPF_REG_0, SRC_OP);
+
+	if (err)
+		return err;
+	if (brt_is_pointer_value(env, BPF_REG_0)) {
+		brt_verr(env, "R0 leaks addr as return value\n");
+		return -EACCES;
+	}
+	r0 = &brt_cur_regs(env)[BPF_REG_0];
+	switch (env->opts->prog_type) {
+	case BPF_PROG_TYPE_CGROUP_SKB:
+		if (env->opts->expected_attach_type == BPF_CGROUP_INET_EGRESS)
+			hi = 3;
+		break;
+	default:
+		return 0;
+	}
+	if (r0->type != SCALAR_VALUE) {
+		brt_verr(env, "At program exit the register R0 is not a known value (%s)\n",
+			 brt_reg_type_str(env, r0->type));
+		return -EINVAL;
+	}
+	if (r0->smin >= lo && r0->smax <= hi)
+		return 0;
+	bad_range(env, r0, "At program exit", lo, hi);
+	return -EINVAL;
+}
