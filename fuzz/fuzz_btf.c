@@ -1,4 +1,4 @@
-/* fuzz_btf.c - fuzz target for the .BTF reader (src/elf/btf.c) and BPF_BTF_LOAD
+/* fuzz_btf.c - fuzz target for the .BTF reader (src/btf/btf.c) and BPF_BTF_LOAD
  * (src/api/btf_load.c): any byte string must parse or be refused with a reason; once
  * parsed, every type's name, modifier chain and size must resolve without looping or
  * reading out of bounds.  The same bytes go to BPF_BTF_LOAD, which must agree with the
@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "bpfrt.h"
-#include "elf/elf.h"
+#include "btf/btf.h"
 #include "fuzz.h"
 
 static void load_with_info(int btf_fd, const uint8_t *data, size_t size)

@@ -1,4 +1,4 @@
-/* fuzz_btf_format.c - fuzz target for the BTF value formatter (src/elf/btf_format.c) that
+/* fuzz_btf_format.c - fuzz target for the BTF value formatter (src/btf/btf_format.c) that
  * `bpfrt map dump` runs over a map's BTF copy, which another process may have scribbled
  * over: input = N (one byte), N value bytes, then a .BTF blob.  Whatever the reader
  * accepts, every type is printed over the value (an exactly sized copy, so a read past it
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "elf/elf.h"
+#include "btf/btf.h"
 #include "fuzz.h"
 #include "util/util.h"
 

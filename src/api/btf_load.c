@@ -17,7 +17,7 @@
 #include <linux/btf.h>
 
 #include "api/api.h"
-#include "elf/elf.h"
+#include "btf/btf.h"
 #include "maps/maps.h"
 #include "verifier/verifier.h"
 

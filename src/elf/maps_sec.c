@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "elf/elf.h"
+#include "elf/parse.h"
 
 #ifndef R_BPF_64_64
 #define R_BPF_64_64 1

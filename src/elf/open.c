@@ -1,5 +1,5 @@
 /* open.c - reading a `clang -target bpf` relocatable object with libelf: sections, symbols
- * and relocations into the parser context (elf.h), then maps (maps_sec.c) and linking
+ * and relocations into the parser context (parse.h), then maps (maps_sec.c) and linking
  * (reloc.c).
  *
  * Theory of operation.  The object is copied, then every section header, symbol and
@@ -10,16 +10,15 @@
  * offset).  Linking then gives each program a private copy of its code with every
  * subprogram it calls (transitively) appended, call immediates rewritten relative to the
  * new layout, and each lddw that names a map rewritten to src_reg = BPF_PSEUDO_MAP_FD or
- * BPF_PSEUDO_MAP_VALUE with imm = map index.  Load (object.c) swaps indexes for fds - the
+ * BPF_PSEUDO_MAP_VALUE with imm = map index.  Load (object/load.c) swaps indexes for fds - the
  * loader, not the user, recognises map references, as the 2014 "fixup array" debate asked.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "elf/elf.h"
+#include "elf/parse.h"
 
 #ifdef BPFRT_HAVE_LIBELF
 #include <gelf.h>
@@ -29,41 +28,6 @@
 #ifndef EM_BPF
 #define EM_BPF 247
 #endif
-
-int brt_elf_fail(struct brt_elf_ctx *ctx, int ret, uint32_t sec, uint64_t off, const char *fmt,
-		 ...)
-{
-	char msg[512];
-	va_list ap;
-
-	if (ctx->err[0])
-		return ret;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	if (sec && sec < ctx->nsecs)
-		snprintf(ctx->err, ctx->errlen, "elf: %s: section %u '%s' offset 0x%llx: %s",
-			 ctx->name, sec, ctx->secs[sec].name ? ctx->secs[sec].name : "?",
-			 (unsigned long long)off, msg);
-	else
-		snprintf(ctx->err, ctx->errlen, "elf: %s: %s", ctx->name, msg);
-	return ret;
-}
-
-const char *brt_elf_keep(struct brt_elf_obj *obj, const char *s)
-{
-	char **n = realloc(obj->strings, (obj->nstrings + 1) * sizeof(*n));
-	char *copy;
-
-	if (!n)
-		return NULL;
-	obj->strings = n;
-	copy = strdup(s);
-	if (!copy)
-		return NULL;
-	obj->strings[obj->nstrings++] = copy;
-	return copy;
-}
 
 #ifdef BPFRT_HAVE_LIBELF
 

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "elf/elf.h"
+#include "elf/parse.h"
 
 enum {
 	R_NONE = 0,

@@ -1,4 +1,4 @@
-/* elf_test_util.h - shared by the tests of src/elf: reading the compiled corpus
+/* elf_test_util.h - shared by the tests of src/elf and src/object: reading the compiled corpus
  * (${BUILD}/progs/NAME.bpf.o, built by tests/elf/tests.cmake) and finding sections in a raw
  * ELF image so tests can corrupt precise fields. */
 #ifndef BPFRT_TESTS_ELF_UTIL_H

@@ -92,15 +92,3 @@ add_test(NAME elf.man_install
           ${CMAKE_SOURCE_DIR}/tools/bpfrt/commands.def $<TARGET_FILE:bpfrt_cli>)
 set_tests_properties(elf.man_install PROPERTIES LABELS unit TIMEOUT 300
   FAIL_REGULAR_EXPRESSION "FAIL:")
-
-# The corpus on the other engines too (BPFRT_ENGINE picks the engine at BPF_PROG_LOAD):
-# callbacks and tail calls cross engine-specific code.
-set(BPFRT_ELF_ENGINES interp)
-if(BPFRT_JIT)
-  list(APPEND BPFRT_ELF_ENGINES jit)
-endif()
-foreach(engine ${BPFRT_ELF_ENGINES})
-  add_test(NAME elf.load_${engine} COMMAND test_elf_load)
-  set_tests_properties(elf.load_${engine} PROPERTIES ENVIRONMENT BPFRT_ENGINE=${engine}
-                       LABELS unit SKIP_RETURN_CODE 77)
-endforeach()

@@ -15,7 +15,7 @@
 
 #include "harness.h"
 #include "bpfrt.h"
-#include "elf/elf.h"
+#include "btf/btf.h"
 #include "maps/maps.h"
 
 static char fsdir[64];

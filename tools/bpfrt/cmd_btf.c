@@ -8,7 +8,7 @@
 
 #include "bpfrt.h"
 #include "cli.h"
-#include "elf/elf.h"
+#include "object/object.h"
 #include "json.h"
 
 static void usage(FILE *out)

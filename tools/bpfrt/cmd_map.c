@@ -12,7 +12,7 @@
 
 #include "bpfrt.h"
 #include "cli.h"
-#include "elf/elf.h"
+#include "btf/btf.h"
 #include "maps/maps.h"
 #include "util/util.h"
 

@@ -12,7 +12,7 @@
 
 #include "bpfrt.h"
 #include "cli.h"
-#include "elf/elf.h"
+#include "object/object.h"
 #include "isa/isa.h"
 #include "json.h"
 

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "bpfrt.h"
-#include "elf/elf.h"
+#include "object/object.h"
 #include "util/util.h"
 
 /* Bytes of struct bpfrt_object_open_opts this build knows. */

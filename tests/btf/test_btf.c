@@ -5,7 +5,7 @@
 #include <stdarg.h>
 #include <stdint.h>
 
-#include "elf/elf.h"
+#include "btf/btf.h"
 #include "harness.h"
 
 /* A BTF image under construction: header, types, strings. */

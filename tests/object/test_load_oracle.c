@@ -5,7 +5,7 @@
 #include <errno.h>
 #include <unistd.h>
 
-#include "elf_test_util.h"
+#include "elf/elf_test_util.h"
 #include "harness.h"
 #include "load_cases.h"
 

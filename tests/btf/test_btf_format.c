@@ -1,4 +1,4 @@
-/* test_btf_format.c - brt_btf_format() (src/elf/btf_format.c) on a hand-built BTF: every
+/* test_btf_format.c - brt_btf_format() (src/btf/btf_format.c) on a hand-built BTF: every
  * kind bpftool prints, each value in its text flavour (laid out by the pretty writer, as
  * `bpfrt map dump` prints it) and its JSON flavour (compact, as in "formatted"), with the
  * exact bytes bpftool 7.1 prints for them; then types a corrupt blob could hold (a struct
@@ -11,7 +11,7 @@
 #include <linux/btf.h>
 
 #include "harness.h"
-#include "elf/elf.h"
+#include "btf/btf.h"
 #include "util/util.h"
 
 /* ---- a small BTF builder ---- */

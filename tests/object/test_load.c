@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 
-#include "elf_test_util.h"
+#include "elf/elf_test_util.h"
 #include "harness.h"
 #include "load_cases.h"
 

@@ -7,7 +7,7 @@
 
 #include "bpfrt.h"
 #include "harness.h"
-#include "elf_test_util.h"
+#include "elf/elf_test_util.h"
 
 static int info_of(const struct bpfrt_object *o, const char *name, struct bpf_map_info *info)
 {

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "elf/elf.h"
+#include "btf/btf.h"
 
 /* The kernel's limit on typedef/qualifier/array chains (MAX_RESOLVE_DEPTH); a longer chain
  * is either absurd or a loop, and both are rejected. */

@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "bpfrt.h"
-#include "elf/elf.h"
+#include "object/object.h"
 #include "util/util.h"
 
 #define LOG_RETRY_SIZE (4u << 20) /* verifier log buffer for the retry after a failure */

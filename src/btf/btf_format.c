@@ -16,7 +16,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "elf/elf.h"
+#include "btf/btf.h"
 #include "util/util.h"
 
 #define MAX_DEPTH 64 /* nested types; the kernel resolves at most 32 */

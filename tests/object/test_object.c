@@ -4,7 +4,7 @@
 #include <errno.h>
 
 #include "bpfrt.h"
-#include "elf_test_util.h"
+#include "elf/elf_test_util.h"
 #include "harness.h"
 
 static int quiet(enum bpfrt_print_level level, const char *fmt, va_list ap)

@@ -1,0 +1,91 @@
+/* parse.h - parser state shared by the passes of elf/ only: open.c reads sections, symbols
+ * and relocations into a struct brt_elf_ctx, then calls maps_sec.c (maps) and reloc.c
+ * (linking), in that order.  Calls go one way: open.c calls both, reloc.c asks maps_sec.c
+ * which map a symbol names, and all three report through ctx.c, which calls none of them.
+ */
+#ifndef BPFRT_SRC_ELF_PARSE_H
+#define BPFRT_SRC_ELF_PARSE_H
+
+#include "elf/elf.h"
+
+enum brt_elf_sec_kind {
+	BRT_SEC_OTHER,    /* ignored (debug info, string tables, empty .text, ...) */
+	BRT_SEC_EXEC,     /* code */
+	BRT_SEC_LICENSE,  /* "license" */
+	BRT_SEC_VERSION,  /* "version" */
+	BRT_SEC_MAPS,     /* legacy "maps" */
+	BRT_SEC_BTF_MAPS, /* ".maps" */
+	BRT_SEC_DATA,     /* .data*, .rodata*, .bss* */
+	BRT_SEC_BTF,      /* ".BTF" */
+	BRT_SEC_BTF_EXT,  /* ".BTF.ext" */
+	BRT_SEC_SYMTAB,   /* the symbol table */
+	BRT_SEC_REL,      /* relocations for another section */
+};
+
+struct brt_elf_rel {
+	uint64_t off;  /* byte offset in the target section */
+	uint32_t sym;  /* symbol index */
+	uint32_t type; /* R_BPF_* */
+	uint32_t idx;  /* position in its .rel section, for messages */
+};
+
+struct brt_elf_sec {
+	const char *name;             /* section name */
+	uint32_t type;                /* sh_type */
+	uint64_t flags;               /* sh_flags */
+	uint64_t file_off;            /* sh_offset */
+	const uint8_t *data;          /* contents (NULL for NOBITS) */
+	size_t size;                  /* sh_size */
+	enum brt_elf_sec_kind kind;   /* what the loader makes of it */
+	uint32_t rel_sec;             /* index of the .rel section for it, 0 if none */
+	struct brt_elf_rel *rels;     /* its relocations, sorted by offset */
+	size_t nrels;
+};
+
+struct brt_elf_sym {
+	const char *name;
+	uint64_t value; /* st_value: offset in its section */
+	uint64_t size;  /* st_size */
+	uint32_t shndx; /* section, SHN_UNDEF for externs */
+	uint8_t type;   /* STT_* */
+	uint8_t bind;   /* STB_* */
+};
+
+/* A function in an executable section: a program entry or a subprogram. */
+struct brt_elf_func {
+	const char *name;
+	uint32_t sec;   /* section index */
+	uint32_t start; /* first instruction, in the section */
+	uint32_t cnt;   /* instructions */
+	int prog;       /* index in obj->progs, -1 for a subprogram */
+};
+
+struct brt_elf_ctx {
+	struct brt_elf_obj *obj;
+	const char *name;          /* object name for messages */
+	struct brt_elf_sec *secs;  /* by section index; [0] is the null section */
+	size_t nsecs;
+	struct brt_elf_sym *syms;  /* by symbol index */
+	size_t nsyms;
+	struct brt_elf_func *funcs; /* by section, then start */
+	size_t nfuncs;
+	char *err;
+	size_t errlen;
+};
+
+/* Format "elf: NAME: section N 'S' offset 0xX: msg" (sec 0: no section part) into the
+ * context's error buffer unless an error is already there; returns ret (ctx.c). */
+int brt_elf_fail(struct brt_elf_ctx *ctx, int ret, uint32_t sec, uint64_t off, const char *fmt,
+		 ...) __attribute__((format(printf, 5, 6)));
+/* Maps from "maps", ".maps" and the global data sections (maps_sec.c). */
+int brt_elf_collect_maps(struct brt_elf_ctx *ctx);
+/* Initial prog-array / map-in-map entries from the relocations of ".maps". */
+int brt_elf_collect_slots(struct brt_elf_ctx *ctx);
+/* Index of the map defined at (sec, off) - any offset for global data - or -1. */
+int brt_elf_map_at(const struct brt_elf_ctx *ctx, uint32_t sec, uint64_t off);
+/* Link every program: copy, apply relocations, append subprograms (reloc.c). */
+int brt_elf_link(struct brt_elf_ctx *ctx);
+/* Keep a copy of s in the object; NULL on ENOMEM (ctx.c). */
+const char *brt_elf_keep(struct brt_elf_obj *obj, const char *s);
+
+#endif

@@ -1,0 +1,40 @@
+/* object.h - the object/ folder's interface: the public handles of bpfrt/object.h over a
+ * parsed object (elf/elf.h).  object.c opens and answers getters; load.c loads through
+ * bpfrt_bpf() (or the kernel's bpf(2)), which is why this layer sits above api/.
+ */
+#ifndef BPFRT_SRC_OBJECT_OBJECT_H
+#define BPFRT_SRC_OBJECT_OBJECT_H
+
+#include <stdint.h>
+
+#include "elf/elf.h"
+
+struct bpfrt_program {
+	struct bpfrt_object *obj; /* owner */
+	struct brt_elf_prog *p;   /* parsed program */
+	int fd;                   /* after load, else -1 */
+	int autoload;             /* loaded by bpfrt_object_load() */
+};
+
+struct bpfrt_map {
+	struct bpfrt_object *obj; /* owner */
+	struct brt_elf_map *m;    /* parsed definition */
+	int fd;                   /* after load, else -1 */
+};
+
+struct bpfrt_object {
+	struct brt_elf_obj *elf;       /* parsed and linked object */
+	struct bpfrt_program *progs;   /* one per elf->progs */
+	struct bpfrt_map *maps;        /* one per elf->maps */
+	char *pin_root;                /* directory for pinned maps */
+	char *log;                     /* last load's messages, or NULL */
+	int loaded;                    /* fds are live */
+	int kernel;                    /* load through bpf(2), not bpfrt_bpf() */
+	int btf_fd;                    /* .BTF loaded into the kernel during load, or -1 */
+	uint32_t log_level;            /* verifier log level at load */
+};
+
+/* Close the fds of a loaded object and mark it unloaded. */
+void brt_object_unload(struct bpfrt_object *obj);
+
+#endif
