@@ -180,9 +180,13 @@ int brt_api_check_prog(const struct brt_prog_check *pc);
 
 struct bpfrt_run_ctx;
 
-/* bpf_tail_call (row of src/vm/helpers.def). */
+/* bpf_tail_call (tail_call.c). */
 uint64_t brt_helper_tail_call(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5,
 			      struct bpfrt_run_ctx *ctx);
+
+/* The helpers this folder implements: X(id, function) for each, the id naming its
+ * prototype in src/vm/helpers.def.  Read by the registry (src/helpers/registry.c). */
+#define BRT_API_HELPERS(X) X(BPF_FUNC_tail_call, brt_helper_tail_call)
 
 /* ---- links (link.c) ------------------------------------------------------------------ */
 struct brt_link;

@@ -88,9 +88,13 @@ void brt_pkt_prog_close(struct brt_pkt_prog *p);
  * unknown codes). */
 const char *brt_pkt_verdict_name(uint32_t type, uint32_t verdict);
 
-/* bpf_skb_load_bytes (row of src/vm/helpers.def; skb_helpers.c). */
+/* bpf_skb_load_bytes (skb_helpers.c). */
 struct bpfrt_run_ctx;
 uint64_t brt_helper_skb_load_bytes(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
 				   uint64_t r5, struct bpfrt_run_ctx *ctx);
+
+/* The helpers this folder implements: X(id, function) for each, the id naming its
+ * prototype in src/vm/helpers.def.  Read by the registry (src/helpers/registry.c). */
+#define BRT_ATTACH_HELPERS(X) X(BPF_FUNC_skb_load_bytes, brt_helper_skb_load_bytes)
 
 #endif

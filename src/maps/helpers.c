@@ -1,5 +1,5 @@
 /* helpers.c - the map helpers programs call (bpf_map_lookup_elem and friends), rows of
- * src/vm/helpers.def.  A lookup returns a pointer into the map's shared region and, in the
+ * the helper registry (BRT_MAPS_HELPERS).  A lookup returns a pointer into the map's shared region and, in the
  * checked engine, grants the program that value.  In the checked engine (unverified
  * programs) every map pointer is checked against the program's own maps and every key or
  * value pointer against what the program may access, so a bad argument is an error

@@ -292,7 +292,7 @@ struct brt_prog_maps {
  * that is not one of its program's maps. */
 struct brt_map *brt_map_helper_arg(uint64_t reg, struct bpfrt_run_ctx *ctx);
 
-/* Helpers for programs (rows of src/vm/helpers.def). */
+/* Helpers for programs, this folder's rows of the helper registry (BRT_MAPS_HELPERS). */
 #define BRT_MAP_HELPER(name)                                                             \
 	uint64_t brt_helper_##name(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,   \
 				   uint64_t r5, struct bpfrt_run_ctx *ctx);
@@ -310,6 +310,23 @@ BRT_MAP_HELPER(ringbuf_query)
 BRT_MAP_HELPER(perf_event_output)
 BRT_MAP_HELPER(for_each_map_elem) /* for_each.c */
 #undef BRT_MAP_HELPER
+
+/* The helpers this folder implements: X(id, function) for each, the id naming its
+ * prototype in src/vm/helpers.def.  Read by the registry (src/helpers/registry.c). */
+#define BRT_MAPS_HELPERS(X)                                                              \
+	X(BPF_FUNC_map_lookup_elem, brt_helper_map_lookup_elem)                          \
+	X(BPF_FUNC_map_update_elem, brt_helper_map_update_elem)                          \
+	X(BPF_FUNC_map_delete_elem, brt_helper_map_delete_elem)                          \
+	X(BPF_FUNC_map_push_elem, brt_helper_map_push_elem)                              \
+	X(BPF_FUNC_map_pop_elem, brt_helper_map_pop_elem)                                \
+	X(BPF_FUNC_map_peek_elem, brt_helper_map_peek_elem)                              \
+	X(BPF_FUNC_ringbuf_output, brt_helper_ringbuf_output)                            \
+	X(BPF_FUNC_ringbuf_reserve, brt_helper_ringbuf_reserve)                          \
+	X(BPF_FUNC_ringbuf_submit, brt_helper_ringbuf_submit)                            \
+	X(BPF_FUNC_ringbuf_discard, brt_helper_ringbuf_discard)                          \
+	X(BPF_FUNC_ringbuf_query, brt_helper_ringbuf_query)                              \
+	X(BPF_FUNC_perf_event_output, brt_helper_perf_event_output)                      \
+	X(BPF_FUNC_for_each_map_elem, brt_helper_for_each_map_elem)
 
 /* Copy between shared memory and process memory in 8-byte atomic words (loads acquire,
  * stores release: the hash map's element seqlock relies on it, and both are plain moves

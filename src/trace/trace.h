@@ -1,5 +1,5 @@
-/* trace.h - the trace/ folder's interface: the tracing helpers (rows of
- * src/vm/helpers.def), the trace pipe trace_printk writes to, kernel tracepoints read
+/* trace.h - the trace/ folder's interface: the tracing helpers (its rows of
+ * the helper registry), the trace pipe trace_printk writes to, kernel tracepoints read
  * through perf_event_open, in-application probes and the link fds that keep them attached.
  * Design notes: docs/ARCHITECTURE.md, section "Tracing".
  */
@@ -67,12 +67,26 @@ int brt_trace_pipe_write(const char *line, size_t len);
 	uint64_t name(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5,       \
 		      struct bpfrt_run_ctx *ctx)
 
-/* Rows of src/vm/helpers.def. */
 BRT_TRACE_HELPER(brt_helper_get_current_pid_tgid);
 BRT_TRACE_HELPER(brt_helper_get_current_uid_gid);
 BRT_TRACE_HELPER(brt_helper_get_current_comm);
 BRT_TRACE_HELPER(brt_helper_probe_read_kernel);
 BRT_TRACE_HELPER(brt_helper_probe_read_kernel_str);
 BRT_TRACE_HELPER(brt_helper_trace_printk);
+
+/* The helpers this folder implements: X(id, function) for each, the id naming its
+ * prototype in src/vm/helpers.def.  Read by the registry (src/helpers/registry.c).  The
+ * user-memory reads are the kernel ones: this process is the only address space. */
+#define BRT_TRACE_HELPERS(X)                                                             \
+	X(BPF_FUNC_probe_read, brt_helper_probe_read_kernel)                             \
+	X(BPF_FUNC_probe_read_str, brt_helper_probe_read_kernel_str)                     \
+	X(BPF_FUNC_probe_read_user, brt_helper_probe_read_kernel)                        \
+	X(BPF_FUNC_probe_read_kernel, brt_helper_probe_read_kernel)                      \
+	X(BPF_FUNC_probe_read_user_str, brt_helper_probe_read_kernel_str)                \
+	X(BPF_FUNC_probe_read_kernel_str, brt_helper_probe_read_kernel_str)              \
+	X(BPF_FUNC_trace_printk, brt_helper_trace_printk)                                \
+	X(BPF_FUNC_get_current_pid_tgid, brt_helper_get_current_pid_tgid)                \
+	X(BPF_FUNC_get_current_uid_gid, brt_helper_get_current_uid_gid)                  \
+	X(BPF_FUNC_get_current_comm, brt_helper_get_current_comm)
 
 #endif

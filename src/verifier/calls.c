@@ -1,5 +1,5 @@
-/* calls.c - helper calls.  A helper exists when src/vm/helpers.def has a row for it or
- * the host registered it (bpfrt_helper_register()), and the program type may call it (the
+/* calls.c - helper calls.  A helper exists when the helper registry knows it (a row of
+ * src/vm/helpers.def, or the host registered it), and the program type may call it (the
  * kernel's per-type helper sets, summarised below); arguments are checked against the
  * prototype, r1-r5 are clobbered and r0 gets the return type.  Acquired references
  * (ringbuf records) must be released on every path.  bpf-to-bpf calls are func_calls.c.
@@ -9,24 +9,11 @@
 #include <string.h>
 
 #include "verifier/internal.h"
-#include "vm/vm.h"
 
-/* ---- prototypes from helpers.def ------------------------------------------------------ */
-static const struct brt_helper_proto protos[] = {
-#define HELPER(id_, name_, fn_, gpl_, ret_, a1, a2, a3, a4, a5)                              \
-	{ .id = (id_), .name = #name_, .gpl_only = (gpl_), .ret = BRT_RET_##ret_,             \
-	  .args = { BRT_ARG_##a1, BRT_ARG_##a2, BRT_ARG_##a3, BRT_ARG_##a4, BRT_ARG_##a5 } },
-#include "vm/helpers.def"
-#undef HELPER
-	{ .id = UINT32_MAX },
-};
-
+/* ---- prototypes, from the helper registry (vm/helper_proto.h) --------------------------- */
 static const struct brt_helper_proto *find_proto(int32_t id)
 {
-	for (size_t i = 0; protos[i].id != UINT32_MAX; i++)
-		if ((int32_t)protos[i].id == id)
-			return &protos[i];
-	return id >= 0 ? brt_helper_host_get((uint32_t)id) : NULL;
+	return id >= 0 ? brt_helper_get((uint32_t)id) : NULL;
 }
 
 uint16_t brt_helper_arg_regs(int32_t id)
@@ -44,10 +31,10 @@ uint16_t brt_helper_arg_regs(int32_t id)
 
 const char *brt_verifier_helper_name(int32_t id)
 {
-	const struct brt_helper_proto *host = id > 0 ? brt_helper_host_get((uint32_t)id) : NULL;
+	const struct brt_helper_proto *p = find_proto(id);
 
-	if (host)
-		return host->name;
+	if (p && p->host)
+		return p->name;
 	if (id == 210)
 		return "bpf_cgrp_storage_get";
 	if (id == 211)
@@ -695,7 +682,7 @@ int brt_check_helper_call(struct brt_env *env, const struct bpf_insn *insn, int 
 	struct brt_reg *regs;
 	int err;
 
-	if (id < 0 || (id >= __BPF_FUNC_MAX_ID + 2 && !brt_helper_host_get((uint32_t)id))) {
+	if (id < 0 || (id >= __BPF_FUNC_MAX_ID + 2 && !find_proto(id))) {
 		brt_verr(env, "invalid func unknown#%d\n", id);
 		return -EINVAL;
 	}

@@ -1,11 +1,18 @@
 /* helper_proto.h - how a helper function is described: its C signature (the helper ABI
  * shared by the interpreter, the JIT and host applications) and its prototype for the
- * verifier (argument and return kinds, modelled on the kernel's bpf_func_proto).
- * The helpers themselves are rows of helpers.def.
+ * verifier (argument and return kinds, modelled on the kernel's bpf_func_proto); and the
+ * questions vm and the verifier ask the helper registry.
+ *
+ * The registry (src/helpers/) sits above every folder that implements helpers: it joins
+ * the prototypes of helpers.def with the functions each folder lists in its header
+ * (BRT_VM_HELPERS, BRT_MAPS_HELPERS, ...), and holds the helpers the host registered.
+ * vm and the verifier only see the interface at the end of this file, so they name no
+ * folder above them; the registry implements it (bound at link time, no init order).
  */
 #ifndef BPFRT_SRC_VM_HELPER_PROTO_H
 #define BPFRT_SRC_VM_HELPER_PROTO_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* Kinds of helper arguments, as the verifier checks them. */
@@ -45,10 +52,21 @@ typedef uint64_t (*brt_helper_fn)(uint64_t r1, uint64_t r2, uint64_t r3, uint64_
 struct brt_helper_proto {
 	uint32_t id;                /* BPF_FUNC_* number */
 	const char *name;           /* "map_lookup_elem" (logs print "bpf_" + name) */
-	brt_helper_fn fn;
 	uint8_t gpl_only;           /* refused for programs with a non-GPL licence */
 	uint8_t ret;                /* enum brt_ret_type */
 	uint8_t args[5];            /* enum brt_arg_type */
+	uint8_t host;               /* registered by the host: logs print name as given */
 };
+
+/* ---- the registry's interface (implemented in src/helpers/) ---------------------------- */
+
+/* The prototype of helper id, a built-in one or one the host registered, or NULL when
+ * no helper has that id.  Entries never change once visible: callers keep the pointer. */
+const struct brt_helper_proto *brt_helper_get(uint32_t id);
+
+/* A new table of every helper's function indexed by id (NULL where none): the built-in
+ * helpers and those the host registered so far.  Stores its length in *n; the caller
+ * frees it.  NULL when out of memory. */
+brt_helper_fn *brt_helper_table_new(size_t *n);
 
 #endif

@@ -1,6 +1,5 @@
-/* helpers.c - the default helper table, generated from helpers.def (prototypes for the
- * verifier, functions by id for the engines), and the generic helpers that need nothing
- * but the host: time, random numbers, CPU and NUMA ids.
+/* helpers.c - the generic helpers that need nothing but the host: time, random numbers,
+ * CPU and NUMA ids (this folder's rows of the helper registry: BRT_VM_HELPERS in vm.h).
  */
 #include <sched.h>
 #include <stdint.h>
@@ -8,45 +7,6 @@
 
 #include "util/util.h"
 #include "vm/vm.h"
-
-/* Rows name their function; declaring each here spares this file the other folders'
- * headers (a row's folder declares it too, with the same type). */
-#define HELPER(id, name, fn, gpl, ret, a1, a2, a3, a4, a5)                                       \
-	uint64_t fn(uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, struct bpfrt_run_ctx *);
-#include "vm/helpers.def"
-#undef HELPER
-
-static const struct brt_helper_proto protos[] = {
-#define HELPER(id_, name_, fn_, gpl, ret_, a1, a2, a3, a4, a5)                                   \
-	[id_] = { .id = (id_),                                                                \
-		  .name = #name_,                                                             \
-		  .fn = fn_,                                                                  \
-		  .gpl_only = (gpl),                                                          \
-		  .ret = BRT_RET_##ret_,                                                      \
-		  .args = { BRT_ARG_##a1, BRT_ARG_##a2, BRT_ARG_##a3, BRT_ARG_##a4,         \
-			    BRT_ARG_##a5 } },
-#include "vm/helpers.def"
-#undef HELPER
-};
-
-static const brt_helper_fn fns[BRT_ARRAY_SIZE(protos)] = {
-#define HELPER(id_, name_, fn_, gpl, ret_, a1, a2, a3, a4, a5) [id_] = fn_,
-#include "vm/helpers.def"
-#undef HELPER
-};
-
-const struct brt_helper_proto *brt_helper_proto_get(uint32_t id)
-{
-	if (id >= BRT_ARRAY_SIZE(protos) || !protos[id].fn)
-		return NULL;
-	return &protos[id];
-}
-
-const brt_helper_fn *brt_helper_default_table(size_t *n)
-{
-	*n = BRT_ARRAY_SIZE(fns);
-	return fns;
-}
 
 static uint64_t clock_ns(clockid_t clk)
 {

@@ -156,18 +156,15 @@ static enum bpfrt_engine resolve_engine(enum bpfrt_engine e)
 
 static int copy_default_helpers(struct bpfrt_vm *vm)
 {
-	size_t n, nr;
-	const brt_helper_fn *defs = brt_helper_default_table(&n);
-	uint32_t host_max = brt_helper_host_max_id();
+	size_t nr;
 
 	/* host helpers registered later do not reach this vm, as documented */
-	nr = host_max >= n ? host_max + 1 : n;
-	vm->helpers = calloc(nr ? nr : 1, sizeof(*vm->helpers));
-	vm->helper_names = calloc(nr ? nr : 1, sizeof(*vm->helper_names));
-	if (!vm->helpers || !vm->helper_names)
+	vm->helpers = brt_helper_table_new(&nr);
+	if (!vm->helpers)
 		return -ENOMEM;
-	memcpy(vm->helpers, defs, n * sizeof(*defs));
-	brt_helper_host_fill(vm->helpers, nr);
+	vm->helper_names = calloc(nr ? nr : 1, sizeof(*vm->helper_names));
+	if (!vm->helper_names)
+		return -ENOMEM;
 	vm->nr_helpers = nr;
 	return 0;
 }
@@ -245,9 +242,16 @@ err_nomem:
 int bpfrt_vm_register_helper(struct bpfrt_vm *vm, uint32_t id, const char *name,
 			     bpfrt_helper_fn fn)
 {
+	if (!vm || !fn)
+		return set_err(-EINVAL);
+	return brt_vm_set_helper(vm, id, name, fn);
+}
+
+int brt_vm_set_helper(struct bpfrt_vm *vm, uint32_t id, const char *name, brt_helper_fn fn)
+{
 	char *copy = NULL;
 
-	if (!vm || !fn || id > BRT_VM_MAX_HELPER_ID)
+	if (id > BRT_VM_MAX_HELPER_ID)
 		return set_err(-EINVAL);
 	if (id >= vm->nr_helpers) {
 		size_t n = (size_t)id + 1;

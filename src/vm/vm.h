@@ -1,6 +1,6 @@
 /* vm.h - the vm/ folder's interface: the pre-decoded program, the run context helpers
  * see, the rich run entry the bpf() layer uses (context, packet, regions, helper table),
- * and the default helper table built from helpers.def.
+ * and the generic helpers (this folder's rows of the helper registry, helper_proto.h).
  *
  * Theory of operation: bpfrt_vm_load() checks the program structurally and pre-decodes it
  * once into struct brt_dinsn (row of insn.def resolved, immediates sign-extended, lddw
@@ -260,20 +260,22 @@ int brt_vm_jit_code(struct bpfrt_vm *vm, const struct brt_jit_prog **out, char *
 enum bpfrt_engine brt_vm_engine(const struct bpfrt_vm *vm);
 const struct bpf_insn *brt_vm_insns(const struct bpfrt_vm *vm, size_t *n);
 
-/* Default helpers (helpers.c, rows of helpers.def).  brt_helper_proto_get() returns the
- * row for id or NULL.  brt_helper_default_table() returns the table of functions indexed
- * by id (NULL where no helper), with its length in *n. */
-const struct brt_helper_proto *brt_helper_proto_get(uint32_t id);
-const brt_helper_fn *brt_helper_default_table(size_t *n);
+/* Make helper id call fn in this vm only (the registry's bpfrt_helper_register() with a
+ * vm): name (may be NULL) is copied.  Returns 0, -EINVAL (id above BRT_VM_MAX_HELPER_ID)
+ * or -ENOMEM. */
+int brt_vm_set_helper(struct bpfrt_vm *vm, uint32_t id, const char *name, brt_helper_fn fn);
 
-/* Helpers the host registered with a prototype (host_helpers.c): the entry for id or NULL
- * (entries never change once visible), the highest registered id (0 when none), and
- * storing each registered function with an id below n into table[id]. */
-const struct brt_helper_proto *brt_helper_host_get(uint32_t id);
-uint32_t brt_helper_host_max_id(void);
-void brt_helper_host_fill(brt_helper_fn *table, size_t n);
+/* The helpers this folder implements: X(id, function) for each, the id naming its
+ * prototype in helpers.def.  Read by the registry (src/helpers/registry.c). */
+#define BRT_VM_HELPERS(X)                                                                \
+	X(BPF_FUNC_ktime_get_ns, brt_helper_ktime_get_ns)                                \
+	X(BPF_FUNC_get_prandom_u32, brt_helper_get_prandom_u32)                          \
+	X(BPF_FUNC_get_smp_processor_id, brt_helper_get_smp_processor_id)                \
+	X(BPF_FUNC_get_numa_node_id, brt_helper_get_numa_node_id)                        \
+	X(BPF_FUNC_ktime_get_boot_ns, brt_helper_ktime_get_boot_ns)                      \
+	X(BPF_FUNC_loop, brt_helper_loop)
 
-/* Generic helpers implemented here (rows in helpers.def). */
+/* Generic helpers implemented here (helpers.c). */
 uint64_t brt_helper_ktime_get_ns(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
 				 uint64_t r5, struct bpfrt_run_ctx *ctx);
 uint64_t brt_helper_ktime_get_boot_ns(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,

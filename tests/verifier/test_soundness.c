@@ -16,6 +16,7 @@
 #include "bpfrt.h"
 #include "cases/case.h"
 #include "harness.h"
+#include "helpers/helpers.h"
 #include "vm/vm.h"
 
 #define MAXP 200

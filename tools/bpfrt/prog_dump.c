@@ -9,6 +9,7 @@
 #include "bpfrt.h"
 #include "api/api.h"
 #include "cli.h"
+#include "helpers/helpers.h"
 #include "isa/isa.h"
 #include "jit/jit.h"
 #include "json.h"

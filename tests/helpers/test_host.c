@@ -1,4 +1,4 @@
-/* test_host_helper.c - helpers a host registers with a prototype (bpfrt_helper_register):
+/* test_host.c - helpers a host registers with a prototype (bpfrt_helper_register):
  * BPF_PROG_LOAD checks calls to them like calls to built-in helpers (same messages), and
  * BPF_PROG_TEST_RUN runs them on every engine; registration refuses clashes and bad kinds.
  */

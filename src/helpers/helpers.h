@@ -1,0 +1,33 @@
+/* helpers.h - the helpers/ folder's interface: the helper registry.  vm and the verifier
+ * ask it through src/vm/helper_proto.h (brt_helper_get(), brt_helper_table_new()); this
+ * header adds what the folder's two files share and what tools and tests look at.
+ *
+ * Theory of operation: a helper is a row of src/vm/helpers.def (id, name, prototype)
+ * joined by id to the function the implementing folder lists in its header
+ * (BRT_<FOLDER>_HELPERS: vm, maps, trace, attach, api).  registry.c builds both tables
+ * as constant data, so nothing depends on initialisation order, and a second function
+ * for one id fails the build (-Woverride-init).  Helpers the host adds at run time
+ * (bpfrt_helper_register()) live in host.c, in a table that grows with them.
+ */
+#ifndef BPFRT_SRC_HELPERS_HELPERS_H
+#define BPFRT_SRC_HELPERS_HELPERS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "vm/helper_proto.h"
+
+/* The built-in helper with this id (a helpers.def row with a function), or NULL. */
+const struct brt_helper_proto *brt_helper_builtin(uint32_t id);
+
+/* The built-in helpers' functions indexed by id (NULL where none), *n entries. */
+const brt_helper_fn *brt_helper_default_table(size_t *n);
+
+/* Helpers the host registered (host.c): the entry for id or NULL (entries never change
+ * once visible), the highest registered id (0 when none), and storing each registered
+ * function with an id below n into table[id]. */
+const struct brt_helper_proto *brt_helper_host_get(uint32_t id);
+uint32_t brt_helper_host_max_id(void);
+void brt_helper_host_fill(brt_helper_fn *table, size_t n);
+
+#endif

@@ -1,0 +1,74 @@
+/* registry.c - every built-in helper: the prototypes of src/vm/helpers.def joined by id
+ * with the functions each folder lists in its header, and the lookups vm and the
+ * verifier make (src/vm/helper_proto.h).  Design: helpers.h.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/api.h"
+#include "attach/attach.h"
+#include "helpers/helpers.h"
+#include "maps/maps.h"
+#include "trace/trace.h"
+#include "util/util.h"
+#include "vm/vm.h"
+
+static const struct brt_helper_proto protos[] = {
+#define HELPER(id_, name_, gpl, ret_, a1, a2, a3, a4, a5)                                    \
+	[id_] = { .id = (id_),                                                                \
+		  .name = #name_,                                                             \
+		  .gpl_only = (gpl),                                                          \
+		  .ret = BRT_RET_##ret_,                                                      \
+		  .args = { BRT_ARG_##a1, BRT_ARG_##a2, BRT_ARG_##a3, BRT_ARG_##a4,         \
+			    BRT_ARG_##a5 } },
+#include "vm/helpers.def"
+#undef HELPER
+};
+
+/* One designated initialiser per row: two folders claiming an id stop the build. */
+#define ROW(id, fn) [id] = fn,
+static const brt_helper_fn fns[] = {
+	BRT_VM_HELPERS(ROW)
+	BRT_MAPS_HELPERS(ROW)
+	BRT_TRACE_HELPERS(ROW)
+	BRT_ATTACH_HELPERS(ROW)
+	BRT_API_HELPERS(ROW)
+};
+#undef ROW
+
+const struct brt_helper_proto *brt_helper_builtin(uint32_t id)
+{
+	if (id >= BRT_ARRAY_SIZE(protos) || id >= BRT_ARRAY_SIZE(fns) || !protos[id].name ||
+	    !fns[id])
+		return NULL;
+	return &protos[id];
+}
+
+const brt_helper_fn *brt_helper_default_table(size_t *n)
+{
+	*n = BRT_ARRAY_SIZE(fns);
+	return fns;
+}
+
+const struct brt_helper_proto *brt_helper_get(uint32_t id)
+{
+	const struct brt_helper_proto *p = brt_helper_builtin(id);
+
+	return p ? p : brt_helper_host_get(id);
+}
+
+brt_helper_fn *brt_helper_table_new(size_t *n)
+{
+	uint32_t host_max = brt_helper_host_max_id();
+	size_t nr = host_max >= BRT_ARRAY_SIZE(fns) ? (size_t)host_max + 1 : BRT_ARRAY_SIZE(fns);
+	brt_helper_fn *table = calloc(nr, sizeof(*table));
+
+	if (!table)
+		return NULL;
+	for (size_t id = 0; id < BRT_ARRAY_SIZE(fns); id++)
+		if (brt_helper_builtin((uint32_t)id))
+			table[id] = fns[id];
+	brt_helper_host_fill(table, nr);
+	*n = nr;
+	return table;
+}

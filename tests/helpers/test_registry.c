@@ -1,0 +1,123 @@
+/* test_registry.c - the helper registry (src/helpers/): every helpers.def row is joined
+ * to exactly one function and back, lookups by id, the table a new vm starts from, and
+ * host registrations past the old fixed cap of 256 up to the highest id.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bpfrt.h"
+#include "harness.h"
+#include "helpers/helpers.h"
+
+static const struct {
+	uint32_t id;
+	const char *name;
+	uint8_t gpl_only, ret, args[5];
+} rows[] = {
+#define HELPER(id_, name_, gpl, ret_, a1, a2, a3, a4, a5)                                    \
+	{ (id_), #name_, (gpl), BRT_RET_##ret_,                                               \
+	  { BRT_ARG_##a1, BRT_ARG_##a2, BRT_ARG_##a3, BRT_ARG_##a4, BRT_ARG_##a5 } },
+#include "vm/helpers.def"
+#undef HELPER
+};
+
+static int in_def(size_t id)
+{
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+		if (rows[i].id == id)
+			return 1;
+	return 0;
+}
+
+static uint64_t host_fn(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5,
+			struct bpfrt_run_ctx *ctx)
+{
+	(void)r2, (void)r3, (void)r4, (void)r5, (void)ctx;
+	return r1 + 1;
+}
+
+static void test_builtin(void)
+{
+	size_t n, nr;
+	const brt_helper_fn *table = brt_helper_default_table(&n);
+	brt_helper_fn *copy;
+
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		const struct brt_helper_proto *p = brt_helper_get(rows[i].id);
+
+		T_CASE(rows[i].name);
+		if (!p) {
+			T_FAIL("no helper for helpers.def row %u", rows[i].id);
+			continue;
+		}
+		T_EQ_STR(rows[i].name, p->name);
+		T_EQ_INT(rows[i].id, p->id);
+		T_EQ_INT(rows[i].gpl_only, p->gpl_only);
+		T_EQ_INT(rows[i].ret, p->ret);
+		T_ASSERT(!memcmp(rows[i].args, p->args, sizeof(p->args)));
+		T_EQ_INT(0, p->host);
+		T_ASSERT(p == brt_helper_builtin(rows[i].id));
+		T_ASSERT(rows[i].id < n && table[rows[i].id] != NULL);
+	}
+	T_CASE("every function has a helpers.def row");
+	for (size_t id = 0; id < n; id++)
+		if (table[id] && !in_def(id))
+			T_FAIL("function for id %zu, which helpers.def does not list", id);
+	T_CASE("unknown ids");
+	T_ASSERT(brt_helper_get(0) == NULL);
+	T_ASSERT(brt_helper_get(BPF_FUNC_get_cgroup_classid) == NULL);
+	T_ASSERT(brt_helper_get(UINT32_MAX) == NULL);
+
+	T_CASE("a new vm's table");
+	copy = brt_helper_table_new(&nr);
+	T_ASSERT(copy != NULL && nr == n);
+	for (size_t id = 0; copy && id < n; id++)
+		T_ASSERT(copy[id] == table[id]);
+	free(copy);
+}
+
+static void test_host_growth(void)
+{
+	BPFRT_OPTS(bpfrt_helper_proto, p, .name = "grow", .fn = host_fn,
+		   .ret = BPFRT_HELPER_RET_INTEGER, .args = { BPFRT_HELPER_ARG_ANYTHING });
+	const uint32_t first = 3000, count = 600;
+	const struct brt_helper_proto *got;
+	brt_helper_fn *table;
+	size_t nr;
+	int fails = 0;
+
+	T_CASE("more than 256 host helpers");
+	for (uint32_t i = 0; i < count; i++) {
+		p.id = first + i;
+		fails += bpfrt_helper_register(&p) != 0;
+	}
+	T_EQ_INT(0, fails);
+	got = brt_helper_get(first + count - 1);
+	T_ASSERT(got && got->host && !strcmp(got->name, "grow"));
+
+	T_CASE("the highest id");
+	p.id = 65535;
+	T_EQ_INT(0, bpfrt_helper_register(&p));
+	T_EQ_INT(65535, brt_helper_host_max_id());
+	p.id = 65536;
+	T_EQ_INT(-EINVAL, bpfrt_helper_register(&p));
+	T_EQ_INT(EINVAL, errno);
+
+	T_CASE("a new vm's table has them");
+	table = brt_helper_table_new(&nr);
+	T_ASSERT(table != NULL && nr == 65536);
+	if (table) {
+		T_ASSERT(table[first] == host_fn && table[first + count - 1] == host_fn);
+		T_ASSERT(table[65535] == host_fn && table[first + count] == NULL);
+		T_ASSERT(table[BPF_FUNC_map_lookup_elem] != NULL);
+	}
+	free(table);
+}
+
+int main(void)
+{
+	test_builtin();
+	test_host_growth();
+	return t_done();
+}
