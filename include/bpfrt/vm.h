@@ -120,7 +120,8 @@ struct bpfrt_helper_proto {
  * built-in helper or already registered), -EINVAL (NULL proto, fn or name, bad sz, id 0
  * or above 65535, an unknown kind, a memory pointer not followed by a size, a size not
  * after a memory pointer, a map key/value without an earlier map, an argument after a
- * DONTCARE) or -ENOSPC (256 helpers already registered); errno is set too. */
+ * DONTCARE) or -ENOMEM; errno is set too.  There is no fixed count: every id from 1 to
+ * 65535 that no built-in helper uses can hold one helper, and the table grows with them. */
 BPFRT_API int bpfrt_helper_register(const struct bpfrt_helper_proto *proto);
 
 /* Run the program once with r1 = mem (0 when mem is NULL), r2 = mem_len; LD_ABS/LD_IND
