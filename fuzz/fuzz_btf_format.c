@@ -1,4 +1,4 @@
-/* fuzz_btf_format.c - fuzz target for the BTF value formatter (src/btf/btf_format.c) that
+/* fuzz_btf_format.c - fuzz target for the BTF value formatter (tools/bpfrt/btf_format.c) that
  * `bpfrt map dump` runs over a map's BTF copy, which another process may have scribbled
  * over: input = N (one byte), N value bytes, then a .BTF blob.  Whatever the reader
  * accepts, every type is printed over the value (an exactly sized copy, so a read past it
@@ -9,9 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "btf/btf.h"
+#include "btf_format.h"
 #include "fuzz.h"
-#include "util/util.h"
 
 #define MAX_IDS 64 /* types printed per input: keeps each run short */
 
@@ -39,15 +38,15 @@ static int balanced(const char *s, size_t len)
 static void print_one(const struct brt_btf *btf, uint32_t id, const uint8_t *val, size_t n,
 		      int plain)
 {
-	struct brt_jsonw w;
+	struct json w;
 	char *out = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&out, &len);
 
 	if (!f)
 		return;
-	brt_jsonw_init(&w, f, plain);
-	(void)brt_btf_format(btf, id, val, n, plain, &w);
+	json_init(&w, f, plain ? JSON_BPFTOOL : JSON_COMPACT);
+	(void)btf_format(btf, id, val, n, plain, &w);
 	fclose(f);
 	if (!balanced(out, len))
 		abort();

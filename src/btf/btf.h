@@ -73,12 +73,4 @@ void brt_btf_ext_free(struct brt_btf_ext *ext);
  * BPF_BTF_LOAD; caller frees *out. */
 int brt_btf_raw(const struct brt_btf *btf, void **out, size_t *len);
 
-/* Print the value at data (size bytes) of type id as bpftool's btf_dumper does (plain: its
- * text flavour, else JSON) into w (btf_format.c).  0, or -EINVAL when the type reads past
- * size or is a kind that cannot be printed, -E2BIG when nesting or work runs past the
- * bounds; what was printed until then stays, with every collection closed. */
-struct brt_jsonw;
-int brt_btf_format(const struct brt_btf *btf, uint32_t id, const void *data, size_t size,
-		   int plain, struct brt_jsonw *w);
-
 #endif

@@ -28,28 +28,6 @@ int brt_opts_valid(const void *opts, size_t known_size, const char *type_name);
 	((opts) && (opts)->sz >= offsetof(__typeof__(*(opts)), field) + sizeof((opts)->field))
 #define BRT_OPTS_GET(opts, field, fallback) (BRT_OPTS_HAS(opts, field) ? (opts)->field : (fallback))
 
-/* JSON in bpftool's json_writer layout (jsonw.c): compact, or pretty as `bpftool map
- * dump` prints typed values.  Values are written with printf (numbers, literals) or as
- * escaped strings; names precede an object's members; finish ends the document. */
-struct brt_jsonw {
-	FILE *out;
-	unsigned int depth; /* open collections */
-	int pretty;
-	char sep;           /* ',' once the current collection has an item, else 0 */
-};
-void brt_jsonw_init(struct brt_jsonw *w, FILE *out, int pretty);
-void brt_jsonw_start_object(struct brt_jsonw *w);
-void brt_jsonw_end_object(struct brt_jsonw *w);
-void brt_jsonw_start_array(struct brt_jsonw *w);
-void brt_jsonw_end_array(struct brt_jsonw *w);
-void brt_jsonw_name(struct brt_jsonw *w, const char *name);
-void brt_jsonw_string(struct brt_jsonw *w, const char *s, size_t n);
-void brt_jsonw_printf(struct brt_jsonw *w, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-void brt_jsonw_finish(struct brt_jsonw *w);
-/* n bytes of s as a JSON string literal, escaped per RFC 8259 (also the CLI's writer). */
-void brt_json_put_string(FILE *out, const char *s, size_t n);
-
 /* Unaligned-safe guest memory access; each compiles to one mov. */
 static inline uint64_t brt_load(const void *p, unsigned size)
 {

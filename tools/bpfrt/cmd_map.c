@@ -13,6 +13,7 @@
 #include "bpfrt.h"
 #include "cli.h"
 #include "btf/btf.h"
+#include "btf_format.h"
 #include "maps/maps.h"
 #include "util/util.h"
 
@@ -23,7 +24,7 @@ struct mapcli {
 	uint32_t vsize;       /* syscall value size (all CPUs for per-CPU maps) */
 	int ncpus;
 	struct brt_btf *btf;  /* the map's types (its BTF copy, parsed), or NULL: raw bytes */
-	struct brt_jsonw jw;  /* -j output */
+	struct json jw;  /* -j output */
 };
 
 static void usage(FILE *out)
@@ -201,79 +202,79 @@ static void print_hex(const uint8_t *p, uint32_t n)
 		printf("%s%02x", !i ? "" : !(i % 16) ? "\n" : !(i % 8) ? "  " : " ", p[i]);
 }
 
-static void print_hex_json(struct brt_jsonw *w, const uint8_t *p, uint32_t n)
+static void print_hex_json(struct json *w, const uint8_t *p, uint32_t n)
 {
-	brt_jsonw_start_array(w);
+	json_begin_array(w);
 	for (uint32_t i = 0; i < n; i++)
-		brt_jsonw_printf(w, "\"0x%02x\"", p[i]);
-	brt_jsonw_end_array(w);
+		json_printf(w, "\"0x%02x\"", p[i]);
+	json_end_array(w);
 }
 
 /* One entry through the map's BTF, as bpftool's do_dump_btf(): {"key": ..., "value": ...}
  * ("values": [{"cpu": N, "value": ...}] for per-CPU maps; no key for keyless types). */
-static void print_typed(const struct mapcli *m, struct brt_jsonw *w, int plain,
+static void print_typed(const struct mapcli *m, struct json *w, int plain,
 			const uint8_t *key, const uint8_t *value)
 {
 	uint32_t stride = (uint32_t)BRT_ROUND8(m->info.value_size);
 	uint32_t vid = m->info.btf_value_type_id;
 	int err = 0;
 
-	brt_jsonw_start_object(w);
+	json_begin_object(w);
 	if (m->info.btf_key_type_id) {
-		brt_jsonw_name(w, "key");
-		err = brt_btf_format(m->btf, m->info.btf_key_type_id, key, m->info.key_size, plain,
+		json_key(w, "key");
+		err = btf_format(m->btf, m->info.btf_key_type_id, key, m->info.key_size, plain,
 				     w);
 	}
 	if (!err && !brt_map_is_percpu(m->info.type)) {
-		brt_jsonw_name(w, "value");
-		brt_btf_format(m->btf, vid, value, m->info.value_size, plain, w);
+		json_key(w, "value");
+		btf_format(m->btf, vid, value, m->info.value_size, plain, w);
 	} else if (!err) {
-		brt_jsonw_name(w, "values");
-		brt_jsonw_start_array(w);
+		json_key(w, "values");
+		json_begin_array(w);
 		for (int c = 0; c < m->ncpus && !err; c++) {
-			brt_jsonw_start_object(w);
-			brt_jsonw_name(w, "cpu");
-			brt_jsonw_printf(w, "%d", c);
-			brt_jsonw_name(w, "value");
-			err = brt_btf_format(m->btf, vid, value + (size_t)c * stride,
+			json_begin_object(w);
+			json_key(w, "cpu");
+			json_printf(w, "%d", c);
+			json_key(w, "value");
+			err = btf_format(m->btf, vid, value + (size_t)c * stride,
 					     m->info.value_size, plain, w);
-			brt_jsonw_end_object(w);
+			json_end_object(w);
 		}
-		brt_jsonw_end_array(w);
+		json_end_array(w);
 	}
-	brt_jsonw_end_object(w);
+	json_end_object(w);
 }
 
 /* -j: bpftool's print_entry_json(): the raw bytes, then "formatted" when typed. */
 static void print_entry_json(struct mapcli *m, const uint8_t *key, const uint8_t *value)
 {
 	uint32_t stride = (uint32_t)BRT_ROUND8(m->info.value_size);
-	struct brt_jsonw *w = &m->jw;
+	struct json *w = &m->jw;
 
-	brt_jsonw_start_object(w);
-	brt_jsonw_name(w, "key");
+	json_begin_object(w);
+	json_key(w, "key");
 	print_hex_json(w, key, m->info.key_size);
 	if (brt_map_is_percpu(m->info.type)) {
-		brt_jsonw_name(w, "values");
-		brt_jsonw_start_array(w);
+		json_key(w, "values");
+		json_begin_array(w);
 		for (int c = 0; c < m->ncpus; c++) {
-			brt_jsonw_start_object(w);
-			brt_jsonw_name(w, "cpu");
-			brt_jsonw_printf(w, "%d", c);
-			brt_jsonw_name(w, "value");
+			json_begin_object(w);
+			json_key(w, "cpu");
+			json_printf(w, "%d", c);
+			json_key(w, "value");
 			print_hex_json(w, value + (size_t)c * stride, m->info.value_size);
-			brt_jsonw_end_object(w);
+			json_end_object(w);
 		}
-		brt_jsonw_end_array(w);
+		json_end_array(w);
 	} else {
-		brt_jsonw_name(w, "value");
+		json_key(w, "value");
 		print_hex_json(w, value, m->info.value_size);
 	}
 	if (m->btf) {
-		brt_jsonw_name(w, "formatted");
+		json_key(w, "formatted");
 		print_typed(m, w, 0, key, value);
 	}
-	brt_jsonw_end_object(w);
+	json_end_object(w);
 }
 
 /* Text without types: bpftool's print_entry_plain(). */
@@ -314,15 +315,15 @@ static void print_entry_plain(const struct mapcli *m, const uint8_t *key, const 
 /* One looked-up entry of `lookup`, `peek` or `pop`, a whole document. */
 static void print_entry(struct mapcli *m, const uint8_t *key, const uint8_t *value)
 {
-	struct brt_jsonw w;
+	struct json w;
 
 	if (m->json) {
 		print_entry_json(m, key, value);
-		brt_jsonw_finish(&m->jw);
+		json_finish(&m->jw);
 	} else if (m->btf) {
-		brt_jsonw_init(&w, stdout, 1);
+		json_init(&w, stdout, JSON_BPFTOOL);
 		print_typed(m, &w, 1, key, value);
-		brt_jsonw_finish(&w);
+		json_finish(&w);
 	} else {
 		print_entry_plain(m, key, value);
 	}
@@ -331,35 +332,35 @@ static void print_entry(struct mapcli *m, const uint8_t *key, const uint8_t *val
 static int do_show(struct mapcli *m)
 {
 	const struct bpf_map_info *in = &m->info;
-	struct brt_jsonw *w = &m->jw;
+	struct json *w = &m->jw;
 	int frozen = map_frozen(m);
 
 	if (m->json) {
-		brt_jsonw_start_object(w);
-		brt_jsonw_name(w, "id");
-		brt_jsonw_printf(w, "%u", in->id);
-		brt_jsonw_name(w, "type");
-		brt_jsonw_string(w, brt_map_type_name(in->type), strlen(brt_map_type_name(in->type)));
+		json_begin_object(w);
+		json_key(w, "id");
+		json_printf(w, "%u", in->id);
+		json_key(w, "type");
+		json_string(w, brt_map_type_name(in->type));
 		if (in->name[0]) {
-			brt_jsonw_name(w, "name");
-			brt_jsonw_string(w, in->name, strlen(in->name));
+			json_key(w, "name");
+			json_string(w, in->name);
 		}
-		brt_jsonw_name(w, "flags");
-		brt_jsonw_printf(w, "%u", in->map_flags);
-		brt_jsonw_name(w, "bytes_key");
-		brt_jsonw_printf(w, "%u", in->key_size);
-		brt_jsonw_name(w, "bytes_value");
-		brt_jsonw_printf(w, "%u", in->value_size);
-		brt_jsonw_name(w, "max_entries");
-		brt_jsonw_printf(w, "%u", in->max_entries);
-		brt_jsonw_name(w, "frozen");
-		brt_jsonw_printf(w, "%d", frozen);
+		json_key(w, "flags");
+		json_printf(w, "%u", in->map_flags);
+		json_key(w, "bytes_key");
+		json_printf(w, "%u", in->key_size);
+		json_key(w, "bytes_value");
+		json_printf(w, "%u", in->value_size);
+		json_key(w, "max_entries");
+		json_printf(w, "%u", in->max_entries);
+		json_key(w, "frozen");
+		json_printf(w, "%d", frozen);
 		if (in->btf_id) {
-			brt_jsonw_name(w, "btf_id");
-			brt_jsonw_printf(w, "%u", in->btf_id);
+			json_key(w, "btf_id");
+			json_printf(w, "%u", in->btf_id);
 		}
-		brt_jsonw_end_object(w);
-		brt_jsonw_finish(w);
+		json_end_object(w);
+		json_finish(w);
 		return 0;
 	}
 	printf("%u: %s  ", in->id, brt_map_type_name(in->type));
@@ -381,7 +382,7 @@ static int do_dump(struct mapcli *m)
 {
 	uint8_t *key = calloc(1, m->info.key_size + 1), *next = calloc(1, m->info.key_size + 1);
 	uint8_t *value = calloc(1, m->vsize ? m->vsize : 1);
-	struct brt_jsonw typed;
+	struct json typed;
 	int n = 0, err = 0, have = 0;
 
 	if (!key || !next || !value) {
@@ -389,11 +390,11 @@ static int do_dump(struct mapcli *m)
 		goto out;
 	}
 	/* like bpftool: typed text is a JSON array laid out for reading, without a count */
-	brt_jsonw_init(&typed, stdout, 1);
+	json_init(&typed, stdout, JSON_BPFTOOL);
 	if (m->json)
-		brt_jsonw_start_array(&m->jw);
+		json_begin_array(&m->jw);
 	else if (m->btf)
-		brt_jsonw_start_array(&typed);
+		json_begin_array(&typed);
 	while (!bpfrt_map_get_next_key(m->fd, have ? key : NULL, next)) {
 		memcpy(key, next, m->info.key_size);
 		have = 1;
@@ -410,11 +411,11 @@ static int do_dump(struct mapcli *m)
 	if (errno != ENOENT && errno != EINVAL)
 		err = cli_error("map dump: %s", strerror(errno));
 	if (m->json) {
-		brt_jsonw_end_array(&m->jw);
-		brt_jsonw_finish(&m->jw);
+		json_end_array(&m->jw);
+		json_finish(&m->jw);
 	} else if (m->btf) {
-		brt_jsonw_end_array(&typed);
-		brt_jsonw_finish(&typed);
+		json_end_array(&typed);
+		json_finish(&typed);
 	} else {
 		printf("Found %d element%s\n", n, n == 1 ? "" : "s");
 	}
@@ -428,7 +429,7 @@ out:
 /* getnext as bpftool prints it; -j adds the keys "formatted" when the map has types. */
 static void print_next(struct mapcli *m, const uint8_t *key, const uint8_t *next)
 {
-	struct brt_jsonw *w = &m->jw;
+	struct json *w = &m->jw;
 
 	if (!m->json) {
 		if (key) {
@@ -443,28 +444,28 @@ static void print_next(struct mapcli *m, const uint8_t *key, const uint8_t *next
 		printf("\n");
 		return;
 	}
-	brt_jsonw_start_object(w);
-	brt_jsonw_name(w, "key");
+	json_begin_object(w);
+	json_key(w, "key");
 	if (key)
 		print_hex_json(w, key, m->info.key_size);
 	else
-		brt_jsonw_printf(w, "null");
-	brt_jsonw_name(w, "next_key");
+		json_printf(w, "null");
+	json_key(w, "next_key");
 	print_hex_json(w, next, m->info.key_size);
 	if (m->btf && m->info.btf_key_type_id) {
-		brt_jsonw_name(w, "formatted");
-		brt_jsonw_start_object(w);
-		brt_jsonw_name(w, "key");
+		json_key(w, "formatted");
+		json_begin_object(w);
+		json_key(w, "key");
 		if (key)
-			brt_btf_format(m->btf, m->info.btf_key_type_id, key, m->info.key_size, 0, w);
+			btf_format(m->btf, m->info.btf_key_type_id, key, m->info.key_size, 0, w);
 		else
-			brt_jsonw_printf(w, "null");
-		brt_jsonw_name(w, "next_key");
-		brt_btf_format(m->btf, m->info.btf_key_type_id, next, m->info.key_size, 0, w);
-		brt_jsonw_end_object(w);
+			json_printf(w, "null");
+		json_key(w, "next_key");
+		btf_format(m->btf, m->info.btf_key_type_id, next, m->info.key_size, 0, w);
+		json_end_object(w);
 	}
-	brt_jsonw_end_object(w);
-	brt_jsonw_finish(w);
+	json_end_object(w);
+	json_finish(w);
 }
 
 /* Per-CPU maps: a single value given on the command line goes to every CPU. */
@@ -616,7 +617,7 @@ int cmd_map(int argc, char **argv)
 	const char *cmd;
 	int i = 1, err;
 
-	brt_jsonw_init(&m.jw, stdout, 0);
+	json_init(&m.jw, stdout, JSON_COMPACT);
 	for (int j = 1; j < argc; j++) {
 		if (!strcmp(argv[j], "-j") || !strcmp(argv[j], "--json") || !strcmp(argv[j], "-p")) {
 			m.json = 1;

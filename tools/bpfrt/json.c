@@ -1,55 +1,60 @@
-/* json.c - the CLI's streaming JSON writer (see json.h). */
+/* json.c - the CLI's streaming JSON writer (see json.h for the layouts).
+ *
+ * One separator character is enough state for any depth: it is ',' once the innermost open
+ * collection has an item, and closing a collection sets it again because the collection
+ * was itself an item of the one around it.
+ */
 #include <inttypes.h>
+#include <stdarg.h>
 #include <string.h>
 
 #include "json.h"
-#include "util/util.h"
 
-void json_init(struct json *j, FILE *out, int pretty)
+void json_init(struct json *j, FILE *out, int layout)
 {
-	*j = (struct json){ .out = out, .pretty = pretty };
+	*j = (struct json){ .out = out, .layout = (enum json_layout)layout };
 }
 
-static void indent(struct json *j)
+static void newline(FILE *out, unsigned int depth)
 {
-	if (!j->pretty)
-		return;
-	fputc('\n', j->out);
-	for (int i = 0; i < j->depth; i++)
-		fputs("    ", j->out);
+	fputc('\n', out);
+	for (unsigned int i = 0; i < depth; i++)
+		fputs("    ", out);
 }
 
-/* Separator and indentation before a value (not after a key: that is on its line). */
-static void before_value(struct json *j)
+/* Separator and line break before an item (a key, or a value that follows no key): the
+ * value after a key stays on the key's line.  Top-level documents get no separator. */
+static void before_item(struct json *j, int is_key)
 {
 	if (j->after_key) {
 		j->after_key = 0;
 		return;
 	}
-	if (j->depth > 0 && j->depth <= JSON_MAX_DEPTH) {
-		if (j->count[j->depth - 1]++)
+	if (j->depth) {
+		if (j->sep)
 			fputc(',', j->out);
-		indent(j);
+		if (j->layout == JSON_PRETTY || (is_key && j->layout == JSON_BPFTOOL))
+			newline(j->out, j->depth);
 	}
+	j->sep = ',';
 }
 
 static void open_nest(struct json *j, char c)
 {
-	before_value(j);
+	before_item(j, 0);
 	fputc(c, j->out);
-	if (j->depth < JSON_MAX_DEPTH)
-		j->count[j->depth] = 0;
 	j->depth++;
+	j->sep = 0;
 }
 
 static void close_nest(struct json *j, char c)
 {
-	int had = j->depth <= JSON_MAX_DEPTH && j->count[j->depth - 1];
-
-	j->depth--;
-	if (had)
-		indent(j);
+	if (j->depth)
+		j->depth--;
+	if (j->sep && j->layout != JSON_COMPACT)
+		newline(j->out, j->depth);
 	fputc(c, j->out);
+	j->sep = ',';
 }
 
 void json_begin_object(struct json *j)
@@ -72,47 +77,91 @@ void json_end_array(struct json *j)
 	close_nest(j, ']');
 }
 
-static void write_string(FILE *out, const char *s)
+static void put_string(FILE *out, const char *s, size_t n)
 {
-	brt_json_put_string(out, s ? s : "", s ? strlen(s) : 0);
+	fputc('"', out);
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		switch (c) {
+		case '"':
+			fputs("\\\"", out);
+			break;
+		case '\\':
+			fputs("\\\\", out);
+			break;
+		case '\n':
+			fputs("\\n", out);
+			break;
+		case '\t':
+			fputs("\\t", out);
+			break;
+		case '\r':
+			fputs("\\r", out);
+			break;
+		case '\b':
+			fputs("\\b", out);
+			break;
+		case '\f':
+			fputs("\\f", out);
+			break;
+		default:
+			if (c < 0x20)
+				fprintf(out, "\\u%04x", c);
+			else
+				fputc(c, out);
+		}
+	}
+	fputc('"', out);
 }
 
 void json_key(struct json *j, const char *key)
 {
-	before_value(j);
-	write_string(j->out, key);
-	fputs(j->pretty ? ": " : ":", j->out);
+	before_item(j, 1);
+	put_string(j->out, key ? key : "", key ? strlen(key) : 0);
+	fputs(j->layout == JSON_COMPACT ? ":" : ": ", j->out);
 	j->after_key = 1;
 }
 
 void json_string(struct json *j, const char *s)
 {
-	before_value(j);
-	write_string(j->out, s);
+	json_string_n(j, s ? s : "", s ? strlen(s) : 0);
+}
+
+void json_string_n(struct json *j, const char *s, size_t n)
+{
+	before_item(j, 0);
+	put_string(j->out, s, n);
 }
 
 void json_uint(struct json *j, uint64_t v)
 {
-	before_value(j);
-	fprintf(j->out, "%" PRIu64, v);
+	json_printf(j, "%" PRIu64, v);
 }
 
 void json_int(struct json *j, int64_t v)
 {
-	before_value(j);
-	fprintf(j->out, "%" PRId64, v);
+	json_printf(j, "%" PRId64, v);
 }
 
 void json_bool(struct json *j, int v)
 {
-	before_value(j);
-	fputs(v ? "true" : "false", j->out);
+	json_printf(j, "%s", v ? "true" : "false");
 }
 
 void json_null(struct json *j)
 {
-	before_value(j);
-	fputs("null", j->out);
+	json_printf(j, "null");
+}
+
+void json_printf(struct json *j, const char *fmt, ...)
+{
+	va_list ap;
+
+	before_item(j, 0);
+	va_start(ap, fmt);
+	vfprintf(j->out, fmt, ap);
+	va_end(ap);
 }
 
 void json_kv_string(struct json *j, const char *key, const char *s)
@@ -136,6 +185,8 @@ void json_kv_int(struct json *j, const char *key, int64_t v)
 void json_finish(struct json *j)
 {
 	fputc('\n', j->out);
+	j->sep = 0;
+	j->after_key = 0;
 }
 
 /* Copy a string token (opening quote at s) verbatim; returns the position after it. */
@@ -152,17 +203,10 @@ static const char *copy_string(const char *s, const char *end, FILE *out)
 	return s;
 }
 
-static void newline(FILE *out, int depth)
-{
-	fputc('\n', out);
-	for (int i = 0; i < depth; i++)
-		fputs("    ", out);
-}
-
 void json_reformat(const char *s, size_t len, FILE *out)
 {
 	const char *end = s + len;
-	int depth = 0;
+	unsigned int depth = 0;
 
 	while (s < end) {
 		char c = *s;

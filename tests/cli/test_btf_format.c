@@ -1,4 +1,4 @@
-/* test_btf_format.c - brt_btf_format() (src/btf/btf_format.c) on a hand-built BTF: every
+/* test_btf_format.c - btf_format() (tools/bpfrt/btf_format.c) on a hand-built BTF: every
  * kind bpftool prints, each value in its text flavour (laid out by the pretty writer, as
  * `bpfrt map dump` prints it) and its JSON flavour (compact, as in "formatted"), with the
  * exact bytes bpftool 7.1 prints for them; then types a corrupt blob could hold (a struct
@@ -11,8 +11,7 @@
 #include <linux/btf.h>
 
 #include "harness.h"
-#include "btf/btf.h"
-#include "util/util.h"
+#include "btf_format.h"
 
 /* ---- a small BTF builder ---- */
 
@@ -258,12 +257,12 @@ static void run(const struct brt_btf *btf, const struct fcase *c, int plain)
 	size_t n = unhex(c->bytes, val), len = 0;
 	const char *want = plain ? c->plain : c->json;
 	char *out = NULL;
-	struct brt_jsonw jw;
+	struct json jw;
 	FILE *f = open_memstream(&out, &len);
 	int err;
 
-	brt_jsonw_init(&jw, f, plain);
-	err = brt_btf_format(btf, *c->id, val, n, plain, &jw);
+	json_init(&jw, f, plain ? JSON_BPFTOOL : JSON_COMPACT);
+	err = btf_format(btf, *c->id, val, n, plain, &jw);
 	fclose(f);
 	T_EQ_INT(c->err, err);
 	if (want)

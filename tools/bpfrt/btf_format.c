@@ -16,7 +16,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "btf/btf.h"
+#include "btf_format.h"
 #include "util/util.h"
 
 #define MAX_DEPTH 64 /* nested types; the kernel resolves at most 32 */
@@ -26,7 +26,7 @@ struct fmt {
 	const uint8_t *data;
 	size_t size;
 	int plain;
-	struct brt_jsonw *w;
+	struct json *w;
 	unsigned int depth;
 	uint64_t budget; /* values still allowed: zero-sized elements cost nothing else */
 };
@@ -43,9 +43,9 @@ static int in_range(const struct fmt *f, size_t off, uint64_t n)
 static void marker(struct fmt *f, const char *s)
 {
 	if (f->plain)
-		brt_jsonw_printf(f->w, "%s", s);
+		json_printf(f->w, "%s", s);
 	else
-		brt_jsonw_string(f->w, s, strlen(s));
+		json_string_n(f->w, s, strlen(s));
 }
 
 /* Bits [bit_off, bit_off + nbits) of little-endian bytes p, nbits <= 128. */
@@ -65,9 +65,9 @@ static void print_hex128(struct fmt *f, const uint64_t v[2])
 	const char *q = f->plain ? "" : "\"";
 
 	if (v[1])
-		brt_jsonw_printf(f->w, "%s0x%" PRIx64 "%016" PRIx64 "%s", q, v[1], v[0], q);
+		json_printf(f->w, "%s0x%" PRIx64 "%016" PRIx64 "%s", q, v[1], v[0], q);
 	else
-		brt_jsonw_printf(f->w, "%s0x%" PRIx64 "%s", q, v[0], q);
+		json_printf(f->w, "%s0x%" PRIx64 "%s", q, v[0], q);
 }
 
 static int bitfield(struct fmt *f, size_t off, unsigned int bit_off, unsigned int nbits)
@@ -102,27 +102,27 @@ static int print_int(struct fmt *f, const struct btf_type *t, unsigned int bit_o
 		return -ERANGE;
 	switch (enc) {
 	case 0:
-		brt_jsonw_printf(f->w, "%" PRIu64, brt_load(f->data + off, bits / 8));
+		json_printf(f->w, "%" PRIu64, brt_load(f->data + off, bits / 8));
 		return 0;
 	case BTF_INT_SIGNED:
 		u = brt_load(f->data + off, bits / 8);
 		if (bits < 64)
 			u = (u ^ (1ull << (bits - 1))) - (1ull << (bits - 1)); /* sign-extend */
-		brt_jsonw_printf(f->w, "%" PRId64, (int64_t)u);
+		json_printf(f->w, "%" PRId64, (int64_t)u);
 		return 0;
 	case BTF_INT_CHAR: {
 		char c = (char)f->data[off];
 
 		if (isprint((unsigned char)c))
-			brt_jsonw_string(f->w, &c, 1);
+			json_string_n(f->w, &c, 1);
 		else if (f->plain)
-			brt_jsonw_printf(f->w, "0x%x", (unsigned char)c);
+			json_printf(f->w, "0x%x", (unsigned char)c);
 		else
-			brt_jsonw_printf(f->w, "\"\\u00%02x\"", (unsigned char)c);
+			json_printf(f->w, "\"\\u00%02x\"", (unsigned char)c);
 		return 0;
 	}
 	case BTF_INT_BOOL:
-		brt_jsonw_printf(f->w, "%s", f->data[off] ? "true" : "false");
+		json_printf(f->w, "%s", f->data[off] ? "true" : "false");
 		return 0;
 	default:
 		return -ERANGE;
@@ -146,7 +146,7 @@ static int print_float(struct fmt *f, const struct btf_type *t, size_t off)
 		memcpy(&d, f->data + off, 8);
 	}
 	if (isfinite(d))
-		brt_jsonw_printf(f->w, t->size == 4 ? "%.9g" : "%.17g", d);
+		json_printf(f->w, t->size == 4 ? "%.9g" : "%.17g", d);
 	else
 		marker(f, isnan(d) ? "nan" : d < 0 ? "-inf" : "inf");
 	return 0;
@@ -160,11 +160,11 @@ static int print_ptr(struct fmt *f, size_t off)
 		return -ERANGE;
 	p = brt_load(f->data + off, 8);
 	if (!f->plain)
-		brt_jsonw_printf(f->w, "%" PRIu64, p);
+		json_printf(f->w, "%" PRIu64, p);
 	else if (p)
-		brt_jsonw_printf(f->w, "0x%" PRIx64, p); /* glibc's %p */
+		json_printf(f->w, "0x%" PRIx64, p); /* glibc's %p */
 	else
-		brt_jsonw_printf(f->w, "(nil)");
+		json_printf(f->w, "(nil)");
 	return 0;
 }
 
@@ -188,11 +188,11 @@ static int print_enum(struct fmt *f, const struct btf_type *t, size_t off)
 		if (v == e.val) {
 			const char *name = brt_btf_str(f->btf, e.name_off);
 
-			brt_jsonw_string(f->w, name, strlen(name));
+			json_string_n(f->w, name, strlen(name));
 			return 0;
 		}
 	}
-	brt_jsonw_printf(f->w, "%" PRId64, v);
+	json_printf(f->w, "%" PRId64, v);
 	return 0;
 }
 
@@ -211,11 +211,11 @@ static int print_enum64(struct fmt *f, const struct btf_type *t, size_t off)
 		if (v == ((uint64_t)e.val_hi32 << 32 | e.val_lo32)) {
 			const char *name = brt_btf_str(f->btf, e.name_off);
 
-			brt_jsonw_string(f->w, name, strlen(name));
+			json_string_n(f->w, name, strlen(name));
 			return 0;
 		}
 	}
-	brt_jsonw_printf(f->w, "%" PRId64, (int64_t)v);
+	json_printf(f->w, "%" PRId64, (int64_t)v);
 	return 0;
 }
 
@@ -263,12 +263,12 @@ static int print_array(struct fmt *f, const struct btf_type *t, size_t off)
 
 	memcpy(&a, t + 1, sizeof(a));
 	if (is_string(f, &a, off, &len)) {
-		brt_jsonw_string(f->w, (const char *)f->data + off, len);
+		json_string_n(f->w, (const char *)f->data + off, len);
 		return 0;
 	}
 	if (brt_btf_resolve_size(f->btf, a.type, &elem))
 		return -ERANGE;
-	brt_jsonw_start_array(f->w);
+	json_begin_array(f->w);
 	for (uint32_t i = 0; i < a.nelems && !err; i++) {
 		if (elem && !in_range(f, off, elem * (i + 1))) {
 			marker(f, "(invalid)");
@@ -276,7 +276,7 @@ static int print_array(struct fmt *f, const struct btf_type *t, size_t off)
 		} else
 			err = value(f, a.type, 0, off + (size_t)(elem * i));
 	}
-	brt_jsonw_end_array(f->w);
+	json_end_array(f->w);
 	return err;
 }
 
@@ -285,7 +285,7 @@ static int print_struct(struct fmt *f, const struct btf_type *t, size_t off)
 	uint32_t n = BTF_INFO_VLEN(t->info);
 	int kflag = BTF_INFO_KFLAG(t->info), err = 0;
 
-	brt_jsonw_start_object(f->w);
+	json_begin_object(f->w);
 	for (uint32_t i = 0; i < n && !err; i++) {
 		struct btf_member m;
 		uint32_t bit_off, bf_size = 0;
@@ -295,7 +295,7 @@ static int print_struct(struct fmt *f, const struct btf_type *t, size_t off)
 		bit_off = kflag ? BTF_MEMBER_BIT_OFFSET(m.offset) : m.offset;
 		if (kflag)
 			bf_size = BTF_MEMBER_BITFIELD_SIZE(m.offset);
-		brt_jsonw_name(f->w, brt_btf_str(f->btf, m.name_off));
+		json_key(f->w, brt_btf_str(f->btf, m.name_off));
 		at = off + bit_off / 8;
 		if (at < off) { /* wrapped */
 			marker(f, "(invalid)");
@@ -309,7 +309,7 @@ static int print_struct(struct fmt *f, const struct btf_type *t, size_t off)
 		} else
 			err = value(f, m.type, bit_off % 8, at);
 	}
-	brt_jsonw_end_object(f->w);
+	json_end_object(f->w);
 	return err;
 }
 
@@ -318,9 +318,9 @@ static int print_datasec(struct fmt *f, const struct btf_type *t, size_t off)
 	uint32_t n = BTF_INFO_VLEN(t->info);
 	int err = 0;
 
-	brt_jsonw_start_object(f->w);
-	brt_jsonw_name(f->w, brt_btf_str(f->btf, t->name_off));
-	brt_jsonw_start_array(f->w);
+	json_begin_object(f->w);
+	json_key(f->w, brt_btf_str(f->btf, t->name_off));
+	json_begin_array(f->w);
 	for (uint32_t i = 0; i < n && !err; i++) {
 		struct btf_var_secinfo v;
 
@@ -332,8 +332,8 @@ static int print_datasec(struct fmt *f, const struct btf_type *t, size_t off)
 			err = -EINVAL;
 		}
 	}
-	brt_jsonw_end_array(f->w);
-	brt_jsonw_end_object(f->w);
+	json_end_array(f->w);
+	json_end_object(f->w);
 	return err;
 }
 
@@ -408,10 +408,10 @@ static int value(struct fmt *f, uint32_t id, unsigned int bit_off, size_t off)
 		break;
 	}
 	case BTF_KIND_VAR:
-		brt_jsonw_start_object(f->w);
-		brt_jsonw_name(f->w, brt_btf_name(f->btf, id));
+		json_begin_object(f->w);
+		json_key(f->w, brt_btf_name(f->btf, id));
 		err = value(f, t->type, bit_off, off);
-		brt_jsonw_end_object(f->w);
+		json_end_object(f->w);
 		break;
 	case BTF_KIND_DATASEC:
 		err = print_datasec(f, t, off);
@@ -432,8 +432,8 @@ static int value(struct fmt *f, uint32_t id, unsigned int bit_off, size_t off)
 	return err;
 }
 
-int brt_btf_format(const struct brt_btf *btf, uint32_t id, const void *data, size_t size,
-		   int plain, struct brt_jsonw *w)
+int btf_format(const struct brt_btf *btf, uint32_t id, const void *data, size_t size, int plain,
+	       struct json *w)
 {
 	struct fmt f = { .btf = btf, .data = data, .size = size, .plain = plain, .w = w,
 			 /* every byte may be eight 1-bit fields, plus the containers */
