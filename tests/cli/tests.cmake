@@ -11,3 +11,12 @@ foreach(src ${BPFRT_CLI_UNIT_TESTS})
   target_sources(test_cli_${file} PRIVATE ${tool_sources})
   target_include_directories(test_cli_${file} PRIVATE ${CMAKE_SOURCE_DIR}/tools/bpfrt)
 endforeach()
+
+# The conformance tests and the assembler's test read the suite's .data files through the
+# CLI's reader.
+foreach(t test_conformance_conformance test_conformance_negative test_isa_asm)
+  if(TARGET ${t})
+    target_sources(${t} PRIVATE ${CMAKE_SOURCE_DIR}/tools/bpfrt/datafile.c)
+    target_include_directories(${t} PRIVATE ${CMAKE_SOURCE_DIR}/tools/bpfrt)
+  endif()
+endforeach()

@@ -9,7 +9,7 @@
 #include <errno.h>
 
 #include "bpfrt.h"
-#include "conformance/datafile.h"
+#include "datafile.h"
 #include "harness.h"
 #include "isa/isa.h"
 

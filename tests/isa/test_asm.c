@@ -3,7 +3,7 @@
 #include <dirent.h>
 #include <errno.h>
 
-#include "conformance/datafile.h"
+#include "datafile.h"
 #include "bpfrt.h"
 #include "harness.h"
 #include "isa/isa.h"

@@ -2,6 +2,7 @@
  * hex text, assembly, or a conformance .data file) and run it on one engine, printing r0
  * and, with --repeat, the time per run.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -11,8 +12,7 @@
 
 #include "bpfrt.h"
 #include "cli.h"
-/* the .data reader is header-only and shared with the conformance tests */
-#include "../../tests/conformance/datafile.h"
+#include "datafile.h"
 
 static void usage(FILE *out)
 {

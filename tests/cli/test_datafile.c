@@ -1,9 +1,9 @@
-/* test_datafile.c - the .data file reader (datafile.h): sections, the two raw forms, line
+/* test_datafile.c - the .data file reader (tools/bpfrt/datafile.c): sections, the two raw forms, line
  * numbers kept for the assembler, long lines, a last line without newline, bad input. */
 #include <errno.h>
 #include <unistd.h>
 
-#include "conformance/datafile.h"
+#include "datafile.h"
 #include "harness.h"
 
 static int load_text(const char *text, struct datafile *df, char *err, size_t errlen)

@@ -1,11 +1,7 @@
-/* datafile.h - reader for the bpf_conformance `.data` test files (format described in
- * ../shared/conformance/README.md): the sections `-- asm`, `-- raw`, `-- mem`, `-- result`
- * and `-- error`; every other section (`-- c`, `-- no register offset`, ...) is skipped.
- * Header-only so each conformance test includes it directly.
+/* datafile.c - reader for the bpf_conformance `.data` test files (see datafile.h): the
+ * sections `-- asm`, `-- raw`, `-- mem`, `-- result` and `-- error`; every other section
+ * (`-- c`, `-- no register offset`, ...) is skipped.
  */
-#ifndef BPFRT_TESTS_CONFORMANCE_DATAFILE_H
-#define BPFRT_TESTS_CONFORMANCE_DATAFILE_H
-
 #include <ctype.h>
 #include <errno.h>
 #include <stdint.h>
@@ -13,18 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct datafile {
-	char *asm_text;	  /* the asm section, or NULL; preceded by one empty line per file line
-			   * before it, so assembler line numbers are line numbers of the file */
-	uint8_t *raw;	  /* the raw section as instruction bytes (little-endian), or NULL */
-	size_t raw_len;	  /* bytes in raw (a multiple of 8 unless the file is broken) */
-	uint8_t *mem;	  /* the input memory, or NULL */
-	size_t mem_len;	  /* bytes in mem */
-	int has_result;	  /* a `-- result` section was present */
-	uint64_t result;  /* its value */
-	int has_error;	  /* a `-- error` section was present */
-	char *error;	  /* its first non-empty line, trimmed ("" when none) */
-};
+#include "datafile.h"
 
 enum datafile_section { DF_NONE, DF_ASM, DF_RAW, DF_MEM, DF_RESULT, DF_ERROR, DF_OTHER };
 
@@ -120,7 +105,7 @@ bad:
 	return 0;
 }
 
-static void datafile_free(struct datafile *df)
+void datafile_free(struct datafile *df)
 {
 	free(df->asm_text);
 	free(df->raw);
@@ -169,9 +154,7 @@ static int datafile_error_line(struct datafile *df, const char *line)
 	return df->error ? 0 : -ENOMEM;
 }
 
-/* Parse the file at path into df (zeroed first).  Returns 0, or -errno with a message
- * naming the line in err; df holds nothing to free after a failure. */
-static int datafile_load(const char *path, struct datafile *df, char *err, size_t errlen)
+int datafile_load(const char *path, struct datafile *df, char *err, size_t errlen)
 {
 	struct datafile_buf asm_buf = { 0 }, raw = { 0 }, mem = { 0 };
 	enum datafile_section sec = DF_NONE;
@@ -247,5 +230,3 @@ static int datafile_load(const char *path, struct datafile *df, char *err, size_
 	df->mem_len = mem.len;
 	return 0;
 }
-
-#endif
