@@ -66,19 +66,16 @@ BPFRT_API int bpfrt_vm_load(const struct bpf_insn *insns, size_t n,
 			    const struct bpfrt_vm_opts *opts, struct bpfrt_vm **out, char *err,
 			    size_t errlen);
 
-/* Make helper id call fn in this vm, replacing the built-in helper with that id if any.
- * name (may be NULL) is copied and used in messages.  Returns 0, -EINVAL (fn NULL or id
- * above 65535) or -ENOMEM. */
-BPFRT_API int bpfrt_vm_register_helper(struct bpfrt_vm *vm, uint32_t id, const char *name,
-				       bpfrt_helper_fn fn);
-
-/* ---- helpers the verifier knows (process-global registry) ----------------------------
- * bpfrt_vm_register_helper() above only feeds one unverified vm.  A helper registered with
- * bpfrt_helper_register() instead comes with a prototype: BPF_PROG_LOAD (bpfrt_bpf())
- * checks every call to it like a call to a built-in helper (argument kinds, memory sizes,
- * initialised stack, GPL licence, same messages), and every vm created afterwards (the
- * interpreters and the JIT) calls fn.  Programs and vms that exist already are unaffected.
- * Registration is thread-safe and permanent for the life of the process. */
+/* ---- helpers: bpfrt_helper_register() --------------------------------------------------
+ * One call adds a helper, described by struct bpfrt_helper_proto below, either
+ *   - to one vm (vm given): its program calls fn for the id from its next run on,
+ *     replacing the built-in or registered helper with that id if any.  Such a program is
+ *     not verified, so the prototype's kinds and gpl_only are not used; or
+ *   - to the process (vm NULL): BPF_PROG_LOAD (bpfrt_bpf()) checks every call to it like a
+ *     call to a built-in helper (argument kinds, memory sizes, initialised stack, GPL
+ *     licence, same messages), and every vm created afterwards (the interpreters and the
+ *     JIT) calls fn.  Programs and vms that exist already are unaffected.  Process-wide
+ *     registration is thread-safe and permanent for the life of the process. */
 
 /* Argument kinds, the kernel's ARG_* (same values as the verifier's internal list). */
 enum bpfrt_helper_arg {
@@ -102,13 +99,16 @@ enum bpfrt_helper_ret {
 };
 
 /* Host helper ids should start here, clear of the kernel's BPF_FUNC_* numbers (any id
- * from 1 to 65535 that no built-in helper uses is accepted). */
+ * from 1 to BPFRT_HELPER_MAX_ID that no built-in helper uses is accepted). */
 #define BPFRT_HELPER_HOST_BASE 1000
+/* The highest helper id (a call's imm above it is never a helper). */
+#define BPFRT_HELPER_MAX_ID 65535
 
 struct bpfrt_helper_proto {
 	size_t sz;                      /* sizeof(struct bpfrt_helper_proto); BPFRT_OPTS() */
 	uint32_t id;                    /* the call's imm */
-	const char *name;               /* for messages; copied, at most 63 bytes */
+	const char *name;               /* for messages; copied; at most 63 bytes (vm: any
+					 * length, or NULL) */
 	bpfrt_helper_fn fn;
 	enum bpfrt_helper_ret ret;
 	enum bpfrt_helper_arg args[5];  /* r1-r5 */
@@ -116,13 +116,17 @@ struct bpfrt_helper_proto {
 };
 #define bpfrt_helper_proto__last gpl_only
 
-/* Register a helper for programs loaded from now on.  Returns 0, -EEXIST (id is a
- * built-in helper or already registered), -EINVAL (NULL proto, fn or name, bad sz, id 0
- * or above 65535, an unknown kind, a memory pointer not followed by a size, a size not
- * after a memory pointer, a map key/value without an earlier map, an argument after a
- * DONTCARE) or -ENOMEM; errno is set too.  There is no fixed count: every id from 1 to
- * 65535 that no built-in helper uses can hold one helper, and the table grows with them. */
-BPFRT_API int bpfrt_helper_register(const struct bpfrt_helper_proto *proto);
+/* Register a helper for one vm (vm given) or for programs loaded from now on (vm NULL);
+ * see above.  Returns 0 or, with errno set too:
+ *   -EINVAL  NULL proto or fn, bad sz, id above BPFRT_HELPER_MAX_ID; and, process-wide:
+ *            NULL name, id 0, an unknown kind, a memory pointer not followed by a size, a
+ *            size not after a memory pointer, a map key/value without an earlier map, an
+ *            argument after a DONTCARE;
+ *   -EEXIST  process-wide: id is a built-in helper or already registered;
+ *   -ENOMEM  the table could not grow.
+ * There is no fixed count: every id up to BPFRT_HELPER_MAX_ID can hold one helper (for
+ * the process, each id no built-in helper uses), and the tables grow with them. */
+BPFRT_API int bpfrt_helper_register(struct bpfrt_vm *vm, const struct bpfrt_helper_proto *proto);
 
 /* Run the program once with r1 = mem (0 when mem is NULL), r2 = mem_len; LD_ABS/LD_IND
  * read the same bytes as the packet.  The CHECKED engine lets the program read and write

@@ -1,6 +1,6 @@
-/* host.c - the helpers a host application adds with a prototype (bpfrt_helper_register()),
- * process-wide.  The verifier finds them after the built-in ones (brt_helper_get()), and
- * new vms copy their functions into their helper tables.
+/* host.c - bpfrt_helper_register(), the one call that adds a helper: to one vm (its table,
+ * vm.c), or process-wide with a prototype.  The verifier finds process-wide helpers after
+ * the built-in ones (brt_helper_get()), and new vms copy their functions into their tables.
  *
  * There is no fixed count: the table is indexed by id in pages of 256 slots, allocated as
  * ids arrive, so every id in 1..BRT_VM_MAX_HELPER_ID that no built-in helper uses can be
@@ -166,10 +166,25 @@ static int add(const struct bpfrt_helper_proto *p)
 	return 0;
 }
 
-int bpfrt_helper_register(const struct bpfrt_helper_proto *p)
+_Static_assert(BPFRT_HELPER_MAX_ID == BRT_VM_MAX_HELPER_ID, "one highest helper id");
+
+/* A vm's program is not verified: only the function matters (name is for messages). */
+static int register_vm(struct bpfrt_vm *vm, const struct bpfrt_helper_proto *p)
+{
+	if (!p || !brt_opts_valid(p, KNOWN_SIZE, "bpfrt_helper_proto") || !BRT_OPTS_HAS(p, fn) ||
+	    !p->fn || p->id > BRT_VM_MAX_HELPER_ID) {
+		errno = EINVAL;
+		return -EINVAL;
+	}
+	return brt_vm_set_helper(vm, p->id, p->name, p->fn);
+}
+
+int bpfrt_helper_register(struct bpfrt_vm *vm, const struct bpfrt_helper_proto *p)
 {
 	int ret;
 
+	if (vm)
+		return register_vm(vm, p);
 	if (!p || !brt_opts_valid(p, KNOWN_SIZE, "bpfrt_helper_proto") ||
 	    !BRT_OPTS_HAS(p, args) || !p->fn || !p->name || !p->id ||
 	    p->id > BRT_VM_MAX_HELPER_ID || strlen(p->name) >= NAME_SIZE ||

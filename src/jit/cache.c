@@ -1,6 +1,6 @@
 /* cache.c - the JIT as a vm engine: one program's compiled versions, one per helper table
  * it ran with.  Helpers are bound into the code (direct calls), and a vm's table can change
- * after load (bpfrt_vm_register_helper) or be replaced for one run, so the code is
+ * after load (bpfrt_helper_register() on the vm) or be replaced for one run, so the code is
  * compiled at the first run with a given set of helpers and kept until the vm is freed: a
  * run in another thread may still be executing an older version.  A version is found by
  * the functions the program's calls resolve to, so there are no more versions than

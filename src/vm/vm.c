@@ -24,13 +24,13 @@ struct bpfrt_vm {
 	uint64_t insn_budget;      /* checked engine's budget per run */
 	brt_helper_fn *helpers;    /* helper table by id: defaults + registered */
 	size_t nr_helpers;         /* its length */
-	char **helper_names;       /* names given to bpfrt_vm_register_helper (or NULL) */
+	char **helper_names;       /* names given to brt_vm_set_helper (or NULL) */
 	struct brt_jit_cache *jit; /* JIT engine: compiled code per helper table */
 	const struct brt_jit_prog *jit_fixed; /* ... or the one code of a helper-free program */
 	/* ... whose entry, when it never reads the run ctx: a run is then one direct call */
 	uint64_t (*direct)(uint64_t r1, uint64_t r2, struct bpfrt_run_ctx *ctx);
 	/* the code for `helpers` as they are (the common run), found once: atomic, reset by
-	 * bpfrt_vm_register_helper(), the only way that table changes */
+	 * brt_vm_set_helper(), the only way that table changes */
 	const struct brt_jit_prog *jit_own;
 };
 
@@ -237,14 +237,6 @@ err_free_vm:
 err_nomem:
 	snprintf(err, errlen, "out of memory loading %zu instructions", n);
 	return set_err(-ENOMEM);
-}
-
-int bpfrt_vm_register_helper(struct bpfrt_vm *vm, uint32_t id, const char *name,
-			     bpfrt_helper_fn fn)
-{
-	if (!vm || !fn)
-		return set_err(-EINVAL);
-	return brt_vm_set_helper(vm, id, name, fn);
 }
 
 int brt_vm_set_helper(struct bpfrt_vm *vm, uint32_t id, const char *name, brt_helper_fn fn)

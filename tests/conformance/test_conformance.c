@@ -35,6 +35,11 @@ static uint64_t unwind(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint6
 	return r1;
 }
 
+/* the suite's helper 5, for this vm only */
+static const struct bpfrt_helper_proto unwind_helper = {
+	.sz = sizeof(struct bpfrt_helper_proto), .id = 5, .name = "unwind", .fn = unwind,
+};
+
 static int cmp_names(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
@@ -70,7 +75,7 @@ static int run_one(const char *file, const struct datafile *df, const struct bpf
 		T_FAIL("%s [%s]: load: %s", file, engines[e].name, err);
 		return 0;
 	}
-	bpfrt_vm_register_helper(vm, 5, "unwind", unwind);
+	bpfrt_helper_register(vm, &unwind_helper);
 	if (df->mem_len) {
 		mem = malloc(df->mem_len);
 		memcpy(mem, df->mem, df->mem_len);

@@ -157,17 +157,17 @@ static void test_register(void)
 	struct bpfrt_helper_proto p;
 
 	T_CASE("register");
-	T_EQ_INT(0, bpfrt_helper_register(&sum));
-	T_EQ_INT(0, bpfrt_helper_register(&answer));
+	T_EQ_INT(0, bpfrt_helper_register(NULL, &sum));
+	T_EQ_INT(0, bpfrt_helper_register(NULL, &answer));
 
 	T_CASE("duplicate id");
-	T_EQ_INT(-EEXIST, bpfrt_helper_register(&sum));
+	T_EQ_INT(-EEXIST, bpfrt_helper_register(NULL, &sum));
 	T_EQ_INT(EEXIST, errno);
 
 	T_CASE("built-in id");
 	p = answer;
 	p.id = BPF_FUNC_map_lookup_elem;
-	T_EQ_INT(-EEXIST, bpfrt_helper_register(&p));
+	T_EQ_INT(-EEXIST, bpfrt_helper_register(NULL, &p));
 
 	/* each a change to sum (or answer) under id 2000; arg -1: none */
 	static const struct {
@@ -200,14 +200,14 @@ static void test_register(void)
 			p.fn = NULL;
 		if (bad[i].no_sz)
 			p.sz = 0;
-		T_EQ_INT(-EINVAL, bpfrt_helper_register(&p));
+		T_EQ_INT(-EINVAL, bpfrt_helper_register(NULL, &p));
 	}
 	T_CASE("NULL proto");
-	T_EQ_INT(-EINVAL, bpfrt_helper_register(NULL));
+	T_EQ_INT(-EINVAL, bpfrt_helper_register(NULL, NULL));
 	/* none of the refused ones took id 2000 */
 	p = answer;
 	p.id = 2000;
-	T_EQ_INT(0, bpfrt_helper_register(&p));
+	T_EQ_INT(0, bpfrt_helper_register(NULL, &p));
 }
 
 static int jit_built(void)

@@ -90,7 +90,7 @@ static void test_host_growth(void)
 	T_CASE("more than 256 host helpers");
 	for (uint32_t i = 0; i < count; i++) {
 		p.id = first + i;
-		fails += bpfrt_helper_register(&p) != 0;
+		fails += bpfrt_helper_register(NULL, &p) != 0;
 	}
 	T_EQ_INT(0, fails);
 	got = brt_helper_get(first + count - 1);
@@ -98,10 +98,10 @@ static void test_host_growth(void)
 
 	T_CASE("the highest id");
 	p.id = 65535;
-	T_EQ_INT(0, bpfrt_helper_register(&p));
+	T_EQ_INT(0, bpfrt_helper_register(NULL, &p));
 	T_EQ_INT(65535, brt_helper_host_max_id());
 	p.id = 65536;
-	T_EQ_INT(-EINVAL, bpfrt_helper_register(&p));
+	T_EQ_INT(-EINVAL, bpfrt_helper_register(NULL, &p));
 	T_EQ_INT(EINVAL, errno);
 
 	T_CASE("a new vm's table has them");
@@ -115,9 +115,38 @@ static void test_host_growth(void)
 	free(table);
 }
 
+/* A vm's own helper stays in that vm: the verifier and other vms never see it. */
+static void test_vm_only(void)
+{
+	static const struct bpf_insn call[] = {
+		{ .code = BPF_JMP | BPF_CALL, .imm = 4000 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	BPFRT_OPTS(bpfrt_helper_proto, p, .id = 4000, .fn = host_fn);
+	struct bpfrt_vm *vm = NULL, *other = NULL;
+	char err[128];
+	uint64_t r0 = 0;
+
+	T_CASE("a vm's own helper");
+	T_EQ_INT(0, bpfrt_vm_load(call, 2, NULL, &vm, err, sizeof(err)));
+	T_EQ_INT(0, bpfrt_vm_load(call, 2, NULL, &other, err, sizeof(err)));
+	if (!vm || !other)
+		goto out;
+	T_EQ_INT(0, bpfrt_helper_register(vm, &p));
+	T_EQ_INT(0, bpfrt_vm_run(vm, NULL, 0, &r0, err, sizeof(err)));
+	T_EQ_U64(1, r0);
+	T_ASSERT(brt_helper_get(4000) == NULL);
+	T_EQ_INT(-EFAULT, bpfrt_vm_run(other, NULL, 0, &r0, err, sizeof(err)));
+	T_EQ_STR("insn 0: call to unknown helper 4000", err);
+out:
+	bpfrt_vm_free(vm);
+	bpfrt_vm_free(other);
+}
+
 int main(void)
 {
 	test_builtin();
+	test_vm_only();
 	test_host_growth();
 	return t_done();
 }

@@ -357,12 +357,13 @@ static inline int pg_run(const struct pg_prog *p, enum bpfrt_engine engine, uint
 			 uint64_t *r0, char *err, size_t errlen)
 {
 	BPFRT_OPTS(bpfrt_vm_opts, o, .engine = engine, .insn_budget = 100000);
+	BPFRT_OPTS(bpfrt_helper_proto, h, .id = PG_HELPER, .name = "pg", .fn = pg_helper);
 	struct bpfrt_vm *vm;
 	int rc = bpfrt_vm_load(p->insns, p->n, &o, &vm, err, errlen);
 
 	if (rc)
 		return rc;
-	bpfrt_vm_register_helper(vm, PG_HELPER, "pg", pg_helper);
+	bpfrt_helper_register(vm, &h);
 	rc = bpfrt_vm_run(vm, mem, PG_MEM, r0, err, errlen);
 	bpfrt_vm_free(vm);
 	return rc;

@@ -37,6 +37,14 @@ static struct bpfrt_vm *load(const struct bpf_insn *insns, size_t n, char *err, 
 	return vm;
 }
 
+/* Make helper id call fn in vm only (bpfrt_helper_register() with a vm). */
+static int vm_helper(struct bpfrt_vm *vm, uint32_t id, const char *name, bpfrt_helper_fn fn)
+{
+	BPFRT_OPTS(bpfrt_helper_proto, p, .id = id, .name = name, .fn = fn);
+
+	return bpfrt_helper_register(vm, &p);
+}
+
 static void test_rebinding(void)
 {
 	char err[256];
@@ -50,15 +58,15 @@ static void test_rebinding(void)
 		return;
 	T_EQ_INT(-EFAULT, bpfrt_vm_run(vm, NULL, 0, &r0, err, sizeof(err)));
 	T_EQ_STR("insn 2: call to unknown helper 1000", err);
-	T_EQ_INT(0, bpfrt_vm_register_helper(vm, 1000, "add", h_add));
+	T_EQ_INT(0, vm_helper(vm, 1000, "add", h_add));
 	T_EQ_INT(0, bpfrt_vm_run(vm, NULL, 0, &r0, err, sizeof(err)));
 	T_EQ_U64(13, r0);
 	T_CASE("helper replaced");
-	T_EQ_INT(0, bpfrt_vm_register_helper(vm, 1000, "mul", h_mul));
+	T_EQ_INT(0, vm_helper(vm, 1000, "mul", h_mul));
 	T_EQ_INT(0, bpfrt_vm_run(vm, NULL, 0, &r0, err, sizeof(err)));
 	T_EQ_U64(42, r0);
 	T_CASE("helper put back");
-	T_EQ_INT(0, bpfrt_vm_register_helper(vm, 1000, "add", h_add));
+	T_EQ_INT(0, vm_helper(vm, 1000, "add", h_add));
 	T_EQ_INT(0, bpfrt_vm_run(vm, NULL, 0, &r0, err, sizeof(err)));
 	T_EQ_U64(13, r0);
 
@@ -109,7 +117,7 @@ static void test_threads(void)
 	T_CASE("concurrent runs, first compile racing");
 	if (!vm)
 		return;
-	bpfrt_vm_register_helper(vm, 1000, "add", h_add);
+	vm_helper(vm, 1000, "add", h_add);
 	for (int i = 0; i < 4; i++)
 		pthread_create(&t[i], NULL, runner, vm);
 	for (int i = 0; i < 4; i++) {

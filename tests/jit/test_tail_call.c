@@ -42,6 +42,7 @@ static const char counter_fmt[] =
 static struct bpfrt_vm *load(const char *text, enum bpfrt_engine engine)
 {
 	BPFRT_OPTS(bpfrt_vm_opts, o, .engine = engine);
+	BPFRT_OPTS(bpfrt_helper_proto, h, .id = BPF_FUNC_tail_call, .name = "tail", .fn = tail);
 	struct bpf_insn *insns;
 	struct bpfrt_vm *vm = NULL;
 	char err[256];
@@ -52,7 +53,7 @@ static struct bpfrt_vm *load(const char *text, enum bpfrt_engine engine)
 		return NULL;
 	}
 	if (bpfrt_vm_load(insns, n, &o, &vm, err, sizeof(err)) ||
-	    bpfrt_vm_register_helper(vm, BPF_FUNC_tail_call, "tail", tail)) {
+	    bpfrt_helper_register(vm, &h)) {
 		T_FAIL("load: %s", err);
 		bpfrt_vm_free(vm);
 		vm = NULL;

@@ -40,6 +40,14 @@ static uint64_t probe(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64
 	return (uint64_t)bpfrt_run_access_ok(ctx, (void *)(uintptr_t)r1, r2, 1);
 }
 
+/* Make helper id call fn in vm only (bpfrt_helper_register() with a vm). */
+static int vm_helper(struct bpfrt_vm *vm, uint32_t id, const char *name, bpfrt_helper_fn fn)
+{
+	BPFRT_OPTS(bpfrt_helper_proto, p, .id = id, .name = name, .fn = fn);
+
+	return bpfrt_helper_register(vm, &p);
+}
+
 static struct bpfrt_vm *load_with_helpers(const char *text, enum bpfrt_engine e)
 {
 	struct bpfrt_vm *vm = NULL;
@@ -49,9 +57,9 @@ static struct bpfrt_vm *load_with_helpers(const char *text, enum bpfrt_engine e)
 		T_FAIL("load: %s", err);
 		return NULL;
 	}
-	T_EQ_INT(0, bpfrt_vm_register_helper(vm, 1000, "give_ptr", give_ptr));
-	T_EQ_INT(0, bpfrt_vm_register_helper(vm, 1001, "user_add", user_add));
-	T_EQ_INT(0, bpfrt_vm_register_helper(vm, 1002, "probe", probe));
+	T_EQ_INT(0, vm_helper(vm, 1000, "give_ptr", give_ptr));
+	T_EQ_INT(0, vm_helper(vm, 1001, "user_add", user_add));
+	T_EQ_INT(0, vm_helper(vm, 1002, "probe", probe));
 	return vm;
 }
 
@@ -93,10 +101,21 @@ static void test_opts_and_load_errors(void)
 	T_EQ_INT(-E2BIG, bpfrt_vm_load(prog, 2, &maxo, &vm, err, sizeof(err)));
 	T_CASE("empty");
 	T_EQ_INT(-EINVAL, bpfrt_vm_load(prog, 0, NULL, &vm, err, sizeof(err)));
-	T_CASE("register_helper rejects NULL fn and huge ids");
+	T_CASE("a vm's helper: NULL fn, huge ids, NULL or bad proto refused");
 	T_EQ_INT(0, bpfrt_vm_load(prog, 2, NULL, &vm, err, sizeof(err)));
-	T_EQ_INT(-EINVAL, bpfrt_vm_register_helper(vm, 1, "x", NULL));
-	T_EQ_INT(-EINVAL, bpfrt_vm_register_helper(vm, 1u << 20, "x", give_ptr));
+	T_EQ_INT(-EINVAL, vm_helper(vm, 1, "x", NULL));
+	T_EQ_INT(-EINVAL, vm_helper(vm, 1u << 20, "x", give_ptr));
+	T_EQ_INT(-EINVAL, vm_helper(vm, BPFRT_HELPER_MAX_ID + 1, "x", give_ptr));
+	T_EQ_INT(EINVAL, errno);
+	T_EQ_INT(-EINVAL, bpfrt_helper_register(vm, NULL));
+	{
+		struct bpfrt_helper_proto p = { .sz = 1, .id = 1000, .fn = give_ptr };
+
+		T_EQ_INT(-EINVAL, bpfrt_helper_register(vm, &p));
+	}
+	T_CASE("a vm's helper: id 0, the highest id, no name");
+	T_EQ_INT(0, vm_helper(vm, 0, NULL, give_ptr));
+	T_EQ_INT(0, vm_helper(vm, BPFRT_HELPER_MAX_ID, NULL, give_ptr));
 	bpfrt_vm_free(vm);
 	bpfrt_vm_free(NULL);
 }
@@ -146,7 +165,7 @@ static void test_helpers(void)
 
 		T_CASE("override a built-in helper");
 		vm = load_with_helpers("mov %r1, 1\nmov %r2, 0\ncall 5\nexit", vt_engines[e]);
-		T_EQ_INT(0, bpfrt_vm_register_helper(vm, 5, "not ktime", user_add));
+		T_EQ_INT(0, vm_helper(vm, 5, "not ktime", user_add));
 		T_EQ_INT(0, bpfrt_vm_run(vm, NULL, 0, &r0, err, sizeof(err)));
 		T_EQ_U64(1001, r0);
 		bpfrt_vm_free(vm);

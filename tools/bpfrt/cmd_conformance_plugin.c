@@ -39,6 +39,11 @@ static uint64_t unwind(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint6
 	return r1;
 }
 
+/* the suite's helper 5, for this vm only */
+static const struct bpfrt_helper_proto unwind_helper = {
+	.sz = sizeof(struct bpfrt_helper_proto), .id = 5, .name = "unwind", .fn = unwind,
+};
+
 /* Print the error text alone (the runner compares it with the test's) and fail. */
 static int fail(const char *msg)
 {
@@ -71,7 +76,7 @@ static int run(const uint8_t *prog, size_t prog_len, uint8_t *mem, size_t mem_le
 	free(insns);
 	if (ret)
 		return fail(err);
-	if (bpfrt_vm_register_helper(vm, 5, "unwind", unwind)) {
+	if (bpfrt_helper_register(vm, &unwind_helper)) {
 		bpfrt_vm_free(vm);
 		return fail("out of memory");
 	}

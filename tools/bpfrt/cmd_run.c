@@ -47,6 +47,11 @@ static uint64_t unwind(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint6
 	return r1;
 }
 
+/* the suite's helper 5, for this vm only */
+static const struct bpfrt_helper_proto unwind_helper = {
+	.sz = sizeof(struct bpfrt_helper_proto), .id = 5, .name = "unwind", .fn = unwind,
+};
+
 int cli_parse_engine(const char *s, enum bpfrt_engine *e)
 {
 	if (!strcmp(s, "interp") || !strcmp(s, "fast"))
@@ -312,7 +317,7 @@ int cmd_run(int argc, char **argv)
 		ret = bpfrt_vm_load(insns, n, &o, &vm, err, sizeof(err));
 	}
 	if (!ret && is_data)
-		ret = bpfrt_vm_register_helper(vm, 5, "unwind", unwind);
+		ret = bpfrt_helper_register(vm, &unwind_helper);
 	if (!ret && mem_len)
 		ret = (scratch = malloc(mem_len)) ? 0 : -ENOMEM;
 	if (!ret) {
