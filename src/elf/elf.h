@@ -22,7 +22,6 @@
  * conventions.  Returns 0, or -ENOENT when no convention matches. */
 int brt_elf_sec_type(const char *sec, uint32_t *prog_type, uint32_t *attach_type);
 const char *brt_elf_prog_type_name(uint32_t prog_type);
-const char *brt_elf_map_type_name(uint32_t map_type);
 const char *brt_elf_attach_type_name(uint32_t attach_type);
 
 /* ---- the parsed object ---- */

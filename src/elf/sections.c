@@ -1,6 +1,6 @@
 /* sections.c - ELF section names to program types and expected attach types (the table is
- * sec_def.def), and the bpftool-style names of program, map and attach types used in
- * messages and in `bpfrt object show`.
+ * sec_def.def), and the bpftool-style names of program and attach types used in messages
+ * and in `bpfrt object show` (map types are named by maps/map_types.def).
  */
 #include <errno.h>
 #include <string.h>
@@ -77,41 +77,6 @@ static const char *const prog_type_names[] = {
 	[BPF_PROG_TYPE_SYSCALL] = "syscall",
 };
 
-static const char *const map_type_names[] = {
-	[BPF_MAP_TYPE_UNSPEC] = "unspec",
-	[BPF_MAP_TYPE_HASH] = "hash",
-	[BPF_MAP_TYPE_ARRAY] = "array",
-	[BPF_MAP_TYPE_PROG_ARRAY] = "prog_array",
-	[BPF_MAP_TYPE_PERF_EVENT_ARRAY] = "perf_event_array",
-	[BPF_MAP_TYPE_PERCPU_HASH] = "percpu_hash",
-	[BPF_MAP_TYPE_PERCPU_ARRAY] = "percpu_array",
-	[BPF_MAP_TYPE_STACK_TRACE] = "stack_trace",
-	[BPF_MAP_TYPE_CGROUP_ARRAY] = "cgroup_array",
-	[BPF_MAP_TYPE_LRU_HASH] = "lru_hash",
-	[BPF_MAP_TYPE_LRU_PERCPU_HASH] = "lru_percpu_hash",
-	[BPF_MAP_TYPE_LPM_TRIE] = "lpm_trie",
-	[BPF_MAP_TYPE_ARRAY_OF_MAPS] = "array_of_maps",
-	[BPF_MAP_TYPE_HASH_OF_MAPS] = "hash_of_maps",
-	[BPF_MAP_TYPE_DEVMAP] = "devmap",
-	[BPF_MAP_TYPE_SOCKMAP] = "sockmap",
-	[BPF_MAP_TYPE_CPUMAP] = "cpumap",
-	[BPF_MAP_TYPE_XSKMAP] = "xskmap",
-	[BPF_MAP_TYPE_SOCKHASH] = "sockhash",
-	[BPF_MAP_TYPE_CGROUP_STORAGE] = "cgroup_storage",
-	[BPF_MAP_TYPE_REUSEPORT_SOCKARRAY] = "reuseport_sockarray",
-	[BPF_MAP_TYPE_PERCPU_CGROUP_STORAGE] = "percpu_cgroup_storage",
-	[BPF_MAP_TYPE_QUEUE] = "queue",
-	[BPF_MAP_TYPE_STACK] = "stack",
-	[BPF_MAP_TYPE_SK_STORAGE] = "sk_storage",
-	[BPF_MAP_TYPE_DEVMAP_HASH] = "devmap_hash",
-	[BPF_MAP_TYPE_STRUCT_OPS] = "struct_ops",
-	[BPF_MAP_TYPE_RINGBUF] = "ringbuf",
-	[BPF_MAP_TYPE_INODE_STORAGE] = "inode_storage",
-	[BPF_MAP_TYPE_TASK_STORAGE] = "task_storage",
-	[BPF_MAP_TYPE_BLOOM_FILTER] = "bloom_filter",
-	[BPF_MAP_TYPE_USER_RINGBUF] = "user_ringbuf",
-};
-
 static const char *const attach_type_names[] = {
 	[BPF_CGROUP_INET_INGRESS] = "cgroup_inet_ingress",
 	[BPF_CGROUP_INET_EGRESS] = "cgroup_inet_egress",
@@ -168,11 +133,6 @@ const char *brt_elf_prog_type_name(uint32_t prog_type)
 {
 	return lookup(prog_type_names, sizeof(prog_type_names) / sizeof(prog_type_names[0]),
 		      prog_type);
-}
-
-const char *brt_elf_map_type_name(uint32_t map_type)
-{
-	return lookup(map_type_names, sizeof(map_type_names) / sizeof(map_type_names[0]), map_type);
 }
 
 const char *brt_elf_attach_type_name(uint32_t attach_type)

@@ -17,8 +17,10 @@ static const struct brt_map_ops *const map_ops[] = {
 #undef BRT_MAP_TYPE
 };
 
+/* Every type the kernel names, offered or not (messages, `bpfrt object show`). */
 static const char *const map_names[] = {
 #define BRT_MAP_TYPE(type, name, ops) [type] = #name,
+#define BRT_MAP_TYPE_OTHER(type, name) [type] = #name,
 #include "maps/map_types.def"
 #undef BRT_MAP_TYPE
 };
@@ -41,7 +43,7 @@ const char *brt_map_type_name(uint32_t type)
 int brt_map_type_from_name(const char *name)
 {
 	for (uint32_t i = 0; i < BRT_ARRAY_SIZE(map_names); i++)
-		if (map_names[i] && !strcmp(map_names[i], name))
+		if (ops_of(i) && map_names[i] && !strcmp(map_names[i], name))
 			return (int)i;
 	return -EINVAL;
 }

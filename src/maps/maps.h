@@ -259,7 +259,9 @@ int brt_map_in_map_template(const struct brt_map *outer, uint32_t *type, uint32_
 uint32_t brt_map_value_size(const struct brt_map *map);
 int brt_map_is_percpu(uint32_t type);
 int brt_map_type_known(uint32_t type);
+/* bpftool's name of any type the kernel names (map_types.def), "unknown" for others. */
 const char *brt_map_type_name(uint32_t type);
+/* The type of an offered map type's name; -EINVAL for other names. */
 int brt_map_type_from_name(const char *name);
 
 /* Number of CPUs the per-CPU maps keep values for (the kernel's possible CPUs). */

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "bpfrt.h"
+#include "maps/maps.h"
 #include "object/object.h"
 #include "util/util.h"
 
@@ -187,7 +188,7 @@ static int create_map(struct bpfrt_object *obj, struct bpfrt_map *map)
 		close(inner_fd);
 	if (fd < 0) {
 		logf_obj(obj, "map '%s': BPF_MAP_CREATE (type %s, key %u, value %u, max_entries %u, "
-			 "flags 0x%x): %s\n", m->name, brt_elf_map_type_name(m->type), m->key_size,
+			 "flags 0x%x): %s\n", m->name, brt_map_type_name(m->type), m->key_size,
 			 m->value_size, m->max_entries, m->map_flags, strerror(-fd));
 		return fd;
 	}

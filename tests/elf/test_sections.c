@@ -86,8 +86,6 @@ int main(void)
 	T_EQ_STR("socket_filter", brt_elf_prog_type_name(BPF_PROG_TYPE_SOCKET_FILTER));
 	T_EQ_STR("sched_cls", brt_elf_prog_type_name(BPF_PROG_TYPE_SCHED_CLS));
 	T_EQ_STR("unknown", brt_elf_prog_type_name(9999));
-	T_EQ_STR("prog_array", brt_elf_map_type_name(BPF_MAP_TYPE_PROG_ARRAY));
-	T_EQ_STR("array_of_maps", brt_elf_map_type_name(BPF_MAP_TYPE_ARRAY_OF_MAPS));
 	T_EQ_STR("xdp_devmap", brt_elf_attach_type_name(BPF_XDP_DEVMAP));
 	T_EQ_STR("R_BPF_64_32", brt_elf_reloc_type_name(10));
 	T_EQ_STR("unknown", brt_elf_reloc_type_name(99));

@@ -14,6 +14,7 @@
 #include "cli.h"
 #include "object/object.h"
 #include "isa/isa.h"
+#include "maps/maps.h"
 #include "json.h"
 
 static const char *const map_kinds[] = {
@@ -109,12 +110,12 @@ static void show_text(const struct brt_elf_obj *o, int dis)
 		const struct brt_elf_map *m = &o->maps[i];
 
 		printf("map %zu '%s': %s, type %s, key %u, value %u, max_entries %u, flags 0x%x",
-		       i, m->name, map_kinds[m->kind], brt_elf_map_type_name(m->type), m->key_size,
+		       i, m->name, map_kinds[m->kind], brt_map_type_name(m->type), m->key_size,
 		       m->value_size, m->max_entries, m->map_flags);
 		if (m->pinning)
 			printf(", pinned by name");
 		if (m->inner)
-			printf(", inner %s key %u value %u", brt_elf_map_type_name(m->inner->type),
+			printf(", inner %s key %u value %u", brt_map_type_name(m->inner->type),
 			       m->inner->key_size, m->inner->value_size);
 		for (size_t s = 0; s < m->nslots; s++)
 			printf("%s[%u] = %s", s ? ", " : ", values ", m->slots[s].index,
@@ -173,7 +174,7 @@ static void show_json(const struct brt_elf_obj *o, int pretty)
 		json_begin_object(&j);
 		json_kv_string(&j, "name", m->name);
 		json_kv_string(&j, "kind", map_kinds[m->kind]);
-		json_kv_string(&j, "type", brt_elf_map_type_name(m->type));
+		json_kv_string(&j, "type", brt_map_type_name(m->type));
 		json_kv_uint(&j, "key_size", m->key_size);
 		json_kv_uint(&j, "value_size", m->value_size);
 		json_kv_uint(&j, "max_entries", m->max_entries);
