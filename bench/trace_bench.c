@@ -125,14 +125,14 @@ static int bench_drops(double secs, const char *path)
 	getsockname(s, (struct sockaddr *)&a, &len);
 	close(s);
 	s = socket(AF_INET, SOCK_DGRAM, 0);
-	before = map_total(bpfrt_map_fd(map));
+	before = map_total(bpfrt_map__fd(map));
 	t0 = now();
 	while ((t1 = now()) - t0 < secs)
 		for (int i = 0; i < 256; i++)
 			sent += sendto(s, "x", 1, 0, (struct sockaddr *)&a, sizeof(a)) == 1;
 	/* let the link drain what is in the rings */
 	for (int i = 0; i < 200; i++) {
-		unsigned long long seen = map_total(bpfrt_map_fd(map)) - before;
+		unsigned long long seen = map_total(bpfrt_map__fd(map)) - before;
 
 		bpfrt_link_stats(link, &st);
 		if (seen + st.lost >= sent)
@@ -142,7 +142,7 @@ static int bench_drops(double secs, const char *path)
 	bpfrt_link_stats(link, &st);
 	printf("RES drops-sent %llu\nRES drops-secs %.3f\nRES drops-counted %llu\n"
 	       "RES drops-lost %llu\nRES drops-events %llu\n", sent, t1 - t0,
-	       map_total(bpfrt_map_fd(map)) - before, (unsigned long long)st.lost,
+	       map_total(bpfrt_map__fd(map)) - before, (unsigned long long)st.lost,
 	       (unsigned long long)st.events);
 	close(s);
 	close(link);

@@ -104,22 +104,26 @@ BPFRT_API int bpfrt_program_fd(const struct bpfrt_program *prog);
 BPFRT_API const char *bpfrt_program_line(const struct bpfrt_program *prog, size_t insn_idx,
 					 const char **file, uint32_t *line);
 
-/* Map properties, as defined in the object. */
-BPFRT_API const char *bpfrt_map_name(const struct bpfrt_map *map);
-BPFRT_API enum bpf_map_type bpfrt_map_type(const struct bpfrt_map *map);
-BPFRT_API uint32_t bpfrt_map_key_size(const struct bpfrt_map *map);
-BPFRT_API uint32_t bpfrt_map_value_size(const struct bpfrt_map *map);
-BPFRT_API uint32_t bpfrt_map_max_entries(const struct bpfrt_map *map);
-BPFRT_API uint32_t bpfrt_map_flags(const struct bpfrt_map *map);
+/* Map properties, as defined in the object.  Calls on a struct bpfrt_map are named
+ * bpfrt_map__*, as libbpf names its bpf_map__* getters, to keep them apart from the fd
+ * calls of bpfrt/bpf.h (bpfrt_map_lookup_elem(), ...), which take the fd bpfrt_map__fd()
+ * returns. */
+BPFRT_API const char *bpfrt_map__name(const struct bpfrt_map *map);
+BPFRT_API enum bpf_map_type bpfrt_map__type(const struct bpfrt_map *map);
+BPFRT_API uint32_t bpfrt_map__key_size(const struct bpfrt_map *map);
+BPFRT_API uint32_t bpfrt_map__value_size(const struct bpfrt_map *map);
+BPFRT_API uint32_t bpfrt_map__max_entries(const struct bpfrt_map *map);
+BPFRT_API uint32_t bpfrt_map__flags(const struct bpfrt_map *map);
 /* Initial contents of a global data map (value_size bytes) and its size; NULL for other
  * maps and for .bss (all zero). */
-BPFRT_API const void *bpfrt_map_initial_value(const struct bpfrt_map *map, size_t *size);
+BPFRT_API const void *bpfrt_map__initial_value(const struct bpfrt_map *map, size_t *size);
 /* Replace the initial contents of a global data map before load (e.g. to configure
  * `const volatile` variables in .rodata).  size must equal the value size.  0, -EINVAL,
  * -EBUSY after load, -ENOMEM. */
-BPFRT_API int bpfrt_map_set_initial_value(struct bpfrt_map *map, const void *data, size_t size);
+BPFRT_API int bpfrt_map__set_initial_value(struct bpfrt_map *map, const void *data,
+					  size_t size);
 /* Map fd after a successful load, else -1. */
-BPFRT_API int bpfrt_map_fd(const struct bpfrt_map *map);
+BPFRT_API int bpfrt_map__fd(const struct bpfrt_map *map);
 
 #ifdef __cplusplus
 }

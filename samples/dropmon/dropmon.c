@@ -287,7 +287,7 @@ int main(int argc, char **argv)
 
 		sleep(1);
 		bpfrt_link_stats(link, &st);
-		n = read_rows(bpfrt_map_fd(map), now, prev, nprev);
+		n = read_rows(bpfrt_map__fd(map), now, prev, nprev);
 		memcpy(sorted, now, n * sizeof(now[0]));
 		qsort(sorted, n, sizeof(sorted[0]), by_delta);
 		print_round(sorted, n, (int)top, json, st.events, st.lost);

@@ -120,7 +120,7 @@ int main(int argc, char **argv)
 	}
 	if (sample_attach(&smp, obj_path, "packet_heads", "events", iface))
 		return 1;
-	pb = bpfrt_perf_buffer_new(bpfrt_map_fd(smp.map), 8, on_sample, on_lost, &cons, NULL);
+	pb = bpfrt_perf_buffer_new(bpfrt_map__fd(smp.map), 8, on_sample, on_lost, &cons, NULL);
 	if (!pb) {
 		fprintf(stderr, "perf_output: perf buffer: %s\n", strerror(errno));
 		sample_detach(&smp);

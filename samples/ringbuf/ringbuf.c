@@ -110,7 +110,7 @@ int main(int argc, char **argv)
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	ep = epoll_create1(EPOLL_CLOEXEC);
-	wake_fd = bpfrt_ringbuf_poll_fd(bpfrt_map_fd(smp.map));
+	wake_fd = bpfrt_ringbuf_poll_fd(bpfrt_map__fd(smp.map));
 	if (ep < 0 || wake_fd < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, wake_fd, &ev)) {
 		fprintf(stderr, "ringbuf: epoll on the ring buffer: %s\n", strerror(errno));
 		sample_detach(&smp);
@@ -118,7 +118,7 @@ int main(int argc, char **argv)
 	}
 	while (!stop && (!cons.max || cons.seen < cons.max) && (!deadline || now() < deadline)) {
 		/* consume first: records may have come before the wake-up fd existed */
-		int n = bpfrt_ringbuf_consume(bpfrt_map_fd(smp.map), on_event, &cons);
+		int n = bpfrt_ringbuf_consume(bpfrt_map__fd(smp.map), on_event, &cons);
 		double left = deadline ? deadline - now() : 1.0;
 
 		if (n < 0) {

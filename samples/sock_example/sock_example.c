@@ -87,7 +87,7 @@ int main(int argc, char **argv)
 	signal(SIGTERM, on_signal);
 	for (long i = 0; !stop && (rounds < 0 || i < rounds); i++) {
 		sleep(1);
-		print_counts(bpfrt_map_fd(smp.map));
+		print_counts(bpfrt_map__fd(smp.map));
 	}
 	sample_detach(&smp);
 	return 0;

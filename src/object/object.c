@@ -271,44 +271,44 @@ const char *bpfrt_program_line(const struct bpfrt_program *prog, size_t insn_idx
 	return l->src;
 }
 
-const char *bpfrt_map_name(const struct bpfrt_map *map)
+const char *bpfrt_map__name(const struct bpfrt_map *map)
 {
 	return map->m->name;
 }
 
-enum bpf_map_type bpfrt_map_type(const struct bpfrt_map *map)
+enum bpf_map_type bpfrt_map__type(const struct bpfrt_map *map)
 {
 	return (enum bpf_map_type)map->m->type;
 }
 
-uint32_t bpfrt_map_key_size(const struct bpfrt_map *map)
+uint32_t bpfrt_map__key_size(const struct bpfrt_map *map)
 {
 	return map->m->key_size;
 }
 
-uint32_t bpfrt_map_value_size(const struct bpfrt_map *map)
+uint32_t bpfrt_map__value_size(const struct bpfrt_map *map)
 {
 	return map->m->value_size;
 }
 
-uint32_t bpfrt_map_max_entries(const struct bpfrt_map *map)
+uint32_t bpfrt_map__max_entries(const struct bpfrt_map *map)
 {
 	return map->m->max_entries;
 }
 
-uint32_t bpfrt_map_flags(const struct bpfrt_map *map)
+uint32_t bpfrt_map__flags(const struct bpfrt_map *map)
 {
 	return map->m->map_flags;
 }
 
-const void *bpfrt_map_initial_value(const struct bpfrt_map *map, size_t *size)
+const void *bpfrt_map__initial_value(const struct bpfrt_map *map, size_t *size)
 {
 	if (size)
 		*size = map->m->data ? map->m->value_size : 0;
 	return map->m->data;
 }
 
-int bpfrt_map_set_initial_value(struct bpfrt_map *map, const void *data, size_t size)
+int bpfrt_map__set_initial_value(struct bpfrt_map *map, const void *data, size_t size)
 {
 	struct brt_elf_map *m = map->m;
 	uint8_t *copy;
@@ -329,7 +329,7 @@ int bpfrt_map_set_initial_value(struct bpfrt_map *map, const void *data, size_t 
 	return 0;
 }
 
-int bpfrt_map_fd(const struct bpfrt_map *map)
+int bpfrt_map__fd(const struct bpfrt_map *map)
 {
 	return map->fd;
 }

@@ -61,13 +61,13 @@ static void test_map_state(void)
 	ret = test_load_run(corpus_path("legacy_map"), "count", 0, out, &step, &obj);
 	T_EQ_INT(0, ret);
 	if (!ret) {
-		int fd = bpfrt_map_fd(bpfrt_object_find_map_by_name(obj, "counters"));
+		int fd = bpfrt_map__fd(bpfrt_object_find_map_by_name(obj, "counters"));
 		int32_t s = 0;
 
 		T_ASSERT(fd >= 0);
 		T_EQ_INT(0, bpfrt_map_lookup_elem(fd, &key, &v));
 		T_EQ_INT(2, v);
-		fd = bpfrt_map_fd(bpfrt_object_find_map_by_name(obj, "scratch"));
+		fd = bpfrt_map__fd(bpfrt_object_find_map_by_name(obj, "scratch"));
 		T_EQ_INT(0, bpfrt_map_lookup_elem(fd, &key, &s));
 		T_EQ_INT(7, s);
 		T_EQ_INT(-EBUSY, bpfrt_object_load(obj));
@@ -78,13 +78,13 @@ static void test_map_state(void)
 	ret = test_load_run(corpus_path("global_data"), "data_sum", 0, out, &step, &obj);
 	T_EQ_INT(0, ret);
 	if (!ret) {
-		int fd = bpfrt_map_fd(bpfrt_object_find_map_by_name(obj, ".bss"));
+		int fd = bpfrt_map__fd(bpfrt_object_find_map_by_name(obj, ".bss"));
 		int32_t three = 33;
 
 		T_EQ_INT(0, bpfrt_map_lookup_elem(fd, &key, &v));
 		T_EQ_INT(2, v);
 		/* .rodata is frozen: user space cannot change it after load. */
-		fd = bpfrt_map_fd(bpfrt_object_find_map_by_name(obj, ".rodata"));
+		fd = bpfrt_map__fd(bpfrt_object_find_map_by_name(obj, ".rodata"));
 		T_EQ_INT(-EPERM, bpfrt_map_update_elem(fd, &key, &three, BPF_ANY));
 	}
 	bpfrt_object_close(obj);
@@ -103,13 +103,13 @@ static void test_rodata_config(void)
 		T_FAIL("open");
 		return;
 	}
-	T_EQ_INT(0, bpfrt_map_set_initial_value(bpfrt_object_find_map_by_name(obj, ".rodata"),
+	T_EQ_INT(0, bpfrt_map__set_initial_value(bpfrt_object_find_map_by_name(obj, ".rodata"),
 						&three, 4));
 	T_EQ_INT(0, bpfrt_object_load(obj));
 	p = bpfrt_object_find_program_by_name(obj, "data_sum");
 	T_EQ_INT(0, test_run_once(bpfrt_bpf, bpfrt_program_fd(p), &r));
 	T_EQ_INT(1123, r);
-	T_EQ_INT(-EBUSY, bpfrt_map_set_initial_value(bpfrt_object_find_map_by_name(obj, ".rodata"),
+	T_EQ_INT(-EBUSY, bpfrt_map__set_initial_value(bpfrt_object_find_map_by_name(obj, ".rodata"),
 						     &three, 4));
 	bpfrt_object_close(obj);
 }
@@ -133,7 +133,7 @@ static void test_pinning(const char *fs)
 		return;
 	}
 	T_ASSERT(access(path, F_OK) == 0);
-	T_EQ_INT(0, bpfrt_map_update_elem(bpfrt_map_fd(bpfrt_object_find_map_by_name(a,
+	T_EQ_INT(0, bpfrt_map_update_elem(bpfrt_map__fd(bpfrt_object_find_map_by_name(a,
 										   "shared_counts")),
 					  &key, &val, BPF_ANY));
 	b = bpfrt_object_open_file(corpus_path("pinned_map"), NULL);

@@ -18,7 +18,7 @@ static int info_of(const struct bpfrt_object *o, const char *name, struct bpf_ma
 	memset(&a, 0, sizeof(a));
 	if (!m)
 		return -ENOENT;
-	a.info.bpf_fd = (uint32_t)bpfrt_map_fd(m);
+	a.info.bpf_fd = (uint32_t)bpfrt_map__fd(m);
 	a.info.info_len = sizeof(*info);
 	a.info.info = (uint64_t)(uintptr_t)info;
 	return bpfrt_bpf(BPF_OBJ_GET_INFO_BY_FD, &a, sizeof(a)) ? -errno : 0;

@@ -42,13 +42,13 @@ static void test_iteration(void)
 	m = bpfrt_object_next_map(obj, NULL);
 	T_ASSERT(m != NULL);
 	if (m) {
-		T_EQ_STR("hits", bpfrt_map_name(m));
-		T_EQ_INT(BPF_MAP_TYPE_ARRAY, bpfrt_map_type(m));
-		T_EQ_INT(4, bpfrt_map_key_size(m));
-		T_EQ_INT(4, bpfrt_map_value_size(m));
-		T_EQ_INT(3, bpfrt_map_max_entries(m));
-		T_EQ_INT(0, bpfrt_map_flags(m));
-		T_EQ_INT(-1, bpfrt_map_fd(m));
+		T_EQ_STR("hits", bpfrt_map__name(m));
+		T_EQ_INT(BPF_MAP_TYPE_ARRAY, bpfrt_map__type(m));
+		T_EQ_INT(4, bpfrt_map__key_size(m));
+		T_EQ_INT(4, bpfrt_map__value_size(m));
+		T_EQ_INT(3, bpfrt_map__max_entries(m));
+		T_EQ_INT(0, bpfrt_map__flags(m));
+		T_EQ_INT(-1, bpfrt_map__fd(m));
 		T_ASSERT(bpfrt_object_next_map(obj, m) == NULL);
 	}
 	T_ASSERT(bpfrt_object_find_program_by_name(obj, "prog_b") != NULL);
@@ -91,19 +91,19 @@ static void test_data_and_setters(void)
 	T_ASSERT(rodata && bss && data);
 	if (!rodata || !bss || !data)
 		goto out;
-	v = bpfrt_map_initial_value(rodata, &sz);
+	v = bpfrt_map__initial_value(rodata, &sz);
 	T_EQ_INT(4, sz);
 	if (v)
 		memcpy(&val, v, 4);
 	T_EQ_INT(3, val);
-	T_ASSERT(bpfrt_map_initial_value(bss, &sz) == NULL);
+	T_ASSERT(bpfrt_map__initial_value(bss, &sz) == NULL);
 	T_EQ_INT(0, sz);
-	T_EQ_INT(BPF_F_RDONLY_PROG, bpfrt_map_flags(rodata));
+	T_EQ_INT(BPF_F_RDONLY_PROG, bpfrt_map__flags(rodata));
 	val = 30;
-	T_EQ_INT(0, bpfrt_map_set_initial_value(rodata, &val, 4));
-	memcpy(&val, bpfrt_map_initial_value(rodata, NULL), 4);
+	T_EQ_INT(0, bpfrt_map__set_initial_value(rodata, &val, 4));
+	memcpy(&val, bpfrt_map__initial_value(rodata, NULL), 4);
 	T_EQ_INT(30, val);
-	T_EQ_INT(-EINVAL, bpfrt_map_set_initial_value(rodata, &val, 8));
+	T_EQ_INT(-EINVAL, bpfrt_map__set_initial_value(rodata, &val, 8));
 	T_EQ_INT(EINVAL, errno);
 	p = bpfrt_object_next_program(obj, NULL);
 	T_EQ_INT(0, bpfrt_program_set_type(p, BPF_PROG_TYPE_SCHED_CLS));

@@ -73,7 +73,7 @@ static void test_traffic(struct bpfrt_object *obj)
 	T_ASSERT(prog && map);
 	if (!prog || !map)
 		return;
-	map_fd = bpfrt_map_fd(map);
+	map_fd = bpfrt_map__fd(map);
 	T_EQ_INT(0, bpfrt_prog_attach_iface(bpfrt_program_fd(prog), "lo", NULL, &link, err,
 					    sizeof(err)));
 	if (!link) {

@@ -113,10 +113,10 @@ int main(void)
 	for (int attempt = 0; attempt < 3 && !ok && link >= 0; attempt++) {
 		long sent;
 
-		before = count_reason(bpfrt_map_fd(map), (unsigned)reason, &loc);
+		before = count_reason(bpfrt_map__fd(map), (unsigned)reason, &loc);
 		sent = send_udp_drops(port, SENT);
 		for (int i = 0; i < 250; i++) { /* up to ~5 s for the link thread */
-			after = count_reason(bpfrt_map_fd(map), (unsigned)reason, &loc);
+			after = count_reason(bpfrt_map__fd(map), (unsigned)reason, &loc);
 			if (after - before >= (unsigned long long)sent)
 				break;
 			usleep(20000);

@@ -75,10 +75,10 @@ static int pin_maps(const struct progcli *c, struct bpfrt_object *obj, const cha
 	if (mkdir(dir, 0700) && errno != EEXIST)
 		return cli_error("prog: cannot create %s: %s", dir, strerror(errno));
 	for (m = bpfrt_object_next_map(obj, NULL); m && !ret; m = bpfrt_object_next_map(obj, m)) {
-		if (bpfrt_map_fd(m) < 0)
+		if (bpfrt_map__fd(m) < 0)
 			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, bpfrt_map_name(m));
-		ret = pin_fd(c, bpfrt_map_fd(m), path);
+		snprintf(path, sizeof(path), "%s/%s", dir, bpfrt_map__name(m));
+		ret = pin_fd(c, bpfrt_map__fd(m), path);
 	}
 	return ret;
 }
