@@ -300,8 +300,23 @@ int brt_check_ld_abs(struct brt_env *env, const struct bpf_insn *insn);
 int brt_check_ld_imm(struct brt_env *env, const struct bpf_insn *insn);
 int brt_check_helper_mem(struct brt_env *env, int regno, int size, int zero_ok,
 			 enum brt_access t, int raw);
+
+/* ---- ctx.c: the context's fields per program type ------------------------------------ */
+/* 1 when [off, off + size) of the context may be accessed with t; *rt is the type the
+ * load yields (SCALAR_VALUE, or a packet pointer for data/data_end/data_meta) */
+int brt_ctx_valid(struct brt_env *env, int off, int size, enum brt_access t, uint32_t *rt);
 int brt_may_access_pkt(struct brt_env *env, enum brt_access t);
 int brt_ctx_size(struct brt_env *env);
+
+/* ---- stack.c: the stack's byte-level model ------------------------------------------- */
+/* a load or store through the stack pointer in regno (value_regno: the register read or
+ * written, -1 for a helper access) */
+int brt_check_stack_access(struct brt_env *env, int regno, int off, int size,
+			   enum brt_access t, int value_regno, int insn_idx);
+int brt_stack_within_bounds(struct brt_env *env, int regno, int off, int size,
+			    enum brt_access t);
+/* helper memory on the stack: every byte initialised, or (raw) about to be written */
+int brt_stack_range_init(struct brt_env *env, int regno, int off, int size, int raw);
 
 /* ---- calls.c: helper calls ----------------------------------------------------------- */
 uint16_t brt_helper_arg_regs(int32_t id); /* registers a helper reads (liveness) */

@@ -1,0 +1,357 @@
+/* stack.c - the verifier's model of a frame's stack: each byte is never written, part of
+ * a spilled register, data, or zero, so spilled pointers and scalar bounds come back on
+ * fills and uninitialised reads are refused.  Fixed and variable offsets, helper accesses.
+ */
+#include <errno.h>
+#include <stdint.h>
+
+#include "verifier/internal.h"
+
+static struct brt_frame *reg_frame(struct brt_env *env, const struct brt_reg *reg)
+{
+	return env->cur->frame[reg->frameno];
+}
+
+int brt_stack_within_bounds(struct brt_env *env, int regno, int off, int size,
+			    enum brt_access t)
+{
+	const struct brt_reg *reg = &brt_cur_regs(env)[regno];
+	struct brt_frame *f = reg_frame(env, reg);
+	const char *extra = t == BRT_READ ? " read from" : " write to";
+	int64_t min_off, max_off, min_valid;
+	int err = 0;
+
+	if (brt_tnum_is_const(reg->var_off)) {
+		min_off = (int64_t)reg->var_off.value + off;
+		max_off = min_off + size;
+	} else {
+		if (reg->smax >= BRT_MAX_VAR_OFF || reg->smin <= -BRT_MAX_VAR_OFF) {
+			brt_verr(env, "invalid unbounded variable-offset%s stack R%d\n", extra, regno);
+			return -EACCES;
+		}
+		min_off = reg->smin + off;
+		max_off = reg->smax + off + size;
+	}
+	min_valid = (t == BRT_WRITE || env->allow_uninit_stack) ? -BRT_MAX_STACK
+								: -f->allocated_stack;
+	if (min_off < min_valid || min_off > -1)
+		err = -EACCES;
+	else if (max_off > 0 || size < 0)
+		err = -EINVAL;
+	if (err) {
+		if (brt_tnum_is_const(reg->var_off)) {
+			brt_verr(env, "invalid%s stack R%d off=%d size=%d\n", extra, regno, off, size);
+		} else {
+			char tn[48];
+
+			brt_tnum_strn(tn, sizeof(tn), reg->var_off);
+			brt_verr(env, "invalid variable-offset%s stack R%d var_off=%s off=%d size=%d\n",
+				 extra, regno, tn, off, size);
+		}
+		return err;
+	}
+	if (brt_grow_stack(f, (int)-min_off))
+		return -ENOMEM;
+	if (f->allocated_stack > env->subprogs[f->subprogno].stack_depth)
+		env->subprogs[f->subprogno].stack_depth = f->allocated_stack;
+	return 0;
+}
+
+static uint8_t *slot_type(struct brt_frame *f, int off)
+{
+	int slot = -off - 1;
+
+	return &f->stack[slot / 8].type[slot % 8];
+}
+
+static int reg_width(const struct brt_reg *r)
+{
+	int w = 0;
+
+	while (w < 64 && (r->umax >> w))
+		w++;
+	return w;
+}
+
+static void save_spill(struct brt_frame *f, int spi, const struct brt_reg *reg, int size)
+{
+	int i;
+
+	f->stack[spi].spilled = *reg;
+	for (i = 8; i > 8 - size; i--)
+		f->stack[spi].type[i - 1] = STACK_SPILL;
+	for (; i; i--) {
+		uint8_t *t = &f->stack[spi].type[i - 1];
+
+		if (*t != STACK_ZERO && *t != STACK_INVALID)
+			*t = STACK_MISC;
+	}
+}
+
+static int stack_write_fixed(struct brt_env *env, struct brt_frame *f, int off, int size,
+			     int value_regno, const struct bpf_insn *insn)
+{
+	int slot = -off - 1, spi = slot / 8;
+	struct brt_frame *cur = env->cur->frame[env->cur->curframe];
+	struct brt_reg *reg = value_regno >= 0 ? &cur->regs[value_regno] : NULL;
+	struct brt_stack_slot *s = &f->stack[spi];
+	int is_st = BPF_CLASS(insn->code) == BPF_ST;
+
+	if (!env->allow_ptr_leaks && brt_is_spilled(s) && s->spilled.type != SCALAR_VALUE &&
+	    size != 8) {
+		brt_verr(env, "attempt to corrupt spilled pointer on stack\n");
+		return -EACCES;
+	}
+	env->scratched_stack |= 1ULL << (spi & 63);
+	if (reg && !(off % 8) && reg->type == SCALAR_VALUE && env->bpf_capable) {
+		int fits = reg_width(reg) <= 8 * size;
+
+		if (fits && !reg->id && !brt_tnum_is_const(reg->var_off))
+			reg->id = ++env->id_gen;
+		save_spill(f, spi, reg, size);
+		if (!fits)
+			s->spilled.id = 0;
+	} else if (!reg && !(off % 8) && is_st && env->bpf_capable) {
+		struct brt_reg fake;
+
+		brt_mark_reg_unknown(env, &fake);
+		brt_mark_reg_known(&fake, (uint64_t)(int64_t)insn->imm);
+		save_spill(f, spi, &fake, size);
+	} else if (reg && brt_is_pointer(reg)) {
+		if (size != 8) {
+			brt_verr(env, "invalid size of register spill\n");
+			return -EACCES;
+		}
+		if (f != cur && reg->type == PTR_TO_STACK) {
+			brt_verr(env, "cannot spill pointers to stack into stack frame of the caller\n");
+			return -EINVAL;
+		}
+		save_spill(f, spi, reg, size);
+	} else {
+		uint8_t type = STACK_MISC;
+
+		brt_mark_reg_not_init(&s->spilled);
+		if (brt_is_spilled(s) || s->type[0] == STACK_SPILL)
+			for (int i = 0; i < 8; i++)
+				if (s->type[i] == STACK_SPILL)
+					s->type[i] = STACK_MISC;
+		if ((reg && brt_reg_is_null(reg)) || (!reg && is_st && insn->imm == 0))
+			type = STACK_ZERO;
+		for (int i = 0; i < size; i++)
+			s->type[(slot - i) % 8] = type;
+	}
+	return 0;
+}
+
+static int stack_write_var(struct brt_env *env, struct brt_frame *f, int regno, int off, int size,
+			   int value_regno, int insn_idx)
+{
+	const struct brt_reg *ptr = &brt_cur_regs(env)[regno];
+	int64_t min_off = ptr->smin + off, max_off = ptr->smax + off + size;
+	const struct brt_reg *val = value_regno >= 0 ? &brt_cur_regs(env)[value_regno] : NULL;
+	int zero = val ? brt_reg_is_null(val) : env->insns[insn_idx].imm == 0;
+
+	for (int64_t i = min_off; i < max_off; i++) {
+		int slot = (int)(-i - 1), spi = slot / 8;
+		uint8_t *t = &f->stack[spi].type[slot % 8];
+
+		if (!env->allow_ptr_leaks && *t != STACK_MISC && *t != STACK_ZERO) {
+			brt_verr(env, "spilled ptr in range of var-offset stack write; insn %d, ptr "
+				      "off: %d",
+				 insn_idx, (int)i);
+			return -EINVAL;
+		}
+		brt_mark_reg_not_init(&f->stack[spi].spilled);
+		if (*t == STACK_INVALID && !env->allow_uninit_stack) {
+			brt_verr(env, "uninit stack in range of var-offset write prohibited for "
+				      "!root; insn %d, off: %d",
+				 insn_idx, (int)i);
+			return -EINVAL;
+		}
+		*t = zero && *t == STACK_ZERO ? STACK_ZERO : STACK_MISC;
+	}
+	return 0;
+}
+
+static void stack_read_result(struct brt_env *env, struct brt_frame *f, int min, int max,
+			      int dst)
+{
+	int zeros = 0;
+	struct brt_reg *r = &brt_cur_regs(env)[dst];
+
+	for (int i = min; i < max; i++)
+		zeros += *slot_type(f, i) == STACK_ZERO;
+	brt_mark_reg_unknown(env, r);
+	if (zeros == max - min)
+		brt_mark_reg_known(r, 0);
+}
+
+static int stack_read_fixed(struct brt_env *env, struct brt_frame *f, int off, int size, int dst)
+{
+	int slot = -off - 1, spi = slot / 8;
+	struct brt_stack_slot *s = &f->stack[spi];
+	struct brt_reg *regs = brt_cur_regs(env);
+
+	env->scratched_stack |= 1ULL << (spi & 63);
+	if (brt_is_spilled(s)) {
+		int spill_size = 1;
+
+		for (int i = 7; i > 0 && s->type[i - 1] == STACK_SPILL; i--)
+			spill_size++;
+		if (size != 8 || spill_size != 8) {
+			if (s->spilled.type != SCALAR_VALUE) {
+				brt_verr(env, "invalid size of register fill\n");
+				return -EACCES;
+			}
+			if (dst < 0)
+				return 0;
+			/* narrow fill of the low bytes of a spilled scalar */
+			if (size <= spill_size && !(off % 8)) {
+				regs[dst] = s->spilled;
+				if (reg_width(&s->spilled) > size * 8)
+					regs[dst].id = 0;
+				return 0;
+			}
+			int spills = 0, zeros = 0;
+
+			for (int i = 0; i < size; i++) {
+				uint8_t t = s->type[(slot - i) % 8];
+
+				if (t == STACK_SPILL) {
+					spills++;
+					continue;
+				}
+				if (t == STACK_MISC)
+					continue;
+				if (t == STACK_ZERO) {
+					zeros++;
+					continue;
+				}
+				if (t == STACK_INVALID && env->allow_uninit_stack)
+					continue;
+				brt_verr(env, "invalid read from stack off %d+%d size %d\n", off, i, size);
+				return -EACCES;
+			}
+			brt_mark_reg_unknown(env, &regs[dst]);
+			if ((spills == size && brt_tnum_equals_const(s->spilled.var_off, 0)) ||
+			    zeros == size)
+				brt_mark_reg_known(&regs[dst], 0);
+			return 0;
+		}
+		if (dst >= 0) {
+			regs[dst] = s->spilled;
+		} else if (!env->allow_ptr_leaks && brt_is_pointer(&s->spilled)) {
+			brt_verr(env, "leaking pointer from stack off %d\n", off);
+			return -EACCES;
+		}
+		return 0;
+	}
+	for (int i = 0; i < size; i++) {
+		uint8_t t = s->type[(slot - i) % 8];
+
+		if (t == STACK_MISC || t == STACK_ZERO ||
+		    (t == STACK_INVALID && env->allow_uninit_stack))
+			continue;
+		brt_verr(env, "invalid read from stack off %d+%d size %d\n", off, i, size);
+		return -EACCES;
+	}
+	if (dst >= 0)
+		stack_read_result(env, f, off, off + size, dst);
+	return 0;
+}
+
+/* Helper access and variable-offset reads: every byte must be initialised (or uninit
+ * reads allowed); raw (write-only) helper memory just becomes data. */
+int brt_stack_range_init(struct brt_env *env, int regno, int off, int size, int raw)
+{
+	const struct brt_reg *reg = &brt_cur_regs(env)[regno];
+	struct brt_frame *f = reg_frame(env, reg);
+	int64_t min_off, max_off;
+
+	if (brt_tnum_is_const(reg->var_off)) {
+		min_off = max_off = (int64_t)reg->var_off.value + off;
+	} else {
+		if (!env->bypass_spec_v1) {
+			char tn[48];
+
+			brt_tnum_strn(tn, sizeof(tn), reg->var_off);
+			brt_verr(env, "R%d variable offset stack access prohibited for !root, "
+				      "var_off=%s\n",
+				 regno, tn);
+			return -EACCES;
+		}
+		min_off = reg->smin + off;
+		max_off = reg->smax + off;
+		raw = raw && 0;
+	}
+	for (int64_t i = min_off; i < max_off + size; i++) {
+		int slot = (int)(-i - 1), spi = slot / 8;
+		uint8_t *t;
+
+		if (f->allocated_stack <= slot) {
+			brt_verr(env, "allocated_stack too small\n");
+			return -EFAULT;
+		}
+		t = &f->stack[spi].type[slot % 8];
+		if (raw) {
+			if (brt_is_spilled(&f->stack[spi]))
+				brt_mark_reg_not_init(&f->stack[spi].spilled);
+			for (int j = 0; j < 8; j++)
+				if (f->stack[spi].type[j] == STACK_SPILL)
+					f->stack[spi].type[j] = STACK_MISC;
+			*t = STACK_MISC;
+			continue;
+		}
+		if (*t == STACK_MISC || *t == STACK_ZERO ||
+		    (*t == STACK_INVALID && env->allow_uninit_stack))
+			continue;
+		if (brt_is_spilled(&f->stack[spi]) &&
+		    (f->stack[spi].spilled.type == SCALAR_VALUE || env->allow_ptr_leaks))
+			continue;
+		if (brt_tnum_is_const(reg->var_off)) {
+			brt_verr(env, "invalid read from stack R%d off %d+%d size %d\n", regno,
+				 (int)min_off, (int)(i - min_off), size);
+		} else {
+			char tn[48];
+
+			brt_tnum_strn(tn, sizeof(tn), reg->var_off);
+			brt_verr(env, "invalid read from stack R%d var_off %s+%d size %d\n", regno, tn,
+				 (int)(i - min_off), size);
+		}
+		return -EACCES;
+	}
+	return 0;
+}
+
+int brt_check_stack_access(struct brt_env *env, int regno, int off, int size,
+			   enum brt_access t, int value_regno, int insn_idx)
+{
+	const struct brt_reg *reg = &brt_cur_regs(env)[regno];
+	struct brt_frame *f = reg_frame(env, reg);
+	int err = brt_stack_within_bounds(env, regno, off, size, t);
+
+	if (err)
+		return err;
+	if (t == BRT_READ) {
+		if (brt_tnum_is_const(reg->var_off))
+			return stack_read_fixed(env, f, off + (int)reg->var_off.value, size,
+						value_regno);
+		if (value_regno < 0) {
+			char tn[48];
+
+			brt_tnum_strn(tn, sizeof(tn), reg->var_off);
+			brt_verr(env, "variable offset stack pointer cannot be passed into helper "
+				      "function; var_off=%s off=%d size=%d\n",
+				 tn, off, size);
+			return -EACCES;
+		}
+		err = brt_stack_range_init(env, regno, off, size, 0);
+		if (!err)
+			brt_mark_reg_unknown(env, &brt_cur_regs(env)[value_regno]);
+		return err;
+	}
+	if (brt_tnum_is_const(reg->var_off))
+		return stack_write_fixed(env, f, off + (int)reg->var_off.value, size, value_regno,
+					 &env->insns[insn_idx]);
+	return stack_write_var(env, f, regno, off, size, value_regno, insn_idx);
+}
