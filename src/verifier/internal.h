@@ -252,10 +252,6 @@ int brt_find_subprog_of(struct brt_env *env, int insn_idx); /* subprogram holdin
 /* ---- state.c ------------------------------------------------------------------------- */
 struct brt_vstate *brt_state_new(void);
 int brt_state_copy(struct brt_vstate *dst, const struct brt_vstate *src);
-/* the stored state the current path last passed at insn_idx with the same call chain */
-struct brt_vstate *brt_prev_entry(struct brt_vstate *cur, int insn_idx);
-void brt_widen_imprecise(struct brt_env *env, const struct brt_vstate *old,
-			 struct brt_vstate *cur, int insn_idx);
 struct brt_vstate *brt_state_dup(const struct brt_vstate *src);
 void brt_state_free(struct brt_vstate *st);
 struct brt_frame *brt_frame_new(int callsite, int frameno, int subprogno);
@@ -264,19 +260,26 @@ void brt_mark_reg_not_init(struct brt_reg *reg);
 void brt_mark_reg_unknown(struct brt_env *env, struct brt_reg *reg);
 void brt_mark_reg_known(struct brt_reg *reg, uint64_t imm);
 void brt_mark_reg_known_zero(struct brt_reg *reg);
-void brt_init_regs(struct brt_env *env, struct brt_frame *f);
+int brt_is_pointer(const struct brt_reg *reg);
+int brt_reg_is_null(const struct brt_reg *reg);
+int brt_is_spilled(const struct brt_stack_slot *slot);
+
+/* ---- print.c: states in the kernel's log notation ------------------------------------ */
 const char *brt_reg_type_str(struct brt_env *env, uint32_t type);
 void brt_print_state(struct brt_env *env, const struct brt_vstate *st, int frameno,
 		     int print_all);
+
+/* ---- prune.c: comparing states ------------------------------------------------------- */
+/* the stored state the current path last passed at insn_idx with the same call chain */
+struct brt_vstate *brt_prev_entry(struct brt_vstate *cur, int insn_idx);
+void brt_widen_imprecise(struct brt_env *env, const struct brt_vstate *old,
+			 struct brt_vstate *cur, int insn_idx);
 int brt_is_state_visited(struct brt_env *env, int insn_idx);
 void brt_mark_decided(struct brt_vstate *cur);
 void brt_state_done(struct brt_env *env, struct brt_vstate *st);
 void brt_free_stored(struct brt_env *env);
 #define BRT_ACTIVE_MIN_BITS 6   /* env->active starts with 64 buckets ... */
 #define BRT_ACTIVE_MAX_BITS 16  /* ... and doubles up to 65536 as states are added */
-int brt_is_pointer(const struct brt_reg *reg);
-int brt_reg_is_null(const struct brt_reg *reg);
-int brt_is_spilled(const struct brt_stack_slot *slot);
 
 /* ---- bounds.c: scalar ranges and the transfer functions ------------------------------- */
 void brt_reg_bounds_sync(struct brt_reg *reg);

@@ -1,0 +1,204 @@
+/* print.c - the abstract state in the kernel's log notation: register types
+ * ("map_value_or_null"), scalar ranges ("scalar(smin=0,smax=255,var_off=(0x0; 0xff))"),
+ * and stack slots ("fp-8=mmmmmmmm"), as print_verifier_state() writes them.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "verifier/internal.h"
+
+static const char *const type_names[BRT_REG_TYPE_COUNT] = {
+	[NOT_INIT] = "?",
+	[SCALAR_VALUE] = "scalar",
+	[PTR_TO_CTX] = "ctx",
+	[CONST_PTR_TO_MAP] = "map_ptr",
+	[PTR_TO_MAP_VALUE] = "map_value",
+	[PTR_TO_MAP_KEY] = "map_key",
+	[PTR_TO_STACK] = "fp",
+	[PTR_TO_PACKET_META] = "pkt_meta",
+	[PTR_TO_PACKET] = "pkt",
+	[PTR_TO_PACKET_END] = "pkt_end",
+	[PTR_TO_MEM] = "mem",
+	[PTR_TO_FUNC] = "func",
+};
+
+/* "rdonly_" / "ringbuf_" prefix and "_or_null" suffix around the base name, as the
+ * kernel's reg_type_str(); the result lives until the next call with the same env. */
+const char *brt_reg_type_str(struct brt_env *env, uint32_t type)
+{
+	char *buf = env->tmp_str;
+	const char *base = BASE_TYPE(type) < BRT_REG_TYPE_COUNT ? type_names[BASE_TYPE(type)] : "?";
+
+	snprintf(buf, sizeof(env->tmp_str), "%s%s%s%s", type & MEM_RDONLY ? "rdonly_" : "",
+		 type & MEM_RINGBUF ? "ringbuf_" : "", base,
+		 type & PTR_MAYBE_NULL ? "_or_null" : "");
+	return buf;
+}
+
+/* The kernel prints small numbers in decimal and the rest in hex. */
+static void print_snum(struct brt_env *env, int64_t v)
+{
+	if (v >= -512 && v <= 512)
+		brt_vinfo(env, "%lld", (long long)v);
+	else
+		brt_vinfo(env, "0x%llx", (unsigned long long)v);
+}
+
+static void print_unum(struct brt_env *env, uint64_t v)
+{
+	if (v <= 512)
+		brt_vinfo(env, "%llu", (unsigned long long)v);
+	else
+		brt_vinfo(env, "0x%llx", (unsigned long long)v);
+}
+
+static void print_ranges(struct brt_env *env, const struct brt_reg *reg, const char **sep)
+{
+	struct {
+		const char *name;
+		uint64_t val;
+		int omit;
+	} m[8] = {
+		{ "smin", (uint64_t)reg->smin, reg->smin == INT64_MIN },
+		{ "smax", (uint64_t)reg->smax, reg->smax == INT64_MAX },
+		{ "umin", reg->umin, reg->umin == 0 },
+		{ "umax", reg->umax, reg->umax == UINT64_MAX },
+		{ "smin32",
+		  reg->s32_min >= -512 && reg->s32_min <= 512 ? (uint64_t)(int64_t)reg->s32_min
+							      : (uint32_t)reg->s32_min,
+		  reg->s32_min == INT32_MIN },
+		{ "smax32",
+		  reg->s32_max >= -512 && reg->s32_max <= 512 ? (uint64_t)(int64_t)reg->s32_max
+							      : (uint32_t)reg->s32_max,
+		  reg->s32_max == INT32_MAX },
+		{ "umin32", reg->u32_min, reg->u32_min == 0 },
+		{ "umax32", reg->u32_max, reg->u32_max == UINT32_MAX },
+	};
+
+	for (int i = 0; i < 8; i++) {
+		int neg1 = m[i].name[0] == 's' && (int64_t)m[i].val < 0;
+
+		if (m[i].omit)
+			continue;
+		brt_vinfo(env, "%s%s=", *sep, m[i].name);
+		*sep = ",";
+		for (int j = i + 2; j < 8; j += 2) {
+			int neg2 = m[j].name[0] == 's' && (int64_t)m[j].val < 0;
+
+			if (m[j].omit || m[j].val != m[i].val || neg1 != neg2)
+				continue;
+			m[j].omit = 1;
+			brt_vinfo(env, "%s=", m[j].name);
+		}
+		if (m[i].name[0] == 's')
+			print_snum(env, (int64_t)m[i].val);
+		else
+			print_unum(env, m[i].val);
+	}
+}
+
+#define VA(...)                                   \
+	do {                                      \
+		brt_vinfo(env, "%s", sep);        \
+		brt_vinfo(env, __VA_ARGS__);      \
+		sep = ",";                        \
+	} while (0)
+
+static void print_reg(struct brt_env *env, const struct brt_frame *f, const struct brt_reg *reg)
+{
+	uint32_t t = reg->type, bt = BASE_TYPE(t);
+	const char *sep = "";
+
+	if (t == SCALAR_VALUE && brt_tnum_is_const(reg->var_off)) {
+		print_snum(env, (int64_t)reg->var_off.value);
+		return;
+	}
+	brt_vinfo(env, "%s", brt_reg_type_str(env, t));
+	if (t == PTR_TO_STACK) {
+		if (f->frameno != reg->frameno)
+			brt_vinfo(env, "[%d]", reg->frameno);
+		if (brt_tnum_is_const(reg->var_off)) {
+			print_snum(env, (int64_t)reg->var_off.value + reg->off);
+			return;
+		}
+	}
+	brt_vinfo(env, "(");
+	if (reg->id)
+		VA("id=%u", reg->id);
+	if (reg->ref_obj_id)
+		VA("ref_obj_id=%u", reg->ref_obj_id);
+	if (bt == CONST_PTR_TO_MAP || bt == PTR_TO_MAP_VALUE || bt == PTR_TO_MAP_KEY) {
+		const struct brt_map_info *m = &env->maps[reg->map_idx].info;
+
+		if (m->name && m->name[0])
+			VA("map=%s", m->name);
+		VA("ks=%u,vs=%u", m->key_size, m->value_size);
+	}
+	if (t != SCALAR_VALUE && reg->off)
+		VA("off=%d", reg->off);
+	if (bt == PTR_TO_PACKET || bt == PTR_TO_PACKET_META)
+		VA("r=%d", reg->range);
+	if (bt == PTR_TO_MEM)
+		VA("sz=%u", reg->mem_size);
+	if (brt_tnum_is_const(reg->var_off)) {
+		if (reg->var_off.value)
+			VA("imm=%llx", (unsigned long long)reg->var_off.value);
+	} else {
+		print_ranges(env, reg, &sep);
+		if (!brt_tnum_is_unknown(reg->var_off)) {
+			char tn[48];
+
+			brt_tnum_strn(tn, sizeof(tn), reg->var_off);
+			VA("var_off=%s", tn);
+		}
+	}
+	brt_vinfo(env, ")");
+}
+
+static const char slot_char[] = { [STACK_INVALID] = '?', [STACK_SPILL] = 'r',
+				  [STACK_MISC] = 'm', [STACK_ZERO] = '0' };
+
+void brt_print_state(struct brt_env *env, const struct brt_vstate *st, int frameno, int print_all)
+{
+	const struct brt_frame *f = st->frame[frameno];
+
+	(void)print_all;
+	if (f->frameno)
+		brt_vinfo(env, " frame%d:", f->frameno);
+	for (int i = 0; i < BRT_NREGS; i++) {
+		if (f->regs[i].type == NOT_INIT)
+			continue;
+		brt_vinfo(env, " R%d=", i);
+		print_reg(env, f, &f->regs[i]);
+	}
+	for (int i = 0; i < f->allocated_stack / 8; i++) {
+		const struct brt_stack_slot *s = &f->stack[i];
+		char types[9];
+		int valid = 0, j;
+
+		for (j = 0; j < 8; j++) {
+			valid |= s->type[j] != STACK_INVALID;
+			types[j] = slot_char[s->type[j] & 3];
+		}
+		types[8] = 0;
+		if (!valid)
+			continue;
+		if (s->type[7] == STACK_SPILL) {
+			for (j = 0; j < 8 && s->type[j] != STACK_SPILL; j++)
+				;
+			types[j] = 0;
+			brt_vinfo(env, " fp%d=%s", (-i - 1) * 8, types);
+			print_reg(env, f, &s->spilled);
+		} else {
+			brt_vinfo(env, " fp%d=%s", (-i - 1) * 8, types);
+		}
+	}
+	if (st->nrefs) {
+		brt_vinfo(env, " refs=%u", st->refs[0].id);
+		for (int i = 1; i < st->nrefs; i++)
+			brt_vinfo(env, ",%u", st->refs[i].id);
+	}
+	if (f->in_callback_fn)
+		brt_vinfo(env, " cb");
+	brt_vinfo(env, "\n");
+}

@@ -1,0 +1,506 @@
+/* prune.c - comparing states for state pruning: a state that is "inside" an already
+ * verified one at the same instruction needs no further exploration, and an exact repeat
+ * on the current path is an infinite loop.  Stored states live per instruction (explored)
+ * and, while their paths are still being explored, in a hash table (active).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "verifier/internal.h"
+
+#define IDMAP_SIZE 128
+
+struct idmap {
+	uint32_t old[IDMAP_SIZE];
+	uint32_t cur[IDMAP_SIZE];
+	int n;
+};
+
+/* ids must correspond one to one between the two states */
+static int check_ids(uint32_t old_id, uint32_t cur_id, struct idmap *m)
+{
+	if (!old_id && !cur_id)
+		return 1;
+	if (!old_id || !cur_id)
+		return 0;
+	for (int i = 0; i < m->n; i++) {
+		if (m->old[i] == old_id)
+			return m->cur[i] == cur_id;
+		if (m->cur[i] == cur_id)
+			return 0;
+	}
+	if (m->n == IDMAP_SIZE)
+		return 0;
+	m->old[m->n] = old_id;
+	m->cur[m->n++] = cur_id;
+	return 1;
+}
+
+static int range_within(const struct brt_reg *o, const struct brt_reg *c)
+{
+	return o->umin <= c->umin && o->umax >= c->umax && o->smin <= c->smin &&
+	       o->smax >= c->smax && o->u32_min <= c->u32_min && o->u32_max >= c->u32_max &&
+	       o->s32_min <= c->s32_min && o->s32_max >= c->s32_max;
+}
+
+static int regs_exact(const struct brt_reg *o, const struct brt_reg *c, struct idmap *m)
+{
+	return o->type == c->type && o->off == c->off && o->var_off.value == c->var_off.value &&
+	       o->var_off.mask == c->var_off.mask && o->smin == c->smin && o->smax == c->smax &&
+	       o->umin == c->umin && o->umax == c->umax && o->s32_min == c->s32_min &&
+	       o->s32_max == c->s32_max && o->u32_min == c->u32_min && o->u32_max == c->u32_max &&
+	       o->range == c->range && o->mem_size == c->mem_size && o->map_idx == c->map_idx &&
+	       o->frameno == c->frameno && check_ids(o->id, c->id, m) &&
+	       check_ids(o->ref_obj_id, c->ref_obj_id, m);
+}
+
+static int regsafe(const struct brt_reg *o, const struct brt_reg *c, struct idmap *m, int exact,
+		   int relevant)
+{
+	if (o->type == NOT_INIT)
+		return !exact || c->type == NOT_INIT;
+	if (c->type == NOT_INIT)
+		return 0;
+	if (exact)
+		return regs_exact(o, c, m);
+	if (o->type != c->type)
+		return 0;
+	switch (BASE_TYPE(o->type)) {
+	case SCALAR_VALUE:
+		/* a value that can no longer matter (cfg.c, relevance) is as good as any */
+		if (!relevant)
+			return 1;
+		/* ids matter only when they link registers: a lone id is as good as none */
+		return range_within(o, c) && brt_tnum_in(o->var_off, c->var_off);
+	case PTR_TO_MAP_VALUE:
+	case PTR_TO_MAP_KEY:
+	case PTR_TO_MEM:
+		return o->off == c->off && o->map_idx == c->map_idx &&
+		       o->mem_size == c->mem_size && range_within(o, c) &&
+		       brt_tnum_in(o->var_off, c->var_off) && check_ids(o->id, c->id, m) &&
+		       check_ids(o->ref_obj_id, c->ref_obj_id, m);
+	case PTR_TO_PACKET:
+	case PTR_TO_PACKET_META:
+		if (o->range > c->range || o->off != c->off)
+			return 0;
+		if ((o->range < 0) != (c->range < 0) || (o->range < 0 && o->range != c->range))
+			return 0;
+		return check_ids(o->id, c->id, m) && range_within(o, c) &&
+		       brt_tnum_in(o->var_off, c->var_off);
+	default:
+		return regs_exact(o, c, m);
+	}
+}
+
+static const struct brt_reg *slot_scalar(const struct brt_stack_slot *s, struct brt_reg *tmp)
+{
+	int misc = 1;
+
+	if (brt_is_spilled(s) && s->spilled.type == SCALAR_VALUE) {
+		for (int j = 0; j < 8; j++)
+			if (s->type[j] != STACK_SPILL)
+				return NULL;
+		return &s->spilled;
+	}
+	for (int j = 0; j < 8; j++)
+		misc &= s->type[j] == STACK_MISC;
+	if (!misc)
+		return NULL;
+	brt_mark_reg_unknown(NULL, tmp);
+	return tmp;
+}
+
+static int stacksafe(struct brt_env *env, const struct brt_frame *o, const struct brt_frame *c,
+		     struct idmap *m, int exact)
+{
+	struct brt_reg t1, t2;
+
+	for (int i = 0; i < o->allocated_stack; i++) {
+		int spi = i / 8, k = i % 8;
+		uint8_t ot = o->stack[spi].type[k], ct;
+
+		if (exact && (i >= c->allocated_stack || ot != c->stack[spi].type[k]))
+			return 0;
+		if (ot == STACK_INVALID)
+			continue;
+		if (env->allow_uninit_stack && ot == STACK_MISC)
+			continue;
+		if (i >= c->allocated_stack)
+			return 0;
+		ct = c->stack[spi].type[k];
+		if (k == 0) {
+			const struct brt_reg *os = slot_scalar(&o->stack[spi], &t1);
+			const struct brt_reg *cs = slot_scalar(&c->stack[spi], &t2);
+
+			if (os && cs) {
+				if (!regsafe(os, cs, m, exact, 1))
+					return 0;
+				i += 7;
+				continue;
+			}
+		}
+		if (ot == STACK_MISC && ct == STACK_ZERO)
+			continue;
+		if (ot != ct)
+			return 0;
+		if (k == 7 && ot == STACK_SPILL &&
+		    !regsafe(&o->stack[spi].spilled, &c->stack[spi].spilled, m, exact, 1))
+			return 0;
+	}
+	return 1;
+}
+
+static int frames_equal(struct brt_env *env, const struct brt_frame *o, const struct brt_frame *c,
+			uint16_t live, uint16_t rel, struct idmap *m, int exact)
+{
+	if (o->callsite != c->callsite)
+		return 0;
+	for (int i = 0; i < BRT_NREGS; i++)
+		if ((live & (1u << i)) &&
+		    !regsafe(&o->regs[i], &c->regs[i], m, exact, !!(rel & (1u << i))))
+			return 0;
+	return stacksafe(env, o, c, m, exact);
+}
+
+/* Where frame i of st continues: the current insn for the top frame, else after the call
+ * that made frame i + 1, or at the call itself for a callback (the helper calls again). */
+static int resume_insn(const struct brt_vstate *st, int i, int insn_idx)
+{
+	const struct brt_frame *callee;
+
+	if (i == st->curframe)
+		return insn_idx;
+	callee = st->frame[i + 1];
+	return callee->in_callback_fn ? callee->callsite : callee->callsite + 1;
+}
+
+/* How states are compared: RANGE (old contains cur; the old state's exploration is
+ * complete), EXACT (infinite loops), ACTIVE (old contains cur, but old is still being
+ * explored, so every branch condition counts: callback iterations). */
+enum { CMP_RANGE, CMP_EXACT, CMP_ACTIVE };
+
+static int states_equal(struct brt_env *env, const struct brt_vstate *o,
+			const struct brt_vstate *c, int insn_idx, int mode)
+{
+	struct idmap m = { .n = 0 };
+	int exact = mode == CMP_EXACT;
+
+	if (o->curframe != c->curframe || o->nrefs != c->nrefs)
+		return 0;
+	for (int i = 0; i < o->nrefs; i++)
+		if (!check_ids(o->refs[i].id, c->refs[i].id, &m))
+			return 0;
+	for (int i = o->curframe; i >= 0; i--) {
+		uint16_t live, rel;
+		int at = resume_insn(c, i, insn_idx);
+
+		live = env->aux[at].live_in | (1u << BPF_REG_10);
+		/* branch conditions only matter if the old exploration decided one by value */
+		rel = o->decided || mode == CMP_ACTIVE ? env->aux[at].prec_in
+						       : env->aux[at].prec_nj_in;
+		/* a caller: r0-r5 are overwritten by the return (not by a callback's: the
+		 * helper runs again with its arguments) */
+		if (i != o->curframe && !c->frame[i + 1]->in_callback_fn)
+			live &= ~0x3fu;
+		if (!frames_equal(env, o->frame[i], c->frame[i], live, rel, &m, exact))
+			return 0;
+	}
+	return 1;
+}
+
+static int same_callsites(const struct brt_vstate *a, const struct brt_vstate *b)
+{
+	if (a->curframe != b->curframe)
+		return 0;
+	for (int i = 0; i <= a->curframe; i++)
+		if (a->frame[i]->callsite != b->frame[i]->callsite)
+			return 0;
+	return 1;
+}
+
+struct brt_vstate *brt_prev_entry(struct brt_vstate *cur, int insn_idx)
+{
+	for (struct brt_vstate *p = cur->parent; p; p = p->parent)
+		if (p->insn_idx == insn_idx && same_callsites(p, cur))
+			return p;
+	return NULL;
+}
+
+static int scalars_exact(const struct brt_reg *o, const struct brt_reg *c)
+{
+	return o->var_off.value == c->var_off.value && o->var_off.mask == c->var_off.mask &&
+	       o->smin == c->smin && o->smax == c->smax && o->umin == c->umin &&
+	       o->umax == c->umax && o->s32_min == c->s32_min && o->s32_max == c->s32_max &&
+	       o->u32_min == c->u32_min && o->u32_max == c->u32_max;
+}
+
+static void maybe_widen(struct brt_env *env, const struct brt_reg *o, struct brt_reg *c)
+{
+	if (o->type == SCALAR_VALUE && c->type == SCALAR_VALUE && !scalars_exact(o, c))
+		brt_mark_reg_unknown(env, c);
+}
+
+/* The kernel's widen_imprecise_scalars(): after a callback iteration, scalars that changed
+ * since the previous iteration and cannot matter become unknown, so the iterations reach a
+ * state they have seen (bpf_loop(100, cb, &ctx) with ctx->i++ converges in two).  "Cannot
+ * matter" is the static relevance of registers (cfg.c); spilled scalars have none (no
+ * stack liveness): they are widened when they changed. */
+void brt_widen_imprecise(struct brt_env *env, const struct brt_vstate *old,
+			 struct brt_vstate *cur, int insn_idx)
+{
+	for (int fr = old->curframe; fr >= 0; fr--) {
+		const struct brt_frame *fo = old->frame[fr];
+		struct brt_frame *fc = cur->frame[fr];
+		uint16_t rel = env->aux[resume_insn(cur, fr, insn_idx)].prec_in;
+		int slots = (fo->allocated_stack < fc->allocated_stack ? fo->allocated_stack
+								     : fc->allocated_stack) / 8;
+
+		for (int r = 0; r < BPF_REG_10; r++)
+			if (!(rel & (1u << r)))
+				maybe_widen(env, &fo->regs[r], &fc->regs[r]);
+		for (int s = 0; s < slots; s++)
+			if (brt_is_spilled(&fo->stack[s]) && brt_is_spilled(&fc->stack[s]))
+				maybe_widen(env, &fo->stack[s].spilled, &fc->stack[s].spilled);
+	}
+}
+
+static void print_loop(struct brt_env *env, const struct brt_vstate *old, int insn_idx)
+{
+	const struct brt_vstate *cur = env->cur;
+
+	brt_verr(env, "infinite loop detected at insn %d\n", insn_idx);
+	brt_vinfo(env, "cur state:");
+	brt_print_state(env, cur, cur->curframe, 1);
+	brt_vinfo(env, "old state:");
+	brt_print_state(env, old, cur->curframe, 1);
+}
+
+/* A fingerprint of everything an exact comparison looks at except ids (which only
+ * need to correspond), so the loop check compares in full only when it may succeed. */
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+	h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+	return h;
+}
+
+static uint64_t hash_reg(uint64_t h, const struct brt_reg *r)
+{
+	h = mix(h, r->type);
+	if (r->type == NOT_INIT)
+		return h;
+	h = mix(h, r->var_off.value);
+	h = mix(h, r->var_off.mask);
+	h = mix(h, (uint64_t)r->smin);
+	h = mix(h, (uint64_t)r->smax);
+	h = mix(h, r->umin);
+	h = mix(h, r->umax);
+	h = mix(h, (uint64_t)(uint32_t)r->off << 32 | (uint32_t)r->range);
+	return mix(h, (uint64_t)r->map_idx << 32 | r->frameno);
+}
+
+static uint64_t state_hash(struct brt_env *env, const struct brt_vstate *st, int insn_idx)
+{
+	uint64_t h = mix(0, (uint64_t)st->curframe << 32 | (uint32_t)st->nrefs);
+
+	for (int i = 0; i <= st->curframe; i++) {
+		const struct brt_frame *f = st->frame[i];
+		uint16_t live = i == st->curframe ? env->aux[insn_idx].live_in : 0xffff;
+
+		h = mix(h, (uint64_t)(uint32_t)f->callsite);
+		for (int r = 0; r < BRT_NREGS; r++)
+			if (live & (1u << r))
+				h = hash_reg(h, &f->regs[r]);
+		for (int k = 0; k < f->allocated_stack / 8; k++) {
+			uint64_t t;
+
+			memcpy(&t, f->stack[k].type, 8);
+			h = mix(h, t);
+			if (brt_is_spilled(&f->stack[k]))
+				h = hash_reg(h, &f->stack[k].spilled);
+		}
+	}
+	return h;
+}
+
+static struct brt_stored **bucket(struct brt_env *env, int insn_idx, uint64_t h)
+{
+	/* mix() changes mostly low bits; the index takes high ones, so avalanche first
+	 * (splitmix64's finaliser) or states that differ in one bound share a chain */
+	uint64_t x = h ^ (uint64_t)insn_idx * 0x9e3779b97f4a7c15ULL;
+
+	x = (x ^ x >> 30) * 0xbf58476d1ce4e5b9ULL;
+	x = (x ^ x >> 27) * 0x94d049bb133111ebULL;
+	x ^= x >> 31;
+	return &env->active[x >> (64 - env->active_bits)];
+}
+
+static void active_link(struct brt_env *env, struct brt_stored *sl)
+{
+	struct brt_stored **b = bucket(env, sl->insn_idx, sl->hash);
+
+	sl->prev = NULL;
+	sl->next = *b;
+	if (*b)
+		(*b)->prev = sl;
+	*b = sl;
+}
+
+/* More active states than twice the buckets: double the table (small programs keep a
+ * small one, which is most of the cost of verifying them).  Keeps the old table when out
+ * of memory: chains just get longer. */
+static void active_grow(struct brt_env *env)
+{
+	struct brt_stored **old = env->active, *sl, *next;
+	size_t n = (size_t)1 << env->active_bits;
+
+	if (env->nr_active <= 2 * n || env->active_bits >= BRT_ACTIVE_MAX_BITS)
+		return;
+	env->active = calloc(2 * n, sizeof(*env->active));
+	if (!env->active) {
+		env->active = old;
+		return;
+	}
+	env->active_bits++;
+	for (size_t i = 0; i < n; i++)
+		for (sl = old[i]; sl; sl = next) {
+			next = sl->next;
+			active_link(env, sl);
+		}
+	free(old);
+}
+
+/* Exploration from st is complete: it becomes usable for pruning. */
+void brt_state_done(struct brt_env *env, struct brt_vstate *st)
+{
+	struct brt_stored *sl = st->node;
+
+	if (!sl || !sl->active)
+		return;
+	if (sl->prev)
+		sl->prev->next = sl->next;
+	else
+		*bucket(env, sl->insn_idx, sl->hash) = sl->next;
+	if (sl->next)
+		sl->next->prev = sl->prev;
+	sl->active = 0;
+	env->nr_active--;
+	env->aux[sl->insn_idx].nr_active--;
+	sl->prev = NULL;
+	sl->next = env->explored[sl->insn_idx];
+	env->explored[sl->insn_idx] = sl;
+}
+
+void brt_free_stored(struct brt_env *env)
+{
+	struct brt_stored *sl, *next;
+
+	for (int i = 0; env->explored && i < env->len; i++)
+		for (sl = env->explored[i]; sl; sl = next) {
+			next = sl->next;
+			brt_state_free(sl->st);
+			free(sl);
+		}
+	for (int i = 0; env->active && i < 1 << env->active_bits; i++)
+		for (sl = env->active[i]; sl; sl = next) {
+			next = sl->next;
+			brt_state_free(sl->st);
+			free(sl);
+		}
+}
+
+/* A branch was decided by a scalar's value: every stored state on the current path now
+ * has that decision in its subtree. */
+void brt_mark_decided(struct brt_vstate *cur)
+{
+	for (struct brt_vstate *p = cur->parent; p && !p->decided; p = p->parent)
+		p->decided = 1;
+}
+
+/* Returns 1 when the current state is covered by one already verified here (prune the
+ * path), 0 to go on (maybe after storing the state), or a negative errno. */
+int brt_is_state_visited(struct brt_env *env, int insn_idx)
+{
+	struct brt_vstate *cur = env->cur;
+	struct brt_stored *sl, **pprev, **b;
+	int n = 0, add;
+	uint64_t h = state_hash(env, cur, insn_idx);
+	int cb = env->aux[insn_idx].calls_callback;
+
+	/* a callback call always stores its state: the next iteration compares with it */
+	add = cb || (env->jmps_processed - env->prev_jmps_processed >= 2 &&
+		     env->insn_processed - env->prev_insn_processed >= 8);
+	if (cb) {
+		/* a callback iteration inside one still being explored here adds nothing
+		 * (the kernel's rule at callback calls, which replaces the loop check) */
+		for (struct brt_vstate *p = cur->parent; p; p = p->parent)
+			if (p->insn_idx == insn_idx && states_equal(env, p, cur, insn_idx, CMP_ACTIVE))
+				return 1;
+	}
+	/* an exact repeat of a state on the current path: the loop cannot terminate */
+	b = bucket(env, insn_idx, h);
+	/* (none stored here on the current path: skip the chain, a cache miss per entry)
+	 * newest first, and a bounded number of full comparisons: states that hash alike
+	 * but differ in how ids pair up would otherwise make each visit quadratic (missing a
+	 * loop here only lets the walk run into the instruction limit) */
+	for (sl = env->aux[insn_idx].nr_active && !cb ? *b : NULL, n = 0; sl && n < 16;
+	     sl = sl->next)
+		if (sl->insn_idx == insn_idx && sl->hash == h) {
+			n++;
+			if (states_equal(env, sl->st, cur, insn_idx, CMP_EXACT)) {
+				print_loop(env, sl->st, insn_idx);
+				return -EINVAL;
+			}
+		}
+	n = 0;
+	for (pprev = &env->explored[insn_idx]; (sl = *pprev);) {
+		if (n++ < 64 && states_equal(env, sl->st, cur, insn_idx, CMP_RANGE)) {
+			sl->hits++;
+			/* the rest of this path is the old state's subtree: its decisions count */
+			if (sl->st->decided)
+				brt_mark_decided(cur);
+			return 1;
+		}
+		sl->miss++;
+		/* drop states that keep failing to match, as the kernel does */
+		if (add && sl->miss > sl->hits * 3 + 3) {
+			*pprev = sl->next;
+			brt_state_free(sl->st);
+			free(sl);
+			env->cur_states--;
+			continue;
+		}
+		pprev = &sl->next;
+	}
+	if (n > (int)env->max_states_per_insn)
+		env->max_states_per_insn = (uint32_t)n;
+	if (!add || env->cur_states > 200000)
+		return 0;
+	sl = calloc(1, sizeof(*sl));
+	if (!sl)
+		return -ENOMEM;
+	sl->st = brt_state_dup(cur);
+	if (!sl->st) {
+		free(sl);
+		return -ENOMEM;
+	}
+	sl->hash = h;
+	sl->insn_idx = insn_idx;
+	sl->active = 1;
+	env->total_states++;
+	env->cur_states++;
+	if (env->cur_states > env->peak_states)
+		env->peak_states = env->cur_states;
+	env->prev_jmps_processed = env->jmps_processed;
+	env->prev_insn_processed = env->insn_processed;
+	sl->st->insn_idx = insn_idx;
+	sl->st->branches = 1;
+	sl->st->parent = cur->parent;
+	sl->st->node = sl;
+	cur->parent = sl->st;
+	active_link(env, sl);
+	env->nr_active++;
+	env->aux[insn_idx].nr_active++;
+	active_grow(env);
+	return 0;
+}
