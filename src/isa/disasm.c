@@ -12,13 +12,21 @@
 #include "isa/isa.h"
 
 
-/* The verifier log's operator for each BPF_OP value (ALU and atomics share it). */
+/* The verifier log's operator for each BPF_OP value (ALU and atomics share it, and the
+ * verifier's messages about pointer arithmetic name operators with it, "neg" and "endian"
+ * included, as the kernel's bpf_alu_string[]). */
 static const char *const alu_sym[16] = {
 	[BPF_ADD >> 4] = "+=", [BPF_SUB >> 4] = "-=",	[BPF_MUL >> 4] = "*=",
 	[BPF_DIV >> 4] = "/=", [BPF_OR >> 4] = "|=",	[BPF_AND >> 4] = "&=",
-	[BPF_LSH >> 4] = "<<=", [BPF_RSH >> 4] = ">>=", [BPF_MOD >> 4] = "%=",
-	[BPF_XOR >> 4] = "^=", [BPF_MOV >> 4] = "=",	[BPF_ARSH >> 4] = "s>>=",
+	[BPF_LSH >> 4] = "<<=", [BPF_RSH >> 4] = ">>=", [BPF_NEG >> 4] = "neg",
+	[BPF_MOD >> 4] = "%=", [BPF_XOR >> 4] = "^=",	[BPF_MOV >> 4] = "=",
+	[BPF_ARSH >> 4] = "s>>=", [BPF_END >> 4] = "endian",
 };
+
+const char *brt_isa_alu_sym(uint8_t op)
+{
+	return alu_sym[BPF_OP(op) >> 4];
+}
 
 static const char *const jmp_sym[16] = {
 	[BPF_JEQ >> 4] = "==",	[BPF_JGT >> 4] = ">",	[BPF_JGE >> 4] = ">=",

@@ -144,6 +144,10 @@ enum brt_disasm_style {
 int brt_disasm_insn(const struct bpf_insn *insn, size_t avail, enum brt_disasm_style style,
 		    char *buf, size_t buflen);
 
+/* The verifier log's spelling of the BPF_OP of an ALU opcode ("+=", "s>>=", "neg",
+ * "endian"); NULL for the two values no ALU operation uses. */
+const char *brt_isa_alu_sym(uint8_t op);
+
 /* "bpf_map_lookup_elem" for helper id 1, NULL for ids the uapi header does not name. */
 const char *brt_isa_helper_name(int32_t id);
 

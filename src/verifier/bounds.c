@@ -634,10 +634,6 @@ static void scalar_alu(struct brt_env *env, const struct bpf_insn *insn, struct 
 }
 
 /* ---- pointer arithmetic ------------------------------------------------------------------ */
-static const char *const alu_str[16] = {
-	"+=", "-=", "*=", "/=", "|=", "&=", "<<=", ">>=", "neg", "%=", "^=", "=", "s>>=", "endian",
-};
-
 static int sane_offset(struct brt_env *env, const struct brt_reg *reg, uint32_t type)
 {
 	int known = brt_tnum_is_const(reg->var_off);
@@ -822,11 +818,11 @@ static int ptr_alu(struct brt_env *env, const struct bpf_insn *insn, const struc
 	case BPF_OR:
 	case BPF_XOR:
 		brt_verr(env, "R%d bitwise operator %s on pointer prohibited\n", regno,
-			 alu_str[op >> 4]);
+			 brt_isa_alu_sym((uint8_t)op));
 		return -EACCES;
 	default:
 		brt_verr(env, "R%d pointer arithmetic with %s operator prohibited\n", regno,
-			 alu_str[op >> 4]);
+			 brt_isa_alu_sym((uint8_t)op));
 		return -EACCES;
 	}
 	if (!sane_offset(env, dst, p.type))
@@ -849,7 +845,7 @@ static int adjust_reg_min_max(struct brt_env *env, const struct bpf_insn *insn)
 					return 0;
 				}
 				brt_verr(env, "R%d pointer %s pointer prohibited\n", insn->dst_reg,
-					 alu_str[op >> 4]);
+					 brt_isa_alu_sym((uint8_t)op));
 				return -EACCES;
 			}
 			return ptr_alu(env, insn, src, dst);
