@@ -10,19 +10,6 @@
 
 #include "verifier/internal.h"
 
-#define U32_MAX UINT32_MAX
-#define S32_MIN INT32_MIN
-#define S32_MAX INT32_MAX
-
-static int64_t max_s64(int64_t a, int64_t b) { return a > b ? a : b; }
-static int64_t min_s64(int64_t a, int64_t b) { return a < b ? a : b; }
-static uint64_t max_u64(uint64_t a, uint64_t b) { return a > b ? a : b; }
-static uint64_t min_u64(uint64_t a, uint64_t b) { return a < b ? a : b; }
-static int32_t max_s32(int32_t a, int32_t b) { return a > b ? a : b; }
-static int32_t min_s32(int32_t a, int32_t b) { return a < b ? a : b; }
-static uint32_t max_u32(uint32_t a, uint32_t b) { return a > b ? a : b; }
-static uint32_t min_u32(uint32_t a, uint32_t b) { return a < b ? a : b; }
-
 static void mark_reg32_unbounded(struct brt_reg *r)
 {
 	r->s32_min = S32_MIN;

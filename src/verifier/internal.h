@@ -281,6 +281,20 @@ void brt_free_stored(struct brt_env *env);
 #define BRT_ACTIVE_MIN_BITS 6   /* env->active starts with 64 buckets ... */
 #define BRT_ACTIVE_MAX_BITS 16  /* ... and doubles up to 65536 as states are added */
 
+/* ---- min and max of each width, for the range arithmetic of bounds.c and branch.c ---- */
+#define U32_MAX UINT32_MAX
+#define S32_MIN INT32_MIN
+#define S32_MAX INT32_MAX
+
+static inline int64_t max_s64(int64_t a, int64_t b) { return a > b ? a : b; }
+static inline int64_t min_s64(int64_t a, int64_t b) { return a < b ? a : b; }
+static inline uint64_t max_u64(uint64_t a, uint64_t b) { return a > b ? a : b; }
+static inline uint64_t min_u64(uint64_t a, uint64_t b) { return a < b ? a : b; }
+static inline int32_t max_s32(int32_t a, int32_t b) { return a > b ? a : b; }
+static inline int32_t min_s32(int32_t a, int32_t b) { return a < b ? a : b; }
+static inline uint32_t max_u32(uint32_t a, uint32_t b) { return a > b ? a : b; }
+static inline uint32_t min_u32(uint32_t a, uint32_t b) { return a < b ? a : b; }
+
 /* ---- bounds.c: scalar ranges and the transfer functions ------------------------------- */
 void brt_reg_bounds_sync(struct brt_reg *reg);
 void brt_mark_reg_unbounded(struct brt_reg *reg);
