@@ -1,8 +1,7 @@
 /* bounds.c - what the verifier knows about numbers: each scalar carries signed and
  * unsigned ranges at 64 and 32 bits plus a tnum, kept consistent with each other
- * (reg_bounds_sync).  ALU instructions transform them; conditional jumps decide branches
- * when the ranges allow and otherwise narrow them on each side.  Pointer arithmetic and
- * the kernel's rules about it (which operators, which pointer types) live here too.
+ * (reg_bounds_sync).  ALU instructions transform them (conditional jumps narrow them in
+ * branch.c); an ALU instruction on a pointer goes to ptr_alu.c.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -620,204 +619,7 @@ static void scalar_alu(struct brt_env *env, const struct bpf_insn *insn, struct 
 	brt_reg_bounds_sync(d);
 }
 
-/* ---- pointer arithmetic ------------------------------------------------------------------ */
-static int sane_offset(struct brt_env *env, const struct brt_reg *reg, uint32_t type)
-{
-	int known = brt_tnum_is_const(reg->var_off);
-	int64_t val = (int64_t)reg->var_off.value, smin = reg->smin;
-
-	if (known && (val >= BRT_MAX_VAR_OFF || val <= -BRT_MAX_VAR_OFF)) {
-		brt_verr(env, "math between %s pointer and %lld is not allowed\n",
-			 brt_reg_type_str(env, type), (long long)val);
-		return 0;
-	}
-	if (reg->off >= BRT_MAX_VAR_OFF || reg->off <= -BRT_MAX_VAR_OFF) {
-		brt_verr(env, "%s pointer offset %d is not allowed\n", brt_reg_type_str(env, type),
-			 reg->off);
-		return 0;
-	}
-	if (smin == INT64_MIN) {
-		brt_verr(env, "math between %s pointer and register with unbounded min value is not "
-			      "allowed\n",
-			 brt_reg_type_str(env, type));
-		return 0;
-	}
-	if (smin >= BRT_MAX_VAR_OFF || smin <= -BRT_MAX_VAR_OFF) {
-		brt_verr(env, "value %lld makes %s pointer be out of bounds\n", (long long)smin,
-			 brt_reg_type_str(env, type));
-		return 0;
-	}
-	return 1;
-}
-
-/* Without CAP_PERFMON a pointer may not be moved where it could leave its object. */
-static int check_bounds_unpriv(struct brt_env *env, const struct bpf_insn *insn,
-			       struct brt_reg *dst)
-{
-	int regno = insn->dst_reg;
-
-	if (env->bypass_spec_v1)
-		return 0;
-	if (BASE_TYPE(dst->type) == PTR_TO_STACK) {
-		int64_t off = dst->off + (int64_t)dst->var_off.value;
-
-		if (!brt_tnum_is_const(dst->var_off)) {
-			char tn[48];
-
-			brt_tnum_strn(tn, sizeof(tn), dst->var_off);
-			brt_verr(env, "R%d variable stack access prohibited for !root, var_off=%s "
-				      "off=%d\n",
-				 regno, tn, dst->off);
-			return -EACCES;
-		}
-		if (off >= 0 || off < -BRT_MAX_STACK) {
-			brt_verr(env, "R%d stack pointer arithmetic goes out of range, prohibited "
-				      "for !root; off=%lld\n",
-				 regno, (long long)off);
-			return -EACCES;
-		}
-	} else if (BASE_TYPE(dst->type) == PTR_TO_MAP_VALUE) {
-		const struct brt_map_info *m = &env->maps[dst->map_idx].info;
-		int64_t lo = dst->off + dst->smin, hi = dst->off + (int64_t)dst->umax;
-
-		if (dst->smin < 0 || lo < 0 || hi + 1 > (int64_t)m->value_size) {
-			brt_verr(env, "R%d pointer arithmetic of map value goes out of range, "
-				      "prohibited for !root\n",
-				 regno);
-			return -EACCES;
-		}
-	}
-	return 0;
-}
-
-static int ptr_alu(struct brt_env *env, const struct bpf_insn *insn, const struct brt_reg *ptr,
-		   const struct brt_reg *offr)
-{
-	struct brt_reg *regs = brt_cur_regs(env), *dst = &regs[insn->dst_reg];
-	int op = BPF_OP(insn->code), regno = insn->dst_reg;
-	int known = brt_tnum_is_const(offr->var_off);
-	int64_t smin_val = offr->smin, smax_val = offr->smax;
-	uint64_t umin_val = offr->umin, umax_val = offr->umax;
-	struct brt_reg p = *ptr, o = *offr;
-
-	if (BPF_CLASS(insn->code) != BPF_ALU64) {
-		if (op == BPF_SUB && env->allow_ptr_leaks) {
-			brt_mark_reg_unknown(env, dst);
-			return 0;
-		}
-		brt_verr(env, "R%d 32-bit pointer arithmetic prohibited\n", regno);
-		return -EACCES;
-	}
-	if (p.type & PTR_MAYBE_NULL) {
-		brt_verr(env, "R%d pointer arithmetic on %s prohibited, null-check it first\n",
-			 regno, brt_reg_type_str(env, p.type));
-		return -EACCES;
-	}
-	switch (BASE_TYPE(p.type)) {
-	case PTR_TO_CTX:
-	case PTR_TO_MAP_VALUE:
-	case PTR_TO_MAP_KEY:
-	case PTR_TO_STACK:
-	case PTR_TO_PACKET_META:
-	case PTR_TO_PACKET:
-	case PTR_TO_MEM:
-	case PTR_TO_FUNC: /* allowed, but a helper refuses a moved one */
-		break;
-	case CONST_PTR_TO_MAP:
-		if (known && smin_val == 0 && op == BPF_ADD)
-			break;
-		__attribute__((fallthrough)); /* map pointer moved by other than 0: refused */
-	default:
-		brt_verr(env, "R%d pointer arithmetic on %s prohibited\n", regno,
-			 brt_reg_type_str(env, p.type));
-		return -EACCES;
-	}
-	*dst = p;
-	if (!sane_offset(env, &o, p.type) || !sane_offset(env, &p, p.type))
-		return -EINVAL;
-	/* Spectre v1: without CAP_PERFMON an offset that may be either sign is refused */
-	if (!env->bypass_spec_v1 && (op == BPF_ADD || op == BPF_SUB) && !known &&
-	    (o.smin < 0) != (o.smax < 0)) {
-		brt_verr(env, "R%d has unknown scalar with mixed signed bounds, pointer arithmetic "
-			      "with it prohibited for !root\n",
-			 offr == &regs[insn->dst_reg] ? insn->dst_reg : insn->src_reg);
-		return -EACCES;
-	}
-	dst->s32_min = S32_MIN;
-	dst->s32_max = S32_MAX;
-	dst->u32_min = 0;
-	dst->u32_max = U32_MAX;
-	switch (op) {
-	case BPF_ADD:
-		if (known && (int64_t)p.off + smin_val == (int64_t)(int32_t)(p.off + smin_val)) {
-			dst->off = (int32_t)(p.off + smin_val);
-			break;
-		}
-		if (__builtin_add_overflow(p.smin, smin_val, &dst->smin) ||
-		    __builtin_add_overflow(p.smax, smax_val, &dst->smax)) {
-			dst->smin = INT64_MIN;
-			dst->smax = INT64_MAX;
-		}
-		if (__builtin_add_overflow(p.umin, umin_val, &dst->umin) ||
-		    __builtin_add_overflow(p.umax, umax_val, &dst->umax)) {
-			dst->umin = 0;
-			dst->umax = UINT64_MAX;
-		}
-		dst->var_off = brt_tnum_add(p.var_off, o.var_off);
-		if (BASE_TYPE(p.type) == PTR_TO_PACKET || BASE_TYPE(p.type) == PTR_TO_PACKET_META) {
-			dst->id = ++env->id_gen;
-			dst->range = 0;
-		}
-		break;
-	case BPF_SUB:
-		if (dst == offr) {
-			brt_verr(env, "R%d tried to subtract pointer from scalar\n", regno);
-			return -EACCES;
-		}
-		if (BASE_TYPE(p.type) == PTR_TO_STACK) {
-			brt_verr(env, "R%d subtraction from stack pointer prohibited\n", regno);
-			return -EACCES;
-		}
-		if (known && (int64_t)p.off - smin_val == (int64_t)(int32_t)(p.off - smin_val)) {
-			dst->off = (int32_t)(p.off - smin_val);
-			break;
-		}
-		if (__builtin_sub_overflow(p.smin, smax_val, &dst->smin) ||
-		    __builtin_sub_overflow(p.smax, smin_val, &dst->smax)) {
-			dst->smin = INT64_MIN;
-			dst->smax = INT64_MAX;
-		}
-		if (p.umin < umax_val) {
-			dst->umin = 0;
-			dst->umax = UINT64_MAX;
-		} else {
-			dst->umin = p.umin - umax_val;
-			dst->umax = p.umax - umin_val;
-		}
-		dst->var_off = brt_tnum_sub(p.var_off, o.var_off);
-		if (BASE_TYPE(p.type) == PTR_TO_PACKET || BASE_TYPE(p.type) == PTR_TO_PACKET_META) {
-			dst->id = ++env->id_gen;
-			if (smin_val < 0)
-				dst->range = 0;
-		}
-		break;
-	case BPF_AND:
-	case BPF_OR:
-	case BPF_XOR:
-		brt_verr(env, "R%d bitwise operator %s on pointer prohibited\n", regno,
-			 brt_isa_alu_sym((uint8_t)op));
-		return -EACCES;
-	default:
-		brt_verr(env, "R%d pointer arithmetic with %s operator prohibited\n", regno,
-			 brt_isa_alu_sym((uint8_t)op));
-		return -EACCES;
-	}
-	if (!sane_offset(env, dst, p.type))
-		return -EINVAL;
-	brt_reg_bounds_sync(dst);
-	return check_bounds_unpriv(env, insn, dst);
-}
-
+/* ---- ALU instructions ------------------------------------------------------------------- */
 static int adjust_reg_min_max(struct brt_env *env, const struct bpf_insn *insn)
 {
 	struct brt_reg *regs = brt_cur_regs(env), *dst = &regs[insn->dst_reg], *src, off_reg;
@@ -835,17 +637,17 @@ static int adjust_reg_min_max(struct brt_env *env, const struct bpf_insn *insn)
 					 brt_isa_alu_sym((uint8_t)op));
 				return -EACCES;
 			}
-			return ptr_alu(env, insn, src, dst);
+			return brt_ptr_alu(env, insn, src, dst);
 		}
 		if (dst->type != SCALAR_VALUE)
-			return ptr_alu(env, insn, dst, src);
+			return brt_ptr_alu(env, insn, dst, src);
 	} else {
 		memset(&off_reg, 0, sizeof(off_reg));
 		off_reg.type = SCALAR_VALUE;
 		brt_mark_reg_known(&off_reg, (uint64_t)(int64_t)insn->imm);
 		src = &off_reg;
 		if (dst->type != SCALAR_VALUE)
-			return ptr_alu(env, insn, dst, src);
+			return brt_ptr_alu(env, insn, dst, src);
 	}
 	scalar_alu(env, insn, dst, *src);
 	return 0;

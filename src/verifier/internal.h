@@ -304,6 +304,9 @@ void brt_coerce_subreg_to_size_sx(struct brt_reg *reg, int size);
 void brt_zext_32_to_64(struct brt_reg *reg);
 int brt_check_alu(struct brt_env *env, const struct bpf_insn *insn);
 int brt_check_cond_jmp(struct brt_env *env, const struct bpf_insn *insn, int *insn_idx);
+/* ptr_alu.c: dst = ptr <op> offr, where ptr is the pointer operand and offr the other */
+int brt_ptr_alu(struct brt_env *env, const struct bpf_insn *insn, const struct brt_reg *ptr,
+		const struct brt_reg *offr);
 int brt_reg_const(const struct brt_reg *reg, int is32);
 uint64_t brt_reg_const_val(const struct brt_reg *reg, int is32);
 
