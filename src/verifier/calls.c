@@ -296,27 +296,8 @@ static int check_off_ok(struct brt_env *env, int regno)
 	case SCALAR_VALUE:
 		return 0;
 	default:
-		break;
+		return brt_check_ptr_off_reg(env, reg, regno);
 	}
-	if (reg->off < 0) {
-		brt_verr(env, "negative offset %s ptr R%d off=%d disallowed\n",
-			 brt_reg_type_str(env, reg->type), regno, reg->off);
-		return -EACCES;
-	}
-	if (reg->off) {
-		brt_verr(env, "dereference of modified %s ptr R%d off=%d disallowed\n",
-			 brt_reg_type_str(env, reg->type), regno, reg->off);
-		return -EACCES;
-	}
-	if (!brt_tnum_is_const(reg->var_off) || reg->var_off.value) {
-		char tn[48];
-
-		brt_tnum_strn(tn, sizeof(tn), reg->var_off);
-		brt_verr(env, "variable %s access var_off=%s disallowed\n",
-			 brt_reg_type_str(env, reg->type), tn);
-		return -EACCES;
-	}
-	return 0;
 }
 
 static int64_t const_map_key(struct brt_env *env, const struct brt_reg *key, uint32_t key_size)

@@ -320,6 +320,8 @@ int brt_check_ld_abs(struct brt_env *env, const struct bpf_insn *insn);
 int brt_check_ld_imm(struct brt_env *env, const struct bpf_insn *insn);
 int brt_check_helper_mem(struct brt_env *env, int regno, int size, int zero_ok,
 			 enum brt_access t, int raw);
+/* a pointer that must be unmoved (ctx, map pointers, ...): no fixed or variable offset */
+int brt_check_ptr_off_reg(struct brt_env *env, const struct brt_reg *reg, int regno);
 
 /* ---- ctx.c: the context's fields per program type ------------------------------------ */
 /* 1 when [off, off + size) of the context may be accessed with t; *rt is the type the

@@ -18,7 +18,7 @@ static void scratch_reg(struct brt_env *env, int regno)
 	env->scratched_regs |= (uint16_t)(1u << regno);
 }
 
-static int check_ptr_off_reg(struct brt_env *env, const struct brt_reg *reg, int regno)
+int brt_check_ptr_off_reg(struct brt_env *env, const struct brt_reg *reg, int regno)
 {
 	if (reg->off < 0) {
 		brt_verr(env, "negative offset %s ptr R%d off=%d disallowed\n",
@@ -297,7 +297,7 @@ int brt_check_mem_access(struct brt_env *env, int insn_idx, int regno, int off, 
 			brt_verr(env, "R%d leaks addr into ctx\n", value_regno);
 			return -EACCES;
 		}
-		err = check_ptr_off_reg(env, reg, regno);
+		err = brt_check_ptr_off_reg(env, reg, regno);
 		if (err)
 			return err;
 		if (!brt_ctx_valid(env, off, size, t, &rt)) {
@@ -380,7 +380,7 @@ int brt_check_helper_mem(struct brt_env *env, int regno, int size, int zero_ok,
 		}
 		return check_region(env, regno, reg->off, size, reg->mem_size, zero_ok);
 	case PTR_TO_CTX:
-		return check_ptr_off_reg(env, reg, regno);
+		return brt_check_ptr_off_reg(env, reg, regno);
 	case PTR_TO_STACK:
 		if (size == 0 && zero_ok)
 			return 0;
@@ -560,7 +560,7 @@ int brt_check_ld_abs(struct brt_env *env, const struct bpf_insn *insn)
 		if (err)
 			return err;
 	}
-	err = check_ptr_off_reg(env, &regs[BPF_REG_6], BPF_REG_6);
+	err = brt_check_ptr_off_reg(env, &regs[BPF_REG_6], BPF_REG_6);
 	if (err)
 		return err;
 	for (int i = 0; i <= BPF_REG_5; i++) {
