@@ -203,7 +203,7 @@ uint64_t brt_isa_lddw_value(const struct bpf_insn *insn, size_t pc)
 	return (uint32_t)insn[0].imm | (uint64_t)(uint32_t)insn[1].imm << 32;
 }
 
-static int has_target(enum brt_op op)
+int brt_isa_has_target(enum brt_op op)
 {
 	switch (brt_ops[op].shape) {
 	case BRT_SHAPE_JA:
@@ -250,7 +250,7 @@ static int check_targets(const struct bpf_insn *insns, size_t n, const uint8_t *
 		op = brt_isa_lookup(&insns[pc]);
 		if (op == BRT_OP_lddw && insns[pc].src_reg == BPF_PSEUDO_FUNC)
 			t = (int64_t)brt_isa_lddw_value(&insns[pc], pc); /* a function address */
-		else if (!has_target(op))
+		else if (!brt_isa_has_target(op))
 			continue;
 		else
 			t = brt_isa_jump_target(&insns[pc], op, pc);

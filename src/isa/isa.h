@@ -114,6 +114,10 @@ enum brt_op brt_isa_decode(const struct bpf_insn *insn, size_t avail, const char
 int brt_isa_check_prog(const struct bpf_insn *insns, size_t n, size_t max_insns, char *err,
 		       size_t errlen);
 
+/* 1 for the rows that name another instruction: jumps (ja, ja32, conditional) and local
+ * calls; 0 for the rest (helper calls, callx and exit included). */
+int brt_isa_has_target(enum brt_op op);
+
 /* Target of a jump or local call at index pc, as an instruction index (may be out of
  * range; callers check). */
 int64_t brt_isa_jump_target(const struct bpf_insn *insn, enum brt_op op, size_t pc);

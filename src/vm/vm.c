@@ -43,20 +43,6 @@ static int set_err(int ret)
 	return ret;
 }
 
-static int has_target(enum brt_op op)
-{
-	switch (brt_ops[op].shape) {
-	case BRT_SHAPE_JA:
-	case BRT_SHAPE_JA32:
-	case BRT_SHAPE_JMP_IMM:
-	case BRT_SHAPE_JMP_REG:
-	case BRT_SHAPE_CALL_LOCAL:
-		return 1;
-	default:
-		return 0;
-	}
-}
-
 /* Turn pairs into superinstructions where the loop has them (struct brt_vm_labels).  The
  * second instruction of a pair must not be a jump target: it is skipped. */
 static int fuse_pairs(const struct bpf_insn *insns, size_t n, struct brt_dinsn *code,
@@ -69,7 +55,7 @@ static int fuse_pairs(const struct bpf_insn *insns, size_t n, struct brt_dinsn *
 	for (size_t pc = 0; pc < n; pc++) {
 		int64_t t;
 
-		if (code[pc].op == BRT_OP_INVALID || !has_target(code[pc].op))
+		if (code[pc].op == BRT_OP_INVALID || !brt_isa_has_target(code[pc].op))
 			continue;
 		t = brt_isa_jump_target(&insns[pc], code[pc].op, pc);
 		if (t >= 0 && (uint64_t)t <= n)

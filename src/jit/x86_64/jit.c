@@ -85,17 +85,10 @@ static int reserve(struct jit_state *st, size_t more)
 	return 0;
 }
 
+/* a jump: a row with a target that is not a call */
 static bool is_branch(enum brt_op op)
 {
-	switch (brt_ops[op].shape) {
-	case BRT_SHAPE_JA:
-	case BRT_SHAPE_JA32:
-	case BRT_SHAPE_JMP_IMM:
-	case BRT_SHAPE_JMP_REG:
-		return true;
-	default:
-		return false;
-	}
+	return brt_isa_has_target(op) && op != BRT_OP_call_local;
 }
 
 static bool is_call(enum brt_op op)
@@ -131,7 +124,7 @@ static int decode(struct jit_state *st, uint16_t *ops, uint8_t *starts)
 		}
 		if (op == BRT_OP_lddw)
 			ops[++pc] = BRT_OP_INVALID;
-		else if (is_branch(op) || op == BRT_OP_call_local) {
+		else if (brt_isa_has_target(op)) {
 			t = brt_isa_jump_target(&st->insns[pc], op, pc);
 			if (t < 0 || (uint64_t)t >= st->n) {
 				snprintf(st->err, st->errlen, "insn %zu: jump out of range", pc);
