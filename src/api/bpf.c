@@ -6,7 +6,7 @@
  * (unknown: EINVAL), every byte past the command's last field must be zero (CHECK_ATTR,
  * EINVAL), and the handler runs.  Handlers reach caller memory only through a
  * struct brt_uaccess, so bad pointers become EFAULT (uaccess.c).  Objects are files
- * (maps/obj.c): the fd a command returns is a real fd the kernel numbers and refcounts.
+ * (obj/obj.c): the fd a command returns is a real fd the kernel numbers and refcounts.
  * The libbpf-style wrappers (lib.c) build an attr and enter at brt_bpf_call() with
  * trusted copies.
  */

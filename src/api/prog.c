@@ -525,7 +525,7 @@ int brt_prog_from_fd(int fd, struct brt_prog **out)
 /* A program file seen for the first time in this process (pinned by another process, or
  * its fd received): its header and instructions are checked here, its vm is built on
  * first use (brt_prog_materialise()). */
-int brt_prog_attach_obj(const struct brt_obj *tmpl, struct brt_obj **out)
+static int prog_attach_obj(const struct brt_obj *tmpl, struct brt_obj **out)
 {
 	const struct brt_obj_hdr *hdr = tmpl->hdr;
 	struct brt_prog *prog;
@@ -548,4 +548,11 @@ int brt_prog_attach_obj(const struct brt_obj *tmpl, struct brt_obj **out)
 	prog->obj.release = prog_release;
 	*out = &prog->obj;
 	return 0;
+}
+
+/* The object layer (src/obj/) sits below api/ and names no kind: tell it how to attach
+ * program files when the library is loaded, before any fd can be resolved. */
+__attribute__((constructor)) static void prog_register_kind(void)
+{
+	brt_obj_set_attach(BRT_OBJ_PROG, prog_attach_obj);
 }

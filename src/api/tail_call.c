@@ -22,7 +22,7 @@ uint64_t brt_helper_tail_call(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4
 	if (!obj)
 		return 0;
 	callee = (struct brt_prog *)(void *)obj;
-	if (!callee->vm) /* another process's program (brt_prog_attach_obj()) */
+	if (!callee->vm) /* another process's program (attached by prog.c) */
 		return 0;
 	return brt_vm_tail_call(callee->vm, &callee->pm, r1, ctx);
 }

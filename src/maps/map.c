@@ -205,7 +205,8 @@ int brt_map_create(const union bpf_attr *attr, const struct brt_map_btf *btf,
 	return fd;
 }
 
-int brt_map_attach_obj(const struct brt_obj *tmpl, struct brt_obj **out)
+/* A map file seen for the first time in this process (BRT_OBJ_MAP's attach callback). */
+static int map_attach_obj(const struct brt_obj *tmpl, struct brt_obj **out)
 {
 	const struct brt_obj_hdr *hdr = tmpl->hdr;
 	struct brt_map *map;
@@ -246,6 +247,13 @@ int brt_map_attach_obj(const struct brt_obj *tmpl, struct brt_obj **out)
 out_corrupt:
 	free(map);
 	return -EINVAL;
+}
+
+/* The object layer (src/obj/) sits below maps/ and names no kind: tell it how to attach
+ * map files when the library is loaded, before any fd can be resolved. */
+__attribute__((constructor)) static void map_register_kind(void)
+{
+	brt_obj_set_attach(BRT_OBJ_MAP, map_attach_obj);
 }
 
 int brt_map_btf_blob(const struct brt_map *map, const void **blob, uint32_t *size)

@@ -81,7 +81,9 @@ static int out_init(struct brt_obj *obj, void *arg)
 	return 0;
 }
 
-int brt_perf_out_attach_obj(const struct brt_obj *tmpl, struct brt_obj **out)
+/* A ring file seen for the first time in this process (BRT_OBJ_PERF_RING's attach
+ * callback). */
+static int perf_out_attach_obj(const struct brt_obj *tmpl, struct brt_obj **out)
 {
 	const struct brt_obj_hdr *hdr = tmpl->hdr;
 	uint32_t pages = hdr->max_entries;
@@ -98,6 +100,12 @@ int brt_perf_out_attach_obj(const struct brt_obj *tmpl, struct brt_obj **out)
 	out_setup(r, pages);
 	*out = &r->obj;
 	return 0;
+}
+
+/* Registered when the library is loaded (src/obj/ names no kind). */
+__attribute__((constructor)) static void perf_out_register_kind(void)
+{
+	brt_obj_set_attach(BRT_OBJ_PERF_RING, perf_out_attach_obj);
 }
 
 int brt_perf_out_cpu(const struct brt_obj *obj)

@@ -18,7 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "maps/maps.h"
+#include "obj/obj.h"
 
 #define CACHE_BUCKETS 256
 #define BRT_OBJ_MAX_BYTES (4ull << 30) /* per object; the kernel's limit is memory */
@@ -26,16 +26,14 @@
 static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct brt_obj *cache[CACHE_BUCKETS];
 static int cache_count;
-static brt_obj_attach_fn attach_fns[BRT_OBJ_KINDS] = {
-	[BRT_OBJ_MAP] = brt_map_attach_obj,
-	[BRT_OBJ_PROG] = brt_prog_attach_obj,
-	[BRT_OBJ_PERF_RING] = brt_perf_out_attach_obj,
-};
+/* Filled by the layers that own the kinds (maps/, api/): this layer knows none of them.
+ * A kind nobody registered is refused like a corrupt file. */
+static _Atomic brt_obj_attach_fn attach_fns[BRT_OBJ_KINDS];
 
 void brt_obj_set_attach(uint32_t kind, brt_obj_attach_fn fn)
 {
 	if (kind < BRT_OBJ_KINDS)
-		attach_fns[kind] = fn;
+		atomic_store_explicit(&attach_fns[kind], fn, memory_order_release);
 }
 
 const char *brt_obj_fs_dir(void)
@@ -202,7 +200,7 @@ static int obj_open(int fd, const struct stat *st, struct brt_obj **out)
 	if (pread(rw, &hdr, sizeof(hdr), st->st_size - BRT_PAGE) != (ssize_t)sizeof(hdr) ||
 	    hdr.magic != BRT_OBJ_MAGIC || hdr.version != BRT_OBJ_VERSION ||
 	    hdr.file_size != (uint64_t)st->st_size || hdr.kind >= BRT_OBJ_KINDS ||
-	    !attach_fns[hdr.kind])
+	    !(attach = atomic_load_explicit(&attach_fns[hdr.kind], memory_order_acquire)))
 		goto out_close;
 	base = mmap(NULL, (size_t)st->st_size, PROT_READ | PROT_WRITE, MAP_SHARED, rw, 0);
 	if (base == MAP_FAILED)
@@ -219,7 +217,6 @@ out_close:
 	tmpl.base = base;
 	tmpl.size = (size_t)st->st_size;
 	tmpl.hdr = (struct brt_obj_hdr *)((char *)base + tmpl.size - BRT_PAGE);
-	attach = attach_fns[hdr.kind];
 	err = attach(&tmpl, &obj);
 	if (err) {
 		munmap(base, tmpl.size);

@@ -11,7 +11,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "maps/maps.h"
+#include "obj/obj.h"
 
 /* Lock word: 0 free, 1 held, 2 held with (possible) waiters. */
 static void futex_wait(_Atomic uint32_t *word, uint32_t val)

@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "maps/maps.h"
+#include "obj/obj.h"
 
 void brt_waker_init(struct brt_waker_view *w, struct brt_waker *shared)
 {

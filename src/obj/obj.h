@@ -1,0 +1,188 @@
+/* obj.h - the fd-object layer: objects behind real file descriptors (each one a file the
+ * kernel numbers, refcounts and frees), the per-process cache of their mappings, and the
+ * shared-memory primitives everything stored in them builds on (process-shared locks,
+ * word-wise atomic copies, consumer wake-ups).  It sits below maps/ and api/ and knows no
+ * kind: each layer above registers how its kinds attach with brt_obj_set_attach().
+ * Shared-memory layout, locking and the memory model: docs/MEMORY_MODEL.md.
+ */
+#ifndef BPFRT_SRC_OBJ_OBJ_H
+#define BPFRT_SRC_OBJ_OBJ_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <linux/bpf.h>
+
+/* ---- object files -------------------------------------------------------------------- */
+
+#define BRT_OBJ_MAGIC 0x4a424f5452465042ull /* "BPFRTOBJ" little-endian */
+#define BRT_OBJ_VERSION 1
+#define BRT_PAGE 4096u
+
+enum brt_obj_kind {
+	BRT_OBJ_MAP = 1,
+	BRT_OBJ_PROG = 2,
+	BRT_OBJ_BTF = 3, /* BPF_BTF_LOAD (src/api/btf_load.c) */
+	BRT_OBJ_PERF_RING = 4, /* perf output ring (perf_output.c) */
+	BRT_OBJ_KINDS
+};
+
+/* The header, stored in the LAST page of every object file so that the type's own data
+ * starts at file offset 0 (mmap of an BPF_F_MMAPABLE array or of a ring buffer's consumer
+ * page then sees what the kernel shows).  Written once at creation; only the fields marked
+ * "atomic" change afterwards. */
+struct brt_obj_hdr {
+	uint64_t magic;              /* BRT_OBJ_MAGIC */
+	uint32_t version;            /* BRT_OBJ_VERSION */
+	uint32_t kind;               /* enum brt_obj_kind */
+	uint64_t file_size;          /* total bytes, header page included */
+	uint64_t data_size;          /* bytes of the type's region at offset 0 */
+	uint32_t id;                 /* random id reported by OBJ_GET_INFO_BY_FD */
+	uint32_t type;               /* map type or prog type */
+	uint32_t key_size;           /* maps */
+	uint32_t value_size;         /* maps */
+	uint32_t max_entries;        /* maps; insn count for programs */
+	uint32_t flags;              /* map_flags or prog_flags */
+	_Atomic uint32_t frozen;     /* atomic: BPF_MAP_FREEZE done */
+	uint32_t ncpus;              /* per-CPU maps: values per element */
+	uint64_t map_extra;          /* maps: attr.map_extra */
+	char name[BPF_OBJ_NAME_LEN]; /* NUL-terminated */
+	uint32_t expected_attach_type; /* programs */
+	uint32_t gpl;                /* programs: GPL-compatible licence */
+	uint64_t created_ns;         /* CLOCK_REALTIME at creation */
+	/* atomic: some fd of the object was opened read-only or write-only (BPF_OBJ_GET
+	 * file_flags); until then no command needs to ask the kernel for an fd's mode */
+	_Atomic uint32_t restricted;
+	/* maps: MAP_CREATE's BTF, checked by the caller (src/api/btf_load.c); btf_id is
+	 * the BTF object's id, 0 when the map was created without BTF */
+	uint32_t btf_id;
+	uint32_t btf_key_type_id;
+	uint32_t btf_value_type_id;
+	/* bytes of a second region that starts at the first page after the type's region
+	 * (maps: a copy of their BTF blob, so a process that opens the pinned map after the
+	 * loader exited still has the types; 0: none) */
+	uint32_t tail_size;
+	/* programs: entries of the map table stored after the instructions, then bytes of
+	 * the functions' BTF linkage after it (src/api/prog_file.c) */
+	uint32_t nmaps;
+	uint32_t nfuncs;
+	/* maps: 1 + offset of the struct bpf_spin_lock in the value (BTF), 0 when none */
+	uint32_t spin_lock_off;
+};
+
+/* One object as this process sees it: a cached mapping of the object's file, found by
+ * (st_dev, st_ino).  refs counts in-flight users and loaded programs that reference it;
+ * an entry with refs == 0 whose file no fd of the process refers to any more is dropped
+ * by the sweeper (obj.c). */
+struct brt_obj {
+	struct brt_obj *next;         /* cache chain */
+	dev_t dev;                    /* st_dev of the file */
+	ino_t ino;                    /* st_ino of the file */
+	int last_fd;                  /* an fd that referred to it lately (sweeper hint) */
+	atomic_int refs;              /* users besides fds */
+	uint32_t kind;                /* enum brt_obj_kind */
+	void *base;                   /* mapping of the whole file */
+	size_t size;                  /* its length */
+	struct brt_obj_hdr *hdr;      /* base + size - BRT_PAGE */
+	void (*release)(struct brt_obj *obj); /* kind-specific teardown, then munmap */
+	void (*unref)(struct brt_obj *obj);   /* optional: no fd left, refs remain */
+};
+
+/* Create an object file (O_TMPFILE in the bpffs directory, or a memfd when that is not
+ * possible) of hdr->data_size bytes plus the header page, write the header (magic,
+ * version, sizes and id are filled in here) and return a new fd (O_CLOEXEC) and the cached
+ * object, referenced once.  The object struct is obj_size bytes (a struct embedding
+ * struct brt_obj first), zeroed; init() completes it and the shared region.  Returns the
+ * fd or -errno. */
+int brt_obj_create(struct brt_obj_hdr *hdr, size_t obj_size,
+		   int (*init)(struct brt_obj *obj, void *arg), void *arg, struct brt_obj **out);
+
+/* How a kind turns a mapped file into an object on first use in a process: allocate the
+ * object struct, validate the header and the region (the file may come from another
+ * process, may be corrupt) and set obj->release.  base/size/hdr are already set in the
+ * template; the callback returns a new object copying them, or -errno. */
+typedef int (*brt_obj_attach_fn)(const struct brt_obj *tmpl, struct brt_obj **out);
+/* Register the callback of a kind; the layer owning the kind does it when the library is
+ * loaded (a constructor), before any fd can be resolved.  Until then files of that kind
+ * are refused with -EINVAL. */
+void brt_obj_set_attach(uint32_t kind, brt_obj_attach_fn fn);
+
+/* Resolve an fd to its object, mapping and validating the file on first use.  Takes a
+ * reference (drop it with brt_obj_put()).  -EBADF for a closed fd, -EINVAL for an fd that
+ * is not a bpfrt object or is of another kind (kind 0 accepts any). */
+int brt_obj_from_fd(int fd, uint32_t kind, struct brt_obj **out);
+void brt_obj_get(struct brt_obj *obj);
+void brt_obj_put(struct brt_obj *obj);
+
+/* What fd (an fd of obj) lets bpf() do: O_RDONLY, O_WRONLY or O_RDWR (as the kernel's
+ * FMODE_CAN_READ / FMODE_CAN_WRITE).  No syscall unless obj->hdr->restricted is set. */
+int brt_obj_fd_access(const struct brt_obj *obj, int fd);
+
+/* The bpffs-like directory: $BPFRT_FS or /dev/shm/bpfrt. */
+const char *brt_obj_fs_dir(void);
+
+/* Drop cached objects no fd or program refers to any more (done lazily on fd lookups
+ * misses and creations; callable explicitly).  Returns how many were dropped. */
+int brt_obj_sweep(void);
+
+/* Number of cached objects (for leak tests). */
+int brt_obj_cached(void);
+
+/* ---- shared memory (shm.c) ------------------------------------------------------- */
+
+/* Process-shared lock (a futex word in shared memory). */
+void brt_shm_lock(_Atomic uint32_t *lock);
+void brt_shm_unlock(_Atomic uint32_t *lock);
+
+/* Copy between shared memory and process memory in 8-byte atomic words (loads acquire,
+ * stores release: the hash map's element seqlock relies on it, and both are plain moves
+ * on x86), so no reader ever sees half of a word another thread or process is writing.  shm is 8-byte
+ * aligned and has round_up(n, 8) bytes; the padding of the last word is written as zero. */
+void brt_shm_read(void *dst, const void *shm, size_t n);
+void brt_shm_write(void *shm, const void *src, size_t n);
+void brt_shm_zero(void *shm, size_t n);
+
+/* Number of CPUs the per-CPU maps keep values for (the kernel's possible CPUs). */
+uint32_t brt_ncpus(void);
+/* The CPU a program runs on, in [0, brt_ncpus()). */
+uint32_t brt_cpu(void);
+
+#define BRT_ROUND8(x) (((uint64_t)(x) + 7) & ~(uint64_t)7)
+#define BRT_ROUND_PAGE(x) (((uint64_t)(x) + BRT_PAGE - 1) & ~(uint64_t)(BRT_PAGE - 1))
+
+/* ---- wake-ups (waker.c): a consumer in any process polls a pipe producers write to ----- */
+
+/* In the object's shared memory: the consumer's pipe write end as process pid numbers it
+ * and the pipe's inode (checked after opening /proc/pid/fd/fd).  pid 0: nobody polls. */
+struct brt_waker {
+	_Atomic uint32_t pid;
+	_Atomic int32_t fd;
+	_Atomic uint64_t ino;
+};
+
+/* This process's side. */
+struct brt_waker_view {
+	pthread_mutex_t lock;
+	struct brt_waker *shared;
+	int poll_r;            /* our consumer pipe's read end (private dup), or -1 */
+	int poll_w;            /* its write end, or -1 */
+	int peer;              /* another process's consumer pipe opened through /proc, or -1 */
+	uint32_t peer_pid;
+	uint64_t peer_ino;
+};
+
+void brt_waker_init(struct brt_waker_view *w, struct brt_waker *shared);
+void brt_waker_fini(struct brt_waker_view *w);
+/* Become the consumer (the last process to call this wins); a new read end or -errno. */
+int brt_waker_poll_fd(struct brt_waker_view *w);
+/* Does some process poll? */
+int brt_waker_armed(const struct brt_waker_view *w);
+/* Write a byte to the consumer's pipe (nothing when nobody polls). */
+void brt_waker_wake(struct brt_waker_view *w);
+/* Consumer: empty the pipe before looking for records, so a later wake-up stays. */
+void brt_waker_drain(struct brt_waker_view *w);
+
+#endif
