@@ -118,9 +118,10 @@ const struct brt_prog_mapref *brt_prog_file_maps(const struct brt_obj *obj);
 int brt_prog_file_open_maps(const struct brt_obj *obj, int **fds, uint32_t *n);
 /* Around pinning prog: link its maps (dropping links no pinned program needs any more)
  * and hold the links' lock until brt_prog_file_pin_end(), so no other process drops them
- * before the program's own link exists.  Returns the lock (>= 0) or -errno; the pin goes
- * on either way (a map that could not be linked keeps the program usable only where it
- * is already built). */
+ * before the program's own link exists.  prog must be built (brt_prog_materialise():
+ * its maps are known then).  Returns the lock (>= 0) or -errno; the pin goes on either
+ * way (a map that could not be linked keeps the program usable only where it is already
+ * built). */
 int brt_prog_file_pin_begin(struct brt_prog *prog);
 void brt_prog_file_pin_end(int lock);
 /* BPF_MAP_GET_FD_BY_ID's search: a map with this id linked for a pinned program or

@@ -67,7 +67,10 @@ int brt_cmd_obj_pin(struct brt_call *call)
 	err = inside_fs(path);
 	if (err)
 		goto out_put;
-	if (obj->kind == BRT_OBJ_PROG)
+	/* A program received from another process and never used here is built first, to
+	 * know its maps; when that fails the pin goes on without linking them (they may
+	 * still be linked from an earlier pin).  prog_file.c never calls back into prog.c. */
+	if (obj->kind == BRT_OBJ_PROG && !brt_prog_materialise((struct brt_prog *)(void *)obj))
 		lock = brt_prog_file_pin_begin((struct brt_prog *)(void *)obj);
 	snprintf(proc, sizeof(proc), "/proc/self/fd/%u", attr->bpf_fd);
 	if (linkat(AT_FDCWD, proc, AT_FDCWD, path, AT_SYMLINK_FOLLOW))

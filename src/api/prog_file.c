@@ -349,10 +349,6 @@ int brt_prog_file_pin_begin(struct brt_prog *prog)
 {
 	int lock;
 
-	/* a program received from another process and never used here: build it to know
-	 * its maps (when that fails they may still be linked from an earlier pin) */
-	if (brt_prog_materialise(prog))
-		return -1;
 	lock = lock_links(LOCK_EX, 1);
 	if (lock < 0)
 		return lock;
