@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "maps/maps.h"
 #include "verifier/verifier.h"
 
 #define MAX_MAPS 16
@@ -14,20 +15,18 @@ struct vmaps {
 	int n;
 };
 
-static const struct {
-	const char *name;
-	uint32_t type;
-} map_types[] = {
-	{ "hash", BPF_MAP_TYPE_HASH },
-	{ "array", BPF_MAP_TYPE_ARRAY },
-	{ "percpu_hash", BPF_MAP_TYPE_PERCPU_HASH },
-	{ "percpu_array", BPF_MAP_TYPE_PERCPU_ARRAY },
-	{ "lru_hash", BPF_MAP_TYPE_LRU_HASH },
-	{ "prog_array", BPF_MAP_TYPE_PROG_ARRAY },
-	{ "perf_event_array", BPF_MAP_TYPE_PERF_EVENT_ARRAY },
-	{ "ringbuf", BPF_MAP_TYPE_RINGBUF },
-	{ "queue", BPF_MAP_TYPE_QUEUE },
-	{ "stack", BPF_MAP_TYPE_STACK },
+/* The map types --map accepts, by their map_types.def names. */
+static const uint32_t map_types[] = {
+	BPF_MAP_TYPE_HASH,
+	BPF_MAP_TYPE_ARRAY,
+	BPF_MAP_TYPE_PERCPU_HASH,
+	BPF_MAP_TYPE_PERCPU_ARRAY,
+	BPF_MAP_TYPE_LRU_HASH,
+	BPF_MAP_TYPE_PROG_ARRAY,
+	BPF_MAP_TYPE_PERF_EVENT_ARRAY,
+	BPF_MAP_TYPE_RINGBUF,
+	BPF_MAP_TYPE_QUEUE,
+	BPF_MAP_TYPE_STACK,
 };
 
 static const struct {
@@ -66,11 +65,11 @@ static int parse_map(struct vmaps *maps, const char *spec)
 	    sscanf(spec, "%31[a-z_]:%u:%u:%u:%u", name, &ks, &vs, &max, &flags) < 4)
 		return -1;
 	for (i = 0; i < sizeof(map_types) / sizeof(map_types[0]); i++)
-		if (!strcmp(name, map_types[i].name))
+		if (!strcmp(name, brt_map_type_name(map_types[i])))
 			break;
 	if (i == sizeof(map_types) / sizeof(map_types[0]))
 		return -1;
-	maps->m[maps->n] = (struct brt_map_info){ .type = map_types[i].type, .key_size = ks,
+	maps->m[maps->n] = (struct brt_map_info){ .type = map_types[i], .key_size = ks,
 						  .value_size = vs, .max_entries = max,
 						  .map_flags = flags };
 	maps->n++;
