@@ -78,7 +78,10 @@ int brt_cmd_map_create(struct brt_call *call)
 	return err;
 }
 
-int brt_cmd_map_lookup(struct brt_call *call)
+/* MAP_LOOKUP_ELEM and MAP_LOOKUP_AND_DELETE_ELEM: the same checks and copies, in the
+ * kernel's order; and_delete also needs a writable fd, refuses flags on a queue or stack
+ * and removes the element. */
+static int lookup(struct brt_call *call, int and_delete)
 {
 	union bpf_attr *attr = call->attr;
 	struct kbuf key, value;
@@ -92,10 +95,14 @@ int brt_cmd_map_lookup(struct brt_call *call)
 	if (err)
 		return err;
 	err = -EPERM;
-	if (!brt_api_map_can_read(map, (int)attr->map_fd))
+	if (!brt_api_map_can_read(map, (int)attr->map_fd) ||
+	    (and_delete && !brt_api_map_can_write(map, (int)attr->map_fd)))
+		goto out_put;
+	err = -EINVAL;
+	if (and_delete && attr->flags &&
+	    (map->type == BPF_MAP_TYPE_QUEUE || map->type == BPF_MAP_TYPE_STACK))
 		goto out_put;
 	/* BPF_F_LOCK needs a bpf_spin_lock in the value (the map's BTF) */
-	err = -EINVAL;
 	if ((attr->flags & BPF_F_LOCK) && map->lock_off < 0)
 		goto out_put;
 	err = copy_key(call, map, attr->key, &key);
@@ -105,7 +112,10 @@ int brt_cmd_map_lookup(struct brt_call *call)
 	err = kbuf_alloc(&value, vsize);
 	if (err)
 		goto out_free_key;
-	err = brt_map_sys_lookup(map, key.p, value.p, attr->flags);
+	if (and_delete)
+		err = brt_map_sys_lookup_and_delete(map, key.p, value.p, attr->flags);
+	else
+		err = brt_map_sys_lookup(map, key.p, value.p, attr->flags);
 	if (!err)
 		err = call->ua->to(attr->value, value.p, vsize);
 	kbuf_free(&value);
@@ -114,6 +124,11 @@ out_free_key:
 out_put:
 	brt_map_put(map);
 	return err;
+}
+
+int brt_cmd_map_lookup(struct brt_call *call)
+{
+	return lookup(call, 0);
 }
 
 int brt_cmd_map_update(struct brt_call *call)
@@ -208,42 +223,7 @@ out_put:
 
 int brt_cmd_map_lookup_and_delete(struct brt_call *call)
 {
-	union bpf_attr *attr = call->attr;
-	struct kbuf key, value;
-	struct brt_map *map;
-	uint32_t vsize;
-	int err;
-
-	if (attr->flags & ~(uint64_t)BPF_F_LOCK)
-		return -EINVAL;
-	err = brt_map_from_fd((int)attr->map_fd, &map);
-	if (err)
-		return err;
-	err = -EPERM;
-	if (!brt_api_map_can_read(map, (int)attr->map_fd) ||
-	    !brt_api_map_can_write(map, (int)attr->map_fd))
-		goto out_put;
-	err = -EINVAL;
-	if (attr->flags && (map->type == BPF_MAP_TYPE_QUEUE || map->type == BPF_MAP_TYPE_STACK))
-		goto out_put;
-	if ((attr->flags & BPF_F_LOCK) && map->lock_off < 0)
-		goto out_put;
-	err = copy_key(call, map, attr->key, &key);
-	if (err)
-		goto out_put;
-	vsize = brt_map_value_size(map);
-	err = kbuf_alloc(&value, vsize);
-	if (err)
-		goto out_free_key;
-	err = brt_map_sys_lookup_and_delete(map, key.p, value.p, attr->flags);
-	if (!err)
-		err = call->ua->to(attr->value, value.p, vsize);
-	kbuf_free(&value);
-out_free_key:
-	kbuf_free(&key);
-out_put:
-	brt_map_put(map);
-	return err;
+	return lookup(call, 1);
 }
 
 int brt_cmd_map_freeze(struct brt_call *call)

@@ -172,10 +172,12 @@ static const struct map_case map_cases[] = {
 	{ "hash: rdonly", H, 4, 8, 4, BPF_F_RDONLY, .ops = {
 		{ UPD, 1, 1, .err = EPERM },
 		{ LKP, 1, .err = ENOENT },
+		{ LAD, 1, .err = EPERM }, /* lookup_and_delete needs write too */
 	} },
 	{ "hash: wronly", H, 4, 8, 4, BPF_F_WRONLY, .ops = {
 		{ UPD, 1, 1 },
 		{ LKP, 1, .err = EPERM },
+		{ LAD, 1, .err = EPERM }, /* and read */
 		{ FIRST, .err = EPERM },
 		{ DEL, 1 },
 	} },
