@@ -18,7 +18,7 @@
 
 struct jit_version {
 	struct jit_version *next;
-	brt_helper_fn *table;           /* snapshot the code and callx resolve from */
+	bpfrt_helper_fn *table;           /* snapshot the code and callx resolve from */
 	size_t nr;
 	struct brt_jit_prog *prog;
 };
@@ -44,20 +44,20 @@ static uint64_t no_helper(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, ui
 }
 
 /* At load every helper id is acceptable: tables are only known at run time. */
-static brt_helper_fn any_helper(void *arg, uint32_t id)
+static bpfrt_helper_fn any_helper(void *arg, uint32_t id)
 {
 	(void)arg, (void)id;
 	return no_helper;
 }
 
-static brt_helper_fn table_helper(void *arg, uint32_t id)
+static bpfrt_helper_fn table_helper(void *arg, uint32_t id)
 {
 	const struct jit_version *v = arg;
 
 	return id < v->nr ? v->table[id] : NULL;
 }
 
-static brt_helper_fn entry(const brt_helper_fn *table, size_t nr, uint32_t id)
+static bpfrt_helper_fn entry(const bpfrt_helper_fn *table, size_t nr, uint32_t id)
 {
 	return id < nr ? table[id] : NULL;
 }
@@ -66,7 +66,7 @@ static brt_helper_fn entry(const brt_helper_fn *table, size_t nr, uint32_t id)
  * matter, so a run with another table holding the same helpers reuses the code, and a
  * table changed in place (same address) is noticed. */
 static bool matches(const struct brt_jit_cache *c, const struct jit_version *v,
-		    const brt_helper_fn *table, size_t nr)
+		    const bpfrt_helper_fn *table, size_t nr)
 {
 	if (!v)
 		return false;
@@ -155,7 +155,7 @@ const struct brt_jit_prog *brt_jit_cache_fixed(const struct brt_jit_cache *c)
 	return !c->nids && !c->any_id && v ? v->prog : NULL;
 }
 
-static int compile_version(struct brt_jit_cache *c, const brt_helper_fn *table, size_t nr,
+static int compile_version(struct brt_jit_cache *c, const bpfrt_helper_fn *table, size_t nr,
 			   struct jit_version **out, char *err, size_t errlen)
 {
 	struct jit_version *v = calloc(1, sizeof(*v));
@@ -184,7 +184,7 @@ static int compile_version(struct brt_jit_cache *c, const brt_helper_fn *table, 
 
 /* Find or compile the version for the key; publishes it as the current one. */
 static __attribute__((noinline)) int get_slow(struct brt_jit_cache *c,
-					      const brt_helper_fn *table, size_t nr,
+					      const bpfrt_helper_fn *table, size_t nr,
 					      const struct brt_jit_prog **out, char *err,
 					      size_t errlen)
 {
@@ -209,7 +209,7 @@ static __attribute__((noinline)) int get_slow(struct brt_jit_cache *c,
 	return rc;
 }
 
-int brt_jit_cache_get(struct brt_jit_cache *c, const brt_helper_fn *table, size_t nr,
+int brt_jit_cache_get(struct brt_jit_cache *c, const bpfrt_helper_fn *table, size_t nr,
 		      const struct brt_jit_prog **out, char *err, size_t errlen)
 {
 	struct jit_version *v = atomic_load_explicit(&c->cur, memory_order_acquire);

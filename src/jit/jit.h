@@ -11,9 +11,10 @@
 
 #include <linux/bpf.h>
 
-#include "vm/helper_proto.h"
-
-struct bpfrt_run_ctx;
+/* The helper ABI is the public one (bpfrt_helper_fn, the same type as the vm's
+ * brt_helper_fn): the JIT depends on isa/ and the public headers, never on vm/, which
+ * uses it as an engine. */
+#include "bpfrt.h"
 
 /* Offsets inside struct bpfrt_run_ctx the generated code relies on (the vm owns the
  * struct and asserts these). */
@@ -51,7 +52,7 @@ enum brt_jit_lookup_kind {
 struct brt_jit_lookup {
 	uint32_t insn;          /* the call instruction */
 	uint32_t kind;          /* enum brt_jit_lookup_kind */
-	brt_helper_fn helper;   /* the generic helper this stands in for */
+	bpfrt_helper_fn helper;   /* the generic helper this stands in for */
 	uint64_t base;          /* ARRAY: address of element 0's value */
 	uint32_t max_entries;   /* ARRAY */
 	uint32_t stride;        /* ARRAY: bytes between values */
@@ -63,7 +64,7 @@ struct brt_jit_env {
 	/* Resolves a helper id to its function, NULL when unknown.  Called at compile time
 	 * for `call` and at run time for `callx`, so `helper_arg` must outlive a program
 	 * that uses callx. */
-	brt_helper_fn (*helper)(void *arg, uint32_t id);
+	bpfrt_helper_fn (*helper)(void *arg, uint32_t id);
 	void *helper_arg;
 	/* LD_ABS/LD_IND packet: offsets inside struct bpfrt_run_ctx of the packet's start
 	 * pointer and of its uint64_t length (below 248); negative when the run has no
@@ -167,7 +168,7 @@ void brt_jit_disasm(const uint8_t *code, size_t size, uint64_t addr, const char 
 struct brt_jit_cache;
 int brt_jit_cache_new(const struct bpf_insn *insns, size_t n, int32_t pkt_data_off,
 		      int32_t pkt_len_off, struct brt_jit_cache **out, char *err, size_t errlen);
-int brt_jit_cache_get(struct brt_jit_cache *c, const brt_helper_fn *table, size_t nr,
+int brt_jit_cache_get(struct brt_jit_cache *c, const bpfrt_helper_fn *table, size_t nr,
 		      const struct brt_jit_prog **out, char *err, size_t errlen);
 void brt_jit_cache_free(struct brt_jit_cache *c);
 /* Bind map lookups (copied; any order) into the code compiled from now on: call before the

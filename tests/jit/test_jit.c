@@ -48,7 +48,7 @@ static uint64_t helper_unwind(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4
 	return r1;
 }
 
-static brt_helper_fn resolve(void *arg, uint32_t id)
+static bpfrt_helper_fn resolve(void *arg, uint32_t id)
 {
 	(void)arg;
 	return id == 1 ? helper_sum : id == 5 ? helper_unwind : NULL;

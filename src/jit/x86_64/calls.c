@@ -202,7 +202,7 @@ static void tail_call_in_function(struct jit_state *st, const void *helper)
 int brt_jit_emit_helper_call(struct jit_state *st, size_t pc)
 {
 	const struct bpf_insn *insn = &st->insns[pc];
-	brt_helper_fn fn = NULL;
+	bpfrt_helper_fn fn = NULL;
 	void *addr;
 
 	if (st->env->helper && insn->imm >= 0)
@@ -252,7 +252,7 @@ uint64_t brt_jit_callx_thunk(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
 	const struct brt_jit_prog *p = (const struct brt_jit_prog *)(uintptr_t)slots[JIT_SLOT_PROG / 8];
 	uint64_t id = slots[JIT_SLOT_CALLX / 8];
 	struct bpfrt_run_ctx *ctx = (struct bpfrt_run_ctx *)(uintptr_t)slots[JIT_SLOT_CTX / 8];
-	brt_helper_fn fn = NULL;
+	bpfrt_helper_fn fn = NULL;
 
 	if (p->helper && id <= UINT32_MAX)
 		fn = p->helper(p->helper_arg, (uint32_t)id);

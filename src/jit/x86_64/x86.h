@@ -65,7 +65,7 @@ struct brt_jit_prog {
 	uint32_t batch_entry_off; /* pkt_regs: the batch entry, else 0 */
 	uint8_t *lookup_kind;   /* per insn: enum brt_jit_lookup_kind of a bound lookup, or
 				 * NULL when the program has none (lookup.c) */
-	brt_helper_fn (*helper)(void *arg, uint32_t id); /* callx resolver */
+	bpfrt_helper_fn (*helper)(void *arg, uint32_t id); /* callx resolver */
 	void *helper_arg;
 };
 
