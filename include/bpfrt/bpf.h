@@ -104,10 +104,20 @@ BPFRT_API int bpfrt_map_handle_delete(const struct bpfrt_map_handle *h, const vo
 #define BPFRT_F_PRIV_UNPRIV (1U << 31)
 #define BPFRT_F_PRIV_MASK (BPFRT_F_PRIV_FULL | BPFRT_F_PRIV_BPF_CAPABLE | BPFRT_F_PRIV_UNPRIV)
 
+/* bpfrt's own BPF_PROG_LOAD prog_flags field: the engine the program runs on, an enum
+ * bpfrt_engine in two bits, BPFRT_F_ENGINE(BPFRT_ENGINE_INTERP) etc.  DEFAULT (0): the
+ * environment variable BPFRT_ENGINE (interp, checked or jit), the user's default, when it
+ * is set; else native code (JIT) where the library was built with it, else CHECKED.  A
+ * pinned program runs on the engine it was loaded with in every process.  JIT in a build
+ * without it: EOPNOTSUPP. */
+#define BPFRT_F_ENGINE_SHIFT 26
+#define BPFRT_F_ENGINE_MASK (3U << BPFRT_F_ENGINE_SHIFT)
+#define BPFRT_F_ENGINE(engine) (((uint32_t)(engine) << BPFRT_F_ENGINE_SHIFT) & BPFRT_F_ENGINE_MASK)
+
 struct bpfrt_prog_load_opts {
 	size_t sz;                     /* sizeof(struct bpfrt_prog_load_opts) */
 	uint32_t expected_attach_type; /* attr.expected_attach_type */
-	uint32_t prog_flags;           /* BPF_F_* for BPF_PROG_LOAD, BPFRT_F_PRIV_* */
+	uint32_t prog_flags;           /* BPF_F_* for BPF_PROG_LOAD, BPFRT_F_PRIV_*, BPFRT_F_ENGINE() */
 	uint32_t log_level;            /* 0: no log */
 	uint32_t log_size;             /* bytes of log_buf */
 	char *log_buf;                 /* receives the check's messages */

@@ -97,6 +97,10 @@ BPFRT_API int bpfrt_program_set_expected_attach_type(struct bpfrt_program *prog,
 /* Whether bpfrt_object_load() loads this program (default on); before load only. */
 BPFRT_API int bpfrt_program_set_autoload(struct bpfrt_program *prog, int autoload);
 BPFRT_API int bpfrt_program_autoload(const struct bpfrt_program *prog);
+/* BPF_PROG_LOAD prog_flags of this program (default 0): BPF_F_*, BPFRT_F_PRIV_*, the
+ * engine as BPFRT_F_ENGINE(); before load only (-EBUSY after). */
+BPFRT_API int bpfrt_program_set_flags(struct bpfrt_program *prog, uint32_t flags);
+BPFRT_API uint32_t bpfrt_program_flags(const struct bpfrt_program *prog);
 /* Program fd after a successful load, else -1. */
 BPFRT_API int bpfrt_program_fd(const struct bpfrt_program *prog);
 /* Source location of instruction insn_idx from .BTF.ext: sets *file and *line and returns

@@ -134,7 +134,7 @@ int brt_api_check_prog(const struct brt_prog_check *pc)
 	struct brt_verify_opts opts = {
 		.prog_type = pc->prog_type,
 		.expected_attach_type = pc->expected_attach_type,
-		.prog_flags = pc->prog_flags & ~BPFRT_F_PRIV_MASK,
+		.prog_flags = pc->prog_flags & ~(BPFRT_F_PRIV_MASK | BPFRT_F_ENGINE_MASK),
 		.gpl = pc->gpl,
 		.log_level = pc->log_level,
 		.log_buf = pc->log_size ? pc->log_buf : NULL,

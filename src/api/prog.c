@@ -21,7 +21,7 @@
 #define PROG_FLAGS                                                                     \
 	(BPF_F_STRICT_ALIGNMENT | BPF_F_ANY_ALIGNMENT | BPF_F_TEST_RND_HI32 |           \
 	 BPF_F_TEST_STATE_FREQ | BPF_F_SLEEPABLE | BPF_F_XDP_HAS_FRAGS | (1u << 6) |       \
-	 (1u << 7) | BPFRT_F_PRIV_MASK)
+	 (1u << 7) | BPFRT_F_PRIV_MASK | BPFRT_F_ENGINE_MASK)
 #define LOG_MASK 15u
 #define LOG_BUF_CAP (16u << 20) /* what bpfrt keeps of a larger log_size */
 #define MAX_INSNS 1000000
@@ -203,18 +203,16 @@ static int resolve_maps(struct load *ld, uint32_t n)
 	return 0;
 }
 
-static enum bpfrt_engine engine_from_env(void)
+/* The engine prog_flags asks for (BPFRT_F_ENGINE()), else the user's default: the
+ * BPFRT_ENGINE environment variable, else native code, as Linux runs a verified program. */
+static enum bpfrt_engine load_engine(uint32_t prog_flags)
 {
-	const char *e = getenv("BPFRT_ENGINE");
+	enum bpfrt_engine e = (enum bpfrt_engine)((prog_flags & BPFRT_F_ENGINE_MASK) >>
+						  BPFRT_F_ENGINE_SHIFT);
 
-	if (e && !strcmp(e, "interp"))
-		return BPFRT_ENGINE_INTERP;
-	if (e && !strcmp(e, "checked"))
-		return BPFRT_ENGINE_CHECKED;
-	if (e && !strcmp(e, "jit"))
-		return BPFRT_ENGINE_JIT;
+	if (e != BPFRT_ENGINE_DEFAULT || !brt_vm_engine_parse(getenv("BPFRT_ENGINE"), 0, &e))
+		return e;
 #ifdef BPFRT_HAVE_JIT
-	/* the verifier accepted the program: native code, as Linux does */
 	return BPFRT_ENGINE_JIT;
 #else
 	return BPFRT_ENGINE_CHECKED;
@@ -343,7 +341,7 @@ static int write_log(struct brt_call *call, struct load *ld)
 static int build(struct load *ld)
 {
 	const union bpf_attr *attr = ld->attr;
-	BPFRT_OPTS(bpfrt_vm_opts, vo, .engine = engine_from_env());
+	BPFRT_OPTS(bpfrt_vm_opts, vo, .engine = load_engine(ld->prog_flags));
 	struct brt_prog_check pc = { 0 };
 	char msg[256];
 	int err;

@@ -4,10 +4,12 @@
  * contract, which is also what cbpf.c produces from classic BPF).
  *
  * Programs converted from classic BPF call no helper and touch only their stack, the
- * context and the packet, so they skip the vm's general run entry: the fast interpreter
- * loop or the JIT's code is called directly with a per-thread context and stack.  With
- * filters of a dozen instructions, the general entry's set-up would cost more than the
- * filter itself.
+ * context and the packet, so they skip the vm's general run entry: the vm's pre-decoded
+ * program goes to the fast interpreter loop, or the vm's JIT code (the one version of a
+ * helper-free program, compiled at load) is called directly, with a per-thread context
+ * and stack.  With filters of a dozen instructions, the general entry's set-up would cost
+ * more than the filter itself.  The program itself is loaded, decoded and compiled only by
+ * the vm (bpfrt_vm_load()).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -34,8 +36,8 @@ struct bpfrt_pkt_filter {
 	int checked;             /* the CHECKED engine: the context is granted as a region */
 	int reads_pkt;           /* has LD_ABS/LD_IND: worth prefetching packets for */
 	uint64_t insn_budget;    /* CHECKED: per packet; 0 = the vm's */
-	struct brt_dinsn *code;  /* converted + INTERP: pre-decoded for the fast loop */
-	struct brt_jit_prog *jit; /* converted + JIT: native code, called directly */
+	const struct brt_dinsn *code;   /* converted + INTERP: the vm's, for the fast loop */
+	const struct brt_jit_prog *jit; /* converted + JIT: the vm's code, called directly */
 #ifdef BPFRT_HAVE_JIT
 	brt_jit_pkt_fn *jit_pkt;  /* its entries with the packet in registers, or NULL */
 	brt_jit_batch_fn *jit_batch;
@@ -59,44 +61,24 @@ _Static_assert(sizeof(struct bpfrt_pkt) == sizeof(struct brt_jit_pkt) &&
 	       offsetof(struct bpfrt_pkt, caplen) == offsetof(struct brt_jit_pkt, len) &&
 	       offsetof(struct bpfrt_pkt, wirelen) == offsetof(struct brt_jit_pkt, ctx_word) &&
 	       offsetof(struct __sk_buff, len) == 0, "bpfrt_pkt is a brt_jit_pkt");
-
-static brt_helper_fn no_helpers(void *arg, uint32_t id)
-{
-	(void)arg;
-	(void)id;
-	return NULL;
-}
 #endif
 
-/* The direct paths for a program converted from classic BPF. */
-static int prepare_direct(struct bpfrt_pkt_filter *f, enum bpfrt_engine engine,
-			  const struct bpf_insn *insns, size_t n, char *err, size_t errlen)
+/* The direct paths for a program converted from classic BPF: what the vm made of it at
+ * load.  A program the paths cannot take (none converted from classic) keeps the vm's
+ * general run entry. */
+static void prepare_direct(struct bpfrt_pkt_filter *f, enum bpfrt_engine engine)
 {
-	if (engine == BPFRT_ENGINE_INTERP) {
-		f->code = brt_vm_predecode(insns, n, 0);
-		if (!f->code) {
-			snprintf(err, errlen, "out of memory");
-			return -ENOMEM;
-		}
-	}
+	if (engine == BPFRT_ENGINE_INTERP)
+		f->code = brt_vm_code(f->vm);
 #ifdef BPFRT_HAVE_JIT
 	if (engine == BPFRT_ENGINE_JIT) {
-		struct brt_jit_env env = {
-			.helper = no_helpers,
-			.pkt_data_off = offsetof(struct bpfrt_run_ctx, skb_data),
-			.pkt_len_off = offsetof(struct bpfrt_run_ctx, skb_len),
-		};
-
-		int ret = brt_jit_compile(insns, n, &env, &f->jit, err, errlen);
-
-		if (!ret) {
+		f->jit = brt_vm_jit_fixed(f->vm);
+		if (f->jit) {
 			f->jit_pkt = brt_jit_pkt_entry(f->jit);
 			f->jit_batch = brt_jit_batch_entry(f->jit);
 		}
-		return ret;
 	}
 #endif
-	return 0;
 }
 
 static int set_err(int ret)
@@ -171,13 +153,8 @@ static int load(const struct bpf_insn *insns, size_t n, const struct bpfrt_pkt_f
 		    (BPF_MODE(insns[i].code) == BPF_ABS || BPF_MODE(insns[i].code) == BPF_IND))
 			f->reads_pkt = 1;
 	f->insn_budget = BRT_OPTS_GET(opts, insn_budget, 0);
-	if (from_classic) {
-		ret = prepare_direct(f, engine, insns, n, err, errlen);
-		if (ret) {
-			bpfrt_pkt_filter_free(f);
-			return ret;
-		}
-	}
+	if (from_classic)
+		prepare_direct(f, engine);
 	*out = f;
 	return 0;
 }
@@ -393,10 +370,6 @@ void bpfrt_pkt_filter_free(struct bpfrt_pkt_filter *f)
 {
 	if (!f)
 		return;
-#ifdef BPFRT_HAVE_JIT
-	brt_jit_free(f->jit);
-#endif
-	free(f->code);
 	bpfrt_vm_free(f->vm);
 	free(f);
 }

@@ -267,9 +267,10 @@ static struct bpf_line_info *line_info(const struct brt_elf_prog *p, uint32_t *c
 	return li;
 }
 
-static int prog_load(struct bpfrt_object *obj, const struct brt_elf_prog *p,
+static int prog_load(struct bpfrt_object *obj, const struct bpfrt_program *prog,
 		     const struct bpf_insn *insns, char *log, uint32_t log_size)
 {
+	const struct brt_elf_prog *p = prog->p;
 	struct bpf_line_info *li = NULL;
 	union bpf_attr attr;
 	uint32_t nli = 0;
@@ -278,6 +279,7 @@ static int prog_load(struct bpfrt_object *obj, const struct brt_elf_prog *p,
 	memset(&attr, 0, sizeof(attr));
 	attr.prog_type = p->type;
 	attr.expected_attach_type = p->expected_attach_type;
+	attr.prog_flags = prog->prog_flags;
 	attr.insns = (uint64_t)(uintptr_t)insns;
 	attr.insn_cnt = (uint32_t)p->insn_cnt;
 	attr.license = (uint64_t)(uintptr_t)obj->elf->license;
@@ -342,13 +344,13 @@ static int load_prog(struct bpfrt_object *obj, struct bpfrt_program *prog)
 	/* Without a log first, like libbpf: a log costs time; ask for it only on failure. */
 	if (obj->log_level) {
 		log = malloc(LOG_RETRY_SIZE);
-		fd = log ? prog_load(obj, p, insns, log, LOG_RETRY_SIZE) : -ENOMEM;
+		fd = log ? prog_load(obj, prog, insns, log, LOG_RETRY_SIZE) : -ENOMEM;
 	} else {
-		fd = prog_load(obj, p, insns, NULL, 0);
+		fd = prog_load(obj, prog, insns, NULL, 0);
 		if (fd < 0 && fd != -ENOMEM) {
 			log = malloc(LOG_RETRY_SIZE);
 			if (log)
-				fd = prog_load(obj, p, insns, log, LOG_RETRY_SIZE);
+				fd = prog_load(obj, prog, insns, log, LOG_RETRY_SIZE);
 		}
 	}
 	if (fd < 0)

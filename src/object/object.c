@@ -252,6 +252,19 @@ int bpfrt_program_autoload(const struct bpfrt_program *prog)
 	return prog->autoload;
 }
 
+int bpfrt_program_set_flags(struct bpfrt_program *prog, uint32_t flags)
+{
+	if (prog->obj->loaded)
+		return neg_errno(-EBUSY);
+	prog->prog_flags = flags;
+	return 0;
+}
+
+uint32_t bpfrt_program_flags(const struct bpfrt_program *prog)
+{
+	return prog->prog_flags;
+}
+
 int bpfrt_program_fd(const struct bpfrt_program *prog)
 {
 	return prog->fd;

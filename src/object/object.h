@@ -14,6 +14,7 @@ struct bpfrt_program {
 	struct brt_elf_prog *p;   /* parsed program */
 	int fd;                   /* after load, else -1 */
 	int autoload;             /* loaded by bpfrt_object_load() */
+	uint32_t prog_flags;      /* BPF_PROG_LOAD prog_flags (bpfrt_program_set_flags()) */
 };
 
 struct bpfrt_map {

@@ -92,7 +92,9 @@ static int fuse_pairs(const struct bpf_insn *insns, size_t n, struct brt_dinsn *
 	return 0;
 }
 
-struct brt_dinsn *brt_vm_predecode(const struct bpf_insn *insns, size_t n, int checked)
+/* Pre-decode n checked instructions for the engine (checked or not); returns n + 1 entries
+ * (sentinel last) or NULL when out of memory. */
+static struct brt_dinsn *predecode(const struct bpf_insn *insns, size_t n, int checked)
 {
 	struct brt_vm_labels labels;
 	struct brt_dinsn *code = calloc(n + 1, sizeof(*code));
@@ -197,7 +199,7 @@ int bpfrt_vm_load(const struct bpf_insn *insns, size_t n, const struct bpfrt_vm_
 	if (!vm->insns || copy_default_helpers(vm))
 		goto err_free_vm;
 	memcpy(vm->insns, insns, n * sizeof(*insns));
-	vm->code = brt_vm_predecode(insns, n, vm->engine == BPFRT_ENGINE_CHECKED);
+	vm->code = predecode(insns, n, vm->engine == BPFRT_ENGINE_CHECKED);
 	if (!vm->code)
 		goto err_free_vm;
 #ifdef BPFRT_HAVE_JIT
@@ -293,6 +295,16 @@ const struct bpf_insn *brt_vm_insns(const struct bpfrt_vm *vm, size_t *n)
 {
 	*n = vm->n;
 	return vm->insns;
+}
+
+const struct brt_dinsn *brt_vm_code(const struct bpfrt_vm *vm)
+{
+	return vm->code;
+}
+
+const struct brt_jit_prog *brt_vm_jit_fixed(const struct bpfrt_vm *vm)
+{
+	return vm->jit_fixed;
 }
 
 /* The run-context fields both unchecked engines (JIT and fast interpreter) read; each sets

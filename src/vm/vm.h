@@ -214,10 +214,6 @@ int brt_vm_region_ok(const struct bpfrt_run_ctx *ctx, uint64_t addr, uint64_t si
 /* Format a fault as "insn N: reason" and return its errno (-EFAULT or -E2BIG). */
 int brt_vm_fault_msg(const struct brt_fault *f, char *err, size_t errlen);
 
-/* Pre-decode n checked instructions for the engine (checked or not); returns n + 1 entries
- * (sentinel last) or NULL when out of memory. */
-struct brt_dinsn *brt_vm_predecode(const struct bpf_insn *insns, size_t n, int checked);
-
 /* Run a loaded vm with full control of its inputs (see struct brt_run_opts).  Same
  * returns and messages as bpfrt_vm_run(). */
 int brt_vm_run_opts(struct bpfrt_vm *vm, const struct brt_run_opts *opts, uint64_t *r0,
@@ -256,9 +252,23 @@ struct brt_jit_prog;
 int brt_vm_jit_code(struct bpfrt_vm *vm, const struct brt_jit_prog **out, char *err,
 		    size_t errlen);
 
+/* Engine names (engines.c, rows of engines.def).  brt_vm_engine_name(): "interp",
+ * "checked", "jit", "default" for DEFAULT, NULL for other values.  brt_vm_engine_parse():
+ * a name (or, when aliases is non-zero, an alias) to its engine in *out; 0 or -1.
+ * brt_vm_engine_list(): "interp, checked, jit", for usage and error text. */
+const char *brt_vm_engine_name(enum bpfrt_engine e);
+int brt_vm_engine_parse(const char *s, int aliases, enum bpfrt_engine *out);
+const char *brt_vm_engine_list(void);
+
 /* The vm's engine after resolving DEFAULT, and its instructions. */
 enum bpfrt_engine brt_vm_engine(const struct bpfrt_vm *vm);
 const struct bpf_insn *brt_vm_insns(const struct bpfrt_vm *vm, size_t *n);
+/* For callers that run a vm's program through their own entry (attach/filter.c's direct
+ * paths), what the vm made of it at load, owned by the vm: the pre-decoded program for
+ * the vm's engine (n + 1 entries), and a JIT vm's code when the program calls no helper
+ * (the one version it has), else NULL. */
+const struct brt_dinsn *brt_vm_code(const struct bpfrt_vm *vm);
+const struct brt_jit_prog *brt_vm_jit_fixed(const struct bpfrt_vm *vm);
 
 /* Make helper id call fn in this vm only (the registry's bpfrt_helper_register() with a
  * vm): name (may be NULL) is copied.  Returns 0, -EINVAL (id above BRT_VM_MAX_HELPER_ID)

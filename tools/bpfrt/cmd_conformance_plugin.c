@@ -11,6 +11,7 @@
 
 #include "bpfrt.h"
 #include "cli.h"
+#include "vm/vm.h"
 
 static void usage(FILE *out)
 {
@@ -119,7 +120,7 @@ int cmd_conformance_plugin(int argc, char **argv)
 			json_out = 1;
 			break;
 		case 'e':
-			if (cli_parse_engine(optarg, &engine))
+			if (brt_vm_engine_parse(optarg, 1, &engine))
 				return fail("unknown engine (interp, checked, jit)");
 			break;
 		case 'J':

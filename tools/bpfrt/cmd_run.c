@@ -13,6 +13,7 @@
 #include "bpfrt.h"
 #include "cli.h"
 #include "datafile.h"
+#include "vm/vm.h"
 
 static void usage(FILE *out)
 {
@@ -51,19 +52,6 @@ static uint64_t unwind(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint6
 static const struct bpfrt_helper_proto unwind_helper = {
 	.sz = sizeof(struct bpfrt_helper_proto), .id = 5, .name = "unwind", .fn = unwind,
 };
-
-int cli_parse_engine(const char *s, enum bpfrt_engine *e)
-{
-	if (!strcmp(s, "interp") || !strcmp(s, "fast"))
-		*e = BPFRT_ENGINE_INTERP;
-	else if (!strcmp(s, "checked"))
-		*e = BPFRT_ENGINE_CHECKED;
-	else if (!strcmp(s, "jit"))
-		*e = BPFRT_ENGINE_JIT;
-	else
-		return -1;
-	return 0;
-}
 
 static int ends_with(const char *s, const char *suffix)
 {
@@ -211,9 +199,9 @@ static int parse_args(int argc, char **argv, struct run_args *a)
 			a->mem_file = optarg;
 			break;
 		case 'e':
-			if (cli_parse_engine(optarg, &a->engine))
-				return cli_error("run: unknown engine '%s' (interp, checked, jit)",
-						 optarg);
+			if (brt_vm_engine_parse(optarg, 1, &a->engine))
+				return cli_error("run: unknown engine '%s' (%s)", optarg,
+						 brt_vm_engine_list());
 			break;
 		case 'b':
 			a->budget = strtoull(optarg, NULL, 0);
@@ -267,10 +255,8 @@ static int load_mem(const struct run_args *a, uint8_t **mem, size_t *len)
 static void report(const struct run_args *a, int ret, uint64_t r0, const char *err,
 		   double ns_per_run)
 {
-	static const char *const names[] = { "default", "interp", "checked", "jit" };
-
 	if (a->json) {
-		printf("{\"engine\": \"%s\", ", names[a->engine]);
+		printf("{\"engine\": \"%s\", ", brt_vm_engine_name(a->engine));
 		if (ret) {
 			printf("\"errno\": %d, \"error\": ", -ret);
 			print_json_str(err);
@@ -288,7 +274,7 @@ static void report(const struct run_args *a, int ret, uint64_t r0, const char *e
 	}
 	printf("r0 = 0x%" PRIx64 " (%" PRIu64 ")\n", r0, r0);
 	if (a->repeat > 1)
-		printf("%.2f ns per run (%lu runs, %s)\n", ns_per_run, a->repeat, names[a->engine]);
+		printf("%.2f ns per run (%lu runs, %s)\n", ns_per_run, a->repeat, brt_vm_engine_name(a->engine));
 }
 
 int cmd_run(int argc, char **argv)
