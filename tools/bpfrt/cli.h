@@ -24,9 +24,6 @@ int cli_read_file(const char *path, char **data, size_t *len);
  * or -1 with a message naming the offending character offset in err. */
 int cli_parse_hex(const char *text, uint8_t **out, size_t *len, char *err, size_t errlen);
 
-/* "interp" (or "fast"), "checked", "jit" -> *engine (an enum bpfrt_engine); 0 or -1. */
-int cli_parse_engine(const char *s, enum bpfrt_engine *engine);
-
 /* Load a program file as `bpfrt run` reads it (assembly, .data, hex or raw); *mem gets a
  * .data file's memory (else NULL) and *is_data says which.  Returns 0 or 1 (message
  * printed). */
@@ -35,13 +32,16 @@ int cli_load_program(const char *path, struct bpf_insn **insns, size_t *n, uint8
 
 /* bpfrt filter / bpfrt attach (cmd_filter.c); cmd names the command in messages. */
 int cli_filter_main(int argc, char **argv, const char *cmd);
-/* The eBPF program bpfrt filter/attach run (cmd_attach.c): --object FILE.o [--name FUNC]
- * or --ebpf FILE of a type ("socket", "tc", "xdp").  0 with *prog_fd (and the object to
- * close, or NULL), or 1 with the message printed. */
-int cli_attach_parse_type(const char *s, enum bpf_prog_type *type);
-const char *cli_attach_type_name(enum bpf_prog_type type);
-int cli_attach_load(const char *cmd, const char *object, const char *name, const char *ebpf,
-		    enum bpf_prog_type type, struct bpfrt_object **obj, int *prog_fd);
+/* The eBPF programs bpfrt filter/attach run (pkt_prog_load.c): packet program types by
+ * name ("socket", "tc", "xdp"; 0 or -1) and back ("other" for the rest).
+ * cli_pkt_prog_load(): --object FILE.o [--name FUNC] or --ebpf FILE of type, loaded with
+ * prog_flags (the engine: BPFRT_F_ENGINE()); 0 with *prog_fd (and the object to close, or
+ * NULL), or 1 with the message printed. */
+int cli_pkt_parse_type(const char *s, enum bpf_prog_type *type);
+const char *cli_pkt_type_name(enum bpf_prog_type type);
+int cli_pkt_prog_load(const char *cmd, const char *object, const char *name, const char *ebpf,
+		      enum bpf_prog_type type, uint32_t prog_flags, struct bpfrt_object **obj,
+		      int *prog_fd);
 
 /* `map event_pipe` (cmd_map_event_pipe.c): argv[i..] are its arguments after MAP, whose
  * fd and path are given; 0 or 1 (message printed). */
