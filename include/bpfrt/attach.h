@@ -110,9 +110,6 @@ enum bpfrt_pkt_action {
 /* "pass", "drop", "tx", "redirect", "aborted". */
 BPFRT_API const char *bpfrt_pkt_action_name(enum bpfrt_pkt_action a);
 
-/* A program running on every packet of an interface, in a thread of this process. */
-struct bpfrt_pkt_link;
-
 struct bpfrt_pkt_link_opts {
 	size_t sz;            /* sizeof(struct bpfrt_pkt_link_opts); use BPFRT_OPTS() */
 	unsigned ring_blocks; /* 1 MiB blocks of the TPACKET_V3 ring; 0 = 8 */
@@ -132,17 +129,18 @@ struct bpfrt_pkt_link_stats {
  * runs the program on every packet from the Ethernet header on, as the seed's
  * SO_ATTACH_BPF socket filter does.  Packets sent after the call returns are seen.  The
  * link holds a reference on the program: closing prog_fd does not detach.
- * Returns 0 with the link in *out, or -errno with "iface 'NAME': <reason>" or the program's
- * problem in err: -ENODEV (no such interface), -EPERM (no CAP_NET_RAW), -EINVAL (a
- * program type that does not run on packets, bad options), -EBADF, -ENOMEM. */
+ * Returns a link fd (see bpfrt/trace.h, "link fds"): bpfrt_link_detach() detaches at once,
+ * closing every copy of the fd detaches too; bpfrt_link_stats() counts packets as events,
+ * kernel drops as lost, faulted runs as errors and non-zero verdicts; bpfrt_pkt_link_stats()
+ * counts per action.  On failure returns -errno with "iface 'NAME': <reason>" or the
+ * program's problem in err: -ENODEV (no such interface), -EPERM (no CAP_NET_RAW), -EINVAL
+ * (a program type that does not run on packets, bad options), -EBADF, -ENOMEM. */
 BPFRT_API int bpfrt_prog_attach_iface(int prog_fd, const char *iface,
-				      const struct bpfrt_pkt_link_opts *opts,
-				      struct bpfrt_pkt_link **out, char *err, size_t errlen);
-/* Counters so far (read while the link runs). */
-BPFRT_API void bpfrt_pkt_link_stats(struct bpfrt_pkt_link *link,
-				    struct bpfrt_pkt_link_stats *stats);
-/* Stop the thread, close the socket, drop the program reference (NULL is fine). */
-BPFRT_API void bpfrt_pkt_link_destroy(struct bpfrt_pkt_link *link);
+				      const struct bpfrt_pkt_link_opts *opts, char *err,
+				      size_t errlen);
+/* Counters so far of the link behind link_fd (read while the link runs).  Returns 0,
+ * -EBADF (closed fd) or -EINVAL (not a live interface link of this process). */
+BPFRT_API int bpfrt_pkt_link_stats(int link_fd, struct bpfrt_pkt_link_stats *stats);
 
 #ifdef __cplusplus
 }

@@ -18,7 +18,7 @@ struct sample {
 	const char *name;           /* "sock_example": messages and the default object */
 	struct bpfrt_object *obj;
 	struct bpfrt_map *map;
-	struct bpfrt_pkt_link *link;
+	int link_fd;                /* the program on the interface until closed */
 };
 
 /* Load obj_path (NULL: NAME.bpf.o in the program's directory, where the build puts it),
@@ -55,8 +55,9 @@ static inline int sample_attach(struct sample *s, const char *obj_path, const ch
 		goto fail;
 	}
 	/* the seed: sock = open_raw_sock(iface); setsockopt(sock, SO_ATTACH_BPF, &prog_fd) */
-	if (bpfrt_prog_attach_iface(bpfrt_program_fd(prog), iface, NULL, &s->link, err,
-				    sizeof(err))) {
+	s->link_fd = bpfrt_prog_attach_iface(bpfrt_program_fd(prog), iface, NULL, err,
+					     sizeof(err));
+	if (s->link_fd < 0) {
 		fprintf(stderr, "%s: %s\n", s->name, err);
 		goto fail;
 	}
@@ -70,7 +71,7 @@ fail:
 /* Detach and close everything. */
 static inline void sample_detach(struct sample *s)
 {
-	bpfrt_pkt_link_destroy(s->link);
+	close(s->link_fd); /* the last copy: detaches */
 	bpfrt_object_close(s->obj);
 }
 

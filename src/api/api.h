@@ -226,6 +226,13 @@ int brt_link_create(const struct brt_link_ops *ops, struct brt_prog *prog, void 
 		    struct brt_link **out);
 /* After polling { link->peer, link->wake } (in this order) with POLLIN: stop now? */
 int brt_link_stopping(const struct pollfd *peer_wake);
+/* Non-blocking: has the user closed every copy of the link's fd or asked for a detach?
+ * For run loops that wait on their source with a timeout of their own. */
+int brt_link_should_stop(const struct brt_link *link);
+/* Call fn(link, arg) with the live link behind fd held, when its ops are ops (NULL: any
+ * kind).  0, -EBADF (closed fd) or -EINVAL (not a live link of this process or kind). */
+int brt_link_with(int fd, const struct brt_link_ops *ops,
+		  void (*fn)(struct brt_link *link, void *arg), void *arg);
 
 #define BPF_CMD(cmd, last, fn) int fn(struct brt_call *call);
 #include "api/cmds.def"

@@ -52,6 +52,14 @@ int brt_link_stopping(const struct pollfd *peer_wake)
 	return peer_wake[0].revents || peer_wake[1].revents;
 }
 
+int brt_link_should_stop(const struct brt_link *link)
+{
+	struct pollfd p[2] = { { .fd = link->peer, .events = POLLIN },
+			       { .fd = link->wake, .events = POLLIN } };
+
+	return poll(p, 2, 0) > 0 && brt_link_stopping(p);
+}
+
 static int fd_open(int fd)
 {
 	return fcntl(fd, F_GETFD) != -1;
@@ -177,23 +185,37 @@ int bpfrt_link_detach(int link_fd)
 	return 0;
 }
 
-int bpfrt_link_stats(int link_fd, struct bpfrt_link_stats *st)
+int brt_link_with(int fd, const struct brt_link_ops *ops,
+		  void (*fn)(struct brt_link *link, void *arg), void *arg)
 {
 	struct brt_link *link;
 
 	pthread_mutex_lock(&links_lock);
-	link = find(link_fd);
-	if (link) {
-		memset(st, 0, sizeof(*st));
-		st->events = atomic_load(&link->events);
-		st->lost = atomic_load(&link->lost);
-		st->errors = atomic_load(&link->errors);
-		st->nonzero = atomic_load(&link->nonzero);
-	}
+	link = find(fd);
+	if (link && (!ops || link->ops == ops))
+		fn(link, arg);
 	pthread_mutex_unlock(&links_lock);
-	if (!link)
-		return -(errno = fd_open(link_fd) ? EINVAL : EBADF);
+	if (!link || (ops && link->ops != ops))
+		return fd_open(fd) ? -EINVAL : -EBADF;
 	return 0;
+}
+
+static void read_stats(struct brt_link *link, void *arg)
+{
+	struct bpfrt_link_stats *st = arg;
+
+	memset(st, 0, sizeof(*st));
+	st->events = atomic_load(&link->events);
+	st->lost = atomic_load(&link->lost);
+	st->errors = atomic_load(&link->errors);
+	st->nonzero = atomic_load(&link->nonzero);
+}
+
+int bpfrt_link_stats(int link_fd, struct bpfrt_link_stats *st)
+{
+	int err = brt_link_with(link_fd, NULL, read_stats, st);
+
+	return err ? -(errno = -err) : 0;
 }
 
 int brt_cmd_link_detach(struct brt_call *call)

@@ -79,6 +79,8 @@ struct brt_pkt_result {
 /* -EINVAL with a message for a program type that does not run on packets. */
 int brt_pkt_prog_open(int prog_fd, struct brt_pkt_prog **out, char *err, size_t errlen);
 uint32_t brt_pkt_prog_type(const struct brt_pkt_prog *p);
+/* The program it runs (the reference stays the brt_pkt_prog's). */
+struct brt_prog *brt_pkt_prog_obj(const struct brt_pkt_prog *p);
 /* Run on one packet seen on interface ifindex (0: a file) with PACKET_* pkt_type.
  * Returns 0 with *res set, or the run's -errno (checked engine faults) with a message. */
 int brt_pkt_prog_run(struct brt_pkt_prog *p, const struct brt_pkt *pkt, uint32_t ifindex,

@@ -1,30 +1,33 @@
 /* link.c - a program attached to a live interface: the userspace stand-in for the seed's
- * setsockopt(SO_ATTACH_BPF) on a packet socket.  A thread reads the interface's TPACKET_V3
- * ring (socket.c) and runs the program on every packet (pkt_prog.c), counting what the
- * kernel's hook would do with each verdict.  Counters are updated with relaxed atomics so
- * the application reads them while the thread runs.
+ * setsockopt(SO_ATTACH_BPF) on a packet socket, behind a link fd like every attachment
+ * (src/api/link.c: closing every copy of the fd, or bpfrt_link_detach(), detaches).  The
+ * link's thread reads the interface's TPACKET_V3 ring (socket.c) and runs the program on
+ * every packet (pkt_prog.c), counting what the kernel's hook would do with each verdict.
+ * Counters are updated with relaxed atomics so the application reads them while the
+ * thread runs.
  */
 #include <errno.h>
 #include <net/if.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/api.h"
 #include "attach/attach.h"
 #include "util/util.h"
 
 #define OPTS_KNOWN                                                                         \
 	(offsetof(struct bpfrt_pkt_link_opts, bpfrt_pkt_link_opts__last) +                  \
 	 sizeof(((struct bpfrt_pkt_link_opts *)0)->bpfrt_pkt_link_opts__last))
-#define POLL_MS 100 /* how soon the thread notices bpfrt_pkt_link_destroy() */
+#define POLL_MS 100 /* how soon an idle thread notices a detach or the last close */
+/* A busy thread looks for a detach every this many packets: the look is a system call,
+ * which would cost more than a short program if made per packet. */
+#define STOP_EVERY 64
 
-struct bpfrt_pkt_link {
+struct iface_source {
 	struct brt_live *live;
 	struct brt_pkt_prog *prog;
 	uint32_t ifindex;
-	pthread_t thread;
-	int stop;                         /* atomic */
 	struct bpfrt_pkt_link_stats st;   /* atomic fields */
 };
 
@@ -33,95 +36,125 @@ static void add(uint64_t *c, uint64_t v)
 	__atomic_fetch_add(c, v, __ATOMIC_RELAXED);
 }
 
-static void *run(void *arg)
+static void iface_run(struct brt_link *link)
 {
-	struct bpfrt_pkt_link *l = arg;
+	struct iface_source *s = link->priv;
 	struct brt_pkt_result res;
 	struct brt_pkt pkt;
+	unsigned since_look = 0;
 	char err[256];
 	int ret;
 
-	while (!__atomic_load_n(&l->stop, __ATOMIC_ACQUIRE)) {
+	for (;;) {
 		uint64_t seen, drops = 0;
 
-		ret = brt_live_next(l->live, &pkt, POLL_MS, err, sizeof(err));
+		ret = brt_live_next(s->live, &pkt, POLL_MS, err, sizeof(err));
 		/* a syscall: only when idle or once in a while */
-		if ((ret == 0 || (l->st.packets & 0xfff) == 0) &&
-		    brt_live_stats(l->live, &seen, &drops) == 0 && drops)
-			add(&l->st.kernel_drops, drops);
+		if ((ret == 0 || (s->st.packets & 0xfff) == 0) &&
+		    brt_live_stats(s->live, &seen, &drops) == 0 && drops) {
+			add(&s->st.kernel_drops, drops);
+			atomic_fetch_add(&link->lost, drops);
+		}
 		if (ret < 0) {
 			brt_print(BPFRT_WARN, "bpfrt: attach: %s\n", err);
 			break;
 		}
+		if (ret == 0 || ++since_look == STOP_EVERY) {
+			since_look = 0;
+			if (brt_link_should_stop(link))
+				break;
+		}
 		if (ret == 0)
 			continue;
-		if (brt_pkt_prog_run(l->prog, &pkt, l->ifindex, 0, &res, err, sizeof(err))) {
+		if (brt_pkt_prog_run(s->prog, &pkt, s->ifindex, 0, &res, err, sizeof(err))) {
 			/* the checked engine stopped a faulty run: the kernel would drop it */
 			res.action = BPFRT_PKT_ABORTED;
+			atomic_fetch_add(&link->errors, 1);
+		} else if (res.verdict) {
+			atomic_fetch_add(&link->nonzero, 1);
 		}
-		add(&l->st.actions[res.action], 1);
-		add(&l->st.bytes, pkt.wirelen);
-		add(&l->st.packets, 1);
+		add(&s->st.actions[res.action], 1);
+		add(&s->st.bytes, pkt.wirelen);
+		add(&s->st.packets, 1);
+		atomic_fetch_add(&link->events, 1);
 	}
-	return NULL;
+	/* the ring failed: wait for the detach or the last close like a quiet link */
+	while (ret < 0 && !brt_link_should_stop(link))
+		brt_live_next(s->live, &pkt, POLL_MS, err, sizeof(err));
 }
 
-int bpfrt_prog_attach_iface(int prog_fd, const char *iface,
-			    const struct bpfrt_pkt_link_opts *opts, struct bpfrt_pkt_link **out,
-			    char *err, size_t errlen)
+static void iface_free(struct iface_source *s)
 {
-	struct bpfrt_pkt_link *l;
+	brt_live_close(s->live);
+	brt_pkt_prog_close(s->prog);
+	free(s);
+}
+
+static void iface_detach(struct brt_link *link)
+{
+	iface_free(link->priv);
+}
+
+static const struct brt_link_ops iface_ops = {
+	.kind = "iface",
+	.run = iface_run,
+	.detach = iface_detach,
+};
+
+int bpfrt_prog_attach_iface(int prog_fd, const char *iface,
+			    const struct bpfrt_pkt_link_opts *opts, char *err, size_t errlen)
+{
+	struct iface_source *s;
+	struct brt_link *link;
 	int ret;
 
-	if (!iface || !out || !brt_opts_valid(opts, OPTS_KNOWN, "bpfrt_pkt_link_opts")) {
+	if (!iface || !brt_opts_valid(opts, OPTS_KNOWN, "bpfrt_pkt_link_opts")) {
 		snprintf(err, errlen, "bpfrt_prog_attach_iface: bad arguments or options");
 		errno = EINVAL;
 		return -EINVAL;
 	}
-	l = calloc(1, sizeof(*l));
-	if (!l) {
+	s = calloc(1, sizeof(*s));
+	if (!s) {
 		snprintf(err, errlen, "out of memory");
 		errno = ENOMEM;
 		return -ENOMEM;
 	}
-	ret = brt_pkt_prog_open(prog_fd, &l->prog, err, errlen);
+	ret = brt_pkt_prog_open(prog_fd, &s->prog, err, errlen);
 	if (ret)
 		goto fail;
-	ret = brt_live_open(iface, BRT_OPTS_GET(opts, ring_blocks, 0), &l->live, err, errlen);
+	ret = brt_live_open(iface, BRT_OPTS_GET(opts, ring_blocks, 0), &s->live, err, errlen);
 	if (ret)
 		goto fail;
-	l->ifindex = if_nametoindex(iface);
-	ret = -pthread_create(&l->thread, NULL, run, l);
-	if (ret) {
-		snprintf(err, errlen, "iface '%s': starting the thread: %s", iface, strerror(-ret));
+	s->ifindex = if_nametoindex(iface);
+	ret = brt_link_create(&iface_ops, brt_pkt_prog_obj(s->prog), s, &link);
+	if (ret < 0) {
+		snprintf(err, errlen, "iface '%s': starting the link: %s", iface, strerror(-ret));
 		goto fail;
 	}
-	*out = l;
-	return 0;
+	return ret;
 fail:
-	brt_live_close(l->live);
-	brt_pkt_prog_close(l->prog);
-	free(l);
+	iface_free(s);
 	errno = -ret;
 	return ret;
 }
 
-void bpfrt_pkt_link_stats(struct bpfrt_pkt_link *l, struct bpfrt_pkt_link_stats *st)
+static void read_stats(struct brt_link *link, void *arg)
 {
-	st->packets = __atomic_load_n(&l->st.packets, __ATOMIC_RELAXED);
-	st->bytes = __atomic_load_n(&l->st.bytes, __ATOMIC_RELAXED);
+	const struct iface_source *s = link->priv;
+	struct bpfrt_pkt_link_stats *st = arg;
+
+	st->packets = __atomic_load_n(&s->st.packets, __ATOMIC_RELAXED);
+	st->bytes = __atomic_load_n(&s->st.bytes, __ATOMIC_RELAXED);
 	for (int i = 0; i < BPFRT_PKT_ACTION_MAX; i++)
-		st->actions[i] = __atomic_load_n(&l->st.actions[i], __ATOMIC_RELAXED);
-	st->kernel_drops = __atomic_load_n(&l->st.kernel_drops, __ATOMIC_RELAXED);
+		st->actions[i] = __atomic_load_n(&s->st.actions[i], __ATOMIC_RELAXED);
+	st->kernel_drops = __atomic_load_n(&s->st.kernel_drops, __ATOMIC_RELAXED);
 }
 
-void bpfrt_pkt_link_destroy(struct bpfrt_pkt_link *l)
+int bpfrt_pkt_link_stats(int link_fd, struct bpfrt_pkt_link_stats *st)
 {
-	if (!l)
-		return;
-	__atomic_store_n(&l->stop, 1, __ATOMIC_RELEASE);
-	pthread_join(l->thread, NULL);
-	brt_live_close(l->live);
-	brt_pkt_prog_close(l->prog);
-	free(l);
+	int ret = brt_link_with(link_fd, &iface_ops, read_stats, st);
+
+	if (ret)
+		errno = -ret;
+	return ret;
 }

@@ -92,6 +92,11 @@ uint32_t brt_pkt_prog_type(const struct brt_pkt_prog *p)
 	return p->type;
 }
 
+struct brt_prog *brt_pkt_prog_obj(const struct brt_pkt_prog *p)
+{
+	return p->prog;
+}
+
 void brt_pkt_prog_close(struct brt_pkt_prog *p)
 {
 	if (!p)

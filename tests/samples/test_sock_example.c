@@ -65,8 +65,8 @@ static void test_traffic(struct bpfrt_object *obj)
 	struct bpfrt_map *map = bpfrt_object_find_map_by_name(obj, "proto_counts");
 	unsigned long long before[3], want[3];
 	struct bpfrt_pkt_link_stats st;
-	struct bpfrt_pkt_link *link = NULL;
-	int udp, closed, tcp, icmp, map_fd;
+	struct bpfrt_link_stats ls;
+	int udp, closed, tcp, icmp, map_fd, link;
 	char err[256];
 
 	T_CASE("sock_example on lo");
@@ -74,9 +74,9 @@ static void test_traffic(struct bpfrt_object *obj)
 	if (!prog || !map)
 		return;
 	map_fd = bpfrt_map__fd(map);
-	T_EQ_INT(0, bpfrt_prog_attach_iface(bpfrt_program_fd(prog), "lo", NULL, &link, err,
-					    sizeof(err)));
-	if (!link) {
+	link = bpfrt_prog_attach_iface(bpfrt_program_fd(prog), "lo", NULL, err, sizeof(err));
+	T_ASSERT(link >= 0);
+	if (link < 0) {
 		printf("attach: %s\n", err);
 		return;
 	}
@@ -96,14 +96,20 @@ static void test_traffic(struct bpfrt_object *obj)
 	for (int i = 0; i < 3; i++)
 		printf("proto %u: %llu -> %llu (at least %llu expected)\n", protos[i], before[i],
 		       count(map_fd, protos[i]), want[i]);
-	bpfrt_pkt_link_stats(link, &st);
+	T_EQ_INT(0, bpfrt_pkt_link_stats(link, &st));
+	T_EQ_INT(0, bpfrt_link_stats(link, &ls));
 	printf("link: %llu packets, %llu bytes, kernel drops %llu\n",
 	       (unsigned long long)st.packets, (unsigned long long)st.bytes,
 	       (unsigned long long)st.kernel_drops);
 	/* the filter returns 0: every packet is a socket filter's drop */
 	T_ASSERT(st.packets >= want[0] - before[0] + want[1] - before[1] + want[2] - before[2]);
 	T_EQ_U64(st.packets, st.actions[BPFRT_PKT_DROP]);
-	bpfrt_pkt_link_destroy(link);
+	/* the generic counters of the same link fd, read a moment later */
+	T_ASSERT(ls.events >= st.packets);
+	T_EQ_U64(0, ls.nonzero);
+	T_EQ_INT(0, bpfrt_link_detach(link));
+	T_EQ_INT(-EINVAL, bpfrt_pkt_link_stats(link, &st));
+	close(link);
 
 	/* detached: counters stand still */
 	for (int i = 0; i < 3; i++)
@@ -120,25 +126,35 @@ static void test_errors(struct bpfrt_object *obj)
 		{ .code = BPF_JMP | BPF_EXIT },
 	};
 	struct bpfrt_program *prog = bpfrt_object_find_program_by_name(obj, "count_protocols");
-	struct bpfrt_pkt_link *link = NULL;
 	char err[256] = "";
 	int fd;
 
 	T_CASE("no such interface");
 	T_EQ_INT(-ENODEV, bpfrt_prog_attach_iface(bpfrt_program_fd(prog), "nosuchif0", NULL,
-						  &link, err, sizeof(err)));
+						  err, sizeof(err)));
 	T_CONTAINS("iface 'nosuchif0': no such interface", err);
-	T_ASSERT(!link);
 
 	T_CASE("program type that does not run on packets");
 	fd = bpfrt_prog_load(BPF_PROG_TYPE_RAW_TRACEPOINT, "raw", "GPL", ret0, 2, NULL);
 	T_ASSERT(fd >= 0);
-	T_EQ_INT(-EINVAL, bpfrt_prog_attach_iface(fd, "lo", NULL, &link, err, sizeof(err)));
+	T_EQ_INT(-EINVAL, bpfrt_prog_attach_iface(fd, "lo", NULL, err, sizeof(err)));
 	T_CONTAINS("does not run on packets", err);
 	close(fd);
 
 	T_CASE("not a program fd");
-	T_EQ_INT(-EBADF, bpfrt_prog_attach_iface(12345, "lo", NULL, &link, err, sizeof(err)));
+	T_EQ_INT(-EBADF, bpfrt_prog_attach_iface(12345, "lo", NULL, err, sizeof(err)));
+
+	T_CASE("stats of a closed fd and of a link of another kind");
+	{
+		struct bpfrt_pkt_link_stats st;
+		int pfd[2];
+
+		T_EQ_INT(-EBADF, bpfrt_pkt_link_stats(12345, &st));
+		T_ASSERT(pipe(pfd) == 0);
+		T_EQ_INT(-EINVAL, bpfrt_pkt_link_stats(pfd[0], &st));
+		close(pfd[0]);
+		close(pfd[1]);
+	}
 }
 
 int main(void)
