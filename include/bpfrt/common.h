@@ -31,6 +31,26 @@ BPFRT_API const char *bpfrt_version(void);
  * older header keeps working; bytes past what this build knows must be zero. */
 #define BPFRT_OPTS(type, name, ...) struct type name = { .sz = sizeof(struct type), __VA_ARGS__ }
 
+/* Errors, one convention per API family (the libbpf 1.x rules; messages never name C
+ * functions, they name the instruction, field, file offset or object):
+ *   raw bpf():        bpfrt_bpf() behaves like bpf(2): -1 with errno set, the verifier's
+ *                     messages in attr.log_buf (log_level, log_size) as in the kernel;
+ *   bpf() wrappers:   bpfrt_map_*(), bpfrt_prog_load(), bpfrt_obj_*(), ... (bpfrt/bpf.h)
+ *                     return -errno and set errno; program loads take the log buffer in
+ *                     their opts (log_buf, log_size, log_level);
+ *   vm, filters, attach (bpfrt/vm.h, bpfrt/attach.h): -errno with errno set, and the
+ *                     reason ("insn N: ...", "iface 'lo': ...") in the caller's err
+ *                     buffer of errlen bytes (0 allowed: no message);
+ *   objects (bpfrt/object.h): constructors return NULL with errno set, other int
+ *                     functions -errno with errno set; a failed load's reasons and
+ *                     verifier log in bpfrt_object_log(), parse errors through the print
+ *                     callback;
+ *   tracing and links (bpfrt/trace.h, bpfrt/probe.h, bpfrt/perf.h): -errno with errno
+ *                     set, the reason through the print callback.
+ * The errno is the kernel's for the same failure (EACCES: verifier rejection, EINVAL:
+ * malformed input, E2BIG, ENOSPC: truncated log).  Everything not tied to a call's buffer
+ * goes through the print callback below. */
+
 enum bpfrt_print_level {
 	BPFRT_WARN,
 	BPFRT_INFO,
