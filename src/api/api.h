@@ -185,9 +185,11 @@ struct bpfrt_run_ctx;
 uint64_t brt_helper_tail_call(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5,
 			      struct bpfrt_run_ctx *ctx);
 
-/* The helpers this folder implements: X(id, function) for each, the id naming its
- * prototype in src/vm/helpers.def.  Read by the registry (src/helpers/registry.c). */
-#define BRT_API_HELPERS(X) X(BPF_FUNC_tail_call, brt_helper_tail_call)
+/* The helpers this folder implements, for the registry (src/helpers/registry.c): one
+ * X(id, function, program types) each; id names its row of src/vm/helpers.def, types
+ * are enum brt_helper_types (vm/helper_proto.h). */
+#define BRT_API_HELPERS(X)                                                               \
+	X(BPF_FUNC_tail_call, brt_helper_tail_call, BRT_FOR_ALL)
 
 /* ---- links (link.c) ------------------------------------------------------------------ */
 struct brt_link;

@@ -3,10 +3,11 @@
  * header adds what the folder's two files share and what tools and tests look at.
  *
  * Theory of operation: a helper is a row of src/vm/helpers.def (id, name, prototype)
- * joined by id to the function the implementing folder lists in its header
- * (BRT_<FOLDER>_HELPERS: vm, maps, trace, attach, api).  registry.c builds both tables
- * as constant data, so nothing depends on initialisation order, and a second function
- * for one id fails the build (-Woverride-init).  Helpers the host adds at run time
+ * joined by id to the row the implementing folder lists in its header
+ * (BRT_<FOLDER>_HELPERS: vm, maps, trace, attach, api): its function and the program
+ * types that may call it.  registry.c builds the tables as constant data, so nothing
+ * depends on initialisation order, and a helpers.def row without a folder row, a folder
+ * row without a helpers.def row or two rows for one id stop the build.  Helpers the host adds at run time
  * (bpfrt_helper_register()) live in host.c, in a table that grows with them.
  */
 #ifndef BPFRT_SRC_HELPERS_HELPERS_H

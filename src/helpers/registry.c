@@ -13,6 +13,27 @@
 #include "util/util.h"
 #include "vm/vm.h"
 
+#define ALL_ROWS(X)                                                                      \
+	BRT_VM_HELPERS(X)                                                                \
+	BRT_MAPS_HELPERS(X)                                                              \
+	BRT_TRACE_HELPERS(X)                                                             \
+	BRT_ATTACH_HELPERS(X)                                                            \
+	BRT_API_HELPERS(X)
+
+/* Each folder row's program types, named after its id: a second row for one id is a
+ * redefinition, and a helpers.def row without a folder row uses a name never defined;
+ * both stop the build. */
+#define TYPES(id, fn, types) TYPES_##id = (types),
+enum { ALL_ROWS(TYPES) };
+#undef TYPES
+
+/* ... and the other way: a folder row whose id has no helpers.def row. */
+enum {
+#define HELPER(id_, name_, gpl, ret_, a1, a2, a3, a4, a5) DEFINED_##id_ = 1,
+#include "vm/helpers.def"
+#undef HELPER
+};
+
 static const struct brt_helper_proto protos[] = {
 #define HELPER(id_, name_, gpl, ret_, a1, a2, a3, a4, a5)                                    \
 	[id_] = { .id = (id_),                                                                \
@@ -20,21 +41,15 @@ static const struct brt_helper_proto protos[] = {
 		  .gpl_only = (gpl),                                                          \
 		  .ret = BRT_RET_##ret_,                                                      \
 		  .args = { BRT_ARG_##a1, BRT_ARG_##a2, BRT_ARG_##a3, BRT_ARG_##a4,         \
-			    BRT_ARG_##a5 } },
+			    BRT_ARG_##a5 },                                                   \
+		  .types = TYPES_##id_ },
 #include "vm/helpers.def"
 #undef HELPER
 };
 
-/* One designated initialiser per row: two folders claiming an id stop the build. */
-#define ROW(id, fn) [id] = fn,
-static const brt_helper_fn fns[] = {
-	BRT_VM_HELPERS(ROW)
-	BRT_MAPS_HELPERS(ROW)
-	BRT_TRACE_HELPERS(ROW)
-	BRT_ATTACH_HELPERS(ROW)
-	BRT_API_HELPERS(ROW)
-};
-#undef ROW
+#define FN(id, fn, types) [id * DEFINED_##id] = fn,
+static const brt_helper_fn fns[] = { ALL_ROWS(FN) };
+#undef FN
 
 const struct brt_helper_proto *brt_helper_builtin(uint32_t id)
 {

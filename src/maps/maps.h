@@ -194,22 +194,23 @@ BRT_MAP_HELPER(perf_event_output)
 BRT_MAP_HELPER(for_each_map_elem) /* for_each.c */
 #undef BRT_MAP_HELPER
 
-/* The helpers this folder implements: X(id, function) for each, the id naming its
- * prototype in src/vm/helpers.def.  Read by the registry (src/helpers/registry.c). */
+/* The helpers this folder implements, for the registry (src/helpers/registry.c): one
+ * X(id, function, program types) each; id names its row of src/vm/helpers.def, types
+ * are enum brt_helper_types (vm/helper_proto.h). */
 #define BRT_MAPS_HELPERS(X)                                                              \
-	X(BPF_FUNC_map_lookup_elem, brt_helper_map_lookup_elem)                          \
-	X(BPF_FUNC_map_update_elem, brt_helper_map_update_elem)                          \
-	X(BPF_FUNC_map_delete_elem, brt_helper_map_delete_elem)                          \
-	X(BPF_FUNC_map_push_elem, brt_helper_map_push_elem)                              \
-	X(BPF_FUNC_map_pop_elem, brt_helper_map_pop_elem)                                \
-	X(BPF_FUNC_map_peek_elem, brt_helper_map_peek_elem)                              \
-	X(BPF_FUNC_ringbuf_output, brt_helper_ringbuf_output)                            \
-	X(BPF_FUNC_ringbuf_reserve, brt_helper_ringbuf_reserve)                          \
-	X(BPF_FUNC_ringbuf_submit, brt_helper_ringbuf_submit)                            \
-	X(BPF_FUNC_ringbuf_discard, brt_helper_ringbuf_discard)                          \
-	X(BPF_FUNC_ringbuf_query, brt_helper_ringbuf_query)                              \
-	X(BPF_FUNC_perf_event_output, brt_helper_perf_event_output)                      \
-	X(BPF_FUNC_for_each_map_elem, brt_helper_for_each_map_elem)
+	X(BPF_FUNC_map_lookup_elem, brt_helper_map_lookup_elem, BRT_FOR_ALL)             \
+	X(BPF_FUNC_map_update_elem, brt_helper_map_update_elem, BRT_FOR_ALL)             \
+	X(BPF_FUNC_map_delete_elem, brt_helper_map_delete_elem, BRT_FOR_ALL)             \
+	X(BPF_FUNC_map_push_elem, brt_helper_map_push_elem, BRT_FOR_ALL)                 \
+	X(BPF_FUNC_map_pop_elem, brt_helper_map_pop_elem, BRT_FOR_ALL)                   \
+	X(BPF_FUNC_map_peek_elem, brt_helper_map_peek_elem, BRT_FOR_ALL)                 \
+	X(BPF_FUNC_ringbuf_output, brt_helper_ringbuf_output, BRT_FOR_ALL)               \
+	X(BPF_FUNC_ringbuf_reserve, brt_helper_ringbuf_reserve, BRT_FOR_ALL)             \
+	X(BPF_FUNC_ringbuf_submit, brt_helper_ringbuf_submit, BRT_FOR_ALL)               \
+	X(BPF_FUNC_ringbuf_discard, brt_helper_ringbuf_discard, BRT_FOR_ALL)             \
+	X(BPF_FUNC_ringbuf_query, brt_helper_ringbuf_query, BRT_FOR_ALL)                 \
+	X(BPF_FUNC_perf_event_output, brt_helper_perf_event_output, BRT_FOR_ALL)         \
+	X(BPF_FUNC_for_each_map_elem, brt_helper_for_each_map_elem, BRT_FOR_ALL)
 
 /* ---- perf output rings (perf_output.c): what a BPF_MAP_TYPE_PERF_EVENT_ARRAY holds ----- */
 

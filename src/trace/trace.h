@@ -74,19 +74,28 @@ BRT_TRACE_HELPER(brt_helper_probe_read_kernel);
 BRT_TRACE_HELPER(brt_helper_probe_read_kernel_str);
 BRT_TRACE_HELPER(brt_helper_trace_printk);
 
-/* The helpers this folder implements: X(id, function) for each, the id naming its
- * prototype in src/vm/helpers.def.  Read by the registry (src/helpers/registry.c).  The
- * user-memory reads are the kernel ones: this process is the only address space. */
+/* The helpers this folder implements, for the registry (src/helpers/registry.c): one
+ * X(id, function, program types) each; id names its row of src/vm/helpers.def, types
+ * are enum brt_helper_types (vm/helper_proto.h).  The user-memory reads are the
+ * kernel ones: this process is the only address space. */
 #define BRT_TRACE_HELPERS(X)                                                             \
-	X(BPF_FUNC_probe_read, brt_helper_probe_read_kernel)                             \
-	X(BPF_FUNC_probe_read_str, brt_helper_probe_read_kernel_str)                     \
-	X(BPF_FUNC_probe_read_user, brt_helper_probe_read_kernel)                        \
-	X(BPF_FUNC_probe_read_kernel, brt_helper_probe_read_kernel)                      \
-	X(BPF_FUNC_probe_read_user_str, brt_helper_probe_read_kernel_str)                \
-	X(BPF_FUNC_probe_read_kernel_str, brt_helper_probe_read_kernel_str)              \
-	X(BPF_FUNC_trace_printk, brt_helper_trace_printk)                                \
-	X(BPF_FUNC_get_current_pid_tgid, brt_helper_get_current_pid_tgid)                \
-	X(BPF_FUNC_get_current_uid_gid, brt_helper_get_current_uid_gid)                  \
-	X(BPF_FUNC_get_current_comm, brt_helper_get_current_comm)
+	X(BPF_FUNC_probe_read, brt_helper_probe_read_kernel, BRT_FOR_TRACE)              \
+	X(BPF_FUNC_probe_read_str, brt_helper_probe_read_kernel_str, BRT_FOR_TRACE)      \
+	X(BPF_FUNC_probe_read_user, brt_helper_probe_read_kernel,                        \
+	  BRT_FOR_ALL | BRT_NEED_PERFMON)                                                \
+	X(BPF_FUNC_probe_read_kernel, brt_helper_probe_read_kernel,                      \
+	  BRT_FOR_ALL | BRT_NEED_PERFMON)                                                \
+	X(BPF_FUNC_probe_read_user_str, brt_helper_probe_read_kernel_str,                \
+	  BRT_FOR_ALL | BRT_NEED_PERFMON)                                                \
+	X(BPF_FUNC_probe_read_kernel_str, brt_helper_probe_read_kernel_str,              \
+	  BRT_FOR_ALL | BRT_NEED_PERFMON)                                                \
+	X(BPF_FUNC_trace_printk, brt_helper_trace_printk,                                \
+	  BRT_FOR_ALL | BRT_NEED_PERFMON)                                                \
+	X(BPF_FUNC_get_current_pid_tgid, brt_helper_get_current_pid_tgid,                \
+	  BRT_FOR_ALL | BRT_NEED_PERFMON)                                                \
+	X(BPF_FUNC_get_current_uid_gid, brt_helper_get_current_uid_gid,                  \
+	  BRT_FOR_ALL | BRT_NEED_PERFMON)                                                \
+	X(BPF_FUNC_get_current_comm, brt_helper_get_current_comm,                        \
+	  BRT_FOR_ALL | BRT_NEED_PERFMON)
 
 #endif

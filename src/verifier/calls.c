@@ -43,101 +43,36 @@ const char *brt_verifier_helper_name(int32_t id)
 }
 
 /* ---- which program types may call which helper (the kernel's *_func_proto) ------------- */
-enum {
-	T_SOCK = 1, T_TC = 2, T_XDP = 4, T_CGSKB = 8, T_KPROBE = 16, T_TP = 32, T_RAWTP = 64,
-	T_PERF = 128,
-	T_NET = T_SOCK | T_TC | T_XDP | T_CGSKB,
-	T_TRACE = T_KPROBE | T_TP | T_RAWTP | T_PERF,
-	T_ALL = T_NET | T_TRACE,
-	NEED_PERFMON = 1 << 8, /* only with CAP_PERFMON for non-tracing types */
-	NEED_BPF = 1 << 9,
-};
-
-struct allow {
-	int32_t id;
-	uint16_t mask;
-};
-
-static const struct allow allowed[] = {
-	/* bpf_base_func_proto: every type */
-	{ BPF_FUNC_map_lookup_elem, T_ALL }, { BPF_FUNC_map_update_elem, T_ALL },
-	{ BPF_FUNC_map_delete_elem, T_ALL }, { BPF_FUNC_map_push_elem, T_ALL },
-	{ BPF_FUNC_map_pop_elem, T_ALL }, { BPF_FUNC_map_peek_elem, T_ALL },
-	{ BPF_FUNC_map_lookup_percpu_elem, T_ALL }, { BPF_FUNC_get_prandom_u32, T_ALL },
-	{ BPF_FUNC_get_smp_processor_id, T_ALL }, { BPF_FUNC_get_numa_node_id, T_ALL },
-	{ BPF_FUNC_tail_call, T_ALL }, { BPF_FUNC_ktime_get_ns, T_ALL },
-	{ BPF_FUNC_ktime_get_boot_ns, T_ALL }, { BPF_FUNC_ktime_get_tai_ns, T_ALL },
-	{ BPF_FUNC_ringbuf_output, T_ALL }, { BPF_FUNC_ringbuf_reserve, T_ALL },
-	{ BPF_FUNC_ringbuf_submit, T_ALL }, { BPF_FUNC_ringbuf_discard, T_ALL },
-	{ BPF_FUNC_ringbuf_query, T_ALL }, { BPF_FUNC_for_each_map_elem, T_ALL },
-	{ BPF_FUNC_loop, T_ALL }, { BPF_FUNC_strncmp, T_ALL },
-	{ BPF_FUNC_jiffies64, T_ALL | NEED_BPF },
-	{ BPF_FUNC_trace_printk, T_ALL | NEED_PERFMON },
-	{ BPF_FUNC_snprintf, T_ALL | NEED_PERFMON },
-	{ BPF_FUNC_probe_read_kernel, T_ALL | NEED_PERFMON },
-	{ BPF_FUNC_probe_read_kernel_str, T_ALL | NEED_PERFMON },
-	{ BPF_FUNC_probe_read_user, T_ALL | NEED_PERFMON },
-	{ BPF_FUNC_probe_read_user_str, T_ALL | NEED_PERFMON },
-	{ BPF_FUNC_get_current_task, T_ALL | NEED_PERFMON },
-	/* in bpf_base_func_proto's CAP_PERFMON part (checked against 6.18) */
-	{ BPF_FUNC_get_current_pid_tgid, T_ALL | NEED_PERFMON },
-	{ BPF_FUNC_get_current_uid_gid, T_ALL | NEED_PERFMON },
-	{ BPF_FUNC_get_current_comm, T_ALL | NEED_PERFMON },
-	/* networking */
-	{ BPF_FUNC_skb_load_bytes, T_SOCK | T_TC | T_CGSKB },
-	{ BPF_FUNC_skb_load_bytes_relative, T_SOCK | T_TC | T_CGSKB },
-	{ BPF_FUNC_get_socket_cookie, T_SOCK | T_TC | T_CGSKB },
-	{ BPF_FUNC_get_socket_uid, T_SOCK | T_TC | T_CGSKB },
-	{ BPF_FUNC_perf_event_output, T_ALL },
-	{ BPF_FUNC_skb_store_bytes, T_TC }, { BPF_FUNC_l3_csum_replace, T_TC },
-	{ BPF_FUNC_l4_csum_replace, T_TC }, { BPF_FUNC_clone_redirect, T_TC },
-	{ BPF_FUNC_get_cgroup_classid, T_TC }, { BPF_FUNC_skb_vlan_push, T_TC },
-	{ BPF_FUNC_skb_vlan_pop, T_TC }, { BPF_FUNC_redirect, T_TC | T_XDP },
-	{ BPF_FUNC_get_route_realm, T_TC }, { BPF_FUNC_get_hash_recalc, T_TC },
-	{ BPF_FUNC_csum_diff, T_TC | T_XDP }, { BPF_FUNC_skb_change_proto, T_TC },
-	{ BPF_FUNC_skb_change_type, T_TC }, { BPF_FUNC_skb_change_tail, T_TC },
-	{ BPF_FUNC_skb_pull_data, T_TC }, { BPF_FUNC_set_hash_invalid, T_TC },
-	{ BPF_FUNC_set_hash, T_TC }, { BPF_FUNC_fib_lookup, T_TC | T_XDP },
-	{ BPF_FUNC_xdp_adjust_head, T_XDP }, { BPF_FUNC_xdp_adjust_meta, T_XDP },
-	{ BPF_FUNC_xdp_adjust_tail, T_XDP }, { BPF_FUNC_redirect_map, T_XDP },
-	/* tracing */
-	{ BPF_FUNC_perf_event_read, T_TRACE },
-	{ BPF_FUNC_get_stackid, T_TRACE }, { BPF_FUNC_probe_read, T_TRACE },
-	{ BPF_FUNC_probe_read_str, T_TRACE }, { BPF_FUNC_get_current_cgroup_id, T_TRACE },
-};
-
+/* Each helper's row in the registry says which types may call it (enum brt_helper_types,
+ * given by the folder that implements it). */
 static unsigned type_bit(uint32_t prog_type)
 {
 	switch (prog_type) {
-	case BPF_PROG_TYPE_SOCKET_FILTER: return T_SOCK;
+	case BPF_PROG_TYPE_SOCKET_FILTER: return BRT_FOR_SOCK;
 	case BPF_PROG_TYPE_SCHED_CLS:
-	case BPF_PROG_TYPE_SCHED_ACT: return T_TC;
-	case BPF_PROG_TYPE_XDP: return T_XDP;
-	case BPF_PROG_TYPE_CGROUP_SKB: return T_CGSKB;
-	case BPF_PROG_TYPE_KPROBE: return T_KPROBE;
-	case BPF_PROG_TYPE_TRACEPOINT: return T_TP;
-	case BPF_PROG_TYPE_RAW_TRACEPOINT: return T_RAWTP;
-	case BPF_PROG_TYPE_PERF_EVENT: return T_PERF;
+	case BPF_PROG_TYPE_SCHED_ACT: return BRT_FOR_TC;
+	case BPF_PROG_TYPE_XDP: return BRT_FOR_XDP;
+	case BPF_PROG_TYPE_CGROUP_SKB: return BRT_FOR_CGSKB;
+	case BPF_PROG_TYPE_KPROBE: return BRT_FOR_KPROBE;
+	case BPF_PROG_TYPE_TRACEPOINT: return BRT_FOR_TP;
+	case BPF_PROG_TYPE_RAW_TRACEPOINT: return BRT_FOR_RAWTP;
+	case BPF_PROG_TYPE_PERF_EVENT: return BRT_FOR_PERF;
 	default: return 0;
 	}
 }
 
-static int helper_allowed(struct brt_env *env, int32_t id)
+static int helper_allowed(struct brt_env *env, const struct brt_helper_proto *fn)
 {
 	unsigned bit = type_bit(env->opts->prog_type);
 
-	for (size_t i = 0; i < sizeof(allowed) / sizeof(allowed[0]); i++) {
-		if (allowed[i].id != id)
-			continue;
-		if (!(allowed[i].mask & bit))
-			return 0;
-		if ((allowed[i].mask & NEED_PERFMON) && !(bit & T_TRACE) && !env->allow_ptr_leaks)
-			return 0;
-		if ((allowed[i].mask & NEED_BPF) && !env->bpf_capable)
-			return 0;
+	if (!fn->types) /* a host helper: allowed everywhere */
 		return 1;
-	}
-	/* a helper bpfrt offers that the table does not know: allowed everywhere */
+	if (!(fn->types & bit))
+		return 0;
+	if ((fn->types & BRT_NEED_PERFMON) && !(bit & BRT_FOR_TRACE) && !env->allow_ptr_leaks)
+		return 0;
+	if ((fn->types & BRT_NEED_BPF) && !env->bpf_capable)
+		return 0;
 	return 1;
 }
 
@@ -668,7 +603,7 @@ int brt_check_helper_call(struct brt_env *env, const struct bpf_insn *insn, int 
 		return -EINVAL;
 	}
 	fn = find_proto(id);
-	if (!fn || !helper_allowed(env, id)) {
+	if (!fn || !helper_allowed(env, fn)) {
 		const char *name = brt_verifier_helper_name(id);
 
 		brt_verr(env, "program of this type cannot use helper %s#%d\n", name ? name : "unknown",

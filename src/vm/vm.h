@@ -275,15 +275,16 @@ const struct brt_jit_prog *brt_vm_jit_fixed(const struct bpfrt_vm *vm);
  * or -ENOMEM. */
 int brt_vm_set_helper(struct bpfrt_vm *vm, uint32_t id, const char *name, brt_helper_fn fn);
 
-/* The helpers this folder implements: X(id, function) for each, the id naming its
- * prototype in helpers.def.  Read by the registry (src/helpers/registry.c). */
+/* The helpers this folder implements, for the registry (src/helpers/registry.c): one
+ * X(id, function, program types) each; id names its row of src/vm/helpers.def, types
+ * are enum brt_helper_types (vm/helper_proto.h). */
 #define BRT_VM_HELPERS(X)                                                                \
-	X(BPF_FUNC_ktime_get_ns, brt_helper_ktime_get_ns)                                \
-	X(BPF_FUNC_get_prandom_u32, brt_helper_get_prandom_u32)                          \
-	X(BPF_FUNC_get_smp_processor_id, brt_helper_get_smp_processor_id)                \
-	X(BPF_FUNC_get_numa_node_id, brt_helper_get_numa_node_id)                        \
-	X(BPF_FUNC_ktime_get_boot_ns, brt_helper_ktime_get_boot_ns)                      \
-	X(BPF_FUNC_loop, brt_helper_loop)
+	X(BPF_FUNC_ktime_get_ns, brt_helper_ktime_get_ns, BRT_FOR_ALL)                   \
+	X(BPF_FUNC_get_prandom_u32, brt_helper_get_prandom_u32, BRT_FOR_ALL)             \
+	X(BPF_FUNC_get_smp_processor_id, brt_helper_get_smp_processor_id, BRT_FOR_ALL)   \
+	X(BPF_FUNC_get_numa_node_id, brt_helper_get_numa_node_id, BRT_FOR_ALL)           \
+	X(BPF_FUNC_ktime_get_boot_ns, brt_helper_ktime_get_boot_ns, BRT_FOR_ALL)         \
+	X(BPF_FUNC_loop, brt_helper_loop, BRT_FOR_ALL)
 
 /* Generic helpers implemented here (helpers.c). */
 uint64_t brt_helper_ktime_get_ns(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,

@@ -64,6 +64,15 @@ static void test_builtin(void)
 	for (size_t id = 0; id < n; id++)
 		if (table[id] && !in_def(id))
 			T_FAIL("function for id %zu, which helpers.def does not list", id);
+	T_CASE("program types come from the implementing folder's rows");
+	T_EQ_INT(BRT_FOR_ALL, brt_helper_get(BPF_FUNC_map_lookup_elem)->types);
+	T_EQ_INT(BRT_FOR_SOCK | BRT_FOR_TC | BRT_FOR_CGSKB,
+		 brt_helper_get(BPF_FUNC_skb_load_bytes)->types);
+	T_EQ_INT(BRT_FOR_TRACE, brt_helper_get(BPF_FUNC_probe_read)->types);
+	T_EQ_INT(BRT_FOR_ALL | BRT_NEED_PERFMON, brt_helper_get(BPF_FUNC_trace_printk)->types);
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+		if (!(brt_helper_get(rows[i].id)->types & BRT_FOR_ALL))
+			T_FAIL("%s: no program type may call it", rows[i].name);
 	T_CASE("unknown ids");
 	T_ASSERT(brt_helper_get(0) == NULL);
 	T_ASSERT(brt_helper_get(BPF_FUNC_get_cgroup_classid) == NULL);
@@ -95,6 +104,7 @@ static void test_host_growth(void)
 	T_EQ_INT(0, fails);
 	got = brt_helper_get(first + count - 1);
 	T_ASSERT(got && got->host && !strcmp(got->name, "grow"));
+	T_ASSERT(got && got->types == 0); /* every program type */
 
 	T_CASE("the highest id");
 	p.id = 65535;
