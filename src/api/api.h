@@ -74,6 +74,11 @@ struct brt_prog {
 	uint32_t type;             /* BPF_PROG_TYPE_* */
 	uint32_t expected_attach_type;
 	uint32_t insn_cnt;
+	/* map table entries and linkage bytes of the file: the shared header's, validated
+	 * once when the file is first seen and never read again (another process may
+	 * rewrite the header; docs/MEMORY_MODEL.md) */
+	uint32_t nmaps;
+	uint32_t nfuncs;
 	uint32_t max_ctx_offset;   /* highest ctx byte accessed + 1 (tracing attach checks) */
 	struct brt_prog_lines *lines; /* source lines from line_info, or NULL */
 	/* vm and pm are built (at load, or from the file on first use in this process:
@@ -107,15 +112,16 @@ uint64_t brt_prog_file_data_size(uint32_t insn_cnt, uint32_t nmaps, uint32_t nfu
  * linkage from func_info (nfuncs bytes, the verifier needs them for callbacks). */
 void brt_prog_file_write(struct brt_obj *obj, const struct bpf_insn *stored, uint32_t n,
 			 const struct brt_prog_maps *pm, const uint8_t *linkage, uint32_t nfuncs);
-/* The linkage bytes (hdr->nfuncs of them). */
-const uint8_t *brt_prog_file_linkage(const struct brt_obj *obj);
-/* Sizes and the table of a program file from anywhere: 0 or -EINVAL. */
-int brt_prog_file_check(const struct brt_obj *tmpl);
-/* The map table (hdr->nmaps entries, checked by brt_prog_file_check()). */
-const struct brt_prog_mapref *brt_prog_file_maps(const struct brt_obj *obj);
+/* The linkage bytes (prog->nfuncs of them). */
+const uint8_t *brt_prog_file_linkage(const struct brt_prog *prog);
+/* Sizes of a program file from anywhere, in hdr (a private snapshot of its shared
+ * header: the caller uses what was checked, never the header again): 0 or -EINVAL. */
+int brt_prog_file_check(const struct brt_obj_hdr *hdr, uint64_t file_size);
+/* The map table (prog->nmaps entries; shared memory: read each entry once). */
+const struct brt_prog_mapref *brt_prog_file_maps(const struct brt_prog *prog);
 /* Open the table's maps by their links: *fds (malloc'd, *n entries, close them) in table
  * order.  0, -ENOENT when a link is gone, -EINVAL when it names another map. */
-int brt_prog_file_open_maps(const struct brt_obj *obj, int **fds, uint32_t *n);
+int brt_prog_file_open_maps(const struct brt_prog *prog, int **fds, uint32_t *n);
 /* Around pinning prog: link its maps (dropping links no pinned program needs any more)
  * and hold the links' lock until brt_prog_file_pin_end(), so no other process drops them
  * before the program's own link exists.  prog must be built (brt_prog_materialise():

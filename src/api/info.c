@@ -55,9 +55,9 @@ static int map_info(struct brt_call *call, struct brt_map *map, uint32_t len)
 static int copy_xlated(struct brt_call *call, const struct brt_prog *prog, uint64_t dst,
 		       uint32_t len)
 {
-	const struct brt_prog_mapref *t = brt_prog_file_maps(&prog->obj);
+	const struct brt_prog_mapref *t = brt_prog_file_maps(prog);
 	/* len <= the instructions' size, a multiple of 8 */
-	uint32_t n = (len + 7) / 8, nmaps = prog->obj.hdr->nmaps;
+	uint32_t n = (len + 7) / 8, nmaps = prog->nmaps;
 	struct bpf_insn *insns = malloc((size_t)n * sizeof(*insns));
 	int err;
 
@@ -85,7 +85,7 @@ static int copy_xlated(struct brt_call *call, const struct brt_prog *prog, uint6
 static int prog_info(struct brt_call *call, struct brt_prog *prog, uint32_t len)
 {
 	const struct brt_obj_hdr *hdr = prog->obj.hdr;
-	const struct brt_prog_mapref *t = brt_prog_file_maps(&prog->obj);
+	const struct brt_prog_mapref *t = brt_prog_file_maps(prog);
 	struct bpf_prog_info info;
 	uint32_t ulen, xlated = prog->insn_cnt * (uint32_t)sizeof(struct bpf_insn);
 
@@ -106,8 +106,8 @@ static int prog_info(struct brt_call *call, struct brt_prog *prog, uint32_t len)
 	info.nr_prog_tags = 0;
 
 	ulen = info.nr_map_ids;
-	info.nr_map_ids = hdr->nmaps;
-	for (uint32_t i = 0; i < ulen && i < hdr->nmaps; i++)
+	info.nr_map_ids = prog->nmaps;
+	for (uint32_t i = 0; i < ulen && i < prog->nmaps; i++)
 		if (call->ua->to(info.map_ids + 4ull * i, &t[i].id, 4))
 			return -EFAULT;
 	ulen = info.xlated_prog_len;

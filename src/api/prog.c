@@ -242,6 +242,8 @@ static int prog_init(struct brt_obj *obj, void *arg)
 	prog->type = ld->attr->prog_type;
 	prog->expected_attach_type = ld->attr->expected_attach_type;
 	prog->insn_cnt = ld->attr->insn_cnt;
+	prog->nmaps = obj->hdr->nmaps;
+	prog->nfuncs = obj->hdr->nfuncs;
 	prog->max_ctx_offset = ld->max_ctx_offset;
 	ld->pm.maps = NULL;
 	ld->pm.n = 0;
@@ -455,25 +457,25 @@ static int materialise(struct brt_prog *prog)
 	if (!err) {
 		memcpy(ld.insns, prog->obj.base, bytes);
 		memcpy(ld.stored, ld.insns, bytes);
-		err = brt_prog_file_open_maps(&prog->obj, &ld.fd_array, &ld.fd_array_cnt);
+		err = brt_prog_file_open_maps(prog, &ld.fd_array, &ld.fd_array_cnt);
 	}
-	if (!err && hdr->nfuncs) {
+	if (!err && prog->nfuncs) {
 		/* the func_info linkage (callbacks must be static); no source lines */
 		ld.lines = calloc(1, sizeof(*ld.lines));
 		if (ld.lines)
-			ld.lines->linkage = malloc(hdr->nfuncs);
+			ld.lines->linkage = malloc(prog->nfuncs);
 		if (!ld.lines || !ld.lines->linkage) {
 			err = -ENOMEM;
 		} else {
-			memcpy(ld.lines->linkage, brt_prog_file_linkage(&prog->obj), hdr->nfuncs);
-			ld.lines->nfuncs = hdr->nfuncs;
+			memcpy(ld.lines->linkage, brt_prog_file_linkage(prog), prog->nfuncs);
+			ld.lines->nfuncs = prog->nfuncs;
 		}
 	}
 	if (!err)
 		err = build(&ld);
 	for (uint32_t i = 0; i < ld.fd_array_cnt; i++)
 		close(ld.fd_array[i]);
-	if (!err && ld.pm.n != hdr->nmaps)
+	if (!err && ld.pm.n != prog->nmaps)
 		err = -EINVAL; /* the table names maps the instructions do not use */
 	if (!err) {
 		prog->pm.maps = ld.pm.maps;
@@ -521,17 +523,19 @@ int brt_prog_from_fd(int fd, struct brt_prog **out)
 }
 
 /* A program file seen for the first time in this process (pinned by another process, or
- * its fd received): its header and instructions are checked here, its vm is built on
- * first use (brt_prog_materialise()). */
+ * its fd received): its header is checked here, on a private snapshot whose sizes the
+ * program keeps (another process may rewrite the shared header at any time, a retried
+ * materialise included); its vm is built on first use (brt_prog_materialise()). */
 static int prog_attach_obj(const struct brt_obj *tmpl, struct brt_obj **out)
 {
-	const struct brt_obj_hdr *hdr = tmpl->hdr;
+	struct brt_obj_hdr hdr;
 	struct brt_prog *prog;
 	int err;
 
-	if (!hdr->max_entries || hdr->max_entries > MAX_INSNS)
+	memcpy(&hdr, tmpl->hdr, sizeof(hdr));
+	if (!hdr.max_entries || hdr.max_entries > MAX_INSNS)
 		return -EINVAL;
-	err = brt_prog_file_check(tmpl);
+	err = brt_prog_file_check(&hdr, tmpl->size);
 	if (err)
 		return err;
 	prog = calloc(1, sizeof(*prog));
@@ -539,10 +543,12 @@ static int prog_attach_obj(const struct brt_obj *tmpl, struct brt_obj **out)
 		return -ENOMEM;
 	prog->obj = *tmpl;
 	prog->pm.magic = BRT_PROG_MAPS_MAGIC;
-	prog->pm.prog_type = hdr->type;
-	prog->type = hdr->type;
-	prog->expected_attach_type = hdr->expected_attach_type;
-	prog->insn_cnt = hdr->max_entries;
+	prog->pm.prog_type = hdr.type;
+	prog->type = hdr.type;
+	prog->expected_attach_type = hdr.expected_attach_type;
+	prog->insn_cnt = hdr.max_entries;
+	prog->nmaps = hdr.nmaps;
+	prog->nfuncs = hdr.nfuncs;
 	prog->obj.release = prog_release;
 	*out = &prog->obj;
 	return 0;

@@ -31,26 +31,28 @@ uint64_t brt_prog_file_data_size(uint32_t insn_cnt, uint32_t nmaps, uint32_t nfu
 	       (uint64_t)nmaps * sizeof(struct brt_prog_mapref) + nfuncs;
 }
 
-static struct brt_prog_mapref *table_of(const struct brt_obj *obj)
+/* The map table after insn_cnt instructions (the program's own count, never the shared
+ * header's: another process may rewrite that one after it was checked). */
+static struct brt_prog_mapref *table_of(const struct brt_obj *obj, uint32_t insn_cnt)
 {
-	return (struct brt_prog_mapref *)((char *)obj->base + (size_t)obj->hdr->max_entries *
-							      sizeof(struct bpf_insn));
+	return (struct brt_prog_mapref *)((char *)obj->base +
+					  (size_t)insn_cnt * sizeof(struct bpf_insn));
 }
 
-const struct brt_prog_mapref *brt_prog_file_maps(const struct brt_obj *obj)
+const struct brt_prog_mapref *brt_prog_file_maps(const struct brt_prog *prog)
 {
-	return table_of(obj);
+	return table_of(&prog->obj, prog->insn_cnt);
 }
 
-const uint8_t *brt_prog_file_linkage(const struct brt_obj *obj)
+const uint8_t *brt_prog_file_linkage(const struct brt_prog *prog)
 {
-	return (const uint8_t *)(table_of(obj) + obj->hdr->nmaps);
+	return (const uint8_t *)(table_of(&prog->obj, prog->insn_cnt) + prog->nmaps);
 }
 
 void brt_prog_file_write(struct brt_obj *obj, const struct bpf_insn *stored, uint32_t n,
 			 const struct brt_prog_maps *pm, const uint8_t *linkage, uint32_t nfuncs)
 {
-	struct brt_prog_mapref *t = table_of(obj);
+	struct brt_prog_mapref *t = table_of(obj, n);
 
 	if (nfuncs)
 		memcpy(t + pm->n, linkage, nfuncs);
@@ -77,9 +79,9 @@ static int sizes_ok(const struct brt_obj_hdr *hdr, uint64_t file_size)
 	       hdr->data_size <= file_size - BRT_PAGE;
 }
 
-int brt_prog_file_check(const struct brt_obj *tmpl)
+int brt_prog_file_check(const struct brt_obj_hdr *hdr, uint64_t file_size)
 {
-	return sizes_ok(tmpl->hdr, tmpl->size) ? 0 : -EINVAL;
+	return file_size >= BRT_PAGE && sizes_ok(hdr, file_size) ? 0 : -EINVAL;
 }
 
 static void link_name(uint32_t id, uint64_t ino, char *buf)
@@ -130,10 +132,10 @@ static int map_matches(int fd, const struct brt_prog_mapref *r)
 	return ok;
 }
 
-int brt_prog_file_open_maps(const struct brt_obj *obj, int **fds, uint32_t *n)
+int brt_prog_file_open_maps(const struct brt_prog *prog, int **fds, uint32_t *n)
 {
-	const struct brt_prog_mapref *t = table_of(obj);
-	uint32_t nmaps = obj->hdr->nmaps;
+	uint32_t nmaps = prog->nmaps;
+	struct brt_prog_mapref *t;
 	char name[NAME_LEN];
 	int lock, err = 0;
 
@@ -143,9 +145,16 @@ int brt_prog_file_open_maps(const struct brt_obj *obj, int **fds, uint32_t *n)
 		return -ENOMEM;
 	if (!nmaps)
 		return 0;
+	/* a private copy: the link's name and the match are checked on the same entry */
+	t = malloc((size_t)nmaps * sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	memcpy(t, brt_prog_file_maps(prog), (size_t)nmaps * sizeof(*t));
 	lock = lock_links(LOCK_SH, 0);
-	if (lock < 0)
+	if (lock < 0) {
+		free(t);
 		return lock == -ENOENT ? -ENOENT : lock;
+	}
 	for (uint32_t i = 0; i < nmaps && !err; i++) {
 		int fd;
 
@@ -160,6 +169,7 @@ int brt_prog_file_open_maps(const struct brt_obj *obj, int **fds, uint32_t *n)
 			err = -EINVAL;
 	}
 	close(lock);
+	free(t);
 	if (err) {
 		for (uint32_t i = 0; i < *n; i++)
 			close((*fds)[i]);
