@@ -171,8 +171,12 @@ BPFRT_API int bpfrt_obj_get_info_by_fd(int fd, void *info, uint32_t *info_len);
 
 /* Consume the records a BPF_MAP_TYPE_RINGBUF holds (like libbpf's ring_buffer__consume):
  * cb runs for each submitted record in order (discarded ones are skipped) and the
- * consumer position moves past it; a non-zero return from cb stops.  Returns the number
- * of records handed to cb, or -errno (EINVAL: not a ring buffer; EBADF). */
+ * consumer position moves past it; a non-zero return from cb stops.  At most one ring's
+ * worth of records per call (call again while it returns records).  Returns the number
+ * of records handed to cb, or -errno (EINVAL: not a ring buffer; EBADF; EUCLEAN: the
+ * ring's positions or a record's length were overwritten by something other than a
+ * producer, e.g. another process writing the map's file; records before it were
+ * consumed). */
 BPFRT_API int bpfrt_ringbuf_consume(int fd, int (*cb)(void *arg, void *data, size_t size),
 				    void *arg);
 

@@ -34,11 +34,16 @@ struct bufs {
 	unsigned char *value;
 };
 
+/* A key get_next_key gave that the lookup then misses (deleted meanwhile, or a corrupt
+ * region) is asked for again this many times, then the batch stops with EINTR: the
+ * kernel's generic_map_lookup_batch() (MAP_LOOKUP_RETRIES), so a walk always ends. */
+#define LOOKUP_RETRIES 3
+
 static int walk(struct brt_call *call, struct brt_map *map, struct bufs *b, int del)
 {
 	union bpf_attr *attr = call->attr;
 	uint32_t vsize = brt_map_value_size(map), ks = map->key_size, cp = 0;
-	int have_prev = 0, err = 0;
+	int have_prev = 0, err = 0, retry = LOOKUP_RETRIES;
 
 	if (attr->batch.in_batch && !del) {
 		if (call->ua->from(b->prev, attr->batch.in_batch, ks))
@@ -53,10 +58,15 @@ static int walk(struct brt_call *call, struct brt_map *map, struct bufs *b, int 
 		err = del ? brt_map_sys_lookup_and_delete(map, b->key, b->value,
 							  attr->batch.elem_flags) :
 			    brt_map_sys_lookup(map, b->key, b->value, attr->batch.elem_flags);
-		if (err == -ENOENT)
+		if (err == -ENOENT && retry--)
 			continue;
+		if (err == -ENOENT) {
+			err = -EINTR;
+			break;
+		}
 		if (err)
 			return err;
+		retry = LOOKUP_RETRIES;
 		if (call->ua->to(attr->batch.keys + (uint64_t)cp * ks, b->key, ks) ||
 		    call->ua->to(attr->batch.values + (uint64_t)cp * vsize, b->value, vsize))
 			return -EFAULT;

@@ -724,38 +724,84 @@ static int htab_copy_value(struct brt_map *map, const void *key, void *value)
 	return e ? 0 : -ENOENT;
 }
 
+/* Would a lookup of the key at chain position pos of bucket bi (locked) find it there?
+ * Only then may get_next_key return it: the next call finds the key at pos again and goes
+ * on after it, so every walk moves forward.  A key copied into out that hashes to another
+ * bucket, whose stored hash is wrong, or that repeats an earlier key of the chain (a
+ * corrupt or cyclic chain: shared memory) would send the next call back to the start or
+ * round the cycle forever; such an element is passed over. */
+static int reachable(const struct htab *ht, const struct brt_map *map, uint32_t bi,
+		     const void *key, uint32_t pos)
+{
+	uint32_t hash = hash_key(key, map->key_size, ht->head->seed), idx, steps = 0;
+	struct htab_elem *e;
+
+	if ((hash & (ht->n_buckets - 1)) != bi)
+		return 0;
+	for (idx = ht->buckets[bi].head; steps <= pos && (e = elem(ht, idx)); steps++) {
+		if (e->hash == hash && key_equal(e->key, key, map->key_size))
+			return steps == pos;
+		idx = e->next;
+	}
+	return 0;
+}
+
+/* The first key of bucket bi's chain at position from or later that reachable() accepts,
+ * copied to out (bucket locked); 0 or -ENOENT. */
+static int next_in_chain(const struct htab *ht, const struct brt_map *map, uint32_t bi,
+			 uint32_t from, void *out)
+{
+	uint32_t idx = ht->buckets[bi].head;
+	struct htab_elem *e;
+
+	for (uint32_t pos = 0; pos <= ht->n_elems && (e = elem(ht, idx)); pos++) {
+		if (pos >= from) {
+			memcpy(out, e->key, map->key_size);
+			if (reachable(ht, map, bi, out, pos))
+				return 0;
+		}
+		idx = e->next;
+	}
+	return -ENOENT;
+}
+
 /* Order: bucket by bucket, chain order within a bucket; a key that is not present restarts
- * from the first key, as the kernel does. */
+ * from the first key, as the kernel does.  Every key returned is found again by the next
+ * call (reachable()), so a walk ends after at most one step per element position even in
+ * a corrupt region. */
 static int htab_get_next_key(struct brt_map *map, const void *key, void *next_key)
 {
 	struct htab *ht = map->priv;
-	uint32_t start = 0;
+	uint32_t start = 0, mask = ht->n_buckets - 1;
 	struct htab_bucket *b;
-	struct htab_elem *e, *n;
+	int err;
 
 	if (key) {
-		uint32_t hash = hash_key(key, map->key_size, ht->head->seed);
+		uint32_t hash = hash_key(key, map->key_size, ht->head->seed), pos = 0, idx;
+		struct htab_elem *e;
 
-		b = &ht->buckets[hash & (ht->n_buckets - 1)];
+		b = &ht->buckets[hash & mask];
 		brt_shm_lock(&b->lock);
-		e = elem(ht, find(ht, map, b, key, hash, NULL));
-		n = e ? elem(ht, e->next) : NULL;
-		if (n)
-			memcpy(next_key, n->key, map->key_size);
+		idx = b->head;
+		for (; pos <= ht->n_elems && (e = elem(ht, idx)); pos++, idx = e->next)
+			if (e->hash == hash && key_equal(e->key, key, map->key_size))
+				break;
+		err = elem(ht, idx) && pos <= ht->n_elems ?
+			      next_in_chain(ht, map, hash & mask, pos + 1, next_key) : -ESRCH;
 		brt_shm_unlock(&b->lock);
-		if (n)
+		if (!err)
 			return 0;
-		if (e)
-			start = (hash & (ht->n_buckets - 1)) + 1;
+		if (err == -ENOENT)
+			start = (hash & mask) + 1;
 	}
 	for (uint32_t i = start; i < ht->n_buckets; i++) {
 		b = &ht->buckets[i];
+		if (!atomic_load_explicit(&b->head, memory_order_relaxed))
+			continue;
 		brt_shm_lock(&b->lock);
-		e = elem(ht, b->head);
-		if (e)
-			memcpy(next_key, e->key, map->key_size);
+		err = next_in_chain(ht, map, i, 0, next_key);
 		brt_shm_unlock(&b->lock);
-		if (e)
+		if (!err)
 			return 0;
 	}
 	return -ENOENT;

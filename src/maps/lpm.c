@@ -98,6 +98,17 @@ static uint32_t key_len(const void *key)
 	return len;
 }
 
+/* The prefix length of slot s when it is in use and valid, else -1.  Read once: the slot
+ * is shared memory another process may rewrite, and a length past the data would make
+ * the bit comparisons read past the slot. */
+static int64_t live_len(const struct brt_map *map, const struct lpm_slot *s)
+{
+	uint32_t used = *(const volatile uint32_t *)&s->used;
+	uint32_t len = *(const volatile uint32_t *)&s->prefixlen;
+
+	return used && len <= dsize(map) * 8 ? (int64_t)len : -1;
+}
+
 /* The slot holding exactly this prefix, or -1. */
 static int find_exact(const struct brt_map *map, const void *key)
 {
@@ -107,7 +118,7 @@ static int find_exact(const struct brt_map *map, const void *key)
 	for (uint32_t i = 0; i < map->max_entries; i++) {
 		struct lpm_slot *s = slot(map, i);
 
-		if (s->used && s->prefixlen == len && match(s->data, d, len))
+		if (live_len(map, s) == len && match(s->data, d, len))
 			return (int)i;
 	}
 	return -1;
@@ -118,13 +129,16 @@ static struct lpm_slot *best_match(struct brt_map *map, const void *key)
 {
 	const unsigned char *d = (const unsigned char *)key + 4;
 	struct lpm_slot *best = NULL;
+	int64_t best_len = -1;
 
 	for (uint32_t i = 0; i < map->max_entries; i++) {
 		struct lpm_slot *s = slot(map, i);
+		int64_t len = live_len(map, s);
 
-		if (s->used && s->prefixlen <= dsize(map) * 8 && match(s->data, d, s->prefixlen) &&
-		    (!best || s->prefixlen > best->prefixlen))
+		if (len > best_len && match(s->data, d, (uint32_t)len)) {
 			best = s;
+			best_len = len;
+		}
 	}
 	return best;
 }
@@ -204,35 +218,45 @@ static int lpm_delete(struct brt_map *map, const void *key)
 	i = find_exact(map, key);
 	if (i >= 0) {
 		slot(map, (uint32_t)i)->used = 0;
-		if (h->count)
+		if (h->count && h->count <= map->max_entries)
 			h->count--;
 	}
 	brt_shm_unlock(&h->lock);
 	return i >= 0 ? 0 : -ENOENT;
 }
 
+/* The entry after key in the trie's post-order (the first one without key, or when key is
+ * absent).  Only valid slots take part (live_len()), compared by the caller's key and the
+ * lengths read once, so each answer is strictly after the previous one and a walk ends. */
 static int lpm_get_next_key(struct brt_map *map, const void *key, void *next_key)
 {
 	struct lpm_head *h = map->data;
-	struct lpm_slot *best = NULL, *cur = NULL;
-	int i;
+	const unsigned char *cur = NULL;
+	struct lpm_slot *best = NULL;
+	uint32_t cur_len = 0, best_len = 0;
 
+	if (key && key_len(key) <= dsize(map) * 8) {
+		cur = (const unsigned char *)key + 4;
+		cur_len = key_len(key);
+	}
 	brt_shm_lock(&h->lock);
-	i = key && key_len(key) <= dsize(map) * 8 ? find_exact(map, key) : -1;
-	if (i >= 0)
-		cur = slot(map, (uint32_t)i);
+	if (cur && find_exact(map, key) < 0)
+		cur = NULL; /* absent: restart from the first, as the kernel */
 	for (uint32_t j = 0; j < map->max_entries; j++) {
 		struct lpm_slot *s = slot(map, j);
+		int64_t len = live_len(map, s);
 
-		if (!s->used || s == cur)
+		if (len < 0)
 			continue;
-		if (cur && !before(cur->data, cur->prefixlen, s->data, s->prefixlen))
+		if (cur && !before(cur, cur_len, s->data, (uint32_t)len))
 			continue;
-		if (!best || before(s->data, s->prefixlen, best->data, best->prefixlen))
+		if (!best || before(s->data, (uint32_t)len, best->data, best_len)) {
 			best = s;
+			best_len = (uint32_t)len;
+		}
 	}
 	if (best) {
-		memcpy(next_key, &best->prefixlen, 4);
+		memcpy(next_key, &best_len, 4);
 		memcpy((unsigned char *)next_key + 4, best->data, dsize(map));
 	}
 	brt_shm_unlock(&h->lock);

@@ -294,6 +294,10 @@ int brt_perf_walk(struct brt_perf_walk *w,
 	uint64_t tail = __atomic_load_n(&w->meta->data_tail, __ATOMIC_RELAXED);
 	int n = 0;
 
+	/* positions more than the ring apart were not written by a producer (the control
+	 * page is shared with whoever can write the file): nothing to read */
+	if (head - tail > w->size)
+		return 0;
 	while (tail < head) {
 		uint64_t off = tail & (w->size - 1);
 		struct perf_event_header h;
@@ -301,8 +305,8 @@ int brt_perf_walk(struct brt_perf_walk *w,
 
 		/* records are 8-byte aligned, so a header never straddles the end */
 		memcpy(&h, w->data + off, sizeof(h));
-		if (h.size < sizeof(h) || h.size > head - tail)
-			break; /* a corrupt ring: stop rather than loop */
+		if (h.size < sizeof(h) || h.size > head - tail || h.size > w->size)
+			break; /* a corrupt ring: stop rather than loop or read past it */
 		if (off + h.size <= w->size) {
 			rec = (const void *)(w->data + off);
 		} else {

@@ -55,35 +55,39 @@ static unsigned char *slot(struct brt_map *map, uint32_t i)
 	return (unsigned char *)map->data + sizeof(struct qs_head) + (size_t)i * map->value_stride;
 }
 
-/* Repair out-of-range indexes (a corrupt file) by emptying the map. */
-static void sane(struct brt_map *map, struct qs_head *h)
+/* The indexes, read once under the lock and range-checked: the region is shared with
+ * whoever can write the file.  Out-of-range ones (a corrupt file) empty the map. */
+static void indexes(struct brt_map *map, struct qs_head *h, uint32_t *head, uint32_t *tail)
 {
 	uint32_t size = map->max_entries + 1;
 
-	if (h->head >= size || h->tail >= size)
-		h->head = h->tail = 0;
+	*head = *(volatile uint32_t *)&h->head;
+	*tail = *(volatile uint32_t *)&h->tail;
+	if (*head >= size || *tail >= size)
+		*head = *tail = 0;
 }
 
 static int qs_push(struct brt_map *map, const void *value, uint64_t flags)
 {
 	struct qs_head *h = map->data;
-	uint32_t size = map->max_entries + 1;
+	uint32_t size = map->max_entries + 1, head, tail;
 	int err = 0;
 
 	if ((flags & BPF_NOEXIST) || flags > BPF_EXIST)
 		return -EINVAL;
 	brt_shm_lock(&h->lock);
-	sane(map, h);
-	if ((h->head + 1) % size == h->tail) {
+	indexes(map, h, &head, &tail);
+	if ((head + 1) % size == tail) {
 		if (!(flags & BPF_EXIST)) {
 			err = -E2BIG;
 			goto out_unlock;
 		}
 		/* overwrite the oldest */
-		h->tail = (h->tail + 1) % size;
+		tail = (tail + 1) % size;
 	}
-	brt_shm_write(slot(map, h->head), value, map->value_size);
-	h->head = (h->head + 1) % size;
+	brt_shm_write(slot(map, head), value, map->value_size);
+	h->head = (head + 1) % size;
+	h->tail = tail;
 out_unlock:
 	brt_shm_unlock(&h->lock);
 	return err;
@@ -92,25 +96,27 @@ out_unlock:
 static int take(struct brt_map *map, void *value, int remove)
 {
 	struct qs_head *h = map->data;
-	uint32_t size = map->max_entries + 1, i;
+	uint32_t size = map->max_entries + 1, head, tail, i;
 	int err = 0;
 
 	brt_shm_lock(&h->lock);
-	sane(map, h);
-	if (h->head == h->tail) {
+	indexes(map, h, &head, &tail);
+	if (head == tail) {
 		err = -ENOENT;
 		goto out_unlock;
 	}
 	if (map->type == BPF_MAP_TYPE_QUEUE) {
-		i = h->tail;
-		if (remove)
-			h->tail = (h->tail + 1) % size;
+		i = tail;
+		tail = (tail + 1) % size;
 	} else {
-		i = h->head ? h->head - 1 : size - 1;
-		if (remove)
-			h->head = i;
+		i = head ? head - 1 : size - 1;
+		head = i;
 	}
 	brt_shm_read(value, slot(map, i), map->value_size);
+	if (remove) {
+		h->head = head;
+		h->tail = tail;
+	}
 out_unlock:
 	brt_shm_unlock(&h->lock);
 	return err;

@@ -53,6 +53,71 @@ static int rb_data_size(const struct brt_map *map, uint64_t *size)
 	return 0;
 }
 
+/* Which ring buffer a record belongs to: submit and discard get only the record's address.
+ * The kernel reads it from pg_off in the record header, but here that header is in memory
+ * any process with the map file may rewrite, so the answer comes from this process's own
+ * table of the data areas it mapped.  Entries are never freed, only emptied (lo = 0) and
+ * reused, so a lockless reader never follows a dangling pointer; a ring is in the table
+ * from attach to detach, and a program holds its map (hence the entry) while it holds a
+ * record. */
+struct rb_area {
+	struct rb_area *next;
+	_Atomic uintptr_t lo;           /* data, 0: unused entry */
+	_Atomic uintptr_t hi;           /* data + 2 * size */
+	struct brt_map *_Atomic map;
+};
+
+static struct rb_area *_Atomic areas;
+static pthread_mutex_t areas_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int area_add(struct brt_map *map, const unsigned char *data, uint64_t size)
+{
+	struct rb_area *a;
+
+	pthread_mutex_lock(&areas_lock);
+	for (a = atomic_load_explicit(&areas, memory_order_relaxed); a; a = a->next)
+		if (!atomic_load_explicit(&a->lo, memory_order_relaxed))
+			break;
+	if (!a) {
+		a = calloc(1, sizeof(*a));
+		if (!a) {
+			pthread_mutex_unlock(&areas_lock);
+			return -ENOMEM;
+		}
+		a->next = atomic_load_explicit(&areas, memory_order_relaxed);
+		atomic_store_explicit(&areas, a, memory_order_release);
+	}
+	atomic_store_explicit(&a->map, map, memory_order_relaxed);
+	atomic_store_explicit(&a->hi, (uintptr_t)data + 2 * size, memory_order_relaxed);
+	atomic_store_explicit(&a->lo, (uintptr_t)data, memory_order_release);
+	pthread_mutex_unlock(&areas_lock);
+	return 0;
+}
+
+static void area_del(const struct brt_map *map)
+{
+	pthread_mutex_lock(&areas_lock);
+	for (struct rb_area *a = atomic_load_explicit(&areas, memory_order_relaxed); a;
+	     a = a->next)
+		if (atomic_load_explicit(&a->map, memory_order_relaxed) == map)
+			atomic_store_explicit(&a->lo, 0, memory_order_relaxed);
+	pthread_mutex_unlock(&areas_lock);
+}
+
+static struct brt_map *area_map(const void *p)
+{
+	uintptr_t u = (uintptr_t)p;
+
+	for (struct rb_area *a = atomic_load_explicit(&areas, memory_order_acquire); a;
+	     a = a->next) {
+		uintptr_t lo = atomic_load_explicit(&a->lo, memory_order_acquire);
+
+		if (lo && u >= lo && u < atomic_load_explicit(&a->hi, memory_order_relaxed))
+			return atomic_load_explicit(&a->map, memory_order_relaxed);
+	}
+	return NULL;
+}
+
 /* Map the data region twice, back to back, over a reservation of 2 * size. */
 static int rb_attach(struct brt_map *map)
 {
@@ -64,15 +129,9 @@ static int rb_attach(struct brt_map *map)
 	if (!v)
 		return -ENOMEM;
 	v->size = map->max_entries;
-	/* a private page in front of the data points back at the map: submit and discard
-	 * get only a record pointer and must find its ring buffer (to wake the consumer) */
-	area = mmap(NULL, BRT_PAGE + 2 * v->size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	area = mmap(NULL, 2 * v->size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (area == MAP_FAILED)
 		goto out_free;
-	if (mprotect(area, BRT_PAGE, PROT_READ | PROT_WRITE))
-		goto out_unmap;
-	*(struct brt_map **)(void *)area = map;
-	area += BRT_PAGE;
 	/* the object's file is open somewhere in this process: map it through /proc */
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", map->obj.last_fd);
 	fd = open(path, O_RDWR | O_CLOEXEC);
@@ -83,6 +142,9 @@ static int rb_attach(struct brt_map *map)
 		 2 * BRT_PAGE) == MAP_FAILED)
 		goto out_unmap;
 	close(fd);
+	fd = -1;
+	if (area_add(map, area, v->size))
+		goto out_unmap;
 	v->data = area;
 	brt_waker_init(&v->wake,
 		       (struct brt_waker *)(void *)((unsigned char *)map->data + RB_WAKER_OFF));
@@ -95,7 +157,7 @@ static int rb_attach(struct brt_map *map)
 out_unmap:
 	if (fd >= 0)
 		close(fd);
-	munmap(area - BRT_PAGE, BRT_PAGE + 2 * v->size);
+	munmap(area, 2 * v->size);
 out_free:
 	free(v);
 	return -ENOMEM;
@@ -106,8 +168,9 @@ static void rb_detach(struct brt_map *map)
 	struct rb_view *v = map->priv;
 
 	if (v) {
+		area_del(map);
 		brt_waker_fini(&v->wake);
-		munmap(v->data - BRT_PAGE, BRT_PAGE + 2 * v->size);
+		munmap(v->data, 2 * v->size);
 		free(v);
 	}
 	map->priv = NULL;
@@ -158,25 +221,18 @@ static void wake(struct brt_map *map, const unsigned char *hdr, uint64_t flags)
 	brt_waker_wake(&v->wake);
 }
 
-/* The map a record belongs to, through the back pointer in front of the data. */
-static struct brt_map *record_map(const unsigned char *hdr)
-{
-	uint32_t pg_off = atomic_load_explicit((_Atomic uint32_t *)(uintptr_t)(hdr + 4),
-					       memory_order_relaxed);
-	uintptr_t page = (uintptr_t)hdr & ~(uintptr_t)(BRT_PAGE - 1);
-	uintptr_t data = page - (uintptr_t)(pg_off - 2) * BRT_PAGE;
-
-	return *(struct brt_map **)(data - BRT_PAGE);
-}
-
+/* The header's length word is shared: a scribbled one is published as it is, and the
+ * consumer checks every length against the ring. */
 static void commit(void *sample, int discard, uint64_t flags)
 {
 	_Atomic uint32_t *len = (_Atomic uint32_t *)(void *)((unsigned char *)sample - RB_HDR);
 	uint32_t word = atomic_load_explicit(len, memory_order_relaxed) & ~RB_BUSY;
 	const unsigned char *hdr = (const unsigned char *)sample - RB_HDR;
+	struct brt_map *map = area_map(hdr);
 
 	atomic_store_explicit(len, word | (discard ? RB_DISCARD : 0), memory_order_release);
-	wake(record_map(hdr), hdr, flags);
+	if (map)
+		wake(map, hdr, flags);
 }
 
 /* The ring buffer of the program's maps whose records contain p (checked engine), else
@@ -327,11 +383,37 @@ int bpfrt_ringbuf_poll_fd(int fd)
 	return ret;
 }
 
+/* One record at cons, checked against the ring before anything uses it: every position
+ * and length in the ring is shared memory another process may rewrite.  Its length
+ * (header and padding included) in *step, or 0 when the producer has not committed it
+ * yet; -EUCLEAN for a record that cannot be (past producer_pos, or larger than the ring). */
+static int next_record(const struct rb_view *v, uint64_t cons, uint64_t prod, uint32_t *len,
+		       uint64_t *step)
+{
+	const unsigned char *hdr = v->data + (cons & (v->size - 1));
+	uint32_t word = atomic_load_explicit((_Atomic uint32_t *)(uintptr_t)hdr,
+					     memory_order_acquire);
+
+	*step = 0;
+	if (word & RB_BUSY)
+		return 0;
+	*len = word & ~(RB_BUSY | RB_DISCARD);
+	*step = ((uint64_t)*len + RB_HDR + 7) & ~7ull;
+	if (*step > prod - cons)
+		return -EUCLEAN;
+	return (word & RB_DISCARD) ? 1 : 2;
+}
+
+/* Records from consumer_pos up to producer_pos.  A ring whose positions are more than its
+ * size apart, or whose record does not fit between them, was written by something other
+ * than a producer: -EUCLEAN (as the kernel reports corrupt structures), consumer_pos left
+ * where the last good record ended.  At most one ring's worth of records per call (a
+ * producer that never stops cannot keep the caller here). */
 int bpfrt_ringbuf_consume(int fd, int (*cb)(void *arg, void *data, size_t size), void *arg)
 {
 	struct brt_map *map;
 	struct rb_view *v;
-	uint64_t cons, prod;
+	uint64_t cons, prod, budget;
 	int n = 0, err;
 
 	err = brt_map_from_fd(fd, &map);
@@ -342,32 +424,41 @@ int bpfrt_ringbuf_consume(int fd, int (*cb)(void *arg, void *data, size_t size),
 		return err ? err : -EINVAL;
 	}
 	v = map->priv;
+	budget = v->size / RB_HDR;
 	/* empty the wake-up pipe before looking for records: a wake-up that comes
 	 * after this stays in the pipe, so the next poll cannot miss a record */
 	brt_waker_drain(&v->wake);
 	cons = atomic_load_explicit(v->consumer_pos, memory_order_acquire);
-	for (;;) {
-		const unsigned char *hdr;
+	while (budget--) {
+		const unsigned char *hdr = v->data + (cons & (v->size - 1));
+		uint64_t step;
 		uint32_t len;
+		int kind;
 
 		prod = atomic_load_explicit(v->producer_pos, memory_order_acquire);
-		if (cons >= prod)
+		if (cons == prod)
 			break;
-		hdr = v->data + (cons & (v->size - 1));
-		len = atomic_load_explicit((_Atomic uint32_t *)(uintptr_t)hdr, memory_order_acquire);
-		if (len & RB_BUSY)
+		if (prod - cons > v->size) {
+			err = -EUCLEAN;
 			break;
-		cons += ((len & ~(RB_BUSY | RB_DISCARD)) + RB_HDR + 7) & ~7ull;
-		if (!(len & RB_DISCARD)) {
+		}
+		kind = next_record(v, cons, prod, &len, &step);
+		if (kind <= 0) {
+			err = kind;
+			break;
+		}
+		cons += step;
+		if (kind == 2) {
 			n++;
-			err = cb ? cb(arg, (void *)(uintptr_t)(hdr + RB_HDR),
-				      len & ~(RB_BUSY | RB_DISCARD)) : 0;
+			err = cb ? cb(arg, (void *)(uintptr_t)(hdr + RB_HDR), len) : 0;
 		}
 		atomic_store_explicit(v->consumer_pos, cons, memory_order_release);
 		if (err)
 			break;
 	}
 	brt_map_put(map);
+	if (err == -EUCLEAN)
+		errno = EUCLEAN;
 	return err < 0 ? err : n;
 }
 

@@ -1,0 +1,355 @@
+/* test_corrupt.c - maps whose shared region another process scribbles on (anyone who can
+ * write a map's file can): every operation must still end, without a crash, an endless
+ * iteration or a hang (docs/MEMORY_MODEL.md, "Corrupt regions"): the corruptions that
+ * once crashed or hung (a hash key moved out of its bucket, an LPM prefix length past the
+ * key, ring buffer record headers and positions, queue indexes).  Every case runs in a
+ * child with a time limit: a signal is a crash, the limit a hang, exit status 3 an
+ * iteration that never ended.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "bpfrt.h"
+#include "maps/maps.h"
+#include "vm/vm.h"
+
+#define LIMIT_MS 10000     /* a child still running after this is hung */
+#define WALK_MAX 100000    /* get_next_key steps after which a walk counts as endless */
+#define ENDLESS 3          /* a child's exit status for an endless iteration */
+
+struct target {
+	const char *name;
+	uint32_t type, key_size, value_size, max_entries, flags;
+};
+
+static const struct target targets[] = {
+	{ "hash", BPF_MAP_TYPE_HASH, 4, 8, 64, 0 },
+	{ "lru_hash", BPF_MAP_TYPE_LRU_HASH, 4, 8, 64, 0 },
+	{ "percpu_hash", BPF_MAP_TYPE_PERCPU_HASH, 4, 8, 64, 0 },
+	{ "array", BPF_MAP_TYPE_ARRAY, 4, 8, 64, 0 },
+	{ "lpm_trie", BPF_MAP_TYPE_LPM_TRIE, 8, 8, 64, BPF_F_NO_PREALLOC },
+	{ "queue", BPF_MAP_TYPE_QUEUE, 0, 8, 64, 0 },
+	{ "ringbuf", BPF_MAP_TYPE_RINGBUF, 0, 0, 4096, 0 },
+};
+
+#define NTARGETS (sizeof(targets) / sizeof(targets[0]))
+
+/* A map and the attacker's view of its file: the whole region, writable. */
+struct victim {
+	const struct target *t;
+	int fd;
+	unsigned char *region;
+	size_t size;      /* bytes of the type's region (the header page excluded) */
+	size_t file_size;
+	struct brt_map *map;
+};
+
+static uint32_t key_of(uint32_t i)
+{
+	return 0x5a5a0000u + i;
+}
+
+static void lpm_key(unsigned char *k, uint32_t i)
+{
+	uint32_t len = 8 + (i % 4) * 8, data = key_of(i) << (i % 3);
+
+	memcpy(k, &len, 4);
+	memcpy(k + 4, &data, 4);
+}
+
+static int make_victim(const struct target *t, struct victim *v)
+{
+	BPFRT_OPTS(bpfrt_map_create_opts, o, .map_flags = t->flags);
+	struct stat st;
+	uint64_t val = 0x1111;
+
+	memset(v, 0, sizeof(*v));
+	v->t = t;
+	v->fd = bpfrt_map_create(t->type, t->name, t->key_size, t->value_size, t->max_entries,
+				 &o);
+	if (v->fd < 0 || fstat(v->fd, &st) || brt_map_from_fd(v->fd, &v->map))
+		return -1;
+	v->file_size = (size_t)st.st_size;
+	v->size = v->file_size - BRT_PAGE;
+	v->region = mmap(NULL, v->file_size, PROT_READ | PROT_WRITE, MAP_SHARED, v->fd, 0);
+	if (v->region == MAP_FAILED)
+		return -1;
+	for (uint32_t i = 0; i < 48; i++) {
+		uint32_t k = t->type == BPF_MAP_TYPE_ARRAY ? i : key_of(i);
+		unsigned char lk[8];
+
+		if (t->type == BPF_MAP_TYPE_LPM_TRIE) {
+			lpm_key(lk, i);
+			bpfrt_map_update_elem(v->fd, lk, &val, BPF_ANY);
+		} else if (t->type == BPF_MAP_TYPE_QUEUE) {
+			if (i < 16)
+				bpfrt_map_update_elem(v->fd, NULL, &val, BPF_ANY);
+		} else if (t->type != BPF_MAP_TYPE_RINGBUF) {
+			uint64_t vals[256] = { val };
+
+			bpfrt_map_update_elem(v->fd, &k, vals, BPF_ANY);
+		}
+	}
+	return 0;
+}
+
+static void drop_victim(struct victim *v)
+{
+	if (v->region && v->region != MAP_FAILED)
+		munmap(v->region, v->file_size);
+	if (v->map)
+		brt_map_put(v->map);
+	if (v->fd >= 0)
+		close(v->fd);
+}
+
+/* ---- what a user of the map does -------------------------------------------------- */
+
+/* get_next_key from the start until ENOENT; exits ENDLESS if it never gets there */
+static void walk(struct victim *v)
+{
+	unsigned char key[8], next[8];
+	int have = 0;
+
+	for (int steps = 0; !bpfrt_map_get_next_key(v->fd, have ? key : NULL, next); steps++) {
+		if (steps > WALK_MAX)
+			_exit(ENDLESS);
+		memcpy(key, next, sizeof(key));
+		have = 1;
+	}
+}
+
+static void batches(struct victim *v)
+{
+	unsigned char keys[16 * 8], vals[16 * 8 * 256], token[8];
+	union bpf_attr attr;
+	int more = 1;
+
+	for (int calls = 0; more; calls++) {
+		if (calls > WALK_MAX)
+			_exit(ENDLESS);
+		memset(&attr, 0, sizeof(attr));
+		attr.batch.map_fd = (uint32_t)v->fd;
+		attr.batch.in_batch = calls ? (uint64_t)(uintptr_t)token : 0;
+		attr.batch.out_batch = (uint64_t)(uintptr_t)token;
+		attr.batch.keys = (uint64_t)(uintptr_t)keys;
+		attr.batch.values = (uint64_t)(uintptr_t)vals;
+		attr.batch.count = 16;
+		more = !bpfrt_bpf(BPF_MAP_LOOKUP_BATCH, &attr, sizeof(attr)) && attr.batch.count;
+	}
+}
+
+static int count_rec(void *arg, void *data, size_t size)
+{
+	(void)data;
+	if (size > 4096)
+		_exit(4); /* a record larger than the ring was handed out */
+	++*(int *)arg;
+	return 0;
+}
+
+/* ---- running a case in a child ------------------------------------------------------ */
+
+enum outcome { OK, CRASH, HANG, LOOP };
+
+static enum outcome in_child(void (*fn)(struct victim *v, const void *arg), struct victim *v,
+			     const void *arg)
+{
+	struct timespec ms = { 0, 1000000 };
+	int st;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return CRASH;
+	if (pid == 0) {
+		fn(v, arg);
+		_exit(0);
+	}
+	for (int waited = 0; waited < LIMIT_MS; waited++) {
+		pid_t r = waitpid(pid, &st, WNOHANG);
+
+		if (r == pid)
+			return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? OK :
+			       WIFEXITED(st) && WEXITSTATUS(st) == ENDLESS ? LOOP : CRASH;
+		nanosleep(&ms, NULL);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+	return HANG;
+}
+
+/* ---- the corruptions that once crashed or hung ------------------------------------- */
+
+/* Replace the first occurrence of 4 bytes in the region. */
+static int replace(struct victim *v, uint32_t from, uint32_t to)
+{
+	for (size_t off = 0; off + 4 <= v->size; off += 4)
+		if (!memcmp(v->region + off, &from, 4)) {
+			memcpy(v->region + off, &to, 4);
+			return 0;
+		}
+	return -1;
+}
+
+static void walk_and_batch(struct victim *v, const void *arg)
+{
+	(void)arg;
+	walk(v);
+	batches(v);
+}
+
+static void key_moved(void)
+{
+	struct victim v;
+
+	T_CASE("hash: a stored key that does not hash to its bucket");
+	T_ASSERT(make_victim(&targets[0], &v) == 0);
+	for (uint32_t i = 0; i < 8; i++)
+		T_EQ_INT(0, replace(&v, key_of(i), key_of(i) ^ 0x00ff0000u));
+	T_EQ_INT(OK, in_child(walk_and_batch, &v, NULL));
+	drop_victim(&v);
+}
+
+static void lpm_walk(struct victim *v, const void *arg)
+{
+	unsigned char k[8];
+	uint64_t val;
+
+	(void)arg;
+	walk(v);
+	for (uint32_t i = 0; i < 48; i++) {
+		lpm_key(k, i);
+		bpfrt_map_lookup_elem(v->fd, k, &val);
+	}
+}
+
+static void lpm_prefixlen(void)
+{
+	struct victim v;
+	uint32_t i;
+
+	T_CASE("lpm: a prefix length past the key");
+	T_ASSERT(make_victim(&targets[4], &v) == 0);
+	/* slot: used, prefixlen, data: rewrite the prefix lengths of every used slot */
+	for (i = 0; i + 12 <= v.size; i += 4) {
+		uint32_t used, len;
+
+		memcpy(&used, v.region + i, 4);
+		memcpy(&len, v.region + i + 4, 4);
+		if (used == 1 && len >= 8 && len <= 32 && len % 8 == 0)
+			memset(v.region + i + 4, 0xff, 4);
+	}
+	T_EQ_INT(OK, in_child(lpm_walk, &v, NULL));
+	drop_victim(&v);
+}
+
+static void ring_pg_off(struct victim *v, const void *arg)
+{
+	struct bpfrt_run_ctx ctx;
+	uint64_t m = (uint64_t)(uintptr_t)v->map, rec;
+	uint32_t pg_off = *(const uint32_t *)arg;
+	int n = 0;
+
+	memset(&ctx, 0, sizeof(ctx));
+	rec = brt_helper_ringbuf_reserve(m, 16, 0, 0, 0, &ctx);
+	if (!rec)
+		_exit(5);
+	memcpy((unsigned char *)(uintptr_t)rec - 4, &pg_off, 4);
+	brt_helper_ringbuf_submit(rec, BPF_RB_FORCE_WAKEUP, 0, 0, 0, &ctx);
+	if (bpfrt_ringbuf_consume(v->fd, count_rec, &n) != 1 || n != 1)
+		_exit(6);
+}
+
+static void ring_len(struct victim *v, const void *arg)
+{
+	struct bpfrt_run_ctx ctx;
+	uint64_t m = (uint64_t)(uintptr_t)v->map, rec;
+	uint32_t len = *(const uint32_t *)arg;
+	int n = 0;
+
+	memset(&ctx, 0, sizeof(ctx));
+	rec = brt_helper_ringbuf_reserve(m, 16, 0, 0, 0, &ctx);
+	if (!rec)
+		_exit(5);
+	brt_helper_ringbuf_submit(rec, 0, 0, 0, 0, &ctx);
+	memcpy((unsigned char *)(uintptr_t)rec - 8, &len, 4);
+	if (bpfrt_ringbuf_consume(v->fd, count_rec, &n) != -EUCLEAN || n)
+		_exit(6);
+}
+
+static void ring_prod(struct victim *v, const void *arg)
+{
+	uint64_t pos = *(const uint64_t *)arg;
+	int n = 0;
+
+	memcpy(v->region + BRT_PAGE, &pos, 8);
+	if (bpfrt_ringbuf_consume(v->fd, count_rec, &n) != -EUCLEAN)
+		_exit(6);
+}
+
+static void ring_cases(void)
+{
+	static const uint32_t pg_offs[] = { 0, 1, 0x7fffffff, 0xffffffff, 1000 };
+	static const uint32_t lens[] = { 0x3ffffff0, 4096, 4089, 0x0fffffff };
+	static const uint64_t prods[] = { 1ull << 40, ~0ull, 4096 + 8 };
+	struct victim v;
+
+	for (size_t i = 0; i < sizeof(pg_offs) / sizeof(pg_offs[0]); i++) {
+		T_CASE("ringbuf: pg_off rewritten before submit");
+		T_ASSERT(make_victim(&targets[6], &v) == 0);
+		T_EQ_INT(OK, in_child(ring_pg_off, &v, &pg_offs[i]));
+		drop_victim(&v);
+	}
+	for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+		T_CASE("ringbuf: record length past the ring");
+		T_ASSERT(make_victim(&targets[6], &v) == 0);
+		T_EQ_INT(OK, in_child(ring_len, &v, &lens[i]));
+		drop_victim(&v);
+	}
+	for (size_t i = 0; i < sizeof(prods) / sizeof(prods[0]); i++) {
+		T_CASE("ringbuf: producer_pos far ahead");
+		T_ASSERT(make_victim(&targets[6], &v) == 0);
+		T_EQ_INT(OK, in_child(ring_prod, &v, &prods[i]));
+		drop_victim(&v);
+	}
+}
+
+static void queue_ops(struct victim *v, const void *arg)
+{
+	uint64_t val = 5;
+
+	(void)arg;
+	for (int i = 0; i < 100; i++) {
+		bpfrt_map_update_elem(v->fd, NULL, &val, BPF_EXIST);
+		bpfrt_map_lookup_elem(v->fd, NULL, &val);
+		bpfrt_map_lookup_and_delete_elem(v->fd, NULL, &val);
+	}
+}
+
+static void queue_indexes(void)
+{
+	struct victim v;
+	uint32_t bad[2] = { 0xffffffff, 65 };
+
+	T_CASE("queue: head and tail out of range");
+	T_ASSERT(make_victim(&targets[5], &v) == 0);
+	memcpy(v.region + 4, bad, sizeof(bad));
+	T_EQ_INT(OK, in_child(queue_ops, &v, NULL));
+	drop_victim(&v);
+}
+
+int main(void)
+{
+	key_moved();
+	lpm_prefixlen();
+	ring_cases();
+	queue_indexes();
+	return t_done();
+}
