@@ -3,22 +3,74 @@
  * atomic copies between shared values and process memory.  Why these and not pthread
  * mutexes: docs/MEMORY_MODEL.md.
  */
+#include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <linux/futex.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "obj/obj.h"
 
-/* Lock word: 0 free, 1 held, 2 held with (possible) waiters. */
-static void futex_wait(_Atomic uint32_t *word, uint32_t val)
+/* Lock word: 0 free; held: the owner's thread id (bits 0-21: Linux's pid_max is at most
+ * 2^22) with a 9-bit check of it (bits 22-30), so that a word another process scribbled
+ * on is recognised as no owner's; bit 31: waiters may sleep on the word.  A waiter that
+ * has slept LOCK_CHECK_NS asks whether the owner still exists (kill(tid, 0)) and takes a
+ * dead owner's lock over, so a process killed inside a map operation leaves no map locked
+ * for good (docs/MEMORY_MODEL.md, "Locks"). */
+#define LOCK_TID 0x3fffffu
+#define LOCK_WAITERS 0x80000000u
+#define LOCK_CHECK_NS 20000000L
+
+static uint32_t check_of(uint32_t tid)
+{
+	return ((tid * 0x9e3779b1u) >> 23) & 0x1ff;
+}
+
+static int word_valid(uint32_t w)
+{
+	uint32_t tid = w & LOCK_TID;
+
+	return tid && ((w >> 22) & 0x1ff) == check_of(tid);
+}
+
+/* This thread's lock word, cached; a forked child's thread has another id. */
+static _Thread_local uint32_t self;
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+
+static void forget_self(void)
+{
+	self = 0;
+}
+
+static void register_atfork(void)
+{
+	pthread_atfork(NULL, NULL, forget_self);
+}
+
+static uint32_t self_word(void)
+{
+	uint32_t tid;
+
+	if (self)
+		return self;
+	pthread_once(&atfork_once, register_atfork);
+	tid = (uint32_t)syscall(SYS_gettid) & LOCK_TID;
+	self = tid | check_of(tid) << 22;
+	return self;
+}
+
+/* Returns -1 with errno ETIMEDOUT when the timeout passed. */
+static long futex_wait(_Atomic uint32_t *word, uint32_t val, const struct timespec *timeout)
 {
 	/* Not FUTEX_PRIVATE_FLAG: the word lives in a MAP_SHARED mapping other processes
 	 * wait on too. */
-	syscall(SYS_futex, (void *)(uintptr_t)word, FUTEX_WAIT, val, NULL, NULL, 0);
+	return syscall(SYS_futex, (void *)(uintptr_t)word, FUTEX_WAIT, val, timeout, NULL, 0);
 }
 
 static void futex_wake(_Atomic uint32_t *word)
@@ -26,34 +78,81 @@ static void futex_wake(_Atomic uint32_t *word)
 	syscall(SYS_futex, (void *)(uintptr_t)word, FUTEX_WAKE, 1, NULL, NULL, 0);
 }
 
-void brt_shm_lock(_Atomic uint32_t *lock)
+/* Is the thread named by a held lock word gone?  ESRCH only: EPERM means it exists (in
+ * another user's process). */
+static int owner_gone(uint32_t w)
 {
-	uint32_t c = 0;
+	return kill((pid_t)(w & LOCK_TID), 0) && errno == ESRCH;
+}
 
-	if (atomic_compare_exchange_strong_explicit(lock, &c, 1, memory_order_acquire,
-						    memory_order_relaxed))
-		return;
-	for (int spin = 0; spin < 64; spin++) {
-		c = 0;
-		if (atomic_compare_exchange_weak_explicit(lock, &c, 1, memory_order_acquire,
-							  memory_order_relaxed))
-			return;
-	}
-	/* A word that is not 0, 1 or 2 was scribbled on (the file is shared with other
-	 * processes): take the lock over rather than wait for an owner that never was. */
-	if (c > 2 && atomic_compare_exchange_strong_explicit(lock, &c, 1, memory_order_acquire,
-							     memory_order_relaxed))
-		return;
-	c = atomic_exchange_explicit(lock, 2, memory_order_acquire);
-	while (c == 1 || c == 2) {
-		futex_wait(lock, 2);
-		c = atomic_exchange_explicit(lock, 2, memory_order_acquire);
+static int take(_Atomic uint32_t *lock, uint32_t *c, uint32_t to)
+{
+	return atomic_compare_exchange_strong_explicit(lock, c, to, memory_order_acquire,
+						       memory_order_relaxed);
+}
+
+static void lock_slow(_Atomic uint32_t *lock, uint32_t me)
+{
+	const struct timespec check = { 0, LOCK_CHECK_NS };
+	uint32_t c = atomic_load_explicit(lock, memory_order_relaxed);
+
+	for (;;) {
+		/* after waiting, take it with the waiters bit: others may still sleep */
+		if (!c) {
+			if (take(lock, &c, me | LOCK_WAITERS))
+				return;
+			continue;
+		}
+		/* not an owner's word (scribbled on), or our own id left by a dead thread
+		 * whose id we now have: nobody will release it */
+		if (!word_valid(c) || (c & LOCK_TID) == (me & LOCK_TID)) {
+			if (take(lock, &c, me | LOCK_WAITERS))
+				return;
+			continue;
+		}
+		if (!(c & LOCK_WAITERS)) {
+			uint32_t w = c | LOCK_WAITERS;
+
+			if (!atomic_compare_exchange_strong_explicit(lock, &c, w,
+								     memory_order_relaxed,
+								     memory_order_relaxed))
+				continue;
+			c = w;
+		}
+		if (futex_wait(lock, c, &check) && errno == ETIMEDOUT && owner_gone(c) &&
+		    take(lock, &c, me | LOCK_WAITERS))
+			return; /* the owner died holding it */
+		c = atomic_load_explicit(lock, memory_order_relaxed);
 	}
 }
 
+void brt_shm_lock(_Atomic uint32_t *lock)
+{
+	uint32_t me = self_word(), c = 0;
+
+	if (take(lock, &c, me))
+		return;
+	for (int spin = 0; spin < 64; spin++) {
+		c = 0;
+		if (atomic_compare_exchange_weak_explicit(lock, &c, me, memory_order_acquire,
+							  memory_order_relaxed))
+			return;
+	}
+	lock_slow(lock, me);
+}
+
+/* Release only a lock this thread holds: a word that names another thread means ours
+ * was taken over (we were thought dead), and that owner keeps it. */
 void brt_shm_unlock(_Atomic uint32_t *lock)
 {
-	if (atomic_exchange_explicit(lock, 0, memory_order_release) == 2)
+	uint32_t me = self_word(), c = me;
+
+	if (atomic_compare_exchange_strong_explicit(lock, &c, 0, memory_order_release,
+						    memory_order_relaxed))
+		return;
+	if (c == (me | LOCK_WAITERS) &&
+	    atomic_compare_exchange_strong_explicit(lock, &c, 0, memory_order_release,
+						    memory_order_relaxed))
 		futex_wake(lock);
 }
 

@@ -1,10 +1,11 @@
 /* test_corrupt.c - maps whose shared region another process scribbles on (anyone who can
  * write a map's file can): every operation must still end, without a crash, an endless
- * iteration or a hang (docs/MEMORY_MODEL.md, "Corrupt regions"): the corruptions that
- * once crashed or hung (a hash key moved out of its bucket, an LPM prefix length past the
- * key, ring buffer record headers and positions, queue indexes).  Every case runs in a
- * child with a time limit: a signal is a crash, the limit a hang, exit status 3 an
- * iteration that never ended.
+ * iteration or a hang (docs/MEMORY_MODEL.md, "Corrupt regions").  First the corruptions
+ * that once crashed or hung (a hash key moved out of its bucket, an LPM prefix length past
+ * the key, ring buffer record headers and positions, queue indexes), then random writes
+ * into live regions of each map type between operations.  Every case runs in a child with
+ * a time limit: a signal is a crash, the limit a hang, exit status 3 an iteration that
+ * never ended.
  */
 #include <errno.h>
 #include <signal.h>
@@ -20,6 +21,8 @@
 #include "maps/maps.h"
 #include "vm/vm.h"
 
+#define TRIALS_PER_TYPE 60 /* 7 types: 420 trials */
+#define ROUNDS 8           /* corrupt, then exercise, this many times per trial */
 #define LIMIT_MS 10000     /* a child still running after this is hung */
 #define WALK_MAX 100000    /* get_next_key steps after which a walk counts as endless */
 #define ENDLESS 3          /* a child's exit status for an endless iteration */
@@ -50,6 +53,16 @@ struct victim {
 	size_t file_size;
 	struct brt_map *map;
 };
+
+static uint64_t rng_state;
+
+static uint64_t rnd(void)
+{
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return rng_state;
+}
 
 static uint32_t key_of(uint32_t i)
 {
@@ -155,9 +168,119 @@ static int count_rec(void *arg, void *data, size_t size)
 	return 0;
 }
 
+static void ring_ops(struct victim *v)
+{
+	struct bpfrt_run_ctx ctx;
+	uint64_t m = (uint64_t)(uintptr_t)v->map, rec;
+	int n = 0;
+
+	memset(&ctx, 0, sizeof(ctx));
+	for (int i = 0; i < 4; i++) {
+		rec = brt_helper_ringbuf_reserve(m, 8 + rnd() % 64, 0, 0, 0, &ctx);
+		if (!rec)
+			continue;
+		/* the record's header rewritten while the program holds the record */
+		if (rnd() % 2)
+			memcpy((unsigned char *)(uintptr_t)rec - 8 + rnd() % 8, &rng_state, 1);
+		if (rnd() % 3)
+			brt_helper_ringbuf_submit(rec, rnd() % 4, 0, 0, 0, &ctx);
+		else
+			brt_helper_ringbuf_discard(rec, 0, 0, 0, 0, &ctx);
+	}
+	for (int i = 0; i < 4; i++)
+		bpfrt_ringbuf_consume(v->fd, count_rec, &n);
+}
+
+static void exercise(struct victim *v)
+{
+	uint64_t vals[256] = { 0x2222 };
+	unsigned char k[8];
+
+	if (v->t->type == BPF_MAP_TYPE_RINGBUF) {
+		ring_ops(v);
+		return;
+	}
+	if (v->t->type == BPF_MAP_TYPE_QUEUE) {
+		for (int i = 0; i < 8; i++) {
+			if (rnd() % 2)
+				bpfrt_map_update_elem(v->fd, NULL, vals, rnd() % 2 ? BPF_EXIST : 0);
+			else
+				bpfrt_map_lookup_and_delete_elem(v->fd, NULL, vals);
+		}
+		bpfrt_map_lookup_elem(v->fd, NULL, vals);
+		return;
+	}
+	for (int i = 0; i < 8; i++) {
+		uint32_t id = (uint32_t)(rnd() % 64);
+		uint32_t key = v->t->type == BPF_MAP_TYPE_ARRAY ? id : key_of(id);
+
+		if (v->t->type == BPF_MAP_TYPE_LPM_TRIE)
+			lpm_key(k, id);
+		else
+			memcpy(k, &key, 4);
+		bpfrt_map_lookup_elem(v->fd, k, vals);
+		/* the program side's lookup (lockless for hash maps) */
+		if (v->map->ops->lookup)
+			v->map->ops->lookup(v->map, k);
+		switch (rnd() % 3) {
+		case 0:
+			bpfrt_map_update_elem(v->fd, k, vals, BPF_ANY);
+			break;
+		case 1:
+			bpfrt_map_delete_elem(v->fd, k);
+			break;
+		default:
+			break;
+		}
+	}
+	walk(v);
+	if (v->t->type != BPF_MAP_TYPE_LPM_TRIE)
+		batches(v);
+}
+
+/* ---- random corruption ------------------------------------------------------------ */
+
+/* A few writes into the region: half of them near the start of a page, where the
+ * types keep their heads, positions, locks and buckets. */
+static void scribble(struct victim *v)
+{
+	int writes = 1 + (int)(rnd() % 4);
+
+	for (int i = 0; i < writes; i++) {
+		size_t off = rnd() % 2 ? (size_t)(rnd() % v->size) :
+					 (size_t)(rnd() % ((v->size + BRT_PAGE - 1) / BRT_PAGE)) *
+							 BRT_PAGE + rnd() % 256;
+		size_t len = 1 + rnd() % 8;
+		uint64_t val;
+
+		switch (rnd() % 4) {
+		case 0:
+			val = rnd();
+			break;
+		case 1:
+			val = ~0ull;
+			break;
+		case 2:
+			val = rnd() % 4;
+			break;
+		default:
+			memcpy(&val, v->region + (off < v->size ? off : 0), sizeof(val));
+			val ^= 1ull << (rnd() % 64);
+			break;
+		}
+		if (off >= v->size)
+			continue;
+		if (off + len > v->size)
+			len = v->size - off;
+		memcpy(v->region + off, &val, len);
+	}
+}
+
 /* ---- running a case in a child ------------------------------------------------------ */
 
 enum outcome { OK, CRASH, HANG, LOOP };
+
+static const char *const outcome_names[] = { "ok", "crash", "hang", "endless iteration" };
 
 static enum outcome in_child(void (*fn)(struct victim *v, const void *arg), struct victim *v,
 			     const void *arg)
@@ -183,6 +306,42 @@ static enum outcome in_child(void (*fn)(struct victim *v, const void *arg), stru
 	kill(pid, SIGKILL);
 	waitpid(pid, &st, 0);
 	return HANG;
+}
+
+static void random_trial(struct victim *v, const void *arg)
+{
+	(void)arg;
+	for (int r = 0; r < ROUNDS; r++) {
+		scribble(v);
+		exercise(v);
+	}
+}
+
+static void random_trials(void)
+{
+	int counts[4] = { 0 };
+
+	for (size_t t = 0; t < NTARGETS; t++) {
+		for (int i = 0; i < TRIALS_PER_TYPE; i++) {
+			struct victim v;
+			enum outcome o;
+			char name[96];
+
+			rng_state = 0x9e3779b97f4a7c15ull * (t * 1000 + (size_t)i + 1);
+			snprintf(name, sizeof(name), "random: %s trial %d", targets[t].name, i);
+			T_CASE(name);
+			T_ASSERT(make_victim(&targets[t], &v) == 0);
+			o = in_child(random_trial, &v, NULL);
+			counts[o]++;
+			if (o != OK)
+				T_FAIL("%s", outcome_names[o]);
+			drop_victim(&v);
+		}
+	}
+	printf("random corruption: %zu trials of %d rounds: %d ok, %d crashes, %d hangs, "
+	       "%d endless iterations\n", NTARGETS * TRIALS_PER_TYPE, ROUNDS, counts[OK],
+	       counts[CRASH], counts[HANG], counts[LOOP]);
+	T_EQ_INT((int)(NTARGETS * TRIALS_PER_TYPE), counts[OK]);
 }
 
 /* ---- the corruptions that once crashed or hung ------------------------------------- */
@@ -351,5 +510,6 @@ int main(void)
 	lpm_prefixlen();
 	ring_cases();
 	queue_indexes();
+	random_trials();
 	return t_done();
 }
