@@ -85,9 +85,11 @@ static int qs_push(struct brt_map *map, const void *value, uint64_t flags)
 		/* overwrite the oldest */
 		tail = (tail + 1) % size;
 	}
+	/* tail first, head last: a pusher killed in between leaves one element fewer at
+	 * worst, never an empty-looking full ring */
+	h->tail = tail;
 	brt_shm_write(slot(map, head), value, map->value_size);
 	h->head = (head + 1) % size;
-	h->tail = tail;
 out_unlock:
 	brt_shm_unlock(&h->lock);
 	return err;

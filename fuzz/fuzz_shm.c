@@ -1,0 +1,148 @@
+/* fuzz_shm.c - fuzz target for maps whose live shared region another process rewrites
+ * (src/maps, src/obj/shm.c; docs/MEMORY_MODEL.md "Corrupt regions").  Each input makes
+ * fresh maps of seven types, then runs steps: a step either writes input bytes into a
+ * map's region (through a second mapping of its file, as another process would) or runs
+ * an operation on it (lookup, the program side's lookup, update, delete, a full
+ * get_next_key walk, a batch lookup, push, pop, ring buffer reserve/submit and consume).
+ * Nothing may crash, hang or read outside the region.
+ */
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fuzz.h"
+#include "bpfrt.h"
+#include "maps/maps.h"
+#include "vm/vm.h"
+
+static const struct {
+	uint32_t type, key_size, value_size, max_entries, flags;
+} types[] = {
+	{ BPF_MAP_TYPE_HASH, 4, 8, 8, 0 },        { BPF_MAP_TYPE_LRU_HASH, 4, 8, 8, 0 },
+	{ BPF_MAP_TYPE_PERCPU_HASH, 4, 8, 8, 0 }, { BPF_MAP_TYPE_ARRAY, 4, 8, 8, 0 },
+	{ BPF_MAP_TYPE_LPM_TRIE, 8, 8, 8, BPF_F_NO_PREALLOC },
+	{ BPF_MAP_TYPE_QUEUE, 0, 8, 8, 0 },       { BPF_MAP_TYPE_RINGBUF, 0, 0, 4096, 0 },
+};
+#define NTYPES (sizeof(types) / sizeof(types[0]))
+
+struct live {
+	int fd;
+	struct brt_map *map;
+	unsigned char *region;
+	size_t size, file_size;
+};
+
+static int count(void *arg, void *data, size_t size)
+{
+	(void)data;
+	if (size > 4096)
+		__builtin_trap(); /* a record larger than the ring */
+	++*(int *)arg;
+	return 0;
+}
+
+static void operate(struct live *m, uint8_t op, const uint8_t *arg)
+{
+	unsigned char key[8] = { 0 }, next[8], vals[8 * 256] = { 0 };
+	struct bpfrt_run_ctx ctx;
+	uint64_t rec;
+	int n = 0, have = 0;
+
+	memcpy(key, arg, 8);
+	key[0] &= 31; /* LPM prefix lengths up to the key and a few past it */
+	switch (op % 8) {
+	case 0:
+		bpfrt_map_lookup_elem(m->fd, m->map->key_size ? key : NULL, vals);
+		break;
+	case 1:
+		if (m->map->ops->lookup)
+			m->map->ops->lookup(m->map, key);
+		break;
+	case 2:
+		bpfrt_map_update_elem(m->fd, m->map->key_size ? key : NULL, vals, op >> 6);
+		break;
+	case 3:
+		bpfrt_map_delete_elem(m->fd, key);
+		bpfrt_map_lookup_and_delete_elem(m->fd, NULL, vals);
+		break;
+	case 4:
+		/* a walk ends: every step moves forward (bounded here only as a backstop) */
+		for (int i = 0; i < 100000 && !bpfrt_map_get_next_key(m->fd, have ? key : NULL,
+								       next); i++) {
+			memcpy(key, next, sizeof(key));
+			have = 1;
+		}
+		break;
+	case 5: {
+		union bpf_attr attr;
+
+		memset(&attr, 0, sizeof(attr));
+		attr.batch.map_fd = (uint32_t)m->fd;
+		attr.batch.out_batch = (uint64_t)(uintptr_t)next;
+		attr.batch.keys = (uint64_t)(uintptr_t)key;
+		attr.batch.values = (uint64_t)(uintptr_t)vals;
+		attr.batch.count = 1;
+		bpfrt_bpf(BPF_MAP_LOOKUP_BATCH, &attr, sizeof(attr));
+		break;
+	}
+	case 6:
+		if (m->map->type != BPF_MAP_TYPE_RINGBUF)
+			break;
+		memset(&ctx, 0, sizeof(ctx));
+		rec = brt_helper_ringbuf_reserve((uint64_t)(uintptr_t)m->map, arg[0], 0, 0, 0,
+						 &ctx);
+		if (rec)
+			brt_helper_ringbuf_submit(rec, arg[1] & 3, 0, 0, 0, &ctx);
+		break;
+	default:
+		if (m->map->type == BPF_MAP_TYPE_RINGBUF)
+			bpfrt_ringbuf_consume(m->fd, count, &n);
+		break;
+	}
+}
+
+static int open_live(size_t i, struct live *m)
+{
+	BPFRT_OPTS(bpfrt_map_create_opts, o, .map_flags = types[i].flags);
+	struct stat st;
+
+	m->fd = bpfrt_map_create(types[i].type, "fz_shm", types[i].key_size,
+				 types[i].value_size, types[i].max_entries, &o);
+	if (m->fd < 0 || fstat(m->fd, &st) || brt_map_from_fd(m->fd, &m->map))
+		__builtin_trap();
+	m->file_size = (size_t)st.st_size;
+	m->size = m->file_size - BRT_PAGE;
+	m->region = mmap(NULL, m->file_size, PROT_READ | PROT_WRITE, MAP_SHARED, m->fd, 0);
+	if (m->region == MAP_FAILED)
+		__builtin_trap();
+	return 0;
+}
+
+/* Steps of 12 bytes: map, op (bit 7: a write of (op & 7) + 1 bytes), a 16-bit offset in
+ * the region for a write, then 8 bytes of argument or data. */
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct live live[NTYPES];
+
+	for (size_t i = 0; i < NTYPES; i++)
+		open_live(i, &live[i]);
+	for (; size >= 12; data += 12, size -= 12) {
+		struct live *m = &live[data[0] % NTYPES];
+		size_t off = (size_t)(data[2] | data[3] << 8) % m->size, len = (data[1] & 7) + 1;
+
+		if (!(data[1] & 0x80)) {
+			operate(m, data[1], data + 4);
+			continue;
+		}
+		if (off + len > m->size)
+			len = m->size - off;
+		memcpy(m->region + off, data + 4, len);
+	}
+	for (size_t i = 0; i < NTYPES; i++) {
+		munmap(live[i].region, live[i].file_size);
+		brt_map_put(live[i].map);
+		close(live[i].fd);
+	}
+	return 0;
+}
