@@ -217,7 +217,7 @@ int brt_isa_has_target(enum brt_op op)
 	}
 }
 
-static int decode_all(const struct bpf_insn *insns, size_t n, uint8_t *second_slot, char *err,
+static int decode_all(const struct bpf_insn *insns, size_t n, uint16_t *ops, char *err,
 		      size_t errlen)
 {
 	const char *why;
@@ -232,22 +232,23 @@ static int decode_all(const struct bpf_insn *insns, size_t n, uint8_t *second_sl
 				 insns[pc].off, insns[pc].imm);
 			return -EINVAL;
 		}
+		ops[pc] = (uint16_t)op;
 		if (op == BRT_OP_lddw)
-			second_slot[++pc] = 1;
+			ops[++pc] = BRT_OP_INVALID;
 	}
 	return 0;
 }
 
-static int check_targets(const struct bpf_insn *insns, size_t n, const uint8_t *second_slot,
+/* ops: decode_all()'s rows; BRT_OP_INVALID only on second slots of lddw */
+static int check_targets(const struct bpf_insn *insns, size_t n, const uint16_t *ops,
 			 char *err, size_t errlen)
 {
 	for (size_t pc = 0; pc < n; pc++) {
-		enum brt_op op;
+		enum brt_op op = (enum brt_op)ops[pc];
 		int64_t t;
 
-		if (second_slot[pc])
+		if (op == BRT_OP_INVALID)
 			continue;
-		op = brt_isa_lookup(&insns[pc]);
 		if (op == BRT_OP_lddw && insns[pc].src_reg == BPF_PSEUDO_FUNC)
 			t = (int64_t)brt_isa_lddw_value(&insns[pc], pc); /* a function address */
 		else if (!brt_isa_has_target(op))
@@ -259,7 +260,7 @@ static int check_targets(const struct bpf_insn *insns, size_t n, const uint8_t *
 				 (long long)t);
 			return -EINVAL;
 		}
-		if (second_slot[t]) {
+		if (ops[t] == BRT_OP_INVALID) {
 			snprintf(err, errlen, "insn %zu: jump into the middle of lddw at insn %lld",
 				 pc, (long long)t - 1);
 			return -EINVAL;
@@ -268,10 +269,9 @@ static int check_targets(const struct bpf_insn *insns, size_t n, const uint8_t *
 	return 0;
 }
 
-int brt_isa_check_prog(const struct bpf_insn *insns, size_t n, size_t max_insns, char *err,
-		       size_t errlen)
+int brt_isa_decode_prog(const struct bpf_insn *insns, size_t n, size_t max_insns,
+			uint16_t *ops, char *err, size_t errlen)
 {
-	uint8_t *second_slot;
 	int ret;
 
 	if (n == 0) {
@@ -283,14 +283,26 @@ int brt_isa_check_prog(const struct bpf_insn *insns, size_t n, size_t max_insns,
 			 max_insns);
 		return -E2BIG;
 	}
-	second_slot = calloc(n, 1);
-	if (!second_slot) {
+	ret = decode_all(insns, n, ops, err, errlen);
+	if (!ret)
+		ret = check_targets(insns, n, ops, err, errlen);
+	return ret;
+}
+
+int brt_isa_check_prog(const struct bpf_insn *insns, size_t n, size_t max_insns, char *err,
+		       size_t errlen)
+{
+	uint16_t *ops;
+	int ret;
+
+	if (n == 0 || n > max_insns)
+		return brt_isa_decode_prog(insns, n, max_insns, NULL, err, errlen);
+	ops = malloc(n * sizeof(*ops));
+	if (!ops) {
 		snprintf(err, errlen, "out of memory checking %zu instructions", n);
 		return -ENOMEM;
 	}
-	ret = decode_all(insns, n, second_slot, err, errlen);
-	if (!ret)
-		ret = check_targets(insns, n, second_slot, err, errlen);
-	free(second_slot);
+	ret = brt_isa_decode_prog(insns, n, max_insns, ops, err, errlen);
+	free(ops);
 	return ret;
 }

@@ -113,6 +113,11 @@ enum brt_op brt_isa_decode(const struct bpf_insn *insn, size_t avail, const char
  * "insn N: <reason>" into err and returns -EINVAL (-E2BIG when too long). */
 int brt_isa_check_prog(const struct bpf_insn *insns, size_t n, size_t max_insns, char *err,
 		       size_t errlen);
+/* The same check, keeping what it decoded: ops[pc] (n entries) gets each instruction's
+ * row, BRT_OP_INVALID for the second slot of lddw.  The engines take this decoded form
+ * instead of decoding the program again (vm.c's pre-decode, the JIT). */
+int brt_isa_decode_prog(const struct bpf_insn *insns, size_t n, size_t max_insns,
+			uint16_t *ops, char *err, size_t errlen);
 
 /* 1 for the rows that name another instruction: jumps (ja, ja32, conditional) and local
  * calls; 0 for the rest (helper calls, callx and exit included). */

@@ -100,11 +100,12 @@ static int collect_ids(struct brt_jit_cache *c)
 	return 0;
 }
 
-int brt_jit_cache_new(const struct bpf_insn *insns, size_t n, int32_t pkt_data_off,
-		      int32_t pkt_len_off, struct brt_jit_cache **out, char *err, size_t errlen)
+int brt_jit_cache_new(const struct bpf_insn *insns, const uint16_t *ops, size_t n,
+		      int32_t pkt_data_off, int32_t pkt_len_off, struct brt_jit_cache **out,
+		      char *err, size_t errlen)
 {
 	struct brt_jit_env env = { .helper = any_helper, .pkt_data_off = pkt_data_off,
-				   .pkt_len_off = pkt_len_off };
+				   .pkt_len_off = pkt_len_off, .ops = ops };
 	const char *harden = getenv("BPFRT_JIT_HARDEN");
 	struct brt_jit_prog *trial;
 	struct brt_jit_cache *c;

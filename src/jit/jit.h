@@ -74,6 +74,9 @@ struct brt_jit_env {
 	uint32_t flags; /* enum brt_jit_flags */
 	const struct brt_jit_lookup *lookups; /* sorted by insn, or NULL */
 	size_t nlookups;
+	/* The program as brt_isa_decode_prog() decoded it (n rows), or NULL: the JIT decodes
+	 * it itself.  Must outlive the compile (and a cache, for its later versions). */
+	const uint16_t *ops;
 };
 
 struct brt_jit_prog;
@@ -159,15 +162,16 @@ void brt_jit_disasm(const uint8_t *code, size_t size, uint64_t addr, const char 
 
 /* The JIT as a vm engine (cache.c): a program's compiled versions, one per helper table.
  * brt_jit_cache_new() compiles once to report refusals at load (-EINVAL, -E2BIG, -ENOMEM;
- * insns must outlive the cache); the environment variable BPFRT_JIT_HARDEN (non-empty,
+ * insns and ops, its decoded rows or NULL, must outlive the cache); the environment variable BPFRT_JIT_HARDEN (non-empty,
  * not "0") turns constant blinding on, like the kernel's net.core.bpf_jit_harden.  brt_jit_cache_get() returns the code for helper table
  * table[0..nr) (which may change between calls, in place or not), compiling it the first
  * time the program's calls resolve to these functions; thread-safe; returns 0, -EFAULT
  * (the program calls a helper the table lacks; message "insn N: call to unknown helper
  * ID") or -ENOMEM. */
 struct brt_jit_cache;
-int brt_jit_cache_new(const struct bpf_insn *insns, size_t n, int32_t pkt_data_off,
-		      int32_t pkt_len_off, struct brt_jit_cache **out, char *err, size_t errlen);
+int brt_jit_cache_new(const struct bpf_insn *insns, const uint16_t *ops, size_t n,
+		      int32_t pkt_data_off, int32_t pkt_len_off, struct brt_jit_cache **out,
+		      char *err, size_t errlen);
 int brt_jit_cache_get(struct brt_jit_cache *c, const bpfrt_helper_fn *table, size_t nr,
 		      const struct brt_jit_prog **out, char *err, size_t errlen);
 void brt_jit_cache_free(struct brt_jit_cache *c);

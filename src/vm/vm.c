@@ -19,6 +19,7 @@
 struct bpfrt_vm {
 	struct bpf_insn *insns;    /* copy of the program */
 	size_t n;                  /* its length */
+	uint16_t *ops;             /* each instruction's row (brt_isa_decode_prog()) */
 	struct brt_dinsn *code;    /* pre-decoded for engine: n + 1 entries */
 	enum bpfrt_engine engine;  /* resolved: never DEFAULT */
 	uint64_t insn_budget;      /* checked engine's budget per run */
@@ -94,7 +95,8 @@ static int fuse_pairs(const struct bpf_insn *insns, size_t n, struct brt_dinsn *
 
 /* Pre-decode n checked instructions for the engine (checked or not); returns n + 1 entries
  * (sentinel last) or NULL when out of memory. */
-static struct brt_dinsn *predecode(const struct bpf_insn *insns, size_t n, int checked)
+static struct brt_dinsn *predecode(const struct bpf_insn *insns, const uint16_t *ops, size_t n,
+				   int checked)
 {
 	struct brt_vm_labels labels;
 	struct brt_dinsn *code = calloc(n + 1, sizeof(*code));
@@ -104,7 +106,7 @@ static struct brt_dinsn *predecode(const struct bpf_insn *insns, size_t n, int c
 	brt_vm_labels(checked, &labels);
 	for (size_t pc = 0; pc <= n; pc++) {
 		struct brt_dinsn *d = &code[pc];
-		enum brt_op op = pc < n ? brt_isa_lookup(&insns[pc]) : BRT_OP_INVALID;
+		enum brt_op op = pc < n ? (enum brt_op)ops[pc] : BRT_OP_INVALID;
 
 		d->op = (uint16_t)op;
 		d->label = labels.op ? labels.op[op] : NULL;
@@ -176,13 +178,19 @@ int bpfrt_vm_load(const struct bpf_insn *insns, size_t n, const struct bpfrt_vm_
 		return set_err(-EINVAL);
 	}
 	max_insns = BRT_OPTS_GET(opts, max_insns, 0);
-	ret = brt_isa_check_prog(insns, n, max_insns ? max_insns : BRT_VM_DEFAULT_MAX_INSNS, err,
-				 errlen);
-	if (ret)
-		return set_err(ret);
 	vm = calloc(1, sizeof(*vm));
-	if (!vm)
+	if (!vm || !(vm->ops = malloc((n ? n : 1) * sizeof(*vm->ops)))) {
+		free(vm);
 		goto err_nomem;
+	}
+	/* the one decode of the program: the pre-decoder and the JIT take its rows */
+	ret = brt_isa_decode_prog(insns, n, max_insns ? max_insns : BRT_VM_DEFAULT_MAX_INSNS,
+				  vm->ops, err, errlen);
+	if (ret) {
+		free(vm->ops);
+		free(vm);
+		return set_err(ret);
+	}
 	vm->engine = resolve_engine(BRT_OPTS_GET(opts, engine, BPFRT_ENGINE_DEFAULT));
 	vm->insn_budget = BRT_OPTS_GET(opts, insn_budget, 0);
 	if (!vm->insn_budget)
@@ -191,6 +199,7 @@ int bpfrt_vm_load(const struct bpf_insn *insns, size_t n, const struct bpfrt_vm_
 	    !(vm->engine == BPFRT_ENGINE_JIT && JIT_BUILT)) {
 		ret = vm->engine == BPFRT_ENGINE_JIT ? -EOPNOTSUPP : -EINVAL;
 		snprintf(err, errlen, "engine %d is not available in this build", (int)vm->engine);
+		free(vm->ops);
 		free(vm);
 		return set_err(ret);
 	}
@@ -199,12 +208,13 @@ int bpfrt_vm_load(const struct bpf_insn *insns, size_t n, const struct bpfrt_vm_
 	if (!vm->insns || copy_default_helpers(vm))
 		goto err_free_vm;
 	memcpy(vm->insns, insns, n * sizeof(*insns));
-	vm->code = predecode(insns, n, vm->engine == BPFRT_ENGINE_CHECKED);
+	vm->code = predecode(insns, vm->ops, n, vm->engine == BPFRT_ENGINE_CHECKED);
 	if (!vm->code)
 		goto err_free_vm;
 #ifdef BPFRT_HAVE_JIT
 	if (vm->engine == BPFRT_ENGINE_JIT) {
-		ret = brt_jit_cache_new(vm->insns, n, offsetof(struct bpfrt_run_ctx, skb_data),
+		ret = brt_jit_cache_new(vm->insns, vm->ops, n,
+					offsetof(struct bpfrt_run_ctx, skb_data),
 					offsetof(struct bpfrt_run_ctx, skb_len), &vm->jit, err,
 					errlen);
 		if (ret) {
@@ -272,6 +282,7 @@ void bpfrt_vm_free(struct bpfrt_vm *vm)
 	brt_jit_cache_free(vm->jit);
 #endif
 	free(vm->code);
+	free(vm->ops);
 	free(vm->insns);
 	free(vm);
 }

@@ -101,11 +101,12 @@ static bool is_call(enum brt_op op)
  * emit garbage if it did not) and mark where functions start. */
 static int decode(struct jit_state *st, uint16_t *ops, uint8_t *starts)
 {
-	const char *why;
+	const char *why = "not an instruction";
 
 	starts[0] = 1;
 	for (size_t pc = 0; pc < st->n; pc++) {
-		enum brt_op op = brt_isa_decode(&st->insns[pc], st->n - pc, &why);
+		enum brt_op op = st->env->ops ? (enum brt_op)st->env->ops[pc]
+					      : brt_isa_decode(&st->insns[pc], st->n - pc, &why);
 		int64_t t;
 
 		if (op == BRT_OP_INVALID) {
