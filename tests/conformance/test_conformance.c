@@ -165,6 +165,11 @@ int main(void)
 			printf("%-8s not available in this build\n", engines[e].name);
 		else
 			printf("%-8s %u/%zu files pass\n", engines[e].name, passed[e], files);
+	/* an empty folder (or one of error files only) tested nothing: that is a failure,
+	 * not a pass; the full suite has 313 files with a result, another one any number */
+	T_CASE("file count");
+	if (!files)
+		T_FAIL("no .data file with a result in %s", tests);
 	T_ASSERT(files >= 313 || getenv("BPFRT_CONFORMANCE_DIR"));
 	for (size_t i = 0; i < count; i++)
 		free(names[i]);

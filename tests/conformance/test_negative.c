@@ -215,7 +215,8 @@ int main(void)
 	snprintf(dir, sizeof(dir), "%s/negative", base);
 	n = list_files(dir, &names);
 	if (!n)
-		T_SKIP("conformance suite not found (set BPFRT_CONFORMANCE_DIR)");
+		T_SKIP("no .data files in %s (set BPFRT_CONFORMANCE_DIR to the bpf_conformance "
+		       "suite)", dir);
 	for (size_t i = 0; i < n; i++) {
 		struct datafile df;
 		enum verdict v;

@@ -380,7 +380,11 @@ int main(int argc, char **argv)
 			c_string(exp, k.msg);
 			fprintf(exp, ", ");
 			if (k.err != b.err || strcmp(k.msg, b.msg)) {
+				/* bpfrt's own answer too, so that test_cases notices when it
+				 * changes */
 				c_string(exp, e && e->known ? e->known : reason(c, &k, &b));
+				fprintf(exp, ", %d, ", b.err);
+				c_string(exp, b.msg);
 			} else {
 				fprintf(exp, "NULL");
 			}

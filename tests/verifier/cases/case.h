@@ -53,6 +53,8 @@ struct vexpect {
 	int err;                      /* 0 accepted, else errno (positive) */
 	const char *msg;              /* first error line, "" when accepted */
 	const char *known;            /* non-NULL: a documented disagreement (DISAGREEMENTS.md) */
+	int berr;                     /* known only: bpfrt's errno (0 accepted) */
+	const char *bmsg;             /* known only: bpfrt's first error line */
 };
 
 struct vcase_list {
