@@ -1,6 +1,7 @@
-# bpfrt jit: the dump names each eBPF instruction and shows the code after it.
+# bpfrt jit: the dump names each eBPF instruction and shows the code after it (a program
+# of this folder, so that the test runs without ../shared).
 add_test(NAME jit.cli_dump
-  COMMAND bpfrt_cli jit ${BPFRT_SHARED_DIR}/conformance/tests/callx.data --opcodes)
+  COMMAND bpfrt_cli jit ${CMAKE_CURRENT_SOURCE_DIR}/jit/callx.s --opcodes)
 set_tests_properties(jit.cli_dump PROPERTIES LABELS unit
   PASS_REGULAR_EXPRESSION "; main program at insn 0.*2: \\(8d\\) callx r2\n.*call rax.*; shared exits")
 
