@@ -1,6 +1,7 @@
-# tests/build - build-level checks (label build): symbol hygiene of libbpfrt.a/.so, and an
-# install into a temporary prefix with pkg-config and a program built against it.  They
-# check the plain build only: sanitizer builds add their own symbols and runtime needs.
+# tests/build - build-level checks (label build): symbol hygiene of libbpfrt.a/.so and of
+# src/libbpfrt.map, and an install into a temporary prefix with pkg-config and a program
+# built against it.  The library checks look at the plain build only: sanitizer builds add
+# their own symbols and runtime needs.
 if(NOT BPFRT_SANITIZE AND NOT BPFRT_FUZZ)
   set(dir ${CMAKE_CURRENT_SOURCE_DIR}/build)
   add_test(NAME build.symbols_static
@@ -14,6 +15,12 @@ if(NOT BPFRT_SANITIZE AND NOT BPFRT_FUZZ)
   set_tests_properties(build.symbols_static build.symbols_shared build.install build.bench_smoke
     PROPERTIES LABELS build TIMEOUT 300 SKIP_RETURN_CODE 77)
 endif()
+
+# src/libbpfrt.map names every BPFRT_API function of include/ and nothing else (no build
+# needed, so every configuration runs it); the failure lists the lines to add or remove.
+add_test(NAME build.symbol_map
+  COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/build/check_symbols.sh map ${CMAKE_SOURCE_DIR})
+set_tests_properties(build.symbol_map PROPERTIES LABELS build TIMEOUT 60)
 
 # examples/*.c: programs written against the public API only (the shared library and
 # include/, never src/); each runs as a test, from the source dir, and must exit 0.
