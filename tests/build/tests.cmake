@@ -22,6 +22,17 @@ add_test(NAME build.symbol_map
   COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/build/check_symbols.sh map ${CMAKE_SOURCE_DIR})
 set_tests_properties(build.symbol_map PROPERTIES LABELS build TIMEOUT 60)
 
+# The dependency rules of tests/build/layers.txt: includes of src/ and tools/, and calls
+# between the object files of the library and the CLI (listed here at generate time).
+if(TARGET bpfrt_cli)
+  file(GENERATE OUTPUT ${CMAKE_BINARY_DIR}/layers-objects.txt CONTENT
+    "$<JOIN:$<TARGET_OBJECTS:bpfrt_obj>,\n>\n$<JOIN:$<TARGET_OBJECTS:bpfrt_cli>,\n>\n")
+  add_test(NAME build.layers COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/build/check_layers.py
+    ${CMAKE_SOURCE_DIR} ${CMAKE_CURRENT_SOURCE_DIR}/build/layers.txt
+    ${CMAKE_BINARY_DIR}/layers-objects.txt)
+  set_tests_properties(build.layers PROPERTIES LABELS build TIMEOUT 120)
+endif()
+
 # examples/*.c: programs written against the public API only (the shared library and
 # include/, never src/); each runs as a test, from the source dir, and must exit 0.
 file(GLOB BPFRT_EXAMPLES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/examples/*.c)
