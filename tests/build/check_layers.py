@@ -11,7 +11,8 @@ rule in layers.txt names; anything else is a forbidden edge.  Two kinds of use a
             each resolved to the object that defines it: a call, or a reference from a
             table of function pointers.
 
-The file graph (includes and calls between files) must have no cycle between files of
+docs/ARCHITECTURE.md's "Dependency direction" block must state the same rules.  The
+file graph (includes and calls between files) must have no cycle between files of
 different folders.  Current violations are tolerated only as explicit `allow` lines of
 layers.txt, each tagged with the issue item that removes it; a line that no longer
 matches anything fails too, so the list only shrinks.  Cycles inside one folder are
@@ -223,6 +224,29 @@ def one_cycle(graph, comp):
     return comp
 
 
+def doc_rules(path):
+    """The rules block of docs/ARCHITECTURE.md: the first fenced block after the heading
+    "### Dependency direction", one `folder ▶ uses...` line per folder, top-down."""
+    try:
+        text = open(path, encoding="utf-8").read()
+    except OSError as e:
+        return None, f"cannot read {path}: {e}"
+    head = text.find("### Dependency direction")
+    if head < 0:
+        return None, f"{path} has no section '### Dependency direction'"
+    start = text.find("```\n", head)
+    stop = text.find("```", start + 4) if start >= 0 else -1
+    if start < 0 or stop < 0:
+        return None, f"{path}: no fenced rules block under '### Dependency direction'"
+    rules = {}
+    for line in text[start + 4:stop].splitlines():
+        name, sep, uses = line.partition("▶")
+        if not sep:
+            return None, f"{path}: rules block line without '▶': {line!r}"
+        rules[name.strip()] = set(uses.split())
+    return rules, None
+
+
 def main():
     if len(sys.argv) != 4:
         fail_usage("usage: check_layers.py SOURCE_DIR RULES OBJECT_LIST")
@@ -244,6 +268,17 @@ def main():
         if os.path.isdir(os.path.join(root, "src", d)) and d not in rules.uses:
             fails.append(f"src/{d}/ has no rule in tests/build/layers.txt: add a line "
                          f"'{d}: <folders it may use>' above the folders that use it")
+
+    # docs/ARCHITECTURE.md states the same rules
+    doc, err = doc_rules(os.path.join(root, "docs", "ARCHITECTURE.md"))
+    if err:
+        fails.append(err)
+    else:
+        for f in sorted(set(doc) | set(rules.uses)):
+            if doc.get(f) != rules.uses.get(f):
+                fails.append(f"docs/ARCHITECTURE.md (Dependency direction) and layers.txt "
+                             f"differ for {f}: docs '{' '.join(sorted(doc.get(f, ['(absent)'])))}', "
+                             f"layers.txt '{' '.join(sorted(rules.uses.get(f, ['(absent)'])))}'")
 
     edges, unresolved = read_includes(root)
     fails += unresolved
