@@ -30,6 +30,12 @@ expect 2 "$bpfrt" asm
 expect 2 "$bpfrt" disasm --bogus x
 expect 2 "$bpfrt" disasm --style intel x
 
+# --- a NUL byte: refused with its offset (the offset was once taken from freed text)
+printf 'exit\n\000exit\n' >"$tmp/nul.s"
+expect 1 "$bpfrt" asm "$tmp/nul.s"
+grep -qx "bpfrt: asm: $tmp/nul.s: NUL byte at offset 5: not a text file" "$tmp/err" && ok ||
+	fail "asm NUL byte message: $(cat "$tmp/err")"
+
 # --- a small program, by hand
 printf 'mov %%r0, 42\nlddw %%r1, 0x1122334455667788\njeq %%r1, 0, +1\nexit\nexit\n' >"$tmp/p.s"
 expect 0 "$bpfrt" asm "$tmp/p.s" -o "$tmp/p.bin"

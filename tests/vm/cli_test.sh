@@ -69,6 +69,14 @@ status "missing file" 1 "$B" run "$T/none.s"
 status "help" 0 "$B" run --help
 status "plugin help" 0 "$B" conformance-plugin --help
 check "repeat prints time" "2" sh -c "'$B' run '$T/p.s' --mem 010203 --repeat 50 | wc -l"
+# strtoul() read -1 as 2^64-1 and saturated past 2^64: runs that never ended (timeout
+# makes the old behaviour a failure instead of a hang)
+for n in -1 18446744073709551616 4294967296 0 12x ""; do
+	check "repeat '$n' rejected" \
+		"bpfrt: run: --repeat: '$n' is not a count from 1 to 4294967295" \
+		timeout 5 "$B" run "$T/p.s" --mem 010203 --repeat "$n"
+done
+check "repeat max accepted" "r0 = 0x5 (5)" "$B" run "$T/p.s" --mem 010203 --repeat 1
 
 # plugin protocol
 check "plugin stdin" "7" sh -c "'$B' conformance-plugin < '$T/p.hex'"

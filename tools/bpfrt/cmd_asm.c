@@ -121,9 +121,10 @@ int cmd_asm(int argc, char **argv)
 	if (ret)
 		return cli_error("asm: cannot read %s: %s", input, strerror(-ret));
 	if (strlen(text) != len) {
+		size_t nul = strlen(text); /* taken before the free: the message needs it */
+
 		free(text);
-		return cli_error("asm: %s: NUL byte at offset %zu: not a text file", input,
-				 strlen(text));
+		return cli_error("asm: %s: NUL byte at offset %zu: not a text file", input, nul);
 	}
 	ret = brt_asm(text, strcmp(input, "-") ? input : "<stdin>", &insns, &n, err, sizeof(err));
 	free(text);

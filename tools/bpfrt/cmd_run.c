@@ -172,6 +172,23 @@ struct run_args {
 	int json;
 };
 
+/* A run count as BPF_PROG_TEST_RUN's repeat: 1 to UINT32_MAX.  strtoul() alone takes
+ * "-1" as ULONG_MAX and saturates past 2^64, and either runs for centuries. */
+static int parse_repeat(const char *s, unsigned long *out)
+{
+	unsigned long long v;
+	char *end;
+
+	if (*s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno || *end || !v || v > UINT32_MAX)
+		return -EINVAL;
+	*out = (unsigned long)v;
+	return 0;
+}
+
 static int parse_args(int argc, char **argv, struct run_args *a)
 {
 	static const struct option opts[] = {
@@ -207,9 +224,9 @@ static int parse_args(int argc, char **argv, struct run_args *a)
 			a->budget = strtoull(optarg, NULL, 0);
 			break;
 		case 'r':
-			a->repeat = strtoul(optarg, NULL, 0);
-			if (!a->repeat)
-				return cli_error("run: --repeat needs a positive count");
+			if (parse_repeat(optarg, &a->repeat))
+				return cli_error("run: --repeat: '%s' is not a count from 1 to %u",
+						 optarg, UINT32_MAX);
 			break;
 		case 'j':
 			a->json = 1;
