@@ -14,6 +14,7 @@
 
 #include "api/api.h"
 #include "maps/maps.h"
+#include "util/util.h"
 
 static int copy_path(struct brt_call *call, uint64_t upath, char *path, size_t cap)
 {
@@ -24,9 +25,9 @@ static int copy_path(struct brt_call *call, uint64_t upath, char *path, size_t c
 	return len ? 0 : -ENOENT;
 }
 
-/* The path's directory must be the bpffs directory or below it: the kernel answers EPERM
- * for a pin outside bpffs. */
-static int inside_fs(const char *path)
+/* Is path's directory the bpffs directory or below it?  1 or 0, or -errno when that
+ * directory does not resolve. */
+static int in_fs(const char *path)
 {
 	char dir[PATH_MAX], real_dir[PATH_MAX], real_fs[PATH_MAX];
 	const char *slash = strrchr(path, '/');
@@ -39,11 +40,35 @@ static int inside_fs(const char *path)
 	if (!realpath(dir, real_dir))
 		return -errno;
 	if (!realpath(brt_obj_fs_dir(), real_fs))
-		return -EPERM;
+		return 0;
 	len = strlen(real_fs);
-	if (strncmp(real_dir, real_fs, len) || (real_dir[len] && real_dir[len] != '/'))
-		return -EPERM;
-	return 0;
+	return !strncmp(real_dir, real_fs, len) && (!real_dir[len] || real_dir[len] == '/');
+}
+
+/* The path's directory must be the bpffs directory or below it (the kernel answers EPERM
+ * for a pin outside bpffs), and that directory must be trusted: another user's could
+ * swap or read whatever is pinned there (EACCES, with a message). */
+static int inside_fs(const char *path)
+{
+	int in = in_fs(path);
+
+	if (in <= 0)
+		return in ? in : -EPERM;
+	return brt_fs_dir_prepare(brt_obj_fs_dir()) ? -EACCES : 0;
+}
+
+/* BPF_OBJ_GET of a path in the bpffs directory when that directory is not trusted:
+ * -EACCES with a message, as nothing found there can be.  Paths elsewhere are opened as
+ * before (their directory is the caller's choice). */
+static int get_dir_ok(const char *path)
+{
+	char why[PATH_MAX + 160];
+
+	if (in_fs(path) <= 0 || !brt_fs_dir_check(brt_obj_fs_dir(), why, sizeof(why)))
+		return 0;
+	brt_print(BPFRT_WARN, "bpfrt: BPF_OBJ_GET %s: refusing the bpffs directory: %s\n",
+		  path, why);
+	return -EACCES;
 }
 
 int brt_cmd_obj_pin(struct brt_call *call)
@@ -108,9 +133,14 @@ int brt_cmd_obj_get(struct brt_call *call)
 	err = copy_path(call, attr->pathname, path, sizeof(path));
 	if (err)
 		return err;
-	fd = open(path, O_RDWR | O_CLOEXEC);
+	err = get_dir_ok(path);
+	if (err)
+		return err;
+	/* symlinks followed as bpffs does; anything but a regular file (a directory, a FIFO
+	 * someone left there) is -EACCES like a bpffs directory, and never opened */
+	fd = brt_fs_open_reg(AT_FDCWD, path, O_RDWR, 1);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	err = brt_obj_from_fd(fd, 0, &obj);
 	if (err) {
 		close(fd);

@@ -16,6 +16,7 @@
 #include "bpfrt.h"
 #include "api/api.h"
 #include "maps/maps.h"
+#include "verifier/verifier.h"
 #include "vm/vm.h"
 
 #define PROG_FLAGS                                                                     \
@@ -338,6 +339,21 @@ static int write_log(struct brt_call *call, struct load *ld)
 	return call->ua->to(call->attr->log_buf, ld->log, len);
 }
 
+/* func_info/line_info checks (btf_load.c).  The kernel runs them inside bpf_check(), so a
+ * rejection's log ends with the verifier's statistics and a log too small for that turns
+ * the rejection into -ENOSPC (a 16-byte log_buf). */
+static int btf_check(struct brt_call *call, struct load *ld)
+{
+	char msg[512] = "";
+	int err, lerr;
+
+	err = brt_prog_btf_check(call, ld->insns, ld->log ? msg : NULL, sizeof(msg), &ld->lines);
+	if (!err || !ld->log)
+		return err;
+	lerr = brt_verify_log_early(call->attr->log_level, ld->log, ld->log_size, msg);
+	return lerr ? lerr : err;
+}
+
 /* Check the program, resolve its maps and build the vm: the part of a load that another
  * process repeats from the program file.  0 or -errno. */
 static int build(struct load *ld)
@@ -408,7 +424,7 @@ int brt_cmd_prog_load(struct brt_call *call)
 		return err;
 	err = copy_in(call, &ld);
 	if (!err)
-		err = brt_prog_btf_check(call, ld.insns, ld.log, ld.log_size, &ld.lines);
+		err = btf_check(call, &ld);
 	if (!err)
 		err = build(&ld);
 	if (write_log(call, &ld) && !err)

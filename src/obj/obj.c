@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "obj/obj.h"
+#include "util/util.h"
 
 #define CACHE_BUCKETS 256
 #define BRT_OBJ_MAX_BYTES (4ull << 30) /* per object; the kernel's limit is memory */
@@ -54,7 +55,8 @@ static int open_anon(void)
 	const char *dir = brt_obj_fs_dir();
 	int fd;
 
-	if (mkdir(dir, 01777) && errno != EEXIST)
+	/* an untrusted directory (another user's) gets no objects: memfd, unpinnable */
+	if (brt_fs_dir_prepare(dir))
 		goto memfd;
 	fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
 	if (fd >= 0)

@@ -18,6 +18,18 @@
 void brt_print(enum bpfrt_print_level level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/* Paths other users may control (fs.c, docs/SECURITY.md).  brt_fs_dir_check(): 0 when
+ * dir and every directory above it are root's or the caller's and not writable by others
+ * unless sticky (the last, when shared, must be root's); else -errno with the path and
+ * the problem in why.  brt_fs_dir_prepare(): create dir if missing (01777 by root, 0700
+ * by anyone else, whatever the umask) and check it; a refusal is printed once. */
+int brt_fs_dir_check(const char *dir, char *why, size_t len);
+int brt_fs_dir_prepare(const char *dir);
+/* Open path (relative to dirfd) with flags (O_CREAT and O_TRUNC dropped) only if it is a
+ * regular file, never following a final symlink unless follow is set, so that no FIFO
+ * or device is ever opened: the fd, -EACCES for anything not regular, or -errno. */
+int brt_fs_open_reg(int dirfd, const char *path, int flags, int follow);
+
 /* Options structs (struct { size_t sz; ... }): valid when sz covers at least the size
  * field and every byte past what this build knows (known_size) is zero.  Prints a
  * message naming the struct and returns 0 when invalid. */

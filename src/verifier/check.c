@@ -486,6 +486,26 @@ static void print_stats(struct brt_env *env)
 		  env->total_states, env->peak_states, 0u);
 }
 
+int brt_verify_log_early(uint32_t level, char *buf, uint32_t size, const char *msg)
+{
+	struct brt_env *env = calloc(1, sizeof(*env));
+	uint32_t true_size;
+	int err;
+
+	if (!env)
+		return -ENOMEM;
+	err = brt_vlog_init(&env->log, level, buf, size);
+	if (!err) {
+		if (msg && *msg)
+			brt_vlog(&env->log, "%s", msg);
+		env->subprog_cnt = 1; /* the kernel's stack depth line names the main program */
+		print_stats(env);
+		err = brt_vlog_finalize(&env->log, &true_size);
+	}
+	free(env);
+	return err;
+}
+
 int brt_verify(const struct bpf_insn *insns, size_t n, const struct brt_verify_opts *opts,
 	       struct brt_verify_result *res)
 {

@@ -152,6 +152,13 @@ struct brt_verify_result {
 int brt_verify(const struct bpf_insn *insns, size_t n, const struct brt_verify_opts *opts,
 	       struct brt_verify_result *res);
 
+/* The log of a load the kernel rejects inside bpf_check() before walking the program
+ * (its BTF func_info/line_info checks): msg, then the statistics lines for nothing
+ * processed, written into buf (size bytes, log attributes as brt_verify_opts) with the
+ * log's truncation rules.  0, or -ENOSPC when it did not fit (which the kernel reports
+ * instead of the rejection's own errno), -EINVAL for bad log attributes. */
+int brt_verify_log_early(uint32_t level, char *buf, uint32_t size, const char *msg);
+
 /* Name of helper id as the kernel logs it ("bpf_map_lookup_elem"), NULL if unknown. */
 const char *brt_verifier_helper_name(int32_t id);
 

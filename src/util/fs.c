@@ -1,0 +1,148 @@
+/* fs.c - paths another user may control: the bpffs-like directory ($BPFRT_FS) and the
+ * files in it.  A directory is trusted like XDG_RUNTIME_DIR (or OpenSSH's safe_path):
+ * it and every directory above it belong to root or to us, and none can be written by
+ * anyone else unless it is sticky (then others cannot rename or remove what is ours).
+ * Files in it are opened without following links and without O_CREAT, and only once
+ * seen to be regular files.  docs/SECURITY.md has the threat model.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "util/util.h"
+
+/* Why st (the directory at path, the bpffs directory itself when last) cannot be trusted
+ * by euid; NULL when it can. */
+static const char *dir_problem(const struct stat *st, int last, uid_t euid, char *buf,
+			       size_t len)
+{
+	if (!S_ISDIR(st->st_mode))
+		return "not a directory";
+	if (st->st_uid != 0 && st->st_uid != euid) {
+		snprintf(buf, len, "owned by uid %u, neither root nor you (uid %u)",
+			 (unsigned)st->st_uid, (unsigned)euid);
+		return buf;
+	}
+	if (!(st->st_mode & (S_IWGRP | S_IWOTH)))
+		return NULL;
+	if (!(st->st_mode & S_ISVTX))
+		return "writable by other users and not sticky";
+	/* A shared (sticky, world-writable) bpffs directory must be root's: its owner may
+	 * remove or rename anyone's pins. */
+	if (last && st->st_uid != 0)
+		return "shared (writable by other users) but not owned by root";
+	return NULL;
+}
+
+int brt_fs_dir_check(const char *dir, char *why, size_t len)
+{
+	char real[PATH_MAX], buf[128];
+	const char *problem;
+	struct stat st;
+	uid_t euid = geteuid();
+
+	if (!realpath(dir, real)) {
+		snprintf(why, len, "%s", strerror(errno));
+		return -errno;
+	}
+	/* every ancestor, then the directory: one another user can rename could be swapped
+	 * for theirs between the check and the use */
+	for (char *p = real + 1;; p++) {
+		int last = !*p;
+		char c = *p;
+
+		if (*p && *p != '/')
+			continue;
+		*p = 0;
+		if (stat(real[0] ? real : "/", &st)) {
+			snprintf(why, len, "%s: %s", real[0] ? real : "/", strerror(errno));
+			*p = c;
+			return -EACCES;
+		}
+		problem = dir_problem(&st, last, euid, buf, sizeof(buf));
+		if (problem) {
+			snprintf(why, len, "%s: %s", real[0] ? real : "/", problem);
+			*p = c;
+			return -EACCES;
+		}
+		*p = c;
+		if (last)
+			return 0;
+	}
+}
+
+/* Create dir (not there yet) with the mode bpfrt intends whatever the umask: root makes
+ * the shared directory, sticky and world-writable like bpffs's root; anyone else a
+ * private one, which other users (root included) then refuse. */
+static int make_dir(const char *dir)
+{
+	mode_t mode = geteuid() == 0 ? 01777 : 0700;
+	struct stat st;
+	int fd;
+
+	if (mkdir(dir, 0700))
+		return errno == EEXIST ? 0 : -errno;
+	/* ours, made 0700 above: nobody else can have swapped it yet */
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) || st.st_uid != geteuid() || fchmod(fd, mode)) {
+		close(fd);
+		return -EACCES;
+	}
+	close(fd);
+	return 0;
+}
+
+int brt_fs_dir_prepare(const char *dir)
+{
+	static __thread char warned[PATH_MAX];
+	char why[PATH_MAX + 160];
+	int err = make_dir(dir);
+
+	if (!err)
+		err = brt_fs_dir_check(dir, why, sizeof(why));
+	else
+		snprintf(why, sizeof(why), "%s: %s", dir, strerror(-err));
+	if (!err)
+		return 0;
+	/* once per directory and thread: object creation falls back to memfds quietly */
+	if (strncmp(warned, dir, sizeof(warned))) {
+		snprintf(warned, sizeof(warned), "%s", dir);
+		brt_print(BPFRT_WARN,
+			  "bpfrt: refusing %s as the bpffs directory (%s): %s; remove it or set "
+			  "BPFRT_FS to a directory of yours\n",
+			  dir, strerror(-err), why);
+	}
+	return err;
+}
+
+int brt_fs_open_reg(int dirfd, const char *path, int flags, int follow)
+{
+	char proc[64];
+	struct stat st;
+	int pfd, fd;
+
+	pfd = openat(dirfd, path, O_PATH | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW));
+	if (pfd < 0)
+		return -errno;
+	if (fstat(pfd, &st)) {
+		fd = -errno;
+	} else if (!S_ISREG(st.st_mode)) {
+		fd = -EACCES; /* the kernel's BPF_OBJ_GET of a directory or a non-bpffs file */
+	} else {
+		/* reopening the O_PATH fd opens exactly the inode checked, with the access
+		 * checks of a normal open */
+		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", pfd);
+		fd = open(proc, (flags & ~(O_CREAT | O_TRUNC | O_NOFOLLOW)) | O_CLOEXEC);
+		if (fd < 0)
+			fd = -errno;
+	}
+	close(pfd);
+	return fd;
+}
