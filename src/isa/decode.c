@@ -217,6 +217,98 @@ int brt_isa_has_target(enum brt_op op)
 	}
 }
 
+/* Registers by shape.  Implicit operands are the ISA's: exit returns r0; cmpxchg compares
+ * with r0 and loads into it; fetch forms load into src; packet loads read the context in
+ * r6 and, like calls, leave r0-r5 clobbered; calls pass r1-r5 (a helper may read fewer:
+ * its prototype says, which only the verifier knows). */
+#define BIT(r) ((uint16_t)(1u << (r)))
+#define R0_R5 ((uint16_t)0x3f)
+#define R1_R5 ((uint16_t)0x3e)
+
+enum brt_op brt_isa_regs(const struct bpf_insn *insn, struct brt_isa_regs *r)
+{
+	enum brt_op op = brt_isa_lookup(insn);
+	uint16_t d = BIT(insn->dst_reg), s = BIT(insn->src_reg);
+	int mov;
+
+	*r = (struct brt_isa_regs){ 0 };
+	/* a discriminator no row has: the registers of the opcode byte's first row (the
+	 * shape is the same for every row of a byte but call/call local, whose registers
+	 * agree) */
+	if (op == BRT_OP_INVALID)
+		op = (enum brt_op)head[insn->code];
+	if (op == BRT_OP_INVALID)
+		return op;
+	mov = BPF_OP(brt_ops[op].opcode) == BPF_MOV;
+	switch (brt_ops[op].shape) {
+	case BRT_SHAPE_ALU_IMM:
+		r->named = d;
+		r->def = d;
+		r->use = r->flow = mov ? 0 : d;
+		break;
+	case BRT_SHAPE_ALU_REG:
+		r->named = d | s;
+		r->def = d;
+		r->use = r->flow = mov ? s : (uint16_t)(d | s);
+		break;
+	case BRT_SHAPE_ALU_UNARY:
+	case BRT_SHAPE_ENDIAN:
+		r->named = r->use = r->def = r->flow = d;
+		break;
+	case BRT_SHAPE_LOAD:
+		r->named = d | s;
+		r->use = s;
+		r->def = d;
+		break;
+	case BRT_SHAPE_STORE_IMM:
+	case BRT_SHAPE_JMP_IMM:
+		r->named = r->use = d;
+		break;
+	case BRT_SHAPE_STORE_REG:
+	case BRT_SHAPE_JMP_REG:
+		r->named = r->use = d | s;
+		break;
+	case BRT_SHAPE_ATOMIC:
+		/* the operation is in imm (the rows' discriminator) */
+		r->named = r->use = d | s;
+		if (insn->imm == BPF_CMPXCHG) {
+			r->use |= BIT(BPF_REG_0);
+			r->def = BIT(BPF_REG_0);
+		} else if (insn->imm & BPF_FETCH) {
+			r->def = s;
+		}
+		break;
+	case BRT_SHAPE_LDDW: /* src_reg is a kind, not a register */
+		r->named = r->def = d;
+		break;
+	case BRT_SHAPE_LD_IND:
+		r->named = s;
+		r->use = s;
+		__attribute__((fallthrough));
+	case BRT_SHAPE_LD_ABS:
+		r->use |= BIT(BPF_REG_6);
+		r->def = R0_R5;
+		break;
+	case BRT_SHAPE_CALL:
+	case BRT_SHAPE_CALL_LOCAL:
+		r->use = R1_R5;
+		r->def = R0_R5;
+		break;
+	case BRT_SHAPE_CALLX: /* the function's address in dst */
+		r->named = d;
+		r->use = d | R1_R5;
+		r->def = R0_R5;
+		break;
+	case BRT_SHAPE_EXIT:
+		r->use = BIT(BPF_REG_0);
+		break;
+	case BRT_SHAPE_JA:
+	case BRT_SHAPE_JA32:
+		break;
+	}
+	return op;
+}
+
 static int decode_all(const struct bpf_insn *insns, size_t n, uint16_t *ops, char *err,
 		      size_t errlen)
 {

@@ -123,6 +123,23 @@ int brt_isa_decode_prog(const struct bpf_insn *insns, size_t n, size_t max_insns
  * calls; 0 for the rest (helper calls, callx and exit included). */
 int brt_isa_has_target(enum brt_op op);
 
+/* Which registers an instruction names, reads and writes, as bit masks (bit r for rN).
+ * The one place that knows it: the verifier's liveness and relevance and the JIT's
+ * register scans all ask here. */
+struct brt_isa_regs {
+	uint16_t named; /* registers its dst_reg/src_reg fields name (not lddw's or a call's kind) */
+	uint16_t use;   /* registers it reads, implicit ones included (r0 of exit, r6 of a
+			 * packet load, r1-r5 of a call) */
+	uint16_t def;   /* registers it writes, implicit ones included (r0-r5 after a call) */
+	uint16_t flow;  /* the part of use that what it writes is computed from; the rest of
+			 * use is an address, a stored value, a condition or an argument */
+};
+
+/* Fill *r for insn and return its row; an instruction whose discriminator no row has
+ * gets the registers of its opcode byte's first row, one whose opcode byte no row has
+ * gets none (and BRT_OP_INVALID). */
+enum brt_op brt_isa_regs(const struct bpf_insn *insn, struct brt_isa_regs *r);
+
 /* Target of a jump or local call at index pc, as an instruction index (may be out of
  * range; callers check). */
 int64_t brt_isa_jump_target(const struct bpf_insn *insn, enum brt_op op, size_t pc);

@@ -482,61 +482,15 @@ out_free:
 }
 
 /* ---- register liveness ------------------------------------------------------------------ */
-#define R(n) (1u << (n))
-#define CALLER_SAVED (R(0) | R(1) | R(2) | R(3) | R(4) | R(5))
-
-/* Registers an instruction reads (use) and writes (def). */
-static void use_def(const struct bpf_insn *insn, uint16_t *use, uint16_t *def)
+/* Registers an instruction reads and writes (isa's table); a helper call reads only the
+ * arguments its prototype names. */
+static enum brt_op insn_regs(const struct bpf_insn *insn, struct brt_isa_regs *r)
 {
-	uint8_t cls = BPF_CLASS(insn->code), op = BPF_OP(insn->code), mode = BPF_MODE(insn->code);
-	uint16_t d = (uint16_t)R(insn->dst_reg & 15), s = (uint16_t)R(insn->src_reg & 15);
+	enum brt_op op = brt_isa_regs(insn, r);
 
-	*use = *def = 0;
-	switch (cls) {
-	case BPF_ALU:
-	case BPF_ALU64:
-		*def = d;
-		if (op == BPF_MOV)
-			*use = BPF_SRC(insn->code) == BPF_X ? s : 0;
-		else
-			*use = d | (BPF_SRC(insn->code) == BPF_X && op != BPF_END && op != BPF_NEG ? s : 0);
-		break;
-	case BPF_LDX:
-		*use = s;
-		*def = d;
-		break;
-	case BPF_ST:
-		*use = d;
-		break;
-	case BPF_STX:
-		*use = d | s;
-		if (mode == BPF_ATOMIC && insn->imm == BPF_CMPXCHG) {
-			*use |= R(0);
-			*def = R(0);
-		} else if (mode == BPF_ATOMIC && (insn->imm & BPF_FETCH)) {
-			*def = s;
-		}
-		break;
-	case BPF_LD:
-		if (mode == BPF_IMM) {
-			*def = d;
-		} else {
-			*use = R(6) | (mode == BPF_IND ? s : 0);
-			*def = CALLER_SAVED;
-		}
-		break;
-	default: /* jumps */
-		if (op == BPF_EXIT) {
-			*use = R(0);
-		} else if (op == BPF_CALL) {
-			*use = insn->src_reg == 0 ? brt_helper_arg_regs(insn->imm)
-						  : CALLER_SAVED & ~R(0);
-			*def = CALLER_SAVED;
-		} else if (op != BPF_JA) {
-			*use = d | (BPF_SRC(insn->code) == BPF_X ? s : 0);
-		}
-		break;
-	}
+	if (insn->code == (BPF_JMP | BPF_CALL) && insn->src_reg == 0)
+		r->use = brt_helper_arg_regs(insn->imm);
+	return op;
 }
 
 /* Within one subprogram: a call continues at the next insn, exit ends the path. */
@@ -558,50 +512,27 @@ static int intra_successors(struct brt_env *env, int t, int succ[2])
  * may-analysis: rel_in = sinks | (rel_out - def) | (sources of def if def in rel_out). */
 static uint16_t rel_transfer(struct brt_env *env, int t, uint16_t out, int jumps)
 {
-	const struct bpf_insn *insn = &env->insns[t];
-	uint8_t cls = BPF_CLASS(insn->code), op = BPF_OP(insn->code), mode = BPF_MODE(insn->code);
-	uint16_t d = (uint16_t)R(insn->dst_reg & 15), s = (uint16_t)R(insn->src_reg & 15);
-	int x = BPF_SRC(insn->code) == BPF_X;
+	struct brt_isa_regs r;
+	enum brt_op op = insn_regs(&env->insns[t], &r);
+	uint16_t sinks = r.use & (uint16_t)~r.flow;
 
-	switch (cls) {
-	case BPF_ALU:
-	case BPF_ALU64:
-		if (op == BPF_MOV)
-			return (uint16_t)((out & ~d) | (x && (out & d) ? s : 0));
-		if (op == BPF_NEG || op == BPF_END)
-			return out;
-		return (uint16_t)(out | (x && (out & d) ? s : 0));
-	case BPF_LDX:
-		return (uint16_t)((out & ~d) | s);
-	case BPF_ST:
-		return (uint16_t)(out | d);
-	case BPF_STX:
-		if (mode == BPF_ATOMIC && insn->imm == BPF_CMPXCHG)
-			return (uint16_t)(out | d | s | R(0));
-		if (mode == BPF_ATOMIC && (insn->imm & BPF_FETCH))
-			return (uint16_t)((out & ~s) | d | s);
-		return (uint16_t)(out | d | s);
-	case BPF_LD:
-		if (mode == BPF_IMM)
-			return (uint16_t)(out & ~d);
-		return (uint16_t)((out & ~CALLER_SAVED) | R(6) | (mode == BPF_IND ? s : 0));
+	switch (op == BRT_OP_INVALID ? -1 : (int)brt_ops[op].shape) {
+	case BRT_SHAPE_EXIT:
+		/* a subprogram's r0 goes to its caller; the main program's is checked for
+		 * some program types only */
+		if (!brt_find_subprog_of(env, t) &&
+		    env->opts->prog_type != BPF_PROG_TYPE_CGROUP_SKB)
+			sinks = 0;
+		break;
+	case BRT_SHAPE_JMP_IMM:
+	case BRT_SHAPE_JMP_REG:
+		if (!jumps)
+			sinks = 0;
+		break;
 	default:
 		break;
 	}
-	if (op == BPF_EXIT) {
-		/* a subprogram's r0 goes to its caller; the main program's is checked for
-		 * some program types only */
-		if (brt_find_subprog_of(env, t) || env->opts->prog_type == BPF_PROG_TYPE_CGROUP_SKB)
-			return (uint16_t)(out | R(0));
-		return out;
-	}
-	if (op == BPF_CALL)
-		return (uint16_t)((out & ~CALLER_SAVED) |
-				  (insn->src_reg == 0 ? brt_helper_arg_regs(insn->imm)
-						      : CALLER_SAVED & ~R(0)));
-	if (op == BPF_JA || !jumps)
-		return out;
-	return (uint16_t)(out | d | (x ? s : 0));
+	return (uint16_t)((out & ~r.def) | (out & r.def ? r.flow : 0) | sinks);
 }
 
 /* jumps = 1: branch conditions count as uses (prec_in); 0: they do not (prec_nj_in), for
@@ -653,7 +584,8 @@ void brt_compute_liveness(struct brt_env *env)
 		changed = 0;
 		for (int t = env->len - 1; t >= 0; t--) {
 			int succ[2], n;
-			uint16_t use, def, out = 0, in;
+			struct brt_isa_regs r;
+			uint16_t out = 0, in;
 
 			if (env->aux[t].second_slot)
 				continue;
@@ -661,8 +593,8 @@ void brt_compute_liveness(struct brt_env *env)
 			for (int k = 0; k < n; k++)
 				if (succ[k] >= 0 && succ[k] < env->len)
 					out |= env->aux[succ[k]].live_in;
-			use_def(&env->insns[t], &use, &def);
-			in = (uint16_t)(use | (out & ~def));
+			insn_regs(&env->insns[t], &r);
+			in = (uint16_t)(r.use | (out & ~r.def));
 			if (in != env->aux[t].live_in) {
 				env->aux[t].live_in = in;
 				changed = 1;

@@ -165,11 +165,76 @@ static void test_check_prog(void)
 	}
 }
 
+/* Which registers instructions name, read and write (brt_isa_regs), on the rows where
+ * implicit operands make the answer non-obvious. */
+#define B(r) (1u << (r))
+static const struct regs_case {
+	const char *name;
+	struct bpf_insn insn;
+	unsigned named, use, def, flow;
+} regs_cases[] = {
+	{ "mov64 r1, r2", { BPF_ALU64 | BPF_MOV | BPF_X, 1, 2, 0, 0 }, B(1) | B(2), B(2), B(1), B(2) },
+	{ "mov32 r1, 5", { BPF_ALU | BPF_MOV | BPF_K, 1, 0, 0, 5 }, B(1), 0, B(1), 0 },
+	{ "add64 r1, r2", { BPF_ALU64 | BPF_ADD | BPF_X, 1, 2, 0, 0 }, B(1) | B(2), B(1) | B(2),
+	  B(1), B(1) | B(2) },
+	{ "sdiv64 r1, r2", { BPF_ALU64 | BPF_DIV | BPF_X, 1, 2, 1, 0 }, B(1) | B(2),
+	  B(1) | B(2), B(1), B(1) | B(2) },
+	{ "be16 r3", { BPF_ALU | BPF_END | BPF_TO_BE, 3, 0, 0, 16 }, B(3), B(3), B(3), B(3) },
+	{ "ldxdw r1, [r2]", { BPF_LDX | BPF_MEM | BPF_DW, 1, 2, 0, 0 }, B(1) | B(2), B(2), B(1), 0 },
+	{ "stdw [r10-8], 1", { BPF_ST | BPF_MEM | BPF_DW, 10, 0, -8, 1 }, B(10), B(10), 0, 0 },
+	{ "lock add", { BPF_STX | BPF_ATOMIC | BPF_DW, 1, 2, 0, BPF_ADD }, B(1) | B(2),
+	  B(1) | B(2), 0, 0 },
+	{ "lock fetch add", { BPF_STX | BPF_ATOMIC | BPF_DW, 1, 2, 0, BPF_ADD | BPF_FETCH },
+	  B(1) | B(2), B(1) | B(2), B(2), 0 },
+	{ "lock cmpxchg", { BPF_STX | BPF_ATOMIC | BPF_DW, 1, 2, 0, BPF_CMPXCHG }, B(1) | B(2),
+	  B(0) | B(1) | B(2), B(0), 0 },
+	{ "lddw r4 map_fd", { BPF_LD | BPF_IMM | BPF_DW, 4, BPF_PSEUDO_MAP_FD, 0, 3 }, B(4), 0,
+	  B(4), 0 },
+	{ "ldabsh", { BPF_LD | BPF_ABS | BPF_H, 0, 0, 0, 12 }, 0, B(6), 0x3f, 0 },
+	{ "ldindb r7", { BPF_LD | BPF_IND | BPF_B, 0, 7, 0, 1 }, B(7), B(6) | B(7), 0x3f, 0 },
+	{ "jgt r1, r2", { BPF_JMP | BPF_JGT | BPF_X, 1, 2, 3, 0 }, B(1) | B(2), B(1) | B(2), 0, 0 },
+	{ "ja", { BPF_JMP | BPF_JA, 0, 0, 3, 0 }, 0, 0, 0, 0 },
+	{ "call 1", { BPF_JMP | BPF_CALL, 0, 0, 0, 1 }, 0, 0x3e, 0x3f, 0 },
+	{ "call local", { BPF_JMP | BPF_CALL, 0, 1, 0, 4 }, 0, 0x3e, 0x3f, 0 },
+	{ "callx r8", { BPF_JMP | BPF_CALL | BPF_X, 8, 0, 0, 0 }, B(8), B(8) | 0x3e, 0x3f, 0 },
+	{ "exit", { BPF_JMP | BPF_EXIT, 0, 0, 0, 0 }, 0, B(0), 0, 0 },
+	/* a discriminator no row has: the registers of the byte's rows */
+	{ "sdiv with off 2", { BPF_ALU64 | BPF_DIV | BPF_X, 1, 2, 2, 0 }, B(1) | B(2),
+	  B(1) | B(2), B(1), B(1) | B(2) },
+	{ "no row", { 0xff, 1, 2, 0, 0 }, 0, 0, 0, 0 },
+};
+
+static void test_regs(void)
+{
+	for (size_t i = 0; i < sizeof(regs_cases) / sizeof(regs_cases[0]); i++) {
+		const struct regs_case *c = &regs_cases[i];
+		struct brt_isa_regs r;
+
+		T_CASE(c->name);
+		brt_isa_regs(&c->insn, &r);
+		T_EQ_INT(c->named, r.named);
+		T_EQ_INT(c->use, r.use);
+		T_EQ_INT(c->def, r.def);
+		T_EQ_INT(c->flow, r.flow);
+	}
+	/* every row: what the written value comes from is read, and r10 is never written */
+	for (int op = 0; op < BRT_OP_COUNT; op++) {
+		struct bpf_insn insn = sample((enum brt_op)op);
+		struct brt_isa_regs r;
+
+		T_CASE(brt_ops[op].id);
+		T_EQ_INT(op, brt_isa_regs(&insn, &r));
+		T_ASSERT(!(r.flow & ~r.use));
+		T_ASSERT(!(r.def & B(10)));
+	}
+}
+
 int main(void)
 {
 	test_every_row_decodes();
 	test_rows_are_unique();
 	test_field_rules();
 	test_check_prog();
+	test_regs();
 	return t_done();
 }

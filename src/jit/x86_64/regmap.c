@@ -37,21 +37,19 @@ static uint16_t reg_bit(unsigned r)
 	return (uint16_t)(1u << brt_jit_reg2x86[r]);
 }
 
-/* Callee-saved x86 registers (of eBPF's r6-r9) that insns[start..end) reference, as a bit
- * mask over x86 register numbers; *uses_r10 tells whether r10 is referenced (the function
- * then needs a stack frame).  lddw's second slot has all-zero register fields, so it
- * contributes nothing. */
+/* Callee-saved x86 registers (of eBPF's r6-r9) that insns[start..end) name, as a bit
+ * mask over x86 register numbers; *uses_r10 tells whether r10 is named (the function
+ * then needs a stack frame).  lddw's second slot has no row, so it contributes nothing. */
 uint16_t brt_jit_regs_used(const struct bpf_insn *insns, size_t start, size_t end, bool *uses_r10)
 {
 	uint16_t used = 0;
 	unsigned seen = 0;
 
 	for (size_t i = start; i < end; i++) {
-		seen |= 1u << insns[i].dst_reg;
-		/* src_reg of call and lddw is a kind, not a register */
-		if (insns[i].code != (BPF_LD | BPF_IMM | BPF_DW) &&
-		    insns[i].code != (BPF_JMP | BPF_CALL))
-			seen |= 1u << insns[i].src_reg;
+		struct brt_isa_regs r;
+
+		brt_isa_regs(&insns[i], &r);
+		seen |= r.named;
 	}
 	for (unsigned r = BPF_REG_6; r <= BPF_REG_9; r++)
 		if (seen & (1u << r))
@@ -73,15 +71,15 @@ bool brt_jit_pkt_regs_fit(const struct bpf_insn *insns, size_t n, const uint16_t
 
 	for (size_t i = 0; i < n; i++) {
 		int shape = ops[i] == BRT_OP_INVALID ? -1 : brt_ops[ops[i]].shape;
+		struct brt_isa_regs r;
 
 		if (ops[i] == BRT_OP_call_helper || ops[i] == BRT_OP_callx ||
 		    ops[i] == BRT_OP_call_local)
 			return false;
 		if (shape == BRT_SHAPE_LD_ABS || shape == BRT_SHAPE_LD_IND)
 			loads = true;
-		seen |= 1u << insns[i].dst_reg;
-		if (insns[i].code != (BPF_LD | BPF_IMM | BPF_DW))
-			seen |= 1u << insns[i].src_reg;
+		brt_isa_regs(&insns[i], &r);
+		seen |= r.named;
 	}
 	return loads && !(seen & r2_r5);
 }
