@@ -547,56 +547,83 @@ static void atomic_fetch_loop(struct jit_state *st, insn_t insn, enum x86_alu op
 	}
 }
 
-static void atomic(struct jit_state *st, insn_t insn, bool w)
+/* lock <op> [dst+off], src */
+static void atomic_alu(struct jit_state *st, insn_t insn, enum x86_alu op, bool w)
 {
-	int dst = xreg(insn->dst_reg), src = xreg(insn->src_reg);
+	emit_rmw(B, true, false, (uint8_t)(8 * op + 1), w, xreg(insn->dst_reg), insn->off,
+		 xreg(insn->src_reg));
+}
 
-	switch (insn->imm) {
-	case BPF_ADD:
-	case BPF_OR:
-	case BPF_AND:
-	case BPF_XOR: /* lock <op> [dst+off], src */
-		emit_rmw(B, true, false,
-			 (uint8_t)(8 * (insn->imm == BPF_ADD ? ALU_ADD
-					: insn->imm == BPF_OR ? ALU_OR
-					: insn->imm == BPF_AND ? ALU_AND : ALU_XOR) + 1),
-			 w, dst, insn->off, src);
-		break;
-	case BPF_ADD | BPF_FETCH: /* lock xadd [dst+off], src */
-		emit_rmw(B, true, true, 0xc1, w, dst, insn->off, src);
-		break;
-	case BPF_OR | BPF_FETCH:
-		atomic_fetch_loop(st, insn, ALU_OR, w);
-		break;
-	case BPF_AND | BPF_FETCH:
-		atomic_fetch_loop(st, insn, ALU_AND, w);
-		break;
-	case BPF_XOR | BPF_FETCH:
-		atomic_fetch_loop(st, insn, ALU_XOR, w);
-		break;
-	case BPF_XCHG: /* xchg [dst+off], src (implicitly locked) */
-		emit_rmw(B, false, false, 0x87, w, dst, insn->off, src);
-		break;
-	default: /* BPF_CMPXCHG: lock cmpxchg [dst+off], src; r0 = old value */
-		emit_rmw(B, true, true, 0xb1, w, dst, insn->off, src);
-		/* on success the 32-bit form leaves rax untouched: zero-extend by hand */
-		if (!w)
-			zext32(st, RAX);
-		break;
-	}
+/* One function per operation, named after its rows: each row's emitter below calls
+ * atomic_<row>(), so a new atomic row without its own function does not compile (nothing
+ * switches on imm again here: decoding chose the row). */
+static void atomic_add(struct jit_state *st, insn_t insn, bool w)
+{
+	atomic_alu(st, insn, ALU_ADD, w);
+}
+
+static void atomic_or(struct jit_state *st, insn_t insn, bool w)
+{
+	atomic_alu(st, insn, ALU_OR, w);
+}
+
+static void atomic_and(struct jit_state *st, insn_t insn, bool w)
+{
+	atomic_alu(st, insn, ALU_AND, w);
+}
+
+static void atomic_xor(struct jit_state *st, insn_t insn, bool w)
+{
+	atomic_alu(st, insn, ALU_XOR, w);
+}
+
+static void atomic_fetch_add(struct jit_state *st, insn_t insn, bool w)
+{
+	/* lock xadd [dst+off], src */
+	emit_rmw(B, true, true, 0xc1, w, xreg(insn->dst_reg), insn->off, xreg(insn->src_reg));
+}
+
+static void atomic_fetch_or(struct jit_state *st, insn_t insn, bool w)
+{
+	atomic_fetch_loop(st, insn, ALU_OR, w);
+}
+
+static void atomic_fetch_and(struct jit_state *st, insn_t insn, bool w)
+{
+	atomic_fetch_loop(st, insn, ALU_AND, w);
+}
+
+static void atomic_fetch_xor(struct jit_state *st, insn_t insn, bool w)
+{
+	atomic_fetch_loop(st, insn, ALU_XOR, w);
+}
+
+static void atomic_xchg(struct jit_state *st, insn_t insn, bool w)
+{
+	/* xchg [dst+off], src (implicitly locked) */
+	emit_rmw(B, false, false, 0x87, w, xreg(insn->dst_reg), insn->off, xreg(insn->src_reg));
+}
+
+static void atomic_cmpxchg(struct jit_state *st, insn_t insn, bool w)
+{
+	/* lock cmpxchg [dst+off], src; r0 = old value */
+	emit_rmw(B, true, true, 0xb1, w, xreg(insn->dst_reg), insn->off, xreg(insn->src_reg));
+	/* on success the 32-bit form leaves rax untouched: zero-extend by hand */
+	if (!w)
+		zext32(st, RAX);
 }
 
 #define ATOMIC_ROWS(name)                                                               \
 	static int emit_##name##32(struct jit_state *st, insn_t insn, size_t pc)         \
 	{                                                                              \
 		(void)pc;                                                              \
-		atomic(st, insn, false);                                               \
+		atomic_##name(st, insn, false);                                        \
 		return 0;                                                              \
 	}                                                                              \
 	static int emit_##name##64(struct jit_state *st, insn_t insn, size_t pc)         \
 	{                                                                              \
 		(void)pc;                                                              \
-		atomic(st, insn, true);                                                \
+		atomic_##name(st, insn, true);                                         \
 		return 0;                                                              \
 	}
 ATOMIC_ROWS(add)
