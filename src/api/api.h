@@ -84,6 +84,9 @@ struct brt_prog {
 	/* vm and pm are built (at load, or from the file on first use in this process:
 	 * brt_prog_materialise()); set with release after them */
 	_Atomic int ready;
+	/* programs from another process: the most privilege re-verification may use, from
+	 * who owns the file (brt_prog_file_max_priv()); BRT_PRIV_ROOT for our own loads */
+	uint32_t max_priv;
 };
 
 /* Build the vm of a program loaded by another process from its file (maps re-opened,
@@ -95,7 +98,8 @@ int brt_prog_materialise(struct brt_prog *prog);
  * A program's file holds its instructions with every map reference as
  * BPF_PSEUDO_MAP_IDX[_VALUE] and an index into the map table that follows them, so any
  * process can rebuild it.  Pinning a program also links the files of its maps into
- * $BPFRT_FS/.bpfrt-maps/, so they outlive the processes that had them open, for as long as
+ * the pinning user's $BPFRT_FS/.bpfrt-maps[.<uid>]/, so they outlive the processes
+ * that had them open, for as long as
  * a pinned program names them. */
 struct brt_prog_mapref {
 	uint32_t id;          /* the map's header id */
@@ -119,6 +123,11 @@ const uint8_t *brt_prog_file_linkage(const struct brt_prog *prog);
 int brt_prog_file_check(const struct brt_obj_hdr *hdr, uint64_t file_size);
 /* The map table (prog->nmaps entries; shared memory: read each entry once). */
 const struct brt_prog_mapref *brt_prog_file_maps(const struct brt_prog *prog);
+/* The most privilege (BRT_PRIV_*) a program file opened as fd may be re-verified with:
+ * what its owner could have had.  Root's file that nobody else can write, or the
+ * caller's own: any (the header's level stands); anyone else's: BRT_PRIV_UNPRIV, as its
+ * owner could have edited the level in the header.  docs/VERIFIER.md. */
+uint32_t brt_prog_file_max_priv(int fd);
 /* Open the table's maps by their links: *fds (malloc'd, *n entries, close them) in table
  * order.  0, -ENOENT when a link is gone, -EINVAL when it names another map. */
 int brt_prog_file_open_maps(const struct brt_prog *prog, int **fds, uint32_t *n);
@@ -137,6 +146,10 @@ int brt_prog_file_find_map(uint32_t id);
 /* prog_flags with the BPFRT_F_PRIV_* bit the program is verified with (the caller's
  * capabilities when none is given); -EINVAL for two bits (check.c). */
 int brt_api_prog_priv(uint32_t prog_flags, uint32_t *out);
+/* The prog_flags a program file is re-verified with: the header's flags, whose level
+ * must be exactly one BPFRT_F_PRIV_* bit (else -EINVAL: a corrupt or forged file),
+ * lowered to max_priv (BRT_PRIV_*) when it claims more (check.c). */
+int brt_api_prog_file_priv(uint32_t hdr_flags, uint32_t max_priv, uint32_t *out);
 /* The calling thread has CAP_SYS_ADMIN (check.c). */
 int brt_api_sys_admin(void);
 

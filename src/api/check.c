@@ -113,20 +113,39 @@ static int load_priv(uint32_t prog_flags, uint32_t *priv)
 	}
 }
 
-int brt_api_prog_priv(uint32_t prog_flags, uint32_t *out)
+static uint32_t priv_bit(uint32_t priv)
 {
 	static const uint32_t bit[] = {
 		[BRT_PRIV_ROOT] = BPFRT_F_PRIV_FULL,
 		[BRT_PRIV_BPF_CAPABLE] = BPFRT_F_PRIV_BPF_CAPABLE,
 		[BRT_PRIV_UNPRIV] = BPFRT_F_PRIV_UNPRIV,
 	};
+
+	return bit[priv];
+}
+
+int brt_api_prog_priv(uint32_t prog_flags, uint32_t *out)
+{
 	uint32_t priv;
 	int err = load_priv(prog_flags, &priv);
 
 	if (err)
 		return err;
-	*out = (prog_flags & ~BPFRT_F_PRIV_MASK) | bit[priv];
+	*out = (prog_flags & ~BPFRT_F_PRIV_MASK) | priv_bit(priv);
 	return 0;
+}
+
+int brt_api_prog_file_priv(uint32_t hdr_flags, uint32_t max_priv, uint32_t *out)
+{
+	uint32_t claimed;
+
+	/* no bit would mean "the caller's capabilities": root's, for a file anyone wrote */
+	if (!(hdr_flags & BPFRT_F_PRIV_MASK) || load_priv(hdr_flags, &claimed))
+		return -EINVAL;
+	/* BRT_PRIV_* grow less privileged as they grow */
+	return brt_api_prog_priv((hdr_flags & ~BPFRT_F_PRIV_MASK) | priv_bit(claimed > max_priv ?
+									      claimed : max_priv),
+				 out);
 }
 
 int brt_api_check_prog(const struct brt_prog_check *pc)

@@ -465,7 +465,10 @@ static int materialise(struct brt_prog *prog)
 	attr.prog_type = prog->type;
 	attr.insn_cnt = prog->insn_cnt;
 	attr.expected_attach_type = prog->expected_attach_type;
-	ld.prog_flags = hdr->flags;
+	/* the level in the header is only as good as whoever could write the file */
+	err = brt_api_prog_file_priv(hdr->flags, prog->max_priv, &ld.prog_flags);
+	if (err)
+		return err;
 	ld.gpl = hdr->gpl != 0;
 	ld.insns = malloc(bytes);
 	ld.stored = malloc(bytes);
@@ -565,6 +568,7 @@ static int prog_attach_obj(const struct brt_obj *tmpl, struct brt_obj **out)
 	prog->insn_cnt = hdr.max_entries;
 	prog->nmaps = hdr.nmaps;
 	prog->nfuncs = hdr.nfuncs;
+	prog->max_priv = brt_prog_file_max_priv(tmpl->last_fd); /* the fd just mapped */
 	prog->obj.release = prog_release;
 	*out = &prog->obj;
 	return 0;

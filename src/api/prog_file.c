@@ -1,11 +1,12 @@
 /* prog_file.c - a loaded program's file in a form any process can rebuild it from: the
  * instructions with map references as indexes into the map table stored after them and,
- * once the program is pinned, links to its maps' files in $BPFRT_FS/.bpfrt-maps/, so the
- * maps outlive every process that had them open, as a pinned program keeps its maps in the
+ * once the program is pinned, links to its maps' files in the pinning user's links
+ * directory ($BPFRT_FS/.bpfrt-maps for root, .bpfrt-maps.<uid> for others), so the maps
+ * outlive every process that had them open, as a pinned program keeps its maps in the
  * kernel.  A link stays while some pinned program names it: unpinning is rm, which tells
- * nobody, so each program pin drops the links no pinned program names any more.  The
- * links' directory is flock()ed, exclusively while a pin collects and links, shared while
- * a process opens a program's maps.
+ * nobody, so each program pin drops the links of its user no pinned program names any
+ * more, holding that user's lock (a 0600 file no other user can open, so none can hold
+ * it); readers take no lock.  docs/SECURITY.md.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -21,6 +22,8 @@
 
 #include "api/api.h"
 #include "maps/maps.h"
+#include "util/util.h"
+#include "verifier/verifier.h"
 
 #define LINK_DIR ".bpfrt-maps"
 #define NAME_LEN 48
@@ -84,31 +87,145 @@ int brt_prog_file_check(const struct brt_obj_hdr *hdr, uint64_t file_size)
 	return file_size >= BRT_PAGE && sizes_ok(hdr, file_size) ? 0 : -EINVAL;
 }
 
+uint32_t brt_prog_file_max_priv(int fd)
+{
+	struct stat st;
+
+	if (fstat(fd, &st))
+		return BRT_PRIV_UNPRIV;
+	if (st.st_uid == geteuid() || (st.st_uid == 0 && !(st.st_mode & (S_IWGRP | S_IWOTH))))
+		return BRT_PRIV_ROOT;
+	return BRT_PRIV_UNPRIV;
+}
+
 static void link_name(uint32_t id, uint64_t ino, char *buf)
 {
 	snprintf(buf, NAME_LEN, "%08" PRIx32 "-%" PRIx64, id, ino);
 }
 
-/* The links' directory, opened and flock()ed how; created first when create is set.
- * The fd (the lock) or -errno. */
-static int lock_links(int how, int create)
+/* The links' directory of uid: LINK_DIR for root (the name every version used), else
+ * LINK_DIR.<uid>.  Each user links only into their own, so nobody can remove, replace
+ * or lock a link another user's pinned program depends on. */
+static void links_dir_name(uid_t uid, char *buf, size_t len)
 {
-	char dir[4096];
-	int fd;
+	if (uid == 0)
+		snprintf(buf, len, LINK_DIR);
+	else
+		snprintf(buf, len, LINK_DIR ".%u", (unsigned)uid);
+}
 
-	snprintf(dir, sizeof(dir), "%s/" LINK_DIR, brt_obj_fs_dir());
-	if (create && mkdir(dir, 01777) && errno != EEXIST)
-		return -errno;
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+/* Open the links' directory name in the bpffs directory fs (an fd) if it is a real
+ * directory of uid that nobody else can write; -errno otherwise. */
+static int open_links_dir(int fs, const char *name, uid_t uid)
+{
+	struct stat st;
+	int fd = openat(fs, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
 	if (fd < 0)
 		return -errno;
-	while (flock(fd, how)) {
+	if (fstat(fd, &st) || st.st_uid != uid || (st.st_mode & (S_IWGRP | S_IWOTH))) {
+		close(fd);
+		return -EACCES;
+	}
+	return fd;
+}
+
+/* The bpffs directory, opened, or -errno (an untrusted one is refused). */
+static int open_fs(int create)
+{
+	const char *dir = brt_obj_fs_dir();
+	char why[4096 + 160];
+	int err = create ? brt_fs_dir_prepare(dir) : brt_fs_dir_check(dir, why, sizeof(why));
+	int fd;
+
+	if (err)
+		return err;
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	return fd >= 0 ? fd : -errno;
+}
+
+/* This user's links' directory, created (0755: others may open the links their own
+ * permissions allow) when missing, and its lock held: a 0600 file in it, which no other
+ * user can open and so cannot hold (a lock on the directory itself, readable by all,
+ * could be held by anyone, stalling every pin).  The locked file's fd, the directory's
+ * fd in *dirfd, or -errno. */
+static int lock_links(int *dirfd)
+{
+	char name[64];
+	uid_t uid = geteuid();
+	struct stat st;
+	int fs, dir, lock;
+
+	fs = open_fs(1);
+	if (fs < 0)
+		return fs;
+	links_dir_name(uid, name, sizeof(name));
+	if (!mkdirat(fs, name, 0700)) {
+		dir = open_links_dir(fs, name, uid);
+		if (dir >= 0 && fchmod(dir, 0755)) {
+			close(dir);
+			dir = -errno;
+		}
+	} else {
+		dir = errno == EEXIST ? open_links_dir(fs, name, uid) : -errno;
+	}
+	close(fs);
+	if (dir < 0) {
+		brt_print(BPFRT_WARN, "bpfrt: %s/%s: not a directory of yours that only you can "
+			  "write (%s); maps of pinned programs are not linked\n",
+			  brt_obj_fs_dir(), name, strerror(-dir));
+		return dir;
+	}
+	lock = openat(dir, ".lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (lock < 0 || fstat(lock, &st) || st.st_uid != uid || !S_ISREG(st.st_mode) ||
+	    (st.st_mode & 077)) {
+		if (lock >= 0)
+			close(lock);
+		close(dir);
+		return -ENOLCK;
+	}
+	while (flock(lock, LOCK_EX)) {
 		if (errno != EINTR) {
-			close(fd);
+			close(lock);
+			close(dir);
 			return -ENOLCK;
 		}
 	}
-	return fd;
+	*dirfd = dir;
+	return lock;
+}
+
+/* Call fn(dirfd, arg) for every trusted links' directory (every user's) until it
+ * returns non-zero; that value, or 0. */
+static int each_links_dir(int (*fn)(int dirfd, void *arg), void *arg)
+{
+	struct dirent *de;
+	DIR *d;
+	int fs = open_fs(0), ret = 0;
+
+	if (fs < 0)
+		return 0;
+	d = fdopendir(fs);
+	if (!d) {
+		close(fs);
+		return 0;
+	}
+	while (!ret && (de = readdir(d))) {
+		unsigned uid = 0;
+		int used = 0, dir;
+
+		if (strcmp(de->d_name, LINK_DIR) &&
+		    (sscanf(de->d_name, LINK_DIR ".%u%n", &uid, &used) != 1 || de->d_name[used] ||
+		     !uid))
+			continue;
+		dir = open_links_dir(dirfd(d), de->d_name, (uid_t)uid);
+		if (dir < 0)
+			continue;
+		ret = fn(dir, arg);
+		close(dir);
+	}
+	closedir(d);
+	return ret;
 }
 
 void brt_prog_file_pin_end(int lock)
@@ -132,12 +249,36 @@ static int map_matches(int fd, const struct brt_prog_mapref *r)
 	return ok;
 }
 
+struct link_search {
+	const char *name;                /* the link's name */
+	const struct brt_prog_mapref *r; /* the map it must be */
+	int mismatch;                    /* a link of that name was another map */
+};
+
+/* A regular file name in dirfd that is the map r names: its fd (positive), else 0. */
+static int open_link(int dirfd, void *arg)
+{
+	struct link_search *ls = arg;
+	int fd = brt_fs_open_reg(dirfd, ls->name, O_RDWR, 0);
+
+	if (fd < 0)
+		return 0;
+	if (!map_matches(fd, ls->r)) {
+		ls->mismatch = 1;
+		close(fd);
+		return 0;
+	}
+	return fd;
+}
+
+/* Readers take no lock: a link a pinned program names is never collected, and another
+ * user must not be able to make us wait (docs/SECURITY.md). */
 int brt_prog_file_open_maps(const struct brt_prog *prog, int **fds, uint32_t *n)
 {
 	uint32_t nmaps = prog->nmaps;
 	struct brt_prog_mapref *t;
 	char name[NAME_LEN];
-	int lock, err = 0;
+	int err = 0;
 
 	*n = 0;
 	*fds = calloc(nmaps ? nmaps : 1, sizeof(int));
@@ -150,25 +291,18 @@ int brt_prog_file_open_maps(const struct brt_prog *prog, int **fds, uint32_t *n)
 	if (!t)
 		return -ENOMEM;
 	memcpy(t, brt_prog_file_maps(prog), (size_t)nmaps * sizeof(*t));
-	lock = lock_links(LOCK_SH, 0);
-	if (lock < 0) {
-		free(t);
-		return lock == -ENOENT ? -ENOENT : lock;
-	}
 	for (uint32_t i = 0; i < nmaps && !err; i++) {
+		struct link_search ls = { .name = name, .r = &t[i] };
 		int fd;
 
 		link_name(t[i].id, t[i].ino, name);
-		fd = openat(lock, name, O_RDWR | O_CLOEXEC);
-		if (fd < 0) {
-			err = -errno;
+		fd = each_links_dir(open_link, &ls);
+		if (fd <= 0) {
+			err = ls.mismatch ? -EINVAL : -ENOENT;
 			break;
 		}
 		(*fds)[(*n)++] = fd;
-		if (!map_matches(fd, &t[i]))
-			err = -EINVAL;
 	}
-	close(lock);
 	free(t);
 	if (err) {
 		for (uint32_t i = 0; i < *n; i++)
@@ -258,18 +392,18 @@ static void find_map(int fd, const struct stat *st, const char *path)
 	struct brt_obj_hdr hdr;
 
 	if (!read_hdr(fd, st, BRT_OBJ_MAP, &hdr) && hdr.id == walk->want_id)
-		walk->found = open(path, O_RDWR | O_CLOEXEC);
+		walk->found = brt_fs_open_reg(AT_FDCWD, path, O_RDWR, 0);
 }
 
 static int visit(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
 	int fd;
 
-	if (flag == FTW_D && !strcmp(path + ftw->base, LINK_DIR))
+	if (flag == FTW_D && !strncmp(path + ftw->base, LINK_DIR, strlen(LINK_DIR)))
 		return FTW_SKIP_SUBTREE;
 	if (flag != FTW_F || !S_ISREG(st->st_mode))
 		return FTW_CONTINUE;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	fd = brt_fs_open_reg(AT_FDCWD, path, O_RDONLY, 0);
 	if (fd < 0)
 		return FTW_CONTINUE;
 	if (walk->named)
@@ -357,43 +491,49 @@ static int link_map(int lnk, const struct brt_map *map)
 
 int brt_prog_file_pin_begin(struct brt_prog *prog)
 {
-	int lock;
+	int lock, dir;
 
-	lock = lock_links(LOCK_EX, 1);
+	lock = lock_links(&dir);
 	if (lock < 0)
 		return lock;
-	collect(lock, prog);
+	collect(dir, prog);
 	/* A map that cannot be linked leaves the program usable where it is loaded only,
 	 * as before pinning (docs/MEMORY_MODEL.md). */
 	for (uint32_t i = 0; i < prog->pm.n; i++)
-		link_map(lock, prog->pm.maps[i]);
+		link_map(dir, prog->pm.maps[i]);
+	close(dir);
 	return lock;
 }
 
 /* ---- BPF_MAP_GET_FD_BY_ID ---------------------------------------------------------- */
 
-static int find_link(uint32_t id)
+/* The first link in dirfd to a map with id *arg: its fd (positive), else 0. */
+static int find_in_dir(int dirfd, void *arg)
 {
 	char prefix[16];
 	struct dirent *de;
 	DIR *dir;
-	int lock, fd = -ENOENT, dfd;
+	int dfd = dup(dirfd), fd = 0;
 
-	lock = lock_links(LOCK_SH, 0);
-	if (lock < 0)
-		return -ENOENT;
-	snprintf(prefix, sizeof(prefix), "%08" PRIx32 "-", id);
-	dfd = dup(lock);
+	snprintf(prefix, sizeof(prefix), "%08" PRIx32 "-", *(const uint32_t *)arg);
 	dir = dfd >= 0 ? fdopendir(dfd) : NULL;
-	if (!dir && dfd >= 0)
-		close(dfd);
-	while (dir && fd < 0 && (de = readdir(dir)))
+	if (!dir) {
+		if (dfd >= 0)
+			close(dfd);
+		return 0;
+	}
+	while (fd <= 0 && (de = readdir(dir)))
 		if (!strncmp(de->d_name, prefix, strlen(prefix)))
-			fd = openat(lock, de->d_name, O_RDWR | O_CLOEXEC);
-	if (dir)
-		closedir(dir);
-	close(lock);
-	return fd >= 0 ? fd : -ENOENT;
+			fd = brt_fs_open_reg(dirfd, de->d_name, O_RDWR, 0);
+	closedir(dir);
+	return fd > 0 ? fd : 0;
+}
+
+static int find_link(uint32_t id)
+{
+	int fd = each_links_dir(find_in_dir, &id);
+
+	return fd > 0 ? fd : -ENOENT;
 }
 
 int brt_prog_file_find_map(uint32_t id)
