@@ -124,9 +124,9 @@ int brt_prog_file_check(const struct brt_obj_hdr *hdr, uint64_t file_size);
 /* The map table (prog->nmaps entries; shared memory: read each entry once). */
 const struct brt_prog_mapref *brt_prog_file_maps(const struct brt_prog *prog);
 /* The most privilege (BRT_PRIV_*) a program file opened as fd may be re-verified with:
- * what its owner could have had.  Root's file that nobody else can write, or the
- * caller's own: any (the header's level stands); anyone else's: BRT_PRIV_UNPRIV, as its
- * owner could have edited the level in the header.  docs/VERIFIER.md. */
+ * what whoever could write it could have had.  Root's or the caller's own file that no
+ * group or other user can write: any (the header's level stands); anything else:
+ * BRT_PRIV_UNPRIV, as someone else could have edited the level.  docs/VERIFIER.md. */
 uint32_t brt_prog_file_max_priv(int fd);
 /* Open the table's maps by their links: *fds (malloc'd, *n entries, close them) in table
  * order.  0, -ENOENT when a link is gone, -EINVAL when it names another map. */

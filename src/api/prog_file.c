@@ -93,9 +93,10 @@ uint32_t brt_prog_file_max_priv(int fd)
 
 	if (fstat(fd, &st))
 		return BRT_PRIV_UNPRIV;
-	if (st.st_uid == geteuid() || (st.st_uid == 0 && !(st.st_mode & (S_IWGRP | S_IWOTH))))
-		return BRT_PRIV_ROOT;
-	return BRT_PRIV_UNPRIV;
+	/* writable by others: anyone could have set the level, whoever owns it */
+	if (st.st_mode & (S_IWGRP | S_IWOTH))
+		return BRT_PRIV_UNPRIV;
+	return st.st_uid == geteuid() || st.st_uid == 0 ? BRT_PRIV_ROOT : BRT_PRIV_UNPRIV;
 }
 
 static void link_name(uint32_t id, uint64_t ino, char *buf)
