@@ -160,9 +160,11 @@ struct bpfrt_test_run_opts {
 BPFRT_API int bpfrt_prog_test_run_opts(int prog_fd, struct bpfrt_test_run_opts *opts);
 
 /* Pin an object fd at path, which must lie in the bpffs directory ($BPFRT_FS, default
- * /dev/shm/bpfrt); EPERM elsewhere, EEXIST if path exists. */
+ * /dev/shm/bpfrt); EPERM elsewhere, EEXIST if path exists, EACCES when that directory
+ * is not trusted (another user's: docs/SECURITY.md). */
 BPFRT_API int bpfrt_obj_pin(int fd, const char *path);
-/* Open a pinned object; returns a new fd.  ENOENT, EINVAL if path is not a bpfrt object. */
+/* Open a pinned object; returns a new fd.  ENOENT; EACCES if path is not a bpfrt object
+ * (a directory, a FIFO, any other file) or lies in an untrusted bpffs directory. */
 BPFRT_API int bpfrt_obj_get(const char *path);
 
 /* BPF_OBJ_GET_INFO_BY_FD: fill struct bpf_map_info or struct bpf_prog_info (info_len

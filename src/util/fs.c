@@ -101,7 +101,7 @@ static int make_dir(const char *dir)
 
 int brt_fs_dir_prepare(const char *dir)
 {
-	static __thread char warned[PATH_MAX];
+	static _Thread_local char warned[PATH_MAX];
 	char why[PATH_MAX + 160];
 	int err = make_dir(dir);
 
