@@ -1,9 +1,10 @@
 /* test_soundness.c - the verifier must never accept a program that misbehaves: random
  * programs (ALU, stack and context accesses, pointer arithmetic, branches, bounded loops,
  * helper calls, map lookups with and without NULL checks, XDP packet accesses behind
- * right and wrong data_end checks, bpf-to-bpf calls) go through brt_verify() as root or
- * (a third) as bpf_capable; every accepted one runs on the checked engine with random
- * inputs and must not fault (no access outside the context, the packet, a map value or
+ * right and wrong data_end checks, bpf-to-bpf calls, the ISA v4 forms sdiv, smod, movsx,
+ * bswap and sign-extending loads) go through brt_verify() as root or (a third) as
+ * bpf_capable; every accepted one runs on the checked engine with random inputs and must
+ * not fault (no access outside the context, the packet, a map value or
  * the stack, no budget exhaustion, no fall off the end, no helper given a bad key pointer;
  * for bpf_capable programs also no read of a register or stack byte never written).
  * Usage: test_verifier_soundness [PROGRAMS [SEED]]; prints "N programs, A accepted ...".
@@ -137,11 +138,49 @@ static int32_t small_imm(void)
 	return v[pick(sizeof(v) / sizeof(v[0]))];
 }
 
+/* ISA v4 ALU forms the table above does not reach: signed division and modulo (off 1),
+ * sign-extending moves (off 8/16/32) and byte swaps (BPF_ALU64 | BPF_END). */
+static void gen_alu_v4(struct gen *g, uint8_t d, uint8_t s, uint8_t cls)
+{
+	static const int16_t sx[] = { 8, 16, 32 };
+	static const int32_t width[] = { 16, 32, 64 };
+	int32_t imm = small_imm();
+
+	switch (pick(4)) {
+	case 0:
+	case 1: {
+		uint8_t op = pick(2) ? BPF_DIV : BPF_MOD;
+
+		if (pick(2))
+			emit(g, (struct bpf_insn)I(cls | op | BPF_K, d, 0, 1, imm ? imm : -3));
+		else
+			emit(g, (struct bpf_insn)I(cls | op | BPF_X, d, s, 1, 0));
+		break;
+	}
+	case 2: /* 32-bit movsx takes only 8 and 16 */
+		emit(g, (struct bpf_insn)I(cls | BPF_MOV | BPF_X, d, s,
+					    sx[pick(cls == BPF_ALU64 ? 3 : 2)], 0));
+		break;
+	default:
+		if (pick(2))
+			emit(g, (struct bpf_insn)I(BPF_ALU64 | BPF_END | BPF_TO_LE, d, 0, 0,
+						    width[pick(3)]));
+		else
+			emit(g, (struct bpf_insn)I(BPF_ALU | BPF_END | (pick(2) ? BPF_TO_BE : BPF_TO_LE),
+						    d, 0, 0, width[pick(3)]));
+		break;
+	}
+}
+
 static void gen_alu_reg(struct gen *g, uint8_t d, uint8_t s)
 {
 	uint8_t op = alu_ops[pick(sizeof(alu_ops))], cls = pick(3) ? BPF_ALU64 : BPF_ALU;
 	int32_t imm = small_imm();
 
+	if (!pick(8)) {
+		gen_alu_v4(g, d, s, cls);
+		return;
+	}
 	if (op == BPF_NEG) {
 		emit(g, (struct bpf_insn)I(cls | op, d, 0, 0, 0));
 		return;
@@ -180,8 +219,11 @@ static void gen_mem(struct gen *g)
 	case 1:
 		emit(g, (struct bpf_insn)STX(sz, 10, r, soff));
 		break;
-	case 2:
-		emit(g, (struct bpf_insn)LDX(sz, r, 10, soff));
+	case 2: /* a quarter sign-extending (BPF_MEMSX has no DW form) */
+		if (sz != BPF_DW && !pick(4))
+			emit(g, (struct bpf_insn)LDXSX(sz, r, 10, soff));
+		else
+			emit(g, (struct bpf_insn)LDX(sz, r, 10, soff));
 		break;
 	case 3: /* mostly a whole u32 field */
 		emit(g, (struct bpf_insn)LDX(pick(4) ? BPF_W : sz, r, 6, ctx_off(g)));
@@ -454,6 +496,24 @@ static void dump(const struct gen *g)
 		fprintf(stderr, "%02x%s", b[i], i % 8 == 7 ? "\n" : " ");
 }
 
+/* Whether p holds an ISA v4 form gen_alu_v4() or gen_mem() emit (so the count of such
+ * accepted programs shows they are exercised, not only generated). */
+static int has_v4(const struct gen *g)
+{
+	for (int i = 0; i < g->n; i++) {
+		uint8_t c = g->p[i].code, cls = BPF_CLASS(c);
+
+		if (cls == BPF_LDX && BPF_MODE(c) == BPF_MEMSX)
+			return 1;
+		if ((cls == BPF_ALU || cls == BPF_ALU64) && g->p[i].off &&
+		    (BPF_OP(c) == BPF_DIV || BPF_OP(c) == BPF_MOD || BPF_OP(c) == BPF_MOV))
+			return 1;
+		if (c == (BPF_ALU64 | BPF_END | BPF_TO_LE))
+			return 1;
+	}
+	return 0;
+}
+
 /* ---- running an accepted program ------------------------------------------------------ */
 
 static brt_helper_fn helpers[256];
@@ -533,7 +593,7 @@ int main(int argc, char **argv)
 {
 	long programs = argc > 1 ? strtol(argv[1], NULL, 0) : 20000;
 	uint64_t seed = argc > 2 ? strtoull(argv[2], NULL, 0) : 0x5eed;
-	long accepted = 0, faults = 0, kinds[2] = { 0, 0 }, callbacks = 0;
+	long accepted = 0, faults = 0, kinds[2] = { 0, 0 }, callbacks = 0, v4 = 0;
 	size_t nh;
 	const brt_helper_fn *def = brt_helper_default_table(&nh);
 	struct gen g;
@@ -568,17 +628,19 @@ int main(int argc, char **argv)
 		accepted++;
 		kinds[g.xdp]++;
 		callbacks += g.sub_cb;
+		v4 += has_v4(&g);
 		if (run_prog(&g, i, seed))
 			faults++;
 	}
 	printf("%ld programs, %ld accepted by the verifier (%ld socket filters, %ld xdp, %ld with "
-	       "a bpf_loop callback), %ld faulted when run\n", programs, accepted, kinds[0],
-	       kinds[1], callbacks, faults);
+	       "a bpf_loop callback, %ld with sdiv/smod/movsx/bswap/ldsx), %ld faulted when run\n",
+	       programs, accepted, kinds[0], kinds[1], callbacks, v4, faults);
 	munmap(pkt_page, 4096);
 	for (int m = 0; m < NMAPS; m++)
 		free(maps[m].values);
 	T_CASE("campaign");
 	T_ASSERT(accepted * 20 >= programs); /* the generator must exercise acceptance */
+	T_ASSERT(v4 * 100 >= accepted); /* and the ISA v4 forms among the accepted */
 	T_EQ_INT(0, faults);
 	return t_done();
 }
