@@ -45,6 +45,10 @@ static const struct vcase cases[] = {
 	{ "helper/tail_call_ok", PROG(MOV64_IMM(3, 0), LD_MAP(2, 0), CALL(BPF_FUNC_tail_call),
 				      MOV64_IMM(0, 3), EXIT()),
 	  .maps = { { BPF_MAP_TYPE_PROG_ARRAY, 4, 4, 4, 0 } } },
+	/* bpf_tail_call() returns void: R0 is not set after it, even when the call fails */
+	{ "helper/tail_call_r0_unset", PROG(MOV64_IMM(3, 0), LD_MAP(2, 0),
+					     CALL(BPF_FUNC_tail_call), EXIT()),
+	  .maps = { { BPF_MAP_TYPE_PROG_ARRAY, 4, 4, 4, 0 } } },
 	{ "helper/ringbuf_leak", PROG(LD_MAP(1, 0), MOV64_IMM(2, 8), MOV64_IMM(3, 0),
 				      CALL(BPF_FUNC_ringbuf_reserve), MOV64_IMM(0, 0), EXIT()),
 	  .maps = { RINGBUF } },
