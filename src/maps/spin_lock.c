@@ -6,12 +6,14 @@
  * threads and processes sharing the map exclude each other.  A spin lock (with yields),
  * not a futex: an element the hash map reuses, or a program's whole-value store, may
  * rewrite the word under a holder, which must cost exclusion for that moment, never a
- * sleeper nobody wakes.
+ * sleeper nobody wakes.  The word names its holder, so a holder killed with SIGKILL or a
+ * scribbled word costs a waiter about a millisecond, never a spin for ever.
  */
 #include <errno.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "maps/maps.h"
 
@@ -42,32 +44,75 @@ static void copy_words(const struct brt_map *map, void *shm, void *buf, int out)
 	}
 }
 
-/* 0 free, 1 held; any other value was scribbled over and counts as free. */
-static void spin_lock(_Atomic uint32_t *w)
+/* The lock word: 0 free, else the holder's owner word (thread id and check bits,
+ * brt_shm_self()), so that a waiter can tell a live holder from a dead one or from a word
+ * another process scribbled on.  A waiter spins (yielding) and, once it has waited
+ * SPIN_CHECK_NS, asks every SPIN_CHECK_NS whether the holder still exists; a dead holder's
+ * lock, or a word that names no owner, is taken over.  A live holder keeps it for at most
+ * SPIN_LIMIT_NS: past that (a stopped process, a scribbled word that happens to name a
+ * live thread) the operation fails with EBUSY instead of spinning for ever.  A copy is a
+ * bounded number of word stores, so a live holder never needs that long. */
+#define SPIN_CHECK_NS 1000000ll     /* 1 ms */
+#define SPIN_LIMIT_NS 1000000000ll  /* 1 s */
+
+static long long now_ns(void)
 {
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000000000ll + ts.tv_nsec;
+}
+
+static int spin_lock(_Atomic uint32_t *w)
+{
+	uint32_t me = brt_shm_self();
+	long long start = 0, checked = 0, t;
+
 	for (unsigned spin = 0;; spin++) {
 		uint32_t c = atomic_load_explicit(w, memory_order_relaxed);
 
-		if (c != 1 && atomic_compare_exchange_weak_explicit(w, &c, 1, memory_order_acquire,
+		if (!c && atomic_compare_exchange_weak_explicit(w, &c, me, memory_order_acquire,
+								memory_order_relaxed))
+			return 0;
+		if (spin % 64 != 63)
+			continue;
+		sched_yield();
+		t = now_ns();
+		if (!start)
+			start = checked = t;
+		/* our own id: a dead thread's whose id this thread now has (copies do not
+		 * nest, so it is not ours) */
+		if (c && (c == me || (t - checked >= SPIN_CHECK_NS && brt_shm_owner_dead(c)))) {
+			if (atomic_compare_exchange_strong_explicit(w, &c, me,
+								    memory_order_acquire,
 								    memory_order_relaxed))
-			return;
-		if (spin % 64 == 63)
-			sched_yield();
+				return 0;
+		}
+		if (t - checked >= SPIN_CHECK_NS)
+			checked = t;
+		if (t - start >= SPIN_LIMIT_NS)
+			return -EBUSY;
 	}
 }
 
+/* Release only a word that still names this thread: one taken over meanwhile (we were
+ * thought dead), or rewritten by an element's reuse, is not ours to clear. */
 static void spin_unlock(_Atomic uint32_t *w)
 {
-	atomic_store_explicit(w, 0, memory_order_release);
+	uint32_t me = brt_shm_self();
+
+	atomic_compare_exchange_strong_explicit(w, &me, 0, memory_order_release,
+						memory_order_relaxed);
 }
 
-static void copy_locked(const struct brt_map *map, void *shm, void *buf, int out, int lock)
+static int copy_locked(const struct brt_map *map, void *shm, void *buf, int out, int lock)
 {
-	if (lock)
-		spin_lock(lock_of(map, shm));
+	if (lock && spin_lock(lock_of(map, shm)))
+		return -EBUSY;
 	copy_words(map, shm, buf, out);
 	if (lock)
 		spin_unlock(lock_of(map, shm));
+	return 0;
 }
 
 static void zero_lock(const struct brt_map *map, void *value)
@@ -89,9 +134,10 @@ int brt_map_lock_lookup(struct brt_map *map, const void *key, void *value, uint6
 	shm = map->ops->lookup(map, key);
 	if (!shm)
 		return -ENOENT;
-	copy_locked(map, shm, value, 1, 1);
-	zero_lock(map, value);
-	return 0;
+	err = copy_locked(map, shm, value, 1, 1);
+	if (!err)
+		zero_lock(map, value);
+	return err;
 }
 
 /* The kernel's array_map_update_elem(): checks, then the copy in place. */
@@ -111,8 +157,7 @@ static int array_update(struct brt_map *map, const void *key, const void *value,
 	shm = map->ops->lookup(map, key);
 	if (!shm)
 		return -E2BIG;
-	copy_locked(map, shm, (void *)(uintptr_t)value, 0, !!(flags & BPF_F_LOCK));
-	return 0;
+	return copy_locked(map, shm, (void *)(uintptr_t)value, 0, !!(flags & BPF_F_LOCK));
 }
 
 typedef int (*update_fn)(struct brt_map *map, const void *key, const void *value,
@@ -135,10 +180,8 @@ static int hash_update(struct brt_map *map, const void *key, const void *value,
 			return -EEXIST;
 		if (!shm && f == BPF_EXIST)
 			return -ENOENT;
-		if (shm) {
-			copy_locked(map, shm, (void *)(uintptr_t)value, 0, 1);
-			return 0;
-		}
+		if (shm)
+			return copy_locked(map, shm, (void *)(uintptr_t)value, 0, 1);
 	}
 	copy = malloc(map->value_size);
 	if (!copy)

@@ -133,9 +133,22 @@ int brt_obj_cached(void);
 
 /* ---- shared memory (shm.c) ------------------------------------------------------- */
 
-/* Process-shared lock (a futex word in shared memory). */
-void brt_shm_lock(_Atomic uint32_t *lock);
+/* Process-shared lock (a futex word in shared memory) naming its owner thread.  Returns 0,
+ * or 1 when the lock was taken over from an owner that died holding it or from a word
+ * another process scribbled on: what the lock guards may then be half-changed, and the
+ * caller repairs it before use (docs/MEMORY_MODEL.md, "Locks" and "Crashes"). */
+int brt_shm_lock(_Atomic uint32_t *lock);
 void brt_shm_unlock(_Atomic uint32_t *lock);
+/* Take a lock at once if its owner is dead (or its word is no owner's): 1 when taken
+ * over (the caller repairs and unlocks), 0 when free or held by a live owner.  For scans
+ * that look for locks a killed process left, without waiting on live ones. */
+int brt_shm_lock_reclaim(_Atomic uint32_t *lock);
+/* This thread's owner word (thread id and check bits, never 0), as a held lock holds it;
+ * other shared words name their owner with it (ring buffer records being written). */
+uint32_t brt_shm_self(void);
+/* Is a word that names an owner stale: not an owner's word (scribbled on), or a thread
+ * that is gone (kill(tid, 0): ESRCH)?  0 for 0.  A system call: not for fast paths. */
+int brt_shm_owner_dead(uint32_t word);
 
 /* Copy between shared memory and process memory in 8-byte atomic words (loads acquire,
  * stores release: the hash map's element seqlock relies on it, and both are plain moves

@@ -85,13 +85,33 @@ static int owner_gone(uint32_t w)
 	return kill((pid_t)(w & LOCK_TID), 0) && errno == ESRCH;
 }
 
+uint32_t brt_shm_self(void)
+{
+	return self_word();
+}
+
+int brt_shm_owner_dead(uint32_t word)
+{
+	int saved = errno, dead;
+
+	word &= ~LOCK_WAITERS;
+	if (!word)
+		return 0;
+	if (!word_valid(word))
+		return 1;
+	dead = owner_gone(word);
+	errno = saved;
+	return dead;
+}
+
 static int take(_Atomic uint32_t *lock, uint32_t *c, uint32_t to)
 {
 	return atomic_compare_exchange_strong_explicit(lock, c, to, memory_order_acquire,
 						       memory_order_relaxed);
 }
 
-static void lock_slow(_Atomic uint32_t *lock, uint32_t me)
+/* Returns 1 when the lock was taken over (see brt_shm_lock()). */
+static int lock_slow(_Atomic uint32_t *lock, uint32_t me)
 {
 	const struct timespec check = { 0, LOCK_CHECK_NS };
 	uint32_t c = atomic_load_explicit(lock, memory_order_relaxed);
@@ -100,14 +120,14 @@ static void lock_slow(_Atomic uint32_t *lock, uint32_t me)
 		/* after waiting, take it with the waiters bit: others may still sleep */
 		if (!c) {
 			if (take(lock, &c, me | LOCK_WAITERS))
-				return;
+				return 0;
 			continue;
 		}
 		/* not an owner's word (scribbled on), or our own id left by a dead thread
 		 * whose id we now have: nobody will release it */
 		if (!word_valid(c) || (c & LOCK_TID) == (me & LOCK_TID)) {
 			if (take(lock, &c, me | LOCK_WAITERS))
-				return;
+				return 1;
 			continue;
 		}
 		if (!(c & LOCK_WAITERS)) {
@@ -121,24 +141,32 @@ static void lock_slow(_Atomic uint32_t *lock, uint32_t me)
 		}
 		if (futex_wait(lock, c, &check) && errno == ETIMEDOUT && owner_gone(c) &&
 		    take(lock, &c, me | LOCK_WAITERS))
-			return; /* the owner died holding it */
+			return 1; /* the owner died holding it */
 		c = atomic_load_explicit(lock, memory_order_relaxed);
 	}
 }
 
-void brt_shm_lock(_Atomic uint32_t *lock)
+int brt_shm_lock(_Atomic uint32_t *lock)
 {
 	uint32_t me = self_word(), c = 0;
 
 	if (take(lock, &c, me))
-		return;
+		return 0;
 	for (int spin = 0; spin < 64; spin++) {
 		c = 0;
 		if (atomic_compare_exchange_weak_explicit(lock, &c, me, memory_order_acquire,
 							  memory_order_relaxed))
-			return;
+			return 0;
 	}
-	lock_slow(lock, me);
+	return lock_slow(lock, me);
+}
+
+int brt_shm_lock_reclaim(_Atomic uint32_t *lock)
+{
+	uint32_t c = atomic_load_explicit(lock, memory_order_relaxed);
+
+	/* keep the waiters bit: threads may sleep on the word */
+	return c && brt_shm_owner_dead(c) && take(lock, &c, self_word() | LOCK_WAITERS);
 }
 
 /* Release only a lock this thread holds: a word that names another thread means ours

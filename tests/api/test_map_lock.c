@@ -3,14 +3,18 @@
  * update, lookup_and_delete and the batch commands (errnos, and the values: the lock
  * word reads as zero and an update never writes it).  Each case is a script of steps run
  * through bpfrt_bpf() and, as root, bpf(2); every step's result must match.  Then locked
- * writers in two processes and a locked reader: never a torn value.
+ * writers in two processes and a locked reader: never a torn value.  Then lock words left
+ * by a killed holder or scribbled on by another process: taken over, or EBUSY after a
+ * bounded wait while a live (stopped) thread holds it, never a spin for ever.
  */
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <linux/btf.h>
@@ -18,6 +22,7 @@
 #include "bpfrt.h"
 #include "harness.h"
 #include "api/diff.h"
+#include "maps/maps.h"
 
 #define INFO(kind, vlen) (((uint32_t)(kind) << 24) | (vlen))
 #define M(name, type, bits) (name), (type), (bits)
@@ -457,6 +462,111 @@ static void stress(uint32_t type)
 	close(btf);
 }
 
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* A locked lookup and a locked update of key 0 with the lock word set to word first;
+ * returns the update's result, the time both took in *secs. */
+static int locked_ops(_Atomic uint32_t *lock, uint32_t word, double *secs)
+{
+	uint32_t v[3];
+	double t0 = now_s();
+	int err;
+
+	atomic_store(lock, word);
+	err = rw(BPF_MAP_LOOKUP_ELEM, v);
+	if (!err) {
+		v[0] = v[2] = 7;
+		err = rw(BPF_MAP_UPDATE_ELEM, v);
+	}
+	*secs = now_s() - t0;
+	return err ? -errno : 0;
+}
+
+/* The owner word of a child's thread: the child publishes it through a pipe and then
+ * exits (dead owner) or stops until killed (live owner). */
+static pid_t child_word(int stay, uint32_t *word)
+{
+	int p[2];
+	pid_t pid;
+
+	if (pipe(p))
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		uint32_t w = brt_shm_self();
+
+		close(p[0]);
+		if (write(p[1], &w, 4) != 4)
+			_exit(1);
+		if (stay)
+			for (;;)
+				pause();
+		_exit(0);
+	}
+	close(p[1]);
+	if (read(p[0], word, 4) != 4)
+		*word = 0;
+	close(p[0]);
+	return pid;
+}
+
+static void stale_words(uint32_t type)
+{
+	int btf = load_btf(sys_bpfrt, t_v), st;
+	uint32_t key = 0, v[3] = { 1, 0, 1 }, word;
+	struct brt_map *map;
+	_Atomic uint32_t *lock;
+	union bpf_attr a;
+	double secs;
+	pid_t pid;
+
+	T_CASE(type == BPF_MAP_TYPE_HASH ? "stale lock words, hash" : "stale lock words, array");
+	memset(&a, 0, sizeof(a));
+	a.map_type = type;
+	a.key_size = 4;
+	a.value_size = 12;
+	a.max_entries = 4;
+	a.btf_fd = (uint32_t)btf;
+	a.btf_key_type_id = T_INT;
+	a.btf_value_type_id = 4;
+	stress_fd = bpfrt_bpf(BPF_MAP_CREATE, &a, sizeof(a));
+	T_ASSERT(stress_fd >= 0 && !brt_map_from_fd(stress_fd, &map));
+	T_EQ_INT(0, rw(BPF_MAP_UPDATE_ELEM, v));
+	lock = (_Atomic uint32_t *)(void *)((char *)map->ops->lookup(map, &key) + 4);
+	/* scribbled words: the old "held" value 1, and any word that names no owner */
+	T_EQ_INT(0, locked_ops(lock, 1, &secs));
+	T_ASSERT(secs < 0.5);
+	T_EQ_INT(0, locked_ops(lock, 0x5a5a5a5a, &secs));
+	T_ASSERT(secs < 0.5);
+	T_EQ_INT(0, atomic_load(lock));
+	/* a holder killed while holding it */
+	pid = child_word(0, &word);
+	T_ASSERT(pid > 0 && word);
+	T_EQ_INT(pid, waitpid(pid, &st, 0));
+	T_EQ_INT(0, locked_ops(lock, word, &secs));
+	T_ASSERT(secs < 0.5);
+	/* a live holder that never lets go (stopped): EBUSY after about a second */
+	pid = child_word(1, &word);
+	T_ASSERT(pid > 0 && word);
+	T_EQ_INT(-EBUSY, locked_ops(lock, word, &secs));
+	T_ASSERT(secs >= 0.9 && secs < 5);
+	T_EQ_INT(word, atomic_load(lock));
+	kill(pid, SIGKILL);
+	T_EQ_INT(pid, waitpid(pid, &st, 0));
+	T_EQ_INT(0, locked_ops(lock, word, &secs));
+	T_EQ_INT(0, rw(BPF_MAP_LOOKUP_ELEM, v));
+	T_ASSERT(v[0] == 7 && v[1] == 0 && v[2] == 7);
+	brt_map_put(map);
+	close(stress_fd);
+	close(btf);
+}
+
 int main(void)
 {
 	int kernel = kernel_available();
@@ -477,5 +587,7 @@ int main(void)
 	prog_accesses(kernel);
 	stress(BPF_MAP_TYPE_HASH);
 	stress(BPF_MAP_TYPE_ARRAY);
+	stale_words(BPF_MAP_TYPE_HASH);
+	stale_words(BPF_MAP_TYPE_ARRAY);
 	return t_done();
 }
