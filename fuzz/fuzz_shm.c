@@ -104,14 +104,8 @@ static void operate(struct live *m, uint8_t op, const uint8_t *arg)
 
 static int open_live(size_t i, struct live *m)
 {
-	struct bpfrt_map_create_opts o;
+	BPFRT_OPTS(bpfrt_map_create_opts, o, .map_flags = types[i].flags);
 	struct stat st;
-
-	/* memset, not BPFRT_OPTS: clang leaves the struct's tail padding (bytes 28..31) as
-	 * it finds it, and the library refuses non-zero bytes past the fields it knows */
-	memset(&o, 0, sizeof(o));
-	o.sz = sizeof(o);
-	o.map_flags = types[i].flags;
 
 	m->fd = bpfrt_map_create(types[i].type, "fz_shm", types[i].key_size,
 				 types[i].value_size, types[i].max_entries, &o);

@@ -113,6 +113,7 @@ BPFRT_API const char *bpfrt_pkt_action_name(enum bpfrt_pkt_action a);
 struct bpfrt_pkt_link_opts {
 	size_t sz;            /* sizeof(struct bpfrt_pkt_link_opts); use BPFRT_OPTS() */
 	unsigned ring_blocks; /* 1 MiB blocks of the TPACKET_V3 ring; 0 = 8 */
+	uint32_t reserved;    /* zero; see BPFRT_OPTS() */
 };
 #define bpfrt_pkt_link_opts__last ring_blocks
 

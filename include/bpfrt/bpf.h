@@ -37,6 +37,7 @@ struct bpfrt_map_create_opts {
 	uint32_t numa_node;    /* with BPF_F_NUMA_NODE */
 	uint64_t map_extra;    /* attr.map_extra */
 	uint32_t inner_map_fd; /* map-in-map templates (unsupported: must be 0) */
+	uint32_t reserved;     /* zero; see BPFRT_OPTS() */
 };
 #define bpfrt_map_create_opts__last inner_map_fd
 

@@ -28,7 +28,11 @@ BPFRT_API const char *bpfrt_version(void);
 /* Declare and zero an options struct and set its size field:
  *   BPFRT_OPTS(bpfrt_run_opts, o, .engine = BPFRT_ENGINE_INTERP);
  * Members not named are zero.  Fields are only ever added at the end of an opts struct, so a program built against an
- * older header keeps working; bytes past what this build knows must be zero. */
+ * older header keeps working; bytes past what this build knows must be zero.  C leaves
+ * padding bytes unspecified (compilers leave tail padding as the stack had it), so no
+ * opts struct has tail padding: where its last field would leave some, a `reserved`
+ * member fills it, zeroed here like every member not named, and a later field takes its
+ * place (tests/api/test_opts.c asserts both). */
 #define BPFRT_OPTS(type, name, ...) struct type name = { .sz = sizeof(struct type), __VA_ARGS__ }
 
 /* Errors, one convention per API family (the libbpf 1.x rules; messages never name C

@@ -43,6 +43,7 @@ BPFRT_API int bpfrt_tracepoint_fields(const char *tp, struct bpfrt_tp_field *fie
 struct bpfrt_tracepoint_opts {
 	size_t sz;           /* sizeof(struct bpfrt_tracepoint_opts) */
 	uint32_t ring_pages; /* data pages of each CPU's ring, a power of two (0: 64) */
+	uint32_t reserved;   /* zero; see BPFRT_OPTS() */
 };
 #define bpfrt_tracepoint_opts__last ring_pages
 

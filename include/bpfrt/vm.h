@@ -113,6 +113,7 @@ struct bpfrt_helper_proto {
 	enum bpfrt_helper_ret ret;
 	enum bpfrt_helper_arg args[5];  /* r1-r5 */
 	bool gpl_only;                  /* refused to programs with a non-GPL licence */
+	uint8_t reserved[7];            /* zero; see BPFRT_OPTS() */
 };
 #define bpfrt_helper_proto__last gpl_only
 
