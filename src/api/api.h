@@ -206,7 +206,7 @@ uint64_t brt_helper_tail_call(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4
 
 /* The helpers this folder implements, for the registry (src/helpers/registry.c): one
  * X(id, function, program types) each; id names its row of src/vm/helpers.def, types
- * are enum brt_helper_types (vm/helper_proto.h). */
+ * are BRT_FOR_* helper sets (vm/helper_proto.h). */
 #define BRT_API_HELPERS(X)                                                               \
 	X(BPF_FUNC_tail_call, brt_helper_tail_call, BRT_FOR_ALL)
 

@@ -44,24 +44,6 @@ struct load {
 	uint32_t prog_flags;     /* attr.prog_flags with the privilege it was verified with */
 };
 
-static int prog_type_ok(uint32_t type)
-{
-	switch (type) {
-	case BPF_PROG_TYPE_SOCKET_FILTER:
-	case BPF_PROG_TYPE_KPROBE:
-	case BPF_PROG_TYPE_SCHED_CLS:
-	case BPF_PROG_TYPE_SCHED_ACT:
-	case BPF_PROG_TYPE_TRACEPOINT:
-	case BPF_PROG_TYPE_XDP:
-	case BPF_PROG_TYPE_PERF_EVENT:
-	case BPF_PROG_TYPE_CGROUP_SKB:
-	case BPF_PROG_TYPE_RAW_TRACEPOINT:
-		return 1;
-	default:
-		return 0;
-	}
-}
-
 /* The kernel's license_is_gpl_compatible(). */
 static int gpl_compatible(const char *lic)
 {
@@ -312,7 +294,7 @@ static int check_attrs(struct brt_call *call, struct load *ld)
 	ld->gpl = gpl_compatible(ld->license);
 	if (attr->insn_cnt == 0 || attr->insn_cnt > MAX_INSNS)
 		return -E2BIG;
-	if (!prog_type_ok(attr->prog_type))
+	if (!brt_prog_type_has(attr->prog_type, BRT_PT_LOAD))
 		return -EINVAL;
 	if (attr->prog_type == BPF_PROG_TYPE_CGROUP_SKB &&
 	    attr->expected_attach_type != BPF_CGROUP_INET_INGRESS &&

@@ -193,7 +193,7 @@ static int skb_ctx_ok(const struct __sk_buff *s)
 static int run_skb(struct brt_call *call, struct brt_prog *prog)
 {
 	union bpf_attr *attr = call->attr;
-	int is_l2 = prog->type == BPF_PROG_TYPE_SCHED_CLS || prog->type == BPF_PROG_TYPE_SCHED_ACT;
+	int is_l2 = brt_prog_type(prog->type)->run == BRT_RUN_SKB_L2;
 	struct __sk_buff skb, in;
 	struct brt_run_opts o = { 0 };
 	struct brt_region regs[12];
@@ -349,10 +349,20 @@ static int run_raw_tp(struct brt_call *call, struct brt_prog *prog)
 	return BRT_PUT_ATTR(call, test.retval);
 }
 
+/* How each test-run kind (prog_types.def's run column) runs. */
+typedef int (*runner_fn)(struct brt_call *call, struct brt_prog *prog);
+static const runner_fn runners[] = {
+	[BRT_RUN_SKB] = run_skb,
+	[BRT_RUN_SKB_L2] = run_skb,
+	[BRT_RUN_XDP] = run_xdp,
+	[BRT_RUN_RAW_TP] = run_raw_tp,
+};
+
 int brt_cmd_prog_test_run(struct brt_call *call)
 {
 	union bpf_attr *attr = call->attr;
 	struct brt_prog *prog;
+	unsigned run;
 	int err;
 
 	if ((attr->test.ctx_size_in && !attr->test.ctx_in) ||
@@ -363,23 +373,11 @@ int brt_cmd_prog_test_run(struct brt_call *call)
 	err = brt_prog_from_fd((int)attr->test.prog_fd, &prog);
 	if (err)
 		return err;
-	switch (prog->type) {
-	case BPF_PROG_TYPE_SOCKET_FILTER:
-	case BPF_PROG_TYPE_SCHED_CLS:
-	case BPF_PROG_TYPE_SCHED_ACT:
-	case BPF_PROG_TYPE_CGROUP_SKB:
-		err = run_skb(call, prog);
-		break;
-	case BPF_PROG_TYPE_XDP:
-		err = run_xdp(call, prog);
-		break;
-	case BPF_PROG_TYPE_RAW_TRACEPOINT:
-		err = run_raw_tp(call, prog);
-		break;
-	default:
-		err = -BRT_ENOTSUPP;
-		break;
-	}
+	run = brt_prog_type(prog->type)->run; /* a loaded program's type has a row */
+	if (run < BRT_ARRAY_SIZE(runners) && runners[run])
+		err = runners[run](call, prog);
+	else
+		err = -BRT_ENOTSUPP; /* the kernel's answer for types without ->test_run */
 	brt_obj_put(&prog->obj);
 	return err;
 }

@@ -97,7 +97,7 @@ uint64_t brt_helper_skb_load_bytes(uint64_t r1, uint64_t r2, uint64_t r3, uint64
 
 /* The helpers this folder implements, for the registry (src/helpers/registry.c): one
  * X(id, function, program types) each; id names its row of src/vm/helpers.def, types
- * are enum brt_helper_types (vm/helper_proto.h). */
+ * are BRT_FOR_* helper sets (vm/helper_proto.h). */
 #define BRT_ATTACH_HELPERS(X)                                                            \
 	X(BPF_FUNC_skb_load_bytes, brt_helper_skb_load_bytes,                            \
 	  BRT_FOR_SOCK | BRT_FOR_TC | BRT_FOR_CGSKB)

@@ -50,15 +50,9 @@ int brt_pkt_prog_open(int prog_fd, struct brt_pkt_prog **out, char *err, size_t 
 		snprintf(err, errlen, "program fd %d: %s", prog_fd, strerror(-ret));
 		return ret;
 	}
-	switch (prog->type) {
-	case BPF_PROG_TYPE_SOCKET_FILTER:
-	case BPF_PROG_TYPE_SCHED_CLS:
-	case BPF_PROG_TYPE_SCHED_ACT:
-	case BPF_PROG_TYPE_XDP:
-		break;
-	default:
+	if (!brt_prog_type_has(prog->type, BRT_PT_PKT_ATTACH)) {
 		snprintf(err, errlen, "program type %s does not run on packets (socket filter, "
-			 "tc classifier/action or XDP)", brt_elf_prog_type_name(prog->type));
+			 "tc classifier/action or XDP)", brt_prog_type_name(prog->type));
 		brt_obj_put(&prog->obj);
 		return -EINVAL;
 	}
@@ -71,7 +65,7 @@ int brt_pkt_prog_open(int prog_fd, struct brt_pkt_prog **out, char *err, size_t 
 	p->prog = prog;
 	p->type = prog->type;
 	p->checked = brt_vm_engine(prog->vm) == BPFRT_ENGINE_CHECKED;
-	if (p->type != BPF_PROG_TYPE_SOCKET_FILTER) {
+	if (brt_prog_type_has(p->type, BRT_PT_PKT_READ)) { /* direct packet access */
 		p->buf_len = HEADROOM + BUF_DATA;
 		p->buf = mmap(NULL, p->buf_len, PROT_READ | PROT_WRITE,
 			      MAP_PRIVATE | MAP_ANONYMOUS | MAP_32BIT, -1, 0);
@@ -171,7 +165,7 @@ int brt_pkt_prog_run(struct brt_pkt_prog *p, const struct brt_pkt *pkt, uint32_t
 		memcpy(data, pkt->data, pkt->caplen);
 		res->data = data;
 	}
-	if (p->type == BPF_PROG_TYPE_XDP) {
+	if (brt_prog_type(p->type)->ctx == BRT_CTX_XDP) {
 		memset(&p->md, 0, sizeof(p->md));
 		p->md.data = (uint32_t)(uintptr_t)data;
 		p->md.data_meta = p->md.data;

@@ -21,7 +21,6 @@
 /* Program type and expected attach type for an ELF section name, following libbpf's SEC()
  * conventions.  Returns 0, or -ENOENT when no convention matches. */
 int brt_elf_sec_type(const char *sec, uint32_t *prog_type, uint32_t *attach_type);
-const char *brt_elf_prog_type_name(uint32_t prog_type);
 const char *brt_elf_attach_type_name(uint32_t attach_type);
 
 /* ---- the parsed object ---- */

@@ -1,6 +1,7 @@
 /* sections.c - ELF section names to program types and expected attach types (the table is
- * sec_def.def), and the bpftool-style names of program and attach types used in messages
- * and in `bpfrt object show` (map types are named by maps/map_types.def).
+ * sec_def.def), and the bpftool-style names of attach types used in messages and in
+ * `bpfrt object show` (program types are named by isa/prog_types.def, map types by
+ * maps/map_types.def).
  */
 #include <errno.h>
 #include <string.h>
@@ -41,41 +42,6 @@ int brt_elf_sec_type(const char *sec, uint32_t *prog_type, uint32_t *attach_type
 	}
 	return -ENOENT;
 }
-
-static const char *const prog_type_names[] = {
-	[BPF_PROG_TYPE_UNSPEC] = "unspec",
-	[BPF_PROG_TYPE_SOCKET_FILTER] = "socket_filter",
-	[BPF_PROG_TYPE_KPROBE] = "kprobe",
-	[BPF_PROG_TYPE_SCHED_CLS] = "sched_cls",
-	[BPF_PROG_TYPE_SCHED_ACT] = "sched_act",
-	[BPF_PROG_TYPE_TRACEPOINT] = "tracepoint",
-	[BPF_PROG_TYPE_XDP] = "xdp",
-	[BPF_PROG_TYPE_PERF_EVENT] = "perf_event",
-	[BPF_PROG_TYPE_CGROUP_SKB] = "cgroup_skb",
-	[BPF_PROG_TYPE_CGROUP_SOCK] = "cgroup_sock",
-	[BPF_PROG_TYPE_LWT_IN] = "lwt_in",
-	[BPF_PROG_TYPE_LWT_OUT] = "lwt_out",
-	[BPF_PROG_TYPE_LWT_XMIT] = "lwt_xmit",
-	[BPF_PROG_TYPE_SOCK_OPS] = "sock_ops",
-	[BPF_PROG_TYPE_SK_SKB] = "sk_skb",
-	[BPF_PROG_TYPE_CGROUP_DEVICE] = "cgroup_device",
-	[BPF_PROG_TYPE_SK_MSG] = "sk_msg",
-	[BPF_PROG_TYPE_RAW_TRACEPOINT] = "raw_tracepoint",
-	[BPF_PROG_TYPE_CGROUP_SOCK_ADDR] = "cgroup_sock_addr",
-	[BPF_PROG_TYPE_LWT_SEG6LOCAL] = "lwt_seg6local",
-	[BPF_PROG_TYPE_LIRC_MODE2] = "lirc_mode2",
-	[BPF_PROG_TYPE_SK_REUSEPORT] = "sk_reuseport",
-	[BPF_PROG_TYPE_FLOW_DISSECTOR] = "flow_dissector",
-	[BPF_PROG_TYPE_CGROUP_SYSCTL] = "cgroup_sysctl",
-	[BPF_PROG_TYPE_RAW_TRACEPOINT_WRITABLE] = "raw_tracepoint_writable",
-	[BPF_PROG_TYPE_CGROUP_SOCKOPT] = "cgroup_sockopt",
-	[BPF_PROG_TYPE_TRACING] = "tracing",
-	[BPF_PROG_TYPE_STRUCT_OPS] = "struct_ops",
-	[BPF_PROG_TYPE_EXT] = "ext",
-	[BPF_PROG_TYPE_LSM] = "lsm",
-	[BPF_PROG_TYPE_SK_LOOKUP] = "sk_lookup",
-	[BPF_PROG_TYPE_SYSCALL] = "syscall",
-};
 
 static const char *const attach_type_names[] = {
 	[BPF_CGROUP_INET_INGRESS] = "cgroup_inet_ingress",
@@ -127,12 +93,6 @@ static const char *const attach_type_names[] = {
 static const char *lookup(const char *const *names, size_t n, uint32_t v)
 {
 	return v < n && names[v] ? names[v] : "unknown";
-}
-
-const char *brt_elf_prog_type_name(uint32_t prog_type)
-{
-	return lookup(prog_type_names, sizeof(prog_type_names) / sizeof(prog_type_names[0]),
-		      prog_type);
 }
 
 const char *brt_elf_attach_type_name(uint32_t attach_type)

@@ -20,12 +20,11 @@
 	BRT_ATTACH_HELPERS(X)                                                            \
 	BRT_API_HELPERS(X)
 
-/* Each folder row's program types, named after its id: a second row for one id is a
- * redefinition, and a helpers.def row without a folder row uses a name never defined;
- * both stop the build. */
-#define TYPES(id, fn, types) TYPES_##id = (types),
-enum { ALL_ROWS(TYPES) };
-#undef TYPES
+/* Each folder row's id, named after it: a second row for one id is a redefinition, and a
+ * helpers.def row without a folder row uses a name never defined; both stop the build. */
+#define ROW(id, fn, types) ROW_##id = 1,
+enum { ALL_ROWS(ROW) };
+#undef ROW
 
 /* ... and the other way: a folder row whose id has no helpers.def row. */
 enum {
@@ -34,15 +33,16 @@ enum {
 #undef HELPER
 };
 
+/* The prototypes: each member designated on its own, so the folder rows can give .types
+ * (a 64-bit mask, too wide for the enum trick above) and helpers.def the rest. */
 static const struct brt_helper_proto protos[] = {
+#define TYPES(id, fn, mask) [id].types = (mask),
+	ALL_ROWS(TYPES)
+#undef TYPES
 #define HELPER(id_, name_, gpl, ret_, a1, a2, a3, a4, a5)                                    \
-	[id_] = { .id = (id_),                                                                \
-		  .name = #name_,                                                             \
-		  .gpl_only = (gpl),                                                          \
-		  .ret = BRT_RET_##ret_,                                                      \
-		  .args = { BRT_ARG_##a1, BRT_ARG_##a2, BRT_ARG_##a3, BRT_ARG_##a4,         \
-			    BRT_ARG_##a5 },                                                   \
-		  .types = TYPES_##id_ },
+	[id_ * ROW_##id_].id = (id_), [id_].name = #name_, [id_].gpl_only = (gpl),             \
+	[id_].ret = BRT_RET_##ret_,                                                           \
+	[id_].args = { BRT_ARG_##a1, BRT_ARG_##a2, BRT_ARG_##a3, BRT_ARG_##a4, BRT_ARG_##a5 },
 #include "vm/helpers.def"
 #undef HELPER
 };

@@ -186,4 +186,85 @@ int32_t brt_isa_helper_id(const char *name, size_t len);
 const char *brt_isa_pseudo_name(unsigned src_reg);
 int brt_isa_pseudo_kind(const char *name, size_t len);
 
+/* ---- program types (prog_types.def) ---------------------------------------------------- */
+
+/* Program types newer than the 6.1 uapi header. */
+#define BRT_PROG_TYPE_NETFILTER 32u
+#define BRT_PROG_TYPE_COUNT 33u /* one more than the highest type prog_types.def names */
+
+/* The context layout r1 points to (prog_types.def's ctx column). */
+enum brt_ctx_kind {
+	BRT_CTX_NONE,
+	BRT_CTX_SKB,          /* struct __sk_buff */
+	BRT_CTX_XDP,          /* struct xdp_md */
+	BRT_CTX_PT_REGS,      /* struct pt_regs (kprobe) */
+	BRT_CTX_TP,           /* a tracepoint's record */
+	BRT_CTX_RAW_TP,       /* u64 arguments */
+	BRT_CTX_PERF_EVENT,   /* struct bpf_perf_event_data */
+	BRT_CTX_SOCK,         /* struct bpf_sock */
+	BRT_CTX_SOCK_ADDR,    /* struct bpf_sock_addr */
+	BRT_CTX_SOCK_OPS,     /* struct bpf_sock_ops */
+	BRT_CTX_SK_MSG,       /* struct sk_msg_md */
+	BRT_CTX_CGROUP_DEV,   /* struct bpf_cgroup_dev_ctx */
+	BRT_CTX_SYSCTL,       /* struct bpf_sysctl */
+	BRT_CTX_SOCKOPT,      /* struct bpf_sockopt */
+	BRT_CTX_SK_REUSEPORT, /* struct sk_reuseport_md */
+	BRT_CTX_SK_LOOKUP,    /* struct bpf_sk_lookup */
+	BRT_CTX_NF,           /* struct bpf_nf_ctx */
+	BRT_CTX_SYSCALL,      /* the caller's bytes, any layout */
+	BRT_CTX_LIRC,         /* one u32 sample */
+	BRT_CTX_BTF,          /* typed by kernel BTF (tracing, lsm, ext, struct_ops) */
+};
+
+/* How BPF_PROG_TEST_RUN runs a type (prog_types.def's run column). */
+enum brt_test_run {
+	BRT_RUN_NONE,           /* not test-runnable: ENOTSUPP */
+	BRT_RUN_SKB,            /* an skb from data_in, the network header at data */
+	BRT_RUN_SKB_L2,         /* the same from the Ethernet header on (tc) */
+	BRT_RUN_XDP,
+	BRT_RUN_RAW_TP,
+	BRT_RUN_FLOW_DISSECTOR,
+	BRT_RUN_SK_LOOKUP,
+	BRT_RUN_SYSCALL,
+	BRT_RUN_NF,
+	BRT_RUN_TRACING,
+	BRT_RUN_STRUCT_OPS,
+};
+
+/* prog_types.def's flags column. */
+enum brt_prog_type_flags {
+	BRT_PT_LOAD = 1 << 0,       /* bpfrt loads and verifies it */
+	BRT_PT_UNPRIV = 1 << 1,     /* loadable without CAP_BPF */
+	BRT_PT_PERFMON = 1 << 2,    /* needs CAP_PERFMON (is_perfmon_prog_type) */
+	BRT_PT_TRACING = 1 << 3,    /* the kernel's is_tracing_prog_type() */
+	BRT_PT_LD_ABS = 1 << 4,     /* may use BPF_LD_ABS/IND (may_access_skb) */
+	BRT_PT_PKT_READ = 1 << 5,   /* direct packet reads (may_access_direct_pkt_data) */
+	BRT_PT_PKT_WRITE = 1 << 6,  /* direct packet writes */
+	BRT_PT_BTF = 1 << 7,        /* typed by kernel BTF: needs attach_btf_id */
+	BRT_PT_PKT_ATTACH = 1 << 8, /* bpfrt runs it on live packets (bpfrt_pkt_attach) */
+};
+
+/* One row of prog_types.def. */
+struct brt_prog_type {
+	uint32_t type;        /* BPF_PROG_TYPE_* */
+	const char *name;     /* "socket_filter" */
+	uint8_t ctx;          /* enum brt_ctx_kind */
+	const char *ctx_name; /* "struct __sk_buff" */
+	uint32_t ctx_size;
+	uint8_t ret_checked;  /* r0 at exit must be in [ret_lo, ret_hi] */
+	int32_t ret_lo, ret_hi;
+	uint8_t run;          /* enum brt_test_run */
+	uint32_t helpers;     /* the type whose helper set this one has */
+	uint32_t flags;       /* enum brt_prog_type_flags */
+};
+
+/* The row of program type type; NULL for numbers past the table. */
+const struct brt_prog_type *brt_prog_type(uint32_t type);
+
+/* flags & brt_prog_type(type)->flags, 0 for unknown types. */
+uint32_t brt_prog_type_has(uint32_t type, uint32_t flags);
+
+/* bpftool's name of program type type, "unknown" for numbers past the table. */
+const char *brt_prog_type_name(uint32_t type);
+
 #endif

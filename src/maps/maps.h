@@ -196,7 +196,7 @@ BRT_MAP_HELPER(for_each_map_elem) /* for_each.c */
 
 /* The helpers this folder implements, for the registry (src/helpers/registry.c): one
  * X(id, function, program types) each; id names its row of src/vm/helpers.def, types
- * are enum brt_helper_types (vm/helper_proto.h). */
+ * are BRT_FOR_* helper sets (vm/helper_proto.h). */
 #define BRT_MAPS_HELPERS(X)                                                              \
 	X(BPF_FUNC_map_lookup_elem, brt_helper_map_lookup_elem, BRT_FOR_ALL)             \
 	X(BPF_FUNC_map_update_elem, brt_helper_map_update_elem, BRT_FOR_ALL)             \

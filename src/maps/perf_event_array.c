@@ -354,7 +354,7 @@ static int output(struct brt_map *map, uint64_t index, const void *meta, uint32_
 static int ctx_bytes(uint32_t prog_type, uint64_t r1, uint64_t len, struct bpfrt_run_ctx *ctx,
 		     const void **out)
 {
-	if (prog_type == BPF_PROG_TYPE_XDP) {
+	if (brt_prog_type(prog_type)->ctx == BRT_CTX_XDP) {
 		uint32_t md[2]; /* struct xdp_md: data, data_end (addresses below 4 GiB here) */
 
 		if (!bpfrt_run_access_ok(ctx, (const void *)(uintptr_t)r1, sizeof(md), 0))
@@ -374,9 +374,9 @@ static int ctx_bytes(uint32_t prog_type, uint64_t r1, uint64_t len, struct bpfrt
 
 static int skb_type(uint32_t t)
 {
-	return t == BPF_PROG_TYPE_SOCKET_FILTER || t == BPF_PROG_TYPE_SCHED_CLS ||
-	       t == BPF_PROG_TYPE_SCHED_ACT || t == BPF_PROG_TYPE_CGROUP_SKB ||
-	       t == BPF_PROG_TYPE_XDP;
+	const struct brt_prog_type *pt = brt_prog_type(t);
+
+	return pt && (pt->ctx == BRT_CTX_SKB || pt->ctx == BRT_CTX_XDP);
 }
 
 /* long bpf_perf_event_output(void *ctx, struct bpf_map *map, u64 flags, void *data,

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "bpfrt.h"
+#include "isa/isa.h"
 #include "maps/maps.h"
 #include "object/object.h"
 #include "util/util.h"
@@ -355,7 +356,7 @@ static int load_prog(struct bpfrt_object *obj, struct bpfrt_program *prog)
 	}
 	if (fd < 0)
 		logf_obj(obj, "prog '%s' (section '%s', type %s): BPF_PROG_LOAD: %s\n", p->name,
-			 p->sec_name, brt_elf_prog_type_name(p->type), strerror(-fd));
+			 p->sec_name, brt_prog_type_name(p->type), strerror(-fd));
 	if (log && log[0])
 		log_append_raw(obj, log);
 	free(log);

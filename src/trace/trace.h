@@ -76,7 +76,7 @@ BRT_TRACE_HELPER(brt_helper_trace_printk);
 
 /* The helpers this folder implements, for the registry (src/helpers/registry.c): one
  * X(id, function, program types) each; id names its row of src/vm/helpers.def, types
- * are enum brt_helper_types (vm/helper_proto.h).  The user-memory reads are the
+ * are BRT_FOR_* helper sets (vm/helper_proto.h).  The user-memory reads are the
  * kernel ones: this process is the only address space. */
 #define BRT_TRACE_HELPERS(X)                                                             \
 	X(BPF_FUNC_probe_read, brt_helper_probe_read_kernel, BRT_FOR_TRACE)              \

@@ -43,27 +43,13 @@ const char *brt_verifier_helper_name(int32_t id)
 }
 
 /* ---- which program types may call which helper (the kernel's *_func_proto) ------------- */
-/* Each helper's row in the registry says which types may call it (enum brt_helper_types,
- * given by the folder that implements it). */
-static unsigned type_bit(uint32_t prog_type)
-{
-	switch (prog_type) {
-	case BPF_PROG_TYPE_SOCKET_FILTER: return BRT_FOR_SOCK;
-	case BPF_PROG_TYPE_SCHED_CLS:
-	case BPF_PROG_TYPE_SCHED_ACT: return BRT_FOR_TC;
-	case BPF_PROG_TYPE_XDP: return BRT_FOR_XDP;
-	case BPF_PROG_TYPE_CGROUP_SKB: return BRT_FOR_CGSKB;
-	case BPF_PROG_TYPE_KPROBE: return BRT_FOR_KPROBE;
-	case BPF_PROG_TYPE_TRACEPOINT: return BRT_FOR_TP;
-	case BPF_PROG_TYPE_RAW_TRACEPOINT: return BRT_FOR_RAWTP;
-	case BPF_PROG_TYPE_PERF_EVENT: return BRT_FOR_PERF;
-	default: return 0;
-	}
-}
+/* Each helper's row in the registry says which helper sets offer it (BRT_FOR_*, given by
+ * the folder that implements it); a program type has the set prog_types.def names. */
+_Static_assert(BRT_PROG_TYPE_COUNT <= 62, "helper set bits overlap BRT_NEED_*");
 
 static int helper_allowed(struct brt_env *env, const struct brt_helper_proto *fn)
 {
-	unsigned bit = type_bit(env->opts->prog_type);
+	uint64_t bit = BRT_HSET(brt_prog_type(env->opts->prog_type)->helpers);
 
 	if (!fn->types) /* a host helper: allowed everywhere */
 		return 1;

@@ -163,20 +163,17 @@ int brt_check_subprogs(struct brt_env *env)
  * a bpf_spin_lock is refused to socket filters and tracing programs. */
 static int check_map_prog_compat(struct brt_env *env, const struct brt_map_info *m)
 {
-	switch (m->spin_lock_off1 ? env->opts->prog_type : 0) {
-	case BPF_PROG_TYPE_SOCKET_FILTER:
+	if (!m->spin_lock_off1)
+		return 0;
+	if (env->opts->prog_type == BPF_PROG_TYPE_SOCKET_FILTER) {
 		brt_verr(env, "socket filter progs cannot use bpf_spin_lock yet\n");
 		return -EINVAL;
-	case BPF_PROG_TYPE_KPROBE:
-	case BPF_PROG_TYPE_TRACEPOINT:
-	case BPF_PROG_TYPE_PERF_EVENT:
-	case BPF_PROG_TYPE_RAW_TRACEPOINT:
-	case BPF_PROG_TYPE_RAW_TRACEPOINT_WRITABLE:
+	}
+	if (brt_prog_type_has(env->opts->prog_type, BRT_PT_TRACING)) {
 		brt_verr(env, "tracing progs cannot use bpf_spin_lock yet\n");
 		return -EINVAL;
-	default:
-		return 0;
 	}
+	return 0;
 }
 
 /* Without BTF for its functions (func_info or line_info) a subprogram's return type is
@@ -515,13 +512,13 @@ static uint16_t rel_transfer(struct brt_env *env, int t, uint16_t out, int jumps
 	struct brt_isa_regs r;
 	enum brt_op op = insn_regs(&env->insns[t], &r);
 	uint16_t sinks = r.use & (uint16_t)~r.flow;
+	int64_t lo, hi;
 
 	switch (op == BRT_OP_INVALID ? -1 : (int)brt_ops[op].shape) {
 	case BRT_SHAPE_EXIT:
 		/* a subprogram's r0 goes to its caller; the main program's is checked for
 		 * some program types only */
-		if (!brt_find_subprog_of(env, t) &&
-		    env->opts->prog_type != BPF_PROG_TYPE_CGROUP_SKB)
+		if (!brt_find_subprog_of(env, t) && !brt_ret_range(env, &lo, &hi))
 			sinks = 0;
 		break;
 	case BRT_SHAPE_JMP_IMM:

@@ -406,24 +406,6 @@ static void print_live_regs(struct brt_env *env)
 	}
 }
 
-static int prog_type_ok(uint32_t t)
-{
-	switch (t) {
-	case BPF_PROG_TYPE_SOCKET_FILTER:
-	case BPF_PROG_TYPE_SCHED_CLS:
-	case BPF_PROG_TYPE_SCHED_ACT:
-	case BPF_PROG_TYPE_XDP:
-	case BPF_PROG_TYPE_CGROUP_SKB:
-	case BPF_PROG_TYPE_KPROBE:
-	case BPF_PROG_TYPE_TRACEPOINT:
-	case BPF_PROG_TYPE_RAW_TRACEPOINT:
-	case BPF_PROG_TYPE_PERF_EVENT:
-		return 1;
-	default:
-		return 0;
-	}
-}
-
 static int run_passes(struct brt_env *env)
 {
 	int err;
@@ -517,17 +499,13 @@ int brt_verify(const struct bpf_insn *insns, size_t n, const struct brt_verify_o
 		memset(res, 0, sizeof(*res));
 		res->err_insn = -1;
 	}
-	if (!opts || !insns || n == 0 || !prog_type_ok(opts->prog_type))
+	if (!opts || !insns || n == 0 || !brt_prog_type_has(opts->prog_type, BRT_PT_LOAD))
 		return -EINVAL;
 	if (n > (opts->priv == BRT_PRIV_UNPRIV ? 4096u : (size_t)BRT_COMPLEXITY_LIMIT))
 		return -E2BIG;
-	if (opts->priv == BRT_PRIV_UNPRIV && opts->prog_type != BPF_PROG_TYPE_SOCKET_FILTER &&
-	    opts->prog_type != BPF_PROG_TYPE_CGROUP_SKB)
+	if (opts->priv == BRT_PRIV_UNPRIV && !brt_prog_type_has(opts->prog_type, BRT_PT_UNPRIV))
 		return -EPERM;
-	if (opts->priv != BRT_PRIV_ROOT &&
-	    (opts->prog_type == BPF_PROG_TYPE_KPROBE || opts->prog_type == BPF_PROG_TYPE_TRACEPOINT ||
-	     opts->prog_type == BPF_PROG_TYPE_RAW_TRACEPOINT ||
-	     opts->prog_type == BPF_PROG_TYPE_PERF_EVENT))
+	if (opts->priv != BRT_PRIV_ROOT && brt_prog_type_has(opts->prog_type, BRT_PT_PERFMON))
 		return -EPERM;
 	env = calloc(1, sizeof(*env));
 	if (!env)

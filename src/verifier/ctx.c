@@ -99,63 +99,60 @@ static int xdp_ctx(struct brt_env *env, int off, int size, enum brt_access t, ui
 	return off >= 0 && off < XDP_SIZE && !(off % size) && size == 4;
 }
 
-int brt_ctx_valid(struct brt_env *env, int off, int size, enum brt_access t, uint32_t *rt)
+static int pt_regs_ctx(struct brt_env *env, int off, int size, enum brt_access t, uint32_t *rt)
 {
-	*rt = SCALAR_VALUE;
-	switch (env->opts->prog_type) {
-	case BPF_PROG_TYPE_SOCKET_FILTER:
-	case BPF_PROG_TYPE_SCHED_CLS:
-	case BPF_PROG_TYPE_SCHED_ACT:
-	case BPF_PROG_TYPE_CGROUP_SKB:
-		return skb_ctx(env, off, size, t, rt);
-	case BPF_PROG_TYPE_XDP:
-		return xdp_ctx(env, off, size, t, rt);
-	case BPF_PROG_TYPE_KPROBE:
-		return off >= 0 && off < PT_REGS_SIZE && t == BRT_READ && !(off % size) &&
-		       off + size <= PT_REGS_SIZE;
-	case BPF_PROG_TYPE_TRACEPOINT:
-		return off >= 8 && off < 8192 && t == BRT_READ && !(off % size);
-	case BPF_PROG_TYPE_RAW_TRACEPOINT:
-		return off >= 0 && off < RAW_TP_SIZE && t == BRT_READ && !(off % size);
-	case BPF_PROG_TYPE_PERF_EVENT:
-		if (off < 0 || off >= PT_REGS_SIZE + 16 || t != BRT_READ || off % size)
-			return 0;
-		if (off >= PT_REGS_SIZE)
-			return size <= 8 && !(size & (size - 1));
-		return size == 8;
-	default:
-		return 0;
-	}
+	(void)env, (void)rt;
+	return off >= 0 && off < PT_REGS_SIZE && t == BRT_READ && !(off % size) &&
+	       off + size <= PT_REGS_SIZE;
 }
 
-int brt_ctx_size(struct brt_env *env)
+static int tp_ctx(struct brt_env *env, int off, int size, enum brt_access t, uint32_t *rt)
 {
-	switch (env->opts->prog_type) {
-	case BPF_PROG_TYPE_XDP:
-		return XDP_SIZE;
-	case BPF_PROG_TYPE_KPROBE:
-		return PT_REGS_SIZE;
-	case BPF_PROG_TYPE_RAW_TRACEPOINT:
-		return RAW_TP_SIZE;
-	case BPF_PROG_TYPE_PERF_EVENT:
-		return PT_REGS_SIZE + 16;
-	case BPF_PROG_TYPE_TRACEPOINT:
-		return 8192;
-	default:
-		return SKB_SIZE;
-	}
+	(void)env, (void)rt;
+	return off >= 8 && off < 8192 && t == BRT_READ && !(off % size);
+}
+
+static int raw_tp_ctx(struct brt_env *env, int off, int size, enum brt_access t, uint32_t *rt)
+{
+	(void)env, (void)rt;
+	return off >= 0 && off < RAW_TP_SIZE && t == BRT_READ && !(off % size);
+}
+
+static int perf_event_ctx(struct brt_env *env, int off, int size, enum brt_access t,
+			  uint32_t *rt)
+{
+	(void)env, (void)rt;
+	if (off < 0 || off >= PT_REGS_SIZE + 16 || t != BRT_READ || off % size)
+		return 0;
+	if (off >= PT_REGS_SIZE)
+		return size <= 8 && !(size & (size - 1));
+	return size == 8;
+}
+
+/* The access rules of each context layout (prog_types.def's ctx column). */
+typedef int (*ctx_access_fn)(struct brt_env *env, int off, int size, enum brt_access t,
+			     uint32_t *rt);
+static const ctx_access_fn ctx_access[] = {
+	[BRT_CTX_SKB] = skb_ctx,
+	[BRT_CTX_XDP] = xdp_ctx,
+	[BRT_CTX_PT_REGS] = pt_regs_ctx,
+	[BRT_CTX_TP] = tp_ctx,
+	[BRT_CTX_RAW_TP] = raw_tp_ctx,
+	[BRT_CTX_PERF_EVENT] = perf_event_ctx,
+};
+
+int brt_ctx_valid(struct brt_env *env, int off, int size, enum brt_access t, uint32_t *rt)
+{
+	const struct brt_prog_type *pt = brt_prog_type(env->opts->prog_type);
+
+	*rt = SCALAR_VALUE;
+	if (!pt || pt->ctx >= sizeof(ctx_access) / sizeof(ctx_access[0]) || !ctx_access[pt->ctx])
+		return 0;
+	return ctx_access[pt->ctx](env, off, size, t, rt);
 }
 
 int brt_may_access_pkt(struct brt_env *env, enum brt_access t)
 {
-	switch (env->opts->prog_type) {
-	case BPF_PROG_TYPE_SCHED_CLS:
-	case BPF_PROG_TYPE_SCHED_ACT:
-	case BPF_PROG_TYPE_XDP:
-		return 1;
-	case BPF_PROG_TYPE_CGROUP_SKB:
-		return t == BRT_READ;
-	default:
-		return 0;
-	}
+	return brt_prog_type_has(env->opts->prog_type,
+				 t == BRT_READ ? BRT_PT_PKT_READ : BRT_PT_PKT_WRITE) != 0;
 }

@@ -157,10 +157,25 @@ int brt_check_max_stack_depth(struct brt_env *env)
 	return stack_visit(env, 0, 0, 0);
 }
 
+int brt_ret_range(const struct brt_env *env, int64_t *lo, int64_t *hi)
+{
+	const struct brt_prog_type *pt = brt_prog_type(env->opts->prog_type);
+
+	if (!pt || !pt->ret_checked)
+		return 0;
+	*lo = pt->ret_lo;
+	*hi = pt->ret_hi;
+	/* attach types with a range of their own */
+	if (pt->type == BPF_PROG_TYPE_CGROUP_SKB &&
+	    env->opts->expected_attach_type == BPF_CGROUP_INET_EGRESS)
+		*hi = 3;
+	return 1;
+}
+
 int brt_check_return_code(struct brt_env *env)
 {
 	const struct brt_reg *r0;
-	int64_t lo = 0, hi = 1;
+	int64_t lo = 0, hi = 0;
 	int err = brt_check_reg_arg(env, BPF_REG_0, SRC_OP);
 
 	if (err)
@@ -170,14 +185,8 @@ int brt_check_return_code(struct brt_env *env)
 		return -EACCES;
 	}
 	r0 = &brt_cur_regs(env)[BPF_REG_0];
-	switch (env->opts->prog_type) {
-	case BPF_PROG_TYPE_CGROUP_SKB:
-		if (env->opts->expected_attach_type == BPF_CGROUP_INET_EGRESS)
-			hi = 3;
-		break;
-	default:
+	if (!brt_ret_range(env, &lo, &hi))
 		return 0;
-	}
 	if (r0->type != SCALAR_VALUE) {
 		brt_verr(env, "At program exit the register R0 is not a known value (%s)\n",
 			 brt_reg_type_str(env, r0->type));

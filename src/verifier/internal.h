@@ -328,7 +328,6 @@ int brt_check_ptr_off_reg(struct brt_env *env, const struct brt_reg *reg, int re
  * load yields (SCALAR_VALUE, or a packet pointer for data/data_end/data_meta) */
 int brt_ctx_valid(struct brt_env *env, int off, int size, enum brt_access t, uint32_t *rt);
 int brt_may_access_pkt(struct brt_env *env, enum brt_access t);
-int brt_ctx_size(struct brt_env *env);
 
 /* ---- stack.c: the stack's byte-level model ------------------------------------------- */
 /* a load or store through the stack pointer in regno (value_regno: the register read or
@@ -350,6 +349,9 @@ int brt_is_callback_helper(int32_t id);
 int brt_check_func_call(struct brt_env *env, const struct bpf_insn *insn, int *insn_idx);
 int brt_prepare_func_exit(struct brt_env *env, int *insn_idx);
 int brt_check_return_code(struct brt_env *env);
+/* The range r0 must be in at the main program's exit: 1 with [*lo, *hi], or 0 when the
+ * program type does not check it (prog_types.def's ret column, narrowed by attach type). */
+int brt_ret_range(const struct brt_env *env, int64_t *lo, int64_t *hi);
 int brt_check_max_stack_depth(struct brt_env *env);
 
 /* ---- check.c ------------------------------------------------------------------------- */

@@ -528,12 +528,10 @@ int brt_check_atomic(struct brt_env *env, const struct bpf_insn *insn)
 
 int brt_check_ld_abs(struct brt_env *env, const struct bpf_insn *insn)
 {
-	uint32_t pt = env->opts->prog_type;
 	struct brt_reg *regs = brt_cur_regs(env);
 	int err;
 
-	if (pt != BPF_PROG_TYPE_SOCKET_FILTER && pt != BPF_PROG_TYPE_SCHED_CLS &&
-	    pt != BPF_PROG_TYPE_SCHED_ACT) {
+	if (!brt_prog_type_has(env->opts->prog_type, BRT_PT_LD_ABS)) {
 		brt_verr(env, "BPF_LD_[ABS|IND] instructions not allowed for this program type\n");
 		return -EINVAL;
 	}

@@ -15,6 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <linux/bpf.h>
+
 /* Kinds of helper arguments, as the verifier checks them. */
 enum brt_arg_type {
 	BRT_ARG_DONTCARE,          /* unused argument */
@@ -49,24 +51,26 @@ struct bpfrt_run_ctx;
 typedef uint64_t (*brt_helper_fn)(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
 				  uint64_t r5, struct bpfrt_run_ctx *ctx);
 
-/* Which program types may call a helper: the kernel's per-type sets (bpf_base_func_proto,
- * sk_filter_func_proto, tc_cls_act_func_proto, xdp_func_proto, cg_skb_func_proto,
- * kprobe/tp/raw_tp/pe_prog_func_proto), the column each folder gives its rows. */
-enum brt_helper_types {
-	BRT_FOR_SOCK = 1 << 0,    /* socket filters */
-	BRT_FOR_TC = 1 << 1,      /* sched_cls, sched_act */
-	BRT_FOR_XDP = 1 << 2,
-	BRT_FOR_CGSKB = 1 << 3,   /* cgroup_skb */
-	BRT_FOR_KPROBE = 1 << 4,
-	BRT_FOR_TP = 1 << 5,      /* tracepoints */
-	BRT_FOR_RAWTP = 1 << 6,
-	BRT_FOR_PERF = 1 << 7,    /* perf_event */
-	BRT_FOR_NET = BRT_FOR_SOCK | BRT_FOR_TC | BRT_FOR_XDP | BRT_FOR_CGSKB,
-	BRT_FOR_TRACE = BRT_FOR_KPROBE | BRT_FOR_TP | BRT_FOR_RAWTP | BRT_FOR_PERF,
-	BRT_FOR_ALL = BRT_FOR_NET | BRT_FOR_TRACE,
-	BRT_NEED_PERFMON = 1 << 8, /* only with CAP_PERFMON for non-tracing types */
-	BRT_NEED_BPF = 1 << 9,     /* only with CAP_BPF */
-};
+/* Which program types may call a helper: one bit per helper set, the kernel's per-type
+ * sets (bpf_base_func_proto, sk_filter_func_proto, tc_cls_act_func_proto, ...).  A set
+ * is named by the program type whose *_func_proto it is (isa/prog_types.def's helpers
+ * column: sched_act has sched_cls's set); a helper row's mask ORs the sets that offer
+ * it, the column each folder gives its rows.  64 bits: every type of linux/bpf.h has a
+ * bit of its own (types are below BRT_PROG_TYPE_COUNT), and the top bits are conditions. */
+#define BRT_HSET(type) (UINT64_C(1) << (type))
+#define BRT_FOR_SOCK BRT_HSET(BPF_PROG_TYPE_SOCKET_FILTER)
+#define BRT_FOR_TC BRT_HSET(BPF_PROG_TYPE_SCHED_CLS) /* sched_cls, sched_act */
+#define BRT_FOR_XDP BRT_HSET(BPF_PROG_TYPE_XDP)
+#define BRT_FOR_CGSKB BRT_HSET(BPF_PROG_TYPE_CGROUP_SKB)
+#define BRT_FOR_KPROBE BRT_HSET(BPF_PROG_TYPE_KPROBE)
+#define BRT_FOR_TP BRT_HSET(BPF_PROG_TYPE_TRACEPOINT)
+#define BRT_FOR_RAWTP BRT_HSET(BPF_PROG_TYPE_RAW_TRACEPOINT) /* and raw_tracepoint_writable */
+#define BRT_FOR_PERF BRT_HSET(BPF_PROG_TYPE_PERF_EVENT)
+#define BRT_FOR_NET (BRT_FOR_SOCK | BRT_FOR_TC | BRT_FOR_XDP | BRT_FOR_CGSKB)
+#define BRT_FOR_TRACE (BRT_FOR_KPROBE | BRT_FOR_TP | BRT_FOR_RAWTP | BRT_FOR_PERF)
+#define BRT_FOR_ALL (BRT_FOR_NET | BRT_FOR_TRACE)
+#define BRT_NEED_PERFMON (UINT64_C(1) << 62) /* only with CAP_PERFMON for non-tracing types */
+#define BRT_NEED_BPF (UINT64_C(1) << 63)     /* only with CAP_BPF */
 
 struct brt_helper_proto {
 	uint32_t id;                /* BPF_FUNC_* number */
@@ -75,7 +79,7 @@ struct brt_helper_proto {
 	uint8_t ret;                /* enum brt_ret_type */
 	uint8_t args[5];            /* enum brt_arg_type */
 	uint8_t host;               /* registered by the host: logs print name as given */
-	uint16_t types;             /* enum brt_helper_types; 0: every type (host helpers) */
+	uint64_t types;             /* BRT_FOR_* sets and BRT_NEED_*; 0: every type (host helpers) */
 };
 
 /* ---- the registry's interface (implemented in src/helpers/) ---------------------------- */

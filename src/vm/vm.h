@@ -277,7 +277,7 @@ int brt_vm_set_helper(struct bpfrt_vm *vm, uint32_t id, const char *name, brt_he
 
 /* The helpers this folder implements, for the registry (src/helpers/registry.c): one
  * X(id, function, program types) each; id names its row of src/vm/helpers.def, types
- * are enum brt_helper_types (vm/helper_proto.h). */
+ * are BRT_FOR_* helper sets (vm/helper_proto.h). */
 #define BRT_VM_HELPERS(X)                                                                \
 	X(BPF_FUNC_ktime_get_ns, brt_helper_ktime_get_ns, BRT_FOR_ALL)                   \
 	X(BPF_FUNC_get_prandom_u32, brt_helper_get_prandom_u32, BRT_FOR_ALL)             \

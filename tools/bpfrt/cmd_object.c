@@ -97,7 +97,7 @@ static void show_text(const struct brt_elf_obj *o, int dis)
 		const struct brt_elf_prog *p = &o->progs[i];
 
 		printf("prog %zu '%s': section '%s', type %s", i, p->name, p->sec_name,
-		       brt_elf_prog_type_name(p->type));
+		       brt_prog_type_name(p->type));
 		if (p->expected_attach_type)
 			printf(", attach %s", brt_elf_attach_type_name(p->expected_attach_type));
 		printf(", %zu insns (%zu own)\n", p->insn_cnt, p->main_cnt);
@@ -142,7 +142,7 @@ static void show_json(const struct brt_elf_obj *o, int pretty)
 		json_begin_object(&j);
 		json_kv_string(&j, "name", p->name);
 		json_kv_string(&j, "section", p->sec_name);
-		json_kv_string(&j, "type", brt_elf_prog_type_name(p->type));
+		json_kv_string(&j, "type", brt_prog_type_name(p->type));
 		json_kv_string(&j, "expected_attach_type",
 			       p->expected_attach_type ?
 				       brt_elf_attach_type_name(p->expected_attach_type) : "");

@@ -12,6 +12,7 @@
 #include "bpfrt.h"
 #include "cli.h"
 #include "elf/elf.h"
+#include "isa/isa.h"
 #include "json.h"
 #include "maps/maps.h"
 
@@ -133,14 +134,14 @@ static int do_load(struct progcli *c, int argc, char **argv, int all)
 			json_begin_object(&c->j);
 			json_kv_string(&c->j, "name", bpfrt_program_name(p));
 			json_kv_string(&c->j, "section", bpfrt_program_section_name(p));
-			json_kv_string(&c->j, "type", brt_elf_prog_type_name(bpfrt_program_type(p)));
+			json_kv_string(&c->j, "type", brt_prog_type_name(bpfrt_program_type(p)));
 			json_kv_uint(&c->j, "insns", bpfrt_program_insn_cnt(p));
 			if (pinned)
 				json_kv_string(&c->j, "pinned", path);
 			json_end_object(&c->j);
 		} else {
 			printf("loaded '%s' (%s, %zu insns)", bpfrt_program_name(p),
-			       brt_elf_prog_type_name(bpfrt_program_type(p)),
+			       brt_prog_type_name(bpfrt_program_type(p)),
 			       bpfrt_program_insn_cnt(p));
 			if (pinned)
 				printf(", pinned at %s", path);
@@ -162,7 +163,7 @@ static int do_load(struct progcli *c, int argc, char **argv, int all)
 static void show_one(struct progcli *c, const struct bpf_prog_info *info, const char *pin,
 		     const char *map_ids)
 {
-	const char *type = brt_elf_prog_type_name(info->type);
+	const char *type = brt_prog_type_name(info->type);
 
 	if (c->json) {
 		json_begin_object(&c->j);

@@ -12,6 +12,7 @@
 #include "bpfrt.h"
 #include "cli.h"
 #include "elf/elf.h"
+#include "isa/isa.h"
 #include "maps/maps.h"
 
 static int kernel_bpf(int cmd, union bpf_attr *attr, unsigned int size)
@@ -43,8 +44,8 @@ int cli_parse_prog_type(const char *s, uint32_t *type, uint32_t *attach)
 	/* the SEC() names first ("xdp", "socket", "classifier"...), as bpftool does */
 	if (!brt_elf_sec_type(s, type, attach) && *type)
 		return 0;
-	for (uint32_t t = 1; t < 64; t++) {
-		if (!strcmp(brt_elf_prog_type_name(t), s)) {
+	for (uint32_t t = 1; t < BRT_PROG_TYPE_COUNT; t++) {
+		if (!strcmp(brt_prog_type_name(t), s)) {
 			*type = t;
 			return 0;
 		}
