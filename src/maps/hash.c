@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/random.h>
 
 #include "maps/maps.h"
@@ -37,7 +38,8 @@ struct htab_head {
 	_Atomic uint32_t lru_clock;  /* LRU: access counter stamped into elements */
 	_Atomic uint32_t lru_cursor; /* LRU: where the next eviction scan starts */
 	uint32_t layout;             /* HTAB_LAYOUT */
-	uint32_t reserved[5];
+	_Atomic uint32_t repair;     /* a lock was taken over: the next writer sweeps */
+	uint32_t reserved[4];
 };
 
 struct htab_bucket {
@@ -78,8 +80,10 @@ struct htab {
 	uint32_t n_elems;
 	uint32_t elem_size;
 	uint32_t value_off;
+	uint32_t key_size;
 	int lru;
 	int percpu;
+	_Atomic long long reclaim_ns; /* last scan for locks of dead owners (reclaim()) */
 };
 
 static int is_lru(uint32_t type)
@@ -171,6 +175,7 @@ static int htab_attach(struct brt_map *map)
 	ht->elems = (unsigned char *)map->data + elems_off(ht->n_buckets);
 	ht->alloc = (uint32_t *)(void *)(ht->elems + (size_t)ht->n_elems * ht->elem_size);
 	ht->value_off = sizeof(struct htab_elem) + (uint32_t)BRT_ROUND8(map->key_size);
+	ht->key_size = map->key_size;
 	ht->lru = is_lru(map->type);
 	ht->percpu = brt_map_is_percpu(map->type);
 	if (ht->head->n_buckets != ht->n_buckets || ht->head->n_elems != ht->n_elems ||
@@ -367,6 +372,261 @@ find_lockless(const struct htab *ht, const struct brt_map *map, const void *key,
 	return UINT32_MAX;
 }
 
+static void set_link(struct htab *ht, struct htab_bucket *b, uint32_t prev, uint32_t idx)
+{
+	struct htab_elem *p = elem(ht, prev);
+
+	if (p)
+		p->next = idx;
+	else
+		b->head = idx;
+}
+
+static void touch(struct htab *ht, struct htab_elem *e)
+{
+	if (ht->lru)
+		atomic_store_explicit(&e->stamp,
+				      atomic_fetch_add_explicit(&ht->head->lru_clock, 1,
+								memory_order_relaxed),
+				      memory_order_relaxed);
+}
+
+/* ---- repair after a crash ---------------------------------------------------------------
+ * Every change of a chain, of the count and of the allocation words is made holding the
+ * key's bucket lock (the allocator lock nests inside it), so a process killed in the
+ * middle of one leaves its half-done state behind a lock it still holds.  Whoever takes
+ * such a lock over (brt_shm_lock() returns 1) repairs the chain before using it: an
+ * element left odd (its value was being rewritten in place) and a second copy of a key (a
+ * replacement linked before the old element was unlinked) are unlinked, a cycle is cut.
+ * What a chain cannot show (an element allocated or unlinked but not yet freed, a count
+ * reserved for an element never linked, a free list half updated) is repaired by a sweep:
+ * the taker sets the map's repair word, and the next writer (update, delete,
+ * get_next_key) takes every bucket lock in order, then the allocator lock, and rebuilds
+ * the count, the allocation words and the free list from the chains.  A dead owner's lock
+ * nobody touches (an empty bucket) is found when the map looks full: reclaim() looks at
+ * every lock word and takes dead owners' locks over.  Lookups take no lock and never
+ * sweep, so they cost nothing more. */
+
+static int bit_test_set(unsigned char *bits, uint32_t i)
+{
+	int was = bits[i / 8] >> (i % 8) & 1;
+
+	bits[i / 8] |= (unsigned char)(1u << (i % 8));
+	return was;
+}
+
+/* Does an element kept earlier in b's chain (the first kept ones from the head) hold e's
+ * key?  Chains are short; past 1024 kept elements (a corrupt region) it is not asked. */
+static int dup_key(const struct htab *ht, struct htab_bucket *b, uint32_t kept,
+		   const struct htab_elem *e)
+{
+	uint32_t idx = b->head;
+	struct htab_elem *k;
+
+	for (uint32_t n = 0; n < kept && n < 1024 && (k = elem(ht, idx)); n++, idx = k->next)
+		if (k->hash == e->hash && key_equal(k->key, e->key, ht->key_size))
+			return 1;
+	return 0;
+}
+
+/* Unlink from bucket b's chain (locked) what a dead writer may have left: elements with
+ * an odd sequence and later copies of a key; cut the chain at an element already seen
+ * (seen: one bit per element, shared by all chains of a sweep).  Unlinked elements stay
+ * odd until reused.  Returns the number of elements kept. */
+static uint32_t chain_repair(struct htab *ht, struct htab_bucket *b, unsigned char *seen)
+{
+	uint32_t idx = b->head, prev = 0, kept = 0;
+	struct htab_elem *e;
+
+	while ((e = elem(ht, idx))) {
+		uint32_t next = e->next;
+
+		if (bit_test_set(seen, idx - 1)) {
+			set_link(ht, b, prev, 0);
+			break;
+		}
+		if ((atomic_load_explicit(&e->seq, memory_order_relaxed) & 1) ||
+		    dup_key(ht, b, kept, e)) {
+			set_link(ht, b, prev, next);
+			if (!(atomic_load_explicit(&e->seq, memory_order_relaxed) & 1))
+				seq_begin(e);
+			idx = next;
+			continue;
+		}
+		kept++;
+		prev = idx;
+		idx = next;
+	}
+	return kept;
+}
+
+static void need_sweep(struct htab *ht)
+{
+	atomic_store_explicit(&ht->head->repair, 1, memory_order_relaxed);
+}
+
+/* Bucket b's lock was taken over: repair its chain now, the rest at the next sweep. */
+static void bucket_recovered(struct htab *ht, struct htab_bucket *b)
+{
+	unsigned char *seen = calloc(ht->n_elems / 8 + 1, 1);
+
+	if (seen)
+		chain_repair(ht, b, seen);
+	free(seen);
+	need_sweep(ht);
+}
+
+static void bucket_lock(struct htab *ht, struct htab_bucket *b)
+{
+	if (brt_shm_lock(&b->lock))
+		bucket_recovered(ht, b);
+}
+
+static void alloc_lock(struct htab *ht)
+{
+	if (brt_shm_lock(&ht->head->alloc_lock))
+		need_sweep(ht);
+}
+
+/* Every bucket lock in bucket order, then the allocator lock: nobody else takes two
+ * bucket locks, so this cannot deadlock; afterwards no update is half done. */
+static void lock_all(struct htab *ht)
+{
+	for (uint32_t i = 0; i < ht->n_buckets; i++)
+		bucket_lock(ht, &ht->buckets[i]);
+	alloc_lock(ht);
+}
+
+static void unlock_all(struct htab *ht)
+{
+	brt_shm_unlock(&ht->head->alloc_lock);
+	for (uint32_t i = ht->n_buckets; i-- > 0;)
+		brt_shm_unlock(&ht->buckets[i].lock);
+}
+
+/* Rebuild the count, the allocation words and the free list from the chains. */
+static void sweep(struct htab *ht)
+{
+	struct htab_head *h = ht->head;
+	unsigned char *seen = calloc(ht->n_elems / 8 + 1, 1);
+	uint32_t count = 0, free_head = 0;
+
+	if (!seen)
+		return;
+	lock_all(ht);
+	if (atomic_load_explicit(&h->repair, memory_order_relaxed)) {
+		for (uint32_t i = 0; i < ht->n_buckets; i++)
+			count += chain_repair(ht, &ht->buckets[i], seen);
+		for (uint32_t idx = ht->n_elems; idx; idx--) {
+			if (seen[(idx - 1) / 8] >> ((idx - 1) % 8) & 1) {
+				ht->alloc[idx - 1] = ALLOC_USED;
+			} else {
+				ht->alloc[idx - 1] = ALLOC_LISTED | free_head;
+				free_head = idx;
+			}
+		}
+		h->free_head = free_head;
+		h->bump = ht->n_elems;
+		atomic_store_explicit(&h->count, count, memory_order_relaxed);
+		atomic_store_explicit(&h->repair, 0, memory_order_relaxed);
+	}
+	unlock_all(ht);
+	free(seen);
+}
+
+/* Writers call this first: one load of a word of the header line they use anyway. */
+static inline void sweep_if_needed(struct htab *ht)
+{
+	if (__builtin_expect(atomic_load_explicit(&ht->head->repair, memory_order_relaxed), 0))
+		sweep(ht);
+}
+
+/* The map looks full: are locks of dead owners holding slots?  Takes them over (repairing
+ * as above) and sweeps; 1 when something was repaired.  A scan of every lock word, so at
+ * most once per 10 ms + 64 ns per bucket in a process (a full map refusing keys, or an
+ * LRU map evicting, stays fast).  kill(tid, 0) only for words held at that moment. */
+static int reclaim(struct htab *ht)
+{
+	long long last = atomic_load_explicit(&ht->reclaim_ns, memory_order_relaxed), now;
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	now = (long long)ts.tv_sec * 1000000000ll + ts.tv_nsec;
+	if (last && now - last < 10000000ll + 64ll * ht->n_buckets)
+		return 0;
+	atomic_store_explicit(&ht->reclaim_ns, now, memory_order_relaxed);
+	for (uint32_t i = 0; i < ht->n_buckets; i++) {
+		struct htab_bucket *b = &ht->buckets[i];
+
+		if (atomic_load_explicit(&b->lock, memory_order_relaxed) &&
+		    brt_shm_lock_reclaim(&b->lock)) {
+			bucket_recovered(ht, b);
+			brt_shm_unlock(&b->lock);
+		}
+	}
+	if (atomic_load_explicit(&ht->head->alloc_lock, memory_order_relaxed) &&
+	    brt_shm_lock_reclaim(&ht->head->alloc_lock)) {
+		need_sweep(ht);
+		brt_shm_unlock(&ht->head->alloc_lock);
+	}
+	if (!atomic_load_explicit(&ht->head->repair, memory_order_relaxed))
+		return 0;
+	sweep(ht);
+	return 1;
+}
+
+int brt_hash_audit(struct brt_map *map, struct brt_hash_audit *out)
+{
+	struct htab *ht = map->priv;
+	unsigned char *seen, *listed;
+	uint32_t idx;
+
+	if (!ht || map->ops != &brt_hash_map_ops)
+		return -EINVAL;
+	seen = calloc(ht->n_elems / 8 + 1, 1);
+	listed = calloc(ht->n_elems / 8 + 1, 1);
+	if (!seen || !listed) {
+		free(seen);
+		free(listed);
+		return -ENOMEM;
+	}
+	memset(out, 0, sizeof(*out));
+	lock_all(ht);
+	for (uint32_t i = 0; i < ht->n_buckets; i++) {
+		struct htab_elem *e;
+
+		idx = ht->buckets[i].head;
+		for (uint32_t steps = 0; steps <= ht->n_elems && (e = elem(ht, idx)); steps++) {
+			if (bit_test_set(seen, idx - 1))
+				break;
+			out->linked++;
+			out->torn += atomic_load_explicit(&e->seq, memory_order_relaxed) & 1;
+			idx = e->next;
+		}
+	}
+	idx = ht->head->free_head;
+	for (uint32_t steps = 0; steps < ht->n_elems && elem(ht, idx); steps++) {
+		if (bit_test_set(listed, idx - 1))
+			break;
+		idx = ht->alloc[idx - 1] & ALLOC_NEXT;
+	}
+	for (idx = 1; idx <= ht->n_elems; idx++) {
+		int linked = seen[(idx - 1) / 8] >> ((idx - 1) % 8) & 1;
+		int on_list = listed[(idx - 1) / 8] >> ((idx - 1) % 8) & 1;
+
+		if (ht->alloc[idx - 1] & ALLOC_USED)
+			out->leaked += !linked;
+		else
+			out->lost += !linked && !on_list && idx <= ht->head->bump;
+	}
+	out->count = atomic_load_explicit(&ht->head->count, memory_order_relaxed);
+	out->repair = atomic_load_explicit(&ht->head->repair, memory_order_relaxed);
+	unlock_all(ht);
+	free(seen);
+	free(listed);
+	return 0;
+}
+
 /* Take the home element when it is free, else the first free one of the list (dropping
  * entries that were taken as homes meanwhile), else the next never-used one.  Indexes read
  * from the region are range-checked and the list walk is bounded: a corrupt list yields
@@ -376,7 +636,7 @@ static uint32_t alloc_elem(struct htab *ht, uint32_t home)
 	struct htab_head *h = ht->head;
 	uint32_t idx = 0, *w;
 
-	brt_shm_lock(&h->alloc_lock);
+	alloc_lock(ht);
 	if (home && !(ht->alloc[home - 1] & ALLOC_USED)) {
 		idx = home;
 		goto out_take;
@@ -415,7 +675,7 @@ static void free_elem(struct htab *ht, uint32_t idx)
 	if (!e)
 		return;
 	seq_begin(e);
-	brt_shm_lock(&h->alloc_lock);
+	alloc_lock(ht);
 	w = &ht->alloc[idx - 1];
 	*w &= ~ALLOC_USED;
 	if (!(*w & ALLOC_LISTED)) {
@@ -423,25 +683,6 @@ static void free_elem(struct htab *ht, uint32_t idx)
 		h->free_head = idx;
 	}
 	brt_shm_unlock(&h->alloc_lock);
-}
-
-static void set_link(struct htab *ht, struct htab_bucket *b, uint32_t prev, uint32_t idx)
-{
-	struct htab_elem *p = elem(ht, prev);
-
-	if (p)
-		p->next = idx;
-	else
-		b->head = idx;
-}
-
-static void touch(struct htab *ht, struct htab_elem *e)
-{
-	if (ht->lru)
-		atomic_store_explicit(&e->stamp,
-				      atomic_fetch_add_explicit(&ht->head->lru_clock, 1,
-								memory_order_relaxed),
-				      memory_order_relaxed);
 }
 
 /* LRU: scan a few non-empty buckets from a moving cursor and unlink the least recently
@@ -459,7 +700,7 @@ static void evict_one(struct htab *ht)
 		uint32_t bi = (cursor + k) & (ht->n_buckets - 1), idx, steps = 0;
 
 		b = &ht->buckets[bi];
-		brt_shm_lock(&b->lock);
+		bucket_lock(ht, b);
 		for (idx = b->head; steps++ <= ht->n_elems && (e = elem(ht, idx)); idx = e->next) {
 			now = clock - atomic_load_explicit(&e->stamp, memory_order_relaxed);
 			if (!best_idx || now > best_age) {
@@ -475,7 +716,7 @@ static void evict_one(struct htab *ht)
 	if (!best_idx)
 		return;
 	b = &ht->buckets[best_b];
-	brt_shm_lock(&b->lock);
+	bucket_lock(ht, b);
 	e = elem(ht, best_idx);
 	prev = 0;
 	for (uint32_t idx = b->head, steps = 0; steps++ <= ht->n_elems && elem(ht, idx);
@@ -484,8 +725,8 @@ static void evict_one(struct htab *ht)
 			continue;
 		set_link(ht, b, prev, e->next);
 		atomic_fetch_sub_explicit(&ht->head->count, 1, memory_order_relaxed);
-		brt_shm_unlock(&b->lock);
 		free_elem(ht, best_idx);
+		brt_shm_unlock(&b->lock);
 		return;
 	}
 	brt_shm_unlock(&b->lock);
@@ -539,9 +780,10 @@ static int update(struct brt_map *map, const void *key, const void *value, uint6
 
 	if (flags > BPF_EXIST)
 		return -EINVAL;
+	sweep_if_needed(ht);
 	__builtin_prefetch(elem(ht, home));
 	for (int tries = 0;; tries++) {
-		brt_shm_lock(&b->lock);
+		bucket_lock(ht, b);
 		old = find(ht, map, b, key, hash, &prev);
 		if (old && flags == BPF_NOEXIST)
 			goto out_unlock_err_exist;
@@ -552,6 +794,8 @@ static int update(struct brt_map *map, const void *key, const void *value, uint6
 		if (old || !reserve_slot(ht, map->max_entries))
 			break;
 		brt_shm_unlock(&b->lock);
+		if (!tries && reclaim(ht))
+			continue;
 		if (!ht->lru)
 			return -E2BIG;
 		if (tries > 64)
@@ -622,9 +866,11 @@ static int update(struct brt_map *map, const void *key, const void *value, uint6
 	set_link(ht, b, pred, idx);
 	if (old && pred != prev)
 		set_link(ht, b, prev, elem(ht, old)->next);
-	brt_shm_unlock(&b->lock);
+	/* freed before the unlock: an element allocated or unlinked but not free exists
+	 * only under a bucket lock, which is what lets a sweep find leaks (above) */
 	if (old)
 		free_elem(ht, old);
+	brt_shm_unlock(&b->lock);
 	return 0;
 
 out_unlock_err_exist:
@@ -651,7 +897,8 @@ static int remove_key(struct brt_map *map, const void *key, void *value)
 	struct htab_bucket *b = &ht->buckets[hash & (ht->n_buckets - 1)];
 	struct htab_elem *e;
 
-	brt_shm_lock(&b->lock);
+	sweep_if_needed(ht);
+	bucket_lock(ht, b);
 	idx = find(ht, map, b, key, hash, &prev);
 	e = elem(ht, idx);
 	if (!e) {
@@ -662,8 +909,8 @@ static int remove_key(struct brt_map *map, const void *key, void *value)
 		brt_shm_read(value, value_of(ht, e), brt_map_value_size(map));
 	set_link(ht, b, prev, e->next);
 	atomic_fetch_sub_explicit(&ht->head->count, 1, memory_order_relaxed);
-	brt_shm_unlock(&b->lock);
 	free_elem(ht, idx);
+	brt_shm_unlock(&b->lock);
 	return 0;
 }
 
@@ -694,7 +941,7 @@ static void *htab_lookup(struct brt_map *map, const void *key)
 		v = value_of(ht, e);
 		return ht->percpu ? v + (size_t)brt_cpu() * map->value_stride : v;
 	}
-	brt_shm_lock(&b->lock);
+	bucket_lock(ht, b);
 	e = elem(ht, find(ht, map, b, key, hash, NULL));
 	if (e) {
 		touch(ht, e);
@@ -716,7 +963,7 @@ static int htab_copy_value(struct brt_map *map, const void *key, void *value)
 
 	if (idx != UINT32_MAX)
 		return idx ? 0 : -ENOENT;
-	brt_shm_lock(&b->lock);
+	bucket_lock(ht, b);
 	e = elem(ht, find(ht, map, b, key, hash, NULL));
 	if (e)
 		brt_shm_read(value, value_of(ht, e), brt_map_value_size(map));
@@ -776,12 +1023,13 @@ static int htab_get_next_key(struct brt_map *map, const void *key, void *next_ke
 	struct htab_bucket *b;
 	int err;
 
+	sweep_if_needed(ht);
 	if (key) {
 		uint32_t hash = hash_key(key, map->key_size, ht->head->seed), pos = 0, idx;
 		struct htab_elem *e;
 
 		b = &ht->buckets[hash & mask];
-		brt_shm_lock(&b->lock);
+		bucket_lock(ht, b);
 		idx = b->head;
 		for (; pos <= ht->n_elems && (e = elem(ht, idx)); pos++, idx = e->next)
 			if (e->hash == hash && key_equal(e->key, key, map->key_size))
@@ -798,7 +1046,7 @@ static int htab_get_next_key(struct brt_map *map, const void *key, void *next_ke
 		b = &ht->buckets[i];
 		if (!atomic_load_explicit(&b->head, memory_order_relaxed))
 			continue;
-		brt_shm_lock(&b->lock);
+		bucket_lock(ht, b);
 		err = next_in_chain(ht, map, i, 0, next_key);
 		brt_shm_unlock(&b->lock);
 		if (!err)

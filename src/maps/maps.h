@@ -126,6 +126,16 @@ void brt_map_put(struct brt_map *map);
  * any other type (per-CPU arrays: the value depends on the CPU). */
 int brt_array_values(const struct brt_map *map, void **base, uint32_t *stride);
 
+/* A hash map's bookkeeping, checked under all its locks (tests of the crash repair in
+ * hash.c): linked elements, elements in use but in no chain (leaked), free elements
+ * neither on the free list nor reachable otherwise (lost), linked elements left odd
+ * (torn), the count word, and whether a sweep is pending.  0, or -EINVAL (not a hash
+ * map), -ENOMEM. */
+struct brt_hash_audit {
+	uint32_t linked, leaked, lost, torn, count, repair;
+};
+int brt_hash_audit(struct brt_map *map, struct brt_hash_audit *out);
+
 /* Array-style iteration (array, percpu_array, prog_array). */
 int brt_array_get_next_key(struct brt_map *map, const void *key, void *next_key);
 

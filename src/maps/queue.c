@@ -10,11 +10,18 @@
 #define QS_FLAGS                                                                        \
 	(BPF_F_NUMA_NODE | BPF_F_RDONLY | BPF_F_WRONLY | BPF_F_RDONLY_PROG | BPF_F_WRONLY_PROG)
 
+/* Crash safety: every operation changes head and tail with single stores, ordered so
+ * that a process killed at any point (its lock then taken over) leaves a ring of whole
+ * values: a push writes the slot before the store of head publishes it, a pop copies the
+ * value out before it moves head or tail.  So nothing needs repair after a takeover: a
+ * push killed before its head store never happened (but for the oldest element it
+ * dropped to make room, with BPF_EXIST), a pop killed before its index store did not
+ * take the value. */
 struct qs_head {
 	_Atomic uint32_t lock;
-	uint32_t head; /* next slot to write */
-	uint32_t tail; /* oldest slot */
-	uint32_t size; /* max_entries + 1 */
+	_Atomic uint32_t head; /* next slot to write */
+	_Atomic uint32_t tail; /* oldest slot */
+	uint32_t size;         /* max_entries + 1 */
 };
 
 static int qs_alloc_check(const union bpf_attr *attr)
@@ -61,8 +68,8 @@ static void indexes(struct brt_map *map, struct qs_head *h, uint32_t *head, uint
 {
 	uint32_t size = map->max_entries + 1;
 
-	*head = *(volatile uint32_t *)&h->head;
-	*tail = *(volatile uint32_t *)&h->tail;
+	*head = atomic_load_explicit(&h->head, memory_order_relaxed);
+	*tail = atomic_load_explicit(&h->tail, memory_order_relaxed);
 	if (*head >= size || *tail >= size)
 		*head = *tail = 0;
 }
@@ -87,9 +94,9 @@ static int qs_push(struct brt_map *map, const void *value, uint64_t flags)
 	}
 	/* tail first, head last: a pusher killed in between leaves one element fewer at
 	 * worst, never an empty-looking full ring */
-	h->tail = tail;
+	atomic_store_explicit(&h->tail, tail, memory_order_relaxed);
 	brt_shm_write(slot(map, head), value, map->value_size);
-	h->head = (head + 1) % size;
+	atomic_store_explicit(&h->head, (head + 1) % size, memory_order_release);
 out_unlock:
 	brt_shm_unlock(&h->lock);
 	return err;
@@ -116,8 +123,8 @@ static int take(struct brt_map *map, void *value, int remove)
 	}
 	brt_shm_read(value, slot(map, i), map->value_size);
 	if (remove) {
-		h->head = head;
-		h->tail = tail;
+		atomic_store_explicit(&h->head, head, memory_order_release);
+		atomic_store_explicit(&h->tail, tail, memory_order_release);
 	}
 out_unlock:
 	brt_shm_unlock(&h->lock);

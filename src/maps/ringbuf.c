@@ -1,7 +1,8 @@
 /* ringbuf.c - BPF_MAP_TYPE_RINGBUF with the kernel's memory layout: a consumer page
  * (consumer_pos), a producer page (producer_pos) and max_entries bytes of data, records of
- * an 8-byte header { u32 len | BUSY | DISCARD, u32 pg_off } plus the sample rounded up to
- * 8.  Each process maps the data twice back to back, as the kernel does, so a record that
+ * an 8-byte header { u32 len | BUSY | DISCARD, u32 owner } plus the sample rounded up to
+ * 8 (the kernel's second word, pg_off, is for the kernel only; here it names the producing
+ * thread, so that a consumer discards a record whose producer was killed).  Each process maps the data twice back to back, as the kernel does, so a record that
  * wraps is contiguous.  Producers (programs) serialise on a lock word in the producer
  * page; the consumer only moves consumer_pos.  Consumed with bpfrt_ringbuf_consume().
  * Wake-ups: bpfrt_ringbuf_poll_fd() gives the consumer a pipe to poll and publishes it in
@@ -196,8 +197,11 @@ static void *reserve(struct brt_map *map, uint64_t size)
 	hdr = v->data + (prod & (v->size - 1));
 	word = (uint32_t)size | RB_BUSY;
 	atomic_store_explicit((_Atomic uint32_t *)(void *)hdr, word, memory_order_relaxed);
-	word = (uint32_t)((prod & (v->size - 1)) / BRT_PAGE + 2);
-	atomic_store_explicit((_Atomic uint32_t *)(void *)(hdr + 4), word, memory_order_relaxed);
+	/* The kernel keeps the record's page offset here, for its own use only (no consumer
+	 * reads it); here the word names the producer's thread, so that a consumer can
+	 * discard a record whose producer was killed before committing it. */
+	atomic_store_explicit((_Atomic uint32_t *)(void *)(hdr + 4), brt_shm_self(),
+			      memory_order_relaxed);
 	atomic_store_explicit(v->producer_pos, prod + len, memory_order_release);
 	brt_shm_unlock(v->lock);
 	return hdr + RB_HDR;
@@ -385,18 +389,32 @@ int bpfrt_ringbuf_poll_fd(int fd)
 
 /* One record at cons, checked against the ring before anything uses it: every position
  * and length in the ring is shared memory another process may rewrite.  Its length
- * (header and padding included) in *step, or 0 when the producer has not committed it
+ * (header and padding included) in *step, or 0 when a live producer has not committed it
  * yet; -EUCLEAN for a record that cannot be (past producer_pos, or larger than the ring). */
 static int next_record(const struct rb_view *v, uint64_t cons, uint64_t prod, uint32_t *len,
 		       uint64_t *step)
 {
 	const unsigned char *hdr = v->data + (cons & (v->size - 1));
-	uint32_t word = atomic_load_explicit((_Atomic uint32_t *)(uintptr_t)hdr,
-					     memory_order_acquire);
+	_Atomic uint32_t *lenw = (_Atomic uint32_t *)(uintptr_t)hdr;
+	uint32_t word = atomic_load_explicit(lenw, memory_order_acquire), owner;
 
 	*step = 0;
-	if (word & RB_BUSY)
-		return 0;
+	/* Reserved and not committed: wait for its producer, unless that producer is gone
+	 * (killed between reserve and submit) or the word naming it is no owner's.  The
+	 * kernel has a record either submitted or discarded (the verifier makes programs
+	 * release every reservation); a dead producer's record is discarded, so that the
+	 * consumer goes on.  The exchange fails if the producer commits meanwhile. */
+	while (word & RB_BUSY) {
+		owner = atomic_load_explicit((_Atomic uint32_t *)(uintptr_t)(hdr + 4),
+					     memory_order_relaxed);
+		if (owner && !brt_shm_owner_dead(owner))
+			return 0;
+		if (atomic_compare_exchange_strong_explicit(lenw, &word,
+							    (word & ~RB_BUSY) | RB_DISCARD,
+							    memory_order_acquire,
+							    memory_order_acquire))
+			word = (word & ~RB_BUSY) | RB_DISCARD;
+	}
 	*len = word & ~(RB_BUSY | RB_DISCARD);
 	*step = ((uint64_t)*len + RB_HDR + 7) & ~7ull;
 	if (*step > prod - cons)
