@@ -14,30 +14,45 @@
 #include <time.h>
 
 #include <linux/if_ether.h>
+#include <linux/if_packet.h>
 
 #include "bpfrt.h"
 #include "api/api.h"
 #include "util/util.h"
 #include "vm/vm.h"
 
-#define PKT_HEADROOM 256   /* XDP_PACKET_HEADROOM; skb programs get the same */
-#define PKT_MAX (4096 - 64 - 320) /* PAGE_SIZE - NET_SKB_PAD - skb_shared_info */
-#define XDP_PKT_MAX (4096 - 256 - 320)
+/* The packet buffers, as the kernel's test runs lay them out (the program can tell: the
+ * helpers that move data stop at the buffer's edges).  XDP: one page, the packet at
+ * XDP_PACKET_HEADROOM with any metadata right before it, and data_end may grow up to the
+ * page less skb_shared_info.  skb: the kernel grows an skb's buffer on demand (up to the
+ * device's MTU for bpf_skb_adjust_room()), so a buffer with room for that on both sides
+ * stands for it. */
+#define SHINFO_SIZE 320            /* SKB_DATA_ALIGN(sizeof(struct skb_shared_info)) */
+#define XDP_HEADROOM 256           /* XDP_PACKET_HEADROOM */
+#define XDP_FRAME_SIZE 40          /* sizeof(struct xdp_frame): not metadata */
+#define XDP_BUF 4096               /* the frame: one page */
+#define XDP_PKT_MAX (XDP_BUF - XDP_HEADROOM - SHINFO_SIZE)
+#define XDP_META_MAX 255           /* skb_shared_info.meta_len is a u8 */
+#define SKB_PKT_MAX (4096 - 64 - SHINFO_SIZE) /* PAGE_SIZE - NET_SKB_PAD - shinfo */
+#define SKB_HEADROOM (64 * 1024 + 256)
+#define SKB_BUF (SKB_HEADROOM + 128 * 1024)
+#define SKB_DEV_MAX_LEN (65536 + ETH_HLEN + 4) /* loopback MTU + hard_header_len + VLAN */
 #define RAW_TP_MAX_ARGS 12
 
 struct pkt {
-	unsigned char *base; /* mapping, PKT_HEADROOM before the data */
+	unsigned char *base; /* mapping (below 4 GiB: 32-bit context fields hold addresses) */
 	size_t map_len;
-	unsigned char *data;
-	uint32_t len;
+	struct brt_run_pkt p;    /* what the program and the helpers see of it */
+	uint32_t len;        /* bytes the caller gave */
 };
 
-static int pkt_alloc(struct brt_call *call, struct pkt *p)
+/* Map map_len bytes and copy the caller's packet to base + at. */
+static int pkt_alloc(struct brt_call *call, struct pkt *p, size_t map_len, size_t at)
 {
 	const union bpf_attr *attr = call->attr;
 
 	p->len = attr->test.data_size_in;
-	p->map_len = PKT_HEADROOM + 4096;
+	p->map_len = map_len;
 	p->base = mmap(NULL, p->map_len, PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_32BIT, -1, 0);
 	if (p->base == MAP_FAILED)
@@ -45,8 +60,11 @@ static int pkt_alloc(struct brt_call *call, struct pkt *p)
 			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p->base == MAP_FAILED)
 		return -ENOMEM;
-	p->data = p->base + PKT_HEADROOM;
-	return call->ua->from(p->data, attr->test.data_in, p->len);
+	p->p.head = p->base;
+	p->p.end = p->base + map_len;
+	p->p.meta = p->p.data = p->base + at;
+	p->p.data_end = p->p.data + p->len;
+	return call->ua->from(p->p.data, attr->test.data_in, p->len);
 }
 
 static void pkt_free(struct pkt *p)
@@ -141,8 +159,9 @@ size_t brt_prog_map_regions(const struct brt_prog *prog, struct brt_region *r, s
 }
 
 /* Run repeat times; returns 0 with the last r0 and the mean duration, or the run's errno. */
-static int run_repeat(struct brt_prog *prog, struct brt_run_opts *o, uint32_t repeat,
-		      uint32_t *retval, uint32_t *duration)
+static int run_repeat(struct brt_prog *prog, struct brt_run_opts *o,
+		      struct brt_region *pkt_region, uint32_t repeat, uint32_t *retval,
+		      uint32_t *duration)
 {
 	char err_msg[256];
 	uint64_t r0 = 0, t0;
@@ -152,8 +171,17 @@ static int run_repeat(struct brt_prog *prog, struct brt_run_opts *o, uint32_t re
 		repeat = 1;
 	o->user = &prog->pm;
 	t0 = now_ns();
-	for (uint32_t i = 0; i < repeat && !err; i++)
+	for (uint32_t i = 0; i < repeat && !err; i++) {
+		/* the kernel runs every repetition on the same packet: the last one's helpers
+		 * may have moved it */
+		if (o->pkt && pkt_region) {
+			pkt_region->start = (uint64_t)(uintptr_t)o->pkt->meta;
+			pkt_region->len = (uint64_t)(o->pkt->data_end - o->pkt->meta);
+			o->skb_data = o->pkt->data;
+			o->skb_len = (size_t)(o->pkt->data_end - o->pkt->data);
+		}
 		err = brt_vm_run_opts(prog->vm, o, &r0, err_msg, sizeof(err_msg));
+	}
 	if (err) {
 		brt_print(BPFRT_WARN, "bpfrt: test run: %s\n", err_msg);
 		return err;
@@ -190,6 +218,17 @@ static int skb_ctx_ok(const struct __sk_buff *s)
 	return 1;
 }
 
+/* eth_type_trans()'s pkt_type on the loopback device, whose address and broadcast
+ * address are both 00:00:00:00:00:00 (so ff:ff:ff:ff:ff:ff counts as multicast). */
+static uint32_t eth_pkt_type(const unsigned char *dst)
+{
+	static const unsigned char zero[ETH_ALEN];
+
+	if (!memcmp(dst, zero, ETH_ALEN))
+		return PACKET_HOST;
+	return (dst[0] & 1) ? PACKET_MULTICAST : PACKET_OTHERHOST;
+}
+
 static int run_skb(struct brt_call *call, struct brt_prog *prog)
 {
 	union bpf_attr *attr = call->attr;
@@ -199,53 +238,69 @@ static int run_skb(struct brt_call *call, struct brt_prog *prog)
 	struct brt_region regs[12];
 	uint32_t retval = 0, duration = 0, wire;
 	struct pkt p = { 0 };
-	unsigned char *l3;
-	size_t nr = 0;
+	unsigned char *l2, *out;
+	size_t nr = 0, pkt_reg;
 	int err;
 
 	if (attr->test.flags || attr->test.cpu || attr->test.batch_size)
 		return -EINVAL;
-	if (attr->test.data_size_in < ETH_HLEN || attr->test.data_size_in > PKT_MAX)
+	if (attr->test.data_size_in < ETH_HLEN || attr->test.data_size_in > SKB_PKT_MAX)
 		return -EINVAL;
 	err = ctx_in(call, &in, sizeof(in));
 	if (err)
 		return err;
 	if (!skb_ctx_ok(&in))
 		return -EINVAL;
-	err = pkt_alloc(call, &p);
+	err = pkt_alloc(call, &p, SKB_BUF, SKB_HEADROOM);
 	if (err)
 		goto out;
-	l3 = is_l2 ? p.data : p.data + ETH_HLEN;
-	wire = in.wire_len ? in.wire_len : p.len - (uint32_t)(l3 - p.data);
+	/* eth_type_trans() pulled the link-layer header; tc programs get it pushed back */
+	l2 = p.p.data;
+	p.p.mac = l2;
+	p.p.network = l2 + ETH_HLEN;
+	if (!is_l2)
+		p.p.meta = p.p.data = l2 + ETH_HLEN;
+	p.p.prog_type = prog->type;
+	p.p.max_len = SKB_DEV_MAX_LEN;
+	p.p.ctx = &skb;
+	wire = in.wire_len ? in.wire_len : (uint32_t)(p.p.data_end - p.p.data);
 	err = -EINVAL;
-	if (in.wire_len && in.wire_len < p.len - (uint32_t)(l3 - p.data))
+	if (in.wire_len && in.wire_len < (uint32_t)(p.p.data_end - p.p.data))
 		goto out;
 	skb = in;
-	skb.len = p.len - (uint32_t)(l3 - p.data);
-	memcpy(&skb.protocol, p.data + 12, 2);
+	skb.len = (uint32_t)(p.p.data_end - p.p.data);
+	memcpy(&skb.protocol, l2 + 12, 2);
+	skb.pkt_type = eth_pkt_type(l2);
 	skb.ifindex = 1;
 	skb.ingress_ifindex = in.ingress_ifindex;
 	skb.wire_len = wire;
-	skb.data = (uint32_t)(uintptr_t)l3;
-	skb.data_end = (uint32_t)(uintptr_t)(p.data + p.len);
+	skb.data = (uint32_t)(uintptr_t)p.p.data;
+	skb.data_meta = skb.data;
+	skb.data_end = (uint32_t)(uintptr_t)p.p.data_end;
 	regs[nr++] = (struct brt_region){ (uint64_t)(uintptr_t)&skb, sizeof(skb), 0 };
 	regs[nr++] = (struct brt_region){ (uint64_t)(uintptr_t)&skb.mark, 8, 1 };
 	regs[nr++] = (struct brt_region){ (uint64_t)(uintptr_t)skb.cb, sizeof(skb.cb), 1 };
 	regs[nr++] = (struct brt_region){ (uint64_t)(uintptr_t)&skb.tc_index, 8, 1 };
 	regs[nr++] = (struct brt_region){ (uint64_t)(uintptr_t)&skb.tstamp, 8, 1 };
-	regs[nr++] = (struct brt_region){ (uint64_t)(uintptr_t)p.data, p.len, is_l2 };
+	pkt_reg = nr;
+	regs[nr++] = (struct brt_region){ (uint64_t)(uintptr_t)p.p.data,
+					  (uint64_t)(p.p.data_end - p.p.data), is_l2 };
 	nr += brt_prog_map_regions(prog, regs + nr, sizeof(regs) / sizeof(regs[0]) - nr);
 	o.r1 = (uint64_t)(uintptr_t)&skb;
 	o.regions = regs;
 	o.nr_regions = nr;
-	o.skb_data = l3;
+	o.skb_data = p.p.data;
 	o.skb_len = skb.len;
-	err = run_repeat(prog, &o, attr->test.repeat, &retval, &duration);
+	o.pkt = &p.p;
+	err = run_repeat(prog, &o, &regs[pkt_reg], attr->test.repeat, &retval, &duration);
 	if (err)
 		goto out;
 	/* the kernel hands the L2 header back zeroed to programs that did not see it */
-	if (!is_l2)
-		memset(p.data, 0, ETH_HLEN);
+	out = p.p.data;
+	if (!is_l2) {
+		out -= ETH_HLEN;
+		memset(out, 0, ETH_HLEN);
+	}
 	/* convert_skb_to___skb(): the fields a program may change go back, the rest as given */
 	in.mark = skb.mark;
 	in.priority = skb.priority;
@@ -253,8 +308,8 @@ static int run_skb(struct brt_call *call, struct brt_prog *prog)
 	in.tstamp = skb.tstamp;
 	memcpy(in.cb, skb.cb, sizeof(in.cb));
 	in.wire_len = wire;
-	err = finish(call, p.data, p.len, attr->test.ctx_out ? &in : NULL, sizeof(in), retval,
-		     duration);
+	err = finish(call, out, (uint32_t)(p.p.data_end - out), attr->test.ctx_out ? &in : NULL,
+		     sizeof(in), retval, duration);
 out:
 	pkt_free(&p);
 	return err;
@@ -268,47 +323,57 @@ static int run_xdp(struct brt_call *call, struct brt_prog *prog)
 	struct brt_region regs[10];
 	uint32_t retval = 0, duration = 0, meta = 0;
 	struct pkt p = { 0 };
-	size_t nr = 0;
+	size_t nr = 0, pkt_reg;
 	int err;
 
 	if (attr->test.flags & ~(uint32_t)BPF_F_TEST_XDP_LIVE_FRAMES)
 		return -EINVAL;
 	if (attr->test.flags || attr->test.batch_size || attr->test.cpu)
 		return -EINVAL;
-	if (attr->test.data_size_in < ETH_HLEN || attr->test.data_size_in > XDP_PKT_MAX)
-		return -EINVAL;
 	err = ctx_in(call, &in, sizeof(in));
 	if (err)
 		return err;
 	if (attr->test.ctx_in) {
+		/* metadata comes first in data_in, up to in.data; data_end must be the whole
+		 * input (a shorter one puts the rest in fragments, which bpfrt does not have) */
 		if (in.data_meta || in.data_end != attr->test.data_size_in || in.data > in.data_end ||
-		    in.data % 4 || in.data > 32 || in.egress_ifindex || in.ingress_ifindex > 1 ||
-		    in.rx_queue_index)
+		    in.data % 4 || in.data > XDP_META_MAX ||
+		    in.data > XDP_HEADROOM - XDP_FRAME_SIZE || in.egress_ifindex ||
+		    in.ingress_ifindex > 1 || in.rx_queue_index)
 			return -EINVAL;
 		meta = in.data;
 	}
-	err = pkt_alloc(call, &p);
+	if (attr->test.data_size_in - meta < ETH_HLEN || attr->test.data_size_in > XDP_PKT_MAX)
+		return -EINVAL;
+	/* the packet at XDP_PACKET_HEADROOM, the metadata taken from the headroom */
+	err = pkt_alloc(call, &p, XDP_BUF, XDP_HEADROOM - meta);
 	if (err)
 		goto out;
+	p.p.data = p.p.meta + meta;
+	p.p.end = p.p.head + XDP_BUF - SHINFO_SIZE;
+	p.p.prog_type = prog->type;
+	p.p.ctx = &md;
 	md = in;
-	md.data_meta = (uint32_t)(uintptr_t)p.data;
-	md.data = (uint32_t)(uintptr_t)(p.data + meta);
-	md.data_end = (uint32_t)(uintptr_t)(p.data + p.len);
+	md.data_meta = (uint32_t)(uintptr_t)p.p.meta;
+	md.data = (uint32_t)(uintptr_t)p.p.data;
+	md.data_end = (uint32_t)(uintptr_t)p.p.data_end;
 	regs[nr++] = (struct brt_region){ (uint64_t)(uintptr_t)&md, sizeof(md), 0 };
-	regs[nr++] = (struct brt_region){ (uint64_t)(uintptr_t)p.data, p.len, 1 };
+	pkt_reg = nr;
+	regs[nr++] = (struct brt_region){ (uint64_t)(uintptr_t)p.p.meta, p.len, 1 };
 	nr += brt_prog_map_regions(prog, regs + nr, sizeof(regs) / sizeof(regs[0]) - nr);
 	o.r1 = (uint64_t)(uintptr_t)&md;
 	o.regions = regs;
 	o.nr_regions = nr;
-	err = run_repeat(prog, &o, attr->test.repeat, &retval, &duration);
+	o.pkt = &p.p;
+	err = run_repeat(prog, &o, &regs[pkt_reg], attr->test.repeat, &retval, &duration);
 	if (err)
 		goto out;
-	/* xdp_convert_buff_to_md(): offsets from data_meta */
-	in.data = meta;
+	/* xdp_convert_buff_to_md(): offsets from data_meta; the output starts there too */
+	in.data = (uint32_t)(p.p.data - p.p.meta);
 	in.data_meta = 0;
-	in.data_end = p.len;
-	err = finish(call, p.data, p.len, attr->test.ctx_out ? &in : NULL, sizeof(in), retval,
-		     duration);
+	in.data_end = (uint32_t)(p.p.data_end - p.p.meta);
+	err = finish(call, p.p.meta, in.data_end, attr->test.ctx_out ? &in : NULL, sizeof(in),
+		     retval, duration);
 out:
 	pkt_free(&p);
 	return err;
@@ -342,7 +407,7 @@ static int run_raw_tp(struct brt_call *call, struct brt_prog *prog)
 	o.r1 = (uint64_t)(uintptr_t)args;
 	o.regions = regs;
 	o.nr_regions = nr;
-	err = run_repeat(prog, &o, 1, &retval, &duration);
+	err = run_repeat(prog, &o, NULL, 1, &retval, &duration);
 	if (err)
 		return err;
 	attr->test.retval = retval;

@@ -90,16 +90,50 @@ void brt_pkt_prog_close(struct brt_pkt_prog *p);
  * unknown codes). */
 const char *brt_pkt_verdict_name(uint32_t type, uint32_t verdict);
 
-/* bpf_skb_load_bytes (skb_helpers.c). */
+/* The run's packet (struct brt_run_pkt, vm/vm.h) when r1 is its context, else NULL: what
+ * the packet helpers work on (skb_helpers.c). */
 struct bpfrt_run_ctx;
-uint64_t brt_helper_skb_load_bytes(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+struct brt_run_pkt;
+struct brt_run_pkt *brt_pkt_of(struct bpfrt_run_ctx *ctx, uint64_t r1);
+/* After a helper moved the packet's bounds or wrote it: the context's data fields, the
+ * run's LD_ABS packet and the checked engine's regions follow. */
+void brt_pkt_moved(struct bpfrt_run_ctx *ctx, struct brt_run_pkt *p);
+
+/* Packet helpers (skb_helpers.c, csum_helpers.c, xdp_helpers.c): the kernel's helpers of
+ * the same name, with its checks and errors (comments at each). */
+#define BRT_PKT_HELPER_FN(name)                                                          \
+	uint64_t brt_helper_##name(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,  \
 				   uint64_t r5, struct bpfrt_run_ctx *ctx);
+BRT_PKT_HELPER_FN(skb_load_bytes)
+BRT_PKT_HELPER_FN(skb_store_bytes)
+BRT_PKT_HELPER_FN(skb_pull_data)
+BRT_PKT_HELPER_FN(skb_change_tail)
+BRT_PKT_HELPER_FN(skb_change_type)
+BRT_PKT_HELPER_FN(redirect)
+BRT_PKT_HELPER_FN(csum_diff)
+BRT_PKT_HELPER_FN(l3_csum_replace)
+BRT_PKT_HELPER_FN(l4_csum_replace)
+BRT_PKT_HELPER_FN(xdp_adjust_head)
+BRT_PKT_HELPER_FN(xdp_adjust_meta)
+BRT_PKT_HELPER_FN(xdp_adjust_tail)
+#undef BRT_PKT_HELPER_FN
 
 /* The helpers this folder implements, for the registry (src/helpers/registry.c): one
  * X(id, function, program types) each; id names its row of src/vm/helpers.def, types
- * are BRT_FOR_* helper sets (vm/helper_proto.h). */
+ * are BRT_FOR_* helper sets (vm/helper_proto.h), the kernel's *_func_proto sets. */
 #define BRT_ATTACH_HELPERS(X)                                                            \
 	X(BPF_FUNC_skb_load_bytes, brt_helper_skb_load_bytes,                            \
-	  BRT_FOR_SOCK | BRT_FOR_TC | BRT_FOR_CGSKB)
+	  BRT_FOR_SOCK | BRT_FOR_TC | BRT_FOR_CGSKB)                                     \
+	X(BPF_FUNC_skb_store_bytes, brt_helper_skb_store_bytes, BRT_FOR_TC)              \
+	X(BPF_FUNC_skb_pull_data, brt_helper_skb_pull_data, BRT_FOR_TC)                  \
+	X(BPF_FUNC_skb_change_tail, brt_helper_skb_change_tail, BRT_FOR_TC)              \
+	X(BPF_FUNC_skb_change_type, brt_helper_skb_change_type, BRT_FOR_TC)              \
+	X(BPF_FUNC_redirect, brt_helper_redirect, BRT_FOR_TC | BRT_FOR_XDP)              \
+	X(BPF_FUNC_csum_diff, brt_helper_csum_diff, BRT_FOR_TC | BRT_FOR_XDP)            \
+	X(BPF_FUNC_l3_csum_replace, brt_helper_l3_csum_replace, BRT_FOR_TC)              \
+	X(BPF_FUNC_l4_csum_replace, brt_helper_l4_csum_replace, BRT_FOR_TC)              \
+	X(BPF_FUNC_xdp_adjust_head, brt_helper_xdp_adjust_head, BRT_FOR_XDP)             \
+	X(BPF_FUNC_xdp_adjust_meta, brt_helper_xdp_adjust_meta, BRT_FOR_XDP)             \
+	X(BPF_FUNC_xdp_adjust_tail, brt_helper_xdp_adjust_tail, BRT_FOR_XDP)
 
 #endif

@@ -27,6 +27,7 @@
 #define HEADROOM 256               /* XDP_PACKET_HEADROOM */
 #define BUF_DATA (256u * 1024)     /* largest packet a run takes (TPACKET snap length) */
 #define MAX_REGIONS 16
+#define XDP_FRAME_END (4096 - 320) /* a page less skb_shared_info, from the buffer start */
 
 struct brt_pkt_prog {
 	struct brt_prog *prog;     /* referenced */
@@ -38,6 +39,7 @@ struct brt_pkt_prog {
 	size_t nr_map_regs;        /* first entries of regs: the program's map values */
 	struct __sk_buff skb;
 	struct xdp_md md;
+	struct brt_run_pkt pkt;    /* tc/XDP: what the packet helpers move */
 };
 
 int brt_pkt_prog_open(int prog_fd, struct brt_pkt_prog **out, char *err, size_t errlen)
@@ -164,6 +166,19 @@ int brt_pkt_prog_run(struct brt_pkt_prog *p, const struct brt_pkt *pkt, uint32_t
 		data = p->buf + HEADROOM;
 		memcpy(data, pkt->data, pkt->caplen);
 		res->data = data;
+		/* an XDP frame is a page (less skb_shared_info) unless the packet is longer */
+		memset(&p->pkt, 0, sizeof(p->pkt));
+		p->pkt.head = p->buf;
+		p->pkt.meta = p->pkt.data = p->pkt.mac = data;
+		p->pkt.network = data + ETH_HLEN;
+		p->pkt.data_end = data + pkt->caplen;
+		p->pkt.end = p->buf + p->buf_len;
+		if (p->type == BPF_PROG_TYPE_XDP)
+			p->pkt.end = p->pkt.data_end > p->buf + XDP_FRAME_END ? p->pkt.data_end
+									: p->buf + XDP_FRAME_END;
+		p->pkt.prog_type = p->type;
+		p->pkt.ctx = p->type == BPF_PROG_TYPE_XDP ? (void *)&p->md : (void *)&p->skb;
+		o.pkt = &p->pkt;
 	}
 	if (brt_prog_type(p->type)->ctx == BRT_CTX_XDP) {
 		memset(&p->md, 0, sizeof(p->md));
@@ -189,6 +204,7 @@ int brt_pkt_prog_run(struct brt_pkt_prog *p, const struct brt_pkt *pkt, uint32_t
 		add_region(p, &nr, s->cb, sizeof(s->cb), 1);
 		if (data) {
 			s->data = (uint32_t)(uintptr_t)data;
+			s->data_meta = s->data;
 			s->data_end = (uint32_t)(uintptr_t)(data + pkt->caplen);
 			add_region(p, &nr, &s->mark, 8, 1); /* mark, priority */
 			add_region(p, &nr, &s->tc_index, 8, 1);
@@ -206,6 +222,10 @@ int brt_pkt_prog_run(struct brt_pkt_prog *p, const struct brt_pkt *pkt, uint32_t
 	ret = brt_vm_run_opts(p->prog->vm, &o, &r0, err, errlen);
 	if (ret)
 		return ret;
+	if (p->buf) { /* helpers may have moved the packet */
+		res->data = p->pkt.data;
+		res->caplen = (uint32_t)(p->pkt.data_end - p->pkt.data);
+	}
 	res->verdict = (uint32_t)r0;
 	res->action = action_of(p->type, res->verdict);
 	if (p->type == BPF_PROG_TYPE_SOCKET_FILTER && res->verdict < res->caplen)

@@ -1,14 +1,60 @@
-/* skb_helpers.c - helpers that read the packet of an skb program (socket filter, tc):
- * bpf_skb_load_bytes copies bytes from the packet the run's LD_ABS/LD_IND see
- * (bpfrt_run_ctx skb_data/skb_len: from the link layer for attached programs, from the
- * network header for socket filters in BPF_PROG_TEST_RUN, as in the kernel).
+/* skb_helpers.c - helpers that read or change the packet of an skb program (socket
+ * filter, tc, cgroup_skb) with the kernel's semantics on a linear skb, as
+ * BPF_PROG_TEST_RUN builds it: bpf_skb_load_bytes, bpf_skb_store_bytes,
+ * bpf_skb_pull_data, bpf_skb_change_tail, bpf_skb_change_type, bpf_redirect; and the run
+ * packet's bookkeeping every packet helper shares (brt_pkt_of(), brt_pkt_moved()).
+ *
+ * The packet is the run's struct brt_run_pkt (vm/vm.h); the program's struct __sk_buff shows
+ * its data, data_end, data_meta and len, which a helper that moves the packet updates.
+ * Without a brt_run_pkt (a socket filter run by attach/filter.c) the helpers that only read
+ * use the run's LD_ABS packet (bpfrt_run_ctx skb_data/skb_len).
  */
 #include <errno.h>
 #include <stdint.h>
 #include <string.h>
 
+#include <linux/if_packet.h>
+#include <linux/pkt_cls.h>
+
 #include "attach/attach.h"
 #include "vm/vm.h"
+
+#define SKB_MAX_ALLOC (16384 - 320) /* 4 pages less skb_shared_info: change_tail's limit */
+
+struct brt_run_pkt *brt_pkt_of(struct bpfrt_run_ctx *ctx, uint64_t r1)
+{
+	struct brt_run_pkt *p = ctx->pkt;
+
+	return p && (uint64_t)(uintptr_t)p->ctx == r1 ? p : NULL;
+}
+
+void brt_pkt_moved(struct bpfrt_run_ctx *ctx, struct brt_run_pkt *p)
+{
+	if (p->prog_type == BPF_PROG_TYPE_XDP) {
+		struct xdp_md *md = p->ctx;
+
+		md->data_meta = (uint32_t)(uintptr_t)p->meta;
+		md->data = (uint32_t)(uintptr_t)p->data;
+		md->data_end = (uint32_t)(uintptr_t)p->data_end;
+	} else {
+		struct __sk_buff *skb = p->ctx;
+
+		skb->data = (uint32_t)(uintptr_t)p->data;
+		skb->data_meta = skb->data;
+		skb->data_end = (uint32_t)(uintptr_t)p->data_end;
+		skb->len = (uint32_t)(p->data_end - p->data);
+		ctx->skb_data = p->data;
+		ctx->skb_len = (size_t)(p->data_end - p->data);
+	}
+	/* the checked engine: the new range is the program's to access (a failed grant only
+	 * means the program faults on it, as memory it may not touch) */
+	(void)bpfrt_run_grant(ctx, p->meta, (size_t)(p->data_end - p->meta), 1);
+}
+
+static uint32_t skb_len(const struct brt_run_pkt *p)
+{
+	return (uint32_t)(p->data_end - p->data);
+}
 
 /* long bpf_skb_load_bytes(const void *skb, u32 offset, void *to, u32 len): 0, or -EFAULT
  * with to zeroed when [offset, offset + len) is not inside the packet (the kernel's
@@ -29,4 +75,111 @@ uint64_t brt_helper_skb_load_bytes(uint64_t r1, uint64_t r2, uint64_t r3, uint64
 	}
 	memcpy(to, ctx->skb_data + off, len);
 	return 0;
+}
+
+/* long bpf_skb_store_bytes(skb, u32 offset, const void *from, u32 len, u64 flags):
+ * -EINVAL for flags other than BPF_F_RECOMPUTE_CSUM (no checksum state to recompute in a
+ * test run) and BPF_F_INVALIDATE_HASH (clears skb->hash); -EFAULT when the bytes are not
+ * all inside the packet (bpf_try_make_writable() failing). */
+uint64_t brt_helper_skb_store_bytes(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+				    uint64_t r5, struct bpfrt_run_ctx *ctx)
+{
+	struct brt_run_pkt *p = brt_pkt_of(ctx, r1);
+	uint32_t off = (uint32_t)r2, len = (uint32_t)r4;
+	const void *from = (const void *)(uintptr_t)r3;
+
+	if (r5 & ~(uint64_t)(BPF_F_RECOMPUTE_CSUM | BPF_F_INVALIDATE_HASH))
+		return (uint64_t)-EINVAL;
+	if (off > INT32_MAX)
+		return (uint64_t)-EFAULT;
+	if (!p || (uint64_t)off + len > skb_len(p) || !bpfrt_run_access_ok(ctx, from, len, 0))
+		return (uint64_t)-EFAULT;
+	memmove(p->data + off, from, len);
+	if (r5 & BPF_F_INVALIDATE_HASH)
+		((struct __sk_buff *)p->ctx)->hash = 0;
+	brt_pkt_moved(ctx, p);
+	return 0;
+}
+
+/* long bpf_skb_pull_data(skb, u32 len): make len bytes (0: the whole linear part)
+ * directly accessible.  A test-run skb is linear: 0, or -ENOMEM past its end. */
+uint64_t brt_helper_skb_pull_data(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+				  uint64_t r5, struct bpfrt_run_ctx *ctx)
+{
+	struct brt_run_pkt *p = brt_pkt_of(ctx, r1);
+	uint32_t len = (uint32_t)r2;
+
+	(void)r3, (void)r4, (void)r5;
+	if (!p)
+		return (uint64_t)-EFAULT;
+	if (len > skb_len(p))
+		return (uint64_t)-ENOMEM;
+	brt_pkt_moved(ctx, p);
+	return 0;
+}
+
+/* long bpf_skb_change_tail(skb, u32 len, u64 flags): grow (new bytes zeroed; the
+ * kernel leaves them as its buffer had them) or trim the packet to len bytes.  -EINVAL
+ * for flags, a length over SKB_MAX_ALLOC or one that would cut into the headers before
+ * the network header. */
+uint64_t brt_helper_skb_change_tail(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+				    uint64_t r5, struct bpfrt_run_ctx *ctx)
+{
+	struct brt_run_pkt *p = brt_pkt_of(ctx, r1);
+	uint32_t new_len = (uint32_t)r2, cur;
+	uint32_t min_len;
+
+	(void)r4, (void)r5;
+	if (!p)
+		return (uint64_t)-EFAULT;
+	min_len = p->network > p->data ? (uint32_t)(p->network - p->data) : 0;
+	if (r3 || new_len > SKB_MAX_ALLOC || new_len < min_len)
+		return (uint64_t)-EINVAL;
+	cur = skb_len(p);
+	if (new_len > cur) {
+		if (new_len - cur > (uint64_t)(p->end - p->data_end))
+			return (uint64_t)-ENOMEM;
+		memset(p->data_end, 0, new_len - cur);
+	}
+	p->data_end = p->data + new_len;
+	brt_pkt_moved(ctx, p);
+	return 0;
+}
+
+/* long bpf_skb_change_type(skb, u32 type): PACKET_HOST .. PACKET_OTHERHOST only, for the
+ * old type and the new one (else -EINVAL). */
+uint64_t brt_helper_skb_change_type(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+				    uint64_t r5, struct bpfrt_run_ctx *ctx)
+{
+	struct brt_run_pkt *p = brt_pkt_of(ctx, r1);
+	struct __sk_buff *skb;
+
+	(void)r3, (void)r4, (void)r5;
+	if (!p)
+		return (uint64_t)-EFAULT;
+	skb = p->ctx;
+	if (skb->pkt_type > PACKET_OTHERHOST || r2 > PACKET_OTHERHOST)
+		return (uint64_t)-EINVAL;
+	skb->pkt_type = (uint32_t)r2;
+	return 0;
+}
+
+/* long bpf_redirect(u32 ifindex, u64 flags): records the target and returns the verdict
+ * that makes the hook redirect: TC_ACT_REDIRECT for tc (TC_ACT_SHOT for flags other than
+ * BPF_F_INGRESS), XDP_REDIRECT for XDP (XDP_ABORTED for any flag).  A test run returns
+ * that verdict as the kernel's does; nothing is sent. */
+uint64_t brt_helper_redirect(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5,
+			     struct bpfrt_run_ctx *ctx)
+{
+	struct brt_run_pkt *p = ctx->pkt;
+	int xdp = p && p->prog_type == BPF_PROG_TYPE_XDP;
+
+	(void)r3, (void)r4, (void)r5;
+	if (xdp ? r2 != 0 : (r2 & ~(uint64_t)BPF_F_INGRESS) != 0)
+		return xdp ? XDP_ABORTED : (uint64_t)TC_ACT_SHOT;
+	if (p) {
+		p->redirect_ifindex = (uint32_t)r1;
+		p->redirect_flags = r2;
+	}
+	return xdp ? XDP_REDIRECT : TC_ACT_REDIRECT;
 }

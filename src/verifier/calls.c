@@ -62,6 +62,101 @@ static int helper_allowed(struct brt_env *env, const struct brt_helper_proto *fn
 	return 1;
 }
 
+/* ---- helpers and the packet ------------------------------------------------------------ */
+/* Helpers that may be handed a pointer into the packet (the kernel's .pkt_access); the
+ * others get "helper access to the packet is not allowed" for one. */
+static int helper_pkt_access(int32_t id)
+{
+	switch (id) {
+	case BPF_FUNC_map_lookup_elem:
+	case BPF_FUNC_map_update_elem:
+	case BPF_FUNC_map_delete_elem:
+	case BPF_FUNC_map_push_elem:
+	case BPF_FUNC_map_lookup_percpu_elem:
+	case BPF_FUNC_csum_diff:
+	case BPF_FUNC_sk_lookup_tcp:
+	case BPF_FUNC_sk_lookup_udp:
+	case BPF_FUNC_skc_lookup_tcp:
+	case BPF_FUNC_tcp_check_syncookie:
+	case BPF_FUNC_tcp_gen_syncookie:
+	case BPF_FUNC_tcp_raw_gen_syncookie_ipv4:
+	case BPF_FUNC_tcp_raw_gen_syncookie_ipv6:
+	case BPF_FUNC_tcp_raw_check_syncookie_ipv4:
+	case BPF_FUNC_tcp_raw_check_syncookie_ipv6:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* Helpers that may move or reallocate the packet (the kernel's
+ * bpf_helper_changes_pkt_data()): every packet pointer the program holds is stale after
+ * them.  bpf_tail_call is one because the program it runs may call the others. */
+static int helper_changes_pkt_data(int32_t id)
+{
+	switch (id) {
+	case BPF_FUNC_clone_redirect:
+	case BPF_FUNC_l3_csum_replace:
+	case BPF_FUNC_l4_csum_replace:
+	case BPF_FUNC_lwt_push_encap:
+	case BPF_FUNC_lwt_seg6_action:
+	case BPF_FUNC_lwt_seg6_adjust_srh:
+	case BPF_FUNC_lwt_seg6_store_bytes:
+	case BPF_FUNC_msg_pop_data:
+	case BPF_FUNC_msg_pull_data:
+	case BPF_FUNC_msg_push_data:
+	case BPF_FUNC_skb_adjust_room:
+	case BPF_FUNC_skb_change_head:
+	case BPF_FUNC_skb_change_proto:
+	case BPF_FUNC_skb_change_tail:
+	case BPF_FUNC_skb_pull_data:
+	case BPF_FUNC_skb_store_bytes:
+	case BPF_FUNC_skb_vlan_pop:
+	case BPF_FUNC_skb_vlan_push:
+	case BPF_FUNC_store_hdr_opt:
+	case BPF_FUNC_xdp_adjust_head:
+	case BPF_FUNC_xdp_adjust_meta:
+	case BPF_FUNC_xdp_adjust_tail:
+	case BPF_FUNC_tail_call:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+static int is_pkt_pointer_any(const struct brt_reg *r)
+{
+	return r->type == PTR_TO_PACKET || r->type == PTR_TO_PACKET_META ||
+	       r->type == PTR_TO_PACKET_END;
+}
+
+/* The kernel's clear_all_pkt_pointers(): packet pointers in every frame's registers and
+ * spilled stack slots become unusable (not initialised; unknown scalars for programs
+ * allowed to leak pointers, as the kernel's mark_reg_invalid()). */
+static void clear_all_pkt_pointers(struct brt_env *env)
+{
+	struct brt_vstate *st = env->cur;
+
+	for (int fi = 0; fi <= st->curframe; fi++) {
+		struct brt_frame *f = st->frame[fi];
+
+		for (int r = 0; r < BRT_NREGS; r++)
+			if (is_pkt_pointer_any(&f->regs[r])) {
+				if (env->allow_ptr_leaks)
+					brt_mark_reg_unknown(env, &f->regs[r]);
+				else
+					brt_mark_reg_not_init(&f->regs[r]);
+			}
+		for (int s = 0; s < f->allocated_stack / 8; s++)
+			if (brt_is_spilled(&f->stack[s]) && is_pkt_pointer_any(&f->stack[s].spilled)) {
+				if (env->allow_ptr_leaks)
+					brt_mark_reg_unknown(env, &f->stack[s].spilled);
+				else
+					brt_mark_reg_not_init(&f->stack[s].spilled);
+			}
+	}
+}
+
 /* ---- references ------------------------------------------------------------------------- */
 static int acquire_ref(struct brt_env *env, int insn_idx)
 {
@@ -170,6 +265,10 @@ static int reg_type_ok(struct brt_env *env, int regno, int arg)
 			return 0;
 		expected = "ringbuf_mem";
 		break;
+	case BRT_ARG_PTR_TO_MEM_OR_NULL:
+		if (brt_reg_is_null(reg))
+			return 0;
+		goto mem;
 	case BRT_ARG_CONST_SIZE:
 	case BRT_ARG_CONST_SIZE_OR_ZERO:
 	case BRT_ARG_CONST_ALLOC_SIZE_OR_ZERO:
@@ -178,6 +277,7 @@ static int reg_type_ok(struct brt_env *env, int regno, int arg)
 		expected = "scalar";
 		break;
 	default: /* pointers to memory */
+	mem:
 		switch (t) {
 		case PTR_TO_STACK:
 		case PTR_TO_PACKET:
@@ -293,7 +393,8 @@ static int check_arg(struct brt_env *env, int i, const struct brt_helper_proto *
 		return 0;
 	}
 	if ((reg->type == PTR_TO_PACKET || reg->type == PTR_TO_PACKET_META) &&
-	    !brt_may_access_pkt(env, BRT_READ)) {
+	    (!brt_may_access_pkt(env, BRT_READ) ||
+	     (!fn->host && !helper_pkt_access((int32_t)fn->id)))) {
 		brt_verr(env, "helper access to the packet is not allowed\n");
 		return -EACCES;
 	}
@@ -635,6 +736,8 @@ int brt_check_helper_call(struct brt_env *env, const struct bpf_insn *insn, int 
 	set_return(env, fn, &meta, id, insn_idx, &err);
 	if (err)
 		return err;
+	if (helper_changes_pkt_data(id))
+		clear_all_pkt_pointers(env);
 	err = map_func_compat(env, &meta, id);
 	if (err)
 		return err;

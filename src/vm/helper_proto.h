@@ -34,6 +34,7 @@ enum brt_arg_type {
 	BRT_ARG_PTR_TO_STACK,      /* pointer to the stack */
 	BRT_ARG_PTR_TO_FUNC,       /* a function of the program (lddw BPF_PSEUDO_FUNC) */
 	BRT_ARG_PTR_TO_STACK_OR_NULL, /* pointer to the stack, or 0 */
+	BRT_ARG_PTR_TO_MEM_OR_NULL, /* readable memory or 0 (0 needs a zero size next) */
 };
 
 /* Kinds of helper return values. */

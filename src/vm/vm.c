@@ -333,6 +333,7 @@ static inline void unchecked_ctx_init(struct bpfrt_run_ctx *ctx, struct bpfrt_vm
 	ctx->nr_helpers = o->helpers ? o->nr_helpers : vm->nr_helpers;
 	ctx->skb_data = o->skb_data;
 	ctx->skb_len = o->skb_len;
+	ctx->pkt = o->pkt;
 	ctx->cb_depth = 0;
 	ctx->checked = 0;
 }
@@ -495,6 +496,7 @@ static __attribute__((noinline)) int run_interp(struct bpfrt_vm *vm, const struc
 	ctx.nr_helpers = o->helpers ? o->nr_helpers : vm->nr_helpers;
 	ctx.skb_data = o->skb_data;
 	ctx.skb_len = o->skb_len;
+	ctx.pkt = o->pkt;
 	ctx.call_func = brt_vm_interp_call_func;
 	ctx.call_arg = &ex;
 	ctx.cb_depth = 0;
@@ -633,6 +635,7 @@ uint64_t brt_vm_tail_call(struct bpfrt_vm *vm, void *user, uint64_t r1,
 	o.nr_regions = ctx->nr_regions;
 	o.skb_data = ctx->skb_data;
 	o.skb_len = ctx->skb_len;
+	o.pkt = ctx->pkt;
 	o.user = user;
 	o.tail_cnt = ctx->tail_cnt + 1;
 	o.tail_cnt_end = &end;

@@ -44,6 +44,39 @@ struct brt_region {
 	int writable;     /* 0: reads only */
 };
 
+/* The packet of a run on a network program (BPF_PROG_TEST_RUN, attached tc/XDP programs),
+ * for the helpers that write it or move its bounds (src/attach/: bpf_skb_store_bytes,
+ * bpf_xdp_adjust_head, ...).  The buffer holds room on both sides, as the kernel's skb
+ * head/end or xdp_buff hard_start/frame do.  The program sees the packet through the
+ * data fields of its context (ctx: struct __sk_buff or struct xdp_md, 32-bit addresses);
+ * a helper that moves the packet updates them, the run's LD_ABS packet and, on the checked
+ * engine, grants the new range (the buffer is the run's, so an old range stays harmless).
+ * Fields the context has no place for (tunnel key, redirect target) live here too. */
+struct brt_run_pkt {
+	uint8_t *head;        /* first byte of the buffer (XDP: data_hard_start) */
+	uint8_t *end;         /* data_end may grow up to here (XDP: xdp_data_hard_end) */
+	uint8_t *meta;        /* XDP: data_meta (metadata before data); skb: == data */
+	uint8_t *data;        /* first byte the program sees (tc: L2; cgroup_skb: L3) */
+	uint8_t *data_end;
+	uint8_t *mac;         /* skb: the link-layer header (NULL: none) */
+	uint8_t *network;     /* skb: the network header */
+	uint32_t prog_type;   /* BPF_PROG_TYPE_* of the program running on it */
+	uint32_t max_len;     /* skb: longest packet the helpers may make (device MTU + L2) */
+	void *ctx;            /* the struct __sk_buff / struct xdp_md given in r1 */
+	/* skb state without a __sk_buff field */
+	uint8_t tunnel_set;   /* bpf_skb_set_tunnel_key() was called */
+	uint8_t tunnel_v6;
+	uint16_t tunnel_flags;
+	uint32_t tunnel_id;
+	uint32_t tunnel_remote[4];
+	uint32_t tunnel_local[4];
+	uint8_t tunnel_tos;
+	uint8_t tunnel_ttl;
+	uint32_t tunnel_label;
+	uint32_t redirect_ifindex; /* bpf_redirect() target of this run (0: none) */
+	uint64_t redirect_flags;
+};
+
 /* The run's state visible to helpers.  The JIT tests `stopped` after every helper call,
  * and tail_entry after bpf_tail_call(), so the first six members must stay where they
  * are (BRT_JIT_CTX_*_OFF in jit/jit.h). */
@@ -73,6 +106,7 @@ struct bpfrt_run_ctx {
 	size_t cap_regions;             /* allocated entries */
 	int regions_owned;              /* regions is a heap copy to free after the run */
 	struct brt_region inline_regions[8]; /* storage before the first heap growth */
+	struct brt_run_pkt *pkt;            /* the run's packet helpers may change, or NULL */
 };
 
 /* Values of bpfrt_run_ctx.stopped: the run ends with stop_r0; or, after bpf_tail_call(),
@@ -87,6 +121,7 @@ struct bpfrt_run_ctx {
  *                 { ctx, sizeof(*ctx), 0 } plus a writable entry for its writable fields,
  *                 and { data, data_end - data, 1 } for the packet; copied per run;
  *   skb_data/len  the packet LD_ABS/LD_IND read (socket-filter semantics);
+ *   pkt           the packet helpers may write or move (struct brt_run_pkt), or NULL;
  *   user          handed to helpers through bpfrt_run_user();
  *   helpers       helper table indexed by id for this run (NULL: the vm's table);
  *   insn_budget   checked engine: instruction budget (0: the vm's);
@@ -106,6 +141,7 @@ struct brt_run_opts {
 	size_t nr_regions;
 	const void *skb_data;
 	size_t skb_len;
+	struct brt_run_pkt *pkt;
 	void *user;
 	const brt_helper_fn *helpers;
 	size_t nr_helpers;

@@ -1,0 +1,526 @@
+/* test_pkt_helpers.c - the packet helpers (src/attach/skb_helpers.c, csum_helpers.c,
+ * xdp_helpers.c) and BPF_PROG_TEST_RUN's packet (headroom, tailroom, metadata) checked
+ * against the kernel: each case is a small program that calls one helper with given
+ * arguments, keeps its result, then (optionally) reloads the packet pointers and writes a
+ * marker byte at data, and returns the result mixed with a context field.  It is loaded
+ * into the kernel and into bpfrt (interpreter, checked engine, JIT) and run on the same
+ * packet by both BPF_PROG_TEST_RUNs: the load verdict, the run's errno, retval, the output
+ * packet (size and bytes) and the output context must be equal.  Verifier cases: packet
+ * pointers are stale after a helper that changes the packet, and only helpers with packet
+ * access take a packet pointer.  Skips without root (neither side loads tc or XDP
+ * programs then).
+ */
+#include <errno.h>
+#include <stddef.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <linux/if_packet.h>
+#include <linux/pkt_cls.h>
+
+#include "bpfrt.h"
+#include "harness.h"
+
+#define I(c, d, s, o, i) ((struct bpf_insn){ (c), (d), (s), (o), (i) })
+#define MOV_K(d, i) I(BPF_ALU64 | BPF_MOV | BPF_K, d, 0, 0, i)
+#define MOV_X(d, s) I(BPF_ALU64 | BPF_MOV | BPF_X, d, s, 0, 0)
+#define ADD_K(d, i) I(BPF_ALU64 | BPF_ADD | BPF_K, d, 0, 0, i)
+#define LSH_K(d, i) I(BPF_ALU64 | BPF_LSH | BPF_K, d, 0, 0, i)
+#define XOR_X(d, s) I(BPF_ALU64 | BPF_XOR | BPF_X, d, s, 0, 0)
+#define LDX_W(d, s, o) I(BPF_LDX | BPF_MEM | BPF_W, d, s, o, 0)
+#define LDX_B(d, s, o) I(BPF_LDX | BPF_MEM | BPF_B, d, s, o, 0)
+#define ST_B(d, o, i) I(BPF_ST | BPF_MEM | BPF_B, d, 0, o, i)
+#define ST_W(d, o, i) I(BPF_ST | BPF_MEM | BPF_W, d, 0, o, i)
+#define JGT_X(d, s, o) I(BPF_JMP | BPF_JGT | BPF_X, d, s, o, 0)
+#define CALL(id) I(BPF_JMP | BPF_CALL, 0, 0, 0, id)
+#define EXIT() I(BPF_JMP | BPF_EXIT, 0, 0, 0, 0)
+
+#define MAX_INSNS 96
+#define OUT_ROOM 20000
+#define STACK_BUF 64 /* fp-64 .. fp-1 pre-filled with a pattern */
+
+enum arg_kind { A_NONE, A_IMM, A_STACK, A_CTX };
+struct arg {
+	enum arg_kind kind;
+	int64_t v; /* A_IMM: value; A_STACK: offset from fp */
+};
+#define IMM(x) ((struct arg){ A_IMM, (int64_t)(x) })
+#define STK(x) ((struct arg){ A_STACK, (x) })
+#define NUL ((struct arg){ A_IMM, 0 })
+
+struct pcase {
+	const char *name;
+	enum bpf_prog_type type;
+	int32_t helper;
+	struct arg a[5];   /* r1..r5 (a[0] is normally the context) */
+	int touch;         /* after the call: write 0xaa at data[0] when data < data_end */
+	int16_t field;     /* >= 0: mix this u32 context field into r0 */
+	const uint8_t *pkt;
+	uint32_t len;
+	uint32_t meta;     /* XDP: bytes of metadata at the start of pkt (ctx_in data) */
+	int repeat;
+};
+
+struct result {
+	int load_ok;
+	int err;
+	uint32_t retval;
+	uint32_t size_out;
+	uint8_t out[OUT_ROOM];
+	uint8_t ctx[sizeof(struct __sk_buff)];
+	uint32_t ctx_size;
+};
+
+static size_t build(const struct pcase *c, struct bpf_insn *p)
+{
+	int xdp = c->type == BPF_PROG_TYPE_XDP;
+	int16_t off_data = xdp ? offsetof(struct xdp_md, data) : offsetof(struct __sk_buff, data);
+	int16_t off_end = xdp ? offsetof(struct xdp_md, data_end)
+			      : offsetof(struct __sk_buff, data_end);
+	size_t n = 0, jmp;
+
+	p[n++] = MOV_X(6, 1);
+	for (int k = 0; k < STACK_BUF / 4; k++)
+		p[n++] = ST_W(10, -STACK_BUF + 4 * k, (int32_t)(0x01020304u * (unsigned)(k + 1)));
+	for (int r = 0; r < 5; r++) {
+		const struct arg *a = &c->a[r];
+
+		switch (a->kind) {
+		case A_NONE:
+			break;
+		case A_CTX:
+			p[n++] = MOV_X(r + 1, 6);
+			break;
+		case A_STACK:
+			p[n++] = MOV_X(r + 1, 10);
+			p[n++] = ADD_K(r + 1, (int32_t)a->v);
+			break;
+		case A_IMM:
+			if (a->v == (int32_t)a->v) {
+				p[n++] = MOV_K(r + 1, (int32_t)a->v);
+			} else {
+				p[n++] = I(BPF_LD | BPF_DW | BPF_IMM, r + 1, 0, 0, (int32_t)a->v);
+				p[n++] = I(0, 0, 0, 0, (int32_t)((uint64_t)a->v >> 32));
+			}
+			break;
+		}
+	}
+	p[n++] = CALL(c->helper);
+	p[n++] = MOV_X(7, 0);
+	if (c->touch) {
+		p[n++] = LDX_W(2, 6, off_data);
+		p[n++] = LDX_W(3, 6, off_end);
+		p[n++] = MOV_X(4, 2);
+		p[n++] = ADD_K(4, 1);
+		jmp = n;
+		p[n++] = JGT_X(4, 3, 0);
+		p[n++] = ST_B(2, 0, 0xaa);
+		p[jmp].off = (int16_t)(n - jmp - 1);
+	}
+	if (c->field >= 0) {
+		p[n++] = LDX_W(8, 6, c->field);
+		p[n++] = LSH_K(7, 16);
+		p[n++] = XOR_X(7, 8);
+	}
+	p[n++] = MOV_X(0, 7);
+	p[n++] = EXIT();
+	return n;
+}
+
+/* bpf(2) or bpfrt_bpf(): the same attributes through both. */
+typedef int (*bpf_fn)(int cmd, union bpf_attr *attr, unsigned size);
+
+static int kernel_bpf(int cmd, union bpf_attr *attr, unsigned size)
+{
+	return (int)syscall(__NR_bpf, cmd, attr, size);
+}
+
+static int load(bpf_fn bpf, enum bpf_prog_type type, const struct bpf_insn *insns, size_t n,
+		uint32_t flags)
+{
+	char log[4096];
+	union bpf_attr attr;
+	int fd;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.prog_type = type;
+	attr.insns = (uintptr_t)insns;
+	attr.insn_cnt = (uint32_t)n;
+	attr.license = (uintptr_t) "GPL";
+	attr.prog_flags = flags;
+	attr.log_buf = (uintptr_t)log;
+	attr.log_size = sizeof(log);
+	attr.log_level = 1;
+	log[0] = 0;
+	fd = bpf(BPF_PROG_LOAD, &attr, sizeof(attr));
+	if (fd < 0 && getenv("PKT_HELPERS_LOG"))
+		fprintf(stderr, "%s\n", log);
+	return fd;
+}
+
+static void run(bpf_fn bpf, const struct pcase *c, const struct bpf_insn *insns, size_t n,
+		uint32_t flags, struct result *r)
+{
+	struct xdp_md md = { 0 };
+	union bpf_attr attr;
+	int fd = load(bpf, c->type, insns, n, flags);
+
+	memset(r, 0, sizeof(*r));
+	r->load_ok = fd >= 0;
+	if (fd < 0)
+		return;
+	memset(&attr, 0, sizeof(attr));
+	attr.test.prog_fd = (uint32_t)fd;
+	attr.test.data_in = (uintptr_t)c->pkt;
+	attr.test.data_size_in = c->len;
+	attr.test.data_out = (uintptr_t)r->out;
+	attr.test.data_size_out = sizeof(r->out);
+	attr.test.repeat = (uint32_t)c->repeat;
+	attr.test.ctx_out = (uintptr_t)r->ctx;
+	attr.test.ctx_size_out = c->type == BPF_PROG_TYPE_XDP ? sizeof(struct xdp_md)
+							       : sizeof(struct __sk_buff);
+	if (c->type == BPF_PROG_TYPE_XDP) {
+		md.data = c->meta;
+		md.data_end = c->len;
+		attr.test.ctx_in = (uintptr_t)&md;
+		attr.test.ctx_size_in = sizeof(md);
+	}
+	r->err = bpf(BPF_PROG_TEST_RUN, &attr, sizeof(attr)) ? errno : 0;
+	r->retval = attr.test.retval;
+	r->size_out = attr.test.data_size_out;
+	r->ctx_size = attr.test.ctx_size_out;
+	close(fd);
+}
+
+static int compared;
+
+static void check(const struct pcase *c)
+{
+	static const uint32_t engines[] = { BPFRT_ENGINE_INTERP, BPFRT_ENGINE_CHECKED,
+					    BPFRT_ENGINE_JIT };
+	static struct result k, b;
+	struct bpf_insn p[MAX_INSNS];
+	size_t n = build(c, p);
+
+	T_CASE(c->name);
+	run(kernel_bpf, c, p, n, 0, &k);
+	T_ASSERT(k.load_ok); /* every case is a valid program: a refusal is a broken case */
+	for (size_t e = 0; e < sizeof(engines) / sizeof(engines[0]); e++) {
+		run(bpfrt_bpf, c, p, n, BPFRT_F_ENGINE(engines[e]), &b);
+		T_EQ_INT(k.load_ok, b.load_ok);
+		T_EQ_INT(k.err, b.err);
+		T_EQ_U64(k.retval, b.retval);
+		T_EQ_U64(k.size_out, b.size_out);
+		if (k.size_out == b.size_out && k.size_out <= OUT_ROOM &&
+		    memcmp(k.out, b.out, k.size_out)) {
+			for (uint32_t i = 0; i < k.size_out; i++)
+				if (k.out[i] != b.out[i]) {
+					T_FAIL("%s: output byte %u: kernel %#x bpfrt %#x", c->name, i,
+					       k.out[i], b.out[i]);
+					break;
+				}
+		}
+		if (c->type == BPF_PROG_TYPE_XDP)
+			T_ASSERT(!memcmp(k.ctx, b.ctx, sizeof(struct xdp_md)));
+		else
+			T_ASSERT(!memcmp(k.ctx, b.ctx, sizeof(struct __sk_buff)));
+		if (k.retval != b.retval || k.err != b.err || k.size_out != b.size_out)
+			fprintf(stderr, "  %s engine %u: kernel load %d err %d ret %#x size %u; "
+				"bpfrt load %d err %d ret %#x size %u\n", c->name, engines[e],
+				k.load_ok, k.err, k.retval, k.size_out, b.load_ok, b.err, b.retval,
+				b.size_out);
+		compared++;
+	}
+}
+
+#define CTX ((struct arg){ A_CTX, 0 })
+#define TC BPF_PROG_TYPE_SCHED_CLS
+#define XDP BPF_PROG_TYPE_XDP
+#define F_PKT_TYPE offsetof(struct __sk_buff, pkt_type)
+#define F_HASH offsetof(struct __sk_buff, hash)
+#define F_LEN offsetof(struct __sk_buff, len)
+
+static uint8_t pkt64[64], pkt200[200], pkt_bcast[64], pkt_zero_dst[64];
+
+static void make_packets(void)
+{
+	for (size_t i = 0; i < sizeof(pkt200); i++)
+		pkt200[i] = (uint8_t)(i * 13 + 5);
+	pkt200[12] = 0x08;
+	pkt200[13] = 0x00;
+	pkt200[14] = 0x45; /* IPv4, 20-byte header */
+	pkt200[23] = 17;   /* UDP */
+	memcpy(pkt64, pkt200, sizeof(pkt64));
+	pkt64[0] = 0x02; /* unicast destination: PACKET_OTHERHOST */
+	memcpy(pkt_bcast, pkt64, sizeof(pkt64));
+	memset(pkt_bcast, 0xff, 6);
+	memcpy(pkt_zero_dst, pkt64, sizeof(pkt64));
+	memset(pkt_zero_dst, 0, 6);
+	pkt_zero_dst[40] = pkt_zero_dst[41] = 0; /* UDP checksum 0: "none" */
+}
+
+static struct pcase tc(const char *name, int32_t helper, struct arg a2, struct arg a3,
+		       struct arg a4, struct arg a5)
+{
+	return (struct pcase){ .name = name, .type = TC, .helper = helper,
+			       .a = { CTX, a2, a3, a4, a5 }, .touch = 1, .field = -1,
+			       .pkt = pkt64, .len = sizeof(pkt64) };
+}
+
+static struct pcase xdp(const char *name, int32_t helper, int64_t off, uint32_t meta)
+{
+	return (struct pcase){ .name = name, .type = XDP, .helper = helper,
+			       .a = { CTX, IMM(off) }, .touch = 1, .field = -1, .pkt = pkt64,
+			       .len = sizeof(pkt64), .meta = meta };
+}
+
+#define CHECK(expr)                                                                    \
+	do {                                                                           \
+		c = (expr);                                                            \
+		check(&c);                                                             \
+	} while (0)
+
+static void helper_cases(void)
+{
+	struct pcase c;
+
+	/* bpf_skb_store_bytes: inside, at the edges, past the end, flags */
+	static const int64_t sb_off[] = { 0, 10, 56, 60, 61, 64, 100, 0x7fffffff, 0x80000000 };
+	for (size_t i = 0; i < sizeof(sb_off) / sizeof(sb_off[0]); i++) {
+		CHECK((tc("store_bytes", BPF_FUNC_skb_store_bytes, IMM(sb_off[i]), STK(-16),
+			       IMM(4), IMM(0))));
+		c.touch = 0;
+		c.a[3] = IMM(8);
+		check(&c);
+	}
+	static const int64_t sb_flags[] = { BPF_F_RECOMPUTE_CSUM, BPF_F_INVALIDATE_HASH, 3, 4,
+					    1ll << 40 };
+	for (size_t i = 0; i < sizeof(sb_flags) / sizeof(sb_flags[0]); i++) {
+		c = tc("store_bytes flags", BPF_FUNC_skb_store_bytes, IMM(2), STK(-32), IMM(16),
+		       IMM(sb_flags[i]));
+		c.field = F_HASH;
+		check(&c);
+	}
+
+	/* bpf_l3_csum_replace / bpf_l4_csum_replace: the IPv4 checksum at 24, UDP's at 40 */
+	static const struct {
+		int64_t off, from, to, flags;
+	} cs[] = {
+		{ 24, 0x0a000001, 0x0a000002, 4 }, { 24, 0x1234, 0xabcd, 2 }, { 24, 0, 0x1234, 0 },
+		{ 24, 5, 0x1234, 0 }, { 24, 0x12345678, 0x9abcdef0, 4 }, { 24, 1, 2, 3 },
+		{ 24, 1, 2, 8 }, { 24, 1, 2, 0x10 | 4 }, { 25, 1, 2, 4 }, { 62, 1, 2, 4 },
+		{ 63, 1, 2, 2 }, { 64, 1, 2, 2 }, { 0x10000, 1, 2, 2 }, { 40, 0xffff, 0, 2 },
+		{ 40, 0x0000ffff, 0xffff0000, 4 }, { 40, 0x123456789ll, 0xfedcba987ll, 4 },
+		{ 40, 0x1ffff, 0x20000, 2 },
+	};
+	for (size_t i = 0; i < sizeof(cs) / sizeof(cs[0]); i++) {
+		CHECK((tc("l3_csum_replace", BPF_FUNC_l3_csum_replace, IMM(cs[i].off),
+			       IMM(cs[i].from), IMM(cs[i].to), IMM(cs[i].flags))));
+		c.touch = 0;
+		c.helper = BPF_FUNC_l4_csum_replace;
+		c.name = "l4_csum_replace";
+		check(&c);
+	}
+	static const int64_t l4_flags[] = {
+		BPF_F_PSEUDO_HDR | 4, BPF_F_MARK_MANGLED_0 | 4, BPF_F_MARK_MANGLED_0 | 2,
+		BPF_F_MARK_MANGLED_0 | BPF_F_MARK_ENFORCE | 4, BPF_F_MARK_ENFORCE | 4,
+		BPF_F_IPV6 | BPF_F_PSEUDO_HDR | 0, BPF_F_MARK_MANGLED_0 | 3, 1 << 8,
+	};
+	for (size_t i = 0; i < sizeof(l4_flags) / sizeof(l4_flags[0]); i++) {
+		for (int z = 0; z < 2; z++) {
+			c = tc("l4_csum_replace flags", BPF_FUNC_l4_csum_replace, IMM(40),
+			       IMM(l4_flags[i] & 3 ? 0x0a000001 : 0), IMM(0x0a000002),
+			       IMM(l4_flags[i]));
+			if (z)
+				c.pkt = pkt_zero_dst; /* UDP checksum 0 */
+			check(&c);
+			/* the result that folds to zero: 0xffff under MANGLED_0 */
+			c.a[2] = IMM(0);
+			c.a[3] = IMM(0);
+			check(&c);
+		}
+	}
+
+	/* bpf_csum_diff on stack buffers: sizes, seeds, NULL with size 0 */
+	static const struct {
+		int from_sz, to_sz;
+		int64_t seed;
+	} cd[] = {
+		{ 4, 4, 0 }, { 8, 4, 0 }, { 0, 16, 0 }, { 16, 0, 0 }, { 0, 0, 0x12345678 },
+		{ 12, 20, 0xffff }, { 20, 20, 0xffffffff }, { 3, 5, 0 }, { 0, 7, 0xfffe0001 },
+		{ 64, 0, 1 }, { 40, 40, 0 }, { 0, 64, 0x80000000 }, { 1, 0, 0 },
+	};
+	for (size_t i = 0; i < sizeof(cd) / sizeof(cd[0]); i++) {
+		for (int t = 0; t < 2; t++) {
+			c = tc("csum_diff", BPF_FUNC_csum_diff, NUL, NUL, NUL, NUL);
+			c.a[0] = cd[i].from_sz ? STK(-STACK_BUF) : NUL;
+			c.a[1] = IMM(cd[i].from_sz);
+			c.a[2] = cd[i].to_sz ? STK(-cd[i].to_sz) : NUL;
+			c.a[3] = IMM(cd[i].to_sz);
+			c.a[4] = IMM(cd[i].seed);
+			c.touch = 0;
+			if (t) {
+				c.type = XDP;
+				c.name = "csum_diff xdp";
+			}
+			check(&c);
+		}
+	}
+
+	/* bpf_skb_pull_data, bpf_skb_change_tail, bpf_skb_change_type, bpf_redirect */
+	static const int64_t pull[] = { 0, 1, 64, 65, 1000, 0xffffffff };
+	for (size_t i = 0; i < sizeof(pull) / sizeof(pull[0]); i++)
+		CHECK((tc("skb_pull_data", BPF_FUNC_skb_pull_data, IMM(pull[i]), (struct arg){ 0 },
+			       (struct arg){ 0 }, (struct arg){ 0 })));
+	static const int64_t tail[] = { 64, 63, 14, 13, 0, 65, 100, 16064, 16065, 0x7fffffff };
+	for (size_t i = 0; i < sizeof(tail) / sizeof(tail[0]); i++) {
+		c = tc("skb_change_tail", BPF_FUNC_skb_change_tail, IMM(tail[i]), IMM(0),
+		       (struct arg){ 0 }, (struct arg){ 0 });
+		c.field = F_LEN;
+		check(&c);
+		c.a[2] = IMM(1);
+		check(&c);
+	}
+	static const uint8_t *type_pkts[] = { pkt64, pkt_bcast, pkt_zero_dst };
+	for (size_t t = 0; t < 3; t++)
+		for (int64_t ty = 0; ty <= 5; ty++) {
+			c = tc("skb_change_type", BPF_FUNC_skb_change_type, IMM(ty), (struct arg){ 0 },
+			       (struct arg){ 0 }, (struct arg){ 0 });
+			c.pkt = type_pkts[t];
+			c.field = F_PKT_TYPE;
+			check(&c);
+		}
+	static const int64_t rflags[] = { 0, BPF_F_INGRESS, 2, 1ll << 33 };
+	for (size_t i = 0; i < sizeof(rflags) / sizeof(rflags[0]); i++) {
+		c = tc("redirect", BPF_FUNC_redirect, IMM(1), IMM(rflags[i]), (struct arg){ 0 },
+		       (struct arg){ 0 });
+		c.a[0] = IMM(1);
+		c.a[1] = IMM(rflags[i]);
+		check(&c);
+		c.type = XDP;
+		c.name = "redirect xdp";
+		check(&c);
+	}
+
+	/* XDP: adjust_head / adjust_meta / adjust_tail, with and without metadata */
+	static const int64_t head[] = { 0, 1, -1, -4, -200, -216, -217, -256, 50, 51, 60, 1000,
+					-1000 };
+	static const int64_t meta_adj[] = { 0, -4, -8, -3, 4, -32, -36, -252, -256, -216, -212,
+					    -220, 8 };
+	static const int64_t tail_adj[] = { 0, -1, -50, -51, 10, 3456, 3457, 4000, -64 };
+	static const uint32_t metas[] = { 0, 8, 32, 64 };
+	for (size_t m = 0; m < sizeof(metas) / sizeof(metas[0]); m++) {
+		for (size_t i = 0; i < sizeof(head) / sizeof(head[0]); i++) {
+			c = xdp("xdp_adjust_head", BPF_FUNC_xdp_adjust_head, head[i], metas[m]);
+			check(&c);
+			c.repeat = 3; /* repetitions run on the same, moved, packet */
+			check(&c);
+		}
+		for (size_t i = 0; i < sizeof(meta_adj) / sizeof(meta_adj[0]); i++)
+			CHECK((xdp("xdp_adjust_meta", BPF_FUNC_xdp_adjust_meta, meta_adj[i],
+					metas[m])));
+		for (size_t i = 0; i < sizeof(tail_adj) / sizeof(tail_adj[0]); i++) {
+			c = xdp("xdp_adjust_tail", BPF_FUNC_xdp_adjust_tail, tail_adj[i], metas[m]);
+			check(&c);
+			c.pkt = pkt200;
+			c.len = sizeof(pkt200);
+			check(&c);
+		}
+	}
+}
+
+/* A program whose verdict at load is the point: both must agree. */
+static void verdict(const char *name, enum bpf_prog_type type, const struct bpf_insn *p,
+		    size_t n, int want_ok)
+{
+	int fb = load(bpfrt_bpf, type, p, n, 0), fk;
+
+	T_CASE(name);
+	T_EQ_INT(want_ok, fb >= 0);
+	if (fb >= 0)
+		close(fb);
+	fk = load(kernel_bpf, type, p, n, 0);
+	T_EQ_INT(want_ok, fk >= 0);
+	if (fk >= 0)
+		close(fk);
+	compared++;
+}
+
+/* r8 = skb->data, bounds-checked for 4 bytes, optionally spilled; call helper; then read
+ * through the old pointer (from r8 or the spill slot). */
+static size_t stale_prog(struct bpf_insn *p, int xdp, int32_t helper, int spill, int pkt_arg)
+{
+	int16_t od = xdp ? offsetof(struct xdp_md, data) : offsetof(struct __sk_buff, data);
+	int16_t oe = xdp ? offsetof(struct xdp_md, data_end) : offsetof(struct __sk_buff, data_end);
+	size_t n = 0;
+
+	p[n++] = MOV_X(6, 1);
+	p[n++] = LDX_W(8, 6, od);
+	p[n++] = LDX_W(3, 6, oe);
+	p[n++] = MOV_X(4, 8);
+	p[n++] = ADD_K(4, 4);
+	p[n++] = JGT_X(4, 3, 0); /* patched below: to the exit */
+	if (spill)
+		p[n++] = I(BPF_STX | BPF_MEM | BPF_DW, 10, 8, -8, 0);
+	p[n++] = ST_W(10, -16, 0x11223344);
+	if (helper == BPF_FUNC_csum_diff) {
+		p[n++] = pkt_arg ? MOV_X(1, 8) : MOV_X(1, 10);
+		if (!pkt_arg)
+			p[n++] = ADD_K(1, -16);
+		p[n++] = MOV_K(2, 4);
+		p[n++] = MOV_K(3, 0);
+		p[n++] = MOV_K(4, 0);
+		p[n++] = MOV_K(5, 0);
+	} else {
+		p[n++] = MOV_X(1, 6);
+		p[n++] = MOV_K(2, 0);
+		p[n++] = pkt_arg ? MOV_X(3, 8) : MOV_X(3, 10);
+		if (!pkt_arg)
+			p[n++] = ADD_K(3, -16);
+		p[n++] = MOV_K(4, 4);
+		p[n++] = MOV_K(5, 0);
+	}
+	p[n++] = CALL(helper);
+	if (spill)
+		p[n++] = I(BPF_LDX | BPF_MEM | BPF_DW, 8, 10, -8, 0);
+	p[n++] = LDX_B(0, 8, 0);
+	p[n++] = EXIT();
+	p[5].off = (int16_t)(n - 6);
+	p[n++] = MOV_K(0, 0);
+	p[n++] = EXIT();
+	return n;
+}
+
+static void verifier_cases(void)
+{
+	struct bpf_insn p[64];
+	size_t n;
+
+	for (int spill = 0; spill < 2; spill++) {
+		n = stale_prog(p, 0, BPF_FUNC_skb_store_bytes, spill, 0);
+		verdict("stale pkt pointer after skb_store_bytes", TC, p, n, 0);
+		n = stale_prog(p, 0, BPF_FUNC_csum_diff, spill, 0);
+		verdict("pkt pointer kept over csum_diff", TC, p, n, 1);
+		n = stale_prog(p, 1, BPF_FUNC_xdp_adjust_head, spill, 0); /* (ctx, 0) */
+		verdict("stale pkt pointer after xdp_adjust_head", XDP, p, n, 0);
+	}
+	n = stale_prog(p, 0, BPF_FUNC_skb_store_bytes, 0, 1);
+	verdict("skb_store_bytes from the packet", TC, p, n, 0);
+	n = stale_prog(p, 0, BPF_FUNC_csum_diff, 0, 1);
+	verdict("csum_diff over the packet (tc)", TC, p, n, 1);
+	n = stale_prog(p, 1, BPF_FUNC_csum_diff, 0, 1);
+	verdict("csum_diff over the packet (xdp)", XDP, p, n, 1);
+}
+
+int main(void)
+{
+	/* tc and XDP programs need CAP_BPF + CAP_NET_ADMIN in bpfrt as in the kernel */
+	if (geteuid() != 0)
+		T_SKIP("not root: tc and XDP programs cannot be loaded");
+	make_packets();
+	helper_cases();
+	verifier_cases();
+	printf("%d comparisons with the kernel\n", compared);
+	return t_done();
+}
