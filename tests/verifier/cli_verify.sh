@@ -26,6 +26,14 @@ grep -q '^0: (bf) r0 = r2$' "$tmp/out" || fail "no instruction trace"
 grep -q '"verdict":"reject","errno":13,"error":{"insn":0,"message":"R2 !read_ok"}' "$tmp/out" ||
 	fail "json: $(cat "$tmp/out")"
 
+# the JSON log is the text log, escaped (newlines) and read back unchanged
+if command -v python3 >/dev/null; then
+	"$bpfrt" verify --hex --log-level 2 "$tmp/bad.hex" | sed '$d' > "$tmp/text" || true
+	"$bpfrt" verify --hex --json --log-level 2 "$tmp/bad.hex" > "$tmp/out" || true
+	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(d["log"] != open(sys.argv[2]).read())' \
+		"$tmp/out" "$tmp/text" || fail "json log differs from the text log"
+fi
+
 if "$bpfrt" verify --hex --type xdp "$tmp/pkt.hex" > "$tmp/out"; then fail "pkt accepted"; fi
 grep -q '^R2 offset is outside of the packet$' "$tmp/out" || fail "no packet message"
 

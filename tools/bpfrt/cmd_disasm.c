@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "json.h"
 #include "isa/isa.h"
 
 static void disasm_usage(FILE *out)
@@ -45,20 +46,6 @@ static int looks_like_hex(const char *data, size_t len)
 	return digits > 0;
 }
 
-static void json_string(const char *s)
-{
-	putchar('"');
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			printf("\\%c", *s);
-		else if ((unsigned char)*s < 0x20)
-			printf("\\u%04x", (unsigned char)*s);
-		else
-			putchar(*s);
-	}
-	putchar('"');
-}
-
 static void print_insn(const struct bpf_insn *insn, size_t idx, const char *text, int valid,
 		       enum brt_disasm_style style, int json)
 {
@@ -67,7 +54,7 @@ static void print_insn(const struct bpf_insn *insn, size_t idx, const char *text
 		       "\"imm\": %d, \"valid\": %s, \"text\": ",
 		       idx ? "," : "", idx, insn->code, insn->dst_reg, insn->src_reg, insn->off,
 		       insn->imm, valid ? "true" : "false");
-		json_string(text);
+		json_put_string(stdout, text);
 		putchar('}');
 	} else if (style == BRT_DISASM_KERNEL) {
 		printf("%zu: %s\n", idx, text);

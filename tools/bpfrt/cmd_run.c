@@ -12,6 +12,7 @@
 
 #include "bpfrt.h"
 #include "cli.h"
+#include "json.h"
 #include "datafile.h"
 #include "vm/vm.h"
 
@@ -148,20 +149,6 @@ static double now_ns(void)
 	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
-static void print_json_str(const char *s)
-{
-	putchar('"');
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			printf("\\%c", *s);
-		else if ((unsigned char)*s < 0x20)
-			printf("\\u%04x", *s);
-		else
-			putchar(*s);
-	}
-	putchar('"');
-}
-
 struct run_args {
 	const char *file;
 	const char *mem_hex;
@@ -276,7 +263,7 @@ static void report(const struct run_args *a, int ret, uint64_t r0, const char *e
 		printf("{\"engine\": \"%s\", ", brt_vm_engine_name(a->engine));
 		if (ret) {
 			printf("\"errno\": %d, \"error\": ", -ret);
-			print_json_str(err);
+			json_put_string(stdout, err);
 		} else {
 			printf("\"r0\": %" PRIu64 ", \"r0_hex\": \"0x%" PRIx64 "\"", r0, r0);
 			if (a->repeat > 1)

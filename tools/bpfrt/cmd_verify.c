@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "json.h"
 #include "maps/maps.h"
 #include "verifier/verifier.h"
 
@@ -76,22 +77,6 @@ static int parse_map(struct vmaps *maps, const char *spec)
 	return 0;
 }
 
-static void json_str(const char *s)
-{
-	putchar('"');
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			printf("\\%c", *s);
-		else if (*s == '\n')
-			printf("\\n");
-		else if ((unsigned char)*s < 0x20)
-			printf("\\u%04x", *s);
-		else
-			putchar(*s);
-	}
-	putchar('"');
-}
-
 static void usage(void)
 {
 	printf("Usage: bpfrt verify FILE [options]\n\n"
@@ -140,6 +125,8 @@ static int load_prog(const char *path, int hex, struct bpf_insn **insns, size_t 
 
 static void print_result(int err, const struct brt_verify_result *res, const char *log, int json)
 {
+	struct json j;
+
 	if (!json) {
 		fputs(log, stdout);
 		if (err)
@@ -148,20 +135,26 @@ static void print_result(int err, const struct brt_verify_result *res, const cha
 			printf("verdict: accept\n");
 		return;
 	}
-	printf("{\"verdict\":\"%s\",\"errno\":%d,\"error\":", err ? "reject" : "accept", -err);
+	json_init(&j, stdout, JSON_COMPACT);
+	json_begin_object(&j);
+	json_kv_string(&j, "verdict", err ? "reject" : "accept");
+	json_kv_int(&j, "errno", -err);
+	json_key(&j, "error");
 	if (err) {
-		printf("{\"insn\":%d,\"message\":", res->err_insn);
-		json_str(res->err_msg);
-		printf("}");
+		json_begin_object(&j);
+		json_kv_int(&j, "insn", res->err_insn);
+		json_kv_string(&j, "message", res->err_msg);
+		json_end_object(&j);
 	} else {
-		printf("null");
+		json_null(&j);
 	}
-	printf(",\"processed\":%u,\"max_states_per_insn\":%u,\"total_states\":%u,"
-	       "\"peak_states\":%u,\"log\":",
-	       res->insn_processed, res->max_states_per_insn, res->total_states,
-	       res->peak_states);
-	json_str(log);
-	printf("}\n");
+	json_kv_uint(&j, "processed", res->insn_processed);
+	json_kv_uint(&j, "max_states_per_insn", res->max_states_per_insn);
+	json_kv_uint(&j, "total_states", res->total_states);
+	json_kv_uint(&j, "peak_states", res->peak_states);
+	json_kv_string(&j, "log", log);
+	json_end_object(&j);
+	json_finish(&j);
 }
 
 int cmd_verify(int argc, char **argv)

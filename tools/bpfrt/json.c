@@ -115,6 +115,11 @@ static void put_string(FILE *out, const char *s, size_t n)
 	fputc('"', out);
 }
 
+void json_put_string(FILE *out, const char *s)
+{
+	put_string(out, s ? s : "", s ? strlen(s) : 0);
+}
+
 void json_key(struct json *j, const char *key)
 {
 	before_item(j, 1);

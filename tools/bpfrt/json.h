@@ -48,6 +48,9 @@ void json_kv_uint(struct json *j, const char *key, uint64_t v);
 void json_kv_int(struct json *j, const char *key, int64_t v);
 /* Finish the document (newline); the next value starts a new document. */
 void json_finish(struct json *j);
+/* s as a JSON string on its own (quotes included), for output whose layout none of the
+ * above gives (`bpfrt disasm -j`, `bpfrt run -j`); the same escapes as json_string(). */
+void json_put_string(FILE *out, const char *s);
 /* Re-indent JSON text (one or more documents) the way -p prints it; text that is not
  * JSON passes through with its whitespace squeezed, so only feed it JSON. */
 void json_reformat(const char *s, size_t len, FILE *out);
