@@ -15,6 +15,7 @@
 #include <linux/pkt_cls.h>
 
 #include "attach/attach.h"
+#include "vm/vm.h"
 #include "bpfrt.h"
 #include "harness.h"
 #include "kernel_prog.h"
@@ -52,15 +53,19 @@ static void compare(const char *file, enum bpf_prog_type type, const char *engin
 	char err[256];
 	size_t n;
 	int fb, fk = -1, compared = 0, differ = 0;
+	enum bpfrt_engine e = BPFRT_ENGINE_DEFAULT;
 
 	T_CASE(file);
 	if (load_asm(file, &insns, &n)) {
 		T_FAIL("assembling %s", file);
 		return;
 	}
-	setenv("BPFRT_ENGINE", engine, 1);
-	fb = bpfrt_prog_load(type, "t", "GPL", insns, n, NULL);
-	unsetenv("BPFRT_ENGINE");
+	T_EQ_INT(0, brt_vm_engine_parse(engine, 0, &e));
+	{
+		BPFRT_OPTS(bpfrt_prog_load_opts, o, .prog_flags = BPFRT_F_ENGINE(e));
+
+		fb = bpfrt_prog_load(type, "t", "GPL", insns, n, &o);
+	}
 	T_ASSERT(fb >= 0);
 	if (geteuid() == 0)
 		fk = kprog_load(type, insns, n);

@@ -9,6 +9,7 @@
 
 #include "bpfrt.h"
 #include "harness.h"
+#include "vm/vm.h"
 
 #define SUM_ID (BPFRT_HELPER_HOST_BASE + 1)
 #define GPL_ID (BPFRT_HELPER_HOST_BASE + 2)
@@ -84,6 +85,9 @@ static const struct load_case cases[] = {
 	{ "unregistered host id", P(unknown), "GPL", 0, EINVAL, "invalid func unknown#1099", 0 },
 };
 
+/* BPFRT_F_ENGINE() of the engine test_loads() runs on, added to every load's flags */
+static uint32_t engine_flags;
+
 static int load(const struct load_case *c, char *log, size_t loglen)
 {
 	union bpf_attr a;
@@ -96,7 +100,7 @@ static int load(const struct load_case *c, char *log, size_t loglen)
 	a.log_buf = (uint64_t)(uintptr_t)log;
 	a.log_size = (uint32_t)loglen;
 	a.log_level = 1;
-	a.prog_flags = c->prog_flags;
+	a.prog_flags = c->prog_flags | engine_flags;
 	log[0] = 0;
 	return bpfrt_bpf(BPF_PROG_LOAD, &a, sizeof(a));
 }
@@ -119,8 +123,10 @@ static int test_run(int fd, uint32_t *retval)
 static void test_loads(const char *engine)
 {
 	static char log[65536];
+	enum bpfrt_engine e = BPFRT_ENGINE_DEFAULT;
 
-	setenv("BPFRT_ENGINE", engine, 1);
+	T_EQ_INT(0, brt_vm_engine_parse(engine, 0, &e));
+	engine_flags = BPFRT_F_ENGINE(e);
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		const struct load_case *c = &cases[i];
 		uint32_t retval = 0;

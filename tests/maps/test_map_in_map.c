@@ -10,6 +10,7 @@
 
 #include "bpfrt.h"
 #include "harness.h"
+#include "vm/vm.h"
 
 typedef int (*sys_fn)(int cmd, union bpf_attr *attr, unsigned int size);
 
@@ -158,11 +159,13 @@ static void program_follows_inner(void)
 	T_EQ_INT(0, bpfrt_map_update_elem(outer, &k, &ifd, BPF_ANY));
 	for (size_t e = 0; e < sizeof(engines) / sizeof(engines[0]); e++) {
 		BPFRT_OPTS(bpfrt_test_run_opts, ro, .data_in = pkt, .data_size_in = sizeof(pkt));
+		enum bpfrt_engine kind = BPFRT_ENGINE_DEFAULT;
 		int pfd;
 
-		setenv("BPFRT_ENGINE", engines[e], 1);
+		T_EQ_INT(0, brt_vm_engine_parse(engines[e], 0, &kind));
+		BPFRT_OPTS(bpfrt_prog_load_opts, lo, .prog_flags = BPFRT_F_ENGINE(kind));
 		pfd = bpfrt_prog_load(BPF_PROG_TYPE_SOCKET_FILTER, "mim", "GPL", prog,
-				      sizeof(prog) / sizeof(prog[0]), NULL);
+				      sizeof(prog) / sizeof(prog[0]), &lo);
 		T_ASSERT(pfd >= 0);
 		if (pfd < 0)
 			continue;
@@ -170,7 +173,6 @@ static void program_follows_inner(void)
 		T_EQ_INT(142, (int)ro.retval);
 		close(pfd);
 	}
-	unsetenv("BPFRT_ENGINE");
 	close(outer);
 	close(inner);
 }
