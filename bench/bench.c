@@ -3,12 +3,14 @@
  * and through BPF_PROG_TEST_RUN of an XDP program: bpfrt's bpfrt_bpf() and, when root, the
  * kernel's bpf(2) with its JIT.  The map workload (hash lookup + atomic add) needs a map
  * fd in its lddw, so bpfrt's engines run it through BPF_PROG_TEST_RUN too (the engine
- * chosen at load with BPFRT_ENGINE), next to the empty program run the same way (its
+ * chosen at load with BPFRT_F_ENGINE()), next to the empty program run the same way (its
  * per-run overhead).  One measurement per
  * (workload, engine) per invocation; bench/run.sh runs it REPS times, interleaved, and
  * aggregate.py makes the table.  Output lines:
  *   RES <engine> <workload> <ns per run>     CHK <engine> <check> <value>     NOTE <text>
  * Usage: bench PROGDIR [ENGINE...]   (default: native interp checked jit bpfrt-testrun kernel-jit)
+ * Environment: BENCH_TARGET_MS (timed part of one measurement, 50), BENCH_WORKLOADS (names
+ * to measure, default all), BENCH_RUNS (a fixed run count instead: for instruction counts).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -23,6 +25,13 @@
 
 #include "progs/flow.h"
 #include "progs/loop.h"
+
+/* Headers older than the engine load option (bench/compare.sh builds this file against
+ * older revisions' libraries for its instruction counts): their test-run loads take the
+ * default engine. */
+#ifndef BPFRT_F_ENGINE
+#define BPFRT_F_ENGINE(engine) 0u
+#endif
 
 #define ROT_PKTS 16384 /* 2 MiB of 128-byte slots: past L2, random order */
 
@@ -68,6 +77,9 @@ static uint8_t *rot_pkts, *rot6_pkts;
 static uint32_t rot_perm[ROT_PKTS];
 static volatile uint64_t sink;
 static double target_ns = 50e6;
+/* BENCH_RUNS=N: every userspace-engine measurement is exactly N runs, without warm-up or
+ * calibration, so an instruction counter (callgrind) sees the same work on every build. */
+static uint64_t fixed_runs;
 
 /* --- native: the workloads' C, called through functions the optimiser cannot see into -- */
 
@@ -244,6 +256,9 @@ static int testrun_load(struct engine *e, const struct bpf_insn *insns, size_t n
 	a.insns = (uint64_t)(uintptr_t)insns;
 	a.insn_cnt = (uint32_t)n;
 	a.license = (uint64_t)(uintptr_t) "Dual MIT/GPL";
+	/* interp, checked, jit: that engine; the test-run engines (kind 0): the default, and
+	 * no bpfrt bit reaches the kernel */
+	a.prog_flags = BPFRT_F_ENGINE(e->kind);
 	fd = e->bpf(BPF_PROG_LOAD, &a, sizeof(a));
 	if (fd >= 0 || errno == EPERM)
 		return fd;
@@ -374,14 +389,12 @@ static int engine_setup(struct engine *e, const char *dir)
 		else
 			insns = read_prog(dir, name, &n);
 		if (tr) {
-			/* bpfrt's engines run it through test-run: the engine is chosen at load */
-			if (!e->is_testrun)
-				setenv("BPFRT_ENGINE", e->name, 1);
+			/* bpfrt's engines run it through test-run: the engine is chosen at load
+			 * (testrun_load()'s prog_flags) */
 			/* The rotating sets would need maps in the kernel: not measured there. */
 			e->kfd[w] = rotating((enum wl)w) ? -1 : testrun_load(e, insns, n);
 			rc = !rotating((enum wl)w) && e->kfd[w] < 0 ? -errno : 0;
 			snprintf(err, sizeof(err), "%s", strerror(-rc));
-			unsetenv("BPFRT_ENGINE");
 		} else {
 			BPFRT_OPTS(bpfrt_vm_opts, o, .engine = e->kind);
 			rc = bpfrt_vm_load(insns, n, &o, &e->vm[w], err, sizeof(err));
@@ -416,6 +429,11 @@ static double measure(struct engine *e, enum wl w)
 	}
 	if (e->is_native && w == WL_EMPTY_TR)
 		return -1;
+	if (fixed_runs) {
+		t0 = now_ns();
+		sink += batch(e, w, fixed_runs);
+		return (double)(now_ns() - t0) / (double)fixed_runs;
+	}
 	if (rotating(w))
 		sink += batch(e, w, ROT_PKTS); /* warm-up: one pass over the set */
 	t0 = now_ns();
@@ -586,6 +604,19 @@ static void make_packets(void)
 	}
 }
 
+/* BENCH_WORKLOADS="flow1 loop": measure only these (NULL: all). */
+static int wl_wanted(const char *only, const char *name)
+{
+	size_t len = strlen(name);
+
+	for (const char *p = only; p && *p; p += strcspn(p, " ")) {
+		p += strspn(p, " ");
+		if (!strncmp(p, name, len) && (p[len] == ' ' || p[len] == '\0'))
+			return 1;
+	}
+	return !only;
+}
+
 int main(int argc, char **argv)
 {
 	struct engine all[] = {
@@ -597,6 +628,7 @@ int main(int argc, char **argv)
 		{ .name = "kernel-jit", .is_testrun = 1, .bpf = sys_bpf },
 	};
 	struct engine *use[8];
+	const char *only;
 	int nuse = 0;
 
 	if (argc < 2) {
@@ -605,6 +637,9 @@ int main(int argc, char **argv)
 	}
 	if (getenv("BENCH_TARGET_MS"))
 		target_ns = atof(getenv("BENCH_TARGET_MS")) * 1e6;
+	if (getenv("BENCH_RUNS"))
+		fixed_runs = strtoull(getenv("BENCH_RUNS"), NULL, 10);
+	only = getenv("BENCH_WORKLOADS");
 	make_packets();
 	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
 		int wanted = argc == 2;
@@ -617,7 +652,7 @@ int main(int argc, char **argv)
 		}
 	}
 	for (int w = 0; w < WL_COUNT; w++)
-		for (int i = 0; i < nuse; i++) {
+		for (int i = 0; i < nuse && wl_wanted(only, wl_names[w]); i++) {
 			double ns = measure(use[i], (enum wl)w);
 
 			if (ns >= 0)
