@@ -40,7 +40,9 @@ static int map_info(struct brt_call *call, struct brt_map *map, uint32_t len)
 	info.key_size = map->key_size;
 	info.value_size = map->value_size;
 	info.max_entries = map->max_entries;
-	info.map_flags = map->flags;
+	/* BPF_F_RDONLY / BPF_F_WRONLY describe the creating fd, not the map: the kernel
+	 * (bpf_map_flags_retain_permanent()) does not report them */
+	info.map_flags = map->flags & ~(uint32_t)(BPF_F_RDONLY | BPF_F_WRONLY);
 	info.map_extra = hdr->map_extra;
 	info.btf_id = hdr->btf_id;
 	info.btf_key_type_id = hdr->btf_key_type_id;

@@ -169,7 +169,7 @@ int brt_map_create(const union bpf_attr *attr, const struct brt_map_btf *btf,
 	if (attr->map_ifindex || (attr->btf_value_type_id && !btf_id))
 		return -EINVAL;
 	fill_params(&params, attr->map_type, attr->key_size, attr->value_size,
-		    attr->max_entries, attr->map_flags, brt_ncpus());
+		    attr->max_entries, attr->map_flags | ops->forced_flags, brt_ncpus());
 	err = ops->data_size(&params, &size);
 	if (err)
 		return err;
@@ -181,7 +181,7 @@ int brt_map_create(const union bpf_attr *attr, const struct brt_map_btf *btf,
 	hdr.key_size = attr->key_size;
 	hdr.value_size = attr->value_size;
 	hdr.max_entries = attr->max_entries;
-	hdr.flags = attr->map_flags;
+	hdr.flags = params.flags;
 	hdr.ncpus = params.ncpus;
 	hdr.map_extra = attr->map_extra;
 	memcpy(hdr.name, attr->map_name, sizeof(hdr.name));

@@ -29,6 +29,9 @@ struct brt_map;
 struct brt_map_ops {
 	/* attribute check (the kernel's map_alloc_check): 0 or the kernel's errno */
 	int (*alloc_check)(const union bpf_attr *attr);
+	/* map_flags the type adds at creation, reported by GET_INFO (devmap: the kernel
+	 * sets BPF_F_RDONLY_PROG, lookups point at its entries) */
+	uint32_t forced_flags;
 	/* size of the shared region for the map's parameters (its fields up to value_stride),
 	 * or -errno */
 	int (*data_size)(const struct brt_map *map, uint64_t *size);
@@ -151,6 +154,22 @@ int brt_map_in_map_holds(struct brt_map *outer, const struct brt_map *inner);
 int brt_map_in_map_template(const struct brt_map *outer, uint32_t *type, uint32_t *key_size,
 			    uint32_t *value_size, uint32_t *max_entries, uint32_t *flags);
 
+/* The cgroup id in slot i of a cgroup array (cgroup_array.c): 0, -E2BIG past the end,
+ * -EAGAIN for an empty slot (bpf_current_task_under_cgroup()'s answers), -EINVAL when
+ * map is no cgroup array. */
+int brt_cgroup_array_get(struct brt_map *map, uint32_t i, uint64_t *cgroup_id);
+
+/* roundup_pow_of_two(max_entries) (max_entries <= 2^31): the bucket count of the kernel's
+ * hashed types (stack_trace, devmap_hash), whose ids and walk order follow it. */
+static inline uint32_t brt_map_buckets(const struct brt_map *map)
+{
+	uint32_t n = 1;
+
+	while (n && n < map->max_entries) /* 0 past 2^31 (a corrupt header) */
+		n <<= 1;
+	return n;
+}
+
 /* Size of the syscall-side value buffer: value_size, or ncpus * round_up(value_size, 8). */
 uint32_t brt_map_value_size(const struct brt_map *map);
 int brt_map_is_percpu(uint32_t type);
@@ -202,6 +221,9 @@ BRT_MAP_HELPER(ringbuf_discard)
 BRT_MAP_HELPER(ringbuf_query)
 BRT_MAP_HELPER(perf_event_output)
 BRT_MAP_HELPER(for_each_map_elem) /* for_each.c */
+BRT_MAP_HELPER(redirect_map)      /* devmap.c */
+BRT_MAP_HELPER(get_stackid)       /* stackmap.c */
+BRT_MAP_HELPER(get_stack)
 #undef BRT_MAP_HELPER
 
 /* The helpers this folder implements, for the registry (src/helpers/registry.c): one
@@ -220,7 +242,10 @@ BRT_MAP_HELPER(for_each_map_elem) /* for_each.c */
 	X(BPF_FUNC_ringbuf_discard, brt_helper_ringbuf_discard, BRT_FOR_ALL)             \
 	X(BPF_FUNC_ringbuf_query, brt_helper_ringbuf_query, BRT_FOR_ALL)                 \
 	X(BPF_FUNC_perf_event_output, brt_helper_perf_event_output, BRT_FOR_ALL)         \
-	X(BPF_FUNC_for_each_map_elem, brt_helper_for_each_map_elem, BRT_FOR_ALL)
+	X(BPF_FUNC_for_each_map_elem, brt_helper_for_each_map_elem, BRT_FOR_ALL)         \
+	X(BPF_FUNC_redirect_map, brt_helper_redirect_map, BRT_FOR_XDP)                   \
+	X(BPF_FUNC_get_stackid, brt_helper_get_stackid, BRT_FOR_TRACE)                   \
+	X(BPF_FUNC_get_stack, brt_helper_get_stack, BRT_FOR_TRACE)
 
 /* ---- perf output rings (perf_output.c): what a BPF_MAP_TYPE_PERF_EVENT_ARRAY holds ----- */
 

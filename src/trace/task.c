@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sched.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "bpfrt.h"
@@ -126,4 +127,83 @@ void brt_trace_current(char comm[16], int32_t *pid, int32_t *cpu)
 		strcpy(comm, "<...>");
 	*pid = t ? t->pid : (int32_t)gettid();
 	*cpu = t ? (int32_t)t->cpu : sched_getcpu();
+}
+
+/* Where cgroup v2 is mounted in this process's view ("" when it is not): the mount
+ * point of the first cgroup2 entry of /proc/self/mountinfo. */
+static int cgroup2_mount(char *dir, size_t cap)
+{
+	char line[1024], mnt[512], fstype[64];
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	int found = 0;
+
+	if (!f)
+		return 0;
+	while (!found && fgets(line, sizeof(line), f)) {
+		const char *sep = strstr(line, " - ");
+
+		if (!sep || sscanf(line, "%*s %*s %*s %*s %511s", mnt) != 1 ||
+		    sscanf(sep + 3, "%63s", fstype) != 1)
+			continue;
+		if (!strcmp(fstype, "cgroup2") && strlen(mnt) < cap) {
+			strcpy(dir, mnt);
+			found = 1;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+/* Is the current task in the cgroup v2 whose directory has inode number id, or below it
+ * (the kernel's task_under_cgroup_hierarchy())?  The task's cgroup path comes from
+ * /proc/<tid>/cgroup ("0::/a/b"); each ancestor directory is compared by inode. */
+static int task_under_cgroup(int32_t tid, uint64_t id)
+{
+	char path[512], line[512], dir[1024], *p = NULL;
+	struct stat st;
+	size_t base;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)tid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (!p && fgets(line, sizeof(line), f))
+		if (!strncmp(line, "0::", 3))
+			p = line + 3;
+	fclose(f);
+	if (!p || !cgroup2_mount(dir, sizeof(dir) / 2))
+		return 0;
+	p[strcspn(p, "\n")] = 0;
+	base = strlen(dir);
+	for (;;) {
+		if (!stat(dir, &st) && (uint64_t)st.st_ino == id)
+			return 1;
+		if (!*p)
+			return 0;
+		/* append the next component of the task's path */
+		do
+			if (base + 1 < sizeof(dir))
+				dir[base++] = *p;
+		while (*++p && *p != '/');
+		dir[base] = 0;
+	}
+}
+
+uint64_t brt_helper_current_task_under_cgroup(uint64_t r1, uint64_t r2, uint64_t r3,
+					      uint64_t r4, uint64_t r5,
+					      struct bpfrt_run_ctx *ctx)
+{
+	struct brt_map *map = brt_map_helper_arg(r1, ctx);
+	const struct brt_trace_task *t = current_task;
+	uint64_t id;
+	int err;
+
+	(void)r3, (void)r4, (void)r5;
+	if (!map)
+		return (uint64_t)-EINVAL;
+	err = brt_cgroup_array_get(map, (uint32_t)r2, &id);
+	if (err)
+		return (uint64_t)(int64_t)err;
+	return (uint64_t)task_under_cgroup(t ? t->pid : (int32_t)gettid(), id);
 }

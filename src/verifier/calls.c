@@ -490,6 +490,20 @@ static int map_func_compat(struct brt_env *env, const struct call_meta *meta, in
 		ok = id == BPF_FUNC_map_peek_elem || id == BPF_FUNC_map_pop_elem ||
 		     id == BPF_FUNC_map_push_elem;
 		break;
+	case BPF_MAP_TYPE_STACK_TRACE:
+		ok = id == BPF_FUNC_get_stackid;
+		break;
+	case BPF_MAP_TYPE_CGROUP_ARRAY:
+		ok = id == BPF_FUNC_skb_under_cgroup || id == BPF_FUNC_current_task_under_cgroup;
+		break;
+	case BPF_MAP_TYPE_DEVMAP:
+	case BPF_MAP_TYPE_DEVMAP_HASH:
+	case BPF_MAP_TYPE_XSKMAP:
+		ok = id == BPF_FUNC_redirect_map || id == BPF_FUNC_map_lookup_elem;
+		break;
+	case BPF_MAP_TYPE_CPUMAP: /* the kernel keeps cpumap's program side to redirects */
+		ok = id == BPF_FUNC_redirect_map;
+		break;
 	default:
 		break;
 	}
@@ -505,6 +519,17 @@ static int map_func_compat(struct brt_env *env, const struct call_meta *meta, in
 		break;
 	case BPF_FUNC_map_pop_elem:
 		ok &= mt == BPF_MAP_TYPE_QUEUE || mt == BPF_MAP_TYPE_STACK;
+		break;
+	case BPF_FUNC_get_stackid:
+		ok &= mt == BPF_MAP_TYPE_STACK_TRACE;
+		break;
+	case BPF_FUNC_current_task_under_cgroup:
+	case BPF_FUNC_skb_under_cgroup:
+		ok &= mt == BPF_MAP_TYPE_CGROUP_ARRAY;
+		break;
+	case BPF_FUNC_redirect_map:
+		ok &= mt == BPF_MAP_TYPE_DEVMAP || mt == BPF_MAP_TYPE_DEVMAP_HASH ||
+		      mt == BPF_MAP_TYPE_CPUMAP || mt == BPF_MAP_TYPE_XSKMAP;
 		break;
 	case BPF_FUNC_map_peek_elem:
 	case BPF_FUNC_map_push_elem:

@@ -1,0 +1,575 @@
+/* test_maptypes_oracle.c - the XDP redirect maps (devmap, devmap_hash, cpumap, xskmap),
+ * stack_trace and cgroup_array through bpf(), against the kernel: one script of
+ * MAP_CREATE attribute checks (key/value sizes, flags, max_entries), GET_INFO's map_flags
+ * and element operations (update, lookup with the bytes returned, delete, get_next_key,
+ * lookup_and_delete) runs on the kernel and on bpfrt_bpf(), writing one line per step;
+ * the two transcripts must be equal line by line.  Then programs: bpf_redirect_map()'s
+ * test-run results and the verifier's map type <-> helper rules, same answers.
+ * Root only (the kernel side); otherwise skipped.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/if_link.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "bpfrt.h"
+#include "harness.h"
+
+#ifndef AF_XDP
+#define AF_XDP 44
+#endif
+
+typedef int (*sys_fn)(int cmd, union bpf_attr *attr, unsigned int size);
+
+static int kernel_bpf(int cmd, union bpf_attr *attr, unsigned int size)
+{
+	return (int)syscall(__NR_bpf, cmd, attr, size);
+}
+
+struct transcript {
+	char text[65536];
+	size_t len;
+};
+
+static void say(struct transcript *t, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	t->len += (size_t)vsnprintf(t->text + t->len, sizeof(t->text) - t->len, fmt, ap);
+	va_end(ap);
+	if (t->len >= sizeof(t->text))
+		t->len = sizeof(t->text) - 1;
+}
+
+static int create(sys_fn sys, uint32_t type, uint32_t key, uint32_t value, uint32_t max,
+		  uint32_t flags)
+{
+	union bpf_attr a;
+	int fd;
+
+	memset(&a, 0, sizeof(a));
+	a.map_type = type;
+	a.key_size = key;
+	a.value_size = value;
+	a.max_entries = max;
+	a.map_flags = flags;
+	fd = sys(BPF_MAP_CREATE, &a, sizeof(a));
+	return fd < 0 ? -errno : fd;
+}
+
+static int elem(sys_fn sys, int cmd, int fd, const void *key, void *value, uint64_t flags)
+{
+	union bpf_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.map_fd = (uint32_t)fd;
+	a.key = (uint64_t)(uintptr_t)key;
+	a.value = (uint64_t)(uintptr_t)value;
+	a.flags = flags;
+	return sys(cmd, &a, sizeof(a)) < 0 ? -errno : 0;
+}
+
+/* MAP_CREATE's verdict (errno, or "ok" and the flags GET_INFO reports) */
+static void try_create(sys_fn sys, struct transcript *t, uint32_t type, uint32_t key,
+		       uint32_t value, uint32_t max, uint32_t flags)
+{
+	int fd = create(sys, type, key, value, max, flags);
+	struct bpf_map_info info;
+	union bpf_attr a;
+
+	say(t, "create type %u key %u value %u max %u flags %#x: ", type, key, value, max,
+	    flags);
+	if (fd < 0) {
+		say(t, "%d\n", fd);
+		return;
+	}
+	memset(&info, 0, sizeof(info));
+	memset(&a, 0, sizeof(a));
+	a.info.bpf_fd = (uint32_t)fd;
+	a.info.info_len = sizeof(info);
+	a.info.info = (uint64_t)(uintptr_t)&info;
+	if (sys(BPF_OBJ_GET_INFO_BY_FD, &a, sizeof(a)))
+		say(t, "ok, info %d\n", -errno);
+	else
+		say(t, "ok, map_flags %#x\n", info.map_flags);
+	close(fd);
+}
+
+struct script {
+	sys_fn sys;
+	struct transcript *t;
+	int fd;
+	uint32_t value_size;
+};
+
+static void upd(struct script *s, const char *what, uint32_t key, uint32_t v0, uint32_t v1,
+		uint64_t flags)
+{
+	uint32_t v[2] = { v0, v1 };
+
+	/* v1 may be the map's own fd, whose number differs between the two runs */
+	say(s->t, "update %s key %u (%u, %d) flags %llu: %d\n", what, key, v0,
+	    v1 == (uint32_t)s->fd ? -100 : (int)v1, (unsigned long long)flags,
+	    elem(s->sys, BPF_MAP_UPDATE_ELEM, s->fd, &key, v, flags));
+}
+
+/* an update whose value is an fd (numbers differ between the two runs: not printed) */
+static void upd_fd(struct script *s, const char *what, uint32_t key, int fd, uint64_t flags)
+{
+	uint32_t v[2] = { (uint32_t)fd, 0 };
+
+	say(s->t, "update %s key %u flags %llu: %d\n", what, key, (unsigned long long)flags,
+	    elem(s->sys, BPF_MAP_UPDATE_ELEM, s->fd, &key, v, flags));
+}
+
+static void lookup(struct script *s, int cmd, uint32_t key)
+{
+	unsigned char v[64];
+	int r;
+
+	memset(v, 0xa5, sizeof(v));
+	r = elem(s->sys, cmd, s->fd, &key, v, 0);
+	say(s->t, "%s key %u: %d", cmd == BPF_MAP_LOOKUP_ELEM ? "lookup" : "lookup_and_delete",
+	    key, r);
+	for (uint32_t i = 0; !r && i < s->value_size + 4 && i < sizeof(v); i++)
+		say(s->t, "%s%02x", i ? "" : " value ", v[i]);
+	say(s->t, "\n");
+}
+
+static void del(struct script *s, uint32_t key)
+{
+	say(s->t, "delete key %u: %d\n", key,
+	    elem(s->sys, BPF_MAP_DELETE_ELEM, s->fd, &key, NULL, 0));
+}
+
+static void next(struct script *s, const uint32_t *key)
+{
+	uint32_t nk = 0xdead;
+	int r = elem(s->sys, BPF_MAP_GET_NEXT_KEY, s->fd, key, &nk, 0);
+
+	say(s->t, "next of %d: %d -> %u\n", key ? (int)*key : -1, r, nk);
+}
+
+/* every key the walk visits, from the start */
+static void walk(struct script *s)
+{
+	uint32_t k, nk;
+	int n = 0;
+
+	say(s->t, "walk:");
+	for (int r = elem(s->sys, BPF_MAP_GET_NEXT_KEY, s->fd, NULL, &nk, 0); !r && n < 64;
+	     r = elem(s->sys, BPF_MAP_GET_NEXT_KEY, s->fd, &k, &nk, 0), n++) {
+		say(s->t, " %u", nk);
+		k = nk;
+	}
+	say(s->t, "\n");
+}
+
+static int open_map(struct script *s, uint32_t type, uint32_t value, uint32_t max)
+{
+	s->fd = create(s->sys, type, 4, value, max, 0);
+	s->value_size = value;
+	say(s->t, "map type %u value %u max %u: %s\n", type, value, max,
+	    s->fd >= 0 ? "ok" : "failed");
+	return s->fd >= 0;
+}
+
+static void creates(sys_fn sys, struct transcript *t)
+{
+	static const uint32_t types[] = { BPF_MAP_TYPE_DEVMAP, BPF_MAP_TYPE_DEVMAP_HASH,
+					  BPF_MAP_TYPE_CPUMAP, BPF_MAP_TYPE_XSKMAP,
+					  BPF_MAP_TYPE_STACK_TRACE, BPF_MAP_TYPE_CGROUP_ARRAY };
+	static const uint32_t keys[] = { 4, 8, 0 };
+	static const uint32_t values[] = { 0, 3, 4, 8, 12, 16, 32, 1016, 1024, 4064, 4096 };
+
+	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+		uint32_t ty = types[i], good = ty == BPF_MAP_TYPE_STACK_TRACE ? 32 : 4;
+
+		for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
+			try_create(sys, t, ty, keys[k], good, 4, 0);
+		for (size_t v = 0; v < sizeof(values) / sizeof(values[0]); v++)
+			try_create(sys, t, ty, 4, values[v], 4, 0);
+		for (int b = 0; b < 14; b++)
+			try_create(sys, t, ty, 4, good, 4, 1u << b);
+		try_create(sys, t, ty, 4, 4064, 4, BPF_F_STACK_BUILD_ID);
+		try_create(sys, t, ty, 4, 4096, 4, BPF_F_STACK_BUILD_ID);
+		try_create(sys, t, ty, 4, good, 0, 0);
+		try_create(sys, t, ty, 4, good, 3, 0);
+		/* 2^31 + 1 slots: refused by the checks of these types; the array-like
+		 * ones try the allocation (16 GiB in the kernel, whose outcome depends on
+		 * the machine's memory; bpfrt: -ENOMEM) */
+		if (ty == BPF_MAP_TYPE_DEVMAP_HASH || ty == BPF_MAP_TYPE_CPUMAP ||
+		    ty == BPF_MAP_TYPE_STACK_TRACE)
+			try_create(sys, t, ty, 4, good, (1u << 31) + 1, 0);
+		try_create(sys, t, ty, 4, good, 100000, 0);
+	}
+}
+
+static void elements(sys_fn sys, struct transcript *t)
+{
+	struct script s = { .sys = sys, .t = t };
+	uint32_t k3 = 3, k9 = 9, k12345 = 12345;
+	int unix_fd, xsk_fd, xsk2_fd, cg_fd, tmp_fd, null_fd;
+
+	if (open_map(&s, BPF_MAP_TYPE_DEVMAP, 8, 4)) {
+		lookup(&s, BPF_MAP_LOOKUP_ELEM, 0);
+		upd(&s, "lo", 0, 1, 0, 0);
+		lookup(&s, BPF_MAP_LOOKUP_ELEM, 0);
+		upd(&s, "lo no prog", 0, 1, -1, 0);
+		upd(&s, "lo with a map fd as prog", 0, 1, s.fd, 0);
+		upd(&s, "no such interface", 0, 99999, 0, 0);
+		upd(&s, "ifindex 0", 1, 0, 0, 0);
+		upd(&s, "ifindex 0 no prog", 1, 0, -1, 0);
+		upd(&s, "ifindex 0 with prog", 1, 0, 3, 0);
+		lookup(&s, BPF_MAP_LOOKUP_ELEM, 1);
+		upd(&s, "past the end", 4, 1, 0, 0);
+		upd(&s, "noexist", 0, 1, 0, BPF_NOEXIST);
+		upd(&s, "exist", 0, 1, 0, BPF_EXIST);
+		upd(&s, "flags 4", 0, 1, 0, 4);
+		upd(&s, "exist on empty", 2, 1, 0, BPF_EXIST);
+		lookup(&s, BPF_MAP_LOOKUP_ELEM, 2);
+		walk(&s);
+		del(&s, 3);
+		del(&s, 4);
+		del(&s, 0);
+		lookup(&s, BPF_MAP_LOOKUP_ELEM, 0);
+		next(&s, NULL);
+		next(&s, &k3);
+		next(&s, &k9);
+		lookup(&s, BPF_MAP_LOOKUP_AND_DELETE_ELEM, 2);
+		close(s.fd);
+	}
+	if (open_map(&s, BPF_MAP_TYPE_DEVMAP, 4, 4)) {
+		upd(&s, "lo", 0, 1, 77, 0);
+		lookup(&s, BPF_MAP_LOOKUP_ELEM, 0);
+		close(s.fd);
+	}
+	if (open_map(&s, BPF_MAP_TYPE_DEVMAP_HASH, 8, 2)) {
+		upd(&s, "lo", 100, 1, 0, 0);
+		upd(&s, "noexist", 100, 1, 0, BPF_NOEXIST);
+		upd(&s, "exist", 100, 1, 0, BPF_EXIST);
+		upd(&s, "exist on absent", 5, 1, 0, BPF_EXIST);
+		lookup(&s, BPF_MAP_LOOKUP_ELEM, 5);
+		upd(&s, "third of two", 6, 1, 0, 0);
+		upd(&s, "ifindex 0", 7, 0, 0, 0);
+		upd(&s, "no such interface", 7, 99999, 0, 0);
+		upd(&s, "map fd as prog", 100, 1, s.fd, 0);
+		upd(&s, "flags 4", 100, 1, 0, 4);
+		walk(&s);
+		next(&s, &k12345);
+		del(&s, 12345);
+		lookup(&s, BPF_MAP_LOOKUP_ELEM, 12345);
+		del(&s, 100);
+		lookup(&s, BPF_MAP_LOOKUP_ELEM, 100);
+		walk(&s);
+		close(s.fd);
+	}
+	if (open_map(&s, BPF_MAP_TYPE_DEVMAP_HASH, 4, 8)) {
+		for (uint32_t k = 0; k < 20; k += 3)
+			upd(&s, "add", k, 1, 0, 0);
+		upd(&s, "replace", 9, 1, 0, 0);
+		walk(&s);
+		del(&s, 9);
+		upd(&s, "add back", 9, 1, 0, 0);
+		upd(&s, "add", 1, 1, 0, 0);
+		walk(&s);
+		close(s.fd);
+	}
+	if (open_map(&s, BPF_MAP_TYPE_CPUMAP, 8, 4)) {
+		lookup(&s, BPF_MAP_LOOKUP_ELEM, 0);
+		upd(&s, "qsize 192", 0, 192, 0, 0);
+		lookup(&s, BPF_MAP_LOOKUP_ELEM, 0);
+		upd(&s, "qsize 16385", 0, 16385, 0, 0);
+		upd(&s, "map fd as prog", 0, 16384, s.fd, 0);
+		upd(&s, "no prog", 0, 16384, -1, 0);
+		lookup(&s, BPF_MAP_LOOKUP_ELEM, 0);
+		upd(&s, "qsize 0", 1, 0, 0, 0);
+		lookup(&s, BPF_MAP_LOOKUP_ELEM, 1);
+		upd(&s, "past the end", 4, 10, 0, 0);
+		upd(&s, "noexist", 0, 10, 0, BPF_NOEXIST);
+		upd(&s, "exist", 0, 10, 0, BPF_EXIST);
+		upd(&s, "flags 4", 0, 10, 0, 4);
+		walk(&s);
+		del(&s, 1);
+		del(&s, 4);
+		del(&s, 0);
+		lookup(&s, BPF_MAP_LOOKUP_ELEM, 0);
+		next(&s, &k3);
+		lookup(&s, BPF_MAP_LOOKUP_AND_DELETE_ELEM, 1);
+		close(s.fd);
+	}
+	null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	unix_fd = socket(AF_UNIX, SOCK_DGRAM, 0);
+	xsk_fd = socket(AF_XDP, SOCK_RAW, 0);
+	xsk2_fd = socket(AF_XDP, SOCK_RAW, 0);
+	if (open_map(&s, BPF_MAP_TYPE_XSKMAP, 4, 4)) {
+		lookup(&s, BPF_MAP_LOOKUP_ELEM, 0);
+		upd(&s, "closed fd", 0, 99999, 0, 0);
+		upd_fd(&s, "not a socket", 0, null_fd, 0);
+		upd_fd(&s, "unix socket", 0, unix_fd, 0);
+		upd_fd(&s, "AF_XDP exist on empty", 0, xsk_fd, BPF_EXIST);
+		upd_fd(&s, "AF_XDP", 0, xsk_fd, 0);
+		upd_fd(&s, "same socket noexist", 0, xsk_fd, BPF_NOEXIST);
+		upd_fd(&s, "other socket noexist", 0, xsk2_fd, BPF_NOEXIST);
+		upd_fd(&s, "other socket exist", 0, xsk2_fd, BPF_EXIST);
+		upd_fd(&s, "flags 4", 0, xsk_fd, 4);
+		upd_fd(&s, "past the end", 9, xsk_fd, 0);
+		lookup(&s, BPF_MAP_LOOKUP_ELEM, 0);
+		walk(&s);
+		del(&s, 0);
+		del(&s, 0);
+		del(&s, 9);
+		lookup(&s, BPF_MAP_LOOKUP_AND_DELETE_ELEM, 0);
+		close(s.fd);
+	}
+	if (open_map(&s, BPF_MAP_TYPE_STACK_TRACE, 16, 5)) {
+		lookup(&s, BPF_MAP_LOOKUP_ELEM, 0);
+		lookup(&s, BPF_MAP_LOOKUP_ELEM, 7);
+		lookup(&s, BPF_MAP_LOOKUP_ELEM, 8);
+		upd(&s, "any", 0, 1, 1, 0);
+		upd(&s, "past the buckets", 8, 1, 1, 0);
+		del(&s, 0);
+		del(&s, 7);
+		del(&s, 8);
+		next(&s, NULL);
+		next(&s, &k3);
+		next(&s, &k12345);
+		lookup(&s, BPF_MAP_LOOKUP_AND_DELETE_ELEM, 0);
+		lookup(&s, BPF_MAP_LOOKUP_AND_DELETE_ELEM, 8);
+		close(s.fd);
+	}
+	cg_fd = open("/sys/fs/cgroup/unified", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (cg_fd < 0) /* a host where cgroup v2 is mounted at the top */
+		cg_fd = open("/sys/fs/cgroup", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	tmp_fd = open("/tmp", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (open_map(&s, BPF_MAP_TYPE_CGROUP_ARRAY, 4, 4)) {
+		lookup(&s, BPF_MAP_LOOKUP_ELEM, 0);
+		upd_fd(&s, "cgroup v2 root", 0, cg_fd, 0);
+		lookup(&s, BPF_MAP_LOOKUP_ELEM, 0);
+		upd_fd(&s, "a directory elsewhere", 1, tmp_fd, 0);
+		upd(&s, "closed fd", 1, 99999, 0, 0);
+		upd_fd(&s, "noexist", 0, cg_fd, BPF_NOEXIST);
+		upd_fd(&s, "exist", 0, cg_fd, BPF_EXIST);
+		upd_fd(&s, "past the end", 9, cg_fd, 0);
+		walk(&s);
+		del(&s, 0);
+		del(&s, 0);
+		del(&s, 9);
+		next(&s, &k3);
+		lookup(&s, BPF_MAP_LOOKUP_AND_DELETE_ELEM, 0);
+		close(s.fd);
+	}
+	close(unix_fd);
+	close(xsk_fd);
+	close(xsk2_fd);
+	close(cg_fd);
+	close(tmp_fd);
+	close(null_fd);
+}
+
+/* ---- programs ----------------------------------------------------------------------- */
+
+#define INSN(c, d, s, o, i) ((struct bpf_insn){ (c), (d), (s), (o), (i) })
+#define MOV_IMM(reg, imm) INSN(BPF_ALU64 | BPF_MOV | BPF_K, reg, 0, 0, imm)
+#define CALL(id) INSN(BPF_JMP | BPF_CALL, 0, 0, 0, id)
+#define EXIT() INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0)
+
+/* load (and test-run with a 64-byte packet when it loads): errno or retval, and the
+ * first line of the log on failure */
+static void run_prog(sys_fn sys, struct transcript *t, const char *what, uint32_t type,
+		     const struct bpf_insn *insns, uint32_t n)
+{
+	static char log[65536];
+	unsigned char pkt[64] = { 0 };
+	union bpf_attr a;
+	int fd;
+
+	memset(&a, 0, sizeof(a));
+	a.prog_type = type;
+	a.insns = (uint64_t)(uintptr_t)insns;
+	a.insn_cnt = n;
+	a.license = (uint64_t)(uintptr_t)"GPL";
+	a.log_buf = (uint64_t)(uintptr_t)log;
+	a.log_size = sizeof(log);
+	a.log_level = 1;
+	log[0] = 0;
+	fd = sys(BPF_PROG_LOAD, &a, sizeof(a));
+	say(t, "%s: ", what);
+	if (fd < 0) {
+		const char *nl = strrchr(log, '\n'), *line = log;
+		int len;
+
+		/* the line before "processed ..." or the last one: the error */
+		for (const char *p = log; p && *p && p < nl; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+			if (strncmp(p, "processed ", 10) && strncmp(p, "verification time", 17) &&
+			    strncmp(p, "stack depth", 11))
+				line = p;
+		len = (int)strcspn(line, "\n");
+		say(t, "load %d %.*s\n", -errno, len, line);
+		return;
+	}
+	memset(&a, 0, sizeof(a));
+	a.test.prog_fd = (uint32_t)fd;
+	if (type == BPF_PROG_TYPE_RAW_TRACEPOINT) { /* context only: 8 bytes of arguments */
+		a.test.ctx_in = (uint64_t)(uintptr_t)pkt;
+		a.test.ctx_size_in = 8;
+	} else {
+		a.test.data_in = (uint64_t)(uintptr_t)pkt;
+		a.test.data_size_in = sizeof(pkt);
+		a.test.repeat = 1;
+	}
+	if (sys(BPF_PROG_TEST_RUN, &a, sizeof(a)))
+		say(t, "run %d\n", -errno);
+	else
+		say(t, "retval %u\n", a.test.retval);
+	close(fd);
+}
+
+/* lddw reg, map fd (two instructions) */
+static void ld_map(struct bpf_insn *p, uint32_t *n, uint8_t reg, int fd)
+{
+	p[(*n)++] = INSN(BPF_LD | BPF_DW | BPF_IMM, reg, BPF_PSEUDO_MAP_FD, 0, fd);
+	p[(*n)++] = INSN(0, 0, 0, 0, 0);
+}
+
+static void programs(sys_fn sys, struct transcript *t)
+{
+	int dev = create(sys, BPF_MAP_TYPE_DEVMAP, 4, 4, 4, 0);
+	int cpu = create(sys, BPF_MAP_TYPE_CPUMAP, 4, 4, 4, 0);
+	int xsk = create(sys, BPF_MAP_TYPE_XSKMAP, 4, 4, 4, 0);
+	int st = create(sys, BPF_MAP_TYPE_STACK_TRACE, 4, 32, 4, 0);
+	int cga = create(sys, BPF_MAP_TYPE_CGROUP_ARRAY, 4, 4, 4, 0);
+	int hash = create(sys, BPF_MAP_TYPE_HASH, 4, 4, 4, 0);
+	uint32_t k0 = 0, lo[1] = { 1 }, q[1] = { 64 }, cg[1];
+	static const struct {
+		const char *what;
+		int map; /* 0 dev, 1 cpu, 2 xsk, 3 stack, 4 cgroup, 5 hash */
+		uint32_t type;
+		int32_t key, flags, helper;
+	} cases[] = {
+		{ "devmap redirect to a set slot", 0, BPF_PROG_TYPE_XDP, 0, 0, BPF_FUNC_redirect_map },
+		{ "devmap redirect to an empty slot", 0, BPF_PROG_TYPE_XDP, 1, 0, BPF_FUNC_redirect_map },
+		{ "devmap empty slot, fallback XDP_PASS", 0, BPF_PROG_TYPE_XDP, 1, XDP_PASS, BPF_FUNC_redirect_map },
+		{ "devmap empty slot, fallback XDP_TX", 0, BPF_PROG_TYPE_XDP, 2, XDP_TX, BPF_FUNC_redirect_map },
+		{ "devmap past the end, fallback XDP_DROP", 0, BPF_PROG_TYPE_XDP, 99, XDP_DROP, BPF_FUNC_redirect_map },
+		{ "devmap broadcast", 0, BPF_PROG_TYPE_XDP, 1, BPF_F_BROADCAST, BPF_FUNC_redirect_map },
+		{ "devmap unknown flag", 0, BPF_PROG_TYPE_XDP, 0, 1 << 6, BPF_FUNC_redirect_map },
+		{ "cpumap redirect to a set slot", 1, BPF_PROG_TYPE_XDP, 0, 0, BPF_FUNC_redirect_map },
+		{ "cpumap empty slot, fallback XDP_PASS", 1, BPF_PROG_TYPE_XDP, 1, XDP_PASS, BPF_FUNC_redirect_map },
+		{ "cpumap broadcast flag", 1, BPF_PROG_TYPE_XDP, 0, BPF_F_BROADCAST, BPF_FUNC_redirect_map },
+		{ "xskmap empty slot, fallback XDP_PASS", 2, BPF_PROG_TYPE_XDP, 0, XDP_PASS, BPF_FUNC_redirect_map },
+		{ "redirect_map on a hash", 5, BPF_PROG_TYPE_XDP, 0, 0, BPF_FUNC_redirect_map },
+		{ "redirect_map from tc", 0, BPF_PROG_TYPE_SCHED_CLS, 0, 0, BPF_FUNC_redirect_map },
+		{ "lookup in a devmap", 0, BPF_PROG_TYPE_XDP, 0, 0, BPF_FUNC_map_lookup_elem },
+		{ "lookup in a cpumap", 1, BPF_PROG_TYPE_XDP, 0, 0, BPF_FUNC_map_lookup_elem },
+		{ "lookup in an xskmap", 2, BPF_PROG_TYPE_XDP, 0, 0, BPF_FUNC_map_lookup_elem },
+		{ "lookup in a stack trace map", 3, BPF_PROG_TYPE_KPROBE, 0, 0, BPF_FUNC_map_lookup_elem },
+		{ "delete in a devmap", 0, BPF_PROG_TYPE_XDP, 0, 0, BPF_FUNC_map_delete_elem },
+		{ "lookup in a cgroup array", 4, BPF_PROG_TYPE_KPROBE, 0, 0, BPF_FUNC_map_lookup_elem },
+		{ "get_stackid on a hash", 5, BPF_PROG_TYPE_KPROBE, 0, 0, BPF_FUNC_get_stackid },
+		{ "get_stackid", 3, BPF_PROG_TYPE_KPROBE, 0, 0, BPF_FUNC_get_stackid },
+		{ "get_stackid from xdp", 3, BPF_PROG_TYPE_XDP, 0, 0, BPF_FUNC_get_stackid },
+		{ "current_task_under_cgroup", 4, BPF_PROG_TYPE_KPROBE, 0, 0, BPF_FUNC_current_task_under_cgroup },
+		{ "current task under the v2 root", 4, BPF_PROG_TYPE_RAW_TRACEPOINT, 0, 0, BPF_FUNC_current_task_under_cgroup },
+		{ "current task, empty slot", 4, BPF_PROG_TYPE_RAW_TRACEPOINT, 1, 0, BPF_FUNC_current_task_under_cgroup },
+		{ "current task, past the end", 4, BPF_PROG_TYPE_RAW_TRACEPOINT, 7, 0, BPF_FUNC_current_task_under_cgroup },
+		{ "current_task_under_cgroup on a devmap", 0, BPF_PROG_TYPE_KPROBE, 0, 0, BPF_FUNC_current_task_under_cgroup },
+	};
+	int maps[] = { dev, cpu, xsk, st, cga, hash };
+
+	elem(sys, BPF_MAP_UPDATE_ELEM, dev, &k0, lo, 0);
+	elem(sys, BPF_MAP_UPDATE_ELEM, cpu, &k0, q, 0);
+	cg[0] = open("/sys/fs/cgroup/unified", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if ((int)cg[0] < 0)
+		cg[0] = open("/sys/fs/cgroup", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	elem(sys, BPF_MAP_UPDATE_ELEM, cga, &k0, cg, 0);
+	close((int)cg[0]);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct bpf_insn p[16];
+		uint32_t n = 0;
+		int32_t h = cases[i].helper;
+
+		if (h == BPF_FUNC_redirect_map || h == BPF_FUNC_current_task_under_cgroup) {
+			ld_map(p, &n, 1, maps[cases[i].map]);
+			p[n++] = MOV_IMM(2, cases[i].key);
+			p[n++] = MOV_IMM(3, cases[i].flags);
+		} else if (h == BPF_FUNC_get_stackid) {
+			ld_map(p, &n, 2, maps[cases[i].map]);
+			p[n++] = MOV_IMM(3, 0);
+		} else { /* lookup/delete with key 0 on the stack */
+			p[n++] = INSN(BPF_ST | BPF_MEM | BPF_W, BPF_REG_10, 0, -4, 0);
+			ld_map(p, &n, 1, maps[cases[i].map]);
+			p[n++] = INSN(BPF_ALU64 | BPF_MOV | BPF_X, 2, BPF_REG_10, 0, 0);
+			p[n++] = INSN(BPF_ALU64 | BPF_ADD | BPF_K, 2, 0, 0, -4);
+		}
+		if (h == BPF_FUNC_current_task_under_cgroup &&
+		    cases[i].type == BPF_PROG_TYPE_RAW_TRACEPOINT) {
+			p[n++] = CALL(h); /* its answer is the return value */
+			p[n++] = EXIT();
+		} else if (h == BPF_FUNC_get_stackid || h == BPF_FUNC_current_task_under_cgroup ||
+		    h == BPF_FUNC_map_lookup_elem || h == BPF_FUNC_map_delete_elem) {
+			p[n++] = CALL(h);
+			p[n++] = MOV_IMM(0, 2);
+			p[n++] = EXIT();
+		} else {
+			p[n++] = CALL(h);
+			p[n++] = EXIT();
+		}
+		run_prog(sys, t, cases[i].what, cases[i].type, p, n);
+	}
+	for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]); i++)
+		close(maps[i]);
+}
+
+static void compare(const struct transcript *k, const struct transcript *b)
+{
+	const char *kp = k->text, *bp = b->text;
+
+	while (*kp || *bp) {
+		size_t kl = strcspn(kp, "\n"), bl = strcspn(bp, "\n");
+		char name[160];
+
+		snprintf(name, sizeof(name), "%.*s", (int)(kl < 150 ? kl : 150), kp);
+		T_CASE(name);
+		if (kl == bl && !memcmp(kp, bp, kl))
+			T_OK();
+		else
+			T_FAIL("kernel: %.*s\n     bpfrt:  %.*s", (int)kl, kp, (int)bl, bp);
+		kp += kl + (kp[kl] == '\n');
+		bp += bl + (bp[bl] == '\n');
+	}
+}
+
+int main(void)
+{
+	static struct transcript kern, ours;
+	char tmpdir[] = "/tmp/bpfrt-maptypes-XXXXXX";
+	int probe;
+
+	if (geteuid() != 0)
+		T_SKIP("needs root for the kernel's bpf()");
+	probe = create(kernel_bpf, BPF_MAP_TYPE_ARRAY, 4, 4, 1, 0);
+	if (probe < 0)
+		T_SKIP("the kernel refuses MAP_CREATE (%s)", strerror(-probe));
+	close(probe);
+	if (!mkdtemp(tmpdir))
+		return 1;
+	setenv("BPFRT_FS", tmpdir, 1);
+	creates(kernel_bpf, &kern);
+	creates(bpfrt_bpf, &ours);
+	elements(kernel_bpf, &kern);
+	elements(bpfrt_bpf, &ours);
+	programs(kernel_bpf, &kern);
+	programs(bpfrt_bpf, &ours);
+	compare(&kern, &ours);
+	if (getenv("MAPTYPES_DUMP"))
+		fputs(kern.text, stdout);
+	rmdir(tmpdir);
+	return t_done();
+}
