@@ -18,7 +18,8 @@ static const struct {
 	{ BPF_MAP_TYPE_ARRAY_OF_MAPS, "array_of_maps", 1 },
 	{ BPF_MAP_TYPE_PERF_EVENT_ARRAY, "perf_event_array", 1 },
 	{ BPF_MAP_TYPE_UNSPEC, "unspec", 0 },
-	{ BPF_MAP_TYPE_DEVMAP, "devmap", 0 },
+	{ BPF_MAP_TYPE_DEVMAP, "devmap", 1 },
+	{ BPF_MAP_TYPE_SOCKMAP, "sockmap", 0 },
 	{ BPF_MAP_TYPE_USER_RINGBUF, "user_ringbuf", 0 },
 	{ 9999, "unknown", 0 },
 };
