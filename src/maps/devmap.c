@@ -150,6 +150,19 @@ static int devmap_word(const struct brt_map *map, const void *value, uint64_t *w
 	return 0;
 }
 
+/* devmap and cpumap: every slot "exists" (BPF_EXIST is fine on an empty one, BPF_NOEXIST
+ * always fails), as for arrays; -EINVAL bad flags, -E2BIG past the end */
+static int fixed_slot_update_check(struct brt_map *map, const void *key, uint64_t flags,
+				   struct slot **s)
+{
+	if (flags > BPF_EXIST)
+		return -EINVAL;
+	*s = slot_of(map, key);
+	if (!*s)
+		return -E2BIG;
+	return flags == BPF_NOEXIST ? -EEXIST : 0;
+}
+
 /* Is cpu a possible CPU of this machine (the kernel's cpu_possible())? */
 static int cpu_possible(uint32_t cpu)
 {
@@ -162,18 +175,15 @@ static int cpumap_update(struct brt_map *map, const void *key, const void *value
 	uint32_t cpu, qsize, prog_id = 0;
 	int32_t fd = 0;
 	struct slot *s;
+	int err;
 
 	memcpy(&cpu, key, 4);
 	memcpy(&qsize, value, 4);
 	if (map->value_size == 8)
 		memcpy(&fd, (const char *)value + 4, 4);
-	if (flags > BPF_EXIST)
-		return -EINVAL;
-	s = slot_of(map, key);
-	if (!s)
-		return -E2BIG;
-	if (flags == BPF_NOEXIST)
-		return -EEXIST;
+	err = fixed_slot_update_check(map, key, flags, &s);
+	if (err)
+		return err;
 	if (qsize > 16384)
 		return -EOVERFLOW;
 	if (!cpu_possible(cpu))
@@ -256,13 +266,9 @@ static int slots_update(struct brt_map *map, const void *key, const void *value,
 		return cpumap_update(map, key, value, flags);
 	if (map->type == BPF_MAP_TYPE_XSKMAP)
 		return xskmap_update(map, key, value, flags);
-	if (flags > BPF_EXIST)
-		return -EINVAL;
-	s = slot_of(map, key);
-	if (!s)
-		return -E2BIG;
-	if (flags == BPF_NOEXIST)
-		return -EEXIST;
+	err = fixed_slot_update_check(map, key, flags, &s);
+	if (err)
+		return err;
 	err = devmap_word(map, value, &word);
 	if (err)
 		return err;
