@@ -352,6 +352,20 @@ struct dh_head {
 	struct dh_cell cells[];
 };
 
+/* Take the writers' lock; one taken over from a writer that died holding it may have a
+ * stale count (cells themselves change by one atomic store): count them again. */
+static void dh_lock(struct brt_map *map)
+{
+	struct dh_head *h = map->data;
+
+	if (!brt_shm_lock(&h->lock))
+		return;
+	h->count = 0;
+	for (uint32_t i = 0; i < map->max_entries; i++)
+		if (atomic_load_explicit(&h->cells[i].word, memory_order_relaxed))
+			h->count++;
+}
+
 static int dh_data_size(const struct brt_map *map, uint64_t *size)
 {
 	if (map->max_entries > (1u << 27))
@@ -410,7 +424,7 @@ static int dh_update(struct brt_map *map, const void *key, const void *value, ui
 	if (flags > BPF_EXIST)
 		return -EINVAL;
 	memcpy(&k, key, 4);
-	brt_shm_lock(&h->lock);
+	dh_lock(map);
 	c = dh_find(map, k);
 	if (c && (flags & BPF_NOEXIST)) {
 		err = -EEXIST;
@@ -451,7 +465,7 @@ static int dh_delete(struct brt_map *map, const void *key)
 	uint32_t k;
 
 	memcpy(&k, key, 4);
-	brt_shm_lock(&h->lock);
+	dh_lock(map);
 	c = dh_find(map, k);
 	if (c) {
 		atomic_store_explicit(&c->word, 0, memory_order_release);
@@ -476,7 +490,7 @@ static int dh_get_next_key(struct brt_map *map, const void *key, void *next_key)
 	struct dh_cell *cur = NULL, *best = NULL;
 	uint32_t mask = brt_map_buckets(map) - 1, k;
 
-	brt_shm_lock(&h->lock);
+	dh_lock(map);
 	if (key) {
 		memcpy(&k, key, 4);
 		cur = dh_find(map, k);
