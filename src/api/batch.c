@@ -25,6 +25,9 @@ static int supported(const struct brt_map *map, enum batch_op op)
 		return 1;
 	if (map->type == BPF_MAP_TYPE_ARRAY || map->type == BPF_MAP_TYPE_PERCPU_ARRAY)
 		return op == LOOKUP || op == UPDATE;
+	/* Linux 6.18's LPM trie takes the generic lookup, update and delete batches */
+	if (map->type == BPF_MAP_TYPE_LPM_TRIE)
+		return op != LOOKUP_AND_DELETE;
 	return 0;
 }
 

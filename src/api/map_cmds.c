@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "api/api.h"
 #include "maps/maps.h"
@@ -61,6 +62,28 @@ int brt_api_map_can_write(const struct brt_map *map, int fd)
 }
 
 
+/* Linux 6.18's excl_prog_hash / excl_prog_hash_size (bytes 80-91 of MAP_CREATE), checked
+ * like the kernel after the map is made: a size without a hash or a hash whose size is
+ * not SHA-256's is -EINVAL, an unreadable hash -EFAULT.  A map exclusive to one program
+ * needs the program's SHA-256 digest at load, which this runtime does not compute: such
+ * a map is refused with -EOPNOTSUPP rather than made without its guard. */
+static int excl_prog_hash_check(struct brt_call *call)
+{
+	unsigned char digest[32];
+	uint64_t hash;
+	uint32_t size;
+
+	memcpy(&hash, (const char *)call->attr + 80, 8);
+	memcpy(&size, (const char *)call->attr + 88, 4);
+	if (!hash)
+		return size ? -EINVAL : 0;
+	if (size != sizeof(digest))
+		return -EINVAL;
+	if (call->ua->from(digest, hash, sizeof(digest)))
+		return -EFAULT;
+	return -EOPNOTSUPP;
+}
+
 int brt_cmd_map_create(struct brt_call *call)
 {
 	struct brt_map_btf btf = { 0 };
@@ -75,6 +98,14 @@ int brt_cmd_map_create(struct brt_call *call)
 	err = brt_map_create(call->attr, &btf, NULL);
 	if (btf.ref)
 		brt_obj_put(btf.ref);
+	if (err >= 0) {
+		int excl = excl_prog_hash_check(call);
+
+		if (excl) {
+			close(err);
+			err = excl;
+		}
+	}
 	return err;
 }
 

@@ -109,10 +109,12 @@ static int array_update(struct brt_map *map, const void *key, const void *value,
 		brt_shm_write(v, value, map->value_size);
 		return 0;
 	}
+	/* the kernel copies round_up(value_size, 8) bytes per CPU: the caller's padding
+	 * bytes are stored and come back on lookup */
 	for (uint32_t cpu = 0; cpu < map->ncpus; cpu++)
 		brt_shm_write(v + (size_t)cpu * map->value_stride,
 			      (const unsigned char *)value + (size_t)cpu * map->value_stride,
-			      map->value_size);
+			      map->value_stride);
 	return 0;
 }
 

@@ -758,10 +758,10 @@ static void put_value(struct brt_map *map, struct htab *ht, struct htab_elem *e,
 	for (uint32_t cpu = 0; cpu < map->ncpus; cpu++) {
 		unsigned char *slot = v + (size_t)cpu * map->value_stride;
 
-		if (onallcpus)
+		if (onallcpus) /* round_up(value_size, 8) bytes, padding too, as the kernel */
 			brt_shm_write(slot, (const unsigned char *)value +
 						    (size_t)cpu * map->value_stride,
-				      map->value_size);
+				      map->value_stride);
 		else if (cpu == brt_cpu())
 			brt_shm_write(slot, value, map->value_size);
 		else if (fresh)

@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <ctype.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -145,9 +146,33 @@ static int map_init(struct brt_obj *obj, void *arg)
 	return err;
 }
 
-int brt_map_create(const union bpf_attr *attr, const struct brt_map_btf *btf,
+/* Linux 6.18's MAP_CREATE fields past map_extra (this libc's header stops there). */
+struct create_tail {
+	int32_t value_type_btf_obj_fd; /* only read with BPF_F_VTYPE_BTF_OBJ_FD (struct_ops) */
+	int32_t map_token_fd;          /* only read with BPF_F_TOKEN_FD */
+};
+#define CREATE_TAIL_OFF 72
+#ifndef BPF_F_TOKEN_FD
+#define BPF_F_TOKEN_FD (1u << 16)
+#endif
+
+/* The kernel looks up the token after the type's checks; this runtime creates no BPF
+ * tokens, so an fd given as one is a closed fd (-EBADF) or not a token (-EINVAL). */
+static int token_error(const union bpf_attr *attr)
+{
+	struct create_tail tail;
+
+	memcpy(&tail, (const char *)attr + CREATE_TAIL_OFF, sizeof(tail));
+	return tail.map_token_fd < 0 || fcntl(tail.map_token_fd, F_GETFD) < 0 ? -EBADF : -EINVAL;
+}
+
+int brt_map_create(const union bpf_attr *attr_in, const struct brt_map_btf *btf,
 		   struct brt_map **out)
 {
+	/* BPF_F_TOKEN_FD says where the token is and is no map flag: the kernel clears it
+	 * before any check */
+	union bpf_attr copy = *attr_in, *attr = &copy;
+	int token = !!(copy.map_flags & BPF_F_TOKEN_FD);
 	uint32_t btf_id = btf ? btf->id : 0;
 	const struct brt_map_ops *ops;
 	struct brt_obj_hdr hdr = { 0 };
@@ -156,6 +181,7 @@ int brt_map_create(const union bpf_attr *attr, const struct brt_map_btf *btf,
 	uint64_t size;
 	int err, fd;
 
+	copy.map_flags &= ~BPF_F_TOKEN_FD;
 	err = generic_check(attr);
 	if (err)
 		return err;
@@ -165,6 +191,8 @@ int brt_map_create(const union bpf_attr *attr, const struct brt_map_btf *btf,
 	err = ops->alloc_check ? ops->alloc_check(attr) : 0;
 	if (err)
 		return err;
+	if (token)
+		return token_error(attr);
 	/* No device offload in this runtime; BTF type ids only once the caller checked them. */
 	if (attr->map_ifindex || (attr->btf_value_type_id && !btf_id))
 		return -EINVAL;

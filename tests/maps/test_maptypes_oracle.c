@@ -1,5 +1,7 @@
 /* test_maptypes_oracle.c - the XDP redirect maps (devmap, devmap_hash, cpumap, xskmap),
- * stack_trace and cgroup_array through bpf(), against the kernel: one script of
+ * stack_trace and cgroup_array, and corners of bpf() (LPM trie batches, per-CPU padding
+ * bytes, MAP_CREATE's bytes from 72 on, BPF_F_LOCK on batches) against the kernel: one
+ * script of
  * MAP_CREATE attribute checks (key/value sizes, flags, max_entries), GET_INFO's map_flags
  * and element operations (update, lookup with the bytes returned, delete, get_next_key,
  * lookup_and_delete) runs on the kernel and on bpfrt_bpf(), writing one line per step;
@@ -527,6 +529,186 @@ static void programs(sys_fn sys, struct transcript *t)
 		close(maps[i]);
 }
 
+
+/* ---- bpf() corners ------------------------------------------------------------------- */
+
+static void batch(sys_fn sys, struct transcript *t, const char *what, int cmd, int fd,
+		  uint32_t ks, uint32_t vs, uint32_t count, uint64_t elem_flags, void *keys,
+		  void *values, void *in, void *out)
+{
+	union bpf_attr a;
+	int r;
+
+	memset(&a, 0, sizeof(a));
+	a.batch.map_fd = (uint32_t)fd;
+	a.batch.keys = (uint64_t)(uintptr_t)keys;
+	a.batch.values = (uint64_t)(uintptr_t)values;
+	a.batch.count = count;
+	a.batch.elem_flags = elem_flags;
+	a.batch.in_batch = (uint64_t)(uintptr_t)in;
+	a.batch.out_batch = (uint64_t)(uintptr_t)out;
+	if (cmd == BPF_MAP_LOOKUP_BATCH) {
+		memset(keys, 0xa5, (size_t)count * ks);
+		memset(values, 0xa5, (size_t)count * vs);
+	}
+	r = sys(cmd, &a, sizeof(a)) ? -errno : 0;
+	say(t, "%s: %d count %u", what, r, a.batch.count);
+	for (uint32_t i = 0; cmd == BPF_MAP_LOOKUP_BATCH && (!r || r == -ENOENT) &&
+			     i < a.batch.count; i++) {
+		say(t, " ");
+		for (uint32_t j = 0; j < ks; j++)
+			say(t, "%02x", ((unsigned char *)keys)[i * ks + j]);
+		say(t, "=");
+		for (uint32_t j = 0; j < vs; j++)
+			say(t, "%02x", ((unsigned char *)values)[i * vs + j]);
+	}
+	say(t, "\n");
+}
+
+static void corners(sys_fn sys, struct transcript *t)
+{
+	struct lpm_key {
+		uint32_t prefixlen;
+		uint8_t addr[4];
+	} k[4] = { { 8, { 10 } }, { 16, { 10, 1 } }, { 24, { 192, 168, 1 } }, { 32, { 10, 1, 2, 3 } } };
+	unsigned char keys[64 * 8], values[64 * 8], big[4096], tok[8] = { 0 };
+	uint32_t v[4] = { 1, 2, 3, 4 }, ncpus, stride, key;
+	union bpf_attr a;
+	int fd;
+
+	/* LPM trie batches */
+	memset(&a, 0, sizeof(a));
+	a.map_type = BPF_MAP_TYPE_LPM_TRIE;
+	a.key_size = 8;
+	a.value_size = 4;
+	a.max_entries = 16;
+	a.map_flags = BPF_F_NO_PREALLOC;
+	fd = sys(BPF_MAP_CREATE, &a, sizeof(a));
+	say(t, "lpm create: %s\n", fd >= 0 ? "ok" : "failed");
+	batch(sys, t, "lpm update_batch", BPF_MAP_UPDATE_BATCH, fd, 8, 4, 3, 0, k, v, NULL, NULL);
+	batch(sys, t, "lpm lookup_batch", BPF_MAP_LOOKUP_BATCH, fd, 8, 4, 16, 0, keys, values,
+	      NULL, tok);
+	batch(sys, t, "lpm lookup_batch of 2", BPF_MAP_LOOKUP_BATCH, fd, 8, 4, 2, 0, keys, values,
+	      NULL, tok);
+	batch(sys, t, "lpm lookup_batch on", BPF_MAP_LOOKUP_BATCH, fd, 8, 4, 2, 0, keys, values,
+	      tok, tok);
+	batch(sys, t, "lpm lookup_batch BPF_F_LOCK", BPF_MAP_LOOKUP_BATCH, fd, 8, 4, 16,
+	      BPF_F_LOCK, keys, values, NULL, tok);
+	batch(sys, t, "lpm lookup_and_delete_batch", BPF_MAP_LOOKUP_AND_DELETE_BATCH, fd, 8, 4,
+	      16, 0, keys, values, NULL, tok);
+	batch(sys, t, "lpm delete_batch", BPF_MAP_DELETE_BATCH, fd, 8, 4, 2, 0, k, NULL, NULL,
+	      NULL);
+	batch(sys, t, "lpm delete_batch again", BPF_MAP_DELETE_BATCH, fd, 8, 4, 2, 0, k, NULL,
+	      NULL, NULL);
+	batch(sys, t, "lpm lookup_batch after", BPF_MAP_LOOKUP_BATCH, fd, 8, 4, 16, 0, keys,
+	      values, NULL, tok);
+	close(fd);
+
+	/* BPF_F_LOCK on maps without a bpf_spin_lock */
+	fd = create(sys, BPF_MAP_TYPE_HASH, 4, 4, 8, 0);
+	batch(sys, t, "hash (empty) lookup_batch BPF_F_LOCK", BPF_MAP_LOOKUP_BATCH, fd, 4, 4, 8,
+	      BPF_F_LOCK, keys, values, NULL, tok);
+	key = 1;
+	elem(sys, BPF_MAP_UPDATE_ELEM, fd, &key, v, 0);
+	batch(sys, t, "hash lookup_batch BPF_F_LOCK", BPF_MAP_LOOKUP_BATCH, fd, 4, 4, 8,
+	      BPF_F_LOCK, keys, values, NULL, tok);
+	batch(sys, t, "hash lookup_and_delete_batch BPF_F_LOCK", BPF_MAP_LOOKUP_AND_DELETE_BATCH,
+	      fd, 4, 4, 8, BPF_F_LOCK, keys, values, NULL, tok);
+	batch(sys, t, "hash update_batch BPF_F_LOCK", BPF_MAP_UPDATE_BATCH, fd, 4, 4, 1,
+	      BPF_F_LOCK, &key, v, NULL, NULL);
+	batch(sys, t, "hash lookup_batch flags 8", BPF_MAP_LOOKUP_BATCH, fd, 4, 4, 8, 8, keys,
+	      values, NULL, tok);
+	close(fd);
+	fd = create(sys, BPF_MAP_TYPE_ARRAY, 4, 4, 8, 0);
+	batch(sys, t, "array lookup_batch BPF_F_LOCK", BPF_MAP_LOOKUP_BATCH, fd, 4, 4, 8,
+	      BPF_F_LOCK, keys, values, NULL, tok);
+	batch(sys, t, "array update_batch BPF_F_LOCK", BPF_MAP_UPDATE_BATCH, fd, 4, 4, 1,
+	      BPF_F_LOCK, &key, v, NULL, NULL);
+	close(fd);
+
+	/* per-CPU values of 4 and 12 bytes: the caller's padding bytes come back */
+	ncpus = (uint32_t)sysconf(_SC_NPROCESSORS_CONF);
+	for (int i = 0; i < 6; i++) {
+		static const uint32_t types[] = { BPF_MAP_TYPE_PERCPU_ARRAY, BPF_MAP_TYPE_PERCPU_HASH,
+						  BPF_MAP_TYPE_LRU_PERCPU_HASH };
+		uint32_t vs = i < 3 ? 4 : 12, ty = types[i % 3];
+		int r;
+
+		stride = (vs + 7) & ~7u;
+		if (ncpus * stride > sizeof(big))
+			break;
+		fd = create(sys, ty, 4, vs, 4, 0);
+		for (uint32_t b = 0; b < ncpus * stride; b++)
+			big[b] = (unsigned char)(0x10 + b);
+		key = 0;
+		r = elem(sys, BPF_MAP_UPDATE_ELEM, fd, &key, big, 0);
+		memset(big, 0xee, sizeof(big));
+		say(t, "per-cpu type %u value %u: update %d lookup %d:", ty, vs, r,
+		    elem(sys, BPF_MAP_LOOKUP_ELEM, fd, &key, big, 0));
+		for (uint32_t b = 0; b < ncpus * stride; b++)
+			say(t, "%02x", big[b]);
+		say(t, "\n");
+		close(fd);
+	}
+
+	/* MAP_CREATE bytes 64..127, one at a time, with and without BPF_F_TOKEN_FD and
+	 * BPF_F_VTYPE_BTF_OBJ_FD */
+	for (uint32_t off = 64; off < 128; off += 4) {
+		for (int f = 0; f < 3; f++) {
+			unsigned char raw[128] = { 0 };
+
+			memcpy(&a, raw, sizeof(raw));
+			memset(&a, 0, sizeof(a));
+			a.map_type = BPF_MAP_TYPE_HASH;
+			a.key_size = 4;
+			a.value_size = 4;
+			a.max_entries = 4;
+			a.map_flags = f == 0 ? 0 : f == 1 ? 1u << 15 : 1u << 16;
+			((unsigned char *)&a)[off] = 1;
+			fd = sys(BPF_MAP_CREATE, &a, 128);
+			say(t, "create with byte %u = 1, flags %#x: %d\n", off, a.map_flags,
+			    fd < 0 ? -errno : 0);
+			if (fd >= 0)
+				close(fd);
+		}
+	}
+	{
+		static const struct {
+			const char *what;
+			int32_t token;
+			uint32_t flags;
+			int hash;       /* 0 none, 1 unreadable, 2 readable */
+			uint32_t size;
+		} c[] = {
+			{ "token flag, closed fd", 99999, 1u << 16, 0, 0 },
+			{ "token flag, fd 0", 0, 1u << 16, 0, 0 },
+			{ "token flag, bad key size first", 0, 1u << 16, 0, 0 },
+			{ "token fd without the flag", 99999, 0, 0, 0 },
+			{ "excl hash, size 31", 0, 0, 2, 31 },
+			{ "excl hash unreadable, size 32", 0, 0, 1, 32 },
+			{ "excl size without hash", 0, 0, 0, 32 },
+		};
+		for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+			unsigned char digest[32] = { 1 };
+			uint64_t h = c[i].hash == 1 ? 8 : c[i].hash == 2 ? (uint64_t)(uintptr_t)digest : 0;
+
+			memset(&a, 0, sizeof(a));
+			a.map_type = BPF_MAP_TYPE_HASH;
+			a.key_size = i == 2 ? 0 : 4;
+			a.value_size = 4;
+			a.max_entries = 4;
+			a.map_flags = c[i].flags;
+			memcpy((char *)&a + 76, &c[i].token, 4);
+			memcpy((char *)&a + 80, &h, 8);
+			memcpy((char *)&a + 88, &c[i].size, 4);
+			fd = sys(BPF_MAP_CREATE, &a, 128);
+			say(t, "create, %s: %d\n", c[i].what, fd < 0 ? -errno : 0);
+			if (fd >= 0)
+				close(fd);
+		}
+	}
+}
+
 static void compare(const struct transcript *k, const struct transcript *b)
 {
 	const char *kp = k->text, *bp = b->text;
@@ -567,6 +749,8 @@ int main(void)
 	elements(bpfrt_bpf, &ours);
 	programs(kernel_bpf, &kern);
 	programs(bpfrt_bpf, &ours);
+	corners(kernel_bpf, &kern);
+	corners(bpfrt_bpf, &ours);
 	compare(&kern, &ours);
 	if (getenv("MAPTYPES_DUMP"))
 		fputs(kern.text, stdout);
