@@ -12,6 +12,7 @@
 #include <linux/btf.h>
 
 #include "harness.h"
+#include "vm/vm.h"
 #include "api/diff.h"
 #include "../verifier/cases/case.h"
 
@@ -150,6 +151,9 @@ static int load_btf(sys_fn sys)
 	return sys(BPF_BTF_LOAD, &a, sizeof(a));
 }
 
+/* BPFRT_F_ENGINE() of the engine scenario() runs bpfrt on; 0 for the kernel */
+static uint32_t engine_flags;
+
 static int load_insns(sys_fn sys, const struct bpf_insn *in, uint32_t n, int btf,
 		      const int *maps, char *log, uint32_t log_size)
 {
@@ -186,6 +190,7 @@ static int load_insns(sys_fn sys, const struct bpf_insn *in, uint32_t n, int btf
 	a.insns = (uint64_t)(uintptr_t)insns;
 	a.insn_cnt = n;
 	a.license = (uint64_t)(uintptr_t)"GPL";
+	a.prog_flags = engine_flags;
 	if (btf >= 0) {
 		a.prog_btf_fd = (uint32_t)btf;
 		a.func_info = (uint64_t)(uintptr_t)fi;
@@ -238,8 +243,11 @@ static void scenario(sys_fn sys, const char *engine, const struct prog *ps, stru
 	union bpf_attr a;
 
 	memset(o, 0, sizeof(*o));
+	enum bpfrt_engine e = BPFRT_ENGINE_DEFAULT;
+
 	if (engine)
-		setenv("BPFRT_ENGINE", engine, 1);
+		T_EQ_INT(0, brt_vm_engine_parse(engine, 0, &e));
+	engine_flags = BPFRT_F_ENGINE(e);
 	memset(&a, 0, sizeof(a));
 	a.map_type = BPF_MAP_TYPE_PROG_ARRAY;
 	a.key_size = 4;
@@ -283,7 +291,7 @@ static void scenario(sys_fn sys, const char *engine, const struct prog *ps, stru
 	}
 	close(map);
 	close(btf);
-	unsetenv("BPFRT_ENGINE");
+	engine_flags = 0;
 }
 
 int main(void)

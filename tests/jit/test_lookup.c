@@ -78,6 +78,9 @@ static int elem(sys_fn sys, int cmd, int fd, uint32_t key, void *val)
 	return sys(cmd, &a, sizeof(a)) ? -errno : 0;
 }
 
+/* BPFRT_F_ENGINE() of the engine scenario() runs bpfrt on; 0 for the kernel */
+static uint32_t engine_flags;
+
 static int load(sys_fn sys, const char *text, const int *maps)
 {
 	struct bpf_insn *insns;
@@ -102,6 +105,7 @@ static int load(sys_fn sys, const char *text, const int *maps)
 	a.log_buf = (uint64_t)(uintptr_t)log;
 	a.log_size = sizeof(log);
 	a.log_level = 1;
+	a.prog_flags = engine_flags;
 	fd = sys(BPF_PROG_LOAD, &a, sizeof(a));
 	if (fd < 0)
 		T_FAIL("load: %s\n%s", strerror(errno), log);
@@ -138,8 +142,11 @@ static void scenario(sys_fn sys, const char *engine, struct outcome *o)
 	uint64_t init[2] = { 0x100, 0x2000000030ull };
 
 	memset(o, 0, sizeof(*o));
+	enum bpfrt_engine e = BPFRT_ENGINE_DEFAULT;
+
 	if (engine)
-		setenv("BPFRT_ENGINE", engine, 1);
+		T_EQ_INT(0, brt_vm_engine_parse(engine, 0, &e));
+	engine_flags = BPFRT_F_ENGINE(e);
 	for (int m = 0; m < NMAPS; m++) {
 		maps[m] = mk(sys, m);
 		T_ASSERT(maps[m] >= 0);
@@ -209,7 +216,7 @@ static void scenario(sys_fn sys, const char *engine, struct outcome *o)
 		}
 		close(maps[m]);
 	}
-	unsetenv("BPFRT_ENGINE");
+	engine_flags = 0;
 }
 
 static void compare(const char *what, const struct outcome *a, const struct outcome *b)
