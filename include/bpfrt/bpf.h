@@ -151,13 +151,17 @@ struct bpfrt_test_run_opts {
 	uint32_t flags;         /* BPF_F_TEST_* */
 	uint32_t cpu;
 	uint32_t batch_size;
+	uint64_t run_budget;    /* each run's budget in counted instructions, 0: none (see
+				 * struct bpfrt_vm_opts); bpfrt's own, the kernel has none */
+	uint64_t run_budget_ns; /* ... in ns of wall time, 0: none */
 };
-#define bpfrt_test_run_opts__last batch_size
+#define bpfrt_test_run_opts__last run_budget_ns
 
 /* BPF_PROG_TEST_RUN (socket filter, tc, cgroup skb, XDP, raw tracepoint).  Returns 0 or
  * -errno: EINVAL (bad sizes or context), ENOSPC (data_out or ctx_out too small: filled
  * as far as possible, sizes report what was needed), ENOTSUPP (524) for other types,
- * EFAULT when the run faulted in the checked engine. */
+ * EFAULT when the run faulted in the checked engine, ETIME when a run spent its
+ * run_budget or run_budget_ns (the reason goes to the print callback). */
 BPFRT_API int bpfrt_prog_test_run_opts(int prog_fd, struct bpfrt_test_run_opts *opts);
 
 /* Pin an object fd at path, which must lie in the bpffs directory ($BPFRT_FS, default

@@ -44,13 +44,27 @@ typedef uint64_t (*bpfrt_helper_fn)(uint64_t r1, uint64_t r2, uint64_t r3, uint6
 /* A program ready to run, with its own helper table. */
 struct bpfrt_vm;
 
+/* Run budget (every engine; off by default, as in the kernel, which has none): bounds
+ * one run of an untrusted program, e.g. nested bpf_loop() calls that would otherwise run
+ * for weeks.  Counted where a run can repeat itself, so straight-line code costs nothing:
+ * a backward jump charges the length of the loop it closes (its distance back, in
+ * instructions) each time it is taken (the JIT: each time it is executed), and every
+ * callback call (bpf_loop, bpf_for_each_map_elem, user ring buffer drain, ...) charges 1.
+ * The count is thus an estimate of the instructions run, exact for single-block loops.
+ * A time budget (CLOCK_MONOTONIC, wall time) is checked every 16,384 counted
+ * instructions.  A spent budget stops the run at once: the run returns -ETIME with
+ * "run budget of N instructions exhausted" (or "N ns") in err; maps keep what the
+ * program wrote before.  Without a budget, runs cost exactly what they did before. */
 struct bpfrt_vm_opts {
 	size_t sz;              /* sizeof(struct bpfrt_vm_opts); use BPFRT_OPTS() */
 	enum bpfrt_engine engine;
-	uint64_t insn_budget;   /* CHECKED: instructions one run may execute; 0 = 1e9 */
+	uint64_t insn_budget;   /* CHECKED: instructions one run may execute; 0 = 1e9
+				 * (a safety cap counting every instruction: -E2BIG) */
 	size_t max_insns;       /* longest accepted program; 0 = 1,000,000 (the kernel's) */
+	uint64_t run_budget;    /* every engine: counted instructions per run; 0 = none */
+	uint64_t run_budget_ns; /* every engine: ns per run; 0 = none */
 };
-#define bpfrt_vm_opts__last max_insns
+#define bpfrt_vm_opts__last run_budget_ns
 
 /* Load n instructions into a new vm.  The program is checked structurally (every
  * instruction decodes, jumps land inside the program, lddw is complete), not verified:
@@ -134,7 +148,8 @@ BPFRT_API int bpfrt_helper_register(struct bpfrt_vm *vm, const struct bpfrt_help
  * [mem, mem + mem_len), its stack frames and what helpers grant.  On success stores r0 and
  * returns 0.  On a fault writes "insn N: <reason>" into err and returns -EFAULT (memory
  * access outside every region, unknown helper, call stack deeper than 8 frames, falling
- * off the end of the program) or -E2BIG (instruction budget exhausted).  Several threads
+ * off the end of the program), -E2BIG (CHECKED: insn_budget exhausted) or -ETIME (the run
+ * budget, run_budget or run_budget_ns, is spent).  Several threads
  * may run the same vm at once. */
 BPFRT_API int bpfrt_vm_run(struct bpfrt_vm *vm, void *mem, size_t mem_len, uint64_t *r0,
 			   char *err, size_t errlen);

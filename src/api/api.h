@@ -33,6 +33,10 @@ struct brt_call {
 	uint64_t uattr;
 	unsigned int size;
 	const struct brt_uaccess *ua;
+	/* BPF_PROG_TEST_RUN from bpfrt_prog_test_run_opts(): each run's budget (struct
+	 * brt_run_opts); 0 from the raw bpfrt_bpf(), which has no field for it */
+	uint64_t run_budget;
+	uint64_t run_budget_ns;
 };
 
 struct bpfrt_vm;

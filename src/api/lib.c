@@ -182,11 +182,19 @@ int bpfrt_prog_load(enum bpf_prog_type type, const char *name, const char *licen
 int bpfrt_prog_test_run_opts(int prog_fd, struct bpfrt_test_run_opts *opts)
 {
 	union bpf_attr attr;
+	struct brt_call call = {
+		.attr = &attr,
+		.uattr = (uint64_t)(uintptr_t)&attr,
+		.size = sizeof(attr),
+		.ua = &brt_uaccess_trusted,
+	};
 	int err;
 
-	if (!opts || !brt_opts_valid(opts, offsetof(struct bpfrt_test_run_opts, batch_size) +
-					   sizeof(opts->batch_size), "bpfrt_test_run_opts"))
+	if (!opts || !brt_opts_valid(opts, offsetof(struct bpfrt_test_run_opts, run_budget_ns) +
+					   sizeof(opts->run_budget_ns), "bpfrt_test_run_opts"))
 		return ret_errno(-EINVAL);
+	call.run_budget = BRT_OPTS_GET(opts, run_budget, 0);
+	call.run_budget_ns = BRT_OPTS_GET(opts, run_budget_ns, 0);
 	memset(&attr, 0, sizeof(attr));
 	attr.test.prog_fd = (uint32_t)prog_fd;
 	attr.test.data_in = ptr(BRT_OPTS_GET(opts, data_in, NULL));
@@ -201,7 +209,7 @@ int bpfrt_prog_test_run_opts(int prog_fd, struct bpfrt_test_run_opts *opts)
 	attr.test.flags = BRT_OPTS_GET(opts, flags, 0);
 	attr.test.cpu = BRT_OPTS_GET(opts, cpu, 0);
 	attr.test.batch_size = BRT_OPTS_GET(opts, batch_size, 0);
-	err = call_trusted(BPF_PROG_TEST_RUN, &attr);
+	err = ret_errno(brt_bpf_call(BPF_PROG_TEST_RUN, &call));
 	if (err && err != -ENOSPC)
 		return err;
 	opts->data_size_out = attr.test.data_size_out;

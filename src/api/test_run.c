@@ -159,9 +159,9 @@ size_t brt_prog_map_regions(const struct brt_prog *prog, struct brt_region *r, s
 }
 
 /* Run repeat times; returns 0 with the last r0 and the mean duration, or the run's errno. */
-static int run_repeat(struct brt_prog *prog, struct brt_run_opts *o,
-		      struct brt_region *pkt_region, uint32_t repeat, uint32_t *retval,
-		      uint32_t *duration)
+static int run_repeat(const struct brt_call *call, struct brt_prog *prog,
+		      struct brt_run_opts *o, struct brt_region *pkt_region, uint32_t repeat,
+		      uint32_t *retval, uint32_t *duration)
 {
 	char err_msg[256];
 	uint64_t r0 = 0, t0;
@@ -170,6 +170,8 @@ static int run_repeat(struct brt_prog *prog, struct brt_run_opts *o,
 	if (!repeat)
 		repeat = 1;
 	o->user = &prog->pm;
+	o->run_budget = call->run_budget; /* each repetition is a run with the whole budget */
+	o->run_budget_ns = call->run_budget_ns;
 	t0 = now_ns();
 	for (uint32_t i = 0; i < repeat && !err; i++) {
 		/* the kernel runs every repetition on the same packet: the last one's helpers
@@ -292,7 +294,7 @@ static int run_skb(struct brt_call *call, struct brt_prog *prog)
 	o.skb_data = p.p.data;
 	o.skb_len = skb.len;
 	o.pkt = &p.p;
-	err = run_repeat(prog, &o, &regs[pkt_reg], attr->test.repeat, &retval, &duration);
+	err = run_repeat(call, prog, &o, &regs[pkt_reg], attr->test.repeat, &retval, &duration);
 	if (err)
 		goto out;
 	/* the kernel hands the L2 header back zeroed to programs that did not see it */
@@ -365,7 +367,7 @@ static int run_xdp(struct brt_call *call, struct brt_prog *prog)
 	o.regions = regs;
 	o.nr_regions = nr;
 	o.pkt = &p.p;
-	err = run_repeat(prog, &o, &regs[pkt_reg], attr->test.repeat, &retval, &duration);
+	err = run_repeat(call, prog, &o, &regs[pkt_reg], attr->test.repeat, &retval, &duration);
 	if (err)
 		goto out;
 	/* xdp_convert_buff_to_md(): offsets from data_meta; the output starts there too */
@@ -407,7 +409,7 @@ static int run_raw_tp(struct brt_call *call, struct brt_prog *prog)
 	o.r1 = (uint64_t)(uintptr_t)args;
 	o.regions = regs;
 	o.nr_regions = nr;
-	err = run_repeat(prog, &o, NULL, 1, &retval, &duration);
+	err = run_repeat(call, prog, &o, NULL, 1, &retval, &duration);
 	if (err)
 		return err;
 	attr->test.retval = retval;

@@ -20,6 +20,7 @@ struct jit_version {
 	struct jit_version *next;
 	bpfrt_helper_fn *table;           /* snapshot the code and callx resolve from */
 	size_t nr;
+	bool budget;                      /* compiled with BRT_JIT_BUDGET */
 	struct brt_jit_prog *prog;
 };
 
@@ -66,9 +67,9 @@ static bpfrt_helper_fn entry(const bpfrt_helper_fn *table, size_t nr, uint32_t i
  * matter, so a run with another table holding the same helpers reuses the code, and a
  * table changed in place (same address) is noticed. */
 static bool matches(const struct brt_jit_cache *c, const struct jit_version *v,
-		    const bpfrt_helper_fn *table, size_t nr)
+		    const bpfrt_helper_fn *table, size_t nr, bool budget)
 {
-	if (!v)
+	if (!v || v->budget != budget)
 		return false;
 	if (c->any_id)
 		return v->nr == nr && (!nr || !memcmp(v->table, table, nr * sizeof(*table)));
@@ -101,11 +102,13 @@ static int collect_ids(struct brt_jit_cache *c)
 }
 
 int brt_jit_cache_new(const struct bpf_insn *insns, const uint16_t *ops, size_t n,
-		      int32_t pkt_data_off, int32_t pkt_len_off, struct brt_jit_cache **out,
+		      int32_t pkt_data_off, int32_t pkt_len_off,
+		      int (*budget_slow)(struct bpfrt_run_ctx *ctx), struct brt_jit_cache **out,
 		      char *err, size_t errlen)
 {
 	struct brt_jit_env env = { .helper = any_helper, .pkt_data_off = pkt_data_off,
-				   .pkt_len_off = pkt_len_off, .ops = ops };
+				   .pkt_len_off = pkt_len_off, .ops = ops,
+				   .budget_slow = budget_slow };
 	const char *harden = getenv("BPFRT_JIT_HARDEN");
 	struct brt_jit_prog *trial;
 	struct brt_jit_cache *c;
@@ -139,7 +142,7 @@ int brt_jit_cache_new(const struct bpf_insn *insns, const uint16_t *ops, size_t 
 	if (!c->nids && !c->any_id) {
 		const struct brt_jit_prog *prog;
 
-		rc = brt_jit_cache_get(c, NULL, 0, &prog, err, errlen);
+		rc = brt_jit_cache_get(c, NULL, 0, 0, &prog, err, errlen);
 		if (rc) {
 			brt_jit_cache_free(c);
 			return rc;
@@ -153,11 +156,11 @@ const struct brt_jit_prog *brt_jit_cache_fixed(const struct brt_jit_cache *c)
 {
 	struct jit_version *v = atomic_load_explicit(&c->cur, memory_order_acquire);
 
-	return !c->nids && !c->any_id && v ? v->prog : NULL;
+	return !c->nids && !c->any_id && v && !v->budget ? v->prog : NULL;
 }
 
 static int compile_version(struct brt_jit_cache *c, const bpfrt_helper_fn *table, size_t nr,
-			   struct jit_version **out, char *err, size_t errlen)
+			   bool budget, struct jit_version **out, char *err, size_t errlen)
 {
 	struct jit_version *v = calloc(1, sizeof(*v));
 	struct brt_jit_env env = c->env;
@@ -171,6 +174,9 @@ static int compile_version(struct brt_jit_cache *c, const bpfrt_helper_fn *table
 	if (nr)
 		memcpy(v->table, table, nr * sizeof(*table));
 	v->nr = nr;
+	v->budget = budget;
+	if (budget)
+		env.flags |= BRT_JIT_BUDGET;
 	env.helper = table_helper;
 	env.helper_arg = v;
 	rc = brt_jit_compile(c->insns, c->n, &env, &v->prog, err, errlen);
@@ -185,7 +191,7 @@ static int compile_version(struct brt_jit_cache *c, const bpfrt_helper_fn *table
 
 /* Find or compile the version for the key; publishes it as the current one. */
 static __attribute__((noinline)) int get_slow(struct brt_jit_cache *c,
-					      const bpfrt_helper_fn *table, size_t nr,
+					      const bpfrt_helper_fn *table, size_t nr, bool budget,
 					      const struct brt_jit_prog **out, char *err,
 					      size_t errlen)
 {
@@ -193,10 +199,10 @@ static __attribute__((noinline)) int get_slow(struct brt_jit_cache *c,
 	int rc = 0;
 
 	pthread_mutex_lock(&c->lock);
-	for (v = c->all; v && !matches(c, v, table, nr); v = v->next)
+	for (v = c->all; v && !matches(c, v, table, nr, budget); v = v->next)
 		;
 	if (!v) {
-		rc = compile_version(c, table, nr, &v, err, errlen);
+		rc = compile_version(c, table, nr, budget, &v, err, errlen);
 		if (!rc) {
 			v->next = c->all;
 			c->all = v;
@@ -211,21 +217,21 @@ static __attribute__((noinline)) int get_slow(struct brt_jit_cache *c,
 }
 
 int brt_jit_cache_get(struct brt_jit_cache *c, const bpfrt_helper_fn *table, size_t nr,
-		      const struct brt_jit_prog **out, char *err, size_t errlen)
+		      int budget, const struct brt_jit_prog **out, char *err, size_t errlen)
 {
 	struct jit_version *v = atomic_load_explicit(&c->cur, memory_order_acquire);
 
 	/* the common cases without a loop: no helper calls, or one */
-	if (v && !c->any_id && c->nids <= 1 &&
+	if (v && !c->any_id && c->nids <= 1 && v->budget == !!budget &&
 	    (!c->nids || entry(table, nr, c->ids[0]) == entry(v->table, v->nr, c->ids[0]))) {
 		*out = v->prog;
 		return 0;
 	}
-	if (matches(c, v, table, nr)) {
+	if (matches(c, v, table, nr, budget)) {
 		*out = v->prog;
 		return 0;
 	}
-	return get_slow(c, table, nr, out, err, errlen);
+	return get_slow(c, table, nr, budget, out, err, errlen);
 }
 
 void brt_jit_cache_free(struct brt_jit_cache *c)

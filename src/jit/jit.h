@@ -33,10 +33,15 @@
  * clears it around a tail call made from a bpf-to-bpf function, whose target must return
  * to that function's caller. */
 #define BRT_JIT_CTX_TAIL_JUMP_OFF 36
+/* uint64_t: the run budget's counter.  Code compiled with BRT_JIT_BUDGET subtracts from
+ * it before every backward jump (the jump's distance back, in instructions) and, when it
+ * wraps, calls env->budget_slow(ctx): non-zero stops the run (stopped, stop_r0 set). */
+#define BRT_JIT_CTX_BUDGET_OFF 40
 
 enum brt_jit_flags {
 	BRT_JIT_BLIND = 1 << 0, /* constant blinding: no program immediate appears verbatim */
 	BRT_JIT_NO_BMI2 = 1 << 1, /* do not use BMI2 even where the CPU has it (tests) */
+	BRT_JIT_BUDGET = 1 << 2,  /* count the run budget at back-edges (BRT_JIT_CTX_BUDGET_OFF) */
 };
 
 /* A bpf_map_lookup_elem call bound at load to the one map the verifier saw there on every
@@ -77,6 +82,8 @@ struct brt_jit_env {
 	/* The program as brt_isa_decode_prog() decoded it (n rows), or NULL: the JIT decodes
 	 * it itself.  Must outlive the compile (and a cache, for its later versions). */
 	const uint16_t *ops;
+	/* BRT_JIT_BUDGET: called when the budget counter wraps; non-zero stops the run */
+	int (*budget_slow)(struct bpfrt_run_ctx *ctx);
 };
 
 struct brt_jit_prog;
@@ -170,10 +177,13 @@ void brt_jit_disasm(const uint8_t *code, size_t size, uint64_t addr, const char 
  * ID") or -ENOMEM. */
 struct brt_jit_cache;
 int brt_jit_cache_new(const struct bpf_insn *insns, const uint16_t *ops, size_t n,
-		      int32_t pkt_data_off, int32_t pkt_len_off, struct brt_jit_cache **out,
+		      int32_t pkt_data_off, int32_t pkt_len_off,
+		      int (*budget_slow)(struct bpfrt_run_ctx *ctx), struct brt_jit_cache **out,
 		      char *err, size_t errlen);
+/* budget non-zero: the version that counts the run budget (BRT_JIT_BUDGET), compiled at
+ * its first use; runs without a budget keep code that has no counting at all. */
 int brt_jit_cache_get(struct brt_jit_cache *c, const bpfrt_helper_fn *table, size_t nr,
-		      const struct brt_jit_prog **out, char *err, size_t errlen);
+		      int budget, const struct brt_jit_prog **out, char *err, size_t errlen);
 void brt_jit_cache_free(struct brt_jit_cache *c);
 /* Bind map lookups (copied; any order) into the code compiled from now on: call before the
  * first run.  Returns 0 or -ENOMEM. */

@@ -18,6 +18,11 @@ uint64_t brt_vm_call_func(struct bpfrt_run_ctx *ctx, uint64_t func, const uint64
 		bpfrt_run_stop(ctx, 0);
 		return 0;
 	}
+	/* every helper that calls back passes here: one call is one count of the run budget,
+	 * so nested bpf_loop()s cannot run for weeks under a budget (the callback's own loops
+	 * count at their back-edges) */
+	if (brt_vm_budget_spend(ctx, 1))
+		return 0;
 	return ctx->call_func(ctx, func, args, nargs);
 }
 

@@ -149,18 +149,35 @@ static int pkt_load(const struct bpfrt_run_ctx *ctx, int32_t off, unsigned size,
 
 #define BRT_LOOP_FN loop_fast
 #define BRT_LOOP_CHECKED 0
+#define BRT_LOOP_BUDGET 0
 #include "vm/interp_loop.h"
 #undef BRT_LOOP_FN
 #undef BRT_LOOP_CHECKED
+#undef BRT_LOOP_BUDGET
 
+/* The fast loop again, with the run budget: a run without one pays nothing for it */
+#define BRT_LOOP_FN loop_budget
+#define BRT_LOOP_CHECKED 0
+#define BRT_LOOP_BUDGET 1
+#include "vm/interp_loop.h"
+#undef BRT_LOOP_FN
+#undef BRT_LOOP_CHECKED
+#undef BRT_LOOP_BUDGET
+
+/* The checked engine counts every instruction against its cap, so a charge per backward
+ * jump taken is small there: it always honours the run budget */
 #define BRT_LOOP_FN loop_checked
 #define BRT_LOOP_CHECKED 1
+#define BRT_LOOP_BUDGET 1
 #include "vm/interp_loop.h"
 #undef BRT_LOOP_FN
 #undef BRT_LOOP_CHECKED
+#undef BRT_LOOP_BUDGET
 
 int brt_vm_interp_fast(struct brt_exec *ex, uint64_t *r0)
 {
+	if (ex->ctx->budget)
+		return loop_budget(ex, r0, NULL);
 	return loop_fast(ex, r0, NULL);
 }
 
@@ -169,11 +186,13 @@ int brt_vm_interp_checked(struct brt_exec *ex, uint64_t *r0)
 	return loop_checked(ex, r0, NULL);
 }
 
-void brt_vm_labels(int checked, struct brt_vm_labels *out)
+void brt_vm_labels(enum brt_vm_loop loop, struct brt_vm_labels *out)
 {
 	memset(out, 0, sizeof(*out));
-	if (checked)
+	if (loop == BRT_VM_LOOP_CHECKED)
 		loop_checked(NULL, NULL, out);
+	else if (loop == BRT_VM_LOOP_BUDGET)
+		loop_budget(NULL, NULL, out);
 	else
 		loop_fast(NULL, NULL, out);
 }
@@ -220,7 +239,7 @@ uint64_t brt_vm_interp_call_func(struct bpfrt_run_ctx *ctx, uint64_t func, const
 		       BRT_STACK_SIZE / 8);
 	}
 	ctx->call_arg = &sub; /* callbacks of the callback nest from here */
-	ret = ctx->checked ? loop_checked(&sub, &r0, NULL) : loop_fast(&sub, &r0, NULL);
+	ret = ctx->checked ? loop_checked(&sub, &r0, NULL) : brt_vm_interp_fast(&sub, &r0);
 	ctx->call_arg = ex;
 	ctx->stack_lo = saved_lo;
 	ex->left = sub.left;

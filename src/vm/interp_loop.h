@@ -5,7 +5,8 @@
  * a row without a handler does not compile.  Semantics follow Linux (kernel/bpf/core.c
  * plus the verifier's rewrites): see the comments at each group.
  *
- * Parameters: BRT_LOOP_FN (function name), BRT_LOOP_CHECKED (0 or 1).
+ * Parameters: BRT_LOOP_FN (function name), BRT_LOOP_CHECKED (0 or 1), BRT_LOOP_BUDGET (0
+ * or 1: taken backward jumps charge the run budget, vm.h struct brt_budget).
  */
 
 #if !defined(BPFRT_INTERP_SWITCH) && !BRT_LOOP_CHECKED
@@ -134,8 +135,19 @@ static int BRT_LOOP_FN(struct brt_exec *ex, uint64_t *r0, struct brt_vm_labels *
 		pc++;                                                                            \
 		DISPATCH();                                                                      \
 	} while (0)
+/* a backward jump closes a loop of -off instructions: that is what it charges */
+#if BRT_LOOP_BUDGET
+#define SPEND()                                                                                  \
+	do {                                                                                     \
+		if (pc->off < 0 && brt_vm_budget_spend(ctx, (uint64_t)-(int64_t)pc->off))        \
+			goto budget_spent;                                                       \
+	} while (0)
+#else
+#define SPEND() ((void)0)
+#endif
 #define JUMP()                                                                                   \
 	do {                                                                                     \
+		SPEND();                                                                         \
 		pc += pc->off + 1;                                                               \
 		DISPATCH();                                                                      \
 	} while (0)
@@ -330,7 +342,8 @@ dispatch:
 		stack_lo -= BRT_STACK_SIZE;
 		if (BRT_LOOP_CHECKED)
 			memset((void *)(uintptr_t)stack_lo, ex->poison, BRT_STACK_SIZE);
-		JUMP();
+		pc += pc->off + 1; /* a call repeats nothing: no budget charge */
+		DISPATCH();
 	CASE(exit)
 		if (depth == 0) {
 			*r0 = reg[0];
@@ -444,6 +457,15 @@ ld_pkt:
 	}
 	NEXT();
 
+#if BRT_LOOP_BUDGET
+budget_spent:
+	/* the run is stopped (ctx->stopped); its runner reports the budget */
+	if (BRT_LOOP_CHECKED)
+		ex->left = budget;
+	*r0 = 0;
+	return 0;
+#endif
+
 #if BRT_LOOP_CHECKED
 fault_budget:
 	ex->fault.value = ex->budget;
@@ -483,6 +505,7 @@ fault:
 #undef DISPATCH
 #undef NEXT
 #undef JUMP
+#undef SPEND
 #undef ACCESS
 #undef PTR
 }

@@ -23,6 +23,11 @@ struct bpfrt_vm {
 	struct brt_dinsn *code;    /* pre-decoded for engine: n + 1 entries */
 	enum bpfrt_engine engine;  /* resolved: never DEFAULT */
 	uint64_t insn_budget;      /* checked engine's budget per run */
+	uint64_t run_budget;       /* every engine: run budget (counted instructions), 0: none */
+	uint64_t run_budget_ns;    /* ... and in ns, 0: none */
+	/* interp engine: the code pre-decoded for BRT_VM_LOOP_BUDGET, made at the first run
+	 * with a budget (atomic: runs may race to make it; the loser frees its copy) */
+	struct brt_dinsn *code_budget;
 	brt_helper_fn *helpers;    /* helper table by id: defaults + registered */
 	size_t nr_helpers;         /* its length */
 	char **helper_names;       /* names given to brt_vm_set_helper (or NULL) */
@@ -96,14 +101,14 @@ static int fuse_pairs(const struct bpf_insn *insns, size_t n, struct brt_dinsn *
 /* Pre-decode n checked instructions for the engine (checked or not); returns n + 1 entries
  * (sentinel last) or NULL when out of memory. */
 static struct brt_dinsn *predecode(const struct bpf_insn *insns, const uint16_t *ops, size_t n,
-				   int checked)
+				   enum brt_vm_loop loop)
 {
 	struct brt_vm_labels labels;
 	struct brt_dinsn *code = calloc(n + 1, sizeof(*code));
 
 	if (!code)
 		return NULL;
-	brt_vm_labels(checked, &labels);
+	brt_vm_labels(loop, &labels);
 	for (size_t pc = 0; pc <= n; pc++) {
 		struct brt_dinsn *d = &code[pc];
 		enum brt_op op = pc < n ? (enum brt_op)ops[pc] : BRT_OP_INVALID;
@@ -195,6 +200,8 @@ int bpfrt_vm_load(const struct bpf_insn *insns, size_t n, const struct bpfrt_vm_
 	vm->insn_budget = BRT_OPTS_GET(opts, insn_budget, 0);
 	if (!vm->insn_budget)
 		vm->insn_budget = BRT_VM_DEFAULT_BUDGET;
+	vm->run_budget = BRT_OPTS_GET(opts, run_budget, 0);
+	vm->run_budget_ns = BRT_OPTS_GET(opts, run_budget_ns, 0);
 	if (vm->engine != BPFRT_ENGINE_INTERP && vm->engine != BPFRT_ENGINE_CHECKED &&
 	    !(vm->engine == BPFRT_ENGINE_JIT && JIT_BUILT)) {
 		ret = vm->engine == BPFRT_ENGINE_JIT ? -EOPNOTSUPP : -EINVAL;
@@ -208,15 +215,17 @@ int bpfrt_vm_load(const struct bpf_insn *insns, size_t n, const struct bpfrt_vm_
 	if (!vm->insns || copy_default_helpers(vm))
 		goto err_free_vm;
 	memcpy(vm->insns, insns, n * sizeof(*insns));
-	vm->code = predecode(insns, vm->ops, n, vm->engine == BPFRT_ENGINE_CHECKED);
+	vm->code = predecode(insns, vm->ops, n,
+			     vm->engine == BPFRT_ENGINE_CHECKED ? BRT_VM_LOOP_CHECKED
+								: BRT_VM_LOOP_FAST);
 	if (!vm->code)
 		goto err_free_vm;
 #ifdef BPFRT_HAVE_JIT
 	if (vm->engine == BPFRT_ENGINE_JIT) {
 		ret = brt_jit_cache_new(vm->insns, vm->ops, n,
 					offsetof(struct bpfrt_run_ctx, skb_data),
-					offsetof(struct bpfrt_run_ctx, skb_len), &vm->jit, err,
-					errlen);
+					offsetof(struct bpfrt_run_ctx, skb_len), brt_vm_budget_slow,
+					&vm->jit, err, errlen);
 		if (ret) {
 			bpfrt_vm_free(vm);
 			return set_err(ret);
@@ -282,6 +291,7 @@ void bpfrt_vm_free(struct bpfrt_vm *vm)
 	brt_jit_cache_free(vm->jit);
 #endif
 	free(vm->code);
+	free(vm->code_budget);
 	free(vm->ops);
 	free(vm->insns);
 	free(vm);
@@ -318,6 +328,56 @@ const struct brt_jit_prog *brt_vm_jit_fixed(const struct bpfrt_vm *vm)
 	return vm->jit_fixed;
 }
 
+/* Does this run have a budget (its own, the vm's, or the run it is nested in)? */
+static inline int wants_budget(const struct bpfrt_vm *vm, const struct brt_run_opts *o)
+{
+	if (o->budget_from)
+		return o->budget_from->budget != NULL;
+	return (o->run_budget | o->run_budget_ns | vm->run_budget | vm->run_budget_ns) != 0;
+}
+
+/* Arm the run's budget in ctx: its own (state in b) or, nested, its parent's. */
+static void budget_arm(const struct bpfrt_vm *vm, const struct brt_run_opts *o,
+		       struct bpfrt_run_ctx *ctx, struct brt_budget *b)
+{
+	if (o->budget_from) {
+		ctx->budget = o->budget_from->budget;
+		ctx->budget_left = o->budget_from->budget_left;
+		return;
+	}
+	brt_vm_budget_start(ctx, b, o->run_budget ? o->run_budget : vm->run_budget,
+			    o->run_budget_ns ? o->run_budget_ns : vm->run_budget_ns);
+}
+
+/* After a run: a nested run hands the counter back; a spent budget is the run's result
+ * (-ETIME and its message) whatever the engine returned. */
+static int budget_end(const struct brt_run_opts *o, struct bpfrt_run_ctx *ctx, int ret,
+		      char *err, size_t errlen)
+{
+	if (o->budget_from)
+		o->budget_from->budget_left = ctx->budget_left;
+	if (ctx->budget && ctx->budget->exhausted)
+		return brt_vm_budget_msg(ctx, err, errlen);
+	return ret;
+}
+
+/* The interp engine's code for runs with a budget (BRT_VM_LOOP_BUDGET's handlers), made
+ * once; NULL when out of memory. */
+static const struct brt_dinsn *budget_code(struct bpfrt_vm *vm)
+{
+	struct brt_dinsn *c = __atomic_load_n(&vm->code_budget, __ATOMIC_ACQUIRE), *seen = NULL;
+
+	if (c)
+		return c;
+	c = predecode(vm->insns, vm->ops, vm->n, BRT_VM_LOOP_BUDGET);
+	if (c && !__atomic_compare_exchange_n(&vm->code_budget, &seen, c, 0, __ATOMIC_ACQ_REL,
+					      __ATOMIC_ACQUIRE)) {
+		free(c); /* another run made it first */
+		c = seen;
+	}
+	return c;
+}
+
 /* The run-context fields both unchecked engines (JIT and fast interpreter) read; each sets
  * the few others it needs.  tail_jump: a tail call may jump into JIT code in place. */
 static inline void unchecked_ctx_init(struct bpfrt_run_ctx *ctx, struct bpfrt_vm *vm,
@@ -336,6 +396,8 @@ static inline void unchecked_ctx_init(struct bpfrt_run_ctx *ctx, struct bpfrt_vm
 	ctx->pkt = o->pkt;
 	ctx->cb_depth = 0;
 	ctx->checked = 0;
+	ctx->budget = NULL; /* callbacks count from here: no budget */
+	ctx->budget_left = UINT64_MAX;
 }
 
 #ifdef BPFRT_HAVE_JIT
@@ -344,23 +406,28 @@ _Static_assert(offsetof(struct bpfrt_run_ctx, stop_r0) == BRT_JIT_CTX_STOP_R0_OF
 _Static_assert(offsetof(struct bpfrt_run_ctx, tail_entry) == BRT_JIT_CTX_TAIL_ENTRY_OFF, "jit.h");
 _Static_assert(offsetof(struct bpfrt_run_ctx, tail_r1) == BRT_JIT_CTX_TAIL_R1_OFF, "jit.h");
 _Static_assert(offsetof(struct bpfrt_run_ctx, tail_jump) == BRT_JIT_CTX_TAIL_JUMP_OFF, "jit.h");
+_Static_assert(offsetof(struct bpfrt_run_ctx, budget_left) == BRT_JIT_CTX_BUDGET_OFF, "jit.h");
 _Static_assert(BRT_STOP_TAIL == BRT_JIT_STOP_TAIL, "jit.h");
 
-/* The code of a JIT vm for a helper table (helpers NULL: the vm's own). */
-static int jit_code(struct bpfrt_vm *vm, const brt_helper_fn *helpers, size_t nr,
+/* The code of a JIT vm for a helper table (helpers NULL: the vm's own), with the run
+ * budget's counting at back-edges or without. */
+static int jit_code(struct bpfrt_vm *vm, const brt_helper_fn *helpers, size_t nr, int budget,
 		    const struct brt_jit_prog **prog, char *err, size_t errlen)
 {
 	int ret;
 
+	if (budget)
+		return brt_jit_cache_get(vm->jit, helpers ? helpers : vm->helpers,
+					 helpers ? nr : vm->nr_helpers, 1, prog, err, errlen);
 	*prog = vm->jit_fixed;
 	if (*prog)
 		return 0;
 	if (helpers)
-		return brt_jit_cache_get(vm->jit, helpers, nr, prog, err, errlen);
+		return brt_jit_cache_get(vm->jit, helpers, nr, 0, prog, err, errlen);
 	*prog = __atomic_load_n(&vm->jit_own, __ATOMIC_ACQUIRE);
 	if (*prog)
 		return 0;
-	ret = brt_jit_cache_get(vm->jit, vm->helpers, vm->nr_helpers, prog, err, errlen);
+	ret = brt_jit_cache_get(vm->jit, vm->helpers, vm->nr_helpers, 0, prog, err, errlen);
 	if (!ret)
 		__atomic_store_n(&vm->jit_own, *prog, __ATOMIC_RELEASE);
 	return ret;
@@ -395,9 +462,11 @@ static int run_jit(struct bpfrt_vm *vm, const struct brt_run_opts *o, uint64_t *
 {
 	const struct brt_jit_prog *prog;
 	struct bpfrt_run_ctx ctx;
+	struct brt_budget budget;
+	int want = wants_budget(vm, o);
 	int ret;
 
-	ret = jit_code(vm, o->helpers, o->nr_helpers, &prog, err, errlen);
+	ret = jit_code(vm, o->helpers, o->nr_helpers, want, &prog, err, errlen);
 	if (ret)
 		return set_err(ret);
 	if (!brt_jit_needs_ctx(prog)) { /* e.g. its only calls are bound map lookups */
@@ -416,12 +485,15 @@ static int run_jit(struct bpfrt_vm *vm, const struct brt_run_opts *o, uint64_t *
 	ctx.nr_regions = ctx.cap_regions = 0;
 	ctx.regions_owned = 0;
 	ctx.call_arg = (void *)(uintptr_t)prog;
+	if (want)
+		budget_arm(vm, o, &ctx, &budget);
 	*r0 = brt_jit_call(prog, o->r1, o->r2, &ctx);
 	if (o->tail_cnt_end)
 		*o->tail_cnt_end = ctx.tail_cnt;
 	if (errlen)
 		err[0] = 0;
-	return 0;
+	ret = budget_end(o, &ctx, 0, err, errlen);
+	return ret ? set_err(ret) : 0;
 }
 #endif
 
@@ -430,7 +502,7 @@ int brt_vm_jit_code(struct bpfrt_vm *vm, const struct brt_jit_prog **out, char *
 {
 #ifdef BPFRT_HAVE_JIT
 	if (vm->jit)
-		return jit_code(vm, NULL, 0, out, err, errlen);
+		return jit_code(vm, NULL, 0, 0, out, err, errlen);
 #endif
 	(void)vm, (void)out;
 	snprintf(err, errlen, "not a JIT program");
@@ -480,6 +552,7 @@ static __attribute__((noinline)) int run_interp(struct bpfrt_vm *vm, const struc
 	/* 8 frames of 512 bytes; 16-byte alignment as the kernel's stack */
 	_Alignas(16) uint8_t stack[BRT_VM_STACK_BYTES];
 	struct bpfrt_run_ctx ctx;
+	struct brt_budget budget;
 	struct brt_track track;
 	struct brt_exec ex;
 	int checked = vm->engine == BPFRT_ENGINE_CHECKED;
@@ -515,8 +588,14 @@ static __attribute__((noinline)) int run_interp(struct bpfrt_vm *vm, const struc
 			goto out;
 		}
 	}
+	budget_arm(vm, o, &ctx, &budget);
 	memset(&ex.fault, 0, sizeof(ex.fault));
-	ex.code = vm->code;
+	ex.code = checked || !ctx.budget ? vm->code : budget_code(vm);
+	if (!ex.code) {
+		snprintf(err, errlen, "out of memory for the run budget's code");
+		ret = -ENOMEM;
+		goto out;
+	}
 	ex.n = vm->n;
 	ex.start = 0;
 	ex.base_depth = 0;
@@ -546,6 +625,7 @@ static __attribute__((noinline)) int run_interp(struct bpfrt_vm *vm, const struc
 		ret = brt_vm_fault_msg(&ex.fault, err, errlen);
 	else if (errlen)
 		err[0] = 0;
+	ret = budget_end(o, &ctx, ret, err, errlen);
 out:
 	if (ctx.regions_owned)
 		free(ctx.regions);
@@ -555,7 +635,7 @@ out:
 int brt_vm_run_opts(struct bpfrt_vm *vm, const struct brt_run_opts *o, uint64_t *r0, char *err,
 		    size_t errlen)
 {
-	if (vm->direct) {
+	if (vm->direct && !wants_budget(vm, o)) {
 		*r0 = vm->direct(o->r1, o->r2, NULL);
 		if (o->tail_cnt_end)
 			*o->tail_cnt_end = o->tail_cnt;
@@ -567,7 +647,7 @@ int brt_vm_run_opts(struct bpfrt_vm *vm, const struct brt_run_opts *o, uint64_t 
 	if (vm->engine == BPFRT_ENGINE_JIT)
 		return run_jit(vm, o, r0, err, errlen);
 #endif
-	if (vm->engine == BPFRT_ENGINE_INTERP)
+	if (vm->engine == BPFRT_ENGINE_INTERP && !wants_budget(vm, o))
 		return run_fast(vm, o, r0, err, errlen);
 	return run_interp(vm, o, r0, err, errlen);
 }
@@ -590,7 +670,7 @@ int bpfrt_vm_run(struct bpfrt_vm *vm, void *mem, size_t mem_len, uint64_t *r0, c
 		return set_err(-EINVAL);
 	}
 	/* native code that needs no context: just call it */
-	if (vm->direct) {
+	if (vm->direct && !vm->run_budget && !vm->run_budget_ns) {
 		*r0 = vm->direct((uint64_t)(uintptr_t)mem, mem_len, NULL);
 		if (errlen)
 			err[0] = 0;
@@ -613,7 +693,7 @@ uint64_t brt_vm_tail_call(struct bpfrt_vm *vm, void *user, uint64_t r1,
 	if (ctx->tail_jump && vm->engine == BPFRT_ENGINE_JIT) {
 		const struct brt_jit_prog *prog;
 
-		if (!jit_code(vm, NULL, 0, &prog, msg, sizeof(msg))) {
+		if (!jit_code(vm, NULL, 0, ctx->budget != NULL, &prog, msg, sizeof(msg))) {
 			const struct brt_jit_prog_head *h = (const void *)prog;
 
 			/* from here on the run is the callee's; a code address kept as data, as
@@ -639,8 +719,14 @@ uint64_t brt_vm_tail_call(struct bpfrt_vm *vm, void *user, uint64_t r1,
 	o.user = user;
 	o.tail_cnt = ctx->tail_cnt + 1;
 	o.tail_cnt_end = &end;
+	o.budget_from = ctx;
 	end = o.tail_cnt;
 	if (brt_vm_run_opts(vm, &o, &r0, msg, sizeof(msg))) {
+		ctx->tail_cnt = end;
+		if (ctx->budget && ctx->budget->exhausted) {
+			bpfrt_run_stop(ctx, 0); /* the whole chain is out of budget */
+			return 0;
+		}
 		brt_print(BPFRT_WARN, "bpfrt: tail call: %s\n", msg);
 		r0 = 0;
 	}

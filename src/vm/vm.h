@@ -78,7 +78,7 @@ struct brt_run_pkt {
 };
 
 /* The run's state visible to helpers.  The JIT tests `stopped` after every helper call,
- * and tail_entry after bpf_tail_call(), so the first six members must stay where they
+ * and tail_entry after bpf_tail_call(), so the first seven members must stay where they
  * are (BRT_JIT_CTX_*_OFF in jit/jit.h). */
 struct bpfrt_run_ctx {
 	uint64_t stopped;               /* BRT_STOP_RUN after bpfrt_run_stop(), BRT_STOP_TAIL */
@@ -87,6 +87,10 @@ struct bpfrt_run_ctx {
 	uint64_t tail_r1;               /* ... with this r1 */
 	uint32_t tail_cnt;              /* tail calls made so far in this chain */
 	int tail_jump;                  /* the running code is JIT code that honours tail_entry */
+	/* run budget (budget.c): counted instructions left before brt_vm_budget_slow() must
+	 * look; back-edges and callback calls subtract from it (the JIT's code at
+	 * BRT_JIT_CTX_BUDGET_OFF); UINT64_MAX when the run has no budget */
+	uint64_t budget_left;
 	void *user;                     /* bpfrt_run_user() */
 	const brt_helper_fn *helpers;   /* helper table indexed by id */
 	size_t nr_helpers;              /* entries in helpers */
@@ -107,7 +111,41 @@ struct bpfrt_run_ctx {
 	int regions_owned;              /* regions is a heap copy to free after the run */
 	struct brt_region inline_regions[8]; /* storage before the first heap growth */
 	struct brt_run_pkt *pkt;            /* the run's packet helpers may change, or NULL */
+	struct brt_budget *budget;      /* the run's budget state (budget.c), NULL: none */
 };
+
+/* A run's budget (off by default, as in the kernel): an embedder bounds an untrusted
+ * program's run in counted instructions and/or nanoseconds of CLOCK_MONOTONIC.  The
+ * unchecked engines count only where a run can repeat itself, so straight-line code pays
+ * nothing: each backward jump charges the length of the loop it closes (its distance
+ * back, in instructions), each callback call (bpf_loop, for_each_map_elem, ...) charges
+ * 1.  ctx->budget_left holds what may be spent before the slow path looks again. */
+struct brt_budget {
+	uint64_t insns;      /* the budget in counted instructions; 0: none */
+	uint64_t ns;         /* the budget in ns; 0: none */
+	uint64_t reserve;    /* counted instructions not yet handed to budget_left */
+	uint64_t deadline;   /* CLOCK_MONOTONIC ns the run must end by; 0: none */
+	int exhausted;       /* BRT_BUDGET_INSNS or BRT_BUDGET_TIME once the run was stopped */
+};
+#define BRT_BUDGET_INSNS 1
+#define BRT_BUDGET_TIME 2
+
+/* Arm budget b for a run with ctx (insns and ns 0: the budget is off: ctx->budget NULL). */
+void brt_vm_budget_start(struct bpfrt_run_ctx *ctx, struct brt_budget *b, uint64_t insns,
+			 uint64_t ns);
+/* ctx->budget_left went below zero (it wrapped): 0 when the run may go on (budget_left
+ * refilled), 1 when the budget is spent: the run is stopped (bpfrt_run_stop(ctx, 0)) and
+ * b->exhausted says why.  The JIT calls it from its code. */
+int brt_vm_budget_slow(struct bpfrt_run_ctx *ctx);
+/* Charge n counted instructions; 1 when the run must stop (see brt_vm_budget_slow). */
+static inline int brt_vm_budget_spend(struct bpfrt_run_ctx *ctx, uint64_t n)
+{
+	if (__builtin_expect(!__builtin_sub_overflow(ctx->budget_left, n, &ctx->budget_left), 1))
+		return 0;
+	return brt_vm_budget_slow(ctx);
+}
+/* After a run: the message and errno (-ETIME) of a spent budget, or 0. */
+int brt_vm_budget_msg(const struct bpfrt_run_ctx *ctx, char *err, size_t errlen);
 
 /* Values of bpfrt_run_ctx.stopped: the run ends with stop_r0; or, after bpf_tail_call(),
  * the target ran nested and stop_r0 is what the calling function returns (the kernel's
@@ -133,7 +171,11 @@ struct bpfrt_run_ctx {
  *                 the run that made the tail call);
  *   track         checked engine: fault on any read of a register or stack byte the run
  *                 has not written (the kernel verifier's rule, see track.c), with
- *                 helper_args = how many argument registers every helper reads. */
+ *                 helper_args = how many argument registers every helper reads;
+ *   run_budget, run_budget_ns
+ *                 every engine: the run's budget (struct brt_budget); 0: the vm's;
+ *   budget_from   a run nested in another (a tail call's target) spends that run's
+ *                 budget instead. */
 struct brt_run_opts {
 	uint64_t r1;
 	uint64_t r2;
@@ -151,6 +193,9 @@ struct brt_run_opts {
 	uint8_t poison;
 	uint8_t track;
 	uint8_t helper_args;
+	uint64_t run_budget;
+	uint64_t run_budget_ns;
+	struct bpfrt_run_ctx *budget_from;
 };
 
 /* A run fault, turned into "insn N: <reason>" by brt_vm_fault_msg(). */
@@ -235,13 +280,23 @@ struct brt_vm_labels {
 	const void *const *store_after_mov32i;
 };
 
-/* Interpreter loops (interp.c).  They return 0 with *r0 set, or -1 with ex->fault set. */
+/* The interpreter's loops: the pre-decoded code of a vm holds the handler addresses of
+ * one of them (goto build). */
+enum brt_vm_loop {
+	BRT_VM_LOOP_FAST,    /* no checks */
+	BRT_VM_LOOP_CHECKED, /* every access checked, instruction cap, budget at back-edges */
+	BRT_VM_LOOP_BUDGET,  /* the fast loop with the run budget at back-edges */
+};
+
+/* Interpreter loops (interp.c).  They return 0 with *r0 set, or -1 with ex->fault set.
+ * brt_vm_interp_fast() runs code pre-decoded for BRT_VM_LOOP_FAST, or for
+ * BRT_VM_LOOP_BUDGET when ctx->budget is set. */
 int brt_vm_interp_fast(struct brt_exec *ex, uint64_t *r0);
 int brt_vm_interp_checked(struct brt_exec *ex, uint64_t *r0);
 /* The interpreters' call_func (ctx->call_arg = the run's struct brt_exec). */
 uint64_t brt_vm_interp_call_func(struct bpfrt_run_ctx *ctx, uint64_t func, const uint64_t *args,
 				 unsigned nargs);
-void brt_vm_labels(int checked, struct brt_vm_labels *out);
+void brt_vm_labels(enum brt_vm_loop loop, struct brt_vm_labels *out);
 
 /* Checked engine (checked.c): may the run access [addr, addr + size)? (regions only; the
  * loop checks the stack itself) */

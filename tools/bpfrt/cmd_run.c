@@ -31,7 +31,9 @@ static void usage(FILE *out)
 		"  --mem-file F     input memory read from file F\n"
 		"  --engine E       interp (fast, verified programs only), checked (default: any\n"
 		"                   program, memory accesses checked), jit\n"
-		"  --budget N       checked engine: instruction budget (default 1e9)\n"
+		"  --budget N       run budget, every engine: counted instructions (loops and\n"
+		"                   callbacks; default: none); a spent budget is an error\n"
+		"  --budget-ns N    run budget in nanoseconds (default: none)\n"
 		"  --repeat N       run N times and print the mean time per run\n"
 		"  -j, --json       print one JSON object\n"
 		"  -h, --help       this help\n"
@@ -155,13 +157,14 @@ struct run_args {
 	const char *mem_file;
 	enum bpfrt_engine engine;
 	uint64_t budget;
+	uint64_t budget_ns;
 	unsigned long repeat;
 	int json;
 };
 
-/* A run count as BPF_PROG_TEST_RUN's repeat: 1 to UINT32_MAX.  strtoul() alone takes
- * "-1" as ULONG_MAX and saturates past 2^64, and either runs for centuries. */
-static int parse_repeat(const char *s, unsigned long *out)
+/* A count from 1 to 2^64 - 1, digits only (strtoull() takes "-1" as 2^64 - 1 and
+ * saturates past it). */
+static int parse_count(const char *s, uint64_t *out)
 {
 	unsigned long long v;
 	char *end;
@@ -170,7 +173,19 @@ static int parse_repeat(const char *s, unsigned long *out)
 		return -EINVAL;
 	errno = 0;
 	v = strtoull(s, &end, 0);
-	if (errno || *end || !v || v > UINT32_MAX)
+	if (errno || *end || !v)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+/* A run count as BPF_PROG_TEST_RUN's repeat: 1 to UINT32_MAX.  strtoul() alone takes
+ * "-1" as ULONG_MAX and saturates past 2^64, and either runs for centuries. */
+static int parse_repeat(const char *s, unsigned long *out)
+{
+	uint64_t v;
+
+	if (parse_count(s, &v) || v > UINT32_MAX)
 		return -EINVAL;
 	*out = (unsigned long)v;
 	return 0;
@@ -183,6 +198,7 @@ static int parse_args(int argc, char **argv, struct run_args *a)
 		{ "mem-file", required_argument, NULL, 'f' },
 		{ "engine", required_argument, NULL, 'e' },
 		{ "budget", required_argument, NULL, 'b' },
+		{ "budget-ns", required_argument, NULL, 'n' },
 		{ "repeat", required_argument, NULL, 'r' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
@@ -208,7 +224,10 @@ static int parse_args(int argc, char **argv, struct run_args *a)
 						 brt_vm_engine_list());
 			break;
 		case 'b':
-			a->budget = strtoull(optarg, NULL, 0);
+		case 'n':
+			if (parse_count(optarg, c == 'b' ? &a->budget : &a->budget_ns))
+				return cli_error("run: --%s: '%s' is not a count from 1 to 2^64-1",
+						 c == 'b' ? "budget" : "budget-ns", optarg);
 			break;
 		case 'r':
 			if (parse_repeat(optarg, &a->repeat))
@@ -302,7 +321,8 @@ int cmd_run(int argc, char **argv)
 		goto out;
 	}
 	{
-		BPFRT_OPTS(bpfrt_vm_opts, o, .engine = a.engine, .insn_budget = a.budget);
+		BPFRT_OPTS(bpfrt_vm_opts, o, .engine = a.engine, .run_budget = a.budget,
+			   .run_budget_ns = a.budget_ns);
 
 		ret = bpfrt_vm_load(insns, n, &o, &vm, err, sizeof(err));
 	}

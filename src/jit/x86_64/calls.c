@@ -428,3 +428,56 @@ void brt_jit_emit_cb_entry(struct jit_state *st, struct jit_func *f)
 	pop_saved(st, st->funcs[0].saved);
 	emit_ret(B);
 }
+
+/* Before a backward jump closing a loop of `charge` instructions: take the charge off
+ * the run budget's counter in the run ctx and, when it wraps, call STUB_BUDGET.  Placed
+ * before the jump's compare, so flags are free; AUX holds nothing between instructions. */
+void brt_jit_emit_budget(struct jit_state *st, uint32_t charge)
+{
+	size_t j_ok;
+
+	emit_load(B, 8, false, AUX, ANCHOR, JIT_SLOT_CTX);
+	emit_rex(B, true, 0, AUX, false); /* sub qword [AUX + budget_left], charge */
+	if (is_imm8(charge)) {
+		emit1(B, 0x83);
+		emit_modrm_mem(B, ALU_SUB, AUX, BRT_JIT_CTX_BUDGET_OFF);
+		emit1(B, (uint8_t)charge);
+	} else {
+		emit1(B, 0x81);
+		emit_modrm_mem(B, ALU_SUB, AUX, BRT_JIT_CTX_BUDGET_OFF);
+		emit_u32(B, charge);
+	}
+	j_ok = emit_jcc8_fwd(B, CC_AE); /* no borrow: budget left */
+	emit_call_rel(B, st->prev_stub[STUB_BUDGET]);
+	patch8_here(B, j_ok);
+}
+
+/* The budget's slow path, reached by `call` from any depth with every eBPF register
+ * live: save the caller-saved ones (r0-r5), call env->budget_slow(ctx) on an aligned
+ * stack, restore, and either return to the loop or leave through STUB_STOPPED (the
+ * return address left on the stack goes with the unwind). */
+void brt_jit_emit_budget_stub(struct jit_state *st)
+{
+	static const uint8_t live[] = { RAX, RDI, RSI, RDX, RCX, R8 };
+	void *fn;
+
+	if (!st->budget)
+		return;
+	st->stub[STUB_BUDGET] = (uint32_t)B->len;
+	for (size_t i = 0; i < sizeof(live); i++)
+		emit_push(B, live[i]);
+	emit_push(B, RBP);
+	emit_mov_rr(B, true, RBP, RSP);
+	emit_alu_ri(B, ALU_AND, true, RSP, -16);
+	emit_load(B, 8, false, RDI, ANCHOR, JIT_SLOT_CTX);
+	memcpy(&fn, &st->env->budget_slow, sizeof(fn)); /* code to data pointer, as dlsym */
+	emit_mov_imm64(B, RAX, (uint64_t)(uintptr_t)fn);
+	emit_call_r(B, RAX);
+	emit_mov_rr(B, true, RSP, RBP);
+	emit_pop(B, RBP);
+	emit_rr(B, 0x85, false, RAX, RAX); /* test eax, eax: pops keep the flags */
+	for (size_t i = sizeof(live); i-- > 0;)
+		emit_pop(B, live[i]);
+	jump_stub(st, CC_NE, STUB_STOPPED, false);
+	emit_ret(B);
+}

@@ -253,11 +253,29 @@ out_free:
 }
 
 /* Saved registers, stack and alignment padding of each function. */
+/* The run budget's charge before instruction pc: the length of the loop a backward jump
+ * closes, 0 for anything else. */
+static uint32_t budget_charge(const struct jit_state *st, const uint16_t *ops, size_t pc)
+{
+	int64_t t;
+
+	if (ops[pc] == BRT_OP_INVALID || !is_branch(ops[pc]))
+		return 0;
+	t = brt_isa_jump_target(&st->insns[pc], ops[pc], pc);
+	return t <= (int64_t)pc ? (uint32_t)((int64_t)pc + 1 - t) : 0;
+}
+
 static void plan_frames(struct jit_state *st, const uint16_t *ops)
 {
 	uint16_t all = 0;
 
-	st->pkt_regs = brt_jit_pkt_regs_fit(st->insns, st->n, ops);
+	/* only code that can repeat itself counts; the counter is in the run ctx (ANCHOR) */
+	for (size_t pc = 0; (st->env->flags & BRT_JIT_BUDGET) && pc < st->n; pc++)
+		if (budget_charge(st, ops, pc))
+			st->budget = true;
+	st->pkt_regs = !st->budget && brt_jit_pkt_regs_fit(st->insns, st->n, ops);
+	if (st->budget)
+		st->anchor = true;
 	for (size_t k = 0; k < st->nfuncs; k++)
 		if (st->funcs[k].callback) /* its C entry needs the ANCHOR frame */
 			st->pkt_regs = false;
@@ -348,6 +366,12 @@ static int run_pass(struct jit_state *st, const uint16_t *ops)
 			st->off[pc] = (uint32_t)st->buf.len;
 			if (ops[pc] == BRT_OP_INVALID) /* second slot of lddw */
 				continue;
+			if (st->budget && budget_charge(st, ops, pc)) {
+				rc = reserve(st, JIT_BUDGET_BYTES);
+				if (rc)
+					return rc;
+				brt_jit_emit_budget(st, budget_charge(st, ops, pc));
+			}
 			rc = brt_jit_emit_insn(st, pc, (enum brt_op)ops[pc]);
 			if (rc)
 				return rc;
@@ -358,6 +382,10 @@ static int run_pass(struct jit_state *st, const uint16_t *ops)
 	if (rc)
 		return rc;
 	brt_jit_emit_stubs(st);
+	rc = reserve(st, JIT_BUDGET_BYTES);
+	if (rc)
+		return rc;
+	brt_jit_emit_budget_stub(st);
 	for (st->cur = 0; st->cur < st->nfuncs; st->cur++) {
 		rc = reserve(st, JIT_MAX_INSN_BYTES);
 		if (rc)
@@ -489,6 +517,10 @@ int brt_jit_compile(const struct bpf_insn *insns, size_t n, const struct brt_jit
 	    st.env->pkt_len_off >= JIT_NO_CTX_WORDS * 8 - 8) {
 		snprintf(err, errlen, "packet field offsets %d/%d beyond the run context",
 			 st.env->pkt_data_off, st.env->pkt_len_off);
+		return -EINVAL;
+	}
+	if ((st.env->flags & BRT_JIT_BUDGET) && !st.env->budget_slow) {
+		snprintf(err, errlen, "run budget without a function to call when it runs out");
 		return -EINVAL;
 	}
 	if (!n || n > UINT32_MAX / 2) {

@@ -45,6 +45,7 @@ enum jit_stub {
 	STUB_UNWIND,  /* return rax from any depth: reset rsp from ANCHOR, restore, ret */
 	STUB_TAIL,    /* bpf_tail_call set ctx->tail_entry: unwind, jump there */
 	STUB_DONE,    /* pkt_regs: exit; the batch's next packet, or return */
+	STUB_BUDGET,  /* called when the run budget's counter wraps: ask, stop or return */
 	STUB_COUNT,
 };
 
@@ -106,6 +107,7 @@ struct jit_state {
 	uint32_t batch_next;  /* this pass: where the batch loop takes its next packet */
 	bool uses_callx;
 	bool uses_tail_call;  /* calls bpf_tail_call: STUB_TAIL is emitted */
+	bool budget;          /* BRT_JIT_BUDGET and the program has a backward jump */
 	bool bmi2;            /* the CPU has shlx/shrx/sarx */
 	uint64_t blind_seed;  /* non-zero: blind constants with keys derived from it */
 	char *err;
@@ -143,6 +145,10 @@ void brt_jit_emit_ld_pkt(struct jit_state *st, const struct bpf_insn *insn, bool
 void brt_jit_emit_prologue(struct jit_state *st, const struct jit_func *f);
 void brt_jit_emit_stubs(struct jit_state *st);
 void brt_jit_emit_cb_entry(struct jit_state *st, struct jit_func *f);
+/* Bytes brt_jit_emit_budget() and brt_jit_emit_budget_stub() emit at most. */
+#define JIT_BUDGET_BYTES 96
+void brt_jit_emit_budget(struct jit_state *st, uint32_t charge);
+void brt_jit_emit_budget_stub(struct jit_state *st);
 uint64_t brt_jit_callx_thunk(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5,
 			     uint64_t *slots);
 
