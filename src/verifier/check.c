@@ -406,6 +406,38 @@ static void print_live_regs(struct brt_env *env)
 	}
 }
 
+/* The kernel's can_be_sleepable() (check_attach_btf_id()): BPF_F_SLEEPABLE is for
+ * programs that run where they may sleep; a kprobe's is only known at attach (uprobes). */
+static int check_sleepable(struct brt_env *env)
+{
+	const struct brt_verify_opts *o = env->opts;
+	int ok;
+
+	if (!(o->prog_flags & BPF_F_SLEEPABLE))
+		return 0;
+	switch (o->prog_type) {
+	case BPF_PROG_TYPE_TRACING:
+		ok = o->expected_attach_type == BPF_TRACE_FENTRY ||
+		     o->expected_attach_type == BPF_TRACE_FEXIT ||
+		     o->expected_attach_type == BPF_MODIFY_RETURN ||
+		     o->expected_attach_type == BPF_TRACE_ITER;
+		break;
+	case BPF_PROG_TYPE_LSM:
+	case BPF_PROG_TYPE_KPROBE:
+	case BPF_PROG_TYPE_STRUCT_OPS:
+		ok = 1;
+		break;
+	default:
+		ok = 0;
+		break;
+	}
+	if (ok)
+		return 0;
+	brt_verr(env, "Only fentry/fexit/fmod_ret, lsm, iter, uprobe, and struct_ops programs "
+		      "can be sleepable\n");
+	return -EINVAL;
+}
+
 static int run_passes(struct brt_env *env)
 {
 	int err;
@@ -415,6 +447,8 @@ static int run_passes(struct brt_env *env)
 		err = brt_check_insns(env);
 	if (!err)
 		err = brt_check_abnormal_return(env);
+	if (!err)
+		err = check_sleepable(env); /* where the kernel checks the attach target */
 	env->insn_idx = 0;
 	if (!err)
 		err = brt_check_cfg(env);
