@@ -19,8 +19,11 @@
 /* ---- section names to program types (sections.c, sec_def.def) ---- */
 
 /* Program type and expected attach type for an ELF section name, following libbpf's SEC()
- * conventions.  Returns 0, or -ENOENT when no convention matches. */
+ * conventions (then libbpf 0.x's prefixes).  Returns 0, or -ENOENT when none matches. */
 int brt_elf_sec_type(const char *sec, uint32_t *prog_type, uint32_t *attach_type);
+/* Whether sec is a tc tail-call section "N/M" (program for key M of the prog array whose
+ * iproute2 map id is N); sets both.  Returns 1 or 0. */
+int brt_elf_tail_sec(const char *sec, uint32_t *map_id, uint32_t *key);
 const char *brt_elf_attach_type_name(uint32_t attach_type);
 
 /* ---- the parsed object ---- */
@@ -50,7 +53,11 @@ struct brt_elf_map {
 	uint32_t max_entries;       /* entries */
 	uint32_t map_flags;         /* BPF_F_* */
 	uint32_t numa_node;         /* with BPF_F_NUMA_NODE */
-	uint32_t pinning;           /* 0 none, 1 LIBBPF_PIN_BY_NAME */
+	uint32_t pinning;           /* 0 none, 1 pinned (LIBBPF_PIN_BY_NAME, tc's PIN_*_NS) */
+	const char *pin_dir;        /* pin under <pin root>/pin_dir ("tc/globals"), or NULL */
+	uint32_t id;                /* iproute2 bpf_elf_map id ("N/M" sections name it), 0 */
+	uint32_t inner_ref;         /* 1 + index of the object's map that is the inner map of
+				     * this map of maps (legacy formats), 0 none */
 	uint32_t btf_key_type_id;   /* .BTF id of the key type, 0 if unknown */
 	uint32_t btf_value_type_id; /* .BTF id of the value type, 0 if unknown */
 	uint8_t *data;              /* initial value of global data (value_size bytes), or NULL */

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <elf.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,6 +31,17 @@ static struct brt_elf_map *new_map(struct brt_elf_ctx *ctx)
 	return &n[obj->nmaps++];
 }
 
+static int add_slot(struct brt_elf_map *m, uint32_t index, int32_t target)
+{
+	struct brt_elf_slot *n = realloc(m->slots, (m->nslots + 1) * sizeof(*n));
+
+	if (!n)
+		return -ENOMEM;
+	m->slots = n;
+	m->slots[m->nslots++] = (struct brt_elf_slot){ .index = index, .target = target };
+	return 0;
+}
+
 static int cmp_sym_off(const void *a, const void *b)
 {
 	const struct brt_elf_sym *const *x = a, *const *y = b;
@@ -38,12 +50,139 @@ static int cmp_sym_off(const void *a, const void *b)
 }
 
 /* Legacy maps: the section is an array of equal-sized definitions, one symbol each; the
- * record size is the section size over the symbol count (older compilers give no sizes). */
+ * record size is the section size over the symbol count (older compilers give no sizes).
+ * The size says which loader's layout it is; all begin with type, key_size, value_size,
+ * max_entries, map_flags (20 bytes):
+ *   16, 20  libbpf's struct bpf_map_def (map_flags optional);
+ *   24, 28  the kernel samples' (samples/bpf/bpf_load.h): + inner_map_idx, numa_node;
+ *   36      iproute2's struct bpf_elf_map (tc, Cilium): + id, pinning, inner_id, inner_idx.
+ * Other sizes load when every byte past the 20 is zero. */
+enum legacy_layout { LAYOUT_LIBBPF, LAYOUT_SAMPLES, LAYOUT_IPROUTE2 };
+
+#define PIN_OBJECT_NS 1 /* iproute2's bpf_elf.h: <tc dir>/<object id>/NAME */
+#define PIN_GLOBAL_NS 2 /* <tc dir>/globals/NAME */
+
+static const char *const legacy_fields[] = { "type", "key_size", "value_size", "max_entries",
+					     "map_flags", NULL, NULL, NULL, NULL };
+static const char *const samples_fields[] = { NULL, NULL, NULL, NULL, NULL, "inner_map_idx",
+					      "numa_node" };
+static const char *const iproute2_fields[] = { NULL, NULL, NULL, NULL, NULL, "id", "pinning",
+					       "inner_id", "inner_idx" };
+
+static int is_map_in_map(uint32_t type)
+{
+	return type == BPF_MAP_TYPE_ARRAY_OF_MAPS || type == BPF_MAP_TYPE_HASH_OF_MAPS;
+}
+
+/* Refusal naming the field of map m (definition at off in sec) and its file offset. */
+static int field_fail(struct brt_elf_ctx *ctx, uint32_t sec, uint64_t off, const char *map,
+		      enum legacy_layout layout, unsigned field, const char *what, uint32_t val)
+{
+	const char *const *names = layout == LAYOUT_IPROUTE2 ? iproute2_fields : samples_fields;
+	const char *name = field < 5 ? legacy_fields[field] : names[field];
+	uint64_t at = off + 4 * field;
+
+	return brt_elf_fail(ctx, -EINVAL, sec, at, "map '%s': %s %u (%s, byte %u of the "
+			    "definition, file offset 0x%llx): %s", map, name ? name : "field", val,
+			    layout == LAYOUT_IPROUTE2 ? "struct bpf_elf_map" :
+			    "the samples' struct bpf_map_def", 4 * field,
+			    (unsigned long long)(ctx->secs[sec].file_off + at), what);
+}
+
+/* tc's object id for PIN_OBJECT_NS: iproute2 names the directory by a hash of the object
+ * file; ours is FNV-1a over the contents of every section (same object, same directory). */
+static const char *object_pin_dir(struct brt_elf_ctx *ctx)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	char dir[32];
+
+	for (size_t i = 1; i < ctx->nsecs; i++)
+		for (size_t b = 0; ctx->secs[i].data && b < ctx->secs[i].size; b++)
+			h = (h ^ ctx->secs[i].data[b]) * 0x100000001b3ull;
+	snprintf(dir, sizeof(dir), "tc/%016llx", (unsigned long long)h);
+	return brt_elf_keep(ctx->obj, dir);
+}
+
+/* The fields past map_flags, as the loader of that layout reads them. */
+static int legacy_extra(struct brt_elf_ctx *ctx, uint32_t sec, uint64_t off, size_t nmaps,
+			enum legacy_layout layout, const uint32_t *f, struct brt_elf_map *m)
+{
+	if (layout == LAYOUT_SAMPLES) {
+		/* bpf_load.c: inner_map_idx indexes the maps section; numa_node counts only
+		 * with BPF_F_NUMA_NODE */
+		if (is_map_in_map(m->type)) {
+			if (f[5] >= nmaps)
+				return field_fail(ctx, sec, off, m->name, layout, 5,
+						  "no map of the section has that index", f[5]);
+			m->inner_ref = f[5] + 1;
+		}
+		if (m->map_flags & BPF_F_NUMA_NODE)
+			m->numa_node = f[6];
+	} else if (layout == LAYOUT_IPROUTE2) {
+		m->id = f[5];
+		if (f[6] == PIN_GLOBAL_NS) {
+			m->pinning = 1;
+			m->pin_dir = brt_elf_keep(ctx->obj, "tc/globals");
+		} else if (f[6] == PIN_OBJECT_NS) {
+			m->pinning = 1;
+			m->pin_dir = object_pin_dir(ctx);
+		} else if (f[6]) {
+			return field_fail(ctx, sec, off, m->name, layout, 6,
+					  "custom pinning (tc's /etc/iproute2/bpf_pinning) is not "
+					  "supported; use PIN_GLOBAL_NS (2) or PIN_OBJECT_NS (1)",
+					  f[6]);
+		}
+		if (m->pinning && !m->pin_dir)
+			return -ENOMEM;
+	}
+	/* both loaders give a map of maps a 4-byte value (the inner map's fd) */
+	if (layout != LAYOUT_LIBBPF && is_map_in_map(m->type) && !m->value_size)
+		m->value_size = 4;
+	return 0;
+}
+
+/* iproute2 map-in-map: an outer map's inner_id names the id of its inner map; that inner
+ * map (id set, inner_id 0, inner_idx not -1) is also put into the outer at key inner_idx
+ * (lib/bpf_legacy.c, bpf_maps_attach_all). */
+static int iproute2_inner(struct brt_elf_ctx *ctx, uint32_t sec, size_t first, const uint32_t *ids)
+{
+	struct brt_elf_obj *obj = ctx->obj;
+
+	for (size_t o = first; o < obj->nmaps; o++) {
+		struct brt_elf_map *outer = &obj->maps[o];
+		uint32_t inner_id = ids[2 * (o - first)];
+
+		if (!is_map_in_map(outer->type))
+			continue;
+		if (!inner_id)
+			return field_fail(ctx, sec, outer->sec_off, outer->name, LAYOUT_IPROUTE2, 7,
+					  "a map of maps needs the id of its inner map", 0);
+		for (size_t i = first; i < obj->nmaps; i++) {
+			const struct brt_elf_map *in = &obj->maps[i];
+			uint32_t inner_idx = ids[2 * (i - first) + 1];
+			int ret;
+
+			if (in->id != inner_id || ids[2 * (i - first)])
+				continue;
+			if (!outer->inner_ref)
+				outer->inner_ref = (uint32_t)i + 1;
+			if (inner_idx != UINT32_MAX && (ret = add_slot(outer, inner_idx, (int32_t)i)))
+				return ret;
+		}
+		if (!outer->inner_ref)
+			return field_fail(ctx, sec, outer->sec_off, outer->name, LAYOUT_IPROUTE2, 7,
+					  "no map of the object has that id", inner_id);
+	}
+	return 0;
+}
+
 static int legacy_maps(struct brt_elf_ctx *ctx, uint32_t sec)
 {
 	const struct brt_elf_sec *s = &ctx->secs[sec];
 	const struct brt_elf_sym **syms;
-	size_t n = 0, def_size;
+	size_t n = 0, def_size, first = ctx->obj->nmaps;
+	enum legacy_layout layout;
+	uint32_t *ids = NULL;
 	int ret = 0;
 
 	syms = calloc(ctx->nsyms ? ctx->nsyms : 1, sizeof(*syms));
@@ -66,9 +205,18 @@ static int legacy_maps(struct brt_elf_ctx *ctx, uint32_t sec)
 				   s->size, n);
 		goto out;
 	}
+	layout = def_size == 24 || def_size == 28 ? LAYOUT_SAMPLES :
+		 def_size == 36 ? LAYOUT_IPROUTE2 : LAYOUT_LIBBPF;
+	/* inner_id and inner_idx of each map, for the iproute2 pass after all are read */
+	ids = calloc(2 * n, sizeof(*ids));
+	if (!ids) {
+		ret = -ENOMEM;
+		goto out;
+	}
 	for (size_t i = 0; i < n && !ret; i++) {
 		uint64_t off = syms[i]->value;
-		uint32_t f[5] = { 0 };
+		uint32_t f[9] = { 0 };
+		size_t known = layout == LAYOUT_LIBBPF ? 20 : def_size;
 		struct brt_elf_map *m;
 
 		if (off % def_size || off + def_size > s->size) {
@@ -78,11 +226,13 @@ static int legacy_maps(struct brt_elf_ctx *ctx, uint32_t sec)
 			break;
 		}
 		memcpy(f, s->data + off, def_size < sizeof(f) ? def_size : sizeof(f));
-		for (size_t b = sizeof(f); b < def_size; b++) {
+		for (size_t b = known; b < def_size; b++) {
 			if (s->data[off + b]) {
 				ret = brt_elf_fail(ctx, -ENOTSUP, sec, off + b,
 						   "map '%s': unknown non-zero field at byte %zu of "
-						   "its definition", syms[i]->name, b);
+						   "its %zu-byte definition (file offset 0x%llx)",
+						   syms[i]->name, b, def_size,
+						   (unsigned long long)(s->file_off + off + b));
 				break;
 			}
 		}
@@ -100,10 +250,25 @@ static int legacy_maps(struct brt_elf_ctx *ctx, uint32_t sec)
 		m->value_size = f[2];
 		m->max_entries = f[3];
 		m->map_flags = f[4];
+		ids[2 * i] = f[7];
+		ids[2 * i + 1] = f[8];
 		if (!m->name)
 			ret = -ENOMEM;
+		else
+			ret = legacy_extra(ctx, sec, off, n, layout, f, m);
+	}
+	if (layout == LAYOUT_IPROUTE2)
+		ctx->tc_object = 1;
+	if (!ret && layout == LAYOUT_IPROUTE2)
+		ret = iproute2_inner(ctx, sec, first, ids);
+	if (!ret && layout == LAYOUT_SAMPLES) {
+		/* inner_map_idx counted within this section */
+		for (size_t i = first; i < ctx->obj->nmaps; i++)
+			if (ctx->obj->maps[i].inner_ref)
+				ctx->obj->maps[i].inner_ref += (uint32_t)first;
 	}
 out:
+	free(ids);
 	free(syms);
 	return ret;
 }
@@ -424,17 +589,6 @@ int brt_elf_map_at(const struct brt_elf_ctx *ctx, uint32_t sec, uint64_t off)
 	return -1;
 }
 
-static int add_slot(struct brt_elf_map *m, uint32_t index, int32_t target)
-{
-	struct brt_elf_slot *n = realloc(m->slots, (m->nslots + 1) * sizeof(*n));
-
-	if (!n)
-		return -ENOMEM;
-	m->slots = n;
-	m->slots[m->nslots++] = (struct brt_elf_slot){ .index = index, .target = target };
-	return 0;
-}
-
 static int slot_target(struct brt_elf_ctx *ctx, uint32_t sec, const struct brt_elf_rel *r,
 		       const struct brt_elf_map *m, int32_t *target)
 {
@@ -504,6 +658,58 @@ int brt_elf_collect_slots(struct brt_elf_ctx *ctx)
 			if ((ret = slot_target(ctx, s, r, m, &target)) ||
 			    (ret = add_slot(m, (uint32_t)((r->off - m->values_off) / 8), target)))
 				return ret;
+		}
+	}
+	return 0;
+}
+
+/* tc's conventions for the sections of its objects (iproute2 lib/bpf_legacy.c):
+ * - a section "N/M" is a tail call target: its program goes into key M of the prog array
+ *   whose bpf_elf_map id is N (bpf_fill_prog_arrays; no such map: left alone, as tc does);
+ * - tc loads every program section as the type its command names, so in an object written
+ *   for tc (bpf_elf_map maps, "classifier"/"action" or "N/M" sections) a section whose name
+ *   gives no type ("from-container", "2/1", "ingress") is a classifier, or an action when
+ *   the object's named sections are actions only. */
+int brt_elf_tc_sections(struct brt_elf_ctx *ctx)
+{
+	struct brt_elf_obj *obj = ctx->obj;
+	int classifier = 0, action = 0, tail = 0;
+	uint32_t id, key;
+
+	for (size_t i = 0; i < obj->nprogs; i++) {
+		const char *sec = obj->progs[i].sec_name;
+
+		classifier |= !strncmp(sec, "classifier", 10);
+		action |= !strncmp(sec, "action", 6);
+		tail |= brt_elf_tail_sec(sec, &id, &key);
+	}
+	if (!ctx->tc_object && !classifier && !action && !tail)
+		return 0;
+	for (size_t i = 0; i < obj->nprogs; i++) {
+		struct brt_elf_prog *p = &obj->progs[i];
+
+		if (p->type == BPF_PROG_TYPE_UNSPEC)
+			p->type = action && !classifier ? BPF_PROG_TYPE_SCHED_ACT :
+							  BPF_PROG_TYPE_SCHED_CLS;
+		/* one program per tail-call section: tc loads the section as one */
+		if (!brt_elf_tail_sec(p->sec_name, &id, &key) ||
+		    (i && obj->progs[i - 1].sec_idx == p->sec_idx))
+			continue;
+		for (size_t m = 0; m < obj->nmaps; m++) {
+			struct brt_elf_map *map = &obj->maps[m];
+			int ret;
+
+			if (map->kind != BRT_ELF_MAP_LEGACY || map->id != id || !id ||
+			    map->type != BPF_MAP_TYPE_PROG_ARRAY)
+				continue;
+			if (key >= map->max_entries)
+				return brt_elf_fail(ctx, -EINVAL, p->sec_idx, 0,
+						    "tail call section '%s': key %u is past the %u "
+						    "entries of map '%s' (id %u)", p->sec_name, key,
+						    map->max_entries, map->name, id);
+			if ((ret = add_slot(map, key, (int32_t)i)))
+				return ret;
+			break;
 		}
 	}
 	return 0;

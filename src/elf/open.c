@@ -92,7 +92,8 @@ static int check_header(struct brt_elf_ctx *ctx, Elf *elf, size_t size)
 				    "big-endian object (EI_DATA %d); this host runs little-endian "
 				    "eBPF (build with -target bpfel or bpf)",
 				    ident[EI_DATA]);
-	if (eh.e_machine != EM_BPF)
+	/* EM_NONE: LLVM before 3.9 wrote no machine; libbpf and tc load such objects */
+	if (eh.e_machine != EM_BPF && eh.e_machine != EM_NONE)
 		return brt_elf_fail(ctx, -EINVAL, 0, 0, "e_machine %u is not EM_BPF (%u)",
 				    eh.e_machine, EM_BPF);
 	if (eh.e_type != ET_REL)
@@ -551,7 +552,8 @@ static int parse(struct brt_elf_ctx *ctx, Elf *elf, size_t size)
 	    (ret = read_license_version(ctx)) || (ret = read_btf(ctx)) ||
 	    (ret = fixup_datasecs(ctx)) ||
 	    (ret = collect_funcs(ctx)) || (ret = brt_elf_collect_maps(ctx)) ||
-	    (ret = brt_elf_collect_slots(ctx)) || (ret = brt_elf_link(ctx)))
+	    (ret = brt_elf_collect_slots(ctx)) || (ret = brt_elf_tc_sections(ctx)) ||
+	    (ret = brt_elf_link(ctx)))
 		return ret;
 	return 0;
 }

@@ -71,6 +71,7 @@ struct brt_elf_ctx {
 	size_t nfuncs;
 	char *err;
 	size_t errlen;
+	int tc_object;             /* maps in iproute2's struct bpf_elf_map layout */
 };
 
 /* Format "elf: NAME: section N 'S' offset 0xX: msg" (sec 0: no section part) into the
@@ -81,6 +82,8 @@ int brt_elf_fail(struct brt_elf_ctx *ctx, int ret, uint32_t sec, uint64_t off, c
 int brt_elf_collect_maps(struct brt_elf_ctx *ctx);
 /* Initial prog-array / map-in-map entries from the relocations of ".maps". */
 int brt_elf_collect_slots(struct brt_elf_ctx *ctx);
+/* tc's section conventions: default program type, "N/M" tail-call slots (maps_sec.c). */
+int brt_elf_tc_sections(struct brt_elf_ctx *ctx);
 /* Index of the map defined at (sec, off) - any offset for global data - or -1. */
 int brt_elf_map_at(const struct brt_elf_ctx *ctx, uint32_t sec, uint64_t off);
 /* Link every program: copy, apply relocations, append subprograms (reloc.c). */

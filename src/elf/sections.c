@@ -4,6 +4,7 @@
  * maps/map_types.def).
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "elf/elf.h"
@@ -11,6 +12,22 @@
 enum sec_match {
 	EXACT,
 	PREFIX,
+};
+
+/* Attach types newer than the linux/bpf.h bpfrt builds against (values of Linux 6.18). */
+enum {
+	BRT_TCX_INGRESS = 46,
+	BRT_TCX_EGRESS = 47,
+	BRT_TRACE_UPROBE_MULTI = 48,
+	BRT_CGROUP_UNIX_CONNECT = 49,
+	BRT_CGROUP_UNIX_SENDMSG = 50,
+	BRT_CGROUP_UNIX_RECVMSG = 51,
+	BRT_CGROUP_UNIX_GETPEERNAME = 52,
+	BRT_CGROUP_UNIX_GETSOCKNAME = 53,
+	BRT_NETKIT_PRIMARY = 54,
+	BRT_NETKIT_PEER = 55,
+	BRT_TRACE_KPROBE_SESSION = 56,
+	BRT_TRACE_UPROBE_SESSION = 57,
 };
 
 struct sec_def {
@@ -26,7 +43,17 @@ static const struct sec_def sec_defs[] = {
 #undef SEC_DEF
 };
 
-int brt_elf_sec_type(const char *sec, uint32_t *prog_type, uint32_t *attach_type)
+/* libbpf 0.x matched these by plain prefix too (its "kprobe/", "tracepoint/", ... kept
+ * the slash); older objects rely on it: "xdp_prog", "socket1", "classifier_x". */
+static int legacy_prefix(const struct sec_def *d)
+{
+	return d->match == EXACT || !strcmp(d->name, "xdp") || !strcmp(d->name, "classifier") ||
+	       !strcmp(d->name, "action") || !strcmp(d->name, "sk_skb");
+}
+
+/* libbpf's rule: the name, or the name then '/' and an attach point (PREFIX rows); with
+ * legacy set, libbpf 0.x's plain prefix for the rows it applied to. */
+static const struct sec_def *find(const char *sec, int legacy)
 {
 	for (size_t i = 0; i < sizeof(sec_defs) / sizeof(sec_defs[0]); i++) {
 		const struct sec_def *d = &sec_defs[i];
@@ -34,13 +61,43 @@ int brt_elf_sec_type(const char *sec, uint32_t *prog_type, uint32_t *attach_type
 
 		if (strncmp(sec, d->name, n))
 			continue;
-		if (sec[n] && (d->match == EXACT || sec[n] != '/'))
+		if (legacy ? !legacy_prefix(d) : sec[n] && (d->match == EXACT || sec[n] != '/'))
 			continue;
-		*prog_type = d->prog_type;
-		*attach_type = d->attach_type;
-		return 0;
+		return d;
 	}
-	return -ENOENT;
+	return NULL;
+}
+
+int brt_elf_sec_type(const char *sec, uint32_t *prog_type, uint32_t *attach_type)
+{
+	const struct sec_def *d = find(sec, 0);
+
+	if (!d)
+		d = find(sec, 1);
+	if (!d)
+		return -ENOENT;
+	*prog_type = d->prog_type;
+	*attach_type = d->attach_type;
+	return 0;
+}
+
+int brt_elf_tail_sec(const char *sec, uint32_t *map_id, uint32_t *key)
+{
+	char *end;
+	unsigned long a, b;
+
+	/* tc reads these with sscanf("%i/%i"): decimal, 0x hex or 0 octal */
+	if (!sec || !(*sec >= '0' && *sec <= '9'))
+		return 0;
+	a = strtoul(sec, &end, 0);
+	if (*end != '/' || !(end[1] >= '0' && end[1] <= '9'))
+		return 0;
+	b = strtoul(end + 1, &end, 0);
+	if (*end || a > UINT32_MAX || b > UINT32_MAX)
+		return 0;
+	*map_id = (uint32_t)a;
+	*key = (uint32_t)b;
+	return 1;
 }
 
 static const char *const attach_type_names[] = {
@@ -88,6 +145,18 @@ static const char *const attach_type_names[] = {
 	[BPF_PERF_EVENT] = "perf_event",
 	[BPF_TRACE_KPROBE_MULTI] = "trace_kprobe_multi",
 	[BPF_LSM_CGROUP] = "lsm_cgroup",
+	[BRT_TCX_INGRESS] = "tcx_ingress",
+	[BRT_TCX_EGRESS] = "tcx_egress",
+	[BRT_TRACE_UPROBE_MULTI] = "trace_uprobe_multi",
+	[BRT_CGROUP_UNIX_CONNECT] = "cgroup_unix_connect",
+	[BRT_CGROUP_UNIX_SENDMSG] = "cgroup_unix_sendmsg",
+	[BRT_CGROUP_UNIX_RECVMSG] = "cgroup_unix_recvmsg",
+	[BRT_CGROUP_UNIX_GETPEERNAME] = "cgroup_unix_getpeername",
+	[BRT_CGROUP_UNIX_GETSOCKNAME] = "cgroup_unix_getsockname",
+	[BRT_NETKIT_PRIMARY] = "netkit_primary",
+	[BRT_NETKIT_PEER] = "netkit_peer",
+	[BRT_TRACE_KPROBE_SESSION] = "trace_kprobe_session",
+	[BRT_TRACE_UPROBE_SESSION] = "trace_uprobe_session",
 };
 
 static const char *lookup(const char *const *names, size_t n, uint32_t v)

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -126,12 +127,39 @@ static int map_update(struct bpfrt_object *obj, int fd, const void *key, const v
 	return sys_of(obj)(BPF_MAP_UPDATE_ELEM, &attr, sizeof(attr)) ? -errno : 0;
 }
 
-static int pin_path(const struct bpfrt_object *obj, const struct brt_elf_map *m, char *buf,
+/* <pin root>/NAME, or <pin root>/<pin_dir>/NAME for tc's PIN_GLOBAL_NS / PIN_OBJECT_NS
+ * ("tc/globals"), whose directories are made as tc makes them. */
+static int pin_path(struct bpfrt_object *obj, const struct brt_elf_map *m, char *buf,
 		    size_t len)
 {
-	int n = snprintf(buf, len, "%s/%s", obj->pin_root, m->name);
+	size_t used;
+	int n;
 
-	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+	if (!m->pin_dir) {
+		n = snprintf(buf, len, "%s/%s", obj->pin_root, m->name);
+		return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+	}
+	n = snprintf(buf, len, "%s/%s", obj->pin_root, m->pin_dir);
+	if (n < 0 || (size_t)n >= len)
+		return -ENAMETOOLONG;
+	for (char *p = buf + 1;; p++) {
+		if (*p && *p != '/')
+			continue;
+		char c = *p;
+
+		*p = 0;
+		if (mkdir(buf, 0700) && errno != EEXIST) {
+			logf_obj(obj, "map '%s': cannot create %s: %s\n", m->name, buf,
+				 strerror(errno));
+			return -errno;
+		}
+		*p = c;
+		if (!c)
+			break;
+	}
+	used = strlen(buf);
+	n = snprintf(buf + used, len - used, "/%s", m->name);
+	return n < 0 || (size_t)n >= len - used ? -ENAMETOOLONG : 0;
 }
 
 /* LIBBPF_PIN_BY_NAME: reuse the pinned map if there is one, else pin the new one. */
@@ -184,7 +212,9 @@ static int create_map(struct bpfrt_object *obj, struct bpfrt_map *map)
 			return inner_fd;
 		}
 	}
-	fd = create_one(obj, m, inner_fd);
+	/* legacy formats: the inner map is another map of the object, made first */
+	fd = create_one(obj, m, m->inner ? inner_fd : m->inner_ref ?
+						  obj->maps[m->inner_ref - 1].fd : -1);
 	if (inner_fd >= 0)
 		close(inner_fd);
 	if (fd < 0) {
@@ -424,8 +454,11 @@ int bpfrt_object_load(struct bpfrt_object *obj)
 	free(obj->log);
 	obj->log = NULL;
 	load_btf(obj);
-	for (size_t i = 0; i < obj->elf->nmaps && !ret; i++)
-		ret = create_map(obj, &obj->maps[i]);
+	/* maps naming another map as their inner map after all others */
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < obj->elf->nmaps && !ret; i++)
+			if (!obj->maps[i].m->inner_ref == !pass)
+				ret = create_map(obj, &obj->maps[i]);
 	for (size_t i = 0; i < obj->elf->nprogs && !ret; i++)
 		if (obj->progs[i].autoload)
 			ret = load_prog(obj, &obj->progs[i]);

@@ -12,11 +12,30 @@ static const struct {
 	uint32_t attach;
 } cases[] = {
 	{ "socket", 0, BPF_PROG_TYPE_SOCKET_FILTER, 0 },
-	{ "socket/x", -ENOENT, 0, 0 },
+	/* libbpf 0.x's plain prefixes, after libbpf's own rules */
+	{ "socket/x", 0, BPF_PROG_TYPE_SOCKET_FILTER, 0 },
+	{ "socket1", 0, BPF_PROG_TYPE_SOCKET_FILTER, 0 },
 	{ "xdp", 0, BPF_PROG_TYPE_XDP, BPF_XDP },
 	{ "xdp/devmap", 0, BPF_PROG_TYPE_XDP, BPF_XDP_DEVMAP },
 	{ "xdp.frags/cpumap", 0, BPF_PROG_TYPE_XDP, BPF_XDP_CPUMAP },
-	{ "xdp_foo", -ENOENT, 0, 0 },
+	{ "xdp_foo", 0, BPF_PROG_TYPE_XDP, BPF_XDP },
+	{ "xdp_prog", 0, BPF_PROG_TYPE_XDP, BPF_XDP },
+	{ "classifier_ingress", 0, BPF_PROG_TYPE_SCHED_CLS, 0 },
+	{ "sockops_x", 0, BPF_PROG_TYPE_SOCK_OPS, BPF_CGROUP_SOCK_OPS },
+	{ "tc/ingress", 0, BPF_PROG_TYPE_SCHED_CLS, 46 /* BPF_TCX_INGRESS */ },
+	{ "tcx/egress", 0, BPF_PROG_TYPE_SCHED_CLS, 47 /* BPF_TCX_EGRESS */ },
+	{ "netkit/peer", 0, BPF_PROG_TYPE_SCHED_CLS, 55 /* BPF_NETKIT_PEER */ },
+	{ "kprobe.session/x", 0, BPF_PROG_TYPE_KPROBE, 56 /* BPF_TRACE_KPROBE_SESSION */ },
+	{ "uprobe.multi.s/bin:f", 0, BPF_PROG_TYPE_KPROBE, 48 /* BPF_TRACE_UPROBE_MULTI */ },
+	{ "tp.s/syscalls/x", 0, BPF_PROG_TYPE_TRACEPOINT, 0 },
+	{ "raw_tp.s/x", 0, BPF_PROG_TYPE_RAW_TRACEPOINT, 0 },
+	{ "tp_btf.s/x", 0, BPF_PROG_TYPE_TRACING, BPF_TRACE_RAW_TP },
+	{ "sk_skb/verdict", 0, BPF_PROG_TYPE_SK_SKB, BPF_SK_SKB_VERDICT },
+	{ "cgroup/connect_unix", 0, BPF_PROG_TYPE_CGROUP_SOCK_ADDR, 49 },
+	{ "struct_ops.s/x", 0, BPF_PROG_TYPE_STRUCT_OPS, 0 },
+	/* tc names sections by iproute2 map id and key; no type by themselves */
+	{ "2/1", -ENOENT, 0, 0 },
+	{ "from-container", -ENOENT, 0, 0 },
 	{ "tc", 0, BPF_PROG_TYPE_SCHED_CLS, 0 },
 	{ "classifier", 0, BPF_PROG_TYPE_SCHED_CLS, 0 },
 	{ "classifier/egress", 0, BPF_PROG_TYPE_SCHED_CLS, 0 },
@@ -82,7 +101,22 @@ int main(void)
 		T_EQ_INT(cases[i].type, type);
 		T_EQ_INT(cases[i].attach, attach);
 	}
+	T_CASE("tail-call sections");
+	{
+		uint32_t id = 0, key = 0;
+
+		T_EQ_INT(1, brt_elf_tail_sec("2/1", &id, &key));
+		T_EQ_INT(2, id);
+		T_EQ_INT(1, key);
+		T_EQ_INT(1, brt_elf_tail_sec("0x10/0", &id, &key));
+		T_EQ_INT(16, id);
+		T_EQ_INT(0, brt_elf_tail_sec("2/1x", &id, &key));
+		T_EQ_INT(0, brt_elf_tail_sec("2", &id, &key));
+		T_EQ_INT(0, brt_elf_tail_sec("a/1", &id, &key));
+		T_EQ_INT(0, brt_elf_tail_sec("1/", &id, &key));
+	}
 	T_CASE("names");
+	T_EQ_STR("tcx_ingress", brt_elf_attach_type_name(46));
 	T_EQ_STR("xdp_devmap", brt_elf_attach_type_name(BPF_XDP_DEVMAP));
 	T_EQ_STR("R_BPF_64_32", brt_elf_reloc_type_name(10));
 	T_EQ_STR("unknown", brt_elf_reloc_type_name(99));

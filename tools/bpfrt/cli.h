@@ -65,6 +65,7 @@ struct cli_load_opts {
 	const char *only;    /* load only this program's section (NULL: all) */
 	uint32_t type;       /* non-zero: force this program type on every program */
 	uint32_t attach;     /* with type: expected attach type */
+	int type_default;    /* type only for programs whose section names no type */
 };
 /* Open and load path; 0 with *out set, or 1 with the reason printed. */
 int cli_object_load(const char *path, const struct cli_load_opts *lo, struct bpfrt_object **out);

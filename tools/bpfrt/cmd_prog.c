@@ -24,7 +24,8 @@ static void usage(FILE *out)
 		"                   load every program of an eBPF ELF object; pin the first at PATH\n"
 		"                   and every map as MAPDIR/NAME\n"
 		"  prog loadall OBJ [DIR] [pinmaps MAPDIR] [--type TYPE] [--log-level N]\n"
-		"                   the same, pinning every program as DIR/NAME\n"
+		"                   the same, pinning every program as DIR/NAME; each program has\n"
+		"                   its section's type and TYPE is for sections that name none\n"
 		"  prog show [PROG]  programs pinned in $BPFRT_FS (or just PROG)\n"
 		"  prog dump xlated PROG [linum] [opcodes]\n"
 		"                   the instructions as loaded, with source lines when known\n"
@@ -107,6 +108,9 @@ static int do_load(struct progcli *c, int argc, char **argv, int all)
 	}
 	if (all && pin && mkdir(pin, 0700) && errno != EEXIST)
 		return cli_error("prog: cannot create %s: %s", pin, strerror(errno));
+	/* loadall: each section's own type first (libbpf's names, tc's rules); --type is the
+	 * default for the sections that name none.  load: --type is the type. */
+	c->lo.type_default = all;
 	if (cli_object_load(argv[0], &c->lo, &obj))
 		return 1;
 	if (c->lo.log_level)

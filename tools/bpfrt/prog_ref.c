@@ -75,6 +75,8 @@ int cli_object_load(const char *path, const struct cli_load_opts *lo, struct bpf
 		if (want)
 			bpfrt_program_set_autoload(p, !strcmp(bpfrt_program_section_name(p),
 							      bpfrt_program_section_name(want)));
+		if (lo->type_default && bpfrt_program_type(p) != BPF_PROG_TYPE_UNSPEC)
+			continue;
 		if (lo->type)
 			bpfrt_program_set_type(p, (enum bpf_prog_type)lo->type);
 		if (lo->attach)
