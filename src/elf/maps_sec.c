@@ -667,7 +667,7 @@ int brt_elf_collect_slots(struct brt_elf_ctx *ctx)
  * - a section "N/M" is a tail call target: its program goes into key M of the prog array
  *   whose bpf_elf_map id is N (bpf_fill_prog_arrays; no such map: left alone, as tc does);
  * - tc loads every program section as the type its command names, so in an object written
- *   for tc (bpf_elf_map maps, "classifier"/"action" or "N/M" sections) a section whose name
+ *   for tc (bpf_elf_map maps, sections "classifier"/"action" or "N/M") a section whose name
  *   gives no type ("from-container", "2/1", "ingress") is a classifier, or an action when
  *   the object's named sections are actions only. */
 int brt_elf_tc_sections(struct brt_elf_ctx *ctx)
@@ -679,8 +679,9 @@ int brt_elf_tc_sections(struct brt_elf_ctx *ctx)
 	for (size_t i = 0; i < obj->nprogs; i++) {
 		const char *sec = obj->progs[i].sec_name;
 
-		classifier |= !strncmp(sec, "classifier", 10);
-		action |= !strncmp(sec, "action", 6);
+		/* tc's default section names, exactly (libbpf-style "classifier/x" is not) */
+		classifier |= !strcmp(sec, "classifier");
+		action |= !strcmp(sec, "action");
 		tail |= brt_elf_tail_sec(sec, &id, &key);
 	}
 	if (!ctx->tc_object && !classifier && !action && !tail)
