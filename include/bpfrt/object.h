@@ -127,6 +127,9 @@ BPFRT_API const void *bpfrt_map__initial_value(const struct bpfrt_map *map, size
 BPFRT_API int bpfrt_map__set_initial_value(struct bpfrt_map *map, const void *data,
 					  size_t size);
 /* Map fd after a successful load, else -1. */
+/* Size of the map before bpfrt_object_load(), as libbpf's bpf_map__set_max_entries(): for
+ * maps whose definition leaves it to user space (max_entries 0).  0 or -EBUSY (loaded). */
+BPFRT_API int bpfrt_map__set_max_entries(struct bpfrt_map *map, uint32_t max_entries);
 BPFRT_API int bpfrt_map__fd(const struct bpfrt_map *map);
 
 #ifdef __cplusplus

@@ -342,6 +342,14 @@ int bpfrt_map__set_initial_value(struct bpfrt_map *map, const void *data, size_t
 	return 0;
 }
 
+int bpfrt_map__set_max_entries(struct bpfrt_map *map, uint32_t max_entries)
+{
+	if (map->obj->loaded)
+		return neg_errno(-EBUSY);
+	map->m->max_entries = max_entries;
+	return 0;
+}
+
 int bpfrt_map__fd(const struct bpfrt_map *map)
 {
 	return map->fd;

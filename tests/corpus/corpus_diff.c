@@ -1,0 +1,822 @@
+/* corpus_diff.c - the real-world corpus (scripts/corpus.sh) loaded program by program into
+ * the kernel and into bpfrt (issue #15), with the verdicts compared.
+ *
+ * usage: corpus_diff [-v] [-r REPORT.tsv] [-b BASELINE] [CORPUS_DIR]
+ *
+ * The kernel side is libbpf (libbpf-dev): the loader these programs are written for (CO-RE,
+ * its section names, its map formats), so "the kernel accepts" means what a user of the
+ * project sees.  An object libbpf cannot open (iproute2's struct bpf_elf_map, the samples'
+ * maps section) goes through bpfrt's own object loader in kernel mode (the real bpf(2))
+ * instead.  The bpfrt side is bpfrt_object_* with bpfrt_bpf().  Each program is loaded
+ * alone (autoload off for the others), with the program type the kernel side used: the
+ * section's, or for sections that name none the type the project's loader gives
+ * (types.txt next to this file), so the comparison is of verifiers, helpers and maps, and
+ * whether bpfrt found that type from the section on its own is counted separately.
+ *
+ * Per program: kernel verdict, bpfrt verdict, and when both refuse, whether the errno
+ * agrees ("first-error agreement"); for packet programs both accept, one BPF_PROG_TEST_RUN
+ * on a fixed UDP packet, compared on retval and output packet.  bpfrt refusals are put into
+ * categories (helper, map type, program type, object format, section name, ...) printed at
+ * the end.  Exit 1 when bpfrt accepts a program the kernel refuses or accepts fewer programs
+ * than the baseline's floor; 77 (skipped) without the corpus, libbpf or root.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <dirent.h>
+#include <errno.h>
+#include <fnmatch.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <bpf/libbpf.h>
+
+#include "bpfrt.h"
+
+#define LOG_CAP (1u << 16)
+
+static int verbose;
+static size_t unreadable; /* objects neither libbpf nor bpfrt opens */
+
+/* ---- captured messages (libbpf's and bpfrt's print callbacks) ---- */
+
+static char libbpf_msgs[LOG_CAP];
+static char bpfrt_msgs[LOG_CAP];
+
+static void append(char *buf, const char *fmt, va_list ap)
+{
+	size_t n = strlen(buf);
+
+	if (n < LOG_CAP - 1)
+		vsnprintf(buf + n, LOG_CAP - n, fmt, ap);
+}
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (level != LIBBPF_DEBUG)
+		append(libbpf_msgs, fmt, ap);
+	return 0;
+}
+
+static int bpfrt_print_cb(enum bpfrt_print_level level, const char *fmt, va_list ap)
+{
+	(void)level;
+	append(bpfrt_msgs, fmt, ap);
+	return 0;
+}
+
+/* ---- program types for sections that name none (types.txt) ---- */
+
+struct type_rule {
+	char glob[256];     /* project/object.o:section, fnmatch pattern */
+	char type[64];      /* program type name as bpftool spells it */
+};
+
+static struct type_rule rules[128];
+static size_t nrules;
+
+static void read_rules(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char line[512];
+
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f) && nrules < sizeof(rules) / sizeof(rules[0])) {
+		struct type_rule *r = &rules[nrules];
+
+		if (line[0] == '#' || sscanf(line, "%255s %63s", r->glob, r->type) != 2)
+			continue;
+		nrules++;
+	}
+	fclose(f);
+}
+
+static enum bpf_prog_type type_by_name(const char *name)
+{
+	for (int t = 1; t < 64; t++) {
+		const char *n = libbpf_bpf_prog_type_str((enum bpf_prog_type)t);
+
+		if (n && !strcmp(n, name))
+			return (enum bpf_prog_type)t;
+	}
+	return BPF_PROG_TYPE_UNSPEC;
+}
+
+static enum bpf_prog_type rule_type(const char *key)
+{
+	for (size_t i = 0; i < nrules; i++)
+		if (!fnmatch(rules[i].glob, key, 0))
+			return type_by_name(rules[i].type);
+	return BPF_PROG_TYPE_UNSPEC;
+}
+
+/* ---- one program's results ---- */
+
+enum verdict { V_NA, V_OK, V_REFUSED };
+
+struct result {
+	char key[512];           /* project/object.o:program */
+	char sec[128];
+	enum bpf_prog_type type;  /* type both sides loaded it with */
+	enum bpf_attach_type attach;
+	int type_found;          /* bpfrt's section table gave the same type by itself */
+	enum verdict kernel, bpfrt;
+	int kernel_err, bpfrt_err;
+	int run;                 /* 0 not run, 1 same, -1 differs */
+	char kernel_why[256];    /* last line of the kernel log when refused */
+	char bpfrt_why[256];     /* bpfrt's reason when refused */
+	char category[128];
+	int libbpf_gave_up;      /* libbpf refused before the kernel saw it (CO-RE, externs) */
+	char libbpf_why[256];
+};
+
+static void last_line(char *dst, size_t len, const char *log)
+{
+	const char *end = log + strlen(log), *start;
+
+	while (end > log && (end[-1] == '\n' || end[-1] == ' '))
+		end--;
+	start = end;
+	while (start > log && start[-1] != '\n')
+		start--;
+	/* verifier logs end with the processed-insns statistics: take the line before */
+	if (!strncmp(start, "processed ", 10) && start > log) {
+		end = start - 1;
+		start = end;
+		while (start > log && start[-1] != '\n')
+			start--;
+	}
+	snprintf(dst, len, "%.*s", (int)(end - start), start);
+}
+
+static int is_packet_type(enum bpf_prog_type t)
+{
+	return t == BPF_PROG_TYPE_SOCKET_FILTER || t == BPF_PROG_TYPE_SCHED_CLS ||
+	       t == BPF_PROG_TYPE_SCHED_ACT || t == BPF_PROG_TYPE_XDP ||
+	       t == BPF_PROG_TYPE_CGROUP_SKB;
+}
+
+/* Ethernet / IPv4 / UDP 10.0.0.1:1234 -> 10.0.0.2:53, 64 bytes. */
+static const unsigned char test_pkt[64] = {
+	0x02, 0, 0, 0, 0, 0x02, 0x02, 0, 0, 0, 0, 0x01, 0x08, 0x00,
+	0x45, 0, 0, 50, 0, 1, 0x40, 0, 64, 17, 0x66, 0xb7, 10, 0, 0, 1, 10, 0, 0, 2,
+	0x04, 0xd2, 0, 53, 0, 30, 0, 0,
+	'b', 'p', 'f', 'r', 't', ' ', 'c', 'o', 'r', 'p', 'u', 's', 0, 0, 0, 0, 0, 0, 0, 0,
+	0, 0,
+};
+
+struct run_out {
+	int err;
+	uint32_t retval, size;
+	unsigned char data[4096];
+};
+
+typedef int (*bpf_fn)(int cmd, union bpf_attr *attr, unsigned int size);
+
+static int kernel_bpf(int cmd, union bpf_attr *attr, unsigned int size)
+{
+	return (int)syscall(__NR_bpf, cmd, attr, size);
+}
+
+static void test_run(bpf_fn sys, int fd, struct run_out *o)
+{
+	union bpf_attr attr;
+
+	memset(&attr, 0, sizeof(attr));
+	memset(o, 0, sizeof(*o));
+	attr.test.prog_fd = (uint32_t)fd;
+	attr.test.data_in = (uint64_t)(uintptr_t)test_pkt;
+	attr.test.data_size_in = sizeof(test_pkt);
+	attr.test.data_out = (uint64_t)(uintptr_t)o->data;
+	attr.test.data_size_out = sizeof(o->data);
+	attr.test.repeat = 1;
+	o->err = sys(BPF_PROG_TEST_RUN, &attr, sizeof(attr)) ? errno : 0;
+	o->retval = attr.test.retval;
+	o->size = attr.test.data_size_out;
+}
+
+static int same_run(const struct run_out *a, const struct run_out *b)
+{
+	return a->err == b->err && a->retval == b->retval && a->size == b->size &&
+	       !memcmp(a->data, b->data, a->size < sizeof(a->data) ? a->size : sizeof(a->data));
+}
+
+/* ---- refusal categories ---- */
+
+static void categorise(struct result *r)
+{
+	const char *w = r->bpfrt_why;
+	const char *p;
+
+	if (r->bpfrt != V_REFUSED)
+		return;
+	if (!strncmp(w, "elf:", 4) || strstr(w, "open:")) {
+		/* "elf: NAME: section N 'S' offset 0xX: what": keep the what */
+		p = strstr(w, ": ");
+		p = p ? strstr(p + 2, ": ") : NULL;
+		while (p && strstr(p + 2, ": ") && !strstr(p, "map '"))
+			p = strstr(p + 2, ": ");
+		snprintf(r->category, sizeof(r->category), "object format: %.90s",
+			 p ? p + 2 : w);
+	} else if ((p = strstr(w, "BPF_MAP_CREATE (type "))) {
+		snprintf(r->category, sizeof(r->category), "map type %.*s",
+			 (int)strcspn(p + 21, ","), p + 21);
+	} else if ((p = strstr(w, "unknown func ")) || (p = strstr(w, "helper "))) {
+		snprintf(r->category, sizeof(r->category), "helper: %.100s", p);
+	} else if ((p = strstr(w, ", type ")) && strstr(p, "): BPF_PROG_LOAD: ")) {
+		/* the loader's line without a verifier log: the type itself is refused */
+		snprintf(r->category, sizeof(r->category), "program type %.*s: %s",
+			 (int)strcspn(p + 7, ")"), p + 7, strstr(p, "BPF_PROG_LOAD: ") + 15);
+	} else if (strstr(w, "program type") || strstr(w, "prog_type")) {
+		snprintf(r->category, sizeof(r->category), "program type %s",
+			 libbpf_bpf_prog_type_str(r->type));
+	} else if (strstr(w, "names no program type")) {
+		snprintf(r->category, sizeof(r->category), "section name");
+	} else {
+		/* verifier and others: the message with numbers taken out */
+		char *d = r->category;
+		size_t n = 0;
+
+		for (p = w; *p && n < sizeof(r->category) - 1; p++) {
+			if (*p >= '0' && *p <= '9') {
+				if (n && d[n - 1] == '#')
+					continue;
+				d[n++] = '#';
+			} else {
+				d[n++] = *p;
+			}
+		}
+		d[n] = 0;
+	}
+}
+
+/* Maps whose definition leaves the size to user space (max_entries 0; xdp-tools sizes
+ * them by CPU count or interface): both sides get the same size, as the project's user
+ * space would set.  Perf event arrays and ring buffers have their own rules. */
+#define DEFAULT_ENTRIES 64
+
+static int needs_size(uint32_t type, uint32_t max_entries)
+{
+	return !max_entries && type != BPF_MAP_TYPE_PERF_EVENT_ARRAY &&
+	       type != BPF_MAP_TYPE_RINGBUF && type != BPF_MAP_TYPE_USER_RINGBUF;
+}
+
+/* ---- kernel side ---- */
+
+/* libbpf's messages end with "failed to load object": the reason is the last line before
+ * its "-- END PROG LOAD LOG --" (the verifier's words) or else its first error line. */
+static void kernel_reason(struct result *r, const char *msgs)
+{
+	const char *end = strstr(msgs, "-- END PROG LOAD LOG --");
+	char *copy;
+
+	if (end) {
+		copy = strndup(msgs, (size_t)(end - msgs));
+		if (copy) {
+			last_line(r->kernel_why, sizeof(r->kernel_why), copy);
+			free(copy);
+			return;
+		}
+	}
+	snprintf(r->kernel_why, sizeof(r->kernel_why), "%.*s", (int)strcspn(msgs, "\n"), msgs);
+}
+
+static char kpin[128]; /* bpffs of our own for the kernel side's pins */
+static char bfs[64];   /* $BPFRT_FS for the bpfrt side */
+
+/* Open with libbpf; programs are matched by name. */
+static struct bpf_object *k_open(const char *path)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, o, .pin_root_path = kpin);
+	struct bpf_object *obj;
+
+	libbpf_msgs[0] = 0;
+	obj = bpf_object__open_file(path, &o);
+	return obj && !libbpf_get_error(obj) ? obj : NULL;
+}
+
+/* Load one program with libbpf; returns the object (kept open for the test run) or NULL
+ * with r->kernel_err set. */
+static struct bpf_object *k_load_libbpf(const char *path, struct result *r, const char *name,
+					int *fd)
+{
+	struct bpf_object *obj = k_open(path);
+	struct bpf_program *p, *me = NULL;
+	struct bpf_map *m;
+	int err;
+
+	if (!obj)
+		return NULL;
+	bpf_object__for_each_program(p, obj) {
+		int mine = !strcmp(bpf_program__name(p), name);
+
+		bpf_program__set_autoload(p, mine);
+		if (mine)
+			me = p;
+	}
+	if (!me) {
+		bpf_object__close(obj);
+		return NULL;
+	}
+	if (bpf_program__type(me) != r->type)
+		bpf_program__set_type(me, r->type);
+	bpf_object__for_each_map(m, obj)
+		if (needs_size(bpf_map__type(m), bpf_map__max_entries(m)))
+			bpf_map__set_max_entries(m, DEFAULT_ENTRIES);
+	libbpf_msgs[0] = 0;
+	err = bpf_object__load(obj);
+	if (err) {
+		r->kernel = V_REFUSED;
+		r->kernel_err = -err;
+		kernel_reason(r, libbpf_msgs);
+		if (verbose)
+			fprintf(stderr, "%s: libbpf:\n%s\n", r->key, libbpf_msgs);
+		bpf_object__close(obj);
+		return NULL;
+	}
+	r->kernel = V_OK;
+	r->attach = bpf_program__expected_attach_type(me);
+	*fd = bpf_program__fd(me);
+	return obj;
+}
+
+/* ---- bpfrt side (also the kernel side, .kernel = 1, when libbpf cannot open) ---- */
+
+static struct bpfrt_object *b_load(const char *path, struct result *r, const char *name,
+				   int kernel, int *fd)
+{
+	struct bpfrt_object_open_opts o = { .sz = sizeof(o), .kernel = kernel,
+					    .pin_root_path = kernel ? kpin : NULL };
+	struct bpfrt_object *obj;
+	struct bpfrt_program *p, *me = NULL;
+	enum verdict *v = kernel ? &r->kernel : &r->bpfrt;
+	int *err = kernel ? &r->kernel_err : &r->bpfrt_err;
+	char *why = kernel ? r->kernel_why : r->bpfrt_why;
+	size_t whylen = kernel ? sizeof(r->kernel_why) : sizeof(r->bpfrt_why);
+
+	bpfrt_msgs[0] = 0;
+	obj = bpfrt_object_open_file(path, &o);
+	if (!obj) {
+		*v = V_REFUSED;
+		*err = errno;
+		last_line(why, whylen, bpfrt_msgs);
+		return NULL;
+	}
+	for (p = bpfrt_object_next_program(obj, NULL); p; p = bpfrt_object_next_program(obj, p)) {
+		int mine = !strcmp(bpfrt_program_name(p), name);
+
+		bpfrt_program_set_autoload(p, mine);
+		if (mine)
+			me = p;
+	}
+	if (!me) {
+		*v = V_REFUSED;
+		*err = ENOENT;
+		snprintf(why, whylen, "program not found by bpfrt's object parser");
+		bpfrt_object_close(obj);
+		return NULL;
+	}
+	for (struct bpfrt_map *m = bpfrt_object_next_map(obj, NULL); m;
+	     m = bpfrt_object_next_map(obj, m))
+		if (needs_size(bpfrt_map__type(m), bpfrt_map__max_entries(m)))
+			bpfrt_map__set_max_entries(m, DEFAULT_ENTRIES);
+	if (!kernel)
+		r->type_found = bpfrt_program_type(me) == r->type;
+	if (bpfrt_program_type(me) != r->type) {
+		bpfrt_program_set_type(me, r->type);
+		if (r->attach)
+			bpfrt_program_set_expected_attach_type(me, r->attach);
+	}
+	if (bpfrt_object_load(obj)) {
+		const char *log = bpfrt_object_log(obj);
+		char first[256] = "";
+
+		*v = V_REFUSED;
+		*err = errno;
+		/* the loader's own line ("prog 'x' ...: BPF_PROG_LOAD: ..." or "map ...") first,
+		 * then the verifier's last words when there are some */
+		if (log) {
+			snprintf(first, sizeof(first), "%.*s", (int)strcspn(log, "\n"), log);
+			last_line(why, whylen, log);
+			if (!strstr(first, "BPF_PROG_LOAD"))
+				snprintf(why, whylen, "%s", first);
+		} else {
+			last_line(why, whylen, bpfrt_msgs);
+		}
+		bpfrt_object_close(obj);
+		return NULL;
+	}
+	*v = V_OK;
+	*fd = bpfrt_program_fd(me);
+	return obj;
+}
+
+/* ---- driver ---- */
+
+static void rm_tree(const char *path);
+
+/* Pins left by one program's load (tc's pinned prog arrays keep their programs) must not
+ * reach the next: each program is measured alone. */
+static void clear_pins(void)
+{
+	struct dirent *e;
+	DIR *d;
+
+	for (int k = 0; k < 2; k++) {
+		const char *root = k ? bfs : kpin;
+		char sub[512];
+
+		if (!root[0] || !(d = opendir(root)))
+			continue;
+		while ((e = readdir(d))) {
+			if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+				continue;
+			snprintf(sub, sizeof(sub), "%s/%s", root, e->d_name);
+			rm_tree(sub);
+		}
+		closedir(d);
+	}
+}
+
+struct totals {
+	size_t progs, kernel_ok, bpfrt_ok, both_ok, false_accept, both_refused, errno_agree;
+	size_t type_found, runs, runs_same, kernel_na, libbpf_gave_up;
+};
+
+static struct result *results;
+static size_t nresults, capresults;
+
+static void one_prog(const char *proj, const char *file, const char *path, const char *name,
+		     const char *sec, enum bpf_prog_type type, int use_libbpf)
+{
+	struct result *r;
+	struct bpf_object *kobj = NULL;
+	struct bpfrt_object *kbobj = NULL, *bobj = NULL;
+	int kfd = -1, bfd = -1;
+	char key[512];
+
+	if (nresults == capresults) {
+		capresults = capresults ? 2 * capresults : 256;
+		results = realloc(results, capresults * sizeof(*results));
+		if (!results)
+			exit(2);
+	}
+	r = &results[nresults++];
+	memset(r, 0, sizeof(*r));
+	snprintf(r->key, sizeof(r->key), "%s/%s:%s", proj, file, name);
+	snprintf(r->sec, sizeof(r->sec), "%s", sec);
+	snprintf(key, sizeof(key), "%s/%s:%s", proj, file, sec);
+	r->type = type;
+	if (r->type == BPF_PROG_TYPE_UNSPEC)
+		r->type = rule_type(key);
+	if (r->type == BPF_PROG_TYPE_UNSPEC) {
+		/* nobody knows how this program is loaded: not counted */
+		r->kernel = V_NA;
+		snprintf(r->kernel_why, sizeof(r->kernel_why), "no program type for section");
+		return;
+	}
+	if (use_libbpf)
+		kobj = k_load_libbpf(path, r, name, &kfd);
+	/* libbpf gave up before the verifier (a CO-RE relocation it cannot resolve, which it
+	 * turns into a call the kernel refuses; an extern; a map): the kernel's verdict then
+	 * comes from bpfrt's loader in kernel mode, on the same instructions bpfrt gets */
+	if (r->kernel == V_REFUSED && (!strstr(libbpf_msgs, "program load failed") ||
+				       strstr(libbpf_msgs, "failed to resolve CO-RE"))) {
+		r->libbpf_gave_up = 1;
+		snprintf(r->libbpf_why, sizeof(r->libbpf_why), "%s", r->kernel_why);
+	}
+	if (!use_libbpf || r->libbpf_gave_up) {
+		r->kernel = V_NA;
+		r->kernel_err = 0;
+		kbobj = b_load(path, r, name, 1, &kfd);
+	}
+	bobj = b_load(path, r, name, 0, &bfd);
+	if (r->kernel == V_OK && r->bpfrt == V_OK && is_packet_type(r->type)) {
+		struct run_out *k = malloc(sizeof(*k)), *b = malloc(sizeof(*b));
+
+		if (k && b) {
+			test_run(kernel_bpf, kfd, k);
+			test_run(bpfrt_bpf, bfd, b);
+			r->run = same_run(k, b) ? 1 : -1;
+			if (r->run < 0 && verbose)
+				fprintf(stderr, "%s: test run: kernel err %d ret %u size %u, bpfrt "
+					"err %d ret %u size %u\n", r->key, k->err, k->retval,
+					k->size, b->err, b->retval, b->size);
+		}
+		free(k);
+		free(b);
+	}
+	categorise(r);
+	if (kobj)
+		bpf_object__close(kobj);
+	if (kbobj)
+		bpfrt_object_close(kbobj);
+	if (bobj)
+		bpfrt_object_close(bobj);
+	clear_pins();
+}
+
+static void one_object(const char *proj, const char *file, const char *path)
+{
+	struct bpf_object *obj = k_open(path);
+
+	if (obj) {
+		struct bpf_program *p;
+		size_t n = 0, i = 0;
+		struct { char name[128], sec[128]; enum bpf_prog_type type; } *list;
+
+		bpf_object__for_each_program(p, obj)
+			n++;
+		list = calloc(n + 1, sizeof(*list));
+		bpf_object__for_each_program(p, obj) {
+			snprintf(list[i].name, sizeof(list[i].name), "%s", bpf_program__name(p));
+			snprintf(list[i].sec, sizeof(list[i].sec), "%s", bpf_program__section_name(p));
+			list[i++].type = bpf_program__type(p);
+		}
+		bpf_object__close(obj);
+		for (i = 0; i < n; i++)
+			one_prog(proj, file, path, list[i].name, list[i].sec, list[i].type, 1);
+		free(list);
+		return;
+	}
+	/* libbpf refuses the object: list its programs with bpfrt's parser */
+	{
+		struct bpfrt_object *b;
+		struct bpfrt_program *p;
+
+		bpfrt_msgs[0] = 0;
+		b = bpfrt_object_open_file(path, NULL);
+		if (!b) {
+			char why[256];
+
+			last_line(why, sizeof(why), libbpf_msgs);
+			char bwhy[256];
+
+			unreadable++;
+			last_line(bwhy, sizeof(bwhy), bpfrt_msgs);
+			printf("unreadable: %s/%s: libbpf: %s; bpfrt: %s\n", proj, file,
+			       why + (strncmp(why, "libbpf: ", 8) ? 0 : 8), bwhy);
+			return;
+		}
+		for (p = bpfrt_object_next_program(b, NULL); p; p = bpfrt_object_next_program(b, p))
+			one_prog(proj, file, path, bpfrt_program_name(p),
+				 bpfrt_program_section_name(p), bpfrt_program_type(p), 0);
+		bpfrt_object_close(b);
+	}
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static char **sorted_dir(const char *path, size_t *n, int dirs_only)
+{
+	DIR *d = opendir(path);
+	struct dirent *e;
+	char **v = NULL;
+
+	*n = 0;
+	if (!d)
+		return NULL;
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.' || (dirs_only && e->d_type != DT_DIR))
+			continue;
+		v = realloc(v, (*n + 1) * sizeof(*v));
+		v[(*n)++] = strdup(e->d_name);
+	}
+	closedir(d);
+	if (*n)
+		qsort(v, *n, sizeof(*v), cmp_str);
+	return v;
+}
+
+struct cat { char name[128]; size_t n; };
+
+static int cmp_cat(const void *a, const void *b)
+{
+	const struct cat *x = a, *y = b;
+
+	return x->n != y->n ? (x->n < y->n ? 1 : -1) : strcmp(x->name, y->name);
+}
+
+static void print_categories(FILE *out)
+{
+	struct cat *cats = calloc(nresults + 1, sizeof(*cats));
+	size_t ncats = 0;
+
+	for (size_t i = 0; i < nresults; i++) {
+		const struct result *r = &results[i];
+		size_t c;
+
+		if (r->kernel != V_OK || r->bpfrt != V_REFUSED)
+			continue;
+		for (c = 0; c < ncats && strcmp(cats[c].name, r->category); c++)
+			;
+		if (c == ncats)
+			snprintf(cats[ncats++].name, sizeof(cats[0].name), "%s", r->category);
+		cats[c].n++;
+	}
+	qsort(cats, ncats, sizeof(*cats), cmp_cat);
+	fprintf(out, "bpfrt refusals of programs the kernel accepts, by reason:\n");
+	for (size_t c = 0; c < ncats; c++)
+		fprintf(out, "  %4zu  %s\n", cats[c].n, cats[c].name);
+	free(cats);
+}
+
+static const char *vname(enum verdict v)
+{
+	return v == V_OK ? "ok" : v == V_REFUSED ? "refused" : "n/a";
+}
+
+static void rm_tree(const char *path)
+{
+	size_t n;
+	char **v = sorted_dir(path, &n, 0);
+	char sub[1024];
+	struct stat st;
+
+	for (size_t i = 0; i < n; i++) {
+		snprintf(sub, sizeof(sub), "%s/%s", path, v[i]);
+		if (!lstat(sub, &st) && S_ISDIR(st.st_mode))
+			rm_tree(sub);
+		else
+			unlink(sub);
+		free(v[i]);
+	}
+	free(v);
+	rmdir(path);
+}
+
+static long baseline_floor(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char line[256];
+	long v = -1;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "bpfrt_accepts_min %ld", &v) == 1)
+			break;
+	fclose(f);
+	return v;
+}
+
+int main(int argc, char **argv)
+{
+	const char *dir = getenv("BPFRT_CORPUS_DIR"), *report = NULL;
+	const char *baseline = BPFRT_SOURCE_DIR "/tests/corpus/baseline.txt";
+	char home_dir[512];
+	struct totals t = { 0 };
+	size_t nproj;
+	char **projs;
+	FILE *rep = NULL;
+	long floor;
+	int opt, fail = 0;
+
+	while ((opt = getopt(argc, argv, "vr:b:")) != -1) {
+		if (opt == 'v')
+			verbose = 1;
+		else if (opt == 'r')
+			report = optarg;
+		else if (opt == 'b')
+			baseline = optarg;
+		else
+			return 2;
+	}
+	if (optind < argc)
+		dir = argv[optind];
+	if (!dir || !*dir) {
+		const char *cache = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+
+		if (cache && *cache)
+			snprintf(home_dir, sizeof(home_dir), "%s/bpfrt-corpus", cache);
+		else
+			snprintf(home_dir, sizeof(home_dir), "%s/.cache/bpfrt-corpus",
+				 home ? home : "/root");
+		dir = home_dir;
+	}
+	projs = sorted_dir(dir, &nproj, 1);
+	if (!projs || !nproj) {
+		printf("skipped: no corpus at %s (build it with scripts/corpus.sh)\n", dir);
+		return 77;
+	}
+	if (geteuid()) {
+		printf("skipped: needs root (loads programs into the kernel)\n");
+		return 77;
+	}
+	read_rules(BPFRT_SOURCE_DIR "/tests/corpus/types.txt");
+	libbpf_set_print(libbpf_print);
+	bpfrt_set_print(bpfrt_print_cb);
+	/* pinned maps (LIBBPF_PIN_BY_NAME, tc's pinning) go to a bpffs of our own, so that
+	 * nothing is left behind and no pin of the host is reused */
+	snprintf(kpin, sizeof(kpin), "/tmp/bpfrt-corpus-bpffs.XXXXXX");
+	if (!mkdtemp(kpin) || mount("bpf", kpin, "bpf", 0, NULL)) {
+		printf("skipped: cannot mount a bpffs for pinned maps: %s\n", strerror(errno));
+		return 77;
+	}
+	snprintf(bfs, sizeof(bfs), "/dev/shm/bpfrt-corpus.XXXXXX");
+	if (!mkdtemp(bfs)) {
+		perror("mkdtemp");
+		return 2;
+	}
+	setenv("BPFRT_FS", bfs, 1);
+
+	for (size_t i = 0; i < nproj; i++) {
+		char pdir[1024];
+		size_t nobj;
+		char **objs;
+
+		snprintf(pdir, sizeof(pdir), "%s/%s", dir, projs[i]);
+		objs = sorted_dir(pdir, &nobj, 0);
+		for (size_t j = 0; j < nobj; j++) {
+			char path[2048];
+			size_t len = strlen(objs[j]);
+
+			if (len > 2 && !strcmp(objs[j] + len - 2, ".o")) {
+				snprintf(path, sizeof(path), "%s/%s", pdir, objs[j]);
+				one_object(projs[i], objs[j], path);
+			}
+			free(objs[j]);
+		}
+		free(objs);
+	}
+	umount2(kpin, MNT_DETACH);
+	rmdir(kpin);
+	rm_tree(bfs);
+
+	if (report)
+		rep = fopen(report, "w");
+	if (rep)
+		fprintf(rep, "program\tsection\ttype\tkernel\tbpfrt\tkernel_errno\tbpfrt_errno\t"
+			"type_found\ttest_run\tcategory\tbpfrt_reason\tkernel_reason\n");
+	for (size_t i = 0; i < nresults; i++) {
+		const struct result *r = &results[i];
+
+		if (rep)
+			fprintf(rep, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\n", r->key,
+				r->sec, libbpf_bpf_prog_type_str(r->type) ?
+					libbpf_bpf_prog_type_str(r->type) : "?",
+				vname(r->kernel), vname(r->bpfrt), r->kernel_err, r->bpfrt_err,
+				r->type_found, r->run, r->category, r->bpfrt_why, r->kernel_why);
+		if (r->kernel == V_NA) {
+			t.kernel_na++;
+			continue;
+		}
+		t.progs++;
+		t.kernel_ok += r->kernel == V_OK;
+		t.bpfrt_ok += r->bpfrt == V_OK;
+		t.both_ok += r->kernel == V_OK && r->bpfrt == V_OK;
+		t.type_found += r->type_found;
+		t.libbpf_gave_up += r->libbpf_gave_up;
+		if (r->kernel == V_REFUSED && r->bpfrt == V_OK) {
+			t.false_accept++;
+			printf("FALSE ACCEPT: %s (section %s, %s): kernel: %s\n", r->key, r->sec,
+			       libbpf_bpf_prog_type_str(r->type), r->kernel_why);
+		}
+		if (r->kernel == V_REFUSED && r->bpfrt == V_REFUSED) {
+			t.both_refused++;
+			t.errno_agree += r->kernel_err == r->bpfrt_err;
+		}
+		t.runs += r->run != 0;
+		t.runs_same += r->run > 0;
+	}
+	if (rep)
+		fclose(rep);
+	printf("corpus %s: %zu projects, %zu programs (%zu more with no known type)\n", dir,
+	       nproj, t.progs, t.kernel_na);
+	printf("  objects neither libbpf nor bpfrt opens: %zu\n", unreadable);
+	printf("  libbpf gave up before the kernel (kernel verdict through bpfrt's loader): %zu\n",
+	       t.libbpf_gave_up);
+	printf("  kernel accepts        %zu\n", t.kernel_ok);
+	printf("  bpfrt accepts         %zu (%.1f %% of the kernel's; %zu both)\n", t.bpfrt_ok,
+	       t.kernel_ok ? 100.0 * (double)t.both_ok / (double)t.kernel_ok : 0.0, t.both_ok);
+	printf("  false accepts         %zu\n", t.false_accept);
+	printf("  both refuse           %zu, same errno %zu\n", t.both_refused, t.errno_agree);
+	printf("  section type found    %zu of %zu\n", t.type_found, t.progs);
+	printf("  test runs             %zu, same result %zu\n", t.runs, t.runs_same);
+	print_categories(stdout);
+	floor = baseline_floor(baseline);
+	if (t.false_accept) {
+		printf("FAIL: bpfrt accepts %zu programs the kernel refuses\n", t.false_accept);
+		fail = 1;
+	}
+	if (floor >= 0 && (long)t.both_ok < floor) {
+		printf("FAIL: bpfrt accepts %zu of the kernel's programs, below the floor %ld of "
+		       "%s\n", t.both_ok, floor, baseline);
+		fail = 1;
+	}
+	for (size_t i = 0; i < nproj; i++)
+		free(projs[i]);
+	free(projs);
+	free(results);
+	return fail;
+}

@@ -1,0 +1,14 @@
+# tests/corpus/tests.cmake - the real-world corpus differential (issue #15): every program
+# of the objects scripts/corpus.sh builds, loaded into the kernel (through libbpf) and into
+# bpfrt.  Label `corpus`; skips (77) without the corpus, without root, and is not built
+# without libbpf-dev.  `corpus_diff -r FILE` writes the per-program table.
+pkg_check_modules(LIBBPF IMPORTED_TARGET libbpf)
+if(LIBBPF_FOUND)
+  add_executable(corpus_diff ${CMAKE_CURRENT_LIST_DIR}/corpus_diff.c)
+  target_include_directories(corpus_diff PRIVATE ${CMAKE_SOURCE_DIR}/include)
+  target_link_libraries(corpus_diff PRIVATE bpfrt_static PkgConfig::LIBBPF)
+  target_compile_definitions(corpus_diff PRIVATE BPFRT_SOURCE_DIR="${CMAKE_SOURCE_DIR}")
+  add_test(NAME corpus.diff COMMAND corpus_diff)
+  set_tests_properties(corpus.diff PROPERTIES LABELS corpus SKIP_RETURN_CODE 77 TIMEOUT 900
+    WORKING_DIRECTORY ${CMAKE_BINARY_DIR})
+endif()
