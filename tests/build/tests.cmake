@@ -45,3 +45,11 @@ foreach(src ${BPFRT_EXAMPLES})
   set_tests_properties(examples.${name} PROPERTIES LABELS unit TIMEOUT 300
     WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
 endforeach()
+
+# A program linked against libbpfrt.a through the public API only, naming none of the
+# files that register object kinds, the helper registry or bpf() commands when the
+# library is loaded: they must work as with libbpfrt.so (libbpfrt.a is one object).
+add_executable(static_link ${CMAKE_CURRENT_SOURCE_DIR}/build/static_link.c)
+target_link_libraries(static_link PRIVATE bpfrt_static)
+add_test(NAME build.static_link COMMAND static_link)
+set_tests_properties(build.static_link PROPERTIES LABELS build TIMEOUT 120 SKIP_RETURN_CODE 77)
