@@ -260,8 +260,16 @@ int brt_link_with(int fd, const struct brt_link_ops *ops,
 		  void (*fn)(struct brt_link *link, void *arg), void *arg);
 
 #define BPF_CMD(cmd, last, fn) int fn(struct brt_call *call);
+#define BPF_CMD_ABOVE(cmd, last)
 #include "api/cmds.def"
 #undef BPF_CMD
+#undef BPF_CMD_ABOVE
+
+/* The handler of a BPF_CMD_ABOVE row of cmds.def, from the folder above api/ that
+ * implements it, called when the library is loaded (a constructor: libbpfrt.a is one
+ * object, so it comes along with any of the library).  Until then the command fails
+ * with EINVAL like an unknown one.  0, or -EINVAL for a command that has no such row. */
+int brt_api_register_cmd(int cmd, int (*fn)(struct brt_call *call));
 
 /* Run one command on an attr already in process memory; returns >= 0 or -errno. */
 int brt_bpf_call(int cmd, struct brt_call *call);

@@ -3,7 +3,8 @@
  * Theory of operation.  A call goes the way it goes in the kernel's __sys_bpf(): the
  * attr the caller passes (of any size up to a page) is copied in with its tail beyond our
  * union bpf_attr required to be zero (E2BIG), the command is looked up in cmds.def
- * (unknown: EINVAL), every byte past the command's last field must be zero (CHECK_ATTR,
+ * (unknown: EINVAL; a command a folder above api/ implements has its handler registered
+ * from there when the library is loaded, brt_api_register_cmd()), every byte past the command's last field must be zero (CHECK_ATTR,
  * EINVAL), and the handler runs.  Handlers reach caller memory only through a
  * struct brt_uaccess, so bad pointers become EFAULT (uaccess.c).  Objects are files
  * (obj/obj.c): the fd a command returns is a real fd the kernel numbers and refcounts.
@@ -11,6 +12,7 @@
  * trusted copies.
  */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -21,29 +23,49 @@
 #define ATTR_END(field) (offsetof(union bpf_attr, field) + sizeof(((union bpf_attr *)0)->field))
 #define USER_ATTR_MAX 4096 /* PAGE_SIZE: the kernel's limit on attr size */
 
+typedef int (*cmd_fn)(struct brt_call *call);
+
 struct cmd_row {
-	size_t last_end;                  /* end of the last field the command reads */
-	int (*fn)(struct brt_call *call); /* NULL: unknown command */
+	size_t last_end; /* end of the last field the command reads */
+	cmd_fn fn;       /* NULL: unknown command, or one registered from above */
+	int above;       /* BPF_CMD_ABOVE: the handler is in above[] once registered */
 };
 
 static const struct cmd_row cmds[] = {
-#define BPF_CMD(cmd, last, fn) [cmd] = { ATTR_END(last), fn },
+#define BPF_CMD(cmd, last, fn) [cmd] = { ATTR_END(last), fn, 0 },
+#define BPF_CMD_ABOVE(cmd, last) [cmd] = { ATTR_END(last), NULL, 1 },
 #include "api/cmds.def"
 #undef BPF_CMD
+#undef BPF_CMD_ABOVE
 };
+
+/* Handlers of BPF_CMD_ABOVE rows, set when the library is loaded. */
+static _Atomic(cmd_fn) above[BRT_ARRAY_SIZE(cmds)];
+
+int brt_api_register_cmd(int cmd, int (*fn)(struct brt_call *call))
+{
+	if (cmd < 0 || (size_t)cmd >= BRT_ARRAY_SIZE(cmds) || !cmds[cmd].above)
+		return -EINVAL;
+	atomic_store_explicit(&above[cmd], fn, memory_order_release);
+	return 0;
+}
 
 int brt_bpf_call(int cmd, struct brt_call *call)
 {
 	const unsigned char *p = (const unsigned char *)call->attr;
 	const struct cmd_row *row;
+	cmd_fn fn;
 
-	if (cmd < 0 || (size_t)cmd >= BRT_ARRAY_SIZE(cmds) || !cmds[cmd].fn)
+	if (cmd < 0 || (size_t)cmd >= BRT_ARRAY_SIZE(cmds))
 		return -EINVAL;
 	row = &cmds[cmd];
+	fn = row->above ? atomic_load_explicit(&above[cmd], memory_order_acquire) : row->fn;
+	if (!fn)
+		return -EINVAL;
 	for (size_t i = row->last_end; i < sizeof(union bpf_attr); i++)
 		if (p[i])
 			return -EINVAL;
-	return row->fn(call);
+	return fn(call);
 }
 
 /* The kernel's bpf_check_uarg_tail_zero(): bytes we do not know must be zero. */

@@ -1,6 +1,7 @@
 /* helpers.h - the helpers/ folder's interface: the helper registry.  vm and the verifier
- * ask it through src/vm/helper_proto.h (brt_helper_get(), brt_helper_table_new()); this
- * header adds what the folder's two files share and what tools and tests look at.
+ * get its answers (brt_helper_get(), brt_helper_table_new()) handed down as a struct
+ * brt_helper_source (src/vm/helper_proto.h) when the library is loaded (source.c); this
+ * header declares them with what the folder's files share and what tools and tests use.
  *
  * Theory of operation: a helper is a row of src/vm/helpers.def (id, name, prototype)
  * joined by id to the row the implementing folder lists in its header
@@ -17,6 +18,12 @@
 #include <stdint.h>
 
 #include "vm/helper_proto.h"
+
+/* The prototype of helper id, built-in or registered by the host, or NULL; and a new
+ * table of every helper's function by id (*n entries, NULL when out of memory): the two
+ * answers of struct brt_helper_source (source.c). */
+const struct brt_helper_proto *brt_helper_get(uint32_t id);
+brt_helper_fn *brt_helper_table_new(size_t *n);
 
 /* The built-in helper with this id (a helpers.def row with a function), or NULL. */
 const struct brt_helper_proto *brt_helper_builtin(uint32_t id);

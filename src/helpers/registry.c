@@ -1,8 +1,7 @@
 /* registry.c - every built-in helper: the prototypes of src/vm/helpers.def joined by id
- * with the functions each folder lists in its header, and the lookups vm and the
- * verifier make (src/vm/helper_proto.h).  Design: helpers.h.
+ * with the functions each folder lists in its header, as constant tables.  The lookups
+ * vm and the verifier make are source.c's.  Design: helpers.h.
  */
-#include <stdlib.h>
 #include <string.h>
 
 #include "api/api.h"
@@ -63,27 +62,4 @@ const brt_helper_fn *brt_helper_default_table(size_t *n)
 {
 	*n = BRT_ARRAY_SIZE(fns);
 	return fns;
-}
-
-const struct brt_helper_proto *brt_helper_get(uint32_t id)
-{
-	const struct brt_helper_proto *p = brt_helper_builtin(id);
-
-	return p ? p : brt_helper_host_get(id);
-}
-
-brt_helper_fn *brt_helper_table_new(size_t *n)
-{
-	uint32_t host_max = brt_helper_host_max_id();
-	size_t nr = host_max >= BRT_ARRAY_SIZE(fns) ? (size_t)host_max + 1 : BRT_ARRAY_SIZE(fns);
-	brt_helper_fn *table = calloc(nr, sizeof(*table));
-
-	if (!table)
-		return NULL;
-	for (size_t id = 0; id < BRT_ARRAY_SIZE(fns); id++)
-		if (brt_helper_builtin((uint32_t)id))
-			table[id] = fns[id];
-	brt_helper_host_fill(table, nr);
-	*n = nr;
-	return table;
 }

@@ -287,7 +287,7 @@ int bpfrt_probe_attach(int prog_fd, const char *name)
 }
 
 /* BPF_RAW_TRACEPOINT_OPEN: name the probe, get its link fd. */
-int brt_cmd_raw_tracepoint_open(struct brt_call *call)
+static int cmd_raw_tracepoint_open(struct brt_call *call)
 {
 	char name[128];
 	struct brt_prog *prog;
@@ -306,4 +306,11 @@ int brt_cmd_raw_tracepoint_open(struct brt_call *call)
 	err = attach(prog, name);
 	brt_obj_put(&prog->obj);
 	return err;
+}
+
+/* bpf() sits below trace/: hand it the command's handler when the library is loaded
+ * (libbpfrt.a is one object, so a static link keeps this too). */
+__attribute__((constructor)) static void probe_register_cmd(void)
+{
+	brt_api_register_cmd(BPF_RAW_TRACEPOINT_OPEN, cmd_raw_tracepoint_open);
 }

@@ -5,15 +5,27 @@
  * (ringbuf records) must be released on every path.  bpf-to-bpf calls are func_calls.c.
  */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "verifier/internal.h"
 
 /* ---- prototypes, from the helper registry (vm/helper_proto.h) --------------------------- */
+/* Set once when the library is loaded (src/helpers/source.c). */
+static _Atomic(const struct brt_helper_source *) helper_source;
+
+void brt_verify_set_helper_source(const struct brt_helper_source *src)
+{
+	atomic_store_explicit(&helper_source, src, memory_order_release);
+}
+
 static const struct brt_helper_proto *find_proto(int32_t id)
 {
-	return id >= 0 ? brt_helper_get((uint32_t)id) : NULL;
+	const struct brt_helper_source *src =
+		atomic_load_explicit(&helper_source, memory_order_acquire);
+
+	return id >= 0 && src ? src->get((uint32_t)id) : NULL;
 }
 
 uint16_t brt_helper_arg_regs(int32_t id)

@@ -159,6 +159,12 @@ int brt_verify(const struct bpf_insn *insns, size_t n, const struct brt_verify_o
  * instead of the rejection's own errno), -EINVAL for bad log attributes. */
 int brt_verify_log_early(uint32_t level, char *buf, uint32_t size, const char *msg);
 
+/* The helper prototypes calls are checked against, from the registry above (struct
+ * brt_helper_source in vm/helper_proto.h): src/helpers/source.c calls this when the
+ * library is loaded.  src must stay valid. */
+struct brt_helper_source;
+void brt_verify_set_helper_source(const struct brt_helper_source *src);
+
 /* Name of helper id as the kernel logs it ("bpf_map_lookup_elem"), NULL if unknown. */
 const char *brt_verifier_helper_name(int32_t id);
 

@@ -6,8 +6,9 @@
  * The registry (src/helpers/) sits above every folder that implements helpers: it joins
  * the prototypes of helpers.def with the functions each folder lists in its header
  * (BRT_VM_HELPERS, BRT_MAPS_HELPERS, ...), and holds the helpers the host registered.
- * vm and the verifier only see the interface at the end of this file, so they name no
- * folder above them; the registry implements it (bound at link time, no init order).
+ * vm and the verifier only see struct brt_helper_source at the end of this file, which
+ * the registry hands down to them when the library is loaded, so they name no folder
+ * above them.
  */
 #ifndef BPFRT_SRC_VM_HELPER_PROTO_H
 #define BPFRT_SRC_VM_HELPER_PROTO_H
@@ -83,15 +84,21 @@ struct brt_helper_proto {
 	uint64_t types;             /* BRT_FOR_* sets and BRT_NEED_*; 0: every type (host helpers) */
 };
 
-/* ---- the registry's interface (implemented in src/helpers/) ---------------------------- */
-
-/* The prototype of helper id, a built-in one or one the host registered, or NULL when
- * no helper has that id.  Entries never change once visible: callers keep the pointer. */
-const struct brt_helper_proto *brt_helper_get(uint32_t id);
-
-/* A new table of every helper's function indexed by id (NULL where none): the built-in
- * helpers and those the host registered so far.  Stores its length in *n; the caller
- * frees it.  NULL when out of memory. */
-brt_helper_fn *brt_helper_table_new(size_t *n);
+/* ---- what vm and the verifier ask the registry ------------------------------------------ */
+/* The registry sits above vm and the verifier, so it hands them its answers when the
+ * library is loaded (src/helpers/source.c gives this to brt_vm_set_helper_source() and
+ * brt_verify_set_helper_source()); neither names a folder above it.  Before that (never
+ * in a linked library: libbpfrt.a is one object, so the registration always comes along)
+ * there are no helpers.
+ *   get        the prototype of helper id, a built-in one or one the host registered, or
+ *              NULL when no helper has that id; entries never change once visible, so
+ *              callers keep the pointer;
+ *   table_new  a new table of every helper's function indexed by id (NULL where none):
+ *              the built-in helpers and those the host registered so far; stores its
+ *              length in *n, the caller frees it; NULL when out of memory. */
+struct brt_helper_source {
+	const struct brt_helper_proto *(*get)(uint32_t id);
+	brt_helper_fn *(*table_new)(size_t *n);
+};
 
 #endif

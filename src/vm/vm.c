@@ -3,6 +3,7 @@
  * Design: vm.h.
  */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -149,12 +150,22 @@ static enum bpfrt_engine resolve_engine(enum bpfrt_engine e)
 	return e == BPFRT_ENGINE_DEFAULT ? BPFRT_ENGINE_CHECKED : e;
 }
 
+/* The helper registry's answers (helper_proto.h), set once when the library is loaded. */
+static _Atomic(const struct brt_helper_source *) helper_source;
+
+void brt_vm_set_helper_source(const struct brt_helper_source *src)
+{
+	atomic_store_explicit(&helper_source, src, memory_order_release);
+}
+
 static int copy_default_helpers(struct bpfrt_vm *vm)
 {
-	size_t nr;
+	const struct brt_helper_source *src =
+		atomic_load_explicit(&helper_source, memory_order_acquire);
+	size_t nr = 0;
 
 	/* host helpers registered later do not reach this vm, as documented */
-	vm->helpers = brt_helper_table_new(&nr);
+	vm->helpers = src ? src->table_new(&nr) : calloc(1, sizeof(*vm->helpers));
 	if (!vm->helpers)
 		return -ENOMEM;
 	vm->helper_names = calloc(nr ? nr : 1, sizeof(*vm->helper_names));

@@ -361,6 +361,11 @@ const struct bpf_insn *brt_vm_insns(const struct bpfrt_vm *vm, size_t *n);
 const struct brt_dinsn *brt_vm_code(const struct bpfrt_vm *vm);
 const struct brt_jit_prog *brt_vm_jit_fixed(const struct bpfrt_vm *vm);
 
+/* The registry's answers every vm loaded from now on copies its helper table from
+ * (struct brt_helper_source in helper_proto.h): src/helpers/source.c calls this when the
+ * library is loaded.  src must stay valid. */
+void brt_vm_set_helper_source(const struct brt_helper_source *src);
+
 /* Make helper id call fn in this vm only (the registry's bpfrt_helper_register() with a
  * vm): name (may be NULL) is copied.  Returns 0, -EINVAL (id above BRT_VM_MAX_HELPER_ID)
  * or -ENOMEM. */
