@@ -12,6 +12,8 @@
 
 #include <linux/bpf.h>
 
+#include "bpfrt.h"
+
 #include "maps/maps.h"
 
 /* How a command reaches the caller's memory.  bpfrt_bpf() checks every pointer (a bad one
@@ -190,6 +192,10 @@ struct brt_prog_check {
 	uint32_t nfuncs;
 	int btf_info;           /* func_info or line_info given */
 	void **call_maps;       /* out, or NULL: brt_verify_opts.call_maps */
+	int no_maps;            /* no fd table: every map reference is a rejection */
+	const uint16_t *ops;    /* the rows the load decoded (brt_verify_opts.ops), or NULL */
+	char *err_msg;          /* out, or NULL: the first error line (brt_verify_result) */
+	size_t err_msglen;
 };
 
 /* jit_lookup.c: bind the program's map_lookup_elem calls whose map the verifier knows
@@ -197,10 +203,34 @@ struct brt_prog_check {
 int brt_prog_bind_lookups(struct bpfrt_vm *vm, const struct bpf_insn *insns, size_t n,
 			  void *const *call_maps, const struct brt_prog_maps *pm);
 
-/* The single place PROG_LOAD checks a program (check.c): today the structural check of
- * src/isa, tomorrow the verifier.  Returns 0 or the errno BPF_PROG_LOAD returns; writes
- * its messages into the log. */
+/* The single place a program load checks a program (check.c): the verifier.  Returns 0
+ * or the errno BPF_PROG_LOAD returns; writes its messages into the log. */
 int brt_api_check_prog(const struct brt_prog_check *pc);
+
+/* The program load of prog.c for a program that lives in this process only, without an
+ * fd or a program file: checked by the verifier, then built into a vm (decoded once,
+ * JIT code compiled), as BPF_PROG_LOAD does.  attach/filter.c's packet filters.
+ *   prog_flags    BPFRT_F_PRIV_* (none: the caller's capabilities)
+ *   engine        the engine asked for (a value no engine has fails in the vm, EINVAL)
+ *   engine_default the engine of an accepted program loaded with engine DEFAULT
+ *   keep_rejected what a rejection does: 0 refuses the load (its errno, "verifier:
+ *                 <first error>" in err); 1 runs the program on the checked engine when
+ *                 the engine is DEFAULT or CHECKED (else refuses); 2 warns and loads it
+ *                 as asked (programs converted from classic BPF, safe by construction)
+ *   insn_budget   the checked engine's budget per run (0: the vm's)
+ * There is no fd table: a map reference is a rejection.  0 with *out set, or -errno with
+ * err set. */
+struct brt_prog_vm_opts {
+	uint32_t prog_type;
+	uint32_t prog_flags;
+	int gpl;
+	enum bpfrt_engine engine;
+	enum bpfrt_engine engine_default;
+	int keep_rejected;
+	uint64_t insn_budget;
+};
+int brt_prog_load_vm(const struct bpf_insn *insns, size_t n, const struct brt_prog_vm_opts *o,
+		     struct bpfrt_vm **out, char *err, size_t errlen);
 
 struct bpfrt_run_ctx;
 

@@ -158,7 +158,7 @@ int brt_api_check_prog(const struct brt_prog_check *pc)
 		.log_level = pc->log_level,
 		.log_buf = pc->log_size ? pc->log_buf : NULL,
 		.log_size = pc->log_buf ? pc->log_size : 0,
-		.map_info = map_info,
+		.map_info = pc->no_maps ? NULL : map_info,
 		.fd_array = pc->fd_array,
 		.fd_array_cnt = pc->fd_array_cnt,
 		.lines = pc->lines,
@@ -167,6 +167,7 @@ int brt_api_check_prog(const struct brt_prog_check *pc)
 		.nfuncs = pc->nfuncs,
 		.btf_info = pc->btf_info,
 		.call_maps = pc->call_maps,
+		.ops = pc->ops,
 	};
 
 	struct brt_verify_result res;
@@ -178,5 +179,9 @@ int brt_api_check_prog(const struct brt_prog_check *pc)
 	err = brt_verify(pc->insns, pc->n, &opts, &res);
 	if (pc->max_ctx_offset)
 		*pc->max_ctx_offset = res.max_ctx_offset;
+	if (err && pc->err_msg)
+		snprintf(pc->err_msg, pc->err_msglen, "verifier: %s%s",
+			 res.err_msg[0] ? "" : "error ",
+			 res.err_msg[0] ? res.err_msg : strerror(-err));
 	return err;
 }

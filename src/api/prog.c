@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -16,6 +17,7 @@
 #include "bpfrt.h"
 #include "api/api.h"
 #include "maps/maps.h"
+#include "util/util.h"
 #include "verifier/verifier.h"
 #include "vm/vm.h"
 
@@ -42,6 +44,9 @@ struct load {
 	uint32_t max_ctx_offset;
 	struct brt_prog_lines *lines; /* from line_info (btf_load.c) */
 	uint32_t prog_flags;     /* attr.prog_flags with the privilege it was verified with */
+	const struct brt_prog_vm_opts *vm_opts; /* brt_prog_load_vm(): its policy, or NULL */
+	char *err;               /* brt_prog_load_vm(): the reason of a failure */
+	size_t errlen;
 };
 
 /* The kernel's license_is_gpl_compatible(). */
@@ -336,13 +341,34 @@ static int btf_check(struct brt_call *call, struct load *ld)
 	return lerr ? lerr : err;
 }
 
+/* What a rejection by the verifier (err) does to a brt_prog_load_vm() load, whose engine
+ * is *engine (DEFAULT: not chosen yet): 0 and the engine to load on, or err. */
+static int after_check(const struct brt_prog_vm_opts *o, int err, enum bpfrt_engine *engine,
+		       const char *why)
+{
+	if (err && o->keep_rejected == 2) {
+		/* converted programs are safe by construction: a rejection is a bug here or
+		 * in the verifier, worth a warning but not a refusal */
+		brt_print(BPFRT_WARN, "bpfrt: converted classic program: %s\n", why);
+	} else if (err && (!o->keep_rejected || (*engine != BPFRT_ENGINE_CHECKED &&
+						  *engine != BPFRT_ENGINE_DEFAULT))) {
+		return err; /* -EACCES for a rejection, as BPF_PROG_LOAD */
+	}
+	if (*engine == BPFRT_ENGINE_DEFAULT)
+		*engine = o->keep_rejected == 2 || !err ? o->engine_default : BPFRT_ENGINE_CHECKED;
+	return 0;
+}
+
 /* Check the program, resolve its maps and build the vm: the part of a load that another
- * process repeats from the program file.  0 or -errno. */
+ * process repeats from the program file, and all of a brt_prog_load_vm().  0 or -errno
+ * (ld->err says why, when set). */
 static int build(struct load *ld)
 {
 	const union bpf_attr *attr = ld->attr;
+	const struct brt_prog_vm_opts *o = ld->vm_opts;
 	BPFRT_OPTS(bpfrt_vm_opts, vo, .engine = load_engine(ld->prog_flags));
 	struct brt_prog_check pc = { 0 };
+	uint16_t *ops;
 	char msg[256];
 	int err;
 
@@ -363,17 +389,47 @@ static int build(struct load *ld)
 	pc.func_linkage = ld->lines ? ld->lines->linkage : NULL;
 	pc.nfuncs = ld->lines ? ld->lines->nfuncs : 0;
 	pc.btf_info = attr->func_info_cnt || attr->line_info_cnt || ld->lines;
+	if (o) {
+		/* no fd table, no map; the caller's engine rules (after_check()) */
+		vo.engine = o->engine;
+		vo.insn_budget = o->insn_budget;
+		pc.no_maps = 1;
+		pc.err_msg = ld->err;
+		pc.err_msglen = ld->errlen;
+	}
 	if (vo.engine == BPFRT_ENGINE_JIT) {
 		pc.call_maps = calloc(attr->insn_cnt, sizeof(*pc.call_maps));
 		if (!pc.call_maps)
 			return -ENOMEM;
 	}
+	/* The one decode of the program: the verifier and the vm take its rows.  One that
+	 * does not decode goes to the verifier without them, for the kernel's message. */
+	ops = malloc((attr->insn_cnt ? attr->insn_cnt : 1) * sizeof(*ops));
+	if (!ops) {
+		free(pc.call_maps);
+		return -ENOMEM;
+	}
+	if (brt_isa_decode_prog(ld->insns, attr->insn_cnt, BRT_VM_DEFAULT_MAX_INSNS, ops, msg,
+				sizeof(msg))) {
+		free(ops);
+		ops = NULL;
+	}
+	pc.ops = ops;
 	err = brt_api_check_prog(&pc);
-	if (!err)
+	if (o)
+		err = after_check(o, err, &vo.engine, ld->err);
+	else if (!err)
 		err = resolve_maps(ld, attr->insn_cnt);
-	if (!err)
-		err = bpfrt_vm_load(ld->insns, attr->insn_cnt, &vo, &ld->vm, msg, sizeof(msg));
-	if (!err)
+	if (!err && ops) {
+		err = brt_vm_load_decoded(ld->insns, attr->insn_cnt, ops, &vo, &ld->vm,
+					  o ? ld->err : msg, o ? ld->errlen : sizeof(msg));
+		ops = NULL; /* the vm's now */
+	} else if (!err) {
+		err = bpfrt_vm_load(ld->insns, attr->insn_cnt, &vo, &ld->vm,
+				    o ? ld->err : msg, o ? ld->errlen : sizeof(msg));
+	}
+	free(ops);
+	if (!err && !o)
 		err = brt_prog_bind_lookups(ld->vm, ld->insns, attr->insn_cnt, pc.call_maps,
 					    &ld->pm);
 	free(pc.call_maps);
@@ -490,6 +546,37 @@ static int materialise(struct brt_prog *prog)
 	}
 	load_free(&ld);
 	return err;
+}
+
+int brt_prog_load_vm(const struct bpf_insn *insns, size_t n, const struct brt_prog_vm_opts *o,
+		     struct bpfrt_vm **out, char *err, size_t errlen)
+{
+	union bpf_attr attr;
+	struct load ld = { .attr = &attr, .vm_opts = o, .gpl = o->gpl, .err = err,
+			   .errlen = errlen };
+	int ret;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.prog_type = o->prog_type;
+	attr.insn_cnt = (uint32_t)n;
+	ret = brt_api_prog_priv(o->prog_flags, &ld.prog_flags);
+	if (ret) {
+		snprintf(err, errlen, "prog_flags 0x%x: more than one privilege", o->prog_flags);
+		return ret;
+	}
+	ld.insns = malloc((n ? n : 1) * sizeof(*insns));
+	if (!ld.insns) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	memcpy(ld.insns, insns, n * sizeof(*insns));
+	ret = build(&ld);
+	if (!ret) {
+		*out = ld.vm;
+		ld.vm = NULL;
+	}
+	load_free(&ld);
+	return ret;
 }
 
 static pthread_mutex_t materialise_lock = PTHREAD_MUTEX_INITIALIZER;

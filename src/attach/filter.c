@@ -8,8 +8,8 @@
  * program goes to the fast interpreter loop, or the vm's JIT code (the one version of a
  * helper-free program, compiled at load) is called directly, with a per-thread context
  * and stack.  With filters of a dozen instructions, the general entry's set-up would cost
- * more than the filter itself.  The program itself is loaded, decoded and compiled only by
- * the vm (bpfrt_vm_load()).
+ * more than the filter itself.  The program is loaded the one way every program is
+ * (api/prog.c's brt_prog_load_vm(): verifier, then the vm's decode and JIT).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -17,11 +17,11 @@
 #include <string.h>
 #include <time.h>
 
+#include "api/api.h"
 #include "attach/attach.h"
 #include "attach/pcap_io.h"
 #include "bpfrt.h"
 #include "util/util.h"
-#include "verifier/verifier.h"
 #include "vm/vm.h"
 #ifdef BPFRT_HAVE_JIT
 #include "jit/jit.h"
@@ -88,36 +88,22 @@ static int set_err(int ret)
 	return ret;
 }
 
-/* Verify insns as the kernel would verify a socket filter loaded by root.  Returns 0 or
- * the verifier's error with "verifier: <first error>" in err. */
-static int verify(const struct bpf_insn *insns, size_t n, char *err, size_t errlen)
-{
-	struct brt_verify_opts vo = {
-		.prog_type = BPF_PROG_TYPE_SOCKET_FILTER,
-		.priv = BRT_PRIV_ROOT,
-		.gpl = 1,
-	};
-	struct brt_verify_result *res = calloc(1, sizeof(*res));
-	int ret;
-
-	if (!res) {
-		snprintf(err, errlen, "out of memory");
-		return -ENOMEM;
-	}
-	ret = brt_verify(insns, n, &vo, res);
-	if (ret)
-		snprintf(err, errlen, "verifier: %s%s", res->err_msg[0] ? "" : "error ",
-			 res->err_msg[0] ? res->err_msg : strerror(-ret));
-	free(res);
-	return ret;
-}
-
 /* from_classic: the program came out of cbpf.c, which makes INTERP safe by default.
- * Programs given as eBPF run on the fast engines only once the verifier accepts them. */
+ * Programs given as eBPF run on the fast engines only once the verifier accepts them.
+ * The load itself is the program load of api/ (brt_prog_load_vm()): checked as the
+ * kernel checks a socket filter loaded by root, then decoded and compiled by the vm. */
 static int load(const struct bpf_insn *insns, size_t n, const struct bpfrt_pkt_filter_opts *opts,
 		int from_classic, struct bpfrt_pkt_filter **out, char *err, size_t errlen)
 {
 	enum bpfrt_engine engine = BRT_OPTS_GET(opts, engine, BPFRT_ENGINE_DEFAULT);
+	struct brt_prog_vm_opts lo = {
+		.prog_type = BPF_PROG_TYPE_SOCKET_FILTER,
+		.prog_flags = BPFRT_F_PRIV_FULL,
+		.engine = engine,
+		.gpl = 1,
+		.engine_default = BPFRT_ENGINE_INTERP,
+		.keep_rejected = from_classic ? 2 : 1,
+	};
 	struct bpfrt_pkt_filter *f;
 	int ret;
 
@@ -125,34 +111,24 @@ static int load(const struct bpf_insn *insns, size_t n, const struct bpfrt_pkt_f
 		snprintf(err, errlen, "bpfrt_pkt_filter_opts: size too small or unknown fields set");
 		return -EINVAL;
 	}
-	ret = verify(insns, n, err, errlen);
-	if (ret && from_classic) {
-		/* converted programs are safe by construction: a rejection is a bug here or
-		 * in the verifier, worth a warning but not a refusal */
-		brt_print(BPFRT_WARN, "bpfrt: converted classic program: %s\n", err);
-	} else if (ret && engine != BPFRT_ENGINE_CHECKED && engine != BPFRT_ENGINE_DEFAULT) {
-		return ret; /* -EACCES for a rejection, as BPF_PROG_LOAD */
-	}
-	if (engine == BPFRT_ENGINE_DEFAULT)
-		engine = from_classic || !ret ? BPFRT_ENGINE_INTERP : BPFRT_ENGINE_CHECKED;
 	f = calloc(1, sizeof(*f));
 	if (!f) {
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	BPFRT_OPTS(bpfrt_vm_opts, vo, .engine = engine,
-		   .insn_budget = BRT_OPTS_GET(opts, insn_budget, 0));
-	ret = bpfrt_vm_load(insns, n, &vo, &f->vm, err, errlen);
+	lo.insn_budget = BRT_OPTS_GET(opts, insn_budget, 0);
+	ret = brt_prog_load_vm(insns, n, &lo, &f->vm, err, errlen);
 	if (ret) {
 		free(f);
 		return ret;
 	}
+	engine = brt_vm_engine(f->vm);
 	f->checked = engine == BPFRT_ENGINE_CHECKED;
 	for (size_t i = 0; i < n; i++)
 		if (BPF_CLASS(insns[i].code) == BPF_LD &&
 		    (BPF_MODE(insns[i].code) == BPF_ABS || BPF_MODE(insns[i].code) == BPF_IND))
 			f->reads_pkt = 1;
-	f->insn_budget = BRT_OPTS_GET(opts, insn_budget, 0);
+	f->insn_budget = lo.insn_budget;
 	if (from_classic)
 		prepare_direct(f, engine);
 	*out = f;

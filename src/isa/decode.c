@@ -227,7 +227,17 @@ int brt_isa_has_target(enum brt_op op)
 
 enum brt_op brt_isa_regs(const struct bpf_insn *insn, struct brt_isa_regs *r)
 {
-	enum brt_op op = brt_isa_lookup(insn);
+	return brt_isa_regs_op(insn, brt_isa_lookup(insn), r);
+}
+
+void brt_isa_lookup_prog(const struct bpf_insn *insns, size_t n, uint16_t *ops)
+{
+	for (size_t pc = 0; pc < n; pc++)
+		ops[pc] = (uint16_t)brt_isa_lookup(&insns[pc]);
+}
+
+enum brt_op brt_isa_regs_op(const struct bpf_insn *insn, enum brt_op op, struct brt_isa_regs *r)
+{
 	uint16_t d = BIT(insn->dst_reg), s = BIT(insn->src_reg);
 	int mov;
 

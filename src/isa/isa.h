@@ -137,8 +137,17 @@ struct brt_isa_regs {
 
 /* Fill *r for insn and return its row; an instruction whose discriminator no row has
  * gets the registers of its opcode byte's first row, one whose opcode byte no row has
- * gets none (and BRT_OP_INVALID). */
+ * gets none (and BRT_OP_INVALID).  brt_isa_regs_op(): the same for an instruction whose
+ * row op is known (brt_isa_lookup()'s answer, BRT_OP_INVALID included), without looking
+ * it up again. */
 enum brt_op brt_isa_regs(const struct bpf_insn *insn, struct brt_isa_regs *r);
+enum brt_op brt_isa_regs_op(const struct bpf_insn *insn, enum brt_op op, struct brt_isa_regs *r);
+
+/* Every instruction's row as brt_isa_lookup() finds it (BRT_OP_INVALID where none), no
+ * field checked: the decoded form of a program that may not pass brt_isa_decode_prog()
+ * (the verifier rejects such programs with the kernel's own messages).  For a program
+ * that passes, the rows are brt_isa_decode_prog()'s (but on second slots of lddw). */
+void brt_isa_lookup_prog(const struct bpf_insn *insns, size_t n, uint16_t *ops);
 
 /* Target of a jump or local call at index pc, as an instruction index (may be out of
  * range; callers check). */

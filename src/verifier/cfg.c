@@ -479,11 +479,12 @@ out_free:
 }
 
 /* ---- register liveness ------------------------------------------------------------------ */
-/* Registers an instruction reads and writes (isa's table); a helper call reads only the
- * arguments its prototype names. */
-static enum brt_op insn_regs(const struct bpf_insn *insn, struct brt_isa_regs *r)
+/* Registers instruction t reads and writes (isa's table, by the row the load decoded:
+ * env->ops); a helper call reads only the arguments its prototype names. */
+static enum brt_op insn_regs(struct brt_env *env, int t, struct brt_isa_regs *r)
 {
-	enum brt_op op = brt_isa_regs(insn, r);
+	const struct bpf_insn *insn = &env->insns[t];
+	enum brt_op op = brt_isa_regs_op(insn, (enum brt_op)env->ops[t], r);
 
 	if (insn->code == (BPF_JMP | BPF_CALL) && insn->src_reg == 0)
 		r->use = brt_helper_arg_regs(insn->imm);
@@ -510,7 +511,7 @@ static int intra_successors(struct brt_env *env, int t, int succ[2])
 static uint16_t rel_transfer(struct brt_env *env, int t, uint16_t out, int jumps)
 {
 	struct brt_isa_regs r;
-	enum brt_op op = insn_regs(&env->insns[t], &r);
+	enum brt_op op = insn_regs(env, t, &r);
 	uint16_t sinks = r.use & (uint16_t)~r.flow;
 	int64_t lo, hi;
 
@@ -590,7 +591,7 @@ void brt_compute_liveness(struct brt_env *env)
 			for (int k = 0; k < n; k++)
 				if (succ[k] >= 0 && succ[k] < env->len)
 					out |= env->aux[succ[k]].live_in;
-			insn_regs(&env->insns[t], &r);
+			insn_regs(env, t, &r);
 			in = (uint16_t)(r.use | (out & ~r.def));
 			if (in != env->aux[t].live_in) {
 				env->aux[t].live_in = in;

@@ -484,6 +484,7 @@ static void free_env(struct brt_env *env)
 	free(env->active);
 	free(env->aux);
 	free(env->maps);
+	free(env->own_ops);
 }
 
 static void print_stats(struct brt_env *env)
@@ -559,11 +560,18 @@ int brt_verify(const struct bpf_insn *insns, size_t n, const struct brt_verify_o
 	env->bpf_capable = opts->priv != BRT_PRIV_UNPRIV;
 	env->strict_alignment = (opts->prog_flags & BPF_F_STRICT_ALIGNMENT) &&
 				!(opts->prog_flags & BPF_F_ANY_ALIGNMENT);
+	env->ops = opts->ops;
+	if (!env->ops) {
+		env->own_ops = malloc(n * sizeof(*env->own_ops));
+		if (env->own_ops)
+			brt_isa_lookup_prog(insns, n, env->own_ops);
+		env->ops = env->own_ops;
+	}
 	env->aux = calloc(n, sizeof(*env->aux));
 	env->explored = calloc(n, sizeof(*env->explored));
 	env->active_bits = BRT_ACTIVE_MIN_BITS;
 	env->active = calloc(1u << BRT_ACTIVE_MIN_BITS, sizeof(*env->active));
-	if (!env->aux || !env->explored || !env->active)
+	if (!env->aux || !env->explored || !env->active || !env->ops)
 		err = -ENOMEM;
 	else
 		err = run_passes(env);

@@ -183,6 +183,8 @@ struct brt_pending {
 struct brt_env {
 	const struct bpf_insn *insns;
 	int len;
+	const uint16_t *ops;     /* each instruction's row (enum brt_op): opts->ops or own_ops */
+	uint16_t *own_ops;       /* looked up here when the caller gave none */
 	const struct brt_verify_opts *opts;
 	struct brt_vlog log;
 	int allow_ptr_leaks;     /* CAP_PERFMON */

@@ -126,6 +126,10 @@ struct brt_verify_opts {
 	 * call_maps[i] of a helper call taking a map is the map's ptr when every path passes
 	 * the same map there, so a JIT may bind the call to it (the kernel's map_ptr_state) */
 	void **call_maps;
+	/* n rows of brt_isa_decode_prog() for these insns, or NULL: the program as the load
+	 * path decoded it once (api/prog.c), so the verifier does not look rows up again;
+	 * without it brt_verify() looks them up itself (brt_isa_lookup_prog()) */
+	const uint16_t *ops;
 };
 
 #define BRT_VERIFY_ERRLEN 256

@@ -175,8 +175,10 @@ static int copy_default_helpers(struct bpfrt_vm *vm)
 	return 0;
 }
 
-int bpfrt_vm_load(const struct bpf_insn *insns, size_t n, const struct bpfrt_vm_opts *opts,
-		  struct bpfrt_vm **out, char *err, size_t errlen)
+/* bpfrt_vm_load() with ops, when not NULL, the rows brt_isa_decode_prog() gave for insns
+ * (taken over: freed on failure too). */
+static int load(const struct bpf_insn *insns, size_t n, uint16_t *ops,
+		const struct bpfrt_vm_opts *opts, struct bpfrt_vm **out, char *err, size_t errlen)
 {
 	size_t max_insns;
 	struct bpfrt_vm *vm;
@@ -185,23 +187,30 @@ int bpfrt_vm_load(const struct bpf_insn *insns, size_t n, const struct bpfrt_vm_
 	if (errlen)
 		err[0] = 0;
 	if (!out || (!insns && n)) {
+		free(ops);
 		snprintf(err, errlen, "bpfrt_vm_load: insns and out must not be NULL");
 		return set_err(-EINVAL);
 	}
 	*out = NULL;
 	if (!brt_opts_valid(opts, OPTS_KNOWN, "bpfrt_vm_opts")) {
+		free(ops);
 		snprintf(err, errlen, "bpfrt_vm_opts: unknown non-zero fields or bad sz");
 		return set_err(-EINVAL);
 	}
 	max_insns = BRT_OPTS_GET(opts, max_insns, 0);
 	vm = calloc(1, sizeof(*vm));
-	if (!vm || !(vm->ops = malloc((n ? n : 1) * sizeof(*vm->ops)))) {
+	if (vm)
+		vm->ops = ops ? ops : malloc((n ? n : 1) * sizeof(*vm->ops));
+	if (!vm || !vm->ops) {
+		free(ops);
 		free(vm);
 		goto err_nomem;
 	}
-	/* the one decode of the program: the pre-decoder and the JIT take its rows */
-	ret = brt_isa_decode_prog(insns, n, max_insns ? max_insns : BRT_VM_DEFAULT_MAX_INSNS,
-				  vm->ops, err, errlen);
+	/* the one decode of the program, unless the load path did it: the pre-decoder and
+	 * the JIT take its rows */
+	ret = ops ? 0 : brt_isa_decode_prog(insns, n, max_insns ? max_insns :
+							BRT_VM_DEFAULT_MAX_INSNS,
+					    vm->ops, err, errlen);
 	if (ret) {
 		free(vm->ops);
 		free(vm);
@@ -255,6 +264,19 @@ err_free_vm:
 err_nomem:
 	snprintf(err, errlen, "out of memory loading %zu instructions", n);
 	return set_err(-ENOMEM);
+}
+
+int bpfrt_vm_load(const struct bpf_insn *insns, size_t n, const struct bpfrt_vm_opts *opts,
+		  struct bpfrt_vm **out, char *err, size_t errlen)
+{
+	return load(insns, n, NULL, opts, out, err, errlen);
+}
+
+int brt_vm_load_decoded(const struct bpf_insn *insns, size_t n, uint16_t *ops,
+			const struct bpfrt_vm_opts *opts, struct bpfrt_vm **out, char *err,
+			size_t errlen)
+{
+	return load(insns, n, ops, opts, out, err, errlen);
 }
 
 int brt_vm_set_helper(struct bpfrt_vm *vm, uint32_t id, const char *name, brt_helper_fn fn)

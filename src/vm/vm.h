@@ -361,6 +361,14 @@ const struct bpf_insn *brt_vm_insns(const struct bpfrt_vm *vm, size_t *n);
 const struct brt_dinsn *brt_vm_code(const struct bpfrt_vm *vm);
 const struct brt_jit_prog *brt_vm_jit_fixed(const struct bpfrt_vm *vm);
 
+/* bpfrt_vm_load() of a program the load path decoded already: ops holds the n rows
+ * brt_isa_decode_prog() gave for insns (with at most the vm's max_insns), and is taken
+ * over by the vm (freed on failure too).  BPF_PROG_LOAD decodes once, for the verifier
+ * and the engines. */
+int brt_vm_load_decoded(const struct bpf_insn *insns, size_t n, uint16_t *ops,
+			const struct bpfrt_vm_opts *opts, struct bpfrt_vm **out, char *err,
+			size_t errlen);
+
 /* The registry's answers every vm loaded from now on copies its helper table from
  * (struct brt_helper_source in helper_proto.h): src/helpers/source.c calls this when the
  * library is loaded.  src must stay valid. */
