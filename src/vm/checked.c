@@ -1,6 +1,9 @@
 /* checked.c - what the checked engine lets a program touch: the regions of a run (input
  * memory or context, packet, what helpers grant), and the wording of run faults.  The
- * stack frames are checked inline by the loop (interp_loop.h).  Design: vm.h.
+ * stack frames are checked inline by the loop (interp_loop.h).  Also the rest of the
+ * run context's calls for helpers (bpfrt_run_stop(), bpfrt_run_user()), which the loops
+ * use too: they call nothing, so the loops (interp.c) need not call back into vm.c, the
+ * file that runs them.  Design: vm.h.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -25,6 +28,17 @@ int brt_vm_region_ok(const struct bpfrt_run_ctx *ctx, uint64_t addr, uint64_t si
 			return 1;
 	}
 	return 0;
+}
+
+void bpfrt_run_stop(struct bpfrt_run_ctx *ctx, uint64_t r0)
+{
+	ctx->stop_r0 = r0;
+	ctx->stopped = BRT_STOP_RUN;
+}
+
+void *bpfrt_run_user(struct bpfrt_run_ctx *ctx)
+{
+	return ctx->user;
 }
 
 int bpfrt_run_access_ok(struct bpfrt_run_ctx *ctx, const void *ptr, size_t len, int writable)

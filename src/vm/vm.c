@@ -768,14 +768,3 @@ uint64_t brt_vm_tail_call(struct bpfrt_vm *vm, void *user, uint64_t r1,
 	ctx->stopped = BRT_STOP_TAIL;
 	return 0;
 }
-
-void bpfrt_run_stop(struct bpfrt_run_ctx *ctx, uint64_t r0)
-{
-	ctx->stop_r0 = r0;
-	ctx->stopped = BRT_STOP_RUN;
-}
-
-void *bpfrt_run_user(struct bpfrt_run_ctx *ctx)
-{
-	return ctx->user;
-}

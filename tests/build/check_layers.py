@@ -15,8 +15,9 @@ docs/ARCHITECTURE.md's "Dependency direction" block must state the same rules.  
 file graph (includes and calls between files) must have no cycle between files of
 different folders.  Current violations are tolerated only as explicit `allow` lines of
 layers.txt, each tagged with the issue item that removes it; a line that no longer
-matches anything fails too, so the list only shrinks.  Cycles inside one folder are
-printed as notes.
+matches anything fails too, so the list only shrinks.  A cycle between files of one folder
+fails unless a `cycle FOLDER: FILES` line of layers.txt names all its files (a dispatch
+table and its rows); such a line fails too when it names a file no cycle holds any more.
 
 Usage: check_layers.py SOURCE_DIR RULES OBJECT_LIST   (OBJECT_LIST: one .o path a line)
 Exit status 0 clean, 1 violations, 2 usage or rules errors.
@@ -57,10 +58,19 @@ class Rules:
         self.order = []          # folders, bottom-up
         self.uses = {}           # folder -> set of targets (folders or folder/file paths)
         self.allow = []          # [file, target, comment, lineno, used]
+        self.cycles = []         # [folder, set of files (src/... paths), comment, lineno]
         for n, raw in enumerate(open(path), 1):
             line, _, comment = raw.partition("#")
             line, comment = line.strip(), comment.strip()
             if not line:
+                continue
+            m = re.fullmatch(r"cycle\s+([a-z0-9_]+)\s*:(.*)", line)
+            if m:
+                if not comment:
+                    fail_usage(f"{path}:{n}: a cycle line needs a '# <reason>' tag")
+                folder, files = m.group(1), m.group(2).split()
+                base = "tools/bpfrt" if folder == "cli" else "src/" + folder
+                self.cycles.append([folder, {base + "/" + f for f in files}, comment, n])
                 continue
             m = re.fullmatch(r"allow\s+(\S+)\s*->\s*(\S+)", line)
             if m:
@@ -328,12 +338,31 @@ def main():
 
     # file cycles.  Between folders: with the rules bottom-up, only a tolerated (allow)
     # edge can close one; say which, so that the cycle is seen to go with its line, and
-    # fail on any other.  Inside a folder a cycle is often a dispatch table (map.c's ops
-    # and the map types): listed as a note, for the file splits of #13 item 6.
+    # fail on any other.  Inside a folder a cycle fails too, unless a `cycle` line of
+    # layers.txt names every file of it (a dispatch table and its rows, a driver and its
+    # passes); a line naming files no cycle holds any more must shrink.
     inside = {v: {w for w in ws if folder_of(w) == folder_of(v)} for v, ws in graph.items()}
+    seen = [set() for _ in rules.cycles]
     for comp in sccs(inside):
-        print(f"note: {len(comp)} files of {folder_of(comp[0])} use each other in a cycle: "
-              + " -> ".join(one_cycle(inside, comp)))
+        folder, members = folder_of(comp[0]), set(comp)
+        path = " -> ".join(one_cycle(inside, comp))
+        line = next((i for i, c in enumerate(rules.cycles)
+                     if c[0] == folder and members <= c[1]), None)
+        if line is not None:
+            seen[line] |= members
+            print(f"note: {len(comp)} files of {folder} use each other in a cycle, "
+                  f"tolerated by layers.txt:{rules.cycles[line][3]}: {path}")
+            continue
+        fails.append(f"a cycle of {len(comp)} files inside {folder}: {path}")
+        fails.append(f"  files in the cycle: {' '.join(comp)}.  Break it (move what they "
+                     f"share into a file that calls none of them, or hand a callback "
+                     f"down); a dispatch table and its rows may be listed on a 'cycle "
+                     f"{folder}: FILES  # reason' line of layers.txt instead.")
+    for c, got in zip(rules.cycles, seen):
+        if got != c[1]:
+            gone = sorted(f.rsplit("/", 1)[1] for f in c[1] - got)
+            fails.append(f"tests/build/layers.txt:{c[3]}: 'cycle {c[0]}' names "
+                         f"{' '.join(gone)}, in no cycle any more: take them off the line")
     for comp in sccs(graph):
         folders = sorted({folder_of(f) for f in comp})
         path = " -> ".join(one_cycle(graph, comp))

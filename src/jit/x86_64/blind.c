@@ -25,9 +25,10 @@ static uint64_t blind_key(const struct jit_state *st, size_t pc)
  * (they could be chosen to spell machine code, the JIT-spraying attack).  "op dst, imm"
  * becomes "mov AUX, imm ^ key; xor AUX, key; op dst, AUX"; lddw xors a 64-bit key.
  * Sign extension commutes with xor, so AUX holds exactly the value the immediate form
- * would use.  Returns 1 when it emitted the instruction.
+ * would use.  The instruction itself is then emitted by the caller (insn.c), in the
+ * register form this writes to *in and *op: blinding rewrites, it does not emit rows.
  */
-int brt_jit_emit_blinded(struct jit_state *st, size_t pc, int *rc)
+int brt_jit_blind(struct jit_state *st, size_t pc, struct bpf_insn *out, enum brt_op *out_op)
 {
 	struct bpf_insn in = st->insns[pc];
 	enum brt_op op = brt_isa_lookup(&in);
@@ -40,11 +41,10 @@ int brt_jit_emit_blinded(struct jit_state *st, size_t pc, int *rc)
 		emit_mov_imm64(B, AUX, v ^ key);
 		emit_mov_imm64(B, xreg(in.dst_reg), key);
 		emit_alu_rr(B, ALU_XOR, true, xreg(in.dst_reg), AUX);
-		*rc = 0;
-		return 1;
+		return BRT_JIT_BLIND_DONE;
 	}
 	if (shape != BRT_SHAPE_ALU_IMM && shape != BRT_SHAPE_JMP_IMM && shape != BRT_SHAPE_STORE_IMM)
-		return 0;
+		return BRT_JIT_BLIND_NONE;
 	/* imm ^ key as a sign-extended imm32, key too: the xor of both is imm, extended */
 	emit_mov_imm64(B, AUX, (uint64_t)(int64_t)(int32_t)((uint32_t)in.imm ^ (uint32_t)key));
 	emit_alu_ri(B, ALU_XOR, true, AUX, (int32_t)(uint32_t)key);
@@ -57,10 +57,10 @@ int brt_jit_emit_blinded(struct jit_state *st, size_t pc, int *rc)
 	op = brt_isa_lookup(&in);
 	if (op == BRT_OP_INVALID) {
 		snprintf(st->err, st->errlen, "internal error: insn %zu: no register form", pc);
-		*rc = -EFAULT;
-		return 1;
+		return -EFAULT;
 	}
-	*rc = brt_jit_emit_op(st, &in, pc, op);
-	return 1;
+	*out = in;
+	*out_op = op;
+	return BRT_JIT_BLIND_REWRITTEN;
 }
 

@@ -762,7 +762,7 @@ static int emit_exit(struct jit_state *st, insn_t insn, size_t pc)
 	return 0;
 }
 
-int brt_jit_emit_op(struct jit_state *st, const struct bpf_insn *insn, size_t pc, enum brt_op op)
+static int emit_op(struct jit_state *st, const struct bpf_insn *insn, size_t pc, enum brt_op op)
 {
 	switch (op) {
 #define INSN(id, opc, dk, dv, shape, mnem, grp, ver)                                           \
@@ -779,10 +779,16 @@ int brt_jit_emit_op(struct jit_state *st, const struct bpf_insn *insn, size_t pc
 
 int brt_jit_emit_insn(struct jit_state *st, size_t pc, enum brt_op op)
 {
-	int rc;
+	if (st->blind_seed) {
+		struct bpf_insn in;
+		enum brt_op bop;
+		int rc = brt_jit_blind(st, pc, &in, &bop);
 
-	if (st->blind_seed && brt_jit_emit_blinded(st, pc, &rc))
-		return rc;
-	return brt_jit_emit_op(st, &st->insns[pc], pc, op);
+		if (rc == BRT_JIT_BLIND_REWRITTEN)
+			return emit_op(st, &in, pc, bop);
+		if (rc != BRT_JIT_BLIND_NONE)
+			return rc < 0 ? rc : 0;
+	}
+	return emit_op(st, &st->insns[pc], pc, op);
 }
 

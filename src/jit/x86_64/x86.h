@@ -124,11 +124,14 @@ bool brt_jit_pkt_regs_fit(const struct bpf_insn *insns, size_t n, const uint16_t
 /* insn.c: emit instruction pc (blinded when asked), or any instruction as row op (the
  * insn.def switch).  Return 0 or -errno. */
 int brt_jit_emit_insn(struct jit_state *st, size_t pc, enum brt_op op);
-int brt_jit_emit_op(struct jit_state *st, const struct bpf_insn *insn, size_t pc, enum brt_op op);
 
-/* blind.c: emit instruction pc with its constant blinded; returns 1 (and *rc) when it
- * has a constant, 0 when it has none and was not emitted. */
-int brt_jit_emit_blinded(struct jit_state *st, size_t pc, int *rc);
+/* blind.c: blind the constant of instruction pc: emits the constant's rebuilding into
+ * AUX and returns BRT_JIT_BLIND_REWRITTEN with the register form to emit in *out and
+ * *out_op; BRT_JIT_BLIND_DONE when that was the whole instruction (lddw);
+ * BRT_JIT_BLIND_NONE when it has no constant (nothing emitted); -EFAULT when a row has
+ * no register form. */
+enum { BRT_JIT_BLIND_NONE, BRT_JIT_BLIND_DONE, BRT_JIT_BLIND_REWRITTEN };
+int brt_jit_blind(struct jit_state *st, size_t pc, struct bpf_insn *out, enum brt_op *out_op);
 
 /* lookup.c: decide which map_lookup_elem calls are bound (prog->lookup_kind), whether
  * call pc is one, and emit it in place of the helper call. */
