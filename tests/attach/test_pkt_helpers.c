@@ -198,7 +198,10 @@ static int compared;
 static void check(const struct pcase *c)
 {
 	static const uint32_t engines[] = { BPFRT_ENGINE_INTERP, BPFRT_ENGINE_CHECKED,
-					    BPFRT_ENGINE_JIT };
+#ifdef BPFRT_HAVE_JIT /* the switch build (-DBPFRT_JIT=OFF) has no JIT to load into */
+					    BPFRT_ENGINE_JIT
+#endif
+	};
 	static struct result k, b;
 	struct bpf_insn p[MAX_INSNS];
 	size_t n = build(c, p);
