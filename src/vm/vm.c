@@ -685,8 +685,11 @@ int brt_vm_run_opts(struct bpfrt_vm *vm, const struct brt_run_opts *o, uint64_t 
 	return run_interp(vm, o, r0, err, errlen);
 }
 
-int bpfrt_vm_run(struct bpfrt_vm *vm, void *mem, size_t mem_len, uint64_t *r0, char *err,
-		 size_t errlen)
+/* bpfrt_vm_run's way through the engines, apart so that its run options (a struct of
+ * ~100 bytes that gcc zeroes with `rep stos`, ~4 ns) are built only when it is taken:
+ * not on the direct path below. */
+static __attribute__((noinline)) int run_mem(struct bpfrt_vm *vm, void *mem, size_t mem_len,
+					     uint64_t *r0, char *err, size_t errlen)
 {
 	struct brt_region region = { (uint64_t)(uintptr_t)mem, mem_len, 1 };
 	struct brt_run_opts o = {
@@ -698,6 +701,12 @@ int bpfrt_vm_run(struct bpfrt_vm *vm, void *mem, size_t mem_len, uint64_t *r0, c
 		.skb_len = mem_len,
 	};
 
+	return brt_vm_run_opts(vm, &o, r0, err, errlen);
+}
+
+int bpfrt_vm_run(struct bpfrt_vm *vm, void *mem, size_t mem_len, uint64_t *r0, char *err,
+		 size_t errlen)
+{
 	if (!vm || !r0) {
 		snprintf(err, errlen, "bpfrt_vm_run: vm and r0 must not be NULL");
 		return set_err(-EINVAL);
@@ -709,7 +718,7 @@ int bpfrt_vm_run(struct bpfrt_vm *vm, void *mem, size_t mem_len, uint64_t *r0, c
 			err[0] = 0;
 		return 0;
 	}
-	return brt_vm_run_opts(vm, &o, r0, err, errlen);
+	return run_mem(vm, mem, mem_len, r0, err, errlen);
 }
 
 uint64_t brt_vm_tail_call(struct bpfrt_vm *vm, void *user, uint64_t r1,
