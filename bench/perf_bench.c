@@ -79,6 +79,8 @@ static int load(sys_fn sys, int kind, int map_fd)
 	a.insns = (uint64_t)(uintptr_t)p;
 	a.insn_cnt = sizeof(p) / sizeof(p[0]);
 	a.license = (uint64_t)(uintptr_t)"GPL";
+	if (sys == bpfrt_bpf) /* bpfrt's side runs on its JIT, as the kernel's on its own */
+		a.prog_flags = BPFRT_F_ENGINE(BPFRT_ENGINE_JIT);
 	return sys(BPF_PROG_LOAD, &a, sizeof(a));
 }
 
@@ -281,7 +283,6 @@ int main(int argc, char **argv)
 {
 	int runs = argc > 1 ? atoi(argv[1]) : 2000;
 
-	setenv("BPFRT_ENGINE", "jit", 0);
 	bench_bpfrt(runs);
 	if (geteuid() == 0) {
 		bench_kernel(runs, 1, 1);

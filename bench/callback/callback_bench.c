@@ -13,7 +13,11 @@
 #include "bpfrt.h"
 
 static const char *const progs[] = { "with_callback", "open_coded" };
-static const char *const engines[] = { "interp", "checked", "jit" };
+static const struct {
+	const char *name;
+	enum bpfrt_engine engine;
+} engines[] = { { "interp", BPFRT_ENGINE_INTERP }, { "checked", BPFRT_ENGINE_CHECKED },
+		{ "jit", BPFRT_ENGINE_JIT } };
 
 static int kernel_bpf(int cmd, union bpf_attr *attr, unsigned int size)
 {
@@ -21,7 +25,8 @@ static int kernel_bpf(int cmd, union bpf_attr *attr, unsigned int size)
 }
 
 /* Load obj into the kernel or bpfrt and print the time per run of each program. */
-static int measure(const char *path, int kernel, const char *side, int passes, int repeat)
+static int measure(const char *path, int kernel, uint32_t engine_flags, const char *side,
+		   int passes, int repeat)
 {
 	BPFRT_OPTS(bpfrt_object_open_opts, o, .kernel = kernel);
 	struct bpfrt_object *obj = bpfrt_object_open_file(path, &o);
@@ -30,7 +35,11 @@ static int measure(const char *path, int kernel, const char *side, int passes, i
 
 	if (!obj)
 		return -errno;
-	ret = bpfrt_object_load(obj);
+	ret = 0;
+	for (struct bpfrt_program *p = bpfrt_object_next_program(obj, NULL); p && !kernel;
+	     p = bpfrt_object_next_program(obj, p))
+		ret = ret ? ret : bpfrt_program_set_flags(p, engine_flags);
+	ret = ret ? ret : bpfrt_object_load(obj);
 	for (size_t p = 0; !ret && p < sizeof(progs) / sizeof(progs[0]); p++) {
 		struct bpfrt_program *prog = bpfrt_object_find_program_by_name(obj, progs[p]);
 
@@ -63,15 +72,14 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: callback_bench OBJ [PASSES [REPEAT]]\n");
 		return 2;
 	}
-	ret = measure(argv[1], 1, "kernel", passes, repeat);
+	ret = measure(argv[1], 1, 0, "kernel", passes, repeat);
 	if (ret)
 		fprintf(stderr, "kernel: %s\n", strerror(-ret));
 	for (size_t e = 0; e < sizeof(engines) / sizeof(engines[0]); e++) {
 		char side[32];
 
-		setenv("BPFRT_ENGINE", engines[e], 1);
-		snprintf(side, sizeof(side), "bpfrt-%s", engines[e]);
-		ret = measure(argv[1], 0, side, passes, repeat);
+		snprintf(side, sizeof(side), "bpfrt-%s", engines[e].name);
+		ret = measure(argv[1], 0, BPFRT_F_ENGINE(engines[e].engine), side, passes, repeat);
 		if (ret) {
 			fprintf(stderr, "%s: %s\n", side, strerror(-ret));
 			return 1;

@@ -155,6 +155,7 @@ static double run_once(const struct prog *p, enum eng e, uint32_t *processed)
 	}
 	case E_BPFRT_LOAD:
 		prog_attr(p, &a, 0, NULL, 0);
+		a.prog_flags = BPFRT_F_ENGINE(BPFRT_ENGINE_JIT); /* both loads JIT-compile */
 		t0 = now_ns();
 		fd = bpfrt_bpf(BPF_PROG_LOAD, &a, sizeof(a));
 		t1 = now_ns();
@@ -337,7 +338,6 @@ int main(int argc, char **argv)
 	}
 	for (int p = 0; p < 4; p++) /* before anything else grows this process's heap */
 		peak[p] = peak_kib(&progs[p]);
-	setenv("BPFRT_ENGINE", "jit", 0);
 	for (int r = 0; r < reps; r++)
 		for (int p = 0; p < 4; p++)
 			for (int e = 0; e < E_COUNT; e++)

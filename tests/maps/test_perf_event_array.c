@@ -28,12 +28,17 @@
 static int kernel;
 static int cpu0; /* the first CPU this process may run on: both sides' ring is for it */
 
-static const char *const engines[] = {
-	"checked", "interp",
+static const struct {
+	const char *name;
+	enum bpfrt_engine engine;
+} engines[] = {
+	{ "checked", BPFRT_ENGINE_CHECKED }, { "interp", BPFRT_ENGINE_INTERP },
 #ifdef BPFRT_HAVE_JIT
-	"jit",
+	{ "jit", BPFRT_ENGINE_JIT },
 #endif
 };
+/* bpfrt's engine for the programs load() makes (prog_flags; the kernel's side: none) */
+static uint32_t engine_flags;
 
 /* ---- MAP_CREATE and element commands ------------------------------------------------ */
 
@@ -248,6 +253,8 @@ static int load(sys_fn sys, uint32_t type, int map_fd, uint64_t flags, uint32_t 
 	a.insns = (uint64_t)(uintptr_t)insns;
 	a.insn_cnt = (uint32_t)n;
 	a.license = (uint64_t)(uintptr_t)lic;
+	if (sys == sys_bpfrt)
+		a.prog_flags = engine_flags;
 	if (log) {
 		log[0] = 0;
 		a.log_buf = (uint64_t)(uintptr_t)log;
@@ -499,16 +506,16 @@ static void test_records(void)
 	for (size_t e = 0; e < sizeof(engines) / sizeof(engines[0]); e++) {
 		char name[64];
 
-		setenv("BPFRT_ENGINE", engines[e], 1);
+		engine_flags = BPFRT_F_ENGINE(engines[e].engine);
 		memset(&ur, 0, sizeof(ur));
-		snprintf(name, sizeof(name), "records, %s", engines[e]);
+		snprintf(name, sizeof(name), "records, %s", engines[e].name);
 		T_CASE(name);
 		T_EQ_INT(0, side_open(&us, 0, 1));
 		run_cases(&us, &ur, urets);
 		check_expected(&ur, urets);
 		side_close(&us, 1);
 	}
-	unsetenv("BPFRT_ENGINE");
+	engine_flags = 0;
 	if (!kernel)
 		return;
 	memset(&kr, 0, sizeof(kr));
