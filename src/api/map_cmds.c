@@ -143,12 +143,21 @@ static int lookup(struct brt_call *call, int and_delete)
 	err = kbuf_alloc(&value, vsize);
 	if (err)
 		goto out_free_key;
+	if (!and_delete && map->type == BPF_MAP_TYPE_BLOOM_FILTER) {
+		/* the kernel's map_lookup_elem(): a bloom filter's value is the question,
+		 * copied in; nothing is copied out */
+		err = call->ua->from(value.p, attr->value, vsize);
+		if (!err)
+			err = brt_map_sys_lookup(map, key.p, value.p, attr->flags);
+		goto out_free_value;
+	}
 	if (and_delete)
 		err = brt_map_sys_lookup_and_delete(map, key.p, value.p, attr->flags);
 	else
 		err = brt_map_sys_lookup(map, key.p, value.p, attr->flags);
 	if (!err)
 		err = call->ua->to(attr->value, value.p, vsize);
+out_free_value:
 	kbuf_free(&value);
 out_free_key:
 	kbuf_free(&key);

@@ -97,8 +97,10 @@ static uint64_t pop_or_peek(uint64_t r1, uint64_t r2, struct bpfrt_run_ctx *ctx,
 	struct brt_map *map = brt_map_helper_arg(r1, ctx);
 	void *dst = (void *)(uintptr_t)r2;
 
-	if (!map || !map->ops->pop ||
-	    (ctx->checked && !bpfrt_run_access_ok(ctx, dst, map->value_size, 1)))
+	/* a bloom filter peeks without popping, and reads the value */
+	if (!map || !(pop ? map->ops->pop : map->ops->peek) ||
+	    (ctx->checked && !bpfrt_run_access_ok(ctx, dst, map->value_size,
+						  map->type != BPF_MAP_TYPE_BLOOM_FILTER)))
 		return (uint64_t)-EINVAL;
 	return (uint64_t)(int64_t)(pop ? map->ops->pop(map, dst) : map->ops->peek(map, dst));
 }

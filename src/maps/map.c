@@ -133,6 +133,7 @@ static int map_init(struct brt_obj *obj, void *arg)
 
 	fill_params(map, params->type, params->key_size, params->value_size,
 		    params->max_entries, params->flags, params->ncpus);
+	map->map_extra = params->map_extra;
 	map->data = obj->base;
 	map->data_size = obj->hdr->data_size;
 	map->lock_off = (int32_t)obj->hdr->spin_lock_off - 1;
@@ -198,6 +199,7 @@ int brt_map_create(const union bpf_attr *attr_in, const struct brt_map_btf *btf,
 		return -EINVAL;
 	fill_params(&params, attr->map_type, attr->key_size, attr->value_size,
 		    attr->max_entries, attr->map_flags | ops->forced_flags, brt_ncpus());
+	params.map_extra = attr->map_extra;
 	err = ops->data_size(&params, &size);
 	if (err)
 		return err;
@@ -249,6 +251,7 @@ static int map_attach_obj(const struct brt_obj *tmpl, struct brt_obj **out)
 			  hdr->flags, hdr->ncpus);
 	if (err || (map->ncpus == 0 || map->ncpus > 8192))
 		goto out_corrupt;
+	map->map_extra = hdr->map_extra;
 	/* a lock word inside the value, 4-byte aligned, in a map type that may have one */
 	map->lock_off = (int32_t)hdr->spin_lock_off - 1;
 	if (hdr->spin_lock_off &&

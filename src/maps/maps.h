@@ -71,6 +71,7 @@ struct brt_map {
 	uint32_t flags;                /* map_flags */
 	uint32_t ncpus;                /* values per element of per-CPU maps, else 1 */
 	uint32_t value_stride;         /* round_up(value_size, 8) */
+	uint64_t map_extra;            /* MAP_CREATE's map_extra (bloom filter: hash count) */
 	void *data;                    /* the type's region (file offset 0) */
 	uint64_t data_size;
 	void *priv;                    /* per-process state of the type (ring buffer views) */

@@ -454,7 +454,16 @@ static int check_arg(struct brt_env *env, int i, const struct brt_helper_proto *
 			brt_verr(env, "invalid map_ptr to access map->value\n");
 			return -EACCES;
 		}
-		return brt_check_helper_mem(env, regno, (int)meta->map->value_size, 0, BRT_READ, 0);
+		/* pop and peek fill the value (the kernel's MEM_UNINIT | MEM_WRITE), but a
+		 * bloom filter's peek reads it (resolve_map_arg_type()) */
+		return brt_check_helper_mem(
+			env, regno, (int)meta->map->value_size, 0,
+			fn->id == BPF_FUNC_map_pop_elem ||
+					(fn->id == BPF_FUNC_map_peek_elem &&
+					 meta->map->type != BPF_MAP_TYPE_BLOOM_FILTER)
+				? BRT_WRITE
+				: BRT_READ,
+			0);
 	case BRT_ARG_CONST_SIZE:
 	case BRT_ARG_CONST_SIZE_OR_ZERO:
 		return check_size_arg(env, regno, arg == BRT_ARG_CONST_SIZE_OR_ZERO,

@@ -21,7 +21,7 @@
 #include "maps/maps.h"
 #include "vm/vm.h"
 
-#define TRIALS_PER_TYPE 60 /* 7 types: 420 trials */
+#define TRIALS_PER_TYPE 60 /* 8 types: 480 trials */
 #define ROUNDS 8           /* corrupt, then exercise, this many times per trial */
 #define LIMIT_MS 10000     /* a child still running after this is hung */
 #define WALK_MAX 100000    /* get_next_key steps after which a walk counts as endless */
@@ -40,6 +40,7 @@ static const struct target targets[] = {
 	{ "lpm_trie", BPF_MAP_TYPE_LPM_TRIE, 8, 8, 64, BPF_F_NO_PREALLOC },
 	{ "queue", BPF_MAP_TYPE_QUEUE, 0, 8, 64, 0 },
 	{ "ringbuf", BPF_MAP_TYPE_RINGBUF, 0, 0, 4096, 0 },
+	{ "bloom_filter", BPF_MAP_TYPE_BLOOM_FILTER, 0, 8, 64, 0 }, /* the fixed cases index the ones above */
 };
 
 #define NTARGETS (sizeof(targets) / sizeof(targets[0]))
@@ -101,7 +102,7 @@ static int make_victim(const struct target *t, struct victim *v)
 		if (t->type == BPF_MAP_TYPE_LPM_TRIE) {
 			lpm_key(lk, i);
 			bpfrt_map_update_elem(v->fd, lk, &val, BPF_ANY);
-		} else if (t->type == BPF_MAP_TYPE_QUEUE) {
+		} else if (t->type == BPF_MAP_TYPE_QUEUE || t->type == BPF_MAP_TYPE_BLOOM_FILTER) {
 			if (i < 16)
 				bpfrt_map_update_elem(v->fd, NULL, &val, BPF_ANY);
 		} else if (t->type != BPF_MAP_TYPE_RINGBUF) {
@@ -198,6 +199,16 @@ static void exercise(struct victim *v)
 
 	if (v->t->type == BPF_MAP_TYPE_RINGBUF) {
 		ring_ops(v);
+		return;
+	}
+	if (v->t->type == BPF_MAP_TYPE_BLOOM_FILTER) {
+		for (int i = 0; i < 8; i++) {
+			vals[0] = rnd() % 64;
+			if (rnd() % 2)
+				bpfrt_map_update_elem(v->fd, NULL, vals, BPF_ANY);
+			else
+				bpfrt_map_lookup_elem(v->fd, NULL, vals);
+		}
 		return;
 	}
 	if (v->t->type == BPF_MAP_TYPE_QUEUE) {
