@@ -12,6 +12,73 @@
 #ifdef BPFRT_HAVE_PCAP
 #include <pcap/pcap.h>
 
+#include "util/dl.h"
+
+/* libpcap is opened on first use, not linked (util/dl.h: it costs every process that
+ * links libbpfrt ~3 ms at start-up).  Its header still declares the types and calls. */
+#define PCAP_CALLS(X)                                                                    \
+	X(pcap_fopen_offline) X(pcap_datalink) X(pcap_snapshot) X(pcap_next_ex)          \
+	X(pcap_geterr) X(pcap_close) X(pcap_open_dead) X(pcap_dump_open) X(pcap_dump)    \
+	X(pcap_dump_flush) X(pcap_dump_close) X(pcap_compile) X(pcap_freecode)           \
+	X(pcap_offline_filter) X(pcap_datalink_val_to_name) X(pcap_open_offline)
+
+static struct {
+#define X(f) __typeof__(&f) f;
+	PCAP_CALLS(X)
+#undef X
+} pc;
+static void *pc_addr[sizeof(pc) / sizeof(void *)];
+static const char *const pc_names[] = {
+#define X(f) #f,
+	PCAP_CALLS(X)
+#undef X
+	NULL
+};
+static const char *const pc_sonames[] = { "libpcap.so.0.8", "libpcap.so.1", "libpcap.so",
+					  NULL };
+static struct brt_dl_lib pc_lib = { pc_sonames, pc_names, pc_addr, 0, "" };
+_Static_assert(sizeof(pc) == sizeof(pc_addr) &&
+		       sizeof(pc_names) / sizeof(pc_names[0]) == sizeof(pc_addr) / sizeof(void *) + 1,
+	       "one address per call");
+
+/* 0 when libpcap's calls are ready (then pc holds them), else -ENOSYS and why in err */
+static int pc_load(char *err, size_t errlen)
+{
+	static _Atomic int copied;
+	char why[160];
+
+	if (copied)
+		return 0;
+	if (brt_dl_load(&pc_lib, why, sizeof(why))) {
+		if (errlen)
+			snprintf(err, errlen, "pcap: %s", why);
+		return -ENOSYS;
+	}
+	/* function addresses from dlsym(): copied, as C converts no object pointer into a
+	 * function pointer; every thread copies the same values */
+	memcpy(&pc, pc_addr, sizeof(pc));
+	copied = 1;
+	return 0;
+}
+
+/* from here on a call of libpcap goes through the table */
+#define pcap_fopen_offline pc.pcap_fopen_offline
+#define pcap_datalink pc.pcap_datalink
+#define pcap_snapshot pc.pcap_snapshot
+#define pcap_next_ex pc.pcap_next_ex
+#define pcap_geterr pc.pcap_geterr
+#define pcap_close pc.pcap_close
+#define pcap_open_dead pc.pcap_open_dead
+#define pcap_dump_open pc.pcap_dump_open
+#define pcap_dump pc.pcap_dump
+#define pcap_dump_flush pc.pcap_dump_flush
+#define pcap_dump_close pc.pcap_dump_close
+#define pcap_compile pc.pcap_compile
+#define pcap_freecode pc.pcap_freecode
+#define pcap_offline_filter pc.pcap_offline_filter
+#define pcap_datalink_val_to_name pc.pcap_datalink_val_to_name
+#define pcap_open_offline pc.pcap_open_offline
+
 struct brt_pcap_reader {
 	pcap_t *p;
 	char *path;
@@ -30,7 +97,7 @@ struct brt_pcap_classic {
 
 int brt_pcap_available(void)
 {
-	return 1;
+	return !pc_load(NULL, 0);
 }
 
 int brt_pcap_open(const char *path, struct brt_pcap_reader **out, char *err, size_t errlen)
@@ -39,6 +106,8 @@ int brt_pcap_open(const char *path, struct brt_pcap_reader **out, char *err, siz
 	struct brt_pcap_reader *r;
 	FILE *f;
 
+	if (pc_load(err, errlen))
+		return -ENOSYS;
 	f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
 	if (!f) {
 		int e = errno;
@@ -112,8 +181,11 @@ void brt_pcap_close(struct brt_pcap_reader *r)
 int brt_pcap_writer_open(const char *path, int linktype, int snaplen,
 			 struct brt_pcap_writer **out, char *err, size_t errlen)
 {
-	struct brt_pcap_writer *w = calloc(1, sizeof(*w));
+	struct brt_pcap_writer *w;
 
+	if (pc_load(err, errlen))
+		return -ENOSYS;
+	w = calloc(1, sizeof(*w));
 	if (!w || !(w->dead = pcap_open_dead(linktype, snaplen))) {
 		free(w);
 		snprintf(err, errlen, "pcap: out of memory");
@@ -159,9 +231,12 @@ int brt_pcap_compile(const char *expr, int linktype, int snaplen, struct sock_fi
 		     size_t *n, char *err, size_t errlen)
 {
 	struct bpf_program prog;
-	pcap_t *dead = pcap_open_dead(linktype, snaplen);
 	struct sock_filter *f;
+	pcap_t *dead;
 
+	if (pc_load(err, errlen))
+		return -ENOSYS;
+	dead = pcap_open_dead(linktype, snaplen);
 	if (!dead) {
 		snprintf(err, errlen, "pcap: out of memory");
 		return -ENOMEM;
@@ -194,8 +269,11 @@ int brt_pcap_compile(const char *expr, int linktype, int snaplen, struct sock_fi
 int brt_pcap_classic_new(const struct sock_filter *prog, size_t n,
 			 struct brt_pcap_classic **out)
 {
-	struct brt_pcap_classic *c = malloc(sizeof(*c) + n * sizeof(c->insns[0]));
+	struct brt_pcap_classic *c;
 
+	if (pc_load(NULL, 0))
+		return -ENOSYS;
+	c = malloc(sizeof(*c) + n * sizeof(c->insns[0]));
 	if (!c)
 		return -ENOMEM;
 	c->n = n;
@@ -226,6 +304,8 @@ void brt_pcap_classic_free(struct brt_pcap_classic *c)
 
 const char *brt_pcap_linktype_name(int linktype)
 {
+	if (pc_load(NULL, 0))
+		return NULL;
 	return pcap_datalink_val_to_name(linktype);
 }
 
@@ -236,9 +316,12 @@ int brt_pcap_count_matches(const char *path, const char *expr, uint64_t *packets
 	struct bpf_program prog;
 	struct pcap_pkthdr *hdr;
 	const u_char *data;
-	pcap_t *p = pcap_open_offline(path, ebuf);
+	pcap_t *p;
 	int ret;
 
+	if (pc_load(err, errlen))
+		return -ENOSYS;
+	p = pcap_open_offline(path, ebuf);
 	if (!p) {
 		snprintf(err, errlen, "pcap: %s: %s", path, ebuf);
 		return -EINVAL;

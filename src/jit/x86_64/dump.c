@@ -15,6 +15,41 @@
 
 #include "jit/x86_64/x86.h"
 
+#ifdef BPFRT_HAVE_CAPSTONE
+#include <string.h>
+
+#include "util/dl.h"
+
+/* capstone is opened on first use, not linked: its tables cost every process that links
+ * libbpfrt ~6 ms of relocations at start-up (util/dl.h). */
+static struct {
+	__typeof__(&cs_open) open;
+	__typeof__(&cs_disasm) disasm;
+	__typeof__(&cs_free) free;
+	__typeof__(&cs_close) close;
+} cs;
+static void *cs_addr[4];
+static const char *const cs_names[] = { "cs_open", "cs_disasm", "cs_free", "cs_close", NULL };
+static const char *const cs_sonames[] = { "libcapstone.so.4", "libcapstone.so.5",
+					  "libcapstone.so", NULL };
+static struct brt_dl_lib cs_lib = { cs_sonames, cs_names, cs_addr, 0, "" };
+_Static_assert(sizeof(cs) == sizeof(cs_addr), "one address per call");
+
+/* 1 when capstone's calls are in cs (else the dump falls back to raw bytes) */
+static int cs_ready(void)
+{
+	static _Atomic int copied;
+
+	if (copied)
+		return 1;
+	if (brt_dl_load(&cs_lib, NULL, 0))
+		return 0;
+	memcpy(&cs, cs_addr, sizeof(cs)); /* dlsym's addresses, as function pointers */
+	copied = 1;
+	return 1;
+}
+#endif
+
 static void print_bytes(const uint8_t *p, size_t n, FILE *out)
 {
 	for (size_t i = 0; i < n; i++)
@@ -29,8 +64,8 @@ void brt_jit_disasm(const uint8_t *code, size_t size, uint64_t addr, const char 
 	cs_insn *ci;
 	size_t count;
 
-	if (cs_open(CS_ARCH_X86, CS_MODE_64, &h) == CS_ERR_OK) {
-		count = cs_disasm(h, code, size, addr, 0, &ci);
+	if (cs_ready() && cs.open(CS_ARCH_X86, CS_MODE_64, &h) == CS_ERR_OK) {
+		count = cs.disasm(h, code, size, addr, 0, &ci);
 		for (size_t i = 0; i < count; i++) {
 			fprintf(out, "%s%4" PRIx64 ":  ", indent, ci[i].address);
 			if (flags & BRT_JIT_DUMP_OPCODES) {
@@ -39,8 +74,8 @@ void brt_jit_disasm(const uint8_t *code, size_t size, uint64_t addr, const char 
 			}
 			fprintf(out, "%s %s\n", ci[i].mnemonic, ci[i].op_str);
 		}
-		cs_free(ci, count);
-		cs_close(&h);
+		cs.free(ci, count);
+		cs.close(&h);
 		return;
 	}
 #endif
