@@ -38,14 +38,22 @@ struct btf_load_attr {
 	int32_t btf_token_fd;
 };
 
+/* A BTF object keeps the blob it checked in private memory: the file's copy is shared
+ * with any process that can write the file, so neither its bytes nor the header's
+ * data_size are read back (BTF_GET_INFO, a map's copy of its BTF). */
 struct brt_btf_obj {
 	struct brt_obj obj; /* first: a BTF is an object */
 	struct brt_btf *btf;
+	void *blob;         /* the checked blob, private */
+	uint32_t size;      /* its bytes */
 };
 
 static void btf_release(struct brt_obj *obj)
 {
-	brt_btf_free(((struct brt_btf_obj *)(void *)obj)->btf);
+	struct brt_btf_obj *b = (struct brt_btf_obj *)(void *)obj;
+
+	brt_btf_free(b->btf);
+	free(b->blob);
 }
 
 struct btf_new {
@@ -58,8 +66,15 @@ static int btf_init(struct brt_obj *obj, void *arg)
 {
 	struct btf_new *n = arg;
 
+	struct brt_btf_obj *b = (struct brt_btf_obj *)(void *)obj;
+
+	b->blob = malloc(n->size ? n->size : 1);
+	if (!b->blob)
+		return -ENOMEM;
+	memcpy(b->blob, n->blob, n->size);
 	memcpy(obj->base, n->blob, n->size);
-	((struct brt_btf_obj *)(void *)obj)->btf = n->btf;
+	b->size = n->size;
+	b->btf = n->btf;
 	n->btf = NULL;
 	obj->release = btf_release;
 	return 0;
@@ -202,6 +217,7 @@ int brt_cmd_btf_load(struct brt_call *call)
 
 int brt_btf_info(struct brt_call *call, struct brt_obj *obj, uint32_t len)
 {
+	const struct brt_btf_obj *b = (const struct brt_btf_obj *)(const void *)obj;
 	struct bpf_btf_info info;
 	uint32_t want;
 
@@ -209,10 +225,10 @@ int brt_btf_info(struct brt_call *call, struct brt_obj *obj, uint32_t len)
 	if (call->ua->from(&info, call->attr->info.info, len))
 		return -EFAULT;
 	want = info.btf_size;
-	info.btf_size = (uint32_t)obj->hdr->data_size;
-	info.id = obj->hdr->id;
-	if (info.btf && want && call->ua->to(info.btf, obj->base, want < info.btf_size ?
-								  want : info.btf_size))
+	info.btf_size = b->size;
+	info.id = obj->snap.id;
+	if (info.btf && want &&
+	    call->ua->to(info.btf, b->blob, want < info.btf_size ? want : info.btf_size))
 		return -EFAULT;
 	info.name_len = 0;
 	info.kernel_btf = 0;
@@ -555,8 +571,9 @@ int brt_map_btf_check(const union bpf_attr *attr, struct brt_map_btf *out)
 		err = off; /* the kernel refuses such BTF at BPF_BTF_LOAD already */
 		goto out;
 	}
-	*out = (struct brt_map_btf){ .id = obj->hdr->id, .blob = obj->base,
-				     .size = (uint32_t)obj->hdr->data_size, .ref = obj,
+	*out = (struct brt_map_btf){ .id = obj->snap.id,
+				     .blob = ((struct brt_btf_obj *)(void *)obj)->blob,
+				     .size = ((struct brt_btf_obj *)(void *)obj)->size, .ref = obj,
 				     .lock_off = off >= 0 ? (uint32_t)off + 1 : 0 };
 	return 0;
 out:

@@ -32,7 +32,7 @@ static int tail_zero(struct brt_call *call, uint64_t uinfo, uint32_t ours, uint3
 static int map_info(struct brt_call *call, struct brt_map *map, uint32_t len)
 {
 	struct bpf_map_info info;
-	const struct brt_obj_hdr *hdr = map->obj.hdr;
+	const struct brt_obj_hdr *hdr = &map->obj.snap;
 
 	memset(&info, 0, sizeof(info));
 	info.type = map->type;
@@ -86,7 +86,7 @@ static int copy_xlated(struct brt_call *call, const struct brt_prog *prog, uint6
 
 static int prog_info(struct brt_call *call, struct brt_prog *prog, uint32_t len)
 {
-	const struct brt_obj_hdr *hdr = prog->obj.hdr;
+	const struct brt_obj_hdr *hdr = &prog->obj.snap;
 	const struct brt_prog_mapref *t = brt_prog_file_maps(prog);
 	struct bpf_prog_info info;
 	uint32_t ulen, xlated = prog->insn_cnt * (uint32_t)sizeof(struct bpf_insn);

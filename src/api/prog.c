@@ -222,7 +222,7 @@ static int prog_init(struct brt_obj *obj, void *arg)
 	struct load *ld = arg;
 
 	brt_prog_file_write(obj, ld->stored, ld->attr->insn_cnt, &ld->pm,
-			    obj->hdr->nfuncs ? ld->lines->linkage : NULL, obj->hdr->nfuncs);
+			    obj->snap.nfuncs ? ld->lines->linkage : NULL, obj->snap.nfuncs);
 	prog->pm = ld->pm;
 	prog->pm.magic = BRT_PROG_MAPS_MAGIC;
 	prog->pm.prog_type = ld->attr->prog_type;
@@ -230,8 +230,8 @@ static int prog_init(struct brt_obj *obj, void *arg)
 	prog->type = ld->attr->prog_type;
 	prog->expected_attach_type = ld->attr->expected_attach_type;
 	prog->insn_cnt = ld->attr->insn_cnt;
-	prog->nmaps = obj->hdr->nmaps;
-	prog->nfuncs = obj->hdr->nfuncs;
+	prog->nmaps = obj->snap.nmaps;
+	prog->nfuncs = obj->snap.nfuncs;
 	prog->max_ctx_offset = ld->max_ctx_offset;
 	ld->pm.maps = NULL;
 	ld->pm.n = 0;
@@ -493,7 +493,7 @@ out_free:
  * was loaded with.  Called with materialise_lock held; 0 or -errno. */
 static int materialise(struct brt_prog *prog)
 {
-	const struct brt_obj_hdr *hdr = prog->obj.hdr;
+	const struct brt_obj_hdr *hdr = &prog->obj.snap; /* not the shared one: see attach */
 	union bpf_attr attr;
 	struct load ld = { .attr = &attr };
 	size_t bytes = (size_t)prog->insn_cnt * sizeof(struct bpf_insn);
@@ -620,7 +620,7 @@ static int prog_attach_obj(const struct brt_obj *tmpl, struct brt_obj **out)
 	struct brt_prog *prog;
 	int err;
 
-	memcpy(&hdr, tmpl->hdr, sizeof(hdr));
+	hdr = tmpl->snap;
 	if (!hdr.max_entries || hdr.max_entries > MAX_INSNS)
 		return -EINVAL;
 	err = brt_prog_file_check(&hdr, tmpl->size);

@@ -63,7 +63,7 @@ void brt_prog_file_write(struct brt_obj *obj, const struct bpf_insn *stored, uin
 	for (uint32_t i = 0; i < pm->n; i++) {
 		const struct brt_map *m = pm->maps[i];
 
-		t[i] = (struct brt_prog_mapref){ .id = m->obj.hdr->id, .type = m->type,
+		t[i] = (struct brt_prog_mapref){ .id = m->obj.snap.id, .type = m->type,
 						 .key_size = m->key_size,
 						 .value_size = m->value_size,
 						 .max_entries = m->max_entries, .flags = m->flags,
@@ -243,7 +243,7 @@ static int map_matches(int fd, const struct brt_prog_mapref *r)
 
 	if (brt_map_from_fd(fd, &m))
 		return 0;
-	ok = m->obj.hdr->id == r->id && (uint64_t)m->obj.ino == r->ino && m->type == r->type &&
+	ok = m->obj.snap.id == r->id && (uint64_t)m->obj.ino == r->ino && m->type == r->type &&
 	     m->key_size == r->key_size && m->value_size == r->value_size &&
 	     m->max_entries == r->max_entries && m->flags == r->flags;
 	brt_map_put(m);
@@ -432,7 +432,7 @@ static void collect(int dirfd, const struct brt_prog *prog)
 	int fd;
 
 	for (uint32_t i = 0; i < prog->pm.n; i++)
-		if (idset_add(&named, prog->pm.maps[i]->obj.hdr->id, prog->pm.maps[i]->obj.ino))
+		if (idset_add(&named, prog->pm.maps[i]->obj.snap.id, prog->pm.maps[i]->obj.ino))
 			goto out;
 	walk_fs(&w);
 	fd = w.failed ? -1 : dup(dirfd);
@@ -469,7 +469,7 @@ static int link_map(int lnk, const struct brt_map *map)
 	DIR *dir;
 	int err = -ENOENT;
 
-	link_name(map->obj.hdr->id, (uint64_t)map->obj.ino, name);
+	link_name(map->obj.snap.id, (uint64_t)map->obj.ino, name);
 	if (!fstatat(lnk, name, &st, AT_SYMLINK_NOFOLLOW) && st.st_ino == map->obj.ino)
 		return 0;
 	snprintf(src, sizeof(src), "/proc/self/map_files/%lx-%lx",

@@ -118,8 +118,8 @@ static uint32_t xdp_prog_id(int fd, uint32_t attach)
 
 	if (brt_obj_from_fd(fd, BRT_OBJ_PROG, &prog))
 		return 0;
-	if (prog->hdr->type == BPF_PROG_TYPE_XDP && prog->hdr->expected_attach_type == attach)
-		id = prog->hdr->id;
+	if (prog->snap.type == BPF_PROG_TYPE_XDP && prog->snap.expected_attach_type == attach)
+		id = prog->snap.id;
 	brt_obj_put(prog);
 	return id;
 }

@@ -135,8 +135,8 @@ static int map_init(struct brt_obj *obj, void *arg)
 		    params->max_entries, params->flags, params->ncpus);
 	map->map_extra = params->map_extra;
 	map->data = obj->base;
-	map->data_size = obj->hdr->data_size;
-	map->lock_off = (int32_t)obj->hdr->spin_lock_off - 1;
+	map->data_size = obj->snap.data_size;
+	map->lock_off = (int32_t)obj->snap.spin_lock_off - 1;
 	obj->release = map_release;
 	obj->unref = map->ops->unref ? map_unref : NULL;
 	err = map->ops->init ? map->ops->init(map) : 0;
@@ -235,10 +235,13 @@ int brt_map_create(const union bpf_attr *attr_in, const struct brt_map_btf *btf,
 	return fd;
 }
 
-/* A map file seen for the first time in this process (BRT_OBJ_MAP's attach callback). */
+/* A map file seen for the first time in this process (BRT_OBJ_MAP's attach callback).
+ * Every field comes from tmpl->snap, the header as read once: another process that can
+ * write the file may change the shared header between two reads, so a field checked here
+ * and read again later could be a different one (the check would not cover the use). */
 static int map_attach_obj(const struct brt_obj *tmpl, struct brt_obj **out)
 {
-	const struct brt_obj_hdr *hdr = tmpl->hdr;
+	const struct brt_obj_hdr *hdr = &tmpl->snap;
 	struct brt_map *map;
 	uint64_t size;
 	int err;
@@ -256,8 +259,8 @@ static int map_attach_obj(const struct brt_obj *tmpl, struct brt_obj **out)
 	map->lock_off = (int32_t)hdr->spin_lock_off - 1;
 	if (hdr->spin_lock_off &&
 	    ((hdr->type != BPF_MAP_TYPE_HASH && hdr->type != BPF_MAP_TYPE_ARRAY) ||
-	     (hdr->spin_lock_off - 1) % 4 || hdr->spin_lock_off - 1 > hdr->value_size - 4 ||
-	     hdr->value_size < 4))
+	     hdr->value_size < 4 || (hdr->spin_lock_off - 1) % 4 ||
+	     hdr->spin_lock_off - 1 > hdr->value_size - 4))
 		goto out_corrupt;
 	err = map->ops->data_size(map, &size);
 	/* The region must be exactly what the parameters imply and, with the BTF copy after
@@ -289,11 +292,12 @@ __attribute__((constructor)) static void map_register_kind(void)
 
 int brt_map_btf_blob(const struct brt_map *map, const void **blob, uint32_t *size)
 {
-	/* read once: the header page is shared with processes that may change it */
-	uint32_t n = *(const volatile uint32_t *)&map->obj.hdr->tail_size;
+	/* the header as validated when the file was first seen (attach checked that the
+	 * copy fits the file) */
+	uint32_t n = map->obj.snap.tail_size;
 	uint64_t off = BRT_ROUND_PAGE(map->data_size);
 
-	if (!n || !map->obj.hdr->btf_id || off + n > map->obj.size - BRT_PAGE)
+	if (!n || !map->obj.snap.btf_id || off + n > map->obj.size - BRT_PAGE)
 		return -ENOENT;
 	*blob = (const char *)map->obj.base + off;
 	*size = n;

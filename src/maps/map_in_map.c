@@ -4,7 +4,10 @@
  * program may follow are the ones this process holds.  An inner map must match the
  * template taken from attr.inner_map_fd at creation, by the kernel's bpf_map_meta_equal()
  * rule (type, key and value sizes, flags, and max_entries unless the template has
- * BPF_F_INNER_MAP); the template sits after the storage so every process checks the same.
+ * BPF_F_INNER_MAP); the template sits after the storage so every process checks the same,
+ * each against its own copy read once at attach.  A slot's id is never followed: it
+ * finds only a map this process stored there itself (and checked against the template),
+ * so another process writing ids into the storage makes a lookup miss, nothing more.
  * A program's lookup returns the inner map itself, which the map helpers then accept.
  */
 #include <errno.h>
@@ -30,6 +33,10 @@ struct mim_view {
 	void *base_priv;                /* the storage's own per-process state */
 	struct mim_ref *refs;           /* one per stored entry set by this process */
 	uint32_t n, cap;
+	/* the template as read once at attach: the shared copy can be rewritten by any
+	 * process that can write the file, and a program verified against one shape must
+	 * never be handed an inner map of another */
+	struct mim_tmpl tmpl;
 };
 
 static _Thread_local struct mim_tmpl pending; /* alloc_check -> init of the same create */
@@ -123,7 +130,9 @@ static int mim_attach(struct brt_map *map)
 
 	if (!v)
 		return -ENOMEM;
-	if (!tmpl_of(map)->type || is_map_in_map(tmpl_of(map)->type)) {
+	memcpy(&v->tmpl, tmpl_of(map), sizeof(v->tmpl));
+	if (!v->tmpl.type || is_map_in_map(v->tmpl.type) ||
+	    v->tmpl.type == BPF_MAP_TYPE_PROG_ARRAY) {
 		free(v);
 		return -EINVAL; /* corrupt or foreign file */
 	}
@@ -219,11 +228,11 @@ static int mim_update(struct brt_map *map, const void *key, const void *value, u
 	err = brt_map_from_fd(fd, &inner);
 	if (err)
 		return err;
-	if (!meta_equal(tmpl_of(map), inner)) {
+	if (!meta_equal(&v->tmpl, inner)) {
 		brt_map_put(inner);
 		return -EINVAL;
 	}
-	id = inner->obj.hdr->id;
+	id = inner->obj.snap.id;
 	pthread_mutex_lock(&v->lock);
 	if (v->n == v->cap) {
 		uint32_t cap = v->cap ? v->cap * 2 : 8;
@@ -297,11 +306,12 @@ int brt_map_in_map_holds(struct brt_map *outer, const struct brt_map *inner)
 int brt_map_in_map_template(const struct brt_map *outer, uint32_t *type, uint32_t *key_size,
 			    uint32_t *value_size, uint32_t *max_entries, uint32_t *flags)
 {
+	const struct mim_view *v = outer->priv;
 	const struct mim_tmpl *t;
 
-	if (!is_map_in_map(outer->type))
+	if (!is_map_in_map(outer->type) || !v)
 		return -EINVAL;
-	t = tmpl_of(outer);
+	t = &v->tmpl;
 	*type = t->type;
 	*key_size = t->key_size;
 	*value_size = t->value_size;

@@ -85,7 +85,7 @@ static int out_init(struct brt_obj *obj, void *arg)
  * callback). */
 static int perf_out_attach_obj(const struct brt_obj *tmpl, struct brt_obj **out)
 {
-	const struct brt_obj_hdr *hdr = tmpl->hdr;
+	const struct brt_obj_hdr *hdr = &tmpl->snap; /* read once (another process may write) */
 	uint32_t pages = hdr->max_entries;
 	struct perf_out *r;
 
@@ -243,7 +243,7 @@ int brt_perf_out_write(struct brt_obj *ring, uint32_t cpu, const void *meta, uin
 		return -ENOSPC;
 	}
 	if (r->ctl->lost) {
-		uint64_t rec[2] = { r->obj.hdr->id, r->ctl->lost };
+		uint64_t rec[2] = { r->obj.snap.id, r->ctl->lost };
 
 		put_header(r, &head, PERF_RECORD_LOST, LOST_SIZE);
 		put(r, &head, rec, sizeof(rec));

@@ -2,7 +2,10 @@
  * region holds, per slot, the id of the program stored there (what BPF_MAP_LOOKUP_ELEM
  * returns, as in the kernel); each process keeps its own slot -> program references,
  * since a loaded program exists only in the process that loaded it.  A slot whose shared
- * id no longer matches the local program (another process changed it) acts as empty.
+ * id no longer matches the local program (another process changed it) acts as empty: an
+ * id written into a slot is never followed.  The program type every slot must share comes
+ * from each program's header as read once when the program was first seen (obj->snap),
+ * not the shared header, which a process that can write the program's file may rewrite.
  * As in the kernel, the slots are cleared when no fd refers to the map any more, which
  * breaks the cycle of a program that tail-calls through a map holding itself.
  */
@@ -115,14 +118,14 @@ static int pa_update(struct brt_map *map, const void *key, const void *value, ui
 	err = brt_obj_from_fd(fd, BRT_OBJ_PROG, &prog);
 	if (err)
 		return err;
-	if (v->owner_type && v->owner_type != prog->hdr->type) {
+	if (v->owner_type && v->owner_type != prog->snap.type) {
 		brt_obj_put(prog);
 		return -EINVAL;
 	}
-	v->owner_type = prog->hdr->type;
+	v->owner_type = prog->snap.type;
 	old = v->progs[i];
 	v->progs[i] = prog;
-	atomic_store_explicit(slot_id(map, i), prog->hdr->id, memory_order_release);
+	atomic_store_explicit(slot_id(map, i), prog->snap.id, memory_order_release);
 	if (old)
 		brt_obj_put(old);
 	return 0;
@@ -153,7 +156,7 @@ struct brt_obj *brt_prog_array_get(struct brt_map *map, uint32_t i)
 	if (map->type != BPF_MAP_TYPE_PROG_ARRAY || !v || i >= map->max_entries)
 		return NULL;
 	p = v->progs[i];
-	if (!p || atomic_load_explicit(slot_id(map, i), memory_order_acquire) != p->hdr->id)
+	if (!p || atomic_load_explicit(slot_id(map, i), memory_order_acquire) != p->snap.id)
 		return NULL;
 	return p;
 }

@@ -145,6 +145,7 @@ int brt_obj_create(struct brt_obj_hdr *hdr, size_t obj_size,
 	obj->size = size;
 	obj->hdr = (struct brt_obj_hdr *)((char *)base + size - BRT_PAGE);
 	memcpy(obj->hdr, hdr, sizeof(*hdr));
+	obj->snap = *hdr;
 	atomic_init(&obj->refs, 1);
 	err = init ? init(obj, arg) : 0;
 	if (err)
@@ -219,6 +220,7 @@ out_close:
 	tmpl.base = base;
 	tmpl.size = (size_t)st->st_size;
 	tmpl.hdr = (struct brt_obj_hdr *)((char *)base + tmpl.size - BRT_PAGE);
+	tmpl.snap = hdr;
 	err = attach(&tmpl, &obj);
 	if (err) {
 		munmap(base, tmpl.size);

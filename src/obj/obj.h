@@ -86,7 +86,13 @@ struct brt_obj {
 	uint32_t kind;                /* enum brt_obj_kind */
 	void *base;                   /* mapping of the whole file */
 	size_t size;                  /* its length */
-	struct brt_obj_hdr *hdr;      /* base + size - BRT_PAGE */
+	struct brt_obj_hdr *hdr;      /* base + size - BRT_PAGE: shared, read only its
+				       * atomic fields (frozen, restricted) */
+	/* The header as this process first read it (one pread, before the kind's attach
+	 * callback validated it) or wrote it: every other field is read from here, never
+	 * from hdr, which any process that can write the file may change at any time
+	 * (docs/SECURITY.md, "Shared memory and crashes") */
+	struct brt_obj_hdr snap;
 	void (*release)(struct brt_obj *obj); /* kind-specific teardown, then munmap */
 	void (*unref)(struct brt_obj *obj);   /* optional: no fd left, refs remain */
 };
@@ -102,8 +108,9 @@ int brt_obj_create(struct brt_obj_hdr *hdr, size_t obj_size,
 
 /* How a kind turns a mapped file into an object on first use in a process: allocate the
  * object struct, validate the header and the region (the file may come from another
- * process, may be corrupt) and set obj->release.  base/size/hdr are already set in the
- * template; the callback returns a new object copying them, or -errno. */
+ * process, may be corrupt) and set obj->release.  base/size/hdr/snap are already set in
+ * the template; the callback validates tmpl->snap (never tmpl->hdr, which may change
+ * between two reads) and returns a new object copying the template, or -errno. */
 typedef int (*brt_obj_attach_fn)(const struct brt_obj *tmpl, struct brt_obj **out);
 /* Register the callback of a kind; the layer owning the kind does it when the library is
  * loaded (a constructor), before any fd can be resolved.  Until then files of that kind

@@ -295,7 +295,7 @@ static struct bpf_insn *jit_insns(const struct dump *d)
 		for (uint32_t m = 0; d->bprog && m < d->bprog->pm.n; m++) {
 			const struct brt_map *map = d->bprog->pm.maps[m];
 
-			if (map->obj.hdr->id != (uint32_t)in->imm)
+			if (map->obj.snap.id != (uint32_t)in->imm)
 				continue;
 			addr = in->src_reg == BPF_PSEUDO_MAP_VALUE ?
 				       (uintptr_t)map->data + (uint32_t)in[1].imm : (uintptr_t)map;
