@@ -27,7 +27,6 @@ static struct {
 	PCAP_CALLS(X)
 #undef X
 } pc;
-static void *pc_addr[sizeof(pc) / sizeof(void *)];
 static const char *const pc_names[] = {
 #define X(f) #f,
 	PCAP_CALLS(X)
@@ -36,28 +35,20 @@ static const char *const pc_names[] = {
 };
 static const char *const pc_sonames[] = { "libpcap.so.0.8", "libpcap.so.1", "libpcap.so",
 					  NULL };
-static struct brt_dl_lib pc_lib = { pc_sonames, pc_names, pc_addr, 0, "" };
-_Static_assert(sizeof(pc) == sizeof(pc_addr) &&
-		       sizeof(pc_names) / sizeof(pc_names[0]) == sizeof(pc_addr) / sizeof(void *) + 1,
+static struct brt_dl_lib pc_lib = { pc_sonames, pc_names, &pc, 0, "" };
+_Static_assert(sizeof(pc) == (sizeof(pc_names) / sizeof(pc_names[0]) - 1) * sizeof(void *),
 	       "one address per call");
 
-/* 0 when libpcap's calls are ready (then pc holds them), else -ENOSYS and why in err */
+/* 0 when libpcap's calls are ready in pc, else -ENOSYS and why in err */
 static int pc_load(char *err, size_t errlen)
 {
-	static _Atomic int copied;
 	char why[160];
 
-	if (copied)
-		return 0;
 	if (brt_dl_load(&pc_lib, why, sizeof(why))) {
 		if (errlen)
 			snprintf(err, errlen, "pcap: %s", why);
 		return -ENOSYS;
 	}
-	/* function addresses from dlsym(): copied, as C converts no object pointer into a
-	 * function pointer; every thread copies the same values */
-	memcpy(&pc, pc_addr, sizeof(pc));
-	copied = 1;
 	return 0;
 }
 

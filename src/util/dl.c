@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <string.h>
 
 static pthread_mutex_t dl_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -20,8 +21,10 @@ static int try_load(struct brt_dl_lib *lib)
 		return -ENOENT;
 	}
 	for (size_t i = 0; lib->symbols[i]; i++) {
-		lib->fns[i] = dlsym(h, lib->symbols[i]);
-		if (!lib->fns[i]) {
+		void *addr = dlsym(h, lib->symbols[i]);
+
+		memcpy((char *)lib->fns + i * sizeof(addr), &addr, sizeof(addr));
+		if (!addr) {
 			snprintf(lib->why, sizeof(lib->why), "%s: no symbol %s", first,
 				 lib->symbols[i]);
 			dlclose(h);

@@ -14,17 +14,20 @@
 #include <stddef.h>
 
 /* One library: the sonames to try in order and the symbols it must provide, both
- * NULL-terminated; fns receives one address per symbol.  Zero-initialise the rest. */
+ * NULL-terminated; fns is storage for one address per symbol, in order (a struct of
+ * function pointers: each address is copied into it with memcpy, which is how C lets a
+ * dlsym() result become a function pointer).  Zero-initialise the rest. */
 struct brt_dl_lib {
 	const char *const *sonames;
 	const char *const *symbols;
-	void **fns;
+	void *fns;
 	int state;      /* 0 not tried, 1 loaded, -errno failed (sticky) */
 	char why[160];  /* the failure, for every later caller */
 };
 
-/* Open lib once per process (thread-safe); 0 when every symbol resolved, else -ENOENT
- * with "NAME: why" in err. */
+/* Open lib once per process (thread-safe: fns is written once, under a lock, before the
+ * state that publishes it); 0 when every symbol resolved, else -ENOENT with "NAME: why"
+ * in err. */
 int brt_dl_load(struct brt_dl_lib *lib, char *err, size_t errlen);
 
 #endif

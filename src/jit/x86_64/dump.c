@@ -16,8 +16,6 @@
 #include "jit/x86_64/x86.h"
 
 #ifdef BPFRT_HAVE_CAPSTONE
-#include <string.h>
-
 #include "util/dl.h"
 
 /* capstone is opened on first use, not linked: its tables cost every process that links
@@ -28,25 +26,16 @@ static struct {
 	__typeof__(&cs_free) free;
 	__typeof__(&cs_close) close;
 } cs;
-static void *cs_addr[4];
 static const char *const cs_names[] = { "cs_open", "cs_disasm", "cs_free", "cs_close", NULL };
 static const char *const cs_sonames[] = { "libcapstone.so.4", "libcapstone.so.5",
 					  "libcapstone.so", NULL };
-static struct brt_dl_lib cs_lib = { cs_sonames, cs_names, cs_addr, 0, "" };
-_Static_assert(sizeof(cs) == sizeof(cs_addr), "one address per call");
+static struct brt_dl_lib cs_lib = { cs_sonames, cs_names, &cs, 0, "" };
+_Static_assert(sizeof(cs) == 4 * sizeof(void *), "one address per call");
 
 /* 1 when capstone's calls are in cs (else the dump falls back to raw bytes) */
 static int cs_ready(void)
 {
-	static _Atomic int copied;
-
-	if (copied)
-		return 1;
-	if (brt_dl_load(&cs_lib, NULL, 0))
-		return 0;
-	memcpy(&cs, cs_addr, sizeof(cs)); /* dlsym's addresses, as function pointers */
-	copied = 1;
-	return 1;
+	return !brt_dl_load(&cs_lib, NULL, 0);
 }
 #endif
 
