@@ -1,4 +1,4 @@
-/* task.c - bpf_get_current_pid_tgid(), _uid_gid() and _comm(): who is "current".  For a
+/* task.c - bpf_get_current_pid_tgid(), _uid_gid(), _comm() and _task(): who is "current".  For a
  * program run by the host (test runs, in-application probes) it is the calling thread;
  * for a program run on a kernel tracepoint record it is the task the record names (set by
  * the runner through brt_trace_set_task()), whose name comes from /proc.
@@ -90,6 +90,18 @@ static int task_comm(const struct brt_trace_task *t, char comm[TASK_COMM_LEN])
 	comm[n] = 0;
 	if (n > 0 && comm[n - 1] == '\n')
 		comm[n - 1] = 0;
+	return 0;
+}
+
+/* bpf_get_current_task(): the kernel's answer is the address of current's task_struct.
+ * No kernel task lives in this address space, so the answer is 0: the probe reads that
+ * programs walk it with (BPF_CORE_READ(task, ...)) fail as the kernel's do on a bad
+ * address (-EFAULT, destination zeroed) instead of reading whatever sits at a made-up
+ * address of this process. */
+uint64_t brt_helper_get_current_task(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+				     uint64_t r5, struct bpfrt_run_ctx *ctx)
+{
+	(void)r1, (void)r2, (void)r3, (void)r4, (void)r5, (void)ctx;
 	return 0;
 }
 

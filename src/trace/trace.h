@@ -70,6 +70,7 @@ int brt_trace_pipe_write(const char *line, size_t len);
 BRT_TRACE_HELPER(brt_helper_get_current_pid_tgid);
 BRT_TRACE_HELPER(brt_helper_get_current_uid_gid);
 BRT_TRACE_HELPER(brt_helper_get_current_comm);
+BRT_TRACE_HELPER(brt_helper_get_current_task);
 BRT_TRACE_HELPER(brt_helper_current_task_under_cgroup);
 BRT_TRACE_HELPER(brt_helper_probe_read_kernel);
 BRT_TRACE_HELPER(brt_helper_probe_read_kernel_str);
@@ -97,6 +98,8 @@ BRT_TRACE_HELPER(brt_helper_trace_printk);
 	X(BPF_FUNC_get_current_uid_gid, brt_helper_get_current_uid_gid,                  \
 	  BRT_FOR_ALL | BRT_NEED_PERFMON)                                                \
 	X(BPF_FUNC_get_current_comm, brt_helper_get_current_comm,                        \
+	  BRT_FOR_ALL | BRT_NEED_PERFMON)                                                \
+	X(BPF_FUNC_get_current_task, brt_helper_get_current_task,                        \
 	  BRT_FOR_ALL | BRT_NEED_PERFMON)                                                \
 	X(BPF_FUNC_current_task_under_cgroup, brt_helper_current_task_under_cgroup,      \
 	  BRT_FOR_TRACE)
