@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <linux/futex.h>
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -20,8 +21,8 @@
 /* Lock word: 0 free; held: the owner's thread id (bits 0-21: Linux's pid_max is at most
  * 2^22) with a 9-bit check of it (bits 22-30), so that a word another process scribbled
  * on is recognised as no owner's; bit 31: waiters may sleep on the word.  A waiter that
- * has slept LOCK_CHECK_NS asks whether the owner still exists (kill(tid, 0)) and takes a
- * dead owner's lock over, so a process killed inside a map operation leaves no map locked
+ * has slept LOCK_CHECK_NS asks whether the owner still exists (kill(tid, 0), and not a
+ * zombie: /proc/<tid>/stat) and takes a dead owner's lock over, so a process killed inside a map operation leaves no map locked
  * for good (docs/MEMORY_MODEL.md, "Locks"). */
 #define LOCK_TID 0x3fffffu
 #define LOCK_WAITERS 0x80000000u
@@ -78,11 +79,41 @@ static void futex_wake(_Atomic uint32_t *word)
 	syscall(SYS_futex, (void *)(uintptr_t)word, FUTEX_WAKE, 1, NULL, NULL, 0);
 }
 
-/* Is the thread named by a held lock word gone?  ESRCH only: EPERM means it exists (in
- * another user's process). */
+/* A thread that has exited but whose process its parent has not reaped yet (a zombie,
+ * state Z, or X while being reaped) still answers kill(tid, 0), yet it will never
+ * unlock: ask /proc for its state.  Without /proc, or for a thread /proc cannot show,
+ * the answer is "alive" (kill() said so). */
+static int zombie(pid_t tid)
+{
+	char path[40], buf[512], *close_paren;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	/* "tid (comm) S ...": comm may hold spaces and parentheses, the last ')' ends it */
+	close_paren = strrchr(buf, ')');
+	if (!close_paren || close_paren[1] != ' ')
+		return 0;
+	return close_paren[2] == 'Z' || close_paren[2] == 'X' || close_paren[2] == 'x';
+}
+
+/* Is the thread named by a held lock word gone?  ESRCH, or a zombie; EPERM means it
+ * exists (in another user's process). */
 static int owner_gone(uint32_t w)
 {
-	return kill((pid_t)(w & LOCK_TID), 0) && errno == ESRCH;
+	pid_t tid = (pid_t)(w & LOCK_TID);
+
+	if (kill(tid, 0))
+		return errno == ESRCH;
+	return zombie(tid);
 }
 
 uint32_t brt_shm_self(void)

@@ -119,6 +119,28 @@ int main(void)
 	T_EQ_INT(0, lock_in_child());
 	T_EQ_INT(0, lock_in_child()); /* and it was released properly */
 
+	T_CASE("a process killed holding the lock, not reaped yet (a zombie)");
+	pids[0] = fork();
+	if (pids[0] == 0) {
+		brt_shm_lock(&sh->lock);
+		pause();
+		_exit(0);
+	}
+	while (!atomic_load(&sh->lock))
+		usleep(1000);
+	kill(pids[0], SIGKILL);
+	{
+		/* wait until it is a zombie, without reaping it: kill(pid, 0) still succeeds */
+		siginfo_t si;
+
+		memset(&si, 0, sizeof(si));
+		T_EQ_INT(0, waitid(P_PID, (id_t)pids[0], &si, WEXITED | WNOWAIT));
+		T_EQ_INT(0, kill(pids[0], 0));
+	}
+	T_EQ_INT(0, lock_in_child());
+	T_EQ_INT(0, lock_in_child());
+	waitpid(pids[0], &st, 0);
+
 	T_CASE("a live owner is waited for");
 	pids[0] = fork();
 	if (pids[0] == 0) {
