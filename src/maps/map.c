@@ -135,8 +135,9 @@ static int map_init(struct brt_obj *obj, void *arg)
 		    params->max_entries, params->flags, params->ncpus);
 	map->map_extra = params->map_extra;
 	map->data = obj->base;
-	map->data_size = obj->snap.data_size;
+	map->data_size = params->data_size; /* the type's region, without the journal */
 	map->lock_off = (int32_t)obj->snap.spin_lock_off - 1;
+	map->journal = map->lock_off >= 0 ? (char *)obj->base + BRT_ROUND8(map->data_size) : NULL;
 	obj->release = map_release;
 	obj->unref = map->ops->unref ? map_unref : NULL;
 	err = map->ops->init ? map->ops->init(map) : 0;
@@ -203,6 +204,9 @@ int brt_map_create(const union bpf_attr *attr_in, const struct brt_map_btf *btf,
 	err = ops->data_size(&params, &size);
 	if (err)
 		return err;
+	params.data_size = size;
+	if (btf_id && btf->lock_off)
+		size = BRT_ROUND8(size) + brt_map_journal_size(attr->value_size);
 	if (!name_ok(attr->map_name, sizeof(attr->map_name)))
 		return -EINVAL;
 	hdr.kind = BRT_OBJ_MAP;
@@ -243,7 +247,7 @@ static int map_attach_obj(const struct brt_obj *tmpl, struct brt_obj **out)
 {
 	const struct brt_obj_hdr *hdr = &tmpl->snap;
 	struct brt_map *map;
-	uint64_t size;
+	uint64_t size, total;
 	int err;
 
 	map = calloc(1, sizeof(*map));
@@ -263,14 +267,17 @@ static int map_attach_obj(const struct brt_obj *tmpl, struct brt_obj **out)
 	     hdr->spin_lock_off - 1 > hdr->value_size - 4))
 		goto out_corrupt;
 	err = map->ops->data_size(map, &size);
-	/* The region must be exactly what the parameters imply and, with the BTF copy after
-	 * it, fill the file. */
-	if (err || size != hdr->data_size || hdr->tail_size > BRT_MAP_BTF_MAX ||
-	    (BRT_ROUND_PAGE(size) + BRT_ROUND_PAGE(hdr->tail_size)) / BRT_PAGE + 1 !=
+	total = err || map->lock_off < 0 ? size :
+		BRT_ROUND8(size) + brt_map_journal_size(hdr->value_size);
+	/* The region (and a lock map's journal) must be exactly what the parameters imply
+	 * and, with the BTF copy after it, fill the file. */
+	if (err || total != hdr->data_size || hdr->tail_size > BRT_MAP_BTF_MAX ||
+	    (BRT_ROUND_PAGE(total) + BRT_ROUND_PAGE(hdr->tail_size)) / BRT_PAGE + 1 !=
 		    tmpl->size / BRT_PAGE)
 		goto out_corrupt;
 	map->data = tmpl->base;
 	map->data_size = size;
+	map->journal = map->lock_off >= 0 ? (char *)tmpl->base + BRT_ROUND8(size) : NULL;
 	map->obj.release = map_release;
 	map->obj.unref = map->ops->unref ? map_unref : NULL;
 	if (map->ops->attach && map->ops->attach(map))
@@ -295,7 +302,7 @@ int brt_map_btf_blob(const struct brt_map *map, const void **blob, uint32_t *siz
 	/* the header as validated when the file was first seen (attach checked that the
 	 * copy fits the file) */
 	uint32_t n = map->obj.snap.tail_size;
-	uint64_t off = BRT_ROUND_PAGE(map->data_size);
+	uint64_t off = BRT_ROUND_PAGE(map->obj.snap.data_size);
 
 	if (!n || !map->obj.snap.btf_id || off + n > map->obj.size - BRT_PAGE)
 		return -ENOENT;

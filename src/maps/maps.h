@@ -76,6 +76,9 @@ struct brt_map {
 	uint64_t data_size;
 	void *priv;                    /* per-process state of the type (ring buffer views) */
 	int32_t lock_off;              /* bpf_spin_lock offset in the value, -1 when none */
+	/* maps with a lock: the redo journal of BPF_F_LOCK updates after the type's region
+	 * (spin_lock.c), else NULL */
+	void *journal;
 };
 
 #define BRT_MAP_TYPE(type, name, ops) extern const struct brt_map_ops ops;
@@ -109,7 +112,11 @@ int brt_map_btf_blob(const struct brt_map *map, const void **blob, uint32_t *siz
 
 /* Maps whose value holds a bpf_spin_lock (spin_lock.c): the syscall side never reads or
  * writes the lock word except to take it (BPF_F_LOCK), as the kernel's
- * copy_map_value[_locked](). */
+ * copy_map_value[_locked]().  A BPF_F_LOCK update is first written to a redo journal
+ * that follows the type's region, so whoever takes the lock over from a writer killed
+ * during the copy finishes it: brt_map_journal_size() bytes, after round_up(type's
+ * region, 8). */
+uint64_t brt_map_journal_size(uint32_t value_size);
 int brt_map_lock_lookup(struct brt_map *map, const void *key, void *value, uint64_t flags);
 int brt_map_lock_update(struct brt_map *map, const void *key, const void *value,
 			uint64_t flags);

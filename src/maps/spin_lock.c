@@ -8,6 +8,14 @@
  * rewrite the word under a holder, which must cost exclusion for that moment, never a
  * sleeper nobody wakes.  The word names its holder, so a holder killed with SIGKILL or a
  * scribbled word costs a waiter about a millisecond, never a spin for ever.
+ *
+ * A holder killed in the middle of an update's copy would leave the value half old, half
+ * new (the kernel always finishes its copy).  So an update writes the new value to a redo
+ * record of the map's journal first (a slot naming its writer and the value), marks it
+ * committed, copies, then clears the record before it unlocks.  Whoever takes the lock of
+ * a value over from a dead holder applies that holder's committed record for it: the
+ * value is the new one, whole; a holder that died before committing left the value
+ * untouched, the old one, whole (docs/MEMORY_MODEL.md, "Crashes").
  */
 #include <errno.h>
 #include <sched.h>
@@ -63,11 +71,14 @@ static long long now_ns(void)
 	return (long long)ts.tv_sec * 1000000000ll + ts.tv_nsec;
 }
 
-static int spin_lock(_Atomic uint32_t *w)
+/* 0 when taken, -EBUSY; *dead: the owner word of a dead holder it was taken over from,
+ * else 0. */
+static int spin_lock(_Atomic uint32_t *w, uint32_t *dead)
 {
 	uint32_t me = brt_shm_self();
 	long long start = 0, checked = 0, t;
 
+	*dead = 0;
 	for (unsigned spin = 0;; spin++) {
 		uint32_t c = atomic_load_explicit(w, memory_order_relaxed);
 
@@ -83,10 +94,14 @@ static int spin_lock(_Atomic uint32_t *w)
 		/* our own id: a dead thread's whose id this thread now has (copies do not
 		 * nest, so it is not ours) */
 		if (c && (c == me || (t - checked >= SPIN_CHECK_NS && brt_shm_owner_dead(c)))) {
+			uint32_t was = c;
+
 			if (atomic_compare_exchange_strong_explicit(w, &c, me,
 								    memory_order_acquire,
-								    memory_order_relaxed))
+								    memory_order_relaxed)) {
+				*dead = was;
 				return 0;
+			}
 		}
 		if (t - checked >= SPIN_CHECK_NS)
 			checked = t;
@@ -105,11 +120,159 @@ static void spin_unlock(_Atomic uint32_t *w)
 						memory_order_relaxed);
 }
 
+/* ---- the redo journal ----------------------------------------------------------------
+ * JOURNAL_SLOTS records after the type's region, each { owner, state, target, value }:
+ * owner is the owner word of the thread using the slot (0: free); state is 1 once value
+ * holds a whole new value for the element whose value starts at byte target - 1 of the
+ * region; 0 while it is being written or after the copy.  Records are committed and
+ * cleared only by a thread holding that value's lock, so a committed record names a
+ * value whose lock word still names the record's owner, unless it is stale (the element
+ * was freed and reused since: its lock word then names someone else). */
+#define JOURNAL_SLOTS 16
+
+struct jslot {
+	_Atomic uint32_t owner;
+	_Atomic uint32_t state;
+	_Atomic uint64_t target;
+	/* then round_up(value_size, 8) bytes */
+};
+
+uint64_t brt_map_journal_size(uint32_t value_size)
+{
+	return JOURNAL_SLOTS * (sizeof(struct jslot) + BRT_ROUND8(value_size));
+}
+
+static struct jslot *jslot(const struct brt_map *map, uint32_t i)
+{
+	return (struct jslot *)(void *)((char *)map->journal +
+					(size_t)i * (sizeof(struct jslot) +
+						     BRT_ROUND8(map->value_size)));
+}
+
+static uint64_t target_of(const struct brt_map *map, const void *shm)
+{
+	return (uint64_t)((const char *)shm - (const char *)map->data) + 1;
+}
+
+static void release_slot(struct jslot *j)
+{
+	atomic_store_explicit(&j->state, 0, memory_order_release);
+	atomic_store_explicit(&j->owner, 0, memory_order_release);
+}
+
+/* The value's lock was just taken over from dead (a dead thread's owner word): finish its
+ * committed update of this value, if any, and free its slots. */
+static void journal_redo(const struct brt_map *map, void *shm, uint32_t dead)
+{
+	uint64_t target = target_of(map, shm);
+
+	for (uint32_t i = 0; map->journal && i < JOURNAL_SLOTS; i++) {
+		struct jslot *j = jslot(map, i);
+
+		if (atomic_load_explicit(&j->owner, memory_order_acquire) != dead ||
+		    atomic_load_explicit(&j->target, memory_order_relaxed) != target)
+			continue;
+		if (atomic_load_explicit(&j->state, memory_order_acquire) == 1)
+			copy_words(map, shm, j + 1, 0);
+		release_slot(j);
+	}
+}
+
+/* Can slot j (owner word o, not free) be taken from its owner: the owner is dead, or is
+ * this thread (a dead thread's id this thread now has: copies do not nest)?  A committed
+ * record is first applied if its value's lock still names the dead owner (the lock is
+ * then taken over here for the moment of the copy), else dropped as stale. */
+static int reclaim_slot(const struct brt_map *map, struct jslot *j, uint32_t o, uint32_t me)
+{
+	uint64_t target;
+	_Atomic uint32_t *w;
+	uint32_t c = o;
+
+	if (o != me && !brt_shm_owner_dead(o))
+		return 0;
+	if (!atomic_compare_exchange_strong_explicit(&j->owner, &c, me, memory_order_acquire,
+						     memory_order_relaxed))
+		return 0;
+	target = atomic_load_explicit(&j->target, memory_order_relaxed);
+	if (atomic_load_explicit(&j->state, memory_order_acquire) == 1 && target &&
+	    target - 1 + map->value_size <= map->data_size && (target - 1) % 4 == 0) {
+		void *shm = (char *)map->data + target - 1;
+
+		w = lock_of(map, shm);
+		c = o;
+		if (atomic_compare_exchange_strong_explicit(w, &c, me, memory_order_acquire,
+							    memory_order_relaxed)) {
+			copy_words(map, shm, j + 1, 0);
+			atomic_store_explicit(&j->state, 0, memory_order_release);
+			spin_unlock(w);
+		}
+	}
+	atomic_store_explicit(&j->state, 0, memory_order_release);
+	return 1;
+}
+
+/* A free journal slot, taken for this thread; NULL when every slot stays busy (live
+ * writers on as many values at once, for a second): the update then copies without a
+ * record, as without a journal. */
+static struct jslot *claim_slot(const struct brt_map *map)
+{
+	uint32_t me = brt_shm_self();
+	long long start = 0;
+
+	for (unsigned round = 0;; round++) {
+		for (uint32_t i = 0; i < JOURNAL_SLOTS; i++) {
+			struct jslot *j = jslot(map, i);
+			uint32_t o = atomic_load_explicit(&j->owner, memory_order_relaxed);
+
+			if (!o && atomic_compare_exchange_strong_explicit(
+					  &j->owner, &o, me, memory_order_acquire,
+					  memory_order_relaxed))
+				return j;
+			/* every slot busy twice over: look for dead owners' slots */
+			if (o && round >= 2 && reclaim_slot(map, j, o, me))
+				return j;
+		}
+		sched_yield();
+		if (round >= 2) {
+			long long t = now_ns();
+
+			if (!start)
+				start = t;
+			else if (t - start >= SPIN_LIMIT_NS)
+				return NULL;
+		}
+	}
+}
+
+/* An update's copy into the locked value shm: recorded, committed, copied, cleared. */
+static void journalled_write(const struct brt_map *map, void *shm, const void *buf)
+{
+	struct jslot *j = map->journal ? claim_slot(map) : NULL;
+
+	if (!j) {
+		copy_words(map, shm, (void *)(uintptr_t)buf, 0);
+		return;
+	}
+	atomic_store_explicit(&j->state, 0, memory_order_relaxed);
+	atomic_store_explicit(&j->target, target_of(map, shm), memory_order_relaxed);
+	brt_shm_write(j + 1, buf, map->value_size);
+	atomic_store_explicit(&j->state, 1, memory_order_release);
+	copy_words(map, shm, (void *)(uintptr_t)buf, 0);
+	release_slot(j);
+}
+
 static int copy_locked(const struct brt_map *map, void *shm, void *buf, int out, int lock)
 {
-	if (lock && spin_lock(lock_of(map, shm)))
+	uint32_t dead;
+
+	if (lock && spin_lock(lock_of(map, shm), &dead))
 		return -EBUSY;
-	copy_words(map, shm, buf, out);
+	if (lock && dead)
+		journal_redo(map, shm, dead);
+	if (out || !lock)
+		copy_words(map, shm, buf, out);
+	else
+		journalled_write(map, shm, buf);
 	if (lock)
 		spin_unlock(lock_of(map, shm));
 	return 0;

@@ -1,10 +1,13 @@
 /* test_kill_stress.c - processes killed with SIGKILL in the middle of map operations (hash,
- * LRU hash, array, queue, ring buffer).  Each round runs a writer child, kills it at a
+ * LRU hash, array, queue, ring buffer, and hash and array maps whose values hold a
+ * bpf_spin_lock, updated with BPF_F_LOCK).  Each round runs a writer child, kills it at a
  * random moment, then checks the map in another child under a time limit:
  *   - no deadlock: the check ends within LIMIT_MS although the dead writer may have held a
  *     lock (src/obj/shm.c takes a dead owner's lock over);
  *   - every surviving element whole: values carry their key and a checksum; array values,
- *     written in place without atomicity as in the kernel, word by word;
+ *     written in place without atomicity as in the kernel, word by word; BPF_F_LOCK values
+ *     (2 KiB, so that kills land inside the copy) whole, read with BPF_F_LOCK: the lock
+ *     taken over from the dead writer finishes its copy from the map's redo journal;
  *   - no lost slot: the map takes max_entries elements again afterwards (hash maps: and
  *     brt_hash_audit() finds count = linked elements, nothing leaked or lost; ring buffer:
  *     nothing left unconsumed, a record of the whole ring fits).
@@ -12,6 +15,7 @@
  */
 #include <errno.h>
 #include <signal.h>
+#include <linux/btf.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -28,6 +32,7 @@
 #define MAX 64
 #define RING 4096
 #define WORDS 3          /* value: 24 bytes, more than one atomic word */
+#define LWORDS 256       /* BPF_F_LOCK maps: a lock word, padding, then 255 more words */
 
 /* check results, as exit status bits of the checking child */
 #define R_TORN 2
@@ -36,6 +41,7 @@
 struct target {
 	const char *name;
 	uint32_t type, key_size, value_size, max_entries;
+	int lock; /* value { struct bpf_spin_lock; int pad; u64 w[LWORDS - 1]; }, BPF_F_LOCK */
 };
 
 static const struct target targets[] = {
@@ -44,6 +50,8 @@ static const struct target targets[] = {
 	{ "array", BPF_MAP_TYPE_ARRAY, 4, 8 * WORDS, MAX },
 	{ "queue", BPF_MAP_TYPE_QUEUE, 0, 8 * WORDS, MAX },
 	{ "ringbuf", BPF_MAP_TYPE_RINGBUF, 0, 0, RING },
+	{ "hash_lock", BPF_MAP_TYPE_HASH, 4, 8 * LWORDS, MAX, 1 },
+	{ "array_lock", BPF_MAP_TYPE_ARRAY, 4, 8 * LWORDS, MAX, 1 },
 };
 
 static uint32_t mix(uint32_t key, uint32_t gen, uint32_t i)
@@ -76,6 +84,86 @@ static int whole(const uint64_t v[WORDS], uint32_t key)
 	return 1;
 }
 
+/* BPF_F_LOCK values: words 1.. of one generation for key (word 0: lock and padding). */
+static void lfill(uint64_t v[LWORDS], uint32_t key, uint32_t gen)
+{
+	v[0] = 0;
+	for (uint32_t i = 1; i < LWORDS; i++)
+		v[i] = word_of(key, gen, i);
+}
+
+static int lwhole(const uint64_t v[LWORDS], uint32_t key)
+{
+	for (uint32_t i = 1; i < LWORDS; i++)
+		if (v[i] != word_of(key, (uint32_t)(v[1] >> 32), i))
+			return 0;
+	return 1;
+}
+
+static int lock_elem(int fd, uint32_t key, uint64_t v[LWORDS])
+{
+	union bpf_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.map_fd = (uint32_t)fd;
+	a.key = (uint64_t)(uintptr_t)&key;
+	a.value = (uint64_t)(uintptr_t)v;
+	a.flags = BPF_F_LOCK;
+	return bpfrt_bpf(BPF_MAP_LOOKUP_ELEM, &a, sizeof(a)) ? -errno : 0;
+}
+
+/* A map whose value is { struct bpf_spin_lock l; int pad; u64 w[LWORDS - 1]; }, every key
+ * present (generation 1). */
+static int lock_map_create(uint32_t type)
+{
+	static const char strs[] = "\0int\0bpf_spin_lock\0val\0l\0w\0u64";
+	enum { S_INT = 1, S_LOCK = 5, S_VAL = 19, S_L = 23, S_W = 25, S_U64 = 27 };
+#define INFO(kind, vlen) (((uint32_t)(kind) << 24) | (vlen))
+	const uint32_t types[] = {
+		/* [1] int */ S_INT, INFO(BTF_KIND_INT, 0), 4, (BTF_INT_SIGNED << 24) | 32,
+		/* [2] struct bpf_spin_lock { int val; } */
+		S_LOCK, INFO(BTF_KIND_STRUCT, 1), 4, S_INT, 1, 0,
+		/* [3] u64 */ S_U64, INFO(BTF_KIND_INT, 0), 8, 64,
+		/* [4] u64[LWORDS - 1] */ 0, INFO(BTF_KIND_ARRAY, 0), 0, 3, 1, LWORDS - 1,
+		/* [5] struct val { struct bpf_spin_lock l; u64 w[]; at byte 8 } */
+		S_VAL, INFO(BTF_KIND_STRUCT, 2), 8 * LWORDS, S_L, 2, 0, S_W, 4, 64,
+	};
+#undef INFO
+	struct btf_header h = { .magic = BTF_MAGIC, .version = BTF_VERSION,
+				.hdr_len = sizeof(h), .type_len = sizeof(types),
+				.str_off = sizeof(types), .str_len = sizeof(strs) };
+	unsigned char b[sizeof(h) + sizeof(types) + sizeof(strs)];
+	uint64_t v[LWORDS];
+	union bpf_attr a;
+	int btf, fd;
+
+	memcpy(b, &h, sizeof(h));
+	memcpy(b + sizeof(h), types, sizeof(types));
+	memcpy(b + sizeof(h) + sizeof(types), strs, sizeof(strs));
+	memset(&a, 0, sizeof(a));
+	a.btf = (uint64_t)(uintptr_t)b;
+	a.btf_size = sizeof(b);
+	btf = bpfrt_bpf(BPF_BTF_LOAD, &a, sizeof(a));
+	if (btf < 0)
+		return -errno;
+	memset(&a, 0, sizeof(a));
+	a.map_type = type;
+	a.key_size = 4;
+	a.value_size = 8 * LWORDS;
+	a.max_entries = MAX;
+	a.btf_fd = (uint32_t)btf;
+	a.btf_key_type_id = 1;
+	a.btf_value_type_id = 5;
+	fd = bpfrt_bpf(BPF_MAP_CREATE, &a, sizeof(a));
+	close(btf);
+	for (uint32_t key = 0; fd >= 0 && key < MAX; key++) {
+		lfill(v, key, 1);
+		if (bpfrt_map_update_elem(fd, &key, v, BPF_ANY))
+			return -EIO;
+	}
+	return fd < 0 ? -errno : fd;
+}
+
 /* Array values are written in place word by word (no atomicity without BPF_F_LOCK, as in
  * the kernel): each word must be one written for this key, generations may differ. */
 static int words_whole(const uint64_t v[WORDS], uint32_t key, int *mixed)
@@ -104,15 +192,21 @@ static void rb_write(struct brt_map *map, struct bpfrt_run_ctx *ctx, uint32_t ge
 		brt_helper_ringbuf_submit(rec, 0, 0, 0, 0, ctx);
 }
 
-static void writer(int fd, uint32_t type, struct brt_map *map)
+static void writer(int fd, uint32_t type, struct brt_map *map, int lock)
 {
 	struct bpfrt_run_ctx ctx;
-	uint64_t v[WORDS];
+	uint64_t v[WORDS], lv[LWORDS];
 
 	memset(&ctx, 0, sizeof(ctx));
 	for (uint32_t n = (uint32_t)getpid() * 7919;; n++) {
 		uint32_t key = n % (MAX + MAX / 2);
 
+		if (lock) {
+			key %= MAX;
+			lfill(lv, key, n);
+			bpfrt_map_update_elem(fd, &key, lv, BPF_F_LOCK | BPF_EXIST);
+			continue;
+		}
 		switch (type) {
 		case BPF_MAP_TYPE_QUEUE:
 			fill(v, 0, n);
@@ -261,9 +355,30 @@ static int check_hash(int fd, uint32_t type, struct brt_map *map)
 	return res;
 }
 
+/* BPF_F_LOCK maps: every key there (none is deleted), every value whole; hash: the
+ * audit finds nothing lost or leaked. */
+static int check_locked(int fd, uint32_t type, struct brt_map *map)
+{
+	struct brt_hash_audit a;
+	uint64_t v[LWORDS];
+	int res = 0;
+
+	for (uint32_t key = 0; key < MAX; key++) {
+		if (lock_elem(fd, key, v))
+			res |= R_LOST;
+		else if (!lwhole(v, key))
+			res |= R_TORN;
+	}
+	if (type == BPF_MAP_TYPE_HASH &&
+	    (brt_hash_audit(map, &a) || a.count != MAX || a.linked != MAX || a.leaked ||
+	     a.lost || a.torn || a.repair))
+		res |= R_LOST;
+	return res;
+}
+
 /* 0 ok, else R_TORN | R_LOST bits, 1 deadlock, 8 crash; *mixed counts array values whose
  * words come from different updates (allowed, as in the kernel) */
-static int check_in_child(int fd, uint32_t type, struct brt_map *map, int *mixed)
+static int check_in_child(int fd, uint32_t type, struct brt_map *map, int lock, int *mixed)
 {
 	struct timespec ms = { 0, 1000000 };
 	int p[2], st;
@@ -276,7 +391,10 @@ static int check_in_child(int fd, uint32_t type, struct brt_map *map, int *mixed
 		int res, m = 0;
 
 		close(p[0]);
-		switch (type) {
+		switch (lock ? 0u : type) {
+		case 0:
+			res = check_locked(fd, type, map);
+			break;
 		case BPF_MAP_TYPE_RINGBUF:
 			res = check_ringbuf(fd, map);
 			break;
@@ -321,8 +439,9 @@ int main(void)
 	srand((unsigned)time(NULL));
 	for (size_t t = 0; t < sizeof(targets) / sizeof(targets[0]); t++) {
 		const struct target *tg = &targets[t];
-		int fd = bpfrt_map_create(tg->type, tg->name, tg->key_size, tg->value_size,
-					  tg->max_entries, NULL);
+		int fd = tg->lock ? lock_map_create(tg->type) :
+				    bpfrt_map_create(tg->type, tg->name, tg->key_size,
+						     tg->value_size, tg->max_entries, NULL);
 		int d = 0, tn = 0, l = 0, c = 0, mixed = 0;
 		struct timespec t0, t1;
 		struct brt_map *map;
@@ -336,13 +455,13 @@ int main(void)
 			int st, res;
 
 			if (pid == 0) {
-				writer(fd, tg->type, map);
+				writer(fd, tg->type, map, tg->lock);
 				_exit(0);
 			}
 			nanosleep(&delay, NULL);
 			kill(pid, SIGKILL);
 			waitpid(pid, &st, 0);
-			res = check_in_child(fd, tg->type, map, &mixed);
+			res = check_in_child(fd, tg->type, map, tg->lock, &mixed);
 			d += res == 1;
 			c += !!(res & 8);
 			tn += !!(res & R_TORN) && !(res & 8);
@@ -358,7 +477,7 @@ int main(void)
 		       "%d crashes", tg->name, rounds,
 		       (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9,
 		       d, tn, l, c);
-		if (tg->type == BPF_MAP_TYPE_ARRAY)
+		if (tg->type == BPF_MAP_TYPE_ARRAY && !tg->lock)
 			printf(" (%d values with words of different updates: allowed)", mixed);
 		printf("\n");
 		deadlocks += d;
