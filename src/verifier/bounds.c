@@ -649,6 +649,8 @@ static int adjust_reg_min_max(struct brt_env *env, const struct bpf_insn *insn)
 		if (dst->type != SCALAR_VALUE)
 			return brt_ptr_alu(env, insn, dst, src);
 	}
+	if (brt_sanitize_val_alu(env, insn))
+		return -EACCES;
 	scalar_alu(env, insn, dst, *src);
 	return 0;
 }

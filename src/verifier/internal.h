@@ -160,6 +160,11 @@ struct brt_insn_aux {
 	/* helper call with a map argument: 1 + map_idx of the one map every path passed
 	 * so far, -1 once two paths passed different maps (the kernel's map_ptr_state) */
 	int16_t call_map;
+	/* Spectre v1 (no CAP_PERFMON): pointer add/sub by a register is masked at run time
+	 * by one limit per instruction, so every path must agree on it (the kernel's
+	 * aux->alu_state and alu_limit; 0: none recorded yet) */
+	uint8_t alu_state;
+	uint32_t alu_limit;
 };
 
 struct brt_stored {
@@ -307,6 +312,9 @@ void brt_zext_32_to_64(struct brt_reg *reg);
 int brt_check_alu(struct brt_env *env, const struct bpf_insn *insn);
 int brt_check_cond_jmp(struct brt_env *env, const struct bpf_insn *insn, int *insn_idx);
 /* ptr_alu.c: dst = ptr <op> offr, where ptr is the pointer operand and offr the other */
+/* scalar += / -= register: record that the instruction is not pointer arithmetic (the
+ * kernel's sanitize_val_alu); -EACCES when another path made it pointer arithmetic */
+int brt_sanitize_val_alu(struct brt_env *env, const struct bpf_insn *insn);
 int brt_ptr_alu(struct brt_env *env, const struct bpf_insn *insn, const struct brt_reg *ptr,
 		const struct brt_reg *offr);
 int brt_reg_const(const struct brt_reg *reg, int is32);

@@ -76,6 +76,139 @@ static int check_bounds_unpriv(struct brt_env *env, const struct bpf_insn *insn,
 	return 0;
 }
 
+/* Spectre v1 sanitation (no CAP_PERFMON).  The kernel rewrites pointer += reg (and -=)
+ * so that the offset is masked to the room the pointer has in its object; the mask is one
+ * limit per instruction, recorded the first time the instruction is reached and compared
+ * on every later path.  Only stack and map-value pointers can be masked. */
+enum {
+	ALU_SANITIZE_SRC = 1u << 0,
+	ALU_SANITIZE_DST = 1u << 1,
+	ALU_NEG_VALUE = 1u << 2,
+	ALU_NON_POINTER = 1u << 3,
+	ALU_IMMEDIATE = 1u << 4,
+};
+
+enum { REASON_BOUNDS = -1, REASON_TYPE = -2, REASON_PATHS = -3, REASON_LIMIT = -4 };
+
+struct sanitize {
+	uint8_t state;
+	uint32_t limit;
+	int mask_to_left;
+};
+
+static int skip_sanitation(const struct brt_env *env, const struct bpf_insn *insn)
+{
+	return env->bypass_spec_v1 || BPF_SRC(insn->code) == BPF_K;
+}
+
+/* how far the pointer may move in the masked direction, or a REASON_* */
+static int ptr_limit(const struct brt_env *env, const struct brt_reg *ptr, int to_left,
+		     uint32_t *limit)
+{
+	uint32_t max, lim;
+
+	switch (BASE_TYPE(ptr->type)) {
+	case PTR_TO_STACK:
+		max = BRT_MAX_STACK + (uint32_t)to_left;
+		lim = (uint32_t)-(int64_t)(ptr->var_off.value + (uint64_t)(int64_t)ptr->off);
+		break;
+	case PTR_TO_MAP_VALUE:
+		max = env->maps[ptr->map_idx].info.value_size;
+		lim = (uint32_t)((to_left ? (uint64_t)ptr->smin : ptr->umax) +
+				 (uint64_t)(int64_t)ptr->off);
+		break;
+	default:
+		return REASON_TYPE;
+	}
+	if (lim >= max)
+		return REASON_LIMIT;
+	*limit = lim;
+	return 0;
+}
+
+static int record_sanitation(struct brt_env *env, uint8_t state, uint32_t limit)
+{
+	struct brt_insn_aux *aux = &env->aux[env->insn_idx];
+
+	if (aux->alu_state && (aux->alu_state != state || aux->alu_limit != limit))
+		return REASON_PATHS;
+	aux->alu_state = state;
+	aux->alu_limit = limit;
+	return 0;
+}
+
+static int sanitize_err(struct brt_env *env, const struct bpf_insn *insn, int reason,
+			int off_is_dst)
+{
+	const char *err = "pointer arithmetic with it prohibited for !root";
+	const char *op = BPF_OP(insn->code) == BPF_ADD ? "add" : "sub";
+
+	switch (reason) {
+	case REASON_BOUNDS:
+		brt_verr(env, "R%d has unknown scalar with mixed signed bounds, %s\n",
+			 off_is_dst ? insn->dst_reg : insn->src_reg, err);
+		break;
+	case REASON_TYPE:
+		brt_verr(env, "R%d has pointer with unsupported alu operation, %s\n",
+			 off_is_dst ? insn->src_reg : insn->dst_reg, err);
+		break;
+	case REASON_PATHS:
+		brt_verr(env, "R%d tried to %s from different maps, paths or scalars, %s\n",
+			 insn->dst_reg, op, err);
+		break;
+	default:
+		brt_verr(env, "R%d tried to %s beyond pointer bounds, %s\n", insn->dst_reg, op,
+			 err);
+		break;
+	}
+	return -EACCES;
+}
+
+/* Before the arithmetic: the offset's sign must be known and the pointer maskable. */
+static int sanitize_before(struct brt_env *env, const struct bpf_insn *insn,
+			   const struct brt_reg *ptr, const struct brt_reg *off, int ptr_is_dst,
+			   struct sanitize *s)
+{
+	int op = BPF_OP(insn->code), imm = brt_tnum_is_const(off->var_off);
+	int neg = off->smin < 0, err;
+
+	if (!imm && (off->smin < 0) != (off->smax < 0))
+		return REASON_BOUNDS;
+	s->mask_to_left = (op == BPF_ADD && neg) || (op == BPF_SUB && !neg);
+	err = ptr_limit(env, ptr, s->mask_to_left, &s->limit);
+	if (err)
+		return err;
+	s->state = (uint8_t)((neg ? ALU_NEG_VALUE : 0) | (imm ? ALU_IMMEDIATE : 0) |
+			     (ptr_is_dst ? ALU_SANITIZE_SRC : ALU_SANITIZE_DST));
+	return 0;
+}
+
+/* After it: the window narrows to the distance actually moved, recorded for the insn. */
+static int sanitize_after(struct brt_env *env, const struct brt_reg *dst,
+			  const struct sanitize *s)
+{
+	uint32_t lim;
+	int err = ptr_limit(env, dst, s->mask_to_left, &lim);
+
+	if (err)
+		return err;
+	lim = s->limit - lim;
+	if ((int32_t)lim < 0)
+		lim = (uint32_t)-(int32_t)lim;
+	return record_sanitation(env, s->state, lim);
+}
+
+int brt_sanitize_val_alu(struct brt_env *env, const struct bpf_insn *insn)
+{
+	int op = BPF_OP(insn->code);
+
+	if ((op != BPF_ADD && op != BPF_SUB) || skip_sanitation(env, insn))
+		return 0;
+	if (record_sanitation(env, ALU_NON_POINTER, 0))
+		return sanitize_err(env, insn, REASON_PATHS, 0);
+	return 0;
+}
+
 int brt_ptr_alu(struct brt_env *env, const struct bpf_insn *insn, const struct brt_reg *ptr,
 		const struct brt_reg *offr)
 {
@@ -85,6 +218,8 @@ int brt_ptr_alu(struct brt_env *env, const struct bpf_insn *insn, const struct b
 	int64_t smin_val = offr->smin, smax_val = offr->smax;
 	uint64_t umin_val = offr->umin, umax_val = offr->umax;
 	struct brt_reg p = *ptr, o = *offr;
+	struct sanitize san = { 0 };
+	int sanitize, err;
 
 	if (BPF_CLASS(insn->code) != BPF_ALU64) {
 		if (op == BPF_SUB && env->allow_ptr_leaks) {
@@ -121,13 +256,11 @@ int brt_ptr_alu(struct brt_env *env, const struct bpf_insn *insn, const struct b
 	*dst = p;
 	if (!sane_offset(env, &o, p.type) || !sane_offset(env, &p, p.type))
 		return -EINVAL;
-	/* Spectre v1: without CAP_PERFMON an offset that may be either sign is refused */
-	if (!env->bypass_spec_v1 && (op == BPF_ADD || op == BPF_SUB) && !known &&
-	    (o.smin < 0) != (o.smax < 0)) {
-		brt_verr(env, "R%d has unknown scalar with mixed signed bounds, pointer arithmetic "
-			      "with it prohibited for !root\n",
-			 offr == &regs[insn->dst_reg] ? insn->dst_reg : insn->src_reg);
-		return -EACCES;
+	sanitize = (op == BPF_ADD || op == BPF_SUB) && !skip_sanitation(env, insn);
+	if (sanitize) {
+		err = sanitize_before(env, insn, &p, &o, ptr == &regs[insn->dst_reg], &san);
+		if (err)
+			return sanitize_err(env, insn, err, offr == &regs[insn->dst_reg]);
 	}
 	dst->s32_min = S32_MIN;
 	dst->s32_max = S32_MAX;
@@ -201,5 +334,13 @@ int brt_ptr_alu(struct brt_env *env, const struct bpf_insn *insn, const struct b
 	if (!sane_offset(env, dst, p.type))
 		return -EINVAL;
 	brt_reg_bounds_sync(dst);
-	return check_bounds_unpriv(env, insn, dst);
+	err = check_bounds_unpriv(env, insn, dst);
+	if (err)
+		return err;
+	if (sanitize) {
+		err = sanitize_after(env, dst, &san);
+		if (err)
+			return sanitize_err(env, insn, err, offr == &regs[insn->dst_reg]);
+	}
+	return 0;
 }

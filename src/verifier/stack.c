@@ -294,6 +294,13 @@ int brt_stack_range_init(struct brt_env *env, int regno, int off, int size, int 
 		}
 		t = &f->stack[spi].type[slot % 8];
 		if (raw) {
+			/* the kernel writes the helper's bytes one by one, and a 1-byte
+			 * write into a spilled pointer is refused without CAP_PERFMON */
+			if (!env->allow_ptr_leaks && brt_is_spilled(&f->stack[spi]) &&
+			    f->stack[spi].spilled.type != SCALAR_VALUE) {
+				brt_verr(env, "attempt to corrupt spilled pointer on stack\n");
+				return -EACCES;
+			}
 			if (brt_is_spilled(&f->stack[spi]))
 				brt_mark_reg_not_init(&f->stack[spi].spilled);
 			for (int j = 0; j < 8; j++)

@@ -1,7 +1,7 @@
 # tests/verifier - the case tables (cases/*.c) are linked into the case runner and the
 # kernel oracle test.
 file(GLOB BPFRT_VCASES CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/verifier/cases/*.c)
-foreach(t test_verifier_cases test_verifier_cases_oracle)
+foreach(t test_verifier_cases test_verifier_cases_oracle test_verifier_unpriv_oracle)
   target_sources(${t} PRIVATE ${BPFRT_VCASES})
   target_include_directories(${t} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/verifier)
 endforeach()

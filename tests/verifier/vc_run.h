@@ -108,7 +108,7 @@ static uint32_t vc_funcs(const struct vcase *c, uint32_t *starts)
 	return n;
 }
 
-static void vc_run_ours(const struct vcase *c, struct vc_outcome *o)
+static inline void vc_run_ours(const struct vcase *c, struct vc_outcome *o)
 {
 	uint32_t starts[VC_MAX_FUNCS], nfuncs = vc_funcs(c, starts);
 	uint8_t linkage[VC_MAX_FUNCS];
