@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """check_layers.py - the dependency check of tests/build/layers.txt (ctest build.layers).
 
-Every file of src/ and tools/ belongs to a folder (src/<folder>/..., tools/bpfrt -> cli).
+Every file of src/ and tools/ belongs to a folder (src/<folder>/..., tools/bpfrt -> cli,
+tools/<x>/... -> x).
 A file may use its own folder, the public headers (include/) and the folders its folder's
 rule in layers.txt names; anything else is a forbidden edge.  Two kinds of use are seen:
 
@@ -39,7 +40,8 @@ def folder_of(rel):
     if parts[0] == "src":
         return None  # src/libbpfrt.map
     if parts[0] == "tools":
-        return "cli"
+        # tools/bpfrt is the CLI; any other tools/<x>/ (preload) is the folder <x>
+        return "cli" if len(parts) < 3 or parts[1] == "bpfrt" else parts[1]
     if parts[0] == "include":
         return "include"
     return parts[0]  # tests, fuzz, bench, ...: never a layer of the library
@@ -269,7 +271,8 @@ def main():
     if missing:
         fail_usage("object files not built: " + " ".join(missing[:5]))
     for f in rules.uses:
-        if not os.path.isdir(os.path.join(root, "src", f)) and f != "cli":
+        if not os.path.isdir(os.path.join(root, "src", f)) and f != "cli" and \
+                not os.path.isdir(os.path.join(root, "tools", f)):
             print(f"note: layers.txt names folder {f}, which src/ does not have (yet)")
     fails = []
 

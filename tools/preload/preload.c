@@ -1,0 +1,424 @@
+/* preload.c - libbpfrt-preload.so: runs an unmodified bpf() user (a libbpf application,
+ * bpftool) on bpfrt.  Loaded with LD_PRELOAD (`bpfrt exec -- CMD`), it defines the libc
+ * symbols the process resolves before libc's own:
+ *
+ *   syscall()     syscall(__NR_bpf, cmd, attr, size), the way libbpf issues bpf(), goes to
+ *                 bpfrt_bpf(); every other number goes to libc's syscall() untouched.
+ *   bpf()         for programs that call a bpf() symbol instead.
+ *   mmap()        of a ring buffer's producer page and data (libbpf's second mmap) gets the
+ *                 data mapped twice back to back, as the kernel maps it; everything else
+ *                 (mmapable arrays included: bpfrt's map files hold the kernel's layout at
+ *                 offset 0) goes to libc's mmap().
+ *   epoll_ctl()   of a ring buffer's map fd (the kernel's refuses a regular file with
+ *                 EPERM) registers bpfrt's wake-up pipe for it instead, with the caller's
+ *                 event data; epoll_wait()/epoll_pwait() empty those pipes after waking, as
+ *                 the kernel's ring buffer needs no draining (the consumer only moves
+ *                 consumer_pos in memory, which is what libbpf does).
+ *
+ * Paths under /sys/fs/bpf in BPF_OBJ_PIN and BPF_OBJ_GET name the same place under
+ * $BPFRT_FS (default /dev/shm/bpfrt).
+ *
+ * What cannot be caught: a statically linked program (no dynamic loader reads
+ * LD_PRELOAD), and a bpf() issued by its own syscall instruction (inline assembly, a
+ * libc-free runtime such as Go's).  With BPFRT_PRELOAD_STRICT=1 a seccomp filter makes any
+ * bpf() that reaches the kernel trap instead: this library's SIGSYS handler routes it to
+ * bpfrt and says so once on stderr (a process that replaces the SIGSYS handler, or a child
+ * exec'd without this library, dies of SIGSYS: loudly, never on the kernel's bpf()).
+ * `bpfrt exec` refuses a static executable in strict mode and warns otherwise.
+ *
+ * Uses the public API only (include/), through libbpfrt.so.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include "bpfrt.h"
+
+#define PRELOAD_PAGE 4096u
+#define BPFFS "/sys/fs/bpf"
+#define MAX_RINGS 64
+
+/* The interposed symbols; bpf() has no libc prototype. */
+int bpf(int cmd, union bpf_attr *attr, unsigned int size);
+
+typedef long (*syscall_fn)(long, ...);
+typedef void *(*mmap_fn)(void *, size_t, int, int, int, off_t);
+typedef int (*epoll_ctl_fn)(int, int, int, struct epoll_event *);
+typedef int (*epoll_wait_fn)(int, struct epoll_event *, int, int);
+typedef int (*epoll_pwait_fn)(int, struct epoll_event *, int, int, const sigset_t *);
+
+static syscall_fn real_syscall;
+static mmap_fn real_mmap;
+static epoll_ctl_fn real_epoll_ctl;
+static epoll_wait_fn real_epoll_wait;
+static epoll_pwait_fn real_epoll_pwait;
+
+/* libc's definition of a symbol this library interposes; dying beats reaching the kernel
+ * by some other road when the process has none. */
+static void *next_sym(const char *name)
+{
+	void *p = dlsym(RTLD_NEXT, name);
+
+	if (!p) {
+		fprintf(stderr, "bpfrt-preload: no next definition of %s(): %s\n", name, dlerror());
+		abort();
+	}
+	return p;
+}
+
+/* dlsym() answers with an object pointer; ISO C converts it to a function pointer only
+ * through memory. */
+#define NEXT(var, name)                                  \
+	do {                                             \
+		void *p_ = next_sym(name);               \
+		memcpy(&(var), &p_, sizeof(var));        \
+	} while (0)
+
+static void resolve(void)
+{
+	/* Racing threads store the same values; real_syscall last, as the "done" flag. */
+	if (!real_syscall) {
+		NEXT(real_mmap, "mmap");
+		NEXT(real_epoll_ctl, "epoll_ctl");
+		NEXT(real_epoll_wait, "epoll_wait");
+		NEXT(real_epoll_pwait, "epoll_pwait");
+		NEXT(real_syscall, "syscall");
+	}
+}
+
+/* Copy up to len bytes at addr into buf without trusting addr (a bad pointer is the
+ * kernel's EFAULT, which bpfrt_bpf() reports, never a crash here); the count copied, which
+ * stops at the first unreadable page. */
+static size_t read_user(uint64_t addr, void *buf, size_t len)
+{
+	size_t done = 0;
+
+	while (addr && done < len) {
+		size_t room = PRELOAD_PAGE - (size_t)((addr + done) % PRELOAD_PAGE);
+		struct iovec local, remote;
+
+		if (room > len - done)
+			room = len - done;
+		local = (struct iovec){ (char *)buf + done, room };
+		remote = (struct iovec){ (void *)(uintptr_t)(addr + done), room };
+		if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) != (ssize_t)room)
+			break;
+		done += room;
+	}
+	return done;
+}
+
+/* bpf(2) for the process: /sys/fs/bpf paths of OBJ_PIN/OBJ_GET rewritten to $BPFRT_FS
+ * on a copy of attr (the caller's memory is never written but where the command says). */
+static long route_bpf(int cmd, union bpf_attr *attr, unsigned int size)
+{
+	char path[4096], mapped[4096 + 64];
+	union bpf_attr copy;
+	const char *fs;
+
+	if ((cmd != BPF_OBJ_PIN && cmd != BPF_OBJ_GET) || !attr || size > sizeof(copy) ||
+	    size < offsetof(union bpf_attr, file_flags) + sizeof(attr->file_flags))
+		return bpfrt_bpf(cmd, attr, size);
+	memset(&copy, 0, sizeof(copy));
+	memset(path, 0, sizeof(path));
+	if (read_user((uint64_t)(uintptr_t)attr, &copy, size) != size ||
+	    !read_user(copy.pathname, path, sizeof(path)) || !memchr(path, '\0', sizeof(path)) ||
+	    strncmp(path, BPFFS, strlen(BPFFS)) ||
+	    (path[strlen(BPFFS)] != '/' && path[strlen(BPFFS)] != '\0'))
+		return bpfrt_bpf(cmd, attr, size);
+	fs = getenv("BPFRT_FS");
+	if (!fs || !*fs)
+		fs = "/dev/shm/bpfrt";
+	if ((size_t)snprintf(mapped, sizeof(mapped), "%s%s", fs, path + strlen(BPFFS)) >=
+	    sizeof(mapped)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	copy.pathname = (uint64_t)(uintptr_t)mapped;
+	return bpfrt_bpf(cmd, &copy, size);
+}
+
+long syscall(long number, ...)
+{
+	long a[6];
+	va_list ap;
+
+	/* Six longs, as libc's syscall() reads whatever the caller passed. */
+	va_start(ap, number);
+	for (int i = 0; i < 6; i++)
+		a[i] = va_arg(ap, long);
+	va_end(ap);
+	if (number == __NR_bpf)
+		return route_bpf((int)a[0], (union bpf_attr *)(uintptr_t)a[1], (unsigned int)a[2]);
+	resolve();
+	return real_syscall(number, a[0], a[1], a[2], a[3], a[4], a[5]);
+}
+
+int bpf(int cmd, union bpf_attr *attr, unsigned int size)
+{
+	return (int)route_bpf(cmd, attr, size);
+}
+
+/* Is fd a bpfrt ring buffer map?  Its max_entries in *size.  A program, BTF or link fd
+ * answers with other info; one of them matching a ring buffer's type, zero key and value
+ * sizes and the size asked for would need a program with an all-zero tag. */
+static int is_ringbuf(int fd, uint32_t *size)
+{
+	struct bpf_map_info info;
+	uint32_t len = sizeof(info);
+
+	memset(&info, 0, sizeof(info));
+	if (fd < 0 || bpfrt_obj_get_info_by_fd(fd, &info, &len) < 0)
+		return 0;
+	if (info.type != BPF_MAP_TYPE_RINGBUF || info.key_size || info.value_size)
+		return 0;
+	*size = info.max_entries;
+	return 1;
+}
+
+static void *map_ringbuf(size_t len, int prot, int flags, int fd, uint32_t size)
+{
+	unsigned char *base, *p;
+
+	base = real_mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (base == MAP_FAILED)
+		return MAP_FAILED;
+	/* producer page and data, then the data again right after it */
+	p = real_mmap(base, PRELOAD_PAGE + (size_t)size, prot, flags | MAP_FIXED, fd,
+		      PRELOAD_PAGE);
+	if (p != MAP_FAILED)
+		p = real_mmap(base + PRELOAD_PAGE + size, size, prot, flags | MAP_FIXED, fd,
+			      2 * PRELOAD_PAGE);
+	if (p == MAP_FAILED) {
+		int e = errno;
+
+		munmap(base, len);
+		errno = e;
+		return MAP_FAILED;
+	}
+	return base;
+}
+
+void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	uint32_t size;
+
+	resolve();
+	/* libbpf maps the producer page and the data twice in one call; bpfrt's file holds
+	 * the data once, so it is mapped piecewise.  Only that call shape is looked at. */
+	if (fd >= 0 && off == PRELOAD_PAGE && !addr && !(flags & MAP_FIXED) &&
+	    (flags & MAP_SHARED) && is_ringbuf(fd, &size) &&
+	    len == PRELOAD_PAGE + 2 * (size_t)size)
+		return map_ringbuf(len, prot, flags, fd, size);
+	return real_mmap(addr, len, prot, flags, fd, off);
+}
+
+/* Ring buffers registered with an epoll set: the map fd the caller named and the wake-up
+ * pipe registered in its place. */
+struct ring_wait {
+	int epfd, map_fd, pipe_fd;
+};
+
+static struct ring_wait rings[MAX_RINGS];
+static int nrings;
+static pthread_mutex_t rings_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static struct ring_wait *ring_find(int epfd, int map_fd)
+{
+	for (int i = 0; i < nrings; i++)
+		if (rings[i].epfd == epfd && rings[i].map_fd == map_fd)
+			return &rings[i];
+	return NULL;
+}
+
+static int ring_epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
+{
+	struct ring_wait *r;
+	int ret = -1, err = 0, pfd;
+
+	pthread_mutex_lock(&rings_lock);
+	r = ring_find(epfd, fd);
+	if (op == EPOLL_CTL_ADD) {
+		if (r) {
+			err = EEXIST;
+		} else if (nrings == MAX_RINGS) {
+			err = ENOSPC;
+		} else if ((pfd = bpfrt_ringbuf_poll_fd(fd)) < 0) {
+			err = -pfd;
+		} else if (real_epoll_ctl(epfd, op, pfd, ev) < 0) {
+			err = errno;
+			close(pfd);
+		} else {
+			rings[nrings++] = (struct ring_wait){ epfd, fd, pfd };
+			ret = 0;
+		}
+	} else if (!r) {
+		err = ENOENT;
+	} else if ((ret = real_epoll_ctl(epfd, op, r->pipe_fd, ev)) < 0) {
+		err = errno;
+	} else if (op == EPOLL_CTL_DEL) {
+		close(r->pipe_fd);
+		*r = rings[--nrings];
+	}
+	pthread_mutex_unlock(&rings_lock);
+	if (ret < 0)
+		errno = err;
+	return ret;
+}
+
+int epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
+{
+	uint32_t size;
+	int ret;
+
+	resolve();
+	ret = real_epoll_ctl(epfd, op, fd, ev);
+	/* The kernel refuses a regular file (a bpfrt object) with EPERM; only then look. */
+	if (ret < 0 && errno == EPERM && is_ringbuf(fd, &size))
+		return ring_epoll_ctl(epfd, op, fd, ev);
+	if (ret < 0 && errno == ENOENT && op != EPOLL_CTL_ADD) {
+		pthread_mutex_lock(&rings_lock);
+		ret = ring_find(epfd, fd) ? 1 : -1;
+		pthread_mutex_unlock(&rings_lock);
+		if (ret > 0)
+			return ring_epoll_ctl(epfd, op, fd, ev);
+		errno = ENOENT;
+	}
+	return ret;
+}
+
+/* After a wait: empty the wake-up pipes of epfd's rings.  Records whose wake-ups these
+ * bytes were are in the ring already, so the consumption that follows sees them; a
+ * record submitted later writes a new byte once the consumer catches up. */
+static void drain(int epfd)
+{
+	char buf[256];
+
+	pthread_mutex_lock(&rings_lock);
+	for (int i = 0; i < nrings; i++)
+		if (rings[i].epfd == epfd)
+			while (read(rings[i].pipe_fd, buf, sizeof(buf)) == (ssize_t)sizeof(buf))
+				;
+	pthread_mutex_unlock(&rings_lock);
+}
+
+int epoll_wait(int epfd, struct epoll_event *evs, int max, int timeout)
+{
+	int n;
+
+	resolve();
+	n = real_epoll_wait(epfd, evs, max, timeout);
+	if (n > 0 && nrings)
+		drain(epfd);
+	return n;
+}
+
+int epoll_pwait(int epfd, struct epoll_event *evs, int max, int timeout, const sigset_t *ss)
+{
+	int n;
+
+	resolve();
+	n = real_epoll_pwait(epfd, evs, max, timeout, ss);
+	if (n > 0 && nrings)
+		drain(epfd);
+	return n;
+}
+
+/* Strict mode: a bpf() that gets past the symbols above (a syscall instruction of its
+ * own) traps here instead of reaching the kernel, and runs on bpfrt. */
+static void on_sigsys(int sig, siginfo_t *si, void *uc_)
+{
+	static const char note[] = "bpfrt-preload: a bpf() syscall instruction outside "
+				   "libc's syscall() was trapped and routed to bpfrt\n";
+	static volatile sig_atomic_t told;
+	ucontext_t *uc = uc_;
+	long ret;
+
+	(void)sig;
+	if (si->si_syscall != __NR_bpf)
+		abort();
+	if (!told) {
+		told = 1;
+		if (write(2, note, sizeof(note) - 1) < 0)
+			told = 1;
+	}
+#if defined(__x86_64__)
+	ret = route_bpf((int)uc->uc_mcontext.gregs[REG_RDI],
+			(union bpf_attr *)(uintptr_t)uc->uc_mcontext.gregs[REG_RSI],
+			(unsigned int)uc->uc_mcontext.gregs[REG_RDX]);
+	uc->uc_mcontext.gregs[REG_RAX] = ret < 0 ? -errno : ret;
+#else
+	(void)uc;
+	(void)ret;
+	abort();
+#endif
+}
+
+static int install_trap(void)
+{
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_bpf, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { sizeof(f) / sizeof(f[0]), f };
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_sigsys;
+	sa.sa_flags = SA_SIGINFO | SA_NODEFER;
+	if (sigaction(SIGSYS, &sa, NULL) < 0)
+		return -1;
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		return -1;
+	return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog);
+}
+
+__attribute__((constructor)) static void preload_init(void)
+{
+	const char *strict = getenv("BPFRT_PRELOAD_STRICT");
+	void *seen, *mine;
+
+	resolve();
+	if (!strict || !*strict || !strcmp(strict, "0"))
+		return;
+	/* Another object defining syscall() ahead of this one would bypass bpfrt. */
+	seen = dlsym(RTLD_DEFAULT, "syscall");
+	memcpy(&mine, &(syscall_fn){ syscall }, sizeof(mine));
+	if (seen != mine) {
+		fprintf(stderr, "bpfrt-preload: syscall() resolves to %p, not to this library: "
+				"bpf() would reach the kernel (BPFRT_PRELOAD_STRICT)\n", seen);
+		_exit(127);
+	}
+#if defined(__x86_64__)
+	if (install_trap() < 0) {
+		fprintf(stderr, "bpfrt-preload: cannot trap inline bpf() syscalls (seccomp: %s) "
+				"(BPFRT_PRELOAD_STRICT)\n", strerror(errno));
+		_exit(127);
+	}
+#else
+	fprintf(stderr, "bpfrt-preload: inline bpf() syscalls are not trapped on this "
+			"architecture (BPFRT_PRELOAD_STRICT)\n");
+	_exit(127);
+#endif
+}
