@@ -30,6 +30,20 @@ uint64_t brt_helper_ktime_get_boot_ns(uint64_t r1, uint64_t r2, uint64_t r3, uin
 	return clock_ns(CLOCK_BOOTTIME);
 }
 
+uint64_t brt_helper_ktime_get_coarse_ns(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+					uint64_t r5, struct bpfrt_run_ctx *ctx)
+{
+	(void)r1, (void)r2, (void)r3, (void)r4, (void)r5, (void)ctx;
+	return clock_ns(CLOCK_MONOTONIC_COARSE);
+}
+
+uint64_t brt_helper_ktime_get_tai_ns(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+				     uint64_t r5, struct bpfrt_run_ctx *ctx)
+{
+	(void)r1, (void)r2, (void)r3, (void)r4, (void)r5, (void)ctx;
+	return clock_ns(CLOCK_TAI);
+}
+
 /* One xorshift64* state per thread, seeded from the clock and the state's address so
  * threads started together still differ.  Not cryptographic, like the kernel's. */
 static _Thread_local uint64_t prandom_state;

@@ -388,6 +388,8 @@ int brt_vm_set_helper(struct bpfrt_vm *vm, uint32_t id, const char *name, brt_he
 	X(BPF_FUNC_get_smp_processor_id, brt_helper_get_smp_processor_id, BRT_FOR_ALL)   \
 	X(BPF_FUNC_get_numa_node_id, brt_helper_get_numa_node_id, BRT_FOR_ALL)           \
 	X(BPF_FUNC_ktime_get_boot_ns, brt_helper_ktime_get_boot_ns, BRT_FOR_ALL)         \
+	X(BPF_FUNC_ktime_get_coarse_ns, brt_helper_ktime_get_coarse_ns, BRT_FOR_ALL)     \
+	X(BPF_FUNC_ktime_get_tai_ns, brt_helper_ktime_get_tai_ns, BRT_FOR_ALL)           \
 	X(BPF_FUNC_loop, brt_helper_loop, BRT_FOR_ALL)
 
 /* Generic helpers implemented here (helpers.c). */
@@ -395,6 +397,12 @@ uint64_t brt_helper_ktime_get_ns(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t
 				 uint64_t r5, struct bpfrt_run_ctx *ctx);
 uint64_t brt_helper_ktime_get_boot_ns(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
 				      uint64_t r5, struct bpfrt_run_ctx *ctx);
+/* libbpf probes ktime_get_coarse_ns to learn whether the kernel accounts BPF memory to
+ * memcg (then it leaves RLIMIT_MEMLOCK alone): both are bpf_base_func_proto helpers. */
+uint64_t brt_helper_ktime_get_coarse_ns(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+					uint64_t r5, struct bpfrt_run_ctx *ctx);
+uint64_t brt_helper_ktime_get_tai_ns(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+				     uint64_t r5, struct bpfrt_run_ctx *ctx);
 uint64_t brt_helper_get_prandom_u32(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
 				    uint64_t r5, struct bpfrt_run_ctx *ctx);
 uint64_t brt_helper_get_smp_processor_id(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,

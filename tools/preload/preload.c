@@ -43,6 +43,8 @@
 #include <sys/epoll.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <ucontext.h>
@@ -53,6 +55,9 @@
 #define PRELOAD_PAGE 4096u
 #define BPFFS "/sys/fs/bpf"
 #define MAX_RINGS 64
+#define BPF_FS_MAGIC 0xcafe4a11
+
+static void resolve(void);
 
 /* The interposed symbols; bpf() has no libc prototype. */
 int bpf(int cmd, union bpf_attr *attr, unsigned int size);
@@ -63,7 +68,14 @@ typedef int (*epoll_ctl_fn)(int, int, int, struct epoll_event *);
 typedef int (*epoll_wait_fn)(int, struct epoll_event *, int, int);
 typedef int (*epoll_pwait_fn)(int, struct epoll_event *, int, int, const sigset_t *);
 
+typedef int (*path_fn)(const char *);
+typedef int (*mkdir_fn)(const char *, mode_t);
+typedef int (*statfs_fn)(const char *, struct statfs *);
+
 static syscall_fn real_syscall;
+static path_fn real_unlink, real_rmdir;
+static mkdir_fn real_mkdir;
+static statfs_fn real_statfs;
 static mmap_fn real_mmap;
 static epoll_ctl_fn real_epoll_ctl;
 static epoll_wait_fn real_epoll_wait;
@@ -98,6 +110,10 @@ static void resolve(void)
 		NEXT(real_epoll_ctl, "epoll_ctl");
 		NEXT(real_epoll_wait, "epoll_wait");
 		NEXT(real_epoll_pwait, "epoll_pwait");
+		NEXT(real_unlink, "unlink");
+		NEXT(real_rmdir, "rmdir");
+		NEXT(real_mkdir, "mkdir");
+		NEXT(real_statfs, "statfs");
 		NEXT(real_syscall, "syscall");
 	}
 }
@@ -124,34 +140,127 @@ static size_t read_user(uint64_t addr, void *buf, size_t len)
 	return done;
 }
 
-/* bpf(2) for the process: /sys/fs/bpf paths of OBJ_PIN/OBJ_GET rewritten to $BPFRT_FS
- * on a copy of attr (the caller's memory is never written but where the command says). */
+/* path under $BPFRT_FS (default /dev/shm/bpfrt) when path is /sys/fs/bpf or under it;
+ * 1 with out filled, 0 for any other path, -1 (ENAMETOOLONG) when it does not fit. */
+static int map_path(const char *path, char *out, size_t len)
+{
+	size_t n = strlen(BPFFS);
+	const char *fs;
+
+	if (!path || strncmp(path, BPFFS, n) || (path[n] != '/' && path[n] != '\0'))
+		return 0;
+	fs = getenv("BPFRT_FS");
+	if (!fs || !*fs)
+		fs = "/dev/shm/bpfrt";
+	if ((size_t)snprintf(out, len, "%s%s", fs, path + n) >= len) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	return 1;
+}
+
+/* The verifier's privilege level for programs the process loads (BPFRT_PRELOAD_PRIV):
+ * a BPFRT_F_PRIV_* bit, or 0 to let the caller's capabilities decide as the kernel does.
+ * The default is root's level: the application was written for a kernel that let it
+ * load, and bpfrt runs the program inside the application's own process anyway. */
+static uint32_t load_priv(void)
+{
+	const char *p = getenv("BPFRT_PRELOAD_PRIV");
+
+	if (!p || !*p || !strcmp(p, "full"))
+		return BPFRT_F_PRIV_FULL;
+	if (!strcmp(p, "bpf"))
+		return BPFRT_F_PRIV_BPF_CAPABLE;
+	if (!strcmp(p, "unpriv"))
+		return BPFRT_F_PRIV_UNPRIV;
+	return 0; /* "caller" */
+}
+
+/* bpf(2) for the process, on a copy of attr where it changes (the caller's memory is
+ * never written but where the command says): /sys/fs/bpf paths of OBJ_PIN/OBJ_GET
+ * rewritten to $BPFRT_FS, PROG_LOAD's privilege level. */
 static long route_bpf(int cmd, union bpf_attr *attr, unsigned int size)
 {
 	char path[4096], mapped[4096 + 64];
 	union bpf_attr copy;
-	const char *fs;
+	uint32_t priv;
+	int m;
 
-	if ((cmd != BPF_OBJ_PIN && cmd != BPF_OBJ_GET) || !attr || size > sizeof(copy) ||
+	if (!attr || size > sizeof(copy))
+		return bpfrt_bpf(cmd, attr, size);
+	if (cmd == BPF_PROG_LOAD) {
+		priv = load_priv();
+		if (!priv || size < offsetof(union bpf_attr, prog_flags) + sizeof(attr->prog_flags))
+			return bpfrt_bpf(cmd, attr, size);
+		memset(&copy, 0, sizeof(copy));
+		if (read_user((uint64_t)(uintptr_t)attr, &copy, size) != size ||
+		    (copy.prog_flags & BPFRT_F_PRIV_MASK))
+			return bpfrt_bpf(cmd, attr, size);
+		copy.prog_flags |= priv;
+		return bpfrt_bpf(cmd, &copy, size);
+	}
+	if ((cmd != BPF_OBJ_PIN && cmd != BPF_OBJ_GET) ||
 	    size < offsetof(union bpf_attr, file_flags) + sizeof(attr->file_flags))
 		return bpfrt_bpf(cmd, attr, size);
 	memset(&copy, 0, sizeof(copy));
 	memset(path, 0, sizeof(path));
 	if (read_user((uint64_t)(uintptr_t)attr, &copy, size) != size ||
-	    !read_user(copy.pathname, path, sizeof(path)) || !memchr(path, '\0', sizeof(path)) ||
-	    strncmp(path, BPFFS, strlen(BPFFS)) ||
-	    (path[strlen(BPFFS)] != '/' && path[strlen(BPFFS)] != '\0'))
+	    !read_user(copy.pathname, path, sizeof(path)) || !memchr(path, '\0', sizeof(path)))
 		return bpfrt_bpf(cmd, attr, size);
-	fs = getenv("BPFRT_FS");
-	if (!fs || !*fs)
-		fs = "/dev/shm/bpfrt";
-	if ((size_t)snprintf(mapped, sizeof(mapped), "%s%s", fs, path + strlen(BPFFS)) >=
-	    sizeof(mapped)) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
+	m = map_path(path, mapped, sizeof(mapped));
+	if (m <= 0)
+		return m < 0 ? -1 : bpfrt_bpf(cmd, attr, size);
 	copy.pathname = (uint64_t)(uintptr_t)mapped;
 	return bpfrt_bpf(cmd, &copy, size);
+}
+
+/* The file calls libbpf and bpftool make on pin paths (unpin, pin directories, the
+ * "is it a bpffs" check) see /sys/fs/bpf as $BPFRT_FS; statfs() of it answers with
+ * bpffs's magic, as a mounted bpffs would. */
+int unlink(const char *path)
+{
+	char mapped[4096 + 64];
+	int m = map_path(path, mapped, sizeof(mapped));
+
+	resolve();
+	return m < 0 ? -1 : real_unlink(m ? mapped : path);
+}
+
+int rmdir(const char *path)
+{
+	char mapped[4096 + 64];
+	int m = map_path(path, mapped, sizeof(mapped));
+
+	resolve();
+	return m < 0 ? -1 : real_rmdir(m ? mapped : path);
+}
+
+int mkdir(const char *path, mode_t mode)
+{
+	char mapped[4096 + 64];
+	int m = map_path(path, mapped, sizeof(mapped));
+
+	resolve();
+	return m < 0 ? -1 : real_mkdir(m ? mapped : path, mode);
+}
+
+int statfs(const char *path, struct statfs *buf)
+{
+	char mapped[4096 + 64];
+	int m = map_path(path, mapped, sizeof(mapped)), ret;
+
+	resolve();
+	if (m < 0)
+		return -1;
+	ret = real_statfs(m ? mapped : path, buf);
+	if (ret && m && errno == ENOENT && !strcmp(path, BPFFS) && strrchr(mapped, '/')) {
+		/* bpfrt makes $BPFRT_FS on first use: until then its parent answers */
+		*strrchr(mapped, '/') = '\0';
+		ret = real_statfs(*mapped ? mapped : "/", buf);
+	}
+	if (!ret && m)
+		buf->f_type = BPF_FS_MAGIC;
+	return ret;
 }
 
 long syscall(long number, ...)

@@ -1,0 +1,156 @@
+/* app.c - an ordinary libbpf application (skeleton from bpftool gen skeleton, system
+ * libbpf) that the preload tests run once on the kernel and once under
+ * libbpfrt-preload.so: the two outputs must be equal.  It prints only what does not
+ * depend on where it runs (no ids, fds or addresses).
+ *   app [--test-run-only]  (the unprivileged subset: the same, no pinning) */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "app.skel.h"
+
+static int silent(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (level == LIBBPF_WARN && getenv("APP_VERBOSE"))
+		return vfprintf(stderr, fmt, ap);
+	return 0;
+}
+
+static int on_event(void *ctx, void *data, size_t size)
+{
+	const unsigned *e = data;
+
+	(void)ctx;
+	printf("event size=%zu len=%u first=%u run=%llu\n", size, e[0], e[1],
+	       (unsigned long long)*(const unsigned long long *)(e + 2));
+	return 0;
+}
+
+static int run(int prog_fd, unsigned char first, unsigned len)
+{
+	unsigned char pkt[128];
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = pkt, .data_size_in = len, .repeat = 1);
+	int err;
+
+	memset(pkt, 0xab, sizeof(pkt));
+	pkt[0] = first;
+	err = bpf_prog_test_run_opts(prog_fd, &o);
+	printf("test_run first=%u len=%u: err=%d retval=%u data_size_out=%u\n", first, len,
+	       err ? -errno : 0, o.retval, o.data_size_out);
+	return err;
+}
+
+int main(int argc, char **argv)
+{
+	int pin = !(argc > 1 && !strcmp(argv[1], "--test-run-only"));
+	struct ring_buffer *rb = NULL;
+	struct app *skel;
+	__u32 key, next, *pk = NULL;
+	__u64 val, pc[512];
+	int err, n, fd, ncpu = libbpf_num_possible_cpus();
+
+	libbpf_set_print(silent);
+	skel = app__open();
+	if (!skel) {
+		printf("open: %d\n", -errno);
+		return 1;
+	}
+	skel->rodata->drop_byte = 0x42;
+	err = app__load(skel);
+	printf("load: %d\n", err);
+	if (err)
+		return 1;
+	printf("bss runs=%llu data bytes_seen=%llu rodata drop_byte=0x%x\n",
+	       (unsigned long long)skel->bss->runs, (unsigned long long)skel->data->bytes_seen,
+	       skel->rodata->drop_byte);
+	/* a value written through the mmap'd .data is what the program sees */
+	skel->data->bytes_seen = 1000;
+
+	rb = ring_buffer__new(bpf_map__fd(skel->maps.events), on_event, NULL, NULL);
+	printf("ring_buffer__new: %s\n", rb ? "ok" : strerror(errno));
+
+	run(bpf_program__fd(skel->progs.count_packets), 1, 60);
+	run(bpf_program__fd(skel->progs.count_packets), 0x42, 14);
+	run(bpf_program__fd(skel->progs.count_packets), 1, 100);
+	run(bpf_program__fd(skel->progs.count_packets), 7, 0);
+
+	printf("bss runs=%llu last_len=%u data bytes_seen=%llu\n",
+	       (unsigned long long)skel->bss->runs, skel->bss->last_len,
+	       (unsigned long long)skel->data->bytes_seen);
+	if (rb) {
+		n = ring_buffer__poll(rb, 1000);
+		printf("ring_buffer__poll: %d\n", n);
+		n = ring_buffer__poll(rb, 10);
+		printf("ring_buffer__poll again: %d\n", n);
+	}
+
+	fd = bpf_map__fd(skel->maps.by_first_byte);
+	for (err = bpf_map_get_next_key(fd, pk, &next); !err;
+	     err = bpf_map_get_next_key(fd, pk, &next)) {
+		key = next;
+		pk = &key;
+	}
+	/* hash order differs between implementations: look keys up in a fixed order */
+	for (key = 0; key < 256; key++)
+		if (!bpf_map_lookup_elem(fd, &key, &val))
+			printf("hash[%u]=%llu\n", key, (unsigned long long)val);
+	fd = bpf_map__fd(skel->maps.verdicts);
+	for (key = 0; key < 4; key++)
+		if (!bpf_map_lookup_elem(fd, &key, &val))
+			printf("array[%u]=%llu\n", key, (unsigned long long)val);
+	key = 4;
+	printf("array[4]: %d\n", bpf_map_lookup_elem(fd, &key, &val) ? -errno : 0);
+	fd = bpf_map__fd(skel->maps.pcpu);
+	key = 0;
+	if (ncpu > 0 && ncpu <= 512 && !bpf_map_lookup_elem(fd, &key, pc)) {
+		__u64 sum = 0;
+
+		for (int i = 0; i < ncpu; i++)
+			sum += pc[i];
+		printf("percpu sum=%llu\n", (unsigned long long)sum);
+	}
+	fd = bpf_map__fd(skel->maps.lru);
+	for (key = 0; key < 128; key++) {
+		__u32 v;
+
+		if (!bpf_map_lookup_elem(fd, &key, &v))
+			printf("lru[%u]=%u\n", key, v);
+	}
+	fd = bpf_map__fd(skel->maps.lens);
+	while (!bpf_map_lookup_and_delete_elem(fd, NULL, &key))
+		printf("queue pop %u\n", key);
+	printf("queue empty: %d\n", -errno);
+	/* the user updates, the program reads */
+	key = 0x42;
+	val = 5;
+	printf("hash update: %d\n",
+	       bpf_map_update_elem(bpf_map__fd(skel->maps.by_first_byte), &key, &val, BPF_NOEXIST)
+		       ? -errno : 0);
+
+	if (pin) {
+		const char *path = "/sys/fs/bpf/bpfrt_preload_test_verdicts";
+		int got;
+
+		unlink(path);
+		err = bpf_map__pin(skel->maps.verdicts, path);
+		printf("pin: %d\n", err);
+		got = bpf_obj_get(path);
+		printf("obj_get: %s\n", got >= 0 ? "ok" : strerror(errno));
+		key = 1;
+		val = 0;
+		err = got >= 0 ? bpf_map_lookup_elem(got, &key, &val) : -1;
+		printf("pinned array[1]: %d %llu\n", err, (unsigned long long)val);
+		if (got >= 0)
+			close(got);
+		bpf_map__unpin(skel->maps.verdicts, path);
+	}
+	ring_buffer__free(rb);
+	app__destroy(skel);
+	printf("done\n");
+	return 0;
+}
