@@ -79,7 +79,9 @@ BRT_TRACE_HELPER(brt_helper_trace_printk);
 /* The helpers this folder implements, for the registry (src/helpers/registry.c): one
  * X(id, function, program types) each; id names its row of src/vm/helpers.def, types
  * are BRT_FOR_* helper sets (vm/helper_proto.h).  The user-memory reads are the
- * kernel ones: this process is the only address space. */
+ * kernel ones: this process is the only address space.  get_current_pid_tgid and
+ * _uid_gid are in 6.18's bpf_base_func_proto before its capability checks: every
+ * caller, unprivileged included, has them. */
 #define BRT_TRACE_HELPERS(X)                                                             \
 	X(BPF_FUNC_probe_read, brt_helper_probe_read_kernel, BRT_FOR_TRACE)              \
 	X(BPF_FUNC_probe_read_str, brt_helper_probe_read_kernel_str, BRT_FOR_TRACE)      \
@@ -94,9 +96,9 @@ BRT_TRACE_HELPER(brt_helper_trace_printk);
 	X(BPF_FUNC_trace_printk, brt_helper_trace_printk,                                \
 	  BRT_FOR_ALL | BRT_NEED_PERFMON)                                                \
 	X(BPF_FUNC_get_current_pid_tgid, brt_helper_get_current_pid_tgid,                \
-	  BRT_FOR_ALL | BRT_NEED_PERFMON)                                                \
+	  BRT_FOR_ALL)                                                \
 	X(BPF_FUNC_get_current_uid_gid, brt_helper_get_current_uid_gid,                  \
-	  BRT_FOR_ALL | BRT_NEED_PERFMON)                                                \
+	  BRT_FOR_ALL)                                                \
 	X(BPF_FUNC_get_current_comm, brt_helper_get_current_comm,                        \
 	  BRT_FOR_ALL | BRT_NEED_PERFMON)                                                \
 	X(BPF_FUNC_get_current_task, brt_helper_get_current_task,                        \

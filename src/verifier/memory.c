@@ -227,6 +227,61 @@ static int rodata_read(const struct brt_map_info *m, int off, int size, int is_l
 	return 0;
 }
 
+/* The kernel structure behind a map pointer of each type (the map_btf_id of its ops):
+ * loads through a map pointer read it, and name it when refused.  NULL: none. */
+static const char *map_struct_name(uint32_t type)
+{
+	switch (type) {
+	case BPF_MAP_TYPE_ARRAY:
+	case BPF_MAP_TYPE_PERCPU_ARRAY:
+	case BPF_MAP_TYPE_PROG_ARRAY:
+	case BPF_MAP_TYPE_PERF_EVENT_ARRAY:
+	case BPF_MAP_TYPE_CGROUP_ARRAY:
+	case BPF_MAP_TYPE_ARRAY_OF_MAPS:
+		return "bpf_array";
+	case BPF_MAP_TYPE_HASH:
+	case BPF_MAP_TYPE_PERCPU_HASH:
+	case BPF_MAP_TYPE_LRU_HASH:
+	case BPF_MAP_TYPE_LRU_PERCPU_HASH:
+	case BPF_MAP_TYPE_HASH_OF_MAPS:
+		return "bpf_htab";
+	case BPF_MAP_TYPE_QUEUE:
+	case BPF_MAP_TYPE_STACK:
+		return "bpf_queue_stack";
+	case BPF_MAP_TYPE_RINGBUF:
+	case BPF_MAP_TYPE_USER_RINGBUF:
+		return "bpf_ringbuf_map";
+	case BPF_MAP_TYPE_LPM_TRIE:
+		return "lpm_trie";
+	case BPF_MAP_TYPE_STACK_TRACE:
+		return "bpf_stack_map";
+	case BPF_MAP_TYPE_DEVMAP:
+	case BPF_MAP_TYPE_DEVMAP_HASH:
+		return "bpf_dtab";
+	case BPF_MAP_TYPE_CPUMAP:
+		return "bpf_cpu_map";
+	case BPF_MAP_TYPE_XSKMAP:
+		return "xsk_map";
+	case BPF_MAP_TYPE_BLOOM_FILTER:
+		return "bpf_bloom_filter";
+	case BPF_MAP_TYPE_SOCKMAP:
+		return "bpf_stab";
+	case BPF_MAP_TYPE_SOCKHASH:
+		return "bpf_shtab";
+	case BPF_MAP_TYPE_CGROUP_STORAGE:
+	case BPF_MAP_TYPE_PERCPU_CGROUP_STORAGE:
+		return "bpf_cgroup_storage_map";
+	case BPF_MAP_TYPE_SK_STORAGE:
+	case BPF_MAP_TYPE_INODE_STORAGE:
+	case BPF_MAP_TYPE_TASK_STORAGE:
+		return "bpf_local_storage_map";
+	case BPF_MAP_TYPE_REUSEPORT_SOCKARRAY:
+		return "reuseport_array";
+	default:
+		return NULL;
+	}
+}
+
 int brt_check_mem_access(struct brt_env *env, int insn_idx, int regno, int off, int size,
 			 enum brt_access t, int value_regno, int strict_once, int is_ldsx)
 {
@@ -332,6 +387,11 @@ int brt_check_mem_access(struct brt_env *env, int insn_idx, int regno, int off, 
 			return err;
 		if (t == BRT_READ && value_regno >= 0)
 			brt_mark_reg_unknown(env, &regs[value_regno]);
+	} else if (reg->type == CONST_PTR_TO_MAP && !env->allow_ptr_leaks &&
+		   map_struct_name(env->maps[reg->map_idx].info.type)) {
+		brt_verr(env, "'struct %s' access is allowed only to CAP_PERFMON and CAP_SYS_ADMIN\n",
+			 map_struct_name(env->maps[reg->map_idx].info.type));
+		return -EPERM;
 	} else {
 		brt_verr(env, "R%d invalid mem access '%s'\n", regno, brt_reg_type_str(env, reg->type));
 		return -EACCES;
