@@ -239,6 +239,34 @@ int brt_map_create(const union bpf_attr *attr_in, const struct brt_map_btf *btf,
 	return fd;
 }
 
+/* MAP_CREATE's checks again, on the parameters of a file's header: a map file must hold
+ * a map MAP_CREATE could have made (a key size of 2^32 - 1 passes every size check of an
+ * array's region, and the map commands would then copy that many bytes).  Map-of-maps
+ * types check their storage as their own alloc_check does without the inner map fd it
+ * opens. */
+static int recheck(const struct brt_obj_hdr *h, const struct brt_map_ops *ops)
+{
+	union bpf_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.map_type = h->type;
+	a.key_size = h->key_size;
+	a.value_size = h->value_size;
+	a.max_entries = h->max_entries;
+	a.map_flags = h->flags & ~ops->forced_flags;
+	a.map_extra = h->map_extra;
+	if (generic_check(&a))
+		return -EINVAL;
+	if (h->type == BPF_MAP_TYPE_ARRAY_OF_MAPS || h->type == BPF_MAP_TYPE_HASH_OF_MAPS) {
+		if (a.value_size != 4 || (a.map_flags & (BPF_F_RDONLY_PROG | BPF_F_WRONLY_PROG)))
+			return -EINVAL;
+		a.map_type = h->type == BPF_MAP_TYPE_ARRAY_OF_MAPS ? BPF_MAP_TYPE_ARRAY :
+								       BPF_MAP_TYPE_HASH;
+		ops = ops_of(a.map_type);
+	}
+	return ops->alloc_check && ops->alloc_check(&a) ? -EINVAL : 0;
+}
+
 /* A map file seen for the first time in this process (BRT_OBJ_MAP's attach callback).
  * Every field comes from tmpl->snap, the header as read once: another process that can
  * write the file may change the shared header between two reads, so a field checked here
@@ -256,7 +284,7 @@ static int map_attach_obj(const struct brt_obj *tmpl, struct brt_obj **out)
 	map->obj = *tmpl;
 	err = fill_params(map, hdr->type, hdr->key_size, hdr->value_size, hdr->max_entries,
 			  hdr->flags, hdr->ncpus);
-	if (err || (map->ncpus == 0 || map->ncpus > 8192))
+	if (err || (map->ncpus == 0 || map->ncpus > 8192) || recheck(hdr, map->ops))
 		goto out_corrupt;
 	map->map_extra = hdr->map_extra;
 	/* a lock word inside the value, 4-byte aligned, in a map type that may have one */
