@@ -102,6 +102,8 @@ struct brt_stack_slot {
 struct brt_frame {
 	struct brt_reg regs[BRT_NREGS];
 	struct brt_stack_slot *stack; /* allocated_stack / 8 slots; slot i covers fp-8(i+1) */
+	uint32_t *stack_refs;         /* stored states only: stack is shared by this many
+				       * frames (read-only then), NULL when owned alone */
 	int allocated_stack;          /* bytes, multiple of 8 */
 	int callsite;                 /* insn index of the call that made this frame, -1 main */
 	int frameno;
@@ -260,6 +262,9 @@ int brt_find_subprog_of(struct brt_env *env, int insn_idx); /* subprogram holdin
 struct brt_vstate *brt_state_new(void);
 int brt_state_copy(struct brt_vstate *dst, const struct brt_vstate *src);
 struct brt_vstate *brt_state_dup(const struct brt_vstate *src);
+/* a copy to store: frames whose stack equals that of prev's frame share prev's (stored
+ * states are never written, and loops mostly leave the stack alone) */
+struct brt_vstate *brt_state_dup_stored(const struct brt_vstate *src, struct brt_vstate *prev);
 void brt_state_free(struct brt_vstate *st);
 struct brt_frame *brt_frame_new(int callsite, int frameno, int subprogno);
 int brt_grow_stack(struct brt_frame *f, int size);

@@ -276,7 +276,7 @@ static void print_loop(struct brt_env *env, const struct brt_vstate *old, int in
 	brt_print_state(env, old, cur->curframe, 1);
 }
 
-/* A fingerprint of everything an exact comparison looks at except ids (which only
+/* A fingerprint of the registers an exact comparison looks at except ids (which only
  * need to correspond), so the loop check compares in full only when it may succeed. */
 static uint64_t mix(uint64_t h, uint64_t v)
 {
@@ -311,14 +311,10 @@ static uint64_t state_hash(struct brt_env *env, const struct brt_vstate *st, int
 		for (int r = 0; r < BRT_NREGS; r++)
 			if (live & (1u << r))
 				h = hash_reg(h, &f->regs[r]);
-		for (int k = 0; k < f->allocated_stack / 8; k++) {
-			uint64_t t;
-
-			memcpy(&t, f->stack[k].type, 8);
-			h = mix(h, t);
-			if (brt_is_spilled(&f->stack[k]))
-				h = hash_reg(h, &f->stack[k].spilled);
-		}
+		/* the stack's size but not its contents: hashing 64 spilled slots at every
+		 * visit of a loop head was most of the time of a long loop; states that differ
+		 * only there share a chain (at most 16 are compared, see below) */
+		h = mix(h, (uint64_t)(uint32_t)f->allocated_stack);
 	}
 	return h;
 }
@@ -452,6 +448,13 @@ int brt_is_state_visited(struct brt_env *env, int insn_idx)
 				return -EINVAL;
 			}
 		}
+	/* inside a loop (a state stored here is still being explored) the iterations differ
+	 * and rarely help pruning: the kernel stores one only every 20 jumps or 100 insns,
+	 * which bounds a counting loop to 10k states per 1M insns */
+	if (add && !cb && env->aux[insn_idx].nr_active &&
+	    env->jmps_processed - env->prev_jmps_processed < 20 &&
+	    env->insn_processed - env->prev_insn_processed < 100)
+		add = 0;
 	n = 0;
 	for (pprev = &env->explored[insn_idx]; (sl = *pprev);) {
 		if (n++ < 64 && states_equal(env, sl->st, cur, insn_idx, CMP_RANGE)) {
@@ -461,9 +464,14 @@ int brt_is_state_visited(struct brt_env *env, int insn_idx)
 				brt_mark_decided(cur);
 			return 1;
 		}
-		sl->miss++;
+		/* misses count only when a state is added instead (else the iterations of a
+		 * loop would evict the states stored before it), as the kernel's */
+		if (!add) {
+			pprev = &sl->next;
+			continue;
+		}
 		/* drop states that keep failing to match, as the kernel does */
-		if (add && sl->miss > sl->hits * 3 + 3) {
+		if (++sl->miss > sl->hits * 3 + 3) {
 			*pprev = sl->next;
 			brt_state_free(sl->st);
 			free(sl);
@@ -479,7 +487,7 @@ int brt_is_state_visited(struct brt_env *env, int insn_idx)
 	sl = calloc(1, sizeof(*sl));
 	if (!sl)
 		return -ENOMEM;
-	sl->st = brt_state_dup(cur);
+	sl->st = brt_state_dup_stored(cur, cur->parent);
 	if (!sl->st) {
 		free(sl);
 		return -ENOMEM;

@@ -112,10 +112,34 @@ int brt_grow_stack(struct brt_frame *f, int size)
 
 static void frame_free(struct brt_frame *f)
 {
-	if (f) {
+	if (!f)
+		return;
+	if (!f->stack_refs) {
 		free(f->stack);
-		free(f);
+	} else if (!--*f->stack_refs) {
+		free(f->stack);
+		free(f->stack_refs);
 	}
+	free(f);
+}
+
+/* dst (a fresh copy of a frame equal in stack to pf) takes pf's stack instead of its own */
+static void frame_share_stack(struct brt_frame *dst, struct brt_frame *pf)
+{
+	if (!pf || !dst->allocated_stack || pf->allocated_stack != dst->allocated_stack ||
+	    pf->frameno != dst->frameno ||
+	    memcmp(pf->stack, dst->stack, (size_t)dst->allocated_stack / 8 * sizeof(*dst->stack)))
+		return;
+	if (!pf->stack_refs) {
+		pf->stack_refs = malloc(sizeof(*pf->stack_refs));
+		if (!pf->stack_refs)
+			return;
+		*pf->stack_refs = 1;
+	}
+	free(dst->stack);
+	dst->stack = pf->stack;
+	dst->stack_refs = pf->stack_refs;
+	++*pf->stack_refs;
 }
 
 static struct brt_frame *frame_dup(const struct brt_frame *src)
@@ -126,6 +150,7 @@ static struct brt_frame *frame_dup(const struct brt_frame *src)
 		return NULL;
 	*f = *src;
 	f->stack = NULL;
+	f->stack_refs = NULL;
 	if (src->allocated_stack) {
 		size_t sz = (size_t)src->allocated_stack / 8 * sizeof(*f->stack);
 
@@ -183,5 +208,16 @@ struct brt_vstate *brt_state_dup(const struct brt_vstate *src)
 		brt_state_free(st);
 		return NULL;
 	}
+	return st;
+}
+
+struct brt_vstate *brt_state_dup_stored(const struct brt_vstate *src, struct brt_vstate *prev)
+{
+	struct brt_vstate *st = brt_state_dup(src);
+
+	if (!st || !prev)
+		return st;
+	for (int i = 0; i <= st->curframe && i <= prev->curframe; i++)
+		frame_share_stack(st->frame[i], prev->frame[i]);
 	return st;
 }

@@ -201,6 +201,7 @@ static int run_kernel(const struct vcase *c, struct vc_outcome *o)
 	}
 	fd = (int)sys_bpf(BPF_PROG_LOAD, &a);
 	o->err = fd < 0 ? errno : 0;
+	o->processed = vc_processed(log);
 	if (c->priv != BRT_PRIV_ROOT)
 		caps_set(&saved);
 	if (fd >= 0)
@@ -298,6 +299,53 @@ static void check_log_sizes(void)
 			}
 }
 
+/* "processed N insns" of cases both accept, bpfrt against the kernel (#16): the ratio's
+ * distribution, and the cases above 1.1x in <build>/verifier-processed.md */
+#define PC_BUCKETS 7
+static const double pc_edge[PC_BUCKETS - 1] = { 0.9, 0.999999, 1.000001, 1.1, 1.5, 3.0 };
+static const char *const pc_label[PC_BUCKETS] = { "< 0.9", "0.9-1.0", "= 1.0", "1.0-1.1",
+						  "1.1-1.5", "1.5-3", "> 3" };
+
+struct pcount {
+	size_t n, bucket[PC_BUCKETS];
+	uint64_t sum_b, sum_k;
+	FILE *f;
+};
+
+static void pc_add(struct pcount *pc, const char *name, uint32_t b, uint32_t k)
+{
+	double r = (double)b / (double)k;
+	int i = 0;
+
+	while (i < PC_BUCKETS - 1 && r >= pc_edge[i])
+		i++;
+	pc->bucket[i]++;
+	pc->n++;
+	pc->sum_b += b;
+	pc->sum_k += k;
+	if (!pc->f) {
+		char path[512];
+
+		snprintf(path, sizeof(path), "%s/verifier-processed.md", BPFRT_BINARY_DIR);
+		pc->f = fopen(path, "w");
+		if (pc->f)
+			fprintf(pc->f, "| case | bpfrt | kernel | ratio |\n|---|---|---|---|\n");
+	}
+	if (pc->f && (r > 1.1 || r < 0.9))
+		fprintf(pc->f, "| `%s` | %u | %u | %.2f |\n", name, b, k, r);
+}
+
+static void pc_report(struct pcount *pc)
+{
+	printf("processed insns, bpfrt / kernel, %zu cases both accept (sum %llu / %llu):", pc->n,
+	       (unsigned long long)pc->sum_b, (unsigned long long)pc->sum_k);
+	for (int i = 0; i < PC_BUCKETS; i++)
+		printf(" %s: %zu;", pc_label[i], pc->bucket[i]);
+	printf("\n");
+	if (pc->f)
+		fclose(pc->f);
+}
+
 /* 0 when the kernel lets a process without CAP_BPF load programs */
 static int unpriv_bpf_disabled(void)
 {
@@ -320,6 +368,7 @@ int main(int argc, char **argv)
 	int unpriv_off = unpriv_bpf_disabled();
 	FILE *exp = NULL, *dis;
 	char path[512];
+	struct pcount pc = { 0 };
 
 	if (geteuid() != 0)
 		T_SKIP("needs root to load programs into the kernel");
@@ -364,6 +413,8 @@ int main(int argc, char **argv)
 		}
 		vc_run_ours(c, &b);
 		run++;
+		if (!k.err && !b.err && k.processed && b.processed)
+			pc_add(&pc, c->name, b.processed, k.processed);
 		if ((k.err == 0) == (b.err == 0))
 			verdict_same++;
 		if (k.err && b.err) {
@@ -408,6 +459,7 @@ int main(int argc, char **argv)
 		printf("unprivileged kernel comparison: skipped: kernel.unprivileged_bpf_disabled=%d "
 		       "refuses loads without CAP_BPF; %zu unprivileged cases held to the kernel "
 		       "source's answers instead\n", unpriv_off, unpriv_src);
+	pc_report(&pc);
 	check_log_sizes();
 	T_CASE("agreement");
 	T_ASSERT(run >= 400);

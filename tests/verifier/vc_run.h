@@ -14,7 +14,16 @@
 struct vc_outcome {
 	int err;          /* 0 or positive errno */
 	char msg[256];    /* first error line */
+	uint32_t processed; /* "processed N insns" of the log, 0 when absent */
 };
+
+/* the count of the log's statistics line, 0 when there is none */
+static uint32_t vc_processed(const char *log)
+{
+	const char *q = strstr(log, "processed ");
+
+	return q ? (uint32_t)strtoul(q + 10, NULL, 10) : 0;
+}
 
 static int vc_map_info(void *arg, int fd, struct brt_map_info *out)
 {
@@ -139,6 +148,7 @@ static inline void vc_run_ours(const struct vcase *c, struct vc_outcome *o)
 	err = brt_verify(c->insns, c->len, &opts, &res);
 	o->err = -err;
 	o->msg[0] = 0;
+	o->processed = vc_processed(log);
 	if (err)
 		vc_first_error(log, o->msg, sizeof(o->msg));
 }
