@@ -8,10 +8,12 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "api/api.h"
 #include "maps/maps.h"
+#include "util/util.h"
 
 static int tail_zero(struct brt_call *call, uint64_t uinfo, uint32_t ours, uint32_t len)
 {
@@ -84,6 +86,54 @@ static int copy_xlated(struct brt_call *call, const struct brt_prog *prog, uint6
 	return err;
 }
 
+/* The kernel's tag (bpf_prog_calc_tag()): the first 8 bytes of the SHA-256 of the
+ * instructions as loaded, the immediates of map fd and map value loads zeroed (both
+ * halves), which here are bpfrt's map-index forms. */
+static int prog_tag(const struct brt_prog *prog, unsigned char tag[BPF_TAG_SIZE])
+{
+	struct bpf_insn *insns;
+	unsigned char digest[32];
+	size_t n = prog->insn_cnt;
+
+	insns = malloc(n * sizeof(*insns) + 1);
+	if (!insns)
+		return -ENOMEM;
+	memcpy(insns, prog->obj.base, n * sizeof(*insns));
+	for (size_t i = 0; i + 1 < n; i++) {
+		struct bpf_insn *in = &insns[i];
+
+		if (in->code != (BPF_LD | BPF_IMM | BPF_DW))
+			continue;
+		if (in->src_reg == BPF_PSEUDO_MAP_IDX || in->src_reg == BPF_PSEUDO_MAP_IDX_VALUE ||
+		    in->src_reg == BPF_PSEUDO_MAP_FD || in->src_reg == BPF_PSEUDO_MAP_VALUE) {
+			in->src_reg = in->src_reg == BPF_PSEUDO_MAP_IDX ? BPF_PSEUDO_MAP_FD :
+				      in->src_reg == BPF_PSEUDO_MAP_IDX_VALUE ? BPF_PSEUDO_MAP_VALUE :
+										in->src_reg;
+			in->imm = 0;
+			if (!in[1].code && !in[1].dst_reg && !in[1].src_reg && !in[1].off)
+				in[1].imm = 0;
+		}
+		i++;
+	}
+	brt_sha256(insns, n * sizeof(*insns), digest);
+	memcpy(tag, digest, BPF_TAG_SIZE);
+	free(insns);
+	return 0;
+}
+
+/* created_ns is CLOCK_REALTIME (any process reads it); load_time is nanoseconds since
+ * boot, as the kernel's ktime_get_boottime_ns() (bpftool adds the boot time back). */
+static uint64_t boot_ns(uint64_t realtime_ns)
+{
+	struct timespec r, b;
+	int64_t off;
+
+	clock_gettime(CLOCK_REALTIME, &r);
+	clock_gettime(CLOCK_BOOTTIME, &b);
+	off = ((int64_t)r.tv_sec - (int64_t)b.tv_sec) * 1000000000 + (r.tv_nsec - b.tv_nsec);
+	return realtime_ns > (uint64_t)off ? realtime_ns - (uint64_t)off : 0;
+}
+
 static int prog_info(struct brt_call *call, struct brt_prog *prog, uint32_t len)
 {
 	const struct brt_obj_hdr *hdr = &prog->obj.snap;
@@ -96,8 +146,9 @@ static int prog_info(struct brt_call *call, struct brt_prog *prog, uint32_t len)
 		return -EFAULT;
 	info.type = prog->type;
 	info.id = hdr->id;
-	memset(info.tag, 0, sizeof(info.tag));
-	info.load_time = hdr->created_ns;
+	if (prog_tag(prog, info.tag))
+		return -ENOMEM;
+	info.load_time = boot_ns(hdr->created_ns);
 	info.created_by_uid = (uint32_t)getuid();
 	memcpy(info.name, hdr->name, sizeof(info.name));
 	info.name[sizeof(info.name) - 1] = 0;

@@ -30,6 +30,9 @@ int brt_fs_dir_prepare(const char *dir);
  * or device is ever opened: the fd, -EACCES for anything not regular, or -errno. */
 int brt_fs_open_reg(int dirfd, const char *path, int flags, int follow);
 
+/* SHA-256 of len bytes (sha256.c): program tags, as the kernel computes them. */
+void brt_sha256(const void *data, size_t len, unsigned char out[32]);
+
 /* Options structs (struct { size_t sz; ... }): valid when sz covers at least the size
  * field and every byte past what this build knows (known_size) is zero.  Prints a
  * message naming the struct and returns 0 when invalid. */

@@ -77,7 +77,23 @@ done
 echo "probes: bpfrt supports $(grep -c ': 1$' "$T/probe.bpfrt") of the kernel's" \
 	"$(grep -c ': 1$' "$T/probe.kernel") program and map types"
 
-# 4. what cannot be caught, and strict mode
+# 4. bpftool (Debian's, unmodified): map create/update/lookup/dump/delete on a pinned map
+# and prog load/show/run (bpftool_cmp.sh), the kernel's output and bpfrt's equal once
+# ids, memlock and times go
+# (the kernel's run in a mount namespace of its own with a fresh bpffs: other tests on
+# the machine may hold /sys/fs/bpf)
+head -c 64 /dev/urandom > "$T/pkt"
+if unshare -m --propagation private true 2>/dev/null; then
+	unshare -m --propagation private sh -c \
+		"mount -t bpf bpf /sys/fs/bpf && sh '$SRC/bpftool_cmp.sh' '$T'" > "$T/bpftool.kernel" 2>&1
+else
+	sh "$SRC/bpftool_cmp.sh" "$T" > "$T/bpftool.kernel" 2>&1
+fi
+sh "$SRC/bpftool_cmp.sh" "$T" "$BPFRT" exec -- > "$T/bpftool.bpfrt" 2>&1
+if grep -q "status 0" "$T/bpftool.kernel" && cmp -s "$T/bpftool.kernel" "$T/bpftool.bpfrt"; then
+	ok; else fail "bpftool: kernel and bpfrt differ:"; diff "$T/bpftool.kernel" "$T/bpftool.bpfrt" >&2; fi
+
+# 5. what cannot be caught, and strict mode
 out=$("$BPFRT" exec -- "$T/rawcall" 2>&1)
 [ "$out" = "$(printf 'create: ok kernel\ngetpid: same')" ] && ok ||
 	fail "rawcall under plain exec: $out"

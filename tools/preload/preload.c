@@ -9,6 +9,8 @@
  *                 data mapped twice back to back, as the kernel maps it; everything else
  *                 (mmapable arrays included: bpfrt's map files hold the kernel's layout at
  *                 offset 0) goes to libc's mmap().
+ *   readlink()    of /proc/self/fd/N names a bpfrt object as the kernel's anon inode
+ *                 ("anon_inode:bpf-map", ...): bpftool tells objects apart that way.
  *   epoll_ctl()   of a ring buffer's map fd (the kernel's refuses a regular file with
  *                 EPERM) registers bpfrt's wake-up pipe for it instead, with the caller's
  *                 event data; epoll_wait()/epoll_pwait() empty those pipes after waking, as
@@ -69,12 +71,14 @@ typedef int (*epoll_wait_fn)(int, struct epoll_event *, int, int);
 typedef int (*epoll_pwait_fn)(int, struct epoll_event *, int, int, const sigset_t *);
 
 typedef int (*path_fn)(const char *);
+typedef ssize_t (*readlink_fn)(const char *, char *, size_t);
 typedef int (*mkdir_fn)(const char *, mode_t);
 typedef int (*statfs_fn)(const char *, struct statfs *);
 
 static syscall_fn real_syscall;
 static path_fn real_unlink, real_rmdir;
 static mkdir_fn real_mkdir;
+static readlink_fn real_readlink;
 static statfs_fn real_statfs;
 static mmap_fn real_mmap;
 static epoll_ctl_fn real_epoll_ctl;
@@ -113,6 +117,7 @@ static void resolve(void)
 		NEXT(real_unlink, "unlink");
 		NEXT(real_rmdir, "rmdir");
 		NEXT(real_mkdir, "mkdir");
+		NEXT(real_readlink, "readlink");
 		NEXT(real_statfs, "statfs");
 		NEXT(real_syscall, "syscall");
 	}
@@ -141,7 +146,8 @@ static size_t read_user(uint64_t addr, void *buf, size_t len)
 }
 
 /* path under $BPFRT_FS (default /dev/shm/bpfrt) when path is /sys/fs/bpf or under it;
- * 1 with out filled, 0 for any other path, -1 (ENAMETOOLONG) when it does not fit. */
+ * 1 with out filled, 0 for any other path, -1 with errno: ENAMETOOLONG when it does not
+ * fit, EPERM for a name bpffs refuses. */
 static int map_path(const char *path, char *out, size_t len)
 {
 	size_t n = strlen(BPFFS);
@@ -149,6 +155,18 @@ static int map_path(const char *path, char *out, size_t len)
 
 	if (!path || strncmp(path, BPFFS, n) || (path[n] != '/' && path[n] != '\0'))
 		return 0;
+	/* bpffs looks up no name with a dot in it (they are its own: maps.debug): EPERM */
+	for (const char *c = path + n; *c;) {
+		size_t l;
+
+		c += strspn(c, "/");
+		l = strcspn(c, "/");
+		if (memchr(c, '.', l) && !(l == 1 || (l == 2 && c[1] == '.'))) {
+			errno = EPERM;
+			return -1;
+		}
+		c += l;
+	}
 	fs = getenv("BPFRT_FS");
 	if (!fs || !*fs)
 		fs = "/dev/shm/bpfrt";
@@ -284,21 +302,79 @@ int bpf(int cmd, union bpf_attr *attr, unsigned int size)
 	return (int)route_bpf(cmd, attr, size);
 }
 
-/* Is fd a bpfrt ring buffer map?  Its max_entries in *size.  A program, BTF or link fd
- * answers with other info; one of them matching a ring buffer's type, zero key and value
- * sizes and the size asked for would need a program with an all-zero tag. */
-static int is_ringbuf(int fd, uint32_t *size)
+/* What kind of bpfrt object fd is: OBJ_GET_INFO_BY_FD writes back the size of its
+ * kind's info struct (the same <linux/bpf.h> built both), so a zeroed buffer larger than
+ * all of them tells; 0 for any other fd. */
+enum obj_kind { KIND_NONE, KIND_MAP, KIND_PROG, KIND_BTF, KIND_LINK };
+
+static enum obj_kind obj_kind(int fd, struct bpf_map_info *map)
 {
-	struct bpf_map_info info;
+	union {
+		struct bpf_map_info map;
+		struct bpf_prog_info prog;
+		struct bpf_btf_info btf;
+		struct bpf_link_info link;
+	} info;
 	uint32_t len = sizeof(info);
 
 	memset(&info, 0, sizeof(info));
 	if (fd < 0 || bpfrt_obj_get_info_by_fd(fd, &info, &len) < 0)
-		return 0;
-	if (info.type != BPF_MAP_TYPE_RINGBUF || info.key_size || info.value_size)
+		return KIND_NONE;
+	if (map)
+		*map = info.map;
+	if (len == sizeof(info.map))
+		return KIND_MAP;
+	if (len == sizeof(info.prog))
+		return KIND_PROG;
+	if (len == sizeof(info.btf))
+		return KIND_BTF;
+	return len == sizeof(info.link) ? KIND_LINK : KIND_NONE;
+}
+
+/* Is fd a bpfrt ring buffer map?  Its max_entries in *size. */
+static int is_ringbuf(int fd, uint32_t *size)
+{
+	struct bpf_map_info info;
+
+	if (obj_kind(fd, &info) != KIND_MAP || info.type != BPF_MAP_TYPE_RINGBUF)
 		return 0;
 	*size = info.max_entries;
 	return 1;
+}
+
+/* /proc/self/fd/N of a bpfrt object reads as the kernel's anon inode does, which is how
+ * bpftool (get_fd_type()) tells a pinned map from a pinned program. */
+ssize_t readlink(const char *path, char *buf, size_t len)
+{
+	static const char *const names[] = {
+		[KIND_MAP] = "anon_inode:bpf-map", [KIND_PROG] = "anon_inode:bpf-prog",
+		[KIND_BTF] = "anon_inode:btf", [KIND_LINK] = "anon_inode:bpf_link",
+	};
+	char self[32];
+	const char *p = NULL;
+	enum obj_kind k;
+	size_t n;
+	char *end;
+	long fd;
+
+	resolve();
+	snprintf(self, sizeof(self), "/proc/%d/fd/", (int)getpid());
+	if (!strncmp(path, "/proc/self/fd/", 14))
+		p = path + 14;
+	else if (!strncmp(path, self, strlen(self)))
+		p = path + strlen(self);
+	if (p && *p) {
+		errno = 0;
+		fd = strtol(p, &end, 10);
+		if (!*end && !errno && fd >= 0 && fd <= INT32_MAX &&
+		    (k = obj_kind((int)fd, NULL)) != KIND_NONE) {
+			n = strlen(names[k]);
+			n = n < len ? n : len;
+			memcpy(buf, names[k], n);
+			return (ssize_t)n;
+		}
+	}
+	return real_readlink(path, buf, len);
 }
 
 static void *map_ringbuf(size_t len, int prot, int flags, int fd, uint32_t size)
