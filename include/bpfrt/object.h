@@ -31,14 +31,22 @@ struct bpfrt_object_open_opts {
 				    * fetched only when a program fails to load */
 	int kernel;                /* non-zero: load maps and programs into the running
 				    * kernel with the real bpf(2) instead of bpfrt_bpf() */
+	const char *btf_custom_path; /* target BTF for CO-RE relocations (a raw BTF file,
+				      * as /sys/kernel/btf/vmlinux); default: the running
+				      * kernel's /sys/kernel/btf/vmlinux */
 };
-#define bpfrt_object_open_opts__last kernel
+#define bpfrt_object_open_opts__last btf_custom_path
 
 /* Open and parse an eBPF ELF object.  Everything is checked and linked here: section names
  * give program types (libbpf's SEC() conventions), subprograms are appended to each
  * program that calls them, and map references become lddw BPF_PSEUDO_MAP_FD /
- * BPF_PSEUDO_MAP_VALUE instructions.  Nothing touches the bpf() layer until
- * bpfrt_object_load().  opts may be NULL.
+ * BPF_PSEUDO_MAP_VALUE instructions.  CO-RE relocations (.BTF.ext records written by
+ * BPF_CORE_READ() and the bpf_core_*() builtins) are applied here too, with libbpf's rules,
+ * against the target BTF (btf_custom_path or the running kernel's): an unresolved field
+ * read is poisoned as libbpf does (a call to helper 0xbad2310, refused by the verifier
+ * only if reached); a relocation that cannot be applied at all refuses the object (EINVAL,
+ * or ESRCH when no target BTF is available), naming program, instruction and relocation.
+ * Nothing touches the bpf() layer until bpfrt_object_load().  opts may be NULL.
  * Returns the object, or NULL with errno set: EINVAL (malformed or unsupported input; the
  * message, naming section and offset, goes to the print callback), ENOTSUP (a construct
  * bpfrt does not support, e.g. extern symbols, or built without libelf), ENOMEM, or the

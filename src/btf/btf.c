@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -488,10 +489,22 @@ static int fill_func(const struct brt_btf *btf, const char *sec, const uint32_t 
 	return t && BTF_INFO_KIND(t->info) == BTF_KIND_FUNC ? 0 : -EINVAL;
 }
 
+static int fill_core(const struct brt_btf *btf, const char *sec, const uint32_t *rec, void *elem)
+{
+	struct brt_btf_core_relo *c = elem;
+
+	*c = (struct brt_btf_core_relo){ .sec = sec, .insn_off = rec[0], .type_id = rec[1],
+					 .access = brt_btf_str(btf, rec[2]), .kind = rec[3] };
+	/* an unknown kind is refused when applied, naming the record, as libbpf does */
+	return rec[1] && rec[1] < btf->ntypes && c->access ? 0 : -EINVAL;
+}
+
 static const struct ext_kind ext_lines = { "line info", 16, sizeof(struct brt_btf_line),
 					   fill_line };
 static const struct ext_kind ext_funcs = { "func info", 8, sizeof(struct brt_btf_func),
 					   fill_func };
+static const struct ext_kind ext_cores = { "CO-RE relocation", 16,
+					   sizeof(struct brt_btf_core_relo), fill_core };
 
 static int ext_walk(const struct brt_btf *btf, const uint8_t *p, uint32_t end, uint32_t base,
 		    const struct ext_kind *k, void **out, size_t *count, char *err, size_t errlen)
@@ -543,6 +556,8 @@ static int ext_walk(const struct brt_btf *btf, const uint8_t *p, uint32_t end, u
 				return btf_err(err, errlen, "offset 0x%x: %s record %u of '%s' names "
 					       "a bad string or type", base + off, k->what, i, sec);
 			}
+			if (k == &ext_cores)
+				((struct brt_btf_core_relo *)(void *)elems)[n].sec_rec = i;
 			n++;
 		}
 	}
@@ -567,17 +582,25 @@ int brt_btf_ext_parse(const struct brt_btf *btf, const void *data, size_t size,
 		uint32_t func_info_len;
 		uint32_t line_info_off;
 		uint32_t line_info_len;
+		uint32_t core_relo_off; /* present when hdr_len >= 32 */
+		uint32_t core_relo_len;
 	} hdr;
 	int ret = 0;
 
+	const size_t base_hdr = offsetof(struct btf_ext_hdr, core_relo_off);
+
 	memset(ext, 0, sizeof(*ext));
-	if (size < sizeof(hdr))
+	memset(&hdr, 0, sizeof(hdr));
+	if (size < base_hdr)
 		return btf_err(err, errlen, "%zu bytes, shorter than the header", size);
-	memcpy(&hdr, data, sizeof(hdr));
+	memcpy(&hdr, data, size < sizeof(hdr) ? base_hdr : sizeof(hdr));
 	if (hdr.magic != BTF_MAGIC || hdr.version != BTF_VERSION)
 		return btf_err(err, errlen, "offset 0x0: bad magic 0x%04x or version %u",
 			       hdr.magic, hdr.version);
-	if (hdr.hdr_len < sizeof(hdr) || hdr.hdr_len > size ||
+	if (hdr.hdr_len < sizeof(hdr))
+		hdr.core_relo_off = hdr.core_relo_len = 0; /* an older header: no CO-RE part */
+	if (hdr.hdr_len < base_hdr || hdr.hdr_len > size ||
+	    (uint64_t)hdr.hdr_len + hdr.core_relo_off + hdr.core_relo_len > size ||
 	    (uint64_t)hdr.hdr_len + hdr.line_info_off + hdr.line_info_len > size ||
 	    (uint64_t)hdr.hdr_len + hdr.func_info_off + hdr.func_info_len > size)
 		return btf_err(err, errlen,
@@ -592,6 +615,10 @@ int brt_btf_ext_parse(const struct brt_btf *btf, const void *data, size_t size,
 		ret = ext_walk(btf, (const uint8_t *)data + hdr.hdr_len + hdr.line_info_off,
 			       hdr.line_info_len, hdr.hdr_len + hdr.line_info_off, &ext_lines,
 			       (void **)&ext->lines, &ext->nlines, err, errlen);
+	if (!ret && hdr.core_relo_len)
+		ret = ext_walk(btf, (const uint8_t *)data + hdr.hdr_len + hdr.core_relo_off,
+			       hdr.core_relo_len, hdr.hdr_len + hdr.core_relo_off, &ext_cores,
+			       (void **)&ext->cores, &ext->ncores, err, errlen);
 	if (ret)
 		brt_btf_ext_free(ext);
 	return ret;
@@ -601,6 +628,7 @@ void brt_btf_ext_free(struct brt_btf_ext *ext)
 {
 	free(ext->funcs);
 	free(ext->lines);
+	free(ext->cores);
 	memset(ext, 0, sizeof(*ext));
 }
 

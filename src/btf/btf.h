@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <linux/bpf.h>
 #include <linux/btf.h>
 
 struct brt_btf {
@@ -40,11 +41,23 @@ struct brt_btf_func {
 	uint32_t type_id;  /* a BTF_KIND_FUNC */
 };
 
+/* One .BTF.ext CO-RE relocation record (struct bpf_core_relo), strings resolved. */
+struct brt_btf_core_relo {
+	const char *sec;    /* ELF section the record belongs to */
+	uint32_t insn_off;  /* byte offset in that section */
+	uint32_t type_id;   /* local root type */
+	const char *access; /* accessor string, "0:1:2" */
+	uint32_t kind;      /* enum bpf_core_relo_kind */
+	uint32_t sec_rec;   /* index among the records of its section (libbpf's "relo #N") */
+};
+
 struct brt_btf_ext {
 	struct brt_btf_func *funcs; /* func_info, in file order */
 	size_t nfuncs;
 	struct brt_btf_line *lines; /* line_info, in file order */
 	size_t nlines;
+	struct brt_btf_core_relo *cores; /* CO-RE relocations, in file order */
+	size_t ncores;
 };
 
 /* Parse a .BTF section (copied; data may be freed afterwards).  Checks the header, every
@@ -65,12 +78,60 @@ uint32_t brt_btf_skip_mods(const struct brt_btf *btf, uint32_t id);
 int brt_btf_resolve_size(const struct brt_btf *btf, uint32_t id, uint64_t *size);
 /* First type of that kind and name, or -ENOENT. */
 int brt_btf_find(const struct brt_btf *btf, const char *name, unsigned int kind);
-/* Read the func_info and line_info parts of .BTF.ext; strings point into btf. */
+/* Read the func_info, line_info and CO-RE relocation parts of .BTF.ext; strings point into
+ * btf. */
 int brt_btf_ext_parse(const struct brt_btf *btf, const void *data, size_t size,
 		      struct brt_btf_ext *ext, char *err, size_t errlen);
 void brt_btf_ext_free(struct brt_btf_ext *ext);
 /* A fresh .BTF image (header, types - with the DATASEC fixups if any - and strings) for
  * BPF_BTF_LOAD; caller frees *out. */
 int brt_btf_raw(const struct brt_btf *btf, void **out, size_t *len);
+
+
+/* ---- CO-RE relocations (core.c) ---- */
+
+/* Helper id of a poisoned instruction (libbpf's 0xbad2310, "bad relo"). */
+#define BRT_CORE_POISON 195896080
+
+/* The outcome of one relocation: the value the instruction should hold before (local) and
+ * after (target), load widths, and whether to poison it instead. */
+struct brt_core_res {
+	uint64_t orig_val, new_val;
+	uint32_t orig_sz, new_sz;           /* field load width, 0 when not a field load */
+	uint32_t orig_type_id, new_type_id; /* field types, for width changes */
+	int poison;                         /* replace the instruction with a bad call */
+	int validate;                       /* check the instruction holds orig_val */
+	int fail_memsz_adjust;              /* the width change would misread the field */
+};
+
+struct brt_core_cands;
+
+/* Relocation state of one object against one target: the candidates found for each local
+ * type, searched once and shared by every program of the object. */
+struct brt_core {
+	const struct brt_btf *local;   /* the object's .BTF */
+	const struct brt_btf *targ;    /* vmlinux or the named file; NULL when unavailable */
+	struct brt_core_cands *cands;  /* by local type id */
+};
+
+int brt_core_init(struct brt_core *c, const struct brt_btf *local, const struct brt_btf *targ);
+void brt_core_fini(struct brt_core *c);
+/* Resolve a relocation for program prog (named in messages).  0 with *res, or -errno with
+ * libbpf's message in err (-ESRCH when no target BTF is available and the kind needs one). */
+int brt_core_calc(struct brt_core *c, const char *prog, const struct brt_btf_core_relo *r,
+		  struct brt_core_res *res, char *err, size_t errlen);
+/* Apply res to insns[idx] (cnt instructions).  *poisoned tells whether the instruction
+ * became a bad call; err may then hold libbpf's warning.  0 or -errno with err. */
+int brt_core_patch(struct bpf_insn *insns, size_t cnt, size_t idx, const char *prog,
+		   const struct brt_btf_core_relo *r, const struct brt_core_res *res,
+		   int *poisoned, char *err, size_t errlen);
+/* libbpf's name of a relocation kind ("byte_off", ...), "unknown" otherwise. */
+const char *brt_core_kind_name(uint32_t kind);
+/* libbpf's description of a record: "<byte_off> [7] STRUCT task_struct.pid (0:57 @ offset
+ * 2516)". */
+void brt_core_describe(const struct brt_btf *local, const struct brt_btf_core_relo *r,
+		       char *buf, size_t len);
+/* Length of name without a "___flavour" suffix. */
+size_t brt_core_essential_len(const char *name);
 
 #endif

@@ -98,6 +98,14 @@ struct brt_elf_line {
 	uint32_t col;      /* column */
 };
 
+/* A CO-RE relocation of one instruction of a linked program: a .BTF.ext record placed at
+ * every copy of its instruction (a subprogram appended to several programs has one per
+ * program).  Applied by object/ against the target BTF (object/core.c). */
+struct brt_elf_core {
+	uint32_t insn_idx;                   /* instruction in brt_elf_prog.insns */
+	const struct brt_btf_core_relo *rec; /* the record, owned by the object's ext */
+};
+
 struct brt_elf_prog {
 	const char *name;             /* function symbol */
 	const char *sec_name;         /* ELF section, e.g. "xdp" or "tracepoint/sched/x" */
@@ -114,6 +122,8 @@ struct brt_elf_prog {
 	size_t nlines;                /* entries in lines */
 	struct bpf_func_info *func_info; /* BTF FUNC of each function start, by insn */
 	size_t nfunc_info;            /* entries in func_info */
+	struct brt_elf_core *cores;   /* CO-RE relocations, by insn_idx */
+	size_t ncores;                /* entries in cores */
 };
 
 struct brt_elf_obj {

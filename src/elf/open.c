@@ -636,6 +636,7 @@ void brt_elf_free(struct brt_elf_obj *obj)
 		free(obj->progs[i].relocs);
 		free(obj->progs[i].lines);
 		free(obj->progs[i].func_info);
+		free(obj->progs[i].cores);
 	}
 	free(obj->progs);
 	for (size_t i = 0; i < obj->nmaps; i++)

@@ -407,6 +407,48 @@ static int link_lines(struct linker *lk)
 	return 0;
 }
 
+/* CO-RE relocation records, placed at each copy of their instruction in the linked layout
+ * (libbpf relocates a subprogram before appending it, which gives the same code). */
+static int link_cores(struct linker *lk)
+{
+	struct brt_elf_ctx *ctx = lk->ctx;
+	struct brt_elf_obj *obj = ctx->obj;
+	struct brt_elf_prog *p = lk->prog;
+	size_t cap = 0;
+
+	for (size_t k = 0; k < lk->nplaced; k++) {
+		const struct brt_elf_func *f = &ctx->funcs[lk->placed[k].func];
+		const char *secname = ctx->secs[f->sec].name;
+
+		for (size_t i = 0; i < obj->ext.ncores; i++) {
+			const struct brt_btf_core_relo *c = &obj->ext.cores[i];
+			uint32_t at = c->insn_off / 8;
+
+			if (strcmp(c->sec, secname))
+				continue;
+			if (c->insn_off % 8)
+				return brt_elf_fail(ctx, -EINVAL, f->sec, c->insn_off,
+						    "CO-RE relocation #%u of '%s' is not on an "
+						    "instruction boundary", c->sec_rec, secname);
+			if (at < f->start || at >= f->start + f->cnt)
+				continue;
+			if (p->ncores == cap) {
+				struct brt_elf_core *n;
+
+				cap = cap ? 2 * cap : 16;
+				n = realloc(p->cores, cap * sizeof(*n));
+				if (!n)
+					return -ENOMEM;
+				p->cores = n;
+			}
+			p->cores[p->ncores++] = (struct brt_elf_core){
+				.insn_idx = lk->placed[k].out_start + at - f->start, .rec = c,
+			};
+		}
+	}
+	return 0;
+}
+
 /* func_info for the linked layout: one BTF FUNC per placed function, in layout order.
  * The kernel wants all or nothing, so a function without a record drops them all. */
 static int link_funcs(struct linker *lk)
@@ -484,6 +526,8 @@ static int link_prog(struct brt_elf_ctx *ctx, size_t fidx)
 		ret = link_lines(&lk);
 	if (!ret)
 		ret = link_funcs(&lk);
+	if (!ret)
+		ret = link_cores(&lk);
 	if (!ret && lk.prog->nrelocs)
 		qsort(lk.prog->relocs, lk.prog->nrelocs, sizeof(*lk.prog->relocs), cmp_reloc);
 	/* Fix up symbol names, which still point into the file image. */

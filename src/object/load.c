@@ -357,6 +357,43 @@ static struct bpf_insn *patched(const struct bpfrt_object *obj, const struct brt
 	return insns;
 }
 
+/* libbpf's rewrite of the verifier's complaint about a poisoned CO-RE instruction:
+ *   N: (85) call unknown#195896080
+ *   invalid func unknown#195896080
+ * becomes
+ *   N: <invalid CO-RE relocation>
+ *   failed to resolve CO-RE relocation <spec of the record at N>
+ * (in place; the log buffer is LOG_RETRY_SIZE bytes). */
+static void fixup_core_log(const struct bpfrt_object *obj, const struct brt_elf_prog *p,
+			   char *log)
+{
+	static const char call[] = ": (85) call unknown#195896080\n",
+			  inval[] = "invalid func unknown#195896080\n";
+	char *at = strstr(log, call), *line, *end;
+	char desc[256], patch[512];
+	unsigned long idx;
+	size_t n, tail;
+
+	if (!at || strncmp(at + sizeof(call) - 1, inval, sizeof(inval) - 1))
+		return;
+	for (line = at; line > log && line[-1] != '\n'; line--)
+		;
+	idx = strtoul(line, NULL, 10);
+	for (n = 0; n < p->ncores && p->cores[n].insn_idx != idx; n++)
+		;
+	if (n == p->ncores)
+		return;
+	brt_core_describe(obj->elf->btf, p->cores[n].rec, desc, sizeof(desc));
+	snprintf(patch, sizeof(patch), "%lu: <invalid CO-RE relocation>\n"
+		 "failed to resolve CO-RE relocation %s\n", idx, desc);
+	end = at + sizeof(call) - 1 + sizeof(inval) - 1;
+	tail = strlen(end);
+	if ((size_t)(line - log) + strlen(patch) + tail + 1 > LOG_RETRY_SIZE)
+		return;
+	memmove(line + strlen(patch), end, tail + 1);
+	memcpy(line, patch, strlen(patch));
+}
+
 static int load_prog(struct bpfrt_object *obj, struct bpfrt_program *prog)
 {
 	const struct brt_elf_prog *p = prog->p;
@@ -387,8 +424,11 @@ static int load_prog(struct bpfrt_object *obj, struct bpfrt_program *prog)
 	if (fd < 0)
 		logf_obj(obj, "prog '%s' (section '%s', type %s): BPF_PROG_LOAD: %s\n", p->name,
 			 p->sec_name, brt_prog_type_name(p->type), strerror(-fd));
-	if (log && log[0])
+	if (log && log[0]) {
+		if (fd < 0 && p->ncores)
+			fixup_core_log(obj, p, log);
 		log_append_raw(obj, log);
+	}
 	free(log);
 	free(insns);
 	if (fd >= 0)

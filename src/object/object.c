@@ -66,6 +66,11 @@ struct bpfrt_object *bpfrt_object_open_mem(const void *buf, size_t size,
 							.fd = -1, .autoload = 1 };
 	for (size_t i = 0; i < obj->elf->nmaps; i++)
 		obj->maps[i] = (struct bpfrt_map){ .obj = obj, .m = &obj->elf->maps[i], .fd = -1 };
+	ret = brt_object_core(obj, BRT_OPTS_GET(opts, btf_custom_path, NULL));
+	if (ret) {
+		bpfrt_object_close(obj);
+		return set_errno_null(-ret);
+	}
 	return obj;
 }
 
@@ -118,6 +123,7 @@ struct bpfrt_object *bpfrt_object_open_file(const char *path,
 	o.pin_root_path = BRT_OPTS_GET(opts, pin_root_path, NULL);
 	o.log_level = BRT_OPTS_GET(opts, log_level, 0);
 	o.kernel = BRT_OPTS_GET(opts, kernel, 0);
+	o.btf_custom_path = BRT_OPTS_GET(opts, btf_custom_path, NULL);
 	obj = bpfrt_object_open_mem(buf, len, &o);
 	err = errno;
 	free(buf);

@@ -23,6 +23,13 @@ struct bpfrt_map {
 	int fd;                   /* after load, else -1 */
 };
 
+/* CO-RE relocations applied at open, by enum bpf_core_relo_kind (a kind past the last is
+ * refused before it is counted). */
+struct brt_core_stats {
+	uint32_t applied[BPF_CORE_TYPE_MATCHES + 1];
+	uint32_t poisoned; /* of those, instructions replaced by a bad call */
+};
+
 struct bpfrt_object {
 	struct brt_elf_obj *elf;       /* parsed and linked object */
 	struct bpfrt_program *progs;   /* one per elf->progs */
@@ -33,7 +40,12 @@ struct bpfrt_object {
 	int kernel;                    /* load through bpf(2), not bpfrt_bpf() */
 	int btf_fd;                    /* .BTF loaded into the kernel during load, or -1 */
 	uint32_t log_level;            /* verifier log level at load */
+	struct brt_core_stats core_stats; /* CO-RE relocations applied at open */
 };
+
+/* Apply the object's CO-RE relocations against btf_path (NULL: the running kernel's
+ * vmlinux BTF).  0, or -errno after printing why (the object must then be refused). */
+int brt_object_core(struct bpfrt_object *obj, const char *btf_path);
 
 /* Close the fds of a loaded object and mark it unloaded. */
 void brt_object_unload(struct bpfrt_object *obj);

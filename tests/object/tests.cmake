@@ -26,3 +26,12 @@ if(BPFRT_BPF_CLANG)
   set_tests_properties(object.cli_loadall_samples PROPERTIES LABELS unit
     PASS_REGULAR_EXPRESSION "loaded 'count' \\(socket_filter.*loaded 'xdp_pass' \\(xdp")
 endif()
+
+# The CO-RE oracle (test_core_oracle.c) compares with the system libbpf when there is one.
+if(TARGET test_object_core_oracle)
+  pkg_check_modules(BPFRT_TEST_LIBBPF_CORE IMPORTED_TARGET libbpf)
+  if(BPFRT_TEST_LIBBPF_CORE_FOUND)
+    target_link_libraries(test_object_core_oracle PRIVATE PkgConfig::BPFRT_TEST_LIBBPF_CORE)
+    target_compile_definitions(test_object_core_oracle PRIVATE BPFRT_TEST_HAVE_LIBBPF=1)
+  endif()
+endif()

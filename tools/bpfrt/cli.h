@@ -66,6 +66,7 @@ struct cli_load_opts {
 	uint32_t type;       /* non-zero: force this program type on every program */
 	uint32_t attach;     /* with type: expected attach type */
 	int type_default;    /* type only for programs whose section names no type */
+	const char *btf;     /* target BTF for CO-RE relocations (NULL: the kernel's) */
 };
 /* Open and load path; 0 with *out set, or 1 with the reason printed. */
 int cli_object_load(const char *path, const struct cli_load_opts *lo, struct bpfrt_object **out);

@@ -20,10 +20,10 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 		"Usage: bpfrt prog [-j|--json] [-p|--pretty] [-k|--kernel] COMMAND ...\n\n"
-		"  prog load OBJ [PATH] [pinmaps MAPDIR] [--type TYPE] [--log-level N]\n"
+		"  prog load OBJ [PATH] [pinmaps MAPDIR] [--type TYPE] [--log-level N] [--btf FILE]\n"
 		"                   load every program of an eBPF ELF object; pin the first at PATH\n"
 		"                   and every map as MAPDIR/NAME\n"
-		"  prog loadall OBJ [DIR] [pinmaps MAPDIR] [--type TYPE] [--log-level N]\n"
+		"  prog loadall OBJ [DIR] [pinmaps MAPDIR] [--type TYPE] [--log-level N] [--btf FILE]\n"
 		"                   the same, pinning every program as DIR/NAME; each program has\n"
 		"                   its section's type and TYPE is for sections that name none\n"
 		"  prog show [PROG]  programs pinned in $BPFRT_FS (or just PROG)\n"
@@ -44,7 +44,9 @@ static void usage(FILE *out)
 		"  -k, --kernel     use the running kernel's bpf(2) (load, show, run, xlated)\n"
 		"  --type TYPE      program type for every program: a SEC() name (xdp, socket,\n"
 		"                   classifier, ...) or a type name (sched_cls, ...)\n"
-		"  --log-level N    verifier log level; the log is printed\n");
+		"  --log-level N    verifier log level; the log is printed\n"
+		"  --btf FILE       target BTF for the object's CO-RE relocations (a raw BTF file,\n"
+		"                   as /sys/kernel/btf/vmlinux, the default)\n");
 }
 
 struct progcli {
@@ -448,7 +450,7 @@ out:
 
 int cmd_prog(int argc, char **argv)
 {
-	enum { O_TYPE = 256, O_LOG, O_DIN, O_DOUT, O_CIN, O_COUT, O_REPEAT, O_DSZ, O_CSZ, O_OPC, O_LINUM };
+	enum { O_TYPE = 256, O_LOG, O_BTF, O_DIN, O_DOUT, O_CIN, O_COUT, O_REPEAT, O_DSZ, O_CSZ, O_OPC, O_LINUM };
 	static const struct option opts[] = {
 		{ "json", no_argument, NULL, 'j' },
 		{ "pretty", no_argument, NULL, 'p' },
@@ -456,6 +458,7 @@ int cmd_prog(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ "type", required_argument, NULL, O_TYPE },
 		{ "log-level", required_argument, NULL, O_LOG },
+		{ "btf", required_argument, NULL, O_BTF },
 		{ "data-in", required_argument, NULL, O_DIN },
 		{ "data-out", required_argument, NULL, O_DOUT },
 		{ "ctx-in", required_argument, NULL, O_CIN },
@@ -494,6 +497,9 @@ int cmd_prog(int argc, char **argv)
 			break;
 		case O_LOG:
 			c.lo.log_level = (uint32_t)strtoul(optarg, NULL, 0);
+			break;
+		case O_BTF:
+			c.lo.btf = optarg;
 			break;
 		case O_DIN:
 			io.data_in = optarg;

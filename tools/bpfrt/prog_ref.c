@@ -55,7 +55,8 @@ int cli_parse_prog_type(const char *s, uint32_t *type, uint32_t *attach)
 
 int cli_object_load(const char *path, const struct cli_load_opts *lo, struct bpfrt_object **out)
 {
-	BPFRT_OPTS(bpfrt_object_open_opts, o, .kernel = lo->kernel, .log_level = lo->log_level);
+	BPFRT_OPTS(bpfrt_object_open_opts, o, .kernel = lo->kernel, .log_level = lo->log_level,
+		   .btf_custom_path = lo->btf);
 	struct bpfrt_object *obj = bpfrt_object_open_file(path, &o);
 	struct bpfrt_program *want = NULL, *p;
 	int ret;

@@ -1,0 +1,145 @@
+/* core.c - CO-RE relocations of an opened object (btf/core.c computes them): the target BTF
+ * is read once per object (the running kernel's /sys/kernel/btf/vmlinux, or the file the
+ * open options name), candidates are searched once per local type for all programs, and
+ * every linked copy of a relocated instruction is patched.  An object whose relocations
+ * cannot be applied - no target BTF, a malformed record, an ambiguous or impossible
+ * relocation - is refused at open with the program, instruction and relocation named:
+ * loading it unrelocated would read the wrong fields.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bpfrt.h"
+#include "object/object.h"
+#include "util/util.h"
+
+#define VMLINUX_BTF "/sys/kernel/btf/vmlinux"
+
+static int read_all(const char *path, void **out, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf = NULL;
+	size_t n = 0, cap = 0;
+	int err = 0;
+
+	if (!f)
+		return -errno;
+	for (;;) {
+		size_t got;
+
+		if (n == cap) {
+			char *nb = realloc(buf, cap ? 2 * cap : 1 << 20);
+
+			if (!nb) {
+				err = -ENOMEM;
+				break;
+			}
+			buf = nb;
+			cap = cap ? 2 * cap : 1 << 20;
+		}
+		got = fread(buf + n, 1, cap - n, f);
+		n += got;
+		if (!got) {
+			if (ferror(f))
+				err = -EIO;
+			break;
+		}
+	}
+	fclose(f);
+	if (err) {
+		free(buf);
+		return err;
+	}
+	*out = buf;
+	*len = n;
+	return 0;
+}
+
+/* The target BTF, or NULL with *why set when there is none to use. */
+static struct brt_btf *load_target(const char *path, char *why, size_t whylen)
+{
+	struct brt_btf *btf = NULL;
+	char msg[256];
+	void *raw = NULL;
+	size_t len = 0;
+	int ret = read_all(path, &raw, &len);
+
+	if (ret) {
+		snprintf(why, whylen, "%s: %s", path, strerror(-ret));
+		return NULL;
+	}
+	ret = brt_btf_parse(raw, len, &btf, msg, sizeof(msg));
+	free(raw);
+	if (ret) {
+		snprintf(why, whylen, "%s: %s", path, ret == -ENOMEM ? "out of memory" : msg);
+		return NULL;
+	}
+	return btf;
+}
+
+int brt_object_core(struct bpfrt_object *obj, const char *btf_path)
+{
+	struct brt_elf_obj *elf = obj->elf;
+	struct brt_btf *targ = NULL;
+	struct brt_core core;
+	char why[512] = "", err[512];
+	size_t total = 0;
+	int ret = 0;
+
+	struct brt_core_stats *st = &obj->core_stats;
+
+	for (size_t i = 0; i < elf->nprogs; i++)
+		total += elf->progs[i].ncores;
+	if (!total)
+		return 0;
+	/* every record kind but TYPE_ID_LOCAL needs the target; records were checked to name
+	 * a type of .BTF when .BTF.ext was read, so elf->btf is there */
+	targ = load_target(btf_path ? btf_path : VMLINUX_BTF, why, sizeof(why));
+	if (!targ && btf_path) {
+		brt_print(BPFRT_WARN, "libbpfrt: failed to parse target BTF %s\n", why);
+		return -EINVAL;
+	}
+	ret = brt_core_init(&core, elf->btf, targ);
+	for (size_t i = 0; i < elf->nprogs && !ret; i++) {
+		struct brt_elf_prog *p = &elf->progs[i];
+
+		for (size_t k = 0; k < p->ncores && !ret; k++) {
+			const struct brt_elf_core *c = &p->cores[k];
+			struct brt_core_res res;
+			int poisoned;
+
+			ret = brt_core_calc(&core, p->name, c->rec, &res, err, sizeof(err));
+			if (ret == -ESRCH) {
+				brt_print(BPFRT_WARN, "%s: %s (%s); refusing to load it unrelocated "
+					  "(insn #%u of the linked program)\n", elf->name, err,
+					  why, c->insn_idx);
+				break;
+			}
+			if (!ret)
+				ret = brt_core_patch(p->insns, p->insn_cnt, c->insn_idx, p->name,
+						     c->rec, &res, &poisoned, err, sizeof(err));
+			if (ret) {
+				char desc[256];
+
+				brt_core_describe(elf->btf, c->rec, desc, sizeof(desc));
+				brt_print(BPFRT_WARN, "%s: %s\n%s: prog '%s': relo #%u (%s, insn #%u "
+					  "of the linked program): failed to relocate: %s\n",
+					  elf->name, err, elf->name, p->name, c->rec->sec_rec, desc,
+					  c->insn_idx, strerror(-ret));
+				break;
+			}
+			if (err[0])
+				brt_print(BPFRT_WARN, "%s\n", err);
+			if (poisoned)
+				brt_print(BPFRT_DEBUG, "prog '%s': relo #%u: substituting insn #%u w/ "
+					  "invalid insn\n", p->name, c->rec->sec_rec, c->insn_idx);
+			st->applied[c->rec->kind]++;
+			st->poisoned += poisoned;
+		}
+	}
+	brt_core_fini(&core);
+	brt_btf_free(targ);
+	return ret;
+}

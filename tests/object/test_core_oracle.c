@@ -1,0 +1,239 @@
+/* test_core_oracle.c - CO-RE relocations against libbpf: the corpus of tests/progs_core/
+ * (built here against a vmlinux.h generated from the running kernel, build.sh) is opened
+ * by bpfrt (relocated at open against /sys/kernel/btf/vmlinux) and loaded into the kernel
+ * by the system libbpf; every program's instructions must be equal, map references by
+ * position.  Then what libbpf cannot show: the relocations counted per kind, a target BTF
+ * file in the open options, an unusable target refusing the object, the poisoned reads
+ * (guarded ones load in bpfrt's verifier, an unguarded one is refused at its instruction).
+ * Needs root, the kernel's BTF, bpftool, clang and libbpf-dev; skipped otherwise. */
+#include <errno.h>
+#include <glob.h>
+#include <sys/wait.h>
+#include <stdarg.h>
+#include <unistd.h>
+
+#include "bpfrt.h"
+#include "harness.h"
+#include "object/object.h"
+
+#ifdef BPFRT_TEST_HAVE_LIBBPF
+#include <bpf/libbpf.h>
+
+#define CORPUS BPFRT_BINARY_DIR "/progs_core"
+
+static int silent(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	(void)level;
+	(void)fmt;
+	(void)ap;
+	return 0;
+}
+
+static int map_pos(struct bpf_object *lo, int fd)
+{
+	struct bpf_map *m;
+	int i = 0;
+
+	bpf_object__for_each_map(m, lo) {
+		if (bpf_map__fd(m) == fd)
+			return i;
+		i++;
+	}
+	return -1;
+}
+
+static size_t insns_equal, insns_total;
+
+static void compare_prog(struct bpf_object *lo, const struct bpf_program *lp,
+			 const struct bpfrt_program *bp)
+{
+	const struct bpf_insn *li = bpf_program__insns(lp), *bi = bpfrt_program_insns(bp);
+	size_t n = bpf_program__insn_cnt(lp), bn = bpfrt_program_insn_cnt(bp);
+
+	T_EQ_INT(n, bn);
+	for (size_t i = 0; i < n && i < bn; i++) {
+		const struct bpf_insn *a = &li[i], *b = &bi[i];
+		int wide = a->code == (BPF_LD | BPF_IMM | BPF_DW);
+		int mapref = wide && (a->src_reg == BPF_PSEUDO_MAP_FD ||
+				      a->src_reg == BPF_PSEUDO_MAP_VALUE);
+
+		insns_total += 1 + wide;
+		if (a->code != b->code || a->dst_reg != b->dst_reg || a->src_reg != b->src_reg ||
+		    a->off != b->off || (!mapref && a->imm != b->imm) ||
+		    (wide && a[1].imm != b[1].imm) ||
+		    (mapref && map_pos(lo, a->imm) != b->imm)) {
+			T_FAIL("%s insn %zu: libbpf %02x %u %u %d %d, bpfrt %02x %u %u %d %d",
+			       bpfrt_program_name(bp), i, a->code, a->dst_reg, a->src_reg, a->off,
+			       a->imm, b->code, b->dst_reg, b->src_reg, b->off, b->imm);
+			continue;
+		}
+		insns_equal += 1 + wide;
+		i += wide;
+	}
+	T_OK();
+}
+
+static uint32_t kinds[BPF_CORE_TYPE_MATCHES + 1], poisoned;
+
+static void compare_object(const char *path, int *compared)
+{
+	struct bpf_object *lo = bpf_object__open_file(path, NULL);
+	struct bpfrt_object *bo = bpfrt_object_open_file(path, NULL);
+	struct bpf_program *lp;
+
+	T_CASE(path);
+	if (!lo || !bo) {
+		T_FAIL("open: libbpf %p bpfrt %p (errno %d)", (void *)lo, (void *)bo, errno);
+		goto out;
+	}
+	/* programs whose unguarded poisoned reads the kernel refuses keep their relocated
+	 * instructions in libbpf all the same */
+	bpf_object__load(lo);
+	for (size_t k = 0; k <= BPF_CORE_TYPE_MATCHES; k++)
+		kinds[k] += bo->core_stats.applied[k];
+	poisoned += bo->core_stats.poisoned;
+	bpf_object__for_each_program(lp, lo) {
+		struct bpfrt_program *bp =
+			bpfrt_object_find_program_by_name(bo, bpf_program__name(lp));
+
+		if (!bp) {
+			T_FAIL("no program %s in bpfrt's object", bpf_program__name(lp));
+			continue;
+		}
+		compare_prog(lo, lp, bp);
+	}
+	(*compared)++;
+out:
+	bpf_object__close(lo);
+	bpfrt_object_close(bo);
+}
+
+/* Load one program into bpfrt; returns the load's errno and leaves the log in *log. */
+static int load_one(const char *path, const char *prog, const char **log,
+		    struct bpfrt_object **keep)
+{
+	struct bpfrt_object *o = bpfrt_object_open_file(path, NULL);
+	struct bpfrt_program *p;
+	int ret;
+
+	if (!o)
+		return -errno;
+	for (p = bpfrt_object_next_program(o, NULL); p; p = bpfrt_object_next_program(o, p))
+		bpfrt_program_set_autoload(p, !strcmp(bpfrt_program_name(p), prog));
+	ret = bpfrt_object_load(o);
+	*log = bpfrt_object_log(o);
+	*keep = o;
+	return ret;
+}
+
+static void refusals(void)
+{
+	BPFRT_OPTS(bpfrt_object_open_opts, missing, .btf_custom_path = "/nonexistent.btf");
+	BPFRT_OPTS(bpfrt_object_open_opts, vmlinux, .btf_custom_path = "/sys/kernel/btf/vmlinux");
+	BPFRT_OPTS(bpfrt_object_open_opts, notbtf, .btf_custom_path = CORPUS "/vmlinux.h");
+	struct bpfrt_object *o;
+
+	T_CASE("target BTF named in the options");
+	o = bpfrt_object_open_file(CORPUS "/task_reads.bpf.o", &vmlinux);
+	T_ASSERT(o != NULL);
+	bpfrt_object_close(o);
+	errno = 0;
+	o = bpfrt_object_open_file(CORPUS "/task_reads.bpf.o", &missing);
+	T_ASSERT(o == NULL);
+	T_EQ_INT(EINVAL, errno);
+	errno = 0;
+	o = bpfrt_object_open_file(CORPUS "/task_reads.bpf.o", &notbtf);
+	T_ASSERT(o == NULL);
+	T_EQ_INT(EINVAL, errno);
+}
+
+static void poisons(void)
+{
+	struct bpfrt_object *o = NULL;
+	const char *log;
+	int ret;
+
+	/* every unresolved read in these is behind an existence check: dead code */
+	T_CASE("guarded poisoned reads load");
+	ret = load_one(CORPUS "/task_reads.bpf.o", "reads", &log, &o);
+	T_EQ_INT(0, ret);
+	if (ret)
+		fprintf(stderr, "%s\n", log);
+	bpfrt_object_close(o);
+	ret = load_one(CORPUS "/types_enums.bpf.o", "second", &log, &o);
+	T_EQ_INT(0, ret);
+	if (ret)
+		fprintf(stderr, "%s\n", log);
+	bpfrt_object_close(o);
+	ret = load_one(CORPUS "/unguarded.bpf.o", "guarded", &log, &o);
+	T_EQ_INT(0, ret);
+	bpfrt_object_close(o);
+	T_CASE("unguarded poisoned read is refused where reached");
+	ret = load_one(CORPUS "/unguarded.bpf.o", "unguarded", &log, &o);
+	T_EQ_INT(-EINVAL, ret);
+	/* the kernel's "N: (85) call unknown#195896080 / invalid func unknown#195896080",
+	 * rewritten as libbpf rewrites it */
+	T_ASSERT(strstr(log, ": <invalid CO-RE relocation>\nfailed to resolve CO-RE relocation "
+			     "<byte_off> [") != NULL);
+	T_ASSERT(strstr(log, "struct task_struct___gone.field_gone_since_forever (0:0 @ offset "
+			     "0)\n") != NULL);
+	if (t_failed)
+		fprintf(stderr, "%s\n", log);
+	bpfrt_object_close(o);
+}
+
+int main(void)
+{
+	glob_t g;
+	int compared = 0, rc;
+	char cmd[1024];
+
+	if (geteuid() != 0) {
+		printf("skipped: libbpf loads into the kernel (needs root)\n");
+		return 77;
+	}
+	snprintf(cmd, sizeof(cmd), "sh %s/tests/progs_core/build.sh %s clang", BPFRT_SOURCE_DIR,
+		 CORPUS);
+	rc = system(cmd);
+	if (!WIFEXITED(rc) || WEXITSTATUS(rc) == 77) {
+		printf("skipped: the CO-RE corpus could not be built (see above)\n");
+		return 77;
+	}
+	if (WEXITSTATUS(rc)) {
+		T_FAIL("build.sh failed: %d", WEXITSTATUS(rc));
+		return 1;
+	}
+	libbpf_set_print(silent);
+	if (glob(CORPUS "/*.bpf.o", 0, NULL, &g)) {
+		printf("skipped: empty CO-RE corpus\n");
+		return 77;
+	}
+	for (size_t i = 0; i < g.gl_pathc; i++)
+		compare_object(g.gl_pathv[i], &compared);
+	globfree(&g);
+	printf("objects compared with libbpf: %d; instructions equal %zu / %zu\n", compared,
+	       insns_equal, insns_total);
+	printf("relocations applied:");
+	for (uint32_t k = 0; k <= BPF_CORE_TYPE_MATCHES; k++)
+		printf(" %s %u", brt_core_kind_name(k), kinds[k]);
+	printf("; poisoned %u\n", poisoned);
+	T_ASSERT(compared >= 2);
+	T_ASSERT(insns_total > 0 && insns_equal == insns_total);
+	/* the corpus exercises every kind clang 14 can emit (TYPE_MATCHES needs clang 15) */
+	for (uint32_t k = 0; k < BPF_CORE_TYPE_MATCHES; k++) {
+		T_CASE(brt_core_kind_name(k));
+		T_ASSERT(kinds[k] > 0);
+	}
+	T_ASSERT(poisoned > 0);
+	refusals();
+	poisons();
+	printf("%d passed, %d failed\n", t_passed, t_failed);
+	return t_failed ? 1 : 0;
+}
+#else
+int main(void)
+{
+	printf("skipped: built without libbpf-dev\n");
+	return 77;
+}
+#endif
