@@ -441,8 +441,12 @@ int brt_cmd_prog_test_run(struct brt_call *call)
 	if (err)
 		return err;
 	run = brt_prog_type(prog->type)->run; /* a loaded program's type has a row */
-	if (run < BRT_ARRAY_SIZE(runners) && runners[run])
+	if (run < BRT_ARRAY_SIZE(runners) && runners[run]) {
+		/* the kernel's test run allocates fresh (zeroed) cgroup storage */
+		for (uint32_t i = 0; i < prog->pm.n; i++)
+			brt_cgroup_storage_reset(prog->pm.maps[i]);
 		err = runners[run](call, prog);
+	}
 	else
 		err = -BRT_ENOTSUPP; /* the kernel's answer for types without ->test_run */
 	brt_obj_put(&prog->obj);

@@ -52,7 +52,7 @@ int brt_map_type_from_name(const char *name)
 int brt_map_is_percpu(uint32_t type)
 {
 	return type == BPF_MAP_TYPE_PERCPU_HASH || type == BPF_MAP_TYPE_PERCPU_ARRAY ||
-	       type == BPF_MAP_TYPE_LRU_PERCPU_HASH;
+	       type == BPF_MAP_TYPE_LRU_PERCPU_HASH || type == BPF_MAP_TYPE_PERCPU_CGROUP_STORAGE;
 }
 
 uint32_t brt_map_value_size(const struct brt_map *map)

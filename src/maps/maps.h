@@ -212,6 +212,10 @@ struct brt_prog_maps {
  * that is not one of its program's maps. */
 struct brt_map *brt_map_helper_arg(uint64_t reg, struct bpfrt_run_ctx *ctx);
 
+/* A test run's cgroup storage starts zeroed, as the kernel allocates it for each
+ * BPF_PROG_TEST_RUN (cgroup_storage.c); no-op for other map types. */
+void brt_cgroup_storage_reset(struct brt_map *map);
+
 /* Helpers for programs, this folder's rows of the helper registry (BRT_MAPS_HELPERS). */
 #define BRT_MAP_HELPER(name)                                                             \
 	uint64_t brt_helper_##name(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,   \
@@ -232,6 +236,7 @@ BRT_MAP_HELPER(for_each_map_elem) /* for_each.c */
 BRT_MAP_HELPER(redirect_map)      /* devmap.c */
 BRT_MAP_HELPER(get_stackid)       /* stackmap.c */
 BRT_MAP_HELPER(get_stack)
+BRT_MAP_HELPER(get_local_storage) /* cgroup_storage.c */
 #undef BRT_MAP_HELPER
 
 /* The helpers this folder implements, for the registry (src/helpers/registry.c): one
@@ -253,7 +258,8 @@ BRT_MAP_HELPER(get_stack)
 	X(BPF_FUNC_for_each_map_elem, brt_helper_for_each_map_elem, BRT_FOR_ALL)         \
 	X(BPF_FUNC_redirect_map, brt_helper_redirect_map, BRT_FOR_XDP)                   \
 	X(BPF_FUNC_get_stackid, brt_helper_get_stackid, BRT_FOR_TRACE)                   \
-	X(BPF_FUNC_get_stack, brt_helper_get_stack, BRT_FOR_TRACE)
+	X(BPF_FUNC_get_stack, brt_helper_get_stack, BRT_FOR_TRACE)                       \
+	X(BPF_FUNC_get_local_storage, brt_helper_get_local_storage, BRT_FOR_CGSKB)
 
 /* ---- perf output rings (perf_output.c): what a BPF_MAP_TYPE_PERF_EVENT_ARRAY holds ----- */
 

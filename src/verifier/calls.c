@@ -522,6 +522,10 @@ static int map_func_compat(struct brt_env *env, const struct call_meta *meta, in
 	case BPF_MAP_TYPE_XSKMAP:
 		ok = id == BPF_FUNC_redirect_map || id == BPF_FUNC_map_lookup_elem;
 		break;
+	case BPF_MAP_TYPE_CGROUP_STORAGE:
+	case BPF_MAP_TYPE_PERCPU_CGROUP_STORAGE:
+		ok = id == BPF_FUNC_get_local_storage;
+		break;
 	case BPF_MAP_TYPE_CPUMAP: /* the kernel keeps cpumap's program side to redirects */
 		ok = id == BPF_FUNC_redirect_map;
 		break;
@@ -551,6 +555,9 @@ static int map_func_compat(struct brt_env *env, const struct call_meta *meta, in
 	case BPF_FUNC_redirect_map:
 		ok &= mt == BPF_MAP_TYPE_DEVMAP || mt == BPF_MAP_TYPE_DEVMAP_HASH ||
 		      mt == BPF_MAP_TYPE_CPUMAP || mt == BPF_MAP_TYPE_XSKMAP;
+		break;
+	case BPF_FUNC_get_local_storage:
+		ok &= mt == BPF_MAP_TYPE_CGROUP_STORAGE || mt == BPF_MAP_TYPE_PERCPU_CGROUP_STORAGE;
 		break;
 	case BPF_FUNC_map_peek_elem:
 	case BPF_FUNC_map_push_elem:
@@ -622,6 +629,16 @@ static void set_return(struct brt_env *env, const struct brt_helper_proto *fn,
 		if (id == BPF_FUNC_map_lookup_elem && meta->const_key >= 0 &&
 		    (uint64_t)meta->const_key < meta->map->max_entries)
 			r0->type &= ~PTR_MAYBE_NULL;
+		break;
+	case BRT_RET_PTR_TO_MAP_VALUE: /* the cgroup storage of the run: always there */
+		if (!meta->map) {
+			brt_verr(env, "kernel subsystem misconfigured verifier\n");
+			*err = -EINVAL;
+			return;
+		}
+		r0->type = PTR_TO_MAP_VALUE;
+		brt_mark_reg_known_zero(r0);
+		r0->map_idx = (uint16_t)meta->map_idx;
 		break;
 	case BRT_RET_PTR_TO_ALLOC_MEM_OR_NULL: {
 		int ref;
@@ -767,6 +784,12 @@ int brt_check_helper_call(struct brt_env *env, const struct bpf_insn *insn, int 
 		brt_verr(env, "Unreleased reference id=%u alloc_insn=%d\n", env->cur->refs[0].id,
 			 env->cur->refs[0].insn_idx);
 		brt_verr(env, "tail_call would lead to reference leak\n");
+		return -EINVAL;
+	}
+	/* it cannot return an error, so it takes no flags */
+	if (id == BPF_FUNC_get_local_storage &&
+	    !brt_reg_is_null(&brt_cur_regs(env)[BPF_REG_2])) {
+		brt_verr(env, "get_local_storage() doesn't support non-zero flags\n");
 		return -EINVAL;
 	}
 	if (brt_is_callback_helper(id)) {

@@ -163,6 +163,14 @@ int brt_check_subprogs(struct brt_env *env)
  * a bpf_spin_lock is refused to socket filters and tracing programs. */
 static int check_map_prog_compat(struct brt_env *env, const struct brt_map_info *m)
 {
+	/* a program is attached with one storage of each kind (bpf_cgroup_storage_assign) */
+	if (m->type == BPF_MAP_TYPE_CGROUP_STORAGE ||
+	    m->type == BPF_MAP_TYPE_PERCPU_CGROUP_STORAGE)
+		for (int i = 0; i < env->nmaps; i++)
+			if (env->maps[i].info.type == m->type && env->maps[i].info.ptr != m->ptr) {
+				brt_verr(env, "only one cgroup storage of each type is allowed\n");
+				return -EBUSY;
+			}
 	if (!m->spin_lock_off1)
 		return 0;
 	if (env->opts->prog_type == BPF_PROG_TYPE_SOCKET_FILTER) {

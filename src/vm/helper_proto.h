@@ -43,6 +43,7 @@ enum brt_ret_type {
 	BRT_RET_INTEGER,
 	BRT_RET_VOID,
 	BRT_RET_PTR_TO_MAP_VALUE_OR_NULL,
+	BRT_RET_PTR_TO_MAP_VALUE,         /* get_local_storage: never NULL */
 	BRT_RET_PTR_TO_ALLOC_MEM_OR_NULL, /* ringbuf_reserve: must be released on every path */
 };
 

@@ -1,0 +1,388 @@
+/* test_cgroup_storage_oracle.c - cgroup storage maps (shared and per-CPU) against the
+ * kernel: one script runs on the kernel's bpf() and on bpfrt_bpf(), a line per step, and
+ * the transcripts must be equal line by line:
+ *   - MAP_CREATE's checks (key sizes 8 and 12, value sizes, flags, max_entries) and
+ *     GET_INFO;
+ *   - element commands on a map no cgroup attachment has filled (lookup, update with each
+ *     flag, delete, get_next_key);
+ *   - programs: bpf_get_local_storage() in cgroup_skb test runs (the storage is zeroed
+ *     for each BPF_PROG_TEST_RUN and kept across its repetitions), non-zero flags, other
+ *     helpers on the map, two storage maps of one kind, other program types.
+ * Root only (the kernel side); otherwise skipped.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "bpfrt.h"
+#include "harness.h"
+
+typedef int (*sys_fn)(int cmd, union bpf_attr *attr, unsigned int size);
+
+static int kernel_bpf(int cmd, union bpf_attr *attr, unsigned int size)
+{
+	return (int)syscall(__NR_bpf, cmd, attr, size);
+}
+
+struct transcript {
+	char text[1 << 17];
+	size_t len;
+	unsigned steps;
+};
+
+static void say(struct transcript *t, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	t->len += (size_t)vsnprintf(t->text + t->len, sizeof(t->text) - t->len, fmt, ap);
+	va_end(ap);
+	if (t->len >= sizeof(t->text))
+		t->len = sizeof(t->text) - 1;
+}
+
+static int create(sys_fn sys, uint32_t type, uint32_t key, uint32_t value, uint32_t max,
+		  uint32_t flags)
+{
+	union bpf_attr a;
+	int fd;
+
+	memset(&a, 0, sizeof(a));
+	a.map_type = type;
+	a.key_size = key;
+	a.value_size = value;
+	a.max_entries = max;
+	a.map_flags = flags;
+	fd = sys(BPF_MAP_CREATE, &a, sizeof(a));
+	return fd < 0 ? -errno : fd;
+}
+
+static int elem(sys_fn sys, int cmd, int fd, const void *key, void *value, uint64_t flags)
+{
+	union bpf_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.map_fd = (uint32_t)fd;
+	a.key = (uint64_t)(uintptr_t)key;
+	a.value = (uint64_t)(uintptr_t)value;
+	a.flags = flags;
+	return sys(cmd, &a, sizeof(a)) < 0 ? -errno : 0;
+}
+
+#define CS BPF_MAP_TYPE_CGROUP_STORAGE
+#define PCS BPF_MAP_TYPE_PERCPU_CGROUP_STORAGE
+
+static void creates(sys_fn sys, struct transcript *t)
+{
+	static const struct {
+		const char *what;
+		uint32_t type, key, value, max, flags;
+	} c[] = {
+		{ "shared key 16", CS, 16, 8, 0, 0 },
+		{ "shared key 8", CS, 8, 8, 0, 0 },
+		{ "shared key 4", CS, 4, 8, 0, 0 },
+		{ "shared key 12", CS, 12, 8, 0, 0 },
+		{ "shared value 0", CS, 16, 0, 0, 0 },
+		{ "shared max_entries 1", CS, 16, 8, 1, 0 },
+		{ "shared value 65455", CS, 16, 65455, 0, 0 },
+		{ "shared value 65456", CS, 16, 65456, 0, 0 },
+		{ "shared value 65536", CS, 16, 65536, 0, 0 },
+		{ "shared no_prealloc", CS, 16, 8, 0, BPF_F_NO_PREALLOC },
+		{ "shared numa", CS, 16, 8, 0, BPF_F_NUMA_NODE },
+		{ "shared rdonly_prog", CS, 16, 8, 0, BPF_F_RDONLY_PROG },
+		{ "shared rdonly+wronly prog", CS, 16, 8, 0, BPF_F_RDONLY_PROG | BPF_F_WRONLY_PROG },
+		{ "shared mmapable", CS, 16, 8, 0, BPF_F_MMAPABLE },
+		{ "shared bad key, bad value", CS, 4, 0, 0, 0 },
+		{ "shared bad value, bad max", CS, 16, 0, 1, 0 },
+		{ "shared bad flags, bad max", CS, 16, 8, 1, BPF_F_MMAPABLE },
+		{ "percpu key 16", PCS, 16, 8, 0, 0 },
+		{ "percpu key 8", PCS, 8, 13, 0, 0 },
+		{ "percpu value 32768", PCS, 16, 32768, 0, 0 },
+		{ "percpu value 32769", PCS, 16, 32769, 0, 0 },
+		{ "percpu max_entries 4", PCS, 16, 8, 4, 0 },
+		{ "percpu numa", PCS, 16, 8, 0, BPF_F_NUMA_NODE },
+	};
+
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		int fd = create(sys, c[i].type, c[i].key, c[i].value, c[i].max, c[i].flags);
+		struct bpf_map_info info;
+		union bpf_attr a;
+
+		t->steps++;
+		if (fd < 0) {
+			say(t, "create %s: %d\n", c[i].what, fd);
+			continue;
+		}
+		memset(&info, 0, sizeof(info));
+		memset(&a, 0, sizeof(a));
+		a.info.bpf_fd = (uint32_t)fd;
+		a.info.info = (uint64_t)(uintptr_t)&info;
+		a.info.info_len = sizeof(info);
+		if (sys(BPF_OBJ_GET_INFO_BY_FD, &a, sizeof(a)))
+			say(t, "create %s: ok, info %d\n", c[i].what, -errno);
+		else
+			say(t, "create %s: ok, type %u flags %#x key %u value %u max %u\n", c[i].what,
+			    info.type, info.map_flags, info.key_size, info.value_size,
+			    info.max_entries);
+		close(fd);
+	}
+}
+
+static void elements(sys_fn sys, struct transcript *t)
+{
+	static const uint64_t flags[] = { BPF_ANY, BPF_NOEXIST, BPF_EXIST, BPF_F_LOCK, 8 };
+	static unsigned char key[16], v[4096 * 8];
+	uint32_t types[] = { CS, PCS };
+
+	for (size_t k = 0; k < 2; k++) {
+		int fd = create(sys, types[k], 16, 8, 0, 0);
+
+		if (fd < 0)
+			continue;
+		t->steps += 9;
+		say(t, "type %u lookup: %d\n", types[k],
+		    elem(sys, BPF_MAP_LOOKUP_ELEM, fd, key, v, 0));
+		say(t, "type %u lookup F_LOCK: %d\n", types[k],
+		    elem(sys, BPF_MAP_LOOKUP_ELEM, fd, key, v, BPF_F_LOCK));
+		for (size_t f = 0; f < sizeof(flags) / sizeof(flags[0]); f++)
+			say(t, "type %u update flags %llu: %d\n", types[k],
+			    (unsigned long long)flags[f],
+			    elem(sys, BPF_MAP_UPDATE_ELEM, fd, key, v, flags[f]));
+		say(t, "type %u delete: %d\n", types[k],
+		    elem(sys, BPF_MAP_DELETE_ELEM, fd, key, NULL, 0));
+		say(t, "type %u get_next_key NULL: %d\n", types[k],
+		    elem(sys, BPF_MAP_GET_NEXT_KEY, fd, NULL, key, 0));
+		say(t, "type %u get_next_key key: %d\n", types[k],
+		    elem(sys, BPF_MAP_GET_NEXT_KEY, fd, key, key, 0));
+		say(t, "type %u lookup_and_delete: %d\n", types[k],
+		    elem(sys, BPF_MAP_LOOKUP_AND_DELETE_ELEM, fd, key, v, 0));
+		close(fd);
+	}
+}
+
+/* ---- programs ---------------------------------------------------------------------------- */
+#define INSN(c, d, s, o, i) ((struct bpf_insn){ (c), (d), (s), (o), (i) })
+
+static void run_prog(sys_fn sys, struct transcript *t, const char *what, uint32_t type,
+		     uint32_t repeat, const struct bpf_insn *insns, uint32_t n)
+{
+	static char log[65536];
+	unsigned char pkt[64] = { 0 };
+	union bpf_attr a;
+	int fd;
+
+	memset(&a, 0, sizeof(a));
+	a.prog_type = type;
+	a.insns = (uint64_t)(uintptr_t)insns;
+	a.insn_cnt = n;
+	a.license = (uint64_t)(uintptr_t)"GPL";
+	a.log_buf = (uint64_t)(uintptr_t)log;
+	a.log_size = sizeof(log);
+	a.log_level = 1;
+	log[0] = 0;
+	fd = sys(BPF_PROG_LOAD, &a, sizeof(a));
+	t->steps++;
+	say(t, "%s: ", what);
+	if (fd < 0) {
+		const char *line = log, *p;
+
+		/* the last line that is not a statistic: the error */
+		for (p = log; *p; p += strcspn(p, "\n") + (p[strcspn(p, "\n")] == '\n'))
+			if (strncmp(p, "processed ", 10) && strncmp(p, "verification time", 17) &&
+			    strncmp(p, "stack depth", 11) && *p != '\n')
+				line = p;
+		say(t, "load %d %.*s\n", -errno, (int)strcspn(line, "\n"), line);
+		return;
+	}
+	pkt[12] = 0x08; /* IPv4 */
+	for (int r = 0; r < 2; r++) { /* two test runs: each starts from zeroed storage */
+		memset(&a, 0, sizeof(a));
+		a.test.prog_fd = (uint32_t)fd;
+		a.test.data_in = (uint64_t)(uintptr_t)pkt;
+		a.test.data_size_in = sizeof(pkt);
+		a.test.repeat = repeat;
+		if (sys(BPF_PROG_TEST_RUN, &a, sizeof(a)))
+			say(t, "run %d ", -errno);
+		else
+			say(t, "retval %u ", a.test.retval);
+	}
+	say(t, "\n");
+	close(fd);
+}
+
+/* r0 = ++storage[0] (the u64 at the start of this run's storage of map fd), flags imm */
+static uint32_t bump(struct bpf_insn *p, uint32_t n, int fd, int32_t flags)
+{
+	p[n++] = INSN(BPF_LD | BPF_DW | BPF_IMM, BPF_REG_1, BPF_PSEUDO_MAP_FD, 0, fd);
+	p[n++] = INSN(0, 0, 0, 0, 0);
+	p[n++] = INSN(BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_2, 0, 0, flags);
+	p[n++] = INSN(BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_get_local_storage);
+	p[n++] = INSN(BPF_LDX | BPF_MEM | BPF_DW, BPF_REG_1, BPF_REG_0, 0, 0);
+	p[n++] = INSN(BPF_ALU64 | BPF_ADD | BPF_K, BPF_REG_1, 0, 0, 1);
+	p[n++] = INSN(BPF_STX | BPF_MEM | BPF_DW, BPF_REG_0, BPF_REG_1, 0, 0);
+	p[n++] = INSN(BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_0, BPF_REG_1, 0, 0);
+	return n;
+}
+
+static void programs(sys_fn sys, struct transcript *t)
+{
+	int cs = create(sys, CS, 16, 8, 0, 0), pcs = create(sys, PCS, 8, 8, 0, 0);
+	int cs2 = create(sys, CS, 16, 16, 0, 0), ro = create(sys, CS, 16, 8, 0, BPF_F_RDONLY_PROG);
+	struct bpf_insn p[48];
+	uint32_t n;
+
+	if (cs < 0 || pcs < 0 || cs2 < 0 || ro < 0) {
+		say(t, "programs: create %d %d %d %d\n", cs, pcs, cs2, ro);
+		goto out;
+	}
+	/* r0 = 1 when the last repetition saw the count: each test run starts at 0 */
+	n = bump(p, 0, cs, 0);
+	p[n++] = INSN(BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_1, BPF_REG_0, 0, 0);
+	p[n++] = INSN(BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_0, 0, 0, 0);
+	p[n++] = INSN(BPF_JMP | BPF_JNE | BPF_K, BPF_REG_1, 0, 1, 1);
+	p[n++] = INSN(BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_0, 0, 0, 1);
+	p[n++] = INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0);
+	run_prog(sys, t, "shared, 1 repetition, count 1", BPF_PROG_TYPE_CGROUP_SKB, 1, p, n);
+	n = bump(p, 0, cs, 0);
+	p[n++] = INSN(BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_1, BPF_REG_0, 0, 0);
+	p[n++] = INSN(BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_0, 0, 0, 0);
+	p[n++] = INSN(BPF_JMP | BPF_JNE | BPF_K, BPF_REG_1, 0, 1, 5);
+	p[n++] = INSN(BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_0, 0, 0, 1);
+	p[n++] = INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0);
+	run_prog(sys, t, "shared, 5 repetitions, count 5", BPF_PROG_TYPE_CGROUP_SKB, 5, p, n);
+	run_prog(sys, t, "shared, 4 repetitions, count 5", BPF_PROG_TYPE_CGROUP_SKB, 4, p, n);
+	n = bump(p, 0, pcs, 0);
+	p[n++] = INSN(BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_1, BPF_REG_0, 0, 0);
+	p[n++] = INSN(BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_0, 0, 0, 0);
+	p[n++] = INSN(BPF_JMP | BPF_JNE | BPF_K, BPF_REG_1, 0, 1, 4);
+	p[n++] = INSN(BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_0, 0, 0, 1);
+	p[n++] = INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0);
+	run_prog(sys, t, "percpu, 4 repetitions, count 4", BPF_PROG_TYPE_CGROUP_SKB, 4, p, n);
+	/* both kinds in one program: 3 * shared + percpu */
+	n = bump(p, 0, cs, 0);
+	p[n++] = INSN(BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_6, BPF_REG_0, 0, 0);
+	n = bump(p, n, pcs, 0);
+	p[n++] = INSN(BPF_ALU64 | BPF_MUL | BPF_K, BPF_REG_6, 0, 0, 3);
+	p[n++] = INSN(BPF_ALU64 | BPF_ADD | BPF_X, BPF_REG_0, BPF_REG_6, 0, 0);
+	p[n++] = INSN(BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_1, BPF_REG_0, 0, 0);
+	p[n++] = INSN(BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_0, 0, 0, 0);
+	p[n++] = INSN(BPF_JMP | BPF_JNE | BPF_K, BPF_REG_1, 0, 1, 8);
+	p[n++] = INSN(BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_0, 0, 0, 1);
+	p[n++] = INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0);
+	run_prog(sys, t, "shared and percpu, 2 repetitions, 3 * 2 + 2", BPF_PROG_TYPE_CGROUP_SKB, 2, p, n);
+	/* two shared storage maps */
+	n = bump(p, 0, cs, 0);
+	n = bump(p, n, cs2, 0);
+	p[n++] = INSN(BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_0, 0, 0, 1);
+	p[n++] = INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0);
+	run_prog(sys, t, "two shared maps", BPF_PROG_TYPE_CGROUP_SKB, 1, p, n);
+	n = bump(p, 0, cs, 1);
+	p[n++] = INSN(BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_0, 0, 0, 1);
+	p[n++] = INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0);
+	run_prog(sys, t, "flags 1", BPF_PROG_TYPE_CGROUP_SKB, 1, p, n);
+	/* value_size 8: a load at offset 8 is past it */
+	n = bump(p, 0, cs, 0);
+	p[n++] = INSN(BPF_LDX | BPF_MEM | BPF_DW, BPF_REG_0, BPF_REG_0, 8, 0);
+	p[n++] = INSN(BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_0, 0, 0, 1);
+	p[n++] = INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0);
+	n -= 1;
+	p[4] = INSN(BPF_LDX | BPF_MEM | BPF_DW, BPF_REG_1, BPF_REG_0, 8, 0);
+	p[n++] = INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0);
+	run_prog(sys, t, "read past the value", BPF_PROG_TYPE_CGROUP_SKB, 1, p, n);
+	n = bump(p, 0, ro, 0);
+	p[n++] = INSN(BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_0, 0, 0, 1);
+	p[n++] = INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0);
+	run_prog(sys, t, "write into rdonly_prog storage", BPF_PROG_TYPE_CGROUP_SKB, 1, p, n);
+	n = bump(p, 0, cs, 0);
+	p[n++] = INSN(BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_0, 0, 0, 1);
+	p[n++] = INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0);
+	run_prog(sys, t, "socket filter", BPF_PROG_TYPE_SOCKET_FILTER, 1, p, n);
+	run_prog(sys, t, "tc", BPF_PROG_TYPE_SCHED_CLS, 1, p, n);
+	/* map_lookup_elem on a storage map */
+	n = 0;
+	p[n++] = INSN(BPF_ST | BPF_MEM | BPF_DW, BPF_REG_10, 0, -16, 0);
+	p[n++] = INSN(BPF_ST | BPF_MEM | BPF_DW, BPF_REG_10, 0, -8, 0);
+	p[n++] = INSN(BPF_LD | BPF_DW | BPF_IMM, BPF_REG_1, BPF_PSEUDO_MAP_FD, 0, cs);
+	p[n++] = INSN(0, 0, 0, 0, 0);
+	p[n++] = INSN(BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_2, BPF_REG_10, 0, 0);
+	p[n++] = INSN(BPF_ALU64 | BPF_ADD | BPF_K, BPF_REG_2, 0, 0, -16);
+	p[n++] = INSN(BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_map_lookup_elem);
+	p[n++] = INSN(BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_0, 0, 0, 1);
+	p[n++] = INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0);
+	run_prog(sys, t, "map_lookup_elem", BPF_PROG_TYPE_CGROUP_SKB, 1, p, n);
+	/* get_local_storage on an array */
+	{
+		union bpf_attr a;
+		int arr;
+
+		memset(&a, 0, sizeof(a));
+		a.map_type = BPF_MAP_TYPE_ARRAY;
+		a.key_size = 4;
+		a.value_size = 8;
+		a.max_entries = 1;
+		arr = sys(BPF_MAP_CREATE, &a, sizeof(a));
+		if (arr >= 0) {
+			n = bump(p, 0, arr, 0);
+			p[n++] = INSN(BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_0, 0, 0, 1);
+			p[n++] = INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0);
+			run_prog(sys, t, "get_local_storage on an array", BPF_PROG_TYPE_CGROUP_SKB, 1,
+				 p, n);
+			close(arr);
+		}
+	}
+out:
+	close(cs);
+	close(pcs);
+	close(cs2);
+	close(ro);
+}
+static void compare(const struct transcript *k, const struct transcript *b)
+{
+	const char *kp = k->text, *bp = b->text;
+
+	while (*kp || *bp) {
+		size_t kl = strcspn(kp, "\n"), bl = strcspn(bp, "\n");
+		char name[100];
+
+		snprintf(name, sizeof(name), "%.*s", (int)(kl < 90 ? kl : 90), kp);
+		T_CASE(name);
+		if (kl == bl && !memcmp(kp, bp, kl))
+			T_OK();
+		else
+			T_FAIL("kernel: %.*s\n     bpfrt:  %.*s", (int)kl, kp, (int)bl, bp);
+		kp += kl + (kp[kl] == '\n');
+		bp += bl + (bp[bl] == '\n');
+	}
+}
+
+int main(void)
+{
+	static struct transcript kern, ours;
+	char tmpdir[] = "/tmp/bpfrt-cgstorage-XXXXXX";
+	int probe;
+
+	if (geteuid() != 0)
+		T_SKIP("needs root for the kernel's bpf()");
+	probe = create(kernel_bpf, CS, 16, 8, 0, 0);
+	if (probe < 0)
+		T_SKIP("the kernel refuses a cgroup storage MAP_CREATE (%s)", strerror(-probe));
+	close(probe);
+	if (!mkdtemp(tmpdir))
+		return 1;
+	setenv("BPFRT_FS", tmpdir, 1);
+	creates(kernel_bpf, &kern);
+	creates(bpfrt_bpf, &ours);
+	elements(kernel_bpf, &kern);
+	elements(bpfrt_bpf, &ours);
+	programs(kernel_bpf, &kern);
+	programs(bpfrt_bpf, &ours);
+	compare(&kern, &ours);
+	printf("cgroup storage oracle: %u steps each side\n", kern.steps);
+	if (getenv("CGSTORAGE_DUMP"))
+		fputs(kern.text, stdout);
+	rmdir(tmpdir);
+	return t_done();
+}
