@@ -408,3 +408,92 @@ int brt_isa_check_prog(const struct bpf_insn *insns, size_t n, size_t max_insns,
 	free(ops);
 	return ret;
 }
+
+/* Must-be-written registers, forward over the control flow: a register is written before
+ * insn pc when it is written on every path from the entry (or from a local call's target,
+ * which starts with the caller's r1-r5 and r10).  A helper or local call reads whatever
+ * arguments it takes, which is unknown here, so only what it writes counts: r0, and
+ * r1-r5 become unwritten. */
+int brt_isa_check_init_regs(const struct bpf_insn *insns, size_t n, uint16_t entry, char *err,
+			    size_t errlen)
+{
+	uint16_t *ops = NULL, *in = NULL;
+	uint32_t *work = NULL;
+	uint8_t *seen = NULL, *queued = NULL;
+	size_t nwork = 0;
+	int ret;
+
+	ret = brt_isa_check_prog(insns, n, n ? n : 1, err, errlen);
+	if (ret)
+		return ret;
+	ops = malloc(n * sizeof(*ops));
+	in = malloc(n * sizeof(*in));
+	work = malloc(n * sizeof(*work));
+	seen = calloc(n, 1);
+	queued = calloc(n, 1);
+	if (!ops || !in || !work || !seen || !queued) {
+		snprintf(err, errlen, "out of memory checking %zu instructions", n);
+		ret = -ENOMEM;
+		goto out;
+	}
+	brt_isa_decode_prog(insns, n, n, ops, err, errlen);
+#define FLOW(to, mask)                                                                   \
+	do {                                                                             \
+		size_t t_ = (to);                                                        \
+		uint16_t m_ = (uint16_t)(mask);                                          \
+		if (t_ < n && (!seen[t_] || (in[t_] & m_) != in[t_])) {                  \
+			in[t_] = seen[t_] ? (uint16_t)(in[t_] & m_) : m_;                \
+			seen[t_] = 1;                                                    \
+			if (!queued[t_]) {                                               \
+				queued[t_] = 1;                                          \
+				work[nwork++] = (uint32_t)t_;                            \
+			}                                                                \
+		}                                                                        \
+	} while (0)
+	FLOW(0, entry | 1u << 10);
+	while (nwork) {
+		size_t pc = work[--nwork];
+		const struct bpf_insn *insn = &insns[pc];
+		enum brt_op op = (enum brt_op)ops[pc];
+		struct brt_isa_regs r;
+		uint8_t cls = BPF_CLASS(insn->code);
+		uint16_t have = in[pc], out;
+		int is_call = (cls == BPF_JMP || cls == BPF_JMP32) && BPF_OP(insn->code) == BPF_CALL;
+
+		queued[pc] = 0;
+		brt_isa_regs_op(insn, op, &r);
+		if (is_call)
+			r.use = 0;
+		if (r.use & ~have) {
+			int reg = __builtin_ctz((unsigned)(r.use & ~have));
+
+			snprintf(err, errlen, "insn %zu: r%d is read before it is written", pc, reg);
+			ret = -EINVAL;
+			goto out;
+		}
+		if (is_call) {
+			out = (uint16_t)((have & ~0x3eu) | 1u);
+			if (insn->src_reg == BPF_PSEUDO_CALL)
+				FLOW((size_t)brt_isa_jump_target(insn, op, pc), (have & 0x3eu) | 1u << 10);
+			FLOW(pc + 1, out);
+			continue;
+		}
+		out = (uint16_t)(have | r.def);
+		if (cls == BPF_JMP && BPF_OP(insn->code) == BPF_EXIT)
+			continue;
+		if (brt_isa_has_target(op))
+			FLOW((size_t)brt_isa_jump_target(insn, op, pc), out);
+		if ((cls == BPF_JMP || cls == BPF_JMP32) && BPF_OP(insn->code) == BPF_JA)
+			continue;
+		FLOW(pc + (insn->code == (BPF_LD | BPF_IMM | BPF_DW) ? 2 : 1), out);
+	}
+#undef FLOW
+	ret = 0;
+out:
+	free(ops);
+	free(in);
+	free(work);
+	free(seen);
+	free(queued);
+	return ret;
+}

@@ -119,6 +119,15 @@ int brt_isa_check_prog(const struct bpf_insn *insns, size_t n, size_t max_insns,
 int brt_isa_decode_prog(const struct bpf_insn *insns, size_t n, size_t max_insns,
 			uint16_t *ops, char *err, size_t errlen);
 
+/* The load-time check every runtime makes besides the structural one: no instruction
+ * reads a register that some path from the entry leaves unwritten.  entry: the registers
+ * the caller sets before the first instruction (bit r for rN; r10 always).  Calls count as
+ * writing r0 and clobbering r1-r5 and read nothing (their argument count is unknown).
+ * Runs brt_isa_check_prog() first.  On failure writes "insn N: rR is read before it is
+ * written" into err and returns -EINVAL (or that check's error). */
+int brt_isa_check_init_regs(const struct bpf_insn *insns, size_t n, uint16_t entry, char *err,
+			    size_t errlen);
+
 /* 1 for the rows that name another instruction: jumps (ja, ja32, conditional) and local
  * calls; 0 for the rest (helper calls, callx and exit included). */
 int brt_isa_has_target(enum brt_op op);

@@ -229,8 +229,62 @@ static void test_regs(void)
 	}
 }
 
+/* brt_isa_check_init_regs(): what the conformance plugin and `bpfrt run` refuse before
+ * running an unverified program */
+static void test_init_regs(void)
+{
+#define IN(c, d, s_, o, i) { .code = (c), .dst_reg = (d), .src_reg = (s_), .off = (o), .imm = (i) }
+	static const struct {
+		const char *name;
+		struct bpf_insn p[6];
+		size_t n;
+		int err;
+		const char *msg;
+	} t[] = {
+		{ "or r0, r10 (conformance error.data)",
+		  { IN(BPF_ALU64 | BPF_OR | BPF_X, 0, 10, 0, 0), IN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0) },
+		  2, -EINVAL, "insn 0: r0 is read before it is written" },
+		{ "r1 and r2 set by the run",
+		  { IN(BPF_ALU64 | BPF_MOV | BPF_X, 0, 1, 0, 0), IN(BPF_ALU64 | BPF_ADD | BPF_X, 0, 2, 0, 0),
+		    IN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0) }, 3, 0, NULL },
+		{ "r3 is not",
+		  { IN(BPF_ALU64 | BPF_MOV | BPF_X, 0, 3, 0, 0), IN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0) },
+		  2, -EINVAL, "insn 0: r3 is read before it is written" },
+		{ "written on one path only",
+		  { IN(BPF_JMP | BPF_JEQ | BPF_K, 1, 0, 1, 0), IN(BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, 1),
+		    IN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0) }, 3, -EINVAL,
+		  "insn 2: r0 is read before it is written" },
+		{ "a call writes r0 and clobbers r1",
+		  { IN(BPF_JMP | BPF_CALL, 0, 0, 0, 1), IN(BPF_ALU64 | BPF_ADD | BPF_X, 0, 1, 0, 0),
+		    IN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0) }, 3, -EINVAL,
+		  "insn 1: r1 is read before it is written" },
+		{ "lddw writes its register",
+		  { IN(BPF_LD | BPF_IMM | BPF_DW, 0, 0, 0, 7), IN(0, 0, 0, 0, 0),
+		    IN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0) }, 3, 0, NULL },
+		{ "a loop that writes before reading",
+		  { IN(BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, 0), IN(BPF_ALU64 | BPF_ADD | BPF_K, 0, 0, 0, 1),
+		    IN(BPF_JMP | BPF_JLT | BPF_K, 0, 0, -2, 4), IN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0) },
+		  4, 0, NULL },
+		{ "a jump out of range is still refused",
+		  { IN(BPF_JMP | BPF_JA, 0, 0, 5, 0), IN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0) }, 2, -EINVAL,
+		  NULL },
+	};
+#undef IN
+	char err[128];
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		T_CASE(t[i].name);
+		err[0] = 0;
+		T_EQ_INT(t[i].err, brt_isa_check_init_regs(t[i].p, t[i].n, B(1) | B(2), err,
+							   sizeof(err)));
+		if (t[i].msg)
+			T_EQ_STR(t[i].msg, err);
+	}
+}
+
 int main(void)
 {
+	test_init_regs();
 	test_every_row_decodes();
 	test_rows_are_unique();
 	test_field_rules();

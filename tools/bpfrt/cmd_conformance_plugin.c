@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "bpfrt.h"
+#include "isa/isa.h"
 #include "cli.h"
 #include "vm/vm.h"
 
@@ -73,7 +74,11 @@ static int run(const uint8_t *prog, size_t prog_len, uint8_t *mem, size_t mem_le
 	if (!insns)
 		return fail("out of memory");
 	memcpy(insns, prog, prog_len);
-	ret = bpfrt_vm_load(insns, prog_len / 8, &o, &vm, err, sizeof(err));
+	/* the load-time checks every runtime makes (bpfrt_vm_load() checks structure
+	 * only): no register read before it is written; the run sets r1 and r2 */
+	ret = brt_isa_check_init_regs(insns, prog_len / 8, 1u << 1 | 1u << 2, err, sizeof(err));
+	if (!ret)
+		ret = bpfrt_vm_load(insns, prog_len / 8, &o, &vm, err, sizeof(err));
 	free(insns);
 	if (ret)
 		return fail(err);

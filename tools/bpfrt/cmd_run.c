@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "bpfrt.h"
+#include "isa/isa.h"
 #include "cli.h"
 #include "json.h"
 #include "datafile.h"
@@ -24,7 +25,9 @@ static void usage(FILE *out)
 		"Run an eBPF program once with r1 = the input memory and r2 = its length, and print\n"
 		"r0.  FILE is assembly (.s, .asm), a conformance-suite .data file (its program and\n"
 		"its memory; helper 5 is the suite's unwind helper), hex text, or raw little-endian\n"
-		"8-byte instructions; '-' reads standard input.\n"
+		"8-byte instructions; '-' reads standard input.  The program is not verified, but\n"
+		"like every runtime bpfrt refuses one that does not decode, jumps outside itself or\n"
+		"reads a register no path wrote (r1, r2 and r10 are set).\n"
 		"\n"
 		"Options:\n"
 		"  --mem HEX        input memory as hex bytes (\"01 02 ff\")\n"
@@ -324,7 +327,11 @@ int cmd_run(int argc, char **argv)
 		BPFRT_OPTS(bpfrt_vm_opts, o, .engine = a.engine, .run_budget = a.budget,
 			   .run_budget_ns = a.budget_ns);
 
-		ret = bpfrt_vm_load(insns, n, &o, &vm, err, sizeof(err));
+		/* bpfrt_vm_load() checks structure only; like every runtime, refuse a
+		 * program that reads a register before writing it (the run sets r1, r2) */
+		ret = brt_isa_check_init_regs(insns, n, 1u << 1 | 1u << 2, err, sizeof(err));
+		if (!ret)
+			ret = bpfrt_vm_load(insns, n, &o, &vm, err, sizeof(err));
 	}
 	if (!ret && is_data)
 		ret = bpfrt_helper_register(vm, &unwind_helper);
