@@ -7,6 +7,7 @@
  * into 64-bit pointer loads.  bpfrt places the packet below 4 GiB (MAP_32BIT) instead, so
  * the 32-bit field holds the real address and the program needs no rewriting.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -231,6 +232,20 @@ static uint32_t eth_pkt_type(const unsigned char *dst)
 	return (dst[0] & 1) ? PACKET_MULTICAST : PACKET_OTHERHOST;
 }
 
+/* eth_type_trans()'s protocol (network byte order): the EtherType, or for an 802.3 length
+ * ETH_P_802_3 (raw IPX, 0xffff after the header) or ETH_P_802_2. */
+static uint16_t eth_type_trans_proto(const unsigned char *l2, uint32_t len)
+{
+	uint16_t proto;
+
+	memcpy(&proto, l2 + 12, 2);
+	if (ntohs(proto) >= ETH_P_802_3_MIN)
+		return proto;
+	if (len >= ETH_HLEN + 2 && l2[ETH_HLEN] == 0xff && l2[ETH_HLEN + 1] == 0xff)
+		return htons(ETH_P_802_3);
+	return htons(ETH_P_802_2);
+}
+
 static int run_skb(struct brt_call *call, struct brt_prog *prog)
 {
 	union bpf_attr *attr = call->attr;
@@ -265,13 +280,14 @@ static int run_skb(struct brt_call *call, struct brt_prog *prog)
 	p.p.prog_type = prog->type;
 	p.p.max_len = SKB_DEV_MAX_LEN;
 	p.p.ctx = &skb;
+	p.p.has_sk = 1; /* the kernel's run gives the skb a dummy socket */
 	wire = in.wire_len ? in.wire_len : (uint32_t)(p.p.data_end - p.p.data);
 	err = -EINVAL;
 	if (in.wire_len && in.wire_len < (uint32_t)(p.p.data_end - p.p.data))
 		goto out;
 	skb = in;
 	skb.len = (uint32_t)(p.p.data_end - p.p.data);
-	memcpy(&skb.protocol, l2 + 12, 2);
+	skb.protocol = eth_type_trans_proto(l2, (uint32_t)(p.p.data_end - l2));
 	skb.pkt_type = eth_pkt_type(l2);
 	skb.ifindex = 1;
 	skb.ingress_ifindex = in.ingress_ifindex;

@@ -99,7 +99,7 @@ struct brt_run_pkt *brt_pkt_of(struct bpfrt_run_ctx *ctx, uint64_t r1);
  * run's LD_ABS packet and the checked engine's regions follow. */
 void brt_pkt_moved(struct bpfrt_run_ctx *ctx, struct brt_run_pkt *p);
 
-/* Packet helpers (skb_helpers.c, csum_helpers.c, xdp_helpers.c): the kernel's helpers of
+/* Packet helpers (skb_helpers.c, skb_meta.c, csum_helpers.c, xdp_helpers.c): the kernel's helpers of
  * the same name, with its checks and errors (comments at each). */
 #define BRT_PKT_HELPER_FN(name)                                                          \
 	uint64_t brt_helper_##name(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,  \
@@ -116,6 +116,15 @@ BRT_PKT_HELPER_FN(l4_csum_replace)
 BRT_PKT_HELPER_FN(xdp_adjust_head)
 BRT_PKT_HELPER_FN(xdp_adjust_meta)
 BRT_PKT_HELPER_FN(xdp_adjust_tail)
+BRT_PKT_HELPER_FN(skb_load_bytes_relative)
+BRT_PKT_HELPER_FN(clone_redirect)
+BRT_PKT_HELPER_FN(redirect_neigh)
+BRT_PKT_HELPER_FN(redirect_peer)
+BRT_PKT_HELPER_FN(get_socket_cookie)
+BRT_PKT_HELPER_FN(get_socket_uid)
+BRT_PKT_HELPER_FN(get_hash_recalc)
+BRT_PKT_HELPER_FN(skb_vlan_push)
+BRT_PKT_HELPER_FN(skb_vlan_pop)
 #undef BRT_PKT_HELPER_FN
 
 /* The helpers this folder implements, for the registry (src/helpers/registry.c): one
@@ -134,6 +143,18 @@ BRT_PKT_HELPER_FN(xdp_adjust_tail)
 	X(BPF_FUNC_l4_csum_replace, brt_helper_l4_csum_replace, BRT_FOR_TC)              \
 	X(BPF_FUNC_xdp_adjust_head, brt_helper_xdp_adjust_head, BRT_FOR_XDP)             \
 	X(BPF_FUNC_xdp_adjust_meta, brt_helper_xdp_adjust_meta, BRT_FOR_XDP)             \
-	X(BPF_FUNC_xdp_adjust_tail, brt_helper_xdp_adjust_tail, BRT_FOR_XDP)
+	X(BPF_FUNC_xdp_adjust_tail, brt_helper_xdp_adjust_tail, BRT_FOR_XDP)             \
+	X(BPF_FUNC_skb_load_bytes_relative, brt_helper_skb_load_bytes_relative,          \
+	  BRT_FOR_SOCK | BRT_FOR_TC | BRT_FOR_CGSKB)                                     \
+	X(BPF_FUNC_clone_redirect, brt_helper_clone_redirect, BRT_FOR_TC)                \
+	X(BPF_FUNC_redirect_neigh, brt_helper_redirect_neigh, BRT_FOR_TC)                \
+	X(BPF_FUNC_redirect_peer, brt_helper_redirect_peer, BRT_FOR_TC)                  \
+	X(BPF_FUNC_get_socket_cookie, brt_helper_get_socket_cookie,                      \
+	  BRT_FOR_SOCK | BRT_FOR_TC | BRT_FOR_CGSKB)                                     \
+	X(BPF_FUNC_get_socket_uid, brt_helper_get_socket_uid,                            \
+	  BRT_FOR_SOCK | BRT_FOR_TC | BRT_FOR_CGSKB)                                     \
+	X(BPF_FUNC_get_hash_recalc, brt_helper_get_hash_recalc, BRT_FOR_TC)              \
+	X(BPF_FUNC_skb_vlan_push, brt_helper_skb_vlan_push, BRT_FOR_TC)                  \
+	X(BPF_FUNC_skb_vlan_pop, brt_helper_skb_vlan_pop, BRT_FOR_TC)
 
 #endif

@@ -1,7 +1,9 @@
 /* skb_helpers.c - helpers that read or change the packet of an skb program (socket
  * filter, tc, cgroup_skb) with the kernel's semantics on a linear skb, as
  * BPF_PROG_TEST_RUN builds it: bpf_skb_load_bytes, bpf_skb_store_bytes,
- * bpf_skb_pull_data, bpf_skb_change_tail, bpf_skb_change_type, bpf_redirect; and the run
+ * bpf_skb_load_bytes_relative, bpf_skb_pull_data, bpf_skb_change_tail,
+ * bpf_skb_change_type, bpf_redirect, bpf_clone_redirect, bpf_redirect_neigh,
+ * bpf_redirect_peer; and the run
  * packet's bookkeeping every packet helper shares (brt_pkt_of(), brt_pkt_moved()).
  *
  * The packet is the run's struct brt_run_pkt (vm/vm.h); the program's struct __sk_buff shows
@@ -13,6 +15,12 @@
 #include <stdint.h>
 #include <string.h>
 
+#include <net/if.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <linux/if_ether.h>
 #include <linux/if_packet.h>
 #include <linux/pkt_cls.h>
 
@@ -77,6 +85,41 @@ uint64_t brt_helper_skb_load_bytes(uint64_t r1, uint64_t r2, uint64_t r3, uint64
 	return 0;
 }
 
+/* long bpf_skb_load_bytes_relative(skb, u32 offset, void *to, u32 len, u32 start_header):
+ * like bpf_skb_load_bytes from the link-layer (BPF_HDR_START_MAC) or network
+ * (BPF_HDR_START_NET) header, up to the end of the packet; -EFAULT with to zeroed for an
+ * offset over 0xffff, another start_header, no link-layer header, or bytes past the end.
+ * Without a run packet (attach/filter.c) the LD_ABS packet starts at the link layer. */
+uint64_t brt_helper_skb_load_bytes_relative(uint64_t r1, uint64_t r2, uint64_t r3,
+					    uint64_t r4, uint64_t r5,
+					    struct bpfrt_run_ctx *ctx)
+{
+	struct brt_run_pkt *p = brt_pkt_of(ctx, r1);
+	uint32_t off = (uint32_t)r2, len = (uint32_t)r4;
+	const uint8_t *start = NULL, *end;
+	void *to = (void *)(uintptr_t)r3;
+
+	if (!len || !bpfrt_run_access_ok(ctx, to, len, 1))
+		return (uint64_t)-EFAULT;
+	if (p) {
+		end = p->data_end;
+		start = (uint32_t)r5 == BPF_HDR_START_MAC ? p->mac
+			: (uint32_t)r5 == BPF_HDR_START_NET ? p->network : NULL;
+	} else {
+		end = ctx->skb_data ? ctx->skb_data + ctx->skb_len : NULL;
+		if (ctx->skb_data && (uint32_t)r5 == BPF_HDR_START_MAC)
+			start = ctx->skb_data;
+		else if (ctx->skb_data && (uint32_t)r5 == BPF_HDR_START_NET)
+			start = ctx->skb_data + ETH_HLEN;
+	}
+	if (off > 0xffff || !start || (uintptr_t)start + off + len > (uintptr_t)end) {
+		memset(to, 0, len);
+		return (uint64_t)-EFAULT;
+	}
+	memcpy(to, start + off, len);
+	return 0;
+}
+
 /* long bpf_skb_store_bytes(skb, u32 offset, const void *from, u32 len, u64 flags):
  * -EINVAL for flags other than BPF_F_RECOMPUTE_CSUM (no checksum state to recompute in a
  * test run) and BPF_F_INVALIDATE_HASH (clears skb->hash); -EFAULT when the bytes are not
@@ -95,8 +138,10 @@ uint64_t brt_helper_skb_store_bytes(uint64_t r1, uint64_t r2, uint64_t r3, uint6
 	if (!p || (uint64_t)off + len > skb_len(p) || !bpfrt_run_access_ok(ctx, from, len, 0))
 		return (uint64_t)-EFAULT;
 	memmove(p->data + off, from, len);
-	if (r5 & BPF_F_INVALIDATE_HASH)
+	if (r5 & BPF_F_INVALIDATE_HASH) {
 		((struct __sk_buff *)p->ctx)->hash = 0;
+		p->hash_valid = 0;
+	}
 	brt_pkt_moved(ctx, p);
 	return 0;
 }
@@ -182,4 +227,88 @@ uint64_t brt_helper_redirect(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
 		p->redirect_flags = r2;
 	}
 	return xdp ? XDP_REDIRECT : TC_ACT_REDIRECT;
+}
+
+/* Whether interface ifindex is up (IFF_UP); 1 when that cannot be told. */
+static unsigned brt_ifindex_up(uint32_t ifindex)
+{
+	struct ifreq ifr;
+	int fd, up = 1;
+
+	memset(&ifr, 0, sizeof(ifr));
+	if (!if_indextoname(ifindex, ifr.ifr_name))
+		return 1;
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return 1;
+	if (!ioctl(fd, SIOCGIFFLAGS, &ifr))
+		up = !!(ifr.ifr_flags & IFF_UP);
+	close(fd);
+	return (unsigned)up;
+}
+
+/* long bpf_clone_redirect(skb, u32 ifindex, u64 flags): the kernel sends a clone of the
+ * packet out of (or, BPF_F_INGRESS, into) interface ifindex and returns the transmit
+ * result.  Checks as there: -EINVAL for other flags or an ifindex no interface of this
+ * network namespace has, -EBADMSG for a GSO packet without a GSO type (a test run's
+ * gso_size from ctx_in), -ERANGE without a link-layer header.  A down interface drops
+ * the clone: NET_RX_DROP (1) into it, NET_XMIT_CN (2) out of it (its noop qdisc).  No
+ * clone leaves bpfrt (test runs send nothing); the result is what the kernel returns
+ * for a clone it sent. */
+uint64_t brt_helper_clone_redirect(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+				   uint64_t r5, struct bpfrt_run_ctx *ctx)
+{
+	struct brt_run_pkt *p = brt_pkt_of(ctx, r1);
+	char name[IF_NAMESIZE];
+	unsigned up;
+
+	(void)r4, (void)r5;
+	if (r3 & ~(uint64_t)BPF_F_INGRESS)
+		return (uint64_t)-EINVAL;
+	if (p && ((struct __sk_buff *)p->ctx)->gso_size)
+		return (uint64_t)-EBADMSG;
+	if (!(uint32_t)r2 || !if_indextoname((uint32_t)r2, name))
+		return (uint64_t)-EINVAL;
+	if (!p || !p->mac || p->mac >= p->network || p->data_end == p->data)
+		return (uint64_t)-ERANGE;
+	up = brt_ifindex_up((uint32_t)r2);
+	if (!up)
+		return r3 & BPF_F_INGRESS ? 1 : 2;
+	return 0;
+}
+
+/* long bpf_redirect_neigh(u32 ifindex, struct bpf_redir_neigh *params, int plen,
+ * u64 flags): TC_ACT_REDIRECT (to ifindex through the neighbour subsystem, params the
+ * next hop), TC_ACT_SHOT for flags or a plen shorter than the structure. */
+uint64_t brt_helper_redirect_neigh(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+				   uint64_t r5, struct bpfrt_run_ctx *ctx)
+{
+	struct brt_run_pkt *p = ctx->pkt;
+	uint32_t plen = (uint32_t)r3; /* an int compared with a size_t: unsigned */
+
+	(void)r2, (void)r5;
+	if ((plen && plen < sizeof(struct bpf_redir_neigh)) || r4)
+		return TC_ACT_SHOT;
+	if (p) {
+		p->redirect_ifindex = (uint32_t)r1;
+		p->redirect_flags = 0;
+	}
+	return TC_ACT_REDIRECT;
+}
+
+/* long bpf_redirect_peer(u32 ifindex, u64 flags): TC_ACT_REDIRECT to the peer of a
+ * veth/netkit device, TC_ACT_SHOT for any flag. */
+uint64_t brt_helper_redirect_peer(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+				  uint64_t r5, struct bpfrt_run_ctx *ctx)
+{
+	struct brt_run_pkt *p = ctx->pkt;
+
+	(void)r3, (void)r4, (void)r5;
+	if (r2)
+		return TC_ACT_SHOT;
+	if (p) {
+		p->redirect_ifindex = (uint32_t)r1;
+		p->redirect_flags = 0;
+	}
+	return TC_ACT_REDIRECT;
 }

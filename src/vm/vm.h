@@ -73,6 +73,9 @@ struct brt_run_pkt {
 	uint8_t tunnel_tos;
 	uint8_t tunnel_ttl;
 	uint32_t tunnel_label;
+	uint8_t has_sk;       /* skb: owned by a socket (the test run's dummy one) */
+	uint8_t hash_valid;   /* skb: __sk_buff.hash holds a computed hash (sw_hash) */
+	uint64_t sk_cookie;   /* that socket's cookie once a helper asked for it (0: not yet) */
 	uint32_t redirect_ifindex; /* bpf_redirect() target of this run (0: none) */
 	uint64_t redirect_flags;
 };
@@ -388,8 +391,9 @@ int brt_vm_set_helper(struct bpfrt_vm *vm, uint32_t id, const char *name, brt_he
 	X(BPF_FUNC_get_smp_processor_id, brt_helper_get_smp_processor_id, BRT_FOR_ALL)   \
 	X(BPF_FUNC_get_numa_node_id, brt_helper_get_numa_node_id, BRT_FOR_ALL)           \
 	X(BPF_FUNC_ktime_get_boot_ns, brt_helper_ktime_get_boot_ns, BRT_FOR_ALL)         \
-	X(BPF_FUNC_ktime_get_coarse_ns, brt_helper_ktime_get_coarse_ns, BRT_FOR_ALL)     \
 	X(BPF_FUNC_ktime_get_tai_ns, brt_helper_ktime_get_tai_ns, BRT_FOR_ALL)           \
+	/* bpf_sk_base_func_proto's, not bpf_base_func_proto's: network types only */     \
+	X(BPF_FUNC_ktime_get_coarse_ns, brt_helper_ktime_get_coarse_ns, BRT_FOR_NET)     \
 	X(BPF_FUNC_loop, brt_helper_loop, BRT_FOR_ALL)
 
 /* Generic helpers implemented here (helpers.c). */
@@ -397,8 +401,8 @@ uint64_t brt_helper_ktime_get_ns(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t
 				 uint64_t r5, struct bpfrt_run_ctx *ctx);
 uint64_t brt_helper_ktime_get_boot_ns(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
 				      uint64_t r5, struct bpfrt_run_ctx *ctx);
-/* libbpf probes ktime_get_coarse_ns to learn whether the kernel accounts BPF memory to
- * memcg (then it leaves RLIMIT_MEMLOCK alone): both are bpf_base_func_proto helpers. */
+/* libbpf probes ktime_get_coarse_ns from a socket filter to learn whether the kernel
+ * accounts BPF memory to memcg (then it leaves RLIMIT_MEMLOCK alone). */
 uint64_t brt_helper_ktime_get_coarse_ns(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
 					uint64_t r5, struct bpfrt_run_ctx *ctx);
 uint64_t brt_helper_ktime_get_tai_ns(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,

@@ -5,7 +5,12 @@
  * marker byte at data, and returns the result mixed with a context field.  It is loaded
  * into the kernel and into bpfrt (interpreter, checked engine, JIT) and run on the same
  * packet by both BPF_PROG_TEST_RUNs: the load verdict, the run's errno, retval, the output
- * packet (size and bytes) and the output context must be equal.  Verifier cases: packet
+ * packet (size and bytes) and the output context must be equal.  skb programs also keep
+ * the result in cb[0..1] (and chosen context fields in cb[2..4]), so socket filters and
+ * cgroup_skb (whose verdict is 0 or 1) are compared through the output context.  Values
+ * that are the host's own (socket cookies, flow hashes, clocks) are compared by their
+ * properties: nonzero, stable, left in skb->hash, the clock in units of 2^33 ns.  Packet
+ * helpers run after up to two earlier calls (VLAN push/pop sequences).  Verifier cases: packet
  * pointers are stale after a helper that changes the packet, and only helpers with packet
  * access take a packet pointer.  Skips without root (neither side loads tc or XDP
  * programs then).
@@ -14,6 +19,9 @@
 #include <stddef.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <net/if.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <linux/if_packet.h>
@@ -33,10 +41,16 @@
 #define ST_B(d, o, i) I(BPF_ST | BPF_MEM | BPF_B, d, 0, o, i)
 #define ST_W(d, o, i) I(BPF_ST | BPF_MEM | BPF_W, d, 0, o, i)
 #define JGT_X(d, s, o) I(BPF_JMP | BPF_JGT | BPF_X, d, s, o, 0)
+#define JEQ_K(d, i, o) I(BPF_JMP | BPF_JEQ | BPF_K, d, 0, o, i)
+#define JNE_X(d, s, o) I(BPF_JMP | BPF_JNE | BPF_X, d, s, o, 0)
+#define OR_K(d, i) I(BPF_ALU64 | BPF_OR | BPF_K, d, 0, 0, i)
+#define OR_X(d, s) I(BPF_ALU64 | BPF_OR | BPF_X, d, s, 0, 0)
+#define RSH_K(d, i) I(BPF_ALU64 | BPF_RSH | BPF_K, d, 0, 0, i)
+#define STX_W(d, s, o) I(BPF_STX | BPF_MEM | BPF_W, d, s, o, 0)
 #define CALL(id) I(BPF_JMP | BPF_CALL, 0, 0, 0, id)
 #define EXIT() I(BPF_JMP | BPF_EXIT, 0, 0, 0, 0)
 
-#define MAX_INSNS 96
+#define MAX_INSNS 192
 #define OUT_ROOM 20000
 #define STACK_BUF 64 /* fp-64 .. fp-1 pre-filled with a pattern */
 
@@ -60,6 +74,21 @@ struct pcase {
 	uint32_t len;
 	uint32_t meta;     /* XDP: bytes of metadata at the start of pkt (ctx_in data) */
 	int repeat;
+	int post;          /* P_*: what r7 becomes after the call */
+	int16_t cbfield[3];/* skb: > 0: copy these u32 context fields to cb[2..4] (0: none) */
+	int16_t readback;  /* < 0: r7 = r7 << 32 | the u32 at fp + readback */
+	struct {
+		int32_t helper; /* 0: none */
+		struct arg a[5];
+	} pre[2];          /* calls before the one checked; r0 of each xored into r9 */
+};
+
+/* What r7 (the helper's r0) becomes before it is returned: */
+enum {
+	P_NONE,
+	P_SHR33,  /* r7 >> 33: a clock read by both sides in the same ~8.6 s */
+	P_TWICE,  /* bit 0: r0 != 0; bit 1: a second call gives the same; bit 2: it equals the
+		   * context field `field` (the values themselves are the host's) */
 };
 
 struct result {
@@ -72,19 +101,10 @@ struct result {
 	uint32_t ctx_size;
 };
 
-static size_t build(const struct pcase *c, struct bpf_insn *p)
+static size_t set_args(const struct arg *args, struct bpf_insn *p, size_t n)
 {
-	int xdp = c->type == BPF_PROG_TYPE_XDP;
-	int16_t off_data = xdp ? offsetof(struct xdp_md, data) : offsetof(struct __sk_buff, data);
-	int16_t off_end = xdp ? offsetof(struct xdp_md, data_end)
-			      : offsetof(struct __sk_buff, data_end);
-	size_t n = 0, jmp;
-
-	p[n++] = MOV_X(6, 1);
-	for (int k = 0; k < STACK_BUF / 4; k++)
-		p[n++] = ST_W(10, -STACK_BUF + 4 * k, (int32_t)(0x01020304u * (unsigned)(k + 1)));
 	for (int r = 0; r < 5; r++) {
-		const struct arg *a = &c->a[r];
+		const struct arg *a = &args[r];
 
 		switch (a->kind) {
 		case A_NONE:
@@ -106,8 +126,68 @@ static size_t build(const struct pcase *c, struct bpf_insn *p)
 			break;
 		}
 	}
+	return n;
+}
+
+static size_t build(const struct pcase *c, struct bpf_insn *p)
+{
+	int xdp = c->type == BPF_PROG_TYPE_XDP;
+	int16_t off_data = xdp ? offsetof(struct xdp_md, data) : offsetof(struct __sk_buff, data);
+	int16_t off_end = xdp ? offsetof(struct xdp_md, data_end)
+			      : offsetof(struct __sk_buff, data_end);
+	size_t n = 0, jmp;
+
+	p[n++] = MOV_X(6, 1);
+	for (int k = 0; k < STACK_BUF / 4; k++)
+		p[n++] = ST_W(10, -STACK_BUF + 4 * k, (int32_t)(0x01020304u * (unsigned)(k + 1)));
+	p[n++] = MOV_K(9, 0);
+	for (int k = 0; k < 2 && c->pre[k].helper; k++) {
+		n = set_args(c->pre[k].a, p, n);
+		p[n++] = CALL(c->pre[k].helper);
+		p[n++] = I(BPF_ALU64 | BPF_XOR | BPF_X, 9, 0, 0, 0);
+	}
+	n = set_args(c->a, p, n);
 	p[n++] = CALL(c->helper);
 	p[n++] = MOV_X(7, 0);
+	if (c->post == P_SHR33)
+		p[n++] = RSH_K(7, 33);
+	if (c->post == P_TWICE) {
+		n = set_args(c->a, p, n);
+		p[n++] = CALL(c->helper);
+		p[n++] = MOV_K(8, 0);
+		p[n++] = JEQ_K(7, 0, 1);
+		p[n++] = OR_K(8, 1);
+		p[n++] = JNE_X(7, 0, 1);
+		p[n++] = OR_K(8, 2);
+		if (c->field >= 0) {
+			p[n++] = LDX_W(0, 6, c->field);
+			p[n++] = JNE_X(7, 0, 1);
+			p[n++] = OR_K(8, 4);
+		}
+		p[n++] = MOV_X(7, 8);
+	}
+	if (c->readback < 0) {
+		p[n++] = LSH_K(7, 32);
+		p[n++] = LDX_W(8, 10, c->readback);
+		p[n++] = OR_X(7, 8);
+	}
+	if (c->pre[0].helper) {
+		p[n++] = LSH_K(9, 8);
+		p[n++] = XOR_X(7, 9);
+	}
+	if (c->type != BPF_PROG_TYPE_XDP) {
+		int16_t cb = offsetof(struct __sk_buff, cb);
+
+		p[n++] = STX_W(6, 7, cb);
+		p[n++] = MOV_X(8, 7);
+		p[n++] = RSH_K(8, 32);
+		p[n++] = STX_W(6, 8, cb + 4);
+		for (int k = 0; k < 3; k++)
+			if (c->cbfield[k] > 0) {
+				p[n++] = LDX_W(8, 6, c->cbfield[k]);
+				p[n++] = STX_W(6, 8, cb + 8 + 4 * k);
+			}
+	}
 	if (c->touch) {
 		p[n++] = LDX_W(2, 6, off_data);
 		p[n++] = LDX_W(3, 6, off_end);
@@ -118,12 +198,14 @@ static size_t build(const struct pcase *c, struct bpf_insn *p)
 		p[n++] = ST_B(2, 0, 0xaa);
 		p[jmp].off = (int16_t)(n - jmp - 1);
 	}
-	if (c->field >= 0) {
+	if (c->field >= 0 && c->post != P_TWICE) {
 		p[n++] = LDX_W(8, 6, c->field);
 		p[n++] = LSH_K(7, 16);
 		p[n++] = XOR_X(7, 8);
 	}
 	p[n++] = MOV_X(0, 7);
+	if (c->type == BPF_PROG_TYPE_CGROUP_SKB) /* returns 0 or 1; the rest is in cb */
+		p[n++] = I(BPF_ALU64 | BPF_AND | BPF_K, 0, 0, 0, 1);
 	p[n++] = EXIT();
 	return n;
 }
@@ -139,7 +221,7 @@ static int kernel_bpf(int cmd, union bpf_attr *attr, unsigned size)
 static int load(bpf_fn bpf, enum bpf_prog_type type, const struct bpf_insn *insns, size_t n,
 		uint32_t flags)
 {
-	char log[4096];
+	static char log[1 << 18];
 	union bpf_attr attr;
 	int fd;
 
@@ -155,7 +237,7 @@ static int load(bpf_fn bpf, enum bpf_prog_type type, const struct bpf_insn *insn
 	log[0] = 0;
 	fd = bpf(BPF_PROG_LOAD, &attr, sizeof(attr));
 	if (fd < 0 && getenv("PKT_HELPERS_LOG"))
-		fprintf(stderr, "%s\n", log);
+		fprintf(stderr, "errno %d: %s\n", errno, log);
 	return fd;
 }
 
@@ -209,8 +291,16 @@ static void check(const struct pcase *c)
 	T_CASE(c->name);
 	run(kernel_bpf, c, p, n, 0, &k);
 	T_ASSERT(k.load_ok); /* every case is a valid program: a refusal is a broken case */
+	if (getenv("PKT_HELPERS_DUMP"))
+		fprintf(stderr, "%s: kernel err %d retval %#x size %u cb %08x %08x %08x %08x %08x\n",
+			c->name, k.err, k.retval, k.size_out,
+			((struct __sk_buff *)k.ctx)->cb[0], ((struct __sk_buff *)k.ctx)->cb[1],
+			((struct __sk_buff *)k.ctx)->cb[2], ((struct __sk_buff *)k.ctx)->cb[3],
+			((struct __sk_buff *)k.ctx)->cb[4]);
 	for (size_t e = 0; e < sizeof(engines) / sizeof(engines[0]); e++) {
 		run(bpfrt_bpf, c, p, n, BPFRT_F_ENGINE(engines[e]), &b);
+		if (c->post == P_SHR33 && b.retval != k.retval) /* a clock crossed 2^33 ns */
+			run(kernel_bpf, c, p, n, 0, &k);
 		T_EQ_INT(k.load_ok, b.load_ok);
 		T_EQ_INT(k.err, b.err);
 		T_EQ_U64(k.retval, b.retval);
@@ -243,8 +333,17 @@ static void check(const struct pcase *c)
 #define F_PKT_TYPE offsetof(struct __sk_buff, pkt_type)
 #define F_HASH offsetof(struct __sk_buff, hash)
 #define F_LEN offsetof(struct __sk_buff, len)
+#define F_PROTOCOL offsetof(struct __sk_buff, protocol)
+#define F_VLAN_PRESENT offsetof(struct __sk_buff, vlan_present)
+#define F_VLAN_TCI offsetof(struct __sk_buff, vlan_tci)
+#define F_VLAN_PROTO offsetof(struct __sk_buff, vlan_proto)
+#define SOCK BPF_PROG_TYPE_SOCKET_FILTER
+#define CGSKB BPF_PROG_TYPE_CGROUP_SKB
+#define NOARG ((struct arg){ 0 })
 
 static uint8_t pkt64[64], pkt200[200], pkt_bcast[64], pkt_zero_dst[64];
+static uint8_t pkt_vlan[68], pkt_qinq[72], pkt_8023[64], pkt_raw8023[64], pkt_v6[80],
+	pkt_vlan_short[16], pkt_frag[64];
 
 static void make_packets(void)
 {
@@ -261,6 +360,28 @@ static void make_packets(void)
 	memcpy(pkt_zero_dst, pkt64, sizeof(pkt64));
 	memset(pkt_zero_dst, 0, 6);
 	pkt_zero_dst[40] = pkt_zero_dst[41] = 0; /* UDP checksum 0: "none" */
+	/* 802.1Q tag 0x0123 in front of pkt64's IPv4; 802.1ad 0x0456 + 802.1Q 0x0789 */
+	memcpy(pkt_vlan, pkt64, 12);
+	memcpy(pkt_vlan + 12, "\x81\x00\x01\x23", 4);
+	memcpy(pkt_vlan + 16, pkt64 + 12, 52);
+	memcpy(pkt_qinq, pkt64, 12);
+	memcpy(pkt_qinq + 12, "\x88\xa8\x04\x56\x81\x00\x07\x89", 8);
+	memcpy(pkt_qinq + 20, pkt64 + 12, 52);
+	memcpy(pkt_vlan_short, pkt_vlan, sizeof(pkt_vlan_short));
+	memcpy(pkt_8023, pkt64, sizeof(pkt64));
+	pkt_8023[12] = 0x00; /* an 802.3 length, then LLC */
+	pkt_8023[13] = 0x32;
+	memcpy(pkt_raw8023, pkt_8023, sizeof(pkt64));
+	pkt_raw8023[14] = pkt_raw8023[15] = 0xff; /* raw 802.3 (IPX) */
+	memcpy(pkt_v6, pkt64, 14);
+	pkt_v6[12] = 0x86;
+	pkt_v6[13] = 0xdd;
+	for (size_t i = 14; i < sizeof(pkt_v6); i++)
+		pkt_v6[i] = (uint8_t)(i * 7 + 1);
+	pkt_v6[14] = 0x60;
+	pkt_v6[20] = 6; /* TCP */
+	memcpy(pkt_frag, pkt64, sizeof(pkt64));
+	pkt_frag[20] = 0x20; /* more fragments */
 }
 
 static struct pcase tc(const char *name, int32_t helper, struct arg a2, struct arg a3,
@@ -433,6 +554,194 @@ static void helper_cases(void)
 	}
 }
 
+/* An interface of this namespace that is down (0: none). */
+static unsigned down_ifindex(void)
+{
+	struct if_nameindex *ifs = if_nameindex(), *i;
+	unsigned found = 0;
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+
+	for (i = ifs; fd >= 0 && i && i->if_index && !found; i++) {
+		struct ifreq ifr;
+
+		memset(&ifr, 0, sizeof(ifr));
+		snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", i->if_name);
+		if (!ioctl(fd, SIOCGIFFLAGS, &ifr) && !(ifr.ifr_flags & IFF_UP))
+			found = i->if_index;
+	}
+	if (ifs)
+		if_freenameindex(ifs);
+	if (fd >= 0)
+		close(fd);
+	return found;
+}
+
+/* Helpers of the second group (#15): socket, hash, redirect, VLAN and clock helpers. */
+static void more_cases(void)
+{
+	static const enum bpf_prog_type skb_types[] = { SOCK, TC, CGSKB };
+	struct pcase c;
+
+	/* bpf_skb_load_bytes_relative: from the MAC and network headers, offsets and sizes
+	 * around the end, an unknown start header, offsets over 0xffff */
+	static const int64_t lr_off[] = { 0, 10, 14, 34, 46, 49, 50, 60, 0xffff, 0x10000,
+					  0xffffffff };
+	static const int64_t lr_len[] = { 4, 14, 16 };
+	for (size_t t = 0; t < 3; t++)
+		for (int64_t hdr = 0; hdr <= 2; hdr++)
+			for (size_t o = 0; o < sizeof(lr_off) / sizeof(lr_off[0]); o++)
+				for (size_t l = 0; l < 3; l++) {
+					c = tc("skb_load_bytes_relative",
+					       BPF_FUNC_skb_load_bytes_relative, IMM(lr_off[o]),
+					       STK(-16), IMM(lr_len[l]), IMM(hdr));
+					c.type = skb_types[t];
+					c.touch = 0;
+					c.readback = -16;
+					check(&c);
+				}
+	c = tc("skb_load_bytes_relative hdr>>32", BPF_FUNC_skb_load_bytes_relative, IMM(0),
+	       STK(-16), IMM(4), IMM(1ll << 32));
+	c.readback = -16;
+	check(&c);
+
+	/* bpf_get_socket_cookie, bpf_get_socket_uid: the test run's dummy socket */
+	for (size_t t = 0; t < 3; t++) {
+		c = tc("get_socket_cookie", BPF_FUNC_get_socket_cookie, NOARG, NOARG, NOARG, NOARG);
+		c.type = skb_types[t];
+		c.touch = 0;
+		c.post = P_TWICE;
+		check(&c);
+		c.name = "get_socket_uid";
+		c.helper = BPF_FUNC_get_socket_uid;
+		c.post = P_NONE;
+		check(&c);
+	}
+
+	/* bpf_get_hash_recalc: nonzero, stable, and left in skb->hash; before it, a hash
+	 * invalidated by bpf_skb_store_bytes */
+	static const uint8_t *hash_pkts[] = { pkt64, pkt200, pkt_v6, pkt_8023, pkt_frag,
+					      pkt_vlan };
+	static const uint32_t hash_lens[] = { 64, 200, 80, 64, 64, 68 };
+	for (size_t i = 0; i < sizeof(hash_pkts) / sizeof(hash_pkts[0]); i++) {
+		c = tc("get_hash_recalc", BPF_FUNC_get_hash_recalc, NOARG, NOARG, NOARG, NOARG);
+		c.pkt = hash_pkts[i];
+		c.len = hash_lens[i];
+		c.post = P_TWICE;
+		c.field = F_HASH;
+		check(&c);
+		c.pre[0].helper = BPF_FUNC_skb_store_bytes;
+		c.pre[0].a[0] = CTX;
+		c.pre[0].a[1] = IMM(40);
+		c.pre[0].a[2] = STK(-16);
+		c.pre[0].a[3] = IMM(2);
+		c.pre[0].a[4] = IMM(BPF_F_INVALIDATE_HASH);
+		check(&c);
+	}
+
+	/* bpf_clone_redirect: loopback out and in, no such interface, a down one, flags */
+	unsigned down = down_ifindex();
+	static const int64_t cr_flags[] = { 0, BPF_F_INGRESS, 2, 1ll << 16, 1ll << 17,
+					    1ll << 40 };
+	const int64_t cr_if[] = { 1, 0, 0x7fff0000, down ? down : 1 };
+	for (size_t i = 0; i < sizeof(cr_if) / sizeof(cr_if[0]); i++)
+		for (size_t f = 0; f < sizeof(cr_flags) / sizeof(cr_flags[0]); f++)
+			for (int v = 0; v < 2; v++) {
+				c = tc("clone_redirect", BPF_FUNC_clone_redirect, IMM(cr_if[i]),
+				       IMM(cr_flags[f]), NOARG, NOARG);
+				if (v) { /* after the VLAN tag went: still a link-layer header */
+					c.pkt = pkt_vlan;
+					c.len = sizeof(pkt_vlan);
+					c.pre[0].helper = BPF_FUNC_skb_vlan_pop;
+					c.pre[0].a[0] = CTX;
+				}
+				check(&c);
+			}
+
+	/* bpf_redirect_neigh: no parameters, a whole struct bpf_redir_neigh, a short one,
+	 * flags; bpf_redirect_peer: flags */
+	static const struct {
+		int plen;
+		int64_t flags;
+	} rn[] = { { 0, 0 }, { 20, 0 }, { 24, 0 }, { 16, 0 }, { 4, 0 }, { 0, 1 }, { 20, 1ll << 35 } };
+	for (size_t i = 0; i < sizeof(rn) / sizeof(rn[0]); i++) {
+		c = tc("redirect_neigh", BPF_FUNC_redirect_neigh, rn[i].plen ? STK(-32) : NUL,
+		       IMM(rn[i].plen), IMM(rn[i].flags), NOARG);
+		c.a[0] = IMM(3);
+		check(&c);
+	}
+	static const int64_t rp_flags[] = { 0, 1, 1ll << 40 };
+	for (size_t i = 0; i < 3; i++) {
+		c = tc("redirect_peer", BPF_FUNC_redirect_peer, IMM(rp_flags[i]), NOARG, NOARG,
+		       NOARG);
+		c.a[0] = IMM(5);
+		check(&c);
+	}
+
+	/* bpf_skb_vlan_push / bpf_skb_vlan_pop: sequences of up to three calls on untagged,
+	 * tagged, double-tagged, 802.3 and short packets; the out-of-band tag and protocol
+	 * are copied to cb[2..4] */
+	static const struct {
+		const uint8_t *pkt;
+		uint32_t len;
+	} vp[] = { { pkt64, 64 }, { pkt_vlan, 68 }, { pkt_qinq, 72 }, { pkt_8023, 64 },
+		   { pkt_vlan_short, 16 }, { pkt_raw8023, 64 } };
+	static const int64_t vprotos[] = { 0x0081, 0xa888, 0x0008, 0x12340081 };
+	enum { PUSH, POP };
+	static const int seqs[][3] = { { PUSH, -1, -1 }, { POP, -1, -1 }, { PUSH, PUSH, -1 },
+				       { PUSH, PUSH, PUSH }, { PUSH, POP, -1 },
+				       { POP, POP, -1 }, { PUSH, PUSH, POP }, { POP, POP, POP },
+				       { PUSH, POP, POP } };
+	for (size_t pk = 0; pk < sizeof(vp) / sizeof(vp[0]); pk++)
+		for (size_t sq = 0; sq < sizeof(seqs) / sizeof(seqs[0]); sq++)
+			for (size_t pr = 0; pr < sizeof(vprotos) / sizeof(vprotos[0]); pr++) {
+				struct arg push_a[5] = { CTX, IMM(vprotos[pr]),
+							 IMM(0x1000 * (int64_t)pr + 0x10abc) };
+				struct arg pop_a[5] = { CTX };
+				int last = 0;
+
+				if (pr && seqs[sq][0] == POP && seqs[sq][1] == POP)
+					continue; /* protocols do not matter there */
+				c = tc("skb_vlan_push/pop", 0, NOARG, NOARG, NOARG, NOARG);
+				c.pkt = vp[pk].pkt;
+				c.len = vp[pk].len;
+				c.cbfield[0] = F_VLAN_PRESENT;
+				c.cbfield[1] = F_VLAN_TCI;
+				c.cbfield[2] = F_VLAN_PROTO;
+				c.field = F_PROTOCOL;
+				for (int k = 0; k < 3 && seqs[sq][k] >= 0; k++)
+					last = k;
+				for (int k = 0; k <= last; k++) {
+					int32_t h = seqs[sq][k] == PUSH ? BPF_FUNC_skb_vlan_push
+									: BPF_FUNC_skb_vlan_pop;
+					struct arg *a = seqs[sq][k] == PUSH ? push_a : pop_a;
+
+					if (k == last) {
+						c.helper = h;
+						memcpy(c.a, a, sizeof(c.a));
+					} else {
+						c.pre[k].helper = h;
+						memcpy(c.pre[k].a, a, sizeof(c.a));
+					}
+				}
+				check(&c);
+			}
+
+	/* bpf_ktime_get_coarse_ns (network types), bpf_ktime_get_tai_ns (every type): the
+	 * host's clocks, in units of 2^33 ns */
+	static const enum bpf_prog_type clock_types[] = { SOCK, TC, CGSKB, XDP };
+	for (size_t t = 0; t < 4; t++)
+		for (int h = 0; h < 2; h++) {
+			c = tc(h ? "ktime_get_tai_ns" : "ktime_get_coarse_ns",
+			       h ? BPF_FUNC_ktime_get_tai_ns : BPF_FUNC_ktime_get_coarse_ns, NOARG,
+			       NOARG, NOARG, NOARG);
+			c.a[0] = NOARG;
+			c.type = clock_types[t];
+			c.touch = 0;
+			c.post = P_SHR33;
+			check(&c);
+		}
+}
+
 /* A program whose verdict at load is the point: both must agree. */
 static void verdict(const char *name, enum bpf_prog_type type, const struct bpf_insn *p,
 		    size_t n, int want_ok)
@@ -508,6 +817,36 @@ static void verifier_cases(void)
 		n = stale_prog(p, 1, BPF_FUNC_xdp_adjust_head, spill, 0); /* (ctx, 0) */
 		verdict("stale pkt pointer after xdp_adjust_head", XDP, p, n, 0);
 	}
+	/* which types have the new helpers (the kernel's *_func_proto): a call with r1 = ctx */
+	static const struct {
+		enum bpf_prog_type type;
+		int32_t helper;
+		int ok;
+	} avail[] = {
+		{ BPF_PROG_TYPE_KPROBE, BPF_FUNC_ktime_get_coarse_ns, 0 },
+		{ BPF_PROG_TYPE_KPROBE, BPF_FUNC_ktime_get_tai_ns, 1 },
+		{ BPF_PROG_TYPE_TRACEPOINT, BPF_FUNC_ktime_get_tai_ns, 1 },
+		{ XDP, BPF_FUNC_ktime_get_coarse_ns, 1 },
+		{ SOCK, BPF_FUNC_get_hash_recalc, 0 },
+		{ CGSKB, BPF_FUNC_get_hash_recalc, 0 },
+		{ XDP, BPF_FUNC_get_socket_cookie, 0 },
+		{ XDP, BPF_FUNC_get_socket_uid, 0 },
+		{ SOCK, BPF_FUNC_skb_vlan_push, 0 },
+		{ CGSKB, BPF_FUNC_skb_vlan_pop, 0 },
+		{ SOCK, BPF_FUNC_clone_redirect, 0 },
+		{ XDP, BPF_FUNC_redirect_neigh, 0 },
+		{ XDP, BPF_FUNC_redirect_peer, 0 },
+		{ BPF_PROG_TYPE_KPROBE, BPF_FUNC_skb_load_bytes_relative, 0 },
+		{ CGSKB, BPF_FUNC_get_socket_uid, 1 },
+		{ SOCK, BPF_FUNC_get_socket_cookie, 1 },
+	};
+	for (size_t i = 0; i < sizeof(avail) / sizeof(avail[0]); i++) {
+		n = 0;
+		p[n++] = CALL(avail[i].helper);
+		p[n++] = MOV_K(0, 0);
+		p[n++] = EXIT();
+		verdict("helper availability", avail[i].type, p, n, avail[i].ok);
+	}
 	n = stale_prog(p, 0, BPF_FUNC_skb_store_bytes, 0, 1);
 	verdict("skb_store_bytes from the packet", TC, p, n, 0);
 	n = stale_prog(p, 0, BPF_FUNC_csum_diff, 0, 1);
@@ -523,6 +862,7 @@ int main(void)
 		T_SKIP("not root: tc and XDP programs cannot be loaded");
 	make_packets();
 	helper_cases();
+	more_cases();
 	verifier_cases();
 	printf("%d comparisons with the kernel\n", compared);
 	return t_done();

@@ -1,0 +1,246 @@
+/* skb_meta.c - helpers about an skb's metadata rather than its bytes, with the kernel's
+ * semantics on the skb BPF_PROG_TEST_RUN builds: bpf_get_socket_cookie,
+ * bpf_get_socket_uid, bpf_get_hash_recalc, bpf_skb_vlan_push, bpf_skb_vlan_pop.
+ *
+ * A test run's skb belongs to a dummy socket the kernel makes for each run (sock_init_data()
+ * with no struct socket: owner uid 0, a cookie of its own); brt_run_pkt.has_sk says so.
+ * The VLAN tag the kernel keeps out of the packet (skb->vlan_proto/vlan_tci, "hardware
+ * accelerated") is the __sk_buff's vlan_present/vlan_proto/vlan_tci; skb->protocol is its
+ * protocol field.
+ */
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include <arpa/inet.h>
+#include <linux/if_ether.h>
+#include <linux/in.h>
+
+#include "attach/attach.h"
+#include "vm/vm.h"
+
+#define VLAN_HLEN 4
+#define VLAN_ETH_HLEN 18
+#define OVERFLOW_UID 65534 /* what the kernel answers for a socket-less skb */
+
+/* Socket cookies: unique for the process's life and never 0, like the kernel's
+ * (which are unique for the boot; their values are not the kernel's). */
+static atomic_uint_fast64_t next_cookie = 1;
+
+/* u64 bpf_get_socket_cookie(skb): the owning socket's cookie, 0 without one. */
+uint64_t brt_helper_get_socket_cookie(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+				      uint64_t r5, struct bpfrt_run_ctx *ctx)
+{
+	struct brt_run_pkt *p = brt_pkt_of(ctx, r1);
+
+	(void)r2, (void)r3, (void)r4, (void)r5;
+	if (!p || !p->has_sk)
+		return 0;
+	if (!p->sk_cookie)
+		p->sk_cookie = atomic_fetch_add(&next_cookie, 1);
+	return p->sk_cookie;
+}
+
+/* u32 bpf_get_socket_uid(skb): the owning socket's uid (the test run's socket: 0), the
+ * overflow uid without one. */
+uint64_t brt_helper_get_socket_uid(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+				   uint64_t r5, struct bpfrt_run_ctx *ctx)
+{
+	struct brt_run_pkt *p = brt_pkt_of(ctx, r1);
+
+	(void)r2, (void)r3, (void)r4, (void)r5;
+	return p && p->has_sk ? 0 : OVERFLOW_UID;
+}
+
+/* ---- flow hash -------------------------------------------------------------------------- */
+/* The kernel hashes the flow dissector's keys with a key drawn at boot, so its values can
+ * not be reproduced; this one hashes the same keys (addresses, protocol, ports) with a key
+ * drawn once per process, keeping what programs can rely on: the same flow gives the same
+ * nonzero hash, and skb->hash holds it afterwards. */
+static uint64_t hash_key;
+
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+	h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+	h *= 0xff51afd7ed558ccdull;
+	return h ^ (h >> 33);
+}
+
+static uint64_t mix_bytes(uint64_t h, const uint8_t *b, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		h = mix(h, b[i]);
+	return h;
+}
+
+static uint32_t flow_hash(const struct brt_run_pkt *p, uint16_t proto_be)
+{
+	const uint8_t *nh = p->network, *end = p->data_end;
+	uint64_t h;
+	uint16_t proto = ntohs(proto_be);
+	uint8_t l4 = 0;
+	const uint8_t *th = NULL;
+
+	if (!__atomic_load_n(&hash_key, __ATOMIC_RELAXED)) {
+		uint64_t k = 0;
+
+		if (getrandom(&k, sizeof(k), 0) != sizeof(k))
+			k = (uint64_t)(uintptr_t)&k ^ 0x5bd1e995ull;
+		k |= 1;
+		__atomic_compare_exchange_n(&hash_key, &(uint64_t){ 0 }, k, 0, __ATOMIC_RELAXED,
+					    __ATOMIC_RELAXED);
+	}
+	h = mix(__atomic_load_n(&hash_key, __ATOMIC_RELAXED), proto);
+	if (proto == ETH_P_IP && nh + 20 <= end && (nh[0] >> 4) == 4) {
+		h = mix_bytes(h, nh + 12, 8);
+		l4 = nh[9];
+		if (!(((nh[6] << 8) | nh[7]) & 0x3fff)) /* not a fragment */
+			th = nh + (nh[0] & 15) * 4;
+	} else if (proto == ETH_P_IPV6 && nh + 40 <= end) {
+		h = mix_bytes(h, nh + 8, 32);
+		l4 = nh[6];
+		th = nh + 40;
+	}
+	h = mix(h, l4);
+	if (th && (l4 == IPPROTO_TCP || l4 == IPPROTO_UDP || l4 == IPPROTO_SCTP) && th + 4 <= end)
+		h = mix_bytes(h, th, 4);
+	return (uint32_t)(h ^ (h >> 32)) ? (uint32_t)(h ^ (h >> 32)) : 1;
+}
+
+/* u32 bpf_get_hash_recalc(skb): skb->hash, computed from the flow when none is set
+ * (skb_get_hash()). */
+uint64_t brt_helper_get_hash_recalc(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+				    uint64_t r5, struct bpfrt_run_ctx *ctx)
+{
+	struct brt_run_pkt *p = brt_pkt_of(ctx, r1);
+	struct __sk_buff *skb;
+
+	(void)r2, (void)r3, (void)r4, (void)r5;
+	if (!p)
+		return 0;
+	skb = p->ctx;
+	if (!p->hash_valid) {
+		skb->hash = flow_hash(p, (uint16_t)skb->protocol);
+		p->hash_valid = 1;
+	}
+	return skb->hash;
+}
+
+/* ---- VLAN tags -------------------------------------------------------------------------- */
+static int eth_type_vlan(uint16_t proto_be)
+{
+	return proto_be == htons(ETH_P_8021Q) || proto_be == htons(ETH_P_8021AD);
+}
+
+static void put_hw_tag(struct __sk_buff *skb, uint16_t proto_be, uint16_t tci)
+{
+	skb->vlan_present = 1;
+	skb->vlan_proto = proto_be;
+	skb->vlan_tci = tci;
+}
+
+/* __skb_vlan_pop(): take the tag after the MAC addresses out of the packet. */
+static int vlan_pop_inline(struct brt_run_pkt *p, struct __sk_buff *skb, uint16_t *tci)
+{
+	uint8_t *d = p->data;
+	uint16_t enc, raw = 0;
+
+	if (p->mac != p->data)
+		return -EINVAL;
+	if (p->data_end - p->data < VLAN_ETH_HLEN)
+		return -ENOMEM;
+	*tci = (uint16_t)(d[14] << 8 | d[15]);
+	memmove(d + VLAN_HLEN, d, 2 * ETH_ALEN);
+	memcpy(&enc, d + 16, 2);
+	/* vlan_set_encap_proto(): an 802.3 length is no protocol */
+	if (ntohs(enc) >= ETH_P_802_3_MIN) {
+		skb->protocol = enc;
+	} else {
+		if (d + 20 <= p->data_end)
+			memcpy(&raw, d + 18, 2);
+		skb->protocol = htons(raw == 0xffff ? ETH_P_802_3 : ETH_P_802_2);
+	}
+	p->data += VLAN_HLEN;
+	p->meta = p->data;
+	p->mac = p->data;
+	if (p->network < p->data + ETH_HLEN)
+		p->network = p->data + ETH_HLEN;
+	return 0;
+}
+
+/* long bpf_skb_vlan_push(skb, __be16 vlan_proto, u16 vlan_tci): a protocol other than
+ * 802.1Q/802.1ad is taken as 802.1Q.  The new tag goes out of band; one already there
+ * moves into the packet first (after the MAC addresses), as skb_vlan_push() does.
+ * -EINVAL when the packet does not start at its link-layer header. */
+uint64_t brt_helper_skb_vlan_push(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+				  uint64_t r5, struct bpfrt_run_ctx *ctx)
+{
+	struct brt_run_pkt *p = brt_pkt_of(ctx, r1);
+	uint16_t proto = (uint16_t)r2, tci = (uint16_t)r3;
+	struct __sk_buff *skb;
+
+	(void)r4, (void)r5;
+	if (!p)
+		return (uint64_t)-EINVAL;
+	skb = p->ctx;
+	if (!eth_type_vlan(proto))
+		proto = htons(ETH_P_8021Q);
+	if (skb->vlan_present) {
+		uint8_t *d = p->data - VLAN_HLEN;
+		uint16_t old_tci = htons((uint16_t)skb->vlan_tci), old_proto = (uint16_t)skb->vlan_proto;
+
+		if (p->mac != p->data)
+			return (uint64_t)-EINVAL;
+		if (d < p->head) /* the kernel would grow the headroom; test runs have plenty */
+			return (uint64_t)-ENOMEM;
+		memmove(d, p->data, 2 * ETH_ALEN);
+		memcpy(d + 12, &old_proto, 2);
+		memcpy(d + 14, &old_tci, 2);
+		p->data = p->meta = p->mac = d;
+		p->network -= VLAN_HLEN;
+		skb->protocol = old_proto;
+	}
+	put_hw_tag(skb, proto, tci);
+	brt_pkt_moved(ctx, p);
+	return 0;
+}
+
+/* long bpf_skb_vlan_pop(skb): drop the out-of-band tag, or the first one in the packet
+ * when there is none; then a further tag in the packet moves out of band (skb_vlan_pop()).
+ * 0 with nothing done when the packet has no tag; -ENOMEM for a tagged packet shorter than
+ * a VLAN Ethernet header. */
+uint64_t brt_helper_skb_vlan_pop(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+				 uint64_t r5, struct bpfrt_run_ctx *ctx)
+{
+	struct brt_run_pkt *p = brt_pkt_of(ctx, r1);
+	struct __sk_buff *skb;
+	uint16_t tci, proto;
+	int err = 0;
+
+	(void)r2, (void)r3, (void)r4, (void)r5;
+	if (!p)
+		return (uint64_t)-EINVAL;
+	skb = p->ctx;
+	if (skb->vlan_present) {
+		skb->vlan_present = 0;
+		skb->vlan_proto = 0;
+		skb->vlan_tci = 0;
+	} else {
+		if (!eth_type_vlan((uint16_t)skb->protocol))
+			goto out;
+		err = vlan_pop_inline(p, skb, &tci);
+		if (err)
+			goto out;
+	}
+	if (!eth_type_vlan((uint16_t)skb->protocol))
+		goto out;
+	proto = (uint16_t)skb->protocol;
+	err = vlan_pop_inline(p, skb, &tci);
+	if (!err)
+		put_hw_tag(skb, proto, tci);
+out:
+	brt_pkt_moved(ctx, p);
+	return (uint64_t)(int64_t)err;
+}
