@@ -86,6 +86,7 @@ struct brt_prog {
 	uint32_t nmaps;
 	uint32_t nfuncs;
 	uint32_t max_ctx_offset;   /* highest ctx byte accessed + 1 (tracing attach checks) */
+	uint32_t verified_insns;   /* the verifier's processed insns (bpf_prog_info) */
 	struct brt_prog_lines *lines; /* source lines from line_info, or NULL */
 	/* vm and pm are built (at load, or from the file on first use in this process:
 	 * brt_prog_materialise()); set with release after them */
@@ -186,6 +187,7 @@ struct brt_prog_check {
 	const int *fd_array;    /* attr.fd_array copied in, or NULL */
 	uint32_t fd_array_cnt;
 	uint32_t *max_ctx_offset; /* out (may be NULL): highest ctx byte accessed + 1 */
+	uint32_t *verified_insns; /* out (may be NULL): processed insns */
 	const struct brt_vline *lines; /* source lines for the log, or NULL */
 	uint32_t nlines;
 	const uint8_t *func_linkage;   /* func_info: linkage per function, or NULL */

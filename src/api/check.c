@@ -179,6 +179,8 @@ int brt_api_check_prog(const struct brt_prog_check *pc)
 	err = brt_verify(pc->insns, pc->n, &opts, &res);
 	if (pc->max_ctx_offset)
 		*pc->max_ctx_offset = res.max_ctx_offset;
+	if (pc->verified_insns)
+		*pc->verified_insns = res.insn_processed;
 	if (err && pc->err_msg)
 		snprintf(pc->err_msg, pc->err_msglen, "verifier: %s%s",
 			 res.err_msg[0] ? "" : "error ",

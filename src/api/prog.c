@@ -42,6 +42,7 @@ struct load {
 	char *log;
 	uint32_t log_size;
 	uint32_t max_ctx_offset;
+	uint32_t verified_insns;
 	struct brt_prog_lines *lines; /* from line_info (btf_load.c) */
 	uint32_t prog_flags;     /* attr.prog_flags with the privilege it was verified with */
 	const struct brt_prog_vm_opts *vm_opts; /* brt_prog_load_vm(): its policy, or NULL */
@@ -233,6 +234,7 @@ static int prog_init(struct brt_obj *obj, void *arg)
 	prog->nmaps = obj->snap.nmaps;
 	prog->nfuncs = obj->snap.nfuncs;
 	prog->max_ctx_offset = ld->max_ctx_offset;
+	prog->verified_insns = ld->verified_insns;
 	ld->pm.maps = NULL;
 	ld->pm.n = 0;
 	ld->vm = NULL;
@@ -384,6 +386,7 @@ static int build(struct load *ld)
 	pc.fd_array = ld->fd_array;
 	pc.fd_array_cnt = ld->fd_array_cnt;
 	pc.max_ctx_offset = &ld->max_ctx_offset;
+	pc.verified_insns = &ld->verified_insns;
 	pc.lines = ld->lines ? ld->lines->lines : NULL;
 	pc.nlines = ld->lines ? ld->lines->n : 0;
 	pc.func_linkage = ld->lines ? ld->lines->linkage : NULL;
@@ -542,6 +545,7 @@ static int materialise(struct brt_prog *prog)
 		prog->vm = ld.vm;
 		ld.vm = NULL;
 		prog->max_ctx_offset = ld.max_ctx_offset;
+		prog->verified_insns = ld.verified_insns;
 		atomic_store_explicit(&prog->ready, 1, memory_order_release);
 	}
 	load_free(&ld);

@@ -17,6 +17,7 @@
 #include "maps/maps.h"
 
 #define LINKS ".bpfrt-maps"
+#define VERIFIED 11 /* processed insns of prog_text (brt_verify: "processed 11 insns") */
 
 /* hash[0] += 1; returns 7 */
 static const char prog_text[] =
@@ -152,6 +153,8 @@ static void scribbled_after_check(const char *dir, const char *path, int how, in
 	T_EQ_INT(0, bpfrt_obj_get_info_by_fd(fd, &info, &len));
 	T_EQ_INT(1, (int)info.nr_map_ids);
 	T_EQ_INT(11 * 8, (int)info.xlated_prog_len);
+	/* the re-verification's count, as the kernel's bpf_prog_info.verified_insns */
+	T_EQ_INT(VERIFIED, (int)info.verified_insns);
 	brt_obj_put(obj);
 	close(fd);
 	unlink(copy);

@@ -35,6 +35,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 #include "bpfrt.h"
@@ -134,6 +135,8 @@ struct result {
 	char bpfrt_why[256];     /* bpfrt's reason when refused */
 	char category[128];
 	int libbpf_gave_up;      /* libbpf refused before the kernel saw it (CO-RE, externs) */
+	uint32_t kernel_insns;   /* both accept: bpf_prog_info.verified_insns of each (#16) */
+	uint32_t bpfrt_insns;
 	char libbpf_why[256];
 };
 
@@ -498,6 +501,18 @@ static void one_prog(const char *proj, const char *file, const char *path, const
 		kbobj = b_load(path, r, name, 1, &kfd);
 	}
 	bobj = b_load(path, r, name, 0, &bfd);
+	if (r->kernel == V_OK && r->bpfrt == V_OK) {
+		struct bpf_prog_info ki, bi;
+		uint32_t kl = sizeof(ki), bl = sizeof(bi);
+
+		memset(&ki, 0, sizeof(ki));
+		memset(&bi, 0, sizeof(bi));
+		if (!bpf_obj_get_info_by_fd(kfd, &ki, &kl) &&
+		    !bpfrt_obj_get_info_by_fd(bfd, &bi, &bl)) {
+			r->kernel_insns = ki.verified_insns;
+			r->bpfrt_insns = bi.verified_insns;
+		}
+	}
 	if (r->kernel == V_OK && r->bpfrt == V_OK && is_packet_type(r->type)) {
 		struct run_out *k = malloc(sizeof(*k)), *b = malloc(sizeof(*b));
 
@@ -631,6 +646,37 @@ static void print_categories(FILE *out)
 	free(cats);
 }
 
+/* processed insns of the programs both accept, bpfrt / kernel: the ratio's distribution */
+static void print_processed(FILE *out)
+{
+	static const double edge[] = { 0.9, 0.999999, 1.000001, 1.1, 1.5, 3.0, 10.0 };
+	static const char *const label[] = { "< 0.9", "0.9-1.0", "= 1.0", "1.0-1.1", "1.1-1.5",
+					     "1.5-3", "3-10", "> 10" };
+	size_t bucket[8] = { 0 }, n = 0;
+	uint64_t sk = 0, sb = 0;
+
+	for (size_t i = 0; i < nresults; i++) {
+		const struct result *r = &results[i];
+		double q;
+		int b = 0;
+
+		if (!r->kernel_insns || !r->bpfrt_insns)
+			continue;
+		q = (double)r->bpfrt_insns / (double)r->kernel_insns;
+		while (b < 7 && q >= edge[b])
+			b++;
+		bucket[b]++;
+		n++;
+		sk += r->kernel_insns;
+		sb += r->bpfrt_insns;
+	}
+	fprintf(out, "processed insns, bpfrt / kernel, %zu programs both accept (sum %llu / %llu):",
+		n, (unsigned long long)sb, (unsigned long long)sk);
+	for (int b = 0; b < 8; b++)
+		fprintf(out, " %s: %zu;", label[b], bucket[b]);
+	fprintf(out, "\n");
+}
+
 static const char *vname(enum verdict v)
 {
 	return v == V_OK ? "ok" : v == V_REFUSED ? "refused" : "n/a";
@@ -757,16 +803,18 @@ int main(int argc, char **argv)
 		rep = fopen(report, "w");
 	if (rep)
 		fprintf(rep, "program\tsection\ttype\tkernel\tbpfrt\tkernel_errno\tbpfrt_errno\t"
-			"type_found\ttest_run\tcategory\tbpfrt_reason\tkernel_reason\n");
+			"type_found\ttest_run\tcategory\tbpfrt_reason\tkernel_reason\t"
+			"kernel_insns\tbpfrt_insns\n");
 	for (size_t i = 0; i < nresults; i++) {
 		const struct result *r = &results[i];
 
 		if (rep)
-			fprintf(rep, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\n", r->key,
+			fprintf(rep, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%u\t%u\n", r->key,
 				r->sec, libbpf_bpf_prog_type_str(r->type) ?
 					libbpf_bpf_prog_type_str(r->type) : "?",
 				vname(r->kernel), vname(r->bpfrt), r->kernel_err, r->bpfrt_err,
-				r->type_found, r->run, r->category, r->bpfrt_why, r->kernel_why);
+				r->type_found, r->run, r->category, r->bpfrt_why, r->kernel_why,
+				r->kernel_insns, r->bpfrt_insns);
 		if (r->kernel == V_NA) {
 			t.kernel_na++;
 			continue;
@@ -804,6 +852,7 @@ int main(int argc, char **argv)
 	printf("  section type found    %zu of %zu\n", t.type_found, t.progs);
 	printf("  test runs             %zu, same result %zu\n", t.runs, t.runs_same);
 	print_categories(stdout);
+	print_processed(stdout);
 	floor = baseline_floor(baseline);
 	if (t.false_accept) {
 		printf("FAIL: bpfrt accepts %zu programs the kernel refuses\n", t.false_accept);
