@@ -114,10 +114,15 @@ int brt_fs_dir_prepare(const char *dir)
 	/* once per directory and thread: object creation falls back to memfds quietly */
 	if (strncmp(warned, dir, sizeof(warned))) {
 		snprintf(warned, sizeof(warned), "%s", dir);
+		/* what to do, not only what is wrong: the usual cause is another user who
+		 * made the directory first (squatting), which bpfrt reports, not prevents */
 		brt_print(BPFRT_WARN,
-			  "bpfrt: refusing %s as the bpffs directory (%s): %s; remove it or set "
-			  "BPFRT_FS to a directory of yours\n",
-			  dir, strerror(-err), why);
+			  "bpfrt: refusing %s as the bpffs directory (%s): %s. Until it is "
+			  "fixed, maps and programs cannot be pinned or opened there (EACCES). "
+			  "Either have %s removed (by root or its owner) and let bpfrt create it "
+			  "again (root should create it first, at boot), or set BPFRT_FS to a "
+			  "directory of yours, e.g. BPFRT_FS=$XDG_RUNTIME_DIR/bpfrt\n",
+			  dir, strerror(-err), why, dir);
 	}
 	return err;
 }

@@ -10,6 +10,8 @@
  * Controls (root's own files) show each check can pass.  Needs root and unshare(2).
  */
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <sched.h>
@@ -78,9 +80,21 @@ static int map_fd(void)
 	return bpfrt_map_create(BPF_MAP_TYPE_ARRAY, NULL, 4, 8, 1, NULL);
 }
 
+static char printed[4096];
+
+static int capture(enum bpfrt_print_level level, const char *fmt, va_list ap)
+{
+	size_t n = strlen(printed);
+
+	(void)level;
+	vsnprintf(printed + n, sizeof(printed) - n, fmt, ap);
+	return 0;
+}
+
 static void pin_dir_owned_by_user(void)
 {
 	static mode_t modes[] = { 0700, 0755, 01777 };
+	bpfrt_print_fn old_print = bpfrt_set_print(capture);
 
 	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
 		struct stat st;
@@ -96,6 +110,12 @@ static void pin_dir_owned_by_user(void)
 		T_EQ_INT(-EACCES, bpfrt_obj_get(FS "/anything"));
 		close(fd);
 	}
+	bpfrt_set_print(old_print);
+	T_CASE("the refusal says what is wrong and what to do");
+	T_CONTAINS("refusing " FS " as the bpffs directory", printed);
+	T_CONTAINS("owned by uid 65534", printed);
+	T_CONTAINS("have " FS " removed", printed);
+	T_CONTAINS("BPFRT_FS=", printed);
 	T_CASE("root creates the directory 01777 whatever its umask");
 	{
 		mode_t old = umask(077);
