@@ -179,6 +179,7 @@ struct brt_prog_check {
 	size_t n;
 	uint32_t prog_type;
 	uint32_t expected_attach_type;
+	uint32_t attach_btf_id; /* a type of the kernel's BTF (tracing programs), or 0 */
 	uint32_t prog_flags;
 	int gpl;
 	uint32_t log_level;

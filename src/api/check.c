@@ -15,6 +15,7 @@
 
 #include "bpfrt.h"
 #include "api/api.h"
+#include "btf/btf.h"
 #include "maps/maps.h"
 #include "verifier/verifier.h"
 
@@ -168,6 +169,8 @@ int brt_api_check_prog(const struct brt_prog_check *pc)
 		.btf_info = pc->btf_info,
 		.call_maps = pc->call_maps,
 		.ops = pc->ops,
+		.attach_btf_id = pc->attach_btf_id,
+		.attach_btf = pc->attach_btf_id ? brt_btf_vmlinux() : NULL,
 	};
 
 	struct brt_verify_result res;

@@ -16,6 +16,7 @@
 
 #include "bpfrt.h"
 #include "api/api.h"
+#include "btf/btf.h"
 #include "maps/maps.h"
 #include "util/util.h"
 #include "verifier/verifier.h"
@@ -307,8 +308,13 @@ static int check_attrs(struct brt_call *call, struct load *ld)
 	    attr->expected_attach_type != BPF_CGROUP_INET_INGRESS &&
 	    attr->expected_attach_type != BPF_CGROUP_INET_EGRESS)
 		return -EINVAL;
-	if (attr->prog_ifindex || attr->attach_btf_id || attr->attach_prog_fd ||
-	    attr->core_relo_cnt)
+	if (attr->prog_ifindex || attr->attach_prog_fd || attr->core_relo_cnt)
+		return -EINVAL;
+	/* bpf_prog_load(): an attach_btf_id names a type of the kernel's BTF (no kernel
+	 * BTF: -EINVAL), for the BTF-typed program types only */
+	if (attr->attach_btf_id &&
+	    (!brt_btf_vmlinux() || attr->attach_btf_id > BTF_MAX_TYPE ||
+	     !brt_prog_type_has(attr->prog_type, BRT_PT_BTF)))
 		return -EINVAL;
 	if (!name_ok(attr->prog_name, sizeof(attr->prog_name)))
 		return -EINVAL;
@@ -378,6 +384,7 @@ static int build(struct load *ld)
 	pc.n = attr->insn_cnt;
 	pc.prog_type = attr->prog_type;
 	pc.expected_attach_type = attr->expected_attach_type;
+	pc.attach_btf_id = attr->attach_btf_id;
 	pc.prog_flags = ld->prog_flags;
 	pc.gpl = ld->gpl;
 	pc.log_level = attr->log_level;
@@ -480,6 +487,7 @@ int brt_cmd_prog_load(struct brt_call *call)
 	hdr.nmaps = ld.pm.n;
 	hdr.flags = ld.prog_flags;
 	hdr.expected_attach_type = attr->expected_attach_type;
+	hdr.key_size = attr->attach_btf_id;
 	hdr.gpl = (uint32_t)ld.gpl;
 	memcpy(hdr.name, attr->prog_name, sizeof(hdr.name));
 	fd = brt_obj_create(&hdr, sizeof(struct brt_prog), prog_init, &ld, &obj);
@@ -506,6 +514,7 @@ static int materialise(struct brt_prog *prog)
 	attr.prog_type = prog->type;
 	attr.insn_cnt = prog->insn_cnt;
 	attr.expected_attach_type = prog->expected_attach_type;
+	attr.attach_btf_id = hdr->key_size;
 	/* the level in the header is only as good as whoever could write the file */
 	err = brt_api_prog_file_priv(hdr->flags, prog->max_priv, &ld.prog_flags);
 	if (err)

@@ -134,4 +134,14 @@ void brt_core_describe(const struct brt_btf *local, const struct brt_btf_core_re
 /* Length of name without a "___flavour" suffix. */
 size_t brt_core_essential_len(const char *name);
 
+/* vmlinux.c: the running kernel's BTF, parsed on first use (thread-safe), or NULL when
+ * there is none (BPFRT_VMLINUX_BTF overrides the path; empty: none). */
+const struct brt_btf *brt_btf_vmlinux(void);
+/* The type id a BTF-typed program attaches to, found as libbpf finds it from the part of
+ * its section name after the '/': tp_btf/X is the typedef btf_trace_X, iter/X the func
+ * bpf_iter_X, lsm/X the func bpf_lsm_X, fentry/fexit/fmod_ret X the func X.  The id,
+ * -ESRCH when btf lacks it (or btf is NULL), -EINVAL for another attach type. */
+int brt_btf_attach_id(const struct brt_btf *btf, uint32_t prog_type, uint32_t attach_type,
+		      const char *target);
+
 #endif

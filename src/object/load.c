@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "bpfrt.h"
+#include "btf/btf.h"
 #include "isa/isa.h"
 #include "maps/maps.h"
 #include "object/object.h"
@@ -299,7 +300,8 @@ static struct bpf_line_info *line_info(const struct brt_elf_prog *p, uint32_t *c
 }
 
 static int prog_load(struct bpfrt_object *obj, const struct bpfrt_program *prog,
-		     const struct bpf_insn *insns, char *log, uint32_t log_size)
+		     const struct bpf_insn *insns, uint32_t attach_btf_id, char *log,
+		     uint32_t log_size)
 {
 	const struct brt_elf_prog *p = prog->p;
 	struct bpf_line_info *li = NULL;
@@ -310,6 +312,7 @@ static int prog_load(struct bpfrt_object *obj, const struct bpfrt_program *prog,
 	memset(&attr, 0, sizeof(attr));
 	attr.prog_type = p->type;
 	attr.expected_attach_type = p->expected_attach_type;
+	attr.attach_btf_id = attach_btf_id;
 	attr.prog_flags = prog->prog_flags;
 	attr.insns = (uint64_t)(uintptr_t)insns;
 	attr.insn_cnt = (uint32_t)p->insn_cnt;
@@ -398,6 +401,7 @@ static int load_prog(struct bpfrt_object *obj, struct bpfrt_program *prog)
 {
 	const struct brt_elf_prog *p = prog->p;
 	struct bpf_insn *insns;
+	uint32_t btf_id = 0;
 	char *log = NULL;
 	int fd;
 
@@ -406,19 +410,35 @@ static int load_prog(struct bpfrt_object *obj, struct bpfrt_program *prog)
 			 "bpfrt_program_set_type()\n", p->name, p->sec_name);
 		return -EINVAL;
 	}
+	if (brt_prog_type_has(p->type, BRT_PT_BTF) && p->type != BPF_PROG_TYPE_STRUCT_OPS &&
+	    p->type != BPF_PROG_TYPE_EXT) {
+		/* the kernel function, tracepoint or iterator named after the section's '/',
+		 * found in the kernel's BTF as libbpf finds it */
+		const char *slash = strchr(p->sec_name, '/');
+		int id = slash ? brt_btf_attach_id(brt_btf_vmlinux(), p->type,
+						   p->expected_attach_type, slash + 1)
+			       : -ESRCH;
+
+		if (id < 0) {
+			logf_obj(obj, "prog '%s': failed to find kernel BTF type ID of '%s': %s\n",
+				 p->name, slash ? slash + 1 : p->sec_name, strerror(-id));
+			return -ESRCH;
+		}
+		btf_id = (uint32_t)id;
+	}
 	insns = patched(obj, p);
 	if (!insns)
 		return -ENOMEM;
 	/* Without a log first, like libbpf: a log costs time; ask for it only on failure. */
 	if (obj->log_level) {
 		log = malloc(LOG_RETRY_SIZE);
-		fd = log ? prog_load(obj, prog, insns, log, LOG_RETRY_SIZE) : -ENOMEM;
+		fd = log ? prog_load(obj, prog, insns, btf_id, log, LOG_RETRY_SIZE) : -ENOMEM;
 	} else {
-		fd = prog_load(obj, prog, insns, NULL, 0);
+		fd = prog_load(obj, prog, insns, btf_id, NULL, 0);
 		if (fd < 0 && fd != -ENOMEM) {
 			log = malloc(LOG_RETRY_SIZE);
 			if (log)
-				fd = prog_load(obj, prog, insns, log, LOG_RETRY_SIZE);
+				fd = prog_load(obj, prog, insns, btf_id, log, LOG_RETRY_SIZE);
 		}
 	}
 	if (fd < 0)

@@ -449,6 +449,8 @@ static int run_passes(struct brt_env *env)
 		err = brt_check_abnormal_return(env);
 	if (!err)
 		err = check_sleepable(env); /* where the kernel checks the attach target */
+	if (!err)
+		err = brt_check_attach_btf(env);
 	env->insn_idx = 0;
 	if (!err)
 		err = brt_check_cfg(env);
@@ -541,6 +543,15 @@ int brt_verify(const struct bpf_insn *insns, size_t n, const struct brt_verify_o
 	if (opts->priv == BRT_PRIV_UNPRIV && !brt_prog_type_has(opts->prog_type, BRT_PT_UNPRIV))
 		return -EPERM;
 	if (opts->priv != BRT_PRIV_ROOT && brt_prog_type_has(opts->prog_type, BRT_PT_PERFMON))
+		return -EPERM;
+	/* fentry/fexit/fmod_ret run from a trampoline on a kernel function: there is none
+	 * to build in user space.  Refused before any check with EPERM and no log, as the
+	 * corpus host's Linux 6.18 refuses them (its policy forbids trampolines); the
+	 * context and return-value rules for them are in btf_ctx.c all the same. */
+	if (opts->prog_type == BPF_PROG_TYPE_TRACING &&
+	    (opts->expected_attach_type == BPF_TRACE_FENTRY ||
+	     opts->expected_attach_type == BPF_TRACE_FEXIT ||
+	     opts->expected_attach_type == BPF_MODIFY_RETURN))
 		return -EPERM;
 	env = calloc(1, sizeof(*env));
 	if (!env)

@@ -161,6 +161,15 @@ int brt_ret_range(const struct brt_env *env, int64_t *lo, int64_t *hi)
 {
 	const struct brt_prog_type *pt = brt_prog_type(env->opts->prog_type);
 
+	if (env->opts->prog_type == BPF_PROG_TYPE_TRACING) {
+		/* fentry/fexit return nothing to the traced function; an iterator's 1 asks to
+		 * see the object again */
+		uint32_t eat = env->opts->expected_attach_type;
+
+		*lo = 0;
+		*hi = eat == BPF_TRACE_ITER ? 1 : 0;
+		return eat == BPF_TRACE_FENTRY || eat == BPF_TRACE_FEXIT || eat == BPF_TRACE_ITER;
+	}
 	if (!pt || !pt->ret_checked)
 		return 0;
 	*lo = pt->ret_lo;

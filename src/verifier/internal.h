@@ -55,12 +55,19 @@ enum brt_reg_type {
 	PTR_TO_MEM,
 	PTR_TO_FUNC,         /* a function of the program (lddw BPF_PSEUDO_FUNC); map_idx =
 			      * its subprogram number */
+	PTR_TO_BTF_ID,       /* a kernel object typed by vmlinux BTF (btf_id): tracing args
+			      * and what loads through them give (btf_ctx.c) */
 	BRT_REG_TYPE_COUNT,
 };
 /* flags on top of the base type, as the kernel's type modifiers */
 #define PTR_MAYBE_NULL 0x100u
 #define MEM_RDONLY 0x200u
 #define MEM_RINGBUF 0x400u
+#define MEM_USER 0x800u      /* PTR_TO_BTF_ID tagged __user: no direct loads */
+#define MEM_PERCPU 0x1000u   /* tagged __percpu: no direct loads */
+#define MEM_RCU 0x2000u      /* walked through an __rcu field inside an RCU section */
+#define PTR_UNTRUSTED 0x4000u
+#define PTR_TRUSTED 0x8000u
 #define BASE_TYPE(t) ((t) & 0xffu)
 
 /* Packet pointer ranges below zero: what a comparison with pkt_end proved. */
@@ -85,6 +92,7 @@ struct brt_reg {
 	uint32_t mem_size;   /* PTR_TO_MEM: bytes */
 	uint16_t map_idx;    /* map value/key/ptr: index into env->maps; func: subprogram */
 	uint8_t frameno;     /* PTR_TO_STACK: which frame's stack */
+	uint32_t btf_id;     /* PTR_TO_BTF_ID: its struct's id in opts->attach_btf */
 };
 
 enum brt_slot_type {
@@ -237,6 +245,11 @@ struct brt_env {
 	uint64_t prev_log_pos;       /* log position after the last insn line */
 	uint64_t prev_insn_print_pos; /* length of the last insn line */
 	struct brt_reg fake_reg[2];
+	/* BTF-typed programs (btf_ctx.c): the attach target's function prototype, its name
+	 * for messages, and whether arg 0 is the tracepoint's hidden 'void *__data' */
+	const struct btf_type *attach_proto;
+	const char *attach_name;
+	int attach_trace;
 };
 
 /* An error message: into the log (kernel wording, with "\n") and remembered as the error
@@ -342,6 +355,21 @@ int brt_check_ptr_off_reg(struct brt_env *env, const struct brt_reg *reg, int re
 /* 1 when [off, off + size) of the context may be accessed with t; *rt is the type the
  * load yields (SCALAR_VALUE, or a packet pointer for data/data_end/data_meta) */
 int brt_ctx_valid(struct brt_env *env, int off, int size, enum brt_access t, uint32_t *rt);
+
+/* ---- btf_ctx.c: programs typed by kernel BTF ------------------------------------------- */
+/* check_attach_btf_id(): the attach target of a tracing program; 0 or -errno and the
+ * kernel's message. */
+int brt_check_attach_btf(struct brt_env *env);
+/* btf_ctx_access(): may the context (u64 arguments) be read at off/size; *rt and
+ * *btf_id the loaded register's type (SCALAR_VALUE or PTR_TO_BTF_ID | flags). */
+int brt_btf_ctx_access(struct brt_env *env, int off, int size, enum brt_access t,
+		       uint32_t *rt, uint32_t *btf_id);
+/* check_ptr_to_btf_access(): a load or store through PTR_TO_BTF_ID reg at off (reg->off
+ * included).  0 with *rt and *btf_id what a load gives, or -errno and the kernel's message. */
+int brt_btf_ptr_access(struct brt_env *env, int regno, const struct brt_reg *reg, int off,
+		       int size, enum brt_access t, uint32_t *rt, uint32_t *btf_id);
+/* The struct's name of a PTR_TO_BTF_ID ("" when unknown). */
+const char *brt_btf_reg_name(const struct brt_env *env, uint32_t btf_id);
 int brt_may_access_pkt(struct brt_env *env, enum brt_access t);
 
 /* ---- stack.c: the stack's byte-level model ------------------------------------------- */

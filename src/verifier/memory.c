@@ -352,10 +352,14 @@ int brt_check_mem_access(struct brt_env *env, int insn_idx, int regno, int off, 
 			brt_verr(env, "R%d leaks addr into ctx\n", value_regno);
 			return -EACCES;
 		}
+		uint32_t btf_id = 0;
+
 		err = brt_check_ptr_off_reg(env, reg, regno);
 		if (err)
 			return err;
-		if (!brt_ctx_valid(env, off, size, t, &rt)) {
+		if (brt_prog_type(env->opts->prog_type)->ctx == BRT_CTX_BTF
+			    ? !brt_btf_ctx_access(env, off, size, t, &rt, &btf_id)
+			    : !brt_ctx_valid(env, off, size, t, &rt)) {
 			brt_verr(env, "invalid bpf_context access off=%d size=%d\n", off, size);
 			return -EACCES;
 		}
@@ -366,6 +370,27 @@ int brt_check_mem_access(struct brt_env *env, int insn_idx, int regno, int off, 
 			if (rt != SCALAR_VALUE) {
 				brt_mark_reg_known_zero(&regs[value_regno]);
 				regs[value_regno].type = rt;
+				regs[value_regno].btf_id = btf_id;
+				if (rt & PTR_MAYBE_NULL)
+					regs[value_regno].id = ++env->id_gen;
+				return 0;
+			}
+		}
+	} else if (BASE_TYPE(reg->type) == PTR_TO_BTF_ID && !(reg->type & PTR_MAYBE_NULL)) {
+		uint32_t rt, btf_id;
+
+		err = brt_btf_ptr_access(env, regno, reg, off, size, t, &rt, &btf_id);
+		if (err)
+			return err;
+		if (value_regno >= 0) {
+			brt_mark_reg_unknown(env, &regs[value_regno]);
+			if (rt != SCALAR_VALUE) {
+				brt_mark_reg_known_zero(&regs[value_regno]);
+				regs[value_regno].type = rt;
+				regs[value_regno].btf_id = btf_id;
+				regs[value_regno].mem_size = 0;
+				if (BASE_TYPE(rt) == PTR_TO_BTF_ID && (rt & PTR_MAYBE_NULL))
+					regs[value_regno].id = ++env->id_gen;
 				return 0;
 			}
 		}
@@ -465,7 +490,7 @@ int brt_check_helper_mem(struct brt_env *env, int regno, int size, int zero_ok,
 static int save_ptr_type(struct brt_env *env, uint32_t type)
 {
 	struct brt_insn_aux *aux = &env->aux[env->insn_idx];
-	uint32_t t = BASE_TYPE(type) == PTR_TO_CTX ? 1 : 2;
+	uint32_t t = BASE_TYPE(type) == PTR_TO_CTX ? 1 : BASE_TYPE(type) == PTR_TO_BTF_ID ? 3 : 2;
 
 	if (!aux->ptr_kind) {
 		aux->ptr_kind = (uint8_t)t;

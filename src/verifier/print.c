@@ -20,6 +20,7 @@ static const char *const type_names[BRT_REG_TYPE_COUNT] = {
 	[PTR_TO_PACKET_END] = "pkt_end",
 	[PTR_TO_MEM] = "mem",
 	[PTR_TO_FUNC] = "func",
+	[PTR_TO_BTF_ID] = "ptr_",
 };
 
 /* "rdonly_" / "ringbuf_" prefix and "_or_null" suffix around the base name, as the
@@ -29,9 +30,14 @@ const char *brt_reg_type_str(struct brt_env *env, uint32_t type)
 	char *buf = env->tmp_str;
 	const char *base = BASE_TYPE(type) < BRT_REG_TYPE_COUNT ? type_names[BASE_TYPE(type)] : "?";
 
-	snprintf(buf, sizeof(env->tmp_str), "%s%s%s%s", type & MEM_RDONLY ? "rdonly_" : "",
-		 type & MEM_RINGBUF ? "ringbuf_" : "", base,
-		 type & PTR_MAYBE_NULL ? "_or_null" : "");
+	snprintf(buf, sizeof(env->tmp_str), "%s%s%s%s%s%s%s%s%s",
+		 type & MEM_RDONLY ? "rdonly_" : "", type & MEM_RINGBUF ? "ringbuf_" : "",
+		 type & MEM_USER ? "user_" : "", type & MEM_PERCPU ? "percpu_" : "",
+		 type & MEM_RCU ? "rcu_" : "", type & PTR_UNTRUSTED ? "untrusted_" : "",
+		 type & PTR_TRUSTED ? "trusted_" : "", base,
+		 !(type & PTR_MAYBE_NULL)	 ? ""
+		 : BASE_TYPE(type) == PTR_TO_BTF_ID ? "or_null_"
+						    : "_or_null");
 	return buf;
 }
 
@@ -122,6 +128,8 @@ static void print_reg(struct brt_env *env, const struct brt_frame *f, const stru
 			return;
 		}
 	}
+	if (bt == PTR_TO_BTF_ID)
+		brt_vinfo(env, "%s", brt_btf_reg_name(env, reg->btf_id));
 	brt_vinfo(env, "(");
 	if (reg->id)
 		VA("id=%u", reg->id);

@@ -51,7 +51,7 @@ static int regs_exact(const struct brt_reg *o, const struct brt_reg *c, struct i
 	       o->umin == c->umin && o->umax == c->umax && o->s32_min == c->s32_min &&
 	       o->s32_max == c->s32_max && o->u32_min == c->u32_min && o->u32_max == c->u32_max &&
 	       o->range == c->range && o->mem_size == c->mem_size && o->map_idx == c->map_idx &&
-	       o->frameno == c->frameno && check_ids(o->id, c->id, m) &&
+	       o->frameno == c->frameno && o->btf_id == c->btf_id && check_ids(o->id, c->id, m) &&
 	       check_ids(o->ref_obj_id, c->ref_obj_id, m);
 }
 

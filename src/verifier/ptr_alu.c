@@ -242,6 +242,7 @@ int brt_ptr_alu(struct brt_env *env, const struct bpf_insn *insn, const struct b
 	case PTR_TO_PACKET_META:
 	case PTR_TO_PACKET:
 	case PTR_TO_MEM:
+	case PTR_TO_BTF_ID: /* loads then check the offset against the struct */
 	case PTR_TO_FUNC: /* allowed, but a helper refuses a moved one */
 		break;
 	case CONST_PTR_TO_MAP:

@@ -11,6 +11,8 @@
 
 #include <linux/bpf.h>
 
+struct brt_btf;
+
 /* ---- tnum: (value; mask), mask bits unknown, value & mask == 0 ------------------------ */
 struct tnum {
 	uint64_t value; /* the known bits */
@@ -130,6 +132,10 @@ struct brt_verify_opts {
 	 * path decoded it once (api/prog.c), so the verifier does not look rows up again;
 	 * without it brt_verify() looks them up itself (brt_isa_lookup_prog()) */
 	const uint16_t *ops;
+	/* BTF-typed programs (tracing): attr.attach_btf_id and the BTF it names (the
+	 * kernel's, brt_btf_vmlinux()); NULL when there is none */
+	const struct brt_btf *attach_btf;
+	uint32_t attach_btf_id;
 };
 
 #define BRT_VERIFY_ERRLEN 256

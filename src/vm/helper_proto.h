@@ -67,7 +67,9 @@ typedef uint64_t (*brt_helper_fn)(uint64_t r1, uint64_t r2, uint64_t r3, uint64_
 #define BRT_FOR_CGSKB BRT_HSET(BPF_PROG_TYPE_CGROUP_SKB)
 #define BRT_FOR_KPROBE BRT_HSET(BPF_PROG_TYPE_KPROBE)
 #define BRT_FOR_TP BRT_HSET(BPF_PROG_TYPE_TRACEPOINT)
-#define BRT_FOR_RAWTP BRT_HSET(BPF_PROG_TYPE_RAW_TRACEPOINT) /* and raw_tracepoint_writable */
+/* raw_tracepoint (and _writable) and tracing: the kernel's tracing_prog_func_proto()
+ * falls back to raw_tp_prog_func_proto() */
+#define BRT_FOR_RAWTP (BRT_HSET(BPF_PROG_TYPE_RAW_TRACEPOINT) | BRT_HSET(BPF_PROG_TYPE_TRACING))
 #define BRT_FOR_PERF BRT_HSET(BPF_PROG_TYPE_PERF_EVENT)
 #define BRT_FOR_NET (BRT_FOR_SOCK | BRT_FOR_TC | BRT_FOR_XDP | BRT_FOR_CGSKB)
 #define BRT_FOR_TRACE (BRT_FOR_KPROBE | BRT_FOR_TP | BRT_FOR_RAWTP | BRT_FOR_PERF)

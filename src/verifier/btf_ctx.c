@@ -1,0 +1,533 @@
+/* btf_ctx.c - programs typed by kernel BTF (tracing: tp_btf, fentry/fexit/fmod_ret, iter):
+ * the attach target as check_attach_btf_id() finds it in opts->attach_btf (the kernel's
+ * vmlinux BTF), the context as an array of u64 arguments typed by the target's function
+ * prototype (btf_ctx_access()), and loads through the kernel pointers those arguments
+ * hold (PTR_TO_BTF_ID, check_ptr_to_btf_access() and btf_struct_walk()).
+ *
+ * Left out, so bpfrt may refuse what the kernel accepts but not the other way round: the
+ * kernel's lists of tracepoint arguments that may be NULL or an error pointer
+ * (raw_tp_null_args: bpfrt trusts them as the kernel does every other argument), its
+ * lists of fields that stay trusted or RCU-protected when walked, iterators' per-target
+ * argument types beyond "pointers may be NULL", struct arguments wider than 8 bytes.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "btf/btf.h"
+#include "verifier/internal.h"
+
+#define MAX_ARGS 12 /* MAX_BPF_FUNC_ARGS: the context's u64 slots */
+
+static const struct btf_type *type_of(const struct brt_env *env, uint32_t id)
+{
+	return brt_btf_type(env->opts->attach_btf, id);
+}
+
+static unsigned kind_of(const struct btf_type *t)
+{
+	return t ? BTF_INFO_KIND(t->info) : BTF_KIND_UNKN;
+}
+
+static int is_struct(const struct btf_type *t)
+{
+	return kind_of(t) == BTF_KIND_STRUCT || kind_of(t) == BTF_KIND_UNION;
+}
+
+/* btf_type_str(): the kind's name as the kernel's log spells it ("UNKN" for void) */
+static const char *kind_str(const struct btf_type *t)
+{
+	return t ? brt_btf_kind_name(kind_of(t)) : "UNKN";
+}
+
+/* the type id past typedefs, qualifiers and type tags */
+static uint32_t skip_mods(const struct brt_env *env, uint32_t id)
+{
+	return brt_btf_skip_mods(env->opts->attach_btf, id);
+}
+
+const char *brt_btf_reg_name(const struct brt_env *env, uint32_t btf_id)
+{
+	return env->opts->attach_btf ? brt_btf_name(env->opts->attach_btf, btf_id) : "";
+}
+
+int brt_check_attach_btf(struct brt_env *env)
+{
+	const struct brt_verify_opts *o = env->opts;
+	const struct brt_btf *btf = o->attach_btf;
+	uint32_t id = o->attach_btf_id, eat = o->expected_attach_type;
+	const struct btf_type *t;
+	const char *tname;
+
+	if (o->prog_type != BPF_PROG_TYPE_TRACING && o->prog_type != BPF_PROG_TYPE_LSM &&
+	    o->prog_type != BPF_PROG_TYPE_EXT)
+		return 0;
+	if (!id) {
+		brt_verr(env, "Tracing programs must provide btf_id\n");
+		return -EINVAL;
+	}
+	if (!btf) {
+		brt_verr(env, "FENTRY/FEXIT program can only be attached to another program "
+			      "annotated with BTF\n");
+		return -EINVAL;
+	}
+	t = brt_btf_type(btf, id);
+	if (!t) {
+		brt_verr(env, "attach_btf_id %u is invalid\n", id);
+		return -EINVAL;
+	}
+	tname = brt_btf_name(btf, id);
+	if (o->prog_type == BPF_PROG_TYPE_EXT) {
+		/* no target program: extensions replace program functions only */
+		brt_verr(env, "Cannot replace kernel functions\n");
+		return -EINVAL;
+	}
+	switch (eat) {
+	case BPF_TRACE_RAW_TP:
+		if (kind_of(t) != BTF_KIND_TYPEDEF) {
+			brt_verr(env, "attach_btf_id %u is not a typedef\n", id);
+			return -EINVAL;
+		}
+		if (strncmp(tname, "btf_trace_", 10)) {
+			brt_verr(env, "attach_btf_id %u points to wrong type name %s\n", id, tname);
+			return -EINVAL;
+		}
+		tname += 10;
+		/* The kernel takes the arguments from the tracepoint's template function when
+		 * it finds it (for their names); their types are the typedef's. */
+		t = type_of(env, t->type);
+		if (kind_of(t) != BTF_KIND_PTR)
+			return -EINVAL;
+		t = type_of(env, t->type);
+		if (kind_of(t) != BTF_KIND_FUNC_PROTO)
+			return -EINVAL;
+		env->attach_trace = 1;
+		break;
+	case BPF_TRACE_ITER:
+	case BPF_MODIFY_RETURN:
+	case BPF_LSM_MAC:
+	case BPF_LSM_CGROUP:
+	case BPF_TRACE_FENTRY:
+	case BPF_TRACE_FEXIT:
+		if (kind_of(t) != BTF_KIND_FUNC) {
+			brt_verr(env, "attach_btf_id %u is not a function\n", id);
+			return -EINVAL;
+		}
+		t = type_of(env, t->type);
+		if (kind_of(t) != BTF_KIND_FUNC_PROTO)
+			return -EINVAL;
+		if (BTF_INFO_VLEN(t->info) > MAX_ARGS) {
+			brt_verr(env, "The function %s has %u arguments. Too many.\n", tname,
+				 BTF_INFO_VLEN(t->info));
+			return -EINVAL;
+		}
+		/* bpf_iter_prog_supported(): the target is named bpf_iter_<target> */
+		if (eat == BPF_TRACE_ITER && strncmp(tname, "bpf_iter_", 9))
+			return -EINVAL;
+		break;
+	default:
+		return -EINVAL;
+	}
+	env->attach_proto = t;
+	env->attach_name = tname;
+	return 0;
+}
+
+/* is_void_or_int_ptr(): a pointer to void or to an integer reads as a number */
+static int void_or_int_ptr(const struct brt_env *env, const struct btf_type *ptr)
+{
+	const struct btf_type *t = type_of(env, skip_mods(env, ptr->type));
+
+	return !t || kind_of(t) == BTF_KIND_INT;
+}
+
+/* the type tag ("user", "percpu", "rcu") right under a pointer, or "" */
+static const char *ptr_tag(const struct brt_env *env, const struct btf_type *ptr)
+{
+	const struct btf_type *t = type_of(env, ptr->type);
+
+	if (kind_of(t) == BTF_KIND_TYPE_TAG && !BTF_INFO_KFLAG(t->info))
+		return brt_btf_str(env->opts->attach_btf, t->name_off);
+	return "";
+}
+
+/* btf_ctx_arg_idx(): which argument of the whole prototype (a tracepoint's __data
+ * included) holds byte off: pointers take 8 bytes, others their size rounded up to 8;
+ * one past them the return value, then nr_args + 1. */
+static uint32_t arg_idx(const struct brt_env *env, const struct btf_type *proto, int off)
+{
+	const struct btf_param *args = (const struct btf_param *)(proto + 1);
+	uint32_t n = BTF_INFO_VLEN(proto->info), offset = 0;
+	const struct btf_type *t;
+
+	for (uint32_t i = 0; i <= n; i++) {
+		t = type_of(env, skip_mods(env, i < n ? args[i].type : proto->type));
+		offset += kind_of(t) == BTF_KIND_PTR ? 8 : t ? (t->size + 7) / 8 * 8 : 0;
+		if ((uint32_t)off < offset)
+			return i;
+	}
+	return n + 1;
+}
+
+int brt_btf_ctx_access(struct brt_env *env, int off, int size, enum brt_access acc,
+		       uint32_t *rt, uint32_t *btf_id)
+{
+	const struct btf_type *t = env->attach_proto;
+	const struct btf_param *args;
+	const char *tname = env->attach_name ? env->attach_name : "";
+	uint32_t eat = env->opts->expected_attach_type, nr_args, arg, id;
+	const char *tag;
+
+	*rt = SCALAR_VALUE;
+	*btf_id = 0;
+	/* bpf_tracing_ctx_access(): reads of MAX_BPF_FUNC_ARGS u64 slots */
+	if (off < 0 || off >= 8 * MAX_ARGS || acc != BRT_READ || off % size)
+		return 0;
+	if (!t)
+		return 0;
+	if (off % 8) {
+		brt_verr(env, "func '%s' offset %d is not multiple of 8\n", tname, off);
+		return 0;
+	}
+	args = (const struct btf_param *)(t + 1);
+	nr_args = BTF_INFO_VLEN(t->info);
+	arg = arg_idx(env, t, off);
+	if (env->attach_trace) {
+		/* skip the typedef's first argument, the tracepoint's 'void *__data' */
+		args++;
+		nr_args--;
+	}
+	if (arg > nr_args) {
+		brt_verr(env, "func '%s' doesn't have %d-th argument\n", tname, arg + 1);
+		return 0;
+	}
+	if (arg == nr_args) {
+		/* one past the arguments: the return value, for fexit-like programs */
+		switch (eat) {
+		case BPF_LSM_MAC:
+		case BPF_LSM_CGROUP:
+		case BPF_TRACE_FEXIT:
+			id = t->type;
+			break;
+		case BPF_MODIFY_RETURN:
+			id = skip_mods(env, t->type);
+			if (kind_of(type_of(env, id)) != BTF_KIND_INT || type_of(env, id)->size > 8) {
+				brt_verr(env, "ret type %s not allowed for fmod_ret\n",
+					 kind_str(type_of(env, id)));
+				return 0;
+			}
+			break;
+		default:
+			brt_verr(env, "func '%s' doesn't have %d-th argument\n", tname, arg + 1);
+			return 0;
+		}
+	} else {
+		id = args[arg].type;
+	}
+	id = skip_mods(env, id);
+	t = type_of(env, id);
+	if (kind_of(t) == BTF_KIND_INT || kind_of(t) == BTF_KIND_ENUM ||
+	    kind_of(t) == BTF_KIND_ENUM64 || is_struct(t))
+		return 1; /* a number (or a struct passed by value, read as one) */
+	if (kind_of(t) != BTF_KIND_PTR) {
+		brt_verr(env, "func '%s' arg%d '%s' has type %s. Only pointer access is allowed\n",
+			 tname, arg, t ? brt_btf_str(env->opts->attach_btf, t->name_off) : "",
+			 kind_str(t));
+		return 0;
+	}
+	if (size != 8) {
+		brt_verr(env, "func '%s' size %d must be 8\n", tname, size);
+		return 0;
+	}
+	if (void_or_int_ptr(env, t))
+		return 1;
+	*rt = PTR_TO_BTF_ID;
+	/* prog_args_trusted(): tracepoint and iterator arguments are trusted */
+	if (eat == BPF_TRACE_RAW_TP || eat == BPF_TRACE_ITER)
+		*rt |= PTR_TRUSTED;
+	/* an iterator's object arguments (after its meta) may be NULL at the end */
+	if (eat == BPF_TRACE_ITER && arg > 0)
+		*rt |= PTR_MAYBE_NULL;
+	tag = ptr_tag(env, t);
+	if (!strcmp(tag, "user"))
+		*rt |= MEM_USER;
+	else if (!strcmp(tag, "percpu"))
+		*rt |= MEM_PERCPU;
+	id = skip_mods(env, t->type);
+	t = type_of(env, id);
+	if (!is_struct(t)) {
+		brt_verr(env, "func '%s' arg%d type %s is not a struct\n", tname, arg, kind_str(t));
+		*rt = SCALAR_VALUE;
+		return 0;
+	}
+	brt_vinfo(env, "func '%s' arg%d has btf_id %u type %s '%s'\n", tname, arg, id,
+		  kind_str(t), brt_btf_name(env->opts->attach_btf, id));
+	*btf_id = id;
+	return 1;
+}
+
+enum walk { WALK_SCALAR, WALK_PTR, WALK_PTR_UNTRUSTED, WALK_STRUCT };
+
+/* __btf_resolve_size(): a member's type with arrays linearised: *size the whole member,
+ * *elem the innermost element type (modifiers skipped) and *nelems the element count;
+ * returns the array type when the member is one, else the element; NULL: no size. */
+static const struct btf_type *resolve(const struct brt_env *env, uint32_t id, uint32_t *size,
+				      uint32_t *elem, uint32_t *nelems, uint32_t *mid)
+{
+	const struct btf_type *t = type_of(env, id), *array = NULL;
+	uint32_t n = 1, array_id = 0;
+
+	for (int depth = 0; t && depth < 32; depth++) {
+		switch (kind_of(t)) {
+		case BTF_KIND_INT:
+		case BTF_KIND_STRUCT:
+		case BTF_KIND_UNION:
+		case BTF_KIND_ENUM:
+		case BTF_KIND_ENUM64:
+		case BTF_KIND_FLOAT:
+			*size = n * t->size;
+			goto done;
+		case BTF_KIND_PTR:
+			*size = n * 8;
+			goto done;
+		case BTF_KIND_TYPEDEF:
+		case BTF_KIND_VOLATILE:
+		case BTF_KIND_CONST:
+		case BTF_KIND_RESTRICT:
+		case BTF_KIND_TYPE_TAG:
+			id = t->type;
+			t = type_of(env, id);
+			break;
+		case BTF_KIND_ARRAY: {
+			const struct btf_array *a = (const struct btf_array *)(t + 1);
+
+			if (!array) {
+				array = t;
+				array_id = id;
+			}
+			if (n && a->nelems > UINT32_MAX / n)
+				return NULL;
+			n *= a->nelems;
+			id = a->type;
+			t = type_of(env, id);
+			break;
+		}
+		default:
+			return NULL;
+		}
+	}
+	return NULL;
+done:
+	*elem = id;
+	*nelems = n;
+	*mid = array ? array_id : id;
+	return array ? array : t;
+}
+
+/* btf_struct_walk(): what lies at off/size of struct id. */
+static int walk(struct brt_env *env, uint32_t id, int off, int size, uint32_t *next,
+		uint32_t *flag)
+{
+	const struct brt_btf *btf = env->opts->attach_btf;
+	const struct btf_type *t = type_of(env, id);
+
+again:
+	id = skip_mods(env, id);
+	t = type_of(env, id);
+	const char *tname = brt_btf_name(btf, id);
+	const struct btf_member *m = (const struct btf_member *)(t + 1);
+	uint32_t vlen;
+
+	if (!is_struct(t)) {
+		brt_verr(env, "Type '%s' is not a struct\n", tname);
+		return -EINVAL;
+	}
+	vlen = BTF_INFO_VLEN(t->info);
+	if (kind_of(t) == BTF_KIND_UNION && vlen != 1)
+		*flag |= PTR_UNTRUSTED; /* walking a union gives untrusted pointers */
+	if ((uint32_t)(off + size) > t->size) {
+		/* past the end: only into a trailing flexible array of ints or structs */
+		const struct btf_type *mt, *et;
+		const struct btf_array *a;
+		uint32_t moff;
+
+		if (vlen == 0)
+			goto beyond;
+		mt = type_of(env, skip_mods(env, m[vlen - 1].type));
+		if (kind_of(mt) != BTF_KIND_ARRAY)
+			goto beyond;
+		a = (const struct btf_array *)(mt + 1);
+		if (a->nelems != 0)
+			goto beyond;
+		moff = (BTF_INFO_KFLAG(t->info) ? BTF_MEMBER_BIT_OFFSET(m[vlen - 1].offset)
+						: m[vlen - 1].offset) / 8;
+		if ((uint32_t)off < moff)
+			goto beyond;
+		id = skip_mods(env, a->type);
+		et = type_of(env, id);
+		if (kind_of(et) == BTF_KIND_INT)
+			return WALK_SCALAR;
+		if (!is_struct(et) || !et->size)
+			goto beyond;
+		off = (int)(((uint32_t)off - moff) % et->size);
+		goto again;
+beyond:
+		brt_verr(env, "access beyond struct %s at off %u size %u\n", tname, (unsigned)off,
+			 (unsigned)size);
+		return -EACCES;
+	}
+	for (uint32_t i = 0; i < vlen; i++) {
+		uint32_t bitoff = BTF_INFO_KFLAG(t->info) ? BTF_MEMBER_BIT_OFFSET(m[i].offset)
+							   : m[i].offset;
+		uint32_t bitsize = BTF_INFO_KFLAG(t->info) ? BTF_MEMBER_BITFIELD_SIZE(m[i].offset)
+							    : 0;
+		uint32_t moff = bitoff / 8, msize = 0, elem = 0, nelems = 0, mid = 0, mend;
+		const struct btf_type *mt;
+		const char *mname = brt_btf_str(btf, m[i].name_off);
+
+		if ((uint32_t)(off + size) <= moff)
+			break;
+		if (bitsize) {
+			if ((uint32_t)off <= moff &&
+			    (bitoff + bitsize + 7) / 8 <= (uint32_t)(off + size))
+				return WALK_SCALAR;
+			continue;
+		}
+		if ((uint32_t)off < moff)
+			break; /* a hole */
+		mt = resolve(env, m[i].type, &msize, &elem, &nelems, &mid);
+		if (!mt) {
+			brt_verr(env, "field %s doesn't have size\n", mname ? mname : "");
+			return -EFAULT;
+		}
+		mend = moff + msize;
+		if ((uint32_t)off >= mend)
+			continue;
+		if (kind_of(mt) == BTF_KIND_ARRAY) {
+			if (moff == mend)
+				continue; /* empty array */
+			msize /= nelems;
+			moff += ((uint32_t)off - moff) / msize * msize;
+			mt = type_of(env, elem);
+			mid = elem;
+		}
+		if (is_struct(mt)) {
+			if ((uint32_t)off == moff) {
+				*next = mid;
+				return WALK_STRUCT;
+			}
+			off -= (int)moff;
+			id = mid;
+			goto again;
+		}
+		if (kind_of(mt) == BTF_KIND_PTR) {
+			const char *tag = ptr_tag(env, mt);
+			uint32_t sid;
+
+			if (msize != (uint32_t)size || (uint32_t)off != moff) {
+				brt_verr(env, "cannot access ptr member %s with moff %u in struct %s "
+					      "with off %u size %u\n",
+					 mname ? mname : "", moff, tname, (unsigned)off, (unsigned)size);
+				return -EACCES;
+			}
+			sid = skip_mods(env, mt->type);
+			if (!is_struct(type_of(env, sid)))
+				return WALK_PTR_UNTRUSTED;
+			if (!strcmp(tag, "user"))
+				*flag |= MEM_USER;
+			else if (!strcmp(tag, "percpu"))
+				*flag |= MEM_PERCPU;
+			else if (!strcmp(tag, "rcu"))
+				*flag |= MEM_RCU;
+			*next = sid;
+			return WALK_PTR;
+		}
+		/* ints (and arrays of them) may be read anywhere inside the member */
+		if ((uint32_t)(off + size) > mend && !(*flag & PTR_UNTRUSTED)) {
+			brt_verr(env, "access beyond the end of member %s (mend:%u) in struct %s "
+				      "with off %u size %u\n",
+				 mname ? mname : "", mend, tname, (unsigned)off, (unsigned)size);
+			return -EACCES;
+		}
+		return WALK_SCALAR;
+	}
+	brt_verr(env, "struct %s doesn't have field at offset %d\n", tname, off);
+	return -EINVAL;
+}
+
+int brt_btf_ptr_access(struct brt_env *env, int regno, const struct brt_reg *reg, int off,
+		       int size, enum brt_access acc, uint32_t *rt, uint32_t *btf_id)
+{
+	const char *tname = brt_btf_reg_name(env, reg->btf_id);
+	uint32_t id = reg->btf_id, flag = 0;
+	int ret;
+
+	*rt = SCALAR_VALUE;
+	*btf_id = 0;
+	if (!env->allow_ptr_leaks) {
+		brt_verr(env, "'struct %s' access is allowed only to CAP_PERFMON and CAP_SYS_ADMIN\n",
+			 tname);
+		return -EPERM;
+	}
+	if (!env->opts->gpl) {
+		brt_verr(env, "Cannot access kernel 'struct %s' from non-GPL compatible program\n",
+			 tname);
+		return -EINVAL;
+	}
+	if (off < 0) {
+		brt_verr(env, "R%d is ptr_%s invalid negative access: off=%d\n", regno, tname, off);
+		return -EACCES;
+	}
+	if (!brt_tnum_is_const(reg->var_off) || reg->var_off.value) {
+		char tn[48];
+
+		brt_tnum_strn(tn, sizeof(tn), reg->var_off);
+		brt_verr(env, "R%d is ptr_%s invalid variable offset: off=%d, var_off=%s\n", regno,
+			 tname, off, tn);
+		return -EACCES;
+	}
+	if (reg->type & MEM_USER) {
+		brt_verr(env, "R%d is ptr_%s access user memory: off=%d\n", regno, tname, off);
+		return -EACCES;
+	}
+	if (reg->type & MEM_PERCPU) {
+		brt_verr(env, "R%d is ptr_%s access percpu memory: off=%d\n", regno, tname, off);
+		return -EACCES;
+	}
+	if (acc != BRT_READ) {
+		brt_verr(env, "only read is supported\n");
+		return -EACCES;
+	}
+	for (;;) {
+		ret = walk(env, id, off, size, &id, &flag);
+		if (ret < 0)
+			return ret;
+		if (ret != WALK_STRUCT)
+			break;
+		off = 0; /* a nested struct at exactly off: look inside it */
+	}
+	if (ret == WALK_SCALAR)
+		return 0;
+	if (ret == WALK_PTR_UNTRUSTED) {
+		*rt = PTR_TO_MEM | MEM_RDONLY | PTR_UNTRUSTED;
+		return 0;
+	}
+	/* what walking keeps of the pointer's trust (check_ptr_to_btf_access()); the
+	 * kernel's lists of trusted and RCU fields are not kept here */
+	if (reg->type & PTR_UNTRUSTED) {
+		flag = PTR_UNTRUSTED;
+	} else if ((reg->type & (PTR_TRUSTED | MEM_RCU)) || reg->ref_obj_id) {
+		if (!(env->opts->prog_flags & BPF_F_SLEEPABLE) && !(reg->type & PTR_MAYBE_NULL)) {
+			if (flag & MEM_RCU)
+				flag |= PTR_MAYBE_NULL; /* __rcu pointers may be NULL */
+			else if (!(flag & (MEM_PERCPU | MEM_USER)))
+				flag &= ~(PTR_TRUSTED | MEM_RCU);
+		} else {
+			flag = PTR_UNTRUSTED;
+		}
+	} else {
+		flag &= ~(PTR_TRUSTED | MEM_RCU);
+	}
+	*rt = PTR_TO_BTF_ID | flag;
+	*btf_id = id;
+	return 0;
+}

@@ -1,0 +1,221 @@
+/* test_btf_oracle.c - programs typed by the kernel's BTF (tp_btf, iter, fentry) against
+ * the kernel: the same instructions with the same attach_btf_id (found in
+ * /sys/kernel/btf/vmlinux as the loader finds it) load or fail alike through bpf(2) and
+ * bpfrt_bpf(), with the same errno and the kernel's error line: the context as u64
+ * arguments typed by the target's prototype, loads through the kernel pointers they hold
+ * (struct walks, nested structs, offsets, writes, licences), iterator arguments that may
+ * be NULL, and the attach checks.
+ */
+#include "trace_test.h"
+
+#include "btf/btf.h"
+
+struct bcase {
+	const char *name;
+	uint32_t attach;    /* expected_attach_type */
+	const char *target; /* after the section's '/'; NULL: attach_btf_id 0 */
+	const char *lic;
+	const char *text;   /* assembly; "@pid" and friends are struct offsets, below */
+	const char *msg;    /* a line both logs must contain (NULL: none checked) */
+	uint32_t btf_id;    /* used instead of target's id when set */
+};
+
+static const struct brt_btf *vmlinux;
+
+/* byte offset of member name in struct sname, or -1 */
+static int member_off(const char *sname, const char *name)
+{
+	int id = brt_btf_find(vmlinux, sname, BTF_KIND_STRUCT);
+	const struct btf_type *t = id > 0 ? brt_btf_type(vmlinux, (uint32_t)id) : NULL;
+	const struct btf_member *m;
+
+	if (!t)
+		return -1;
+	m = (const struct btf_member *)(t + 1);
+	for (uint32_t i = 0; i < BTF_INFO_VLEN(t->info); i++)
+		if (!strcmp(brt_btf_str(vmlinux, m[i].name_off), name))
+			return (int)((BTF_INFO_KFLAG(t->info) ? BTF_MEMBER_BIT_OFFSET(m[i].offset)
+							     : m[i].offset) /
+				     8);
+	return -1;
+}
+
+/* text with @pid, @tgid (task_struct) and @size (sizeof task_struct) replaced */
+static char *expand(const char *text)
+{
+	static const struct {
+		const char *key, *s, *m;
+	} keys[] = { { "@pid", "task_struct", "pid" }, { "@tgid", "task_struct", "tgid" },
+		     { "@parent", "task_struct", "real_parent" } };
+	char *out = malloc(strlen(text) * 2 + 64), *o = out;
+	int tsz = brt_btf_find(vmlinux, "task_struct", BTF_KIND_STRUCT);
+
+	while (*text) {
+		int done = 0;
+
+		for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]) && !done; k++)
+			if (!strncmp(text, keys[k].key, strlen(keys[k].key))) {
+				o += sprintf(o, "%d", member_off(keys[k].s, keys[k].m));
+				text += strlen(keys[k].key);
+				done = 1;
+			}
+		if (!done && !strncmp(text, "@size", 5)) {
+			o += sprintf(o, "%u", brt_btf_type(vmlinux, (uint32_t)tsz)->size);
+			text += 5;
+			done = 1;
+		}
+		if (!done)
+			*o++ = *text++;
+	}
+	*o = 0;
+	return out;
+}
+
+static int load(int kernel, const struct bcase *c, char *log, size_t loglen)
+{
+	union bpf_attr a;
+	struct bpf_insn *insns;
+	char err[256], *text = expand(c->text);
+	size_t n;
+	int fd;
+
+	if (bpfrt_asm(text, "test.s", &insns, &n, err, sizeof(err))) {
+		fprintf(stderr, "asm: %s\n", err);
+		free(text);
+		return -EINVAL;
+	}
+	free(text);
+	memset(&a, 0, sizeof(a));
+	a.prog_type = BPF_PROG_TYPE_TRACING;
+	a.expected_attach_type = c->attach;
+	a.insns = (uint64_t)(uintptr_t)insns;
+	a.insn_cnt = (uint32_t)n;
+	a.license = (uint64_t)(uintptr_t)c->lic;
+	a.log_buf = (uint64_t)(uintptr_t)log;
+	a.log_size = (uint32_t)loglen;
+	a.log_level = 1;
+	log[0] = 0;
+	a.attach_btf_id = c->btf_id;
+	if (!a.attach_btf_id && c->target) {
+		int id = brt_btf_attach_id(vmlinux, BPF_PROG_TYPE_TRACING, c->attach, c->target);
+
+		a.attach_btf_id = id > 0 ? (uint32_t)id : 0;
+	}
+	fd = kernel ? (int)syscall(__NR_bpf, BPF_PROG_LOAD, &a, sizeof(a))
+		    : bpfrt_bpf(BPF_PROG_LOAD, &a, sizeof(a));
+	if (fd < 0)
+		fd = -errno;
+	free(insns);
+	return fd;
+}
+
+#define RAW BPF_TRACE_RAW_TP
+#define SW "sched_switch" /* (bool preempt, task_struct *prev, *next, unsigned prev_state) */
+#define PREV "ldxdw %r2, [%r1+8]\n"
+
+static const struct bcase cases[] = {
+	{ "return 0", RAW, SW, "GPL", "mov %r0, 0\nexit\n", NULL, 0 },
+	{ "scalar argument", RAW, SW, "GPL", "ldxdw %r0, [%r1+0]\nexit\n", NULL, 0 },
+	{ "u32 argument read with 4 bytes", RAW, SW, "GPL", "ldxw %r0, [%r1+24]\nexit\n", NULL,
+	  0 },
+	{ "prev->pid", RAW, SW, "GPL", PREV "ldxw %r0, [%r2+@pid]\nexit\n", NULL, 0 },
+	{ "prev->real_parent->tgid", RAW, SW, "GPL",
+	  PREV "ldxdw %r3, [%r2+@parent]\nldxw %r0, [%r3+@tgid]\nexit\n", NULL, 0 },
+	{ "prev moved by a constant, then read", RAW, SW, "GPL",
+	  PREV "add %r2, @pid\nldxw %r0, [%r2+0]\nexit\n", NULL, 0 },
+	{ "prev moved by a variable", RAW, SW, "GPL",
+	  PREV "ldxdw %r3, [%r1+0]\nand %r3, 8\nadd %r2, %r3\nldxw %r0, [%r2+0]\nexit\n",
+	  "invalid variable offset", 0 },
+	{ "write to the context", RAW, SW, "GPL", "stdw [%r1+0], 0\nmov %r0, 0\nexit\n",
+	  "invalid bpf_context access off=0 size=8", 0 },
+	{ "context offset not a multiple of 8", RAW, SW, "GPL", "ldxw %r0, [%r1+4]\nexit\n",
+	  "func 'sched_switch' offset 4 is not multiple of 8", 0 },
+	{ "argument past the last", RAW, SW, "GPL", "ldxdw %r0, [%r1+40]\nexit\n",
+	  "func 'sched_switch' doesn't have 7-th argument", 0 },
+	{ "the return value slot of a tracepoint", RAW, SW, "GPL", "ldxdw %r0, [%r1+32]\nexit\n",
+	  "func 'sched_switch' doesn't have 5-th argument", 0 },
+	{ "pointer argument read with 4 bytes", RAW, SW, "GPL", "ldxw %r0, [%r1+8]\nexit\n",
+	  "func 'sched_switch' size 4 must be 8", 0 },
+	{ "store through prev", RAW, SW, "GPL", PREV "stw [%r2+@pid], 0\nmov %r0, 0\nexit\n",
+	  "only read is supported", 0 },
+	{ "read past task_struct", RAW, SW, "GPL", PREV "ldxw %r0, [%r2+@size]\nexit\n",
+	  "access beyond struct task_struct", 0 },
+	{ "read below prev", RAW, SW, "GPL", PREV "ldxw %r0, [%r2-8]\nexit\n",
+	  "R2 is ptr_task_struct invalid negative access: off=-8", 0 },
+	{ "half of a pointer member", RAW, SW, "GPL", PREV "ldxw %r0, [%r2+@parent]\nexit\n",
+	  "cannot access ptr member real_parent", 0 },
+	{ "proprietary licence", RAW, SW, "Proprietary", PREV "ldxw %r0, [%r2+@pid]\nexit\n",
+	  "Cannot access kernel 'struct task_struct' from non-GPL compatible program", 0 },
+	{ "prev returned", RAW, SW, "GPL", PREV "mov %r0, %r2\nexit\n", NULL, 0 },
+	{ "prev to bpf_probe_read_kernel", RAW, SW, "GPL",
+	  PREV "mov %r3, %r2\nmov %r1, %r10\nadd %r1, -8\nmov %r2, 8\n"
+	       "call bpf_probe_read_kernel\nmov %r0, 0\nexit\n",
+	  NULL, 0 },
+	{ "prev spilled and filled", RAW, SW, "GPL",
+	  PREV "stxdw [%r10-8], %r2\nldxdw %r3, [%r10-8]\nldxw %r0, [%r3+@pid]\nexit\n", NULL,
+	  0 },
+	{ "no attach_btf_id", RAW, NULL, "GPL", "mov %r0, 0\nexit\n",
+	  "Tracing programs must provide btf_id", 0 },
+	{ "a tracepoint that is a function", RAW, "sched_switch", "GPL", "mov %r0, 0\nexit\n",
+	  "is not a typedef", 1 },
+	{ "attach_btf_id out of range", RAW, NULL, "GPL", "mov %r0, 0\nexit\n", NULL, 0xffff0 },
+	{ "iter/task, task used unchecked", BPF_TRACE_ITER, "task", "GPL",
+	  "ldxdw %r2, [%r1+8]\nldxw %r0, [%r2+@pid]\nmov %r0, 0\nexit\n",
+	  "invalid mem access 'trusted_ptr_or_null_'", 0 },
+	{ "iter/task, task checked", BPF_TRACE_ITER, "task", "GPL",
+	  "ldxdw %r2, [%r1+8]\njeq %r2, 0, +1\nldxw %r0, [%r2+@pid]\nmov %r0, 0\nexit\n", NULL,
+	  0 },
+	{ "iter/task returns 2", BPF_TRACE_ITER, "task", "GPL", "mov %r0, 2\nexit\n",
+	  "At program exit the register R0 has", 0 },
+	{ "fentry returns 0", BPF_TRACE_FENTRY, "vfs_read", "GPL", "mov %r0, 0\nexit\n", NULL,
+	  0 },
+	{ "fexit returns 0", BPF_TRACE_FEXIT, "vfs_read", "GPL", "mov %r0, 0\nexit\n", NULL,
+	  0 },
+	{ "fmod_ret without attach_btf_id", BPF_MODIFY_RETURN, NULL, "GPL", "mov %r0, 0\nexit\n",
+	  NULL, 0 },
+};
+
+int main(void)
+{
+	static char log1[65536], log2[65536];
+	struct bcase c;
+
+	vmlinux = brt_btf_vmlinux();
+	if (geteuid() != 0)
+		T_SKIP("no kernel bpf() to compare with (needs root)");
+	if (!vmlinux)
+		T_SKIP("no kernel BTF (/sys/kernel/btf/vmlinux)");
+	tt_private_fs("btf_oracle");
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int a, b;
+
+		c = cases[i];
+		if (c.btf_id == 1) /* the function of that name instead of the typedef */
+			c.btf_id = (uint32_t)brt_btf_find(vmlinux, "schedule", BTF_KIND_FUNC);
+		a = load(0, &c, log1, sizeof(log1));
+		b = load(1, &c, log2, sizeof(log2));
+		T_CASE(c.name);
+		if ((c.attach == BPF_TRACE_FENTRY || c.attach == BPF_TRACE_FEXIT ||
+		     c.attach == BPF_MODIFY_RETURN) && b != -EPERM) {
+			/* a kernel whose policy lets it build trampolines checks these;
+			 * bpfrt, which has none to build, refuses them all (EPERM) */
+			T_EQ_INT(-EPERM, a);
+			if (b >= 0)
+				close(b);
+			continue;
+		}
+		T_EQ_INT(b < 0 ? b : 0, a < 0 ? a : 0);
+		if ((a < 0) != (b < 0) || (a < 0 && a != b))
+			fprintf(stderr, "  bpfrt log:\n%s  kernel log:\n%s", log1, log2);
+		if (c.msg) {
+			T_CONTAINS(c.msg, log1);
+			T_CONTAINS(c.msg, log2);
+		}
+		if (a >= 0)
+			close(a);
+		if (b >= 0)
+			close(b);
+	}
+	tt_cleanup_fs();
+	return t_done();
+}
