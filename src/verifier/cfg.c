@@ -538,6 +538,13 @@ static uint16_t rel_transfer(struct brt_env *env, int t, uint16_t out, int jumps
 	default:
 		break;
 	}
+	/* without CAP_PERFMON a register added to or subtracted from a pointer sets the
+	 * instruction's Spectre mask, which every path must agree on (ptr_alu.c): its value
+	 * matters even when the result is never used (the kernel marks it precise) */
+	if (!env->bypass_spec_v1 && BPF_SRC(env->insns[t].code) == BPF_X &&
+	    (BPF_CLASS(env->insns[t].code) == BPF_ALU64 || BPF_CLASS(env->insns[t].code) == BPF_ALU) &&
+	    (BPF_OP(env->insns[t].code) == BPF_ADD || BPF_OP(env->insns[t].code) == BPF_SUB))
+		sinks |= (uint16_t)(r.use & (1u << env->insns[t].src_reg | 1u << env->insns[t].dst_reg));
 	return (uint16_t)((out & ~r.def) | (out & r.def ? r.flow : 0) | sinks);
 }
 
