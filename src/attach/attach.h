@@ -125,6 +125,12 @@ BRT_PKT_HELPER_FN(get_socket_uid)
 BRT_PKT_HELPER_FN(get_hash_recalc)
 BRT_PKT_HELPER_FN(skb_vlan_push)
 BRT_PKT_HELPER_FN(skb_vlan_pop)
+BRT_PKT_HELPER_FN(skb_change_head)
+BRT_PKT_HELPER_FN(set_hash)
+BRT_PKT_HELPER_FN(set_hash_invalid)
+BRT_PKT_HELPER_FN(xdp_get_buff_len)
+BRT_PKT_HELPER_FN(xdp_load_bytes)
+BRT_PKT_HELPER_FN(xdp_store_bytes)
 #undef BRT_PKT_HELPER_FN
 
 /* The helpers this folder implements, for the registry (src/helpers/registry.c): one
@@ -155,6 +161,12 @@ BRT_PKT_HELPER_FN(skb_vlan_pop)
 	  BRT_FOR_SOCK | BRT_FOR_TC | BRT_FOR_CGSKB)                                     \
 	X(BPF_FUNC_get_hash_recalc, brt_helper_get_hash_recalc, BRT_FOR_TC)              \
 	X(BPF_FUNC_skb_vlan_push, brt_helper_skb_vlan_push, BRT_FOR_TC)                  \
-	X(BPF_FUNC_skb_vlan_pop, brt_helper_skb_vlan_pop, BRT_FOR_TC)
+	X(BPF_FUNC_skb_vlan_pop, brt_helper_skb_vlan_pop, BRT_FOR_TC)                    \
+	X(BPF_FUNC_skb_change_head, brt_helper_skb_change_head, BRT_FOR_TC)              \
+	X(BPF_FUNC_set_hash, brt_helper_set_hash, BRT_FOR_TC)                            \
+	X(BPF_FUNC_set_hash_invalid, brt_helper_set_hash_invalid, BRT_FOR_TC)            \
+	X(BPF_FUNC_xdp_get_buff_len, brt_helper_xdp_get_buff_len, BRT_FOR_XDP)           \
+	X(BPF_FUNC_xdp_load_bytes, brt_helper_xdp_load_bytes, BRT_FOR_XDP)               \
+	X(BPF_FUNC_xdp_store_bytes, brt_helper_xdp_store_bytes, BRT_FOR_XDP)
 
 #endif

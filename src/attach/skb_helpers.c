@@ -312,3 +312,29 @@ uint64_t brt_helper_redirect_peer(uint64_t r1, uint64_t r2, uint64_t r3, uint64_
 	}
 	return TC_ACT_REDIRECT;
 }
+
+/* long bpf_skb_change_head(skb, u32 head_room, u64 flags): head_room zeroed bytes in front
+ * of the packet, which becomes its link-layer header (the network header stays).
+ * -EINVAL for flags, head_room of 2^31 or more, or a packet that would exceed
+ * SKB_MAX_ALLOC (no GSO in a test run). */
+uint64_t brt_helper_skb_change_head(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+				    uint64_t r5, struct bpfrt_run_ctx *ctx)
+{
+	struct brt_run_pkt *p = brt_pkt_of(ctx, r1);
+	uint32_t room = (uint32_t)r2, len, new_len;
+
+	(void)r4, (void)r5;
+	if (!p)
+		return (uint64_t)-EINVAL;
+	len = skb_len(p);
+	new_len = len + room;
+	if (r3 || (int32_t)room < 0 || new_len > SKB_MAX_ALLOC || new_len < len)
+		return (uint64_t)-EINVAL;
+	if (room > (uint64_t)(p->data - p->head)) /* the kernel reallocates; test runs have room */
+		return (uint64_t)-ENOMEM;
+	p->data -= room;
+	p->meta = p->mac = p->data;
+	memset(p->data, 0, room);
+	brt_pkt_moved(ctx, p);
+	return 0;
+}

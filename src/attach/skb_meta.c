@@ -1,6 +1,7 @@
 /* skb_meta.c - helpers about an skb's metadata rather than its bytes, with the kernel's
  * semantics on the skb BPF_PROG_TEST_RUN builds: bpf_get_socket_cookie,
- * bpf_get_socket_uid, bpf_get_hash_recalc, bpf_skb_vlan_push, bpf_skb_vlan_pop.
+ * bpf_get_socket_uid, bpf_get_hash_recalc, bpf_set_hash, bpf_set_hash_invalid,
+ * bpf_skb_vlan_push, bpf_skb_vlan_pop.
  *
  * A test run's skb belongs to a dummy socket the kernel makes for each run (sock_init_data()
  * with no struct socket: owner uid 0, a cookie of its own); brt_run_pkt.has_sk says so.
@@ -126,6 +127,35 @@ uint64_t brt_helper_get_hash_recalc(uint64_t r1, uint64_t r2, uint64_t r3, uint6
 		p->hash_valid = 1;
 	}
 	return skb->hash;
+}
+
+/* long bpf_set_hash(skb, u32 hash): skb->hash = hash, kept until the hash is cleared. */
+uint64_t brt_helper_set_hash(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5,
+			     struct bpfrt_run_ctx *ctx)
+{
+	struct brt_run_pkt *p = brt_pkt_of(ctx, r1);
+
+	(void)r3, (void)r4, (void)r5;
+	if (p) {
+		((struct __sk_buff *)p->ctx)->hash = (uint32_t)r2;
+		p->hash_valid = 1;
+	}
+	return 0;
+}
+
+/* long bpf_set_hash_invalid(skb): clears skb->hash; the next bpf_get_hash_recalc computes
+ * it again. */
+uint64_t brt_helper_set_hash_invalid(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+				     uint64_t r5, struct bpfrt_run_ctx *ctx)
+{
+	struct brt_run_pkt *p = brt_pkt_of(ctx, r1);
+
+	(void)r2, (void)r3, (void)r4, (void)r5;
+	if (p) {
+		((struct __sk_buff *)p->ctx)->hash = 0;
+		p->hash_valid = 0;
+	}
+	return 0;
 }
 
 /* ---- VLAN tags -------------------------------------------------------------------------- */

@@ -726,6 +726,73 @@ static void more_cases(void)
 				check(&c);
 			}
 
+	/* bpf_xdp_load_bytes / bpf_xdp_store_bytes / bpf_xdp_get_buff_len, with metadata and
+	 * after the head moved */
+	static const int64_t xo[] = { 0, 10, 48, 60, 61, 64, 0xffff, 0x10000, 0xffffffff };
+	static const uint32_t xmeta[] = { 0, 8 };
+	for (size_t m = 0; m < 2; m++) {
+		for (size_t o = 0; o < sizeof(xo) / sizeof(xo[0]); o++)
+			for (int l = 0; l < 2; l++) {
+				c = xdp("xdp_load_bytes", BPF_FUNC_xdp_load_bytes, xo[o], xmeta[m]);
+				c.a[2] = STK(-16);
+				c.a[3] = IMM(l ? 16 : 4);
+				c.readback = -16;
+				check(&c);
+				c.name = "xdp_store_bytes";
+				c.helper = BPF_FUNC_xdp_store_bytes;
+				c.a[2] = STK(-32);
+				c.readback = 0;
+				c.touch = 0;
+				check(&c);
+			}
+		static const int64_t heads[] = { 0, -10, 20 };
+		for (size_t h = 0; h < 3; h++) {
+			c = xdp("xdp_get_buff_len", BPF_FUNC_xdp_get_buff_len, 0, xmeta[m]);
+			c.a[1] = NOARG;
+			c.pre[0].helper = BPF_FUNC_xdp_adjust_head;
+			c.pre[0].a[0] = CTX;
+			c.pre[0].a[1] = IMM(heads[h]);
+			check(&c);
+			c.pkt = pkt200;
+			c.len = sizeof(pkt200);
+			check(&c);
+		}
+	}
+
+	/* bpf_set_hash / bpf_set_hash_invalid, and what bpf_get_hash_recalc answers after */
+	static const int64_t hashes[] = { 0, 1, 0xdeadbeef, (1ll << 32) | 5 };
+	for (size_t i = 0; i < 4; i++) {
+		c = tc("set_hash", BPF_FUNC_set_hash, IMM(hashes[i]), NOARG, NOARG, NOARG);
+		c.field = F_HASH;
+		check(&c);
+		c = tc("set_hash, get_hash_recalc", BPF_FUNC_get_hash_recalc, NOARG, NOARG, NOARG,
+		       NOARG);
+		c.pre[0].helper = BPF_FUNC_set_hash;
+		c.pre[0].a[0] = CTX;
+		c.pre[0].a[1] = IMM(hashes[i]);
+		c.field = F_HASH;
+		check(&c);
+		c.pre[1].helper = BPF_FUNC_set_hash_invalid;
+		c.pre[1].a[0] = CTX;
+		c.post = P_TWICE;
+		check(&c);
+	}
+	c = tc("set_hash_invalid", BPF_FUNC_set_hash_invalid, NOARG, NOARG, NOARG, NOARG);
+	c.field = F_HASH;
+	check(&c);
+
+	/* bpf_skb_change_head: sizes up to SKB_MAX_ALLOC, flags, negative rooms */
+	static const int64_t rooms[] = { 0, 1, 14, 100, 16000, 16000, 16001, 16064 - 64,
+					 16064 - 63, 0x7fffffff, 0x80000000, 0xffffffff };
+	for (size_t i = 0; i < sizeof(rooms) / sizeof(rooms[0]); i++)
+		for (int f = 0; f < 2; f++) {
+			c = tc("skb_change_head", BPF_FUNC_skb_change_head, IMM(rooms[i]), IMM(f),
+			       NOARG, NOARG);
+			c.field = F_LEN;
+			c.cbfield[0] = F_PROTOCOL;
+			check(&c);
+		}
+
 	/* bpf_ktime_get_coarse_ns (network types), bpf_ktime_get_tai_ns (every type): the
 	 * host's clocks, in units of 2^33 ns */
 	static const enum bpf_prog_type clock_types[] = { SOCK, TC, CGSKB, XDP };
@@ -839,6 +906,13 @@ static void verifier_cases(void)
 		{ BPF_PROG_TYPE_KPROBE, BPF_FUNC_skb_load_bytes_relative, 0 },
 		{ CGSKB, BPF_FUNC_get_socket_uid, 1 },
 		{ SOCK, BPF_FUNC_get_socket_cookie, 1 },
+		{ TC, BPF_FUNC_xdp_load_bytes, 0 },
+		{ XDP, BPF_FUNC_xdp_get_buff_len, 1 },
+		{ TC, BPF_FUNC_xdp_get_buff_len, 0 },
+		{ XDP, BPF_FUNC_set_hash_invalid, 0 },
+		{ CGSKB, BPF_FUNC_set_hash_invalid, 0 },
+		{ TC, BPF_FUNC_set_hash_invalid, 1 },
+		{ SOCK, BPF_FUNC_skb_change_head, 0 },
 	};
 	for (size_t i = 0; i < sizeof(avail) / sizeof(avail[0]); i++) {
 		n = 0;
