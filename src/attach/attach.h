@@ -131,6 +131,7 @@ BRT_PKT_HELPER_FN(set_hash_invalid)
 BRT_PKT_HELPER_FN(xdp_get_buff_len)
 BRT_PKT_HELPER_FN(xdp_load_bytes)
 BRT_PKT_HELPER_FN(xdp_store_bytes)
+BRT_PKT_HELPER_FN(skb_ecn_set_ce)
 #undef BRT_PKT_HELPER_FN
 
 /* The helpers this folder implements, for the registry (src/helpers/registry.c): one
@@ -167,6 +168,7 @@ BRT_PKT_HELPER_FN(xdp_store_bytes)
 	X(BPF_FUNC_set_hash_invalid, brt_helper_set_hash_invalid, BRT_FOR_TC)            \
 	X(BPF_FUNC_xdp_get_buff_len, brt_helper_xdp_get_buff_len, BRT_FOR_XDP)           \
 	X(BPF_FUNC_xdp_load_bytes, brt_helper_xdp_load_bytes, BRT_FOR_XDP)               \
-	X(BPF_FUNC_xdp_store_bytes, brt_helper_xdp_store_bytes, BRT_FOR_XDP)
+	X(BPF_FUNC_xdp_store_bytes, brt_helper_xdp_store_bytes, BRT_FOR_XDP)             \
+	X(BPF_FUNC_skb_ecn_set_ce, brt_helper_skb_ecn_set_ce, BRT_FOR_TC | BRT_FOR_CGSKB)
 
 #endif

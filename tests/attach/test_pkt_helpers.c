@@ -793,6 +793,39 @@ static void more_cases(void)
 			check(&c);
 		}
 
+	/* bpf_skb_ecn_set_ce: IPv4 with each ECN codepoint (and checksums that wrap), IPv6,
+	 * not IP, short */
+	static uint8_t ecn4[64], ecn6[80];
+	for (int t = 0; t < 2; t++)
+		for (int cp = 0; cp < 4; cp++)
+			for (int ck = 0; ck < 3; ck++) {
+				memcpy(ecn4, pkt64, sizeof(ecn4));
+				memcpy(ecn6, pkt_v6, sizeof(ecn6));
+				ecn4[15] = (uint8_t)(0xb8 | cp);
+				ecn4[24] = ck == 0 ? 0x12 : ck == 1 ? 0xff : 0x00;
+				ecn4[25] = ck == 0 ? 0x34 : ck == 1 ? 0xfe : 0x02;
+				ecn6[15] = (uint8_t)((ecn6[15] & 0xcf) | cp << 4);
+				for (int v = 0; v < 2; v++) {
+					c = tc("skb_ecn_set_ce", BPF_FUNC_skb_ecn_set_ce, NOARG, NOARG,
+					       NOARG, NOARG);
+					c.pkt = v ? ecn6 : ecn4;
+					c.len = v ? sizeof(ecn6) : sizeof(ecn4);
+					c.type = t ? CGSKB : TC;
+					c.touch = 0;
+					check(&c);
+				}
+			}
+	static const struct {
+		const uint8_t *pkt;
+		uint32_t len;
+	} ecn_other[] = { { pkt_8023, 64 }, { pkt_vlan_short, 16 }, { pkt_frag, 64 } };
+	for (size_t i = 0; i < sizeof(ecn_other) / sizeof(ecn_other[0]); i++) {
+		c = tc("skb_ecn_set_ce", BPF_FUNC_skb_ecn_set_ce, NOARG, NOARG, NOARG, NOARG);
+		c.pkt = ecn_other[i].pkt;
+		c.len = ecn_other[i].len;
+		check(&c);
+	}
+
 	/* bpf_ktime_get_coarse_ns (network types), bpf_ktime_get_tai_ns (every type): the
 	 * host's clocks, in units of 2^33 ns */
 	static const enum bpf_prog_type clock_types[] = { SOCK, TC, CGSKB, XDP };
