@@ -135,6 +135,8 @@ struct brt_vstate {
 	struct brt_vstate *parent; /* the stored state this path last passed */
 	struct brt_stored *node;   /* stored states: their list node */
 	int decided;               /* a branch below this state was decided by a scalar */
+	uint32_t hist;             /* the kernel's jmp_history_cnt: jump points and stack
+				    * spills/fills passed since the last stored state */
 };
 
 /* ---- environment ----------------------------------------------------------------------- */

@@ -424,7 +424,8 @@ int brt_is_state_visited(struct brt_env *env, int insn_idx)
 	int cb = env->aux[insn_idx].calls_callback;
 
 	/* a callback call always stores its state: the next iteration compares with it */
-	add = cb || (env->jmps_processed - env->prev_jmps_processed >= 2 &&
+	/* a long history forces a checkpoint (the kernel bounds its jmp_history so) */
+	add = cb || cur->hist > 40 || (env->jmps_processed - env->prev_jmps_processed >= 2 &&
 		     env->insn_processed - env->prev_insn_processed >= 8);
 	if (cb) {
 		/* a callback iteration inside one still being explored here adds nothing
@@ -451,7 +452,7 @@ int brt_is_state_visited(struct brt_env *env, int insn_idx)
 	/* inside a loop (a state stored here is still being explored) the iterations differ
 	 * and rarely help pruning: the kernel stores one only every 20 jumps or 100 insns,
 	 * which bounds a counting loop to 10k states per 1M insns */
-	if (add && !cb && env->aux[insn_idx].nr_active &&
+	if (add && !cb && cur->hist <= 40 && env->aux[insn_idx].nr_active &&
 	    env->jmps_processed - env->prev_jmps_processed < 20 &&
 	    env->insn_processed - env->prev_insn_processed < 100)
 		add = 0;
@@ -506,6 +507,7 @@ int brt_is_state_visited(struct brt_env *env, int insn_idx)
 	sl->st->parent = cur->parent;
 	sl->st->node = sl;
 	cur->parent = sl->st;
+	cur->hist = 0;
 	active_link(env, sl);
 	env->nr_active++;
 	env->aux[insn_idx].nr_active++;

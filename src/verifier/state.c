@@ -190,6 +190,7 @@ int brt_state_copy(struct brt_vstate *dst, const struct brt_vstate *src)
 	dst->insn_idx = src->insn_idx;
 	dst->parent = src->parent;
 	dst->branches = src->branches;
+	dst->hist = src->hist;
 	for (int i = 0; i <= src->curframe; i++) {
 		dst->frame[i] = frame_dup(src->frame[i]);
 		if (!dst->frame[i])
