@@ -11,7 +11,8 @@
  *   - no lost slot: the map takes max_entries elements again afterwards (hash maps: and
  *     brt_hash_audit() finds count = linked elements, nothing leaked or lost; ring buffer:
  *     nothing left unconsumed, a record of the whole ring fits).
- * 200 rounds per type by default (ctest); BPFRT_STRESS_FULL=1 runs 1,000 per type.
+ * 200 rounds per type by default (ctest); BPFRT_STRESS_FULL=1 runs 1,000 per type;
+ * BPFRT_STRESS_ONLY=<name> (hash, lru_hash, ...) runs one type.  A lost slot says why.
  */
 #include <errno.h>
 #include <signal.h>
@@ -339,19 +340,34 @@ static int check_hash(int fd, uint32_t type, struct brt_map *map)
 		bpfrt_map_delete_elem(fd, &next);
 	/* max_entries keys fit, and (LRU) none of them was evicted to make room */
 	for (key = 1000; key < 1000 + MAX; key++) {
+		int err;
+
 		fill(v, key, 1);
-		if (bpfrt_map_update_elem(fd, &key, v, BPF_NOEXIST))
+		err = bpfrt_map_update_elem(fd, &key, v, BPF_NOEXIST);
+		if (err) {
+			fprintf(stderr, "lost: refill of key %u: %d\n", key, err);
 			res |= R_LOST;
+		}
 	}
 	for (key = 1000; key < 1000 + MAX; key++)
-		if (bpfrt_map_lookup_elem(fd, &key, v) || !whole(v, key))
+		if (bpfrt_map_lookup_elem(fd, &key, v) || !whole(v, key)) {
+			fprintf(stderr, "lost: key %u gone or torn after the refill\n", key);
 			res |= R_LOST;
+		}
 	key = 2000;
 	if (type == BPF_MAP_TYPE_HASH && bpfrt_map_update_elem(fd, &key, v, BPF_NOEXIST) != -E2BIG)
 		res |= R_LOST;
+	/* a lock taken over during the last updates leaves a sweep pending for the next
+	 * writer (get_next_key sweeps too): let it run, then nothing may remain */
+	if (!brt_hash_audit(map, &a) && a.repair)
+		bpfrt_map_get_next_key(fd, NULL, &next);
 	if (brt_hash_audit(map, &a) || a.count != MAX || a.linked != MAX || a.leaked ||
-	    a.lost || a.torn || a.repair)
+	    a.lost || a.torn || a.repair) {
+		fprintf(stderr, "lost: audit count %u linked %u leaked %u lost %u torn %u "
+			"repair %u\n", (unsigned)a.count, (unsigned)a.linked, (unsigned)a.leaked,
+			(unsigned)a.lost, (unsigned)a.torn, (unsigned)a.repair);
 		res |= R_LOST;
+	}
 	return res;
 }
 
@@ -439,6 +455,7 @@ int main(void)
 	srand((unsigned)time(NULL));
 	for (size_t t = 0; t < sizeof(targets) / sizeof(targets[0]); t++) {
 		const struct target *tg = &targets[t];
+		const char *only = getenv("BPFRT_STRESS_ONLY"); /* one type by name */
 		int fd = tg->lock ? lock_map_create(tg->type) :
 				    bpfrt_map_create(tg->type, tg->name, tg->key_size,
 						     tg->value_size, tg->max_entries, NULL);
@@ -446,6 +463,11 @@ int main(void)
 		struct timespec t0, t1;
 		struct brt_map *map;
 
+		if (only && *only && strcmp(only, tg->name)) {
+			if (fd >= 0)
+				close(fd);
+			continue;
+		}
 		T_CASE(tg->name);
 		T_ASSERT(fd >= 0 && !brt_map_from_fd(fd, &map));
 		clock_gettime(CLOCK_MONOTONIC, &t0);
