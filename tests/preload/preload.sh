@@ -40,7 +40,13 @@ echo "libbpf $(dpkg-query -W -f '${Version}' libbpf-dev 2>/dev/null || echo '?')
 	"bpftool $(bpftool version 2>/dev/null | head -1)"
 
 # 1. the kernel and bpfrt print the same (libbpf's warnings too: APP_VERBOSE)
-APP_VERBOSE=1 "$T/app" > "$T/kernel.txt" 2>&1 || fail "app on the kernel: $(cat "$T/kernel.txt")"
+# (in a mount namespace with a fresh bpffs where it can: concurrent runs pin the same name)
+if unshare -m --propagation private true 2>/dev/null; then
+	APP_VERBOSE=1 unshare -m --propagation private sh -c \
+		"mount -t bpf bpf /sys/fs/bpf && exec '$T/app'" > "$T/kernel.txt" 2>&1
+else
+	APP_VERBOSE=1 "$T/app" > "$T/kernel.txt" 2>&1
+fi || fail "app on the kernel: $(cat "$T/kernel.txt")"
 APP_VERBOSE=1 "$BPFRT" exec -- "$T/app" > "$T/bpfrt.txt" 2>&1
 if grep -q '^done$' "$T/kernel.txt" && cmp -s "$T/kernel.txt" "$T/bpfrt.txt"; then ok; else
 	fail "app: kernel and bpfrt differ:"; diff "$T/kernel.txt" "$T/bpfrt.txt" >&2; fi
