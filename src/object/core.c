@@ -137,10 +137,11 @@ int brt_object_core(struct bpfrt_object *obj, const char *btf_path)
 				char desc[256];
 
 				brt_core_describe(elf->btf, c->rec, desc, sizeof(desc));
-				brt_print(BPFRT_WARN, "%s: %s\n%s: prog '%s': relo #%u (%s, insn #%u "
-					  "of the linked program): failed to relocate: %s\n",
-					  elf->name, err, elf->name, p->name, c->rec->sec_rec, desc,
-					  c->insn_idx, strerror(-ret));
+				if (err[0]) /* a few refusals (bad sizes) have no detail */
+					brt_print(BPFRT_WARN, "%s: %s\n", elf->name, err);
+				brt_print(BPFRT_WARN, "%s: prog '%s': relo #%u (%s, insn #%u of the "
+					  "linked program): failed to relocate: %s\n", elf->name,
+					  p->name, c->rec->sec_rec, desc, c->insn_idx, strerror(-ret));
 				break;
 			}
 			if (err[0])
