@@ -285,6 +285,50 @@ static int copy_in(struct brt_call *call, struct load *ld)
 	return 0;
 }
 
+/* bpf_prog_load_check_attach(): the expected_attach_type each type may name at load
+ * (types not listed take any).  The kernel defaults cgroup_sock's 0 to
+ * BPF_CGROUP_INET_SOCK_CREATE and sk_reuseport's to BPF_SK_REUSEPORT_SELECT first
+ * (fixup_attach_type()). */
+static int attach_type_ok(uint32_t type, uint32_t at)
+{
+	switch (type) {
+	case BPF_PROG_TYPE_CGROUP_SOCK:
+		return at == BPF_CGROUP_INET_SOCK_CREATE || at == BPF_CGROUP_INET_SOCK_RELEASE ||
+		       at == BPF_CGROUP_INET4_POST_BIND || at == BPF_CGROUP_INET6_POST_BIND;
+	case BPF_PROG_TYPE_CGROUP_SOCK_ADDR:
+		switch (at) {
+		case BPF_CGROUP_INET4_BIND: case BPF_CGROUP_INET6_BIND:
+		case BPF_CGROUP_INET4_CONNECT: case BPF_CGROUP_INET6_CONNECT:
+		case BRT_CGROUP_UNIX_CONNECT:
+		case BPF_CGROUP_INET4_GETPEERNAME: case BPF_CGROUP_INET6_GETPEERNAME:
+		case BRT_CGROUP_UNIX_GETPEERNAME:
+		case BPF_CGROUP_INET4_GETSOCKNAME: case BPF_CGROUP_INET6_GETSOCKNAME:
+		case BRT_CGROUP_UNIX_GETSOCKNAME:
+		case BPF_CGROUP_UDP4_SENDMSG: case BPF_CGROUP_UDP6_SENDMSG:
+		case BRT_CGROUP_UNIX_SENDMSG:
+		case BPF_CGROUP_UDP4_RECVMSG: case BPF_CGROUP_UDP6_RECVMSG:
+		case BRT_CGROUP_UNIX_RECVMSG:
+			return 1;
+		default:
+			return 0;
+		}
+	case BPF_PROG_TYPE_CGROUP_SKB:
+		return at == BPF_CGROUP_INET_INGRESS || at == BPF_CGROUP_INET_EGRESS;
+	case BPF_PROG_TYPE_CGROUP_SOCKOPT:
+		return at == BPF_CGROUP_SETSOCKOPT || at == BPF_CGROUP_GETSOCKOPT;
+	case BPF_PROG_TYPE_SK_LOOKUP:
+		return at == BPF_SK_LOOKUP;
+	case BPF_PROG_TYPE_SK_REUSEPORT:
+		return at == BPF_SK_REUSEPORT_SELECT || at == BPF_SK_REUSEPORT_SELECT_OR_MIGRATE;
+	case BRT_PROG_TYPE_NETFILTER:
+		return at == BRT_NETFILTER;
+	case BPF_PROG_TYPE_SYSCALL:
+		return at == 0;
+	default:
+		return 1;
+	}
+}
+
 static int check_attrs(struct brt_call *call, struct load *ld)
 {
 	union bpf_attr *attr = call->attr;
@@ -304,9 +348,11 @@ static int check_attrs(struct brt_call *call, struct load *ld)
 		return -E2BIG;
 	if (!brt_prog_type_has(attr->prog_type, BRT_PT_LOAD))
 		return -EINVAL;
-	if (attr->prog_type == BPF_PROG_TYPE_CGROUP_SKB &&
-	    attr->expected_attach_type != BPF_CGROUP_INET_INGRESS &&
-	    attr->expected_attach_type != BPF_CGROUP_INET_EGRESS)
+	if (attr->prog_type == BPF_PROG_TYPE_CGROUP_SOCK && !attr->expected_attach_type)
+		attr->expected_attach_type = BPF_CGROUP_INET_SOCK_CREATE;
+	if (attr->prog_type == BPF_PROG_TYPE_SK_REUSEPORT && !attr->expected_attach_type)
+		attr->expected_attach_type = BPF_SK_REUSEPORT_SELECT;
+	if (!attach_type_ok(attr->prog_type, attr->expected_attach_type))
 		return -EINVAL;
 	if (attr->prog_ifindex || attr->attach_prog_fd || attr->core_relo_cnt)
 		return -EINVAL;

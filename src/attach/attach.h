@@ -139,15 +139,23 @@ BRT_PKT_HELPER_FN(skb_ecn_set_ce)
  * are BRT_FOR_* helper sets (vm/helper_proto.h), the kernel's *_func_proto sets. */
 #define BRT_ATTACH_HELPERS(X)                                                            \
 	X(BPF_FUNC_skb_load_bytes, brt_helper_skb_load_bytes,                            \
-	  BRT_FOR_SOCK | BRT_FOR_TC | BRT_FOR_CGSKB)                                     \
-	X(BPF_FUNC_skb_store_bytes, brt_helper_skb_store_bytes, BRT_FOR_TC)              \
-	X(BPF_FUNC_skb_pull_data, brt_helper_skb_pull_data, BRT_FOR_TC)                  \
-	X(BPF_FUNC_skb_change_tail, brt_helper_skb_change_tail, BRT_FOR_TC)              \
+	  BRT_FOR_SOCK | BRT_FOR_TC | BRT_FOR_CGSKB | BRT_FOR_SKSKB | BRT_FOR_LWT |     \
+	  BRT_FOR_FLOW | BRT_FOR_REUSEPORT)                                              \
+	X(BPF_FUNC_skb_store_bytes, brt_helper_skb_store_bytes,                          \
+	  BRT_FOR_TC | BRT_FOR_SKSKB | BRT_FOR_LWT_XMIT)                                 \
+	X(BPF_FUNC_skb_pull_data, brt_helper_skb_pull_data,                              \
+	  BRT_FOR_TC | BRT_FOR_SKSKB | BRT_FOR_LWT)                                      \
+	X(BPF_FUNC_skb_change_tail, brt_helper_skb_change_tail,                          \
+	  BRT_FOR_TC | BRT_FOR_SKSKB | BRT_FOR_LWT_XMIT)                                 \
 	X(BPF_FUNC_skb_change_type, brt_helper_skb_change_type, BRT_FOR_TC)              \
-	X(BPF_FUNC_redirect, brt_helper_redirect, BRT_FOR_TC | BRT_FOR_XDP)              \
-	X(BPF_FUNC_csum_diff, brt_helper_csum_diff, BRT_FOR_TC | BRT_FOR_XDP)            \
-	X(BPF_FUNC_l3_csum_replace, brt_helper_l3_csum_replace, BRT_FOR_TC)              \
-	X(BPF_FUNC_l4_csum_replace, brt_helper_l4_csum_replace, BRT_FOR_TC)              \
+	X(BPF_FUNC_redirect, brt_helper_redirect,                                        \
+	  BRT_FOR_TC | BRT_FOR_XDP | BRT_FOR_LWT_XMIT)                                   \
+	X(BPF_FUNC_csum_diff, brt_helper_csum_diff,                                      \
+	  BRT_FOR_TC | BRT_FOR_XDP | BRT_FOR_LWT)                                        \
+	X(BPF_FUNC_l3_csum_replace, brt_helper_l3_csum_replace,                          \
+	  BRT_FOR_TC | BRT_FOR_LWT_XMIT)                                                 \
+	X(BPF_FUNC_l4_csum_replace, brt_helper_l4_csum_replace,                          \
+	  BRT_FOR_TC | BRT_FOR_LWT_XMIT)                                                 \
 	X(BPF_FUNC_xdp_adjust_head, brt_helper_xdp_adjust_head, BRT_FOR_XDP)             \
 	X(BPF_FUNC_xdp_adjust_meta, brt_helper_xdp_adjust_meta, BRT_FOR_XDP)             \
 	X(BPF_FUNC_xdp_adjust_tail, brt_helper_xdp_adjust_tail, BRT_FOR_XDP)             \

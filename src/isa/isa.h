@@ -209,6 +209,13 @@ int brt_isa_pseudo_kind(const char *name, size_t len);
 /* Program types newer than the 6.1 uapi header. */
 #define BRT_PROG_TYPE_NETFILTER 32u
 #define BRT_PROG_TYPE_COUNT 33u /* one more than the highest type prog_types.def names */
+/* attach types newer than the 6.1 uapi header (Linux 6.18's numbers) */
+#define BRT_NETFILTER 45u
+#define BRT_CGROUP_UNIX_CONNECT 49u
+#define BRT_CGROUP_UNIX_SENDMSG 50u
+#define BRT_CGROUP_UNIX_RECVMSG 51u
+#define BRT_CGROUP_UNIX_GETPEERNAME 52u
+#define BRT_CGROUP_UNIX_GETSOCKNAME 53u
 
 /* The context layout r1 points to (prog_types.def's ctx column). */
 enum brt_ctx_kind {

@@ -254,11 +254,11 @@ BRT_MAP_HELPER(get_local_storage) /* cgroup_storage.c */
 	X(BPF_FUNC_ringbuf_submit, brt_helper_ringbuf_submit, BRT_FOR_ALL)               \
 	X(BPF_FUNC_ringbuf_discard, brt_helper_ringbuf_discard, BRT_FOR_ALL)             \
 	X(BPF_FUNC_ringbuf_query, brt_helper_ringbuf_query, BRT_FOR_ALL)                 \
-	X(BPF_FUNC_perf_event_output, brt_helper_perf_event_output, BRT_FOR_ALL)         \
+	X(BPF_FUNC_perf_event_output, brt_helper_perf_event_output, BRT_FOR_PERF_OUTPUT) \
 	X(BPF_FUNC_for_each_map_elem, brt_helper_for_each_map_elem, BRT_FOR_ALL)         \
 	X(BPF_FUNC_redirect_map, brt_helper_redirect_map, BRT_FOR_XDP)                   \
-	X(BPF_FUNC_get_stackid, brt_helper_get_stackid, BRT_FOR_TRACE)                   \
-	X(BPF_FUNC_get_stack, brt_helper_get_stack, BRT_FOR_TRACE)                       \
+	X(BPF_FUNC_get_stackid, brt_helper_get_stackid, BRT_FOR_TRACE | BRT_FOR_SYSCALL) \
+	X(BPF_FUNC_get_stack, brt_helper_get_stack, BRT_FOR_TRACE | BRT_FOR_SYSCALL)     \
 	X(BPF_FUNC_get_local_storage, brt_helper_get_local_storage, BRT_FOR_CGSKB)
 
 /* ---- perf output rings (perf_output.c): what a BPF_MAP_TYPE_PERF_EVENT_ARRAY holds ----- */

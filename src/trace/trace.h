@@ -83,8 +83,10 @@ BRT_TRACE_HELPER(brt_helper_trace_printk);
  * _uid_gid are in 6.18's bpf_base_func_proto before its capability checks: every
  * caller, unprivileged included, has them. */
 #define BRT_TRACE_HELPERS(X)                                                             \
-	X(BPF_FUNC_probe_read, brt_helper_probe_read_kernel, BRT_FOR_TRACE)              \
-	X(BPF_FUNC_probe_read_str, brt_helper_probe_read_kernel_str, BRT_FOR_TRACE)      \
+	X(BPF_FUNC_probe_read, brt_helper_probe_read_kernel,                             \
+	  BRT_FOR_TRACE | BRT_FOR_SYSCALL)                                               \
+	X(BPF_FUNC_probe_read_str, brt_helper_probe_read_kernel_str,                     \
+	  BRT_FOR_TRACE | BRT_FOR_SYSCALL)                                               \
 	X(BPF_FUNC_probe_read_user, brt_helper_probe_read_kernel,                        \
 	  BRT_FOR_ALL | BRT_NEED_PERFMON)                                                \
 	X(BPF_FUNC_probe_read_kernel, brt_helper_probe_read_kernel,                      \
@@ -104,6 +106,6 @@ BRT_TRACE_HELPER(brt_helper_trace_printk);
 	X(BPF_FUNC_get_current_task, brt_helper_get_current_task,                        \
 	  BRT_FOR_ALL | BRT_NEED_PERFMON)                                                \
 	X(BPF_FUNC_current_task_under_cgroup, brt_helper_current_task_under_cgroup,      \
-	  BRT_FOR_TRACE)
+	  BRT_FOR_ALL | BRT_NEED_BPF)
 
 #endif

@@ -131,6 +131,8 @@ static int ptr_not_null(const struct brt_reg *r)
 	case PTR_TO_MAP_KEY:
 	case PTR_TO_MEM:
 	case CONST_PTR_TO_MAP: /* an lddw of a map is never NULL: "if map == 0" is decided */
+	case PTR_TO_SOCKET:
+	case PTR_TO_SOCK_COMMON:
 		return 1;
 	default:
 		return 0;

@@ -424,6 +424,12 @@ static int check_sleepable(struct brt_env *env)
 	const struct brt_verify_opts *o = env->opts;
 	int ok;
 
+	if (o->prog_type == BPF_PROG_TYPE_SYSCALL) {
+		if (o->prog_flags & BPF_F_SLEEPABLE)
+			return 0;
+		brt_verr(env, "Syscall programs can only be sleepable\n");
+		return -EINVAL;
+	}
 	if (!(o->prog_flags & BPF_F_SLEEPABLE))
 		return 0;
 	switch (o->prog_type) {

@@ -23,7 +23,7 @@ static int in(int off, int start, int len)
 }
 
 /* bpf_skb_is_valid_access(): the part shared by every __sk_buff program type */
-static int skb_valid(int off, int size, enum brt_access t)
+static int skb_valid(int off, int size, enum brt_access t, uint32_t *rt)
 {
 	if (off < 0 || off >= SKB_SIZE || off % size)
 		return 0;
@@ -37,8 +37,10 @@ static int skb_valid(int off, int size, enum brt_access t)
 		return t == BRT_READ && size == 8;
 	if (in(off, SKB_TSTAMP, 8))
 		return size == 8;
-	if (off == SKB_SK) /* a socket pointer; bpfrt has no socket types: read as data */
+	if (in(off, SKB_SK, 8)) { /* the skb's socket, if any (never one in bpfrt's runs) */
+		*rt = PTR_TO_SOCK_COMMON | PTR_MAYBE_NULL;
 		return t == BRT_READ && size == 8;
+	}
 	if (t == BRT_WRITE)
 		return size == 4;
 	return size <= 4 && !(size & (size - 1));
@@ -67,6 +69,45 @@ static int skb_ctx(struct brt_env *env, int off, int size, enum brt_access t, ui
 			*rt = PTR_TO_PACKET;
 		if (in(off, SKB_DATA_END, 4))
 			*rt = PTR_TO_PACKET_END;
+	} else if (type == BPF_PROG_TYPE_SK_SKB) {
+		/* sk_skb_is_valid_access(): no mark, writes to tc_index and priority only */
+		if (in(off, SKB_TC_CLASSID, 4) || in(off, SKB_DATA_META, 4) ||
+		    in(off, SKB_TSTAMP, 8) || in(off, SKB_WIRE_LEN, 4) || in(off, SKB_HWTSTAMP, 8) ||
+		    in(off, SKB_MARK, 4))
+			return 0;
+		if (t == BRT_WRITE && !in(off, SKB_TC_INDEX, 4) && !in(off, SKB_PRIORITY, 4))
+			return 0;
+		if (in(off, SKB_DATA, 4))
+			*rt = PTR_TO_PACKET;
+		if (in(off, SKB_DATA_END, 4))
+			*rt = PTR_TO_PACKET_END;
+	} else if (type == BPF_PROG_TYPE_LWT_IN || type == BPF_PROG_TYPE_LWT_OUT ||
+		   type == BPF_PROG_TYPE_LWT_XMIT || type == BPF_PROG_TYPE_LWT_SEG6LOCAL) {
+		/* lwt_is_valid_access(): no socket fields; mark, priority and cb writable */
+		if (in(off, SKB_TC_CLASSID, 4) || in(off, SKB_FAMILY, SKB_LOCAL_PORT_END - SKB_FAMILY) ||
+		    in(off, SKB_DATA_META, 4) || in(off, SKB_TSTAMP, 8) || in(off, SKB_WIRE_LEN, 4) ||
+		    in(off, SKB_HWTSTAMP, 8))
+			return 0;
+		if (t == BRT_WRITE && !in(off, SKB_MARK, 4) && !in(off, SKB_PRIORITY, 4) &&
+		    !in(off, SKB_CB, 20))
+			return 0;
+		if (in(off, SKB_DATA, 4))
+			*rt = PTR_TO_PACKET;
+		if (in(off, SKB_DATA_END, 4))
+			*rt = PTR_TO_PACKET_END;
+	} else if (type == BPF_PROG_TYPE_FLOW_DISSECTOR) {
+		/* flow_dissector_is_valid_access(): read-only data, data_end and flow_keys */
+		if (off % size || t == BRT_WRITE)
+			return 0;
+		if (in(off, SKB_DATA, 4) || in(off, SKB_DATA_END, 4)) {
+			*rt = in(off, SKB_DATA, 4) ? PTR_TO_PACKET : PTR_TO_PACKET_END;
+			return size == 4;
+		}
+		if (in(off, SKB_FLOW_KEYS, 8)) {
+			*rt = PTR_TO_FLOW_KEYS;
+			return size == 8;
+		}
+		return 0;
 	} else { /* sched_cls, sched_act */
 		if (t == BRT_WRITE && !in(off, SKB_MARK, 4) && !in(off, SKB_TC_INDEX, 4) &&
 		    !in(off, SKB_PRIORITY, 4) && !in(off, SKB_TC_CLASSID, 4) &&
@@ -80,8 +121,10 @@ static int skb_ctx(struct brt_env *env, int off, int size, enum brt_access t, ui
 			*rt = PTR_TO_PACKET_END;
 		if (in(off, SKB_FAMILY, SKB_LOCAL_PORT_END - SKB_FAMILY))
 			return 0;
+		if (off == SKB_TSTAMP_TYPE) /* tc reads tstamp_type as a byte */
+			return size == 1;
 	}
-	return skb_valid(off, size, t);
+	return skb_valid(off, size, t, rt);
 }
 
 static int xdp_ctx(struct brt_env *env, int off, int size, enum brt_access t, uint32_t *rt)
@@ -129,6 +172,257 @@ static int perf_event_ctx(struct brt_env *env, int off, int size, enum brt_acces
 	return size == 8;
 }
 
+/* bpf_ctx_narrow_access_ok(): a power of two no wider than the field */
+static int narrow_ok(int size, int field)
+{
+	return size <= field && !(size & (size - 1));
+}
+
+/* struct bpf_sock (bpf_sock_is_valid_access()): read rules shared by the cgroup_sock
+ * context and socket pointers; sock_common pointers have no type..priority. */
+enum {
+	SOCK_SIZE = 80, SOCK_BOUND_DEV_IF = 0, SOCK_TYPE = 8, SOCK_MARK = 16, SOCK_PRIORITY = 20,
+	SOCK_SRC_IP4 = 24, SOCK_SRC_IP6 = 28, SOCK_SRC_PORT = 44, SOCK_DST_PORT = 48,
+	SOCK_DST_IP4 = 52, SOCK_DST_IP6 = 56, SOCK_STATE = 72, SOCK_RX_QUEUE = 76,
+};
+
+int brt_sock_valid(int off, int size, int common)
+{
+	if (off < 0 || off >= SOCK_SIZE || off % size)
+		return 0;
+	if (common && off >= SOCK_TYPE && off < SOCK_PRIORITY + 4)
+		return 0;
+	if (off == SOCK_STATE || off == 4 || off == SOCK_TYPE || off == 12 ||
+	    off == SOCK_SRC_PORT || off == SOCK_RX_QUEUE || in(off, SOCK_SRC_IP4, 4) ||
+	    in(off, SOCK_SRC_IP6, 16) || in(off, SOCK_DST_IP4, 4) || in(off, SOCK_DST_IP6, 16))
+		return narrow_ok(size, 4);
+	if (in(off, SOCK_DST_PORT, 2))
+		return size == 4 || narrow_ok(size, 2);
+	if (in(off, SOCK_DST_PORT + 2, 2))
+		return 0; /* the padding after dst_port (a 4-byte read at 48 covers it) */
+	return size == 4;
+}
+
+/* cgroup_sock: which fields each attach type sees (__sock_filter_check_attach_type()) */
+static int sock_ctx(struct brt_env *env, int off, int size, enum brt_access t, uint32_t *rt)
+{
+	uint32_t at = env->opts->expected_attach_type;
+
+	(void)rt;
+	if (!brt_sock_valid(off, size, 0))
+		return 0;
+	if (off == SOCK_BOUND_DEV_IF || off == SOCK_MARK || off == SOCK_PRIORITY)
+		return at == BPF_CGROUP_INET_SOCK_CREATE || at == BPF_CGROUP_INET_SOCK_RELEASE;
+	if (in(off, SOCK_SRC_IP4, 4) && at != BPF_CGROUP_INET4_POST_BIND)
+		return 0;
+	if (in(off, SOCK_SRC_IP6, 16) && at != BPF_CGROUP_INET6_POST_BIND)
+		return 0;
+	if (in(off, SOCK_SRC_PORT, 4) && at != BPF_CGROUP_INET4_POST_BIND &&
+	    at != BPF_CGROUP_INET6_POST_BIND)
+		return 0;
+	return t == BRT_READ;
+}
+
+/* struct bpf_sock_addr (sock_addr_is_valid_access()) */
+enum {
+	SA_USER_IP4 = 4, SA_USER_IP6 = 8, SA_USER_PORT = 24, SA_MSG_SRC_IP4 = 40,
+	SA_MSG_SRC_IP6 = 44, SA_SK = 64, SA_SIZE = 72,
+};
+
+static int sock_addr_ctx(struct brt_env *env, int off, int size, enum brt_access t,
+			 uint32_t *rt)
+{
+	uint32_t at = env->opts->expected_attach_type;
+	int wide;
+
+	if (off < 0 || off >= SA_SIZE || off % size)
+		return 0;
+	/* the address fields of the attach type's family only */
+	if (in(off, SA_USER_IP4, 4) &&
+	    at != BPF_CGROUP_INET4_BIND && at != BPF_CGROUP_INET4_CONNECT &&
+	    at != BPF_CGROUP_INET4_GETPEERNAME && at != BPF_CGROUP_INET4_GETSOCKNAME &&
+	    at != BPF_CGROUP_UDP4_SENDMSG && at != BPF_CGROUP_UDP4_RECVMSG)
+		return 0;
+	if (in(off, SA_USER_IP6, 16) &&
+	    at != BPF_CGROUP_INET6_BIND && at != BPF_CGROUP_INET6_CONNECT &&
+	    at != BPF_CGROUP_INET6_GETPEERNAME && at != BPF_CGROUP_INET6_GETSOCKNAME &&
+	    at != BPF_CGROUP_UDP6_SENDMSG && at != BPF_CGROUP_UDP6_RECVMSG)
+		return 0;
+	if (in(off, SA_MSG_SRC_IP4, 4) && at != BPF_CGROUP_UDP4_SENDMSG)
+		return 0;
+	if (in(off, SA_MSG_SRC_IP6, 16) && at != BPF_CGROUP_UDP6_SENDMSG)
+		return 0;
+	if (in(off, SA_USER_IP4, 24) || in(off, SA_MSG_SRC_IP4, 20)) {
+		/* 8-byte access inside user_ip6 or msg_src_ip6 (bpf_ctx_wide_access_ok()) */
+		wide = size == 8 && !(off % 8) &&
+		       ((off >= SA_USER_IP6 && off + 8 <= SA_USER_IP6 + 16) ||
+			(off >= SA_MSG_SRC_IP6 && off + 8 <= SA_MSG_SRC_IP6 + 16));
+		return wide || (t == BRT_READ ? narrow_ok(size, 4) : size == 4);
+	}
+	if (in(off, SA_SK, 8)) {
+		*rt = PTR_TO_SOCKET;
+		return t == BRT_READ && size == 8;
+	}
+	if (off == 0 || off == 28 || off == 32 || off == 36) /* user_family, family, type, protocol */
+		return t == BRT_READ && size == 4;
+	return 0;
+}
+
+/* struct bpf_sock_ops (sock_ops_is_valid_access()); 6.18 adds skb_hwtstamp at 216 */
+enum {
+	SO_REPLY = 4, SO_TXHASH = 164, SO_BYTES_RECEIVED = 168, SO_SK = 184, SO_SKB_DATA = 192,
+	SO_SKB_DATA_END = 200, SO_TCP_FLAGS = 212, SO_HWTSTAMP = 216, SO_SIZE = 224,
+};
+
+static int sock_ops_ctx(struct brt_env *env, int off, int size, enum brt_access t, uint32_t *rt)
+{
+	(void)env;
+	if (off < 0 || off >= SO_SIZE || off % size)
+		return 0;
+	if (t == BRT_WRITE)
+		return (off == SO_REPLY || off == SO_TXHASH) && size == 4;
+	if (in(off, SO_BYTES_RECEIVED, 16) || in(off, SO_HWTSTAMP, 8))
+		return size == 8;
+	if (in(off, SO_SK, 8)) {
+		*rt = PTR_TO_SOCKET | PTR_MAYBE_NULL;
+		return size == 8;
+	}
+	if (in(off, SO_SKB_DATA, 8) || in(off, SO_SKB_DATA_END, 8)) {
+		*rt = in(off, SO_SKB_DATA, 8) ? PTR_TO_PACKET : PTR_TO_PACKET_END;
+		return size == 8;
+	}
+	if (off == SO_TCP_FLAGS)
+		return narrow_ok(size, 4);
+	return size == 4;
+}
+
+/* struct sk_msg_md (sk_msg_is_valid_access()): read-only */
+static int sk_msg_ctx(struct brt_env *env, int off, int size, enum brt_access t, uint32_t *rt)
+{
+	(void)env;
+	if (t == BRT_WRITE || off < 0 || off % size)
+		return 0;
+	if (off == 0 || off == 8 || off == 72) {
+		*rt = off == 0 ? PTR_TO_PACKET : off == 8 ? PTR_TO_PACKET_END : PTR_TO_SOCKET;
+		return size == 8;
+	}
+	return off >= 16 && off < 72 && size == 4; /* family .. size */
+}
+
+/* struct bpf_cgroup_dev_ctx (cgroup_dev_is_valid_access()): narrow reads of access_type */
+static int cgroup_dev_ctx(struct brt_env *env, int off, int size, enum brt_access t,
+			  uint32_t *rt)
+{
+	(void)env, (void)rt;
+	if (t == BRT_WRITE || off < 0 || off + size > 12 || off % size)
+		return 0;
+	return off < 4 ? narrow_ok(size, 4) : size == 4;
+}
+
+/* struct bpf_sysctl (sysctl_is_valid_access()): write read-only, file_pos writable */
+static int sysctl_ctx(struct brt_env *env, int off, int size, enum brt_access t, uint32_t *rt)
+{
+	(void)env, (void)rt;
+	if (off < 0 || off + size > 8 || off % size)
+		return 0;
+	if (off < 4)
+		return t == BRT_READ && narrow_ok(size, 4);
+	return t == BRT_READ ? narrow_ok(size, 4) : size == 4;
+}
+
+/* struct bpf_sockopt (cg_sockopt_is_valid_access()) */
+enum { SOPT_LEVEL = 24, SOPT_OPTNAME = 28, SOPT_OPTLEN = 32, SOPT_RETVAL = 36, SOPT_SIZE = 40 };
+
+static int sockopt_ctx(struct brt_env *env, int off, int size, enum brt_access t, uint32_t *rt)
+{
+	uint32_t at = env->opts->expected_attach_type;
+
+	if (off < 0 || off >= SOPT_SIZE || off % size)
+		return 0;
+	if (t == BRT_WRITE) {
+		if (off == SOPT_RETVAL)
+			return size == 4 && at == BPF_CGROUP_GETSOCKOPT;
+		if (off == SOPT_OPTNAME || off == SOPT_LEVEL)
+			return size == 4 && at == BPF_CGROUP_SETSOCKOPT;
+		return off == SOPT_OPTLEN && size == 4;
+	}
+	if (off < SOPT_LEVEL) {
+		*rt = off < 8 ? PTR_TO_SOCKET : off < 16 ? PTR_TO_PACKET : PTR_TO_PACKET_END;
+		return size == 8;
+	}
+	if (in(off, SOPT_RETVAL, 4))
+		return size == 4 && at == BPF_CGROUP_GETSOCKOPT;
+	return size == 4;
+}
+
+/* struct sk_reuseport_md (sk_reuseport_is_valid_access()): read-only */
+static int sk_reuseport_ctx(struct brt_env *env, int off, int size, enum brt_access t,
+			    uint32_t *rt)
+{
+	(void)env;
+	if (off < 0 || off >= 56 || off % size || t != BRT_READ)
+		return 0;
+	switch (off) {
+	case 0: *rt = PTR_TO_PACKET; return size == 8;
+	case 8: *rt = PTR_TO_PACKET_END; return size == 8;
+	case 32: return size == 4; /* hash */
+	case 40: *rt = PTR_TO_SOCKET; return size == 8;
+	case 48: *rt = PTR_TO_SOCK_COMMON | PTR_MAYBE_NULL; return size == 8;
+	}
+	if (in(off, 20, 4) && size < 2) /* eth_protocol: no narrower than skb->protocol */
+		return 0;
+	return off >= 16 && off < 32 && narrow_ok(size, 4); /* len .. bind_inany */
+}
+
+/* struct bpf_sk_lookup (sk_lookup_is_valid_access()): read-only */
+static int sk_lookup_ctx(struct brt_env *env, int off, int size, enum brt_access t,
+			 uint32_t *rt)
+{
+	(void)env;
+	if (off < 0 || off >= 72 || off % size || t != BRT_READ)
+		return 0;
+	if (in(off, 0, 8)) {
+		*rt = PTR_TO_SOCKET | PTR_MAYBE_NULL;
+		return size == 8;
+	}
+	if (in(off, 36, 2)) /* remote_port: 4 bytes too, for old programs */
+		return size == 4 || narrow_ok(size, 2);
+	if (in(off, 38, 2)) /* the zero padding after it */
+		return narrow_ok(size, 2);
+	return off >= 8 && off < 68 && narrow_ok(size, 4);
+}
+
+/* struct bpf_nf_ctx (nf_is_valid_access()): two kernel pointers, typed by BTF */
+static int nf_ctx(struct brt_env *env, int off, int size, enum brt_access t, uint32_t *rt)
+{
+	(void)env;
+	if (off < 0 || off >= 16 || off % size || t == BRT_WRITE)
+		return 0;
+	*rt = PTR_TO_BTF_ID;
+	return size == 8;
+}
+
+/* syscall programs: the caller's bytes, any layout below 64 KiB */
+static int syscall_ctx(struct brt_env *env, int off, int size, enum brt_access t,
+		       uint32_t *rt)
+{
+	(void)env, (void)t, (void)rt;
+	return off >= 0 && off < 65535 && !(off % size);
+}
+
+/* raw_tracepoint_writable: args[0] is the tracepoint's writable buffer */
+static int raw_tp_w_ctx(struct brt_env *env, int off, int size, enum brt_access t,
+			uint32_t *rt)
+{
+	(void)env;
+	if (off == 0) {
+		if (size != 8 || t != BRT_READ)
+			return 0;
+		*rt = PTR_TO_TP_BUFFER;
+	}
+	return off >= 0 && off < RAW_TP_SIZE && t == BRT_READ && !(off % size);
+}
+
 /* The access rules of each context layout (prog_types.def's ctx column). */
 typedef int (*ctx_access_fn)(struct brt_env *env, int off, int size, enum brt_access t,
 			     uint32_t *rt);
@@ -139,6 +433,17 @@ static const ctx_access_fn ctx_access[] = {
 	[BRT_CTX_TP] = tp_ctx,
 	[BRT_CTX_RAW_TP] = raw_tp_ctx,
 	[BRT_CTX_PERF_EVENT] = perf_event_ctx,
+	[BRT_CTX_SOCK] = sock_ctx,
+	[BRT_CTX_SOCK_ADDR] = sock_addr_ctx,
+	[BRT_CTX_SOCK_OPS] = sock_ops_ctx,
+	[BRT_CTX_SK_MSG] = sk_msg_ctx,
+	[BRT_CTX_CGROUP_DEV] = cgroup_dev_ctx,
+	[BRT_CTX_SYSCTL] = sysctl_ctx,
+	[BRT_CTX_SOCKOPT] = sockopt_ctx,
+	[BRT_CTX_SK_REUSEPORT] = sk_reuseport_ctx,
+	[BRT_CTX_SK_LOOKUP] = sk_lookup_ctx,
+	[BRT_CTX_NF] = nf_ctx,
+	[BRT_CTX_SYSCALL] = syscall_ctx,
 };
 
 int brt_ctx_valid(struct brt_env *env, int off, int size, enum brt_access t, uint32_t *rt)
@@ -148,6 +453,8 @@ int brt_ctx_valid(struct brt_env *env, int off, int size, enum brt_access t, uin
 	*rt = SCALAR_VALUE;
 	if (!pt || pt->ctx >= sizeof(ctx_access) / sizeof(ctx_access[0]) || !ctx_access[pt->ctx])
 		return 0;
+	if (pt->type == BPF_PROG_TYPE_RAW_TRACEPOINT_WRITABLE)
+		return raw_tp_w_ctx(env, off, size, t, rt);
 	return ctx_access[pt->ctx](env, off, size, t, rt);
 }
 

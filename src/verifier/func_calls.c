@@ -178,6 +178,21 @@ int brt_ret_range(const struct brt_env *env, int64_t *lo, int64_t *hi)
 	if (pt->type == BPF_PROG_TYPE_CGROUP_SKB &&
 	    env->opts->expected_attach_type == BPF_CGROUP_INET_EGRESS)
 		*hi = 3;
+	if (pt->type == BPF_PROG_TYPE_CGROUP_SOCK_ADDR) {
+		switch (env->opts->expected_attach_type) {
+		case BPF_CGROUP_UDP4_RECVMSG: case BPF_CGROUP_UDP6_RECVMSG:
+		case BRT_CGROUP_UNIX_RECVMSG:
+		case BPF_CGROUP_INET4_GETPEERNAME: case BPF_CGROUP_INET6_GETPEERNAME:
+		case BRT_CGROUP_UNIX_GETPEERNAME:
+		case BPF_CGROUP_INET4_GETSOCKNAME: case BPF_CGROUP_INET6_GETSOCKNAME:
+		case BRT_CGROUP_UNIX_GETSOCKNAME:
+			*lo = 1; /* the address may only be rewritten, not refused */
+			break;
+		case BPF_CGROUP_INET4_BIND: case BPF_CGROUP_INET6_BIND:
+			*hi = 3; /* bit 1: bypass the bind's port capability check */
+			break;
+		}
+	}
 	return 1;
 }
 

@@ -57,6 +57,10 @@ enum brt_reg_type {
 			      * its subprogram number */
 	PTR_TO_BTF_ID,       /* a kernel object typed by vmlinux BTF (btf_id): tracing args
 			      * and what loads through them give (btf_ctx.c) */
+	PTR_TO_SOCKET,       /* struct bpf_sock from a context field (sock_addr, sk_lookup ...) */
+	PTR_TO_SOCK_COMMON,  /* its common part (sk_reuseport's migrating_sk) */
+	PTR_TO_FLOW_KEYS,    /* flow_dissector's struct bpf_flow_keys */
+	PTR_TO_TP_BUFFER,    /* raw_tracepoint_writable's args[0] */
 	BRT_REG_TYPE_COUNT,
 };
 /* flags on top of the base type, as the kernel's type modifiers */
@@ -372,6 +376,8 @@ int brt_btf_ptr_access(struct brt_env *env, int regno, const struct brt_reg *reg
 		       int size, enum brt_access t, uint32_t *rt, uint32_t *btf_id);
 /* The struct's name of a PTR_TO_BTF_ID ("" when unknown). */
 const char *brt_btf_reg_name(const struct brt_env *env, uint32_t btf_id);
+/* bpf_sock_is_valid_access() (common: bpf_sock_common_is_valid_access()) */
+int brt_sock_valid(int off, int size, int common);
 int brt_may_access_pkt(struct brt_env *env, enum brt_access t);
 
 /* ---- stack.c: the stack's byte-level model ------------------------------------------- */

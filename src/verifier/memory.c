@@ -12,6 +12,9 @@
 
 #include "verifier/internal.h"
 
+/* sizeof(struct bpf_flow_keys) */
+#define FLOW_KEYS_SIZE 56
+
 /* ---- helpers --------------------------------------------------------------------------- */
 static void scratch_reg(struct brt_env *env, int regno)
 {
@@ -417,6 +420,51 @@ int brt_check_mem_access(struct brt_env *env, int insn_idx, int regno, int off, 
 		brt_verr(env, "'struct %s' access is allowed only to CAP_PERFMON and CAP_SYS_ADMIN\n",
 			 map_struct_name(env->maps[reg->map_idx].info.type));
 		return -EPERM;
+	} else if (reg->type == PTR_TO_FLOW_KEYS) {
+		if (t == BRT_WRITE && value_regno >= 0 && brt_is_pointer_value(env, value_regno)) {
+			brt_verr(env, "R%d leaks addr into flow keys\n", value_regno);
+			return -EACCES;
+		}
+		if (off < 0 || off + size > FLOW_KEYS_SIZE) {
+			brt_verr(env, "invalid access to flow keys off=%d size=%d\n", off, size);
+			return -EACCES;
+		}
+		if (t == BRT_READ && value_regno >= 0)
+			brt_mark_reg_unknown(env, &regs[value_regno]);
+	} else if (reg->type == PTR_TO_SOCKET || reg->type == PTR_TO_SOCK_COMMON) {
+		if (t == BRT_WRITE) {
+			brt_verr(env, "R%d cannot write into %s\n", regno,
+				 brt_reg_type_str(env, reg->type));
+			return -EACCES;
+		}
+		if (reg->smin < 0) {
+			brt_verr(env, "R%d min value is negative, either use unsigned index or do "
+				      "a if (index >=0) check.\n", regno);
+			return -EACCES;
+		}
+		if (!brt_sock_valid(off, size, reg->type == PTR_TO_SOCK_COMMON)) {
+			brt_verr(env, "R%d invalid %s access off=%d size=%d\n", regno,
+				 brt_reg_type_str(env, reg->type), off, size);
+			return -EACCES;
+		}
+		if (value_regno >= 0)
+			brt_mark_reg_unknown(env, &regs[value_regno]);
+	} else if (reg->type == PTR_TO_TP_BUFFER) {
+		if (off < 0) {
+			brt_verr(env, "R%d invalid tracepoint buffer access: off=%d, size=%d\n", regno,
+				 off, size);
+			return -EACCES;
+		}
+		if (!brt_tnum_is_const(reg->var_off) || reg->var_off.value) {
+			char tn[48];
+
+			brt_tnum_strn(tn, sizeof(tn), reg->var_off);
+			brt_verr(env, "R%d invalid variable buffer offset: off=%d, var_off=%s\n",
+				 regno, off, tn);
+			return -EACCES;
+		}
+		if (t == BRT_READ && value_regno >= 0)
+			brt_mark_reg_unknown(env, &regs[value_regno]);
 	} else {
 		brt_verr(env, "R%d invalid mem access '%s'\n", regno, brt_reg_type_str(env, reg->type));
 		return -EACCES;

@@ -244,7 +244,13 @@ int brt_ptr_alu(struct brt_env *env, const struct bpf_insn *insn, const struct b
 	case PTR_TO_MEM:
 	case PTR_TO_BTF_ID: /* loads then check the offset against the struct */
 	case PTR_TO_FUNC: /* allowed, but a helper refuses a moved one */
+	case PTR_TO_TP_BUFFER:
+	case PTR_TO_BTF_ID:
 		break;
+	case PTR_TO_FLOW_KEYS:
+		if (known)
+			break;
+		__attribute__((fallthrough)); /* flow keys only move by constants */
 	case CONST_PTR_TO_MAP:
 		if (known && smin_val == 0 && op == BPF_ADD)
 			break;

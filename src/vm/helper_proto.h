@@ -71,9 +71,40 @@ typedef uint64_t (*brt_helper_fn)(uint64_t r1, uint64_t r2, uint64_t r3, uint64_
  * falls back to raw_tp_prog_func_proto() */
 #define BRT_FOR_RAWTP (BRT_HSET(BPF_PROG_TYPE_RAW_TRACEPOINT) | BRT_HSET(BPF_PROG_TYPE_TRACING))
 #define BRT_FOR_PERF BRT_HSET(BPF_PROG_TYPE_PERF_EVENT)
-#define BRT_FOR_NET (BRT_FOR_SOCK | BRT_FOR_TC | BRT_FOR_XDP | BRT_FOR_CGSKB)
+#define BRT_FOR_CGSOCK BRT_HSET(BPF_PROG_TYPE_CGROUP_SOCK)
+#define BRT_FOR_SOCKADDR BRT_HSET(BPF_PROG_TYPE_CGROUP_SOCK_ADDR)
+#define BRT_FOR_SOCKOPS BRT_HSET(BPF_PROG_TYPE_SOCK_OPS)
+#define BRT_FOR_SKSKB BRT_HSET(BPF_PROG_TYPE_SK_SKB)
+#define BRT_FOR_SKMSG BRT_HSET(BPF_PROG_TYPE_SK_MSG)
+#define BRT_FOR_LWT_IN BRT_HSET(BPF_PROG_TYPE_LWT_IN)
+#define BRT_FOR_LWT_OUT BRT_HSET(BPF_PROG_TYPE_LWT_OUT)
+#define BRT_FOR_LWT_XMIT BRT_HSET(BPF_PROG_TYPE_LWT_XMIT)
+#define BRT_FOR_LWT_SEG6 BRT_HSET(BPF_PROG_TYPE_LWT_SEG6LOCAL)
+#define BRT_FOR_CGDEV BRT_HSET(BPF_PROG_TYPE_CGROUP_DEVICE)
+#define BRT_FOR_SYSCTL BRT_HSET(BPF_PROG_TYPE_CGROUP_SYSCTL)
+#define BRT_FOR_SOCKOPT BRT_HSET(BPF_PROG_TYPE_CGROUP_SOCKOPT)
+#define BRT_FOR_FLOW BRT_HSET(BPF_PROG_TYPE_FLOW_DISSECTOR)
+#define BRT_FOR_REUSEPORT BRT_HSET(BPF_PROG_TYPE_SK_REUSEPORT)
+#define BRT_FOR_SKLOOKUP BRT_HSET(BPF_PROG_TYPE_SK_LOOKUP)
+#define BRT_FOR_SYSCALL BRT_HSET(BPF_PROG_TYPE_SYSCALL)
+#define BRT_FOR_NF BRT_HSET(32) /* BPF_PROG_TYPE_NETFILTER, newer than the 6.1 uapi header */
+/* lwt_out_func_proto's helpers, which the other three lwt sets extend */
+#define BRT_FOR_LWT (BRT_FOR_LWT_IN | BRT_FOR_LWT_OUT | BRT_FOR_LWT_XMIT | BRT_FOR_LWT_SEG6)
+/* the cgroup hooks on a socket or device (cgroup_current_func_proto and friends) */
+#define BRT_FOR_CGROUP                                                                   \
+	(BRT_FOR_CGSOCK | BRT_FOR_SOCKADDR | BRT_FOR_SOCKOPS | BRT_FOR_CGDEV |          \
+	 BRT_FOR_SYSCTL | BRT_FOR_SOCKOPT)
+#define BRT_FOR_NET                                                                      \
+	(BRT_FOR_SOCK | BRT_FOR_TC | BRT_FOR_XDP | BRT_FOR_CGSKB | BRT_FOR_CGROUP |      \
+	 BRT_FOR_SKSKB | BRT_FOR_SKMSG | BRT_FOR_LWT | BRT_FOR_FLOW | BRT_FOR_REUSEPORT |  \
+	 BRT_FOR_SKLOOKUP | BRT_FOR_NF)
 #define BRT_FOR_TRACE (BRT_FOR_KPROBE | BRT_FOR_TP | BRT_FOR_RAWTP | BRT_FOR_PERF)
-#define BRT_FOR_ALL (BRT_FOR_NET | BRT_FOR_TRACE)
+/* bpf_base_func_proto: every type's set falls back on it */
+#define BRT_FOR_ALL (BRT_FOR_NET | BRT_FOR_TRACE | BRT_FOR_SYSCALL)
+/* bpf_perf_event_output: the types whose set offers it (not flow_dissector, sk_reuseport
+ * or netfilter) */
+#define BRT_FOR_PERF_OUTPUT                                                              \
+	(BRT_FOR_ALL & ~(BRT_FOR_FLOW | BRT_FOR_REUSEPORT | BRT_FOR_NF))
 #define BRT_NEED_PERFMON (UINT64_C(1) << 62) /* only with CAP_PERFMON for non-tracing types */
 #define BRT_NEED_BPF (UINT64_C(1) << 63)     /* only with CAP_BPF */
 

@@ -66,9 +66,10 @@ static void test_builtin(void)
 			T_FAIL("function for id %zu, which helpers.def does not list", id);
 	T_CASE("program types come from the implementing folder's rows");
 	T_EQ_INT(BRT_FOR_ALL, brt_helper_get(BPF_FUNC_map_lookup_elem)->types);
-	T_EQ_INT(BRT_FOR_SOCK | BRT_FOR_TC | BRT_FOR_CGSKB,
+	T_EQ_INT(BRT_FOR_SOCK | BRT_FOR_TC | BRT_FOR_CGSKB | BRT_FOR_SKSKB | BRT_FOR_LWT |
+			 BRT_FOR_FLOW | BRT_FOR_REUSEPORT,
 		 brt_helper_get(BPF_FUNC_skb_load_bytes)->types);
-	T_EQ_INT(BRT_FOR_TRACE, brt_helper_get(BPF_FUNC_probe_read)->types);
+	T_EQ_INT(BRT_FOR_TRACE | BRT_FOR_SYSCALL, brt_helper_get(BPF_FUNC_probe_read)->types);
 	T_EQ_INT(BRT_FOR_ALL | BRT_NEED_PERFMON, brt_helper_get(BPF_FUNC_trace_printk)->types);
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
 		if (!(brt_helper_get(rows[i].id)->types & BRT_FOR_ALL))
