@@ -432,6 +432,120 @@ static int run_raw_tp(struct brt_call *call, struct brt_prog *prog)
 	return BRT_PUT_ATTR(call, test.retval);
 }
 
+/* The kernel's bpf_prog_test_run_syscall(): the program runs once on a copy of ctx_in
+ * (up to 64 KiB, at least what it reads), which is written back to ctx_in. */
+static int run_syscall(struct brt_call *call, struct brt_prog *prog)
+{
+	union bpf_attr *attr = call->attr;
+	uint32_t size = attr->test.ctx_size_in, retval = 0, duration = 0;
+	struct brt_run_opts o = { 0 };
+	struct brt_region regs[8];
+	unsigned char *ctx = NULL;
+	size_t nr = 0;
+	int err;
+
+	if (attr->test.data_in || attr->test.data_out || attr->test.ctx_out ||
+	    attr->test.duration || attr->test.repeat || attr->test.flags ||
+	    attr->test.batch_size)
+		return -EINVAL;
+	if (size < prog->max_ctx_offset || size > UINT16_MAX)
+		return -EINVAL;
+	if (size) {
+		ctx = malloc(size);
+		if (!ctx)
+			return -ENOMEM;
+		err = call->ua->from(ctx, attr->test.ctx_in, size);
+		if (err)
+			goto out;
+		regs[nr++] = (struct brt_region){ (uint64_t)(uintptr_t)ctx, size, 1 };
+	}
+	nr += brt_prog_map_regions(prog, regs + nr, sizeof(regs) / sizeof(regs[0]) - nr);
+	o.r1 = (uint64_t)(uintptr_t)ctx;
+	o.regions = regs;
+	o.nr_regions = nr;
+	err = run_repeat(call, prog, &o, NULL, 1, &retval, &duration);
+	if (err)
+		goto out;
+	attr->test.retval = retval;
+	err = BRT_PUT_ATTR(call, test.retval);
+	if (!err && size && call->ua->to(attr->test.ctx_in, ctx, size))
+		err = -EFAULT;
+out:
+	free(ctx);
+	return err;
+}
+
+/* The kernel's struct nf_hook_state as BPF_PROG_TEST_RUN takes it in ctx_in (x86-64):
+ * hook and pf bytes, then in, out, sk, net and okfn pointers, which must be zero. */
+struct nf_state_in {
+	uint8_t hook, pf;
+	uint8_t pad[6];
+	uint64_t in, out, sk, net, okfn;
+};
+enum { NFPROTO_V4 = 2, NFPROTO_V6 = 10, NF_LOCAL_OUT = 3, NF_PAGE = 4096 };
+
+/* The kernel's bpf_prog_test_run_nf(): an IPv4 or IPv6 packet as the hook sees it
+ * (LOCAL_OUT by default; other hooks start from an Ethernet header, which must match pf).
+ * The context's state and skb pointers are kernel objects bpfrt's verifier does not let
+ * a program dereference, so they point at zeroed stand-ins. */
+static int run_nf(struct brt_call *call, struct brt_prog *prog)
+{
+	union bpf_attr *attr = call->attr;
+	uint32_t size = attr->test.data_size_in, retval = 0, duration = 0;
+	static const uint64_t stand_in[8];
+	struct nf_state_in user;
+	uint64_t ctx[2] = { (uint64_t)(uintptr_t)stand_in, (uint64_t)(uintptr_t)stand_in };
+	struct brt_run_opts o = { 0 };
+	struct brt_region regs[8];
+	unsigned char *data = NULL;
+	uint8_t hook = NF_LOCAL_OUT, pf = NFPROTO_V4;
+	size_t nr = 0;
+	int err;
+
+	if (attr->test.flags || attr->test.cpu || attr->test.batch_size)
+		return -EINVAL;
+	/* the skb's data: NET_SKB_PAD + NET_IP_ALIGN headroom, skb_shared_info tailroom */
+	if (size < 20 || size > NF_PAGE - 66 - 320)
+		return -EINVAL;
+	data = malloc(size);
+	if (!data)
+		return -ENOMEM;
+	err = call->ua->from(data, attr->test.data_in, size) ? -EFAULT : 0;
+	if (!err && (attr->test.ctx_in || attr->test.ctx_out)) {
+		err = ctx_in(call, &user, sizeof(user));
+		if (!err && (user.in || user.out || user.net || user.sk || user.okfn ||
+			     (user.pf != NFPROTO_V4 && user.pf != NFPROTO_V6)))
+			err = -EINVAL;
+		hook = user.hook;
+		pf = user.pf;
+	}
+	if (!err && hook != NF_LOCAL_OUT) {
+		uint16_t proto = size >= 14 ? (uint16_t)(data[12] << 8 | data[13]) : 0;
+
+		if (size < 14 + 20)
+			err = -EINVAL;
+		else if (proto == 0x0800)
+			err = pf == NFPROTO_V4 ? 0 : -EINVAL;
+		else if (proto == 0x86dd)
+			err = size >= 14 + 40 && pf == NFPROTO_V6 ? 0 : -EINVAL;
+		else
+			err = -EPROTO;
+	}
+	if (err)
+		goto out;
+	regs[nr++] = (struct brt_region){ (uint64_t)(uintptr_t)ctx, sizeof(ctx), 0 };
+	nr += brt_prog_map_regions(prog, regs + nr, sizeof(regs) / sizeof(regs[0]) - nr);
+	o.r1 = (uint64_t)(uintptr_t)ctx;
+	o.regions = regs;
+	o.nr_regions = nr;
+	err = run_repeat(call, prog, &o, NULL, attr->test.repeat, &retval, &duration);
+	if (!err)
+		err = finish(call, NULL, 0, NULL, 0, retval, duration);
+out:
+	free(data);
+	return err;
+}
+
 /* How each test-run kind (prog_types.def's run column) runs. */
 typedef int (*runner_fn)(struct brt_call *call, struct brt_prog *prog);
 static const runner_fn runners[] = {
@@ -439,6 +553,8 @@ static const runner_fn runners[] = {
 	[BRT_RUN_SKB_L2] = run_skb,
 	[BRT_RUN_XDP] = run_xdp,
 	[BRT_RUN_RAW_TP] = run_raw_tp,
+	[BRT_RUN_SYSCALL] = run_syscall,
+	[BRT_RUN_NF] = run_nf,
 };
 
 int brt_cmd_prog_test_run(struct brt_call *call)

@@ -6,7 +6,8 @@
  * log must be the kernel's; attach types a type refuses are refused as the kernel
  * refuses them.  (Types that need kernel BTF, tracing, lsm, ext and struct_ops, have
  * tests of their own.)
- * BPF_PROG_TEST_RUN of the packet types the kernel test-runs: same retval.
+ * BPF_PROG_TEST_RUN of cgroup_skb, lwt, syscall and netfilter programs: same errno,
+ * retval (and the context a syscall program wrote).
  * Needs root and bpf() (skipped otherwise).  -v lists every case.
  */
 #include <stdio.h>
@@ -102,10 +103,10 @@ static const struct combo combos[] = {
 	R("cgroup_sockopt/0", BPF_PROG_TYPE_CGROUP_SOCKOPT, 0),
 	C("sk_lookup", BPF_PROG_TYPE_SK_LOOKUP, BPF_SK_LOOKUP, 72),
 	R("sk_lookup/0", BPF_PROG_TYPE_SK_LOOKUP, 0),
-	{ "syscall", BPF_PROG_TYPE_SYSCALL, 0, 64, 0, 0, BPF_F_SLEEPABLE },
+	{ "syscall", BPF_PROG_TYPE_SYSCALL, 0, 64, 0, 1, BPF_F_SLEEPABLE },
 	R("syscall/not sleepable", BPF_PROG_TYPE_SYSCALL, 0),
 	R("syscall/connect4", BPF_PROG_TYPE_SYSCALL, BPF_CGROUP_INET4_CONNECT),
-	C("netfilter", BPF_PROG_TYPE_NETFILTER_NR, AT_NETFILTER, 16),
+	RUN("netfilter", BPF_PROG_TYPE_NETFILTER_NR, AT_NETFILTER, 16),
 	R("netfilter/0", BPF_PROG_TYPE_NETFILTER_NR, 0),
 };
 
@@ -233,22 +234,36 @@ static int known_difference(const struct combo *c, const struct prog *p, int off
 	return c->type == BPF_PROG_TYPE_TRACEPOINT && off < 0;
 }
 
+/* A test run: a 64-byte IPv4 frame for packet types (netfilter: from the IP header on);
+ * a syscall program gets 64 context bytes, which it may write (*retval then also folds
+ * in a checksum of what came back). */
 static int run_test(const struct combo *c, int fd, sys_fn sys, int *retval)
 {
-	unsigned char pkt[64] = { 0 };
+	unsigned char pkt[64] = { 0 }, ctx[64];
 	union bpf_attr a;
+	int sum = 0;
 
 	pkt[12] = 0x08; /* an IPv4 Ethernet frame */
 	pkt[14] = 0x45;
 	memset(&a, 0, sizeof(a));
 	a.test.prog_fd = (uint32_t)fd;
-	a.test.data_in = (uint64_t)(uintptr_t)pkt;
-	a.test.data_size_in = sizeof(pkt);
-	(void)c;
+	if (c->type == BPF_PROG_TYPE_SYSCALL) {
+		for (size_t i = 0; i < sizeof(ctx); i++)
+			ctx[i] = (unsigned char)i;
+		a.test.ctx_in = (uint64_t)(uintptr_t)ctx;
+		a.test.ctx_size_in = sizeof(ctx);
+	} else {
+		a.test.data_in = (uint64_t)(uintptr_t)(c->type == BPF_PROG_TYPE_NETFILTER_NR ?
+							  pkt + 14 : pkt);
+		a.test.data_size_in = c->type == BPF_PROG_TYPE_NETFILTER_NR ? 50 : sizeof(pkt);
+	}
 	errno = 0;
 	if (sys(BPF_PROG_TEST_RUN, &a, sizeof(a)))
 		return errno;
-	*retval = (int)a.test.retval;
+	if (c->type == BPF_PROG_TYPE_SYSCALL)
+		for (size_t i = 0; i < sizeof(ctx); i++)
+			sum = sum * 31 + ctx[i];
+	*retval = (int)a.test.retval ^ sum;
 	return 0;
 }
 
