@@ -245,7 +245,6 @@ int brt_ptr_alu(struct brt_env *env, const struct bpf_insn *insn, const struct b
 	case PTR_TO_BTF_ID: /* loads then check the offset against the struct */
 	case PTR_TO_FUNC: /* allowed, but a helper refuses a moved one */
 	case PTR_TO_TP_BUFFER:
-	case PTR_TO_BTF_ID:
 		break;
 	case PTR_TO_FLOW_KEYS:
 		if (known)
