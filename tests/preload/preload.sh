@@ -15,6 +15,10 @@
 set -u
 BPFRT=$1
 SRC=$2/tests/preload
+if [ -n "${BPFRT_SANITIZED:-}" ]; then
+	echo "skipped: the preload library is built with -fsanitize=$BPFRT_SANITIZED, which cannot be preloaded into the uninstrumented test programs"
+	exit 77
+fi
 for tool in clang bpftool cc setpriv; do
 	command -v $tool >/dev/null 2>&1 || { echo "skipped: $tool not installed"; exit 77; }
 done

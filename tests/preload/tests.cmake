@@ -3,3 +3,8 @@
 add_test(NAME preload.libbpf COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/preload/preload.sh
                                      $<TARGET_FILE:bpfrt_cli> ${CMAKE_SOURCE_DIR})
 set_tests_properties(preload.libbpf PROPERTIES LABELS unit SKIP_RETURN_CODE 77 TIMEOUT 300)
+# A sanitized libbpfrt-preload.so cannot be preloaded into programs built without the
+# sanitizer's runtime (ASan wants its runtime first in the library list): skipped there.
+if(BPFRT_SANITIZE)
+  set_tests_properties(preload.libbpf PROPERTIES ENVIRONMENT "BPFRT_SANITIZED=${BPFRT_SANITIZE}")
+endif()

@@ -107,7 +107,12 @@ int main(void)
 	T_EQ_INT(0, f.err);
 	T_EQ_INT(2 * ROUNDS + 66, (int)f.processed);
 	T_EQ_INT(KERNEL_STATES, (int)f.total_states);
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+	/* the sanitizers' shadow memory and quarantine make RSS no measure of the verifier */
+	printf("peak RSS bound not checked under a sanitizer\n");
+#else
 	T_ASSERT(f.rss_kib < 50 * 1024);
+#endif
 	if (geteuid() == 0) {
 		static char log[4096];
 		union bpf_attr a;
