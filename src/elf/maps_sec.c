@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/utsname.h>
 
 #include "elf/parse.h"
 
@@ -551,6 +552,142 @@ static int data_map(struct brt_elf_ctx *ctx, uint32_t sec)
 	return 0;
 }
 
+/* libbpf's values of the kconfig externs it computes itself (the rest come from the
+ * kernel's config, which bpfrt does not read: weak ones are 0, others refused). */
+static int kconfig_value(const char *name, uint64_t *v)
+{
+	struct utsname u;
+	unsigned a = 0, b = 0, c = 0;
+
+	if (!strcmp(name, "LINUX_KERNEL_VERSION")) {
+		if (uname(&u) || sscanf(u.release, "%u.%u.%u", &a, &b, &c) < 2)
+			return 0;
+		*v = (uint64_t)a << 16 | b << 8 | (c > 255 ? 255 : c);
+		return 1;
+	}
+	/* Linux 6.18 has both: the BPF cookie helpers and __<arch>_sys_* wrappers */
+	if (!strcmp(name, "LINUX_HAS_BPF_COOKIE") || !strcmp(name, "LINUX_HAS_SYSCALL_WRAPPER")) {
+		*v = 1;
+		return 1;
+	}
+	return 0;
+}
+
+static int sym_weak(const struct brt_elf_ctx *ctx, const char *name)
+{
+	for (size_t i = 0; i < ctx->nsyms; i++)
+		if (ctx->syms[i].shndx == SHN_UNDEF && ctx->syms[i].name &&
+		    !strcmp(ctx->syms[i].name, name))
+			return ctx->syms[i].bind == STB_WEAK;
+	return 0;
+}
+
+/* Where variable i of the .kconfig DATASEC t lives: clang leaves extern offsets (and the
+ * section size) 0, so the loader lays them out, as libbpf does, each at its size's
+ * alignment (at most 8) in DATASEC order.  *size the variable's bytes; returns its
+ * offset, or the whole section's size for i == vlen; -1 for a variable with no size. */
+static int64_t kconfig_off(const struct brt_btf *btf, const struct btf_type *t, uint32_t i,
+			   uint32_t *size)
+{
+	const struct btf_var_secinfo *vsi = (const struct btf_var_secinfo *)(t + 1);
+	uint64_t off = 0, sz = 0;
+
+	for (uint32_t k = 0; k <= i && k < BTF_INFO_VLEN(t->info); k++) {
+		const struct btf_type *var = brt_btf_type(btf, vsi[k].type);
+		uint64_t a;
+
+		off += sz;
+		if (!var || brt_btf_resolve_size(btf, var->type, &sz) || !sz || sz > 4096)
+			return -1;
+		a = sz >= 8 ? 8 : sz >= 4 ? 4 : sz >= 2 ? 2 : 1;
+		off = (off + a - 1) / a * a;
+	}
+	if (i >= BTF_INFO_VLEN(t->info))
+		off += sz;
+	*size = (uint32_t)sz;
+	return (int64_t)off;
+}
+
+/* The .kconfig DATASEC of extern variables as libbpf fills it: a read-only, frozen
+ * one-element array (no ELF section; sec_idx 0) the externs' lddw point into. */
+static int kconfig_map(struct brt_elf_ctx *ctx)
+{
+	const struct brt_btf *btf = ctx->obj->btf;
+	int id = btf ? brt_btf_find(btf, ".kconfig", BTF_KIND_DATASEC) : -1;
+	const struct btf_type *t;
+	const struct btf_var_secinfo *vsi;
+	struct brt_elf_map *m;
+
+	if (id <= 0)
+		return 0;
+	t = brt_btf_type(btf, (uint32_t)id);
+	vsi = (const struct btf_var_secinfo *)(t + 1);
+	m = new_map(ctx);
+	if (!m)
+		return -ENOMEM;
+	m->kind = BRT_ELF_MAP_RODATA;
+	m->type = BPF_MAP_TYPE_ARRAY;
+	m->key_size = 4;
+	{
+		uint32_t sz;
+		int64_t total = kconfig_off(btf, t, BTF_INFO_VLEN(t->info), &sz);
+
+		if (total < 0)
+			return brt_elf_fail(ctx, -EINVAL, 0, 0, "a .kconfig extern has no size");
+		m->value_size = total ? (uint32_t)total : 1;
+	}
+	m->max_entries = 1;
+	m->map_flags = BPF_F_RDONLY_PROG;
+	m->name = brt_elf_keep(ctx->obj, ".kconfig");
+	m->data = calloc(1, m->value_size);
+	if (!m->name || !m->data)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < BTF_INFO_VLEN(t->info); i++) {
+		const char *name = brt_btf_name(btf, vsi[i].type);
+		uint64_t v = 0;
+		uint32_t sz;
+		int64_t off = kconfig_off(btf, t, i, &sz);
+
+		if (!kconfig_value(name, &v) && !sym_weak(ctx, name))
+			return brt_elf_fail(ctx, -ESRCH, 0, 0,
+					    "extern (kcfg) '%s': value not found (bpfrt reads no "
+					    "kernel config; a __weak extern is 0)",
+					    name);
+		if (off < 0 || off + sz > m->value_size)
+			return brt_elf_fail(ctx, -EINVAL, 0, 0, "extern (kcfg) '%s' outside .kconfig",
+					    name);
+		memcpy(m->data + off, &v, sz < 8 ? sz : 8);
+	}
+	return 0;
+}
+
+int brt_elf_kconfig_at(const struct brt_elf_ctx *ctx, const char *name, uint32_t *off)
+{
+	const struct brt_btf *btf = ctx->obj->btf;
+	int id = btf && name ? brt_btf_find(btf, ".kconfig", BTF_KIND_DATASEC) : -1;
+	const struct btf_type *t;
+	const struct btf_var_secinfo *vsi;
+
+	if (id <= 0)
+		return -1;
+	t = brt_btf_type(btf, (uint32_t)id);
+	vsi = (const struct btf_var_secinfo *)(t + 1);
+	for (uint32_t i = 0; i < BTF_INFO_VLEN(t->info); i++) {
+		if (strcmp(brt_btf_name(btf, vsi[i].type), name))
+			continue;
+		uint32_t sz;
+		int64_t o = kconfig_off(btf, t, i, &sz);
+
+		for (size_t k = 0; o >= 0 && k < ctx->obj->nmaps; k++)
+			if (ctx->obj->maps[k].sec_idx == 0 && ctx->obj->maps[k].name &&
+			    !strcmp(ctx->obj->maps[k].name, ".kconfig")) {
+				*off = (uint32_t)o;
+				return (int)k;
+			}
+	}
+	return -1;
+}
+
 int brt_elf_collect_maps(struct brt_elf_ctx *ctx)
 {
 	static const enum brt_elf_sec_kind order[] = { BRT_SEC_MAPS, BRT_SEC_BTF_MAPS,
@@ -569,7 +706,7 @@ int brt_elf_collect_maps(struct brt_elf_ctx *ctx)
 				ret = data_map(ctx, i);
 		}
 	}
-	return ret;
+	return ret ? ret : kconfig_map(ctx);
 }
 
 int brt_elf_map_at(const struct brt_elf_ctx *ctx, uint32_t sec, uint64_t off)

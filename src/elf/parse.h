@@ -84,6 +84,9 @@ int brt_elf_collect_maps(struct brt_elf_ctx *ctx);
 int brt_elf_collect_slots(struct brt_elf_ctx *ctx);
 /* tc's section conventions: default program type, "N/M" tail-call slots (maps_sec.c). */
 int brt_elf_tc_sections(struct brt_elf_ctx *ctx);
+/* A kconfig extern (libbpf's .kconfig: LINUX_KERNEL_VERSION, ...): the index of the
+ * .kconfig map and *off the variable's offset in it, or -1 (maps_sec.c). */
+int brt_elf_kconfig_at(const struct brt_elf_ctx *ctx, const char *name, uint32_t *off);
 /* Index of the map defined at (sec, off) - any offset for global data - or -1. */
 int brt_elf_map_at(const struct brt_elf_ctx *ctx, uint32_t sec, uint64_t off);
 /* Link every program: copy, apply relocations, append subprograms (reloc.c). */

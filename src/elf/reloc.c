@@ -79,7 +79,10 @@ static int check_exec_rels(struct brt_elf_ctx *ctx, uint32_t s)
 						    "relocation %u: type %u (%s) against '%s' is not "
 						    "supported in code",
 						    rel->idx, rel->type, brt_elf_reloc_type_name(rel->type), sym);
-			if (ctx->syms[rel->sym].shndx == SHN_UNDEF)
+			uint32_t koff;
+
+			if (ctx->syms[rel->sym].shndx == SHN_UNDEF &&
+			    (rel->type != R_64_64 || brt_elf_kconfig_at(ctx, sym, &koff) < 0))
 				return brt_elf_fail(ctx, -ENOTSUP, sec->rel_sec, rel->idx * 16ull,
 						    "relocation %u: extern symbol '%s' (kconfig/ksym "
 						    "externs are not supported)",
@@ -212,7 +215,17 @@ static int apply_ld64(struct linker *lk, uint32_t pc, const struct brt_elf_rel *
 	int64_t off = (int64_t)sym->value + insn->imm;
 	uint32_t rs = out->sec_idx, target;
 	int idx, ret;
+	uint32_t koff;
 
+	if (sym->shndx == SHN_UNDEF && (idx = brt_elf_kconfig_at(ctx, sym->name, &koff)) >= 0) {
+		insn[0].src_reg = BPF_PSEUDO_MAP_VALUE;
+		insn[0].imm = idx;
+		insn[1].imm = (int32_t)koff;
+		out->kind = BRT_ELF_RELO_MAP_VALUE;
+		out->target = idx;
+		out->off = koff;
+		return 0;
+	}
 	if (sym->shndx == SHN_UNDEF || sym->shndx >= ctx->nsecs)
 		return brt_elf_fail(ctx, -ENOTSUP, rs, out->sec_off,
 				    "lddw refers to '%s', which is not defined in a section",
