@@ -520,8 +520,7 @@ static const struct {
 	int err;
 	const char *msg;
 } refused[] = {
-	{ "bad_extern", -ENOTSUP, "'.relsocket' offset 0x0: relocation 0: extern symbol "
-				  "'LINUX_KERNEL_VERSION' (kconfig/ksym externs are not supported)" },
+	{ "bad_extern", -ESRCH, "extern (kcfg) 'CONFIG_BPFRT_NOT_A_CONFIG': value not found" },
 	{ "bad_data_ptr", -ENOTSUP, "'.rel.data' offset 0x0: relocation 0 in '.data' at 0x8 "
 				    "against 'target': pointers in global data are not supported" },
 };
