@@ -252,7 +252,7 @@ static int run_skb(struct brt_call *call, struct brt_prog *prog)
 	int is_l2 = brt_prog_type(prog->type)->run == BRT_RUN_SKB_L2;
 	struct __sk_buff skb, in;
 	struct brt_run_opts o = { 0 };
-	struct brt_region regs[12];
+	struct brt_region regs[16];
 	uint32_t retval = 0, duration = 0, wire;
 	struct pkt p = { 0 };
 	unsigned char *l2, *out;
@@ -297,6 +297,10 @@ static int run_skb(struct brt_call *call, struct brt_prog *prog)
 	skb.data_end = (uint32_t)(uintptr_t)p.p.data_end;
 	regs[nr++] = (struct brt_region){ (uint64_t)(uintptr_t)&skb, sizeof(skb), 0 };
 	regs[nr++] = (struct brt_region){ (uint64_t)(uintptr_t)&skb.mark, 8, 1 };
+	/* the other fields some type may write (the verifier decides which): priority for
+	 * cgroup_skb and lwt, tc_classid for tc */
+	regs[nr++] = (struct brt_region){ (uint64_t)(uintptr_t)&skb.priority, 4, 1 };
+	regs[nr++] = (struct brt_region){ (uint64_t)(uintptr_t)&skb.tc_classid, 4, 1 };
 	regs[nr++] = (struct brt_region){ (uint64_t)(uintptr_t)skb.cb, sizeof(skb.cb), 1 };
 	regs[nr++] = (struct brt_region){ (uint64_t)(uintptr_t)&skb.tc_index, 8, 1 };
 	regs[nr++] = (struct brt_region){ (uint64_t)(uintptr_t)&skb.tstamp, 8, 1 };

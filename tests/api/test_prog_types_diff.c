@@ -262,7 +262,7 @@ static int run_test(const struct combo *c, int fd, sys_fn sys, int *retval)
 		return errno;
 	if (c->type == BPF_PROG_TYPE_SYSCALL)
 		for (size_t i = 0; i < sizeof(ctx); i++)
-			sum = sum * 31 + ctx[i];
+			sum = (int)((unsigned)sum * 31u + ctx[i]); /* wraps: unsigned arithmetic */
 	*retval = (int)a.test.retval ^ sum;
 	return 0;
 }
