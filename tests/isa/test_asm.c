@@ -341,7 +341,7 @@ static void test_conformance_files(void)
 	snprintf(path, sizeof(path), "%s/tests", base);
 	d = opendir(path);
 	if (!d) {
-		printf("conformance suite not found at %s: file checks skipped\n", path);
+		printf("skipped: conformance file checks (suite not found at %s)\n", path);
 		return;
 	}
 	while ((e = readdir(d))) {
