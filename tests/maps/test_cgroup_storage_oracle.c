@@ -19,57 +19,12 @@
 
 #include "bpfrt.h"
 #include "harness.h"
-
-typedef int (*sys_fn)(int cmd, union bpf_attr *attr, unsigned int size);
-
-static int kernel_bpf(int cmd, union bpf_attr *attr, unsigned int size)
-{
-	return (int)syscall(__NR_bpf, cmd, attr, size);
-}
-
-struct transcript {
-	char text[1 << 17];
-	size_t len;
-	unsigned steps;
-};
-
-static void say(struct transcript *t, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	t->len += (size_t)vsnprintf(t->text + t->len, sizeof(t->text) - t->len, fmt, ap);
-	va_end(ap);
-	if (t->len >= sizeof(t->text))
-		t->len = sizeof(t->text) - 1;
-}
+#include "transcript.h"
 
 static int create(sys_fn sys, uint32_t type, uint32_t key, uint32_t value, uint32_t max,
 		  uint32_t flags)
 {
-	union bpf_attr a;
-	int fd;
-
-	memset(&a, 0, sizeof(a));
-	a.map_type = type;
-	a.key_size = key;
-	a.value_size = value;
-	a.max_entries = max;
-	a.map_flags = flags;
-	fd = sys(BPF_MAP_CREATE, &a, sizeof(a));
-	return fd < 0 ? -errno : fd;
-}
-
-static int elem(sys_fn sys, int cmd, int fd, const void *key, void *value, uint64_t flags)
-{
-	union bpf_attr a;
-
-	memset(&a, 0, sizeof(a));
-	a.map_fd = (uint32_t)fd;
-	a.key = (uint64_t)(uintptr_t)key;
-	a.value = (uint64_t)(uintptr_t)value;
-	a.flags = flags;
-	return sys(cmd, &a, sizeof(a)) < 0 ? -errno : 0;
+	return create_map(sys, type, key, value, max, flags, 0);
 }
 
 #define CS BPF_MAP_TYPE_CGROUP_STORAGE
@@ -169,34 +124,12 @@ static void elements(sys_fn sys, struct transcript *t)
 static void run_prog(sys_fn sys, struct transcript *t, const char *what, uint32_t type,
 		     uint32_t repeat, const struct bpf_insn *insns, uint32_t n)
 {
-	static char log[65536];
 	unsigned char pkt[64] = { 0 };
 	union bpf_attr a;
-	int fd;
+	int fd = load_prog(sys, t, what, type, insns, n);
 
-	memset(&a, 0, sizeof(a));
-	a.prog_type = type;
-	a.insns = (uint64_t)(uintptr_t)insns;
-	a.insn_cnt = n;
-	a.license = (uint64_t)(uintptr_t)"GPL";
-	a.log_buf = (uint64_t)(uintptr_t)log;
-	a.log_size = sizeof(log);
-	a.log_level = 1;
-	log[0] = 0;
-	fd = sys(BPF_PROG_LOAD, &a, sizeof(a));
-	t->steps++;
-	say(t, "%s: ", what);
-	if (fd < 0) {
-		const char *line = log, *p;
-
-		/* the last line that is not a statistic: the error */
-		for (p = log; *p; p += strcspn(p, "\n") + (p[strcspn(p, "\n")] == '\n'))
-			if (strncmp(p, "processed ", 10) && strncmp(p, "verification time", 17) &&
-			    strncmp(p, "stack depth", 11) && *p != '\n')
-				line = p;
-		say(t, "load %d %.*s\n", -errno, (int)strcspn(line, "\n"), line);
+	if (fd < 0)
 		return;
-	}
 	pkt[12] = 0x08; /* IPv4 */
 	for (int r = 0; r < 2; r++) { /* two test runs: each starts from zeroed storage */
 		memset(&a, 0, sizeof(a));
@@ -339,25 +272,6 @@ out:
 	close(cs2);
 	close(ro);
 }
-static void compare(const struct transcript *k, const struct transcript *b)
-{
-	const char *kp = k->text, *bp = b->text;
-
-	while (*kp || *bp) {
-		size_t kl = strcspn(kp, "\n"), bl = strcspn(bp, "\n");
-		char name[100];
-
-		snprintf(name, sizeof(name), "%.*s", (int)(kl < 90 ? kl : 90), kp);
-		T_CASE(name);
-		if (kl == bl && !memcmp(kp, bp, kl))
-			T_OK();
-		else
-			T_FAIL("kernel: %.*s\n     bpfrt:  %.*s", (int)kl, kp, (int)bl, bp);
-		kp += kl + (kp[kl] == '\n');
-		bp += bl + (bp[bl] == '\n');
-	}
-}
-
 int main(void)
 {
 	static struct transcript kern, ours;
@@ -379,7 +293,7 @@ int main(void)
 	elements(bpfrt_bpf, &ours);
 	programs(kernel_bpf, &kern);
 	programs(bpfrt_bpf, &ours);
-	compare(&kern, &ours);
+	compare_transcripts(&kern, &ours);
 	printf("cgroup storage oracle: %u steps each side\n", kern.steps);
 	if (getenv("CGSTORAGE_DUMP"))
 		fputs(kern.text, stdout);

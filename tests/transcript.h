@@ -1,0 +1,135 @@
+/* transcript.h - the kernel as the oracle, by transcript: a test's script runs once on the
+ * kernel's bpf() and once on bpfrt_bpf(), writing one line per step (verdict, errno, first
+ * error line, result), and compare_transcripts() checks the two line by line, one test case
+ * per line, so a difference names the step.  Shared by the map and helper oracles
+ * (tests/maps/test_*_oracle.c); include after harness.h.
+ */
+#ifndef BPFRT_TESTS_TRANSCRIPT_H
+#define BPFRT_TESTS_TRANSCRIPT_H
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "bpfrt.h"
+#include "harness.h"
+
+/* the two sides: kernel_bpf and bpfrt_bpf have this type */
+typedef int (*sys_fn)(int cmd, union bpf_attr *attr, unsigned int size);
+
+static inline int kernel_bpf(int cmd, union bpf_attr *attr, unsigned int size)
+{
+	return (int)syscall(__NR_bpf, cmd, attr, size);
+}
+
+struct transcript {
+	char text[1 << 17];
+	size_t len;
+	unsigned steps;
+};
+
+/* append to the transcript; a full one keeps its first 128 KiB, which then differ from
+ * the other side's only if the scripts do */
+static inline __attribute__((format(printf, 2, 3))) void say(struct transcript *t,
+							     const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	t->len += (size_t)vsnprintf(t->text + t->len, sizeof(t->text) - t->len, fmt, ap);
+	va_end(ap);
+	if (t->len >= sizeof(t->text))
+		t->len = sizeof(t->text) - 1;
+}
+
+/* MAP_CREATE with the fields these scripts vary: the fd or -errno */
+static inline int create_map(sys_fn sys, uint32_t type, uint32_t key, uint32_t value,
+			     uint32_t max, uint32_t flags, uint64_t extra)
+{
+	union bpf_attr a;
+	int fd;
+
+	memset(&a, 0, sizeof(a));
+	a.map_type = type;
+	a.key_size = key;
+	a.value_size = value;
+	a.max_entries = max;
+	a.map_flags = flags;
+	a.map_extra = extra;
+	fd = sys(BPF_MAP_CREATE, &a, sizeof(a));
+	return fd < 0 ? -errno : fd;
+}
+
+/* one element command (lookup, update, delete, get_next_key, push/peek/pop): 0 or -errno */
+static inline int elem(sys_fn sys, int cmd, int fd, const void *key, void *value,
+		       uint64_t flags)
+{
+	union bpf_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.map_fd = (uint32_t)fd;
+	a.key = (uint64_t)(uintptr_t)key;
+	a.value = (uint64_t)(uintptr_t)value;
+	a.flags = flags;
+	return sys(cmd, &a, sizeof(a)) < 0 ? -errno : 0;
+}
+
+/* BPF_PROG_LOAD of a GPL program at log level 1: the fd, or -1 after saying
+ * "<what>: load <-errno> <error line>" (the log's last line that is not a statistic).
+ * On success nothing is said but "<what>: ": the caller adds the run's result. */
+static inline int load_prog(sys_fn sys, struct transcript *t, const char *what, uint32_t type,
+			    const struct bpf_insn *insns, uint32_t n)
+{
+	static char log[65536];
+	const char *line = log, *p;
+	union bpf_attr a;
+	int fd;
+
+	memset(&a, 0, sizeof(a));
+	a.prog_type = type;
+	a.insns = (uint64_t)(uintptr_t)insns;
+	a.insn_cnt = n;
+	a.license = (uint64_t)(uintptr_t)"GPL";
+	a.log_buf = (uint64_t)(uintptr_t)log;
+	a.log_size = sizeof(log);
+	a.log_level = 1;
+	log[0] = 0;
+	fd = sys(BPF_PROG_LOAD, &a, sizeof(a));
+	t->steps++;
+	say(t, "%s: ", what);
+	if (fd >= 0)
+		return fd;
+	fd = -errno;
+	for (p = log; *p; p += strcspn(p, "\n") + (p[strcspn(p, "\n")] == '\n'))
+		if (strncmp(p, "processed ", 10) && strncmp(p, "verification time", 17) &&
+		    strncmp(p, "stack depth", 11) && *p != '\n')
+			line = p;
+	say(t, "load %d %.*s\n", fd, (int)strcspn(line, "\n"), line);
+	return -1;
+}
+
+/* one test case per line of the kernel's transcript, named by its first 150 characters */
+static inline void compare_transcripts(const struct transcript *k, const struct transcript *b)
+{
+	const char *kp = k->text, *bp = b->text;
+
+	while (*kp || *bp) {
+		size_t kl = strcspn(kp, "\n"), bl = strcspn(bp, "\n");
+		char name[160];
+
+		snprintf(name, sizeof(name), "%.*s", (int)(kl < 150 ? kl : 150), kp);
+		T_CASE(name);
+		if (kl == bl && !memcmp(kp, bp, kl))
+			T_OK();
+		else
+			T_FAIL("kernel: %.*s\n     bpfrt:  %.*s", (int)kl, kp, (int)bl, bp);
+		kp += kl + (kp[kl] == '\n');
+		bp += bl + (bp[bl] == '\n');
+	}
+}
+
+#endif
