@@ -1,55 +1,46 @@
 /* uaccess.c - copies between the caller's memory and ours.  bpf() must answer EFAULT for
- * a bad pointer instead of crashing, so the checked copies go through process_vm_readv()
- * and process_vm_writev() on our own pid: the kernel does the access and reports a fault
- * as an error.  The trusted copies (for the C wrappers, whose pointers the caller vouches
+ * a bad pointer instead of crashing, so the checked copies go through brt_ucopy()
+ * (util/ucopy.c): a copy whose fault is caught and turned into -EFAULT, as the kernel's
+ * exception table does for copy_from_user().  The trusted copies (for the C wrappers, whose pointers the caller vouches
  * for) are plain memcpy.
  */
 #include <errno.h>
 #include <string.h>
-#include <sys/uio.h>
-#include <unistd.h>
 
 #include "api/api.h"
+#include "util/util.h"
 
 static int checked_from(void *dst, uint64_t src, size_t len)
 {
-	struct iovec local = { .iov_base = dst, .iov_len = len };
-	struct iovec remote = { .iov_base = (void *)(uintptr_t)src, .iov_len = len };
-	ssize_t n;
+	int err;
 
 	if (!len)
 		return 0;
 	if (!src)
 		return -EFAULT;
-	n = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
-	if (n == (ssize_t)len)
-		return 0;
-	if (n < 0 && (errno == ENOSYS || errno == EPERM)) {
+	err = brt_ucopy(dst, (const void *)(uintptr_t)src, len, 0);
+	if (err == -ENOSYS) {
 		/* No process_vm_* here (seccomp, old kernel): fall back to trusting. */
 		memcpy(dst, (const void *)(uintptr_t)src, len);
 		return 0;
 	}
-	return -EFAULT;
+	return err;
 }
 
 static int checked_to(uint64_t dst, const void *src, size_t len)
 {
-	struct iovec local = { .iov_base = (void *)(uintptr_t)src, .iov_len = len };
-	struct iovec remote = { .iov_base = (void *)(uintptr_t)dst, .iov_len = len };
-	ssize_t n;
+	int err;
 
 	if (!len)
 		return 0;
 	if (!dst)
 		return -EFAULT;
-	n = process_vm_writev(getpid(), &local, 1, &remote, 1, 0);
-	if (n == (ssize_t)len)
-		return 0;
-	if (n < 0 && (errno == ENOSYS || errno == EPERM)) {
+	err = brt_ucopy((void *)(uintptr_t)dst, src, len, 1);
+	if (err == -ENOSYS) {
 		memcpy((void *)(uintptr_t)dst, src, len);
 		return 0;
 	}
-	return -EFAULT;
+	return err;
 }
 
 static int trusted_from(void *dst, uint64_t src, size_t len)

@@ -1,6 +1,6 @@
 /* probe_read.c - bpf_probe_read_{kernel,user}[_str](): copies from any address of the
- * process that fail cleanly instead of faulting.  process_vm_readv() on our own pid lets
- * the kernel do the access, so an unmapped or unreadable address is an error return.  In
+ * process that fail cleanly instead of faulting: brt_ucopy() (util/ucopy.c) turns the
+ * fault of an unmapped or unreadable address into an error return.  In
  * a user-space runtime "kernel" and "user" memory are the same address space: both
  * variants read the host process, and the legacy bpf_probe_read() (the seed's
  * load_pointer, generalised) is the same copy.  Like the kernel, a failed copy zeroes the
@@ -8,27 +8,21 @@
  */
 #include <errno.h>
 #include <string.h>
-#include <sys/uio.h>
-#include <unistd.h>
 
 #include "bpfrt.h"
 #include "trace/trace.h"
+#include "util/util.h"
 
 #define PAGE 4096u
 
 int brt_trace_copy(void *dst, uint64_t src, size_t len)
 {
-	struct iovec local = { .iov_base = dst, .iov_len = len };
-	struct iovec remote = { .iov_base = (void *)(uintptr_t)src, .iov_len = len };
-
 	if (!len)
 		return 0;
 	/* the kernel refuses the NULL page outright; so do we, without a system call */
 	if (src < PAGE || src + len < src)
 		return -EFAULT;
-	if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)len)
-		return 0;
-	return -EFAULT;
+	return brt_ucopy(dst, (const void *)(uintptr_t)src, len, 0) ? -EFAULT : 0;
 }
 
 long brt_trace_copy_str(char *dst, uint64_t src, size_t cap)

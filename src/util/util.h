@@ -30,6 +30,12 @@ int brt_fs_dir_prepare(const char *dir);
  * or device is ever opened: the fd, -EACCES for anything not regular, or -errno. */
 int brt_fs_open_reg(int dirfd, const char *path, int flags, int follow);
 
+/* Copy len bytes between this process's memory and an address the caller does not
+ * vouch for (ucopy.c): 0, -EFAULT when any byte is unmapped or not accessible that way,
+ * -ENOSYS when the fallback through process_vm_*() is not allowed here (seccomp, old
+ * kernels).  dst_is_user: the untrusted side is dst (a write), else src (a read). */
+int brt_ucopy(void *dst, const void *src, size_t len, int dst_is_user);
+
 /* SHA-256 of len bytes (sha256.c): program tags, as the kernel computes them. */
 void brt_sha256(const void *data, size_t len, unsigned char out[32]);
 
