@@ -17,6 +17,7 @@
 	BRT_MAPS_HELPERS(X)                                                              \
 	BRT_TRACE_HELPERS(X)                                                             \
 	BRT_ATTACH_HELPERS(X)                                                            \
+	BRT_ATTACH_SOCK_HELPERS(X)                                                       \
 	BRT_API_HELPERS(X)
 
 /* Each folder row's id, named after it: a second row for one id is a redefinition, and a

@@ -133,6 +133,7 @@ static int ptr_not_null(const struct brt_reg *r)
 	case CONST_PTR_TO_MAP: /* an lddw of a map is never NULL: "if map == 0" is decided */
 	case PTR_TO_SOCKET:
 	case PTR_TO_SOCK_COMMON:
+	case PTR_TO_TCP_SOCK:
 		return 1;
 	default:
 		return 0;
@@ -332,27 +333,21 @@ static void set_min_max(struct brt_reg *t1, struct brt_reg *t2, struct brt_reg *
 		}                                                                      \
 	}
 
-static void release_ref_state(struct brt_vstate *st, uint32_t id)
-{
-	for (int i = 0; i < st->nrefs; i++)
-		if (st->refs[i].id == id) {
-			st->refs[i] = st->refs[--st->nrefs];
-			return;
-		}
-}
-
 static void mark_ptr_or_null(struct brt_vstate *st, int regno, int is_null)
 {
 	struct brt_reg *r = &st->frame[st->curframe]->regs[regno];
 	uint32_t id = r->id, ref = r->ref_obj_id;
 
+	/* NULL: nothing was acquired, so there is nothing to release */
 	if (ref && ref == id && is_null)
-		release_ref_state(st, id);
+		brt_release_ref_state(st, id);
 	FOR_EACH_REG(st, reg, {
 		if ((reg->type & PTR_MAYBE_NULL) && reg->id == id) {
 			if (is_null) {
 				reg->type = SCALAR_VALUE;
 				brt_mark_reg_known(reg, 0);
+				reg->id = 0;
+				reg->ref_obj_id = 0;
 			} else {
 				reg->type &= ~PTR_MAYBE_NULL;
 				reg->id = 0;

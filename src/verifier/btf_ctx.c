@@ -531,3 +531,32 @@ int brt_btf_ptr_access(struct brt_env *env, int regno, const struct brt_reg *reg
 	*btf_id = id;
 	return 0;
 }
+
+/* btf_struct_ids_match() without strict matching, for a struct sock_common argument: the
+ * pointer's struct is sock_common, or starts with it (struct sock, tcp_sock, ... whose
+ * first member, at offset 0, is the common part), at offset 0. */
+int brt_btf_is_sock_common(const struct brt_env *env, const struct brt_reg *reg)
+{
+	uint32_t id = reg->btf_id;
+
+	if (!env->opts->attach_btf || reg->off)
+		return 0;
+	for (int depth = 0; depth < 32; depth++) {
+		const struct btf_type *t = type_of(env, skip_mods(env, id));
+		const struct btf_member *m;
+		const char *name;
+
+		if (!is_struct(t))
+			return 0;
+		name = brt_btf_name(env->opts->attach_btf, skip_mods(env, id));
+		if (name && !strcmp(name, "sock_common"))
+			return 1;
+		if (!BTF_INFO_VLEN(t->info))
+			return 0;
+		m = (const struct btf_member *)(t + 1);
+		if (m->offset) /* the first member's bit offset */
+			return 0;
+		id = m->type;
+	}
+	return 0;
+}

@@ -170,6 +170,16 @@ static void clear_all_pkt_pointers(struct brt_env *env)
 }
 
 /* ---- references ------------------------------------------------------------------------- */
+/* Pointers into a released object: unusable, or unknown numbers for programs that may
+ * leak pointers (the kernel's mark_reg_invalid()). */
+static void mark_reg_invalid(struct brt_env *env, struct brt_reg *reg)
+{
+	if (env->allow_ptr_leaks)
+		brt_mark_reg_unknown(env, reg);
+	else
+		brt_mark_reg_not_init(reg);
+}
+
 static int acquire_ref(struct brt_env *env, int insn_idx)
 {
 	struct brt_vstate *st = env->cur;
@@ -183,33 +193,65 @@ static int acquire_ref(struct brt_env *env, int insn_idx)
 	return (int)env->id_gen;
 }
 
-static int release_ref(struct brt_env *env, uint32_t id)
+int brt_release_ref_state(struct brt_vstate *st, uint32_t id)
 {
-	struct brt_vstate *st = env->cur;
-	int found = 0;
-
 	for (int i = 0; i < st->nrefs; i++)
 		if (st->refs[i].id == id) {
 			memmove(&st->refs[i], &st->refs[i + 1],
 				sizeof(st->refs[0]) * (size_t)(st->nrefs - i - 1));
 			st->nrefs--;
-			found = 1;
-			break;
+			return 0;
 		}
-	if (!found)
+	return -EINVAL;
+}
+
+/* The kernel's release_reference(): the reference leaves the state (the rest keep their
+ * order: brt_release_ref_state()) and every copy of the pointer becomes unusable, as
+ * mark_reg_invalid(). */
+static int release_ref(struct brt_env *env, uint32_t id)
+{
+	struct brt_vstate *st = env->cur;
+
+	if (brt_release_ref_state(st, id))
 		return -EINVAL;
-	/* every copy of the released pointer becomes unusable */
 	for (int fi = 0; fi <= st->curframe; fi++) {
 		struct brt_frame *f = st->frame[fi];
 
 		for (int r = 0; r < BRT_NREGS; r++)
 			if (f->regs[r].ref_obj_id == id)
-				brt_mark_reg_unknown(env, &f->regs[r]);
+				mark_reg_invalid(env, &f->regs[r]);
 		for (int s = 0; s < f->allocated_stack / 8; s++)
 			if (brt_is_spilled(&f->stack[s]) && f->stack[s].spilled.ref_obj_id == id)
-				brt_mark_reg_unknown(env, &f->stack[s].spilled);
+				mark_reg_invalid(env, &f->stack[s].spilled);
 	}
 	return 0;
+}
+
+/* Helpers whose result is a new reference the program must release (the kernel's
+ * is_acquire_function()), and those whose result is the argument's object seen as
+ * another type, sharing its reference (is_ptr_cast_function()). */
+static int is_acquire_function(int32_t id, const struct brt_map_info *map)
+{
+	switch (id) {
+	case BPF_FUNC_sk_lookup_tcp:
+	case BPF_FUNC_sk_lookup_udp:
+	case BPF_FUNC_skc_lookup_tcp:
+	case BPF_FUNC_ringbuf_reserve:
+		return 1;
+	case BPF_FUNC_map_lookup_elem:
+		return map && (map->type == BPF_MAP_TYPE_SOCKMAP ||
+			       map->type == BPF_MAP_TYPE_SOCKHASH);
+	default:
+		return 0;
+	}
+}
+
+static int is_ptr_cast_function(int32_t id)
+{
+	return id == BPF_FUNC_tcp_sock || id == BPF_FUNC_sk_fullsock ||
+	       id == BPF_FUNC_skc_to_tcp_sock || id == BPF_FUNC_skc_to_tcp6_sock ||
+	       id == BPF_FUNC_skc_to_udp6_sock || id == BPF_FUNC_skc_to_mptcp_sock ||
+	       id == BPF_FUNC_skc_to_tcp_timewait_sock || id == BPF_FUNC_skc_to_tcp_request_sock;
 }
 
 int brt_check_exit_refs(struct brt_env *env)
@@ -281,6 +323,25 @@ static int reg_type_ok(struct brt_env *env, int regno, int arg)
 		if (brt_reg_is_null(reg))
 			return 0;
 		goto mem;
+	case BRT_ARG_PTR_TO_SOCK_COMMON:
+		if (t == PTR_TO_SOCK_COMMON || t == PTR_TO_SOCKET || t == PTR_TO_TCP_SOCK)
+			return 0;
+		expected = "sock_common, sock, tcp_sock, xdp_sock";
+		break;
+	case BRT_ARG_PTR_TO_BTF_ID_SOCK_COMMON:
+	case BRT_ARG_PTR_TO_SOCK_RELEASE:
+		/* kernel-typed pointers only to a struct starting with sock_common */
+		if (t == PTR_TO_SOCK_COMMON || t == PTR_TO_SOCKET || t == PTR_TO_TCP_SOCK)
+			return 0;
+		if (t == PTR_TO_BTF_ID || t == (PTR_TO_BTF_ID | PTR_TRUSTED)) {
+			if (brt_btf_is_sock_common(env, reg))
+				return 0;
+			brt_verr(env, "R%d is of type %s but %s is expected\n", regno,
+				 brt_btf_reg_name(env, reg->btf_id), "sock_common");
+			return -EACCES;
+		}
+		expected = "sock_common, sock, tcp_sock, xdp_sock, ptr_, trusted_ptr_";
+		break;
 	case BRT_ARG_CONST_SIZE:
 	case BRT_ARG_CONST_SIZE_OR_ZERO:
 	case BRT_ARG_CONST_ALLOC_SIZE_OR_ZERO:
@@ -415,7 +476,7 @@ static int check_arg(struct brt_env *env, int i, const struct brt_helper_proto *
 		err = check_off_ok(env, regno);
 	if (err)
 		return err;
-	if (arg == BRT_ARG_PTR_TO_ALLOC_MEM) {
+	if (arg == BRT_ARG_PTR_TO_ALLOC_MEM || arg == BRT_ARG_PTR_TO_SOCK_RELEASE) {
 		if (!reg->ref_obj_id) {
 			brt_verr(env, "R%d must be referenced when passed to release function\n",
 				 regno);
@@ -640,26 +701,42 @@ static void set_return(struct brt_env *env, const struct brt_helper_proto *fn,
 		brt_mark_reg_known_zero(r0);
 		r0->map_idx = (uint16_t)meta->map_idx;
 		break;
-	case BRT_RET_PTR_TO_ALLOC_MEM_OR_NULL: {
-		int ref;
-
+	case BRT_RET_PTR_TO_ALLOC_MEM_OR_NULL:
 		r0->type = PTR_TO_MEM | MEM_RINGBUF | PTR_MAYBE_NULL;
 		brt_mark_reg_known_zero(r0);
 		r0->mem_size = meta->mem_size;
-		ref = acquire_ref(env, insn_idx);
-		if (ref < 0) {
-			*err = ref;
-			return;
-		}
-		r0->id = r0->ref_obj_id = (uint32_t)ref;
-		return;
-	}
+		break;
+	case BRT_RET_PTR_TO_SOCKET_OR_NULL:
+		brt_mark_reg_known_zero(r0);
+		r0->type = PTR_TO_SOCKET | PTR_MAYBE_NULL;
+		break;
+	case BRT_RET_PTR_TO_SOCK_COMMON_OR_NULL:
+		brt_mark_reg_known_zero(r0);
+		r0->type = PTR_TO_SOCK_COMMON | PTR_MAYBE_NULL;
+		break;
+	case BRT_RET_PTR_TO_TCP_SOCK_OR_NULL:
+		brt_mark_reg_known_zero(r0);
+		r0->type = PTR_TO_TCP_SOCK | PTR_MAYBE_NULL;
+		break;
 	default:
 		brt_mark_reg_unknown(env, r0);
 		break;
 	}
 	if (r0->type & PTR_MAYBE_NULL)
 		r0->id = ++env->id_gen;
+	/* as the kernel: a cast shares its argument's reference; an acquired object gets a
+	 * new one, whose id also serves for the NULL check (so the id above is skipped) */
+	if (is_ptr_cast_function(id)) {
+		r0->ref_obj_id = meta->ref_obj_id;
+	} else if (is_acquire_function(id, meta->map)) {
+		int ref = acquire_ref(env, insn_idx);
+
+		if (ref < 0) {
+			*err = ref;
+			return;
+		}
+		r0->id = r0->ref_obj_id = (uint32_t)ref;
+	}
 }
 
 int brt_is_callback_helper(int32_t id)

@@ -489,6 +489,12 @@ static int run_passes(struct brt_env *env)
 		brt_vlog_reset(&env->log, 0);
 	if (!err)
 		err = brt_check_max_stack_depth(env);
+	/* the kernel's convert_ctx_accesses(), after the walk, over the live instructions */
+	for (int i = 0; !err && i < env->len; i++)
+		if (env->aux[i].seen && env->aux[i].bad_ctx_conv) {
+			brt_verr(env, "verifier bug: error during ctx access conversion (0)\n");
+			err = -EFAULT;
+		}
 	return err;
 }
 

@@ -203,6 +203,19 @@ int brt_sock_valid(int off, int size, int common)
 	return size == 4;
 }
 
+/* struct bpf_tcp_sock: u32 fields up to icsk_retransmits, but the two u64 byte counters
+ * (whose upper halves a 4-byte read may still take, as the kernel's) */
+enum { TCP_SOCK_SIZE = 112, TCP_SOCK_BYTES_RECEIVED = 80, TCP_SOCK_BYTES_ACKED = 88 };
+
+int brt_tcp_sock_valid(int off, int size)
+{
+	if (off < 0 || off >= TCP_SOCK_SIZE || off % size)
+		return 0;
+	if (off == TCP_SOCK_BYTES_RECEIVED || off == TCP_SOCK_BYTES_ACKED)
+		return size == 8;
+	return size == 4;
+}
+
 /* cgroup_sock: which fields each attach type sees (__sock_filter_check_attach_type()) */
 static int sock_ctx(struct brt_env *env, int off, int size, enum brt_access t, uint32_t *rt)
 {

@@ -57,10 +57,13 @@ enum brt_reg_type {
 			      * its subprogram number */
 	PTR_TO_BTF_ID,       /* a kernel object typed by vmlinux BTF (btf_id): tracing args
 			      * and what loads through them give (btf_ctx.c) */
-	PTR_TO_SOCKET,       /* struct bpf_sock from a context field (sock_addr, sk_lookup ...) */
-	PTR_TO_SOCK_COMMON,  /* its common part (sk_reuseport's migrating_sk) */
+	PTR_TO_SOCKET,       /* struct bpf_sock: a context field (sock_addr, sk_lookup ...), a
+			      * socket lookup or a sockmap element */
+	PTR_TO_SOCK_COMMON,  /* its common part (sk_reuseport's migrating_sk, __sk_buff->sk,
+			      * bpf_skc_lookup_tcp()) */
 	PTR_TO_FLOW_KEYS,    /* flow_dissector's struct bpf_flow_keys */
 	PTR_TO_TP_BUFFER,    /* raw_tracepoint_writable's args[0] */
+	PTR_TO_TCP_SOCK,     /* struct bpf_tcp_sock (bpf_tcp_sock()) */
 	BRT_REG_TYPE_COUNT,
 };
 /* flags on top of the base type, as the kernel's type modifiers */
@@ -166,6 +169,8 @@ struct brt_insn_aux {
 	uint8_t loop_head;      /* target of a back-edge */
 	uint8_t calls_callback; /* a helper call that calls back (bpf_loop) */
 	uint8_t second_slot;    /* second half of an lddw */
+	uint8_t bad_ctx_conv;   /* a load the kernel accepts but cannot rewrite afterwards
+				 * (bpf_tcp_sock's upper u32 halves): the load fails then */
 	int16_t map_idx;        /* lddw: which map, -1 none */
 	uint16_t live_in;       /* registers live before this insn (bit r) */
 	uint16_t prec_in;       /* scalar registers whose value may matter, before this insn */
@@ -374,10 +379,14 @@ int brt_btf_ctx_access(struct brt_env *env, int off, int size, enum brt_access t
  * included).  0 with *rt and *btf_id what a load gives, or -errno and the kernel's message. */
 int brt_btf_ptr_access(struct brt_env *env, int regno, const struct brt_reg *reg, int off,
 		       int size, enum brt_access t, uint32_t *rt, uint32_t *btf_id);
+/* A PTR_TO_BTF_ID to a struct sock_common or a struct that starts with one. */
+int brt_btf_is_sock_common(const struct brt_env *env, const struct brt_reg *reg);
 /* The struct's name of a PTR_TO_BTF_ID ("" when unknown). */
 const char *brt_btf_reg_name(const struct brt_env *env, uint32_t btf_id);
 /* bpf_sock_is_valid_access() (common: bpf_sock_common_is_valid_access()) */
 int brt_sock_valid(int off, int size, int common);
+/* bpf_tcp_sock_is_valid_access() */
+int brt_tcp_sock_valid(int off, int size);
 int brt_may_access_pkt(struct brt_env *env, enum brt_access t);
 
 /* ---- stack.c: the stack's byte-level model ------------------------------------------- */
@@ -394,6 +403,9 @@ int brt_stack_range_init(struct brt_env *env, int regno, int off, int size, int 
 uint16_t brt_helper_arg_regs(int32_t id); /* registers a helper reads (liveness) */
 int brt_check_helper_call(struct brt_env *env, const struct bpf_insn *insn, int insn_idx);
 int brt_check_exit_refs(struct brt_env *env);
+/* drop reference id from the state, the others keeping their order (the kernel's
+ * release_reference_nomark()); -EINVAL when the state holds no such reference */
+int brt_release_ref_state(struct brt_vstate *st, uint32_t id);
 int brt_is_callback_helper(int32_t id);
 
 /* ---- func_calls.c: bpf-to-bpf calls and program exit --------------------------------- */

@@ -431,7 +431,8 @@ int brt_check_mem_access(struct brt_env *env, int insn_idx, int regno, int off, 
 		}
 		if (t == BRT_READ && value_regno >= 0)
 			brt_mark_reg_unknown(env, &regs[value_regno]);
-	} else if (reg->type == PTR_TO_SOCKET || reg->type == PTR_TO_SOCK_COMMON) {
+	} else if (reg->type == PTR_TO_SOCKET || reg->type == PTR_TO_SOCK_COMMON ||
+		   reg->type == PTR_TO_TCP_SOCK) {
 		if (t == BRT_WRITE) {
 			brt_verr(env, "R%d cannot write into %s\n", regno,
 				 brt_reg_type_str(env, reg->type));
@@ -442,11 +443,17 @@ int brt_check_mem_access(struct brt_env *env, int insn_idx, int regno, int off, 
 				      "a if (index >=0) check.\n", regno);
 			return -EACCES;
 		}
-		if (!brt_sock_valid(off, size, reg->type == PTR_TO_SOCK_COMMON)) {
+		if (reg->type == PTR_TO_TCP_SOCK ? !brt_tcp_sock_valid(off, size)
+						 : !brt_sock_valid(off, size,
+								   reg->type == PTR_TO_SOCK_COMMON)) {
 			brt_verr(env, "R%d invalid %s access off=%d size=%d\n", regno,
 				 brt_reg_type_str(env, reg->type), off, size);
 			return -EACCES;
 		}
+		/* bpf_tcp_sock_convert_ctx_access() has no rewrite for a u32 inside the u64
+		 * byte counters, which the access check lets through */
+		if (reg->type == PTR_TO_TCP_SOCK && size == 4 && (off == 84 || off == 92))
+			env->aux[insn_idx].bad_ctx_conv = 1;
 		if (value_regno >= 0)
 			brt_mark_reg_unknown(env, &regs[value_regno]);
 	} else if (reg->type == PTR_TO_TP_BUFFER) {

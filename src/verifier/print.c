@@ -24,6 +24,7 @@ static const char *const type_names[BRT_REG_TYPE_COUNT] = {
 	[PTR_TO_SOCK_COMMON] = "sock_common",
 	[PTR_TO_FLOW_KEYS] = "flow_keys",
 	[PTR_TO_TP_BUFFER] = "tp_buffer",
+	[PTR_TO_TCP_SOCK] = "tcp_sock",
 	[PTR_TO_BTF_ID] = "ptr_",
 };
 

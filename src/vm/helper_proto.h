@@ -36,6 +36,10 @@ enum brt_arg_type {
 	BRT_ARG_PTR_TO_FUNC,       /* a function of the program (lddw BPF_PSEUDO_FUNC) */
 	BRT_ARG_PTR_TO_STACK_OR_NULL, /* pointer to the stack, or 0 */
 	BRT_ARG_PTR_TO_MEM_OR_NULL, /* readable memory or 0 (0 needs a zero size next) */
+	BRT_ARG_PTR_TO_SOCK_COMMON, /* any socket pointer (sock_common, sock, tcp_sock, xdp_sock) */
+	BRT_ARG_PTR_TO_BTF_ID_SOCK_COMMON, /* the same, or a BTF-typed struct sock_common */
+	BRT_ARG_PTR_TO_SOCK_RELEASE, /* bpf_sk_release: a referenced socket, released */
+	BRT_ARG_PTR_TO_MAP_VALUE_OR_NULL, /* value_size readable bytes, or 0 */
 };
 
 /* Kinds of helper return values. */
@@ -45,6 +49,9 @@ enum brt_ret_type {
 	BRT_RET_PTR_TO_MAP_VALUE_OR_NULL,
 	BRT_RET_PTR_TO_MAP_VALUE,         /* get_local_storage: never NULL */
 	BRT_RET_PTR_TO_ALLOC_MEM_OR_NULL, /* ringbuf_reserve: must be released on every path */
+	BRT_RET_PTR_TO_SOCKET_OR_NULL,      /* struct bpf_sock (a lookup: acquired) */
+	BRT_RET_PTR_TO_SOCK_COMMON_OR_NULL, /* struct bpf_sock's common part */
+	BRT_RET_PTR_TO_TCP_SOCK_OR_NULL,    /* struct bpf_tcp_sock */
 };
 
 struct bpfrt_run_ctx;
