@@ -637,10 +637,16 @@ static int adjust_reg_min_max(struct brt_env *env, const struct bpf_insn *insn)
 					 brt_isa_alu_sym((uint8_t)op));
 				return -EACCES;
 			}
+			/* scalar += pointer: the scalar's value becomes the pointer's offset */
+			if (brt_mark_precise(env, insn->dst_reg))
+				return -ENOMEM;
 			return brt_ptr_alu(env, insn, src, dst);
 		}
-		if (dst->type != SCALAR_VALUE)
+		if (dst->type != SCALAR_VALUE) {
+			if (brt_mark_precise(env, insn->src_reg))
+				return -ENOMEM;
 			return brt_ptr_alu(env, insn, dst, src);
+		}
 	} else {
 		memset(&off_reg, 0, sizeof(off_reg));
 		off_reg.type = SCALAR_VALUE;

@@ -495,14 +495,28 @@ int brt_check_cond_jmp(struct brt_env *env, const struct bpf_insn *insn, int *in
 		brt_mark_reg_known(src, (uint64_t)(int64_t)insn->imm);
 	}
 	pred = branch_taken(dst, src, op, is32);
-	if (pred >= 0 && (dst->type == SCALAR_VALUE || src->type == SCALAR_VALUE))
-		brt_mark_decided(this_st);
+	if (pred >= 0) {
+		/* the path relies on the operands' values: keep them precise */
+		if (dst->type == SCALAR_VALUE)
+			err = brt_mark_precise(env, insn->dst_reg);
+		if (!err && BPF_SRC(insn->code) == BPF_X && src->type == SCALAR_VALUE)
+			err = brt_mark_precise(env, insn->src_reg);
+		if (err)
+			return err;
+	}
 	if (pred == 1) {
 		*insn_idx += insn->off;
 		return 0;
 	}
 	if (pred == 0)
 		return 0;
+	/* before the other branch is copied, so both carry it in their history */
+	if (BPF_SRC(insn->code) == BPF_X && src->type == SCALAR_VALUE && src->id)
+		brt_hist_linked(env, src);
+	if (dst->type == SCALAR_VALUE && dst->id)
+		brt_hist_linked(env, dst);
+	if (env->internal_err)
+		return env->internal_err;
 	err = brt_push_stack(env, *insn_idx + insn->off + 1, *insn_idx, &other);
 	if (err)
 		return err;

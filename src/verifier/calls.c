@@ -420,6 +420,12 @@ static int64_t const_map_key(struct brt_env *env, const struct brt_reg *key, uin
 		spill++;
 	if ((uint32_t)spill != key_size || !brt_tnum_is_const(s->spilled.var_off))
 		return -1;
+	/* the lookup relies on the spilled constant: keep it precise */
+	memset(env->bt_regs, 0, sizeof(env->bt_regs));
+	memset(env->bt_stack, 0, sizeof(env->bt_stack));
+	env->bt_stack[key->frameno] = 1ULL << spi;
+	if (brt_mark_precise_batch(env))
+		return -1;
 	return (int64_t)s->spilled.var_off.value;
 }
 
@@ -427,6 +433,7 @@ static int check_size_arg(struct brt_env *env, int regno, int zero_ok, int prev_
 {
 	const struct brt_reg *reg = &brt_cur_regs(env)[regno];
 	enum brt_access t = prev_arg == BRT_ARG_PTR_TO_UNINIT_MEM ? BRT_WRITE : BRT_READ;
+	int err;
 
 	if (reg->smin < 0) {
 		brt_verr(env, "R%d min value is negative, either use unsigned or 'var &= const'\n",
@@ -443,8 +450,9 @@ static int check_size_arg(struct brt_env *env, int regno, int zero_ok, int prev_
 			 regno);
 		return -EACCES;
 	}
-	return brt_check_helper_mem(env, regno - 1, (int)reg->umax, zero_ok, t,
-				    t == BRT_WRITE && brt_tnum_is_const(reg->var_off));
+	err = brt_check_helper_mem(env, regno - 1, (int)reg->umax, zero_ok, t,
+				   t == BRT_WRITE && brt_tnum_is_const(reg->var_off));
+	return err ? err : brt_mark_precise(env, regno);
 }
 
 static int check_arg(struct brt_env *env, int i, const struct brt_helper_proto *fn,
@@ -535,7 +543,7 @@ static int check_arg(struct brt_env *env, int i, const struct brt_helper_proto *
 			return -EACCES;
 		}
 		meta->mem_size = (uint32_t)reg->var_off.value;
-		return 0;
+		return brt_mark_precise(env, regno);
 	default:
 		return 0;
 	}
@@ -868,6 +876,23 @@ int brt_check_helper_call(struct brt_env *env, const struct bpf_insn *insn, int 
 	    !brt_reg_is_null(&brt_cur_regs(env)[BPF_REG_2])) {
 		brt_verr(env, "get_local_storage() doesn't support non-zero flags\n");
 		return -EINVAL;
+	}
+	/* the kernel relies on these values (bpf_loop's count and inlining flags, the
+	 * tail call's constant index): they are kept precise */
+	if (id == BPF_FUNC_loop) {
+		err = brt_mark_precise(env, BPF_REG_1);
+		if (!err && brt_reg_is_null(&brt_cur_regs(env)[BPF_REG_4]))
+			err = brt_mark_precise(env, BPF_REG_4);
+		if (err)
+			return err;
+	}
+	if (id == BPF_FUNC_tail_call && meta.map &&
+	    brt_tnum_is_const(brt_cur_regs(env)[BPF_REG_3].var_off) &&
+	    brt_cur_regs(env)[BPF_REG_3].type == SCALAR_VALUE &&
+	    brt_cur_regs(env)[BPF_REG_3].var_off.value < meta.map->max_entries) {
+		err = brt_mark_precise(env, BPF_REG_3);
+		if (err)
+			return err;
 	}
 	if (brt_is_callback_helper(id)) {
 		err = push_callback(env, insn_idx, id, &meta);

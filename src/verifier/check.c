@@ -342,6 +342,9 @@ static int do_check(struct brt_env *env)
 			return -E2BIG;
 		}
 		env->aux[env->insn_idx].seen = 1;
+		env->prev_insn_idx = prev_idx;
+		env->cur->last_insn_idx = prev_idx;
+		env->cur_hent = -1;
 		if (env->aux[env->insn_idx].prune_point) {
 			err = brt_is_state_visited(env, env->insn_idx);
 			if (err < 0)
@@ -357,6 +360,9 @@ static int do_check(struct brt_env *env)
 				goto path_end;
 			}
 		}
+		err = brt_hist_note(env, prev_idx);
+		if (err)
+			return err;
 		{
 			const struct bpf_insn *in = &env->insns[env->insn_idx];
 			uint8_t cls = BPF_CLASS(in->code);
@@ -384,6 +390,8 @@ static int do_check(struct brt_env *env)
 		}
 		prev_idx = env->insn_idx;
 		err = do_insn(env, &do_print);
+		if (!err && env->internal_err)
+			err = env->internal_err;
 		if (err < 0)
 			return err;
 		if (err == 0) {
@@ -504,6 +512,7 @@ static void free_env(struct brt_env *env)
 	for (int i = 0; i < env->stack_len; i++)
 		brt_state_free(env->stack[i].st);
 	free(env->stack);
+	free(env->linked);
 	brt_free_stored(env);
 	free(env->explored);
 	free(env->active);

@@ -83,6 +83,8 @@ int brt_prepare_func_exit(struct brt_env *env, int *insn_idx)
 			bad_range(env, r0, "At callback return", 0, 1);
 			return -EINVAL;
 		}
+		if (brt_mark_precise(env, BPF_REG_0))
+			return -ENOMEM;
 		/* back to the call: the helper may call again (do_check adds one) */
 		*insn_idx = callee->callsite - 1;
 	} else {
@@ -216,6 +218,10 @@ int brt_check_return_code(struct brt_env *env)
 			 brt_reg_type_str(env, r0->type));
 		return -EINVAL;
 	}
+	/* the program type checks the value: every path to here must keep it precise */
+	err = brt_mark_precise(env, BPF_REG_0);
+	if (err)
+		return err;
 	if (r0->smin >= lo && r0->smax <= hi)
 		return 0;
 	bad_range(env, r0, "At program exit", lo, hi);

@@ -99,6 +99,9 @@ struct brt_reg {
 	uint32_t mem_size;   /* PTR_TO_MEM: bytes */
 	uint16_t map_idx;    /* map value/key/ptr: index into env->maps; func: subprogram */
 	uint8_t frameno;     /* PTR_TO_STACK: which frame's stack */
+	uint8_t precise;     /* scalar: stored states only, some path from here needs its
+			      * value (precision.c); an imprecise one matches any scalar
+			      * (here, in what was padding: states stay as large as before) */
 	uint32_t btf_id;     /* PTR_TO_BTF_ID: its struct's id in opts->attach_btf */
 };
 
@@ -132,18 +135,44 @@ struct brt_ref {
 	int insn_idx;
 };
 
+/* One entry of a state's instruction history (the kernel's jmp_history): an instruction
+ * reached other than from the one before it, or a load/store of a stack slot, so that the
+ * path can be walked backwards (precision.c). */
+#define BRT_HIST_STACK 0x1u   /* flags: a fixed-offset stack access of slot (frame, spi) */
+#define BRT_HIST_LINKED 0x2u  /* a branch that narrowed scalars linked by id: see linked */
+#define BRT_HIST_MANY 0x4u    /* ... more of them than linked holds */
+struct brt_hist {
+	int idx;
+	int prev_idx;
+	uint8_t flags;
+	uint8_t frame;
+	uint8_t spi;
+	uint8_t nlinked;
+	uint32_t linked;    /* BRT_HIST_LINKED: nlinked entries at env->linked[linked], each
+			     * frame << 8 | is_reg << 7 | reg or spi (kept out of the entry:
+			     * stored states keep their history, most entries have none) */
+};
+
 struct brt_vstate {
 	struct brt_frame *frame[BRT_MAX_FRAMES];
 	int curframe;
 	int nrefs;
-	struct brt_ref refs[BRT_MAX_REFS];
 	int insn_idx;          /* where this state is (for stored and pushed states) */
 	uint32_t branches;     /* stored states: paths from here still being explored */
 	struct brt_vstate *parent; /* the stored state this path last passed */
 	struct brt_stored *node;   /* stored states: their list node */
-	int decided;               /* a branch below this state was decided by a scalar */
 	uint32_t hist;             /* the kernel's jmp_history_cnt: jump points and stack
 				    * spills/fills passed since the last stored state */
+	/* the path since the parent state: first and last insn, and the entries where it
+	 * did not go straight on (stored and pushed states keep theirs) */
+	int first_insn_idx;
+	int last_insn_idx;
+	struct brt_hist *hent;
+	uint32_t hcnt;
+	uint32_t hcap;
+	/* last: a stored state is allocated with room for its nrefs only (it is never
+	 * written but for precise marks; 24,951 states of a long loop paid 500 bytes each) */
+	struct brt_ref refs[BRT_MAX_REFS];
 };
 
 /* ---- environment ----------------------------------------------------------------------- */
@@ -246,6 +275,14 @@ struct brt_env {
 	uint32_t prev_jmps_processed;
 	uint32_t prev_insn_processed;
 	int do_print_state;
+	int cur_hent;            /* history entry of the current insn, -1 none yet */
+	/* precision backtracking (precision.c): per frame, registers and stack slots whose
+	 * value must be known */
+	uint16_t *linked;        /* brt_hist.linked sets */
+	uint32_t nlinked, caplinked;
+	uint16_t bt_regs[BRT_MAX_FRAMES];
+	uint64_t bt_stack[BRT_MAX_FRAMES];
+	int bt_frame;
 	/* first error */
 	int err_insn;
 	char err_msg[BRT_VERIFY_ERRLEN];
@@ -311,7 +348,6 @@ struct brt_vstate *brt_prev_entry(struct brt_vstate *cur, int insn_idx);
 void brt_widen_imprecise(struct brt_env *env, const struct brt_vstate *old,
 			 struct brt_vstate *cur, int insn_idx);
 int brt_is_state_visited(struct brt_env *env, int insn_idx);
-void brt_mark_decided(struct brt_vstate *cur);
 void brt_state_done(struct brt_env *env, struct brt_vstate *st);
 void brt_free_stored(struct brt_env *env);
 #define BRT_ACTIVE_MIN_BITS 6   /* env->active starts with 64 buckets ... */
@@ -416,6 +452,20 @@ int brt_check_return_code(struct brt_env *env);
  * program type does not check it (prog_types.def's ret column, narrowed by attach type). */
 int brt_ret_range(const struct brt_env *env, int64_t *lo, int64_t *hi);
 int brt_check_max_stack_depth(struct brt_env *env);
+
+/* ---- precision.c: precision backtracking (the kernel's mark_chain_precision) --------- */
+/* the current insn's history entry (created when the path did not come from idx - 1) */
+int brt_hist_note(struct brt_env *env, int prev_idx);
+void brt_hist_stack(struct brt_env *env, int frameno, int spi);
+void brt_hist_linked(struct brt_env *env, const struct brt_reg *known);
+/* a scalar in regno of the current frame decided something: every stored state on the
+ * path must keep what it was derived from precise */
+int brt_mark_precise(struct brt_env *env, int regno);
+/* the same for the registers and slots already set in env->bt_regs / bt_stack (a pruned
+ * path needs what the state that matched it needed) */
+int brt_mark_precise_batch(struct brt_env *env);
+void brt_mark_all_imprecise(struct brt_vstate *st);
+void brt_hist_reset(struct brt_vstate *st);
 
 /* ---- check.c ------------------------------------------------------------------------- */
 struct brt_frame *brt_cur_frame(struct brt_env *env);

@@ -15,6 +15,7 @@ struct idmap {
 	uint32_t old[IDMAP_SIZE];
 	uint32_t cur[IDMAP_SIZE];
 	int n;
+	uint32_t tmp; /* ids standing in for a scalar's id 0 (check_scalar_ids) */
 };
 
 /* ids must correspond one to one between the two states */
@@ -35,6 +36,15 @@ static int check_ids(uint32_t old_id, uint32_t cur_id, struct idmap *m)
 	m->old[m->n] = old_id;
 	m->cur[m->n++] = cur_id;
 	return 1;
+}
+
+/* Scalars linked by an id learn from each other's branches: the old state's links must
+ * exist in the current one.  An id of 0 links nothing: it stands for a fresh id. */
+static int check_scalar_ids(uint32_t old_id, uint32_t cur_id, struct idmap *m)
+{
+	old_id = old_id ? old_id : 0x80000000u | ++m->tmp;
+	cur_id = cur_id ? cur_id : 0x80000000u | ++m->tmp;
+	return check_ids(old_id, cur_id, m);
 }
 
 static int range_within(const struct brt_reg *o, const struct brt_reg *c)
@@ -68,11 +78,13 @@ static int regsafe(const struct brt_reg *o, const struct brt_reg *c, struct idma
 		return 0;
 	switch (BASE_TYPE(o->type)) {
 	case SCALAR_VALUE:
-		/* a value that can no longer matter (cfg.c, relevance) is as good as any */
+		/* an imprecise scalar (no path from the old state relied on its value), or
+		 * one that can no longer matter (cfg.c's relevance, for states still being
+		 * explored), is as good as any */
 		if (!relevant)
 			return 1;
-		/* ids matter only when they link registers: a lone id is as good as none */
-		return range_within(o, c) && brt_tnum_in(o->var_off, c->var_off);
+		return range_within(o, c) && brt_tnum_in(o->var_off, c->var_off) &&
+		       check_scalar_ids(o->id, c->id, m);
 	case PTR_TO_MAP_VALUE:
 	case PTR_TO_MAP_KEY:
 	case PTR_TO_MEM:
@@ -111,8 +123,17 @@ static const struct brt_reg *slot_scalar(const struct brt_stack_slot *s, struct 
 	return tmp;
 }
 
+/* how a stored scalar is compared: REL_PRECISE by its precise mark (privileged), REL_ALL
+ * every one (unprivileged, and states still being explored: their marks are not final) */
+enum { REL_PRECISE, REL_ALL };
+
+static int scalar_relevant(const struct brt_reg *o, int how)
+{
+	return how == REL_ALL || o->precise;
+}
+
 static int stacksafe(struct brt_env *env, const struct brt_frame *o, const struct brt_frame *c,
-		     struct idmap *m, int exact)
+		     struct idmap *m, int exact, int how)
 {
 	struct brt_reg t1, t2;
 
@@ -134,7 +155,7 @@ static int stacksafe(struct brt_env *env, const struct brt_frame *o, const struc
 			const struct brt_reg *cs = slot_scalar(&c->stack[spi], &t2);
 
 			if (os && cs) {
-				if (!regsafe(os, cs, m, exact, 1))
+				if (!regsafe(os, cs, m, exact, scalar_relevant(os, how)))
 					return 0;
 				i += 7;
 				continue;
@@ -145,22 +166,24 @@ static int stacksafe(struct brt_env *env, const struct brt_frame *o, const struc
 		if (ot != ct)
 			return 0;
 		if (k == 7 && ot == STACK_SPILL &&
-		    !regsafe(&o->stack[spi].spilled, &c->stack[spi].spilled, m, exact, 1))
+		    !regsafe(&o->stack[spi].spilled, &c->stack[spi].spilled, m, exact,
+			     scalar_relevant(&o->stack[spi].spilled, how)))
 			return 0;
 	}
 	return 1;
 }
 
 static int frames_equal(struct brt_env *env, const struct brt_frame *o, const struct brt_frame *c,
-			uint16_t live, uint16_t rel, struct idmap *m, int exact)
+			uint16_t live, uint16_t rel, struct idmap *m, int exact, int how)
 {
 	if (o->callsite != c->callsite)
 		return 0;
 	for (int i = 0; i < BRT_NREGS; i++)
 		if ((live & (1u << i)) &&
-		    !regsafe(&o->regs[i], &c->regs[i], m, exact, !!(rel & (1u << i))))
+		    !regsafe(&o->regs[i], &c->regs[i], m, exact,
+			     (rel & (1u << i)) && scalar_relevant(&o->regs[i], how)))
 			return 0;
-	return stacksafe(env, o, c, m, exact);
+	return stacksafe(env, o, c, m, exact, how);
 }
 
 /* Where frame i of st continues: the current insn for the top frame, else after the call
@@ -196,14 +219,15 @@ static int states_equal(struct brt_env *env, const struct brt_vstate *o,
 		int at = resume_insn(c, i, insn_idx);
 
 		live = env->aux[at].live_in | (1u << BPF_REG_10);
-		/* branch conditions only matter if the old exploration decided one by value */
-		rel = o->decided || mode == CMP_ACTIVE ? env->aux[at].prec_in
-						       : env->aux[at].prec_nj_in;
+		/* a complete state: its precise marks say what mattered; one still being
+		 * explored: what the static relevance says may matter */
+		rel = mode == CMP_ACTIVE ? env->aux[at].prec_in : 0xffff;
 		/* a caller: r0-r5 are overwritten by the return (not by a callback's: the
 		 * helper runs again with its arguments) */
 		if (i != o->curframe && !c->frame[i + 1]->in_callback_fn)
 			live &= ~0x3fu;
-		if (!frames_equal(env, o->frame[i], c->frame[i], live, rel, &m, exact))
+		if (!frames_equal(env, o->frame[i], c->frame[i], live, rel, &m, exact,
+				  mode == CMP_ACTIVE || !env->bpf_capable ? REL_ALL : REL_PRECISE))
 			return 0;
 	}
 	return 1;
@@ -405,12 +429,58 @@ void brt_free_stored(struct brt_env *env)
 		}
 }
 
-/* A branch was decided by a scalar's value: every stored state on the current path now
- * has that decision in its subtree. */
-void brt_mark_decided(struct brt_vstate *cur)
+/* The current path is pruned by old: what old's exploration needed precise, this path
+ * needs too (the kernel's propagate_precision).  all: old is still being explored, its
+ * marks are not final: every scalar the static relevance keeps (registers) and every
+ * spilled scalar. */
+static int propagate_precision(struct brt_env *env, const struct brt_vstate *old, int all,
+			       int insn_idx)
 {
-	for (struct brt_vstate *p = cur->parent; p && !p->decided; p = p->parent)
-		p->decided = 1;
+	int err = brt_hist_note(env, env->prev_insn_idx);
+
+	if (err)
+		return err;
+	memset(env->bt_regs, 0, sizeof(env->bt_regs));
+	memset(env->bt_stack, 0, sizeof(env->bt_stack));
+	for (int fr = old->curframe; fr >= 0; fr--) {
+		const struct brt_frame *f = old->frame[fr];
+		uint16_t rel = env->aux[resume_insn(env->cur, fr, insn_idx)].prec_in;
+		int first = 1;
+
+		for (int r = 0; r < BPF_REG_10; r++) {
+			if (f->regs[r].type != SCALAR_VALUE ||
+			    (all ? !(rel & (1u << r)) : !f->regs[r].precise))
+				continue;
+			if (LOG_L2(env)) {
+				if (first)
+					brt_vinfo(env, "frame %d: propagating r%d", fr, r);
+				else
+					brt_vinfo(env, ",r%d", r);
+			}
+			first = 0;
+			env->bt_regs[fr] |= (uint16_t)(1u << r);
+		}
+		for (int sp = 0; sp < f->allocated_stack / 8 && sp < 64; sp++) {
+			const struct brt_reg *reg = &f->stack[sp].spilled;
+
+			if (!brt_is_spilled(&f->stack[sp]) || reg->type != SCALAR_VALUE ||
+			    (!all && !reg->precise))
+				continue;
+			if (sp >= env->cur->frame[fr]->allocated_stack / 8)
+				continue;
+			if (LOG_L2(env)) {
+				if (first)
+					brt_vinfo(env, "frame %d: propagating fp%d", fr, -(sp + 1) * 8);
+				else
+					brt_vinfo(env, ",fp%d", -(sp + 1) * 8);
+			}
+			first = 0;
+			env->bt_stack[fr] |= 1ULL << sp;
+		}
+		if (!first && LOG_L2(env))
+			brt_vinfo(env, "\n");
+	}
+	return brt_mark_precise_batch(env);
 }
 
 /* Returns 1 when the current state is covered by one already verified here (prune the
@@ -431,8 +501,11 @@ int brt_is_state_visited(struct brt_env *env, int insn_idx)
 		/* a callback iteration inside one still being explored here adds nothing
 		 * (the kernel's rule at callback calls, which replaces the loop check) */
 		for (struct brt_vstate *p = cur->parent; p; p = p->parent)
-			if (p->insn_idx == insn_idx && states_equal(env, p, cur, insn_idx, CMP_ACTIVE))
-				return 1;
+			if (p->insn_idx == insn_idx && states_equal(env, p, cur, insn_idx, CMP_ACTIVE)) {
+				int err = propagate_precision(env, p, 1, insn_idx);
+
+				return err ? err : 1;
+			}
 	}
 	/* an exact repeat of a state on the current path: the loop cannot terminate */
 	b = bucket(env, insn_idx, h);
@@ -459,11 +532,13 @@ int brt_is_state_visited(struct brt_env *env, int insn_idx)
 	n = 0;
 	for (pprev = &env->explored[insn_idx]; (sl = *pprev);) {
 		if (n++ < 64 && states_equal(env, sl->st, cur, insn_idx, CMP_RANGE)) {
+			int err;
+
 			sl->hits++;
-			/* the rest of this path is the old state's subtree: its decisions count */
-			if (sl->st->decided)
-				brt_mark_decided(cur);
-			return 1;
+			/* the rest of this path is the old state's subtree: what it needed
+			 * precise, this path needs */
+			err = propagate_precision(env, sl->st, 0, insn_idx);
+			return err ? err : 1;
 		}
 		/* misses count only when a state is added instead (else the iterations of a
 		 * loop would evict the states stored before it), as the kernel's */
@@ -488,6 +563,11 @@ int brt_is_state_visited(struct brt_env *env, int insn_idx)
 	sl = calloc(1, sizeof(*sl));
 	if (!sl)
 		return -ENOMEM;
+	/* what the path so far needed precise is marked in the states before; from here
+	 * only what the new state's own subtree needs (marked as it is explored) */
+	if (env->bpf_capable)
+		brt_mark_all_imprecise(cur);
+	cur->last_insn_idx = env->prev_insn_idx;
 	sl->st = brt_state_dup_stored(cur, cur->parent);
 	if (!sl->st) {
 		free(sl);
@@ -508,6 +588,8 @@ int brt_is_state_visited(struct brt_env *env, int insn_idx)
 	sl->st->node = sl;
 	cur->parent = sl->st;
 	cur->hist = 0;
+	cur->first_insn_idx = insn_idx;
+	brt_hist_reset(cur);
 	active_link(env, sl);
 	env->nr_active++;
 	env->aux[insn_idx].nr_active++;

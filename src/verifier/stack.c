@@ -103,6 +103,7 @@ static int stack_write_fixed(struct brt_env *env, struct brt_frame *f, int off, 
 		return -EACCES;
 	}
 	env->scratched_stack |= 1ULL << (spi & 63);
+	brt_hist_stack(env, f->frameno, spi);
 	if (reg && !(off % 8) && reg->type == SCALAR_VALUE && env->bpf_capable) {
 		int fits = reg_width(reg) <= 8 * size;
 
@@ -135,8 +136,14 @@ static int stack_write_fixed(struct brt_env *env, struct brt_frame *f, int off, 
 			for (int i = 0; i < 8; i++)
 				if (s->type[i] == STACK_SPILL)
 					s->type[i] = STACK_MISC;
-		if ((reg && brt_reg_is_null(reg)) || (!reg && is_st && insn->imm == 0))
+		if ((reg && brt_reg_is_null(reg)) || (!reg && is_st && insn->imm == 0)) {
+			/* the slot now says "zero": the register's value was relied on */
+			int err = reg ? brt_mark_precise(env, value_regno) : 0;
+
+			if (err)
+				return err;
 			type = STACK_ZERO;
+		}
 		for (int i = 0; i < size; i++)
 			s->type[(slot - i) % 8] = type;
 	}
@@ -170,6 +177,8 @@ static int stack_write_var(struct brt_env *env, struct brt_frame *f, int regno, 
 		}
 		*t = zero && *t == STACK_ZERO ? STACK_ZERO : STACK_MISC;
 	}
+	if (zero && val)
+		return brt_mark_precise(env, value_regno);
 	return 0;
 }
 
@@ -193,6 +202,7 @@ static int stack_read_fixed(struct brt_env *env, struct brt_frame *f, int off, i
 	struct brt_reg *regs = brt_cur_regs(env);
 
 	env->scratched_stack |= 1ULL << (spi & 63);
+	brt_hist_stack(env, f->frameno, spi);
 	if (brt_is_spilled(s)) {
 		int spill_size = 1;
 

@@ -3,6 +3,7 @@
  * comparing them for state pruning is prune.c.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -123,12 +124,25 @@ static void frame_free(struct brt_frame *f)
 	free(f);
 }
 
+/* equal but for precise marks: sharing then gives dst pf's marks, which only makes it
+ * prune less (a mark is added when some path needs it) */
+static int stacks_alike(const struct brt_frame *a, const struct brt_frame *b)
+{
+	for (int i = 0; i < a->allocated_stack / 8; i++) {
+		struct brt_stack_slot x = a->stack[i], y = b->stack[i];
+
+		x.spilled.precise = y.spilled.precise = 0;
+		if (memcmp(&x, &y, sizeof(x)))
+			return 0;
+	}
+	return 1;
+}
+
 /* dst (a fresh copy of a frame equal in stack to pf) takes pf's stack instead of its own */
 static void frame_share_stack(struct brt_frame *dst, struct brt_frame *pf)
 {
 	if (!pf || !dst->allocated_stack || pf->allocated_stack != dst->allocated_stack ||
-	    pf->frameno != dst->frameno ||
-	    memcmp(pf->stack, dst->stack, (size_t)dst->allocated_stack / 8 * sizeof(*dst->stack)))
+	    pf->frameno != dst->frameno || !stacks_alike(pf, dst))
 		return;
 	if (!pf->stack_refs) {
 		pf->stack_refs = malloc(sizeof(*pf->stack_refs));
@@ -175,6 +189,7 @@ void brt_state_free(struct brt_vstate *st)
 		return;
 	for (int i = 0; i < BRT_MAX_FRAMES; i++)
 		frame_free(st->frame[i]);
+	free(st->hent);
 	free(st);
 }
 
@@ -191,6 +206,20 @@ int brt_state_copy(struct brt_vstate *dst, const struct brt_vstate *src)
 	dst->parent = src->parent;
 	dst->branches = src->branches;
 	dst->hist = src->hist;
+	dst->first_insn_idx = src->first_insn_idx;
+	dst->last_insn_idx = src->last_insn_idx;
+	dst->hcnt = 0;
+	if (src->hcnt > dst->hcap) {
+		struct brt_hist *h = realloc(dst->hent, src->hcnt * sizeof(*h));
+
+		if (!h)
+			return -ENOMEM;
+		dst->hent = h;
+		dst->hcap = src->hcnt;
+	}
+	if (src->hcnt)
+		memcpy(dst->hent, src->hent, src->hcnt * sizeof(*dst->hent));
+	dst->hcnt = src->hcnt;
 	for (int i = 0; i <= src->curframe; i++) {
 		dst->frame[i] = frame_dup(src->frame[i]);
 		if (!dst->frame[i])
@@ -214,9 +243,16 @@ struct brt_vstate *brt_state_dup(const struct brt_vstate *src)
 
 struct brt_vstate *brt_state_dup_stored(const struct brt_vstate *src, struct brt_vstate *prev)
 {
-	struct brt_vstate *st = brt_state_dup(src);
+	struct brt_vstate *st = calloc(1, offsetof(struct brt_vstate, refs) +
+					      (size_t)src->nrefs * sizeof(src->refs[0]));
 
-	if (!st || !prev)
+	if (!st)
+		return NULL;
+	if (brt_state_copy(st, src)) {
+		brt_state_free(st);
+		return NULL;
+	}
+	if (!prev)
 		return st;
 	for (int i = 0; i <= st->curframe && i <= prev->curframe; i++)
 		frame_share_stack(st->frame[i], prev->frame[i]);
