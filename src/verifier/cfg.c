@@ -617,3 +617,42 @@ void brt_compute_liveness(struct brt_env *env)
 	compute_relevance(env, 1);
 	compute_relevance(env, 0);
 }
+
+/* Stack liveness (the role of 6.18's liveness.c, simpler): a slot is live before an insn
+ * when some path from it reads the slot before an 8-byte store through r10 overwrites it.
+ * Reads are those the walk recorded (aux.stack_read; a callee's reads of a caller's slots
+ * count at the caller's call insn), so only states whose exploration is complete may be
+ * compared with it: every path from them has been walked. */
+void brt_compute_stack_live(struct brt_env *env)
+{
+	int changed = 1;
+
+	env->stack_live_dirty = 0;
+	while (changed) {
+		changed = 0;
+		for (int t = env->len - 1; t >= 0; t--) {
+			const struct bpf_insn *insn = &env->insns[t];
+			int succ[2], n;
+			uint64_t out = 0, in, kill = 0;
+
+			if (env->aux[t].second_slot)
+				continue;
+			n = intra_successors(env, t, succ);
+			if (insn->code == (BPF_JMP | BPF_EXIT))
+				n = 0;
+			for (int k = 0; k < n; k++)
+				if (succ[k] >= 0 && succ[k] < env->len)
+					out |= env->aux[succ[k]].stack_live;
+			if ((BPF_CLASS(insn->code) == BPF_STX || BPF_CLASS(insn->code) == BPF_ST) &&
+			    BPF_MODE(insn->code) == BPF_MEM && BPF_SIZE(insn->code) == BPF_DW &&
+			    insn->dst_reg == BPF_REG_10 && insn->off < 0 && insn->off >= -512 &&
+			    !(insn->off % 8))
+				kill = 1ULL << ((-insn->off - 1) / 8);
+			in = env->aux[t].stack_read | (out & ~kill);
+			if (in != env->aux[t].stack_live) {
+				env->aux[t].stack_live = in;
+				changed = 1;
+			}
+		}
+	}
+}

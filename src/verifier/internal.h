@@ -215,6 +215,10 @@ struct brt_insn_aux {
 	 * aux->alu_state and alu_limit; 0: none recorded yet) */
 	uint8_t alu_state;
 	uint32_t alu_limit;
+	/* stack liveness (privileged): slots of this insn's frame read by it, or by the
+	 * callees of this call insn, as the walk saw them so far; slots live before it */
+	uint64_t stack_read;
+	uint64_t stack_live;
 };
 
 struct brt_stored {
@@ -276,6 +280,7 @@ struct brt_env {
 	uint32_t prev_insn_processed;
 	int do_print_state;
 	int cur_hent;            /* history entry of the current insn, -1 none yet */
+	int stack_live_dirty;    /* a stack_read grew since stack_live was computed */
 	/* precision backtracking (precision.c): per frame, registers and stack slots whose
 	 * value must be known */
 	uint16_t *linked;        /* brt_hist.linked sets */
@@ -315,6 +320,8 @@ int brt_check_subprogs(struct brt_env *env); /* subprograms, jump ranges, last i
 int brt_check_abnormal_return(struct brt_env *env); /* LD_ABS, tail calls in subprograms */
 int brt_check_cfg(struct brt_env *env);      /* reachability, back-edges, prune points */
 void brt_compute_liveness(struct brt_env *env);
+/* stack slots live before each insn from the reads the walk recorded (aux stack_live) */
+void brt_compute_stack_live(struct brt_env *env);
 int brt_is_kernel_opcode(uint8_t code);
 int brt_find_subprog(struct brt_env *env, int insn_idx);
 int brt_find_subprog_of(struct brt_env *env, int insn_idx); /* subprogram holding insn */
@@ -434,6 +441,8 @@ int brt_stack_within_bounds(struct brt_env *env, int regno, int off, int size,
 			    enum brt_access t);
 /* helper memory on the stack: every byte initialised, or (raw) about to be written */
 int brt_stack_range_init(struct brt_env *env, int regno, int off, int size, int raw);
+/* bytes [lo, hi) below frame f's top are read: recorded for stack liveness */
+void brt_stack_mark_read(struct brt_env *env, const struct brt_frame *f, int64_t lo, int64_t hi);
 
 /* ---- calls.c: helper calls ----------------------------------------------------------- */
 uint16_t brt_helper_arg_regs(int32_t id); /* registers a helper reads (liveness) */

@@ -133,13 +133,19 @@ static int scalar_relevant(const struct brt_reg *o, int how)
 }
 
 static int stacksafe(struct brt_env *env, const struct brt_frame *o, const struct brt_frame *c,
-		     struct idmap *m, int exact, int how)
+		     struct idmap *m, int exact, int how, uint64_t live)
 {
 	struct brt_reg t1, t2;
 
 	for (int i = 0; i < o->allocated_stack; i++) {
 		int spi = i / 8, k = i % 8;
 		uint8_t ot = o->stack[spi].type[k], ct;
+
+		/* no path from here reads the slot before overwriting it */
+		if (!(live & (1ULL << (spi & 63)))) {
+			i += 7 - k;
+			continue;
+		}
 
 		if (exact && (i >= c->allocated_stack || ot != c->stack[spi].type[k]))
 			return 0;
@@ -174,7 +180,8 @@ static int stacksafe(struct brt_env *env, const struct brt_frame *o, const struc
 }
 
 static int frames_equal(struct brt_env *env, const struct brt_frame *o, const struct brt_frame *c,
-			uint16_t live, uint16_t rel, struct idmap *m, int exact, int how)
+			uint16_t live, uint16_t rel, struct idmap *m, int exact, int how,
+			uint64_t slive)
 {
 	if (o->callsite != c->callsite)
 		return 0;
@@ -183,7 +190,7 @@ static int frames_equal(struct brt_env *env, const struct brt_frame *o, const st
 		    !regsafe(&o->regs[i], &c->regs[i], m, exact,
 			     (rel & (1u << i)) && scalar_relevant(&o->regs[i], how)))
 			return 0;
-	return stacksafe(env, o, c, m, exact, how);
+	return stacksafe(env, o, c, m, exact, how, slive);
 }
 
 /* Where frame i of st continues: the current insn for the top frame, else after the call
@@ -216,6 +223,7 @@ static int states_equal(struct brt_env *env, const struct brt_vstate *o,
 			return 0;
 	for (int i = o->curframe; i >= 0; i--) {
 		uint16_t live, rel;
+		uint64_t slive;
 		int at = resume_insn(c, i, insn_idx);
 
 		live = env->aux[at].live_in | (1u << BPF_REG_10);
@@ -226,8 +234,17 @@ static int states_equal(struct brt_env *env, const struct brt_vstate *o,
 		 * helper runs again with its arguments) */
 		if (i != o->curframe && !c->frame[i + 1]->in_callback_fn)
 			live &= ~0x3fu;
+		slive = ~0ULL;
+		/* stack liveness: the top frame of a complete state, privileged (without
+		 * CAP_PERFMON, writes look at what they overwrite) */
+		if (mode == CMP_RANGE && i == o->curframe && env->allow_ptr_leaks) {
+			if (env->stack_live_dirty)
+				brt_compute_stack_live(env);
+			slive = env->aux[insn_idx].stack_live;
+		}
 		if (!frames_equal(env, o->frame[i], c->frame[i], live, rel, &m, exact,
-				  mode == CMP_ACTIVE || !env->bpf_capable ? REL_ALL : REL_PRECISE))
+				  mode == CMP_ACTIVE || !env->bpf_capable ? REL_ALL : REL_PRECISE,
+				  slive))
 			return 0;
 	}
 	return 1;

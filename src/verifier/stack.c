@@ -195,6 +195,25 @@ static void stack_read_result(struct brt_env *env, struct brt_frame *f, int min,
 		brt_mark_reg_known(r, 0);
 }
 
+void brt_stack_mark_read(struct brt_env *env, const struct brt_frame *f, int64_t lo, int64_t hi)
+{
+	const struct brt_vstate *st = env->cur;
+	uint64_t mask = 0;
+	int at;
+
+	for (int64_t i = lo; i < hi; i++)
+		if (i < 0 && i >= -BRT_MAX_STACK)
+			mask |= 1ULL << ((-i - 1) / 8);
+	if (f->frameno < 0 || f->frameno > st->curframe)
+		return;
+	/* a callee's read of its caller's slot: the caller's call insn reads it */
+	at = f->frameno == st->curframe ? env->insn_idx : st->frame[f->frameno + 1]->callsite;
+	if (at < 0 || at >= env->len || (env->aux[at].stack_read | mask) == env->aux[at].stack_read)
+		return;
+	env->aux[at].stack_read |= mask;
+	env->stack_live_dirty = 1;
+}
+
 static int stack_read_fixed(struct brt_env *env, struct brt_frame *f, int off, int size, int dst)
 {
 	int slot = -off - 1, spi = slot / 8;
@@ -203,6 +222,7 @@ static int stack_read_fixed(struct brt_env *env, struct brt_frame *f, int off, i
 
 	env->scratched_stack |= 1ULL << (spi & 63);
 	brt_hist_stack(env, f->frameno, spi);
+	brt_stack_mark_read(env, f, off, off + size);
 	if (brt_is_spilled(s)) {
 		int spill_size = 1;
 
@@ -294,6 +314,8 @@ int brt_stack_range_init(struct brt_env *env, int regno, int off, int size, int 
 		max_off = reg->smax + off;
 		raw = raw && 0;
 	}
+	if (!raw)
+		brt_stack_mark_read(env, f, min_off, max_off + size);
 	for (int64_t i = min_off; i < max_off + size; i++) {
 		int slot = (int)(-i - 1), spi = slot / 8;
 		uint8_t *t;
