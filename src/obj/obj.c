@@ -85,6 +85,24 @@ static struct brt_obj *cache_find(dev_t dev, ino_t ino)
 	return NULL;
 }
 
+/* Creations since the last sweep.  A sweep costs an fstat() per cached object, so a
+ * sweep at every creation made loading an object with n maps and programs quadratic in
+ * system calls; sweeping once the creations since the last sweep reach half the cache
+ * keeps it at two fstat()s per creation, and what the cache can hold past its fds at
+ * about half again of what is live. */
+static unsigned created_since_sweep;
+
+static void sweep_due(void)
+{
+	int due;
+
+	pthread_mutex_lock(&cache_lock);
+	due = ++created_since_sweep * 2 >= (unsigned)cache_count;
+	pthread_mutex_unlock(&cache_lock);
+	if (due)
+		brt_obj_sweep();
+}
+
 static void obj_destroy(struct brt_obj *obj)
 {
 	if (obj->release)
@@ -109,7 +127,7 @@ int brt_obj_create(struct brt_obj_hdr *hdr, size_t obj_size,
 	if (data_pages > BRT_OBJ_MAX_BYTES / BRT_PAGE)
 		return -ENOMEM;
 	size = (size_t)(data_pages + 1) * BRT_PAGE;
-	brt_obj_sweep();
+	sweep_due();
 	fd = open_anon();
 	if (fd < 0)
 		return fd;
@@ -361,6 +379,7 @@ int brt_obj_sweep(void)
 	int loaded = 0, n = 0;
 
 	pthread_mutex_lock(&cache_lock);
+	created_since_sweep = 0;
 	for (unsigned b = 0; b < CACHE_BUCKETS; b++) {
 		pp = &cache[b];
 		while ((obj = *pp)) {

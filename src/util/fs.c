@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,18 +100,63 @@ static int make_dir(const char *dir)
 	return 0;
 }
 
+/* The last directory found trustworthy.  Every map and program is created in it, so the
+ * full check (a mkdir, a realpath and a stat per path component: ~10 system calls) runs
+ * once per directory; afterwards one stat() confirms it is still the same directory with
+ * the same owner and mode.  What the check excludes (another user renaming or replacing a
+ * directory on the path) cannot happen later without root or us changing owner or mode
+ * of a directory above, which we accept as the kernel accepts bpffs mount changes. */
+static pthread_mutex_t trusted_lock = PTHREAD_MUTEX_INITIALIZER;
+static char trusted_path[PATH_MAX];
+static struct stat trusted_st;
+
+static int still_trusted(const char *dir)
+{
+	struct stat st;
+	int same;
+
+	pthread_mutex_lock(&trusted_lock);
+	same = !strcmp(trusted_path, dir);
+	pthread_mutex_unlock(&trusted_lock);
+	if (!same || stat(dir, &st))
+		return 0;
+	pthread_mutex_lock(&trusted_lock);
+	same = !strcmp(trusted_path, dir) && st.st_dev == trusted_st.st_dev &&
+	       st.st_ino == trusted_st.st_ino && st.st_mode == trusted_st.st_mode &&
+	       st.st_uid == trusted_st.st_uid;
+	pthread_mutex_unlock(&trusted_lock);
+	return same;
+}
+
+static void remember_trusted(const char *dir)
+{
+	struct stat st;
+
+	if (strlen(dir) >= sizeof(trusted_path) || stat(dir, &st))
+		return;
+	pthread_mutex_lock(&trusted_lock);
+	snprintf(trusted_path, sizeof(trusted_path), "%s", dir);
+	trusted_st = st;
+	pthread_mutex_unlock(&trusted_lock);
+}
+
 int brt_fs_dir_prepare(const char *dir)
 {
 	static _Thread_local char warned[PATH_MAX];
 	char why[PATH_MAX + 160];
-	int err = make_dir(dir);
+	int err;
 
+	if (still_trusted(dir))
+		return 0;
+	err = make_dir(dir);
 	if (!err)
 		err = brt_fs_dir_check(dir, why, sizeof(why));
 	else
 		snprintf(why, sizeof(why), "%s: %s", dir, strerror(-err));
-	if (!err)
+	if (!err) {
+		remember_trusted(dir);
 		return 0;
+	}
 	/* once per directory and thread: object creation falls back to memfds quietly */
 	if (strncmp(warned, dir, sizeof(warned))) {
 		snprintf(warned, sizeof(warned), "%s", dir);
