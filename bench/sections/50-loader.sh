@@ -2,7 +2,10 @@
 # 50-loader.sh - object open + load + verify time of the tests/progs corpus: bpfrt's loader
 # into bpfrt, the same loader into the kernel, libbpf into the kernel (bench/loader_bench.c),
 # and the two command-line tools (`bpfrt prog loadall` vs `bpftool prog loadall`), all in
-# this run.  Median [min-max] over $REPS repetitions, ratios to the kernel's libbpf load.
+# this run, the sides taking turns (pass by pass, object by object for the tools).  Median
+# and min over every pass, ratios of medians to the kernel's.  Then the real-world corpus
+# (scripts/corpus.sh, ~/.cache/bpfrt-corpus) loaded program by program into the kernel
+# and into bpfrt once (tests/corpus/corpus_diff), when it, libbpf and root are there.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 REPS=${REPS:-7}
@@ -41,41 +44,61 @@ if [ "$(id -u)" = 0 ] && command -v bpftool >/dev/null; then
 	bpffs=$(mktemp -d)
 	mount -t bpf bpf "$bpffs" 2>/dev/null || { rmdir "$bpffs"; bpffs=""; }
 fi
-trap '[ -z "$bpffs" ] || { umount "$bpffs"; rmdir "$bpffs"; }' EXIT
+# bpfrt's pins: under /dev/shm like its default $BPFRT_FS (tmpfs, as bpffs is memory)
+export BPFRT_FS
+BPFRT_FS=$(mktemp -d /dev/shm/bpfrt-bench-loader.XXXXXX)
+trap '[ -z "$bpffs" ] || { umount "$bpffs"; rmdir "$bpffs"; }; rm -rf "$BPFRT_FS"' EXIT
+us() { echo $((${EPOCHREALTIME/./} - $1)); }
 for r in $(seq 1 "$REPS"); do
 	taskset -c "$CPU" "$OUT/loader_bench" 3 "${objs[@]}" >>"$raw"
-	# the command-line tools: one process per object, every program pinned, like loadall
-	export BPFRT_FS=$OUT/fs
-	rm -rf "$BPFRT_FS" && mkdir -p "$BPFRT_FS"
-	t0=$(date +%s%N)
+	# the command-line tools: one process per object, every program pinned, like loadall;
+	# for each object bpfrt then bpftool, so both see the same moment of the machine
+	tb=0 tk=0
 	for o in "${objs[@]}"; do
+		t0=${EPOCHREALTIME/./}
 		taskset -c "$CPU" build-release/bpfrt prog loadall "$o" "$BPFRT_FS/$(basename "$o")" \
 			>/dev/null 2>&1 || true
-	done
-	echo "RES cli-bpfrt $((($(date +%s%N) - t0) / 1000))" >>"$raw"
-	if [ -n "$bpffs" ]; then
-		t0=$(date +%s%N)
-		for o in "${objs[@]}"; do
+		tb=$((tb + $(us "$t0")))
+		if [ -n "$bpffs" ]; then
+			t0=${EPOCHREALTIME/./}
 			taskset -c "$CPU" bpftool prog loadall "$o" "$bpffs/$(basename "$o")" \
 				>/dev/null 2>&1 || true
-		done
-		echo "RES cli-bpftool $((($(date +%s%N) - t0) / 1000))" >>"$raw"
-		rm -rf "${bpffs:?}"/*.bpf.o 2>/dev/null || true
-	fi
+			tk=$((tk + $(us "$t0")))
+		fi
+	done
+	echo "RES cli-bpfrt $tb" >>"$raw"
+	[ -z "$bpffs" ] || echo "RES cli-bpftool $tk" >>"$raw"
+	rm -rf "${BPFRT_FS:?}"/*
+	[ -z "$bpffs" ] || rm -rf "${bpffs:?}"/*.bpf.o 2>/dev/null || true
 done
-rm -rf "$OUT/fs"
+
+# the real-world corpus, once: every program alone, open + load (verification) + close
+corpus_dir=${BPFRT_CORPUS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/bpfrt-corpus}
+corpus_line="NOTE corpus row skipped: no corpus at $corpus_dir (scripts/corpus.sh), libbpf or root"
+if [ -d "$corpus_dir" ] && [ "$(id -u)" = 0 ] && pkg-config --exists libbpf; then
+	cmake --build build-release -j2 --target corpus_diff >/dev/null 2>&1 || true
+	if [ -x build-release/tests/corpus_diff ]; then
+		line=$(cd build-release && taskset -c "$CPU" tests/corpus_diff "$corpus_dir" 2>/dev/null |
+			grep 'load time' || true)
+		[ -z "$line" ] || corpus_line="CORPUS $line"
+	fi
+fi
+echo "$corpus_line" >>"$raw"
 
 python3 - "$raw" "${#objs[@]}" <<'PY'
 import statistics, sys
 raw, total = sys.argv[1], sys.argv[2]
-res, notes = {}, []
+res, notes, corpus_line = {}, [], None
 for line in open(raw):
     f = line.split()
     if f[0] == 'RES':
         res.setdefault(f[1], []).append(float(f[2]))
+    elif f[0] == 'CORPUS':
+        corpus_line = line.split(None, 1)[1].strip()
     elif line.startswith('NOTE') and line not in notes:
         notes.append(line)
-corpus = next((n.split()[2] for n in notes if n.startswith('NOTE corpus')), '?')
+corpus = next((n.split()[2] for n in notes if n.startswith('NOTE corpus ')), '?')
+n = int(corpus) if corpus.isdigit() else None
 base = statistics.median(res['kernel-libbpf']) if 'kernel-libbpf' in res else None
 rows = [
     ('kernel-libbpf', 'libbpf 1.x into the kernel (bpf_object__open_file + load)'),
@@ -85,32 +108,39 @@ rows = [
 print('## ELF loader: open + load + verify of the corpus\n')
 print(f'One pass opens, loads (maps created, every program verified) and closes each of the '
       f'{corpus} objects of tests/progs that every side loads ({total} compiled; '
-      f'pinned_map and bad_* left out). Median [min-max] of {len(next(iter(res.values())))} '
-      'repetitions, each the mean of 3 passes; ratio: time / libbpf into the kernel.\n')
-print('| loader | ms per pass | ratio |')
-print('|---|---|---|')
+      f'pinned_map and bad_* left out); the sides take turns pass by pass, pinned to one CPU. '
+      f'Median and min of {len(next(iter(res.values())))} passes; ratio of medians to libbpf '
+      'into the kernel.\n')
+print('| loader | ms per pass, median [min] | ms per object, median [min] | ratio |')
+print('|---|---|---|---|')
 for key, label in rows:
     if key not in res:
         continue
     v = [x / 1000 for x in res[key]]
     m = statistics.median(v)
+    per = f'{m / n:.2f} [{min(v) / n:.2f}]' if n else '-'
     ratio = f'{statistics.median(res[key]) / base:.2f}x' if base else '-'
-    print(f'| {label} | {m:.2f} [{min(v):.2f}-{max(v):.2f}] | {ratio} |')
+    print(f'| {label} | {m:.2f} [{min(v):.2f}] | {per} | {ratio} |')
 print()
 if 'cli-bpfrt' in res:
-    print(f'Command-line tools, one process per object ({total} objects, every program pinned), '
-          'whole corpus:\n')
-    print('| command | ms | ratio |')
-    print('|---|---|---|')
+    print(f'Command-line tools, one process per object ({total} objects, every program pinned; '
+          'for each object bpfrt then bpftool), whole corpus:\n')
+    print('| command | ms, median [min] | ms per object | ratio |')
+    print('|---|---|---|---|')
     cb = statistics.median(res['cli-bpftool']) if 'cli-bpftool' in res else None
     for key, label in (('cli-bpftool', '`bpftool prog loadall` (kernel)'),
                        ('cli-bpfrt', '`bpfrt prog loadall` (bpfrt)')):
         if key in res:
             v = [x / 1000 for x in res[key]]
+            m = statistics.median(v)
             ratio = f'{statistics.median(res[key]) / cb:.2f}x' if cb else '-'
-            print(f'| {label} | {statistics.median(v):.1f} [{min(v):.1f}-{max(v):.1f}] | {ratio} |')
+            print(f'| {label} | {m:.1f} [{min(v):.1f}] | {m / int(total):.1f} | {ratio} |')
     print()
-for n in notes:
-    if 'skipped' in n or 'unavailable' in n:
-        print('- ' + n[5:].strip())
+if corpus_line:
+    print('Real-world corpus (scripts/corpus.sh), each program loaded alone into the kernel '
+          '(libbpf) and into bpfrt, one run (tests/corpus/corpus_diff):\n')
+    print('- ' + corpus_line + '\n')
+for n_ in notes:
+    if 'skipped' in n_ or 'unavailable' in n_:
+        print('- ' + n_[5:].strip())
 PY

@@ -33,6 +33,7 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -138,7 +139,16 @@ struct result {
 	uint32_t kernel_insns;   /* both accept: bpf_prog_info.verified_insns of each (#16) */
 	uint32_t bpfrt_insns;
 	char libbpf_why[256];
+	double kernel_ms, bpfrt_ms; /* open + load (verification) + close, each side */
 };
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
 
 static void last_line(char *dst, size_t len, const char *log)
 {
@@ -451,6 +461,7 @@ static void clear_pins(void)
 struct totals {
 	size_t progs, kernel_ok, bpfrt_ok, both_ok, false_accept, both_refused, errno_agree;
 	size_t type_found, runs, runs_same, kernel_na, libbpf_gave_up;
+	double kernel_ms, bpfrt_ms, both_kernel_ms, both_bpfrt_ms;
 };
 
 static struct result *results;
@@ -485,8 +496,11 @@ static void one_prog(const char *proj, const char *file, const char *path, const
 		snprintf(r->kernel_why, sizeof(r->kernel_why), "no program type for section");
 		return;
 	}
+	double t0 = now_ms();
+
 	if (use_libbpf)
 		kobj = k_load_libbpf(path, r, name, &kfd);
+	r->kernel_ms = now_ms() - t0;
 	/* libbpf gave up before the verifier (a CO-RE relocation it cannot resolve, which it
 	 * turns into a call the kernel refuses; an extern; a map): the kernel's verdict then
 	 * comes from bpfrt's loader in kernel mode, on the same instructions bpfrt gets */
@@ -498,9 +512,13 @@ static void one_prog(const char *proj, const char *file, const char *path, const
 	if (!use_libbpf || r->libbpf_gave_up) {
 		r->kernel = V_NA;
 		r->kernel_err = 0;
+		t0 = now_ms();
 		kbobj = b_load(path, r, name, 1, &kfd);
+		r->kernel_ms += now_ms() - t0;
 	}
+	t0 = now_ms();
 	bobj = b_load(path, r, name, 0, &bfd);
+	r->bpfrt_ms = now_ms() - t0;
 	if (r->kernel == V_OK && r->bpfrt == V_OK) {
 		struct bpf_prog_info ki, bi;
 		uint32_t kl = sizeof(ki), bl = sizeof(bi);
@@ -529,12 +547,16 @@ static void one_prog(const char *proj, const char *file, const char *path, const
 		free(b);
 	}
 	categorise(r);
+	t0 = now_ms();
 	if (kobj)
 		bpf_object__close(kobj);
 	if (kbobj)
 		bpfrt_object_close(kbobj);
+	r->kernel_ms += now_ms() - t0;
+	t0 = now_ms();
 	if (bobj)
 		bpfrt_object_close(bobj);
+	r->bpfrt_ms += now_ms() - t0;
 	clear_pins();
 }
 
@@ -836,6 +858,12 @@ int main(int argc, char **argv)
 		}
 		t.runs += r->run != 0;
 		t.runs_same += r->run > 0;
+		t.kernel_ms += r->kernel_ms;
+		t.bpfrt_ms += r->bpfrt_ms;
+		if (r->kernel == V_OK && r->bpfrt == V_OK) {
+			t.both_kernel_ms += r->kernel_ms;
+			t.both_bpfrt_ms += r->bpfrt_ms;
+		}
 	}
 	if (rep)
 		fclose(rep);
@@ -851,6 +879,12 @@ int main(int argc, char **argv)
 	printf("  both refuse           %zu, same errno %zu\n", t.both_refused, t.errno_agree);
 	printf("  section type found    %zu of %zu\n", t.type_found, t.progs);
 	printf("  test runs             %zu, same result %zu\n", t.runs, t.runs_same);
+	/* one pass, each program loaded alone: wall time, so a shared machine shows in it */
+	printf("  load time (open + load/verify + close, one pass): every program: kernel "
+	       "%.0f ms, bpfrt %.0f ms (%.2fx); the %zu both accept: kernel %.0f ms, bpfrt "
+	       "%.0f ms (%.2fx)\n", t.kernel_ms, t.bpfrt_ms,
+	       t.kernel_ms > 0 ? t.bpfrt_ms / t.kernel_ms : 0.0, t.both_ok, t.both_kernel_ms,
+	       t.both_bpfrt_ms, t.both_kernel_ms > 0 ? t.both_bpfrt_ms / t.both_kernel_ms : 0.0);
 	print_categories(stdout);
 	print_processed(stdout);
 	floor = baseline_floor(baseline);
