@@ -38,6 +38,25 @@
  * wraps, calls env->budget_slow(ctx): non-zero stops the run (stopped, stop_r0 set). */
 #define BRT_JIT_CTX_BUDGET_OFF 40
 
+/* The optimisation passes (src/jit/x86_64/passes.def), as bits of a mask.  All are on
+ * unless brt_jit_env.passes_off or the environment variable BPFRT_JIT_PASSES turns them
+ * off: "-rotate,-zext" drops those, "rotate" keeps only those listed, "none" drops all
+ * (the ablation bench/sections/45-jit-passes.sh measures). */
+enum brt_jit_pass_id {
+#define PASS(id, desc) BRT_JIT_PASS_ID_##id,
+#include "jit/x86_64/passes.def"
+#undef PASS
+	BRT_JIT_PASS_COUNT
+};
+#define BRT_JIT_PASS(id) (1u << BRT_JIT_PASS_ID_##id)
+#define BRT_JIT_PASSES_ALL ((1u << BRT_JIT_PASS_COUNT) - 1)
+/* The mask a BPFRT_JIT_PASSES value selects (NULL or empty: all); names it does not know
+ * are ignored. */
+uint32_t brt_jit_passes_parse(const char *spec);
+/* Name and description of pass i < BRT_JIT_PASS_COUNT. */
+const char *brt_jit_pass_name(unsigned i);
+const char *brt_jit_pass_desc(unsigned i);
+
 enum brt_jit_flags {
 	BRT_JIT_BLIND = 1 << 0, /* constant blinding: no program immediate appears verbatim */
 	BRT_JIT_NO_BMI2 = 1 << 1, /* do not use BMI2 even where the CPU has it (tests) */
@@ -84,6 +103,9 @@ struct brt_jit_env {
 	const uint16_t *ops;
 	/* BRT_JIT_BUDGET: called when the budget counter wraps; non-zero stops the run */
 	int (*budget_slow)(struct bpfrt_run_ctx *ctx);
+	/* optimisation passes not to run (BRT_JIT_PASS() bits), beyond those the environment
+	 * variable BPFRT_JIT_PASSES turns off: 0 runs every pass */
+	uint32_t passes_off;
 };
 
 struct brt_jit_prog;

@@ -116,11 +116,127 @@ static inline void pg_reload_args(struct pg_rand *r, struct pg_prog *p)
 					      .imm = pg_imm(r) }, false);
 }
 
+static inline void pg_alu(struct pg_prog *p, bool w64, uint8_t op, uint8_t dst, int src, int32_t imm,
+			  bool target)
+{
+	struct bpf_insn in = { .code = (uint8_t)((w64 ? BPF_ALU64 : BPF_ALU) | op |
+						 (src < 0 ? BPF_K : BPF_X)),
+			       .dst_reg = dst, .src_reg = (uint8_t)(src < 0 ? 0 : src),
+			       .imm = src < 0 ? imm : 0 };
+
+	pg_emit(p, in, target);
+}
+
+/* The idioms the JIT's passes (src/jit/x86_64/passes.def) rewrite, as clang emits them,
+ * and near misses: rotates by shifts (x << k | x >> (w - k), in either order and either
+ * or direction), rotates of a product by two multipliers (imm or constant registers),
+ * `w = w` after a 32-bit write, <<32 >>32 pairs; sometimes with the wrong count, a
+ * temporary read afterwards or a jump target inside, where the pass must not fire. */
+static inline void pg_idiom(struct pg_rand *r, struct pg_prog *p)
+{
+	bool w64 = pg_below(r, 3) != 0;
+	unsigned w = w64 ? 64 : 32, k = 1 + pg_below(r, w - 1), k2 = w - k;
+	uint8_t x = pg_wreg(r), a = pg_wreg(r), b = pg_wreg(r), m = pg_wreg(r);
+	uint8_t sh1 = BPF_LSH, sh2 = BPF_RSH;
+	bool in_t = !pg_below(r, 6); /* a jump may land inside */
+
+	if (!pg_below(r, 8))
+		k2 = (unsigned)pg_below(r, w); /* not a rotate */
+	if (pg_below(r, 2)) {
+		sh1 = BPF_RSH;
+		sh2 = BPF_LSH;
+	}
+	switch (pg_below(r, 5)) {
+	case 0: /* a = x; a <<= k; x >>= w - k; x |= a (or a |= x) */
+		pg_alu(p, w64 || pg_below(r, 2), BPF_MOV, a, x, 0, true);
+		if (pg_below(r, 2)) {
+			pg_alu(p, w64, sh1, a, -1, (int32_t)k, in_t);
+			pg_alu(p, w64, sh2, x, -1, (int32_t)k2, false);
+		} else {
+			pg_alu(p, w64, sh2, x, -1, (int32_t)k2, in_t);
+			pg_alu(p, w64, sh1, a, -1, (int32_t)k, false);
+		}
+		if (pg_below(r, 2))
+			pg_alu(p, w64, BPF_OR, x, a, 0, false);
+		else
+			pg_alu(p, w64, BPF_OR, a, x, 0, false);
+		break;
+	case 1: /* a = x; a <<= k; b = x; b >>= w - k; b |= a */
+		pg_alu(p, true, BPF_MOV, a, x, 0, true);
+		pg_alu(p, w64, sh1, a, -1, (int32_t)k, false);
+		pg_alu(p, true, BPF_MOV, b, x, 0, in_t);
+		pg_alu(p, w64, sh2, b, -1, (int32_t)k2, false);
+		pg_alu(p, w64, BPF_OR, b, a, 0, false);
+		break;
+	case 2: { /* a = x * (K << (w - s)); b = (x * K) >> s; b |= a */
+		uint64_t kb = pg_next(r) | 1, ka;
+		unsigned sft = 1 + pg_below(r, w - 1);
+		bool regs = pg_below(r, 2);
+		uint8_t m2 = pg_wreg(r);
+
+		if (!regs)
+			kb = (uint64_t)(int64_t)pg_imm(r);
+		if (!w64)
+			kb = (uint32_t)kb;
+		ka = kb << (w - sft);
+		if (!w64)
+			ka = (uint32_t)ka;
+		if (!pg_below(r, 8))
+			ka ^= 1u << pg_below(r, 8); /* not a rotate */
+		if (regs) {
+			pg_emit(p, (struct bpf_insn){ .code = BPF_LD | BPF_IMM | BPF_DW, .dst_reg = m,
+						      .imm = (int32_t)(uint32_t)ka }, true);
+			pg_emit(p, (struct bpf_insn){ .imm = (int32_t)(uint32_t)(ka >> 32) }, false);
+			pg_emit(p, (struct bpf_insn){ .code = BPF_LD | BPF_IMM | BPF_DW, .dst_reg = m2,
+						      .imm = (int32_t)(uint32_t)kb }, true);
+			pg_emit(p, (struct bpf_insn){ .imm = (int32_t)(uint32_t)(kb >> 32) }, false);
+		}
+		pg_alu(p, true, BPF_MOV, a, x, 0, true);
+		pg_alu(p, w64, BPF_MUL, a, regs ? m : -1, (int32_t)ka, false);
+		pg_alu(p, true, BPF_MOV, b, x, 0, false);
+		pg_alu(p, w64, BPF_MUL, b, regs ? m2 : -1, (int32_t)kb, in_t);
+		pg_alu(p, w64, BPF_RSH, b, -1, (int32_t)sft, false);
+		pg_alu(p, w64, BPF_OR, b, a, 0, false);
+		break;
+	}
+	case 3: { /* a 32-bit write, then w = w */
+		static const uint8_t ops[] = { BPF_ADD, BPF_XOR, BPF_MOV, BPF_LSH, BPF_MUL };
+
+		if (pg_below(r, 2)) {
+			int16_t off;
+			uint8_t base = pg_mem(r, 4, &off);
+
+			pg_emit(p, (struct bpf_insn){ .code = BPF_LDX | BPF_MEM | BPF_W, .dst_reg = a,
+						      .src_reg = base, .off = off }, true);
+		} else {
+			uint8_t op = ops[pg_below(r, 5)];
+
+			pg_alu(p, pg_below(r, 4) == 0, op, a, pg_below(r, 2) ? -1 : (int)m,
+			       op == BPF_LSH ? (int32_t)(k & 31) : pg_imm(r), true);
+		}
+		pg_alu(p, false, BPF_MOV, pg_below(r, 4) ? a : b, a, 0, in_t);
+		break;
+	}
+	default: /* r <<= 32; r >>= 32 (s>>= 32) */
+		pg_alu(p, true, BPF_LSH, a, -1, pg_below(r, 6) ? 32 : (int32_t)k, true);
+		pg_alu(p, true, pg_below(r, 2) ? BPF_RSH : BPF_ARSH, a, -1, 32, in_t);
+		break;
+	}
+	/* read a temporary: the fused form must not be used (or must keep it) */
+	if (!pg_below(r, 4))
+		pg_alu(p, true, BPF_ADD, 0, pg_below(r, 2) ? a : x, 0, false);
+}
+
 /* One random row of insn.def, with fields its shape allows; jumps get fixed up later. */
 static inline void pg_one(struct pg_rand *r, struct pg_prog *p)
 {
 	enum brt_op op = (enum brt_op)pg_below(r, BRT_OP_COUNT);
 	const struct brt_opinfo *info = &brt_ops[op];
+
+	if (!pg_below(r, 10)) {
+		pg_idiom(r, p);
+		return;
+	}
 	struct bpf_insn in = { .code = info->opcode };
 	unsigned size = brt_isa_access_size(info->opcode);
 

@@ -495,6 +495,70 @@ static void test_blinding(void)
 	}
 }
 
+/* Whether code holds "rol reg, imm8" of width 64 (REX.W C1 /0) or 32 (C1 /0). */
+static bool has_rol(const uint8_t *code, size_t size, bool w64, uint8_t count)
+{
+	for (size_t k = 1; k + 2 < size; k++)
+		if (code[k] == 0xc1 && (code[k + 1] & 0xf8) == 0xc0 && code[k + 2] == count &&
+		    ((code[k - 1] & 0xf8) == 0x48) == w64)
+			return true;
+	return false;
+}
+
+/* The passes (passes.def): clang's rotate idioms become one rol (the multiply form only
+ * with the multipliers' relation proved, the temporaries dead); blinding keeps the shifts
+ * (the count would appear verbatim); with passes_off the code is the plain translation;
+ * every variant computes the same r0. */
+static void test_passes(void)
+{
+	/* r0 = rol64(r1, 13) via shifts, + rol32(r1, 7), + rol64(r1 * K, 23) via two muls */
+	const uint64_t k = 0xd6e8feb86659fd93ull;
+	const struct bpf_insn prog[] = {
+		MOV64_REG(2, 1), ALU64_IMM(BPF_LSH, 2, 13), MOV64_REG(0, 1),
+		ALU64_IMM(BPF_RSH, 0, 51), ALU64_REG(BPF_OR, 0, 2),
+		MOV64_REG(3, 1), ALU32_IMM(BPF_LSH, 3, 7), MOV64_REG(4, 1),
+		ALU32_IMM(BPF_RSH, 4, 25), ALU32_REG(BPF_OR, 4, 3), ALU64_REG(BPF_ADD, 0, 4),
+		LD_IMM64(6, k << 23), LD_IMM64(7, k),
+		MOV64_REG(3, 1), ALU64_REG(BPF_MUL, 3, 6), MOV64_REG(4, 1),
+		ALU64_REG(BPF_MUL, 4, 7), ALU64_IMM(BPF_RSH, 4, 41), ALU64_REG(BPF_OR, 4, 3),
+		ALU64_REG(BPF_ADD, 0, 4),
+		/* a temporary read afterwards: stays shifts */
+		MOV64_REG(3, 1), ALU64_IMM(BPF_LSH, 3, 9), MOV64_REG(4, 1), ALU64_IMM(BPF_RSH, 4, 55),
+		ALU64_REG(BPF_OR, 4, 3), ALU64_REG(BPF_XOR, 0, 4), ALU64_REG(BPF_XOR, 0, 3), EXIT() };
+	size_t n = sizeof(prog) / sizeof(prog[0]);
+	uint64_t x = 0x0123456789abcdefull, x32 = (uint32_t)x;
+	uint64_t want = ((x << 13) | (x >> 51)) + (uint32_t)((x32 << 7) | (x32 >> 25)) +
+			((x * k << 23) | (x * k >> 41));
+	struct brt_jit_env e = env;
+	struct brt_jit_prog *p;
+	const uint8_t *code;
+	size_t size;
+	char err[128];
+
+	want ^= ((x << 9) | (x >> 55)) ^ (x << 9);
+	for (int v = 0; v < 3; v++) {
+		T_CASE(v == 0 ? "rotate pass: rol" : v == 1 ? "rotate pass off" : "rotate pass, blinded");
+		e.passes_off = v == 1 ? BRT_JIT_PASS(rotate) : 0;
+		e.flags = v == 2 ? BRT_JIT_BLIND : 0;
+		T_EQ_INT(0, brt_jit_compile(prog, n, &e, &p, err, sizeof(err)));
+		if (!p)
+			return;
+		code = brt_jit_code(p, &size, NULL);
+		T_EQ_U64(want, brt_jit_call(p, x, 0, NULL));
+		T_EQ_INT(v == 0, has_rol(code, size, true, 13));
+		T_EQ_INT(v == 0, has_rol(code, size, false, 7));
+		T_EQ_INT(v == 0, has_rol(code, size, true, 23));
+		T_EQ_INT(0, has_rol(code, size, true, 9)); /* r3 is read after the or */
+		brt_jit_free(p);
+	}
+	T_CASE("BPFRT_JIT_PASSES");
+	T_EQ_INT(BRT_JIT_PASSES_ALL, brt_jit_passes_parse(NULL));
+	T_EQ_INT(BRT_JIT_PASSES_ALL & ~BRT_JIT_PASS(rotate), brt_jit_passes_parse("-rotate"));
+	T_EQ_INT(BRT_JIT_PASS(rotate), brt_jit_passes_parse("rotate"));
+	T_EQ_INT(0, brt_jit_passes_parse("none"));
+	T_EQ_INT(BRT_JIT_PASS(zext), brt_jit_passes_parse("none,zext"));
+}
+
 /* A million instructions (the kernel's limit) compile, with jumps spanning the program;
  * the run checks the code really is there. */
 static void test_huge(void)
@@ -641,6 +705,7 @@ int main(void)
 		run_case(&cases[i], BRT_JIT_NO_BMI2);
 	}
 	test_blinding();
+	test_passes();
 	test_short_jumps();
 	test_long_jumps();
 	test_huge();

@@ -39,6 +39,10 @@
  * other or fall off their end, calls do not recurse and nest at most 8 frames deep, and
  * helper ids resolve.
  *
+ * Optimisation passes (opt.c, passes.def) run once, after the frames are planned: they only
+ * record per instruction what to emit instead (a fused idiom at its first instruction,
+ * nothing at the others, never across a jump target), so the emission below is unchanged.
+ *
  * Passes.  Jumps have a short (rel8) and a near (rel32) form.  The first pass emits all
  * jumps short; each later pass measures every short jump against the previous layout and
  * turns it near, for good, when it does not fit.  Sizes only grow, so the loop ends; it
@@ -366,6 +370,10 @@ static int run_pass(struct jit_state *st, const uint16_t *ops)
 			st->off[pc] = (uint32_t)st->buf.len;
 			if (ops[pc] == BRT_OP_INVALID) /* second slot of lddw */
 				continue;
+			if (st->plan && st->plan[pc].kind != PLAN_NONE) { /* never a jump */
+				brt_jit_emit_plan(st, pc);
+				continue;
+			}
 			if (st->budget && budget_charge(st, ops, pc)) {
 				rc = reserve(st, JIT_BUDGET_BYTES);
 				if (rc)
@@ -475,6 +483,7 @@ static void free_state(struct jit_state *st)
 	free(st->prev_entry);
 	free(st->is_long);
 	free(st->funcs);
+	free(st->plan);
 	free(st->buf.p);
 }
 
@@ -499,6 +508,8 @@ static int analyse(struct jit_state *st, uint16_t *ops)
 		rc = brt_jit_bind_lookups(st, ops);
 	if (!rc)
 		plan_frames(st, ops);
+	if (!rc)
+		rc = brt_jit_optimise(st, ops);
 	return rc;
 }
 
@@ -535,6 +546,7 @@ int brt_jit_compile(const struct bpf_insn *insns, size_t n, const struct brt_jit
 		goto out_free;
 	}
 	st.prog = p;
+	st.passes = brt_jit_passes_parse(getenv("BPFRT_JIT_PASSES")) & ~st.env->passes_off;
 	st.bmi2 = !(st.env->flags & BRT_JIT_NO_BMI2) && __builtin_cpu_supports("bmi2");
 	if (st.env->flags & BRT_JIT_BLIND) {
 		if (getrandom(&st.blind_seed, sizeof(st.blind_seed), 0) != sizeof(st.blind_seed))

@@ -70,6 +70,29 @@ struct brt_jit_prog {
 	void *helper_arg;
 };
 
+/* What the optimisation passes (opt.c) chose for one instruction; PLAN_NONE (the
+ * default) is the instruction's own emitter. */
+enum jit_plan_kind {
+	PLAN_NONE,
+	PLAN_SKIP,   /* emits nothing: folded into an earlier instruction's plan, or dropped */
+	PLAN_ROTATE, /* dst = rol(src [* mul], rol), width w64; covers a whole idiom */
+	PLAN_ZEXT,   /* dst = (u32)dst: mov dst32, dst32 */
+	PLAN_SEXT,   /* dst = (s32)dst: movsxd dst, dst32 */
+};
+
+enum jit_plan_mul { MUL_NONE, MUL_IMM, MUL_REG };
+
+struct jit_plan {
+	uint8_t kind;  /* enum jit_plan_kind */
+	uint8_t w64;   /* ROTATE: 64-bit (else 32-bit, zero-extended) */
+	uint8_t dst;   /* eBPF registers */
+	uint8_t src;
+	uint8_t mul;   /* ROTATE: enum jit_plan_mul */
+	uint8_t mreg;  /* MUL_REG: the multiplier's register */
+	uint8_t rol;   /* ROTATE: left rotation count, 1..width-1 */
+	int32_t imm;   /* MUL_IMM: the multiplier, as the mul instruction had it */
+};
+
 /* One function (the main program or a bpf-to-bpf callee) as the emitters see it. */
 struct jit_func {
 	size_t start;      /* first instruction */
@@ -110,6 +133,8 @@ struct jit_state {
 	bool budget;          /* BRT_JIT_BUDGET and the program has a backward jump */
 	bool bmi2;            /* the CPU has shlx/shrx/sarx */
 	uint64_t blind_seed;  /* non-zero: blind constants with keys derived from it */
+	uint32_t passes;      /* optimisation passes to run (BRT_JIT_PASS() bits) */
+	struct jit_plan *plan; /* per instruction (opt.c), or NULL: nothing was optimised */
 	char *err;
 	size_t errlen;
 };
@@ -138,6 +163,11 @@ int brt_jit_blind(struct jit_state *st, size_t pc, struct bpf_insn *out, enum br
 int brt_jit_bind_lookups(struct jit_state *st, const uint16_t *ops);
 bool brt_jit_is_bound(const struct jit_state *st, size_t pc);
 void brt_jit_emit_lookup(struct jit_state *st, size_t pc);
+
+/* opt.c: run the passes st->passes selects over the decoded program (after the functions
+ * are known), filling st->plan; and emit instruction pc's plan.  Return 0 or -ENOMEM. */
+int brt_jit_optimise(struct jit_state *st, const uint16_t *ops);
+void brt_jit_emit_plan(struct jit_state *st, size_t pc);
 
 /* calls.c */
 int brt_jit_emit_helper_call(struct jit_state *st, size_t pc);

@@ -1,0 +1,645 @@
+/* opt.c - the x86-64 JIT's optimisation passes (passes.def): each looks at the decoded
+ * program before emission and records, per instruction, a plan that run_pass() emits
+ * instead of the instruction's own code (struct jit_plan).  The passes prove what they
+ * rely on themselves (register liveness, constants, which instructions are jump targets)
+ * from the instructions alone, so they hold for programs the verifier never saw: a pass
+ * that cannot prove its condition leaves the instructions alone.
+ *
+ * rotate: eBPF has no rotate, so clang spells (x << k) | (x >> (w - k)) as a copy, two
+ * shifts and an or, and when the rotated value is a product, folds the left shift into a
+ * second multiplier: (x * (K << (w - s))) | ((x * K) >> s).  A window of straight-line
+ * ALU instructions is executed symbolically, in terms of the register values at its start;
+ * when an `or` yields one of those two shapes, the window becomes mov + [imul] + rol into
+ * the or's destination, provided every other register the window writes is dead after it.
+ *
+ * zext: a 32-bit ALU result or a 1/2/4-byte load is already zero-extended, so a following
+ * `w = w` on the same register is dropped; `r <<= 32; r >>= 32` (s>>= 32) is one mov32
+ * (movsxd).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jit/x86_64/x86.h"
+
+#define B (&st->buf)
+
+static const char *const pass_names[] = {
+#define PASS(id, desc) #id,
+#include "jit/x86_64/passes.def"
+#undef PASS
+};
+
+static const char *const pass_descs[] = {
+#define PASS(id, desc) desc,
+#include "jit/x86_64/passes.def"
+#undef PASS
+};
+
+const char *brt_jit_pass_name(unsigned i)
+{
+	return i < BRT_JIT_PASS_COUNT ? pass_names[i] : NULL;
+}
+
+const char *brt_jit_pass_desc(unsigned i)
+{
+	return i < BRT_JIT_PASS_COUNT ? pass_descs[i] : NULL;
+}
+
+static uint32_t pass_bit(const char *name, size_t len)
+{
+	for (unsigned i = 0; i < BRT_JIT_PASS_COUNT; i++)
+		if (strlen(pass_names[i]) == len && !strncmp(pass_names[i], name, len))
+			return 1u << i;
+	return 0;
+}
+
+uint32_t brt_jit_passes_parse(const char *spec)
+{
+	uint32_t mask = BRT_JIT_PASSES_ALL;
+	bool first = true;
+
+	for (const char *p = spec; p && *p;) {
+		size_t len;
+
+		p += strspn(p, ", ");
+		len = strcspn(p, ", ");
+		if (!len)
+			break;
+		if (len == 4 && !strncmp(p, "none", 4))
+			mask = 0;
+		else if (len == 3 && !strncmp(p, "all", 3))
+			mask = BRT_JIT_PASSES_ALL;
+		else if (*p == '-')
+			mask &= ~pass_bit(p + 1, len - 1);
+		else
+			mask = (first ? 0 : mask) | pass_bit(p, len);
+		first = false;
+		p += len;
+	}
+	return mask;
+}
+
+/* --- what the passes share ------------------------------------------------------------ */
+
+struct opt {
+	struct jit_state *st;
+	const uint16_t *ops;
+	uint8_t *target; /* per insn: a jump, call or function entry may land here */
+	/* constants (const_at): the state at each target, after the dataflow settled */
+	struct cstate *cin;
+	bool consts_done, consts_ok;
+};
+
+/* Registers r0-r9 with a known value: the bit in known, the value in val. */
+struct cstate {
+	uint16_t known;
+	bool reached;
+	uint64_t val[BRT_MAX_REGS];
+};
+
+static bool is_branch(enum brt_op op)
+{
+	return brt_isa_has_target(op) && op != BRT_OP_call_local;
+}
+
+static bool is_ja(enum brt_op op)
+{
+	return op == BRT_OP_ja || op == BRT_OP_ja32;
+}
+
+static int mark_targets(struct opt *o)
+{
+	struct jit_state *st = o->st;
+
+	o->target = calloc(st->n + 1, 1);
+	if (!o->target)
+		return -ENOMEM;
+	for (size_t k = 0; k < st->nfuncs; k++)
+		o->target[st->funcs[k].start] = 1;
+	for (size_t pc = 0; pc < st->n; pc++) {
+		enum brt_op op = (enum brt_op)o->ops[pc];
+
+		if (op != BRT_OP_INVALID && brt_isa_has_target(op))
+			o->target[brt_isa_jump_target(&st->insns[pc], op, pc)] = 1;
+	}
+	return 0;
+}
+
+static int ensure_plan(struct jit_state *st)
+{
+	if (!st->plan)
+		st->plan = calloc(st->n, sizeof(*st->plan));
+	return st->plan ? 0 : -ENOMEM;
+}
+
+/* Whether every register in mask is dead after instruction q: on every path from q + 1,
+ * written before it is read.  Paths are followed through at most 64 instructions and 16
+ * open branches; past that the answer is "live". */
+static bool dead_after(const struct opt *o, size_t q, uint16_t mask)
+{
+	struct {
+		size_t pc;
+		uint16_t m;
+	} stack[16];
+	int sp = 0, budget = 64;
+	const struct jit_state *st = o->st;
+
+	stack[sp].pc = q + 1;
+	stack[sp++].m = mask;
+	while (sp) {
+		size_t pc = stack[--sp].pc;
+		uint16_t m = stack[sp].m;
+
+		while (m) {
+			enum brt_op op;
+			struct brt_isa_regs r;
+
+			if (--budget < 0 || pc >= st->n)
+				return false;
+			op = (enum brt_op)o->ops[pc];
+			if (op == BRT_OP_INVALID) { /* lddw's second slot */
+				pc++;
+				continue;
+			}
+			brt_isa_regs_op(&st->insns[pc], op, &r);
+			/* a bpf-to-bpf callee runs on the caller's registers: unverified code
+			 * may read r0 and r6-r9 there too */
+			if (op == BRT_OP_call_local)
+				r.use = 0x3ff;
+			if (r.use & m)
+				return false;
+			/* calls and packet loads: the verifier takes r1-r5 as clobbered, but an
+			 * unverified program may read what the interpreters leave there */
+			if (r.def == 0x3f)
+				r.def = 1;
+			m &= (uint16_t)~r.def;
+			if (op == BRT_OP_exit)
+				break; /* only r0 leaves a function (r6-r9 are restored) */
+			if (is_branch(op)) {
+				size_t t = (size_t)brt_isa_jump_target(&st->insns[pc], op, pc);
+
+				if (is_ja(op)) {
+					pc = t;
+					continue;
+				}
+				if (sp == (int)(sizeof(stack) / sizeof(stack[0])))
+					return false;
+				stack[sp].pc = t;
+				stack[sp++].m = m;
+			}
+			pc++;
+		}
+	}
+	return true;
+}
+
+/* --- constants: which registers hold a known value at an instruction ------------------ */
+
+static void cstep(const struct jit_state *st, const uint16_t *ops, size_t pc, struct cstate *c)
+{
+	const struct bpf_insn *in = &st->insns[pc];
+	enum brt_op op = (enum brt_op)ops[pc];
+	struct brt_isa_regs r;
+	unsigned d = in->dst_reg;
+
+	if (op == BRT_OP_INVALID)
+		return;
+	brt_isa_regs_op(in, op, &r);
+	if (op == BRT_OP_mov64_imm || op == BRT_OP_mov32_imm ||
+	    (op == BRT_OP_lddw && in->src_reg == 0)) {
+		c->known |= (uint16_t)(1u << d);
+		c->val[d] = op == BRT_OP_mov64_imm   ? (uint64_t)(int64_t)in->imm
+			    : op == BRT_OP_mov32_imm ? (uint32_t)in->imm
+						     : brt_isa_lddw_value(in, pc);
+	} else if (op == BRT_OP_mov64_reg && in->src_reg < BRT_MAX_REGS) {
+		if (c->known & (1u << in->src_reg)) {
+			c->known |= (uint16_t)(1u << d);
+			c->val[d] = c->val[in->src_reg];
+		} else {
+			c->known &= (uint16_t)~(1u << d);
+		}
+	} else {
+		c->known &= (uint16_t)~r.def;
+	}
+}
+
+/* merge src into *dst (a target's state); true when *dst changed */
+static bool cmerge(struct cstate *dst, const struct cstate *src)
+{
+	uint16_t k;
+
+	if (!dst->reached) {
+		*dst = *src;
+		dst->reached = true;
+		return true;
+	}
+	k = dst->known & src->known;
+	for (unsigned i = 0; i < BRT_MAX_REGS; i++)
+		if ((k & (1u << i)) && dst->val[i] != src->val[i])
+			k &= (uint16_t)~(1u << i);
+	if (k == dst->known)
+		return false;
+	dst->known = k;
+	return true;
+}
+
+/* Forward dataflow over each function: the known registers at every target, merged over
+ * its predecessors; sweeps until nothing changes (at most 32, else no constants). */
+static void const_flow(struct opt *o)
+{
+	const struct jit_state *st = o->st;
+
+	o->consts_done = true;
+	o->cin = calloc(st->n + 1, sizeof(*o->cin));
+	if (!o->cin)
+		return;
+	for (int sweep = 0; sweep < 32; sweep++) {
+		bool changed = false;
+
+		for (size_t k = 0; k < st->nfuncs; k++) {
+			const struct jit_func *f = &st->funcs[k];
+			struct cstate cur = { .reached = true };
+
+			o->cin[f->start].reached = true; /* entry: nothing known */
+			for (size_t pc = f->start; pc < f->end; pc++) {
+				enum brt_op op = (enum brt_op)o->ops[pc];
+
+				if (o->target[pc]) {
+					if (cur.reached && pc != f->start)
+						changed |= cmerge(&o->cin[pc], &cur);
+					cur = o->cin[pc];
+				}
+				if (!cur.reached || op == BRT_OP_INVALID)
+					continue;
+				cstep(st, o->ops, pc, &cur);
+				if (is_branch(op))
+					changed |= cmerge(&o->cin[brt_isa_jump_target(&st->insns[pc],
+										  op, pc)],
+							  &cur);
+				if (is_ja(op) || op == BRT_OP_exit)
+					cur.reached = false;
+			}
+		}
+		if (!changed) {
+			o->consts_ok = true;
+			return;
+		}
+	}
+}
+
+/* Whether register reg holds a known value (*v) whenever instruction pc starts. */
+static bool const_at(struct opt *o, size_t pc, unsigned reg, uint64_t *v)
+{
+	struct cstate c;
+	size_t b = pc;
+
+	if (!o->consts_done)
+		const_flow(o);
+	if (!o->consts_ok || reg >= BRT_MAX_REGS)
+		return false;
+	while (!o->target[b])
+		b--; /* the function's start is a target */
+	c = o->cin[b];
+	if (!c.reached)
+		return false;
+	for (size_t i = b; i < pc; i++)
+		cstep(o->st, o->ops, i, &c);
+	if (!(c.known & (1u << reg)))
+		return false;
+	*v = c.val[reg];
+	return true;
+}
+
+/* --- rotate ------------------------------------------------------------------------- */
+
+enum sym_kind { S_REG, S_MUL, S_SHL, S_SHR, S_OR };
+
+struct sym {
+	uint8_t kind;
+	uint8_t a, b;  /* operand nodes */
+	uint8_t k;     /* SHL/SHR: count; REG: the register */
+	uint8_t mul;   /* MUL: enum jit_plan_mul */
+	uint8_t mreg;  /* MUL_REG */
+	int32_t imm;   /* MUL_IMM */
+	size_t pc;     /* MUL: the instruction (for the multiplier's value) */
+};
+
+#define WINDOW 8
+#define NSYM (BRT_MAX_REGS + WINDOW)
+
+struct win {
+	struct sym s[NSYM];
+	unsigned ns;
+	uint8_t reg[BRT_MAX_REGS]; /* node each register holds */
+	unsigned w;                /* 32 or 64; 0 until an operation says */
+};
+
+static bool set_width(struct win *wn, unsigned w)
+{
+	if (wn->w && wn->w != w)
+		return false;
+	wn->w = w;
+	return true;
+}
+
+static int node(struct win *wn, struct sym s)
+{
+	if (wn->ns == NSYM)
+		return -1;
+	wn->s[wn->ns] = s;
+	return (int)wn->ns++;
+}
+
+/* The multiplier of MUL node s, if known (width w). */
+static bool mul_value(struct opt *o, const struct sym *s, unsigned w, uint64_t *v)
+{
+	if (s->mul == MUL_IMM)
+		*v = (uint64_t)(int64_t)s->imm;
+	else if (!const_at(o, s->pc, s->mreg, v))
+		return false;
+	if (w == 32)
+		*v = (uint32_t)*v;
+	return true;
+}
+
+/* Node x is the start value of a register, or that times a multiplier. */
+static bool rot_base(const struct win *wn, unsigned x)
+{
+	const struct sym *s = &wn->s[x];
+
+	return s->kind == S_REG || (s->kind == S_MUL && wn->s[s->a].kind == S_REG);
+}
+
+/* Node `or` (operands a, b) as a rotation of a base node: *base and the left count. */
+static bool rot_match(struct opt *o, const struct win *wn, unsigned a, unsigned b, unsigned *base,
+		      unsigned *rol)
+{
+	const struct sym *sa = &wn->s[a], *sb = &wn->s[b];
+	unsigned w = wn->w;
+
+	/* (x << k) | (x >> (w - k)) */
+	if (sa->kind == S_SHL && sb->kind == S_SHR && sa->a == sb->a && sa->k + sb->k == w &&
+	    rot_base(wn, sa->a)) {
+		*base = sa->a;
+		*rol = sa->k;
+		return true;
+	}
+	/* (x * (K << (w - s))) | ((x * K) >> s) */
+	if (sa->kind == S_MUL && sb->kind == S_SHR && wn->s[sb->a].kind == S_MUL &&
+	    wn->s[sa->a].kind == S_REG && sa->a == wn->s[sb->a].a) {
+		const struct sym *m = &wn->s[sb->a];
+		uint64_t ka, kb, mask = w == 64 ? ~0ull : 0xffffffffull;
+
+		if (!mul_value(o, sa, w, &ka) || !mul_value(o, m, w, &kb))
+			return false;
+		if (((kb << (w - sb->k)) & mask) != ka)
+			return false;
+		*base = sb->a;
+		*rol = w - sb->k;
+		return true;
+	}
+	return false;
+}
+
+/* The rotate window starting at p: on a match fills st->plan and returns its last
+ * instruction, else 0. */
+static size_t rotate_at(struct opt *o, size_t p)
+{
+	struct jit_state *st = o->st;
+	struct win wn = { .ns = BRT_MAX_REGS };
+	uint16_t written = 0;
+
+	for (unsigned r = 0; r < BRT_MAX_REGS; r++) {
+		wn.s[r] = (struct sym){ .kind = S_REG, .k = (uint8_t)r };
+		wn.reg[r] = (uint8_t)r;
+	}
+	for (size_t pc = p; pc < st->n && pc < p + WINDOW; pc++) {
+		const struct bpf_insn *in = &st->insns[pc];
+		enum brt_op op = (enum brt_op)o->ops[pc];
+		unsigned d = in->dst_reg, s = in->src_reg, base, rol;
+		bool w64 = BPF_CLASS(in->code) == BPF_ALU64;
+		int nd;
+
+		if (op == BRT_OP_INVALID || (pc > p && o->target[pc]))
+			return 0;
+		if (d >= BRT_MAX_REGS - 1 || (brt_ops[op].shape == BRT_SHAPE_ALU_REG &&
+					       s >= BRT_MAX_REGS))
+			return 0; /* r10 is never written */
+		switch (op) {
+		case BRT_OP_mov64_reg:
+			wn.reg[d] = wn.reg[s];
+			break;
+		case BRT_OP_mov32_reg:
+			if (!set_width(&wn, 32))
+				return 0;
+			wn.reg[d] = wn.reg[s];
+			break;
+		case BRT_OP_lsh64_imm:
+		case BRT_OP_rsh64_imm:
+		case BRT_OP_lsh32_imm:
+		case BRT_OP_rsh32_imm: {
+			unsigned k = (unsigned)in->imm & (w64 ? 63 : 31);
+
+			if (!set_width(&wn, w64 ? 64 : 32) || !k)
+				return 0;
+			nd = node(&wn, (struct sym){
+					       .kind = op == BRT_OP_lsh64_imm || op == BRT_OP_lsh32_imm
+							       ? S_SHL : S_SHR,
+					       .a = wn.reg[d], .k = (uint8_t)k });
+			if (nd < 0)
+				return 0;
+			wn.reg[d] = (uint8_t)nd;
+			break;
+		}
+		case BRT_OP_mul64_imm:
+		case BRT_OP_mul32_imm:
+		case BRT_OP_mul64_reg:
+		case BRT_OP_mul32_reg: {
+			bool reg = op == BRT_OP_mul64_reg || op == BRT_OP_mul32_reg;
+
+			if (!set_width(&wn, w64 ? 64 : 32))
+				return 0;
+			/* a register multiplier is read at the window's start: unchanged so far */
+			if (reg && (s == d || wn.reg[s] != s))
+				return 0;
+			nd = node(&wn, (struct sym){ .kind = S_MUL, .a = wn.reg[d],
+						     .mul = reg ? MUL_REG : MUL_IMM,
+						     .mreg = (uint8_t)s, .imm = in->imm, .pc = pc });
+			if (nd < 0)
+				return 0;
+			wn.reg[d] = (uint8_t)nd;
+			break;
+		}
+		case BRT_OP_or64_reg:
+		case BRT_OP_or32_reg: {
+			unsigned a = wn.reg[d], b = wn.reg[s];
+			const struct sym *bs;
+
+			if (!set_width(&wn, w64 ? 64 : 32))
+				return 0;
+			if (!rot_match(o, &wn, a, b, &base, &rol) &&
+			    !rot_match(o, &wn, b, a, &base, &rol)) {
+				nd = node(&wn, (struct sym){ .kind = S_OR, .a = (uint8_t)a,
+							     .b = (uint8_t)b });
+				if (nd < 0)
+					return 0;
+				wn.reg[d] = (uint8_t)nd;
+				break;
+			}
+			written |= (uint16_t)(1u << d);
+			bs = &wn.s[base];
+			/* the result is written before the multiplier is read */
+			if (bs->kind == S_MUL && bs->mul == MUL_REG && bs->mreg == d)
+				return 0;
+			if (!dead_after(o, pc, (uint16_t)(written & ~(1u << d))))
+				return 0;
+			st->plan[p] = (struct jit_plan){
+				.kind = PLAN_ROTATE, .w64 = wn.w == 64, .dst = (uint8_t)d,
+				.src = bs->kind == S_REG ? bs->k : wn.s[bs->a].k,
+				.mul = bs->kind == S_MUL ? bs->mul : MUL_NONE, .mreg = bs->mreg,
+				.imm = bs->imm, .rol = (uint8_t)rol };
+			for (size_t i = p + 1; i <= pc; i++)
+				st->plan[i].kind = PLAN_SKIP;
+			return pc;
+		}
+		default:
+			return 0;
+		}
+		written |= (uint16_t)(1u << d);
+	}
+	return 0;
+}
+
+static void pass_rotate(struct opt *o)
+{
+	struct jit_state *st = o->st;
+
+	/* a rotate's count would appear verbatim: blinded code keeps the shifts */
+	if (st->blind_seed)
+		return;
+	for (size_t p = 0; p < st->n; p++) {
+		enum brt_op op = (enum brt_op)o->ops[p];
+		size_t q;
+
+		/* windows start where clang's idioms do: a copy or a shift/multiply */
+		if (st->plan[p].kind != PLAN_NONE ||
+		    (op != BRT_OP_mov64_reg && op != BRT_OP_mov32_reg && op != BRT_OP_lsh64_imm &&
+		     op != BRT_OP_lsh32_imm && op != BRT_OP_rsh64_imm && op != BRT_OP_rsh32_imm &&
+		     op != BRT_OP_mul64_imm && op != BRT_OP_mul64_reg && op != BRT_OP_mul32_imm &&
+		     op != BRT_OP_mul32_reg))
+			continue;
+		q = rotate_at(o, p);
+		if (q)
+			p = q;
+	}
+}
+
+/* --- zext --------------------------------------------------------------------------- */
+
+/* Instruction pc writes its dst zero-extended from 32 bits (x86 does that for every
+ * 32-bit operation, and the JIT's ALU32 rows rely on it). */
+static bool writes_zext(const struct opt *o, size_t pc)
+{
+	enum brt_op op = (enum brt_op)o->ops[pc];
+	const struct brt_opinfo *info;
+
+	if (op == BRT_OP_INVALID)
+		return false;
+	info = &brt_ops[op];
+	if (op == BRT_OP_ldxb || op == BRT_OP_ldxh || op == BRT_OP_ldxw)
+		return true;
+	return BPF_CLASS(info->opcode) == BPF_ALU &&
+	       (info->shape == BRT_SHAPE_ALU_IMM || info->shape == BRT_SHAPE_ALU_REG ||
+		info->shape == BRT_SHAPE_ALU_UNARY);
+}
+
+static void pass_zext(struct opt *o)
+{
+	struct jit_state *st = o->st;
+
+	for (size_t pc = 1; pc < st->n; pc++) {
+		const struct bpf_insn *in = &st->insns[pc], *prev = &st->insns[pc - 1];
+		enum brt_op op = (enum brt_op)o->ops[pc], pop = (enum brt_op)o->ops[pc - 1];
+
+		if (st->plan[pc].kind != PLAN_NONE || st->plan[pc - 1].kind != PLAN_NONE ||
+		    o->target[pc])
+			continue;
+		/* w = w right after a 32-bit write of r: already zero-extended */
+		if (op == BRT_OP_mov32_reg && in->dst_reg == in->src_reg && in->off == 0 &&
+		    writes_zext(o, pc - 1) && prev->dst_reg == in->dst_reg) {
+			st->plan[pc].kind = PLAN_SKIP;
+			continue;
+		}
+		/* r <<= 32; r >>= 32 (s>>= 32): one 32-bit move (movsxd) */
+		if (pop == BRT_OP_lsh64_imm && prev->imm == 32 &&
+		    (op == BRT_OP_rsh64_imm || op == BRT_OP_arsh64_imm) && in->imm == 32 &&
+		    in->dst_reg == prev->dst_reg) {
+			st->plan[pc - 1] = (struct jit_plan){
+				.kind = op == BRT_OP_rsh64_imm ? PLAN_ZEXT : PLAN_SEXT,
+				.dst = prev->dst_reg };
+			st->plan[pc].kind = PLAN_SKIP;
+		}
+	}
+}
+
+/* --- driver and emission -------------------------------------------------------------- */
+
+int brt_jit_optimise(struct jit_state *st, const uint16_t *ops)
+{
+	struct opt o = { .st = st, .ops = ops };
+	bool any = false;
+	int rc;
+
+	if (!st->passes)
+		return 0;
+	rc = mark_targets(&o);
+	if (!rc)
+		rc = ensure_plan(st);
+	if (rc) {
+		free(o.target);
+		snprintf(st->err, st->errlen, "out of memory for %zu instructions", st->n);
+		return rc;
+	}
+	if (st->passes & BRT_JIT_PASS(rotate))
+		pass_rotate(&o);
+	if (st->passes & BRT_JIT_PASS(zext))
+		pass_zext(&o);
+	for (size_t pc = 0; pc < st->n && !any; pc++)
+		any = st->plan[pc].kind != PLAN_NONE;
+	if (!any) { /* nothing to do: run_pass takes the plain path */
+		free(st->plan);
+		st->plan = NULL;
+	}
+	free(o.target);
+	free(o.cin);
+	return 0;
+}
+
+void brt_jit_emit_plan(struct jit_state *st, size_t pc)
+{
+	const struct jit_plan *p = &st->plan[pc];
+	int dst = xreg(p->dst);
+
+	switch ((enum jit_plan_kind)p->kind) {
+	case PLAN_NONE:
+	case PLAN_SKIP:
+		break;
+	case PLAN_ROTATE:
+		if (p->dst != p->src)
+			emit_mov_rr(B, p->w64, dst, xreg(p->src));
+		if (p->mul == MUL_IMM)
+			emit_imul_rri(B, p->w64, dst, dst, p->imm);
+		else if (p->mul == MUL_REG)
+			emit_imul_rr(B, p->w64, dst, xreg(p->mreg));
+		emit_shift_ri(B, SH_ROL, p->w64, dst, p->rol);
+		break;
+	case PLAN_ZEXT:
+		emit_mov_rr(B, false, dst, dst);
+		break;
+	case PLAN_SEXT:
+		emit_movsxd_rr(B, dst, dst);
+		break;
+	}
+}
