@@ -174,6 +174,8 @@ static void run_prog(sys_fn sys, struct transcript *t, const char *what,
 	a.test.repeat = 1;
 	if (sys(BPF_PROG_TEST_RUN, &a, sizeof(a)))
 		say(t, "run %d\n", -errno);
+	else if (strstr(what, "(garbage)"))
+		say(t, "ran\n"); /* the result depends on what the stack held: not compared */
 	else
 		say(t, "retval %d\n", (int)a.test.retval);
 	close(fd);
@@ -228,7 +230,9 @@ static void programs(sys_fn sys, struct transcript *t)
 	run_prog(sys, t, "push BPF_EXIST", p, n);
 	n = call_on(p, 0, bloom, BPF_FUNC_map_peek_elem, 0, 0);
 	p[n++] = INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0);
-	run_prog(sys, t, "peek of uninitialised stack", p, n);
+	/* a bloom peek of whatever the stack holds: found or not is the stack's garbage (the
+	 * kernel's, bpfrt's native stack), so only that both accept and run it is compared */
+	run_prog(sys, t, "peek of uninitialised stack (garbage)", p, n);
 	n = call_on(p, 0, bloom, BPF_FUNC_map_pop_elem, 1, 7);
 	p[n++] = INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0);
 	run_prog(sys, t, "pop", p, n);
