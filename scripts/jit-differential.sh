@@ -5,7 +5,11 @@
 # must match) for SECONDS seconds at nice 19, then records the result in
 # bench/jit-diff.txt, which bench/sections/40-jit-diff.sh prints into bench/RESULTS.md.
 #   SECONDS_MAX=600  how long to run (default 10 minutes)
+#   PROGRAMS=N       stop after N programs instead (whichever comes first)
 #   SEED=N           generator seed (default: from the clock; printed, so a run reproduces)
+# The generator (tests/jit/progen.h) also emits the idioms the JIT's optimisation passes
+# rewrite (src/jit/x86_64/passes.def) and their near misses; the vm's JIT runs with every
+# pass on unless BPFRT_JIT_PASSES says otherwise (the blinded run has no rotate pass).
 # Exit status: 0 when every program agreed, 1 on a mismatch (the program is printed).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -17,7 +21,7 @@ commit=$(git log -1 --format='%h %s' 2>/dev/null || echo unknown)
 cmake --preset release >/dev/null &&
 	cmake --build build-release -j2 --target test_jit_random >/dev/null || exit 1
 log=build-release/jit-diff.log
-BPFRT_JIT_DIFF_SECONDS=$secs BPFRT_JIT_DIFF_PROGRAMS=100000000000 BPFRT_JIT_DIFF_SEED=$seed \
+BPFRT_JIT_DIFF_SECONDS=$secs BPFRT_JIT_DIFF_PROGRAMS=${PROGRAMS:-100000000000} BPFRT_JIT_DIFF_SEED=$seed \
 	nice -n 19 build-release/tests/test_jit_random >"$log" 2>&1
 rc=$?
 line=$(grep '^jit-diff:' "$log" | tail -n 1)
