@@ -189,6 +189,7 @@ struct brt_prog_check {
 	uint32_t fd_array_cnt;
 	uint32_t *max_ctx_offset; /* out (may be NULL): highest ctx byte accessed + 1 */
 	uint32_t *verified_insns; /* out (may be NULL): processed insns */
+	int btf_loads;          /* out: the program loads through kernel (BTF) pointers */
 	const struct brt_vline *lines; /* source lines for the log, or NULL */
 	uint32_t nlines;
 	const uint8_t *func_linkage;   /* func_info: linkage per function, or NULL */
@@ -208,7 +209,7 @@ int brt_prog_bind_lookups(struct bpfrt_vm *vm, const struct bpf_insn *insns, siz
 
 /* The single place a program load checks a program (check.c): the verifier.  Returns 0
  * or the errno BPF_PROG_LOAD returns; writes its messages into the log. */
-int brt_api_check_prog(const struct brt_prog_check *pc);
+int brt_api_check_prog(struct brt_prog_check *pc);
 
 /* The program load of prog.c for a program that lives in this process only, without an
  * fd or a program file: checked by the verifier, then built into a vm (decoded once,

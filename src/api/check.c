@@ -149,7 +149,7 @@ int brt_api_prog_file_priv(uint32_t hdr_flags, uint32_t max_priv, uint32_t *out)
 				 out);
 }
 
-int brt_api_check_prog(const struct brt_prog_check *pc)
+int brt_api_check_prog(struct brt_prog_check *pc)
 {
 	struct brt_verify_opts opts = {
 		.prog_type = pc->prog_type,
@@ -184,6 +184,7 @@ int brt_api_check_prog(const struct brt_prog_check *pc)
 		*pc->max_ctx_offset = res.max_ctx_offset;
 	if (pc->verified_insns)
 		*pc->verified_insns = res.insn_processed;
+	pc->btf_loads = res.btf_loads;
 	if (err && pc->err_msg)
 		snprintf(pc->err_msg, pc->err_msglen, "verifier: %s%s",
 			 res.err_msg[0] ? "" : "error ",

@@ -472,6 +472,11 @@ static int build(struct load *ld)
 	}
 	pc.ops = ops;
 	err = brt_api_check_prog(&pc);
+	/* loads through kernel pointers (bpf_get_current_task_btf's stand-in task and what
+	 * it points to, which the kernel reads fault-safe): only the checked engine stops
+	 * at a bad address instead of faulting */
+	if (!err && pc.btf_loads)
+		vo.engine = BPFRT_ENGINE_CHECKED;
 	if (o)
 		err = after_check(o, err, &vo.engine, ld->err);
 	else if (!err)

@@ -259,6 +259,9 @@ BRT_MAP_HELPER(get_local_storage) /* cgroup_storage.c */
 	X(BPF_FUNC_redirect_map, brt_helper_redirect_map, BRT_FOR_XDP)                   \
 	X(BPF_FUNC_get_stackid, brt_helper_get_stackid, BRT_FOR_TRACE | BRT_FOR_SYSCALL) \
 	X(BPF_FUNC_get_stack, brt_helper_get_stack, BRT_FOR_TRACE | BRT_FOR_SYSCALL)     \
+	/* get_task_stack(task, buf, size, flags): get_stack's checks and answer, the   \
+	 * task in place of the context (no kernel task's stack is readable here) */      \
+	X(BPF_FUNC_get_task_stack, brt_helper_get_stack, BRT_FOR_ALL | BRT_NEED_PERFMON) \
 	X(BPF_FUNC_get_local_storage, brt_helper_get_local_storage, BRT_FOR_CGSKB)
 
 /* ---- perf output rings (perf_output.c): what a BPF_MAP_TYPE_PERF_EVENT_ARRAY holds ----- */

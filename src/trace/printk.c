@@ -5,7 +5,8 @@
  * one line "comm-tid [cpu] seconds: bpf_trace_printk: message".  Returns the message's
  * length, or -EINVAL for a format the kernel refuses (nothing is written then).
  * %s strings are read with the fault-safe copy (an unreadable one prints as ""); %p
- * prints the raw address (the kernel prints a hash).
+ * prints the raw address (the kernel prints a hash).  bpf_trace_vprintk() is the same
+ * with up to 12 arguments from an array.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -16,7 +17,8 @@
 #include "bpfrt.h"
 #include "trace/trace.h"
 
-#define MAX_ARGS 3
+#define MAX_ARGS 3     /* bpf_trace_printk's */
+#define MAX_VARGS 12   /* bpf_trace_vprintk's: the kernel's MAX_BPRINTF_VARARGS */
 #define MSG_MAX 1024   /* the kernel's MAX_BPRINTF_BUF */
 #define STR_MAX 512    /* bytes of a %s argument read at most */
 
@@ -118,7 +120,7 @@ static int print_spec(char *out, size_t room, const char *fmt, const struct spec
 
 /* Format fmt (fmt_size bytes, NUL within) into msg; returns the full length or -EINVAL. */
 static int format(char *msg, size_t room, const char *fmt, size_t fmt_size,
-		  const uint64_t args[MAX_ARGS])
+		  const uint64_t *args, int max_args)
 {
 	const char *nul = memchr(fmt, 0, fmt_size);
 	size_t len, i, pos = 0, total = 0;
@@ -142,7 +144,7 @@ static int format(char *msg, size_t room, const char *fmt, size_t fmt_size,
 			total += (size_t)n;
 			continue;
 		}
-		if (nargs >= MAX_ARGS || parse_spec(fmt, i, &s))
+		if (nargs >= max_args || parse_spec(fmt, i, &s))
 			return -EINVAL;
 		n = print_spec(msg + pos, room - pos, fmt, &s, args[nargs++]);
 		if (n < 0)
@@ -155,22 +157,20 @@ static int format(char *msg, size_t room, const char *fmt, size_t fmt_size,
 	return (int)total;
 }
 
-uint64_t brt_helper_trace_printk(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
-				 uint64_t r5, struct bpfrt_run_ctx *ctx)
+/* Format and append one line; returns the message's length or -EINVAL. */
+static int64_t printk(const char *fmt, size_t fmt_size, const uint64_t *args, int max_args,
+		      struct bpfrt_run_ctx *ctx)
 {
-	const uint64_t args[MAX_ARGS] = { r3, r4, r5 };
-	const char *fmt = (const char *)(uintptr_t)r1;
 	char msg[MSG_MAX], line[MSG_MAX + 128], comm[16];
-	size_t fmt_size = (size_t)(uint32_t)r2;
 	struct timespec ts;
 	int32_t pid, cpu;
 	int len, n;
 
 	if (!fmt_size || !bpfrt_run_access_ok(ctx, fmt, fmt_size, 0))
-		return (uint64_t)-EINVAL;
-	len = format(msg, sizeof(msg), fmt, fmt_size, args);
+		return -EINVAL;
+	len = format(msg, sizeof(msg), fmt, fmt_size, args, max_args);
 	if (len < 0)
-		return (uint64_t)(int64_t)len;
+		return len;
 	brt_trace_current(comm, &pid, &cpu);
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	n = snprintf(line, sizeof(line), "%16s-%-7d [%03d] %5lld.%06ld: bpf_trace_printk: %s\n",
@@ -180,5 +180,35 @@ uint64_t brt_helper_trace_printk(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t
 		line[n - 1] = '\n';
 	}
 	brt_trace_pipe_write(line, (size_t)n);
-	return (uint64_t)len;
+	return len;
+}
+
+uint64_t brt_helper_trace_printk(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+				 uint64_t r5, struct bpfrt_run_ctx *ctx)
+{
+	const uint64_t args[MAX_ARGS] = { r3, r4, r5 };
+
+	return (uint64_t)printk((const char *)(uintptr_t)r1, (size_t)(uint32_t)r2, args,
+				MAX_ARGS, ctx);
+}
+
+/* bpf_trace_vprintk(fmt, fmt_size, args, data_len): the same with up to 12 u64 arguments
+ * in an array; data_len must be a multiple of 8, at most 96, and args non-NULL when it is
+ * not 0 (-EINVAL); the format may use no more conversions than it gives. */
+uint64_t brt_helper_trace_vprintk(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+				  uint64_t r5, struct bpfrt_run_ctx *ctx)
+{
+	uint64_t args[MAX_VARGS] = { 0 };
+	uint32_t data_len = (uint32_t)r4;
+
+	(void)r5;
+	if ((data_len & 7) || data_len > MAX_VARGS * 8 || (data_len && !r3))
+		return (uint64_t)-EINVAL;
+	if (data_len) {
+		if (!bpfrt_run_access_ok(ctx, (const void *)(uintptr_t)r3, data_len, 0))
+			return (uint64_t)-EINVAL;
+		memcpy(args, (const void *)(uintptr_t)r3, data_len);
+	}
+	return (uint64_t)printk((const char *)(uintptr_t)r1, (size_t)(uint32_t)r2, args,
+				(int)(data_len / 8), ctx);
 }

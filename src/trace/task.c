@@ -105,6 +105,77 @@ uint64_t brt_helper_get_current_task(uint64_t r1, uint64_t r2, uint64_t r3, uint
 	return 0;
 }
 
+/* bpf_get_current_task_btf(): the verifier types the answer as a trusted kernel
+ * task_struct whose fields programs load directly (the kernel turns those loads into
+ * fault-safe ones).  No kernel task lives in this address space: the answer is a zeroed
+ * stand-in of the calling thread, larger than the kernel's task_struct, so every field
+ * reads as 0.  Pointer members read as 0 too, and a load through one of them would fault:
+ * programs that load through kernel pointers run on the checked engine (api/prog.c),
+ * which stops such a run instead, and it is granted the stand-in (read-only: the
+ * verifier allows no store through a kernel pointer). */
+#define TASK_STAND_IN_SIZE 32768
+
+uint64_t brt_helper_get_current_task_btf(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+					 uint64_t r5, struct bpfrt_run_ctx *ctx)
+{
+	static _Thread_local uint64_t stand_in[TASK_STAND_IN_SIZE / 8];
+
+	(void)r1, (void)r2, (void)r3, (void)r4, (void)r5;
+	bpfrt_run_grant(ctx, stand_in, sizeof(stand_in), 0);
+	return (uint64_t)(uintptr_t)stand_in;
+}
+
+/* bpf_get_ns_current_pid_tgid(dev, ino, nsdata, size): current's pid and tgid as seen in
+ * its active pid namespace when (dev, ino) name that namespace (what stat() of
+ * /proc/self/ns/pid gives); -EINVAL and nsdata zeroed for a size other than 8, a device
+ * number wider than the kernel's 32-bit dev_t, or another namespace. */
+uint64_t brt_helper_get_ns_current_pid_tgid(uint64_t r1, uint64_t r2, uint64_t r3,
+					    uint64_t r4, uint64_t r5,
+					    struct bpfrt_run_ctx *ctx)
+{
+	const struct brt_trace_task *t = current_task;
+	uint32_t *ns = (uint32_t *)(uintptr_t)r3, size = (uint32_t)r4;
+	char path[64];
+	struct stat st;
+
+	(void)r5;
+	if (size && !bpfrt_run_access_ok(ctx, ns, size, 1))
+		return (uint64_t)-EINVAL;
+	if (t)
+		snprintf(path, sizeof(path), "/proc/%d/ns/pid", (int)t->pid);
+	else
+		snprintf(path, sizeof(path), "/proc/self/ns/pid");
+	if (size != 8 || (r1 >> 32) || stat(path, &st) || (uint64_t)st.st_dev != r1 ||
+	    (uint64_t)st.st_ino != r2) {
+		memset(ns, 0, size);
+		return (uint64_t)-EINVAL;
+	}
+	/* a tracepoint record's task is named by its ids in our namespace, which is the
+	 * one the namespace check just matched */
+	ns[0] = t ? (uint32_t)t->pid : (uint32_t)gettid();
+	ns[1] = t ? (uint32_t)t->tgid : (uint32_t)getpid();
+	return 0;
+}
+
+/* bpf_get_attach_cookie(ctx): the cookie given when the program was attached; bpfrt's
+ * attachments take none, so 0 (the kernel's answer for a link made without one). */
+uint64_t brt_helper_get_attach_cookie(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+				      uint64_t r5, struct bpfrt_run_ctx *ctx)
+{
+	(void)r1, (void)r2, (void)r3, (void)r4, (void)r5, (void)ctx;
+	return 0;
+}
+
+/* bpf_get_func_ip(ctx): the probed function's address; kprobe programs (the only
+ * non-trampoline type that may call it) never fire in bpfrt, so 0, the kernel's answer
+ * when no kprobe on a function entry is running. */
+uint64_t brt_helper_get_func_ip(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+				uint64_t r5, struct bpfrt_run_ctx *ctx)
+{
+	(void)r1, (void)r2, (void)r3, (void)r4, (void)r5, (void)ctx;
+	return 0;
+}
+
 /* bpf_get_current_comm(buf, size): the name, NUL-terminated and zero-padded to size (the
  * kernel's strscpy_pad); 0, or -EINVAL with buf zeroed when there is no task. */
 uint64_t brt_helper_get_current_comm(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,

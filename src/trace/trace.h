@@ -75,6 +75,11 @@ BRT_TRACE_HELPER(brt_helper_current_task_under_cgroup);
 BRT_TRACE_HELPER(brt_helper_probe_read_kernel);
 BRT_TRACE_HELPER(brt_helper_probe_read_kernel_str);
 BRT_TRACE_HELPER(brt_helper_trace_printk);
+BRT_TRACE_HELPER(brt_helper_trace_vprintk);
+BRT_TRACE_HELPER(brt_helper_get_current_task_btf);
+BRT_TRACE_HELPER(brt_helper_get_ns_current_pid_tgid);
+BRT_TRACE_HELPER(brt_helper_get_attach_cookie);
+BRT_TRACE_HELPER(brt_helper_get_func_ip);
 
 /* The helpers this folder implements, for the registry (src/helpers/registry.c): one
  * X(id, function, program types) each; id names its row of src/vm/helpers.def, types
@@ -106,6 +111,13 @@ BRT_TRACE_HELPER(brt_helper_trace_printk);
 	X(BPF_FUNC_get_current_task, brt_helper_get_current_task,                        \
 	  BRT_FOR_ALL | BRT_NEED_PERFMON)                                                \
 	X(BPF_FUNC_current_task_under_cgroup, brt_helper_current_task_under_cgroup,      \
-	  BRT_FOR_ALL | BRT_NEED_BPF)
+	  BRT_FOR_ALL | BRT_NEED_BPF)                                                    \
+	X(BPF_FUNC_trace_vprintk, brt_helper_trace_vprintk, BRT_FOR_ALL | BRT_NEED_PERFMON) \
+	X(BPF_FUNC_get_current_task_btf, brt_helper_get_current_task_btf,                \
+	  BRT_FOR_ALL | BRT_NEED_PERFMON)                                                \
+	X(BPF_FUNC_get_ns_current_pid_tgid, brt_helper_get_ns_current_pid_tgid,          \
+	  BRT_FOR_ALL)                                                                   \
+	X(BPF_FUNC_get_attach_cookie, brt_helper_get_attach_cookie, BRT_FOR_TRACE)       \
+	X(BPF_FUNC_get_func_ip, brt_helper_get_func_ip, BRT_FOR_TRACE)
 
 #endif

@@ -2,7 +2,9 @@
  * the attach target as check_attach_btf_id() finds it in opts->attach_btf (the kernel's
  * vmlinux BTF), the context as an array of u64 arguments typed by the target's function
  * prototype (btf_ctx_access()), and loads through the kernel pointers those arguments
- * hold (PTR_TO_BTF_ID, check_ptr_to_btf_access() and btf_struct_walk()).
+ * hold (PTR_TO_BTF_ID, check_ptr_to_btf_access() and btf_struct_walk()).  Helpers that
+ * return or take a kernel task_struct (bpf_get_current_task_btf, bpf_get_task_stack) find
+ * it here too, in any program type (brt_btf_task_id()).
  *
  * Left out, so bpfrt may refuse what the kernel accepts but not the other way round: the
  * kernel's lists of tracepoint arguments that may be NULL or an error pointer
@@ -11,6 +13,7 @@
  * argument types beyond "pointers may be NULL", struct arguments wider than 8 bytes.
  */
 #include <errno.h>
+#include <stdatomic.h>
 #include <string.h>
 
 #include "btf/btf.h"
@@ -20,7 +23,7 @@
 
 static const struct btf_type *type_of(const struct brt_env *env, uint32_t id)
 {
-	return brt_btf_type(env->opts->attach_btf, id);
+	return brt_btf_type(env->kbtf, id);
 }
 
 static unsigned kind_of(const struct btf_type *t)
@@ -42,12 +45,12 @@ static const char *kind_str(const struct btf_type *t)
 /* the type id past typedefs, qualifiers and type tags */
 static uint32_t skip_mods(const struct brt_env *env, uint32_t id)
 {
-	return brt_btf_skip_mods(env->opts->attach_btf, id);
+	return brt_btf_skip_mods(env->kbtf, id);
 }
 
 const char *brt_btf_reg_name(const struct brt_env *env, uint32_t btf_id)
 {
-	return env->opts->attach_btf ? brt_btf_name(env->opts->attach_btf, btf_id) : "";
+	return env->kbtf ? brt_btf_name(env->kbtf, btf_id) : "";
 }
 
 int brt_check_attach_btf(struct brt_env *env)
@@ -146,7 +149,7 @@ static const char *ptr_tag(const struct brt_env *env, const struct btf_type *ptr
 	const struct btf_type *t = type_of(env, ptr->type);
 
 	if (kind_of(t) == BTF_KIND_TYPE_TAG && !BTF_INFO_KFLAG(t->info))
-		return brt_btf_str(env->opts->attach_btf, t->name_off);
+		return brt_btf_str(env->kbtf, t->name_off);
 	return "";
 }
 
@@ -230,7 +233,7 @@ int brt_btf_ctx_access(struct brt_env *env, int off, int size, enum brt_access a
 		return 1; /* a number (or a struct passed by value, read as one) */
 	if (kind_of(t) != BTF_KIND_PTR) {
 		brt_verr(env, "func '%s' arg%d '%s' has type %s. Only pointer access is allowed\n",
-			 tname, arg, t ? brt_btf_str(env->opts->attach_btf, t->name_off) : "",
+			 tname, arg, t ? brt_btf_str(env->kbtf, t->name_off) : "",
 			 kind_str(t));
 		return 0;
 	}
@@ -260,7 +263,7 @@ int brt_btf_ctx_access(struct brt_env *env, int off, int size, enum brt_access a
 		return 0;
 	}
 	brt_vinfo(env, "func '%s' arg%d has btf_id %u type %s '%s'\n", tname, arg, id,
-		  kind_str(t), brt_btf_name(env->opts->attach_btf, id));
+		  kind_str(t), brt_btf_name(env->kbtf, id));
 	*btf_id = id;
 	return 1;
 }
@@ -327,7 +330,7 @@ done:
 static int walk(struct brt_env *env, uint32_t id, int off, int size, uint32_t *next,
 		uint32_t *flag)
 {
-	const struct brt_btf *btf = env->opts->attach_btf;
+	const struct brt_btf *btf = env->kbtf;
 	const struct btf_type *t = type_of(env, id);
 
 again:
@@ -539,7 +542,7 @@ int brt_btf_is_sock_common(const struct brt_env *env, const struct brt_reg *reg)
 {
 	uint32_t id = reg->btf_id;
 
-	if (!env->opts->attach_btf || reg->off)
+	if (!env->kbtf || reg->off)
 		return 0;
 	for (int depth = 0; depth < 32; depth++) {
 		const struct btf_type *t = type_of(env, skip_mods(env, id));
@@ -548,7 +551,7 @@ int brt_btf_is_sock_common(const struct brt_env *env, const struct brt_reg *reg)
 
 		if (!is_struct(t))
 			return 0;
-		name = brt_btf_name(env->opts->attach_btf, skip_mods(env, id));
+		name = brt_btf_name(env->kbtf, skip_mods(env, id));
 		if (name && !strcmp(name, "sock_common"))
 			return 1;
 		if (!BTF_INFO_VLEN(t->info))
@@ -559,4 +562,25 @@ int brt_btf_is_sock_common(const struct brt_env *env, const struct brt_reg *reg)
 		id = m->type;
 	}
 	return 0;
+}
+
+/* found once per BTF (a linear search of some 100,000 types), id stored before the BTF
+ * it belongs to, so a reader that sees the BTF sees its id */
+static _Atomic(const struct brt_btf *) task_btf;
+static _Atomic uint32_t task_id;
+
+uint32_t brt_btf_task_id(struct brt_env *env)
+{
+	int id;
+
+	if (!env->kbtf)
+		env->kbtf = brt_btf_vmlinux();
+	if (!env->kbtf)
+		return 0;
+	if (atomic_load(&task_btf) == env->kbtf)
+		return atomic_load(&task_id);
+	id = brt_btf_find(env->kbtf, "task_struct", BTF_KIND_STRUCT);
+	atomic_store(&task_id, id > 0 ? (uint32_t)id : 0);
+	atomic_store(&task_btf, env->kbtf);
+	return id > 0 ? (uint32_t)id : 0;
 }

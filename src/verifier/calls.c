@@ -59,9 +59,42 @@ const char *brt_verifier_helper_name(int32_t id)
  * the folder that implements it); a program type has the set prog_types.def names. */
 _Static_assert(BRT_PROG_TYPE_COUNT <= 62, "helper set bits overlap BRT_NEED_*");
 
+/* attach types newer than the 6.1 uapi header */
+#define BRT_TRACE_KPROBE_MULTI 43
+#define BRT_TRACE_UPROBE_MULTI 49
+#define BRT_TRACE_KPROBE_SESSION 57
+#define BRT_TRACE_UPROBE_SESSION 58
+
+/* bpf_prog_has_trampoline(): fentry/fexit/fmod_ret (and lsm) */
+static int has_trampoline(const struct brt_verify_opts *o)
+{
+	uint32_t eat = o->expected_attach_type;
+
+	if (o->prog_type == BPF_PROG_TYPE_TRACING)
+		return eat == BPF_TRACE_FENTRY || eat == BPF_TRACE_FEXIT ||
+		       eat == BPF_MODIFY_RETURN;
+	return o->prog_type == BPF_PROG_TYPE_LSM && eat == BPF_LSM_MAC;
+}
+
+/* kprobe programs of the multi and session attach types get other variants of
+ * bpf_get_func_ip (kprobe_prog_func_proto()): not GPL-only */
+static int multi_probe(const struct brt_verify_opts *o)
+{
+	uint32_t eat = o->expected_attach_type;
+
+	return o->prog_type == BPF_PROG_TYPE_KPROBE &&
+	       (eat == BRT_TRACE_KPROBE_MULTI || eat == BRT_TRACE_UPROBE_MULTI ||
+		eat == BRT_TRACE_KPROBE_SESSION || eat == BRT_TRACE_UPROBE_SESSION);
+}
+
 static int helper_allowed(struct brt_env *env, const struct brt_helper_proto *fn)
 {
 	uint64_t bit = BRT_HSET(brt_prog_type(env->opts->prog_type)->helpers);
+
+	/* tracing_prog_func_proto(): tp_btf and trampoline programs only (not iter) */
+	if (fn->id == BPF_FUNC_get_attach_cookie && env->opts->prog_type == BPF_PROG_TYPE_TRACING &&
+	    env->opts->expected_attach_type != BPF_TRACE_RAW_TP && !has_trampoline(env->opts))
+		return 0;
 
 	if (!fn->types) /* a host helper: allowed everywhere */
 		return 1;
@@ -349,6 +382,12 @@ static int reg_type_ok(struct brt_env *env, int regno, int arg)
 			return 0;
 		expected = "scalar";
 		break;
+	case BRT_ARG_PTR_TO_BTF_ID_TASK: /* the kernel's btf_ptr_types */
+		if (t == PTR_TO_BTF_ID || t == (PTR_TO_BTF_ID | PTR_TRUSTED) ||
+		    t == (PTR_TO_BTF_ID | MEM_RCU))
+			return 0;
+		expected = "ptr_, trusted_ptr_, rcu_ptr_";
+		break;
 	default: /* pointers to memory */
 	mem:
 		switch (t) {
@@ -480,8 +519,19 @@ static int check_arg(struct brt_env *env, int i, const struct brt_helper_proto *
 		return -EACCES;
 	}
 	err = reg_type_ok(env, regno, arg);
-	if (!err)
+	if (!err && arg == BRT_ARG_PTR_TO_BTF_ID_TASK) {
+		/* btf_struct_ids_match(): a task_struct itself (bpfrt does not look for one
+		 * nested at a fixed offset, which the kernel would also take) */
+		uint32_t task = brt_btf_task_id(env);
+
+		if (!task || reg->btf_id != task || reg->off) {
+			brt_verr(env, "R%d is of type %s but task_struct is expected\n", regno,
+				 brt_btf_reg_name(env, reg->btf_id));
+			return -EACCES;
+		}
+	} else if (!err) {
 		err = check_off_ok(env, regno);
+	}
 	if (err)
 		return err;
 	if (arg == BRT_ARG_PTR_TO_ALLOC_MEM || arg == BRT_ARG_PTR_TO_SOCK_RELEASE) {
@@ -709,6 +759,17 @@ static void set_return(struct brt_env *env, const struct brt_helper_proto *fn,
 		brt_mark_reg_known_zero(r0);
 		r0->map_idx = (uint16_t)meta->map_idx;
 		break;
+	case BRT_RET_PTR_TO_BTF_ID_TASK: /* bpf_get_current_task_btf: the kernel's current */
+		r0->type = PTR_TO_BTF_ID | PTR_TRUSTED;
+		brt_mark_reg_known_zero(r0);
+		r0->btf_id = brt_btf_task_id(env);
+		if (!r0->btf_id) {
+			brt_verr(env, "invalid return type 8 of func %s#%d\n",
+				 brt_verifier_helper_name(id), id);
+			*err = -EINVAL;
+			return;
+		}
+		break;
 	case BRT_RET_PTR_TO_ALLOC_MEM_OR_NULL:
 		r0->type = PTR_TO_MEM | MEM_RINGBUF | PTR_MAYBE_NULL;
 		brt_mark_reg_known_zero(r0);
@@ -845,7 +906,8 @@ int brt_check_helper_call(struct brt_env *env, const struct bpf_insn *insn, int 
 			 id);
 		return -EINVAL;
 	}
-	if (!env->opts->gpl && fn->gpl_only) {
+	if (!env->opts->gpl && fn->gpl_only &&
+	    !(id == BPF_FUNC_get_func_ip && multi_probe(env->opts))) {
 		brt_verr(env, "cannot call GPL-restricted function from non-GPL compatible program\n");
 		return -EINVAL;
 	}
@@ -870,6 +932,20 @@ int brt_check_helper_call(struct brt_env *env, const struct bpf_insn *insn, int 
 			 env->cur->refs[0].insn_idx);
 		brt_verr(env, "tail_call would lead to reference leak\n");
 		return -EINVAL;
+	}
+	/* check_get_func_ip(): a function's address exists for kprobes and trampolines */
+	if (id == BPF_FUNC_get_func_ip) {
+		if (env->opts->prog_type == BPF_PROG_TYPE_TRACING && !has_trampoline(env->opts)) {
+			brt_verr(env, "func %s#%d supported only for fentry/fexit/fmod_ret programs\n",
+				 brt_verifier_helper_name(id), id);
+			return -524; /* ENOTSUPP */
+		}
+		if (env->opts->prog_type != BPF_PROG_TYPE_TRACING &&
+		    env->opts->prog_type != BPF_PROG_TYPE_KPROBE) {
+			brt_verr(env, "func %s#%d not supported for program type %u\n",
+				 brt_verifier_helper_name(id), id, env->opts->prog_type);
+			return -524;
+		}
 	}
 	/* it cannot return an error, so it takes no flags */
 	if (id == BPF_FUNC_get_local_storage &&

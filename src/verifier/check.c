@@ -596,6 +596,7 @@ int brt_verify(const struct bpf_insn *insns, size_t n, const struct brt_verify_o
 	env->insns = insns;
 	env->len = (int)n;
 	env->opts = opts;
+	env->kbtf = opts->attach_btf;
 	env->err_insn = -1;
 	env->allow_ptr_leaks = opts->priv == BRT_PRIV_ROOT;
 	env->allow_uninit_stack = opts->priv == BRT_PRIV_ROOT;
@@ -633,6 +634,7 @@ int brt_verify(const struct bpf_insn *insns, size_t n, const struct brt_verify_o
 		res->log_true_size = true_size;
 		res->subprog_cnt = (uint32_t)env->subprog_cnt;
 		res->max_ctx_offset = env->max_ctx_offset;
+		res->btf_loads = env->btf_loads;
 		for (int i = 0; i < env->subprog_cnt && i < 256; i++)
 			res->stack_depth[i] = (uint32_t)env->subprogs[i].stack_depth;
 		if (err && err != -ENOSPC) {

@@ -303,6 +303,10 @@ struct brt_env {
 	const struct btf_type *attach_proto;
 	const char *attach_name;
 	int attach_trace;
+	/* the kernel's BTF that PTR_TO_BTF_ID registers are typed by: opts->attach_btf, or
+	 * read when a helper first returns a kernel object (brt_env_kbtf()) */
+	const struct brt_btf *kbtf;
+	int btf_loads;        /* a load through a kernel pointer was checked */
 };
 
 /* An error message: into the log (kernel wording, with "\n") and remembered as the error
@@ -424,6 +428,9 @@ int brt_btf_ptr_access(struct brt_env *env, int regno, const struct brt_reg *reg
 		       int size, enum brt_access t, uint32_t *rt, uint32_t *btf_id);
 /* A PTR_TO_BTF_ID to a struct sock_common or a struct that starts with one. */
 int brt_btf_is_sock_common(const struct brt_env *env, const struct brt_reg *reg);
+/* The id of struct task_struct in the kernel's BTF (env->kbtf, read now if need be: the
+ * kernel's btf_tracing_ids[BTF_TRACING_TYPE_TASK]), or 0 when there is no kernel BTF. */
+uint32_t brt_btf_task_id(struct brt_env *env);
 /* The struct's name of a PTR_TO_BTF_ID ("" when unknown). */
 const char *brt_btf_reg_name(const struct brt_env *env, uint32_t btf_id);
 /* bpf_sock_is_valid_access() (common: bpf_sock_common_is_valid_access()) */

@@ -149,6 +149,7 @@ struct brt_verify_result {
 	uint32_t log_true_size;        /* bytes the whole log needs, NUL included */
 	uint32_t subprog_cnt;
 	uint32_t max_ctx_offset;       /* highest ctx byte accessed + 1 (attach checks) */
+	int btf_loads;                 /* the program loads through kernel (BTF) pointers */
 	uint32_t stack_depth[256];     /* per subprogram, bytes; first subprog_cnt valid */
 	int err_insn;                  /* instruction the first error is about, -1 if none */
 	char err_msg[BRT_VERIFY_ERRLEN]; /* the first error line (the kernel's wording) */

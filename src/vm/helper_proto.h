@@ -40,6 +40,7 @@ enum brt_arg_type {
 	BRT_ARG_PTR_TO_BTF_ID_SOCK_COMMON, /* the same, or a BTF-typed struct sock_common */
 	BRT_ARG_PTR_TO_SOCK_RELEASE, /* bpf_sk_release: a referenced socket, released */
 	BRT_ARG_PTR_TO_MAP_VALUE_OR_NULL, /* value_size readable bytes, or 0 */
+	BRT_ARG_PTR_TO_BTF_ID_TASK, /* a kernel struct task_struct (PTR_TO_BTF_ID, not NULL) */
 };
 
 /* Kinds of helper return values. */
@@ -52,6 +53,7 @@ enum brt_ret_type {
 	BRT_RET_PTR_TO_SOCKET_OR_NULL,      /* struct bpf_sock (a lookup: acquired) */
 	BRT_RET_PTR_TO_SOCK_COMMON_OR_NULL, /* struct bpf_sock's common part */
 	BRT_RET_PTR_TO_TCP_SOCK_OR_NULL,    /* struct bpf_tcp_sock */
+	BRT_RET_PTR_TO_BTF_ID_TASK,       /* a trusted struct task_struct of the kernel's BTF */
 };
 
 struct bpfrt_run_ctx;

@@ -167,6 +167,33 @@ static const struct bcase cases[] = {
 	  0 },
 	{ "iter/task returns 2", BPF_TRACE_ITER, "task", "GPL", "mov %r0, 2\nexit\n",
 	  "At program exit the register R0 has", 0 },
+	/* helpers taking or giving kernel objects, and the tracing type's helper rules */
+	{ "tp_btf: get_current_task_btf, ->real_parent->tgid", RAW, SW, "GPL",
+	  "call bpf_get_current_task_btf\nldxdw %r3, [%r0+@parent]\nldxw %r0, [%r3+@tgid]\n"
+	  "exit\n", NULL, 0 },
+	{ "tp_btf: get_task_stack of prev", RAW, SW, "GPL",
+	  PREV "mov %r1, %r2\nmov %r2, %r10\nadd %r2, -16\nmov %r3, 16\nmov %r4, 0\n"
+	       "call bpf_get_task_stack\nmov %r0, 0\nexit\n", NULL, 0 },
+	{ "tp_btf: get_task_stack of prev moved", RAW, SW, "GPL",
+	  PREV "mov %r1, %r2\nadd %r1, @size\nmov %r2, %r10\nadd %r2, -16\nmov %r3, 16\n"
+	       "mov %r4, 0\ncall bpf_get_task_stack\nmov %r0, 0\nexit\n", NULL, 0 },
+	{ "iter/task: get_task_stack of a task not checked", BPF_TRACE_ITER, "task", "GPL",
+	  "ldxdw %r1, [%r1+8]\nmov %r2, %r10\nadd %r2, -16\nmov %r3, 16\nmov %r4, 0\n"
+	  "call bpf_get_task_stack\nmov %r0, 0\nexit\n",
+	  "R1 type=trusted_ptr_or_null_ expected=ptr_, trusted_ptr_, rcu_ptr_", 0 },
+	{ "iter/task: get_task_stack of a checked task", BPF_TRACE_ITER, "task", "GPL",
+	  "ldxdw %r1, [%r1+8]\njeq %r1, 0, +5\nmov %r2, %r10\nadd %r2, -16\nmov %r3, 16\n"
+	  "mov %r4, 0\ncall bpf_get_task_stack\nmov %r0, 0\nexit\n", NULL, 0 },
+	{ "tp_btf: get_attach_cookie", RAW, SW, "GPL", "call bpf_get_attach_cookie\nexit\n",
+	  NULL, 0 },
+	{ "iter/task: get_attach_cookie", BPF_TRACE_ITER, "task", "GPL",
+	  "call bpf_get_attach_cookie\nmov %r0, 0\nexit\n",
+	  "program of this type cannot use helper bpf_get_attach_cookie#174", 0 },
+	{ "tp_btf: get_func_ip", RAW, SW, "GPL", "call bpf_get_func_ip\nexit\n",
+	  "func bpf_get_func_ip#173 supported only for fentry/fexit/fmod_ret programs", 0 },
+	{ "tp_btf: trace_vprintk without arguments", RAW, SW, "GPL",
+	  "stw [%r10-8], 0x6968\nmov %r1, %r10\nadd %r1, -8\nmov %r2, 3\nmov %r3, 0\n"
+	  "mov %r4, 0\ncall bpf_trace_vprintk\nmov %r0, 0\nexit\n", NULL, 0 },
 	{ "fentry returns 0", BPF_TRACE_FENTRY, "vfs_read", "GPL", "mov %r0, 0\nexit\n", NULL,
 	  0 },
 	{ "fexit returns 0", BPF_TRACE_FEXIT, "vfs_read", "GPL", "mov %r0, 0\nexit\n", NULL,
