@@ -87,6 +87,17 @@ static int multi_probe(const struct brt_verify_opts *o)
 		eat == BRT_TRACE_KPROBE_SESSION || eat == BRT_TRACE_UPROBE_SESSION);
 }
 
+/* tracing_prog_func_proto()'s bpf_get_socket_cookie: of a kernel socket pointer, not of
+ * the context (the kernel's bpf_get_socket_ptr_cookie_proto).  Tracing programs do not run
+ * in bpfrt, so the registry's function for the id is never called with such a pointer. */
+static const struct brt_helper_proto sock_ptr_cookie = {
+	.id = BPF_FUNC_get_socket_cookie,
+	.name = "get_socket_cookie",
+	.ret = BRT_RET_INTEGER,
+	.args = { BRT_ARG_PTR_TO_BTF_ID_SOCK_COMMON_OR_NULL },
+	.types = BRT_HSET(BPF_PROG_TYPE_TRACING),
+};
+
 static int helper_allowed(struct brt_env *env, const struct brt_helper_proto *fn)
 {
 	uint64_t bit = BRT_HSET(brt_prog_type(env->opts->prog_type)->helpers);
@@ -361,12 +372,18 @@ static int reg_type_ok(struct brt_env *env, int regno, int arg)
 			return 0;
 		expected = "sock_common, sock, tcp_sock, xdp_sock";
 		break;
-	case BRT_ARG_PTR_TO_BTF_ID_SOCK_COMMON:
-	case BRT_ARG_PTR_TO_SOCK_RELEASE:
-		/* kernel-typed pointers only to a struct starting with sock_common */
-		if (t == PTR_TO_SOCK_COMMON || t == PTR_TO_SOCKET || t == PTR_TO_TCP_SOCK)
+	case BRT_ARG_PTR_TO_BTF_ID_SOCK_COMMON_OR_NULL:
+		if (brt_reg_is_null(reg))
 			return 0;
-		if (t == PTR_TO_BTF_ID || t == (PTR_TO_BTF_ID | PTR_TRUSTED)) {
+		__attribute__((fallthrough)); /* a possibly-NULL pointer of these types too */
+	case BRT_ARG_PTR_TO_BTF_ID_SOCK_COMMON:
+	case BRT_ARG_PTR_TO_SOCK_RELEASE: {
+		uint32_t bt = arg == BRT_ARG_PTR_TO_BTF_ID_SOCK_COMMON_OR_NULL ? t & ~PTR_MAYBE_NULL : t;
+
+		/* kernel-typed pointers only to a struct starting with sock_common */
+		if (bt == PTR_TO_SOCK_COMMON || bt == PTR_TO_SOCKET || bt == PTR_TO_TCP_SOCK)
+			return 0;
+		if (bt == PTR_TO_BTF_ID || bt == (PTR_TO_BTF_ID | PTR_TRUSTED)) {
 			if (brt_btf_is_sock_common(env, reg))
 				return 0;
 			brt_verr(env, "R%d is of type %s but %s is expected\n", regno,
@@ -375,6 +392,7 @@ static int reg_type_ok(struct brt_env *env, int regno, int arg)
 		}
 		expected = "sock_common, sock, tcp_sock, xdp_sock, ptr_, trusted_ptr_";
 		break;
+	}
 	case BRT_ARG_CONST_SIZE:
 	case BRT_ARG_CONST_SIZE_OR_ZERO:
 	case BRT_ARG_CONST_ALLOC_SIZE_OR_ZERO:
@@ -899,6 +917,8 @@ int brt_check_helper_call(struct brt_env *env, const struct bpf_insn *insn, int 
 		return -EINVAL;
 	}
 	fn = find_proto(id);
+	if (id == BPF_FUNC_get_socket_cookie && env->opts->prog_type == BPF_PROG_TYPE_TRACING)
+		fn = &sock_ptr_cookie;
 	if (!fn || !helper_allowed(env, fn)) {
 		const char *name = brt_verifier_helper_name(id);
 

@@ -194,6 +194,18 @@ static const struct bcase cases[] = {
 	{ "tp_btf: trace_vprintk without arguments", RAW, SW, "GPL",
 	  "stw [%r10-8], 0x6968\nmov %r1, %r10\nadd %r1, -8\nmov %r2, 3\nmov %r3, 0\n"
 	  "mov %r4, 0\ncall bpf_trace_vprintk\nmov %r0, 0\nexit\n", NULL, 0 },
+	/* tracing's bpf_get_socket_cookie takes a kernel socket (tcp_probe: sk, skb) */
+	{ "tp_btf: get_socket_cookie of a struct sock", RAW, "tcp_probe", "GPL",
+	  "ldxdw %r1, [%r1+0]\ncall bpf_get_socket_cookie\nexit\n", NULL, 0 },
+	{ "tp_btf: get_socket_cookie of a struct sk_buff", RAW, "tcp_probe", "GPL",
+	  "ldxdw %r1, [%r1+8]\ncall bpf_get_socket_cookie\nexit\n",
+	  "R1 is of type sk_buff but sock_common is expected", 0 },
+	{ "tp_btf: get_socket_cookie of NULL", RAW, "tcp_probe", "Proprietary",
+	  "mov %r1, 0\ncall bpf_get_socket_cookie\nexit\n", NULL, 0 },
+	{ "tp_btf: get_socket_cookie of the context", RAW, "tcp_probe", "GPL",
+	  "call bpf_get_socket_cookie\nexit\n", "R1 type=ctx expected=sock_common, sock, tcp_sock, xdp_sock, ptr_, trusted_ptr_\n", 0 },
+	{ "iter/task: get_socket_cookie of NULL", BPF_TRACE_ITER, "task", "GPL",
+	  "mov %r1, 0\ncall bpf_get_socket_cookie\nmov %r0, 0\nexit\n", NULL, 0 },
 	{ "fentry returns 0", BPF_TRACE_FENTRY, "vfs_read", "GPL", "mov %r0, 0\nexit\n", NULL,
 	  0 },
 	{ "fexit returns 0", BPF_TRACE_FEXIT, "vfs_read", "GPL", "mov %r0, 0\nexit\n", NULL,
