@@ -70,6 +70,9 @@ void brt_prog_lines_free(struct brt_prog_lines *l);
 int brt_map_btf_check(const union bpf_attr *attr, struct brt_map_btf *out);
 /* OBJ_GET_INFO_BY_FD of a BTF fd: struct bpf_btf_info of len bytes. */
 int brt_btf_info(struct brt_call *call, struct brt_obj *obj, uint32_t len);
+/* A new BTF object with this id (0: a new one) from a blob checked as BTF_LOAD checks
+ * it: its fd or -errno (ids.c re-creates a map's BTF from the map's copy). */
+int brt_btf_new_fd(const void *blob, uint32_t size, uint32_t id);
 
 /* A loaded program as this process holds it (the object's file holds its original
  * instructions and header). */
@@ -149,6 +152,10 @@ void brt_prog_file_pin_end(int lock);
 /* BPF_MAP_GET_FD_BY_ID's search: a map with this id linked for a pinned program or
  * pinned itself in $BPFRT_FS.  A new O_RDWR fd or -ENOENT. */
 int brt_prog_file_find_map(uint32_t id);
+/* GET_FD_BY_ID's search (ids.c): a new O_RDWR fd of the live object of kind
+ * (BRT_OBJ_*) with this id, found through any process's fds or mappings or a pin;
+ * -ENOENT when there is none.  The caller checks the object before use. */
+int brt_ids_open(uint32_t kind, uint32_t id);
 
 /* prog_flags with the BPFRT_F_PRIV_* bit the program is verified with (the caller's
  * capabilities when none is given); -EINVAL for two bits (check.c). */

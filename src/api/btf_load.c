@@ -215,6 +215,33 @@ int brt_cmd_btf_load(struct brt_call *call)
 	return ret;
 }
 
+int brt_btf_new_fd(const void *blob, uint32_t size, uint32_t id)
+{
+	struct btf_new n = { .blob = blob, .size = size };
+	struct brt_obj_hdr hdr = { 0 };
+	struct brt_obj *obj;
+	char err[256];
+	int ret;
+
+	if (size > BTF_MAX_SIZE)
+		return -E2BIG;
+	ret = header_rules(blob, size, err, sizeof(err));
+	if (!ret)
+		ret = brt_btf_parse(blob, size, &n.btf, err, sizeof(err));
+	if (!ret)
+		ret = kernel_rules(n.btf, err, sizeof(err));
+	if (!ret) {
+		hdr.kind = BRT_OBJ_BTF;
+		hdr.data_size = size;
+		hdr.id = id;
+		ret = brt_obj_create(&hdr, sizeof(struct brt_btf_obj), btf_init, &n, &obj);
+		if (ret >= 0)
+			brt_obj_put(obj);
+	}
+	brt_btf_free(n.btf);
+	return ret;
+}
+
 int brt_btf_info(struct brt_call *call, struct brt_obj *obj, uint32_t len)
 {
 	const struct brt_btf_obj *b = (const struct brt_btf_obj *)(const void *)obj;

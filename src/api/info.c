@@ -158,6 +158,7 @@ static int prog_info(struct brt_call *call, struct brt_prog *prog, uint32_t len)
 	info.nr_func_info = info.nr_line_info = info.nr_jited_line_info = 0;
 	info.nr_prog_tags = 0;
 	info.verified_insns = prog->verified_insns;
+	info.btf_id = hdr->btf_id;
 
 	ulen = info.nr_map_ids;
 	info.nr_map_ids = prog->nmaps;

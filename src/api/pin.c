@@ -160,8 +160,8 @@ int brt_cmd_obj_get(struct brt_call *call)
 	return fd;
 }
 
-/* Ids are random and not enumerable: a map is found by id when a pinned program names it
- * or when it is pinned itself (prog_file.c). */
+/* A map is found by id first where a pinned program names it or where it is pinned
+ * itself (prog_file.c), then wherever a process holds it (ids.c). */
 int brt_cmd_map_get_fd_by_id(struct brt_call *call)
 {
 	union bpf_attr *attr = call->attr;
@@ -175,6 +175,8 @@ int brt_cmd_map_get_fd_by_id(struct brt_call *call)
 	if (!brt_api_sys_admin())
 		return -EPERM;
 	fd = brt_prog_file_find_map(attr->map_id);
+	if (fd < 0)
+		fd = brt_ids_open(BRT_OBJ_MAP, attr->map_id);
 	if (fd < 0)
 		return fd;
 	err = brt_obj_from_fd(fd, BRT_OBJ_MAP, &obj);

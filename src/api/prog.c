@@ -539,6 +539,8 @@ int brt_cmd_prog_load(struct brt_call *call)
 	hdr.flags = ld.prog_flags;
 	hdr.expected_attach_type = attr->expected_attach_type;
 	hdr.key_size = attr->attach_btf_id;
+	/* the BTF of its func/line info, reported as the kernel's prog btf_id */
+	hdr.btf_id = ld.lines ? ld.lines->btf->snap.id : 0;
 	hdr.gpl = (uint32_t)ld.gpl;
 	memcpy(hdr.name, attr->prog_name, sizeof(hdr.name));
 	fd = brt_obj_create(&hdr, sizeof(struct brt_prog), prog_init, &ld, &obj);

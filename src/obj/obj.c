@@ -66,6 +66,71 @@ memfd:
 	return fd >= 0 ? fd : -errno;
 }
 
+/* Ids: one counter per kind in IDS_FILE of the bpffs directory, shared by every process
+ * that uses it, so ids are unique there and ascend in creation order (the kernel's
+ * idr_alloc_cyclic(): from 1, wrapping); BPF_*_GET_NEXT_ID walks them in that order
+ * (api/ids.c).  The counter file must be the caller's own (or root's) regular file: a
+ * file someone else planted could only hand out duplicate ids, but an object then gets a
+ * random id from the upper half instead, as it does without a usable directory. */
+#define IDS_FILE ".bpfrt-ids"
+#define ID_SEQ_MAX 0x3fffffffu
+
+static pthread_mutex_t ids_lock = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic uint32_t *ids_map; /* BRT_OBJ_KINDS counters, or NULL */
+static char ids_dir[4096];
+
+static _Atomic uint32_t *ids_counters(void)
+{
+	const char *dir = brt_obj_fs_dir();
+	char path[4096 + sizeof(IDS_FILE) + 1];
+	_Atomic uint32_t *m = NULL;
+	struct stat st;
+	void *p;
+	int fd;
+
+	if (ids_map && !strcmp(ids_dir, dir))
+		return ids_map;
+	if (strlen(dir) >= sizeof(ids_dir) || brt_fs_dir_prepare(dir))
+		return NULL;
+	snprintf(path, sizeof(path), "%s/" IDS_FILE, dir);
+	fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return NULL;
+	if (!fstat(fd, &st) && S_ISREG(st.st_mode) && (!st.st_uid || st.st_uid == geteuid()) &&
+	    (st.st_size >= BRT_PAGE || !ftruncate(fd, BRT_PAGE))) {
+		p = mmap(NULL, BRT_PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		if (p != MAP_FAILED)
+			m = p;
+	}
+	close(fd);
+	if (!m)
+		return NULL;
+	/* a mapping of an earlier directory stays mapped: ids handed out stay valid */
+	snprintf(ids_dir, sizeof(ids_dir), "%s", dir);
+	ids_map = m;
+	return m;
+}
+
+static uint32_t alloc_id(uint32_t kind, uint64_t seed)
+{
+	_Atomic uint32_t *c;
+	uint32_t id = 0, cur;
+
+	pthread_mutex_lock(&ids_lock);
+	c = kind < BRT_OBJ_KINDS ? ids_counters() : NULL;
+	pthread_mutex_unlock(&ids_lock);
+	if (c) {
+		cur = atomic_load(&c[kind]);
+		do
+			id = cur >= ID_SEQ_MAX ? 1 : cur + 1;
+		while (!atomic_compare_exchange_weak(&c[kind], &cur, id));
+		return id;
+	}
+	if (getrandom(&id, sizeof(id), 0) != sizeof(id))
+		id = (uint32_t)seed;
+	return (id & 0x3fffffff) | 0x40000000;
+}
+
 static void cache_insert(struct brt_obj *obj)
 {
 	unsigned b = bucket_of(obj->dev, obj->ino);
@@ -152,9 +217,8 @@ int brt_obj_create(struct brt_obj_hdr *hdr, size_t obj_size,
 	hdr->file_size = size;
 	clock_gettime(CLOCK_REALTIME, &now);
 	hdr->created_ns = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
-	if (getrandom(&hdr->id, sizeof(hdr->id), 0) != sizeof(hdr->id))
-		hdr->id = (uint32_t)hdr->created_ns;
-	hdr->id = (hdr->id & 0x7fffffff) | 1;
+	if (!hdr->id) /* a given id: an object re-created under its old id (api/ids.c) */
+		hdr->id = alloc_id(hdr->kind, hdr->created_ns);
 	obj->dev = st.st_dev;
 	obj->ino = st.st_ino;
 	obj->last_fd = fd;

@@ -57,7 +57,8 @@ struct brt_obj_hdr {
 	 * file_flags); until then no command needs to ask the kernel for an fd's mode */
 	_Atomic uint32_t restricted;
 	/* maps: MAP_CREATE's BTF, checked by the caller (src/api/btf_load.c); btf_id is
-	 * the BTF object's id, 0 when the map was created without BTF */
+	 * the BTF object's id, 0 when the map was created without BTF; programs: the id of
+	 * their func/line info's BTF */
 	uint32_t btf_id;
 	uint32_t btf_key_type_id;
 	uint32_t btf_value_type_id;
@@ -99,7 +100,7 @@ struct brt_obj {
 
 /* Create an object file (O_TMPFILE in the bpffs directory, or a memfd when that is not
  * possible) of hdr->data_size bytes plus the header page, write the header (magic,
- * version, sizes and id are filled in here) and return a new fd (O_CLOEXEC) and the cached
+ * version, sizes and, unless hdr->id is set, id are filled in here) and return a new fd (O_CLOEXEC) and the cached
  * object, referenced once.  The object struct is obj_size bytes (a struct embedding
  * struct brt_obj first), zeroed; init() completes it and the shared region.  Returns the
  * fd or -errno. */

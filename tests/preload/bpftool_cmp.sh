@@ -22,4 +22,27 @@ rm -f "${p}_m" "${p}_p"
 	sed 's/duration: [0-9]*ns/duration: N/'
 echo "status $?"
 cmp "$T/pkt" "$T/pkt.out" && echo "data_out same"
+# without a pin: the walk of BPF_*_GET_NEXT_ID and the *_GET_FD_BY_ID of what it finds
+# (the kernel holds other programs too: only the ids of ours are compared; memlock and
+# frozen come from /proc/self/fdinfo, which bpfrt does not answer)
+num() { sed -n "s/.*\"$1\":\([0-9]*\).*/\1/p"; }
+pid=$("$@" bpftool -j prog show pinned "${p}_p" | num id)
+bid=$("$@" bpftool -j prog show id "$pid" | num btf_id)
+mids=$("$@" bpftool -j prog show id "$pid" | sed 's/.*"map_ids":\[\([0-9,]*\)\].*/\1/')
+"$@" bpftool prog show id "$pid" | sed -n 1p | sed 's/^[0-9]*://'
+"$@" bpftool prog list | grep -q "^$pid: xdp  name count_packets" && echo "prog list: found"
+"$@" bpftool map list | grep -q "^${mids%%,*}: " && echo "map list: found"
+for m in $(echo "$mids" | tr , ' '); do
+	"$@" bpftool map show id "$m" | sed "s/^$m: //; s/  memlock [0-9]*B//; s/btf_id $bid/btf_id B/; s/  frozen$//"
+done | sort
+"$@" bpftool btf show id "$bid" | sed "s/^$bid: //; s/  prog_ids $pid  map_ids.*/  prog_ids P  map_ids M/"
+"$@" bpftool btf list | grep -q "^$bid: " && echo "btf list: found"
+"$@" bpftool btf dump id "$bid" | cksum
+"$@" bpftool btf dump id "$bid" format c | cksum
+"$@" bpftool btf dump file "$T/app.bpf.o" | cksum
+"$@" bpftool btf dump id 2147483647 2>&1
+# loadall: one pin per program under a new directory
+"$@" bpftool prog loadall "$T/app.bpf.o" "${p}_all" && echo "loadall: ok"
+"$@" bpftool prog show pinned "${p}_all/count_packets" | sed -n 1p | sed 's/^[0-9]*://'
+"$@" rm -rf "${p}_all"
 rm -f "${p}_m" "${p}_p" "$T/pkt.out"

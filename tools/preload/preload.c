@@ -262,7 +262,7 @@ int mkdir(const char *path, mode_t mode)
 	return m < 0 ? -1 : real_mkdir(m ? mapped : path, mode);
 }
 
-int statfs(const char *path, struct statfs *buf)
+static int map_statfs(const char *path, struct statfs *buf)
 {
 	char mapped[4096 + 64];
 	int m = map_path(path, mapped, sizeof(mapped)), ret;
@@ -279,6 +279,19 @@ int statfs(const char *path, struct statfs *buf)
 	if (!ret && m)
 		buf->f_type = BPF_FS_MAGIC;
 	return ret;
+}
+
+int statfs(const char *path, struct statfs *buf)
+{
+	return map_statfs(path, buf);
+}
+
+/* libbpf and bpftool call the 64-bit name; on LP64 the two structs are one layout */
+int statfs64(const char *path, struct statfs64 *buf);
+int statfs64(const char *path, struct statfs64 *buf)
+{
+	_Static_assert(sizeof(struct statfs64) == sizeof(struct statfs), "statfs64 layout");
+	return map_statfs(path, (struct statfs *)(void *)buf);
 }
 
 long syscall(long number, ...)

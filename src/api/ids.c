@@ -1,0 +1,364 @@
+/* ids.c - BPF_{PROG,MAP,BTF,LINK}_GET_NEXT_ID and BPF_{PROG,BTF,LINK}_GET_FD_BY_ID (and
+ * the search of BPF_MAP_GET_FD_BY_ID, pin.c).  The kernel walks its idr of live objects;
+ * bpfrt's objects are files in $BPFRT_FS that live as long as something holds them, so
+ * the live ones are found where the kernel would keep them alive: an fd of any process
+ * (/proc/PID/fd), a mapping (/proc/PID/map_files: a program's maps, an mmap'd array) or a
+ * pin (a name under $BPFRT_FS, the pinned programs' map links included).  Each candidate
+ * is recognised by its header (last page: magic, version, kind, size, id), ids come from
+ * the per-kind counters of obj.c, so they are unique in one $BPFRT_FS and ascend in
+ * creation order as the kernel's do.  Both commands need CAP_SYS_ADMIN, as in the kernel;
+ * opening another process's fd through /proc needs what ptrace needs, which root has.
+ *
+ * Links are no files (a socketpair per link, api/link.c) and not visible to other
+ * processes: LINK_GET_NEXT_ID finds none (ENOENT), LINK_GET_FD_BY_ID none.
+ * A walk costs one readlink per fd of every process and one read of each process's maps
+ * (a few ms on a machine with a hundred processes); bpftool calls it twice per object.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "api/api.h"
+#include "maps/maps.h"
+#include "util/util.h"
+
+/* What one walk looks for: the smallest id >= min of kind (GET_NEXT_ID) or, with open
+ * set, an fd of the object with id min (GET_FD_BY_ID). */
+struct id_walk {
+	uint32_t kind, min;
+	int open;
+	uint32_t best;   /* GET_NEXT_ID: the answer so far, 0: none */
+	int fd;          /* GET_FD_BY_ID: the object's new fd, or -1 */
+	int map_fd;      /* BTF_GET_FD_BY_ID: a map holding a copy of that BTF, or -1 */
+	char fs[PATH_MAX]; /* realpath of $BPFRT_FS, then "/" */
+	size_t fs_len;
+	/* (dev, ino) of files already looked at */
+	struct { dev_t dev; ino_t ino; } *seen;
+	size_t nseen, cap;
+};
+
+static int seen(struct id_walk *w, dev_t dev, ino_t ino)
+{
+	for (size_t i = 0; i < w->nseen; i++)
+		if (w->seen[i].ino == ino && w->seen[i].dev == dev)
+			return 1;
+	if (w->nseen == w->cap) {
+		size_t cap = w->cap ? 2 * w->cap : 64;
+		void *n = realloc(w->seen, cap * sizeof(*w->seen));
+
+		if (!n)
+			return 0; /* looked at again: slower, never wrong */
+		w->seen = n;
+		w->cap = cap;
+	}
+	w->seen[w->nseen].dev = dev;
+	w->seen[w->nseen++].ino = ino;
+	return 0;
+}
+
+/* Does a file named target (a /proc link's text) live in $BPFRT_FS, or is it one of
+ * obj.c's memfds? */
+static int candidate(const struct id_walk *w, const char *target)
+{
+	return !strncmp(target, w->fs, w->fs_len) || !strncmp(target, "/memfd:bpfrt ", 13);
+}
+
+/* Look at the file path opens (a /proc link or a pinned name). */
+static void visit_path(struct id_walk *w, const char *path)
+{
+	struct brt_obj_hdr hdr;
+	struct stat st;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size < (off_t)(2 * BRT_PAGE) ||
+	    st.st_size % BRT_PAGE || seen(w, st.st_dev, st.st_ino) ||
+	    pread(fd, &hdr, sizeof(hdr), st.st_size - BRT_PAGE) != (ssize_t)sizeof(hdr) ||
+	    hdr.magic != BRT_OBJ_MAGIC || hdr.version != BRT_OBJ_VERSION ||
+	    hdr.file_size != (uint64_t)st.st_size) {
+		close(fd);
+		return;
+	}
+	/* A map holds its BTF as the kernel's does, by a copy (map.c): the BTF counts as
+	 * live while such a map is, and GET_FD_BY_ID re-creates it from the copy. */
+	if (w->kind == BRT_OBJ_BTF && hdr.kind == BRT_OBJ_MAP && hdr.btf_id && hdr.tail_size &&
+	    hdr.btf_id >= w->min) {
+		if (w->open && hdr.btf_id == w->min && w->map_fd < 0) {
+			w->map_fd = fd;
+			return;
+		}
+		if (!w->open && (!w->best || hdr.btf_id < w->best))
+			w->best = hdr.btf_id;
+		close(fd);
+		return;
+	}
+	close(fd);
+	if (hdr.kind != w->kind || hdr.id < w->min)
+		return;
+	if (!w->open) {
+		if (!w->best || hdr.id < w->best)
+			w->best = hdr.id;
+		return;
+	}
+	if (hdr.id != w->min)
+		return;
+	/* The same file read-write (what the kernel's new fd allows); it must still be
+	 * the file looked at, and the object layer validates it before anyone uses it. */
+	fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+	if (fd >= 0) {
+		struct stat st2;
+
+		if (fstat(fd, &st2) || st2.st_dev != st.st_dev || st2.st_ino != st.st_ino ||
+		    fcntl(fd, F_SETFL, 0)) {
+			close(fd);
+			return;
+		}
+		w->fd = fd;
+	}
+}
+
+static int done(const struct id_walk *w)
+{
+	return w->open ? w->fd >= 0 : w->best == w->min;
+}
+
+static void visit_fds(struct id_walk *w, const char *pid)
+{
+	char dir[64], path[64 + 256], target[PATH_MAX];
+	struct dirent *de;
+	DIR *d;
+	ssize_t n;
+
+	snprintf(dir, sizeof(dir), "/proc/%s/fd", pid);
+	d = opendir(dir);
+	while (d && !done(w) && (de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		/* readlinkat: a preloaded readlink() (libbpfrt-preload.so) names bpfrt's
+		 * objects as the kernel's anon inodes */
+		n = readlinkat(dirfd(d), de->d_name, target, sizeof(target) - 1);
+		if (n <= 0)
+			continue;
+		target[n] = '\0';
+		if (!candidate(w, target))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		visit_path(w, path);
+	}
+	if (d)
+		closedir(d);
+}
+
+/* Mappings of object files whose fds are gone (a loaded program's maps, an mmap'd
+ * array): /proc/PID/maps names them, /proc/PID/map_files opens them (CAP_SYS_ADMIN). */
+static void visit_maps(struct id_walk *w, const char *pid)
+{
+	char path[96], line[PATH_MAX + 128];
+	unsigned long lo, hi, ino;
+	unsigned int maj, min;
+	int off;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%s/maps", pid);
+	f = fopen(path, "re");
+	while (f && !done(w) && fgets(line, sizeof(line), f)) {
+		char *name;
+		size_t len;
+
+		if (sscanf(line, "%lx-%lx %*s %*x %x:%x %lu %n", &lo, &hi, &maj, &min, &ino,
+			   &off) != 5 || !ino)
+			continue;
+		name = line + off;
+		len = strlen(name);
+		if (len && name[len - 1] == '\n')
+			name[len - 1] = '\0';
+		if (!candidate(w, name))
+			continue;
+		/* skip what was looked at already without opening it (same dev, ino) */
+		int known = 0;
+
+		for (size_t i = 0; i < w->nseen && !known; i++)
+			known = w->seen[i].ino == (ino_t)ino && w->seen[i].dev == makedev(maj, min);
+		if (known)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/map_files/%lx-%lx", pid, lo, hi);
+		visit_path(w, path);
+	}
+	if (f)
+		fclose(f);
+}
+
+static _Thread_local struct id_walk *pin_walk;
+
+static int visit_pin(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)ftw;
+	if (flag == FTW_F && S_ISREG(st->st_mode))
+		visit_path(pin_walk, path);
+	return done(pin_walk) ? FTW_STOP : FTW_CONTINUE;
+}
+
+static void walk(struct id_walk *w)
+{
+	struct dirent *de;
+	DIR *d;
+
+	if (!realpath(brt_obj_fs_dir(), w->fs))
+		snprintf(w->fs, sizeof(w->fs), "%s", brt_obj_fs_dir());
+	w->fs_len = strlen(w->fs);
+	if (w->fs_len + 1 < sizeof(w->fs)) {
+		w->fs[w->fs_len++] = '/';
+		w->fs[w->fs_len] = '\0';
+	}
+	d = opendir("/proc");
+	while (d && !done(w) && (de = readdir(d))) {
+		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+			continue;
+		visit_fds(w, de->d_name);
+		if (!done(w))
+			visit_maps(w, de->d_name);
+	}
+	if (d)
+		closedir(d);
+	if (!done(w)) {
+		pin_walk = w;
+		nftw(brt_obj_fs_dir(), visit_pin, 16, FTW_PHYS);
+		pin_walk = NULL;
+	}
+	free(w->seen);
+	w->seen = NULL;
+}
+
+/* The BTF object with this id again, from a copy a map holds (map_fd, closed here). */
+static int btf_from_map(int map_fd, uint32_t id)
+{
+	struct brt_map *map;
+	const void *blob;
+	uint32_t size;
+	int fd = -ENOENT;
+
+	if (!brt_map_from_fd(map_fd, &map)) {
+		if (!brt_map_btf_blob(map, &blob, &size) && map->obj.snap.btf_id == id)
+			fd = brt_btf_new_fd(blob, size, id);
+		brt_obj_put(&map->obj);
+	}
+	close(map_fd);
+	return fd < 0 ? -ENOENT : fd;
+}
+
+int brt_ids_open(uint32_t kind, uint32_t id)
+{
+	struct id_walk w = { .kind = kind, .min = id, .open = 1, .fd = -1, .map_fd = -1 };
+
+	if (!id)
+		return -ENOENT;
+	walk(&w);
+	if (w.fd >= 0) {
+		if (w.map_fd >= 0)
+			close(w.map_fd);
+		return w.fd;
+	}
+	return w.map_fd >= 0 ? btf_from_map(w.map_fd, id) : -ENOENT;
+}
+
+static uint32_t obj_kind_of(int cmd)
+{
+	switch (cmd) {
+	case BPF_PROG_GET_NEXT_ID:
+	case BPF_PROG_GET_FD_BY_ID:
+		return BRT_OBJ_PROG;
+	case BPF_MAP_GET_NEXT_ID:
+		return BRT_OBJ_MAP;
+	case BPF_BTF_GET_NEXT_ID:
+	case BPF_BTF_GET_FD_BY_ID:
+		return BRT_OBJ_BTF;
+	default:
+		return 0; /* links: none visible */
+	}
+}
+
+static int next_id(struct brt_call *call, int cmd)
+{
+	union bpf_attr *attr = call->attr;
+	struct id_walk w = { .kind = obj_kind_of(cmd), .fd = -1, .map_fd = -1 };
+
+	if (attr->start_id >= INT_MAX)
+		return -EINVAL;
+	if (!brt_api_sys_admin())
+		return -EPERM;
+	if (!w.kind)
+		return -ENOENT;
+	w.min = attr->start_id + 1;
+	walk(&w);
+	if (!w.best)
+		return -ENOENT;
+	attr->next_id = w.best;
+	return BRT_PUT_ATTR(call, next_id);
+}
+
+int brt_cmd_prog_get_next_id(struct brt_call *call)
+{
+	return next_id(call, BPF_PROG_GET_NEXT_ID);
+}
+
+int brt_cmd_map_get_next_id(struct brt_call *call)
+{
+	return next_id(call, BPF_MAP_GET_NEXT_ID);
+}
+
+int brt_cmd_btf_get_next_id(struct brt_call *call)
+{
+	return next_id(call, BPF_BTF_GET_NEXT_ID);
+}
+
+int brt_cmd_link_get_next_id(struct brt_call *call)
+{
+	return next_id(call, BPF_LINK_GET_NEXT_ID);
+}
+
+int brt_cmd_prog_get_fd_by_id(struct brt_call *call)
+{
+	struct brt_prog *prog;
+	int fd;
+
+	if (!brt_api_sys_admin())
+		return -EPERM;
+	fd = brt_ids_open(BRT_OBJ_PROG, call->attr->prog_id);
+	if (fd < 0)
+		return fd;
+	/* runnable at once, as the kernel's fd is (pin.c's OBJ_GET does the same) */
+	if (!brt_prog_from_fd(fd, &prog)) {
+		brt_prog_materialise(prog);
+		brt_obj_put(&prog->obj);
+	}
+	return fd;
+}
+
+int brt_cmd_btf_get_fd_by_id(struct brt_call *call)
+{
+	/* BPF_F_TOKEN_FD: bpfrt has no tokens, the kernel's EINVAL for a flag it lacks */
+	if (call->attr->open_flags)
+		return -EINVAL;
+	if (!brt_api_sys_admin())
+		return -EPERM;
+	return brt_ids_open(BRT_OBJ_BTF, call->attr->btf_id);
+}
+
+int brt_cmd_link_get_fd_by_id(struct brt_call *call)
+{
+	(void)call;
+	if (!brt_api_sys_admin())
+		return -EPERM;
+	return -ENOENT;
+}
