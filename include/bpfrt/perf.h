@@ -47,6 +47,12 @@ BPFRT_API int bpfrt_perf_ring_create(int cpu, unsigned pages,
  * not a perf output ring). */
 BPFRT_API int bpfrt_perf_ring_poll_fd(int ring_fd);
 
+/* For a consumer that reads the ring's mmap itself (libbpf's perf_buffer through
+ * libbpfrt-preload.so): after its poll fd woke, before reading data_head, re-arm the
+ * wake-up (producers write one byte per wake-up until the consumer drains) and empty the
+ * poll fd.  0 or -errno (EBADF; EINVAL: not a perf output ring). */
+BPFRT_API int bpfrt_perf_ring_drain(int ring_fd);
+
 /* ---- consumer (libbpf's perf_buffer) ------------------------------------------------------ */
 
 struct bpfrt_perf_buffer;

@@ -169,6 +169,20 @@ int bpfrt_perf_ring_poll_fd(int ring_fd)
 	return ret;
 }
 
+int bpfrt_perf_ring_drain(int ring_fd)
+{
+	struct brt_obj *obj;
+	int ret = brt_obj_from_fd(ring_fd, BRT_OBJ_PERF_RING, &obj);
+
+	if (!ret) {
+		brt_perf_out_drain(obj);
+		brt_obj_put(obj);
+	}
+	if (ret < 0)
+		errno = -ret;
+	return ret;
+}
+
 /* Copy n bytes (zeros when src is NULL) to the ring at *head, wrapping. */
 static void put(struct perf_out *r, uint64_t *head, const void *src, uint64_t n)
 {

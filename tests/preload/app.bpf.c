@@ -1,6 +1,6 @@
 /* app.bpf.c - the BPF side of the libbpf application the preload tests run (app.c):
  * global data in .data, .bss and .rodata (a skeleton maps them), six map types, a ring
- * buffer, and an XDP program run with BPF_PROG_TEST_RUN.  Built against the system
+ * buffer, a perf event array (perf buffer), and an XDP program run with BPF_PROG_TEST_RUN.  Built against the system
  * libbpf's bpf_helpers.h, no vmlinux.h. */
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
@@ -51,6 +51,12 @@ struct {
 	__uint(max_entries, 4096);
 } events SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_PERF_EVENT_ARRAY);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, sizeof(__u32));
+} perf_events SEC(".maps");
+
 struct event {
 	__u32 len;
 	__u32 first;
@@ -91,6 +97,11 @@ int count_packets(struct xdp_md *ctx)
 		e->first = first;
 		e->run = runs;
 		bpf_ringbuf_submit(e, 0);
+	}
+	{
+		struct event pe = { .len = len, .first = first, .run = runs };
+
+		bpf_perf_event_output(ctx, &perf_events, BPF_F_CURRENT_CPU, &pe, sizeof(pe));
 	}
 	return verdict;
 }

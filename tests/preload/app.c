@@ -1,6 +1,7 @@
 /* app.c - an ordinary libbpf application (skeleton from bpftool gen skeleton, system
  * libbpf) that the preload tests run once on the kernel and once under
- * libbpfrt-preload.so: the two outputs must be equal.  It prints only what does not
+ * libbpfrt-preload.so: the two outputs must be equal (ring buffer and perf buffer
+ * consumers included).  It prints only what does not
  * depend on where it runs (no ids, fds or addresses).
  *   app [--test-run-only]  (the unprivileged subset: the same, no pinning) */
 #include <errno.h>
@@ -31,6 +32,31 @@ static int on_event(void *ctx, void *data, size_t size)
 	return 0;
 }
 
+/* Perf samples land on the CPU each run ran on, which may differ between runs: they are
+ * printed in run order after polling. */
+static char samples[8][96];
+static int nsamples;
+
+static void on_sample(void *ctx, int cpu, void *data, __u32 size)
+{
+	const unsigned *e = data;
+	unsigned long long run = *(const unsigned long long *)(e + 2);
+
+	(void)ctx;
+	(void)cpu;
+	if (nsamples < 8 && run < 8)
+		snprintf(samples[run], sizeof(samples[run]),
+			 "perf sample size=%u len=%u first=%u run=%llu", size, e[0], e[1], run);
+	nsamples++;
+}
+
+static void on_lost(void *ctx, int cpu, __u64 cnt)
+{
+	(void)ctx;
+	(void)cpu;
+	printf("perf lost %llu\n", (unsigned long long)cnt);
+}
+
 static int run(int prog_fd, unsigned char first, unsigned len)
 {
 	unsigned char pkt[128];
@@ -49,6 +75,7 @@ int main(int argc, char **argv)
 {
 	int pin = !(argc > 1 && !strcmp(argv[1], "--test-run-only"));
 	struct ring_buffer *rb = NULL;
+	struct perf_buffer *pb = NULL;
 	struct app *skel;
 	__u32 key, next, *pk = NULL;
 	__u64 val, pc[512];
@@ -73,6 +100,9 @@ int main(int argc, char **argv)
 
 	rb = ring_buffer__new(bpf_map__fd(skel->maps.events), on_event, NULL, NULL);
 	printf("ring_buffer__new: %s\n", rb ? "ok" : strerror(errno));
+	pb = perf_buffer__new(bpf_map__fd(skel->maps.perf_events), 8, on_sample, on_lost, NULL,
+			      NULL);
+	printf("perf_buffer__new: %s\n", pb ? "ok" : strerror(errno));
 
 	run(bpf_program__fd(skel->progs.count_packets), 1, 60);
 	run(bpf_program__fd(skel->progs.count_packets), 0x42, 14);
@@ -87,6 +117,22 @@ int main(int argc, char **argv)
 		printf("ring_buffer__poll: %d\n", n);
 		n = ring_buffer__poll(rb, 10);
 		printf("ring_buffer__poll again: %d\n", n);
+	}
+	if (pb) {
+		/* three runs wrote one sample each (the fourth failed) */
+		for (int i = 0; i < 20 && nsamples < 3; i++) {
+			n = perf_buffer__poll(pb, 100);
+			if (n < 0) {
+				printf("perf_buffer__poll: %d\n", n);
+				break;
+			}
+		}
+		for (int i = 0; i < 8; i++)
+			if (samples[i][0])
+				printf("%s\n", samples[i]);
+		printf("perf_buffer__poll: %d samples\n", nsamples);
+		n = perf_buffer__poll(pb, 10);
+		printf("perf_buffer__poll again: %d, %d samples\n", n, nsamples);
 	}
 
 	fd = bpf_map__fd(skel->maps.by_first_byte);
@@ -150,6 +196,7 @@ int main(int argc, char **argv)
 		bpf_map__unpin(skel->maps.verdicts, path);
 	}
 	ring_buffer__free(rb);
+	perf_buffer__free(pb);
 	app__destroy(skel);
 	printf("done\n");
 	return 0;

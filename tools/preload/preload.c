@@ -6,11 +6,19 @@
  *                 bpfrt_bpf(); every other number goes to libc's syscall() untouched.
  *   bpf()         for programs that call a bpf() symbol instead.
  *   mmap()        of a ring buffer's producer page and data (libbpf's second mmap) gets the
- *                 data mapped twice back to back, as the kernel maps it; everything else
- *                 (mmapable arrays included: bpfrt's map files hold the kernel's layout at
- *                 offset 0) goes to libc's mmap().
+ *                 data mapped twice back to back, as the kernel maps it; of a BPF output
+ *                 event (below) a ring of the size asked for; everything else (mmapable
+ *                 arrays included: bpfrt's map files hold the kernel's layout at offset 0)
+ *                 goes to libc's mmap().  mmap64() too: libbpf calls that name.
+ *   perf_event_open (through syscall()) of PERF_COUNT_SW_BPF_OUTPUT, libbpf's
+ *                 perf_buffer: a bpfrt perf output ring, which is where a bpfrt program's
+ *                 bpf_perf_event_output() writes; ioctl() ENABLE/DISABLE of it succeeds,
+ *                 epoll_ctl() registers its wake-up pipe as for ring buffers, and after a
+ *                 wait its wake-up is re-armed (bpfrt_perf_ring_drain()).  Other events
+ *                 go to the kernel.
  *   readlink()    of /proc/self/fd/N names a bpfrt object as the kernel's anon inode
  *                 ("anon_inode:bpf-map", ...): bpftool tells objects apart that way.
+ *   statfs64()    as statfs() (libbpf's and bpftool's name).
  *   epoll_ctl()   of a ring buffer's map fd (the kernel's refuses a regular file with
  *                 EPERM) registers bpfrt's wake-up pipe for it instead, with the caller's
  *                 event data; epoll_wait()/epoll_pwait() empty those pipes after waking, as
@@ -32,8 +40,10 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
+#include <linux/perf_event.h>
 #include <linux/seccomp.h>
 #include <pthread.h>
 #include <signal.h>
@@ -43,6 +53,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -57,6 +68,7 @@
 #define PRELOAD_PAGE 4096u
 #define BPFFS "/sys/fs/bpf"
 #define MAX_RINGS 64
+#define MAX_PERF 256
 #define BPF_FS_MAGIC 0xcafe4a11
 
 static void resolve(void);
@@ -69,6 +81,7 @@ typedef void *(*mmap_fn)(void *, size_t, int, int, int, off_t);
 typedef int (*epoll_ctl_fn)(int, int, int, struct epoll_event *);
 typedef int (*epoll_wait_fn)(int, struct epoll_event *, int, int);
 typedef int (*epoll_pwait_fn)(int, struct epoll_event *, int, int, const sigset_t *);
+typedef int (*ioctl_fn)(int, unsigned long, ...);
 
 typedef int (*path_fn)(const char *);
 typedef ssize_t (*readlink_fn)(const char *, char *, size_t);
@@ -84,6 +97,7 @@ static mmap_fn real_mmap;
 static epoll_ctl_fn real_epoll_ctl;
 static epoll_wait_fn real_epoll_wait;
 static epoll_pwait_fn real_epoll_pwait;
+static ioctl_fn real_ioctl;
 
 /* libc's definition of a symbol this library interposes; dying beats reaching the kernel
  * by some other road when the process has none. */
@@ -114,6 +128,7 @@ static void resolve(void)
 		NEXT(real_epoll_ctl, "epoll_ctl");
 		NEXT(real_epoll_wait, "epoll_wait");
 		NEXT(real_epoll_pwait, "epoll_pwait");
+		NEXT(real_ioctl, "ioctl");
 		NEXT(real_unlink, "unlink");
 		NEXT(real_rmdir, "rmdir");
 		NEXT(real_mkdir, "mkdir");
@@ -294,6 +309,168 @@ int statfs64(const char *path, struct statfs64 *buf)
 	return map_statfs(path, (struct statfs *)(void *)buf);
 }
 
+/* perf_event_open(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_BPF_OUTPUT) fds: bpfrt perf output
+ * rings, which is where bpf_perf_event_output() of a bpfrt program writes (a kernel
+ * perf event could never see those samples).  The ring's size is known only at mmap(),
+ * so the fd starts as a one-page ring and mmap() replaces the file behind the same fd
+ * number (dup3) by one of the size asked for. */
+struct perf_fd {
+	int fd;
+	dev_t dev;
+	ino_t ino;
+	int cpu, cloexec;
+	unsigned pages;
+	struct bpfrt_perf_ring_opts opts;
+};
+
+static struct perf_fd perf_fds[MAX_PERF];
+static int nperf;
+static pthread_mutex_t perf_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* The entry of fd (perf_lock held) when it is still the file created for it. */
+static struct perf_fd *perf_find(int fd)
+{
+	struct stat st;
+
+	if (fd < 0 || !nperf)
+		return NULL;
+	for (int i = 0; i < nperf; i++) {
+		if (perf_fds[i].fd != fd)
+			continue;
+		if (!fstat(fd, &st) && st.st_ino == perf_fds[i].ino && st.st_dev == perf_fds[i].dev)
+			return &perf_fds[i];
+		perf_fds[i] = perf_fds[--nperf]; /* closed and reused */
+		return NULL;
+	}
+	return NULL;
+}
+
+static int is_perf(int fd)
+{
+	int r;
+
+	if (!nperf)
+		return 0;
+	pthread_mutex_lock(&perf_lock);
+	r = perf_find(fd) != NULL;
+	pthread_mutex_unlock(&perf_lock);
+	return r;
+}
+
+static int perf_track(struct perf_fd *e)
+{
+	struct stat st;
+
+	if (fstat(e->fd, &st))
+		return -1;
+	e->dev = st.st_dev;
+	e->ino = st.st_ino;
+	pthread_mutex_lock(&perf_lock);
+	if (!perf_find(e->fd) && nperf < MAX_PERF)
+		perf_fds[nperf++] = *e;
+	pthread_mutex_unlock(&perf_lock);
+	return 0;
+}
+
+/* 1 with *ret set when the call is a BPF output event (bpfrt's), 0 for the kernel. */
+static int route_perf_open(long a[6], long *ret)
+{
+	struct perf_event_attr attr;
+	struct perf_fd e;
+	unsigned long flags = (unsigned long)a[4];
+	int fd;
+
+	memset(&attr, 0, sizeof(attr));
+	if (read_user((uint64_t)a[0], &attr, PERF_ATTR_SIZE_VER0) != PERF_ATTR_SIZE_VER0 ||
+	    attr.type != PERF_TYPE_SOFTWARE || attr.config != PERF_COUNT_SW_BPF_OUTPUT)
+		return 0;
+	*ret = -1;
+	if ((int)a[3] != -1 || (flags & ~(unsigned long)PERF_FLAG_FD_CLOEXEC)) {
+		errno = EINVAL; /* groups and cgroups of a BPF output event: not here */
+		return 1;
+	}
+	memset(&e, 0, sizeof(e));
+	e.opts.sz = sizeof(e.opts);
+	if (attr.watermark)
+		e.opts.wakeup_watermark = attr.wakeup_watermark ? attr.wakeup_watermark : 1;
+	else
+		e.opts.wakeup_events = attr.wakeup_events ? attr.wakeup_events : 1;
+	e.cpu = (int)a[2] >= 0 ? (int)a[2] : -1;
+	e.pages = 1;
+	e.cloexec = !!(flags & PERF_FLAG_FD_CLOEXEC);
+	fd = bpfrt_perf_ring_create(e.cpu, e.pages, &e.opts);
+	if (fd < 0)
+		return 1;
+	if (!e.cloexec)
+		fcntl(fd, F_SETFD, 0);
+	e.fd = fd;
+	if (perf_track(&e)) {
+		close(fd);
+		return 1;
+	}
+	*ret = fd;
+	return 1;
+}
+
+/* mmap() of a BPF output event's fd asks for 1 + 2^n pages: the ring behind the fd
+ * becomes one of 2^n data pages (before anything wrote to it: libbpf maps first).
+ * 0, or -1 with errno. */
+static int perf_resize(int fd, size_t len)
+{
+	struct perf_fd *e, copy;
+	size_t pages = len / PRELOAD_PAGE;
+	struct stat st;
+	int nfd, found;
+
+	/* not held while creating: bpfrt's own mmap() of the new ring comes back here */
+	pthread_mutex_lock(&perf_lock);
+	e = perf_find(fd);
+	found = e != NULL;
+	if (e)
+		copy = *e;
+	pthread_mutex_unlock(&perf_lock);
+	if (!found)
+		return 0;
+	if (len % PRELOAD_PAGE || pages < 2 || pages - 1 > (1u << 20)) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (pages - 1 == copy.pages)
+		return 0;
+	nfd = bpfrt_perf_ring_create(copy.cpu, (unsigned)(pages - 1), &copy.opts);
+	if (nfd < 0)
+		return -1;
+	if (dup3(nfd, fd, copy.cloexec ? O_CLOEXEC : 0) < 0 || fstat(fd, &st)) {
+		close(nfd);
+		return -1;
+	}
+	close(nfd);
+	pthread_mutex_lock(&perf_lock);
+	for (int i = 0; i < nperf; i++)
+		if (perf_fds[i].fd == fd && perf_fds[i].ino == copy.ino && perf_fds[i].dev == copy.dev) {
+			perf_fds[i].dev = st.st_dev;
+			perf_fds[i].ino = st.st_ino;
+			perf_fds[i].pages = (unsigned)(pages - 1);
+		}
+	pthread_mutex_unlock(&perf_lock);
+	return 0;
+}
+
+int ioctl(int fd, unsigned long req, ...)
+{
+	va_list ap;
+	void *arg;
+
+	va_start(ap, req);
+	arg = va_arg(ap, void *);
+	va_end(ap);
+	resolve();
+	/* a bpfrt ring is always on: enabling and disabling it succeed */
+	if ((req == PERF_EVENT_IOC_ENABLE || req == PERF_EVENT_IOC_DISABLE) && is_perf(fd))
+		return 0;
+	return real_ioctl(fd, req, arg);
+}
+
 long syscall(long number, ...)
 {
 	long a[6];
@@ -307,6 +484,12 @@ long syscall(long number, ...)
 	if (number == __NR_bpf)
 		return route_bpf((int)a[0], (union bpf_attr *)(uintptr_t)a[1], (unsigned int)a[2]);
 	resolve();
+	if (number == __NR_perf_event_open) {
+		long ret;
+
+		if (route_perf_open(a, &ret))
+			return ret;
+	}
 	return real_syscall(number, a[0], a[1], a[2], a[3], a[4], a[5]);
 }
 
@@ -424,13 +607,23 @@ void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 	    (flags & MAP_SHARED) && is_ringbuf(fd, &size) &&
 	    len == PRELOAD_PAGE + 2 * (size_t)size)
 		return map_ringbuf(len, prot, flags, fd, size);
+	if (fd >= 0 && !off && is_perf(fd) && perf_resize(fd, len))
+		return MAP_FAILED;
 	return real_mmap(addr, len, prot, flags, fd, off);
+}
+
+/* libbpf calls the 64-bit name (one function on LP64: off_t is 64 bits) */
+void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t off);
+void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	return mmap(addr, len, prot, flags, fd, off);
 }
 
 /* Ring buffers registered with an epoll set: the map fd the caller named and the wake-up
  * pipe registered in its place. */
 struct ring_wait {
 	int epfd, map_fd, pipe_fd;
+	int perf; /* a perf output ring (else a ring buffer map) */
 };
 
 static struct ring_wait rings[MAX_RINGS];
@@ -445,7 +638,7 @@ static struct ring_wait *ring_find(int epfd, int map_fd)
 	return NULL;
 }
 
-static int ring_epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
+static int ring_epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev, int perf)
 {
 	struct ring_wait *r;
 	int ret = -1, err = 0, pfd;
@@ -457,13 +650,13 @@ static int ring_epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
 			err = EEXIST;
 		} else if (nrings == MAX_RINGS) {
 			err = ENOSPC;
-		} else if ((pfd = bpfrt_ringbuf_poll_fd(fd)) < 0) {
+		} else if ((pfd = perf ? bpfrt_perf_ring_poll_fd(fd) : bpfrt_ringbuf_poll_fd(fd)) < 0) {
 			err = -pfd;
 		} else if (real_epoll_ctl(epfd, op, pfd, ev) < 0) {
 			err = errno;
 			close(pfd);
 		} else {
-			rings[nrings++] = (struct ring_wait){ epfd, fd, pfd };
+			rings[nrings++] = (struct ring_wait){ epfd, fd, pfd, perf };
 			ret = 0;
 		}
 	} else if (!r) {
@@ -488,14 +681,22 @@ int epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
 	resolve();
 	ret = real_epoll_ctl(epfd, op, fd, ev);
 	/* The kernel refuses a regular file (a bpfrt object) with EPERM; only then look. */
-	if (ret < 0 && errno == EPERM && is_ringbuf(fd, &size))
-		return ring_epoll_ctl(epfd, op, fd, ev);
+	if (ret < 0 && errno == EPERM) {
+		if (is_ringbuf(fd, &size))
+			return ring_epoll_ctl(epfd, op, fd, ev, 0);
+		if (is_perf(fd))
+			return ring_epoll_ctl(epfd, op, fd, ev, 1);
+		errno = EPERM; /* is_ringbuf() asked bpfrt, which set errno */
+	}
 	if (ret < 0 && errno == ENOENT && op != EPOLL_CTL_ADD) {
 		pthread_mutex_lock(&rings_lock);
-		ret = ring_find(epfd, fd) ? 1 : -1;
+		struct ring_wait *r = ring_find(epfd, fd);
+		int perf = r ? r->perf : 0;
+
+		ret = r ? 1 : -1;
 		pthread_mutex_unlock(&rings_lock);
 		if (ret > 0)
-			return ring_epoll_ctl(epfd, op, fd, ev);
+			return ring_epoll_ctl(epfd, op, fd, ev, perf);
 		errno = ENOENT;
 	}
 	return ret;
@@ -510,7 +711,9 @@ static void drain(int epfd)
 
 	pthread_mutex_lock(&rings_lock);
 	for (int i = 0; i < nrings; i++)
-		if (rings[i].epfd == epfd)
+		if (rings[i].epfd == epfd && rings[i].perf)
+			bpfrt_perf_ring_drain(rings[i].map_fd); /* re-arms its wake-ups too */
+		else if (rings[i].epfd == epfd)
 			while (read(rings[i].pipe_fd, buf, sizeof(buf)) == (ssize_t)sizeof(buf))
 				;
 	pthread_mutex_unlock(&rings_lock);
