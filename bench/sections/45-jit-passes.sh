@@ -32,8 +32,12 @@ CONFIGS=(all none)
 for p in $PASSES; do CONFIGS+=("-$p"); done
 
 raw=$T/raw.txt
+nc=${#CONFIGS[@]}
 for r in $(seq 1 "$REPS"); do
-	for c in "${CONFIGS[@]}"; do
+	# each repetition starts with another configuration: the first run of a process pays
+	# for cold caches and page faults on the rotating packet sets
+	for i in $(seq 0 $((nc - 1))); do
+		c=${CONFIGS[$(((i + r) % nc))]}
 		BPFRT_JIT_PASSES=$c taskset -c "$CPU" "$T/bench" "$T/progs" jit |
 			sed -n "s/^RES jit /$c /p" >>"$raw"
 	done
@@ -42,7 +46,8 @@ done
 echo "## JIT optimisation passes (ablation)"
 echo
 echo "The jit engine with every pass, with none, and with all but one"
-echo "(\`BPFRT_JIT_PASSES=-NAME\`); $REPS interleaved repetitions pinned to CPU $CPU, ns per"
+echo "(\`BPFRT_JIT_PASSES=-NAME\`); $REPS interleaved repetitions (each starting with the next"
+echo "configuration) pinned to CPU $CPU, ns per"
 echo "run as median [min]; the ratio is the median against \"all\" (above 1: the pass pays)."
 echo "Passes:"
 echo
