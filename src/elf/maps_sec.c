@@ -553,7 +553,7 @@ static int data_map(struct brt_elf_ctx *ctx, uint32_t sec)
 }
 
 /* libbpf's values of the kconfig externs it computes itself (the rest come from the
- * kernel's config, which bpfrt does not read: weak ones are 0, others refused). */
+ * kernel's config, kconfig.c: weak ones it does not set are 0, others refused). */
 static int kconfig_value(const char *name, uint64_t *v)
 {
 	struct utsname u;
@@ -571,6 +571,48 @@ static int kconfig_value(const char *name, uint64_t *v)
 		return 1;
 	}
 	return 0;
+}
+
+/* libbpf's find_kcfg_type(): what an extern's BTF type takes from the config */
+static enum brt_kcfg_type kcfg_type(const struct brt_btf *btf, uint32_t id, int *is_signed)
+{
+	const struct btf_type *t = brt_btf_type(btf, brt_btf_skip_mods(btf, id));
+	const char *name;
+
+	*is_signed = 0;
+	if (!t)
+		return BRT_KCFG_UNKNOWN;
+	name = brt_btf_str(btf, t->name_off);
+	switch (BTF_INFO_KIND(t->info)) {
+	case BTF_KIND_INT: {
+		uint32_t enc = BTF_INT_ENCODING(*(const uint32_t *)(t + 1));
+
+		if (enc & BTF_INT_BOOL)
+			return t->size == 1 ? BRT_KCFG_BOOL : BRT_KCFG_UNKNOWN;
+		*is_signed = !!(enc & BTF_INT_SIGNED);
+		if (t->size == 1)
+			return BRT_KCFG_CHAR;
+		if (t->size != 2 && t->size != 4 && t->size != 8)
+			return BRT_KCFG_UNKNOWN;
+		return BRT_KCFG_INT;
+	}
+	case BTF_KIND_ENUM:
+	case 19: /* BTF_KIND_ENUM64 */
+		if ((BTF_INFO_KIND(t->info) == BTF_KIND_ENUM && t->size != 4) || !name ||
+		    strcmp(name, "libbpf_tristate"))
+			return BRT_KCFG_UNKNOWN;
+		return BRT_KCFG_TRISTATE;
+	case BTF_KIND_ARRAY: {
+		const struct btf_array *a = (const struct btf_array *)(t + 1);
+		int sgn;
+
+		if (!a->nelems || kcfg_type(btf, a->type, &sgn) != BRT_KCFG_CHAR)
+			return BRT_KCFG_UNKNOWN;
+		return BRT_KCFG_CHAR_ARR;
+	}
+	default:
+		return BRT_KCFG_UNKNOWN;
+	}
 }
 
 static int sym_weak(const struct brt_elf_ctx *ctx, const char *name)
@@ -648,15 +690,34 @@ static int kconfig_map(struct brt_elf_ctx *ctx)
 		uint32_t sz;
 		int64_t off = kconfig_off(btf, t, i, &sz);
 
-		if (!kconfig_value(name, &v) && !sym_weak(ctx, name))
-			return brt_elf_fail(ctx, -ESRCH, 0, 0,
-					    "extern (kcfg) '%s': value not found (bpfrt reads no "
-					    "kernel config; a __weak extern is 0)",
-					    name);
+		const char *val = NULL;
+		char why[128];
+		int have, err, sgn;
+
 		if (off < 0 || off + sz > m->value_size)
 			return brt_elf_fail(ctx, -EINVAL, 0, 0, "extern (kcfg) '%s' outside .kconfig",
 					    name);
-		memcpy(m->data + off, &v, sz < 8 ? sz : 8);
+		if (kconfig_value(name, &v)) {
+			memcpy(m->data + off, &v, sz < 8 ? sz : 8);
+			continue;
+		}
+		/* the kernel's config file, as libbpf reads it; a __weak extern it does
+		 * not set stays 0 */
+		have = brt_elf_kconfig_get(name, &val);
+		if (val) {
+			const struct btf_type *var = brt_btf_type(btf, vsi[i].type);
+			enum brt_kcfg_type kt = kcfg_type(btf, var ? var->type : 0, &sgn);
+
+			err = brt_elf_kconfig_store(kt, sgn, val, m->data + off, sz, why, sizeof(why));
+			if (err)
+				return brt_elf_fail(ctx, err, 0, 0, "extern (kcfg) '%s': %s", name, why);
+		} else if (!sym_weak(ctx, name)) {
+			return brt_elf_fail(ctx, -ESRCH, 0, 0, "extern (kcfg) '%s': value not found%s",
+					    name,
+					    have ? " (no kernel config: /boot/config-<release> or "
+						   "/proc/config.gz; a __weak extern is 0)"
+						 : "");
+		}
 	}
 	return 0;
 }

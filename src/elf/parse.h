@@ -86,6 +86,22 @@ int brt_elf_collect_slots(struct brt_elf_ctx *ctx);
 int brt_elf_tc_sections(struct brt_elf_ctx *ctx);
 /* A kconfig extern (libbpf's .kconfig: LINUX_KERNEL_VERSION, ...): the index of the
  * .kconfig map and *off the variable's offset in it, or -1 (maps_sec.c). */
+/* kconfig.c: the running kernel's build configuration, for libbpf's CONFIG_* externs */
+enum brt_kcfg_type {
+	BRT_KCFG_UNKNOWN,
+	BRT_KCFG_BOOL,     /* bool (1 byte): y 1, n 0 */
+	BRT_KCFG_TRISTATE, /* enum libbpf_tristate: n 0, y 1, m 2 */
+	BRT_KCFG_CHAR,     /* 1-byte integer: the letter, or a number */
+	BRT_KCFG_INT,      /* 2, 4 or 8 bytes: a number that fits */
+	BRT_KCFG_CHAR_ARR, /* char array: a quoted string, truncated to fit with its NUL */
+};
+/* CONFIG_X's value as the config file writes it ("y", "64", "\"str\"") in *value, NULL
+ * when the file does not set it; 0, or -ENOENT (and NULL) when no config file was read. */
+int brt_elf_kconfig_get(const char *name, const char **value);
+/* Store value into an extern of that type and sz bytes at dst, with libbpf's rules; 0, or
+ * -EINVAL / -ERANGE with libbpf's reason in why. */
+int brt_elf_kconfig_store(enum brt_kcfg_type type, int is_signed, const char *value, void *dst,
+			  uint32_t sz, char *why, size_t whylen);
 int brt_elf_kconfig_at(const struct brt_elf_ctx *ctx, const char *name, uint32_t *off);
 /* Index of the map defined at (sec, off) - any offset for global data - or -1. */
 int brt_elf_map_at(const struct brt_elf_ctx *ctx, uint32_t sec, uint64_t off);
