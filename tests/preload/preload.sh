@@ -2,12 +2,15 @@
 # preload.sh - libbpfrt-preload.so under unmodified programs built here against the
 # system libbpf (Debian libbpf-dev), clang and bpftool:
 #  - app.c (skeleton with .data/.bss/.rodata, six map types, ring buffer with epoll,
+#    perf buffer,
 #    BPF_PROG_TEST_RUN, a pin under /sys/fs/bpf) prints the same on the kernel and under
 #    `bpfrt exec`, libbpf's warnings included;
 #  - as uid 65534 the kernel refuses it (kernel.unprivileged_bpf_disabled is left as it
 #    is) and under `bpfrt exec` it prints the same again;
 #  - probe.c (libbpf's feature probes): bpfrt claims no program or map type the kernel
 #    lacks, and does claim those app.c uses;
+#  - tp.c: a tracepoint program attached through libbpf counts the same on both;
+#    SO_ATTACH_BPF of a bpfrt program: the kernel's errno and one stderr line;
 #  - rawcall.c: an inline bpf() syscall reaches the kernel under plain `bpfrt exec`
 #    (documented), bpfrt under --strict; a static binary is refused under --strict;
 #    other syscall() numbers pass through.
@@ -38,7 +41,10 @@ clang -O2 -g -target bpf -I"$ARCH_INC" -c "$SRC/app.bpf.c" -o "$T/app.bpf.o" &&
 	bpftool gen skeleton "$T/app.bpf.o" name app > "$T/app.skel.h" &&
 	cc -O1 -Wall -I"$T" -o "$T/app" "$SRC/app.c" -lbpf &&
 	cc -O1 -Wall -o "$T/probe" "$SRC/probe.c" -lbpf &&
-	cc -O1 -Wall -o "$T/rawcall" "$SRC/rawcall.c" ||
+	cc -O1 -Wall -o "$T/rawcall" "$SRC/rawcall.c" &&
+	clang -O2 -g -target bpf -I"$ARCH_INC" -c "$SRC/tp.bpf.c" -o "$T/tp.bpf.o" &&
+	bpftool gen skeleton "$T/tp.bpf.o" name tp > "$T/tp.skel.h" &&
+	cc -O1 -Wall -I"$T" -o "$T/tp" "$SRC/tp.c" -lbpf ||
 	{ echo "FAIL: building the test programs"; exit 1; }
 echo "libbpf $(dpkg-query -W -f '${Version}' libbpf-dev 2>/dev/null || echo '?')," \
 	"bpftool $(bpftool version 2>/dev/null | head -1)"
@@ -102,6 +108,21 @@ fi
 sh "$SRC/bpftool_cmp.sh" "$T" "$BPFRT" exec -- > "$T/bpftool.bpfrt" 2>&1
 if grep -q "status 0" "$T/bpftool.kernel" && cmp -s "$T/bpftool.kernel" "$T/bpftool.bpfrt"; then
 	ok; else fail "bpftool: kernel and bpfrt differ:"; diff "$T/bpftool.kernel" "$T/bpftool.bpfrt" >&2; fi
+
+# 5b. attachment: a tracepoint program attached by libbpf (perf_event_open of the
+# tracepoint, then a perf link on the kernel, PERF_EVENT_IOC_SET_BPF under bpfrt) counts
+# the process's getppid() calls the same on both, detach included; SO_ATTACH_BPF of a
+# bpfrt socket filter gets the kernel's errno and one line on stderr
+APP_VERBOSE=1 "$T/tp" > "$T/tp.kernel" 2>&1
+APP_VERBOSE=1 "$BPFRT" exec -- "$T/tp" > "$T/tp.bpfrt" 2>&1
+if grep -q "^count after 5 calls: 5$" "$T/tp.kernel" && cmp -s "$T/tp.kernel" "$T/tp.bpfrt"; then
+	ok; else fail "tracepoint: kernel and bpfrt differ:"; diff "$T/tp.kernel" "$T/tp.bpfrt" >&2; fi
+out=$("$T/tp" --socket 2>&1)
+[ "$out" = "$(printf 'load: 0\nSO_ATTACH_BPF: ok')" ] && ok || fail "SO_ATTACH_BPF on the kernel: $out"
+out=$("$BPFRT" exec -- "$T/tp" --socket 2>&1)
+case "$out" in *"SO_ATTACH_BPF: Invalid argument"*) ok ;; *) fail "SO_ATTACH_BPF under bpfrt: $out" ;; esac
+[ "$(printf '%s\n' "$out" | grep -c '^bpfrt-preload: SO_ATTACH_BPF of a bpfrt program')" = 1 ] && ok ||
+	fail "SO_ATTACH_BPF under bpfrt: want one line on stderr: $out"
 
 # 5. what cannot be caught, and strict mode
 out=$("$BPFRT" exec -- "$T/rawcall" 2>&1)

@@ -38,6 +38,7 @@
  *
  * Uses the public API only (include/), through libbpfrt.so.
  */
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -56,6 +57,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
@@ -69,9 +71,11 @@
 #define BPFFS "/sys/fs/bpf"
 #define MAX_RINGS 64
 #define MAX_PERF 256
+#define MAX_TP 256
 #define BPF_FS_MAGIC 0xcafe4a11
 
 static void resolve(void);
+static int is_prog_fd(int fd);
 
 /* The interposed symbols; bpf() has no libc prototype. */
 int bpf(int cmd, union bpf_attr *attr, unsigned int size);
@@ -82,6 +86,8 @@ typedef int (*epoll_ctl_fn)(int, int, int, struct epoll_event *);
 typedef int (*epoll_wait_fn)(int, struct epoll_event *, int, int);
 typedef int (*epoll_pwait_fn)(int, struct epoll_event *, int, int, const sigset_t *);
 typedef int (*ioctl_fn)(int, unsigned long, ...);
+typedef int (*close_fn)(int);
+typedef int (*setsockopt_fn)(int, int, int, const void *, socklen_t);
 
 typedef int (*path_fn)(const char *);
 typedef ssize_t (*readlink_fn)(const char *, char *, size_t);
@@ -98,6 +104,8 @@ static epoll_ctl_fn real_epoll_ctl;
 static epoll_wait_fn real_epoll_wait;
 static epoll_pwait_fn real_epoll_pwait;
 static ioctl_fn real_ioctl;
+static close_fn real_close;
+static setsockopt_fn real_setsockopt;
 
 /* libc's definition of a symbol this library interposes; dying beats reaching the kernel
  * by some other road when the process has none. */
@@ -129,6 +137,8 @@ static void resolve(void)
 		NEXT(real_epoll_wait, "epoll_wait");
 		NEXT(real_epoll_pwait, "epoll_pwait");
 		NEXT(real_ioctl, "ioctl");
+		NEXT(real_close, "close");
+		NEXT(real_setsockopt, "setsockopt");
 		NEXT(real_unlink, "unlink");
 		NEXT(real_rmdir, "rmdir");
 		NEXT(real_mkdir, "mkdir");
@@ -456,6 +466,204 @@ static int perf_resize(int fd, size_t len)
 	return 0;
 }
 
+/* Tracepoint perf events (perf_event_open(PERF_TYPE_TRACEPOINT), libbpf's
+ * attach_tracepoint): the kernel's event is opened as asked (its errno when it refuses),
+ * and PERF_EVENT_IOC_SET_BPF of a bpfrt program attaches that program to the tracepoint
+ * with bpfrt_tracepoint_attach() (it runs in this process on the kernel's records, as
+ * `bpfrt trace` does); PERF_EVENT_IOC_DISABLE or close() of the event detaches it. */
+struct tp_fd {
+	int fd;
+	dev_t dev;
+	ino_t ino;
+	uint64_t id;  /* the tracefs id (attr.config) */
+	int link;     /* bpfrt's link, or -1 */
+};
+
+static struct tp_fd tp_fds[MAX_TP];
+static int ntp;
+static pthread_mutex_t tp_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static struct tp_fd *tp_find(int fd)
+{
+	struct stat st;
+
+	for (int i = 0; i < ntp; i++) {
+		if (tp_fds[i].fd != fd)
+			continue;
+		if (!fstat(fd, &st) && st.st_ino == tp_fds[i].ino && st.st_dev == tp_fds[i].dev)
+			return &tp_fds[i];
+		if (tp_fds[i].link >= 0)
+			real_close(tp_fds[i].link);
+		tp_fds[i] = tp_fds[--ntp]; /* closed and reused */
+		return NULL;
+	}
+	return NULL;
+}
+
+static void tp_track(int fd, uint64_t id)
+{
+	struct stat st;
+
+	if (fstat(fd, &st))
+		return;
+	pthread_mutex_lock(&tp_lock);
+	if (!tp_find(fd) && ntp < MAX_TP)
+		tp_fds[ntp++] = (struct tp_fd){ fd, st.st_dev, st.st_ino, id, -1 };
+	pthread_mutex_unlock(&tp_lock);
+}
+
+/* "category:name" of tracefs id, or -1 with errno ENOENT. */
+static int tp_name(uint64_t id, char *out, size_t len)
+{
+	static const char *const roots[] = { "/sys/kernel/tracing/events",
+					     "/sys/kernel/debug/tracing/events" };
+
+	for (size_t r = 0; r < sizeof(roots) / sizeof(roots[0]); r++) {
+		DIR *cats = opendir(roots[r]);
+		struct dirent *c, *e;
+
+		while (cats && (c = readdir(cats))) {
+			char path[512];
+			DIR *evs;
+
+			if (c->d_name[0] == '.')
+				continue;
+			snprintf(path, sizeof(path), "%s/%s", roots[r], c->d_name);
+			evs = opendir(path);
+			while (evs && (e = readdir(evs))) {
+				char idp[800], buf[32];
+				FILE *f;
+				int match = 0;
+
+				if (e->d_name[0] == '.')
+					continue;
+				snprintf(idp, sizeof(idp), "%s/%s/id", path, e->d_name);
+				f = fopen(idp, "re");
+				if (!f)
+					continue;
+				match = fgets(buf, sizeof(buf), f) && strtoull(buf, NULL, 10) == id;
+				fclose(f);
+				if (match) {
+					snprintf(out, len, "%s:%s", c->d_name, e->d_name);
+					closedir(evs);
+					closedir(cats);
+					return 0;
+				}
+			}
+			if (evs)
+				closedir(evs);
+		}
+		if (cats)
+			closedir(cats);
+	}
+	errno = ENOENT;
+	return -1;
+}
+
+/* PERF_EVENT_IOC_SET_BPF of prog_fd on a tracepoint event: 1 with *ret when bpfrt took
+ * it (a bpfrt program), 0 for the kernel (one of its own programs). */
+static int tp_set_bpf(int fd, int prog_fd, int *ret)
+{
+	struct tp_fd *t;
+	char name[600];
+	uint64_t id;
+	int link;
+
+	if (!ntp || !is_prog_fd(prog_fd))
+		return 0;
+	pthread_mutex_lock(&tp_lock);
+	t = tp_find(fd);
+	id = t ? t->id : 0;
+	link = t ? t->link : -1;
+	pthread_mutex_unlock(&tp_lock);
+	if (!t)
+		return 0;
+	*ret = -1;
+	if (link >= 0) {
+		errno = EEXIST; /* the kernel's answer for a second program on one event */
+		return 1;
+	}
+	if (tp_name(id, name, sizeof(name))) {
+		fprintf(stderr, "bpfrt-preload: tracepoint id %llu: not found in tracefs: "
+				"cannot attach the program in bpfrt\n", (unsigned long long)id);
+		errno = EINVAL;
+		return 1;
+	}
+	link = bpfrt_tracepoint_attach(prog_fd, name, NULL);
+	if (link < 0) {
+		int e = -link;
+
+		fprintf(stderr, "bpfrt-preload: tracepoint %s: bpfrt cannot attach the program: "
+				"%s\n", name, strerror(e));
+		errno = e;
+		return 1;
+	}
+	pthread_mutex_lock(&tp_lock);
+	t = tp_find(fd);
+	if (t && t->link < 0) {
+		t->link = link;
+		link = -1;
+		*ret = 0;
+	} else {
+		errno = t ? EEXIST : EBADF;
+	}
+	pthread_mutex_unlock(&tp_lock);
+	if (link >= 0)
+		real_close(link);
+	return 1;
+}
+
+/* Detach fd's program (DISABLE or close of the event). */
+static void tp_detach(int fd, int forget)
+{
+	struct tp_fd *t;
+	int link = -1;
+
+	pthread_mutex_lock(&tp_lock);
+	t = tp_find(fd);
+	if (t) {
+		link = t->link;
+		t->link = -1;
+		if (forget)
+			*t = tp_fds[--ntp];
+	}
+	pthread_mutex_unlock(&tp_lock);
+	if (link >= 0) {
+		bpfrt_link_detach(link);
+		real_close(link);
+	}
+}
+
+int close(int fd)
+{
+	resolve();
+	if (ntp)
+		tp_detach(fd, 1);
+	return real_close(fd);
+}
+
+/* SO_ATTACH_BPF of a bpfrt program: bpfrt cannot filter what the kernel delivers to a
+ * socket, so the kernel answers (it refuses an fd that is no program of its own) and
+ * stderr says why, once per process. */
+int setsockopt(int fd, int level, int name, const void *val, socklen_t len)
+{
+	static int told;
+	int prog_fd;
+
+	resolve();
+	if (level == SOL_SOCKET && (name == SO_ATTACH_BPF || name == SO_ATTACH_REUSEPORT_EBPF) &&
+	    val && len == sizeof(int) && read_user((uint64_t)(uintptr_t)val, &prog_fd,
+						    sizeof(prog_fd)) == sizeof(prog_fd) &&
+	    is_prog_fd(prog_fd) && !told) {
+		told = 1;
+		fprintf(stderr, "bpfrt-preload: %s of a bpfrt program: a kernel socket cannot "
+				"run it (the kernel's errno follows); `bpfrt attach IFACE` runs "
+				"socket filters on an interface's packets\n",
+			name == SO_ATTACH_BPF ? "SO_ATTACH_BPF" : "SO_ATTACH_REUSEPORT_EBPF");
+	}
+	return real_setsockopt(fd, level, name, val, len);
+}
+
 int ioctl(int fd, unsigned long req, ...)
 {
 	va_list ap;
@@ -468,6 +676,22 @@ int ioctl(int fd, unsigned long req, ...)
 	/* a bpfrt ring is always on: enabling and disabling it succeed */
 	if ((req == PERF_EVENT_IOC_ENABLE || req == PERF_EVENT_IOC_DISABLE) && is_perf(fd))
 		return 0;
+	if (req == PERF_EVENT_IOC_SET_BPF) {
+		static int told;
+		int ret;
+
+		if (ntp && tp_set_bpf(fd, (int)(intptr_t)arg, &ret))
+			return ret;
+		if (!told && is_prog_fd((int)(intptr_t)arg)) {
+			told = 1;
+			fprintf(stderr, "bpfrt-preload: PERF_EVENT_IOC_SET_BPF of a bpfrt program on "
+					"a perf event other than a tracepoint (kprobe, uprobe, "
+					"...): not attachable in bpfrt (the kernel's errno "
+					"follows)\n");
+		}
+	}
+	if (req == PERF_EVENT_IOC_DISABLE && ntp)
+		tp_detach(fd, 0);
 	return real_ioctl(fd, req, arg);
 }
 
@@ -485,10 +709,18 @@ long syscall(long number, ...)
 		return route_bpf((int)a[0], (union bpf_attr *)(uintptr_t)a[1], (unsigned int)a[2]);
 	resolve();
 	if (number == __NR_perf_event_open) {
+		struct perf_event_attr attr;
 		long ret;
 
 		if (route_perf_open(a, &ret))
 			return ret;
+		ret = real_syscall(number, a[0], a[1], a[2], a[3], a[4], a[5]);
+		memset(&attr, 0, sizeof(attr));
+		if (ret >= 0 &&
+		    read_user((uint64_t)a[0], &attr, PERF_ATTR_SIZE_VER0) == PERF_ATTR_SIZE_VER0 &&
+		    attr.type == PERF_TYPE_TRACEPOINT)
+			tp_track((int)ret, attr.config);
+		return ret;
 	}
 	return real_syscall(number, a[0], a[1], a[2], a[3], a[4], a[5]);
 }
@@ -536,6 +768,11 @@ static int is_ringbuf(int fd, uint32_t *size)
 		return 0;
 	*size = info.max_entries;
 	return 1;
+}
+
+static int is_prog_fd(int fd)
+{
+	return obj_kind(fd, NULL) == KIND_PROG;
 }
 
 /* /proc/self/fd/N of a bpfrt object reads as the kernel's anon inode does, which is how
