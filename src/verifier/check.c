@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "verifier/internal.h"
 
@@ -524,7 +525,14 @@ static void free_env(struct brt_env *env)
 static void print_stats(struct brt_env *env)
 {
 	if (env->log.level & BRT_LOG_STATS) {
-		brt_vinfo(env, "verification time %d usec\n", 0);
+		struct timespec now;
+		uint64_t ns = 0;
+
+		/* as the kernel's: the whole check, from entry to these statistics */
+		if (env->start_ns && !clock_gettime(CLOCK_MONOTONIC, &now))
+			ns = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec -
+			     env->start_ns;
+		brt_vinfo(env, "verification time %llu usec\n", (unsigned long long)(ns / 1000));
 		brt_vinfo(env, "stack depth ");
 		for (int i = 0; i < env->subprog_cnt; i++)
 			brt_vinfo(env, "%d%s", env->subprogs[i].stack_depth,
@@ -588,6 +596,12 @@ int brt_verify(const struct bpf_insn *insns, size_t n, const struct brt_verify_o
 	env = calloc(1, sizeof(*env));
 	if (!env)
 		return -ENOMEM;
+	{
+		struct timespec t;
+
+		if (!clock_gettime(CLOCK_MONOTONIC, &t))
+			env->start_ns = (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+	}
 	err = brt_vlog_init(&env->log, opts->log_level, opts->log_buf, opts->log_size);
 	if (err) {
 		free(env);

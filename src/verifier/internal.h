@@ -270,6 +270,7 @@ struct brt_env {
 	int active_bits;              /* 1 << active_bits buckets */
 	uint32_t nr_active;           /* states in them */
 	uint32_t insn_processed;
+	uint64_t start_ns;        /* CLOCK_MONOTONIC at brt_verify(): "verification time" */
 	uint32_t max_ctx_offset;  /* highest ctx byte read or written + 1 (attach checks) */
 	uint32_t total_states;
 	uint32_t peak_states;

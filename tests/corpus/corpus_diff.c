@@ -138,6 +138,10 @@ struct result {
 	int libbpf_gave_up;      /* libbpf refused before the kernel saw it (CO-RE, externs) */
 	uint32_t kernel_insns;   /* both accept: bpf_prog_info.verified_insns of each (#16) */
 	uint32_t bpfrt_insns;
+	/* both accept: each verifier's "verification time N usec" (log level 4) */
+	uint64_t kernel_us;
+	uint64_t bpfrt_us;
+	int timed;               /* both lines were found */
 	char libbpf_why[256];
 	double kernel_ms, bpfrt_ms; /* open + load (verification) + close, each side */
 };
@@ -343,8 +347,17 @@ static struct bpf_object *k_load_libbpf(const char *path, struct result *r, cons
 	bpf_object__for_each_map(m, obj)
 		if (needs_size(bpf_map__type(m), bpf_map__max_entries(m)))
 			bpf_map__set_max_entries(m, DEFAULT_ENTRIES);
+	static char klog[1 << 20];
+	const char *vt;
+
+	klog[0] = 0;
+	bpf_program__set_log_buf(me, klog, sizeof(klog));
+	bpf_program__set_log_level(me, 4);
 	libbpf_msgs[0] = 0;
 	err = bpf_object__load(obj);
+	vt = strstr(klog, "verification time ");
+	r->kernel_us = vt ? strtoull(vt + 18, NULL, 10) : 0;
+	r->timed = vt != NULL;
 	if (err) {
 		r->kernel = V_REFUSED;
 		r->kernel_err = -err;
@@ -366,7 +379,8 @@ static struct bpfrt_object *b_load(const char *path, struct result *r, const cha
 				   int kernel, int *fd)
 {
 	struct bpfrt_object_open_opts o = { .sz = sizeof(o), .kernel = kernel,
-					    .pin_root_path = kernel ? kpin : NULL };
+					    .pin_root_path = kernel ? kpin : NULL,
+					    .log_level = kernel ? 0 : 4 };
 	struct bpfrt_object *obj;
 	struct bpfrt_program *p, *me = NULL;
 	enum verdict *v = kernel ? &r->kernel : &r->bpfrt;
@@ -407,7 +421,15 @@ static struct bpfrt_object *b_load(const char *path, struct result *r, const cha
 		if (r->attach)
 			bpfrt_program_set_expected_attach_type(me, r->attach);
 	}
-	if (bpfrt_object_load(obj)) {
+	int lerr = bpfrt_object_load(obj);
+
+	if (!kernel && bpfrt_object_log(obj)) {
+		const char *vt = strstr(bpfrt_object_log(obj), "verification time ");
+
+		r->bpfrt_us = vt ? strtoull(vt + 18, NULL, 10) : 0;
+		r->timed = r->timed && vt != NULL;
+	}
+	if (lerr) {
 		const char *log = bpfrt_object_log(obj);
 		char first[256] = "";
 
@@ -697,6 +719,24 @@ static void print_processed(FILE *out)
 	for (int b = 0; b < 8; b++)
 		fprintf(out, " %s: %zu;", label[b], bucket[b]);
 	fprintf(out, "\n");
+	{
+		uint64_t tk = 0, tb = 0;
+		size_t nt = 0, faster = 0;
+
+		for (size_t i = 0; i < nresults; i++) {
+			const struct result *r = &results[i];
+
+			if (!r->kernel_insns || !r->bpfrt_insns || !r->timed)
+				continue;
+			nt++;
+			tk += r->kernel_us;
+			tb += r->bpfrt_us;
+			faster += r->bpfrt_us <= r->kernel_us;
+		}
+		fprintf(out, "verification time (the logs' line), %zu programs both accept: "
+			"kernel %llu usec, bpfrt %llu usec; bpfrt at or below the kernel on %zu\n",
+			nt, (unsigned long long)tk, (unsigned long long)tb, faster);
+	}
 }
 
 static const char *vname(enum verdict v)
@@ -826,17 +866,19 @@ int main(int argc, char **argv)
 	if (rep)
 		fprintf(rep, "program\tsection\ttype\tkernel\tbpfrt\tkernel_errno\tbpfrt_errno\t"
 			"type_found\ttest_run\tcategory\tbpfrt_reason\tkernel_reason\t"
-			"kernel_insns\tbpfrt_insns\n");
+			"kernel_insns\tbpfrt_insns\tkernel_us\tbpfrt_us\n");
 	for (size_t i = 0; i < nresults; i++) {
 		const struct result *r = &results[i];
 
 		if (rep)
-			fprintf(rep, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%u\t%u\n", r->key,
+			fprintf(rep, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%u\t%u\t%llu\t%llu\n",
+				r->key,
 				r->sec, libbpf_bpf_prog_type_str(r->type) ?
 					libbpf_bpf_prog_type_str(r->type) : "?",
 				vname(r->kernel), vname(r->bpfrt), r->kernel_err, r->bpfrt_err,
 				r->type_found, r->run, r->category, r->bpfrt_why, r->kernel_why,
-				r->kernel_insns, r->bpfrt_insns);
+				r->kernel_insns, r->bpfrt_insns, (unsigned long long)r->kernel_us,
+				(unsigned long long)r->bpfrt_us);
 		if (r->kernel == V_NA) {
 			t.kernel_na++;
 			continue;
