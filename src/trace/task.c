@@ -176,6 +176,15 @@ uint64_t brt_helper_get_func_ip(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t 
 	return 0;
 }
 
+/* bpf_seq_write(seq, data, len): iterator programs (BPF_TRACE_ITER) only, which never
+ * run in bpfrt (no kernel object is iterated here); 0 as for a write that fit. */
+uint64_t brt_helper_seq_write(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+			      uint64_t r5, struct bpfrt_run_ctx *ctx)
+{
+	(void)r1, (void)r2, (void)r3, (void)r4, (void)r5, (void)ctx;
+	return 0;
+}
+
 /* bpf_get_current_comm(buf, size): the name, NUL-terminated and zero-padded to size (the
  * kernel's strscpy_pad); 0, or -EINVAL with buf zeroed when there is no task. */
 uint64_t brt_helper_get_current_comm(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,

@@ -80,6 +80,7 @@ BRT_TRACE_HELPER(brt_helper_get_current_task_btf);
 BRT_TRACE_HELPER(brt_helper_get_ns_current_pid_tgid);
 BRT_TRACE_HELPER(brt_helper_get_attach_cookie);
 BRT_TRACE_HELPER(brt_helper_get_func_ip);
+BRT_TRACE_HELPER(brt_helper_seq_write);
 
 /* The helpers this folder implements, for the registry (src/helpers/registry.c): one
  * X(id, function, program types) each; id names its row of src/vm/helpers.def, types
@@ -118,6 +119,7 @@ BRT_TRACE_HELPER(brt_helper_get_func_ip);
 	X(BPF_FUNC_get_ns_current_pid_tgid, brt_helper_get_ns_current_pid_tgid,          \
 	  BRT_FOR_ALL)                                                                   \
 	X(BPF_FUNC_get_attach_cookie, brt_helper_get_attach_cookie, BRT_FOR_TRACE)       \
-	X(BPF_FUNC_get_func_ip, brt_helper_get_func_ip, BRT_FOR_TRACE)
+	X(BPF_FUNC_get_func_ip, brt_helper_get_func_ip, BRT_FOR_TRACE)                   \
+	X(BPF_FUNC_seq_write, brt_helper_seq_write, BRT_HSET(BPF_PROG_TYPE_TRACING))
 
 #endif

@@ -102,6 +102,9 @@ static int helper_allowed(struct brt_env *env, const struct brt_helper_proto *fn
 {
 	uint64_t bit = BRT_HSET(brt_prog_type(env->opts->prog_type)->helpers);
 
+	/* tracing_prog_func_proto(): iterators only */
+	if (fn->id == BPF_FUNC_seq_write && env->opts->expected_attach_type != BPF_TRACE_ITER)
+		return 0;
 	/* tracing_prog_func_proto(): tp_btf and trampoline programs only (not iter) */
 	if (fn->id == BPF_FUNC_get_attach_cookie && env->opts->prog_type == BPF_PROG_TYPE_TRACING &&
 	    env->opts->expected_attach_type != BPF_TRACE_RAW_TP && !has_trampoline(env->opts))
@@ -400,6 +403,7 @@ static int reg_type_ok(struct brt_env *env, int regno, int arg)
 			return 0;
 		expected = "scalar";
 		break;
+	case BRT_ARG_PTR_TO_BTF_ID_SEQ_FILE:
 	case BRT_ARG_PTR_TO_BTF_ID_TASK: /* the kernel's btf_ptr_types */
 		if (t == PTR_TO_BTF_ID || t == (PTR_TO_BTF_ID | PTR_TRUSTED) ||
 		    t == (PTR_TO_BTF_ID | MEM_RCU))
@@ -544,6 +548,12 @@ static int check_arg(struct brt_env *env, int i, const struct brt_helper_proto *
 
 		if (!task || reg->btf_id != task || reg->off) {
 			brt_verr(env, "R%d is of type %s but task_struct is expected\n", regno,
+				 brt_btf_reg_name(env, reg->btf_id));
+			return -EACCES;
+		}
+	} else if (!err && arg == BRT_ARG_PTR_TO_BTF_ID_SEQ_FILE) {
+		if (reg->off || strcmp(brt_btf_reg_name(env, reg->btf_id), "seq_file")) {
+			brt_verr(env, "R%d is of type %s but seq_file is expected\n", regno,
 				 brt_btf_reg_name(env, reg->btf_id));
 			return -EACCES;
 		}

@@ -41,6 +41,7 @@ enum brt_arg_type {
 	BRT_ARG_PTR_TO_SOCK_RELEASE, /* bpf_sk_release: a referenced socket, released */
 	BRT_ARG_PTR_TO_MAP_VALUE_OR_NULL, /* value_size readable bytes, or 0 */
 	BRT_ARG_PTR_TO_BTF_ID_TASK, /* a kernel struct task_struct (PTR_TO_BTF_ID, not NULL) */
+	BRT_ARG_PTR_TO_BTF_ID_SEQ_FILE, /* a kernel struct seq_file (an iterator's output) */
 	BRT_ARG_PTR_TO_BTF_ID_SOCK_COMMON_OR_NULL, /* a socket (bpf_sock or kernel BTF) or 0 */
 };
 

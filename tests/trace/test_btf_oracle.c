@@ -206,6 +206,17 @@ static const struct bcase cases[] = {
 	  "call bpf_get_socket_cookie\nexit\n", "R1 type=ctx expected=sock_common, sock, tcp_sock, xdp_sock, ptr_, trusted_ptr_\n", 0 },
 	{ "iter/task: get_socket_cookie of NULL", BPF_TRACE_ITER, "task", "GPL",
 	  "mov %r1, 0\ncall bpf_get_socket_cookie\nmov %r0, 0\nexit\n", NULL, 0 },
+	/* bpf_seq_write(meta->seq, data, len): iterators only */
+	{ "iter/task: seq_write to meta->seq", BPF_TRACE_ITER, "task", "GPL",
+	  "ldxdw %r6, [%r1+0]\nldxdw %r1, [%r6+0]\nstdw [%r10-8], 0\nmov %r2, %r10\n"
+	  "add %r2, -8\nmov %r3, 8\ncall bpf_seq_write\nmov %r0, 0\nexit\n", NULL, 0 },
+	{ "iter/task: seq_write to the task", BPF_TRACE_ITER, "task", "GPL",
+	  "ldxdw %r1, [%r1+8]\njeq %r1, 0, +5\nstdw [%r10-8], 0\nmov %r2, %r10\n"
+	  "add %r2, -8\nmov %r3, 8\ncall bpf_seq_write\nmov %r0, 0\nexit\n",
+	  "R1 is of type task_struct but seq_file is expected", 0 },
+	{ "tp_btf: seq_write", RAW, SW, "GPL",
+	  "mov %r1, 0\nmov %r2, 0\nmov %r3, 0\ncall bpf_seq_write\nmov %r0, 0\nexit\n",
+	  "program of this type cannot use helper bpf_seq_write#127", 0 },
 	{ "fentry returns 0", BPF_TRACE_FENTRY, "vfs_read", "GPL", "mov %r0, 0\nexit\n", NULL,
 	  0 },
 	{ "fexit returns 0", BPF_TRACE_FEXIT, "vfs_read", "GPL", "mov %r0, 0\nexit\n", NULL,
