@@ -548,9 +548,9 @@ static uint16_t rel_transfer(struct brt_env *env, int t, uint16_t out, int jumps
 	return (uint16_t)((out & ~r.def) | (out & r.def ? r.flow : 0) | sinks);
 }
 
-/* jumps = 1: branch conditions count as uses (prec_in); 0: they do not (prec_nj_in), for
- * comparisons with states whose exploration never decided a branch by a value. */
-static void compute_relevance(struct brt_env *env, int jumps)
+/* prec_in: scalars whose value may matter before each insn.  Used where precise marks
+ * are not final yet (callback iterations still being explored, their widening). */
+static void compute_relevance(struct brt_env *env)
 {
 	int changed = 1;
 
@@ -565,14 +565,10 @@ static void compute_relevance(struct brt_env *env, int jumps)
 			n = intra_successors(env, t, succ);
 			for (int k = 0; k < n; k++)
 				if (succ[k] >= 0 && succ[k] < env->len)
-					out |= jumps ? env->aux[succ[k]].prec_in
-						     : env->aux[succ[k]].prec_nj_in;
-			in = rel_transfer(env, t, out, jumps) & env->aux[t].live_in;
-			if (jumps && in != env->aux[t].prec_in) {
+					out |= env->aux[succ[k]].prec_in;
+			in = rel_transfer(env, t, out, 1) & env->aux[t].live_in;
+			if (in != env->aux[t].prec_in) {
 				env->aux[t].prec_in = in;
-				changed = 1;
-			} else if (!jumps && in != env->aux[t].prec_nj_in) {
-				env->aux[t].prec_nj_in = in;
 				changed = 1;
 			}
 		}
@@ -614,8 +610,7 @@ void brt_compute_liveness(struct brt_env *env)
 			}
 		}
 	}
-	compute_relevance(env, 1);
-	compute_relevance(env, 0);
+	compute_relevance(env);
 }
 
 /* Stack liveness (the role of 6.18's liveness.c, simpler): a slot is live before an insn

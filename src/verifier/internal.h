@@ -203,7 +203,6 @@ struct brt_insn_aux {
 	int16_t map_idx;        /* lddw: which map, -1 none */
 	uint16_t live_in;       /* registers live before this insn (bit r) */
 	uint16_t prec_in;       /* scalar registers whose value may matter, before this insn */
-	uint16_t prec_nj_in;    /* the same when branch conditions do not count */
 	uint32_t map_off;       /* lddw of BPF_PSEUDO_MAP_VALUE: offset into the value */
 	uint8_t ptr_kind;       /* loads/stores: 1 ctx, 2 other pointer (must not mix) */
 	uint32_t nr_active;     /* states stored here still being explored (env->active) */
