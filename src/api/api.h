@@ -203,6 +203,7 @@ struct brt_prog_check {
 	uint32_t nfuncs;
 	int btf_info;           /* func_info or line_info given */
 	void **call_maps;       /* out, or NULL: brt_verify_opts.call_maps */
+	int16_t *ctx_read_off;  /* out, or NULL: brt_verify_opts.ctx_read_off */
 	int no_maps;            /* no fd table: every map reference is a rejection */
 	const uint16_t *ops;    /* the rows the load decoded (brt_verify_opts.ops), or NULL */
 	char *err_msg;          /* out, or NULL: the first error line (brt_verify_result) */

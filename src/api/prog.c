@@ -458,11 +458,17 @@ static int build(struct load *ld)
 		if (!pc.call_maps)
 			return -ENOMEM;
 	}
+	pc.ctx_read_off = calloc(attr->insn_cnt ? attr->insn_cnt : 1, sizeof(*pc.ctx_read_off));
+	if (!pc.ctx_read_off) {
+		free(pc.call_maps);
+		return -ENOMEM;
+	}
 	/* The one decode of the program: the verifier and the vm take its rows.  One that
 	 * does not decode goes to the verifier without them, for the kernel's message. */
 	ops = malloc((attr->insn_cnt ? attr->insn_cnt : 1) * sizeof(*ops));
 	if (!ops) {
 		free(pc.call_maps);
+		free(pc.ctx_read_off);
 		return -ENOMEM;
 	}
 	if (brt_isa_decode_prog(ld->insns, attr->insn_cnt, BRT_VM_DEFAULT_MAX_INSNS, ops, msg,
@@ -477,6 +483,12 @@ static int build(struct load *ld)
 	 * at a bad address instead of faulting */
 	if (!err && pc.btf_loads)
 		vo.engine = BPFRT_ENGINE_CHECKED;
+	/* the kernel's narrow context loads that return their whole field read it at its
+	 * start here (the verifier says which); the rest of the program stays as given */
+	for (uint32_t i = 0; !err && i < attr->insn_cnt; i++)
+		if (pc.ctx_read_off[i])
+			ld->insns[i].off = (int16_t)(pc.ctx_read_off[i] - 1);
+	free(pc.ctx_read_off);
 	if (o)
 		err = after_check(o, err, &vo.engine, ld->err);
 	else if (!err)

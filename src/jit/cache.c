@@ -103,12 +103,13 @@ static int collect_ids(struct brt_jit_cache *c)
 
 int brt_jit_cache_new(const struct bpf_insn *insns, const uint16_t *ops, size_t n,
 		      int32_t pkt_data_off, int32_t pkt_len_off,
-		      int (*budget_slow)(struct bpfrt_run_ctx *ctx), struct brt_jit_cache **out,
-		      char *err, size_t errlen)
+		      int (*budget_slow)(struct bpfrt_run_ctx *ctx),
+		      uint64_t (*ld_neg)(struct bpfrt_run_ctx *ctx, int64_t off, uint64_t size),
+		      struct brt_jit_cache **out, char *err, size_t errlen)
 {
 	struct brt_jit_env env = { .helper = any_helper, .pkt_data_off = pkt_data_off,
 				   .pkt_len_off = pkt_len_off, .ops = ops,
-				   .budget_slow = budget_slow };
+				   .budget_slow = budget_slow, .ld_neg = ld_neg };
 	const char *harden = getenv("BPFRT_JIT_HARDEN");
 	struct brt_jit_prog *trial;
 	struct brt_jit_cache *c;

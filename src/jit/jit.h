@@ -106,6 +106,10 @@ struct brt_jit_env {
 	/* optimisation passes not to run (BRT_JIT_PASS() bits), beyond those the environment
 	 * variable BPFRT_JIT_PASSES turns off: 0 runs every pass */
 	uint32_t passes_off;
+	/* LD_ABS/LD_IND at a negative offset (SKF_NET_OFF / SKF_LL_OFF relative): the value
+	 * in host order or UINT64_MAX (the load fails); the run's packet knows where its
+	 * network and link-layer headers are.  NULL: both count from the packet's start. */
+	uint64_t (*ld_neg)(struct bpfrt_run_ctx *ctx, int64_t off, uint64_t size);
 };
 
 struct brt_jit_prog;
@@ -200,7 +204,9 @@ void brt_jit_disasm(const uint8_t *code, size_t size, uint64_t addr, const char 
 struct brt_jit_cache;
 int brt_jit_cache_new(const struct bpf_insn *insns, const uint16_t *ops, size_t n,
 		      int32_t pkt_data_off, int32_t pkt_len_off,
-		      int (*budget_slow)(struct bpfrt_run_ctx *ctx), struct brt_jit_cache **out,
+		      int (*budget_slow)(struct bpfrt_run_ctx *ctx),
+		      uint64_t (*ld_neg)(struct bpfrt_run_ctx *ctx, int64_t off, uint64_t size),
+		      struct brt_jit_cache **out,
 		      char *err, size_t errlen);
 /* budget non-zero: the version that counts the run budget (BRT_JIT_BUDGET), compiled at
  * its first use; runs without a budget keep code that has no counting at all. */

@@ -640,6 +640,8 @@ int brt_verify(const struct bpf_insn *insns, size_t n, const struct brt_verify_o
 	for (int i = 0; !err && opts->call_maps && i < env->len; i++)
 		if (env->aux[i].call_map > 0)
 			opts->call_maps[i] = env->maps[env->aux[i].call_map - 1].info.ptr;
+	for (int i = 0; !err && opts->ctx_read_off && i < env->len; i++)
+		opts->ctx_read_off[i] = env->aux[i].ctx_read_off;
 	if (res) {
 		res->insn_processed = env->insn_processed;
 		res->max_states_per_insn = env->max_states_per_insn;

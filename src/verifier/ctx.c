@@ -471,6 +471,45 @@ int brt_ctx_valid(struct brt_env *env, int off, int size, enum brt_access t, uin
 	return ctx_access[pt->ctx](env, off, size, t, rt);
 }
 
+/* __sk_buff fields the kernel loads from a narrower kernel field (convert_ctx_access()'s
+ * target size below 4), by offset. */
+static int skb_target_size(int field)
+{
+	switch (field) {
+	case offsetof(struct __sk_buff, pkt_type):
+		return 1;
+	case offsetof(struct __sk_buff, queue_mapping):
+	case offsetof(struct __sk_buff, protocol):
+	case offsetof(struct __sk_buff, vlan_tci):
+	case offsetof(struct __sk_buff, vlan_proto):
+	case offsetof(struct __sk_buff, tc_index):
+	case offsetof(struct __sk_buff, tc_classid):
+	case offsetof(struct __sk_buff, family):
+	case offsetof(struct __sk_buff, local_port):
+	case offsetof(struct __sk_buff, gso_segs):
+	case offsetof(struct __sk_buff, gso_size):
+		return 2;
+	default:
+		return 4;
+	}
+}
+
+int brt_ctx_read_off(struct brt_env *env, int off, int size)
+{
+	const struct brt_prog_type *pt = brt_prog_type(env->opts->prog_type);
+	int field = off & ~3;
+
+	/* The kernel reads a narrow load's whole 4-byte field, then shifts and masks only
+	 * when the load is narrower than the kernel's own field (target size); a load at
+	 * least that wide returns the whole value wherever in the field it starts.  bpfrt's
+	 * context holds each value in its 4-byte field, so such a load reads at the field's
+	 * start (remote_port, stored shifted, is not covered). */
+	if (!pt || pt->ctx != BRT_CTX_SKB || size >= 4 || off == field || off < 0 ||
+	    off >= (int)sizeof(struct __sk_buff))
+		return off;
+	return size >= skb_target_size(field) ? field : off;
+}
+
 int brt_may_access_pkt(struct brt_env *env, enum brt_access t)
 {
 	return brt_prog_type_has(env->opts->prog_type,

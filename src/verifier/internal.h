@@ -218,6 +218,7 @@ struct brt_insn_aux {
 	 * callees of this call insn, as the walk saw them so far; slots live before it */
 	uint64_t stack_read;
 	uint64_t stack_live;
+	int16_t ctx_read_off;   /* context load: 1 + the offset it reads at run time, 0: its own */
 };
 
 struct brt_stored {
@@ -413,6 +414,9 @@ int brt_check_ptr_off_reg(struct brt_env *env, const struct brt_reg *reg, int re
 /* 1 when [off, off + size) of the context may be accessed with t; *rt is the type the
  * load yields (SCALAR_VALUE, or a packet pointer for data/data_end/data_meta) */
 int brt_ctx_valid(struct brt_env *env, int off, int size, enum brt_access t, uint32_t *rt);
+/* Where a valid context read of size bytes at off reads at run time: off, or the start
+ * of its field when the kernel's narrow-load rewrite returns the whole field. */
+int brt_ctx_read_off(struct brt_env *env, int off, int size);
 
 /* ---- btf_ctx.c: programs typed by kernel BTF ------------------------------------------- */
 /* check_attach_btf_id(): the attach target of a tracing program; 0 or -errno and the

@@ -368,6 +368,10 @@ int brt_check_mem_access(struct brt_env *env, int insn_idx, int regno, int off, 
 		}
 		if ((uint32_t)(off + size) > env->max_ctx_offset)
 			env->max_ctx_offset = (uint32_t)(off + size);
+		if (t == BRT_READ && BPF_CLASS(env->insns[env->insn_idx].code) == BPF_LDX &&
+		    brt_ctx_read_off(env, off, size) != off)
+			env->aux[env->insn_idx].ctx_read_off =
+				(int16_t)(1 + brt_ctx_read_off(env, off, size) - reg->off);
 		if (t == BRT_READ && value_regno >= 0) {
 			brt_mark_reg_unknown(env, &regs[value_regno]);
 			if (rt != SCALAR_VALUE) {

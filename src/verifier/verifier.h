@@ -128,6 +128,11 @@ struct brt_verify_opts {
 	 * call_maps[i] of a helper call taking a map is the map's ptr when every path passes
 	 * the same map there, so a JIT may bind the call to it (the kernel's map_ptr_state) */
 	void **call_maps;
+	/* out, or NULL: n entries the caller zeroed; once the program is accepted, a
+	 * context load the kernel's narrow-load rewrite turns into a read of its whole
+	 * field (a 2-byte load of __sk_buff.protocol's upper half returns protocol) gets
+	 * ctx_read_off[i] = 1 + the insn offset to read at instead */
+	int16_t *ctx_read_off;
 	/* n rows of brt_isa_decode_prog() for these insns, or NULL: the program as the load
 	 * path decoded it once (api/prog.c), so the verifier does not look rows up again;
 	 * without it brt_verify() looks them up itself (brt_isa_lookup_prog()) */

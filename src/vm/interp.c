@@ -114,36 +114,68 @@ static inline int in_stack(uint64_t addr, uint64_t size, uint64_t lo, uint64_t h
 	return addr >= lo && addr - lo <= hi - lo - size;
 }
 
-/* LD_ABS/LD_IND: the kernel's skb load.  Offsets from SKF_LL_OFF up address the packet
- * from its start too (this runtime has no separate link-layer header).  Returns 1 and the
- * value in host order, or 0 when the bytes are not in the packet. */
-static int pkt_load(const struct bpfrt_run_ctx *ctx, int32_t off, unsigned size, uint64_t *val)
+/* Big-endian 1, 2 or 4 bytes at p. */
+static inline uint64_t load_be(const uint8_t *p, unsigned size)
 {
-	const uint8_t *p;
-	int64_t k = off;
-
-	if (k < 0) {
-		if (k >= SKF_NET_OFF)
-			k -= SKF_NET_OFF;
-		else if (k >= SKF_LL_OFF)
-			k -= SKF_LL_OFF;
-		else
-			return 0;
-	}
-	if (!ctx->skb_data || (uint64_t)k + size > ctx->skb_len)
-		return 0;
-	p = ctx->skb_data + k;
 	switch (size) {
 	case 1:
-		*val = p[0];
-		break;
+		return p[0];
 	case 2:
-		*val = (uint64_t)p[0] << 8 | p[1];
-		break;
+		return (uint64_t)p[0] << 8 | p[1];
 	default:
-		*val = (uint64_t)p[0] << 24 | (uint64_t)p[1] << 16 | (uint64_t)p[2] << 8 | p[3];
-		break;
+		return (uint64_t)p[0] << 24 | (uint64_t)p[1] << 16 | (uint64_t)p[2] << 8 | p[3];
 	}
+}
+
+/* LD_ABS/LD_IND below offset 0: the kernel's bpf_skb_load_helper_convert_offset() turns
+ * SKF_NET_OFF + k into k bytes past the network header and SKF_LL_OFF + k into k bytes
+ * past the link-layer (MAC) header, both relative to skb->data (the MAC header of a
+ * socket filter's skb lies before data, a tc program's network header after it), and
+ * refuses lower offsets.  The run's packet (ctx->pkt) says where those headers are; a
+ * run without one (a socket filter run by attach/filter.c on a captured frame) counts
+ * both from the packet's start.  Returns UINT64_MAX when the bytes are not there, else
+ * the value in host order.  The JIT calls it too (brt_jit_env.ld_neg). */
+uint64_t brt_vm_ld_neg(struct bpfrt_run_ctx *ctx, int64_t k, uint64_t size)
+{
+	const struct brt_run_pkt *p = ctx->pkt;
+	const uint8_t *base = ctx->skb_data, *lo = ctx->skb_data;
+	int64_t room;
+
+	if (!base || k >= 0)
+		return UINT64_MAX;
+	if (k >= SKF_NET_OFF) {
+		k -= SKF_NET_OFF;
+		if (p)
+			base = p->network;
+	} else if (k >= SKF_LL_OFF) {
+		k -= SKF_LL_OFF;
+		if (p)
+			base = p->mac; /* NULL: no MAC header was set */
+	} else {
+		return UINT64_MAX;
+	}
+	if (p)
+		lo = p->head;
+	if (!base || base < lo)
+		return UINT64_MAX;
+	/* [base + k, base + k + size) must end inside the packet (k >= 0 here) */
+	room = (int64_t)(ctx->skb_data + ctx->skb_len - base);
+	if (room < (int64_t)size || k > room - (int64_t)size)
+		return UINT64_MAX;
+	return load_be(base + k, (unsigned)size);
+}
+
+/* LD_ABS/LD_IND: the kernel's skb load.  Returns 1 and the value in host order, or 0
+ * when the bytes are not in the packet. */
+static int pkt_load(struct bpfrt_run_ctx *ctx, int32_t off, unsigned size, uint64_t *val)
+{
+	if (off < 0) {
+		*val = brt_vm_ld_neg(ctx, off, size);
+		return *val != UINT64_MAX;
+	}
+	if (!ctx->skb_data || (uint64_t)off + size > ctx->skb_len)
+		return 0;
+	*val = load_be(ctx->skb_data + off, size);
 	return 1;
 }
 

@@ -39,6 +39,7 @@ struct bpfrt_vm {
 	/* the code for `helpers` as they are (the common run), found once: atomic, reset by
 	 * brt_vm_set_helper(), the only way that table changes */
 	const struct brt_jit_prog *jit_own;
+	int ld_ind;                /* the program has LD_IND (see run_jit()) */
 };
 
 #define OPTS_KNOWN (offsetof(struct bpfrt_vm_opts, bpfrt_vm_opts__last) + \
@@ -235,6 +236,11 @@ static int load(const struct bpf_insn *insns, size_t n, uint16_t *ops,
 	if (!vm->insns || copy_default_helpers(vm))
 		goto err_free_vm;
 	memcpy(vm->insns, insns, n * sizeof(*insns));
+	for (size_t i = 0; i < n; i++)
+		if (insns[i].code == (BPF_LD | BPF_IND | BPF_B) ||
+		    insns[i].code == (BPF_LD | BPF_IND | BPF_H) ||
+		    insns[i].code == (BPF_LD | BPF_IND | BPF_W))
+			vm->ld_ind = 1;
 	vm->code = predecode(insns, vm->ops, n,
 			     vm->engine == BPFRT_ENGINE_CHECKED ? BRT_VM_LOOP_CHECKED
 								: BRT_VM_LOOP_FAST);
@@ -245,7 +251,7 @@ static int load(const struct bpf_insn *insns, size_t n, uint16_t *ops,
 		ret = brt_jit_cache_new(vm->insns, vm->ops, n,
 					offsetof(struct bpfrt_run_ctx, skb_data),
 					offsetof(struct bpfrt_run_ctx, skb_len), brt_vm_budget_slow,
-					&vm->jit, err, errlen);
+					brt_vm_ld_neg, &vm->jit, err, errlen);
 		if (ret) {
 			bpfrt_vm_free(vm);
 			return set_err(ret);
@@ -488,6 +494,9 @@ static uint64_t jit_call_func(struct bpfrt_run_ctx *ctx, uint64_t func, const ui
 	return r0;
 }
 
+static int run_fast(struct bpfrt_vm *vm, const struct brt_run_opts *o, uint64_t *r0,
+		    char *err, size_t errlen);
+
 /* The JIT uses the native stack and checks nothing, so the context needs only what
  * helpers and packet loads read. */
 static int run_jit(struct bpfrt_vm *vm, const struct brt_run_opts *o, uint64_t *r0, char *err,
@@ -511,6 +520,12 @@ static int run_jit(struct bpfrt_vm *vm, const struct brt_run_opts *o, uint64_t *
 			err[0] = 0;
 		return 0;
 	}
+	/* pkt_regs code (brt_jit_pkt_entry()) has no run ctx, so an LD_IND offset that comes
+	 * out negative counts from the packet's start; a run whose packet has its own
+	 * network and link-layer headers (o->pkt: test runs, attach points) needs them, and
+	 * the interpreter reads them */
+	if (vm->ld_ind && o->pkt && brt_jit_pkt_entry(prog))
+		return run_fast(vm, o, r0, err, errlen);
 	unchecked_ctx_init(&ctx, vm, o, 1);
 	ctx.call_func = jit_call_func;
 	ctx.stack_lo = ctx.stack_hi = 0;

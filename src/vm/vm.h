@@ -140,6 +140,10 @@ void brt_vm_budget_start(struct bpfrt_run_ctx *ctx, struct brt_budget *b, uint64
  * refilled), 1 when the budget is spent: the run is stopped (bpfrt_run_stop(ctx, 0)) and
  * b->exhausted says why.  The JIT calls it from its code. */
 int brt_vm_budget_slow(struct bpfrt_run_ctx *ctx);
+/* LD_ABS/LD_IND at a negative offset k (SKF_NET_OFF / SKF_LL_OFF relative) of size bytes
+ * as the kernel reads it (interp.c): the value in host order, or UINT64_MAX when the
+ * load fails (the program then ends with r0 = 0).  The JIT calls it too. */
+uint64_t brt_vm_ld_neg(struct bpfrt_run_ctx *ctx, int64_t k, uint64_t size);
 /* Charge n counted instructions; 1 when the run must stop (see brt_vm_budget_slow). */
 static inline int brt_vm_budget_spend(struct bpfrt_run_ctx *ctx, uint64_t n)
 {

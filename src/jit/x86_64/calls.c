@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <string.h>
 
 #include <linux/filter.h>
 
@@ -329,19 +330,64 @@ static int pkt_base(struct jit_state *st)
 	return TMP;
 }
 
+/* A negative packet offset (in AUX, or the constant k when !in_aux): rax =
+ * env->ld_neg(ctx, offset, size), which knows the run's network and link-layer headers;
+ * UINT64_MAX (negative) ends the program with r0 = 0.  The call clobbers r1-r5's
+ * registers, as a packet load does in the kernel.  ctx is in TMP. */
+static void ld_neg_call(struct jit_state *st, bool in_aux, int64_t k, unsigned size)
+{
+	void *fn;
+
+	memcpy(&fn, &st->env->ld_neg, sizeof(fn)); /* code to data pointer, as dlsym */
+	if (in_aux)
+		emit_mov_rr(B, true, RSI, AUX);
+	else
+		emit_mov_imm64(B, RSI, (uint64_t)k);
+	emit_mov_rr(B, true, RDI, TMP);
+	emit_mov_ri32(B, RDX, size);
+	emit_mov_imm64(B, RAX, (uint64_t)(uintptr_t)fn);
+	emit_call_r(B, RAX);
+	emit_rr(B, 0x85, true, RAX, RAX);
+	jump_stub(st, CC_L, STUB_ZERO, false);
+}
+
 /*
  * LD_ABS/LD_IND: r0 = big-endian load of 1/2/4 bytes at packet offset imm (+ src for
  * IND, added in 32 bits and sign-extended, as Linux does); an offset outside the packet
- * ends the program with r0 = 0.  Negative offsets from SKF_NET_OFF or SKF_LL_OFF count
- * from the packet start, as in the interpreter.  The packet's start and length are in
- * registers (pkt_regs) or fields of the run ctx.
+ * ends the program with r0 = 0.  Negative offsets from SKF_NET_OFF or SKF_LL_OFF go to
+ * env->ld_neg (the run's headers) when there is one; pkt_regs programs (no run ctx, no
+ * negative LD_ABS: brt_jit_pkt_regs_fit) and compiles without it count them from the
+ * packet start.  The packet's start and length are in registers (pkt_regs) or fields of
+ * the run ctx.
  */
 void brt_jit_emit_ld_pkt(struct jit_state *st, const struct bpf_insn *insn, bool ind)
 {
 	unsigned size = brt_isa_access_size(insn->code);
+	bool slow = !st->pkt_regs && st->env->ld_neg;
 
 	if (!st->pkt_regs)
 		emit_load(B, 8, false, TMP, ANCHOR, JIT_SLOT_CTX);
+	if (ind && slow) {
+		size_t j_pos, j_done;
+
+		emit_mov_rr(B, false, AUX, xreg(insn->src_reg));
+		if (insn->imm)
+			emit_alu_ri(B, ALU_ADD, false, AUX, insn->imm);
+		emit_movsxd_rr(B, AUX, AUX);
+		emit_rr(B, 0x85, true, AUX, AUX);
+		j_pos = emit_jcc8_fwd(B, CC_GE);
+		ld_neg_call(st, true, 0, size);
+		j_done = emit_jmp8_fwd(B);
+		patch8_here(B, j_pos);
+		emit_lea(B, RAX, AUX, (int32_t)size);
+		cmp_pkt_len(st);
+		jump_stub(st, CC_A, STUB_ZERO, false);
+		emit_alu_rr(B, ALU_ADD, true, AUX, pkt_base(st));
+		emit_load(B, size, false, RAX, AUX, 0);
+		to_host_order(st, size);
+		patch8_here(B, j_done);
+		return;
+	}
 	if (ind) {
 		ind_offset(st, insn);
 		emit_lea(B, RAX, AUX, (int32_t)size);
@@ -352,6 +398,10 @@ void brt_jit_emit_ld_pkt(struct jit_state *st, const struct bpf_insn *insn, bool
 	} else {
 		int64_t k = insn->imm;
 
+		if (k < 0 && slow) {
+			ld_neg_call(st, false, k, size);
+			return;
+		}
 		if (k < 0 && k >= SKF_NET_OFF)
 			k -= SKF_NET_OFF;
 		else if (k < 0 && k >= SKF_LL_OFF)

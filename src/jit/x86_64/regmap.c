@@ -60,8 +60,8 @@ uint16_t brt_jit_regs_used(const struct bpf_insn *insns, size_t start, size_t en
 
 /* Whether the packet can live in r2/r3's registers for the whole run (PKT_DATA, PKT_LEN):
  * the program loads packet bytes, calls nothing else (no helper, callx or bpf-to-bpf call
- * would preserve them) and never names r2-r5 (a packet load clobbers them anyway, so
- * verified filters rarely do).  ops[] is the decoded program (BRT_OP_INVALID in lddw's
+ * would preserve them), never names r2-r5 (a packet load clobbers them anyway, so
+ * verified filters rarely do) and has no LD_ABS at a negative (header-relative) offset.  ops[] is the decoded program (BRT_OP_INVALID in lddw's
  * second slot). */
 bool brt_jit_pkt_regs_fit(const struct bpf_insn *insns, size_t n, const uint16_t *ops)
 {
@@ -78,6 +78,9 @@ bool brt_jit_pkt_regs_fit(const struct bpf_insn *insns, size_t n, const uint16_t
 			return false;
 		if (shape == BRT_SHAPE_LD_ABS || shape == BRT_SHAPE_LD_IND)
 			loads = true;
+		/* a negative LD_ABS reads a header only the run ctx knows (env->ld_neg) */
+		if (shape == BRT_SHAPE_LD_ABS && insns[i].imm < 0)
+			return false;
 		brt_isa_regs(&insns[i], &r);
 		seen |= r.named;
 	}
