@@ -504,12 +504,21 @@ int brt_check_cond_jmp(struct brt_env *env, const struct bpf_insn *insn, int *in
 		if (err)
 			return err;
 	}
+	/* without CAP_PERFMON the dead side is walked too, speculatively (ptr_alu.c) */
 	if (pred == 1) {
+		if (!env->bypass_spec_v1) {
+			err = brt_push_speculative(env, insn, *insn_idx + 1, *insn_idx);
+			if (err)
+				return err;
+		}
 		*insn_idx += insn->off;
 		return 0;
 	}
-	if (pred == 0)
+	if (pred == 0) {
+		if (!env->bypass_spec_v1)
+			return brt_push_speculative(env, insn, *insn_idx + insn->off + 1, *insn_idx);
 		return 0;
+	}
 	/* before the other branch is copied, so both carry it in their history */
 	if (BPF_SRC(insn->code) == BPF_X && src->type == SCALAR_VALUE && src->id)
 		brt_hist_linked(env, src);

@@ -342,7 +342,8 @@ static int do_check(struct brt_env *env)
 				 env->insn_processed);
 			return -E2BIG;
 		}
-		env->aux[env->insn_idx].seen = 1;
+		if (!env->cur->speculative) /* the kernel's sanitize_mark_insn_seen() */
+			env->aux[env->insn_idx].seen = 1;
 		env->prev_insn_idx = prev_idx;
 		env->cur->last_insn_idx = prev_idx;
 		env->cur_hent = -1;
@@ -353,8 +354,10 @@ static int do_check(struct brt_env *env)
 			if (err == 1) {
 				if (LOG_L1(env)) {
 					if (do_print)
-						brt_vinfo(env, "\nfrom %d to %d: safe\n", prev_idx,
-							  env->insn_idx);
+						brt_vinfo(env, "\nfrom %d to %d%s: safe\n", prev_idx,
+							  env->insn_idx,
+							  env->cur->speculative
+								  ? " (speculative execution)" : "");
 					else
 						brt_vinfo(env, "%d: safe\n", env->insn_idx);
 				}
@@ -376,7 +379,8 @@ static int do_check(struct brt_env *env)
 				env->cur->hist++;
 		}
 		if (LOG_L2(env) && do_print) {
-			brt_vinfo(env, "\nfrom %d to %d:", prev_idx, env->insn_idx);
+			brt_vinfo(env, "\nfrom %d to %d%s:", prev_idx, env->insn_idx,
+				  env->cur->speculative ? " (speculative execution)" : "");
 			brt_print_state(env, env->cur, env->cur->curframe, 1);
 			do_print = 0;
 		}
@@ -390,9 +394,20 @@ static int do_check(struct brt_env *env)
 			env->prev_log_pos = env->log.end_pos;
 		}
 		prev_idx = env->insn_idx;
+		/* a barrier stops speculative paths here (ptr_alu.c) */
+		if (env->cur->speculative && env->aux[env->insn_idx].nospec)
+			goto path_end;
 		err = do_insn(env, &do_print);
 		if (!err && env->internal_err)
 			err = env->internal_err;
+		if (err < 0 && brt_spec_recoverable(env, err)) {
+			/* the kernel keeps the program and puts a barrier before this insn */
+			env->aux[env->insn_idx].nospec = 1;
+			env->aux[env->insn_idx].alu_state = 0;
+			env->err_msg[0] = 0;
+			env->err_insn = -1;
+			goto path_end;
+		}
 		if (err < 0)
 			return err;
 		if (err == 0) {

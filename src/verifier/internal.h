@@ -163,6 +163,7 @@ struct brt_vstate {
 	struct brt_stored *node;   /* stored states: their list node */
 	uint32_t hist;             /* the kernel's jmp_history_cnt: jump points and stack
 				    * spills/fills passed since the last stored state */
+	int speculative;           /* a path only speculative execution takes (ptr_alu.c) */
 	/* the path since the parent state: first and last insn, and the entries where it
 	 * did not go straight on (stored and pushed states keep theirs) */
 	int first_insn_idx;
@@ -219,6 +220,9 @@ struct brt_insn_aux {
 	uint64_t stack_read;
 	uint64_t stack_live;
 	int16_t ctx_read_off;   /* context load: 1 + the offset it reads at run time, 0: its own */
+	/* a speculative path failed here: the kernel puts a barrier before the insn, ends
+	 * speculative paths reaching it and no longer masks its pointer arithmetic */
+	uint8_t nospec;
 };
 
 struct brt_stored {
@@ -250,6 +254,9 @@ struct brt_env {
 	int allow_uninit_stack;  /* CAP_PERFMON */
 	int bpf_capable;         /* CAP_BPF */
 	int bypass_spec_v1;      /* CAP_PERFMON */
+	/* a pointer moved by an unknown scalar without CAP_PERFMON: scalars compare exactly
+	 * when pruning (the kernel's explore_alu_limits) */
+	int explore_alu_limits;
 	int strict_alignment;
 	struct brt_insn_aux *aux;
 	struct brt_subprog subprogs[BRT_MAX_SUBPROGS + 1];
@@ -495,6 +502,13 @@ struct brt_reg *brt_cur_regs(struct brt_env *env);
 enum brt_reg_arg { SRC_OP, DST_OP, DST_OP_NO_MARK };
 int brt_check_reg_arg(struct brt_env *env, int regno, enum brt_reg_arg t);
 int brt_is_pointer_value(struct brt_env *env, int regno);
+/* Speculative paths (ptr_alu.c): push a state only speculative execution reaches, at
+ * insn_idx; insn non-NULL: a decided branch, whose compared registers become unknown
+ * there.  0 or -errno. */
+int brt_push_speculative(struct brt_env *env, const struct bpf_insn *insn, int insn_idx,
+			 int prev_insn_idx);
+/* err from a speculative path's insn that the kernel recovers from with a barrier */
+int brt_spec_recoverable(const struct brt_env *env, int err);
 int brt_push_stack(struct brt_env *env, int insn_idx, int prev_insn_idx,
 		   struct brt_vstate **out);
 

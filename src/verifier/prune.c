@@ -78,6 +78,9 @@ static int regsafe(const struct brt_reg *o, const struct brt_reg *c, struct idma
 		return 0;
 	switch (BASE_TYPE(o->type)) {
 	case SCALAR_VALUE:
+		/* explore_alu_limits (relevant 2): every scalar exactly, for the masks */
+		if (relevant == 2)
+			return regs_exact(o, c, m);
 		/* an imprecise scalar (no path from the old state relied on its value), or
 		 * one that can no longer matter (cfg.c's relevance, for states still being
 		 * explored), is as good as any */
@@ -161,7 +164,8 @@ static int stacksafe(struct brt_env *env, const struct brt_frame *o, const struc
 			const struct brt_reg *cs = slot_scalar(&c->stack[spi], &t2);
 
 			if (os && cs) {
-				if (!regsafe(os, cs, m, exact, scalar_relevant(os, how)))
+				if (!regsafe(os, cs, m, exact,
+					     env->explore_alu_limits ? 2 : scalar_relevant(os, how)))
 					return 0;
 				i += 7;
 				continue;
@@ -188,7 +192,9 @@ static int frames_equal(struct brt_env *env, const struct brt_frame *o, const st
 	for (int i = 0; i < BRT_NREGS; i++)
 		if ((live & (1u << i)) &&
 		    !regsafe(&o->regs[i], &c->regs[i], m, exact,
-			     (rel & (1u << i)) && scalar_relevant(&o->regs[i], how)))
+			     env->explore_alu_limits
+				     ? 2
+				     : (rel & (1u << i)) && scalar_relevant(&o->regs[i], how)))
 			return 0;
 	return stacksafe(env, o, c, m, exact, how, slive);
 }
@@ -216,7 +222,8 @@ static int states_equal(struct brt_env *env, const struct brt_vstate *o,
 	struct idmap m = { .n = 0 };
 	int exact = mode == CMP_EXACT;
 
-	if (o->curframe != c->curframe || o->nrefs != c->nrefs)
+	/* a state only speculative execution reaches never prunes a real one */
+	if (o->curframe != c->curframe || o->nrefs != c->nrefs || (o->speculative && !c->speculative))
 		return 0;
 	for (int i = 0; i < o->nrefs; i++)
 		if (!check_ids(o->refs[i].id, c->refs[i].id, &m))

@@ -1,6 +1,15 @@
 /* ptr_alu.c - pointer arithmetic: which operators and which pointer types the kernel
  * allows, how a pointer's fixed and variable offsets move, and the limits on where it may
  * point (sane offsets; without CAP_PERFMON, no offset that could leave its object).
+ *
+ * Also the speculative paths of programs loaded without CAP_PERFMON (6.18): after
+ * pointer arithmetic by an unknown scalar the kernel also walks the next instructions
+ * with the pointer unmoved (what a masked offset of 0 gives), and after a branch decided
+ * by known values it walks the dead side with the compared registers unknown.  Those
+ * states are speculative: an error there that is EPERM, EACCES or EINVAL does not
+ * refuse the program; the kernel puts a speculation barrier before the instruction
+ * (aux nospec), which also ends later speculative paths there and drops the
+ * instruction's ALU mask.  A speculative state never prunes a real one.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -98,7 +107,32 @@ struct sanitize {
 
 static int skip_sanitation(const struct brt_env *env, const struct bpf_insn *insn)
 {
-	return env->bypass_spec_v1 || BPF_SRC(insn->code) == BPF_K;
+	return env->bypass_spec_v1 || BPF_SRC(insn->code) == BPF_K ||
+	       env->aux[env->insn_idx].nospec;
+}
+
+int brt_spec_recoverable(const struct brt_env *env, int err)
+{
+	return env->cur->speculative && (err == -EPERM || err == -EACCES || err == -EINVAL);
+}
+
+int brt_push_speculative(struct brt_env *env, const struct bpf_insn *insn, int insn_idx,
+			 int prev_insn_idx)
+{
+	struct brt_vstate *st;
+	struct brt_reg *regs;
+	int err = brt_push_stack(env, insn_idx, prev_insn_idx, &st);
+
+	if (err)
+		return err;
+	st->speculative = 1;
+	if (!insn)
+		return 0;
+	regs = st->frame[st->curframe]->regs;
+	brt_mark_reg_unknown(env, &regs[insn->dst_reg]);
+	if (BPF_SRC(insn->code) == BPF_X)
+		brt_mark_reg_unknown(env, &regs[insn->src_reg]);
+	return 0;
 }
 
 /* how far the pointer may move in the masked direction, or a REASON_* */
@@ -263,10 +297,31 @@ int brt_ptr_alu(struct brt_env *env, const struct bpf_insn *insn, const struct b
 	if (!sane_offset(env, &o, p.type) || !sane_offset(env, &p, p.type))
 		return -EINVAL;
 	sanitize = (op == BPF_ADD || op == BPF_SUB) && !skip_sanitation(env, insn);
-	if (sanitize) {
+	/* a speculative path only simulates: the mask was set by the real ones */
+	if (sanitize && !env->cur->speculative) {
 		err = sanitize_before(env, insn, &p, &o, ptr == &regs[insn->dst_reg], &san);
 		if (err)
 			return sanitize_err(env, insn, err, offr == &regs[insn->dst_reg]);
+		if (!known)
+			env->explore_alu_limits = 1;
+	}
+	if (sanitize && !known) {
+		/* the offset masked to 0 under misspeculation: the next insns with the pointer
+		 * where it was (dst holds it now, for scalar += pointer too) */
+		if (ptr == dst) {
+			dst->s32_min = S32_MIN;
+			dst->s32_max = S32_MAX;
+			dst->u32_min = 0;
+			dst->u32_max = U32_MAX;
+		}
+		err = brt_push_speculative(env, NULL, env->insn_idx + 1, env->insn_idx);
+		if (err) {
+			if (err == -ENOMEM)
+				brt_verr(env, "R%d could not be pushed for speculative verification, "
+					      "pointer arithmetic with it prohibited for !root\n",
+					 regno);
+			return err;
+		}
 	}
 	dst->s32_min = S32_MIN;
 	dst->s32_max = S32_MAX;
@@ -343,7 +398,7 @@ int brt_ptr_alu(struct brt_env *env, const struct bpf_insn *insn, const struct b
 	err = check_bounds_unpriv(env, insn, dst);
 	if (err)
 		return err;
-	if (sanitize) {
+	if (sanitize && !env->cur->speculative) {
 		err = sanitize_after(env, dst, &san);
 		if (err)
 			return sanitize_err(env, insn, err, offr == &regs[insn->dst_reg]);

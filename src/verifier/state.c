@@ -220,6 +220,7 @@ int brt_state_copy(struct brt_vstate *dst, const struct brt_vstate *src)
 	if (src->hcnt)
 		memcpy(dst->hent, src->hent, src->hcnt * sizeof(*dst->hent));
 	dst->hcnt = src->hcnt;
+	dst->speculative = src->speculative;
 	for (int i = 0; i <= src->curframe; i++) {
 		dst->frame[i] = frame_dup(src->frame[i]);
 		if (!dst->frame[i])

@@ -237,8 +237,6 @@ static const struct {
 } known_reasons[] = {
 	{ "map/map_ptr_deref", "loads through a map pointer need kernel BTF (struct bpf_map); "
 			       "bpfrt has no BTF and refuses them" },
-	{ "unpriv/back_edge_ok_capbpf", "without CAP_PERFMON the kernel also walks speculative "
-					"(Spectre v1) paths; bpfrt does not simulate them" },
 };
 
 static const char *reason(const struct vcase *c, const struct vc_outcome *k,

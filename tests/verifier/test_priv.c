@@ -139,7 +139,10 @@ static void default_levels(void)
 	T_CASE("default: full capabilities");
 	T_EQ_INT(0, LOAD(SF, leak, 0));
 	T_CASE("default: CAP_BPF without CAP_PERFMON is bpf_capable");
-	T_EQ_INT(2 | 4 | 8, child_verdicts(admin | perfmon));
+	/* bpf-to-bpf calls allowed; the bounded loop is refused there as 6.18 refuses it:
+	 * without CAP_PERFMON the dead side of its decided exit is walked speculatively
+	 * with the counter unknown, and that path loops ("infinite loop detected") */
+	T_EQ_INT(4 | 8, child_verdicts(admin | perfmon));
 	T_CASE("default: no CAP_BPF is unprivileged");
 	T_EQ_INT(8, child_verdicts(admin | perfmon | bpf));
 	T_CASE("default: CAP_BPF + CAP_PERFMON is full");

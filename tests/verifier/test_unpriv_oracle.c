@@ -226,6 +226,7 @@ static void load(const struct side *s, const struct bpf_insn *in, size_t n, uint
 	log[0] = 0;
 	fd = s->sys(BPF_PROG_LOAD, &a, sizeof(a));
 	o->err = fd < 0 ? errno : 0;
+	o->processed = vc_processed(log);
 	if (fd >= 0)
 		close(fd);
 	else
@@ -506,6 +507,8 @@ static const struct {
 
 struct tally {
 	size_t run, verdict_same, both_reject, msg_same, false_accept, false_reject;
+	size_t both_accept, processed_same; /* "processed N insns" equal: the same walk,
+					     * speculative paths included */
 };
 
 static void compare(struct tally *t, const char *name, const struct vc_outcome *k,
@@ -523,6 +526,13 @@ static void compare(struct tally *t, const char *name, const struct vc_outcome *
 		if (!strcmp(k->msg, b->msg))
 			t->msg_same++;
 	}
+	if (!k->err && !b->err) {
+		t->both_accept++;
+		t->processed_same += k->processed == b->processed;
+		if (show > 1 && k->processed != b->processed)
+			printf("  processed: %s: kernel %u, bpfrt %u\n", name, k->processed,
+			       b->processed);
+	}
 	if (show && ((k->err == 0) != (b->err == 0) || strcmp(k->msg, b->msg)))
 		printf("  differs: %s: kernel %s '%s', bpfrt %s '%s'\n", name,
 		       k->err ? strerror(k->err) : "accept", k->msg,
@@ -533,10 +543,12 @@ static void report(const char *what, const struct tally *t)
 {
 	printf("%s: %zu programs, verdicts agree %zu (%.1f%%), kernel refuses/bpfrt accepts %zu, "
 	       "kernel accepts/bpfrt refuses %zu, both refuse %zu, same first message %zu "
-	       "(%.1f%%)\n", what, t->run, t->verdict_same,
+	       "(%.1f%%), both accept %zu, same processed insns %zu\n", what, t->run,
+	       t->verdict_same,
 	       t->run ? 100.0 * (double)t->verdict_same / (double)t->run : 0.0, t->false_accept,
 	       t->false_reject, t->both_reject, t->msg_same,
-	       t->both_reject ? 100.0 * (double)t->msg_same / (double)t->both_reject : 0.0);
+	       t->both_reject ? 100.0 * (double)t->msg_same / (double)t->both_reject : 0.0,
+	       t->both_accept, t->processed_same);
 }
 
 static int become_nobody(void)
