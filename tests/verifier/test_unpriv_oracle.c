@@ -325,7 +325,7 @@ static void gen_step(struct gen *g)
 	int d = 1 + (int)pick(9), s = rreg(g);
 	size_t start = g->n;
 
-	switch (pick(16)) {
+	switch (pick(19)) {
 	case 0: /* a map value in r7 behind a NULL check (most of the time) */
 		gen_lookup(g, (int)pick(2));
 		if (pick(5)) {
@@ -411,6 +411,32 @@ static void gen_step(struct gen *g)
 	case 14: /* a stack pointer into r6..r9 */
 		E(MOV64_REG(6 + (int)pick(4), 10));
 		E(ALU64_IMM(BPF_ADD, 6 + (int)pick(4), -8 * (int)(1 + pick(6))));
+		break;
+	case 16: /* a branch decided by constants: its dead side runs only speculatively,
+		  * with the compared registers unknown (a deref or a pointer move there) */
+		E(MOV64_IMM(5, (int)pick(4)));
+		E(JIMM(PICK(jmp_k), 5, (int)pick(4), 1 + (int)pick(2)));
+		if (pick(2))
+			E(LDX(PICK(sizes), d, 5, 0));
+		else
+			E(ALU64_REG(BPF_ADD, 6 + (int)pick(4), 5));
+		E(MOV64_IMM(5, 1));
+		break;
+	case 17: /* pointer += a bounded unknown scalar, then an access the unmoved
+		  * (speculative) pointer may not make */
+		E(LDX(BPF_W, 3, 7, (int)(4 * pick(4))));
+		E(ALU64_IMM(BPF_AND, 3, (int)pick(16)));
+		if (pick(2))
+			E(ALU64_IMM(BPF_ADD, 3, (int)(4 * pick(3))));
+		E(ALU64_REG(pick(4) ? BPF_ADD : BPF_SUB, 6 + (int)pick(4), 3));
+		E(LDX(PICK(sizes), d, 6 + (int)pick(4), (int)pick(24) - 12));
+		break;
+	case 18: /* a register compared with a constant it cannot equal (decided), or a
+		  * pointer compared with 0 */
+		E(JIMM(pick(2) ? BPF_JEQ : BPF_JNE, 6 + (int)pick(4), pick(3) ? 0 : -1,
+		       1 + (int)pick(2)));
+		E(STX(PICK(sizes), 10, 6 + (int)pick(4), -8 * (int)(1 + pick(6))));
+		E(MOV64_REG(0, 6 + (int)pick(4)));
 		break;
 	default: /* a map value pointer copied around */
 		E(MOV64_REG(6 + (int)pick(4), 6 + (int)pick(4)));

@@ -332,13 +332,20 @@ static int pkt_base(struct jit_state *st)
 
 /* A negative packet offset (in AUX, or the constant k when !in_aux): rax =
  * env->ld_neg(ctx, offset, size), which knows the run's network and link-layer headers;
- * UINT64_MAX (negative) ends the program with r0 = 0.  The call clobbers r1-r5's
- * registers, as a packet load does in the kernel.  ctx is in TMP. */
+ * UINT64_MAX (negative) ends the program with r0 = 0.  r1-r5's registers are kept (the
+ * interpreter keeps them; unverified programs may read them) and the call made on an
+ * aligned stack, as the budget stub does.  ctx is in TMP. */
 static void ld_neg_call(struct jit_state *st, bool in_aux, int64_t k, unsigned size)
 {
+	static const uint8_t live[] = { RDI, RSI, RDX, RCX, R8 };
 	void *fn;
 
 	memcpy(&fn, &st->env->ld_neg, sizeof(fn)); /* code to data pointer, as dlsym */
+	for (size_t i = 0; i < sizeof(live); i++)
+		emit_push(B, live[i]);
+	emit_push(B, RBP);
+	emit_mov_rr(B, true, RBP, RSP);
+	emit_alu_ri(B, ALU_AND, true, RSP, -16);
 	if (in_aux)
 		emit_mov_rr(B, true, RSI, AUX);
 	else
@@ -347,6 +354,10 @@ static void ld_neg_call(struct jit_state *st, bool in_aux, int64_t k, unsigned s
 	emit_mov_ri32(B, RDX, size);
 	emit_mov_imm64(B, RAX, (uint64_t)(uintptr_t)fn);
 	emit_call_r(B, RAX);
+	emit_mov_rr(B, true, RSP, RBP);
+	emit_pop(B, RBP);
+	for (size_t i = sizeof(live); i-- > 0;)
+		emit_pop(B, live[i]);
 	emit_rr(B, 0x85, true, RAX, RAX);
 	jump_stub(st, CC_L, STUB_ZERO, false);
 }
