@@ -15,6 +15,7 @@
 #define ALL_ROWS(X)                                                                      \
 	BRT_VM_HELPERS(X)                                                                \
 	BRT_MAPS_HELPERS(X)                                                              \
+	BRT_MAPS_SOCK_HELPERS(X)                                                         \
 	BRT_TRACE_HELPERS(X)                                                             \
 	BRT_ATTACH_HELPERS(X)                                                            \
 	BRT_ATTACH_SOCK_HELPERS(X)                                                       \

@@ -95,8 +95,8 @@ static uint32_t jhash_words(const unsigned char *k, uint32_t words, uint32_t see
 	return c;
 }
 
-/* jhash: any length of bytes */
-static uint32_t jhash_bytes(const unsigned char *k, uint32_t len, uint32_t seed)
+/* jhash: any length of bytes (also the sockhash's bucket hash, sockmap.c) */
+uint32_t brt_map_jhash(const unsigned char *k, uint32_t len, uint32_t seed)
 {
 	uint32_t a, b, c;
 
@@ -222,7 +222,7 @@ static uint32_t bit_of(const struct brt_map *map, const struct probe *p, const v
 	if (map->value_size % 4 == 0)
 		v = jhash_words(value, map->value_size / 4, p->seed + i);
 	else
-		v = jhash_bytes(value, map->value_size, p->seed + i);
+		v = brt_map_jhash(value, map->value_size, p->seed + i);
 	return v & p->mask;
 }
 

@@ -167,6 +167,9 @@ int brt_map_in_map_template(const struct brt_map *outer, uint32_t *type, uint32_
  * map is no cgroup array. */
 int brt_cgroup_array_get(struct brt_map *map, uint32_t i, uint64_t *cgroup_id);
 
+/* The kernel's jhash() of len bytes (bloom.c). */
+uint32_t brt_map_jhash(const unsigned char *k, uint32_t len, uint32_t seed);
+
 /* roundup_pow_of_two(max_entries) (max_entries <= 2^31): the bucket count of the kernel's
  * hashed types (stack_trace, devmap_hash), whose ids and walk order follow it. */
 static inline uint32_t brt_map_buckets(const struct brt_map *map)
@@ -237,6 +240,8 @@ BRT_MAP_HELPER(redirect_map)      /* devmap.c */
 BRT_MAP_HELPER(get_stackid)       /* stackmap.c */
 BRT_MAP_HELPER(get_stack)
 BRT_MAP_HELPER(get_local_storage) /* cgroup_storage.c */
+BRT_MAP_HELPER(sk_redirect_map)   /* sockmap.c */
+BRT_MAP_HELPER(sock_map_update)
 #undef BRT_MAP_HELPER
 
 /* The helpers this folder implements, for the registry (src/helpers/registry.c): one
@@ -263,6 +268,15 @@ BRT_MAP_HELPER(get_local_storage) /* cgroup_storage.c */
 	 * task in place of the context (no kernel task's stack is readable here) */      \
 	X(BPF_FUNC_get_task_stack, brt_helper_get_stack, BRT_FOR_ALL | BRT_NEED_PERFMON) \
 	X(BPF_FUNC_get_local_storage, brt_helper_get_local_storage, BRT_FOR_CGSKB)
+/* sockmap.c: sockmap/sockhash redirects and sock_ops updates (the kernel's sk_skb, sk_msg
+ * and sock_ops sets) */
+#define BRT_MAPS_SOCK_HELPERS(X)                                                         \
+	X(BPF_FUNC_sk_redirect_map, brt_helper_sk_redirect_map, BRT_FOR_SKSKB)           \
+	X(BPF_FUNC_sk_redirect_hash, brt_helper_sk_redirect_map, BRT_FOR_SKSKB)          \
+	X(BPF_FUNC_msg_redirect_map, brt_helper_sk_redirect_map, BRT_FOR_SKMSG)          \
+	X(BPF_FUNC_msg_redirect_hash, brt_helper_sk_redirect_map, BRT_FOR_SKMSG)         \
+	X(BPF_FUNC_sock_map_update, brt_helper_sock_map_update, BRT_FOR_SOCKOPS)         \
+	X(BPF_FUNC_sock_hash_update, brt_helper_sock_map_update, BRT_FOR_SOCKOPS)
 
 /* ---- perf output rings (perf_output.c): what a BPF_MAP_TYPE_PERF_EVENT_ARRAY holds ----- */
 

@@ -333,7 +333,8 @@ static void set_min_max(struct brt_reg *t1, struct brt_reg *t2, struct brt_reg *
 		}                                                                      \
 	}
 
-static void mark_ptr_or_null(struct brt_vstate *st, int regno, int is_null)
+static void mark_ptr_or_null(struct brt_env *env, struct brt_vstate *st, int regno,
+			     int is_null)
 {
 	struct brt_reg *r = &st->frame[st->curframe]->regs[regno];
 	uint32_t id = r->id, ref = r->ref_obj_id;
@@ -351,6 +352,11 @@ static void mark_ptr_or_null(struct brt_vstate *st, int regno, int is_null)
 			} else {
 				reg->type &= ~PTR_MAYBE_NULL;
 				reg->id = 0;
+				/* a sockmap/sockhash element is a socket (mark_ptr_not_null_reg()) */
+				if (reg->type == PTR_TO_MAP_VALUE &&
+				    (env->maps[reg->map_idx].info.type == BPF_MAP_TYPE_SOCKMAP ||
+				     env->maps[reg->map_idx].info.type == BPF_MAP_TYPE_SOCKHASH))
+					reg->type = PTR_TO_SOCKET;
 			}
 		}
 	})
@@ -547,8 +553,8 @@ int brt_check_cond_jmp(struct brt_env *env, const struct bpf_insn *insn, int *in
 	}
 	if (!is32 && BPF_SRC(insn->code) == BPF_K && insn->imm == 0 &&
 	    (op == BPF_JEQ || op == BPF_JNE) && (dst->type & PTR_MAYBE_NULL)) {
-		mark_ptr_or_null(this_st, insn->dst_reg, op == BPF_JNE);
-		mark_ptr_or_null(other, insn->dst_reg, op == BPF_JEQ);
+		mark_ptr_or_null(env, this_st, insn->dst_reg, op == BPF_JNE);
+		mark_ptr_or_null(env, other, insn->dst_reg, op == BPF_JEQ);
 	} else if (!match_pkt_pointers(insn, dst, src, this_st, other) &&
 		   brt_is_pointer_value(env, insn->dst_reg)) {
 		brt_verr(env, "R%d pointer comparison prohibited\n", insn->dst_reg);

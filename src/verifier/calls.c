@@ -142,6 +142,8 @@ static int helper_pkt_access(int32_t id)
 	case BPF_FUNC_tcp_raw_gen_syncookie_ipv6:
 	case BPF_FUNC_tcp_raw_check_syncookie_ipv4:
 	case BPF_FUNC_tcp_raw_check_syncookie_ipv6:
+	case BPF_FUNC_sock_map_update:
+	case BPF_FUNC_sock_hash_update:
 		return 1;
 	default:
 		return 0;
@@ -540,6 +542,15 @@ static int check_arg(struct brt_env *env, int i, const struct brt_helper_proto *
 		brt_verr(env, "helper access to the packet is not allowed\n");
 		return -EACCES;
 	}
+	/* resolve_map_arg_type(): a sockmap's value is a socket */
+	if (arg == BRT_ARG_PTR_TO_MAP_VALUE && meta->map &&
+	    (meta->map->type == BPF_MAP_TYPE_SOCKMAP || meta->map->type == BPF_MAP_TYPE_SOCKHASH)) {
+		if (fn->id == BPF_FUNC_map_pop_elem || fn->id == BPF_FUNC_map_peek_elem) {
+			brt_verr(env, "invalid arg_type for sockmap/sockhash\n");
+			return -EINVAL;
+		}
+		arg = BRT_ARG_PTR_TO_BTF_ID_SOCK_COMMON;
+	}
 	err = reg_type_ok(env, regno, arg);
 	if (!err && arg == BRT_ARG_PTR_TO_BTF_ID_TASK) {
 		/* btf_struct_ids_match(): a task_struct itself (bpfrt does not look for one
@@ -578,6 +589,8 @@ static int check_arg(struct brt_env *env, int i, const struct brt_helper_proto *
 		}
 		meta->ref_obj_id = reg->ref_obj_id;
 	}
+	if (arg == BRT_ARG_PTR_TO_BTF_ID_SOCK_COMMON)
+		return 0;
 	switch (arg) {
 	case BRT_ARG_PTR_TO_FUNC:
 		meta->subprogno = reg->map_idx;
@@ -625,6 +638,36 @@ static int check_arg(struct brt_env *env, int i, const struct brt_helper_proto *
 	default:
 		return 0;
 	}
+}
+
+/* map_update_elem/map_delete_elem on a sockmap or sockhash: only where no locked socket
+ * can be at hand (the kernel's may_update_sockmap()) */
+static int may_update_sockmap(struct brt_env *env, int32_t id)
+{
+	if (id != BPF_FUNC_map_update_elem && id != BPF_FUNC_map_delete_elem)
+		return 0;
+	switch (env->opts->prog_type) {
+	case BPF_PROG_TYPE_TRACING:
+		if (env->opts->expected_attach_type == BPF_TRACE_ITER)
+			return 1;
+		break;
+	case BPF_PROG_TYPE_SOCK_OPS:
+		if (id == BPF_FUNC_map_delete_elem)
+			return 1;
+		break;
+	case BPF_PROG_TYPE_SOCKET_FILTER:
+	case BPF_PROG_TYPE_SCHED_CLS:
+	case BPF_PROG_TYPE_SCHED_ACT:
+	case BPF_PROG_TYPE_XDP:
+	case BPF_PROG_TYPE_SK_REUSEPORT:
+	case BPF_PROG_TYPE_FLOW_DISSECTOR:
+	case BPF_PROG_TYPE_SK_LOOKUP:
+		return 1;
+	default:
+		break;
+	}
+	brt_verr(env, "cannot update sockmap in this context\n");
+	return 0;
 }
 
 static int map_func_compat(struct brt_env *env, const struct call_meta *meta, int32_t id)
@@ -676,6 +719,16 @@ static int map_func_compat(struct brt_env *env, const struct call_meta *meta, in
 	case BPF_MAP_TYPE_CPUMAP: /* the kernel keeps cpumap's program side to redirects */
 		ok = id == BPF_FUNC_redirect_map;
 		break;
+	case BPF_MAP_TYPE_SOCKMAP:
+		ok = id == BPF_FUNC_sk_redirect_map || id == BPF_FUNC_sock_map_update ||
+		     id == BPF_FUNC_msg_redirect_map || id == BPF_FUNC_sk_select_reuseport ||
+		     id == BPF_FUNC_map_lookup_elem || may_update_sockmap(env, id);
+		break;
+	case BPF_MAP_TYPE_SOCKHASH:
+		ok = id == BPF_FUNC_sk_redirect_hash || id == BPF_FUNC_sock_hash_update ||
+		     id == BPF_FUNC_msg_redirect_hash || id == BPF_FUNC_sk_select_reuseport ||
+		     id == BPF_FUNC_map_lookup_elem || may_update_sockmap(env, id);
+		break;
 	default:
 		break;
 	}
@@ -705,6 +758,16 @@ static int map_func_compat(struct brt_env *env, const struct call_meta *meta, in
 		break;
 	case BPF_FUNC_get_local_storage:
 		ok &= mt == BPF_MAP_TYPE_CGROUP_STORAGE || mt == BPF_MAP_TYPE_PERCPU_CGROUP_STORAGE;
+		break;
+	case BPF_FUNC_sk_redirect_map:
+	case BPF_FUNC_msg_redirect_map:
+	case BPF_FUNC_sock_map_update:
+		ok &= mt == BPF_MAP_TYPE_SOCKMAP;
+		break;
+	case BPF_FUNC_sk_redirect_hash:
+	case BPF_FUNC_msg_redirect_hash:
+	case BPF_FUNC_sock_hash_update:
+		ok &= mt == BPF_MAP_TYPE_SOCKHASH;
 		break;
 	case BPF_FUNC_map_peek_elem:
 	case BPF_FUNC_map_push_elem:
@@ -776,6 +839,11 @@ static void set_return(struct brt_env *env, const struct brt_helper_proto *fn,
 		if (id == BPF_FUNC_map_lookup_elem && meta->const_key >= 0 &&
 		    (uint64_t)meta->const_key < meta->map->max_entries)
 			r0->type &= ~PTR_MAYBE_NULL;
+		/* a sockmap/sockhash element is a socket: the kernel's log calls the result
+		 * sock_or_null from the start */
+		if (meta->map->type == BPF_MAP_TYPE_SOCKMAP ||
+		    meta->map->type == BPF_MAP_TYPE_SOCKHASH)
+			r0->type = PTR_TO_SOCKET | PTR_MAYBE_NULL;
 		break;
 	case BRT_RET_PTR_TO_MAP_VALUE: /* the cgroup storage of the run: always there */
 		if (!meta->map) {
