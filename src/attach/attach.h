@@ -165,7 +165,7 @@ BRT_PKT_HELPER_FN(skb_ecn_set_ce)
 	X(BPF_FUNC_redirect_neigh, brt_helper_redirect_neigh, BRT_FOR_TC)                \
 	X(BPF_FUNC_redirect_peer, brt_helper_redirect_peer, BRT_FOR_TC)                  \
 	X(BPF_FUNC_get_socket_cookie, brt_helper_get_socket_cookie,                      \
-	  BRT_FOR_SOCK | BRT_FOR_TC | BRT_FOR_CGSKB)                                     \
+	  BRT_FOR_SOCK | BRT_FOR_TC | BRT_FOR_CGSKB | BRT_HSET(BPF_PROG_TYPE_TRACING))   \
 	X(BPF_FUNC_get_socket_uid, brt_helper_get_socket_uid,                            \
 	  BRT_FOR_SOCK | BRT_FOR_TC | BRT_FOR_CGSKB)                                     \
 	X(BPF_FUNC_get_hash_recalc, brt_helper_get_hash_recalc, BRT_FOR_TC)              \

@@ -267,7 +267,8 @@ BRT_MAP_HELPER(sock_map_update)
 	/* get_task_stack(task, buf, size, flags): get_stack's checks and answer, the   \
 	 * task in place of the context (no kernel task's stack is readable here) */      \
 	X(BPF_FUNC_get_task_stack, brt_helper_get_stack, BRT_FOR_ALL | BRT_NEED_PERFMON) \
-	X(BPF_FUNC_get_local_storage, brt_helper_get_local_storage, BRT_FOR_CGSKB)
+	X(BPF_FUNC_get_local_storage, brt_helper_get_local_storage,                      \
+	  BRT_FOR_CGSKB | BRT_FOR_CGROUP)
 /* sockmap.c: sockmap/sockhash redirects and sock_ops updates (the kernel's sk_skb, sk_msg
  * and sock_ops sets) */
 #define BRT_MAPS_SOCK_HELPERS(X)                                                         \

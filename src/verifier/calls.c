@@ -542,6 +542,14 @@ static int check_arg(struct brt_env *env, int i, const struct brt_helper_proto *
 		brt_verr(env, "helper access to the packet is not allowed\n");
 		return -EACCES;
 	}
+	/* tracing's bpf_get_socket_cookie takes a kernel socket pointer, or NULL, where
+	 * the other types pass their context (bpf_get_socket_ptr_cookie_proto) */
+	if (fn->id == BPF_FUNC_get_socket_cookie && !fn->host &&
+	    env->opts->prog_type == BPF_PROG_TYPE_TRACING) {
+		if (brt_reg_is_null(reg))
+			return 0;
+		arg = BRT_ARG_PTR_TO_BTF_ID_SOCK_COMMON;
+	}
 	/* resolve_map_arg_type(): a sockmap's value is a socket */
 	if (arg == BRT_ARG_PTR_TO_MAP_VALUE && meta->map &&
 	    (meta->map->type == BPF_MAP_TYPE_SOCKMAP || meta->map->type == BPF_MAP_TYPE_SOCKHASH)) {

@@ -146,6 +146,40 @@ static void run_prog(sys_fn sys, struct transcript *t, const char *what, uint32_
 	close(fd);
 }
 
+/* load a program of another type (these do not test-run): verdict and error line */
+static void load_only(sys_fn sys, struct transcript *t, const char *what, uint32_t type,
+		      uint32_t attach, const struct bpf_insn *insns, uint32_t n)
+{
+	static char log[65536];
+	union bpf_attr a;
+	int fd;
+
+	memset(&a, 0, sizeof(a));
+	a.prog_type = type;
+	a.expected_attach_type = attach;
+	a.insns = (uint64_t)(uintptr_t)insns;
+	a.insn_cnt = n;
+	a.license = (uint64_t)(uintptr_t)"GPL";
+	a.log_buf = (uint64_t)(uintptr_t)log;
+	a.log_size = sizeof(log);
+	a.log_level = 1;
+	log[0] = 0;
+	fd = sys(BPF_PROG_LOAD, &a, sizeof(a));
+	t->steps++;
+	if (fd < 0) {
+		const char *line = log, *p;
+
+		for (p = log; *p; p += strcspn(p, "\n") + (p[strcspn(p, "\n")] == '\n'))
+			if (strncmp(p, "processed ", 10) && strncmp(p, "verification time", 17) &&
+			    strncmp(p, "stack depth", 11) && *p != '\n')
+				line = p;
+		say(t, "%s: load %d %.*s\n", what, -errno, (int)strcspn(line, "\n"), line);
+		return;
+	}
+	say(t, "%s: ok\n", what);
+	close(fd);
+}
+
 /* r0 = ++storage[0] (the u64 at the start of this run's storage of map fd), flags imm */
 static uint32_t bump(struct bpf_insn *p, uint32_t n, int fd, int32_t flags)
 {
@@ -234,6 +268,30 @@ static void programs(sys_fn sys, struct transcript *t)
 	p[n++] = INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0);
 	run_prog(sys, t, "socket filter", BPF_PROG_TYPE_SOCKET_FILTER, 1, p, n);
 	run_prog(sys, t, "tc", BPF_PROG_TYPE_SCHED_CLS, 1, p, n);
+	/* every cgroup type has it (cgroup_common_func_proto()); only cgroup_skb test-runs */
+	{
+		static const uint32_t cg[][2] = {
+			{ BPF_PROG_TYPE_CGROUP_SOCK, BPF_CGROUP_INET_SOCK_CREATE },
+			{ BPF_PROG_TYPE_CGROUP_SOCK, BPF_CGROUP_INET4_POST_BIND },
+			{ BPF_PROG_TYPE_SOCK_OPS, 0 },
+			{ BPF_PROG_TYPE_CGROUP_DEVICE, 0 },
+			{ BPF_PROG_TYPE_CGROUP_SYSCTL, 0 },
+			{ BPF_PROG_TYPE_CGROUP_SOCKOPT, BPF_CGROUP_GETSOCKOPT },
+			{ BPF_PROG_TYPE_CGROUP_SOCKOPT, BPF_CGROUP_SETSOCKOPT },
+			{ BPF_PROG_TYPE_CGROUP_SOCK_ADDR, BPF_CGROUP_INET4_CONNECT },
+			{ BPF_PROG_TYPE_CGROUP_SOCK_ADDR, BPF_CGROUP_UDP6_RECVMSG },
+			{ BPF_PROG_TYPE_SK_SKB, BPF_SK_SKB_STREAM_VERDICT },
+			{ BPF_PROG_TYPE_LWT_IN, 0 },
+			{ BPF_PROG_TYPE_KPROBE, 0 },
+		};
+
+		for (size_t i = 0; i < sizeof(cg) / sizeof(cg[0]); i++) {
+			char what[64];
+
+			snprintf(what, sizeof(what), "type %u attach %u", cg[i][0], cg[i][1]);
+			load_only(sys, t, what, cg[i][0], cg[i][1], p, n);
+		}
+	}
 	/* map_lookup_elem on a storage map */
 	n = 0;
 	p[n++] = INSN(BPF_ST | BPF_MEM | BPF_DW, BPF_REG_10, 0, -16, 0);

@@ -223,6 +223,20 @@ static const struct bcase cases[] = {
 	  0 },
 	{ "fmod_ret without attach_btf_id", BPF_MODIFY_RETURN, NULL, "GPL", "mov %r0, 0\nexit\n",
 	  NULL, 0 },
+	/* bpf_get_socket_cookie (46) of a kernel socket pointer: tracing's prototype */
+	{ "socket cookie of a sock", RAW, "inet_sock_set_state", "GPL",
+	  "ldxdw %r1, [%r1+0]\ncall 46\nmov %r0, 0\nexit\n", NULL, 0 },
+	{ "socket cookie of NULL", RAW, "inet_sock_set_state", "GPL",
+	  "mov %r1, 0\ncall 46\nmov %r0, 0\nexit\n", NULL, 0 },
+	{ "socket cookie non-GPL", RAW, "inet_sock_set_state", "MIT",
+	  "ldxdw %r1, [%r1+0]\ncall 46\nmov %r0, 0\nexit\n", NULL, 0 },
+	{ "socket cookie of a task", RAW, SW, "GPL",
+	  PREV "mov %r1, %r2\ncall 46\nmov %r0, 0\nexit\n",
+	  "R1 is of type task_struct but sock_common is expected", 0 },
+	{ "socket cookie of the context", RAW, SW, "GPL", "call 46\nmov %r0, 0\nexit\n",
+	  "R1 type=ctx expected=sock_common, sock, tcp_sock, xdp_sock, ptr_, trusted_ptr_", 0 },
+	{ "socket cookie of a number", RAW, SW, "GPL",
+	  "ldxdw %r1, [%r1+0]\ncall 46\nmov %r0, 0\nexit\n", "R1 type=scalar expected=", 0 },
 };
 
 int main(void)
@@ -245,6 +259,8 @@ int main(void)
 		a = load(0, &c, log1, sizeof(log1));
 		b = load(1, &c, log2, sizeof(log2));
 		T_CASE(c.name);
+		if (getenv("BTF_ORACLE_SHOW"))
+			printf("%s: bpfrt %d kernel %d\n", c.name, a < 0 ? a : 0, b < 0 ? b : 0);
 		if ((c.attach == BPF_TRACE_FENTRY || c.attach == BPF_TRACE_FEXIT ||
 		     c.attach == BPF_MODIFY_RETURN) && b != -EPERM) {
 			/* a kernel whose policy lets it build trampolines checks these;
