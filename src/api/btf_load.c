@@ -583,13 +583,29 @@ int brt_map_btf_check(const union bpf_attr *attr, struct brt_map_btf *out)
 		    BTF_INFO_KIND(vt->info) != BTF_KIND_DATASEC)
 			goto out;
 	}
+	/* the type's map_check_btf: sockmaps take no BTF (map_check_no_btf()), socket
+	 * storage an int key (bpf_local_storage_map_check_btf()) */
+	if (attr->map_type == BPF_MAP_TYPE_SOCKMAP || attr->map_type == BPF_MAP_TYPE_SOCKHASH) {
+		err = -524; /* ENOTSUPP */
+		goto out;
+	}
+	if (attr->map_type == BPF_MAP_TYPE_SK_STORAGE) {
+		const struct btf_type *kt =
+			brt_btf_type(btf, brt_btf_skip_mods(btf, attr->btf_key_type_id));
+
+		if (!kt || BTF_INFO_KIND(kt->info) != BTF_KIND_INT || kt->size != 4 ||
+		    BTF_INT_BITS(*(const uint32_t *)(kt + 1)) != 32 ||
+		    BTF_INT_OFFSET(*(const uint32_t *)(kt + 1)))
+			goto out;
+	}
 	/* map_check_btf(): which map types may hold a lock (of those bpfrt has) */
 	off = find_spin_lock(btf, attr->btf_value_type_id, 0, 1, &seen);
 	if (off >= 0 && (uint64_t)off + 4 > attr->value_size)
 		off = -EINVAL; /* offsets past the value: not what the sizes above allow */
 	if (off >= 0) {
 		err = -EOPNOTSUPP;
-		if (attr->map_type != BPF_MAP_TYPE_HASH && attr->map_type != BPF_MAP_TYPE_ARRAY)
+		if (attr->map_type != BPF_MAP_TYPE_HASH && attr->map_type != BPF_MAP_TYPE_ARRAY &&
+		    attr->map_type != BPF_MAP_TYPE_SK_STORAGE)
 			goto out;
 		err = -EACCES;
 		if (attr->map_flags & BPF_F_RDONLY_PROG)

@@ -242,6 +242,8 @@ BRT_MAP_HELPER(get_stack)
 BRT_MAP_HELPER(get_local_storage) /* cgroup_storage.c */
 BRT_MAP_HELPER(sk_redirect_map)   /* sockmap.c */
 BRT_MAP_HELPER(sock_map_update)
+BRT_MAP_HELPER(sk_storage_get)    /* sk_storage.c */
+BRT_MAP_HELPER(sk_storage_delete)
 #undef BRT_MAP_HELPER
 
 /* The helpers this folder implements, for the registry (src/helpers/registry.c): one
@@ -277,7 +279,14 @@ BRT_MAP_HELPER(sock_map_update)
 	X(BPF_FUNC_msg_redirect_map, brt_helper_sk_redirect_map, BRT_FOR_SKMSG)          \
 	X(BPF_FUNC_msg_redirect_hash, brt_helper_sk_redirect_map, BRT_FOR_SKMSG)         \
 	X(BPF_FUNC_sock_map_update, brt_helper_sock_map_update, BRT_FOR_SOCKOPS)         \
-	X(BPF_FUNC_sock_hash_update, brt_helper_sock_map_update, BRT_FOR_SOCKOPS)
+	X(BPF_FUNC_sock_hash_update, brt_helper_sock_map_update, BRT_FOR_SOCKOPS)         \
+	X(BPF_FUNC_sk_storage_get, brt_helper_sk_storage_get,                            \
+	  BRT_FOR_SK_STORAGE | BRT_FOR_CGSOCK)                                           \
+	X(BPF_FUNC_sk_storage_delete, brt_helper_sk_storage_delete, BRT_FOR_SK_STORAGE)
+/* the sets with bpf_sk_storage_get/delete (cgroup_sock: get only, on its context) */
+#define BRT_FOR_SK_STORAGE                                                               \
+	(BRT_FOR_CGSKB | BRT_FOR_TC | BRT_FOR_SOCKOPS | BRT_FOR_SKMSG | BRT_FOR_SOCKADDR |  \
+	 BRT_FOR_SOCKOPT)
 
 /* ---- perf output rings (perf_output.c): what a BPF_MAP_TYPE_PERF_EVENT_ARRAY holds ----- */
 

@@ -550,6 +550,16 @@ static int check_arg(struct brt_env *env, int i, const struct brt_helper_proto *
 			return 0;
 		arg = BRT_ARG_PTR_TO_BTF_ID_SOCK_COMMON;
 	}
+	/* cgroup_sock's bpf_sk_storage_get takes its context, a socket
+	 * (bpf_sk_storage_get_cg_sock_proto) */
+	if (fn->id == BPF_FUNC_sk_storage_get && !fn->host && i == 1 &&
+	    env->opts->prog_type == BPF_PROG_TYPE_CGROUP_SOCK)
+		arg = BRT_ARG_PTR_TO_CTX;
+	if (arg == BRT_ARG_PTR_TO_MAP_VALUE_OR_NULL) {
+		if (brt_reg_is_null(reg))
+			return 0;
+		arg = BRT_ARG_PTR_TO_MAP_VALUE;
+	}
 	/* resolve_map_arg_type(): a sockmap's value is a socket */
 	if (arg == BRT_ARG_PTR_TO_MAP_VALUE && meta->map &&
 	    (meta->map->type == BPF_MAP_TYPE_SOCKMAP || meta->map->type == BPF_MAP_TYPE_SOCKHASH)) {
@@ -732,6 +742,10 @@ static int map_func_compat(struct brt_env *env, const struct call_meta *meta, in
 		     id == BPF_FUNC_msg_redirect_map || id == BPF_FUNC_sk_select_reuseport ||
 		     id == BPF_FUNC_map_lookup_elem || may_update_sockmap(env, id);
 		break;
+	case BPF_MAP_TYPE_SK_STORAGE:
+		ok = id == BPF_FUNC_sk_storage_get || id == BPF_FUNC_sk_storage_delete ||
+		     id == BPF_FUNC_kptr_xchg;
+		break;
 	case BPF_MAP_TYPE_SOCKHASH:
 		ok = id == BPF_FUNC_sk_redirect_hash || id == BPF_FUNC_sock_hash_update ||
 		     id == BPF_FUNC_msg_redirect_hash || id == BPF_FUNC_sk_select_reuseport ||
@@ -771,6 +785,10 @@ static int map_func_compat(struct brt_env *env, const struct call_meta *meta, in
 	case BPF_FUNC_msg_redirect_map:
 	case BPF_FUNC_sock_map_update:
 		ok &= mt == BPF_MAP_TYPE_SOCKMAP;
+		break;
+	case BPF_FUNC_sk_storage_get:
+	case BPF_FUNC_sk_storage_delete:
+		ok &= mt == BPF_MAP_TYPE_SK_STORAGE;
 		break;
 	case BPF_FUNC_sk_redirect_hash:
 	case BPF_FUNC_msg_redirect_hash:

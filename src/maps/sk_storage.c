@@ -1,0 +1,231 @@
+/* sk_storage.c - BPF_MAP_TYPE_SK_STORAGE: a value per socket, which user space names by a
+ * socket fd (the key) and programs by a socket pointer (bpf_sk_storage_get/delete).
+ *
+ * The kernel hangs the value on the struct sock and frees it with the socket.  Here a
+ * value is kept under the socket's cookie (SO_COOKIE) in one of BRT_SK_STORAGE_CELLS cells
+ * (the kernel has no limit: more sockets than that are -ENOMEM), and it stays when the
+ * socket closes.  Programs never hold a socket in bpfrt (sock_lookup.c), so
+ * bpf_sk_storage_get() answers NULL and bpf_sk_storage_delete() -ENOENT.
+ */
+#include <errno.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+
+#include "maps/maps.h"
+
+#ifndef SO_COOKIE
+#define SO_COOKIE 57
+#endif
+#ifndef BPF_F_CLONE
+#define BPF_F_CLONE (1U << 9)
+#endif
+
+#define BRT_SK_STORAGE_CELLS 4096
+/* BPF_LOCAL_STORAGE_MAX_VALUE_SIZE: U16_MAX less the kernel's 128-byte element header */
+#define MAX_VALUE_SIZE (65535 - 128)
+
+struct ss_head {
+	_Atomic uint32_t lock;
+	uint32_t count;
+};
+
+/* bpf_local_storage_map_alloc_check(); the key's BTF type must be a 32-bit int
+ * (api/btf_load.c) */
+static int ss_alloc_check(const union bpf_attr *attr)
+{
+	if ((attr->map_flags & ~(BPF_F_NO_PREALLOC | BPF_F_CLONE)) ||
+	    !(attr->map_flags & BPF_F_NO_PREALLOC) || attr->max_entries ||
+	    attr->key_size != 4 || !attr->value_size || !attr->btf_key_type_id ||
+	    !attr->btf_value_type_id)
+		return -EINVAL;
+	if (attr->value_size > MAX_VALUE_SIZE)
+		return -E2BIG;
+	return 0;
+}
+
+static size_t ss_cell_size(const struct brt_map *map)
+{
+	return 8 + map->value_stride;
+}
+
+static _Atomic uint64_t *ss_cookie(struct brt_map *map, uint32_t i)
+{
+	return (_Atomic uint64_t *)((char *)map->data + sizeof(struct ss_head) +
+				    (size_t)i * ss_cell_size(map));
+}
+
+/* the value after a cell's cookie */
+static void *ss_value(struct brt_map *map, _Atomic uint64_t *cookie)
+{
+	size_t off = (size_t)((uintptr_t)cookie - (uintptr_t)map->data) + 8;
+
+	return (char *)map->data + off;
+}
+
+static int ss_data_size(const struct brt_map *map, uint64_t *size)
+{
+	*size = sizeof(struct ss_head) + (uint64_t)BRT_SK_STORAGE_CELLS * ss_cell_size(map);
+	return 0;
+}
+
+/* the socket of fd key: its cookie, or the kernel's sockfd_lookup() errno */
+static int key_cookie(const void *key, uint64_t *cookie)
+{
+	socklen_t len = sizeof(*cookie);
+	struct stat st;
+	int32_t fd;
+
+	memcpy(&fd, key, 4);
+	if (fd < 0 || fstat(fd, &st))
+		return -EBADF;
+	if (!S_ISSOCK(st.st_mode))
+		return -ENOTSOCK;
+	if (getsockopt(fd, SOL_SOCKET, SO_COOKIE, cookie, &len) || !*cookie)
+		return -ENOTSOCK;
+	return 0;
+}
+
+static void ss_lock(struct brt_map *map)
+{
+	struct ss_head *h = map->data;
+
+	if (!brt_shm_lock(&h->lock))
+		return;
+	h->count = 0; /* taken over from a dead writer: count again */
+	for (uint32_t i = 0; i < BRT_SK_STORAGE_CELLS; i++)
+		if (atomic_load_explicit(ss_cookie(map, i), memory_order_relaxed))
+			h->count++;
+}
+
+static void ss_unlock(struct brt_map *map)
+{
+	brt_shm_unlock(&((struct ss_head *)map->data)->lock);
+}
+
+static _Atomic uint64_t *ss_find(struct brt_map *map, uint64_t cookie)
+{
+	for (uint32_t i = 0; i < BRT_SK_STORAGE_CELLS; i++)
+		if (atomic_load_explicit(ss_cookie(map, i), memory_order_acquire) == cookie)
+			return ss_cookie(map, i);
+	return NULL;
+}
+
+static void *ss_sys_lookup(struct brt_map *map, const void *key, int *err)
+{
+	uint64_t cookie;
+	_Atomic uint64_t *c;
+
+	*err = key_cookie(key, &cookie);
+	if (*err)
+		return NULL;
+	c = ss_find(map, cookie);
+	if (!c)
+		*err = -ENOENT;
+	return c ? ss_value(map, c) : NULL;
+}
+
+static void *ss_lookup(struct brt_map *map, const void *key)
+{
+	int err;
+
+	return ss_sys_lookup(map, key, &err);
+}
+
+static int ss_copy_value(struct brt_map *map, const void *key, void *value)
+{
+	void *v;
+	int err;
+
+	ss_lock(map);
+	v = ss_sys_lookup(map, key, &err);
+	if (v)
+		memcpy(value, v, map->value_size);
+	ss_unlock(map);
+	return v ? 0 : err;
+}
+
+static int ss_update(struct brt_map *map, const void *key, const void *value, uint64_t flags)
+{
+	struct ss_head *h = map->data;
+	_Atomic uint64_t *c;
+	uint64_t cookie;
+	int err = key_cookie(key, &cookie);
+
+	if (err)
+		return err;
+	/* bpf_local_storage_update() */
+	if ((flags & ~(uint64_t)BPF_F_LOCK) > BPF_EXIST ||
+	    ((flags & BPF_F_LOCK) && map->lock_off < 0))
+		return -EINVAL;
+	ss_lock(map);
+	c = ss_find(map, cookie);
+	if (c && (flags & ~(uint64_t)BPF_F_LOCK) == BPF_NOEXIST)
+		err = -EEXIST;
+	else if (!c && (flags & ~(uint64_t)BPF_F_LOCK) == BPF_EXIST)
+		err = -ENOENT;
+	else if (!c && h->count >= BRT_SK_STORAGE_CELLS)
+		err = -ENOMEM;
+	if (!err && !c) {
+		c = ss_find(map, 0);
+		h->count++;
+	}
+	if (!err) {
+		memcpy(ss_value(map, c), value, map->value_size);
+		atomic_store_explicit(c, cookie, memory_order_release);
+	}
+	ss_unlock(map);
+	return err;
+}
+
+static int ss_delete(struct brt_map *map, const void *key)
+{
+	struct ss_head *h = map->data;
+	_Atomic uint64_t *c;
+	uint64_t cookie;
+	int err = key_cookie(key, &cookie);
+
+	if (err)
+		return err;
+	ss_lock(map);
+	c = ss_find(map, cookie);
+	if (c) {
+		atomic_store_explicit(c, 0, memory_order_release);
+		h->count--;
+	}
+	ss_unlock(map);
+	return c ? 0 : -ENOENT;
+}
+
+/* the kernel's notsupp_get_next_key() */
+static int ss_get_next_key(struct brt_map *map, const void *key, void *next_key)
+{
+	(void)map, (void)key, (void)next_key;
+	return -BRT_ENOTSUPP;
+}
+
+const struct brt_map_ops brt_sk_storage_map_ops = {
+	.alloc_check = ss_alloc_check,
+	.data_size = ss_data_size,
+	.lookup = ss_lookup,
+	.copy_value = ss_copy_value,
+	.update = ss_update,
+	.delete = ss_delete,
+	.get_next_key = ss_get_next_key,
+};
+
+/* void *bpf_sk_storage_get(map, sk, value, flags): programs hold no socket here */
+uint64_t brt_helper_sk_storage_get(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+				   uint64_t r5, struct bpfrt_run_ctx *ctx)
+{
+	(void)r1, (void)r2, (void)r3, (void)r4, (void)r5, (void)ctx;
+	return 0;
+}
+
+/* long bpf_sk_storage_delete(map, sk) */
+uint64_t brt_helper_sk_storage_delete(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+				      uint64_t r5, struct bpfrt_run_ctx *ctx)
+{
+	(void)r1, (void)r2, (void)r3, (void)r4, (void)r5, (void)ctx;
+	return (uint64_t)(int64_t)-ENOENT;
+}
