@@ -19,7 +19,8 @@ static const struct {
 	{ BPF_MAP_TYPE_PERF_EVENT_ARRAY, "perf_event_array", 1 },
 	{ BPF_MAP_TYPE_UNSPEC, "unspec", 0 },
 	{ BPF_MAP_TYPE_DEVMAP, "devmap", 1 },
-	{ BPF_MAP_TYPE_SOCKMAP, "sockmap", 0 },
+	{ BPF_MAP_TYPE_SOCKMAP, "sockmap", 1 },
+	{ BPF_MAP_TYPE_INODE_STORAGE, "inode_storage", 0 },
 	{ BPF_MAP_TYPE_USER_RINGBUF, "user_ringbuf", 0 },
 	{ 9999, "unknown", 0 },
 };
