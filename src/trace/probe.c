@@ -27,10 +27,15 @@
 
 #define NAME_MAX_LEN 64
 #define MAX_WARN 5
+#define MAX_MAP_REGIONS 15 /* array maps a checked run may address directly (.rodata, .bss) */
 
 struct slot {
 	struct brt_prog *prog;
 	struct brt_link *link;
+	/* the program's array maps, computed at attach: a checked engine's regions besides
+	 * the probe's context, as test runs give them */
+	struct brt_region maps[MAX_MAP_REGIONS];
+	size_t nmaps;
 };
 
 struct snap {
@@ -106,8 +111,9 @@ out:
 
 static void run_snap(const struct snap *s, struct bpfrt_probe_ctx *c)
 {
-	struct brt_region region = { (uint64_t)(uintptr_t)c, sizeof(*c), 0 };
+	struct brt_region regs[1 + MAX_MAP_REGIONS];
 
+	regs[0] = (struct brt_region){ (uint64_t)(uintptr_t)c, sizeof(*c), 0 };
 	for (size_t i = 0; i < s->n; i++) {
 		struct brt_link *link = s->s[i].link;
 		struct brt_run_opts o = { 0 };
@@ -115,8 +121,9 @@ static void run_snap(const struct snap *s, struct bpfrt_probe_ctx *c)
 		char msg[160];
 
 		o.r1 = (uint64_t)(uintptr_t)c;
-		o.regions = &region;
-		o.nr_regions = 1;
+		memcpy(regs + 1, s->s[i].maps, s->s[i].nmaps * sizeof(regs[0]));
+		o.regions = regs;
+		o.nr_regions = 1 + s->s[i].nmaps;
 		o.user = &s->s[i].prog->pm;
 		if (brt_vm_run_opts(s->s[i].prog->vm, &o, &r0, msg, sizeof(msg))) {
 			if (atomic_fetch_add(&link->errors, 1) < MAX_WARN)
@@ -257,7 +264,9 @@ static int attach(struct brt_prog *prog, const char *name)
 	if (next) {
 		if (n)
 			memcpy(next->s, cur->s, n * sizeof(next->s[0]));
-		next->s[n] = (struct slot){ link->prog, link };
+		next->s[n] = (struct slot){ .prog = link->prog, .link = link };
+		next->s[n].nmaps = brt_prog_map_regions(link->prog, next->s[n].maps,
+							MAX_MAP_REGIONS);
 		next->n = n + 1;
 		publish(att->entry, next);
 	}

@@ -23,6 +23,7 @@
 #define DEFAULT_PAGES 64u  /* data pages per CPU ring */
 #define POLL_MS 50         /* drain at least this often (wakeups come per watermark) */
 #define MAX_WARN 5         /* run faults printed per link */
+#define MAX_REGIONS 16     /* the record and the program's array maps (.rodata, .bss, ...) */
 
 struct tp_source {
 	char name[160];
@@ -32,6 +33,10 @@ struct tp_source {
 	struct brt_link *link;
 	uint64_t ctx[CTX_SIZE / 8];    /* the record, as the program sees it */
 	uint32_t last_len;             /* bytes of ctx the previous record used */
+	/* what a checked engine may touch besides stack and helper results: the record, then
+	 * the array maps the program addresses directly (a global's lddw), as test runs give */
+	struct brt_region regs[MAX_REGIONS];
+	size_t nregs;
 };
 
 /* perf's PERF_RECORD_SAMPLE body for PERF_SAMPLE_TID | PERF_SAMPLE_CPU | PERF_SAMPLE_RAW */
@@ -48,7 +53,6 @@ static void run_record(struct tp_source *src, const struct sample *s)
 	struct brt_link *link = src->link;
 	struct brt_trace_task task = { .pid = (int32_t)s->tid, .tgid = (int32_t)s->pid,
 				       .cpu = s->cpu };
-	struct brt_region region = { (uint64_t)(uintptr_t)src->ctx, CTX_SIZE, 0 };
 	struct brt_run_opts o = { 0 };
 	uint32_t len = s->raw_size;
 	uint64_t r0 = 0;
@@ -62,8 +66,8 @@ static void run_record(struct tp_source *src, const struct sample *s)
 		memset((uint8_t *)src->ctx + len, 0, src->last_len - len);
 	src->last_len = len;
 	o.r1 = (uint64_t)(uintptr_t)src->ctx;
-	o.regions = &region;
-	o.nr_regions = 1;
+	o.regions = src->regs;
+	o.nr_regions = src->nregs;
 	o.user = &link->prog->pm;
 	brt_trace_set_task(&task);
 	if (brt_vm_run_opts(link->prog->vm, &o, &r0, msg, sizeof(msg))) {
@@ -210,6 +214,8 @@ int bpfrt_tracepoint_attach(int prog_fd, const char *tp,
 		err = -EACCES;
 		goto out_free;
 	}
+	src->regs[0] = (struct brt_region){ (uint64_t)(uintptr_t)src->ctx, CTX_SIZE, 0 };
+	src->nregs = 1 + brt_prog_map_regions(prog, src->regs + 1, MAX_REGIONS - 1);
 	err = open_rings(src, id, pages);
 	if (err)
 		goto out_free;
