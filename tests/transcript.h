@@ -26,14 +26,19 @@ static inline int kernel_bpf(int cmd, union bpf_attr *attr, unsigned int size)
 	return (int)syscall(__NR_bpf, cmd, attr, size);
 }
 
+#ifndef TRANSCRIPT_SIZE
+#define TRANSCRIPT_SIZE (1 << 17)
+#endif
+
 struct transcript {
-	char text[1 << 17];
+	char text[TRANSCRIPT_SIZE];
 	size_t len;
-	unsigned steps;
+	unsigned steps; /* what the script counts as a step */
+	unsigned says;  /* calls of say() */
 };
 
-/* append to the transcript; a full one keeps its first 128 KiB, which then differ from
- * the other side's only if the scripts do */
+/* append to the transcript; a full one keeps its first TRANSCRIPT_SIZE bytes, which then
+ * differ from the other side's only if the scripts do */
 static inline __attribute__((format(printf, 2, 3))) void say(struct transcript *t,
 							     const char *fmt, ...)
 {
@@ -44,6 +49,7 @@ static inline __attribute__((format(printf, 2, 3))) void say(struct transcript *
 	va_end(ap);
 	if (t->len >= sizeof(t->text))
 		t->len = sizeof(t->text) - 1;
+	t->says++;
 }
 
 /* MAP_CREATE with the fields these scripts vary: the fd or -errno */

@@ -22,31 +22,9 @@
 
 #include "bpfrt.h"
 #include "harness.h"
+#define TRANSCRIPT_SIZE (1 << 18)
+#include "transcript.h"
 #include "verifier/cases/case.h"
-
-typedef int (*sys_fn)(int cmd, union bpf_attr *attr, unsigned int size);
-
-static int kernel_bpf(int cmd, union bpf_attr *attr, unsigned int size)
-{
-	return (int)syscall(__NR_bpf, cmd, attr, size);
-}
-
-struct transcript {
-	char text[1 << 18];
-	size_t len;
-	unsigned steps;
-};
-
-static void say(struct transcript *t, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	t->len += (size_t)vsnprintf(t->text + t->len, sizeof(t->text) - t->len, fmt, ap);
-	va_end(ap);
-	if (t->len >= sizeof(t->text))
-		t->len = sizeof(t->text) - 1;
-}
 
 /* a line of the log that is part of the error, not the walk or the statistics */
 static int error_line(const char *p, size_t n)

@@ -22,32 +22,9 @@
 
 #include "bpfrt.h"
 #include "harness.h"
+#define TRANSCRIPT_SIZE (1 << 16)
+#include "transcript.h"
 #include "verifier/cases/case.h"
-
-typedef int (*sys_fn)(int cmd, union bpf_attr *attr, unsigned int size);
-
-static int kernel_bpf(int cmd, union bpf_attr *attr, unsigned int size)
-{
-	return (int)syscall(__NR_bpf, cmd, attr, size);
-}
-
-struct transcript {
-	char text[1 << 16];
-	size_t len;
-	unsigned steps;
-};
-
-static void say(struct transcript *t, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	t->len += (size_t)vsnprintf(t->text + t->len, sizeof(t->text) - t->len, fmt, ap);
-	va_end(ap);
-	if (t->len >= sizeof(t->text))
-		t->len = sizeof(t->text) - 1;
-	t->steps++;
-}
 
 #define INFO(kind, vlen) (((uint32_t)(kind) << 24) | (vlen))
 
@@ -135,18 +112,6 @@ static void creates(sys_fn sys, struct transcript *t)
 		if (fd >= 0)
 			close(fd);
 	}
-}
-
-static int elem(sys_fn sys, int cmd, int fd, const void *key, void *value, uint64_t flags)
-{
-	union bpf_attr a;
-
-	memset(&a, 0, sizeof(a));
-	a.map_fd = (uint32_t)fd;
-	a.key = (uint64_t)(uintptr_t)key;
-	a.value = (uint64_t)(uintptr_t)value;
-	a.flags = flags;
-	return sys(cmd, &a, sizeof(a)) < 0 ? -errno : 0;
 }
 
 static void elements(sys_fn sys, struct transcript *t)
@@ -336,7 +301,7 @@ int main(void)
 	setenv("BPFRT_FS", tmpdir, 1);
 	script(kernel_bpf, &kt);
 	script(bpfrt_bpf, &bt);
-	T_EQ_INT(kt.steps, bt.steps);
+	T_EQ_INT(kt.says, bt.says);
 	for (k = kt.text, b = bt.text; *k || *b; line++) {
 		size_t kn = strcspn(k, "\n"), bn = strcspn(b, "\n");
 
@@ -350,7 +315,7 @@ int main(void)
 	}
 	if (getenv("BPFRT_SHOW"))
 		fputs(kt.text, stdout);
-	printf("sk_storage oracle: %u steps each side, %u lines differ\n", kt.steps, diffs);
+	printf("sk_storage oracle: %u steps each side, %u lines differ\n", kt.says, diffs);
 	T_EQ_INT(0, diffs);
 	rmdir(tmpdir);
 	return t_done();

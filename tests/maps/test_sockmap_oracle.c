@@ -27,63 +27,17 @@
 
 #include "bpfrt.h"
 #include "harness.h"
+#include "transcript.h"
 #include "verifier/cases/case.h"
 
 #ifndef SO_COOKIE
 #define SO_COOKIE 57
 #endif
 
-typedef int (*sys_fn)(int cmd, union bpf_attr *attr, unsigned int size);
-
-static int kernel_bpf(int cmd, union bpf_attr *attr, unsigned int size)
-{
-	return (int)syscall(__NR_bpf, cmd, attr, size);
-}
-
-struct transcript {
-	char text[1 << 17];
-	size_t len;
-	unsigned steps;
-};
-
-static void say(struct transcript *t, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	t->len += (size_t)vsnprintf(t->text + t->len, sizeof(t->text) - t->len, fmt, ap);
-	va_end(ap);
-	if (t->len >= sizeof(t->text))
-		t->len = sizeof(t->text) - 1;
-	t->steps++;
-}
-
 static int create(sys_fn sys, uint32_t type, uint32_t key, uint32_t value, uint32_t max,
 		  uint32_t flags)
 {
-	union bpf_attr a;
-	int fd;
-
-	memset(&a, 0, sizeof(a));
-	a.map_type = type;
-	a.key_size = key;
-	a.value_size = value;
-	a.max_entries = max;
-	a.map_flags = flags;
-	fd = sys(BPF_MAP_CREATE, &a, sizeof(a));
-	return fd < 0 ? -errno : fd;
-}
-
-static int elem(sys_fn sys, int cmd, int fd, const void *key, void *value, uint64_t flags)
-{
-	union bpf_attr a;
-
-	memset(&a, 0, sizeof(a));
-	a.map_fd = (uint32_t)fd;
-	a.key = (uint64_t)(uintptr_t)key;
-	a.value = (uint64_t)(uintptr_t)value;
-	a.flags = flags;
-	return sys(cmd, &a, sizeof(a)) < 0 ? -errno : 0;
+	return create_map(sys, type, key, value, max, flags, 0);
 }
 
 #define SM BPF_MAP_TYPE_SOCKMAP
@@ -489,7 +443,7 @@ int main(void)
 	setenv("BPFRT_FS", tmpdir, 1);
 	script(kernel_bpf, &kt);
 	script(bpfrt_bpf, &bt);
-	T_EQ_INT(kt.steps, bt.steps);
+	T_EQ_INT(kt.says, bt.says);
 	for (k = kt.text, b = bt.text; *k || *b; line++) {
 		size_t kn = strcspn(k, "\n"), bn = strcspn(b, "\n");
 
@@ -503,7 +457,7 @@ int main(void)
 	}
 	if (getenv("BPFRT_SHOW"))
 		fputs(kt.text, stdout);
-	printf("sockmap oracle: %u steps each side, %u lines differ\n", kt.steps, diffs);
+	printf("sockmap oracle: %u steps each side, %u lines differ\n", kt.says, diffs);
 	T_EQ_INT(0, diffs);
 	rmdir(tmpdir);
 	return t_done();
