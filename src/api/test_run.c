@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <time.h>
 
 #include <linux/if_ether.h>
@@ -96,7 +97,8 @@ static int ctx_in(struct brt_call *call, void *ctx, size_t max_size)
 	return call->ua->from(ctx, attr->test.ctx_in, size < max_size ? size : max_size);
 }
 
-/* The kernel's bpf_test_finish(): copy what fits, report the full size, ENOSPC when cut. */
+/* The kernel's bpf_test_finish(): copy what fits, report the full size, ENOSPC when cut
+ * (also without data_out: the size hint alone decides); then bpf_ctx_finish(). */
 static int finish(struct brt_call *call, const void *data, uint32_t size, const void *ctx,
 		  uint32_t ctx_size, uint32_t retval, uint32_t duration)
 {
@@ -104,7 +106,7 @@ static int finish(struct brt_call *call, const void *data, uint32_t size, const 
 	uint32_t copy = size;
 	int err = 0;
 
-	if (attr->test.data_out && attr->test.data_size_out && copy > attr->test.data_size_out) {
+	if (attr->test.data_size_out && copy > attr->test.data_size_out) {
 		copy = attr->test.data_size_out;
 		err = -ENOSPC;
 	}
@@ -116,7 +118,7 @@ static int finish(struct brt_call *call, const void *data, uint32_t size, const 
 	if (BRT_PUT_ATTR(call, test.data_size_out) || BRT_PUT_ATTR(call, test.retval) ||
 	    BRT_PUT_ATTR(call, test.duration))
 		return -EFAULT;
-	if (ctx && attr->test.ctx_out) {
+	if (ctx && attr->test.ctx_out && !err) { /* bpf_ctx_finish() runs after a clean finish */
 		copy = ctx_size;
 		if (attr->test.ctx_size_out < copy) {
 			copy = attr->test.ctx_size_out;
@@ -550,6 +552,177 @@ out:
 	return err;
 }
 
+/* The kernel's verify_user_bpf_flow_keys(): of ctx_in only flags may be set. */
+static int flow_keys_ctx_ok(const struct bpf_flow_keys *k)
+{
+	const unsigned char *p = (const unsigned char *)k;
+
+	for (size_t i = 0; i < sizeof(*k); i++)
+		if (p[i] && (i < offsetof(struct bpf_flow_keys, flags) ||
+			     i >= offsetof(struct bpf_flow_keys, flags) + sizeof(k->flags)))
+			return 0;
+	return 1;
+}
+
+static uint16_t clamp_u16(uint16_t v, uint16_t lo, uint16_t hi)
+{
+	return v < lo ? lo : v > hi ? hi : v;
+}
+
+/* The kernel's bpf_prog_test_run_flow_dissector(): the program dissects data_in (an
+ * Ethernet frame, at most a page) as bpf_flow_dissect() runs it: flow keys zeroed with
+ * n_proto from the frame, nhoff = thoff = ETH_HLEN and the caller's flags, then nhoff and
+ * thoff clamped into the frame.  The keys are the output data; ctx_out gets ctx_in back.
+ * The context is the struct __sk_buff whose data, data_end and flow_keys the program
+ * may read.  The kernel's run has no skb, so bpf_skb_load_bytes (its
+ * bpf_flow_dissector_load_bytes) answers -EFAULT with the buffer zeroed: the run gives
+ * no skb_data. */
+static int run_flow_dissector(struct brt_call *call, struct brt_prog *prog)
+{
+	union bpf_attr *attr = call->attr;
+	uint32_t size = attr->test.data_size_in, retval = 0, duration = 0, repeat;
+	struct bpf_flow_keys keys, in;
+	struct __sk_buff skb;
+	struct brt_run_opts o = { 0 };
+	struct brt_region regs[10];
+	uint64_t total = 0;
+	struct pkt p = { 0 };
+	uint16_t proto;
+	size_t nr = 0;
+	int err;
+
+	if (attr->test.flags || attr->test.cpu || attr->test.batch_size)
+		return -EINVAL;
+	if (size < ETH_HLEN || size > 4096) /* bpf_test_init(): a page without head/tailroom */
+		return -EINVAL;
+	err = pkt_alloc(call, &p, 4096, 0);
+	if (err)
+		goto out;
+	err = ctx_in(call, &in, sizeof(in));
+	if (err)
+		goto out;
+	err = -EINVAL;
+	if (!flow_keys_ctx_ok(&in))
+		goto out;
+	memcpy(&proto, p.p.data + 12, 2);
+	memset(&skb, 0, sizeof(skb));
+	skb.data = (uint32_t)(uintptr_t)p.p.data;
+	skb.data_end = (uint32_t)(uintptr_t)p.p.data_end;
+	skb.flow_keys = &keys;
+	regs[nr++] = (struct brt_region){ (uint64_t)(uintptr_t)&skb, sizeof(skb), 0 };
+	regs[nr++] = (struct brt_region){ (uint64_t)(uintptr_t)&keys, sizeof(keys), 1 };
+	regs[nr++] = (struct brt_region){ (uint64_t)(uintptr_t)p.p.data, size, 0 };
+	nr += brt_prog_map_regions(prog, regs + nr, sizeof(regs) / sizeof(regs[0]) - nr);
+	o.r1 = (uint64_t)(uintptr_t)&skb;
+	o.regions = regs;
+	o.nr_regions = nr;
+	repeat = attr->test.repeat ? attr->test.repeat : 1;
+	for (uint32_t i = 0; i < repeat; i++) {
+		memset(&keys, 0, sizeof(keys));
+		keys.n_proto = proto;
+		keys.nhoff = keys.thoff = ETH_HLEN;
+		keys.flags = in.flags;
+		err = run_repeat(call, prog, &o, NULL, 1, &retval, &duration);
+		if (err)
+			goto out;
+		total += duration;
+		keys.nhoff = clamp_u16(keys.nhoff, ETH_HLEN, (uint16_t)size);
+		keys.thoff = clamp_u16(keys.thoff, keys.nhoff, (uint16_t)size);
+	}
+	err = finish(call, &keys, sizeof(keys), &in, sizeof(in), retval,
+		     (uint32_t)(total / repeat));
+out:
+	pkt_free(&p);
+	return err;
+}
+
+/* struct bpf_sk_lookup from the end of local_port on: must be zero in ctx_in */
+#define SK_LOOKUP_CTX_USED offsetof(struct bpf_sk_lookup, ingress_ifindex)
+
+/* The kernel's bpf_prog_test_run_sk_lookup(): ctx_in (required, no data) describes the
+ * connection; the program runs as the only one of an sk_lookup array
+ * (BPF_PROG_SK_LOOKUP_RUN_ARRAY: a selection counts only when the program returns
+ * SK_PASS, and the verdict is SK_PASS when it passes or selected).  The program reads the
+ * kernel's bpf_sk_lookup_kern through the uapi struct, so the run fills that struct as
+ * the rewritten loads would read it: family, protocol and local_port as 16-bit values,
+ * the other family's addresses zero.  ctx_out is ctx_in with the selected socket's cookie
+ * (0: none). */
+static int run_sk_lookup(struct brt_call *call, struct brt_prog *prog)
+{
+	union bpf_attr *attr = call->attr;
+	uint32_t retval = 0, duration = 0, repeat;
+	struct brt_sk_lookup_ctx run;
+	struct bpf_sk_lookup in, *ctx = &run.uapi;
+	const struct brt_sock *sel = NULL;
+	struct brt_run_opts o = { 0 };
+	struct brt_region regs[8];
+	const unsigned char *tail;
+	uint64_t total = 0;
+	size_t nr = 0;
+	int err;
+
+	if (attr->test.flags || attr->test.cpu || attr->test.batch_size)
+		return -EINVAL;
+	if (attr->test.data_in || attr->test.data_size_in || attr->test.data_out ||
+	    attr->test.data_size_out)
+		return -EINVAL;
+	if (!attr->test.ctx_in && !attr->test.ctx_out)
+		return -EINVAL;
+	err = ctx_in(call, &in, sizeof(in));
+	if (err)
+		return err;
+	tail = (const unsigned char *)&in + SK_LOOKUP_CTX_USED;
+	if (in.sk)
+		return -EINVAL;
+	for (size_t i = 0; i < sizeof(in) - SK_LOOKUP_CTX_USED; i++)
+		if (tail[i])
+			return -EINVAL;
+	if (in.local_port > UINT16_MAX)
+		return -ERANGE;
+	memset(&run, 0, sizeof(run));
+	ctx->family = (uint16_t)in.family;
+	ctx->protocol = (uint16_t)in.protocol;
+	ctx->remote_port = in.remote_port;
+	ctx->local_port = in.local_port;
+	switch (ctx->family) {
+	case AF_INET:
+		ctx->remote_ip4 = in.remote_ip4;
+		ctx->local_ip4 = in.local_ip4;
+		break;
+	case AF_INET6:
+		memcpy(ctx->remote_ip6, in.remote_ip6, sizeof(ctx->remote_ip6));
+		memcpy(ctx->local_ip6, in.local_ip6, sizeof(ctx->local_ip6));
+		break;
+	default:
+		return -EAFNOSUPPORT;
+	}
+	regs[nr++] = (struct brt_region){ (uint64_t)(uintptr_t)ctx, sizeof(*ctx), 0 };
+	nr += brt_prog_map_regions(prog, regs + nr, sizeof(regs) / sizeof(regs[0]) - nr);
+	o.r1 = (uint64_t)(uintptr_t)ctx;
+	o.regions = regs;
+	o.nr_regions = nr;
+	repeat = attr->test.repeat ? attr->test.repeat : 1;
+	for (uint32_t i = 0; i < repeat; i++) {
+		ctx->sk = NULL;
+		run.no_reuseport = 0;
+		err = run_repeat(call, prog, &o, NULL, 1, &retval, &duration);
+		if (err)
+			return err;
+		total += duration;
+		/* a selection counts only when the program passes */
+		sel = retval == SK_PASS ? (const struct brt_sock *)ctx->sk : NULL;
+	}
+	in.cookie = 0;
+	if (sel) {
+		if (sel->reuseport && !run.no_reuseport)
+			return -EOPNOTSUPP;
+		in.cookie = sel->cookie;
+	}
+	/* the array's verdict: the only program passed, or it selected a socket */
+	retval = retval == SK_PASS || sel ? SK_PASS : SK_DROP;
+	return finish(call, NULL, 0, &in, sizeof(in), retval, (uint32_t)(total / repeat));
+}
+
 /* How each test-run kind (prog_types.def's run column) runs. */
 typedef int (*runner_fn)(struct brt_call *call, struct brt_prog *prog);
 static const runner_fn runners[] = {
@@ -559,6 +732,8 @@ static const runner_fn runners[] = {
 	[BRT_RUN_RAW_TP] = run_raw_tp,
 	[BRT_RUN_SYSCALL] = run_syscall,
 	[BRT_RUN_NF] = run_nf,
+	[BRT_RUN_FLOW_DISSECTOR] = run_flow_dissector,
+	[BRT_RUN_SK_LOOKUP] = run_sk_lookup,
 };
 
 int brt_cmd_prog_test_run(struct brt_call *call)

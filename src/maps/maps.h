@@ -219,6 +219,27 @@ struct brt_map *brt_map_helper_arg(uint64_t reg, struct bpfrt_run_ctx *ctx);
  * BPF_PROG_TEST_RUN (cgroup_storage.c); no-op for other map types. */
 void brt_cgroup_storage_reset(struct brt_map *map);
 
+/* A socket a program holds (PTR_TO_SOCKET), taken from a sockmap or sockhash slot
+ * (sockmap.c): the struct bpf_sock the verifier lets it read, then what the socket
+ * helpers ask of the kernel's struct sock.  A process has no struct sock, so this is a
+ * snapshot of the socket taken from its fd when the slot was filled. */
+struct brt_sock {
+	struct bpf_sock sk;  /* first: the program's pointer points here */
+	uint64_t cookie;     /* SO_COOKIE */
+	uint8_t reuseport;   /* SO_REUSEPORT set (sk_reuseport) */
+	uint8_t ipv6only;    /* IPV6_V6ONLY */
+	uint8_t refcounted;  /* not freed by RCU (sk_is_refcounted()): not a TCP listener or
+			      * a UDP socket */
+	uint8_t pad[5];
+};
+
+/* BPF_PROG_TEST_RUN's sk_lookup context (api/test_run.c): r1 points at uapi; the
+ * selected socket is uapi.sk, set by bpf_sk_assign (sockmap.c) with its flag. */
+struct brt_sk_lookup_ctx {
+	struct bpf_sk_lookup uapi;
+	uint8_t no_reuseport; /* BPF_SK_LOOKUP_F_NO_REUSEPORT of the selection */
+};
+
 /* Helpers for programs, this folder's rows of the helper registry (BRT_MAPS_HELPERS). */
 #define BRT_MAP_HELPER(name)                                                             \
 	uint64_t brt_helper_##name(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,   \

@@ -494,10 +494,28 @@ static int skb_target_size(int field)
 	}
 }
 
+/* struct bpf_sk_lookup fields read from a u16 of bpf_sk_lookup_kern
+ * (sk_lookup_convert_ctx_access()) */
+static int sk_lookup_target_size(int field)
+{
+	switch (field) {
+	case offsetof(struct bpf_sk_lookup, family):
+	case offsetof(struct bpf_sk_lookup, protocol):
+	case offsetof(struct bpf_sk_lookup, local_port):
+		return 2;
+	default:
+		return 4;
+	}
+}
+
 int brt_ctx_read_off(struct brt_env *env, int off, int size)
 {
 	const struct brt_prog_type *pt = brt_prog_type(env->opts->prog_type);
 	int field = off & ~3;
+
+	if (pt && pt->ctx == BRT_CTX_SK_LOOKUP && size < 4 && off != field && off >= 8 &&
+	    off < 68)
+		return size >= sk_lookup_target_size(field) ? field : off;
 
 	/* The kernel reads a narrow load's whole 4-byte field, then shifts and masks only
 	 * when the load is narrower than the kernel's own field (target size); a load at
