@@ -59,6 +59,34 @@ struct bpfrt_tracepoint_opts {
 BPFRT_API int bpfrt_tracepoint_attach(int prog_fd, const char *tp,
 				      const struct bpfrt_tracepoint_opts *opts);
 
+/* ---- kernel probes (kprobe, uprobe) ------------------------------------------------------- */
+
+struct bpfrt_perf_event_opts {
+	size_t sz;           /* sizeof(struct bpfrt_perf_event_opts) */
+	uint32_t ring_pages; /* data pages of each ring, a power of two (0: 64) */
+	uint32_t reserved;   /* zero; see BPFRT_OPTS() */
+};
+#define bpfrt_perf_event_opts__last ring_pages
+
+/* Attach a BPF_PROG_TYPE_KPROBE program to the kernel probe that attr (a struct
+ * perf_event_attr of attr_size bytes, as given to perf_event_open()) describes: the
+ * kprobe or uprobe PMU (type from /sys/bus/event_source/devices/{kprobe,uprobe}/type,
+ * config1 the function name or binary path, config2 the offset or address, config bit 0
+ * the return probe) or a kprobe/uprobe event of tracefs (PERF_TYPE_TRACEPOINT and its
+ * id).  The kernel creates the probe; bpfrt opens it again with the probe's registers
+ * sampled (PERF_SAMPLE_REGS_INTR) into rings a thread of this process drains, and runs
+ * the program on each hit with those registers as its struct pt_regs (x86-64 only).  pid
+ * as perf_event_open()'s: -1 every process (one ring per online CPU), else that process
+ * (0: this one).  bpf_get_current_*() answer with the hit's task and
+ * bpf_probe_read_user() reads that task's memory (process_vm_readv() when it is another
+ * process); kernel memory is not readable (-EFAULT).  The program runs after the hit,
+ * not during it: it can observe, never change what the probed code does.  Returns a
+ * link fd (closing it or bpfrt_link_detach() detaches) or -errno: EINVAL (not a kprobe
+ * program, attr not a probe, bad opts), EOPNOTSUPP (not x86-64), or perf_event_open()'s
+ * errno, with a message. */
+BPFRT_API int bpfrt_perf_event_attach(int prog_fd, const void *attr, size_t attr_size,
+				      int pid, const struct bpfrt_perf_event_opts *opts);
+
 /* ---- link fds ------------------------------------------------------------------------- */
 
 /* What a link counted since it was created. */

@@ -13,11 +13,11 @@
 
 #define PAGE 4096u
 
-int brt_perf_ring_open(struct perf_event_attr *attr, int cpu, unsigned pages,
+int brt_perf_ring_open(struct perf_event_attr *attr, int pid, int cpu, unsigned pages,
 		       struct brt_perf_ring *r)
 {
 	memset(r, 0, sizeof(*r));
-	r->fd = (int)syscall(__NR_perf_event_open, attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	r->fd = (int)syscall(__NR_perf_event_open, attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 	if (r->fd < 0)
 		return -errno;
 	r->map_len = (size_t)(pages + 1) * PAGE;

@@ -24,6 +24,11 @@ void brt_trace_set_task(const struct brt_trace_task *task)
 	current_task = task;
 }
 
+const struct brt_trace_task *brt_trace_get_task(void)
+{
+	return current_task;
+}
+
 uint64_t brt_helper_get_current_pid_tgid(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
 					 uint64_t r5, struct bpfrt_run_ctx *ctx)
 {

@@ -31,6 +31,9 @@ void brt_trace_set_task(const struct brt_trace_task *task);
 /* The current task's name ("<...>" when gone), thread id and CPU, for trace lines. */
 void brt_trace_current(char comm[16], int32_t *pid, int32_t *cpu);
 
+/* The task of this thread's current run on a kernel record (NULL: the thread itself). */
+const struct brt_trace_task *brt_trace_get_task(void);
+
 /* Copy len bytes of the process's memory at src into dst without faulting: 0, or -EFAULT
  * when any byte of the range is not readable (probe_read.c). */
 int brt_trace_copy(void *dst, uint64_t src, size_t len);
@@ -52,8 +55,9 @@ struct brt_perf_ring {
 	struct brt_perf_walk walk;           /* its records (src/maps/maps.h) */
 };
 
-/* Open attr on cpu (all tasks) with a ring of pages data pages: 0 or -errno. */
-int brt_perf_ring_open(struct perf_event_attr *attr, int cpu, unsigned pages,
+/* Open attr for pid (-1: all tasks) on cpu (-1: any) with a ring of pages data pages:
+ * 0 or -errno. */
+int brt_perf_ring_open(struct perf_event_attr *attr, int pid, int cpu, unsigned pages,
 		       struct brt_perf_ring *r);
 void brt_perf_ring_close(struct brt_perf_ring *r);
 /* Hand every record waiting to cb (valid during the call); returns how many. */
@@ -74,6 +78,8 @@ BRT_TRACE_HELPER(brt_helper_get_current_task);
 BRT_TRACE_HELPER(brt_helper_current_task_under_cgroup);
 BRT_TRACE_HELPER(brt_helper_probe_read_kernel);
 BRT_TRACE_HELPER(brt_helper_probe_read_kernel_str);
+BRT_TRACE_HELPER(brt_helper_probe_read_user);
+BRT_TRACE_HELPER(brt_helper_probe_read_user_str);
 BRT_TRACE_HELPER(brt_helper_trace_printk);
 BRT_TRACE_HELPER(brt_helper_trace_vprintk);
 BRT_TRACE_HELPER(brt_helper_get_current_task_btf);
@@ -84,20 +90,22 @@ BRT_TRACE_HELPER(brt_helper_seq_write);
 
 /* The helpers this folder implements, for the registry (src/helpers/registry.c): one
  * X(id, function, program types) each; id names its row of src/vm/helpers.def, types
- * are BRT_FOR_* helper sets (vm/helper_proto.h).  The user-memory reads are the
- * kernel ones: this process is the only address space.  get_current_pid_tgid and
+ * are BRT_FOR_* helper sets (vm/helper_proto.h).  The kernel and user reads are the
+ * same copy of this process's memory, except on a kernel probe's hit in another
+ * process: the user reads (and the legacy ones, which on x86-64 read user memory below
+ * TASK_SIZE) read that process.  get_current_pid_tgid and
  * _uid_gid are in 6.18's bpf_base_func_proto before its capability checks: every
  * caller, unprivileged included, has them. */
 #define BRT_TRACE_HELPERS(X)                                                             \
-	X(BPF_FUNC_probe_read, brt_helper_probe_read_kernel,                             \
+	X(BPF_FUNC_probe_read, brt_helper_probe_read_user,                               \
 	  BRT_FOR_TRACE | BRT_FOR_SYSCALL)                                               \
-	X(BPF_FUNC_probe_read_str, brt_helper_probe_read_kernel_str,                     \
+	X(BPF_FUNC_probe_read_str, brt_helper_probe_read_user_str,                       \
 	  BRT_FOR_TRACE | BRT_FOR_SYSCALL)                                               \
-	X(BPF_FUNC_probe_read_user, brt_helper_probe_read_kernel,                        \
+	X(BPF_FUNC_probe_read_user, brt_helper_probe_read_user,                          \
 	  BRT_FOR_ALL | BRT_NEED_PERFMON)                                                \
 	X(BPF_FUNC_probe_read_kernel, brt_helper_probe_read_kernel,                      \
 	  BRT_FOR_ALL | BRT_NEED_PERFMON)                                                \
-	X(BPF_FUNC_probe_read_user_str, brt_helper_probe_read_kernel_str,                \
+	X(BPF_FUNC_probe_read_user_str, brt_helper_probe_read_user_str,                  \
 	  BRT_FOR_ALL | BRT_NEED_PERFMON)                                                \
 	X(BPF_FUNC_probe_read_kernel_str, brt_helper_probe_read_kernel_str,              \
 	  BRT_FOR_ALL | BRT_NEED_PERFMON)                                                \

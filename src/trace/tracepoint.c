@@ -159,7 +159,7 @@ static int open_rings(struct tp_source *src, uint32_t id, unsigned pages)
 	attr.watermark = 1;
 	attr.wakeup_watermark = pages * 4096u / 4;
 	for (long cpu = 0; cpu < ncpu; cpu++) {
-		int e = brt_perf_ring_open(&attr, (int)cpu, pages, &src->rings[src->nrings]);
+		int e = brt_perf_ring_open(&attr, -1, (int)cpu, pages, &src->rings[src->nrings]);
 
 		if (!e)
 			src->nrings++;

@@ -8,3 +8,9 @@ set_tests_properties(preload.libbpf PROPERTIES LABELS unit SKIP_RETURN_CODE 77 T
 if(BPFRT_SANITIZE)
   set_tests_properties(preload.libbpf PROPERTIES ENVIRONMENT "BPFRT_SANITIZED=${BPFRT_SANITIZE}")
 endif()
+add_test(NAME preload.attach COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/preload/attach.sh
+                                     $<TARGET_FILE:bpfrt_cli> ${CMAKE_SOURCE_DIR})
+set_tests_properties(preload.attach PROPERTIES LABELS unit SKIP_RETURN_CODE 77 TIMEOUT 120)
+if(BPFRT_SANITIZE)
+  set_tests_properties(preload.attach PROPERTIES ENVIRONMENT "BPFRT_SANITIZED=${BPFRT_SANITIZE}")
+endif()

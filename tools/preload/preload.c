@@ -15,7 +15,14 @@
  *                 bpf_perf_event_output() writes; ioctl() ENABLE/DISABLE of it succeeds,
  *                 epoll_ctl() registers its wake-up pipe as for ring buffers, and after a
  *                 wait its wake-up is re-armed (bpfrt_perf_ring_drain()).  Other events
- *                 go to the kernel.
+ *                 go to the kernel; tracepoints, kprobes and uprobes (their PMUs or
+ *                 tracefs events) are remembered with their attr.
+ *   ioctl()       PERF_EVENT_IOC_SET_BPF of a bpfrt program on a remembered event, and
+ *   bpf()         BPF_LINK_CREATE (BPF_PERF_EVENT) of one: the program runs in this
+ *                 process on the kernel's records: a tracepoint's (bpfrt_tracepoint_
+ *                 attach()), a probe's sampled registers as pt_regs (bpfrt_perf_event_
+ *                 attach()).  BPF_LINK_CREATE of an invalid fd answers EBADF, so libbpf's
+ *                 perf-link probe passes and libbpf uses links.
  *   readlink()    of /proc/self/fd/N names a bpfrt object as the kernel's anon inode
  *                 ("anon_inode:bpf-map", ...): bpftool tells objects apart that way.
  *   statfs64()    as statfs() (libbpf's and bpftool's name).
@@ -76,6 +83,8 @@
 
 static void resolve(void);
 static int is_prog_fd(int fd);
+static int prog_type(int fd);
+static int perf_link_create(const union bpf_attr *attr, long *ret);
 
 /* The interposed symbols; bpf() has no libc prototype. */
 int bpf(int cmd, union bpf_attr *attr, unsigned int size);
@@ -231,6 +240,15 @@ static long route_bpf(int cmd, union bpf_attr *attr, unsigned int size)
 
 	if (!attr || size > sizeof(copy))
 		return bpfrt_bpf(cmd, attr, size);
+	if (cmd == BPF_LINK_CREATE) {
+		long ret;
+
+		memset(&copy, 0, sizeof(copy));
+		if (read_user((uint64_t)(uintptr_t)attr, &copy, size) == size &&
+		    perf_link_create(&copy, &ret))
+			return ret;
+		return bpfrt_bpf(cmd, attr, size);
+	}
 	if (cmd == BPF_PROG_LOAD) {
 		priv = load_priv();
 		if (!priv || size < offsetof(union bpf_attr, prog_flags) + sizeof(attr->prog_flags))
@@ -466,22 +484,40 @@ static int perf_resize(int fd, size_t len)
 	return 0;
 }
 
-/* Tracepoint perf events (perf_event_open(PERF_TYPE_TRACEPOINT), libbpf's
- * attach_tracepoint): the kernel's event is opened as asked (its errno when it refuses),
- * and PERF_EVENT_IOC_SET_BPF of a bpfrt program attaches that program to the tracepoint
- * with bpfrt_tracepoint_attach() (it runs in this process on the kernel's records, as
- * `bpfrt trace` does); PERF_EVENT_IOC_DISABLE or close() of the event detaches it. */
+/* Probe perf events: tracepoints (perf_event_open(PERF_TYPE_TRACEPOINT), libbpf's
+ * attach_tracepoint, and tracefs kprobe/uprobe events, libbpf's legacy probes) and the
+ * kprobe/uprobe PMUs (libbpf's attach_kprobe/attach_uprobe).  The kernel's event is
+ * opened as asked (its errno when it refuses) and remembered with its attr; attaching a
+ * bpfrt program to it (PERF_EVENT_IOC_SET_BPF, or BPF_LINK_CREATE with BPF_PERF_EVENT)
+ * runs the program in this process on the kernel's records: a tracepoint program on
+ * the tracepoint's records (bpfrt_tracepoint_attach(), as `bpfrt trace` does), a kprobe
+ * program on the probe's sampled registers (bpfrt_perf_event_attach()).  DISABLE or
+ * close() of the event detaches what SET_BPF attached; a link from LINK_CREATE detaches
+ * when it is closed. */
 struct tp_fd {
 	int fd;
 	dev_t dev;
 	ino_t ino;
-	uint64_t id;  /* the tracefs id (attr.config) */
-	int link;     /* bpfrt's link, or -1 */
+	struct perf_event_attr attr; /* as opened; config1 points at name for the PMUs */
+	char *name;                  /* kprobe function or uprobe path, a copy (or NULL) */
+	int pid;                     /* perf_event_open()'s pid */
+	int link;                    /* bpfrt's link from SET_BPF, or -1 */
 };
 
 static struct tp_fd tp_fds[MAX_TP];
 static int ntp;
 static pthread_mutex_t tp_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* The links BPF_LINK_CREATE returned: close() detaches them at once (the link thread
+ * would notice the hang-up a little later; libbpf counts on a detach being done). */
+static int link_fds[MAX_TP];
+static int nlinks;
+
+static void tp_forget(struct tp_fd *t)
+{
+	free(t->name);
+	*t = tp_fds[--ntp];
+}
 
 static struct tp_fd *tp_find(int fd)
 {
@@ -494,22 +530,58 @@ static struct tp_fd *tp_find(int fd)
 			return &tp_fds[i];
 		if (tp_fds[i].link >= 0)
 			real_close(tp_fds[i].link);
-		tp_fds[i] = tp_fds[--ntp]; /* closed and reused */
+		tp_forget(&tp_fds[i]); /* closed and reused */
 		return NULL;
 	}
 	return NULL;
 }
 
-static void tp_track(int fd, uint64_t id)
-{
-	struct stat st;
+/* The type numbers of the kprobe and uprobe PMUs, read once; -1 where there is none. */
+static long pmu_types[2] = { -2, -2 };
 
+static long pmu_type(int uprobe)
+{
+	if (pmu_types[uprobe] == -2) {
+		char buf[32];
+		FILE *f = fopen(uprobe ? "/sys/bus/event_source/devices/uprobe/type"
+				       : "/sys/bus/event_source/devices/kprobe/type", "re");
+
+		pmu_types[uprobe] = f && fgets(buf, sizeof(buf), f) ? strtol(buf, NULL, 10) : -1;
+		if (f)
+			fclose(f);
+	}
+	return pmu_types[uprobe];
+}
+
+/* A perf event the kernel opened: remember it when it is a probe bpfrt can attach to. */
+static void tp_track(int fd, const struct perf_event_attr *attr, int pid)
+{
+	struct tp_fd e = { .fd = fd, .attr = *attr, .pid = pid, .link = -1 };
+	struct stat st;
+	int pmu = (long)attr->type == pmu_type(0) || (long)attr->type == pmu_type(1);
+
+	if (attr->type != PERF_TYPE_TRACEPOINT && !pmu)
+		return;
 	if (fstat(fd, &st))
 		return;
+	e.dev = st.st_dev;
+	e.ino = st.st_ino;
+	if (pmu && attr->config1) {
+		/* the function name or path lives in the caller's memory only for the call */
+		char buf[4096];
+		size_t n = read_user(attr->config1, buf, sizeof(buf));
+
+		if (!memchr(buf, '\0', n) || !(e.name = strdup(buf)))
+			return;
+		e.attr.config1 = (uint64_t)(uintptr_t)e.name;
+	}
 	pthread_mutex_lock(&tp_lock);
-	if (!tp_find(fd) && ntp < MAX_TP)
-		tp_fds[ntp++] = (struct tp_fd){ fd, st.st_dev, st.st_ino, id, -1 };
+	if (!tp_find(fd) && ntp < MAX_TP) {
+		tp_fds[ntp++] = e;
+		e.name = NULL;
+	}
 	pthread_mutex_unlock(&tp_lock);
+	free(e.name);
 }
 
 /* "category:name" of tracefs id, or -1 with errno ENOENT. */
@@ -560,34 +632,38 @@ static int tp_name(uint64_t id, char *out, size_t len)
 	return -1;
 }
 
-/* PERF_EVENT_IOC_SET_BPF of prog_fd on a tracepoint event: 1 with *ret when bpfrt took
- * it (a bpfrt program), 0 for the kernel (one of its own programs). */
-static int tp_set_bpf(int fd, int prog_fd, int *ret)
+/* Attach bpfrt program prog_fd (of type ptype) to the event copy t describes: a link fd,
+ * or -1 with errno and one line on stderr. */
+static int ev_attach(const struct tp_fd *t, int prog_fd, int ptype)
 {
-	struct tp_fd *t;
 	char name[600];
-	uint64_t id;
 	int link;
 
-	if (!ntp || !is_prog_fd(prog_fd))
-		return 0;
-	pthread_mutex_lock(&tp_lock);
-	t = tp_find(fd);
-	id = t ? t->id : 0;
-	link = t ? t->link : -1;
-	pthread_mutex_unlock(&tp_lock);
-	if (!t)
-		return 0;
-	*ret = -1;
-	if (link >= 0) {
-		errno = EEXIST; /* the kernel's answer for a second program on one event */
-		return 1;
+	if (ptype == BPF_PROG_TYPE_KPROBE) {
+		link = bpfrt_perf_event_attach(prog_fd, &t->attr, sizeof(t->attr), t->pid, NULL);
+		if (link < 0) {
+			int e = -link;
+
+			fprintf(stderr, "bpfrt-preload: %s %s: bpfrt cannot attach the program: "
+					"%s\n", (long)t->attr.type == pmu_type(1) ? "uprobe" :
+					"kprobe", t->name ? t->name : "(address)", strerror(e));
+			errno = e;
+			return -1;
+		}
+		return link;
 	}
-	if (tp_name(id, name, sizeof(name))) {
-		fprintf(stderr, "bpfrt-preload: tracepoint id %llu: not found in tracefs: "
-				"cannot attach the program in bpfrt\n", (unsigned long long)id);
+	if (ptype != BPF_PROG_TYPE_TRACEPOINT || t->attr.type != PERF_TYPE_TRACEPOINT) {
+		fprintf(stderr, "bpfrt-preload: a bpfrt program of type %d on a perf event of "
+				"type %u: not attachable (EINVAL)\n", ptype, t->attr.type);
 		errno = EINVAL;
-		return 1;
+		return -1;
+	}
+	if (tp_name(t->attr.config, name, sizeof(name))) {
+		fprintf(stderr, "bpfrt-preload: tracepoint id %llu: not found in tracefs: "
+				"cannot attach the program in bpfrt\n",
+			(unsigned long long)t->attr.config);
+		errno = EINVAL;
+		return -1;
 	}
 	link = bpfrt_tracepoint_attach(prog_fd, name, NULL);
 	if (link < 0) {
@@ -596,8 +672,49 @@ static int tp_set_bpf(int fd, int prog_fd, int *ret)
 		fprintf(stderr, "bpfrt-preload: tracepoint %s: bpfrt cannot attach the program: "
 				"%s\n", name, strerror(e));
 		errno = e;
+		return -1;
+	}
+	return link;
+}
+
+/* A copy of fd's entry (name duplicated: free it), or 0 when fd is no tracked event. */
+static int tp_copy(int fd, struct tp_fd *out)
+{
+	struct tp_fd *t;
+	int found;
+
+	pthread_mutex_lock(&tp_lock);
+	t = tp_find(fd);
+	found = t != NULL;
+	if (t) {
+		*out = *t;
+		out->name = t->name ? strdup(t->name) : NULL;
+		if (out->name)
+			out->attr.config1 = (uint64_t)(uintptr_t)out->name;
+	}
+	pthread_mutex_unlock(&tp_lock);
+	return found;
+}
+
+/* PERF_EVENT_IOC_SET_BPF of prog_fd on a tracked event: 1 with *ret when bpfrt took it
+ * (a bpfrt program), 0 for the kernel (one of its own programs). */
+static int tp_set_bpf(int fd, int prog_fd, int *ret)
+{
+	struct tp_fd copy, *t;
+	int ptype = prog_type(prog_fd), link;
+
+	if (!ntp || ptype < 0 || !tp_copy(fd, &copy))
+		return 0;
+	*ret = -1;
+	if (copy.link >= 0) {
+		free(copy.name);
+		errno = EEXIST; /* the kernel's answer for a second program on one event */
 		return 1;
 	}
+	link = ev_attach(&copy, prog_fd, ptype);
+	free(copy.name);
+	if (link < 0)
+		return 1;
 	pthread_mutex_lock(&tp_lock);
 	t = tp_find(fd);
 	if (t && t->link < 0) {
@@ -613,6 +730,42 @@ static int tp_set_bpf(int fd, int prog_fd, int *ret)
 	return 1;
 }
 
+/* BPF_LINK_CREATE with BPF_PERF_EVENT (what libbpf uses once its perf-link probe
+ * passes): 1 with *ret when the preload answered, 0 for bpfrt_bpf(). */
+static int perf_link_create(const union bpf_attr *attr, long *ret)
+{
+	int prog_fd = (int)attr->link_create.prog_fd, fd = (int)attr->link_create.target_fd;
+	int ptype = prog_type(prog_fd), link;
+	struct tp_fd copy;
+
+	if (attr->link_create.attach_type != BPF_PERF_EVENT || ptype < 0)
+		return 0;
+	*ret = -1;
+	if (fd < 0 || fcntl(fd, F_GETFD) < 0) {
+		errno = EBADF; /* the kernel's answer for a bad event fd (libbpf probes it) */
+		return 1;
+	}
+	if (!tp_copy(fd, &copy)) {
+		fprintf(stderr, "bpfrt-preload: BPF_LINK_CREATE of a bpfrt program on fd %d: "
+				"not a tracepoint, kprobe or uprobe event (EINVAL)\n", fd);
+		errno = EINVAL;
+		return 1;
+	}
+	if (attr->link_create.perf_event.bpf_cookie)
+		fprintf(stderr, "bpfrt-preload: BPF_LINK_CREATE: the bpf_cookie is not kept "
+				"(bpf_get_attach_cookie() answers 0)\n");
+	link = ev_attach(&copy, prog_fd, ptype);
+	free(copy.name);
+	if (link < 0)
+		return 1;
+	pthread_mutex_lock(&tp_lock);
+	if (nlinks < MAX_TP)
+		link_fds[nlinks++] = link;
+	pthread_mutex_unlock(&tp_lock);
+	*ret = link;
+	return 1;
+}
+
 /* Detach fd's program (DISABLE or close of the event). */
 static void tp_detach(int fd, int forget)
 {
@@ -625,7 +778,7 @@ static void tp_detach(int fd, int forget)
 		link = t->link;
 		t->link = -1;
 		if (forget)
-			*t = tp_fds[--ntp];
+			tp_forget(t);
 	}
 	pthread_mutex_unlock(&tp_lock);
 	if (link >= 0) {
@@ -639,6 +792,20 @@ int close(int fd)
 	resolve();
 	if (ntp)
 		tp_detach(fd, 1);
+	if (nlinks) {
+		int mine = 0;
+
+		pthread_mutex_lock(&tp_lock);
+		for (int i = 0; i < nlinks; i++)
+			if (link_fds[i] == fd) {
+				link_fds[i] = link_fds[--nlinks];
+				mine = 1;
+				break;
+			}
+		pthread_mutex_unlock(&tp_lock);
+		if (mine)
+			bpfrt_link_detach(fd);
+	}
 	return real_close(fd);
 }
 
@@ -685,9 +852,8 @@ int ioctl(int fd, unsigned long req, ...)
 		if (!told && is_prog_fd((int)(intptr_t)arg)) {
 			told = 1;
 			fprintf(stderr, "bpfrt-preload: PERF_EVENT_IOC_SET_BPF of a bpfrt program on "
-					"a perf event other than a tracepoint (kprobe, uprobe, "
-					"...): not attachable in bpfrt (the kernel's errno "
-					"follows)\n");
+					"a perf event other than a tracepoint, kprobe or uprobe: "
+					"not attachable in bpfrt (the kernel's errno follows)\n");
 		}
 	}
 	if (req == PERF_EVENT_IOC_DISABLE && ntp)
@@ -717,9 +883,14 @@ long syscall(long number, ...)
 		ret = real_syscall(number, a[0], a[1], a[2], a[3], a[4], a[5]);
 		memset(&attr, 0, sizeof(attr));
 		if (ret >= 0 &&
-		    read_user((uint64_t)a[0], &attr, PERF_ATTR_SIZE_VER0) == PERF_ATTR_SIZE_VER0 &&
-		    attr.type == PERF_TYPE_TRACEPOINT)
-			tp_track((int)ret, attr.config);
+		    read_user((uint64_t)a[0], &attr, PERF_ATTR_SIZE_VER0) == PERF_ATTR_SIZE_VER0) {
+			/* config2 (a probe's offset) is past the first version's fields */
+			size_t n = attr.size < sizeof(attr) ? attr.size : sizeof(attr);
+
+			if (n > PERF_ATTR_SIZE_VER0 && read_user((uint64_t)a[0], &attr, n) != n)
+				return ret;
+			tp_track((int)ret, &attr, (int)a[1]);
+		}
 		return ret;
 	}
 	return real_syscall(number, a[0], a[1], a[2], a[3], a[4], a[5]);
@@ -773,6 +944,18 @@ static int is_ringbuf(int fd, uint32_t *size)
 static int is_prog_fd(int fd)
 {
 	return obj_kind(fd, NULL) == KIND_PROG;
+}
+
+/* The program type of bpfrt program fd, or -1. */
+static int prog_type(int fd)
+{
+	struct bpf_prog_info info;
+	uint32_t len = sizeof(info);
+
+	memset(&info, 0, sizeof(info));
+	if (fd < 0 || bpfrt_obj_get_info_by_fd(fd, &info, &len) < 0 || len != sizeof(info))
+		return -1;
+	return (int)info.type;
 }
 
 /* /proc/self/fd/N of a bpfrt object reads as the kernel's anon inode does, which is how

@@ -1,0 +1,293 @@
+/* kprobe.c - kernel probes (kprobes, uprobes) as event sources for BPF_PROG_TYPE_KPROBE
+ * programs.  The kernel creates the probe (perf_event_open() of the kprobe/uprobe PMU,
+ * or a tracefs kprobe_events/uprobe_events entry opened as a tracepoint); bpfrt opens
+ * the same event again with the registers of each hit sampled (PERF_SAMPLE_REGS_INTR:
+ * for a kprobe the kernel's registers at the probe, for a uprobe the user registers the
+ * uprobe handler got) into mmap'd rings, and a link thread runs the program on each
+ * sample with those registers laid out as the program's struct pt_regs.
+ *
+ * What differs from the kernel, by construction: the program runs after the hit, on a
+ * thread of this process, not in the probed task (it cannot change what the task does;
+ * bpf_override_return and bpf_send_signal are not offered); kernel memory is out of reach
+ * (bpf_probe_read_kernel of a kernel address: -EFAULT); orig_rax is not sampled by perf
+ * (0); a hit the ring had no room for is counted as lost, not run.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bpfrt.h"
+#include "api/api.h"
+#include "trace/trace.h"
+#include "util/util.h"
+#include "vm/vm.h"
+
+#if defined(__x86_64__)
+#include <asm/perf_regs.h>
+#include <asm/ptrace.h>
+#endif
+
+#define DEFAULT_PAGES 64u  /* data pages per ring */
+#define POLL_MS 50         /* drain at least this often (wakeups come per watermark) */
+#define MAX_WARN 5         /* run faults printed per link */
+#define MAX_REGIONS 16     /* the registers and the program's array maps */
+#define PT_REGS_BYTES 168  /* the verifier's context size for kprobe programs */
+
+#if defined(__x86_64__)
+/* Where each sampled perf register goes in struct pt_regs; perf writes the registers of
+ * the mask in ascending bit order.  DS, ES, FS and GS are not in x86-64's pt_regs (perf
+ * refuses them there). */
+static const struct {
+	uint8_t perf;  /* PERF_REG_X86_* */
+	uint8_t slot;  /* offset in struct pt_regs / 8 */
+} reg_map[] = {
+#define R(p, f) { PERF_REG_X86_##p, offsetof(struct pt_regs, f) / 8 }
+	R(AX, rax), R(BX, rbx), R(CX, rcx), R(DX, rdx), R(SI, rsi), R(DI, rdi),
+	R(BP, rbp), R(SP, rsp), R(IP, rip), R(FLAGS, eflags), R(CS, cs), R(SS, ss),
+	R(R8, r8), R(R9, r9), R(R10, r10), R(R11, r11), R(R12, r12), R(R13, r13),
+	R(R14, r14), R(R15, r15),
+#undef R
+};
+_Static_assert(sizeof(struct pt_regs) == PT_REGS_BYTES, "pt_regs layout");
+#endif
+
+struct kp_source {
+	int nrings;
+	struct brt_perf_ring *rings;
+	struct brt_link *link;
+	uint64_t regs[PT_REGS_BYTES / 8]; /* the program's context */
+	uint64_t mask;                    /* PERF_SAMPLE_REGS_INTR mask */
+	unsigned nregs;                   /* registers per sample */
+	struct brt_region regions[MAX_REGIONS];
+	size_t nregions;
+};
+
+/* PERF_RECORD_SAMPLE for PERF_SAMPLE_TID | PERF_SAMPLE_CPU | PERF_SAMPLE_REGS_INTR */
+struct sample {
+	struct perf_event_header header;
+	uint32_t pid, tid;
+	uint32_t cpu, res;
+	uint64_t abi;
+	/* nregs u64 follow when abi is not PERF_SAMPLE_REGS_ABI_NONE */
+};
+
+static void run_sample(struct kp_source *src, const struct sample *s)
+{
+	struct brt_link *link = src->link;
+	struct brt_trace_task task = { .pid = (int32_t)s->tid, .tgid = (int32_t)s->pid,
+				       .cpu = s->cpu };
+	const uint8_t *vals = (const uint8_t *)(s + 1);
+	struct brt_run_opts o = { 0 };
+	uint64_t r0 = 0;
+	char msg[160];
+
+	if (s->abi == PERF_SAMPLE_REGS_ABI_NONE ||
+	    s->header.size < sizeof(*s) + (size_t)src->nregs * 8)
+		return; /* no registers (a hit in a kernel thread's user part): nothing to run on */
+	memset(src->regs, 0, sizeof(src->regs));
+#if defined(__x86_64__)
+	for (unsigned i = 0, k = 0; i < BRT_ARRAY_SIZE(reg_map); i++)
+		memcpy(&src->regs[reg_map[i].slot], vals + 8 * k++, 8);
+#else
+	(void)vals;
+#endif
+	o.r1 = (uint64_t)(uintptr_t)src->regs;
+	o.regions = src->regions;
+	o.nr_regions = src->nregions;
+	o.user = &link->prog->pm;
+	brt_trace_set_task(&task);
+	if (brt_vm_run_opts(link->prog->vm, &o, &r0, msg, sizeof(msg))) {
+		if (atomic_fetch_add(&link->errors, 1) < MAX_WARN)
+			brt_print(BPFRT_WARN, "bpfrt: kprobe program: %s\n", msg);
+	} else if (r0) {
+		atomic_fetch_add(&link->nonzero, 1);
+	}
+	brt_trace_set_task(NULL);
+	atomic_fetch_add(&link->events, 1);
+}
+
+static void on_record(void *arg, const struct perf_event_header *rec)
+{
+	struct kp_source *src = arg;
+
+	if (rec->type == PERF_RECORD_SAMPLE && rec->size >= sizeof(struct sample)) {
+		run_sample(src, (const struct sample *)(const void *)rec);
+	} else if (rec->type == PERF_RECORD_LOST && rec->size >= sizeof(*rec) + 16) {
+		uint64_t lost;
+
+		memcpy(&lost, (const uint8_t *)rec + sizeof(*rec) + 8, 8);
+		atomic_fetch_add(&src->link->lost, lost);
+	}
+}
+
+static void kp_run(struct brt_link *link)
+{
+	struct kp_source *src = link->priv;
+	int n = src->nrings;
+	struct pollfd *p = calloc((size_t)n + 2, sizeof(*p));
+
+	if (!p)
+		return;
+	for (int i = 0; i < n; i++)
+		p[i] = (struct pollfd){ .fd = src->rings[i].fd, .events = POLLIN };
+	p[n] = (struct pollfd){ .fd = link->peer, .events = POLLIN };
+	p[n + 1] = (struct pollfd){ .fd = link->wake, .events = POLLIN };
+	for (;;) {
+		int r = poll(p, (nfds_t)n + 2, POLL_MS);
+
+		if (r < 0 && errno != EINTR)
+			break;
+		for (int i = 0; i < n; i++)
+			brt_perf_ring_drain(&src->rings[i], on_record, src);
+		if (r > 0 && brt_link_stopping(p + n))
+			break;
+	}
+	free(p);
+}
+
+static void kp_free(struct kp_source *src)
+{
+	for (int i = 0; i < src->nrings; i++)
+		brt_perf_ring_close(&src->rings[i]);
+	free(src->rings);
+	free(src);
+}
+
+static void kp_detach(struct brt_link *link)
+{
+	kp_free(link->priv);
+}
+
+static const struct brt_link_ops kp_ops = {
+	.kind = "kprobe",
+	.run = kp_run,
+	.detach = kp_detach,
+};
+
+/* The PMU type of /sys/bus/event_source/devices/<name>/type, or -1. */
+static long pmu_type(const char *name)
+{
+	char path[128], buf[32];
+	long type = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/bus/event_source/devices/%s/type", name);
+	f = fopen(path, "re");
+	if (f && fgets(buf, sizeof(buf), f))
+		type = strtol(buf, NULL, 10);
+	if (f)
+		fclose(f);
+	return type;
+}
+
+/* pid's event on every online CPU (pid -1) or on any CPU (one process). */
+static int open_rings(struct kp_source *src, struct perf_event_attr *attr, int pid,
+		      unsigned pages)
+{
+	long ncpu = pid == -1 ? sysconf(_SC_NPROCESSORS_CONF) : 1;
+	int err = -ENODEV;
+
+	if (ncpu < 1)
+		ncpu = 1;
+	src->rings = calloc((size_t)ncpu, sizeof(*src->rings));
+	if (!src->rings)
+		return -ENOMEM;
+	for (long cpu = 0; cpu < ncpu; cpu++) {
+		int e = brt_perf_ring_open(attr, pid, pid == -1 ? (int)cpu : -1, pages,
+					   &src->rings[src->nrings]);
+
+		if (!e)
+			src->nrings++;
+		else if (pid != -1 || (e != -ENODEV && e != -EINVAL))
+			err = e; /* an offline CPU refuses with ENODEV or EINVAL: skipped */
+	}
+	if (src->nrings)
+		return 0;
+	brt_print(BPFRT_WARN, "bpfrt: perf_event_open of the probe with sampled registers "
+		  "failed: %s\n", strerror(-err));
+	return err;
+}
+
+#if !defined(__x86_64__)
+int bpfrt_perf_event_attach(int prog_fd, const void *attr_in, size_t attr_size, int pid,
+			    const struct bpfrt_perf_event_opts *opts)
+{
+	(void)prog_fd, (void)attr_in, (void)attr_size, (void)pid, (void)opts;
+	brt_print(BPFRT_WARN, "bpfrt: kprobe programs on kernel probes: x86-64 only\n");
+	return -(errno = EOPNOTSUPP);
+}
+#else
+int bpfrt_perf_event_attach(int prog_fd, const void *attr_in, size_t attr_size, int pid,
+			    const struct bpfrt_perf_event_opts *opts)
+{
+	struct perf_event_attr attr;
+	struct brt_prog *prog;
+	struct kp_source *src;
+	unsigned pages;
+	int err;
+
+	if (opts && !brt_opts_valid(opts, offsetof(struct bpfrt_perf_event_opts, ring_pages) +
+					   sizeof(opts->ring_pages), "bpfrt_perf_event_opts"))
+		return -(errno = EINVAL);
+	pages = BRT_OPTS_GET(opts, ring_pages, 0) ? BRT_OPTS_GET(opts, ring_pages, 0)
+						  : DEFAULT_PAGES;
+	if ((pages & (pages - 1)) || !attr_in || attr_size < PERF_ATTR_SIZE_VER0 || pid < -1)
+		return -(errno = EINVAL);
+	memset(&attr, 0, sizeof(attr));
+	memcpy(&attr, attr_in, attr_size < sizeof(attr) ? attr_size : sizeof(attr));
+	if (attr.type != PERF_TYPE_TRACEPOINT && (long)attr.type != pmu_type("kprobe") &&
+	    (long)attr.type != pmu_type("uprobe")) {
+		brt_print(BPFRT_WARN, "bpfrt: perf event type %u is not a kprobe or uprobe\n",
+			  attr.type);
+		return -(errno = EINVAL);
+	}
+	err = brt_prog_from_fd(prog_fd, &prog);
+	if (err)
+		return -(errno = -err);
+	if (prog->type != BPF_PROG_TYPE_KPROBE) {
+		brt_print(BPFRT_WARN, "bpfrt: a kprobe or uprobe runs BPF_PROG_TYPE_KPROBE "
+			  "programs; this one has type %u\n", prog->type);
+		brt_obj_put(&prog->obj);
+		return -(errno = EINVAL);
+	}
+	src = calloc(1, sizeof(*src));
+	if (!src) {
+		err = -ENOMEM;
+		goto out_put;
+	}
+	for (size_t i = 0; i < BRT_ARRAY_SIZE(reg_map); i++)
+		src->mask |= 1ull << reg_map[i].perf;
+	src->nregs = BRT_ARRAY_SIZE(reg_map);
+	/* the caller's probe, sampled: every hit, its task, CPU and registers */
+	attr.size = sizeof(attr);
+	attr.freq = 0;
+	attr.sample_period = 1;
+	attr.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_CPU | PERF_SAMPLE_REGS_INTR;
+	attr.sample_regs_intr = src->mask;
+	attr.read_format = 0;
+	attr.disabled = 0;
+	attr.inherit = 0;
+	attr.enable_on_exec = 0;
+	attr.precise_ip = 0;
+	attr.watermark = 1;
+	attr.wakeup_watermark = pages * 4096u / 4;
+	src->regions[0] = (struct brt_region){ (uint64_t)(uintptr_t)src->regs, PT_REGS_BYTES, 0 };
+	src->nregions = 1 + brt_prog_map_regions(prog, src->regions + 1, MAX_REGIONS - 1);
+	err = open_rings(src, &attr, pid, pages);
+	if (err)
+		goto out_free;
+	err = brt_link_create(&kp_ops, prog, src, &src->link);
+	if (err < 0)
+		goto out_free;
+	brt_obj_put(&prog->obj);
+	return err;
+out_free:
+	kp_free(src);
+out_put:
+	brt_obj_put(&prog->obj);
+	return -(errno = -err);
+}
+#endif

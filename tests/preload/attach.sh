@@ -1,0 +1,62 @@
+#!/bin/sh
+# attach.sh - attachment through the calls libbpf makes, under libbpfrt-preload.so
+# (`bpfrt exec`): unmodified programs built here against the system libbpf (Debian
+# libbpf-dev), run once on the kernel and once on bpfrt, print the same:
+#  - kp.c: uprobe and uretprobe programs (bpf_program__attach_uprobe_opts: the uprobe
+#    PMU's perf_event_open, then a perf link) read arguments and return values from
+#    pt_regs, and bpf_probe_read_user_str() reads a string in another process (a child);
+#    detach stops them;
+#  - kp --ioctl: the same through perf_event_open + PERF_EVENT_IOC_SET_BPF by hand.
+# Kprobes take the same road in bpfrt (bpfrt_perf_event_attach()); they are compared
+# only where the kernel has them (CONFIG_KPROBES).
+# Needs root (the kernel runs, perf_event_open of probes).  Usage: attach.sh BPFRT SOURCE_DIR
+set -u
+BPFRT=$1
+SRC=$2/tests/preload
+if [ -n "${BPFRT_SANITIZED:-}" ]; then
+	echo "skipped: the preload library is built with -fsanitize=$BPFRT_SANITIZED, which cannot be preloaded into the uninstrumented test programs"
+	exit 77
+fi
+for tool in clang bpftool cc; do
+	command -v $tool >/dev/null 2>&1 || { echo "skipped: $tool not installed"; exit 77; }
+done
+[ -f /usr/include/bpf/libbpf.h ] || { echo "skipped: libbpf-dev not installed"; exit 77; }
+[ "$(id -u)" = 0 ] || { echo "skipped: needs root for the kernel run and probe events"; exit 77; }
+[ -r /sys/bus/event_source/devices/uprobe/type ] ||
+	{ echo "skipped: the kernel has no uprobe PMU (CONFIG_UPROBE_EVENTS)"; exit 77; }
+T=$(mktemp -d "${TMPDIR:-/tmp}/bpfrt-attach-XXXXXX")
+chmod 755 "$T"
+export BPFRT_FS="$T/fs"
+trap 'rm -rf "$T"' EXIT
+fails=0
+passes=0
+fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
+ok() { passes=$((passes + 1)); }
+
+ARCH_INC=/usr/include/$(cc -print-multiarch 2>/dev/null)
+clang -O2 -g -target bpf -D__TARGET_ARCH_x86 -I"$ARCH_INC" -c "$SRC/kp.bpf.c" -o "$T/kp.bpf.o" &&
+	bpftool gen skeleton "$T/kp.bpf.o" name kp > "$T/kp.skel.h" &&
+	cc -O1 -Wall -I"$T" -o "$T/kp" "$SRC/kp.c" -lbpf ||
+	{ echo "FAIL: building the test programs"; exit 1; }
+
+# same output on both; $1 names the case, the rest is kp's arguments
+same() {
+	name=$1
+	shift
+	APP_VERBOSE=1 "$T/kp" "$@" > "$T/$name.kernel" 2>&1
+	APP_VERBOSE=1 "$BPFRT" exec -- "$T/kp" "$@" > "$T/$name.bpfrt" 2>&1
+	if grep -q '^done$' "$T/$name.kernel" && cmp -s "$T/$name.kernel" "$T/$name.bpfrt"; then
+		ok
+	else
+		fail "$name: kernel and bpfrt differ:"
+		diff "$T/$name.kernel" "$T/$name.bpfrt" >&2
+	fi
+}
+same uprobe
+grep -q '^kp_name: marker hits 3 .* other hits 2 ' "$T/uprobe.bpfrt" && ok ||
+	fail "uprobe: the child's string was not read from the child: $(cat "$T/uprobe.bpfrt")"
+same uprobe_ioctl --ioctl
+cat "$T/uprobe.bpfrt"
+
+echo "$passes passed, $fails failed"
+[ $fails = 0 ]
