@@ -141,14 +141,23 @@ uint32_t brt_prog_file_max_priv(int fd);
 /* Open the table's maps by their links: *fds (malloc'd, *n entries, close them) in table
  * order.  0, -ENOENT when a link is gone, -EINVAL when it names another map. */
 int brt_prog_file_open_maps(const struct brt_prog *prog, int **fds, uint32_t *n);
-/* Around pinning prog: link its maps (dropping links no pinned program needs any more)
- * and hold the links' lock until brt_prog_file_pin_end(), so no other process drops them
- * before the program's own link exists.  prog must be built (brt_prog_materialise():
- * its maps are known then).  Returns the lock (>= 0) or -errno; the pin goes on either
- * way (a map that could not be linked keeps the program usable only where it is already
- * built). */
-int brt_prog_file_pin_begin(struct brt_prog *prog);
-void brt_prog_file_pin_end(int lock);
+/* Around pinning prog: link its maps (dropping links no pinned program needs any more
+ * when a new one is made) and hold the links' lock until brt_prog_file_pin_end(), so no
+ * other process drops them before the program's own link exists.  prog must be built
+ * (brt_prog_materialise(): its maps are known then).  Returns the lock (>= 0; 0 with
+ * pl->lock -1 for a program without maps) or -errno; the pin goes on either way (a map
+ * that could not be linked keeps the program usable only where it is already built).
+ * pin_end (always called) links the program file (prog_fd, inode ino) when pinned says
+ * the pin was made, so its unpin is seen later, and releases the lock. */
+struct brt_pin_links {
+	int lock, dir; /* the links' lock and directory, or -1 */
+	int clean;     /* every map link is named by a linked program */
+};
+int brt_prog_file_pin_begin(struct brt_prog *prog, struct brt_pin_links *pl);
+void brt_prog_file_pin_end(struct brt_pin_links *pl, int prog_fd, uint64_t ino, int pinned);
+/* Is path (a file nftw() found; name at path + base) a program's link in a links'
+ * directory rather than a pin? */
+int brt_prog_file_is_prog_link(const char *path, int base);
 /* BPF_MAP_GET_FD_BY_ID's search: a map with this id linked for a pinned program or
  * pinned itself in $BPFRT_FS.  A new O_RDWR fd or -ENOENT. */
 int brt_prog_file_find_map(uint32_t id);

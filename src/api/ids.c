@@ -203,8 +203,9 @@ static _Thread_local struct id_walk *pin_walk;
 
 static int visit_pin(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
-	(void)ftw;
-	if (flag == FTW_F && S_ISREG(st->st_mode))
+	/* a pinned program's link in a links' directory is no pin (prog_file.c) */
+	if (flag == FTW_F && S_ISREG(st->st_mode) &&
+	    !brt_prog_file_is_prog_link(path, ftw->base))
 		visit_path(pin_walk, path);
 	return done(pin_walk) ? FTW_STOP : FTW_CONTINUE;
 }

@@ -74,9 +74,10 @@ static int get_dir_ok(const char *path)
 int brt_cmd_obj_pin(struct brt_call *call)
 {
 	union bpf_attr *attr = call->attr;
+	struct brt_pin_links links = { .lock = -1, .dir = -1 };
 	char path[PATH_MAX], proc[64];
 	struct brt_obj *obj;
-	int err, lock = -1;
+	int err;
 
 	if (attr->file_flags)
 		return -EINVAL;
@@ -96,11 +97,11 @@ int brt_cmd_obj_pin(struct brt_call *call)
 	 * know its maps; when that fails the pin goes on without linking them (they may
 	 * still be linked from an earlier pin).  prog_file.c never calls back into prog.c. */
 	if (obj->kind == BRT_OBJ_PROG && !brt_prog_materialise((struct brt_prog *)(void *)obj))
-		lock = brt_prog_file_pin_begin((struct brt_prog *)(void *)obj);
+		brt_prog_file_pin_begin((struct brt_prog *)(void *)obj, &links);
 	snprintf(proc, sizeof(proc), "/proc/self/fd/%u", attr->bpf_fd);
 	if (linkat(AT_FDCWD, proc, AT_FDCWD, path, AT_SYMLINK_FOLLOW))
 		err = errno == EXDEV ? -EPERM : -errno;
-	brt_prog_file_pin_end(lock);
+	brt_prog_file_pin_end(&links, (int)attr->bpf_fd, (uint64_t)obj->ino, !err);
 out_put:
 	brt_obj_put(obj);
 	return err;

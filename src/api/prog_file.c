@@ -4,9 +4,20 @@
  * directory ($BPFRT_FS/.bpfrt-maps for root, .bpfrt-maps.<uid> for others), so the maps
  * outlive every process that had them open, as a pinned program keeps its maps in the
  * kernel.  A link stays while some pinned program names it: unpinning is rm, which tells
- * nobody, so each program pin drops the links of its user no pinned program names any
- * more, holding that user's lock (a 0600 file no other user can open, so none can hold
- * it); readers take no lock.  docs/SECURITY.md.
+ * nobody, so a program pin that links a new map first drops the links of its user no
+ * pinned program names any more, holding that user's lock (a 0600 file no other user can
+ * open, so none can hold it); readers take no lock.  docs/SECURITY.md.
+ *
+ * Finding out whether anything was unpinned must not cost a walk of every pin at every
+ * pin (quadratic: `bpfrt prog loadall` of 34 objects into one directory made 650 system
+ * calls per object, most of them opening other objects' pins).  So each pinned program
+ * of the user is also hard-linked into the links directory as ".prog-<inode>": its link
+ * count is its pins plus such links (this user's and any other user's), and a count with
+ * no pin left means it was unpinned.  The lock file's first byte says whether every map
+ * link is named by a program linked so ('c', clean) or not (anything else: a pin failed
+ * after linking maps, a process died in between, a directory from an older version); the
+ * full walk of $BPFRT_FS runs only when a program was unpinned or the state is not clean,
+ * and it links the user's pinned programs it finds, so later unpins are seen.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -27,6 +38,10 @@
 
 #define LINK_DIR ".bpfrt-maps"
 #define NAME_LEN 48
+/* a pinned program's link in its user's links directory (a leading dot: never taken for
+ * a map link, which is hex, nor listed by tools counting the maps' links) */
+#define PROG_LINK ".prog-"
+#define STATE_CLEAN 'c'
 
 uint64_t brt_prog_file_data_size(uint32_t insn_cnt, uint32_t nmaps, uint32_t nfuncs)
 {
@@ -229,12 +244,6 @@ static int each_links_dir(int (*fn)(int dirfd, void *arg), void *arg)
 	return ret;
 }
 
-void brt_prog_file_pin_end(int lock)
-{
-	if (lock >= 0)
-		close(lock); /* releases the flock */
-}
-
 /* Does the map opened as fd match the table entry? */
 static int map_matches(int fd, const struct brt_prog_mapref *r)
 {
@@ -349,6 +358,8 @@ static int idset_has(const struct idset *s, uint32_t id, uint64_t ino)
 struct walk {
 	struct idset *named; /* collect: maps named by pinned programs */
 	int failed;          /* collect: a program file could not be read */
+	int linkdir;         /* collect: link the user's pinned programs here (or -1) */
+	uid_t uid;           /* collect: that user */
 	uint32_t want_id;    /* find: a pinned map with this id */
 	int found;           /* find: its fd */
 };
@@ -365,6 +376,19 @@ static int read_hdr(int fd, const struct stat *st, uint32_t kind, struct brt_obj
 	return hdr->magic == BRT_OBJ_MAGIC && hdr->version == BRT_OBJ_VERSION &&
 		       hdr->kind == kind && hdr->file_size == (uint64_t)st->st_size ?
 		       0 : -EINVAL;
+}
+
+/* The program file open as fd (inode ino) linked into the links' directory dirfd as
+ * PROG_LINK<ino>: 0 (also when it is there already) or -errno. */
+static int link_prog(int dirfd, int fd, uint64_t ino)
+{
+	char name[NAME_LEN], proc[64];
+
+	snprintf(name, sizeof(name), PROG_LINK "%" PRIx64, ino);
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	if (!linkat(AT_FDCWD, proc, dirfd, name, AT_SYMLINK_FOLLOW) || errno == EEXIST)
+		return 0;
+	return -errno;
 }
 
 static void collect_prog(int fd, const struct stat *st)
@@ -386,6 +410,11 @@ static void collect_prog(int fd, const struct stat *st)
 				walk->failed = 1;
 	}
 	free(t);
+	/* the user's own pinned programs only: another user's pins link their maps in
+	 * their own directory, and a link of ours would keep their program's file alive */
+	if (walk->linkdir >= 0 && st->st_uid == walk->uid &&
+	    link_prog(walk->linkdir, fd, (uint64_t)st->st_ino))
+		walk->failed = 1;
 }
 
 static void find_map(int fd, const struct stat *st, const char *path)
@@ -422,14 +451,17 @@ static void walk_fs(struct walk *w)
 	walk = NULL;
 }
 
-/* Drop the links (in the locked directory) that no pinned program and not prog names. */
-static void collect(int dirfd, const struct brt_prog *prog)
+/* Drop the links (in the locked directory) that no pinned program and not prog names,
+ * and link the user's pinned programs (PROG_LINK).  0 when every pinned program could
+ * be read and linked, -1 otherwise (nothing dropped then when unreadable: keep
+ * everything rather than drop a link in use). */
+static int collect(int dirfd, const struct brt_prog *prog)
 {
 	struct idset named = { 0 };
-	struct walk w = { .named = &named, .found = -1 };
+	struct walk w = { .named = &named, .found = -1, .linkdir = dirfd, .uid = geteuid() };
 	struct dirent *de;
 	DIR *dir;
-	int fd;
+	int fd, ret = -1;
 
 	for (uint32_t i = 0; i < prog->pm.n; i++)
 		if (idset_add(&named, prog->pm.maps[i]->obj.snap.id, prog->pm.maps[i]->obj.ino))
@@ -440,8 +472,9 @@ static void collect(int dirfd, const struct brt_prog *prog)
 	if (!dir) {
 		if (fd >= 0)
 			close(fd);
-		goto out; /* keep everything rather than drop a link in use */
+		goto out;
 	}
+	rewinddir(dir); /* a dup shares the offset: sweep() read this directory already */
 	while ((de = readdir(dir))) {
 		uint32_t id;
 		uint64_t ino;
@@ -454,8 +487,85 @@ static void collect(int dirfd, const struct brt_prog *prog)
 			unlinkat(dirfd, de->d_name, 0);
 	}
 	closedir(dir);
+	ret = 0;
 out:
 	free(named.v);
+	return ret;
+}
+
+/* Every other user's trusted links' directory (not the one open as mine), for counting
+ * the links of a program file that are no pins. */
+struct others {
+	struct stat mine;
+	int fds[16];
+	int n;
+};
+
+static int add_other(int dirfd, void *arg)
+{
+	struct others *o = arg;
+	struct stat st;
+
+	if (o->n < (int)(sizeof(o->fds) / sizeof(o->fds[0])) && !fstat(dirfd, &st) &&
+	    (st.st_ino != o->mine.st_ino || st.st_dev != o->mine.st_dev))
+		o->fds[o->n++] = dup(dirfd);
+	return 0;
+}
+
+/* Drop this directory's program links whose program has no pin left (its link count is
+ * only such links, here and in other users' directories): 1 when one was dropped (the
+ * links of its maps may be named by nobody now), 0 when none, -1 when the directory
+ * cannot be read. */
+static int sweep(int dirfd)
+{
+	struct others o = { .n = 0 };
+	struct dirent *de;
+	struct stat st, ost;
+	DIR *dir;
+	int fd = dup(dirfd), dropped = 0, others_read = 0;
+
+	dir = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!dir) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	rewinddir(dir); /* a dup shares the directory's offset */
+	while ((de = readdir(dir))) {
+		nlink_t links = 1;
+
+		if (strncmp(de->d_name, PROG_LINK, strlen(PROG_LINK)) ||
+		    fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW))
+			continue;
+		if (st.st_nlink > 1 && !others_read) {
+			others_read = 1;
+			if (!fstat(dirfd, &o.mine))
+				each_links_dir(add_other, &o);
+		}
+		for (int i = 0; i < o.n && st.st_nlink > links; i++)
+			if (o.fds[i] >= 0 &&
+			    !fstatat(o.fds[i], de->d_name, &ost, AT_SYMLINK_NOFOLLOW) &&
+			    ost.st_ino == st.st_ino && ost.st_dev == st.st_dev)
+				links++;
+		if (st.st_nlink <= links) {
+			unlinkat(dirfd, de->d_name, 0);
+			dropped = 1;
+		}
+	}
+	closedir(dir);
+	for (int i = 0; i < o.n; i++)
+		if (o.fds[i] >= 0)
+			close(o.fds[i]);
+	return dropped;
+}
+
+/* Is map linked in the links' directory dirfd? */
+static int map_linked(int dirfd, const struct brt_map *map, char *name)
+{
+	struct stat st;
+
+	link_name(map->obj.snap.id, (uint64_t)map->obj.ino, name);
+	return !fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) && st.st_ino == map->obj.ino;
 }
 
 /* A name for map's file in the links' directory.  This process maps the file, so the
@@ -469,8 +579,7 @@ static int link_map(int lnk, const struct brt_map *map)
 	DIR *dir;
 	int err = -ENOENT;
 
-	link_name(map->obj.snap.id, (uint64_t)map->obj.ino, name);
-	if (!fstatat(lnk, name, &st, AT_SYMLINK_NOFOLLOW) && st.st_ino == map->obj.ino)
+	if (map_linked(lnk, map, name))
 		return 0;
 	snprintf(src, sizeof(src), "/proc/self/map_files/%lx-%lx",
 		 (unsigned long)(uintptr_t)map->obj.base,
@@ -490,20 +599,79 @@ static int link_map(int lnk, const struct brt_map *map)
 	return err;
 }
 
-int brt_prog_file_pin_begin(struct brt_prog *prog)
+static int state_clean(int lock)
 {
-	int lock, dir;
+	char c;
 
-	lock = lock_links(&dir);
-	if (lock < 0)
-		return lock;
-	collect(dir, prog);
+	return pread(lock, &c, 1, 0) == 1 && c == STATE_CLEAN;
+}
+
+static void state_set(int lock, char c)
+{
+	if (pwrite(lock, &c, 1, 0) != 1)
+		return; /* left as it was: a state that is not clean only costs a walk */
+}
+
+int brt_prog_file_pin_begin(struct brt_prog *prog, struct brt_pin_links *pl)
+{
+	char name[NAME_LEN];
+	int fresh = 0, clean;
+
+	pl->lock = pl->dir = -1;
+	pl->clean = 0;
+	if (!prog->pm.n)
+		return 0; /* nothing to link, nothing the pin could leave behind */
+	pl->lock = lock_links(&pl->dir);
+	if (pl->lock < 0)
+		return pl->lock;
+	for (uint32_t i = 0; i < prog->pm.n && !fresh; i++)
+		fresh = !map_linked(pl->dir, prog->pm.maps[i], name);
+	clean = state_clean(pl->lock);
+	/* Links are added only by a pin that makes a new one; that is when the ones
+	 * nobody names any more are dropped (the sweep is cheap, the walk is not). */
+	if (fresh || !clean) {
+		/* 1: a program was unpinned, -1: unreadable; either way only the walk knows */
+		if (sweep(pl->dir) || !clean) {
+			clean = !collect(pl->dir, prog);
+			if (clean && !fresh)
+				state_set(pl->lock, STATE_CLEAN);
+		}
+	}
+	if (fresh && state_clean(pl->lock))
+		state_set(pl->lock, 'd'); /* until the program's own link exists */
 	/* A map that cannot be linked leaves the program usable where it is loaded only,
 	 * as before pinning (docs/MEMORY_MODEL.md). */
 	for (uint32_t i = 0; i < prog->pm.n; i++)
-		link_map(dir, prog->pm.maps[i]);
-	close(dir);
-	return lock;
+		link_map(pl->dir, prog->pm.maps[i]);
+	pl->clean = clean;
+	return pl->lock;
+}
+
+void brt_prog_file_pin_end(struct brt_pin_links *pl, int prog_fd, uint64_t ino, int pinned)
+{
+	if (pl->lock < 0)
+		return;
+	if (pinned && !link_prog(pl->dir, prog_fd, ino)) {
+		if (pl->clean)
+			state_set(pl->lock, STATE_CLEAN);
+	} else if (pinned) {
+		state_set(pl->lock, 'd'); /* its unpin would go unseen: walk next time */
+	}
+	close(pl->dir);
+	close(pl->lock); /* releases the flock */
+	pl->lock = pl->dir = -1;
+}
+
+int brt_prog_file_is_prog_link(const char *path, int base)
+{
+	const char *dir;
+
+	if (base < 1 || strncmp(path + base, PROG_LINK, strlen(PROG_LINK)))
+		return 0;
+	/* the parent directory's name: LINK_DIR or LINK_DIR.<uid> */
+	for (dir = path + base - 1; dir > path && dir[-1] != '/'; dir--)
+		;
+	return !strncmp(dir, LINK_DIR, strlen(LINK_DIR));
 }
 
 /* ---- BPF_MAP_GET_FD_BY_ID ---------------------------------------------------------- */

@@ -4,7 +4,8 @@
  * and test-runs it; C finds the maps through the program's map_ids and
  * BPF_MAP_GET_FD_BY_ID and reads the counts; this process and B see each other's writes.
  * Then corrupted copies of the program file: a clean errno, never a crash.  And the map
- * links of an unpinned program are dropped by the next program pin.
+ * links of an unpinned program are dropped by the next program pin that links a map,
+ * and a program pinned twice keeps its maps until both pins are gone.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -514,6 +515,46 @@ int main(int argc, char **argv)
 		for (int i = 0; i < 3; i++)
 			close(mfds[i]);
 		close(p2);
+	}
+
+	T_CASE("a program pinned twice keeps its maps until both pins are gone");
+	{
+		char pa[160], pb[160], pc[160], pd[160];
+		int ma[3], mc[3], md[3], p3, p4, p5;
+
+		snprintf(pa, sizeof(pa), "%s/twice_a", dir);
+		snprintf(pb, sizeof(pb), "%s/twice_b", dir);
+		snprintf(pc, sizeof(pc), "%s/third", dir);
+		snprintf(pd, sizeof(pd), "%s/fourth", dir);
+		for (int i = 0; i < 3; i++) {
+			ma[i] = bpfrt_map_create(BPF_MAP_TYPE_ARRAY, "a", 4, 8, 1, NULL);
+			mc[i] = bpfrt_map_create(BPF_MAP_TYPE_ARRAY, "c", 4, 8, 1, NULL);
+			md[i] = bpfrt_map_create(BPF_MAP_TYPE_ARRAY, "d", 4, 8, 1, NULL);
+		}
+		p3 = load_prog(ma);
+		p4 = load_prog(mc);
+		p5 = load_prog(md);
+		T_ASSERT(p3 >= 0 && p4 >= 0 && p5 >= 0);
+		T_EQ_INT(0, bpfrt_obj_pin(p3, pa));
+		T_EQ_INT(3, count_links(dir)); /* "other"'s three dropped */
+		T_EQ_INT(0, bpfrt_obj_pin(p3, pb)); /* no new map: nothing collected */
+		T_EQ_INT(3, count_links(dir));
+		unlink(pa);
+		T_EQ_INT(0, bpfrt_obj_pin(p4, pc)); /* p3 still pinned at pb */
+		T_EQ_INT(6, count_links(dir));
+		unlink(pb);
+		unlink(pc);
+		T_EQ_INT(0, bpfrt_obj_pin(p5, pd)); /* p3 and p4 unpinned: theirs dropped */
+		T_EQ_INT(3, count_links(dir));
+		unlink(pd);
+		for (int i = 0; i < 3; i++) {
+			close(ma[i]);
+			close(mc[i]);
+			close(md[i]);
+		}
+		close(p3);
+		close(p4);
+		close(p5);
 	}
 
 	{
