@@ -1,7 +1,8 @@
 /* jit_lookup.c - at BPF_PROG_LOAD, bind every bpf_map_lookup_elem call to the map the
  * verifier saw there on all paths (its call_maps output, the kernel's map_ptr_state), so
  * the JIT looks up itself: an array's value address computed inline (the kernel's
- * map_gen_lookup), any other type's lookup called directly.
+ * map_gen_lookup), a hash map's key hashed and its bucket's first element probed inline
+ * (maps/hash.c describes the layout), any other type's lookup called directly.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -32,6 +33,7 @@ int brt_prog_bind_lookups(struct bpfrt_vm *vm, const struct bpf_insn *insns, siz
 	for (size_t i = 0; i < n; i++) {
 		struct brt_map *map = call_maps[i];
 		struct brt_jit_lookup *e;
+		struct brt_hash_probe hp;
 		void *base;
 
 		if (!map || insns[i].code != (BPF_JMP | BPF_CALL) || insns[i].src_reg ||
@@ -60,6 +62,18 @@ int brt_prog_bind_lookups(struct bpfrt_vm *vm, const struct bpf_insn *insns, siz
 			e->kind = BRT_JIT_LOOKUP_ARRAY;
 			e->base = (uint64_t)(uintptr_t)base;
 			e->max_entries = map->max_entries;
+		} else if (!brt_hash_probe(map, &hp)) {
+			e->kind = BRT_JIT_LOOKUP_HASH;
+			e->hash = (struct brt_jit_hash_layout){
+				.buckets = (uint64_t)(uintptr_t)hp.buckets,
+				.elems = (uint64_t)(uintptr_t)hp.elems,
+				.n_buckets = hp.n_buckets, .n_elems = hp.n_elems,
+				.elem_size = hp.elem_size, .key_size = hp.key_size,
+				.value_off = hp.value_off, .seed = hp.seed,
+				.bucket_size = hp.bucket_size, .head_off = hp.head_off,
+				.hash_off = hp.hash_off, .seq_off = hp.seq_off,
+				.key_off = hp.key_off,
+			};
 		}
 	}
 	err = nl ? brt_vm_bind_lookups(vm, l, nl) : 0;

@@ -71,6 +71,17 @@ enum brt_jit_lookup_kind {
 	BRT_JIT_LOOKUP_ARRAY = 1, /* inline: u32 index at [r2], r0 = base + index * stride,
 				   * or NULL from max_entries on */
 	BRT_JIT_LOOKUP_OP,        /* r0 = op(r1, r2): the map type's lookup (r1 is the map) */
+	BRT_JIT_LOOKUP_HASH,      /* a hash map: key hashed and the bucket's first element
+				   * probed inline, else (and when the pass `hashprobe` is off
+				   * or constants are blinded) op as for LOOKUP_OP */
+};
+
+/* LOOKUP_HASH: the map's layout as maps/hash.c describes it (struct brt_hash_probe in
+ * maps/maps.h, where the rules of the probe are). */
+struct brt_jit_hash_layout {
+	uint64_t buckets, elems;
+	uint32_t n_buckets, n_elems, elem_size, key_size, value_off, seed;
+	uint8_t bucket_size, head_off, hash_off, seq_off, key_off;
 };
 
 struct brt_jit_lookup {
@@ -80,7 +91,8 @@ struct brt_jit_lookup {
 	uint64_t base;          /* ARRAY: address of element 0's value */
 	uint32_t max_entries;   /* ARRAY */
 	uint32_t stride;        /* ARRAY: bytes between values */
-	const void *op;         /* OP: void *op(map, const void *key), System V */
+	const void *op;         /* OP, HASH: void *op(map, const void *key), System V */
+	struct brt_jit_hash_layout hash; /* HASH */
 };
 
 /* What the compiler needs to know about the world the program runs in. */

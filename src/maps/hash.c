@@ -16,6 +16,7 @@
 #include <sys/random.h>
 
 #include "maps/maps.h"
+#include "util/util.h"
 
 #define HTAB_VALUE_MAX (4u << 20) /* KMALLOC_MAX_SIZE */
 #define HTAB_EXTRA 16 /* spare elements for replacing a present key in a full map */
@@ -224,20 +225,21 @@ static inline uint64_t load_tail(const unsigned char *p, uint32_t len)
 	return w;
 }
 
+/* The steps are spelled out next to the constants in util/util.h (the JIT emits them). */
 static inline uint32_t hash_key(const void *key, uint32_t len, uint32_t seed)
 {
 	const unsigned char *p = key;
-	uint64_t h = seed ^ (len * 0x9e3779b97f4a7c15ull), w;
+	uint64_t h = seed ^ (len * BRT_KEYHASH_LEN), w;
 
 	for (; len >= 8; len -= 8, p += 8) {
 		memcpy(&w, p, 8);
-		h = (h ^ w) * 0xff51afd7ed558ccdull;
+		h = (h ^ w) * BRT_KEYHASH_WORD;
 		h ^= h >> 32;
 	}
 	if (len)
-		h = (h ^ load_tail(p, len)) * 0xc4ceb9fe1a85ec53ull;
+		h = (h ^ load_tail(p, len)) * BRT_KEYHASH_TAIL;
 	h ^= h >> 29;
-	h *= 0x94d049bb133111ebull;
+	h *= BRT_KEYHASH_FIN;
 	return (uint32_t)(h ^ (h >> 32));
 }
 
@@ -922,6 +924,30 @@ static int htab_delete(struct brt_map *map, const void *key)
 static int htab_lookup_and_delete(struct brt_map *map, const void *key, void *value)
 {
 	return remove_key(map, key, value);
+}
+
+int brt_hash_probe(const struct brt_map *map, struct brt_hash_probe *out)
+{
+	const struct htab *ht = map->priv;
+
+	/* LRU lookups stamp the element, per-CPU values depend on the CPU: called instead */
+	if (map->type != BPF_MAP_TYPE_HASH || !ht || ht->lru || ht->percpu)
+		return -EOPNOTSUPP;
+	memset(out, 0, sizeof(*out));
+	out->buckets = ht->buckets;
+	out->elems = ht->elems;
+	out->n_buckets = ht->n_buckets;
+	out->n_elems = ht->n_elems;
+	out->elem_size = ht->elem_size;
+	out->key_size = ht->key_size;
+	out->value_off = ht->value_off;
+	out->seed = ht->head->seed;
+	out->bucket_size = sizeof(struct htab_bucket);
+	out->head_off = offsetof(struct htab_bucket, head);
+	out->hash_off = offsetof(struct htab_elem, hash);
+	out->seq_off = offsetof(struct htab_elem, seq);
+	out->key_off = offsetof(struct htab_elem, key);
+	return 0;
 }
 
 static void *htab_lookup(struct brt_map *map, const void *key)

@@ -137,6 +137,22 @@ void brt_map_put(struct brt_map *map);
  * any other type (per-CPU arrays: the value depends on the CPU). */
 int brt_array_values(const struct brt_map *map, void **base, uint32_t *stride);
 
+/* What an inlined lookup of a BPF_MAP_TYPE_HASH needs (the JIT's probe, api/jit_lookup.c):
+ * bucket b (hash & (n_buckets - 1)) at buckets + b * bucket_size holds the 1-based index
+ * of its first element (u32 at head_off, 0: empty); element i at elems + (i - 1) *
+ * elem_size, i <= n_elems, holds its hash (u32 at hash_off), its sequence word (u32 at
+ * seq_off: odd while rewritten; a reader reads it before and after the element and trusts
+ * what it read only if both are equal and even), the key (key_off) and the value
+ * (value_off).  The hash is util.h's BRT_KEYHASH steps with `seed`.  A probe that finds
+ * the key in the bucket's first element may return its value; anything else must call
+ * the map's lookup.  0, or -EOPNOTSUPP (another type, LRU or per-CPU). */
+struct brt_hash_probe {
+	void *buckets, *elems;
+	uint32_t n_buckets, n_elems, elem_size, key_size, value_off, seed;
+	uint8_t bucket_size, head_off, hash_off, seq_off, key_off;
+};
+int brt_hash_probe(const struct brt_map *map, struct brt_hash_probe *out);
+
 /* A hash map's bookkeeping, checked under all its locks (tests of the crash repair in
  * hash.c): linked elements, elements in use but in no chain (leaked), free elements
  * neither on the free list nor reachable otherwise (lost), linked elements left odd

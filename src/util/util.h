@@ -49,6 +49,16 @@ int brt_opts_valid(const void *opts, size_t known_size, const char *type_name);
 	((opts) && (opts)->sz >= offsetof(__typeof__(*(opts)), field) + sizeof((opts)->field))
 #define BRT_OPTS_GET(opts, field, fallback) (BRT_OPTS_HAS(opts, field) ? (opts)->field : (fallback))
 
+/* The hash of a hash map's key (maps/hash.c, hash_key()): h = seed ^ key_size * LEN; for
+ * each whole 8-byte word w of the key, h = (h ^ w) * WORD, h ^= h >> 32; a 1..7-byte tail t
+ * (little-endian, zero-padded): h = (h ^ t) * TAIL; then h ^= h >> 29, h *= FIN, and the
+ * hash is the low 32 bits of h ^ (h >> 32).  The constants live here, below both, because
+ * the JIT's inlined probe (jit/x86_64/lookup.c) emits the same steps as machine code. */
+#define BRT_KEYHASH_LEN 0x9e3779b97f4a7c15ull
+#define BRT_KEYHASH_WORD 0xff51afd7ed558ccdull
+#define BRT_KEYHASH_TAIL 0xc4ceb9fe1a85ec53ull
+#define BRT_KEYHASH_FIN 0x94d049bb133111ebull
+
 /* Unaligned-safe guest memory access; each compiles to one mov. */
 static inline uint64_t brt_load(const void *p, unsigned size)
 {

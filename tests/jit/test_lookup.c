@@ -28,7 +28,7 @@ static const struct {
 	[M_MMAP] = { BPF_MAP_TYPE_ARRAY, 8, 4, BPF_F_MMAPABLE, "array lookup inlined" },
 	[M_FROZEN] = { BPF_MAP_TYPE_ARRAY, 16, 3, 0, "array lookup inlined" },
 	[M_PERCPU] = { BPF_MAP_TYPE_PERCPU_ARRAY, 8, 2, 0, "lookup, called directly" },
-	[M_HASH] = { BPF_MAP_TYPE_HASH, 8, 8, 0, "lookup, called directly" },
+	[M_HASH] = { BPF_MAP_TYPE_HASH, 8, 8, 0, "hash probe inlined" },
 	[M_LRU] = { BPF_MAP_TYPE_LRU_HASH, 8, 8, 0, "lookup, called directly" },
 };
 
@@ -236,6 +236,111 @@ static void compare(const char *what, const struct outcome *a, const struct outc
 	T_EQ_INT(a->ret_two, b->ret_two);
 }
 
+/* The inlined hash probe (lookup.c, emit_hash_probe) against the interpreter's generic
+ * lookup on one map: every key size the probe hashes (whole words, tails of 1, 2 and 4)
+ * and two it leaves to the map's lookup (6, 40 bytes); 24 keys in 32 buckets, so some
+ * share a bucket and are found past its first element; absent keys; then after deleting
+ * and rewriting some (elements replaced, bucket heads changed). */
+static int probe_prog(sys_fn sys, int map, const unsigned char *key, uint32_t ks,
+		      uint32_t engine)
+{
+	char text[4096];
+	size_t len = 0;
+	int fd, maps[1] = { map };
+
+	for (uint32_t j = 0; j < ks; j++)
+		len += (size_t)snprintf(text + len, sizeof(text) - len, "stb [%%r10%+d], %u\n",
+					(int)j - 48, key[j]);
+	snprintf(text + len, sizeof(text) - len,
+		 "mov %%r2, %%r10\nadd %%r2, -48\nlddw %%r1, map_fd 0\ncall 1\n"
+		 "jeq %%r0, 0, +2\nldxw %%r0, [%%r0+0]\nexit\nmov %%r0, -1\nexit\n");
+	engine_flags = engine;
+	fd = load(sys, text, maps);
+	engine_flags = 0;
+	return fd;
+}
+
+static void probe_key(unsigned char *key, uint32_t ks, uint32_t i)
+{
+	for (uint32_t j = 0; j < ks; j++)
+		key[j] = (unsigned char)(i * 37 + j * 11 + 1);
+}
+
+static void hash_probe_sizes(void)
+{
+	static const uint32_t sizes[] = { 4, 8, 16, 32, 12, 2, 9, 20, 6, 40 };
+	enum bpfrt_engine ei = BPFRT_ENGINE_DEFAULT, ej = BPFRT_ENGINE_DEFAULT;
+	char name[64];
+
+	T_EQ_INT(0, brt_vm_engine_parse("interp", 0, &ei));
+	T_EQ_INT(0, brt_vm_engine_parse("jit", 0, &ej));
+	for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
+		uint32_t ks = sizes[s];
+		unsigned char key[48];
+		union bpf_attr a;
+		int map, found = 0;
+
+		snprintf(name, sizeof(name), "hash probe, %u-byte keys", ks);
+		T_CASE(name);
+		memset(&a, 0, sizeof(a));
+		a.map_type = BPF_MAP_TYPE_HASH;
+		a.key_size = ks;
+		a.value_size = 8;
+		a.max_entries = 32;
+		map = sys_bpfrt(BPF_MAP_CREATE, &a, sizeof(a));
+		T_ASSERT(map >= 0);
+		for (uint32_t i = 0; i < 24; i++) {
+			uint64_t v = 1000 + i;
+
+			probe_key(key, ks, i);
+			memset(&a, 0, sizeof(a));
+			a.map_fd = (uint32_t)map;
+			a.key = (uint64_t)(uintptr_t)key;
+			a.value = (uint64_t)(uintptr_t)&v;
+			T_EQ_INT(0, sys_bpfrt(BPF_MAP_UPDATE_ELEM, &a, sizeof(a)));
+		}
+		for (int phase = 0; phase < 2; phase++) {
+			for (uint32_t i = 0; i < 30; i++) {
+				int fi, fj, ri, rj;
+
+				probe_key(key, ks, i);
+				fi = probe_prog(sys_bpfrt, map, key, ks, BPFRT_F_ENGINE(ei));
+				fj = probe_prog(sys_bpfrt, map, key, ks, BPFRT_F_ENGINE(ej));
+				if (fi < 0 || fj < 0)
+					continue;
+				if (phase == 0 && i == 0) {
+					char *notes = jit_notes(fj);
+					bool inl = ks != 6 && ks != 40;
+
+					T_ASSERT((strstr(notes, "hash probe inlined") != NULL) == inl);
+					free(notes);
+				}
+				ri = diff_run64(sys_bpfrt, fi, 1);
+				rj = diff_run64(sys_bpfrt, fj, 1);
+				T_EQ_INT(ri, rj);
+				found += rj != -1;
+				close(fi);
+				close(fj);
+			}
+			/* delete 0..5, rewrite 6..11 (fresh elements take their places) */
+			for (uint32_t i = 0; phase == 0 && i < 12; i++) {
+				uint64_t v = 5000 + i;
+
+				probe_key(key, ks, i);
+				memset(&a, 0, sizeof(a));
+				a.map_fd = (uint32_t)map;
+				a.key = (uint64_t)(uintptr_t)key;
+				if (i >= 6)
+					a.value = (uint64_t)(uintptr_t)&v;
+				T_EQ_INT(0, sys_bpfrt(i < 6 ? BPF_MAP_DELETE_ELEM : BPF_MAP_UPDATE_ELEM,
+						      &a, sizeof(a)));
+			}
+		}
+		T_EQ_INT(24 + 18, found);
+		close(map);
+	}
+}
+
 int main(void)
 {
 	static struct outcome interp, jit, kernel;
@@ -252,6 +357,7 @@ int main(void)
 	T_EQ_U64(3, interp.sums[M_PERCPU][1]);
 	T_EQ_INT(0x106, interp.ret_two);
 	compare("jit vs interp", &interp, &jit);
+	hash_probe_sizes();
 	if (!kernel_available()) {
 		printf("kernel comparison skipped: not root or no bpf()\n");
 		return t_done();

@@ -94,6 +94,8 @@ static const char *lookup_note(const struct brt_jit_prog *p, size_t pc)
 		return "array lookup inlined";
 	case BRT_JIT_LOOKUP_OP:
 		return "the map type's lookup, called directly";
+	case BRT_JIT_LOOKUP_HASH:
+		return "hash probe inlined (the map's lookup called past the first element)";
 	default:
 		return "";
 	}

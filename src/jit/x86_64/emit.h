@@ -36,7 +36,7 @@ enum x86_shift {
 
 /* Worst case bytes one eBPF instruction (or a prologue/stub) can expand to; the buffer
  * is grown by at least this much before each one so encoders need no checks. */
-#define JIT_MAX_INSN_BYTES 128
+#define JIT_MAX_INSN_BYTES 512 /* the inlined hash probe of a 32-byte key: ~330 */
 
 struct jit_buf {
 	uint8_t *p;   /* bytes emitted so far */

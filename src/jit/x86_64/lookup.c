@@ -7,8 +7,10 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "jit/x86_64/x86.h"
+#include "util/util.h"
 
 #define B (&st->buf)
 
@@ -29,12 +31,32 @@ static const struct brt_jit_lookup *find(const struct brt_jit_env *env, size_t p
 	return NULL;
 }
 
+/* Keys the probe hashes and compares inline: whole 8-byte words and a tail of 1, 2 or 4
+ * bytes (one zero-extending load each), at most 32 bytes; a layout whose offsets and
+ * sizes fit the instructions' immediates. */
+static bool hash_fits(const struct brt_jit_hash_layout *h)
+{
+	uint32_t tail = h->key_size % 8;
+
+	return h->key_size && h->key_size <= 32 && (tail == 0 || tail == 1 || tail == 2 ||
+						     tail == 4) &&
+	       h->n_buckets && !(h->n_buckets & (h->n_buckets - 1)) &&
+	       h->n_buckets <= (1u << 30) && (h->bucket_size == 8 || h->bucket_size == 16) &&
+	       h->n_elems && h->n_elems <= INT32_MAX && h->elem_size &&
+	       h->elem_size <= INT32_MAX && h->value_off <= INT32_MAX &&
+	       h->key_off + h->key_size <= 127;
+}
+
 /* How the binding of call pc is emitted, 0 when it is an ordinary helper call. */
 static uint8_t kind_of(const struct jit_state *st, const struct brt_jit_lookup *l)
 {
-	if (l->kind == BRT_JIT_LOOKUP_ARRAY && l->stride && l->stride <= INT32_MAX &&
-	    !(st->env->flags & BRT_JIT_BLIND)) /* blinding: no map constant in the code */
+	bool blind = st->env->flags & BRT_JIT_BLIND; /* blinding: no map constant in the code */
+
+	if (l->kind == BRT_JIT_LOOKUP_ARRAY && l->stride && l->stride <= INT32_MAX && !blind)
 		return BRT_JIT_LOOKUP_ARRAY;
+	if (l->kind == BRT_JIT_LOOKUP_HASH && l->op && !blind &&
+	    (st->passes & BRT_JIT_PASS(hashprobe)) && hash_fits(&l->hash))
+		return BRT_JIT_LOOKUP_HASH;
 	return l->op ? BRT_JIT_LOOKUP_OP : 0;
 }
 
@@ -74,6 +96,132 @@ bool brt_jit_is_bound(const struct jit_state *st, size_t pc)
 	return st->prog->lookup_kind && st->prog->lookup_kind[pc];
 }
 
+/* Forward rel32 jumps inside the probe (its slow path can be beyond a rel8's reach). */
+static size_t jcc32_fwd(struct jit_state *st, enum x86_cc cc)
+{
+	emit2(B, 0x0f, (uint8_t)(0x80 | cc));
+	emit_u32(B, 0);
+	return B->len;
+}
+
+static size_t jmp32_fwd(struct jit_state *st)
+{
+	emit1(B, 0xe9);
+	emit_u32(B, 0);
+	return B->len;
+}
+
+static void patch32_here(struct jit_state *st, size_t end)
+{
+	uint32_t d = (uint32_t)(B->len - end);
+
+	memcpy(B->p + end - 4, &d, 4);
+}
+
+/* cmp reg, [base + off] (32 or 64 bit) */
+static void cmp_reg_mem(struct jit_state *st, bool w, int reg, int base, int32_t off)
+{
+	emit_rex(B, w, reg, base, false);
+	emit1(B, 0x3b);
+	emit_modrm_mem(B, reg, base, off);
+}
+
+/* dst = the key's bytes [off, off + size) zero-extended (size 1, 2, 4, 8) */
+static void load_key_part(struct jit_state *st, int dst, int base, int32_t off, unsigned size)
+{
+	emit_load(B, size, false, dst, base, off);
+}
+
+/*
+ * A hash map's lookup with the bucket's first element probed inline (maps/hash.c's
+ * layout, struct brt_hash_probe's rules): rax = the key's hash (util.h's BRT_KEYHASH
+ * steps, the seed folded into the first constant), rcx = the bucket's first element;
+ * an empty bucket is NULL; an element whose sequence word is even and unchanged around
+ * reading its hash and key, with both equal to ours, is the key's: r0 = its value.
+ * Anything else (a longer chain, a writer at work, an index out of range) calls the
+ * map's lookup with r1 and r2 untouched.  x86-64 loads are not reordered with each
+ * other, so plain loads give the seqlock its order.  Uses rax, rcx, rdx, r8-r11.
+ */
+static void emit_hash_probe(struct jit_state *st, const struct brt_jit_lookup *l)
+{
+	const struct brt_jit_hash_layout *h = &l->hash;
+	const int key = xreg(BPF_REG_2);
+	uint32_t tail = h->key_size % 8, words = h->key_size / 8;
+	size_t slow[12], ns = 0, j_null, j_done, j_done2;
+
+	emit_mov_imm64(B, RAX, (uint64_t)h->seed ^ (uint64_t)h->key_size * BRT_KEYHASH_LEN);
+	for (uint32_t i = 0; i < words; i++) {
+		load_key_part(st, RDX, key, (int32_t)(8 * i), 8);
+		emit_alu_rr(B, ALU_XOR, true, RAX, RDX);
+		emit_mov_imm64(B, RCX, BRT_KEYHASH_WORD);
+		emit_imul_rr(B, true, RAX, RCX);
+		emit_mov_rr(B, true, RDX, RAX);
+		emit_shift_ri(B, SH_SHR, true, RDX, 32);
+		emit_alu_rr(B, ALU_XOR, true, RAX, RDX);
+	}
+	if (tail) {
+		load_key_part(st, RDX, key, (int32_t)(8 * words), tail);
+		emit_alu_rr(B, ALU_XOR, true, RAX, RDX);
+		emit_mov_imm64(B, RCX, BRT_KEYHASH_TAIL);
+		emit_imul_rr(B, true, RAX, RCX);
+	}
+	emit_mov_rr(B, true, RDX, RAX);
+	emit_shift_ri(B, SH_SHR, true, RDX, 29);
+	emit_alu_rr(B, ALU_XOR, true, RAX, RDX);
+	emit_mov_imm64(B, RCX, BRT_KEYHASH_FIN);
+	emit_imul_rr(B, true, RAX, RCX);
+	emit_mov_rr(B, true, RDX, RAX);
+	emit_shift_ri(B, SH_SHR, true, RDX, 32);
+	emit_alu_rr(B, ALU_XOR, false, RAX, RDX); /* eax = hash, upper half zero */
+
+	/* rcx = bucket's head index */
+	emit_mov_rr(B, false, RCX, RAX);
+	emit_alu_ri(B, ALU_AND, false, RCX, (int32_t)(h->n_buckets - 1));
+	emit_shift_ri(B, SH_SHL, true, RCX, (uint8_t)__builtin_ctz(h->bucket_size));
+	emit_mov_imm64(B, R8, h->buckets);
+	emit_alu_rr(B, ALU_ADD, true, RCX, R8);
+	emit_load(B, 4, false, RCX, RCX, h->head_off);
+	emit_rr(B, 0x85, false, RCX, RCX); /* test ecx, ecx: empty bucket */
+	j_null = jcc32_fwd(st, CC_E);
+	/* rcx = element: index - 1 < n_elems, else the map's own lookup judges */
+	emit_alu_ri(B, ALU_SUB, false, RCX, 1);
+	emit_alu_ri(B, ALU_CMP, false, RCX, (int32_t)h->n_elems);
+	slow[ns++] = jcc32_fwd(st, CC_AE);
+	emit_imul_rri(B, true, RCX, RCX, (int32_t)h->elem_size);
+	emit_mov_imm64(B, R8, h->elems);
+	emit_alu_rr(B, ALU_ADD, true, RCX, R8);
+	/* r8d = sequence word: even, or a writer is at work */
+	emit_load(B, 4, false, R8, RCX, h->seq_off);
+	emit_test_ri(B, false, R8, 1);
+	slow[ns++] = jcc32_fwd(st, CC_NE);
+	cmp_reg_mem(st, false, RAX, RCX, h->hash_off);
+	slow[ns++] = jcc32_fwd(st, CC_NE);
+	for (uint32_t i = 0; i < words; i++) {
+		load_key_part(st, RDX, key, (int32_t)(8 * i), 8);
+		cmp_reg_mem(st, true, RDX, RCX, h->key_off + (int32_t)(8 * i));
+		slow[ns++] = jcc32_fwd(st, CC_NE);
+	}
+	if (tail) { /* the stored key's padding is not trusted: compare tail bytes only */
+		load_key_part(st, RDX, key, (int32_t)(8 * words), tail);
+		load_key_part(st, R9, RCX, h->key_off + (int32_t)(8 * words), tail);
+		emit_alu_rr(B, ALU_CMP, false, RDX, R9);
+		slow[ns++] = jcc32_fwd(st, CC_NE);
+	}
+	cmp_reg_mem(st, false, R8, RCX, h->seq_off);
+	slow[ns++] = jcc32_fwd(st, CC_NE);
+	emit_lea(B, RAX, RCX, (int32_t)h->value_off);
+	j_done = jmp32_fwd(st);
+	patch32_here(st, j_null);
+	emit_alu_rr(B, ALU_XOR, false, RAX, RAX);
+	j_done2 = jmp32_fwd(st);
+	for (size_t i = 0; i < ns; i++)
+		patch32_here(st, slow[i]);
+	emit_mov_imm64(B, RAX, (uint64_t)(uintptr_t)l->op);
+	emit_call_r(B, RAX);
+	patch32_here(st, j_done);
+	patch32_here(st, j_done2);
+}
+
 /* The verifier proved r1 is the bound map and r2 points at key_size readable bytes; r1-r5
  * are dead after the call, so only r0 (rax) and the scratch registers change. */
 void brt_jit_emit_lookup(struct jit_state *st, size_t pc)
@@ -81,6 +229,10 @@ void brt_jit_emit_lookup(struct jit_state *st, size_t pc)
 	const struct brt_jit_lookup *l = find(st->env, pc);
 	size_t j_null, j_done;
 
+	if (st->prog->lookup_kind[pc] == BRT_JIT_LOOKUP_HASH) {
+		emit_hash_probe(st, l);
+		return;
+	}
 	if (st->prog->lookup_kind[pc] == BRT_JIT_LOOKUP_OP) {
 		emit_mov_imm64(B, RAX, (uint64_t)(uintptr_t)l->op);
 		emit_call_r(B, RAX);
