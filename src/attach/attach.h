@@ -99,6 +99,11 @@ struct brt_run_pkt *brt_pkt_of(struct bpfrt_run_ctx *ctx, uint64_t r1);
  * run's LD_ABS packet and the checked engine's regions follow. */
 void brt_pkt_moved(struct bpfrt_run_ctx *ctx, struct brt_run_pkt *p);
 
+/* Helper flags newer than the 6.1 uapi header bpfrt builds against (Linux 6.18's values). */
+#define BRT_F_ADJ_ROOM_DECAP_L3_IPV4 (1ULL << 7)
+#define BRT_F_ADJ_ROOM_DECAP_L3_IPV6 (1ULL << 8)
+#define BRT_F_NO_TUNNEL_KEY (1ULL << 4) /* bpf_skb_set_tunnel_key() */
+
 /* Packet helpers (skb_helpers.c, skb_meta.c, csum_helpers.c, xdp_helpers.c): the kernel's helpers of
  * the same name, with its checks and errors (comments at each). */
 #define BRT_PKT_HELPER_FN(name)                                                          \
@@ -132,6 +137,12 @@ BRT_PKT_HELPER_FN(xdp_get_buff_len)
 BRT_PKT_HELPER_FN(xdp_load_bytes)
 BRT_PKT_HELPER_FN(xdp_store_bytes)
 BRT_PKT_HELPER_FN(skb_ecn_set_ce)
+BRT_PKT_HELPER_FN(skb_adjust_room)
+BRT_PKT_HELPER_FN(skb_change_proto)
+BRT_PKT_HELPER_FN(skb_get_tunnel_key)
+BRT_PKT_HELPER_FN(skb_set_tunnel_key)
+BRT_PKT_HELPER_FN(skb_get_tunnel_opt)
+BRT_PKT_HELPER_FN(skb_set_tunnel_opt)
 #undef BRT_PKT_HELPER_FN
 
 /* The helpers this folder implements, for the registry (src/helpers/registry.c): one
@@ -177,7 +188,17 @@ BRT_PKT_HELPER_FN(skb_ecn_set_ce)
 	X(BPF_FUNC_xdp_get_buff_len, brt_helper_xdp_get_buff_len, BRT_FOR_XDP)           \
 	X(BPF_FUNC_xdp_load_bytes, brt_helper_xdp_load_bytes, BRT_FOR_XDP)               \
 	X(BPF_FUNC_xdp_store_bytes, brt_helper_xdp_store_bytes, BRT_FOR_XDP)             \
-	X(BPF_FUNC_skb_ecn_set_ce, brt_helper_skb_ecn_set_ce, BRT_FOR_TC | BRT_FOR_CGSKB)
+	X(BPF_FUNC_skb_ecn_set_ce, brt_helper_skb_ecn_set_ce, BRT_FOR_TC | BRT_FOR_CGSKB)  \
+	X(BPF_FUNC_skb_adjust_room, brt_helper_skb_adjust_room, BRT_FOR_TC)              \
+	X(BPF_FUNC_skb_change_proto, brt_helper_skb_change_proto, BRT_FOR_TC)            \
+	X(BPF_FUNC_skb_get_tunnel_key, brt_helper_skb_get_tunnel_key,                    \
+	  BRT_FOR_TC | BRT_FOR_LWT_XMIT)                                                 \
+	X(BPF_FUNC_skb_set_tunnel_key, brt_helper_skb_set_tunnel_key,                    \
+	  BRT_FOR_TC | BRT_FOR_LWT_XMIT)                                                 \
+	X(BPF_FUNC_skb_get_tunnel_opt, brt_helper_skb_get_tunnel_opt,                    \
+	  BRT_FOR_TC | BRT_FOR_LWT_XMIT)                                                 \
+	X(BPF_FUNC_skb_set_tunnel_opt, brt_helper_skb_set_tunnel_opt,                    \
+	  BRT_FOR_TC | BRT_FOR_LWT_XMIT)
 
 /* sock_lookup.c: socket lookups and casts (no socket is ever found in user space) */
 uint64_t brt_helper_sk_lookup(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,

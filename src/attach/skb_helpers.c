@@ -20,11 +20,13 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <arpa/inet.h>
 #include <linux/if_ether.h>
 #include <linux/if_packet.h>
 #include <linux/pkt_cls.h>
 
 #include "attach/attach.h"
+#include "maps/maps.h" /* BRT_ENOTSUPP */
 #include "vm/vm.h"
 
 #define SKB_MAX_ALLOC (16384 - 320) /* 4 pages less skb_shared_info: change_tail's limit */
@@ -337,4 +339,227 @@ uint64_t brt_helper_skb_change_head(uint64_t r1, uint64_t r2, uint64_t r3, uint6
 	memset(p->data, 0, room);
 	brt_pkt_moved(ctx, p);
 	return 0;
+}
+
+/* ---- header room: bpf_skb_adjust_room, bpf_skb_change_proto ----------------------------- */
+
+/* skb->gso_size of a test run comes from ctx_in with gso_type 0: a GSO packet that is not
+ * TCP's, which both helpers refuse to resize (-ENOTSUPP). */
+static int skb_is_gso(const struct brt_run_pkt *p)
+{
+	return ((const struct __sk_buff *)p->ctx)->gso_size != 0;
+}
+
+/* bpf_skb_net_hdr_push(): len zeroed bytes at off from the start (the link-layer header
+ * moves to the front); the link-layer and network headers move with it.  -ENOMEM where the
+ * kernel would reallocate the head (never in a test run: 64 KiB of headroom). */
+static int net_hdr_push(struct brt_run_pkt *p, uint32_t off, uint32_t len)
+{
+	if (len > (uint64_t)(p->data - p->head))
+		return -ENOMEM;
+	p->data -= len;
+	memmove(p->data, p->data + len, off);
+	memset(p->data + off, 0, len);
+	p->meta = p->data;
+	if (p->mac)
+		p->mac -= len;
+	p->network -= len;
+	return 0;
+}
+
+/* bpf_skb_net_hdr_pop(): len bytes at off removed, the first off bytes moved up;
+ * -ENOMEM when the packet is shorter than off + len (pskb_may_pull() failing). */
+static int net_hdr_pop(struct brt_run_pkt *p, uint32_t off, uint32_t len)
+{
+	uint8_t *old = p->data;
+
+	if ((uint64_t)off + len > skb_len(p))
+		return -ENOMEM;
+	p->data += len;
+	memmove(p->data, old, off);
+	p->meta = p->data;
+	if (p->mac)
+		p->mac += len;
+	p->network += len;
+	return 0;
+}
+
+/* skb->protocol is the context's protocol field (network order); a new one drops the
+ * route (none in a test run) */
+static void set_protocol(struct brt_run_pkt *p, uint16_t proto)
+{
+	((struct __sk_buff *)p->ctx)->protocol = htons(proto);
+}
+
+static uint16_t skb_protocol(const struct brt_run_pkt *p)
+{
+	return (uint16_t)((const struct __sk_buff *)p->ctx)->protocol;
+}
+
+/* the kernel's bpf_skb_net_base_len(): the fixed IP header of skb->protocol */
+static uint32_t net_base_len(const struct brt_run_pkt *p)
+{
+	if (skb_protocol(p) == htons(ETH_P_IP))
+		return 20;
+	if (skb_protocol(p) == htons(ETH_P_IPV6))
+		return 40;
+	return ~0u;
+}
+
+#define ADJ_ENCAP_L3 (BPF_F_ADJ_ROOM_ENCAP_L3_IPV4 | BPF_F_ADJ_ROOM_ENCAP_L3_IPV6)
+#define ADJ_DECAP_L3 (BRT_F_ADJ_ROOM_DECAP_L3_IPV4 | BRT_F_ADJ_ROOM_DECAP_L3_IPV6)
+#define ADJ_MASK                                                                         \
+	(BPF_F_ADJ_ROOM_FIXED_GSO | ADJ_ENCAP_L3 | BPF_F_ADJ_ROOM_ENCAP_L4_GRE |          \
+	 BPF_F_ADJ_ROOM_ENCAP_L4_UDP | BPF_F_ADJ_ROOM_ENCAP_L2_ETH |                      \
+	 BPF_F_ADJ_ROOM_ENCAP_L2(BPF_ADJ_ROOM_ENCAP_L2_MASK) | ADJ_DECAP_L3)
+
+/* bpf_skb_net_grow(): room for an outer header; with an ENCAP_L3 flag the packet becomes
+ * encapsulated (once: -EALREADY after) and skb->protocol follows the outer header. */
+static int adjust_grow(struct brt_run_pkt *p, uint32_t off, uint32_t len, uint64_t flags)
+{
+	uint32_t inner_mac_len = (uint32_t)(flags >> BPF_ADJ_ROOM_ENCAP_L2_SHIFT) & 0xff;
+	int encap = (flags & ADJ_ENCAP_L3) != 0;
+	int err;
+
+	if (skb_is_gso(p))
+		return -BRT_ENOTSUPP;
+	if (encap) {
+		if (skb_protocol(p) != htons(ETH_P_IP) && skb_protocol(p) != htons(ETH_P_IPV6))
+			return -BRT_ENOTSUPP;
+		if ((flags & ADJ_ENCAP_L3) == ADJ_ENCAP_L3)
+			return -EINVAL;
+		if ((flags & BPF_F_ADJ_ROOM_ENCAP_L4_GRE) && (flags & BPF_F_ADJ_ROOM_ENCAP_L4_UDP))
+			return -EINVAL;
+		if ((flags & BPF_F_ADJ_ROOM_ENCAP_L2_ETH) && inner_mac_len < ETH_HLEN)
+			return -EINVAL;
+		if (p->encapsulation)
+			return -EALREADY;
+		if (inner_mac_len > len)
+			return -EINVAL;
+	}
+	err = net_hdr_push(p, off, len);
+	if (err)
+		return err;
+	if (encap) {
+		p->encapsulation = 1;
+		if (skb_protocol(p) == htons(ETH_P_IP) && (flags & BPF_F_ADJ_ROOM_ENCAP_L3_IPV6))
+			set_protocol(p, ETH_P_IPV6);
+		else if (skb_protocol(p) == htons(ETH_P_IPV6) &&
+			 (flags & BPF_F_ADJ_ROOM_ENCAP_L3_IPV4))
+			set_protocol(p, ETH_P_IP);
+	}
+	return 0;
+}
+
+/* bpf_skb_net_shrink(): remove an outer header; DECAP_L3 flags set skb->protocol to the
+ * inner one. */
+static int adjust_shrink(struct brt_run_pkt *p, uint32_t off, uint32_t len, uint64_t flags)
+{
+	int err;
+
+	if (flags & ~(uint64_t)(BPF_F_ADJ_ROOM_FIXED_GSO | ADJ_DECAP_L3 |
+				BPF_F_ADJ_ROOM_NO_CSUM_RESET))
+		return -EINVAL;
+	if (skb_is_gso(p))
+		return -BRT_ENOTSUPP;
+	err = net_hdr_pop(p, off, len);
+	if (err)
+		return err;
+	if (skb_protocol(p) == htons(ETH_P_IP) && (flags & BRT_F_ADJ_ROOM_DECAP_L3_IPV6))
+		set_protocol(p, ETH_P_IPV6);
+	else if (skb_protocol(p) == htons(ETH_P_IPV6) && (flags & BRT_F_ADJ_ROOM_DECAP_L3_IPV4))
+		set_protocol(p, ETH_P_IP);
+	return 0;
+}
+
+/* long bpf_skb_adjust_room(skb, s32 len_diff, u32 mode, u64 flags): grow or shrink the
+ * room after the link-layer header (BPF_ADJ_ROOM_MAC) or after the fixed IP header
+ * (BPF_ADJ_ROOM_NET), the kernel's checks in its order: -EINVAL for flags, -EFAULT for
+ * more than 0xfff bytes, -ENOTSUPP for a packet that is not IPv4/IPv6, another mode, a
+ * shrink into the IP header or a packet past SKB_MAX_ALLOC; then the grow/shrink rules. */
+uint64_t brt_helper_skb_adjust_room(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+				    uint64_t r5, struct bpfrt_run_ctx *ctx)
+{
+	struct brt_run_pkt *p = brt_pkt_of(ctx, r1);
+	int32_t diff = (int32_t)r2;
+	uint32_t abs_diff = diff < 0 ? 0u - (uint32_t)diff : (uint32_t)diff;
+	uint32_t len_min, len_cur, off;
+	int shrink = diff < 0, err;
+
+	(void)r5;
+	if (!p)
+		return (uint64_t)-EINVAL;
+	len_min = net_base_len(p);
+	if (r4 & ~(uint64_t)(ADJ_MASK | BPF_F_ADJ_ROOM_NO_CSUM_RESET))
+		return (uint64_t)-EINVAL;
+	if (abs_diff > 0xfff)
+		return (uint64_t)-EFAULT;
+	if (len_min == ~0u)
+		return (uint64_t)-BRT_ENOTSUPP;
+	off = p->mac ? (uint32_t)(p->network - p->mac) : 0;
+	switch ((uint32_t)r3) {
+	case BPF_ADJ_ROOM_NET:
+		off += len_min;
+		break;
+	case BPF_ADJ_ROOM_MAC:
+		break;
+	default:
+		return (uint64_t)-BRT_ENOTSUPP;
+	}
+	if (r4 & ADJ_DECAP_L3) {
+		if (!shrink)
+			return (uint64_t)-EINVAL;
+		switch (r4 & ADJ_DECAP_L3) {
+		case BRT_F_ADJ_ROOM_DECAP_L3_IPV4:
+			len_min = 20;
+			break;
+		case BRT_F_ADJ_ROOM_DECAP_L3_IPV6:
+			len_min = 40;
+			break;
+		default:
+			return (uint64_t)-EINVAL;
+		}
+	}
+	len_cur = skb_len(p) - (uint32_t)(p->network - p->data);
+	if ((shrink && (abs_diff >= len_cur || len_cur - abs_diff < len_min)) ||
+	    (!shrink && skb_len(p) + abs_diff > SKB_MAX_ALLOC && !skb_is_gso(p)))
+		return (uint64_t)-BRT_ENOTSUPP;
+	err = shrink ? adjust_shrink(p, off, abs_diff, r4) : adjust_grow(p, off, abs_diff, r4);
+	brt_pkt_moved(ctx, p);
+	return (uint64_t)(int64_t)err;
+}
+
+/* long bpf_skb_change_proto(skb, __be16 proto, u64 flags): IPv4 <-> IPv6 groundwork: 20
+ * zeroed bytes after the link-layer header (4 -> 6) or 20 bytes removed there (6 -> 4),
+ * skb->protocol set, the flow hash cleared; the program writes the new header.  -EINVAL
+ * for flags, -ENOTSUPP for any other pair, -ENOMEM for a packet too short to pop. */
+uint64_t brt_helper_skb_change_proto(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+				     uint64_t r5, struct bpfrt_run_ctx *ctx)
+{
+	struct brt_run_pkt *p = brt_pkt_of(ctx, r1);
+	uint16_t to = (uint16_t)r2;
+	uint32_t off;
+	int err = -BRT_ENOTSUPP;
+
+	(void)r4, (void)r5;
+	if (!p)
+		return (uint64_t)-EINVAL;
+	if (r3)
+		return (uint64_t)-EINVAL;
+	off = p->mac ? (uint32_t)(p->network - p->mac) : 0;
+	if (skb_protocol(p) == htons(ETH_P_IP) && to == htons(ETH_P_IPV6)) {
+		err = net_hdr_push(p, off, 20);
+		if (!err)
+			set_protocol(p, ETH_P_IPV6);
+	} else if (skb_protocol(p) == htons(ETH_P_IPV6) && to == htons(ETH_P_IP)) {
+		err = net_hdr_pop(p, off, 20);
+		if (!err)
+			set_protocol(p, ETH_P_IP);
+	}
+	if (!err) { /* skb_clear_hash() */
+		((struct __sk_buff *)p->ctx)->hash = 0;
+		p->hash_valid = 0;
+	}
+	brt_pkt_moved(ctx, p);
+	return (uint64_t)(int64_t)err;
 }

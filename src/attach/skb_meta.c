@@ -11,6 +11,7 @@
  */
 #include <errno.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/random.h>
@@ -320,6 +321,186 @@ uint64_t brt_helper_skb_ecn_set_ce(uint64_t r1, uint64_t r2, uint64_t r3, uint64
 		nh[1] |= 3 << 4;
 		brt_pkt_moved(ctx, p);
 		return 1;
+	}
+	return 0;
+}
+
+/* ---- tunnel metadata -------------------------------------------------------------------- */
+/* bpf_skb_set_tunnel_key() gives the skb a metadata dst holding an ip_tunnel_info (the
+ * kernel's per-CPU md_dst, cleared by each set); get_tunnel_key/opt read it back.  A test
+ * run's skb has no dst, so before a set both gets fail as the kernel's.  The bits of
+ * uapi/linux/if_tunnel.h's IP_TUNNEL_*_BIT: */
+enum {
+	TUN_CSUM = 0, TUN_KEY = 2, TUN_SEQ = 3, TUN_DONT_FRAGMENT = 8, TUN_GENEVE_OPT = 11,
+	TUN_VXLAN_OPT = 12, TUN_NOCACHE = 13, TUN_ERSPAN_OPT = 14, TUN_GTP_OPT = 15,
+	TUN_PFCP_OPT = 17,
+};
+#define TUN_OPTIONS_PRESENT                                                              \
+	(1u << TUN_GENEVE_OPT | 1u << TUN_VXLAN_OPT | 1u << TUN_ERSPAN_OPT |              \
+	 1u << TUN_GTP_OPT | 1u << TUN_PFCP_OPT)
+#define TUN_OPTS_MAX 255 /* IP_TUNNEL_OPTS_MAX: options_len is a u8 */
+#define IPV6_FLOWLABEL_MASK 0x000fffffu
+
+/* the older, shorter struct bpf_tunnel_key layouts both helpers accept */
+static int tunnel_key_compat_size(uint32_t size)
+{
+	return size == offsetof(struct bpf_tunnel_key, local_ipv6[0]) ||
+	       size == offsetof(struct bpf_tunnel_key, tunnel_label) ||
+	       size == offsetof(struct bpf_tunnel_key, tunnel_ext) ||
+	       size == offsetof(struct bpf_tunnel_key, remote_ipv6[1]);
+}
+
+/* long bpf_skb_get_tunnel_key(skb, struct bpf_tunnel_key *key, u32 size, u64 flags):
+ * the key set on the skb; remote is the key's source, local its destination (as the
+ * kernel reads a received packet's key).  -EINVAL without one or for flags other than
+ * BPF_F_TUNINFO_IPV6 | BPF_F_TUNINFO_FLAGS, -EPROTO when the family differs, -EINVAL for
+ * a size no layout has (the 8-byte layout: IPv4 only); key zeroed on error. */
+uint64_t brt_helper_skb_get_tunnel_key(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+				       uint64_t r5, struct bpfrt_run_ctx *ctx)
+{
+	struct brt_run_pkt *p = brt_pkt_of(ctx, r1);
+	uint32_t size = (uint32_t)r3;
+	struct bpf_tunnel_key k;
+	void *to = (void *)(uintptr_t)r2;
+	int err = -EINVAL;
+
+	(void)r5;
+	if (!size || !bpfrt_run_access_ok(ctx, to, size, 1))
+		return (uint64_t)-EFAULT;
+	if (!p || !p->tunnel_set || (r4 & ~(uint64_t)(BPF_F_TUNINFO_IPV6 | BPF_F_TUNINFO_FLAGS)))
+		goto clear;
+	if (p->tunnel_v6 != !!(r4 & BPF_F_TUNINFO_IPV6)) {
+		err = -EPROTO;
+		goto clear;
+	}
+	if (size != sizeof(k) &&
+	    (!tunnel_key_compat_size(size) ||
+	     (size == offsetof(struct bpf_tunnel_key, remote_ipv6[1]) && p->tunnel_v6)))
+		goto clear;
+	memset(&k, 0, sizeof(k));
+	k.tunnel_id = p->tunnel_id;
+	k.tunnel_tos = p->tunnel_tos;
+	k.tunnel_ttl = p->tunnel_ttl;
+	if (r4 & BPF_F_TUNINFO_FLAGS)
+		k.tunnel_flags = htons((uint16_t)p->tunnel_flags);
+	if (p->tunnel_v6) {
+		memcpy(k.remote_ipv6, p->tunnel_src, sizeof(k.remote_ipv6));
+		memcpy(k.local_ipv6, p->tunnel_dst, sizeof(k.local_ipv6));
+		k.tunnel_label = ntohl(p->tunnel_label);
+	} else {
+		k.remote_ipv4 = ntohl(p->tunnel_src[0]);
+		k.local_ipv4 = ntohl(p->tunnel_dst[0]);
+	}
+	memcpy(to, &k, size < sizeof(k) ? size : sizeof(k));
+	return 0;
+clear:
+	memset(to, 0, size);
+	return (uint64_t)(int64_t)err;
+}
+
+/* long bpf_skb_set_tunnel_key(skb, const struct bpf_tunnel_key *key, u32 size, u64 flags):
+ * attach a transmit key (flags BPF_F_TUNINFO_IPV6, BPF_F_ZERO_CSUM_TX,
+ * BPF_F_DONT_FRAGMENT, BPF_F_SEQ_NUMBER, BRT_F_NO_TUNNEL_KEY; else -EINVAL); -EINVAL for
+ * another size, an IPv4 key with a flow label or a nonzero tunnel_ext.  Options set
+ * before are dropped. */
+uint64_t brt_helper_skb_set_tunnel_key(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+				       uint64_t r5, struct bpfrt_run_ctx *ctx)
+{
+	struct brt_run_pkt *p = brt_pkt_of(ctx, r1);
+	uint32_t size = (uint32_t)r3;
+	const void *from = (const void *)(uintptr_t)r2;
+	struct bpf_tunnel_key k;
+
+	(void)r5;
+	if (r4 & ~(uint64_t)(BPF_F_TUNINFO_IPV6 | BPF_F_ZERO_CSUM_TX | BPF_F_DONT_FRAGMENT |
+			     BPF_F_SEQ_NUMBER | BRT_F_NO_TUNNEL_KEY))
+		return (uint64_t)-EINVAL;
+	if (size != sizeof(k) && !tunnel_key_compat_size(size))
+		return (uint64_t)-EINVAL;
+	if (!bpfrt_run_access_ok(ctx, from, size, 0))
+		return (uint64_t)-EFAULT;
+	memset(&k, 0, sizeof(k));
+	memcpy(&k, from, size);
+	if ((!(r4 & BPF_F_TUNINFO_IPV6) && k.tunnel_label) || k.tunnel_ext)
+		return (uint64_t)-EINVAL;
+	if (!p)
+		return 0;
+	p->tunnel_set = 1;
+	p->tunnel_v6 = !!(r4 & BPF_F_TUNINFO_IPV6);
+	p->tunnel_flags = 1u << TUN_NOCACHE;
+	if (r4 & BPF_F_DONT_FRAGMENT)
+		p->tunnel_flags |= 1u << TUN_DONT_FRAGMENT;
+	if (!(r4 & BPF_F_ZERO_CSUM_TX))
+		p->tunnel_flags |= 1u << TUN_CSUM;
+	if (r4 & BPF_F_SEQ_NUMBER)
+		p->tunnel_flags |= 1u << TUN_SEQ;
+	if (!(r4 & BRT_F_NO_TUNNEL_KEY))
+		p->tunnel_flags |= 1u << TUN_KEY;
+	p->tunnel_id = k.tunnel_id;
+	p->tunnel_tos = k.tunnel_tos;
+	p->tunnel_ttl = k.tunnel_ttl;
+	memset(p->tunnel_src, 0, sizeof(p->tunnel_src));
+	memset(p->tunnel_dst, 0, sizeof(p->tunnel_dst));
+	p->tunnel_label = 0;
+	p->tunnel_opt_len = 0;
+	if (p->tunnel_v6) {
+		memcpy(p->tunnel_dst, k.remote_ipv6, sizeof(p->tunnel_dst));
+		memcpy(p->tunnel_src, k.local_ipv6, sizeof(p->tunnel_src));
+		p->tunnel_label = htonl(k.tunnel_label) & htonl(IPV6_FLOWLABEL_MASK);
+	} else {
+		p->tunnel_dst[0] = htonl(k.remote_ipv4);
+		p->tunnel_src[0] = htonl(k.local_ipv4);
+	}
+	return 0;
+}
+
+/* long bpf_skb_get_tunnel_opt(skb, void *opt, u32 size): the options set with the key,
+ * the rest of opt zeroed; their length, -ENOENT when there are none, -ENOMEM when size is
+ * shorter (opt zeroed on error). */
+uint64_t brt_helper_skb_get_tunnel_opt(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+				       uint64_t r5, struct bpfrt_run_ctx *ctx)
+{
+	struct brt_run_pkt *p = brt_pkt_of(ctx, r1);
+	uint32_t size = (uint32_t)r3;
+	uint8_t *to = (uint8_t *)(uintptr_t)r2;
+
+	(void)r4, (void)r5;
+	if (!size || !bpfrt_run_access_ok(ctx, to, size, 1))
+		return (uint64_t)-EFAULT;
+	if (!p || !p->tunnel_set || !(p->tunnel_flags & TUN_OPTIONS_PRESENT)) {
+		memset(to, 0, size);
+		return (uint64_t)-ENOENT;
+	}
+	if (size < p->tunnel_opt_len) {
+		memset(to, 0, size);
+		return (uint64_t)-ENOMEM;
+	}
+	memcpy(to, p->tunnel_opts, p->tunnel_opt_len);
+	memset(to + p->tunnel_opt_len, 0, size - p->tunnel_opt_len);
+	return p->tunnel_opt_len;
+}
+
+/* long bpf_skb_set_tunnel_opt(skb, const void *opt, u32 size): options for the key set
+ * before (-EINVAL without one, or for a size that is not a multiple of 4; -ENOMEM past
+ * IP_TUNNEL_OPTS_MAX).  Size 0 keeps the flags of options set earlier, as the kernel. */
+uint64_t brt_helper_skb_set_tunnel_opt(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+				       uint64_t r5, struct bpfrt_run_ctx *ctx)
+{
+	struct brt_run_pkt *p = brt_pkt_of(ctx, r1);
+	uint32_t size = (uint32_t)r3;
+	const void *from = (const void *)(uintptr_t)r2;
+
+	(void)r4, (void)r5;
+	if (!p || !p->tunnel_set || (size & 3))
+		return (uint64_t)-EINVAL;
+	if (size > TUN_OPTS_MAX)
+		return (uint64_t)-ENOMEM;
+	if (!bpfrt_run_access_ok(ctx, from, size, 0))
+		return (uint64_t)-EFAULT;
+	p->tunnel_opt_len = (uint8_t)size;
+	if (size) {
+		memcpy(p->tunnel_opts, from, size);
+		p->tunnel_flags |= TUN_OPTIONS_PRESENT;
 	}
 	return 0;
 }

@@ -64,15 +64,21 @@ struct brt_run_pkt {
 	uint32_t max_len;     /* skb: longest packet the helpers may make (device MTU + L2) */
 	void *ctx;            /* the struct __sk_buff / struct xdp_md given in r1 */
 	/* skb state without a __sk_buff field */
-	uint8_t tunnel_set;   /* bpf_skb_set_tunnel_key() was called */
-	uint8_t tunnel_v6;
-	uint16_t tunnel_flags;
-	uint32_t tunnel_id;
-	uint32_t tunnel_remote[4];
-	uint32_t tunnel_local[4];
+	/* the tunnel metadata bpf_skb_set_tunnel_key() attaches (the kernel's ip_tunnel_info in
+	 * a metadata dst), kept as the kernel keeps it: addresses in network order under the
+	 * key's src/dst, so a later bpf_skb_get_tunnel_key() reads them as the kernel does */
+	uint8_t tunnel_set;    /* skb_tunnel_info() is not NULL */
+	uint8_t tunnel_v6;     /* IP_TUNNEL_INFO_IPV6 */
 	uint8_t tunnel_tos;
 	uint8_t tunnel_ttl;
-	uint32_t tunnel_label;
+	uint32_t tunnel_flags;  /* IP_TUNNEL_*_BIT bitmap (uapi/linux/if_tunnel.h) */
+	uint32_t tunnel_id;
+	uint32_t tunnel_src[4]; /* network order; IPv4: [0] */
+	uint32_t tunnel_dst[4];
+	uint32_t tunnel_label;  /* network order, flow label bits only */
+	uint8_t tunnel_opt_len; /* bpf_skb_set_tunnel_opt() bytes */
+	uint8_t encapsulation;  /* skb->encapsulation: bpf_skb_adjust_room() added an outer header */
+	uint8_t tunnel_opts[255]; /* IP_TUNNEL_OPTS_MAX */
 	uint8_t has_sk;       /* skb: owned by a socket (the test run's dummy one) */
 	uint8_t hash_valid;   /* skb: __sk_buff.hash holds a computed hash (sw_hash) */
 	uint64_t sk_cookie;   /* that socket's cookie once a helper asked for it (0: not yet) */
