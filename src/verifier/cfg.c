@@ -422,6 +422,14 @@ static int dfs(struct brt_env *env, uint8_t *state, int *stack, uint8_t *next)
 			env->aux[t].prune_point = 1;
 			env->aux[t].jmp_point = 1;
 		}
+		if (next[t] == 0 && (is_pseudo_func(&env->insns[t]) ||
+				     env->insns[t].code == (BPF_JMP | BPF_CALL)) &&
+		    succ[0] < env->len) {
+			/* after a call (and after taking a callback's address) the kernel
+			 * checks and stores states, and records the return in the history */
+			env->aux[succ[0]].prune_point = 1;
+			env->aux[succ[0]].jmp_point = 1;
+		}
 		if (next[t] >= n) {
 			state[t] = EXPLORED;
 			sp--;

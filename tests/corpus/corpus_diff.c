@@ -1,7 +1,11 @@
 /* corpus_diff.c - the real-world corpus (scripts/corpus.sh) loaded program by program into
  * the kernel and into bpfrt (issue #15), with the verdicts compared.
  *
- * usage: corpus_diff [-v] [-r REPORT.tsv] [-b BASELINE] [CORPUS_DIR]
+ * usage: corpus_diff [-v] [-r REPORT.tsv] [-b BASELINE] [-p GLOB [-l LOGDIR]] [CORPUS_DIR]
+ *
+ * -p GLOB loads only the programs whose "project/file.o:name" matches (no baseline check);
+ * -l LOGDIR then writes both verifiers' level-2 logs there (KEY.kernel.log, KEY.bpfrt.log,
+ * '/' in the key as '_'), to see where the processed-insn counts part.
  *
  * The kernel side is libbpf (libbpf-dev): the loader these programs are written for (CO-RE,
  * its section names, its map formats), so "the kernel accepts" means what a user of the
@@ -44,6 +48,25 @@
 #define LOG_CAP (1u << 16)
 
 static int verbose;
+static const char *only;   /* -p: glob over "project/file.o:name" */
+static const char *logdir; /* -l: level-2 logs of both sides go here */
+
+static void save_log(const char *key, const char *side, const char *log)
+{
+	char path[1024], *c;
+	FILE *f;
+	int n = snprintf(path, sizeof(path), "%s/", logdir);
+
+	snprintf(path + n, sizeof(path) - (size_t)n, "%s.%s.log", key, side);
+	for (c = path + n; *c; c++)
+		if (*c == '/')
+			*c = '_';
+	f = fopen(path, "w");
+	if (f) {
+		fputs(log ? log : "", f);
+		fclose(f);
+	}
+}
 static size_t unreadable; /* objects neither libbpf nor bpfrt opens */
 
 /* ---- captured messages (libbpf's and bpfrt's print callbacks) ---- */
@@ -347,14 +370,16 @@ static struct bpf_object *k_load_libbpf(const char *path, struct result *r, cons
 	bpf_object__for_each_map(m, obj)
 		if (needs_size(bpf_map__type(m), bpf_map__max_entries(m)))
 			bpf_map__set_max_entries(m, DEFAULT_ENTRIES);
-	static char klog[1 << 20];
+	static char klog[1 << 26];
 	const char *vt;
 
 	klog[0] = 0;
-	bpf_program__set_log_buf(me, klog, sizeof(klog));
-	bpf_program__set_log_level(me, 4);
+	bpf_program__set_log_buf(me, klog, logdir ? sizeof(klog) : (1u << 20));
+	bpf_program__set_log_level(me, logdir ? 4 | 2 : 4);
 	libbpf_msgs[0] = 0;
 	err = bpf_object__load(obj);
+	if (logdir)
+		save_log(r->key, "kernel", klog);
 	vt = strstr(klog, "verification time ");
 	r->kernel_us = vt ? strtoull(vt + 18, NULL, 10) : 0;
 	r->timed = vt != NULL;
@@ -380,7 +405,7 @@ static struct bpfrt_object *b_load(const char *path, struct result *r, const cha
 {
 	struct bpfrt_object_open_opts o = { .sz = sizeof(o), .kernel = kernel,
 					    .pin_root_path = kernel ? kpin : NULL,
-					    .log_level = kernel ? 0 : 4 };
+					    .log_level = kernel ? 0 : logdir ? 4 | 2 : 4 };
 	struct bpfrt_object *obj;
 	struct bpfrt_program *p, *me = NULL;
 	enum verdict *v = kernel ? &r->kernel : &r->bpfrt;
@@ -422,6 +447,9 @@ static struct bpfrt_object *b_load(const char *path, struct result *r, const cha
 			bpfrt_program_set_expected_attach_type(me, r->attach);
 	}
 	int lerr = bpfrt_object_load(obj);
+
+	if (!kernel && logdir)
+		save_log(r->key, "bpfrt", bpfrt_object_log(obj));
 
 	if (!kernel && bpfrt_object_log(obj)) {
 		const char *vt = strstr(bpfrt_object_log(obj), "verification time ");
@@ -510,6 +538,10 @@ static void one_prog(const char *proj, const char *file, const char *path, const
 	snprintf(r->sec, sizeof(r->sec), "%s", sec);
 	snprintf(key, sizeof(key), "%s/%s:%s", proj, file, sec);
 	r->type = type;
+	if (only && fnmatch(only, r->key, 0)) {
+		nresults--;
+		return;
+	}
 	if (r->type == BPF_PROG_TYPE_UNSPEC)
 		r->type = rule_type(key);
 	if (r->type == BPF_PROG_TYPE_UNSPEC) {
@@ -790,9 +822,13 @@ int main(int argc, char **argv)
 	long floor;
 	int opt, fail = 0;
 
-	while ((opt = getopt(argc, argv, "vr:b:")) != -1) {
+	while ((opt = getopt(argc, argv, "vr:b:p:l:")) != -1) {
 		if (opt == 'v')
 			verbose = 1;
+		else if (opt == 'p')
+			only = optarg;
+		else if (opt == 'l')
+			logdir = optarg;
 		else if (opt == 'r')
 			report = optarg;
 		else if (opt == 'b')
@@ -929,7 +965,7 @@ int main(int argc, char **argv)
 	       t.both_bpfrt_ms, t.both_kernel_ms > 0 ? t.both_bpfrt_ms / t.both_kernel_ms : 0.0);
 	print_categories(stdout);
 	print_processed(stdout);
-	floor = baseline_floor(baseline);
+	floor = only ? -1 : baseline_floor(baseline);
 	if (t.false_accept) {
 		printf("FAIL: bpfrt accepts %zu programs the kernel refuses\n", t.false_accept);
 		fail = 1;
