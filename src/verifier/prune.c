@@ -108,7 +108,11 @@ static int regsafe(const struct brt_reg *o, const struct brt_reg *c, struct idma
 	}
 }
 
-static const struct brt_reg *slot_scalar(const struct brt_stack_slot *s, struct brt_reg *tmp)
+/* The scalar a slot holds when compared as a whole: a 64-bit spilled scalar, or an unknown
+ * one for a slot of bytes that read as unknown (all STACK_MISC; also STACK_INVALID where
+ * uninitialised stack may be read, as the kernel's is_stack_all_misc) */
+static const struct brt_reg *slot_scalar(const struct brt_stack_slot *s, struct brt_reg *tmp,
+					 int uninit_ok)
 {
 	int misc = 1;
 
@@ -119,7 +123,7 @@ static const struct brt_reg *slot_scalar(const struct brt_stack_slot *s, struct 
 		return &s->spilled;
 	}
 	for (int j = 0; j < 8; j++)
-		misc &= s->type[j] == STACK_MISC;
+		misc &= s->type[j] == STACK_MISC || (uninit_ok && s->type[j] == STACK_INVALID);
 	if (!misc)
 		return NULL;
 	brt_mark_reg_unknown(NULL, tmp);
@@ -160,8 +164,9 @@ static int stacksafe(struct brt_env *env, const struct brt_frame *o, const struc
 			return 0;
 		ct = c->stack[spi].type[k];
 		if (k == 0) {
-			const struct brt_reg *os = slot_scalar(&o->stack[spi], &t1);
-			const struct brt_reg *cs = slot_scalar(&c->stack[spi], &t2);
+			int u = env->allow_uninit_stack;
+			const struct brt_reg *os = slot_scalar(&o->stack[spi], &t1, u);
+			const struct brt_reg *cs = slot_scalar(&c->stack[spi], &t2, u);
 
 			if (os && cs) {
 				if (!regsafe(os, cs, m, exact,
