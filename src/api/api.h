@@ -55,6 +55,10 @@ struct brt_prog_lines {
 	uint32_t n;
 	uint8_t *linkage;         /* func_info: BTF linkage of each function, or NULL */
 	uint32_t nfuncs;
+	/* func_info: each function's BTF_KIND_FUNC id in types (the BTF object's), for the
+	 * verifier's global functions; NULL when the load had no func_info */
+	uint32_t *func_ids;
+	const struct brt_btf *types;
 };
 
 /* PROG_LOAD's prog_btf_fd, func_info and line_info, checked as the kernel does (messages
@@ -210,6 +214,8 @@ struct brt_prog_check {
 	uint32_t nlines;
 	const uint8_t *func_linkage;   /* func_info: linkage per function, or NULL */
 	uint32_t nfuncs;
+	const struct brt_btf *prog_btf; /* func_info's BTF and FUNC ids, or NULL */
+	const uint32_t *func_btf_ids;
 	int btf_info;           /* func_info or line_info given */
 	void **call_maps;       /* out, or NULL: brt_verify_opts.call_maps */
 	int16_t *ctx_read_off;  /* out, or NULL: brt_verify_opts.ctx_read_off */

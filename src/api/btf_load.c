@@ -377,8 +377,10 @@ static int check_funcs(struct info_check *c, const union bpf_attr *attr,
 		return fail(c, -EINVAL, "number of funcs in func_info doesn't match number of "
 			    "subprogs\n");
 	out->linkage = calloc(c->nsub, 1);
-	if (!out->linkage)
+	out->func_ids = calloc(c->nsub, sizeof(*out->func_ids));
+	if (!out->linkage || !out->func_ids)
 		return -ENOMEM;
+	out->types = c->btf;
 	for (uint32_t i = 0; i < c->nsub; i++) {
 		err = read_rec(c, attr->func_info, rs, i, &fi, sizeof(fi));
 		if (err)
@@ -388,6 +390,7 @@ static int check_funcs(struct info_check *c, const union bpf_attr *attr,
 				    "in BTF\n");
 		/* static or global: the verifier's callbacks must be static */
 		out->linkage[i] = (uint8_t)BTF_INFO_VLEN(brt_btf_type(c->btf, fi.type_id)->info);
+		out->func_ids[i] = fi.type_id;
 	}
 	out->nfuncs = c->nsub;
 	return 0;
@@ -452,6 +455,7 @@ void brt_prog_lines_free(struct brt_prog_lines *l)
 		brt_obj_put(l->btf);
 	free(l->lines);
 	free(l->linkage);
+	free(l->func_ids);
 	free(l);
 }
 

@@ -166,6 +166,8 @@ int brt_api_check_prog(struct brt_prog_check *pc)
 		.nlines = pc->nlines,
 		.func_linkage = pc->func_linkage,
 		.nfuncs = pc->nfuncs,
+		.prog_btf = pc->prog_btf,
+		.func_btf_ids = pc->func_btf_ids,
 		.btf_info = pc->btf_info,
 		.call_maps = pc->call_maps,
 		.ctx_read_off = pc->ctx_read_off,

@@ -444,6 +444,8 @@ static int build(struct load *ld)
 	pc.nlines = ld->lines ? ld->lines->n : 0;
 	pc.func_linkage = ld->lines ? ld->lines->linkage : NULL;
 	pc.nfuncs = ld->lines ? ld->lines->nfuncs : 0;
+	pc.prog_btf = ld->lines && ld->lines->func_ids ? ld->lines->types : NULL;
+	pc.func_btf_ids = pc.prog_btf ? ld->lines->func_ids : NULL;
 	pc.btf_info = attr->func_info_cnt || attr->line_info_cnt || ld->lines;
 	if (o) {
 		/* no fd table, no map; the caller's engine rules (after_check()) */

@@ -234,6 +234,7 @@ static int read_symbols(struct brt_elf_ctx *ctx, Elf *elf)
 		s->shndx = sym.st_shndx;
 		s->type = GELF_ST_TYPE(sym.st_info);
 		s->bind = GELF_ST_BIND(sym.st_info);
+		s->vis = GELF_ST_VISIBILITY(sym.st_other);
 		if (s->shndx >= ctx->nsecs && s->shndx < SHN_LORESERVE)
 			return brt_elf_fail(ctx, -EINVAL, (uint32_t)symtab, i * sizeof(Elf64_Sym),
 					    "symbol %zu '%s' is in section %u, the file has %zu", i,
@@ -385,6 +386,36 @@ static int read_btf(struct brt_elf_ctx *ctx)
 	return 0;
 }
 
+/* A subprogram (a function of .text) that is global but hidden from other objects
+ * (__hidden: STV_HIDDEN or STV_INTERNAL) goes to the kernel with static linkage in its
+ * BTF FUNC, as libbpf sends it: the verifier then walks it with its callers' arguments
+ * instead of verifying it alone from its prototype (libbpf's usdt.bpf.h relies on it). */
+static void hidden_funcs_static(struct brt_elf_ctx *ctx)
+{
+	struct brt_btf *btf = ctx->obj->btf;
+
+	for (size_t i = 0; i < ctx->nsyms; i++) {
+		const struct brt_elf_sym *s = &ctx->syms[i];
+
+		if (s->type != STT_FUNC || s->bind == STB_LOCAL ||
+		    (s->vis != STV_HIDDEN && s->vis != STV_INTERNAL) || !s->shndx ||
+		    s->shndx >= ctx->nsecs || strcmp(ctx->secs[s->shndx].name, ".text"))
+			continue;
+		for (uint32_t id = 1; id < btf->ntypes; id++) {
+			const struct btf_type *t = btf->types[id];
+			size_t at = (size_t)((const uint8_t *)(const void *)t - btf->type_data);
+			struct btf_type *w = (struct btf_type *)(void *)(btf->kernel_types + at);
+
+			if (BTF_INFO_KIND(t->info) != BTF_KIND_FUNC ||
+			    BTF_INFO_VLEN(w->info) != BTF_FUNC_GLOBAL ||
+			    strcmp(btf->strs + t->name_off, s->name))
+				continue;
+			w->info = BTF_INFO_KIND(t->info) << 24 | BTF_FUNC_STATIC;
+			break;
+		}
+	}
+}
+
 /* clang leaves DATASEC sizes and variable offsets for the loader to fill from the ELF
  * symbol table (the kernel rejects them as they are); fix them in our copy of .BTF. */
 static int fixup_datasecs(struct brt_elf_ctx *ctx)
@@ -430,6 +461,7 @@ static int fixup_datasecs(struct brt_elf_ctx *ctx)
 			}
 		}
 	}
+	hidden_funcs_static(ctx);
 	return 0;
 }
 

@@ -49,6 +49,7 @@ struct brt_elf_sym {
 	uint32_t shndx; /* section, SHN_UNDEF for externs */
 	uint8_t type;   /* STT_* */
 	uint8_t bind;   /* STB_* */
+	uint8_t vis;    /* STV_* */
 };
 
 /* A function in an executable section: a program entry or a subprogram. */

@@ -153,7 +153,7 @@ static int helper_pkt_access(int32_t id)
 /* Helpers that may move or reallocate the packet (the kernel's
  * bpf_helper_changes_pkt_data()): every packet pointer the program holds is stale after
  * them.  bpf_tail_call is one because the program it runs may call the others. */
-static int helper_changes_pkt_data(int32_t id)
+int brt_helper_changes_pkt_data(int32_t id)
 {
 	switch (id) {
 	case BPF_FUNC_clone_redirect:
@@ -194,7 +194,7 @@ static int is_pkt_pointer_any(const struct brt_reg *r)
 /* The kernel's clear_all_pkt_pointers(): packet pointers in every frame's registers and
  * spilled stack slots become unusable (not initialised; unknown scalars for programs
  * allowed to leak pointers, as the kernel's mark_reg_invalid()). */
-static void clear_all_pkt_pointers(struct brt_env *env)
+void brt_clear_all_pkt_pointers(struct brt_env *env)
 {
 	struct brt_vstate *st = env->cur;
 
@@ -1107,8 +1107,8 @@ int brt_check_helper_call(struct brt_env *env, const struct bpf_insn *insn, int 
 	set_return(env, fn, &meta, id, insn_idx, &err);
 	if (err)
 		return err;
-	if (helper_changes_pkt_data(id))
-		clear_all_pkt_pointers(env);
+	if (brt_helper_changes_pkt_data(id))
+		brt_clear_all_pkt_pointers(env);
 	err = map_func_compat(env, &meta, id);
 	if (err)
 		return err;

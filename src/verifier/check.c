@@ -326,11 +326,11 @@ static int do_insn(struct brt_env *env, int *do_print)
 	}
 }
 
-static int do_check(struct brt_env *env)
+static int do_check(struct brt_env *env, int start)
 {
-	int do_print = 0, err, prev_idx = 0;
+	int do_print = 0, err, prev_idx = start;
 
-	env->insn_idx = 0;
+	env->insn_idx = start;
 	env->scratched_regs = 0xffff;
 	for (;;) {
 		if (env->insn_idx < 0 || env->insn_idx >= env->len) {
@@ -479,6 +479,42 @@ static int check_sleepable(struct brt_env *env)
 	return -EINVAL;
 }
 
+/* One walk (the kernel's do_check_common()): the main program from its context, or
+ * global function sub on its own from its prototype.  The log of a walk that succeeds
+ * is dropped at level 1, as the kernel's. */
+static int walk(struct brt_env *env, int sub)
+{
+	struct brt_frame *f;
+	int err = 0;
+
+	env->prev_line = NULL;
+	env->cur = brt_state_new();
+	if (!env->cur)
+		return -ENOMEM;
+	f = env->cur->frame[0] = brt_frame_new(-1, 0, sub);
+	if (!f)
+		return -ENOMEM;
+	env->cur->first_insn_idx = env->subprogs[sub].start;
+	env->insn_idx = env->subprogs[sub].start;
+	if (sub) {
+		err = brt_global_entry(env, sub, f);
+	} else {
+		brt_global_main_args(env);
+		f->regs[BPF_REG_1].type = PTR_TO_CTX;
+		brt_mark_reg_known_zero(&f->regs[BPF_REG_1]);
+	}
+	if (!err)
+		err = do_check(env, env->subprogs[sub].start);
+	if (err)
+		return err;
+	if (!LOG_L2(env))
+		brt_vlog_reset(&env->log, 0);
+	brt_state_free(env->cur);
+	env->cur = NULL;
+	brt_reset_stored(env);
+	return 0;
+}
+
 static int run_passes(struct brt_env *env)
 {
 	int err;
@@ -500,17 +536,27 @@ static int run_passes(struct brt_env *env)
 	brt_compute_liveness(env);
 	if (LOG_L2(env))
 		print_live_regs(env);
-	env->cur = brt_state_new();
-	if (!env->cur)
-		return -ENOMEM;
-	env->cur->frame[0] = brt_frame_new(-1, 0, 0);
-	if (!env->cur->frame[0])
-		return -ENOMEM;
-	env->cur->frame[0]->regs[BPF_REG_1].type = PTR_TO_CTX;
-	brt_mark_reg_known_zero(&env->cur->frame[0]->regs[BPF_REG_1]);
-	err = do_check(env);
-	if (!err && !LOG_L2(env))
-		brt_vlog_reset(&env->log, 0);
+	for (int i = 0; i < env->subprog_cnt; i++)
+		env->subprogs[i].changes_pkt = -1;
+	err = walk(env, 0);
+	/* the kernel's do_check_subprogs(): every global function a walk reached a call
+	 * of, once, until no new one is reached */
+	for (int again = 1; !err && again;) {
+		again = 0;
+		for (int i = 1; !err && i < env->subprog_cnt; i++) {
+			struct brt_subprog *sp = &env->subprogs[i];
+
+			if (!brt_subprog_is_global(env, i) || !sp->called || sp->verified)
+				continue;
+			err = walk(env, i);
+			if (err)
+				break;
+			brt_vinfo(env, "Func#%d ('%s') is safe for any args that match its "
+				       "prototype\n", i, brt_subprog_name(env, i));
+			sp->verified = 1;
+			again = 1;
+		}
+	}
 	if (!err)
 		err = brt_check_max_stack_depth(env);
 	/* the kernel's convert_ctx_accesses(), after the walk, over the live instructions */

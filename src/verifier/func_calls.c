@@ -31,15 +31,19 @@ int brt_check_func_call(struct brt_env *env, const struct bpf_insn *insn, int *i
 {
 	struct brt_vstate *st = env->cur;
 	struct brt_frame *caller = st->frame[st->curframe], *callee;
-	int target = *insn_idx + insn->imm + 1, sub = brt_find_subprog(env, target);
+	int target = *insn_idx + insn->imm + 1, sub = brt_find_subprog(env, target), err;
 
-	if (st->curframe + 1 >= BRT_MAX_FRAMES) {
-		brt_verr(env, "the call stack of %d frames is too deep\n", st->curframe + 2);
-		return -E2BIG;
-	}
 	if (sub < 0) {
 		brt_verr(env, "verifier bug. No program starts at insn %d\n", target);
 		return -EFAULT;
+	}
+	/* the prototype's argument check; a global function is not descended into */
+	err = brt_global_call(env, sub);
+	if (err)
+		return err < 0 ? err : 0;
+	if (st->curframe + 1 >= BRT_MAX_FRAMES) {
+		brt_verr(env, "the call stack of %d frames is too deep\n", st->curframe + 2);
+		return -E2BIG;
 	}
 	callee = brt_frame_new(*insn_idx, st->curframe + 1, sub);
 	if (!callee)
@@ -211,6 +215,15 @@ int brt_check_return_code(struct brt_env *env)
 		return -EACCES;
 	}
 	r0 = &brt_cur_regs(env)[BPF_REG_0];
+	if (brt_cur_frame(env)->subprogno) {
+		/* a global function walked on its own returns a scalar to any caller */
+		if (r0->type != SCALAR_VALUE) {
+			brt_verr(env, "At subprogram exit the register R0 is not a scalar value "
+				      "(%s)\n", brt_reg_type_str(env, r0->type));
+			return -EINVAL;
+		}
+		return 0;
+	}
 	if (!brt_ret_range(env, &lo, &hi))
 		return 0;
 	if (r0->type != SCALAR_VALUE) {

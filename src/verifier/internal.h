@@ -184,11 +184,31 @@ struct brt_vmap {
 	int is_tmpl;   /* an inner template: no fd names it */
 };
 
+/* A global function's argument kinds, from its BTF prototype (the kernel's
+ * bpf_subprog_arg_info, global.c). */
+enum brt_garg {
+	BRT_GARG_SCALAR,   /* int or enum: any scalar */
+	BRT_GARG_CTX,      /* pointer to the program type's context */
+	BRT_GARG_MEM,      /* pointer to arg_size bytes, possibly NULL (MEM_NULLABLE) */
+};
+#define BRT_GARG_NONNULL 0x10u /* BRT_GARG_MEM tagged __arg_nonnull */
+
 struct brt_subprog {
 	int start;       /* first insn */
 	int stack_depth; /* bytes, rounded up to 8 */
 	int has_tail_call;
 	int has_ld_abs;
+	/* global.c: the prototype as btf_prepare_func_args() reads it (args_cached once
+	 * it has), whether a caller passed it other arguments (unreliable), and for global
+	 * functions whether a walk reached a call of it and whether it was verified */
+	uint8_t args_cached;
+	uint8_t unreliable;
+	uint8_t called;
+	uint8_t verified;
+	int8_t changes_pkt;   /* -1 not known yet, else it or a callee changes packet data */
+	uint8_t arg_cnt;
+	uint8_t arg_kind[5];  /* enum brt_garg | BRT_GARG_NONNULL */
+	uint32_t arg_size[5]; /* BRT_GARG_MEM: bytes */
 };
 
 /* per-instruction facts */
@@ -369,6 +389,8 @@ void brt_widen_imprecise(struct brt_env *env, const struct brt_vstate *old,
 int brt_is_state_visited(struct brt_env *env, int insn_idx);
 void brt_state_done(struct brt_env *env, struct brt_vstate *st);
 void brt_free_stored(struct brt_env *env);
+/* free every stored state and start empty (a new walk: a global function's) */
+void brt_reset_stored(struct brt_env *env);
 #define BRT_ACTIVE_MIN_BITS 6   /* env->active starts with 64 buckets ... */
 #define BRT_ACTIVE_MAX_BITS 16  /* ... and doubles up to 65536 as states are added */
 
@@ -470,6 +492,24 @@ int brt_check_exit_refs(struct brt_env *env);
  * release_reference_nomark()); -EINVAL when the state holds no such reference */
 int brt_release_ref_state(struct brt_vstate *st, uint32_t id);
 int brt_is_callback_helper(int32_t id);
+
+/* ---- global.c: global functions verified on their own from their BTF ---------------- */
+/* 1 when subprogram i has BTF_FUNC_GLOBAL linkage and the load gave its BTF */
+int brt_subprog_is_global(const struct brt_env *env, int i);
+const char *brt_subprog_name(const struct brt_env *env, int i);
+/* A call of subprogram sub from the current state: the kernel's btf_check_subprog_call()
+ * and, for a global function, the call itself (arguments checked against the prototype,
+ * r0 an unknown scalar, nothing descended).  1 when handled (global), 0 to descend
+ * (static), or -errno. */
+int brt_global_call(struct brt_env *env, int sub);
+/* The main program's prototype read as the kernel does before the walk (its messages) */
+void brt_global_main_args(struct brt_env *env);
+/* Set frame f's registers for a walk of global function sub on its own: 0 or -errno
+ * (the prototype's message) */
+int brt_global_entry(struct brt_env *env, int sub, struct brt_frame *f);
+/* calls.c: the kernel's bpf_helper_changes_pkt_data() and clear_all_pkt_pointers() */
+int brt_helper_changes_pkt_data(int32_t id);
+void brt_clear_all_pkt_pointers(struct brt_env *env);
 
 /* ---- func_calls.c: bpf-to-bpf calls and program exit --------------------------------- */
 int brt_check_func_call(struct brt_env *env, const struct bpf_insn *insn, int *insn_idx);

@@ -297,7 +297,16 @@ static int backtrack_insn(struct brt_env *env, int idx, int subseq, const struct
 		break;
 	case BPF_JMP:
 	case BPF_JMP32:
-		if (op == BPF_CALL && is_pseudo_call(insn)) {
+		if (op == BPF_CALL && is_pseudo_call(insn) &&
+		    brt_subprog_is_global(env, brt_find_subprog(env, idx + insn->imm + 1))) {
+			/* a global function was not walked: like a helper, it sets r0 and
+			 * leaves r1-r5 unusable */
+			if (subseq != idx + 1)
+				return BT_GIVE_UP;
+			DEL(BPF_REG_0);
+			if (*regs & 0x3eu)
+				return BT_GIVE_UP;
+		} else if (op == BPF_CALL && is_pseudo_call(insn)) {
 			/* backwards out of a callee into its caller: only arguments remain */
 			if (subseq != idx + insn->imm + 1 || fr == 0 || (*regs & ~0x3eu) ||
 			    env->bt_stack[fr])

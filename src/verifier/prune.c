@@ -458,6 +458,18 @@ void brt_free_stored(struct brt_env *env)
 		}
 }
 
+void brt_reset_stored(struct brt_env *env)
+{
+	brt_free_stored(env);
+	for (int i = 0; i < env->len; i++) {
+		env->explored[i] = NULL;
+		env->aux[i].nr_active = 0;
+	}
+	memset(env->active, 0, ((size_t)1 << env->active_bits) * sizeof(*env->active));
+	env->nr_active = 0;
+	env->cur_states = 0;
+}
+
 /* The current path is pruned by old: what old's exploration needed precise, this path
  * needs too (the kernel's propagate_precision).  all: old is still being explored, its
  * marks are not final: every scalar the static relevance keeps (registers) and every

@@ -124,6 +124,13 @@ struct brt_verify_opts {
 	uint32_t nfuncs;
 	int btf_info;                  /* func_info or line_info given: subprograms may use
 					* LD_ABS and tail calls */
+	/* func_info's BTF: the program's BTF and each function's BTF_KIND_FUNC id (nfuncs
+	 * of them), or NULL.  With them a global function is verified once on its own from
+	 * its prototype (global.c); without them (a program file re-verified in another
+	 * process keeps no BTF) every function is walked at each call as a static one, which
+	 * is sound but may differ from the kernel in the work it does. */
+	const struct brt_btf *prog_btf;
+	const uint32_t *func_btf_ids;
 	/* out, or NULL: n entries the caller zeroed; once the program is accepted,
 	 * call_maps[i] of a helper call taking a map is the map's ptr when every path passes
 	 * the same map there, so a JIT may bind the call to it (the kernel's map_ptr_state) */
