@@ -59,6 +59,17 @@ struct bpfrt_tracepoint_opts {
 BPFRT_API int bpfrt_tracepoint_attach(int prog_fd, const char *tp,
 				      const struct bpfrt_tracepoint_opts *opts);
 
+/* Attach a BPF_PROG_TYPE_RAW_TRACEPOINT program to kernel raw tracepoint name where
+ * bpfrt can rebuild its arguments from a tracepoint's records: "sys_enter" (args[0] a
+ * struct pt_regs holding the syscall's arguments in di, si, dx, r10, r8, r9 and the id in
+ * orig_ax, readable with bpf_probe_read_kernel(); args[1] the id) and "sys_exit" (ax the
+ * return value; args[1] it too), from raw_syscalls:sys_enter/sys_exit, x86-64.  Runs
+ * as bpfrt_tracepoint_attach() does.  Returns a link fd or -errno: EOPNOTSUPP (another
+ * raw tracepoint: its arguments point at kernel objects), EINVAL (not a raw tracepoint
+ * program, reads past args[1]), and bpfrt_tracepoint_attach()'s. */
+BPFRT_API int bpfrt_raw_tracepoint_attach(int prog_fd, const char *name,
+					  const struct bpfrt_tracepoint_opts *opts);
+
 /* ---- kernel probes (kprobe, uprobe) ------------------------------------------------------- */
 
 struct bpfrt_perf_event_opts {

@@ -19,14 +19,44 @@
 #include "util/util.h"
 #include "vm/vm.h"
 
+#if defined(__x86_64__)
+#include <asm/ptrace.h>
+#endif
+
 #define CTX_SIZE 8192      /* PERF_MAX_TRACE_SIZE */
 #define DEFAULT_PAGES 64u  /* data pages per CPU ring */
 #define POLL_MS 50         /* drain at least this often (wakeups come per watermark) */
 #define MAX_WARN 5         /* run faults printed per link */
 #define MAX_REGIONS 16     /* the record and the program's array maps (.rodata, .bss, ...) */
 
+/* Kernel raw tracepoints whose arguments bpfrt rebuilds from a tracepoint's record
+ * (BPF_RAW_TRACEPOINT_OPEN of a BPF_PROG_TYPE_RAW_TRACEPOINT program): the syscall
+ * tracepoints, whose raw arguments are (struct pt_regs *regs, long id) and (regs, long
+ * ret).  The registers are the syscall's arguments (x86-64 syscall ABI: di, si, dx, r10,
+ * r8, r9) in a pt_regs bpfrt fills, so bpf_probe_read_kernel() of regs->di reads them;
+ * orig_ax is the id, ax -ENOSYS on entry (what the kernel sets) and the return value on
+ * exit.  Every other raw tracepoint passes pointers to kernel objects: not rebuilt. */
+enum raw_kind { RAW_NONE, RAW_SYS_ENTER, RAW_SYS_EXIT };
+
+static const struct {
+	const char *raw;     /* the raw tracepoint's name */
+	const char *tp;      /* the tracepoint whose records hold its arguments */
+	enum raw_kind kind;
+} raw_tps[] = {
+	{ "sys_enter", "raw_syscalls:sys_enter", RAW_SYS_ENTER },
+	{ "sys_exit", "raw_syscalls:sys_exit", RAW_SYS_EXIT },
+};
+
+#define RAW_CTX_SIZE 96    /* what the verifier lets a raw tracepoint program read */
+
 struct tp_source {
 	char name[160];
+	enum raw_kind raw;
+	uint32_t off_id, off_second;   /* raw: the record's id and args[6] or ret */
+	uint64_t raw_ctx[RAW_CTX_SIZE / 8];
+#if defined(__x86_64__)
+	struct pt_regs pt;             /* raw: what raw_ctx[0] points at */
+#endif
 	uint32_t record_size;
 	int nrings;
 	struct brt_perf_ring *rings;
@@ -48,6 +78,36 @@ struct sample {
 	/* raw_size bytes follow */
 };
 
+/* The raw tracepoint's arguments from the record in src->ctx (record_size bytes were
+ * checked at attach to cover the fields read here); the context's address. */
+static uint64_t raw_args(struct tp_source *src)
+{
+	const uint8_t *rec = (const uint8_t *)src->ctx;
+	uint64_t id, second[6];
+
+	memcpy(&id, rec + src->off_id, 8);
+	memcpy(second, rec + src->off_second, src->raw == RAW_SYS_ENTER ? 48 : 8);
+	memset(src->raw_ctx, 0, sizeof(src->raw_ctx));
+#if defined(__x86_64__)
+	memset(&src->regs, 0, sizeof(src->pt));
+	src->pt.orig_rax = id;
+	if (src->raw == RAW_SYS_ENTER) {
+		src->pt.rdi = second[0];
+		src->pt.rsi = second[1];
+		src->pt.rdx = second[2];
+		src->pt.r10 = second[3];
+		src->pt.r8 = second[4];
+		src->pt.r9 = second[5];
+		src->pt.rax = (unsigned long)-ENOSYS;
+	} else {
+		src->pt.rax = second[0];
+	}
+	src->raw_ctx[0] = (uint64_t)(uintptr_t)&src->pt;
+#endif
+	src->raw_ctx[1] = src->raw == RAW_SYS_ENTER ? id : second[0];
+	return (uint64_t)(uintptr_t)src->raw_ctx;
+}
+
 static void run_record(struct tp_source *src, const struct sample *s)
 {
 	struct brt_link *link = src->link;
@@ -66,6 +126,8 @@ static void run_record(struct tp_source *src, const struct sample *s)
 		memset((uint8_t *)src->ctx + len, 0, src->last_len - len);
 	src->last_len = len;
 	o.r1 = (uint64_t)(uintptr_t)src->ctx;
+	if (src->raw != RAW_NONE)
+		o.r1 = raw_args(src);
 	o.regions = src->regs;
 	o.nr_regions = src->nregs;
 	o.user = &link->prog->pm;
@@ -173,9 +235,37 @@ static int open_rings(struct tp_source *src, uint32_t id, unsigned pages)
 	return err;
 }
 
-int bpfrt_tracepoint_attach(int prog_fd, const char *tp,
-			    const struct bpfrt_tracepoint_opts *opts)
+/* The record offsets of raw tracepoint kind's fields (id, then args[6] or ret) in tp's
+ * format: 0, or -ENOENT when the format lacks them (a kernel that changed it). */
+static int raw_fields(struct tp_source *src, const char *tp)
 {
+	struct bpfrt_tp_field f[32];
+	const char *want = src->raw == RAW_SYS_ENTER ? "args[6]" : "ret";
+	int n = bpfrt_tracepoint_fields(tp, f, BRT_ARRAY_SIZE(f), NULL, NULL), have = 0;
+
+	for (int i = 0; i < n && i < (int)BRT_ARRAY_SIZE(f); i++) {
+		if (!strcmp(f[i].name, "id") && f[i].size == 8) {
+			src->off_id = f[i].offset;
+			have |= 1;
+		} else if (!strcmp(f[i].name, want) &&
+			   f[i].size == (src->raw == RAW_SYS_ENTER ? 48u : 8u)) {
+			src->off_second = f[i].offset;
+			have |= 2;
+		}
+	}
+	if (have == 3 && src->off_id + 8 <= src->record_size &&
+	    src->off_second + 8 <= src->record_size)
+		return 0;
+	brt_print(BPFRT_WARN, "bpfrt: %s: the record has no fields id and %s\n", tp, want);
+	return -ENOENT;
+}
+
+/* bpfrt_tracepoint_attach(), or with raw a raw tracepoint program on the record of the
+ * tracepoint raw_tps[] names for it. */
+static int attach(int prog_fd, const char *tp, const struct bpfrt_tracepoint_opts *opts,
+		  enum raw_kind raw)
+{
+	uint32_t want = raw == RAW_NONE ? BPF_PROG_TYPE_TRACEPOINT : BPF_PROG_TYPE_RAW_TRACEPOINT;
 	struct brt_prog *prog;
 	struct tp_source *src;
 	unsigned pages;
@@ -198,23 +288,41 @@ int bpfrt_tracepoint_attach(int prog_fd, const char *tp,
 		goto out_put;
 	}
 	snprintf(src->name, sizeof(src->name), "%s", tp);
-	if (prog->type != BPF_PROG_TYPE_TRACEPOINT) {
-		brt_print(BPFRT_WARN, "bpfrt: %s: a tracepoint runs BPF_PROG_TYPE_TRACEPOINT "
-			  "programs; this one has type %u\n", tp, prog->type);
+	src->raw = raw;
+	if (prog->type != want) {
+		brt_print(BPFRT_WARN, "bpfrt: %s: a %s runs %s programs; this one has type %u\n",
+			  tp, raw ? "raw tracepoint" : "tracepoint",
+			  raw ? "BPF_PROG_TYPE_RAW_TRACEPOINT" : "BPF_PROG_TYPE_TRACEPOINT",
+			  prog->type);
 		err = -EINVAL;
 		goto out_free;
 	}
 	err = bpfrt_tracepoint_fields(tp, NULL, 0, &src->record_size, &id);
 	if (err < 0)
 		goto out_free;
-	if (prog->max_ctx_offset > src->record_size) {
+	if (raw != RAW_NONE) {
+		err = raw_fields(src, tp);
+		if (err)
+			goto out_free;
+		/* the kernel's rule (bpf_raw_tp_link_attach): no reads past the arguments */
+		if (prog->max_ctx_offset > 2 * 8) {
+			brt_print(BPFRT_WARN, "bpfrt: raw tracepoint %s has 2 arguments; the "
+				  "program reads its context up to byte %u\n", tp,
+				  prog->max_ctx_offset);
+			err = -EINVAL;
+			goto out_free;
+		}
+		src->regs[0] = (struct brt_region){ (uint64_t)(uintptr_t)src->raw_ctx,
+						    RAW_CTX_SIZE, 0 };
+	} else if (prog->max_ctx_offset > src->record_size) {
 		brt_print(BPFRT_WARN, "bpfrt: %s: the program reads its context up to byte %u; "
 			  "the records have %u bytes\n", tp, prog->max_ctx_offset,
 			  src->record_size);
 		err = -EACCES;
 		goto out_free;
+	} else {
+		src->regs[0] = (struct brt_region){ (uint64_t)(uintptr_t)src->ctx, CTX_SIZE, 0 };
 	}
-	src->regs[0] = (struct brt_region){ (uint64_t)(uintptr_t)src->ctx, CTX_SIZE, 0 };
 	src->nregs = 1 + brt_prog_map_regions(prog, src->regs + 1, MAX_REGIONS - 1);
 	err = open_rings(src, id, pages);
 	if (err)
@@ -229,4 +337,24 @@ out_free:
 out_put:
 	brt_obj_put(&prog->obj);
 	return -(errno = -err);
+}
+
+int bpfrt_tracepoint_attach(int prog_fd, const char *tp,
+			    const struct bpfrt_tracepoint_opts *opts)
+{
+	return attach(prog_fd, tp, opts, RAW_NONE);
+}
+
+int bpfrt_raw_tracepoint_attach(int prog_fd, const char *name,
+				const struct bpfrt_tracepoint_opts *opts)
+{
+#if defined(__x86_64__)
+	for (size_t i = 0; name && i < BRT_ARRAY_SIZE(raw_tps); i++)
+		if (!strcmp(name, raw_tps[i].raw))
+			return attach(prog_fd, raw_tps[i].tp, opts, raw_tps[i].kind);
+#endif
+	brt_print(BPFRT_WARN, "bpfrt: raw tracepoint %s: its arguments cannot be rebuilt "
+		  "from a tracepoint's record in user space (bpfrt rebuilds sys_enter and "
+		  "sys_exit on x86-64)\n", name ? name : "(null)");
+	return -(errno = EOPNOTSUPP);
 }

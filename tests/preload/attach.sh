@@ -6,7 +6,10 @@
 #    PMU's perf_event_open, then a perf link) read arguments and return values from
 #    pt_regs, and bpf_probe_read_user_str() reads a string in another process (a child);
 #    detach stops them;
-#  - kp --ioctl: the same through perf_event_open + PERF_EVENT_IOC_SET_BPF by hand.
+#  - kp --ioctl: the same through perf_event_open + PERF_EVENT_IOC_SET_BPF by hand;
+#  - rtp.c: raw tracepoint programs (BPF_RAW_TRACEPOINT_OPEN) on sys_enter/sys_exit read
+#    a syscall's id, argument (through the pt_regs pointer) and return value; a raw
+#    tracepoint bpfrt cannot rebuild (sched_switch) gets EINVAL and one stderr line.
 # Kprobes take the same road in bpfrt (bpfrt_perf_event_attach()); they are compared
 # only where the kernel has them (CONFIG_KPROBES).
 # Needs root (the kernel runs, perf_event_open of probes).  Usage: attach.sh BPFRT SOURCE_DIR
@@ -36,15 +39,18 @@ ok() { passes=$((passes + 1)); }
 ARCH_INC=/usr/include/$(cc -print-multiarch 2>/dev/null)
 clang -O2 -g -target bpf -D__TARGET_ARCH_x86 -I"$ARCH_INC" -c "$SRC/kp.bpf.c" -o "$T/kp.bpf.o" &&
 	bpftool gen skeleton "$T/kp.bpf.o" name kp > "$T/kp.skel.h" &&
-	cc -O1 -Wall -I"$T" -o "$T/kp" "$SRC/kp.c" -lbpf ||
+	cc -O1 -Wall -I"$T" -o "$T/kp" "$SRC/kp.c" -lbpf &&
+	clang -O2 -g -target bpf -I"$ARCH_INC" -c "$SRC/rtp.bpf.c" -o "$T/rtp.bpf.o" &&
+	bpftool gen skeleton "$T/rtp.bpf.o" name rtp > "$T/rtp.skel.h" &&
+	cc -O1 -Wall -I"$T" -o "$T/rtp" "$SRC/rtp.c" -lbpf ||
 	{ echo "FAIL: building the test programs"; exit 1; }
 
-# same output on both; $1 names the case, the rest is kp's arguments
+# same output on both; $1 names the case, the rest is the command under $T
 same() {
 	name=$1
 	shift
-	APP_VERBOSE=1 "$T/kp" "$@" > "$T/$name.kernel" 2>&1
-	APP_VERBOSE=1 "$BPFRT" exec -- "$T/kp" "$@" > "$T/$name.bpfrt" 2>&1
+	APP_VERBOSE=1 "$T/$@" > "$T/$name.kernel" 2>&1
+	APP_VERBOSE=1 "$BPFRT" exec -- "$T/$@" > "$T/$name.bpfrt" 2>&1
 	if grep -q '^done$' "$T/$name.kernel" && cmp -s "$T/$name.kernel" "$T/$name.bpfrt"; then
 		ok
 	else
@@ -52,11 +58,21 @@ same() {
 		diff "$T/$name.kernel" "$T/$name.bpfrt" >&2
 	fi
 }
-same uprobe
+same uprobe kp
 grep -q '^kp_name: marker hits 3 .* other hits 2 ' "$T/uprobe.bpfrt" && ok ||
 	fail "uprobe: the child's string was not read from the child: $(cat "$T/uprobe.bpfrt")"
-same uprobe_ioctl --ioctl
+same uprobe_ioctl kp --ioctl
 cat "$T/uprobe.bpfrt"
+same raw_tp rtp
+cat "$T/raw_tp.bpfrt"
+out=$("$T/rtp" --switch 2>&1)
+[ "$out" = "$(printf 'load: 0\nattach sched_switch: ok')" ] && ok || fail "raw_tp sched_switch on the kernel: $out"
+out=$("$BPFRT" exec -- "$T/rtp" --switch 2>"$T/switch.err")
+[ "$out" = "$(printf 'load: 0\nattach sched_switch: Invalid argument')" ] && ok ||
+	fail "raw_tp sched_switch under bpfrt: $out"
+[ "$(grep -c 'raw tracepoint sched_switch: its arguments cannot be rebuilt' "$T/switch.err")" = 1 ] &&
+	[ "$(wc -l < "$T/switch.err")" = 1 ] && ok ||
+	fail "raw_tp sched_switch under bpfrt: want one line on stderr: $(cat "$T/switch.err")"
 
 echo "$passes passed, $fails failed"
 [ $fails = 0 ]

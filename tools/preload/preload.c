@@ -23,6 +23,9 @@
  *                 attach()), a probe's sampled registers as pt_regs (bpfrt_perf_event_
  *                 attach()).  BPF_LINK_CREATE of an invalid fd answers EBADF, so libbpf's
  *                 perf-link probe passes and libbpf uses links.
+ *   bpf()         BPF_RAW_TRACEPOINT_OPEN of a kernel raw tracepoint (a name without
+ *                 "provider:"): bpfrt_raw_tracepoint_attach() (sys_enter, sys_exit;
+ *                 others EINVAL and a line on stderr).
  *   readlink()    of /proc/self/fd/N names a bpfrt object as the kernel's anon inode
  *                 ("anon_inode:bpf-map", ...): bpftool tells objects apart that way.
  *   statfs64()    as statfs() (libbpf's and bpftool's name).
@@ -85,6 +88,7 @@ static void resolve(void);
 static int is_prog_fd(int fd);
 static int prog_type(int fd);
 static int perf_link_create(const union bpf_attr *attr, long *ret);
+static int raw_tp_open(const union bpf_attr *attr, long *ret);
 
 /* The interposed symbols; bpf() has no libc prototype. */
 int bpf(int cmd, union bpf_attr *attr, unsigned int size);
@@ -240,6 +244,15 @@ static long route_bpf(int cmd, union bpf_attr *attr, unsigned int size)
 
 	if (!attr || size > sizeof(copy))
 		return bpfrt_bpf(cmd, attr, size);
+	if (cmd == BPF_RAW_TRACEPOINT_OPEN) {
+		long ret;
+
+		memset(&copy, 0, sizeof(copy));
+		if (read_user((uint64_t)(uintptr_t)attr, &copy, size) == size &&
+		    raw_tp_open(&copy, &ret))
+			return ret;
+		return bpfrt_bpf(cmd, attr, size);
+	}
 	if (cmd == BPF_LINK_CREATE) {
 		long ret;
 
@@ -763,6 +776,36 @@ static int perf_link_create(const union bpf_attr *attr, long *ret)
 		link_fds[nlinks++] = link;
 	pthread_mutex_unlock(&tp_lock);
 	*ret = link;
+	return 1;
+}
+
+/* BPF_RAW_TRACEPOINT_OPEN of a kernel raw tracepoint (a name without the "provider:"
+ * of bpfrt's in-application probes, which bpfrt_bpf() serves): bpfrt runs the program on
+ * the records of the tracepoint it can rebuild the arguments from (sys_enter,
+ * sys_exit); any other gets the kernel's answer for a program fd it does not know
+ * (EINVAL) and the library's line on stderr.  1 with *ret when answered here. */
+static int raw_tp_open(const union bpf_attr *attr, long *ret)
+{
+	int prog_fd = (int)attr->raw_tracepoint.prog_fd, link;
+	char name[128];
+
+	memset(name, 0, sizeof(name));
+	if (!attr->raw_tracepoint.name ||
+	    !read_user(attr->raw_tracepoint.name, name, sizeof(name)) ||
+	    !memchr(name, '\0', sizeof(name)) || strchr(name, ':') ||
+	    prog_type(prog_fd) != BPF_PROG_TYPE_RAW_TRACEPOINT)
+		return 0;
+	link = bpfrt_raw_tracepoint_attach(prog_fd, name, NULL);
+	*ret = link;
+	if (link < 0) {
+		*ret = -1;
+		errno = link == -EOPNOTSUPP ? EINVAL : -link;
+		return 1;
+	}
+	pthread_mutex_lock(&tp_lock);
+	if (nlinks < MAX_TP)
+		link_fds[nlinks++] = link;
+	pthread_mutex_unlock(&tp_lock);
 	return 1;
 }
 
