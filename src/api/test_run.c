@@ -646,7 +646,8 @@ out:
  * kernel's bpf_sk_lookup_kern through the uapi struct, so the run fills that struct as
  * the rewritten loads would read it: family, protocol and local_port as 16-bit values,
  * the other family's addresses zero.  ctx_out is ctx_in with the selected socket's cookie
- * (0: none). */
+ * (0: none); a socket the program selected with bpf_sk_assign (sockmap.c: one from a
+ * sockmap) that has SO_REUSEPORT, without BPF_SK_LOOKUP_F_NO_REUSEPORT, is -EOPNOTSUPP. */
 static int run_sk_lookup(struct brt_call *call, struct brt_prog *prog)
 {
 	union bpf_attr *attr = call->attr;
@@ -680,6 +681,7 @@ static int run_sk_lookup(struct brt_call *call, struct brt_prog *prog)
 	if (in.local_port > UINT16_MAX)
 		return -ERANGE;
 	memset(&run, 0, sizeof(run));
+	run.magic = BRT_SK_LOOKUP_MAGIC;
 	ctx->family = (uint16_t)in.family;
 	ctx->protocol = (uint16_t)in.protocol;
 	ctx->remote_port = in.remote_port;
@@ -696,7 +698,8 @@ static int run_sk_lookup(struct brt_call *call, struct brt_prog *prog)
 	default:
 		return -EAFNOSUPPORT;
 	}
-	regs[nr++] = (struct brt_region){ (uint64_t)(uintptr_t)ctx, sizeof(*ctx), 0 };
+	/* the whole run struct (read-only): bpf_sk_assign checks its ctx argument is it */
+	regs[nr++] = (struct brt_region){ (uint64_t)(uintptr_t)&run, sizeof(run), 0 };
 	nr += brt_prog_map_regions(prog, regs + nr, sizeof(regs) / sizeof(regs[0]) - nr);
 	o.r1 = (uint64_t)(uintptr_t)ctx;
 	o.regions = regs;

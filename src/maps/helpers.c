@@ -45,9 +45,13 @@ uint64_t brt_helper_map_lookup_elem(uint64_t r1, uint64_t r2, uint64_t r3, uint6
 		return 0;
 	v = map->ops->lookup(map, (const void *)(uintptr_t)r2);
 	/* a map of maps returns the inner map: a handle for the helpers, not memory */
-	if (v && ctx->checked && map->ops != &brt_map_in_map_ops &&
-	    bpfrt_run_grant(ctx, v, map->value_size, !(map->flags & BPF_F_RDONLY_PROG)))
+	if (v && ctx->checked && map->ops->lookup_size) {
+		if (bpfrt_run_grant(ctx, v, map->ops->lookup_size, 0))
+			return 0;
+	} else if (v && ctx->checked && map->ops != &brt_map_in_map_ops &&
+		   bpfrt_run_grant(ctx, v, map->value_size, !(map->flags & BPF_F_RDONLY_PROG))) {
 		return 0;
+	}
 	return (uint64_t)(uintptr_t)v;
 }
 

@@ -43,6 +43,9 @@ struct brt_map_ops {
 	void (*detach)(struct brt_map *map);
 	/* program side: pointer to this CPU's value, NULL if absent */
 	void *(*lookup)(struct brt_map *map, const void *key);
+	/* nonzero: lookup returns not a value but a read-only object of this size (sockmap,
+	 * sockhash: a struct brt_sock) */
+	uint32_t lookup_size;
 	/* syscall side: copy the value (all CPUs for per-CPU maps) */
 	int (*copy_value)(struct brt_map *map, const void *key, void *value);
 	/* syscall-side update (value for all CPUs) and program-side update (one CPU) */
@@ -251,8 +254,10 @@ struct brt_sock {
 
 /* BPF_PROG_TEST_RUN's sk_lookup context (api/test_run.c): r1 points at uapi; the
  * selected socket is uapi.sk, set by bpf_sk_assign (sockmap.c) with its flag. */
+#define BRT_SK_LOOKUP_MAGIC 0x6b6f6f6c6b73ull /* "sklook" */
 struct brt_sk_lookup_ctx {
 	struct bpf_sk_lookup uapi;
+	uint64_t magic;       /* BRT_SK_LOOKUP_MAGIC: bpf_sk_assign checks it is given this */
 	uint8_t no_reuseport; /* BPF_SK_LOOKUP_F_NO_REUSEPORT of the selection */
 };
 
@@ -279,6 +284,7 @@ BRT_MAP_HELPER(get_stack)
 BRT_MAP_HELPER(get_local_storage) /* cgroup_storage.c */
 BRT_MAP_HELPER(sk_redirect_map)   /* sockmap.c */
 BRT_MAP_HELPER(sock_map_update)
+BRT_MAP_HELPER(sk_assign)
 BRT_MAP_HELPER(sk_storage_get)    /* sk_storage.c */
 BRT_MAP_HELPER(sk_storage_delete)
 #undef BRT_MAP_HELPER
@@ -317,6 +323,7 @@ BRT_MAP_HELPER(sk_storage_delete)
 	X(BPF_FUNC_msg_redirect_hash, brt_helper_sk_redirect_map, BRT_FOR_SKMSG)         \
 	X(BPF_FUNC_sock_map_update, brt_helper_sock_map_update, BRT_FOR_SOCKOPS)         \
 	X(BPF_FUNC_sock_hash_update, brt_helper_sock_map_update, BRT_FOR_SOCKOPS)         \
+	X(BPF_FUNC_sk_assign, brt_helper_sk_assign, BRT_FOR_TC | BRT_FOR_SKLOOKUP)       \
 	X(BPF_FUNC_sk_storage_get, brt_helper_sk_storage_get,                            \
 	  BRT_FOR_SK_STORAGE | BRT_FOR_CGSOCK)                                           \
 	X(BPF_FUNC_sk_storage_delete, brt_helper_sk_storage_delete, BRT_FOR_SK_STORAGE)

@@ -4,14 +4,15 @@
  *
  * The kernel keeps the struct sock; a process can keep only what names it: an element
  * holds the socket's cookie (SO_COOKIE: the kernel's own, so a lookup from bpf() answers
- * what the kernel's map would), 0 when empty.  An update checks the fd as the kernel's
- * sock_map_update_elem_sys() does (a socket, of a protocol the kernel can put in a map:
- * TCP, UDP, unix, vsock; TCP listening or established, UDP bound, stream unix and vsock
- * connected),
- * then the flags and the slot.  Not kept: the socket itself, so closing it does not
- * empty its slot (the kernel drops it), and programs never get a socket from a lookup
- * (NULL) or a redirect target (SK_DROP); those programs do not test-run in the kernel
- * either (docs/STATUS.md #15).
+ * what the kernel's map would), 0 when empty, and a snapshot of the socket taken from its
+ * fd at the update (struct brt_sock: the struct bpf_sock a program reads, reuseport,
+ * v6only), which a program's lookup hands it as its socket.  An update checks the fd as
+ * the kernel's sock_map_update_elem_sys() does (a socket, of a protocol the kernel can
+ * put in a map: TCP, UDP, unix, vsock; TCP listening or established, UDP bound, stream
+ * unix and vsock connected), then the flags and the slot.  Not kept: the socket itself,
+ * so closing it does not empty its slot (the kernel drops it), the snapshot does not
+ * follow the socket's later state, and a redirect has no target (SK_DROP); sk_skb and
+ * sk_msg programs do not test-run in the kernel either (docs/STATUS.md #15).
  *
  * The sockhash walks (GET_NEXT_KEY) as the kernel's: jhash(key, key_size, 0) picks one of
  * roundup_pow_of_two(max_entries) buckets, buckets in order, newest entry first within one
@@ -27,9 +28,11 @@
 
 #include <linux/bpf.h>
 #include <linux/tcp.h>
+#include <arpa/inet.h>
 #include <netinet/in.h>
 
 #include "maps/maps.h"
+#include "vm/vm.h"
 
 #ifndef SO_COOKIE
 #define SO_COOKIE 57
@@ -62,10 +65,106 @@ static int bound(int fd)
 	return !getsockname(fd, (struct sockaddr *)&ss, &len) && ss.sin6_port;
 }
 
-/* 0 and the socket's cookie, or the kernel's errno for this fd */
-static int sock_of_fd(uint64_t ufd, uint64_t *cookie)
+#define LOOPBACK4_IPV6 0x7f000006 /* inet_rcv_saddr of an IPv6 socket on a v6 address */
+#define TCP_STATE_CLOSE 7
+
+static int sockopt_int(int fd, int level, int name)
 {
-	int fd = (int)ufd, domain, type, proto;
+	socklen_t len = sizeof(int);
+	int v = 0;
+
+	return getsockopt(fd, level, name, &v, &len) ? 0 : v;
+}
+
+/* The IPv4 address the kernel keeps for an IPv6 socket's address (__inet6_bind()): the
+ * v4 part of a mapped address, 0 for ::, else LOOPBACK4_IPV6. */
+static uint32_t v4_of_v6(const struct in6_addr *a)
+{
+	static const struct in6_addr any = IN6ADDR_ANY_INIT;
+
+	if (IN6_IS_ADDR_V4MAPPED(a))
+		return a->s6_addr32[3];
+	return memcmp(a, &any, sizeof(any)) ? htonl(LOOPBACK4_IPV6) : 0;
+}
+
+/* One end's address into a struct bpf_sock (ip4, ip6[4], the port in *port).  An IPv4
+ * socket's IPv6 words hold the v4-mapped address when the kernel set the end with
+ * sk_rcv_saddr_set()/sk_daddr_set() (mapped): a connected or accepted TCP socket; bind()
+ * and UDP's connect set only the IPv4 address. */
+static void snap_addr(int family, const struct sockaddr_storage *ss, uint32_t *ip4,
+		      uint32_t *ip6, uint16_t *port, int mapped)
+{
+	if (family == AF_INET && ss->ss_family == AF_INET) {
+		const struct sockaddr_in *in = (const struct sockaddr_in *)ss;
+
+		*ip4 = in->sin_addr.s_addr;
+		if (mapped) {
+			ip6[2] = htonl(0xffff);
+			ip6[3] = *ip4;
+		}
+		*port = in->sin_port;
+	} else if (family == AF_INET6 && ss->ss_family == AF_INET6) {
+		const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)ss;
+
+		memcpy(ip6, &in6->sin6_addr, 16);
+		*ip4 = v4_of_v6(&in6->sin6_addr);
+		*port = in6->sin6_port;
+	}
+}
+
+/* What a program sees of the socket behind fd (struct brt_sock, maps.h), as of now. */
+static void snap_of_fd(int fd, int domain, int type, int proto, int tcp_state,
+		       struct brt_sock *s)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+	uint16_t port = 0;
+	int peer, mapped;
+
+	memset(s, 0, sizeof(*s));
+	s->sk.bound_dev_if = (uint32_t)sockopt_int(fd, SOL_SOCKET, SO_BINDTOIFINDEX);
+	s->sk.family = (uint32_t)domain;
+	s->sk.type = (uint32_t)type;
+	s->sk.protocol = (uint32_t)proto;
+	s->sk.mark = (uint32_t)sockopt_int(fd, SOL_SOCKET, SO_MARK);
+	s->sk.priority = (uint32_t)sockopt_int(fd, SOL_SOCKET, SO_PRIORITY);
+	memset(&ss, 0, sizeof(ss));
+	peer = !getpeername(fd, (struct sockaddr *)&ss, &len);
+	mapped = peer && proto == IPPROTO_TCP;
+	if (peer) {
+		snap_addr(domain, &ss, &s->sk.dst_ip4, s->sk.dst_ip6, &port, mapped);
+		s->sk.dst_port = port; /* network byte order */
+	}
+	len = sizeof(ss);
+	memset(&ss, 0, sizeof(ss));
+	if (!getsockname(fd, (struct sockaddr *)&ss, &len)) {
+		snap_addr(domain, &ss, &s->sk.src_ip4, s->sk.src_ip6, &port, mapped);
+		s->sk.src_port = ntohs(port); /* host byte order */
+	}
+	/* sk_state: TCP's own; UDP and unix use TCP_ESTABLISHED once connected, else
+	 * TCP_CLOSE (a listening unix socket: TCP_LISTEN) */
+	if (tcp_state)
+		s->sk.state = (uint32_t)tcp_state;
+	else if (domain == AF_UNIX && sockopt_int(fd, SOL_SOCKET, SO_ACCEPTCONN))
+		s->sk.state = TCP_STATE_LISTEN;
+	else
+		s->sk.state = peer ? TCP_STATE_ESTABLISHED : TCP_STATE_CLOSE;
+	/* sk_rx_queue_get(): -1 until the kernel records a receive queue; it does for an
+	 * accepted TCP socket (0 on loopback), which user space cannot tell from a connected
+	 * one (-1): known difference, docs/STATUS.md #15 */
+	s->sk.rx_queue_mapping = -1;
+	s->reuseport = sockopt_int(fd, SOL_SOCKET, SO_REUSEPORT) != 0;
+	s->ipv6only = domain == AF_INET6 && sockopt_int(fd, IPPROTO_IPV6, IPV6_V6ONLY);
+	/* SOCK_RCU_FREE: TCP listeners (inet_hash) and hashed UDP sockets (udp_lib_get_port) */
+	s->refcounted = !((domain == AF_INET || domain == AF_INET6) &&
+			  ((proto == IPPROTO_TCP && tcp_state == TCP_STATE_LISTEN) ||
+			   proto == IPPROTO_UDP));
+}
+
+/* 0 and the socket's cookie and snapshot, or the kernel's errno for this fd */
+static int sock_of_fd(uint64_t ufd, uint64_t *cookie, struct brt_sock *snap)
+{
+	int fd = (int)ufd, domain, type, proto, tcp_state = 0;
 	socklen_t len = sizeof(int);
 	struct stat st;
 
@@ -90,6 +189,7 @@ static int sock_of_fd(uint64_t ufd, uint64_t *cookie)
 			    (ti.tcpi_state != TCP_STATE_ESTABLISHED &&
 			     ti.tcpi_state != TCP_STATE_LISTEN))
 				return -EOPNOTSUPP;
+			tcp_state = ti.tcpi_state;
 		} else if (!(type == SOCK_DGRAM && proto == IPPROTO_UDP)) {
 			return -EOPNOTSUPP;
 		} else if (!bound(fd)) { /* the kernel takes only a hashed (bound) UDP socket */
@@ -107,7 +207,26 @@ static int sock_of_fd(uint64_t ufd, uint64_t *cookie)
 	len = sizeof(*cookie);
 	if (getsockopt(fd, SOL_SOCKET, SO_COOKIE, cookie, &len) || !*cookie)
 		return -EOPNOTSUPP;
+	snap_of_fd(fd, domain, type, proto, tcp_state, snap);
+	snap->cookie = *cookie;
 	return 0;
+}
+
+/* The sockets programs hold: each lookup copies its element's snapshot into the next of
+ * these (per thread, reused round-robin), so what the program reads stays put while
+ * another process updates the map.  A program holding more than BRT_SOCK_HELD sockets
+ * at once would see the oldest overwritten; the verifier's reference tracking keeps real
+ * programs far below. */
+#define BRT_SOCK_HELD 16
+static _Thread_local struct brt_sock held[BRT_SOCK_HELD];
+static _Thread_local unsigned held_next;
+
+static struct brt_sock *sock_hold(const struct brt_sock *snap)
+{
+	struct brt_sock *s = &held[held_next++ % BRT_SOCK_HELD];
+
+	*s = *snap;
+	return s;
 }
 
 /* The fd in an update's value: a u64 for value_size 8, else a u32. */
@@ -138,11 +257,12 @@ static int sock_alloc_check(const union bpf_attr *attr)
 }
 
 /* ---- sockmap ---------------------------------------------------------------------------- */
+/* The region: max_entries cookies, then max_entries snapshots. */
 static int smap_data_size(const struct brt_map *map, uint64_t *size)
 {
 	if (map->max_entries > (1u << 27))
 		return -ENOMEM;
-	*size = (uint64_t)map->max_entries * 8;
+	*size = (uint64_t)map->max_entries * (8 + sizeof(struct brt_sock));
 	return 0;
 }
 
@@ -154,10 +274,30 @@ static _Atomic uint64_t *smap_slot(struct brt_map *map, const void *key)
 	return i < map->max_entries ? (_Atomic uint64_t *)map->data + i : NULL;
 }
 
-/* programs get no socket from a lookup (see the top of the file) */
-static void *sock_lookup(struct brt_map *map, const void *key)
+static struct brt_sock *smap_snap(struct brt_map *map, _Atomic uint64_t *slot)
 {
-	(void)map, (void)key;
+	size_t i = (size_t)(slot - (_Atomic uint64_t *)map->data);
+
+	return (struct brt_sock *)((char *)map->data + (size_t)map->max_entries * 8) + i;
+}
+
+/* A program's lookup: the slot's socket (sock_hold()), NULL when empty.  A writer may
+ * be replacing the snapshot: one whose cookie is not the slot's is read again. */
+static void *smap_lookup(struct brt_map *map, const void *key)
+{
+	_Atomic uint64_t *slot = smap_slot(map, key);
+
+	for (int tries = 0; slot && tries < 3; tries++) {
+		uint64_t cookie = atomic_load_explicit(slot, memory_order_acquire);
+		struct brt_sock snap;
+
+		if (!cookie)
+			return NULL;
+		memcpy(&snap, smap_snap(map, slot), sizeof(snap));
+		atomic_thread_fence(memory_order_acquire);
+		if (snap.cookie == cookie && atomic_load_explicit(slot, memory_order_relaxed) == cookie)
+			return sock_hold(&snap);
+	}
 	return NULL;
 }
 
@@ -179,8 +319,9 @@ static int smap_copy_value(struct brt_map *map, const void *key, void *value)
 static int smap_update(struct brt_map *map, const void *key, const void *value, uint64_t flags)
 {
 	_Atomic uint64_t *slot;
+	struct brt_sock snap;
 	uint64_t cookie, old;
-	int err = sock_of_fd(value_fd(map, value), &cookie);
+	int err = sock_of_fd(value_fd(map, value), &cookie, &snap);
 
 	if (err)
 		return err;
@@ -198,6 +339,9 @@ static int smap_update(struct brt_map *map, const void *key, const void *value, 
 			return -ENOENT;
 	} while (!atomic_compare_exchange_weak_explicit(slot, &old, cookie, memory_order_acq_rel,
 							memory_order_acquire));
+	/* after the cookie: a reader takes a snapshot only when its cookie matches */
+	memcpy(smap_snap(map, slot), &snap, sizeof(snap));
+	atomic_thread_fence(memory_order_release);
 	return 0;
 }
 
@@ -221,7 +365,8 @@ static int smap_delete(struct brt_map *map, const void *key)
 const struct brt_map_ops brt_sockmap_map_ops = {
 	.alloc_check = sock_alloc_check,
 	.data_size = smap_data_size,
-	.lookup = sock_lookup,
+	.lookup = smap_lookup,
+	.lookup_size = sizeof(struct brt_sock),
 	.copy_value = smap_copy_value,
 	.update = smap_update,
 	.prog_update = sock_prog_update,
@@ -234,6 +379,7 @@ struct sh_cell {
 	_Atomic uint64_t cookie; /* 0: free */
 	uint32_t seq;            /* insertion order within the map */
 	uint32_t hash;           /* jhash(key, key_size, 0) */
+	struct brt_sock snap;    /* the socket as the update saw it */
 	unsigned char key[];     /* round_up(key_size, 8) bytes */
 };
 
@@ -316,9 +462,10 @@ static int sh_copy_value(struct brt_map *map, const void *key, void *value)
 static int sh_update(struct brt_map *map, const void *key, const void *value, uint64_t flags)
 {
 	struct sh_head *h = map->data;
+	struct brt_sock snap;
 	struct sh_cell *c;
 	uint64_t cookie;
-	int err = sock_of_fd(value_fd(map, value), &cookie);
+	int err = sock_of_fd(value_fd(map, value), &cookie, &snap);
 
 	if (err)
 		return err;
@@ -337,6 +484,7 @@ static int sh_update(struct brt_map *map, const void *key, const void *value, ui
 	}
 	if (c) { /* the kernel adds a new element at its bucket's head: newest again */
 		c->seq = h->next_seq++;
+		c->snap = snap;
 		atomic_store_explicit(&c->cookie, cookie, memory_order_release);
 		goto out;
 	}
@@ -352,6 +500,7 @@ static int sh_update(struct brt_map *map, const void *key, const void *value, ui
 		memcpy(c->key, key, map->key_size);
 		c->hash = brt_map_jhash(key, map->key_size, 0);
 		c->seq = h->next_seq++;
+		c->snap = snap;
 		atomic_store_explicit(&c->cookie, cookie, memory_order_release);
 		h->count++;
 		break;
@@ -359,6 +508,20 @@ static int sh_update(struct brt_map *map, const void *key, const void *value, ui
 out:
 	sh_unlock(map);
 	return err;
+}
+
+/* A program's lookup: the element's socket (sock_hold()), NULL when absent. */
+static void *sh_lookup(struct brt_map *map, const void *key)
+{
+	struct brt_sock *held_sock = NULL;
+	struct sh_cell *c;
+
+	sh_lock(map);
+	c = sh_find(map, key);
+	if (c)
+		held_sock = sock_hold(&c->snap);
+	sh_unlock(map);
+	return held_sock;
 }
 
 static int sh_delete(struct brt_map *map, const void *key)
@@ -411,7 +574,8 @@ static int sh_get_next_key(struct brt_map *map, const void *key, void *next_key)
 const struct brt_map_ops brt_sockhash_map_ops = {
 	.alloc_check = sock_alloc_check,
 	.data_size = sh_data_size,
-	.lookup = sock_lookup,
+	.lookup = sh_lookup,
+	.lookup_size = sizeof(struct brt_sock),
 	.copy_value = sh_copy_value,
 	.update = sh_update,
 	.prog_update = sock_prog_update,
@@ -437,4 +601,49 @@ uint64_t brt_helper_sock_map_update(uint64_t r1, uint64_t r2, uint64_t r3, uint6
 {
 	(void)r1, (void)r2, (void)r3, (void)r4, (void)r5, (void)ctx;
 	return (uint64_t)(int64_t)-EOPNOTSUPP;
+}
+
+/* long bpf_sk_assign(ctx, sk, u64 flags).
+ * sk_lookup (bpf_sk_lookup_assign): select sk (a socket from a sockmap, or NULL to clear)
+ * as the lookup's result, with the kernel's checks in its order: flags REPLACE and
+ * NO_REUSEPORT only (-EINVAL); a refcounted socket, a TCP one not listening or a UDP one
+ * not in TCP_CLOSE -ESOCKTNOSUPPORT; another protocol -EPROTOTYPE; another family unless
+ * an IPv6 socket that is not v6-only -EAFNOSUPPORT; a selection without REPLACE -EEXIST.
+ * tc (bpf_sk_assign): flags must be 0 (-EINVAL); then the kernel wants the skb at tc
+ * ingress, which a test run's never is, so -EOPNOTSUPP (bpfrt's tc programs hold no
+ * socket to assign anyway: lookups find none). */
+uint64_t brt_helper_sk_assign(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+			      uint64_t r5, struct bpfrt_run_ctx *ctx)
+{
+	const struct brt_prog_maps *pm = bpfrt_run_user(ctx);
+	struct brt_sk_lookup_ctx *lc = (struct brt_sk_lookup_ctx *)(uintptr_t)r1;
+	const struct brt_sock *sk = (const struct brt_sock *)(uintptr_t)r2;
+
+	(void)r4, (void)r5;
+	if (!pm || pm->magic != BRT_PROG_MAPS_MAGIC || pm->prog_type != BPF_PROG_TYPE_SK_LOOKUP)
+		return (uint64_t)(int64_t)(!r2 || r3 ? -EINVAL : -EOPNOTSUPP);
+	/* an unverified (checked) run may pass anything: only the run's context and a
+	 * socket it was handed */
+	if (!bpfrt_run_access_ok(ctx, lc, sizeof(*lc), 0) || lc->magic != BRT_SK_LOOKUP_MAGIC ||
+	    (sk && !bpfrt_run_access_ok(ctx, sk, sizeof(*sk), 0)))
+		return (uint64_t)(int64_t)-EINVAL;
+	if (r3 & ~(uint64_t)(BPF_SK_LOOKUP_F_REPLACE | BPF_SK_LOOKUP_F_NO_REUSEPORT))
+		return (uint64_t)(int64_t)-EINVAL;
+	if (sk) {
+		int tcp = sk->sk.type == SOCK_STREAM && sk->sk.protocol == IPPROTO_TCP;
+		int udp = sk->sk.type == SOCK_DGRAM && sk->sk.protocol == IPPROTO_UDP;
+
+		if (sk->refcounted || (tcp && sk->sk.state != TCP_STATE_LISTEN) ||
+		    (udp && sk->sk.state != TCP_STATE_CLOSE))
+			return (uint64_t)(int64_t)-ESOCKTNOSUPPORT;
+		if ((uint16_t)sk->sk.protocol != (uint16_t)lc->uapi.protocol)
+			return (uint64_t)(int64_t)-EPROTOTYPE;
+		if (sk->sk.family != lc->uapi.family && (sk->sk.family == AF_INET || sk->ipv6only))
+			return (uint64_t)(int64_t)-EAFNOSUPPORT;
+	}
+	if (lc->uapi.sk && !(r3 & BPF_SK_LOOKUP_F_REPLACE))
+		return (uint64_t)(int64_t)-EEXIST;
+	lc->uapi.sk = (struct bpf_sock *)(uintptr_t)r2;
+	lc->no_reuseport = (r3 & BPF_SK_LOOKUP_F_NO_REUSEPORT) != 0;
+	return 0;
 }

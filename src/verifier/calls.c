@@ -98,6 +98,16 @@ static const struct brt_helper_proto sock_ptr_cookie = {
 	.types = BRT_HSET(BPF_PROG_TYPE_TRACING),
 };
 
+/* sk_lookup_func_proto()'s bpf_sk_assign (bpf_sk_lookup_assign_proto): a full socket or
+ * NULL, where tc's takes any socket pointer */
+static const struct brt_helper_proto sk_lookup_assign = {
+	.id = BPF_FUNC_sk_assign,
+	.name = "sk_assign",
+	.ret = BRT_RET_INTEGER,
+	.args = { BRT_ARG_PTR_TO_CTX, BRT_ARG_PTR_TO_SOCKET_OR_NULL, BRT_ARG_ANYTHING },
+	.types = BRT_HSET(BPF_PROG_TYPE_SK_LOOKUP),
+};
+
 static int helper_allowed(struct brt_env *env, const struct brt_helper_proto *fn)
 {
 	uint64_t bit = BRT_HSET(brt_prog_type(env->opts->prog_type)->helpers);
@@ -376,6 +386,11 @@ static int reg_type_ok(struct brt_env *env, int regno, int arg)
 		if (t == PTR_TO_SOCK_COMMON || t == PTR_TO_SOCKET || t == PTR_TO_TCP_SOCK)
 			return 0;
 		expected = "sock_common, sock, tcp_sock, xdp_sock";
+		break;
+	case BRT_ARG_PTR_TO_SOCKET_OR_NULL: /* check_reg_type() folds PTR_MAYBE_NULL */
+		if (brt_reg_is_null(reg) || (t & ~PTR_MAYBE_NULL) == PTR_TO_SOCKET)
+			return 0;
+		expected = "sock";
 		break;
 	case BRT_ARG_PTR_TO_BTF_ID_SOCK_COMMON_OR_NULL:
 		if (brt_reg_is_null(reg))
@@ -1023,6 +1038,9 @@ int brt_check_helper_call(struct brt_env *env, const struct bpf_insn *insn, int 
 	fn = find_proto(id);
 	if (id == BPF_FUNC_get_socket_cookie && env->opts->prog_type == BPF_PROG_TYPE_TRACING)
 		fn = &sock_ptr_cookie;
+	if (id == BPF_FUNC_sk_assign && fn && !fn->host &&
+	    env->opts->prog_type == BPF_PROG_TYPE_SK_LOOKUP)
+		fn = &sk_lookup_assign;
 	if (!fn || !helper_allowed(env, fn)) {
 		const char *name = brt_verifier_helper_name(id);
 

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <netinet/in.h>
 #include <unistd.h>
 
 #include "bpfrt.h"
@@ -282,6 +283,7 @@ struct sl_input {
 };
 
 static struct sl_input sl_inputs[32];
+static int have_socks; /* make_socks() worked */
 static size_t n_sl_inputs;
 
 static void sl_add(const char *name, struct sl_ctx c, uint32_t len, uint32_t out, int data_in,
@@ -342,9 +344,19 @@ static void hex(struct transcript *t, const void *p, size_t n)
 		say(t, "%02x", b[i]);
 }
 
+static int load_maps(sys_fn sys, struct transcript *t, uint32_t type, uint32_t attach,
+		     uint32_t pflags, const struct prog *p, const int *map_fds);
+
 /* load with the record map's fd patched in; the fd or -1 after saying why */
 static int load(sys_fn sys, struct transcript *t, uint32_t type, uint32_t attach,
 		uint32_t pflags, const struct prog *p, int map_fd)
+{
+	return load_maps(sys, t, type, attach, pflags, p, &map_fd);
+}
+
+/* load with map n's fd (LD_MAP imm n) patched in */
+static int load_maps(sys_fn sys, struct transcript *t, uint32_t type, uint32_t attach,
+		     uint32_t pflags, const struct prog *p, const int *map_fds)
 {
 	static char log[1 << 16];
 	struct bpf_insn insns[MAX_INSNS];
@@ -355,7 +367,7 @@ static int load(sys_fn sys, struct transcript *t, uint32_t type, uint32_t attach
 	for (size_t i = 0; i < p->len; i++)
 		if (insns[i].code == (BPF_LD | BPF_IMM | BPF_DW) &&
 		    insns[i].src_reg == BPF_PSEUDO_MAP_FD)
-			insns[i].imm = map_fd;
+			insns[i].imm = map_fds[insns[i].imm];
 	memset(&a, 0, sizeof(a));
 	a.prog_type = type;
 	a.expected_attach_type = attach;
@@ -369,12 +381,22 @@ static int load(sys_fn sys, struct transcript *t, uint32_t type, uint32_t attach
 	log[0] = 0;
 	fd = sys(BPF_PROG_LOAD, &a, sizeof(a));
 	if (fd < 0) {
-		say(t, "%s: load %d\n", p->name, -errno);
+		const char *line = log;
+
+		/* the log's last line that is not a statistic: the error */
+		for (const char *q = log; *q; q += strcspn(q, "\n") + (q[strcspn(q, "\n")] == '\n'))
+			if (strncmp(q, "processed ", 10) && strncmp(q, "verification time", 17) &&
+			    strncmp(q, "stack depth", 11) && *q != '\n')
+				line = q;
+		say(t, "%s: load %d %.*s\n", p->name, -errno, (int)strcspn(line, "\n"), line);
 		if (getenv("TEST_RUN_ORACLE_LOG"))
 			fprintf(stderr, "%s: %s\n", p->name, log);
 	}
 	return fd;
 }
+
+static int mask_accepted; /* the run's socket is an accepted one */
+static void mask_rx_queue(unsigned char *v);
 
 static void say_map(sys_fn sys, struct transcript *t, int map_fd, size_t n)
 {
@@ -385,10 +407,13 @@ static void say_map(sys_fn sys, struct transcript *t, int map_fd, size_t n)
 		return;
 	memset(v, 0xee, sizeof(v));
 	say(t, " map ");
-	if (elem(sys, BPF_MAP_LOOKUP_ELEM, map_fd, &key, v, 0))
+	if (elem(sys, BPF_MAP_LOOKUP_ELEM, map_fd, &key, v, 0)) {
 		say(t, "error");
-	else
-		hex(t, v, n);
+		return;
+	}
+	if (mask_accepted)
+		mask_rx_queue(v);
+	hex(t, v, n);
 }
 
 static void reset_map(sys_fn sys, int map_fd)
@@ -487,6 +512,324 @@ static void sl_run(sys_fn sys, struct transcript *t, int fd, int map_fd,
 	say(t, "\n");
 }
 
+/* ---- sockets: bpf_sk_assign from a sockmap ---------------------------------------------- */
+/* Real sockets, the same fds in the kernel's sockmap and in bpfrt's, so a selection's
+ * cookie (SO_COOKIE) is the same number on both sides. */
+enum { S_TCP4, S_UDP4, S_TCP6, S_TCP6_ANY, S_TCP6_ONLY, S_TCP4_REUSE, S_UNIX, S_TCP4_EST,
+       S_UDP4_CONN, S_UDP6, S_TCP4_CLIENT, N_SOCKS };
+static const char *const sock_names[N_SOCKS] = {
+	"tcp4 listen", "udp4", "tcp6 listen ::1", "tcp6 listen ::", "tcp6 v6only",
+	"tcp4 reuseport", "unix stream", "tcp4 established", "udp4 connected", "udp6",
+	"tcp4 client"
+};
+static int socks[N_SOCKS];
+static int peers[4]; /* the other ends, kept open */
+
+static int sock_bound(int family, int type, const char *addr, int v6only, int reuse)
+{
+	struct sockaddr_storage ss;
+	int fd = socket(family, type, 0), one = 1;
+
+	memset(&ss, 0, sizeof(ss));
+	if (fd < 0)
+		return -1;
+	if (reuse)
+		setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
+	if (family == AF_INET6)
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &v6only, sizeof(v6only));
+	ss.ss_family = (sa_family_t)family;
+	if (family == AF_INET)
+		inet_pton(AF_INET, addr, &((struct sockaddr_in *)&ss)->sin_addr);
+	else
+		inet_pton(AF_INET6, addr, &((struct sockaddr_in6 *)&ss)->sin6_addr);
+	if (bind(fd, (struct sockaddr *)&ss, family == AF_INET ? sizeof(struct sockaddr_in)
+							      : sizeof(struct sockaddr_in6)) ||
+	    (type == SOCK_STREAM && listen(fd, 4))) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static int make_socks(void)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+	int sv[2];
+
+	socks[S_TCP4] = sock_bound(AF_INET, SOCK_STREAM, "127.0.0.1", 0, 0);
+	socks[S_UDP4] = sock_bound(AF_INET, SOCK_DGRAM, "127.0.0.1", 0, 0);
+	socks[S_TCP6] = sock_bound(AF_INET6, SOCK_STREAM, "::1", 0, 0);
+	socks[S_TCP6_ANY] = sock_bound(AF_INET6, SOCK_STREAM, "::", 0, 0);
+	socks[S_TCP6_ONLY] = sock_bound(AF_INET6, SOCK_STREAM, "::", 1, 0);
+	socks[S_TCP4_REUSE] = sock_bound(AF_INET, SOCK_STREAM, "127.0.0.1", 0, 1);
+	socks[S_UDP6] = sock_bound(AF_INET6, SOCK_DGRAM, "::1", 0, 0);
+	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv))
+		return -1;
+	socks[S_UNIX] = sv[0];
+	peers[0] = sv[1];
+	/* an established TCP socket: a connection to the first listener, accepted */
+	peers[1] = socket(AF_INET, SOCK_STREAM, 0);
+	if (getsockname(socks[S_TCP4], (struct sockaddr *)&ss, &len) ||
+	    connect(peers[1], (struct sockaddr *)&ss, len))
+		return -1;
+	socks[S_TCP4_EST] = accept(socks[S_TCP4], NULL, NULL);
+	socks[S_TCP4_CLIENT] = peers[1];
+	socks[S_UDP4_CONN] = sock_bound(AF_INET, SOCK_DGRAM, "127.0.0.1", 0, 0);
+	if (socks[S_UDP4_CONN] < 0 || connect(socks[S_UDP4_CONN], (struct sockaddr *)&ss, len))
+		return -1;
+	for (int i = 0; i < N_SOCKS; i++)
+		if (socks[i] < 0)
+			return -1;
+	return 0;
+}
+
+/* a sockmap (or sockhash) with every socket, key i -> socks[i] */
+static int sock_map(sys_fn sys, uint32_t type)
+{
+	int fd = create_map(sys, type, 4, 8, N_SOCKS, 0, 0);
+
+	for (uint32_t i = 0; fd >= 0 && i < N_SOCKS; i++) {
+		uint64_t v = (uint64_t)socks[i];
+
+		if (elem(sys, BPF_MAP_UPDATE_ELEM, fd, &i, &v, 0))
+			fprintf(stderr, "sockmap update %u (%s): %s\n", i, sock_names[i],
+				strerror(errno));
+	}
+	return fd;
+}
+
+/* What an sk_lookup program does with socket `slot` of map 0 (a sockmap): steps run in
+ * order, each bpf_sk_assign's result recorded in map 1 (the record map) at 8 * step. */
+struct sk_step {
+	int slot;       /* -1: assign NULL */
+	uint32_t flags;
+};
+struct sk_prog {
+	const char *name;
+	struct sk_step steps[3];
+	int nsteps;
+	int verdict;    /* the program's return value */
+	int read_sk;    /* record the socket's fields (from the lookup) and ctx->sk's */
+};
+
+static const struct sk_prog sk_progs[] = {
+	{ "assign", { { 0, 0 } }, 1, 1, 1 },
+	{ "assign, drop", { { 0, 0 } }, 1, 0, 0 },
+	{ "assign REPLACE", { { 0, BPF_SK_LOOKUP_F_REPLACE } }, 1, 1, 0 },
+	{ "assign NO_REUSEPORT", { { 0, BPF_SK_LOOKUP_F_NO_REUSEPORT } }, 1, 1, 0 },
+	{ "assign flags 4", { { 0, 4 } }, 1, 1, 0 },
+	{ "assign twice", { { 0, 0 }, { 2, 0 } }, 2, 1, 0 },
+	{ "assign twice, REPLACE", { { 0, 0 }, { 2, BPF_SK_LOOKUP_F_REPLACE } }, 2, 1, 0 },
+	{ "assign NULL", { { -1, 0 } }, 1, 1, 0 },
+	{ "assign, then NULL", { { 0, 0 }, { -1, 0 } }, 2, 1, 0 },
+	{ "assign, then NULL REPLACE", { { 0, 0 }, { -1, BPF_SK_LOOKUP_F_REPLACE } }, 2, 1, 0 },
+	{ "assign, REPLACE NO_REUSEPORT",
+	  { { 0, 0 }, { 0, BPF_SK_LOOKUP_F_REPLACE | BPF_SK_LOOKUP_F_NO_REUSEPORT } }, 2, 1, 0 },
+};
+
+static size_t emit(struct bpf_insn *p, size_t n, const struct bpf_insn *add, size_t k)
+{
+	memcpy(p + n, add, k * sizeof(*add));
+	return n + k;
+}
+#define EMIT(...)                                                                         \
+	(n = emit(p, n, (const struct bpf_insn[]){ __VA_ARGS__ },                         \
+		  sizeof((const struct bpf_insn[]){ __VA_ARGS__ }) / sizeof(struct bpf_insn)))
+
+/* bpf_sock fields a program reads from a socket in r7, into the record map (r9) at
+ * base: bound_dev_if, family, type, protocol, mark, priority, src_ip4, src_ip6,
+ * src_port, dst_port (u16), dst_ip4, dst_ip6, state.  Not rx_queue_mapping: the kernel
+ * records a queue for an accepted socket, which bpfrt's snapshot cannot tell from a
+ * connected one (docs/STATUS.md #15); it is read but kept only for the other sockets. */
+static size_t emit_sock_fields(struct bpf_insn *p, size_t n, int base)
+{
+	static const int words[] = { 0, 4, 8, 12, 16, 20, 24, 28, 32, 36, 40, 44, 52, 56, 60,
+				     64, 68, 72, 76 };
+
+	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+		EMIT(LDX(BPF_W, 1, 7, words[i]), STX(BPF_W, 9, 1, base + words[i]));
+	EMIT(LDX(BPF_H, 1, 7, 48), STX(BPF_H, 9, 1, base + 48));
+	return n;
+}
+
+/* the record of an accepted socket's rx_queue_mapping (see above) */
+static void mask_rx_queue(unsigned char *v)
+{
+	memset(v + 32 + 76, 0xaa, 4);
+	memset(v + 120 + 76, 0xaa, 4);
+}
+
+/* the program for sk, with `slot` replacing each step's slot 0 */
+static size_t build_sk_prog(struct bpf_insn *p, const struct sk_prog *sp, int slot)
+{
+	size_t n = 0;
+
+	/* r6 = ctx, r9 = record value */
+	EMIT(MOV64_REG(6, 1), ST(BPF_W, 10, -4, 0), MOV64_REG(2, 10), ALU64_IMM(BPF_ADD, 2, -4),
+	     LD_MAP(1, 1), CALL(BPF_FUNC_map_lookup_elem), JIMM(BPF_JNE, 0, 0, 2),
+	     MOV64_IMM(0, 0), EXIT(), MOV64_REG(9, 0));
+	for (int i = 0; i < sp->nsteps; i++) {
+		int s = sp->steps[i].slot;
+
+		if (s < 0) {
+			EMIT(MOV64_REG(1, 6), MOV64_IMM(2, 0), MOV64_IMM(3, (int32_t)sp->steps[i].flags),
+			     CALL(BPF_FUNC_sk_assign), STX(BPF_DW, 9, 0, 8 * i));
+			continue;
+		}
+		/* r7 = the socket; missing: record -1 */
+		EMIT(ST(BPF_W, 10, -8, s == 0 ? slot : s), MOV64_REG(2, 10), ALU64_IMM(BPF_ADD, 2, -8),
+		     LD_MAP(1, 0), CALL(BPF_FUNC_map_lookup_elem), JIMM(BPF_JNE, 0, 0, 3),
+		     ST(BPF_DW, 9, 8 * i, -1), MOV64_IMM(0, 1), EXIT(), MOV64_REG(7, 0));
+		if (sp->read_sk)
+			n = emit_sock_fields(p, n, 32);
+		EMIT(MOV64_REG(1, 6), MOV64_REG(2, 7), MOV64_IMM(3, (int32_t)sp->steps[i].flags),
+		     CALL(BPF_FUNC_sk_assign), STX(BPF_DW, 9, 0, 8 * i), MOV64_REG(1, 7),
+		     CALL(BPF_FUNC_sk_release));
+	}
+	if (sp->read_sk) { /* the selection as the context shows it */
+		EMIT(LDX(BPF_DW, 7, 6, 0), JIMM(BPF_JEQ, 7, 0, 40));
+		n = emit_sock_fields(p, n, 120);
+	}
+	EMIT(MOV64_IMM(0, sp->verdict), EXIT());
+	return n;
+}
+
+static void sock_script(sys_fn sys, uint32_t pflags, struct transcript *t, uint32_t map_type)
+{
+	static const struct { const char *name; uint32_t family, proto; } ctxs[] = {
+		{ "v4 tcp", AF_INET, 6 }, { "v6 tcp", AF_INET6, 6 }, { "v4 udp", AF_INET, 17 },
+		{ "v6 udp", AF_INET6, 17 },
+	};
+	int smap = sock_map(sys, map_type);
+	int rec = create_map(sys, BPF_MAP_TYPE_ARRAY, 4, VALUE_SIZE, 1, 0, 0);
+
+	say(t, "%s: %d %d\n", map_type == BPF_MAP_TYPE_SOCKMAP ? "sockmap" : "sockhash",
+	    smap >= 0, rec >= 0);
+	for (size_t i = 0; smap >= 0 && rec >= 0 && i < sizeof(sk_progs) / sizeof(sk_progs[0]);
+	     i++) {
+		for (int slot = 0; slot < N_SOCKS; slot++) {
+			struct bpf_insn insns[MAX_INSNS];
+			struct prog p = { sk_progs[i].name, insns, 0, 1 };
+			int fds[2] = { smap, rec }, fd;
+
+			/* the flag and NULL cases once, on the first socket and the reuseport one */
+			if (i && slot != S_TCP4 && slot != S_TCP4_REUSE && slot != S_UDP4)
+				continue;
+			p.len = build_sk_prog(insns, &sk_progs[i], slot);
+			fd = load_maps(sys, t, BPF_PROG_TYPE_SK_LOOKUP, BPF_SK_LOOKUP, pflags, &p, fds);
+			if (fd < 0)
+				continue;
+			for (size_t c = 0; c < sizeof(ctxs) / sizeof(ctxs[0]); c++) {
+				struct sl_input in = { 0 };
+				char name[96];
+
+				snprintf(name, sizeof(name), "%s, %s", sock_names[slot], ctxs[c].name);
+				in.name = name;
+				in.ctx = sl_make(ctxs[c].family, ctxs[c].proto, 80);
+				in.ctx_len = in.ctx_out = 72;
+				mask_accepted = slot == S_TCP4_EST;
+				sl_run(sys, t, fd, rec, &p, &in);
+				mask_accepted = 0;
+			}
+			close(fd);
+		}
+	}
+	if (smap >= 0)
+		close(smap);
+	if (rec >= 0)
+		close(rec);
+}
+
+/* bpf_sk_assign's prototypes (sk_lookup: a full socket or NULL; tc: any socket, not
+ * NULL) and tc's answers in a test run; map 0 a sockmap, map 1 the record map */
+#define SK0 ST(BPF_W, 10, -8, 0), MOV64_REG(2, 10), ALU64_IMM(BPF_ADD, 2, -8), LD_MAP(1, 0), \
+	CALL(BPF_FUNC_map_lookup_elem)
+#define REC MOV64_REG(8, 0), ST(BPF_W, 10, -4, 0), MOV64_REG(2, 10), ALU64_IMM(BPF_ADD, 2, -4), \
+	LD_MAP(1, 1), CALL(BPF_FUNC_map_lookup_elem), JIMM(BPF_JEQ, 0, 0, 1), STX(BPF_DW, 0, 8, 0)
+static const struct { struct prog p; uint32_t type; } assign_progs[] = {
+	{ { "sk_lookup assign ctx as socket", PROG(MOV64_REG(6, 1), MOV64_REG(2, 1),
+	    MOV64_IMM(3, 0), CALL(BPF_FUNC_sk_assign), MOV64_IMM(0, 1), EXIT()) },
+	  BPF_PROG_TYPE_SK_LOOKUP },
+	{ { "sk_lookup assign scalar", PROG(MOV64_IMM(2, 5), MOV64_IMM(3, 0),
+	    CALL(BPF_FUNC_sk_assign), MOV64_IMM(0, 1), EXIT()) }, BPF_PROG_TYPE_SK_LOOKUP },
+	{ { "sk_lookup assign unchecked lookup", PROG(MOV64_REG(6, 1), SK0, MOV64_REG(7, 0),
+	    MOV64_REG(1, 6), MOV64_REG(2, 7), MOV64_IMM(3, 0), CALL(BPF_FUNC_sk_assign),
+	    JIMM(BPF_JEQ, 7, 0, 2), MOV64_REG(1, 7), CALL(BPF_FUNC_sk_release), MOV64_IMM(0, 1),
+	    EXIT()), .map = 1 }, BPF_PROG_TYPE_SK_LOOKUP },
+	{ { "sk_lookup assign leaks the socket", PROG(MOV64_REG(6, 1), SK0,
+	    JIMM(BPF_JEQ, 0, 0, 3), MOV64_REG(1, 6), MOV64_REG(2, 0), MOV64_IMM(3, 0),
+	    CALL(BPF_FUNC_sk_assign), MOV64_IMM(0, 1), EXIT()), .map = 1 },
+	  BPF_PROG_TYPE_SK_LOOKUP },
+	{ { "sk_lookup assign socket from ctx", PROG(MOV64_REG(6, 1), LDX(BPF_DW, 2, 1, 0),
+	    MOV64_IMM(3, 0), CALL(BPF_FUNC_sk_assign), MOV64_IMM(0, 1), EXIT()) },
+	  BPF_PROG_TYPE_SK_LOOKUP },
+	{ { "tc assign NULL", PROG(MOV64_IMM(2, 0), MOV64_IMM(3, 0), CALL(BPF_FUNC_sk_assign),
+	    MOV64_IMM(0, 0), EXIT()) }, BPF_PROG_TYPE_SCHED_CLS },
+	{ { "tc assign unchecked lookup", PROG(MOV64_REG(6, 1), SK0, MOV64_REG(1, 6),
+	    MOV64_REG(2, 0), MOV64_IMM(3, 0), CALL(BPF_FUNC_sk_assign), MOV64_IMM(0, 0), EXIT()),
+	    .map = 1 }, BPF_PROG_TYPE_SCHED_CLS },
+	{ { "tc assign from sockmap", PROG(MOV64_REG(6, 1), SK0, JIMM(BPF_JNE, 0, 0, 2),
+	    MOV64_IMM(0, 7), EXIT(), MOV64_REG(7, 0), MOV64_REG(1, 6), MOV64_REG(2, 7),
+	    MOV64_IMM(3, 0), CALL(BPF_FUNC_sk_assign), REC, MOV64_REG(1, 7),
+	    CALL(BPF_FUNC_sk_release), MOV64_IMM(0, 0), EXIT()), .map = 1 },
+	  BPF_PROG_TYPE_SCHED_CLS },
+	{ { "tc assign flags 1", PROG(MOV64_REG(6, 1), SK0, JIMM(BPF_JNE, 0, 0, 2),
+	    MOV64_IMM(0, 7), EXIT(), MOV64_REG(7, 0), MOV64_REG(1, 6), MOV64_REG(2, 7),
+	    MOV64_IMM(3, 1), CALL(BPF_FUNC_sk_assign), REC, MOV64_REG(1, 7),
+	    CALL(BPF_FUNC_sk_release), MOV64_IMM(0, 0), EXIT()), .map = 1 },
+	  BPF_PROG_TYPE_SCHED_CLS },
+	{ { "xdp assign", PROG(MOV64_REG(6, 1), SK0, JIMM(BPF_JEQ, 0, 0, 5), MOV64_REG(7, 0),
+	    MOV64_REG(1, 6), MOV64_REG(2, 7), MOV64_IMM(3, 0), CALL(BPF_FUNC_sk_assign),
+	    MOV64_IMM(0, 2), EXIT()), .map = 1 }, BPF_PROG_TYPE_XDP },
+	{ { "sk_reuseport assign", PROG(MOV64_IMM(2, 0), MOV64_IMM(3, 0),
+	    CALL(BPF_FUNC_sk_assign), MOV64_IMM(0, 1), EXIT()) }, BPF_PROG_TYPE_SK_REUSEPORT },
+};
+
+static void assign_script(sys_fn sys, uint32_t pflags, struct transcript *t)
+{
+	int smap = sock_map(sys, BPF_MAP_TYPE_SOCKMAP);
+	int rec = create_map(sys, BPF_MAP_TYPE_ARRAY, 4, VALUE_SIZE, 1, 0, 0);
+
+	for (size_t i = 0; i < sizeof(assign_progs) / sizeof(assign_progs[0]); i++) {
+		const struct prog *p = &assign_progs[i].p;
+		uint32_t type = assign_progs[i].type;
+		int fds[2] = { smap, rec }, fd;
+		union bpf_attr a;
+		int err;
+
+		fd = load_maps(sys, t, type, type == BPF_PROG_TYPE_SK_LOOKUP ? BPF_SK_LOOKUP : 0,
+			       pflags, p, fds);
+		if (fd < 0)
+			continue;
+		reset_map(sys, rec);
+		memset(&a, 0, sizeof(a));
+		a.test.prog_fd = (uint32_t)fd;
+		if (type == BPF_PROG_TYPE_SCHED_CLS) {
+			a.test.data_in = (uint64_t)(uintptr_t)ipv4_tcp;
+			a.test.data_size_in = sizeof(ipv4_tcp);
+			err = sys(BPF_PROG_TEST_RUN, &a, sizeof(a)) ? -errno : 0;
+			say(t, "%s: err %d retval %#x", p->name, err, a.test.retval);
+			say_map(sys, t, rec, 8);
+			say(t, "\n");
+		} else if (type == BPF_PROG_TYPE_SK_LOOKUP) {
+			struct sl_input in = { 0 };
+
+			in.name = "v4 tcp";
+			in.ctx = sl_make(AF_INET, 6, 80);
+			in.ctx_len = in.ctx_out = 72;
+			sl_run(sys, t, fd, rec, p, &in);
+		} else {
+			say(t, "%s: loaded\n", p->name);
+		}
+		close(fd);
+	}
+	if (smap >= 0)
+		close(smap);
+	if (rec >= 0)
+		close(rec);
+}
+
 static void script(sys_fn sys, uint32_t pflags, struct transcript *t)
 {
 	for (size_t i = 0; i < sizeof(fd_progs) / sizeof(fd_progs[0]); i++) {
@@ -516,6 +859,11 @@ static void script(sys_fn sys, uint32_t pflags, struct transcript *t)
 		if (map_fd >= 0)
 			close(map_fd);
 	}
+	if (have_socks) {
+		sock_script(sys, pflags, t, BPF_MAP_TYPE_SOCKMAP);
+		sock_script(sys, pflags, t, BPF_MAP_TYPE_SOCKHASH);
+		assign_script(sys, pflags, t);
+	}
 }
 
 int main(void)
@@ -532,6 +880,9 @@ int main(void)
 		return 77;
 	}
 	sl_build_inputs();
+	have_socks = !make_socks();
+	if (!have_socks)
+		printf("sockets: could not set up (%s); sk_assign cases skipped\n", strerror(errno));
 	script(kernel_bpf, 0, &k);
 	for (size_t e = 0; e < sizeof(engines) / sizeof(engines[0]); e++) {
 		memset(&b, 0, sizeof(b));
