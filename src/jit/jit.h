@@ -124,6 +124,12 @@ struct brt_jit_env {
 	uint64_t (*ld_neg)(struct bpfrt_run_ctx *ctx, int64_t off, uint64_t size);
 };
 
+/* Helpers that never read their run ctx argument (and so never stop the run): with the
+ * pass `leafcall` the JIT calls them without loading the ctx or checking `stopped`
+ * afterwards.  Handed down by vm/ when the library is loaded (a constructor); fns[0..n)
+ * must stay valid for good. */
+void brt_jit_set_leaf_helpers(const bpfrt_helper_fn *fns, size_t n);
+
 struct brt_jit_prog;
 
 /* Compile insns[0..n) (already structurally checked by brt_isa_check_prog(); lddw map

@@ -317,7 +317,9 @@ static inline void pg_one(struct pg_rand *r, struct pg_prog *p)
 			in.dst_reg = reg;
 			pg_emit(p, in, false);
 		} else {
-			in.imm = PG_HELPER;
+			/* one call in four: a helper of the vm's own, which the JIT's pass
+			 * `leafcall` calls without ctx or stop check (always 0 here) */
+			in.imm = pg_below(r, 4) ? PG_HELPER : BPF_FUNC_get_numa_node_id;
 			pg_emit(p, in, true);
 		}
 		pg_reload_args(r, p);
@@ -488,7 +490,8 @@ static inline int pg_run(const struct pg_prog *p, enum bpfrt_engine engine, uint
 static inline brt_helper_fn pg_resolve(void *arg, uint32_t id)
 {
 	(void)arg;
-	return id == PG_HELPER ? pg_helper : NULL;
+	return id == PG_HELPER ? pg_helper
+	       : id == BPF_FUNC_get_numa_node_id ? brt_helper_get_numa_node_id : NULL;
 }
 
 /* The JIT directly, with constant blinding and without BMI2 (the vm exposes neither). */

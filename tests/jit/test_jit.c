@@ -15,6 +15,7 @@
 #include "harness.h"
 #include "isa/isa.h"
 #include "jit/jit.h"
+#include "vm/vm.h"
 #include "jit_test.h"
 
 #define MAX_INSNS 300
@@ -559,6 +560,111 @@ static void test_passes(void)
 	T_EQ_INT(BRT_JIT_PASS(zext), brt_jit_passes_parse("none,zext"));
 }
 
+/* The directcall pass: a helper call is a 7-byte nop and call rel32 whenever the code
+ * was mapped within reach of the helper (map_code() asks for a place near it), the
+ * movabs + call rax form otherwise; the same result either way, and after an early exit. */
+static bool is_simm32_dist(uint64_t a, uint64_t b)
+{
+	int64_t d = (int64_t)(a - b);
+
+	return d > INT32_MIN + (1 << 20) && d < INT32_MAX - (1 << 20);
+}
+
+static size_t count_direct(const uint8_t *code, size_t size, uint64_t target)
+{
+	static const uint8_t nop7_call[8] = { 0x0f, 0x1f, 0x80, 0, 0, 0, 0, 0xe8 };
+	size_t found = 0;
+
+	for (size_t i = 0; i + 12 <= size; i++) {
+		int32_t rel;
+
+		if (memcmp(code + i, nop7_call, 8))
+			continue;
+		memcpy(&rel, code + i + 8, 4);
+		found += (uint64_t)(uintptr_t)(code + i + 12) + (uint64_t)(int64_t)rel == target;
+	}
+	return found;
+}
+
+static void test_direct_calls(void)
+{
+	const struct bpf_insn prog[] = {
+		MOV64_IMM(1, 1), MOV64_IMM(2, 2), MOV64_IMM(3, 0), MOV64_IMM(4, 0),
+		MOV64_IMM(5, 0), CALL(1), MOV64_REG(6, 0),
+		MOV64_IMM(1, 7), CALL(5), ALU64_REG(BPF_ADD, 0, 6), EXIT() };
+	struct test_ctx c = { 0 };
+	struct brt_jit_env e = env;
+	struct brt_jit_prog *p;
+	const uint8_t *code;
+	uint64_t sum = (uint64_t)(uintptr_t)helper_sum;
+	char err[128];
+	size_t size;
+
+	for (int v = 0; v < 2; v++) {
+		T_CASE(v == 0 ? "directcall pass: call rel32" : "directcall pass off");
+		e.passes_off = v == 1 ? BRT_JIT_PASS(directcall) : 0;
+		T_EQ_INT(0, brt_jit_compile(prog, sizeof(prog) / sizeof(prog[0]), &e, &p, err,
+					    sizeof(err)));
+		if (!p)
+			return;
+		code = brt_jit_code(p, &size, NULL);
+		if (v == 0 && !is_simm32_dist((uint64_t)(uintptr_t)code, sum))
+			printf("note: code at %p out of reach of the helper at %p: calls indirect\n",
+			       (const void *)code, (void *)(uintptr_t)sum);
+		else
+			T_EQ_U64(v == 0 ? 1 : 0, count_direct(code, size, sum));
+		T_EQ_U64(5 + 7, brt_jit_call(p, 0, 0, (struct bpfrt_run_ctx *)(void *)&c));
+		brt_jit_free(p);
+	}
+}
+
+/* The leafcall pass: a helper of the vm's leaf list (bpf_get_prandom_u32) is called
+ * with no run ctx and no stop check, so a program calling only such helpers needs no ctx
+ * at all; the same helper from a host table under another function is called fully. */
+static bpfrt_helper_fn resolve_leaf(void *arg, uint32_t id)
+{
+	(void)arg;
+	return id == BPF_FUNC_get_prandom_u32 ? brt_helper_get_prandom_u32
+	       : id == 5			? helper_unwind
+						: NULL;
+}
+
+static void test_leaf_calls(void)
+{
+	const struct bpf_insn leaf[] = { CALL(BPF_FUNC_get_prandom_u32), MOV64_REG(6, 0),
+					 CALL(BPF_FUNC_get_prandom_u32), ALU64_REG(BPF_XOR, 0, 6),
+					 ALU64_IMM(BPF_RSH, 0, 32), EXIT() };
+	const struct bpf_insn mixed[] = { CALL(BPF_FUNC_get_prandom_u32), MOV64_IMM(1, 0),
+					  CALL(5), MOV64_IMM(0, 9), EXIT() };
+	struct test_ctx c = { 0 };
+	struct brt_jit_env e = env;
+	struct brt_jit_prog *p;
+	char err[128];
+
+	e.helper = resolve_leaf;
+	for (int v = 0; v < 2; v++) {
+		T_CASE(v == 0 ? "leafcall pass: no run ctx" : "leafcall pass off");
+		e.passes_off = v == 1 ? BRT_JIT_PASS(leafcall) : 0;
+		T_EQ_INT(0, brt_jit_compile(leaf, sizeof(leaf) / sizeof(leaf[0]), &e, &p, err,
+					    sizeof(err)));
+		if (!p)
+			return;
+		T_EQ_INT(v == 1, brt_jit_needs_ctx(p));
+		/* two u32s xored: the high half is zero */
+		T_EQ_U64(0, brt_jit_call(p, 0, 0, v == 0 ? NULL : (struct bpfrt_run_ctx *)(void *)&c));
+		brt_jit_free(p);
+		/* a leaf call next to a helper that stops the run: the stop still ends it */
+		T_EQ_INT(0, brt_jit_compile(mixed, sizeof(mixed) / sizeof(mixed[0]), &e, &p, err,
+					    sizeof(err)));
+		if (!p)
+			return;
+		memset(&c, 0, sizeof(c));
+		T_EQ_U64(0, brt_jit_call(p, 0, 0, (struct bpfrt_run_ctx *)(void *)&c));
+		T_EQ_U64(1, c.stopped);
+		brt_jit_free(p);
+	}
+}
+
 /* A million instructions (the kernel's limit) compile, with jumps spanning the program;
  * the run checks the code really is there. */
 static void test_huge(void)
@@ -706,6 +812,8 @@ int main(void)
 	}
 	test_blinding();
 	test_passes();
+	test_direct_calls();
+	test_leaf_calls();
 	test_short_jumps();
 	test_long_jumps();
 	test_huge();

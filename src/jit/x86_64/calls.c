@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <linux/filter.h>
@@ -167,6 +168,53 @@ void brt_jit_emit_exit(struct jit_state *st)
 	emit_ret(B);
 }
 
+void brt_jit_emit_call(struct jit_state *st, const void *addr)
+{
+	if (st->ncalls == st->calls_cap && (st->passes & BRT_JIT_PASS(directcall))) {
+		size_t cap = st->calls_cap ? st->calls_cap * 2 : 16;
+		uint32_t *c = realloc(st->calls, cap * sizeof(*c));
+
+		if (c) { /* else this call stays indirect */
+			st->calls = c;
+			st->calls_cap = cap;
+		}
+	}
+	if (st->ncalls < st->calls_cap)
+		st->calls[st->ncalls++] = (uint32_t)B->len;
+	emit_rex(B, true, 0, RAX, false); /* movabs rax, addr: always 10 bytes */
+	emit1(B, 0xb8);
+	emit_u64(B, (uint64_t)(uintptr_t)addr);
+	emit_call_r(B, RAX);
+}
+
+static const bpfrt_helper_fn *leaf_fns;
+static size_t leaf_n;
+
+void brt_jit_set_leaf_helpers(const bpfrt_helper_fn *fns, size_t n)
+{
+	leaf_fns = fns;
+	leaf_n = n;
+}
+
+static bool is_leaf(const struct jit_state *st, bpfrt_helper_fn fn)
+{
+	if (!(st->passes & BRT_JIT_PASS(leafcall)))
+		return false;
+	for (size_t i = 0; i < leaf_n; i++)
+		if (leaf_fns[i] == fn)
+			return true;
+	return false;
+}
+
+bool brt_jit_is_leaf_call(const struct jit_state *st, size_t pc, enum brt_op op)
+{
+	const struct bpf_insn *insn = &st->insns[pc];
+
+	return op == BRT_OP_call_helper && insn->imm >= 0 && insn->imm != BPF_FUNC_tail_call &&
+	       st->env->helper && leaf_n &&
+	       is_leaf(st, st->env->helper(st->env->helper_arg, (uint32_t)insn->imm));
+}
+
 /* After a helper: if it stopped the run (bpfrt_run_stop()), leave with ctx->stop_r0. */
 static void check_stopped(struct jit_state *st)
 {
@@ -213,13 +261,16 @@ int brt_jit_emit_helper_call(struct jit_state *st, size_t pc)
 		return -EINVAL;
 	}
 	memcpy(&addr, &fn, sizeof(addr));
+	if (is_leaf(st, fn) && insn->imm != BPF_FUNC_tail_call) {
+		brt_jit_emit_call(st, addr);
+		return 0;
+	}
 	emit_load(B, 8, false, R9, ANCHOR, JIT_SLOT_CTX);
 	if (insn->imm == BPF_FUNC_tail_call && st->cur != 0) {
 		tail_call_in_function(st, addr);
 		return 0;
 	}
-	emit_mov_imm64(B, RAX, (uint64_t)(uintptr_t)addr);
-	emit_call_r(B, RAX);
+	brt_jit_emit_call(st, addr);
 	check_stopped(st);
 	if (insn->imm == BPF_FUNC_tail_call) {
 		/* the target is JIT code: replace this program with it */

@@ -50,6 +50,7 @@
  * offset equals the previous pass's (after MAX_PASSES every jump is made near).
  */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -292,8 +293,9 @@ static void plan_frames(struct jit_state *st, const uint16_t *ops)
 			if (ops[pc] == BRT_OP_INVALID || !is_call(ops[pc]) || st->pkt_regs)
 				continue;
 			calls = true;
-			/* a bound lookup calls no helper: it needs no run ctx */
-			if (!brt_jit_is_bound(st, pc))
+			/* a bound lookup calls no helper, a leaf helper is given no run ctx
+			 * and cannot stop the run: neither needs the ANCHOR frame */
+			if (!brt_jit_is_bound(st, pc) && !brt_jit_is_leaf_call(st, pc, ops[pc]))
 				st->anchor = true;
 		}
 		/* a callback's C entry sets ANCHOR up: the main prologue must save it */
@@ -354,6 +356,7 @@ static int run_pass(struct jit_state *st, const uint16_t *ops)
 	int rc;
 
 	st->buf.len = 0;
+	st->ncalls = 0;
 	st->grew = false;
 	for (st->cur = 0; st->cur < st->nfuncs; st->cur++) {
 		const struct jit_func *f = &st->funcs[st->cur];
@@ -433,17 +436,81 @@ static int emit_all(struct jit_state *st, const uint16_t *ops)
 	return rc;
 }
 
+/* The target of the patchable call at code offset off (brt_jit_emit_call's movabs). */
+static uint64_t call_target(const uint8_t *code, uint32_t off)
+{
+	uint64_t t;
+
+	memcpy(&t, code + off + 2, 8);
+	return t;
+}
+
+static bool call_reaches(uint64_t from_end, uint64_t target)
+{
+	return is_simm32((int64_t)(target - from_end));
+}
+
+/* Where the last mapping placed near the called functions ended: the next one asks for
+ * the space after it.  0: start again below the first call's target. */
+static _Atomic uintptr_t near_cursor;
+#define NEAR_DISTANCE (1ull << 28) /* below the functions, away from the heap above them */
+
+/* An address hint for code whose calls should reach their targets with rel32 (the
+ * kernel takes it when the range is free, else maps elsewhere: the calls then stay
+ * indirect). */
+static void *near_hint(const struct jit_state *st)
+{
+	uint64_t t, cur;
+
+	if (!st->ncalls)
+		return NULL;
+	t = call_target(st->buf.p, st->calls[0]);
+	cur = atomic_load(&near_cursor);
+	if (cur && call_reaches(cur, t) && call_reaches(cur + (1u << 26), t))
+		return (void *)(uintptr_t)cur;
+	return t > NEAR_DISTANCE ? (void *)(uintptr_t)((t - NEAR_DISTANCE) & ~0xfffffull) : NULL;
+}
+
+/* Each patchable call whose target is within rel32 of the mapped code becomes a 7-byte
+ * nop and call rel32: the same 12 bytes, so no offset moves, the same return address. */
+static void patch_calls(struct jit_state *st, uint8_t *mem)
+{
+	static const uint8_t nop7[7] = { 0x0f, 0x1f, 0x80, 0, 0, 0, 0 };
+
+	for (size_t i = 0; i < st->ncalls; i++) {
+		uint32_t off = st->calls[i];
+		uint64_t end = (uint64_t)(uintptr_t)mem + off + JIT_CALL_BYTES;
+		uint64_t t = call_target(mem, off);
+		int32_t rel;
+
+		if (!call_reaches(end, t))
+			continue;
+		rel = (int32_t)(int64_t)(t - end);
+		memcpy(mem + off, nop7, sizeof(nop7));
+		mem[off + 7] = 0xe8;
+		memcpy(mem + off + 8, &rel, 4);
+	}
+}
+
 static int map_code(struct jit_state *st, struct brt_jit_prog *p)
 {
 	long page = sysconf(_SC_PAGESIZE);
 	size_t size = (st->buf.len + (size_t)page - 1) & ~((size_t)page - 1);
-	void *mem = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	void *mem = mmap(near_hint(st), size, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
 	if (mem == MAP_FAILED) {
 		snprintf(st->err, st->errlen, "cannot map %zu bytes for code", size);
 		return -ENOMEM;
 	}
 	memcpy(mem, st->buf.p, st->buf.len);
+	if (st->ncalls) {
+		uint64_t t = call_target(mem, st->calls[0]);
+		uintptr_t m = (uintptr_t)mem;
+
+		atomic_store(&near_cursor, call_reaches(m + size, t) ? m + size : 0);
+		patch_calls(st, mem);
+	}
 	/* W^X: the mapping is never writable and executable at once */
 	if (mprotect(mem, size, PROT_READ | PROT_EXEC)) {
 		int rc = -errno;
@@ -484,6 +551,7 @@ static void free_state(struct jit_state *st)
 	free(st->is_long);
 	free(st->funcs);
 	free(st->plan);
+	free(st->calls);
 	free(st->buf.p);
 }
 

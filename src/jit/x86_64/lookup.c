@@ -216,8 +216,7 @@ static void emit_hash_probe(struct jit_state *st, const struct brt_jit_lookup *l
 	j_done2 = jmp32_fwd(st);
 	for (size_t i = 0; i < ns; i++)
 		patch32_here(st, slow[i]);
-	emit_mov_imm64(B, RAX, (uint64_t)(uintptr_t)l->op);
-	emit_call_r(B, RAX);
+	brt_jit_emit_call(st, l->op);
 	patch32_here(st, j_done);
 	patch32_here(st, j_done2);
 }
@@ -234,8 +233,7 @@ void brt_jit_emit_lookup(struct jit_state *st, size_t pc)
 		return;
 	}
 	if (st->prog->lookup_kind[pc] == BRT_JIT_LOOKUP_OP) {
-		emit_mov_imm64(B, RAX, (uint64_t)(uintptr_t)l->op);
-		emit_call_r(B, RAX);
+		brt_jit_emit_call(st, l->op);
 		return;
 	}
 	/* r0 = *(u32 *)r2; if (r0 >= max_entries) r0 = 0; else r0 = base + r0 * stride */

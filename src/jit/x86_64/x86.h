@@ -135,6 +135,8 @@ struct jit_state {
 	uint64_t blind_seed;  /* non-zero: blind constants with keys derived from it */
 	uint32_t passes;      /* optimisation passes to run (BRT_JIT_PASS() bits) */
 	struct jit_plan *plan; /* per instruction (opt.c), or NULL: nothing was optimised */
+	uint32_t *calls;      /* this pass: offsets of the patchable calls (brt_jit_emit_call) */
+	size_t ncalls, calls_cap;
 	char *err;
 	size_t errlen;
 };
@@ -170,7 +172,15 @@ int brt_jit_optimise(struct jit_state *st, const uint16_t *ops);
 void brt_jit_emit_plan(struct jit_state *st, size_t pc);
 
 /* calls.c */
+/* Call the C function at addr (System V; clobbers rax): movabs rax, addr; call rax, which
+ * map_code() turns into a direct call rel32 (after a 7-byte nop, same size) when the
+ * code lands within reach of addr and the pass `directcall` is on. */
+#define JIT_CALL_BYTES 12
+void brt_jit_emit_call(struct jit_state *st, const void *addr);
 int brt_jit_emit_helper_call(struct jit_state *st, size_t pc);
+/* Instruction pc (row op) calls a helper the pass `leafcall` calls without ctx or stop
+ * check (brt_jit_set_leaf_helpers()). */
+bool brt_jit_is_leaf_call(const struct jit_state *st, size_t pc, enum brt_op op);
 int brt_jit_emit_callx(struct jit_state *st, size_t pc);
 int brt_jit_emit_local_call(struct jit_state *st, size_t pc);
 void brt_jit_emit_exit(struct jit_state *st);
