@@ -517,12 +517,20 @@ int brt_check_cond_jmp(struct brt_env *env, const struct bpf_insn *insn, int *in
 			if (err)
 				return err;
 		}
+		/* printed here, under the jump's own index (the kernel's print_insn_state) */
+		if (LOG_L1(env))
+			brt_print_scratched(env);
 		*insn_idx += insn->off;
 		return 0;
 	}
 	if (pred == 0) {
-		if (!env->bypass_spec_v1)
-			return brt_push_speculative(env, insn, *insn_idx + insn->off + 1, *insn_idx);
+		if (!env->bypass_spec_v1) {
+			err = brt_push_speculative(env, insn, *insn_idx + insn->off + 1, *insn_idx);
+			if (err)
+				return err;
+		}
+		if (LOG_L1(env))
+			brt_print_scratched(env);
 		return 0;
 	}
 	/* before the other branch is copied, so both carry it in their history */
@@ -560,5 +568,7 @@ int brt_check_cond_jmp(struct brt_env *env, const struct bpf_insn *insn, int *in
 		brt_verr(env, "R%d pointer comparison prohibited\n", insn->dst_reg);
 		return -EACCES;
 	}
+	if (LOG_L1(env))
+		brt_print_scratched(env);
 	return 0;
 }

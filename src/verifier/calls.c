@@ -336,6 +336,7 @@ struct call_meta {
 	int release_regno;
 	uint32_t ref_obj_id;
 	int raw_regno;
+	uint64_t msize_max; /* a size argument's largest value (do_refine_retval_range) */
 };
 
 static const char *const mem_types =
@@ -659,6 +660,7 @@ static int check_arg(struct brt_env *env, int i, const struct brt_helper_proto *
 			0);
 	case BRT_ARG_CONST_SIZE:
 	case BRT_ARG_CONST_SIZE_OR_ZERO:
+		meta->msize_max = reg->umax;
 		return check_size_arg(env, regno, arg == BRT_ARG_CONST_SIZE_OR_ZERO,
 				      i ? fn->args[i - 1] : 0);
 	case BRT_ARG_CONST_ALLOC_SIZE_OR_ZERO:
@@ -858,6 +860,17 @@ static void set_return(struct brt_env *env, const struct brt_helper_proto *fn,
 	switch (fn->ret) {
 	case BRT_RET_INTEGER:
 		brt_mark_reg_unknown(env, r0);
+		/* the kernel's do_refine_retval_range: these return at most the size they
+		 * were given, or an errno */
+		if (id == BPF_FUNC_get_stack || id == BPF_FUNC_get_task_stack ||
+		    id == BPF_FUNC_probe_read_str || id == BPF_FUNC_probe_read_kernel_str ||
+		    id == BPF_FUNC_probe_read_user_str) {
+			r0->smax = (int64_t)meta->msize_max;
+			r0->s32_max = (int32_t)meta->msize_max;
+			r0->smin = -4095;
+			r0->s32_min = -4095;
+			brt_reg_bounds_sync(r0);
+		}
 		break;
 	case BRT_RET_VOID:
 		brt_mark_reg_not_init(r0);

@@ -199,29 +199,12 @@ static void print_line(struct brt_env *env, int idx)
 	env->prev_line = l;
 }
 
-static void print_scratched(struct brt_env *env)
+void brt_print_scratched(struct brt_env *env)
 {
 	const struct brt_vstate *st = env->cur;
-	const struct brt_frame *f = st->frame[st->curframe];
-	struct brt_vstate tmp;
-	struct brt_frame view;
 
 	if (!env->scratched_regs && !env->scratched_stack)
 		return;
-	/* print only the touched registers and slots, through a filtered copy */
-	view = *f;
-	for (int i = 0; i < BRT_NREGS; i++)
-		if (!(env->scratched_regs & (1u << i)))
-			view.regs[i].type = NOT_INIT;
-	view.allocated_stack = 0;
-	for (int i = f->allocated_stack / 8 - 1; i >= 0; i--)
-		if (env->scratched_stack & (1ULL << (i & 63))) {
-			view.allocated_stack = (i + 1) * 8;
-			break;
-		}
-	memset(&tmp, 0, sizeof(tmp));
-	tmp.frame[st->curframe] = &view;
-	tmp.curframe = st->curframe;
 	if (env->prev_log_pos && env->prev_log_pos == env->log.end_pos) {
 		uint64_t pos = env->prev_insn_print_pos;
 		uint64_t w = (pos + 4 > 40 ? pos + 4 : 40);
@@ -232,7 +215,8 @@ static void print_scratched(struct brt_env *env)
 	} else {
 		brt_vinfo(env, "%d:", env->insn_idx);
 	}
-	brt_print_state(env, &tmp, st->curframe, 0);
+	/* only the touched registers and slots */
+	brt_print_state(env, st, st->curframe, 0);
 	env->scratched_regs = 0;
 	env->scratched_stack = 0;
 }
@@ -385,7 +369,7 @@ static int do_check(struct brt_env *env, int start)
 			do_print = 0;
 		}
 		if (LOG_L1(env)) {
-			print_scratched(env);
+			brt_print_scratched(env);
 			print_line(env, env->insn_idx);
 			env->prev_log_pos = env->log.end_pos;
 			brt_vinfo(env, "%d: ", env->insn_idx);

@@ -378,6 +378,8 @@ int brt_is_spilled(const struct brt_stack_slot *slot);
 
 /* ---- print.c: states in the kernel's log notation ------------------------------------ */
 const char *brt_reg_type_str(struct brt_env *env, uint32_t type);
+/* the state the last insn touched, after its line (the kernel's print_insn_state) */
+void brt_print_scratched(struct brt_env *env);
 void brt_print_state(struct brt_env *env, const struct brt_vstate *st, int frameno,
 		     int print_all);
 

@@ -46,10 +46,13 @@ const char *brt_reg_type_str(struct brt_env *env, uint32_t type)
 	return buf;
 }
 
-/* The kernel prints small numbers in decimal and the rest in hex. */
+/* The kernel prints small numbers in decimal and the rest in hex: 6.18's log.c bounds
+ * (UNUM_MAX_DECIMAL U16_MAX, SNUM_MIN/MAX_DECIMAL S16_MIN/MAX). */
+#define SNUM_DECIMAL(v) ((v) >= INT16_MIN && (v) <= INT16_MAX)
+
 static void print_snum(struct brt_env *env, int64_t v)
 {
-	if (v >= -512 && v <= 512)
+	if (SNUM_DECIMAL(v))
 		brt_vinfo(env, "%lld", (long long)v);
 	else
 		brt_vinfo(env, "0x%llx", (unsigned long long)v);
@@ -57,7 +60,7 @@ static void print_snum(struct brt_env *env, int64_t v)
 
 static void print_unum(struct brt_env *env, uint64_t v)
 {
-	if (v <= 512)
+	if (v <= UINT16_MAX)
 		brt_vinfo(env, "%llu", (unsigned long long)v);
 	else
 		brt_vinfo(env, "0x%llx", (unsigned long long)v);
@@ -75,11 +78,11 @@ static void print_ranges(struct brt_env *env, const struct brt_reg *reg, const c
 		{ "umin", reg->umin, reg->umin == 0 },
 		{ "umax", reg->umax, reg->umax == UINT64_MAX },
 		{ "smin32",
-		  reg->s32_min >= -512 && reg->s32_min <= 512 ? (uint64_t)(int64_t)reg->s32_min
+		  SNUM_DECIMAL(reg->s32_min) ? (uint64_t)(int64_t)reg->s32_min
 							      : (uint32_t)reg->s32_min,
 		  reg->s32_min == INT32_MIN },
 		{ "smax32",
-		  reg->s32_max >= -512 && reg->s32_max <= 512 ? (uint64_t)(int64_t)reg->s32_max
+		  SNUM_DECIMAL(reg->s32_max) ? (uint64_t)(int64_t)reg->s32_max
 							      : (uint32_t)reg->s32_max,
 		  reg->s32_max == INT32_MAX },
 		{ "umin32", reg->u32_min, reg->u32_min == 0 },
@@ -120,6 +123,10 @@ static void print_reg(struct brt_env *env, const struct brt_frame *f, const stru
 	uint32_t t = reg->type, bt = BASE_TYPE(t);
 	const char *sep = "";
 
+	/* precision marks are the kernel's in privileged mode (unprivileged, the kernel marks
+	 * every scalar precise and bpfrt compares them all without marking) */
+	if (t == SCALAR_VALUE && reg->precise && env->bpf_capable)
+		brt_vinfo(env, "P");
 	if (t == SCALAR_VALUE && brt_tnum_is_const(reg->var_off)) {
 		print_snum(env, (int64_t)reg->var_off.value);
 		return;
@@ -175,11 +182,12 @@ void brt_print_state(struct brt_env *env, const struct brt_vstate *st, int frame
 {
 	const struct brt_frame *f = st->frame[frameno];
 
-	(void)print_all;
 	if (f->frameno)
 		brt_vinfo(env, " frame%d:", f->frameno);
+	/* without print_all, only what the last insn touched (the kernel's scratch marks) */
 	for (int i = 0; i < BRT_NREGS; i++) {
-		if (f->regs[i].type == NOT_INIT)
+		if (f->regs[i].type == NOT_INIT ||
+		    (!print_all && !(env->scratched_regs & (1u << i))))
 			continue;
 		brt_vinfo(env, " R%d=", i);
 		print_reg(env, f, &f->regs[i]);
@@ -194,7 +202,7 @@ void brt_print_state(struct brt_env *env, const struct brt_vstate *st, int frame
 			types[j] = slot_char[s->type[j] & 3];
 		}
 		types[8] = 0;
-		if (!valid)
+		if (!valid || (!print_all && !(env->scratched_stack & (1ULL << (i & 63)))))
 			continue;
 		if (s->type[7] == STACK_SPILL) {
 			for (j = 0; j < 8 && s->type[j] != STACK_SPILL; j++)

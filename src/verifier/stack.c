@@ -339,6 +339,7 @@ int brt_stack_range_init(struct brt_env *env, int regno, int off, int size, int 
 				if (f->stack[spi].type[j] == STACK_SPILL)
 					f->stack[spi].type[j] = STACK_MISC;
 			*t = STACK_MISC;
+			env->scratched_stack |= 1ULL << (spi & 63);
 			continue;
 		}
 		if (*t == STACK_MISC || *t == STACK_ZERO ||
