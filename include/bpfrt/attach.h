@@ -110,12 +110,19 @@ enum bpfrt_pkt_action {
 /* "pass", "drop", "tx", "redirect", "aborted". */
 BPFRT_API const char *bpfrt_pkt_action_name(enum bpfrt_pkt_action a);
 
+/* Which packets of an interface an attachment sees (bpfrt_pkt_link_opts.direction). */
+enum bpfrt_pkt_dir {
+	BPFRT_PKT_DIR_ANY,     /* received and sent (on loopback each packet once) */
+	BPFRT_PKT_DIR_INGRESS, /* received only: XDP, tc ingress */
+	BPFRT_PKT_DIR_EGRESS,  /* sent only: tc egress */
+};
+
 struct bpfrt_pkt_link_opts {
 	size_t sz;            /* sizeof(struct bpfrt_pkt_link_opts); use BPFRT_OPTS() */
 	unsigned ring_blocks; /* 1 MiB blocks of the TPACKET_V3 ring; 0 = 8 */
-	uint32_t reserved;    /* zero; see BPFRT_OPTS() */
+	uint32_t direction;   /* enum bpfrt_pkt_dir (0: any) */
 };
-#define bpfrt_pkt_link_opts__last ring_blocks
+#define bpfrt_pkt_link_opts__last direction
 
 struct bpfrt_pkt_link_stats {
 	uint64_t packets;                        /* packets the program ran on */

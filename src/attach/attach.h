@@ -51,6 +51,8 @@ struct brt_live;
 int brt_live_open(const char *iface, unsigned nr_blocks, struct brt_live **out, char *err,
 		  size_t errlen);
 int brt_live_linktype(const struct brt_live *l);
+/* Keep only the packets of direction dir (enum bpfrt_pkt_dir): 0, or -EINVAL. */
+int brt_live_set_direction(struct brt_live *l, unsigned dir);
 /* The next packet, waiting up to timeout_ms (-1: forever): 1 with *pkt set (its bytes stay
  * valid until the next call), 0 on timeout or signal, -errno on error. */
 int brt_live_next(struct brt_live *l, struct brt_pkt *pkt, int timeout_ms, char *err,

@@ -125,6 +125,12 @@ int bpfrt_prog_attach_iface(int prog_fd, const char *iface,
 	ret = brt_live_open(iface, BRT_OPTS_GET(opts, ring_blocks, 0), &s->live, err, errlen);
 	if (ret)
 		goto fail;
+	ret = brt_live_set_direction(s->live, BRT_OPTS_GET(opts, direction, 0));
+	if (ret) {
+		snprintf(err, errlen, "bpfrt_prog_attach_iface: unknown direction %u",
+			 BRT_OPTS_GET(opts, direction, 0));
+		goto fail;
+	}
 	s->ifindex = if_nametoindex(iface);
 	ret = brt_link_create(&iface_ops, brt_pkt_prog_obj(s->prog), s, &link);
 	if (ret < 0) {

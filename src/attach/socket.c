@@ -37,6 +37,7 @@ struct brt_live {
 	uint32_t left;                /* packets left in it */
 	int linktype;
 	int loopback;                 /* sent packets show up twice: skip the outgoing copy */
+	unsigned dir;                 /* enum bpfrt_pkt_dir */
 	char name[IF_NAMESIZE];
 };
 
@@ -186,11 +187,13 @@ again:
 	h = l->next;
 	l->left--;
 	l->next = (struct tpacket3_hdr *)(void *)((uint8_t *)h + h->tp_next_offset);
-	if (l->loopback) {
+	if (l->loopback || l->dir != BPFRT_PKT_DIR_ANY) {
 		const struct sockaddr_ll *sll = (const struct sockaddr_ll *)(const void *)
 			((const uint8_t *)h + TPACKET_ALIGN(sizeof(*h)));
+		int out = sll->sll_pkttype == PACKET_OUTGOING;
 
-		if (sll->sll_pkttype == PACKET_OUTGOING)
+		/* loopback: a sent packet comes back received, so either copy stands for it */
+		if (l->dir == BPFRT_PKT_DIR_EGRESS ? !out : out)
 			goto again;
 	}
 	pkt->data = (const uint8_t *)h + h->tp_mac;
@@ -199,6 +202,14 @@ again:
 	pkt->ts_sec = h->tp_sec;
 	pkt->ts_usec = h->tp_nsec / 1000;
 	return 1;
+}
+
+int brt_live_set_direction(struct brt_live *l, unsigned dir)
+{
+	if (dir > BPFRT_PKT_DIR_EGRESS)
+		return -EINVAL;
+	l->dir = dir;
+	return 0;
 }
 
 int brt_live_stats(struct brt_live *l, uint64_t *packets, uint64_t *drops)

@@ -27,11 +27,12 @@ NO_TAIL_PADDING(bpfrt_test_run_opts, bpfrt_test_run_opts__last);
 NO_TAIL_PADDING(bpfrt_vm_opts, bpfrt_vm_opts__last);
 NO_TAIL_PADDING(bpfrt_helper_proto, reserved);
 NO_TAIL_PADDING(bpfrt_pkt_filter_opts, bpfrt_pkt_filter_opts__last);
-NO_TAIL_PADDING(bpfrt_pkt_link_opts, reserved);
+NO_TAIL_PADDING(bpfrt_pkt_link_opts, bpfrt_pkt_link_opts__last);
 NO_TAIL_PADDING(bpfrt_object_open_opts, bpfrt_object_open_opts__last);
 NO_TAIL_PADDING(bpfrt_perf_ring_opts, bpfrt_perf_ring_opts__last);
 NO_TAIL_PADDING(bpfrt_perf_buffer_opts, bpfrt_perf_buffer_opts__last);
 NO_TAIL_PADDING(bpfrt_tracepoint_opts, reserved);
+NO_TAIL_PADDING(bpfrt_perf_event_opts, reserved);
 /* ... and `reserved` comes right after the last field the library knows, so a non-zero
  * one is refused like any unknown field. */
 #define RESERVED_FOLLOWS(T)                                                               \
@@ -39,8 +40,8 @@ NO_TAIL_PADDING(bpfrt_tracepoint_opts, reserved);
 		       #T ": reserved must follow " #T "__last")
 RESERVED_FOLLOWS(bpfrt_map_create_opts);
 RESERVED_FOLLOWS(bpfrt_helper_proto);
-RESERVED_FOLLOWS(bpfrt_pkt_link_opts);
 RESERVED_FOLLOWS(bpfrt_tracepoint_opts);
+RESERVED_FOLLOWS(bpfrt_perf_event_opts);
 
 static const struct bpf_insn ret0[] = {
 	{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = 0, .imm = 0 },
@@ -131,7 +132,7 @@ __attribute__((noinline)) static void pkt_filter(void)
 /* No such interface: the options pass, the interface is not found. */
 __attribute__((noinline)) static void pkt_link(int prog_fd)
 {
-	BPFRT_OPTS(bpfrt_pkt_link_opts, o, .ring_blocks = 1 + zero);
+	BPFRT_OPTS(bpfrt_pkt_link_opts, o, .ring_blocks = 1 + zero, .direction = zero);
 	char err[128] = "";
 
 	T_CASE("bpfrt_pkt_link_opts");

@@ -9,7 +9,11 @@
 #  - kp --ioctl: the same through perf_event_open + PERF_EVENT_IOC_SET_BPF by hand;
 #  - rtp.c: raw tracepoint programs (BPF_RAW_TRACEPOINT_OPEN) on sys_enter/sys_exit read
 #    a syscall's id, argument (through the pt_regs pointer) and return value; a raw
-#    tracepoint bpfrt cannot rebuild (sched_switch) gets EINVAL and one stderr line.
+#    tracepoint bpfrt cannot rebuild (sched_switch) gets EINVAL and one stderr line;
+#  - net.c, in a network namespace of its own: XDP through rtnetlink (bpf_xdp_attach,
+#    EBUSY with UPDATE_IF_NOEXIST, bpf_xdp_detach), through a link (BPF_LINK_CREATE
+#    BPF_XDP) and tc through rtnetlink (clsact hook, bpf_tc_attach with the echoed
+#    handle/priority/prog_id, bpf_tc_detach) count the UDP datagrams sent on lo.
 # Kprobes take the same road in bpfrt (bpfrt_perf_event_attach()); they are compared
 # only where the kernel has them (CONFIG_KPROBES).
 # Needs root (the kernel runs, perf_event_open of probes).  Usage: attach.sh BPFRT SOURCE_DIR
@@ -42,7 +46,10 @@ clang -O2 -g -target bpf -D__TARGET_ARCH_x86 -I"$ARCH_INC" -c "$SRC/kp.bpf.c" -o
 	cc -O1 -Wall -I"$T" -o "$T/kp" "$SRC/kp.c" -lbpf &&
 	clang -O2 -g -target bpf -I"$ARCH_INC" -c "$SRC/rtp.bpf.c" -o "$T/rtp.bpf.o" &&
 	bpftool gen skeleton "$T/rtp.bpf.o" name rtp > "$T/rtp.skel.h" &&
-	cc -O1 -Wall -I"$T" -o "$T/rtp" "$SRC/rtp.c" -lbpf ||
+	cc -O1 -Wall -I"$T" -o "$T/rtp" "$SRC/rtp.c" -lbpf &&
+	clang -O2 -g -target bpf -I"$ARCH_INC" -c "$SRC/net.bpf.c" -o "$T/net.bpf.o" &&
+	bpftool gen skeleton "$T/net.bpf.o" name net > "$T/net.skel.h" &&
+	cc -O1 -Wall -I"$T" -o "$T/net" "$SRC/net.c" -lbpf ||
 	{ echo "FAIL: building the test programs"; exit 1; }
 
 # same output on both; $1 names the case, the rest is the command under $T
@@ -73,6 +80,26 @@ out=$("$BPFRT" exec -- "$T/rtp" --switch 2>"$T/switch.err")
 [ "$(grep -c 'raw tracepoint sched_switch: its arguments cannot be rebuilt' "$T/switch.err")" = 1 ] &&
 	[ "$(wc -l < "$T/switch.err")" = 1 ] && ok ||
 	fail "raw_tp sched_switch under bpfrt: want one line on stderr: $(cat "$T/switch.err")"
+
+# XDP and tc on lo, each run in a network namespace of its own (no one else's packets)
+if unshare -n sh -c 'ip link set lo up' 2>/dev/null; then
+	for mode in xdp link tc; do
+		unshare -n sh -c "ip link set lo up && APP_VERBOSE=1 exec '$T/net' $mode" \
+			> "$T/net_$mode.kernel" 2>&1
+		unshare -n sh -c "ip link set lo up && APP_VERBOSE=1 exec '$BPFRT' exec -- '$T/net' $mode" \
+			> "$T/net_$mode.bpfrt" 2>&1
+		if grep -q '^counted 5$' "$T/net_$mode.kernel" && grep -q '^done$' "$T/net_$mode.kernel" &&
+		   cmp -s "$T/net_$mode.kernel" "$T/net_$mode.bpfrt"; then
+			ok
+		else
+			fail "net $mode: kernel and bpfrt differ:"
+			diff "$T/net_$mode.kernel" "$T/net_$mode.bpfrt" >&2
+		fi
+	done
+	cat "$T/net_tc.bpfrt"
+else
+	echo "net: skipped: no network namespace (unshare -n) or ip(8)"
+fi
 
 echo "$passes passed, $fails failed"
 [ $fails = 0 ]

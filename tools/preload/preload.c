@@ -26,6 +26,10 @@
  *   bpf()         BPF_RAW_TRACEPOINT_OPEN of a kernel raw tracepoint (a name without
  *                 "provider:"): bpfrt_raw_tracepoint_attach() (sys_enter, sys_exit;
  *                 others EINVAL and a line on stderr).
+ *   send*()/recv*() rtnetlink requests attaching a bpfrt program (XDP by RTM_SETLINK
+ *                 IFLA_XDP, tc by RTM_NEWTFILTER "bpf") run it with
+ *                 bpfrt_prog_attach_iface() and get the kernel's replies made up here;
+ *   bpf()         BPF_LINK_CREATE with BPF_XDP likewise.
  *   readlink()    of /proc/self/fd/N names a bpfrt object as the kernel's anon inode
  *                 ("anon_inode:bpf-map", ...): bpftool tells objects apart that way.
  *   statfs64()    as statfs() (libbpf's and bpftool's name).
@@ -54,6 +58,12 @@
 #include <fcntl.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
+#include <linux/if_link.h>
+#include <linux/netlink.h>
+#include <linux/pkt_cls.h>
+#include <linux/pkt_sched.h>
+#include <linux/rtnetlink.h>
+#include <net/if.h>
 #include <linux/perf_event.h>
 #include <linux/seccomp.h>
 #include <pthread.h>
@@ -89,6 +99,7 @@ static int is_prog_fd(int fd);
 static int prog_type(int fd);
 static int perf_link_create(const union bpf_attr *attr, long *ret);
 static int raw_tp_open(const union bpf_attr *attr, long *ret);
+static int xdp_link_create(const union bpf_attr *attr, long *ret);
 
 /* The interposed symbols; bpf() has no libc prototype. */
 int bpf(int cmd, union bpf_attr *attr, unsigned int size);
@@ -101,6 +112,13 @@ typedef int (*epoll_pwait_fn)(int, struct epoll_event *, int, int, const sigset_
 typedef int (*ioctl_fn)(int, unsigned long, ...);
 typedef int (*close_fn)(int);
 typedef int (*setsockopt_fn)(int, int, int, const void *, socklen_t);
+typedef ssize_t (*send_fn)(int, const void *, size_t, int);
+typedef ssize_t (*recv_fn)(int, void *, size_t, int);
+typedef ssize_t (*sendto_fn)(int, const void *, size_t, int, __CONST_SOCKADDR_ARG, socklen_t);
+typedef ssize_t (*sendmsg_fn)(int, const struct msghdr *, int);
+typedef ssize_t (*recvmsg_fn)(int, struct msghdr *, int);
+typedef ssize_t (*recvfrom_fn)(int, void *__restrict, size_t, int, __SOCKADDR_ARG,
+			       socklen_t *__restrict);
 
 typedef int (*path_fn)(const char *);
 typedef ssize_t (*readlink_fn)(const char *, char *, size_t);
@@ -119,6 +137,12 @@ static epoll_pwait_fn real_epoll_pwait;
 static ioctl_fn real_ioctl;
 static close_fn real_close;
 static setsockopt_fn real_setsockopt;
+static send_fn real_send;
+static recv_fn real_recv;
+static sendto_fn real_sendto;
+static sendmsg_fn real_sendmsg;
+static recvmsg_fn real_recvmsg;
+static recvfrom_fn real_recvfrom;
 
 /* libc's definition of a symbol this library interposes; dying beats reaching the kernel
  * by some other road when the process has none. */
@@ -152,6 +176,12 @@ static void resolve(void)
 		NEXT(real_ioctl, "ioctl");
 		NEXT(real_close, "close");
 		NEXT(real_setsockopt, "setsockopt");
+		NEXT(real_send, "send");
+		NEXT(real_recv, "recv");
+		NEXT(real_sendto, "sendto");
+		NEXT(real_sendmsg, "sendmsg");
+		NEXT(real_recvmsg, "recvmsg");
+		NEXT(real_recvfrom, "recvfrom");
 		NEXT(real_unlink, "unlink");
 		NEXT(real_rmdir, "rmdir");
 		NEXT(real_mkdir, "mkdir");
@@ -258,7 +288,7 @@ static long route_bpf(int cmd, union bpf_attr *attr, unsigned int size)
 
 		memset(&copy, 0, sizeof(copy));
 		if (read_user((uint64_t)(uintptr_t)attr, &copy, size) == size &&
-		    perf_link_create(&copy, &ret))
+		    (perf_link_create(&copy, &ret) || xdp_link_create(&copy, &ret)))
 			return ret;
 		return bpfrt_bpf(cmd, attr, size);
 	}
@@ -850,6 +880,485 @@ int close(int fd)
 			bpfrt_link_detach(fd);
 	}
 	return real_close(fd);
+}
+
+/* ---- XDP and tc attach through rtnetlink (libbpf's bpf_xdp_attach, bpf_tc_attach) ----
+ *
+ * A request naming a bpfrt program never reaches the kernel (which could not run it):
+ * RTM_SETLINK whose one attribute is IFLA_XDP with a bpfrt XDP program's fd (or -1 where
+ * bpfrt attached one), RTM_NEWTFILTER of kind "bpf" with a bpfrt classifier's fd, and
+ * RTM_DELTFILTER of a filter bpfrt attached.  The program is attached with
+ * bpfrt_prog_attach_iface() (a thread runs it on the interface's packets: received ones
+ * for XDP and tc ingress, sent ones for tc egress; verdicts are counted, not enforced),
+ * and the replies the kernel would send (the echoed filter with TCA_BPF_ID, the ack or
+ * the error) are queued for the socket's next recv()/recvmsg().  Everything else (the
+ * clsact qdisc libbpf creates and deletes, queries) goes to the kernel; deleting a clsact
+ * qdisc detaches bpfrt's filters on that interface too. */
+#define MAX_NL_REPLIES 16
+#define MAX_ATTACH 64
+
+struct nl_reply {
+	int fd;
+	size_t len;
+	char buf[256];
+};
+
+static struct nl_reply nl_replies[MAX_NL_REPLIES];
+static int nnl;
+static pthread_mutex_t nl_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* What bpfrt attached: XDP (parent 0) or a tc filter, with its link. */
+struct nl_attach {
+	int ifindex;
+	uint32_t parent, prio, handle; /* tc: the filter's identity; XDP: all 0 */
+	int link;
+};
+
+static struct nl_attach attached[MAX_ATTACH];
+static int nattached;
+
+/* Queue one reply datagram for fd: the header filled from the request's. */
+static void nl_queue(int fd, const struct nlmsghdr *req, uint16_t type, uint16_t flags,
+		     const void *body, size_t blen)
+{
+	struct sockaddr_nl self;
+	socklen_t slen = sizeof(self);
+	struct nl_reply *r;
+	struct nlmsghdr h;
+
+	memset(&self, 0, sizeof(self));
+	if (getsockname(fd, (struct sockaddr *)&self, &slen))
+		self.nl_pid = 0;
+	h = (struct nlmsghdr){ .nlmsg_len = (uint32_t)NLMSG_LENGTH(blen), .nlmsg_type = type,
+			       .nlmsg_flags = flags, .nlmsg_seq = req->nlmsg_seq,
+			       .nlmsg_pid = self.nl_pid };
+	if (NLMSG_SPACE(blen) > sizeof(r->buf))
+		return;
+	pthread_mutex_lock(&nl_lock);
+	if (nnl < MAX_NL_REPLIES) {
+		r = &nl_replies[nnl++];
+		memset(r, 0, sizeof(*r));
+		r->fd = fd;
+		r->len = NLMSG_SPACE(blen);
+		memcpy(r->buf, &h, sizeof(h));
+		memcpy(r->buf + NLMSG_HDRLEN, body, blen);
+	}
+	pthread_mutex_unlock(&nl_lock);
+}
+
+static void nla_put(char *buf, size_t cap, size_t *off, uint16_t type, const void *data,
+		    size_t len);
+
+/* The ack (err 0) or error the kernel sends for req (header only: NLM_F_CAPPED), with
+ * the kernel's extended-ack message when msg is not NULL (libbpf prints it). */
+static void nl_ack(int fd, const struct nlmsghdr *req, int err, const char *msg)
+{
+	char body[sizeof(struct nlmsgerr) + 96];
+	struct nlmsgerr e;
+	size_t off = sizeof(e);
+
+	memset(&e, 0, sizeof(e));
+	e.error = -err;
+	e.msg = *req;
+	memcpy(body, &e, sizeof(e));
+	if (msg)
+		nla_put(body, sizeof(body), &off, NLMSGERR_ATTR_MSG, msg, strlen(msg) + 1);
+	nl_queue(fd, req, NLMSG_ERROR, NLM_F_CAPPED | (msg ? NLM_F_ACK_TLVS : 0), body, off);
+}
+
+/* Append attribute type with len bytes of data at *off in buf (room checked). */
+static void nla_put(char *buf, size_t cap, size_t *off, uint16_t type, const void *data,
+		    size_t len)
+{
+	struct nlattr a = { .nla_len = (uint16_t)(NLA_HDRLEN + len), .nla_type = type };
+
+	if (*off + NLA_ALIGN(a.nla_len) > cap)
+		return;
+	memcpy(buf + *off, &a, sizeof(a));
+	if (len)
+		memcpy(buf + *off + NLA_HDRLEN, data, len);
+	*off += NLA_ALIGN(a.nla_len);
+}
+
+/* The attribute of type want among the attributes at p (len bytes), or NULL. */
+static const struct nlattr *nla_find(const char *p, size_t len, uint16_t want)
+{
+	while (len >= NLA_HDRLEN) {
+		const struct nlattr *a = (const struct nlattr *)(const void *)p;
+
+		if (a->nla_len < NLA_HDRLEN || a->nla_len > len)
+			return NULL;
+		if ((a->nla_type & NLA_TYPE_MASK) == want)
+			return a;
+		if ((size_t)NLA_ALIGN(a->nla_len) >= len)
+			break;
+		len -= NLA_ALIGN(a->nla_len);
+		p += NLA_ALIGN(a->nla_len);
+	}
+	return NULL;
+}
+
+static int nla_s32(const struct nlattr *a, int32_t *v)
+{
+	if (!a || a->nla_len < NLA_HDRLEN + 4)
+		return 0;
+	memcpy(v, (const char *)a + NLA_HDRLEN, 4);
+	return 1;
+}
+
+static struct nl_attach *attach_find(int ifindex, uint32_t parent, uint32_t prio,
+				     uint32_t handle)
+{
+	for (int i = 0; i < nattached; i++)
+		if (attached[i].ifindex == ifindex && attached[i].parent == parent &&
+		    attached[i].prio == prio && attached[i].handle == handle)
+			return &attached[i];
+	return NULL;
+}
+
+static void attach_drop(struct nl_attach *a)
+{
+	int link = a->link;
+
+	*a = attached[--nattached];
+	bpfrt_link_detach(link);
+	real_close(link);
+}
+
+/* Attach prog_fd to ifindex for dir: a link fd or -errno (a line on stderr). */
+static int iface_attach(int prog_fd, int ifindex, unsigned dir, const char *what)
+{
+	BPFRT_OPTS(bpfrt_pkt_link_opts, o, .direction = dir);
+	char name[IF_NAMESIZE], err[256] = "";
+	int link;
+
+	if (!if_indextoname((unsigned)ifindex, name))
+		return -ENODEV;
+	link = bpfrt_prog_attach_iface(prog_fd, name, &o, err, sizeof(err));
+	if (link < 0)
+		fprintf(stderr, "bpfrt-preload: %s on %s: %s\n", what, name, err);
+	return link;
+}
+
+/* RTM_SETLINK with IFLA_XDP: 1 when answered here. */
+static int nl_setlink(int fd, const struct nlmsghdr *nh)
+{
+	const char *attrs = (const char *)NLMSG_DATA(nh) + NLMSG_ALIGN(sizeof(struct ifinfomsg));
+	size_t alen = nh->nlmsg_len - NLMSG_LENGTH(sizeof(struct ifinfomsg));
+	const struct ifinfomsg *ifi = NLMSG_DATA(nh);
+	const struct nlattr *xdp = nla_find(attrs, alen, IFLA_XDP), *a;
+	int32_t prog_fd, flags = 0;
+	struct nl_attach *cur;
+	int err = 0, link = -1;
+
+	/* only libbpf's shape: IFLA_XDP alone */
+	if (!xdp || (size_t)NLA_ALIGN(xdp->nla_len) < alen)
+		return 0;
+	a = (const struct nlattr *)(const void *)((const char *)xdp + NLA_HDRLEN);
+	if (!nla_s32(nla_find((const char *)a, xdp->nla_len - NLA_HDRLEN, IFLA_XDP_FD), &prog_fd))
+		return 0;
+	nla_s32(nla_find((const char *)a, xdp->nla_len - NLA_HDRLEN, IFLA_XDP_FLAGS), &flags);
+	pthread_mutex_lock(&nl_lock);
+	cur = attach_find(ifi->ifi_index, 0, 0, 0);
+	if (prog_fd < 0 && !cur) {
+		pthread_mutex_unlock(&nl_lock);
+		return 0; /* the kernel's own XDP program, or none: its business */
+	}
+	if (prog_fd >= 0 && prog_type(prog_fd) != BPF_PROG_TYPE_XDP) {
+		pthread_mutex_unlock(&nl_lock);
+		return 0; /* a kernel program (or not a program: the kernel's errno) */
+	}
+	if (prog_fd >= 0 && cur && (flags & XDP_FLAGS_UPDATE_IF_NOEXIST))
+		err = EBUSY;
+	else if (prog_fd >= 0 && nattached == MAX_ATTACH && !cur)
+		err = ENOSPC;
+	else if (prog_fd >= 0 && (link = iface_attach(prog_fd, ifi->ifi_index,
+						      BPFRT_PKT_DIR_INGRESS, "XDP")) < 0)
+		err = -link;
+	if (!err) {
+		if (cur)
+			attach_drop(cur);
+		if (link >= 0)
+			attached[nattached++] = (struct nl_attach){ ifi->ifi_index, 0, 0, 0, link };
+	}
+	pthread_mutex_unlock(&nl_lock);
+	if (nh->nlmsg_flags & NLM_F_ACK || err)
+		nl_ack(fd, nh, err, err == EBUSY ? "XDP program already attached" : NULL);
+	return 1;
+}
+
+/* RTM_NEWTFILTER / RTM_DELTFILTER of kind "bpf": 1 when answered here. */
+static int nl_tfilter(int fd, const struct nlmsghdr *nh)
+{
+	const struct tcmsg *tc = NLMSG_DATA(nh);
+	const char *attrs = (const char *)tc + NLMSG_ALIGN(sizeof(*tc));
+	size_t alen = nh->nlmsg_len - NLMSG_LENGTH(sizeof(*tc));
+	uint32_t prio = TC_H_MAJ(tc->tcm_info) >> 16, handle = tc->tcm_handle;
+	const struct nlattr *kind = nla_find(attrs, alen, TCA_KIND), *opt;
+	struct nl_attach *cur;
+	int32_t prog_fd;
+	int err = 0, link = -1;
+
+	if (nh->nlmsg_type == RTM_DELTFILTER) {
+		pthread_mutex_lock(&nl_lock);
+		if (!prio && !handle) { /* a flush: ours go, the kernel's too */
+			for (int i = nattached - 1; i >= 0; i--)
+				if (attached[i].ifindex == tc->tcm_ifindex &&
+				    attached[i].parent == tc->tcm_parent)
+					attach_drop(&attached[i]);
+			pthread_mutex_unlock(&nl_lock);
+			return 0;
+		}
+		cur = attach_find(tc->tcm_ifindex, tc->tcm_parent, prio, handle);
+		if (cur)
+			attach_drop(cur);
+		pthread_mutex_unlock(&nl_lock);
+		if (!cur)
+			return 0;
+		if (nh->nlmsg_flags & NLM_F_ACK)
+			nl_ack(fd, nh, 0, NULL);
+		return 1;
+	}
+	opt = nla_find(attrs, alen, TCA_OPTIONS);
+	if (!kind || kind->nla_len < NLA_HDRLEN + 4 ||
+	    memcmp((const char *)kind + NLA_HDRLEN, "bpf", 4) || !opt ||
+	    !nla_s32(nla_find((const char *)opt + NLA_HDRLEN, opt->nla_len - NLA_HDRLEN,
+			      TCA_BPF_FD), &prog_fd) ||
+	    prog_type(prog_fd) != BPF_PROG_TYPE_SCHED_CLS)
+		return 0;
+	/* the kernel's choices when the request leaves them to it */
+	if (!prio)
+		prio = 0xc000; /* tcf_auto_prio() of the first filter */
+	if (!handle)
+		handle = 1;    /* cls_bpf's first free handle */
+	pthread_mutex_lock(&nl_lock);
+	cur = attach_find(tc->tcm_ifindex, tc->tcm_parent, prio, handle);
+	if (cur && !(nh->nlmsg_flags & NLM_F_REPLACE))
+		err = EEXIST;
+	else if (!cur && nattached == MAX_ATTACH)
+		err = ENOSPC;
+	else if (tc->tcm_parent != TC_H_MAKE(TC_H_CLSACT, TC_H_MIN_INGRESS) &&
+		 tc->tcm_parent != TC_H_MAKE(TC_H_CLSACT, TC_H_MIN_EGRESS))
+		err = EOPNOTSUPP;
+	else if ((link = iface_attach(prog_fd, tc->tcm_ifindex,
+				      TC_H_MIN(tc->tcm_parent) == TC_H_MIN_EGRESS ?
+				      BPFRT_PKT_DIR_EGRESS : BPFRT_PKT_DIR_INGRESS, "tc")) < 0)
+		err = -link;
+	if (err == EOPNOTSUPP)
+		fprintf(stderr, "bpfrt-preload: tc filter of a bpfrt program under parent %x: "
+				"only clsact ingress and egress are attachable\n", tc->tcm_parent);
+	if (!err) {
+		if (cur)
+			attach_drop(cur);
+		attached[nattached++] = (struct nl_attach){ tc->tcm_ifindex, tc->tcm_parent, prio,
+							    handle, link };
+	}
+	pthread_mutex_unlock(&nl_lock);
+	if (!err && (nh->nlmsg_flags & NLM_F_ECHO)) {
+		struct bpf_prog_info info;
+		uint32_t ilen = sizeof(info);
+		char body[128];
+		struct tcmsg echo = *tc;
+		size_t off = NLMSG_ALIGN(sizeof(echo)), nest;
+
+		memset(&info, 0, sizeof(info));
+		bpfrt_obj_get_info_by_fd(prog_fd, &info, &ilen);
+		echo.tcm_handle = handle;
+		echo.tcm_info = TC_H_MAKE(prio << 16, TC_H_MIN(tc->tcm_info));
+		memset(body, 0, sizeof(body));
+		memcpy(body, &echo, sizeof(echo));
+		nla_put(body, sizeof(body), &off, TCA_KIND, "bpf", 4);
+		nest = off;
+		nla_put(body, sizeof(body), &off, TCA_OPTIONS, NULL, 0);
+		nla_put(body, sizeof(body), &off, TCA_BPF_ID, &info.id, 4);
+		((struct nlattr *)(void *)(body + nest))->nla_len = (uint16_t)(off - nest);
+		nl_queue(fd, nh, RTM_NEWTFILTER, NLM_F_ECHO, body, off);
+	}
+	if (nh->nlmsg_flags & NLM_F_ACK || err)
+		nl_ack(fd, nh, err, NULL);
+	return 1;
+}
+
+/* A datagram about to be sent: 1 when it was a request answered here (not sent). */
+static int nl_intercept(int fd, const void *buf, size_t len)
+{
+	struct nlmsghdr nh;
+	int domain = 0, proto = 0;
+	socklen_t olen = sizeof(int);
+
+	if (len < NLMSG_HDRLEN || !buf)
+		return 0;
+	memcpy(&nh, buf, sizeof(nh));
+	/* cheap looks first: most sends are no such request */
+	if (nh.nlmsg_len != len ||
+	    (nh.nlmsg_type != RTM_SETLINK && nh.nlmsg_type != RTM_NEWTFILTER &&
+	     nh.nlmsg_type != RTM_DELTFILTER && nh.nlmsg_type != RTM_DELQDISC))
+		return 0;
+	if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &olen) || domain != AF_NETLINK ||
+	    getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &proto, &olen) || proto != NETLINK_ROUTE)
+		return 0;
+	if (nh.nlmsg_type == RTM_SETLINK)
+		return len >= NLMSG_LENGTH(sizeof(struct ifinfomsg)) && nl_setlink(fd, buf);
+	if (len < NLMSG_LENGTH(sizeof(struct tcmsg)))
+		return 0;
+	if (nh.nlmsg_type == RTM_DELQDISC) {
+		const struct tcmsg *tc = NLMSG_DATA((const struct nlmsghdr *)buf);
+
+		if (tc->tcm_parent == TC_H_CLSACT) { /* the hook goes: bpfrt's filters too */
+			pthread_mutex_lock(&nl_lock);
+			for (int i = nattached - 1; i >= 0; i--)
+				if (attached[i].ifindex == tc->tcm_ifindex && attached[i].parent)
+					attach_drop(&attached[i]);
+			pthread_mutex_unlock(&nl_lock);
+		}
+		return 0;
+	}
+	return nl_tfilter(fd, buf);
+}
+
+/* Hand out a queued reply of fd: its length (the whole datagram's with MSG_TRUNC), or
+ * -1 when none is queued.  MSG_PEEK leaves it queued. */
+static ssize_t nl_take(int fd, struct iovec *iov, size_t niov, int flags, int *trunc,
+		       void *addr, socklen_t *alen)
+{
+	struct nl_reply r;
+	size_t done = 0;
+	int found = -1;
+
+	pthread_mutex_lock(&nl_lock);
+	for (int i = 0; i < nnl; i++)
+		if (nl_replies[i].fd == fd) {
+			found = i;
+			break;
+		}
+	if (found >= 0) {
+		r = nl_replies[found];
+		if (!(flags & MSG_PEEK)) {
+			memmove(&nl_replies[found], &nl_replies[found + 1],
+				(size_t)(nnl - found - 1) * sizeof(nl_replies[0]));
+			nnl--;
+		}
+	}
+	pthread_mutex_unlock(&nl_lock);
+	if (found < 0)
+		return -1;
+	for (size_t i = 0; i < niov && done < r.len; i++) {
+		size_t n = r.len - done < iov[i].iov_len ? r.len - done : iov[i].iov_len;
+
+		memcpy(iov[i].iov_base, r.buf + done, n);
+		done += n;
+	}
+	*trunc = done < r.len;
+	if (addr && alen && *alen >= sizeof(struct sockaddr_nl)) {
+		struct sockaddr_nl k = { .nl_family = AF_NETLINK }; /* from the kernel */
+
+		memcpy(addr, &k, sizeof(k));
+		*alen = sizeof(k);
+	}
+	return (ssize_t)((flags & MSG_TRUNC) ? r.len : done);
+}
+
+ssize_t send(int fd, const void *buf, size_t len, int flags)
+{
+	resolve();
+	if (nl_intercept(fd, buf, len))
+		return (ssize_t)len;
+	return real_send(fd, buf, len, flags);
+}
+
+/* (libc's declarations: a transparent union of address pointers with _GNU_SOURCE) */
+ssize_t sendto(int fd, const void *buf, size_t len, int flags, __CONST_SOCKADDR_ARG to,
+	       socklen_t tolen)
+{
+	resolve();
+	if (nl_intercept(fd, buf, len))
+		return (ssize_t)len;
+	return real_sendto(fd, buf, len, flags, to, tolen);
+}
+
+ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
+{
+	resolve();
+	if (msg && msg->msg_iovlen == 1 && msg->msg_iov &&
+	    nl_intercept(fd, msg->msg_iov[0].iov_base, msg->msg_iov[0].iov_len))
+		return (ssize_t)msg->msg_iov[0].iov_len;
+	return real_sendmsg(fd, msg, flags);
+}
+
+ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
+{
+	resolve();
+	if (nnl && msg) {
+		int trunc = 0;
+		ssize_t n = nl_take(fd, msg->msg_iov, msg->msg_iovlen, flags, &trunc,
+				    msg->msg_name, &msg->msg_namelen);
+
+		if (n >= 0) {
+			msg->msg_flags = trunc ? MSG_TRUNC : 0;
+			msg->msg_controllen = 0;
+			return n;
+		}
+	}
+	return real_recvmsg(fd, msg, flags);
+}
+
+ssize_t recvfrom(int fd, void *__restrict buf, size_t len, int flags, __SOCKADDR_ARG from,
+		 socklen_t *__restrict fromlen)
+{
+	resolve();
+	if (nnl) {
+		struct iovec iov = { buf, len };
+		struct sockaddr *addr;
+		int trunc = 0;
+		ssize_t n;
+
+		_Static_assert(sizeof(from) == sizeof(addr), "one pointer");
+		memcpy(&addr, &from, sizeof(addr));
+		n = nl_take(fd, &iov, 1, flags, &trunc, addr, fromlen);
+
+		if (n >= 0)
+			return n;
+	}
+	return real_recvfrom(fd, buf, len, flags, from, fromlen);
+}
+
+ssize_t recv(int fd, void *buf, size_t len, int flags)
+{
+	resolve();
+	if (nnl) {
+		struct iovec iov = { buf, len };
+		int trunc = 0;
+		ssize_t n = nl_take(fd, &iov, 1, flags, &trunc, NULL, NULL);
+
+		if (n >= 0)
+			return n;
+	}
+	return real_recv(fd, buf, len, flags);
+}
+
+/* BPF_LINK_CREATE with BPF_XDP on an interface (libbpf's bpf_program__attach_xdp): the
+ * program runs on the interface's received packets as above; closing the link detaches.
+ * 1 with *ret when answered here. */
+static int xdp_link_create(const union bpf_attr *attr, long *ret)
+{
+	int prog_fd = (int)attr->link_create.prog_fd, link;
+
+	if (attr->link_create.attach_type != BPF_XDP ||
+	    prog_type(prog_fd) != BPF_PROG_TYPE_XDP)
+		return 0;
+	link = iface_attach(prog_fd, (int)attr->link_create.target_ifindex,
+			    BPFRT_PKT_DIR_INGRESS, "XDP link");
+	*ret = link;
+	if (link < 0) {
+		errno = -link;
+		*ret = -1;
+		return 1;
+	}
+	pthread_mutex_lock(&tp_lock);
+	if (nlinks < MAX_TP)
+		link_fds[nlinks++] = link;
+	pthread_mutex_unlock(&tp_lock);
+	return 1;
 }
 
 /* SO_ATTACH_BPF of a bpfrt program: bpfrt cannot filter what the kernel delivers to a
