@@ -207,8 +207,12 @@ uint64_t brt_helper_sk_lookup(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4
 			      uint64_t r5, struct bpfrt_run_ctx *ctx);
 uint64_t brt_helper_sk_release(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
 			       uint64_t r5, struct bpfrt_run_ctx *ctx);
-uint64_t brt_helper_sk_cast(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
-			    uint64_t r5, struct bpfrt_run_ctx *ctx);
+uint64_t brt_helper_sk_fullsock(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+				uint64_t r5, struct bpfrt_run_ctx *ctx);
+uint64_t brt_helper_get_listener_sock(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+				      uint64_t r5, struct bpfrt_run_ctx *ctx);
+uint64_t brt_helper_tcp_sock(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+			     uint64_t r5, struct bpfrt_run_ctx *ctx);
 /* the kernel's sets: cg_skb, tc_cls_act, xdp, sk_skb and sock_addr look sockets up;
  * sk_lookup programs may only release (the socket they hold from a map) */
 #define BRT_FOR_SK_LOOKUP_FNS                                                            \
@@ -219,8 +223,8 @@ uint64_t brt_helper_sk_cast(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
 	X(BPF_FUNC_skc_lookup_tcp, brt_helper_sk_lookup, BRT_FOR_SK_LOOKUP_FNS)          \
 	X(BPF_FUNC_sk_release, brt_helper_sk_release,                                    \
 	  BRT_FOR_SK_LOOKUP_FNS | BRT_FOR_SKLOOKUP)                                      \
-	X(BPF_FUNC_sk_fullsock, brt_helper_sk_cast, BRT_FOR_CGSKB | BRT_FOR_TC)          \
-	X(BPF_FUNC_tcp_sock, brt_helper_sk_cast, BRT_FOR_CGSKB | BRT_FOR_TC | BRT_FOR_SOCKOPS) \
-	X(BPF_FUNC_get_listener_sock, brt_helper_sk_cast, BRT_FOR_CGSKB | BRT_FOR_TC)
+	X(BPF_FUNC_sk_fullsock, brt_helper_sk_fullsock, BRT_FOR_CGSKB | BRT_FOR_TC)      \
+	X(BPF_FUNC_tcp_sock, brt_helper_tcp_sock, BRT_FOR_CGSKB | BRT_FOR_TC | BRT_FOR_SOCKOPS) \
+	X(BPF_FUNC_get_listener_sock, brt_helper_get_listener_sock, BRT_FOR_CGSKB | BRT_FOR_TC)
 
 #endif

@@ -14,6 +14,7 @@
 
 #include "bpfrt.h"
 #include "trace/trace.h"
+#include "vm/vm.h"
 
 #define TASK_COMM_LEN 16
 
@@ -285,6 +286,30 @@ static int task_under_cgroup(int32_t tid, uint64_t id)
 		while (*++p && *p != '/');
 		dir[base] = 0;
 	}
+}
+
+/* long bpf_skb_under_cgroup(skb, map, u32 index) (tc, lwt): is the skb's socket under the
+ * cgroup in the cgroup array's slot index?  The kernel asks the socket's cgroup, recorded
+ * when the socket was created; a test run's skb has a dummy socket the calling task
+ * creates, so that is the caller's cgroup, which task_under_cgroup() reads.  Without a
+ * socket (a packet bpfrt received from an interface) -ENOENT; then the slot's answers:
+ * -E2BIG past the end, -EAGAIN when empty. */
+uint64_t brt_helper_skb_under_cgroup(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+				     uint64_t r5, struct bpfrt_run_ctx *ctx)
+{
+	struct brt_map *map = brt_map_helper_arg(r2, ctx);
+	uint64_t id;
+	int err;
+
+	(void)r1, (void)r4, (void)r5;
+	if (!ctx->pkt || !ctx->pkt->has_sk)
+		return (uint64_t)(int64_t)-ENOENT;
+	if (!map)
+		return (uint64_t)(int64_t)-EINVAL;
+	err = brt_cgroup_array_get(map, (uint32_t)r3, &id);
+	if (err)
+		return (uint64_t)(int64_t)err;
+	return (uint64_t)task_under_cgroup((int32_t)gettid(), id);
 }
 
 uint64_t brt_helper_current_task_under_cgroup(uint64_t r1, uint64_t r2, uint64_t r3,

@@ -9,6 +9,8 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -284,6 +286,8 @@ struct sl_input {
 
 static struct sl_input sl_inputs[32];
 static int have_socks; /* make_socks() worked */
+static int cg_root = -1, cg_child = -1; /* the cgroup v2 root, a child we are not in */
+static char cg_child_path[128];
 static size_t n_sl_inputs;
 
 static void sl_add(const char *name, struct sl_ctx c, uint32_t len, uint32_t out, int data_in,
@@ -786,6 +790,83 @@ static const struct { struct prog p; uint32_t type; } assign_progs[] = {
 	    CALL(BPF_FUNC_sk_assign), MOV64_IMM(0, 1), EXIT()) }, BPF_PROG_TYPE_SK_REUSEPORT },
 };
 
+/* tc programs with a sockmap's socket (slot patched into the ST): bpf_sk_fullsock and
+ * bpf_get_listener_sock; rec[0] = fullsock's family (0: NULL), rec[8] = the listener's
+ * state (0: NULL), -1 when the slot is empty */
+static size_t build_cast_prog(struct bpf_insn *p, int slot)
+{
+	size_t n = 0;
+
+	EMIT(MOV64_REG(6, 1), ST(BPF_W, 10, -4, 0), MOV64_REG(2, 10), ALU64_IMM(BPF_ADD, 2, -4),
+	     LD_MAP(1, 1), CALL(BPF_FUNC_map_lookup_elem), JIMM(BPF_JNE, 0, 0, 2),
+	     MOV64_IMM(0, 0), EXIT(), MOV64_REG(9, 0),
+	     ST(BPF_W, 10, -8, slot), MOV64_REG(2, 10), ALU64_IMM(BPF_ADD, 2, -8), LD_MAP(1, 0),
+	     CALL(BPF_FUNC_map_lookup_elem), JIMM(BPF_JNE, 0, 0, 3), ST(BPF_DW, 9, 0, -1),
+	     MOV64_IMM(0, 0), EXIT(), MOV64_REG(7, 0),
+	     MOV64_REG(1, 7), CALL(BPF_FUNC_sk_fullsock), JIMM(BPF_JEQ, 0, 0, 2),
+	     LDX(BPF_W, 1, 0, 4), STX(BPF_DW, 9, 1, 0),
+	     MOV64_REG(1, 7), CALL(BPF_FUNC_get_listener_sock), JIMM(BPF_JEQ, 0, 0, 2),
+	     LDX(BPF_W, 1, 0, 72), STX(BPF_DW, 9, 1, 8),
+	     MOV64_REG(1, 7), CALL(BPF_FUNC_sk_release), MOV64_IMM(0, 0), EXIT());
+	return n;
+}
+
+/* bpf_skb_under_cgroup(skb, cgroup array, idx) in a tc test run: rec[0] = the answer */
+static void under_cgroup_script(sys_fn sys, uint32_t pflags, struct transcript *t,
+				int root_fd, int child_fd)
+{
+	int cg = create_map(sys, BPF_MAP_TYPE_CGROUP_ARRAY, 4, 4, 4, 0, 0);
+	int rec = create_map(sys, BPF_MAP_TYPE_ARRAY, 4, VALUE_SIZE, 1, 0, 0);
+	uint32_t k0 = 0, k1 = 1, v0 = (uint32_t)root_fd, v1 = (uint32_t)child_fd;
+
+	if (cg >= 0 && root_fd >= 0)
+		say(t, "cgroup array: root %d", elem(sys, BPF_MAP_UPDATE_ELEM, cg, &k0, &v0, 0));
+	if (cg >= 0 && child_fd >= 0)
+		say(t, " child %d", elem(sys, BPF_MAP_UPDATE_ELEM, cg, &k1, &v1, 0));
+	say(t, "\n");
+	for (int idx = 0; cg >= 0 && rec >= 0 && idx < 6; idx++) {
+		static const uint32_t types[] = { BPF_PROG_TYPE_SCHED_CLS, BPF_PROG_TYPE_LWT_XMIT,
+						  BPF_PROG_TYPE_CGROUP_SKB, BPF_PROG_TYPE_XDP };
+
+		for (size_t ti = 0; ti < sizeof(types) / sizeof(types[0]); ti++) {
+			const struct bpf_insn insns[] = {
+				MOV64_REG(6, 1), ST(BPF_W, 10, -4, 0), MOV64_REG(2, 10),
+				ALU64_IMM(BPF_ADD, 2, -4), LD_MAP(1, 1),
+				CALL(BPF_FUNC_map_lookup_elem), JIMM(BPF_JNE, 0, 0, 2),
+				MOV64_IMM(0, 0), EXIT(), MOV64_REG(9, 0), MOV64_REG(1, 6),
+				LD_MAP(2, 0), MOV64_IMM(3, idx), CALL(BPF_FUNC_skb_under_cgroup),
+				STX(BPF_DW, 9, 0, 0), MOV64_IMM(0, 1), EXIT(),
+			};
+			char name[64];
+			struct prog p = { name, insns, sizeof(insns) / sizeof(insns[0]), 1 };
+			int fds[2] = { cg, rec }, fd, err;
+			union bpf_attr a;
+
+			/* slot 4 is past the end; 5: a program of a type without the helper */
+			if (idx == 5 && ti == 0)
+				continue;
+			snprintf(name, sizeof(name), "skb_under_cgroup type %u slot %d", types[ti], idx);
+			fd = load_maps(sys, t, types[ti], 0, pflags, &p, fds);
+			if (fd < 0)
+				continue;
+			reset_map(sys, rec);
+			memset(&a, 0, sizeof(a));
+			a.test.prog_fd = (uint32_t)fd;
+			a.test.data_in = (uint64_t)(uintptr_t)ipv4_tcp;
+			a.test.data_size_in = sizeof(ipv4_tcp);
+			err = sys(BPF_PROG_TEST_RUN, &a, sizeof(a)) ? -errno : 0;
+			say(t, "%s: err %d retval %#x", name, err, a.test.retval);
+			say_map(sys, t, rec, 8);
+			say(t, "\n");
+			close(fd);
+		}
+	}
+	if (cg >= 0)
+		close(cg);
+	if (rec >= 0)
+		close(rec);
+}
+
 static void assign_script(sys_fn sys, uint32_t pflags, struct transcript *t)
 {
 	int smap = sock_map(sys, BPF_MAP_TYPE_SOCKMAP);
@@ -822,6 +903,29 @@ static void assign_script(sys_fn sys, uint32_t pflags, struct transcript *t)
 		} else {
 			say(t, "%s: loaded\n", p->name);
 		}
+		close(fd);
+	}
+	for (int slot = 0; smap >= 0 && rec >= 0 && slot < N_SOCKS; slot++) {
+		struct bpf_insn insns[MAX_INSNS];
+		char name[64];
+		struct prog p = { name, insns, 0, 1 };
+		int fds[2] = { smap, rec }, fd, err;
+		union bpf_attr a;
+
+		snprintf(name, sizeof(name), "tc casts of %s", sock_names[slot]);
+		p.len = build_cast_prog(insns, slot);
+		fd = load_maps(sys, t, BPF_PROG_TYPE_SCHED_CLS, 0, pflags, &p, fds);
+		if (fd < 0)
+			continue;
+		reset_map(sys, rec);
+		memset(&a, 0, sizeof(a));
+		a.test.prog_fd = (uint32_t)fd;
+		a.test.data_in = (uint64_t)(uintptr_t)ipv4_tcp;
+		a.test.data_size_in = sizeof(ipv4_tcp);
+		err = sys(BPF_PROG_TEST_RUN, &a, sizeof(a)) ? -errno : 0;
+		say(t, "%s: err %d retval %#x", name, err, a.test.retval);
+		say_map(sys, t, rec, 16);
+		say(t, "\n");
 		close(fd);
 	}
 	if (smap >= 0)
@@ -864,6 +968,7 @@ static void script(sys_fn sys, uint32_t pflags, struct transcript *t)
 		sock_script(sys, pflags, t, BPF_MAP_TYPE_SOCKHASH);
 		assign_script(sys, pflags, t);
 	}
+	under_cgroup_script(sys, pflags, t, cg_root, cg_child);
 }
 
 int main(void)
@@ -881,6 +986,18 @@ int main(void)
 	}
 	sl_build_inputs();
 	have_socks = !make_socks();
+	{
+		static const char *const roots[] = { "/sys/fs/cgroup/unified", "/sys/fs/cgroup" };
+		char child[128];
+
+		for (size_t i = 0; i < 2 && cg_root < 0; i++) {
+			cg_root = open(roots[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+			snprintf(child, sizeof(child), "%s/bpfrt-test-run-%d", roots[i], (int)getpid());
+		}
+		if (cg_root >= 0 && !mkdir(child, 0755))
+			cg_child = open(child, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		snprintf(cg_child_path, sizeof(cg_child_path), "%s", child);
+	}
 	if (!have_socks)
 		printf("sockets: could not set up (%s); sk_assign cases skipped\n", strerror(errno));
 	script(kernel_bpf, 0, &k);
@@ -888,6 +1005,10 @@ int main(void)
 		memset(&b, 0, sizeof(b));
 		script(bpfrt_bpf, BPFRT_F_ENGINE(engines[e]), &b);
 		compare_transcripts(&k, &b);
+	}
+	if (cg_child >= 0) {
+		close(cg_child);
+		rmdir(cg_child_path);
 	}
 	if (getenv("TEST_RUN_ORACLE_DUMP"))
 		fputs(k.text, stderr);
