@@ -44,7 +44,7 @@ static bool hash_fits(const struct brt_jit_hash_layout *h)
 	       h->n_buckets <= (1u << 30) && (h->bucket_size == 8 || h->bucket_size == 16) &&
 	       h->n_elems && h->n_elems <= INT32_MAX && h->elem_size &&
 	       h->elem_size <= INT32_MAX && h->value_off <= INT32_MAX &&
-	       h->key_off + h->key_size <= 127;
+	       h->key_off + h->key_size <= 127 && h->head_off <= 127;
 }
 
 /* How the binding of call pc is emitted, 0 when it is an ordinary helper call. */
@@ -126,6 +126,16 @@ static void cmp_reg_mem(struct jit_state *st, bool w, int reg, int base, int32_t
 	emit_modrm_mem(B, reg, base, off);
 }
 
+/* mov dst32, [base + index * 8 + disp8] */
+static void load32_index8(struct jit_state *st, int dst, int base, int index, int8_t disp)
+{
+	emit1(B, (uint8_t)(0x40 | ((dst & 8) ? 4 : 0) | ((index & 8) ? 2 : 0) | ((base & 8) ? 1 : 0)));
+	emit1(B, 0x8b);
+	emit1(B, (uint8_t)(0x40 | ((dst & 7) << 3) | 4)); /* mod 01: disp8, rm 100: SIB */
+	emit1(B, (uint8_t)(0xc0 | ((index & 7) << 3) | (base & 7))); /* scale 8 */
+	emit1(B, (uint8_t)disp);
+}
+
 /* dst = the key's bytes [off, off + size) zero-extended (size 1, 2, 4, 8) */
 static void load_key_part(struct jit_state *st, int dst, int base, int32_t off, unsigned size)
 {
@@ -174,21 +184,26 @@ static void emit_hash_probe(struct jit_state *st, const struct brt_jit_lookup *l
 	emit_shift_ri(B, SH_SHR, true, RDX, 32);
 	emit_alu_rr(B, ALU_XOR, false, RAX, RDX); /* eax = hash, upper half zero */
 
-	/* rcx = bucket's head index */
+	/* rcx = bucket's head index: ecx = [buckets + (hash & mask) * bucket_size + head] */
 	emit_mov_rr(B, false, RCX, RAX);
 	emit_alu_ri(B, ALU_AND, false, RCX, (int32_t)(h->n_buckets - 1));
-	emit_shift_ri(B, SH_SHL, true, RCX, (uint8_t)__builtin_ctz(h->bucket_size));
+	if (h->bucket_size == 16)
+		emit_alu_rr(B, ALU_ADD, true, RCX, RCX);
 	emit_mov_imm64(B, R8, h->buckets);
-	emit_alu_rr(B, ALU_ADD, true, RCX, R8);
-	emit_load(B, 4, false, RCX, RCX, h->head_off);
+	load32_index8(st, RCX, R8, RCX, h->head_off);
 	emit_rr(B, 0x85, false, RCX, RCX); /* test ecx, ecx: empty bucket */
 	j_null = jcc32_fwd(st, CC_E);
-	/* rcx = element: index - 1 < n_elems, else the map's own lookup judges */
-	emit_alu_ri(B, ALU_SUB, false, RCX, 1);
-	emit_alu_ri(B, ALU_CMP, false, RCX, (int32_t)h->n_elems);
+	/* index - 1 < n_elems, else the map's own lookup judges; checked beside the address
+	 * computation, which does not wait for it */
+	emit_lea(B, AUX, RCX, -1);
+	emit_alu_ri(B, ALU_CMP, false, AUX, (int32_t)h->n_elems);
 	slow[ns++] = jcc32_fwd(st, CC_AE);
-	emit_imul_rri(B, true, RCX, RCX, (int32_t)h->elem_size);
-	emit_mov_imm64(B, R8, h->elems);
+	/* rcx = element: (elems - elem_size) + index * elem_size (a shift when it can) */
+	if (!(h->elem_size & (h->elem_size - 1)))
+		emit_shift_ri(B, SH_SHL, true, RCX, (uint8_t)__builtin_ctz(h->elem_size));
+	else
+		emit_imul_rri(B, true, RCX, RCX, (int32_t)h->elem_size);
+	emit_mov_imm64(B, R8, h->elems - h->elem_size);
 	emit_alu_rr(B, ALU_ADD, true, RCX, R8);
 	/* r8d = sequence word: even, or a writer is at work */
 	emit_load(B, 4, false, R8, RCX, h->seq_off);
