@@ -930,8 +930,9 @@ int brt_hash_probe(const struct brt_map *map, struct brt_hash_probe *out)
 {
 	const struct htab *ht = map->priv;
 
-	/* LRU lookups stamp the element, per-CPU values depend on the CPU: called instead */
-	if (map->type != BPF_MAP_TYPE_HASH || !ht || ht->lru || ht->percpu)
+	/* per-CPU values depend on the CPU: called instead */
+	if ((map->type != BPF_MAP_TYPE_HASH && map->type != BPF_MAP_TYPE_LRU_HASH) || !ht ||
+	    ht->percpu)
 		return -EOPNOTSUPP;
 	memset(out, 0, sizeof(*out));
 	out->buckets = ht->buckets;
@@ -947,6 +948,9 @@ int brt_hash_probe(const struct brt_map *map, struct brt_hash_probe *out)
 	out->hash_off = offsetof(struct htab_elem, hash);
 	out->seq_off = offsetof(struct htab_elem, seq);
 	out->key_off = offsetof(struct htab_elem, key);
+	/* touch()'s stamp */
+	out->lru_clock = ht->lru ? (void *)(uintptr_t)&ht->head->lru_clock : NULL;
+	out->stamp_off = offsetof(struct htab_elem, stamp);
 	return 0;
 }
 

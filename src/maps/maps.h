@@ -147,12 +147,15 @@ int brt_array_values(const struct brt_map *map, void **base, uint32_t *stride);
  * seq_off: odd while rewritten; a reader reads it before and after the element and trusts
  * what it read only if both are equal and even), the key (key_off) and the value
  * (value_off).  The hash is util.h's BRT_KEYHASH steps with `seed`.  A probe that finds
- * the key in the bucket's first element may return its value; anything else must call
- * the map's lookup.  0, or -EOPNOTSUPP (another type, LRU or per-CPU). */
+ * the key in the bucket's first element may return its value (an LRU map's: after
+ * stamping it, the u32 at stamp_off, with the value an atomic add of 1 to the u32 at
+ * lru_clock returned); anything else must call the map's lookup.  0, or -EOPNOTSUPP
+ * (another type, or per-CPU). */
 struct brt_hash_probe {
 	void *buckets, *elems;
+	void *lru_clock; /* LRU_HASH: the access counter, else NULL */
 	uint32_t n_buckets, n_elems, elem_size, key_size, value_off, seed;
-	uint8_t bucket_size, head_off, hash_off, seq_off, key_off;
+	uint8_t bucket_size, head_off, hash_off, seq_off, key_off, stamp_off;
 };
 int brt_hash_probe(const struct brt_map *map, struct brt_hash_probe *out);
 

@@ -29,7 +29,7 @@ static const struct {
 	[M_FROZEN] = { BPF_MAP_TYPE_ARRAY, 16, 3, 0, "array lookup inlined" },
 	[M_PERCPU] = { BPF_MAP_TYPE_PERCPU_ARRAY, 8, 2, 0, "lookup, called directly" },
 	[M_HASH] = { BPF_MAP_TYPE_HASH, 8, 8, 0, "hash probe inlined" },
-	[M_LRU] = { BPF_MAP_TYPE_LRU_HASH, 8, 8, 0, "lookup, called directly" },
+	[M_LRU] = { BPF_MAP_TYPE_LRU_HASH, 8, 8, 0, "hash probe inlined" },
 };
 
 static const uint32_t keys[] = { 0, 1, 2, 3, 4, 5, 7, 0x80000000u, 0xffffffffu };
@@ -280,10 +280,10 @@ static void hash_probe_sizes(void)
 		union bpf_attr a;
 		int map, found = 0;
 
-		snprintf(name, sizeof(name), "hash probe, %u-byte keys", ks);
+		snprintf(name, sizeof(name), "%s probe, %u-byte keys", s % 2 ? "LRU" : "hash", ks);
 		T_CASE(name);
 		memset(&a, 0, sizeof(a));
-		a.map_type = BPF_MAP_TYPE_HASH;
+		a.map_type = s % 2 ? BPF_MAP_TYPE_LRU_HASH : BPF_MAP_TYPE_HASH;
 		a.key_size = ks;
 		a.value_size = 8;
 		a.max_entries = 32;
@@ -341,6 +341,73 @@ static void hash_probe_sizes(void)
 	}
 }
 
+/* LRU hash maps: the probe stamps what it finds as the map's lookup does, so the same
+ * lookups through either engine leave the same keys behind once new keys evict (two
+ * maps with BPF_F_ZERO_SEED, the same operations: the same layout). */
+static uint64_t lru_survivors(uint32_t ks, enum bpfrt_engine eng)
+{
+	unsigned char key[16];
+	union bpf_attr a;
+	uint64_t v = 7, alive = 0;
+	int map;
+
+	memset(&a, 0, sizeof(a));
+	a.map_type = BPF_MAP_TYPE_LRU_HASH;
+	a.key_size = ks;
+	a.value_size = 8;
+	a.max_entries = 32;
+	a.map_flags = BPF_F_ZERO_SEED;
+	map = sys_bpfrt(BPF_MAP_CREATE, &a, sizeof(a));
+	T_ASSERT(map >= 0);
+	if (map < 0)
+		return 0;
+	for (uint32_t i = 0; i < 64; i++) {
+		probe_key(key, ks, i);
+		memset(&a, 0, sizeof(a));
+		a.map_fd = (uint32_t)map;
+		a.key = (uint64_t)(uintptr_t)key;
+		a.value = (uint64_t)(uintptr_t)&v;
+		T_EQ_INT(0, sys_bpfrt(BPF_MAP_UPDATE_ELEM, &a, sizeof(a)));
+		/* once full, the engine looks up every third of the first keys */
+		for (uint32_t j = 0; i >= 32 && j < 32; j += 3) {
+			int fd;
+
+			probe_key(key, ks, j);
+			fd = probe_prog(sys_bpfrt, map, key, ks, BPFRT_F_ENGINE(eng));
+			if (fd >= 0) {
+				diff_run64(sys_bpfrt, fd, 1);
+				close(fd);
+			}
+		}
+	}
+	for (uint32_t i = 0; i < 64; i++) {
+		probe_key(key, ks, i);
+		memset(&a, 0, sizeof(a));
+		a.map_fd = (uint32_t)map;
+		a.key = (uint64_t)(uintptr_t)key;
+		a.value = (uint64_t)(uintptr_t)&v;
+		if (!sys_bpfrt(BPF_MAP_LOOKUP_ELEM, &a, sizeof(a)))
+			alive |= 1ull << i;
+	}
+	close(map);
+	return alive;
+}
+
+static void lru_probe(void)
+{
+	enum bpfrt_engine ei = BPFRT_ENGINE_DEFAULT, ej = BPFRT_ENGINE_DEFAULT;
+
+	T_EQ_INT(0, brt_vm_engine_parse("interp", 0, &ei));
+	T_EQ_INT(0, brt_vm_engine_parse("jit", 0, &ej));
+	for (uint32_t ks = 4; ks <= 8; ks += 4) {
+		uint64_t i = lru_survivors(ks, ei), j = lru_survivors(ks, ej);
+
+		T_CASE(ks == 4 ? "LRU probe stamps, 4-byte keys" : "LRU probe stamps, 8-byte keys");
+		T_EQ_U64(i, j);
+		T_ASSERT(i != 0);
+	}
+}
+
 int main(void)
 {
 	static struct outcome interp, jit, kernel;
@@ -358,6 +425,7 @@ int main(void)
 	T_EQ_INT(0x106, interp.ret_two);
 	compare("jit vs interp", &interp, &jit);
 	hash_probe_sizes();
+	lru_probe();
 	if (!kernel_available()) {
 		printf("kernel comparison skipped: not root or no bpf()\n");
 		return t_done();

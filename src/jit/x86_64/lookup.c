@@ -224,6 +224,12 @@ static void emit_hash_probe(struct jit_state *st, const struct brt_jit_lookup *l
 	}
 	cmp_reg_mem(st, false, R8, RCX, h->seq_off);
 	slow[ns++] = jcc32_fwd(st, CC_NE);
+	if (h->lru_clock) { /* touch(): stamp = clock++ (lock xadd), as the map's lookup */
+		emit_mov_imm64(B, R8, h->lru_clock);
+		emit_mov_ri32(B, RDX, 1);
+		emit_rmw(B, true, true, 0xc1, false, R8, 0, RDX);
+		emit_store_r(B, 4, RCX, h->stamp_off, RDX);
+	}
 	emit_lea(B, RAX, RCX, (int32_t)h->value_off);
 	j_done = jmp32_fwd(st);
 	patch32_here(st, j_null);
