@@ -175,6 +175,13 @@ BPFRT_API int bpfrt_obj_get(const char *path);
 /* BPF_OBJ_GET_INFO_BY_FD: fill struct bpf_map_info or struct bpf_prog_info (info_len
  * bytes; updated to the bytes written). */
 BPFRT_API int bpfrt_obj_get_info_by_fd(int fd, void *info, uint32_t *info_len);
+/* The lines the kernel's /proc/PID/fdinfo/FD shows for a map or program fd after the
+ * file's own (map_type ... memlock, map_id, frozen; prog_type ... verified_insns), memlock
+ * computed with the kernel's formulas (absent for map types without one), written to buf
+ * (size bytes, NUL-terminated).  The length, or -errno: EBADF/EINVAL not a bpfrt map or
+ * program, ENOSPC too small (1024 bytes always suffice).  libbpfrt-preload.so answers
+ * fdinfo reads with it. */
+BPFRT_API int bpfrt_obj_fdinfo(int fd, char *buf, size_t size);
 
 /* Consume the records a BPF_MAP_TYPE_RINGBUF holds (like libbpf's ring_buffer__consume):
  * cb runs for each submitted record in order (discarded ones are skipped) and the

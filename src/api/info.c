@@ -6,6 +6,8 @@
  * form (lddw BPF_PSEUDO_MAP_FD / _VALUE with the map id as immediate).
  */
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -13,6 +15,7 @@
 
 #include "api/api.h"
 #include "maps/maps.h"
+#include "vm/vm.h"
 #include "util/util.h"
 
 static int tail_zero(struct brt_call *call, uint64_t uinfo, uint32_t ours, uint32_t len)
@@ -209,4 +212,72 @@ int brt_cmd_obj_get_info(struct brt_call *call)
 out_put:
 	brt_obj_put(obj);
 	return err;
+}
+
+/* The kernel's struct bpf_prog is 96 bytes before its instructions (6.18 x86-64), and a
+ * program's memlock is the pages that allocation takes (bpf_prog_show_fdinfo()). */
+#define K_BPF_PROG 96ull
+
+static int fdinfo_map(struct brt_map *map, char *buf, size_t size)
+{
+	const struct brt_obj_hdr *hdr = &map->obj.snap;
+	char memlock[40] = "";
+	uint64_t ml;
+
+	/* "0x%x", not "%#x": the kernel's printf writes 0 as 0x0, glibc's as 0 */
+	if (!brt_map_kernel_memlock(map, &ml))
+		snprintf(memlock, sizeof(memlock), "memlock:\t%" PRIu64 "\n", ml);
+	return snprintf(buf, size,
+			"map_type:\t%u\nkey_size:\t%u\nvalue_size:\t%u\nmax_entries:\t%u\n"
+			"map_flags:\t0x%x\nmap_extra:\t0x%" PRIx64 "\n%smap_id:\t%u\n"
+			"frozen:\t%u\n",
+			map->type, map->key_size, map->value_size, map->max_entries,
+			map->flags & ~(uint32_t)(BPF_F_RDONLY | BPF_F_WRONLY),
+			(uint64_t)hdr->map_extra, memlock, hdr->id,
+			atomic_load_explicit(&map->obj.hdr->frozen, memory_order_acquire) ? 1u : 0u);
+}
+
+static int fdinfo_prog(struct brt_prog *prog, char *buf, size_t size)
+{
+	unsigned char tag[BPF_TAG_SIZE];
+	char hex[2 * BPF_TAG_SIZE + 1];
+	uint64_t bytes = K_BPF_PROG + 8ull * prog->insn_cnt;
+	int jited;
+
+	if (prog_tag(prog, tag))
+		return -ENOMEM;
+	for (int i = 0; i < BPF_TAG_SIZE; i++)
+		snprintf(hex + 2 * i, 3, "%02x", tag[i]);
+	jited = !brt_prog_materialise(prog) && prog->vm &&
+		brt_vm_engine(prog->vm) == BPFRT_ENGINE_JIT;
+	/* run statistics are not kept (the kernel's are 0 too until BPF_ENABLE_STATS) */
+	return snprintf(buf, size,
+			"prog_type:\t%u\nprog_jited:\t%u\nprog_tag:\t%s\nmemlock:\t%" PRIu64
+			"\nprog_id:\t%u\nrun_time_ns:\t0\nrun_cnt:\t0\n"
+			"recursion_misses:\t0\nverified_insns:\t%u\n",
+			prog->type, jited ? 1u : 0u, hex, (bytes + 4095) / 4096 * 4096,
+			prog->obj.snap.id, prog->verified_insns);
+}
+
+int bpfrt_obj_fdinfo(int fd, char *buf, size_t size)
+{
+	struct brt_obj *obj;
+	int n, err = brt_obj_from_fd(fd, 0, &obj);
+
+	if (err) {
+		errno = -err;
+		return err;
+	}
+	if (obj->kind == BRT_OBJ_MAP)
+		n = fdinfo_map(brt_map_of(obj), buf, size);
+	else if (obj->kind == BRT_OBJ_PROG)
+		n = fdinfo_prog((struct brt_prog *)(void *)obj, buf, size);
+	else
+		n = -EINVAL; /* BTF and links have no bpf lines in the kernel's fdinfo */
+	brt_obj_put(obj);
+	if (n >= 0 && (size_t)n >= size)
+		n = -ENOSPC;
+	if (n < 0)
+		errno = -n;
+	return n;
 }

@@ -1085,6 +1085,15 @@ static int htab_get_next_key(struct brt_map *map, const void *key, void *next_ke
 	return -ENOENT;
 }
 
+uint64_t brt_hash_count(const struct brt_map *map)
+{
+	const struct htab_head *h = map->data;
+
+	/* the count word is shared memory: a value, never an index, so no check needed */
+	return map->ops == &brt_hash_map_ops && h ?
+		       atomic_load_explicit(&h->count, memory_order_relaxed) : 0;
+}
+
 const struct brt_map_ops brt_hash_map_ops = {
 	.alloc_check = htab_alloc_check,
 	.data_size = htab_data_size,

@@ -159,6 +159,13 @@ struct brt_hash_probe {
 };
 int brt_hash_probe(const struct brt_map *map, struct brt_hash_probe *out);
 
+/* Linked elements of a hash map (hash.c; 0 for other maps). */
+uint64_t brt_hash_count(const struct brt_map *map);
+/* What the kernel reports as map's memlock (its map_mem_usage, fdinfo's "memlock"),
+ * from the geometry with 6.18 x86-64's structure sizes (memlock.c): 0 and *out, or
+ * -EOPNOTSUPP for a type without the formula. */
+int brt_map_kernel_memlock(const struct brt_map *map, uint64_t *out);
+
 /* A hash map's bookkeeping, checked under all its locks (tests of the crash repair in
  * hash.c): linked elements, elements in use but in no chain (leaked), free elements
  * neither on the free list nor reachable otherwise (lost), linked elements left odd

@@ -109,6 +109,24 @@ sh "$SRC/bpftool_cmp.sh" "$T" "$BPFRT" exec -- > "$T/bpftool.bpfrt" 2>&1
 if grep -q "status 0" "$T/bpftool.kernel" && cmp -s "$T/bpftool.kernel" "$T/bpftool.bpfrt"; then
 	ok; else fail "bpftool: kernel and bpfrt differ:"; diff "$T/bpftool.kernel" "$T/bpftool.bpfrt" >&2; fi
 
+# 4b. `bpftool feature probe`: the same report, but for the program and map types bpfrt
+# does not have (each then "is NOT available", and its helper list "Program type not
+# supported"): bpfrt claims nothing the kernel lacks.  The helper lists are equal and say
+# nothing on either side: libbpf 1.1 takes a helper as missing only when the verifier log
+# says "invalid func" or "unknown func", and 6.18 (so bpfrt, which keeps its wording)
+# says "program of this type cannot use helper", so every helper is listed for every type.
+bpftool feature probe > "$T/feature.kernel" 2>&1
+"$BPFRT" exec -- bpftool feature probe > "$T/feature.bpfrt" 2>&1
+lies=$(paste -d'|' "$T/feature.kernel" "$T/feature.bpfrt" | awk -F'|' '$1 != $2' |
+	grep -v -E '^eBPF (program|map)_type [a-z0-9_]+ is available\|eBPF (program|map)_type [a-z0-9_]+ is NOT available$' |
+	grep -v -E '^	Could not determine which helpers are available\|	Program type not supported$')
+nk=$(wc -l < "$T/feature.kernel")
+[ -z "$lies" ] && [ "$nk" -gt 100 ] && [ "$(wc -l < "$T/feature.bpfrt")" = "$nk" ] && ok ||
+	fail "feature probe: bpfrt differs from the kernel beyond the types it lacks: $lies"
+echo "feature probe: types the kernel has and bpfrt lacks:" $(paste -d'|' "$T/feature.kernel" \
+	"$T/feature.bpfrt" | awk -F'|' '$1 != $2 && $2 ~ /NOT available/ {print $1}' |
+	sed -E 's/eBPF (program|map)_type ([a-z0-9_]+) is available/\1:\2/')
+
 # 5b. attachment: a tracepoint program attached by libbpf (perf_event_open of the
 # tracepoint, then a perf link on the kernel, PERF_EVENT_IOC_SET_BPF under bpfrt) counts
 # the process's getppid() calls the same on both, detach included; SO_ATTACH_BPF of a

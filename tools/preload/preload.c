@@ -33,6 +33,9 @@
  *   readlink()    of /proc/self/fd/N names a bpfrt object as the kernel's anon inode
  *                 ("anon_inode:bpf-map", ...): bpftool tells objects apart that way.
  *   statfs64()    as statfs() (libbpf's and bpftool's name).
+ *   fopen()       of /proc/self/fdinfo/N of a bpfrt map or program (and fopen64()):
+ *                 the file's lines and the kernel's bpf ones (memlock, frozen, ids:
+ *                 bpfrt_obj_fdinfo()), which bpftool's map/prog show print.
  *   epoll_ctl()   of a ring buffer's map fd (the kernel's refuses a regular file with
  *                 EPERM) registers bpfrt's wake-up pipe for it instead, with the caller's
  *                 event data; epoll_wait()/epoll_pwait() empty those pipes after waking, as
@@ -124,12 +127,14 @@ typedef int (*path_fn)(const char *);
 typedef ssize_t (*readlink_fn)(const char *, char *, size_t);
 typedef int (*mkdir_fn)(const char *, mode_t);
 typedef int (*statfs_fn)(const char *, struct statfs *);
+typedef FILE *(*fopen_fn)(const char *, const char *);
 
 static syscall_fn real_syscall;
 static path_fn real_unlink, real_rmdir;
 static mkdir_fn real_mkdir;
 static readlink_fn real_readlink;
 static statfs_fn real_statfs;
+static fopen_fn real_fopen, real_fopen64;
 static mmap_fn real_mmap;
 static epoll_ctl_fn real_epoll_ctl;
 static epoll_wait_fn real_epoll_wait;
@@ -187,6 +192,8 @@ static void resolve(void)
 		NEXT(real_mkdir, "mkdir");
 		NEXT(real_readlink, "readlink");
 		NEXT(real_statfs, "statfs");
+		NEXT(real_fopen, "fopen");
+		NEXT(real_fopen64, "fopen64");
 		NEXT(real_syscall, "syscall");
 	}
 }
@@ -1543,6 +1550,74 @@ ssize_t readlink(const char *path, char *buf, size_t len)
 		}
 	}
 	return real_readlink(path, buf, len);
+}
+
+/* /proc/self/fdinfo/N of a bpfrt map or program reads as the kernel's does: the file's own
+ * lines (pos, flags, mnt_id, ino) and then the bpf ones bpfrt_obj_fdinfo() writes
+ * (memlock, frozen, ids...), which is where bpftool's `map show` and `prog show` take
+ * memlock and frozen from.  A private memory file holds the text; fd N is untouched. */
+static FILE *fdinfo_open(const char *path, const char *mode, fopen_fn real)
+{
+	char self[32], extra[1024], line[512];
+	const char *p = NULL;
+	FILE *in, *out;
+	char *end;
+	long fd;
+	int n, mfd;
+
+	snprintf(self, sizeof(self), "/proc/%d/fdinfo/", (int)getpid());
+	if (!strncmp(path, "/proc/self/fdinfo/", 18))
+		p = path + 18;
+	else if (!strncmp(path, self, strlen(self)))
+		p = path + strlen(self);
+	if (!p || !*p || mode[0] != 'r' || strchr(mode, '+'))
+		return NULL;
+	errno = 0;
+	fd = strtol(p, &end, 10);
+	if (*end || errno || fd < 0 || fd > INT32_MAX)
+		return NULL;
+	n = bpfrt_obj_fdinfo((int)fd, extra, sizeof(extra));
+	if (n < 0)
+		return NULL; /* not one of bpfrt's: the real file */
+	in = real(path, mode);
+	if (!in)
+		return NULL;
+	mfd = memfd_create("bpfrt-fdinfo", MFD_CLOEXEC);
+	out = mfd >= 0 ? fdopen(mfd, "w+") : NULL;
+	if (!out) {
+		if (mfd >= 0)
+			real_close(mfd);
+		fclose(in);
+		return NULL;
+	}
+	while (fgets(line, sizeof(line), in))
+		fputs(line, out);
+	fclose(in);
+	fputs(extra, out);
+	if (fflush(out) || fseek(out, 0, SEEK_SET)) {
+		fclose(out);
+		return NULL;
+	}
+	return out;
+}
+
+FILE *fopen(const char *path, const char *mode)
+{
+	FILE *f;
+
+	resolve();
+	f = path && mode ? fdinfo_open(path, mode, real_fopen) : NULL;
+	return f ? f : real_fopen(path, mode);
+}
+
+FILE *fopen64(const char *path, const char *mode);
+FILE *fopen64(const char *path, const char *mode)
+{
+	FILE *f;
+
+	resolve();
+	f = path && mode ? fdinfo_open(path, mode, real_fopen64) : NULL;
+	return f ? f : real_fopen64(path, mode);
 }
 
 static void *map_ringbuf(size_t len, int prot, int flags, int fd, uint32_t size)
