@@ -287,6 +287,8 @@ BRT_MAP_HELPER(ringbuf_submit)
 BRT_MAP_HELPER(ringbuf_discard)
 BRT_MAP_HELPER(ringbuf_query)
 BRT_MAP_HELPER(perf_event_output)
+BRT_MAP_HELPER(perf_event_read)
+BRT_MAP_HELPER(perf_event_read_value)
 BRT_MAP_HELPER(for_each_map_elem) /* for_each.c */
 BRT_MAP_HELPER(redirect_map)      /* devmap.c */
 BRT_MAP_HELPER(get_stackid)       /* stackmap.c */
@@ -315,6 +317,10 @@ BRT_MAP_HELPER(sk_storage_delete)
 	X(BPF_FUNC_ringbuf_discard, brt_helper_ringbuf_discard, BRT_FOR_ALL)             \
 	X(BPF_FUNC_ringbuf_query, brt_helper_ringbuf_query, BRT_FOR_ALL)                 \
 	X(BPF_FUNC_perf_event_output, brt_helper_perf_event_output, BRT_FOR_PERF_OUTPUT) \
+	/* bpf_base_func_proto() with CAP_PERFMON */                                      \
+	X(BPF_FUNC_perf_event_read, brt_helper_perf_event_read, BRT_FOR_ALL | BRT_NEED_PERFMON) \
+	X(BPF_FUNC_perf_event_read_value, brt_helper_perf_event_read_value,              \
+	  BRT_FOR_ALL | BRT_NEED_PERFMON)                                                \
 	X(BPF_FUNC_for_each_map_elem, brt_helper_for_each_map_elem, BRT_FOR_ALL)         \
 	X(BPF_FUNC_redirect_map, brt_helper_redirect_map, BRT_FOR_XDP)                   \
 	X(BPF_FUNC_get_stackid, brt_helper_get_stackid, BRT_FOR_TRACE | BRT_FOR_SYSCALL) \

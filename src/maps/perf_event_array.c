@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "bpfrt.h"
@@ -412,6 +413,85 @@ uint64_t brt_helper_perf_event_output(uint64_t r1, uint64_t r2, uint64_t r3, uin
 		return (uint64_t)-EFAULT;
 	return (uint64_t)(int64_t)output(map, r3 & BPF_F_INDEX_MASK, (const void *)(uintptr_t)r4,
 					 (uint32_t)r5, extra, (uint32_t)ext);
+}
+
+/* The kernel's get_map_perf_counter() and perf_event_read_local() on a slot: flags other
+ * than an index -EINVAL, past the end -E2BIG, an empty slot -ENOENT; then the event
+ * itself.  A slot here holds a perf output ring, bpfrt's PERF_COUNT_SW_BPF_OUTPUT event:
+ * one for another CPU is a per-CPU event read elsewhere (-EINVAL); else its count, which
+ * for a BPF output event is 0 (samples are written, never counted).  The enabled and
+ * running times are the ring's: the kernel's are nanoseconds since the event was
+ * enabled; here CLOCK_MONOTONIC's nanoseconds (positive, growing), never comparable with
+ * the kernel's anyway. */
+static int read_counter(struct brt_map *map, uint64_t flags, uint64_t *value,
+			uint64_t *enabled)
+{
+	uint32_t cpu = brt_cpu();
+	uint64_t index = flags & BPF_F_INDEX_MASK;
+	struct brt_obj *ring;
+	struct timespec ts;
+	int ring_cpu;
+
+	if (flags & ~(uint64_t)BPF_F_INDEX_MASK)
+		return -EINVAL;
+	if (index == BPF_F_CURRENT_CPU)
+		index = cpu;
+	if (index >= map->max_entries)
+		return -E2BIG;
+	ring = ring_get(map, (uint32_t)index);
+	if (!ring)
+		return -ENOENT;
+	ring_cpu = brt_perf_out_cpu(ring);
+	brt_obj_put(ring);
+	if (ring_cpu >= 0 && (uint32_t)ring_cpu != cpu)
+		return -EINVAL;
+	*value = 0;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	*enabled = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	return 0;
+}
+
+/* u64 bpf_perf_event_read(map, u64 flags): the counter, or the error as a negative value
+ * (the uapi's ambiguity) */
+uint64_t brt_helper_perf_event_read(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+				    uint64_t r5, struct bpfrt_run_ctx *ctx)
+{
+	struct brt_map *map = brt_map_helper_arg(r1, ctx);
+	uint64_t value = 0, enabled;
+	int err;
+
+	(void)r3, (void)r4, (void)r5;
+	if (!map || map->type != BPF_MAP_TYPE_PERF_EVENT_ARRAY)
+		return (uint64_t)-EINVAL;
+	err = read_counter(map, r2, &value, &enabled);
+	return err ? (uint64_t)(int64_t)err : value;
+}
+
+/* long bpf_perf_event_read_value(map, u64 flags, struct bpf_perf_event_value *buf,
+ * u32 size): size must be the struct's (-EINVAL); buf zeroed on every error. */
+uint64_t brt_helper_perf_event_read_value(uint64_t r1, uint64_t r2, uint64_t r3,
+					  uint64_t r4, uint64_t r5, struct bpfrt_run_ctx *ctx)
+{
+	struct brt_map *map = brt_map_helper_arg(r1, ctx);
+	struct bpf_perf_event_value v = { 0 };
+	void *buf = (void *)(uintptr_t)r3;
+	uint64_t counter = 0, enabled = 0;
+	int err = -EINVAL;
+
+	(void)r5;
+	if (!r4 || r4 > UINT32_MAX || !bpfrt_run_access_ok(ctx, buf, (size_t)r4, 1))
+		return (uint64_t)-EFAULT;
+	if (r4 == sizeof(v) && map && map->type == BPF_MAP_TYPE_PERF_EVENT_ARRAY)
+		err = read_counter(map, r2, &counter, &enabled);
+	if (err) {
+		memset(buf, 0, (size_t)r4);
+		return (uint64_t)(int64_t)err;
+	}
+	v.counter = counter;
+	v.enabled = enabled;
+	v.running = enabled; /* a software event runs whenever it is enabled */
+	memcpy(buf, &v, sizeof(v));
+	return 0;
 }
 
 const struct brt_map_ops brt_perf_event_array_map_ops = {

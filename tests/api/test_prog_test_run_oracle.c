@@ -8,6 +8,9 @@
  * Root only (the kernel side); otherwise skipped.
  */
 #include <arpa/inet.h>
+#include <linux/perf_event.h>
+#include <sched.h>
+#include <sys/syscall.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -288,6 +291,7 @@ static struct sl_input sl_inputs[32];
 static int have_socks; /* make_socks() worked */
 static int cg_root = -1, cg_child = -1; /* the cgroup v2 root, a child we are not in */
 static char cg_child_path[128];
+static int have_perf; /* open_perf_events() worked, on CPU 0 */
 static size_t n_sl_inputs;
 
 static void sl_add(const char *name, struct sl_ctx c, uint32_t len, uint32_t out, int data_in,
@@ -934,6 +938,108 @@ static void assign_script(sys_fn sys, uint32_t pflags, struct transcript *t)
 		close(rec);
 }
 
+/* ---- bpf_perf_event_read / _value on a perf event array --------------------------------- */
+/* Slot 0 holds a BPF output event for CPU 0, slot 1 one for CPU 1, slot 2 nothing: the
+ * kernel's perf_event_open() events on its side, bpfrt's perf rings on ours; the test
+ * runs on CPU 0 (main() pins the thread).  rec[8 * i] gets each call's result, the value
+ * struct's counter and whether enabled/running are positive. */
+static int perf_fds_kernel[2] = { -1, -1 }, perf_fds_bpfrt[2] = { -1, -1 };
+
+static int open_perf_events(void)
+{
+	for (int c = 0; c < 2; c++) {
+		struct perf_event_attr pa;
+
+		memset(&pa, 0, sizeof(pa));
+		pa.type = PERF_TYPE_SOFTWARE;
+		pa.size = sizeof(pa);
+		pa.config = PERF_COUNT_SW_BPF_OUTPUT;
+		pa.sample_type = PERF_SAMPLE_RAW;
+		perf_fds_kernel[c] = (int)syscall(__NR_perf_event_open, &pa, -1, c, -1, 0);
+		perf_fds_bpfrt[c] = bpfrt_perf_ring_create(c, 1, NULL);
+		if (perf_fds_kernel[c] < 0 || perf_fds_bpfrt[c] < 0)
+			return -1;
+	}
+	return 0;
+}
+
+#define PE_READ(i, flags) LD_MAP(1, 0), LD64(2, flags), CALL(BPF_FUNC_perf_event_read), \
+	STX(BPF_DW, 9, 0, 8 * (i))
+#define PE_VALUE(i, flags, size)                                                          \
+	ST(BPF_DW, 10, -24, 7), ST(BPF_DW, 10, -16, 7), ST(BPF_DW, 10, -8, 7), LD_MAP(1, 0), \
+	LD64(2, flags), MOV64_REG(3, 10), ALU64_IMM(BPF_ADD, 3, -24), MOV64_IMM(4, size),     \
+	CALL(BPF_FUNC_perf_event_read_value), STX(BPF_DW, 9, 0, 8 * (i)),                  \
+	LDX(BPF_DW, 1, 10, -24), STX(BPF_DW, 9, 1, 8 * (i) + 8), LDX(BPF_DW, 1, 10, -16),   \
+	MOV64_IMM(2, 0), JIMM(BPF_JEQ, 1, 0, 1), MOV64_IMM(2, 1), STX(BPF_DW, 9, 2, 8 * (i) + 16), \
+	LDX(BPF_DW, 1, 10, -8), MOV64_IMM(2, 0), JIMM(BPF_JEQ, 1, 0, 1), MOV64_IMM(2, 1),     \
+	STX(BPF_DW, 9, 2, 8 * (i) + 24)
+
+static void perf_script(sys_fn sys, uint32_t pflags, struct transcript *t)
+{
+	static const struct bpf_insn body[] = {
+		ST(BPF_W, 10, -28, 0), MOV64_REG(2, 10), ALU64_IMM(BPF_ADD, 2, -28), LD_MAP(1, 1),
+		CALL(BPF_FUNC_map_lookup_elem), JIMM(BPF_JNE, 0, 0, 2), MOV64_IMM(0, 0), EXIT(),
+		MOV64_REG(9, 0),
+		PE_READ(0, 0), PE_READ(1, 1), PE_READ(2, 2), PE_READ(3, 100),
+		PE_READ(4, BPF_F_CURRENT_CPU), PE_READ(5, 1ull << 32), PE_READ(6, 0xffffffffull),
+		PE_VALUE(7, 0, 24), PE_VALUE(11, 1, 24), PE_VALUE(15, 2, 24), PE_VALUE(19, 0, 16),
+		PE_VALUE(23, BPF_F_CURRENT_CPU, 24),
+		MOV64_IMM(0, 0), EXIT(),
+	};
+	static const uint32_t types[] = { BPF_PROG_TYPE_RAW_TRACEPOINT, BPF_PROG_TYPE_SCHED_CLS,
+					  BPF_PROG_TYPE_XDP, BPF_PROG_TYPE_KPROBE };
+	const int *ev = sys == kernel_bpf ? perf_fds_kernel : perf_fds_bpfrt;
+	int pe = create_map(sys, BPF_MAP_TYPE_PERF_EVENT_ARRAY, 4, 4, 4, 0, 0);
+	int arr = create_map(sys, BPF_MAP_TYPE_ARRAY, 4, 4, 4, 0, 0);
+	int rec = create_map(sys, BPF_MAP_TYPE_ARRAY, 4, VALUE_SIZE, 1, 0, 0);
+
+	for (uint32_t k = 0; pe >= 0 && k < 2; k++) {
+		uint32_t v = (uint32_t)ev[k];
+
+		say(t, "perf array slot %u: %d\n", k, elem(sys, BPF_MAP_UPDATE_ELEM, pe, &k, &v, 0));
+	}
+	for (size_t ti = 0; rec >= 0 && ti < sizeof(types) / sizeof(types[0]); ti++) {
+		for (int m = 0; m < 2; m++) {
+			char name[64];
+			struct prog p = { name, body, sizeof(body) / sizeof(body[0]), 1 };
+			int fds[2] = { m ? arr : pe, rec }, fd, err;
+			uint64_t args[2] = { 0 };
+			union bpf_attr a;
+
+			snprintf(name, sizeof(name), "perf_event_read type %u on %s", types[ti],
+				 m ? "an array" : "a perf event array");
+			fd = load_maps(sys, t, types[ti], 0, pflags, &p, fds);
+			if (fd < 0)
+				continue;
+			reset_map(sys, rec);
+			memset(&a, 0, sizeof(a));
+			a.test.prog_fd = (uint32_t)fd;
+			if (types[ti] == BPF_PROG_TYPE_RAW_TRACEPOINT) {
+				a.test.ctx_in = (uint64_t)(uintptr_t)args;
+				a.test.ctx_size_in = sizeof(args);
+			} else {
+				a.test.data_in = (uint64_t)(uintptr_t)ipv4_tcp;
+				a.test.data_size_in = sizeof(ipv4_tcp);
+			}
+			if (types[ti] != BPF_PROG_TYPE_KPROBE) {
+				err = sys(BPF_PROG_TEST_RUN, &a, sizeof(a)) ? -errno : 0;
+				say(t, "%s: err %d", name, err);
+				say_map(sys, t, rec, 8 * 27);
+			} else {
+				say(t, "%s: loaded", name);
+			}
+			say(t, "\n");
+			close(fd);
+		}
+	}
+	if (pe >= 0)
+		close(pe);
+	if (arr >= 0)
+		close(arr);
+	if (rec >= 0)
+		close(rec);
+}
+
 static void script(sys_fn sys, uint32_t pflags, struct transcript *t)
 {
 	for (size_t i = 0; i < sizeof(fd_progs) / sizeof(fd_progs[0]); i++) {
@@ -969,6 +1075,8 @@ static void script(sys_fn sys, uint32_t pflags, struct transcript *t)
 		assign_script(sys, pflags, t);
 	}
 	under_cgroup_script(sys, pflags, t, cg_root, cg_child);
+	if (have_perf)
+		perf_script(sys, pflags, t);
 }
 
 int main(void)
@@ -985,6 +1093,15 @@ int main(void)
 		return 77;
 	}
 	sl_build_inputs();
+	{
+		cpu_set_t set;
+
+		CPU_ZERO(&set);
+		CPU_SET(0, &set);
+		have_perf = !sched_setaffinity(0, sizeof(set), &set) && !open_perf_events();
+		if (!have_perf)
+			printf("perf events: could not set up; perf_event_read cases skipped\n");
+	}
 	have_socks = !make_socks();
 	{
 		static const char *const roots[] = { "/sys/fs/cgroup/unified", "/sys/fs/cgroup" };
