@@ -698,6 +698,12 @@ static int check_mov(struct brt_env *env, const struct bpf_insn *insn)
 		*dst = src;
 		return 0;
 	}
+	/* a 32-bit or sign-extending copy of a scalar it leaves unchanged (it fits in 32
+	 * bits, or below the sign bit of the width) is linked too, as the kernel's
+	 * assign_scalar_id_before_mov() in check_alu_op() */
+	if (src.type == SCALAR_VALUE && !src.id && !brt_tnum_is_const(src.var_off) &&
+	    (insn->off ? src.umax < (1ULL << (insn->off - 1)) : src.umax <= UINT32_MAX))
+		regs[insn->src_reg].id = src.id = ++env->id_gen;
 	if (brt_is_pointer_value(env, insn->src_reg)) {
 		brt_verr(env, alu64 || insn->off ? "R%d sign-extension part of pointer\n"
 						 : "R%d partial copy of pointer\n",
@@ -708,7 +714,8 @@ static int check_mov(struct brt_env *env, const struct bpf_insn *insn)
 		brt_mark_reg_unknown(env, dst);
 	} else {
 		*dst = src;
-		dst->id = 0;
+		if (insn->off ? src.umax >= (1ULL << (insn->off - 1)) : src.umax > UINT32_MAX)
+			dst->id = 0;
 		if (alu64)
 			brt_coerce_reg_to_size_sx(dst, insn->off >> 3);
 		else if (insn->off)
@@ -746,6 +753,21 @@ static int check_neg_end(struct brt_env *env, const struct bpf_insn *insn)
 	}
 	if (op == BPF_NEG && dst->type == SCALAR_VALUE) {
 		scalar_alu(env, insn, dst, *dst);
+		return 0;
+	}
+	if (op == BPF_END && dst->type == SCALAR_VALUE) {
+		/* the kernel's scalar_byte_swap(): bswap always swaps, to_be swaps on this
+		 * little-endian host, to_le only truncates; the bounds follow the bits */
+		if (BPF_CLASS(insn->code) == BPF_ALU64 || BPF_SRC(insn->code) == BPF_TO_BE) {
+			dst->var_off = brt_tnum_bswap(dst->var_off, insn->imm);
+			brt_mark_reg_unbounded(dst);
+		}
+		if (insn->imm == 16 || insn->imm == 32)
+			brt_coerce_reg_to_size(dst, insn->imm / 8);
+		/* a new value, no longer a copy of another register (unlike the kernel,
+		 * which keeps the id here) */
+		dst->id = 0;
+		brt_reg_bounds_sync(dst);
 		return 0;
 	}
 	return brt_check_reg_arg(env, insn->dst_reg, DST_OP);

@@ -457,14 +457,27 @@ static int match_pkt_pointers(const struct bpf_insn *insn, const struct brt_reg 
 }
 
 /* Scalars sharing an id are copies: what one branch learns about one holds for all. */
-static void sync_linked(struct brt_vstate *st, const struct brt_reg *known)
+/* What a branch learnt about known holds for the scalars linked to it: the live registers
+ * and spilled scalars brt_hist_linked() kept the id of (the kernel's sync_linked_regs()
+ * over what collect_linked_regs() found) */
+static void sync_linked(struct brt_env *env, struct brt_vstate *st, const struct brt_reg *known)
 {
 	if (known->type != SCALAR_VALUE || !known->id)
 		return;
-	FOR_EACH_REG(st, reg, {
-		if (reg != known && reg->type == SCALAR_VALUE && reg->id == known->id)
-			*reg = *known;
-	})
+	for (int fr = st->curframe; fr >= 0; fr--) {
+		struct brt_frame *f = st->frame[fr];
+		uint16_t live = brt_frame_live_regs(env, st, fr);
+
+		for (int r = 0; r < BPF_REG_10; r++)
+			if ((live & (1u << r)) && &f->regs[r] != known &&
+			    f->regs[r].type == SCALAR_VALUE && f->regs[r].id == known->id)
+				f->regs[r] = *known;
+		for (int s = 0; s < f->allocated_stack / 8; s++)
+			if (brt_is_spilled(&f->stack[s]) && &f->stack[s].spilled != known &&
+			    f->stack[s].spilled.type == SCALAR_VALUE &&
+			    f->stack[s].spilled.id == known->id)
+				f->stack[s].spilled = *known;
+	}
 }
 
 int brt_check_cond_jmp(struct brt_env *env, const struct bpf_insn *insn, int *insn_idx)
@@ -552,12 +565,12 @@ int brt_check_cond_jmp(struct brt_env *env, const struct bpf_insn *insn, int *in
 			    is32);
 	}
 	if (BPF_SRC(insn->code) == BPF_X && src->type == SCALAR_VALUE && src->id) {
-		sync_linked(this_st, src);
-		sync_linked(other, &oregs[insn->src_reg]);
+		sync_linked(env, this_st, src);
+		sync_linked(env, other, &oregs[insn->src_reg]);
 	}
 	if (dst->type == SCALAR_VALUE && dst->id) {
-		sync_linked(this_st, dst);
-		sync_linked(other, &oregs[insn->dst_reg]);
+		sync_linked(env, this_st, dst);
+		sync_linked(env, other, &oregs[insn->dst_reg]);
 	}
 	if (!is32 && BPF_SRC(insn->code) == BPF_K && insn->imm == 0 &&
 	    (op == BPF_JEQ || op == BPF_JNE) && (dst->type & PTR_MAYBE_NULL)) {

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "verifier/internal.h"
@@ -851,6 +852,34 @@ static int record_func_map(struct brt_env *env, const struct call_meta *meta, in
 	return 0;
 }
 
+/* The kernel's nr_cpu_ids: one past the last possible CPU (bpf_get_smp_processor_id()
+ * returns a CPU this process runs on, below it); 0 when unknown.  Read once. */
+static int nr_cpu_ids(void)
+{
+	static _Atomic int cached = -1;
+	int n = cached;
+
+	if (n < 0) {
+		FILE *f = fopen("/sys/devices/system/cpu/possible", "re");
+		char buf[256];
+
+		n = 0;
+		if (f && fgets(buf, sizeof(buf), f)) {
+			/* "0-3", "0", "0-3,8-11": the last number is the highest CPU */
+			char *last = buf + strcspn(buf, "\n");
+
+			while (last > buf && last[-1] >= '0' && last[-1] <= '9')
+				last--;
+			if (*last >= '0' && *last <= '9')
+				n = atoi(last) + 1;
+		}
+		if (f)
+			fclose(f);
+		cached = n;
+	}
+	return n;
+}
+
 static void set_return(struct brt_env *env, const struct brt_helper_proto *fn,
 		       const struct call_meta *meta, int32_t id, int insn_idx, int *err)
 {
@@ -862,13 +891,21 @@ static void set_return(struct brt_env *env, const struct brt_helper_proto *fn,
 		brt_mark_reg_unknown(env, r0);
 		/* the kernel's do_refine_retval_range: these return at most the size they
 		 * were given, or an errno */
-		if (id == BPF_FUNC_get_stack || id == BPF_FUNC_get_task_stack ||
-		    id == BPF_FUNC_probe_read_str || id == BPF_FUNC_probe_read_kernel_str ||
-		    id == BPF_FUNC_probe_read_user_str) {
+		if (fn->host) {
+			break;
+		} else if (id == BPF_FUNC_get_stack || id == BPF_FUNC_get_task_stack ||
+			   id == BPF_FUNC_probe_read_str || id == BPF_FUNC_probe_read_kernel_str ||
+			   id == BPF_FUNC_probe_read_user_str) {
 			r0->smax = (int64_t)meta->msize_max;
 			r0->s32_max = (int32_t)meta->msize_max;
 			r0->smin = -4095;
 			r0->s32_min = -4095;
+			brt_reg_bounds_sync(r0);
+		} else if (id == BPF_FUNC_get_smp_processor_id && nr_cpu_ids() > 0) {
+			r0->umin = r0->u32_min = 0;
+			r0->smin = r0->s32_min = 0;
+			r0->umax = r0->u32_max = (uint32_t)nr_cpu_ids() - 1;
+			r0->smax = r0->s32_max = nr_cpu_ids() - 1;
 			brt_reg_bounds_sync(r0);
 		}
 		break;

@@ -526,6 +526,9 @@ int brt_check_max_stack_depth(struct brt_env *env);
 /* the current insn's history entry (created when the path did not come from idx - 1) */
 int brt_hist_note(struct brt_env *env, int prev_idx);
 void brt_hist_stack(struct brt_env *env, int frameno, int spi);
+/* registers live in frame fr of st: before the current insn in the top frame, before the
+ * call in a caller (the kernel's live_regs_before at frame_insn_idx()) */
+uint16_t brt_frame_live_regs(const struct brt_env *env, const struct brt_vstate *st, int fr);
 void brt_hist_linked(struct brt_env *env, const struct brt_reg *known);
 /* a scalar in regno of the current frame decided something: every stored state on the
  * path must keep what it was derived from precise */

@@ -103,11 +103,18 @@ static void linked_add(struct brt_env *env, struct brt_hist *h, uint16_t e)
 	set[h->nlinked++] = e;
 }
 
+uint16_t brt_frame_live_regs(const struct brt_env *env, const struct brt_vstate *st, int fr)
+{
+	int idx = fr == st->curframe ? env->insn_idx : st->frame[fr + 1]->callsite;
+
+	return idx >= 0 && idx < env->len ? env->aux[idx].live_in : 0xffff;
+}
+
 /* A branch narrowed every scalar sharing known's id: a later need for one of them is a
  * need for the comparison's operand, and the other way round. */
 void brt_hist_linked(struct brt_env *env, const struct brt_reg *known)
 {
-	const struct brt_vstate *st = env->cur;
+	struct brt_vstate *st = env->cur;
 	struct brt_hist *h;
 
 	if (known->type != SCALAR_VALUE || !known->id)
@@ -134,16 +141,35 @@ void brt_hist_linked(struct brt_env *env, const struct brt_reg *known)
 		h->nlinked = 0;
 	}
 	h->flags |= BRT_HIST_LINKED;
-	for (int fr = 0; fr <= st->curframe; fr++) {
-		const struct brt_frame *f = st->frame[fr];
+	/* the kernel's collect_linked_regs(): live registers and spilled scalars, innermost
+	 * frame first; past LINKED_MAX the rest lose the id (they learn nothing from the
+	 * branch, and need no history) */
+	uint32_t id = known->id;
 
-		for (int r = 0; r < BPF_REG_10; r++)
-			if (f->regs[r].type == SCALAR_VALUE && f->regs[r].id == known->id)
+	for (int fr = st->curframe; fr >= 0; fr--) {
+		struct brt_frame *f = st->frame[fr];
+		uint16_t live = brt_frame_live_regs(env, st, fr);
+
+		for (int r = 0; r < BPF_REG_10; r++) {
+			struct brt_reg *reg = &f->regs[r];
+
+			if (!(live & (1u << r)) || reg->type != SCALAR_VALUE || reg->id != id)
+				continue;
+			if (h->nlinked == LINKED_MAX)
+				reg->id = 0;
+			else
 				linked_add(env, h, (uint16_t)(fr << 8 | 1 << 7 | r));
-		for (int s = 0; s < f->allocated_stack / 8; s++)
-			if (brt_is_spilled(&f->stack[s]) && f->stack[s].spilled.type == SCALAR_VALUE &&
-			    f->stack[s].spilled.id == known->id)
+		}
+		for (int s = 0; s < f->allocated_stack / 8; s++) {
+			struct brt_reg *reg = &f->stack[s].spilled;
+
+			if (!brt_is_spilled(&f->stack[s]) || reg->type != SCALAR_VALUE || reg->id != id)
+				continue;
+			if (h->nlinked == LINKED_MAX)
+				reg->id = 0;
+			else
 				linked_add(env, h, (uint16_t)(fr << 8 | s));
+		}
 	}
 }
 

@@ -154,15 +154,25 @@ static void print_reg(struct brt_env *env, const struct brt_frame *f, const stru
 			VA("map=%s", m->name);
 		VA("ks=%u,vs=%u", m->key_size, m->value_size);
 	}
-	if (t != SCALAR_VALUE && reg->off)
-		VA("off=%d", reg->off);
-	if (bt == PTR_TO_PACKET || bt == PTR_TO_PACKET_META)
-		VA("r=%d", reg->range);
-	if (bt == PTR_TO_MEM)
-		VA("sz=%u", reg->mem_size);
+	/* numbers as the kernel's verbose_snum/verbose_unum print them (a negative range, a
+	 * packet pointer past a failed check, is an unsigned 64-bit number there) */
+	if (t != SCALAR_VALUE && reg->off) {
+		VA("off=");
+		print_snum(env, reg->off);
+	}
+	if (bt == PTR_TO_PACKET || bt == PTR_TO_PACKET_META) {
+		VA("r=");
+		print_unum(env, (uint64_t)(int64_t)reg->range);
+	}
+	if (bt == PTR_TO_MEM) {
+		VA("sz=");
+		print_unum(env, reg->mem_size);
+	}
 	if (brt_tnum_is_const(reg->var_off)) {
-		if (reg->var_off.value)
-			VA("imm=%llx", (unsigned long long)reg->var_off.value);
+		if (reg->var_off.value) {
+			VA("imm=");
+			print_snum(env, (int64_t)reg->var_off.value);
+		}
 	} else {
 		print_ranges(env, reg, &sep);
 		if (!brt_tnum_is_unknown(reg->var_off)) {

@@ -209,3 +209,15 @@ int brt_tnum_strn(char *str, size_t size, struct tnum a)
 	return snprintf(str, size, "(0x%llx; 0x%llx)", (unsigned long long)a.value,
 			(unsigned long long)a.mask);
 }
+
+/* The bytes of a (its low 16, 32 or all 64 bits) reversed: a known byte stays known. */
+struct tnum brt_tnum_bswap(struct tnum a, int bits)
+{
+	if (bits == 16)
+		return (struct tnum){ __builtin_bswap16((uint16_t)a.value),
+				      __builtin_bswap16((uint16_t)a.mask) };
+	if (bits == 32)
+		return (struct tnum){ __builtin_bswap32((uint32_t)a.value),
+				      __builtin_bswap32((uint32_t)a.mask) };
+	return (struct tnum){ __builtin_bswap64(a.value), __builtin_bswap64(a.mask) };
+}

@@ -28,6 +28,7 @@ struct tnum brt_tnum_arshift(struct tnum a, uint8_t min_shift, uint8_t insn_bitn
 struct tnum brt_tnum_add(struct tnum a, struct tnum b);
 struct tnum brt_tnum_sub(struct tnum a, struct tnum b);
 struct tnum brt_tnum_neg(struct tnum a);
+struct tnum brt_tnum_bswap(struct tnum a, int bits);
 struct tnum brt_tnum_and(struct tnum a, struct tnum b);
 struct tnum brt_tnum_or(struct tnum a, struct tnum b);
 struct tnum brt_tnum_xor(struct tnum a, struct tnum b);
