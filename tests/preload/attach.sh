@@ -13,7 +13,10 @@
 #  - net.c, in a network namespace of its own: XDP through rtnetlink (bpf_xdp_attach,
 #    EBUSY with UPDATE_IF_NOEXIST, bpf_xdp_detach), through a link (BPF_LINK_CREATE
 #    BPF_XDP) and tc through rtnetlink (clsact hook, bpf_tc_attach with the echoed
-#    handle/priority/prog_id, bpf_tc_detach) count the UDP datagrams sent on lo.
+#    handle/priority/prog_id, bpf_tc_detach) count the UDP datagrams sent on lo;
+#  - sf.c, in a network namespace of its own: SO_ATTACH_BPF of a socket filter on a UDP
+#    socket drops and trims datagrams as the kernel's does, read with recv, recvfrom,
+#    recvmsg and read; SO_DETACH_BPF.
 # Kprobes take the same road in bpfrt (bpfrt_perf_event_attach()); they are compared
 # only where the kernel has them (CONFIG_KPROBES).
 # Needs root (the kernel runs, perf_event_open of probes).  Usage: attach.sh BPFRT SOURCE_DIR
@@ -49,7 +52,10 @@ clang -O2 -g -target bpf -D__TARGET_ARCH_x86 -I"$ARCH_INC" -c "$SRC/kp.bpf.c" -o
 	cc -O1 -Wall -I"$T" -o "$T/rtp" "$SRC/rtp.c" -lbpf &&
 	clang -O2 -g -target bpf -I"$ARCH_INC" -c "$SRC/net.bpf.c" -o "$T/net.bpf.o" &&
 	bpftool gen skeleton "$T/net.bpf.o" name net > "$T/net.skel.h" &&
-	cc -O1 -Wall -I"$T" -o "$T/net" "$SRC/net.c" -lbpf ||
+	cc -O1 -Wall -I"$T" -o "$T/net" "$SRC/net.c" -lbpf &&
+	clang -O2 -g -target bpf -I"$ARCH_INC" -c "$SRC/sf.bpf.c" -o "$T/sf.bpf.o" &&
+	bpftool gen skeleton "$T/sf.bpf.o" name sf > "$T/sf.skel.h" &&
+	cc -O1 -Wall -I"$T" -o "$T/sf" "$SRC/sf.c" -lbpf ||
 	{ echo "FAIL: building the test programs"; exit 1; }
 
 # same output on both; $1 names the case, the rest is the command under $T
@@ -97,6 +103,17 @@ if unshare -n sh -c 'ip link set lo up' 2>/dev/null; then
 		fi
 	done
 	cat "$T/net_tc.bpfrt"
+	unshare -n sh -c "ip link set lo up && APP_VERBOSE=1 exec '$T/sf'" > "$T/sf.kernel" 2>&1
+	unshare -n sh -c "ip link set lo up && APP_VERBOSE=1 exec '$BPFRT' exec -- '$T/sf'" \
+		> "$T/sf.bpfrt" 2>&1
+	if grep -q '^recvmsg: 4 bytes "t-tr"$' "$T/sf.kernel" && grep -q '^done$' "$T/sf.kernel" &&
+	   cmp -s "$T/sf.kernel" "$T/sf.bpfrt"; then
+		ok
+	else
+		fail "socket filter: kernel and bpfrt differ:"
+		diff "$T/sf.kernel" "$T/sf.bpfrt" >&2
+	fi
+	cat "$T/sf.bpfrt"
 else
 	echo "net: skipped: no network namespace (unshare -n) or ip(8)"
 fi

@@ -10,7 +10,8 @@
 #  - probe.c (libbpf's feature probes): bpfrt claims no program or map type the kernel
 #    lacks, and does claim those app.c uses;
 #  - tp.c: a tracepoint program attached through libbpf counts the same on both;
-#    SO_ATTACH_BPF of a bpfrt program: the kernel's errno and one stderr line;
+#    SO_ATTACH_BPF of a bpfrt program on a TCP socket: the kernel's errno and one
+#    stderr line (datagram sockets: attach.sh);
 #  - rawcall.c: an inline bpf() syscall reaches the kernel under plain `bpfrt exec`
 #    (documented), bpfrt under --strict; a static binary is refused under --strict;
 #    other syscall() numbers pass through.
@@ -130,7 +131,7 @@ echo "feature probe: types the kernel has and bpfrt lacks:" $(paste -d'|' "$T/fe
 # 5b. attachment: a tracepoint program attached by libbpf (perf_event_open of the
 # tracepoint, then a perf link on the kernel, PERF_EVENT_IOC_SET_BPF under bpfrt) counts
 # the process's getppid() calls the same on both, detach included; SO_ATTACH_BPF of a
-# bpfrt socket filter gets the kernel's errno and one line on stderr
+# bpfrt socket filter on a TCP socket gets the kernel's errno and one line on stderr
 APP_VERBOSE=1 "$T/tp" > "$T/tp.kernel" 2>&1
 APP_VERBOSE=1 "$BPFRT" exec -- "$T/tp" > "$T/tp.bpfrt" 2>&1
 if grep -q "^count after 5 calls: 5$" "$T/tp.kernel" && cmp -s "$T/tp.kernel" "$T/tp.bpfrt"; then

@@ -1,8 +1,8 @@
 /* tp.c - an ordinary libbpf application (skeleton, system libbpf) attaching a tracepoint
  * program through perf_event_open + PERF_EVENT_IOC_SET_BPF (libbpf's choice under bpfrt)
  * or a perf link (on the kernel), run once on the kernel and once under `bpfrt exec`:
- * both print the same.  SO_ATTACH_BPF of a socket filter is printed apart (stderr, the
- * caller compares): bpfrt cannot filter a kernel socket.
+ * both print the same.  SO_ATTACH_BPF of a socket filter on a TCP socket is printed
+ * apart (stderr, the caller compares): bpfrt cannot filter a stream socket.
  *   tp [--socket] */
 #include <errno.h>
 #include <stdio.h>
@@ -63,7 +63,8 @@ int main(int argc, char **argv)
 	if (err)
 		return 1;
 	if (argc > 1 && !strcmp(argv[1], "--socket")) {
-		int s = socket(AF_INET, SOCK_DGRAM, 0), pfd = bpf_program__fd(skel->progs.keep_all);
+		/* a stream socket: bpfrt filters only datagram sockets' reads (sf.c) */
+		int s = socket(AF_INET, SOCK_STREAM, 0), pfd = bpf_program__fd(skel->progs.keep_all);
 
 		err = setsockopt(s, SOL_SOCKET, SO_ATTACH_BPF, &pfd, sizeof(pfd));
 		printf("SO_ATTACH_BPF: %s\n", err ? strerror(errno) : "ok");

@@ -30,6 +30,8 @@
  *                 IFLA_XDP, tc by RTM_NEWTFILTER "bpf") run it with
  *                 bpfrt_prog_attach_iface() and get the kernel's replies made up here;
  *   bpf()         BPF_LINK_CREATE with BPF_XDP likewise.
+ *   setsockopt()  SO_ATTACH_BPF of a bpfrt socket filter on a datagram socket: kept, and
+ *   recv*(), read() of that socket run it on each datagram (drop, trim).
  *   readlink()    of /proc/self/fd/N names a bpfrt object as the kernel's anon inode
  *                 ("anon_inode:bpf-map", ...): bpftool tells objects apart that way.
  *   statfs64()    as statfs() (libbpf's and bpftool's name).
@@ -66,7 +68,9 @@
 #include <linux/pkt_cls.h>
 #include <linux/pkt_sched.h>
 #include <linux/rtnetlink.h>
+#include <arpa/inet.h>
 #include <net/if.h>
+#include <netinet/in.h>
 #include <linux/perf_event.h>
 #include <linux/seccomp.h>
 #include <pthread.h>
@@ -103,6 +107,8 @@ static int prog_type(int fd);
 static int perf_link_create(const union bpf_attr *attr, long *ret);
 static int raw_tp_open(const union bpf_attr *attr, long *ret);
 static int xdp_link_create(const union bpf_attr *attr, long *ret);
+static int filt_drop(int fd);
+static int nfilt;
 
 /* The interposed symbols; bpf() has no libc prototype. */
 int bpf(int cmd, union bpf_attr *attr, unsigned int size);
@@ -117,6 +123,7 @@ typedef int (*close_fn)(int);
 typedef int (*setsockopt_fn)(int, int, int, const void *, socklen_t);
 typedef ssize_t (*send_fn)(int, const void *, size_t, int);
 typedef ssize_t (*recv_fn)(int, void *, size_t, int);
+typedef ssize_t (*read_fn)(int, void *, size_t);
 typedef ssize_t (*sendto_fn)(int, const void *, size_t, int, __CONST_SOCKADDR_ARG, socklen_t);
 typedef ssize_t (*sendmsg_fn)(int, const struct msghdr *, int);
 typedef ssize_t (*recvmsg_fn)(int, struct msghdr *, int);
@@ -144,6 +151,7 @@ static close_fn real_close;
 static setsockopt_fn real_setsockopt;
 static send_fn real_send;
 static recv_fn real_recv;
+static read_fn real_read;
 static sendto_fn real_sendto;
 static sendmsg_fn real_sendmsg;
 static recvmsg_fn real_recvmsg;
@@ -183,6 +191,7 @@ static void resolve(void)
 		NEXT(real_setsockopt, "setsockopt");
 		NEXT(real_send, "send");
 		NEXT(real_recv, "recv");
+		NEXT(real_read, "read");
 		NEXT(real_sendto, "sendto");
 		NEXT(real_sendmsg, "sendmsg");
 		NEXT(real_recvmsg, "recvmsg");
@@ -870,6 +879,8 @@ static void tp_detach(int fd, int forget)
 int close(int fd)
 {
 	resolve();
+	if (nfilt)
+		filt_drop(fd);
 	if (ntp)
 		tp_detach(fd, 1);
 	if (nlinks) {
@@ -887,6 +898,288 @@ int close(int fd)
 			bpfrt_link_detach(fd);
 	}
 	return real_close(fd);
+}
+
+/* ---- socket filters (SO_ATTACH_BPF of a bpfrt program) ----------------------------------
+ *
+ * A kernel socket cannot run a bpfrt program, but the process reads the socket only
+ * through recv()/recvfrom()/recvmsg()/read(), and what a socket filter decides is which
+ * datagrams (and how many of their bytes) those calls return.  So SO_ATTACH_BPF of a bpfrt
+ * BPF_PROG_TYPE_SOCKET_FILTER program on a datagram socket is kept here, and each read
+ * of the socket takes the next datagram from the kernel, runs the program on the bytes
+ * the kernel's filter would see (BPF_PROG_TEST_RUN) and hands it on, trimmed to the
+ * verdict, or drops it (0) and reads the next one:
+ *   - packet sockets (the frame from the MAC header for SOCK_RAW, from the network
+ *     header for SOCK_DGRAM) and IPv4 raw sockets (from the IP header): what recv()
+ *     returns is what the filter sees;
+ *   - UDP sockets: the filter sees the UDP header, then the payload recv() returns; the
+ *     header is rebuilt from the sender's and the socket's ports and the length (the
+ *     checksum reads 0).
+ * Differences, by construction: the kernel has queued (and counted) the datagram before
+ * the filter runs, so a dropped datagram still took receive-buffer room and wakes
+ * poll()/epoll; recvmmsg() and packet-socket rings (PACKET_RX_RING) are not filtered;
+ * stream sockets (TCP) and SO_ATTACH_REUSEPORT_EBPF keep the refusal (the kernel's errno
+ * and a line on stderr). */
+#define MAX_FILT 64
+#define FILT_MAX_DGRAM 65536
+
+enum filt_kind { FILT_FRAME, FILT_UDP };
+
+struct sock_filt {
+	int fd;
+	dev_t dev;
+	ino_t ino;
+	int prog;            /* our dup of the program's fd */
+	enum filt_kind kind;
+	int v6;
+};
+
+static struct sock_filt filts[MAX_FILT];
+static pthread_mutex_t filt_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* fd's entry (filt_lock held), dropping a stale one (fd closed and reused). */
+static struct sock_filt *filt_find(int fd)
+{
+	struct stat st;
+
+	for (int i = 0; i < nfilt; i++) {
+		if (filts[i].fd != fd)
+			continue;
+		if (!fstat(fd, &st) && st.st_ino == filts[i].ino && st.st_dev == filts[i].dev)
+			return &filts[i];
+		real_close(filts[i].prog);
+		filts[i] = filts[--nfilt];
+		return NULL;
+	}
+	return NULL;
+}
+
+static int filt_get(int fd, struct sock_filt *out)
+{
+	struct sock_filt *f;
+
+	if (!nfilt)
+		return 0;
+	pthread_mutex_lock(&filt_lock);
+	f = filt_find(fd);
+	if (f)
+		*out = *f;
+	pthread_mutex_unlock(&filt_lock);
+	return f != NULL;
+}
+
+/* Forget fd's filter (SO_DETACH_BPF, close): 1 when it had one. */
+static int filt_drop(int fd)
+{
+	struct sock_filt *f;
+	int prog = -1;
+
+	if (!nfilt)
+		return 0;
+	pthread_mutex_lock(&filt_lock);
+	f = filt_find(fd);
+	if (f) {
+		prog = f->prog;
+		*f = filts[--nfilt];
+	}
+	pthread_mutex_unlock(&filt_lock);
+	if (prog >= 0)
+		real_close(prog);
+	return prog >= 0;
+}
+
+/* The bytes of the filter's view to keep (0: drop).  The test run wants an Ethernet
+ * header in front, which it takes off for a socket filter as the kernel's does. */
+static uint32_t filt_run(const struct sock_filt *f, const void *hdr, size_t hlen,
+			 const void *data, size_t len)
+{
+	static _Thread_local unsigned char *buf;
+	BPFRT_OPTS(bpfrt_test_run_opts, o, .repeat = 1);
+	static int told;
+	uint16_t proto = htons(f->v6 ? 0x86dd : 0x0800);
+
+	if (!buf && !(buf = malloc(14 + 8 + FILT_MAX_DGRAM)))
+		return UINT32_MAX;
+	memset(buf, 0, 14);
+	memcpy(buf + 12, &proto, 2);
+	memcpy(buf + 14, hdr, hlen);
+	memcpy(buf + 14 + hlen, data, len);
+	o.data_in = buf;
+	o.data_size_in = (uint32_t)(14 + hlen + len);
+	if (bpfrt_prog_test_run_opts(f->prog, &o) < 0) {
+		if (!told) {
+			told = 1;
+			fprintf(stderr, "bpfrt-preload: the socket filter did not run (%s): the "
+					"datagram is kept\n", strerror(errno));
+		}
+		return UINT32_MAX;
+	}
+	return o.retval;
+}
+
+/* recvmsg() through fd's filter f. */
+static ssize_t filt_recvmsg(const struct sock_filt *f, int fd, struct msghdr *msg, int flags)
+{
+	static _Thread_local unsigned char *data;
+
+	if (!data && !(data = malloc(FILT_MAX_DGRAM))) {
+		errno = ENOMEM;
+		return -1;
+	}
+	for (;;) {
+		struct sockaddr_storage from, self;
+		struct iovec iov = { data, FILT_MAX_DGRAM };
+		struct msghdr m = *msg;
+		socklen_t slen = sizeof(self);
+		unsigned char udp[8];
+		uint32_t keep;
+		size_t n, give, done = 0;
+		ssize_t r;
+
+		m.msg_iov = &iov;
+		m.msg_iovlen = 1;
+		m.msg_name = &from;
+		m.msg_namelen = sizeof(from);
+		r = real_recvmsg(fd, &m, flags & ~MSG_TRUNC);
+		if (r < 0)
+			return r;
+		n = (size_t)r;
+		if (f->kind == FILT_UDP) {
+			uint16_t sport = 0, dport = 0, ulen = htons((uint16_t)(n + 8 > 0xffff ? 0xffff : n + 8));
+
+			memset(&self, 0, sizeof(self));
+			getsockname(fd, (struct sockaddr *)&self, &slen);
+			if (from.ss_family == AF_INET6) {
+				sport = ((struct sockaddr_in6 *)&from)->sin6_port;
+				dport = ((struct sockaddr_in6 *)&self)->sin6_port;
+			} else {
+				sport = ((struct sockaddr_in *)&from)->sin_port;
+				dport = ((struct sockaddr_in *)&self)->sin_port;
+			}
+			memcpy(udp, &sport, 2);
+			memcpy(udp + 2, &dport, 2);
+			memcpy(udp + 4, &ulen, 2);
+			memset(udp + 6, 0, 2);
+			keep = filt_run(f, udp, 8, data, n);
+		} else {
+			keep = filt_run(f, NULL, 0, data, n);
+		}
+		if (!keep) {
+			if (flags & MSG_PEEK) { /* take the dropped datagram out of the queue */
+				m.msg_name = NULL;
+				m.msg_namelen = 0;
+				m.msg_control = NULL;
+				m.msg_controllen = 0;
+				real_recvmsg(fd, &m, (flags & ~(MSG_PEEK | MSG_TRUNC)) | MSG_DONTWAIT);
+			}
+			continue;
+		}
+		/* sk_filter_trim_cap(): a UDP datagram keeps at least its header */
+		if (f->kind == FILT_UDP)
+			give = keep < 8 ? 0 : keep - 8;
+		else
+			give = keep;
+		if (give > n)
+			give = n;
+		for (size_t i = 0; i < (size_t)msg->msg_iovlen && done < give; i++) {
+			size_t c = give - done < msg->msg_iov[i].iov_len ? give - done
+									 : msg->msg_iov[i].iov_len;
+
+			memcpy(msg->msg_iov[i].iov_base, data + done, c);
+			done += c;
+		}
+		if (msg->msg_name) {
+			socklen_t l = m.msg_namelen < msg->msg_namelen ? m.msg_namelen
+								       : msg->msg_namelen;
+
+			memcpy(msg->msg_name, &from, l);
+			msg->msg_namelen = m.msg_namelen;
+		}
+		msg->msg_controllen = m.msg_controllen;
+		msg->msg_flags = m.msg_flags & ~MSG_TRUNC;
+		if (done < give)
+			msg->msg_flags |= MSG_TRUNC;
+		return (ssize_t)((flags & MSG_TRUNC) ? give : done);
+	}
+}
+
+/* recv()-style reads of a filtered socket: -2 when fd has no filter. */
+static ssize_t filt_recv(int fd, void *buf, size_t len, int flags, struct sockaddr *from,
+			 socklen_t *fromlen)
+{
+	struct iovec iov = { buf, len };
+	struct msghdr m = { .msg_name = from, .msg_namelen = fromlen ? *fromlen : 0,
+			    .msg_iov = &iov, .msg_iovlen = 1 };
+	struct sock_filt f;
+	ssize_t r;
+
+	if (!filt_get(fd, &f))
+		return -2;
+	if (!from)
+		m.msg_namelen = 0;
+	r = filt_recvmsg(&f, fd, &m, flags);
+	if (r >= 0 && from && fromlen)
+		*fromlen = m.msg_namelen;
+	return r;
+}
+
+/* SO_ATTACH_BPF of bpfrt program prog_fd on fd: 1 when kept here (*ret set), 0 for the
+ * refusal. */
+static int filt_attach(int fd, int prog_fd, int *ret)
+{
+	int domain = 0, type = 0, proto = 0, prog;
+	socklen_t l = sizeof(int);
+	struct sock_filt e = { .fd = fd };
+	struct sock_filt *f;
+	struct stat st;
+
+	if (prog_type(prog_fd) != BPF_PROG_TYPE_SOCKET_FILTER ||
+	    getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &l) ||
+	    getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &l) ||
+	    getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &proto, &l) || fstat(fd, &st))
+		return 0;
+	if (domain == AF_PACKET || (domain == AF_INET && type == SOCK_RAW))
+		e.kind = FILT_FRAME;
+	else if ((domain == AF_INET || domain == AF_INET6) && type == SOCK_DGRAM &&
+		 proto == IPPROTO_UDP)
+		e.kind = FILT_UDP;
+	else
+		return 0;
+	e.v6 = domain == AF_INET6;
+	e.dev = st.st_dev;
+	e.ino = st.st_ino;
+	prog = fcntl(prog_fd, F_DUPFD_CLOEXEC, 0);
+	*ret = -1;
+	if (prog < 0)
+		return 1;
+	e.prog = prog;
+	pthread_mutex_lock(&filt_lock);
+	f = filt_find(fd);
+	if (f) { /* a new filter replaces the old, as in the kernel */
+		prog = f->prog;
+		*f = e;
+	} else if (nfilt < MAX_FILT) {
+		filts[nfilt++] = e;
+		prog = -1;
+	} else {
+		errno = ENOMEM;
+	}
+	pthread_mutex_unlock(&filt_lock);
+	if (prog >= 0)
+		real_close(prog);
+	if (f || prog < 0)
+		*ret = 0;
+	return 1;
+}
+
+ssize_t read(int fd, void *buf, size_t len)
+{
+	ssize_t r;
+
+	resolve();
+	if (nfilt && (r = filt_recv(fd, buf, len, 0, NULL, NULL)) != -2)
+		return r;
+	return real_read(fd, buf, len);
 }
 
 /* ---- XDP and tc attach through rtnetlink (libbpf's bpf_xdp_attach, bpf_tc_attach) ----
@@ -1294,7 +1587,11 @@ ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
 
 ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
 {
+	struct sock_filt f;
+
 	resolve();
+	if (nfilt && msg && filt_get(fd, &f))
+		return filt_recvmsg(&f, fd, msg, flags);
 	if (nnl && msg) {
 		int trunc = 0;
 		ssize_t n = nl_take(fd, msg->msg_iov, msg->msg_iovlen, flags, &trunc,
@@ -1322,6 +1619,15 @@ ssize_t recvfrom(int fd, void *__restrict buf, size_t len, int flags, __SOCKADDR
 		_Static_assert(sizeof(from) == sizeof(addr), "one pointer");
 		memcpy(&addr, &from, sizeof(addr));
 		n = nl_take(fd, &iov, 1, flags, &trunc, addr, fromlen);
+		if (n >= 0)
+			return n;
+	}
+	if (nfilt) {
+		struct sockaddr *addr;
+		ssize_t n;
+
+		memcpy(&addr, &from, sizeof(addr));
+		n = filt_recv(fd, buf, len, flags, addr, fromlen);
 
 		if (n >= 0)
 			return n;
@@ -1338,6 +1644,12 @@ ssize_t recv(int fd, void *buf, size_t len, int flags)
 		ssize_t n = nl_take(fd, &iov, 1, flags, &trunc, NULL, NULL);
 
 		if (n >= 0)
+			return n;
+	}
+	if (nfilt) {
+		ssize_t n = filt_recv(fd, buf, len, flags, NULL, NULL);
+
+		if (n != -2)
 			return n;
 	}
 	return real_recv(fd, buf, len, flags);
@@ -1368,23 +1680,32 @@ static int xdp_link_create(const union bpf_attr *attr, long *ret)
 	return 1;
 }
 
-/* SO_ATTACH_BPF of a bpfrt program: bpfrt cannot filter what the kernel delivers to a
- * socket, so the kernel answers (it refuses an fd that is no program of its own) and
- * stderr says why, once per process. */
+/* SO_ATTACH_BPF of a bpfrt socket filter on a datagram socket: kept here (above);
+ * SO_DETACH_BPF forgets it.  Any other SO_ATTACH_BPF of a bpfrt program (a stream socket,
+ * SO_ATTACH_REUSEPORT_EBPF): the kernel answers (it refuses an fd that is no program of
+ * its own) and stderr says why, once per process. */
 int setsockopt(int fd, int level, int name, const void *val, socklen_t len)
 {
 	static int told;
-	int prog_fd;
+	int prog_fd, ret;
 
 	resolve();
+	if (level == SOL_SOCKET && name == SO_ATTACH_BPF && val && len == sizeof(int) &&
+	    read_user((uint64_t)(uintptr_t)val, &prog_fd, sizeof(prog_fd)) == sizeof(prog_fd) &&
+	    filt_attach(fd, prog_fd, &ret))
+		return ret;
+	/* (the kernel wants an int's room even here: EINVAL before detaching) */
+	if (level == SOL_SOCKET && name == SO_DETACH_BPF && len >= sizeof(int) && filt_drop(fd))
+		return 0;
 	if (level == SOL_SOCKET && (name == SO_ATTACH_BPF || name == SO_ATTACH_REUSEPORT_EBPF) &&
 	    val && len == sizeof(int) && read_user((uint64_t)(uintptr_t)val, &prog_fd,
 						    sizeof(prog_fd)) == sizeof(prog_fd) &&
 	    is_prog_fd(prog_fd) && !told) {
 		told = 1;
 		fprintf(stderr, "bpfrt-preload: %s of a bpfrt program: a kernel socket cannot "
-				"run it (the kernel's errno follows); `bpfrt attach IFACE` runs "
-				"socket filters on an interface's packets\n",
+				"run it, and bpfrt filters only datagram sockets' reads (the "
+				"kernel's errno follows); `bpfrt attach IFACE` runs socket "
+				"filters on an interface's packets\n",
 			name == SO_ATTACH_BPF ? "SO_ATTACH_BPF" : "SO_ATTACH_REUSEPORT_EBPF");
 	}
 	return real_setsockopt(fd, level, name, val, len);
