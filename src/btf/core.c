@@ -1023,10 +1023,11 @@ static int find_cands(struct brt_core *c, uint32_t lid, struct brt_core_cands **
 		const struct btf_type *t = c->targ->types[id];
 		const char *name;
 
-		if (!kinds_compat(t, lt))
-			continue;
 		name = c->targ->strs + t->name_off;
-		if (!*name || brt_core_essential_len(name) != llen || strncmp(name, lname, llen))
+		/* the name's prefix first: it fails at the first byte for almost every one
+		 * of vmlinux's ~100k types, where the flavour scan reads the whole name */
+		if (!*name || strncmp(name, lname, llen) || !kinds_compat(t, lt) ||
+		    brt_core_essential_len(name) != llen)
 			continue;
 		if (cl->n == cap) {
 			uint32_t *n;

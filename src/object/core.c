@@ -1,6 +1,8 @@
 /* core.c - CO-RE relocations of an opened object (btf/core.c computes them): the target BTF
- * is read once per object (the running kernel's /sys/kernel/btf/vmlinux, or the file the
- * open options name), candidates are searched once per local type for all programs, and
+ * is the running kernel's /sys/kernel/btf/vmlinux, parsed once per process and kept while
+ * the file is the same (device, inode, size, mtime: a new kernel's BTF is another file),
+ * or the file the open options name, read for each object; candidates are searched once
+ * per local type for all programs, and
  * every linked copy of a relocated instruction is patched.  An object whose relocations
  * cannot be applied - no target BTF, a malformed record, an ambiguous or impossible
  * relocation - is refused at open with the program, instruction and relocation named:
@@ -8,9 +10,11 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -70,25 +74,83 @@ static int read_all(const char *path, void **out, size_t *len)
 	return 0;
 }
 
-/* The target BTF, or NULL with *why set when there is none to use. */
+/* The target BTF, or NULL with *why set when there is none to use.  The file is mapped
+ * privately when it can be (vmlinux's sysfs file can since 6.16: no 5.5 MB copy through
+ * read(), the parser copies what it keeps), else read. */
 static struct brt_btf *load_target(const char *path, char *why, size_t whylen)
 {
 	struct brt_btf *btf = NULL;
 	char msg[256];
-	void *raw = NULL;
+	void *raw = MAP_FAILED;
 	size_t len = 0;
-	int ret = read_all(path, &raw, &len);
+	struct stat st;
+	int ret = 0, fd = open(path, O_RDONLY | O_CLOEXEC);
 
-	if (ret) {
-		snprintf(why, whylen, "%s: %s", path, strerror(-ret));
-		return NULL;
+	if (fd >= 0 && !fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_size > 0) {
+		len = (size_t)st.st_size;
+		raw = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
 	}
-	ret = brt_btf_parse(raw, len, &btf, msg, sizeof(msg));
-	free(raw);
+	if (fd >= 0)
+		close(fd);
+	if (raw == MAP_FAILED) {
+		raw = NULL;
+		ret = read_all(path, &raw, &len);
+		if (ret) {
+			snprintf(why, whylen, "%s: %s", path, strerror(-ret));
+			return NULL;
+		}
+		ret = brt_btf_parse(raw, len, &btf, msg, sizeof(msg));
+		free(raw);
+	} else {
+		ret = brt_btf_parse(raw, len, &btf, msg, sizeof(msg));
+		munmap(raw, len);
+	}
 	if (ret) {
 		snprintf(why, whylen, "%s: %s", path, ret == -ENOMEM ? "out of memory" : msg);
 		return NULL;
 	}
+	return btf;
+}
+
+/* This process's parsed vmlinux BTF and the file it came from: parsing takes most of a
+ * CO-RE object's open (5.5 MB, ~100k types), and a process opening several objects (a
+ * libbpf application under the preload, a test suite) pays it once.  Kept for the
+ * process's life (never freed: objects only borrow it during open). */
+static struct {
+	pthread_mutex_t lock;
+	struct brt_btf *btf;
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtime;
+} vmlinux = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static struct brt_btf *vmlinux_target(char *why, size_t whylen)
+{
+	struct brt_btf *btf = NULL;
+	struct stat st;
+
+	if (stat(VMLINUX_BTF, &st)) {
+		snprintf(why, whylen, "%s: %s", VMLINUX_BTF, strerror(errno));
+		return NULL;
+	}
+	pthread_mutex_lock(&vmlinux.lock);
+	if (vmlinux.btf && vmlinux.dev == st.st_dev && vmlinux.ino == st.st_ino &&
+	    vmlinux.size == st.st_size && vmlinux.mtime.tv_sec == st.st_mtim.tv_sec &&
+	    vmlinux.mtime.tv_nsec == st.st_mtim.tv_nsec) {
+		btf = vmlinux.btf;
+	} else {
+		btf = load_target(VMLINUX_BTF, why, whylen);
+		if (btf) {
+			/* the one it replaces may be in use by another thread's open: kept */
+			vmlinux.btf = btf;
+			vmlinux.dev = st.st_dev;
+			vmlinux.ino = st.st_ino;
+			vmlinux.size = st.st_size;
+			vmlinux.mtime = st.st_mtim;
+		}
+	}
+	pthread_mutex_unlock(&vmlinux.lock);
 	return btf;
 }
 
@@ -109,7 +171,7 @@ int brt_object_core(struct bpfrt_object *obj, const char *btf_path)
 		return 0;
 	/* every record kind but TYPE_ID_LOCAL needs the target; records were checked to name
 	 * a type of .BTF when .BTF.ext was read, so elf->btf is there */
-	targ = load_target(btf_path ? btf_path : VMLINUX_BTF, why, sizeof(why));
+	targ = btf_path ? load_target(btf_path, why, sizeof(why)) : vmlinux_target(why, sizeof(why));
 	if (!targ && btf_path) {
 		brt_print(BPFRT_WARN, "libbpfrt: failed to parse target BTF %s\n", why);
 		return -EINVAL;
@@ -154,6 +216,7 @@ int brt_object_core(struct bpfrt_object *obj, const char *btf_path)
 		}
 	}
 	brt_core_fini(&core);
-	brt_btf_free(targ);
+	if (btf_path)
+		brt_btf_free(targ); /* vmlinux's stays in the process's cache */
 	return ret;
 }
