@@ -77,8 +77,9 @@ static uint8_t *rot_pkts, *rot6_pkts;
 static uint32_t rot_perm[ROT_PKTS];
 static volatile uint64_t sink;
 static double target_ns = 50e6;
-/* BENCH_RUNS=N: every userspace-engine measurement is exactly N runs, without warm-up or
- * calibration, so an instruction counter (callgrind) sees the same work on every build. */
+/* BENCH_RUNS=N: every measurement is exactly N runs (test runs: one test run of N
+ * repetitions), without warm-up or calibration, so an instruction counter (callgrind)
+ * sees the same work on every build. */
 static uint64_t fixed_runs;
 
 /* --- native: the workloads' C, called through functions the optimiser cannot see into -- */
@@ -420,6 +421,8 @@ static double measure(struct engine *e, enum wl w)
 
 		if (rotating(w))
 			return -1;
+		if (fixed_runs) /* one test run of exactly that many repetitions */
+			return testrun_run(e, w, (uint32_t)fixed_runs, &ret);
 		d = testrun_run(e, w, 1000, &ret);
 		if (d < 0)
 			return -1;

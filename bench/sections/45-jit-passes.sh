@@ -4,8 +4,8 @@
 # but one (BPFRT_JIT_PASSES=-NAME), interleaved, REPS repetitions pinned to CPU $CPU; ns per
 # run as min and median.  Then, when valgrind is installed (JIT_PASSES_CALLGRIND=0 skips
 # it), x86 instructions per run of each configuration counted by callgrind (independent of
-# the machine's load): instructions inside bpfrt_vm_run over 2000 runs minus 1000 runs,
-# divided by 1000.
+# the machine's load): instructions inside bpfrt_vm_run (the map workload: bpfrt_bpf, its
+# test runs) over 2000 runs minus 1000 runs, divided by 1000.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 REPS=${REPS:-7}
@@ -80,10 +80,13 @@ for wl in order:
 EOF
 
 if [ "${JIT_PASSES_CALLGRIND:-1}" != 0 ] && command -v valgrind >/dev/null; then
-	ir() { # CONFIG WORKLOAD RUNS: instructions inside bpfrt_vm_run
-		local cg="$T/cg.out"
+	ir() { # CONFIG WORKLOAD RUNS: instructions inside bpfrt_vm_run (the map workload,
+		# run through BPF_PROG_TEST_RUN: inside bpfrt_bpf, setup included; it cancels in
+		# the difference of two run counts)
+		local cg="$T/cg.out" fn=bpfrt_vm_run
+		[ "$2" = hash ] && fn=bpfrt_bpf
 		BPFRT_JIT_PASSES=$1 BENCH_RUNS=$3 BENCH_WORKLOADS=$2 valgrind --tool=callgrind \
-			--toggle-collect=bpfrt_vm_run --callgrind-out-file="$cg" \
+			--toggle-collect=$fn --callgrind-out-file="$cg" \
 			"$T/bench" "$T/progs" jit >/dev/null 2>&1
 		callgrind_annotate "$cg" | awk '/PROGRAM TOTALS/ { gsub(",", "", $1); print $1 }'
 	}
@@ -94,7 +97,7 @@ if [ "${JIT_PASSES_CALLGRIND:-1}" != 0 ] && command -v valgrind >/dev/null; then
 	for c in "${CONFIGS[@]}"; do hdr="$hdr $c |"; done
 	echo "$hdr"
 	echo "|---|$(printf -- '---|%.0s' "${CONFIGS[@]}")"
-	for w in flow1 flow6 rot6 loop helpers; do
+	for w in flow1 flow6 rot6 loop helpers hash; do
 		line="| $w |"
 		base=
 		for c in "${CONFIGS[@]}"; do

@@ -39,6 +39,10 @@ struct bpfrt_vm {
 	/* the code for `helpers` as they are (the common run), found once: atomic, reset by
 	 * brt_vm_set_helper(), the only way that table changes */
 	const struct brt_jit_prog *jit_own;
+	/* ... whose entry, when that code never reads the run ctx (its calls are leaf helpers
+	 * or bound lookups): such a run is one direct call, as with `direct`; atomic, reset
+	 * with jit_own */
+	uint64_t (*own_direct)(uint64_t r1, uint64_t r2, struct bpfrt_run_ctx *ctx);
 	int ld_ind;                /* the program has LD_IND (see run_jit()) */
 };
 
@@ -314,6 +318,7 @@ int brt_vm_set_helper(struct bpfrt_vm *vm, uint32_t id, const char *name, brt_he
 	free(vm->helper_names[id]);
 	vm->helper_names[id] = copy;
 	vm->helpers[id] = fn;
+	__atomic_store_n(&vm->own_direct, NULL, __ATOMIC_RELEASE);
 	__atomic_store_n(&vm->jit_own, NULL, __ATOMIC_RELEASE);
 	return 0;
 }
@@ -467,8 +472,13 @@ static int jit_code(struct bpfrt_vm *vm, const brt_helper_fn *helpers, size_t nr
 	if (*prog)
 		return 0;
 	ret = brt_jit_cache_get(vm->jit, vm->helpers, vm->nr_helpers, 0, prog, err, errlen);
-	if (!ret)
+	if (!ret) {
 		__atomic_store_n(&vm->jit_own, *prog, __ATOMIC_RELEASE);
+		if (!brt_jit_needs_ctx(*prog))
+			__atomic_store_n(&vm->own_direct,
+					 ((const struct brt_jit_prog_head *)(const void *)*prog)->entry,
+					 __ATOMIC_RELEASE);
+	}
 	return ret;
 }
 
@@ -497,29 +507,43 @@ static uint64_t jit_call_func(struct bpfrt_run_ctx *ctx, uint64_t func, const ui
 static int run_fast(struct bpfrt_vm *vm, const struct brt_run_opts *o, uint64_t *r0,
 		    char *err, size_t errlen);
 
+static int run_jit_ctx(struct bpfrt_vm *vm, const struct brt_run_opts *o,
+		       const struct brt_jit_prog *prog, int want, uint64_t *r0, char *err,
+		       size_t errlen);
+
 /* The JIT uses the native stack and checks nothing, so the context needs only what
- * helpers and packet loads read. */
+ * helpers and packet loads read; code that reads none (its only calls are bound map
+ * lookups or helpers that take no ctx) runs without one, and without this function
+ * setting one up on its stack (run_jit_ctx() does, out of line). */
 static int run_jit(struct bpfrt_vm *vm, const struct brt_run_opts *o, uint64_t *r0, char *err,
 		   size_t errlen)
 {
 	const struct brt_jit_prog *prog;
-	struct bpfrt_run_ctx ctx;
-	struct brt_budget budget;
 	int want = wants_budget(vm, o);
 	int ret;
 
 	ret = jit_code(vm, o->helpers, o->nr_helpers, want, &prog, err, errlen);
 	if (ret)
 		return set_err(ret);
-	if (!brt_jit_needs_ctx(prog)) { /* e.g. its only calls are bound map lookups */
-		*r0 = ((const struct brt_jit_prog_head *)(const void *)prog)->entry(o->r1, o->r2,
-										     NULL);
-		if (o->tail_cnt_end)
-			*o->tail_cnt_end = o->tail_cnt;
-		if (errlen)
-			err[0] = 0;
-		return 0;
-	}
+	if (__builtin_expect(brt_jit_needs_ctx(prog), 1))
+		return run_jit_ctx(vm, o, prog, want, r0, err, errlen);
+	*r0 = ((const struct brt_jit_prog_head *)(const void *)prog)->entry(o->r1, o->r2, NULL);
+	if (o->tail_cnt_end)
+		*o->tail_cnt_end = o->tail_cnt;
+	if (errlen)
+		err[0] = 0;
+	return 0;
+}
+
+static __attribute__((noinline)) int run_jit_ctx(struct bpfrt_vm *vm,
+						 const struct brt_run_opts *o,
+						 const struct brt_jit_prog *prog, int want,
+						 uint64_t *r0, char *err, size_t errlen)
+{
+	struct bpfrt_run_ctx ctx;
+	struct brt_budget budget;
+	int ret;
+
 	/* pkt_regs code (brt_jit_pkt_entry()) has no run ctx, so an LD_IND offset that comes
 	 * out negative counts from the packet's start; a run whose packet has its own
 	 * network and link-layer headers (o->pkt: test runs, attach points) needs them, and
@@ -683,8 +707,14 @@ out:
 int brt_vm_run_opts(struct bpfrt_vm *vm, const struct brt_run_opts *o, uint64_t *r0, char *err,
 		    size_t errlen)
 {
-	if (vm->direct && !wants_budget(vm, o)) {
-		*r0 = vm->direct(o->r1, o->r2, NULL);
+	uint64_t (*direct)(uint64_t r1, uint64_t r2, struct bpfrt_run_ctx *ctx) = vm->direct;
+
+#ifdef BPFRT_HAVE_JIT
+	if (!direct && !o->helpers) /* the vm's own helpers */
+		direct = __atomic_load_n(&vm->own_direct, __ATOMIC_ACQUIRE);
+#endif
+	if (direct && !wants_budget(vm, o)) {
+		*r0 = direct(o->r1, o->r2, NULL);
 		if (o->tail_cnt_end)
 			*o->tail_cnt_end = o->tail_cnt;
 		if (errlen)
@@ -726,9 +756,15 @@ int bpfrt_vm_run(struct bpfrt_vm *vm, void *mem, size_t mem_len, uint64_t *r0, c
 		snprintf(err, errlen, "bpfrt_vm_run: vm and r0 must not be NULL");
 		return set_err(-EINVAL);
 	}
+	uint64_t (*direct)(uint64_t r1, uint64_t r2, struct bpfrt_run_ctx *ctx) = vm->direct;
+
+#ifdef BPFRT_HAVE_JIT
+	if (!direct)
+		direct = __atomic_load_n(&vm->own_direct, __ATOMIC_ACQUIRE);
+#endif
 	/* native code that needs no context: just call it */
-	if (vm->direct && !vm->run_budget && !vm->run_budget_ns) {
-		*r0 = vm->direct((uint64_t)(uintptr_t)mem, mem_len, NULL);
+	if (direct && !vm->run_budget && !vm->run_budget_ns) {
+		*r0 = direct((uint64_t)(uintptr_t)mem, mem_len, NULL);
 		if (errlen)
 			err[0] = 0;
 		return 0;

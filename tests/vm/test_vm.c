@@ -120,6 +120,34 @@ static void test_opts_and_load_errors(void)
 	bpfrt_vm_free(NULL);
 }
 
+/* The JIT runs code calling only leaf helpers without a run ctx (pass leafcall: one direct
+ * call a run); registering another helper under the same id must end that. */
+static void test_leaf_override(void)
+{
+	static const enum bpfrt_engine engines[] = { BPFRT_ENGINE_INTERP, BPFRT_ENGINE_JIT };
+	char err[256];
+	uint64_t r0;
+
+	for (size_t e = 0; e < 2; e++) {
+		struct bpfrt_vm *vm;
+
+		T_CASE(e ? "jit: a leaf helper, then the same id overridden by one that stops"
+			 : "interp: a leaf helper, then the same id overridden by one that stops");
+		vm = load_with_helpers("mov %r1, 3\nmov %r2, 1\ncall 42\nadd %r0, 5\nexit",
+				       engines[e]);
+		if (!vm)
+			continue;
+		for (int i = 0; i < 2; i++) {
+			T_EQ_INT(0, bpfrt_vm_run(vm, NULL, 0, &r0, err, sizeof(err)));
+			T_EQ_U64(5, r0); /* bpf_get_numa_node_id() is 0 */
+		}
+		T_EQ_INT(0, vm_helper(vm, 42, "user_add", user_add));
+		T_EQ_INT(0, bpfrt_vm_run(vm, NULL, 0, &r0, err, sizeof(err)));
+		T_EQ_U64(77, r0);
+		bpfrt_vm_free(vm);
+	}
+}
+
 static void test_helpers(void)
 {
 	char err[256];
@@ -296,6 +324,7 @@ int main(void)
 {
 	test_opts_and_load_errors();
 	test_helpers();
+	test_leaf_override();
 	test_grant_and_regions();
 	test_atomics_threads();
 	return t_done();
