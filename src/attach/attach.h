@@ -145,6 +145,7 @@ BRT_PKT_HELPER_FN(skb_get_tunnel_key)
 BRT_PKT_HELPER_FN(skb_set_tunnel_key)
 BRT_PKT_HELPER_FN(skb_get_tunnel_opt)
 BRT_PKT_HELPER_FN(skb_set_tunnel_opt)
+BRT_PKT_HELPER_FN(fib_lookup)
 #undef BRT_PKT_HELPER_FN
 
 /* The helpers this folder implements, for the registry (src/helpers/registry.c): one
@@ -200,7 +201,8 @@ BRT_PKT_HELPER_FN(skb_set_tunnel_opt)
 	X(BPF_FUNC_skb_get_tunnel_opt, brt_helper_skb_get_tunnel_opt,                    \
 	  BRT_FOR_TC | BRT_FOR_LWT_XMIT)                                                 \
 	X(BPF_FUNC_skb_set_tunnel_opt, brt_helper_skb_set_tunnel_opt,                    \
-	  BRT_FOR_TC | BRT_FOR_LWT_XMIT)
+	  BRT_FOR_TC | BRT_FOR_LWT_XMIT)                                                 \
+	X(BPF_FUNC_fib_lookup, brt_helper_fib_lookup, BRT_FOR_TC | BRT_FOR_XDP)
 
 /* sock_lookup.c: socket lookups and casts (no socket is ever found in user space) */
 uint64_t brt_helper_sk_lookup(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,

@@ -441,7 +441,7 @@ static int reg_type_ok(struct brt_env *env, int regno, int arg)
 		case PTR_TO_MEM | MEM_RINGBUF:
 			return 0;
 		case PTR_TO_MEM | MEM_RDONLY:
-			if (arg != BRT_ARG_PTR_TO_UNINIT_MEM)
+			if (arg != BRT_ARG_PTR_TO_UNINIT_MEM && arg != BRT_ARG_PTR_TO_MEM_WRITE)
 				return 0;
 			break;
 		default:
@@ -512,7 +512,13 @@ static int64_t const_map_key(struct brt_env *env, const struct brt_reg *key, uin
 static int check_size_arg(struct brt_env *env, int regno, int zero_ok, int prev_arg)
 {
 	const struct brt_reg *reg = &brt_cur_regs(env)[regno];
-	enum brt_access t = prev_arg == BRT_ARG_PTR_TO_UNINIT_MEM ? BRT_WRITE : BRT_READ;
+	enum brt_access t = prev_arg == BRT_ARG_PTR_TO_UNINIT_MEM ||
+				    prev_arg == BRT_ARG_PTR_TO_MEM_WRITE ? BRT_WRITE : BRT_READ;
+	/* the kernel's raw mode (uninitialised memory a helper fills, its bytes marked
+	 * written) needs a constant size; any other write clobbers what the stack held */
+	int raw = t != BRT_WRITE ? BRT_STACK_READ
+		  : prev_arg == BRT_ARG_PTR_TO_UNINIT_MEM && brt_tnum_is_const(reg->var_off)
+		  ? BRT_STACK_RAW : BRT_STACK_CLOBBER;
 	int err;
 
 	if (reg->smin < 0) {
@@ -530,8 +536,7 @@ static int check_size_arg(struct brt_env *env, int regno, int zero_ok, int prev_
 			 regno);
 		return -EACCES;
 	}
-	err = brt_check_helper_mem(env, regno - 1, (int)reg->umax, zero_ok, t,
-				   t == BRT_WRITE && brt_tnum_is_const(reg->var_off));
+	err = brt_check_helper_mem(env, regno - 1, (int)reg->umax, zero_ok, t, raw);
 	return err ? err : brt_mark_precise(env, regno);
 }
 

@@ -481,7 +481,11 @@ int brt_check_stack_access(struct brt_env *env, int regno, int off, int size,
 			   enum brt_access t, int value_regno, int insn_idx);
 int brt_stack_within_bounds(struct brt_env *env, int regno, int off, int size,
 			    enum brt_access t);
-/* helper memory on the stack: every byte initialised, or (raw) about to be written */
+/* helper memory on the stack (raw): BRT_STACK_READ every byte initialised; BRT_STACK_RAW
+ * about to be written (the kernel's raw mode: uninitialised memory of a constant size);
+ * BRT_STACK_CLOBBER initialised and then written with anything (the kernel's BPF_WRITE
+ * without raw mode: spilled values become unknown, zeroes misc) */
+enum { BRT_STACK_READ, BRT_STACK_RAW, BRT_STACK_CLOBBER };
 int brt_stack_range_init(struct brt_env *env, int regno, int off, int size, int raw);
 /* bytes [lo, hi) below frame f's top are read: recorded for stack liveness */
 void brt_stack_mark_read(struct brt_env *env, const struct brt_frame *f, int64_t lo, int64_t hi);

@@ -297,7 +297,10 @@ int brt_stack_range_init(struct brt_env *env, int regno, int off, int size, int 
 	const struct brt_reg *reg = &brt_cur_regs(env)[regno];
 	struct brt_frame *f = reg_frame(env, reg);
 	int64_t min_off, max_off;
+	int clobber = raw == BRT_STACK_CLOBBER;
 
+	if (clobber)
+		raw = 0;
 	if (brt_tnum_is_const(reg->var_off)) {
 		min_off = max_off = (int64_t)reg->var_off.value + off;
 	} else {
@@ -312,7 +315,10 @@ int brt_stack_range_init(struct brt_env *env, int regno, int off, int size, int 
 		}
 		min_off = reg->smin + off;
 		max_off = reg->smax + off;
-		raw = raw && 0;
+		if (raw) { /* the kernel drops raw mode here: the write clobbers instead */
+			raw = 0;
+			clobber = 1;
+		}
 	}
 	if (!raw)
 		brt_stack_mark_read(env, f, min_off, max_off + size);
@@ -342,12 +348,23 @@ int brt_stack_range_init(struct brt_env *env, int regno, int off, int size, int 
 			env->scratched_stack |= 1ULL << (spi & 63);
 			continue;
 		}
-		if (*t == STACK_MISC || *t == STACK_ZERO ||
-		    (*t == STACK_INVALID && env->allow_uninit_stack))
+		if (*t == STACK_MISC)
 			continue;
+		if (*t == STACK_ZERO || (*t == STACK_INVALID && env->allow_uninit_stack)) {
+			if (clobber)
+				*t = STACK_MISC;
+			continue;
+		}
 		if (brt_is_spilled(&f->stack[spi]) &&
-		    (f->stack[spi].spilled.type == SCALAR_VALUE || env->allow_ptr_leaks))
+		    (f->stack[spi].spilled.type == SCALAR_VALUE || env->allow_ptr_leaks)) {
+			if (clobber) {
+				brt_mark_reg_unknown(env, &f->stack[spi].spilled);
+				for (int j = 0; j < 8; j++)
+					if (f->stack[spi].type[j] != STACK_INVALID)
+						f->stack[spi].type[j] = STACK_MISC;
+			}
 			continue;
+		}
 		if (brt_tnum_is_const(reg->var_off)) {
 			brt_verr(env, "invalid read from stack R%d off %d+%d size %d\n", regno,
 				 (int)min_off, (int)(i - min_off), size);

@@ -44,6 +44,8 @@ enum brt_arg_type {
 	BRT_ARG_PTR_TO_BTF_ID_SEQ_FILE, /* a kernel struct seq_file (an iterator's output) */
 	BRT_ARG_PTR_TO_BTF_ID_SOCK_COMMON_OR_NULL, /* a socket (bpf_sock or kernel BTF) or 0 */
 	BRT_ARG_PTR_TO_SOCKET_OR_NULL, /* a full socket (struct bpf_sock) or 0 */
+	BRT_ARG_PTR_TO_MEM_WRITE,  /* initialised memory the helper writes (ARG_PTR_TO_MEM |
+				    * MEM_WRITE): not read-only; stack it covers becomes unknown */
 };
 
 /* Kinds of helper return values. */
