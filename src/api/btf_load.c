@@ -119,6 +119,14 @@ static int header_rules(const void *blob, uint32_t size, char *err, size_t errle
 	return 0;
 }
 
+/* The local storage maps (bpf_local_storage_map_check_btf(): an int key; may hold a
+ * bpf_spin_lock) */
+static int local_storage(uint32_t type)
+{
+	return type == BPF_MAP_TYPE_SK_STORAGE || type == BPF_MAP_TYPE_INODE_STORAGE ||
+	       type == BPF_MAP_TYPE_TASK_STORAGE || type == BRT_MAP_TYPE_CGRP_STORAGE;
+}
+
 /* What btf_parse() refuses beyond the reader's structural checks (the reader also reads
  * objects that libbpf fixes up before loading them, so these belong here). */
 static int find_spin_lock(const struct brt_btf *btf, uint32_t id, uint32_t base, int nested,
@@ -593,7 +601,7 @@ int brt_map_btf_check(const union bpf_attr *attr, struct brt_map_btf *out)
 		err = -524; /* ENOTSUPP */
 		goto out;
 	}
-	if (attr->map_type == BPF_MAP_TYPE_SK_STORAGE) {
+	if (local_storage(attr->map_type)) {
 		const struct btf_type *kt =
 			brt_btf_type(btf, brt_btf_skip_mods(btf, attr->btf_key_type_id));
 
@@ -609,7 +617,7 @@ int brt_map_btf_check(const union bpf_attr *attr, struct brt_map_btf *out)
 	if (off >= 0) {
 		err = -EOPNOTSUPP;
 		if (attr->map_type != BPF_MAP_TYPE_HASH && attr->map_type != BPF_MAP_TYPE_ARRAY &&
-		    attr->map_type != BPF_MAP_TYPE_SK_STORAGE)
+		    !local_storage(attr->map_type))
 			goto out;
 		err = -EACCES;
 		if (attr->map_flags & BPF_F_RDONLY_PROG)

@@ -1,5 +1,10 @@
-/* sk_storage.c - BPF_MAP_TYPE_SK_STORAGE: a value per socket, which user space names by a
- * socket fd (the key) and programs by a socket pointer (bpf_sk_storage_get/delete).
+/* sk_storage.c - the local storage maps: BPF_MAP_TYPE_SK_STORAGE, a value per socket,
+ * which user space names by a socket fd (the key) and programs by a socket pointer
+ * (bpf_sk_storage_get/delete); and with the same layout and rules the task, inode and
+ * cgroup storages, a value per task (key: a pidfd), per inode (key: any fd of the file)
+ * and per cgroup (key: an fd of its directory), kept under the pid, the file's device
+ * and inode number, and the cgroup id.  Their programs' helpers (bpf_task_storage_get
+ * and friends) are not offered yet: user space alone fills them.
  *
  * The kernel hangs the value on the struct sock and frees it with the socket.  Here a
  * value is kept under the socket's cookie (SO_COOKIE) in one of BRT_SK_STORAGE_CELLS cells
@@ -10,7 +15,10 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <stdio.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <linux/magic.h>
 
 #include "maps/maps.h"
 
@@ -69,6 +77,62 @@ static int ss_data_size(const struct brt_map *map, uint64_t *size)
 	return 0;
 }
 
+/* the task of pidfd key (the kernel's pidfd_get_pid(), then pid_task()): its pid, -EBADF
+ * for an fd that is not a pidfd, -ENOENT for a task that is gone.  /proc/self/fdinfo
+ * shows a pidfd's "Pid:" (-1 once the task is reaped); other fds have no such line. */
+static int key_task(int32_t fd, uint64_t *id)
+{
+	char path[64], line[128];
+	struct stat st;
+	long pid = 0;
+	int found = 0;
+	FILE *f;
+
+	if (fd < 0 || fstat(fd, &st))
+		return -EBADF;
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", (int)fd);
+	f = fopen(path, "re");
+	if (!f)
+		return -EBADF;
+	while (!found && fgets(line, sizeof(line), f))
+		found = sscanf(line, "Pid:\t%ld", &pid) == 1;
+	fclose(f);
+	if (!found)
+		return -EBADF;
+	if (pid <= 0)
+		return -ENOENT;
+	*id = (uint64_t)pid;
+	return 0;
+}
+
+/* the inode behind fd key (fdget_raw(): any file, O_PATH too): its device and number */
+static int key_inode(int32_t fd, uint64_t *id)
+{
+	struct stat st;
+
+	if (fd < 0 || fstat(fd, &st))
+		return -EBADF;
+	/* a 64-bit name for (device, inode); 0 is the free cell's mark */
+	*id = ((uint64_t)st.st_dev << 40 ^ (uint64_t)st.st_ino) | 1ull << 63;
+	return 0;
+}
+
+/* the cgroup whose directory fd key is (cgroup_v1v2_get_from_fd()): its id, the
+ * directory's inode number; -EBADF for anything else */
+static int key_cgroup(int32_t fd, uint64_t *id)
+{
+	struct statfs sf;
+	struct stat st;
+
+	if (fd < 0 || fstat(fd, &st) || fstatfs(fd, &sf))
+		return -EBADF;
+	if (!S_ISDIR(st.st_mode) ||
+	    (sf.f_type != CGROUP2_SUPER_MAGIC && sf.f_type != CGROUP_SUPER_MAGIC))
+		return -EBADF;
+	*id = (uint64_t)st.st_ino;
+	return 0;
+}
+
 /* the socket of fd key: its cookie, or the kernel's sockfd_lookup() errno */
 static int key_cookie(const void *key, uint64_t *cookie)
 {
@@ -84,6 +148,25 @@ static int key_cookie(const void *key, uint64_t *cookie)
 	if (getsockopt(fd, SOL_SOCKET, SO_COOKIE, cookie, &len) || !*cookie)
 		return -ENOTSOCK;
 	return 0;
+}
+
+/* The owner a key names, as the type's *_elem functions resolve the fd: 0 and its id
+ * (never 0), or their errno. */
+static int key_owner(const struct brt_map *map, const void *key, uint64_t *id)
+{
+	int32_t fd;
+
+	memcpy(&fd, key, 4);
+	switch (map->type) {
+	case BPF_MAP_TYPE_TASK_STORAGE:
+		return key_task(fd, id);
+	case BPF_MAP_TYPE_INODE_STORAGE:
+		return key_inode(fd, id);
+	case BRT_MAP_TYPE_CGRP_STORAGE:
+		return key_cgroup(fd, id);
+	default:
+		return key_cookie(key, id);
+	}
 }
 
 static void ss_lock(struct brt_map *map)
@@ -116,7 +199,7 @@ static void *ss_sys_lookup(struct brt_map *map, const void *key, int *err)
 	uint64_t cookie;
 	_Atomic uint64_t *c;
 
-	*err = key_cookie(key, &cookie);
+	*err = key_owner(map, key, &cookie);
 	if (*err)
 		return NULL;
 	c = ss_find(map, cookie);
@@ -150,7 +233,7 @@ static int ss_update(struct brt_map *map, const void *key, const void *value, ui
 	struct ss_head *h = map->data;
 	_Atomic uint64_t *c;
 	uint64_t cookie;
-	int err = key_cookie(key, &cookie);
+	int err = key_owner(map, key, &cookie);
 
 	if (err)
 		return err;
@@ -183,7 +266,7 @@ static int ss_delete(struct brt_map *map, const void *key)
 	struct ss_head *h = map->data;
 	_Atomic uint64_t *c;
 	uint64_t cookie;
-	int err = key_cookie(key, &cookie);
+	int err = key_owner(map, key, &cookie);
 
 	if (err)
 		return err;

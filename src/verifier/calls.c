@@ -769,6 +769,17 @@ static int map_func_compat(struct brt_env *env, const struct call_meta *meta, in
 		ok = id == BPF_FUNC_sk_storage_get || id == BPF_FUNC_sk_storage_delete ||
 		     id == BPF_FUNC_kptr_xchg;
 		break;
+	case BPF_MAP_TYPE_INODE_STORAGE:
+		ok = id == BPF_FUNC_inode_storage_get || id == BPF_FUNC_inode_storage_delete ||
+		     id == BPF_FUNC_kptr_xchg;
+		break;
+	case BPF_MAP_TYPE_TASK_STORAGE:
+		ok = id == BPF_FUNC_task_storage_get || id == BPF_FUNC_task_storage_delete ||
+		     id == BPF_FUNC_kptr_xchg;
+		break;
+	case 32: /* BPF_MAP_TYPE_CGRP_STORAGE */
+		ok = id == 210 || id == 211 || id == BPF_FUNC_kptr_xchg; /* cgrp_storage_get/delete */
+		break;
 	case BPF_MAP_TYPE_SOCKHASH:
 		ok = id == BPF_FUNC_sk_redirect_hash || id == BPF_FUNC_sock_hash_update ||
 		     id == BPF_FUNC_msg_redirect_hash || id == BPF_FUNC_sk_select_reuseport ||

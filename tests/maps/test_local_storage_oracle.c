@@ -1,0 +1,280 @@
+/* test_local_storage_oracle.c - task, inode and cgroup storage maps (src/maps/sk_storage.c)
+ * against the kernel: one script on the kernel's bpf() and on bpfrt_bpf(), a line per
+ * step, equal line by line:
+ *   - MAP_CREATE of each type: BTF required (an int key), BPF_F_NO_PREALLOC required,
+ *     max_entries 0, key 4, the value size limit, other flags;
+ *   - element commands keyed by each type's fds (task: pidfds of this process and of a
+ *     reaped child, inode: files, O_PATH, sockets, cgroup: cgroup v2 directories) and
+ *     by fds of the wrong kind, closed fds, flags, values kept per owner, delete,
+ *     get_next_key, lookup_and_delete;
+ *   - the map <-> helper rule for programs (bpf_map_lookup_elem is refused).
+ * Root only (the kernel side); otherwise skipped.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <linux/btf.h>
+
+#include "bpfrt.h"
+#include "harness.h"
+#define TRANSCRIPT_SIZE (1 << 16)
+#include "transcript.h"
+#include "verifier/cases/case.h"
+
+#define CGRP_STORAGE 32 /* BPF_MAP_TYPE_CGRP_STORAGE, newer than the uapi header */
+
+#define INFO(kind, vlen) (((uint32_t)(kind) << 24) | (vlen))
+
+/* [1] int, [2] u8 (unsigned char), [3] u8[nelems], [4] long (8 bytes) */
+static int load_btf(sys_fn sys, uint32_t nelems)
+{
+	static const char strs[] = "\0int\0char\0long";
+	const uint32_t types[] = {
+		1, INFO(BTF_KIND_INT, 0), 4, (BTF_INT_SIGNED << 24) | 32,
+		5, INFO(BTF_KIND_INT, 0), 1, 8,
+		0, INFO(BTF_KIND_ARRAY, 0), 0, 2, 1, nelems,
+		10, INFO(BTF_KIND_INT, 0), 8, (BTF_INT_SIGNED << 24) | 64,
+	};
+	unsigned char b[256];
+	struct btf_header h = { .magic = BTF_MAGIC, .version = BTF_VERSION,
+				.hdr_len = sizeof(h), .type_len = sizeof(types),
+				.str_off = sizeof(types), .str_len = sizeof(strs) };
+	union bpf_attr a;
+	int fd;
+
+	memcpy(b, &h, sizeof(h));
+	memcpy(b + sizeof(h), types, sizeof(types));
+	memcpy(b + sizeof(h) + sizeof(types), strs, sizeof(strs));
+	memset(&a, 0, sizeof(a));
+	a.btf = (uint64_t)(uintptr_t)b;
+	a.btf_size = (uint32_t)(sizeof(h) + sizeof(types) + sizeof(strs));
+	fd = sys(BPF_BTF_LOAD, &a, sizeof(a));
+	return fd < 0 ? -errno : fd;
+}
+
+/* a map with value_size value, typed u8[value] (or long when value is 8 and key_id 4) */
+static int create(sys_fn sys, uint32_t type, uint32_t key, uint32_t value, uint32_t max,
+		  uint32_t flags, uint32_t key_id, uint32_t value_id)
+{
+	int btf = load_btf(sys, value), fd;
+	union bpf_attr a;
+
+	if (btf < 0)
+		return btf;
+	memset(&a, 0, sizeof(a));
+	a.map_type = type;
+	a.key_size = key;
+	a.value_size = value;
+	a.max_entries = max;
+	a.map_flags = flags;
+	a.btf_fd = (uint32_t)btf;
+	a.btf_key_type_id = key_id;
+	a.btf_value_type_id = value_id;
+	fd = sys(BPF_MAP_CREATE, &a, sizeof(a));
+	fd = fd < 0 ? -errno : fd;
+	close(btf);
+	return fd;
+}
+
+static const struct {
+	uint32_t type;
+	const char *name;
+} types[] = {
+	{ BPF_MAP_TYPE_INODE_STORAGE, "inode" },
+	{ BPF_MAP_TYPE_TASK_STORAGE, "task" },
+	{ CGRP_STORAGE, "cgrp" },
+};
+
+static void creates(sys_fn sys, struct transcript *t, uint32_t ty, const char *tn)
+{
+	static const struct {
+		const char *what;
+		uint32_t key, value, max, flags, key_id, value_id;
+	} c[] = {
+		{ "ok", 4, 16, 0, BPF_F_NO_PREALLOC, 1, 3 },
+		{ "no BTF", 4, 16, 0, BPF_F_NO_PREALLOC, 0, 0 },
+		{ "preallocated", 4, 16, 0, 0, 1, 3 },
+		{ "max_entries 1", 4, 16, 1, BPF_F_NO_PREALLOC, 1, 3 },
+		{ "key 8", 8, 16, 0, BPF_F_NO_PREALLOC, 4, 3 },
+		{ "key a char array", 4, 4, 0, BPF_F_NO_PREALLOC, 3, 3 },
+		{ "clone", 4, 16, 0, BPF_F_NO_PREALLOC | (1U << 9), 1, 3 },
+		{ "rdonly_prog", 4, 16, 0, BPF_F_NO_PREALLOC | BPF_F_RDONLY_PROG, 1, 3 },
+		{ "numa", 4, 16, 0, BPF_F_NO_PREALLOC | BPF_F_NUMA_NODE, 1, 3 },
+		{ "value 65407", 4, 65407, 0, BPF_F_NO_PREALLOC, 1, 3 },
+		{ "value 65408", 4, 65408, 0, BPF_F_NO_PREALLOC, 1, 3 },
+		{ "value of another size", 4, 16, 0, BPF_F_NO_PREALLOC, 1, 1 },
+	};
+
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		int fd = create(sys, ty, c[i].key, c[i].value, c[i].max, c[i].flags, c[i].key_id,
+				c[i].value_id);
+
+		say(t, "%s create %s: %d\n", tn, c[i].what, fd < 0 ? fd : 0);
+		if (fd >= 0)
+			close(fd);
+	}
+}
+
+/* the fds the element commands use as keys, made once for both sides */
+enum { K_PIDFD, K_PIDFD_REAPED, K_FILE, K_FILE2, K_OPATH, K_SOCK, K_CG_ROOT, K_CG_CHILD,
+       K_DIR, K_BAD, K_NEG, N_KEYS };
+static const char *const key_names[N_KEYS] = {
+	"pidfd self", "pidfd reaped", "file", "other file", "O_PATH", "socket", "cgroup root",
+	"cgroup child", "plain dir", "closed fd", "fd -1"
+};
+static int keys[N_KEYS];
+static char child_cg[128];
+
+static void make_keys(void)
+{
+	static const char *const roots[] = { "/sys/fs/cgroup/unified", "/sys/fs/cgroup" };
+	pid_t child;
+
+	keys[K_PIDFD] = (int)syscall(SYS_pidfd_open, getpid(), 0);
+	child = fork();
+	if (child == 0)
+		_exit(0);
+	keys[K_PIDFD_REAPED] = (int)syscall(SYS_pidfd_open, child, 0);
+	waitpid(child, NULL, 0);
+	keys[K_FILE] = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	keys[K_FILE2] = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+	keys[K_OPATH] = open("/tmp", O_PATH | O_CLOEXEC);
+	keys[K_SOCK] = socket(AF_INET, SOCK_DGRAM, 0);
+	keys[K_CG_ROOT] = -1;
+	for (size_t i = 0; i < 2 && keys[K_CG_ROOT] < 0; i++) {
+		keys[K_CG_ROOT] = open(roots[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		snprintf(child_cg, sizeof(child_cg), "%s/bpfrt-local-storage-%d", roots[i],
+			 (int)getpid());
+	}
+	keys[K_CG_CHILD] = -1;
+	if (keys[K_CG_ROOT] >= 0 && !mkdir(child_cg, 0755))
+		keys[K_CG_CHILD] = open(child_cg, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	keys[K_DIR] = open("/tmp", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	keys[K_BAD] = 9999;
+	keys[K_NEG] = -1;
+}
+
+static void elements(sys_fn sys, struct transcript *t, uint32_t ty, const char *tn)
+{
+	int fd = create(sys, ty, 4, 16, 0, BPF_F_NO_PREALLOC, 1, 3);
+	unsigned char v[16], out[16];
+	int next, r;
+
+	if (fd < 0) {
+		say(t, "%s elements: create %d\n", tn, fd);
+		return;
+	}
+	for (int k = 0; k < N_KEYS; k++) {
+		const int *key = &keys[k];
+		const char *kn = key_names[k];
+
+		memset(v, 0x10 + k, sizeof(v));
+		say(t, "%s %s: lookup none %d", tn, kn, elem(sys, BPF_MAP_LOOKUP_ELEM, fd, key, out, 0));
+		say(t, ", update exist %d", elem(sys, BPF_MAP_UPDATE_ELEM, fd, key, v, BPF_EXIST));
+		say(t, ", noexist %d", elem(sys, BPF_MAP_UPDATE_ELEM, fd, key, v, BPF_NOEXIST));
+		say(t, ", noexist again %d", elem(sys, BPF_MAP_UPDATE_ELEM, fd, key, v, BPF_NOEXIST));
+		v[1] = 0x99;
+		say(t, ", exist %d", elem(sys, BPF_MAP_UPDATE_ELEM, fd, key, v, BPF_EXIST));
+		for (uint64_t f = 3; f <= 5; f++)
+			say(t, ", flags %llu %d", (unsigned long long)f,
+			    elem(sys, BPF_MAP_UPDATE_ELEM, fd, key, v, f));
+		memset(out, 0, sizeof(out));
+		r = elem(sys, BPF_MAP_LOOKUP_ELEM, fd, key, out, 0);
+		say(t, ", lookup %d %02x %02x", r, out[0], out[1]);
+		say(t, ", F_LOCK %d", elem(sys, BPF_MAP_LOOKUP_ELEM, fd, key, out, BPF_F_LOCK));
+		say(t, ", next %d", elem(sys, BPF_MAP_GET_NEXT_KEY, fd, key, &next, 0));
+		say(t, ", lookup_and_delete %d",
+		    elem(sys, BPF_MAP_LOOKUP_AND_DELETE_ELEM, fd, key, out, 0));
+		/* the first file's value stays for the second file's lookups */
+		if (k != K_FILE) {
+			say(t, ", delete %d", elem(sys, BPF_MAP_DELETE_ELEM, fd, key, NULL, 0));
+			say(t, ", again %d", elem(sys, BPF_MAP_DELETE_ELEM, fd, key, NULL, 0));
+		}
+		say(t, "\n");
+	}
+	say(t, "%s next NULL: %d\n", tn, elem(sys, BPF_MAP_GET_NEXT_KEY, fd, NULL, &next, 0));
+	close(fd);
+}
+
+static void programs(sys_fn sys, struct transcript *t, uint32_t ty, const char *tn)
+{
+	static char log[1 << 16];
+	int ls = create(sys, ty, 4, 16, 0, BPF_F_NO_PREALLOC, 1, 3);
+	struct bpf_insn p[] = {
+		ST(BPF_W, 10, -4, 0), MOV64_REG(2, 10), ALU64_IMM(BPF_ADD, 2, -4),
+		I(BPF_LD | BPF_IMM | BPF_DW, 1, BPF_PSEUDO_MAP_FD, 0, ls), I(0, 0, 0, 0, 0),
+		CALL(BPF_FUNC_map_lookup_elem), MOV64_IMM(0, 0), EXIT(),
+	};
+	union bpf_attr a;
+	int fd;
+
+	if (ls < 0)
+		return;
+	memset(&a, 0, sizeof(a));
+	a.prog_type = BPF_PROG_TYPE_SCHED_CLS;
+	a.insns = (uint64_t)(uintptr_t)p;
+	a.insn_cnt = sizeof(p) / sizeof(p[0]);
+	a.license = (uint64_t)(uintptr_t)"GPL";
+	a.log_buf = (uint64_t)(uintptr_t)log;
+	a.log_size = sizeof(log);
+	a.log_level = 1;
+	log[0] = 0;
+	fd = sys(BPF_PROG_LOAD, &a, sizeof(a));
+	if (fd >= 0) {
+		say(t, "%s tc lookup: ok\n", tn);
+		close(fd);
+	} else {
+		const char *line = log, *q;
+
+		for (q = log; *q; q += strcspn(q, "\n") + (q[strcspn(q, "\n")] == '\n'))
+			if (strncmp(q, "processed ", 10) && strncmp(q, "verification time", 17) &&
+			    strncmp(q, "stack depth", 11) && *q != '\n')
+				line = q;
+		say(t, "%s tc lookup: load %d %.*s\n", tn, -errno, (int)strcspn(line, "\n"), line);
+	}
+	close(ls);
+}
+
+static void script(sys_fn sys, struct transcript *t)
+{
+	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+		creates(sys, t, types[i].type, types[i].name);
+		elements(sys, t, types[i].type, types[i].name);
+		programs(sys, t, types[i].type, types[i].name);
+	}
+}
+
+static struct transcript kt, bt;
+
+int main(void)
+{
+	char tmpdir[] = "/tmp/bpfrt-localstorage-XXXXXX";
+
+	if (geteuid() != 0)
+		T_SKIP("needs root for the kernel side");
+	if (!mkdtemp(tmpdir))
+		return 1;
+	setenv("BPFRT_FS", tmpdir, 1);
+	make_keys();
+	script(kernel_bpf, &kt);
+	script(bpfrt_bpf, &bt);
+	compare_transcripts(&kt, &bt);
+	if (getenv("BPFRT_SHOW"))
+		fputs(kt.text, stdout);
+	printf("local storage oracle: %u lines each side\n", kt.says);
+	if (keys[K_CG_CHILD] >= 0) {
+		close(keys[K_CG_CHILD]);
+		rmdir(child_cg);
+	}
+	rmdir(tmpdir);
+	return t_done();
+}
