@@ -58,6 +58,9 @@ struct brt_prog_lines {
 	/* func_info: each function's BTF_KIND_FUNC id in types (the BTF object's), for the
 	 * verifier's global functions; NULL when the load had no func_info */
 	uint32_t *func_ids;
+	uint32_t *func_offs;      /* func_info: each function's first instruction */
+	/* the BTF the strings of lines point into (OBJ_GET_INFO_BY_FD gives their offsets
+	 * back), set whenever func_info or line_info was given */
 	const struct brt_btf *types;
 };
 

@@ -386,7 +386,8 @@ static int check_funcs(struct info_check *c, const union bpf_attr *attr,
 			    "subprogs\n");
 	out->linkage = calloc(c->nsub, 1);
 	out->func_ids = calloc(c->nsub, sizeof(*out->func_ids));
-	if (!out->linkage || !out->func_ids)
+	out->func_offs = calloc(c->nsub, sizeof(*out->func_offs));
+	if (!out->linkage || !out->func_ids || !out->func_offs)
 		return -ENOMEM;
 	out->types = c->btf;
 	for (uint32_t i = 0; i < c->nsub; i++) {
@@ -399,6 +400,7 @@ static int check_funcs(struct info_check *c, const union bpf_attr *attr,
 		/* static or global: the verifier's callbacks must be static */
 		out->linkage[i] = (uint8_t)BTF_INFO_VLEN(brt_btf_type(c->btf, fi.type_id)->info);
 		out->func_ids[i] = fi.type_id;
+		out->func_offs[i] = fi.insn_off;
 	}
 	out->nfuncs = c->nsub;
 	return 0;
@@ -418,6 +420,7 @@ static int check_lines(struct info_check *c, const union bpf_attr *attr,
 	out->lines = calloc(cnt, sizeof(*out->lines));
 	if (!out->lines)
 		return -ENOMEM;
+	out->types = c->btf;
 	for (uint32_t i = 0; i < cnt; i++) {
 		struct brt_vline *l = &out->lines[i];
 		const char *src, *file;
@@ -464,6 +467,7 @@ void brt_prog_lines_free(struct brt_prog_lines *l)
 	free(l->lines);
 	free(l->linkage);
 	free(l->func_ids);
+	free(l->func_offs);
 	free(l);
 }
 

@@ -15,6 +15,8 @@
 
 #include "api/api.h"
 #include "maps/maps.h"
+#include "btf/btf.h"
+#include "verifier/verifier.h"
 #include "vm/vm.h"
 #include "util/util.h"
 
@@ -137,12 +139,57 @@ static uint64_t boot_ns(uint64_t realtime_ns)
 	return realtime_ns > (uint64_t)off ? realtime_ns - (uint64_t)off : 0;
 }
 
+/* func_info and line_info as the load gave them (the kernel's bpf_prog_get_info_by_fd():
+ * the counts always, up to the caller's count of records copied, record sizes that are
+ * not the kernel's refused).  Only a program loaded in this process has them: its file
+ * keeps none, so one built from a pin answers 0 records, as a kernel program without
+ * BTF does.  bpfrt keeps the instructions as loaded, so the offsets need no adjusting. */
+static int prog_btf_info(struct brt_call *call, const struct brt_prog *prog,
+			 struct bpf_prog_info *info)
+{
+	const struct brt_prog_lines *pl = prog->lines;
+	uint32_t nf = pl && pl->func_offs ? pl->nfuncs : 0, nl = pl && pl->types ? pl->n : 0;
+	uint32_t uf = info->nr_func_info, ul = info->nr_line_info;
+
+	if ((uf || info->func_info_rec_size) &&
+	    info->func_info_rec_size != sizeof(struct bpf_func_info))
+		return -EINVAL;
+	if ((ul || info->line_info_rec_size) &&
+	    info->line_info_rec_size != sizeof(struct bpf_line_info))
+		return -EINVAL;
+	info->func_info_rec_size = sizeof(struct bpf_func_info);
+	info->line_info_rec_size = sizeof(struct bpf_line_info);
+	info->nr_func_info = nf;
+	info->nr_line_info = nl;
+	for (uint32_t i = 0; i < nf && i < uf; i++) {
+		struct bpf_func_info fi = { .insn_off = pl->func_offs[i],
+					    .type_id = pl->func_ids[i] };
+
+		if (call->ua->to(info->func_info + i * sizeof(fi), &fi, sizeof(fi)))
+			return -EFAULT;
+	}
+	for (uint32_t i = 0; i < nl && i < ul; i++) {
+		const struct brt_vline *v = &pl->lines[i];
+		struct bpf_line_info li = {
+			.insn_off = v->insn_off,
+			.file_name_off = (uint32_t)(v->file - pl->types->strs),
+			.line_off = (uint32_t)(v->src - pl->types->strs),
+			.line_col = v->line << 10 | (v->col & 0x3ff),
+		};
+
+		if (call->ua->to(info->line_info + i * sizeof(li), &li, sizeof(li)))
+			return -EFAULT;
+	}
+	return 0;
+}
+
 static int prog_info(struct brt_call *call, struct brt_prog *prog, uint32_t len)
 {
 	const struct brt_obj_hdr *hdr = &prog->obj.snap;
 	const struct brt_prog_mapref *t = brt_prog_file_maps(prog);
 	struct bpf_prog_info info;
 	uint32_t ulen, xlated = prog->insn_cnt * (uint32_t)sizeof(struct bpf_insn);
+	int err;
 
 	memset(&info, 0, sizeof(info));
 	if (call->ua->from(&info, call->attr->info.info, len))
@@ -158,8 +205,11 @@ static int prog_info(struct brt_call *call, struct brt_prog *prog, uint32_t len)
 	info.gpl_compatible = hdr->gpl ? 1 : 0;
 	info.jited_prog_len = 0;
 	info.nr_jited_ksyms = info.nr_jited_func_lens = 0;
-	info.nr_func_info = info.nr_line_info = info.nr_jited_line_info = 0;
+	info.nr_jited_line_info = 0;
 	info.nr_prog_tags = 0;
+	err = prog_btf_info(call, prog, &info);
+	if (err)
+		return err;
 	info.verified_insns = prog->verified_insns;
 	info.btf_id = hdr->btf_id;
 
