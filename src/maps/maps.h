@@ -301,6 +301,8 @@ BRT_MAP_HELPER(sock_map_update)
 BRT_MAP_HELPER(sk_assign)
 BRT_MAP_HELPER(sk_storage_get)    /* sk_storage.c */
 BRT_MAP_HELPER(sk_storage_delete)
+BRT_MAP_HELPER(spin_lock)         /* spin_lock.c */
+BRT_MAP_HELPER(spin_unlock)
 #undef BRT_MAP_HELPER
 
 /* The helpers this folder implements, for the registry (src/helpers/registry.c): one
@@ -324,6 +326,10 @@ BRT_MAP_HELPER(sk_storage_delete)
 	X(BPF_FUNC_perf_event_read_value, brt_helper_perf_event_read_value,              \
 	  BRT_FOR_ALL | BRT_NEED_PERFMON)                                                \
 	X(BPF_FUNC_for_each_map_elem, brt_helper_for_each_map_elem, BRT_FOR_ALL)         \
+	/* bpf_base_func_proto with CAP_BPF; the verifier keeps socket filters and      \
+	 * tracing types from maps with a lock (cfg.c) */                                 \
+	X(BPF_FUNC_spin_lock, brt_helper_spin_lock, BRT_FOR_ALL | BRT_NEED_BPF)          \
+	X(BPF_FUNC_spin_unlock, brt_helper_spin_unlock, BRT_FOR_ALL | BRT_NEED_BPF)      \
 	X(BPF_FUNC_redirect_map, brt_helper_redirect_map, BRT_FOR_XDP)                   \
 	X(BPF_FUNC_get_stackid, brt_helper_get_stackid, BRT_FOR_TRACE | BRT_FOR_SYSCALL) \
 	X(BPF_FUNC_get_stack, brt_helper_get_stack, BRT_FOR_TRACE | BRT_FOR_SYSCALL)     \

@@ -24,6 +24,8 @@
 #include <time.h>
 
 #include "maps/maps.h"
+#include "util/util.h"
+#include "vm/vm.h"
 
 static _Atomic uint32_t *lock_of(const struct brt_map *map, void *value)
 {
@@ -389,4 +391,71 @@ int brt_map_lock_lookup_and_delete(struct brt_map *map, const void *key, void *v
 	if (!err)
 		err = map->ops->delete(map, key);
 	return err;
+}
+
+/* ---- bpf_spin_lock / bpf_spin_unlock for programs ------------------------------------
+ * The same word and owner encoding as BPF_F_LOCK above, so programs and the syscall side
+ * exclude each other (the kernel's bpf_spin_lock in a map value).  The verifier allows
+ * nothing but loads, stores and bpf-to-bpf calls between lock and unlock, so a live
+ * holder releases within a few instructions.  What a waiter may meet instead:
+ *   - a holder killed in its region (a SIGKILLed process): its owner word names a dead
+ *     thread, and the lock is taken over after about a millisecond (spin_lock()); if the
+ *     dead holder was a BPF_F_LOCK update, its committed record is applied first, as
+ *     copy_locked() does; a program killed between its stores leaves the ones it made
+ *     (the kernel's holder is never killed there);
+ *   - a holder that stays alive and never releases (a stopped process): after a second
+ *     the waiting program's run ends with r0 = 0 and a warning, rather than spinning for
+ *     ever or entering a region it does not own.  A map is never deadlocked. */
+
+/* The map of the program's whose value holds the lock word w, or NULL (the value's
+ * journal is only reached through its map). */
+static struct brt_map *map_of_lock(struct bpfrt_run_ctx *ctx, const void *w)
+{
+	const struct brt_prog_maps *pm = bpfrt_run_user(ctx);
+
+	if (!pm || pm->magic != BRT_PROG_MAPS_MAGIC)
+		return NULL;
+	for (uint32_t i = 0; i < pm->n; i++) {
+		struct brt_map *m = pm->maps[i];
+
+		if (m->lock_off >= 0 && (const char *)w >= (const char *)m->data &&
+		    (const char *)w < (const char *)m->data + m->data_size)
+			return m;
+	}
+	return NULL;
+}
+
+uint64_t brt_helper_spin_lock(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5,
+			      struct bpfrt_run_ctx *ctx)
+{
+	_Atomic uint32_t *w = (_Atomic uint32_t *)(uintptr_t)r1;
+	struct brt_map *map;
+	uint32_t dead;
+
+	(void)r2, (void)r3, (void)r4, (void)r5;
+	if (r1 % 4 || (ctx->checked && !bpfrt_run_access_ok(ctx, w, 4, 1))) {
+		bpfrt_run_stop(ctx, 0);
+		return 0;
+	}
+	if (spin_lock(w, &dead)) {
+		brt_print(BPFRT_WARN, "bpfrt: bpf_spin_lock: the lock has been held by a live "
+				      "thread for over a second; run stopped\n");
+		bpfrt_run_stop(ctx, 0);
+		return 0;
+	}
+	if (dead && (map = map_of_lock(ctx, w)))
+		journal_redo(map, (char *)(uintptr_t)r1 - map->lock_off, dead);
+	return 0;
+}
+
+uint64_t brt_helper_spin_unlock(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+				uint64_t r5, struct bpfrt_run_ctx *ctx)
+{
+	(void)r2, (void)r3, (void)r4, (void)r5;
+	if (r1 % 4 || (ctx->checked && !bpfrt_run_access_ok(ctx, (void *)(uintptr_t)r1, 4, 1))) {
+		bpfrt_run_stop(ctx, 0);
+		return 0;
+	}
+	spin_unlock((_Atomic uint32_t *)(uintptr_t)r1);
+	return 0;
 }

@@ -351,7 +351,11 @@ static void mark_ptr_or_null(struct brt_env *env, struct brt_vstate *st, int reg
 				reg->ref_obj_id = 0;
 			} else {
 				reg->type &= ~PTR_MAYBE_NULL;
-				reg->id = 0;
+				/* a value with a bpf_spin_lock keeps the id: the lock is
+				 * released through the same pointer (calls.c) */
+				if (!(BASE_TYPE(reg->type) == PTR_TO_MAP_VALUE &&
+				      env->maps[reg->map_idx].info.spin_lock_off1))
+					reg->id = 0;
 				/* a sockmap/sockhash element is a socket (mark_ptr_not_null_reg()) */
 				if (reg->type == PTR_TO_MAP_VALUE &&
 				    (env->maps[reg->map_idx].info.type == BPF_MAP_TYPE_SOCKMAP ||

@@ -422,6 +422,11 @@ static int reg_type_ok(struct brt_env *env, int regno, int arg)
 			return 0;
 		expected = "scalar";
 		break;
+	case BRT_ARG_PTR_TO_SPIN_LOCK: /* or an allocated object's, which bpfrt has not */
+		if (t == PTR_TO_MAP_VALUE)
+			return 0;
+		expected = "map_value, ptr_";
+		break;
 	case BRT_ARG_PTR_TO_BTF_ID_SEQ_FILE:
 	case BRT_ARG_PTR_TO_BTF_ID_TASK: /* the kernel's btf_ptr_types */
 		if (t == PTR_TO_BTF_ID || t == (PTR_TO_BTF_ID | PTR_TRUSTED) ||
@@ -507,6 +512,64 @@ static int64_t const_map_key(struct brt_env *env, const struct brt_reg *key, uin
 	if (brt_mark_precise_batch(env))
 		return -1;
 	return (int64_t)s->spilled.var_off.value;
+}
+
+/* Two entries of env->maps for the same map (the kernel compares map pointers). */
+static int same_map(const struct brt_env *env, int a, int b)
+{
+	return a == b || (env->maps[a].info.ptr && env->maps[a].info.ptr == env->maps[b].info.ptr);
+}
+
+/* The kernel's process_spin_lock(): the argument points at the value's struct
+ * bpf_spin_lock; bpf_spin_lock takes it (one at a time), bpf_spin_unlock releases the
+ * one taken through the same map value pointer (its id: the NULL check's, kept for
+ * values with a lock). */
+static int process_spin_lock(struct brt_env *env, int regno, int is_lock)
+{
+	const struct brt_reg *reg = &brt_cur_regs(env)[regno];
+	const struct brt_map_info *m = &env->maps[reg->map_idx].info;
+	struct brt_vstate *st = env->cur;
+	int64_t at = (int64_t)reg->var_off.value + reg->off;
+
+	if (!brt_tnum_is_const(reg->var_off)) {
+		brt_verr(env, "R%d doesn't have constant offset. bpf_spin_lock has to be at the "
+			      "constant offset\n", regno);
+		return -EINVAL;
+	}
+	if (!m->has_btf) {
+		brt_verr(env, "map '%s' has to have BTF in order to use bpf_spin_lock\n",
+			 m->map_name);
+		return -EINVAL;
+	}
+	if (!m->spin_lock_off1) {
+		brt_verr(env, "map '%s' has no valid bpf_spin_lock\n", m->map_name);
+		return -EINVAL;
+	}
+	if (at != (int64_t)m->spin_lock_off1 - 1) {
+		brt_verr(env, "off %lld doesn't point to 'struct bpf_spin_lock' that is at %d\n",
+			 (long long)at, (int)m->spin_lock_off1 - 1);
+		return -EINVAL;
+	}
+	if (is_lock) {
+		if (st->lock_map) {
+			brt_verr(env, "Locking two bpf_spin_locks are not allowed\n");
+			return -EINVAL;
+		}
+		st->lock_map = (uint16_t)(reg->map_idx + 1);
+		st->lock_id = reg->id;
+		return 0;
+	}
+	if (!st->lock_map) {
+		brt_verr(env, "bpf_spin_unlock without taking a lock\n");
+		return -EINVAL;
+	}
+	if (!same_map(env, st->lock_map - 1, reg->map_idx) || st->lock_id != reg->id) {
+		brt_verr(env, "bpf_spin_unlock of different lock\n");
+		return -EINVAL;
+	}
+	st->lock_map = 0;
+	st->lock_id = 0;
+	return 0;
 }
 
 static int check_size_arg(struct brt_env *env, int regno, int zero_ok, int prev_arg)
@@ -632,6 +695,8 @@ static int check_arg(struct brt_env *env, int i, const struct brt_helper_proto *
 	if (arg == BRT_ARG_PTR_TO_BTF_ID_SOCK_COMMON)
 		return 0;
 	switch (arg) {
+	case BRT_ARG_PTR_TO_SPIN_LOCK:
+		return process_spin_lock(env, regno, fn->id == BPF_FUNC_spin_lock);
 	case BRT_ARG_PTR_TO_FUNC:
 		meta->subprogno = reg->map_idx;
 		return 0;
@@ -995,6 +1060,10 @@ static void set_return(struct brt_env *env, const struct brt_helper_proto *fn,
 		break;
 	}
 	if (r0->type & PTR_MAYBE_NULL)
+		r0->id = ++env->id_gen;
+	/* a value holding a bpf_spin_lock that is never NULL gets an id all the same: the
+	 * lock is released through a pointer with the id it was taken through */
+	if (r0->type == PTR_TO_MAP_VALUE && meta->map && meta->map->spin_lock_off1)
 		r0->id = ++env->id_gen;
 	/* as the kernel: a cast shares its argument's reference; an acquired object gets a
 	 * new one, whose id also serves for the NULL check (so the id above is skipped) */

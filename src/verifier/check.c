@@ -231,6 +231,11 @@ static int do_exit(struct brt_env *env, int *do_print)
 		brt_verr(env, "BPF_EXIT uses reserved fields\n");
 		return -EINVAL;
 	}
+	if (!env->cur->curframe && env->cur->lock_map) {
+		brt_verr(env, "BPF_EXIT instruction in main prog cannot be used inside "
+			      "bpf_spin_lock-ed region\n");
+		return -EINVAL;
+	}
 	if (env->cur->curframe) {
 		err = brt_prepare_func_exit(env, &env->insn_idx);
 		if (err)
@@ -255,6 +260,11 @@ static int do_jmp(struct brt_env *env, const struct bpf_insn *insn, int *do_prin
 		    (insn->src_reg != 0 && insn->src_reg != BPF_PSEUDO_CALL) || insn->dst_reg ||
 		    cls == BPF_JMP32) {
 			brt_verr(env, "BPF_CALL uses reserved fields\n");
+			return -EINVAL;
+		}
+		/* inside a bpf_spin_lock region only bpf_spin_unlock and bpf-to-bpf calls */
+		if (env->cur->lock_map && insn->src_reg == 0 && insn->imm != BPF_FUNC_spin_unlock) {
+			brt_verr(env, "function calls are not allowed while holding a lock\n");
 			return -EINVAL;
 		}
 		if (insn->src_reg == BPF_PSEUDO_CALL)

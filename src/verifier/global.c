@@ -604,6 +604,11 @@ int brt_global_call(struct brt_env *env, int sub)
 	}
 	if (!global)
 		return 0;
+	if (env->cur->lock_map) {
+		brt_verr(env, "global function calls are not allowed while holding a lock,\n"
+			      "use static function instead\n");
+		return -EINVAL;
+	}
 	if (err) {
 		brt_verr(env, "Caller passes invalid args into func#%d ('%s')\n", sub,
 			 brt_subprog_name(env, sub));

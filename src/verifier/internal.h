@@ -164,6 +164,11 @@ struct brt_vstate {
 	uint32_t hist;             /* the kernel's jmp_history_cnt: jump points and stack
 				    * spills/fills passed since the last stored state */
 	int speculative;           /* a path only speculative execution takes (ptr_alu.c) */
+	/* a bpf_spin_lock held (calls.c): 1 + the map's index in env->maps, 0: none, and the
+	 * id of the map value pointer it was taken through (the kernel's active_lock_ptr
+	 * and active_lock_id) */
+	uint16_t lock_map;
+	uint32_t lock_id;
 	/* the path since the parent state: first and last insn, and the entries where it
 	 * did not go straight on (stored and pushed states keep theirs) */
 	int first_insn_idx;

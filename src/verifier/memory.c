@@ -688,6 +688,10 @@ int brt_check_ld_abs(struct brt_env *env, const struct bpf_insn *insn)
 	err = brt_check_reg_arg(env, BPF_REG_6, SRC_OP);
 	if (err)
 		return err;
+	if (env->cur->lock_map) {
+		brt_verr(env, "BPF_LD_[ABS|IND] cannot be used inside bpf_spin_lock-ed region\n");
+		return -EINVAL;
+	}
 	if (env->cur->nrefs) {
 		brt_verr(env, "Unreleased reference id=%u alloc_insn=%d\n", env->cur->refs[0].id,
 			 env->cur->refs[0].insn_idx);

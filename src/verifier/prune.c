@@ -233,6 +233,8 @@ static int states_equal(struct brt_env *env, const struct brt_vstate *o,
 	for (int i = 0; i < o->nrefs; i++)
 		if (!check_ids(o->refs[i].id, c->refs[i].id, &m))
 			return 0;
+	if (o->lock_map != c->lock_map || (o->lock_map && !check_ids(o->lock_id, c->lock_id, &m)))
+		return 0;
 	for (int i = o->curframe; i >= 0; i--) {
 		uint16_t live, rel;
 		uint64_t slive;

@@ -221,6 +221,8 @@ int brt_state_copy(struct brt_vstate *dst, const struct brt_vstate *src)
 		memcpy(dst->hent, src->hent, src->hcnt * sizeof(*dst->hent));
 	dst->hcnt = src->hcnt;
 	dst->speculative = src->speculative;
+	dst->lock_map = src->lock_map;
+	dst->lock_id = src->lock_id;
 	for (int i = 0; i <= src->curframe; i++) {
 		dst->frame[i] = frame_dup(src->frame[i]);
 		if (!dst->frame[i])

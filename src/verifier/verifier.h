@@ -84,6 +84,8 @@ struct brt_map_info {
 	/* 1 + offset of the value's struct bpf_spin_lock (map BTF), 0: none; programs may
 	 * not load or store it */
 	uint32_t spin_lock_off1;
+	int has_btf;          /* created with BTF (bpf_spin_lock needs it) */
+	char map_name[16];    /* BPF_OBJ_NAME_LEN: the map's name for messages */
 };
 
 /* A source line for the log: BPF_PROG_LOAD's line_info resolved against its BTF. */

@@ -46,6 +46,7 @@ enum brt_arg_type {
 	BRT_ARG_PTR_TO_SOCKET_OR_NULL, /* a full socket (struct bpf_sock) or 0 */
 	BRT_ARG_PTR_TO_MEM_WRITE,  /* initialised memory the helper writes (ARG_PTR_TO_MEM |
 				    * MEM_WRITE): not read-only; stack it covers becomes unknown */
+	BRT_ARG_PTR_TO_SPIN_LOCK,  /* the struct bpf_spin_lock of a map value */
 };
 
 /* Kinds of helper return values. */
