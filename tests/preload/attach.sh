@@ -16,7 +16,8 @@
 #    handle/priority/prog_id, bpf_tc_detach) count the UDP datagrams sent on lo;
 #  - sf.c, in a network namespace of its own: SO_ATTACH_BPF of a socket filter on a UDP
 #    socket drops and trims datagrams as the kernel's does, read with recv, recvfrom,
-#    recvmsg and read; SO_DETACH_BPF.
+#    recvmsg and read; SO_DETACH_BPF; on a packet socket (the filter sees the IP header)
+#    it keeps 3 datagrams to the port trimmed to 32 bytes and drops 3 others.
 # Kprobes take the same road in bpfrt (bpfrt_perf_event_attach()); they are compared
 # only where the kernel has them (CONFIG_KPROBES).
 # Needs root (the kernel runs, perf_event_open of probes).  Usage: attach.sh BPFRT SOURCE_DIR
@@ -114,6 +115,17 @@ if unshare -n sh -c 'ip link set lo up' 2>/dev/null; then
 		diff "$T/sf.kernel" "$T/sf.bpfrt" >&2
 	fi
 	cat "$T/sf.bpfrt"
+	unshare -n sh -c "ip link set lo up && APP_VERBOSE=1 exec '$T/sf' --packet" > "$T/sfp.kernel" 2>&1
+	unshare -n sh -c "ip link set lo up && APP_VERBOSE=1 exec '$BPFRT' exec -- '$T/sf' --packet" \
+		> "$T/sfp.bpfrt" 2>&1
+	if [ "$(grep -c '^packet: 32 bytes, .*to the port: yes$' "$T/sfp.kernel")" = 3 ] &&
+	   ! grep -q 'to the port: no' "$T/sfp.kernel" && cmp -s "$T/sfp.kernel" "$T/sfp.bpfrt"; then
+		ok
+	else
+		fail "socket filter on a packet socket: kernel and bpfrt differ:"
+		cat "$T/sfp.kernel" >&2
+		diff "$T/sfp.kernel" "$T/sfp.bpfrt" >&2
+	fi
 else
 	echo "net: skipped: no network namespace (unshare -n) or ip(8)"
 fi

@@ -42,3 +42,18 @@ int udp_filter(struct __sk_buff *skb)
 		return 8 + 4;
 	return skb->len;
 }
+
+/* For a packet socket of type SOCK_DGRAM (sf --packet): the filter sees the IP header
+ * first; UDP to the port is kept up to 4 payload bytes, everything else dropped. */
+SEC("socket")
+int ip_filter(struct __sk_buff *skb)
+{
+	__u16 dport = 0;
+	__u8 proto = 0;
+
+	if (bpf_skb_load_bytes(skb, 9, &proto, 1) || proto != 17 /* IPPROTO_UDP */)
+		return 0;
+	if (bpf_skb_load_bytes(skb, 22, &dport, 2) || dport != bpf_htons(port))
+		return 0;
+	return 20 + 8 + 4;
+}

@@ -2,9 +2,15 @@
  * on a UDP socket with SO_ATTACH_BPF, run once on the kernel and once under `bpfrt
  * exec`: both print the same.  Five datagrams are sent to the socket; the filter drops
  * the one starting with 'x' and trims the one starting with 't' to 4 bytes; they are
- * read with recv, recvfrom, recvmsg and read.  After SO_DETACH_BPF nothing is filtered. */
+ * read with recv, recvfrom, recvmsg and read.  After SO_DETACH_BPF nothing is filtered.
+ *   sf --packet: the filter on a packet socket (SOCK_DGRAM, ETH_P_IP, bound to lo) keeps
+ *   the UDP datagrams to the port (both of loopback's copies), trimmed to 32 bytes, and
+ *   drops the rest. */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <linux/if_ether.h>
+#include <linux/if_packet.h>
+#include <net/if.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,7 +46,49 @@ static void show(const char *how, ssize_t n, const char *buf)
 		printf("%s: %zd bytes \"%.*s\"\n", how, n, (int)n, buf);
 }
 
-int main(void)
+/* sf --packet */
+static int packet(struct sf *skel, struct sockaddr_in *to)
+{
+	struct sockaddr_ll sll = { .sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_IP),
+				   .sll_ifindex = (int)if_nametoindex("lo") };
+	struct timeval tv = { 0, 300000 };
+	struct sockaddr_in other = *to;
+	int ps = socket(AF_PACKET, SOCK_DGRAM, htons(ETH_P_IP)), tx, pfd, err;
+	char buf[2048];
+	ssize_t n;
+
+	if (ps < 0 || bind(ps, (struct sockaddr *)&sll, sizeof(sll)))
+		return printf("packet socket: %s\n", strerror(errno)), 1;
+	pfd = bpf_program__fd(skel->progs.ip_filter);
+	err = setsockopt(ps, SOL_SOCKET, SO_ATTACH_BPF, &pfd, sizeof(pfd));
+	printf("SO_ATTACH_BPF on a packet socket: %s\n", err ? strerror(errno) : "ok");
+	setsockopt(ps, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	tx = socket(AF_INET, SOCK_DGRAM, 0);
+	other.sin_port = htons((uint16_t)(ntohs(to->sin_port) ^ 1));
+	for (int i = 0; i < 3; i++) {
+		sendto(tx, "to-the-port", 11, 0, (struct sockaddr *)to, sizeof(*to));
+		sendto(tx, "elsewhere", 9, 0, (struct sockaddr *)&other, sizeof(other));
+	}
+	for (;;) {
+		socklen_t len = sizeof(sll);
+		uint16_t dport = 0;
+
+		n = recvfrom(ps, buf, sizeof(buf), 0, (struct sockaddr *)&sll, &len);
+		if (n < 0)
+			break;
+		if (n >= 24)
+			memcpy(&dport, buf + 22, 2);
+		printf("packet: %zd bytes, %s, to the port: %s\n", n,
+		       sll.sll_pkttype == PACKET_OUTGOING ? "outgoing" : "received",
+		       dport == to->sin_port ? "yes" : "no");
+	}
+	printf("then: %s\n", strerror(errno));
+	sf__destroy(skel);
+	printf("done\n");
+	return 0;
+}
+
+int main(int argc, char **argv)
 {
 	static const char *const msgs[] = { "a-one", "x-drop", "b-two", "t-trimmed", "c-three" };
 	struct sockaddr_in to, from;
@@ -68,6 +116,8 @@ int main(void)
 	printf("load: %d\n", err);
 	if (err)
 		return 1;
+	if (argc > 1 && !strcmp(argv[1], "--packet"))
+		return packet(skel, &to);
 	pfd = bpf_program__fd(skel->progs.udp_filter);
 	err = setsockopt(rx, SOL_SOCKET, SO_ATTACH_BPF, &pfd, sizeof(pfd));
 	printf("SO_ATTACH_BPF: %s\n", err ? strerror(errno) : "ok");
