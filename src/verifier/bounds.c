@@ -616,6 +616,7 @@ static void scalar_alu(struct brt_env *env, const struct bpf_insn *insn, struct 
 		brt_zext_32_to_64(d);
 	/* the result is a new value: it is no longer a copy of anything */
 	d->id = 0;
+	d->off = 0;
 	brt_reg_bounds_sync(d);
 }
 
@@ -657,8 +658,46 @@ static int adjust_reg_min_max(struct brt_env *env, const struct bpf_insn *insn)
 	}
 	if (brt_sanitize_val_alu(env, insn))
 		return -EACCES;
+	uint32_t id = dst->id;
+
 	scalar_alu(env, insn, dst, *src);
+	/* r1 = r2; r1 += K (64-bit, 0 <= K <= S32_MAX, privileged): r1 stays linked to r2 at
+	 * offset K, so a bounds check on either narrows both (the kernel's BPF_ADD_CONST, in
+	 * adjust_reg_min_max_vals); one offset only, a second add unlinks */
+	if (env->bpf_capable && op == BPF_ADD && BPF_CLASS(insn->code) == BPF_ALU64 && id &&
+	    !(id & BRT_ADD_CONST) && brt_tnum_is_const(src->var_off) &&
+	    src->var_off.value <= INT32_MAX) {
+		dst->id = id | BRT_ADD_CONST;
+		dst->off = (int32_t)src->var_off.value;
+	}
 	return 0;
+}
+
+void brt_assign_scalar_id(struct brt_env *env, struct brt_reg *reg)
+{
+	if (reg->type != SCALAR_VALUE)
+		return;
+	if (reg->id & BRT_ADD_CONST) {
+		reg->id = 0;
+		reg->off = 0;
+	}
+	if (!reg->id && !brt_tnum_is_const(reg->var_off))
+		reg->id = ++env->id_gen;
+}
+
+void brt_scalar_add_const(struct brt_env *env, struct brt_reg *reg, int64_t delta)
+{
+	struct bpf_insn add = { .code = BPF_ALU64 | BPF_ADD | BPF_K };
+	struct brt_reg k;
+	uint32_t id = reg->id;
+	int32_t off = reg->off;
+
+	memset(&k, 0, sizeof(k));
+	k.type = SCALAR_VALUE;
+	brt_mark_reg_known(&k, (uint64_t)delta);
+	scalar_alu(env, &add, reg, k);
+	reg->id = id;
+	reg->off = off;
 }
 
 static int check_mov(struct brt_env *env, const struct bpf_insn *insn)
@@ -693,17 +732,18 @@ static int check_mov(struct brt_env *env, const struct bpf_insn *insn)
 
 	if (alu64 && insn->off == 0) {
 		/* copies share an id so a bounds check on one narrows the other */
-		if (src.type == SCALAR_VALUE && !src.id && !brt_tnum_is_const(src.var_off))
-			regs[insn->src_reg].id = src.id = ++env->id_gen;
-		*dst = src;
+		brt_assign_scalar_id(env, &regs[insn->src_reg]);
+		*dst = regs[insn->src_reg];
 		return 0;
 	}
 	/* a 32-bit or sign-extending copy of a scalar it leaves unchanged (it fits in 32
 	 * bits, or below the sign bit of the width) is linked too, as the kernel's
 	 * assign_scalar_id_before_mov() in check_alu_op() */
-	if (src.type == SCALAR_VALUE && !src.id && !brt_tnum_is_const(src.var_off) &&
-	    (insn->off ? src.umax < (1ULL << (insn->off - 1)) : src.umax <= UINT32_MAX))
-		regs[insn->src_reg].id = src.id = ++env->id_gen;
+	if (src.type == SCALAR_VALUE &&
+	    (insn->off ? src.umax < (1ULL << (insn->off - 1)) : src.umax <= UINT32_MAX)) {
+		brt_assign_scalar_id(env, &regs[insn->src_reg]);
+		src = regs[insn->src_reg];
+	}
 	if (brt_is_pointer_value(env, insn->src_reg)) {
 		brt_verr(env, alu64 || insn->off ? "R%d sign-extension part of pointer\n"
 						 : "R%d partial copy of pointer\n",
@@ -714,8 +754,10 @@ static int check_mov(struct brt_env *env, const struct bpf_insn *insn)
 		brt_mark_reg_unknown(env, dst);
 	} else {
 		*dst = src;
-		if (insn->off ? src.umax >= (1ULL << (insn->off - 1)) : src.umax > UINT32_MAX)
+		if (insn->off ? src.umax >= (1ULL << (insn->off - 1)) : src.umax > UINT32_MAX) {
 			dst->id = 0;
+			dst->off = 0;
+		}
 		if (alu64)
 			brt_coerce_reg_to_size_sx(dst, insn->off >> 3);
 		else if (insn->off)
@@ -767,6 +809,7 @@ static int check_neg_end(struct brt_env *env, const struct bpf_insn *insn)
 		/* a new value, no longer a copy of another register (unlike the kernel,
 		 * which keeps the id here) */
 		dst->id = 0;
+		dst->off = 0;
 		brt_reg_bounds_sync(dst);
 		return 0;
 	}

@@ -461,6 +461,26 @@ static int match_pkt_pointers(const struct bpf_insn *insn, const struct brt_reg 
 }
 
 /* Scalars sharing an id are copies: what one branch learns about one holds for all. */
+/* reg is known's linked value plus its own offset less known's (an unflagged one's is 0) */
+static void sync_one(struct brt_env *env, struct brt_reg *reg, const struct brt_reg *known)
+{
+	int64_t delta;
+
+	if (reg == known || reg->type != SCALAR_VALUE ||
+	    (reg->id & ~BRT_ADD_CONST) != (known->id & ~BRT_ADD_CONST))
+		return;
+	delta = (int64_t)(reg->id & BRT_ADD_CONST ? reg->off : 0) -
+		(known->id & BRT_ADD_CONST ? known->off : 0);
+	uint32_t id = reg->id;
+	int32_t off = reg->off;
+
+	*reg = *known;
+	reg->id = id;
+	reg->off = off;
+	if (delta)
+		brt_scalar_add_const(env, reg, delta);
+}
+
 /* What a branch learnt about known holds for the scalars linked to it: the live registers
  * and spilled scalars brt_hist_linked() kept the id of (the kernel's sync_linked_regs()
  * over what collect_linked_regs() found) */
@@ -473,14 +493,11 @@ static void sync_linked(struct brt_env *env, struct brt_vstate *st, const struct
 		uint16_t live = brt_frame_live_regs(env, st, fr);
 
 		for (int r = 0; r < BPF_REG_10; r++)
-			if ((live & (1u << r)) && &f->regs[r] != known &&
-			    f->regs[r].type == SCALAR_VALUE && f->regs[r].id == known->id)
-				f->regs[r] = *known;
+			if (live & (1u << r))
+				sync_one(env, &f->regs[r], known);
 		for (int s = 0; s < f->allocated_stack / 8; s++)
-			if (brt_is_spilled(&f->stack[s]) && &f->stack[s].spilled != known &&
-			    f->stack[s].spilled.type == SCALAR_VALUE &&
-			    f->stack[s].spilled.id == known->id)
-				f->stack[s].spilled = *known;
+			if (brt_is_spilled(&f->stack[s]))
+				sync_one(env, &f->stack[s].spilled, known);
 	}
 }
 

@@ -93,7 +93,8 @@ struct brt_reg {
 	uint32_t u32_max;
 	uint32_t type;       /* enum brt_reg_type | flags */
 	int32_t off;         /* fixed offset of a pointer */
-	uint32_t id;         /* shared by copies: null checks and bounds apply to all */
+	uint32_t id;         /* shared by copies: null checks and bounds apply to all; a
+			      * scalar's with BRT_ADD_CONST is its id's value plus off */
 	uint32_t ref_obj_id; /* acquired reference this pointer belongs to */
 	int32_t range;       /* packet: bytes after the pointer proven inside the packet */
 	uint32_t mem_size;   /* PTR_TO_MEM: bytes */
@@ -537,6 +538,14 @@ int brt_hist_note(struct brt_env *env, int prev_idx);
 void brt_hist_stack(struct brt_env *env, int frameno, int spi);
 /* registers live in frame fr of st: before the current insn in the top frame, before the
  * call in a caller (the kernel's live_regs_before at frame_insn_idx()) */
+/* a scalar id's flag: this register holds the linked value plus its off (the kernel's
+ * BPF_ADD_CONST, after r1 = r2; r1 += K) */
+#define BRT_ADD_CONST (1u << 31)
+/* before a scalar is copied (mov, spill): give it an id so the copies are linked, first
+ * dropping a constant-offset link (the kernel's assign_scalar_id_before_mov) */
+void brt_assign_scalar_id(struct brt_env *env, struct brt_reg *reg);
+/* reg += delta on a scalar's bounds and bits, its id and off kept */
+void brt_scalar_add_const(struct brt_env *env, struct brt_reg *reg, int64_t delta);
 uint16_t brt_frame_live_regs(const struct brt_env *env, const struct brt_vstate *st, int fr);
 void brt_hist_linked(struct brt_env *env, const struct brt_reg *known);
 /* a scalar in regno of the current frame decided something: every stored state on the

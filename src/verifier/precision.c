@@ -144,7 +144,7 @@ void brt_hist_linked(struct brt_env *env, const struct brt_reg *known)
 	/* the kernel's collect_linked_regs(): live registers and spilled scalars, innermost
 	 * frame first; past LINKED_MAX the rest lose the id (they learn nothing from the
 	 * branch, and need no history) */
-	uint32_t id = known->id;
+	uint32_t id = known->id & ~BRT_ADD_CONST;
 
 	for (int fr = st->curframe; fr >= 0; fr--) {
 		struct brt_frame *f = st->frame[fr];
@@ -153,7 +153,8 @@ void brt_hist_linked(struct brt_env *env, const struct brt_reg *known)
 		for (int r = 0; r < BPF_REG_10; r++) {
 			struct brt_reg *reg = &f->regs[r];
 
-			if (!(live & (1u << r)) || reg->type != SCALAR_VALUE || reg->id != id)
+			if (!(live & (1u << r)) || reg->type != SCALAR_VALUE ||
+			    (reg->id & ~BRT_ADD_CONST) != id)
 				continue;
 			if (h->nlinked == LINKED_MAX)
 				reg->id = 0;
@@ -163,7 +164,8 @@ void brt_hist_linked(struct brt_env *env, const struct brt_reg *known)
 		for (int s = 0; s < f->allocated_stack / 8; s++) {
 			struct brt_reg *reg = &f->stack[s].spilled;
 
-			if (!brt_is_spilled(&f->stack[s]) || reg->type != SCALAR_VALUE || reg->id != id)
+			if (!brt_is_spilled(&f->stack[s]) || reg->type != SCALAR_VALUE ||
+			    (reg->id & ~BRT_ADD_CONST) != id)
 				continue;
 			if (h->nlinked == LINKED_MAX)
 				reg->id = 0;

@@ -144,7 +144,9 @@ static void print_reg(struct brt_env *env, const struct brt_frame *f, const stru
 		brt_vinfo(env, "%s", brt_btf_reg_name(env, reg->btf_id));
 	brt_vinfo(env, "(");
 	if (reg->id)
-		VA("id=%u", reg->id);
+		VA("id=%u", reg->id & ~BRT_ADD_CONST);
+	if (reg->id & BRT_ADD_CONST)
+		brt_vinfo(env, "%+d", reg->off);
 	if (reg->ref_obj_id)
 		VA("ref_obj_id=%u", reg->ref_obj_id);
 	if (bt == CONST_PTR_TO_MAP || bt == PTR_TO_MAP_VALUE || bt == PTR_TO_MAP_KEY) {

@@ -42,8 +42,8 @@ static int check_ids(uint32_t old_id, uint32_t cur_id, struct idmap *m)
  * exist in the current one.  An id of 0 links nothing: it stands for a fresh id. */
 static int check_scalar_ids(uint32_t old_id, uint32_t cur_id, struct idmap *m)
 {
-	old_id = old_id ? old_id : 0x80000000u | ++m->tmp;
-	cur_id = cur_id ? cur_id : 0x80000000u | ++m->tmp;
+	old_id = old_id ? old_id : ++m->tmp;
+	cur_id = cur_id ? cur_id : ++m->tmp;
 	return check_ids(old_id, cur_id, m);
 }
 
@@ -86,6 +86,10 @@ static int regsafe(const struct brt_reg *o, const struct brt_reg *c, struct idma
 		 * explored), is as good as any */
 		if (!relevant)
 			return 1;
+		/* linked at a constant offset: the same offset (the kernel's regsafe) */
+		if ((o->id & BRT_ADD_CONST) != (c->id & BRT_ADD_CONST) ||
+		    ((o->id & BRT_ADD_CONST) && o->off != c->off))
+			return 0;
 		return range_within(o, c) && brt_tnum_in(o->var_off, c->var_off) &&
 		       check_scalar_ids(o->id, c->id, m);
 	case PTR_TO_MAP_VALUE:
@@ -224,7 +228,8 @@ enum { CMP_RANGE, CMP_EXACT, CMP_ACTIVE };
 static int states_equal(struct brt_env *env, const struct brt_vstate *o,
 			const struct brt_vstate *c, int insn_idx, int mode)
 {
-	struct idmap m = { .n = 0 };
+	/* ids standing in for 0 start past every real one (the kernel's tmp_id_gen) */
+	struct idmap m = { .n = 0, .tmp = env->id_gen };
 	int exact = mode == CMP_EXACT;
 
 	/* a state only speculative execution reaches never prunes a real one */

@@ -107,8 +107,8 @@ static int stack_write_fixed(struct brt_env *env, struct brt_frame *f, int off, 
 	if (reg && !(off % 8) && reg->type == SCALAR_VALUE && env->bpf_capable) {
 		int fits = reg_width(reg) <= 8 * size;
 
-		if (fits && !reg->id && !brt_tnum_is_const(reg->var_off))
-			reg->id = ++env->id_gen;
+		if (fits)
+			brt_assign_scalar_id(env, reg);
 		save_spill(f, spi, reg, size);
 		if (!fits)
 			s->spilled.id = 0;

@@ -35,6 +35,21 @@ static const struct vcase cases[] = {
 					    MOV64_REG(4, 10), ALU64_IMM(BPF_ADD, 4, -16),
 					    ALU64_REG(BPF_ADD, 4, 3), ST(BPF_B, 4, 0, 0),
 					    MOV64_IMM(0, 0), EXIT()) },
+	/* r6 = r2 + 4 stays linked to r2 (BPF_ADD_CONST): the check on r2 bounds r6, so the
+	 * variable stack read at fp-32 + r6 stays inside the zeroed 32 bytes */
+	{ "stack/linked_add_const_bound",
+	  PROG(ST(BPF_DW, 10, -8, 0), ST(BPF_DW, 10, -16, 0), ST(BPF_DW, 10, -24, 0),
+	       ST(BPF_DW, 10, -32, 0), LDX(BPF_W, 2, 1, 0), MOV64_REG(6, 2),
+	       ALU64_IMM(BPF_ADD, 6, 4), JIMM(BPF_JGT, 2, 8, 4), MOV64_REG(3, 10),
+	       ALU64_IMM(BPF_ADD, 3, -32), ALU64_REG(BPF_ADD, 3, 6), LDX(BPF_B, 0, 3, 0),
+	       MOV64_IMM(0, 0), EXIT()) },
+	/* ... but a second add unlinks it: r6 is unbounded */
+	{ "stack/linked_add_const_twice",
+	  PROG(ST(BPF_DW, 10, -8, 0), ST(BPF_DW, 10, -16, 0), ST(BPF_DW, 10, -24, 0),
+	       ST(BPF_DW, 10, -32, 0), LDX(BPF_W, 2, 1, 0), MOV64_REG(6, 2),
+	       ALU64_IMM(BPF_ADD, 6, 2), ALU64_IMM(BPF_ADD, 6, 2), JIMM(BPF_JGT, 2, 8, 4),
+	       MOV64_REG(3, 10), ALU64_IMM(BPF_ADD, 3, -32), ALU64_REG(BPF_ADD, 3, 6),
+	       LDX(BPF_B, 0, 3, 0), MOV64_IMM(0, 0), EXIT()) },
 	{ "stack/spill32_scalar_fill32", PROG(MOV64_IMM(2, 5), STX(BPF_W, 10, 2, -8),
 					      LDX(BPF_W, 3, 10, -8), MOV64_REG(4, 10),
 					      ALU64_REG(BPF_SUB, 4, 3), MOV64_IMM(0, 0), EXIT()) },
