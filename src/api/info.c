@@ -16,6 +16,7 @@
 #include "api/api.h"
 #include "maps/maps.h"
 #include "btf/btf.h"
+#include "jit/jit.h"
 #include "verifier/verifier.h"
 #include "vm/vm.h"
 #include "util/util.h"
@@ -183,6 +184,56 @@ static int prog_btf_info(struct brt_call *call, const struct brt_prog *prog,
 	return 0;
 }
 
+/* The JIT's image as the kernel reports its own (jited_prog_len and the bytes, one
+ * symbol at the code's address, one function length: bpfrt compiles a program with its
+ * subprograms into one image).  A program on another engine reports none ("not jited"),
+ * as the kernel's interpreter does.  The image is the code a run of the program with its
+ * own helpers executes (compiled now if no run needed it yet). */
+static int prog_jited_info(struct brt_call *call, struct brt_prog *prog,
+			   struct bpf_prog_info *info)
+{
+	uint32_t ulen = info->jited_prog_len, uk = info->nr_jited_ksyms;
+	uint32_t uf = info->nr_jited_func_lens;
+	const struct brt_jit_prog *jp;
+	const uint32_t *off;
+	const uint8_t *code;
+	char err[256];
+	size_t size;
+
+	info->jited_prog_len = info->nr_jited_ksyms = info->nr_jited_func_lens = 0;
+#ifndef BPFRT_HAVE_JIT
+	(void)call, (void)prog, (void)ulen, (void)uk, (void)uf, (void)jp, (void)off, (void)code;
+	(void)err, (void)size;
+	return 0;
+#else
+	if (brt_prog_materialise(prog) || !prog->vm ||
+	    brt_vm_engine(prog->vm) != BPFRT_ENGINE_JIT ||
+	    brt_vm_jit_code(prog->vm, &jp, err, sizeof(err)))
+		return 0;
+	code = brt_jit_code(jp, &size, &off);
+	if (!code || size > UINT32_MAX)
+		return 0;
+	info->jited_prog_len = (uint32_t)size;
+	info->nr_jited_ksyms = info->nr_jited_func_lens = 1;
+	if (ulen && info->jited_prog_insns &&
+	    call->ua->to(info->jited_prog_insns, code, ulen < size ? ulen : size))
+		return -EFAULT;
+	if (uk && info->jited_ksyms) {
+		uint64_t addr = (uint64_t)(uintptr_t)code;
+
+		if (call->ua->to(info->jited_ksyms, &addr, sizeof(addr)))
+			return -EFAULT;
+	}
+	if (uf && info->jited_func_lens) {
+		uint32_t flen = (uint32_t)size;
+
+		if (call->ua->to(info->jited_func_lens, &flen, sizeof(flen)))
+			return -EFAULT;
+	}
+	return 0;
+#endif
+}
+
 static int prog_info(struct brt_call *call, struct brt_prog *prog, uint32_t len)
 {
 	const struct brt_obj_hdr *hdr = &prog->obj.snap;
@@ -203,11 +254,11 @@ static int prog_info(struct brt_call *call, struct brt_prog *prog, uint32_t len)
 	memcpy(info.name, hdr->name, sizeof(info.name));
 	info.name[sizeof(info.name) - 1] = 0;
 	info.gpl_compatible = hdr->gpl ? 1 : 0;
-	info.jited_prog_len = 0;
-	info.nr_jited_ksyms = info.nr_jited_func_lens = 0;
 	info.nr_jited_line_info = 0;
 	info.nr_prog_tags = 0;
 	err = prog_btf_info(call, prog, &info);
+	if (!err)
+		err = prog_jited_info(call, prog, &info);
 	if (err)
 		return err;
 	info.verified_insns = prog->verified_insns;

@@ -3,7 +3,7 @@
  * kernel and into bpfrt; the counts, record sizes and records (function offsets and BTF
  * ids, line offsets, file and source string offsets, line/column) must be equal for
  * programs whose context loads the kernel does not rewrite (that would move offsets).
- * Also the kernel's errors for a wrong record size.  Needs root (skipped otherwise).
+ * Also the kernel's errors for a wrong record size, and a JIT image reported on both.  Needs root (skipped otherwise).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -91,6 +91,11 @@ int main(void)
 		    up = bpfrt_object_next_program(uobj, up)) {
 			T_EQ_INT(0, get(1, bpfrt_program_fd(kp), &k));
 			T_EQ_INT(0, get(0, bpfrt_program_fd(up), &u));
+			/* both JIT-compiled (bpfrt's default engine for a verified program):
+			 * an image, one symbol, one length, as the kernel's counts go */
+			T_ASSERT(k.info.jited_prog_len > 0 && u.info.jited_prog_len > 0);
+			T_ASSERT(k.info.nr_jited_ksyms >= 1 && u.info.nr_jited_ksyms == 1);
+			T_EQ_INT((int)u.info.nr_jited_ksyms, (int)u.info.nr_jited_func_lens);
 			/* rewritten by the kernel (bpf_loop inlined, context loads converted):
 			 * its offsets moved, only the counts compare */
 			if (k.info.xlated_prog_len != u.info.xlated_prog_len) {
