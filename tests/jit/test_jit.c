@@ -618,6 +618,43 @@ static void test_direct_calls(void)
 	}
 }
 
+/* W^X: the code's mapping is read+exec, never writable, also after map_code() patched
+ * its calls into direct ones (done before the mapping became executable). */
+static void test_wx(void)
+{
+	const struct bpf_insn prog[] = { MOV64_IMM(1, 1), MOV64_IMM(2, 2), MOV64_IMM(3, 0),
+					 MOV64_IMM(4, 0), MOV64_IMM(5, 0), CALL(1), EXIT() };
+	struct brt_jit_prog *p;
+	const uint8_t *code;
+	char err[128], line[512];
+	size_t size;
+	FILE *maps;
+	int found = 0;
+
+	T_CASE("W^X: code mapped r-x");
+	T_EQ_INT(0, brt_jit_compile(prog, sizeof(prog) / sizeof(prog[0]), &env, &p, err,
+				    sizeof(err)));
+	if (!p)
+		return;
+	code = brt_jit_code(p, &size, NULL);
+	maps = fopen("/proc/self/maps", "r");
+	while (maps && fgets(line, sizeof(line), maps)) {
+		unsigned long lo, hi;
+		char perms[5];
+
+		if (sscanf(line, "%lx-%lx %4s", &lo, &hi, perms) != 3 ||
+		    (uintptr_t)code < lo || (uintptr_t)code >= hi)
+			continue;
+		found = 1;
+		T_EQ_STR("r-xp", perms);
+	}
+	if (maps)
+		fclose(maps);
+	T_ASSERT(found);
+	T_EQ_U64(1 + 2 * 2, brt_jit_call(p, 0, 0, NULL));
+	brt_jit_free(p);
+}
+
 /* The leafcall pass: a helper of the vm's leaf list (bpf_get_prandom_u32) is called
  * with no run ctx and no stop check, so a program calling only such helpers needs no ctx
  * at all; the same helper from a host table under another function is called fully. */
@@ -814,6 +851,7 @@ int main(void)
 	test_passes();
 	test_direct_calls();
 	test_leaf_calls();
+	test_wx();
 	test_short_jumps();
 	test_long_jumps();
 	test_huge();
