@@ -70,7 +70,8 @@ struct fn {
 struct gcase {
 	const char *name;
 	uint32_t prog_type;
-	int map;          /* needs map 0: an array, key 4, value 8 */
+	int map;          /* needs map 0: an array, key 4, value 8; 2: an array whose value
+			   * {int cnt; struct bpf_spin_lock lock;} has a lock at 4 (map BTF) */
 	struct fn f[4];   /* f[0] is the main program */
 };
 
@@ -181,6 +182,44 @@ static int load_btf(sys_fn sys, const struct gcase *c, uint32_t *func_ids)
 	return sys(BPF_BTF_LOAD, &a, sizeof(a));
 }
 
+/* An array map whose 8-byte value holds a struct bpf_spin_lock at offset 4: its fd or
+ * -errno (the BTF object is closed again; the map keeps it). */
+static int lock_map(sys_fn sys)
+{
+	static const char strs[] = "\0int\0bpf_spin_lock\0val\0cnt\0lock";
+	uint32_t w[] = { 1, BTF_KIND_INT << 24, 4, BTF_INT_SIGNED << 24 | 32,
+			 5, BTF_KIND_STRUCT << 24 | 1, 4, 27, 1, 0,
+			 19, BTF_KIND_STRUCT << 24 | 2, 8, 23, 1, 0, 27, 2, 32 };
+	static char raw[256];
+	struct btf_header h = { .magic = BTF_MAGIC, .version = BTF_VERSION, .hdr_len = sizeof(h),
+				.type_len = sizeof(w), .str_off = sizeof(w),
+				.str_len = sizeof(strs) };
+	union bpf_attr a;
+	int btf, fd;
+
+	memcpy(raw, &h, sizeof(h));
+	memcpy(raw + sizeof(h), w, sizeof(w));
+	memcpy(raw + sizeof(h) + sizeof(w), strs, sizeof(strs));
+	memset(&a, 0, sizeof(a));
+	a.btf = (uint64_t)(uintptr_t)raw;
+	a.btf_size = (uint32_t)(sizeof(h) + sizeof(w) + sizeof(strs));
+	btf = sys(BPF_BTF_LOAD, &a, sizeof(a));
+	if (btf < 0)
+		return -errno;
+	memset(&a, 0, sizeof(a));
+	a.map_type = BPF_MAP_TYPE_ARRAY;
+	a.key_size = 4;
+	a.value_size = 8;
+	a.max_entries = 1;
+	a.btf_fd = (uint32_t)btf;
+	a.btf_key_type_id = 1;
+	a.btf_value_type_id = 3;
+	fd = sys(BPF_MAP_CREATE, &a, sizeof(a));
+	fd = fd < 0 ? -errno : fd;
+	close(btf);
+	return fd;
+}
+
 static unsigned same_count, counted;
 
 /* one case on side sys: "name: ok" or "name: load -errno line"; *processed the count */
@@ -202,7 +241,7 @@ static void run_case(sys_fn sys, struct transcript *t, const struct gcase *c,
 		len += (uint32_t)c->f[i].len;
 	}
 	if (c->map)
-		map_fd = create_map(sys, BPF_MAP_TYPE_ARRAY, 4, 8, 4, 0, 0);
+		map_fd = c->map == 2 ? lock_map(sys) : create_map(sys, BPF_MAP_TYPE_ARRAY, 4, 8, 4, 0, 0);
 	for (uint32_t i = 0; i < len; i++) {
 		if (insns[i].code == (BPF_JMP | BPF_CALL) && insns[i].src_reg == BPF_PSEUDO_CALL &&
 		    insns[i].imm >= 1000)
@@ -534,6 +573,40 @@ static const struct gcase cases[] = {
 	      BODY(ST(BPF_DW, 10, -8, 0), MOV64_IMM(2, 0), MOV64_REG(3, 10),
 		   ALU64_IMM(BPF_ADD, 3, -8), MOV64_IMM(4, 8), CALL(BPF_FUNC_skb_load_bytes),
 		   EXIT()) } } },
+	/* bpf_spin_lock regions (map 2: the lock at offset 4 of the value) */
+	{ "lock_global_call_inside", BPF_PROG_TYPE_SCHED_CLS, 2,
+	  { MAIN_SKB(LOOKUP, JIMM(BPF_JNE, 0, 0, 2), MOV64_IMM(0, 0), EXIT(), MOV64_REG(6, 0),
+		     MOV64_REG(1, 6), ALU64_IMM(BPF_ADD, 1, 4), CALL(BPF_FUNC_spin_lock),
+		     MOV64_IMM(1, 1), CALLF(1), MOV64_REG(1, 6), ALU64_IMM(BPF_ADD, 1, 4),
+		     CALL(BPF_FUNC_spin_unlock), RET0),
+	    F_SCALAR(1) } },
+	{ "lock_static_call_inside", BPF_PROG_TYPE_SCHED_CLS, 2,
+	  { MAIN_SKB(LOOKUP, JIMM(BPF_JNE, 0, 0, 2), MOV64_IMM(0, 0), EXIT(), MOV64_REG(6, 0),
+		     MOV64_REG(1, 6), ALU64_IMM(BPF_ADD, 1, 4), CALL(BPF_FUNC_spin_lock),
+		     MOV64_IMM(1, 1), CALLF(1), MOV64_REG(1, 6), ALU64_IMM(BPF_ADD, 1, 4),
+		     CALL(BPF_FUNC_spin_unlock), RET0),
+	    F_SCALAR(0) } },
+	{ "lock_inside_global", BPF_PROG_TYPE_SCHED_CLS, 2,
+	  { MAIN_SKB(CALLF(1), RET0),
+	    { "f1", 1, T_INT, 1, { T_SKB_P },
+	      BODY(LOOKUP, JIMM(BPF_JNE, 0, 0, 2), MOV64_IMM(0, 0), EXIT(), MOV64_REG(6, 0),
+		   MOV64_REG(1, 6), ALU64_IMM(BPF_ADD, 1, 4), CALL(BPF_FUNC_spin_lock),
+		   ST(BPF_W, 6, 0, 1), MOV64_REG(1, 6), ALU64_IMM(BPF_ADD, 1, 4),
+		   CALL(BPF_FUNC_spin_unlock), RET0) } } },
+	{ "lock_held_at_global_exit", BPF_PROG_TYPE_SCHED_CLS, 2,
+	  { MAIN_SKB(CALLF(1), RET0),
+	    { "f1", 1, T_INT, 1, { T_SKB_P },
+	      BODY(LOOKUP, JIMM(BPF_JNE, 0, 0, 2), MOV64_IMM(0, 0), EXIT(), MOV64_REG(6, 0),
+		   MOV64_REG(1, 6), ALU64_IMM(BPF_ADD, 1, 4), CALL(BPF_FUNC_spin_lock),
+		   RET0) } } },
+	{ "lock_value_to_global_mem", BPF_PROG_TYPE_SCHED_CLS, 2,
+	  { MAIN_SKB(LOOKUP, JIMM(BPF_JNE, 0, 0, 2), MOV64_IMM(0, 0), EXIT(), MOV64_REG(1, 0),
+		     CALLF(1), RET0),
+	    F_DEREF_CHECKED(1, T_INT_P) } },
+	{ "lock_value_to_global_big", BPF_PROG_TYPE_SCHED_CLS, 2,
+	  { MAIN_SKB(LOOKUP, JIMM(BPF_JNE, 0, 0, 2), MOV64_IMM(0, 0), EXIT(), MOV64_REG(1, 0),
+		     CALLF(1), RET0),
+	    { "f1", 1, T_INT, 1, { T_INT_PP }, BODY(RET0) } } },
 };
 
 int main(void)
