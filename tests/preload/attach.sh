@@ -13,7 +13,8 @@
 #  - net.c, in a network namespace of its own: XDP through rtnetlink (bpf_xdp_attach,
 #    EBUSY with UPDATE_IF_NOEXIST, bpf_xdp_detach), through a link (BPF_LINK_CREATE
 #    BPF_XDP) and tc through rtnetlink (clsact hook, bpf_tc_attach with the echoed
-#    handle/priority/prog_id, bpf_tc_detach) count the UDP datagrams sent on lo;
+#    handle/priority/prog_id, bpf_tc_detach) and tcx (BPF_LINK_CREATE BPF_TCX_INGRESS)
+#    count the UDP datagrams sent on lo;
 #  - sf.c, in a network namespace of its own: SO_ATTACH_BPF of a socket filter on a UDP
 #    socket drops and trims datagrams as the kernel's does, read with recv, recvfrom,
 #    recvmsg and read; SO_DETACH_BPF; on a packet socket (the filter sees the IP header)
@@ -90,7 +91,7 @@ out=$("$BPFRT" exec -- "$T/rtp" --switch 2>"$T/switch.err")
 
 # XDP and tc on lo, each run in a network namespace of its own (no one else's packets)
 if unshare -n sh -c 'ip link set lo up' 2>/dev/null; then
-	for mode in xdp link tc; do
+	for mode in xdp link tc tcx; do
 		unshare -n sh -c "ip link set lo up && APP_VERBOSE=1 exec '$T/net' $mode" \
 			> "$T/net_$mode.kernel" 2>&1
 		unshare -n sh -c "ip link set lo up && APP_VERBOSE=1 exec '$BPFRT' exec -- '$T/net' $mode" \

@@ -6,6 +6,8 @@
  *   net link  bpf_program__attach_xdp (BPF_LINK_CREATE BPF_XDP), bpf_link__destroy
  *   net tc    bpf_tc_hook_create (clsact), bpf_tc_attach / bpf_tc_detach (RTM_NEWTFILTER,
  *             RTM_DELTFILTER), bpf_tc_hook_destroy
+ *   net tcx   bpf_link_create(BPF_TCX_INGRESS) (libbpf 1.1 has no tcx attach of its own),
+ *             close
  * Each sends 5 UDP datagrams to a port it listens on while attached and 3 after the
  * detach; the programs count the datagrams to that port and pass them.  bpfrt runs the
  * programs on a thread of its own: the application waits (at most 2 s) for the counts. */
@@ -74,7 +76,7 @@ static int traffic(int n)
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "xdp";
-	int lo = (int)if_nametoindex("lo"), err, k = !strcmp(mode, "tc");
+	int lo = (int)if_nametoindex("lo"), err, k = !strncmp(mode, "tc", 2);
 	socklen_t len = sizeof(to);
 	struct net *skel;
 
@@ -109,6 +111,14 @@ int main(int argc, char **argv)
 		printf("received %d of 5\n", traffic(5));
 		printf("counted %llu\n", wait_count(skel, 0, 5));
 		printf("bpf_link__destroy: %d\n", bpf_link__destroy(l));
+	} else if (!strcmp(mode, "tcx")) {
+		int l = bpf_link_create(bpf_program__fd(skel->progs.tc_count), lo,
+					46 /* BPF_TCX_INGRESS */, NULL);
+
+		printf("bpf_link_create(BPF_TCX_INGRESS): %s\n", l >= 0 ? "ok" : strerror(errno));
+		printf("received %d of 5\n", traffic(5));
+		printf("counted %llu\n", wait_count(skel, 1, 5));
+		printf("close: %d\n", close(l));
 	} else {
 		LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = lo, .attach_point = BPF_TC_INGRESS);
 		LIBBPF_OPTS(bpf_tc_opts, o, .handle = 1, .priority = 1,

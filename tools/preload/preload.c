@@ -1655,18 +1655,25 @@ ssize_t recv(int fd, void *buf, size_t len, int flags)
 	return real_recv(fd, buf, len, flags);
 }
 
-/* BPF_LINK_CREATE with BPF_XDP on an interface (libbpf's bpf_program__attach_xdp): the
- * program runs on the interface's received packets as above; closing the link detaches.
- * 1 with *ret when answered here. */
+/* BPF_LINK_CREATE on an interface: BPF_XDP (libbpf's bpf_program__attach_xdp) and
+ * tcx ingress/egress (libbpf 1.3's bpf_program__attach_tcx): the program runs on the
+ * interface's packets as above; closing the link detaches.  1 with *ret when answered
+ * here. */
+#define ATTACH_TCX_INGRESS 46 /* BPF_TCX_INGRESS, BPF_TCX_EGRESS: newer than some uapi */
+#define ATTACH_TCX_EGRESS 47  /* headers this is built with (Debian 12's lack them) */
+
 static int xdp_link_create(const union bpf_attr *attr, long *ret)
 {
-	int prog_fd = (int)attr->link_create.prog_fd, link;
+	int prog_fd = (int)attr->link_create.prog_fd, link, ptype = prog_type(prog_fd);
+	uint32_t at = attr->link_create.attach_type;
 
-	if (attr->link_create.attach_type != BPF_XDP ||
-	    prog_type(prog_fd) != BPF_PROG_TYPE_XDP)
+	if (!(at == BPF_XDP && ptype == BPF_PROG_TYPE_XDP) &&
+	    !((at == ATTACH_TCX_INGRESS || at == ATTACH_TCX_EGRESS) &&
+	      ptype == BPF_PROG_TYPE_SCHED_CLS))
 		return 0;
 	link = iface_attach(prog_fd, (int)attr->link_create.target_ifindex,
-			    BPFRT_PKT_DIR_INGRESS, "XDP link");
+			    at == ATTACH_TCX_EGRESS ? BPFRT_PKT_DIR_EGRESS : BPFRT_PKT_DIR_INGRESS,
+			    at == BPF_XDP ? "XDP link" : "tcx link");
 	*ret = link;
 	if (link < 0) {
 		errno = -link;
