@@ -273,6 +273,12 @@ struct brt_sk_lookup_ctx {
 	uint8_t no_reuseport; /* BPF_SK_LOOKUP_F_NO_REUSEPORT of the selection */
 };
 
+/* Local storage maps (sk_storage.c) for helpers that name their owner elsewhere (task
+ * storage: trace/task.c): the owner's value, created from init (NULL: zeros) when create
+ * is set, else NULL; delete: 0 or -ENOENT. */
+void *brt_local_storage_get(struct brt_map *map, uint64_t owner, const void *init, int create);
+int brt_local_storage_delete(struct brt_map *map, uint64_t owner);
+
 /* Helpers for programs, this folder's rows of the helper registry (BRT_MAPS_HELPERS). */
 #define BRT_MAP_HELPER(name)                                                             \
 	uint64_t brt_helper_##name(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,   \

@@ -312,3 +312,47 @@ uint64_t brt_helper_sk_storage_delete(uint64_t r1, uint64_t r2, uint64_t r3, uin
 	(void)r1, (void)r2, (void)r3, (void)r4, (void)r5, (void)ctx;
 	return (uint64_t)(int64_t)-ENOENT;
 }
+
+/* A program's get and delete on a local storage map for the owner id (task storage: the
+ * task's pid; the helpers that name owners are above this folder, trace/task.c):
+ * bpf_local_storage's lookup, creation with BPF_NOEXIST from init (NULL: zeros) when
+ * create is set, and unlink.  The value, or NULL; 0 or -ENOENT. */
+void *brt_local_storage_get(struct brt_map *map, uint64_t owner, const void *init, int create)
+{
+	struct ss_head *h = map->data;
+	_Atomic uint64_t *c;
+	void *v = NULL;
+
+	if (!owner)
+		return NULL;
+	ss_lock(map);
+	c = ss_find(map, owner);
+	if (!c && create && h->count < BRT_SK_STORAGE_CELLS) {
+		c = ss_find(map, 0);
+		h->count++;
+		if (init)
+			memcpy(ss_value(map, c), init, map->value_size);
+		else
+			memset(ss_value(map, c), 0, map->value_size);
+		atomic_store_explicit(c, owner, memory_order_release);
+	}
+	if (c)
+		v = ss_value(map, c);
+	ss_unlock(map);
+	return v;
+}
+
+int brt_local_storage_delete(struct brt_map *map, uint64_t owner)
+{
+	struct ss_head *h = map->data;
+	_Atomic uint64_t *c;
+
+	ss_lock(map);
+	c = owner ? ss_find(map, owner) : NULL;
+	if (c) {
+		atomic_store_explicit(c, 0, memory_order_release);
+		h->count--;
+	}
+	ss_unlock(map);
+	return c ? 0 : -ENOENT;
+}

@@ -121,11 +121,11 @@ uint64_t brt_helper_get_current_task(uint64_t r1, uint64_t r2, uint64_t r3, uint
  * verifier allows no store through a kernel pointer). */
 #define TASK_STAND_IN_SIZE 32768
 
+static _Thread_local uint64_t stand_in[TASK_STAND_IN_SIZE / 8];
+
 uint64_t brt_helper_get_current_task_btf(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
 					 uint64_t r5, struct bpfrt_run_ctx *ctx)
 {
-	static _Thread_local uint64_t stand_in[TASK_STAND_IN_SIZE / 8];
-
 	(void)r1, (void)r2, (void)r3, (void)r4, (void)r5;
 	bpfrt_run_grant(ctx, stand_in, sizeof(stand_in), 0);
 	return (uint64_t)(uintptr_t)stand_in;
@@ -328,4 +328,50 @@ uint64_t brt_helper_current_task_under_cgroup(uint64_t r1, uint64_t r2, uint64_t
 	if (err)
 		return (uint64_t)(int64_t)err;
 	return (uint64_t)task_under_cgroup(t ? t->pid : (int32_t)gettid(), id);
+}
+
+/* The task a program's task pointer names: the only one it can hold is the calling
+ * thread's stand-in (bpf_get_current_task_btf), so its thread id (what a pidfd of it
+ * gives as the key of BPF_MAP_LOOKUP_ELEM); 0 for anything else. */
+static uint64_t task_owner(uint64_t r)
+{
+	return r && r == (uint64_t)(uintptr_t)stand_in ? (uint64_t)gettid() : 0;
+}
+
+/* void *bpf_task_storage_get(map, task, value, u64 flags): flags other than
+ * BPF_LOCAL_STORAGE_GET_F_CREATE or no task: NULL; else the task's value, created from
+ * value (NULL: zeros) with F_CREATE. */
+uint64_t brt_helper_task_storage_get(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+				     uint64_t r5, struct bpfrt_run_ctx *ctx)
+{
+	struct brt_map *map = brt_map_helper_arg(r1, ctx);
+	uint64_t owner = task_owner(r2);
+	void *v;
+
+	(void)r5;
+	if (!map || map->type != BPF_MAP_TYPE_TASK_STORAGE || !owner ||
+	    (r4 & ~(uint64_t)BPF_LOCAL_STORAGE_GET_F_CREATE))
+		return 0;
+	if (r3 && !bpfrt_run_access_ok(ctx, (const void *)(uintptr_t)r3, map->value_size, 0))
+		return 0;
+	v = brt_local_storage_get(map, owner, (const void *)(uintptr_t)r3,
+				  (r4 & BPF_LOCAL_STORAGE_GET_F_CREATE) != 0);
+	if (v && ctx->checked && bpfrt_run_grant(ctx, v, map->value_size, 1))
+		return 0;
+	return (uint64_t)(uintptr_t)v;
+}
+
+/* long bpf_task_storage_delete(map, task): no task -EINVAL, no value -ENOENT */
+uint64_t brt_helper_task_storage_delete(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+					uint64_t r5, struct bpfrt_run_ctx *ctx)
+{
+	struct brt_map *map = brt_map_helper_arg(r1, ctx);
+	uint64_t owner = task_owner(r2);
+
+	(void)r3, (void)r4, (void)r5;
+	if (!r2)
+		return (uint64_t)(int64_t)-EINVAL;
+	if (!map || map->type != BPF_MAP_TYPE_TASK_STORAGE || !owner)
+		return (uint64_t)(int64_t)-ENOENT;
+	return (uint64_t)(int64_t)brt_local_storage_delete(map, owner);
 }

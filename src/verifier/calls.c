@@ -427,6 +427,11 @@ static int reg_type_ok(struct brt_env *env, int regno, int arg)
 			return 0;
 		expected = "map_value, ptr_";
 		break;
+	case BRT_ARG_PTR_TO_BTF_ID_TASK_OR_NULL: /* check_reg_type() folds PTR_MAYBE_NULL */
+		if (brt_reg_is_null(reg))
+			return 0;
+		t &= ~PTR_MAYBE_NULL;
+		__attribute__((fallthrough));
 	case BRT_ARG_PTR_TO_BTF_ID_SEQ_FILE:
 	case BRT_ARG_PTR_TO_BTF_ID_TASK: /* the kernel's btf_ptr_types */
 		if (t == PTR_TO_BTF_ID || t == (PTR_TO_BTF_ID | PTR_TRUSTED) ||
@@ -655,6 +660,8 @@ static int check_arg(struct brt_env *env, int i, const struct brt_helper_proto *
 		arg = BRT_ARG_PTR_TO_BTF_ID_SOCK_COMMON;
 	}
 	err = reg_type_ok(env, regno, arg);
+	if (!err && arg == BRT_ARG_PTR_TO_BTF_ID_TASK_OR_NULL && !brt_reg_is_null(reg))
+		arg = BRT_ARG_PTR_TO_BTF_ID_TASK;
 	if (!err && arg == BRT_ARG_PTR_TO_BTF_ID_TASK) {
 		/* btf_struct_ids_match(): a task_struct itself (bpfrt does not look for one
 		 * nested at a fixed offset, which the kernel would also take) */
@@ -856,7 +863,20 @@ static int map_func_compat(struct brt_env *env, const struct call_meta *meta, in
 	switch (id) {
 	case BPF_FUNC_perf_event_read:
 	case BPF_FUNC_perf_event_output:
+	case BPF_FUNC_perf_event_read_value:
 		ok &= mt == BPF_MAP_TYPE_PERF_EVENT_ARRAY;
+		break;
+	case BPF_FUNC_task_storage_get:
+	case BPF_FUNC_task_storage_delete:
+		ok &= mt == BPF_MAP_TYPE_TASK_STORAGE;
+		break;
+	case BPF_FUNC_inode_storage_get:
+	case BPF_FUNC_inode_storage_delete:
+		ok &= mt == BPF_MAP_TYPE_INODE_STORAGE;
+		break;
+	case 210: /* BPF_FUNC_cgrp_storage_get */
+	case 211: /* BPF_FUNC_cgrp_storage_delete */
+		ok &= mt == 32; /* BPF_MAP_TYPE_CGRP_STORAGE */
 		break;
 	case BPF_FUNC_ringbuf_output:
 	case BPF_FUNC_ringbuf_reserve:

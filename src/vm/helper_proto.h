@@ -44,6 +44,7 @@ enum brt_arg_type {
 	BRT_ARG_PTR_TO_BTF_ID_SEQ_FILE, /* a kernel struct seq_file (an iterator's output) */
 	BRT_ARG_PTR_TO_BTF_ID_SOCK_COMMON_OR_NULL, /* a socket (bpf_sock or kernel BTF) or 0 */
 	BRT_ARG_PTR_TO_SOCKET_OR_NULL, /* a full socket (struct bpf_sock) or 0 */
+	BRT_ARG_PTR_TO_BTF_ID_TASK_OR_NULL, /* a kernel struct task_struct, or 0 */
 	BRT_ARG_PTR_TO_MEM_WRITE,  /* initialised memory the helper writes (ARG_PTR_TO_MEM |
 				    * MEM_WRITE): not read-only; stack it covers becomes unknown */
 	BRT_ARG_PTR_TO_SPIN_LOCK,  /* the struct bpf_spin_lock of a map value */

@@ -244,6 +244,122 @@ static void programs(sys_fn sys, struct transcript *t, uint32_t ty, const char *
 	close(ls);
 }
 
+/* bpf_task_storage_get/delete from programs: loads (the prototype, the map rule, the
+ * types that have it) and raw_tp/tc test runs on the current task, whose value user
+ * space then reads with a pidfd of this process (the test runs on its main thread) */
+static void task_programs(sys_fn sys, struct transcript *t)
+{
+	static char log[1 << 16];
+	int ts = create(sys, BPF_MAP_TYPE_TASK_STORAGE, 4, 16, 0, BPF_F_NO_PREALLOC, 1, 3);
+	int arr = create_map(sys, BPF_MAP_TYPE_ARRAY, 4, 16, 1, 0, 0);
+#define TLD(r, fd) I(BPF_LD | BPF_IMM | BPF_DW, r, BPF_PSEUDO_MAP_FD, 0, fd), I(0, 0, 0, 0, 0)
+#define TASK CALL(BPF_FUNC_get_current_task_btf), MOV64_REG(2, 0)
+	/* get with flags f from a value on the stack (or NULL), add 1 to its first u64,
+	 * return it (0: NULL) */
+#define GET_TAIL(f)                                                                         \
+	MOV64_IMM(4, f), CALL(BPF_FUNC_task_storage_get), JIMM(BPF_JEQ, 0, 0, 3),            \
+	LDX(BPF_DW, 1, 0, 0), ALU64_IMM(BPF_ADD, 1, 1), STX(BPF_DW, 0, 1, 0), MOV64_REG(1, 0), \
+	MOV64_IMM(0, 0), JIMM(BPF_JEQ, 1, 0, 1), LDX(BPF_DW, 0, 1, 0), EXIT()
+#define GET0(map, f) TASK, TLD(1, map), MOV64_IMM(3, 0), GET_TAIL(f)
+#define GETV(map, f)                                                                        \
+	ST(BPF_DW, 10, -16, 0x7700), ST(BPF_DW, 10, -8, 0x66), TASK, TLD(1, map),            \
+	MOV64_REG(3, 10), ALU64_IMM(BPF_ADD, 3, -16), GET_TAIL(f)
+	const struct { const char *what; uint32_t type; struct bpf_insn p[40]; size_t n; } c[] = {
+#define C(w, ty, ...) { w, ty, { __VA_ARGS__ },                                              \
+		sizeof((struct bpf_insn[]){ __VA_ARGS__ }) / sizeof(struct bpf_insn) }
+		C("get, no create", BPF_PROG_TYPE_RAW_TRACEPOINT, GET0(ts, 0)),
+		C("get create", BPF_PROG_TYPE_RAW_TRACEPOINT, GET0(ts, 1)),
+		C("get create again", BPF_PROG_TYPE_RAW_TRACEPOINT, GETV(ts, 1)),
+		C("get flags 2", BPF_PROG_TYPE_RAW_TRACEPOINT, GET0(ts, 2)),
+		C("delete", BPF_PROG_TYPE_RAW_TRACEPOINT, TASK, TLD(1, ts),
+		  CALL(BPF_FUNC_task_storage_delete), EXIT()),
+		C("delete again", BPF_PROG_TYPE_RAW_TRACEPOINT, TASK, TLD(1, ts),
+		  CALL(BPF_FUNC_task_storage_delete), EXIT()),
+		C("get create from a stack value", BPF_PROG_TYPE_RAW_TRACEPOINT, GETV(ts, 1)),
+		C("tc get create", BPF_PROG_TYPE_SCHED_CLS, GET0(ts, 1)),
+		C("get NULL task", BPF_PROG_TYPE_RAW_TRACEPOINT, MOV64_IMM(2, 0), TLD(1, ts),
+		  MOV64_IMM(3, 0), MOV64_IMM(4, 1), CALL(BPF_FUNC_task_storage_get),
+		  JIMM(BPF_JEQ, 0, 0, 1), MOV64_IMM(0, 1), EXIT()),
+		C("delete NULL task", BPF_PROG_TYPE_RAW_TRACEPOINT, MOV64_IMM(2, 0), TLD(1, ts),
+		  CALL(BPF_FUNC_task_storage_delete), EXIT()),
+		C("get of the ctx", BPF_PROG_TYPE_RAW_TRACEPOINT, MOV64_REG(2, 1), TLD(1, ts),
+		  MOV64_IMM(3, 0), MOV64_IMM(4, 0), CALL(BPF_FUNC_task_storage_get),
+		  MOV64_IMM(0, 0), EXIT()),
+		C("get on an array", BPF_PROG_TYPE_RAW_TRACEPOINT, TASK, TLD(1, arr),
+		  MOV64_IMM(3, 0), MOV64_IMM(4, 0), CALL(BPF_FUNC_task_storage_get),
+		  MOV64_IMM(0, 0), EXIT()),
+		C("get unchecked", BPF_PROG_TYPE_RAW_TRACEPOINT, TASK, TLD(1, ts),
+		  MOV64_IMM(3, 0), MOV64_IMM(4, 1), CALL(BPF_FUNC_task_storage_get),
+		  LDX(BPF_DW, 0, 0, 0), EXIT()),
+		C("get, read past the value", BPF_PROG_TYPE_RAW_TRACEPOINT, TASK, TLD(1, ts),
+		  MOV64_IMM(3, 0), MOV64_IMM(4, 1), CALL(BPF_FUNC_task_storage_get),
+		  JIMM(BPF_JEQ, 0, 0, 1), LDX(BPF_DW, 0, 0, 16), MOV64_IMM(0, 0), EXIT()),
+		C("get with a short stack value", BPF_PROG_TYPE_RAW_TRACEPOINT, ST(BPF_DW, 10, -8, 0),
+		  TASK, TLD(1, ts), MOV64_REG(3, 10), ALU64_IMM(BPF_ADD, 3, -8), MOV64_IMM(4, 1),
+		  CALL(BPF_FUNC_task_storage_get), MOV64_IMM(0, 0), EXIT()),
+		C("kprobe get", BPF_PROG_TYPE_KPROBE, GET0(ts, 1)),
+		C("xdp delete", BPF_PROG_TYPE_XDP, TASK, TLD(1, ts),
+		  CALL(BPF_FUNC_task_storage_delete), MOV64_IMM(0, 2), EXIT()),
+#undef C
+	};
+	int self = (int)syscall(SYS_pidfd_open, getpid(), 0);
+
+	for (size_t i = 0; ts >= 0 && arr >= 0 && i < sizeof(c) / sizeof(c[0]); i++) {
+		unsigned char pkt[64] = { 0 }, out[16];
+		uint64_t args[1] = { 0 };
+		union bpf_attr a;
+		int fd, err;
+
+		memset(&a, 0, sizeof(a));
+		a.prog_type = c[i].type;
+		a.insns = (uint64_t)(uintptr_t)c[i].p;
+		a.insn_cnt = (uint32_t)c[i].n;
+		a.license = (uint64_t)(uintptr_t)"GPL";
+		a.log_buf = (uint64_t)(uintptr_t)log;
+		a.log_size = sizeof(log);
+		a.log_level = 1;
+		log[0] = 0;
+		fd = sys(BPF_PROG_LOAD, &a, sizeof(a));
+		if (fd < 0) {
+			const char *line = log, *q;
+
+			for (q = log; *q; q += strcspn(q, "\n") + (q[strcspn(q, "\n")] == '\n'))
+				if (strncmp(q, "processed ", 10) && strncmp(q, "verification time", 17) &&
+				    strncmp(q, "stack depth", 11) && *q != '\n')
+					line = q;
+			say(t, "task %s: load %d %.*s\n", c[i].what, -errno, (int)strcspn(line, "\n"),
+			    line);
+			continue;
+		}
+		memset(&a, 0, sizeof(a));
+		a.test.prog_fd = (uint32_t)fd;
+		if (c[i].type == BPF_PROG_TYPE_RAW_TRACEPOINT) {
+			a.test.ctx_in = (uint64_t)(uintptr_t)args;
+			a.test.ctx_size_in = sizeof(args);
+		} else {
+			pkt[12] = 8;
+			a.test.data_in = (uint64_t)(uintptr_t)pkt;
+			a.test.data_size_in = sizeof(pkt);
+		}
+		if (c[i].type == BPF_PROG_TYPE_KPROBE) {
+			say(t, "task %s: loaded\n", c[i].what);
+			close(fd);
+			continue;
+		}
+		err = sys(BPF_PROG_TEST_RUN, &a, sizeof(a)) ? -errno : 0;
+		memset(out, 0, sizeof(out));
+		say(t, "task %s: run %d retval %#x", c[i].what, err, a.test.retval);
+		err = elem(sys, BPF_MAP_LOOKUP_ELEM, ts, &self, out, 0);
+		say(t, ", lookup %d %02x%02x %02x\n", err, out[1], out[0], out[8]);
+		close(fd);
+	}
+	if (ts >= 0)
+		close(ts);
+	if (arr >= 0)
+		close(arr);
+	close(self);
+}
+
 static void script(sys_fn sys, struct transcript *t)
 {
 	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
@@ -251,6 +367,7 @@ static void script(sys_fn sys, struct transcript *t)
 		elements(sys, t, types[i].type, types[i].name);
 		programs(sys, t, types[i].type, types[i].name);
 	}
+	task_programs(sys, t);
 }
 
 static struct transcript kt, bt;
