@@ -491,6 +491,22 @@ static int build(struct load *ld)
 		if (pc.ctx_read_off[i])
 			ld->insns[i].off = (int16_t)(pc.ctx_read_off[i] - 1);
 	free(pc.ctx_read_off);
+	/* a verified program reaches none of its kernel function calls (the verifier allows
+	 * only unresolved weak ones, in dead code): the kernel removes dead code, the engines
+	 * here get a no-op in their place (they have no kernel function to call) */
+	for (uint32_t i = 0, patched = 0; !err && i < attr->insn_cnt; i++) {
+		if (ld->insns[i].code == (BPF_JMP | BPF_CALL) &&
+		    ld->insns[i].src_reg == BPF_PSEUDO_KFUNC_CALL) {
+			ld->insns[i] = (struct bpf_insn){ .code = BPF_JMP | BPF_JA };
+			patched = 1;
+		}
+		if (patched && i + 1 == attr->insn_cnt && ops &&
+		    brt_isa_decode_prog(ld->insns, attr->insn_cnt, BRT_VM_DEFAULT_MAX_INSNS, ops,
+					msg, sizeof(msg))) {
+			free(ops);
+			ops = NULL;
+		}
+	}
 	if (o)
 		err = after_check(o, err, &vo.engine, ld->err);
 	else if (!err)

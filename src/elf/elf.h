@@ -73,6 +73,7 @@ enum brt_elf_reloc_kind {
 	BRT_ELF_RELO_MAP_VALUE, /* lddw src_reg=BPF_PSEUDO_MAP_VALUE, imm = map index, next imm = off */
 	BRT_ELF_RELO_CALL,      /* bpf-to-bpf call; imm now relative to the linked program */
 	BRT_ELF_RELO_FUNC,      /* lddw src_reg=BPF_PSEUDO_FUNC (callback address) */
+	BRT_ELF_RELO_KSYM,      /* __ksym extern: kfunc call or lddw BPF_PSEUDO_BTF_ID, target = vmlinux BTF id (0: weak, absent) */
 };
 
 /* One relocation as applied to a linked program, kept for `object show` and for load. */

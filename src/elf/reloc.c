@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "btf/btf.h"
 #include "elf/parse.h"
 
 enum {
@@ -69,7 +70,9 @@ static int check_exec_rels(struct brt_elf_ctx *ctx, uint32_t s)
 						    "(opcode 0x%02x), not an lddw",
 						    sym, i, sec->name, insn.code);
 			if (rel->type == R_64_32 &&
-			    (insn.code != CALL || insn.src_reg != BPF_PSEUDO_CALL))
+			    (insn.code != CALL ||
+			     (insn.src_reg != BPF_PSEUDO_CALL &&
+			      !(ctx->syms[rel->sym].shndx == SHN_UNDEF && !insn.src_reg))))
 				return brt_elf_fail(ctx, -EINVAL, sec->rel_sec, rel->idx * 16ull,
 						    "R_BPF_64_32 against '%s' patches insn %zu of '%s' "
 						    "(opcode 0x%02x), not a bpf-to-bpf call",
@@ -81,12 +84,8 @@ static int check_exec_rels(struct brt_elf_ctx *ctx, uint32_t s)
 						    rel->idx, rel->type, brt_elf_reloc_type_name(rel->type), sym);
 			uint32_t koff;
 
-			if (ctx->syms[rel->sym].shndx == SHN_UNDEF &&
-			    (rel->type != R_64_64 || brt_elf_kconfig_at(ctx, sym, &koff) < 0))
-				return brt_elf_fail(ctx, -ENOTSUP, sec->rel_sec, rel->idx * 16ull,
-						    "relocation %u: extern symbol '%s' (kconfig/ksym "
-						    "externs are not supported)",
-						    rel->idx, sym);
+			(void)koff; /* externs: kconfig ones (.kconfig) and ksyms, resolved when
+				     * linked (apply_ld64(), apply_kfunc()) */
 		}
 		i += wide;
 	}
@@ -204,6 +203,48 @@ static int add_reloc(struct linker *lk, const struct brt_elf_reloc *r)
 	return 0;
 }
 
+/* A kernel symbol an extern (__ksym) names, as libbpf resolves it against the running
+ * kernel's BTF: a function (kfunc) or a variable; its type id, 0 for a weak extern the
+ * kernel lacks (libbpf leaves those 0), or -ESRCH with libbpf's message.  Module BTFs
+ * (/sys/kernel/btf/<module>) are not searched: bpfrt has no module BTF objects to name in
+ * fd_array, so such an extern is not found here. */
+static int resolve_ksym(struct brt_elf_ctx *ctx, const struct brt_elf_sym *sym, uint32_t rs,
+			uint64_t off, int func)
+{
+	const struct brt_btf *vml = brt_btf_vmlinux();
+	int id = vml ? brt_btf_find(vml, sym->name, func ? BTF_KIND_FUNC : BTF_KIND_VAR) : -ENOENT;
+
+	if (id < 0 && !func && vml) /* an lddw of a kfunc's address */
+		id = brt_btf_find(vml, sym->name, BTF_KIND_FUNC);
+	if (id > 0)
+		return id;
+	if (sym->bind == STB_WEAK)
+		return 0;
+	return brt_elf_fail(ctx, -ESRCH, rs, off,
+			    "extern (%sksym) '%s': not found in kernel BTF%s", func ? "func " : "",
+			    sym->name, vml ? "" : " (no /sys/kernel/btf/vmlinux)");
+}
+
+/* A call of an extern function: the kernel function of that name (src_reg
+ * BPF_PSEUDO_KFUNC_CALL, imm its vmlinux BTF id, off 0: vmlinux), or for an unresolved
+ * weak one id 0, which the verifier accepts in code it proves dead. */
+static int apply_kfunc(struct linker *lk, uint32_t pc, const struct brt_elf_rel *rel,
+		       struct brt_elf_reloc *out)
+{
+	struct brt_elf_ctx *ctx = lk->ctx;
+	struct bpf_insn *insn = &lk->prog->insns[pc];
+	int id = resolve_ksym(ctx, &ctx->syms[rel->sym], out->sec_idx, out->sec_off, 1);
+
+	if (id < 0)
+		return id;
+	insn->src_reg = BPF_PSEUDO_KFUNC_CALL;
+	insn->imm = id;
+	insn->off = 0;
+	out->kind = BRT_ELF_RELO_KSYM;
+	out->target = id;
+	return 0;
+}
+
 /* R_BPF_64_64 on an lddw: a map, a global-data address, or a callback function. */
 static int apply_ld64(struct linker *lk, uint32_t pc, const struct brt_elf_rel *rel,
 		      struct brt_elf_reloc *out)
@@ -226,7 +267,19 @@ static int apply_ld64(struct linker *lk, uint32_t pc, const struct brt_elf_rel *
 		out->off = koff;
 		return 0;
 	}
-	if (sym->shndx == SHN_UNDEF || sym->shndx >= ctx->nsecs)
+	if (sym->shndx == SHN_UNDEF) {
+		/* a ksym: the kernel's BTF id (BPF_PSEUDO_BTF_ID), or 0 for a weak one the
+		 * kernel lacks, as libbpf fills it */
+		if ((ret = resolve_ksym(ctx, sym, rs, out->sec_off, 0)) < 0)
+			return ret;
+		insn[0].src_reg = ret ? BPF_PSEUDO_BTF_ID : 0;
+		insn[0].imm = ret;
+		insn[1].imm = 0;
+		out->kind = BRT_ELF_RELO_KSYM;
+		out->target = ret;
+		return 0;
+	}
+	if (sym->shndx >= ctx->nsecs)
 		return brt_elf_fail(ctx, -ENOTSUP, rs, out->sec_off,
 				    "lddw refers to '%s', which is not defined in a section",
 				    sym->name);
@@ -353,7 +406,8 @@ static int link_func(struct linker *lk, size_t k)
 			r.elf_type = rel->type;
 			r.sym = ctx->syms[rel->sym].name;
 			ret = rel->type == R_64_64 ? apply_ld64(lk, pc, rel, &r)
-						   : apply_call(lk, pc, f, rel, &r);
+			      : ctx->syms[rel->sym].shndx == SHN_UNDEF ? apply_kfunc(lk, pc, rel, &r)
+								       : apply_call(lk, pc, f, rel, &r);
 		} else if (insn.code == CALL && insn.src_reg == BPF_PSEUDO_CALL) {
 			r.sym = "";
 			ret = apply_call(lk, pc, f, NULL, &r);

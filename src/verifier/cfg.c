@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "btf/btf.h"
 #include "verifier/internal.h"
 
 /* The kernel's table of opcodes (bpf_opcode_in_insntable) is insn.def minus the
@@ -72,6 +73,53 @@ int brt_find_subprog(struct brt_env *env, int insn_idx)
 	return -1;
 }
 
+/* The kernel's add_kfunc_call() at load: a GPL program; id 0 with offset 0 (libbpf's
+ * unresolved weak kfunc) waits for the dead code pass; offset > 0 names a module's BTF in
+ * fd_array, which bpfrt has none of (module BTF objects exist in the kernel only); the id
+ * must be a FUNC of the kernel's BTF with a prototype. */
+static int add_kfunc_call(struct brt_env *env, const struct bpf_insn *insn)
+{
+	const struct brt_btf *vml = brt_btf_vmlinux();
+	const struct btf_type *t;
+
+	if (!vml) {
+		brt_verr(env, "calling kernel function is not supported without "
+			      "CONFIG_DEBUG_INFO_BTF\n");
+		return -524; /* ENOTSUPP */
+	}
+	if (!env->opts->gpl) {
+		brt_verr(env, "cannot call kernel function from non-GPL compatible program\n");
+		return -EINVAL;
+	}
+	if (!insn->imm && !insn->off)
+		return 0;
+	if (insn->off) {
+		if (insn->off < 0) {
+			brt_verr(env, "negative offset disallowed for kernel module function call\n");
+		} else if (!env->opts->fd_array) {
+			brt_verr(env, "kfunc offset > 0 without fd_array is invalid\n");
+			brt_verr(env, "failed to find BTF for kernel function\n");
+			return -EPROTO;
+		} else {
+			brt_verr(env, "invalid module BTF fd specified\n");
+		}
+		brt_verr(env, "failed to find BTF for kernel function\n");
+		return -EINVAL;
+	}
+	t = brt_btf_type(vml, (uint32_t)insn->imm);
+	if (!t || BTF_INFO_KIND(t->info) != BTF_KIND_FUNC) {
+		brt_verr(env, "kernel btf_id %u is not a function\n", (uint32_t)insn->imm);
+		return -EINVAL;
+	}
+	t = brt_btf_type(vml, t->type);
+	if (!t || BTF_INFO_KIND(t->info) != BTF_KIND_FUNC_PROTO) {
+		brt_verr(env, "kernel function btf_id %u does not have a valid func_proto\n",
+			 (uint32_t)insn->imm);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static int add_subprogs(struct brt_env *env)
 {
 	int ret;
@@ -92,9 +140,10 @@ static int add_subprogs(struct brt_env *env)
 			return -EPERM;
 		}
 		if (is_kfunc) {
-			/* no kernel BTF here: every kfunc id is unknown */
-			brt_verr(env, "kernel btf_id %d is not a function\n", insn->imm);
-			return -EINVAL;
+			ret = add_kfunc_call(env, insn);
+			if (ret)
+				return ret;
+			continue;
 		}
 		/* in 64 bits: imm may be INT_MAX; later passes see only checked targets */
 		int64_t target = (int64_t)i + insn->imm + 1;

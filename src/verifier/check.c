@@ -27,6 +27,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "btf/btf.h"
 #include "verifier/internal.h"
 
 void brt_verr(struct brt_env *env, const char *fmt, ...)
@@ -250,15 +251,33 @@ static int do_exit(struct brt_env *env, int *do_print)
 	return err ? err : 1;
 }
 
+/* The kernel's check_kfunc_call(): id 0 (an unresolved weak kfunc) is left for the dead
+ * code pass, which fails the load if the walk reached it; every other kfunc is outside the
+ * kernel functions bpfrt offers to a program (none yet: a kernel function runs in the
+ * kernel, and user space has no implementation of it), so refused as the kernel refuses
+ * one its type may not call. */
+static int check_kfunc_call(struct brt_env *env, const struct bpf_insn *insn)
+{
+	const struct brt_btf *vml = brt_btf_vmlinux();
+
+	if (!insn->imm)
+		return 0;
+	brt_verr(env, "calling kernel function %s is not allowed\n",
+		 vml && !insn->off ? brt_btf_name(vml, (uint32_t)insn->imm) : "");
+	return -EACCES;
+}
+
 static int do_jmp(struct brt_env *env, const struct bpf_insn *insn, int *do_print)
 {
 	uint8_t op = BPF_OP(insn->code), cls = BPF_CLASS(insn->code);
 
 	env->jmps_processed++;
 	if (op == BPF_CALL) {
-		if (BPF_SRC(insn->code) != BPF_K || insn->off ||
-		    (insn->src_reg != 0 && insn->src_reg != BPF_PSEUDO_CALL) || insn->dst_reg ||
-		    cls == BPF_JMP32) {
+		if (BPF_SRC(insn->code) != BPF_K ||
+		    (insn->src_reg != BPF_PSEUDO_KFUNC_CALL && insn->off) ||
+		    (insn->src_reg != 0 && insn->src_reg != BPF_PSEUDO_CALL &&
+		     insn->src_reg != BPF_PSEUDO_KFUNC_CALL) ||
+		    insn->dst_reg || cls == BPF_JMP32) {
 			brt_verr(env, "BPF_CALL uses reserved fields\n");
 			return -EINVAL;
 		}
@@ -269,6 +288,8 @@ static int do_jmp(struct brt_env *env, const struct bpf_insn *insn, int *do_prin
 		}
 		if (insn->src_reg == BPF_PSEUDO_CALL)
 			return brt_check_func_call(env, insn, &env->insn_idx);
+		if (insn->src_reg == BPF_PSEUDO_KFUNC_CALL)
+			return check_kfunc_call(env, insn);
 		return brt_check_helper_call(env, insn, env->insn_idx);
 	}
 	if (op == BPF_JA) {
@@ -558,6 +579,15 @@ static int run_passes(struct brt_env *env)
 		if (env->aux[i].seen && env->aux[i].bad_ctx_conv) {
 			brt_verr(env, "verifier bug: error during ctx access conversion (0)\n");
 			err = -EFAULT;
+		}
+	/* do_misc_fixups()' fixup_kfunc_call(): a weak kfunc libbpf left unresolved (id 0)
+	 * must be in code the walk never reached (removed as dead in the kernel) */
+	for (int i = 0; !err && i < env->len; i++)
+		if (env->aux[i].seen && env->insns[i].code == (BPF_JMP | BPF_CALL) &&
+		    env->insns[i].src_reg == BPF_PSEUDO_KFUNC_CALL && !env->insns[i].imm) {
+			brt_verr(env, "invalid kernel function call not eliminated in verifier "
+				      "pass\n");
+			err = -EINVAL;
 		}
 	return err;
 }

@@ -167,7 +167,7 @@ static const struct obj_case cases[] = {
 static void check_relocs(const struct brt_elf_obj *o, const struct brt_elf_prog *p,
 			 const struct prog_expect *pe)
 {
-	size_t count[4] = { 0 };
+	size_t count[5] = { 0 };
 	size_t pseudo_lddw = 0;
 
 	for (size_t r = 0; r < p->nrelocs; r++) {
@@ -193,6 +193,11 @@ static void check_relocs(const struct brt_elf_obj *o, const struct brt_elf_prog 
 			T_EQ_INT(rl->target, (int64_t)rl->insn_idx + insn->imm + 1);
 			/* Calls land in an appended subprogram (or recursion into the entry). */
 			T_ASSERT(rl->target >= 0 && (size_t)rl->target < p->insn_cnt);
+			break;
+		case BRT_ELF_RELO_KSYM: /* a kfunc call, or an lddw of a kernel symbol */
+			T_ASSERT(insn->code == (BPF_JMP | BPF_CALL) ||
+				 insn->code == (BPF_LD | BPF_IMM | BPF_DW));
+			T_EQ_INT(rl->target, insn->imm);
 			break;
 		case BRT_ELF_RELO_FUNC:
 			T_EQ_INT(BPF_LD | BPF_IMM | BPF_DW, insn->code);

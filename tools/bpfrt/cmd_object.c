@@ -30,6 +30,7 @@ static const char *const reloc_kinds[] = {
 	[BRT_ELF_RELO_MAP_VALUE] = "map_value",
 	[BRT_ELF_RELO_CALL] = "call",
 	[BRT_ELF_RELO_FUNC] = "func",
+	[BRT_ELF_RELO_KSYM] = "ksym",
 };
 
 static void usage(FILE *out)
