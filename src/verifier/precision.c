@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "btf/btf.h"
 #include "verifier/internal.h"
 
 #define BT_GIVE_UP 1 /* backtrack_insn(): the walk cannot follow this instruction */
@@ -248,9 +249,20 @@ static void print_insn(struct brt_env *env, int idx)
 {
 	char buf[128];
 
-	if (brt_disasm_insn(&env->insns[idx], (size_t)(env->len - idx), BRT_DISASM_KERNEL, buf,
-			    sizeof(buf)) < 0)
-		snprintf(buf, sizeof(buf), "(%02x) ?", env->insns[idx].code);
+	const struct bpf_insn *in = &env->insns[idx];
+
+	if (in->code == (BPF_JMP | BPF_CALL) && in->src_reg == BPF_PSEUDO_KFUNC_CALL) {
+		/* the kernel's disasm_kfunc_name(); id 0 falls back to func_id_str[0] */
+		const struct brt_btf *vml = brt_btf_vmlinux();
+		const char *name = in->imm && vml && !in->off ? brt_btf_name(vml, (uint32_t)in->imm)
+							      : "";
+
+		snprintf(buf, sizeof(buf), "(%02x) call %s#%d", in->code,
+			 name[0] ? name : in->imm ? "unknown" : "unspec", in->imm);
+	} else if (brt_disasm_insn(in, (size_t)(env->len - idx), BRT_DISASM_KERNEL, buf,
+				   sizeof(buf)) < 0) {
+		snprintf(buf, sizeof(buf), "(%02x) ?", in->code);
+	}
 	brt_vinfo(env, "%s\n", buf);
 }
 
