@@ -226,10 +226,15 @@ void brt_print_state(struct brt_env *env, const struct brt_vstate *st, int frame
 			brt_vinfo(env, " fp%d=%s", (-i - 1) * 8, types);
 		}
 	}
-	if (st->nrefs) {
-		brt_vinfo(env, " refs=%u", st->refs[0].id);
-		for (int i = 1; i < st->nrefs; i++)
-			brt_vinfo(env, ",%u", st->refs[i].id);
+	/* the kernel keeps a held bpf_spin_lock among the references (its id is the value
+	 * pointer's), after those acquired before it; it prints none when the first is 0 */
+	if ((st->nrefs && st->refs[0].id) || (!st->nrefs && st->lock_map && st->lock_id)) {
+		const char *sep = " refs=";
+
+		for (int i = 0; i < st->nrefs; i++, sep = ",")
+			brt_vinfo(env, "%s%u", sep, st->refs[i].id);
+		if (st->lock_map && st->lock_id)
+			brt_vinfo(env, "%s%u", sep, st->lock_id);
 	}
 	if (f->in_callback_fn)
 		brt_vinfo(env, " cb");
