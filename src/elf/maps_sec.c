@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
+#include <unistd.h>
 
 #include "elf/parse.h"
 
@@ -552,6 +553,49 @@ static int data_map(struct brt_elf_ctx *ctx, uint32_t sec)
 	return 0;
 }
 
+/* libbpf answers LINUX_HAS_SYSCALL_WRAPPER by trying to put a kprobe on the arch's
+ * __<arch>_sys_bpf: 1 only when that works.  The same program must take the same branch
+ * here as under libbpf (BPF_KSYSCALL reads its arguments through the wrapper's pt_regs or
+ * not), so ask the same question without creating a probe: can this kernel place kprobes
+ * at all (the kprobe PMU, or tracefs' kprobe_events), and does it have the wrapper symbol.
+ * On a kernel built without kprobes libbpf says 0, and so does this. */
+static uint64_t has_syscall_wrapper(void)
+{
+#if defined(__x86_64__)
+	static const char sym[] = " __x64_sys_bpf\n";
+#elif defined(__aarch64__)
+	static const char sym[] = " __arm64_sys_bpf\n";
+#elif defined(__s390x__)
+	static const char sym[] = " __s390x_sys_bpf\n";
+#elif defined(__riscv)
+	static const char sym[] = " __riscv_sys_bpf\n";
+#else
+	static const char sym[] = "";
+#endif
+	char line[256];
+	uint64_t found = 0;
+	FILE *f;
+
+	if (!sym[0])
+		return 0;
+	if (access("/sys/bus/event_source/devices/kprobe/type", R_OK) &&
+	    access("/sys/kernel/tracing/kprobe_events", F_OK) &&
+	    access("/sys/kernel/debug/tracing/kprobe_events", F_OK))
+		return 0;
+	f = fopen("/proc/kallsyms", "re");
+	if (!f)
+		return 0;
+	while (!found && fgets(line, sizeof(line), f)) {
+		size_t n = strlen(line);
+
+		/* "ADDR T name\n": the name is the last field */
+		if (n >= sizeof(sym) - 1 && !strcmp(line + n - (sizeof(sym) - 1), sym))
+			found = 1;
+	}
+	fclose(f);
+	return found;
+}
+
 /* libbpf's values of the kconfig externs it computes itself (the rest come from the
  * kernel's config, kconfig.c: weak ones it does not set are 0, others refused). */
 static int kconfig_value(const char *name, uint64_t *v)
@@ -565,9 +609,13 @@ static int kconfig_value(const char *name, uint64_t *v)
 		*v = (uint64_t)a << 16 | b << 8 | (c > 255 ? 255 : c);
 		return 1;
 	}
-	/* Linux 6.18 has both: the BPF cookie helpers and __<arch>_sys_* wrappers */
-	if (!strcmp(name, "LINUX_HAS_BPF_COOKIE") || !strcmp(name, "LINUX_HAS_SYSCALL_WRAPPER")) {
+	/* Linux 6.18 has the BPF cookie helpers */
+	if (!strcmp(name, "LINUX_HAS_BPF_COOKIE")) {
 		*v = 1;
+		return 1;
+	}
+	if (!strcmp(name, "LINUX_HAS_SYSCALL_WRAPPER")) {
+		*v = has_syscall_wrapper();
 		return 1;
 	}
 	return 0;
