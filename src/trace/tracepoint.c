@@ -89,7 +89,7 @@ static uint64_t raw_args(struct tp_source *src)
 	memcpy(second, rec + src->off_second, src->raw == RAW_SYS_ENTER ? 48 : 8);
 	memset(src->raw_ctx, 0, sizeof(src->raw_ctx));
 #if defined(__x86_64__)
-	memset(&src->regs, 0, sizeof(src->pt));
+	memset(&src->pt, 0, sizeof(src->pt));
 	src->pt.orig_rax = id;
 	if (src->raw == RAW_SYS_ENTER) {
 		src->pt.rdi = second[0];
@@ -314,6 +314,10 @@ static int attach(int prog_fd, const char *tp, const struct bpfrt_tracepoint_opt
 		}
 		src->regs[0] = (struct brt_region){ (uint64_t)(uintptr_t)src->raw_ctx,
 						    RAW_CTX_SIZE, 0 };
+		/* args[0] points at the rebuilt pt_regs: a checked engine (the build without
+		 * a JIT) lets bpf_probe_read_kernel read only what its regions name */
+		src->regs[1] = (struct brt_region){ (uint64_t)(uintptr_t)&src->pt,
+						    sizeof(src->pt), 0 };
 	} else if (prog->max_ctx_offset > src->record_size) {
 		brt_print(BPFRT_WARN, "bpfrt: %s: the program reads its context up to byte %u; "
 			  "the records have %u bytes\n", tp, prog->max_ctx_offset,
@@ -323,7 +327,12 @@ static int attach(int prog_fd, const char *tp, const struct bpfrt_tracepoint_opt
 	} else {
 		src->regs[0] = (struct brt_region){ (uint64_t)(uintptr_t)src->ctx, CTX_SIZE, 0 };
 	}
-	src->nregs = 1 + brt_prog_map_regions(prog, src->regs + 1, MAX_REGIONS - 1);
+	{
+		size_t first = raw != RAW_NONE ? 2 : 1;
+
+		src->nregs = first + brt_prog_map_regions(prog, src->regs + first,
+							  MAX_REGIONS - first);
+	}
 	err = open_rings(src, id, pages);
 	if (err)
 		goto out_free;

@@ -99,6 +99,7 @@ uint64_t brt_helper_get_numa_node_id(uint64_t r1, uint64_t r2, uint64_t r3, uint
 /* The helpers here that never read their run ctx, so never stop the run: the JIT calls
  * them without passing the ctx or checking for a stop afterwards (pass `leafcall`).
  * Keyed by function, so a host's own helper under the same id is called the full way. */
+#ifdef BPFRT_HAVE_JIT /* a build without the JIT has no one to hand them to */
 __attribute__((constructor)) static void helpers_leaf_hand_down(void)
 {
 	static const bpfrt_helper_fn leaf[] = {
@@ -110,3 +111,4 @@ __attribute__((constructor)) static void helpers_leaf_hand_down(void)
 
 	brt_jit_set_leaf_helpers(leaf, sizeof(leaf) / sizeof(leaf[0]));
 }
+#endif
