@@ -1,5 +1,5 @@
 /* cmd_exec.c - "bpfrt exec -- CMD ARGS": run an unmodified program with its bpf() calls
- * going to bpfrt (libbpfrt-preload.so, tools/preload/preload.c, in LD_PRELOAD).  The
+ * going to bpfrt (libbpfrt-preload.so, tools/preload/, in LD_PRELOAD).  The
  * library is the one next to this binary (build tree), else the installed one; a static
  * executable cannot be preloaded, which is said (and refused with BPFRT_PRELOAD_STRICT).
  */
