@@ -13,7 +13,6 @@
  * (0); a hit the ring had no room for is counted as lost, not run.
  */
 #include <errno.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,7 +30,6 @@
 #endif
 
 #define DEFAULT_PAGES 64u  /* data pages per ring */
-#define POLL_MS 50         /* drain at least this often (wakeups come per watermark) */
 #define MAX_WARN 5         /* run faults printed per link */
 #define MAX_REGIONS 16     /* the registers and the program's array maps */
 #define PT_REGS_BYTES 168  /* the verifier's context size for kprobe programs */
@@ -74,8 +72,11 @@ struct sample {
 	/* nregs u64 follow when abi is not PERF_SAMPLE_REGS_ABI_NONE */
 };
 
-static void run_sample(struct kp_source *src, const struct sample *s)
+/* A PERF_RECORD_SAMPLE of src's rings (brt_perf_rings_run() checked its size). */
+static void run_sample(void *arg, const struct perf_event_header *rec)
 {
+	struct kp_source *src = arg;
+	const struct sample *s = (const void *)rec;
 	struct brt_link *link = src->link;
 	struct brt_trace_task task = { .pid = (int32_t)s->tid, .tgid = (int32_t)s->pid,
 				       .cpu = s->cpu };
@@ -109,50 +110,16 @@ static void run_sample(struct kp_source *src, const struct sample *s)
 	atomic_fetch_add(&link->events, 1);
 }
 
-static void on_record(void *arg, const struct perf_event_header *rec)
-{
-	struct kp_source *src = arg;
-
-	if (rec->type == PERF_RECORD_SAMPLE && rec->size >= sizeof(struct sample)) {
-		run_sample(src, (const struct sample *)(const void *)rec);
-	} else if (rec->type == PERF_RECORD_LOST && rec->size >= sizeof(*rec) + 16) {
-		uint64_t lost;
-
-		memcpy(&lost, (const uint8_t *)rec + sizeof(*rec) + 8, 8);
-		atomic_fetch_add(&src->link->lost, lost);
-	}
-}
-
 static void kp_run(struct brt_link *link)
 {
 	struct kp_source *src = link->priv;
-	int n = src->nrings;
-	struct pollfd *p = calloc((size_t)n + 2, sizeof(*p));
 
-	if (!p)
-		return;
-	for (int i = 0; i < n; i++)
-		p[i] = (struct pollfd){ .fd = src->rings[i].fd, .events = POLLIN };
-	p[n] = (struct pollfd){ .fd = link->peer, .events = POLLIN };
-	p[n + 1] = (struct pollfd){ .fd = link->wake, .events = POLLIN };
-	for (;;) {
-		int r = poll(p, (nfds_t)n + 2, POLL_MS);
-
-		if (r < 0 && errno != EINTR)
-			break;
-		for (int i = 0; i < n; i++)
-			brt_perf_ring_drain(&src->rings[i], on_record, src);
-		if (r > 0 && brt_link_stopping(p + n))
-			break;
-	}
-	free(p);
+	brt_perf_rings_run(link, src->rings, src->nrings, sizeof(struct sample), run_sample, src);
 }
 
 static void kp_free(struct kp_source *src)
 {
-	for (int i = 0; i < src->nrings; i++)
-		brt_perf_ring_close(&src->rings[i]);
-	free(src->rings);
+	brt_perf_rings_close(src->rings, src->nrings);
 	free(src);
 }
 

@@ -1,17 +1,22 @@
 /* perf_ring.c - one perf_event_open() event with its mmap'd ring: the kernel writes
  * records after the control page and moves data_head; brt_perf_walk() (src/maps, which
  * reads bpfrt's own perf output rings the same way) hands them on and moves data_tail.
+ * And the loop of a link thread that reads a set of such rings (tracepoint.c, kprobe.c).
  */
 #include <errno.h>
+#include <poll.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "api/api.h"
 #include "trace/trace.h"
 
 #define PAGE 4096u
+#define POLL_MS 50 /* drain at least this often (wakeups come per watermark) */
 
 int brt_perf_ring_open(struct perf_event_attr *attr, int pid, int cpu, unsigned pages,
 		       struct brt_perf_ring *r)
@@ -52,4 +57,61 @@ int brt_perf_ring_drain(struct brt_perf_ring *r,
 			void (*cb)(void *arg, const struct perf_event_header *rec), void *arg)
 {
 	return brt_perf_walk(&r->walk, cb, arg);
+}
+
+void brt_perf_rings_close(struct brt_perf_ring *rings, int n)
+{
+	for (int i = 0; i < n; i++)
+		brt_perf_ring_close(&rings[i]);
+	free(rings);
+}
+
+/* What the link thread's drain hands each record to. */
+struct drain {
+	struct brt_link *link;
+	size_t min_sample;
+	void (*on_sample)(void *arg, const struct perf_event_header *rec);
+	void *arg;
+};
+
+static void on_record(void *arg, const struct perf_event_header *rec)
+{
+	struct drain *d = arg;
+
+	if (rec->type == PERF_RECORD_SAMPLE && rec->size >= d->min_sample) {
+		d->on_sample(d->arg, rec);
+	} else if (rec->type == PERF_RECORD_LOST && rec->size >= sizeof(*rec) + 16) {
+		uint64_t lost; /* after the header: u64 id, u64 lost */
+
+		memcpy(&lost, (const uint8_t *)rec + sizeof(*rec) + 8, 8);
+		atomic_fetch_add(&d->link->lost, lost);
+	}
+}
+
+void brt_perf_rings_run(struct brt_link *link, struct brt_perf_ring *rings, int n,
+			size_t min_sample,
+			void (*on_sample)(void *arg, const struct perf_event_header *rec),
+			void *arg)
+{
+	struct drain d = { link, min_sample, on_sample, arg };
+	struct pollfd *p = calloc((size_t)n + 2, sizeof(*p));
+
+	if (!p)
+		return;
+	for (int i = 0; i < n; i++)
+		p[i] = (struct pollfd){ .fd = rings[i].fd, .events = POLLIN };
+	p[n] = (struct pollfd){ .fd = link->peer, .events = POLLIN };
+	p[n + 1] = (struct pollfd){ .fd = link->wake, .events = POLLIN };
+	for (;;) {
+		int r = poll(p, (nfds_t)n + 2, POLL_MS);
+
+		if (r < 0 && errno != EINTR)
+			break;
+		/* drained before the stop check: what was recorded before the detach still runs */
+		for (int i = 0; i < n; i++)
+			brt_perf_ring_drain(&rings[i], on_record, &d);
+		if (r > 0 && brt_link_stopping(p + n))
+			break;
+	}
+	free(p);
 }

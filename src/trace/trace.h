@@ -15,6 +15,7 @@
 #include "maps/maps.h"
 
 struct bpfrt_run_ctx;
+struct brt_link;
 
 /* The task an event happened in.  A program run on a kernel tracepoint record answers
  * bpf_get_current_*() about the task the kernel recorded, not about bpfrt's thread; the
@@ -63,6 +64,15 @@ void brt_perf_ring_close(struct brt_perf_ring *r);
 /* Hand every record waiting to cb (valid during the call); returns how many. */
 int brt_perf_ring_drain(struct brt_perf_ring *r,
 			void (*cb)(void *arg, const struct perf_event_header *rec), void *arg);
+/* Close the n rings of an array and free it. */
+void brt_perf_rings_close(struct brt_perf_ring *rings, int n);
+/* A link thread's loop (its ops' run) over its n rings: wait on them and on the link's
+ * stop signals, hand each PERF_RECORD_SAMPLE of at least min_sample bytes to on_sample,
+ * add what PERF_RECORD_LOST records count to link->lost; returns when the link stops. */
+void brt_perf_rings_run(struct brt_link *link, struct brt_perf_ring *rings, int n,
+			size_t min_sample,
+			void (*on_sample)(void *arg, const struct perf_event_header *rec),
+			void *arg);
 
 /* Append one line (no newline in msg) to the trace pipe (pipe.c); 0 or -errno. */
 int brt_trace_pipe_write(const char *line, size_t len);

@@ -7,7 +7,6 @@
  * kernel's max_ctx_offset rule).  get_current_*() answer with the record's task.
  */
 #include <errno.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,7 +24,6 @@
 
 #define CTX_SIZE 8192      /* PERF_MAX_TRACE_SIZE */
 #define DEFAULT_PAGES 64u  /* data pages per CPU ring */
-#define POLL_MS 50         /* drain at least this often (wakeups come per watermark) */
 #define MAX_WARN 5         /* run faults printed per link */
 #define MAX_REGIONS 16     /* the record and the program's array maps (.rodata, .bss, ...) */
 
@@ -108,8 +106,11 @@ static uint64_t raw_args(struct tp_source *src)
 	return (uint64_t)(uintptr_t)src->raw_ctx;
 }
 
-static void run_record(struct tp_source *src, const struct sample *s)
+/* A PERF_RECORD_SAMPLE of src's rings (brt_perf_rings_run() checked its size). */
+static void run_record(void *arg, const struct perf_event_header *rec)
 {
+	struct tp_source *src = arg;
+	const struct sample *s = (const void *)rec;
 	struct brt_link *link = src->link;
 	struct brt_trace_task task = { .pid = (int32_t)s->tid, .tgid = (int32_t)s->pid,
 				       .cpu = s->cpu };
@@ -142,50 +143,16 @@ static void run_record(struct tp_source *src, const struct sample *s)
 	atomic_fetch_add(&link->events, 1);
 }
 
-static void on_record(void *arg, const struct perf_event_header *rec)
-{
-	struct tp_source *src = arg;
-
-	if (rec->type == PERF_RECORD_SAMPLE && rec->size >= sizeof(struct sample)) {
-		run_record(src, (const struct sample *)(const void *)rec);
-	} else if (rec->type == PERF_RECORD_LOST && rec->size >= sizeof(*rec) + 16) {
-		uint64_t lost;
-
-		memcpy(&lost, (const uint8_t *)rec + sizeof(*rec) + 8, 8);
-		atomic_fetch_add(&src->link->lost, lost);
-	}
-}
-
 static void tp_run(struct brt_link *link)
 {
 	struct tp_source *src = link->priv;
-	int n = src->nrings;
-	struct pollfd *p = calloc((size_t)n + 2, sizeof(*p));
 
-	if (!p)
-		return;
-	for (int i = 0; i < n; i++)
-		p[i] = (struct pollfd){ .fd = src->rings[i].fd, .events = POLLIN };
-	p[n] = (struct pollfd){ .fd = link->peer, .events = POLLIN };
-	p[n + 1] = (struct pollfd){ .fd = link->wake, .events = POLLIN };
-	for (;;) {
-		int r = poll(p, (nfds_t)n + 2, POLL_MS);
-
-		if (r < 0 && errno != EINTR)
-			break;
-		for (int i = 0; i < n; i++)
-			brt_perf_ring_drain(&src->rings[i], on_record, src);
-		if (r > 0 && brt_link_stopping(p + n))
-			break;
-	}
-	free(p);
+	brt_perf_rings_run(link, src->rings, src->nrings, sizeof(struct sample), run_record, src);
 }
 
 static void tp_free(struct tp_source *src)
 {
-	for (int i = 0; i < src->nrings; i++)
-		brt_perf_ring_close(&src->rings[i]);
-	free(src->rings);
+	brt_perf_rings_close(src->rings, src->nrings);
 	free(src);
 }
 
