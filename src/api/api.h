@@ -98,6 +98,12 @@ struct brt_prog {
 	uint32_t max_ctx_offset;   /* highest ctx byte accessed + 1 (tracing attach checks) */
 	uint32_t verified_insns;   /* the verifier's processed insns (bpf_prog_info) */
 	struct brt_prog_lines *lines; /* source lines from line_info, or NULL */
+	/* what the verifier found per stored insn (insn_cnt entries each, built with vm and
+	 * pm): BRT_INSN_* flags, and pm index + 1 of the one map a helper call is passed (0:
+	 * none or several); the kernel's xlated view is made from them (xlated.c) */
+	uint8_t *xflags;
+	uint16_t *xmap;
+	uint32_t xpriv;            /* enum brt_priv it was verified with */
 	/* vm and pm are built (at load, or from the file on first use in this process:
 	 * brt_prog_materialise()); set with release after them */
 	_Atomic int ready;
@@ -222,11 +228,33 @@ struct brt_prog_check {
 	int btf_info;           /* func_info or line_info given */
 	void **call_maps;       /* out, or NULL: brt_verify_opts.call_maps */
 	int16_t *ctx_read_off;  /* out, or NULL: brt_verify_opts.ctx_read_off */
+	uint8_t *insn_flags;    /* out, or NULL: brt_verify_opts.insn_flags */
 	int no_maps;            /* no fd table: every map reference is a rejection */
 	const uint16_t *ops;    /* the rows the load decoded (brt_verify_opts.ops), or NULL */
 	char *err_msg;          /* out, or NULL: the first error line (brt_verify_result) */
 	size_t err_msglen;
 };
+
+/* ---- xlated.c: the kernel's view of a program --------------------------------------------
+ * OBJ_GET_INFO_BY_FD's xlated_prog_insns are what the kernel runs after its verifier's
+ * rewrites; bpfrt runs the instructions as loaded, so it reports what the kernel (6.18,
+ * x86-64, JIT on) would have made of them: dead code removed, context loads converted,
+ * map helpers bound to the map's functions or inlined, helper calls by kernel address. */
+struct brt_xlated {
+	struct bpf_insn *insns; /* n instructions, map references as the kernel dumps them */
+	uint32_t n;
+	/* for each stored instruction (prog->insn_cnt + 1 entries): where it went, or the
+	 * next surviving one when it was removed (line and function info follow it) */
+	uint32_t *pos;
+	uint32_t norig;         /* stored instructions (pos has norig + 1 entries) */
+};
+
+/* kernel_view 0: the stored instructions, map references as ids (bpfrt's own form);
+ * 1: the kernel's, helper call immediates from /proc/kallsyms.  0 or -ENOMEM. */
+int brt_prog_xlated(const struct brt_prog *prog, int kernel_view, struct brt_xlated *out);
+/* Only the length and pos of the kernel's view (no /proc/kallsyms read). */
+int brt_prog_xlated_len(const struct brt_prog *prog, struct brt_xlated *out);
+void brt_xlated_free(struct brt_xlated *x);
 
 /* jit_lookup.c: bind the program's map_lookup_elem calls whose map the verifier knows
  * (call_maps: brt_verify_opts.call_maps, may be NULL) into vm's JIT code.  0 or -ENOMEM. */

@@ -174,6 +174,7 @@ int brt_api_check_prog(struct brt_prog_check *pc)
 		.btf_info = pc->btf_info,
 		.call_maps = pc->call_maps,
 		.ctx_read_off = pc->ctx_read_off,
+		.insn_flags = pc->insn_flags,
 		.ops = pc->ops,
 		.attach_btf_id = pc->attach_btf_id,
 		.attach_btf = pc->attach_btf_id ? brt_btf_vmlinux() : NULL,

@@ -60,38 +60,6 @@ static int map_info(struct brt_call *call, struct brt_map *map, uint32_t len)
 	return call->ua->to(call->attr->info.info, &info, len);
 }
 
-/* The stored instructions with map table indexes turned into map ids, as the kernel's
- * bpf_insn_prepare_dump() shows them. */
-static int copy_xlated(struct brt_call *call, const struct brt_prog *prog, uint64_t dst,
-		       uint32_t len)
-{
-	const struct brt_prog_mapref *t = brt_prog_file_maps(prog);
-	/* len <= the instructions' size, a multiple of 8 */
-	uint32_t n = (len + 7) / 8, nmaps = prog->nmaps;
-	struct bpf_insn *insns = malloc((size_t)n * sizeof(*insns));
-	int err;
-
-	if (!insns)
-		return -ENOMEM;
-	memcpy(insns, prog->obj.base, (size_t)n * sizeof(*insns));
-	for (uint32_t i = 0; i + 1 < n; i++) {
-		struct bpf_insn *in = &insns[i];
-
-		if (in->code != (BPF_LD | BPF_IMM | BPF_DW))
-			continue;
-		if ((in->src_reg == BPF_PSEUDO_MAP_IDX || in->src_reg == BPF_PSEUDO_MAP_IDX_VALUE) &&
-		    (uint32_t)in->imm < nmaps) {
-			in->src_reg = in->src_reg == BPF_PSEUDO_MAP_IDX ? BPF_PSEUDO_MAP_FD :
-									  BPF_PSEUDO_MAP_VALUE;
-			in->imm = (int32_t)t[in->imm].id;
-		}
-		i++;
-	}
-	err = call->ua->to(dst, insns, len);
-	free(insns);
-	return err;
-}
-
 /* The kernel's tag (bpf_prog_calc_tag()): the first 8 bytes of the SHA-256 of the
  * instructions as loaded, the immediates of map fd and map value loads zeroed (both
  * halves), which here are bpfrt's map-index forms. */
@@ -140,17 +108,42 @@ static uint64_t boot_ns(uint64_t realtime_ns)
 	return realtime_ns > (uint64_t)off ? realtime_ns - (uint64_t)off : 0;
 }
 
+/* Where stored instruction off is in the kernel's view (the next surviving one when it
+ * was removed). */
+static uint32_t xlated_off(const struct brt_xlated *xl, uint32_t off)
+{
+	return xl && xl->pos && off <= xl->norig ? xl->pos[off] : off;
+}
+
+/* Whether record i of n (insn offsets at stride bytes from first, ascending) stays in
+ * the kernel's view: it lands inside it and the next record lands elsewhere. */
+static int kept(const struct brt_xlated *xl, const uint32_t *first, uint32_t i, uint32_t n,
+		size_t stride)
+{
+	const unsigned char *b = (const unsigned char *)first;
+	uint32_t off = *(const uint32_t *)(const void *)(b + i * stride), next;
+
+	if (!xl || !xl->pos)
+		return 1;
+	if (xlated_off(xl, off) >= xl->n)
+		return 0;
+	if (i + 1 == n)
+		return 1;
+	next = *(const uint32_t *)(const void *)(b + (i + 1) * stride);
+	return xlated_off(xl, next) != xlated_off(xl, off);
+}
+
 /* func_info and line_info as the load gave them (the kernel's bpf_prog_get_info_by_fd():
  * the counts always, up to the caller's count of records copied, record sizes that are
  * not the kernel's refused).  Only a program loaded in this process has them: its file
  * keeps none, so one built from a pin answers 0 records, as a kernel program without
  * BTF does.  bpfrt keeps the instructions as loaded, so the offsets need no adjusting. */
 static int prog_btf_info(struct brt_call *call, const struct brt_prog *prog,
-			 struct bpf_prog_info *info)
+			 const struct brt_xlated *xl, struct bpf_prog_info *info)
 {
 	const struct brt_prog_lines *pl = prog->lines;
 	uint32_t nf = pl && pl->func_offs ? pl->nfuncs : 0, nl = pl && pl->types ? pl->n : 0;
-	uint32_t uf = info->nr_func_info, ul = info->nr_line_info;
+	uint32_t uf = info->nr_func_info, ul = info->nr_line_info, kf = 0, kl = 0;
 
 	if ((uf || info->func_info_rec_size) &&
 	    info->func_info_rec_size != sizeof(struct bpf_func_info))
@@ -160,27 +153,36 @@ static int prog_btf_info(struct brt_call *call, const struct brt_prog *prog,
 		return -EINVAL;
 	info->func_info_rec_size = sizeof(struct bpf_func_info);
 	info->line_info_rec_size = sizeof(struct bpf_line_info);
-	info->nr_func_info = nf;
-	info->nr_line_info = nl;
-	for (uint32_t i = 0; i < nf && i < uf; i++) {
-		struct bpf_func_info fi = { .insn_off = pl->func_offs[i],
+	/* records of removed instructions go as the kernel's bpf_adj_linfo_after_remove():
+	 * of those landing on one instruction the last stands (the instruction's own, or
+	 * the last removed one's when it had none), none past the end */
+	for (uint32_t i = 0; i < nf; i++) {
+		struct bpf_func_info fi = { .insn_off = xlated_off(xl, pl->func_offs[i]),
 					    .type_id = pl->func_ids[i] };
 
-		if (call->ua->to(info->func_info + i * sizeof(fi), &fi, sizeof(fi)))
+		if (!kept(xl, pl->func_offs, i, nf, sizeof(pl->func_offs[0])))
+			continue;
+		if (kf < uf && call->ua->to(info->func_info + kf * sizeof(fi), &fi, sizeof(fi)))
 			return -EFAULT;
+		kf++;
 	}
-	for (uint32_t i = 0; i < nl && i < ul; i++) {
+	for (uint32_t i = 0; i < nl; i++) {
 		const struct brt_vline *v = &pl->lines[i];
 		struct bpf_line_info li = {
-			.insn_off = v->insn_off,
+			.insn_off = xlated_off(xl, v->insn_off),
 			.file_name_off = (uint32_t)(v->file - pl->types->strs),
 			.line_off = (uint32_t)(v->src - pl->types->strs),
 			.line_col = v->line << 10 | (v->col & 0x3ff),
 		};
 
-		if (call->ua->to(info->line_info + i * sizeof(li), &li, sizeof(li)))
+		if (!kept(xl, &pl->lines[0].insn_off, i, nl, sizeof(pl->lines[0])))
+			continue;
+		if (kl < ul && call->ua->to(info->line_info + kl * sizeof(li), &li, sizeof(li)))
 			return -EFAULT;
+		kl++;
 	}
+	info->nr_func_info = kf;
+	info->nr_line_info = kl;
 	return 0;
 }
 
@@ -239,7 +241,8 @@ static int prog_info(struct brt_call *call, struct brt_prog *prog, uint32_t len)
 	const struct brt_obj_hdr *hdr = &prog->obj.snap;
 	const struct brt_prog_mapref *t = brt_prog_file_maps(prog);
 	struct bpf_prog_info info;
-	uint32_t ulen, xlated = prog->insn_cnt * (uint32_t)sizeof(struct bpf_insn);
+	struct brt_xlated xl = { 0 };
+	uint32_t ulen, xlated;
 	int err;
 
 	memset(&info, 0, sizeof(info));
@@ -256,11 +259,26 @@ static int prog_info(struct brt_call *call, struct brt_prog *prog, uint32_t len)
 	info.gpl_compatible = hdr->gpl ? 1 : 0;
 	info.nr_jited_line_info = 0;
 	info.nr_prog_tags = 0;
-	err = prog_btf_info(call, prog, &info);
-	if (!err)
-		err = prog_jited_info(call, prog, &info);
+	/* the kernel's view of the program: its instructions (read from /proc/kallsyms only
+	 * when the caller asks for them), their count, the line and function info moved
+	 * with them; a program that cannot be rebuilt here shows its stored ones */
+	ulen = info.xlated_prog_len;
+	brt_prog_materialise(prog);
+	err = ulen && info.xlated_prog_insns ? brt_prog_xlated(prog, 1, &xl) :
+					       brt_prog_xlated_len(prog, &xl);
 	if (err)
 		return err;
+	xlated = xl.n * (uint32_t)sizeof(struct bpf_insn);
+	err = prog_btf_info(call, prog, &xl, &info);
+	if (!err)
+		err = prog_jited_info(call, prog, &info);
+	if (!err && ulen && info.xlated_prog_insns &&
+	    call->ua->to(info.xlated_prog_insns, xl.insns, ulen < xlated ? ulen : xlated))
+		err = -EFAULT;
+	brt_xlated_free(&xl);
+	if (err)
+		return err;
+	info.xlated_prog_len = xlated;
 	info.verified_insns = prog->verified_insns;
 	info.btf_id = hdr->btf_id;
 
@@ -269,11 +287,6 @@ static int prog_info(struct brt_call *call, struct brt_prog *prog, uint32_t len)
 	for (uint32_t i = 0; i < ulen && i < prog->nmaps; i++)
 		if (call->ua->to(info.map_ids + 4ull * i, &t[i].id, 4))
 			return -EFAULT;
-	ulen = info.xlated_prog_len;
-	info.xlated_prog_len = xlated;
-	if (ulen && info.xlated_prog_insns &&
-	    copy_xlated(call, prog, info.xlated_prog_insns, ulen < xlated ? ulen : xlated))
-		return -EFAULT;
 	return call->ua->to(call->attr->info.info, &info, len);
 }
 

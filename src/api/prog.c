@@ -49,6 +49,8 @@ struct load {
 	const struct brt_prog_vm_opts *vm_opts; /* brt_prog_load_vm(): its policy, or NULL */
 	char *err;               /* brt_prog_load_vm(): the reason of a failure */
 	size_t errlen;
+	uint8_t *xflags;         /* brt_prog.xflags / xmap, once built */
+	uint16_t *xmap;
 };
 
 /* The kernel's license_is_gpl_compatible(). */
@@ -209,6 +211,19 @@ static enum bpfrt_engine load_engine(uint32_t prog_flags)
 #endif
 }
 
+/* The privilege a load was verified with (exactly one BPFRT_F_PRIV_* bit is set). */
+static uint32_t xlated_priv(uint32_t prog_flags)
+{
+	switch (prog_flags & BPFRT_F_PRIV_MASK) {
+	case BPFRT_F_PRIV_FULL:
+		return BRT_PRIV_ROOT;
+	case BPFRT_F_PRIV_BPF_CAPABLE:
+		return BRT_PRIV_BPF_CAPABLE;
+	default:
+		return BRT_PRIV_UNPRIV;
+	}
+}
+
 static void prog_release(struct brt_obj *obj)
 {
 	struct brt_prog *prog = (struct brt_prog *)(void *)obj;
@@ -216,6 +231,8 @@ static void prog_release(struct brt_obj *obj)
 	bpfrt_vm_free(prog->vm);
 	put_maps(&prog->pm);
 	brt_prog_lines_free(prog->lines);
+	free(prog->xflags);
+	free(prog->xmap);
 }
 
 static int prog_init(struct brt_obj *obj, void *arg)
@@ -241,6 +258,11 @@ static int prog_init(struct brt_obj *obj, void *arg)
 	ld->vm = NULL;
 	prog->lines = ld->lines;
 	ld->lines = NULL;
+	prog->xflags = ld->xflags;
+	prog->xmap = ld->xmap;
+	prog->xpriv = xlated_priv(ld->prog_flags);
+	ld->xflags = NULL;
+	ld->xmap = NULL;
 	obj->release = prog_release;
 	atomic_store_explicit(&prog->ready, 1, memory_order_release);
 	return 0;
@@ -413,6 +435,25 @@ static int after_check(const struct brt_prog_vm_opts *o, int err, enum bpfrt_eng
 	return 0;
 }
 
+/* The verifier's map of each helper call as an index into the program's maps (+1), for
+ * the kernel's view (xlated.c). */
+static int xlated_maps(struct load *ld, void *const *call_maps)
+{
+	uint32_t n = ld->attr->insn_cnt;
+
+	free(ld->xmap);
+	ld->xmap = calloc(n ? n : 1, sizeof(*ld->xmap));
+	if (!ld->xmap)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < n; i++)
+		for (uint32_t k = 0; call_maps[i] && k < ld->pm.n && k < UINT16_MAX; k++)
+			if (ld->pm.maps[k] == call_maps[i]) {
+				ld->xmap[i] = (uint16_t)(k + 1);
+				break;
+			}
+	return 0;
+}
+
 /* Check the program, resolve its maps and build the vm: the part of a load that another
  * process repeats from the program file, and all of a brt_prog_load_vm().  0 or -errno
  * (ld->err says why, when set). */
@@ -455,10 +496,21 @@ static int build(struct load *ld)
 		pc.err_msg = ld->err;
 		pc.err_msglen = ld->errlen;
 	}
-	if (vo.engine == BPFRT_ENGINE_JIT) {
-		pc.call_maps = calloc(attr->insn_cnt, sizeof(*pc.call_maps));
+	/* the calls' maps bind lookups into the JIT's code and make the kernel's view
+	 * (xlated.c), as do the instructions' flags */
+	if (vo.engine == BPFRT_ENGINE_JIT || !o) {
+		pc.call_maps = calloc(attr->insn_cnt ? attr->insn_cnt : 1, sizeof(*pc.call_maps));
 		if (!pc.call_maps)
 			return -ENOMEM;
+	}
+	if (!o) {
+		free(ld->xflags);
+		ld->xflags = calloc(attr->insn_cnt ? attr->insn_cnt : 1, 1);
+		if (!ld->xflags) {
+			free(pc.call_maps);
+			return -ENOMEM;
+		}
+		pc.insn_flags = ld->xflags;
 	}
 	pc.ctx_read_off = calloc(attr->insn_cnt ? attr->insn_cnt : 1, sizeof(*pc.ctx_read_off));
 	if (!pc.ctx_read_off) {
@@ -523,6 +575,8 @@ static int build(struct load *ld)
 	if (!err && !o)
 		err = brt_prog_bind_lookups(ld->vm, ld->insns, attr->insn_cnt, pc.call_maps,
 					    &ld->pm);
+	if (!err && !o)
+		err = xlated_maps(ld, pc.call_maps);
 	free(pc.call_maps);
 	return err;
 }
@@ -535,6 +589,8 @@ static void load_free(struct load *ld)
 	free(ld->stored);
 	free(ld->fd_array);
 	free(ld->log);
+	free(ld->xflags);
+	free(ld->xmap);
 	brt_prog_lines_free(ld->lines);
 }
 
@@ -638,6 +694,11 @@ static int materialise(struct brt_prog *prog)
 		ld.vm = NULL;
 		prog->max_ctx_offset = ld.max_ctx_offset;
 		prog->verified_insns = ld.verified_insns;
+		prog->xflags = ld.xflags;
+		prog->xmap = ld.xmap;
+		prog->xpriv = xlated_priv(ld.prog_flags);
+		ld.xflags = NULL;
+		ld.xmap = NULL;
 		atomic_store_explicit(&prog->ready, 1, memory_order_release);
 	}
 	load_free(&ld);

@@ -738,6 +738,12 @@ int brt_verify(const struct bpf_insn *insns, size_t n, const struct brt_verify_o
 			opts->call_maps[i] = env->maps[env->aux[i].call_map - 1].info.ptr;
 	for (int i = 0; !err && opts->ctx_read_off && i < env->len; i++)
 		opts->ctx_read_off[i] = env->aux[i].ctx_read_off;
+	for (int i = 0; !err && opts->insn_flags && i < env->len; i++) {
+		int first = env->aux[i].second_slot && i ? i - 1 : i;
+
+		opts->insn_flags[i] = (uint8_t)((env->aux[first].seen ? BRT_INSN_SEEN : 0) |
+						(env->aux[i].ptr_kind == 1 ? BRT_INSN_CTX : 0));
+	}
 	if (res) {
 		res->insn_processed = env->insn_processed;
 		res->max_states_per_insn = env->max_states_per_insn;

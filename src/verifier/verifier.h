@@ -143,6 +143,11 @@ struct brt_verify_opts {
 	 * field (a 2-byte load of __sk_buff.protocol's upper half returns protocol) gets
 	 * ctx_read_off[i] = 1 + the insn offset to read at instead */
 	int16_t *ctx_read_off;
+	/* out, or NULL: n entries the caller zeroed; once the program is accepted, what the
+	 * kernel's rewrites after verification need of each insn (api/xlated.c builds the
+	 * kernel's xlated view from them): BRT_INSN_SEEN when a path reached it (both slots
+	 * of an lddw), BRT_INSN_CTX for a load or store through the context pointer */
+	uint8_t *insn_flags;
 	/* n rows of brt_isa_decode_prog() for these insns, or NULL: the program as the load
 	 * path decoded it once (api/prog.c), so the verifier does not look rows up again;
 	 * without it brt_verify() looks them up itself (brt_isa_lookup_prog()) */
@@ -152,6 +157,9 @@ struct brt_verify_opts {
 	const struct brt_btf *attach_btf;
 	uint32_t attach_btf_id;
 };
+
+#define BRT_INSN_SEEN 1u
+#define BRT_INSN_CTX 2u
 
 #define BRT_VERIFY_ERRLEN 256
 

@@ -30,9 +30,13 @@ pid=$("$@" bpftool -j prog show pinned "${p}_p" | num id)
 bid=$("$@" bpftool -j prog show id "$pid" | num btf_id)
 mids=$("$@" bpftool -j prog show id "$pid" | sed 's/.*"map_ids":\[\([0-9,]*\)\].*/\1/')
 "$@" bpftool prog show id "$pid" | sed -n 1p | sed 's/^[0-9]*://'
-# memlock of the program (xlated and jited sizes differ: bpfrt keeps the context loads the
-# kernel rewrites, and reports no jited image)
+# memlock and xlated size of the program (the jited size differs: bpfrt's JIT is not the
+# kernel's), and its xlated instructions: the kernel's rewrites (api/xlated.c), map ids
+# and kernel addresses removed; source lines and signatures only where the BTF is known
 "$@" bpftool -j prog show id "$pid" | sed -n 's/.*\("bytes_memlock":[0-9]*\).*/\1/p'
+"$@" bpftool -j prog show id "$pid" | sed -n 's/.*\("bytes_xlated":[0-9]*\).*/\1/p'
+"$@" bpftool prog dump xlated id "$pid" | grep -v -e '^;' -e ':$' |
+	sed -E 's/map\[id:[0-9]+\]/map[id:N]/g; s/(call [^#]*)#.*$/\1/' | cksum
 "$@" bpftool prog list | grep -q "^$pid: xdp  name count_packets" && echo "prog list: found"
 "$@" bpftool map list | grep -q "^${mids%%,*}: " && echo "map list: found"
 for m in $(echo "$mids" | tr , ' '); do

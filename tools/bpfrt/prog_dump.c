@@ -33,6 +33,22 @@ static int fetch_xlated(struct dump *d)
 	struct bpf_prog_info info;
 	uint32_t len;
 
+	/* a bpfrt program shows the instructions it runs (OBJ_GET_INFO_BY_FD reports the
+	 * kernel's rewrites of them, which bpftool shows), with the line info as loaded */
+	if (d->p.sys == bpfrt_bpf && !brt_prog_from_fd(d->p.fd, &d->bprog)) {
+		struct brt_xlated xl;
+
+		if (brt_prog_xlated(d->bprog, 0, &xl))
+			return cli_error("out of memory");
+		d->insns = xl.insns;
+		d->n = xl.n;
+		xl.insns = NULL;
+		brt_xlated_free(&xl);
+		if (!d->n)
+			return cli_error("prog dump: %s: no instructions to show", d->p.label);
+		return 0;
+	}
+	d->bprog = NULL;
 	memset(&info, 0, sizeof(info));
 	if (cli_prog_info(&d->p, &info))
 		return 1;
@@ -48,8 +64,6 @@ static int fetch_xlated(struct dump *d)
 	if (cli_prog_info(&d->p, &info))
 		return 1;
 	d->n = len / (uint32_t)sizeof(struct bpf_insn);
-	if (d->p.sys == bpfrt_bpf && brt_prog_from_fd(d->p.fd, &d->bprog))
-		d->bprog = NULL;
 	return 0;
 }
 
