@@ -18,7 +18,12 @@ MIRROR=${BPFRT_CORPUS_MIRROR:-}
 [ -z "$MIRROR" ] && [ -d /work/.mirror ] && MIRROR=/work/.mirror
 CLANG=${CLANG:-clang}
 JOBS=${JOBS:-2}
-PROJECTS="cilium-ebpf xdp-tools katran suricata iproute2 bcc-libbpf-tools libbpf-bootstrap"
+PROJECTS="cilium-ebpf xdp-tools katran suricata iproute2 bcc-libbpf-tools libbpf-bootstrap cilium falco
+	kernel-selftests"
+# kernel-selftests: every Nth file of tools/testing/selftests/bpf/progs in name order (a
+# sample of fixed rule, not a choice of files: building and loading all ~900 would take the
+# corpus past ~10 minutes on 2 cores); 1 builds them all.
+SELFTESTS_EVERY=${BPFRT_CORPUS_SELFTESTS_EVERY:-4}
 
 command -v "$CLANG" >/dev/null || { echo "corpus: no $CLANG" >&2; exit 1; }
 mkdir -p "$OUT" || exit 1
@@ -40,30 +45,40 @@ ARCH_INC=/usr/include/$(uname -m)-linux-gnu
 # glibc headers reached through <string.h> want the 32-bit stubs on a non-x86_64 target
 mkdir -p "$WORK/stubs/gnu" && : >"$WORK/stubs/gnu/stubs-32.h"
 
-# src REPO DEST PATHSPEC...: export the files of github REPO (owner/name) matching the git
+# src REPO[|FORK...] DEST PATHSPEC...: export the files of github REPO (owner/name) matching the git
 # pathspecs into DEST; prints the commit.
+# With alternatives, the first mirrored one is used (a fork when the project's own snapshot is
+# too big to mirror); a clone tries the first.
 src() {
-	repo=$1 dest=$2
+	repos=$1 dest=$2
 	shift 2
 	mkdir -p "$dest"
-	gd="$MIRROR/$(echo "$repo" | tr / +)/repo"
-	if [ -n "$MIRROR" ] && [ -d "$gd" ]; then
+	repo=${repos%%|*}
+	for r in $(echo "$repos" | tr '|' ' '); do
+		gd="$MIRROR/$(echo "$r" | tr / +)/repo"
+		[ -n "$MIRROR" ] && [ -d "$gd" ] || continue
+		# (archive, not a checkout: a mirror may lack blobs of paths outside the pathspecs)
 		git --git-dir="$gd" archive HEAD "$@" 2>>"$LOG" | tar -x -C "$dest" 2>>"$LOG" ||
 			return 1
-		git --git-dir="$gd" rev-parse HEAD
+		echo "$r@$(git --git-dir="$gd" rev-parse HEAD)"
 		return 0
-	fi
+	done
 	git clone -q --depth 1 "https://github.com/$repo" "$WORK/clone-$$" 2>>"$LOG" || return 1
 	git -C "$WORK/clone-$$" archive HEAD "$@" | tar -x -C "$dest" || return 1
 	git -C "$WORK/clone-$$" rev-parse HEAD
 	rm -rf "$WORK/clone-$$"
 }
 
-# cc PROJECT FILE.c [CFLAGS...]: compile one source into $OUT/PROJECT/<flat name>.o
+# cc1 PROJECT FILE.c [CFLAGS...]: compile one source into $OUT/PROJECT/<flat name>.o, or
+# into $OUT/PROJECT/$NAME.o when NAME is set (one source built with several option sets).
 cc1() {
 	proj=$1 f=$2
 	shift 2
-	o="$OUT/$proj/$(echo "$f" | sed 's|^\./||; s|/|__|g; s|\.c$|.o|')"
+	if [ -n "${NAME:-}" ]; then
+		o="$OUT/$proj/$NAME.o"
+	else
+		o="$OUT/$proj/$(echo "$f" | sed 's|^\./||; s|/|__|g; s|\.c$|.o|')"
+	fi
 	if "$CLANG" -O2 -g -target bpf -D__TARGET_ARCH_x86 -Wno-everything "$@" \
 		-I"$WORK/vmlinux" -idirafter "$ARCH_INC" -idirafter "$WORK/stubs" -c "$f" -o "$o" 2>"$o.err"; then
 		rm -f "$o.err"
@@ -147,6 +162,159 @@ p_libbpf_bootstrap() {
 	echo "$c"
 }
 
+# Cilium's datapath (bpf/): bpf_lxc, bpf_host, bpf_overlay, bpf_xdp, bpf_sock, bpf_wireguard,
+# bpf_network with bpf/Makefile's flags (Makefile.bpf: gnu89, -nostdinc, -mcpu=v3,
+# __NR_CPUS__ from nproc --all), each with three option sets of that Makefile: none (the
+# defaults of node_config.h, as `make` without options), its MAX_*_OPTIONS for KERNEL=netnext
+# (the load-tested maximum) and the last of its compile-tested permutation list; plus every
+# 4th file of bpf/tests (the BPF_PROG_TEST_RUN unit tests, gnu99).  cilium/cilium's snapshot
+# may be too big to mirror: a fork's is taken then (SOURCES says which).
+p_cilium() {
+	c=$(src "cilium/cilium|skmatti/cilium" "$1" bpf) || return 1
+	cd "$1/bpf" || return 1
+	[ -f bpf_lxc.c ] || return 1
+	base="-DSKIP_DEBUG=1 -DENABLE_IPV4=1 -DENABLE_IPV6=1 -DENABLE_ROUTING=1
+		-DPOLICY_VERDICT_NOTIFY=1 -DALLOW_ICMP_FRAG_NEEDED=1 -DENABLE_IDENTITY_MARK=1
+		-DMONITOR_AGGREGATION=3 -DCT_REPORT_FLAGS=0x0002 -DENABLE_HOST_FIREWALL=1
+		-DENABLE_ICMP_RULE=1 -DENABLE_CUSTOM_CALLS=1 -DENABLE_SRV6=1 -DENABLE_L7_LB=1
+		-DENABLE_MASQUERADE_IPV4=1 -DENABLE_MASQUERADE_IPV6=1 -DENABLE_SRC_RANGE_CHECK=1
+		-DENABLE_NODEPORT=1 -DENABLE_NODEPORT_ACCELERATION=1 -DENABLE_SESSION_AFFINITY=1
+		-DENABLE_DSR_ICMP_ERRORS=1 -DENABLE_DSR=1 -DENABLE_DSR_HYBRID=1
+		-DENABLE_IPV4_FRAGMENTS=1 -DENABLE_BANDWIDTH_MANAGER=1 -DENABLE_EGRESS_GATEWAY=1
+		-DENABLE_VTEP=1 -DENABLE_TPROXY=1 -DENABLE_HOST_ROUTING=1 -DETH_HLEN=0"
+	tun="-DENCAP_IFINDEX=1 -DTUNNEL_MODE=1"
+	maglev="-DLB_SELECTION=1 -DLB_SELECTION_MAGLEV=1"
+	wg="-DENABLE_WIREGUARD=1 -DENCRYPTION_STRICT_MODE=1"
+	hs="-DENABLE_HIGH_SCALE_IPCACHE=1"
+	flags="-Iinclude -I. -D__NR_CPUS__=$(nproc --all) -nostdinc -mcpu=v3"
+	# NAME FILE OPTIONS: one object (two compiles at a time)
+	n=0
+	one() {
+		# shellcheck disable=SC2086
+		NAME=$1 cc1 cilium "$2" $flags -std=gnu89 $3 &
+		n=$((n + 1))
+		[ $((n % JOBS)) -eq 0 ] && wait
+	}
+	for f in lxc host overlay xdp sock wireguard; do
+		one "bpf_${f}__default" "bpf_$f.c" ""
+	done
+	one bpf_network "bpf_network.c" "-DENABLE_IPV4=1 -DENABLE_IPV6=1 -DENABLE_IPSEC=1"
+	one bpf_lxc__max bpf_lxc.c "$base $tun -DENABLE_IPSEC=1"
+	one bpf_host__max bpf_host.c "$base $tun -DENABLE_IPSEC=1 $wg $hs"
+	one bpf_overlay__max bpf_overlay.c "$base $tun -DENABLE_MULTICAST=1 $maglev -DENABLE_IPSEC=1 $hs"
+	one bpf_xdp__max bpf_xdp.c "$base -DENABLE_PREFILTER=1 $maglev"
+	one bpf_sock__max bpf_sock.c "$base -DENABLE_NAT_46X64=1 -DENABLE_NAT_46X64_GATEWAY=1 $tun $maglev -DENABLE_IPSEC=1"
+	one bpf_wireguard__max bpf_wireguard.c "$base $tun $wg $hs"
+	one bpf_lxc__perm bpf_lxc.c "-DENABLE_IPV4=1 -DENABLE_IPV6=1 -DENCAP_IFINDEX=1
+		-DENABLE_TPROXY=1 -DENABLE_HOST_ROUTING=1 -DENABLE_SKIP_FIB=1 -DENABLE_ICMP_RULE=1
+		-DENABLE_SCTP=1 -DENABLE_HIGH_SCALE_IPCACHE=1 -DENABLE_IPSEC=1"
+	one bpf_host__perm bpf_host.c "-DDISABLE_LOOPBACK_LB=1 -DENABLE_IPV4=1 -DENABLE_IPV6=1
+		-DENCAP_IFINDEX=1 -DPOLICY_VERDICT_NOTIFY=1 -DENABLE_NODEPORT=1
+		-DENABLE_NODEPORT_ACCELERATION=1 -DENABLE_DSR=1 -DENABLE_DSR_HYBRID=1
+		-DENABLE_PREFILTER=1 -DENABLE_SESSION_AFFINITY=1 -DENABLE_HOST_FIREWALL=1
+		-DENABLE_ICMP_RULE=1 -DENABLE_SRV6=1 -DENABLE_SRV6_SRH_ENCAP=1 -DENCRYPTED_OVERLAY=1
+		-DENABLE_SCTP=1 -DENABLE_VTEP=1 -DENABLE_HIGH_SCALE_IPCACHE=1 -DENABLE_IPSEC=1"
+	one bpf_xdp__perm bpf_xdp.c "-DDISABLE_LOOPBACK_LB=1 -DENABLE_NODEPORT_ACCELERATION=1
+		-DENABLE_IPV4=1 -DENABLE_IPV6=1 -DENABLE_NODEPORT=1 -DENABLE_DSR=1 -DENABLE_CAPTURE=1
+		-DDSR_ENCAP_MODE=1 -DDSR_ENCAP_GENEVE=1 -DENABLE_SCTP=1 -DDSR_ENCAP_IPIP=2"
+	one bpf_overlay__perm bpf_overlay.c "-DENABLE_IPV6=1 -DENCAP_IFINDEX=1 -DTUNNEL_MODE=1
+		-DENABLE_NODEPORT=1 -DENABLE_NODEPORT_ACCELERATION=1 -DENABLE_SESSION_AFFINITY=1
+		-DENABLE_BANDWIDTH_MANAGER=1 -DENABLE_SRC_RANGE_CHECK=1 -DLB_SELECTION=1
+		-DLB_SELECTION_MAGLEV=1 -DENABLE_SOCKET_LB_HOST_ONLY=1 -DENABLE_L7_LB=1 -DENABLE_SCTP=1
+		-DENABLE_VTEP=1 -DENABLE_CLUSTER_AWARE_ADDRESSING=1 -DENABLE_INTER_CLUSTER_SNAT=1"
+	i=0
+	for f in tests/*.c; do
+		i=$((i + 1))
+		[ $((i % 4)) -eq 1 ] || continue
+		t=$(basename "$f" .c)
+		# shellcheck disable=SC2086
+		NAME="tests__$t" cc1 cilium "$f" $flags -std=gnu99 -Itests &
+		n=$((n + 1))
+		[ $((n % JOBS)) -eq 0 ] && wait
+	done
+	wait
+	echo "$c"
+}
+
+# Falco's modern BPF probe (falcosecurity/libs driver/modern_bpf): every *.bpf.c compiled as
+# its CMakeLists does (CO-RE against the project's own vmlinux.h, __USE_VMLINUX__), then
+# linked into one object with `bpftool gen object` as its build links the skeleton's object
+# (the license and the maps are in files of their own).  driver_config.h is configured from
+# its template with placeholder versions.
+# kernel_libbpf_headers [DIR]: the BPF-side libbpf headers (bpf_helpers.h, bpf_tracing.h, ...)
+# of the kernel's tools/lib/bpf, with bpf_helper_defs.h generated by its scripts/bpf_doc.py,
+# into $WORK/libbpf/bpf: the newest libbpf headers at hand (Debian's are 1.1).  DIR holds an
+# export of the kernel tree, else it is taken from the mirror; without one, the system's.
+kernel_libbpf_headers() {
+	[ -f "$WORK/libbpf/bpf/bpf_helpers.h" ] && return 0
+	k=${1:-$WORK/kernel-libbpf}
+	[ -f "$k/tools/lib/bpf/bpf_helpers.h" ] ||
+		src "torvalds/linux|6952350+linux-6.18.y" "$k" tools/lib/bpf scripts/bpf_doc.py \
+			include/uapi/linux/bpf.h >/dev/null
+	mkdir -p "$WORK/libbpf"
+	if [ -f "$k/tools/lib/bpf/bpf_helpers.h" ]; then
+		cp -r "$k/tools/lib/bpf" "$WORK/libbpf/bpf"
+		python3 "$k/scripts/bpf_doc.py" --header --file "$k/include/uapi/linux/bpf.h" \
+			>"$WORK/libbpf/bpf/bpf_helper_defs.h" 2>>"$LOG" && return 0
+		rm -f "$WORK/libbpf/bpf/bpf_helper_defs.h"
+		cp /usr/include/bpf/bpf_helper_defs.h "$WORK/libbpf/bpf/" 2>>"$LOG"
+		return
+	fi
+	cp -r /usr/include/bpf "$WORK/libbpf/bpf" 2>>"$LOG"
+}
+
+p_falco() {
+	command -v bpftool >/dev/null || { echo "corpus: falco: no bpftool to link it" >>"$LOG"; return 1; }
+	c=$(src falcosecurity/libs "$1" driver) || return 1
+	cd "$1/driver" || return 1
+	[ -d modern_bpf ] || return 1
+	sed -e 's/\${PPM_[A-Z_]*}/0/' -e 's/\${[A-Z_]*}/corpus/' \
+		driver_config.h.in >driver_config.h
+	mkdir -p "$WORK/falco"
+	kernel_libbpf_headers
+	cd modern_bpf || return 1
+	i=0
+	for f in $(find . -name '*.bpf.c' | sort); do
+		i=$((i + 1))
+		# shellcheck disable=SC2086
+		"$CLANG" -g -O2 -target bpf -D__TARGET_ARCH_x86 -D__USE_VMLINUX__ -Wno-everything \
+			-I"$WORK/libbpf" -I. -I.. -I../.. -c "$f" -o "$WORK/falco/$i.o" 2>"$WORK/falco/$i.err" ||
+			{ echo "[falco] $f: compile failed:"; head -5 "$WORK/falco/$i.err"
+			  rm -f "$WORK/falco/$i.o"; } >>"$LOG" &
+		[ $((i % JOBS)) -eq 0 ] && wait
+	done
+	wait
+	# shellcheck disable=SC2046
+	bpftool gen object "$OUT/falco/modern_bpf.o" $(ls "$WORK"/falco/*.o) >>"$LOG" 2>&1 ||
+		{ rm -f "$OUT/falco/modern_bpf.o"; return 1; }
+	echo "$c"
+}
+
+# The kernel's BPF selftests (tools/testing/selftests/bpf/progs of the mirrored kernel, or of
+# torvalds/linux), with the selftests Makefile's BPF_CFLAGS (gnu11, -mcpu=v3, the running
+# kernel's vmlinux.h, the kernel's own libbpf headers and uapi, bpf_helper_defs.h generated
+# by its scripts/bpf_doc.py), every $SELFTESTS_EVERY-th file in name order.  Programs that
+# need bpf_testmod or a kernel config this host lacks are refused by the kernel, and count
+# as such.
+p_kernel_selftests() {
+	c=$(src "torvalds/linux|6952350+linux-6.18.y" "$1" tools/testing/selftests/bpf \
+		tools/lib/bpf tools/include scripts/bpf_doc.py include/uapi/linux/bpf.h) || return 1
+	# (the mirror's directory is "<id>+<name>", not a GitHub owner: src() finds it as such)
+	cd "$1" || return 1
+	[ -f "$WORK/vmlinux/vmlinux.h" ] || { echo "corpus: kernel-selftests: no vmlinux.h" >>"$LOG"; return 1; }
+	kernel_libbpf_headers "$1" || return 1
+	cd tools/testing/selftests/bpf || return 1
+	i=0
+	set --
+	for f in progs/*.c; do
+		i=$((i + 1))
+		[ $(((i - 1) % SELFTESTS_EVERY)) -eq 0 ] && set -- "$@" "$f"
+	done
+	build kernel-selftests -mcpu=v3 -std=gnu11 -fno-strict-aliasing -I"$WORK/libbpf" -I. \
+		-I../../../include/uapi -idirafter /usr/include -- "$@"
+	echo "$c"
+}
+
 [ $# -gt 0 ] && PROJECTS="$*"
 for p in $PROJECTS; do
 	fn=p_$(echo "$p" | tr - _)
@@ -165,5 +333,9 @@ for p in $PROJECTS; do
 		echo "$p $commit $n" >>"$OUT/SOURCES.new"
 	fi
 done
+# projects not rebuilt this time keep their lines
+[ -f "$OUT/SOURCES" ] && while read -r p rest; do
+	[ -d "$OUT/$p" ] && ! grep -q "^$p " "$OUT/SOURCES.new" && echo "$p $rest" >>"$OUT/SOURCES.new"
+done <"$OUT/SOURCES"
 mv "$OUT/SOURCES.new" "$OUT/SOURCES"
 echo "corpus: $(find "$OUT" -name '*.o' | wc -l) objects in $OUT" >&2

@@ -464,10 +464,20 @@ static int reg_type_ok(struct brt_env *env, int regno, int arg)
 	return -EACCES;
 }
 
-static int check_off_ok(struct brt_env *env, int regno)
+static int check_off_ok(struct brt_env *env, int regno, int arg)
 {
 	const struct brt_reg *reg = &brt_cur_regs(env)[regno];
 
+	/* check_func_arg_reg_off(): what a release function takes must point at the object
+	 * itself, whatever the pointer type otherwise allows */
+	if (arg == BRT_ARG_PTR_TO_ALLOC_MEM || arg == BRT_ARG_PTR_TO_SOCK_RELEASE) {
+		if (reg->off) {
+			brt_verr(env, "R%d must have zero offset when passed to release func or "
+				 "trusted arg to kfunc\n", regno);
+			return -EINVAL;
+		}
+		return brt_check_ptr_off_reg(env, reg, regno);
+	}
 	switch (reg->type) {
 	case PTR_TO_STACK:
 	case PTR_TO_PACKET:
@@ -679,7 +689,7 @@ static int check_arg(struct brt_env *env, int i, const struct brt_helper_proto *
 			return -EACCES;
 		}
 	} else if (!err) {
-		err = check_off_ok(env, regno);
+		err = check_off_ok(env, regno, arg);
 	}
 	if (err)
 		return err;

@@ -270,6 +270,33 @@ static int arg_tags(struct brt_env *env, const struct brt_btf *btf, const struct
 	return tags;
 }
 
+/* The kernel's bpf_find_exception_callback_insn_off(): a main program naming an exception
+ * callback ("exception_callback:" decl tag, libbpf's __exception_cb) makes the callback a
+ * subprogram of its own, verified with bpf_throw's rules.  bpfrt has neither bpf_throw nor
+ * those rules, so such a program is refused rather than verified without them. */
+int brt_check_exception_cb(struct brt_env *env)
+{
+	const struct brt_verify_opts *o = env->opts;
+	const struct brt_btf *btf = o->prog_btf;
+	const struct btf_type *main_fn;
+
+	if (!btf || !o->func_btf_ids || !o->nfuncs)
+		return 0;
+	main_fn = type_of(btf, o->func_btf_ids[0]);
+	for (uint32_t id = 1; main_fn && id < btf->ntypes; id++) {
+		const struct btf_type *t = type_of(btf, id);
+
+		if (kind_of(t) != BTF_KIND_DECL_TAG || type_of(btf, t->type) != main_fn ||
+		    ((const struct btf_decl_tag *)(t + 1))->component_idx != -1 ||
+		    strncmp(name_of(btf, t), "exception_callback:", 19))
+			continue;
+		brt_verr(env, "exception callback '%s': exception callbacks (bpf_throw) are not "
+			      "supported\n", name_of(btf, t) + 19);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static int is_dynptr_ptr(const struct brt_btf *btf, const struct btf_type *ptr)
 {
 	const struct btf_type *t = skip_mods(btf, ptr->type, NULL);

@@ -514,6 +514,7 @@ const char *brt_subprog_name(const struct brt_env *env, int i);
  * r0 an unknown scalar, nothing descended).  1 when handled (global), 0 to descend
  * (static), or -errno. */
 int brt_global_call(struct brt_env *env, int sub);
+int brt_check_exception_cb(struct brt_env *env);
 /* The main program's prototype read as the kernel does before the walk (its messages) */
 void brt_global_main_args(struct brt_env *env);
 /* Set frame f's registers for a walk of global function sub on its own: 0 or -errno

@@ -73,6 +73,14 @@ static const struct vcase cases[] = {
 					   MOV64_REG(1, 0), MOV64_IMM(2, 0),
 					   CALL(BPF_FUNC_ringbuf_submit), MOV64_IMM(0, 0), EXIT()),
 	  .maps = { RINGBUF } },
+	/* check_func_arg_reg_off(): a release function takes the record itself, not a pointer
+	 * into it (the kernel's selftest verifier_ringbuf's invalid_reservation_offset_1) */
+	{ "helper/ringbuf_submit_offset", PROG(LD_MAP(1, 0), MOV64_IMM(2, 16), MOV64_IMM(3, 0),
+					       CALL(BPF_FUNC_ringbuf_reserve), JIMM(BPF_JEQ, 0, 0, 4),
+					       MOV64_REG(1, 0), ALU64_IMM(BPF_ADD, 1, 8),
+					       MOV64_IMM(2, 0), CALL(BPF_FUNC_ringbuf_submit),
+					       MOV64_IMM(0, 0), EXIT()),
+	  .maps = { RINGBUF } },
 	{ "helper/ringbuf_submit_stack", PROG(MOV64_REG(1, 10), ALU64_IMM(BPF_ADD, 1, -8),
 					      MOV64_IMM(2, 0), CALL(BPF_FUNC_ringbuf_submit),
 					      MOV64_IMM(0, 0), EXIT()) },
