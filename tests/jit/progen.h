@@ -130,8 +130,10 @@ static inline void pg_alu(struct pg_prog *p, bool w64, uint8_t op, uint8_t dst, 
 /* The idioms the JIT's passes (src/jit/x86_64/passes.def) rewrite, as clang emits them,
  * and near misses: rotates by shifts (x << k | x >> (w - k), in either order and either
  * or direction), rotates of a product by two multipliers (imm or constant registers),
- * `w = w` after a 32-bit write, <<32 >>32 pairs; sometimes with the wrong count, a
- * temporary read afterwards or a jump target inside, where the pass must not fire. */
+ * `w = w` after a 32-bit write, <<32 >>32 pairs, a constant stored to a stack slot twice
+ * (constfill), a copy and an add (lea); sometimes with the wrong count, a temporary read
+ * afterwards, a change of the slot between (an overlapping store, one through a copy of
+ * r10) or a jump target inside, where the pass must not fire. */
 static inline void pg_idiom(struct pg_rand *r, struct pg_prog *p)
 {
 	bool w64 = pg_below(r, 3) != 0;
@@ -146,7 +148,67 @@ static inline void pg_idiom(struct pg_rand *r, struct pg_prog *p)
 		sh1 = BPF_RSH;
 		sh2 = BPF_LSH;
 	}
-	switch (pg_below(r, 5)) {
+	switch (pg_below(r, 7)) {
+	case 5: { /* constfill: a constant stored to a stack slot and stored again, with
+		   * sometimes a change between: an overlapping store, a store through a copy
+		   * of r10, a changed register, a jump landing */
+		static const uint8_t sizes[] = { BPF_B, BPF_H, BPF_W, BPF_DW };
+		unsigned si = pg_below(r, 4), sz = 1u << si, si2 = pg_below(r, 4), sz2 = 1u << si2;
+		int16_t off = (int16_t)-(int)((1 + pg_below(r, PG_STACK / sz)) * sz);
+		int16_t off2 = pg_below(r, 2) && sz2 <= sz
+				       ? off
+				       : (int16_t)-(int)((1 + pg_below(r, PG_STACK / sz2)) * sz2);
+		int32_t c = pg_below(r, 2) ? 0 : pg_imm(r);
+		uint8_t m0 = sizes[si] | BPF_MEM;
+
+		w64 = pg_below(r, 2);
+
+		pg_alu(p, w64, BPF_MOV, a, -1, c, true);
+		pg_emit(p, (struct bpf_insn){ .code = BPF_STX | m0, .dst_reg = 10, .src_reg = a,
+					      .off = off }, false);
+		switch (pg_below(r, 6)) {
+		case 0:
+			break;
+		case 1:
+			pg_alu(p, w64, BPF_MOV, a, -1, c, false);
+			break;
+		case 2: /* an overlapping store */
+			pg_emit(p, (struct bpf_insn){ .code = BPF_ST | BPF_MEM | sizes[si2],
+						      .dst_reg = 10, .off = off2,
+						      .imm = pg_below(r, 2) ? c : pg_imm(r) }, false);
+			break;
+		case 3: /* the same through a copy of r10, which is then overwritten */
+			if (b == a)
+				break;
+			pg_alu(p, true, BPF_MOV, b, 10, 0, false);
+			pg_alu(p, true, BPF_ADD, b, -1, off2, false);
+			pg_emit(p, (struct bpf_insn){ .code = BPF_ST | BPF_MEM | sizes[si2],
+						      .dst_reg = b, .imm = pg_below(r, 2) ? c : 1 },
+				false);
+			pg_alu(p, true, BPF_MOV, b, -1, pg_imm(r), false);
+			break;
+		case 4:
+			pg_alu(p, pg_below(r, 2), BPF_ADD, a, -1, pg_below(r, 2) ? 0 : 1, false);
+			break;
+		default: /* a jump may land here */
+			pg_alu(p, w64, BPF_MOV, m, -1, c, true);
+			break;
+		}
+		pg_alu(p, pg_below(r, 4) ? w64 : !w64, BPF_MOV, a, -1, c, in_t);
+		if (pg_below(r, 3))
+			pg_emit(p, (struct bpf_insn){ .code = BPF_STX | m0, .dst_reg = 10,
+						      .src_reg = a, .off = off }, false);
+		else
+			pg_emit(p, (struct bpf_insn){ .code = BPF_ST | BPF_MEM | sizes[si2],
+						      .dst_reg = 10, .off = off2, .imm = c }, false);
+		break;
+	}
+	case 6: /* lea: a = x; a += imm (or += m); sometimes of other widths or registers */
+		w64 = pg_below(r, 2);
+		pg_alu(p, w64, BPF_MOV, a, x, 0, true);
+		pg_alu(p, pg_below(r, 8) ? w64 : !w64, BPF_ADD, pg_below(r, 8) ? a : b,
+		       pg_below(r, 2) ? -1 : (pg_below(r, 8) ? (int)m : (int)a), pg_imm(r), in_t);
+		break;
 	case 0: /* a = x; a <<= k; x >>= w - k; x |= a (or a |= x) */
 		pg_alu(p, w64 || pg_below(r, 2), BPF_MOV, a, x, 0, true);
 		if (pg_below(r, 2)) {

@@ -560,6 +560,57 @@ static void test_passes(void)
 	T_EQ_INT(BRT_JIT_PASS(zext), brt_jit_passes_parse("none,zext"));
 }
 
+static size_t count_bytes(const uint8_t *code, size_t size, const uint8_t *pat, size_t n)
+{
+	size_t found = 0;
+
+	for (size_t k = 0; k + n <= size; k++)
+		found += !memcmp(code + k, pat, n);
+	return found;
+}
+
+/* constfill: a store of the constant a slot already holds, and a move of the constant a
+ * register holds, emit nothing; a store through a copy of r10 makes the slot unknown, a
+ * jump from where the slot differs too.  lea: r3 = r1; r3 += 7 is one lea (not blinded:
+ * its constant would show).  Every variant returns the same r0. */
+static void test_constfill_lea(void)
+{
+	const struct bpf_insn prog[] = {
+		MOV64_IMM(0, 0), MOV32_IMM(4, 0), STX(BPF_W, 10, 4, -8), MOV32_IMM(4, 0),
+		STX(BPF_W, 10, 4, -8),           /* both redundant */
+		MOV64_REG(2, 10), ALU64_IMM(BPF_ADD, 2, -8), ST(BPF_W, 2, 0, 5),
+		MOV32_IMM(4, 0), STX(BPF_W, 10, 4, -8), /* the move only: the slot holds 5 */
+		JMP_IMM(BPF_JEQ, 1, 3, 1),       /* r1 == 3: the slot keeps 0 */
+		ST(BPF_W, 10, -8, 9),
+		STX(BPF_W, 10, 4, -8),           /* 9 or 0 there: kept */
+		LDX(BPF_W, 0, 10, -8),
+		MOV64_REG(3, 1), ALU64_IMM(BPF_ADD, 3, 7), ALU64_REG(BPF_ADD, 0, 3), EXIT() };
+	/* mov dword [rbp - 8], ecx (r4) and lea rdx, [rdi + 7] (r3 = r1 + 7) */
+	static const uint8_t st_r4[] = { 0x89, 0x4d, 0xf8 }, lea[] = { 0x48, 0x8d, 0x57, 0x07 };
+	size_t n = sizeof(prog) / sizeof(prog[0]);
+	struct brt_jit_env e = env;
+	struct brt_jit_prog *p;
+	const uint8_t *code;
+	size_t size;
+	char err[128];
+
+	for (int v = 0; v < 4; v++) {
+		T_CASE(v == 0 ? "constfill, lea" : v == 1 ? "constfill off" : v == 2 ? "lea off"
+										   : "blinded");
+		e.passes_off = v == 1 ? BRT_JIT_PASS(constfill) : v == 2 ? BRT_JIT_PASS(lea) : 0;
+		e.flags = v == 3 ? BRT_JIT_BLIND : 0;
+		T_EQ_INT(0, brt_jit_compile(prog, n, &e, &p, err, sizeof(err)));
+		if (!p)
+			return;
+		code = brt_jit_code(p, &size, NULL);
+		T_EQ_U64(40 + 7, brt_jit_call(p, 40, 0, NULL));
+		T_EQ_U64(3 + 7, brt_jit_call(p, 3, 0, NULL));
+		T_EQ_INT(v == 1 ? 4 : 3, count_bytes(code, size, st_r4, sizeof(st_r4)));
+		T_EQ_INT(v == 0 || v == 1, count_bytes(code, size, lea, sizeof(lea)));
+		brt_jit_free(p);
+	}
+}
+
 /* The directcall pass: a helper call is a 7-byte nop and call rel32 whenever the code
  * was mapped within reach of the helper (map_code() asks for a place near it), the
  * movabs + call rax form otherwise; the same result either way, and after an early exit. */
@@ -849,6 +900,7 @@ int main(void)
 	}
 	test_blinding();
 	test_passes();
+	test_constfill_lea();
 	test_direct_calls();
 	test_leaf_calls();
 	test_wx();

@@ -15,6 +15,17 @@
  * zext: a 32-bit ALU result or a 1/2/4-byte load is already zero-extended, so a following
  * `w = w` on the same register is dropped; `r <<= 32; r >>= 32` (s>>= 32) is one mov32
  * (movsxd).
+ *
+ * constfill: clang zero-fills a struct on the stack and then, on one path, fills parts of
+ * it with zeros again, rematerialising the zero in a register before each store (w4 = 0;
+ * *(u32 *)(r10 - 24) = r4; w4 = 0; ...).  A forward dataflow over each function knows
+ * which registers hold which constant and which r10 slots hold which constant (a store
+ * through any other register, an atomic on the slot, and every call forget them: such a
+ * pointer or callee may reach the stack); a move of the value the register already holds
+ * and a store of the value the slot already holds are dropped.
+ *
+ * lea: `r = s; r += k` (or `+= t`) is one lea: a copy and an add become one instruction
+ * (flags are never read across eBPF instructions).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -584,6 +595,268 @@ static void pass_zext(struct opt *o)
 	}
 }
 
+/* --- constfill ------------------------------------------------------------------------ */
+
+#define FSLOTS 16
+
+/* A stack slot [r10 + off, r10 + off + size) known to hold val (truncated to size). */
+struct fslot {
+	int16_t off;
+	uint8_t size;
+	uint64_t val;
+};
+
+struct fstate {
+	struct cstate c;
+	uint8_t ns;
+	struct fslot s[FSLOTS];
+};
+
+static uint64_t trunc_size(uint64_t v, unsigned size)
+{
+	return size >= 8 ? v : v & ((1ull << (size * 8)) - 1);
+}
+
+static void slots_forget(struct fstate *f, int32_t off, unsigned size)
+{
+	for (unsigned i = 0; i < f->ns;) {
+		if (f->s[i].off < off + (int32_t)size && off < f->s[i].off + f->s[i].size)
+			f->s[i] = f->s[--f->ns];
+		else
+			i++;
+	}
+}
+
+/* The store at pc (r10 based) and the value it writes, if known. */
+static bool store_value(const struct fstate *f, const struct bpf_insn *in, unsigned shape,
+			unsigned size, uint64_t *v)
+{
+	if (shape == BRT_SHAPE_STORE_IMM) {
+		*v = trunc_size((uint64_t)(int64_t)in->imm, size);
+		return true;
+	}
+	if (in->src_reg >= BRT_MAX_REGS - 1 || !(f->c.known & (1u << in->src_reg)))
+		return false;
+	*v = trunc_size(f->c.val[in->src_reg], size);
+	return true;
+}
+
+static bool slot_holds(const struct fstate *f, int32_t off, unsigned size, uint64_t v)
+{
+	for (unsigned i = 0; i < f->ns; i++)
+		if (f->s[i].off == off && f->s[i].size == size && f->s[i].val == v)
+			return true;
+	return false;
+}
+
+static void fstep(const struct opt *o, size_t pc, struct fstate *f)
+{
+	const struct jit_state *st = o->st;
+	const struct bpf_insn *in = &st->insns[pc];
+	enum brt_op op = (enum brt_op)o->ops[pc];
+	unsigned shape, size;
+	uint64_t v;
+	bool known;
+
+	if (op == BRT_OP_INVALID)
+		return;
+	shape = brt_ops[op].shape;
+	size = brt_isa_access_size(brt_ops[op].opcode);
+	switch (shape) {
+	case BRT_SHAPE_STORE_IMM:
+	case BRT_SHAPE_STORE_REG:
+		if (in->dst_reg != BPF_REG_10) {
+			f->ns = 0; /* it may point into the stack */
+			break;
+		}
+		known = store_value(f, in, shape, size, &v);
+		slots_forget(f, in->off, size);
+		if (known && in->off >= -BRT_STACK_SIZE && in->off + (int32_t)size <= 0 &&
+		    f->ns < FSLOTS)
+			f->s[f->ns++] = (struct fslot){ .off = in->off, .size = (uint8_t)size,
+							.val = v };
+		break;
+	case BRT_SHAPE_ATOMIC:
+		if (in->dst_reg != BPF_REG_10)
+			f->ns = 0;
+		else
+			slots_forget(f, in->off, size);
+		break;
+	case BRT_SHAPE_CALL:
+	case BRT_SHAPE_CALLX:
+	case BRT_SHAPE_CALL_LOCAL:
+		f->ns = 0; /* a helper or callee may write the stack through a pointer */
+		break;
+	default:
+		break;
+	}
+	/* another pass's plan may leave registers the original writes unwritten (a rotate's
+	 * dead temporaries): nothing is known of what such instructions write */
+	if (st->plan[pc].kind != PLAN_NONE) {
+		struct brt_isa_regs r;
+
+		brt_isa_regs_op(in, op, &r);
+		f->c.known &= (uint16_t)~r.def;
+	} else if (shape == BRT_SHAPE_CALLX || shape == BRT_SHAPE_CALL_LOCAL) {
+		f->c.known = 0; /* an unverified callee may leave any register changed */
+	} else {
+		cstep(st, o->ops, pc, &f->c);
+	}
+}
+
+/* merge src into *dst; true when *dst changed */
+static bool fmerge(struct fstate *dst, const struct fstate *src)
+{
+	bool changed;
+
+	if (!dst->c.reached) {
+		*dst = *src;
+		return true;
+	}
+	changed = cmerge(&dst->c, &src->c);
+	for (unsigned i = 0; i < dst->ns;) {
+		if (!slot_holds(src, dst->s[i].off, dst->s[i].size, dst->s[i].val)) {
+			dst->s[i] = dst->s[--dst->ns];
+			changed = true;
+		} else {
+			i++;
+		}
+	}
+	return changed;
+}
+
+/* Instruction pc writes what state f says is already there. */
+static bool redundant(const struct opt *o, size_t pc, const struct fstate *f)
+{
+	const struct bpf_insn *in = &o->st->insns[pc];
+	enum brt_op op = (enum brt_op)o->ops[pc];
+	unsigned d = in->dst_reg, shape = brt_ops[op].shape, size;
+	uint64_t v;
+
+	if (op == BRT_OP_mov64_imm || op == BRT_OP_mov32_imm ||
+	    (op == BRT_OP_lddw && in->src_reg == 0)) {
+		if (d >= BPF_REG_10 || !(f->c.known & (1u << d)))
+			return false;
+		v = op == BRT_OP_mov64_imm   ? (uint64_t)(int64_t)in->imm
+		    : op == BRT_OP_mov32_imm ? (uint32_t)in->imm
+					     : brt_isa_lddw_value(in, pc);
+		return f->c.val[d] == v;
+	}
+	if ((shape == BRT_SHAPE_STORE_IMM || shape == BRT_SHAPE_STORE_REG) && d == BPF_REG_10) {
+		size = brt_isa_access_size(brt_ops[op].opcode);
+		return store_value(f, in, shape, size, &v) && slot_holds(f, in->off, size, v);
+	}
+	return false;
+}
+
+static void pass_constfill(struct opt *o)
+{
+	struct jit_state *st = o->st;
+	struct fstate *tin;
+	uint32_t *tix, nt = 0;
+	bool settled = false;
+
+	/* states at targets only: a program of many instructions has few of them */
+	tix = malloc((st->n + 1) * sizeof(*tix));
+	if (!tix)
+		return;
+	for (size_t pc = 0; pc <= st->n; pc++)
+		tix[pc] = o->target[pc] ? nt++ : UINT32_MAX;
+	tin = calloc(nt ? nt : 1, sizeof(*tin));
+	if (!tin) {
+		free(tix);
+		return;
+	}
+	for (int sweep = 0; sweep < 32 && !settled; sweep++) {
+		settled = true;
+		for (size_t k = 0; k < st->nfuncs; k++) {
+			const struct jit_func *f = &st->funcs[k];
+			struct fstate cur = { .c.reached = true };
+
+			tin[tix[f->start]].c.reached = true; /* entry: nothing known */
+			for (size_t pc = f->start; pc < f->end; pc++) {
+				enum brt_op op = (enum brt_op)o->ops[pc];
+
+				if (o->target[pc]) {
+					if (cur.c.reached && pc != f->start &&
+					    fmerge(&tin[tix[pc]], &cur))
+						settled = false;
+					cur = tin[tix[pc]];
+				}
+				if (!cur.c.reached || op == BRT_OP_INVALID)
+					continue;
+				fstep(o, pc, &cur);
+				if (is_branch(op)) {
+					int64_t t = brt_isa_jump_target(&st->insns[pc], op, pc);
+
+					if (t >= 0 && (size_t)t <= st->n && fmerge(&tin[tix[t]], &cur))
+						settled = false;
+				}
+				if (is_ja(op) || op == BRT_OP_exit)
+					cur.c.reached = false;
+			}
+		}
+	}
+	/* the states settled: drop what rewrites a known value (the drop changes no state) */
+	for (size_t k = 0; settled && k < st->nfuncs; k++) {
+		const struct jit_func *f = &st->funcs[k];
+		struct fstate cur = { .c.reached = false };
+
+		for (size_t pc = f->start; pc < f->end; pc++) {
+			enum brt_op op = (enum brt_op)o->ops[pc];
+			bool drop;
+
+			if (o->target[pc])
+				cur = pc == f->start ? (struct fstate){ .c.reached = true }
+						     : tin[tix[pc]];
+			if (!cur.c.reached || op == BRT_OP_INVALID)
+				continue;
+			drop = st->plan[pc].kind == PLAN_NONE && redundant(o, pc, &cur);
+			fstep(o, pc, &cur); /* as the sweeps saw it: before the plan changes */
+			if (drop)
+				st->plan[pc].kind = PLAN_SKIP;
+			if (is_ja(op) || op == BRT_OP_exit)
+				cur.c.reached = false;
+		}
+	}
+	free(tin);
+	free(tix);
+}
+
+/* --- lea ------------------------------------------------------------------------------ */
+
+static void pass_lea(struct opt *o)
+{
+	struct jit_state *st = o->st;
+
+	/* an added constant would appear verbatim in the lea */
+	for (size_t pc = 0; pc + 1 < st->n; pc++) {
+		const struct bpf_insn *mv = &st->insns[pc], *ad = &st->insns[pc + 1];
+		enum brt_op op = (enum brt_op)o->ops[pc], aop = (enum brt_op)o->ops[pc + 1];
+		bool w64 = op == BRT_OP_mov64_reg, imm;
+
+		if ((op != BRT_OP_mov64_reg && op != BRT_OP_mov32_reg) || mv->off != 0 ||
+		    st->plan[pc].kind != PLAN_NONE || st->plan[pc + 1].kind != PLAN_NONE ||
+		    o->target[pc + 1] || mv->dst_reg == mv->src_reg || ad->dst_reg != mv->dst_reg)
+			continue;
+		if (aop == (w64 ? BRT_OP_add64_imm : BRT_OP_add32_imm))
+			imm = true;
+		else if (aop == (w64 ? BRT_OP_add64_reg : BRT_OP_add32_reg) &&
+			 ad->src_reg != ad->dst_reg && ad->src_reg < BRT_MAX_REGS)
+			imm = false;
+		else
+			continue;
+		if (imm && st->blind_seed)
+			continue;
+		st->plan[pc] = (struct jit_plan){ .kind = PLAN_LEA, .w64 = w64, .dst = mv->dst_reg,
+						  .src = mv->src_reg,
+						  .mul = imm ? MUL_NONE : MUL_REG,
+						  .mreg = ad->src_reg, .imm = ad->imm };
+		st->plan[pc + 1].kind = PLAN_SKIP;
+		pc++;
+	}
+}
+
 /* --- driver and emission -------------------------------------------------------------- */
 
 int brt_jit_optimise(struct jit_state *st, const uint16_t *ops)
@@ -606,6 +879,10 @@ int brt_jit_optimise(struct jit_state *st, const uint16_t *ops)
 		pass_rotate(&o);
 	if (st->passes & BRT_JIT_PASS(zext))
 		pass_zext(&o);
+	if (st->passes & BRT_JIT_PASS(lea))
+		pass_lea(&o);
+	if (st->passes & BRT_JIT_PASS(constfill))
+		pass_constfill(&o);
 	for (size_t pc = 0; pc < st->n && !any; pc++)
 		any = st->plan[pc].kind != PLAN_NONE;
 	if (!any) { /* nothing to do: run_pass takes the plain path */
@@ -640,6 +917,12 @@ void brt_jit_emit_plan(struct jit_state *st, size_t pc)
 		break;
 	case PLAN_SEXT:
 		emit_movsxd_rr(B, dst, dst);
+		break;
+	case PLAN_LEA:
+		if (p->mul == MUL_REG)
+			emit_lea_bi(B, p->w64, dst, xreg(p->src), xreg(p->mreg));
+		else
+			emit_lea_w(B, p->w64, dst, xreg(p->src), p->imm);
 		break;
 	}
 }

@@ -78,6 +78,8 @@ enum jit_plan_kind {
 	PLAN_ROTATE, /* dst = rol(src [* mul], rol), width w64; covers a whole idiom */
 	PLAN_ZEXT,   /* dst = (u32)dst: mov dst32, dst32 */
 	PLAN_SEXT,   /* dst = (s32)dst: movsxd dst, dst32 */
+	PLAN_LEA,    /* dst = src + (mul == MUL_REG ? mreg : imm): lea, width w64; covers
+		      * the copy and the add after it */
 };
 
 enum jit_plan_mul { MUL_NONE, MUL_IMM, MUL_REG };
