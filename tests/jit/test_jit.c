@@ -611,6 +611,38 @@ static void test_constfill_lea(void)
 	}
 }
 
+/* redzone: a program that calls nothing and keeps its stack within 128 bytes below r10
+ * runs without a frame (no push rbp, r10 is rsp); 8 bytes further down, or with the pass
+ * off, it has one; the same r0 every way, the slots written and read back. */
+static void test_redzone(void)
+{
+	struct bpf_insn prog[] = {
+		STX(BPF_DW, 10, 1, -8), ST(BPF_W, 10, -128, 77), STX(BPF_B, 10, 1, -100),
+		LDX(BPF_DW, 0, 10, -8), LDX(BPF_W, 2, 10, -128), ALU64_REG(BPF_ADD, 0, 2),
+		LDX(BPF_B, 2, 10, -100), ALU64_REG(BPF_ADD, 0, 2), EXIT() };
+	size_t n = sizeof(prog) / sizeof(prog[0]);
+	struct brt_jit_env e = env;
+	struct brt_jit_prog *p;
+	const uint8_t *code;
+	size_t size;
+	char err[128];
+
+	for (int v = 0; v < 4; v++) {
+		T_CASE(v == 0 ? "redzone" : v == 1 ? "redzone off" : v == 2 ? "redzone, 136 bytes"
+									   : "redzone, blinded");
+		e.passes_off = v == 1 ? BRT_JIT_PASS(redzone) : 0;
+		e.flags = v == 3 ? BRT_JIT_BLIND : 0;
+		prog[1].off = prog[4].off = v == 2 ? -136 : -128;
+		T_EQ_INT(0, brt_jit_compile(prog, n, &e, &p, err, sizeof(err)));
+		if (!p)
+			return;
+		code = brt_jit_code(p, &size, NULL);
+		T_EQ_U64(0x1234 + 77 + 0x34, brt_jit_call(p, 0x1234, 0, NULL));
+		T_EQ_INT(v == 0 || v == 3, code[0] != 0x55); /* push rbp */
+		brt_jit_free(p);
+	}
+}
+
 /* The directcall pass: a helper call is a 7-byte nop and call rel32 whenever the code
  * was mapped within reach of the helper (map_code() asks for a place near it), the
  * movabs + call rax form otherwise; the same result either way, and after an early exit. */
@@ -901,6 +933,7 @@ int main(void)
 	test_blinding();
 	test_passes();
 	test_constfill_lea();
+	test_redzone();
 	test_direct_calls();
 	test_leaf_calls();
 	test_wx();

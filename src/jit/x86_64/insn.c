@@ -450,7 +450,7 @@ static int emit_lddw(struct jit_state *st, insn_t insn, size_t pc)
 	static int emit_##name(struct jit_state *st, insn_t insn, size_t pc)             \
 	{                                                                              \
 		(void)pc;                                                              \
-		emit_load(B, size, sign, xreg(insn->dst_reg), xreg(insn->src_reg),     \
+		emit_load(B, size, sign, xreg(insn->dst_reg), mbase(st, insn->src_reg), \
 			  insn->off);                                                  \
 		return 0;                                                              \
 	}
@@ -466,13 +466,14 @@ LOAD_ROW(ldxsw, 4, true)
 	static int emit_st##sfx(struct jit_state *st, insn_t insn, size_t pc)            \
 	{                                                                              \
 		(void)pc;                                                              \
-		emit_store_i(B, size, xreg(insn->dst_reg), insn->off, insn->imm);      \
+		emit_store_i(B, size, mbase(st, insn->dst_reg), insn->off, insn->imm); \
 		return 0;                                                              \
 	}                                                                              \
 	static int emit_stx##sfx(struct jit_state *st, insn_t insn, size_t pc)           \
 	{                                                                              \
 		(void)pc;                                                              \
-		emit_store_r(B, size, xreg(insn->dst_reg), insn->off, xreg(insn->src_reg)); \
+		emit_store_r(B, size, mbase(st, insn->dst_reg), insn->off,             \
+			     xreg(insn->src_reg));                                     \
 		return 0;                                                              \
 	}
 STORE_ROWS(b, 1)

@@ -101,6 +101,7 @@ struct jit_func {
 	size_t end;        /* one past the last */
 	uint16_t saved;    /* x86 registers the prologue pushes (bit = register number) */
 	bool stack;        /* references r10: gets a 512-byte frame */
+	bool redzone;      /* pass redzone: r10 is rsp, its slots lie in the red zone */
 	bool has_calls;    /* calls helpers or functions: rsp must be aligned */
 	uint32_t frame;    /* bytes subtracted from rsp after the pushes */
 	bool callback;     /* named by lddw BPF_PSEUDO_FUNC: gets a C entry */
@@ -201,6 +202,13 @@ uint64_t brt_jit_callx_thunk(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
 static inline int xreg(unsigned r)
 {
 	return brt_jit_reg2x86[r];
+}
+
+/* Base register of a memory operand on eBPF register r: r10 of a red-zone function
+ * (jit_func.redzone) is rsp itself. */
+static inline int mbase(const struct jit_state *st, unsigned r)
+{
+	return r == BPF_REG_10 && st->funcs[st->cur].redzone ? RSP : brt_jit_reg2x86[r];
 }
 
 #endif
