@@ -119,11 +119,6 @@ int brt_jit_cache_new(const struct bpf_insn *insns, const uint16_t *ops, size_t 
 	/* like the kernel's net.core.bpf_jit_harden: blind constants */
 	if (harden && *harden && strcmp(harden, "0"))
 		env.flags |= BRT_JIT_BLIND;
-	/* compile once now so refusals (recursion, too deep, too big) surface at load */
-	rc = brt_jit_compile(insns, n, &env, &trial, err, errlen);
-	if (rc)
-		return rc;
-	brt_jit_free(trial);
 	c = calloc(1, sizeof(*c));
 	if (!c || pthread_mutex_init(&c->lock, NULL)) {
 		free(c);
@@ -133,21 +128,36 @@ int brt_jit_cache_new(const struct bpf_insn *insns, const uint16_t *ops, size_t 
 	c->insns = insns;
 	c->n = n;
 	c->env = env;
+	atomic_init(&c->cur, NULL);
 	if (collect_ids(c)) {
-		pthread_mutex_destroy(&c->lock);
-		free(c);
+		brt_jit_cache_free(c);
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	atomic_init(&c->cur, NULL);
-	if (!c->nids && !c->any_id) {
-		const struct brt_jit_prog *prog;
+	/* compile once now so refusals (recursion, too deep, too big) surface at load.  Code
+	 * that resolves no helper is the one version the program will have: kept (a second
+	 * compile cost as much again); code bound to the placeholder helpers is never run,
+	 * so it is not mapped (an mmap, mprotect and munmap per program at load). */
+	if (c->nids || c->any_id)
+		env.flags |= BRT_JIT_CHECK;
+	rc = brt_jit_compile(insns, n, &env, &trial, err, errlen);
+	if (rc) {
+		brt_jit_cache_free(c);
+		return rc;
+	}
+	if (trial) {
+		struct jit_version *v = calloc(1, sizeof(*v));
 
-		rc = brt_jit_cache_get(c, NULL, 0, 0, &prog, err, errlen);
-		if (rc) {
+		if (!v || !(v->table = malloc(sizeof(*v->table)))) {
+			free(v);
+			brt_jit_free(trial);
 			brt_jit_cache_free(c);
-			return rc;
+			snprintf(err, errlen, "out of memory");
+			return -ENOMEM;
 		}
+		v->prog = trial;
+		c->all = v;
+		atomic_store_explicit(&c->cur, v, memory_order_release);
 	}
 	*out = c;
 	return 0;

@@ -61,6 +61,7 @@ enum brt_jit_flags {
 	BRT_JIT_BLIND = 1 << 0, /* constant blinding: no program immediate appears verbatim */
 	BRT_JIT_NO_BMI2 = 1 << 1, /* do not use BMI2 even where the CPU has it (tests) */
 	BRT_JIT_BUDGET = 1 << 2,  /* count the run budget at back-edges (BRT_JIT_CTX_BUDGET_OFF) */
+	BRT_JIT_CHECK = 1 << 3,   /* compile only, to see whether it can: map no code, *out NULL */
 };
 
 /* A bpf_map_lookup_elem call bound at load to the one map the verifier saw there on every

@@ -552,6 +552,12 @@ static void test_passes(void)
 		T_EQ_INT(0, has_rol(code, size, true, 9)); /* r3 is read after the or */
 		brt_jit_free(p);
 	}
+	T_CASE("BRT_JIT_CHECK: compiles, maps nothing");
+	e.passes_off = 0;
+	e.flags = BRT_JIT_CHECK;
+	p = (struct brt_jit_prog *)1;
+	T_EQ_INT(0, brt_jit_compile(prog, n, &e, &p, err, sizeof(err)));
+	T_ASSERT(p == NULL);
 	T_CASE("BPFRT_JIT_PASSES");
 	T_EQ_INT(BRT_JIT_PASSES_ALL, brt_jit_passes_parse(NULL));
 	T_EQ_INT(BRT_JIT_PASSES_ALL & ~BRT_JIT_PASS(rotate), brt_jit_passes_parse("-rotate"));
@@ -639,6 +645,49 @@ static void test_redzone(void)
 		code = brt_jit_code(p, &size, NULL);
 		T_EQ_U64(0x1234 + 77 + 0x34, brt_jit_call(p, 0x1234, 0, NULL));
 		T_EQ_INT(v == 0 || v == 3, code[0] != 0x55); /* push rbp */
+		brt_jit_free(p);
+	}
+}
+
+/* Whether code starts with a push (rbx..rdi: 50+r; r8..r15: 41 50+r). */
+static bool starts_with_push(const uint8_t *code)
+{
+	return (code[0] & 0xf8) == 0x50 || (code[0] == 0x41 && (code[1] & 0xf8) == 0x50);
+}
+
+/* leafregs: r6-r8 of a program that calls nothing live in r9-r11 (nothing pushed); a
+ * division needs those registers (the prologue pushes again), as do blinding and the
+ * pass off; the same r0 every way. */
+static void test_leafregs(void)
+{
+	struct bpf_insn prog[] = {
+		MOV64_REG(6, 1), MOV64_REG(7, 1), ALU64_IMM(BPF_ADD, 7, 1), MOV64_REG(8, 6),
+		ALU64_IMM(BPF_MUL, 8, 3), ALU64_REG(BPF_XOR, 8, 7), MOV64_REG(0, 6),
+		ALU64_REG(BPF_ADD, 0, 7), ALU64_REG(BPF_ADD, 0, 8), ALU64_IMM(BPF_ADD, 0, 0),
+		EXIT() };
+	size_t n = sizeof(prog) / sizeof(prog[0]);
+	struct brt_jit_env e = env;
+	struct brt_jit_prog *p;
+	const uint8_t *code;
+	size_t size;
+	char err[128];
+
+	for (int v = 0; v < 4; v++) {
+		uint64_t x = 1000, want = x + (x + 1) + ((x * 3) ^ (x + 1));
+
+		T_CASE(v == 0 ? "leafregs" : v == 1 ? "leafregs off" : v == 2 ? "leafregs, a division"
+									    : "leafregs, blinded");
+		e.passes_off = v == 1 ? BRT_JIT_PASS(leafregs) : 0;
+		e.flags = v == 3 ? BRT_JIT_BLIND : 0;
+		/* the last add becomes r0 /= 1 */
+		prog[9] = v == 2 ? (struct bpf_insn)ALU64_IMM(BPF_DIV, 0, 1)
+				 : (struct bpf_insn)ALU64_IMM(BPF_ADD, 0, 0);
+		T_EQ_INT(0, brt_jit_compile(prog, n, &e, &p, err, sizeof(err)));
+		if (!p)
+			return;
+		code = brt_jit_code(p, &size, NULL);
+		T_EQ_U64(want, brt_jit_call(p, x, 0, NULL));
+		T_EQ_INT(v != 0, starts_with_push(code));
 		brt_jit_free(p);
 	}
 }
@@ -934,6 +983,7 @@ int main(void)
 	test_passes();
 	test_constfill_lea();
 	test_redzone();
+	test_leafregs();
 	test_direct_calls();
 	test_leaf_calls();
 	test_wx();

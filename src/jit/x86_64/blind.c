@@ -39,8 +39,8 @@ int brt_jit_blind(struct jit_state *st, size_t pc, struct bpf_insn *out, enum br
 		uint64_t v = brt_isa_lddw_value(&st->insns[pc], pc);
 
 		emit_mov_imm64(B, AUX, v ^ key);
-		emit_mov_imm64(B, xreg(in.dst_reg), key);
-		emit_alu_rr(B, ALU_XOR, true, xreg(in.dst_reg), AUX);
+		emit_mov_imm64(B, xreg(st, in.dst_reg), key);
+		emit_alu_rr(B, ALU_XOR, true, xreg(st, in.dst_reg), AUX);
 		return BRT_JIT_BLIND_DONE;
 	}
 	if (shape != BRT_SHAPE_ALU_IMM && shape != BRT_SHAPE_JMP_IMM && shape != BRT_SHAPE_STORE_IMM)

@@ -288,7 +288,7 @@ int brt_jit_emit_callx(struct jit_state *st, size_t pc)
 	void *addr;
 
 	memcpy(&addr, &thunk, sizeof(addr));
-	emit_store_r(B, 8, ANCHOR, JIT_SLOT_CALLX, xreg(st->insns[pc].dst_reg));
+	emit_store_r(B, 8, ANCHOR, JIT_SLOT_CALLX, xreg(st, st->insns[pc].dst_reg));
 	emit_mov_rr(B, true, R9, ANCHOR);
 	emit_mov_imm64(B, RAX, (uint64_t)(uintptr_t)addr);
 	emit_call_r(B, RAX);
@@ -343,7 +343,7 @@ static void ind_offset(struct jit_state *st, const struct bpf_insn *insn)
 {
 	size_t j_pos, j_net;
 
-	emit_mov_rr(B, false, AUX, xreg(insn->src_reg));
+	emit_mov_rr(B, false, AUX, xreg(st, insn->src_reg));
 	if (insn->imm)
 		emit_alu_ri(B, ALU_ADD, false, AUX, insn->imm);
 	emit_movsxd_rr(B, AUX, AUX);
@@ -432,7 +432,7 @@ void brt_jit_emit_ld_pkt(struct jit_state *st, const struct bpf_insn *insn, bool
 	if (ind && slow) {
 		size_t j_pos, j_done;
 
-		emit_mov_rr(B, false, AUX, xreg(insn->src_reg));
+		emit_mov_rr(B, false, AUX, xreg(st, insn->src_reg));
 		if (insn->imm)
 			emit_alu_ri(B, ALU_ADD, false, AUX, insn->imm);
 		emit_movsxd_rr(B, AUX, AUX);

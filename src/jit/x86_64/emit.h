@@ -353,22 +353,6 @@ static inline void emit_lea_w(struct jit_buf *b, bool w, int dst, int base, int3
 	emit_modrm_mem(b, dst, base, off);
 }
 
-/* lea dst, [base + index] (32 or 64 bits); index is never rsp (no eBPF register is) */
-static inline void emit_lea_bi(struct jit_buf *b, bool w, int dst, int base, int index)
-{
-	uint8_t rex = (uint8_t)(0x40 | (w ? 8 : 0) | ((dst & 8) ? 4 : 0) | ((index & 8) ? 2 : 0) |
-				((base & 8) ? 1 : 0));
-	bool disp8 = (base & 7) == RBP; /* rbp/r13 as a base need a displacement */
-
-	if (rex != 0x40)
-		emit1(b, rex);
-	emit1(b, 0x8d);
-	emit1(b, (uint8_t)((disp8 ? 0x44 : 0x04) | ((dst & 7) << 3)));
-	emit1(b, (uint8_t)(((index & 7) << 3) | (base & 7)));
-	if (disp8)
-		emit1(b, 0);
-}
-
 /* Read-modify-write with a register operand on memory: `opc` is the (two-byte when
  * prefixed by 0x0f) opcode: 01/09/21/31 (add/or/and/xor), 87 (xchg), 0F C1 (xadd),
  * 0F B1 (cmpxchg).  `lock` adds the F0 prefix. */

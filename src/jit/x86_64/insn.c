@@ -22,7 +22,7 @@ static void zext32(struct jit_state *st, int reg)
 
 static void alu_imm(struct jit_state *st, insn_t insn, enum x86_alu op, bool w)
 {
-	int dst = xreg(insn->dst_reg);
+	int dst = xreg(st, insn->dst_reg);
 	int32_t imm = insn->imm;
 
 	if ((imm == 0 && op != ALU_AND) || (imm == -1 && op == ALU_AND)) {
@@ -38,7 +38,7 @@ static void alu_imm(struct jit_state *st, insn_t insn, enum x86_alu op, bool w)
 
 static void alu_reg(struct jit_state *st, insn_t insn, enum x86_alu op, bool w)
 {
-	emit_alu_rr(B, op, w, xreg(insn->dst_reg), xreg(insn->src_reg));
+	emit_alu_rr(B, op, w, xreg(st, insn->dst_reg), xreg(st, insn->src_reg));
 }
 
 #define ALU_ROWS(name, op)                                                              \
@@ -81,7 +81,7 @@ static int log2_exact(uint64_t v)
 
 static void mul_imm(struct jit_state *st, insn_t insn, bool w)
 {
-	int dst = xreg(insn->dst_reg);
+	int dst = xreg(st, insn->dst_reg);
 	/* the low 64 (32) bits of a product do not depend on signedness */
 	uint64_t m = w ? (uint64_t)(int64_t)insn->imm : (uint32_t)insn->imm;
 	int k = log2_exact(m);
@@ -113,14 +113,14 @@ static int emit_mul32_imm(struct jit_state *st, insn_t insn, size_t pc)
 static int emit_mul64_reg(struct jit_state *st, insn_t insn, size_t pc)
 {
 	(void)pc;
-	emit_imul_rr(B, true, xreg(insn->dst_reg), xreg(insn->src_reg));
+	emit_imul_rr(B, true, xreg(st, insn->dst_reg), xreg(st, insn->src_reg));
 	return 0;
 }
 
 static int emit_mul32_reg(struct jit_state *st, insn_t insn, size_t pc)
 {
 	(void)pc;
-	emit_imul_rr(B, false, xreg(insn->dst_reg), xreg(insn->src_reg));
+	emit_imul_rr(B, false, xreg(st, insn->dst_reg), xreg(st, insn->src_reg));
 	return 0;
 }
 
@@ -192,7 +192,7 @@ static void divmod_general(struct jit_state *st, int dst, bool w, bool is_mod, b
 /* Divisor known at compile time: fold 0, 1, -1 and unsigned powers of two. */
 static void divmod_imm(struct jit_state *st, insn_t insn, bool w, bool is_mod, bool sign)
 {
-	int dst = xreg(insn->dst_reg);
+	int dst = xreg(st, insn->dst_reg);
 	int32_t imm = insn->imm;
 	uint64_t d = w ? (uint64_t)(int64_t)imm : (uint32_t)imm;
 	int k = log2_exact(d);
@@ -227,8 +227,8 @@ static void divmod_imm(struct jit_state *st, insn_t insn, bool w, bool is_mod, b
 
 static void divmod_reg(struct jit_state *st, insn_t insn, bool w, bool is_mod, bool sign)
 {
-	emit_mov_rr(B, w, TMP, xreg(insn->src_reg));
-	divmod_general(st, xreg(insn->dst_reg), w, is_mod, sign, true);
+	emit_mov_rr(B, w, TMP, xreg(st, insn->src_reg));
+	divmod_general(st, xreg(st, insn->dst_reg), w, is_mod, sign, true);
 }
 
 #define DIV_ROWS(name, w, is_mod, sign)                                                 \
@@ -256,7 +256,7 @@ DIV_ROWS(smod32, false, true, true)
 /* Shifts: x86 masks the count to 5/6 bits exactly as eBPF does. */
 static void shift_imm(struct jit_state *st, insn_t insn, enum x86_shift op, bool w)
 {
-	int dst = xreg(insn->dst_reg);
+	int dst = xreg(st, insn->dst_reg);
 	uint8_t n = (uint8_t)(insn->imm & (w ? 63 : 31));
 
 	if (n)
@@ -269,7 +269,7 @@ static void shift_imm(struct jit_state *st, insn_t insn, enum x86_shift op, bool
  * BMI2 the count can be any register. */
 static void shift_reg(struct jit_state *st, insn_t insn, enum x86_shift op, bool w)
 {
-	int dst = xreg(insn->dst_reg), src = xreg(insn->src_reg);
+	int dst = xreg(st, insn->dst_reg), src = xreg(st, insn->src_reg);
 
 	if (st->bmi2) {
 		emit_shiftx(B, op == SH_SHL ? SHX_SHL : op == SH_SHR ? SHX_SHR : SHX_SAR, w, dst,
@@ -321,28 +321,28 @@ SHIFT_ROWS(arsh, SH_SAR)
 static int emit_neg64(struct jit_state *st, insn_t insn, size_t pc)
 {
 	(void)pc;
-	emit_grp3(B, 3, true, xreg(insn->dst_reg));
+	emit_grp3(B, 3, true, xreg(st, insn->dst_reg));
 	return 0;
 }
 
 static int emit_neg32(struct jit_state *st, insn_t insn, size_t pc)
 {
 	(void)pc;
-	emit_grp3(B, 3, false, xreg(insn->dst_reg));
+	emit_grp3(B, 3, false, xreg(st, insn->dst_reg));
 	return 0;
 }
 
 static int emit_mov64_imm(struct jit_state *st, insn_t insn, size_t pc)
 {
 	(void)pc;
-	emit_mov_imm64(B, xreg(insn->dst_reg), (uint64_t)(int64_t)insn->imm);
+	emit_mov_imm64(B, xreg(st, insn->dst_reg), (uint64_t)(int64_t)insn->imm);
 	return 0;
 }
 
 static int emit_mov32_imm(struct jit_state *st, insn_t insn, size_t pc)
 {
 	(void)pc;
-	emit_mov_imm64(B, xreg(insn->dst_reg), (uint32_t)insn->imm);
+	emit_mov_imm64(B, xreg(st, insn->dst_reg), (uint32_t)insn->imm);
 	return 0;
 }
 
@@ -350,14 +350,14 @@ static int emit_mov64_reg(struct jit_state *st, insn_t insn, size_t pc)
 {
 	(void)pc;
 	if (insn->dst_reg != insn->src_reg)
-		emit_mov_rr(B, true, xreg(insn->dst_reg), xreg(insn->src_reg));
+		emit_mov_rr(B, true, xreg(st, insn->dst_reg), xreg(st, insn->src_reg));
 	return 0;
 }
 
 static int emit_mov32_reg(struct jit_state *st, insn_t insn, size_t pc)
 {
 	(void)pc;
-	emit_mov_rr(B, false, xreg(insn->dst_reg), xreg(insn->src_reg));
+	emit_mov_rr(B, false, xreg(st, insn->dst_reg), xreg(st, insn->src_reg));
 	return 0;
 }
 
@@ -365,35 +365,35 @@ static int emit_mov32_reg(struct jit_state *st, insn_t insn, size_t pc)
 static int emit_movsx8_64(struct jit_state *st, insn_t insn, size_t pc)
 {
 	(void)pc;
-	emit_0f_rr(B, 0xbe, true, xreg(insn->dst_reg), xreg(insn->src_reg), true);
+	emit_0f_rr(B, 0xbe, true, xreg(st, insn->dst_reg), xreg(st, insn->src_reg), true);
 	return 0;
 }
 
 static int emit_movsx16_64(struct jit_state *st, insn_t insn, size_t pc)
 {
 	(void)pc;
-	emit_0f_rr(B, 0xbf, true, xreg(insn->dst_reg), xreg(insn->src_reg), false);
+	emit_0f_rr(B, 0xbf, true, xreg(st, insn->dst_reg), xreg(st, insn->src_reg), false);
 	return 0;
 }
 
 static int emit_movsx32_64(struct jit_state *st, insn_t insn, size_t pc)
 {
 	(void)pc;
-	emit_movsxd_rr(B, xreg(insn->dst_reg), xreg(insn->src_reg));
+	emit_movsxd_rr(B, xreg(st, insn->dst_reg), xreg(st, insn->src_reg));
 	return 0;
 }
 
 static int emit_movsx8_32(struct jit_state *st, insn_t insn, size_t pc)
 {
 	(void)pc;
-	emit_0f_rr(B, 0xbe, false, xreg(insn->dst_reg), xreg(insn->src_reg), true);
+	emit_0f_rr(B, 0xbe, false, xreg(st, insn->dst_reg), xreg(st, insn->src_reg), true);
 	return 0;
 }
 
 static int emit_movsx16_32(struct jit_state *st, insn_t insn, size_t pc)
 {
 	(void)pc;
-	emit_0f_rr(B, 0xbf, false, xreg(insn->dst_reg), xreg(insn->src_reg), false);
+	emit_0f_rr(B, 0xbf, false, xreg(st, insn->dst_reg), xreg(st, insn->src_reg), false);
 	return 0;
 }
 
@@ -401,7 +401,7 @@ static int emit_movsx16_32(struct jit_state *st, insn_t insn, size_t pc)
 
 static void swap(struct jit_state *st, insn_t insn, int bits)
 {
-	int dst = xreg(insn->dst_reg);
+	int dst = xreg(st, insn->dst_reg);
 
 	if (bits == 16) {
 		emit_rol16_8(B, dst);
@@ -413,7 +413,7 @@ static void swap(struct jit_state *st, insn_t insn, int bits)
 
 static void truncate_le(struct jit_state *st, insn_t insn, int bits)
 {
-	int dst = xreg(insn->dst_reg);
+	int dst = xreg(st, insn->dst_reg);
 
 	if (bits == 16)
 		emit_0f_rr(B, 0xb7, false, dst, dst, false); /* movzx dst32, dst16 */
@@ -442,7 +442,7 @@ SWAP_ROW(le64, truncate_le, 64)
 
 static int emit_lddw(struct jit_state *st, insn_t insn, size_t pc)
 {
-	emit_mov_imm64(B, xreg(insn->dst_reg), brt_isa_lddw_value(insn, pc));
+	emit_mov_imm64(B, xreg(st, insn->dst_reg), brt_isa_lddw_value(insn, pc));
 	return 0;
 }
 
@@ -450,7 +450,7 @@ static int emit_lddw(struct jit_state *st, insn_t insn, size_t pc)
 	static int emit_##name(struct jit_state *st, insn_t insn, size_t pc)             \
 	{                                                                              \
 		(void)pc;                                                              \
-		emit_load(B, size, sign, xreg(insn->dst_reg), mbase(st, insn->src_reg), \
+		emit_load(B, size, sign, xreg(st, insn->dst_reg), mbase(st, insn->src_reg), \
 			  insn->off);                                                  \
 		return 0;                                                              \
 	}
@@ -473,7 +473,7 @@ LOAD_ROW(ldxsw, 4, true)
 	{                                                                              \
 		(void)pc;                                                              \
 		emit_store_r(B, size, mbase(st, insn->dst_reg), insn->off,             \
-			     xreg(insn->src_reg));                                     \
+			     xreg(st, insn->src_reg));                                     \
 		return 0;                                                              \
 	}
 STORE_ROWS(b, 1)
@@ -530,7 +530,7 @@ static int emit_ldindw(struct jit_state *st, insn_t insn, size_t pc)
  * because dst itself may be r0. */
 static void atomic_fetch_loop(struct jit_state *st, insn_t insn, enum x86_alu op, bool w)
 {
-	int dst = xreg(insn->dst_reg), src = xreg(insn->src_reg);
+	int dst = xreg(st, insn->dst_reg), src = xreg(st, insn->src_reg);
 	int operand = src == RAX ? AUX : src;
 	size_t retry;
 
@@ -551,8 +551,8 @@ static void atomic_fetch_loop(struct jit_state *st, insn_t insn, enum x86_alu op
 /* lock <op> [dst+off], src */
 static void atomic_alu(struct jit_state *st, insn_t insn, enum x86_alu op, bool w)
 {
-	emit_rmw(B, true, false, (uint8_t)(8 * op + 1), w, xreg(insn->dst_reg), insn->off,
-		 xreg(insn->src_reg));
+	emit_rmw(B, true, false, (uint8_t)(8 * op + 1), w, xreg(st, insn->dst_reg), insn->off,
+		 xreg(st, insn->src_reg));
 }
 
 /* One function per operation, named after its rows: each row's emitter below calls
@@ -581,7 +581,7 @@ static void atomic_xor(struct jit_state *st, insn_t insn, bool w)
 static void atomic_fetch_add(struct jit_state *st, insn_t insn, bool w)
 {
 	/* lock xadd [dst+off], src */
-	emit_rmw(B, true, true, 0xc1, w, xreg(insn->dst_reg), insn->off, xreg(insn->src_reg));
+	emit_rmw(B, true, true, 0xc1, w, xreg(st, insn->dst_reg), insn->off, xreg(st, insn->src_reg));
 }
 
 static void atomic_fetch_or(struct jit_state *st, insn_t insn, bool w)
@@ -602,13 +602,13 @@ static void atomic_fetch_xor(struct jit_state *st, insn_t insn, bool w)
 static void atomic_xchg(struct jit_state *st, insn_t insn, bool w)
 {
 	/* xchg [dst+off], src (implicitly locked) */
-	emit_rmw(B, false, false, 0x87, w, xreg(insn->dst_reg), insn->off, xreg(insn->src_reg));
+	emit_rmw(B, false, false, 0x87, w, xreg(st, insn->dst_reg), insn->off, xreg(st, insn->src_reg));
 }
 
 static void atomic_cmpxchg(struct jit_state *st, insn_t insn, bool w)
 {
 	/* lock cmpxchg [dst+off], src; r0 = old value */
-	emit_rmw(B, true, true, 0xb1, w, xreg(insn->dst_reg), insn->off, xreg(insn->src_reg));
+	emit_rmw(B, true, true, 0xb1, w, xreg(st, insn->dst_reg), insn->off, xreg(st, insn->src_reg));
 	/* on success the 32-bit form leaves rax untouched: zero-extend by hand */
 	if (!w)
 		zext32(st, RAX);
@@ -681,20 +681,20 @@ static int emit_ja32(struct jit_state *st, insn_t insn, size_t pc)
 static void jmp_cond(struct jit_state *st, insn_t insn, size_t pc, enum x86_cc cc, bool w,
 		     bool is_imm, bool is_test)
 {
-	int dst = xreg(insn->dst_reg);
+	int dst = xreg(st, insn->dst_reg);
 
 	if (!insn->off)
 		return;
 	if (is_test && is_imm)
 		emit_test_ri(B, w, dst, insn->imm);
 	else if (is_test)
-		emit_rr(B, 0x85, w, dst, xreg(insn->src_reg));
+		emit_rr(B, 0x85, w, dst, xreg(st, insn->src_reg));
 	else if (is_imm && insn->imm == 0)
 		emit_rr(B, 0x85, w, dst, dst); /* test: same flags as cmp with 0 */
 	else if (is_imm)
 		emit_alu_ri(B, ALU_CMP, w, dst, insn->imm);
 	else
-		emit_alu_rr(B, ALU_CMP, w, dst, xreg(insn->src_reg));
+		emit_alu_rr(B, ALU_CMP, w, dst, xreg(st, insn->src_reg));
 	branch(st, pc, cc, pc + 1 + (size_t)(int64_t)insn->off);
 }
 

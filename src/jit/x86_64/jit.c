@@ -275,13 +275,21 @@ static uint32_t budget_charge(const struct jit_state *st, const uint16_t *ops, s
  * stores within 128 bytes below it needs no frame: System V keeps the 128 bytes below
  * rsp of a leaf function from signal handlers, so r10 is rsp itself there, and the
  * prologue saves no rbp, sets up no rbp and moves no rsp (5 instructions a run fewer). */
+/* One function calling nothing: no helper, bound lookup, local call, callx or tail call,
+ * hence no ANCHOR, no budget, no packet registers. */
+static bool leaf_program(const struct jit_state *st)
+{
+	const struct jit_func *f = &st->funcs[0];
+
+	return st->nfuncs == 1 && !st->anchor && !st->pkt_regs && !st->budget && !f->has_calls &&
+	       !f->callback && !st->uses_callx && !st->uses_tail_call;
+}
+
 static void redzone(struct jit_state *st, const uint16_t *ops)
 {
 	struct jit_func *f = &st->funcs[0];
 
-	if (!(st->passes & BRT_JIT_PASS(redzone)) || st->nfuncs != 1 || !f->stack || st->anchor ||
-	    st->pkt_regs || st->budget || f->has_calls || f->callback || st->uses_callx ||
-	    st->uses_tail_call)
+	if (!(st->passes & BRT_JIT_PASS(redzone)) || !f->stack || !leaf_program(st))
 		return;
 	for (size_t pc = 0; pc < st->n; pc++) {
 		const struct bpf_insn *in = &st->insns[pc];
@@ -307,6 +315,71 @@ static void redzone(struct jit_state *st, const uint16_t *ops)
 	f->stack = false;
 	f->frame = 0;
 	f->saved &= (uint16_t)~(1u << RBP);
+}
+
+/* Whether row op's emitter (and any plan over it) leaves AUX, TMP and TMP2 alone: not
+ * division (operands parked there), a shift by a register without BMI2 (rcx parked),
+ * an atomic (address and r0 parked), nor anything that calls. */
+static bool scratch_free(const struct jit_state *st, enum brt_op op)
+{
+	const struct brt_opinfo *info = &brt_ops[op];
+
+	switch (info->shape) {
+	case BRT_SHAPE_ALU_IMM:
+	case BRT_SHAPE_ALU_REG:
+		if (BPF_OP(info->opcode) == BPF_DIV || BPF_OP(info->opcode) == BPF_MOD)
+			return false;
+		if (info->shape == BRT_SHAPE_ALU_REG && !st->bmi2 &&
+		    (BPF_OP(info->opcode) == BPF_LSH || BPF_OP(info->opcode) == BPF_RSH ||
+		     BPF_OP(info->opcode) == BPF_ARSH))
+			return false;
+		return true;
+	case BRT_SHAPE_ALU_UNARY:
+	case BRT_SHAPE_ENDIAN:
+	case BRT_SHAPE_LOAD:
+	case BRT_SHAPE_STORE_IMM:
+	case BRT_SHAPE_STORE_REG:
+	case BRT_SHAPE_LDDW:
+	case BRT_SHAPE_JA:
+	case BRT_SHAPE_JA32:
+	case BRT_SHAPE_JMP_IMM:
+	case BRT_SHAPE_JMP_REG:
+	case BRT_SHAPE_EXIT:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* Pass leafregs: in a program that calls nothing and whose instructions all leave the
+ * scratch registers alone, r6-r9 (callee-saved in eBPF, so in rbx and r13-r15, which the
+ * prologue must push and the exit pop) live in TMP, AUX and TMP2 instead, caller-saved
+ * in System V: up to three registers a run not pushed and popped.  Not under constant
+ * blinding (its constants are rebuilt in AUX). */
+static void leafregs(struct jit_state *st, const uint16_t *ops)
+{
+	static const uint8_t spare[] = { TMP, AUX, TMP2 };
+	struct jit_func *f = &st->funcs[0];
+	unsigned named = 0, k = 0;
+
+	if (!(st->passes & BRT_JIT_PASS(leafregs)) || st->blind_seed || !leaf_program(st))
+		return;
+	for (size_t pc = 0; pc < st->n; pc++) {
+		struct brt_isa_regs r;
+
+		if (ops[pc] == BRT_OP_INVALID)
+			continue;
+		if (!scratch_free(st, (enum brt_op)ops[pc]))
+			return;
+		brt_isa_regs_op(&st->insns[pc], (enum brt_op)ops[pc], &r);
+		named |= r.named;
+	}
+	for (unsigned r = BPF_REG_6; r <= BPF_REG_9 && k < sizeof(spare); r++) {
+		if (!(named & (1u << r)))
+			continue;
+		f->saved &= (uint16_t)~(1u << st->regmap[r]);
+		st->regmap[r] = spare[k++];
+	}
 }
 
 static void plan_frames(struct jit_state *st, const uint16_t *ops)
@@ -353,7 +426,8 @@ static void plan_frames(struct jit_state *st, const uint16_t *ops)
 			st->uses_tail_call = true;
 	}
 	redzone(st, ops);
-	if (st->funcs[0].redzone)
+	leafregs(st, ops);
+	if (leaf_program(st))
 		all = st->funcs[0].saved; /* the only function */
 	/* an early exit from any depth restores through the main epilogue */
 	st->funcs[0].saved = all | (st->anchor ? 1u << ANCHOR : 0) |
@@ -656,6 +730,7 @@ int brt_jit_compile(const struct bpf_insn *insns, size_t n, const struct brt_jit
 		goto out_free;
 	}
 	st.prog = p;
+	memcpy(st.regmap, brt_jit_reg2x86, sizeof(st.regmap));
 	st.passes = brt_jit_passes_parse(getenv("BPFRT_JIT_PASSES")) & ~st.env->passes_off;
 	st.bmi2 = !(st.env->flags & BRT_JIT_NO_BMI2) && __builtin_cpu_supports("bmi2");
 	if (st.env->flags & BRT_JIT_BLIND) {
@@ -671,6 +746,8 @@ int brt_jit_compile(const struct bpf_insn *insns, size_t n, const struct brt_jit
 		rc = analyse(&st, ops);
 	if (!rc)
 		rc = emit_all(&st, ops);
+	if (!rc && (st.env->flags & BRT_JIT_CHECK))
+		goto out_free; /* compiles: nothing to map */
 	if (!rc)
 		rc = map_code(&st, p);
 	if (rc)

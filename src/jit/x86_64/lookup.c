@@ -155,7 +155,7 @@ static void load_key_part(struct jit_state *st, int dst, int base, int32_t off, 
 static void emit_hash_probe(struct jit_state *st, const struct brt_jit_lookup *l)
 {
 	const struct brt_jit_hash_layout *h = &l->hash;
-	const int key = xreg(BPF_REG_2);
+	const int key = xreg(st, BPF_REG_2);
 	uint32_t tail = h->key_size % 8, words = h->key_size / 8;
 	size_t slow[12], ns = 0, j_null, j_done, j_done2;
 
@@ -258,7 +258,7 @@ void brt_jit_emit_lookup(struct jit_state *st, size_t pc)
 		return;
 	}
 	/* r0 = *(u32 *)r2; if (r0 >= max_entries) r0 = 0; else r0 = base + r0 * stride */
-	emit_load(B, 4, false, RAX, xreg(BPF_REG_2), 0);
+	emit_load(B, 4, false, RAX, xreg(st, BPF_REG_2), 0);
 	emit_alu_ri(B, ALU_CMP, false, RAX, (int32_t)l->max_entries);
 	j_null = emit_jcc8_fwd(B, CC_AE);
 	if (!(l->stride & (l->stride - 1)))

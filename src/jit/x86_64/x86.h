@@ -78,8 +78,7 @@ enum jit_plan_kind {
 	PLAN_ROTATE, /* dst = rol(src [* mul], rol), width w64; covers a whole idiom */
 	PLAN_ZEXT,   /* dst = (u32)dst: mov dst32, dst32 */
 	PLAN_SEXT,   /* dst = (s32)dst: movsxd dst, dst32 */
-	PLAN_LEA,    /* dst = src + (mul == MUL_REG ? mreg : imm): lea, width w64; covers
-		      * the copy and the add after it */
+	PLAN_LEA,    /* dst = src + imm: lea, width w64; covers the copy and the add after it */
 };
 
 enum jit_plan_mul { MUL_NONE, MUL_IMM, MUL_REG };
@@ -137,6 +136,7 @@ struct jit_state {
 	bool bmi2;            /* the CPU has shlx/shrx/sarx */
 	uint64_t blind_seed;  /* non-zero: blind constants with keys derived from it */
 	uint32_t passes;      /* optimisation passes to run (BRT_JIT_PASS() bits) */
+	uint8_t regmap[BRT_MAX_REGS + 1]; /* x86 register of each eBPF one (xreg()) */
 	struct jit_plan *plan; /* per instruction (opt.c), or NULL: nothing was optimised */
 	uint32_t *calls;      /* this pass: offsets of the patchable calls (brt_jit_emit_call) */
 	size_t ncalls, calls_cap;
@@ -198,17 +198,18 @@ void brt_jit_emit_budget_stub(struct jit_state *st);
 uint64_t brt_jit_callx_thunk(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5,
 			     uint64_t *slots);
 
-/* Register of eBPF register r. */
-static inline int xreg(unsigned r)
+/* Register of eBPF register r in the program being compiled (brt_jit_reg2x86, or the
+ * pass leafregs' map). */
+static inline int xreg(const struct jit_state *st, unsigned r)
 {
-	return brt_jit_reg2x86[r];
+	return st->regmap[r];
 }
 
 /* Base register of a memory operand on eBPF register r: r10 of a red-zone function
  * (jit_func.redzone) is rsp itself. */
 static inline int mbase(const struct jit_state *st, unsigned r)
 {
-	return r == BPF_REG_10 && st->funcs[st->cur].redzone ? RSP : brt_jit_reg2x86[r];
+	return r == BPF_REG_10 && st->funcs[st->cur].redzone ? RSP : st->regmap[r];
 }
 
 #endif
