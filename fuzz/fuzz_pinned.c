@@ -6,7 +6,8 @@
  * write access would), drops this process's cached objects (so the next BPF_OBJ_GET maps
  * and validates the file again, the scribbled header and all), or runs an operation:
  * OBJ_GET, lookup, update, delete, a get_next_key walk, a batch lookup, GET_INFO, the
- * program's test run (re-verified from its file after a drop) or an xlated dump.
+ * program's test run (re-verified from its file after a drop) or an xlated dump with
+ * its func and line info (the BTF and records the program file keeps after its pages).
  * Nothing may crash, hang or read outside a mapping; errors are fine.
  */
 #include <errno.h>
@@ -16,6 +17,8 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <linux/btf.h>
 
 #include "fuzz.h"
 #include "bpfrt.h"
@@ -73,14 +76,54 @@ static int load_prog(int map)
 		{ .code = BPF_LDX | BPF_MEM | BPF_W, .dst_reg = 0, .src_reg = 0 },
 		{ .code = BPF_JMP | BPF_EXIT },
 	};
+	/* BTF with the function and a line for its func_info and line_info, which the
+	 * program file keeps after its pages (prog_file.c): scribbles reach them too, read
+	 * back when another process (here: after a drop) rebuilds the program */
+	static const char strs[] = "\0f\0fz.c\0return 0;";
+	struct {
+		struct btf_header h;
+		uint32_t types[10];
+		char strs[sizeof(strs)];
+	} btf = {
+		.h = { .magic = BTF_MAGIC, .version = BTF_VERSION, .hdr_len = sizeof(btf.h),
+		       .type_off = 0, .type_len = sizeof(btf.types),
+		       .str_off = sizeof(btf.types), .str_len = sizeof(strs) },
+		/* [1] int, [2] int (void), [3] static f */
+		.types = { 0, BTF_KIND_INT << 24, 4, BTF_INT_SIGNED << 24 | 32,
+			   0, BTF_KIND_FUNC_PROTO << 24, 1,
+			   1, BTF_KIND_FUNC << 24, 2 },
+	};
+	struct bpf_func_info fi = { .insn_off = 0, .type_id = 3 };
+	struct bpf_line_info li[2] = { { .insn_off = 0, .file_name_off = 3, .line_off = 8,
+					 .line_col = 1 << 10 },
+				       { .insn_off = 5, .file_name_off = 3, .line_off = 8,
+					 .line_col = 2 << 10 } };
 	union bpf_attr a;
+	int btf_fd;
 
+	memcpy(btf.strs, strs, sizeof(strs));
+	memset(&a, 0, sizeof(a));
+	a.btf = (uint64_t)(uintptr_t)&btf;
+	a.btf_size = sizeof(btf);
+	btf_fd = sys(BPF_BTF_LOAD, &a);
 	memset(&a, 0, sizeof(a));
 	a.prog_type = BPF_PROG_TYPE_SOCKET_FILTER;
 	a.insns = (uint64_t)(uintptr_t)insns;
 	a.insn_cnt = sizeof(insns) / sizeof(insns[0]);
 	a.license = (uint64_t)(uintptr_t)"GPL";
-	return sys(BPF_PROG_LOAD, &a);
+	if (btf_fd >= 0) {
+		a.prog_btf_fd = (uint32_t)btf_fd;
+		a.func_info = (uint64_t)(uintptr_t)&fi;
+		a.func_info_cnt = 1;
+		a.func_info_rec_size = sizeof(fi);
+		a.line_info = (uint64_t)(uintptr_t)li;
+		a.line_info_cnt = 2;
+		a.line_info_rec_size = sizeof(li[0]);
+	}
+	btf_fd = sys(BPF_PROG_LOAD, &a);
+	if (a.prog_btf_fd)
+		close((int)a.prog_btf_fd);
+	return btf_fd;
 }
 
 static int create(struct pinned *o)
@@ -180,6 +223,8 @@ static void prog_op(int fd, uint8_t op)
 	unsigned char pkt[64] = { 0 }, out[64];
 	struct bpf_insn xlated[32];
 	struct bpf_prog_info info;
+	struct bpf_line_info lines[4];
+	struct bpf_func_info funcs[2];
 	union bpf_attr a;
 
 	memset(&a, 0, sizeof(a));
@@ -196,6 +241,12 @@ static void prog_op(int fd, uint8_t op)
 	memset(&info, 0, sizeof(info));
 	info.xlated_prog_insns = (uint64_t)(uintptr_t)xlated;
 	info.xlated_prog_len = sizeof(xlated);
+	info.line_info = (uint64_t)(uintptr_t)lines;
+	info.nr_line_info = 4;
+	info.line_info_rec_size = sizeof(lines[0]);
+	info.func_info = (uint64_t)(uintptr_t)funcs;
+	info.nr_func_info = 2;
+	info.func_info_rec_size = sizeof(funcs[0]);
 	a.info.bpf_fd = (uint32_t)fd;
 	a.info.info_len = sizeof(info);
 	a.info.info = (uint64_t)(uintptr_t)&info;

@@ -144,6 +144,20 @@ const uint8_t *brt_prog_file_linkage(const struct brt_prog *prog);
 /* Sizes of a program file from anywhere, in hdr (a private snapshot of its shared
  * header: the caller uses what was checked, never the header again): 0 or -EINVAL. */
 int brt_prog_file_check(const struct brt_obj_hdr *hdr, uint64_t file_size);
+/* The program's BTF with its func_info and line_info, kept after the instructions so
+ * other processes have them: the tail's size for pl (0: none or too big), written into
+ * a new program's file (obj->snap.tail_size bytes). */
+uint32_t brt_prog_file_tail_size(const struct brt_prog_lines *pl);
+void brt_prog_file_write_tail(struct brt_obj *obj, const struct brt_prog_lines *pl);
+/* The lines of a program file from its tail, checked as BPF_PROG_LOAD checks them
+ * against insns (the BTF object re-created under the file's btf_id): 0 with *out (NULL
+ * when there are none), -ENOENT (no tail) or another -errno (a bad one). */
+int brt_prog_file_lines(const struct brt_prog *prog, const struct bpf_insn *insns,
+			struct brt_prog_lines **out);
+/* A private copy of the BTF blob a program file keeps (free() it): 0 or -errno. */
+int brt_prog_file_btf(const struct brt_obj *obj, void **blob, uint32_t *size);
+/* The blob a BTF object was loaded from (private to this process). */
+int brt_btf_obj_blob(const struct brt_obj *obj, const void **blob, uint32_t *size);
 /* The map table (prog->nmaps entries; shared memory: read each entry once). */
 const struct brt_prog_mapref *brt_prog_file_maps(const struct brt_prog *prog);
 /* The most privilege (BRT_PRIV_*) a program file opened as fd may be re-verified with:

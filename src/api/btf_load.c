@@ -250,6 +250,17 @@ int brt_btf_new_fd(const void *blob, uint32_t size, uint32_t id)
 	return ret;
 }
 
+int brt_btf_obj_blob(const struct brt_obj *obj, const void **blob, uint32_t *size)
+{
+	const struct brt_btf_obj *b = (const struct brt_btf_obj *)(const void *)obj;
+
+	if (!obj || obj->kind != BRT_OBJ_BTF)
+		return -EINVAL;
+	*blob = b->blob;
+	*size = b->size;
+	return 0;
+}
+
 int brt_btf_info(struct brt_call *call, struct brt_obj *obj, uint32_t len)
 {
 	const struct brt_btf_obj *b = (const struct brt_btf_obj *)(const void *)obj;

@@ -92,8 +92,8 @@ static void visit_path(struct id_walk *w, const char *path)
 	}
 	/* A map holds its BTF as the kernel's does, by a copy (map.c): the BTF counts as
 	 * live while such a map is, and GET_FD_BY_ID re-creates it from the copy. */
-	if (w->kind == BRT_OBJ_BTF && hdr.kind == BRT_OBJ_MAP && hdr.btf_id && hdr.tail_size &&
-	    hdr.btf_id >= w->min) {
+	if (w->kind == BRT_OBJ_BTF && (hdr.kind == BRT_OBJ_MAP || hdr.kind == BRT_OBJ_PROG) &&
+	    hdr.btf_id && hdr.tail_size && hdr.btf_id >= w->min) {
 		if (w->open && hdr.btf_id == w->min && w->map_fd < 0) {
 			w->map_fd = fd;
 			return;
@@ -241,11 +241,14 @@ static void walk(struct id_walk *w)
 	w->seen = NULL;
 }
 
-/* The BTF object with this id again, from a copy a map holds (map_fd, closed here). */
+/* The BTF object with this id again, from a copy a map or a program holds (map_fd,
+ * closed here). */
 static int btf_from_map(int map_fd, uint32_t id)
 {
+	struct brt_obj *obj;
 	struct brt_map *map;
 	const void *blob;
+	void *copy;
 	uint32_t size;
 	int fd = -ENOENT;
 
@@ -253,6 +256,12 @@ static int btf_from_map(int map_fd, uint32_t id)
 		if (!brt_map_btf_blob(map, &blob, &size) && map->obj.snap.btf_id == id)
 			fd = brt_btf_new_fd(blob, size, id);
 		brt_obj_put(&map->obj);
+	} else if (!brt_obj_from_fd(map_fd, BRT_OBJ_PROG, &obj)) {
+		if (obj->snap.btf_id == id && !brt_prog_file_btf(obj, &copy, &size)) {
+			fd = brt_btf_new_fd(copy, size, id);
+			free(copy);
+		}
+		brt_obj_put(obj);
 	}
 	close(map_fd);
 	return fd < 0 ? -ENOENT : fd;

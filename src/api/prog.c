@@ -242,6 +242,8 @@ static int prog_init(struct brt_obj *obj, void *arg)
 
 	brt_prog_file_write(obj, ld->stored, ld->attr->insn_cnt, &ld->pm,
 			    obj->snap.nfuncs ? ld->lines->linkage : NULL, obj->snap.nfuncs);
+	if (obj->snap.tail_size)
+		brt_prog_file_write_tail(obj, ld->lines);
 	prog->pm = ld->pm;
 	prog->pm.magic = BRT_PROG_MAPS_MAGIC;
 	prog->pm.prog_type = ld->attr->prog_type;
@@ -627,6 +629,7 @@ int brt_cmd_prog_load(struct brt_call *call)
 	hdr.key_size = attr->attach_btf_id;
 	/* the BTF of its func/line info, reported as the kernel's prog btf_id */
 	hdr.btf_id = ld.lines ? ld.lines->btf->snap.id : 0;
+	hdr.tail_size = brt_prog_file_tail_size(ld.lines);
 	hdr.gpl = (uint32_t)ld.gpl;
 	memcpy(hdr.name, attr->prog_name, sizeof(hdr.name));
 	fd = brt_obj_create(&hdr, sizeof(struct brt_prog), prog_init, &ld, &obj);
@@ -667,7 +670,11 @@ static int materialise(struct brt_prog *prog)
 		memcpy(ld.stored, ld.insns, bytes);
 		err = brt_prog_file_open_maps(prog, &ld.fd_array, &ld.fd_array_cnt);
 	}
-	if (!err && prog->nfuncs) {
+	/* the BTF, func_info and line_info the load had, when the file keeps them (a bad
+	 * copy is ignored: the program is still what its instructions are) */
+	if (!err && brt_prog_file_lines(prog, ld.stored, &ld.lines))
+		ld.lines = NULL;
+	if (!err && !ld.lines && prog->nfuncs) {
 		/* the func_info linkage (callbacks must be static); no source lines */
 		ld.lines = calloc(1, sizeof(*ld.lines));
 		if (ld.lines)
@@ -699,6 +706,10 @@ static int materialise(struct brt_prog *prog)
 		prog->xpriv = xlated_priv(ld.prog_flags);
 		ld.xflags = NULL;
 		ld.xmap = NULL;
+		if (ld.lines && ld.lines->types) {
+			prog->lines = ld.lines;
+			ld.lines = NULL;
+		}
 		atomic_store_explicit(&prog->ready, 1, memory_order_release);
 	}
 	load_free(&ld);

@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "api/api.h"
+#include "btf/btf.h"
 #include "maps/maps.h"
 #include "util/util.h"
 #include "verifier/verifier.h"
@@ -95,6 +96,152 @@ static int sizes_ok(const struct brt_obj_hdr *hdr, uint64_t file_size)
 	       hdr->data_size == brt_prog_file_data_size(hdr->max_entries, hdr->nmaps,
 							 hdr->nfuncs) &&
 	       hdr->data_size <= file_size - BRT_PAGE;
+}
+
+/* ---- the program's BTF, func_info and line_info after the instructions' pages ----------
+ * so another process answers OBJ_GET_INFO_BY_FD with them and BTF_GET_FD_BY_ID finds the
+ * BTF while the program lives (a kernel program holds its BTF).  Read back, every byte is
+ * untrusted: sizes checked against the file, copied to private memory, then the blob
+ * goes through BPF_BTF_LOAD's checks and the records through BPF_PROG_LOAD's. */
+struct prog_tail {
+	uint32_t magic;     /* TAIL_MAGIC */
+	uint32_t btf_size;  /* BTF blob after this header */
+	uint32_t nfuncs;    /* struct bpf_func_info after the blob (4-byte aligned) */
+	uint32_t nlines;    /* struct bpf_line_info after them */
+};
+
+#define TAIL_MAGIC 0x50465442u /* "BTFP" */
+#define TAIL_MAX (4u << 20)    /* as a map's copy of its BTF: bigger ones are not kept */
+
+static uint64_t tail_bytes(uint32_t btf_size, uint32_t nfuncs, uint32_t nlines)
+{
+	return sizeof(struct prog_tail) + (((uint64_t)btf_size + 3) & ~3ull) +
+	       (uint64_t)nfuncs * sizeof(struct bpf_func_info) +
+	       (uint64_t)nlines * sizeof(struct bpf_line_info);
+}
+
+uint32_t brt_prog_file_tail_size(const struct brt_prog_lines *pl)
+{
+	const void *blob;
+	uint32_t size;
+	uint64_t n;
+
+	if (!pl || !pl->btf || !pl->types || brt_btf_obj_blob(pl->btf, &blob, &size))
+		return 0;
+	n = tail_bytes(size, pl->func_offs ? pl->nfuncs : 0, pl->n);
+	return n <= TAIL_MAX ? (uint32_t)n : 0;
+}
+
+void brt_prog_file_write_tail(struct brt_obj *obj, const struct brt_prog_lines *pl)
+{
+	struct prog_tail t = { .magic = TAIL_MAGIC };
+	unsigned char *at = (unsigned char *)obj->base + BRT_ROUND_PAGE(obj->snap.data_size);
+	const void *blob;
+
+	if (!obj->snap.tail_size || brt_btf_obj_blob(pl->btf, &blob, &t.btf_size))
+		return;
+	t.nfuncs = pl->func_offs ? pl->nfuncs : 0;
+	t.nlines = pl->n;
+	memcpy(at, &t, sizeof(t));
+	at += sizeof(t);
+	memcpy(at, blob, t.btf_size);
+	at += (t.btf_size + 3) & ~3u;
+	for (uint32_t i = 0; i < t.nfuncs; i++) {
+		struct bpf_func_info fi = { .insn_off = pl->func_offs[i],
+					    .type_id = pl->func_ids[i] };
+
+		memcpy(at, &fi, sizeof(fi));
+		at += sizeof(fi);
+	}
+	for (uint32_t i = 0; i < t.nlines; i++) {
+		const struct brt_vline *v = &pl->lines[i];
+		struct bpf_line_info li = {
+			.insn_off = v->insn_off,
+			.file_name_off = (uint32_t)(v->file - pl->types->strs),
+			.line_off = (uint32_t)(v->src - pl->types->strs),
+			.line_col = v->line << 10 | (v->col & 0x3ff),
+		};
+
+		memcpy(at, &li, sizeof(li));
+		at += sizeof(li);
+	}
+}
+
+/* A private copy of the tail when its sizes fit the file as first seen: 0 or -errno. */
+static int tail_copy(const struct brt_obj *obj, struct prog_tail *t, unsigned char **out)
+{
+	uint64_t off = BRT_ROUND_PAGE(obj->snap.data_size), n = obj->snap.tail_size;
+	unsigned char *copy;
+
+	*out = NULL;
+	if (!n || n > TAIL_MAX || n < sizeof(*t) || obj->size < BRT_PAGE ||
+	    off > obj->size - BRT_PAGE || n > obj->size - BRT_PAGE - off)
+		return -ENOENT;
+	copy = malloc(n);
+	if (!copy)
+		return -ENOMEM;
+	/* one copy: the shared bytes are never read twice */
+	memcpy(copy, (const unsigned char *)obj->base + off, n);
+	memcpy(t, copy, sizeof(*t));
+	if (t->magic != TAIL_MAGIC || tail_bytes(t->btf_size, t->nfuncs, t->nlines) != n) {
+		free(copy);
+		return -EINVAL;
+	}
+	*out = copy;
+	return 0;
+}
+
+int brt_prog_file_btf(const struct brt_obj *obj, void **blob, uint32_t *size)
+{
+	struct prog_tail t;
+	unsigned char *copy;
+	int err = tail_copy(obj, &t, &copy);
+
+	if (err)
+		return err;
+	memmove(copy, copy + sizeof(t), t.btf_size);
+	*blob = copy;
+	*size = t.btf_size;
+	return 0;
+}
+
+int brt_prog_file_lines(const struct brt_prog *prog, const struct bpf_insn *insns,
+			struct brt_prog_lines **out)
+{
+	const struct brt_obj *obj = &prog->obj;
+	struct prog_tail t;
+	unsigned char *copy, *recs;
+	union bpf_attr attr;
+	struct brt_call call = { .attr = &attr, .ua = &brt_uaccess_trusted };
+	int err, btf_fd;
+
+	*out = NULL;
+	if (!obj->snap.btf_id)
+		return -ENOENT;
+	err = tail_copy(obj, &t, &copy);
+	if (err)
+		return err;
+	/* the BTF object again under its id, as BTF_GET_FD_BY_ID re-creates it */
+	btf_fd = brt_btf_new_fd(copy + sizeof(t), t.btf_size, obj->snap.btf_id);
+	if (btf_fd < 0) {
+		free(copy);
+		return btf_fd;
+	}
+	recs = copy + sizeof(t) + ((t.btf_size + 3) & ~3u);
+	memset(&attr, 0, sizeof(attr));
+	attr.insn_cnt = prog->insn_cnt;
+	attr.prog_btf_fd = (uint32_t)btf_fd;
+	attr.func_info_rec_size = sizeof(struct bpf_func_info);
+	attr.func_info = (uint64_t)(uintptr_t)recs;
+	attr.func_info_cnt = t.nfuncs;
+	attr.line_info_rec_size = sizeof(struct bpf_line_info);
+	attr.line_info = (uint64_t)(uintptr_t)(recs + (size_t)t.nfuncs *
+						  sizeof(struct bpf_func_info));
+	attr.line_info_cnt = t.nlines;
+	err = brt_prog_btf_check(&call, insns, NULL, 0, out);
+	close(btf_fd);
+	free(copy);
+	return err;
 }
 
 int brt_prog_file_check(const struct brt_obj_hdr *hdr, uint64_t file_size)

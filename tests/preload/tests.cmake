@@ -14,3 +14,11 @@ set_tests_properties(preload.attach PROPERTIES LABELS unit SKIP_RETURN_CODE 77 T
 if(BPFRT_SANITIZE)
   set_tests_properties(preload.attach PROPERTIES ENVIRONMENT "BPFRT_SANITIZED=${BPFRT_SANITIZE}")
 endif()
+# bpftool prog dump xlated of the C corpus: the kernel's text under bpfrt (api/xlated.c)
+add_test(NAME preload.xlated COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/preload/xlated.sh
+                                     $<TARGET_FILE:bpfrt_cli> ${CMAKE_SOURCE_DIR}
+                                     ${CMAKE_BINARY_DIR}/progs)
+set_tests_properties(preload.xlated PROPERTIES LABELS oracle SKIP_RETURN_CODE 77 TIMEOUT 300)
+if(BPFRT_SANITIZE)
+  set_tests_properties(preload.xlated PROPERTIES ENVIRONMENT "BPFRT_SANITIZED=${BPFRT_SANITIZE}")
+endif()

@@ -36,6 +36,10 @@ fi
 BPFRT=$1
 SRC=$2/tests/preload
 PROGS=$3
+if [ -n "${BPFRT_SANITIZED:-}" ]; then
+	echo "skipped: the preload library is built with -fsanitize=$BPFRT_SANITIZED, which cannot be preloaded into bpftool"
+	exit 77
+fi
 for tool in bpftool unshare; do
 	command -v $tool >/dev/null 2>&1 || { echo "skipped: $tool not installed"; exit 77; }
 done
