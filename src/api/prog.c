@@ -575,10 +575,14 @@ static int build(struct load *ld)
 	}
 	free(ops);
 	if (!err && !o)
+		err = xlated_maps(ld, pc.call_maps);
+	/* the JIT binds a call to the map it is passed, never to a map of maps */
+	for (uint32_t i = 0; !err && !o && i < attr->insn_cnt; i++)
+		if (ld->xflags[i] & BRT_INSN_INNER_MAP)
+			pc.call_maps[i] = NULL;
+	if (!err && !o)
 		err = brt_prog_bind_lookups(ld->vm, ld->insns, attr->insn_cnt, pc.call_maps,
 					    &ld->pm);
-	if (!err && !o)
-		err = xlated_maps(ld, pc.call_maps);
 	free(pc.call_maps);
 	return err;
 }

@@ -7,7 +7,10 @@
  * the order bpf_check() applies its passes (the kernel's code read, not copied):
  *  - dead code: with bpf_capable, branches never taken hard-wired, unreached
  *    instructions and `goto +0` removed; without it, unreached ones become `goto -1`;
- *  - context accesses converted (XDP's xdp_md to xdp_buff; other types keep theirs);
+ *  - context accesses converted: XDP's xdp_md to xdp_buff, __sk_buff's whole-field
+ *    loads and stores to sk_buff (socket filter, tc, cgroup skb, lwt); other types and
+ *    narrower loads keep theirs; tc's and lwt_xmit's unclone prologue when the
+ *    program writes into the packet;
  *  - do_misc_fixups(): divisions and modulos by a register guarded, map helpers bound to
  *    the map type's functions or its map_gen_lookup() inlined, tail calls marked,
  *    bpf_jiffies64 and bpf_get_smp_processor_id inlined, every other helper call's
@@ -49,6 +52,29 @@
 #define K_RXQ_QUEUE_INDEX 8
 #define K_TXQ_DEV 0
 #define K_NETDEV_IFINDEX 224
+/* struct sk_buff's fields (sk_buff.cb holds struct qdisc_skb_cb: data at 8, tc_classid at
+ * 6; struct bpf_skb_data_end: data_meta at 32, data_end at 40) */
+#define K_SKB_DEV 16
+#define K_SKB_CB 40
+#define K_SKB_LEN 112
+#define K_SKB_QUEUE_MAPPING 124
+#define K_SKB_PKT_TYPE 128
+#define K_SKB_TC_INDEX 132
+#define K_SKB_PRIORITY 140
+#define K_SKB_IIF 144
+#define K_SKB_HASH 148
+#define K_SKB_VLAN_ALL 152
+#define K_SKB_VLAN_PROTO 152
+#define K_SKB_VLAN_TCI 154
+#define K_SKB_NAPI_ID 156
+#define K_SKB_CLONED 126
+#define K_SKB_MARK 164
+#define K_SKB_PROTOCOL 176
+#define K_SKB_DATA 200
+#define K_QDISC_CB_DATA 8
+#define K_QDISC_CB_CLASSID 6
+#define K_DATA_END_META 32
+#define K_DATA_END_END 40
 
 #define PATCH_MAX 16
 
@@ -236,6 +262,12 @@ static struct xinsn ldx(uint8_t size, uint8_t dst, uint8_t src, int16_t off)
 				       .src_reg = src, .off = off } };
 }
 
+static struct xinsn raw(uint8_t code, uint8_t dst, uint8_t src, int16_t off, int32_t imm)
+{
+	return (struct xinsn){ .in = { .code = code, .dst_reg = dst, .src_reg = src, .off = off,
+				       .imm = imm } };
+}
+
 /* xdp_convert_ctx_access() for the 4-byte loads the verifier allows */
 static int xdp_ctx(struct xl *xl, uint32_t i, struct patch *p, const void *arg)
 {
@@ -277,18 +309,154 @@ static int xdp_ctx(struct xl *xl, uint32_t i, struct patch *p, const void *arg)
 	return n;
 }
 
+/* bpf_convert_ctx_access() (tc_cls_act_convert_ctx_access() for tc's ifindex) for
+ * __sk_buff loads and stores of a whole field; narrower loads and other fields keep the
+ * instruction (bpfrt reads its own __sk_buff) */
+static int skb_ctx(struct xl *xl, uint32_t i, struct patch *p, const void *arg)
+{
+	const struct bpf_insn *in = &xl->x[i].in;
+	uint8_t d = in->dst_reg, s = in->src_reg, cls = BPF_CLASS(in->code);
+	uint8_t size = BPF_SIZE(in->code);
+	int tc = *(const int *)arg, n = 0, store = cls == BPF_STX || cls == BPF_ST;
+	int16_t off = in->off;
+
+	if (!(xl->x[i].flags & BRT_INSN_CTX) || BPF_MODE(in->code) != BPF_MEM ||
+	    (cls != BPF_LDX && !store))
+		return -1;
+	p->jump = -1;
+	/* the store as the kernel's BPF_EMIT_STORE(): the same insn at the new offset */
+#define EMIT_STORE(sz, o)                                                                      \
+	(p->out[n] = xl->x[i], p->out[n].in.code = (uint8_t)(cls | BPF_MEM | (sz)),            \
+	 p->out[n].in.off = (int16_t)(o), p->out[n].flags = 0, n++)
+	if (off >= (int)offsetof(struct __sk_buff, cb[0]) &&
+	    off < (int)offsetof(struct __sk_buff, cb[4]) + 4) {
+		int16_t o = (int16_t)(off - offsetof(struct __sk_buff, cb[0]) + K_SKB_CB +
+				      K_QDISC_CB_DATA);
+
+		if (store)
+			EMIT_STORE(size, o);
+		else
+			p->out[n++] = ldx(size, d, s, o);
+		return n;
+	}
+	if (size != BPF_W)
+		return -1;
+	switch (off) {
+	case offsetof(struct __sk_buff, mark):
+	case offsetof(struct __sk_buff, priority): {
+		int16_t o = off == offsetof(struct __sk_buff, mark) ? K_SKB_MARK : K_SKB_PRIORITY;
+
+		if (store)
+			EMIT_STORE(BPF_W, o);
+		else
+			p->out[n++] = ldx(BPF_W, d, s, o);
+		return n;
+	}
+	case offsetof(struct __sk_buff, tc_index):
+		if (store)
+			EMIT_STORE(BPF_H, K_SKB_TC_INDEX);
+		else
+			p->out[n++] = ldx(BPF_H, d, s, K_SKB_TC_INDEX);
+		return n;
+	case offsetof(struct __sk_buff, tc_classid):
+		if (store)
+			EMIT_STORE(BPF_H, K_SKB_CB + K_QDISC_CB_CLASSID);
+		else
+			p->out[n++] = ldx(BPF_H, d, s, K_SKB_CB + K_QDISC_CB_CLASSID);
+		return n;
+	default:
+		break;
+	}
+#undef EMIT_STORE
+	if (store)
+		return -1;
+	switch (off) {
+	case offsetof(struct __sk_buff, len):
+		p->out[n++] = ldx(BPF_W, d, s, K_SKB_LEN);
+		break;
+	case offsetof(struct __sk_buff, pkt_type):
+		p->out[n++] = ldx(BPF_B, d, s, K_SKB_PKT_TYPE);
+		p->out[n++] = raw(BPF_ALU | BPF_AND | BPF_K, d, 0, 0, 7);
+		break;
+	case offsetof(struct __sk_buff, queue_mapping):
+		p->out[n++] = ldx(BPF_H, d, s, K_SKB_QUEUE_MAPPING);
+		break;
+	case offsetof(struct __sk_buff, protocol):
+		p->out[n++] = ldx(BPF_H, d, s, K_SKB_PROTOCOL);
+		break;
+	case offsetof(struct __sk_buff, vlan_present):
+		p->out[n++] = ldx(BPF_W, d, s, K_SKB_VLAN_ALL);
+		p->out[n++] = raw(BPF_JMP | BPF_JEQ | BPF_K, d, 0, 1, 0);
+		p->out[n++] = raw(BPF_ALU | BPF_MOV | BPF_K, d, 0, 0, 1);
+		break;
+	case offsetof(struct __sk_buff, vlan_tci):
+		p->out[n++] = ldx(BPF_H, d, s, K_SKB_VLAN_TCI);
+		break;
+	case offsetof(struct __sk_buff, vlan_proto):
+		p->out[n++] = ldx(BPF_H, d, s, K_SKB_VLAN_PROTO);
+		break;
+	case offsetof(struct __sk_buff, ingress_ifindex):
+		p->out[n++] = ldx(BPF_W, d, s, K_SKB_IIF);
+		break;
+	case offsetof(struct __sk_buff, ifindex):
+		p->out[n++] = ldx(BPF_DW, d, s, K_SKB_DEV);
+		if (!tc)
+			p->out[n++] = raw(BPF_JMP | BPF_JEQ | BPF_K, d, 0, 1, 0);
+		p->out[n++] = ldx(BPF_W, d, d, K_NETDEV_IFINDEX);
+		break;
+	case offsetof(struct __sk_buff, hash):
+		p->out[n++] = ldx(BPF_W, d, s, K_SKB_HASH);
+		break;
+	case offsetof(struct __sk_buff, data):
+		p->out[n++] = ldx(BPF_DW, d, s, K_SKB_DATA);
+		break;
+	case offsetof(struct __sk_buff, data_meta):
+		p->out[n++] = ldx(BPF_DW, d, s, K_SKB_CB + K_DATA_END_META);
+		break;
+	case offsetof(struct __sk_buff, data_end):
+		p->out[n++] = ldx(BPF_DW, d, s, K_SKB_CB + K_DATA_END_END);
+		break;
+	case offsetof(struct __sk_buff, napi_id):
+		p->out[n++] = ldx(BPF_W, d, s, K_SKB_NAPI_ID);
+		break;
+	default:
+		return -1;
+	}
+	return n;
+}
+
+/* bpf_unclone_prologue() of tc and lwt_xmit programs that write into the packet: a
+ * clone is made private (bpf_skb_pull_data) before the first instruction */
+static int unclone_prologue(struct xl *xl, uint32_t i, struct patch *p, const void *arg)
+{
+	int n = 0;
+
+	(void)arg;
+	if (i)
+		return -1;
+	p->out[n++] = ldx(BPF_B, BPF_REG_6, BPF_REG_1, K_SKB_CLONED);
+	p->out[n++] = raw(BPF_ALU | BPF_AND | BPF_K, BPF_REG_6, 0, 0, 1);
+	p->out[n++] = raw(BPF_JMP | BPF_JEQ | BPF_K, BPF_REG_6, 0, 7, 0);
+	p->out[n++] = raw(BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_6, BPF_REG_1, 0, 0);
+	p->out[n++] = raw(BPF_ALU64 | BPF_XOR | BPF_X, BPF_REG_2, BPF_REG_2, 0, 0);
+	p->out[n++] = raw(BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_skb_pull_data);
+	p->out[n++] = raw(BPF_JMP | BPF_JEQ | BPF_K, BPF_REG_0, 0, 2, 0);
+	p->out[n++] = raw(BPF_ALU | BPF_MOV | BPF_K, BPF_REG_0, 0, 0, 2); /* TC_ACT_SHOT */
+	p->out[n++] = raw(BPF_JMP | BPF_EXIT, 0, 0, 0, 0);
+	p->out[n++] = raw(BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_1, BPF_REG_6, 0, 0);
+	p->jump = n;
+	p->out[n++] = xl->x[0];
+	if (is_lddw(&xl->x[0].in) && xl->n > 1)
+		p->out[n++] = xl->x[1];
+	return n;
+}
+
 /* ---- do_misc_fixups() ------------------------------------------------------------------ */
 
 struct fixups {
 	const struct brt_prog *prog;
 	int bypass_spec_v1; /* perfmon_capable(): no Spectre v1 masking */
 };
-
-static struct xinsn raw(uint8_t code, uint8_t dst, uint8_t src, int16_t off, int32_t imm)
-{
-	return (struct xinsn){ .in = { .code = code, .dst_reg = dst, .src_reg = src, .off = off,
-				       .imm = imm } };
-}
 
 static struct xinsn call_sym(const char *sym)
 {
@@ -576,6 +744,7 @@ static int misc_fixups(struct xl *xl, uint32_t i, struct patch *p, const void *a
 	struct xinsn *xi = &xl->x[i];
 	struct bpf_insn *in = &xi->in;
 	const struct brt_map *map;
+	struct brt_map tmpl;
 	const struct kops *ko;
 	const char *sym = NULL;
 	int n = 0;
@@ -623,6 +792,15 @@ static int misc_fixups(struct xl *xl, uint32_t i, struct patch *p, const void *a
 		if (!xi->map || xi->map > prog->pm.n)
 			break;
 		map = prog->pm.maps[xi->map - 1];
+		if (xi->flags & BRT_INSN_INNER_MAP) {
+			/* the kernel binds the call to the inner map template (inner_map_meta) */
+			memset(&tmpl, 0, sizeof(tmpl));
+			if (brt_map_in_map_template(map, &tmpl.type, &tmpl.key_size,
+						    &tmpl.value_size, &tmpl.max_entries,
+						    &tmpl.flags))
+				break;
+			map = &tmpl;
+		}
 		ko = find_kops(map->type);
 		if (!ko)
 			break;
@@ -744,6 +922,24 @@ static void helper_default(int32_t id, char *buf, size_t size)
 	snprintf(buf, size, "%s", name ? name : "");
 }
 
+/* Program types whose context is __sk_buff converted by bpf_convert_ctx_access() */
+static int skb_ctx_type(uint32_t type)
+{
+	switch (type) {
+	case BPF_PROG_TYPE_SOCKET_FILTER:
+	case BPF_PROG_TYPE_SCHED_CLS:
+	case BPF_PROG_TYPE_SCHED_ACT:
+	case BPF_PROG_TYPE_CGROUP_SKB:
+	case BPF_PROG_TYPE_LWT_IN:
+	case BPF_PROG_TYPE_LWT_OUT:
+	case BPF_PROG_TYPE_LWT_XMIT:
+	case BPF_PROG_TYPE_LWT_SEG6LOCAL:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
 static int build_view(const struct brt_prog *prog, int kernel_view, struct xl *xl)
 {
 	const struct bpf_insn *stored = prog->obj.base;
@@ -784,6 +980,17 @@ static int build_view(const struct brt_prog *prog, int kernel_view, struct xl *x
 		}
 		if (!err && prog->type == BPF_PROG_TYPE_XDP)
 			err = xl_pass(xl, xdp_ctx, NULL);
+		if (!err && skb_ctx_type(prog->type)) {
+			int tc = prog->type == BPF_PROG_TYPE_SCHED_CLS ||
+				 prog->type == BPF_PROG_TYPE_SCHED_ACT, writes = 0;
+
+			for (uint32_t i = 0; i < xl->n; i++)
+				writes |= xl->x[i].flags & BRT_INSN_PKT_WRITE;
+			if (writes && (tc || prog->type == BPF_PROG_TYPE_LWT_XMIT))
+				err = xl_pass(xl, unclone_prologue, NULL);
+			if (!err)
+				err = xl_pass(xl, skb_ctx, &tc);
+		}
 		if (!err)
 			err = xl_pass(xl, misc_fixups, &f);
 		if (err) {

@@ -735,16 +735,27 @@ int brt_verify(const struct bpf_insn *insns, size_t n, const struct brt_verify_o
 	lerr = brt_vlog_finalize(&env->log, &true_size);
 	if (lerr)
 		err = lerr;
-	for (int i = 0; !err && opts->call_maps && i < env->len; i++)
-		if (env->aux[i].call_map > 0)
-			opts->call_maps[i] = env->maps[env->aux[i].call_map - 1].info.ptr;
+	for (int i = 0; !err && opts->call_maps && i < env->len; i++) {
+		int k = env->aux[i].call_map - 1;
+
+		if (k < 0)
+			continue;
+		opts->call_maps[i] = env->maps[k].info.ptr;
+		/* an inner map's template: its map of maps, for a caller that is told so */
+		if (env->maps[k].is_tmpl && k > 0 && opts->insn_flags)
+			opts->call_maps[i] = env->maps[k - 1].info.ptr;
+	}
 	for (int i = 0; !err && opts->ctx_read_off && i < env->len; i++)
 		opts->ctx_read_off[i] = env->aux[i].ctx_read_off;
 	for (int i = 0; !err && opts->insn_flags && i < env->len; i++) {
 		int first = env->aux[i].second_slot && i ? i - 1 : i;
 
 		opts->insn_flags[i] = (uint8_t)((env->aux[first].seen ? BRT_INSN_SEEN : 0) |
-						(env->aux[i].ptr_kind == 1 ? BRT_INSN_CTX : 0));
+						(env->aux[i].ptr_kind == 1 ? BRT_INSN_CTX : 0) |
+						(env->aux[i].pkt_write ? BRT_INSN_PKT_WRITE : 0) |
+						(env->aux[i].call_map > 0 &&
+						 env->maps[env->aux[i].call_map - 1].is_tmpl ?
+							 BRT_INSN_INNER_MAP : 0));
 	}
 	if (res) {
 		res->insn_processed = env->insn_processed;

@@ -418,6 +418,8 @@ int brt_check_mem_access(struct brt_env *env, int insn_idx, int regno, int off, 
 		err = check_packet_access(env, regno, off, size, 0);
 		if (err)
 			return err;
+		if (t == BRT_WRITE)
+			env->aux[env->insn_idx].pkt_write = 1;
 		if (t == BRT_READ && value_regno >= 0)
 			brt_mark_reg_unknown(env, &regs[value_regno]);
 	} else if (reg->type == CONST_PTR_TO_MAP && !env->allow_ptr_leaks &&

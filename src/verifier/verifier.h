@@ -146,7 +146,10 @@ struct brt_verify_opts {
 	/* out, or NULL: n entries the caller zeroed; once the program is accepted, what the
 	 * kernel's rewrites after verification need of each insn (api/xlated.c builds the
 	 * kernel's xlated view from them): BRT_INSN_SEEN when a path reached it (both slots
-	 * of an lddw), BRT_INSN_CTX for a load or store through the context pointer */
+	 * of an lddw), BRT_INSN_CTX for a load or store through the context pointer,
+	 * BRT_INSN_PKT_WRITE for a store into the packet, BRT_INSN_INNER_MAP for a helper
+	 * call passed the inner map of a map of maps (call_maps then holds the map of maps,
+	 * whose template the inner map is) */
 	uint8_t *insn_flags;
 	/* n rows of brt_isa_decode_prog() for these insns, or NULL: the program as the load
 	 * path decoded it once (api/prog.c), so the verifier does not look rows up again;
@@ -160,6 +163,8 @@ struct brt_verify_opts {
 
 #define BRT_INSN_SEEN 1u
 #define BRT_INSN_CTX 2u
+#define BRT_INSN_PKT_WRITE 4u
+#define BRT_INSN_INNER_MAP 8u
 
 #define BRT_VERIFY_ERRLEN 256
 
