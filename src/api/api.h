@@ -104,6 +104,11 @@ struct brt_prog {
 	uint8_t *xflags;
 	uint16_t *xmap;
 	uint32_t xpriv;            /* enum brt_priv it was verified with */
+	/* bpf_loop calls the kernel inlines: 1 + the callback's first insn (insn_cnt
+	 * entries), or NULL when there are none; the subprograms' stack depths */
+	uint32_t *xloop;
+	uint32_t *xstack;
+	uint32_t nxstack;
 	/* vm and pm are built (at load, or from the file on first use in this process:
 	 * brt_prog_materialise()); set with release after them */
 	_Atomic int ready;
@@ -243,6 +248,9 @@ struct brt_prog_check {
 	void **call_maps;       /* out, or NULL: brt_verify_opts.call_maps */
 	int16_t *ctx_read_off;  /* out, or NULL: brt_verify_opts.ctx_read_off */
 	uint8_t *insn_flags;    /* out, or NULL: brt_verify_opts.insn_flags */
+	uint32_t *loop_callback; /* out, or NULL: brt_verify_opts.loop_callback */
+	uint32_t subprog_cnt;   /* out: subprograms and their stack depths (bytes) */
+	uint32_t stack_depth[256];
 	int no_maps;            /* no fd table: every map reference is a rejection */
 	const uint16_t *ops;    /* the rows the load decoded (brt_verify_opts.ops), or NULL */
 	char *err_msg;          /* out, or NULL: the first error line (brt_verify_result) */

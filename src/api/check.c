@@ -175,6 +175,7 @@ int brt_api_check_prog(struct brt_prog_check *pc)
 		.call_maps = pc->call_maps,
 		.ctx_read_off = pc->ctx_read_off,
 		.insn_flags = pc->insn_flags,
+		.loop_callback = pc->loop_callback,
 		.ops = pc->ops,
 		.attach_btf_id = pc->attach_btf_id,
 		.attach_btf = pc->attach_btf_id ? brt_btf_vmlinux() : NULL,
@@ -192,6 +193,8 @@ int brt_api_check_prog(struct brt_prog_check *pc)
 	if (pc->verified_insns)
 		*pc->verified_insns = res.insn_processed;
 	pc->btf_loads = res.btf_loads;
+	pc->subprog_cnt = res.subprog_cnt < 256 ? res.subprog_cnt : 256;
+	memcpy(pc->stack_depth, res.stack_depth, sizeof(pc->stack_depth));
 	if (err && pc->err_msg)
 		snprintf(pc->err_msg, pc->err_msglen, "verifier: %s%s",
 			 res.err_msg[0] ? "" : "error ",

@@ -49,8 +49,11 @@ struct load {
 	const struct brt_prog_vm_opts *vm_opts; /* brt_prog_load_vm(): its policy, or NULL */
 	char *err;               /* brt_prog_load_vm(): the reason of a failure */
 	size_t errlen;
-	uint8_t *xflags;         /* brt_prog.xflags / xmap, once built */
+	uint8_t *xflags;         /* brt_prog.xflags / xmap / xloop / xstack, once built */
 	uint16_t *xmap;
+	uint32_t *xloop;
+	uint32_t *xstack;
+	uint32_t nxstack;
 };
 
 /* The kernel's license_is_gpl_compatible(). */
@@ -233,6 +236,8 @@ static void prog_release(struct brt_obj *obj)
 	brt_prog_lines_free(prog->lines);
 	free(prog->xflags);
 	free(prog->xmap);
+	free(prog->xloop);
+	free(prog->xstack);
 }
 
 static int prog_init(struct brt_obj *obj, void *arg)
@@ -262,9 +267,14 @@ static int prog_init(struct brt_obj *obj, void *arg)
 	ld->lines = NULL;
 	prog->xflags = ld->xflags;
 	prog->xmap = ld->xmap;
+	prog->xloop = ld->xloop;
+	prog->xstack = ld->xstack;
+	prog->nxstack = ld->nxstack;
 	prog->xpriv = xlated_priv(ld->prog_flags);
 	ld->xflags = NULL;
 	ld->xmap = NULL;
+	ld->xloop = NULL;
+	ld->xstack = NULL;
 	obj->release = prog_release;
 	atomic_store_explicit(&prog->ready, 1, memory_order_release);
 	return 0;
@@ -513,6 +523,13 @@ static int build(struct load *ld)
 			return -ENOMEM;
 		}
 		pc.insn_flags = ld->xflags;
+		free(ld->xloop);
+		ld->xloop = calloc(attr->insn_cnt ? attr->insn_cnt : 1, sizeof(*ld->xloop));
+		if (!ld->xloop) {
+			free(pc.call_maps);
+			return -ENOMEM;
+		}
+		pc.loop_callback = ld->xloop;
 	}
 	pc.ctx_read_off = calloc(attr->insn_cnt ? attr->insn_cnt : 1, sizeof(*pc.ctx_read_off));
 	if (!pc.ctx_read_off) {
@@ -576,6 +593,23 @@ static int build(struct load *ld)
 	free(ops);
 	if (!err && !o)
 		err = xlated_maps(ld, pc.call_maps);
+	if (!err && !o) {
+		uint32_t any = 0;
+
+		for (uint32_t i = 0; i < attr->insn_cnt; i++)
+			any |= ld->xloop[i];
+		if (!any) {
+			free(ld->xloop);
+			ld->xloop = NULL;
+		}
+		free(ld->xstack);
+		ld->nxstack = pc.subprog_cnt;
+		ld->xstack = malloc((pc.subprog_cnt ? pc.subprog_cnt : 1) * sizeof(*ld->xstack));
+		if (!ld->xstack)
+			err = -ENOMEM;
+		else
+			memcpy(ld->xstack, pc.stack_depth, pc.subprog_cnt * sizeof(*ld->xstack));
+	}
 	/* the JIT binds a call to the map it is passed, never to a map of maps */
 	for (uint32_t i = 0; !err && !o && i < attr->insn_cnt; i++)
 		if (ld->xflags[i] & BRT_INSN_INNER_MAP)
@@ -597,6 +631,8 @@ static void load_free(struct load *ld)
 	free(ld->log);
 	free(ld->xflags);
 	free(ld->xmap);
+	free(ld->xloop);
+	free(ld->xstack);
 	brt_prog_lines_free(ld->lines);
 }
 
@@ -707,9 +743,14 @@ static int materialise(struct brt_prog *prog)
 		prog->verified_insns = ld.verified_insns;
 		prog->xflags = ld.xflags;
 		prog->xmap = ld.xmap;
+		prog->xloop = ld.xloop;
+		prog->xstack = ld.xstack;
+		prog->nxstack = ld.nxstack;
 		prog->xpriv = xlated_priv(ld.prog_flags);
 		ld.xflags = NULL;
 		ld.xmap = NULL;
+		ld.xloop = NULL;
+		ld.xstack = NULL;
 		if (ld.lines && ld.lines->types) {
 			prog->lines = ld.lines;
 			ld.lines = NULL;

@@ -5,6 +5,7 @@
  * This builds what Linux 6.18 on x86-64 with the JIT on would have, from the stored
  * instructions and what bpfrt's verifier found on each (prog->xflags, prog->xmap), in
  * the order bpf_check() applies its passes (the kernel's code read, not copied):
+ *  - bpf_loop calls with flags 0 and one callback inlined (optimize_bpf_loop());
  *  - dead code: with bpf_capable, branches never taken hard-wired, unreached
  *    instructions and `goto +0` removed; without it, unreached ones become `goto -1`;
  *  - context accesses converted: XDP's xdp_md to xdp_buff, __sk_buff's whole-field
@@ -23,7 +24,7 @@
  * Branches are re-targeted as bpf_patch_insn_data() does (a jump to a patched
  * instruction lands on the patch's first one).  Struct offsets are 6.18 x86-64's (its
  * BTF).  Not done (docs/STATUS.md #18): other program types' context conversions and
- * prologues, LD_ABS/LD_IND, bpf_loop inlining, Spectre masking of unprivileged programs,
+ * narrower loads, LD_ABS/LD_IND, Spectre masking of unprivileged programs,
  * kfunc calls, the address in the inlined bpf_get_smp_processor_id (not in kallsyms).
  */
 #include <errno.h>
@@ -76,7 +77,7 @@
 #define K_DATA_END_META 32
 #define K_DATA_END_END 40
 
-#define PATCH_MAX 16
+#define PATCH_MAX 32
 
 /* one instruction of the view being built */
 struct xinsn {
@@ -209,6 +210,95 @@ out:
 	return err;
 }
 
+static struct xinsn raw(uint8_t code, uint8_t dst, uint8_t src, int16_t off, int32_t imm)
+{
+	return (struct xinsn){ .in = { .code = code, .dst_reg = dst, .src_reg = src, .off = off,
+				       .imm = imm } };
+}
+
+/* ---- optimize_bpf_loop() ---------------------------------------------------------------- */
+
+/* Subprogram starts of the stored instructions (0 and every call or function address
+ * target), ascending; their count. */
+static uint32_t stored_starts(const struct xl *xl, uint32_t *starts)
+{
+	uint32_t ns = 0;
+
+	starts[ns++] = 0;
+	for (uint32_t i = 0; i < xl->n; i++) {
+		const struct bpf_insn *in = &xl->x[i].in;
+		int64_t t = (int64_t)i + in->imm + 1;
+		uint32_t k = 0;
+
+		if (!((in->code == (BPF_JMP | BPF_CALL) && in->src_reg == BPF_PSEUDO_CALL) ||
+		      (is_lddw(in) && in->src_reg == BPF_PSEUDO_FUNC)) ||
+		    t < 0 || t >= xl->n)
+			continue;
+		while (k < ns && starts[k] != (uint32_t)t)
+			k++;
+		if (k == ns)
+			starts[ns++] = (uint32_t)t;
+	}
+	for (uint32_t a = 1; a < ns; a++)
+		for (uint32_t b = a; b > 0 && starts[b - 1] > starts[b]; b--) {
+			uint32_t tmp = starts[b];
+
+			starts[b] = starts[b - 1];
+			starts[b - 1] = tmp;
+		}
+	return ns;
+}
+
+struct loops {
+	const struct brt_prog *prog;
+	const uint32_t *starts;
+	uint32_t nstarts;
+};
+
+/* inline_bpf_loop(): the loop with r6-r8 spilled below the subprogram's stack */
+static int loop_inline(struct xl *xl, uint32_t i, struct patch *p, const void *arg)
+{
+	const struct loops *l = arg;
+	uint32_t cb, k = 0;
+	int32_t base;
+	int n = 0;
+
+	if (!l->prog->xloop || i >= l->prog->insn_cnt || !l->prog->xloop[i] ||
+	    xl->x[i].in.code != (BPF_JMP | BPF_CALL) || xl->x[i].in.src_reg)
+		return -1;
+	cb = l->prog->xloop[i] - 1;
+	while (k + 1 < l->nstarts && l->starts[k + 1] <= i)
+		k++;
+	if (k >= l->prog->nxstack)
+		return -1;
+	base = -(int32_t)(((l->prog->xstack[k] + 7) & ~7u) + 24);
+	p->out[n++] = raw(BPF_JMP | BPF_JLE | BPF_K, BPF_REG_1, 0, 2, 1 << 23);
+	p->out[n++] = raw(BPF_ALU | BPF_MOV | BPF_K, BPF_REG_0, 0, 0, -E2BIG);
+	p->out[n++] = raw(BPF_JMP | BPF_JA, 0, 0, 16, 0);
+	for (int r = 0; r < 3; r++)
+		p->out[n++] = raw(BPF_STX | BPF_DW | BPF_MEM, BPF_REG_10, (uint8_t)(BPF_REG_6 + r),
+				  (int16_t)(base + 8 * r), 0);
+	p->out[n++] = raw(BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_6, BPF_REG_1, 0, 0);
+	p->out[n++] = raw(BPF_ALU | BPF_MOV | BPF_K, BPF_REG_7, 0, 0, 0);
+	p->out[n++] = raw(BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_8, BPF_REG_3, 0, 0);
+	p->out[n++] = raw(BPF_JMP | BPF_JGE | BPF_X, BPF_REG_7, BPF_REG_6, 5, 0);
+	p->out[n++] = raw(BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_1, BPF_REG_7, 0, 0);
+	p->out[n++] = raw(BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_2, BPF_REG_8, 0, 0);
+	/* the callback's call, its target counted from the old instruction */
+	p->jump = n;
+	p->out[n++] = raw(BPF_JMP | BPF_CALL, 0, BPF_PSEUDO_CALL, 0, (int32_t)cb - (int32_t)i - 1);
+	p->out[n++] = raw(BPF_ALU64 | BPF_ADD | BPF_K, BPF_REG_7, 0, 0, 1);
+	p->out[n++] = raw(BPF_JMP | BPF_JEQ | BPF_K, BPF_REG_0, 0, -6, 0);
+	p->out[n++] = raw(BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_0, BPF_REG_7, 0, 0);
+	for (int r = 0; r < 3; r++)
+		p->out[n++] = raw(BPF_LDX | BPF_DW | BPF_MEM, (uint8_t)(BPF_REG_6 + r), BPF_REG_10,
+				  (int16_t)(base + 8 * r), 0);
+	/* the patch is reached: its instructions count as seen */
+	for (int k2 = 0; k2 < n; k2++)
+		p->out[k2].flags = BRT_INSN_SEEN;
+	return n;
+}
+
 /* ---- dead code ------------------------------------------------------------------------- */
 
 static int is_cond_jump(uint8_t code)
@@ -260,12 +350,6 @@ static struct xinsn ldx(uint8_t size, uint8_t dst, uint8_t src, int16_t off)
 {
 	return (struct xinsn){ .in = { .code = BPF_LDX | size | BPF_MEM, .dst_reg = dst,
 				       .src_reg = src, .off = off } };
-}
-
-static struct xinsn raw(uint8_t code, uint8_t dst, uint8_t src, int16_t off, int32_t imm)
-{
-	return (struct xinsn){ .in = { .code = code, .dst_reg = dst, .src_reg = src, .off = off,
-				       .imm = imm } };
 }
 
 /* xdp_convert_ctx_access() for the 4-byte loads the verifier allows */
@@ -967,6 +1051,20 @@ static int build_view(const struct brt_prog *prog, int kernel_view, struct xl *x
 	if (kernel_view && prog->xflags) {
 		struct fixups f = { .prog = prog, .bypass_spec_v1 = prog->xpriv == BRT_PRIV_ROOT };
 
+		uint32_t *starts = malloc((xl->n + 1) * sizeof(*starts));
+		struct loops l = { .prog = prog, .starts = starts };
+
+		if (!starts) {
+			free_xl(xl);
+			return -ENOMEM;
+		}
+		l.nstarts = stored_starts(xl, starts);
+		err = prog->xloop ? xl_pass(xl, loop_inline, &l) : 0;
+		free(starts);
+		if (err) {
+			free_xl(xl);
+			return err;
+		}
 		if (prog->xpriv != BRT_PRIV_UNPRIV) {
 			hard_wire(xl);
 			err = xl_pass(xl, drop_dead, NULL);

@@ -1263,11 +1263,22 @@ int brt_check_helper_call(struct brt_env *env, const struct bpf_insn *insn, int 
 	/* the kernel relies on these values (bpf_loop's count and inlining flags, the
 	 * tail call's constant index): they are kept precise */
 	if (id == BPF_FUNC_loop) {
+		struct brt_insn_aux *aux = &env->aux[env->insn_idx];
+		int zero = brt_reg_is_null(&brt_cur_regs(env)[BPF_REG_4]);
+
 		err = brt_mark_precise(env, BPF_REG_1);
-		if (!err && brt_reg_is_null(&brt_cur_regs(env)[BPF_REG_4]))
+		if (!err && zero)
 			err = brt_mark_precise(env, BPF_REG_4);
 		if (err)
 			return err;
+		/* update_loop_inline_state() */
+		if (!aux->loop_init) {
+			aux->loop_init = 1;
+			aux->loop_fit = (uint8_t)zero;
+			aux->loop_subprog = meta.subprogno;
+		} else if (aux->loop_fit) {
+			aux->loop_fit = (uint8_t)(zero && aux->loop_subprog == meta.subprogno);
+		}
 	}
 	if (id == BPF_FUNC_tail_call && meta.map &&
 	    brt_tnum_is_const(brt_cur_regs(env)[BPF_REG_3].var_off) &&

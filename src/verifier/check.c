@@ -747,6 +747,11 @@ int brt_verify(const struct bpf_insn *insns, size_t n, const struct brt_verify_o
 	}
 	for (int i = 0; !err && opts->ctx_read_off && i < env->len; i++)
 		opts->ctx_read_off[i] = env->aux[i].ctx_read_off;
+	for (int i = 0; !err && opts->loop_callback && i < env->len; i++)
+		if (env->aux[i].seen && env->aux[i].loop_init && env->aux[i].loop_fit &&
+		    env->aux[i].loop_subprog >= 0 && env->aux[i].loop_subprog < env->subprog_cnt)
+			opts->loop_callback[i] =
+				1 + (uint32_t)env->subprogs[env->aux[i].loop_subprog].start;
 	for (int i = 0; !err && opts->insn_flags && i < env->len; i++) {
 		int first = env->aux[i].second_slot && i ? i - 1 : i;
 

@@ -233,6 +233,10 @@ struct brt_insn_aux {
 	uint32_t map_off;       /* lddw of BPF_PSEUDO_MAP_VALUE: offset into the value */
 	uint8_t ptr_kind;       /* loads/stores: 1 ctx, 2 other pointer (must not mix) */
 	uint8_t pkt_write;      /* a store into the packet (the kernel's seen_direct_write) */
+	/* bpf_loop call: the kernel's loop_inline_state (flags known 0 and the same
+	 * callback on every path: optimize_bpf_loop() inlines it) */
+	uint8_t loop_init, loop_fit;
+	int loop_subprog;
 	uint32_t nr_active;     /* states stored here still being explored (env->active) */
 	/* helper call with a map argument: 1 + map_idx of the one map every path passed
 	 * so far, -1 once two paths passed different maps (the kernel's map_ptr_state) */

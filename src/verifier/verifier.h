@@ -151,6 +151,10 @@ struct brt_verify_opts {
 	 * call passed the inner map of a map of maps (call_maps then holds the map of maps,
 	 * whose template the inner map is) */
 	uint8_t *insn_flags;
+	/* out, or NULL: n entries the caller zeroed; once the program is accepted, a
+	 * bpf_loop call the kernel inlines (flags 0, one callback) gets 1 + the callback's
+	 * first instruction */
+	uint32_t *loop_callback;
 	/* n rows of brt_isa_decode_prog() for these insns, or NULL: the program as the load
 	 * path decoded it once (api/prog.c), so the verifier does not look rows up again;
 	 * without it brt_verify() looks them up itself (brt_isa_lookup_prog()) */
