@@ -31,11 +31,12 @@ bid=$("$@" bpftool -j prog show id "$pid" | num btf_id)
 mids=$("$@" bpftool -j prog show id "$pid" | sed 's/.*"map_ids":\[\([0-9,]*\)\].*/\1/')
 "$@" bpftool prog show id "$pid" | sed -n 1p | sed 's/^[0-9]*://'
 # memlock and xlated size of the program (the jited size differs: bpfrt's JIT is not the
-# kernel's), and its xlated instructions: the kernel's rewrites (api/xlated.c), map ids
-# and kernel addresses removed; source lines and signatures only where the BTF is known
+# kernel's), and its xlated instructions with source lines (linum) and signature: the
+# kernel's rewrites (api/xlated.c), the BTF and lines kept with the pin; map ids and
+# kernel addresses removed
 "$@" bpftool -j prog show id "$pid" | sed -n 's/.*\("bytes_memlock":[0-9]*\).*/\1/p'
 "$@" bpftool -j prog show id "$pid" | sed -n 's/.*\("bytes_xlated":[0-9]*\).*/\1/p'
-"$@" bpftool prog dump xlated id "$pid" | grep -v -e '^;' -e ':$' |
+"$@" bpftool prog dump xlated id "$pid" linum |
 	sed -E 's/map\[id:[0-9]+\]/map[id:N]/g; s/(call [^#]*)#.*$/\1/' | cksum
 "$@" bpftool prog list | grep -q "^$pid: xdp  name count_packets" && echo "prog list: found"
 "$@" bpftool map list | grep -q "^${mids%%,*}: " && echo "map list: found"
