@@ -478,20 +478,7 @@ static int check_off_ok(struct brt_env *env, int regno, int arg)
 		}
 		return brt_check_ptr_off_reg(env, reg, regno);
 	}
-	switch (reg->type) {
-	case PTR_TO_STACK:
-	case PTR_TO_PACKET:
-	case PTR_TO_PACKET_META:
-	case PTR_TO_MAP_KEY:
-	case PTR_TO_MAP_VALUE:
-	case PTR_TO_MEM:
-	case PTR_TO_MEM | MEM_RDONLY:
-	case PTR_TO_MEM | MEM_RINGBUF:
-	case SCALAR_VALUE:
-		return 0;
-	default:
-		return brt_check_ptr_off_reg(env, reg, regno);
-	}
+	return brt_check_arg_reg_off(env, reg, regno);
 }
 
 static int64_t const_map_key(struct brt_env *env, const struct brt_reg *key, uint32_t key_size)

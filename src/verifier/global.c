@@ -521,25 +521,6 @@ static int check_mem_arg(struct brt_env *env, int regno, uint32_t size)
 	return err;
 }
 
-/* check_func_arg_reg_off() with ARG_DONTCARE: which pointers may carry an offset */
-static int arg_reg_off(struct brt_env *env, const struct brt_reg *reg, int regno)
-{
-	switch (reg->type) {
-	case PTR_TO_STACK:
-	case PTR_TO_PACKET:
-	case PTR_TO_PACKET_META:
-	case PTR_TO_MAP_KEY:
-	case PTR_TO_MAP_VALUE:
-	case PTR_TO_MEM:
-	case PTR_TO_MEM | MEM_RDONLY:
-	case PTR_TO_MEM | MEM_RINGBUF:
-	case SCALAR_VALUE:
-		return 0;
-	default:
-		return brt_check_ptr_off_reg(env, reg, regno);
-	}
-}
-
 /* btf_check_func_arg_match(): the caller's r1-r5 against sub's prototype. */
 static int check_args(struct brt_env *env, int sub, int global)
 {
@@ -561,7 +542,7 @@ static int check_args(struct brt_env *env, int sub, int global)
 			}
 			break;
 		case BRT_GARG_CTX:
-			err = arg_reg_off(env, reg, regno);
+			err = brt_check_arg_reg_off(env, reg, regno);
 			if (err)
 				return err;
 			if (reg->type != PTR_TO_CTX) {
@@ -570,7 +551,7 @@ static int check_args(struct brt_env *env, int sub, int global)
 			}
 			break;
 		default: /* BRT_GARG_MEM */
-			err = arg_reg_off(env, reg, regno);
+			err = brt_check_arg_reg_off(env, reg, regno);
 			if (err)
 				return err;
 			if (check_mem_arg(env, regno, sp->arg_size[i]))

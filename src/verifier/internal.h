@@ -451,6 +451,10 @@ int brt_check_helper_mem(struct brt_env *env, int regno, int size, int zero_ok,
 			 enum brt_access t, int raw);
 /* a pointer that must be unmoved (ctx, map pointers, ...): no fixed or variable offset */
 int brt_check_ptr_off_reg(struct brt_env *env, const struct brt_reg *reg, int regno);
+/* check_func_arg_reg_off() with ARG_DONTCARE, for helper and global-function arguments:
+ * pointers to memory may carry an offset (the size check covers it), any other pointer
+ * must be unmoved (brt_check_ptr_off_reg()) */
+int brt_check_arg_reg_off(struct brt_env *env, const struct brt_reg *reg, int regno);
 
 /* ---- ctx.c: the context's fields per program type ------------------------------------ */
 /* 1 when [off, off + size) of the context may be accessed with t; *rt is the type the

@@ -44,6 +44,24 @@ int brt_check_ptr_off_reg(struct brt_env *env, const struct brt_reg *reg, int re
 	return 0;
 }
 
+int brt_check_arg_reg_off(struct brt_env *env, const struct brt_reg *reg, int regno)
+{
+	switch (reg->type) {
+	case PTR_TO_STACK:
+	case PTR_TO_PACKET:
+	case PTR_TO_PACKET_META:
+	case PTR_TO_MAP_KEY:
+	case PTR_TO_MAP_VALUE:
+	case PTR_TO_MEM:
+	case PTR_TO_MEM | MEM_RDONLY:
+	case PTR_TO_MEM | MEM_RINGBUF:
+	case SCALAR_VALUE:
+		return 0;
+	default:
+		return brt_check_ptr_off_reg(env, reg, regno);
+	}
+}
+
 static int check_alignment(struct brt_env *env, const struct brt_reg *reg, int off, int size,
 			   int strict_once)
 {
