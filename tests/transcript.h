@@ -70,6 +70,19 @@ static inline int create_map(sys_fn sys, uint32_t type, uint32_t key, uint32_t v
 	return fd < 0 ? -errno : fd;
 }
 
+/* OBJ_GET_INFO_BY_FD of map fd into *info (zeroed first): 0, or -errno with errno set */
+static inline int map_info(sys_fn sys, int fd, struct bpf_map_info *info)
+{
+	union bpf_attr a;
+
+	memset(info, 0, sizeof(*info));
+	memset(&a, 0, sizeof(a));
+	a.info.bpf_fd = (uint32_t)fd;
+	a.info.info = (uint64_t)(uintptr_t)info;
+	a.info.info_len = sizeof(*info);
+	return sys(BPF_OBJ_GET_INFO_BY_FD, &a, sizeof(a)) < 0 ? -errno : 0;
+}
+
 /* one element command (lookup, update, delete, get_next_key, push/peek/pop): 0 or -errno */
 static inline int elem(sys_fn sys, int cmd, int fd, const void *key, void *value,
 		       uint64_t flags)
@@ -84,11 +97,12 @@ static inline int elem(sys_fn sys, int cmd, int fd, const void *key, void *value
 	return sys(cmd, &a, sizeof(a)) < 0 ? -errno : 0;
 }
 
-/* BPF_PROG_LOAD of a GPL program at log level 1: the fd, or -1 after saying
- * "<what>: load <-errno> <error line>" (the log's last line that is not a statistic).
- * On success nothing is said but "<what>: ": the caller adds the run's result. */
-static inline int load_prog(sys_fn sys, struct transcript *t, const char *what, uint32_t type,
-			    const struct bpf_insn *insns, uint32_t n)
+/* BPF_PROG_LOAD of a GPL program (type, expected attach type) at log level 1: the fd, or
+ * -1 after saying "<what>: load <-errno> <error line>" (the log's last line that is not a
+ * statistic).  On success nothing is said but "<what>: ": the caller adds the result. */
+static inline int load_prog_attach(sys_fn sys, struct transcript *t, const char *what,
+				   uint32_t type, uint32_t attach, const struct bpf_insn *insns,
+				   uint32_t n)
 {
 	static char log[65536];
 	const char *line = log, *p;
@@ -97,6 +111,7 @@ static inline int load_prog(sys_fn sys, struct transcript *t, const char *what, 
 
 	memset(&a, 0, sizeof(a));
 	a.prog_type = type;
+	a.expected_attach_type = attach;
 	a.insns = (uint64_t)(uintptr_t)insns;
 	a.insn_cnt = n;
 	a.license = (uint64_t)(uintptr_t)"GPL";
@@ -116,6 +131,45 @@ static inline int load_prog(sys_fn sys, struct transcript *t, const char *what, 
 			line = p;
 	say(t, "load %d %.*s\n", fd, (int)strcspn(line, "\n"), line);
 	return -1;
+}
+
+static inline int load_prog(sys_fn sys, struct transcript *t, const char *what, uint32_t type,
+			    const struct bpf_insn *insns, uint32_t n)
+{
+	return load_prog_attach(sys, t, what, type, 0, insns, n);
+}
+
+/* A program that is only loaded, not run: "<what>: ok", or the load's error as above. */
+static inline void load_verdict(sys_fn sys, struct transcript *t, const char *what,
+				uint32_t type, uint32_t attach, const struct bpf_insn *insns,
+				uint32_t n)
+{
+	int fd = load_prog_attach(sys, t, what, type, attach, insns, n);
+
+	if (fd >= 0) {
+		say(t, "ok\n");
+		close(fd);
+	}
+}
+
+/* The lines where the two transcripts differ, the first show of them printed with their
+ * line numbers: for oracles that report one verdict rather than a case per line. */
+static inline unsigned transcript_diffs(const struct transcript *k, const struct transcript *b,
+					unsigned show)
+{
+	const char *kp = k->text, *bp = b->text;
+	unsigned line = 1, diffs = 0;
+
+	for (; *kp || *bp; line++) {
+		size_t kl = strcspn(kp, "\n"), bl = strcspn(bp, "\n");
+
+		if ((kl != bl || memcmp(kp, bp, kl)) && diffs++ < show)
+			printf("line %u:\n  kernel: %.*s\n  bpfrt:  %.*s\n", line, (int)kl, kp,
+			       (int)bl, bp);
+		kp += kl + (kp[kl] == '\n');
+		bp += bl + (bp[bl] == '\n');
+	}
+	return diffs;
 }
 
 /* one test case per line of the kernel's transcript, named by its first 150 characters */

@@ -362,8 +362,7 @@ static struct transcript kt, bt;
 
 int main(void)
 {
-	const char *k, *b;
-	unsigned line = 1, diffs = 0;
+	unsigned diffs;
 
 	char tmpdir[] = "/tmp/bpfrt-sock-XXXXXX";
 
@@ -375,17 +374,7 @@ int main(void)
 	script(kernel_bpf, &kt);
 	script(bpfrt_bpf, &bt);
 	T_EQ_INT(kt.steps, bt.steps);
-	for (k = kt.text, b = bt.text; *k || *b; line++) {
-		size_t kn = strcspn(k, "\n"), bn = strcspn(b, "\n");
-
-		if (kn != bn || memcmp(k, b, kn)) {
-			if (diffs++ < 30)
-				printf("line %u:\n  kernel: %.*s\n  bpfrt:  %.*s\n", line, (int)kn, k,
-				       (int)bn, b);
-		}
-		k += kn + (k[kn] == '\n');
-		b += bn + (b[bn] == '\n');
-	}
+	diffs = transcript_diffs(&kt, &bt, 30);
 	if (getenv("BPFRT_SHOW"))
 		fputs(kt.text, stdout);
 	printf("%u programs, %u lines differ\n", kt.steps, diffs);

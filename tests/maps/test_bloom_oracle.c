@@ -60,19 +60,13 @@ static void creates(sys_fn sys, struct transcript *t)
 	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
 		int fd = create(sys, c[i].key, c[i].value, c[i].max, c[i].flags, c[i].extra);
 		struct bpf_map_info info;
-		union bpf_attr a;
 
 		t->steps++;
 		if (fd < 0) {
 			say(t, "create %s: %d\n", c[i].what, fd);
 			continue;
 		}
-		memset(&info, 0, sizeof(info));
-		memset(&a, 0, sizeof(a));
-		a.info.bpf_fd = (uint32_t)fd;
-		a.info.info = (uint64_t)(uintptr_t)&info;
-		a.info.info_len = sizeof(info);
-		if (sys(BPF_OBJ_GET_INFO_BY_FD, &a, sizeof(a)))
+		if (map_info(sys, fd, &info))
 			say(t, "create %s: ok, info %d\n", c[i].what, -errno);
 		else
 			say(t, "create %s: ok, flags %#x extra %llu key %u value %u max %u\n",

@@ -64,19 +64,13 @@ static void creates(sys_fn sys, struct transcript *t)
 	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
 		int fd = create(sys, c[i].type, c[i].key, c[i].value, c[i].max, c[i].flags);
 		struct bpf_map_info info;
-		union bpf_attr a;
 
 		t->steps++;
 		if (fd < 0) {
 			say(t, "create %s: %d\n", c[i].what, fd);
 			continue;
 		}
-		memset(&info, 0, sizeof(info));
-		memset(&a, 0, sizeof(a));
-		a.info.bpf_fd = (uint32_t)fd;
-		a.info.info = (uint64_t)(uintptr_t)&info;
-		a.info.info_len = sizeof(info);
-		if (sys(BPF_OBJ_GET_INFO_BY_FD, &a, sizeof(a)))
+		if (map_info(sys, fd, &info))
 			say(t, "create %s: ok, info %d\n", c[i].what, -errno);
 		else
 			say(t, "create %s: ok, type %u flags %#x key %u value %u max %u\n", c[i].what,
@@ -143,40 +137,6 @@ static void run_prog(sys_fn sys, struct transcript *t, const char *what, uint32_
 			say(t, "retval %u ", a.test.retval);
 	}
 	say(t, "\n");
-	close(fd);
-}
-
-/* load a program of another type (these do not test-run): verdict and error line */
-static void load_only(sys_fn sys, struct transcript *t, const char *what, uint32_t type,
-		      uint32_t attach, const struct bpf_insn *insns, uint32_t n)
-{
-	static char log[65536];
-	union bpf_attr a;
-	int fd;
-
-	memset(&a, 0, sizeof(a));
-	a.prog_type = type;
-	a.expected_attach_type = attach;
-	a.insns = (uint64_t)(uintptr_t)insns;
-	a.insn_cnt = n;
-	a.license = (uint64_t)(uintptr_t)"GPL";
-	a.log_buf = (uint64_t)(uintptr_t)log;
-	a.log_size = sizeof(log);
-	a.log_level = 1;
-	log[0] = 0;
-	fd = sys(BPF_PROG_LOAD, &a, sizeof(a));
-	t->steps++;
-	if (fd < 0) {
-		const char *line = log, *p;
-
-		for (p = log; *p; p += strcspn(p, "\n") + (p[strcspn(p, "\n")] == '\n'))
-			if (strncmp(p, "processed ", 10) && strncmp(p, "verification time", 17) &&
-			    strncmp(p, "stack depth", 11) && *p != '\n')
-				line = p;
-		say(t, "%s: load %d %.*s\n", what, -errno, (int)strcspn(line, "\n"), line);
-		return;
-	}
-	say(t, "%s: ok\n", what);
 	close(fd);
 }
 
@@ -289,7 +249,7 @@ static void programs(sys_fn sys, struct transcript *t)
 			char what[64];
 
 			snprintf(what, sizeof(what), "type %u attach %u", cg[i][0], cg[i][1]);
-			load_only(sys, t, what, cg[i][0], cg[i][1], p, n);
+			load_verdict(sys, t, what, cg[i][0], cg[i][1], p, n);
 		}
 	}
 	/* map_lookup_elem on a storage map */

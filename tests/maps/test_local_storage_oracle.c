@@ -22,68 +22,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <linux/btf.h>
-
 #include "bpfrt.h"
 #include "harness.h"
 #define TRANSCRIPT_SIZE (1 << 16)
 #include "transcript.h"
+#include "storage_oracle.h"
 #include "verifier/cases/case.h"
 
 #define CGRP_STORAGE 32 /* BPF_MAP_TYPE_CGRP_STORAGE, newer than the uapi header */
-
-#define INFO(kind, vlen) (((uint32_t)(kind) << 24) | (vlen))
-
-/* [1] int, [2] u8 (unsigned char), [3] u8[nelems], [4] long (8 bytes) */
-static int load_btf(sys_fn sys, uint32_t nelems)
-{
-	static const char strs[] = "\0int\0char\0long";
-	const uint32_t types[] = {
-		1, INFO(BTF_KIND_INT, 0), 4, (BTF_INT_SIGNED << 24) | 32,
-		5, INFO(BTF_KIND_INT, 0), 1, 8,
-		0, INFO(BTF_KIND_ARRAY, 0), 0, 2, 1, nelems,
-		10, INFO(BTF_KIND_INT, 0), 8, (BTF_INT_SIGNED << 24) | 64,
-	};
-	unsigned char b[256];
-	struct btf_header h = { .magic = BTF_MAGIC, .version = BTF_VERSION,
-				.hdr_len = sizeof(h), .type_len = sizeof(types),
-				.str_off = sizeof(types), .str_len = sizeof(strs) };
-	union bpf_attr a;
-	int fd;
-
-	memcpy(b, &h, sizeof(h));
-	memcpy(b + sizeof(h), types, sizeof(types));
-	memcpy(b + sizeof(h) + sizeof(types), strs, sizeof(strs));
-	memset(&a, 0, sizeof(a));
-	a.btf = (uint64_t)(uintptr_t)b;
-	a.btf_size = (uint32_t)(sizeof(h) + sizeof(types) + sizeof(strs));
-	fd = sys(BPF_BTF_LOAD, &a, sizeof(a));
-	return fd < 0 ? -errno : fd;
-}
-
-/* a map with value_size value, typed u8[value] (or long when value is 8 and key_id 4) */
-static int create(sys_fn sys, uint32_t type, uint32_t key, uint32_t value, uint32_t max,
-		  uint32_t flags, uint32_t key_id, uint32_t value_id)
-{
-	int btf = load_btf(sys, value), fd;
-	union bpf_attr a;
-
-	if (btf < 0)
-		return btf;
-	memset(&a, 0, sizeof(a));
-	a.map_type = type;
-	a.key_size = key;
-	a.value_size = value;
-	a.max_entries = max;
-	a.map_flags = flags;
-	a.btf_fd = (uint32_t)btf;
-	a.btf_key_type_id = key_id;
-	a.btf_value_type_id = value_id;
-	fd = sys(BPF_MAP_CREATE, &a, sizeof(a));
-	fd = fd < 0 ? -errno : fd;
-	close(btf);
-	return fd;
-}
 
 static const struct {
 	uint32_t type;
@@ -96,32 +42,10 @@ static const struct {
 
 static void creates(sys_fn sys, struct transcript *t, uint32_t ty, const char *tn)
 {
-	static const struct {
-		const char *what;
-		uint32_t key, value, max, flags, key_id, value_id;
-	} c[] = {
-		{ "ok", 4, 16, 0, BPF_F_NO_PREALLOC, 1, 3 },
-		{ "no BTF", 4, 16, 0, BPF_F_NO_PREALLOC, 0, 0 },
-		{ "preallocated", 4, 16, 0, 0, 1, 3 },
-		{ "max_entries 1", 4, 16, 1, BPF_F_NO_PREALLOC, 1, 3 },
-		{ "key 8", 8, 16, 0, BPF_F_NO_PREALLOC, 4, 3 },
-		{ "key a char array", 4, 4, 0, BPF_F_NO_PREALLOC, 3, 3 },
-		{ "clone", 4, 16, 0, BPF_F_NO_PREALLOC | (1U << 9), 1, 3 },
-		{ "rdonly_prog", 4, 16, 0, BPF_F_NO_PREALLOC | BPF_F_RDONLY_PROG, 1, 3 },
-		{ "numa", 4, 16, 0, BPF_F_NO_PREALLOC | BPF_F_NUMA_NODE, 1, 3 },
-		{ "value 65407", 4, 65407, 0, BPF_F_NO_PREALLOC, 1, 3 },
-		{ "value 65408", 4, 65408, 0, BPF_F_NO_PREALLOC, 1, 3 },
-		{ "value of another size", 4, 16, 0, BPF_F_NO_PREALLOC, 1, 1 },
-	};
+	char prefix[32];
 
-	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
-		int fd = create(sys, ty, c[i].key, c[i].value, c[i].max, c[i].flags, c[i].key_id,
-				c[i].value_id);
-
-		say(t, "%s create %s: %d\n", tn, c[i].what, fd < 0 ? fd : 0);
-		if (fd >= 0)
-			close(fd);
-	}
+	snprintf(prefix, sizeof(prefix), "%s ", tn);
+	storage_creates(sys, t, ty, prefix);
 }
 
 /* the fds the element commands use as keys, made once for both sides */
@@ -165,7 +89,7 @@ static void make_keys(void)
 
 static void elements(sys_fn sys, struct transcript *t, uint32_t ty, const char *tn)
 {
-	int fd = create(sys, ty, 4, 16, 0, BPF_F_NO_PREALLOC, 1, 3);
+	int fd = storage_create(sys, ty, 4, 16, 0, BPF_F_NO_PREALLOC, 1, 3);
 	unsigned char v[16], out[16];
 	int next, r;
 
@@ -207,40 +131,18 @@ static void elements(sys_fn sys, struct transcript *t, uint32_t ty, const char *
 
 static void programs(sys_fn sys, struct transcript *t, uint32_t ty, const char *tn)
 {
-	static char log[1 << 16];
-	int ls = create(sys, ty, 4, 16, 0, BPF_F_NO_PREALLOC, 1, 3);
+	int ls = storage_create(sys, ty, 4, 16, 0, BPF_F_NO_PREALLOC, 1, 3);
 	struct bpf_insn p[] = {
 		ST(BPF_W, 10, -4, 0), MOV64_REG(2, 10), ALU64_IMM(BPF_ADD, 2, -4),
 		I(BPF_LD | BPF_IMM | BPF_DW, 1, BPF_PSEUDO_MAP_FD, 0, ls), I(0, 0, 0, 0, 0),
 		CALL(BPF_FUNC_map_lookup_elem), MOV64_IMM(0, 0), EXIT(),
 	};
-	union bpf_attr a;
-	int fd;
+	char what[48];
 
 	if (ls < 0)
 		return;
-	memset(&a, 0, sizeof(a));
-	a.prog_type = BPF_PROG_TYPE_SCHED_CLS;
-	a.insns = (uint64_t)(uintptr_t)p;
-	a.insn_cnt = sizeof(p) / sizeof(p[0]);
-	a.license = (uint64_t)(uintptr_t)"GPL";
-	a.log_buf = (uint64_t)(uintptr_t)log;
-	a.log_size = sizeof(log);
-	a.log_level = 1;
-	log[0] = 0;
-	fd = sys(BPF_PROG_LOAD, &a, sizeof(a));
-	if (fd >= 0) {
-		say(t, "%s tc lookup: ok\n", tn);
-		close(fd);
-	} else {
-		const char *line = log, *q;
-
-		for (q = log; *q; q += strcspn(q, "\n") + (q[strcspn(q, "\n")] == '\n'))
-			if (strncmp(q, "processed ", 10) && strncmp(q, "verification time", 17) &&
-			    strncmp(q, "stack depth", 11) && *q != '\n')
-				line = q;
-		say(t, "%s tc lookup: load %d %.*s\n", tn, -errno, (int)strcspn(line, "\n"), line);
-	}
+	snprintf(what, sizeof(what), "%s tc lookup", tn);
+	load_verdict(sys, t, what, BPF_PROG_TYPE_SCHED_CLS, 0, p, sizeof(p) / sizeof(p[0]));
 	close(ls);
 }
 
@@ -249,8 +151,7 @@ static void programs(sys_fn sys, struct transcript *t, uint32_t ty, const char *
  * space then reads with a pidfd of this process (the test runs on its main thread) */
 static void task_programs(sys_fn sys, struct transcript *t)
 {
-	static char log[1 << 16];
-	int ts = create(sys, BPF_MAP_TYPE_TASK_STORAGE, 4, 16, 0, BPF_F_NO_PREALLOC, 1, 3);
+	int ts = storage_create(sys, BPF_MAP_TYPE_TASK_STORAGE, 4, 16, 0, BPF_F_NO_PREALLOC, 1, 3);
 	int arr = create_map(sys, BPF_MAP_TYPE_ARRAY, 4, 16, 1, 0, 0);
 #define TLD(r, fd) I(BPF_LD | BPF_IMM | BPF_DW, r, BPF_PSEUDO_MAP_FD, 0, fd), I(0, 0, 0, 0, 0)
 #define TASK CALL(BPF_FUNC_get_current_task_btf), MOV64_REG(2, 0)
@@ -308,29 +209,13 @@ static void task_programs(sys_fn sys, struct transcript *t)
 		unsigned char pkt[64] = { 0 }, out[16];
 		uint64_t args[1] = { 0 };
 		union bpf_attr a;
+		char what[64];
 		int fd, err;
 
-		memset(&a, 0, sizeof(a));
-		a.prog_type = c[i].type;
-		a.insns = (uint64_t)(uintptr_t)c[i].p;
-		a.insn_cnt = (uint32_t)c[i].n;
-		a.license = (uint64_t)(uintptr_t)"GPL";
-		a.log_buf = (uint64_t)(uintptr_t)log;
-		a.log_size = sizeof(log);
-		a.log_level = 1;
-		log[0] = 0;
-		fd = sys(BPF_PROG_LOAD, &a, sizeof(a));
-		if (fd < 0) {
-			const char *line = log, *q;
-
-			for (q = log; *q; q += strcspn(q, "\n") + (q[strcspn(q, "\n")] == '\n'))
-				if (strncmp(q, "processed ", 10) && strncmp(q, "verification time", 17) &&
-				    strncmp(q, "stack depth", 11) && *q != '\n')
-					line = q;
-			say(t, "task %s: load %d %.*s\n", c[i].what, -errno, (int)strcspn(line, "\n"),
-			    line);
+		snprintf(what, sizeof(what), "task %s", c[i].what);
+		fd = load_prog(sys, t, what, c[i].type, c[i].p, (uint32_t)c[i].n);
+		if (fd < 0)
 			continue;
-		}
 		memset(&a, 0, sizeof(a));
 		a.test.prog_fd = (uint32_t)fd;
 		if (c[i].type == BPF_PROG_TYPE_RAW_TRACEPOINT) {
@@ -342,13 +227,13 @@ static void task_programs(sys_fn sys, struct transcript *t)
 			a.test.data_size_in = sizeof(pkt);
 		}
 		if (c[i].type == BPF_PROG_TYPE_KPROBE) {
-			say(t, "task %s: loaded\n", c[i].what);
+			say(t, "loaded\n");
 			close(fd);
 			continue;
 		}
 		err = sys(BPF_PROG_TEST_RUN, &a, sizeof(a)) ? -errno : 0;
 		memset(out, 0, sizeof(out));
-		say(t, "task %s: run %d retval %#x", c[i].what, err, a.test.retval);
+		say(t, "run %d retval %#x", err, a.test.retval);
 		err = elem(sys, BPF_MAP_LOOKUP_ELEM, ts, &self, out, 0);
 		say(t, ", lookup %d %02x%02x %02x\n", err, out[1], out[0], out[8]);
 		close(fd);

@@ -39,7 +39,6 @@ static void try_create(sys_fn sys, struct transcript *t, uint32_t type, uint32_t
 {
 	int fd = create(sys, type, key, value, max, flags);
 	struct bpf_map_info info;
-	union bpf_attr a;
 
 	say(t, "create type %u key %u value %u max %u flags %#x: ", type, key, value, max,
 	    flags);
@@ -47,12 +46,7 @@ static void try_create(sys_fn sys, struct transcript *t, uint32_t type, uint32_t
 		say(t, "%d\n", fd);
 		return;
 	}
-	memset(&info, 0, sizeof(info));
-	memset(&a, 0, sizeof(a));
-	a.info.bpf_fd = (uint32_t)fd;
-	a.info.info_len = sizeof(info);
-	a.info.info = (uint64_t)(uintptr_t)&info;
-	if (sys(BPF_OBJ_GET_INFO_BY_FD, &a, sizeof(a)))
+	if (map_info(sys, fd, &info))
 		say(t, "ok, info %d\n", -errno);
 	else
 		say(t, "ok, map_flags %#x\n", info.map_flags);

@@ -80,18 +80,12 @@ static void creates(sys_fn sys, struct transcript *t)
 	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
 		int fd = create(sys, c[i].type, c[i].key, c[i].value, c[i].max, c[i].flags);
 		struct bpf_map_info info;
-		union bpf_attr a;
 
 		if (fd < 0) {
 			say(t, "create %s: %d\n", c[i].what, fd);
 			continue;
 		}
-		memset(&info, 0, sizeof(info));
-		memset(&a, 0, sizeof(a));
-		a.info.bpf_fd = (uint32_t)fd;
-		a.info.info = (uint64_t)(uintptr_t)&info;
-		a.info.info_len = sizeof(info);
-		if (sys(BPF_OBJ_GET_INFO_BY_FD, &a, sizeof(a)))
+		if (map_info(sys, fd, &info))
 			say(t, "create %s: ok, info %d\n", c[i].what, -errno);
 		else
 			say(t, "create %s: ok, type %u flags %#x key %u value %u max %u\n", c[i].what,
@@ -426,8 +420,7 @@ static struct transcript kt, bt;
 int main(void)
 {
 	char tmpdir[] = "/tmp/bpfrt-sockmap-XXXXXX";
-	const char *k, *b;
-	unsigned line = 1, diffs = 0;
+	unsigned diffs;
 	int probe;
 
 	if (geteuid() != 0)
@@ -444,17 +437,7 @@ int main(void)
 	script(kernel_bpf, &kt);
 	script(bpfrt_bpf, &bt);
 	T_EQ_INT(kt.says, bt.says);
-	for (k = kt.text, b = bt.text; *k || *b; line++) {
-		size_t kn = strcspn(k, "\n"), bn = strcspn(b, "\n");
-
-		if (kn != bn || memcmp(k, b, kn)) {
-			if (diffs++ < 40)
-				printf("line %u:\n  kernel: %.*s\n  bpfrt:  %.*s\n", line, (int)kn, k,
-				       (int)bn, b);
-		}
-		k += kn + (k[kn] == '\n');
-		b += bn + (b[bn] == '\n');
-	}
+	diffs = transcript_diffs(&kt, &bt, 40);
 	if (getenv("BPFRT_SHOW"))
 		fputs(kt.text, stdout);
 	printf("sockmap oracle: %u steps each side, %u lines differ\n", kt.says, diffs);
