@@ -27,6 +27,7 @@
 #include <bpf/libbpf.h>
 
 #include "kp.skel.h"
+#include "../uprobe_target.h" /* tests/: pmu_type(), exe_file_offset() */
 
 static char name_buf[64];
 
@@ -78,39 +79,19 @@ static struct bpf_link *attach(struct bpf_program *prog, int ret, pid_t pid, con
 	return l;
 }
 
-/* kp_add's offset in this executable's file, from its mapping */
-static unsigned long long file_offset(void *fn)
-{
-	unsigned long long start, end, off, addr = (unsigned long long)(uintptr_t)fn;
-	char line[512], perm[8];
-	FILE *f = fopen("/proc/self/maps", "r");
-
-	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "%llx-%llx %7s %llx", &start, &end, perm, &off) == 4 &&
-		    addr >= start && addr < end) {
-			fclose(f);
-			return addr - start + off;
-		}
-	if (f)
-		fclose(f);
-	return 0;
-}
-
 static int by_ioctl(struct kp *skel)
 {
 	struct perf_event_attr a;
-	unsigned type = 0;
-	FILE *f = fopen("/sys/bus/event_source/devices/uprobe/type", "r");
+	long type = pmu_type("uprobe");
 	int pfd, err;
 
-	if (!f || fscanf(f, "%u", &type) != 1)
+	if (type < 0)
 		return printf("no uprobe PMU\n"), 1;
-	fclose(f);
 	memset(&a, 0, sizeof(a));
 	a.size = sizeof(a);
-	a.type = type;
+	a.type = (uint32_t)type;
 	a.config1 = (uint64_t)(uintptr_t)"/proc/self/exe";
-	a.config2 = file_offset((void *)kp_add);
+	a.config2 = exe_file_offset((uint64_t)(uintptr_t)kp_add);
 	pfd = (int)syscall(__NR_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
 	printf("perf_event_open: %s\n", pfd < 0 ? strerror(errno) : "ok");
 	if (pfd < 0)

@@ -15,6 +15,7 @@
 #include <sys/syscall.h>
 
 #include "trace_test.h"
+#include "uprobe_target.h"
 
 #define CALLS 3
 
@@ -24,39 +25,6 @@ __attribute__((noinline)) long kp_target(long a, long b)
 {
 	__asm__ volatile("" ::: "memory");
 	return a + b;
-}
-
-/* fn's offset in this executable's file, from its mapping (a uprobe's config2) */
-static uint64_t file_offset(uint64_t addr)
-{
-	unsigned long long start, end, off;
-	char line[512], perm[8];
-	FILE *f = fopen("/proc/self/maps", "re");
-
-	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "%llx-%llx %7s %llx", &start, &end, perm, &off) == 4 &&
-		    addr >= start && addr < end) {
-			fclose(f);
-			return addr - start + off;
-		}
-	if (f)
-		fclose(f);
-	return 0;
-}
-
-static long pmu_type(const char *name)
-{
-	char path[128];
-	long type = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/sys/bus/event_source/devices/%s/type", name);
-	f = fopen(path, "re");
-	if (f && fscanf(f, "%ld", &type) != 1)
-		type = -1;
-	if (f)
-		fclose(f);
-	return type;
 }
 
 static uint64_t slot(int map_fd, uint32_t k)
@@ -115,7 +83,7 @@ int main(void)
 	attr.size = sizeof(attr);
 	attr.type = (uint32_t)type;
 	attr.config1 = (uint64_t)(uintptr_t)"/proc/self/exe";
-	attr.config2 = file_offset((uint64_t)(uintptr_t)kp_target);
+	attr.config2 = exe_file_offset((uint64_t)(uintptr_t)kp_target);
 	T_CASE("uprobe on kp_target: arguments and ip from pt_regs");
 	link = bpfrt_perf_event_attach(prog, &attr, sizeof(attr), 0, NULL);
 	T_ASSERT(link >= 0);
