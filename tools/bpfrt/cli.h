@@ -17,6 +17,13 @@
 /* Print "bpfrt: <message>" to stderr; returns 1 (the exit status for errors). */
 int cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* Seconds on the monotonic clock, for the commands that stop after a --duration. */
+double cli_now(void);
+/* The --count N (N > 0) and --duration SEC (SEC > 0) of the commands that follow events:
+ * 0, or 2 (the usage error status) after "bpfrt: CMD: bad number '...' for --OPT". */
+int cli_parse_count(const char *cmd, const char *arg, unsigned long long *count);
+int cli_parse_duration(const char *cmd, const char *arg, double *seconds);
+
 /* Read a whole file (or stdin for "-") into a NUL-terminated heap buffer. */
 int cli_read_file(const char *path, char **data, size_t *len);
 

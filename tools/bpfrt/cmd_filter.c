@@ -9,7 +9,6 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <net/if.h>
@@ -23,7 +22,7 @@
 struct source {
 	struct brt_pcap_reader *file;
 	struct brt_live *live;
-	double deadline; /* live: now() past this ends the run; 0 = never */
+	double deadline; /* live: cli_now() past this ends the run; 0 = never */
 };
 
 static volatile sig_atomic_t stop_requested;
@@ -76,17 +75,9 @@ static int dump_or_save(const struct fopts *o, const struct runner *r)
 	return 0;
 }
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static void progress(const struct stats *s, double *last)
 {
-	double t = now();
+	double t = cli_now();
 
 	if (t - *last < 0.5)
 		return;
@@ -184,12 +175,12 @@ static int source_next(struct source *src, struct brt_pkt *pkt, char *err, size_
 	int ret;
 
 	if (src->file) {
-		if (src->deadline && now() >= src->deadline)
+		if (src->deadline && cli_now() >= src->deadline)
 			return 0;
 		return brt_pcap_next(src->file, pkt, err, errlen);
 	}
 	do {
-		if (stop_requested || (src->deadline && now() >= src->deadline))
+		if (stop_requested || (src->deadline && cli_now() >= src->deadline))
 			return 0;
 		ret = brt_live_next(src->live, pkt, 100, err, errlen);
 	} while (ret == 0);
@@ -202,7 +193,7 @@ static int run_stream(struct runner *r, struct source *src, int linktype, int sn
 {
 	struct brt_pcap_writer *w = NULL;
 	int tty = isatty(STDERR_FILENO) && !o->count_only && !o->json;
-	double last = now();
+	double last = cli_now();
 	char err[512];
 	struct brt_pkt pkt;
 	int ret;
@@ -286,7 +277,7 @@ int cli_filter_main(int argc, char **argv, const char *cmd)
 	sa.sa_handler = on_sigint;
 	sigaction(SIGINT, &sa, NULL);
 	if (o.duration)
-		src.deadline = now() + o.duration;
+		src.deadline = cli_now() + o.duration;
 	if (o.repeat) {
 		ret = cli_filter_run_bench(&r, src.file, &o, &s, &stop_requested);
 	} else {

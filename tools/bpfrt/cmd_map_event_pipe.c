@@ -78,14 +78,6 @@ static int parse_num(const char *s, double *out, const char *what)
 	return 0;
 }
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 int cli_map_event_pipe(int map_fd, const char *path, int argc, char **argv, int i, int json)
 {
 	struct pipe_state st = { .json = json, .index = -1 };
@@ -135,9 +127,9 @@ int cli_map_event_pipe(int map_fd, const char *path, int argc, char **argv, int 
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	if (timeout > 0)
-		deadline = now() + timeout;
+		deadline = cli_now() + timeout;
 	while (!stop && (!st.max || st.seen < st.max)) {
-		double left = deadline ? deadline - now() : 0.25;
+		double left = deadline ? deadline - cli_now() : 0.25;
 		int n;
 
 		if (deadline && left <= 0)

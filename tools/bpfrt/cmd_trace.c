@@ -9,7 +9,6 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -53,14 +52,6 @@ struct topts {
 	int fields, log, json, pretty;
 };
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static int parse(int argc, char **argv, struct topts *o)
 {
 	static const struct option opts[] = {
@@ -74,22 +65,18 @@ static int parse(int argc, char **argv, struct topts *o)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	char *end;
 	int c;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+n:t:P:Fljph", opts, NULL)) != -1) {
 		switch (c) {
 		case 'n':
-			errno = 0;
-			o->count = strtoull(optarg, &end, 10);
-			if (errno || *end || !*optarg || !o->count)
-				return cli_error("trace: bad number '%s' for --count", optarg) + 1;
+			if (cli_parse_count("trace", optarg, &o->count))
+				return 2;
 			break;
 		case 't':
-			o->duration = strtod(optarg, &end);
-			if (*end || !*optarg || !(o->duration > 0))
-				return cli_error("trace: bad number '%s' for --duration", optarg) + 1;
+			if (cli_parse_duration("trace", optarg, &o->duration))
+				return 2;
 			break;
 		case 'P':
 			o->prog_name = optarg;
@@ -290,11 +277,11 @@ int cmd_trace(int argc, char **argv)
 	sa.sa_handler = on_sigint;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-	t0 = now();
+	t0 = cli_now();
 	while (!stop_requested) {
 		usleep(20000);
 		bpfrt_link_stats(link, &st);
-		if ((o.count && st.events >= o.count) || (o.duration && now() - t0 >= o.duration))
+		if ((o.count && st.events >= o.count) || (o.duration && cli_now() - t0 >= o.duration))
 			break;
 	}
 	/* the summary counts what ran until now; the link's counters go with it */
@@ -302,7 +289,7 @@ int cmd_trace(int argc, char **argv)
 	bpfrt_link_detach(link);
 	signal(SIGINT, SIG_DFL);
 	signal(SIGTERM, SIG_DFL);
-	summary(&o, &st, now() - t0);
+	summary(&o, &st, cli_now() - t0);
 	close(link);
 	ret = 0;
 out:

@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -47,14 +46,6 @@ struct lopts {
 	double duration;
 };
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static int parse(int argc, char **argv, struct lopts *o)
 {
 	static const struct option opts[] = {
@@ -64,7 +55,6 @@ static int parse(int argc, char **argv, struct lopts *o)
 		{ "pretty", no_argument, NULL, 'p' },  { "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	char *end;
 	int c;
 
 	optind = 1;
@@ -74,15 +64,12 @@ static int parse(int argc, char **argv, struct lopts *o)
 			o->all = 1;
 			break;
 		case 'n':
-			errno = 0;
-			o->count = strtoull(optarg, &end, 10);
-			if (errno || *end || !*optarg || !o->count)
-				return cli_error("trace-log: bad number '%s' for --count", optarg) + 1;
+			if (cli_parse_count("trace-log", optarg, &o->count))
+				return 2;
 			break;
 		case 't':
-			o->duration = strtod(optarg, &end);
-			if (*end || !*optarg || !(o->duration > 0))
-				return cli_error("trace-log: bad number '%s' for --duration", optarg) + 1;
+			if (cli_parse_duration("trace-log", optarg, &o->duration))
+				return 2;
 			break;
 		case 'c':
 			o->clear = 1;
@@ -194,10 +181,10 @@ int cmd_trace_log(int argc, char **argv)
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_sigint;
 	sigaction(SIGINT, &sa, NULL);
-	t0 = now();
+	t0 = cli_now();
 	fd = -1;
 	while (!stop_requested && (!o.count || lines < o.count) &&
-	       (!o.duration || now() - t0 < o.duration)) {
+	       (!o.duration || cli_now() - t0 < o.duration)) {
 		struct stat st;
 		ssize_t n;
 

@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli.h"
 
@@ -17,6 +18,35 @@ int cli_error(const char *fmt, ...)
 	va_end(ap);
 	fputc('\n', stderr);
 	return 1;
+}
+
+double cli_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+int cli_parse_count(const char *cmd, const char *arg, unsigned long long *count)
+{
+	char *end;
+
+	errno = 0;
+	*count = strtoull(arg, &end, 10);
+	if (errno || *end || !*arg || !*count)
+		return cli_error("%s: bad number '%s' for --count", cmd, arg) + 1;
+	return 0;
+}
+
+int cli_parse_duration(const char *cmd, const char *arg, double *seconds)
+{
+	char *end;
+
+	*seconds = strtod(arg, &end);
+	if (*end || !*arg || !(*seconds > 0))
+		return cli_error("%s: bad number '%s' for --duration", cmd, arg) + 1;
+	return 0;
 }
 
 int cli_read_file(const char *path, char **data, size_t *len)
