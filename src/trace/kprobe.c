@@ -30,7 +30,6 @@
 #endif
 
 #define DEFAULT_PAGES 64u  /* data pages per ring */
-#define MAX_WARN 5         /* run faults printed per link */
 #define MAX_REGIONS 16     /* the registers and the program's array maps */
 #define PT_REGS_BYTES 168  /* the verifier's context size for kprobe programs */
 
@@ -82,8 +81,6 @@ static void run_sample(void *arg, const struct perf_event_header *rec)
 				       .cpu = s->cpu };
 	const uint8_t *vals = (const uint8_t *)(s + 1);
 	struct brt_run_opts o = { 0 };
-	uint64_t r0 = 0;
-	char msg[160];
 
 	if (s->abi == PERF_SAMPLE_REGS_ABI_NONE ||
 	    s->header.size < sizeof(*s) + (size_t)src->nregs * 8)
@@ -98,16 +95,7 @@ static void run_sample(void *arg, const struct perf_event_header *rec)
 	o.r1 = (uint64_t)(uintptr_t)src->regs;
 	o.regions = src->regions;
 	o.nr_regions = src->nregions;
-	o.user = &link->prog->pm;
-	brt_trace_set_task(&task);
-	if (brt_vm_run_opts(link->prog->vm, &o, &r0, msg, sizeof(msg))) {
-		if (atomic_fetch_add(&link->errors, 1) < MAX_WARN)
-			brt_print(BPFRT_WARN, "bpfrt: kprobe program: %s\n", msg);
-	} else if (r0) {
-		atomic_fetch_add(&link->nonzero, 1);
-	}
-	brt_trace_set_task(NULL);
-	atomic_fetch_add(&link->events, 1);
+	brt_perf_link_run(link, &task, &o, "kprobe program");
 }
 
 static void kp_run(struct brt_link *link)

@@ -1,7 +1,8 @@
 /* perf_ring.c - one perf_event_open() event with its mmap'd ring: the kernel writes
  * records after the control page and moves data_head; brt_perf_walk() (src/maps, which
  * reads bpfrt's own perf output rings the same way) hands them on and moves data_tail.
- * And the loop of a link thread that reads a set of such rings (tracepoint.c, kprobe.c).
+ * And what a link thread that reads a set of such rings does (tracepoint.c, kprobe.c): the
+ * loop over them, and the program's run on each record.
  */
 #include <errno.h>
 #include <poll.h>
@@ -14,9 +15,12 @@
 
 #include "api/api.h"
 #include "trace/trace.h"
+#include "util/util.h"
+#include "vm/vm.h"
 
 #define PAGE 4096u
 #define POLL_MS 50 /* drain at least this often (wakeups come per watermark) */
+#define MAX_WARN 5 /* run faults printed per link */
 
 int brt_perf_ring_open(struct perf_event_attr *attr, int pid, int cpu, unsigned pages,
 		       struct brt_perf_ring *r)
@@ -114,4 +118,22 @@ void brt_perf_rings_run(struct brt_link *link, struct brt_perf_ring *rings, int 
 			break;
 	}
 	free(p);
+}
+
+void brt_perf_link_run(struct brt_link *link, const struct brt_trace_task *task,
+		       struct brt_run_opts *o, const char *what)
+{
+	uint64_t r0 = 0;
+	char msg[160];
+
+	o->user = &link->prog->pm;
+	brt_trace_set_task(task);
+	if (brt_vm_run_opts(link->prog->vm, o, &r0, msg, sizeof(msg))) {
+		if (atomic_fetch_add(&link->errors, 1) < MAX_WARN)
+			brt_print(BPFRT_WARN, "bpfrt: %s: %s\n", what, msg);
+	} else if (r0) {
+		atomic_fetch_add(&link->nonzero, 1);
+	}
+	brt_trace_set_task(NULL);
+	atomic_fetch_add(&link->events, 1);
 }

@@ -16,6 +16,7 @@
 
 struct bpfrt_run_ctx;
 struct brt_link;
+struct brt_run_opts;
 
 /* The task an event happened in.  A program run on a kernel tracepoint record answers
  * bpf_get_current_*() about the task the kernel recorded, not about bpfrt's thread; the
@@ -73,6 +74,12 @@ void brt_perf_rings_run(struct brt_link *link, struct brt_perf_ring *rings, int 
 			size_t min_sample,
 			void (*on_sample)(void *arg, const struct perf_event_header *rec),
 			void *arg);
+
+/* Run link's program once on a record, as task did it: o holds r1 and the regions (the
+ * rest is set here).  Counts the run in link->events, a fault in link->errors (the first
+ * few printed as "bpfrt: WHAT: MESSAGE"), a non-zero return in link->nonzero. */
+void brt_perf_link_run(struct brt_link *link, const struct brt_trace_task *task,
+		       struct brt_run_opts *o, const char *what);
 
 /* Append one line (no newline in msg) to the trace pipe (pipe.c); 0 or -errno. */
 int brt_trace_pipe_write(const char *line, size_t len);

@@ -24,7 +24,6 @@
 
 #define CTX_SIZE 8192      /* PERF_MAX_TRACE_SIZE */
 #define DEFAULT_PAGES 64u  /* data pages per CPU ring */
-#define MAX_WARN 5         /* run faults printed per link */
 #define MAX_REGIONS 16     /* the record and the program's array maps (.rodata, .bss, ...) */
 
 /* Kernel raw tracepoints whose arguments bpfrt rebuilds from a tracepoint's record
@@ -116,8 +115,6 @@ static void run_record(void *arg, const struct perf_event_header *rec)
 				       .cpu = s->cpu };
 	struct brt_run_opts o = { 0 };
 	uint32_t len = s->raw_size;
-	uint64_t r0 = 0;
-	char msg[160];
 
 	if (len > CTX_SIZE || len > s->header.size - sizeof(*s))
 		return;
@@ -131,16 +128,7 @@ static void run_record(void *arg, const struct perf_event_header *rec)
 		o.r1 = raw_args(src);
 	o.regions = src->regs;
 	o.nr_regions = src->nregs;
-	o.user = &link->prog->pm;
-	brt_trace_set_task(&task);
-	if (brt_vm_run_opts(link->prog->vm, &o, &r0, msg, sizeof(msg))) {
-		if (atomic_fetch_add(&link->errors, 1) < MAX_WARN)
-			brt_print(BPFRT_WARN, "bpfrt: %s: %s\n", src->name, msg);
-	} else if (r0) {
-		atomic_fetch_add(&link->nonzero, 1);
-	}
-	brt_trace_set_task(NULL);
-	atomic_fetch_add(&link->events, 1);
+	brt_perf_link_run(link, &task, &o, src->name);
 }
 
 static void tp_run(struct brt_link *link)
