@@ -12,7 +12,8 @@
  *    loads and stores to sk_buff (socket filter, tc, cgroup skb, lwt); other types and
  *    narrower loads keep theirs; tc's and lwt_xmit's unclone prologue when the
  *    program writes into the packet;
- *  - do_misc_fixups(): divisions and modulos by a register guarded, map helpers bound to
+ *  - do_misc_fixups(): divisions and modulos by a register guarded, LD_ABS/LD_IND as
+ *    calls of bpf_skb_load_helper_*_no_cache (socket filters, tc), map helpers bound to
  *    the map type's functions or its map_gen_lookup() inlined, tail calls marked,
  *    bpf_jiffies64 and bpf_get_smp_processor_id inlined, every other helper call's
  *    immediate the distance from __bpf_call_base to the kernel function implementing
@@ -24,7 +25,7 @@
  * Branches are re-targeted as bpf_patch_insn_data() does (a jump to a patched
  * instruction lands on the patch's first one).  Struct offsets are 6.18 x86-64's (its
  * BTF).  Not done (docs/STATUS.md #18): other program types' context conversions and
- * narrower loads, LD_ABS/LD_IND, Spectre masking of unprivileged programs,
+ * narrower loads, Spectre masking of unprivileged programs,
  * kfunc calls, the address in the inlined bpf_get_smp_processor_id (not in kallsyms).
  */
 #include <errno.h>
@@ -847,6 +848,33 @@ static int misc_fixups(struct xl *xl, uint32_t i, struct patch *p, const void *a
 		else
 			p->out[0] = raw(BPF_ALU | BPF_MOV | BPF_K, in->dst_reg, 0, 0, 0);
 		return 1;
+	}
+	/* bpf_gen_ld_abs() of socket filters and tc (the context is in r6) */
+	if (BPF_CLASS(in->code) == BPF_LD &&
+	    (BPF_MODE(in->code) == BPF_ABS || BPF_MODE(in->code) == BPF_IND) &&
+	    (prog->type == BPF_PROG_TYPE_SOCKET_FILTER || prog->type == BPF_PROG_TYPE_SCHED_CLS ||
+	     prog->type == BPF_PROG_TYPE_SCHED_ACT)) {
+		static const char *const load[] = {
+			[BPF_B >> 3] = "bpf_skb_load_helper_8_no_cache",
+			[BPF_H >> 3] = "bpf_skb_load_helper_16_no_cache",
+			[BPF_W >> 3] = "bpf_skb_load_helper_32_no_cache",
+		};
+
+		if (BPF_SIZE(in->code) == BPF_DW)
+			return -1;
+		if (BPF_MODE(in->code) == BPF_ABS) {
+			p->out[n++] = raw(BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_2, 0, 0, in->imm);
+		} else {
+			p->out[n++] = raw(BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_2, in->src_reg, 0, 0);
+			if (in->imm)
+				p->out[n++] = raw(BPF_ALU64 | BPF_ADD | BPF_K, BPF_REG_2, 0, 0, in->imm);
+		}
+		p->out[n++] = raw(BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_1, BPF_REG_6, 0, 0);
+		p->out[n++] = call_sym(load[BPF_SIZE(in->code) >> 3]);
+		p->out[n++] = raw(BPF_JMP | BPF_JSGE | BPF_K, BPF_REG_0, 0, 2, 0);
+		p->out[n++] = raw(BPF_ALU | BPF_XOR | BPF_X, BPF_REG_0, BPF_REG_0, 0, 0);
+		p->out[n++] = raw(BPF_JMP | BPF_EXIT, 0, 0, 0, 0);
+		return n;
 	}
 	if (in->code != (BPF_JMP | BPF_CALL) || in->src_reg)
 		return -1;
