@@ -138,6 +138,11 @@ BPFRT_API int bpfrt_map__set_initial_value(struct bpfrt_map *map, const void *da
 /* Size of the map before bpfrt_object_load(), as libbpf's bpf_map__set_max_entries(): for
  * maps whose definition leaves it to user space (max_entries 0).  0 or -EBUSY (loaded). */
 BPFRT_API int bpfrt_map__set_max_entries(struct bpfrt_map *map, uint32_t max_entries);
+/* The inner map template of a map of maps declared with BTF (__array(values, ...)), as
+ * libbpf's bpf_map__inner_map(): to size an inner map whose definition leaves the size to
+ * user space (a ring buffer of max_entries 0) before load.  Owned by the object; NULL
+ * with errno EINVAL for other maps. */
+BPFRT_API struct bpfrt_map *bpfrt_map__inner_map(struct bpfrt_map *map);
 BPFRT_API int bpfrt_map__fd(const struct bpfrt_map *map);
 
 #ifdef __cplusplus

@@ -20,7 +20,8 @@
 
 /* Program type and expected attach type for an ELF section name, following libbpf's SEC()
  * conventions (then libbpf 0.x's prefixes).  Returns 0, or -ENOENT when none matches. */
-int brt_elf_sec_type(const char *sec, uint32_t *prog_type, uint32_t *attach_type);
+int brt_elf_sec_type(const char *sec, uint32_t *prog_type, uint32_t *attach_type,
+		     uint32_t *prog_flags);
 /* Whether sec is a tc tail-call section "N/M" (program for key M of the prog array whose
  * iproute2 map id is N); sets both.  Returns 1 or 0. */
 int brt_elf_tail_sec(const char *sec, uint32_t *map_id, uint32_t *key);
@@ -114,6 +115,8 @@ struct brt_elf_prog {
 	uint32_t sec_off;             /* byte offset of the entry in that section */
 	uint32_t type;                /* enum bpf_prog_type (UNSPEC when the name is unknown) */
 	uint32_t expected_attach_type; /* enum bpf_attach_type */
+	uint32_t prog_flags;          /* BPF_F_SLEEPABLE / BPF_F_XDP_HAS_FRAGS of the section */
+	int no_autoload;              /* the section name starts with '?' (libbpf's SEC("?x")) */
 	struct bpf_insn *insns;       /* relocated code: entry, then appended subprograms */
 	size_t insn_cnt;              /* instructions in insns */
 	size_t main_cnt;              /* instructions of the entry function itself */

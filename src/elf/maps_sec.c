@@ -63,6 +63,9 @@ enum legacy_layout { LAYOUT_LIBBPF, LAYOUT_SAMPLES, LAYOUT_IPROUTE2 };
 
 #define PIN_OBJECT_NS 1 /* iproute2's bpf_elf.h: <tc dir>/<object id>/NAME */
 #define PIN_GLOBAL_NS 2 /* <tc dir>/globals/NAME */
+/* Cilium's bpf/include/bpf/loader.h: its tail-call maps are created fresh at every load,
+ * never taken from a pin (its agent pins them after attaching, replacing the old pin) */
+#define CILIUM_PIN_REPLACE (1 << 4)
 
 static const char *const legacy_fields[] = { "type", "key_size", "value_size", "max_entries",
 					     "map_flags", NULL, NULL, NULL, NULL };
@@ -128,10 +131,13 @@ static int legacy_extra(struct brt_elf_ctx *ctx, uint32_t sec, uint64_t off, siz
 		} else if (f[6] == PIN_OBJECT_NS) {
 			m->pinning = 1;
 			m->pin_dir = object_pin_dir(ctx);
+		} else if (f[6] == CILIUM_PIN_REPLACE) {
+			/* a fresh map, unpinned: the pin is the agent's step after attach */
 		} else if (f[6]) {
 			return field_fail(ctx, sec, off, m->name, layout, 6,
 					  "custom pinning (tc's /etc/iproute2/bpf_pinning) is not "
-					  "supported; use PIN_GLOBAL_NS (2) or PIN_OBJECT_NS (1)",
+					  "supported; use PIN_GLOBAL_NS (2), PIN_OBJECT_NS (1) or "
+					  "Cilium's PIN_REPLACE (16)",
 					  f[6]);
 		}
 		if (m->pinning && !m->pin_dir)

@@ -557,9 +557,12 @@ static int collect_funcs(struct brt_elf_ctx *ctx)
 			return -ENOMEM;
 		p->sec_idx = f->sec;
 		p->sec_off = f->start * 8;
-		if (brt_elf_sec_type(p->sec_name, &p->type, &p->expected_attach_type)) {
+		p->no_autoload = p->sec_name[0] == '?';
+		if (brt_elf_sec_type(p->sec_name, &p->type, &p->expected_attach_type,
+				     &p->prog_flags)) {
 			p->type = BPF_PROG_TYPE_UNSPEC;
 			p->expected_attach_type = 0;
+			p->prog_flags = 0;
 		}
 	}
 	return 0;

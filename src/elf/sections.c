@@ -30,15 +30,23 @@ enum {
 	BRT_TRACE_UPROBE_SESSION = 57,
 };
 
+/* the prog_flags a row loads with (libbpf's SEC_SLEEPABLE, SEC_XDP_FRAGS) */
+enum {
+	SLEEPABLE = BPF_F_SLEEPABLE,
+	XDP_FRAGS = BPF_F_XDP_HAS_FRAGS,
+};
+
 struct sec_def {
 	const char *name;
 	uint32_t prog_type;
 	uint32_t attach_type;
 	enum sec_match match;
+	uint32_t prog_flags;
 };
 
 static const struct sec_def sec_defs[] = {
-#define SEC_DEF(name, type, attach, match) { name, BPF_PROG_TYPE_##type, attach, match },
+#define SEC_DEF(name, type, attach, match, flags)                                                  \
+	{ name, BPF_PROG_TYPE_##type, attach, match, flags },
 #include "elf/sec_def.def"
 #undef SEC_DEF
 };
@@ -68,16 +76,22 @@ static const struct sec_def *find(const char *sec, int legacy)
 	return NULL;
 }
 
-int brt_elf_sec_type(const char *sec, uint32_t *prog_type, uint32_t *attach_type)
+int brt_elf_sec_type(const char *sec, uint32_t *prog_type, uint32_t *attach_type,
+		     uint32_t *prog_flags)
 {
-	const struct sec_def *d = find(sec, 0);
+	const struct sec_def *d;
 
+	/* libbpf: "?name" is the section "name" with autoload off (brt_elf_sec_autoload()) */
+	if (*sec == '?')
+		sec++;
+	d = find(sec, 0);
 	if (!d)
 		d = find(sec, 1);
 	if (!d)
 		return -ENOENT;
 	*prog_type = d->prog_type;
 	*attach_type = d->attach_type;
+	*prog_flags = d->prog_flags;
 	return 0;
 }
 

@@ -267,10 +267,16 @@ static void load_btf(struct bpfrt_object *obj)
 	memset(&attr, 0, sizeof(attr));
 	attr.btf = (uint64_t)(uintptr_t)raw;
 	attr.btf_size = (uint32_t)len;
-	attr.btf_log_buf = (uint64_t)(uintptr_t)log;
-	attr.btf_log_size = sizeof(log);
-	attr.btf_log_level = 1;
+	/* without a log first, as libbpf: the kernel's log of a big BTF (Cilium's) overflows
+	 * any small buffer, and an overflowed log fails the load with ENOSPC */
 	obj->btf_fd = sys_of(obj)(BPF_BTF_LOAD, &attr, sizeof(attr));
+	if (obj->btf_fd < 0) {
+		/* again with a log, for the reason */
+		attr.btf_log_buf = (uint64_t)(uintptr_t)log;
+		attr.btf_log_size = sizeof(log);
+		attr.btf_log_level = 1;
+		obj->btf_fd = sys_of(obj)(BPF_BTF_LOAD, &attr, sizeof(attr));
+	}
 	if (obj->btf_fd < 0)
 		brt_print(BPFRT_INFO, "elf: %s: BPF_BTF_LOAD: %s; loading without BTF\n%s",
 			  obj->elf->name, strerror(errno), log);

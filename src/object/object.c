@@ -62,8 +62,10 @@ struct bpfrt_object *bpfrt_object_open_mem(const void *buf, size_t size,
 		return set_errno_null(ENOMEM);
 	}
 	for (size_t i = 0; i < obj->elf->nprogs; i++)
-		obj->progs[i] = (struct bpfrt_program){ .obj = obj, .p = &obj->elf->progs[i],
-							.fd = -1, .autoload = 1 };
+		obj->progs[i] = (struct bpfrt_program){
+			.obj = obj, .p = &obj->elf->progs[i], .fd = -1,
+			.autoload = !obj->elf->progs[i].no_autoload,
+			.prog_flags = obj->elf->progs[i].prog_flags };
 	for (size_t i = 0; i < obj->elf->nmaps; i++)
 		obj->maps[i] = (struct bpfrt_map){ .obj = obj, .m = &obj->elf->maps[i], .fd = -1 };
 	ret = brt_object_core(obj, BRT_OPTS_GET(opts, btf_custom_path, NULL));
@@ -137,6 +139,8 @@ void bpfrt_object_close(struct bpfrt_object *obj)
 		return;
 	brt_object_unload(obj);
 	free(obj->progs);
+	for (size_t i = 0; obj->maps && i < obj->elf->nmaps; i++)
+		free(obj->maps[i].inner);
 	free(obj->maps);
 	free(obj->pin_root);
 	free(obj->log);
@@ -354,6 +358,23 @@ int bpfrt_map__set_max_entries(struct bpfrt_map *map, uint32_t max_entries)
 		return neg_errno(-EBUSY);
 	map->m->max_entries = max_entries;
 	return 0;
+}
+
+struct bpfrt_map *bpfrt_map__inner_map(struct bpfrt_map *map)
+{
+	if (!map->m->inner) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (!map->inner) {
+		map->inner = malloc(sizeof(*map->inner));
+		if (!map->inner) {
+			errno = ENOMEM;
+			return NULL;
+		}
+		*map->inner = (struct bpfrt_map){ .obj = map->obj, .m = map->m->inner, .fd = -1 };
+	}
+	return map->inner;
 }
 
 int bpfrt_map__fd(const struct bpfrt_map *map)

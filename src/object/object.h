@@ -21,6 +21,7 @@ struct bpfrt_map {
 	struct bpfrt_object *obj; /* owner */
 	struct brt_elf_map *m;    /* parsed definition */
 	int fd;                   /* after load, else -1 */
+	struct bpfrt_map *inner;  /* bpfrt_map__inner_map()'s handle, made on first call */
 };
 
 /* CO-RE relocations applied at open, by enum bpf_core_relo_kind (a kind past the last is

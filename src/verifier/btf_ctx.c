@@ -6,9 +6,8 @@
  * return or take a kernel task_struct (bpf_get_current_task_btf, bpf_get_task_stack) find
  * it here too, in any program type (brt_btf_task_id()).
  *
- * Left out, so bpfrt may refuse what the kernel accepts but not the other way round: the
- * kernel's lists of tracepoint arguments that may be NULL or an error pointer
- * (raw_tp_null_args: bpfrt trusts them as the kernel does every other argument), its
+ * Tracepoint arguments that may be NULL or an error pointer follow the kernel's list
+ * (raw_tp_args.def).  Left out, so bpfrt may refuse what the kernel accepts: its
  * lists of fields that stay trusted or RCU-protected when walked, iterators' per-target
  * argument types beyond "pointers may be NULL", struct arguments wider than 8 bytes.
  */
@@ -171,9 +170,28 @@ static uint32_t arg_idx(const struct brt_env *env, const struct btf_type *proto,
 	return n + 1;
 }
 
+/* raw_tp_args.def's mask for a tracepoint, 0 when it is not listed */
+static uint64_t raw_tp_mask(const char *tp)
+{
+	static const struct {
+		const char *tp;
+		uint64_t mask;
+	} list[] = {
+#define RAW_TP_ARGS(name, mask) { name, mask },
+#include "verifier/raw_tp_args.def"
+#undef RAW_TP_ARGS
+	};
+
+	for (size_t i = 0; i < sizeof(list) / sizeof(list[0]); i++)
+		if (!strcmp(list[i].tp, tp))
+			return list[i].mask;
+	return 0;
+}
+
 int brt_btf_ctx_access(struct brt_env *env, int off, int size, enum brt_access acc,
 		       uint32_t *rt, uint32_t *btf_id)
 {
+	int maybe_err = 0;
 	const struct btf_type *t = env->attach_proto;
 	const struct btf_param *args;
 	const char *tname = env->attach_name ? env->attach_name : "";
@@ -250,6 +268,13 @@ int brt_btf_ctx_access(struct brt_env *env, int off, int size, enum brt_access a
 	/* an iterator's object arguments (after its meta) may be NULL at the end */
 	if (eat == BPF_TRACE_ITER && arg > 0)
 		*rt |= PTR_MAYBE_NULL;
+	if (eat == BPF_TRACE_RAW_TP) {
+		uint64_t mask = raw_tp_mask(tname);
+
+		if (mask & (1ull << (arg * 4)))
+			*rt |= PTR_MAYBE_NULL;
+		maybe_err = (mask & (2ull << (arg * 4))) != 0;
+	}
 	tag = ptr_tag(env, t);
 	if (!strcmp(tag, "user"))
 		*rt |= MEM_USER;
@@ -265,6 +290,12 @@ int brt_btf_ctx_access(struct brt_env *env, int off, int size, enum brt_access a
 	brt_vinfo(env, "func '%s' arg%d has btf_id %u type %s '%s'\n", tname, arg, id,
 		  kind_str(t), brt_btf_name(env->kbtf, id));
 	*btf_id = id;
+	/* checked as a pointer, read as the number it may be (an error or a marker) */
+	if (maybe_err) {
+		brt_vinfo(env, "marking pointer arg%d as scalar as it may encode error", arg);
+		*rt = SCALAR_VALUE;
+		*btf_id = 0;
+	}
 	return 1;
 }
 

@@ -10,6 +10,7 @@ static const struct {
 	int ret;
 	uint32_t type;
 	uint32_t attach;
+	uint32_t flags; /* prog_flags libbpf loads the section with */
 } cases[] = {
 	{ "socket", 0, BPF_PROG_TYPE_SOCKET_FILTER, 0 },
 	/* libbpf 0.x's plain prefixes, after libbpf's own rules */
@@ -17,7 +18,17 @@ static const struct {
 	{ "socket1", 0, BPF_PROG_TYPE_SOCKET_FILTER, 0 },
 	{ "xdp", 0, BPF_PROG_TYPE_XDP, BPF_XDP },
 	{ "xdp/devmap", 0, BPF_PROG_TYPE_XDP, BPF_XDP_DEVMAP },
-	{ "xdp.frags/cpumap", 0, BPF_PROG_TYPE_XDP, BPF_XDP_CPUMAP },
+	{ "xdp.frags/cpumap", 0, BPF_PROG_TYPE_XDP, BPF_XDP_CPUMAP, BPF_F_XDP_HAS_FRAGS },
+	{ "xdp.frags", 0, BPF_PROG_TYPE_XDP, BPF_XDP, BPF_F_XDP_HAS_FRAGS },
+	/* SEC_SLEEPABLE rows; '?' (autoload off) is not part of the name */
+	{ "syscall", 0, BPF_PROG_TYPE_SYSCALL, 0, BPF_F_SLEEPABLE },
+	{ "?syscall", 0, BPF_PROG_TYPE_SYSCALL, 0, BPF_F_SLEEPABLE },
+	{ "fentry.s/x", 0, BPF_PROG_TYPE_TRACING, BPF_TRACE_FENTRY, BPF_F_SLEEPABLE },
+	{ "iter.s/task", 0, BPF_PROG_TYPE_TRACING, BPF_TRACE_ITER, BPF_F_SLEEPABLE },
+	{ "lsm.s/file_open", 0, BPF_PROG_TYPE_LSM, BPF_LSM_MAC, BPF_F_SLEEPABLE },
+	{ "uprobe.s", 0, BPF_PROG_TYPE_KPROBE, 0, BPF_F_SLEEPABLE },
+	{ "?tc", 0, BPF_PROG_TYPE_SCHED_CLS, 0 },
+	{ "?", -ENOENT, 0, 0 },
 	{ "xdp_foo", 0, BPF_PROG_TYPE_XDP, BPF_XDP },
 	{ "xdp_prog", 0, BPF_PROG_TYPE_XDP, BPF_XDP },
 	{ "classifier_ingress", 0, BPF_PROG_TYPE_SCHED_CLS, 0 },
@@ -26,13 +37,14 @@ static const struct {
 	{ "tcx/egress", 0, BPF_PROG_TYPE_SCHED_CLS, 47 /* BPF_TCX_EGRESS */ },
 	{ "netkit/peer", 0, BPF_PROG_TYPE_SCHED_CLS, 55 /* BPF_NETKIT_PEER */ },
 	{ "kprobe.session/x", 0, BPF_PROG_TYPE_KPROBE, 56 /* BPF_TRACE_KPROBE_SESSION */ },
-	{ "uprobe.multi.s/bin:f", 0, BPF_PROG_TYPE_KPROBE, 48 /* BPF_TRACE_UPROBE_MULTI */ },
+	{ "uprobe.multi.s/bin:f", 0, BPF_PROG_TYPE_KPROBE, 48 /* BPF_TRACE_UPROBE_MULTI */,
+	  BPF_F_SLEEPABLE },
 	{ "tp.s/syscalls/x", 0, BPF_PROG_TYPE_TRACEPOINT, 0 },
 	{ "raw_tp.s/x", 0, BPF_PROG_TYPE_RAW_TRACEPOINT, 0 },
 	{ "tp_btf.s/x", 0, BPF_PROG_TYPE_TRACING, BPF_TRACE_RAW_TP },
 	{ "sk_skb/verdict", 0, BPF_PROG_TYPE_SK_SKB, BPF_SK_SKB_VERDICT },
 	{ "cgroup/connect_unix", 0, BPF_PROG_TYPE_CGROUP_SOCK_ADDR, 49 },
-	{ "struct_ops.s/x", 0, BPF_PROG_TYPE_STRUCT_OPS, 0 },
+	{ "struct_ops.s/x", 0, BPF_PROG_TYPE_STRUCT_OPS, 0, BPF_F_SLEEPABLE },
 	/* tc names sections by iproute2 map id and key; no type by themselves */
 	{ "2/1", -ENOENT, 0, 0 },
 	{ "from-container", -ENOENT, 0, 0 },
@@ -51,18 +63,17 @@ static const struct {
 	{ "kretprobe/do_unlinkat", 0, BPF_PROG_TYPE_KPROBE, 0 },
 	{ "kprobe.multi/do_*", 0, BPF_PROG_TYPE_KPROBE, BPF_TRACE_KPROBE_MULTI },
 	{ "uprobe/usr/lib/libc.so.6:malloc", 0, BPF_PROG_TYPE_KPROBE, 0 },
-	{ "uretprobe.s/bin/bash:readline", 0, BPF_PROG_TYPE_KPROBE, 0 },
+	{ "uretprobe.s/bin/bash:readline", 0, BPF_PROG_TYPE_KPROBE, 0, BPF_F_SLEEPABLE },
 	{ "usdt/libc:setjmp", 0, BPF_PROG_TYPE_KPROBE, 0 },
 	{ "ksyscall/openat", 0, BPF_PROG_TYPE_KPROBE, 0 },
 	{ "fentry/tcp_v4_connect", 0, BPF_PROG_TYPE_TRACING, BPF_TRACE_FENTRY },
-	{ "fexit.s/vfs_read", 0, BPF_PROG_TYPE_TRACING, BPF_TRACE_FEXIT },
+	{ "fexit.s/vfs_read", 0, BPF_PROG_TYPE_TRACING, BPF_TRACE_FEXIT, BPF_F_SLEEPABLE },
 	{ "fmod_ret/security_x", 0, BPF_PROG_TYPE_TRACING, BPF_MODIFY_RETURN },
 	{ "freplace/handler", 0, BPF_PROG_TYPE_EXT, 0 },
 	{ "lsm/bpf", 0, BPF_PROG_TYPE_LSM, BPF_LSM_MAC },
-	{ "lsm.s/bpf", 0, BPF_PROG_TYPE_LSM, BPF_LSM_MAC },
+	{ "lsm.s/bpf", 0, BPF_PROG_TYPE_LSM, BPF_LSM_MAC, BPF_F_SLEEPABLE },
 	{ "lsm_cgroup/socket_bind", 0, BPF_PROG_TYPE_LSM, BPF_LSM_CGROUP },
 	{ "iter/task", 0, BPF_PROG_TYPE_TRACING, BPF_TRACE_ITER },
-	{ "syscall", 0, BPF_PROG_TYPE_SYSCALL, 0 },
 	{ "perf_event", 0, BPF_PROG_TYPE_PERF_EVENT, 0 },
 	{ "lwt_xmit", 0, BPF_PROG_TYPE_LWT_XMIT, 0 },
 	{ "sockops", 0, BPF_PROG_TYPE_SOCK_OPS, BPF_CGROUP_SOCK_OPS },
@@ -90,16 +101,17 @@ static const struct {
 int main(void)
 {
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		uint32_t type = 0xdead, attach = 0xdead;
+		uint32_t type = 0xdead, attach = 0xdead, flags = 0xdead;
 		int ret;
 
 		T_CASE(cases[i].sec);
-		ret = brt_elf_sec_type(cases[i].sec, &type, &attach);
+		ret = brt_elf_sec_type(cases[i].sec, &type, &attach, &flags);
 		T_EQ_INT(cases[i].ret, ret);
 		if (ret)
 			continue;
 		T_EQ_INT(cases[i].type, type);
 		T_EQ_INT(cases[i].attach, attach);
+		T_EQ_INT(cases[i].flags, flags);
 	}
 	T_CASE("tail-call sections");
 	{

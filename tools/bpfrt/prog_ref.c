@@ -40,9 +40,11 @@ int cli_is_elf(const char *path)
 
 int cli_parse_prog_type(const char *s, uint32_t *type, uint32_t *attach)
 {
+	uint32_t flags;
+
 	*attach = 0;
 	/* the SEC() names first ("xdp", "socket", "classifier"...), as bpftool does */
-	if (!brt_elf_sec_type(s, type, attach) && *type)
+	if (!brt_elf_sec_type(s, type, attach, &flags) && *type)
 		return 0;
 	for (uint32_t t = 1; t < BRT_PROG_TYPE_COUNT; t++) {
 		if (!strcmp(brt_prog_type_name(t), s)) {
