@@ -170,7 +170,7 @@ static int run_kernel(const struct vcase *c, struct vc_outcome *o)
 	a.insn_cnt = (uint32_t)c->len;
 	a.insns = (uint64_t)(uintptr_t)insns;
 	a.license = (uint64_t)(uintptr_t)(c->non_gpl ? "MIT" : "GPL");
-	a.log_level = 1;
+	a.log_level = vc_log2(c) ? 2 : 1;
 	a.log_buf = (uint64_t)(uintptr_t)log;
 	a.log_size = VC_LOG_SIZE;
 	a.prog_flags = c->prog_flags;
@@ -202,6 +202,8 @@ static int run_kernel(const struct vcase *c, struct vc_outcome *o)
 	fd = (int)sys_bpf(BPF_PROG_LOAD, &a);
 	o->err = fd < 0 ? errno : 0;
 	o->processed = vc_processed(log);
+	if (vc_log2(c))
+		vc_save_log("kernel", log);
 	if (c->priv != BRT_PRIV_ROOT)
 		caps_set(&saved);
 	if (fd >= 0)
@@ -395,6 +397,10 @@ int main(int argc, char **argv)
 		const struct vcase *c = &l.v[i];
 		struct vc_outcome k, b;
 
+		/* VC_ONLY=<case>, VC_LOG2=<case>: that case alone */
+		if ((getenv("VC_LOG2") && !vc_log2(c)) ||
+		    (getenv("VC_ONLY") && strcmp(getenv("VC_ONLY"), c->name)))
+			continue;
 		if (c->priv == BRT_PRIV_UNPRIV && unpriv_off) {
 			/* the kernel refuses every unprivileged load: hold bpfrt to the answer
 			 * read from the kernel's source instead */

@@ -4,6 +4,7 @@
 #define BPFRT_TESTS_VERIFIER_VC_RUN_H
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -117,6 +118,28 @@ static uint32_t vc_funcs(const struct vcase *c, uint32_t *starts)
 	return n;
 }
 
+/* VC_LOG2=<case name>: that case runs at log level 2 on both sides and each writes its
+ * log to <build>/vc-<side>.log, to see where processed counts part */
+static inline int vc_log2(const struct vcase *c)
+{
+	const char *want = getenv("VC_LOG2");
+
+	return want && !strcmp(want, c->name);
+}
+
+static inline void vc_save_log(const char *side, const char *log)
+{
+	char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/vc-%s.log", BPFRT_BINARY_DIR, side);
+	f = fopen(path, "w");
+	if (f) {
+		fputs(log, f);
+		fclose(f);
+	}
+}
+
 static inline void vc_run_ours(const struct vcase *c, struct vc_outcome *o)
 {
 	uint32_t starts[VC_MAX_FUNCS], nfuncs = vc_funcs(c, starts);
@@ -128,7 +151,7 @@ static inline void vc_run_ours(const struct vcase *c, struct vc_outcome *o)
 		.priv = c->priv,
 		.prog_flags = c->prog_flags,
 		.gpl = !c->non_gpl,
-		.log_level = 1,
+		.log_level = vc_log2(c) ? 2 : 1,
 		.log_buf = log,
 		.log_size = VC_LOG_SIZE,
 		.map_info = vc_map_info,
@@ -149,6 +172,8 @@ static inline void vc_run_ours(const struct vcase *c, struct vc_outcome *o)
 	o->err = -err;
 	o->msg[0] = 0;
 	o->processed = vc_processed(log);
+	if (vc_log2(c))
+		vc_save_log("bpfrt", log);
 	if (err)
 		vc_first_error(log, o->msg, sizeof(o->msg));
 }
