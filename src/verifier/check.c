@@ -134,7 +134,8 @@ int brt_push_stack(struct brt_env *env, int insn_idx, int prev_insn_idx, struct 
  * with none are complete and may now prune other paths. */
 static void update_branch_counts(struct brt_env *env, struct brt_vstate *st)
 {
-	for (struct brt_vstate *p = st->parent; p; p = p->parent) {
+	for (struct brt_vstate *p = st->parent, *up; p; p = up) {
+		up = p->parent; /* p may be freed (an evicted state) */
 		if (--p->branches)
 			break;
 		brt_state_done(env, p);
@@ -614,7 +615,6 @@ static void free_env(struct brt_env *env)
 	free(env->linked);
 	brt_free_stored(env);
 	free(env->explored);
-	free(env->active);
 	free(env->aux);
 	free(env->maps);
 	free(env->own_ops);
@@ -725,9 +725,7 @@ int brt_verify(const struct bpf_insn *insns, size_t n, const struct brt_verify_o
 	}
 	env->aux = calloc(n, sizeof(*env->aux));
 	env->explored = calloc(n, sizeof(*env->explored));
-	env->active_bits = BRT_ACTIVE_MIN_BITS;
-	env->active = calloc(1u << BRT_ACTIVE_MIN_BITS, sizeof(*env->active));
-	if (!env->aux || !env->explored || !env->active || !env->ops)
+	if (!env->aux || !env->explored || !env->ops)
 		err = -ENOMEM;
 	else
 		err = run_passes(env);

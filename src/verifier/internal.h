@@ -237,7 +237,6 @@ struct brt_insn_aux {
 	 * callback on every path: optimize_bpf_loop() inlines it) */
 	uint8_t loop_init, loop_fit;
 	int loop_subprog;
-	uint32_t nr_active;     /* states stored here still being explored (env->active) */
 	/* helper call with a map argument: 1 + map_idx of the one map every path passed
 	 * so far, -1 once two paths passed different maps (the kernel's map_ptr_state) */
 	int16_t call_map;
@@ -257,10 +256,11 @@ struct brt_insn_aux {
 };
 
 struct brt_stored {
-	struct brt_stored *next;
-	struct brt_stored *prev; /* active states: doubly linked in their hash bucket */
+	struct brt_stored *next; /* env->explored[insn_idx], newest first (or env->evicted) */
+	struct brt_stored *prev; /* evicted states: doubly linked in env->evicted */
 	int insn_idx;
-	int active;              /* still being explored (in env->active) */
+	int active;              /* still being explored (branches > 0) */
+	int evicted;             /* dropped from its list while active: freed when done */
 	struct brt_vstate *st;
 	uint32_t hits;
 	uint32_t miss;
@@ -303,10 +303,10 @@ struct brt_env {
 	struct brt_pending *stack;
 	int stack_len;
 	int stack_cap;
-	struct brt_stored **explored; /* per insn: states whose exploration is complete */
-	struct brt_stored **active;   /* hash buckets of states still being explored */
-	int active_bits;              /* 1 << active_bits buckets */
-	uint32_t nr_active;           /* states in them */
+	/* per insn: the states stored there, newest first, those still being explored (the
+	 * loop check) and complete ones (pruning), as the kernel's explored_states */
+	struct brt_stored **explored;
+	struct brt_stored *evicted;   /* dropped while still being explored (its free_list) */
 	uint32_t insn_processed;
 	uint64_t start_ns;        /* CLOCK_MONOTONIC at brt_verify(): "verification time" */
 	uint32_t max_ctx_offset;  /* highest ctx byte read or written + 1 (attach checks) */
@@ -375,6 +375,8 @@ int brt_state_copy(struct brt_vstate *dst, const struct brt_vstate *src);
 struct brt_vstate *brt_state_dup(const struct brt_vstate *src);
 /* a copy to store: frames whose stack equals that of prev's frame share prev's (stored
  * states are never written, and loops mostly leave the stack alone) */
+/* a stored frame's stack owned alone (copied when shared), before a mark changes in it */
+int brt_frame_own_stack(struct brt_frame *f);
 struct brt_vstate *brt_state_dup_stored(const struct brt_vstate *src, struct brt_vstate *prev);
 void brt_state_free(struct brt_vstate *st);
 struct brt_frame *brt_frame_new(int callsite, int frameno, int subprogno);
@@ -404,8 +406,6 @@ void brt_state_done(struct brt_env *env, struct brt_vstate *st);
 void brt_free_stored(struct brt_env *env);
 /* free every stored state and start empty (a new walk: a global function's) */
 void brt_reset_stored(struct brt_env *env);
-#define BRT_ACTIVE_MIN_BITS 6   /* env->active starts with 64 buckets ... */
-#define BRT_ACTIVE_MAX_BITS 16  /* ... and doubles up to 65536 as states are added */
 
 /* ---- min and max of each width, for the range arithmetic of bounds.c and branch.c ---- */
 #define U32_MAX UINT32_MAX

@@ -1,7 +1,8 @@
 /* prune.c - comparing states for state pruning: a state that is "inside" an already
  * verified one at the same instruction needs no further exploration, and an exact repeat
- * on the current path is an infinite loop.  Stored states live per instruction (explored)
- * and, while their paths are still being explored, in a hash table (active).
+ * on the current path is an infinite loop.  Stored states live in one list per
+ * instruction, newest first, those still being explored and complete ones together, and
+ * leave it after missing too often, as the kernel's explored_states.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -196,7 +197,10 @@ static int frames_equal(struct brt_env *env, const struct brt_frame *o, const st
 			uint16_t live, uint16_t rel, struct idmap *m, int exact, int how,
 			uint64_t slive)
 {
-	if (o->callsite != c->callsite)
+	/* a state that had run more callback iterations from this frame does not cover one
+	 * that ran fewer: bpf_loop's iteration limit counts from there (the kernel's
+	 * func_states_equal) */
+	if (o->callsite != c->callsite || o->callback_depth > c->callback_depth)
 		return 0;
 	for (int i = 0; i < BRT_NREGS; i++)
 		if ((live & (1u << i)) &&
@@ -279,10 +283,12 @@ static int same_callsites(const struct brt_vstate *a, const struct brt_vstate *b
 	return 1;
 }
 
+/* The newest state stored at insn_idx on the current path and still in its list (the
+ * kernel's find_prev_entry: the states still being explored are the current path's) */
 struct brt_vstate *brt_prev_entry(struct brt_vstate *cur, int insn_idx)
 {
 	for (struct brt_vstate *p = cur->parent; p; p = p->parent)
-		if (p->insn_idx == insn_idx && same_callsites(p, cur))
+		if (p->insn_idx == insn_idx && same_callsites(p, cur) && !(p->node && p->node->evicted))
 			return p;
 	return NULL;
 }
@@ -305,7 +311,9 @@ static void maybe_widen(struct brt_env *env, const struct brt_reg *o, struct brt
  * since the previous iteration and cannot matter become unknown, so the iterations reach a
  * state they have seen (bpf_loop(100, cb, &ctx) with ctx->i++ converges in two).  "Cannot
  * matter" is the static relevance of registers (cfg.c); spilled scalars have none (no
- * stack liveness): they are widened when they changed. */
+ * stack liveness): they are widened when they changed.  (The kernel widens what is
+ * imprecise; bpfrt's precision walk gives up inside callbacks and marks everything
+ * precise there, so that would unroll every bpf_loop to its count.) */
 void brt_widen_imprecise(struct brt_env *env, const struct brt_vstate *old,
 			 struct brt_vstate *cur, int insn_idx)
 {
@@ -379,101 +387,50 @@ static uint64_t state_hash(struct brt_env *env, const struct brt_vstate *st, int
 	return h;
 }
 
-static struct brt_stored **bucket(struct brt_env *env, int insn_idx, uint64_t h)
-{
-	/* mix() changes mostly low bits; the index takes high ones, so avalanche first
-	 * (splitmix64's finaliser) or states that differ in one bound share a chain */
-	uint64_t x = h ^ (uint64_t)insn_idx * 0x9e3779b97f4a7c15ULL;
-
-	x = (x ^ x >> 30) * 0xbf58476d1ce4e5b9ULL;
-	x = (x ^ x >> 27) * 0x94d049bb133111ebULL;
-	x ^= x >> 31;
-	return &env->active[x >> (64 - env->active_bits)];
-}
-
-static void active_link(struct brt_env *env, struct brt_stored *sl)
-{
-	struct brt_stored **b = bucket(env, sl->insn_idx, sl->hash);
-
-	sl->prev = NULL;
-	sl->next = *b;
-	if (*b)
-		(*b)->prev = sl;
-	*b = sl;
-}
-
-/* More active states than twice the buckets: double the table (small programs keep a
- * small one, which is most of the cost of verifying them).  Keeps the old table when out
- * of memory: chains just get longer. */
-static void active_grow(struct brt_env *env)
-{
-	struct brt_stored **old = env->active, *sl, *next;
-	size_t n = (size_t)1 << env->active_bits;
-
-	if (env->nr_active <= 2 * n || env->active_bits >= BRT_ACTIVE_MAX_BITS)
-		return;
-	env->active = calloc(2 * n, sizeof(*env->active));
-	if (!env->active) {
-		env->active = old;
-		return;
-	}
-	env->active_bits++;
-	for (size_t i = 0; i < n; i++)
-		for (sl = old[i]; sl; sl = next) {
-			next = sl->next;
-			active_link(env, sl);
-		}
-	free(old);
-}
-
-/* Exploration from st is complete: it becomes usable for pruning. */
+/* Exploration from st is complete: it becomes usable for pruning (it is already in its
+ * list), or, dropped from the list while it was explored, it is freed. */
 void brt_state_done(struct brt_env *env, struct brt_vstate *st)
 {
 	struct brt_stored *sl = st->node;
 
 	if (!sl || !sl->active)
 		return;
+	sl->active = 0;
+	if (!sl->evicted)
+		return;
 	if (sl->prev)
 		sl->prev->next = sl->next;
 	else
-		*bucket(env, sl->insn_idx, sl->hash) = sl->next;
+		env->evicted = sl->next;
 	if (sl->next)
 		sl->next->prev = sl->prev;
-	sl->active = 0;
-	env->nr_active--;
-	env->aux[sl->insn_idx].nr_active--;
-	sl->prev = NULL;
-	sl->next = env->explored[sl->insn_idx];
-	env->explored[sl->insn_idx] = sl;
+	brt_state_free(sl->st);
+	free(sl);
+	env->cur_states--;
+}
+
+static void free_list(struct brt_stored *sl)
+{
+	for (struct brt_stored *next; sl; sl = next) {
+		next = sl->next;
+		brt_state_free(sl->st);
+		free(sl);
+	}
 }
 
 void brt_free_stored(struct brt_env *env)
 {
-	struct brt_stored *sl, *next;
-
 	for (int i = 0; env->explored && i < env->len; i++)
-		for (sl = env->explored[i]; sl; sl = next) {
-			next = sl->next;
-			brt_state_free(sl->st);
-			free(sl);
-		}
-	for (int i = 0; env->active && i < 1 << env->active_bits; i++)
-		for (sl = env->active[i]; sl; sl = next) {
-			next = sl->next;
-			brt_state_free(sl->st);
-			free(sl);
-		}
+		free_list(env->explored[i]);
+	free_list(env->evicted);
 }
 
 void brt_reset_stored(struct brt_env *env)
 {
 	brt_free_stored(env);
-	for (int i = 0; i < env->len; i++) {
+	for (int i = 0; i < env->len; i++)
 		env->explored[i] = NULL;
-		env->aux[i].nr_active = 0;
-	}
-	memset(env->active, 0, ((size_t)1 << env->active_bits) * sizeof(*env->active));
-	env->nr_active = 0;
+	env->evicted = NULL;
 	env->cur_states = 0;
 }
 
@@ -531,55 +488,81 @@ static int propagate_precision(struct brt_env *env, const struct brt_vstate *old
 	return brt_mark_precise_batch(env);
 }
 
+/* Drop sl (at *pprev) from its list: a complete state is freed, one still being explored
+ * waits in env->evicted until its exploration ends (its descendants' parent) */
+static void evict(struct brt_env *env, struct brt_stored **pprev, struct brt_stored *sl)
+{
+	*pprev = sl->next;
+	if (!sl->active) {
+		brt_state_free(sl->st);
+		free(sl);
+		env->cur_states--;
+		return;
+	}
+	sl->evicted = 1;
+	sl->prev = NULL;
+	sl->next = env->evicted;
+	if (env->evicted)
+		env->evicted->prev = sl;
+	env->evicted = sl;
+}
+
 /* Returns 1 when the current state is covered by one already verified here (prune the
- * path), 0 to go on (maybe after storing the state), or a negative errno. */
+ * path), 0 to go on (maybe after storing the state), or a negative errno.  The kernel's
+ * is_state_visited(): one walk over the instruction's states, newest first. */
 int brt_is_state_visited(struct brt_env *env, int insn_idx)
 {
 	struct brt_vstate *cur = env->cur;
-	struct brt_stored *sl, **pprev, **b;
-	int n = 0, add;
-	uint64_t h = state_hash(env, cur, insn_idx);
+	struct brt_stored *sl, **pprev;
 	int cb = env->aux[insn_idx].calls_callback;
+	/* a callback call always stores its state: the next iteration compares with it;
+	 * a long history forces a checkpoint (the kernel bounds its jmp_history so) */
+	int force = cb || cur->hist > 40;
+	int add = force || (env->jmps_processed - env->prev_jmps_processed >= 2 &&
+			    env->insn_processed - env->prev_insn_processed >= 8);
+	int n = 0, compared = 0, exact = 0, hashed = 0;
+	uint64_t h = 0;
 
-	/* a callback call always stores its state: the next iteration compares with it */
-	/* a long history forces a checkpoint (the kernel bounds its jmp_history so) */
-	add = cb || cur->hist > 40 || (env->jmps_processed - env->prev_jmps_processed >= 2 &&
-		     env->insn_processed - env->prev_insn_processed >= 8);
-	if (cb) {
-		/* a callback iteration inside one still being explored here adds nothing
-		 * (the kernel's rule at callback calls, which replaces the loop check) */
-		for (struct brt_vstate *p = cur->parent; p; p = p->parent)
-			if (p->insn_idx == insn_idx && states_equal(env, p, cur, insn_idx, CMP_ACTIVE)) {
-				int err = propagate_precision(env, p, 1, insn_idx);
+	for (pprev = &env->explored[insn_idx]; (sl = *pprev);) {
+		/* misses before eviction: more for callback states still being explored,
+		 * whose iterations must stay comparable (the kernel's 64 at checkpoints) */
+		uint32_t lim = cb && sl->active ? 64 : 3;
 
+		n++;
+		if (sl->active && cb) {
+			/* a callback iteration inside one still being explored here adds
+			 * nothing (the kernel's rule at callback calls, which replaces the
+			 * loop check); its marks are not final: propagate what may matter */
+			if (states_equal(env, sl->st, cur, insn_idx, CMP_ACTIVE)) {
+				int err;
+
+				sl->hits++;
+				err = propagate_precision(env, sl->st, 1, insn_idx);
 				return err ? err : 1;
 			}
-	}
-	/* an exact repeat of a state on the current path: the loop cannot terminate */
-	b = bucket(env, insn_idx, h);
-	/* (none stored here on the current path: skip the chain, a cache miss per entry)
-	 * newest first, and a bounded number of full comparisons: states that hash alike
-	 * but differ in how ids pair up would otherwise make each visit quadratic (missing a
-	 * loop here only lets the walk run into the instruction limit) */
-	for (sl = env->aux[insn_idx].nr_active && !cb ? *b : NULL, n = 0; sl && n < 16;
-	     sl = sl->next)
-		if (sl->insn_idx == insn_idx && sl->hash == h) {
-			n++;
-			if (states_equal(env, sl->st, cur, insn_idx, CMP_EXACT)) {
+		} else if (sl->active) {
+			/* an exact repeat of a state on the current path: the loop cannot
+			 * terminate.  The hash first; a bounded number of full comparisons:
+			 * states that hash alike but differ in how ids pair up would make
+			 * each visit quadratic (missing a loop only lets the walk run into
+			 * the instruction limit) */
+			if (!hashed) {
+				h = state_hash(env, cur, insn_idx);
+				hashed = 1;
+			}
+			if (sl->hash == h && exact++ < 16 &&
+			    states_equal(env, sl->st, cur, insn_idx, CMP_EXACT)) {
 				print_loop(env, sl->st, insn_idx);
 				return -EINVAL;
 			}
-		}
-	/* inside a loop (a state stored here is still being explored) the iterations differ
-	 * and rarely help pruning: the kernel stores one only every 20 jumps or 100 insns,
-	 * which bounds a counting loop to 10k states per 1M insns */
-	if (add && !cb && cur->hist <= 40 && env->aux[insn_idx].nr_active &&
-	    env->jmps_processed - env->prev_jmps_processed < 20 &&
-	    env->insn_processed - env->prev_insn_processed < 100)
-		add = 0;
-	n = 0;
-	for (pprev = &env->explored[insn_idx]; (sl = *pprev);) {
-		if (n++ < 64 && states_equal(env, sl->st, cur, insn_idx, CMP_RANGE)) {
+			/* inside a loop the iterations differ and rarely help pruning: the
+			 * kernel stores a state only every 20 jumps or 100 insns, which
+			 * bounds a counting loop to 10k states per 1M insns.  From here on
+			 * in the list: states before this one have counted a miss already */
+			if (!force && env->jmps_processed - env->prev_jmps_processed < 20 &&
+			    env->insn_processed - env->prev_insn_processed < 100)
+				add = 0;
+		} else if (compared++ < 64 && states_equal(env, sl->st, cur, insn_idx, CMP_RANGE)) {
 			int err;
 
 			sl->hits++;
@@ -589,17 +572,12 @@ int brt_is_state_visited(struct brt_env *env, int insn_idx)
 			return err ? err : 1;
 		}
 		/* misses count only when a state is added instead (else the iterations of a
-		 * loop would evict the states stored before it), as the kernel's */
-		if (!add) {
-			pprev = &sl->next;
-			continue;
-		}
-		/* drop states that keep failing to match, as the kernel does */
-		if (++sl->miss > sl->hits * 3 + 3) {
-			*pprev = sl->next;
-			brt_state_free(sl->st);
-			free(sl);
-			env->cur_states--;
+		 * loop would evict the states stored before it); states that keep failing
+		 * to match leave the list, as the kernel's */
+		if (add)
+			sl->miss++;
+		if (sl->miss > sl->hits * lim + lim) {
+			evict(env, pprev, sl);
 			continue;
 		}
 		pprev = &sl->next;
@@ -608,6 +586,8 @@ int brt_is_state_visited(struct brt_env *env, int insn_idx)
 		env->max_states_per_insn = (uint32_t)n;
 	if (!add || env->cur_states > 200000)
 		return 0;
+	if (!hashed)
+		h = state_hash(env, cur, insn_idx);
 	sl = calloc(1, sizeof(*sl));
 	if (!sl)
 		return -ENOMEM;
@@ -638,9 +618,7 @@ int brt_is_state_visited(struct brt_env *env, int insn_idx)
 	cur->hist = 0;
 	cur->first_insn_idx = insn_idx;
 	brt_hist_reset(cur);
-	active_link(env, sl);
-	env->nr_active++;
-	env->aux[insn_idx].nr_active++;
-	active_grow(env);
+	sl->next = env->explored[insn_idx];
+	env->explored[insn_idx] = sl;
 	return 0;
 }
