@@ -419,6 +419,10 @@ static void mark_all_precise(struct brt_env *env, struct brt_vstate *start)
 				if (!brt_is_spilled(&f->stack[s]) || reg->type != SCALAR_VALUE ||
 				    reg->precise)
 					continue;
+				/* out of memory: the shared array takes the mark (it only
+				 * prunes less) */
+				if (!brt_frame_own_stack(f))
+					reg = &f->stack[s].spilled;
 				reg->precise = 1;
 				if (LOG_L2(env))
 					brt_vinfo(env, "force_precise: frame%d: forcing fp%d to be precise\n",
@@ -456,10 +460,14 @@ static int mark_parent(struct brt_env *env, struct brt_vstate *st)
 				return -1;
 			reg = &f->stack[s].spilled;
 			if (!brt_is_spilled(&f->stack[s]) || reg->type != SCALAR_VALUE ||
-			    reg->precise)
+			    reg->precise) {
 				env->bt_stack[fr] &= ~(1ULL << s);
-			else
-				reg->precise = 1;
+				continue;
+			}
+			/* this state's marks alone (out of memory: the shared array's) */
+			if (!brt_frame_own_stack(f))
+				reg = &f->stack[s].spilled;
+			reg->precise = 1;
 		}
 		if (LOG_L2(env)) {
 			char r[64], s[512];

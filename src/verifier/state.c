@@ -124,18 +124,33 @@ static void frame_free(struct brt_frame *f)
 	free(f);
 }
 
-/* equal but for precise marks: sharing then gives dst pf's marks, which only makes it
- * prune less (a mark is added when some path needs it) */
+/* equal, precise marks too: each stored state has its own marks (the kernel's; a shared
+ * array gets copied before a mark changes, brt_frame_own_stack()) */
 static int stacks_alike(const struct brt_frame *a, const struct brt_frame *b)
 {
-	for (int i = 0; i < a->allocated_stack / 8; i++) {
-		struct brt_stack_slot x = a->stack[i], y = b->stack[i];
+	return !memcmp(a->stack, b->stack, (size_t)a->allocated_stack / 8 * sizeof(*a->stack));
+}
 
-		x.spilled.precise = y.spilled.precise = 0;
-		if (memcmp(&x, &y, sizeof(x)))
-			return 0;
+int brt_frame_own_stack(struct brt_frame *f)
+{
+	struct brt_stack_slot *s;
+	size_t sz = (size_t)f->allocated_stack / 8 * sizeof(*s);
+
+	if (!f->stack_refs)
+		return 0;
+	if (*f->stack_refs == 1) {
+		free(f->stack_refs);
+		f->stack_refs = NULL;
+		return 0;
 	}
-	return 1;
+	s = malloc(sz);
+	if (!s)
+		return -ENOMEM;
+	memcpy(s, f->stack, sz);
+	--*f->stack_refs;
+	f->stack = s;
+	f->stack_refs = NULL;
+	return 0;
 }
 
 /* dst (a fresh copy of a frame equal in stack to pf) takes pf's stack instead of its own */
