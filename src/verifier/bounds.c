@@ -503,9 +503,11 @@ static void shift64(struct brt_reg *d, int op, uint32_t k)
 {
 	switch (op) {
 	case BPF_LSH:
-		/* <<32 of a non-negative 32-bit value keeps its sign information */
-		d->smax = k == 32 && d->s32_max >= 0 ? (int64_t)((uint64_t)d->s32_max << 32) : INT64_MAX;
-		d->smin = k == 32 && d->s32_min >= 0 ? (int64_t)((uint64_t)d->s32_min << 32) : INT64_MIN;
+		/* <<32 (the compilers' sign extension, <<32 s>>32): the signed 32-bit bounds,
+		 * shifted, bound the result, whatever their sign (6.18's
+		 * __scalar64_min_max_lsh: the low half moves into the sign bit whole) */
+		d->smax = k == 32 ? (int64_t)((uint64_t)(int64_t)d->s32_max << 32) : INT64_MAX;
+		d->smin = k == 32 ? (int64_t)((uint64_t)(int64_t)d->s32_min << 32) : INT64_MIN;
 		if (d->umax > 1ULL << (63 - k)) {
 			d->umin = 0;
 			d->umax = UINT64_MAX;

@@ -60,9 +60,11 @@ static int check_bounds_unpriv(struct brt_env *env, const struct bpf_insn *insn,
 			char tn[48];
 
 			brt_tnum_strn(tn, sizeof(tn), dst->var_off);
+			/* off: the fixed offset plus var_off's known part, as the kernel's
+			 * check_stack_access_for_ptr_arithmetic() prints it */
 			brt_verr(env, "R%d variable stack access prohibited for !root, var_off=%s "
 				      "off=%d\n",
-				 regno, tn, dst->off);
+				 regno, tn, (int)off);
 			return -EACCES;
 		}
 		if (off >= 0 || off < -BRT_MAX_STACK) {
