@@ -48,6 +48,7 @@ int brt_cbpf_convert(const struct sock_filter *prog, size_t len, struct bpf_insn
  * Returns 0, or -errno with "iface 'NAME': <what>: <reason>" in err (-ENODEV for an
  * unknown interface, -EPERM without CAP_NET_RAW, -EOPNOTSUPP for other framings). */
 struct brt_live;
+struct brt_sock;
 int brt_live_open(const char *iface, unsigned nr_blocks, struct brt_live **out, char *err,
 		  size_t errlen);
 int brt_live_linktype(const struct brt_live *l);
@@ -219,6 +220,53 @@ uint64_t brt_helper_tcp_sock(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
  * sk_lookup programs may only release (the socket they hold from a map) */
 #define BRT_FOR_SK_LOOKUP_FNS                                                            \
 	(BRT_FOR_CGSKB | BRT_FOR_TC | BRT_FOR_XDP | BRT_FOR_SKSKB | BRT_FOR_SOCKADDR)
+/* the bpf_skc_to_* casts: one function each (sock_lookup.c) */
+#define BRT_SKC_TO_STRUCTS(X)                                                            \
+	X(tcp6_sock) X(tcp_sock) X(tcp_timewait_sock) X(tcp_request_sock) X(udp6_sock)    \
+	X(unix_sock) X(mptcp_sock)
+#define SKC_TO_DECL(name)                                                                \
+	uint64_t brt_helper_skc_to_##name(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, \
+					  uint64_t r5, struct bpfrt_run_ctx *ctx);
+BRT_SKC_TO_STRUCTS(SKC_TO_DECL)
+#undef SKC_TO_DECL
+/* bpf_sk_cgroup_id, bpf_sk_ancestor_cgroup_id (a socket's cgroup), bpf_skb_cgroup_id,
+ * bpf_skb_ancestor_cgroup_id (the skb's socket's) */
+uint64_t brt_helper_sk_cgroup_id(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+				 uint64_t r5, struct bpfrt_run_ctx *ctx);
+uint64_t brt_helper_sk_ancestor_cgroup_id(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+					  uint64_t r5, struct bpfrt_run_ctx *ctx);
+uint64_t brt_helper_skb_cgroup_id(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+				  uint64_t r5, struct bpfrt_run_ctx *ctx);
+uint64_t brt_helper_skb_ancestor_cgroup_id(uint64_t r1, uint64_t r2, uint64_t r3,
+					   uint64_t r4, uint64_t r5, struct bpfrt_run_ctx *ctx);
+/* syncookie.c: SYN cookies (a key of bpfrt's own: the kernel's secret is its own) */
+uint64_t brt_helper_tcp_check_syncookie(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+					uint64_t r5, struct bpfrt_run_ctx *ctx);
+uint64_t brt_helper_tcp_gen_syncookie(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+				      uint64_t r5, struct bpfrt_run_ctx *ctx);
+uint64_t brt_helper_tcp_raw_gen_syncookie_ipv4(uint64_t r1, uint64_t r2, uint64_t r3,
+					       uint64_t r4, uint64_t r5,
+					       struct bpfrt_run_ctx *ctx);
+uint64_t brt_helper_tcp_raw_gen_syncookie_ipv6(uint64_t r1, uint64_t r2, uint64_t r3,
+					       uint64_t r4, uint64_t r5,
+					       struct bpfrt_run_ctx *ctx);
+uint64_t brt_helper_tcp_raw_check_syncookie_ipv4(uint64_t r1, uint64_t r2, uint64_t r3,
+						 uint64_t r4, uint64_t r5,
+						 struct bpfrt_run_ctx *ctx);
+uint64_t brt_helper_tcp_raw_check_syncookie_ipv6(uint64_t r1, uint64_t r2, uint64_t r3,
+						 uint64_t r4, uint64_t r5,
+						 struct bpfrt_run_ctx *ctx);
+/* the socket a socket pointer of a program stands for (a sockmap's snapshot, or a
+ * bpf_skc_to_* stand-in of one), NULL when none (sock_lookup.c) */
+const struct brt_sock *brt_sock_of_ptr(uint64_t r, struct bpfrt_run_ctx *ctx);
+/* bpf_sk_base_func_proto()'s casts: every network type whose set falls back on it (not
+ * cgroup_sock, sk_reuseport, netfilter or the cgroup device/sysctl/sockopt hooks), with
+ * CAP_PERFMON; and tracing (tracing_prog_func_proto) */
+#define BRT_FOR_SKC_TO                                                                   \
+	(BRT_FOR_SOCK | BRT_FOR_TC | BRT_FOR_XDP | BRT_FOR_CGSKB | BRT_FOR_SOCKADDR |     \
+	 BRT_FOR_SOCKOPS | BRT_FOR_SKSKB | BRT_FOR_SKMSG | BRT_FOR_LWT | BRT_FOR_FLOW |    \
+	 BRT_FOR_SKLOOKUP | BRT_NEED_PERFMON | BRT_HSET(BPF_PROG_TYPE_TRACING))
+#define BRT_FOR_SYNCOOKIE (BRT_FOR_TC | BRT_FOR_XDP)
 #define BRT_ATTACH_SOCK_HELPERS(X)                                                       \
 	X(BPF_FUNC_sk_lookup_tcp, brt_helper_sk_lookup, BRT_FOR_SK_LOOKUP_FNS)           \
 	X(BPF_FUNC_sk_lookup_udp, brt_helper_sk_lookup, BRT_FOR_SK_LOOKUP_FNS)           \
@@ -227,6 +275,30 @@ uint64_t brt_helper_tcp_sock(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
 	  BRT_FOR_SK_LOOKUP_FNS | BRT_FOR_SKLOOKUP)                                      \
 	X(BPF_FUNC_sk_fullsock, brt_helper_sk_fullsock, BRT_FOR_CGSKB | BRT_FOR_TC)      \
 	X(BPF_FUNC_tcp_sock, brt_helper_tcp_sock, BRT_FOR_CGSKB | BRT_FOR_TC | BRT_FOR_SOCKOPS) \
-	X(BPF_FUNC_get_listener_sock, brt_helper_get_listener_sock, BRT_FOR_CGSKB | BRT_FOR_TC)
+	X(BPF_FUNC_get_listener_sock, brt_helper_get_listener_sock, BRT_FOR_CGSKB | BRT_FOR_TC) \
+	X(BPF_FUNC_skc_to_tcp6_sock, brt_helper_skc_to_tcp6_sock, BRT_FOR_SKC_TO)        \
+	X(BPF_FUNC_skc_to_tcp_sock, brt_helper_skc_to_tcp_sock, BRT_FOR_SKC_TO)          \
+	X(BPF_FUNC_skc_to_tcp_timewait_sock, brt_helper_skc_to_tcp_timewait_sock,        \
+	  BRT_FOR_SKC_TO)                                                                \
+	X(BPF_FUNC_skc_to_tcp_request_sock, brt_helper_skc_to_tcp_request_sock,          \
+	  BRT_FOR_SKC_TO)                                                                \
+	X(BPF_FUNC_skc_to_udp6_sock, brt_helper_skc_to_udp6_sock, BRT_FOR_SKC_TO)        \
+	X(BPF_FUNC_skc_to_unix_sock, brt_helper_skc_to_unix_sock, BRT_FOR_SKC_TO)        \
+	X(BPF_FUNC_skc_to_mptcp_sock, brt_helper_skc_to_mptcp_sock, BRT_FOR_SKC_TO)      \
+	X(BPF_FUNC_sk_cgroup_id, brt_helper_sk_cgroup_id, BRT_FOR_CGSKB)                 \
+	X(BPF_FUNC_sk_ancestor_cgroup_id, brt_helper_sk_ancestor_cgroup_id, BRT_FOR_CGSKB) \
+	X(BPF_FUNC_skb_cgroup_id, brt_helper_skb_cgroup_id, BRT_FOR_CGSKB | BRT_FOR_TC)  \
+	X(BPF_FUNC_skb_ancestor_cgroup_id, brt_helper_skb_ancestor_cgroup_id,            \
+	  BRT_FOR_CGSKB | BRT_FOR_TC)                                                    \
+	X(BPF_FUNC_tcp_check_syncookie, brt_helper_tcp_check_syncookie, BRT_FOR_SYNCOOKIE) \
+	X(BPF_FUNC_tcp_gen_syncookie, brt_helper_tcp_gen_syncookie, BRT_FOR_SYNCOOKIE)   \
+	X(BPF_FUNC_tcp_raw_gen_syncookie_ipv4, brt_helper_tcp_raw_gen_syncookie_ipv4,    \
+	  BRT_FOR_SYNCOOKIE)                                                             \
+	X(BPF_FUNC_tcp_raw_gen_syncookie_ipv6, brt_helper_tcp_raw_gen_syncookie_ipv6,    \
+	  BRT_FOR_SYNCOOKIE)                                                             \
+	X(BPF_FUNC_tcp_raw_check_syncookie_ipv4, brt_helper_tcp_raw_check_syncookie_ipv4, \
+	  BRT_FOR_SYNCOOKIE)                                                             \
+	X(BPF_FUNC_tcp_raw_check_syncookie_ipv6, brt_helper_tcp_raw_check_syncookie_ipv6, \
+	  BRT_FOR_SYNCOOKIE)
 
 #endif

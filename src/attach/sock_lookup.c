@@ -12,10 +12,18 @@
  * struct brt_sock in maps/maps.h), so the casts see one of those or nothing.
  */
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdint.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <linux/btf.h>
 
 #include "attach/attach.h"
+#include "btf/btf.h"
 #include "maps/maps.h"
+#include "util/util.h"
 #include "vm/vm.h"
 
 #define TCP_LISTEN 10
@@ -76,4 +84,272 @@ uint64_t brt_helper_tcp_sock(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
 {
 	(void)r1, (void)r2, (void)r3, (void)r4, (void)r5, (void)ctx;
 	return 0;
+}
+
+/* ---- casts to the kernel's socket structs: bpf_skc_to_* ---------------------------------
+ * The kernel's casts return the socket itself, which the program then reads as a struct
+ * tcp_sock, unix_sock, ... of the kernel's BTF (the verifier turns those loads into
+ * fault-safe ones).  Those structs do not exist here: a cast of a socket the program
+ * holds (a sockmap's snapshot) answers with a stand-in, zeroed memory as large as any of
+ * them, holding what the snapshot knows at the kernel's offsets (vmlinux BTF): struct
+ * sock_common's addresses, ports, family, state, bound device and cookie, and struct
+ * sock's type, protocol, mark and priority.  Every other field reads as 0 (a TCP
+ * socket's counters, a unix socket's path; known difference, docs/STATUS.md #15).
+ * Programs that load through kernel pointers run on the checked engine, which is
+ * granted the stand-in read-only.  A stand-in passed back to a helper (another cast,
+ * bpf_sk_cgroup_id, the syncookie helpers) stands for its socket again. */
+#define STAND_IN_SIZE 8192 /* the largest target, tcp6_sock, is 2,432 bytes on 6.18 */
+#define STAND_INS 8
+
+static _Thread_local uint64_t stand_in[STAND_INS][STAND_IN_SIZE / 8];
+static _Thread_local struct brt_sock stand_in_sock[STAND_INS];
+static _Thread_local const void *stand_in_src[STAND_INS];
+static _Thread_local unsigned stand_in_next;
+
+/* the fields a stand-in fills, by their names in the kernel's structs */
+enum { F_DADDR, F_RCV_SADDR, F_DPORT, F_NUM, F_FAMILY, F_STATE, F_BOUND_DEV_IF, F_V6_DADDR,
+       F_V6_RCV_SADDR, F_COOKIE, F_TYPE, F_PROTOCOL, F_MARK, F_PRIORITY, N_FIELDS };
+static const struct {
+	const char *strct, *name;
+} field_names[N_FIELDS] = {
+	[F_DADDR] = { "sock_common", "skc_daddr" },
+	[F_RCV_SADDR] = { "sock_common", "skc_rcv_saddr" },
+	[F_DPORT] = { "sock_common", "skc_dport" },
+	[F_NUM] = { "sock_common", "skc_num" },
+	[F_FAMILY] = { "sock_common", "skc_family" },
+	[F_STATE] = { "sock_common", "skc_state" },
+	[F_BOUND_DEV_IF] = { "sock_common", "skc_bound_dev_if" },
+	[F_V6_DADDR] = { "sock_common", "skc_v6_daddr" },
+	[F_V6_RCV_SADDR] = { "sock_common", "skc_v6_rcv_saddr" },
+	[F_COOKIE] = { "sock_common", "skc_cookie" },
+	[F_TYPE] = { "sock", "sk_type" },
+	[F_PROTOCOL] = { "sock", "sk_protocol" },
+	[F_MARK] = { "sock", "sk_mark" },
+	[F_PRIORITY] = { "sock", "sk_priority" },
+};
+/* byte offset in struct sock (struct sock_common is its first member, at 0) and size;
+ * size 0: not found (not filled) */
+static struct {
+	uint32_t off, size;
+} fields[N_FIELDS];
+static pthread_once_t fields_once = PTHREAD_ONCE_INIT;
+
+/* member name of struct id, looked for in anonymous struct/union members too: its byte
+ * offset and size (a bitfield or a member past STAND_IN_SIZE is not used) */
+static int find_member(const struct brt_btf *btf, uint32_t id, const char *name, uint32_t base,
+		       uint32_t *off, uint32_t *size, int depth)
+{
+	const struct btf_type *t = brt_btf_type(btf, brt_btf_skip_mods(btf, id));
+	const struct btf_member *m;
+	unsigned kind;
+
+	if (!t || depth > 8)
+		return 0;
+	kind = BTF_INFO_KIND(t->info);
+	if (kind != BTF_KIND_STRUCT && kind != BTF_KIND_UNION)
+		return 0;
+	m = (const struct btf_member *)(t + 1);
+	for (unsigned i = 0; i < BTF_INFO_VLEN(t->info); i++, m++) {
+		uint32_t bits = BTF_INFO_KFLAG(t->info) ? BTF_MEMBER_BIT_OFFSET(m->offset) : m->offset;
+		const char *mn = brt_btf_str(btf, m->name_off);
+		uint64_t sz;
+
+		if (BTF_INFO_KFLAG(t->info) && BTF_MEMBER_BITFIELD_SIZE(m->offset))
+			continue;
+		if (bits % 8)
+			continue;
+		if (mn && !strcmp(mn, name)) {
+			if (brt_btf_resolve_size(btf, m->type, &sz) || base + bits / 8 + sz > STAND_IN_SIZE)
+				return 0;
+			*off = base + bits / 8;
+			*size = (uint32_t)sz;
+			return 1;
+		}
+		if ((!mn || !*mn) &&
+		    find_member(btf, m->type, name, base + bits / 8, off, size, depth + 1))
+			return 1;
+	}
+	return 0;
+}
+
+static void fields_init(void)
+{
+	const struct brt_btf *btf = brt_btf_vmlinux();
+
+	for (int f = 0; btf && f < N_FIELDS; f++) {
+		int id = brt_btf_find(btf, field_names[f].strct, BTF_KIND_STRUCT);
+
+		if (id > 0 && !find_member(btf, (uint32_t)id, field_names[f].name, 0,
+					   &fields[f].off, &fields[f].size, 0))
+			fields[f].size = 0;
+	}
+}
+
+static void put_field(uint8_t *kern, int f, const void *v, uint32_t len)
+{
+	if (fields[f].size && len <= fields[f].size)
+		memcpy(kern + fields[f].off, v, len);
+}
+
+const struct brt_sock *brt_sock_of_ptr(uint64_t r, struct bpfrt_run_ctx *ctx)
+{
+	for (int i = 0; i < STAND_INS; i++)
+		if (r == (uint64_t)(uintptr_t)stand_in[i] && stand_in_src[i])
+			return &stand_in_sock[i];
+	return held_sock(r, ctx);
+}
+
+/* A stand-in of sk (one per socket pointer held: a second cast of the same one gives the
+ * same address, as the kernel's casts do), granted read-only to a checked run. */
+static uint64_t stand_in_of(const struct brt_sock *sk, struct bpfrt_run_ctx *ctx)
+{
+	unsigned i;
+	uint8_t *kern;
+	uint16_t u16;
+
+	for (i = 0; i < STAND_INS; i++)
+		if (stand_in_src[i] == sk || &stand_in_sock[i] == sk)
+			break;
+	if (i == STAND_INS)
+		i = stand_in_next++ % STAND_INS;
+	if (&stand_in_sock[i] != sk) {
+		stand_in_sock[i] = *sk;
+		stand_in_src[i] = sk;
+	}
+	pthread_once(&fields_once, fields_init);
+	kern = (uint8_t *)stand_in[i];
+	memset(kern, 0, STAND_IN_SIZE);
+	sk = &stand_in_sock[i];
+	put_field(kern, F_DADDR, &sk->sk.dst_ip4, 4);
+	put_field(kern, F_RCV_SADDR, &sk->sk.src_ip4, 4);
+	u16 = (uint16_t)sk->sk.dst_port; /* network order, as skc_dport */
+	put_field(kern, F_DPORT, &u16, 2);
+	u16 = (uint16_t)sk->sk.src_port; /* host order, as skc_num */
+	put_field(kern, F_NUM, &u16, 2);
+	u16 = (uint16_t)sk->sk.family;
+	put_field(kern, F_FAMILY, &u16, 2);
+	kern[fields[F_STATE].off] = fields[F_STATE].size ? (uint8_t)sk->sk.state : 0;
+	put_field(kern, F_BOUND_DEV_IF, &sk->sk.bound_dev_if, 4);
+	put_field(kern, F_V6_DADDR, sk->sk.dst_ip6, 16);
+	put_field(kern, F_V6_RCV_SADDR, sk->sk.src_ip6, 16);
+	put_field(kern, F_COOKIE, &sk->cookie, 8);
+	u16 = (uint16_t)sk->sk.type;
+	put_field(kern, F_TYPE, &u16, 2);
+	u16 = (uint16_t)sk->sk.protocol;
+	put_field(kern, F_PROTOCOL, &u16, 2);
+	put_field(kern, F_MARK, &sk->sk.mark, 4);
+	put_field(kern, F_PRIORITY, &sk->sk.priority, 4);
+	if (bpfrt_run_grant(ctx, kern, STAND_IN_SIZE, 0))
+		return 0;
+	return (uint64_t)(uintptr_t)kern;
+}
+
+#define TCP_TIME_WAIT 6
+#define TCP_NEW_SYN_RECV 12
+
+/* bpf_skc_to_<struct>(sk) for helper id: the kernel's tests on the socket, then sk as
+ * that struct. */
+static uint64_t skc_to(int id, uint64_t r1, struct bpfrt_run_ctx *ctx)
+{
+	const struct brt_sock *sk = brt_sock_of_ptr(r1, ctx);
+	int full, ok = 0;
+
+	if (!sk)
+		return 0;
+	full = sk->sk.state != TCP_TIME_WAIT && sk->sk.state != TCP_NEW_SYN_RECV;
+	switch (id) {
+	case BPF_FUNC_skc_to_tcp6_sock:
+		ok = full && sk->sk.protocol == IPPROTO_TCP && sk->sk.family == AF_INET6;
+		break;
+	case BPF_FUNC_skc_to_tcp_sock:
+		ok = full && sk->sk.protocol == IPPROTO_TCP;
+		break;
+	case BPF_FUNC_skc_to_tcp_timewait_sock:
+		ok = sk->sk.protocol == IPPROTO_TCP && sk->sk.state == TCP_TIME_WAIT;
+		break;
+	case BPF_FUNC_skc_to_tcp_request_sock:
+		ok = sk->sk.protocol == IPPROTO_TCP && sk->sk.state == TCP_NEW_SYN_RECV;
+		break;
+	case BPF_FUNC_skc_to_udp6_sock:
+		ok = full && sk->sk.protocol == IPPROTO_UDP && sk->sk.type == SOCK_DGRAM &&
+		     sk->sk.family == AF_INET6;
+		break;
+	case BPF_FUNC_skc_to_unix_sock:
+		ok = full && sk->sk.family == AF_UNIX;
+		break;
+	default: /* skc_to_mptcp_sock: a sockmap holds no MPTCP subflow */
+		break;
+	}
+	return ok ? stand_in_of(sk, ctx) : 0;
+}
+
+#define SKC_TO(name)                                                                     \
+	uint64_t brt_helper_skc_to_##name(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, \
+					  uint64_t r5, struct bpfrt_run_ctx *ctx)          \
+	{                                                                                \
+		(void)r2, (void)r3, (void)r4, (void)r5;                                  \
+		return skc_to(BPF_FUNC_skc_to_##name, r1, ctx);                          \
+	}
+BRT_SKC_TO_STRUCTS(SKC_TO)
+#undef SKC_TO
+
+/* ---- cgroup ids ----------------------------------------------------------------------- */
+/* __bpf_sk_ancestor_cgroup_id(): the socket's cgroup at level (the root is 0), 0 when
+ * there is none, the level is negative or deeper than the socket's cgroup; level
+ * OWN_CGROUP: the socket's own cgroup (__bpf_sk_cgroup_id()). */
+#define OWN_CGROUP INT64_MAX
+static uint64_t sk_cgroup_at(const struct brt_sock *sk, int64_t level)
+{
+	if (!sk || !sk->cgroup_levels)
+		return 0;
+	if (level == OWN_CGROUP)
+		return sk->cgroup[sk->cgroup_levels - 1];
+	if (level < 0 || level >= sk->cgroup_levels)
+		return 0;
+	return sk->cgroup[level];
+}
+
+uint64_t brt_helper_sk_cgroup_id(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+				 uint64_t r5, struct bpfrt_run_ctx *ctx)
+{
+	(void)r2, (void)r3, (void)r4, (void)r5;
+	return sk_cgroup_at(brt_sock_of_ptr(r1, ctx), OWN_CGROUP);
+}
+
+uint64_t brt_helper_sk_ancestor_cgroup_id(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+					  uint64_t r5, struct bpfrt_run_ctx *ctx)
+{
+	(void)r3, (void)r4, (void)r5;
+	return sk_cgroup_at(brt_sock_of_ptr(r1, ctx), (int32_t)r2);
+}
+
+/* The skb's socket: a test run's is the dummy socket the calling task creates, so its
+ * cgroup is the caller's; a packet bpfrt received has none (0). */
+static uint64_t skb_cgroup_at(struct bpfrt_run_ctx *ctx, int64_t level)
+{
+	uint64_t ids[BRT_CGROUP_MAX_LEVELS];
+	int n;
+
+	if (!ctx->pkt || !ctx->pkt->has_sk)
+		return 0;
+	n = brt_cgroup_ids((int32_t)gettid(), ids, BRT_CGROUP_MAX_LEVELS);
+	if (n <= 0)
+		return 0;
+	if (level == OWN_CGROUP)
+		return ids[n - 1];
+	return level < 0 || level >= n ? 0 : ids[level];
+}
+
+uint64_t brt_helper_skb_cgroup_id(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+				  uint64_t r5, struct bpfrt_run_ctx *ctx)
+{
+	(void)r1, (void)r2, (void)r3, (void)r4, (void)r5;
+	return skb_cgroup_at(ctx, OWN_CGROUP);
+}
+
+uint64_t brt_helper_skb_ancestor_cgroup_id(uint64_t r1, uint64_t r2, uint64_t r3,
+					   uint64_t r4, uint64_t r5, struct bpfrt_run_ctx *ctx)
+{
+	(void)r1, (void)r3, (void)r4, (void)r5;
+	return skb_cgroup_at(ctx, (int32_t)r2);
 }

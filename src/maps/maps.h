@@ -254,6 +254,7 @@ void brt_cgroup_storage_reset(struct brt_map *map);
  * (sockmap.c): the struct bpf_sock the verifier lets it read, then what the socket
  * helpers ask of the kernel's struct sock.  A process has no struct sock, so this is a
  * snapshot of the socket taken from its fd when the slot was filled. */
+#define BRT_SOCK_CGROUP_LEVELS 16
 struct brt_sock {
 	struct bpf_sock sk;  /* first: the program's pointer points here */
 	uint64_t cookie;     /* SO_COOKIE */
@@ -261,7 +262,13 @@ struct brt_sock {
 	uint8_t ipv6only;    /* IPV6_V6ONLY */
 	uint8_t refcounted;  /* not freed by RCU (sk_is_refcounted()): not a TCP listener or
 			      * a UDP socket */
-	uint8_t pad[5];
+	uint8_t cgroup_levels; /* how many of cgroup[] are known (0: none) */
+	uint8_t pad[4];
+	/* the socket's cgroup v2 and its ancestors, the root's first (bpf_sk_cgroup_id,
+	 * bpf_sk_ancestor_cgroup_id): the kernel records the creating task's cgroup, which
+	 * user space cannot ask of a socket, so the cgroup of the thread that put the
+	 * socket in the map (the same when one process creates and adds its sockets) */
+	uint64_t cgroup[BRT_SOCK_CGROUP_LEVELS];
 };
 
 /* BPF_PROG_TEST_RUN's sk_lookup context (api/test_run.c): r1 points at uapi; the

@@ -25,6 +25,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <linux/bpf.h>
 #include <linux/tcp.h>
@@ -32,6 +33,7 @@
 #include <netinet/in.h>
 
 #include "maps/maps.h"
+#include "util/util.h"
 #include "vm/vm.h"
 
 #ifndef SO_COOKIE
@@ -119,7 +121,7 @@ static void snap_of_fd(int fd, int domain, int type, int proto, int tcp_state,
 	struct sockaddr_storage ss;
 	socklen_t len = sizeof(ss);
 	uint16_t port = 0;
-	int peer, mapped;
+	int peer, mapped, levels;
 
 	memset(s, 0, sizeof(*s));
 	s->sk.bound_dev_if = (uint32_t)sockopt_int(fd, SOL_SOCKET, SO_BINDTOIFINDEX);
@@ -155,6 +157,8 @@ static void snap_of_fd(int fd, int domain, int type, int proto, int tcp_state,
 	s->sk.rx_queue_mapping = -1;
 	s->reuseport = sockopt_int(fd, SOL_SOCKET, SO_REUSEPORT) != 0;
 	s->ipv6only = domain == AF_INET6 && sockopt_int(fd, IPPROTO_IPV6, IPV6_V6ONLY);
+	levels = brt_cgroup_ids((int32_t)gettid(), s->cgroup, BRT_SOCK_CGROUP_LEVELS);
+	s->cgroup_levels = (uint8_t)(levels > 0 ? levels : 0);
 	/* SOCK_RCU_FREE: TCP listeners (inet_hash) and hashed UDP sockets (udp_lib_get_port) */
 	s->refcounted = !((domain == AF_INET || domain == AF_INET6) &&
 			  ((proto == IPPROTO_TCP && tcp_state == TCP_STATE_LISTEN) ||

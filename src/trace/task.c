@@ -14,6 +14,7 @@
 
 #include "bpfrt.h"
 #include "trace/trace.h"
+#include "util/util.h"
 #include "vm/vm.h"
 
 #define TASK_COMM_LEN 16
@@ -227,65 +228,17 @@ void brt_trace_current(char comm[16], int32_t *pid, int32_t *cpu)
 	*cpu = t ? (int32_t)t->cpu : sched_getcpu();
 }
 
-/* Where cgroup v2 is mounted in this process's view ("" when it is not): the mount
- * point of the first cgroup2 entry of /proc/self/mountinfo. */
-static int cgroup2_mount(char *dir, size_t cap)
-{
-	char line[1024], mnt[512], fstype[64];
-	FILE *f = fopen("/proc/self/mountinfo", "re");
-	int found = 0;
-
-	if (!f)
-		return 0;
-	while (!found && fgets(line, sizeof(line), f)) {
-		const char *sep = strstr(line, " - ");
-
-		if (!sep || sscanf(line, "%*s %*s %*s %*s %511s", mnt) != 1 ||
-		    sscanf(sep + 3, "%63s", fstype) != 1)
-			continue;
-		if (!strcmp(fstype, "cgroup2") && strlen(mnt) < cap) {
-			strcpy(dir, mnt);
-			found = 1;
-		}
-	}
-	fclose(f);
-	return found;
-}
-
-/* Is the current task in the cgroup v2 whose directory has inode number id, or below it
- * (the kernel's task_under_cgroup_hierarchy())?  The task's cgroup path comes from
- * /proc/<tid>/cgroup ("0::/a/b"); each ancestor directory is compared by inode. */
+/* Is task tid in the cgroup v2 whose directory has inode number id, or below it (the
+ * kernel's task_under_cgroup_hierarchy())?  Its cgroup and every ancestor are compared. */
 static int task_under_cgroup(int32_t tid, uint64_t id)
 {
-	char path[512], line[512], dir[1024], *p = NULL;
-	struct stat st;
-	size_t base;
-	FILE *f;
+	uint64_t ids[BRT_CGROUP_MAX_LEVELS];
+	int n = brt_cgroup_ids(tid, ids, BRT_CGROUP_MAX_LEVELS);
 
-	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)tid);
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
-	while (!p && fgets(line, sizeof(line), f))
-		if (!strncmp(line, "0::", 3))
-			p = line + 3;
-	fclose(f);
-	if (!p || !cgroup2_mount(dir, sizeof(dir) / 2))
-		return 0;
-	p[strcspn(p, "\n")] = 0;
-	base = strlen(dir);
-	for (;;) {
-		if (!stat(dir, &st) && (uint64_t)st.st_ino == id)
+	for (int i = 0; i < n; i++)
+		if (ids[i] == id)
 			return 1;
-		if (!*p)
-			return 0;
-		/* append the next component of the task's path */
-		do
-			if (base + 1 < sizeof(dir))
-				dir[base++] = *p;
-		while (*++p && *p != '/');
-		dir[base] = 0;
-	}
+	return 0;
 }
 
 /* long bpf_skb_under_cgroup(skb, map, u32 index) (tc, lwt): is the skb's socket under the
@@ -374,4 +327,23 @@ uint64_t brt_helper_task_storage_delete(uint64_t r1, uint64_t r2, uint64_t r3, u
 	if (!map || map->type != BPF_MAP_TYPE_TASK_STORAGE || !owner)
 		return (uint64_t)(int64_t)-ENOENT;
 	return (uint64_t)(int64_t)brt_local_storage_delete(map, owner);
+}
+
+/* void *bpf_cgrp_storage_get(map, cgrp, value, u64 flags) and long
+ * bpf_cgrp_storage_delete(map, cgrp): a program reaches a kernel struct cgroup only
+ * through kernel pointers (task->cgroups->dfl_cgrp), which bpfrt's stand-ins hold as 0,
+ * so a run that gets this far passes NULL: get answers NULL, delete -EINVAL, as the
+ * kernel's for no cgroup.  Map values keyed by cgroup fds stay reachable from bpf(). */
+uint64_t brt_helper_cgrp_storage_get(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+				     uint64_t r5, struct bpfrt_run_ctx *ctx)
+{
+	(void)r1, (void)r2, (void)r3, (void)r4, (void)r5, (void)ctx;
+	return 0;
+}
+
+uint64_t brt_helper_cgrp_storage_delete(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+					uint64_t r5, struct bpfrt_run_ctx *ctx)
+{
+	(void)r1, (void)r3, (void)r4, (void)r5, (void)ctx;
+	return (uint64_t)(int64_t)(r2 ? -ENOENT : -EINVAL);
 }

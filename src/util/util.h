@@ -36,6 +36,15 @@ int brt_fs_open_reg(int dirfd, const char *path, int flags, int follow);
  * kernels).  dst_is_user: the untrusted side is dst (a write), else src (a read). */
 int brt_ucopy(void *dst, const void *src, size_t len, int dst_is_user);
 
+/* cgroup v2 (cgroup.c).  brt_cgroup2_mount(): the mount point of cgroup2 in this
+ * process's view into dir (1) or 0 when it is not mounted.  brt_cgroup_ids(): the ids
+ * (directory inode numbers, as the kernel's cgroup ids) of task tid's cgroup and its
+ * ancestors, the root's first (ids[level], as cgroup->ancestors[]): how many, 0 when
+ * unknown, -1 when deeper than max. */
+#define BRT_CGROUP_MAX_LEVELS 64
+int brt_cgroup2_mount(char *dir, size_t cap);
+int brt_cgroup_ids(int32_t tid, uint64_t *ids, int max);
+
 /* SHA-256 of len bytes (sha256.c): program tags, as the kernel computes them. */
 void brt_sha256(const void *data, size_t len, unsigned char out[32]);
 

@@ -10,6 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <linux/btf.h>
+
+#include "btf/btf.h"
 #include "verifier/internal.h"
 
 /* ---- prototypes, from the helper registry (vm/helper_proto.h) --------------------------- */
@@ -428,6 +431,7 @@ static int reg_type_ok(struct brt_env *env, int regno, int arg)
 		expected = "map_value, ptr_";
 		break;
 	case BRT_ARG_PTR_TO_BTF_ID_TASK_OR_NULL: /* check_reg_type() folds PTR_MAYBE_NULL */
+	case BRT_ARG_PTR_TO_BTF_ID_CGROUP_OR_NULL:
 		if (brt_reg_is_null(reg))
 			return 0;
 		t &= ~PTR_MAYBE_NULL;
@@ -669,6 +673,12 @@ static int check_arg(struct brt_env *env, int i, const struct brt_helper_proto *
 				 brt_btf_reg_name(env, reg->btf_id));
 			return -EACCES;
 		}
+	} else if (!err && arg == BRT_ARG_PTR_TO_BTF_ID_CGROUP_OR_NULL && !brt_reg_is_null(reg)) {
+		if (reg->off || strcmp(brt_btf_reg_name(env, reg->btf_id), "cgroup")) {
+			brt_verr(env, "R%d is of type %s but cgroup is expected\n", regno,
+				 brt_btf_reg_name(env, reg->btf_id));
+			return -EACCES;
+		}
 	} else if (!err && arg == BRT_ARG_PTR_TO_BTF_ID_SEQ_FILE) {
 		if (reg->off || strcmp(brt_btf_reg_name(env, reg->btf_id), "seq_file")) {
 			brt_verr(env, "R%d is of type %s but seq_file is expected\n", regno,
@@ -733,6 +743,11 @@ static int check_arg(struct brt_env *env, int i, const struct brt_helper_proto *
 				? BRT_WRITE
 				: BRT_READ,
 			0);
+	case BRT_ARG_PTR_TO_MEM_IPHDR: /* ARG_PTR_TO_FIXED_SIZE_MEM: the header's size */
+	case BRT_ARG_PTR_TO_MEM_TCPHDR:
+		return brt_check_helper_mem(env, regno, 20, 0, BRT_READ, 0);
+	case BRT_ARG_PTR_TO_MEM_IPV6HDR:
+		return brt_check_helper_mem(env, regno, 40, 0, BRT_READ, 0);
 	case BRT_ARG_CONST_SIZE:
 	case BRT_ARG_CONST_SIZE_OR_ZERO:
 		meta->msize_max = reg->umax;
@@ -847,7 +862,8 @@ static int map_func_compat(struct brt_env *env, const struct call_meta *meta, in
 		     id == BPF_FUNC_kptr_xchg;
 		break;
 	case 32: /* BPF_MAP_TYPE_CGRP_STORAGE */
-		ok = id == 210 || id == 211 || id == BPF_FUNC_kptr_xchg; /* cgrp_storage_get/delete */
+		ok = id == BRT_FUNC_cgrp_storage_get || id == BRT_FUNC_cgrp_storage_delete ||
+		     id == BPF_FUNC_kptr_xchg;
 		break;
 	case BPF_MAP_TYPE_SOCKHASH:
 		ok = id == BPF_FUNC_sk_redirect_hash || id == BPF_FUNC_sock_hash_update ||
@@ -871,8 +887,8 @@ static int map_func_compat(struct brt_env *env, const struct call_meta *meta, in
 	case BPF_FUNC_inode_storage_delete:
 		ok &= mt == BPF_MAP_TYPE_INODE_STORAGE;
 		break;
-	case 210: /* BPF_FUNC_cgrp_storage_get */
-	case 211: /* BPF_FUNC_cgrp_storage_delete */
+	case BRT_FUNC_cgrp_storage_get:
+	case BRT_FUNC_cgrp_storage_delete:
 		ok &= mt == 32; /* BPF_MAP_TYPE_CGRP_STORAGE */
 		break;
 	case BPF_FUNC_ringbuf_output:
@@ -978,6 +994,30 @@ static int nr_cpu_ids(void)
 	return n;
 }
 
+/* The kernel struct a RET_PTR_TO_BTF_ID_OR_NULL helper returns (its ret_btf_id: the
+ * btf_sock_ids of net/core/filter.c). */
+static const char *ret_btf_struct(int32_t id)
+{
+	switch (id) {
+	case BPF_FUNC_skc_to_tcp6_sock:
+		return "tcp6_sock";
+	case BPF_FUNC_skc_to_tcp_sock:
+		return "tcp_sock";
+	case BPF_FUNC_skc_to_tcp_timewait_sock:
+		return "tcp_timewait_sock";
+	case BPF_FUNC_skc_to_tcp_request_sock:
+		return "tcp_request_sock";
+	case BPF_FUNC_skc_to_udp6_sock:
+		return "udp6_sock";
+	case BPF_FUNC_skc_to_unix_sock:
+		return "unix_sock";
+	case BPF_FUNC_skc_to_mptcp_sock:
+		return "mptcp_sock";
+	default:
+		return NULL;
+	}
+}
+
 static void set_return(struct brt_env *env, const struct brt_helper_proto *fn,
 		       const struct call_meta *meta, int32_t id, int insn_idx, int *err)
 {
@@ -1055,6 +1095,24 @@ static void set_return(struct brt_env *env, const struct brt_helper_proto *fn,
 			return;
 		}
 		break;
+	case BRT_RET_PTR_TO_BTF_ID_OR_NULL: { /* the casts: the struct each one names */
+		int bid = -1;
+
+		if (!env->kbtf)
+			env->kbtf = brt_btf_vmlinux();
+		if (env->kbtf && ret_btf_struct(id))
+			bid = brt_btf_find(env->kbtf, ret_btf_struct(id), BTF_KIND_STRUCT);
+		if (bid <= 0) {
+			brt_verr(env, "invalid return type 8 of func %s#%d\n",
+				 brt_verifier_helper_name(id), id);
+			*err = -EINVAL;
+			return;
+		}
+		brt_mark_reg_known_zero(r0);
+		r0->type = PTR_TO_BTF_ID | PTR_MAYBE_NULL;
+		r0->btf_id = (uint32_t)bid;
+		break;
+	}
 	case BRT_RET_PTR_TO_ALLOC_MEM_OR_NULL:
 		r0->type = PTR_TO_MEM | MEM_RINGBUF | PTR_MAYBE_NULL;
 		brt_mark_reg_known_zero(r0);

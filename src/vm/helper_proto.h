@@ -48,6 +48,12 @@ enum brt_arg_type {
 	BRT_ARG_PTR_TO_MEM_WRITE,  /* initialised memory the helper writes (ARG_PTR_TO_MEM |
 				    * MEM_WRITE): not read-only; stack it covers becomes unknown */
 	BRT_ARG_PTR_TO_SPIN_LOCK,  /* the struct bpf_spin_lock of a map value */
+	/* ARG_PTR_TO_FIXED_SIZE_MEM | MEM_RDONLY: readable memory of the header's size (no
+	 * size argument follows): struct iphdr (20), struct ipv6hdr (40), struct tcphdr (20) */
+	BRT_ARG_PTR_TO_MEM_IPHDR,
+	BRT_ARG_PTR_TO_MEM_IPV6HDR,
+	BRT_ARG_PTR_TO_MEM_TCPHDR,
+	BRT_ARG_PTR_TO_BTF_ID_CGROUP_OR_NULL, /* a kernel struct cgroup, or 0 */
 };
 
 /* Kinds of helper return values. */
@@ -61,7 +67,13 @@ enum brt_ret_type {
 	BRT_RET_PTR_TO_SOCK_COMMON_OR_NULL, /* struct bpf_sock's common part */
 	BRT_RET_PTR_TO_TCP_SOCK_OR_NULL,    /* struct bpf_tcp_sock */
 	BRT_RET_PTR_TO_BTF_ID_TASK,       /* a trusted struct task_struct of the kernel's BTF */
+	BRT_RET_PTR_TO_BTF_ID_OR_NULL,    /* a kernel struct the helper names (the bpf_skc_to_*
+					   * casts: the verifier's table of their structs) */
 };
+
+/* Helper ids newer than the 6.1 uapi header bpfrt builds against. */
+#define BRT_FUNC_cgrp_storage_get 210
+#define BRT_FUNC_cgrp_storage_delete 211
 
 struct bpfrt_run_ctx;
 
