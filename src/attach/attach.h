@@ -175,12 +175,13 @@ BRT_PKT_HELPER_FN(fib_lookup)
 	X(BPF_FUNC_xdp_adjust_meta, brt_helper_xdp_adjust_meta, BRT_FOR_XDP)             \
 	X(BPF_FUNC_xdp_adjust_tail, brt_helper_xdp_adjust_tail, BRT_FOR_XDP)             \
 	X(BPF_FUNC_skb_load_bytes_relative, brt_helper_skb_load_bytes_relative,          \
-	  BRT_FOR_SOCK | BRT_FOR_TC | BRT_FOR_CGSKB)                                     \
+	  BRT_FOR_SOCK | BRT_FOR_TC | BRT_FOR_CGSKB | BRT_FOR_REUSEPORT)                 \
 	X(BPF_FUNC_clone_redirect, brt_helper_clone_redirect, BRT_FOR_TC)                \
 	X(BPF_FUNC_redirect_neigh, brt_helper_redirect_neigh, BRT_FOR_TC)                \
 	X(BPF_FUNC_redirect_peer, brt_helper_redirect_peer, BRT_FOR_TC)                  \
 	X(BPF_FUNC_get_socket_cookie, brt_helper_get_socket_cookie,                      \
-	  BRT_FOR_SOCK | BRT_FOR_TC | BRT_FOR_CGSKB | BRT_HSET(BPF_PROG_TYPE_TRACING))   \
+	  BRT_FOR_SOCK | BRT_FOR_TC | BRT_FOR_CGSKB | BRT_FOR_REUSEPORT |                \
+	  BRT_HSET(BPF_PROG_TYPE_TRACING))                                               \
 	X(BPF_FUNC_get_socket_uid, brt_helper_get_socket_uid,                            \
 	  BRT_FOR_SOCK | BRT_FOR_TC | BRT_FOR_CGSKB)                                     \
 	X(BPF_FUNC_get_hash_recalc, brt_helper_get_hash_recalc, BRT_FOR_TC)              \

@@ -21,6 +21,8 @@
  * writers, as for devmap_hash.
  */
 #include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
 #include <stddef.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -649,5 +651,219 @@ uint64_t brt_helper_sk_assign(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4
 		return (uint64_t)(int64_t)-EEXIST;
 	lc->uapi.sk = (struct bpf_sock *)(uintptr_t)r2;
 	lc->no_reuseport = (r3 & BPF_SK_LOOKUP_F_NO_REUSEPORT) != 0;
+	return 0;
+}
+
+/* ---- reuseport_sockarray ----------------------------------------------------------------
+ * The kernel's BPF_MAP_TYPE_REUSEPORT_SOCKARRAY: an array of SO_REUSEPORT sockets that an
+ * sk_reuseport program picks from (bpf_sk_select_reuseport).  The region is a sockmap's:
+ * max_entries cookies, then the snapshots.  Updates come from bpf() only, with the
+ * kernel's checks in its order (reuseport_array_update_check()); a socket already in a
+ * reuseport array (the kernel: sk_user_data set) is -EBUSY, which bpfrt sees within this
+ * map only; like a sockmap's, an element stays when its socket is closed. */
+static int rsa_alloc_check(const union bpf_attr *attr)
+{
+	if (attr->value_size != 4 && attr->value_size != 8)
+		return -EINVAL;
+	return brt_array_map_ops.alloc_check(attr);
+}
+
+/* sock_flag(SOCK_RCU_FREE) && sk_hashed() && sk_reuseport_cb: a TCP listener or a bound
+ * UDP socket, either with SO_REUSEPORT */
+static int rsa_suitable(int fd, int type, int proto)
+{
+	if (!sockopt_int(fd, SOL_SOCKET, SO_REUSEPORT))
+		return 0;
+	if (type == SOCK_STREAM && proto == IPPROTO_TCP)
+		return sockopt_int(fd, SOL_SOCKET, SO_ACCEPTCONN) != 0;
+	if (type == SOCK_DGRAM && proto == IPPROTO_UDP)
+		return bound(fd);
+	return 0;
+}
+
+/* Sockets this process put in reuseport arrays (the kernel marks them in sk_user_data, so
+ * a second array or slot is -EBUSY): the slot each is in.  A claim is dropped when its
+ * slot is deleted or replaced, and when the map loses its last fd (rsa_unref(); the
+ * kernel empties the array when it is freed); one whose slot no longer holds the socket
+ * (another process changed it) is stale and ignored. */
+struct rsa_claim {
+	uint64_t cookie;
+	_Atomic uint64_t *slot;
+};
+static struct rsa_claim *claims;
+static size_t nclaims, capclaims;
+static pthread_mutex_t claims_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void unclaim_at(size_t i)
+{
+	claims[i] = claims[--nclaims];
+}
+
+static int claimed(uint64_t cookie)
+{
+	for (size_t i = 0; i < nclaims; i++) {
+		if (claims[i].cookie != cookie)
+			continue;
+		if (atomic_load_explicit(claims[i].slot, memory_order_acquire) == cookie)
+			return 1;
+		unclaim_at(i);
+		return 0;
+	}
+	return 0;
+}
+
+/* slot now holds cookie: it claims it, and whatever slot held before is released */
+static void claim(struct brt_map *map, _Atomic uint64_t *slot, uint64_t cookie)
+{
+	(void)map;
+	for (size_t i = 0; i < nclaims; i++)
+		if (claims[i].slot == slot) {
+			claims[i].cookie = cookie;
+			return;
+		}
+	if (nclaims == capclaims) {
+		size_t cap = capclaims ? capclaims * 2 : 16;
+		struct rsa_claim *c = realloc(claims, cap * sizeof(*c));
+
+		if (!c)
+			return; /* not claimed: a second array would then take it */
+		claims = c;
+		capclaims = cap;
+	}
+	claims[nclaims++] = (struct rsa_claim){ cookie, slot };
+}
+
+static void unclaim_slots(_Atomic uint64_t *first, uint32_t n)
+{
+	pthread_mutex_lock(&claims_lock);
+	for (size_t i = 0; i < nclaims;)
+		if (claims[i].slot >= first && claims[i].slot < first + n)
+			unclaim_at(i);
+		else
+			i++;
+	pthread_mutex_unlock(&claims_lock);
+}
+
+static void rsa_unref(struct brt_map *map)
+{
+	unclaim_slots((_Atomic uint64_t *)map->data, map->max_entries);
+}
+
+static int rsa_update(struct brt_map *map, const void *key, const void *value, uint64_t flags)
+{
+	uint64_t ufd = value_fd(map, value), cookie, old;
+	int fd, domain, type, proto;
+	socklen_t len = sizeof(int);
+	_Atomic uint64_t *slot;
+	struct brt_sock snap;
+	struct stat st;
+
+	/* bpf_fd_reuseport_array_update_elem() */
+	if (flags > BPF_EXIST)
+		return -EINVAL;
+	slot = smap_slot(map, key);
+	if (!slot)
+		return -E2BIG;
+	if (map->value_size == 8 && ufd > INT32_MAX)
+		return -EINVAL;
+	fd = (int)ufd;
+	if (fstat(fd, &st))
+		return -EBADF;
+	if (!S_ISSOCK(st.st_mode))
+		return -ENOTSOCK;
+	if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) ||
+	    getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) ||
+	    getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &proto, &len))
+		return -EINVAL;
+	old = atomic_load_explicit(slot, memory_order_acquire);
+	if (old && flags == BPF_NOEXIST)
+		return -EEXIST;
+	if (!old && flags == BPF_EXIST)
+		return -ENOENT;
+	if ((proto != IPPROTO_UDP && proto != IPPROTO_TCP) ||
+	    (domain != AF_INET && domain != AF_INET6) ||
+	    (type != SOCK_STREAM && type != SOCK_DGRAM))
+		return -BRT_ENOTSUPP;
+	if (!rsa_suitable(fd, type, proto))
+		return -EINVAL;
+	len = sizeof(cookie);
+	if (getsockopt(fd, SOL_SOCKET, SO_COOKIE, &cookie, &len) || !cookie)
+		return -EINVAL;
+	snap_of_fd(fd, domain, type, proto,
+		   proto == IPPROTO_TCP ? TCP_STATE_LISTEN : 0, &snap);
+	snap.cookie = cookie;
+	pthread_mutex_lock(&claims_lock);
+	if (claimed(cookie)) {
+		pthread_mutex_unlock(&claims_lock);
+		return -EBUSY;
+	}
+	if (!atomic_compare_exchange_strong_explicit(slot, &old, cookie, memory_order_acq_rel,
+						     memory_order_acquire)) {
+		pthread_mutex_unlock(&claims_lock);
+		return -EBUSY; /* a concurrent update of the slot won */
+	}
+	memcpy(smap_snap(map, slot), &snap, sizeof(snap));
+	atomic_thread_fence(memory_order_release);
+	claim(map, slot, cookie);
+	pthread_mutex_unlock(&claims_lock);
+	return 0;
+}
+
+/* bpf_fd_reuseport_array_lookup_elem(): the cookie, only into an 8-byte value */
+static int rsa_copy_value(struct brt_map *map, const void *key, void *value)
+{
+	if (map->value_size != 8)
+		return -ENOSPC;
+	return smap_copy_value(map, key, value);
+}
+
+static int rsa_delete(struct brt_map *map, const void *key)
+{
+	_Atomic uint64_t *slot = smap_slot(map, key);
+
+	if (!slot)
+		return -E2BIG;
+	if (!atomic_exchange_explicit(slot, 0, memory_order_acq_rel))
+		return -ENOENT;
+	unclaim_slots(slot, 1);
+	return 0;
+}
+
+const struct brt_map_ops brt_reuseport_array_map_ops = {
+	.alloc_check = rsa_alloc_check,
+	.data_size = smap_data_size,
+	.lookup = smap_lookup,
+	.lookup_size = sizeof(struct brt_sock),
+	.copy_value = rsa_copy_value,
+	.update = rsa_update,
+	.prog_update = sock_prog_update,
+	.delete = rsa_delete,
+	.get_next_key = brt_array_get_next_key,
+	.unref = rsa_unref,
+};
+
+/* long bpf_sk_select_reuseport(reuse, map, key, flags) (sk_reuseport): the kernel's first
+ * checks on the map's socket: none -ENOENT; not in a reuseport group (a reuseport array
+ * holds only such sockets, so one unhashed since: -ENOENT; a sockmap's may never have
+ * been in one: -EINVAL).  No sk_reuseport program runs in bpfrt (no BPF_PROG_TEST_RUN,
+ * as the kernel's; no live attach), so there is no group to compare with nor a selection
+ * to record: a socket that passes is 0. */
+uint64_t brt_helper_sk_select_reuseport(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+					uint64_t r5, struct bpfrt_run_ctx *ctx)
+{
+	struct brt_map *map = brt_map_helper_arg(r2, ctx);
+	const struct brt_sock *sk;
+
+	(void)r1, (void)r4, (void)r5;
+	if (!map || !map->ops->lookup_size ||
+	    (map->key_size && !bpfrt_run_access_ok(ctx, (const void *)(uintptr_t)r3,
+						   map->key_size, 0)))
+		return (uint64_t)(int64_t)-EINVAL;
+	sk = map->ops->lookup(map, (const void *)(uintptr_t)r3);
+	if (!sk)
+		return (uint64_t)(int64_t)-ENOENT;
+	if (!sk->reuseport)
+		return (uint64_t)(int64_t)(map->type == BPF_MAP_TYPE_REUSEPORT_SOCKARRAY ? -ENOENT
+										     : -EINVAL);
 	return 0;
 }

@@ -633,14 +633,12 @@ static int check_arg(struct brt_env *env, int i, const struct brt_helper_proto *
 		brt_verr(env, "helper access to the packet is not allowed\n");
 		return -EACCES;
 	}
-	/* tracing's bpf_get_socket_cookie takes a kernel socket pointer, or NULL, where
-	 * the other types pass their context (bpf_get_socket_ptr_cookie_proto) */
+	/* tracing's and sk_reuseport's bpf_get_socket_cookie take a socket pointer, possibly
+	 * NULL, where the other types pass their context (bpf_get_socket_ptr_cookie_proto) */
 	if (fn->id == BPF_FUNC_get_socket_cookie && !fn->host &&
-	    env->opts->prog_type == BPF_PROG_TYPE_TRACING) {
-		if (brt_reg_is_null(reg))
-			return 0;
-		arg = BRT_ARG_PTR_TO_BTF_ID_SOCK_COMMON;
-	}
+	    (env->opts->prog_type == BPF_PROG_TYPE_TRACING ||
+	     env->opts->prog_type == BPF_PROG_TYPE_SK_REUSEPORT))
+		arg = BRT_ARG_PTR_TO_BTF_ID_SOCK_COMMON_OR_NULL;
 	/* cgroup_sock's bpf_sk_storage_get takes its context, a socket
 	 * (bpf_sk_storage_get_cg_sock_proto) */
 	if (fn->id == BPF_FUNC_sk_storage_get && !fn->host && i == 1 &&
@@ -865,6 +863,9 @@ static int map_func_compat(struct brt_env *env, const struct call_meta *meta, in
 		ok = id == BRT_FUNC_cgrp_storage_get || id == BRT_FUNC_cgrp_storage_delete ||
 		     id == BPF_FUNC_kptr_xchg;
 		break;
+	case BPF_MAP_TYPE_REUSEPORT_SOCKARRAY:
+		ok = id == BPF_FUNC_sk_select_reuseport;
+		break;
 	case BPF_MAP_TYPE_SOCKHASH:
 		ok = id == BPF_FUNC_sk_redirect_hash || id == BPF_FUNC_sock_hash_update ||
 		     id == BPF_FUNC_msg_redirect_hash || id == BPF_FUNC_sk_select_reuseport ||
@@ -921,6 +922,10 @@ static int map_func_compat(struct brt_env *env, const struct call_meta *meta, in
 	case BPF_FUNC_sk_storage_get:
 	case BPF_FUNC_sk_storage_delete:
 		ok &= mt == BPF_MAP_TYPE_SK_STORAGE;
+		break;
+	case BPF_FUNC_sk_select_reuseport:
+		ok &= mt == BPF_MAP_TYPE_REUSEPORT_SOCKARRAY || mt == BPF_MAP_TYPE_SOCKMAP ||
+		      mt == BPF_MAP_TYPE_SOCKHASH;
 		break;
 	case BPF_FUNC_sk_redirect_hash:
 	case BPF_FUNC_msg_redirect_hash:
