@@ -268,6 +268,15 @@ const struct brt_sock *brt_sock_of_ptr(uint64_t r, struct bpfrt_run_ctx *ctx);
 	 BRT_FOR_SOCKOPS | BRT_FOR_SKSKB | BRT_FOR_SKMSG | BRT_FOR_LWT | BRT_FOR_FLOW |    \
 	 BRT_FOR_SKLOOKUP | BRT_NEED_PERFMON | BRT_HSET(BPF_PROG_TYPE_TRACING))
 #define BRT_FOR_SYNCOOKIE (BRT_FOR_TC | BRT_FOR_XDP)
+/* bpf_sk_storage_get/delete of a socket a program holds (sock_lookup.c) */
+uint64_t brt_helper_sk_storage_get(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+				   uint64_t r5, struct bpfrt_run_ctx *ctx);
+uint64_t brt_helper_sk_storage_delete(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+				      uint64_t r5, struct bpfrt_run_ctx *ctx);
+/* the sets with bpf_sk_storage_get/delete (cgroup_sock: get only, on its context) */
+#define BRT_FOR_SK_STORAGE                                                               \
+	(BRT_FOR_CGSKB | BRT_FOR_TC | BRT_FOR_SOCKOPS | BRT_FOR_SKMSG | BRT_FOR_SOCKADDR |  \
+	 BRT_FOR_SOCKOPT)
 #define BRT_ATTACH_SOCK_HELPERS(X)                                                       \
 	X(BPF_FUNC_sk_lookup_tcp, brt_helper_sk_lookup, BRT_FOR_SK_LOOKUP_FNS)           \
 	X(BPF_FUNC_sk_lookup_udp, brt_helper_sk_lookup, BRT_FOR_SK_LOOKUP_FNS)           \
@@ -300,6 +309,9 @@ const struct brt_sock *brt_sock_of_ptr(uint64_t r, struct bpfrt_run_ctx *ctx);
 	X(BPF_FUNC_tcp_raw_check_syncookie_ipv4, brt_helper_tcp_raw_check_syncookie_ipv4, \
 	  BRT_FOR_SYNCOOKIE)                                                             \
 	X(BPF_FUNC_tcp_raw_check_syncookie_ipv6, brt_helper_tcp_raw_check_syncookie_ipv6, \
-	  BRT_FOR_SYNCOOKIE)
+	  BRT_FOR_SYNCOOKIE)                                                             \
+	X(BPF_FUNC_sk_storage_get, brt_helper_sk_storage_get,                            \
+	  BRT_FOR_SK_STORAGE | BRT_FOR_CGSOCK)                                           \
+	X(BPF_FUNC_sk_storage_delete, brt_helper_sk_storage_delete, BRT_FOR_SK_STORAGE)
 
 #endif

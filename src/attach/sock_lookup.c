@@ -11,6 +11,7 @@
  * only sockets programs hold are those a sockmap or sockhash lookup gives (snapshots,
  * struct brt_sock in maps/maps.h), so the casts see one of those or nothing.
  */
+#include <errno.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -352,4 +353,44 @@ uint64_t brt_helper_skb_ancestor_cgroup_id(uint64_t r1, uint64_t r2, uint64_t r3
 {
 	(void)r1, (void)r3, (void)r4, (void)r5;
 	return skb_cgroup_at(ctx, (int32_t)r2);
+}
+
+/* ---- socket storage ------------------------------------------------------------------- */
+/* void *bpf_sk_storage_get(map, sk, value, flags): NULL for no socket, one that is not a
+ * full socket or flags above F_CREATE; the socket's value (kept under its cookie, as
+ * bpf() keys it by the socket's fd), created from value (NULL: zeros) with F_CREATE. */
+uint64_t brt_helper_sk_storage_get(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+				   uint64_t r5, struct bpfrt_run_ctx *ctx)
+{
+	struct brt_map *map = brt_map_helper_arg(r1, ctx);
+	const struct brt_sock *sk = brt_sock_of_ptr(r2, ctx);
+	void *v;
+
+	(void)r5;
+	if (!map || map->type != BPF_MAP_TYPE_SK_STORAGE || !sk || !sk->cookie ||
+	    sk->sk.state == TCP_TIME_WAIT || sk->sk.state == TCP_NEW_SYN_RECV ||
+	    r4 > BPF_SK_STORAGE_GET_F_CREATE)
+		return 0;
+	if (r3 && !bpfrt_run_access_ok(ctx, (const void *)(uintptr_t)r3, map->value_size, 0))
+		return 0;
+	v = brt_local_storage_get(map, sk->cookie, (const void *)(uintptr_t)r3,
+				  r4 == BPF_SK_STORAGE_GET_F_CREATE);
+	if (v && bpfrt_run_grant(ctx, v, map->value_size, 1))
+		return 0;
+	return (uint64_t)(uintptr_t)v;
+}
+
+/* long bpf_sk_storage_delete(map, sk): no (full) socket -EINVAL, no value -ENOENT */
+uint64_t brt_helper_sk_storage_delete(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+				      uint64_t r5, struct bpfrt_run_ctx *ctx)
+{
+	struct brt_map *map = brt_map_helper_arg(r1, ctx);
+	const struct brt_sock *sk = brt_sock_of_ptr(r2, ctx);
+
+	(void)r3, (void)r4, (void)r5;
+	if (!sk || sk->sk.state == TCP_TIME_WAIT || sk->sk.state == TCP_NEW_SYN_RECV)
+		return (uint64_t)(int64_t)-EINVAL;
+	if (!map || map->type != BPF_MAP_TYPE_SK_STORAGE || !sk->cookie)
+		return (uint64_t)(int64_t)-ENOENT;
+	return (uint64_t)(int64_t)brt_local_storage_delete(map, sk->cookie);
 }

@@ -312,8 +312,6 @@ BRT_MAP_HELPER(get_local_storage) /* cgroup_storage.c */
 BRT_MAP_HELPER(sk_redirect_map)   /* sockmap.c */
 BRT_MAP_HELPER(sock_map_update)
 BRT_MAP_HELPER(sk_assign)
-BRT_MAP_HELPER(sk_storage_get)    /* sk_storage.c */
-BRT_MAP_HELPER(sk_storage_delete)
 BRT_MAP_HELPER(sk_select_reuseport) /* sockmap.c */
 BRT_MAP_HELPER(spin_lock)         /* spin_lock.c */
 BRT_MAP_HELPER(spin_unlock)
@@ -362,14 +360,7 @@ BRT_MAP_HELPER(spin_unlock)
 	X(BPF_FUNC_sock_map_update, brt_helper_sock_map_update, BRT_FOR_SOCKOPS)         \
 	X(BPF_FUNC_sock_hash_update, brt_helper_sock_map_update, BRT_FOR_SOCKOPS)         \
 	X(BPF_FUNC_sk_assign, brt_helper_sk_assign, BRT_FOR_TC | BRT_FOR_SKLOOKUP)       \
-	X(BPF_FUNC_sk_storage_get, brt_helper_sk_storage_get,                            \
-	  BRT_FOR_SK_STORAGE | BRT_FOR_CGSOCK)                                           \
-	X(BPF_FUNC_sk_storage_delete, brt_helper_sk_storage_delete, BRT_FOR_SK_STORAGE)  \
 	X(BPF_FUNC_sk_select_reuseport, brt_helper_sk_select_reuseport, BRT_FOR_REUSEPORT)
-/* the sets with bpf_sk_storage_get/delete (cgroup_sock: get only, on its context) */
-#define BRT_FOR_SK_STORAGE                                                               \
-	(BRT_FOR_CGSKB | BRT_FOR_TC | BRT_FOR_SOCKOPS | BRT_FOR_SKMSG | BRT_FOR_SOCKADDR |  \
-	 BRT_FOR_SOCKOPT)
 
 /* ---- perf output rings (perf_output.c): what a BPF_MAP_TYPE_PERF_EVENT_ARRAY holds ----- */
 

@@ -297,24 +297,9 @@ const struct brt_map_ops brt_sk_storage_map_ops = {
 	.get_next_key = ss_get_next_key,
 };
 
-/* void *bpf_sk_storage_get(map, sk, value, flags): programs hold no socket here */
-uint64_t brt_helper_sk_storage_get(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
-				   uint64_t r5, struct bpfrt_run_ctx *ctx)
-{
-	(void)r1, (void)r2, (void)r3, (void)r4, (void)r5, (void)ctx;
-	return 0;
-}
-
-/* long bpf_sk_storage_delete(map, sk) */
-uint64_t brt_helper_sk_storage_delete(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
-				      uint64_t r5, struct bpfrt_run_ctx *ctx)
-{
-	(void)r1, (void)r2, (void)r3, (void)r4, (void)r5, (void)ctx;
-	return (uint64_t)(int64_t)-ENOENT;
-}
-
-/* A program's get and delete on a local storage map for the owner id (task storage: the
- * task's pid; the helpers that name owners are above this folder, trace/task.c):
+/* A program's get and delete on a local storage map for the owner id (socket storage:
+ * the socket's cookie, task storage: the task's pid; the helpers that name owners are
+ * above this folder, attach/sock_lookup.c and trace/task.c):
  * bpf_local_storage's lookup, creation with BPF_NOEXIST from init (NULL: zeros) when
  * create is set, and unlink.  The value, or NULL; 0 or -ENOENT. */
 void *brt_local_storage_get(struct brt_map *map, uint64_t owner, const void *init, int create)

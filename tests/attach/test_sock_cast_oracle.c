@@ -314,8 +314,8 @@ static const struct ccase vcases[] = {
 	  RET0),
 };
 
-/* [1] int, [2] u8, [3] u8[16]: a cgroup storage map's BTF */
-static int cgrp_map(sys_fn sys)
+/* [1] int, [2] u8, [3] u8[16]: a local storage map's BTF */
+static int storage_map(sys_fn sys, uint32_t type)
 {
 	static const char strs[] = "\0int\0char";
 	const uint32_t types[] = {
@@ -340,7 +340,7 @@ static int cgrp_map(sys_fn sys)
 	if (btf < 0)
 		return -1;
 	memset(&a, 0, sizeof(a));
-	a.map_type = CGRP_STORAGE;
+	a.map_type = type;
 	a.key_size = 4;
 	a.value_size = 16;
 	a.map_flags = BPF_F_NO_PREALLOC;
@@ -354,7 +354,8 @@ static int cgrp_map(sys_fn sys)
 
 static void verifier_cases(sys_fn sys, struct transcript *t)
 {
-	int maps[2] = { cgrp_map(sys), create_map(sys, BPF_MAP_TYPE_ARRAY, 4, 8, 1, 0, 0) };
+	int maps[2] = { storage_map(sys, CGRP_STORAGE),
+			 create_map(sys, BPF_MAP_TYPE_ARRAY, 4, 8, 1, 0, 0) };
 
 	say(t, "cgrp storage map: %s\n", maps[0] >= 0 ? "ok" : "failed");
 	for (size_t i = 0; i < sizeof(vcases) / sizeof(vcases[0]); i++) {
@@ -644,6 +645,62 @@ static void run(sys_fn sys, struct transcript *t, const char *name, uint32_t typ
 	close(fd);
 }
 
+/* bpf_sk_storage_get/delete on socket `slot` (map 2: the storage), variant v:
+ * 0 get F_CREATE from NULL, 1 get F_CREATE from a stack value, 2 get without F_CREATE,
+ * 3 get flags 2, 4 delete, 5 get F_CREATE of the tcp_sock cast, 6 delete of the cast;
+ * a value found gets its first u64 incremented; rec[0] = the answer (the value's first
+ * u64, 0 for NULL, or delete's) */
+static size_t build_sk_storage(struct bpf_insn *p, int slot, int v)
+{
+	size_t n = prologue(p, slot);
+
+	EMIT(ST(BPF_DW, 10, -32, 0x1000), ST(BPF_DW, 10, -24, 0x2000), MOV64_REG(2, 7));
+	if (v >= 5)
+		EMIT(MOV64_REG(1, 7), CALL(BPF_FUNC_skc_to_tcp_sock), JIMM(BPF_JNE, 0, 0, 5),
+		     ST(BPF_DW, 9, 0, -7), MOV64_REG(1, 7), CALL(BPF_FUNC_sk_release),
+		     MOV64_IMM(0, 0), EXIT(), MOV64_REG(2, 0));
+	EMIT(LD_MAP(1, 2));
+	if (v == 4 || v == 6) {
+		EMIT(CALL(BPF_FUNC_sk_storage_delete), STX(BPF_DW, 9, 0, 0));
+	} else {
+		EMIT(MOV64_IMM(3, 0), MOV64_IMM(4, v == 2 ? 0 : v == 3 ? 2 : 1));
+		if (v == 1)
+			EMIT(MOV64_REG(3, 10), ALU64_IMM(BPF_ADD, 3, -32));
+		EMIT(CALL(BPF_FUNC_sk_storage_get), JIMM(BPF_JEQ, 0, 0, 4), LDX(BPF_DW, 1, 0, 0),
+		     ALU64_IMM(BPF_ADD, 1, 1), STX(BPF_DW, 0, 1, 0), STX(BPF_DW, 9, 1, 0));
+	}
+	EMIT(MOV64_REG(1, 7), CALL(BPF_FUNC_sk_release), MOV64_IMM(0, 0), EXIT());
+	return n;
+}
+
+static void sk_storage_runs(sys_fn sys, struct transcript *t)
+{
+	static const char *const vn[] = { "get create", "get create from a value", "get",
+					   "get flags 2", "delete", "get create of the cast",
+					   "delete of the cast" };
+	static const int order[] = { 2, 0, 0, 2, 3, 4, 4, 1, 2, 5, 6, 6 };
+	int maps[3] = { sock_map(sys), create_map(sys, BPF_MAP_TYPE_ARRAY, 4, REC_SIZE, 1, 0, 0),
+			storage_map(sys, BPF_MAP_TYPE_SK_STORAGE) };
+	struct bpf_insn p[MAX_INSNS];
+	char name[160];
+
+	for (int s = 0; maps[0] >= 0 && maps[1] >= 0 && maps[2] >= 0 && s < N_SOCKS; s++)
+		for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
+			unsigned char v[16];
+			int err;
+
+			snprintf(name, sizeof(name), "sk storage %s of %s", vn[order[i]], sock_names[s]);
+			run(sys, t, name, TC, p, build_sk_storage(p, s, order[i]), maps, ipv4_tcp,
+			    sizeof(ipv4_tcp), 8);
+			memset(v, 0, sizeof(v));
+			err = elem(sys, BPF_MAP_LOOKUP_ELEM, maps[2], &socks[s], v, 0);
+			say(t, "  by fd: %d %02x%02x %02x%02x\n", err, v[1], v[0], v[9], v[8]);
+		}
+	for (int i = 0; i < 3; i++)
+		if (maps[i] >= 0)
+			close(maps[i]);
+}
+
 static void socket_runs(sys_fn sys, struct transcript *t)
 {
 	int maps[2] = { sock_map(sys), create_map(sys, BPF_MAP_TYPE_ARRAY, 4, REC_SIZE, 1, 0, 0) };
@@ -882,6 +939,8 @@ static void script(sys_fn sys, struct transcript *t, int have_socks, int have_fi
 	verifier_cases(sys, t);
 	if (have_socks && have_fields)
 		socket_runs(sys, t);
+	if (have_socks)
+		sk_storage_runs(sys, t);
 	if (have_socks)
 		cookie_runs(sys, t);
 }
