@@ -347,3 +347,34 @@ uint64_t brt_helper_cgrp_storage_delete(uint64_t r1, uint64_t r2, uint64_t r3, u
 	(void)r1, (void)r3, (void)r4, (void)r5, (void)ctx;
 	return (uint64_t)(int64_t)(r2 ? -ENOENT : -EINVAL);
 }
+
+/* u64 bpf_get_current_cgroup_id() and bpf_get_current_ancestor_cgroup_id(int level): the
+ * cgroup v2 id of the current task (a tracepoint record's task, else the calling thread)
+ * or of its ancestor at level (the root is 0; a negative or deeper level: 0). */
+static uint64_t current_cgroup_at(int64_t level, int own)
+{
+	const struct brt_trace_task *t = current_task;
+	uint64_t ids[BRT_CGROUP_MAX_LEVELS];
+	int n = brt_cgroup_ids(t ? t->pid : (int32_t)gettid(), ids, BRT_CGROUP_MAX_LEVELS);
+
+	if (n <= 0)
+		return 0;
+	if (own)
+		return ids[n - 1];
+	return level < 0 || level >= n ? 0 : ids[level];
+}
+
+uint64_t brt_helper_get_current_cgroup_id(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+					  uint64_t r5, struct bpfrt_run_ctx *ctx)
+{
+	(void)r1, (void)r2, (void)r3, (void)r4, (void)r5, (void)ctx;
+	return current_cgroup_at(0, 1);
+}
+
+uint64_t brt_helper_get_current_ancestor_cgroup_id(uint64_t r1, uint64_t r2, uint64_t r3,
+						   uint64_t r4, uint64_t r5,
+						   struct bpfrt_run_ctx *ctx)
+{
+	(void)r2, (void)r3, (void)r4, (void)r5, (void)ctx;
+	return current_cgroup_at((int32_t)r1, 0);
+}

@@ -97,6 +97,8 @@ BRT_TRACE_HELPER(brt_helper_skb_under_cgroup);
 BRT_TRACE_HELPER(brt_helper_task_storage_get);
 BRT_TRACE_HELPER(brt_helper_task_storage_delete);
 BRT_TRACE_HELPER(brt_helper_cgrp_storage_get);
+BRT_TRACE_HELPER(brt_helper_get_current_cgroup_id);
+BRT_TRACE_HELPER(brt_helper_get_current_ancestor_cgroup_id);
 BRT_TRACE_HELPER(brt_helper_cgrp_storage_delete);
 BRT_TRACE_HELPER(brt_helper_probe_read_kernel);
 BRT_TRACE_HELPER(brt_helper_probe_read_kernel_str);
@@ -148,6 +150,10 @@ BRT_TRACE_HELPER(brt_helper_seq_write);
 	X(BPF_FUNC_task_storage_delete, brt_helper_task_storage_delete,                  \
 	  BRT_FOR_ALL | BRT_NEED_BPF)                                                    \
 	X(BRT_FUNC_cgrp_storage_get, brt_helper_cgrp_storage_get, BRT_FOR_ALL | BRT_NEED_BPF) \
+	X(BPF_FUNC_get_current_cgroup_id, brt_helper_get_current_cgroup_id,              \
+	  BRT_FOR_ALL | BRT_NEED_BPF)                                                    \
+	X(BPF_FUNC_get_current_ancestor_cgroup_id, brt_helper_get_current_ancestor_cgroup_id, \
+	  BRT_FOR_ALL | BRT_NEED_BPF)                                                    \
 	X(BRT_FUNC_cgrp_storage_delete, brt_helper_cgrp_storage_delete,                  \
 	  BRT_FOR_ALL | BRT_NEED_BPF)                                                    \
 	X(BPF_FUNC_trace_vprintk, brt_helper_trace_vprintk, BRT_FOR_ALL | BRT_NEED_PERFMON) \

@@ -111,6 +111,8 @@ static const struct {
 	{ BPF_FUNC_tcp_raw_gen_syncookie_ipv6, "tcp_raw_gen_syncookie_ipv6" },
 	{ BPF_FUNC_tcp_raw_check_syncookie_ipv4, "tcp_raw_check_syncookie_ipv4" },
 	{ BPF_FUNC_tcp_raw_check_syncookie_ipv6, "tcp_raw_check_syncookie_ipv6" },
+	{ BPF_FUNC_get_current_cgroup_id, "get_current_cgroup_id" },
+	{ BPF_FUNC_get_current_ancestor_cgroup_id, "get_current_ancestor_cgroup_id" },
 	{ F_CGRP_GET, "cgrp_storage_get" },
 	{ F_CGRP_DELETE, "cgrp_storage_delete" },
 };
@@ -601,6 +603,23 @@ static size_t build_skb_cgroup(struct bpf_insn *p, int ret)
 	return n;
 }
 
+/* bpf_get_current_cgroup_id and ancestors 0..5, -1, 1000 */
+static size_t build_current_cgroup(struct bpf_insn *p, int ret)
+{
+	size_t n = 0;
+
+	EMIT(ST(BPF_W, 10, -4, 0), MOV64_REG(2, 10), ALU64_IMM(BPF_ADD, 2, -4),
+	     LD_MAP(1, 1), CALL(BPF_FUNC_map_lookup_elem), JIMM(BPF_JNE, 0, 0, 2),
+	     MOV64_IMM(0, 0), EXIT(), MOV64_REG(9, 0),
+	     CALL(BPF_FUNC_get_current_cgroup_id), STX(BPF_DW, 9, 0, 0));
+	for (int l = 0; l < 8; l++)
+		EMIT(MOV64_IMM(1, l == 6 ? -1 : l == 7 ? 1000 : l),
+		     CALL(BPF_FUNC_get_current_ancestor_cgroup_id),
+		     STX(BPF_DW, 9, 0, (int16_t)(8 + 8 * l)));
+	EMIT(MOV64_IMM(0, ret), EXIT());
+	return n;
+}
+
 static void reset(sys_fn sys, int rec)
 {
 	unsigned char v[REC_SIZE];
@@ -717,6 +736,31 @@ static void socket_runs(sys_fn sys, struct transcript *t)
 		snprintf(name, sizeof(name), "sk cgroup ids of %s", sock_names[s]);
 		run(sys, t, name, CGSKB, p, build_sk_cgroup(p, s), maps, ipv4_tcp + 14,
 		    sizeof(ipv4_tcp) - 14, 48);
+	}
+	for (int k = 0; k < 2; k++) {
+		size_t n = build_current_cgroup(p, k);
+		union bpf_attr a;
+		uint64_t args[2] = { 0, 0 };
+		int fd = load(sys, t, k ? "current cgroup ids, tc" : "current cgroup ids, raw_tp",
+			      k ? TC : BPF_PROG_TYPE_RAW_TRACEPOINT, 0, "GPL", p, n, maps), err;
+
+		if (fd < 0)
+			continue;
+		reset(sys, maps[1]);
+		memset(&a, 0, sizeof(a));
+		a.test.prog_fd = (uint32_t)fd;
+		if (k) {
+			a.test.data_in = (uint64_t)(uintptr_t)ipv4_tcp;
+			a.test.data_size_in = sizeof(ipv4_tcp);
+		} else {
+			a.test.ctx_in = (uint64_t)(uintptr_t)args;
+			a.test.ctx_size_in = sizeof(args);
+		}
+		err = sys(BPF_PROG_TEST_RUN, &a, sizeof(a)) ? -errno : 0;
+		say(t, "current cgroup ids %d: err %d retval %#x", k, err, a.test.retval);
+		say_rec(sys, t, maps[1], 72);
+		say(t, "\n");
+		close(fd);
 	}
 	run(sys, t, "skb cgroup ids, tc", TC, p, build_skb_cgroup(p, 0), maps, ipv4_tcp,
 	    sizeof(ipv4_tcp), 72);
