@@ -113,7 +113,9 @@ enum bpfrt_helper_ret {
 };
 
 /* Host helper ids should start here, clear of the kernel's BPF_FUNC_* numbers (any id
- * from 1 to BPFRT_HELPER_MAX_ID that no built-in helper uses is accepted). */
+ * from 1 to BPFRT_HELPER_MAX_ID that no built-in helper uses is accepted; the ids from
+ * 240 on, as many as the kernel functions bpfrt offers, are built-in: verified kfunc
+ * calls go there). */
 #define BPFRT_HELPER_HOST_BASE 1000
 /* The highest helper id (a call's imm above it is never a helper). */
 #define BPFRT_HELPER_MAX_ID 65535
@@ -137,7 +139,8 @@ struct bpfrt_helper_proto {
  *            NULL name, id 0, an unknown kind, a memory pointer not followed by a size, a
  *            size not after a memory pointer, a map key/value without an earlier map, an
  *            argument after a DONTCARE;
- *   -EEXIST  process-wide: id is a built-in helper or already registered;
+ *   -EEXIST  process-wide: id is a built-in helper (or kernel function) or already
+ *            registered;
  *   -ENOMEM  the table could not grow.
  * There is no fixed count: every id up to BPFRT_HELPER_MAX_ID can hold one helper (for
  * the process, each id no built-in helper uses), and the tables grow with them. */

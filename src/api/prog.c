@@ -469,6 +469,10 @@ static int xlated_maps(struct load *ld, void *const *call_maps)
 /* Check the program, resolve its maps and build the vm: the part of a load that another
  * process repeats from the program file, and all of a brt_prog_load_vm().  0 or -errno
  * (ld->err says why, when set). */
+/* What a program reads through a kernel symbol (lddw BPF_PSEUDO_BTF_ID, see build()):
+ * zeroes, as many as the verifier lets it read (cfg.c's BRT_KSYM_MEM_MAX) */
+static uint8_t ksym_zeroes[1u << 20];
+
 static int build(struct load *ld)
 {
 	const union bpf_attr *attr = ld->attr;
@@ -562,13 +566,30 @@ static int build(struct load *ld)
 		if (pc.ctx_read_off[i])
 			ld->insns[i].off = (int16_t)(pc.ctx_read_off[i] - 1);
 	free(pc.ctx_read_off);
-	/* a verified program reaches none of its kernel function calls (the verifier allows
-	 * only unresolved weak ones, in dead code): the kernel removes dead code, the engines
-	 * here get a no-op in their place (they have no kernel function to call) */
+	/* kernel function calls: one the runtime offers (vm/kfuncs.def) becomes a call of
+	 * the helper id its function has in every helper table; any other the verifier let
+	 * through only in dead code (unresolved weak ones, or kfuncs the walk never reached),
+	 * which the kernel removes: the engines get a no-op in its place */
 	for (uint32_t i = 0, patched = 0; !err && i < attr->insn_cnt; i++) {
 		if (ld->insns[i].code == (BPF_JMP | BPF_CALL) &&
 		    ld->insns[i].src_reg == BPF_PSEUDO_KFUNC_CALL) {
-			ld->insns[i] = (struct bpf_insn){ .code = BPF_JMP | BPF_JA };
+			int h = ld->insns[i].off ? -1 : brt_verifier_kfunc_helper(ld->insns[i].imm);
+
+			ld->insns[i] = h < 0 ? (struct bpf_insn){ .code = BPF_JMP | BPF_JA }
+					     : (struct bpf_insn){ .code = BPF_JMP | BPF_CALL, .imm = h };
+			patched = 1;
+		}
+		/* kernel symbols (lddw BPF_PSEUDO_BTF_ID): the kernel puts the symbol's address
+		 * there; user space reads no kernel memory, so the address of zeroes stands in
+		 * (the verifier allows no writes through it and at most BRT_KSYM_MEM_MAX bytes
+		 * of reads; kernel objects are read fault-safe by the checked engine) */
+		if (ld->insns[i].code == (BPF_LD | BPF_IMM | BPF_DW) &&
+		    ld->insns[i].src_reg == BPF_PSEUDO_BTF_ID && i + 1 < attr->insn_cnt) {
+			uint64_t a = (uint64_t)(uintptr_t)ksym_zeroes;
+
+			ld->insns[i].src_reg = 0;
+			ld->insns[i].imm = (int32_t)(uint32_t)a;
+			ld->insns[i + 1].imm = (int32_t)(uint32_t)(a >> 32);
 			patched = 1;
 		}
 		if (patched && i + 1 == attr->insn_cnt && ops &&

@@ -38,4 +38,13 @@ const struct brt_helper_proto *brt_helper_host_get(uint32_t id);
 uint32_t brt_helper_host_max_id(void);
 void brt_helper_host_fill(brt_helper_fn *table, size_t n);
 
+/* The kernel functions of vm/kfuncs.def (kfuncs.c), with the helper ABI, and their table
+ * indexed by row; the helper tables carry them at BRT_KFUNC_HELPER_BASE + row. */
+#define KFUNC(name, flags, sets)                                                           \
+	uint64_t brt_kfunc_##name(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,       \
+				  uint64_t r5, struct bpfrt_run_ctx *ctx);
+#include "vm/kfuncs.def"
+#undef KFUNC
+extern const brt_helper_fn brt_kfunc_fns[BRT_KFUNC_COUNT];
+
 #endif

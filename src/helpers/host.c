@@ -194,7 +194,9 @@ int bpfrt_helper_register(struct bpfrt_vm *vm, const struct bpfrt_helper_proto *
 		errno = EINVAL;
 		return -EINVAL;
 	}
-	if (brt_helper_builtin(p->id)) {
+	/* built-in ids, and those a verified kfunc call is sent to */
+	if (brt_helper_builtin(p->id) || (p->id >= BRT_KFUNC_HELPER_BASE &&
+					  p->id < BRT_KFUNC_HELPER_BASE + BRT_KFUNC_COUNT)) {
 		errno = EEXIST;
 		return -EEXIST;
 	}

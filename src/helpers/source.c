@@ -23,14 +23,21 @@ brt_helper_fn *brt_helper_table_new(size_t *n)
 	const brt_helper_fn *fns = brt_helper_default_table(&nb);
 	uint32_t host_max = brt_helper_host_max_id();
 	size_t nr = host_max >= nb ? (size_t)host_max + 1 : nb;
-	brt_helper_fn *table = calloc(nr, sizeof(*table));
+	size_t nk = BRT_KFUNC_HELPER_BASE + BRT_KFUNC_COUNT;
+	brt_helper_fn *table;
 
+	if (nr < nk)
+		nr = nk;
+	table = calloc(nr, sizeof(*table));
 	if (!table)
 		return NULL;
 	for (size_t id = 0; id < nb; id++)
 		if (brt_helper_builtin((uint32_t)id))
 			table[id] = fns[id];
 	brt_helper_host_fill(table, nr);
+	/* the kernel functions a verified program's kfunc calls became (api/prog.c) */
+	for (size_t k = 0; k < BRT_KFUNC_COUNT; k++)
+		table[BRT_KFUNC_HELPER_BASE + k] = brt_kfunc_fns[k];
 	*n = nr;
 	return table;
 }

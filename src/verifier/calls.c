@@ -243,7 +243,7 @@ static void mark_reg_invalid(struct brt_env *env, struct brt_reg *reg)
 		brt_mark_reg_not_init(reg);
 }
 
-static int acquire_ref(struct brt_env *env, int insn_idx)
+int brt_acquire_ref(struct brt_env *env, int insn_idx)
 {
 	struct brt_vstate *st = env->cur;
 
@@ -271,7 +271,7 @@ int brt_release_ref_state(struct brt_vstate *st, uint32_t id)
 /* The kernel's release_reference(): the reference leaves the state (the rest keep their
  * order: brt_release_ref_state()) and every copy of the pointer becomes unusable, as
  * mark_reg_invalid(). */
-static int release_ref(struct brt_env *env, uint32_t id)
+int brt_release_ref(struct brt_env *env, uint32_t id)
 {
 	struct brt_vstate *st = env->cur;
 
@@ -1150,7 +1150,7 @@ static void set_return(struct brt_env *env, const struct brt_helper_proto *fn,
 	if (is_ptr_cast_function(id)) {
 		r0->ref_obj_id = meta->ref_obj_id;
 	} else if (is_acquire_function(id, meta->map)) {
-		int ref = acquire_ref(env, insn_idx);
+		int ref = brt_acquire_ref(env, insn_idx);
 
 		if (ref < 0) {
 			*err = ref;
@@ -1277,7 +1277,7 @@ int brt_check_helper_call(struct brt_env *env, const struct bpf_insn *insn, int 
 	if (err)
 		return err;
 	if (meta.release_regno) {
-		err = meta.ref_obj_id ? release_ref(env, meta.ref_obj_id) : -EINVAL;
+		err = meta.ref_obj_id ? brt_release_ref(env, meta.ref_obj_id) : -EINVAL;
 		if (err) {
 			brt_verr(env, "func %s#%d reference has not been acquired before\n",
 				 brt_verifier_helper_name(id), id);

@@ -341,6 +341,79 @@ static int check_map_value_ref(struct brt_env *env, const struct bpf_insn *insn,
 	return 0;
 }
 
+/* The kernel's check_pseudo_btf_id(): an lddw of a kernel symbol (a __ksym extern libbpf
+ * resolved: imm its id in the kernel's BTF, the second imm a module BTF's fd, which bpfrt
+ * has none of).  A FUNC gives read-only memory of size 0 (its address, to test a weak
+ * kfunc for presence), a variable of the per-CPU section a per-CPU kernel object, a
+ * struct variable a kernel object typed by its BTF, any other variable read-only memory
+ * of its type's size.  The kernel then looks the name up in kallsyms; every VAR and FUNC
+ * of vmlinux BTF is a kernel symbol, so that lookup cannot fail here. */
+#define BRT_KSYM_MEM_MAX (1u << 20) /* api/prog.c's stand-in for a variable's memory */
+static int check_pseudo_btf_id(struct brt_env *env, const struct bpf_insn *insn, int i)
+{
+	const struct brt_btf *vml = brt_btf_vmlinux();
+	const struct btf_type *t, *sec;
+	uint32_t id = (uint32_t)insn->imm, type;
+	int secid;
+	uint64_t size = 0;
+
+	if (insn[1].imm) {
+		brt_verr(env, "invalid module BTF object FD specified.\n");
+		return -EINVAL;
+	}
+	if (!vml) {
+		brt_verr(env, "kernel is missing BTF, make sure CONFIG_DEBUG_INFO_BTF=y is "
+			      "specified in Kconfig.\n");
+		return -EINVAL;
+	}
+	t = id ? brt_btf_type(vml, id) : NULL;
+	if (!t && id) {
+		brt_verr(env, "ldimm64 insn specifies invalid btf_id %d.\n", (int)id);
+		return -ENOENT;
+	}
+	if (!t || (BTF_INFO_KIND(t->info) != BTF_KIND_VAR && BTF_INFO_KIND(t->info) != BTF_KIND_FUNC)) {
+		brt_verr(env, "pseudo btf_id %d in ldimm64 isn't KIND_VAR or KIND_FUNC\n", (int)id);
+		return -EINVAL;
+	}
+	if (!env->kbtf)
+		env->kbtf = vml;
+	if (BTF_INFO_KIND(t->info) == BTF_KIND_FUNC) {
+		env->aux[i].ksym_type = PTR_TO_MEM | MEM_RDONLY;
+		env->aux[i].map_off = 0;
+		return 0;
+	}
+	type = t->type;
+	secid = brt_btf_find(vml, ".data..percpu", BTF_KIND_DATASEC);
+	sec = secid > 0 ? brt_btf_type(vml, (uint32_t)secid) : NULL;
+	for (uint32_t v = 0; sec && v < BTF_INFO_VLEN(sec->info); v++)
+		if (((const struct btf_var_secinfo *)(sec + 1))[v].type == id) {
+			env->aux[i].ksym_type = PTR_TO_BTF_ID | MEM_PERCPU;
+			env->aux[i].ksym_btf_id = type;
+			return 0;
+		}
+	t = brt_btf_type(vml, brt_btf_skip_mods(vml, type));
+	if (t && (BTF_INFO_KIND(t->info) == BTF_KIND_STRUCT ||
+		  BTF_INFO_KIND(t->info) == BTF_KIND_UNION)) {
+		env->aux[i].ksym_type = PTR_TO_BTF_ID;
+		env->aux[i].ksym_btf_id = type;
+		return 0;
+	}
+	if (!t || brt_btf_resolve_size(vml, brt_btf_skip_mods(vml, type), &size) < 0) {
+		brt_verr(env, "ldimm64 unable to resolve the size of type '%s': %d\n",
+			 t ? brt_btf_str(vml, t->name_off) : "", -EINVAL);
+		return -EINVAL;
+	}
+	/* bpfrt: reads see zeroes of a stand-in of at most BRT_KSYM_MEM_MAX bytes */
+	if (size > BRT_KSYM_MEM_MAX) {
+		brt_verr(env, "ldimm64 kernel variable of %llu bytes: bpfrt reads at most %u\n",
+			 (unsigned long long)size, BRT_KSYM_MEM_MAX);
+		return -E2BIG;
+	}
+	env->aux[i].ksym_type = PTR_TO_MEM | MEM_RDONLY;
+	env->aux[i].map_off = (uint32_t)size;
+	return 0;
+}
+
 static int check_ldimm64(struct brt_env *env, int i)
 {
 	const struct bpf_insn *insn = &env->insns[i];
@@ -356,6 +429,8 @@ static int check_ldimm64(struct brt_env *env, int i)
 	case 0:
 	case BPF_PSEUDO_FUNC: /* a callback: checked where the walk reaches it */
 		return 0;
+	case BPF_PSEUDO_BTF_ID:
+		return check_pseudo_btf_id(env, insn, i);
 	case BPF_PSEUDO_MAP_VALUE:
 	case BPF_PSEUDO_MAP_IDX_VALUE:
 		break;
@@ -366,7 +441,6 @@ static int check_ldimm64(struct brt_env *env, int i)
 		brt_verr(env, "unrecognized bpf_ld_imm64 insn\n");
 		return -EINVAL;
 	default:
-		/* BTF ids and pseudo functions need BTF, which bpfrt does not have */
 		brt_verr(env, "unrecognized bpf_ld_imm64 insn\n");
 		return -EINVAL;
 	}
@@ -553,6 +627,13 @@ static enum brt_op insn_regs(struct brt_env *env, int t, struct brt_isa_regs *r)
 
 	if (insn->code == (BPF_JMP | BPF_CALL) && insn->src_reg == 0)
 		r->use = brt_helper_arg_regs(insn->imm);
+	if (insn->code == (BPF_JMP | BPF_CALL) && insn->src_reg == BPF_PSEUDO_KFUNC_CALL) {
+		/* get_call_summary(): a kfunc the program may call reads its prototype's
+		 * arguments, any other r1-r5 */
+		int n = brt_kfunc_nargs(env, insn);
+
+		r->use = (uint16_t)(n < 0 ? 0x3e : ((1u << (n + 1)) - 2));
+	}
 	return op;
 }
 

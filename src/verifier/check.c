@@ -263,22 +263,6 @@ static int do_exit(struct brt_env *env, int *do_print)
 	return err ? err : 1;
 }
 
-/* The kernel's check_kfunc_call(): id 0 (an unresolved weak kfunc) is left for the dead
- * code pass, which fails the load if the walk reached it; every other kfunc is outside the
- * kernel functions bpfrt offers to a program (none yet: a kernel function runs in the
- * kernel, and user space has no implementation of it), so refused as the kernel refuses
- * one its type may not call. */
-static int check_kfunc_call(struct brt_env *env, const struct bpf_insn *insn)
-{
-	const struct brt_btf *vml = brt_btf_vmlinux();
-
-	if (!insn->imm)
-		return 0;
-	brt_verr(env, "calling kernel function %s is not allowed\n",
-		 vml && !insn->off ? brt_btf_name(vml, (uint32_t)insn->imm) : "");
-	return -EACCES;
-}
-
 static int do_jmp(struct brt_env *env, const struct bpf_insn *insn, int *do_print)
 {
 	uint8_t op = BPF_OP(insn->code), cls = BPF_CLASS(insn->code);
@@ -301,7 +285,7 @@ static int do_jmp(struct brt_env *env, const struct bpf_insn *insn, int *do_prin
 		if (insn->src_reg == BPF_PSEUDO_CALL)
 			return brt_check_func_call(env, insn, &env->insn_idx);
 		if (insn->src_reg == BPF_PSEUDO_KFUNC_CALL)
-			return check_kfunc_call(env, insn);
+			return brt_check_kfunc_call(env, insn, env->insn_idx);
 		return brt_check_helper_call(env, insn, env->insn_idx);
 	}
 	if (op == BPF_JA) {

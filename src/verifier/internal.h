@@ -230,7 +230,10 @@ struct brt_insn_aux {
 	int16_t map_idx;        /* lddw: which map, -1 none */
 	uint16_t live_in;       /* registers live before this insn (bit r) */
 	uint16_t prec_in;       /* scalar registers whose value may matter, before this insn */
-	uint32_t map_off;       /* lddw of BPF_PSEUDO_MAP_VALUE: offset into the value */
+	uint32_t map_off;       /* lddw of BPF_PSEUDO_MAP_VALUE: offset into the value;
+				 * of BPF_PSEUDO_BTF_ID giving PTR_TO_MEM: its size */
+	uint32_t ksym_type;     /* lddw of BPF_PSEUDO_BTF_ID: the register type it gives */
+	uint32_t ksym_btf_id;   /* ... and for PTR_TO_BTF_ID the kernel BTF type */
 	uint8_t ptr_kind;       /* loads/stores: 1 ctx, 2 other pointer (must not mix) */
 	uint8_t pkt_write;      /* a store into the packet (the kernel's seen_direct_write) */
 	/* bpf_loop call: the kernel's loop_inline_state (flags known 0 and the same
@@ -512,6 +515,16 @@ int brt_check_exit_refs(struct brt_env *env);
 /* drop reference id from the state, the others keeping their order (the kernel's
  * release_reference_nomark()); -EINVAL when the state holds no such reference */
 int brt_release_ref_state(struct brt_vstate *st, uint32_t id);
+/* acquire_reference() (a new reference of this insn: its id, or -ENOMEM) and
+ * release_reference() (-EINVAL when id is not held) */
+int brt_acquire_ref(struct brt_env *env, int insn_idx);
+int brt_release_ref(struct brt_env *env, uint32_t id);
+
+/* ---- kfunc.c: kernel function calls ------------------------------------------------------ */
+int brt_check_kfunc_call(struct brt_env *env, const struct bpf_insn *insn, int insn_idx);
+/* How many arguments the kfunc a call names takes, -1 when the program may not call it
+ * (the kernel's fetch_kfunc_meta() fails). */
+int brt_kfunc_nargs(struct brt_env *env, const struct bpf_insn *insn);
 int brt_is_callback_helper(int32_t id);
 
 /* ---- global.c: global functions verified on their own from their BTF ---------------- */

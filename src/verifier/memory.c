@@ -547,14 +547,14 @@ int brt_check_helper_mem(struct brt_env *env, int regno, int size, int zero_ok,
 	case PTR_TO_CTX:
 		return brt_check_ptr_off_reg(env, reg, regno);
 	case PTR_TO_STACK:
-		if (size == 0 && zero_ok)
-			return 0;
-		if (size == 0) {
+		if (size == 0 && !zero_ok) {
 			brt_verr(env, "invalid zero-sized read\n");
 			return -EACCES;
 		}
+		/* a zero-sized access too must be inside the stack, and grows it (the
+		 * kernel's check_stack_range_initialized()) */
 		err = brt_stack_within_bounds(env, regno, reg->off, size, t);
-		if (err)
+		if (err || size == 0)
 			return err;
 		return brt_stack_range_init(env, regno, reg->off, size, raw);
 	default:
@@ -758,6 +758,15 @@ int brt_check_ld_imm(struct brt_env *env, const struct bpf_insn *insn)
 	dst = &regs[insn->dst_reg];
 	if (insn->src_reg == 0) {
 		brt_mark_reg_known(dst, (uint64_t)(uint32_t)insn[1].imm << 32 | (uint32_t)insn->imm);
+		return 0;
+	}
+	if (insn->src_reg == BPF_PSEUDO_BTF_ID) { /* a kernel symbol (cfg.c) */
+		brt_mark_reg_known_zero(dst);
+		dst->type = aux->ksym_type;
+		if (BASE_TYPE(dst->type) == PTR_TO_MEM)
+			dst->mem_size = aux->map_off;
+		else
+			dst->btf_id = aux->ksym_btf_id;
 		return 0;
 	}
 	if (insn->src_reg == BPF_PSEUDO_FUNC) {

@@ -211,4 +211,8 @@ void brt_verify_set_helper_source(const struct brt_helper_source *src);
 /* Name of helper id as the kernel logs it ("bpf_map_lookup_elem"), NULL if unknown. */
 const char *brt_verifier_helper_name(int32_t id);
 
+/* The helper id a verified call of kernel function btf_id (of the kernel's BTF) is sent
+ * to (BRT_KFUNC_HELPER_BASE + its kfuncs.def row), or -1 when the runtime offers none. */
+int brt_verifier_kfunc_helper(int32_t btf_id);
+
 #endif

@@ -163,4 +163,43 @@ struct brt_helper_source {
 	brt_helper_fn *(*table_new)(size_t *n);
 };
 
+/* ---- kernel functions (kfuncs.def) ------------------------------------------------------ */
+/* The kernel's KF_* flags of a kfunc (include/linux/btf.h), with the kernel's values. */
+#define BRT_KF_ACQUIRE (1u << 0)      /* returns a reference the program must release */
+#define BRT_KF_RELEASE (1u << 1)      /* releases the reference its argument holds */
+#define BRT_KF_RET_NULL (1u << 2)     /* may return NULL */
+#define BRT_KF_TRUSTED_ARGS (1u << 4) /* pointer arguments trusted (referenced or trusted) */
+#define BRT_KF_SLEEPABLE (1u << 5)
+#define BRT_KF_RCU (1u << 7)          /* pointer arguments trusted or RCU-protected */
+/* The kernel's kfunc hooks (bpf_prog_type_to_kfunc_hook()) as program-type masks: a set
+ * registered for BPF_PROG_TYPE_TRACING serves tracing, tracepoint, perf_event and lsm. */
+#define BRT_KHOOK_TRACING                                                                \
+	(BRT_HSET(BPF_PROG_TYPE_TRACING) | BRT_HSET(BPF_PROG_TYPE_TRACEPOINT) |          \
+	 BRT_HSET(BPF_PROG_TYPE_PERF_EVENT) | BRT_HSET(BPF_PROG_TYPE_LSM))
+#define BRT_KSET_NF_CT (BRT_HSET(BPF_PROG_TYPE_XDP) | BRT_HSET(BPF_PROG_TYPE_SCHED_CLS))
+#define BRT_KSET_CPUMASK                                                                 \
+	(BRT_KHOOK_TRACING | BRT_HSET(BPF_PROG_TYPE_STRUCT_OPS) | BRT_HSET(BPF_PROG_TYPE_SYSCALL))
+
+/* One kfuncs.def row. */
+struct brt_kfunc {
+	const char *name;
+	uint32_t flags; /* BRT_KF_* */
+	uint64_t sets;  /* program types (BRT_HSET bits) */
+};
+enum {
+#define KFUNC(name, flags, sets) BRT_KFUNC_##name,
+#include "vm/kfuncs.def"
+#undef KFUNC
+	BRT_KFUNC_COUNT
+};
+/* A verified kfunc call becomes a helper call of this id + the row's index: above every
+ * helper id of linux/bpf.h (the kernel adds no helpers since 6.x: new functions are
+ * kfuncs), so a program cannot name these ids as helpers (no prototype answers for them:
+ * "invalid func unknown#N"), and the host cannot register them (-EEXIST). */
+#define BRT_KFUNC_HELPER_BASE 240u
+_Static_assert(__BPF_FUNC_MAX_ID + 2 <= (int)BRT_KFUNC_HELPER_BASE, "kfunc ids above helpers");
+/* The row of kfunc name, or NULL when the runtime does not offer it; its index. */
+const struct brt_kfunc *brt_kfunc_find(const char *name);
+int brt_kfunc_index(const struct brt_kfunc *k);
+
 #endif

@@ -81,9 +81,15 @@ static void test_builtin(void)
 
 	T_CASE("a new vm's table");
 	copy = brt_helper_table_new(&nr);
-	T_ASSERT(copy != NULL && nr == n);
+	/* the built-in helpers, then the kernel functions a verified kfunc call goes to */
+	T_ASSERT(copy != NULL && nr == BRT_KFUNC_HELPER_BASE + BRT_KFUNC_COUNT &&
+		 n <= BRT_KFUNC_HELPER_BASE);
 	for (size_t id = 0; copy && id < n; id++)
 		T_ASSERT(copy[id] == table[id]);
+	for (size_t k = 0; copy && k < BRT_KFUNC_COUNT; k++)
+		T_ASSERT(copy[BRT_KFUNC_HELPER_BASE + k] == brt_kfunc_fns[k]);
+	T_CASE("kfunc ids are no helpers");
+	T_ASSERT(brt_helper_get(BRT_KFUNC_HELPER_BASE) == NULL);
 	free(copy);
 }
 

@@ -1,0 +1,712 @@
+/* kfunc.c - calls of kernel functions (BPF_PSEUDO_KFUNC_CALL), as the kernel's
+ * check_kfunc_call() and check_kfunc_args() check them: the function must be one the
+ * runtime offers for the program's type (src/vm/kfuncs.def, the kernel's kfunc sets and
+ * their flags), and its arguments and return value follow its prototype in the kernel's
+ * BTF, read with the kernel's rules (scalars, the context, kernel objects with their
+ * references, memory with a __sz size after it).  Load-time checks of the call
+ * instruction are cfg.c's (add_kfunc_call()); the unresolved weak kfunc (id 0) is
+ * check.c's.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "btf/btf.h"
+#include "verifier/internal.h"
+
+/* the kernel's MAX_BPF_FUNC_REG_ARGS and BPF_MAX_VAR_SIZ */
+#define MAX_ARGS 5
+#define MAX_VAR_SIZ (1 << 29)
+
+struct kmeta {
+	const struct brt_btf *btf;
+	const char *name;
+	uint32_t func_id;
+	uint32_t flags;
+	const struct btf_type *proto;
+	uint32_t ref_obj_id;
+	int release_regno;
+	uint64_t r0_size;
+	int r0_rdonly;
+};
+
+static const struct btf_type *skip_mods(const struct brt_btf *btf, uint32_t id, uint32_t *res)
+{
+	id = brt_btf_skip_mods(btf, id);
+	if (res)
+		*res = id;
+	return brt_btf_type(btf, id);
+}
+
+static unsigned kind_of(const struct btf_type *t)
+{
+	return t ? BTF_INFO_KIND(t->info) : BTF_KIND_UNKN;
+}
+
+/* btf_type_is_scalar(): int or (32-bit) enum */
+static int is_scalar(const struct btf_type *t)
+{
+	return kind_of(t) == BTF_KIND_INT || kind_of(t) == BTF_KIND_ENUM;
+}
+
+static int is_struct(const struct btf_type *t)
+{
+	return kind_of(t) == BTF_KIND_STRUCT || kind_of(t) == BTF_KIND_UNION;
+}
+
+static const char *kind_str(const struct btf_type *t)
+{
+	return brt_btf_kind_name(kind_of(t));
+}
+
+static const char *name_of(const struct brt_btf *btf, const struct btf_type *t)
+{
+	const char *n = t ? brt_btf_str(btf, t->name_off) : NULL;
+
+	return n ? n : "";
+}
+
+/* btf_param_match_suffix(): the parameter's name ends in suffix (and is longer) */
+static int has_suffix(const struct brt_btf *btf, const struct btf_param *p, const char *suffix)
+{
+	const char *n = brt_btf_str(btf, p->name_off);
+	size_t len = n ? strlen(n) : 0, sl = strlen(suffix);
+
+	return len > sl && !strcmp(n + len - sl, suffix);
+}
+
+static int reg_is_null(const struct brt_reg *reg)
+{
+	return reg->type == SCALAR_VALUE && brt_tnum_is_const(reg->var_off) && !reg->var_off.value;
+}
+
+/* __btf_type_is_scalar_struct(): a struct (or union) of scalars, arrays of scalars and
+ * such structs, nested at most 3 deep */
+static int scalar_struct(struct brt_env *env, const struct brt_btf *btf, const struct btf_type *t,
+			 int rec)
+{
+	const struct btf_member *m = (const struct btf_member *)(t + 1);
+
+	if (!is_struct(t))
+		return 0;
+	for (uint32_t i = 0; i < BTF_INFO_VLEN(t->info); i++) {
+		const struct btf_type *mt = skip_mods(btf, m[i].type, NULL);
+
+		if (is_struct(mt)) {
+			if (rec >= 3) {
+				brt_verr(env, "max struct nesting depth exceeded\n");
+				return 0;
+			}
+			if (!scalar_struct(env, btf, mt, rec + 1))
+				return 0;
+			continue;
+		}
+		if (kind_of(mt) == BTF_KIND_ARRAY) {
+			const struct btf_array *a = (const struct btf_array *)(mt + 1);
+
+			if (!a->nelems || !is_scalar(skip_mods(btf, a->type, NULL)))
+				return 0;
+			continue;
+		}
+		if (!is_scalar(mt))
+			return 0;
+	}
+	return 1;
+}
+
+/* The context type each program type's BPF side names (the kernel's bpf_types.h):
+ * btf_is_prog_ctx_type() compares names only; "" for types whose context is untyped. */
+static const char *ctx_type_name(uint32_t prog_type)
+{
+	switch (prog_type) {
+	case BPF_PROG_TYPE_SOCKET_FILTER:
+	case BPF_PROG_TYPE_SCHED_CLS:
+	case BPF_PROG_TYPE_SCHED_ACT:
+	case BPF_PROG_TYPE_CGROUP_SKB:
+	case BPF_PROG_TYPE_LWT_IN:
+	case BPF_PROG_TYPE_LWT_OUT:
+	case BPF_PROG_TYPE_LWT_XMIT:
+	case BPF_PROG_TYPE_LWT_SEG6LOCAL:
+	case BPF_PROG_TYPE_SK_SKB:
+	case BPF_PROG_TYPE_FLOW_DISSECTOR:
+		return "__sk_buff";
+	case BPF_PROG_TYPE_XDP:
+		return "xdp_md";
+	case BPF_PROG_TYPE_CGROUP_SOCK:
+		return "bpf_sock";
+	case BPF_PROG_TYPE_CGROUP_SOCK_ADDR:
+		return "bpf_sock_addr";
+	case BPF_PROG_TYPE_SOCK_OPS:
+		return "bpf_sock_ops";
+	case BPF_PROG_TYPE_SK_MSG:
+		return "sk_msg_md";
+	case BPF_PROG_TYPE_KPROBE:
+		return "bpf_user_pt_regs_t";
+	case BPF_PROG_TYPE_PERF_EVENT:
+		return "bpf_perf_event_data";
+	case BPF_PROG_TYPE_RAW_TRACEPOINT:
+	case BPF_PROG_TYPE_RAW_TRACEPOINT_WRITABLE:
+		return "bpf_raw_tracepoint_args";
+	case BPF_PROG_TYPE_CGROUP_DEVICE:
+		return "bpf_cgroup_dev_ctx";
+	case BPF_PROG_TYPE_CGROUP_SYSCTL:
+		return "bpf_sysctl";
+	case BPF_PROG_TYPE_CGROUP_SOCKOPT:
+		return "bpf_sockopt";
+	case BPF_PROG_TYPE_SK_REUSEPORT:
+		return "sk_reuseport_md";
+	case BPF_PROG_TYPE_SK_LOOKUP:
+		return "bpf_sk_lookup";
+	case 32: /* BPF_PROG_TYPE_NETFILTER */
+		return "bpf_nf_ctx";
+	default:
+		return "";
+	}
+}
+
+/* btf_is_prog_ctx_type() for a kfunc argument: a pointer to the program type's context
+ * struct, or to the kernel struct it projects (__sk_buff: sk_buff, xdp_md: xdp_buff);
+ * kprobes name it through the typedef bpf_user_pt_regs_t (struct pt_regs on x86-64). */
+static int is_ctx_arg(struct brt_env *env, const struct brt_btf *btf, const struct btf_type *t)
+{
+	const char *want = ctx_type_name(env->opts->prog_type), *tname;
+
+	t = brt_btf_type(btf, t->type);
+	if (env->opts->prog_type == BPF_PROG_TYPE_KPROBE) {
+		while (t && (kind_of(t) == BTF_KIND_VOLATILE || kind_of(t) == BTF_KIND_CONST ||
+			     kind_of(t) == BTF_KIND_RESTRICT || kind_of(t) == BTF_KIND_TYPE_TAG))
+			t = brt_btf_type(btf, t->type);
+		if (kind_of(t) == BTF_KIND_TYPEDEF && !strcmp(name_of(btf, t), want))
+			return 1;
+	}
+	while (t && (kind_of(t) == BTF_KIND_TYPEDEF || kind_of(t) == BTF_KIND_VOLATILE ||
+		     kind_of(t) == BTF_KIND_CONST || kind_of(t) == BTF_KIND_RESTRICT ||
+		     kind_of(t) == BTF_KIND_TYPE_TAG))
+		t = brt_btf_type(btf, t->type);
+	if (!is_struct(t) || !*want)
+		return 0;
+	tname = name_of(btf, t);
+	if ((!strcmp(want, "__sk_buff") && !strcmp(tname, "sk_buff")) ||
+	    (!strcmp(want, "xdp_md") && !strcmp(tname, "xdp_buff")))
+		return 1;
+	if (!strcmp(want, "bpf_user_pt_regs_t"))
+		want = "pt_regs";
+	return !strcmp(want, tname);
+}
+
+/* The kernel struct behind a socket register type (the kernel's reg2btf_ids), or NULL. */
+static const char *sock_struct(uint32_t type)
+{
+	switch (BASE_TYPE(type)) {
+	case PTR_TO_SOCKET:
+		return "sock";
+	case PTR_TO_SOCK_COMMON:
+		return "sock_common";
+	case PTR_TO_TCP_SOCK:
+		return "tcp_sock";
+	default:
+		return NULL;
+	}
+}
+
+/* bpf_type_has_unsafe_modifiers(): any flag but the trusted ones (PTR_TRUSTED here) */
+static uint32_t unsafe_flags(uint32_t type)
+{
+	return type & ~0xffu & ~PTR_TRUSTED;
+}
+
+/* is_trusted_reg(): referenced, a socket type, or flagged trusted, with no unsafe flag */
+static int is_trusted_reg(const struct brt_reg *reg)
+{
+	uint32_t unsafe = unsafe_flags(reg->type);
+
+	if (reg->ref_obj_id)
+		return 1;
+	if (sock_struct(reg->type) && !unsafe)
+		return 1;
+	return (reg->type & PTR_TRUSTED) && !unsafe;
+}
+
+/* btf_struct_ids_match(): the register's struct at its offset is the wanted struct, or
+ * (unless strict) holds it as a member at that offset, nested */
+static int struct_ids_match(const struct brt_btf *btf, uint32_t id, int32_t off, uint32_t want,
+			    int strict)
+{
+	for (int depth = 0; depth < 32; depth++) {
+		const struct btf_type *t = skip_mods(btf, id, &id);
+		const struct btf_member *m;
+		int found = 0;
+
+		if (!is_struct(t))
+			return 0;
+		if (id == want && !off)
+			return 1;
+		if (strict || off < 0)
+			return 0;
+		m = (const struct btf_member *)(t + 1);
+		for (uint32_t i = 0; i < BTF_INFO_VLEN(t->info) && !found; i++) {
+			uint32_t bit = BTF_INFO_KFLAG(t->info) ? BTF_MEMBER_BIT_OFFSET(m[i].offset)
+							       : m[i].offset;
+			uint32_t mid;
+			const struct btf_type *mt = skip_mods(btf, m[i].type, &mid);
+			uint64_t sz = 0;
+
+			if (bit % 8 || !is_struct(mt) || brt_btf_resolve_size(btf, mid, &sz) < 0)
+				continue;
+			if ((uint64_t)off >= bit / 8 && (uint64_t)off < bit / 8 + sz) {
+				off -= (int32_t)(bit / 8);
+				id = mid;
+				found = 1;
+			}
+		}
+		if (!found)
+			return 0;
+	}
+	return 0;
+}
+
+/* process_kf_arg_ptr_to_btf_id() */
+static int check_btf_id_arg(struct brt_env *env, const struct kmeta *m, const struct brt_reg *reg,
+			    const struct btf_type *ref_t, uint32_t ref_id, int argno)
+{
+	const struct brt_btf *btf = m->btf;
+	const char *ref_tname = name_of(btf, ref_t), *sname = sock_struct(reg->type);
+	uint32_t reg_id = reg->btf_id;
+	const struct btf_type *reg_t;
+	int strict = (m->flags & BRT_KF_RELEASE) && reg->ref_obj_id;
+
+	if (sname) {
+		int id = brt_btf_find(btf, sname, BTF_KIND_STRUCT);
+
+		reg_id = id > 0 ? (uint32_t)id : 0;
+	}
+	reg_t = skip_mods(btf, reg_id, &reg_id);
+	if (!struct_ids_match(btf, reg_id, reg->off, ref_id, strict) &&
+	    !((!strcmp(ref_tname, "__sk_buff") && !strcmp(name_of(btf, reg_t), "sk_buff")) ||
+	      (!strcmp(ref_tname, "xdp_md") && !strcmp(name_of(btf, reg_t), "xdp_buff")))) {
+		brt_verr(env, "kernel function %s args#%d expected pointer to %s %s but R%d has a "
+			      "pointer to %s %s\n",
+			 m->name, argno, kind_str(ref_t), ref_tname, argno + 1, kind_str(reg_t),
+			 name_of(btf, reg_t));
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* check_func_arg_reg_off() for a kfunc argument (release: OBJ_RELEASE) */
+static int check_arg_reg_off(struct brt_env *env, const struct brt_reg *reg, int regno,
+			     int release)
+{
+	if (release) {
+		if (reg->off) {
+			brt_verr(env, "R%d must have zero offset when passed to release func or "
+				      "trusted arg to kfunc\n",
+				 regno);
+			return -EINVAL;
+		}
+		return brt_check_ptr_off_reg(env, reg, regno);
+	}
+	switch (reg->type) {
+	case PTR_TO_STACK:
+	case PTR_TO_PACKET:
+	case PTR_TO_PACKET_META:
+	case PTR_TO_MAP_KEY:
+	case PTR_TO_MAP_VALUE:
+	case PTR_TO_MEM:
+	case PTR_TO_MEM | MEM_RDONLY:
+	case PTR_TO_MEM | MEM_RINGBUF:
+	case SCALAR_VALUE:
+		return 0;
+	case PTR_TO_BTF_ID:
+	case PTR_TO_BTF_ID | PTR_TRUSTED:
+	case PTR_TO_BTF_ID | MEM_RCU:
+		/* a fixed offset is fine (a member), a variable one is not */
+		if (reg->off < 0 || !brt_tnum_is_const(reg->var_off) || reg->var_off.value) {
+			struct brt_reg r = *reg;
+
+			if (reg->off >= 0)
+				r.off = 0;
+			return brt_check_ptr_off_reg(env, &r, regno);
+		}
+		return 0;
+	default:
+		return brt_check_ptr_off_reg(env, reg, regno);
+	}
+}
+
+/* check_mem_size_reg() of a kfunc's __sz argument, read then written (the kernel's
+ * check_kfunc_mem_size_reg(); the memory may be NULL when the size is 0) */
+static int check_mem_size(struct brt_env *env, int regno)
+{
+	struct brt_reg *regs = brt_cur_regs(env), *reg = &regs[regno], *mem = &regs[regno - 1];
+	struct brt_reg saved = *mem;
+	int err = 0;
+
+	if (mem->type & PTR_MAYBE_NULL)
+		mem->type &= ~PTR_MAYBE_NULL;
+	for (int pass = 0; pass < 2 && !err; pass++) {
+		if (reg->smin < 0) {
+			brt_verr(env, "R%d min value is negative, either use unsigned or 'var &= "
+				      "const'\n",
+				 regno);
+			err = -EACCES;
+		} else if (reg->umax >= MAX_VAR_SIZ) {
+			brt_verr(env, "R%d unbounded memory access, use 'var &= const' or 'if (var "
+				      "< const)'\n",
+				 regno);
+			err = -EACCES;
+		} else {
+			err = brt_check_helper_mem(env, regno - 1, (int)reg->umax, 1,
+						   pass ? BRT_WRITE : BRT_READ,
+						   pass ? BRT_STACK_CLOBBER : BRT_STACK_READ);
+			if (!err)
+				err = brt_mark_precise(env, regno);
+		}
+	}
+	*mem = saved;
+	return err;
+}
+
+/* check_mem_reg(): size bytes read and written, NULL allowed */
+static int check_mem_arg(struct brt_env *env, int regno, uint32_t size)
+{
+	struct brt_reg *reg = &brt_cur_regs(env)[regno], saved = *reg;
+	int err;
+
+	if (reg_is_null(reg))
+		return 0;
+	reg->type &= ~PTR_MAYBE_NULL;
+	err = brt_check_helper_mem(env, regno, (int)size, 1, BRT_READ, BRT_STACK_READ);
+	if (!err)
+		err = brt_check_helper_mem(env, regno, (int)size, 1, BRT_WRITE, BRT_STACK_CLOBBER);
+	*reg = saved;
+	return err;
+}
+
+enum kf_arg { KF_CTX, KF_NULL, KF_BTF_ID, KF_MEM, KF_MEM_SIZE };
+
+/* get_kfunc_ptr_arg_type() for the argument kinds of the kfuncs the runtime offers */
+static int ptr_arg_kind(struct brt_env *env, const struct kmeta *m, const struct btf_type *t,
+			const struct btf_type *ref_t, const struct btf_param *args, int argno,
+			int nargs)
+{
+	const struct brt_reg *regs = brt_cur_regs(env), *reg = &regs[argno + 1];
+	const char *ref_tname = name_of(m->btf, ref_t);
+	int mem_size = 0;
+
+	if (is_ctx_arg(env, m->btf, t))
+		return KF_CTX;
+	if (has_suffix(m->btf, &args[argno], "__nullable") && reg_is_null(reg))
+		return KF_NULL;
+	if (BASE_TYPE(reg->type) == PTR_TO_BTF_ID || sock_struct(reg->type)) {
+		if (!is_struct(ref_t)) {
+			brt_verr(env, "kernel function %s args#%d pointer type %s %s is not "
+				      "supported\n",
+				 m->name, argno, kind_str(ref_t), ref_tname);
+			return -EINVAL;
+		}
+		return KF_BTF_ID;
+	}
+	if (argno + 1 < nargs && regs[argno + 2].type == SCALAR_VALUE &&
+	    is_scalar(skip_mods(m->btf, args[argno + 1].type, NULL)) &&
+	    (has_suffix(m->btf, &args[argno + 1], "__sz") ||
+	     has_suffix(m->btf, &args[argno + 1], "__szk")))
+		mem_size = 1;
+	if (!is_scalar(ref_t) && !scalar_struct(env, m->btf, ref_t, 0) &&
+	    (mem_size ? kind_of(ref_t) != BTF_KIND_UNKN : 1)) {
+		brt_verr(env, "arg#%d pointer type %s %s must point to %sscalar, or struct with "
+			      "scalar\n",
+			 argno, kind_str(ref_t), ref_tname, mem_size ? "void, " : "");
+		return -EINVAL;
+	}
+	return mem_size ? KF_MEM_SIZE : KF_MEM;
+}
+
+/* check_kfunc_args() */
+static int check_args(struct brt_env *env, struct kmeta *m)
+{
+	const struct brt_btf *btf = m->btf;
+	const struct btf_param *args = (const struct btf_param *)(m->proto + 1);
+	int nargs = (int)BTF_INFO_VLEN(m->proto->info);
+	int release = (m->flags & BRT_KF_RELEASE) != 0;
+	/* is_kfunc_trusted_args(): a release function's arguments are trusted too */
+	int trusted = (m->flags & (BRT_KF_TRUSTED_ARGS | BRT_KF_RCU)) || release;
+
+	if (nargs > MAX_ARGS) {
+		brt_verr(env, "Function %s has %d > %d args\n", m->name, nargs, MAX_ARGS);
+		return -EINVAL;
+	}
+	for (int i = 0; i < nargs; i++) {
+		struct brt_reg *reg = &brt_cur_regs(env)[i + 1];
+		int regno = i + 1, kind, err;
+		const struct btf_type *t = skip_mods(btf, args[i].type, NULL), *ref_t;
+		uint32_t ref_id;
+
+		if (has_suffix(btf, &args[i], "__ign"))
+			continue;
+		if (is_scalar(t)) {
+			if (reg->type != SCALAR_VALUE) {
+				brt_verr(env, "R%d is not a scalar\n", regno);
+				return -EINVAL;
+			}
+			if (has_suffix(btf, &args[i], "__k")) {
+				if (!brt_tnum_is_const(reg->var_off)) {
+					brt_verr(env, "R%d must be a known constant\n", regno);
+					return -EINVAL;
+				}
+				err = brt_mark_precise(env, regno);
+				if (err < 0)
+					return err;
+			}
+			continue;
+		}
+		if (kind_of(t) != BTF_KIND_PTR) {
+			brt_verr(env, "Unrecognized arg#%d type %s\n", i, kind_str(t));
+			return -EINVAL;
+		}
+		if (trusted && (reg_is_null(reg) || (reg->type & PTR_MAYBE_NULL)) &&
+		    !has_suffix(btf, &args[i], "__nullable")) {
+			brt_verr(env, "Possibly NULL pointer passed to trusted arg%d\n", i);
+			return -EACCES;
+		}
+		if (reg->ref_obj_id) {
+			if (release && m->ref_obj_id) {
+				brt_verr(env, "verifier bug: more than one arg with ref_obj_id R%d "
+					      "%u %u\n",
+					 regno, reg->ref_obj_id, m->ref_obj_id);
+				return -EFAULT;
+			}
+			m->ref_obj_id = reg->ref_obj_id;
+			if (release)
+				m->release_regno = regno;
+		}
+		ref_t = skip_mods(btf, t->type, &ref_id);
+		kind = ptr_arg_kind(env, m, t, ref_t, args, i, nargs);
+		if (kind < 0)
+			return kind;
+		if (kind == KF_NULL)
+			continue;
+		if (kind == KF_BTF_ID && trusted && !is_trusted_reg(reg)) {
+			if (!(m->flags & BRT_KF_RCU)) {
+				brt_verr(env, "R%d must be referenced or trusted\n", regno);
+				return -EINVAL;
+			}
+			if (!(reg->type & MEM_RCU)) {
+				brt_verr(env, "R%d must be a rcu pointer\n", regno);
+				return -EINVAL;
+			}
+		}
+		err = check_arg_reg_off(env, reg, regno, release && reg->ref_obj_id);
+		if (err < 0)
+			return err;
+		switch (kind) {
+		case KF_CTX:
+			if (reg->type != PTR_TO_CTX) {
+				brt_verr(env, "arg#%d expected pointer to ctx, but got %s\n", i,
+					 brt_reg_type_str(env, reg->type));
+				return -EINVAL;
+			}
+			break;
+		case KF_BTF_ID:
+			if ((BASE_TYPE(reg->type) != PTR_TO_BTF_ID ||
+			     (unsafe_flags(reg->type) && !(reg->type & MEM_RCU))) &&
+			    !sock_struct(reg->type)) {
+				brt_verr(env, "arg#%d is %s expected %s or socket\n", i,
+					 brt_reg_type_str(env, reg->type),
+					 brt_reg_type_str(env, BASE_TYPE(reg->type) |
+								       (reg->type & PTR_TRUSTED)));
+				return -EINVAL;
+			}
+			err = check_btf_id_arg(env, m, reg, ref_t, ref_id, i);
+			if (err < 0)
+				return err;
+			break;
+		case KF_MEM: {
+			uint64_t size = 0;
+
+			if (brt_btf_resolve_size(btf, ref_id, &size) < 0) {
+				brt_verr(env, "arg#%d reference type('%s %s') size cannot be "
+					      "determined: %d\n",
+					 i, kind_str(ref_t), name_of(btf, ref_t), -EINVAL);
+				return -EINVAL;
+			}
+			err = check_mem_arg(env, regno, (uint32_t)size);
+			if (err < 0)
+				return err;
+			break;
+		}
+		case KF_MEM_SIZE: {
+			struct brt_reg *size_reg = &brt_cur_regs(env)[regno + 1];
+
+			if (!reg_is_null(reg) || !has_suffix(btf, &args[i], "__opt")) {
+				err = check_mem_size(env, regno + 1);
+				if (err < 0) {
+					brt_verr(env, "arg#%d arg#%d memory, len pair leads to invalid "
+						      "memory access\n",
+						 i, i + 1);
+					return err;
+				}
+			}
+			if (has_suffix(btf, &args[i + 1], "__szk") &&
+			    !brt_tnum_is_const(size_reg->var_off)) {
+				brt_verr(env, "R%d must be a known constant\n", regno + 1);
+				return -EINVAL;
+			}
+			i++; /* the size was this argument's */
+			break;
+		}
+		}
+	}
+	if (release && !m->release_regno) {
+		brt_verr(env, "release kernel function %s expects refcounted PTR_TO_BTF_ID\n",
+			 m->name);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* The return value (check_kfunc_call() after the arguments). */
+static int set_return(struct brt_env *env, struct kmeta *m, int insn_idx)
+{
+	const struct brt_btf *btf = m->btf;
+	struct brt_reg *r0 = &brt_cur_regs(env)[BPF_REG_0];
+	const struct btf_type *t = skip_mods(btf, m->proto->type, NULL), *pt = NULL;
+	uint32_t pt_id = 0;
+
+	if (kind_of(t) == BTF_KIND_PTR)
+		pt = skip_mods(btf, t->type, &pt_id);
+	if ((m->flags & BRT_KF_ACQUIRE) && !is_struct(pt)) {
+		brt_verr(env, "acquire kernel function does not return PTR_TO_BTF_ID\n");
+		return -EINVAL;
+	}
+	if (is_scalar(t)) {
+		brt_mark_reg_unknown(env, r0);
+		return 0;
+	}
+	if (kind_of(t) != BTF_KIND_PTR)
+		return 0; /* void: r0 stays unreadable */
+	if (kind_of(pt) == BTF_KIND_UNKN) {
+		/* void *: a number */
+		brt_mark_reg_unknown(env, r0);
+		return 0;
+	}
+	if (!is_struct(pt)) {
+		uint64_t sz = 0;
+
+		if (!m->r0_size && brt_btf_resolve_size(btf, pt_id, &sz) >= 0 && sz) {
+			m->r0_size = sz;
+			m->r0_rdonly = 1;
+		}
+		if (!m->r0_size) {
+			brt_verr(env, "kernel function %s returns pointer type %s %s is not "
+				      "supported\n",
+				 m->name, kind_str(pt), name_of(btf, pt));
+			return -EINVAL;
+		}
+		brt_mark_reg_known_zero(r0);
+		r0->type = PTR_TO_MEM | (m->r0_rdonly ? MEM_RDONLY : 0);
+		r0->mem_size = (uint32_t)m->r0_size;
+		if (m->ref_obj_id)
+			r0->ref_obj_id = m->ref_obj_id;
+	} else {
+		brt_mark_reg_known_zero(r0);
+		r0->type = PTR_TO_BTF_ID;
+		r0->btf_id = pt_id;
+	}
+	if (m->flags & BRT_KF_RET_NULL) {
+		r0->type |= PTR_MAYBE_NULL;
+		r0->id = ++env->id_gen;
+	}
+	if (m->flags & BRT_KF_ACQUIRE) {
+		int id = brt_acquire_ref(env, insn_idx);
+
+		if (id < 0)
+			return id;
+		if (m->flags & BRT_KF_RET_NULL)
+			r0->id = (uint32_t)id;
+		r0->ref_obj_id = (uint32_t)id;
+	}
+	return 0;
+}
+
+/* fetch_kfunc_meta(): the FUNC, its prototype and its row, if the program may call it */
+static const struct brt_kfunc *fetch_meta(struct brt_env *env, const struct bpf_insn *insn,
+					  struct kmeta *m)
+{
+	const struct brt_btf *vml = brt_btf_vmlinux();
+	const struct btf_type *func = vml && insn->imm && !insn->off
+					      ? brt_btf_type(vml, (uint32_t)insn->imm)
+					      : NULL;
+	const struct brt_kfunc *k;
+
+	if (!func)
+		return NULL;
+	m->btf = vml;
+	m->func_id = (uint32_t)insn->imm;
+	m->name = name_of(vml, func);
+	m->proto = brt_btf_type(vml, func->type);
+	/* btf_kfunc_id_set_contains(): in a set registered for the program's type (bpfrt
+	 * offers only the kfuncs of kfuncs.def: others run in the kernel alone) */
+	k = brt_kfunc_find(m->name);
+	if (!k || kind_of(m->proto) != BTF_KIND_FUNC_PROTO ||
+	    !(k->sets & BRT_HSET(env->opts->prog_type)))
+		return NULL;
+	m->flags = k->flags;
+	return k;
+}
+
+int brt_kfunc_nargs(struct brt_env *env, const struct bpf_insn *insn)
+{
+	struct kmeta m = { 0 };
+
+	return fetch_meta(env, insn, &m) ? (int)BTF_INFO_VLEN(m.proto->info) : -1;
+}
+
+int brt_check_kfunc_call(struct brt_env *env, const struct bpf_insn *insn, int insn_idx)
+{
+	struct kmeta m = { 0 };
+	struct brt_reg *regs;
+	int err;
+
+	/* id 0: an unresolved weak kfunc, refused after the walk if the walk reached it */
+	if (!insn->imm)
+		return 0;
+	if (!fetch_meta(env, insn, &m)) {
+		/* add_kfunc_call() let through only FUNCs of the kernel's BTF */
+		brt_verr(env, "calling kernel function %s is not allowed\n", m.name ? m.name : "");
+		return -EACCES;
+	}
+	if ((m.flags & BRT_KF_SLEEPABLE) && !(env->opts->prog_flags & BPF_F_SLEEPABLE)) {
+		brt_verr(env, "program must be sleepable to call sleepable kfunc %s\n", m.name);
+		return -EACCES;
+	}
+	/* the registers' kernel types are named from the kernel's BTF */
+	if (!env->kbtf)
+		env->kbtf = m.btf;
+	err = check_args(env, &m);
+	if (err < 0)
+		return err;
+	if (m.release_regno) {
+		err = brt_release_ref(env, brt_cur_regs(env)[m.release_regno].ref_obj_id);
+		if (err) {
+			brt_verr(env, "kfunc %s#%u reference has not been acquired before\n", m.name,
+				 m.func_id);
+			return err;
+		}
+	}
+	regs = brt_cur_regs(env);
+	for (int i = BPF_REG_0; i <= BPF_REG_5; i++) {
+		brt_mark_reg_not_init(&regs[i]);
+		env->scratched_regs |= (uint16_t)(1u << i);
+	}
+	return set_return(env, &m, insn_idx);
+}
+
+int brt_verifier_kfunc_helper(int32_t btf_id)
+{
+	const struct brt_btf *vml = brt_btf_vmlinux();
+	const struct brt_kfunc *k = vml && btf_id > 0
+					    ? brt_kfunc_find(brt_btf_name(vml, (uint32_t)btf_id))
+					    : NULL;
+
+	return k ? (int)BRT_KFUNC_HELPER_BASE + brt_kfunc_index(k) : -1;
+}
