@@ -580,12 +580,17 @@ static int build(struct load *ld)
 			patched = 1;
 		}
 		/* kernel symbols (lddw BPF_PSEUDO_BTF_ID): the kernel puts the symbol's address
-		 * there; user space reads no kernel memory, so the address of zeroes stands in
+		 * there; user space reads no kernel memory, so for a variable the address of
+		 * zeroes stands in
 		 * (the verifier allows no writes through it and at most BRT_KSYM_MEM_MAX bytes
 		 * of reads; kernel objects are read fault-safe by the checked engine) */
 		if (ld->insns[i].code == (BPF_LD | BPF_IMM | BPF_DW) &&
 		    ld->insns[i].src_reg == BPF_PSEUDO_BTF_ID && i + 1 < attr->insn_cnt) {
-			uint64_t a = (uint64_t)(uintptr_t)ksym_zeroes;
+			/* a function's address is the kernel's (it is only compared) */
+			uint64_t a = brt_verifier_ksym_addr(ld->insns[i].imm);
+
+			if (!a)
+				a = (uint64_t)(uintptr_t)ksym_zeroes;
 
 			ld->insns[i].src_reg = 0;
 			ld->insns[i].imm = (int32_t)(uint32_t)a;

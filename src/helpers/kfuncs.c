@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bpfrt.h"
 #include "helpers/helpers.h"
 
 #define UNUSED(x) (void)(x)
@@ -119,10 +120,15 @@ uint64_t brt_kfunc_bpf_cpumask_create(uint64_t r1, uint64_t r2, uint64_t r3, uin
 	UNUSED(r3);
 	UNUSED(r4);
 	UNUSED(r5);
-	UNUSED(rc);
 	if (!m)
 		return 0;
 	m->usage = 1;
+	/* the program reads the mask (the verifier refuses writes: "only read is
+	 * supported"); the checked engine lets it */
+	if (bpfrt_run_grant(rc, m->bits, CPUMASK_BYTES, 0)) {
+		free(m);
+		return 0;
+	}
 	return (uint64_t)(uintptr_t)m->bits;
 }
 

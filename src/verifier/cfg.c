@@ -346,8 +346,8 @@ static int check_map_value_ref(struct brt_env *env, const struct bpf_insn *insn,
  * has none of).  A FUNC gives read-only memory of size 0 (its address, to test a weak
  * kfunc for presence), a variable of the per-CPU section a per-CPU kernel object, a
  * struct variable a kernel object typed by its BTF, any other variable read-only memory
- * of its type's size.  The kernel then looks the name up in kallsyms; every VAR and FUNC
- * of vmlinux BTF is a kernel symbol, so that lookup cannot fail here. */
+ * of its type's size.  The name must be in kallsyms (variables are not, in kernels
+ * without CONFIG_KALLSYMS_ALL). */
 #define BRT_KSYM_MEM_MAX (1u << 20) /* api/prog.c's stand-in for a variable's memory */
 static int check_pseudo_btf_id(struct brt_env *env, const struct bpf_insn *insn, int i)
 {
@@ -355,7 +355,7 @@ static int check_pseudo_btf_id(struct brt_env *env, const struct bpf_insn *insn,
 	const struct btf_type *t, *sec;
 	uint32_t id = (uint32_t)insn->imm, type;
 	int secid;
-	uint64_t size = 0;
+	uint64_t size = 0, addr;
 
 	if (insn[1].imm) {
 		brt_verr(env, "invalid module BTF object FD specified.\n");
@@ -374,6 +374,12 @@ static int check_pseudo_btf_id(struct brt_env *env, const struct bpf_insn *insn,
 	if (!t || (BTF_INFO_KIND(t->info) != BTF_KIND_VAR && BTF_INFO_KIND(t->info) != BTF_KIND_FUNC)) {
 		brt_verr(env, "pseudo btf_id %d in ldimm64 isn't KIND_VAR or KIND_FUNC\n", (int)id);
 		return -EINVAL;
+	}
+	/* kallsyms_lookup_name(): without /proc/kallsyms the symbol is taken as there */
+	if (!brt_kallsyms_lookup(brt_btf_str(vml, t->name_off), &addr)) {
+		brt_verr(env, "ldimm64 failed to find the address for kernel symbol '%s'.\n",
+			 brt_btf_str(vml, t->name_off));
+		return -ENOENT;
 	}
 	if (!env->kbtf)
 		env->kbtf = vml;

@@ -525,6 +525,9 @@ int brt_check_kfunc_call(struct brt_env *env, const struct bpf_insn *insn, int i
 /* How many arguments the kfunc a call names takes, -1 when the program may not call it
  * (the kernel's fetch_kfunc_meta() fails). */
 int brt_kfunc_nargs(struct brt_env *env, const struct bpf_insn *insn);
+/* kallsyms_lookup_name(): 1 found (address in *addr, 0 when hidden), 0 not a kernel
+ * symbol, -1 no /proc/kallsyms. */
+int brt_kallsyms_lookup(const char *name, uint64_t *addr);
 int brt_is_callback_helper(int32_t id);
 
 /* ---- global.c: global functions verified on their own from their BTF ---------------- */

@@ -8,6 +8,8 @@
  * check.c's.
  */
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "btf/btf.h"
@@ -161,6 +163,15 @@ static const char *ctx_type_name(uint32_t prog_type)
 	default:
 		return "";
 	}
+}
+
+/* a struct some program type has as its context */
+static int is_any_ctx_name(const char *name)
+{
+	for (uint32_t t = 0; t < 64; t++)
+		if (*ctx_type_name(t) && !strcmp(ctx_type_name(t), name))
+			return 1;
+	return 0;
 }
 
 /* btf_is_prog_ctx_type() for a kfunc argument: a pointer to the program type's context
@@ -397,7 +408,11 @@ static int ptr_arg_kind(struct brt_env *env, const struct kmeta *m, const struct
 		return KF_CTX;
 	if (has_suffix(m->btf, &args[argno], "__nullable") && reg_is_null(reg))
 		return KF_NULL;
-	if (BASE_TYPE(reg->type) == PTR_TO_BTF_ID || sock_struct(reg->type)) {
+	/* measured on 6.18.44: another program type's context struct (an XDP program
+	 * passing its context to bpf_skb_ct_lookup's struct __sk_buff *) is taken as a
+	 * kernel object, which the context is not ("R1 must be referenced or trusted") */
+	if (BASE_TYPE(reg->type) == PTR_TO_BTF_ID || sock_struct(reg->type) ||
+	    (is_struct(ref_t) && is_any_ctx_name(ref_tname))) {
 		if (!is_struct(ref_t)) {
 			brt_verr(env, "kernel function %s args#%d pointer type %s %s is not "
 				      "supported\n",
@@ -421,15 +436,18 @@ static int ptr_arg_kind(struct brt_env *env, const struct kmeta *m, const struct
 	return mem_size ? KF_MEM_SIZE : KF_MEM;
 }
 
-/* check_kfunc_args() */
+/* check_kfunc_args().  The running kernel (6.18.44) treats every kfunc's pointer
+ * arguments as trusted, whatever its KF_* flags (the KF_TRUSTED_ARGS default of later
+ * kernels; measured in verifier.kfunc_oracle, where 6.18.19's source checks only
+ * KF_TRUSTED_ARGS/KF_RCU/KF_RELEASE ones): NULL or maybe-NULL is refused unless the
+ * argument is __nullable or __opt, and a kernel object or a struct in memory without a
+ * size must be referenced or trusted. */
 static int check_args(struct brt_env *env, struct kmeta *m)
 {
 	const struct brt_btf *btf = m->btf;
 	const struct btf_param *args = (const struct btf_param *)(m->proto + 1);
 	int nargs = (int)BTF_INFO_VLEN(m->proto->info);
 	int release = (m->flags & BRT_KF_RELEASE) != 0;
-	/* is_kfunc_trusted_args(): a release function's arguments are trusted too */
-	int trusted = (m->flags & (BRT_KF_TRUSTED_ARGS | BRT_KF_RCU)) || release;
 
 	if (nargs > MAX_ARGS) {
 		brt_verr(env, "Function %s has %d > %d args\n", m->name, nargs, MAX_ARGS);
@@ -463,8 +481,8 @@ static int check_args(struct brt_env *env, struct kmeta *m)
 			brt_verr(env, "Unrecognized arg#%d type %s\n", i, kind_str(t));
 			return -EINVAL;
 		}
-		if (trusted && (reg_is_null(reg) || (reg->type & PTR_MAYBE_NULL)) &&
-		    !has_suffix(btf, &args[i], "__nullable")) {
+		if ((reg_is_null(reg) || (reg->type & PTR_MAYBE_NULL)) &&
+		    !has_suffix(btf, &args[i], "__nullable") && !has_suffix(btf, &args[i], "__opt")) {
 			brt_verr(env, "Possibly NULL pointer passed to trusted arg%d\n", i);
 			return -EACCES;
 		}
@@ -485,7 +503,8 @@ static int check_args(struct brt_env *env, struct kmeta *m)
 			return kind;
 		if (kind == KF_NULL)
 			continue;
-		if (kind == KF_BTF_ID && trusted && !is_trusted_reg(reg)) {
+		if ((kind == KF_BTF_ID || (kind == KF_MEM && is_struct(ref_t))) &&
+		    !is_trusted_reg(reg)) {
 			if (!(m->flags & BRT_KF_RCU)) {
 				brt_verr(env, "R%d must be referenced or trusted\n", regno);
 				return -EINVAL;
@@ -709,4 +728,42 @@ int brt_verifier_kfunc_helper(int32_t btf_id)
 					    : NULL;
 
 	return k ? (int)BRT_KFUNC_HELPER_BASE + brt_kfunc_index(k) : -1;
+}
+
+/* kallsyms_lookup_name() as /proc/kallsyms shows it: 1 when name is a kernel symbol (its
+ * address in *addr: 0 unless the reader may see addresses), 0 when not, -1 when the list
+ * cannot be read.  Kernels without CONFIG_KALLSYMS_ALL list functions, not variables. */
+int brt_kallsyms_lookup(const char *name, uint64_t *addr)
+{
+	FILE *f = fopen("/proc/kallsyms", "r");
+	char line[512];
+	int found = 0;
+
+	*addr = 0;
+	if (!f)
+		return -1;
+	while (!found && fgets(line, sizeof(line), f)) {
+		char *sp1 = strchr(line, ' '), *sp2 = sp1 ? strchr(sp1 + 1, ' ') : NULL, *end;
+
+		if (!sp2)
+			continue;
+		end = sp2 + 1 + strcspn(sp2 + 1, " \t\n");
+		if ((size_t)(end - (sp2 + 1)) == strlen(name) && !strncmp(sp2 + 1, name, strlen(name))) {
+			*addr = strtoull(line, NULL, 16);
+			found = 1;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+uint64_t brt_verifier_ksym_addr(int32_t btf_id)
+{
+	const struct brt_btf *vml = brt_btf_vmlinux();
+	const struct btf_type *t = vml && btf_id > 0 ? brt_btf_type(vml, (uint32_t)btf_id) : NULL;
+	uint64_t addr = 0;
+
+	if (kind_of(t) != BTF_KIND_FUNC || brt_kallsyms_lookup(name_of(vml, t), &addr) != 1)
+		return 0;
+	return addr;
 }

@@ -545,7 +545,20 @@ int brt_check_helper_mem(struct brt_env *env, int regno, int size, int zero_ok,
 		}
 		return check_region(env, regno, reg->off, size, reg->mem_size, zero_ok);
 	case PTR_TO_CTX:
-		return brt_check_ptr_off_reg(env, reg, regno);
+		/* only a context whose accesses the kernel does not rewrite (syscall,
+		 * BTF-typed programs) is memory a function may take */
+		switch (env->opts->prog_type) {
+		case BPF_PROG_TYPE_SYSCALL:
+		case BPF_PROG_TYPE_TRACING:
+		case BPF_PROG_TYPE_LSM:
+		case BPF_PROG_TYPE_STRUCT_OPS:
+		case BPF_PROG_TYPE_EXT:
+			return brt_check_ptr_off_reg(env, reg, regno);
+		default:
+			brt_verr(env, "R%d type=%s expected=fp\n", regno,
+				 brt_reg_type_str(env, reg->type));
+			return -EACCES;
+		}
 	case PTR_TO_STACK:
 		if (size == 0 && !zero_ok) {
 			brt_verr(env, "invalid zero-sized read\n");

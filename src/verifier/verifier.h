@@ -215,4 +215,8 @@ const char *brt_verifier_helper_name(int32_t id);
  * to (BRT_KFUNC_HELPER_BASE + its kfuncs.def row), or -1 when the runtime offers none. */
 int brt_verifier_kfunc_helper(int32_t btf_id);
 
+/* The kernel's address of kernel function btf_id (/proc/kallsyms), 0 when unknown (not a
+ * function, or addresses hidden from this process). */
+uint64_t brt_verifier_ksym_addr(int32_t btf_id);
+
 #endif

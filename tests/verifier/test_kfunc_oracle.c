@@ -2,10 +2,14 @@
  * against the kernel: the load-time checks of add_kfunc_call() (GPL, a FUNC of the
  * kernel's BTF with a prototype, module offsets without fd_array), the reserved fields of
  * a call, check_kfunc_call()'s refusal of a kernel function the program may not call, and
- * the unresolved weak kfunc (id 0) that must be in dead code.  Verdict, errno and the
- * error line must be equal.  Kernel functions the kernel allows for the type are refused by
- * bpfrt (none is offered in user space yet), so those cases are not here.  Skips without
- * root or kernel BTF.
+ * the unresolved weak kfunc (id 0) that must be in dead code.  Then the kernel functions
+ * bpfrt offers (src/vm/kfuncs.def): bpf_skb/xdp_ct_lookup and bpf_ct_release (tc, XDP;
+ * every argument error, references, NULL checks, and test runs returning opts->error for
+ * each lookup check), bpf_cpumask_create/acquire/release (sleepable syscall programs,
+ * with test runs), and lddw BPF_PSEUDO_BTF_ID of kernel symbols (functions, per-CPU
+ * variables, bad ids and fds).  Verdict, errno and the error line must be equal, and
+ * for programs both accept the test run's errno and retval.  Kernel functions the kernel
+ * allows but bpfrt does not offer are not here.  Skips without root or kernel BTF.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -85,6 +89,417 @@ static void check(const char *name, enum bpf_prog_type type, const struct bpf_in
 	compared++;
 }
 
+/* ---- kfuncs bpfrt offers (vm/kfuncs.def): arguments, references, returns, runs ---- */
+#define LDX(sz, d, s, o) I(BPF_LDX | BPF_MEM | (sz), d, s, o, 0)
+#define STX(sz, d, s, o) I(BPF_STX | BPF_MEM | (sz), d, s, o, 0)
+#define ST(sz, d, o, v) I(BPF_ST | BPF_MEM | (sz), d, 0, o, v)
+#define MOV_X(d, s) I(BPF_ALU64 | BPF_MOV | BPF_X, d, s, 0, 0)
+#define ADD_K(d, v) I(BPF_ALU64 | BPF_ADD | BPF_K, d, 0, 0, v)
+#define JEQ_K(d, v, o) I(BPF_JMP | BPF_JEQ | BPF_K, d, 0, o, v)
+#define JNE_K(d, v, o) I(BPF_JMP | BPF_JNE | BPF_K, d, 0, o, v)
+#define LDDW(d, src, lo, hi) I(BPF_LD | BPF_IMM | BPF_DW, d, src, 0, lo), I(0, 0, 0, 0, hi)
+#define MAXP 64
+
+static int ids_lookup_skb, ids_lookup_xdp, ids_release, ids_mask_create, ids_mask_release,
+	ids_mask_acquire;
+
+/* A run of a loaded program: BPF_PROG_TEST_RUN on a 64-byte frame (packet types) or
+ * without data (syscall); the errno and retval. */
+static void run(bpf_fn bpf, int fd, enum bpf_prog_type type, int *err, uint32_t *retval)
+{
+	static unsigned char pkt[64];
+	union bpf_attr attr;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.test.prog_fd = (uint32_t)fd;
+	if (type != BPF_PROG_TYPE_SYSCALL) {
+		pkt[12] = 0x08; /* ETH_P_IP */
+		attr.test.data_in = (uintptr_t)pkt;
+		attr.test.data_size_in = sizeof(pkt);
+	}
+	if (type != BPF_PROG_TYPE_SYSCALL)
+		attr.test.repeat = 1;
+	*err = bpf(BPF_PROG_TEST_RUN, &attr, sizeof(attr)) ? errno : 0;
+	*retval = attr.test.retval;
+}
+
+struct kres {
+	struct res r;
+	int run_err;
+	uint32_t retval;
+};
+
+static void load_run(bpf_fn bpf, enum bpf_prog_type type, uint32_t flags,
+		     const struct bpf_insn *insns, size_t n, struct kres *k)
+{
+	union bpf_attr attr;
+	char *line, *save;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.prog_type = type;
+	attr.prog_flags = flags;
+	attr.insns = (uintptr_t)insns;
+	attr.insn_cnt = (uint32_t)n;
+	attr.license = (uintptr_t) "GPL";
+	attr.log_buf = (uintptr_t)logbuf;
+	attr.log_size = sizeof(logbuf);
+	attr.log_level = 1;
+	logbuf[0] = 0;
+	k->r.fd = bpf(BPF_PROG_LOAD, &attr, sizeof(attr));
+	k->r.err = k->r.fd < 0 ? errno : 0;
+	k->r.last[0] = 0;
+	for (line = strtok_r(logbuf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		if (!strncmp(line, "processed ", 10))
+			break;
+		snprintf(k->r.last, sizeof(k->r.last), "%s", line);
+	}
+	k->run_err = -1;
+	k->retval = 0;
+	if (k->r.fd >= 0) {
+		run(bpf, k->r.fd, type, &k->run_err, &k->retval);
+		close(k->r.fd);
+	}
+}
+
+static int runs;
+
+static void kcheck(const char *name, enum bpf_prog_type type, uint32_t flags,
+		   const struct bpf_insn *insns, size_t n)
+{
+	static char case_name[160];
+	struct kres k, b;
+
+	snprintf(case_name, sizeof(case_name), "%s", name);
+	T_CASE(case_name);
+	load_run(kernel_bpf, type, flags, insns, n, &k);
+	load_run(bpfrt_bpf, type, flags, insns, n, &b);
+	T_EQ_INT(k.r.fd >= 0, b.r.fd >= 0);
+	T_EQ_INT(k.r.err, b.r.err);
+	if (k.r.fd < 0 && strcmp(k.r.last, b.r.last))
+		T_FAIL("%s: error line: kernel '%s', bpfrt '%s'", name, k.r.last, b.r.last);
+	if (k.r.fd >= 0 && b.r.fd >= 0) {
+		T_EQ_INT(k.run_err, b.run_err);
+		T_EQ_INT((int32_t)k.retval, (int32_t)b.retval);
+		runs++;
+	}
+	if (getenv("KFUNC_DUMP"))
+		fprintf(stderr, "%s: kernel %d %s run %d/%d | bpfrt %d %s run %d/%d\n", name,
+			k.r.err, k.r.last, k.run_err, (int32_t)k.retval, b.r.err, b.r.last,
+			b.run_err, (int32_t)b.retval);
+	compared++;
+}
+
+/* A conntrack lookup (tc: bpf_skb_ct_lookup, XDP: bpf_xdp_ct_lookup) with the tuple at
+ * fp-56 (40 zeroed bytes) and struct bpf_ct_opts at fp-16 (16 zeroed bytes, netns_id
+ * netns, l4proto proto, reserved[0] resv, ct_zone_id zone), the entry released when
+ * found, opts->error returned. */
+struct ct_case {
+	const char *name;
+	int32_t tuple_sz, opts_sz, netns, proto, resv, zone;
+	int null_tuple, null_opts;
+};
+
+static size_t ct_prog(struct bpf_insn *p, int lookup, const struct ct_case *c)
+{
+	size_t n = 0;
+
+	p[n++] = MOV_X(6, 1);
+	for (int off = -56; off < 0; off += 8)
+		p[n++] = ST(BPF_DW, 10, (int16_t)off, 0);
+	p[n++] = ST(BPF_W, 10, -16, c->netns);
+	p[n++] = ST(BPF_B, 10, -8, c->proto);
+	p[n++] = ST(BPF_B, 10, -3, c->resv);
+	p[n++] = ST(BPF_H, 10, -6, c->zone);
+	p[n++] = MOV_X(1, 6);
+	if (c->null_tuple) {
+		p[n++] = MOV_K(2, 0);
+	} else {
+		p[n++] = MOV_X(2, 10);
+		p[n++] = ADD_K(2, -56);
+	}
+	p[n++] = MOV_K(3, c->tuple_sz);
+	if (c->null_opts) {
+		p[n++] = MOV_K(4, 0);
+	} else {
+		p[n++] = MOV_X(4, 10);
+		p[n++] = ADD_K(4, -16);
+	}
+	p[n++] = MOV_K(5, c->opts_sz);
+	p[n++] = KCALL(lookup, 0);
+	p[n++] = JEQ_K(0, 0, 2);
+	p[n++] = MOV_X(1, 0);
+	p[n++] = KCALL(ids_release, 0);
+	p[n++] = LDX(BPF_W, 0, 10, -12);
+	p[n++] = EXIT();
+	return n;
+}
+
+static void ct_cases(void)
+{
+	static const struct ct_case cases[] = {
+		{ "ct ipv4 tcp", 12, 16, -1, 6, 0, 0, 0, 0 },
+		{ "ct ipv6 udp, 12-byte opts", 36, 12, -1, 17, 0, 0, 0, 0 },
+		{ "ct icmp", 12, 16, -1, 1, 0, 0, 0, 0 },
+		{ "ct tuple of 13 bytes", 13, 16, -1, 6, 0, 0, 0, 0 },
+		{ "ct tuple of 0 bytes", 0, 16, -1, 6, 0, 0, 0, 0 },
+		{ "ct opts of 8 bytes", 12, 8, -1, 6, 0, 0, 0, 0 },
+		{ "ct opts of 0 bytes", 12, 0, -1, 6, 0, 0, 0, 0 },
+		{ "ct reserved set", 12, 16, -1, 6, 1, 0, 0, 0 },
+		{ "ct zone in 12-byte opts", 12, 12, -1, 6, 0, 1, 0, 0 },
+		{ "ct zone in 16-byte opts", 12, 16, -1, 6, 0, 1, 0, 0 },
+		{ "ct netns -2", 12, 16, -2, 6, 0, 0, 0, 0 },
+		{ "ct netns 7", 12, 16, 7, 6, 0, 0, 0, 0 },
+		{ "ct NULL tuple of 0 bytes", 0, 16, -1, 6, 0, 0, 1, 0 },
+		{ "ct NULL opts of 0 bytes", 12, 0, -1, 6, 0, 0, 0, 1 },
+		{ "ct NULL tuple of 12 bytes", 12, 16, -1, 6, 0, 0, 1, 0 },
+		{ "ct tuple of 48 bytes", 48, 16, -1, 6, 0, 0, 0, 0 },
+		{ "ct opts of 17 bytes", 12, 17, -1, 6, 0, 0, 0, 0 },
+	};
+	struct bpf_insn p[MAXP];
+	char name[128];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		size_t n = ct_prog(p, ids_lookup_skb, &cases[i]);
+
+		snprintf(name, sizeof(name), "tc %s", cases[i].name);
+		kcheck(name, BPF_PROG_TYPE_SCHED_CLS, 0, p, n);
+		n = ct_prog(p, ids_lookup_xdp, &cases[i]);
+		snprintf(name, sizeof(name), "xdp %s", cases[i].name);
+		kcheck(name, BPF_PROG_TYPE_XDP, 0, p, n);
+	}
+	/* the wrong lookup for the type (the other context), types without the set */
+	struct ct_case ok = { "", 12, 16, -1, 6, 0, 0, 0, 0 };
+	size_t n = ct_prog(p, ids_lookup_xdp, &ok);
+
+	kcheck("tc calls bpf_xdp_ct_lookup", BPF_PROG_TYPE_SCHED_CLS, 0, p, n);
+	n = ct_prog(p, ids_lookup_skb, &ok);
+	kcheck("xdp calls bpf_skb_ct_lookup", BPF_PROG_TYPE_XDP, 0, p, n);
+	kcheck("sched_act calls bpf_skb_ct_lookup", BPF_PROG_TYPE_SCHED_ACT, 0, p, n);
+	kcheck("socket filter calls bpf_skb_ct_lookup", BPF_PROG_TYPE_SOCKET_FILTER, 0, p, n);
+	kcheck("cgroup_skb calls bpf_skb_ct_lookup", BPF_PROG_TYPE_CGROUP_SKB, 0, p, n);
+}
+
+/* tc programs around one bpf_skb_ct_lookup(ctx, fp-56, 12, fp-16, 16) at LOOKUP */
+#define CT_SETUP                                                                          \
+	MOV_X(6, 1), ST(BPF_DW, 10, -56, 0), ST(BPF_DW, 10, -48, 0), ST(BPF_DW, 10, -16, 0),   \
+		ST(BPF_DW, 10, -8, 0), ST(BPF_B, 10, -8, 6)
+#define CT_ARGS MOV_X(1, 6), MOV_X(2, 10), ADD_K(2, -56), MOV_K(3, 12), MOV_X(4, 10),     \
+		ADD_K(4, -16), MOV_K(5, 16)
+#define LOOKUP KCALL(ids_lookup_skb, 0)
+#define RELEASE KCALL(ids_release, 0)
+
+static void ct_rules(void)
+{
+	/* cilium/ebpf's call_kfunc: tuple and opts fp-1 with sizes 0 */
+	struct bpf_insn cilium[] = { MOV_X(2, 10), ADD_K(2, -1), MOV_K(3, 0), MOV_X(4, 2),
+				     MOV_K(5, 0), LOOKUP, JEQ_K(0, 0, 2), MOV_X(1, 0), RELEASE,
+				     MOV_K(0, 1), EXIT() };
+	struct bpf_insn leak[] = { CT_SETUP, CT_ARGS, LOOKUP, MOV_K(0, 0), EXIT() };
+	struct bpf_insn no_null_check[] = { CT_SETUP, CT_ARGS, LOOKUP, MOV_X(1, 0), RELEASE,
+					    MOV_K(0, 0), EXIT() };
+	struct bpf_insn twice[] = { CT_SETUP, CT_ARGS, LOOKUP, JEQ_K(0, 0, 5), MOV_X(7, 0),
+				    MOV_X(1, 0), RELEASE, MOV_X(1, 7), RELEASE, MOV_K(0, 0),
+				    EXIT() };
+	struct bpf_insn release_null[] = { MOV_K(1, 0), RELEASE, MOV_K(0, 0), EXIT() };
+	struct bpf_insn release_ctx[] = { RELEASE, MOV_K(0, 0), EXIT() };
+	struct bpf_insn release_stack[] = { ST(BPF_DW, 10, -8, 0), MOV_X(1, 10), ADD_K(1, -8),
+					    RELEASE, MOV_K(0, 0), EXIT() };
+	struct bpf_insn release_off[] = { CT_SETUP, CT_ARGS, LOOKUP, JEQ_K(0, 0, 3), MOV_X(1, 0),
+					  ADD_K(1, 8), RELEASE, MOV_K(0, 0), EXIT() };
+	struct bpf_insn ctx_stack[] = { CT_SETUP, CT_ARGS, MOV_X(1, 10), ADD_K(1, -56), LOOKUP,
+					MOV_K(0, 0), EXIT() };
+	struct bpf_insn ctx_off[] = { CT_SETUP, CT_ARGS, ADD_K(1, 8), LOOKUP, MOV_K(0, 0),
+				      EXIT() };
+	struct bpf_insn ctx_scalar[] = { CT_SETUP, CT_ARGS, MOV_K(1, 0), LOOKUP, MOV_K(0, 0),
+					 EXIT() };
+	struct bpf_insn size_unbounded[] = { CT_SETUP, CT_ARGS, LDX(BPF_W, 3, 6, 0), LOOKUP,
+					     MOV_K(0, 0), EXIT() };
+	struct bpf_insn size_bounded[] = { CT_SETUP, CT_ARGS, LDX(BPF_W, 3, 6, 0),
+					   I(BPF_ALU64 | BPF_AND | BPF_K, 3, 0, 0, 15), LOOKUP,
+					   JEQ_K(0, 0, 2), MOV_X(1, 0), RELEASE, MOV_K(0, 0),
+					   EXIT() };
+	struct bpf_insn size_past[] = { CT_SETUP, CT_ARGS, MOV_K(3, 57), LOOKUP, MOV_K(0, 0),
+					EXIT() };
+	struct bpf_insn size_neg[] = { CT_SETUP, CT_ARGS, MOV_K(3, -1), LOOKUP, MOV_K(0, 0),
+				       EXIT() };
+	struct bpf_insn size_ptr[] = { CT_SETUP, CT_ARGS, MOV_X(3, 10), LOOKUP, MOV_K(0, 0),
+				       EXIT() };
+	struct bpf_insn opts_size_ptr[] = { CT_SETUP, CT_ARGS, MOV_X(5, 10), LOOKUP,
+					    MOV_K(0, 0), EXIT() };
+	struct bpf_insn tuple_ctx[] = { CT_SETUP, CT_ARGS, MOV_X(2, 6), LOOKUP, MOV_K(0, 0),
+					EXIT() };
+	struct bpf_insn tuple_pkt[] = { CT_SETUP, LDX(BPF_W, 2, 1, 76), LDX(BPF_W, 7, 1, 80),
+					MOV_X(8, 2), ADD_K(8, 12),
+					I(BPF_JMP | BPF_JGT | BPF_X, 8, 7, 9, 0), MOV_X(1, 6),
+					MOV_K(3, 12), MOV_X(4, 10), ADD_K(4, -16), MOV_K(5, 16),
+					LOOKUP, JEQ_K(0, 0, 2), MOV_X(1, 0), RELEASE, MOV_K(0, 0),
+					EXIT() };
+	struct bpf_insn tuple_pkt_short[] = { CT_SETUP, LDX(BPF_W, 2, 1, 76),
+					      LDX(BPF_W, 7, 1, 80), MOV_X(8, 2), ADD_K(8, 8),
+					      I(BPF_JMP | BPF_JGT | BPF_X, 8, 7, 9, 0), MOV_X(1, 6),
+					      MOV_K(3, 12), MOV_X(4, 10), ADD_K(4, -16),
+					      MOV_K(5, 16), LOOKUP, JEQ_K(0, 0, 2), MOV_X(1, 0),
+					      RELEASE, MOV_K(0, 0), EXIT() };
+	struct bpf_insn read_entry[] = { CT_SETUP, CT_ARGS, LOOKUP, JEQ_K(0, 0, 4),
+					 LDX(BPF_W, 7, 0, 0), MOV_X(1, 0), RELEASE, MOV_X(0, 7),
+					 MOV_K(0, 0), EXIT() };
+	struct bpf_insn use_after_release[] = { CT_SETUP, CT_ARGS, LOOKUP, JEQ_K(0, 0, 4),
+						MOV_X(7, 0), MOV_X(1, 0), RELEASE,
+						LDX(BPF_W, 0, 7, 0), MOV_K(0, 0), EXIT() };
+	struct bpf_insn r0_after_void[] = { CT_SETUP, CT_ARGS, LOOKUP, JEQ_K(0, 0, 3),
+					    MOV_X(1, 0), RELEASE, EXIT(), MOV_K(0, 0), EXIT() };
+	struct bpf_insn r2_after_call[] = { CT_SETUP, CT_ARGS, LOOKUP, JEQ_K(0, 0, 2),
+					    MOV_X(1, 0), RELEASE, MOV_X(0, 2), EXIT() };
+	struct bpf_insn in_lock_dead[] = { MOV_K(0, 0), JEQ_K(0, 0, 1), RELEASE, EXIT() };
+#define K(name, p) kcheck(name, BPF_PROG_TYPE_SCHED_CLS, 0, p, sizeof(p) / sizeof(p[0]))
+	K("cilium call_kfunc", cilium);
+	K("lookup without release", leak);
+	K("release without NULL check", no_null_check);
+	K("release twice", twice);
+	K("release NULL", release_null);
+	K("release the context", release_ctx);
+	K("release stack memory", release_stack);
+	K("release at an offset", release_off);
+	K("context argument on the stack", ctx_stack);
+	K("context argument at an offset", ctx_off);
+	K("context argument 0", ctx_scalar);
+	K("size unbounded", size_unbounded);
+	K("size bounded", size_bounded);
+	K("size past the stack", size_past);
+	K("size negative", size_neg);
+	K("size a pointer", size_ptr);
+	K("opts size a pointer", opts_size_ptr);
+	K("tuple the context", tuple_ctx);
+	K("tuple in the packet", tuple_pkt);
+	K("tuple past the checked packet", tuple_pkt_short);
+	K("read the entry", read_entry);
+	K("use after release", use_after_release);
+	K("r0 after a void kfunc", r0_after_void);
+	K("r2 after a kfunc call", r2_after_call);
+	K("release in dead code", in_lock_dead);
+#undef K
+}
+
+static void cpumask_rules(void)
+{
+	struct bpf_insn create_release[] = { KCALL(ids_mask_create, 0), MOV_K(6, 0),
+					     JEQ_K(0, 0, 3), MOV_K(6, 1), MOV_X(1, 0),
+					     KCALL(ids_mask_release, 0), MOV_X(0, 6), EXIT() };
+	struct bpf_insn leak[] = { KCALL(ids_mask_create, 0), MOV_K(0, 0), EXIT() };
+	struct bpf_insn no_null[] = { KCALL(ids_mask_create, 0), MOV_X(1, 0),
+				      KCALL(ids_mask_release, 0), MOV_K(0, 0), EXIT() };
+	struct bpf_insn acquire[] = { KCALL(ids_mask_create, 0), JEQ_K(0, 0, 7), MOV_X(6, 0),
+				      MOV_X(1, 0), KCALL(ids_mask_acquire, 0), MOV_X(1, 0),
+				      KCALL(ids_mask_release, 0), MOV_X(1, 6),
+				      KCALL(ids_mask_release, 0), MOV_K(0, 2), EXIT() };
+	struct bpf_insn acquire_leak[] = { KCALL(ids_mask_create, 0), JEQ_K(0, 0, 5),
+					   MOV_X(6, 0), MOV_X(1, 0), KCALL(ids_mask_acquire, 0),
+					   MOV_X(1, 6), KCALL(ids_mask_release, 0), MOV_K(0, 0),
+					   EXIT() };
+	struct bpf_insn acquire_null[] = { MOV_K(1, 0), KCALL(ids_mask_acquire, 0), MOV_K(0, 0),
+					   EXIT() };
+	struct bpf_insn acquire_ctx[] = { KCALL(ids_mask_acquire, 0), MOV_K(0, 0), EXIT() };
+	struct bpf_insn acquire_stack[] = { ST(BPF_DW, 10, -8, 0), MOV_X(1, 10), ADD_K(1, -8),
+					    KCALL(ids_mask_acquire, 0), MOV_K(0, 0), EXIT() };
+	struct bpf_insn twice[] = { KCALL(ids_mask_create, 0), JEQ_K(0, 0, 5), MOV_X(6, 0),
+				    MOV_X(1, 0), KCALL(ids_mask_release, 0), MOV_X(1, 6),
+				    KCALL(ids_mask_release, 0), MOV_K(0, 0), EXIT() };
+	struct bpf_insn release_off[] = { KCALL(ids_mask_create, 0), JEQ_K(0, 0, 3),
+					  MOV_X(1, 0), ADD_K(1, 8), KCALL(ids_mask_release, 0),
+					  MOV_K(0, 0), EXIT() };
+	struct bpf_insn read_mask[] = { KCALL(ids_mask_create, 0), JEQ_K(0, 0, 4),
+					LDX(BPF_DW, 7, 0, 0), MOV_X(1, 0),
+					KCALL(ids_mask_release, 0), MOV_X(0, 7), MOV_K(0, 3),
+					EXIT() };
+	struct bpf_insn write_mask[] = { KCALL(ids_mask_create, 0), JEQ_K(0, 0, 4),
+					 ST(BPF_DW, 0, 0, 1), MOV_X(1, 0),
+					 KCALL(ids_mask_release, 0), MOV_K(0, 0), EXIT() };
+	/* a weak kfunc's presence test: lddw BPF_PSEUDO_BTF_ID of the FUNC */
+	struct bpf_insn weak[] = { MOV_K(6, 0), LDDW(1, BPF_PSEUDO_BTF_ID, ids_mask_create, 0),
+				   JEQ_K(1, 0, 5), KCALL(ids_mask_create, 0), MOV_K(6, 1),
+				   JEQ_K(0, 0, 2), MOV_X(1, 0), KCALL(ids_mask_release, 0),
+				   MOV_X(0, 6), EXIT() };
+#define K(name, p)                                                                        \
+	kcheck(name, BPF_PROG_TYPE_SYSCALL, BPF_F_SLEEPABLE, p, sizeof(p) / sizeof(p[0]))
+	K("cpumask create and release", create_release);
+	K("cpumask leak", leak);
+	K("cpumask release without NULL check", no_null);
+	K("cpumask acquire", acquire);
+	K("cpumask acquire leaks", acquire_leak);
+	K("cpumask acquire NULL", acquire_null);
+	K("cpumask acquire the context", acquire_ctx);
+	K("cpumask acquire the stack", acquire_stack);
+	K("cpumask release twice", twice);
+	K("cpumask release at an offset", release_off);
+	K("cpumask read", read_mask);
+	K("cpumask write", write_mask);
+	K("cpumask weak presence test", weak);
+#undef K
+	kcheck("cpumask in tc", BPF_PROG_TYPE_SCHED_CLS, 0, create_release,
+	       sizeof(create_release) / sizeof(create_release[0]));
+}
+
+/* lddw BPF_PSEUDO_BTF_ID (check_pseudo_btf_id()) */
+static void ksym_rules(const struct brt_btf *vml, int intid)
+{
+	int rq = brt_btf_find(vml, "runqueues", BTF_KIND_VAR);
+	int active = brt_btf_find(vml, "bpf_prog_active", BTF_KIND_VAR);
+	struct bpf_insn func_ok[] = { LDDW(1, BPF_PSEUDO_BTF_ID, ids_mask_create, 0),
+				      JNE_K(1, 0, 1), MOV_K(0, 7), MOV_K(0, 1), EXIT() };
+	struct bpf_insn func_read[] = { LDDW(1, BPF_PSEUDO_BTF_ID, ids_mask_create, 0),
+					LDX(BPF_B, 0, 1, 0), MOV_K(0, 0), EXIT() };
+	struct bpf_insn func_write[] = { LDDW(1, BPF_PSEUDO_BTF_ID, ids_mask_create, 0),
+					 ST(BPF_B, 1, 0, 0), MOV_K(0, 0), EXIT() };
+	struct bpf_insn func_ret[] = { LDDW(0, BPF_PSEUDO_BTF_ID, ids_mask_create, 0), EXIT() };
+	struct bpf_insn percpu_read[] = { LDDW(1, BPF_PSEUDO_BTF_ID, rq, 0), LDX(BPF_W, 0, 1, 0),
+					  MOV_K(0, 0), EXIT() };
+	struct bpf_insn percpu_int[] = { LDDW(1, BPF_PSEUDO_BTF_ID, active, 0),
+					 JEQ_K(1, 0, 0), MOV_K(0, 0), EXIT() };
+	struct bpf_insn percpu_int_read[] = { LDDW(1, BPF_PSEUDO_BTF_ID, active, 0),
+					      LDX(BPF_W, 0, 1, 0), MOV_K(0, 0), EXIT() };
+	struct bpf_insn id0[] = { LDDW(1, BPF_PSEUDO_BTF_ID, 0, 0), MOV_K(0, 0), EXIT() };
+	struct bpf_insn id_int[] = { LDDW(1, BPF_PSEUDO_BTF_ID, intid, 0), MOV_K(0, 0), EXIT() };
+	struct bpf_insn id_past[] = { LDDW(1, BPF_PSEUDO_BTF_ID, 0x7ffffff0, 0), MOV_K(0, 0),
+				      EXIT() };
+	struct bpf_insn id_neg[] = { LDDW(1, BPF_PSEUDO_BTF_ID, -5, 0), MOV_K(0, 0), EXIT() };
+	struct bpf_insn module_fd[] = { LDDW(1, BPF_PSEUDO_BTF_ID, ids_mask_create, 999),
+					MOV_K(0, 0), EXIT() };
+	struct bpf_insn off_set[] = { I(BPF_LD | BPF_IMM | BPF_DW, 1, BPF_PSEUDO_BTF_ID, 1,
+				       ids_mask_create), I(0, 0, 0, 0, 0), MOV_K(0, 0), EXIT() };
+	struct bpf_insn src4_last[] = { MOV_K(0, 0), EXIT(),
+					I(BPF_LD | BPF_IMM | BPF_DW, 1, BPF_PSEUDO_BTF_ID, 0,
+					  ids_mask_create) };
+	static const enum bpf_prog_type types[] = { BPF_PROG_TYPE_SOCKET_FILTER,
+						    BPF_PROG_TYPE_SCHED_CLS, BPF_PROG_TYPE_XDP };
+	char name[128];
+
+	for (size_t t = 0; t < sizeof(types) / sizeof(types[0]); t++) {
+#define K(nm, p)                                                                          \
+	do {                                                                              \
+		snprintf(name, sizeof(name), "type %d: %s", (int)types[t], nm);            \
+		kcheck(name, types[t], 0, p, sizeof(p) / sizeof(p[0]));            \
+	} while (0)
+		K("ksym func presence", func_ok);
+		K("ksym func read", func_read);
+		K("ksym func write", func_write);
+		K("ksym func returned", func_ret);
+		if (rq > 0)
+			K("ksym percpu struct read", percpu_read);
+		if (active > 0) {
+			K("ksym percpu int NULL test", percpu_int);
+			K("ksym percpu int read", percpu_int_read);
+		}
+		K("ksym id 0", id0);
+		K("ksym id of an int", id_int);
+		K("ksym id past the end", id_past);
+		K("ksym id negative", id_neg);
+		K("ksym module fd", module_fd);
+		K("ksym off set", off_set);
+		K("ksym lddw cut short", src4_last);
+#undef K
+	}
+}
+
 int main(void)
 {
 	const struct brt_btf *vml = brt_btf_vmlinux();
@@ -151,6 +566,21 @@ int main(void)
 		check("not GPL, id 0", types[t], dead, 4, "Proprietary");
 #undef C
 	}
-	printf("%d comparisons with the kernel\n", compared);
+	ids_lookup_skb = brt_btf_find(vml, "bpf_skb_ct_lookup", BTF_KIND_FUNC);
+	ids_lookup_xdp = brt_btf_find(vml, "bpf_xdp_ct_lookup", BTF_KIND_FUNC);
+	ids_release = brt_btf_find(vml, "bpf_ct_release", BTF_KIND_FUNC);
+	ids_mask_create = cpumask;
+	ids_mask_release = brt_btf_find(vml, "bpf_cpumask_release", BTF_KIND_FUNC);
+	ids_mask_acquire = brt_btf_find(vml, "bpf_cpumask_acquire", BTF_KIND_FUNC);
+	if (ids_lookup_skb > 0 && ids_lookup_xdp > 0 && ids_release > 0) {
+		ct_cases();
+		ct_rules();
+	} else {
+		printf("conntrack kfuncs: skipped: kernel BTF without nf_conntrack\n");
+	}
+	if (ids_mask_release > 0 && ids_mask_acquire > 0)
+		cpumask_rules();
+	ksym_rules(vml, intid);
+	printf("%d comparisons with the kernel, %d test runs\n", compared, runs);
 	return t_done();
 }
