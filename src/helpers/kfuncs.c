@@ -95,6 +95,33 @@ uint64_t brt_kfunc_bpf_ct_release(uint64_t nfct, uint64_t r2, uint64_t r3, uint6
 	return 0;
 }
 
+/* ---- RCU read sections (kernel/bpf/helpers.c) --------------------------------------- */
+/* The verifier pairs them and checks what runs inside; a user-space run holds no read
+ * section of the kernel's, so they do nothing here. */
+uint64_t brt_kfunc_bpf_rcu_read_lock(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+				     uint64_t r5, struct bpfrt_run_ctx *rc)
+{
+	UNUSED(r1);
+	UNUSED(r2);
+	UNUSED(r3);
+	UNUSED(r4);
+	UNUSED(r5);
+	UNUSED(rc);
+	return 0;
+}
+
+uint64_t brt_kfunc_bpf_rcu_read_unlock(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+				       uint64_t r5, struct bpfrt_run_ctx *rc)
+{
+	UNUSED(r1);
+	UNUSED(r2);
+	UNUSED(r3);
+	UNUSED(r4);
+	UNUSED(r5);
+	UNUSED(rc);
+	return 0;
+}
+
 /* ---- cpumask (kernel/bpf/cpumask.c) ----------------------------------------------------- */
 /* struct bpf_cpumask is a cpumask_t (NR_CPUS bits, at most 8192) followed by its
  * refcount; the mask starts the object, the count is kept in a header before it. */

@@ -1290,6 +1290,10 @@ int brt_check_helper_call(struct brt_env *env, const struct bpf_insn *insn, int 
 		brt_verr(env, "tail_call would lead to reference leak\n");
 		return -EINVAL;
 	}
+	if (id == BPF_FUNC_tail_call && env->cur->active_rcu) {
+		brt_verr(env, "tail_call cannot be used inside bpf_rcu_read_lock-ed region\n");
+		return -EINVAL;
+	}
 	/* check_get_func_ip(): a function's address exists for kprobes and trampolines */
 	if (id == BPF_FUNC_get_func_ip) {
 		if (env->opts->prog_type == BPF_PROG_TYPE_TRACING && !has_trampoline(env->opts)) {

@@ -259,6 +259,11 @@ static int do_exit(struct brt_env *env, int *do_print)
 	err = brt_check_exit_refs(env);
 	if (err)
 		return err;
+	if (env->cur->active_rcu) {
+		brt_verr(env, "BPF_EXIT instruction in main prog cannot be used inside "
+			      "bpf_rcu_read_lock-ed region\n");
+		return -EINVAL;
+	}
 	err = brt_check_return_code(env);
 	return err ? err : 1;
 }

@@ -170,6 +170,7 @@ struct brt_vstate {
 	 * and active_lock_id) */
 	uint16_t lock_map;
 	uint32_t lock_id;
+	uint8_t active_rcu;        /* inside bpf_rcu_read_lock() (kfunc.c) */
 	/* the path since the parent state: first and last insn, and the entries where it
 	 * did not go straight on (stored and pushed states keep theirs) */
 	int first_insn_idx;

@@ -647,6 +647,50 @@ static int set_return(struct brt_env *env, struct kmeta *m, int insn_idx)
 	return 0;
 }
 
+/* check_kfunc_call()'s RCU read section: bpf_rcu_read_lock() opens it (not twice),
+ * bpf_rcu_read_unlock() closes it, and the pointers the section protected (MEM_RCU)
+ * become untrusted; a sleepable kfunc may not run inside. */
+static int rcu_section(struct brt_env *env, const struct kmeta *m, int row)
+{
+	struct brt_vstate *st = env->cur;
+
+	if (st->active_rcu) {
+		if (row == BRT_KFUNC_bpf_rcu_read_lock) {
+			brt_verr(env, "nested rcu read lock (kernel function %s)\n", m->name);
+			return -EINVAL;
+		}
+		if (row == BRT_KFUNC_bpf_rcu_read_unlock) {
+			for (int fi = 0; fi <= st->curframe; fi++) {
+				struct brt_frame *f = st->frame[fi];
+
+				for (int r = 0; r < BRT_NREGS; r++)
+					if (f->regs[r].type & MEM_RCU)
+						f->regs[r].type = (f->regs[r].type &
+								   ~(MEM_RCU | PTR_MAYBE_NULL)) |
+								  PTR_UNTRUSTED;
+				for (int s = 0; s < f->allocated_stack / 8; s++)
+					if (brt_is_spilled(&f->stack[s]) &&
+					    (f->stack[s].spilled.type & MEM_RCU))
+						f->stack[s].spilled.type =
+							(f->stack[s].spilled.type &
+							 ~(MEM_RCU | PTR_MAYBE_NULL)) |
+							PTR_UNTRUSTED;
+			}
+			st->active_rcu = 0;
+		} else if (m->flags & BRT_KF_SLEEPABLE) {
+			brt_verr(env, "kernel func %s is sleepable within rcu_read_lock region\n",
+				 m->name);
+			return -EACCES;
+		}
+	} else if (row == BRT_KFUNC_bpf_rcu_read_lock) {
+		st->active_rcu = 1;
+	} else if (row == BRT_KFUNC_bpf_rcu_read_unlock) {
+		brt_verr(env, "unmatched rcu read unlock (kernel function %s)\n", m->name);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /* fetch_kfunc_meta(): the FUNC, its prototype and its row, if the program may call it */
 static const struct brt_kfunc *fetch_meta(struct brt_env *env, const struct bpf_insn *insn,
 					  struct kmeta *m)
@@ -702,6 +746,9 @@ int brt_check_kfunc_call(struct brt_env *env, const struct bpf_insn *insn, int i
 	if (!env->kbtf)
 		env->kbtf = m.btf;
 	err = check_args(env, &m);
+	if (err < 0)
+		return err;
+	err = rcu_section(env, &m, brt_kfunc_index(brt_kfunc_find(m.name)));
 	if (err < 0)
 		return err;
 	if (m.release_regno) {

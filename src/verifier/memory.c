@@ -731,6 +731,11 @@ int brt_check_ld_abs(struct brt_env *env, const struct bpf_insn *insn)
 		brt_verr(env, "BPF_LD_[ABS|IND] would lead to reference leak\n");
 		return -EINVAL;
 	}
+	if (env->cur->active_rcu) {
+		brt_verr(env, "BPF_LD_[ABS|IND] cannot be used inside bpf_rcu_read_lock-ed "
+			      "region\n");
+		return -EINVAL;
+	}
 	if (regs[BPF_REG_6].type != PTR_TO_CTX) {
 		brt_verr(env, "at the time of BPF_LD_ABS|IND R6 != pointer to skb\n");
 		return -EINVAL;

@@ -244,6 +244,8 @@ static int states_equal(struct brt_env *env, const struct brt_vstate *o,
 			return 0;
 	if (o->lock_map != c->lock_map || (o->lock_map && !check_ids(o->lock_id, c->lock_id, &m)))
 		return 0;
+	if (o->active_rcu != c->active_rcu)
+		return 0;
 	for (int i = o->curframe; i >= 0; i--) {
 		uint16_t live, rel;
 		uint64_t slive;

@@ -176,6 +176,7 @@ struct brt_helper_source {
 #define BRT_KHOOK_TRACING                                                                \
 	(BRT_HSET(BPF_PROG_TYPE_TRACING) | BRT_HSET(BPF_PROG_TYPE_TRACEPOINT) |          \
 	 BRT_HSET(BPF_PROG_TYPE_PERF_EVENT) | BRT_HSET(BPF_PROG_TYPE_LSM))
+#define BRT_KSET_COMMON ((UINT64_C(1) << 48) - 1) /* BTF_KFUNC_HOOK_COMMON: every type */
 #define BRT_KSET_NF_CT (BRT_HSET(BPF_PROG_TYPE_XDP) | BRT_HSET(BPF_PROG_TYPE_SCHED_CLS))
 #define BRT_KSET_CPUMASK                                                                 \
 	(BRT_KHOOK_TRACING | BRT_HSET(BPF_PROG_TYPE_STRUCT_OPS) | BRT_HSET(BPF_PROG_TYPE_SYSCALL))

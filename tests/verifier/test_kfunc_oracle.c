@@ -6,8 +6,8 @@
  * bpfrt offers (src/vm/kfuncs.def): bpf_skb/xdp_ct_lookup and bpf_ct_release (tc, XDP;
  * every argument error, references, NULL checks, and test runs returning opts->error for
  * each lookup check), bpf_cpumask_create/acquire/release (sleepable syscall programs,
- * with test runs), and lddw BPF_PSEUDO_BTF_ID of kernel symbols (functions, per-CPU
- * variables, bad ids and fds).  Verdict, errno and the error line must be equal, and
+ * with test runs), lddw BPF_PSEUDO_BTF_ID of kernel symbols (functions, per-CPU
+ * variables, bad ids and fds), and bpf_rcu_read_lock/unlock sections on five types.  Verdict, errno and the error line must be equal, and
  * for programs both accept the test run's errno and retval.  Kernel functions the kernel
  * allows but bpfrt does not offer are not here.  Skips without root or kernel BTF.
  */
@@ -500,6 +500,60 @@ static void ksym_rules(const struct brt_btf *vml, int intid)
 	}
 }
 
+/* bpf_rcu_read_lock/unlock (every program type): the section's rules */
+static void rcu_rules(int lock, int unlock)
+{
+	struct bpf_insn ok[] = { KCALL(lock, 0), KCALL(unlock, 0), MOV_K(0, 1), EXIT() };
+	struct bpf_insn nested[] = { KCALL(lock, 0), KCALL(lock, 0), KCALL(unlock, 0),
+				     KCALL(unlock, 0), MOV_K(0, 0), EXIT() };
+	struct bpf_insn unmatched[] = { KCALL(unlock, 0), MOV_K(0, 0), EXIT() };
+	struct bpf_insn exit_inside[] = { KCALL(lock, 0), MOV_K(0, 0), EXIT() };
+	struct bpf_insn one_path[] = { MOV_X(6, 1), I(BPF_JMP | BPF_CALL, 0, 0, 0,
+						     BPF_FUNC_get_prandom_u32),
+				       JEQ_K(0, 0, 1), KCALL(lock, 0), KCALL(unlock, 0),
+				       MOV_K(0, 0), EXIT() };
+	struct bpf_insn helper_inside[] = { KCALL(lock, 0),
+					    I(BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_ktime_get_ns),
+					    KCALL(unlock, 0), MOV_K(0, 2), EXIT() };
+	struct bpf_insn subprog_inside[] = { KCALL(lock, 0), I(BPF_JMP | BPF_CALL, 0, 1, 0, 3),
+					     KCALL(unlock, 0), MOV_K(0, 3), EXIT(), MOV_K(0, 0),
+					     EXIT() };
+	struct bpf_insn subprog_locks[] = { I(BPF_JMP | BPF_CALL, 0, 1, 0, 3), KCALL(unlock, 0),
+					    MOV_K(0, 3), EXIT(), KCALL(lock, 0), MOV_K(0, 0),
+					    EXIT() };
+	struct bpf_insn ld_abs_inside[] = { MOV_X(6, 1), KCALL(lock, 0),
+					    I(BPF_LD | BPF_ABS | BPF_B, 0, 0, 0, 0),
+					    KCALL(unlock, 0), MOV_K(0, 0), EXIT() };
+	struct bpf_insn loop_paths[] = { MOV_K(7, 0), KCALL(lock, 0), KCALL(unlock, 0),
+					 ADD_K(7, 1), I(BPF_JMP | BPF_JLT | BPF_K, 7, 0, -4, 4),
+					 MOV_X(0, 7), EXIT() };
+	static const enum bpf_prog_type types[] = { BPF_PROG_TYPE_SOCKET_FILTER,
+						    BPF_PROG_TYPE_SCHED_CLS, BPF_PROG_TYPE_XDP,
+						    BPF_PROG_TYPE_KPROBE, BPF_PROG_TYPE_SYSCALL };
+	char name[128];
+
+	for (size_t t = 0; t < sizeof(types) / sizeof(types[0]); t++) {
+		uint32_t fl = types[t] == BPF_PROG_TYPE_SYSCALL ? BPF_F_SLEEPABLE : 0;
+#define K(nm, p)                                                                          \
+	do {                                                                              \
+		snprintf(name, sizeof(name), "type %d: rcu %s", (int)types[t], nm);        \
+		kcheck(name, types[t], fl, p, sizeof(p) / sizeof(p[0]));                   \
+	} while (0)
+		K("lock and unlock", ok);
+		K("nested", nested);
+		K("unmatched unlock", unmatched);
+		K("exit inside", exit_inside);
+		K("lock on one path", one_path);
+		K("helper inside", helper_inside);
+		K("subprogram inside", subprog_inside);
+		K("subprogram locks", subprog_locks);
+		K("loop", loop_paths);
+		if (types[t] == BPF_PROG_TYPE_SOCKET_FILTER || types[t] == BPF_PROG_TYPE_SCHED_CLS)
+			K("LD_ABS inside", ld_abs_inside);
+#undef K
+	}
+}
+
 int main(void)
 {
 	const struct brt_btf *vml = brt_btf_vmlinux();
@@ -581,6 +635,13 @@ int main(void)
 	if (ids_mask_release > 0 && ids_mask_acquire > 0)
 		cpumask_rules();
 	ksym_rules(vml, intid);
+	{
+		int lock = brt_btf_find(vml, "bpf_rcu_read_lock", BTF_KIND_FUNC);
+		int unlock = brt_btf_find(vml, "bpf_rcu_read_unlock", BTF_KIND_FUNC);
+
+		if (lock > 0 && unlock > 0)
+			rcu_rules(lock, unlock);
+	}
 	printf("%d comparisons with the kernel, %d test runs\n", compared, runs);
 	return t_done();
 }
