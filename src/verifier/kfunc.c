@@ -19,6 +19,26 @@
 #define MAX_ARGS 5
 #define MAX_VAR_SIZ (1 << 29)
 
+/* kfuncs.def's rows: the flags and program types of each kfunc bpfrt offers */
+static const struct brt_kfunc kfuncs[] = {
+#define KFUNC(name_, flags_, sets_) { .name = #name_, .flags = (flags_), .sets = (sets_) },
+#include "vm/kfuncs.def"
+#undef KFUNC
+};
+
+static const struct brt_kfunc *brt_kfunc_find(const char *name)
+{
+	for (size_t i = 0; name && i < sizeof(kfuncs) / sizeof(kfuncs[0]); i++)
+		if (!strcmp(kfuncs[i].name, name))
+			return &kfuncs[i];
+	return NULL;
+}
+
+static int brt_kfunc_index(const struct brt_kfunc *k)
+{
+	return k ? (int)(k - kfuncs) : -1;
+}
+
 struct kmeta {
 	const struct brt_btf *btf;
 	const char *name;

@@ -199,8 +199,5 @@ enum {
  * "invalid func unknown#N"), and the host cannot register them (-EEXIST). */
 #define BRT_KFUNC_HELPER_BASE 240u
 _Static_assert(__BPF_FUNC_MAX_ID + 2 <= (int)BRT_KFUNC_HELPER_BASE, "kfunc ids above helpers");
-/* The row of kfunc name, or NULL when the runtime does not offer it; its index. */
-const struct brt_kfunc *brt_kfunc_find(const char *name);
-int brt_kfunc_index(const struct brt_kfunc *k);
 
 #endif
