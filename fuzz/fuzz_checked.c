@@ -10,7 +10,10 @@
  * src/vm/track.c) and whose result does not depend on where the stack is (same outcome
  * with the stack moved), is then safe to run on the unchecked engines: the fast
  * interpreter (with its superinstructions) and the JIT must give the same r0 and leave
- * the same memory.
+ * the same memory.  The stack-moved run shifts it by a multiple of 64 bytes, and the JIT's
+ * frame differs from the checked engine's in its low bits (the redzone pass runs on rsp), so
+ * a program that lets r10's value escape (copies it, computes or compares with it, stores
+ * it) is not compared: only r10 as the base of a load or store keeps the result address-free.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -84,6 +87,32 @@ static int same(const struct outcome *a, const struct outcome *b)
 	       !memcmp(a->granted, b->granted, sizeof(a->granted)) && !strcmp(a->err, b->err);
 }
 
+/* r10 used other than as a memory base: the result may depend on the stack's address. */
+static int fp_escapes(const struct bpf_insn *insns, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct bpf_insn *x = &insns[i];
+		uint8_t cls = x->code & 0x07;
+
+		switch (cls) {
+		case 0x01: /* LDX: r10 as the base is fine */
+			if (x->dst_reg == 10)
+				return 1;
+			break;
+		case 0x02: /* ST */
+			break;
+		case 0x03: /* STX: storing r10 itself leaks it */
+			if (x->src_reg == 10)
+				return 1;
+			break;
+		default: /* LD, ALU, JMP: any mention of r10 */
+			if (x->src_reg == 10 || x->dst_reg == 10)
+				return 1;
+		}
+	}
+	return 0;
+}
+
 /* Run on an unchecked engine and compare with the checked outcome. */
 static void differential(const struct bpf_insn *insns, size_t n, enum bpfrt_engine engine,
 			 const uint8_t *init, size_t len, const struct outcome *want)
@@ -139,7 +168,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		run(vm, data + 1, mem_len, 1, &b);
 		run_shifted(vm, data + 1, mem_len, &c);
 		bpfrt_vm_free(vm);
-		if (!a.ret && same(&a, &b) && same(&a, &c)) {
+		if (!a.ret && same(&a, &b) && same(&a, &c) && !fp_escapes(insns, n)) {
 			differential(insns, n, BPFRT_ENGINE_INTERP, data + 1, mem_len, &a);
 			differential(insns, n, BPFRT_ENGINE_JIT, data + 1, mem_len, &a);
 		}
