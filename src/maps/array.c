@@ -65,13 +65,18 @@ int brt_array_values(const struct brt_map *map, void **base, uint32_t *stride)
 	return 0;
 }
 
-static void *array_lookup(struct brt_map *map, const void *key)
+static void *array_lookup_cpu(struct brt_map *map, const void *key, uint32_t cpu)
 {
 	unsigned char *v = elem_of(map, key);
 
 	if (v && map->ncpus > 1)
-		v += (size_t)brt_cpu() * map->value_stride;
+		v += (size_t)cpu * map->value_stride;
 	return v;
+}
+
+static void *array_lookup(struct brt_map *map, const void *key)
+{
+	return array_lookup_cpu(map, key, brt_cpu());
 }
 
 static int array_copy_value(struct brt_map *map, const void *key, void *value)
@@ -153,6 +158,7 @@ const struct brt_map_ops brt_array_map_ops = {
 	.alloc_check = array_alloc_check,
 	.data_size = array_data_size,
 	.lookup = array_lookup,
+	.lookup_cpu = array_lookup_cpu,
 	.copy_value = array_copy_value,
 	.update = array_update,
 	.prog_update = array_prog_update,

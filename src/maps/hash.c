@@ -954,7 +954,7 @@ int brt_hash_probe(const struct brt_map *map, struct brt_hash_probe *out)
 	return 0;
 }
 
-static void *htab_lookup(struct brt_map *map, const void *key)
+static void *htab_lookup_cpu(struct brt_map *map, const void *key, uint32_t cpu)
 {
 	struct htab *ht = map->priv;
 	uint32_t hash = hash_key(key, map->key_size, ht->head->seed);
@@ -969,7 +969,7 @@ static void *htab_lookup(struct brt_map *map, const void *key)
 			return NULL;
 		touch(ht, e);
 		v = value_of(ht, e);
-		return ht->percpu ? v + (size_t)brt_cpu() * map->value_stride : v;
+		return ht->percpu ? v + (size_t)cpu * map->value_stride : v;
 	}
 	bucket_lock(ht, b);
 	e = elem(ht, find(ht, map, b, key, hash, NULL));
@@ -977,10 +977,15 @@ static void *htab_lookup(struct brt_map *map, const void *key)
 		touch(ht, e);
 		v = value_of(ht, e);
 		if (ht->percpu)
-			v += (size_t)brt_cpu() * map->value_stride;
+			v += (size_t)cpu * map->value_stride;
 	}
 	brt_shm_unlock(&b->lock);
 	return v;
+}
+
+static void *htab_lookup(struct brt_map *map, const void *key)
+{
+	return htab_lookup_cpu(map, key, brt_cpu());
 }
 
 static int htab_copy_value(struct brt_map *map, const void *key, void *value)
@@ -1101,6 +1106,7 @@ const struct brt_map_ops brt_hash_map_ops = {
 	.attach = htab_attach,
 	.detach = htab_detach,
 	.lookup = htab_lookup,
+	.lookup_cpu = htab_lookup_cpu,
 	.copy_value = htab_copy_value,
 	.update = htab_update,
 	.prog_update = htab_prog_update,

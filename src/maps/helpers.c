@@ -55,6 +55,28 @@ uint64_t brt_helper_map_lookup_elem(uint64_t r1, uint64_t r2, uint64_t r3, uint6
 	return (uint64_t)(uintptr_t)v;
 }
 
+/* bpf_map_lookup_percpu_elem(map, key, cpu): another CPU's value of a per-CPU array or
+ * hash (the verifier lets no other map type in); a CPU past the possible ones is NULL, as
+ * the kernel's cpu >= nr_cpu_ids.  Only the 32 bits of cpu count (the kernel's u32). */
+uint64_t brt_helper_map_lookup_percpu_elem(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+					   uint64_t r5, struct bpfrt_run_ctx *ctx)
+{
+	struct brt_map *map = brt_map_helper_arg(r1, ctx);
+	uint32_t cpu = (uint32_t)r3;
+	void *v;
+
+	(void)r4, (void)r5;
+	if (!map || !map->ops->lookup_cpu || !brt_map_is_percpu(map->type))
+		return 0;
+	if (cpu >= map->ncpus || !readable(ctx, r2, map->key_size))
+		return 0;
+	v = map->ops->lookup_cpu(map, (const void *)(uintptr_t)r2, cpu);
+	if (v && ctx->checked &&
+	    bpfrt_run_grant(ctx, v, map->value_size, !(map->flags & BPF_F_RDONLY_PROG)))
+		return 0;
+	return (uint64_t)(uintptr_t)v;
+}
+
 uint64_t brt_helper_map_update_elem(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
 				    uint64_t r5, struct bpfrt_run_ctx *ctx)
 {

@@ -43,6 +43,9 @@ struct brt_map_ops {
 	void (*detach)(struct brt_map *map);
 	/* program side: pointer to this CPU's value, NULL if absent */
 	void *(*lookup)(struct brt_map *map, const void *key);
+	/* per-CPU maps (bpf_map_lookup_percpu_elem): the value of CPU cpu (< ncpus), NULL if
+	 * absent */
+	void *(*lookup_cpu)(struct brt_map *map, const void *key, uint32_t cpu);
 	/* nonzero: lookup returns not a value but a read-only object of this size (sockmap,
 	 * sockhash: a struct brt_sock) */
 	uint32_t lookup_size;
@@ -291,6 +294,7 @@ int brt_local_storage_delete(struct brt_map *map, uint64_t owner);
 	uint64_t brt_helper_##name(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,   \
 				   uint64_t r5, struct bpfrt_run_ctx *ctx);
 BRT_MAP_HELPER(map_lookup_elem)
+BRT_MAP_HELPER(map_lookup_percpu_elem)
 BRT_MAP_HELPER(map_update_elem)
 BRT_MAP_HELPER(map_delete_elem)
 BRT_MAP_HELPER(map_push_elem)
@@ -322,6 +326,7 @@ BRT_MAP_HELPER(spin_unlock)
  * are BRT_FOR_* helper sets (vm/helper_proto.h). */
 #define BRT_MAPS_HELPERS(X)                                                              \
 	X(BPF_FUNC_map_lookup_elem, brt_helper_map_lookup_elem, BRT_FOR_ALL)             \
+	X(BPF_FUNC_map_lookup_percpu_elem, brt_helper_map_lookup_percpu_elem, BRT_FOR_ALL) \
 	X(BPF_FUNC_map_update_elem, brt_helper_map_update_elem, BRT_FOR_ALL)             \
 	X(BPF_FUNC_map_delete_elem, brt_helper_map_delete_elem, BRT_FOR_ALL)             \
 	X(BPF_FUNC_map_push_elem, brt_helper_map_push_elem, BRT_FOR_ALL)                 \

@@ -900,6 +900,10 @@ static int map_func_compat(struct brt_env *env, const struct call_meta *meta, in
 	case BPF_FUNC_map_pop_elem:
 		ok &= mt == BPF_MAP_TYPE_QUEUE || mt == BPF_MAP_TYPE_STACK;
 		break;
+	case BPF_FUNC_map_lookup_percpu_elem:
+		ok &= mt == BPF_MAP_TYPE_PERCPU_ARRAY || mt == BPF_MAP_TYPE_PERCPU_HASH ||
+		      mt == BPF_MAP_TYPE_LRU_PERCPU_HASH;
+		break;
 	case BPF_FUNC_get_stackid:
 		ok &= mt == BPF_MAP_TYPE_STACK_TRACE;
 		break;
