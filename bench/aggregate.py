@@ -72,7 +72,10 @@ def main():
     med = {k: statistics.median(v) for k, v in res.items()}
     out = ["# bpfrt benchmark results", "",
            "Written by `bench/run.sh` (do not edit by hand). Nanoseconds per program run: "
-           "median over the repetitions and [min–max]. Every engine runs the same C "
+           "median over the repetitions and [min–max]; each repetition's figure is itself the "
+           "median of 5 blocks (bench.c's BENCH_ROUNDS) with the engines interleaved block by "
+           "block, so a few ms of interference from the shared machine lands on one block, "
+           "not on one engine's whole figure. Every engine runs the same C "
            "(`bench/progs/`): `native` is that C compiled by gcc -O2 into the harness, the "
            "others run its `clang -O2 -target bpf` build: bpfrt's engines through the public "
            "API (`bpfrt_vm_run()`); `bpfrt-testrun` and `kernel-jit` load the XDP version "
@@ -86,7 +89,7 @@ def main():
            "`BPF_PROG_TEST_RUN` (the map's fd must be resolved at load), so their net "
            "figures subtract the empty program run the same way.", ""]
     out += [f"- {m}" for m in meta]
-    out += [f"- repetitions: {reps} (engines interleaved within each repetition)", ""]
+    out += [f"- repetitions: {reps} (engines interleaved block by block within each repetition)", ""]
 
     out += ["## ns per run", "", "| workload | " + " | ".join(engines) + " |",
             "|---|" + "---:|" * len(engines)]
