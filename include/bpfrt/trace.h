@@ -117,6 +117,15 @@ BPFRT_API int bpfrt_link_stats(int link_fd, struct bpfrt_link_stats *st);
  * detaches too, shortly after.  Returns 0, -EBADF or -EINVAL (not a live link). */
 BPFRT_API int bpfrt_link_detach(int link_fd);
 
+/* Links of bpfrt's attach functions that stand for a kernel link (a tracepoint, kprobe or
+ * uprobe perf link, a raw tracepoint, an XDP or tcx link) are visible to other processes
+ * as the kernel's are: BPF_LINK_GET_NEXT_ID, BPF_LINK_GET_FD_BY_ID and
+ * BPF_OBJ_GET_INFO_BY_FD find them (`bpftool link show` under `bpfrt exec`), through a
+ * record in $BPFRT_FS/.bpfrt-links.  Hide this one (an attachment the kernel makes
+ * without a link, such as PERF_EVENT_IOC_SET_BPF or a netlink XDP attach).  Returns 0,
+ * -EBADF or -EINVAL (not a live link of this process). */
+BPFRT_API int bpfrt_link_hide(int link_fd);
+
 #ifdef __cplusplus
 }
 #endif

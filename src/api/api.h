@@ -353,12 +353,23 @@ struct brt_link {
 	_Atomic uint64_t lost;         /* records the source lost */
 	_Atomic uint64_t errors;       /* runs that faulted */
 	_Atomic uint64_t nonzero;      /* runs that returned non-zero */
+	/* what other processes see (api/link_rec.c; links_lock): the record's id (0: none)
+	 * and type; stopped once the thread no longer runs the program */
+	uint32_t rec_id, rec_type;
+	uint64_t peer_ino;
+	int stopped;
 };
 
 /* Create a link for prog (referenced) with the source's priv and start its thread;
  * returns the user's fd (O_CLOEXEC) or -errno.  *out is valid until ops->detach ran. */
 int brt_link_create(const struct brt_link_ops *ops, struct brt_prog *prog, void *priv,
 		    struct brt_link **out);
+struct brt_link_desc;
+/* Make the link behind link_fd visible to other processes as the kernel link d describes
+ * (bpftool link show; api/link_rec.c).  Called by the attach function right after
+ * brt_link_create() (by fd: a link whose thread stopped at once is gone already);
+ * failures only leave it unseen. */
+void brt_link_publish(int link_fd, const struct brt_link_desc *d);
 /* After polling { link->peer, link->wake } (in this order) with POLLIN: stop now? */
 int brt_link_stopping(const struct pollfd *peer_wake);
 /* Non-blocking: has the user closed every copy of the link's fd or asked for a detach?

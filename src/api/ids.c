@@ -9,8 +9,8 @@
  * creation order as the kernel's do.  Both commands need CAP_SYS_ADMIN, as in the kernel;
  * opening another process's fd through /proc needs what ptrace needs, which root has.
  *
- * Links are no files (a socketpair per link, api/link.c) and not visible to other
- * processes: LINK_GET_NEXT_ID finds none (ENOENT), LINK_GET_FD_BY_ID none.
+ * Links are no files (a socketpair per link, api/link.c): their ids and fds come from the
+ * records of api/link_rec.c.
  * A walk costs one readlink per fd of every process and one read of each process's maps
  * (a few ms on a machine with a hundred processes); bpftool calls it twice per object.
  */
@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "api/api.h"
+#include "api/link_rec.h"
 #include "maps/maps.h"
 #include "util/util.h"
 
@@ -294,7 +295,7 @@ static uint32_t obj_kind_of(int cmd)
 	case BPF_BTF_GET_FD_BY_ID:
 		return BRT_OBJ_BTF;
 	default:
-		return 0; /* links: none visible */
+		return 0; /* links: link_rec.c */
 	}
 }
 
@@ -307,6 +308,12 @@ static int next_id(struct brt_call *call, int cmd)
 		return -EINVAL;
 	if (!brt_api_sys_admin())
 		return -EPERM;
+	if (cmd == BPF_LINK_GET_NEXT_ID) {
+		if (brt_link_rec_next_id(attr->start_id + 1, &w.best))
+			return -ENOENT;
+		attr->next_id = w.best;
+		return BRT_PUT_ATTR(call, next_id);
+	}
 	if (!w.kind)
 		return -ENOENT;
 	w.min = attr->start_id + 1;
@@ -367,8 +374,9 @@ int brt_cmd_btf_get_fd_by_id(struct brt_call *call)
 
 int brt_cmd_link_get_fd_by_id(struct brt_call *call)
 {
-	(void)call;
 	if (!brt_api_sys_admin())
 		return -EPERM;
-	return -ENOENT;
+	if (!call->attr->link_id)
+		return -ENOENT;
+	return brt_link_rec_open(call->attr->link_id);
 }

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "api/api.h"
+#include "api/link_rec.h"
 #include "maps/maps.h"
 #include "btf/btf.h"
 #include "jit/jit.h"
@@ -290,14 +291,56 @@ static int prog_info(struct brt_call *call, struct brt_prog *prog, uint32_t len)
 	return call->ua->to(call->attr->info.info, &info, len);
 }
 
+/* OBJ_GET_INFO_BY_FD of a link (any process's: its record), as the kernel's
+ * bpf_link_get_info_by_fd(): the caller's bytes read in (name buffers), filled, the name
+ * copied with bpf_copy_to_user()'s truncation (ENOSPC), len bytes written back. */
+static int link_info(struct brt_call *call, const struct brt_link_rec *r, const char *name)
+{
+	union bpf_attr *attr = call->attr;
+	uint32_t len = attr->info.info_len, ulen, nlen = (uint32_t)strlen(name);
+	struct brt_link_kinfo info;
+	uint64_t ubuf;
+	int err;
+
+	err = tail_zero(call, attr->info.info, sizeof(info), len);
+	if (err)
+		return err;
+	if (len > sizeof(info))
+		len = sizeof(info);
+	memset(&info, 0, sizeof(info));
+	if (call->ua->from(&info, attr->info.info, len))
+		return -EFAULT;
+	err = brt_link_rec_fill(r, *name ? name : NULL, &info, &ubuf, &ulen);
+	if (err)
+		return err;
+	if (ubuf) {
+		if (ulen >= nlen + 1) {
+			if (call->ua->to(ubuf, name, nlen + 1))
+				return -EFAULT;
+		} else {
+			if (call->ua->to(ubuf, name, ulen - 1) || call->ua->to(ubuf + ulen - 1, "", 1))
+				return -EFAULT;
+			return -ENOSPC;
+		}
+	}
+	if (call->ua->to(attr->info.info, &info, len))
+		return -EFAULT;
+	attr->info.info_len = len;
+	return BRT_PUT_ATTR(call, info.info_len);
+}
+
 int brt_cmd_obj_get_info(struct brt_call *call)
 {
 	union bpf_attr *attr = call->attr;
 	uint32_t ours, len = attr->info.info_len;
+	char name[BRT_LINK_REC_NAME_MAX];
+	struct brt_link_rec r;
 	struct brt_obj *obj;
 	int err;
 
 	err = brt_obj_from_fd((int)attr->info.bpf_fd, 0, &obj);
+	if (err && !brt_link_rec_of_fd((int)attr->info.bpf_fd, &r, name))
+		return link_info(call, &r, name);
 	if (err)
 		return err;
 	if (obj->kind == BRT_OBJ_PERF_RING) {

@@ -5,7 +5,9 @@
  * detaches the program - close() detaches, as in the kernel.  bpfrt_link_detach()
  * (BPF_LINK_DETACH) detaches at once and leaves the fd open but inert.  A link holds a
  * reference on its program, so closing the program's fd alone does not detach it (the
- * kernel's bpf_link rule).
+ * kernel's bpf_link rule).  A link published as a kernel link type gets an id and a
+ * record other processes read (link_rec.c); a byte written on the user's end (a detach
+ * from another process) stops the thread as a hangup does.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -20,6 +22,8 @@
 
 #include "bpfrt.h"
 #include "api/api.h"
+#include "api/link_rec.h"
+#include "obj/obj.h"
 #include "util/util.h"
 
 static pthread_mutex_t links_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -83,6 +87,29 @@ static void unlist(struct brt_link *link)
 		}
 }
 
+/* The kernel's perf and raw tracepoint links have no detach (link_detach(): the link
+ * ops' detach is NULL): BPF_LINK_DETACH of one answers EOPNOTSUPP. */
+static int kernel_detachable(uint32_t type)
+{
+	return type != BRT_LINK_PERF_EVENT && type != BRT_LINK_RAW_TRACEPOINT;
+}
+
+/* Does some fd of the user's end remain (no hangup on the peer)? */
+static int user_end_open(const struct brt_link *link)
+{
+	struct pollfd p = { .fd = link->peer, .events = POLLIN };
+
+	return poll(&p, 1, 0) >= 0 && !(p.revents & (POLLHUP | POLLERR));
+}
+
+/* Take the link's record away (links_lock held): no other process finds it any more. */
+static void unpublish(struct brt_link *link)
+{
+	if (link->rec_id)
+		brt_link_rec_remove(link->rec_id, link->peer_ino);
+	link->rec_id = 0;
+}
+
 static void *link_thread(void *arg)
 {
 	struct brt_link *link = arg;
@@ -92,6 +119,15 @@ static void *link_thread(void *arg)
 		link->ops->run(link);
 	else
 		wait_stop(link);
+	pthread_mutex_lock(&links_lock);
+	link->stopped = 1;
+	/* a detach (not the last close) of a link the kernel keeps listing once detached */
+	if (link->rec_id && kernel_detachable(link->rec_type) && user_end_open(link)) {
+		brt_link_rec_detached(link->rec_id, link->peer_ino);
+		link->rec_id = 0;
+	}
+	unpublish(link);
+	pthread_mutex_unlock(&links_lock);
 	link->ops->detach(link);
 	pthread_mutex_lock(&links_lock);
 	unlist(link);
@@ -152,6 +188,28 @@ out_free:
 	return err;
 }
 
+static void publish(struct brt_link *link, void *arg)
+{
+	const struct brt_link_desc *d = arg;
+	struct stat st;
+	uint32_t id;
+
+	if (link->stopped || link->rec_id || fstat(link->peer, &st))
+		return;
+	id = brt_obj_new_id(BRT_OBJ_LINK);
+	link->peer_ino = st.st_ino;
+	if (!brt_link_rec_write(d, id, link->prog->obj.snap.id, link->peer, st.st_ino,
+				link->ino)) {
+		link->rec_id = id;
+		link->rec_type = d->type;
+	}
+}
+
+void brt_link_publish(int link_fd, const struct brt_link_desc *d)
+{
+	brt_link_with(link_fd, NULL, publish, (void *)(uintptr_t)d);
+}
+
 /* The live link behind fd (links_lock held), or NULL. */
 static struct brt_link *find(int fd)
 {
@@ -200,6 +258,25 @@ int brt_link_with(int fd, const struct brt_link_ops *ops,
 	return 0;
 }
 
+static void hide(struct brt_link *link, void *arg)
+{
+	(void)arg;
+	unpublish(link);
+	link->rec_type = 0;
+}
+
+int bpfrt_link_hide(int link_fd)
+{
+	int err = brt_link_with(link_fd, NULL, hide, NULL);
+
+	return err ? -(errno = -err) : 0;
+}
+
+static void read_type(struct brt_link *link, void *arg)
+{
+	*(uint32_t *)arg = link->rec_type;
+}
+
 static void read_stats(struct brt_link *link, void *arg)
 {
 	struct bpfrt_link_stats *st = arg;
@@ -220,7 +297,20 @@ int bpfrt_link_stats(int link_fd, struct bpfrt_link_stats *st)
 
 int brt_cmd_link_detach(struct brt_call *call)
 {
-	int err = bpfrt_link_detach((int)call->attr->link_detach.link_fd);
+	int fd = (int)call->attr->link_detach.link_fd, err;
+	char name[BRT_LINK_REC_NAME_MAX];
+	struct brt_link_rec r;
+	uint32_t type = 0;
 
-	return err < 0 ? err : 0;
+	if (!brt_link_with(fd, NULL, read_type, &type)) {
+		if (!kernel_detachable(type))
+			return -EOPNOTSUPP;
+		err = bpfrt_link_detach(fd);
+		return err < 0 ? err : 0;
+	}
+	/* another process's link (an fd from LINK_GET_FD_BY_ID, SCM_RIGHTS, fork) */
+	if (!brt_link_rec_of_fd(fd, &r, name))
+		return kernel_detachable(r.type) ? brt_link_rec_detach_remote(fd, &r)
+						 : -EOPNOTSUPP;
+	return fd_open(fd) ? -EINVAL : -EBADF;
 }

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "api/api.h"
+#include "api/link_rec.h"
 #include "attach/attach.h"
 #include "util/util.h"
 
@@ -101,11 +102,30 @@ static const struct brt_link_ops iface_ops = {
 	.detach = iface_detach,
 };
 
+/* What the kernel's link for this attachment would be to other processes: an XDP link,
+ * a tcx link for a classifier on one direction; a socket filter on an interface has no
+ * kernel counterpart and stays unseen. */
+static void publish(int fd, uint32_t prog_type, uint32_t ifindex, uint32_t dir)
+{
+	struct brt_link_desc d = { .ifindex = ifindex };
+
+	if (prog_type == BPF_PROG_TYPE_XDP) {
+		d.type = BRT_LINK_XDP;
+	} else if (prog_type == BPF_PROG_TYPE_SCHED_CLS && dir != BPFRT_PKT_DIR_ANY) {
+		d.type = BRT_LINK_TCX;
+		d.attach_type = dir == BPFRT_PKT_DIR_INGRESS ? 46 : 47; /* BPF_TCX_INGRESS/EGRESS */
+	} else {
+		return;
+	}
+	brt_link_publish(fd, &d);
+}
+
 int bpfrt_prog_attach_iface(int prog_fd, const char *iface,
 			    const struct bpfrt_pkt_link_opts *opts, char *err, size_t errlen)
 {
 	struct iface_source *s;
 	struct brt_link *link;
+	uint32_t ifindex, prog_type;
 	int ret;
 
 	if (!iface || !brt_opts_valid(opts, OPTS_KNOWN, "bpfrt_pkt_link_opts")) {
@@ -132,11 +152,14 @@ int bpfrt_prog_attach_iface(int prog_fd, const char *iface,
 		goto fail;
 	}
 	s->ifindex = if_nametoindex(iface);
+	ifindex = s->ifindex;
+	prog_type = brt_pkt_prog_obj(s->prog)->type;
 	ret = brt_link_create(&iface_ops, brt_pkt_prog_obj(s->prog), s, &link);
 	if (ret < 0) {
 		snprintf(err, errlen, "iface '%s': starting the link: %s", iface, strerror(-ret));
 		goto fail;
 	}
+	publish(ret, prog_type, ifindex, BRT_OPTS_GET(opts, direction, 0));
 	return ret;
 fail:
 	iface_free(s);

@@ -132,6 +132,11 @@ static uint32_t alloc_id(uint32_t kind, uint64_t seed)
 	return (id & 0x3fffffff) | 0x40000000;
 }
 
+uint32_t brt_obj_new_id(uint32_t kind)
+{
+	return alloc_id(kind, (uint64_t)time(NULL));
+}
+
 static void cache_insert(struct brt_obj *obj)
 {
 	unsigned b = bucket_of(obj->dev, obj->ino);

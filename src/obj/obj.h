@@ -27,6 +27,7 @@ enum brt_obj_kind {
 	BRT_OBJ_PROG = 2,
 	BRT_OBJ_BTF = 3, /* BPF_BTF_LOAD (src/api/btf_load.c) */
 	BRT_OBJ_PERF_RING = 4, /* perf output ring (perf_output.c) */
+	BRT_OBJ_LINK = 5, /* no object files: only an id counter (api/link_rec.c records) */
 	BRT_OBJ_KINDS
 };
 
@@ -131,6 +132,10 @@ int brt_obj_fd_access(const struct brt_obj *obj, int fd);
 
 /* The bpffs-like directory: $BPFRT_FS or /dev/shm/bpfrt. */
 const char *brt_obj_fs_dir(void);
+
+/* A new id of kind from the directory's counters (what object creation uses; links,
+ * which have no object files, take theirs here). */
+uint32_t brt_obj_new_id(uint32_t kind);
 
 /* Drop cached objects no fd or program refers to any more (done lazily on fd lookups
  * misses and creations; callable explicitly).  Returns how many were dropped. */

@@ -20,6 +20,7 @@
 
 #include "bpfrt.h"
 #include "api/api.h"
+#include "api/link_rec.h"
 #include "trace/trace.h"
 #include "util/util.h"
 #include "vm/vm.h"
@@ -175,9 +176,45 @@ int bpfrt_perf_event_attach(int prog_fd, const void *attr_in, size_t attr_size, 
 	return -(errno = EOPNOTSUPP);
 }
 #else
+/* What the kernel's perf link on this probe says (bpf_perf_link_fill_probe()): the
+ * function or path (config1, this process's string: read through brt_ucopy), the offset
+ * (config2; a kprobe's address when no function is named), uretprobe/kretprobe from
+ * config bit 0, a uprobe's ref_ctr_offset from config's upper half.  tracefs events
+ * (PERF_TYPE_TRACEPOINT: libbpf's legacy probes) are not described here: unseen. */
+static void publish(int fd, const struct perf_event_attr *a)
+{
+	struct brt_link_desc d = { .type = BRT_LINK_PERF_EVENT };
+	char name[BRT_LINK_REC_NAME_MAX];
+	size_t n = 0;
+	int up = (long)a->type == pmu_type("uprobe");
+
+	if (a->type == PERF_TYPE_TRACEPOINT)
+		return;
+	/* byte by byte up to the NUL: the string may end just before an unmapped page */
+	for (; a->config1 && n < sizeof(name) - 1; n++)
+		if (brt_ucopy(&name[n], (const char *)(uintptr_t)a->config1 + n, 1, 0) ||
+		    !name[n])
+			break;
+	name[n] = '\0';
+	d.name = a->config1 ? name : NULL;
+	if (up) {
+		d.perf_type = a->config & 1 ? BRT_PERF_URETPROBE : BRT_PERF_UPROBE;
+		d.offset = a->config2;
+		d.addr = a->config >> 32;
+	} else {
+		d.perf_type = a->config & 1 ? BRT_PERF_KRETPROBE : BRT_PERF_KPROBE;
+		if (a->config1)
+			d.offset = a->config2;
+		else
+			d.addr = a->config2;
+	}
+	brt_link_publish(fd, &d);
+}
+
 int bpfrt_perf_event_attach(int prog_fd, const void *attr_in, size_t attr_size, int pid,
 			    const struct bpfrt_perf_event_opts *opts)
 {
+	struct perf_event_attr asked;
 	struct perf_event_attr attr;
 	struct brt_prog *prog;
 	struct kp_source *src;
@@ -193,6 +230,7 @@ int bpfrt_perf_event_attach(int prog_fd, const void *attr_in, size_t attr_size, 
 		return -(errno = EINVAL);
 	memset(&attr, 0, sizeof(attr));
 	memcpy(&attr, attr_in, attr_size < sizeof(attr) ? attr_size : sizeof(attr));
+	asked = attr;
 	if (attr.type != PERF_TYPE_TRACEPOINT && (long)attr.type != pmu_type("kprobe") &&
 	    (long)attr.type != pmu_type("uprobe")) {
 		brt_print(BPFRT_WARN, "bpfrt: perf event type %u is not a kprobe or uprobe\n",
@@ -237,6 +275,7 @@ int bpfrt_perf_event_attach(int prog_fd, const void *attr_in, size_t attr_size, 
 	err = brt_link_create(&kp_ops, prog, src, &src->link);
 	if (err < 0)
 		goto out_free;
+	publish(err, &asked);
 	brt_obj_put(&prog->obj);
 	return err;
 out_free:

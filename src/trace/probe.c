@@ -21,6 +21,7 @@
 
 #include "bpfrt.h"
 #include "api/api.h"
+#include "api/link_rec.h"
 #include "trace/trace.h"
 #include "util/util.h"
 #include "vm/vm.h"
@@ -257,6 +258,9 @@ static int attach(struct brt_prog *prog, const char *name)
 		free(att);
 		return fd;
 	}
+	/* BPF_RAW_TRACEPOINT_OPEN made it: a raw tracepoint link to other processes */
+	brt_link_publish(fd, &(struct brt_link_desc){ .type = BRT_LINK_RAW_TRACEPOINT,
+							.name = name });
 	pthread_mutex_lock(&lock);
 	cur = atomic_load(&att->entry->snap);
 	n = cur ? cur->n : 0;

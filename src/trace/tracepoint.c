@@ -14,6 +14,7 @@
 
 #include "bpfrt.h"
 #include "api/api.h"
+#include "api/link_rec.h"
 #include "trace/trace.h"
 #include "util/util.h"
 #include "vm/vm.h"
@@ -218,8 +219,10 @@ static int raw_fields(struct tp_source *src, const char *tp)
 /* bpfrt_tracepoint_attach(), or with raw a raw tracepoint program on the record of the
  * tracepoint raw_tps[] names for it. */
 static int attach(int prog_fd, const char *tp, const struct bpfrt_tracepoint_opts *opts,
-		  enum raw_kind raw)
+		  enum raw_kind raw, const char *raw_name)
 {
+	struct brt_link_desc desc = { .type = BRT_LINK_PERF_EVENT,
+				      .perf_type = BRT_PERF_TRACEPOINT };
 	uint32_t want = raw == RAW_NONE ? BPF_PROG_TYPE_TRACEPOINT : BPF_PROG_TYPE_RAW_TRACEPOINT;
 	struct brt_prog *prog;
 	struct tp_source *src;
@@ -294,6 +297,12 @@ static int attach(int prog_fd, const char *tp, const struct bpfrt_tracepoint_opt
 	err = brt_link_create(&tp_ops, prog, src, &src->link);
 	if (err < 0)
 		goto out_free;
+	/* what the kernel's link would say: a perf link naming the tracepoint without its
+	 * category (tp_event->tp->name), or a raw tracepoint link */
+	desc.name = strchr(tp, ':') ? strchr(tp, ':') + 1 : tp;
+	if (raw != RAW_NONE)
+		desc = (struct brt_link_desc){ .type = BRT_LINK_RAW_TRACEPOINT, .name = raw_name };
+	brt_link_publish(err, &desc);
 	brt_obj_put(&prog->obj);
 	return err;
 out_free:
@@ -306,7 +315,7 @@ out_put:
 int bpfrt_tracepoint_attach(int prog_fd, const char *tp,
 			    const struct bpfrt_tracepoint_opts *opts)
 {
-	return attach(prog_fd, tp, opts, RAW_NONE);
+	return attach(prog_fd, tp, opts, RAW_NONE, NULL);
 }
 
 int bpfrt_raw_tracepoint_attach(int prog_fd, const char *name,
@@ -315,7 +324,8 @@ int bpfrt_raw_tracepoint_attach(int prog_fd, const char *name,
 #if defined(__x86_64__)
 	for (size_t i = 0; name && i < BRT_ARRAY_SIZE(raw_tps); i++)
 		if (!strcmp(name, raw_tps[i].raw))
-			return attach(prog_fd, raw_tps[i].tp, opts, raw_tps[i].kind);
+			return attach(prog_fd, raw_tps[i].tp, opts, raw_tps[i].kind,
+				      raw_tps[i].raw);
 #endif
 	brt_print(BPFRT_WARN, "bpfrt: raw tracepoint %s: its arguments cannot be rebuilt "
 		  "from a tracepoint's record in user space (bpfrt rebuilds sys_enter and "

@@ -22,3 +22,10 @@ set_tests_properties(preload.xlated PROPERTIES LABELS oracle SKIP_RETURN_CODE 77
 if(BPFRT_SANITIZE)
   set_tests_properties(preload.xlated PROPERTIES ENVIRONMENT "BPFRT_SANITIZED=${BPFRT_SANITIZE}")
 endif()
+# links of a libbpf application seen by bpftool and a walker in another process
+add_test(NAME preload.links COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/preload/links.sh
+                                    $<TARGET_FILE:bpfrt_cli> ${CMAKE_SOURCE_DIR})
+set_tests_properties(preload.links PROPERTIES LABELS unit SKIP_RETURN_CODE 77 TIMEOUT 120)
+if(BPFRT_SANITIZE)
+  set_tests_properties(preload.links PROPERTIES ENVIRONMENT "BPFRT_SANITIZED=${BPFRT_SANITIZE}")
+endif()

@@ -277,6 +277,7 @@ int tp_set_bpf(int fd, int prog_fd, int *ret)
 	free(copy.name);
 	if (link < 0)
 		return 1;
+	bpfrt_link_hide(link); /* SET_BPF makes no kernel link: unseen by bpftool link */
 	pthread_mutex_lock(&tp_lock);
 	t = tp_find(fd);
 	if (t && t->link < 0) {

@@ -446,7 +446,9 @@ static void attach_drop(struct nl_attach *a)
 	real_close(link);
 }
 
-/* Attach prog_fd to ifindex for dir: a link fd or -errno (a line on stderr). */
+/* Attach prog_fd to ifindex for dir: a link fd or -errno (a line on stderr).  A netlink
+ * attachment (what without "link") makes no kernel link: other processes must not see
+ * bpfrt's (bpfrt_link_hide()). */
 static int iface_attach(int prog_fd, int ifindex, unsigned dir, const char *what)
 {
 	BPFRT_OPTS(bpfrt_pkt_link_opts, o, .direction = dir);
@@ -458,6 +460,8 @@ static int iface_attach(int prog_fd, int ifindex, unsigned dir, const char *what
 	link = bpfrt_prog_attach_iface(prog_fd, name, &o, err, sizeof(err));
 	if (link < 0)
 		fprintf(stderr, "bpfrt-preload: %s on %s: %s\n", what, name, err);
+	else if (!strstr(what, "link"))
+		bpfrt_link_hide(link);
 	return link;
 }
 

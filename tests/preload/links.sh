@@ -1,0 +1,105 @@
+#!/bin/sh
+# links.sh - a libbpf application's links seen from another process (issue 18 items 3
+# and 4): links.c attaches a tracepoint, a uprobe and a uretprobe (perf links), raw_tp
+# sys_enter, XDP (link) and tcx ingress on lo, and waits; meanwhile, from other
+# processes, Debian's bpftool runs `link show`, `-j link list`, `link show id` of the XDP
+# link and `link detach id` of the tracepoint link (the kernel's EOPNOTSUPP), and
+# linkinfo.c walks the links (LINK_GET_NEXT_ID, LINK_GET_FD_BY_ID) and prints every
+# field of 6.18's bpf_link_info (names, ENOSPC of a short name buffer, uprobe offset,
+# interface, tcx attach type), detaches each (XDP and tcx detach; the others answer
+# EOPNOTSUPP) and walks again (detached XDP and tcx links stay listed with no interface
+# while the application holds them).  Run once on the kernel and once with everything
+# under `bpfrt exec`, each in a network namespace of its own; link and program ids are
+# replaced by the programs' names.  Needs root.  Usage: links.sh BPFRT SOURCE_DIR
+set -u
+BPFRT=$1
+SRC=$2/tests/preload
+if [ -n "${BPFRT_SANITIZED:-}" ]; then
+	echo "skipped: the preload library is built with -fsanitize=$BPFRT_SANITIZED, which cannot be preloaded into the uninstrumented test programs"
+	exit 77
+fi
+for tool in clang bpftool cc unshare ip mkfifo; do
+	command -v $tool >/dev/null 2>&1 || { echo "skipped: $tool not installed"; exit 77; }
+done
+[ -f /usr/include/bpf/libbpf.h ] || { echo "skipped: libbpf-dev not installed"; exit 77; }
+[ "$(id -u)" = 0 ] || { echo "skipped: needs root for the kernel run and probe events"; exit 77; }
+[ -r /sys/bus/event_source/devices/uprobe/type ] ||
+	{ echo "skipped: the kernel has no uprobe PMU (CONFIG_UPROBE_EVENTS)"; exit 77; }
+unshare -n true 2>/dev/null || { echo "skipped: cannot create a network namespace"; exit 77; }
+T=$(mktemp -d "${TMPDIR:-/tmp}/bpfrt-links-XXXXXX")
+chmod 755 "$T"
+export BPFRT_FS="$T/fs"
+trap 'rm -rf "$T"' EXIT
+
+ARCH_INC=/usr/include/$(cc -print-multiarch 2>/dev/null)
+clang -O2 -g -target bpf -I"$ARCH_INC" -c "$SRC/links.bpf.c" -o "$T/links.bpf.o" &&
+	bpftool gen skeleton "$T/links.bpf.o" name links > "$T/links.skel.h" &&
+	cc -O1 -Wall -I"$T" -o "$T/links" "$SRC/links.c" -lbpf &&
+	cc -O1 -Wall -o "$T/linkinfo" "$SRC/linkinfo.c" -lbpf ||
+	{ echo "FAIL: building the test programs"; exit 1; }
+
+# One side, inside its network namespace: $@ the prefix (empty: the kernel).
+cat > "$T/side.sh" <<'SIDE'
+T=$1
+shift
+ip link set lo up
+rm -f "$T/in"
+mkfifo "$T/in"
+"$@" "$T/links" < "$T/in" > "$T/app.out" 2>&1 &
+app=$!
+exec 3> "$T/in"
+i=0
+while ! grep -q '^ready$' "$T/app.out" && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+sed -n '/^attached/p' "$T/app.out"
+set -- "$@" :: $(sed -n 's/^progs //p' "$T/app.out")
+# the prefix, then the 6 program ids
+pfx=""
+while [ "$1" != :: ]; do pfx="$pfx $1"; shift; done
+shift
+names="tp up uret raw xdp tcx"
+# a sed script naming our programs (prog ID -> prog_NAME); links of others are dropped
+: > "$T/ren.sed"
+n=1
+for p in "$@"; do
+	nm=$(echo $names | cut -d' ' -f$n)
+	printf 's/prog %s /prog_%s /\n' "$p" "$nm" >> "$T/ren.sed"
+	printf 's/"prog_id":%s\\([,}]\\)/"prog":"%s"\\1/\n' "$p" "$nm" >> "$T/ren.sed"
+	n=$((n + 1))
+done
+ours() { sed -f "$T/ren.sed" | awk '/^[0-9]+: /{keep = /prog_/} keep' | sed 's/^[0-9]*: /L: /'; }
+echo "--- bpftool link show"
+$pfx bpftool link show | ours
+echo "--- bpftool -j link list"
+$pfx bpftool -j link list | sed 's/},{/}\n{/g; s/^\[//; s/\]$//' | sed -f "$T/ren.sed" |
+	grep '"prog":' | sed 's/"id":[0-9]*,//'
+id_of() { $pfx bpftool -j link list | sed 's/},{/}\n{/g' | grep "\"prog_id\":$1[,}]" |
+	sed 's/.*"id":\([0-9]*\).*/\1/'; }
+xdp=$(id_of $5)
+tp=$(id_of $1)
+echo "--- bpftool link show id (xdp)"
+$pfx bpftool link show id "$xdp" | ours
+echo "--- bpftool link detach id (tracepoint)"
+$pfx bpftool link detach id "$tp" 2>&1 | sed "s/$tp/L/g"
+echo "--- linkinfo"
+$pfx "$T/linkinfo" tp=$1 up=$2 uret=$3 raw=$4 xdp=$5 tcx=$6
+echo "--- bpftool link show after the detaches"
+$pfx bpftool link show | ours
+echo x >&3
+exec 3>&-
+wait $app
+tail -1 "$T/app.out"
+SIDE
+unshare -n sh "$T/side.sh" "$T" > "$T/kernel" 2>&1
+unshare -n sh "$T/side.sh" "$T" "$BPFRT" exec -- > "$T/bpfrt" 2>&1
+if ! grep -q '^links found: 6$' "$T/kernel" || ! grep -q '^done$' "$T/kernel"; then
+	echo "FAIL: the kernel run did not find its 6 links:"
+	cat "$T/kernel"
+	exit 1
+fi
+if ! cmp -s "$T/kernel" "$T/bpfrt"; then
+	echo "FAIL: kernel and bpfrt differ:"
+	diff "$T/kernel" "$T/bpfrt"
+	exit 1
+fi
+cat "$T/bpfrt"
+echo "links: kernel and bpfrt print the same $(wc -l < "$T/bpfrt") lines"
