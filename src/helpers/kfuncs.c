@@ -10,6 +10,7 @@
 
 #include "bpfrt.h"
 #include "helpers/helpers.h"
+#include "util/util.h"
 
 #define UNUSED(x) (void)(x)
 
@@ -187,6 +188,243 @@ uint64_t brt_kfunc_bpf_cpumask_release(uint64_t p, uint64_t r2, uint64_t r3, uin
 	if (m && !__atomic_sub_fetch(&m->usage, 1, __ATOMIC_ACQ_REL))
 		free(m);
 	return 0;
+}
+
+/* ---- strings (kernel/bpf/helpers.c) ---------------------------------------------------- */
+/* The kernel's string kfuncs take any value as a string (__ign arguments) and read it
+ * byte by byte with __get_kernel_nofault(), at most XATTR_SIZE_MAX bytes.  In a
+ * user-space runtime the program's memory (stack, map values, context, the kernel
+ * objects bpfrt stands in for) is this process's, which plays the kernel's address
+ * space; so the kernel's copy_from_kernel_nofault_allowed() answers here: the kernel's
+ * half of x86-64 (canonical, from 0xffff800000000000) is "kernel" and unmapped in user
+ * space, so reading it fails with -EFAULT as an unmapped kernel address does; the NULL
+ * page, non-canonical addresses and low-half addresses this process cannot read stand
+ * for user addresses and answer -ERANGE (NULL and (char *)1, the selftests' user
+ * pointers, included).  A string that runs into an unmapped page after a readable start
+ * answers -EFAULT.  What differs: a real user-space address a program got from a kernel
+ * object (a task's mm, a syscall argument) is read here where the kernel says -ERANGE. */
+#define STR_MAX 65536 /* XATTR_SIZE_MAX */
+#define STR_PAGE 4096u
+#define STR_USER_END UINT64_C(0x0000800000000000)
+#define STR_KERNEL_START UINT64_C(0xffff800000000000)
+
+/* one byte of the string, or -EFAULT (the kernel's fault fixup) */
+static int str_get(uint64_t a, unsigned char *c)
+{
+	if (a < STR_PAGE || a >= STR_USER_END)
+		return -EFAULT;
+	return brt_ucopy(c, (const void *)(uintptr_t)a, 1, 0) ? -EFAULT : 0;
+}
+
+/* copy_from_kernel_nofault_allowed(a, 1) as above */
+static int str_allowed(uint64_t a)
+{
+	unsigned char c;
+
+	if (a >= STR_KERNEL_START)
+		return 1;
+	return !str_get(a, &c);
+}
+
+/* the kernel builds with -funsigned-char: characters compare as 0..255; tolower() is
+ * its lib/ctype.c's, Latin-1 (0xc0-0xde but 0xd7 fold too) */
+static unsigned char str_lower(unsigned char c)
+{
+	if ((c >= 'A' && c <= 'Z') || (c >= 0xc0 && c <= 0xde && c != 0xd7))
+		return (unsigned char)(c + 32);
+	return c;
+}
+
+/* The functions return an int: in the kernel a 32-bit result, r0's upper half zero as
+ * x86-64's 32-bit moves leave it (verifier.kfunc_oracle compares r0 >> 32). */
+static uint64_t str_ret(int v)
+{
+	return (uint64_t)(uint32_t)v;
+}
+
+static int str_cmp(uint64_t s1, uint64_t s2, int fold)
+{
+	unsigned char c1, c2;
+
+	if (!str_allowed(s1) || !str_allowed(s2))
+		return -ERANGE;
+	for (int i = 0; i < STR_MAX; i++) {
+		if (str_get(s1 + (uint64_t)i, &c1) || str_get(s2 + (uint64_t)i, &c2))
+			return -EFAULT;
+		if (fold) {
+			c1 = str_lower(c1);
+			c2 = str_lower(c2);
+		}
+		if (c1 != c2)
+			return c1 < c2 ? -1 : 1;
+		if (!c1)
+			return 0;
+	}
+	return -E2BIG;
+}
+
+/* the index of c in the first count bytes (the NUL included), -ENOENT */
+static int str_nchr(uint64_t s, uint64_t count, unsigned char c)
+{
+	unsigned char sc;
+	int i;
+
+	if (!str_allowed(s))
+		return -ERANGE;
+	for (i = 0; (uint64_t)i < count && i < STR_MAX; i++) {
+		if (str_get(s + (uint64_t)i, &sc))
+			return -EFAULT;
+		if (sc == c)
+			return i;
+		if (!sc)
+			return -ENOENT;
+	}
+	return i == STR_MAX ? -E2BIG : -ENOENT;
+}
+
+static int str_nlen(uint64_t s, uint64_t count)
+{
+	unsigned char c;
+	int i;
+
+	if (!str_allowed(s))
+		return -ERANGE;
+	for (i = 0; (uint64_t)i < count && i < STR_MAX; i++) {
+		if (str_get(s + (uint64_t)i, &c))
+			return -EFAULT;
+		if (!c)
+			return i;
+	}
+	return i == STR_MAX ? -E2BIG : i;
+}
+
+/* the length of s's first run of bytes in set (in: 1) or not in set (in: 0) */
+static int str_span(uint64_t s, uint64_t set, int in)
+{
+	unsigned char cs, cx = 0;
+
+	if (!str_allowed(s) || !str_allowed(set))
+		return -ERANGE;
+	for (int i = 0; i < STR_MAX; i++) {
+		int j;
+
+		if (str_get(s + (uint64_t)i, &cs))
+			return -EFAULT;
+		if (!cs)
+			return i;
+		for (j = 0; j < STR_MAX; j++) {
+			if (str_get(set + (uint64_t)j, &cx))
+				return -EFAULT;
+			if (cx == cs || !cx)
+				break;
+		}
+		if (j == STR_MAX)
+			return -E2BIG;
+		if (in ? !cx : cx != 0)
+			return i;
+	}
+	return -E2BIG;
+}
+
+/* the index of s2 in the first len bytes of s1 (s2 may end exactly at len), -ENOENT */
+static int str_nstr(uint64_t s1, uint64_t s2, uint64_t len)
+{
+	unsigned char c1, c2;
+
+	if (!str_allowed(s1) || !str_allowed(s2))
+		return -ERANGE;
+	for (int i = 0; i < STR_MAX; i++) {
+		int j;
+
+		for (j = 0; (uint64_t)(i + j) <= len && j < STR_MAX; j++) {
+			if (str_get(s2 + (uint64_t)j, &c2))
+				return -EFAULT;
+			if (!c2)
+				return i;
+			if ((uint64_t)(i + j) == len)
+				break;
+			if (str_get(s1 + (uint64_t)i + (uint64_t)j, &c1))
+				return -EFAULT;
+			if (!c1)
+				return -ENOENT;
+			if (c1 != c2)
+				break;
+		}
+		if (j == STR_MAX)
+			return -E2BIG;
+		if ((uint64_t)(i + j) == len)
+			return -ENOENT;
+	}
+	return -E2BIG;
+}
+
+#define STR_KFUNC(name, expr)                                                              \
+	uint64_t brt_kfunc_##name(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,       \
+				  uint64_t r5, struct bpfrt_run_ctx *rc)                    \
+	{                                                                                  \
+		UNUSED(r2);                                                                \
+		UNUSED(r3);                                                                \
+		UNUSED(r4);                                                                \
+		UNUSED(r5);                                                                \
+		UNUSED(rc);                                                                \
+		return str_ret(expr);                                                      \
+	}
+/* char arguments are the register's low byte, int ones its low 32 bits, size_t all 64 */
+STR_KFUNC(bpf_strcmp, str_cmp(r1, r2, 0))
+STR_KFUNC(bpf_strcasecmp, str_cmp(r1, r2, 1))
+STR_KFUNC(bpf_strchr, str_nchr(r1, STR_MAX, (unsigned char)r2))
+STR_KFUNC(bpf_strnchr, str_nchr(r1, r2, (unsigned char)r3))
+STR_KFUNC(bpf_strlen, str_nlen(r1, STR_MAX))
+STR_KFUNC(bpf_strnlen, str_nlen(r1, r2))
+STR_KFUNC(bpf_strspn, str_span(r1, r2, 1))
+STR_KFUNC(bpf_strcspn, str_span(r1, r2, 0))
+STR_KFUNC(bpf_strstr, str_nstr(r1, r2, STR_MAX))
+STR_KFUNC(bpf_strnstr, str_nstr(r1, r2, r3))
+#undef STR_KFUNC
+
+/* the index of c or of the NUL, whichever comes first */
+uint64_t brt_kfunc_bpf_strchrnul(uint64_t s, uint64_t c, uint64_t r3, uint64_t r4, uint64_t r5,
+				 struct bpfrt_run_ctx *rc)
+{
+	unsigned char sc;
+
+	UNUSED(r3);
+	UNUSED(r4);
+	UNUSED(r5);
+	UNUSED(rc);
+	if (!str_allowed(s))
+		return str_ret(-ERANGE);
+	for (int i = 0; i < STR_MAX; i++) {
+		if (str_get(s + (uint64_t)i, &sc))
+			return str_ret(-EFAULT);
+		if (!sc || sc == (unsigned char)c)
+			return str_ret(i);
+	}
+	return str_ret(-E2BIG);
+}
+
+/* the index of c's last occurrence (c an int: a value above 255 never matches) */
+uint64_t brt_kfunc_bpf_strrchr(uint64_t s, uint64_t c, uint64_t r3, uint64_t r4, uint64_t r5,
+			       struct bpfrt_run_ctx *rc)
+{
+	unsigned char sc;
+	int last = -ENOENT;
+
+	UNUSED(r3);
+	UNUSED(r4);
+	UNUSED(r5);
+	UNUSED(rc);
+	if (!str_allowed(s))
+		return str_ret(-ERANGE);
+	for (int i = 0; i < STR_MAX; i++) {
+		if (str_get(s + (uint64_t)i, &sc))
+			return str_ret(-EFAULT);
+		if ((int32_t)sc == (int32_t)c)
+			last = i;
+		if (!sc)
+			return str_ret(last);
+	}
+	return str_ret(-E2BIG);
 }
 
 const brt_helper_fn brt_kfunc_fns[BRT_KFUNC_COUNT] = {

@@ -19,7 +19,8 @@
  *
  * Per program: kernel verdict, bpfrt verdict, and when both refuse, whether the errno
  * agrees ("first-error agreement"); for packet programs both accept, one BPF_PROG_TEST_RUN
- * on a fixed UDP packet, compared on retval and output packet.  bpfrt refusals are put into
+ * on a fixed UDP packet, compared on retval and output packet; for syscall programs, one
+ * run on a zeroed context, compared on errno and retval.  bpfrt refusals are put into
  * categories (helper, map type, program type, object format, section name, ...) printed at
  * the end.  Exit 1 when bpfrt accepts a program the kernel refuses or accepts fewer programs
  * than the baseline's floor; 77 (skipped) without the corpus, libbpf or root.
@@ -206,6 +207,12 @@ static int is_packet_type(enum bpf_prog_type t)
 	       t == BPF_PROG_TYPE_CGROUP_SKB;
 }
 
+/* types test-run: packet programs on the packet below, syscall programs on a context */
+static int is_run_type(enum bpf_prog_type t)
+{
+	return is_packet_type(t) || t == BPF_PROG_TYPE_SYSCALL;
+}
+
 /* Ethernet / IPv4 / UDP 10.0.0.1:1234 -> 10.0.0.2:53, 64 bytes. */
 static const unsigned char test_pkt[64] = {
 	0x02, 0, 0, 0, 0, 0x02, 0x02, 0, 0, 0, 0, 0x01, 0x08, 0x00,
@@ -228,13 +235,25 @@ static int kernel_bpf(int cmd, union bpf_attr *attr, unsigned int size)
 	return (int)syscall(__NR_bpf, cmd, attr, size);
 }
 
-static void test_run(bpf_fn sys, int fd, struct run_out *o)
+static void test_run(bpf_fn sys, int fd, enum bpf_prog_type type, struct run_out *o)
 {
+	/* a syscall program's context: zeroes, more than the selftests' read (the kernel
+	 * refuses a run whose ctx_size_in is below the program's largest context offset) */
+	static unsigned char sys_ctx[512];
 	union bpf_attr attr;
 
 	memset(&attr, 0, sizeof(attr));
 	memset(o, 0, sizeof(*o));
 	attr.test.prog_fd = (uint32_t)fd;
+	if (type == BPF_PROG_TYPE_SYSCALL) {
+		/* no data, repeat or output: the kernel refuses them for this type */
+		memset(sys_ctx, 0, sizeof(sys_ctx));
+		attr.test.ctx_in = (uint64_t)(uintptr_t)sys_ctx;
+		attr.test.ctx_size_in = sizeof(sys_ctx);
+		o->err = sys(BPF_PROG_TEST_RUN, &attr, sizeof(attr)) ? errno : 0;
+		o->retval = attr.test.retval;
+		return;
+	}
 	attr.test.data_in = (uint64_t)(uintptr_t)test_pkt;
 	attr.test.data_size_in = sizeof(test_pkt);
 	attr.test.data_out = (uint64_t)(uintptr_t)o->data;
@@ -635,12 +654,12 @@ static void one_prog(const char *proj, const char *file, const char *path, const
 			r->bpfrt_insns = bi.verified_insns;
 		}
 	}
-	if (r->kernel == V_OK && r->bpfrt == V_OK && is_packet_type(r->type)) {
+	if (r->kernel == V_OK && r->bpfrt == V_OK && is_run_type(r->type)) {
 		struct run_out *k = malloc(sizeof(*k)), *b = malloc(sizeof(*b));
 
 		if (k && b) {
-			test_run(kernel_bpf, kfd, k);
-			test_run(bpfrt_bpf, bfd, b);
+			test_run(kernel_bpf, kfd, r->type, k);
+			test_run(bpfrt_bpf, bfd, r->type, b);
 			r->run = same_run(k, b) ? 1 : -1;
 			if (r->run < 0 && verbose)
 				fprintf(stderr, "%s: test run: kernel err %d ret %u size %u, bpfrt "
