@@ -383,7 +383,7 @@ int brt_perf_walk(struct brt_perf_walk *w,
 		  void (*cb)(void *arg, const struct perf_event_header *rec), void *arg);
 
 /* A ring's records for brt_perf_walk() (meta, data, size); the consumer's wake-up
- * acknowledgement, made before reading: clears the pending wake-up and empties the pipe. */
+ * acknowledgement, made before reading: empties the pipe, then clears the pending wake-up. */
 void brt_perf_out_walker(struct brt_obj *ring, struct brt_perf_walk *w);
 void brt_perf_out_drain(struct brt_obj *ring);
 

@@ -29,7 +29,8 @@ struct ring_ctl {
 	uint32_t events;          /* under lock: samples since the last wake-up */
 	uint64_t wake_head;       /* under lock: data_head at the last wake-up */
 	uint64_t lost;            /* under lock: samples lost since the last LOST record */
-	_Atomic uint32_t pending; /* a wake-up byte waits in the pipe, not drained yet */
+	_Atomic uint32_t pending; /* a wake-up byte is in the pipe (or being written), not
+				   * drained yet: later samples need not write another */
 	uint32_t pad;
 	struct brt_waker waker;   /* the consumer's pipe */
 };
@@ -155,6 +156,30 @@ out:
 	return fd;
 }
 
+/* Set pending and write the byte; a byte nobody got (no consumer, or its process is
+ * gone) must not leave pending set, or no later sample would wake anyone. */
+static void wake(struct perf_out *r)
+{
+	if (!atomic_exchange_explicit(&r->ctl->pending, 1, memory_order_seq_cst) &&
+	    !brt_waker_wake(&r->wake))
+		atomic_store_explicit(&r->ctl->pending, 0, memory_order_seq_cst);
+}
+
+/* A new consumer's pipe is empty: a pending left by the one before (whose pipe got the
+ * byte, unread) is stale, and records it left unread are announced now, as the kernel's
+ * poll reports a wake-up that came before the poller.  Clear, then read data_head
+ * (seq_cst): a producer that found the stale pending set stored its record before. */
+static void announce(struct perf_out *r)
+{
+	uint64_t head, tail;
+
+	atomic_store_explicit(&r->ctl->pending, 0, memory_order_seq_cst);
+	head = atomic_load_explicit((_Atomic uint64_t *)&r->meta->data_head, memory_order_seq_cst);
+	tail = atomic_load_explicit((_Atomic uint64_t *)&r->meta->data_tail, memory_order_acquire);
+	if (head != tail)
+		wake(r);
+}
+
 int bpfrt_perf_ring_poll_fd(int ring_fd)
 {
 	struct brt_obj *obj;
@@ -162,6 +187,8 @@ int bpfrt_perf_ring_poll_fd(int ring_fd)
 
 	if (!ret) {
 		ret = brt_waker_poll_fd(&out_of(obj)->wake);
+		if (ret >= 0)
+			announce(out_of(obj));
 		brt_obj_put(obj);
 	}
 	if (ret < 0)
@@ -237,7 +264,7 @@ int brt_perf_out_write(struct brt_obj *ring, uint32_t cpu, const void *meta, uin
 	uint64_t size = sizeof(struct perf_event_header) + 4 + raw, head, tail, need;
 	uint32_t raw32 = (uint32_t)raw;
 	int32_t ring_cpu = r->ctl->cpu;
-	int wake;
+	int wake_due;
 
 	if (ring_cpu >= 0 && (uint32_t)ring_cpu != cpu)
 		return -EOPNOTSUPP;
@@ -272,21 +299,25 @@ int brt_perf_out_write(struct brt_obj *ring, uint32_t cpu, const void *meta, uin
 	 * its read of data_head (brt_perf_out_drain) they form a Dekker pair, so a sample is
 	 * either seen by the reader or announced by a byte in its pipe */
 	atomic_store_explicit((_Atomic uint64_t *)&r->meta->data_head, head, memory_order_seq_cst);
-	wake = due(r->ctl, head);
+	wake_due = due(r->ctl, head);
 	brt_shm_unlock(&r->ctl->lock);
-	if (wake && brt_waker_armed(&r->wake) &&
-	    !atomic_exchange_explicit(&r->ctl->pending, 1, memory_order_seq_cst))
-		brt_waker_wake(&r->wake);
+	if (wake_due && brt_waker_armed(&r->wake))
+		wake(r);
 	return 0;
 }
 
-/* Consumer side of the wake-up: clear pending, empty the pipe, then read data_head. */
+/* Consumer side of the wake-up: empty the pipe, clear pending, then read data_head.  In
+ * this order: a producer that sets pending after our clear writes its byte after the
+ * pipe was emptied, so it stays for the next poll; one that found pending still set
+ * stored data_head before our clear, so our read sees its record.  (Clearing first let
+ * the drain swallow a byte written between the clear and the read while pending stayed
+ * set: no later sample wrote one, and the consumer slept on unread records.) */
 void brt_perf_out_drain(struct brt_obj *ring)
 {
 	struct perf_out *r = out_of(ring);
 
-	atomic_store_explicit(&r->ctl->pending, 0, memory_order_seq_cst);
 	brt_waker_drain(&r->wake);
+	atomic_store_explicit(&r->ctl->pending, 0, memory_order_seq_cst);
 	/* the seq_cst read of the Dekker pair; the walk's acquire load sees this or later */
 	(void)atomic_load_explicit((_Atomic uint64_t *)&r->meta->data_head, memory_order_seq_cst);
 }

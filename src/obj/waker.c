@@ -71,7 +71,10 @@ static int make_pipe(struct brt_waker_view *w)
 	atomic_store_explicit(&w->shared->pid, 0, memory_order_relaxed);
 	atomic_store_explicit(&w->shared->fd, p[1], memory_order_relaxed);
 	atomic_store_explicit(&w->shared->ino, (uint64_t)st.st_ino, memory_order_relaxed);
-	atomic_store_explicit(&w->shared->pid, (uint32_t)getpid(), memory_order_release);
+	/* seq_cst: the caller then looks for records left unread (perf_output.c), against
+	 * a producer's seq_cst load of pid in waker_fd(): it reaches this pipe or we see
+	 * its record */
+	atomic_store_explicit(&w->shared->pid, (uint32_t)getpid(), memory_order_seq_cst);
 	return p[0];
 }
 
@@ -85,10 +88,18 @@ int brt_waker_poll_fd(struct brt_waker_view *w)
 	return ret;
 }
 
+/* The consumer seen as pid is gone (its process, or the pipe it published): unpublish
+ * it, so producers stop trying to reach it - unless another consumer replaced it. */
+static void gone(struct brt_waker_view *w, uint32_t pid)
+{
+	atomic_compare_exchange_strong_explicit(&w->shared->pid, &pid, 0, memory_order_seq_cst,
+						memory_order_relaxed);
+}
+
 /* The consumer's pipe as this process can write it, or -1.  Called under w->lock. */
 static int waker_fd(struct brt_waker_view *w)
 {
-	uint32_t pid = atomic_load_explicit(&w->shared->pid, memory_order_acquire);
+	uint32_t pid = atomic_load_explicit(&w->shared->pid, memory_order_seq_cst);
 	int32_t fd = atomic_load_explicit(&w->shared->fd, memory_order_relaxed);
 	uint64_t ino = atomic_load_explicit(&w->shared->ino, memory_order_relaxed);
 	char path[64];
@@ -105,9 +116,15 @@ static int waker_fd(struct brt_waker_view *w)
 	w->peer = -1;
 	snprintf(path, sizeof(path), "/proc/%u/fd/%d", pid, fd);
 	fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0)
+	if (fd < 0) {
+		if (errno == ENOENT)
+			gone(w, pid);
 		return -1;
+	}
 	if (fstat(fd, &st) || !S_ISFIFO(st.st_mode) || (uint64_t)st.st_ino != ino) {
+		/* the fd number names something else now; fd and ino may also be a new
+		 * consumer's, half published: it cleared pid first, so gone() leaves it */
+		gone(w, pid);
 		close(fd);
 		return -1;
 	}
@@ -146,23 +163,29 @@ static int write_peer(int fd)
 	return ret;
 }
 
-void brt_waker_wake(struct brt_waker_view *w)
+int brt_waker_wake(struct brt_waker_view *w)
 {
-	int fd;
+	int fd, ret = 0;
 
 	pthread_mutex_lock(&w->lock);
 	fd = waker_fd(w);
+	/* EAGAIN: the pipe is full of earlier wake-ups, as good as one more */
 	if (fd >= 0 && fd == w->peer) {
-		/* EAGAIN: the pipe is full of earlier wake-ups, as good as one more */
-		if (write_peer(fd) < 0 && errno != EAGAIN) {
+		if (write_peer(fd) == 1 || errno == EAGAIN) {
+			ret = 1;
+		} else {
+			/* EPIPE: no read end is left, its process exited */
+			if (errno == EPIPE)
+				gone(w, w->peer_pid);
 			close(w->peer);
 			w->peer = -1;
 		}
 	} else if (fd >= 0) {
 		/* our own pipe: our private read end keeps it open */
-		(void)!write(fd, "", 1);
+		ret = write(fd, "", 1) == 1 || errno == EAGAIN;
 	}
 	pthread_mutex_unlock(&w->lock);
+	return ret;
 }
 
 void brt_waker_drain(struct brt_waker_view *w)
