@@ -427,6 +427,34 @@ uint64_t brt_kfunc_bpf_strrchr(uint64_t s, uint64_t c, uint64_t r3, uint64_t r4,
 	return str_ret(-E2BIG);
 }
 
+/* ---- non-preemptible sections (kernel/bpf/helpers.c) ----------------------------------- */
+/* The verifier pairs them and checks what runs inside; a user-space run cannot keep the
+ * scheduler away from its thread, and no other program run depends on it, so they do
+ * nothing here. */
+uint64_t brt_kfunc_bpf_preempt_disable(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+				       uint64_t r5, struct bpfrt_run_ctx *rc)
+{
+	UNUSED(r1);
+	UNUSED(r2);
+	UNUSED(r3);
+	UNUSED(r4);
+	UNUSED(r5);
+	UNUSED(rc);
+	return 0;
+}
+
+uint64_t brt_kfunc_bpf_preempt_enable(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+				      uint64_t r5, struct bpfrt_run_ctx *rc)
+{
+	UNUSED(r1);
+	UNUSED(r2);
+	UNUSED(r3);
+	UNUSED(r4);
+	UNUSED(r5);
+	UNUSED(rc);
+	return 0;
+}
+
 const brt_helper_fn brt_kfunc_fns[BRT_KFUNC_COUNT] = {
 #define KFUNC(name, flags, sets) [BRT_KFUNC_##name] = brt_kfunc_##name,
 #include "vm/kfuncs.def"

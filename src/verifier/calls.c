@@ -1298,6 +1298,10 @@ int brt_check_helper_call(struct brt_env *env, const struct bpf_insn *insn, int 
 		brt_verr(env, "tail_call cannot be used inside bpf_rcu_read_lock-ed region\n");
 		return -EINVAL;
 	}
+	if (id == BPF_FUNC_tail_call && env->cur->active_preempt) {
+		brt_verr(env, "tail_call cannot be used inside bpf_preempt_disable-ed region\n");
+		return -EINVAL;
+	}
 	/* check_get_func_ip(): a function's address exists for kprobes and trampolines */
 	if (id == BPF_FUNC_get_func_ip) {
 		if (env->opts->prog_type == BPF_PROG_TYPE_TRACING && !has_trampoline(env->opts)) {

@@ -264,6 +264,11 @@ static int do_exit(struct brt_env *env, int *do_print)
 			      "bpf_rcu_read_lock-ed region\n");
 		return -EINVAL;
 	}
+	if (env->cur->active_preempt) {
+		brt_verr(env, "BPF_EXIT instruction in main prog cannot be used inside "
+			      "bpf_preempt_disable-ed region\n");
+		return -EINVAL;
+	}
 	err = brt_check_return_code(env);
 	return err ? err : 1;
 }

@@ -171,6 +171,7 @@ struct brt_vstate {
 	uint16_t lock_map;
 	uint32_t lock_id;
 	uint8_t active_rcu;        /* inside bpf_rcu_read_lock() (kfunc.c) */
+	uint32_t active_preempt;   /* bpf_preempt_disable() calls not yet enabled (kfunc.c) */
 	/* the path since the parent state: first and last insn, and the entries where it
 	 * did not go straight on (stored and pushed states keep theirs) */
 	int first_insn_idx;

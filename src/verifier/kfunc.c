@@ -711,6 +711,30 @@ static int rcu_section(struct brt_env *env, const struct kmeta *m, int row)
 	return 0;
 }
 
+/* check_kfunc_call()'s non-preemptible sections: bpf_preempt_disable() nests (a count),
+ * bpf_preempt_enable() undoes one, and no sleepable kfunc runs while any is open. */
+static int preempt_section(struct brt_env *env, const struct kmeta *m, int row)
+{
+	struct brt_vstate *st = env->cur;
+
+	if (row == BRT_KFUNC_bpf_preempt_disable) {
+		st->active_preempt++;
+	} else if (row == BRT_KFUNC_bpf_preempt_enable) {
+		if (!st->active_preempt) {
+			brt_verr(env, "unmatched attempt to enable preemption (kernel function "
+				      "%s)\n",
+				 m->name);
+			return -EINVAL;
+		}
+		st->active_preempt--;
+	} else if (st->active_preempt && (m->flags & BRT_KF_SLEEPABLE)) {
+		brt_verr(env, "kernel func %s is sleepable within non-preemptible region\n",
+			 m->name);
+		return -EACCES;
+	}
+	return 0;
+}
+
 /* fetch_kfunc_meta(): the FUNC, its prototype and its row, if the program may call it */
 static const struct brt_kfunc *fetch_meta(struct brt_env *env, const struct bpf_insn *insn,
 					  struct kmeta *m)
@@ -769,6 +793,9 @@ int brt_check_kfunc_call(struct brt_env *env, const struct bpf_insn *insn, int i
 	if (err < 0)
 		return err;
 	err = rcu_section(env, &m, brt_kfunc_index(brt_kfunc_find(m.name)));
+	if (err < 0)
+		return err;
+	err = preempt_section(env, &m, brt_kfunc_index(brt_kfunc_find(m.name)));
 	if (err < 0)
 		return err;
 	if (m.release_regno) {

@@ -736,6 +736,11 @@ int brt_check_ld_abs(struct brt_env *env, const struct bpf_insn *insn)
 			      "region\n");
 		return -EINVAL;
 	}
+	if (env->cur->active_preempt) {
+		brt_verr(env, "BPF_LD_[ABS|IND] cannot be used inside bpf_preempt_disable-ed "
+			      "region\n");
+		return -EINVAL;
+	}
 	if (regs[BPF_REG_6].type != PTR_TO_CTX) {
 		brt_verr(env, "at the time of BPF_LD_ABS|IND R6 != pointer to skb\n");
 		return -EINVAL;

@@ -244,7 +244,7 @@ static int states_equal(struct brt_env *env, const struct brt_vstate *o,
 			return 0;
 	if (o->lock_map != c->lock_map || (o->lock_map && !check_ids(o->lock_id, c->lock_id, &m)))
 		return 0;
-	if (o->active_rcu != c->active_rcu)
+	if (o->active_preempt != c->active_preempt || o->active_rcu != c->active_rcu)
 		return 0;
 	for (int i = o->curframe; i >= 0; i--) {
 		uint16_t live, rel;

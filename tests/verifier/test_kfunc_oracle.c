@@ -7,7 +7,8 @@
  * every argument error, references, NULL checks, and test runs returning opts->error for
  * each lookup check), bpf_cpumask_create/acquire/release (sleepable syscall programs,
  * with test runs), lddw BPF_PSEUDO_BTF_ID of kernel symbols (functions, per-CPU
- * variables, bad ids and fds), bpf_rcu_read_lock/unlock sections on five types, and the
+ * variables, bad ids and fds), bpf_rcu_read_lock/unlock and bpf_preempt_disable/enable
+ * sections on five types, and the
  * string kfuncs (bpf_strcmp ... bpf_strnstr: results, -ERANGE for NULL and user
  * pointers, -EFAULT for kernel ones, -E2BIG past 65,536 bytes, the char/int/size_t
  * argument widths, r0's upper half, the __ign arguments' verifier rules) with test runs.
@@ -558,6 +559,77 @@ static void rcu_rules(int lock, int unlock)
 	}
 }
 
+/* bpf_preempt_disable/enable (every program type): sections that nest, with the rules of
+ * the RCU section's kind */
+static void preempt_rules(int dis, int en, int lock, int unlock)
+{
+	struct bpf_insn ok[] = { KCALL(dis, 0), KCALL(en, 0), MOV_K(0, 1), EXIT() };
+	struct bpf_insn nested[] = { KCALL(dis, 0), KCALL(dis, 0), KCALL(en, 0), KCALL(en, 0),
+				     MOV_K(0, 2), EXIT() };
+	struct bpf_insn missing[] = { KCALL(dis, 0), KCALL(dis, 0), KCALL(en, 0), MOV_K(0, 0),
+				      EXIT() };
+	struct bpf_insn unmatched[] = { KCALL(dis, 0), KCALL(en, 0), KCALL(en, 0), MOV_K(0, 0),
+					EXIT() };
+	struct bpf_insn one_path[] = { I(BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_get_prandom_u32),
+				       JEQ_K(0, 0, 1), KCALL(dis, 0), KCALL(en, 0), MOV_K(0, 0),
+				       EXIT() };
+	struct bpf_insn one_path_open[] = { I(BPF_JMP | BPF_CALL, 0, 0, 0,
+					      BPF_FUNC_get_prandom_u32),
+					    JEQ_K(0, 0, 1), KCALL(dis, 0), MOV_K(0, 0), EXIT() };
+	struct bpf_insn subprog_pair[] = { I(BPF_JMP | BPF_CALL, 0, 1, 0, 3),
+					   I(BPF_JMP | BPF_CALL, 0, 1, 0, 4), MOV_K(0, 3), EXIT(),
+					   KCALL(dis, 0), EXIT(), KCALL(en, 0), EXIT() };
+	struct bpf_insn subprog_open[] = { I(BPF_JMP | BPF_CALL, 0, 1, 0, 2), MOV_K(0, 3),
+					   EXIT(), KCALL(dis, 0), MOV_K(0, 0), EXIT() };
+	struct bpf_insn helper_inside[] = { KCALL(dis, 0),
+					    I(BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_ktime_get_ns),
+					    KCALL(en, 0), MOV_K(0, 2), EXIT() };
+	struct bpf_insn ld_abs_inside[] = { MOV_X(6, 1), KCALL(dis, 0),
+					    I(BPF_LD | BPF_ABS | BPF_B, 0, 0, 0, 0), KCALL(en, 0),
+					    MOV_K(0, 0), EXIT() };
+	struct bpf_insn loop_paths[] = { MOV_K(7, 0), KCALL(dis, 0), KCALL(en, 0), ADD_K(7, 1),
+					 I(BPF_JMP | BPF_JLT | BPF_K, 7, 0, -4, 4), MOV_X(0, 7),
+					 EXIT() };
+	struct bpf_insn loop_grows[] = { MOV_K(7, 0), KCALL(dis, 0), ADD_K(7, 1),
+					 I(BPF_JMP | BPF_JLT | BPF_K, 7, 0, -3, 3), MOV_K(0, 0),
+					 EXIT() };
+	struct bpf_insn with_rcu[] = { KCALL(lock, 0), KCALL(dis, 0), KCALL(unlock, 0),
+				       KCALL(en, 0), MOV_K(0, 4), EXIT() };
+	struct bpf_insn rcu_open[] = { KCALL(dis, 0), KCALL(lock, 0), KCALL(en, 0), MOV_K(0, 0),
+				       EXIT() };
+	static const enum bpf_prog_type types[] = { BPF_PROG_TYPE_SOCKET_FILTER,
+						    BPF_PROG_TYPE_SCHED_CLS, BPF_PROG_TYPE_XDP,
+						    BPF_PROG_TYPE_KPROBE, BPF_PROG_TYPE_SYSCALL };
+	char name[128];
+
+	for (size_t t = 0; t < sizeof(types) / sizeof(types[0]); t++) {
+		uint32_t fl = types[t] == BPF_PROG_TYPE_SYSCALL ? BPF_F_SLEEPABLE : 0;
+#define K(nm, p)                                                                          \
+	do {                                                                              \
+		snprintf(name, sizeof(name), "type %d: preempt %s", (int)types[t], nm);    \
+		kcheck(name, types[t], fl, p, sizeof(p) / sizeof(p[0]));                   \
+	} while (0)
+		K("disable and enable", ok);
+		K("nested", nested);
+		K("one enable missing", missing);
+		K("unmatched enable", unmatched);
+		K("on one path", one_path);
+		K("left open on one path", one_path_open);
+		K("subprograms disable and enable", subprog_pair);
+		K("subprogram leaves it disabled", subprog_open);
+		K("helper inside", helper_inside);
+		K("loop", loop_paths);
+		K("loop disabling more each time", loop_grows);
+		if (lock > 0 && unlock > 0) {
+			K("crossing an RCU section", with_rcu);
+			K("RCU section left open", rcu_open);
+		}
+		if (types[t] == BPF_PROG_TYPE_SOCKET_FILTER || types[t] == BPF_PROG_TYPE_SCHED_CLS)
+			K("LD_ABS inside", ld_abs_inside);
+#undef K
+	}
+}
+
 /* ---- string kfuncs (bpf_strcmp ... bpf_strnstr, every program type) ---- */
 enum { S_CMP, S_CASECMP, S_CHR, S_CHRNUL, S_NCHR, S_RCHR, S_LEN, S_NLEN, S_SPN, S_CSPN, S_STR,
        S_NSTR, S_COUNT };
@@ -928,8 +1000,13 @@ int main(void)
 		int lock = brt_btf_find(vml, "bpf_rcu_read_lock", BTF_KIND_FUNC);
 		int unlock = brt_btf_find(vml, "bpf_rcu_read_unlock", BTF_KIND_FUNC);
 
+		int dis = brt_btf_find(vml, "bpf_preempt_disable", BTF_KIND_FUNC);
+		int en = brt_btf_find(vml, "bpf_preempt_enable", BTF_KIND_FUNC);
+
 		if (lock > 0 && unlock > 0)
 			rcu_rules(lock, unlock);
+		if (dis > 0 && en > 0)
+			preempt_rules(dis, en, lock, unlock);
 	}
 	{
 		int have = 1;
