@@ -32,7 +32,8 @@ struct bpfrt_object_open_opts {
 	int kernel;                /* non-zero: load maps and programs into the running
 				    * kernel with the real bpf(2) instead of bpfrt_bpf() */
 	const char *btf_custom_path; /* target BTF for CO-RE relocations (a raw BTF file,
-				      * as /sys/kernel/btf/vmlinux); default: the running
+				      * as /sys/kernel/btf/vmlinux, or an ELF file's .BTF
+				      * section, as a vmlinux image's); default: the running
 				      * kernel's /sys/kernel/btf/vmlinux */
 };
 #define bpfrt_object_open_opts__last btf_custom_path

@@ -1,13 +1,15 @@
 /* core.c - CO-RE relocations of an opened object (btf/core.c computes them): the target BTF
  * is the running kernel's /sys/kernel/btf/vmlinux, parsed once per process and kept while
  * the file is the same (device, inode, size, mtime: a new kernel's BTF is another file),
- * or the file the open options name, read for each object; candidates are searched once
+ * or the file the open options name (raw BTF, or an ELF file's .BTF section as libbpf's
+ * btf__parse() takes it), read for each object; candidates are searched once
  * per local type for all programs, and
  * every linked copy of a relocated instruction is patched.  An object whose relocations
  * cannot be applied - no target BTF, a malformed record, an ambiguous or impossible
  * relocation - is refused at open with the program, instruction and relocation named:
  * loading it unrelocated would read the wrong fields.
  */
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -74,6 +76,57 @@ static int read_all(const char *path, void **out, size_t *len)
 	return 0;
 }
 
+/* The .BTF section of an ELF file (p, len bytes: untrusted) as libbpf's btf__parse()
+ * accepts it for a target (a vmlinux image, an object): 0 with its offset and size, or
+ * -EINVAL.  64-bit ELF of this machine's byte order only, as the BTF parser wants. */
+static int elf_btf(const unsigned char *p, size_t len, size_t *off, size_t *size)
+{
+	const Elf64_Ehdr *eh = (const void *)p;
+	const Elf64_Shdr *sh, *strs;
+	uint64_t tab;
+
+	if (len < sizeof(*eh) || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	    eh->e_ident[EI_DATA] != ELFDATA2LSB ||
+#else
+	    eh->e_ident[EI_DATA] != ELFDATA2MSB ||
+#endif
+	    eh->e_shentsize != sizeof(*sh) || eh->e_shoff > len ||
+	    eh->e_shnum > (len - eh->e_shoff) / sizeof(*sh) || eh->e_shstrndx >= eh->e_shnum)
+		return -EINVAL;
+	sh = (const void *)(p + eh->e_shoff);
+	strs = &sh[eh->e_shstrndx];
+	if (strs->sh_offset > len || strs->sh_size > len - strs->sh_offset)
+		return -EINVAL;
+	tab = strs->sh_offset;
+	for (size_t i = 0; i < eh->e_shnum; i++) {
+		if (sh[i].sh_name >= strs->sh_size ||
+		    strs->sh_size - sh[i].sh_name < sizeof(".BTF") ||
+		    memcmp(p + tab + sh[i].sh_name, ".BTF", sizeof(".BTF")))
+			continue;
+		if (sh[i].sh_type == SHT_NOBITS || sh[i].sh_offset > len ||
+		    sh[i].sh_size > len - sh[i].sh_offset)
+			return -EINVAL;
+		*off = sh[i].sh_offset;
+		*size = sh[i].sh_size;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+/* Parse raw (len bytes) as BTF, or as an ELF file holding a .BTF section. */
+static int parse_target(const unsigned char *raw, size_t len, struct brt_btf **btf, char *msg,
+			size_t msglen)
+{
+	size_t off = 0, size = len;
+
+	if (len >= SELFMAG && !memcmp(raw, ELFMAG, SELFMAG) && elf_btf(raw, len, &off, &size)) {
+		snprintf(msg, msglen, "an ELF file without a usable .BTF section");
+		return -EINVAL;
+	}
+	return brt_btf_parse(raw + off, size, btf, msg, msglen);
+}
+
 /* The target BTF, or NULL with *why set when there is none to use.  The file is mapped
  * privately when it can be (vmlinux's sysfs file can since 6.16: no 5.5 MB copy through
  * read(), the parser copies what it keeps), else read. */
@@ -99,10 +152,10 @@ static struct brt_btf *load_target(const char *path, char *why, size_t whylen)
 			snprintf(why, whylen, "%s: %s", path, strerror(-ret));
 			return NULL;
 		}
-		ret = brt_btf_parse(raw, len, &btf, msg, sizeof(msg));
+		ret = parse_target(raw, len, &btf, msg, sizeof(msg));
 		free(raw);
 	} else {
-		ret = brt_btf_parse(raw, len, &btf, msg, sizeof(msg));
+		ret = parse_target(raw, len, &btf, msg, sizeof(msg));
 		munmap(raw, len);
 	}
 	if (ret) {

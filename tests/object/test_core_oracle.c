@@ -88,10 +88,12 @@ static uint32_t core_count(const struct bpfrt_object *bo)
 /* corpus: only objects both open and libbpf loads (a failure before relocation would leave
  * libbpf's instructions unrelocated); our own corpus: every object, because libbpf
  * relocates before the kernel refuses a reached poison. */
-static void compare_object(const char *path, int *compared, int corpus)
+static void compare_object_btf(const char *path, int *compared, int corpus, const char *btf)
 {
-	struct bpf_object *lo = bpf_object__open_file(path, NULL);
-	struct bpfrt_object *bo = bpfrt_object_open_file(path, NULL);
+	LIBBPF_OPTS(bpf_object_open_opts, lopts, .btf_custom_path = btf);
+	BPFRT_OPTS(bpfrt_object_open_opts, bopts, .btf_custom_path = btf);
+	struct bpf_object *lo = bpf_object__open_file(path, btf ? &lopts : NULL);
+	struct bpfrt_object *bo = bpfrt_object_open_file(path, btf ? &bopts : NULL);
 	struct bpf_program *lp;
 
 	T_CASE(path);
@@ -128,6 +130,64 @@ out:
 	bpfrt_object_close(bo);
 }
 
+static void compare_object(const char *path, int *compared, int corpus)
+{
+	compare_object_btf(path, compared, corpus, NULL);
+}
+
+/* An ELF file (dst) whose one section .BTF holds the raw BTF file src: what libbpf's
+ * btf__parse() reads from a vmlinux image or an object.  0 or -1. */
+static int btf_elf(const char *src, const char *dst)
+{
+	static const char names[] = "\0.BTF\0.shstrtab";
+	unsigned char *b = NULL;
+	Elf64_Ehdr eh;
+	Elf64_Shdr sh[3];
+	long size;
+	FILE *f = fopen(src, "rb"), *o = NULL;
+	int ret = -1;
+
+	if (!f || fseek(f, 0, SEEK_END) || (size = ftell(f)) <= 0 || fseek(f, 0, SEEK_SET) ||
+	    !(b = malloc((size_t)size)) || fread(b, 1, (size_t)size, f) != (size_t)size)
+		goto out;
+	memset(&eh, 0, sizeof(eh));
+	memcpy(eh.e_ident, ELFMAG, SELFMAG);
+	eh.e_ident[EI_CLASS] = ELFCLASS64;
+	eh.e_ident[EI_DATA] = ELFDATA2LSB;
+	eh.e_ident[EI_VERSION] = EV_CURRENT;
+	eh.e_type = ET_REL;
+	eh.e_machine = EM_BPF;
+	eh.e_version = EV_CURRENT;
+	eh.e_ehsize = sizeof(eh);
+	eh.e_shentsize = sizeof(Elf64_Shdr);
+	eh.e_shnum = 3;
+	eh.e_shstrndx = 2;
+	/* header, one odd byte (so .BTF is not aligned), the BTF, the names, the sections */
+	memset(sh, 0, sizeof(sh));
+	sh[1] = (Elf64_Shdr){ .sh_name = 1, .sh_type = SHT_PROGBITS, .sh_offset = sizeof(eh) + 1,
+			      .sh_size = (uint64_t)size, .sh_addralign = 1 };
+	sh[2] = (Elf64_Shdr){ .sh_name = 6, .sh_type = SHT_STRTAB,
+			      .sh_offset = sizeof(eh) + 1 + (uint64_t)size,
+			      .sh_size = sizeof(names), .sh_addralign = 1 };
+	eh.e_shoff = (sh[2].sh_offset + sizeof(names) + 7) & ~7ull;
+	o = fopen(dst, "wb");
+	if (!o || fwrite(&eh, sizeof(eh), 1, o) != 1 || fputc(0, o) == EOF ||
+	    fwrite(b, 1, (size_t)size, o) != (size_t)size ||
+	    fwrite(names, sizeof(names), 1, o) != 1)
+		goto out;
+	for (uint64_t at = sh[2].sh_offset + sizeof(names); at < eh.e_shoff; at++)
+		fputc(0, o);
+	if (fwrite(sh, sizeof(sh), 1, o) == 1)
+		ret = 0;
+out:
+	if (o && fclose(o))
+		ret = -1;
+	if (f)
+		fclose(f);
+	free(b);
+	return ret;
+}
+
 /* Load one program into bpfrt; returns the load's errno and leaves the log in *log. */
 static int load_one(const char *path, const char *prog, const char **log,
 		    struct bpfrt_object **keep)
@@ -157,6 +217,14 @@ static void refusals(void)
 	o = bpfrt_object_open_file(CORPUS "/task_reads.bpf.o", &vmlinux);
 	T_ASSERT(o != NULL);
 	bpfrt_object_close(o);
+	/* an object file is ELF but its .BTF is no vmlinux: open, relocated against it */
+	{
+		BPFRT_OPTS(bpfrt_object_open_opts, elf, .btf_custom_path = CORPUS "/types_enums.bpf.o");
+
+		o = bpfrt_object_open_file(CORPUS "/unguarded.bpf.o", &elf);
+		T_ASSERT(o != NULL);
+		bpfrt_object_close(o);
+	}
 	errno = 0;
 	o = bpfrt_object_open_file(CORPUS "/task_reads.bpf.o", &missing);
 	T_ASSERT(o == NULL);
@@ -324,6 +392,20 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < g.gl_pathc; i++)
 		compare_object(g.gl_pathv[i], &compared, 0);
 	globfree(&g);
+	/* the target named in the options as an ELF file holding vmlinux's BTF in .BTF
+	 * (btf__parse()'s second form): libbpf and bpfrt relocate the same */
+	T_CASE("target BTF in an ELF file's .BTF section");
+	T_EQ_INT(0, btf_elf("/sys/kernel/btf/vmlinux", CORPUS "/vmlinux_btf.elf"));
+	rc = compared;
+	for (size_t i = 0; i < 3; i++) {
+		static const char *const objs[] = { "/task_reads.bpf.o", "/types_enums.bpf.o",
+						    "/unguarded.bpf.o" };
+		char path[4096];
+
+		snprintf(path, sizeof(path), "%s%s", CORPUS, objs[i]);
+		compare_object_btf(path, &compared, 0, CORPUS "/vmlinux_btf.elf");
+	}
+	T_EQ_INT(rc + 3, compared);
 	T_CASE("TYPE_MATCHES records");
 	rc = to_type_matches(CORPUS "/type_matches.bpf.o", CORPUS "/type_matches.matches.o");
 	T_ASSERT(rc >= 13);

@@ -46,7 +46,8 @@ static void usage(FILE *out)
 		"                   classifier, ...) or a type name (sched_cls, ...)\n"
 		"  --log-level N    verifier log level; the log is printed\n"
 		"  --btf FILE       target BTF for the object's CO-RE relocations (a raw BTF file,\n"
-		"                   as /sys/kernel/btf/vmlinux, the default)\n");
+		"                   as /sys/kernel/btf/vmlinux, the default, or an ELF file's\n"
+		"                   .BTF section, as a vmlinux image's)\n");
 }
 
 struct progcli {
