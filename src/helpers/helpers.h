@@ -39,11 +39,14 @@ uint32_t brt_helper_host_max_id(void);
 void brt_helper_host_fill(brt_helper_fn *table, size_t n);
 
 /* The kernel functions of vm/kfuncs.def (kfuncs.c), with the helper ABI, and their table
- * indexed by row; the helper tables carry them at BRT_KFUNC_HELPER_BASE + row. */
+ * indexed by row; the helper tables carry them at BRT_KFUNC_HELPER_BASE + row.  A
+ * KFUNC_AS row's shared function is kfuncs.c's own. */
 #define KFUNC(name, flags, sets)                                                           \
 	uint64_t brt_kfunc_##name(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,       \
 				  uint64_t r5, struct bpfrt_run_ctx *ctx);
+#define KFUNC_AS(name, fn, flags, sets)
 #include "vm/kfuncs.def"
+#undef KFUNC_AS
 #undef KFUNC
 extern const brt_helper_fn brt_kfunc_fns[BRT_KFUNC_COUNT];
 

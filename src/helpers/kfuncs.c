@@ -82,37 +82,13 @@ uint64_t brt_kfunc_bpf_xdp_ct_lookup(uint64_t ctx, uint64_t tuple, uint64_t tupl
 	return ct_lookup(tuple, tuple_sz, opts, opts_sz);
 }
 
-/* No lookup returns an entry, so nothing is ever released (the verifier sees to it that
- * only a looked-up entry reaches here). */
-uint64_t brt_kfunc_bpf_ct_release(uint64_t nfct, uint64_t r2, uint64_t r3, uint64_t r4,
-				  uint64_t r5, struct bpfrt_run_ctx *rc)
-{
-	UNUSED(nfct);
-	UNUSED(r2);
-	UNUSED(r3);
-	UNUSED(r4);
-	UNUSED(r5);
-	UNUSED(rc);
-	return 0;
-}
-
-/* ---- RCU read sections (kernel/bpf/helpers.c) --------------------------------------- */
-/* The verifier pairs them and checks what runs inside; a user-space run holds no read
- * section of the kernel's, so they do nothing here. */
-uint64_t brt_kfunc_bpf_rcu_read_lock(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
-				     uint64_t r5, struct bpfrt_run_ctx *rc)
-{
-	UNUSED(r1);
-	UNUSED(r2);
-	UNUSED(r3);
-	UNUSED(r4);
-	UNUSED(r5);
-	UNUSED(rc);
-	return 0;
-}
-
-uint64_t brt_kfunc_bpf_rcu_read_unlock(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
-				       uint64_t r5, struct bpfrt_run_ctx *rc)
+/* ---- kfuncs that do nothing in user space (KFUNC_AS(..., nop, ...) rows) ------------- */
+/* bpf_ct_release: no conntrack lookup returns an entry, so nothing is ever released (the
+ * verifier sees to it that only a looked-up entry reaches here).  bpf_rcu_read_lock and
+ * _unlock (kernel/bpf/helpers.c): the verifier pairs them and checks what runs inside; a
+ * user-space run holds no read section of the kernel's. */
+static uint64_t brt_kfunc_nop(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5,
+			      struct bpfrt_run_ctx *rc)
 {
 	UNUSED(r1);
 	UNUSED(r2);
@@ -457,6 +433,8 @@ uint64_t brt_kfunc_bpf_preempt_enable(uint64_t r1, uint64_t r2, uint64_t r3, uin
 
 const brt_helper_fn brt_kfunc_fns[BRT_KFUNC_COUNT] = {
 #define KFUNC(name, flags, sets) [BRT_KFUNC_##name] = brt_kfunc_##name,
+#define KFUNC_AS(name, fn, flags, sets) [BRT_KFUNC_##name] = brt_kfunc_##fn,
 #include "vm/kfuncs.def"
+#undef KFUNC_AS
 #undef KFUNC
 };

@@ -22,7 +22,9 @@
 /* kfuncs.def's rows: the flags and program types of each kfunc bpfrt offers */
 static const struct brt_kfunc kfuncs[] = {
 #define KFUNC(name_, flags_, sets_) { .name = #name_, .flags = (flags_), .sets = (sets_) },
+#define KFUNC_AS(name_, fn_, flags_, sets_) KFUNC(name_, flags_, sets_)
 #include "vm/kfuncs.def"
+#undef KFUNC_AS
 #undef KFUNC
 };
 

@@ -189,7 +189,9 @@ struct brt_kfunc {
 };
 enum {
 #define KFUNC(name, flags, sets) BRT_KFUNC_##name,
+#define KFUNC_AS(name, fn, flags, sets) KFUNC(name, flags, sets)
 #include "vm/kfuncs.def"
+#undef KFUNC_AS
 #undef KFUNC
 	BRT_KFUNC_COUNT
 };
