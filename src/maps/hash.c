@@ -208,41 +208,6 @@ static int htab_init(struct brt_map *map)
 	return 0;
 }
 
-/* The last len (1..7) bytes of a key in a zeroed word, as memcpy() would put them.  The
- * 4-byte key, the common case of the hot paths, is one 32-bit load: a byte-wise copy into
- * a stack word followed by a 64-bit load of it stalls on store forwarding. */
-static inline uint64_t load_tail(const unsigned char *p, uint32_t len)
-{
-	uint64_t w = 0;
-	uint32_t w4;
-
-	if (len == 4) {
-		memcpy(&w4, p, 4);
-		return w4;
-	}
-	for (uint32_t i = 0; i < len; i++)
-		w |= (uint64_t)p[i] << (8 * i);
-	return w;
-}
-
-/* The steps are spelled out next to the constants in util/util.h (the JIT emits them). */
-static inline uint32_t hash_key(const void *key, uint32_t len, uint32_t seed)
-{
-	const unsigned char *p = key;
-	uint64_t h = seed ^ (len * BRT_KEYHASH_LEN), w;
-
-	for (; len >= 8; len -= 8, p += 8) {
-		memcpy(&w, p, 8);
-		h = (h ^ w) * BRT_KEYHASH_WORD;
-		h ^= h >> 32;
-	}
-	if (len)
-		h = (h ^ load_tail(p, len)) * BRT_KEYHASH_TAIL;
-	h ^= h >> 29;
-	h *= BRT_KEYHASH_FIN;
-	return (uint32_t)(h ^ (h >> 32));
-}
-
 static struct htab_elem *elem(const struct htab *ht, uint32_t idx)
 {
 	if (idx == 0 || idx > ht->n_elems)
@@ -277,7 +242,7 @@ static inline int key_equal(const unsigned char *shm, const unsigned char *key, 
 		return 1;
 	/* the padding of a stored key is zero, but the region is shared: mask it off */
 	a = atomic_load_explicit(w, memory_order_acquire);
-	return !((a ^ load_tail(key, len)) & (~0ull >> (64 - 8 * len)));
+	return !((a ^ brt_keyhash_tail(key, len)) & (~0ull >> (64 - 8 * len)));
 }
 
 /* Walk bucket b (locked) for key; *prev gets the predecessor's index (0 = bucket head).
@@ -775,7 +740,7 @@ static int update(struct brt_map *map, const void *key, const void *value, uint6
 		  int onallcpus)
 {
 	struct htab *ht = map->priv;
-	uint32_t hash = hash_key(key, map->key_size, ht->head->seed), prev = 0, old, idx;
+	uint32_t hash = brt_keyhash(key, map->key_size, ht->head->seed), prev = 0, old, idx;
 	uint32_t home = home_of(ht, hash & (ht->n_buckets - 1)), pred, next;
 	struct htab_bucket *b = &ht->buckets[hash & (ht->n_buckets - 1)];
 	struct htab_elem *e;
@@ -895,7 +860,7 @@ static int htab_prog_update(struct brt_map *map, const void *key, const void *va
 static int remove_key(struct brt_map *map, const void *key, void *value)
 {
 	struct htab *ht = map->priv;
-	uint32_t hash = hash_key(key, map->key_size, ht->head->seed), prev = 0, idx;
+	uint32_t hash = brt_keyhash(key, map->key_size, ht->head->seed), prev = 0, idx;
 	struct htab_bucket *b = &ht->buckets[hash & (ht->n_buckets - 1)];
 	struct htab_elem *e;
 
@@ -957,7 +922,7 @@ int brt_hash_probe(const struct brt_map *map, struct brt_hash_probe *out)
 static void *htab_lookup_cpu(struct brt_map *map, const void *key, uint32_t cpu)
 {
 	struct htab *ht = map->priv;
-	uint32_t hash = hash_key(key, map->key_size, ht->head->seed);
+	uint32_t hash = brt_keyhash(key, map->key_size, ht->head->seed);
 	struct htab_bucket *b = &ht->buckets[hash & (ht->n_buckets - 1)];
 	uint32_t idx = find_lockless(ht, map, key, hash, NULL, 0);
 	struct htab_elem *e;
@@ -991,7 +956,7 @@ static void *htab_lookup(struct brt_map *map, const void *key)
 static int htab_copy_value(struct brt_map *map, const void *key, void *value)
 {
 	struct htab *ht = map->priv;
-	uint32_t hash = hash_key(key, map->key_size, ht->head->seed);
+	uint32_t hash = brt_keyhash(key, map->key_size, ht->head->seed);
 	struct htab_bucket *b = &ht->buckets[hash & (ht->n_buckets - 1)];
 	uint32_t idx = find_lockless(ht, map, key, hash, value, brt_map_value_size(map));
 	struct htab_elem *e;
@@ -1015,7 +980,7 @@ static int htab_copy_value(struct brt_map *map, const void *key, void *value)
 static int reachable(const struct htab *ht, const struct brt_map *map, uint32_t bi,
 		     const void *key, uint32_t pos)
 {
-	uint32_t hash = hash_key(key, map->key_size, ht->head->seed), idx, steps = 0;
+	uint32_t hash = brt_keyhash(key, map->key_size, ht->head->seed), idx, steps = 0;
 	struct htab_elem *e;
 
 	if ((hash & (ht->n_buckets - 1)) != bi)
@@ -1060,7 +1025,7 @@ static int htab_get_next_key(struct brt_map *map, const void *key, void *next_ke
 
 	sweep_if_needed(ht);
 	if (key) {
-		uint32_t hash = hash_key(key, map->key_size, ht->head->seed), pos = 0, idx;
+		uint32_t hash = brt_keyhash(key, map->key_size, ht->head->seed), pos = 0, idx;
 		struct htab_elem *e;
 
 		b = &ht->buckets[hash & mask];

@@ -58,7 +58,7 @@ int brt_opts_valid(const void *opts, size_t known_size, const char *type_name);
 	((opts) && (opts)->sz >= offsetof(__typeof__(*(opts)), field) + sizeof((opts)->field))
 #define BRT_OPTS_GET(opts, field, fallback) (BRT_OPTS_HAS(opts, field) ? (opts)->field : (fallback))
 
-/* The hash of a hash map's key (maps/hash.c, hash_key()): h = seed ^ key_size * LEN; for
+/* The hash of a hash map's key (brt_keyhash() below): h = seed ^ key_size * LEN; for
  * each whole 8-byte word w of the key, h = (h ^ w) * WORD, h ^= h >> 32; a 1..7-byte tail t
  * (little-endian, zero-padded): h = (h ^ t) * TAIL; then h ^= h >> 29, h *= FIN, and the
  * hash is the low 32 bits of h ^ (h >> 32).  The constants live here, below both, because
@@ -67,6 +67,42 @@ int brt_opts_valid(const void *opts, size_t known_size, const char *type_name);
 #define BRT_KEYHASH_WORD 0xff51afd7ed558ccdull
 #define BRT_KEYHASH_TAIL 0xc4ceb9fe1a85ec53ull
 #define BRT_KEYHASH_FIN 0x94d049bb133111ebull
+
+/* The last len (1..7) bytes of a key in a zeroed word, as memcpy() would put them.  The
+ * 4-byte key, the common case of the hot paths, is one 32-bit load: a byte-wise copy into
+ * a stack word followed by a 64-bit load of it stalls on store forwarding. */
+static inline uint64_t brt_keyhash_tail(const unsigned char *p, uint32_t len)
+{
+	uint64_t w = 0;
+	uint32_t w4;
+
+	if (len == 4) {
+		memcpy(&w4, p, 4);
+		return w4;
+	}
+	for (uint32_t i = 0; i < len; i++)
+		w |= (uint64_t)p[i] << (8 * i);
+	return w;
+}
+
+/* The hash itself: maps/hash.c hashes every key with it, and the JIT with it a key it
+ * knows at compile time (pass constkey). */
+static inline uint32_t brt_keyhash(const void *key, uint32_t len, uint32_t seed)
+{
+	const unsigned char *p = key;
+	uint64_t h = seed ^ (len * BRT_KEYHASH_LEN), w;
+
+	for (; len >= 8; len -= 8, p += 8) {
+		memcpy(&w, p, 8);
+		h = (h ^ w) * BRT_KEYHASH_WORD;
+		h ^= h >> 32;
+	}
+	if (len)
+		h = (h ^ brt_keyhash_tail(p, len)) * BRT_KEYHASH_TAIL;
+	h ^= h >> 29;
+	h *= BRT_KEYHASH_FIN;
+	return (uint32_t)(h ^ (h >> 32));
+}
 
 /* Unaligned-safe guest memory access; each compiles to one mov. */
 static inline uint64_t brt_load(const void *p, unsigned size)

@@ -240,7 +240,8 @@ static void compare(const char *what, const struct outcome *a, const struct outc
  * lookup on one map: every key size the probe hashes (whole words, tails of 1, 2 and 4)
  * and two it leaves to the map's lookup (6, 40 bytes); 24 keys in 32 buckets, so some
  * share a bucket and are found past its first element; absent keys; then after deleting
- * and rewriting some (elements replaced, bucket heads changed). */
+ * and rewriting some (elements replaced, bucket heads changed).  The keys are stored byte
+ * by byte as constants, so keys of up to 16 bytes take pass constkey's path. */
 static int probe_prog(sys_fn sys, int map, const unsigned char *key, uint32_t ks,
 		      uint32_t engine)
 {
@@ -313,6 +314,10 @@ static void hash_probe_sizes(void)
 					bool inl = ks != 6 && ks != 40;
 
 					T_ASSERT((strstr(notes, "hash probe inlined") != NULL) == inl);
+					/* byte stores of constants: pass constkey takes keys
+					 * of up to 16 (the slots its dataflow follows) */
+					T_ASSERT((strstr(notes, "constant key") != NULL) ==
+						 (inl && ks <= 16));
 					free(notes);
 				}
 				ri = diff_run64(sys_bpfrt, fi, 1);
@@ -408,6 +413,102 @@ static void lru_probe(void)
 	}
 }
 
+/* Pass constkey: a key of constants stored through r10 just before the call is hashed at
+ * compile time.  Each program against the interpreter on a map of 4-byte keys 0..23
+ * (value 1000 + key), with the pass on and off; `konst`: whether the JIT may (and must)
+ * take the key as constant.  The near misses change the key behind the dataflow's back or
+ * leave a byte or the key's address unknown at the call. */
+static void const_keys(void)
+{
+	static const struct {
+		const char *what, *text;
+		bool konst;
+		int want;
+	} progs[] = {
+		{ "constant key",
+		  "stw [%r10-8], 5\nmov %r2, %r10\nadd %r2, -8\n", true, 1005 },
+		{ "constant key from two stores and a register",
+		  "mov %r3, 0\nstxh [%r10-6], %r3\nstxb [%r10-7], %r3\nstb [%r10-8], 17\n"
+		  "mov %r2, %r10\nadd %r2, -8\n", true, 1017 },
+		{ "constant key addressed through a copy",
+		  "stw [%r10-12], 9\nmov %r4, %r10\nadd %r4, -4\nmov %r2, %r4\nadd %r2, -8\n",
+		  true, 1009 },
+		{ "absent constant key",
+		  "stw [%r10-8], 99\nmov %r2, %r10\nadd %r2, -8\n", true, -1 },
+		{ "a byte rewritten through a copy of r10",
+		  "stw [%r10-8], 5\nmov %r3, %r10\nstb [%r3-8], 7\nmov %r2, %r10\nadd %r2, -8\n",
+		  false, 1007 },
+		{ "a byte from the context",
+		  "stw [%r10-8], 5\nldxw %r4, [%r1+0]\nrsh %r4, 3\nstxb [%r10-8], %r4\n"
+		  "mov %r2, %r10\nadd %r2, -8\n", false, 1006 },
+		{ "the key's address differs by path",
+		  "ldxw %r4, [%r1+0]\nstw [%r10-8], 3\nstw [%r10-16], 9\nmov %r2, %r10\n"
+		  "add %r2, -8\njgt %r4, 1000, +2\nmov %r2, %r10\nadd %r2, -16\n", false, 1009 },
+		{ "the key's bytes differ by path",
+		  "ldxw %r4, [%r1+0]\nstw [%r10-8], 3\njgt %r4, 1000, +1\nstw [%r10-8], 4\n"
+		  "mov %r2, %r10\nadd %r2, -8\n", false, 1004 },
+	};
+	static const char tail[] = "lddw %r1, map_fd 0\ncall 1\njeq %r0, 0, +2\n"
+				   "ldxw %r0, [%r0+0]\nexit\nmov %r0, -1\nexit\n";
+	enum bpfrt_engine ei = BPFRT_ENGINE_DEFAULT, ej = BPFRT_ENGINE_DEFAULT;
+	union bpf_attr a;
+	int map;
+
+	T_EQ_INT(0, brt_vm_engine_parse("interp", 0, &ei));
+	T_EQ_INT(0, brt_vm_engine_parse("jit", 0, &ej));
+	memset(&a, 0, sizeof(a));
+	a.map_type = BPF_MAP_TYPE_HASH;
+	a.key_size = 4;
+	a.value_size = 8;
+	a.max_entries = 32;
+	map = sys_bpfrt(BPF_MAP_CREATE, &a, sizeof(a));
+	T_ASSERT(map >= 0);
+	if (map < 0)
+		return;
+	for (uint32_t k = 0; k < 24; k++) {
+		uint64_t v = 1000 + k;
+
+		T_EQ_INT(0, elem(sys_bpfrt, BPF_MAP_UPDATE_ELEM, map, k, &v));
+	}
+	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
+		char text[1024];
+		int maps[1] = { map };
+
+		snprintf(text, sizeof(text), "%s%s", progs[i].text, tail);
+		T_CASE(progs[i].what);
+		for (int off = 0; off < 2; off++) {
+			int fi, fj;
+
+			if (off)
+				setenv("BPFRT_JIT_PASSES", "-constkey", 1);
+			engine_flags = BPFRT_F_ENGINE(ei);
+			fi = load(sys_bpfrt, text, maps);
+			engine_flags = BPFRT_F_ENGINE(ej);
+			fj = load(sys_bpfrt, text, maps);
+			engine_flags = 0;
+			if (fi < 0 || fj < 0) {
+				unsetenv("BPFRT_JIT_PASSES");
+				continue;
+			}
+			{
+				char *notes = jit_notes(fj);
+
+				T_ASSERT(strstr(notes, "hash probe inlined") != NULL);
+				T_ASSERT((strstr(notes, "constant key") != NULL) ==
+					 (progs[i].konst && !off));
+				free(notes);
+			}
+			T_EQ_INT(progs[i].want, diff_run64(sys_bpfrt, fi, 1));
+			T_EQ_INT(progs[i].want, diff_run64(sys_bpfrt, fj, 1));
+			close(fi);
+			close(fj);
+			/* the JIT may compile again at the first run: the setting stays until then */
+			unsetenv("BPFRT_JIT_PASSES");
+		}
+	}
+	close(map);
+}
+
 int main(void)
 {
 	static struct outcome interp, jit, kernel;
@@ -426,6 +527,7 @@ int main(void)
 	compare("jit vs interp", &interp, &jit);
 	hash_probe_sizes();
 	lru_probe();
+	const_keys();
 	if (!kernel_available()) {
 		printf("kernel comparison skipped: not root or no bpf()\n");
 		return t_done();

@@ -89,7 +89,10 @@ static size_t insn_start(const struct brt_jit_prog *p, size_t pc, size_t k)
 
 static const char *lookup_note(const struct brt_jit_prog *p, size_t pc)
 {
-	switch (p->lookup_kind ? p->lookup_kind[pc] : 0) {
+	if (p->lookup_kind && (p->lookup_kind[pc] & LOOKUP_CONST_KEY))
+		return "hash probe inlined, constant key hashed at compile time (the map's "
+		       "lookup called past the first element)";
+	switch (p->lookup_kind ? LOOKUP_KIND(p->lookup_kind[pc]) : 0) {
 	case BRT_JIT_LOOKUP_ARRAY:
 		return "array lookup inlined";
 	case BRT_JIT_LOOKUP_OP:

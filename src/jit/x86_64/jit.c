@@ -667,6 +667,7 @@ static void free_state(struct jit_state *st)
 	free(st->is_long);
 	free(st->funcs);
 	free(st->plan);
+	free(st->ckeys);
 	free(st->calls);
 	free(st->buf.p);
 }

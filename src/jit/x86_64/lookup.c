@@ -96,6 +96,30 @@ bool brt_jit_is_bound(const struct jit_state *st, size_t pc)
 	return st->prog->lookup_kind && st->prog->lookup_kind[pc];
 }
 
+const struct brt_jit_hash_layout *brt_jit_probe_layout(const struct jit_state *st, size_t pc)
+{
+	if (!st->prog->lookup_kind || LOOKUP_KIND(st->prog->lookup_kind[pc]) != BRT_JIT_LOOKUP_HASH)
+		return NULL;
+	return &find(st->env, pc)->hash;
+}
+
+static const struct jit_ckey *ckey_at(const struct jit_state *st, size_t pc)
+{
+	size_t lo = 0, hi = st->nckeys;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (st->ckeys[mid].pc == pc)
+			return &st->ckeys[mid];
+		if (st->ckeys[mid].pc < pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
 /* Forward rel32 jumps inside the probe (its slow path can be beyond a rel8's reach). */
 static size_t jcc32_fwd(struct jit_state *st, enum x86_cc cc)
 {
@@ -136,6 +160,18 @@ static void load32_index8(struct jit_state *st, int dst, int base, int index, in
 	emit1(B, (uint8_t)disp);
 }
 
+/* cmp [base + off], imm (32 or 64 bit; the immediate sign-extended to 64) */
+static void cmp_mem_imm(struct jit_state *st, bool w, int base, int32_t off, int32_t imm)
+{
+	emit_rex(B, w, 0, base, false);
+	emit1(B, is_imm8(imm) ? 0x83 : 0x81);
+	emit_modrm_mem(B, ALU_CMP, base, off);
+	if (is_imm8(imm))
+		emit1(B, (uint8_t)(int8_t)imm);
+	else
+		emit_u32(B, (uint32_t)imm);
+}
+
 /* dst = the key's bytes [off, off + size) zero-extended (size 1, 2, 4, 8) */
 static void load_key_part(struct jit_state *st, int dst, int base, int32_t off, unsigned size)
 {
@@ -158,7 +194,16 @@ static void emit_hash_probe(struct jit_state *st, const struct brt_jit_lookup *l
 	const int key = xreg(st, BPF_REG_2);
 	uint32_t tail = h->key_size % 8, words = h->key_size / 8;
 	size_t slow[12], ns = 0, j_null, j_done, j_done2;
+	const struct jit_ckey *ck = (st->prog->lookup_kind[l->insn] & LOOKUP_CONST_KEY)
+					    ? ckey_at(st, l->insn)
+					    : NULL;
 
+	if (ck) { /* constkey: the bucket is known, rcx = its head index */
+		emit_mov_imm64(B, R8, h->buckets + (uint64_t)(ck->hash & (h->n_buckets - 1)) *
+							   h->bucket_size);
+		emit_load(B, 4, false, RCX, R8, h->head_off);
+		goto head;
+	}
 	emit_mov_imm64(B, RAX, (uint64_t)h->seed ^ (uint64_t)h->key_size * BRT_KEYHASH_LEN);
 	for (uint32_t i = 0; i < words; i++) {
 		load_key_part(st, RDX, key, (int32_t)(8 * i), 8);
@@ -191,6 +236,7 @@ static void emit_hash_probe(struct jit_state *st, const struct brt_jit_lookup *l
 		emit_alu_rr(B, ALU_ADD, true, RCX, RCX);
 	emit_mov_imm64(B, R8, h->buckets);
 	load32_index8(st, RCX, R8, RCX, h->head_off);
+head:
 	emit_rr(B, 0x85, false, RCX, RCX); /* test ecx, ecx: empty bucket */
 	j_null = jcc32_fwd(st, CC_E);
 	/* index - 1 < n_elems, else the map's own lookup judges; checked beside the address
@@ -209,17 +255,38 @@ static void emit_hash_probe(struct jit_state *st, const struct brt_jit_lookup *l
 	emit_load(B, 4, false, R8, RCX, h->seq_off);
 	emit_test_ri(B, false, R8, 1);
 	slow[ns++] = jcc32_fwd(st, CC_NE);
-	cmp_reg_mem(st, false, RAX, RCX, h->hash_off);
+	if (ck)
+		cmp_mem_imm(st, false, RCX, h->hash_off, (int32_t)ck->hash);
+	else
+		cmp_reg_mem(st, false, RAX, RCX, h->hash_off);
 	slow[ns++] = jcc32_fwd(st, CC_NE);
 	for (uint32_t i = 0; i < words; i++) {
-		load_key_part(st, RDX, key, (int32_t)(8 * i), 8);
-		cmp_reg_mem(st, true, RDX, RCX, h->key_off + (int32_t)(8 * i));
+		int32_t off = h->key_off + (int32_t)(8 * i);
+		uint64_t w;
+
+		if (ck) {
+			memcpy(&w, ck->key + 8 * i, 8);
+			if (is_simm32((int64_t)w)) {
+				cmp_mem_imm(st, true, RCX, off, (int32_t)w);
+			} else {
+				emit_mov_imm64(B, RDX, w);
+				cmp_reg_mem(st, true, RDX, RCX, off);
+			}
+		} else {
+			load_key_part(st, RDX, key, (int32_t)(8 * i), 8);
+			cmp_reg_mem(st, true, RDX, RCX, off);
+		}
 		slow[ns++] = jcc32_fwd(st, CC_NE);
 	}
 	if (tail) { /* the stored key's padding is not trusted: compare tail bytes only */
-		load_key_part(st, RDX, key, (int32_t)(8 * words), tail);
 		load_key_part(st, R9, RCX, h->key_off + (int32_t)(8 * words), tail);
-		emit_alu_rr(B, ALU_CMP, false, RDX, R9);
+		if (ck) {
+			emit_alu_ri(B, ALU_CMP, false, R9,
+				    (int32_t)brt_keyhash_tail(ck->key + 8 * words, tail));
+		} else {
+			load_key_part(st, RDX, key, (int32_t)(8 * words), tail);
+			emit_alu_rr(B, ALU_CMP, false, RDX, R9);
+		}
 		slow[ns++] = jcc32_fwd(st, CC_NE);
 	}
 	cmp_reg_mem(st, false, R8, RCX, h->seq_off);
@@ -249,11 +316,11 @@ void brt_jit_emit_lookup(struct jit_state *st, size_t pc)
 	const struct brt_jit_lookup *l = find(st->env, pc);
 	size_t j_null, j_done;
 
-	if (st->prog->lookup_kind[pc] == BRT_JIT_LOOKUP_HASH) {
+	if (LOOKUP_KIND(st->prog->lookup_kind[pc]) == BRT_JIT_LOOKUP_HASH) {
 		emit_hash_probe(st, l);
 		return;
 	}
-	if (st->prog->lookup_kind[pc] == BRT_JIT_LOOKUP_OP) {
+	if (LOOKUP_KIND(st->prog->lookup_kind[pc]) == BRT_JIT_LOOKUP_OP) {
 		brt_jit_emit_call(st, l->op);
 		return;
 	}

@@ -33,6 +33,7 @@
 #include <string.h>
 
 #include "jit/x86_64/x86.h"
+#include "util/util.h"
 
 #define B (&st->buf)
 
@@ -749,7 +750,137 @@ static bool redundant(const struct opt *o, size_t pc, const struct fstate *f)
 	return false;
 }
 
-static void pass_constfill(struct opt *o)
+/* --- constkey: which registers hold r10 + a constant (within one straight run) -------- */
+
+/* Registers known to hold r10 + off[r]; r10 itself is, with 0.  Only from the start of a
+ * straight run (reset at every target), so no merge is needed: clang computes the key's
+ * address just before the call. */
+struct fpstate {
+	uint16_t known;
+	bool after_lea; /* the instruction before was a PLAN_LEA: this is its folded add */
+	int64_t off[BRT_MAX_REGS];
+};
+
+static bool fp_reg(const struct fpstate *p, unsigned r, int64_t *off)
+{
+	if (r == BPF_REG_10) {
+		*off = 0;
+		return true;
+	}
+	if (r >= BRT_MAX_REGS || !(p->known & (1u << r)))
+		return false;
+	*off = p->off[r];
+	return true;
+}
+
+static void fp_set(struct fpstate *p, unsigned r, bool known, int64_t off)
+{
+	if (r >= BPF_REG_10)
+		return;
+	if (known && off >= -(1 << 20) && off <= (1 << 20)) {
+		p->known |= (uint16_t)(1u << r);
+		p->off[r] = off;
+	} else {
+		p->known &= (uint16_t)~(1u << r);
+	}
+}
+
+/* Instruction pc as emitted (its plan, if any), run on p. */
+static void fp_step(const struct opt *o, size_t pc, struct fpstate *p)
+{
+	const struct jit_state *st = o->st;
+	const struct bpf_insn *in = &st->insns[pc];
+	enum brt_op op = (enum brt_op)o->ops[pc];
+	const struct jit_plan *pl = &st->plan[pc];
+	struct brt_isa_regs r;
+	int64_t v = 0;
+	bool after_lea = p->after_lea;
+
+	p->after_lea = false;
+	if (op == BRT_OP_INVALID)
+		return;
+	if (pl->kind == PLAN_LEA) { /* the copy and the add at once */
+		bool known = pl->w64 && fp_reg(p, pl->src, &v);
+
+		fp_set(p, pl->dst, known, v + pl->imm);
+		p->after_lea = true;
+		return;
+	}
+	if (after_lea) /* the lea's add, already counted */
+		return;
+	brt_isa_regs_op(in, op, &r);
+	if (pl->kind != PLAN_NONE) { /* a rotate's window, a dropped move: no address */
+		for (unsigned i = 0; i < BPF_REG_10; i++)
+			if (r.def & (1u << i))
+				fp_set(p, i, false, 0);
+		return;
+	}
+	if (op == BRT_OP_mov64_reg && in->off == 0) {
+		bool known = fp_reg(p, in->src_reg, &v);
+
+		fp_set(p, in->dst_reg, known, v);
+		return;
+	}
+	if ((op == BRT_OP_add64_imm || op == BRT_OP_sub64_imm) && fp_reg(p, in->dst_reg, &v)) {
+		fp_set(p, in->dst_reg, true,
+		       op == BRT_OP_add64_imm ? v + in->imm : v - (int64_t)in->imm);
+		return;
+	}
+	for (unsigned i = 0; i < BPF_REG_10; i++)
+		if (r.def & (1u << i))
+			fp_set(p, i, false, 0);
+}
+
+/* The bytes [off, off + size) of the stack as state f knows them, if it knows each. */
+static bool slots_bytes(const struct fstate *f, int64_t off, unsigned size, uint8_t *out)
+{
+	for (unsigned b = 0; b < size; b++) {
+		int64_t at = off + b;
+		bool got = false;
+
+		for (unsigned i = 0; i < f->ns && !got; i++) {
+			const struct fslot *sl = &f->s[i];
+
+			if (at >= sl->off && at < sl->off + sl->size) {
+				out[b] = (uint8_t)(sl->val >> (8 * (at - sl->off)));
+				got = true;
+			}
+		}
+		if (!got)
+			return false;
+	}
+	return true;
+}
+
+/* Call pc is a bound hash probe and r2 points at key bytes f knows: record them. */
+static void constkey_at(struct opt *o, size_t pc, const struct fstate *f,
+			const struct fpstate *p)
+{
+	struct jit_state *st = o->st;
+	const struct brt_jit_hash_layout *h;
+	struct jit_ckey *ck;
+	int64_t off;
+
+	if (o->ops[pc] != BRT_OP_call_helper || !(h = brt_jit_probe_layout(st, pc)) ||
+	    h->key_size > JIT_CKEY_MAX || !fp_reg(p, BPF_REG_2, &off) ||
+	    off < -BRT_STACK_SIZE || off + h->key_size > 0)
+		return;
+	ck = realloc(st->ckeys, (st->nckeys + 1) * sizeof(*ck));
+	if (!ck)
+		return;
+	st->ckeys = ck;
+	ck += st->nckeys;
+	memset(ck, 0, sizeof(*ck));
+	if (!slots_bytes(f, off, h->key_size, ck->key))
+		return;
+	ck->pc = pc;
+	ck->hash = brt_keyhash(ck->key, h->key_size, h->seed);
+	st->nckeys++;
+	st->prog->lookup_kind[pc] |= LOOKUP_CONST_KEY;
+}
+
+/* fill: pass constfill's drops; keys: pass constkey's keys (one dataflow for both) */
+static void pass_constfill(struct opt *o, bool fill, bool keys)
 {
 	struct jit_state *st = o->st;
 	struct fstate *tin;
@@ -797,24 +928,31 @@ static void pass_constfill(struct opt *o)
 			}
 		}
 	}
-	/* the states settled: drop what rewrites a known value (the drop changes no state) */
+	/* the states settled: drop what rewrites a known value (the drop changes no state);
+	 * constkey: note the keys of bound hash lookups */
 	for (size_t k = 0; settled && k < st->nfuncs; k++) {
 		const struct jit_func *f = &st->funcs[k];
 		struct fstate cur = { .c.reached = false };
+		struct fpstate fp = { 0 };
 
 		for (size_t pc = f->start; pc < f->end; pc++) {
 			enum brt_op op = (enum brt_op)o->ops[pc];
 			bool drop;
 
-			if (o->target[pc])
+			if (o->target[pc]) {
 				cur = pc == f->start ? (struct fstate){ .c.reached = true }
 						     : tin[tix[pc]];
+				fp = (struct fpstate){ 0 };
+			}
 			if (!cur.c.reached || op == BRT_OP_INVALID)
 				continue;
-			drop = st->plan[pc].kind == PLAN_NONE && redundant(o, pc, &cur);
+			drop = fill && st->plan[pc].kind == PLAN_NONE && redundant(o, pc, &cur);
+			if (keys)
+				constkey_at(o, pc, &cur, &fp);
 			fstep(o, pc, &cur); /* as the sweeps saw it: before the plan changes */
 			if (drop)
 				st->plan[pc].kind = PLAN_SKIP;
+			fp_step(o, pc, &fp);
 			if (is_ja(op) || op == BRT_OP_exit)
 				cur.c.reached = false;
 		}
@@ -875,8 +1013,9 @@ int brt_jit_optimise(struct jit_state *st, const uint16_t *ops)
 		pass_zext(&o);
 	if (st->passes & BRT_JIT_PASS(lea))
 		pass_lea(&o);
-	if (st->passes & BRT_JIT_PASS(constfill))
-		pass_constfill(&o);
+	if (st->passes & (BRT_JIT_PASS(constfill) | BRT_JIT_PASS(constkey)))
+		pass_constfill(&o, st->passes & BRT_JIT_PASS(constfill),
+			       (st->passes & BRT_JIT_PASS(constkey)) && st->prog->lookup_kind);
 	for (size_t pc = 0; pc < st->n && !any; pc++)
 		any = st->plan[pc].kind != PLAN_NONE;
 	if (!any) { /* nothing to do: run_pass takes the plain path */

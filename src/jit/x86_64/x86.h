@@ -65,7 +65,8 @@ struct brt_jit_prog {
 	uint32_t pkt_entry_off; /* pkt_regs: the entry taking the packet in registers, else 0 */
 	uint32_t batch_entry_off; /* pkt_regs: the batch entry, else 0 */
 	uint8_t *lookup_kind;   /* per insn: enum brt_jit_lookup_kind of a bound lookup, or
-				 * NULL when the program has none (lookup.c) */
+				 * NULL when the program has none (lookup.c); HASH sites
+				 * whose key pass constkey knows carry LOOKUP_CONST_KEY too */
 	bpfrt_helper_fn (*helper)(void *arg, uint32_t id); /* callx resolver */
 	void *helper_arg;
 };
@@ -82,6 +83,19 @@ enum jit_plan_kind {
 };
 
 enum jit_plan_mul { MUL_NONE, MUL_IMM, MUL_REG };
+
+/* prog->lookup_kind flag: the key is constkey's (a jit_ckey), hashed at compile time */
+#define LOOKUP_CONST_KEY 0x80
+#define LOOKUP_KIND(k)   ((k) & 0x7f)
+
+/* Pass constkey: a bound hash lookup whose key bytes are constants the program stored on
+ * its stack just before (r2 = r10 + off): the key as they make it, and its hash. */
+#define JIT_CKEY_MAX 32 /* the probe's longest key (lookup.c, hash_fits) */
+struct jit_ckey {
+	size_t pc;
+	uint32_t hash;
+	uint8_t key[JIT_CKEY_MAX];
+};
 
 struct jit_plan {
 	uint8_t kind;  /* enum jit_plan_kind */
@@ -138,6 +152,8 @@ struct jit_state {
 	uint32_t passes;      /* optimisation passes to run (BRT_JIT_PASS() bits) */
 	uint8_t regmap[BRT_MAX_REGS + 1]; /* x86 register of each eBPF one (xreg()) */
 	struct jit_plan *plan; /* per instruction (opt.c), or NULL: nothing was optimised */
+	struct jit_ckey *ckeys; /* pass constkey (opt.c), by pc */
+	size_t nckeys;
 	uint32_t *calls;      /* this pass: offsets of the patchable calls (brt_jit_emit_call) */
 	size_t ncalls, calls_cap;
 	char *err;
@@ -168,6 +184,8 @@ int brt_jit_blind(struct jit_state *st, size_t pc, struct bpf_insn *out, enum br
 int brt_jit_bind_lookups(struct jit_state *st, const uint16_t *ops);
 bool brt_jit_is_bound(const struct jit_state *st, size_t pc);
 void brt_jit_emit_lookup(struct jit_state *st, size_t pc);
+/* whether call pc is a hash probe constkey may give a compile-time key (its layout) */
+const struct brt_jit_hash_layout *brt_jit_probe_layout(const struct jit_state *st, size_t pc);
 
 /* opt.c: run the passes st->passes selects over the decoded program (after the functions
  * are known), filling st->plan; and emit instruction pc's plan.  Return 0 or -ENOMEM. */
