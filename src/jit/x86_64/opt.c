@@ -26,6 +26,10 @@
  *
  * lea: `r = s; r += k` is one lea: a copy and an add become one instruction (flags are
  * never read across eBPF instructions).
+ *
+ * constkey: constfill's dataflow also says, at a bpf_map_lookup_elem bound to a hash map
+ * (lookup.c's inline probe), whether r2 points at stack bytes it knows: then the key is
+ * hashed here (jit_ckey) and the probe compares immediates.
  */
 #include <errno.h>
 #include <stdio.h>
