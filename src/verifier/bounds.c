@@ -661,16 +661,34 @@ static int adjust_reg_min_max(struct brt_env *env, const struct bpf_insn *insn)
 	if (brt_sanitize_val_alu(env, insn))
 		return -EACCES;
 	uint32_t id = dst->id;
+	uint64_t dst_umax = dst->umax;
+	int alu32 = BPF_CLASS(insn->code) != BPF_ALU64;
 
 	scalar_alu(env, insn, dst, *src);
-	/* r1 = r2; r1 += K (64-bit, 0 <= K <= S32_MAX, privileged): r1 stays linked to r2 at
-	 * offset K, so a bounds check on either narrows both (the kernel's BPF_ADD_CONST, in
-	 * adjust_reg_min_max_vals); one offset only, a second add unlinks */
-	if (env->bpf_capable && op == BPF_ADD && BPF_CLASS(insn->code) == BPF_ALU64 && id &&
-	    !(id & BRT_ADD_CONST) && brt_tnum_is_const(src->var_off) &&
-	    src->var_off.value <= INT32_MAX) {
-		dst->id = id | BRT_ADD_CONST;
-		dst->off = (int32_t)src->var_off.value;
+	/* r1 = r2; r1 += K or r1 -= K (privileged): r1 stays linked to r2 at offset +-K, so a
+	 * bounds check on either narrows both (the kernel's BPF_ADD_CONST64/32, in
+	 * adjust_reg_min_max_vals, as 6.18.44 has it: negative offsets, BPF_SUB and 32-bit
+	 * adds of a value below 2^32 too).  One offset only: a second add unlinks.  Not with
+	 * r1 += r1, whose source changed with the add. */
+	if (env->bpf_capable && (op == BPF_ADD || op == BPF_SUB) && id &&
+	    !(BPF_SRC(insn->code) == BPF_X && insn->src_reg == insn->dst_reg) &&
+	    (alu32 ? !(uint32_t)src->var_off.mask : brt_tnum_is_const(src->var_off))) {
+		uint64_t val = alu32 ? (uint32_t)src->var_off.value : src->var_off.value;
+		int32_t off = (int32_t)val;
+
+		if (id & BRT_ADD_CONST)
+			return 0;
+		if (!alu32 && ((int64_t)val < INT32_MIN || (int64_t)val > INT32_MAX))
+			return 0;
+		if (alu32 && dst_umax > UINT32_MAX)
+			return 0;
+		if (op == BPF_SUB) {
+			if (off == INT32_MIN)
+				return 0;
+			off = -off;
+		}
+		dst->id = id | (alu32 ? BRT_ADD_CONST32 : BRT_ADD_CONST64);
+		dst->off = off;
 	}
 	return 0;
 }
@@ -687,19 +705,19 @@ void brt_assign_scalar_id(struct brt_env *env, struct brt_reg *reg)
 		reg->id = ++env->id_gen;
 }
 
-void brt_scalar_add_const(struct brt_env *env, struct brt_reg *reg, int64_t delta)
+void brt_scalar_add_const(struct brt_reg *reg, int64_t delta, int zext)
 {
-	struct bpf_insn add = { .code = BPF_ALU64 | BPF_ADD | BPF_K };
 	struct brt_reg k;
-	uint32_t id = reg->id;
-	int32_t off = reg->off;
 
 	memset(&k, 0, sizeof(k));
 	k.type = SCALAR_VALUE;
 	brt_mark_reg_known(&k, (uint64_t)delta);
-	scalar_alu(env, &add, reg, k);
-	reg->id = id;
-	reg->off = off;
+	add32(reg, &k);
+	add64(reg, &k);
+	reg->var_off = brt_tnum_add(reg->var_off, k.var_off);
+	if (zext)
+		brt_zext_32_to_64(reg);
+	brt_reg_bounds_sync(reg);
 }
 
 static int check_mov(struct brt_env *env, const struct bpf_insn *insn)

@@ -462,12 +462,16 @@ static int match_pkt_pointers(const struct bpf_insn *insn, const struct brt_reg 
 
 /* Scalars sharing an id are copies: what one branch learns about one holds for all. */
 /* reg is known's linked value plus its own offset less known's (an unflagged one's is 0) */
-static void sync_one(struct brt_env *env, struct brt_reg *reg, const struct brt_reg *known)
+static void sync_one(struct brt_reg *reg, const struct brt_reg *known)
 {
 	int64_t delta;
 
 	if (reg == known || reg->type != SCALAR_VALUE ||
 	    (reg->id & ~BRT_ADD_CONST) != (known->id & ~BRT_ADD_CONST))
+		return;
+	/* one linked by a 32-bit add, the other by a 64-bit one: the offsets do not relate
+	 * the two values (one wrapped at 2^32, the other not) */
+	if (((reg->id ^ known->id) & BRT_ADD_CONST) == BRT_ADD_CONST)
 		return;
 	delta = (int64_t)(reg->id & BRT_ADD_CONST ? reg->off : 0) -
 		(known->id & BRT_ADD_CONST ? known->off : 0);
@@ -477,8 +481,10 @@ static void sync_one(struct brt_env *env, struct brt_reg *reg, const struct brt_
 	*reg = *known;
 	reg->id = id;
 	reg->off = off;
+	/* with a 32-bit link on either side the value is the low half of the sum,
+	 * zero-extended */
 	if (delta)
-		brt_scalar_add_const(env, reg, delta);
+		brt_scalar_add_const(reg, delta, !!((id | known->id) & BRT_ADD_CONST32));
 }
 
 /* What a branch learnt about known holds for the scalars linked to it: the live registers
@@ -494,10 +500,10 @@ static void sync_linked(struct brt_env *env, struct brt_vstate *st, const struct
 
 		for (int r = 0; r < BPF_REG_10; r++)
 			if (live & (1u << r))
-				sync_one(env, &f->regs[r], known);
+				sync_one(&f->regs[r], known);
 		for (int s = 0; s < f->allocated_stack / 8; s++)
 			if (brt_is_spilled(&f->stack[s]))
-				sync_one(env, &f->stack[s].spilled, known);
+				sync_one(&f->stack[s].spilled, known);
 	}
 }
 

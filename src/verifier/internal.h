@@ -566,14 +566,18 @@ int brt_hist_note(struct brt_env *env, int prev_idx);
 void brt_hist_stack(struct brt_env *env, int frameno, int spi);
 /* registers live in frame fr of st: before the current insn in the top frame, before the
  * call in a caller (the kernel's live_regs_before at frame_insn_idx()) */
-/* a scalar id's flag: this register holds the linked value plus its off (the kernel's
- * BPF_ADD_CONST, after r1 = r2; r1 += K) */
-#define BRT_ADD_CONST (1u << 31)
+/* a scalar id's flags: this register holds the linked value plus its off (the kernel's
+ * BPF_ADD_CONST64, after r1 = r2; r1 += K or r1 -= K), or the low 32 bits of that sum
+ * zero-extended (BPF_ADD_CONST32, after w1 += K on a value that fitted in 32 bits) */
+#define BRT_ADD_CONST64 (1u << 31)
+#define BRT_ADD_CONST32 (1u << 30)
+#define BRT_ADD_CONST (BRT_ADD_CONST64 | BRT_ADD_CONST32)
 /* before a scalar is copied (mov, spill): give it an id so the copies are linked, first
  * dropping a constant-offset link (the kernel's assign_scalar_id_before_mov) */
 void brt_assign_scalar_id(struct brt_env *env, struct brt_reg *reg);
-/* reg += delta on a scalar's bounds and bits, its id and off kept */
-void brt_scalar_add_const(struct brt_env *env, struct brt_reg *reg, int64_t delta);
+/* reg += delta on a scalar's bounds and bits (64-bit, then zero-extended from the low 32
+ * bits when zext), its id and off kept */
+void brt_scalar_add_const(struct brt_reg *reg, int64_t delta, int zext);
 uint16_t brt_frame_live_regs(const struct brt_env *env, const struct brt_vstate *st, int fr);
 void brt_hist_linked(struct brt_env *env, const struct brt_reg *known);
 /* a scalar in regno of the current frame decided something: every stored state on the

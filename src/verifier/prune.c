@@ -40,10 +40,13 @@ static int check_ids(uint32_t old_id, uint32_t cur_id, struct idmap *m)
 }
 
 /* Scalars linked by an id learn from each other's branches: the old state's links must
- * exist in the current one.  An id of 0 links nothing: it stands for a fresh id. */
+ * exist in the current one.  An old id of 0 relied on no link: any current one only adds
+ * knowledge (6.18.44's relaxed check_scalar_ids); a current 0 stands for a fresh id, so
+ * two unlinked current scalars cannot stand for one old link. */
 static int check_scalar_ids(uint32_t old_id, uint32_t cur_id, struct idmap *m)
 {
-	old_id = old_id ? old_id : ++m->tmp;
+	if (!old_id)
+		return 1;
 	cur_id = cur_id ? cur_id : ++m->tmp;
 	return check_ids(old_id, cur_id, m);
 }
@@ -87,12 +90,19 @@ static int regsafe(const struct brt_reg *o, const struct brt_reg *c, struct idma
 		 * explored), is as good as any */
 		if (!relevant)
 			return 1;
-		/* linked at a constant offset: the same offset (the kernel's regsafe) */
-		if ((o->id & BRT_ADD_CONST) != (c->id & BRT_ADD_CONST) ||
-		    ((o->id & BRT_ADD_CONST) && o->off != c->off))
+		/* an old link at a constant offset needs the same kind of link (64- or 32-bit)
+		 * at the same offset, to a base that corresponds too; an old plain link needs
+		 * a plain one (the kernel's regsafe, 6.18.44) */
+		if (o->id && (o->id & BRT_ADD_CONST) != (c->id & BRT_ADD_CONST))
 			return 0;
-		return range_within(o, c) && brt_tnum_in(o->var_off, c->var_off) &&
-		       check_scalar_ids(o->id, c->id, m);
+		if ((o->id & BRT_ADD_CONST) && o->off != c->off)
+			return 0;
+		if (!check_scalar_ids(o->id, c->id, m))
+			return 0;
+		if ((o->id & BRT_ADD_CONST) &&
+		    !check_ids(o->id & ~BRT_ADD_CONST, c->id & ~BRT_ADD_CONST, m))
+			return 0;
+		return range_within(o, c) && brt_tnum_in(o->var_off, c->var_off);
 	case PTR_TO_MAP_VALUE:
 	case PTR_TO_MAP_KEY:
 	case PTR_TO_MEM:
