@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "api/api.h"
+#include "api/link_rec.h"
 #include "maps/maps.h"
 #include "util/util.h"
 
@@ -71,6 +72,15 @@ static int get_dir_ok(const char *path)
 	return -EACCES;
 }
 
+/* Is fd a link another process can see (api/link_rec.c)? */
+static int is_link(int fd)
+{
+	char name[BRT_LINK_REC_NAME_MAX];
+	struct brt_link_rec r;
+
+	return !brt_link_rec_of_fd(fd, &r, name);
+}
+
 int brt_cmd_obj_pin(struct brt_call *call)
 {
 	union bpf_attr *attr = call->attr;
@@ -82,6 +92,14 @@ int brt_cmd_obj_pin(struct brt_call *call)
 	if (attr->file_flags)
 		return -EINVAL;
 	err = brt_obj_from_fd((int)attr->bpf_fd, 0, &obj);
+	if (err && is_link((int)attr->bpf_fd)) {
+		/* bpffs keeps a pinned link attached after its process exits; a bpfrt link
+		 * runs on a thread of the process that made it, so it cannot: refused loudly
+		 * rather than pinned in name only */
+		brt_print(BPFRT_WARN, "bpfrt: BPF_OBJ_PIN of a link: not supported (a bpfrt "
+			  "link runs in the process that attached it and cannot outlive it)\n");
+		return -EINVAL;
+	}
 	if (err)
 		return err;
 	/* bpffs holds maps and programs */

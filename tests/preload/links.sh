@@ -8,7 +8,8 @@
 # field of 6.18's bpf_link_info (names, ENOSPC of a short name buffer, uprobe offset,
 # interface, tcx attach type), detaches each (XDP and tcx detach; the others answer
 # EOPNOTSUPP) and walks again (detached XDP and tcx links stay listed with no interface
-# while the application holds them).  Run once on the kernel and once with everything
+# while the application holds them).  Under bpfrt, `bpftool link pin` must be refused
+# with one line (a bpfrt link cannot outlive its process).  Run once on the kernel and once with everything
 # under `bpfrt exec`, each in a network namespace of its own; link and program ids are
 # replaced by the programs' names.  Needs root.  Usage: links.sh BPFRT SOURCE_DIR
 set -u
@@ -80,6 +81,10 @@ echo "--- bpftool link show id (xdp)"
 $pfx bpftool link show id "$xdp" | ours
 echo "--- bpftool link detach id (tracepoint)"
 $pfx bpftool link detach id "$tp" 2>&1 | sed "s/$tp/L/g"
+# bpfrt cannot pin a link (it runs on the attaching process's thread): one line, an
+# error, never a pin in name only (kept out of the compared output)
+[ -n "$pfx" ] && { $pfx bpftool link pin id "$tp" /sys/fs/bpf/bpfrt_links_pin; echo "rc $?"; } \
+	> "$T/pin.out" 2>&1
 echo "--- linkinfo"
 $pfx "$T/linkinfo" tp=$1 up=$2 uret=$3 raw=$4 xdp=$5 tcx=$6
 echo "--- bpftool link show after the detaches"
@@ -99,6 +104,11 @@ fi
 if ! cmp -s "$T/kernel" "$T/bpfrt"; then
 	echo "FAIL: kernel and bpfrt differ:"
 	diff "$T/kernel" "$T/bpfrt"
+	exit 1
+fi
+if ! grep -q 'BPF_OBJ_PIN of a link: not supported' "$T/pin.out" || grep -q '^rc 0$' "$T/pin.out"; then
+	echo "FAIL: bpftool link pin under bpfrt: expected a refusal with one line:"
+	cat "$T/pin.out"
 	exit 1
 fi
 cat "$T/bpfrt"

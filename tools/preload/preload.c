@@ -462,7 +462,8 @@ static enum obj_kind obj_kind(int fd, struct bpf_map_info *map)
 		return KIND_PROG;
 	if (len == sizeof(info.btf))
 		return KIND_BTF;
-	return len == sizeof(info.link) ? KIND_LINK : KIND_NONE;
+	/* a link's info is the kernel's 6.18 layout (64 bytes), whatever this header says */
+	return len == sizeof(info.link) || len == 64 ? KIND_LINK : KIND_NONE;
 }
 
 /* Is fd a bpfrt ring buffer map?  Its max_entries in *size. */
