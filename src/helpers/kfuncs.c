@@ -3,13 +3,20 @@
  * api/prog.c).  What the kernel computes from its own state is answered from what user
  * space can see; each function says where that differs.
  */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "bpfrt.h"
 #include "helpers/helpers.h"
+#include "trace/trace.h"
 #include "util/util.h"
 
 #define UNUSED(x) (void)(x)
@@ -430,6 +437,363 @@ uint64_t brt_kfunc_bpf_preempt_enable(uint64_t r1, uint64_t r2, uint64_t r3, uin
 	UNUSED(rc);
 	return 0;
 }
+
+/* ---- tasks and cgroups (kernel/bpf/helpers.c) ------------------------------------------ */
+/* No kernel task or cgroup lives in this address space.  A task or cgroup found by
+ * bpf_task_from_pid() / bpf_cgroup_from_id() is a zeroed stand-in the size of a kernel
+ * task_struct / cgroup and more (trace/task.c's convention for bpf_get_current_task_btf:
+ * every field reads as 0), counted: acquire adds a reference, release drops one and the
+ * last frees it.  Stand-ins are listed, so only a listed pointer is ever counted or freed:
+ * the calling thread's own task (bpf_get_current_task_btf's stand-in, which its pid finds
+ * too) and anything else the verifier let through are never freed. */
+#define TASK_STAND_IN 32768
+#define CGROUP_STAND_IN 8192
+
+struct kobj {
+	struct kobj *next;
+	long usage;
+	size_t size;
+	uint64_t body[];
+};
+
+static pthread_mutex_t kobj_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct kobj *kobjs;
+
+static uint64_t kobj_new(size_t size, struct bpfrt_run_ctx *rc)
+{
+	struct kobj *o = calloc(1, sizeof(*o) + size);
+
+	if (!o)
+		return 0;
+	/* readable by the checked engine; the verifier allows no store through it */
+	if (bpfrt_run_grant(rc, o->body, size, 0)) {
+		free(o);
+		return 0;
+	}
+	o->usage = 1;
+	o->size = size;
+	pthread_mutex_lock(&kobj_lock);
+	o->next = kobjs;
+	kobjs = o;
+	pthread_mutex_unlock(&kobj_lock);
+	return (uint64_t)(uintptr_t)o->body;
+}
+
+/* a reference more (delta 1) or less (-1) on a listed stand-in; the last one frees it */
+static void kobj_ref(uint64_t p, int delta, struct bpfrt_run_ctx *rc)
+{
+	struct kobj **pp, *dead = NULL;
+
+	pthread_mutex_lock(&kobj_lock);
+	for (pp = &kobjs; *pp; pp = &(*pp)->next) {
+		struct kobj *o = *pp;
+
+		if ((uint64_t)(uintptr_t)o->body != p)
+			continue;
+		o->usage += delta;
+		if (delta > 0)
+			bpfrt_run_grant(rc, o->body, o->size, 0);
+		if (!o->usage) {
+			*pp = o->next;
+			dead = o;
+		}
+		break;
+	}
+	pthread_mutex_unlock(&kobj_lock);
+	free(dead);
+}
+
+/* find_task_by_pid_ns(): a task with that id (any thread), seen in this process's pid
+ * namespace (the kernel's bpf_task_from_pid() looks in the initial one) */
+static uint64_t task_find(int32_t pid, struct bpfrt_run_ctx *rc)
+{
+	char path[32];
+	struct stat st;
+
+	if (pid <= 0)
+		return 0;
+	if (pid == (int32_t)gettid()) {
+		/* the calling thread: bpf_get_current_task_btf()'s stand-in, the same pointer
+		 * as the kernel's current */
+		return brt_helper_get_current_task_btf(0, 0, 0, 0, 0, rc);
+	}
+	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+	if (stat(path, &st))
+		return 0;
+	return kobj_new(TASK_STAND_IN, rc);
+}
+
+uint64_t brt_kfunc_bpf_task_from_pid(uint64_t pid, uint64_t r2, uint64_t r3, uint64_t r4,
+				     uint64_t r5, struct bpfrt_run_ctx *rc)
+{
+	UNUSED(r2);
+	UNUSED(r3);
+	UNUSED(r4);
+	UNUSED(r5);
+	return task_find((int32_t)pid, rc);
+}
+
+uint64_t brt_kfunc_bpf_task_from_vpid(uint64_t pid, uint64_t r2, uint64_t r3, uint64_t r4,
+				      uint64_t r5, struct bpfrt_run_ctx *rc)
+{
+	UNUSED(r2);
+	UNUSED(r3);
+	UNUSED(r4);
+	UNUSED(r5);
+	return task_find((int32_t)pid, rc);
+}
+
+/* bpf_task_acquire() / bpf_cgroup_acquire(): the same object, one reference more (the
+ * kernel's refcount_inc_not_zero() of a live object) */
+static uint64_t kobj_acquire(uint64_t p, struct bpfrt_run_ctx *rc)
+{
+	if (p)
+		kobj_ref(p, 1, rc);
+	return p;
+}
+
+static uint64_t kobj_release(uint64_t p, struct bpfrt_run_ctx *rc)
+{
+	if (p)
+		kobj_ref(p, -1, rc);
+	return 0;
+}
+
+#define KOBJ_KFUNC(name, fn)                                                               \
+	uint64_t brt_kfunc_##name(uint64_t p, uint64_t r2, uint64_t r3, uint64_t r4,        \
+				  uint64_t r5, struct bpfrt_run_ctx *rc)                    \
+	{                                                                                  \
+		UNUSED(r2);                                                                \
+		UNUSED(r3);                                                                \
+		UNUSED(r4);                                                                \
+		UNUSED(r5);                                                                \
+		return fn(p, rc);                                                          \
+	}
+KOBJ_KFUNC(bpf_task_acquire, kobj_acquire)
+KOBJ_KFUNC(bpf_task_release, kobj_release)
+KOBJ_KFUNC(bpf_cgroup_acquire, kobj_acquire)
+KOBJ_KFUNC(bpf_cgroup_release, kobj_release)
+#undef KOBJ_KFUNC
+
+/* a directory of the cgroup2 tree under dirfd whose inode is id (the kernel's cgroup id
+ * is its kernfs node id, the inode number user space sees), depth levels down at most */
+static int cgroup_walk(int dirfd, uint64_t id, int depth)
+{
+	DIR *d;
+	struct dirent *e;
+	int found = 0;
+
+	if (depth <= 0)
+		return 0;
+	d = fdopendir(dirfd);
+	if (!d) {
+		close(dirfd);
+		return 0;
+	}
+	while (!found && (e = readdir(d))) {
+		struct stat st;
+		int fd;
+
+		if (e->d_type != DT_DIR || !strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		if (fstatat(dirfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISDIR(st.st_mode))
+			continue;
+		if ((uint64_t)st.st_ino == id) {
+			found = 1;
+			break;
+		}
+		fd = openat(dirfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd >= 0)
+			found = cgroup_walk(fd, id, depth - 1);
+	}
+	closedir(d);
+	return found;
+}
+
+/* __cgroup_get_from_id(): a cgroup of the default (v2) hierarchy with that id, else NULL */
+uint64_t brt_kfunc_bpf_cgroup_from_id(uint64_t id, uint64_t r2, uint64_t r3, uint64_t r4,
+				      uint64_t r5, struct bpfrt_run_ctx *rc)
+{
+	char dir[512];
+	struct stat st;
+	int fd, found;
+
+	UNUSED(r2);
+	UNUSED(r3);
+	UNUSED(r4);
+	UNUSED(r5);
+	if (!id || !brt_cgroup2_mount(dir, sizeof(dir)) || stat(dir, &st))
+		return 0;
+	found = (uint64_t)st.st_ino == id;
+	if (!found) {
+		fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		found = fd >= 0 && cgroup_walk(fd, id, BRT_CGROUP_MAX_LEVELS);
+	}
+	return found ? kobj_new(CGROUP_STAND_IN, rc) : 0;
+}
+
+/* ---- cpumask operations (kernel/bpf/cpumask.c) ------------------------------------------ */
+/* nr_cpu_ids: the possible CPUs (/sys/devices/system/cpu/possible, "0-N"), at most the
+ * stand-in's bits.  A CPU number at or past it is invalid (no bit changes, tests false);
+ * searches that find nothing answer it, as the kernel's on a kernel whose NR_CPUS is
+ * above 64 (small_cpumask_bits is nr_cpu_ids there). */
+static uint32_t nr_cpus(void)
+{
+	static uint32_t n;
+	uint32_t v = __atomic_load_n(&n, __ATOMIC_RELAXED);
+
+	if (!v) {
+		FILE *f = fopen("/sys/devices/system/cpu/possible", "re");
+		char line[256];
+
+		v = 1;
+		if (f && fgets(line, sizeof(line), f)) {
+			/* the last number of a list like "0-3,8-11" */
+			char *end = line + strcspn(line, "\n");
+			char *p = end;
+
+			while (p > line && p[-1] >= '0' && p[-1] <= '9')
+				p--;
+			if (p < end)
+				v = (uint32_t)strtoul(p, NULL, 10) + 1;
+		}
+		if (f)
+			fclose(f);
+		if (v > CPUMASK_BYTES * 8)
+			v = CPUMASK_BYTES * 8;
+		__atomic_store_n(&n, v, __ATOMIC_RELAXED);
+	}
+	return v;
+}
+
+/* A struct cpumask * argument may be any kernel cpumask the verifier trusts (a task's
+ * cpus_ptr, ...): read it guarded into m, the bits past nr_cpu_ids cleared; a pointer
+ * this process cannot read is an empty mask (the stand-ins hold no kernel masks). */
+static void mask_read(uint64_t p, uint64_t *m)
+{
+	uint32_t n = nr_cpus();
+
+	memset(m, 0, CPUMASK_BYTES);
+	if (!p || brt_ucopy(m, (const void *)(uintptr_t)p, (n + 7) / 8, 0))
+		memset(m, 0, CPUMASK_BYTES);
+	if (n % 64)
+		m[n / 64] &= (UINT64_C(1) << (n % 64)) - 1;
+	for (uint32_t w = (n + 63) / 64; w < CPUMASK_BYTES / 8; w++)
+		m[w] = 0;
+}
+
+/* a struct bpf_cpumask * argument: one of bpf_cpumask_create()'s (the verifier admits
+ * no other), its bits */
+static uint64_t *mask_bits(uint64_t p)
+{
+	return (uint64_t *)(uintptr_t)p;
+}
+
+static uint32_t mask_first(const uint64_t *m, int zero)
+{
+	uint32_t n = nr_cpus();
+
+	for (uint32_t c = 0; c < n; c++)
+		if ((int)((m[c / 64] >> (c % 64) & 1) == 0) == zero)
+			return c;
+	return n;
+}
+
+static uint32_t mask_weight(const uint64_t *m)
+{
+	uint32_t w = 0;
+
+	for (uint32_t i = 0; i < CPUMASK_BYTES / 8; i++)
+		w += (uint32_t)__builtin_popcountll(m[i]);
+	return w;
+}
+
+/* the bit op on cpu of a bpf_cpumask: 0 set, 1 clear; returns the old bit */
+static int mask_bit(uint64_t p, uint64_t cpu, int op)
+{
+	uint64_t *b = mask_bits(p), bit;
+	uint32_t c = (uint32_t)cpu;
+
+	if (!b || c >= nr_cpus())
+		return 0;
+	bit = UINT64_C(1) << (c % 64);
+	if (op == 0)
+		return (__atomic_fetch_or(&b[c / 64], bit, __ATOMIC_RELAXED) & bit) != 0;
+	return (__atomic_fetch_and(&b[c / 64], ~bit, __ATOMIC_RELAXED) & bit) != 0;
+}
+
+#define MASK_KFUNC(name, body)                                                             \
+	uint64_t brt_kfunc_##name(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,       \
+				  uint64_t r5, struct bpfrt_run_ctx *rc)                    \
+	{                                                                                  \
+		uint64_t a[CPUMASK_BYTES / 8], b[CPUMASK_BYTES / 8];                       \
+		UNUSED(r4);                                                                \
+		UNUSED(r5);                                                                \
+		UNUSED(rc);                                                                \
+		UNUSED(a);                                                                 \
+		UNUSED(b);                                                                 \
+		body                                                                       \
+	}
+/* u32 and bool results: 32-bit and 8-bit values, zero-extended as the kernel's code
+ * leaves them */
+MASK_KFUNC(bpf_cpumask_first, mask_read(r1, a); UNUSED(r2); UNUSED(r3);
+	   return mask_first(a, 0);)
+MASK_KFUNC(bpf_cpumask_first_zero, mask_read(r1, a); UNUSED(r2); UNUSED(r3);
+	   return mask_first(a, 1);)
+MASK_KFUNC(bpf_cpumask_first_and, mask_read(r1, a); mask_read(r2, b); UNUSED(r3);
+	   for (size_t i = 0; i < CPUMASK_BYTES / 8; i++) a[i] &= b[i];
+	   return mask_first(a, 0);)
+MASK_KFUNC(bpf_cpumask_set_cpu, UNUSED(r3); mask_bit(r2, r1, 0); return 0;)
+MASK_KFUNC(bpf_cpumask_clear_cpu, UNUSED(r3); mask_bit(r2, r1, 1); return 0;)
+MASK_KFUNC(bpf_cpumask_test_cpu, UNUSED(r3); mask_read(r2, a);
+	   return (uint32_t)r1 < nr_cpus() && (a[(uint32_t)r1 / 64] >> ((uint32_t)r1 % 64) & 1);)
+MASK_KFUNC(bpf_cpumask_test_and_set_cpu, UNUSED(r3); return (uint64_t)mask_bit(r2, r1, 0);)
+MASK_KFUNC(bpf_cpumask_test_and_clear_cpu, UNUSED(r3); return (uint64_t)mask_bit(r2, r1, 1);)
+MASK_KFUNC(bpf_cpumask_setall, UNUSED(r2); UNUSED(r3); uint64_t *d = mask_bits(r1);
+	   uint32_t n = nr_cpus();
+	   if (d) for (uint32_t c = 0; c < n; c++)
+		   __atomic_fetch_or(&d[c / 64], UINT64_C(1) << (c % 64), __ATOMIC_RELAXED);
+	   return 0;)
+MASK_KFUNC(bpf_cpumask_clear, UNUSED(r2); UNUSED(r3); uint64_t *d = mask_bits(r1);
+	   if (d) memset(d, 0, CPUMASK_BYTES);
+	   return 0;)
+/* dst = src1 op src2 (op 0 and, 1 or, 2 xor); and answers whether dst is not empty */
+static uint64_t mask_op(uint64_t dst, uint64_t s1, uint64_t s2, int op)
+{
+	uint64_t a[CPUMASK_BYTES / 8], b[CPUMASK_BYTES / 8], *d = mask_bits(dst);
+	int any = 0;
+
+	mask_read(s1, a);
+	mask_read(s2, b);
+	for (size_t i = 0; i < CPUMASK_BYTES / 8; i++) {
+		a[i] = op == 0 ? a[i] & b[i] : op == 1 ? a[i] | b[i] : a[i] ^ b[i];
+		any |= a[i] != 0;
+	}
+	if (d)
+		memcpy(d, a, CPUMASK_BYTES);
+	return op == 0 ? (uint64_t)any : 0;
+}
+MASK_KFUNC(bpf_cpumask_and, return mask_op(r1, r2, r3, 0);)
+MASK_KFUNC(bpf_cpumask_or, return mask_op(r1, r2, r3, 1);)
+MASK_KFUNC(bpf_cpumask_xor, return mask_op(r1, r2, r3, 2);)
+MASK_KFUNC(bpf_cpumask_equal, UNUSED(r3); mask_read(r1, a); mask_read(r2, b);
+	   return !memcmp(a, b, sizeof(a));)
+MASK_KFUNC(bpf_cpumask_intersects, UNUSED(r3); mask_read(r1, a); mask_read(r2, b);
+	   for (size_t i = 0; i < CPUMASK_BYTES / 8; i++) if (a[i] & b[i]) return 1;
+	   return 0;)
+MASK_KFUNC(bpf_cpumask_subset, UNUSED(r3); mask_read(r1, a); mask_read(r2, b);
+	   for (size_t i = 0; i < CPUMASK_BYTES / 8; i++) if (a[i] & ~b[i]) return 0;
+	   return 1;)
+MASK_KFUNC(bpf_cpumask_empty, UNUSED(r2); UNUSED(r3); mask_read(r1, a);
+	   return mask_weight(a) == 0;)
+MASK_KFUNC(bpf_cpumask_full, UNUSED(r2); UNUSED(r3); mask_read(r1, a);
+	   return mask_weight(a) == nr_cpus();)
+MASK_KFUNC(bpf_cpumask_copy, UNUSED(r3); uint64_t *d = mask_bits(r1); mask_read(r2, a);
+	   if (d) memcpy(d, a, CPUMASK_BYTES);
+	   return 0;)
+MASK_KFUNC(bpf_cpumask_weight, UNUSED(r2); UNUSED(r3); mask_read(r1, a);
+	   return mask_weight(a);)
+#undef MASK_KFUNC
 
 const brt_helper_fn brt_kfunc_fns[BRT_KFUNC_COUNT] = {
 #define KFUNC(name, flags, sets) [BRT_KFUNC_##name] = brt_kfunc_##name,

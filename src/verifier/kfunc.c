@@ -525,7 +525,11 @@ static int check_args(struct brt_env *env, struct kmeta *m)
 			return kind;
 		if (kind == KF_NULL)
 			continue;
-		if ((kind == KF_BTF_ID || (kind == KF_MEM && is_struct(ref_t))) &&
+		/* measured: struct memory of a KF_RCU kfunc (a cpumask on the stack) is
+		 * memory, not checked for trust ("invalid read from stack R2 off=-8
+		 * size=32") */
+		if ((kind == KF_BTF_ID ||
+		     (kind == KF_MEM && is_struct(ref_t) && !(m->flags & BRT_KF_RCU))) &&
 		    !is_trusted_reg(reg)) {
 			if (!(m->flags & BRT_KF_RCU)) {
 				brt_verr(env, "R%d must be referenced or trusted\n", regno);

@@ -180,6 +180,11 @@ struct brt_helper_source {
 #define BRT_KSET_NF_CT (BRT_HSET(BPF_PROG_TYPE_XDP) | BRT_HSET(BPF_PROG_TYPE_SCHED_CLS))
 #define BRT_KSET_CPUMASK                                                                 \
 	(BRT_KHOOK_TRACING | BRT_HSET(BPF_PROG_TYPE_STRUCT_OPS) | BRT_HSET(BPF_PROG_TYPE_SYSCALL))
+/* kernel/bpf/helpers.c's generic_kfunc_set: tracing's hook, tc, XDP, struct_ops, syscall,
+ * cgroup_skb */
+#define BRT_KSET_GENERIC                                                                 \
+	(BRT_KSET_CPUMASK | BRT_HSET(BPF_PROG_TYPE_SCHED_CLS) | BRT_HSET(BPF_PROG_TYPE_XDP) |   \
+	 BRT_HSET(BPF_PROG_TYPE_CGROUP_SKB))
 
 /* One kfuncs.def row. */
 struct brt_kfunc {
