@@ -24,6 +24,7 @@
 #include "harness.h"
 #define TRANSCRIPT_SIZE (1 << 20)
 #include "transcript.h"
+#include "sock_set.h"
 #include "verifier/cases/case.h"
 
 #define MAX_INSNS 512
@@ -523,89 +524,8 @@ static void sl_run(sys_fn sys, struct transcript *t, int fd, int map_fd,
 /* ---- sockets: bpf_sk_assign from a sockmap ---------------------------------------------- */
 /* Real sockets, the same fds in the kernel's sockmap and in bpfrt's, so a selection's
  * cookie (SO_COOKIE) is the same number on both sides. */
-enum { S_TCP4, S_UDP4, S_TCP6, S_TCP6_ANY, S_TCP6_ONLY, S_TCP4_REUSE, S_UNIX, S_TCP4_EST,
-       S_UDP4_CONN, S_UDP6, S_TCP4_CLIENT, N_SOCKS };
-static const char *const sock_names[N_SOCKS] = {
-	"tcp4 listen", "udp4", "tcp6 listen ::1", "tcp6 listen ::", "tcp6 v6only",
-	"tcp4 reuseport", "unix stream", "tcp4 established", "udp4 connected", "udp6",
-	"tcp4 client"
-};
 static int socks[N_SOCKS];
-static int peers[4]; /* the other ends, kept open */
-
-static int sock_bound(int family, int type, const char *addr, int v6only, int reuse)
-{
-	struct sockaddr_storage ss;
-	int fd = socket(family, type, 0), one = 1;
-
-	memset(&ss, 0, sizeof(ss));
-	if (fd < 0)
-		return -1;
-	if (reuse)
-		setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
-	if (family == AF_INET6)
-		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &v6only, sizeof(v6only));
-	ss.ss_family = (sa_family_t)family;
-	if (family == AF_INET)
-		inet_pton(AF_INET, addr, &((struct sockaddr_in *)&ss)->sin_addr);
-	else
-		inet_pton(AF_INET6, addr, &((struct sockaddr_in6 *)&ss)->sin6_addr);
-	if (bind(fd, (struct sockaddr *)&ss, family == AF_INET ? sizeof(struct sockaddr_in)
-							      : sizeof(struct sockaddr_in6)) ||
-	    (type == SOCK_STREAM && listen(fd, 4))) {
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
-static int make_socks(void)
-{
-	struct sockaddr_storage ss;
-	socklen_t len = sizeof(ss);
-	int sv[2];
-
-	socks[S_TCP4] = sock_bound(AF_INET, SOCK_STREAM, "127.0.0.1", 0, 0);
-	socks[S_UDP4] = sock_bound(AF_INET, SOCK_DGRAM, "127.0.0.1", 0, 0);
-	socks[S_TCP6] = sock_bound(AF_INET6, SOCK_STREAM, "::1", 0, 0);
-	socks[S_TCP6_ANY] = sock_bound(AF_INET6, SOCK_STREAM, "::", 0, 0);
-	socks[S_TCP6_ONLY] = sock_bound(AF_INET6, SOCK_STREAM, "::", 1, 0);
-	socks[S_TCP4_REUSE] = sock_bound(AF_INET, SOCK_STREAM, "127.0.0.1", 0, 1);
-	socks[S_UDP6] = sock_bound(AF_INET6, SOCK_DGRAM, "::1", 0, 0);
-	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv))
-		return -1;
-	socks[S_UNIX] = sv[0];
-	peers[0] = sv[1];
-	/* an established TCP socket: a connection to the first listener, accepted */
-	peers[1] = socket(AF_INET, SOCK_STREAM, 0);
-	if (getsockname(socks[S_TCP4], (struct sockaddr *)&ss, &len) ||
-	    connect(peers[1], (struct sockaddr *)&ss, len))
-		return -1;
-	socks[S_TCP4_EST] = accept(socks[S_TCP4], NULL, NULL);
-	socks[S_TCP4_CLIENT] = peers[1];
-	socks[S_UDP4_CONN] = sock_bound(AF_INET, SOCK_DGRAM, "127.0.0.1", 0, 0);
-	if (socks[S_UDP4_CONN] < 0 || connect(socks[S_UDP4_CONN], (struct sockaddr *)&ss, len))
-		return -1;
-	for (int i = 0; i < N_SOCKS; i++)
-		if (socks[i] < 0)
-			return -1;
-	return 0;
-}
-
-/* a sockmap (or sockhash) with every socket, key i -> socks[i] */
-static int sock_map(sys_fn sys, uint32_t type)
-{
-	int fd = create_map(sys, type, 4, 8, N_SOCKS, 0, 0);
-
-	for (uint32_t i = 0; fd >= 0 && i < N_SOCKS; i++) {
-		uint64_t v = (uint64_t)socks[i];
-
-		if (elem(sys, BPF_MAP_UPDATE_ELEM, fd, &i, &v, 0))
-			fprintf(stderr, "sockmap update %u (%s): %s\n", i, sock_names[i],
-				strerror(errno));
-	}
-	return fd;
-}
+static int peers[2]; /* the other ends, kept open */
 
 /* What an sk_lookup program does with socket `slot` of map 0 (a sockmap): steps run in
  * order, each bpf_sk_assign's result recorded in map 1 (the record map) at 8 * step. */
@@ -709,7 +629,7 @@ static void sock_script(sys_fn sys, uint32_t pflags, struct transcript *t, uint3
 		{ "v4 tcp", AF_INET, 6 }, { "v6 tcp", AF_INET6, 6 }, { "v4 udp", AF_INET, 17 },
 		{ "v6 udp", AF_INET6, 17 },
 	};
-	int smap = sock_map(sys, map_type);
+	int smap = sock_set_map(sys, socks, map_type);
 	int rec = create_map(sys, BPF_MAP_TYPE_ARRAY, 4, VALUE_SIZE, 1, 0, 0);
 
 	say(t, "%s: %d %d\n", map_type == BPF_MAP_TYPE_SOCKMAP ? "sockmap" : "sockhash",
@@ -732,7 +652,8 @@ static void sock_script(sys_fn sys, uint32_t pflags, struct transcript *t, uint3
 				struct sl_input in = { 0 };
 				char name[96];
 
-				snprintf(name, sizeof(name), "%s, %s", sock_names[slot], ctxs[c].name);
+				snprintf(name, sizeof(name), "%s, %s", sock_set_name(slot),
+					 ctxs[c].name);
 				in.name = name;
 				in.ctx = sl_make(ctxs[c].family, ctxs[c].proto, 80);
 				in.ctx_len = in.ctx_out = 72;
@@ -873,7 +794,7 @@ static void under_cgroup_script(sys_fn sys, uint32_t pflags, struct transcript *
 
 static void assign_script(sys_fn sys, uint32_t pflags, struct transcript *t)
 {
-	int smap = sock_map(sys, BPF_MAP_TYPE_SOCKMAP);
+	int smap = sock_set_map(sys, socks, BPF_MAP_TYPE_SOCKMAP);
 	int rec = create_map(sys, BPF_MAP_TYPE_ARRAY, 4, VALUE_SIZE, 1, 0, 0);
 
 	for (size_t i = 0; i < sizeof(assign_progs) / sizeof(assign_progs[0]); i++) {
@@ -916,7 +837,7 @@ static void assign_script(sys_fn sys, uint32_t pflags, struct transcript *t)
 		int fds[2] = { smap, rec }, fd, err;
 		union bpf_attr a;
 
-		snprintf(name, sizeof(name), "tc casts of %s", sock_names[slot]);
+		snprintf(name, sizeof(name), "tc casts of %s", sock_set_name(slot));
 		p.len = build_cast_prog(insns, slot);
 		fd = load_maps(sys, t, BPF_PROG_TYPE_SCHED_CLS, 0, pflags, &p, fds);
 		if (fd < 0)
@@ -1102,7 +1023,7 @@ int main(void)
 		if (!have_perf)
 			printf("perf events: could not set up; perf_event_read cases skipped\n");
 	}
-	have_socks = !make_socks();
+	have_socks = !sock_set_make(socks, peers, 0);
 	{
 		static const char *const roots[] = { "/sys/fs/cgroup/unified", "/sys/fs/cgroup" };
 		char child[128];

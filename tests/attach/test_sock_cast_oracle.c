@@ -36,6 +36,7 @@
 #include "util/util.h"
 #define TRANSCRIPT_SIZE (1 << 18)
 #include "transcript.h"
+#include "sock_set.h"
 #include "verifier/cases/case.h"
 
 #define MAX_INSNS 256
@@ -375,95 +376,12 @@ static void verifier_cases(sys_fn sys, struct transcript *t)
 }
 
 /* ---- sockets ---------------------------------------------------------------------------- */
-enum { S_TCP4, S_UDP4, S_TCP6, S_TCP6_ANY, S_TCP6_ONLY, S_TCP4_REUSE, S_UNIX, S_TCP4_EST,
-       S_UDP4_CONN, S_UDP6, S_TCP4_CLIENT, N_SOCKS };
-static const char *const sock_names[N_SOCKS] = {
-	"tcp4 listen", "udp4", "tcp6 listen ::1", "tcp6 listen ::", "tcp6 v6only",
-	"tcp4 reuseport", "unix stream", "tcp4 established", "udp4 connected", "udp6",
-	"tcp4 client"
-};
 static int socks[N_SOCKS];
 static int peers[2];
 
-static int sock_bound(int family, int type, const char *addr, int v6only, int reuse)
-{
-	struct sockaddr_storage ss;
-	int fd = socket(family, type, 0), one = 1, mark = 7, prio = 3;
-
-	memset(&ss, 0, sizeof(ss));
-	if (fd < 0)
-		return -1;
-	if (reuse)
-		setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
-	setsockopt(fd, SOL_SOCKET, SO_MARK, &mark, sizeof(mark));
-	setsockopt(fd, SOL_SOCKET, SO_PRIORITY, &prio, sizeof(prio));
-	if (family == AF_INET6)
-		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &v6only, sizeof(v6only));
-	ss.ss_family = (sa_family_t)family;
-	if (family == AF_INET)
-		inet_pton(AF_INET, addr, &((struct sockaddr_in *)&ss)->sin_addr);
-	else
-		inet_pton(AF_INET6, addr, &((struct sockaddr_in6 *)&ss)->sin6_addr);
-	if (bind(fd, (struct sockaddr *)&ss, family == AF_INET ? sizeof(struct sockaddr_in)
-							      : sizeof(struct sockaddr_in6)) ||
-	    (type == SOCK_STREAM && listen(fd, 4))) {
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
-static int make_socks(void)
-{
-	struct sockaddr_storage ss;
-	socklen_t len = sizeof(ss);
-	int sv[2];
-
-	socks[S_TCP4] = sock_bound(AF_INET, SOCK_STREAM, "127.0.0.1", 0, 0);
-	socks[S_UDP4] = sock_bound(AF_INET, SOCK_DGRAM, "127.0.0.1", 0, 0);
-	socks[S_TCP6] = sock_bound(AF_INET6, SOCK_STREAM, "::1", 0, 0);
-	socks[S_TCP6_ANY] = sock_bound(AF_INET6, SOCK_STREAM, "::", 0, 0);
-	socks[S_TCP6_ONLY] = sock_bound(AF_INET6, SOCK_STREAM, "::", 1, 0);
-	socks[S_TCP4_REUSE] = sock_bound(AF_INET, SOCK_STREAM, "127.0.0.1", 0, 1);
-	socks[S_UDP6] = sock_bound(AF_INET6, SOCK_DGRAM, "::1", 0, 0);
-	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv))
-		return -1;
-	socks[S_UNIX] = sv[0];
-	peers[0] = sv[1];
-	peers[1] = socket(AF_INET, SOCK_STREAM, 0);
-	if (getsockname(socks[S_TCP4], (struct sockaddr *)&ss, &len) ||
-	    connect(peers[1], (struct sockaddr *)&ss, len))
-		return -1;
-	socks[S_TCP4_EST] = accept(socks[S_TCP4], NULL, NULL);
-	socks[S_TCP4_CLIENT] = peers[1];
-	socks[S_UDP4_CONN] = sock_bound(AF_INET, SOCK_DGRAM, "127.0.0.1", 0, 0);
-	if (socks[S_UDP4_CONN] < 0 || connect(socks[S_UDP4_CONN], (struct sockaddr *)&ss, len))
-		return -1;
-	for (int i = 0; i < N_SOCKS; i++) {
-		uint64_t cookie;
-		socklen_t cl = sizeof(cookie);
-
-		if (socks[i] < 0)
-			return -1;
-		/* the kernel's skc_cookie is 0 until someone asks for it (SO_COOKIE, bpfrt's
-		 * sockmap update): ask before either side runs */
-		getsockopt(socks[i], SOL_SOCKET, SO_COOKIE, &cookie, &cl);
-	}
-	return 0;
-}
-
 static int sock_map(sys_fn sys)
 {
-	int fd = create_map(sys, BPF_MAP_TYPE_SOCKMAP, 4, 8, N_SOCKS, 0, 0);
-
-	for (uint32_t i = 0; fd >= 0 && i < N_SOCKS; i++) {
-		uint64_t v = (uint64_t)socks[i];
-
-		if (elem(sys, BPF_MAP_UPDATE_ELEM, fd, &i, &v, 0))
-			fprintf(stderr, "sockmap update %u (%s): %s\n", i, sock_names[i],
-				strerror(errno));
-	}
-	return fd;
+	return sock_set_map(sys, socks, BPF_MAP_TYPE_SOCKMAP);
 }
 
 /* ---- kernel offsets of the fields a cast is read at -------------------------------------- */
@@ -708,7 +626,8 @@ static void sk_storage_runs(sys_fn sys, struct transcript *t)
 			unsigned char v[16];
 			int err;
 
-			snprintf(name, sizeof(name), "sk storage %s of %s", vn[order[i]], sock_names[s]);
+			snprintf(name, sizeof(name), "sk storage %s of %s", vn[order[i]],
+				 sock_set_name(s));
 			run(sys, t, name, TC, p, build_sk_storage(p, s, order[i]), maps, ipv4_tcp,
 			    sizeof(ipv4_tcp), 8);
 			memset(v, 0, sizeof(v));
@@ -730,10 +649,10 @@ static void socket_runs(sys_fn sys, struct transcript *t)
 		for (size_t h = 0; h < 7; h++) {
 			size_t n = build_cast(p, s, helpers[h].id);
 
-			snprintf(name, sizeof(name), "%s of %s", helpers[h].name, sock_names[s]);
+			snprintf(name, sizeof(name), "%s of %s", helpers[h].name, sock_set_name(s));
 			run(sys, t, name, TC, p, n, maps, ipv4_tcp, sizeof(ipv4_tcp), 160);
 		}
-		snprintf(name, sizeof(name), "sk cgroup ids of %s", sock_names[s]);
+		snprintf(name, sizeof(name), "sk cgroup ids of %s", sock_set_name(s));
 		run(sys, t, name, CGSKB, p, build_sk_cgroup(p, s), maps, ipv4_tcp + 14,
 		    sizeof(ipv4_tcp) - 14, 48);
 	}
@@ -907,7 +826,7 @@ static void cookie_runs(sys_fn sys, struct transcript *t)
 					if (k != 0 && !(i == 0 || i == 9))
 						continue;
 					snprintf(name, sizeof(name), "sock %s %s %s iph_len %d",
-						 sock_names[s], v6 ? "v6" : "v4", pk[i].name,
+						 sock_set_name(s), v6 ? "v6" : "v4", pk[i].name,
 						 ip_lens[k]);
 					run(sys, t, name, TC, p,
 					    build_sock_cookie(p, s, v6, ip_lens[k], pk[i].th_len), maps,
@@ -1003,7 +922,7 @@ int main(void)
 		T_SKIP("needs root for the kernel side");
 	enter_child_cgroup();
 	printf("cgroup: %s\n", child_cg[0] ? child_cg : "the current one");
-	have_socks = !make_socks();
+	have_socks = !sock_set_make(socks, peers, SB_TAGGED);
 	have_fields = !find_fields();
 	if (!have_socks)
 		printf("sockets: could not make them all, socket runs skipped\n");

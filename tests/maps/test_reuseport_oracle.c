@@ -23,6 +23,7 @@
 #include "bpfrt.h"
 #include "harness.h"
 #include "transcript.h"
+#include "sockets.h"
 #include "verifier/cases/case.h"
 
 enum { S_TCP4_RP, S_TCP4, S_TCP6_RP, S_TCP6ONLY_RP, S_UDP4_RP, S_UDP4, S_UDP6_RP,
@@ -37,51 +38,24 @@ static const char *const fd_names[N_FDS] = {
 };
 static int fds[N_FDS];
 
-static int sock_make(int family, int type, int proto, int reuse, int v6only, int do_bind,
-		     int do_listen)
-{
-	struct sockaddr_storage ss;
-	int fd = socket(family, type, proto), one = 1;
-
-	if (fd < 0)
-		return -1;
-	if (reuse)
-		setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
-	if (family == AF_INET6)
-		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &v6only, sizeof(v6only));
-	memset(&ss, 0, sizeof(ss));
-	ss.ss_family = (sa_family_t)family;
-	if (family == AF_INET)
-		inet_pton(AF_INET, "127.0.0.1", &((struct sockaddr_in *)&ss)->sin_addr);
-	else
-		inet_pton(AF_INET6, "::1", &((struct sockaddr_in6 *)&ss)->sin6_addr);
-	if (do_bind && bind(fd, (struct sockaddr *)&ss,
-			    family == AF_INET ? sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6)))
-		goto fail;
-	if (do_listen && listen(fd, 4))
-		goto fail;
-	return fd;
-fail:
-	close(fd);
-	return -1;
-}
-
 static int make_fds(void)
 {
 	struct sockaddr_storage ss;
 	socklen_t len = sizeof(ss);
 	int sv[2], peer;
 
-	fds[S_TCP4_RP] = sock_make(AF_INET, SOCK_STREAM, 0, 1, 0, 1, 1);
-	fds[S_TCP4_RP2] = sock_make(AF_INET, SOCK_STREAM, 0, 1, 0, 1, 1);
-	fds[S_TCP4] = sock_make(AF_INET, SOCK_STREAM, 0, 0, 0, 1, 1);
-	fds[S_TCP6_RP] = sock_make(AF_INET6, SOCK_STREAM, 0, 1, 0, 1, 1);
-	fds[S_TCP6ONLY_RP] = sock_make(AF_INET6, SOCK_STREAM, 0, 1, 1, 1, 1);
-	fds[S_UDP4_RP] = sock_make(AF_INET, SOCK_DGRAM, 0, 1, 0, 1, 0);
-	fds[S_UDP4] = sock_make(AF_INET, SOCK_DGRAM, 0, 0, 0, 1, 0);
-	fds[S_UDP6_RP] = sock_make(AF_INET6, SOCK_DGRAM, 0, 1, 0, 1, 0);
-	fds[S_UDP4_UNBOUND_RP] = sock_make(AF_INET, SOCK_DGRAM, 0, 1, 0, 0, 0);
-	fds[S_TCP4_BOUND_RP] = sock_make(AF_INET, SOCK_STREAM, 0, 1, 0, 1, 0);
+	fds[S_TCP4_RP] = sock_bound(AF_INET, SOCK_STREAM, 0, NULL, SB_REUSEPORT);
+	fds[S_TCP4_RP2] = sock_bound(AF_INET, SOCK_STREAM, 0, NULL, SB_REUSEPORT);
+	fds[S_TCP4] = sock_bound(AF_INET, SOCK_STREAM, 0, NULL, 0);
+	fds[S_TCP6_RP] = sock_bound(AF_INET6, SOCK_STREAM, 0, NULL, SB_REUSEPORT);
+	fds[S_TCP6ONLY_RP] = sock_bound(AF_INET6, SOCK_STREAM, 0, NULL, SB_REUSEPORT | SB_V6ONLY);
+	fds[S_UDP4_RP] = sock_bound(AF_INET, SOCK_DGRAM, 0, NULL, SB_REUSEPORT);
+	fds[S_UDP4] = sock_bound(AF_INET, SOCK_DGRAM, 0, NULL, 0);
+	fds[S_UDP6_RP] = sock_bound(AF_INET6, SOCK_DGRAM, 0, NULL, SB_REUSEPORT);
+	fds[S_UDP4_UNBOUND_RP] = sock_bound(AF_INET, SOCK_DGRAM, 0, NULL,
+					    SB_REUSEPORT | SB_NO_BIND);
+	fds[S_TCP4_BOUND_RP] = sock_bound(AF_INET, SOCK_STREAM, 0, NULL,
+					  SB_REUSEPORT | SB_NO_LISTEN);
 	peer = socket(AF_INET, SOCK_STREAM, 0);
 	if (getsockname(fds[S_TCP4], (struct sockaddr *)&ss, &len) ||
 	    connect(peer, (struct sockaddr *)&ss, len))
@@ -98,27 +72,13 @@ static int make_fds(void)
 	fds[S_CLOSED] = 9999;
 	fds[S_NEG] = -1;
 	for (int i = 0; i < N_FDS; i++) {
-		uint64_t cookie;
-		socklen_t cl = sizeof(cookie);
-
 		if (fds[i] < 0 && i != S_NEG && i != S_ICMP) {
 			fprintf(stderr, "could not make %s\n", fd_names[i]);
 			return -1;
 		}
-		if (fds[i] >= 0)
-			getsockopt(fds[i], SOL_SOCKET, SO_COOKIE, &cookie, &cl);
+		(void)sock_cookie(fds[i]);
 	}
 	return 0;
-}
-
-static uint64_t cookie_of(int fd)
-{
-	uint64_t c = 0;
-	socklen_t l = sizeof(c);
-
-	if (fd < 0 || getsockopt(fd, SOL_SOCKET, SO_COOKIE, &c, &l))
-		return 0;
-	return c;
 }
 
 static void creates(sys_fn sys, struct transcript *t)
@@ -164,7 +124,7 @@ static void say_lookup(sys_fn sys, struct transcript *t, int map, uint32_t k, in
 	if (err)
 		say(t, " lookup %u %d", k, err);
 	else
-		say(t, " lookup %u %s", k, v == cookie_of(fd) ? "cookie" : "other");
+		say(t, " lookup %u %s", k, v == sock_cookie(fd) ? "cookie" : "other");
 }
 
 static void elements(sys_fn sys, struct transcript *t)

@@ -28,6 +28,7 @@
 #include "bpfrt.h"
 #include "harness.h"
 #include "transcript.h"
+#include "sockets.h"
 #include "verifier/cases/case.h"
 
 #ifndef SO_COOKIE
@@ -110,11 +111,8 @@ static int make_sockets(void)
 	socklen_t len = sizeof(sin);
 	int pair[2];
 
-	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	socks[S_LISTEN] = socket(AF_INET, SOCK_STREAM, 0);
-	if (bind(socks[S_LISTEN], (struct sockaddr *)&sin, sizeof(sin)) ||
-	    listen(socks[S_LISTEN], 4) ||
-	    getsockname(socks[S_LISTEN], (struct sockaddr *)&sin, &len))
+	socks[S_LISTEN] = sock_bound(AF_INET, SOCK_STREAM, 0, NULL, 0);
+	if (getsockname(socks[S_LISTEN], (struct sockaddr *)&sin, &len))
 		return -1;
 	socks[S_CLIENT] = socket(AF_INET, SOCK_STREAM, 0);
 	if (connect(socks[S_CLIENT], (struct sockaddr *)&sin, sizeof(sin)))
@@ -122,13 +120,7 @@ static int make_sockets(void)
 	socks[S_SERVER] = accept(socks[S_LISTEN], NULL, NULL);
 	socks[S_TCP_NEW] = socket(AF_INET, SOCK_STREAM, 0);
 	socks[S_UDP] = socket(AF_INET, SOCK_DGRAM, 0);
-	socks[S_UDP_BOUND] = socket(AF_INET6, SOCK_DGRAM, 0);
-	{
-		struct sockaddr_in6 s6 = { .sin6_family = AF_INET6, .sin6_addr = IN6ADDR_LOOPBACK_INIT };
-
-		if (bind(socks[S_UDP_BOUND], (struct sockaddr *)&s6, sizeof(s6)))
-			return -1;
-	}
+	socks[S_UDP_BOUND] = sock_bound(AF_INET6, SOCK_DGRAM, 0, NULL, 0);
 	if (socketpair(AF_UNIX, SOCK_STREAM, 0, pair))
 		return -1;
 	socks[S_UNIX_STREAM] = pair[0];
@@ -140,15 +132,6 @@ static int make_sockets(void)
 		if (socks[i] < 0)
 			return -1;
 	return 0;
-}
-
-static uint64_t cookie_of(int fd)
-{
-	uint64_t c = 0;
-	socklen_t len = sizeof(c);
-
-	getsockopt(fd, SOL_SOCKET, SO_COOKIE, &c, &len);
-	return c;
 }
 
 /* a lookup's answer: the errno, or which socket's cookie it gave */
@@ -163,7 +146,7 @@ static void say_lookup(sys_fn sys, struct transcript *t, const char *what, int f
 		return;
 	}
 	for (int i = 0; i < S_COUNT; i++)
-		if (v == cookie_of(socks[i])) {
+		if (v == sock_cookie(socks[i])) {
 			say(t, "%s lookup: cookie of %s\n", what, sock_name[i]);
 			return;
 		}
