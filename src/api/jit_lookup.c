@@ -62,6 +62,14 @@ int brt_prog_bind_lookups(struct bpfrt_vm *vm, const struct bpf_insn *insns, siz
 			e->kind = BRT_JIT_LOOKUP_ARRAY;
 			e->base = (uint64_t)(uintptr_t)base;
 			e->max_entries = map->max_entries;
+		} else if (!brt_percpu_array_values(map, &base, &e->stride, &e->ncpus)) {
+			e->kind = BRT_JIT_LOOKUP_PERCPU_ARRAY;
+			e->base = (uint64_t)(uintptr_t)base;
+			e->max_entries = map->max_entries;
+			/* brt_cpu() is the CPU modulo brt_ncpus(): the inline path takes CPUs
+			 * below both, the map's lookup the rest */
+			if (brt_ncpus() < e->ncpus)
+				e->ncpus = brt_ncpus();
 		} else if (!brt_hash_probe(map, &hp)) {
 			e->kind = BRT_JIT_LOOKUP_HASH;
 			e->hash = (struct brt_jit_hash_layout){

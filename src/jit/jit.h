@@ -75,6 +75,9 @@ enum brt_jit_lookup_kind {
 	BRT_JIT_LOOKUP_HASH,      /* a hash or LRU hash map: key hashed, the bucket's first element
 				   * probed inline, else (and when the pass `hashprobe` is off
 				   * or constants are blinded) op as for LOOKUP_OP */
+	BRT_JIT_LOOKUP_PERCPU_ARRAY, /* a per-CPU array: index and this CPU's slot inline
+				   * (the CPU from glibc's rseq area), op past ncpus or when
+				   * the pass `percpu` is off */
 };
 
 /* LOOKUP_HASH: the map's layout as maps/hash.c describes it (struct brt_hash_probe in
@@ -91,7 +94,8 @@ struct brt_jit_lookup {
 	bpfrt_helper_fn helper;   /* the generic helper this stands in for */
 	uint64_t base;          /* ARRAY: address of element 0's value */
 	uint32_t max_entries;   /* ARRAY */
-	uint32_t stride;        /* ARRAY: bytes between values */
+	uint32_t stride;        /* ARRAY, PERCPU_ARRAY: bytes between values */
+	uint32_t ncpus;         /* PERCPU_ARRAY: values per index (CPUs below it inline) */
 	const void *op;         /* OP, HASH: void *op(map, const void *key), System V */
 	struct brt_jit_hash_layout hash; /* HASH */
 };

@@ -56,6 +56,17 @@ static unsigned char *elem_of(struct brt_map *map, const void *key)
 	return (unsigned char *)map->data + (size_t)idx * map->value_stride * map->ncpus;
 }
 
+int brt_percpu_array_values(const struct brt_map *map, void **base, uint32_t *stride,
+			    uint32_t *ncpus)
+{
+	if (map->type != BPF_MAP_TYPE_PERCPU_ARRAY)
+		return -EOPNOTSUPP;
+	*base = map->data;
+	*stride = map->value_stride;
+	*ncpus = map->ncpus;
+	return 0;
+}
+
 int brt_array_values(const struct brt_map *map, void **base, uint32_t *stride)
 {
 	if (map->type != BPF_MAP_TYPE_ARRAY || map->ncpus != 1)

@@ -144,6 +144,10 @@ void brt_map_put(struct brt_map *map);
  * map_gen_lookup): index i < max_entries at base + i * stride.  0, or -EOPNOTSUPP for
  * any other type (per-CPU arrays: the value depends on the CPU). */
 int brt_array_values(const struct brt_map *map, void **base, uint32_t *stride);
+/* A per-CPU array's values: CPU c's value of index i at base + (i * ncpus + c) * stride;
+ * -EOPNOTSUPP for any other map. */
+int brt_percpu_array_values(const struct brt_map *map, void **base, uint32_t *stride,
+			    uint32_t *ncpus);
 
 /* What an inlined lookup of a BPF_MAP_TYPE_HASH needs (the JIT's probe, api/jit_lookup.c):
  * bucket b (hash & (n_buckets - 1)) at buckets + b * bucket_size holds the 1-based index

@@ -6,10 +6,21 @@
  * all runs must agree.  The JIT's code must show the binding (inline for arrays, a direct
  * call otherwise), and a call site that sees two maps must not be bound.
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* sched_setaffinity */
+#endif
 #include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#if defined(__has_include)
+#if __has_include(<sys/rseq.h>)
+#include <sys/rseq.h>
+#define HAVE_RSEQ 1
+#endif
+#endif
 
 #include "harness.h"
 #include "api/api.h"
@@ -27,10 +38,24 @@ static const struct {
 	[M_ARRAY] = { BPF_MAP_TYPE_ARRAY, 12, 5, 0, "array lookup inlined" },
 	[M_MMAP] = { BPF_MAP_TYPE_ARRAY, 8, 4, BPF_F_MMAPABLE, "array lookup inlined" },
 	[M_FROZEN] = { BPF_MAP_TYPE_ARRAY, 16, 3, 0, "array lookup inlined" },
-	[M_PERCPU] = { BPF_MAP_TYPE_PERCPU_ARRAY, 8, 2, 0, "lookup, called directly" },
+	[M_PERCPU] = { BPF_MAP_TYPE_PERCPU_ARRAY, 8, 2, 0, "per-CPU array lookup inlined" },
 	[M_HASH] = { BPF_MAP_TYPE_HASH, 8, 8, 0, "hash probe inlined" },
 	[M_LRU] = { BPF_MAP_TYPE_LRU_HASH, 8, 8, 0, "hash probe inlined" },
 };
+
+/* What the JIT must make of a lookup in map shape m: a per-CPU array is inlined only where
+ * glibc keeps the CPU number in an rseq area. */
+static const char *note_of(int m)
+{
+#ifdef HAVE_RSEQ
+	if (m != M_PERCPU || __rseq_size > 0)
+		return shapes[m].note;
+#else
+	if (m != M_PERCPU)
+		return shapes[m].note;
+#endif
+	return "lookup, called directly";
+}
 
 static const uint32_t keys[] = { 0, 1, 2, 3, 4, 5, 7, 0x80000000u, 0xffffffffu };
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
@@ -182,8 +207,8 @@ static void scenario(sys_fn sys, const char *engine, struct outcome *o)
 			if (engine && !strcmp(engine, "jit") && k == 0) {
 				char *notes = jit_notes(fd);
 
-				T_CASE(shapes[m].note);
-				T_ASSERT(strstr(notes, shapes[m].note) != NULL);
+				T_CASE(note_of(m));
+				T_ASSERT(strstr(notes, note_of(m)) != NULL);
 				free(notes);
 			}
 			o->ret[m][k] = diff_run64(sys, fd, 3);
@@ -509,6 +534,65 @@ static void const_keys(void)
 	close(map);
 }
 
+/* Pass percpu: the inline path adds to the value of the CPU the thread runs on, as the
+ * interpreter (brt_cpu()) does: pinned to each CPU in turn, one run of each engine must
+ * add to that CPU's value. */
+static void percpu_slot(void)
+{
+	static const char text[] = "stw [%r10-4], 1\nmov %r2, %r10\nadd %r2, -4\n"
+				   "lddw %r1, map_fd 0\ncall 1\njeq %r0, 0, +2\nmov %r1, 1\n"
+				   "lock add [%r0+0], %r1\nmov %r0, 0\nexit\n";
+	enum bpfrt_engine e[2] = { BPFRT_ENGINE_DEFAULT, BPFRT_ENGINE_DEFAULT };
+	uint32_t ncpus = brt_ncpus();
+	cpu_set_t saved;
+	union bpf_attr a;
+	int map, fd[2];
+
+	T_CASE("per-CPU array: the running CPU's value");
+	T_EQ_INT(0, brt_vm_engine_parse("interp", 0, &e[0]));
+	T_EQ_INT(0, brt_vm_engine_parse("jit", 0, &e[1]));
+	memset(&a, 0, sizeof(a));
+	a.map_type = BPF_MAP_TYPE_PERCPU_ARRAY;
+	a.key_size = 4;
+	a.value_size = 8;
+	a.max_entries = 3;
+	map = sys_bpfrt(BPF_MAP_CREATE, &a, sizeof(a));
+	T_ASSERT(map >= 0);
+	if (map < 0 || sched_getaffinity(0, sizeof(saved), &saved))
+		return;
+	for (int k = 0; k < 2; k++) {
+		int maps[1] = { map };
+
+		engine_flags = BPFRT_F_ENGINE(e[k]);
+		fd[k] = load(sys_bpfrt, text, maps);
+		engine_flags = 0;
+	}
+	for (uint32_t c = 0; c < ncpus && c < 64 && fd[0] >= 0 && fd[1] >= 0; c++) {
+		cpu_set_t one;
+		uint64_t v[64 * 2];
+
+		if (!CPU_ISSET(c, &saved))
+			continue;
+		CPU_ZERO(&one);
+		CPU_SET(c, &one);
+		if (sched_setaffinity(0, sizeof(one), &one))
+			continue;
+		for (int k = 0; k < 2; k++) {
+			memset(v, 0, sizeof(v));
+			T_EQ_INT(0, diff_run64(sys_bpfrt, fd[k], 1));
+			T_EQ_INT(0, elem(sys_bpfrt, BPF_MAP_LOOKUP_ELEM, map, 1, v));
+			/* CPU c's value: 1 after the interpreter's run there, 2 after the JIT's */
+			T_EQ_U64((uint64_t)k + 1, v[c]);
+		}
+	}
+	sched_setaffinity(0, sizeof(saved), &saved);
+	if (fd[0] >= 0)
+		close(fd[0]);
+	if (fd[1] >= 0)
+		close(fd[1]);
+	close(map);
+}
+
 int main(void)
 {
 	static struct outcome interp, jit, kernel;
@@ -528,6 +612,7 @@ int main(void)
 	hash_probe_sizes();
 	lru_probe();
 	const_keys();
+	percpu_slot();
 	if (!kernel_available()) {
 		printf("kernel comparison skipped: not root or no bpf()\n");
 		return t_done();

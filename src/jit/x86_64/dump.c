@@ -99,6 +99,8 @@ static const char *lookup_note(const struct brt_jit_prog *p, size_t pc)
 		return "the map type's lookup, called directly";
 	case BRT_JIT_LOOKUP_HASH:
 		return "hash probe inlined (the map's lookup called past the first element)";
+	case BRT_JIT_LOOKUP_PERCPU_ARRAY:
+		return "per-CPU array lookup inlined (the map's lookup called past its CPUs)";
 	default:
 		return "";
 	}

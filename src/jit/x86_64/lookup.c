@@ -9,6 +9,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#if defined(__has_include)
+#if __has_include(<sys/rseq.h>)
+#include <sys/rseq.h>
+#define HAVE_RSEQ 1
+#endif
+#endif
+
 #include "jit/x86_64/x86.h"
 #include "util/util.h"
 
@@ -47,6 +54,20 @@ static bool hash_fits(const struct brt_jit_hash_layout *h)
 	       h->key_off + h->key_size <= 127 && h->head_off <= 127;
 }
 
+/* Where this thread's CPU number is, as an offset from the fs base: glibc's rseq area
+ * (struct rseq's cpu_id, which sched_getcpu() reads too); -1 when glibc registered none
+ * (older glibc, or GLIBC_TUNABLES=glibc.pthread.rseq=0). */
+static int64_t rseq_cpu_off(void)
+{
+#ifdef HAVE_RSEQ
+	int64_t off = (int64_t)__rseq_offset + (int64_t)offsetof(struct rseq, cpu_id);
+
+	if (__rseq_size >= offsetof(struct rseq, cpu_id) + 4 && is_simm32(off))
+		return off;
+#endif
+	return -1;
+}
+
 /* How the binding of call pc is emitted, 0 when it is an ordinary helper call. */
 static uint8_t kind_of(const struct jit_state *st, const struct brt_jit_lookup *l)
 {
@@ -54,6 +75,10 @@ static uint8_t kind_of(const struct jit_state *st, const struct brt_jit_lookup *
 
 	if (l->kind == BRT_JIT_LOOKUP_ARRAY && l->stride && l->stride <= INT32_MAX && !blind)
 		return BRT_JIT_LOOKUP_ARRAY;
+	if (l->kind == BRT_JIT_LOOKUP_PERCPU_ARRAY && l->op && !blind &&
+	    (st->passes & BRT_JIT_PASS(percpu)) && l->stride && l->ncpus &&
+	    (uint64_t)l->stride * l->ncpus <= INT32_MAX && rseq_cpu_off() >= 0)
+		return BRT_JIT_LOOKUP_PERCPU_ARRAY;
 	if (l->kind == BRT_JIT_LOOKUP_HASH && l->op && !blind &&
 	    (st->passes & BRT_JIT_PASS(hashprobe)) && hash_fits(&l->hash))
 		return BRT_JIT_LOOKUP_HASH;
@@ -309,6 +334,52 @@ head:
 	patch32_here(st, j_done2);
 }
 
+/* rax = rax * k (a shift when k is a power of two) */
+static void mul_const(struct jit_state *st, int reg, uint32_t k)
+{
+	if (!(k & (k - 1)))
+		emit_shift_ri(B, SH_SHL, true, reg, (uint8_t)__builtin_ctz(k));
+	else
+		emit_imul_rri(B, true, reg, reg, (int32_t)k);
+}
+
+/*
+ * A per-CPU array's lookup: r0 = base + (index * ncpus + cpu) * stride, NULL from
+ * max_entries on; cpu is this thread's CPU as glibc's rseq area has it (fs-relative, the
+ * number sched_getcpu() returns, so brt_cpu() would give the same below ncpus); a CPU
+ * number of ncpus or more (or the -1 of an unregistered area) calls the map's lookup,
+ * with r1 and r2 untouched.  Uses rax, rcx, r8.
+ */
+static void emit_percpu_array(struct jit_state *st, const struct brt_jit_lookup *l)
+{
+	size_t j_null, j_slow, j_done, j_done2;
+	int32_t cpu_off = (int32_t)rseq_cpu_off();
+
+	emit_load(B, 4, false, RAX, xreg(st, BPF_REG_2), 0);
+	emit_alu_ri(B, ALU_CMP, false, RAX, (int32_t)l->max_entries);
+	j_null = jcc32_fwd(st, CC_AE);
+	/* mov ecx, fs:[cpu_off] (no base, no index: SIB 0x25) */
+	emit1(B, 0x64);
+	emit2(B, 0x8b, (uint8_t)(((RCX & 7) << 3) | 4));
+	emit1(B, 0x25);
+	emit_u32(B, (uint32_t)cpu_off);
+	emit_alu_ri(B, ALU_CMP, false, RCX, (int32_t)l->ncpus);
+	j_slow = jcc32_fwd(st, CC_AE);
+	mul_const(st, RAX, l->stride * l->ncpus);
+	mul_const(st, RCX, l->stride);
+	emit_alu_rr(B, ALU_ADD, true, RAX, RCX);
+	emit_mov_imm64(B, R8, l->base);
+	emit_alu_rr(B, ALU_ADD, true, RAX, R8);
+	j_done = jmp32_fwd(st);
+	patch32_here(st, j_null);
+	emit_alu_rr(B, ALU_XOR, false, RAX, RAX);
+	j_done2 = jmp32_fwd(st);
+	patch32_here(st, j_slow);
+	brt_jit_emit_call(st, l->op);
+	patch32_here(st, j_done);
+	patch32_here(st, j_done2);
+}
+
 /* The verifier proved r1 is the bound map and r2 points at key_size readable bytes; r1-r5
  * are dead after the call, so only r0 (rax) and the scratch registers change. */
 void brt_jit_emit_lookup(struct jit_state *st, size_t pc)
@@ -318,6 +389,10 @@ void brt_jit_emit_lookup(struct jit_state *st, size_t pc)
 
 	if (LOOKUP_KIND(st->prog->lookup_kind[pc]) == BRT_JIT_LOOKUP_HASH) {
 		emit_hash_probe(st, l);
+		return;
+	}
+	if (LOOKUP_KIND(st->prog->lookup_kind[pc]) == BRT_JIT_LOOKUP_PERCPU_ARRAY) {
+		emit_percpu_array(st, l);
 		return;
 	}
 	if (LOOKUP_KIND(st->prog->lookup_kind[pc]) == BRT_JIT_LOOKUP_OP) {
