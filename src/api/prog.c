@@ -579,6 +579,15 @@ static int build(struct load *ld)
 					     : (struct bpf_insn){ .code = BPF_JMP | BPF_CALL, .imm = h };
 			patched = 1;
 		}
+		/* a helper call the walk never reached (libbpf's poisoned CO-RE relocation,
+		 * call 0xbad2310, behind a branch its own relocation decided): the kernel
+		 * removes such dead code, and an engine must not refuse the program for a
+		 * helper it will never call */
+		if (!o && ld->xflags && !(ld->xflags[i] & BRT_INSN_SEEN) &&
+		    ld->insns[i].code == (BPF_JMP | BPF_CALL) && ld->insns[i].src_reg == 0) {
+			ld->insns[i] = (struct bpf_insn){ .code = BPF_JMP | BPF_JA };
+			patched = 1;
+		}
 		/* kernel symbols (lddw BPF_PSEUDO_BTF_ID): the kernel puts the symbol's address
 		 * there; user space reads no kernel memory, so for a variable the address of
 		 * zeroes stands in

@@ -350,6 +350,11 @@ static int run_xdp(struct brt_call *call, struct brt_prog *prog)
 	size_t nr = 0, pkt_reg;
 	int err;
 
+	/* a devmap or cpumap program runs on a frame already redirected, whose egress
+	 * device or CPU a test run has none of: the kernel refuses it first of all */
+	if (prog->expected_attach_type == BPF_XDP_DEVMAP ||
+	    prog->expected_attach_type == BPF_XDP_CPUMAP)
+		return -EINVAL;
 	if (attr->test.flags & ~(uint32_t)BPF_F_TEST_XDP_LIVE_FRAMES)
 		return -EINVAL;
 	if (attr->test.flags || attr->test.batch_size || attr->test.cpu)

@@ -3,6 +3,8 @@
  *
  * usage: corpus_diff [-v] [-r REPORT.tsv] [-b BASELINE] [-p GLOB [-l LOGDIR]] [CORPUS_DIR]
  *
+ * -v prints libbpf's messages of refusals, each differing test run with the bytes that
+ * differ, and the runs that differ for a known reason; -r writes the per-program table.
  * -p GLOB loads only the programs whose "project/file.o:name" matches (no baseline check);
  * -l LOGDIR then writes both verifiers' level-2 logs there (KEY.kernel.log, KEY.bpfrt.log,
  * '/' in the key as '_'), to see where the processed-insn counts part.
@@ -19,8 +21,10 @@
  *
  * Per program: kernel verdict, bpfrt verdict, and when both refuse, whether the errno
  * agrees ("first-error agreement"); for packet programs both accept, one BPF_PROG_TEST_RUN
- * on a fixed UDP packet, compared on retval and output packet; for syscall programs, one
- * run on a zeroed context, compared on errno and retval.  bpfrt refusals are put into
+ * on a fixed UDP packet, compared on errno, retval and output packet; for syscall programs,
+ * one run on a zeroed context, compared on errno and retval.  A run that differs is
+ * printed (TEST RUN DIFFERS) unless baseline.txt names it with the reason ("differs": a
+ * random number, a clock, an address), and then counted apart.  bpfrt refusals are put into
  * categories (helper, map type, program type, object format, section name, ...) printed at
  * the end.  Exit 1 when bpfrt accepts a program the kernel refuses or accepts fewer programs
  * than the baseline's floor; 77 (skipped) without the corpus, libbpf or root.
@@ -155,7 +159,9 @@ struct result {
 	int type_found;          /* bpfrt's section table gave the same type by itself */
 	enum verdict kernel, bpfrt;
 	int kernel_err, bpfrt_err;
-	int run;                 /* 0 not run, 1 same, -1 differs */
+	int run;                 /* 0 not run, 1 same, -1 differs, -2 differs for a known reason */
+	char run_diff[160];      /* a differing run: each side's errno, retval and size */
+	char *run_why;           /* -2: baseline.txt's reason */
 	char kernel_why[256];    /* last line of the kernel log when refused */
 	char bpfrt_why[256];     /* bpfrt's reason when refused */
 	char category[128];
@@ -571,7 +577,11 @@ static void clear_pins(void)
 			if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
 				continue;
 			snprintf(sub, sizeof(sub), "%s/%s", root, e->d_name);
-			rm_tree(sub);
+			/* a pin is a file, tc's globals a directory of them */
+			if (e->d_type == DT_DIR)
+				rm_tree(sub);
+			else
+				unlink(sub);
 		}
 		closedir(d);
 	}
@@ -579,7 +589,7 @@ static void clear_pins(void)
 
 struct totals {
 	size_t progs, kernel_ok, bpfrt_ok, both_ok, false_accept, both_refused, errno_agree;
-	size_t type_found, runs, runs_same, kernel_na, libbpf_gave_up;
+	size_t type_found, runs, runs_same, runs_known, kernel_na, libbpf_gave_up;
 	double kernel_ms, bpfrt_ms, both_kernel_ms, both_bpfrt_ms;
 };
 
@@ -661,10 +671,20 @@ static void one_prog(const char *proj, const char *file, const char *path, const
 			test_run(kernel_bpf, kfd, r->type, k);
 			test_run(bpfrt_bpf, bfd, r->type, b);
 			r->run = same_run(k, b) ? 1 : -1;
-			if (r->run < 0 && verbose)
+			if (r->run < 0)
+				snprintf(r->run_diff, sizeof(r->run_diff), "kernel err %d ret %u "
+					 "size %u, bpfrt err %d ret %u size %u", k->err, k->retval,
+					 k->size, b->err, b->retval, b->size);
+			if (r->run < 0 && verbose) {
 				fprintf(stderr, "%s: test run: kernel err %d ret %u size %u, bpfrt "
 					"err %d ret %u size %u\n", r->key, k->err, k->retval,
 					k->size, b->err, b->retval, b->size);
+				for (uint32_t i = 0; i < k->size && i < b->size &&
+						     i < sizeof(k->data); i++)
+					if (k->data[i] != b->data[i])
+						fprintf(stderr, "  byte %u: kernel %#04x bpfrt %#04x\n",
+							i, k->data[i], b->data[i]);
+			}
 		}
 		free(k);
 		free(b);
@@ -892,6 +912,7 @@ static void count(struct totals *t, const char *proj)
 		}
 		t->runs += r->run != 0;
 		t->runs_same += r->run > 0;
+		t->runs_known += r->run == -2;
 		t->kernel_ms += r->kernel_ms;
 		t->bpfrt_ms += r->bpfrt_ms;
 		if (r->kernel == V_OK && r->bpfrt == V_OK) {
@@ -904,14 +925,14 @@ static void count(struct totals *t, const char *proj)
 static void print_projects(FILE *out, char **projs, size_t nproj)
 {
 	fprintf(out, "by project: programs, kernel accepts, bpfrt accepts too, false accepts, "
-		"both refuse (same errno), test runs (same result)\n");
+		"both refuse (same errno), test runs (same result; differ for a known reason)\n");
 	for (size_t i = 0; i < nproj; i++) {
 		struct totals t;
 
 		count(&t, projs[i]);
-		fprintf(out, "  %-20s %5zu %5zu %5zu %3zu %5zu (%zu) %4zu (%zu)\n", projs[i], t.progs,
-			t.kernel_ok, t.both_ok, t.false_accept, t.both_refused, t.errno_agree, t.runs,
-			t.runs_same);
+		fprintf(out, "  %-20s %5zu %5zu %5zu %3zu %5zu (%zu) %4zu (%zu; %zu)\n", projs[i],
+			t.progs, t.kernel_ok, t.both_ok, t.false_accept, t.both_refused,
+			t.errno_agree, t.runs, t.runs_same, t.runs_known);
 	}
 }
 
@@ -942,8 +963,38 @@ static size_t known_false_accepts(const char *path)
 	return n;
 }
 
+/* baseline.txt's "differs GLOB REASON" lines: test runs whose result depends on what the
+ * two sides cannot share (a random number, a clock, a kernel or user-space address the
+ * program returns or writes, uninitialised stack), each with its reason.  A differing run
+ * of a program GLOB matches is counted apart ("differ for a known reason") with that
+ * reason; any other difference is printed as one to fix. */
+static void known_run_differences(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char line[512], glob[256];
+	int n;
+
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "differs %255s %n", glob, &n) != 1)
+			continue;
+		line[strcspn(line, "\n")] = 0;
+		for (size_t i = 0; i < nresults; i++) {
+			struct result *r = &results[i];
+
+			if (r->run == -1 && !fnmatch(glob, r->key, 0)) {
+				r->run = -2;
+				r->run_why = strdup(line + n);
+			}
+		}
+	}
+	fclose(f);
+}
+
 /* baseline.txt's floors, "floor PROJECT N": bpfrt must accept at least N of the programs
- * of PROJECT the kernel accepts.  A project the corpus lacks (not built here) is not
+ * of PROJECT the kernel accepts; "runs PROJECT N": at least N test runs give the kernel's
+ * result; "errno PROJECT N": at least N programs both refuse with the same errno.  A project the corpus lacks (not built here) is not
  * checked, so a corpus of fewer projects passes as well as the full one.  Returns 1 when
  * one is below its floor. */
 static int check_floors(const char *path)
@@ -958,14 +1009,27 @@ static int check_floors(const char *path)
 	while (fgets(line, sizeof(line), f)) {
 		struct totals t;
 
-		if (sscanf(line, "floor %127s %ld", proj, &v) != 2)
+		char what[16];
+		size_t have;
+
+		if (sscanf(line, "%15s %127s %ld", what, proj, &v) != 3)
 			continue;
 		count(&t, proj);
 		if (!t.progs)
 			continue;
-		if ((long)t.both_ok < v) {
-			printf("FAIL: %s: bpfrt accepts %zu of the kernel's programs, below the "
-			       "floor %ld of %s\n", proj, t.both_ok, v, path);
+		if (!strcmp(what, "floor"))
+			have = t.both_ok;
+		else if (!strcmp(what, "runs"))
+			have = t.runs_same;
+		else if (!strcmp(what, "errno"))
+			have = t.errno_agree;
+		else
+			continue;
+		if ((long)have < v) {
+			printf("FAIL: %s: %s %zu, below the floor %ld of %s\n", proj,
+			       !strcmp(what, "floor") ? "bpfrt accepts of the kernel's programs" :
+			       !strcmp(what, "runs") ? "test runs with the kernel's result" :
+			       "both refuse with the same errno", have, v, path);
 			fail = 1;
 		}
 	}
@@ -984,7 +1048,7 @@ int main(int argc, char **argv)
 	FILE *rep = NULL;
 	int opt, fail = 0;
 
-	while ((opt = getopt(argc, argv, "vr:b:p:l:")) != -1) {
+	while ((opt = getopt(argc, argv, "vr:b:p:l:h")) != -1) {
 		if (opt == 'v')
 			verbose = 1;
 		else if (opt == 'p')
@@ -995,8 +1059,11 @@ int main(int argc, char **argv)
 			report = optarg;
 		else if (opt == 'b')
 			baseline = optarg;
-		else
-			return 2;
+		else {
+			fprintf(stderr, "usage: %s [-v] [-r REPORT.tsv] [-b BASELINE] "
+				"[-p GLOB [-l LOGDIR]] [CORPUS_DIR]\n", argv[0]);
+			return opt == 'h' ? 0 : 2;
+		}
 	}
 	if (optind < argc)
 		dir = argv[optind];
@@ -1059,27 +1126,35 @@ int main(int argc, char **argv)
 	rmdir(kpin);
 	rm_tree(bfs);
 
+	known_run_differences(baseline);
 	if (report)
 		rep = fopen(report, "w");
 	if (rep)
 		fprintf(rep, "program\tsection\ttype\tkernel\tbpfrt\tkernel_errno\tbpfrt_errno\t"
 			"type_found\ttest_run\tcategory\tbpfrt_reason\tkernel_reason\t"
-			"kernel_insns\tbpfrt_insns\tkernel_us\tbpfrt_us\n");
+			"kernel_insns\tbpfrt_insns\tkernel_us\tbpfrt_us\ttest_run_diff\n");
 	for (size_t i = 0; i < nresults; i++) {
 		const struct result *r = &results[i];
 
 		if (rep)
-			fprintf(rep, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%u\t%u\t%llu\t%llu\n",
+			fprintf(rep, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%u\t%u\t%llu\t%llu"
+				"\t%s%s%s\n",
 				r->key,
 				r->sec, libbpf_bpf_prog_type_str(r->type) ?
 					libbpf_bpf_prog_type_str(r->type) : "?",
 				vname(r->kernel), vname(r->bpfrt), r->kernel_err, r->bpfrt_err,
 				r->type_found, r->run, r->category, r->bpfrt_why, r->kernel_why,
 				r->kernel_insns, r->bpfrt_insns, (unsigned long long)r->kernel_us,
-				(unsigned long long)r->bpfrt_us);
+				(unsigned long long)r->bpfrt_us, r->run_diff,
+				r->run_why ? "; known: " : "", r->run_why ? r->run_why : "");
 		if (r->kernel == V_REFUSED && r->bpfrt == V_OK)
 			printf("FALSE ACCEPT: %s (section %s, %s): kernel: %s\n", r->key, r->sec,
 			       libbpf_bpf_prog_type_str(r->type), r->kernel_why);
+		if (r->run == -1)
+			printf("TEST RUN DIFFERS: %s: %s\n", r->key, r->run_diff);
+		else if (r->run == -2 && verbose)
+			printf("test run differs (known: %s): %s: %s\n", r->run_why, r->key,
+			       r->run_diff);
 	}
 	count(&t, "");
 	if (rep)
@@ -1095,7 +1170,8 @@ int main(int argc, char **argv)
 	printf("  false accepts         %zu\n", t.false_accept);
 	printf("  both refuse           %zu, same errno %zu\n", t.both_refused, t.errno_agree);
 	printf("  section type found    %zu of %zu\n", t.type_found, t.progs);
-	printf("  test runs             %zu, same result %zu\n", t.runs, t.runs_same);
+	printf("  test runs             %zu, same result %zu, differ for a known reason %zu\n",
+	       t.runs, t.runs_same, t.runs_known);
 	/* one pass, each program loaded alone: wall time, so a shared machine shows in it */
 	printf("  load time (open + load/verify + close, one pass): every program: kernel "
 	       "%.0f ms, bpfrt %.0f ms (%.2fx); the %zu both accept: kernel %.0f ms, bpfrt "
@@ -1119,6 +1195,8 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < nproj; i++)
 		free(projs[i]);
 	free(projs);
+	for (size_t i = 0; i < nresults; i++)
+		free(results[i].run_why);
 	free(results);
 	return fail;
 }
