@@ -378,7 +378,8 @@ static size_t list_ids(int dfd, uint32_t **ids)
 		(*ids)[n++] = (uint32_t)v;
 	}
 	closedir(d);
-	qsort(*ids, n, sizeof(**ids), cmp_u32);
+	if (n)
+		qsort(*ids, n, sizeof(**ids), cmp_u32);
 	return n;
 }
 
