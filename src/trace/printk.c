@@ -192,23 +192,87 @@ uint64_t brt_helper_trace_printk(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t
 				MAX_ARGS, ctx);
 }
 
+/* The argument array of bpf_trace_vprintk and bpf_seq_printf (bpf_bprintf_prepare()'s
+ * rules): data_len a multiple of 8, at most 96, args non-NULL when it is not 0; 0 with
+ * args filled (zeros past data_len) or -EINVAL. */
+static int vargs(uint64_t *args, uint64_t p, uint32_t data_len, struct bpfrt_run_ctx *ctx)
+{
+	memset(args, 0, MAX_VARGS * sizeof(*args));
+	if ((data_len & 7) || data_len > MAX_VARGS * 8 || (data_len && !p))
+		return -EINVAL;
+	if (data_len) {
+		if (!bpfrt_run_access_ok(ctx, (const void *)(uintptr_t)p, data_len, 0))
+			return -EINVAL;
+		memcpy(args, (const void *)(uintptr_t)p, data_len);
+	}
+	return 0;
+}
+
+/* bpf_seq_printf(seq, fmt, fmt_size, args, data_len): iterator programs only, which never
+ * run in bpfrt (no kernel object is iterated, so no seq_file takes the text): the format
+ * and arguments are checked as the kernel's and the text dropped; 0 as for a line that
+ * fit, or -EINVAL. */
+uint64_t brt_helper_seq_printf(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+			       uint64_t r5, struct bpfrt_run_ctx *ctx)
+{
+	uint64_t args[MAX_VARGS];
+	char msg[MSG_MAX];
+	const char *fmt = (const char *)(uintptr_t)r2;
+	size_t fmt_size = (uint32_t)r3;
+
+	(void)r1;
+	if (vargs(args, r4, (uint32_t)r5, ctx) || !fmt_size ||
+	    !bpfrt_run_access_ok(ctx, fmt, fmt_size, 0))
+		return (uint64_t)-EINVAL;
+	return format(msg, sizeof(msg), fmt, fmt_size, args, (int)((uint32_t)r5 / 8)) < 0
+		       ? (uint64_t)-EINVAL
+		       : 0;
+}
+
+/* bpf_seq_printf_btf(seq, ptr, ptr_size, flags) and bpf_snprintf_btf(str, size, ptr,
+ * ptr_size, flags): bpf_btf_printf_prepare()'s checks (flags among BTF_F_COMPACT, NONAME,
+ * PTR_RAW and ZERO; ptr_size that of struct btf_ptr; a type id) give its -EINVAL; bpfrt
+ * has no printer of kernel objects by their BTF, so a valid call answers -EOPNOTSUPP (a
+ * known difference; iterators, where seq_printf_btf is offered, never run here). */
+static int64_t btf_printf_prepare(uint64_t ptr, uint32_t ptr_size, uint64_t flags,
+				  struct bpfrt_run_ctx *ctx)
+{
+	uint32_t type_id;
+
+	if ((flags & ~UINT64_C(0xf)) || ptr_size != 16)
+		return -EINVAL;
+	if (!bpfrt_run_access_ok(ctx, (const void *)(uintptr_t)(ptr + 8), 4, 0))
+		return -EINVAL;
+	memcpy(&type_id, (const void *)(uintptr_t)(ptr + 8), 4);
+	return type_id > 0 && type_id <= INT32_MAX ? -EOPNOTSUPP : -EINVAL;
+}
+
+uint64_t brt_helper_seq_printf_btf(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+				   uint64_t r5, struct bpfrt_run_ctx *ctx)
+{
+	(void)r1, (void)r5;
+	return (uint64_t)btf_printf_prepare(r2, (uint32_t)r3, r4, ctx);
+}
+
+uint64_t brt_helper_snprintf_btf(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+				 uint64_t r5, struct bpfrt_run_ctx *ctx)
+{
+	(void)r1, (void)r2;
+	return (uint64_t)btf_printf_prepare(r3, (uint32_t)r4, r5, ctx);
+}
+
 /* bpf_trace_vprintk(fmt, fmt_size, args, data_len): the same with up to 12 u64 arguments
  * in an array; data_len must be a multiple of 8, at most 96, and args non-NULL when it is
  * not 0 (-EINVAL); the format may use no more conversions than it gives. */
 uint64_t brt_helper_trace_vprintk(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
 				  uint64_t r5, struct bpfrt_run_ctx *ctx)
 {
-	uint64_t args[MAX_VARGS] = { 0 };
+	uint64_t args[MAX_VARGS];
 	uint32_t data_len = (uint32_t)r4;
 
 	(void)r5;
-	if ((data_len & 7) || data_len > MAX_VARGS * 8 || (data_len && !r3))
+	if (vargs(args, r3, data_len, ctx))
 		return (uint64_t)-EINVAL;
-	if (data_len) {
-		if (!bpfrt_run_access_ok(ctx, (const void *)(uintptr_t)r3, data_len, 0))
-			return (uint64_t)-EINVAL;
-		memcpy(args, (const void *)(uintptr_t)r3, data_len);
-	}
 	return (uint64_t)printk((const char *)(uintptr_t)r1, (size_t)(uint32_t)r2, args,
 				(int)(data_len / 8), ctx);
 }

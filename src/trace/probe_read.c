@@ -119,6 +119,18 @@ uint64_t brt_helper_probe_read_user(uint64_t r1, uint64_t r2, uint64_t r3, uint6
 	return probe_read(user_pid(), r1, r2, r3, ctx);
 }
 
+/* bpf_copy_from_user_task(dst, size, user_ptr, task, flags) (sleepable programs): the
+ * task is the stand-in of the calling thread (bpf_get_current_task_btf), so its process's
+ * memory; flags -EINVAL, size 0 reads nothing, a failed read zeroes dst: -EFAULT. */
+uint64_t brt_helper_copy_from_user_task(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+					uint64_t r5, struct bpfrt_run_ctx *ctx)
+{
+	(void)r4;
+	if (r5)
+		return (uint64_t)-EINVAL;
+	return probe_read(user_pid(), r1, r2, r3, ctx);
+}
+
 /* The string's length including the NUL (size when truncated), 0 for size 0. */
 static uint64_t probe_read_str(pid_t pid, uint64_t r1, uint64_t r2, uint64_t r3,
 			       struct bpfrt_run_ctx *ctx)

@@ -132,6 +132,17 @@ uint64_t brt_helper_get_current_task_btf(uint64_t r1, uint64_t r2, uint64_t r3, 
 	return (uint64_t)(uintptr_t)stand_in;
 }
 
+/* bpf_task_pt_regs(task): the registers the task entered the kernel with; the stand-in
+ * task has none, so a zeroed struct pt_regs (the stand-in's own zeros, read-only as the
+ * verifier keeps loads through kernel pointers). */
+uint64_t brt_helper_task_pt_regs(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+				 uint64_t r5, struct bpfrt_run_ctx *ctx)
+{
+	(void)r1, (void)r2, (void)r3, (void)r4, (void)r5;
+	bpfrt_run_grant(ctx, stand_in, sizeof(stand_in), 0);
+	return (uint64_t)(uintptr_t)stand_in;
+}
+
 /* bpf_get_ns_current_pid_tgid(dev, ino, nsdata, size): current's pid and tgid as seen in
  * its active pid namespace when (dev, ino) name that namespace (what stat() of
  * /proc/self/ns/pid gives); -EINVAL and nsdata zeroed for a size other than 8, a device

@@ -111,6 +111,11 @@ BRT_TRACE_HELPER(brt_helper_get_ns_current_pid_tgid);
 BRT_TRACE_HELPER(brt_helper_get_attach_cookie);
 BRT_TRACE_HELPER(brt_helper_get_func_ip);
 BRT_TRACE_HELPER(brt_helper_seq_write);
+BRT_TRACE_HELPER(brt_helper_seq_printf); /* printk.c */
+BRT_TRACE_HELPER(brt_helper_seq_printf_btf);
+BRT_TRACE_HELPER(brt_helper_snprintf_btf);
+BRT_TRACE_HELPER(brt_helper_copy_from_user_task); /* probe_read.c */
+BRT_TRACE_HELPER(brt_helper_task_pt_regs); /* task.c */
 
 /* The helpers this folder implements, for the registry (src/helpers/registry.c): one
  * X(id, function, program types) each; id names its row of src/vm/helpers.def, types
@@ -163,6 +168,15 @@ BRT_TRACE_HELPER(brt_helper_seq_write);
 	  BRT_FOR_ALL)                                                                   \
 	X(BPF_FUNC_get_attach_cookie, brt_helper_get_attach_cookie, BRT_FOR_TRACE)       \
 	X(BPF_FUNC_get_func_ip, brt_helper_get_func_ip, BRT_FOR_TRACE)                   \
-	X(BPF_FUNC_seq_write, brt_helper_seq_write, BRT_HSET(BPF_PROG_TYPE_TRACING))
+	X(BPF_FUNC_seq_write, brt_helper_seq_write, BRT_HSET(BPF_PROG_TYPE_TRACING))      \
+	X(BPF_FUNC_seq_printf, brt_helper_seq_printf, BRT_HSET(BPF_PROG_TYPE_TRACING))  \
+	X(BPF_FUNC_seq_printf_btf, brt_helper_seq_printf_btf, BRT_HSET(BPF_PROG_TYPE_TRACING)) \
+	/* 6.18's bpf_base_func_proto() with CAP_PERFMON; the copies from user memory    \
+	 * may sleep: sleepable programs only (the verifier's helper_might_sleep()) */      \
+	X(BPF_FUNC_snprintf_btf, brt_helper_snprintf_btf, BRT_FOR_ALL | BRT_NEED_PERFMON) \
+	X(BPF_FUNC_copy_from_user, brt_helper_probe_read_user, BRT_FOR_ALL | BRT_NEED_PERFMON) \
+	X(BPF_FUNC_copy_from_user_task, brt_helper_copy_from_user_task,                  \
+	  BRT_FOR_ALL | BRT_NEED_PERFMON)                                                \
+	X(BPF_FUNC_task_pt_regs, brt_helper_task_pt_regs, BRT_FOR_ALL | BRT_NEED_PERFMON)
 
 #endif

@@ -13,6 +13,7 @@
  */
 #include <errno.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "btf/btf.h"
@@ -357,9 +358,10 @@ done:
 	return array ? array : t;
 }
 
-/* btf_struct_walk(): what lies at off/size of struct id. */
+/* btf_struct_walk(): what lies at off/size of struct id; *field names the pointer member
+ * a WALK_PTR found. */
 static int walk(struct brt_env *env, uint32_t id, int off, int size, uint32_t *next,
-		uint32_t *flag)
+		uint32_t *flag, const char **field)
 {
 	const struct brt_btf *btf = env->kbtf;
 	const struct btf_type *t = type_of(env, id);
@@ -473,6 +475,7 @@ beyond:
 			else if (!strcmp(tag, "rcu"))
 				*flag |= MEM_RCU;
 			*next = sid;
+			*field = mname ? mname : "";
 			return WALK_PTR;
 		}
 		/* ints (and arrays of them) may be read anywhere inside the member */
@@ -488,11 +491,45 @@ beyond:
 	return -EINVAL;
 }
 
+/* btf_nested_type_is_trusted(): whether the kernel lists field (a pointer to struct
+ * target) of struct outer as keeping its parent's trust.  The lists are types of the
+ * kernel's own BTF, "<outer><suffix>" (task_struct__safe_rcu, bpf_iter_meta__safe_trusted,
+ * ...) whose pointer members name the fields: read from vmlinux, so they are the running
+ * kernel's. */
+static int safe_field(struct brt_env *env, uint32_t outer, const char *field, uint32_t target,
+		      const char *suffix)
+{
+	const struct btf_type *t = type_of(env, outer), *st;
+	const struct btf_member *m;
+	char name[64];
+	int sid;
+
+	if (!t || !*field ||
+	    snprintf(name, sizeof(name), "%s%s", brt_btf_name(env->kbtf, outer), suffix) >=
+		    (int)sizeof(name))
+		return 0;
+	sid = brt_btf_find(env->kbtf, name, kind_of(t));
+	st = sid > 0 ? type_of(env, (uint32_t)sid) : NULL;
+	if (!st || !is_struct(st))
+		return 0;
+	m = (const struct btf_member *)(st + 1);
+	for (uint32_t i = 0; i < BTF_INFO_VLEN(st->info); i++) {
+		const struct btf_type *mt = type_of(env, m[i].type);
+		const char *mname = brt_btf_str(env->kbtf, m[i].name_off);
+
+		if (mt && kind_of(mt) == BTF_KIND_PTR && skip_mods(env, mt->type) == target &&
+		    mname && !strcmp(mname, field))
+			return 1;
+	}
+	return 0;
+}
+
 int brt_btf_ptr_access(struct brt_env *env, int regno, const struct brt_reg *reg, int off,
 		       int size, enum brt_access acc, uint32_t *rt, uint32_t *btf_id)
 {
 	const char *tname = brt_btf_reg_name(env, reg->btf_id);
 	uint32_t id = reg->btf_id, flag = 0;
+	const char *field = "";
 	int ret;
 
 	*rt = SCALAR_VALUE;
@@ -532,7 +569,7 @@ int brt_btf_ptr_access(struct brt_env *env, int regno, const struct brt_reg *reg
 		return -EACCES;
 	}
 	for (;;) {
-		ret = walk(env, id, off, size, &id, &flag);
+		ret = walk(env, id, off, size, &id, &flag, &field);
 		if (ret < 0)
 			return ret;
 		if (ret != WALK_STRUCT)
@@ -545,16 +582,36 @@ int brt_btf_ptr_access(struct brt_env *env, int regno, const struct brt_reg *reg
 		*rt = PTR_TO_MEM | MEM_RDONLY | PTR_UNTRUSTED;
 		return 0;
 	}
-	/* what walking keeps of the pointer's trust (check_ptr_to_btf_access()); the
-	 * kernel's lists of trusted and RCU fields are not kept here */
+	/* what walking keeps of the pointer's trust (check_ptr_to_btf_access()): the
+	 * fields the kernel lists as keeping it (safe_field()), else RCU-protected ones
+	 * inside an RCU read section, else none */
 	if (reg->type & PTR_UNTRUSTED) {
 		flag = PTR_UNTRUSTED;
 	} else if ((reg->type & (PTR_TRUSTED | MEM_RCU)) || reg->ref_obj_id) {
-		if (!(env->opts->prog_flags & BPF_F_SLEEPABLE) && !(reg->type & PTR_MAYBE_NULL)) {
-			if (flag & MEM_RCU)
-				flag |= PTR_MAYBE_NULL; /* __rcu pointers may be NULL */
-			else if (!(flag & (MEM_PERCPU | MEM_USER)))
-				flag &= ~(PTR_TRUSTED | MEM_RCU);
+		int in_rcu = env->cur->active_rcu || env->cur->lock_map ||
+			     !(env->opts->prog_flags & BPF_F_SLEEPABLE);
+
+		if (safe_field(env, reg->btf_id, field, id, "__safe_trusted")) {
+			flag |= PTR_TRUSTED;
+		} else if (safe_field(env, reg->btf_id, field, id, "__safe_trusted_or_null")) {
+			flag |= PTR_TRUSTED | PTR_MAYBE_NULL;
+		} else if (in_rcu && !(reg->type & PTR_MAYBE_NULL)) {
+			int rcu_or_null = safe_field(env, reg->btf_id, field, id,
+						     "__safe_rcu_or_null");
+
+			if (safe_field(env, reg->btf_id, field, id, "__safe_rcu")) {
+				flag |= MEM_RCU;
+			} else if ((flag & MEM_RCU) || rcu_or_null) {
+				flag |= MEM_RCU | PTR_MAYBE_NULL; /* __rcu pointers may be NULL */
+				if (rcu_or_null)
+					flag &= ~PTR_UNTRUSTED;
+			} else if (!(flag & (MEM_PERCPU | MEM_USER))) {
+				/* a pointer field the kernel knows nothing of: the running
+				 * 6.18.44 makes it untrusted (6.18.19's source left a plain
+				 * PTR_TO_BTF_ID), so helpers taking kernel objects refuse it:
+				 * trace.btf_oracle's task->last_wakee cases */
+				flag = PTR_UNTRUSTED;
+			}
 		} else {
 			flag = PTR_UNTRUSTED;
 		}

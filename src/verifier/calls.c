@@ -117,7 +117,9 @@ static int helper_allowed(struct brt_env *env, const struct brt_helper_proto *fn
 	uint64_t bit = BRT_HSET(brt_prog_type(env->opts->prog_type)->helpers);
 
 	/* tracing_prog_func_proto(): iterators only */
-	if (fn->id == BPF_FUNC_seq_write && env->opts->expected_attach_type != BPF_TRACE_ITER)
+	if ((fn->id == BPF_FUNC_seq_write || fn->id == BPF_FUNC_seq_printf ||
+	     fn->id == BPF_FUNC_seq_printf_btf) &&
+	    env->opts->expected_attach_type != BPF_TRACE_ITER)
 		return 0;
 	/* tracing_prog_func_proto(): tp_btf and trampoline programs only (not iter) */
 	if (fn->id == BPF_FUNC_get_attach_cookie && env->opts->prog_type == BPF_PROG_TYPE_TRACING &&
@@ -133,6 +135,12 @@ static int helper_allowed(struct brt_env *env, const struct brt_helper_proto *fn
 	if ((fn->types & BRT_NEED_BPF) && !env->bpf_capable)
 		return 0;
 	return 1;
+}
+
+/* The kernel's .might_sleep helpers: sleepable programs only. */
+static int helper_might_sleep(int32_t id)
+{
+	return id == BPF_FUNC_copy_from_user || id == BPF_FUNC_copy_from_user_task;
 }
 
 /* ---- helpers and the packet ------------------------------------------------------------ */
@@ -425,6 +433,11 @@ static int reg_type_ok(struct brt_env *env, int regno, int arg)
 			return 0;
 		expected = "scalar";
 		break;
+	case BRT_ARG_PTR_TO_CONST_STR:
+		if (t == PTR_TO_MAP_VALUE)
+			return 0;
+		expected = "map_value";
+		break;
 	case BRT_ARG_PTR_TO_SPIN_LOCK: /* or an allocated object's, which bpfrt has not */
 		if (t == PTR_TO_MAP_VALUE)
 			return 0;
@@ -455,7 +468,8 @@ static int reg_type_ok(struct brt_env *env, int regno, int arg)
 		case PTR_TO_MEM | MEM_RINGBUF:
 			return 0;
 		case PTR_TO_MEM | MEM_RDONLY:
-			if (arg != BRT_ARG_PTR_TO_UNINIT_MEM && arg != BRT_ARG_PTR_TO_MEM_WRITE)
+			if (arg != BRT_ARG_PTR_TO_UNINIT_MEM && arg != BRT_ARG_PTR_TO_MEM_WRITE &&
+			    arg != BRT_ARG_PTR_TO_LONG)
 				return 0;
 			break;
 		default:
@@ -575,6 +589,43 @@ static int process_spin_lock(struct brt_env *env, int regno, int is_lock)
 	}
 	st->lock_map = 0;
 	st->lock_id = 0;
+	return 0;
+}
+
+/* check_reg_const_str(): a string at a constant place of a frozen read-only array of one
+ * element (the only map whose values the verifier reads), NUL-terminated inside it. */
+static int check_const_str(struct brt_env *env, int regno)
+{
+	const struct brt_reg *reg = &brt_cur_regs(env)[regno];
+	const struct brt_map_info *m = &env->maps[reg->map_idx].info;
+	int64_t off;
+	int err;
+
+	if (!m->frozen_rdonly) {
+		brt_verr(env, "R%d does not point to a readonly map'\n", regno);
+		return -EACCES;
+	}
+	if (!brt_tnum_is_const(reg->var_off)) {
+		brt_verr(env, "R%d is not a constant address'\n", regno);
+		return -EACCES;
+	}
+	if (m->type != BPF_MAP_TYPE_ARRAY) {
+		brt_verr(env, "no direct value access support for this map type\n");
+		return -EACCES;
+	}
+	err = brt_check_helper_mem(env, regno, (int)m->value_size - reg->off, 0, BRT_READ, 0);
+	if (err)
+		return err;
+	off = reg->off + (int64_t)reg->var_off.value;
+	/* array_map_direct_value_addr(): one element, an offset inside it */
+	if (m->max_entries != 1 || off < 0 || off >= m->value_size || !m->rodata) {
+		brt_verr(env, "direct value access on string failed\n");
+		return m->max_entries != 1 ? -524 : -EINVAL;
+	}
+	if (!memchr((const char *)m->rodata + off, 0, m->value_size - (size_t)off)) {
+		brt_verr(env, "string is not zero-terminated\n");
+		return -EINVAL;
+	}
 	return 0;
 }
 
@@ -746,6 +797,11 @@ static int check_arg(struct brt_env *env, int i, const struct brt_helper_proto *
 		return brt_check_helper_mem(env, regno, 20, 0, BRT_READ, 0);
 	case BRT_ARG_PTR_TO_MEM_IPV6HDR:
 		return brt_check_helper_mem(env, regno, 40, 0, BRT_READ, 0);
+	case BRT_ARG_PTR_TO_LONG: /* written whole, uninitialised stack allowed, aligned */
+		err = brt_check_helper_mem(env, regno, 8, 0, BRT_WRITE, BRT_STACK_RAW);
+		return err ? err : brt_check_ptr_alignment(env, reg, 0, 8, 1);
+	case BRT_ARG_PTR_TO_CONST_STR:
+		return check_const_str(env, regno);
 	case BRT_ARG_CONST_SIZE:
 	case BRT_ARG_CONST_SIZE_OR_ZERO:
 		meta->msize_max = reg->umax;
@@ -1022,6 +1078,8 @@ static const char *ret_btf_struct(int32_t id)
 		return "unix_sock";
 	case BPF_FUNC_skc_to_mptcp_sock:
 		return "mptcp_sock";
+	case BPF_FUNC_task_pt_regs:
+		return "pt_regs";
 	default:
 		return NULL;
 	}
@@ -1104,6 +1162,7 @@ static void set_return(struct brt_env *env, const struct brt_helper_proto *fn,
 			return;
 		}
 		break;
+	case BRT_RET_PTR_TO_BTF_ID:
 	case BRT_RET_PTR_TO_BTF_ID_OR_NULL: { /* the casts: the struct each one names */
 		int bid = -1;
 
@@ -1118,7 +1177,7 @@ static void set_return(struct brt_env *env, const struct brt_helper_proto *fn,
 			return;
 		}
 		brt_mark_reg_known_zero(r0);
-		r0->type = PTR_TO_BTF_ID | PTR_MAYBE_NULL;
+		r0->type = PTR_TO_BTF_ID | (fn->ret == BRT_RET_PTR_TO_BTF_ID ? 0 : PTR_MAYBE_NULL);
 		r0->btf_id = (uint32_t)bid;
 		break;
 	}
@@ -1271,6 +1330,17 @@ int brt_check_helper_call(struct brt_env *env, const struct bpf_insn *insn, int 
 	    !(id == BPF_FUNC_get_func_ip && multi_probe(env->opts))) {
 		brt_verr(env, "cannot call GPL-restricted function from non-GPL compatible program\n");
 		return -EINVAL;
+	}
+	if (!fn->host && helper_might_sleep(id)) {
+		if (!(env->opts->prog_flags & BPF_F_SLEEPABLE)) {
+			brt_verr(env, "helper call might sleep in a non-sleepable prog\n");
+			return -EINVAL;
+		}
+		if (env->cur->active_rcu) {
+			brt_verr(env, "sleepable helper %s#%d in rcu_read_lock region\n",
+				 brt_verifier_helper_name(id), id);
+			return -EINVAL;
+		}
 	}
 	for (int i = 0; i < 5; i++) {
 		err = check_arg(env, i, fn, &meta);

@@ -452,6 +452,9 @@ int brt_check_load_store(struct brt_env *env, const struct bpf_insn *insn);
 int brt_check_atomic(struct brt_env *env, const struct bpf_insn *insn);
 int brt_check_ld_abs(struct brt_env *env, const struct bpf_insn *insn);
 int brt_check_ld_imm(struct brt_env *env, const struct bpf_insn *insn);
+/* check_ptr_alignment(): off/size of the pointer reg aligned (strict: always checked) */
+int brt_check_ptr_alignment(struct brt_env *env, const struct brt_reg *reg, int off, int size,
+			    int strict);
 int brt_check_helper_mem(struct brt_env *env, int regno, int size, int zero_ok,
 			 enum brt_access t, int raw);
 /* a pointer that must be unmoved (ctx, map pointers, ...): no fixed or variable offset */

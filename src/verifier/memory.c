@@ -109,6 +109,12 @@ static int check_alignment(struct brt_env *env, const struct brt_reg *reg, int o
 	return -EACCES;
 }
 
+int brt_check_ptr_alignment(struct brt_env *env, const struct brt_reg *reg, int off, int size,
+			    int strict)
+{
+	return check_alignment(env, reg, off, size, strict);
+}
+
 static int mem_in_range(struct brt_env *env, int regno, int64_t off, int size, uint32_t mem_size,
 			int zero_ok)
 {

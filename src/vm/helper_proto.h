@@ -54,6 +54,11 @@ enum brt_arg_type {
 	BRT_ARG_PTR_TO_MEM_IPV6HDR,
 	BRT_ARG_PTR_TO_MEM_TCPHDR,
 	BRT_ARG_PTR_TO_BTF_ID_CGROUP_OR_NULL, /* a kernel struct cgroup, or 0 */
+	/* ARG_PTR_TO_FIXED_SIZE_MEM | MEM_UNINIT | MEM_WRITE | MEM_ALIGNED of 8 bytes: the
+	 * long bpf_strtol/strtoul write (no size argument follows) */
+	BRT_ARG_PTR_TO_LONG,
+	/* ARG_PTR_TO_CONST_STR: a NUL-terminated string in a frozen read-only array */
+	BRT_ARG_PTR_TO_CONST_STR,
 };
 
 /* Kinds of helper return values. */
@@ -69,6 +74,7 @@ enum brt_ret_type {
 	BRT_RET_PTR_TO_BTF_ID_TASK,       /* a trusted struct task_struct of the kernel's BTF */
 	BRT_RET_PTR_TO_BTF_ID_OR_NULL,    /* a kernel struct the helper names (the bpf_skc_to_*
 					   * casts: the verifier's table of their structs) */
+	BRT_RET_PTR_TO_BTF_ID,            /* the same, never NULL (bpf_task_pt_regs) */
 };
 
 /* Helper ids newer than the 6.1 uapi header bpfrt builds against. */

@@ -404,7 +404,11 @@ int brt_vm_set_helper(struct bpfrt_vm *vm, uint32_t id, const char *name, brt_he
 	X(BPF_FUNC_ktime_get_tai_ns, brt_helper_ktime_get_tai_ns, BRT_FOR_ALL)           \
 	/* bpf_sk_base_func_proto's, not bpf_base_func_proto's: network types only */     \
 	X(BPF_FUNC_ktime_get_coarse_ns, brt_helper_ktime_get_coarse_ns, BRT_FOR_NET)     \
-	X(BPF_FUNC_loop, brt_helper_loop, BRT_FOR_ALL)
+	X(BPF_FUNC_loop, brt_helper_loop, BRT_FOR_ALL)                                   \
+	/* str_helpers.c: bpf_base_func_proto's, before its capability checks */           \
+	X(BPF_FUNC_strtol, brt_helper_strtol, BRT_FOR_ALL)                               \
+	X(BPF_FUNC_strtoul, brt_helper_strtoul, BRT_FOR_ALL)                             \
+	X(BPF_FUNC_strncmp, brt_helper_strncmp, BRT_FOR_ALL)
 
 /* Generic helpers implemented here (helpers.c). */
 uint64_t brt_helper_ktime_get_ns(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
@@ -423,6 +427,13 @@ uint64_t brt_helper_get_smp_processor_id(uint64_t r1, uint64_t r2, uint64_t r3, 
 					 uint64_t r5, struct bpfrt_run_ctx *ctx);
 uint64_t brt_helper_get_numa_node_id(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
 				     uint64_t r5, struct bpfrt_run_ctx *ctx);
+/* str_helpers.c */
+uint64_t brt_helper_strtol(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5,
+			   struct bpfrt_run_ctx *ctx);
+uint64_t brt_helper_strtoul(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5,
+			    struct bpfrt_run_ctx *ctx);
+uint64_t brt_helper_strncmp(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5,
+			    struct bpfrt_run_ctx *ctx);
 /* callback.c */
 uint64_t brt_helper_loop(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5,
 			 struct bpfrt_run_ctx *ctx);

@@ -5,6 +5,11 @@
  * One transcript per side, compared line by line (tests/transcript.h).
  *   bpf_map_lookup_percpu_elem: per-CPU array, hash and LRU hash, every CPU and past the
  *   last, map types it refuses, the NULL check, writes through it read back by bpf().
+ *   bpf_copy_from_user(_task): syscall programs (sleepable) read this process's memory
+ *   as the kernel's test run does; refused where the program cannot sleep.
+ *   bpf_strtol, bpf_strtoul: 35 inputs (bases, prefixes, signs, white space, limits),
+ *   answer and result; the result pointer's checks.  bpf_strncmp: against a constant
+ *   string, and the verifier's rules for one (frozen, read-only, one element, NUL).
  * Root only (the kernel side); otherwise skipped.
  */
 #include <errno.h>
@@ -226,9 +231,223 @@ static void percpu(struct side *s)
 	free(vals);
 }
 
+/* ---- bpf_copy_from_user, bpf_copy_from_user_task (sleepable: syscall programs) ---------- */
+
+static volatile uint64_t user_word = 0x1122334455667788ULL;
+
+/* 8 bytes from address at into fp-8: r0 = the helper's answer, or the low word read */
+#define CFU_RUN(call)                                                                     \
+	"stdw [%%r10-8], -1\nmov %%r1, %%r10\nadd %%r1, -8\nmov %%r2, 8\nlddw %%r3, %llu\n"  \
+	call "jne %%r0, 0, +1\nldxw %%r0, [%%r10-8]\nldxw %%r1, [%%r10-4]\nadd %%r0, %%r1\nexit\n"
+
+static void copy_user(struct side *s)
+{
+	unsigned long long at = (unsigned long long)(uintptr_t)&user_word;
+
+	LOAD_RUN(s, "copy_from_user of this process", BPF_PROG_TYPE_SYSCALL,
+		 CFU_RUN("call bpf_copy_from_user\n"), at);
+	LOAD_RUN(s, "copy_from_user of page 1", BPF_PROG_TYPE_SYSCALL,
+		 CFU_RUN("call bpf_copy_from_user\n"), 4096ULL);
+	LOAD_RUN(s, "copy_from_user of the NULL page", BPF_PROG_TYPE_SYSCALL,
+		 CFU_RUN("call bpf_copy_from_user\n"), 16ULL);
+	LOAD_ONLY(s, "copy_from_user from a raw tracepoint", BPF_PROG_TYPE_RAW_TRACEPOINT,
+		  CFU_RUN("call bpf_copy_from_user\n"), at);
+	LOAD_RUN(s, "copy_from_user_task of current", BPF_PROG_TYPE_SYSCALL,
+		 "call bpf_get_current_task_btf\nmov %%r4, %%r0\nmov %%r5, 0\n"
+		 CFU_RUN("call bpf_copy_from_user_task\n"), at);
+	LOAD_RUN(s, "copy_from_user_task, flags 1", BPF_PROG_TYPE_SYSCALL,
+		 "call bpf_get_current_task_btf\nmov %%r4, %%r0\nmov %%r5, 1\n"
+		 CFU_RUN("call bpf_copy_from_user_task\n"), at);
+	LOAD_RUN(s, "copy_from_user_task of page 1", BPF_PROG_TYPE_SYSCALL,
+		 "call bpf_get_current_task_btf\nmov %%r4, %%r0\nmov %%r5, 0\n"
+		 CFU_RUN("call bpf_copy_from_user_task\n"), 4096ULL);
+	LOAD_RUN(s, "copy_from_user, size 0", BPF_PROG_TYPE_SYSCALL,
+		 "mov %%r1, %%r10\nadd %%r1, -8\nmov %%r2, 0\nlddw %%r3, %llu\n"
+		 "call bpf_copy_from_user\nexit\n", at);
+	LOAD_RUN(s, "task_pt_regs of current", BPF_PROG_TYPE_SYSCALL,
+		 "call bpf_get_current_task_btf\nmov %%r1, %%r0\ncall bpf_task_pt_regs\n"
+		 "mov %%r0, 3\nexit\n");
+}
+
+/* ---- bpf_strtol, bpf_strtoul, bpf_strncmp ------------------------------------------------ */
+
+/* "stb [%r10-OFF], C" for each byte of s (len bytes) from fp+base on */
+static void put_bytes(char *out, size_t room, const char *s, size_t len, int base)
+{
+	size_t n = 0;
+
+	out[0] = 0;
+	for (size_t i = 0; i < len && n < room; i++)
+		n += (size_t)snprintf(out + n, room - n, "stb [%%r10%+d], %d\n", (int)i + base,
+				      (int)(unsigned char)s[i]);
+}
+
+static void strto(struct side *s)
+{
+	static const struct {
+		const char *str;
+		uint32_t len, flags;
+	} in[] = {
+		{ "123", 3, 0 },        { " \t 123", 6, 10 },     { "-42", 3, 0 },
+		{ "0x1f", 4, 0 },       { "0x1f", 4, 16 },        { "0x", 2, 0 },
+		{ "0x", 2, 16 },        { "0xg", 3, 0 },          { "077", 3, 0 },
+		{ "08", 2, 0 },         { "08", 2, 8 },           { "abc", 3, 16 },
+		{ "ABC", 3, 16 },       { "abc", 3, 10 },         { "-", 1, 0 },
+		{ "   ", 3, 0 },        { "- 5", 3, 0 },          { "12abc", 5, 0 },
+		{ "12\0" "34", 5, 0 },  { "\xa0" "5", 2, 0 },     { "123", 3, 7 },
+		{ "123", 3, 0x20 },     { "123", 3, 0x1a },       { "123", 2, 0 },
+		{ "99999999999999999999", 20, 0 },
+		{ "18446744073709551615", 20, 0 },
+		{ "18446744073709551616", 20, 0 },
+		{ "9223372036854775807", 19, 0 },
+		{ "9223372036854775808", 19, 0 },
+		{ "-9223372036854775808", 20, 0 },
+		{ "-9223372036854775809", 20, 0 },
+		{ "ffffffffffffffff", 16, 16 },
+		/* only the first 63 characters are parsed */
+		{ "0000000000000000000000000000000000000000000000000000000000000000000001", 70, 0 },
+		{ "000000000000000000000000000000000000000000000000000000000000017", 63, 0 },
+		{ "  -0x10", 7, 0 },
+	};
+	int out = create_map(s->sys, BPF_MAP_TYPE_ARRAY, 4, 16, 1, 0, 0);
+	static char bytes[8192];
+	uint32_t k0 = 0;
+
+	for (size_t i = 0; i < sizeof(in) / sizeof(in[0]); i++)
+		for (int u = 0; u < 2; u++) {
+			char what[160];
+			uint64_t v[2] = { 0, 0 };
+			int fd;
+
+			put_bytes(bytes, sizeof(bytes), in[i].str, in[i].len, -128);
+			snprintf(what, sizeof(what), "%s \"%.24s\" len %u flags %#x",
+				 u ? "strtoul" : "strtol", in[i].str, in[i].len, in[i].flags);
+			/* r0 = the answer; out[0] = { answer, *res } */
+			fd = load(s, what, BPF_PROG_TYPE_SCHED_CLS, 0,
+				  "%sstdw [%%r10-8], 77\nmov %%r1, %%r10\nadd %%r1, -128\nmov %%r2, %u\n"
+				  "mov %%r3, %u\nmov %%r4, %%r10\nadd %%r4, -8\ncall %s\n"
+				  "stxdw [%%r10-16], %%r0\nstw [%%r10-20], 0\nlddw %%r1, map_fd %d\n"
+				  "mov %%r2, %%r10\nadd %%r2, -20\nmov %%r3, %%r10\nadd %%r3, -16\n"
+				  "mov %%r4, 0\ncall bpf_map_update_elem\nldxdw %%r0, [%%r10-16]\nexit\n",
+				  bytes, in[i].len, in[i].flags, u ? "bpf_strtoul" : "bpf_strtol",
+				  out);
+			if (fd < 0)
+				continue;
+			run(s, fd, BPF_PROG_TYPE_SCHED_CLS);
+			close(fd);
+			elem(s->sys, BPF_MAP_LOOKUP_ELEM, out, &k0, v, 0);
+			say(s->t, "  answer %lld res %lld\n", (long long)v[0], (long long)v[1]);
+		}
+	close(out);
+	/* the verifier's side of the result pointer: 8 aligned writable bytes */
+	LOAD_ONLY(s, "strtol into fp-12 (misaligned)", BPF_PROG_TYPE_SCHED_CLS,
+		  "stw [%%r10-64], 0x31\nmov %%r1, %%r10\nadd %%r1, -64\nmov %%r2, 1\nmov %%r3, 0\n"
+		  "mov %%r4, %%r10\nadd %%r4, -12\ncall bpf_strtol\nmov %%r0, 0\nexit\n");
+	LOAD_ONLY(s, "strtol into fp-4 (4 bytes)", BPF_PROG_TYPE_SCHED_CLS,
+		  "stw [%%r10-64], 0x31\nmov %%r1, %%r10\nadd %%r1, -64\nmov %%r2, 1\nmov %%r3, 0\n"
+		  "mov %%r4, %%r10\nadd %%r4, -4\ncall bpf_strtol\nmov %%r0, 0\nexit\n");
+	LOAD_ONLY(s, "strtol into the context", BPF_PROG_TYPE_SCHED_CLS,
+		  "mov %%r4, %%r1\nstw [%%r10-64], 0x31\nmov %%r1, %%r10\nadd %%r1, -64\nmov %%r2, 1\n"
+		  "mov %%r3, 0\ncall bpf_strtol\nmov %%r0, 0\nexit\n");
+	LOAD_ONLY(s, "strtoul of uninitialised stack", BPF_PROG_TYPE_SCHED_CLS,
+		  "mov %%r1, %%r10\nadd %%r1, -64\nmov %%r2, 4\nmov %%r3, 0\n"
+		  "mov %%r4, %%r10\nadd %%r4, -8\ncall bpf_strtoul\nmov %%r0, 0\nexit\n");
+	LOAD_ONLY(s, "strtoul, size 0", BPF_PROG_TYPE_SCHED_CLS,
+		  "stw [%%r10-64], 0x31\nmov %%r1, %%r10\nadd %%r1, -64\nmov %%r2, 0\nmov %%r3, 0\n"
+		  "mov %%r4, %%r10\nadd %%r4, -8\ncall bpf_strtoul\nmov %%r0, 0\nexit\n");
+	LOAD_ONLY(s, "strtoul from a socket filter", BPF_PROG_TYPE_SOCKET_FILTER,
+		  "stw [%%r10-64], 0x31\nmov %%r1, %%r10\nadd %%r1, -64\nmov %%r2, 1\nmov %%r3, 0\n"
+		  "mov %%r4, %%r10\nadd %%r4, -8\ncall bpf_strtoul\nmov %%r0, 0\nexit\n");
+}
+
+/* a frozen read-only array of one 16-byte element holding text (NUL-padded) */
+static int const_str_map(struct side *s, const char *text, size_t len, uint32_t flags,
+			 uint32_t max, int freeze)
+{
+	int fd = create_map(s->sys, BPF_MAP_TYPE_ARRAY, 4, 16, max, flags, 0);
+	char v[16] = { 0 };
+	uint32_t k0 = 0;
+	union bpf_attr a;
+
+	if (fd < 0)
+		return fd;
+	memcpy(v, text, len < sizeof(v) ? len : sizeof(v));
+	elem(s->sys, BPF_MAP_UPDATE_ELEM, fd, &k0, v, 0);
+	if (freeze) {
+		memset(&a, 0, sizeof(a));
+		a.map_fd = (uint32_t)fd;
+		s->sys(BPF_MAP_FREEZE, &a, sizeof(a));
+	}
+	return fd;
+}
+
+static void strncmp_cases(struct side *s)
+{
+	static const struct {
+		const char *s1;
+		uint32_t len;
+	} in[] = { { "hello", 6 }, { "hello", 5 }, { "hellp", 6 }, { "hella", 6 },
+		   { "help", 3 },  { "help", 4 },  { "", 1 },      { "hello world", 12 },
+		   { "h\xe9llo", 6 } };
+	int str = const_str_map(s, "hello", 6, BPF_F_RDONLY_PROG, 1, 1);
+	int rw = const_str_map(s, "hello", 6, 0, 1, 0);
+	int unfrozen = const_str_map(s, "hello", 6, BPF_F_RDONLY_PROG, 1, 0);
+	int two = const_str_map(s, "hello", 6, BPF_F_RDONLY_PROG, 2, 1);
+	int full = const_str_map(s, "0123456789abcdef", 16, BPF_F_RDONLY_PROG, 1, 1);
+	static char bytes[4096];
+	char what[128];
+
+	for (size_t i = 0; i < sizeof(in) / sizeof(in[0]); i++) {
+		put_bytes(bytes, sizeof(bytes), in[i].s1, strlen(in[i].s1) + 1, -64);
+		snprintf(what, sizeof(what), "strncmp \"%s\" %u with \"hello\"", in[i].s1, in[i].len);
+		LOAD_RUN(s, what, BPF_PROG_TYPE_SCHED_CLS,
+			 "%smov %%r1, %%r10\nadd %%r1, -64\nmov %%r2, %u\nlddw %%r3, map_value %d 0\n"
+			 "call bpf_strncmp\nexit\n", bytes, in[i].len, str);
+	}
+	snprintf(what, sizeof(what), "strncmp with \"llo\" (offset 2)");
+	put_bytes(bytes, sizeof(bytes), "llo", 4, -64);
+	LOAD_RUN(s, what, BPF_PROG_TYPE_SCHED_CLS,
+		 "%smov %%r1, %%r10\nadd %%r1, -64\nmov %%r2, 4\nlddw %%r3, map_value %d 2\n"
+		 "call bpf_strncmp\nexit\n", bytes, str);
+#define STRNCMP_TO(map, off)                                                              \
+	"stw [%%r10-64], 0x68\nmov %%r1, %%r10\nadd %%r1, -64\nmov %%r2, 4\n"                 \
+	"lddw %%r3, map_value %d " off "\ncall bpf_strncmp\nexit\n", map
+	LOAD_ONLY(s, "strncmp with a writable map", BPF_PROG_TYPE_SCHED_CLS, STRNCMP_TO(rw, "0"));
+	LOAD_ONLY(s, "strncmp with an unfrozen read-only map", BPF_PROG_TYPE_SCHED_CLS,
+		  STRNCMP_TO(unfrozen, "0"));
+	LOAD_ONLY(s, "strncmp with a frozen map of 2 elements", BPF_PROG_TYPE_SCHED_CLS,
+		  STRNCMP_TO(two, "0"));
+	LOAD_ONLY(s, "strncmp with no NUL in the value", BPF_PROG_TYPE_SCHED_CLS,
+		  STRNCMP_TO(full, "0"));
+	LOAD_ONLY(s, "strncmp with the value's last byte", BPF_PROG_TYPE_SCHED_CLS,
+		  STRNCMP_TO(str, "15"));
+	LOAD_ONLY(s, "strncmp past the value", BPF_PROG_TYPE_SCHED_CLS, STRNCMP_TO(str, "16"));
+	LOAD_ONLY(s, "strncmp with a stack string", BPF_PROG_TYPE_SCHED_CLS,
+		  "stw [%%r10-64], 0x68\nmov %%r1, %%r10\nadd %%r1, -64\nmov %%r2, 4\n"
+		  "mov %%r3, %%r10\nadd %%r3, -64\ncall bpf_strncmp\nexit\n");
+	LOAD_ONLY(s, "strncmp with a variable offset", BPF_PROG_TYPE_SCHED_CLS,
+		  "call bpf_get_prandom_u32\nand %%r0, 3\nstw [%%r10-64], 0x68\nmov %%r1, %%r10\n"
+		  "add %%r1, -64\nmov %%r2, 4\nlddw %%r3, map_value %d 0\nadd %%r3, %%r0\n"
+		  "call bpf_strncmp\nexit\n", str);
+	LOAD_ONLY(s, "strncmp, size 0", BPF_PROG_TYPE_SCHED_CLS,
+		  "stw [%%r10-64], 0x68\nmov %%r1, %%r10\nadd %%r1, -64\nmov %%r2, 0\n"
+		  "lddw %%r3, map_value %d 0\ncall bpf_strncmp\nexit\n", str);
+	LOAD_ONLY(s, "strncmp from a socket filter", BPF_PROG_TYPE_SOCKET_FILTER,
+		  STRNCMP_TO(str, "0"));
+#undef STRNCMP_TO
+	close(str);
+	close(rw);
+	close(unfrozen);
+	close(two);
+	close(full);
+}
+
 static void script(struct side *s)
 {
 	percpu(s);
+	copy_user(s);
+	strto(s);
+	strncmp_cases(s);
 }
 
 int main(void)

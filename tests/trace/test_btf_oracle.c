@@ -18,6 +18,7 @@ struct bcase {
 	const char *text;   /* assembly; "@pid" and friends are struct offsets, below */
 	const char *msg;    /* a line both logs must contain (NULL: none checked) */
 	uint32_t btf_id;    /* used instead of target's id when set */
+	uint32_t flags;     /* prog_flags (BPF_F_SLEEPABLE) */
 };
 
 static const struct brt_btf *vmlinux;
@@ -46,7 +47,9 @@ static char *expand(const char *text)
 	static const struct {
 		const char *key, *s, *m;
 	} keys[] = { { "@pid", "task_struct", "pid" }, { "@tgid", "task_struct", "tgid" },
-		     { "@parent", "task_struct", "real_parent" } };
+		     { "@parent", "task_struct", "real_parent" },
+		     { "@leader", "task_struct", "group_leader" },
+		     { "@wakee", "task_struct", "last_wakee" } };
 	char *out = malloc(strlen(text) * 2 + 64), *o = out;
 	int tsz = brt_btf_find(vmlinux, "task_struct", BTF_KIND_STRUCT);
 
@@ -93,9 +96,10 @@ static int load(int kernel, const struct bcase *c, char *log, size_t loglen)
 	a.license = (uint64_t)(uintptr_t)c->lic;
 	a.log_buf = (uint64_t)(uintptr_t)log;
 	a.log_size = (uint32_t)loglen;
-	a.log_level = 1;
+	a.log_level = getenv("BTF_ORACLE_L2") ? 2 : 1;
 	log[0] = 0;
 	a.attach_btf_id = c->btf_id;
+	a.prog_flags = c->flags;
 	if (!a.attach_btf_id && c->target) {
 		int id = brt_btf_attach_id(vmlinux, BPF_PROG_TYPE_TRACING, c->attach, c->target);
 
@@ -112,6 +116,14 @@ static int load(int kernel, const struct bcase *c, char *log, size_t loglen)
 #define RAW BPF_TRACE_RAW_TP
 #define SW "sched_switch" /* (bool preempt, task_struct *prev, *next, unsigned prev_state) */
 #define PREV "ldxdw %r2, [%r1+8]\n"
+/* r1 = meta->seq, "%d" at fp-8, r2 = it, r3 = 3 */
+#define SEQ                                                                               \
+	"ldxdw %r6, [%r1+0]\nldxdw %r1, [%r6+0]\nstw [%r10-8], 0x6425\nmov %r2, %r10\n"     \
+	"add %r2, -8\nmov %r3, 3\n"
+/* r2-r4 of get_task_stack into 16 bytes at fp-16 */
+#define STK "mov %r2, %r10\nadd %r2, -16\nmov %r3, 16\nmov %r4, 0\n"
+/* r1-r3 of copy_from_user: 8 bytes at fp-8 from address 4096 */
+#define CFU "mov %r1, %r10\nadd %r1, -8\nmov %r2, 8\nmov %r3, 4096\n"
 
 static const struct bcase cases[] = {
 	{ "return 0", RAW, SW, "GPL", "mov %r0, 0\nexit\n", NULL, 0 },
@@ -217,6 +229,109 @@ static const struct bcase cases[] = {
 	{ "tp_btf: seq_write", RAW, SW, "GPL",
 	  "mov %r1, 0\nmov %r2, 0\nmov %r3, 0\ncall bpf_seq_write\nmov %r0, 0\nexit\n",
 	  "program of this type cannot use helper bpf_seq_write#127", 0 },
+	/* bpf_seq_printf(seq, fmt, fmt_size, args, data_len), bpf_seq_printf_btf(seq, ptr,
+	 * ptr_size, flags): iterators only; "%d" at fp-8, one argument at fp-16 */
+	{ "iter/task: seq_printf", BPF_TRACE_ITER, "task", "GPL",
+	  SEQ "stdw [%r10-16], 7\nmov %r4, %r10\nadd %r4, -16\nmov %r5, 8\n"
+	  "call bpf_seq_printf\nmov %r0, 0\nexit\n", NULL, 0 },
+	{ "iter/task: seq_printf, no arguments", BPF_TRACE_ITER, "task", "GPL",
+	  SEQ "mov %r4, 0\nmov %r5, 0\ncall bpf_seq_printf\nmov %r0, 0\nexit\n", NULL, 0 },
+	{ "iter/task: seq_printf, NULL arguments of size 8", BPF_TRACE_ITER, "task", "GPL",
+	  SEQ "mov %r4, 0\nmov %r5, 8\ncall bpf_seq_printf\nmov %r0, 0\nexit\n", NULL, 0 },
+	{ "iter/task: seq_printf, format size 0", BPF_TRACE_ITER, "task", "GPL",
+	  SEQ "mov %r3, 0\nmov %r4, 0\nmov %r5, 0\ncall bpf_seq_printf\nmov %r0, 0\nexit\n",
+	  NULL, 0 },
+	{ "iter/task: seq_printf, arguments past the stack", BPF_TRACE_ITER, "task", "GPL",
+	  SEQ "mov %r4, %r10\nadd %r4, -16\nmov %r5, 24\ncall bpf_seq_printf\nmov %r0, 0\n"
+	  "exit\n", NULL, 0 },
+	{ "iter/task: seq_printf, proprietary", BPF_TRACE_ITER, "task", "MIT",
+	  SEQ "mov %r4, 0\nmov %r5, 0\ncall bpf_seq_printf\nmov %r0, 0\nexit\n",
+	  "Cannot access kernel 'struct bpf_iter_meta' from non-GPL", 0 },
+	{ "iter/task: seq_printf to the task", BPF_TRACE_ITER, "task", "GPL",
+	  "ldxdw %r1, [%r1+8]\njeq %r1, 0, +8\nstw [%r10-8], 0x6425\nmov %r2, %r10\n"
+	  "add %r2, -8\nmov %r3, 3\nmov %r4, 0\nmov %r5, 0\ncall bpf_seq_printf\nmov %r0, 0\n"
+	  "exit\n", "R1 is of type task_struct but seq_file is expected", 0 },
+	{ "tp_btf: seq_printf", RAW, SW, "GPL",
+	  "stw [%r10-8], 0x6425\nmov %r1, 0\nmov %r2, %r10\nadd %r2, -8\nmov %r3, 3\n"
+	  "mov %r4, 0\nmov %r5, 0\ncall bpf_seq_printf\nmov %r0, 0\nexit\n",
+	  "program of this type cannot use helper bpf_seq_printf#126", 0 },
+	{ "iter/task: seq_printf_btf", BPF_TRACE_ITER, "task", "GPL",
+	  "ldxdw %r6, [%r1+0]\nldxdw %r1, [%r6+0]\nstdw [%r10-16], 0\nstdw [%r10-8], 0\n"
+	  "mov %r2, %r10\nadd %r2, -16\nmov %r3, 16\nmov %r4, 0\ncall bpf_seq_printf_btf\n"
+	  "mov %r0, 0\nexit\n", NULL, 0 },
+	{ "tp_btf: seq_printf_btf", RAW, SW, "GPL",
+	  "stdw [%r10-16], 0\nstdw [%r10-8], 0\nmov %r1, 0\nmov %r2, %r10\nadd %r2, -16\n"
+	  "mov %r3, 16\nmov %r4, 0\ncall bpf_seq_printf_btf\nmov %r0, 0\nexit\n",
+	  "program of this type cannot use helper bpf_seq_printf_btf#150", 0 },
+	/* a sleepable iterator: meta->seq stays trusted (the kernel's
+	 * bpf_iter_meta__safe_trusted), so does ctx->task (bpf_iter__task__safe_trusted) */
+	{ "iter.s/task: seq_printf to meta->seq", BPF_TRACE_ITER, "task", "GPL",
+	  SEQ "mov %r4, 0\nmov %r5, 0\ncall bpf_seq_printf\nmov %r0, 0\nexit\n", NULL, 0,
+	  BPF_F_SLEEPABLE },
+	{ "iter.s/task: task_pt_regs of ctx->task", BPF_TRACE_ITER, "task", "GPL",
+	  "ldxdw %r1, [%r1+8]\njeq %r1, 0, +1\ncall bpf_task_pt_regs\nmov %r0, 0\nexit\n", NULL,
+	  0, BPF_F_SLEEPABLE },
+	/* task->group_leader: RCU-protected, never NULL (task_struct__safe_rcu) inside an
+	 * RCU section, which a non-sleepable program is; untrusted in a sleepable one */
+	{ "iter/task: get_task_stack of task->group_leader", BPF_TRACE_ITER, "task", "GPL",
+	  "ldxdw %r1, [%r1+8]\njeq %r1, 0, +6\nldxdw %r1, [%r1+@leader]\n" STK
+	  "call bpf_get_task_stack\nmov %r0, 0\nexit\n", NULL, 0 },
+	{ "iter.s/task: get_task_stack of task->group_leader", BPF_TRACE_ITER, "task", "GPL",
+	  "ldxdw %r1, [%r1+8]\njeq %r1, 0, +6\nldxdw %r1, [%r1+@leader]\n" STK
+	  "call bpf_get_task_stack\nmov %r0, 0\nexit\n", "R1 type=untrusted_ptr_", 0,
+	  BPF_F_SLEEPABLE },
+	/* a pointer field the kernel does not list (last_wakee): untrusted on the running
+	 * 6.18.44, also outside sleepable programs */
+	{ "iter/task: get_task_stack of task->last_wakee", BPF_TRACE_ITER, "task", "GPL",
+	  "ldxdw %r1, [%r1+8]\njeq %r1, 0, +6\nldxdw %r1, [%r1+@wakee]\n" STK
+	  "call bpf_get_task_stack\nmov %r0, 0\nexit\n", "R1 type=untrusted_ptr_", 0 },
+	{ "iter/task: task_pt_regs of task->group_leader, a field read", BPF_TRACE_ITER,
+	  "task", "GPL",
+	  "ldxdw %r1, [%r1+8]\njeq %r1, 0, +3\nldxdw %r1, [%r1+@leader]\ncall bpf_task_pt_regs\n"
+	  "ldxdw %r0, [%r0+0]\nmov %r0, 0\nexit\n", NULL, 0 },
+	/* bpf_copy_from_user(dst, size, user_ptr), bpf_copy_from_user_task(dst, size, ptr,
+	 * task, flags): they may sleep */
+	{ "iter/task: copy_from_user", BPF_TRACE_ITER, "task", "GPL",
+	  CFU "call bpf_copy_from_user\nmov %r0, 0\nexit\n",
+	  "helper call might sleep in a non-sleepable prog", 0 },
+	{ "iter.s/task: copy_from_user", BPF_TRACE_ITER, "task", "MIT",
+	  CFU "call bpf_copy_from_user\nmov %r0, 0\nexit\n", NULL, 0, BPF_F_SLEEPABLE },
+	{ "iter.s/task: copy_from_user_task of ctx->task", BPF_TRACE_ITER, "task", "GPL",
+	  "ldxdw %r4, [%r1+8]\njeq %r4, 0, +6\n" CFU "mov %r5, 0\ncall bpf_copy_from_user_task\n"
+	  "mov %r0, 0\nexit\n", NULL, 0, BPF_F_SLEEPABLE },
+	{ "iter.s/task: copy_from_user_task, proprietary", BPF_TRACE_ITER, "task", "MIT",
+	  "ldxdw %r4, [%r1+8]\njeq %r4, 0, +6\n" CFU "mov %r5, 0\ncall bpf_copy_from_user_task\n"
+	  "mov %r0, 0\nexit\n", "cannot call GPL-restricted function", 0, BPF_F_SLEEPABLE },
+	{ "iter.s/task: copy_from_user_task of the context", BPF_TRACE_ITER, "task", "GPL",
+	  "mov %r4, %r1\n" CFU "mov %r5, 0\ncall bpf_copy_from_user_task\nmov %r0, 0\nexit\n",
+	  "R4 type=ctx expected=ptr_, trusted_ptr_, rcu_ptr_", 0, BPF_F_SLEEPABLE },
+	/* bpf_snprintf_btf(str, size, ptr, ptr_size, flags), bpf_task_pt_regs(task) */
+	{ "tp_btf: snprintf_btf", RAW, SW, "MIT",
+	  "stdw [%r10-16], 0\nstdw [%r10-8], 0\nstdw [%r10-24], 0\nmov %r1, %r10\n"
+	  "add %r1, -24\nmov %r2, 8\nmov %r3, %r10\nadd %r3, -16\nmov %r4, 16\nmov %r5, 0\n"
+	  "call bpf_snprintf_btf\nmov %r0, 0\nexit\n", NULL, 0 },
+	{ "tp_btf: snprintf_btf into uninitialised stack", RAW, SW, "GPL",
+	  "stdw [%r10-16], 0\nstdw [%r10-8], 0\nmov %r1, %r10\n"
+	  "add %r1, -24\nmov %r2, 8\nmov %r3, %r10\nadd %r3, -16\nmov %r4, 16\nmov %r5, 0\n"
+	  "call bpf_snprintf_btf\nmov %r0, 0\nexit\n", NULL, 0 },
+	{ "tp_btf: task_pt_regs of prev, regs read", RAW, SW, "GPL",
+	  PREV "mov %r1, %r2\ncall bpf_task_pt_regs\nldxdw %r0, [%r0+8]\nmov %r0, 0\nexit\n",
+	  NULL, 0 },
+	{ "tp_btf: task_pt_regs, proprietary", RAW, SW, "MIT",
+	  PREV "mov %r1, %r2\ncall bpf_task_pt_regs\nmov %r0, 0\nexit\n",
+	  "cannot call GPL-restricted function", 0 },
+	{ "tp_btf: task_pt_regs of a number", RAW, SW, "GPL",
+	  "ldxdw %r1, [%r1+0]\ncall bpf_task_pt_regs\nmov %r0, 0\nexit\n",
+	  "R1 type=scalar expected=", 0 },
+	{ "tp_btf: get_task_stack of prev->last_wakee (untrusted)", RAW, SW, "GPL",
+	  PREV "ldxdw %r1, [%r2+@wakee]\n" STK "call bpf_get_task_stack\nmov %r0, 0\nexit\n", NULL, 0 },
+	{ "tp_btf: get_task_stack of prev->real_parent (RCU)", RAW, SW, "GPL",
+	  PREV "ldxdw %r1, [%r2+@parent]\n" STK "call bpf_get_task_stack\nmov %r0, 0\nexit\n", NULL, 0 },
+	{ "tp_btf: get_task_stack of prev->real_parent, NULL-checked", RAW, SW, "GPL",
+	  PREV "ldxdw %r1, [%r2+@parent]\njeq %r1, 0, +5\n" STK "call bpf_get_task_stack\nmov %r0, 0\nexit\n", NULL, 0 },
+	{ "iter/task: get_task_stack of task->last_wakee, NULL-checked", BPF_TRACE_ITER, "task", "GPL",
+	  "ldxdw %r1, [%r1+8]\njeq %r1, 0, +7\nldxdw %r1, [%r1+@wakee]\njeq %r1, 0, +5\n" STK
+	  "call bpf_get_task_stack\nmov %r0, 0\nexit\n", NULL, 0 },
 	{ "fentry returns 0", BPF_TRACE_FENTRY, "vfs_read", "GPL", "mov %r0, 0\nexit\n", NULL,
 	  0 },
 	{ "fexit returns 0", BPF_TRACE_FEXIT, "vfs_read", "GPL", "mov %r0, 0\nexit\n", NULL,
