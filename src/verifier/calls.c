@@ -1341,6 +1341,11 @@ int brt_check_helper_call(struct brt_env *env, const struct bpf_insn *insn, int 
 				 brt_verifier_helper_name(id), id);
 			return -EINVAL;
 		}
+		if (env->cur->active_preempt) {
+			brt_verr(env, "sleepable helper %s#%d in non-preemptible region\n",
+				 brt_verifier_helper_name(id), id);
+			return -EINVAL;
+		}
 	}
 	for (int i = 0; i < 5; i++) {
 		err = check_arg(env, i, fn, &meta);

@@ -20,8 +20,11 @@
 #include <unistd.h>
 
 #include "bpfrt.h"
+#include "btf/btf.h"
 #include "harness.h"
 #include "transcript.h"
+
+#define INSN(c, d, s, o, i) ((struct bpf_insn){ (c), (d), (s), (o), (i) })
 
 struct side {
 	sys_fn sys;
@@ -32,15 +35,16 @@ struct side {
 /* Assemble the formatted text and load it (GPL, log level 1): the fd, or -1 after saying
  * "<what>: load <-errno> <last log line>" (statistics lines skipped).  On success only
  * "<what>: " is said. */
+static int load_raw(struct side *s, uint32_t type, uint32_t attach,
+		    const struct bpf_insn *insns, size_t n);
+
 static __attribute__((format(printf, 5, 6))) int load(struct side *s, const char *what,
 							 uint32_t type, uint32_t attach,
 							 const char *fmt, ...)
 {
-	static char log[1 << 16], text[8192];
-	const char *line = log, *p;
+	static char text[8192];
 	struct bpf_insn *insns;
 	char err[256];
-	union bpf_attr a;
 	va_list ap;
 	size_t n;
 	int fd;
@@ -54,6 +58,28 @@ static __attribute__((format(printf, 5, 6))) int load(struct side *s, const char
 		say(s->t, "asm %s\n", err);
 		return -1;
 	}
+	fd = load_raw(s, type, attach, insns, n);
+	free(insns);
+	return fd;
+}
+
+/* load() of instructions as they are (kfunc calls, which the assembler does not write) */
+static int load_insns(struct side *s, const char *what, uint32_t type,
+		      const struct bpf_insn *insns, size_t n)
+{
+	s->t->steps++;
+	say(s->t, "%s: ", what);
+	return load_raw(s, type, 0, insns, n);
+}
+
+static int load_raw(struct side *s, uint32_t type, uint32_t attach,
+		    const struct bpf_insn *insns, size_t n)
+{
+	static char log[1 << 16];
+	const char *line = log, *p;
+	union bpf_attr a;
+	int fd;
+
 	memset(&a, 0, sizeof(a));
 	a.prog_type = type;
 	a.expected_attach_type = attach;
@@ -68,7 +94,6 @@ static __attribute__((format(printf, 5, 6))) int load(struct side *s, const char
 		a.prog_flags |= BPF_F_SLEEPABLE;
 	log[0] = 0;
 	fd = s->sys(BPF_PROG_LOAD, &a, sizeof(a));
-	free(insns);
 	if (fd >= 0)
 		return fd;
 	fd = -errno;
@@ -442,10 +467,55 @@ static void strncmp_cases(struct side *s)
 	close(full);
 }
 
+/* copy_from_user inside an RCU read section or a non-preemptible region: refused
+ * ("sleepable helper ... in rcu_read_lock region", "... in non-preemptible region") */
+static void sleep_regions(struct side *s)
+{
+	static const char *const names[] = { "bpf_rcu_read_lock", "bpf_rcu_read_unlock",
+					     "bpf_preempt_disable", "bpf_preempt_enable" };
+	const struct brt_btf *vml = brt_btf_vmlinux();
+	int32_t id[4];
+
+	for (int i = 0; i < 4; i++)
+		id[i] = vml ? brt_btf_find(vml, names[i], BTF_KIND_FUNC) : -1;
+	for (int r = 0; r < 3; r++) {
+		/* 8 bytes from page 1 into fp-8, between the kfunc pair r (or after it) */
+		int32_t on = id[r == 1 ? 2 : 0], off = id[r == 1 ? 3 : 1];
+		struct bpf_insn after[] = {
+			INSN(BPF_JMP | BPF_CALL, 0, BPF_PSEUDO_KFUNC_CALL, 0, on),
+			INSN(BPF_JMP | BPF_CALL, 0, BPF_PSEUDO_KFUNC_CALL, 0, off),
+			INSN(BPF_ALU64 | BPF_MOV | BPF_X, 1, BPF_REG_10, 0, 0),
+			INSN(BPF_ALU64 | BPF_ADD | BPF_K, 1, 0, 0, -8),
+			INSN(BPF_ALU64 | BPF_MOV | BPF_K, 2, 0, 0, 8),
+			INSN(BPF_ALU64 | BPF_MOV | BPF_K, 3, 0, 0, 4096),
+			INSN(BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_copy_from_user),
+			INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0),
+		};
+		struct bpf_insn inside[] = {
+			after[0], after[2], after[3], after[4], after[5], after[6], after[1],
+			INSN(BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, 0), after[7],
+		};
+		const char *what = r == 0 ? "copy_from_user inside bpf_rcu_read_lock"
+				   : r == 1 ? "copy_from_user inside bpf_preempt_disable"
+					    : "copy_from_user after bpf_rcu_read_unlock";
+		int fd;
+
+		if (on <= 0 || off <= 0)
+			continue; /* no kernel BTF: both sides would refuse alike */
+		fd = r < 2 ? load_insns(s, what, BPF_PROG_TYPE_SYSCALL, inside, 9)
+			   : load_insns(s, what, BPF_PROG_TYPE_SYSCALL, after, 8);
+		if (fd >= 0) {
+			run(s, fd, BPF_PROG_TYPE_SYSCALL);
+			close(fd);
+		}
+	}
+}
+
 static void script(struct side *s)
 {
 	percpu(s);
 	copy_user(s);
+	sleep_regions(s);
 	strto(s);
 	strncmp_cases(s);
 }
