@@ -137,8 +137,7 @@ static int helper_allowed(struct brt_env *env, const struct brt_helper_proto *fn
 	return 1;
 }
 
-/* The kernel's .might_sleep helpers: sleepable programs only. */
-static int helper_might_sleep(int32_t id)
+int brt_helper_might_sleep(int32_t id)
 {
 	return id == BPF_FUNC_copy_from_user || id == BPF_FUNC_copy_from_user_task;
 }
@@ -1331,7 +1330,7 @@ int brt_check_helper_call(struct brt_env *env, const struct bpf_insn *insn, int 
 		brt_verr(env, "cannot call GPL-restricted function from non-GPL compatible program\n");
 		return -EINVAL;
 	}
-	if (!fn->host && helper_might_sleep(id)) {
+	if (!fn->host && brt_helper_might_sleep(id)) {
 		if (!(env->opts->prog_flags & BPF_F_SLEEPABLE)) {
 			brt_verr(env, "helper call might sleep in a non-sleepable prog\n");
 			return -EINVAL;

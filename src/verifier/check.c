@@ -560,7 +560,7 @@ static int run_passes(struct brt_env *env)
 	if (LOG_L2(env))
 		print_live_regs(env);
 	for (int i = 0; i < env->subprog_cnt; i++)
-		env->subprogs[i].changes_pkt = -1;
+		env->subprogs[i].changes_pkt = env->subprogs[i].might_sleep = -1;
 	err = walk(env, 0);
 	/* the kernel's do_check_subprogs(): every global function a walk reached a call
 	 * of, once, until no new one is reached */

@@ -595,6 +595,35 @@ static int changes_pkt(struct brt_env *env, int sub, int depth)
 	return r;
 }
 
+/* Does subprogram sub, or a function it calls, call a helper or kfunc that may sleep (the
+ * kernel's might_sleep, marked and merged from callees by check_cfg())? */
+static int might_sleep(struct brt_env *env, int sub, int depth)
+{
+	struct brt_subprog *sp = &env->subprogs[sub];
+	int r = 0;
+
+	if (sp->might_sleep >= 0)
+		return sp->might_sleep;
+	if (depth > BRT_MAX_SUBPROGS)
+		return 0;
+	for (int i = sp->start; i < env->subprogs[sub + 1].start && !r; i++) {
+		const struct bpf_insn *in = &env->insns[i];
+		int callee;
+
+		if (in->code != (BPF_JMP | BPF_CALL))
+			continue;
+		if (in->src_reg == 0)
+			r = brt_helper_might_sleep(in->imm);
+		else if (in->src_reg == BPF_PSEUDO_KFUNC_CALL)
+			r = brt_kfunc_might_sleep(env, in);
+		else if (in->src_reg == BPF_PSEUDO_CALL &&
+			 (callee = brt_find_subprog(env, i + in->imm + 1)) >= 0 && callee != sub)
+			r = might_sleep(env, callee, depth + 1);
+	}
+	sp->might_sleep = (int8_t)r;
+	return r;
+}
+
 int brt_global_call(struct brt_env *env, int sub)
 {
 	struct brt_subprog *sp = &env->subprogs[sub];
@@ -615,6 +644,14 @@ int brt_global_call(struct brt_env *env, int sub)
 	if (env->cur->lock_map) {
 		brt_verr(env, "global function calls are not allowed while holding a lock,\n"
 			      "use static function instead\n");
+		return -EINVAL;
+	}
+	if (might_sleep(env, sub, 0) &&
+	    (env->cur->active_rcu || env->cur->active_preempt ||
+	     !(env->opts->prog_flags & BPF_F_SLEEPABLE))) {
+		brt_verr(env, "global functions that may sleep are not allowed in non-sleepable "
+			      "context,\ni.e., in a RCU/IRQ/preempt-disabled section, or in\n"
+			      "a non-sleepable BPF program context\n");
 		return -EINVAL;
 	}
 	if (err) {

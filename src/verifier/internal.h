@@ -214,6 +214,7 @@ struct brt_subprog {
 	uint8_t called;
 	uint8_t verified;
 	int8_t changes_pkt;   /* -1 not known yet, else it or a callee changes packet data */
+	int8_t might_sleep;   /* -1 not known yet, else it or a callee calls what may sleep */
 	uint8_t arg_cnt;
 	uint8_t arg_kind[5];  /* enum brt_garg | BRT_GARG_NONNULL */
 	uint32_t arg_size[5]; /* BRT_GARG_MEM: bytes */
@@ -530,6 +531,8 @@ int brt_check_kfunc_call(struct brt_env *env, const struct bpf_insn *insn, int i
 /* How many arguments the kfunc a call names takes, -1 when the program may not call it
  * (the kernel's fetch_kfunc_meta() fails). */
 int brt_kfunc_nargs(struct brt_env *env, const struct bpf_insn *insn);
+/* a kfunc call the program may make, of a KF_SLEEPABLE kfunc */
+int brt_kfunc_might_sleep(struct brt_env *env, const struct bpf_insn *insn);
 /* kallsyms_lookup_name(): 1 found (address in *addr, 0 when hidden), 0 not a kernel
  * symbol, -1 no /proc/kallsyms. */
 int brt_kallsyms_lookup(const char *name, uint64_t *addr);
@@ -552,6 +555,8 @@ void brt_global_main_args(struct brt_env *env);
 int brt_global_entry(struct brt_env *env, int sub, struct brt_frame *f);
 /* calls.c: the kernel's bpf_helper_changes_pkt_data() and clear_all_pkt_pointers() */
 int brt_helper_changes_pkt_data(int32_t id);
+/* calls.c: the kernel's .might_sleep helpers (sleepable programs only) */
+int brt_helper_might_sleep(int32_t id);
 void brt_clear_all_pkt_pointers(struct brt_env *env);
 
 /* ---- func_calls.c: bpf-to-bpf calls and program exit --------------------------------- */

@@ -820,6 +820,13 @@ int brt_check_kfunc_call(struct brt_env *env, const struct bpf_insn *insn, int i
 	return set_return(env, &m, insn_idx);
 }
 
+int brt_kfunc_might_sleep(struct brt_env *env, const struct bpf_insn *insn)
+{
+	struct kmeta m = { 0 };
+
+	return fetch_meta(env, insn, &m) && (m.flags & BRT_KF_SLEEPABLE);
+}
+
 int brt_verifier_kfunc_helper(int32_t btf_id)
 {
 	const struct brt_btf *vml = brt_btf_vmlinux();
