@@ -167,23 +167,48 @@ static void snap_of_fd(int fd, int domain, int type, int proto, int tcp_state,
 			   proto == IPPROTO_UDP));
 }
 
-/* 0 and the socket's cookie and snapshot, or the kernel's errno for this fd */
-static int sock_of_fd(uint64_t ufd, uint64_t *cookie, struct brt_sock *snap)
+/* What every map of sockets asks first of an fd: a socket (-EBADF, -ENOTSOCK), its
+ * domain, type and protocol (opt_err when they cannot be read: the maps' errnos differ). */
+static int sock_kind(int fd, int *domain, int *type, int *proto, int opt_err)
 {
-	int fd = (int)ufd, domain, type, proto, tcp_state = 0;
 	socklen_t len = sizeof(int);
 	struct stat st;
 
-	if (ufd > INT32_MAX)
-		return -EINVAL;
 	if (fstat(fd, &st))
 		return -EBADF;
 	if (!S_ISSOCK(st.st_mode))
 		return -ENOTSOCK;
-	if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) ||
-	    getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) ||
-	    getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &proto, &len))
-		return -EOPNOTSUPP;
+	if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, domain, &len) ||
+	    getsockopt(fd, SOL_SOCKET, SO_TYPE, type, &len) ||
+	    getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, proto, &len))
+		return opt_err;
+	return 0;
+}
+
+/* The element an accepted socket becomes: its cookie (nonzero) and snapshot; -1 when it
+ * has no cookie. */
+static int sock_snap(int fd, int domain, int type, int proto, int tcp_state, uint64_t *cookie,
+		     struct brt_sock *snap)
+{
+	socklen_t len = sizeof(*cookie);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_COOKIE, cookie, &len) || !*cookie)
+		return -1;
+	snap_of_fd(fd, domain, type, proto, tcp_state, snap);
+	snap->cookie = *cookie;
+	return 0;
+}
+
+/* 0 and the socket's cookie and snapshot, or the kernel's errno for this fd */
+static int sock_of_fd(uint64_t ufd, uint64_t *cookie, struct brt_sock *snap)
+{
+	int fd = (int)ufd, domain, type, proto, tcp_state = 0, err;
+
+	if (ufd > INT32_MAX)
+		return -EINVAL;
+	err = sock_kind(fd, &domain, &type, &proto, -EOPNOTSUPP);
+	if (err)
+		return err;
 	/* sock_map_sk_is_suitable(): the protocols with a psock_update_sk_prot */
 	if (domain == AF_INET || domain == AF_INET6) {
 		if (type == SOCK_STREAM && proto == IPPROTO_TCP) {
@@ -210,12 +235,7 @@ static int sock_of_fd(uint64_t ufd, uint64_t *cookie, struct brt_sock *snap)
 	} else {
 		return -EOPNOTSUPP;
 	}
-	len = sizeof(*cookie);
-	if (getsockopt(fd, SOL_SOCKET, SO_COOKIE, cookie, &len) || !*cookie)
-		return -EOPNOTSUPP;
-	snap_of_fd(fd, domain, type, proto, tcp_state, snap);
-	snap->cookie = *cookie;
-	return 0;
+	return sock_snap(fd, domain, type, proto, tcp_state, cookie, snap) ? -EOPNOTSUPP : 0;
 }
 
 /* The sockets programs hold: each lookup copies its element's snapshot into the next of
@@ -752,11 +772,9 @@ static void rsa_unref(struct brt_map *map)
 static int rsa_update(struct brt_map *map, const void *key, const void *value, uint64_t flags)
 {
 	uint64_t ufd = value_fd(map, value), cookie, old;
-	int fd, domain, type, proto;
-	socklen_t len = sizeof(int);
+	int fd, domain, type, proto, err;
 	_Atomic uint64_t *slot;
 	struct brt_sock snap;
-	struct stat st;
 
 	/* bpf_fd_reuseport_array_update_elem() */
 	if (flags > BPF_EXIST)
@@ -767,14 +785,9 @@ static int rsa_update(struct brt_map *map, const void *key, const void *value, u
 	if (map->value_size == 8 && ufd > INT32_MAX)
 		return -EINVAL;
 	fd = (int)ufd;
-	if (fstat(fd, &st))
-		return -EBADF;
-	if (!S_ISSOCK(st.st_mode))
-		return -ENOTSOCK;
-	if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) ||
-	    getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) ||
-	    getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &proto, &len))
-		return -EINVAL;
+	err = sock_kind(fd, &domain, &type, &proto, -EINVAL);
+	if (err)
+		return err;
 	old = atomic_load_explicit(slot, memory_order_acquire);
 	if (old && flags == BPF_NOEXIST)
 		return -EEXIST;
@@ -786,12 +799,9 @@ static int rsa_update(struct brt_map *map, const void *key, const void *value, u
 		return -BRT_ENOTSUPP;
 	if (!rsa_suitable(fd, type, proto))
 		return -EINVAL;
-	len = sizeof(cookie);
-	if (getsockopt(fd, SOL_SOCKET, SO_COOKIE, &cookie, &len) || !cookie)
+	if (sock_snap(fd, domain, type, proto, proto == IPPROTO_TCP ? TCP_STATE_LISTEN : 0,
+		      &cookie, &snap))
 		return -EINVAL;
-	snap_of_fd(fd, domain, type, proto,
-		   proto == IPPROTO_TCP ? TCP_STATE_LISTEN : 0, &snap);
-	snap.cookie = cookie;
 	pthread_mutex_lock(&claims_lock);
 	if (claimed(cookie)) {
 		pthread_mutex_unlock(&claims_lock);
