@@ -80,6 +80,9 @@ int brt_btf_info(struct brt_call *call, struct brt_obj *obj, uint32_t len);
 /* A new BTF object with this id (0: a new one) from a blob checked as BTF_LOAD checks
  * it: its fd or -errno (ids.c re-creates a map's BTF from the map's copy). */
 int brt_btf_new_fd(const void *blob, uint32_t size, uint32_t id);
+/* The kernel's own BTF (/sys/kernel/btf/vmlinux) as a BTF object with id 1, named
+ * "vmlinux" and kernel_btf set in its info, as the kernel shows it: its fd or -errno. */
+int brt_btf_vmlinux_fd(void);
 
 /* A loaded program as this process holds it (the object's file holds its original
  * instructions and header). */

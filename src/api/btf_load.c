@@ -7,11 +7,13 @@
  * then kept resolved to text so the verifier log and `prog dump` can show source lines.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <linux/btf.h>
@@ -223,7 +225,9 @@ int brt_cmd_btf_load(struct brt_call *call)
 	return ret;
 }
 
-int brt_btf_new_fd(const void *blob, uint32_t size, uint32_t id)
+#define BTF_KERNEL 1u /* hdr.flags of a BTF object: the kernel's own (vmlinux) */
+
+static int new_fd(const void *blob, uint32_t size, uint32_t id, const char *kname)
 {
 	struct btf_new n = { .blob = blob, .size = size };
 	struct brt_obj_hdr hdr = { 0 };
@@ -242,11 +246,52 @@ int brt_btf_new_fd(const void *blob, uint32_t size, uint32_t id)
 		hdr.kind = BRT_OBJ_BTF;
 		hdr.data_size = size;
 		hdr.id = id;
+		if (kname) {
+			snprintf(hdr.name, sizeof(hdr.name), "%s", kname);
+			hdr.flags = BTF_KERNEL;
+		}
 		ret = brt_obj_create(&hdr, sizeof(struct brt_btf_obj), btf_init, &n, &obj);
 		if (ret >= 0)
 			brt_obj_put(obj);
 	}
 	brt_btf_free(n.btf);
+	return ret;
+}
+
+int brt_btf_new_fd(const void *blob, uint32_t size, uint32_t id)
+{
+	return new_fd(blob, size, id, NULL);
+}
+
+int brt_btf_vmlinux_fd(void)
+{
+	int fd = open("/sys/kernel/btf/vmlinux", O_RDONLY | O_CLOEXEC), ret;
+	struct stat st;
+	void *blob;
+
+	if (fd < 0)
+		return -ENOENT;
+	if (fstat(fd, &st) || st.st_size <= 0 || st.st_size > BTF_MAX_SIZE) {
+		close(fd);
+		return -ENOENT;
+	}
+	blob = malloc((size_t)st.st_size);
+	ret = blob ? 0 : -ENOMEM;
+	/* sysfs hands a binary attribute out in pieces */
+	for (size_t got = 0; !ret && got < (size_t)st.st_size;) {
+		ssize_t n = read(fd, (char *)blob + got, (size_t)st.st_size - got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			ret = -ENOENT;
+		else
+			got += (size_t)n;
+	}
+	close(fd);
+	if (!ret)
+		ret = new_fd(blob, (uint32_t)st.st_size, 1, "vmlinux");
+	free(blob);
 	return ret;
 }
 
@@ -276,8 +321,27 @@ int brt_btf_info(struct brt_call *call, struct brt_obj *obj, uint32_t len)
 	if (info.btf && want &&
 	    call->ua->to(info.btf, b->blob, want < info.btf_size ? want : info.btf_size))
 		return -EFAULT;
-	info.name_len = 0;
-	info.kernel_btf = 0;
+	/* btf_get_info_by_fd(): the name (empty for loaded BTF) into the caller's buffer,
+	 * truncated with ENOSPC; a buffer without length or the reverse is EINVAL */
+	{
+		uint64_t uname = info.name;
+		uint32_t ulen = info.name_len, nlen;
+		char name[BPF_OBJ_NAME_LEN];
+
+		snprintf(name, sizeof(name), "%s", obj->snap.flags & BTF_KERNEL ? obj->snap.name : "");
+		nlen = (uint32_t)strlen(name);
+		if (!uname != !ulen)
+			return -EINVAL;
+		info.name_len = nlen;
+		info.kernel_btf = !!(obj->snap.flags & BTF_KERNEL);
+		if (uname && ulen >= nlen + 1 && call->ua->to(uname, name, nlen + 1))
+			return -EFAULT;
+		if (uname && ulen < nlen + 1) {
+			if (call->ua->to(uname, name, ulen - 1) || call->ua->to(uname + ulen - 1, "", 1))
+				return -EFAULT;
+			return -ENOSPC;
+		}
+	}
 	return call->ua->to(call->attr->info.info, &info, len);
 }
 

@@ -32,6 +32,8 @@
 #include "maps/maps.h"
 #include "util/util.h"
 
+#define VMLINUX_BTF "/sys/kernel/btf/vmlinux"
+
 /* What one walk looks for: the smallest id >= min of kind (GET_NEXT_ID) or, with open
  * set, an fd of the object with id min (GET_FD_BY_ID). */
 struct id_walk {
@@ -316,6 +318,12 @@ static int next_id(struct brt_call *call, int cmd)
 	}
 	if (!w.kind)
 		return -ENOENT;
+	/* BTF id 1: the kernel's vmlinux BTF, listed first as the kernel lists it (obj.c
+	 * never hands out 1 for a BTF object) */
+	if (cmd == BPF_BTF_GET_NEXT_ID && !attr->start_id && !access(VMLINUX_BTF, R_OK)) {
+		attr->next_id = 1;
+		return BRT_PUT_ATTR(call, next_id);
+	}
 	w.min = attr->start_id + 1;
 	walk(&w);
 	if (!w.best)
@@ -369,6 +377,8 @@ int brt_cmd_btf_get_fd_by_id(struct brt_call *call)
 		return -EINVAL;
 	if (!brt_api_sys_admin())
 		return -EPERM;
+	if (call->attr->btf_id == 1)
+		return brt_btf_vmlinux_fd();
 	return brt_ids_open(BRT_OBJ_BTF, call->attr->btf_id);
 }
 

@@ -123,7 +123,9 @@ static uint32_t alloc_id(uint32_t kind, uint64_t seed)
 	if (c) {
 		cur = atomic_load(&c[kind]);
 		do
-			id = cur >= ID_SEQ_MAX ? 1 : cur + 1;
+			/* BTF id 1 is the kernel's vmlinux BTF, as in the kernel (api/ids.c) */
+			id = cur >= ID_SEQ_MAX ? 1 + (kind == BRT_OBJ_BTF) :
+			     cur + 1 + (kind == BRT_OBJ_BTF && !cur);
 		while (!atomic_compare_exchange_weak(&c[kind], &cur, id));
 		return id;
 	}

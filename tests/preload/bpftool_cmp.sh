@@ -49,6 +49,11 @@ done | sort
 "$@" bpftool btf dump id "$bid" format c | cksum
 "$@" bpftool btf dump file "$T/app.bpf.o" | cksum
 "$@" bpftool btf dump id 2147483647 2>&1
+# the kernel's own BTF, id 1 (bpfrt serves /sys/kernel/btf/vmlinux under that id)
+"$@" bpftool btf show id 1
+"$@" bpftool btf list | sed -n 1p
+"$@" bpftool btf dump id 1 | cksum
+"$@" bpftool btf dump id 1 format c | cksum
 # loadall: one pin per program under a new directory
 "$@" bpftool prog loadall "$T/app.bpf.o" "${p}_all" && echo "loadall: ok"
 "$@" bpftool prog show pinned "${p}_all/count_packets" | sed -n 1p | sed 's/^[0-9]*://'
