@@ -795,6 +795,23 @@ MASK_KFUNC(bpf_cpumask_weight, UNUSED(r2); UNUSED(r3); mask_read(r1, a);
 	   return mask_weight(a);)
 #undef MASK_KFUNC
 
+/* ---- sockets (net/core/filter.c) ------------------------------------------------------ */
+/* bpf_sock_destroy(sk): the kernel aborts a TCP or UDP socket its iterator walks.  No
+ * kernel socket is ever a program's here (bpfrt's iterators do not walk the kernel's
+ * sockets), so the answer is the kernel's for a socket whose protocol cannot be
+ * destroyed: -EOPNOTSUPP, and nothing happens. */
+uint64_t brt_kfunc_bpf_sock_destroy(uint64_t sk, uint64_t r2, uint64_t r3, uint64_t r4,
+				    uint64_t r5, struct bpfrt_run_ctx *rc)
+{
+	UNUSED(sk);
+	UNUSED(r2);
+	UNUSED(r3);
+	UNUSED(r4);
+	UNUSED(r5);
+	UNUSED(rc);
+	return (uint64_t)(uint32_t)-EOPNOTSUPP;
+}
+
 const brt_helper_fn brt_kfunc_fns[BRT_KFUNC_COUNT] = {
 #define KFUNC(name, flags, sets) [BRT_KFUNC_##name] = brt_kfunc_##name,
 #define KFUNC_AS(name, fn, flags, sets) [BRT_KFUNC_##name] = brt_kfunc_##fn,

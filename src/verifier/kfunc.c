@@ -761,7 +761,9 @@ static const struct brt_kfunc *fetch_meta(struct brt_env *env, const struct bpf_
 	 * offers only the kfuncs of kfuncs.def: others run in the kernel alone) */
 	k = brt_kfunc_find(m->name);
 	if (!k || kind_of(m->proto) != BTF_KIND_FUNC_PROTO ||
-	    !(k->sets & BRT_HSET(env->opts->prog_type)))
+	    !(k->sets & BRT_HSET(env->opts->prog_type)) ||
+	    ((k->sets & BRT_KSET_ITER_ONLY) &&
+	     env->opts->expected_attach_type != BPF_TRACE_ITER))
 		return NULL;
 	m->flags = k->flags;
 	return k;

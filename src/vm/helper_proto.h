@@ -186,6 +186,10 @@ struct brt_helper_source {
 #define BRT_KSET_NF_CT (BRT_HSET(BPF_PROG_TYPE_XDP) | BRT_HSET(BPF_PROG_TYPE_SCHED_CLS))
 #define BRT_KSET_CPUMASK                                                                 \
 	(BRT_KHOOK_TRACING | BRT_HSET(BPF_PROG_TYPE_STRUCT_OPS) | BRT_HSET(BPF_PROG_TYPE_SYSCALL))
+/* A set's filter (btf_kfunc_id_set.filter) that admits only iterators: programs whose
+ * expected_attach_type is BPF_TRACE_ITER (net/core/filter.c's tracing_iter_filter) */
+#define BRT_KSET_ITER_ONLY (UINT64_C(1) << 63)
+#define BRT_KSET_SK_ITER (BRT_KHOOK_TRACING | BRT_KSET_ITER_ONLY)
 /* kernel/bpf/helpers.c's generic_kfunc_set: tracing's hook, tc, XDP, struct_ops, syscall,
  * cgroup_skb */
 #define BRT_KSET_GENERIC                                                                 \

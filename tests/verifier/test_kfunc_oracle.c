@@ -9,7 +9,8 @@
  * with test runs), lddw BPF_PSEUDO_BTF_ID of kernel symbols (functions, per-CPU
  * variables, bad ids and fds), bpf_rcu_read_lock/unlock and bpf_preempt_disable/enable
  * sections on five types, tasks and cgroups (bpf_task_from_pid/vpid, acquire/release,
- * bpf_cgroup_from_id, acquire/release) and the cpumask operations with test runs, and the
+ * bpf_cgroup_from_id, acquire/release), the cpumask operations with test runs,
+ * bpf_sock_destroy in iterators (and refused elsewhere), and the
  * string kfuncs (bpf_strcmp ... bpf_strnstr: results, -ERANGE for NULL and user
  * pointers, -EFAULT for kernel ones, -E2BIG past 65,536 bytes, the char/int/size_t
  * argument widths, r0's upper half, the __ign arguments' verifier rules) with test runs.
@@ -909,6 +910,99 @@ static void cpumask_ops_rules(void)
 #undef BOOL0
 }
 
+/* bpf_sock_destroy: tracing's hook, iterators only (the set's filter) */
+static void load_iter(bpf_fn bpf, int iter_id, const struct bpf_insn *insns, size_t n,
+		      struct res *r)
+{
+	union bpf_attr attr;
+	char *line, *save;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.prog_type = BPF_PROG_TYPE_TRACING;
+	attr.expected_attach_type = BPF_TRACE_ITER;
+	attr.attach_btf_id = (uint32_t)iter_id;
+	attr.insns = (uintptr_t)insns;
+	attr.insn_cnt = (uint32_t)n;
+	attr.license = (uintptr_t) "GPL";
+	attr.log_buf = (uintptr_t)logbuf;
+	attr.log_size = sizeof(logbuf);
+	attr.log_level = 1;
+	logbuf[0] = 0;
+	r->fd = bpf(BPF_PROG_LOAD, &attr, sizeof(attr));
+	r->err = r->fd < 0 ? errno : 0;
+	r->last[0] = 0;
+	for (line = strtok_r(logbuf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		if (!strncmp(line, "processed ", 10))
+			break;
+		snprintf(r->last, sizeof(r->last), "%s", line);
+	}
+	if (r->fd >= 0)
+		close(r->fd);
+}
+
+static void sock_destroy_rules(void)
+{
+	int destroy = kid("bpf_sock_destroy"), tcp = kid("bpf_iter_tcp");
+	int udp = kid("bpf_iter_udp"), task = kid("bpf_iter_task");
+	/* struct bpf_iter__tcp / __udp: meta at 0, the socket at 8 */
+	struct bpf_insn ok[] = { LDX(BPF_DW, 1, 1, 8), JEQ_K(1, 0, 1), KCALL(destroy, 0),
+				 MOV_K(0, 0), EXIT() };
+	struct bpf_insn no_null[] = { LDX(BPF_DW, 1, 1, 8), KCALL(destroy, 0), MOV_K(0, 0),
+				      EXIT() };
+	struct bpf_insn ctx_arg[] = { KCALL(destroy, 0), MOV_K(0, 0), EXIT() };
+	struct bpf_insn offset[] = { LDX(BPF_DW, 1, 1, 8), JEQ_K(1, 0, 2), ADD_K(1, 4),
+				     KCALL(destroy, 0), MOV_K(0, 0), EXIT() };
+	struct bpf_insn scalar[] = { MOV_K(1, 0), KCALL(destroy, 0), MOV_K(0, 0), EXIT() };
+	/* struct bpf_iter__task: the task at 8, not a socket */
+	struct bpf_insn task_arg[] = { LDX(BPF_DW, 1, 1, 8), JEQ_K(1, 0, 1), KCALL(destroy, 0),
+				       MOV_K(0, 0), EXIT() };
+	struct {
+		const char *name;
+		int iter;
+		const struct bpf_insn *p;
+		size_t n;
+	} cases[] = {
+#define SC(nm, it, p) { nm, it, p, sizeof(p) / sizeof(p[0]) }
+		SC("sock_destroy iter/tcp", tcp, ok),
+		SC("sock_destroy iter/udp", udp, ok),
+		SC("sock_destroy without NULL check", tcp, no_null),
+		SC("sock_destroy of the context", tcp, ctx_arg),
+		SC("sock_destroy at an offset", tcp, offset),
+		SC("sock_destroy of NULL", udp, scalar),
+		SC("sock_destroy of a task (iter/task)", task, task_arg),
+#undef SC
+	};
+
+	if (destroy <= 0 || tcp <= 0 || udp <= 0 || task <= 0) {
+		printf("bpf_sock_destroy: skipped: not in the kernel's BTF\n");
+		return;
+	}
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		struct res k, b;
+
+		T_CASE(cases[c].name);
+		load_iter(kernel_bpf, cases[c].iter, cases[c].p, cases[c].n, &k);
+		load_iter(bpfrt_bpf, cases[c].iter, cases[c].p, cases[c].n, &b);
+		T_EQ_INT(k.fd >= 0, b.fd >= 0);
+		T_EQ_INT(k.err, b.err);
+		if (k.fd < 0 && strcmp(k.last, b.last))
+			T_FAIL("%s: error line: kernel '%s', bpfrt '%s'", cases[c].name, k.last,
+			       b.last);
+		if (getenv("KFUNC_DUMP"))
+			fprintf(stderr, "%s: kernel %d %s | bpfrt %d %s\n", cases[c].name, k.err,
+				k.last, b.err, b.last);
+		compared++;
+	}
+	/* other programs of tracing's hook: the filter refuses them */
+	{
+		struct bpf_insn p[] = { MOV_K(1, 0), KCALL(destroy, 0), MOV_K(0, 0), EXIT() };
+
+		kcheck("sock_destroy in a tracepoint", BPF_PROG_TYPE_TRACEPOINT, 0, p, 4);
+		kcheck("sock_destroy in a syscall program", BPF_PROG_TYPE_SYSCALL, BPF_F_SLEEPABLE,
+		       p, 4);
+	}
+}
+
 /* ---- string kfuncs (bpf_strcmp ... bpf_strnstr, every program type) ---- */
 enum { S_CMP, S_CASECMP, S_CHR, S_CHRNUL, S_NCHR, S_RCHR, S_LEN, S_NLEN, S_SPN, S_CSPN, S_STR,
        S_NSTR, S_COUNT };
@@ -1277,6 +1371,7 @@ int main(void)
 		cpumask_ops_rules();
 	}
 	task_cgroup_rules();
+	sock_destroy_rules();
 	ksym_rules(vml, intid);
 	{
 		int lock = brt_btf_find(vml, "bpf_rcu_read_lock", BTF_KIND_FUNC);
