@@ -181,7 +181,8 @@ static int rec_store(const struct brt_link_rec *r, const char *name)
 		return dfd;
 	snprintf(tmp, sizeof(tmp), ".new-%u-%d", r->id, (int)r->owner);
 	snprintf(final, sizeof(final), "%u", r->id);
-	fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+	/* the owner's alone to read, as link ids are CAP_SYS_ADMIN's (root reads any) */
+	fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0) {
 		err = -errno;
 	} else {
@@ -519,9 +520,15 @@ int brt_link_rec_open(uint32_t id)
 /* The record of the link behind fd (a socket), or -ENOENT. */
 int brt_link_rec_of_fd(int fd, struct brt_link_rec *r, char *name)
 {
+	int type = 0, domain = 0;
+	socklen_t len = sizeof(type), dlen = sizeof(domain);
 	struct stat st;
 
-	if (fstat(fd, &st) || !S_ISSOCK(st.st_mode))
+	/* only a Unix seqpacket socket can be a link: the preload asks this of every fd
+	 * it must classify (epoll, readlink), sockets of a network program included */
+	if (fstat(fd, &st) || !S_ISSOCK(st.st_mode) ||
+	    getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) || type != SOCK_SEQPACKET ||
+	    getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &dlen) || domain != AF_UNIX)
 		return -ENOENT;
 	return brt_link_rec_find(0, st.st_ino, r, name);
 }

@@ -9,7 +9,8 @@
 # interface, tcx attach type), detaches each (XDP and tcx detach; the others answer
 # EOPNOTSUPP) and walks again (detached XDP and tcx links stay listed with no interface
 # while the application holds them).  Under bpfrt, `bpftool link pin` must be refused
-# with one line (a bpfrt link cannot outlive its process).  Run once on the kernel and once with everything
+# with one line (a bpfrt link cannot outlive its process), and the records of a process
+# killed with SIGKILL are reaped by the next walk.  Run once on the kernel and once with everything
 # under `bpfrt exec`, each in a network namespace of its own; link and program ids are
 # replaced by the programs' names.  Needs root.  Usage: links.sh BPFRT SOURCE_DIR
 set -u
@@ -111,5 +112,33 @@ if ! grep -q 'BPF_OBJ_PIN of a link: not supported' "$T/pin.out" || grep -q '^rc
 	cat "$T/pin.out"
 	exit 1
 fi
+# a process killed with its links published leaves stale records: the next walk reaps
+# them and lists none (bpfrt only; the kernel would detach them at exit just the same)
+cat > "$T/kill.sh" <<'KILL'
+T=$1
+shift
+ip link set lo up
+rm -f "$T/in"
+mkfifo "$T/in"
+"$@" "$T/links" < "$T/in" > "$T/app2.out" 2>&1 &
+app=$!
+exec 3> "$T/in"
+i=0
+while ! grep -q '^ready$' "$T/app2.out" && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+echo "records while running: $(ls "$BPFRT_FS/.bpfrt-links" | grep -c '^[0-9]')"
+kill -9 $app
+wait $app 2>/dev/null
+echo "bpftool link show after kill -9: $("$@" bpftool link show | grep -c '^[0-9]*: ')"
+echo "records after: $(ls "$BPFRT_FS/.bpfrt-links" | grep -c '^[0-9]')"
+KILL
+BPFRT_FS="$T/fs2" unshare -n sh "$T/kill.sh" "$T" "$BPFRT" exec -- > "$T/kill.out" 2>&1
+if ! grep -q '^records while running: 6$' "$T/kill.out" ||
+   ! grep -q '^bpftool link show after kill -9: 0$' "$T/kill.out" ||
+   ! grep -q '^records after: 0$' "$T/kill.out"; then
+	echo "FAIL: stale records of a killed process:"
+	cat "$T/kill.out"
+	exit 1
+fi
 cat "$T/bpfrt"
+cat "$T/kill.out"
 echo "links: kernel and bpfrt print the same $(wc -l < "$T/bpfrt") lines"
