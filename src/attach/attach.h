@@ -179,8 +179,11 @@ BRT_PKT_HELPER_FN(fib_lookup)
 	X(BPF_FUNC_clone_redirect, brt_helper_clone_redirect, BRT_FOR_TC)                \
 	X(BPF_FUNC_redirect_neigh, brt_helper_redirect_neigh, BRT_FOR_TC)                \
 	X(BPF_FUNC_redirect_peer, brt_helper_redirect_peer, BRT_FOR_TC)                  \
+	/* the context's socket: also cgroup_sock, sock_addr, sock_ops and sk_skb        \
+	 * (their own *_proto variants, all of the context) */                           \
 	X(BPF_FUNC_get_socket_cookie, brt_helper_get_socket_cookie,                      \
 	  BRT_FOR_SOCK | BRT_FOR_TC | BRT_FOR_CGSKB | BRT_FOR_REUSEPORT |                \
+	  BRT_FOR_CGSOCK | BRT_FOR_SOCKADDR | BRT_FOR_SOCKOPS | BRT_FOR_SKSKB |            \
 	  BRT_HSET(BPF_PROG_TYPE_TRACING))                                               \
 	X(BPF_FUNC_get_socket_uid, brt_helper_get_socket_uid,                            \
 	  BRT_FOR_SOCK | BRT_FOR_TC | BRT_FOR_CGSKB)                                     \

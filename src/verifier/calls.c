@@ -126,6 +126,27 @@ static int helper_allowed(struct brt_env *env, const struct brt_helper_proto *fn
 	    env->opts->expected_attach_type != BPF_TRACE_RAW_TP && !has_trampoline(env->opts))
 		return 0;
 
+	/* cgroup_common_func_proto(): not where the hook's return code is the program's own
+	 * verdict or not a system call's */
+	if ((fn->id == BPF_FUNC_get_retval || fn->id == BPF_FUNC_set_retval) && !fn->host) {
+		switch (env->opts->expected_attach_type) {
+		case BPF_CGROUP_INET_INGRESS:
+		case BPF_CGROUP_INET_EGRESS:
+		case BPF_CGROUP_SOCK_OPS:
+		case BPF_CGROUP_UDP4_RECVMSG:
+		case BPF_CGROUP_UDP6_RECVMSG:
+		case BRT_CGROUP_UNIX_RECVMSG:
+		case BPF_CGROUP_INET4_GETPEERNAME:
+		case BPF_CGROUP_INET6_GETPEERNAME:
+		case BRT_CGROUP_UNIX_GETPEERNAME:
+		case BPF_CGROUP_INET4_GETSOCKNAME:
+		case BPF_CGROUP_INET6_GETSOCKNAME:
+		case BRT_CGROUP_UNIX_GETSOCKNAME:
+			return 0;
+		default:
+			break;
+		}
+	}
 	if (!fn->types) /* a host helper: allowed everywhere */
 		return 1;
 	if (!(fn->types & bit))

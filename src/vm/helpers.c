@@ -45,6 +45,25 @@ uint64_t brt_helper_ktime_get_tai_ns(uint64_t r1, uint64_t r2, uint64_t r3, uint
 	return clock_ns(CLOCK_TAI);
 }
 
+/* bpf_get_retval() / bpf_set_retval(retval): the return code the cgroup hook running the
+ * program will give the system call (bpf_cg_run_ctx's retval), read and replaced; bpfrt
+ * runs the types that have them only without a hook (cgroup_skb test runs do not offer
+ * them), so it starts at 0, as the kernel's first program of a hook sees it. */
+uint64_t brt_helper_get_retval(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5,
+			       struct bpfrt_run_ctx *ctx)
+{
+	(void)r1, (void)r2, (void)r3, (void)r4, (void)r5;
+	return (uint64_t)(int64_t)ctx->cg_retval;
+}
+
+uint64_t brt_helper_set_retval(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5,
+			       struct bpfrt_run_ctx *ctx)
+{
+	(void)r2, (void)r3, (void)r4, (void)r5;
+	ctx->cg_retval = (int32_t)r1;
+	return 0;
+}
+
 /* One xorshift64* state per thread, seeded from the clock and the state's address so
  * threads started together still differ.  Not cryptographic, like the kernel's. */
 static _Thread_local uint64_t prandom_state;

@@ -438,6 +438,7 @@ static inline void unchecked_ctx_init(struct bpfrt_run_ctx *ctx, struct bpfrt_vm
 	ctx->skb_data = o->skb_data;
 	ctx->skb_len = o->skb_len;
 	ctx->pkt = o->pkt;
+	ctx->cg_retval = 0;
 	ctx->cb_depth = 0;
 	ctx->checked = 0;
 	ctx->budget = NULL; /* callbacks count from here: no budget */
@@ -642,6 +643,7 @@ static __attribute__((noinline)) int run_interp(struct bpfrt_vm *vm, const struc
 	ctx.skb_data = o->skb_data;
 	ctx.skb_len = o->skb_len;
 	ctx.pkt = o->pkt;
+	ctx.cg_retval = 0;
 	ctx.call_func = brt_vm_interp_call_func;
 	ctx.call_arg = &ex;
 	ctx.cb_depth = 0;

@@ -121,6 +121,8 @@ struct bpfrt_run_ctx {
 	struct brt_region inline_regions[8]; /* storage before the first heap growth */
 	struct brt_run_pkt *pkt;            /* the run's packet helpers may change, or NULL */
 	struct brt_budget *budget;      /* the run's budget state (budget.c), NULL: none */
+	int32_t cg_retval;              /* bpf_get_retval/set_retval: the cgroup hook's return
+					 * code, 0 when a run starts */
 };
 
 /* A run's budget (off by default, as in the kernel): an embedder bounds an untrusted
@@ -408,7 +410,10 @@ int brt_vm_set_helper(struct bpfrt_vm *vm, uint32_t id, const char *name, brt_he
 	/* str_helpers.c: bpf_base_func_proto's, before its capability checks */           \
 	X(BPF_FUNC_strtol, brt_helper_strtol, BRT_FOR_ALL)                               \
 	X(BPF_FUNC_strtoul, brt_helper_strtoul, BRT_FOR_ALL)                             \
-	X(BPF_FUNC_strncmp, brt_helper_strncmp, BRT_FOR_ALL)
+	X(BPF_FUNC_strncmp, brt_helper_strncmp, BRT_FOR_ALL)                             \
+	/* cgroup_common_func_proto(): the cgroup hooks, not every attach type (calls.c) */ \
+	X(BPF_FUNC_get_retval, brt_helper_get_retval, BRT_FOR_CGSKB | BRT_FOR_CGROUP)     \
+	X(BPF_FUNC_set_retval, brt_helper_set_retval, BRT_FOR_CGSKB | BRT_FOR_CGROUP)
 
 /* Generic helpers implemented here (helpers.c). */
 uint64_t brt_helper_ktime_get_ns(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
@@ -434,6 +439,11 @@ uint64_t brt_helper_strtoul(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, 
 			    struct bpfrt_run_ctx *ctx);
 uint64_t brt_helper_strncmp(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5,
 			    struct bpfrt_run_ctx *ctx);
+/* helpers.c: the cgroup hook's return code */
+uint64_t brt_helper_get_retval(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5,
+			       struct bpfrt_run_ctx *ctx);
+uint64_t brt_helper_set_retval(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5,
+			       struct bpfrt_run_ctx *ctx);
 /* callback.c */
 uint64_t brt_helper_loop(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5,
 			 struct bpfrt_run_ctx *ctx);

@@ -10,6 +10,8 @@
  *   bpf_strtol, bpf_strtoul: 35 inputs (bases, prefixes, signs, white space, limits),
  *   answer and result; the result pointer's checks.  bpf_strncmp: against a constant
  *   string, and the verifier's rules for one (frozen, read-only, one element, NUL).
+ *   bpf_get_retval / bpf_set_retval and bpf_get_socket_cookie of the context: which
+ *   program and attach types have them (19 of each).
  * Root only (the kernel side); otherwise skipped.
  */
 #include <errno.h>
@@ -511,6 +513,66 @@ static void sleep_regions(struct side *s)
 	}
 }
 
+/* ---- bpf_get_retval, bpf_set_retval; bpf_get_socket_cookie of socket contexts ---------- */
+
+static void cgroup_helpers(struct side *s)
+{
+	static const struct {
+		const char *name;
+		uint32_t type, attach;
+	} at[] = {
+		{ "cgroup_skb ingress", BPF_PROG_TYPE_CGROUP_SKB, BPF_CGROUP_INET_INGRESS },
+		{ "cgroup_skb egress", BPF_PROG_TYPE_CGROUP_SKB, BPF_CGROUP_INET_EGRESS },
+		{ "cgroup_sock create", BPF_PROG_TYPE_CGROUP_SOCK, BPF_CGROUP_INET_SOCK_CREATE },
+		{ "cgroup_sock post_bind4", BPF_PROG_TYPE_CGROUP_SOCK, BPF_CGROUP_INET4_POST_BIND },
+		{ "sock_addr connect4", BPF_PROG_TYPE_CGROUP_SOCK_ADDR, BPF_CGROUP_INET4_CONNECT },
+		{ "sock_addr sendmsg6", BPF_PROG_TYPE_CGROUP_SOCK_ADDR, BPF_CGROUP_UDP6_SENDMSG },
+		{ "sock_addr recvmsg4", BPF_PROG_TYPE_CGROUP_SOCK_ADDR, BPF_CGROUP_UDP4_RECVMSG },
+		{ "sock_addr getpeername6", BPF_PROG_TYPE_CGROUP_SOCK_ADDR,
+		  BPF_CGROUP_INET6_GETPEERNAME },
+		{ "sock_addr getsockname4", BPF_PROG_TYPE_CGROUP_SOCK_ADDR,
+		  BPF_CGROUP_INET4_GETSOCKNAME },
+		{ "sock_ops", BPF_PROG_TYPE_SOCK_OPS, BPF_CGROUP_SOCK_OPS },
+		{ "cgroup_device", BPF_PROG_TYPE_CGROUP_DEVICE, BPF_CGROUP_DEVICE },
+		{ "cgroup_sysctl", BPF_PROG_TYPE_CGROUP_SYSCTL, BPF_CGROUP_SYSCTL },
+		{ "sockopt get", BPF_PROG_TYPE_CGROUP_SOCKOPT, BPF_CGROUP_GETSOCKOPT },
+		{ "sockopt set", BPF_PROG_TYPE_CGROUP_SOCKOPT, BPF_CGROUP_SETSOCKOPT },
+		{ "sk_skb", BPF_PROG_TYPE_SK_SKB, BPF_SK_SKB_STREAM_VERDICT },
+		{ "sk_msg", BPF_PROG_TYPE_SK_MSG, BPF_SK_MSG_VERDICT },
+		{ "socket filter", BPF_PROG_TYPE_SOCKET_FILTER, 0 },
+		{ "xdp", BPF_PROG_TYPE_XDP, 0 },
+		{ "tc", BPF_PROG_TYPE_SCHED_CLS, 0 },
+	};
+	char what[128];
+	int fd;
+
+	for (size_t i = 0; i < sizeof(at) / sizeof(at[0]); i++) {
+		/* return values the hook accepts: 1 (0 for sock_ops and sysctl is fine too) */
+		snprintf(what, sizeof(what), "%s: get_retval", at[i].name);
+		fd = load(s, what, at[i].type, at[i].attach, "call bpf_get_retval\nmov %%r0, 1\nexit\n");
+		if (fd >= 0) {
+			say(s->t, "ok\n");
+			close(fd);
+		}
+		snprintf(what, sizeof(what), "%s: set_retval", at[i].name);
+		fd = load(s, what, at[i].type, at[i].attach,
+			  "mov %%r1, -1\ncall bpf_set_retval\nmov %%r0, 1\nexit\n");
+		if (fd >= 0) {
+			say(s->t, "ok\n");
+			close(fd);
+		}
+		snprintf(what, sizeof(what), "%s: get_socket_cookie of the context", at[i].name);
+		fd = load(s, what, at[i].type, at[i].attach,
+			  "call bpf_get_socket_cookie\nmov %%r0, 1\nexit\n");
+		if (fd >= 0) {
+			say(s->t, "ok\n");
+			close(fd);
+		}
+	}
+	LOAD_ONLY(s, "sockopt get: set_retval of a pointer", BPF_PROG_TYPE_CGROUP_SOCKOPT,
+		  "mov %%r1, %%r10\ncall bpf_set_retval\nmov %%r0, 1\nexit\n");
+}
+
 static void script(struct side *s)
 {
 	percpu(s);
@@ -518,6 +580,7 @@ static void script(struct side *s)
 	sleep_regions(s);
 	strto(s);
 	strncmp_cases(s);
+	cgroup_helpers(s);
 }
 
 int main(void)
