@@ -135,6 +135,7 @@ BRT_PKT_HELPER_FN(skb_vlan_push)
 BRT_PKT_HELPER_FN(skb_vlan_pop)
 BRT_PKT_HELPER_FN(skb_change_head)
 BRT_PKT_HELPER_FN(set_hash)
+BRT_PKT_HELPER_FN(skb_set_tstamp)
 BRT_PKT_HELPER_FN(set_hash_invalid)
 BRT_PKT_HELPER_FN(xdp_get_buff_len)
 BRT_PKT_HELPER_FN(xdp_load_bytes)
@@ -192,6 +193,7 @@ BRT_PKT_HELPER_FN(fib_lookup)
 	X(BPF_FUNC_skb_vlan_pop, brt_helper_skb_vlan_pop, BRT_FOR_TC)                    \
 	X(BPF_FUNC_skb_change_head, brt_helper_skb_change_head, BRT_FOR_TC)              \
 	X(BPF_FUNC_set_hash, brt_helper_set_hash, BRT_FOR_TC)                            \
+	X(BPF_FUNC_skb_set_tstamp, brt_helper_skb_set_tstamp, BRT_FOR_TC)                \
 	X(BPF_FUNC_set_hash_invalid, brt_helper_set_hash_invalid, BRT_FOR_TC)            \
 	X(BPF_FUNC_xdp_get_buff_len, brt_helper_xdp_get_buff_len, BRT_FOR_XDP)           \
 	X(BPF_FUNC_xdp_load_bytes, brt_helper_xdp_load_bytes, BRT_FOR_XDP)               \

@@ -144,6 +144,30 @@ uint64_t brt_helper_set_hash(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
 	return 0;
 }
 
+/* long bpf_skb_set_tstamp(skb, tstamp, tstamp_type): IPv4 and IPv6 packets only
+ * (-EOPNOTSUPP); type BPF_SKB_CLOCK_REALTIME (0, any tstamp), _MONOTONIC (1) or _TAI (2)
+ * (not with tstamp 0), else -EINVAL; the __sk_buff's tstamp and tstamp_type take them, as
+ * the kernel's skb->tstamp and skb->tstamp_type do. */
+uint64_t brt_helper_skb_set_tstamp(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+				   uint64_t r5, struct bpfrt_run_ctx *ctx)
+{
+	struct brt_run_pkt *p = brt_pkt_of(ctx, r1);
+	struct __sk_buff *skb;
+	uint32_t type = (uint32_t)r3;
+
+	(void)r4, (void)r5;
+	if (!p)
+		return (uint64_t)-EOPNOTSUPP;
+	skb = p->ctx;
+	if (skb->protocol != htons(ETH_P_IP) && skb->protocol != htons(ETH_P_IPV6))
+		return (uint64_t)-EOPNOTSUPP;
+	if (type > 2 || (type && !r2))
+		return (uint64_t)-EINVAL;
+	skb->tstamp = r2;
+	skb->tstamp_type = (uint8_t)type;
+	return 0;
+}
+
 /* long bpf_set_hash_invalid(skb): clears skb->hash; the next bpf_get_hash_recalc computes
  * it again. */
 uint64_t brt_helper_set_hash_invalid(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,

@@ -11,7 +11,8 @@
  *   answer and result; the result pointer's checks.  bpf_strncmp: against a constant
  *   string, and the verifier's rules for one (frozen, read-only, one element, NUL).
  *   bpf_get_retval / bpf_set_retval and bpf_get_socket_cookie of the context: which
- *   program and attach types have them (19 of each).
+ *   program and attach types have them (19 of each).  bpf_skb_set_tstamp: tc test runs
+ *   on IPv4, IPv6 and ARP frames, each clock type, tstamp 0, the fields read back.
  * Root only (the kernel side); otherwise skipped.
  */
 #include <errno.h>
@@ -107,6 +108,9 @@ static int load_raw(struct side *s, uint32_t type, uint32_t attach,
 	return -1;
 }
 
+/* the Ethernet type of the test runs' packet */
+static uint16_t run_ethertype = 0x0800;
+
 /* One BPF_PROG_TEST_RUN: a 64-byte packet for packet programs, 8 zero bytes of context for
  * raw tracepoints, nothing for syscall programs.  Says "retval N" or "run -errno". */
 static void run(struct side *s, int fd, uint32_t type)
@@ -120,7 +124,8 @@ static void run(struct side *s, int fd, uint32_t type)
 		a.test.ctx_in = (uint64_t)(uintptr_t)pkt;
 		a.test.ctx_size_in = 8;
 	} else if (type != BPF_PROG_TYPE_SYSCALL) {
-		pkt[12] = 0x08; /* an IPv4 ethertype */
+		pkt[12] = (unsigned char)(run_ethertype >> 8); /* IPv4 unless set */
+		pkt[13] = (unsigned char)run_ethertype;
 		a.test.data_in = (uint64_t)(uintptr_t)pkt;
 		a.test.data_size_in = sizeof(pkt);
 		a.test.repeat = 1;
@@ -573,6 +578,55 @@ static void cgroup_helpers(struct side *s)
 		  "mov %%r1, %%r10\ncall bpf_set_retval\nmov %%r0, 1\nexit\n");
 }
 
+/* ---- bpf_skb_set_tstamp (tc) ---------------------------------------------------------------- */
+
+static void set_tstamp(struct side *s)
+{
+	static const struct {
+		uint16_t ethertype;
+		int64_t tstamp;
+		int32_t type;
+	} in[] = { { 0x0800, 1000, 0 }, { 0x0800, 0, 0 },     { 0x0800, 1000, 1 },
+		   { 0x0800, 0, 1 },    { 0x86dd, 5000, 2 },  { 0x86dd, 0, 2 },
+		   { 0x0800, 7, 3 },    { 0x0800, 7, -1 },    { 0x0806, 1000, 0 },
+		   { 0x0800, -1, 1 } };
+	int out = create_map(s->sys, BPF_MAP_TYPE_ARRAY, 4, 24, 1, 0, 0);
+	uint32_t k0 = 0;
+	char what[128];
+
+	for (size_t i = 0; i < sizeof(in) / sizeof(in[0]); i++) {
+		uint64_t v[3] = { 0, 0, 0 };
+		int fd;
+
+		snprintf(what, sizeof(what), "skb_set_tstamp ethertype %#x tstamp %lld type %d",
+			 in[i].ethertype, (long long)in[i].tstamp, in[i].type);
+		/* out[0] = { answer, skb->tstamp, skb->tstamp_type } */
+		fd = load(s, what, BPF_PROG_TYPE_SCHED_CLS, 0,
+			  "mov %%r6, %%r1\nlddw %%r2, %lld\nmov %%r3, %d\ncall bpf_skb_set_tstamp\n"
+			  "stxdw [%%r10-24], %%r0\nldxdw %%r1, [%%r6+152]\nstxdw [%%r10-16], %%r1\n"
+			  "ldxb %%r1, [%%r6+180]\nstxdw [%%r10-8], %%r1\nstw [%%r10-28], 0\n"
+			  "lddw %%r1, map_fd %d\nmov %%r2, %%r10\nadd %%r2, -28\nmov %%r3, %%r10\n"
+			  "add %%r3, -24\nmov %%r4, 0\ncall bpf_map_update_elem\nmov %%r0, 0\nexit\n",
+			  (long long)in[i].tstamp, in[i].type, out);
+		if (fd < 0)
+			continue;
+		run_ethertype = in[i].ethertype;
+		run(s, fd, BPF_PROG_TYPE_SCHED_CLS);
+		run_ethertype = 0x0800;
+		close(fd);
+		elem(s->sys, BPF_MAP_LOOKUP_ELEM, out, &k0, v, 0);
+		say(s->t, "  answer %lld tstamp %lld type %lld\n", (long long)v[0], (long long)v[1],
+		    (long long)v[2]);
+	}
+	close(out);
+	LOAD_ONLY(s, "skb_set_tstamp from xdp", BPF_PROG_TYPE_XDP,
+		  "mov %%r2, 0\nmov %%r3, 0\ncall bpf_skb_set_tstamp\nexit\n");
+	LOAD_ONLY(s, "skb_set_tstamp from cgroup_skb", BPF_PROG_TYPE_CGROUP_SKB,
+		  "mov %%r2, 0\nmov %%r3, 0\ncall bpf_skb_set_tstamp\nmov %%r0, 1\nexit\n");
+	LOAD_ONLY(s, "skb_set_tstamp of the stack", BPF_PROG_TYPE_SCHED_CLS,
+		  "mov %%r1, %%r10\nmov %%r2, 0\nmov %%r3, 0\ncall bpf_skb_set_tstamp\nexit\n");
+}
+
 static void script(struct side *s)
 {
 	percpu(s);
@@ -581,6 +635,7 @@ static void script(struct side *s)
 	strto(s);
 	strncmp_cases(s);
 	cgroup_helpers(s);
+	set_tstamp(s);
 }
 
 int main(void)
