@@ -147,6 +147,11 @@ static int helper_allowed(struct brt_env *env, const struct brt_helper_proto *fn
 			break;
 		}
 	}
+	/* cg_sockopt_func_proto(): bpf_sk_getsockopt/setsockopt in setsockopt hooks only */
+	if ((fn->id == BPF_FUNC_getsockopt || fn->id == BPF_FUNC_setsockopt) && !fn->host &&
+	    env->opts->prog_type == BPF_PROG_TYPE_CGROUP_SOCKOPT &&
+	    env->opts->expected_attach_type != BPF_CGROUP_SETSOCKOPT)
+		return 0;
 	if (!fn->types) /* a host helper: allowed everywhere */
 		return 1;
 	if (!(fn->types & bit))
@@ -710,6 +715,11 @@ static int check_arg(struct brt_env *env, int i, const struct brt_helper_proto *
 	    (env->opts->prog_type == BPF_PROG_TYPE_TRACING ||
 	     env->opts->prog_type == BPF_PROG_TYPE_SK_REUSEPORT))
 		arg = BRT_ARG_PTR_TO_BTF_ID_SOCK_COMMON_OR_NULL;
+	/* cgroup_sockopt's bpf_getsockopt/setsockopt take a socket (bpf_sk_getsockopt_proto),
+	 * where sock_addr and sock_ops pass their context */
+	if ((fn->id == BPF_FUNC_getsockopt || fn->id == BPF_FUNC_setsockopt) && !fn->host &&
+	    i == 0 && env->opts->prog_type == BPF_PROG_TYPE_CGROUP_SOCKOPT)
+		arg = BRT_ARG_PTR_TO_BTF_ID_SOCK_COMMON;
 	/* cgroup_sock's bpf_sk_storage_get takes its context, a socket
 	 * (bpf_sk_storage_get_cg_sock_proto) */
 	if (fn->id == BPF_FUNC_sk_storage_get && !fn->host && i == 1 &&

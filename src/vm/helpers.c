@@ -1,8 +1,10 @@
 /* helpers.c - the generic helpers that need nothing but the host: time, random numbers,
  * CPU and NUMA ids (this folder's rows of the helper registry: BRT_VM_HELPERS in vm.h).
  */
+#include <errno.h>
 #include <sched.h>
 #include <stdint.h>
+#include <string.h>
 #include <time.h>
 
 #include "jit/jit.h"
@@ -62,6 +64,72 @@ uint64_t brt_helper_set_retval(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r
 	(void)r2, (void)r3, (void)r4, (void)r5;
 	ctx->cg_retval = (int32_t)r1;
 	return 0;
+}
+
+/* The cgroup_sysctl helpers.  The kernel runs these programs on a sysctl's access (table,
+ * current and new value); bpfrt runs them only outside any, so there is no sysctl: the
+ * full name needs the table's directory (-EINVAL), the base name is empty (0), no value
+ * exists to read (the buffer zeroed, -EINVAL, as copy_sysctl_value() for none and
+ * get_new_value() for a read access) or to replace (-EINVAL). */
+#define SYSCTL_BASE_NAME 1u /* BPF_F_SYSCTL_BASE_NAME */
+
+uint64_t brt_helper_sysctl_get_name(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+				    uint64_t r5, struct bpfrt_run_ctx *ctx)
+{
+	char *buf = (char *)(uintptr_t)r2;
+
+	(void)r1, (void)r5;
+	if (!buf)
+		return (uint64_t)-EINVAL;
+	if (!(r4 & SYSCTL_BASE_NAME))
+		return (uint64_t)-EINVAL;
+	if (r3 && (!ctx->checked || bpfrt_run_access_ok(ctx, buf, 1, 1)))
+		buf[0] = 0; /* strscpy() of "" */
+	return 0;
+}
+
+uint64_t brt_helper_sysctl_get_value(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+				     uint64_t r5, struct bpfrt_run_ctx *ctx)
+{
+	void *buf = (void *)(uintptr_t)r2;
+
+	(void)r1, (void)r4, (void)r5;
+	if (!buf)
+		return (uint64_t)-EINVAL;
+	if (!r3)
+		return (uint64_t)-E2BIG;
+	if (!ctx->checked || bpfrt_run_access_ok(ctx, buf, (size_t)r3, 1))
+		memset(buf, 0, (size_t)r3);
+	return (uint64_t)-EINVAL;
+}
+
+uint64_t brt_helper_sysctl_set_new_value(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+					 uint64_t r5, struct bpfrt_run_ctx *ctx)
+{
+	(void)r1, (void)r2, (void)r3, (void)r4, (void)r5, (void)ctx;
+	return (uint64_t)-EINVAL;
+}
+
+/* bpf_getsockopt / bpf_setsockopt of a sock_addr or sock_ops context (cgroup_sockopt's of
+ * a socket pointer): the kernel applies them to the hook's socket.  bpfrt runs these types only outside a hook, with no socket,
+ * which the kernel answers as for one that is not a full socket: -EINVAL, getsockopt's
+ * buffer zeroed. */
+uint64_t brt_helper_getsockopt(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5,
+			       struct bpfrt_run_ctx *ctx)
+{
+	void *optval = (void *)(uintptr_t)r4;
+
+	(void)r1, (void)r2, (void)r3;
+	if (optval && (!ctx->checked || bpfrt_run_access_ok(ctx, optval, (size_t)(uint32_t)r5, 1)))
+		memset(optval, 0, (size_t)(uint32_t)r5);
+	return (uint64_t)-EINVAL;
+}
+
+uint64_t brt_helper_setsockopt(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5,
+			       struct bpfrt_run_ctx *ctx)
+{
+	(void)r1, (void)r2, (void)r3, (void)r4, (void)r5, (void)ctx;
+	return (uint64_t)-EINVAL;
 }
 
 /* One xorshift64* state per thread, seeded from the clock and the state's address so

@@ -413,7 +413,17 @@ int brt_vm_set_helper(struct bpfrt_vm *vm, uint32_t id, const char *name, brt_he
 	X(BPF_FUNC_strncmp, brt_helper_strncmp, BRT_FOR_ALL)                             \
 	/* cgroup_common_func_proto(): the cgroup hooks, not every attach type (calls.c) */ \
 	X(BPF_FUNC_get_retval, brt_helper_get_retval, BRT_FOR_CGSKB | BRT_FOR_CGROUP)     \
-	X(BPF_FUNC_set_retval, brt_helper_set_retval, BRT_FOR_CGSKB | BRT_FOR_CGROUP)
+	X(BPF_FUNC_set_retval, brt_helper_set_retval, BRT_FOR_CGSKB | BRT_FOR_CGROUP)     \
+	X(BPF_FUNC_sysctl_get_name, brt_helper_sysctl_get_name, BRT_FOR_SYSCTL)          \
+	X(BPF_FUNC_sysctl_get_current_value, brt_helper_sysctl_get_value, BRT_FOR_SYSCTL) \
+	X(BPF_FUNC_sysctl_get_new_value, brt_helper_sysctl_get_value, BRT_FOR_SYSCTL)    \
+	X(BPF_FUNC_sysctl_set_new_value, brt_helper_sysctl_set_new_value, BRT_FOR_SYSCTL) \
+	/* sock_addr's (every attach type it has) and sock_ops' variants, of the context's \
+	 * socket; cgroup_sockopt's (setsockopt hooks only) of a socket pointer (calls.c) */ \
+	X(BPF_FUNC_getsockopt, brt_helper_getsockopt,                                    \
+	  BRT_FOR_SOCKADDR | BRT_FOR_SOCKOPS | BRT_FOR_SOCKOPT)                          \
+	X(BPF_FUNC_setsockopt, brt_helper_setsockopt,                                    \
+	  BRT_FOR_SOCKADDR | BRT_FOR_SOCKOPS | BRT_FOR_SOCKOPT)
 
 /* Generic helpers implemented here (helpers.c). */
 uint64_t brt_helper_ktime_get_ns(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
@@ -443,6 +453,17 @@ uint64_t brt_helper_strncmp(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, 
 uint64_t brt_helper_get_retval(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5,
 			       struct bpfrt_run_ctx *ctx);
 uint64_t brt_helper_set_retval(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5,
+			       struct bpfrt_run_ctx *ctx);
+/* helpers.c: cgroup_sysctl's, outside a sysctl access */
+uint64_t brt_helper_sysctl_get_name(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+				    uint64_t r5, struct bpfrt_run_ctx *ctx);
+uint64_t brt_helper_sysctl_get_value(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+				     uint64_t r5, struct bpfrt_run_ctx *ctx);
+uint64_t brt_helper_sysctl_set_new_value(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+					 uint64_t r5, struct bpfrt_run_ctx *ctx);
+uint64_t brt_helper_getsockopt(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5,
+			       struct bpfrt_run_ctx *ctx);
+uint64_t brt_helper_setsockopt(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5,
 			       struct bpfrt_run_ctx *ctx);
 /* callback.c */
 uint64_t brt_helper_loop(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5,

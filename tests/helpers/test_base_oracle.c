@@ -11,7 +11,8 @@
  *   answer and result; the result pointer's checks.  bpf_strncmp: against a constant
  *   string, and the verifier's rules for one (frozen, read-only, one element, NUL).
  *   bpf_get_retval / bpf_set_retval and bpf_get_socket_cookie of the context: which
- *   program and attach types have them (19 of each).  bpf_skb_set_tstamp: tc test runs
+ *   program and attach types have them (19 of each), and the sysctl and socket option
+ *   helpers (bpf_sysctl_*, bpf_getsockopt/setsockopt) on the same 19.  bpf_skb_set_tstamp: tc test runs
  *   on IPv4, IPv6 and ARP frames, each clock type, tstamp 0, the fields read back.
  * Root only (the kernel side); otherwise skipped.
  */
@@ -548,6 +549,27 @@ static void cgroup_helpers(struct side *s)
 		{ "xdp", BPF_PROG_TYPE_XDP, 0 },
 		{ "tc", BPF_PROG_TYPE_SCHED_CLS, 0 },
 	};
+	/* the sysctl and socket option helpers: their program types and arguments */
+	static const struct {
+		const char *name, *text;
+	} more[] = {
+		{ "sysctl_get_name", "mov %r2, %r10\nadd %r2, -16\nmov %r3, 16\nmov %r4, 1\n"
+				     "call bpf_sysctl_get_name\nmov %r0, 1\nexit\n" },
+		{ "sysctl_get_current_value", "mov %r2, %r10\nadd %r2, -16\nmov %r3, 16\n"
+					      "call bpf_sysctl_get_current_value\nmov %r0, 1\nexit\n" },
+		{ "sysctl_get_new_value", "mov %r2, %r10\nadd %r2, -16\nmov %r3, 16\n"
+					  "call bpf_sysctl_get_new_value\nmov %r0, 1\nexit\n" },
+		{ "sysctl_set_new_value of uninitialised stack",
+		  "mov %r2, %r10\nadd %r2, -16\nmov %r3, 16\ncall bpf_sysctl_set_new_value\n"
+		  "mov %r0, 1\nexit\n" },
+		{ "getsockopt", "mov %r2, 1\nmov %r3, 2\nmov %r4, %r10\nadd %r4, -16\nmov %r5, 16\n"
+				"call bpf_getsockopt\nmov %r0, 1\nexit\n" },
+		{ "setsockopt", "stdw [%r10-8], 1\nmov %r2, 1\nmov %r3, 2\nmov %r4, %r10\n"
+				"add %r4, -8\nmov %r5, 4\ncall bpf_setsockopt\nmov %r0, 1\nexit\n" },
+		{ "setsockopt of uninitialised stack",
+		  "mov %r2, 1\nmov %r3, 2\nmov %r4, %r10\nadd %r4, -8\nmov %r5, 4\n"
+		  "call bpf_setsockopt\nmov %r0, 1\nexit\n" },
+	};
 	char what[128];
 	int fd;
 
@@ -572,6 +594,14 @@ static void cgroup_helpers(struct side *s)
 		if (fd >= 0) {
 			say(s->t, "ok\n");
 			close(fd);
+		}
+		for (size_t h = 0; h < sizeof(more) / sizeof(more[0]); h++) {
+			snprintf(what, sizeof(what), "%s: %s", at[i].name, more[h].name);
+			fd = load(s, what, at[i].type, at[i].attach, "%s", more[h].text);
+			if (fd >= 0) {
+				say(s->t, "ok\n");
+				close(fd);
+			}
 		}
 	}
 	LOAD_ONLY(s, "sockopt get: set_retval of a pointer", BPF_PROG_TYPE_CGROUP_SOCKOPT,
