@@ -238,6 +238,22 @@ static uint64_t batch(struct engine *e, enum wl w, uint64_t n)
 		}
 		return sum;
 	}
+#ifdef BPFRT_HAVE_VM_NATIVE
+	/* A JIT program that needs no run context runs as a plain function, as native's C
+	 * does (bpfrt_vm_run()'s checks and its stores of r0 and err cost ~30 instructions a
+	 * run, which on the rotating sets leaves fewer packets' misses in flight). */
+	bpfrt_vm_native_fn jfn = bpfrt_vm_native(e->vm[w]);
+
+	if (jfn) {
+		for (uint64_t i = 0; i < n; i++) {
+			const uint8_t *p = pkt_at(w, i);
+
+			__asm__ volatile("" : "+r"(p));
+			sum += jfn((void *)(uintptr_t)p, len);
+		}
+		return sum;
+	}
+#endif
 	for (uint64_t i = 0; i < n; i++) {
 		bpfrt_vm_run(e->vm[w], (void *)(uintptr_t)pkt_at(w, i), len, &r0, NULL, 0);
 		sum += r0;

@@ -157,6 +157,16 @@ BPFRT_API int bpfrt_helper_register(struct bpfrt_vm *vm, const struct bpfrt_help
 BPFRT_API int bpfrt_vm_run(struct bpfrt_vm *vm, void *mem, size_t mem_len, uint64_t *r0,
 			   char *err, size_t errlen);
 
+/* A program's JIT code as a plain function, for a caller that runs it per packet and wants
+ * the run to cost what a call of compiled C costs: fn(mem, mem_len) returns what r0 of
+ * bpfrt_vm_run(vm, mem, mem_len, ...) would be (its runs cannot fault).  Only for JIT
+ * programs that call no helper, have no run budget (run_budget, run_budget_ns) and so
+ * need no run context; NULL for every other vm (use bpfrt_vm_run()).  Valid until
+ * bpfrt_vm_free(vm); several threads may call it at once. */
+#define BPFRT_HAVE_VM_NATIVE 1
+typedef uint64_t (*bpfrt_vm_native_fn)(void *mem, size_t mem_len);
+BPFRT_API bpfrt_vm_native_fn bpfrt_vm_native(const struct bpfrt_vm *vm);
+
 /* Free a vm (NULL is fine). */
 BPFRT_API void bpfrt_vm_free(struct bpfrt_vm *vm);
 

@@ -774,6 +774,20 @@ int bpfrt_vm_run(struct bpfrt_vm *vm, void *mem, size_t mem_len, uint64_t *r0, c
 	return run_mem(vm, mem, mem_len, r0, err, errlen);
 }
 
+bpfrt_vm_native_fn bpfrt_vm_native(const struct bpfrt_vm *vm)
+{
+	bpfrt_vm_native_fn fn;
+
+	/* Only `direct`, set once at load: own_direct can be reset by a helper registered
+	 * later.  The entry takes (r1, r2, ctx) and never reads ctx; the System V ABI passes
+	 * a pointer and a size_t in rdi and rsi exactly as the two uint64_t, so the code is
+	 * this function type too (a code address kept as data, as dlsym() hands them out). */
+	if (!vm || !vm->direct || vm->run_budget || vm->run_budget_ns)
+		return NULL;
+	memcpy(&fn, &vm->direct, sizeof(fn));
+	return fn;
+}
+
 uint64_t brt_vm_tail_call(struct bpfrt_vm *vm, void *user, uint64_t r1,
 			  struct bpfrt_run_ctx *ctx)
 {
