@@ -795,3 +795,76 @@ void brt_compute_stack_live(struct brt_env *env)
 		}
 	}
 }
+
+/* Strongly connected components of the control flow within each subprogram (Tarjan,
+ * iterative), as the kernel's compute_scc(): a component gets an id when it has two or
+ * more instructions or one that is its own successor.  A call that calls back (bpf_loop)
+ * is its own successor here: the walk comes back to it after each callback iteration,
+ * so the states inside the callback belong to that loop (6.18.44: "SCC enter" at the
+ * bpf_loop call, a backedge at each iteration's return). */
+int brt_compute_scc(struct brt_env *env)
+{
+	int n = env->len, *pre = calloc((size_t)n, sizeof(int)), *low = calloc((size_t)n, sizeof(int));
+	int *stack = calloc((size_t)n, sizeof(int)), *dfs = calloc((size_t)n, sizeof(int));
+	uint8_t *next = calloc((size_t)n, 1), *onstack = calloc((size_t)n, 1);
+	int order = 1, sp = 0;
+	uint32_t id = 1;
+
+	if (!pre || !low || !stack || !dfs || !next || !onstack) {
+		free(pre), free(low), free(stack), free(dfs), free(next), free(onstack);
+		return -ENOMEM;
+	}
+	for (int i = 0; i < n; i++) {
+		int depth = 0;
+
+		if (pre[i] || env->aux[i].second_slot)
+			continue;
+		dfs[depth++] = i;
+		while (depth) {
+			int w = dfs[depth - 1], succ[3], cnt, k;
+
+			if (!pre[w]) {
+				pre[w] = low[w] = order++;
+				stack[sp++] = w;
+				onstack[w] = 1;
+			}
+			cnt = intra_successors(env, w, succ);
+			if (env->aux[w].calls_callback)
+				succ[cnt++] = w;
+			for (k = next[w]; k < cnt; k++) {
+				int s = succ[k];
+
+				if (s < 0 || s >= n)
+					continue;
+				if (!pre[s])
+					break;
+				if (onstack[s] && pre[s] < low[w])
+					low[w] = pre[s];
+			}
+			if (k < cnt) {
+				next[w] = (uint8_t)(k + 1);
+				dfs[depth++] = succ[k];
+				continue;
+			}
+			depth--;
+			if (depth && low[w] < low[dfs[depth - 1]])
+				low[dfs[depth - 1]] = low[w];
+			if (low[w] != pre[w])
+				continue;
+			/* w roots a component: what is above it on the stack */
+			int self = stack[sp - 1] != w;
+
+			for (k = 0; k < cnt; k++)
+				self |= succ[k] == w;
+			for (int t = -1; t != w;) {
+				t = stack[--sp];
+				onstack[t] = 0;
+				env->aux[t].scc = self ? id : 0;
+			}
+			if (self)
+				id++;
+		}
+	}
+	free(pre), free(low), free(stack), free(dfs), free(next), free(onstack);
+	return 0;
+}

@@ -557,6 +557,9 @@ static int run_passes(struct brt_env *env)
 	if (err)
 		return err;
 	brt_compute_liveness(env);
+	err = brt_compute_scc(env);
+	if (err)
+		return err;
 	if (LOG_L2(env))
 		print_live_regs(env);
 	for (int i = 0; i < env->subprog_cnt; i++)

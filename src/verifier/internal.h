@@ -233,6 +233,8 @@ struct brt_insn_aux {
 	int16_t map_idx;        /* lddw: which map, -1 none */
 	uint16_t live_in;       /* registers live before this insn (bit r) */
 	uint16_t prec_in;       /* scalar registers whose value may matter, before this insn */
+	uint32_t scc;           /* strongly connected component of the subprogram's control
+				 * flow (a loop; a callback-calling call loops on itself), 0 none */
 	uint32_t map_off;       /* lddw of BPF_PSEUDO_MAP_VALUE: offset into the value;
 				 * of BPF_PSEUDO_BTF_ID giving PTR_TO_MEM: its size */
 	uint32_t ksym_type;     /* lddw of BPF_PSEUDO_BTF_ID: the register type it gives */
@@ -271,6 +273,19 @@ struct brt_stored {
 	uint32_t hits;
 	uint32_t miss;
 	uint64_t hash; /* state_hash() of st, for the exact (loop) comparison */
+};
+
+/* a loop's identity in a walk: the calls leading to the subprogram holding it, and the
+ * loop (the kernel's bpf_scc_callchain) */
+struct brt_scc_chain {
+	int callsites[BRT_MAX_FRAMES];
+	uint32_t scc;
+};
+
+struct brt_scc_visit {
+	struct brt_scc_chain chain;
+	const struct brt_vstate *entry; /* the first state stored inside, while explored */
+	uint32_t backedges;
 };
 
 struct brt_pending {
@@ -313,6 +328,11 @@ struct brt_env {
 	 * loop check) and complete ones (pruning), as the kernel's explored_states */
 	struct brt_stored **explored;
 	struct brt_stored *evicted;   /* dropped while still being explored (its free_list) */
+	/* loops being explored, by call chain (the kernel's bpf_scc_visit): the stored state
+	 * that entered the loop and how many states were pruned inside it by one whose
+	 * exploration, and so its precision marks, is not complete (backedges) */
+	struct brt_scc_visit *visits;
+	int nvisits, capvisits;
 	uint32_t insn_processed;
 	uint64_t start_ns;        /* CLOCK_MONOTONIC at brt_verify(): "verification time" */
 	uint32_t max_ctx_offset;  /* highest ctx byte read or written + 1 (attach checks) */
@@ -369,6 +389,8 @@ int brt_check_subprogs(struct brt_env *env); /* subprograms, jump ranges, last i
 int brt_check_abnormal_return(struct brt_env *env); /* LD_ABS, tail calls in subprograms */
 int brt_check_cfg(struct brt_env *env);      /* reachability, back-edges, prune points */
 void brt_compute_liveness(struct brt_env *env);
+/* aux[].scc: Tarjan over each subprogram's control flow, as the kernel's compute_scc() */
+int brt_compute_scc(struct brt_env *env);
 /* stack slots live before each insn from the reads the walk recorded (aux stack_live) */
 void brt_compute_stack_live(struct brt_env *env);
 int brt_is_kernel_opcode(uint8_t code);

@@ -69,14 +69,18 @@ static int regs_exact(const struct brt_reg *o, const struct brt_reg *c, struct i
 	       check_ids(o->ref_obj_id, c->ref_obj_id, m);
 }
 
+enum { EQ_NOT_EXACT, EQ_EXACT, EQ_WITHIN };
+
 static int regsafe(const struct brt_reg *o, const struct brt_reg *c, struct idmap *m, int exact,
 		   int relevant)
 {
+	/* exact: EQ_NOT_EXACT, EQ_EXACT or EQ_WITHIN (ranges, but an old uninitialised
+	 * register or slot type must be so in the current state too), as the kernel's */
 	if (o->type == NOT_INIT)
-		return !exact || c->type == NOT_INIT;
+		return exact == EQ_NOT_EXACT || c->type == NOT_INIT;
 	if (c->type == NOT_INIT)
 		return 0;
-	if (exact)
+	if (exact == EQ_EXACT)
 		return regs_exact(o, c, m);
 	if (o->type != c->type)
 		return 0;
@@ -234,17 +238,86 @@ static int resume_insn(const struct brt_vstate *st, int i, int insn_idx)
 	return callee->in_callback_fn ? callee->callsite : callee->callsite + 1;
 }
 
+/* The loop a state is in and the calls that lead there: the first frame whose resume
+ * point lies in a component (the kernel's compute_scc_callchain).  0: in none. */
+static int scc_chain(const struct brt_env *env, const struct brt_vstate *st, int insn_idx,
+		     struct brt_scc_chain *ch)
+{
+	memset(ch, 0, sizeof(*ch));
+	for (int i = 0; i <= st->curframe && i < BRT_MAX_FRAMES; i++) {
+		int at = resume_insn(st, i, insn_idx);
+
+		if (at >= 0 && at < env->len && env->aux[at].scc) {
+			ch->scc = env->aux[at].scc;
+			return 1;
+		}
+		if (i == st->curframe)
+			return 0;
+		ch->callsites[i] = at;
+	}
+	return 0;
+}
+
+static struct brt_scc_visit *scc_visit(struct brt_env *env, const struct brt_vstate *st,
+				       int insn_idx, int create)
+{
+	struct brt_scc_chain ch;
+
+	if (!scc_chain(env, st, insn_idx, &ch))
+		return NULL;
+	for (int i = 0; i < env->nvisits; i++)
+		if (!memcmp(&env->visits[i].chain, &ch, sizeof(ch)))
+			return &env->visits[i];
+	if (!create)
+		return NULL;
+	if (env->nvisits == env->capvisits) {
+		int cap = env->capvisits ? env->capvisits * 2 : 8;
+		struct brt_scc_visit *v = realloc(env->visits, (size_t)cap * sizeof(*v));
+
+		if (!v)
+			return NULL;
+		env->visits = v;
+		env->capvisits = cap;
+	}
+	memset(&env->visits[env->nvisits], 0, sizeof(env->visits[0]));
+	env->visits[env->nvisits].chain = ch;
+	return &env->visits[env->nvisits++];
+}
+
+/* Inside a loop some path of which was pruned by a state still being explored, the
+ * precision marks of the loop's states are not final until the loop's first state is
+ * complete: such a state prunes only by ranges, every scalar counting, and no stack slot
+ * is dropped as dead (the kernel's incomplete_read_marks(): RANGE_WITHIN, no
+ * clean_live_states). */
+static int incomplete_marks(struct brt_env *env, const struct brt_vstate *st)
+{
+	const struct brt_scc_visit *v = scc_visit(env, st, st->insn_idx, 0);
+
+	return v && v->backedges;
+}
+
+/* cur was pruned by old, whose marks may not be final: old's loop has a backedge */
+static void add_backedge(struct brt_env *env, const struct brt_vstate *old)
+{
+	struct brt_scc_visit *v = scc_visit(env, old, old->insn_idx, 1);
+
+	if (v)
+		v->backedges++;
+}
+
 /* How states are compared: RANGE (old contains cur; the old state's exploration is
  * complete), EXACT (infinite loops), ACTIVE (old contains cur, but old is still being
  * explored, so every branch condition counts: callback iterations). */
-enum { CMP_RANGE, CMP_EXACT, CMP_ACTIVE };
+enum { CMP_RANGE, CMP_EXACT, CMP_ACTIVE, CMP_WITHIN };
 
 static int states_equal(struct brt_env *env, const struct brt_vstate *o,
 			const struct brt_vstate *c, int insn_idx, int mode)
 {
 	/* ids standing in for 0 start past every real one (the kernel's tmp_id_gen) */
 	struct idmap m = { .n = 0, .tmp = env->id_gen };
-	int exact = mode == CMP_EXACT;
+	int exact = mode == CMP_EXACT				    ? EQ_EXACT
+		    : mode == CMP_ACTIVE || mode == CMP_WITHIN ? EQ_WITHIN
+							       : EQ_NOT_EXACT;
 
 	/* a state only speculative execution reaches never prunes a real one */
 	if (o->curframe != c->curframe || o->nrefs != c->nrefs || (o->speculative && !c->speculative))
@@ -278,7 +351,9 @@ static int states_equal(struct brt_env *env, const struct brt_vstate *o,
 			slive = env->aux[insn_idx].stack_live;
 		}
 		if (!frames_equal(env, o->frame[i], c->frame[i], live, rel, &m, exact,
-				  mode == CMP_ACTIVE || !env->bpf_capable ? REL_ALL : REL_PRECISE,
+				  mode == CMP_ACTIVE || mode == CMP_WITHIN || !env->bpf_capable
+					  ? REL_ALL
+					  : REL_PRECISE,
 				  slive))
 			return 0;
 	}
@@ -404,9 +479,17 @@ static uint64_t state_hash(struct brt_env *env, const struct brt_vstate *st, int
 void brt_state_done(struct brt_env *env, struct brt_vstate *st)
 {
 	struct brt_stored *sl = st->node;
+	struct brt_scc_visit *v;
 
 	if (!sl || !sl->active)
 		return;
+	/* the state that entered a loop is complete: so is every path through the loop, and
+	 * the loop's states' marks are final (the kernel's maybe_exit_scc) */
+	v = scc_visit(env, st, st->insn_idx, 0);
+	if (v && v->entry == st) {
+		v->entry = NULL;
+		v->backedges = 0;
+	}
 	sl->active = 0;
 	if (!sl->evicted)
 		return;
@@ -432,6 +515,9 @@ static void free_list(struct brt_stored *sl)
 
 void brt_free_stored(struct brt_env *env)
 {
+	free(env->visits);
+	env->visits = NULL;
+	env->nvisits = env->capvisits = 0;
 	for (int i = 0; env->explored && i < env->len; i++)
 		free_list(env->explored[i]);
 	free_list(env->evicted);
@@ -549,6 +635,7 @@ int brt_is_state_visited(struct brt_env *env, int insn_idx)
 				int err;
 
 				sl->hits++;
+				add_backedge(env, sl->st);
 				err = propagate_precision(env, sl->st, 1, insn_idx);
 				return err ? err : 1;
 			}
@@ -574,10 +661,14 @@ int brt_is_state_visited(struct brt_env *env, int insn_idx)
 			if (!force && env->jmps_processed - env->prev_jmps_processed < 20 &&
 			    env->insn_processed - env->prev_insn_processed < 100)
 				add = 0;
-		} else if (compared++ < 64 && states_equal(env, sl->st, cur, insn_idx, CMP_RANGE)) {
+		} else if (compared++ < 64 &&
+			   states_equal(env, sl->st, cur, insn_idx,
+					incomplete_marks(env, sl->st) ? CMP_WITHIN : CMP_RANGE)) {
 			int err;
 
 			sl->hits++;
+			if (incomplete_marks(env, sl->st))
+				add_backedge(env, sl->st);
 			/* the rest of this path is the old state's subtree: what it needed
 			 * precise, this path needs */
 			err = propagate_precision(env, sl->st, 0, insn_idx);
@@ -632,5 +723,11 @@ int brt_is_state_visited(struct brt_env *env, int insn_idx)
 	brt_hist_reset(cur);
 	sl->next = env->explored[insn_idx];
 	env->explored[insn_idx] = sl;
+	/* the first state stored inside a loop enters it: the loop's exploration ends with
+	 * this state's (the kernel's maybe_enter_scc) */
+	struct brt_scc_visit *v = scc_visit(env, sl->st, insn_idx, 1);
+
+	if (v && !v->entry)
+		v->entry = sl->st;
 	return 0;
 }
