@@ -623,6 +623,36 @@ static void scalar_alu(struct brt_env *env, const struct bpf_insn *insn, struct 
 }
 
 /* ---- ALU instructions ------------------------------------------------------------------- */
+/* dst &= K or dst |= K where dst is 0 or -1 (a sign mask, r >>= 63 / w >>= 31 arithmetic):
+ * the two values go separate ways, the result being K or 0 (or -1 and K): this path goes
+ * on with -1, the other (pushed at this insn, the op done again) with 0 (6.18.44's
+ * maybe_fork_scalars, with its BPF_OR fix: the branch reruns the op) */
+static int fork_sign_mask(struct brt_env *env, const struct bpf_insn *insn, struct brt_reg *dst)
+{
+	struct brt_vstate *branch;
+	struct brt_reg *breg;
+	int alu32, err;
+
+	if (dst->smin == -1 && dst->smax == 0)
+		alu32 = 0;
+	else if (dst->s32_min == -1 && dst->s32_max == 0)
+		alu32 = 1;
+	else
+		return 0;
+	err = brt_push_stack(env, env->insn_idx, env->insn_idx, &branch);
+	if (err)
+		return err;
+	breg = &branch->frame[branch->curframe]->regs[insn->dst_reg];
+	if (alu32) {
+		known32(breg, 0);
+		known32(dst, UINT32_MAX);
+	} else {
+		brt_mark_reg_known(breg, 0);
+		brt_mark_reg_known(dst, UINT64_MAX);
+	}
+	return 0;
+}
+
 static int adjust_reg_min_max(struct brt_env *env, const struct bpf_insn *insn)
 {
 	struct brt_reg *regs = brt_cur_regs(env), *dst = &regs[insn->dst_reg], *src, off_reg;
@@ -660,6 +690,12 @@ static int adjust_reg_min_max(struct brt_env *env, const struct bpf_insn *insn)
 	}
 	if (brt_sanitize_val_alu(env, insn))
 		return -EACCES;
+	if ((op == BPF_AND || op == BPF_OR) && brt_tnum_is_const(src->var_off)) {
+		int err = fork_sign_mask(env, insn, dst);
+
+		if (err)
+			return err;
+	}
 	uint32_t id = dst->id;
 	uint64_t dst_umax = dst->umax;
 	int alu32 = BPF_CLASS(insn->code) != BPF_ALU64;

@@ -59,6 +59,10 @@ int brt_hist_note(struct brt_env *env, int prev_idx)
 	env->cur_hent = -1;
 	if (prev_idx == env->insn_idx - 1)
 		return 0;
+	/* a fork that runs its insn again (fork_sign_mask): the kernel records history only
+	 * at jump points, so its walk passes the insn once */
+	if (prev_idx == env->insn_idx && !env->aux[prev_idx].jmp_point)
+		return 0;
 	return hist_push(env, prev_idx) ? 0 : -ENOMEM;
 }
 

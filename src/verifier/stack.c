@@ -132,10 +132,18 @@ static int stack_write_fixed(struct brt_env *env, struct brt_frame *f, int off, 
 		uint8_t type = STACK_MISC;
 
 		brt_mark_reg_not_init(&s->spilled);
-		if (brt_is_spilled(s) || s->type[0] == STACK_SPILL)
+		/* a data write into a slot holding a spill (its lowest byte a spill byte)
+		 * turns every written-to byte of the slot into data, zeroes included (the
+		 * kernel's scrub_spilled_slot over is_stack_slot_special) */
+		if (brt_is_spilled(s)) {
+			for (int i = 0; i < 8; i++)
+				if (s->type[i] != STACK_INVALID)
+					s->type[i] = STACK_MISC;
+		} else if (s->type[0] == STACK_SPILL) {
 			for (int i = 0; i < 8; i++)
 				if (s->type[i] == STACK_SPILL)
 					s->type[i] = STACK_MISC;
+		}
 		if ((reg && brt_reg_is_null(reg)) || (!reg && is_st && insn->imm == 0)) {
 			/* the slot now says "zero": the register's value was relied on */
 			int err = reg ? brt_mark_precise(env, value_regno) : 0;

@@ -65,6 +65,13 @@ static const struct vcase cases[] = {
 	{ "alu/lsh32_then_idx", PROG(LDX(BPF_B, 3, 1, 0), ALU32_IMM(BPF_LSH, 3, 1), MOV64_REG(2, 10),
 				     ALU64_IMM(BPF_ADD, 2, -512), ALU64_REG(BPF_ADD, 2, 3),
 				     ST(BPF_B, 2, 0, 0), MOV64_IMM(0, 0), EXIT()) },
+	/* a sign mask (0 or -1) and-ed or or-ed with a constant: the kernel walks the two
+	 * values apart (maybe_fork_scalars, the branch runs the insn again), so the insns
+	 * after it run twice; 64-bit and 32-bit masks */
+	{ "alu/fork_sign_mask_and", PROG(CALL(7), ALU64_IMM(BPF_ARSH, 0, 63),
+					 ALU64_IMM(BPF_AND, 0, 5), MOV64_REG(1, 0), EXIT()) },
+	{ "alu/fork_sign_mask_or32", PROG(CALL(7), ALU32_IMM(BPF_ARSH, 0, 31),
+					  ALU32_IMM(BPF_OR, 0, 5), MOV64_REG(1, 0), EXIT()) },
 	{ "alu/arsh_negative", PROG(MOV64_IMM(3, -64), ALU64_IMM(BPF_ARSH, 3, 2), MOV64_REG(2, 10),
 				    ALU64_REG(BPF_ADD, 2, 3), ST(BPF_DW, 2, 0, 0), MOV64_IMM(0, 0),
 				    EXIT()) },
