@@ -13,7 +13,8 @@
  * Environment: BENCH_TARGET_MS (timed part of one measurement, 50), BENCH_ROUNDS (blocks it
  * is cut into, engines interleaved block by block, the median block reported; 5),
  * BENCH_WORKLOADS (names to measure, default all), BENCH_RUNS (a fixed run count instead: for
- * instruction counts; one block).
+ * instruction counts; one block), BENCH_ZERO_SEED (the map workload's hash map with
+ * BPF_F_ZERO_SEED: the same buckets in every process, for instruction counts).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -376,6 +377,9 @@ static int hash_map(struct engine *e)
 	a.key_size = 4;
 	a.value_size = 8;
 	a.max_entries = HASH_ENTRIES;
+	/* a random seed gives every process other bucket chains: other instruction counts */
+	if (getenv("BENCH_ZERO_SEED"))
+		a.map_flags = BPF_F_ZERO_SEED;
 	e->map_fd = e->bpf(BPF_MAP_CREATE, &a, sizeof(a));
 	for (uint32_t k = 0; e->map_fd >= 0 && k < HASH_ENTRIES; k++) {
 		uint64_t v = 0;
