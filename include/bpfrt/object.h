@@ -45,8 +45,10 @@ struct bpfrt_object_open_opts {
  * BPF_CORE_READ() and the bpf_core_*() builtins) are applied here too, with libbpf's rules,
  * against the target BTF (btf_custom_path or the running kernel's): an unresolved field
  * read is poisoned as libbpf does (a call to helper 0xbad2310, refused by the verifier
- * only if reached); a relocation that cannot be applied at all refuses the object (EINVAL,
- * or ESRCH when no target BTF is available), naming program, instruction and relocation.
+ * only if reached); a relocation that cannot be applied at all is named here (program,
+ * instruction, relocation) and refuses that program's load in bpfrt_object_load() (EINVAL,
+ * or ESRCH when no target BTF is available) unless it is set autoload off, as libbpf
+ * relocates only what it loads.
  * Nothing touches the bpf() layer until bpfrt_object_load().  opts may be NULL.
  * Returns the object, or NULL with errno set: EINVAL (malformed or unsupported input; the
  * message, naming section and offset, goes to the print callback), ENOTSUP (a construct

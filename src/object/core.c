@@ -4,10 +4,11 @@
  * or the file the open options name (raw BTF, or an ELF file's .BTF section as libbpf's
  * btf__parse() takes it), read for each object; candidates are searched once
  * per local type for all programs, and
- * every linked copy of a relocated instruction is patched.  An object whose relocations
+ * every linked copy of a relocated instruction is patched.  A program whose relocations
  * cannot be applied - no target BTF, a malformed record, an ambiguous or impossible
- * relocation - is refused at open with the program, instruction and relocation named:
- * loading it unrelocated would read the wrong fields.
+ * relocation - is named at open with its instruction and relocation and refused at load
+ * (loading it unrelocated would read the wrong fields); the object still opens, since
+ * libbpf fails only the programs it loads (autoload off: SEC("?..."), set_autoload()).
  */
 #include <elf.h>
 #include <errno.h>
@@ -266,6 +267,12 @@ int brt_object_core(struct bpfrt_object *obj, const char *btf_path)
 					  "invalid insn\n", p->name, c->rec->sec_rec, c->insn_idx);
 			st->applied[c->rec->kind]++;
 			st->poisoned += poisoned;
+		}
+		/* libbpf relocates (and fails) only the programs it loads: a failure
+		 * refuses this program's load, not the object's open */
+		if (ret && ret != -ENOMEM) {
+			obj->progs[i].core_err = ret;
+			ret = 0;
 		}
 	}
 	brt_core_fini(&core);

@@ -517,6 +517,14 @@ int bpfrt_object_load(struct bpfrt_object *obj)
 		errno = EBUSY;
 		return -EBUSY;
 	}
+	for (size_t i = 0; i < obj->elf->nprogs; i++)
+		if (obj->progs[i].autoload && obj->progs[i].core_err) {
+			brt_print(BPFRT_WARN, "libbpfrt: prog '%s': failed to relocate CO-RE at "
+				  "open (see above): not loaded unrelocated\n",
+				  obj->progs[i].p->name);
+			errno = -obj->progs[i].core_err;
+			return obj->progs[i].core_err;
+		}
 	free(obj->log);
 	obj->log = NULL;
 	load_btf(obj);

@@ -15,6 +15,10 @@ struct bpfrt_program {
 	int fd;                   /* after load, else -1 */
 	int autoload;             /* loaded by bpfrt_object_load() */
 	uint32_t prog_flags;      /* BPF_PROG_LOAD prog_flags (bpfrt_program_set_flags()) */
+	/* a CO-RE relocation of this program failed at open (-errno, 0: none): loading it
+	 * is refused, as libbpf refuses it at load; the object still opens, since libbpf
+	 * relocates only the programs it loads (autoload off: SEC("?..."), set_autoload) */
+	int core_err;
 };
 
 struct bpfrt_map {
