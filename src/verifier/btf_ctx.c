@@ -61,6 +61,20 @@ int brt_check_attach_btf(struct brt_env *env)
 	const struct btf_type *t;
 	const char *tname;
 
+	/* check_struct_ops_btf_id(): a struct_ops program implements one member of a struct
+	 * of operations the kernel registered (tcp_congestion_ops, sched_ext_ops, ...), named
+	 * by attach_btf_id.  bpfrt has no such struct to call its programs from, so each is
+	 * "not a supported struct"; loaded without one (libbpf does when no struct_ops map
+	 * refers to the program) the kernel answers ENOTSUPP without a message. */
+	if (o->prog_type == BPF_PROG_TYPE_STRUCT_OPS) {
+		if (!o->gpl) {
+			brt_verr(env, "struct ops programs must have a GPL compatible license\n");
+			return -EINVAL;
+		}
+		if (id)
+			brt_verr(env, "attach_btf_id %u is not a supported struct\n", id);
+		return -524; /* the kernel's internal ENOTSUPP */
+	}
 	if (o->prog_type != BPF_PROG_TYPE_TRACING && o->prog_type != BPF_PROG_TYPE_LSM &&
 	    o->prog_type != BPF_PROG_TYPE_EXT)
 		return 0;

@@ -688,6 +688,12 @@ int brt_verify(const struct bpf_insn *insns, size_t n, const struct brt_verify_o
 	     opts->expected_attach_type == BPF_TRACE_FEXIT ||
 	     opts->expected_attach_type == BPF_MODIFY_RETURN))
 		return -EPERM;
+	/* LSM programs run from a trampoline on an LSM hook, freplace (ext) programs from
+	 * one on a program's function: the same, and the corpus host refuses every one of
+	 * them with EPERM and no log, whatever its attach type, target or licence
+	 * (tests/trace/test_btf_oracle.c) */
+	if (opts->prog_type == BPF_PROG_TYPE_LSM || opts->prog_type == BPF_PROG_TYPE_EXT)
+		return -EPERM;
 	env = calloc(1, sizeof(*env));
 	if (!env)
 		return -ENOMEM;

@@ -272,13 +272,18 @@ static int arg_tags(struct brt_env *env, const struct brt_btf *btf, const struct
 
 /* The kernel's bpf_find_exception_callback_insn_off(): a main program naming an exception
  * callback ("exception_callback:" decl tag, libbpf's __exception_cb) makes the callback a
- * subprogram of its own, verified with bpf_throw's rules.  bpfrt has neither bpf_throw nor
- * those rules, so such a program is refused rather than verified without them. */
+ * subprogram of its own, verified with bpf_throw's rules.  The tag's own checks are the
+ * kernel's (one tag, a global function of the program's func_info past the main one);
+ * bpfrt has neither bpf_throw nor those rules, so a program that passes them is refused
+ * rather than verified without them. */
 int brt_check_exception_cb(struct brt_env *env)
 {
 	const struct brt_verify_opts *o = env->opts;
 	const struct brt_btf *btf = o->prog_btf;
-	const struct btf_type *main_fn;
+	const struct btf_type *main_fn, *fn;
+	const char *name = NULL;
+	uint32_t fn_id, i;
+	int ret;
 
 	if (!btf || !o->func_btf_ids || !o->nfuncs)
 		return 0;
@@ -290,11 +295,38 @@ int brt_check_exception_cb(struct brt_env *env)
 		    ((const struct btf_decl_tag *)(t + 1))->component_idx != -1 ||
 		    strncmp(name_of(btf, t), "exception_callback:", 19))
 			continue;
-		brt_verr(env, "exception callback '%s': exception callbacks (bpf_throw) are not "
-			      "supported\n", name_of(btf, t) + 19);
+		if (name) { /* btf_find_decl_tag_value(): one tag per type */
+			brt_verr(env, "multiple exception callback tags for main subprog\n");
+			return -EEXIST;
+		}
+		name = name_of(btf, t) + 19;
+	}
+	if (!name)
+		return 0;
+	ret = brt_btf_find(btf, name, BTF_KIND_FUNC);
+	if (ret <= 0) {
+		brt_verr(env, "exception callback '%s' could not be found in BTF\n", name);
+		return -ENOENT;
+	}
+	fn_id = (uint32_t)ret;
+	fn = type_of(btf, fn_id);
+	if (BTF_INFO_VLEN(fn->info) != BTF_FUNC_GLOBAL) {
+		brt_verr(env, "exception callback '%s' must have global linkage\n", name);
 		return -EINVAL;
 	}
-	return 0;
+	for (i = 0; i < o->nfuncs && o->func_btf_ids[i] != fn_id; i++)
+		;
+	if (i == 0) {
+		brt_verr(env, "invalid exception callback insn_off in func_info: 0\n");
+		return -EINVAL;
+	}
+	if (i == o->nfuncs) {
+		brt_verr(env, "exception callback type id not found in func_info\n");
+		return -EINVAL;
+	}
+	brt_verr(env, "exception callback '%s': exception callbacks (bpf_throw) are not "
+		      "supported\n", name);
+	return -EINVAL;
 }
 
 static int is_dynptr_ptr(const struct brt_btf *btf, const struct btf_type *ptr)

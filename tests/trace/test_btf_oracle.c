@@ -1,4 +1,4 @@
-/* test_btf_oracle.c - programs typed by the kernel's BTF (tp_btf, iter, fentry) against
+/* test_btf_oracle.c - programs typed by the kernel's BTF (tp_btf, iter, fentry, lsm, struct_ops) against
  * the kernel: the same instructions with the same attach_btf_id (found in
  * /sys/kernel/btf/vmlinux as the loader finds it) load or fail alike through bpf(2) and
  * bpfrt_bpf(), with the same errno and the kernel's error line: the context as u64
@@ -19,6 +19,8 @@ struct bcase {
 	const char *msg;    /* a line both logs must contain (NULL: none checked) */
 	uint32_t btf_id;    /* used instead of target's id when set */
 	uint32_t flags;     /* prog_flags (BPF_F_SLEEPABLE) */
+	uint32_t type;      /* BPF_PROG_TYPE_*; 0: tracing (lsm and struct_ops: the target
+			     * is a function's name, its FUNC id is attach_btf_id) */
 };
 
 static const struct brt_btf *vmlinux;
@@ -89,7 +91,7 @@ static int load(int kernel, const struct bcase *c, char *log, size_t loglen)
 	}
 	free(text);
 	memset(&a, 0, sizeof(a));
-	a.prog_type = BPF_PROG_TYPE_TRACING;
+	a.prog_type = c->type ? c->type : BPF_PROG_TYPE_TRACING;
 	a.expected_attach_type = c->attach;
 	a.insns = (uint64_t)(uintptr_t)insns;
 	a.insn_cnt = (uint32_t)n;
@@ -100,7 +102,11 @@ static int load(int kernel, const struct bcase *c, char *log, size_t loglen)
 	log[0] = 0;
 	a.attach_btf_id = c->btf_id;
 	a.prog_flags = c->flags;
-	if (!a.attach_btf_id && c->target) {
+	if (!a.attach_btf_id && c->target && c->type) {
+		int id = brt_btf_find(vmlinux, c->target, BTF_KIND_FUNC);
+
+		a.attach_btf_id = id > 0 ? (uint32_t)id : 0;
+	} else if (!a.attach_btf_id && c->target) {
 		int id = brt_btf_attach_id(vmlinux, BPF_PROG_TYPE_TRACING, c->attach, c->target);
 
 		a.attach_btf_id = id > 0 ? (uint32_t)id : 0;
@@ -352,6 +358,28 @@ static const struct bcase cases[] = {
 	  "R1 type=ctx expected=sock_common, sock, tcp_sock, xdp_sock, ptr_, trusted_ptr_", 0 },
 	{ "socket cookie of a number", RAW, SW, "GPL",
 	  "ldxdw %r1, [%r1+0]\ncall 46\nmov %r0, 0\nexit\n", "R1 type=scalar expected=", 0 },
+	/* LSM programs run from a trampoline too (bpfrt: EPERM, as the corpus host) */
+	{ "lsm file_permission", BPF_LSM_MAC, "bpf_lsm_file_permission", "GPL",
+	  "mov %r0, 0\nexit\n", NULL, 0, 0, BPF_PROG_TYPE_LSM },
+	{ "lsm attach type 0", 0, "bpf_lsm_file_permission", "GPL", "mov %r0, 0\nexit\n", NULL,
+	  0, 0, BPF_PROG_TYPE_LSM },
+	/* freplace programs replace a program's function through a trampoline as well */
+	{ "ext without a target", 0, NULL, "GPL", "mov %r0, 0\nexit\n", NULL, 0, 0,
+	  BPF_PROG_TYPE_EXT },
+	{ "ext on a kernel function", 0, "vfs_read", "GPL", "mov %r0, 0\nexit\n", NULL, 0, 0,
+	  BPF_PROG_TYPE_EXT },
+	/* struct_ops (the kernel's check_struct_ops_btf_id()): without attach_btf_id (libbpf
+	 * loads a program no struct_ops map names so) ENOTSUPP and no message; a non-GPL
+	 * licence first; a function is no struct of operations */
+	{ "struct_ops without attach_btf_id", 0, NULL, "GPL", "mov %r0, 0\nexit\n", NULL, 0, 0,
+	  BPF_PROG_TYPE_STRUCT_OPS },
+	{ "struct_ops without attach_btf_id, uninit r2", 0, NULL, "GPL",
+	  "mov %r0, %r2\nexit\n", NULL, 0, 0, BPF_PROG_TYPE_STRUCT_OPS },
+	{ "struct_ops non-GPL", 0, NULL, "MIT", "mov %r0, 0\nexit\n",
+	  "struct ops programs must have a GPL compatible license", 0, 0,
+	  BPF_PROG_TYPE_STRUCT_OPS },
+	{ "struct_ops on a function", 0, "vfs_read", "GPL", "mov %r0, 0\nexit\n",
+	  "is not a supported struct", 0, 0, BPF_PROG_TYPE_STRUCT_OPS },
 };
 
 int main(void)
@@ -377,7 +405,9 @@ int main(void)
 		if (getenv("BTF_ORACLE_SHOW"))
 			printf("%s: bpfrt %d kernel %d\n", c.name, a < 0 ? a : 0, b < 0 ? b : 0);
 		if ((c.attach == BPF_TRACE_FENTRY || c.attach == BPF_TRACE_FEXIT ||
-		     c.attach == BPF_MODIFY_RETURN) && b != -EPERM) {
+		     c.attach == BPF_MODIFY_RETURN || c.type == BPF_PROG_TYPE_LSM ||
+		     c.type == BPF_PROG_TYPE_EXT) &&
+		    b != -EPERM) {
 			/* a kernel whose policy lets it build trampolines checks these;
 			 * bpfrt, which has none to build, refuses them all (EPERM) */
 			T_EQ_INT(-EPERM, a);

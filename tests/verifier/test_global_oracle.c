@@ -7,8 +7,9 @@
  * do not match), global functions verified on their own with possibly-NULL memory
  * arguments, their return value an unknown scalar to the caller, prototypes the kernel
  * refuses (void or pointer return, six arguments, sizeless pointees, structs by value),
- * decl tags, global functions reached only through other global functions or from dead
- * code, packet pointers cleared after a global function that changes packet data.
+ * decl tags, exception callback tags, global functions reached only through other global
+ * functions or from dead code, packet pointers cleared after a global function that
+ * changes packet data.
  * Processed-instruction counts of accepted cases are compared too (a figure, printed).
  * Root only (the kernel side); otherwise skipped.
  */
@@ -58,6 +59,7 @@ struct fn {
 	uint32_t args[6];
 	const char *tag;  /* "arg:..." decl tag on argument tag_arg, or NULL */
 	int tag_arg;
+	int tag_twice;    /* the same tag twice */
 	const struct bpf_insn *body;
 	size_t len;
 };
@@ -165,7 +167,7 @@ static int load_btf(sys_fn sys, const struct gcase *c, uint32_t *func_ids)
 		id += 2;
 	}
 	for (int i = 0; i < n; i++)
-		if (c->f[i].tag) {
+		for (int k = 0; c->f[i].tag && k < 1 + c->f[i].tag_twice; k++) {
 			ty(&b, c->f[i].tag, BTF_KIND_DECL_TAG, 0, func_ids[i]);
 			b.w[b.nw++] = (uint32_t)c->f[i].tag_arg;
 			id++;
@@ -318,7 +320,18 @@ out:
 #define PKT8 LDX(BPF_W, 2, 1, 76), LDX(BPF_W, 3, 1, 80), MOV64_REG(4, 2), \
 	ALU64_IMM(BPF_ADD, 4, 8), JREG(BPF_JLE, 4, 3, 2), MOV64_IMM(0, 0), EXIT()
 
+/* main tagged "exception_callback:NAME" (libbpf's __exception_cb(NAME)), the kernel's
+ * bpf_find_exception_callback_insn_off() */
+#define M_EXC(tag, twice) { "main", 1, T_INT, 1, { T_SKB_P }, tag, -1, twice, \
+			    BODY(MOV64_IMM(1, 5), CALLF(1), RET0) }
 static const struct gcase cases[] = {
+	/* exception callbacks: the tag's checks (bpfrt refuses a callback that passes them:
+	 * it has no bpf_throw) */
+	{ "exception_cb_two_tags", 0, 0, { M_EXC("exception_callback:f1", 1), F_SCALAR(1) } },
+	{ "exception_cb_not_in_btf", 0, 0, { M_EXC("exception_callback:nosuch", 0),
+					     F_SCALAR(1) } },
+	{ "exception_cb_static", 0, 0, { M_EXC("exception_callback:f1", 0), F_SCALAR(0) } },
+	{ "exception_cb_main", 0, 0, { M_EXC("exception_callback:main", 0), F_SCALAR(1) } },
 	/* scalar arguments */
 	{ "scalar_ok", 0, 0, { M_CALL_R1(MOV64_IMM(1, 5)), F_SCALAR(1) } },
 	{ "scalar_static_ok", 0, 0, { M_CALL_R1(MOV64_IMM(1, 5)), F_SCALAR(0) } },
