@@ -410,10 +410,14 @@ static int prepare_args(struct brt_env *env, int sub)
 			sp->arg_kind[i] = BRT_GARG_CTX;
 			continue;
 		}
-		if (is_dynptr_ptr(btf, t))
-			return tags ? (brt_verr(env, "arg#%u has invalid combination of tags\n", i),
-				       -EINVAL)
-				    : unsupported(env, (int)i, "bpf_dynptr");
+		if (is_dynptr_ptr(btf, t)) {
+			if (tags) {
+				brt_verr(env, "arg#%u has invalid combination of tags\n", i);
+				return -EINVAL;
+			}
+			sp->arg_kind[i] = BRT_GARG_DYNPTR;
+			continue;
+		}
 		if (tags & TAG_TRUSTED) {
 			if (tags & TAG_NONNULL) {
 				brt_verr(env, "arg#%u has invalid combination of tags\n", i);
@@ -582,6 +586,18 @@ static int check_args(struct brt_env *env, int sub, int global)
 				return -EINVAL;
 			}
 			break;
+		case BRT_GARG_DYNPTR:
+			if (!global) /* walked with the caller's registers, as the kernel */
+				return -EINVAL;
+			err = brt_check_arg_reg_off(env, reg, regno);
+			if (err)
+				return err;
+			if (reg->type != PTR_TO_STACK) {
+				brt_verr(env, "arg#%d expected pointer to stack or const struct "
+					      "bpf_dynptr\n", i);
+				return -EINVAL;
+			}
+			return unsupported(env, i, "bpf_dynptr");
 		default: /* BRT_GARG_MEM */
 			err = brt_check_arg_reg_off(env, reg, regno);
 			if (err)
@@ -724,6 +740,8 @@ int brt_global_entry(struct brt_env *env, int sub, struct brt_frame *f)
 		case BRT_GARG_SCALAR:
 			brt_mark_reg_unknown(env, reg);
 			break;
+		case BRT_GARG_DYNPTR:
+			return unsupported(env, i, "bpf_dynptr");
 		default:
 			brt_mark_reg_known_zero(reg);
 			reg->type = PTR_TO_MEM;

@@ -198,6 +198,8 @@ enum brt_garg {
 	BRT_GARG_SCALAR,   /* int or enum: any scalar */
 	BRT_GARG_CTX,      /* pointer to the program type's context */
 	BRT_GARG_MEM,      /* pointer to arg_size bytes, possibly NULL (MEM_NULLABLE) */
+	BRT_GARG_DYNPTR,   /* const struct bpf_dynptr *: checked at the call as the kernel's
+			    * process_dynptr_func() starts, then refused (not modelled) */
 };
 #define BRT_GARG_NONNULL 0x10u /* BRT_GARG_MEM tagged __arg_nonnull */
 

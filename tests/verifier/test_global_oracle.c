@@ -47,6 +47,9 @@ enum {
 	T_INT_PP,     /* int ** */
 	T_CONST_INT,  /* const int */
 	T_CONST_INT_P,
+	T_DYNPTR,     /* struct bpf_dynptr (16 bytes) */
+	T_CONST_DYNPTR,
+	T_CONST_DYNPTR_P,
 	T_BASE_END,
 };
 #define T_VOID 0
@@ -129,6 +132,9 @@ static void base_types(struct blob *b)
 	ty(b, NULL, BTF_KIND_PTR, 0, T_INT_P);
 	ty(b, NULL, BTF_KIND_CONST, 0, T_INT);
 	ty(b, NULL, BTF_KIND_PTR, 0, T_CONST_INT);
+	ty(b, "bpf_dynptr", BTF_KIND_STRUCT, 0, 16);
+	ty(b, NULL, BTF_KIND_CONST, 0, T_DYNPTR);
+	ty(b, NULL, BTF_KIND_PTR, 0, T_CONST_DYNPTR);
 }
 
 static int nfuncs(const struct gcase *c)
@@ -332,6 +338,12 @@ static const struct gcase cases[] = {
 					     F_SCALAR(1) } },
 	{ "exception_cb_static", 0, 0, { M_EXC("exception_callback:f1", 0), F_SCALAR(0) } },
 	{ "exception_cb_main", 0, 0, { M_EXC("exception_callback:main", 0), F_SCALAR(1) } },
+	/* a const struct bpf_dynptr * argument: the caller must pass a stack pointer (the
+	 * kernel's process_dynptr_func()); bpfrt models no dynptr beyond that check */
+	{ "dynptr_arg_gets_ctx", 0, 0, { M_CALL_R1(MOV64_IMM(0, 0)),
+					 F_RET0(1, T_CONST_DYNPTR_P) } },
+	{ "dynptr_arg_gets_scalar", 0, 0, { M_CALL_R1(MOV64_IMM(1, 7)),
+					    F_RET0(1, T_CONST_DYNPTR_P) } },
 	/* scalar arguments */
 	{ "scalar_ok", 0, 0, { M_CALL_R1(MOV64_IMM(1, 5)), F_SCALAR(1) } },
 	{ "scalar_static_ok", 0, 0, { M_CALL_R1(MOV64_IMM(1, 5)), F_SCALAR(0) } },
