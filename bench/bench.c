@@ -221,8 +221,10 @@ static size_t pkt_len(enum wl w)
 	return rotating(w) ? BENCH_SLOT : sizeof(flow1);
 }
 
-/* Run workload w n times on a userspace engine; returns the sum of the results. */
-static uint64_t batch(struct engine *e, enum wl w, uint64_t n)
+/* Run workload w n times on a userspace engine; returns the sum of the results.  Never
+ * inlined: callgrind counts inside it (bench/sections/45-jit-passes.sh), whichever way the
+ * engine's runs are made. */
+__attribute__((noinline)) static uint64_t batch(struct engine *e, enum wl w, uint64_t n)
 {
 	uint64_t sum = 0, r0 = 0;
 	size_t len = pkt_len(w);

@@ -4,9 +4,10 @@
 # but one (BPFRT_JIT_PASSES=-NAME), interleaved, REPS repetitions pinned to CPU $CPU; ns per
 # run as min and median.  Then, when valgrind is installed (JIT_PASSES_CALLGRIND=0 skips
 # it), x86 instructions per run of each configuration counted by callgrind (independent of
-# the machine's load): instructions inside bpfrt_vm_run (the map workload, run through
-# BPF_PROG_TEST_RUN: inside brt_vm_run_opts, each repetition's run) over 2000 runs minus
-# 1000 runs, divided by 1000.
+# the machine's load): instructions inside bench.c's batch() (its loop, and the runs:
+# bpfrt_vm_run, or the JIT code called directly through bpfrt_vm_native(); the map
+# workload, run through BPF_PROG_TEST_RUN: inside brt_vm_run_opts, each repetition's run)
+# over 2000 runs minus 1000 runs, divided by 1000.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 REPS=${REPS:-7}
@@ -87,13 +88,15 @@ for wl in order:
 EOF
 
 if [ "${JIT_PASSES_CALLGRIND:-1}" != 0 ] && command -v valgrind >/dev/null; then
-	ir() { # CONFIG WORKLOAD RUNS: instructions inside bpfrt_vm_run; the map workload
-		# runs through BPF_PROG_TEST_RUN: inside brt_vm_run_opts, the runs only.  (Counting
+	ir() { # CONFIG WORKLOAD RUNS: instructions inside batch() (since bench calls a
+		# context-free JIT program through bpfrt_vm_native(), bpfrt_vm_run counts none of
+		# its runs); the map workload runs through BPF_PROG_TEST_RUN: inside
+		# brt_vm_run_opts, the runs only.  (Counting
 		# all of bpfrt_bpf took in the program load and the map fill, which differ
 		# between processes - the map's random hash seed - by more than 1000 runs do:
 		# session 9's hash row came out -244.)  The first run's JIT compile is in both
 		# counts and cancels; BENCH_ZERO_SEED gives both processes the same buckets.
-		local cg="$T/cg.out" fn=bpfrt_vm_run
+		local cg="$T/cg.out" fn=batch
 		[ "$2" = hash ] && fn=brt_vm_run_opts
 		BPFRT_JIT_PASSES=$1 BENCH_RUNS=$3 BENCH_WORKLOADS=$2 valgrind --tool=callgrind \
 			--toggle-collect=$fn --callgrind-out-file="$cg" \
