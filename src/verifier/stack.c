@@ -103,7 +103,12 @@ static int stack_write_fixed(struct brt_env *env, struct brt_frame *f, int off, 
 		return -EACCES;
 	}
 	env->scratched_stack |= 1ULL << (spi & 63);
-	brt_hist_stack(env, f->frameno, spi);
+	/* the precision walk follows a value through the slot only where a register was
+	 * spilled (the kernel records the access in its history for spills, not for data
+	 * writes) */
+	if ((reg && !(off % 8) && reg->type == SCALAR_VALUE && env->bpf_capable) ||
+	    (!reg && !(off % 8) && is_st && env->bpf_capable) || (reg && brt_is_pointer(reg)))
+		brt_hist_stack(env, f->frameno, spi);
 	if (reg && !(off % 8) && reg->type == SCALAR_VALUE && env->bpf_capable) {
 		int fits = reg_width(reg) <= 8 * size;
 
@@ -229,8 +234,9 @@ static int stack_read_fixed(struct brt_env *env, struct brt_frame *f, int off, i
 	struct brt_reg *regs = brt_cur_regs(env);
 
 	env->scratched_stack |= 1ULL << (spi & 63);
-	brt_hist_stack(env, f->frameno, spi);
 	brt_stack_mark_read(env, f, off, off + size);
+	/* only a fill restores a register (the kernel's history records those reads, not
+	 * reads of data bytes): the walk goes on through the slot from there */
 	if (brt_is_spilled(s)) {
 		int spill_size = 1;
 
@@ -245,6 +251,7 @@ static int stack_read_fixed(struct brt_env *env, struct brt_frame *f, int off, i
 				return 0;
 			/* narrow fill of the low bytes of a spilled scalar */
 			if (size <= spill_size && !(off % 8)) {
+				brt_hist_stack(env, f->frameno, spi);
 				regs[dst] = s->spilled;
 				if (reg_width(&s->spilled) > size * 8)
 					regs[dst].id = 0;
@@ -271,11 +278,15 @@ static int stack_read_fixed(struct brt_env *env, struct brt_frame *f, int off, i
 				return -EACCES;
 			}
 			brt_mark_reg_unknown(env, &regs[dst]);
-			if ((spills == size && brt_tnum_equals_const(s->spilled.var_off, 0)) ||
-			    zeros == size)
+			if (spills == size && brt_tnum_equals_const(s->spilled.var_off, 0)) {
+				brt_hist_stack(env, f->frameno, spi);
 				brt_mark_reg_known(&regs[dst], 0);
+			} else if (zeros == size) {
+				brt_mark_reg_known(&regs[dst], 0);
+			}
 			return 0;
 		}
+		brt_hist_stack(env, f->frameno, spi);
 		if (dst >= 0) {
 			regs[dst] = s->spilled;
 		} else if (!env->allow_ptr_leaks && brt_is_pointer(&s->spilled)) {
