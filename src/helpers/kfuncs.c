@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "bpfrt.h"
@@ -453,13 +454,14 @@ struct kobj {
 	struct kobj *next;
 	long usage;
 	size_t size;
+	int32_t pid; /* a task's: the process whose memory is its user memory */
 	uint64_t body[];
 };
 
 static pthread_mutex_t kobj_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct kobj *kobjs;
 
-static uint64_t kobj_new(size_t size, struct bpfrt_run_ctx *rc)
+static uint64_t kobj_new(size_t size, int32_t pid, struct bpfrt_run_ctx *rc)
 {
 	struct kobj *o = calloc(1, sizeof(*o) + size);
 
@@ -472,6 +474,7 @@ static uint64_t kobj_new(size_t size, struct bpfrt_run_ctx *rc)
 	}
 	o->usage = 1;
 	o->size = size;
+	o->pid = pid;
 	pthread_mutex_lock(&kobj_lock);
 	o->next = kobjs;
 	kobjs = o;
@@ -520,7 +523,7 @@ static uint64_t task_find(int32_t pid, struct bpfrt_run_ctx *rc)
 	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
 	if (stat(path, &st))
 		return 0;
-	return kobj_new(TASK_STAND_IN, rc);
+	return kobj_new(TASK_STAND_IN, pid, rc);
 }
 
 uint64_t brt_kfunc_bpf_task_from_pid(uint64_t pid, uint64_t r2, uint64_t r3, uint64_t r4,
@@ -629,7 +632,7 @@ uint64_t brt_kfunc_bpf_cgroup_from_id(uint64_t id, uint64_t r2, uint64_t r3, uin
 		fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		found = fd >= 0 && cgroup_walk(fd, id, BRT_CGROUP_MAX_LEVELS);
 	}
-	return found ? kobj_new(CGROUP_STAND_IN, rc) : 0;
+	return found ? kobj_new(CGROUP_STAND_IN, 0, rc) : 0;
 }
 
 /* ---- cpumask operations (kernel/bpf/cpumask.c) ------------------------------------------ */
@@ -810,6 +813,174 @@ uint64_t brt_kfunc_bpf_sock_destroy(uint64_t sk, uint64_t r2, uint64_t r3, uint6
 	UNUSED(r5);
 	UNUSED(rc);
 	return (uint64_t)(uint32_t)-EOPNOTSUPP;
+}
+
+/* ---- user strings (kernel/bpf/helpers.c) ----------------------------------------------- */
+#define F_PAD_ZEROS 1 /* BPF_F_PAD_ZEROS */
+
+/* The pid of a task stand-in bpf_task_from_pid() made, 0 for any other task pointer. */
+static int32_t kobj_pid(uint64_t p)
+{
+	int32_t pid = 0;
+
+	pthread_mutex_lock(&kobj_lock);
+	for (struct kobj *o = kobjs; o; o = o->next)
+		if ((uint64_t)(uintptr_t)o->body == p)
+			pid = o->pid;
+	pthread_mutex_unlock(&kobj_lock);
+	return pid;
+}
+
+/* n bytes of process pid's user memory (0: the current task's: this process, or the
+ * traced task's process), 0 or -EFAULT */
+static int user_read(int32_t pid, uint64_t a, char *c, size_t n)
+{
+	const struct brt_trace_task *t = brt_trace_get_task();
+
+	if (!pid && t && t->tgid > 0 && t->tgid != getpid())
+		pid = t->tgid;
+	if (a < STR_PAGE || a >= STR_USER_END || a + n > STR_USER_END)
+		return -EFAULT;
+	if (pid && pid != getpid()) {
+		struct iovec local = { c, n }, remote = { (void *)(uintptr_t)a, n };
+
+		return process_vm_readv(pid, &local, 1, &remote, 1, 0) == (ssize_t)n ? 0 : -EFAULT;
+	}
+	return brt_ucopy(c, (const void *)(uintptr_t)a, n, 0) ? -EFAULT : 0;
+}
+
+/* The kernel's string copies go a word (8 bytes) at a time while 8 bytes remain, and a
+ * word holding the NUL is stored whole with the bytes after the NUL as zeros; the rest
+ * byte by byte.  strncpy_from_user(dst, src, max): the length (max when no NUL came),
+ * -EFAULT at a fault (a word that faults is read again byte by byte; the bytes before
+ * the fault stay in dst). */
+static int strncpy_user(char *d, uint64_t src, uint32_t max)
+{
+	uint32_t res = 0;
+
+	while (max - res >= 8) {
+		char w[8];
+
+		if (user_read(0, src + res, w, 8))
+			break;
+		for (int k = 0; k < 8; k++)
+			if (!w[k]) {
+				memcpy(d + res, w, (size_t)k);
+				memset(d + res + k, 0, (size_t)(8 - k));
+				return (int)res + k;
+			}
+		memcpy(d + res, w, 8);
+		res += 8;
+	}
+	for (; res < max; res++) {
+		if (user_read(0, src + res, &d[res], 1))
+			return -EFAULT;
+		if (!d[res])
+			return (int)res;
+	}
+	return (int)res;
+}
+
+/* copy_remote_vm_str(tsk, src, dst, n) through strscpy(): dst starts empty; at most n - 1
+ * bytes and a NUL, the length; -EFAULT at a fault, the string ended there (strings that
+ * cross a page are copied as if they did not) */
+static int strscpy_task(int32_t pid, char *d, uint64_t src, uint32_t n)
+{
+	uint32_t res = 0, count = n, max = STR_PAGE - (uint32_t)(src % STR_PAGE);
+
+	d[0] = 0;
+	if (max > n)
+		max = n;
+	while (max - res >= 8) {
+		char w[8];
+
+		if (user_read(pid, src + res, w, 8)) {
+			d[res] = 0;
+			return -EFAULT;
+		}
+		for (int k = 0; k < 8; k++)
+			if (!w[k]) {
+				memcpy(d + res, w, (size_t)k);
+				memset(d + res + k, 0, (size_t)(8 - k));
+				return (int)res + k;
+			}
+		count -= 8;
+		if (!count) {
+			memcpy(d + res, w, 7);
+			d[res + 7] = 0;
+			return (int)res + 7;
+		}
+		memcpy(d + res, w, 8);
+		res += 8;
+	}
+	for (; count > 1; res++, count--) {
+		if (user_read(pid, src + res, &d[res], 1)) {
+			d[res] = 0;
+			return -EFAULT;
+		}
+		if (!d[res])
+			return (int)res;
+	}
+	d[res] = 0;
+	return (int)res;
+}
+
+/* bpf_copy_from_user_str(dst, dst__sz, unsafe_ptr__ign, flags): strncpy_from_user() of
+ * at most dst__sz - 1 bytes, then the NUL or, with BPF_F_PAD_ZEROS, zeroes to the end
+ * (all of dst after a fault); the length with the NUL */
+uint64_t brt_kfunc_bpf_copy_from_user_str(uint64_t dst, uint64_t sz, uint64_t src,
+					  uint64_t flags, uint64_t r5,
+					  struct bpfrt_run_ctx *rc)
+{
+	char *d = (char *)(uintptr_t)dst;
+	uint32_t n = (uint32_t)sz;
+	int ret;
+
+	UNUSED(r5);
+	if (flags & ~(uint64_t)F_PAD_ZEROS)
+		return str_ret(-EINVAL);
+	if (!n)
+		return 0;
+	if (!bpfrt_run_access_ok(rc, d, n, 1))
+		return str_ret(-EFAULT);
+	ret = strncpy_user(d, src, n - 1);
+	if (ret < 0) {
+		if (flags & F_PAD_ZEROS)
+			memset(d, 0, n);
+		return str_ret(ret);
+	}
+	if (flags & F_PAD_ZEROS)
+		memset(d + ret, 0, n - (uint32_t)ret);
+	else
+		d[ret] = 0;
+	return str_ret(ret + 1);
+}
+
+/* bpf_copy_from_user_task_str(dst, dst__sz, unsafe_ptr__ign, tsk, flags): the task's
+ * memory through copy_remote_vm_str() */
+uint64_t brt_kfunc_bpf_copy_from_user_task_str(uint64_t dst, uint64_t sz, uint64_t src,
+					       uint64_t tsk, uint64_t flags,
+					       struct bpfrt_run_ctx *rc)
+{
+	char *d = (char *)(uintptr_t)dst;
+	uint32_t n = (uint32_t)sz;
+	int ret;
+
+	if (flags & ~(uint64_t)F_PAD_ZEROS)
+		return str_ret(-EINVAL);
+	if (!n)
+		return 0;
+	if (!bpfrt_run_access_ok(rc, d, n, 1))
+		return str_ret(-EFAULT);
+	ret = strscpy_task(kobj_pid(tsk), d, src, n);
+	if (ret < 0) {
+		if (flags & F_PAD_ZEROS)
+			memset(d, 0, n);
+		return str_ret(ret);
+	}
+	if (flags & F_PAD_ZEROS)
+		memset(d + ret, 0, n - (uint32_t)ret);
+	return str_ret(ret + 1);
 }
 
 const brt_helper_fn brt_kfunc_fns[BRT_KFUNC_COUNT] = {

@@ -10,7 +10,9 @@
  * variables, bad ids and fds), bpf_rcu_read_lock/unlock and bpf_preempt_disable/enable
  * sections on five types, tasks and cgroups (bpf_task_from_pid/vpid, acquire/release,
  * bpf_cgroup_from_id, acquire/release), the cpumask operations with test runs,
- * bpf_sock_destroy in iterators (and refused elsewhere), and the
+ * bpf_sock_destroy in iterators (and refused elsewhere), bpf_copy_from_user_str and
+ * bpf_copy_from_user_task_str (the test's own strings, truncation, padding, faults, where
+ * sleepable kfuncs may not run), and the
  * string kfuncs (bpf_strcmp ... bpf_strnstr: results, -ERANGE for NULL and user
  * pointers, -EFAULT for kernel ones, -E2BIG past 65,536 bytes, the char/int/size_t
  * argument widths, r0's upper half, the __ign arguments' verifier rules) with test runs.
@@ -1003,6 +1005,134 @@ static void sock_destroy_rules(void)
 	}
 }
 
+/* bpf_copy_from_user_str / bpf_copy_from_user_task_str (sleepable): the source is the
+ * test's own memory, which is the current task's user memory for the kernel's run too;
+ * the result is (return value << 8) | dst[at], dst 16 bytes of 'a' on the stack */
+static const char user_hello[] = "hello";
+static const char user_long[] = "hello world, a longer string";
+
+static void copy_str_rules(void)
+{
+	int cfu = kid("bpf_copy_from_user_str"), cfut = kid("bpf_copy_from_user_task_str");
+	int from_pid = kid("bpf_task_from_pid"), t_rel = kid("bpf_task_release");
+	int dis = kid("bpf_preempt_disable"), en = kid("bpf_preempt_enable");
+	int lock = kid("bpf_rcu_read_lock"), unlock = kid("bpf_rcu_read_unlock");
+	struct {
+		const char *name;
+		uint64_t src;
+		int32_t sz, flags, at;
+		int task; /* 0 bpf_copy_from_user_str, 1 the current task, 2 by getpid() */
+	} cases[] = {
+		{ "copy_from_user_str", (uintptr_t)user_hello, 16, 0, 5, 0 },
+		{ "copy_from_user_str tail untouched", (uintptr_t)user_hello, 16, 0, 6, 0 },
+		{ "copy_from_user_str padded", (uintptr_t)user_hello, 16, 1, 12, 0 },
+		{ "copy_from_user_str tail past the word", (uintptr_t)user_hello, 16, 0, 8, 0 },
+		{ "copy_from_user_str size 8", (uintptr_t)user_hello, 8, 0, 7, 0 },
+		{ "copy_from_user_str size 9", (uintptr_t)user_hello, 9, 0, 7, 0 },
+		{ "copy_from_user_str truncated", (uintptr_t)user_long, 8, 0, 7, 0 },
+		{ "copy_from_user_str truncated, byte before", (uintptr_t)user_long, 8, 0, 6, 0 },
+		{ "copy_from_user_str size 1", (uintptr_t)user_hello, 1, 0, 0, 0 },
+		{ "copy_from_user_str NULL", 0, 16, 0, 0, 0 },
+		{ "copy_from_user_str NULL padded", 0, 16, 1, 3, 0 },
+		{ "copy_from_user_str bad flags", (uintptr_t)user_hello, 16, 2, 0, 0 },
+		{ "copy_from_user_str kernel address", UINT64_C(0xffffffffff600000), 16, 0, 0, 0 },
+		{ "copy_from_user_task_str current", (uintptr_t)user_hello, 16, 0, 5, 1 },
+		{ "copy_from_user_task_str tail of the word", (uintptr_t)user_hello, 16, 0, 7, 1 },
+		{ "copy_from_user_task_str tail past the word", (uintptr_t)user_hello, 16, 0, 8, 1 },
+		{ "copy_from_user_task_str size 8", (uintptr_t)user_hello, 8, 0, 7, 1 },
+		{ "copy_from_user_task_str size 7", (uintptr_t)user_hello, 7, 0, 6, 1 },
+		{ "copy_from_user_task_str current padded", (uintptr_t)user_hello, 16, 1, 9, 1 },
+		{ "copy_from_user_task_str current truncated", (uintptr_t)user_long, 8, 0, 7, 1 },
+		{ "copy_from_user_task_str current NULL", 0, 16, 0, 0, 1 },
+		{ "copy_from_user_task_str current NULL, byte 1", 0, 16, 0, 1, 1 },
+		{ "copy_from_user_task_str current bad flags", (uintptr_t)user_hello, 16, 4, 0, 1 },
+		{ "copy_from_user_task_str by pid", (uintptr_t)user_hello, 16, 0, 5, 2 },
+		{ "copy_from_user_task_str by pid truncated", (uintptr_t)user_long, 4, 1, 3, 2 },
+	};
+
+	if (cfu <= 0 || cfut <= 0 || from_pid <= 0 || t_rel <= 0) {
+		printf("copy_from_user_str: skipped: not in the kernel's BTF\n");
+		return;
+	}
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		struct bpf_insn p[MAXP];
+		size_t n = 0;
+
+		for (int o = -16; o < 0; o += 4)
+			p[n++] = ST(BPF_W, 10, (int16_t)o, 0x61616161);
+		if (cases[c].task == 1) {
+			p[n++] = CALLH(BPF_FUNC_get_current_task_btf);
+			p[n++] = MOV_X(4, 0);
+		} else if (cases[c].task == 2) {
+			p[n++] = MOV_K(1, (int32_t)getpid());
+			p[n++] = KCALL(from_pid, 0);
+			p[n++] = JNE_K(0, 0, 2);
+			p[n++] = MOV_K(0, 99);
+			p[n++] = EXIT();
+			p[n++] = MOV_X(8, 0);
+			p[n++] = MOV_X(4, 0);
+		}
+		p[n++] = MOV_X(1, 10);
+		p[n++] = ADD_K(1, -16);
+		p[n++] = MOV_K(2, cases[c].sz);
+		p[n++] = I(BPF_LD | BPF_IMM | BPF_DW, 3, 0, 0, (int32_t)(uint32_t)cases[c].src);
+		p[n++] = I(0, 0, 0, 0, (int32_t)(uint32_t)(cases[c].src >> 32));
+		p[n++] = MOV_K(cases[c].task ? 5 : 4, cases[c].flags);
+		p[n++] = KCALL(cases[c].task ? cfut : cfu, 0);
+		p[n++] = MOV_X(6, 0);
+		if (cases[c].task == 2) {
+			p[n++] = MOV_X(1, 8);
+			p[n++] = KCALL(t_rel, 0);
+		}
+		p[n++] = I(BPF_ALU | BPF_LSH | BPF_K, 6, 0, 0, 8);
+		p[n++] = LDX(BPF_B, 7, 10, (int16_t)(-16 + cases[c].at));
+		p[n++] = I(BPF_ALU | BPF_OR | BPF_X, 6, 7, 0, 0);
+		p[n++] = MOV_X(0, 6);
+		p[n++] = EXIT();
+		kcheck(cases[c].name, BPF_PROG_TYPE_SYSCALL, BPF_F_SLEEPABLE, p, n);
+	}
+	/* where a sleepable kfunc may not be called */
+	{
+		struct bpf_insn plain[] = { ST(BPF_DW, 10, -8, 0), MOV_X(1, 10), ADD_K(1, -8),
+					    MOV_K(2, 8), MOV_K(3, 0), MOV_K(4, 0), KCALL(cfu, 0),
+					    MOV_K(0, 0), EXIT() };
+		struct bpf_insn preempt[] = { KCALL(dis, 0), ST(BPF_DW, 10, -8, 0), MOV_X(1, 10),
+					      ADD_K(1, -8), MOV_K(2, 8), MOV_K(3, 0), MOV_K(4, 0),
+					      KCALL(cfu, 0), KCALL(en, 0), MOV_K(0, 0), EXIT() };
+		struct bpf_insn rcu[] = { KCALL(lock, 0), ST(BPF_DW, 10, -8, 0), MOV_X(1, 10),
+					  ADD_K(1, -8), MOV_K(2, 8), MOV_K(3, 0), MOV_K(4, 0),
+					  KCALL(cfu, 0), KCALL(unlock, 0), MOV_K(0, 0), EXIT() };
+		struct bpf_insn size0[] = { MOV_K(1, 0), MOV_K(2, 0), MOV_K(3, 0), MOV_K(4, 0),
+					    KCALL(cfu, 0), EXIT() };
+		struct bpf_insn past[] = { ST(BPF_DW, 10, -8, 0), MOV_X(1, 10), ADD_K(1, -8),
+					   MOV_K(2, 9), MOV_K(3, 0), MOV_K(4, 0), KCALL(cfu, 0),
+					   MOV_K(0, 0), EXIT() };
+		struct bpf_insn null_task[] = { ST(BPF_DW, 10, -8, 0), MOV_X(1, 10), ADD_K(1, -8),
+						MOV_K(2, 8), MOV_K(3, 0), MOV_K(4, 0), MOV_K(5, 0),
+						KCALL(cfut, 0), MOV_K(0, 0), EXIT() };
+		struct bpf_insn uninit_dst[] = { MOV_X(1, 10), ADD_K(1, -8), MOV_K(2, 8),
+						 MOV_K(3, 0), MOV_K(4, 0), KCALL(cfu, 0),
+						 LDX(BPF_DW, 0, 10, -8), MOV_K(0, 1), EXIT() };
+
+		kcheck("copy_from_user_str not sleepable", BPF_PROG_TYPE_SYSCALL, 0, plain, 9);
+		kcheck("copy_from_user_str in a socket filter", BPF_PROG_TYPE_SOCKET_FILTER, 0,
+		       plain, 9);
+		if (dis > 0 && en > 0)
+			kcheck("copy_from_user_str preemption disabled", BPF_PROG_TYPE_SYSCALL,
+			       BPF_F_SLEEPABLE, preempt, 11);
+		kcheck("copy_from_user_str in an RCU section", BPF_PROG_TYPE_SYSCALL,
+		       BPF_F_SLEEPABLE, rcu, 11);
+		kcheck("copy_from_user_str size 0 of NULL", BPF_PROG_TYPE_SYSCALL, BPF_F_SLEEPABLE,
+		       size0, 6);
+		kcheck("copy_from_user_str past the stack", BPF_PROG_TYPE_SYSCALL, BPF_F_SLEEPABLE,
+		       past, 9);
+		kcheck("copy_from_user_task_str NULL task", BPF_PROG_TYPE_SYSCALL,
+		       BPF_F_SLEEPABLE, null_task, 10);
+		kcheck("copy_from_user_str into uninitialized stack", BPF_PROG_TYPE_SYSCALL,
+		       BPF_F_SLEEPABLE, uninit_dst, 9);
+	}
+}
+
 /* ---- string kfuncs (bpf_strcmp ... bpf_strnstr, every program type) ---- */
 enum { S_CMP, S_CASECMP, S_CHR, S_CHRNUL, S_NCHR, S_RCHR, S_LEN, S_NLEN, S_SPN, S_CSPN, S_STR,
        S_NSTR, S_COUNT };
@@ -1372,6 +1502,7 @@ int main(void)
 	}
 	task_cgroup_rules();
 	sock_destroy_rules();
+	copy_str_rules();
 	ksym_rules(vml, intid);
 	{
 		int lock = brt_btf_find(vml, "bpf_rcu_read_lock", BTF_KIND_FUNC);
