@@ -44,7 +44,9 @@ static const struct {
 } engines[] = {
 	{ "interp", BPFRT_ENGINE_INTERP },
 	{ "checked", BPFRT_ENGINE_CHECKED },
+#ifdef BPFRT_HAVE_JIT /* a build without the JIT compares the engines it has */
 	{ "jit", BPFRT_ENGINE_JIT },
+#endif
 };
 
 static int kernel_run(const struct bpf_insn *insns, size_t n, uint32_t *retval)
@@ -161,7 +163,10 @@ static unsigned compared2, differ2;
 static void both(const char *what, uint32_t type, const struct bpf_insn *insns, size_t n)
 {
 	static const uint32_t engs[] = { BPFRT_ENGINE_INTERP, BPFRT_ENGINE_CHECKED,
-					 BPFRT_ENGINE_JIT };
+#ifdef BPFRT_HAVE_JIT
+					 BPFRT_ENGINE_JIT
+#endif
+	};
 	uint32_t kret = 0, bret = 0;
 	int kload, bload, kerr, berr;
 
