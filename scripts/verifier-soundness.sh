@@ -21,7 +21,7 @@ commit=$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)
 git -C "$root" diff --quiet HEAD -- src tests/verifier 2>/dev/null || commit="$commit+dirty"
 start=$(date -u +%s)
 started=$(date -u '+%Y-%m-%d %H:%M UTC')
-done_n=0 acc=0 faults=0 i=0 status=running
+done_n=0 acc=0 uacc=0 faults=0 i=0 status=running
 
 record() {
 	now=$(date -u +%s)
@@ -29,7 +29,7 @@ record() {
 date: $started
 commit: $commit
 programs: $done_n of $programs requested
-accepted: $acc
+accepted: $acc ($uacc unprivileged, run with write tracking)
 faults: $faults
 time: $((now - start)) s
 chunks: $i of $chunk programs, seeds $seed..$((seed + i - 1))
@@ -49,12 +49,13 @@ while [ "$done_n" -lt "$programs" ]; do
 	line=$("$bin" "$n" "$s" | grep 'programs,' || true)
 	a=$(echo "$line" | sed -n 's/.* \([0-9]*\) accepted by the verifier.*/\1/p')
 	f=$(echo "$line" | sed -n 's/.* \([0-9]*\) faulted when run.*/\1/p')
+	u=$(echo "$line" | sed -n 's/.* \([0-9]*\) unprivileged,.*/\1/p')
 	if [ -z "$a" ] || [ -z "$f" ]; then
 		status="failed: chunk with seed $s printed no summary"
 		record
 		exit 1
 	fi
-	done_n=$((done_n + n)) acc=$((acc + a)) faults=$((faults + f)) i=$((i + 1))
+	done_n=$((done_n + n)) acc=$((acc + a)) uacc=$((uacc + ${u:-0})) faults=$((faults + f)) i=$((i + 1))
 	echo "chunk $i seed $s: $line"
 	if [ "$f" -ne 0 ]; then
 		status="FAULTS with seed $s (rerun: $build/tests/test_verifier_soundness $n $s)"

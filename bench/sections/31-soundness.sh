@@ -12,8 +12,11 @@ if [ ! -f "$f" ]; then
 	exit 0
 fi
 echo "Random programs (ALU, stack, context, map lookups, XDP packet accesses, branches,"
-echo "bounded loops, helper and bpf-to-bpf calls) through the verifier; every accepted one"
-echo "run three times on the checked engine with random inputs. A fault is a verifier bug."
+echo "bounded loops, helper and bpf-to-bpf calls) through the verifier as root, bpf_capable"
+echo "or unprivileged (socket filters moving map value pointers on two paths: ALU sanitation,"
+echo "speculative paths); every accepted one run three times on the checked engine with"
+echo "random inputs, bpf_capable and unprivileged ones with write tracking (a read of a"
+echo "register or stack byte never written faults). A fault is a verifier bug."
 echo "Recorded by \`scripts/verifier-soundness.sh\` (tests/verifier/test_soundness.c)."
 echo
 echo "| field | value |"
