@@ -1,0 +1,367 @@
+/* corpus_load.c - the corpus differential's loads (corpus_diff.c says how it works): one
+ * program of an object loaded alone on each side, the kernel's through libbpf (or
+ * bpfrt's loader in kernel mode when libbpf cannot open the object), bpfrt's through
+ * bpfrt_object_*, with the messages and verdicts of each.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <fnmatch.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "bpfrt.h"
+#include "corpus_diff.h"
+
+/* ---- captured messages (libbpf's and bpfrt's print callbacks) ---- */
+
+char libbpf_msgs[LOG_CAP];
+char bpfrt_msgs[LOG_CAP];
+
+static void append(char *buf, const char *fmt, va_list ap)
+{
+	size_t n = strlen(buf);
+
+	if (n < LOG_CAP - 1)
+		vsnprintf(buf + n, LOG_CAP - n, fmt, ap);
+}
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (level != LIBBPF_DEBUG)
+		append(libbpf_msgs, fmt, ap);
+	return 0;
+}
+
+static int bpfrt_print_cb(enum bpfrt_print_level level, const char *fmt, va_list ap)
+{
+	(void)level;
+	append(bpfrt_msgs, fmt, ap);
+	return 0;
+}
+void capture_messages(void)
+{
+	libbpf_set_print(libbpf_print);
+	bpfrt_set_print(bpfrt_print_cb);
+}
+
+/* ---- program types for sections that name none (types.txt) ---- */
+
+struct type_rule {
+	char glob[256];     /* project/object.o:section, fnmatch pattern */
+	char type[64];      /* program type name as bpftool spells it */
+};
+
+static struct type_rule rules[128];
+static size_t nrules;
+
+void read_rules(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char line[512];
+
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f) && nrules < sizeof(rules) / sizeof(rules[0])) {
+		struct type_rule *r = &rules[nrules];
+
+		if (line[0] == '#' || sscanf(line, "%255s %63s", r->glob, r->type) != 2)
+			continue;
+		nrules++;
+	}
+	fclose(f);
+}
+
+static enum bpf_prog_type type_by_name(const char *name)
+{
+	for (int t = 1; t < 64; t++) {
+		const char *n = libbpf_bpf_prog_type_str((enum bpf_prog_type)t);
+
+		if (n && !strcmp(n, name))
+			return (enum bpf_prog_type)t;
+	}
+	return BPF_PROG_TYPE_UNSPEC;
+}
+
+enum bpf_prog_type rule_type(const char *key)
+{
+	for (size_t i = 0; i < nrules; i++)
+		if (!fnmatch(rules[i].glob, key, 0))
+			return type_by_name(rules[i].type);
+	return BPF_PROG_TYPE_UNSPEC;
+}
+
+static void save_log(const char *key, const char *side, const char *log)
+{
+	char path[1024], *c;
+	FILE *f;
+	int n = snprintf(path, sizeof(path), "%s/", logdir);
+
+	snprintf(path + n, sizeof(path) - (size_t)n, "%s.%s.log", key, side);
+	for (c = path + n; *c; c++)
+		if (*c == '/')
+			*c = '_';
+	f = fopen(path, "w");
+	if (f) {
+		fputs(log ? log : "", f);
+		fclose(f);
+	}
+}
+
+void last_line(char *dst, size_t len, const char *log)
+{
+	const char *end = log + strlen(log), *start;
+
+	while (end > log && (end[-1] == '\n' || end[-1] == ' '))
+		end--;
+	start = end;
+	while (start > log && start[-1] != '\n')
+		start--;
+	/* verifier logs end with statistics (log level 4: "processed N insns ...", "stack
+	 * depth N", "verification time N usec"): the reason is the line before them */
+	while (start > log && (!strncmp(start, "processed ", 10) ||
+			       !strncmp(start, "stack depth ", 12) ||
+			       !strncmp(start, "verification time ", 18))) {
+		end = start - 1;
+		start = end;
+		while (start > log && start[-1] != '\n')
+			start--;
+	}
+	snprintf(dst, len, "%.*s", (int)(end - start), start);
+}
+
+/* Maps whose definition leaves the size to user space (max_entries 0; xdp-tools sizes
+ * them by CPU count or interface): both sides get the same size, as the project's user
+ * space would set.  Perf event arrays and ring buffers have their own rules. */
+#define DEFAULT_ENTRIES 64
+#define DEFAULT_RINGBUF (64u << 10) /* a ring buffer's size: pages, a power of 2 */
+
+/* The size to give a map of this type and definition, or 0 to leave it.  Perf event
+ * arrays are sized by the loaders themselves (CPU count); a ring buffer of size 0 (Falco's
+ * per-CPU ring buffers, sized from its configuration) gets DEFAULT_RINGBUF. */
+static uint32_t size_for(uint32_t type, uint32_t max_entries)
+{
+	if (max_entries || type == BPF_MAP_TYPE_PERF_EVENT_ARRAY)
+		return 0;
+	if (type == BPF_MAP_TYPE_RINGBUF || type == BPF_MAP_TYPE_USER_RINGBUF)
+		return DEFAULT_RINGBUF;
+	return DEFAULT_ENTRIES;
+}
+
+/* each side's maps, and the inner templates of BTF maps of maps, sized by size_for().
+ * libbpf 1.1 cannot resize an inner template (bpf_map__set_max_entries() on it crashes):
+ * the kernel side gets one made to size instead, as Falco's user space does
+ * (bpf_map__set_inner_map_fd()); its fds go to fds[] (up to nfds) for the caller to close
+ * after the load.  Returns how many. */
+static size_t size_libbpf_maps(struct bpf_object *obj, int *fds, size_t nfds)
+{
+	struct bpf_map *m, *in;
+	uint32_t n;
+	size_t k = 0;
+
+	bpf_object__for_each_map(m, obj) {
+		if ((n = size_for(bpf_map__type(m), bpf_map__max_entries(m))))
+			bpf_map__set_max_entries(m, n);
+		in = bpf_map__inner_map(m);
+		if (in && k < nfds && (n = size_for(bpf_map__type(in), bpf_map__max_entries(in)))) {
+			int fd = bpf_map_create(bpf_map__type(in), NULL, bpf_map__key_size(in),
+						bpf_map__value_size(in), n, NULL);
+
+			if (fd >= 0 && bpf_map__set_inner_map_fd(m, fd))
+				close(fd);
+			else if (fd >= 0)
+				fds[k++] = fd;
+		}
+	}
+	return k;
+}
+
+static void size_bpfrt_maps(struct bpfrt_object *obj)
+{
+	struct bpfrt_map *in;
+	uint32_t n;
+
+	for (struct bpfrt_map *m = bpfrt_object_next_map(obj, NULL); m;
+	     m = bpfrt_object_next_map(obj, m)) {
+		if ((n = size_for(bpfrt_map__type(m), bpfrt_map__max_entries(m))))
+			bpfrt_map__set_max_entries(m, n);
+		in = bpfrt_map__inner_map(m);
+		if (in && (n = size_for(bpfrt_map__type(in), bpfrt_map__max_entries(in))))
+			bpfrt_map__set_max_entries(in, n);
+	}
+}
+
+/* ---- kernel side ---- */
+
+/* libbpf's messages end with "failed to load object": the reason is the last line before
+ * its "-- END PROG LOAD LOG --" (the verifier's words) or else its first error line. */
+static void kernel_reason(struct result *r, const char *msgs)
+{
+	const char *end = strstr(msgs, "-- END PROG LOAD LOG --");
+	char *copy;
+
+	if (end) {
+		copy = strndup(msgs, (size_t)(end - msgs));
+		if (copy) {
+			last_line(r->kernel_why, sizeof(r->kernel_why), copy);
+			free(copy);
+			return;
+		}
+	}
+	snprintf(r->kernel_why, sizeof(r->kernel_why), "%.*s", (int)strcspn(msgs, "\n"), msgs);
+}
+
+
+/* Open with libbpf; programs are matched by name. */
+struct bpf_object *k_open(const char *path)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, o, .pin_root_path = kpin);
+	struct bpf_object *obj;
+
+	libbpf_msgs[0] = 0;
+	obj = bpf_object__open_file(path, &o);
+	return obj && !libbpf_get_error(obj) ? obj : NULL;
+}
+
+/* Load one program with libbpf; returns the object (kept open for the test run) or NULL
+ * with r->kernel_err set. */
+struct bpf_object *k_load_libbpf(const char *path, struct result *r, const char *name,
+					int *fd)
+{
+	struct bpf_object *obj = k_open(path);
+	struct bpf_program *p, *me = NULL;
+	int err;
+
+	if (!obj)
+		return NULL;
+	bpf_object__for_each_program(p, obj) {
+		int mine = !strcmp(bpf_program__name(p), name);
+
+		bpf_program__set_autoload(p, mine);
+		if (mine)
+			me = p;
+	}
+	if (!me) {
+		bpf_object__close(obj);
+		return NULL;
+	}
+	if (bpf_program__type(me) != r->type)
+		bpf_program__set_type(me, r->type);
+	int inner_fds[8];
+	size_t ninner = size_libbpf_maps(obj, inner_fds, 8);
+	static char klog[1 << 26];
+	const char *vt;
+
+	klog[0] = 0;
+	bpf_program__set_log_buf(me, klog, logdir ? sizeof(klog) : (1u << 20));
+	bpf_program__set_log_level(me, logdir ? 4 | 2 : 4);
+	libbpf_msgs[0] = 0;
+	err = bpf_object__load(obj);
+	while (ninner)
+		close(inner_fds[--ninner]);
+	if (logdir)
+		save_log(r->key, "kernel", klog);
+	vt = strstr(klog, "verification time ");
+	r->kernel_us = vt ? strtoull(vt + 18, NULL, 10) : 0;
+	r->timed = vt != NULL;
+	if (err) {
+		r->kernel = V_REFUSED;
+		r->kernel_err = -err;
+		kernel_reason(r, libbpf_msgs);
+		if (verbose)
+			fprintf(stderr, "%s: libbpf:\n%s\n", r->key, libbpf_msgs);
+		bpf_object__close(obj);
+		return NULL;
+	}
+	r->kernel = V_OK;
+	r->attach = bpf_program__expected_attach_type(me);
+	*fd = bpf_program__fd(me);
+	return obj;
+}
+
+/* ---- bpfrt side (also the kernel side, .kernel = 1, when libbpf cannot open) ---- */
+
+struct bpfrt_object *b_load(const char *path, struct result *r, const char *name,
+				   int kernel, int *fd)
+{
+	struct bpfrt_object_open_opts o = { .sz = sizeof(o), .kernel = kernel,
+					    .pin_root_path = kernel ? kpin : NULL,
+					    .log_level = kernel ? 0 : logdir ? 4 | 2 : 4 };
+	struct bpfrt_object *obj;
+	struct bpfrt_program *p, *me = NULL;
+	enum verdict *v = kernel ? &r->kernel : &r->bpfrt;
+	int *err = kernel ? &r->kernel_err : &r->bpfrt_err;
+	char *why = kernel ? r->kernel_why : r->bpfrt_why;
+	size_t whylen = kernel ? sizeof(r->kernel_why) : sizeof(r->bpfrt_why);
+
+	bpfrt_msgs[0] = 0;
+	obj = bpfrt_object_open_file(path, &o);
+	if (!obj) {
+		*v = V_REFUSED;
+		*err = errno;
+		last_line(why, whylen, bpfrt_msgs);
+		return NULL;
+	}
+	for (p = bpfrt_object_next_program(obj, NULL); p; p = bpfrt_object_next_program(obj, p)) {
+		int mine = !strcmp(bpfrt_program_name(p), name);
+
+		bpfrt_program_set_autoload(p, mine);
+		if (mine)
+			me = p;
+	}
+	if (!me) {
+		*v = V_REFUSED;
+		*err = ENOENT;
+		snprintf(why, whylen, "program not found by bpfrt's object parser");
+		bpfrt_object_close(obj);
+		return NULL;
+	}
+	size_bpfrt_maps(obj);
+	if (!kernel)
+		r->type_found = bpfrt_program_type(me) == r->type;
+	if (bpfrt_program_type(me) != r->type) {
+		bpfrt_program_set_type(me, r->type);
+		if (r->attach)
+			bpfrt_program_set_expected_attach_type(me, r->attach);
+	}
+	int lerr = bpfrt_object_load(obj);
+
+	if (!kernel && logdir)
+		save_log(r->key, "bpfrt", bpfrt_object_log(obj));
+
+	if (!kernel && bpfrt_object_log(obj)) {
+		const char *vt = strstr(bpfrt_object_log(obj), "verification time ");
+
+		r->bpfrt_us = vt ? strtoull(vt + 18, NULL, 10) : 0;
+		r->timed = r->timed && vt != NULL;
+	}
+	if (lerr) {
+		const char *log = bpfrt_object_log(obj);
+		char first[256] = "";
+
+		*v = V_REFUSED;
+		*err = errno;
+		/* the loader's own line ("prog 'x' ...: BPF_PROG_LOAD: ..." or "map ...") first,
+		 * then the verifier's last words when there are some */
+		if (log) {
+			snprintf(first, sizeof(first), "%.*s", (int)strcspn(log, "\n"), log);
+			last_line(why, whylen, log);
+			if (!strstr(first, "BPF_PROG_LOAD"))
+				snprintf(why, whylen, "%s", first);
+		} else {
+			last_line(why, whylen, bpfrt_msgs);
+		}
+		bpfrt_object_close(obj);
+		return NULL;
+	}
+	*v = V_OK;
+	*fd = bpfrt_program_fd(me);
+	return obj;
+}
