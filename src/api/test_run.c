@@ -443,6 +443,20 @@ static int run_raw_tp(struct brt_call *call, struct brt_prog *prog)
 	return BRT_PUT_ATTR(call, test.retval);
 }
 
+/* The kernel's bpf_prog_test_run_tracing(): after its attr checks only fentry, fexit and
+ * fmod_ret programs run (on the kernel's bpf_fentry_test*() functions), and bpfrt never
+ * loads those (no trampolines); every other tracing program (tp_btf, iter) gets the
+ * kernel's -EFAULT, its error code when the attach type has no test function. */
+static int run_tracing(struct brt_call *call, struct brt_prog *prog)
+{
+	const union bpf_attr *attr = call->attr;
+
+	(void)prog;
+	if (attr->test.flags || attr->test.cpu || attr->test.batch_size)
+		return -EINVAL;
+	return -EFAULT;
+}
+
 /* The kernel's bpf_prog_test_run_syscall(): the program runs once on a copy of ctx_in
  * (up to 64 KiB, at least what it reads), which is written back to ctx_in. */
 static int run_syscall(struct brt_call *call, struct brt_prog *prog)
@@ -738,6 +752,7 @@ static const runner_fn runners[] = {
 	[BRT_RUN_SKB_L2] = run_skb,
 	[BRT_RUN_XDP] = run_xdp,
 	[BRT_RUN_RAW_TP] = run_raw_tp,
+	[BRT_RUN_TRACING] = run_tracing,
 	[BRT_RUN_SYSCALL] = run_syscall,
 	[BRT_RUN_NF] = run_nf,
 	[BRT_RUN_FLOW_DISSECTOR] = run_flow_dissector,

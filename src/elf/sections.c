@@ -8,22 +8,19 @@
 #include <string.h>
 
 #include "elf/elf.h"
+#include "isa/isa.h"
 
 enum sec_match {
 	EXACT,
 	PREFIX,
 };
 
-/* Attach types newer than the linux/bpf.h bpfrt builds against (values of Linux 6.18). */
+/* Attach types newer than the linux/bpf.h bpfrt builds against (values of Linux 6.18)
+ * that isa.h, which has those the verifier needs, does not name. */
 enum {
 	BRT_TCX_INGRESS = 46,
 	BRT_TCX_EGRESS = 47,
 	BRT_TRACE_UPROBE_MULTI = 48,
-	BRT_CGROUP_UNIX_CONNECT = 49,
-	BRT_CGROUP_UNIX_SENDMSG = 50,
-	BRT_CGROUP_UNIX_RECVMSG = 51,
-	BRT_CGROUP_UNIX_GETPEERNAME = 52,
-	BRT_CGROUP_UNIX_GETSOCKNAME = 53,
 	BRT_NETKIT_PRIMARY = 54,
 	BRT_NETKIT_PEER = 55,
 	BRT_TRACE_KPROBE_SESSION = 56,
@@ -43,6 +40,10 @@ struct sec_def {
 	enum sec_match match;
 	uint32_t prog_flags;
 };
+
+/* sec_def.def's type column is pasted after BPF_PROG_TYPE_; program types newer than
+ * linux/bpf.h are isa.h's BRT_PROG_TYPE_* */
+#define BPF_PROG_TYPE_BRT_NETFILTER BRT_PROG_TYPE_NETFILTER
 
 static const struct sec_def sec_defs[] = {
 #define SEC_DEF(name, type, attach, match, flags)                                                  \
@@ -171,6 +172,7 @@ static const char *const attach_type_names[] = {
 	[BRT_NETKIT_PEER] = "netkit_peer",
 	[BRT_TRACE_KPROBE_SESSION] = "trace_kprobe_session",
 	[BRT_TRACE_UPROBE_SESSION] = "trace_uprobe_session",
+	[BRT_NETFILTER] = "netfilter",
 };
 
 static const char *lookup(const char *const *names, size_t n, uint32_t v)

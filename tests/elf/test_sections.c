@@ -91,6 +91,7 @@ static const struct {
 	{ "cgroup/sysctl", 0, BPF_PROG_TYPE_CGROUP_SYSCTL, BPF_CGROUP_SYSCTL },
 	{ "cgroup/setsockopt", 0, BPF_PROG_TYPE_CGROUP_SOCKOPT, BPF_CGROUP_SETSOCKOPT },
 	{ "sk_lookup", 0, BPF_PROG_TYPE_SK_LOOKUP, BPF_SK_LOOKUP },
+	{ "netfilter", 0, 32 /* BPF_PROG_TYPE_NETFILTER */, 45 /* BPF_NETFILTER */ },
 	{ "sk_reuseport/migrate", 0, BPF_PROG_TYPE_SK_REUSEPORT, BPF_SK_REUSEPORT_SELECT_OR_MIGRATE },
 	{ "struct_ops/init", 0, BPF_PROG_TYPE_STRUCT_OPS, 0 },
 	{ ".text", -ENOENT, 0, 0 },
@@ -130,6 +131,7 @@ int main(void)
 	T_CASE("names");
 	T_EQ_STR("tcx_ingress", brt_elf_attach_type_name(46));
 	T_EQ_STR("xdp_devmap", brt_elf_attach_type_name(BPF_XDP_DEVMAP));
+	T_EQ_STR("netfilter", brt_elf_attach_type_name(45));
 	T_EQ_STR("R_BPF_64_32", brt_elf_reloc_type_name(10));
 	T_EQ_STR("unknown", brt_elf_reloc_type_name(99));
 	return t_done();

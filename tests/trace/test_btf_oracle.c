@@ -4,9 +4,12 @@
  * bpfrt_bpf(), with the same errno and the kernel's error line: the context as u64
  * arguments typed by the target's prototype, loads through the kernel pointers they hold
  * (struct walks, nested structs, offsets, writes, licences), iterator arguments that may
- * be NULL, and the attach checks.
+ * be NULL, and the attach checks.  Programs both accept are test-run on both sides
+ * (bpf_prog_test_run_tracing(): attr checks, then -EFAULT for tp_btf and iter).
  */
 #include "trace_test.h"
+
+#include <sys/wait.h>
 
 #include "btf/btf.h"
 
@@ -382,14 +385,135 @@ static const struct bcase cases[] = {
 	  "is not a supported struct", 0, 0, BPF_PROG_TYPE_STRUCT_OPS },
 };
 
-int main(void)
+/* BPF_PROG_TEST_RUN of a program both sides accepted (bpfrt's fd a, the kernel's b):
+ * bpf_prog_test_run_tracing() runs only fentry/fexit/fmod_ret programs, so tp_btf and
+ * iter programs get its attr checks and then its -EFAULT; the same errno and retval on
+ * both sides.  Returns the number of runs compared. */
+static int test_runs(int a, int b)
+{
+	static const struct {
+		uint32_t flags, cpu, batch, ctx, repeat;
+	} runs[] = {
+		{ 0, 0, 0, 0, 0 }, { 0, 0, 0, 16, 0 }, { 0, 0, 0, 0, 5 },
+		{ BPF_F_TEST_RUN_ON_CPU, 0, 0, 0, 0 }, { 0, 1, 0, 0, 0 }, { 0, 0, 4, 0, 0 },
+		{ 2, 0, 0, 0, 0 },
+	};
+	uint64_t ctx[2] = { 1, 2 };
+	int n = 0;
+
+	for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+		union bpf_attr ta, tb;
+		int ra, rb;
+
+		memset(&ta, 0, sizeof(ta));
+		ta.test.prog_fd = (uint32_t)a;
+		ta.test.flags = runs[i].flags;
+		ta.test.cpu = runs[i].cpu;
+		ta.test.batch_size = runs[i].batch;
+		ta.test.repeat = runs[i].repeat;
+		if (runs[i].ctx) {
+			ta.test.ctx_in = (uint64_t)(uintptr_t)ctx;
+			ta.test.ctx_size_in = runs[i].ctx;
+		}
+		tb = ta;
+		tb.test.prog_fd = (uint32_t)b;
+		ra = bpfrt_bpf(BPF_PROG_TEST_RUN, &ta, sizeof(ta)) ? -errno : 0;
+		rb = syscall(__NR_bpf, BPF_PROG_TEST_RUN, &tb, sizeof(tb)) ? -errno : 0;
+		T_EQ_INT(rb, ra);
+		T_EQ_INT(tb.test.retval, ta.test.retval);
+		n++;
+	}
+	return n;
+}
+
+/* Without kernel BTF (BPFRT_VMLINUX_BTF empty: a kernel built without
+ * CONFIG_DEBUG_INFO_BTF) the BTF-typed types are refused as that kernel refuses them:
+ * an attach_btf_id is -EINVAL from bpf_prog_load() before the verifier (no log), and
+ * without one the verifier's check_attach_btf_id() answers as it does on any kernel, so
+ * those loads are compared with this kernel's.  Runs in a process of its own (the
+ * kernel's BTF is read once per process). */
+struct nobtf_case {
+	const char *name;
+	uint32_t type, attach, flags;
+};
+
+static const struct nobtf_case nobtf_cases[] = {
+	{ "tp_btf", BPF_PROG_TYPE_TRACING, BPF_TRACE_RAW_TP, 0 },
+	{ "fentry", BPF_PROG_TYPE_TRACING, BPF_TRACE_FENTRY, 0 },
+	{ "fexit", BPF_PROG_TYPE_TRACING, BPF_TRACE_FEXIT, 0 },
+	{ "fmod_ret", BPF_PROG_TYPE_TRACING, BPF_MODIFY_RETURN, 0 },
+	{ "iter", BPF_PROG_TYPE_TRACING, BPF_TRACE_ITER, 0 },
+	{ "iter.s", BPF_PROG_TYPE_TRACING, BPF_TRACE_ITER, BPF_F_SLEEPABLE },
+	{ "lsm", BPF_PROG_TYPE_LSM, BPF_LSM_MAC, 0 },
+	{ "lsm_cgroup", BPF_PROG_TYPE_LSM, BPF_LSM_CGROUP, 0 },
+	{ "freplace", BPF_PROG_TYPE_EXT, 0, 0 },
+	{ "struct_ops", BPF_PROG_TYPE_STRUCT_OPS, 0, 0 },
+};
+
+static int nobtf_load(int kernel, const struct nobtf_case *c, uint32_t btf_id, char *log,
+		      size_t loglen)
+{
+	struct bpf_insn insns[2] = { { .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = 0 },
+				     { .code = BPF_JMP | BPF_EXIT } };
+	union bpf_attr a;
+	int fd;
+
+	memset(&a, 0, sizeof(a));
+	a.prog_type = c->type;
+	a.expected_attach_type = c->attach;
+	a.prog_flags = c->flags;
+	a.insns = (uint64_t)(uintptr_t)insns;
+	a.insn_cnt = 2;
+	a.license = (uint64_t)(uintptr_t)"GPL";
+	a.log_buf = (uint64_t)(uintptr_t)log;
+	a.log_size = (uint32_t)loglen;
+	a.log_level = 1;
+	a.attach_btf_id = btf_id;
+	log[0] = 0;
+	fd = kernel ? (int)syscall(__NR_bpf, BPF_PROG_LOAD, &a, sizeof(a))
+		    : bpfrt_bpf(BPF_PROG_LOAD, &a, sizeof(a));
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	return 0;
+}
+
+static int no_vmlinux(void)
+{
+	static char log1[4096], log2[4096];
+
+	T_CASE("no kernel BTF");
+	T_ASSERT(brt_btf_vmlinux() == NULL);
+	for (size_t i = 0; i < sizeof(nobtf_cases) / sizeof(nobtf_cases[0]); i++) {
+		const struct nobtf_case *c = &nobtf_cases[i];
+		int a, b;
+
+		T_CASE(c->name);
+		/* attach_btf_id of any type: bpf_prog_load()'s -EINVAL, nothing logged */
+		T_EQ_INT(-EINVAL, nobtf_load(0, c, 1, log1, sizeof(log1)));
+		T_EQ_STR("", log1);
+		/* none: the verifier's answer, the same with or without kernel BTF */
+		a = nobtf_load(0, c, 0, log1, sizeof(log1));
+		b = nobtf_load(1, c, 0, log2, sizeof(log2));
+		T_EQ_INT(b, a);
+		T_EQ_STR(log2, log1);
+		if (getenv("BTF_ORACLE_SHOW"))
+			printf("%s: %d '%s'\n", c->name, a, strtok(log1, "\n") ? log1 : "");
+	}
+	return t_done();
+}
+
+int main(int argc, char **argv)
 {
 	static char log1[65536], log2[65536];
 	struct bcase c;
+	int runs = 0;
 
 	vmlinux = brt_btf_vmlinux();
 	if (geteuid() != 0)
 		T_SKIP("no kernel bpf() to compare with (needs root)");
+	if (argc > 1 && !strcmp(argv[1], "--no-vmlinux"))
+		return no_vmlinux();
 	if (!vmlinux)
 		T_SKIP("no kernel BTF (/sys/kernel/btf/vmlinux)");
 	tt_private_fs("btf_oracle");
@@ -422,11 +546,29 @@ int main(void)
 			T_CONTAINS(c.msg, log1);
 			T_CONTAINS(c.msg, log2);
 		}
+		if (a >= 0 && b >= 0)
+			runs += test_runs(a, b);
 		if (a >= 0)
 			close(a);
 		if (b >= 0)
 			close(b);
 	}
+	T_CASE("no kernel BTF, in a child");
+	{
+		pid_t pid = fork();
+		int st = 0;
+
+		if (pid == 0) {
+			setenv("BPFRT_VMLINUX_BTF", "", 1);
+			execl("/proc/self/exe", argv[0], "--no-vmlinux", (char *)NULL);
+			_exit(127);
+		}
+		T_ASSERT(pid > 0 && waitpid(pid, &st, 0) == pid);
+		T_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	}
+	T_CASE("test runs");
+	T_ASSERT(runs > 0);
+	printf("%d test runs compared\n", runs);
 	tt_cleanup_fs();
 	return t_done();
 }
