@@ -173,8 +173,12 @@ static int record_sanitation(struct brt_env *env, uint8_t state, uint32_t limit)
 	return 0;
 }
 
-static int sanitize_err(struct brt_env *env, const struct bpf_insn *insn, int reason,
-			int off_is_dst)
+/* The register named: 6.18's source picks the offset (mixed bounds) or the pointer
+ * (unsupported type) by comparing its off_reg with dst_reg, but the running 6.18.44 names
+ * the source for mixed bounds and the destination for the type whichever operand is the
+ * pointer (`scalar += ctx` names the scalar, `scalar += map_value` with mixed bounds the
+ * map value: hand-written cases of verifier.unpriv_oracle), so bpfrt does that. */
+static int sanitize_err(struct brt_env *env, const struct bpf_insn *insn, int reason)
 {
 	const char *err = "pointer arithmetic with it prohibited for !root";
 	const char *op = BPF_OP(insn->code) == BPF_ADD ? "add" : "sub";
@@ -182,11 +186,11 @@ static int sanitize_err(struct brt_env *env, const struct bpf_insn *insn, int re
 	switch (reason) {
 	case REASON_BOUNDS:
 		brt_verr(env, "R%d has unknown scalar with mixed signed bounds, %s\n",
-			 off_is_dst ? insn->dst_reg : insn->src_reg, err);
+			 insn->src_reg, err);
 		break;
 	case REASON_TYPE:
 		brt_verr(env, "R%d has pointer with unsupported alu operation, %s\n",
-			 off_is_dst ? insn->src_reg : insn->dst_reg, err);
+			 insn->dst_reg, err);
 		break;
 	case REASON_PATHS:
 		brt_verr(env, "R%d tried to %s from different maps, paths or scalars, %s\n",
@@ -241,7 +245,7 @@ int brt_sanitize_val_alu(struct brt_env *env, const struct bpf_insn *insn)
 	if ((op != BPF_ADD && op != BPF_SUB) || skip_sanitation(env, insn))
 		return 0;
 	if (record_sanitation(env, ALU_NON_POINTER, 0))
-		return sanitize_err(env, insn, REASON_PATHS, 0);
+		return sanitize_err(env, insn, REASON_PATHS);
 	return 0;
 }
 
@@ -303,7 +307,7 @@ int brt_ptr_alu(struct brt_env *env, const struct bpf_insn *insn, const struct b
 	if (sanitize && !env->cur->speculative) {
 		err = sanitize_before(env, insn, &p, &o, ptr == &regs[insn->dst_reg], &san);
 		if (err)
-			return sanitize_err(env, insn, err, offr == &regs[insn->dst_reg]);
+			return sanitize_err(env, insn, err);
 		if (!known)
 			env->explore_alu_limits = 1;
 	}
@@ -403,7 +407,7 @@ int brt_ptr_alu(struct brt_env *env, const struct bpf_insn *insn, const struct b
 	if (sanitize && !env->cur->speculative) {
 		err = sanitize_after(env, dst, &san);
 		if (err)
-			return sanitize_err(env, insn, err, offr == &regs[insn->dst_reg]);
+			return sanitize_err(env, insn, err);
 	}
 	return 0;
 }
