@@ -9,3 +9,11 @@ target_include_directories(test_verifier_soundness PRIVATE ${CMAKE_CURRENT_SOURC
 add_test(NAME verifier.cli_verify
   COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/verifier/cli_verify.sh $<TARGET_FILE:bpfrt_cli>)
 set_tests_properties(verifier.cli_verify PROPERTIES LABELS unit TIMEOUT 120)
+# verifier.kfunc_oracle: the harness and load-time checks in test_kfunc_oracle.c, one file
+# per family of kfuncs (kfunc_oracle.h).
+target_sources(test_verifier_kfunc_oracle PRIVATE
+  ${CMAKE_CURRENT_SOURCE_DIR}/verifier/kfunc_oracle_net.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/verifier/kfunc_oracle_objects.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/verifier/kfunc_oracle_sections.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/verifier/kfunc_oracle_str.c)
+target_include_directories(test_verifier_kfunc_oracle PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/verifier)

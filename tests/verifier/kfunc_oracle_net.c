@@ -1,0 +1,264 @@
+/* kfunc_oracle_net.c - verifier.kfunc_oracle's networking kfuncs (test_kfunc_oracle.c
+ * says what it checks): bpf_skb/xdp_ct_lookup and bpf_ct_release (every argument error,
+ * references, NULL checks, test runs returning opts->error), and bpf_sock_destroy in
+ * iterators (refused elsewhere).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bpfrt.h"
+#include "kfunc_oracle.h"
+
+/* A conntrack lookup (tc: bpf_skb_ct_lookup, XDP: bpf_xdp_ct_lookup) with the tuple at
+ * fp-56 (40 zeroed bytes) and struct bpf_ct_opts at fp-16 (16 zeroed bytes, netns_id
+ * netns, l4proto proto, reserved[0] resv, ct_zone_id zone), the entry released when
+ * found, opts->error returned. */
+struct ct_case {
+	const char *name;
+	int32_t tuple_sz, opts_sz, netns, proto, resv, zone;
+	int null_tuple, null_opts;
+};
+
+static size_t ct_prog(struct bpf_insn *p, int lookup, const struct ct_case *c)
+{
+	size_t n = 0;
+
+	p[n++] = MOV_X(6, 1);
+	for (int off = -56; off < 0; off += 8)
+		p[n++] = ST(BPF_DW, 10, (int16_t)off, 0);
+	p[n++] = ST(BPF_W, 10, -16, c->netns);
+	p[n++] = ST(BPF_B, 10, -8, c->proto);
+	p[n++] = ST(BPF_B, 10, -3, c->resv);
+	p[n++] = ST(BPF_H, 10, -6, c->zone);
+	p[n++] = MOV_X(1, 6);
+	if (c->null_tuple) {
+		p[n++] = MOV_K(2, 0);
+	} else {
+		p[n++] = MOV_X(2, 10);
+		p[n++] = ADD_K(2, -56);
+	}
+	p[n++] = MOV_K(3, c->tuple_sz);
+	if (c->null_opts) {
+		p[n++] = MOV_K(4, 0);
+	} else {
+		p[n++] = MOV_X(4, 10);
+		p[n++] = ADD_K(4, -16);
+	}
+	p[n++] = MOV_K(5, c->opts_sz);
+	p[n++] = KCALL(lookup, 0);
+	p[n++] = JEQ_K(0, 0, 2);
+	p[n++] = MOV_X(1, 0);
+	p[n++] = KCALL(ids_release, 0);
+	p[n++] = LDX(BPF_W, 0, 10, -12);
+	p[n++] = EXIT();
+	return n;
+}
+
+void ct_cases(void)
+{
+	static const struct ct_case cases[] = {
+		{ "ct ipv4 tcp", 12, 16, -1, 6, 0, 0, 0, 0 },
+		{ "ct ipv6 udp, 12-byte opts", 36, 12, -1, 17, 0, 0, 0, 0 },
+		{ "ct icmp", 12, 16, -1, 1, 0, 0, 0, 0 },
+		{ "ct tuple of 13 bytes", 13, 16, -1, 6, 0, 0, 0, 0 },
+		{ "ct tuple of 0 bytes", 0, 16, -1, 6, 0, 0, 0, 0 },
+		{ "ct opts of 8 bytes", 12, 8, -1, 6, 0, 0, 0, 0 },
+		{ "ct opts of 0 bytes", 12, 0, -1, 6, 0, 0, 0, 0 },
+		{ "ct reserved set", 12, 16, -1, 6, 1, 0, 0, 0 },
+		{ "ct zone in 12-byte opts", 12, 12, -1, 6, 0, 1, 0, 0 },
+		{ "ct zone in 16-byte opts", 12, 16, -1, 6, 0, 1, 0, 0 },
+		{ "ct netns -2", 12, 16, -2, 6, 0, 0, 0, 0 },
+		{ "ct netns 7", 12, 16, 7, 6, 0, 0, 0, 0 },
+		{ "ct NULL tuple of 0 bytes", 0, 16, -1, 6, 0, 0, 1, 0 },
+		{ "ct NULL opts of 0 bytes", 12, 0, -1, 6, 0, 0, 0, 1 },
+		{ "ct NULL tuple of 12 bytes", 12, 16, -1, 6, 0, 0, 1, 0 },
+		{ "ct tuple of 48 bytes", 48, 16, -1, 6, 0, 0, 0, 0 },
+		{ "ct opts of 17 bytes", 12, 17, -1, 6, 0, 0, 0, 0 },
+	};
+	struct bpf_insn p[MAXP];
+	char name[128];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		size_t n = ct_prog(p, ids_lookup_skb, &cases[i]);
+
+		snprintf(name, sizeof(name), "tc %s", cases[i].name);
+		kcheck(name, BPF_PROG_TYPE_SCHED_CLS, 0, p, n);
+		n = ct_prog(p, ids_lookup_xdp, &cases[i]);
+		snprintf(name, sizeof(name), "xdp %s", cases[i].name);
+		kcheck(name, BPF_PROG_TYPE_XDP, 0, p, n);
+	}
+	/* the wrong lookup for the type (the other context), types without the set */
+	struct ct_case ok = { "", 12, 16, -1, 6, 0, 0, 0, 0 };
+	size_t n = ct_prog(p, ids_lookup_xdp, &ok);
+
+	kcheck("tc calls bpf_xdp_ct_lookup", BPF_PROG_TYPE_SCHED_CLS, 0, p, n);
+	n = ct_prog(p, ids_lookup_skb, &ok);
+	kcheck("xdp calls bpf_skb_ct_lookup", BPF_PROG_TYPE_XDP, 0, p, n);
+	kcheck("sched_act calls bpf_skb_ct_lookup", BPF_PROG_TYPE_SCHED_ACT, 0, p, n);
+	kcheck("socket filter calls bpf_skb_ct_lookup", BPF_PROG_TYPE_SOCKET_FILTER, 0, p, n);
+	kcheck("cgroup_skb calls bpf_skb_ct_lookup", BPF_PROG_TYPE_CGROUP_SKB, 0, p, n);
+}
+
+/* tc programs around one bpf_skb_ct_lookup(ctx, fp-56, 12, fp-16, 16) at LOOKUP */
+#define CT_SETUP                                                                          \
+	MOV_X(6, 1), ST(BPF_DW, 10, -56, 0), ST(BPF_DW, 10, -48, 0), ST(BPF_DW, 10, -16, 0),   \
+		ST(BPF_DW, 10, -8, 0), ST(BPF_B, 10, -8, 6)
+#define CT_ARGS MOV_X(1, 6), MOV_X(2, 10), ADD_K(2, -56), MOV_K(3, 12), MOV_X(4, 10),     \
+		ADD_K(4, -16), MOV_K(5, 16)
+#define LOOKUP KCALL(ids_lookup_skb, 0)
+#define RELEASE KCALL(ids_release, 0)
+
+void ct_rules(void)
+{
+	/* cilium/ebpf's call_kfunc: tuple and opts fp-1 with sizes 0 */
+	struct bpf_insn cilium[] = { MOV_X(2, 10), ADD_K(2, -1), MOV_K(3, 0), MOV_X(4, 2),
+				     MOV_K(5, 0), LOOKUP, JEQ_K(0, 0, 2), MOV_X(1, 0), RELEASE,
+				     MOV_K(0, 1), EXIT() };
+	struct bpf_insn leak[] = { CT_SETUP, CT_ARGS, LOOKUP, MOV_K(0, 0), EXIT() };
+	struct bpf_insn no_null_check[] = { CT_SETUP, CT_ARGS, LOOKUP, MOV_X(1, 0), RELEASE,
+					    MOV_K(0, 0), EXIT() };
+	struct bpf_insn twice[] = { CT_SETUP, CT_ARGS, LOOKUP, JEQ_K(0, 0, 5), MOV_X(7, 0),
+				    MOV_X(1, 0), RELEASE, MOV_X(1, 7), RELEASE, MOV_K(0, 0),
+				    EXIT() };
+	struct bpf_insn release_null[] = { MOV_K(1, 0), RELEASE, MOV_K(0, 0), EXIT() };
+	struct bpf_insn release_ctx[] = { RELEASE, MOV_K(0, 0), EXIT() };
+	struct bpf_insn release_stack[] = { ST(BPF_DW, 10, -8, 0), MOV_X(1, 10), ADD_K(1, -8),
+					    RELEASE, MOV_K(0, 0), EXIT() };
+	struct bpf_insn release_off[] = { CT_SETUP, CT_ARGS, LOOKUP, JEQ_K(0, 0, 3), MOV_X(1, 0),
+					  ADD_K(1, 8), RELEASE, MOV_K(0, 0), EXIT() };
+	struct bpf_insn ctx_stack[] = { CT_SETUP, CT_ARGS, MOV_X(1, 10), ADD_K(1, -56), LOOKUP,
+					MOV_K(0, 0), EXIT() };
+	struct bpf_insn ctx_off[] = { CT_SETUP, CT_ARGS, ADD_K(1, 8), LOOKUP, MOV_K(0, 0),
+				      EXIT() };
+	struct bpf_insn ctx_scalar[] = { CT_SETUP, CT_ARGS, MOV_K(1, 0), LOOKUP, MOV_K(0, 0),
+					 EXIT() };
+	struct bpf_insn size_unbounded[] = { CT_SETUP, CT_ARGS, LDX(BPF_W, 3, 6, 0), LOOKUP,
+					     MOV_K(0, 0), EXIT() };
+	struct bpf_insn size_bounded[] = { CT_SETUP, CT_ARGS, LDX(BPF_W, 3, 6, 0),
+					   I(BPF_ALU64 | BPF_AND | BPF_K, 3, 0, 0, 15), LOOKUP,
+					   JEQ_K(0, 0, 2), MOV_X(1, 0), RELEASE, MOV_K(0, 0),
+					   EXIT() };
+	struct bpf_insn size_past[] = { CT_SETUP, CT_ARGS, MOV_K(3, 57), LOOKUP, MOV_K(0, 0),
+					EXIT() };
+	struct bpf_insn size_neg[] = { CT_SETUP, CT_ARGS, MOV_K(3, -1), LOOKUP, MOV_K(0, 0),
+				       EXIT() };
+	struct bpf_insn size_ptr[] = { CT_SETUP, CT_ARGS, MOV_X(3, 10), LOOKUP, MOV_K(0, 0),
+				       EXIT() };
+	struct bpf_insn opts_size_ptr[] = { CT_SETUP, CT_ARGS, MOV_X(5, 10), LOOKUP,
+					    MOV_K(0, 0), EXIT() };
+	struct bpf_insn tuple_ctx[] = { CT_SETUP, CT_ARGS, MOV_X(2, 6), LOOKUP, MOV_K(0, 0),
+					EXIT() };
+	struct bpf_insn tuple_pkt[] = { CT_SETUP, LDX(BPF_W, 2, 1, 76), LDX(BPF_W, 7, 1, 80),
+					MOV_X(8, 2), ADD_K(8, 12),
+					I(BPF_JMP | BPF_JGT | BPF_X, 8, 7, 9, 0), MOV_X(1, 6),
+					MOV_K(3, 12), MOV_X(4, 10), ADD_K(4, -16), MOV_K(5, 16),
+					LOOKUP, JEQ_K(0, 0, 2), MOV_X(1, 0), RELEASE, MOV_K(0, 0),
+					EXIT() };
+	struct bpf_insn tuple_pkt_short[] = { CT_SETUP, LDX(BPF_W, 2, 1, 76),
+					      LDX(BPF_W, 7, 1, 80), MOV_X(8, 2), ADD_K(8, 8),
+					      I(BPF_JMP | BPF_JGT | BPF_X, 8, 7, 9, 0), MOV_X(1, 6),
+					      MOV_K(3, 12), MOV_X(4, 10), ADD_K(4, -16),
+					      MOV_K(5, 16), LOOKUP, JEQ_K(0, 0, 2), MOV_X(1, 0),
+					      RELEASE, MOV_K(0, 0), EXIT() };
+	struct bpf_insn read_entry[] = { CT_SETUP, CT_ARGS, LOOKUP, JEQ_K(0, 0, 4),
+					 LDX(BPF_W, 7, 0, 0), MOV_X(1, 0), RELEASE, MOV_X(0, 7),
+					 MOV_K(0, 0), EXIT() };
+	struct bpf_insn use_after_release[] = { CT_SETUP, CT_ARGS, LOOKUP, JEQ_K(0, 0, 4),
+						MOV_X(7, 0), MOV_X(1, 0), RELEASE,
+						LDX(BPF_W, 0, 7, 0), MOV_K(0, 0), EXIT() };
+	struct bpf_insn r0_after_void[] = { CT_SETUP, CT_ARGS, LOOKUP, JEQ_K(0, 0, 3),
+					    MOV_X(1, 0), RELEASE, EXIT(), MOV_K(0, 0), EXIT() };
+	struct bpf_insn r2_after_call[] = { CT_SETUP, CT_ARGS, LOOKUP, JEQ_K(0, 0, 2),
+					    MOV_X(1, 0), RELEASE, MOV_X(0, 2), EXIT() };
+	struct bpf_insn in_lock_dead[] = { MOV_K(0, 0), JEQ_K(0, 0, 1), RELEASE, EXIT() };
+#define K(name, p) kcheck(name, BPF_PROG_TYPE_SCHED_CLS, 0, p, sizeof(p) / sizeof(p[0]))
+	K("cilium call_kfunc", cilium);
+	K("lookup without release", leak);
+	K("release without NULL check", no_null_check);
+	K("release twice", twice);
+	K("release NULL", release_null);
+	K("release the context", release_ctx);
+	K("release stack memory", release_stack);
+	K("release at an offset", release_off);
+	K("context argument on the stack", ctx_stack);
+	K("context argument at an offset", ctx_off);
+	K("context argument 0", ctx_scalar);
+	K("size unbounded", size_unbounded);
+	K("size bounded", size_bounded);
+	K("size past the stack", size_past);
+	K("size negative", size_neg);
+	K("size a pointer", size_ptr);
+	K("opts size a pointer", opts_size_ptr);
+	K("tuple the context", tuple_ctx);
+	K("tuple in the packet", tuple_pkt);
+	K("tuple past the checked packet", tuple_pkt_short);
+	K("read the entry", read_entry);
+	K("use after release", use_after_release);
+	K("r0 after a void kfunc", r0_after_void);
+	K("r2 after a kfunc call", r2_after_call);
+	K("release in dead code", in_lock_dead);
+#undef K
+}
+
+/* bpf_sock_destroy: tracing's hook, iterators only (the set's filter) */
+void sock_destroy_rules(void)
+{
+	int destroy = kid("bpf_sock_destroy"), tcp = kid("bpf_iter_tcp");
+	int udp = kid("bpf_iter_udp"), task = kid("bpf_iter_task");
+	/* struct bpf_iter__tcp / __udp: meta at 0, the socket at 8 */
+	struct bpf_insn ok[] = { LDX(BPF_DW, 1, 1, 8), JEQ_K(1, 0, 1), KCALL(destroy, 0),
+				 MOV_K(0, 0), EXIT() };
+	struct bpf_insn no_null[] = { LDX(BPF_DW, 1, 1, 8), KCALL(destroy, 0), MOV_K(0, 0),
+				      EXIT() };
+	struct bpf_insn ctx_arg[] = { KCALL(destroy, 0), MOV_K(0, 0), EXIT() };
+	struct bpf_insn offset[] = { LDX(BPF_DW, 1, 1, 8), JEQ_K(1, 0, 2), ADD_K(1, 4),
+				     KCALL(destroy, 0), MOV_K(0, 0), EXIT() };
+	struct bpf_insn scalar[] = { MOV_K(1, 0), KCALL(destroy, 0), MOV_K(0, 0), EXIT() };
+	/* struct bpf_iter__task: the task at 8, not a socket */
+	struct bpf_insn task_arg[] = { LDX(BPF_DW, 1, 1, 8), JEQ_K(1, 0, 1), KCALL(destroy, 0),
+				       MOV_K(0, 0), EXIT() };
+	struct {
+		const char *name;
+		int iter;
+		const struct bpf_insn *p;
+		size_t n;
+	} cases[] = {
+#define SC(nm, it, p) { nm, it, p, sizeof(p) / sizeof(p[0]) }
+		SC("sock_destroy iter/tcp", tcp, ok),
+		SC("sock_destroy iter/udp", udp, ok),
+		SC("sock_destroy without NULL check", tcp, no_null),
+		SC("sock_destroy of the context", tcp, ctx_arg),
+		SC("sock_destroy at an offset", tcp, offset),
+		SC("sock_destroy of NULL", udp, scalar),
+		SC("sock_destroy of a task (iter/task)", task, task_arg),
+#undef SC
+	};
+
+	if (destroy <= 0 || tcp <= 0 || udp <= 0 || task <= 0) {
+		printf("bpf_sock_destroy: skipped: not in the kernel's BTF\n");
+		return;
+	}
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		union bpf_attr attr;
+
+		memset(&attr, 0, sizeof(attr));
+		attr.prog_type = BPF_PROG_TYPE_TRACING;
+		attr.expected_attach_type = BPF_TRACE_ITER;
+		attr.attach_btf_id = (uint32_t)cases[c].iter;
+		attr.insns = (uintptr_t)cases[c].p;
+		attr.insn_cnt = (uint32_t)cases[c].n;
+		attr.license = (uintptr_t) "GPL";
+		check_attr(cases[c].name, &attr);
+	}
+	/* other programs of tracing's hook: the filter refuses them */
+	{
+		struct bpf_insn p[] = { MOV_K(1, 0), KCALL(destroy, 0), MOV_K(0, 0), EXIT() };
+
+		kcheck("sock_destroy in a tracepoint", BPF_PROG_TYPE_TRACEPOINT, 0, p, 4);
+		kcheck("sock_destroy in a syscall program", BPF_PROG_TYPE_SYSCALL, BPF_F_SLEEPABLE,
+		       p, 4);
+	}
+}
