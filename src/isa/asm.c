@@ -463,6 +463,7 @@ static unsigned shape_operands(enum brt_shape shape)
 	case BRT_SHAPE_LD_ABS:
 	case BRT_SHAPE_JA:
 	case BRT_SHAPE_JA32:
+	case BRT_SHAPE_MAY_GOTO:
 	case BRT_SHAPE_CALL:
 	case BRT_SHAPE_CALL_LOCAL:
 	case BRT_SHAPE_CALLX:
@@ -603,7 +604,9 @@ static int encode_target(struct assembler *a, enum brt_shape shape, const struct
 	case BRT_SHAPE_JMP_IMM:
 	case BRT_SHAPE_JMP_REG:
 	case BRT_SHAPE_JA:
-		ret = parse_target(a, o[shape == BRT_SHAPE_JA ? 0 : 2], 0, &v);
+	case BRT_SHAPE_MAY_GOTO:
+		ret = parse_target(a, o[shape == BRT_SHAPE_JMP_IMM || shape == BRT_SHAPE_JMP_REG ? 2 : 0],
+				   0, &v);
 		f->off = (int16_t)v;
 		return ret;
 	case BRT_SHAPE_JA32:

@@ -106,6 +106,7 @@ static const uint8_t shape_fields[] = {
 	[BRT_SHAPE_LD_IND] = F_SRC | F_IMM,
 	[BRT_SHAPE_JA] = F_OFF,
 	[BRT_SHAPE_JA32] = F_IMM,
+	[BRT_SHAPE_MAY_GOTO] = F_OFF,
 	[BRT_SHAPE_JMP_IMM] = F_DST | F_IMM | F_OFF,
 	[BRT_SHAPE_JMP_REG] = F_DST | F_SRC | F_OFF,
 	[BRT_SHAPE_CALL] = F_IMM,
@@ -208,6 +209,7 @@ int brt_isa_has_target(enum brt_op op)
 	switch (brt_ops[op].shape) {
 	case BRT_SHAPE_JA:
 	case BRT_SHAPE_JA32:
+	case BRT_SHAPE_MAY_GOTO:
 	case BRT_SHAPE_JMP_IMM:
 	case BRT_SHAPE_JMP_REG:
 	case BRT_SHAPE_CALL_LOCAL:
@@ -314,6 +316,7 @@ enum brt_op brt_isa_regs_op(const struct bpf_insn *insn, enum brt_op op, struct 
 		break;
 	case BRT_SHAPE_JA:
 	case BRT_SHAPE_JA32:
+	case BRT_SHAPE_MAY_GOTO:
 		break;
 	}
 	return op;

@@ -212,6 +212,9 @@ static void kernel_style(struct out *o, const struct bpf_insn *insn, enum brt_op
 	case BRT_SHAPE_JA32:
 		put(o, "gotol pc%+d", insn->imm);
 		break;
+	case BRT_SHAPE_MAY_GOTO:
+		put(o, "may_goto pc%+d", insn->off);
+		break;
 	case BRT_SHAPE_JMP_IMM:
 	case BRT_SHAPE_JMP_REG:
 		kernel_jump(o, insn, info);
@@ -307,6 +310,7 @@ static void asm_style(struct out *o, const struct bpf_insn *insn, enum brt_op op
 		put_imm(o, insn->imm);
 		break;
 	case BRT_SHAPE_JA:
+	case BRT_SHAPE_MAY_GOTO:
 		put(o, " %+d", insn->off);
 		break;
 	case BRT_SHAPE_JA32:

@@ -19,6 +19,11 @@
 #error "linux/bpf.h too old: BPF_JMP32 missing"
 #endif
 
+/* BPF_JMP | BRT_JCOND is may_goto when src_reg is BRT_MAY_GOTO (libc headers may be older) */
+#define BRT_JCOND 0xe0
+#define BRT_MAY_GOTO 0
+/* may_goto's hidden counter starts at the kernel's BPF_MAX_LOOPS in each function call */
+#define BRT_MAX_LOOPS (8u * 1024 * 1024)
 #define BRT_MAX_REGS 11 /* r0-r10 */
 #define BRT_STACK_SIZE 512
 #define BRT_MAX_CALL_DEPTH 8
@@ -49,6 +54,7 @@ enum brt_shape {
 	BRT_SHAPE_LD_IND,     /* op %src, imm */
 	BRT_SHAPE_JA,         /* ja off */
 	BRT_SHAPE_JA32,       /* ja32 imm  (gotol) */
+	BRT_SHAPE_MAY_GOTO,   /* may_goto off */
 	BRT_SHAPE_JMP_IMM,    /* op %dst, imm, off */
 	BRT_SHAPE_JMP_REG,    /* op %dst, %src, off */
 	BRT_SHAPE_CALL,       /* call imm   (helper id) */

@@ -507,6 +507,39 @@ static void sync_linked(struct brt_env *env, struct brt_vstate *st, const struct
 	}
 }
 
+int brt_is_may_goto(const struct bpf_insn *insn)
+{
+	return insn->code == (BPF_JMP | BRT_JCOND) && insn->src_reg == BRT_MAY_GOTO;
+}
+
+/* may_goto (the kernel's check_cond_jmp_op() for BPF_JCOND): at run time it jumps once
+ * the function's hidden counter is spent, so both ways are walked: the jump first, the
+ * fall-through (another iteration) queued one may_goto deeper.  The depth lets
+ * is_state_visited() take an iteration that repeats an earlier one as covered instead of
+ * as an infinite loop (prune.c); scalars that changed since the previous iteration and
+ * cannot matter are widened in the queued state, so the iterations converge. */
+int brt_check_may_goto(struct brt_env *env, const struct bpf_insn *insn, int *insn_idx)
+{
+	struct brt_vstate *queued, *prev;
+	int idx = *insn_idx, err;
+
+	if (!brt_is_may_goto(insn) || insn->dst_reg || insn->imm) {
+		brt_verr(env, "invalid may_goto imm %d\n", insn->imm);
+		return -EINVAL;
+	}
+	/* the previous iteration's state here: the newest stored before the one this visit
+	 * may just have stored (the kernel's find_prev_entry() from cur->parent) */
+	prev = env->cur->parent ? brt_prev_entry(env->cur->parent, idx) : NULL;
+	err = brt_push_stack(env, idx + 1, idx, &queued);
+	if (err)
+		return err;
+	queued->may_goto_depth++;
+	if (prev)
+		brt_widen_imprecise(env, prev, queued, idx);
+	*insn_idx += insn->off;
+	return 0;
+}
+
 int brt_check_cond_jmp(struct brt_env *env, const struct bpf_insn *insn, int *insn_idx)
 {
 	struct brt_vstate *this_st = env->cur, *other;

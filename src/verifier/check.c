@@ -309,6 +309,8 @@ static int do_jmp(struct brt_env *env, const struct bpf_insn *insn, int *do_prin
 	}
 	if (op == BPF_EXIT)
 		return do_exit(env, do_print);
+	if (op == BRT_JCOND)
+		return brt_check_may_goto(env, insn, &env->insn_idx);
 	return brt_check_cond_jmp(env, insn, &env->insn_idx);
 }
 
@@ -600,6 +602,16 @@ static int run_passes(struct brt_env *env)
 				      "pass\n");
 			err = -EINVAL;
 		}
+	/* do_misc_fixups(): a function with a may_goto the walk reached (the kernel drops
+	 * dead code and `may_goto +0` first) gets the counter's hidden slots, which the
+	 * kernel's stack depth counts: 16 bytes on x86-64 (count and timestamp) */
+	for (int k = 0; !err && k < env->subprog_cnt; k++)
+		for (int i = env->subprogs[k].start; i < env->subprogs[k + 1].start; i++)
+			if (env->aux[i].seen && brt_is_may_goto(&env->insns[i]) &&
+			    env->insns[i].off) {
+				env->subprogs[k].stack_depth += 16;
+				break;
+			}
 	return err;
 }
 

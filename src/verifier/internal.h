@@ -172,6 +172,7 @@ struct brt_vstate {
 	uint32_t lock_id;
 	uint8_t active_rcu;        /* inside bpf_rcu_read_lock() (kfunc.c) */
 	uint32_t active_preempt;   /* bpf_preempt_disable() calls not yet enabled (kfunc.c) */
+	uint32_t may_goto_depth;   /* may_goto fall-throughs taken on this path (branch.c) */
 	/* the path since the parent state: first and last insn, and the entries where it
 	 * did not go straight on (stored and pushed states keep theirs) */
 	int first_insn_idx;
@@ -638,5 +639,8 @@ int brt_push_speculative(struct brt_env *env, const struct bpf_insn *insn, int i
 int brt_spec_recoverable(const struct brt_env *env, int err);
 int brt_push_stack(struct brt_env *env, int insn_idx, int prev_insn_idx,
 		   struct brt_vstate **out);
+/* BPF_JMP | BPF_JCOND (may_goto; branch.c) */
+int brt_is_may_goto(const struct bpf_insn *insn);
+int brt_check_may_goto(struct brt_env *env, const struct bpf_insn *insn, int *insn_idx);
 
 #endif

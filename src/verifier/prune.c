@@ -613,9 +613,10 @@ int brt_is_state_visited(struct brt_env *env, int insn_idx)
 	struct brt_vstate *cur = env->cur;
 	struct brt_stored *sl, **pprev;
 	int cb = env->aux[insn_idx].calls_callback;
-	/* a callback call always stores its state: the next iteration compares with it;
-	 * a long history forces a checkpoint (the kernel bounds its jmp_history so) */
-	int force = cb || cur->hist > 40;
+	int mg = brt_is_may_goto(&env->insns[insn_idx]);
+	/* a callback call or a may_goto always stores its state: the next iteration compares
+	 * with it; a long history forces a checkpoint (the kernel bounds its jmp_history so) */
+	int force = cb || mg || cur->hist > 40;
 	int add = force || (env->jmps_processed - env->prev_jmps_processed >= 2 &&
 			    env->insn_processed - env->prev_insn_processed >= 8);
 	int n = 0, compared = 0, exact = 0, hashed = 0;
@@ -639,6 +640,17 @@ int brt_is_state_visited(struct brt_env *env, int insn_idx)
 				err = propagate_precision(env, sl->st, 1, insn_idx);
 				return err ? err : 1;
 			}
+		} else if (sl->active && mg && sl->st->may_goto_depth != cur->may_goto_depth &&
+			   states_equal(env, sl->st, cur, insn_idx, CMP_ACTIVE)) {
+			/* a may_goto iteration that repeats one still being explored here: the
+			 * counter ends the loop at run time, so it is covered (the kernel's loop
+			 * hit); its marks are not final: propagate what may matter */
+			int err;
+
+			sl->hits++;
+			add_backedge(env, sl->st);
+			err = propagate_precision(env, sl->st, 1, insn_idx);
+			return err ? err : 1;
 		} else if (sl->active) {
 			/* an exact repeat of a state on the current path: the loop cannot
 			 * terminate.  The hash first; a bounded number of full comparisons:
@@ -649,8 +661,8 @@ int brt_is_state_visited(struct brt_env *env, int insn_idx)
 				h = state_hash(env, cur, insn_idx);
 				hashed = 1;
 			}
-			if (sl->hash == h && exact++ < 16 &&
-			    states_equal(env, sl->st, cur, insn_idx, CMP_EXACT)) {
+			if (sl->hash == h && sl->st->may_goto_depth == cur->may_goto_depth &&
+			    exact++ < 16 && states_equal(env, sl->st, cur, insn_idx, CMP_EXACT)) {
 				print_loop(env, sl->st, insn_idx);
 				return -EINVAL;
 			}

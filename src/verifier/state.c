@@ -240,6 +240,7 @@ int brt_state_copy(struct brt_vstate *dst, const struct brt_vstate *src)
 	dst->lock_id = src->lock_id;
 	dst->active_rcu = src->active_rcu;
 	dst->active_preempt = src->active_preempt;
+	dst->may_goto_depth = src->may_goto_depth;
 	for (int i = 0; i <= src->curframe; i++) {
 		dst->frame[i] = frame_dup(src->frame[i]);
 		if (!dst->frame[i])

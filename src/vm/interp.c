@@ -21,6 +21,7 @@ struct brt_frame {
 	uint64_t r7;
 	uint64_t r8;
 	uint64_t r9;
+	uint64_t loops; /* the caller's may_goto counter */
 	const struct brt_dinsn *ret;
 };
 

@@ -61,7 +61,7 @@ static int BRT_LOOP_FN(struct brt_exec *ex, uint64_t *r0, struct brt_vm_labels *
 	struct brt_track *track;
 	unsigned depth = 0, size = 0, max_depth;
 	enum brt_fault_kind kind = BRT_FAULT_NONE;
-	uint64_t helper_id = 0;
+	uint64_t helper_id = 0, loops = BRT_MAX_LOOPS;
 	int32_t pkt_off = 0;
 
 	if (labels_out) {
@@ -268,6 +268,15 @@ dispatch:
 #undef JCOND
 	CASE(ja) JUMP();
 	CASE(ja32) JUMP();
+	/* may_goto: the kernel's rewrite keeps a counter in a hidden slot of each function's
+	 * frame, set to BPF_MAX_LOOPS at the function's entry; the jump is taken once it is
+	 * spent.  (On x86-64 the kernel refills it every 0xffff for 250 ms instead: a loop
+	 * that spends it ends after a different count there.) */
+	CASE(may_goto)
+		if (!loops)
+			JUMP();
+		loops--;
+		NEXT();
 
 	/* Loads and stores: ldx zero-extends, ldxs sign-extends, st stores imm truncated. */
 	CASE(ldxb) ACCESS(pc->src, 1, BRT_FAULT_READ); DST = brt_load(PTR, 1); NEXT();
@@ -336,8 +345,10 @@ dispatch:
 		frames[depth].r7 = reg[7];
 		frames[depth].r8 = reg[8];
 		frames[depth].r9 = reg[9];
+		frames[depth].loops = loops;
 		frames[depth].ret = pc + 1;
 		depth++;
+		loops = BRT_MAX_LOOPS;
 		reg[10] -= BRT_STACK_SIZE;
 		stack_lo -= BRT_STACK_SIZE;
 		if (BRT_LOOP_CHECKED)
@@ -357,6 +368,7 @@ dispatch:
 		reg[7] = frames[depth].r7;
 		reg[8] = frames[depth].r8;
 		reg[9] = frames[depth].r9;
+		loops = frames[depth].loops;
 		reg[10] += BRT_STACK_SIZE;
 		stack_lo += BRT_STACK_SIZE;
 		pc = frames[depth].ret;

@@ -23,6 +23,7 @@ static struct bpf_insn sample(enum brt_op op)
 	case BRT_SHAPE_LD_ABS:
 	case BRT_SHAPE_JA:
 	case BRT_SHAPE_JA32:
+	case BRT_SHAPE_MAY_GOTO:
 	case BRT_SHAPE_CALL:
 	case BRT_SHAPE_CALL_LOCAL:
 	case BRT_SHAPE_EXIT:

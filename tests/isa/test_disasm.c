@@ -67,6 +67,7 @@ static void sample(enum brt_op op, unsigned variant, struct bpf_insn insn[2])
 		insn->imm = imm;
 		break;
 	case BRT_SHAPE_JA:
+	case BRT_SHAPE_MAY_GOTO:
 		insn->off = (int16_t)(variant ? -1 : 0);
 		break;
 	case BRT_SHAPE_JA32:

@@ -104,6 +104,10 @@ static int row_insn(enum brt_op op, unsigned variant, struct prog *p)
 	case BRT_SHAPE_JA32:
 		insn.dst_reg = 0; /* +0: what it jumped over would be unreachable */
 		break;
+	case BRT_SHAPE_MAY_GOTO: /* conditional: it may jump over one instruction */
+		insn.dst_reg = 0;
+		jumps = 1;
+		break;
 	case BRT_SHAPE_ENDIAN:
 	case BRT_SHAPE_ALU_UNARY:
 		break;

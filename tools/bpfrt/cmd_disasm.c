@@ -77,6 +77,7 @@ static int64_t jump_target(const struct bpf_insn *insns, size_t n, size_t idx)
 	switch (brt_ops[op].shape) {
 	case BRT_SHAPE_JA:
 	case BRT_SHAPE_JA32:
+	case BRT_SHAPE_MAY_GOTO:
 	case BRT_SHAPE_JMP_IMM:
 	case BRT_SHAPE_JMP_REG:
 	case BRT_SHAPE_CALL_LOCAL:

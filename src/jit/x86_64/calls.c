@@ -46,12 +46,21 @@ static void jump_stub(struct jit_state *st, enum x86_cc cc, enum jit_stub s, boo
 		emit_jcc_rel(B, cc, false, st->prev_stub[s]);
 }
 
+/* may_goto's counter starts at BPF_MAX_LOOPS in each call of a function that has one, as
+ * the prologue the kernel's rewrite adds (the slot is below r10's 512 bytes) */
+static void loops_setup(struct jit_state *st, const struct jit_func *f)
+{
+	if (f->loops)
+		emit_store_i(B, 8, RBP, BRT_JIT_LOOPS_OFF, (int32_t)BRT_MAX_LOOPS);
+}
+
 /* r10's frame: rbp at the top of the function's 512 bytes, when it has them. */
 static void frame_setup(struct jit_state *st, const struct jit_func *f)
 {
 	if (f->stack)
 		emit_mov_rr(B, true, RBP, RSP);
 	adjust_rsp(st, ALU_SUB, f->frame);
+	loops_setup(st, f);
 }
 
 /*
@@ -147,6 +156,7 @@ void brt_jit_emit_prologue(struct jit_state *st, const struct jit_func *f)
 	if (f->stack)
 		emit_mov_rr(B, true, RBP, RSP); /* r10: top of this function's 512 bytes */
 	adjust_rsp(st, ALU_SUB, f->frame);
+	loops_setup(st, f);
 }
 
 /* Return rax to whoever called this function. */

@@ -677,6 +677,18 @@ static int emit_ja32(struct jit_state *st, insn_t insn, size_t pc)
 	return 0;
 }
 
+/* may_goto: jump when the function's counter (calls.c, loops_setup) is spent, else count
+ * one down: cmp qword [rbp + LOOPS], 0; je target; dec qword [rbp + LOOPS] */
+static int emit_may_goto(struct jit_state *st, insn_t insn, size_t pc)
+{
+	emit_cmp_mem_i8(B, RBP, BRT_JIT_LOOPS_OFF, 0);
+	branch(st, pc, CC_E, pc + 1 + (size_t)(int64_t)insn->off);
+	emit_rex(B, true, 0, RBP, false);
+	emit1(B, 0xff);
+	emit_modrm_mem(B, 1, RBP, BRT_JIT_LOOPS_OFF);
+	return 0;
+}
+
 /* A conditional jump to the next instruction has no effect: nothing is emitted. */
 static void jmp_cond(struct jit_state *st, insn_t insn, size_t pc, enum x86_cc cc, bool w,
 		     bool is_imm, bool is_test)

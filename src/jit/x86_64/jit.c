@@ -289,7 +289,7 @@ static void redzone(struct jit_state *st, const uint16_t *ops)
 {
 	struct jit_func *f = &st->funcs[0];
 
-	if (!(st->passes & BRT_JIT_PASS(redzone)) || !f->stack || !leaf_program(st))
+	if (!(st->passes & BRT_JIT_PASS(redzone)) || !f->stack || f->loops || !leaf_program(st))
 		return;
 	for (size_t pc = 0; pc < st->n; pc++) {
 		const struct bpf_insn *in = &st->insns[pc];
@@ -390,7 +390,12 @@ static void plan_frames(struct jit_state *st, const uint16_t *ops)
 	for (size_t pc = 0; (st->env->flags & BRT_JIT_BUDGET) && pc < st->n; pc++)
 		if (budget_charge(st, ops, pc))
 			st->budget = true;
+	/* a batch runs the body once per packet without its prologue, which sets may_goto's
+	 * counter */
 	st->pkt_regs = !st->budget && brt_jit_pkt_regs_fit(st->insns, st->n, ops);
+	for (size_t pc = 0; pc < st->n; pc++)
+		if (ops[pc] == BRT_OP_may_goto)
+			st->pkt_regs = false;
 	if (st->budget)
 		st->anchor = true;
 	for (size_t k = 0; k < st->nfuncs; k++)
@@ -401,6 +406,9 @@ static void plan_frames(struct jit_state *st, const uint16_t *ops)
 		bool calls = false;
 
 		f->saved = brt_jit_regs_used(st->insns, f->start, f->end, &f->stack);
+		for (size_t pc = f->start; pc < f->end; pc++)
+			if (ops[pc] == BRT_OP_may_goto)
+				f->loops = f->stack = true;
 		for (size_t pc = f->start; pc < f->end; pc++) {
 			if (ops[pc] == BRT_OP_INVALID || !is_call(ops[pc]) || st->pkt_regs)
 				continue;
@@ -416,7 +424,7 @@ static void plan_frames(struct jit_state *st, const uint16_t *ops)
 		if (f->stack)
 			f->saved |= 1u << RBP;
 		all |= f->saved;
-		f->frame = f->stack ? BRT_STACK_SIZE : 0;
+		f->frame = f->stack ? BRT_STACK_SIZE + (f->loops ? 8u : 0u) : 0;
 		f->has_calls = calls;
 	}
 	for (size_t pc = 0; pc < st->n; pc++) {

@@ -33,6 +33,8 @@
 #define JIT_SLOT_CALLX 8  /* helper id of the callx being made */
 #define JIT_SLOT_PROG 16  /* struct brt_jit_prog * (for callx's resolver) */
 #define JIT_SLOTS_SIZE 24
+/* may_goto's counter: the 8 bytes below a function's 512 (jit.c plan_frames) */
+#define BRT_JIT_LOOPS_OFF (-(int32_t)BRT_STACK_SIZE - 8)
 
 /* Size of the stand-in context of a run without one (brt_jit_call with ctx NULL); packet
  * field offsets must lie inside it. */
@@ -114,6 +116,7 @@ struct jit_func {
 	size_t end;        /* one past the last */
 	uint16_t saved;    /* x86 registers the prologue pushes (bit = register number) */
 	bool stack;        /* references r10: gets a 512-byte frame */
+	bool loops;        /* has may_goto: its counter in a slot below the 512 bytes */
 	bool redzone;      /* pass redzone: r10 is rsp, its slots lie in the red zone */
 	bool has_calls;    /* calls helpers or functions: rsp must be aligned */
 	uint32_t frame;    /* bytes subtracted from rsp after the pushes */
