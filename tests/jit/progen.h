@@ -134,7 +134,8 @@ static inline void pg_alu(struct pg_prog *p, bool w64, uint8_t op, uint8_t dst, 
  * and near misses: rotates by shifts (x << k | x >> (w - k), in either order and either
  * or direction), rotates of a product by two multipliers (imm or constant registers),
  * `w = w` after a 32-bit write, <<32 >>32 pairs, a constant stored to a stack slot twice
- * (constfill), a copy and an add (lea); sometimes with the wrong count, a temporary read
+ * (constfill), a copy and an add (lea), a conditional jump over a ja (jumpfold: the
+ * ja sometimes a jump target itself); sometimes with the wrong count, a temporary read
  * afterwards, a change of the slot between (an overlapping store, one through a copy of
  * r10) or a jump target inside, where the pass must not fire. */
 static inline void pg_idiom(struct pg_rand *r, struct pg_prog *p)
@@ -151,7 +152,32 @@ static inline void pg_idiom(struct pg_rand *r, struct pg_prog *p)
 		sh1 = BPF_RSH;
 		sh2 = BPF_LSH;
 	}
-	switch (pg_below(r, 7)) {
+	switch (pg_below(r, 8)) {
+	case 7: { /* jumpfold: if c goto +1; goto T, of every condition, width and source */
+		static const uint8_t conds[] = { BPF_JEQ,  BPF_JNE,  BPF_JGT,  BPF_JGE,
+						 BPF_JLT,  BPF_JLE,  BPF_JSGT, BPF_JSGE,
+						 BPF_JSLT, BPF_JSLE, BPF_JSET };
+		bool imm = pg_below(r, 2);
+
+		if (p->in_loop) { /* no jumps inside a counted loop */
+			pg_alu(p, true, BPF_MOV, a, -1, pg_imm(r), true);
+			break;
+		}
+		pg_emit(p, (struct bpf_insn){ .code = (uint8_t)((pg_below(r, 3) ? BPF_JMP : BPF_JMP32) |
+								conds[pg_below(r, 11)] |
+								(imm ? BPF_K : BPF_X)),
+					      .dst_reg = pg_rreg(r), .src_reg = imm ? 0 : pg_rreg(r),
+					      .off = 1, .imm = imm ? pg_imm(r) : 0 }, true);
+		/* a target (pg_fix_jumps keeps the +1 and clamps the ja): other jumps may
+		 * land on the ja, where the pass must not fire */
+		if (pg_below(r, 4))
+			pg_emit(p, (struct bpf_insn){ .code = BPF_JMP | BPF_JA,
+						      .off = (int16_t)(1 + pg_below(r, 12)) }, true);
+		else
+			pg_emit(p, (struct bpf_insn){ .code = BPF_JMP32 | BPF_JA,
+						      .imm = 1 + (int32_t)pg_below(r, 12) }, true);
+		break;
+	}
 	case 5: { /* constfill: a constant stored to a stack slot and stored again, with
 		   * sometimes a change between: an overlapping store, a store through a copy
 		   * of r10, a changed register, a jump landing */

@@ -402,6 +402,35 @@ static inline void emit_ret(struct jit_buf *b)
 	emit1(b, 0xc3);
 }
 
+/* Padding no path executes (pass align): to the next 16-byte boundary when that takes at
+ * most 10 bytes, else to the next 8-byte one, in the fewest recommended long nops (0f 1f
+ * forms with 66 prefixes, at most 8 bytes each, so the decoder never sees one longer). */
+#define JIT_ALIGN_MAX 15
+static inline void emit_align(struct jit_buf *b)
+{
+	static const uint8_t nops[8][8] = {
+		{ 0x90 },
+		{ 0x66, 0x90 },
+		{ 0x0f, 0x1f, 0x00 },
+		{ 0x0f, 0x1f, 0x40, 0x00 },
+		{ 0x0f, 0x1f, 0x44, 0x00, 0x00 },
+		{ 0x66, 0x0f, 0x1f, 0x44, 0x00, 0x00 },
+		{ 0x0f, 0x1f, 0x80, 0x00, 0x00, 0x00, 0x00 },
+		{ 0x0f, 0x1f, 0x84, 0x00, 0x00, 0x00, 0x00, 0x00 },
+	};
+	size_t pad = (size_t)-b->len & 15;
+
+	if (pad > 10)
+		pad = (size_t)-b->len & 7;
+	while (pad) {
+		size_t k = pad > 8 ? 8 : pad;
+
+		for (size_t i = 0; i < k; i++)
+			emit1(b, nops[k - 1][i]);
+		pad -= k;
+	}
+}
+
 /* Relative control transfers.  `from` is the offset of the first byte of the jump; the
  * displacement counts from its end. */
 static inline void emit_jmp_rel(struct jit_buf *b, bool is_short, size_t target)

@@ -694,9 +694,16 @@ static void jmp_cond(struct jit_state *st, insn_t insn, size_t pc, enum x86_cc c
 		     bool is_imm, bool is_test)
 {
 	int dst = xreg(st, insn->dst_reg);
+	size_t target = pc + 1 + (size_t)(int64_t)insn->off;
 
 	if (!insn->off)
 		return;
+	if (st->plan && st->plan[pc].kind == PLAN_JINV) {
+		/* pass jumpfold: to the next ja's target when the condition fails (x86's
+		 * condition codes come in pairs that differ in bit 0) */
+		cc = (enum x86_cc)(cc ^ 1);
+		target = pc + (size_t)(int64_t)st->plan[pc].imm;
+	}
 	if (is_test && is_imm)
 		emit_test_ri(B, w, dst, insn->imm);
 	else if (is_test)
@@ -707,7 +714,7 @@ static void jmp_cond(struct jit_state *st, insn_t insn, size_t pc, enum x86_cc c
 		emit_alu_ri(B, ALU_CMP, w, dst, insn->imm);
 	else
 		emit_alu_rr(B, ALU_CMP, w, dst, xreg(st, insn->src_reg));
-	branch(st, pc, cc, pc + 1 + (size_t)(int64_t)insn->off);
+	branch(st, pc, cc, target);
 }
 
 #define JMP_ROWS(name, cc, is_test)                                                     \

@@ -491,13 +491,18 @@ static int run_pass(struct jit_state *st, const uint16_t *ops)
 		st->entry[f->start] = (uint32_t)st->buf.len;
 		brt_jit_emit_prologue(st, f);
 		for (size_t pc = f->start; pc < f->end; pc++) {
-			rc = reserve(st, JIT_MAX_INSN_BYTES);
+			rc = reserve(st, JIT_MAX_INSN_BYTES + JIT_ALIGN_MAX);
 			if (rc)
 				return rc;
+			if (st->align && st->align[pc]) /* pass align: nothing falls into it */
+				emit_align(&st->buf);
 			st->off[pc] = (uint32_t)st->buf.len;
 			if (ops[pc] == BRT_OP_INVALID) /* second slot of lddw */
 				continue;
-			if (st->plan && st->plan[pc].kind != PLAN_NONE) { /* never a jump */
+			/* plans are never jumps, but for jumpfold's, which the jump's own
+			 * emitter reads */
+			if (st->plan && st->plan[pc].kind != PLAN_NONE &&
+			    st->plan[pc].kind != PLAN_JINV) {
 				brt_jit_emit_plan(st, pc);
 				continue;
 			}
@@ -675,6 +680,7 @@ static void free_state(struct jit_state *st)
 	free(st->is_long);
 	free(st->funcs);
 	free(st->plan);
+	free(st->align);
 	free(st->ckeys);
 	free(st->calls);
 	free(st->buf.p);

@@ -993,6 +993,70 @@ static void pass_lea(struct opt *o)
 	}
 }
 
+/* --- jumpfold and align: the layout of branches ------------------------------------------ */
+
+/* Pass jumpfold: clang leaves `if c goto +1; goto T` where the likely side is T (the
+ * ja is the fall-through it could not invert); one inverted conditional jump to T does
+ * the same with one jump fewer, and the path to pc + 2 falls through.  Only when the ja
+ * is no jump target (a jump landing on it would now fall into pc + 2) and both jumps go
+ * forward (a backward one may carry the run budget's charge). */
+static void pass_jumpfold(struct opt *o)
+{
+	struct jit_state *st = o->st;
+
+	for (size_t pc = 0; pc + 1 < st->n; pc++) {
+		enum brt_op op = (enum brt_op)o->ops[pc], next = (enum brt_op)o->ops[pc + 1];
+		unsigned shape;
+		int64_t t;
+
+		if (op == BRT_OP_INVALID || next == BRT_OP_INVALID || !is_ja(next) ||
+		    o->target[pc + 1] || st->plan[pc].kind != PLAN_NONE ||
+		    st->plan[pc + 1].kind != PLAN_NONE)
+			continue;
+		shape = brt_ops[op].shape;
+		if ((shape != BRT_SHAPE_JMP_IMM && shape != BRT_SHAPE_JMP_REG) ||
+		    st->insns[pc].off != 1)
+			continue;
+		t = brt_isa_jump_target(&st->insns[pc + 1], next, pc + 1);
+		if (t <= (int64_t)pc + 1)
+			continue;
+		st->plan[pc].kind = PLAN_JINV;
+		st->plan[pc].imm = (int32_t)(t - (int64_t)pc);
+		st->plan[pc + 1].kind = PLAN_SKIP;
+	}
+}
+
+/* Pass align: a jump target that no instruction falls into (the one before it is an exit
+ * or a jump that is emitted) starts at a 16-byte boundary when the padding takes at most
+ * 10 bytes, else at an 8-byte one, as gcc -O2 aligns such labels (-falign-jumps): the
+ * decoder fetches the target's block whole, and the nops in front are never run.  Not
+ * function entries (their prologue comes first). */
+static int pass_align(struct opt *o)
+{
+	struct jit_state *st = o->st;
+
+	st->align = calloc(st->n, 1);
+	if (!st->align)
+		return -ENOMEM;
+	for (size_t pc = 1; pc < st->n; pc++) {
+		size_t prev = pc - 1;
+		enum brt_op op;
+		bool entry = false;
+
+		for (size_t k = 0; k < st->nfuncs && !entry; k++)
+			entry = st->funcs[k].start == pc;
+		if (!o->target[pc] || entry || o->ops[pc] == BRT_OP_INVALID)
+			continue;
+		op = (enum brt_op)o->ops[prev];
+		if (op == BRT_OP_INVALID || st->plan[prev].kind == PLAN_SKIP)
+			continue;
+		if (op == BRT_OP_exit ||
+		    (is_ja(op) && brt_isa_jump_target(&st->insns[prev], op, prev) != (int64_t)pc))
+			st->align[pc] = 1;
+	}
+	return 0;
+}
+
 /* --- driver and emission -------------------------------------------------------------- */
 
 int brt_jit_optimise(struct jit_state *st, const uint16_t *ops)
@@ -1020,6 +1084,10 @@ int brt_jit_optimise(struct jit_state *st, const uint16_t *ops)
 	if (st->passes & (BRT_JIT_PASS(constfill) | BRT_JIT_PASS(constkey)))
 		pass_constfill(&o, st->passes & BRT_JIT_PASS(constfill),
 			       (st->passes & BRT_JIT_PASS(constkey)) && st->prog->lookup_kind);
+	if (st->passes & BRT_JIT_PASS(jumpfold))
+		pass_jumpfold(&o);
+	if (st->passes & BRT_JIT_PASS(align))
+		rc = pass_align(&o);
 	for (size_t pc = 0; pc < st->n && !any; pc++)
 		any = st->plan[pc].kind != PLAN_NONE;
 	if (!any) { /* nothing to do: run_pass takes the plain path */
@@ -1028,7 +1096,9 @@ int brt_jit_optimise(struct jit_state *st, const uint16_t *ops)
 	}
 	free(o.target);
 	free(o.cin);
-	return 0;
+	if (rc)
+		snprintf(st->err, st->errlen, "out of memory for %zu instructions", st->n);
+	return rc;
 }
 
 void brt_jit_emit_plan(struct jit_state *st, size_t pc)
@@ -1039,6 +1109,7 @@ void brt_jit_emit_plan(struct jit_state *st, size_t pc)
 	switch ((enum jit_plan_kind)p->kind) {
 	case PLAN_NONE:
 	case PLAN_SKIP:
+	case PLAN_JINV: /* a jump: insn.c's jmp_cond */
 		break;
 	case PLAN_ROTATE:
 		if (p->dst != p->src)

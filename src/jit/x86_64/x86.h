@@ -82,6 +82,8 @@ enum jit_plan_kind {
 	PLAN_ZEXT,   /* dst = (u32)dst: mov dst32, dst32 */
 	PLAN_SEXT,   /* dst = (s32)dst: movsxd dst, dst32 */
 	PLAN_LEA,    /* dst = src + imm: lea, width w64; covers the copy and the add after it */
+	PLAN_JINV,   /* a conditional jump emitted inverted to the target of the ja after it
+		      * (which is PLAN_SKIP): pass jumpfold; insn.c's jmp_cond emits it */
 };
 
 enum jit_plan_mul { MUL_NONE, MUL_IMM, MUL_REG };
@@ -155,6 +157,7 @@ struct jit_state {
 	uint32_t passes;      /* optimisation passes to run (BRT_JIT_PASS() bits) */
 	uint8_t regmap[BRT_MAX_REGS + 1]; /* x86 register of each eBPF one (xreg()) */
 	struct jit_plan *plan; /* per instruction (opt.c), or NULL: nothing was optimised */
+	uint8_t *align;       /* per instruction (pass align): pad to its alignment first, or NULL */
 	struct jit_ckey *ckeys; /* pass constkey (opt.c), by pc */
 	size_t nckeys;
 	uint32_t *calls;      /* this pass: offsets of the patchable calls (brt_jit_emit_call) */
