@@ -649,6 +649,55 @@ static void test_redzone(void)
 	}
 }
 
+/* jumpfold: `if c goto +1; goto T` is one inverted jcc to T (the ja emits nothing), not
+ * when a jump lands on the ja; align: a target after an exit starts 8-byte aligned
+ * whatever comes before it (nops the path never runs), not with the pass off; the same r0
+ * every way, blinded too. */
+static void test_layout(void)
+{
+	for (int v = 0; v < 5; v++) {
+		int misaligned = 0;
+
+		T_CASE(v == 0 ? "layout" : v == 1 ? "layout, jumpfold off" : v == 2 ? "layout, ja a target"
+			   : v == 3 ? "layout, align off" : "layout, blinded");
+		for (unsigned k = 0; k < 8; k++) {
+			struct bpf_insn prog[16];
+			size_t n = 0, j;
+			struct brt_jit_env e = env;
+			struct brt_jit_prog *p;
+			const uint32_t *off;
+			size_t size;
+			char err[128];
+
+			for (unsigned i = 0; i < k; i++) /* 3 bytes each: every residue mod 8 */
+				prog[n++] = (struct bpf_insn)MOV64_REG(2, 1);
+			j = n;
+			prog[n++] = v == 2 ? (struct bpf_insn)JMP_IMM(BPF_JEQ, 1, 7, 1)
+					   : (struct bpf_insn)MOV64_IMM(0, 1);
+			prog[n++] = (struct bpf_insn)JMP_IMM(BPF_JGT, 1, 5, 1);
+			prog[n++] = (struct bpf_insn)JA(2);
+			prog[n++] = (struct bpf_insn)MOV64_IMM(0, 2);
+			prog[n++] = (struct bpf_insn)EXIT();
+			prog[n++] = (struct bpf_insn)MOV64_IMM(0, 3);
+			prog[n++] = (struct bpf_insn)EXIT();
+			e.passes_off = v == 1 ? BRT_JIT_PASS(jumpfold) : v == 3 ? BRT_JIT_PASS(align) : 0;
+			e.flags = v == 4 ? BRT_JIT_BLIND : 0;
+			T_EQ_INT(0, brt_jit_compile(prog, n, &e, &p, err, sizeof(err)));
+			if (!p)
+				return;
+			brt_jit_code(p, &size, &off);
+			T_EQ_U64(2, brt_jit_call(p, 10, 0, NULL));
+			T_EQ_U64(3, brt_jit_call(p, 1, 0, NULL));
+			T_EQ_U64(v == 2 ? 3 : 2, brt_jit_call(p, 7, 0, NULL));
+			/* the ja emits nothing when folded */
+			T_EQ_INT(v == 0 || v == 3 || v == 4, off[j + 2] == off[j + 3]);
+			misaligned += off[j + 5] % 8 != 0;
+			brt_jit_free(p);
+		}
+		T_EQ_INT(v == 3, misaligned > 0);
+	}
+}
+
 /* Whether code starts with a push (rbx..rdi: 50+r; r8..r15: 41 50+r). */
 static bool starts_with_push(const uint8_t *code)
 {
@@ -983,6 +1032,7 @@ int main(void)
 	test_passes();
 	test_constfill_lea();
 	test_redzone();
+	test_layout();
 	test_leafregs();
 	test_direct_calls();
 	test_leaf_calls();
