@@ -124,18 +124,23 @@ static int find_exact(const struct brt_map *map, const void *key)
 	return -1;
 }
 
-/* The longest prefix matching the key's data (lock held). */
+/* The longest prefix matching the key's data (lock held), no longer than the key's own
+ * prefix length: the kernel's trie_lookup_elem() compares at most that many bits of each
+ * node (__longest_prefix_match()) and finds nothing for a length past the data. */
 static struct lpm_slot *best_match(struct brt_map *map, const void *key)
 {
 	const unsigned char *d = (const unsigned char *)key + 4;
+	uint32_t klen = key_len(key);
 	struct lpm_slot *best = NULL;
 	int64_t best_len = -1;
 
+	if (klen > dsize(map) * 8)
+		return NULL;
 	for (uint32_t i = 0; i < map->max_entries; i++) {
 		struct lpm_slot *s = slot(map, i);
 		int64_t len = live_len(map, s);
 
-		if (len > best_len && match(s->data, d, (uint32_t)len)) {
+		if (len > best_len && len <= (int64_t)klen && match(s->data, d, (uint32_t)len)) {
 			best = s;
 			best_len = len;
 		}
@@ -184,7 +189,10 @@ static int lpm_update(struct brt_map *map, const void *key, const void *value, u
 	} else if (i < 0 && flags == BPF_EXIST) {
 		err = -ENOENT;
 	} else if (i >= 0) {
+		/* the kernel's trie_update_elem() replaces the node with a new one holding the
+		 * new key's data, bits past the prefix included (get_next_key shows them) */
 		s = slot(map, (uint32_t)i);
+		memcpy(s->data, (const unsigned char *)key + 4, dsize(map));
 	} else if (h->count >= map->max_entries) {
 		err = -ENOSPC;
 	} else {
