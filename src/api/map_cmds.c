@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "api/api.h"
+#include "btf/btf.h"
 #include "maps/maps.h"
 
 #define SMALL_BUF 512 /* keys are at most 512 bytes; small values need no malloc */
@@ -84,6 +85,28 @@ static int excl_prog_hash_check(struct brt_call *call)
 	return -EOPNOTSUPP;
 }
 
+/* A struct_ops map after the type's own checks (maps/struct_ops.c), as the kernel's
+ * bpf_struct_ops_map_alloc() and map_create() go on: the value type must be the
+ * bpf_struct_ops_<name> of a struct the kernel registered (ENOTSUPP) and the value that
+ * size (EINVAL); then the program's BTF, which the kernel requires although the value is
+ * its own type (a bad fd EBADF, no BTF EINVAL). */
+static int struct_ops_check(const union bpf_attr *attr)
+{
+	struct brt_struct_ops st;
+	struct brt_obj *obj;
+	int err;
+
+	if (brt_struct_ops_find(brt_btf_vmlinux(), attr->btf_vmlinux_value_type_id, 1, &st))
+		return -524; /* the kernel's internal ENOTSUPP */
+	if (attr->value_size != st.value->size)
+		return -EINVAL;
+	err = brt_obj_from_fd((int)attr->btf_fd, BRT_OBJ_BTF, &obj);
+	if (err)
+		return err;
+	brt_obj_put(obj);
+	return 0;
+}
+
 int brt_cmd_map_create(struct brt_call *call)
 {
 	struct brt_map_btf btf = { 0 };
@@ -98,6 +121,14 @@ int brt_cmd_map_create(struct brt_call *call)
 	err = brt_map_create(call->attr, &btf, NULL);
 	if (btf.ref)
 		brt_obj_put(btf.ref);
+	if (err >= 0 && call->attr->map_type == BPF_MAP_TYPE_STRUCT_OPS) {
+		int so = struct_ops_check(call->attr);
+
+		if (so) {
+			close(err);
+			err = so;
+		}
+	}
 	if (err >= 0) {
 		int excl = excl_prog_hash_check(call);
 

@@ -144,4 +144,35 @@ const struct brt_btf *brt_btf_vmlinux(void);
 int brt_btf_attach_id(const struct brt_btf *btf, uint32_t prog_type, uint32_t attach_type,
 		      const char *target);
 
+/* ---- structs of operations (struct_ops.c, struct_ops.def) ---- */
+
+enum { BRT_STOPS_TCP_CA = 1, BRT_STOPS_DUMMY };
+#define BRT_STOPS_ARG_NULLABLE 1u
+#define BRT_STOPS_ARG_REF 2u
+
+/* A registered struct of operations as found in the kernel's BTF. */
+struct brt_struct_ops {
+	const char *name;
+	int kind;                       /* BRT_STOPS_*: its verifier_ops */
+	const char *no_stub;            /* " m1 m2 ": function members without a stub */
+	uint32_t type_id, value_id;     /* struct <name>, struct bpf_struct_ops_<name> */
+	const struct btf_type *type, *value;
+};
+
+/* The registered struct whose type id (by_value: value type id) is id in btf (the
+ * kernel's); 0 with *out, -ENOENT when none is (bpf_struct_ops_find(), _find_value()). */
+int brt_struct_ops_find(const struct brt_btf *btf, uint32_t id, int by_value,
+			struct brt_struct_ops *out);
+/* The registered struct called name, -ENOENT when none is. */
+int brt_struct_ops_by_name(const struct brt_btf *btf, const char *name,
+			   struct brt_struct_ops *out);
+/* Whether function member has a stub (bpf_struct_ops_supported()). */
+int brt_struct_ops_stubbed(const struct brt_struct_ops *st, const char *member);
+/* BRT_STOPS_ARG_* of argument arg of member, from its stub's parameter names. */
+unsigned brt_struct_ops_arg_flags(const struct brt_btf *btf, const struct brt_struct_ops *st,
+				  const char *member, uint32_t arg);
+/* The function prototype a member of type id points to (btf_type_resolve_func_ptr()), or
+ * NULL when it is no function pointer. */
+const struct btf_type *brt_btf_func_ptr_proto(const struct brt_btf *btf, uint32_t id);
+
 #endif

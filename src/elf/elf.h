@@ -35,6 +35,9 @@ enum brt_elf_map_kind {
 	BRT_ELF_MAP_DATA,   /* .data*: writable global data */
 	BRT_ELF_MAP_RODATA, /* .rodata*: read-only global data, frozen after load */
 	BRT_ELF_MAP_BSS,    /* .bss*: zero-initialised global data */
+	BRT_ELF_MAP_STRUCT_OPS, /* SEC(".struct_ops"), SEC(".struct_ops.link"): a struct of
+				 * operations (data: its bytes; slots: member byte offset ->
+				 * program; btf_value_type_id: its struct in .BTF) */
 };
 
 /* One initial entry of a prog array or map-in-map (`.values = { [2] = &prog }`). */

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "elf/parse.h"
+#include "isa/isa.h"
 
 #ifndef R_BPF_64_64
 #define R_BPF_64_64 1
@@ -559,6 +560,62 @@ static int data_map(struct brt_elf_ctx *ctx, uint32_t sec)
 	return 0;
 }
 
+/* A struct_ops section (libbpf's init_struct_ops_maps()): each variable of its DATASEC is
+ * a struct of operations, one BPF_MAP_TYPE_STRUCT_OPS map (key 4 bytes, one entry; value
+ * the local struct until the loader finds the kernel's, BPF_F_LINK in .struct_ops.link);
+ * its function pointers are relocations to programs (brt_elf_collect_slots()). */
+static int struct_ops_maps(struct brt_elf_ctx *ctx, uint32_t sec)
+{
+	const struct brt_elf_sec *s = &ctx->secs[sec];
+	const struct brt_btf *btf = ctx->obj->btf;
+	const struct btf_var_secinfo *vsi;
+	const struct btf_type *ds, *vt, *st;
+	int id = btf ? brt_btf_find(btf, s->name, BTF_KIND_DATASEC) : -1;
+
+	if (id <= 0)
+		return brt_elf_fail(ctx, -EINVAL, sec, 0, "struct_ops section without BTF");
+	ds = brt_btf_type(btf, (uint32_t)id);
+	vsi = (const struct btf_var_secinfo *)(ds + 1);
+	for (uint32_t i = 0; i < BTF_INFO_VLEN(ds->info); i++) {
+		struct brt_elf_map *m;
+		uint32_t sid;
+
+		vt = brt_btf_type(btf, vsi[i].type);
+		if (!vt || BTF_INFO_KIND(vt->info) != BTF_KIND_VAR)
+			return brt_elf_fail(ctx, -EINVAL, sec, vsi[i].offset,
+					    "struct_ops: entry %u of the section is no variable", i);
+		sid = brt_btf_skip_mods(btf, vt->type);
+		st = brt_btf_type(btf, sid);
+		if (!st || BTF_INFO_KIND(st->info) != BTF_KIND_STRUCT)
+			return brt_elf_fail(ctx, -EINVAL, sec, vsi[i].offset,
+					    "struct_ops: '%s' is not a struct",
+					    brt_btf_name(btf, vsi[i].type));
+		if ((uint64_t)vsi[i].offset + st->size > s->size || vsi[i].size < st->size)
+			return brt_elf_fail(ctx, -EINVAL, sec, vsi[i].offset,
+					    "struct_ops: '%s' lies outside its section",
+					    brt_btf_name(btf, vsi[i].type));
+		m = new_map(ctx);
+		if (!m)
+			return -ENOMEM;
+		m->kind = BRT_ELF_MAP_STRUCT_OPS;
+		m->sec_idx = sec;
+		m->sec_off = vsi[i].offset;
+		m->type = BPF_MAP_TYPE_STRUCT_OPS;
+		m->key_size = 4;
+		m->value_size = st->size;
+		m->max_entries = 1;
+		m->map_flags = !strcmp(s->name, ".struct_ops.link") ? BRT_F_LINK : 0;
+		m->btf_value_type_id = sid;
+		m->name = brt_elf_keep(ctx->obj, brt_btf_name(btf, vsi[i].type));
+		m->data = calloc(1, st->size ? st->size : 1);
+		if (!m->name || !m->data)
+			return -ENOMEM;
+		if (s->type != SHT_NOBITS && s->data)
+			memcpy(m->data, s->data + vsi[i].offset, st->size);
+	}
+	return 0;
+}
+
 /* libbpf answers LINUX_HAS_SYSCALL_WRAPPER by trying to put a kprobe on the arch's
  * __<arch>_sys_bpf: 1 only when that works.  The same program must take the same branch
  * here as under libbpf (BPF_KSYSCALL reads its arguments through the wrapper's pt_regs or
@@ -806,7 +863,7 @@ int brt_elf_kconfig_at(const struct brt_elf_ctx *ctx, const char *name, uint32_t
 int brt_elf_collect_maps(struct brt_elf_ctx *ctx)
 {
 	static const enum brt_elf_sec_kind order[] = { BRT_SEC_MAPS, BRT_SEC_BTF_MAPS,
-						       BRT_SEC_DATA };
+						       BRT_SEC_DATA, BRT_SEC_STRUCT_OPS };
 	int ret = 0;
 
 	for (size_t k = 0; k < sizeof(order) / sizeof(order[0]); k++) {
@@ -817,6 +874,8 @@ int brt_elf_collect_maps(struct brt_elf_ctx *ctx)
 				ret = legacy_maps(ctx, i);
 			else if (order[k] == BRT_SEC_BTF_MAPS)
 				ret = btf_maps(ctx, i);
+			else if (order[k] == BRT_SEC_STRUCT_OPS)
+				ret = struct_ops_maps(ctx, i);
 			else
 				ret = data_map(ctx, i);
 		}
@@ -878,11 +937,52 @@ static int slot_target(struct brt_elf_ctx *ctx, uint32_t sec, const struct brt_e
 			    m->name);
 }
 
+/* A struct_ops section's relocations: the function pointer at byte X of a struct is the
+ * program the symbol starts (slot index X). */
+static int struct_ops_slots(struct brt_elf_ctx *ctx, uint32_t s)
+{
+	const struct brt_elf_sec *sec = &ctx->secs[s];
+
+	for (size_t i = 0; i < sec->nrels; i++) {
+		const struct brt_elf_rel *r = &sec->rels[i];
+		const struct brt_elf_sym *sym = &ctx->syms[r->sym];
+		struct brt_elf_map *m = NULL;
+		int32_t target = -1;
+		int ret;
+
+		for (size_t j = 0; j < ctx->obj->nmaps; j++) {
+			struct brt_elf_map *c = &ctx->obj->maps[j];
+
+			if (c->kind == BRT_ELF_MAP_STRUCT_OPS && c->sec_idx == s &&
+			    r->off >= c->sec_off && r->off - c->sec_off < c->value_size)
+				m = c;
+		}
+		for (size_t f = 0; m && f < ctx->nfuncs; f++)
+			if (ctx->funcs[f].sec == sym->shndx &&
+			    (uint64_t)ctx->funcs[f].start * 8 == sym->value && ctx->funcs[f].prog >= 0)
+				target = ctx->funcs[f].prog;
+		if (!m || target < 0 || (r->off - m->sec_off) % 8)
+			return brt_elf_fail(ctx, -EINVAL, s, r->off,
+					    "struct_ops: relocation %u against '%s' is no function "
+					    "pointer of a struct to a program", r->idx, sym->name);
+		if ((ret = add_slot(m, (uint32_t)(r->off - m->sec_off), target)))
+			return ret;
+	}
+	return 0;
+}
+
 int brt_elf_collect_slots(struct brt_elf_ctx *ctx)
 {
 	for (uint32_t s = 1; s < ctx->nsecs; s++) {
 		const struct brt_elf_sec *sec = &ctx->secs[s];
 
+		if (sec->kind == BRT_SEC_STRUCT_OPS) {
+			int ret = struct_ops_slots(ctx, s);
+
+			if (ret)
+				return ret;
+			continue;
+		}
 		if (sec->kind != BRT_SEC_BTF_MAPS)
 			continue;
 		for (size_t i = 0; i < sec->nrels; i++) {

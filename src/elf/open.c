@@ -68,6 +68,8 @@ static enum brt_elf_sec_kind classify(const struct brt_elf_sec *s)
 		return BRT_SEC_BTF;
 	if (!strcmp(s->name, ".BTF.ext"))
 		return BRT_SEC_BTF_EXT;
+	if (!strcmp(s->name, ".struct_ops") || !strcmp(s->name, ".struct_ops.link"))
+		return BRT_SEC_STRUCT_OPS;
 	if ((s->flags & SHF_ALLOC) && s->size &&
 	    (starts(s->name, ".data") || starts(s->name, ".rodata") || starts(s->name, ".bss")))
 		return BRT_SEC_DATA;

@@ -16,6 +16,7 @@ enum brt_elf_sec_kind {
 	BRT_SEC_MAPS,     /* legacy "maps" */
 	BRT_SEC_BTF_MAPS, /* ".maps" */
 	BRT_SEC_DATA,     /* .data*, .rodata*, .bss* */
+	BRT_SEC_STRUCT_OPS, /* .struct_ops, .struct_ops.link */
 	BRT_SEC_BTF,      /* ".BTF" */
 	BRT_SEC_BTF_EXT,  /* ".BTF.ext" */
 	BRT_SEC_SYMTAB,   /* the symbol table */

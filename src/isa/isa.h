@@ -222,6 +222,10 @@ int brt_isa_pseudo_kind(const char *name, size_t len);
 #define BRT_CGROUP_UNIX_RECVMSG 51u
 #define BRT_CGROUP_UNIX_GETPEERNAME 52u
 #define BRT_CGROUP_UNIX_GETSOCKNAME 53u
+/* map flags newer than the 6.1 uapi header: a struct_ops map registered through a link,
+ * and its value type named in module BTF (value_type_btf_obj_fd) */
+#define BRT_F_LINK (1u << 13)
+#define BRT_F_VTYPE_BTF_OBJ_FD (1u << 15)
 
 /* The context layout r1 points to (prog_types.def's ctx column). */
 enum brt_ctx_kind {

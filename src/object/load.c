@@ -185,11 +185,133 @@ static int obj_pin(struct bpfrt_object *obj, int fd, const char *path)
 	return sys_of(obj)(BPF_OBJ_PIN, &attr, sizeof(attr)) ? -errno : 0;
 }
 
+/* A struct_ops map (libbpf's bpf_map__init_kern_struct_ops()): the struct the kernel
+ * registered under the local struct's name, each local member matched by name to the
+ * kernel's; a function pointer makes its program implement that member (attach_btf_id,
+ * expected_attach_type), other members are copied into the kernel's value.  libbpf's
+ * messages and errnos. */
+static int prepare_struct_ops(struct bpfrt_object *obj, struct bpfrt_map *map)
+{
+	const struct brt_btf *btf = obj->elf->btf, *vml = brt_btf_vmlinux();
+	const struct brt_elf_map *m = map->m;
+	const struct btf_type *lt = btf ? brt_btf_type(btf, m->btf_value_type_id) : NULL;
+	const struct btf_member *lm, *km;
+	const char *raw = btf ? brt_btf_name(btf, m->btf_value_type_id) : "";
+	struct brt_struct_ops st;
+	uint32_t data_off = 0;
+	char tname[128];
+
+	snprintf(tname, sizeof(tname), "%.*s", (int)brt_core_essential_len(raw), raw);
+	if (!lt || brt_struct_ops_by_name(vml, tname, &st)) {
+		logf_obj(obj, "struct_ops init_kern: struct %s is not found in kernel BTF\n", tname);
+		return -EOPNOTSUPP;
+	}
+	km = (const struct btf_member *)(st.value + 1);
+	for (uint32_t i = 0; i < BTF_INFO_VLEN(st.value->info); i++)
+		if (!strcmp(brt_btf_str(vml, km[i].name_off), "data"))
+			data_off = km[i].offset / 8;
+	free(map->st_value);
+	map->st_value = calloc(1, st.value->size);
+	if (!map->st_value)
+		return -ENOMEM;
+	map->st_value_id = st.value_id;
+	map->st_value_size = st.value->size;
+	lm = (const struct btf_member *)(lt + 1);
+	km = (const struct btf_member *)(st.type + 1);
+	for (uint32_t i = 0; i < BTF_INFO_VLEN(lt->info); i++) {
+		const char *mname = brt_btf_str(btf, lm[i].name_off);
+		uint32_t moff = lm[i].offset / 8, k, kidx = UINT32_MAX;
+		uint64_t lsz = 0, ksz = 0;
+		int prog = -1, nonzero = 0;
+
+		if (!mname)
+			continue;
+		for (k = 0; k < BTF_INFO_VLEN(st.type->info); k++)
+			if (!strcmp(brt_btf_str(vml, km[k].name_off), mname)) {
+				kidx = k;
+				break;
+			}
+		for (size_t s = 0; s < m->nslots; s++)
+			if (m->slots[s].index == moff)
+				prog = m->slots[s].target;
+		if (brt_btf_resolve_size(btf, lm[i].type, &lsz))
+			lsz = 0;
+		for (uint64_t b = 0; b < lsz && moff + b < m->value_size; b++)
+			nonzero |= m->data[moff + b];
+		if (kidx == UINT32_MAX) {
+			if (!nonzero && prog < 0)
+				continue; /* a member this kernel lacks, left unset */
+			logf_obj(obj, "struct_ops init_kern %s: Cannot find member %s in kernel "
+				 "BTF\n", m->name, mname);
+			return -EOPNOTSUPP;
+		}
+		if (brt_btf_func_ptr_proto(btf, lm[i].type)) {
+			if (prog < 0)
+				continue;
+			if (!brt_btf_func_ptr_proto(vml, km[kidx].type)) {
+				logf_obj(obj, "struct_ops init_kern %s: kernel member %s is not a func "
+					 "ptr\n", m->name, mname);
+				return -EOPNOTSUPP;
+			}
+			obj->progs[prog].attach_btf_id = st.type_id;
+			obj->progs[prog].p->expected_attach_type = kidx;
+			continue;
+		}
+		if (brt_btf_resolve_size(vml, km[kidx].type, &ksz) || ksz != lsz) {
+			logf_obj(obj, "struct_ops init_kern %s: Error in size of member %s: %llu != "
+				 "%llu(kernel)\n", m->name, mname, (unsigned long long)lsz,
+				 (unsigned long long)ksz);
+			return -EOPNOTSUPP;
+		}
+		if (data_off + km[kidx].offset / 8 + lsz <= st.value->size &&
+		    moff + lsz <= m->value_size)
+			memcpy((char *)map->st_value + data_off + km[kidx].offset / 8,
+			       m->data + moff, lsz);
+	}
+	return 0;
+}
+
+/* MAP_CREATE of a struct_ops map as libbpf makes it: the kernel's value type and size, the
+ * object's BTF (the kernel wants one), one entry.  The value is written only at attach,
+ * where the kernel registers the struct (bpfrt cannot: see STATUS #15). */
+static int create_struct_ops(struct bpfrt_object *obj, struct bpfrt_map *map)
+{
+	union bpf_attr attr;
+	int fd;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.map_type = BPF_MAP_TYPE_STRUCT_OPS;
+	attr.key_size = 4;
+	attr.value_size = map->st_value_size;
+	attr.max_entries = 1;
+	attr.map_flags = map->m->map_flags;
+	attr.btf_vmlinux_value_type_id = map->st_value_id;
+	attr.btf_fd = obj->btf_fd >= 0 ? (uint32_t)obj->btf_fd : 0;
+	obj_name(attr.map_name, map->m->name);
+	fd = sys_of(obj)(BPF_MAP_CREATE, &attr, sizeof(attr));
+	return fd < 0 ? -errno : fd;
+}
+
 static int create_map(struct bpfrt_object *obj, struct bpfrt_map *map)
 {
 	const struct brt_elf_map *m = map->m;
 	char path[512];
 	int inner_fd = -1, fd, ret;
+
+	if (m->kind == BRT_ELF_MAP_STRUCT_OPS) {
+		ret = prepare_struct_ops(obj, map);
+		fd = ret ? ret : create_struct_ops(obj, map);
+		if (fd < 0) {
+			if (!ret)
+				logf_obj(obj, "map '%s': BPF_MAP_CREATE (type %s, key 4, value %u, "
+					 "max_entries 1, flags 0x%x): %s\n", m->name,
+					 brt_map_type_name(m->type), map->st_value_size, m->map_flags,
+					 strerror(-fd));
+			return fd;
+		}
+		map->fd = fd;
+		return 0;
+	}
 
 	if (m->pinning) {
 		if ((ret = pin_path(obj, m, path, sizeof(path))))
@@ -432,6 +554,8 @@ static int load_prog(struct bpfrt_object *obj, struct bpfrt_program *prog)
 		}
 		btf_id = (uint32_t)id;
 	}
+	if (p->type == BPF_PROG_TYPE_STRUCT_OPS)
+		btf_id = prog->attach_btf_id;
 	insns = patched(obj, p);
 	if (!insns)
 		return -ENOMEM;
@@ -468,7 +592,12 @@ static int fill_slots(struct bpfrt_object *obj, struct bpfrt_map *map)
 
 	for (size_t s = 0; s < m->nslots; s++) {
 		uint32_t key = m->slots[s].index;
-		int32_t val = m->type == BPF_MAP_TYPE_PROG_ARRAY ?
+		int32_t val;
+
+		/* a struct of operations gets its programs at attach, as with libbpf */
+		if (m->type == BPF_MAP_TYPE_STRUCT_OPS)
+			return 0;
+		val = m->type == BPF_MAP_TYPE_PROG_ARRAY ?
 				      obj->progs[m->slots[s].target].fd :
 				      obj->maps[m->slots[s].target].fd;
 		int ret;

@@ -139,8 +139,10 @@ void bpfrt_object_close(struct bpfrt_object *obj)
 		return;
 	brt_object_unload(obj);
 	free(obj->progs);
-	for (size_t i = 0; obj->maps && i < obj->elf->nmaps; i++)
+	for (size_t i = 0; obj->maps && i < obj->elf->nmaps; i++) {
 		free(obj->maps[i].inner);
+		free(obj->maps[i].st_value);
+	}
 	free(obj->maps);
 	free(obj->pin_root);
 	free(obj->log);

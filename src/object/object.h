@@ -19,6 +19,9 @@ struct bpfrt_program {
 	 * is refused, as libbpf refuses it at load; the object still opens, since libbpf
 	 * relocates only the programs it loads (autoload off: SEC("?..."), set_autoload) */
 	int core_err;
+	/* a struct_ops program: the kernel's struct it implements a member of (its index is
+	 * p->expected_attach_type), set at load from the struct_ops map naming it; 0: none */
+	uint32_t attach_btf_id;
 };
 
 struct bpfrt_map {
@@ -26,6 +29,11 @@ struct bpfrt_map {
 	struct brt_elf_map *m;    /* parsed definition */
 	int fd;                   /* after load, else -1 */
 	struct bpfrt_map *inner;  /* bpfrt_map__inner_map()'s handle, made on first call */
+	/* a struct_ops map at load: the kernel's value type (bpf_struct_ops_<name>), its size
+	 * and the value libbpf would give the kernel at attach (members copied, function
+	 * pointers zero: the kernel takes program fds there) */
+	uint32_t st_value_id, st_value_size;
+	void *st_value;
 };
 
 /* CO-RE relocations applied at open, by enum bpf_core_relo_kind (a kind past the last is

@@ -53,6 +53,59 @@ const char *brt_btf_reg_name(const struct brt_env *env, uint32_t btf_id)
 	return env->kbtf ? brt_btf_name(env->kbtf, btf_id) : "";
 }
 
+/* check_struct_ops_btf_id(): a struct_ops program implements member expected_attach_type
+ * of a struct of operations the kernel registered (btf/struct_ops.def: tcp_congestion_ops,
+ * bpf_dummy_ops on 6.18 as configured here), named by attach_btf_id; loaded without one
+ * (libbpf does when no struct_ops map refers to the program) the kernel answers ENOTSUPP
+ * without a message.  Its context is then the member's arguments, as a tracing program's. */
+static int check_struct_ops(struct brt_env *env)
+{
+	const struct brt_verify_opts *o = env->opts;
+	const struct brt_btf *btf = o->attach_btf;
+	uint32_t id = o->attach_btf_id, idx = o->expected_attach_type;
+	const struct btf_member *m;
+	const struct btf_type *proto;
+	const char *mname;
+
+	if (!o->gpl) {
+		brt_verr(env, "struct ops programs must have a GPL compatible license\n");
+		return -EINVAL;
+	}
+	if (!id)
+		return -524; /* the kernel's internal ENOTSUPP */
+	if (brt_struct_ops_find(btf, id, 0, &env->st_ops)) {
+		brt_verr(env, "attach_btf_id %u is not a supported struct\n", id);
+		return -524;
+	}
+	if (idx >= BTF_INFO_VLEN(env->st_ops.type->info)) {
+		brt_verr(env, "attach to invalid member idx %u of struct %s\n", idx,
+			 env->st_ops.name);
+		return -EINVAL;
+	}
+	m = (const struct btf_member *)(env->st_ops.type + 1) + idx;
+	mname = brt_btf_str(btf, m->name_off);
+	mname = mname ? mname : "";
+	proto = brt_btf_func_ptr_proto(btf, m->type);
+	if (!proto) {
+		brt_verr(env, "attach to invalid member %s(@idx %u) of struct %s\n", mname, idx,
+			 env->st_ops.name);
+		return -EINVAL;
+	}
+	/* bpf_struct_ops_supported(): the member has a stub; bpf_dummy_ops's check_member:
+	 * only test_sleepable may be sleepable */
+	if (!brt_struct_ops_stubbed(&env->st_ops, mname) ||
+	    (env->st_ops.kind == BRT_STOPS_DUMMY && (o->prog_flags & BPF_F_SLEEPABLE) &&
+	     strcmp(mname, "test_sleepable"))) {
+		brt_verr(env, "attach to unsupported member %s of struct %s\n", mname,
+			 env->st_ops.name);
+		return brt_struct_ops_stubbed(&env->st_ops, mname) ? -EINVAL : -524;
+	}
+	env->st_member = idx;
+	env->attach_proto = proto;
+	env->attach_name = mname;
+	return 0;
+}
+
 int brt_check_attach_btf(struct brt_env *env)
 {
 	const struct brt_verify_opts *o = env->opts;
@@ -61,20 +114,8 @@ int brt_check_attach_btf(struct brt_env *env)
 	const struct btf_type *t;
 	const char *tname;
 
-	/* check_struct_ops_btf_id(): a struct_ops program implements one member of a struct
-	 * of operations the kernel registered (tcp_congestion_ops, sched_ext_ops, ...), named
-	 * by attach_btf_id.  bpfrt has no such struct to call its programs from, so each is
-	 * "not a supported struct"; loaded without one (libbpf does when no struct_ops map
-	 * refers to the program) the kernel answers ENOTSUPP without a message. */
-	if (o->prog_type == BPF_PROG_TYPE_STRUCT_OPS) {
-		if (!o->gpl) {
-			brt_verr(env, "struct ops programs must have a GPL compatible license\n");
-			return -EINVAL;
-		}
-		if (id)
-			brt_verr(env, "attach_btf_id %u is not a supported struct\n", id);
-		return -524; /* the kernel's internal ENOTSUPP */
-	}
+	if (o->prog_type == BPF_PROG_TYPE_STRUCT_OPS)
+		return check_struct_ops(env);
 	if (o->prog_type != BPF_PROG_TYPE_TRACING && o->prog_type != BPF_PROG_TYPE_LSM &&
 	    o->prog_type != BPF_PROG_TYPE_EXT)
 		return 0;
@@ -155,6 +196,15 @@ static int void_or_int_ptr(const struct brt_env *env, const struct btf_type *ptr
 	const struct btf_type *t = type_of(env, skip_mods(env, ptr->type));
 
 	return !t || kind_of(t) == BTF_KIND_INT;
+}
+
+/* btf_param_match_suffix(): an argument named "..__nullable" may be NULL */
+static int suffix_nullable(const struct brt_env *env, const struct btf_param *p)
+{
+	const char *name = brt_btf_str(env->kbtf, p->name_off);
+	size_t n = name ? strlen(name) : 0;
+
+	return n > 10 && !strcmp(name + n - 10, "__nullable");
 }
 
 /* the type tag ("user", "percpu", "rcu") right under a pointer, or "" */
@@ -276,10 +326,22 @@ int brt_btf_ctx_access(struct brt_env *env, int off, int size, enum brt_access a
 	}
 	if (void_or_int_ptr(env, t))
 		return 1;
+	if (env->st_ops.name && arg < nr_args &&
+	    (brt_struct_ops_arg_flags(env->kbtf, &env->st_ops, tname, arg) &
+	     BRT_STOPS_ARG_NULLABLE)) {
+		/* the stub's "__nullable" argument (the kernel's ctx_arg_info) */
+		*rt = PTR_TO_BTF_ID | PTR_TRUSTED | PTR_MAYBE_NULL;
+		*btf_id = skip_mods(env, t->type);
+		return 1;
+	}
 	*rt = PTR_TO_BTF_ID;
-	/* prog_args_trusted(): tracepoint and iterator arguments are trusted */
-	if (eat == BPF_TRACE_RAW_TP || eat == BPF_TRACE_ITER)
+	/* prog_args_trusted(): tracepoint and iterator arguments are trusted, and every
+	 * struct_ops argument */
+	if (eat == BPF_TRACE_RAW_TP || eat == BPF_TRACE_ITER ||
+	    env->opts->prog_type == BPF_PROG_TYPE_STRUCT_OPS)
 		*rt |= PTR_TRUSTED;
+	if (arg < nr_args && suffix_nullable(env, &args[arg]))
+		*rt |= PTR_MAYBE_NULL;
 	/* an iterator's object arguments (after its meta) may be NULL at the end */
 	if (eat == BPF_TRACE_ITER && arg > 0)
 		*rt |= PTR_MAYBE_NULL;
@@ -305,6 +367,15 @@ int brt_btf_ctx_access(struct brt_env *env, int off, int size, enum brt_access a
 	brt_vinfo(env, "func '%s' arg%d has btf_id %u type %s '%s'\n", tname, arg, id,
 		  kind_str(t), brt_btf_name(env->kbtf, id));
 	*btf_id = id;
+	/* bpf_tcp_ca_is_valid_access(): a congestion control's struct sock is its tcp_sock */
+	if (env->st_ops.kind == BRT_STOPS_TCP_CA && (*rt & ~(uint32_t)PTR_TRUSTED) == PTR_TO_BTF_ID &&
+	    !strcmp(brt_btf_name(env->kbtf, id), "sock") &&
+	    kind_of(type_of(env, id)) == BTF_KIND_STRUCT) {
+		int tcp = brt_btf_find(env->kbtf, "tcp_sock", BTF_KIND_STRUCT);
+
+		if (tcp > 0)
+			*btf_id = (uint32_t)tcp;
+	}
 	/* checked as a pointer, read as the number it may be (an error or a marker) */
 	if (maybe_err) {
 		brt_vinfo(env, "marking pointer arg%d as scalar as it may encode error", arg);
@@ -538,6 +609,99 @@ static int safe_field(struct brt_env *env, uint32_t outer, const char *field, ui
 	return 0;
 }
 
+/* The byte range of the member called name in struct id or in a struct nested in it (the
+ * first found depth-first, as a C name reaches into embedded structs); 0 or -ENOENT. */
+static int member_range(const struct brt_env *env, uint32_t id, const char *name,
+			uint32_t base, int depth, uint32_t *off, uint32_t *end, uint32_t *type)
+{
+	const struct btf_type *t = type_of(env, skip_mods(env, id));
+	const struct btf_member *m;
+
+	if (!is_struct(t) || depth > 8)
+		return -ENOENT;
+	m = (const struct btf_member *)(t + 1);
+	for (uint32_t i = 0; i < BTF_INFO_VLEN(t->info); i++) {
+		uint32_t bits = BTF_INFO_KFLAG(t->info) ? BTF_MEMBER_BIT_OFFSET(m[i].offset)
+							 : m[i].offset;
+		const char *mname = brt_btf_str(env->kbtf, m[i].name_off);
+		uint64_t size;
+
+		if (mname && !strcmp(mname, name)) {
+			if (brt_btf_resolve_size(env->kbtf, m[i].type, &size))
+				return -ENOENT;
+			*off = base + bits / 8;
+			*end = *off + (uint32_t)size;
+			*type = m[i].type;
+			return 0;
+		}
+	}
+	for (uint32_t i = 0; i < BTF_INFO_VLEN(t->info); i++) {
+		uint32_t bits = BTF_INFO_KFLAG(t->info) ? BTF_MEMBER_BIT_OFFSET(m[i].offset)
+							 : m[i].offset;
+
+		if (!member_range(env, m[i].type, name, base + bits / 8, depth + 1, off, end, type))
+			return 0;
+	}
+	return -ENOENT;
+}
+
+/* A struct_ops verifier_ops' btf_struct_access(): which kernel memory a program of that
+ * struct may write.  bpf_tcp_ca_btf_struct_access(): the congestion control's fields of
+ * its tcp_sock (offsets from the kernel's BTF); bpf_dummy_ops_btf_struct_access(): its
+ * bpf_dummy_ops_state. */
+static int st_ops_write(struct brt_env *env, const struct brt_reg *reg, int off, int size)
+{
+	static const char *const tcp_fields[] = {
+		"sk_pacing_rate", "sk_pacing_status", "icsk_ca_priv", "icsk_ack.pending",
+		"snd_cwnd", "snd_cwnd_cnt", "snd_cwnd_stamp", "snd_ssthresh", "ecn_flags",
+		"app_limited",
+	};
+	const char *tname = brt_btf_reg_name(env, reg->btf_id);
+
+	if (env->st_ops.kind == BRT_STOPS_DUMMY) {
+		const struct btf_type *t = type_of(env, reg->btf_id);
+
+		if (strcmp(tname, "bpf_dummy_ops_state") || kind_of(t) != BTF_KIND_STRUCT) {
+			brt_verr(env, "only access to bpf_dummy_ops_state is supported\n");
+			return -EACCES;
+		}
+		if ((uint32_t)off + (uint32_t)size > t->size) {
+			brt_verr(env, "write access at off %d with size %d\n", off, size);
+			return -EACCES;
+		}
+		return 0;
+	}
+	if (strcmp(tname, "tcp_sock") || kind_of(type_of(env, reg->btf_id)) != BTF_KIND_STRUCT) {
+		brt_verr(env, "only read is supported\n");
+		return -EACCES;
+	}
+	for (size_t i = 0; i < sizeof(tcp_fields) / sizeof(tcp_fields[0]); i++) {
+		const char *dot = strchr(tcp_fields[i], '.');
+		uint32_t moff, mend, mtype;
+		char outer[32];
+
+		snprintf(outer, sizeof(outer), "%.*s",
+			 (int)(dot ? (size_t)(dot - tcp_fields[i]) : strlen(tcp_fields[i])),
+			 tcp_fields[i]);
+		if (member_range(env, reg->btf_id, outer, 0, 0, &moff, &mend, &mtype))
+			continue;
+		/* a member of a nested struct (icsk_ack.pending): looked up in that struct */
+		if (dot && member_range(env, mtype, dot + 1, moff, 0, &moff, &mend, &mtype))
+			continue;
+		/* icsk_ca_priv is a range (bpf_ctx_range()); the others start at their member */
+		if (i == 2 ? ((uint32_t)off < moff || (uint32_t)off >= mend) : (uint32_t)off != moff)
+			continue;
+		if ((uint32_t)off + (uint32_t)size > mend) {
+			brt_verr(env, "write access at off %d with size %d beyond the member of "
+				      "tcp_sock ended at %u\n", off, size, mend);
+			return -EACCES;
+		}
+		return 0;
+	}
+	brt_verr(env, "no write support to tcp_sock at off %d\n", off);
+	return -EACCES;
+}
+
 int brt_btf_ptr_access(struct brt_env *env, int regno, const struct brt_reg *reg, int off,
 		       int size, enum brt_access acc, uint32_t *rt, uint32_t *btf_id)
 {
@@ -578,6 +742,8 @@ int brt_btf_ptr_access(struct brt_env *env, int regno, const struct brt_reg *reg
 		brt_verr(env, "R%d is ptr_%s access percpu memory: off=%d\n", regno, tname, off);
 		return -EACCES;
 	}
+	if (acc != BRT_READ && env->st_ops.kind)
+		return st_ops_write(env, reg, off, size);
 	if (acc != BRT_READ) {
 		brt_verr(env, "only read is supported\n");
 		return -EACCES;

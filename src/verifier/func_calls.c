@@ -206,8 +206,13 @@ int brt_check_return_code(struct brt_env *env)
 {
 	const struct brt_reg *r0;
 	int64_t lo = 0, hi = 0;
-	int err = brt_check_reg_arg(env, BPF_REG_0, SRC_OP);
+	int err;
 
+	/* check_return_code(): a struct_ops member returning void takes no R0 at all */
+	if (env->opts->prog_type == BPF_PROG_TYPE_STRUCT_OPS && !brt_cur_frame(env)->subprogno &&
+	    env->attach_proto && !env->attach_proto->type)
+		return 0;
+	err = brt_check_reg_arg(env, BPF_REG_0, SRC_OP);
 	if (err)
 		return err;
 	if (brt_is_pointer_value(env, BPF_REG_0)) {

@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stdint.h>
 
+#include "btf/btf.h"
 #include "isa/isa.h"
 #include "verifier/verifier.h"
 #include "vm/helper_proto.h"
@@ -371,6 +372,9 @@ struct brt_env {
 	const struct btf_type *attach_proto;
 	const char *attach_name;
 	int attach_trace;
+	/* struct_ops programs: the struct (btf/struct_ops.def) and member they implement */
+	struct brt_struct_ops st_ops;
+	uint32_t st_member;
 	/* the kernel's BTF that PTR_TO_BTF_ID registers are typed by: opts->attach_btf, or
 	 * read when a helper first returns a kernel object (brt_env_kbtf()) */
 	const struct brt_btf *kbtf;

@@ -23,6 +23,7 @@ static const char *const map_kinds[] = {
 	[BRT_ELF_MAP_DATA] = "data",
 	[BRT_ELF_MAP_RODATA] = "rodata",
 	[BRT_ELF_MAP_BSS] = "bss",
+	[BRT_ELF_MAP_STRUCT_OPS] = "struct_ops",
 };
 
 static const char *const reloc_kinds[] = {
@@ -120,7 +121,8 @@ static void show_text(const struct brt_elf_obj *o, int dis)
 			       m->inner->key_size, m->inner->value_size);
 		for (size_t s = 0; s < m->nslots; s++)
 			printf("%s[%u] = %s", s ? ", " : ", values ", m->slots[s].index,
-			       m->type == BPF_MAP_TYPE_PROG_ARRAY ? o->progs[m->slots[s].target].name
+			       m->type == BPF_MAP_TYPE_PROG_ARRAY || m->type == BPF_MAP_TYPE_STRUCT_OPS
+				       ? o->progs[m->slots[s].target].name
 								  : o->maps[m->slots[s].target].name);
 		printf("\n");
 	}
