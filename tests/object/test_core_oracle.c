@@ -302,69 +302,16 @@ static int corpus_main(void)
 	return t_failed ? 1 : 0;
 }
 
-/* Copy the object at src to dst with every TYPE_EXISTS record of its .BTF.ext turned
- * into TYPE_MATCHES (what clang >= 15 emits for bpf_core_type_matches()); the number
- * changed, or -1. */
-static int to_type_matches(const char *src, const char *dst)
-{
-	FILE *f = fopen(src, "rb");
-	unsigned char *b = NULL;
-	long size;
-	int changed = -1;
+/* Called on each CO-RE record (struct bpf_core_relo: insn_off, type_id, access_str_off,
+ * kind) of .BTF.ext with the name of its section in the strings of .BTF (strs, NULL
+ * without .BTF); returns 1 when it changed the record. */
+typedef int (*core_edit_fn)(unsigned char *rec, const char *strs, uint32_t sec_name_off,
+			    const char *arg);
 
-	if (!f || fseek(f, 0, SEEK_END) || (size = ftell(f)) < (long)sizeof(Elf64_Ehdr) ||
-	    fseek(f, 0, SEEK_SET) || !(b = malloc((size_t)size)) ||
-	    fread(b, 1, (size_t)size, f) != (size_t)size)
-		goto out;
-	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)(const void *)b;
-	const Elf64_Shdr *sh = (const Elf64_Shdr *)(const void *)(b + eh->e_shoff);
-	const char *names = (const char *)b + sh[eh->e_shstrndx].sh_offset;
-
-	for (int i = 0; i < eh->e_shnum; i++) {
-		unsigned char *ext = b + sh[i].sh_offset;
-		uint32_t hdr_len, off, len, rec;
-
-		if (strcmp(names + sh[i].sh_name, ".BTF.ext"))
-			continue;
-		memcpy(&hdr_len, ext + 4, 4);
-		memcpy(&off, ext + 24, 4);
-		memcpy(&len, ext + 28, 4);
-		unsigned char *p = ext + hdr_len + off, *end = p + len;
-
-		memcpy(&rec, p, 4);
-		changed = 0;
-		for (p += 4; p + 8 <= end;) {
-			uint32_t n;
-
-			memcpy(&n, p + 4, 4);
-			p += 8;
-			for (uint32_t r = 0; r < n && p + rec <= end; r++, p += rec) {
-				uint32_t kind;
-
-				memcpy(&kind, p + 12, 4);
-				if (kind == BPF_CORE_TYPE_EXISTS) {
-					kind = BPF_CORE_TYPE_MATCHES;
-					memcpy(p + 12, &kind, 4);
-					changed++;
-				}
-			}
-		}
-	}
-	fclose(f);
-	f = fopen(dst, "wb");
-	if (!f || fwrite(b, 1, (size_t)size, f) != (size_t)size)
-		changed = -1;
-out:
-	if (f)
-		fclose(f);
-	free(b);
-	return changed;
-}
-
-/* Copy src to dst with every CO-RE record of section sec pointing its access string at
- * the section's name (no accessor: the relocation fails, it is not poisoned); how many
- * changed, or -1. */
-static int break_section(const char *src, const char *dst, const char *sec)
+/* Copy the object at src to dst with edit applied to every CO-RE record of its .BTF.ext;
+ * the number changed, or -1. */
+static int edit_core_records(const char *src, const char *dst, core_edit_fn edit,
+			     const char *arg)
 {
 	FILE *f = fopen(src, "rb");
 	unsigned char *b = NULL, *btf = NULL, *ext = NULL;
@@ -385,13 +332,15 @@ static int break_section(const char *src, const char *dst, const char *sec)
 		if (!strcmp(names + sh[i].sh_name, ".BTF.ext"))
 			ext = b + sh[i].sh_offset;
 	}
-	if (btf && ext) {
+	if (ext) {
 		uint32_t bhdr, str_off, hdr_len, off, len, rec;
-		const char *strs;
+		const char *strs = NULL;
 
-		memcpy(&bhdr, btf + 4, 4);
-		memcpy(&str_off, btf + 16, 4);
-		strs = (const char *)btf + bhdr + str_off;
+		if (btf) {
+			memcpy(&bhdr, btf + 4, 4);
+			memcpy(&str_off, btf + 16, 4);
+			strs = (const char *)btf + bhdr + str_off;
+		}
 		memcpy(&hdr_len, ext + 4, 4);
 		memcpy(&off, ext + 24, 4);
 		memcpy(&len, ext + 28, 4);
@@ -406,10 +355,7 @@ static int break_section(const char *src, const char *dst, const char *sec)
 			memcpy(&n, p + 4, 4);
 			p += 8;
 			for (uint32_t r = 0; r < n && p + rec <= end; r++, p += rec)
-				if (!strcmp(strs + name_off, sec)) {
-					memcpy(p + 8, &name_off, 4);
-					changed++;
-				}
+				changed += edit(p, strs, name_off, arg);
 		}
 	}
 	fclose(f);
@@ -421,6 +367,49 @@ out:
 		fclose(f);
 	free(b);
 	return changed;
+}
+
+/* TYPE_EXISTS becomes TYPE_MATCHES */
+static int exists_to_matches(unsigned char *rec, const char *strs, uint32_t sec_name_off,
+			     const char *arg)
+{
+	uint32_t kind;
+
+	(void)strs;
+	(void)sec_name_off;
+	(void)arg;
+	memcpy(&kind, rec + 12, 4);
+	if (kind != BPF_CORE_TYPE_EXISTS)
+		return 0;
+	kind = BPF_CORE_TYPE_MATCHES;
+	memcpy(rec + 12, &kind, 4);
+	return 1;
+}
+
+/* Copy the object at src to dst with every TYPE_EXISTS record of its .BTF.ext turned
+ * into TYPE_MATCHES (what clang >= 15 emits for bpf_core_type_matches()); the number
+ * changed, or -1. */
+static int to_type_matches(const char *src, const char *dst)
+{
+	return edit_core_records(src, dst, exists_to_matches, NULL);
+}
+
+/* a record of section arg gets the section's name as its access string */
+static int point_at_section(unsigned char *rec, const char *strs, uint32_t sec_name_off,
+			    const char *arg)
+{
+	if (!strs || strcmp(strs + sec_name_off, arg))
+		return 0;
+	memcpy(rec + 8, &sec_name_off, 4);
+	return 1;
+}
+
+/* Copy src to dst with every CO-RE record of section sec pointing its access string at
+ * the section's name (no accessor: the relocation fails, it is not poisoned); how many
+ * changed, or -1. */
+static int break_section(const char *src, const char *dst, const char *sec)
+{
+	return edit_core_records(src, dst, point_at_section, sec);
 }
 
 /* A program whose relocations fail is refused at load, not at open, and only when it is
@@ -539,113 +528,6 @@ int main(int argc, char **argv)
 	return t_failed ? 1 : 0;
 }
 #else
-/* Copy src to dst with every CO-RE record of section sec pointing its access string at
- * the section's name (no accessor: the relocation fails, it is not poisoned); how many
- * changed, or -1. */
-static int break_section(const char *src, const char *dst, const char *sec)
-{
-	FILE *f = fopen(src, "rb");
-	unsigned char *b = NULL, *btf = NULL, *ext = NULL;
-	long size;
-	int changed = -1;
-
-	if (!f || fseek(f, 0, SEEK_END) || (size = ftell(f)) < (long)sizeof(Elf64_Ehdr) ||
-	    fseek(f, 0, SEEK_SET) || !(b = malloc((size_t)size)) ||
-	    fread(b, 1, (size_t)size, f) != (size_t)size)
-		goto out;
-	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)(const void *)b;
-	const Elf64_Shdr *sh = (const Elf64_Shdr *)(const void *)(b + eh->e_shoff);
-	const char *names = (const char *)b + sh[eh->e_shstrndx].sh_offset;
-
-	for (int i = 0; i < eh->e_shnum; i++) {
-		if (!strcmp(names + sh[i].sh_name, ".BTF"))
-			btf = b + sh[i].sh_offset;
-		if (!strcmp(names + sh[i].sh_name, ".BTF.ext"))
-			ext = b + sh[i].sh_offset;
-	}
-	if (btf && ext) {
-		uint32_t bhdr, str_off, hdr_len, off, len, rec;
-		const char *strs;
-
-		memcpy(&bhdr, btf + 4, 4);
-		memcpy(&str_off, btf + 16, 4);
-		strs = (const char *)btf + bhdr + str_off;
-		memcpy(&hdr_len, ext + 4, 4);
-		memcpy(&off, ext + 24, 4);
-		memcpy(&len, ext + 28, 4);
-		unsigned char *p = ext + hdr_len + off, *end = p + len;
-
-		memcpy(&rec, p, 4);
-		changed = 0;
-		for (p += 4; p + 8 <= end;) {
-			uint32_t name_off, n;
-
-			memcpy(&name_off, p, 4);
-			memcpy(&n, p + 4, 4);
-			p += 8;
-			for (uint32_t r = 0; r < n && p + rec <= end; r++, p += rec)
-				if (!strcmp(strs + name_off, sec)) {
-					memcpy(p + 8, &name_off, 4);
-					changed++;
-				}
-		}
-	}
-	fclose(f);
-	f = fopen(dst, "wb");
-	if (!f || fwrite(b, 1, (size_t)size, f) != (size_t)size)
-		changed = -1;
-out:
-	if (f)
-		fclose(f);
-	free(b);
-	return changed;
-}
-
-/* A program whose relocations fail is refused at load, not at open, and only when it is
- * loaded: libbpf opens the object and loads the others when it is set autoload off. */
-static void failing_program(int *compared)
-{
-	const char *broken = CORPUS "/types_enums.broken.o";
-	struct bpf_object *lo;
-	struct bpfrt_object *bo;
-	int ret;
-
-	T_CASE("a program with failing relocations, autoload off");
-	T_ASSERT(break_section(CORPUS "/types_enums.bpf.o", broken,
-			       "tracepoint/syscalls/sys_enter_nanosleep") > 0);
-	/* both load the object with the broken program on: both refuse */
-	lo = bpf_object__open_file(broken, NULL);
-	T_ASSERT(lo != NULL);
-	T_ASSERT(bpf_object__load(lo) != 0);
-	bpf_object__close(lo);
-	bo = bpfrt_object_open_file(broken, NULL);
-	T_ASSERT(bo != NULL);
-	if (bo)
-		T_EQ_INT(-EINVAL, bpfrt_object_load(bo));
-	bpfrt_object_close(bo);
-	/* off: libbpf loads the other program, bpfrt opens and relocates it the same */
-	lo = bpf_object__open_file(broken, NULL);
-	bo = bpfrt_object_open_file(broken, NULL);
-	T_ASSERT(lo != NULL && bo != NULL);
-	if (lo && bo) {
-		struct bpfrt_program *bp = bpfrt_object_find_program_by_name(bo, "second");
-
-		bpf_program__set_autoload(bpf_object__find_program_by_name(lo, "second"), false);
-		T_ASSERT(bp != NULL);
-		if (bp)
-			bpfrt_program_set_autoload(bp, 0);
-		ret = bpf_object__load(lo);
-		T_EQ_INT(0, ret);
-		if (!ret) {
-			compare_prog(lo, bpf_object__find_program_by_name(lo, "first"),
-				     bpfrt_object_find_program_by_name(bo, "first"));
-			(*compared)++;
-		}
-	}
-	bpf_object__close(lo);
-	bpfrt_object_close(bo);
-}
-
 int main(int argc, char **argv)
 {
 	(void)argc;
