@@ -309,6 +309,9 @@ BRT_MAP_HELPER(ringbuf_reserve)
 BRT_MAP_HELPER(ringbuf_submit)
 BRT_MAP_HELPER(ringbuf_discard)
 BRT_MAP_HELPER(ringbuf_query)
+BRT_MAP_HELPER(ringbuf_reserve_dynptr)
+BRT_MAP_HELPER(ringbuf_submit_dynptr)
+BRT_MAP_HELPER(ringbuf_discard_dynptr)
 BRT_MAP_HELPER(perf_event_output)
 BRT_MAP_HELPER(perf_event_read)
 BRT_MAP_HELPER(perf_event_read_value)
@@ -341,6 +344,13 @@ BRT_MAP_HELPER(spin_unlock)
 	X(BPF_FUNC_ringbuf_submit, brt_helper_ringbuf_submit, BRT_FOR_ALL)               \
 	X(BPF_FUNC_ringbuf_discard, brt_helper_ringbuf_discard, BRT_FOR_ALL)             \
 	X(BPF_FUNC_ringbuf_query, brt_helper_ringbuf_query, BRT_FOR_ALL)                 \
+	/* bpf_base_func_proto with CAP_BPF */                                            \
+	X(BPF_FUNC_ringbuf_reserve_dynptr, brt_helper_ringbuf_reserve_dynptr,            \
+	  BRT_FOR_ALL | BRT_NEED_BPF)                                                    \
+	X(BPF_FUNC_ringbuf_submit_dynptr, brt_helper_ringbuf_submit_dynptr,              \
+	  BRT_FOR_ALL | BRT_NEED_BPF)                                                    \
+	X(BPF_FUNC_ringbuf_discard_dynptr, brt_helper_ringbuf_discard_dynptr,            \
+	  BRT_FOR_ALL | BRT_NEED_BPF)                                                    \
 	X(BPF_FUNC_perf_event_output, brt_helper_perf_event_output, BRT_FOR_PERF_OUTPUT) \
 	/* bpf_base_func_proto() with CAP_PERFMON */                                      \
 	X(BPF_FUNC_perf_event_read, brt_helper_perf_event_read, BRT_FOR_ALL | BRT_NEED_PERFMON) \

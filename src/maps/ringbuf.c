@@ -325,6 +325,67 @@ uint64_t brt_helper_ringbuf_discard(uint64_t r1, uint64_t r2, uint64_t r3, uint6
 	return submit_or_discard(r1, r2, ctx, 1);
 }
 
+/* bpf_ringbuf_reserve_dynptr(map, size, flags, dynptr): a record behind a ring buffer
+ * dynptr (the dynptr NULL when the answer is an error; the verifier makes the program
+ * release it either way) */
+uint64_t brt_helper_ringbuf_reserve_dynptr(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+					   uint64_t r5, struct bpfrt_run_ctx *ctx)
+{
+	struct brt_dynptr *ptr = brt_dynptr_arg(ctx, r4);
+	struct brt_map *map = rb_arg(r1, ctx);
+	uint32_t size = (uint32_t)r2;
+	void *p;
+
+	(void)r5;
+	if (!ptr)
+		return (uint64_t)-EINVAL;
+	if (r3) {
+		brt_dynptr_set_null(ptr);
+		return (uint64_t)-EINVAL;
+	}
+	if (size > BRT_DYNPTR_SIZE_MASK) {
+		brt_dynptr_set_null(ptr);
+		return (uint64_t)-E2BIG;
+	}
+	p = map ? reserve(map, size) : NULL;
+	if (p && ctx->checked && bpfrt_run_grant(ctx, p, size, 1)) {
+		commit(p, 1, 0);
+		p = NULL;
+	}
+	if (!p) {
+		brt_dynptr_set_null(ptr);
+		return (uint64_t)-EINVAL;
+	}
+	brt_dynptr_init(ptr, p, 2 /* BPF_DYNPTR_TYPE_RINGBUF */, size);
+	return 0;
+}
+
+static uint64_t dynptr_commit(uint64_t r1, uint64_t flags, struct bpfrt_run_ctx *ctx,
+			      int discard)
+{
+	struct brt_dynptr *ptr = brt_dynptr_arg(ctx, r1);
+
+	if (!ptr || !ptr->data)
+		return 0;
+	submit_or_discard((uint64_t)(uintptr_t)ptr->data, flags, ctx, discard);
+	brt_dynptr_set_null(ptr);
+	return 0;
+}
+
+uint64_t brt_helper_ringbuf_submit_dynptr(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+					  uint64_t r5, struct bpfrt_run_ctx *ctx)
+{
+	(void)r3, (void)r4, (void)r5;
+	return dynptr_commit(r1, r2, ctx, 0);
+}
+
+uint64_t brt_helper_ringbuf_discard_dynptr(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+					   uint64_t r5, struct bpfrt_run_ctx *ctx)
+{
+	(void)r3, (void)r4, (void)r5;
+	return dynptr_commit(r1, r2, ctx, 1);
+}
+
 uint64_t brt_helper_ringbuf_output(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
 				   uint64_t r5, struct bpfrt_run_ctx *ctx)
 {

@@ -374,6 +374,9 @@ struct call_meta {
 	uint32_t ref_obj_id;
 	int raw_regno;
 	uint64_t msize_max; /* a size argument's largest value (do_refine_retval_range) */
+	int dynptr_regno;   /* the dynptr argument, 0 none */
+	uint32_t dynptr_id; /* bpf_dynptr_data: its dynptr's id and reference */
+	uint32_t dynptr_ref;
 };
 
 static const char *const mem_types =
@@ -463,6 +466,14 @@ static int reg_type_ok(struct brt_env *env, int regno, int arg)
 			return 0;
 		expected = "map_value";
 		break;
+	case BRT_ARG_PTR_TO_DYNPTR_RDONLY: /* the kernel's dynptr_types */
+	case BRT_ARG_PTR_TO_DYNPTR_LOCAL_UNINIT:
+	case BRT_ARG_PTR_TO_DYNPTR_RINGBUF_UNINIT:
+	case BRT_ARG_PTR_TO_DYNPTR_RINGBUF_RELEASE:
+		if (t == PTR_TO_STACK || t == CONST_PTR_TO_DYNPTR)
+			return 0;
+		expected = "fp, dynptr_ptr";
+		break;
 	case BRT_ARG_PTR_TO_SPIN_LOCK: /* or an allocated object's, which bpfrt has not */
 		if (t == PTR_TO_MAP_VALUE)
 			return 0;
@@ -513,7 +524,11 @@ static int check_off_ok(struct brt_env *env, int regno, int arg)
 
 	/* check_func_arg_reg_off(): what a release function takes must point at the object
 	 * itself, whatever the pointer type otherwise allows */
-	if (arg == BRT_ARG_PTR_TO_ALLOC_MEM || arg == BRT_ARG_PTR_TO_SOCK_RELEASE) {
+	/* a dynptr to release may sit at any stack offset (the slots are checked later) */
+	if (arg == BRT_ARG_PTR_TO_DYNPTR_RINGBUF_RELEASE && reg->type == PTR_TO_STACK)
+		return 0;
+	if (arg == BRT_ARG_PTR_TO_ALLOC_MEM || arg == BRT_ARG_PTR_TO_SOCK_RELEASE ||
+	    arg == BRT_ARG_PTR_TO_DYNPTR_RINGBUF_RELEASE) {
 		if (reg->off) {
 			brt_verr(env, "R%d must have zero offset when passed to release func or "
 				 "trusted arg to kfunc\n", regno);
@@ -769,7 +784,21 @@ static int check_arg(struct brt_env *env, int i, const struct brt_helper_proto *
 	}
 	if (err)
 		return err;
-	if (arg == BRT_ARG_PTR_TO_ALLOC_MEM || arg == BRT_ARG_PTR_TO_SOCK_RELEASE) {
+	if (arg == BRT_ARG_PTR_TO_DYNPTR_RINGBUF_RELEASE) {
+		/* only a dynptr on the stack can be released, one holding a reference */
+		if (reg->type == PTR_TO_STACK) {
+			int spi = brt_dynptr_get_spi(env, reg);
+
+			if (spi < 0 || !env->cur->frame[reg->frameno]->stack[spi].spilled.ref_obj_id) {
+				brt_verr(env, "arg %d is an unacquired reference\n", regno);
+				return -EINVAL;
+			}
+		} else {
+			brt_verr(env, "cannot release unowned const bpf_dynptr\n");
+			return -EINVAL;
+		}
+		meta->release_regno = regno;
+	} else if (arg == BRT_ARG_PTR_TO_ALLOC_MEM || arg == BRT_ARG_PTR_TO_SOCK_RELEASE) {
 		if (!reg->ref_obj_id) {
 			brt_verr(env, "R%d must be referenced when passed to release function\n",
 				 regno);
@@ -832,6 +861,19 @@ static int check_arg(struct brt_env *env, int i, const struct brt_helper_proto *
 		return err ? err : brt_check_ptr_alignment(env, reg, 0, 8, 1);
 	case BRT_ARG_PTR_TO_CONST_STR:
 		return check_const_str(env, regno);
+	case BRT_ARG_PTR_TO_DYNPTR_RDONLY:
+		meta->dynptr_regno = regno;
+		return brt_process_dynptr(env, regno, env->insn_idx, BRT_DYNPTR_ARG_RDONLY,
+					  BRT_DYNPTR_INVALID, 0);
+	case BRT_ARG_PTR_TO_DYNPTR_LOCAL_UNINIT:
+	case BRT_ARG_PTR_TO_DYNPTR_RINGBUF_UNINIT:
+		return brt_process_dynptr(env, regno, env->insn_idx, BRT_DYNPTR_ARG_UNINIT,
+					  arg == BRT_ARG_PTR_TO_DYNPTR_LOCAL_UNINIT ? BRT_DYNPTR_LOCAL
+										  : BRT_DYNPTR_RINGBUF,
+					  0);
+	case BRT_ARG_PTR_TO_DYNPTR_RINGBUF_RELEASE:
+		meta->dynptr_regno = regno;
+		return brt_process_dynptr(env, regno, env->insn_idx, 0, BRT_DYNPTR_RINGBUF, 0);
 	case BRT_ARG_CONST_SIZE:
 	case BRT_ARG_CONST_SIZE_OR_ZERO:
 		meta->msize_max = reg->umax;
@@ -981,6 +1023,7 @@ static int map_func_compat(struct brt_env *env, const struct call_meta *meta, in
 	case BPF_FUNC_ringbuf_output:
 	case BPF_FUNC_ringbuf_reserve:
 	case BPF_FUNC_ringbuf_query:
+	case BPF_FUNC_ringbuf_reserve_dynptr:
 		ok &= mt == BPF_MAP_TYPE_RINGBUF;
 		break;
 	case BPF_FUNC_map_pop_elem:
@@ -1211,6 +1254,13 @@ static void set_return(struct brt_env *env, const struct brt_helper_proto *fn,
 		r0->btf_id = (uint32_t)bid;
 		break;
 	}
+	case BRT_RET_PTR_TO_DYNPTR_MEM_OR_NULL:
+		r0->type = PTR_TO_MEM | PTR_MAYBE_NULL;
+		brt_mark_reg_known_zero(r0);
+		r0->mem_size = meta->mem_size;
+		r0->btf_id = meta->dynptr_id;
+		r0->ref_obj_id = meta->dynptr_ref;
+		break;
 	case BRT_RET_PTR_TO_ALLOC_MEM_OR_NULL:
 		r0->type = PTR_TO_MEM | MEM_RINGBUF | PTR_MAYBE_NULL;
 		brt_mark_reg_known_zero(r0);
@@ -1386,7 +1436,10 @@ int brt_check_helper_call(struct brt_env *env, const struct bpf_insn *insn, int 
 	if (err)
 		return err;
 	if (meta.release_regno) {
-		err = meta.ref_obj_id ? brt_release_ref(env, meta.ref_obj_id) : -EINVAL;
+		if (fn->args[meta.release_regno - 1] == BRT_ARG_PTR_TO_DYNPTR_RINGBUF_RELEASE)
+			err = brt_dynptr_release(env, &brt_cur_regs(env)[meta.release_regno]);
+		else
+			err = meta.ref_obj_id ? brt_release_ref(env, meta.ref_obj_id) : -EINVAL;
 		if (err) {
 			brt_verr(env, "func %s#%d reference has not been acquired before\n",
 				 brt_verifier_helper_name(id), id);
@@ -1421,6 +1474,17 @@ int brt_check_helper_call(struct brt_env *env, const struct bpf_insn *insn, int 
 			return -524;
 		}
 	}
+	/* a dynptr of memory only of a map value */
+	if (id == BPF_FUNC_dynptr_from_mem && !fn->host &&
+	    brt_cur_regs(env)[BPF_REG_1].type != PTR_TO_MAP_VALUE) {
+		brt_verr(env, "Unsupported reg type %s for bpf_dynptr_from_mem data\n",
+			 brt_reg_type_str(env, brt_cur_regs(env)[BPF_REG_1].type));
+		return -EACCES;
+	}
+	/* a slice of a dynptr dies with it: it keeps the dynptr's id and reference */
+	if (fn->ret == BRT_RET_PTR_TO_DYNPTR_MEM_OR_NULL && meta.dynptr_regno)
+		brt_dynptr_info(env, &brt_cur_regs(env)[meta.dynptr_regno], &meta.dynptr_id,
+				&meta.dynptr_ref);
 	/* it cannot return an error, so it takes no flags */
 	if (id == BPF_FUNC_get_local_storage &&
 	    !brt_reg_is_null(&brt_cur_regs(env)[BPF_REG_2])) {

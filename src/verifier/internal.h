@@ -65,6 +65,8 @@ enum brt_reg_type {
 	PTR_TO_FLOW_KEYS,    /* flow_dissector's struct bpf_flow_keys */
 	PTR_TO_TP_BUFFER,    /* raw_tracepoint_writable's args[0] */
 	PTR_TO_TCP_SOCK,     /* struct bpf_tcp_sock (bpf_tcp_sock()) */
+	CONST_PTR_TO_DYNPTR, /* a const struct bpf_dynptr * a callback is given; also the
+			      * type of a dynptr stack slot's register (dynptr.c) */
 	BRT_REG_TYPE_COUNT,
 };
 /* flags on top of the base type, as the kernel's type modifiers */
@@ -112,7 +114,32 @@ enum brt_slot_type {
 	STACK_SPILL,   /* part of a spilled register (stack.spilled) */
 	STACK_MISC,    /* written with unknown data */
 	STACK_ZERO,    /* written with zero */
+	STACK_DYNPTR,  /* one of the two slots of a struct bpf_dynptr (dynptr.c), whole */
 };
+
+/* The kernel's enum bpf_dynptr_type, with its values */
+enum brt_dynptr_type {
+	BRT_DYNPTR_INVALID,
+	BRT_DYNPTR_LOCAL,
+	BRT_DYNPTR_RINGBUF,
+	BRT_DYNPTR_SKB,
+	BRT_DYNPTR_XDP,
+	BRT_DYNPTR_SKB_META,
+};
+
+/* A dynptr's facts (the kernel's reg->dynptr and reg->dynptr_id) live in register fields
+ * their types leave unused, so that states keep their size: a CONST_PTR_TO_DYNPTR (a
+ * dynptr slot's register included) keeps its type and whether it is the first slot in
+ * range; a slice of a dynptr's memory (PTR_TO_MEM) keeps the dynptr's id in btf_id. */
+#define BRT_DYNPTR_FIRST 0x100
+static inline uint32_t brt_dynptr_type(const struct brt_reg *r)
+{
+	return (uint32_t)r->range & 0xffu;
+}
+static inline int brt_dynptr_first(const struct brt_reg *r)
+{
+	return (r->range & BRT_DYNPTR_FIRST) != 0;
+}
 
 struct brt_stack_slot {
 	struct brt_reg spilled; /* the register spilled into this 8-byte slot */
@@ -542,6 +569,29 @@ enum { BRT_STACK_READ, BRT_STACK_RAW, BRT_STACK_CLOBBER };
 int brt_stack_range_init(struct brt_env *env, int regno, int off, int size, int raw);
 /* bytes [lo, hi) below frame f's top are read: recorded for stack liveness */
 void brt_stack_mark_read(struct brt_env *env, const struct brt_frame *f, int64_t lo, int64_t hi);
+
+/* ---- dynptr.c: struct bpf_dynptr on the stack ------------------------------------------- */
+const char *brt_dynptr_type_str(uint32_t type);
+/* the stack slot of a dynptr's first half reg points at, or -errno (-ERANGE silently:
+ * the stack does not reach there yet) */
+int brt_dynptr_get_spi(struct brt_env *env, const struct brt_reg *reg);
+/* a write into slot spi of f: destroys the dynptr there (-EINVAL for a referenced one) */
+int brt_dynptr_destroy_slot(struct brt_env *env, struct brt_frame *f, int spi);
+/* a helper's raw write of stack bytes [lo, hi) (offsets from the frame's top) */
+int brt_dynptr_raw_overlap(struct brt_env *env, const struct brt_frame *f, int64_t lo, int64_t hi);
+/* process_dynptr_func(): BRT_DYNPTR_ARG_UNINIT makes a dynptr of type (clone_ref: the
+ * reference a clone shares), else an initialised one of type (BRT_DYNPTR_INVALID: any)
+ * is needed, BRT_DYNPTR_ARG_RDONLY when the function does not change it */
+#define BRT_DYNPTR_ARG_UNINIT 1u
+#define BRT_DYNPTR_ARG_RDONLY 2u
+int brt_process_dynptr(struct brt_env *env, int regno, int insn_idx, unsigned flags, uint32_t type,
+		       uint32_t clone_ref);
+/* an initialised dynptr's type, id and reference (BRT_DYNPTR_INVALID and zeroes when reg
+ * points at none) */
+uint32_t brt_dynptr_info(struct brt_env *env, const struct brt_reg *reg, uint32_t *id,
+			 uint32_t *ref_obj_id);
+/* unmark_stack_slots_dynptr(): the dynptr reg points at is released */
+int brt_dynptr_release(struct brt_env *env, const struct brt_reg *reg);
 
 /* ---- calls.c: helper calls ----------------------------------------------------------- */
 uint16_t brt_helper_arg_regs(int32_t id); /* registers a helper reads (liveness) */

@@ -26,6 +26,7 @@ static const char *const type_names[BRT_REG_TYPE_COUNT] = {
 	[PTR_TO_TP_BUFFER] = "tp_buffer",
 	[PTR_TO_TCP_SOCK] = "tcp_sock",
 	[PTR_TO_BTF_ID] = "ptr_",
+	[CONST_PTR_TO_DYNPTR] = "dynptr_ptr",
 };
 
 /* "rdonly_" / "ringbuf_" prefix and "_or_null" suffix around the base name, as the
@@ -170,6 +171,8 @@ static void print_reg(struct brt_env *env, const struct brt_frame *f, const stru
 		VA("sz=");
 		print_unum(env, reg->mem_size);
 	}
+	if (t == CONST_PTR_TO_DYNPTR)
+		VA("type=%s", brt_dynptr_type_str(brt_dynptr_type(reg)));
 	if (brt_tnum_is_const(reg->var_off)) {
 		if (reg->var_off.value) {
 			VA("imm=");
@@ -187,8 +190,8 @@ static void print_reg(struct brt_env *env, const struct brt_frame *f, const stru
 	brt_vinfo(env, ")");
 }
 
-static const char slot_char[] = { [STACK_INVALID] = '?', [STACK_SPILL] = 'r',
-				  [STACK_MISC] = 'm', [STACK_ZERO] = '0' };
+static const char slot_char[8] = { [STACK_INVALID] = '?', [STACK_SPILL] = 'r',
+				   [STACK_MISC] = 'm', [STACK_ZERO] = '0', [STACK_DYNPTR] = 'd' };
 
 void brt_print_state(struct brt_env *env, const struct brt_vstate *st, int frameno, int print_all)
 {
@@ -211,12 +214,29 @@ void brt_print_state(struct brt_env *env, const struct brt_vstate *st, int frame
 
 		for (j = 0; j < 8; j++) {
 			valid |= s->type[j] != STACK_INVALID;
-			types[j] = slot_char[s->type[j] & 3];
+			types[j] = slot_char[s->type[j] & 7];
 		}
 		types[8] = 0;
 		if (!valid || (!print_all && !(env->scratched_stack & (1ULL << (i & 63)))))
 			continue;
-		if (s->type[7] == STACK_SPILL) {
+		if (s->type[7] == STACK_DYNPTR && i + 1 < f->allocated_stack / 8) {
+			/* one line for both slots, at the first (higher) one; the kernel's
+			 * dynptr_id there is the first-slot flag it shares a union with */
+			const struct brt_reg *d = &f->stack[++i].spilled;
+			const char *sep = "";
+
+			brt_vinfo(env, " fp%d=dynptr_%s(", (-i - 1) * 8,
+				  brt_dynptr_type_str(brt_dynptr_type(d)));
+			if (d->id) {
+				brt_vinfo(env, "id=%u", d->id);
+				sep = ",";
+			}
+			if (d->ref_obj_id) {
+				brt_vinfo(env, "%sref_id=%u", sep, d->ref_obj_id);
+				sep = ",";
+			}
+			brt_vinfo(env, "%sdynptr_id=1)", sep);
+		} else if (s->type[7] == STACK_SPILL) {
 			for (j = 0; j < 8 && s->type[j] != STACK_SPILL; j++)
 				;
 			types[j] = 0;

@@ -110,8 +110,9 @@ static int regsafe(const struct brt_reg *o, const struct brt_reg *c, struct idma
 	case PTR_TO_MAP_VALUE:
 	case PTR_TO_MAP_KEY:
 	case PTR_TO_MEM:
+		/* btf_id: a slice's dynptr id (internal.h), compared as the kernel's memcmp */
 		return o->off == c->off && o->map_idx == c->map_idx &&
-		       o->mem_size == c->mem_size && range_within(o, c) &&
+		       o->mem_size == c->mem_size && o->btf_id == c->btf_id && range_within(o, c) &&
 		       brt_tnum_in(o->var_off, c->var_off) && check_ids(o->id, c->id, m) &&
 		       check_ids(o->ref_obj_id, c->ref_obj_id, m);
 	case PTR_TO_PACKET:
@@ -198,6 +199,15 @@ static int stacksafe(struct brt_env *env, const struct brt_frame *o, const struc
 		if (ot == STACK_MISC && ct == STACK_ZERO)
 			continue;
 		if (ot != ct)
+			return 0;
+		/* a dynptr's slots: same type and half, references that correspond */
+		if (k == 7 && ot == STACK_DYNPTR &&
+		    (brt_dynptr_type(&o->stack[spi].spilled) !=
+			     brt_dynptr_type(&c->stack[spi].spilled) ||
+		     brt_dynptr_first(&o->stack[spi].spilled) !=
+			     brt_dynptr_first(&c->stack[spi].spilled) ||
+		     !check_ids(o->stack[spi].spilled.ref_obj_id, c->stack[spi].spilled.ref_obj_id,
+				m)))
 			return 0;
 		if (k == 7 && ot == STACK_SPILL &&
 		    !regsafe(&o->stack[spi].spilled, &c->stack[spi].spilled, m, exact,

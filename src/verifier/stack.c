@@ -102,6 +102,13 @@ static int stack_write_fixed(struct brt_env *env, struct brt_frame *f, int off, 
 		brt_verr(env, "attempt to corrupt spilled pointer on stack\n");
 		return -EACCES;
 	}
+	/* a write into a dynptr's slot destroys it first (dynptr.c) */
+	{
+		int err = brt_dynptr_destroy_slot(env, f, spi);
+
+		if (err)
+			return err;
+	}
 	env->scratched_stack |= 1ULL << (spi & 63);
 	/* the precision walk follows a value through the slot only where a register was
 	 * spilled (the kernel records the access in its history for spills, not for data
@@ -171,6 +178,13 @@ static int stack_write_var(struct brt_env *env, struct brt_frame *f, int regno, 
 	const struct brt_reg *val = value_regno >= 0 ? &brt_cur_regs(env)[value_regno] : NULL;
 	int zero = val ? brt_reg_is_null(val) : env->insns[insn_idx].imm == 0;
 
+	/* every dynptr the write may touch is destroyed first (dynptr.c) */
+	for (int64_t i = min_off; i < max_off; i++) {
+		int err = brt_dynptr_destroy_slot(env, f, (int)((-i - 1) / 8));
+
+		if (err)
+			return err;
+	}
 	for (int64_t i = min_off; i < max_off; i++) {
 		int slot = (int)(-i - 1), spi = slot / 8;
 		uint8_t *t = &f->stack[spi].type[slot % 8];
@@ -341,6 +355,8 @@ int brt_stack_range_init(struct brt_env *env, int regno, int off, int size, int 
 	}
 	if (!raw)
 		brt_stack_mark_read(env, f, min_off, max_off + size);
+	else if (brt_dynptr_raw_overlap(env, f, min_off, max_off + size))
+		return -EACCES;
 	for (int64_t i = min_off; i < max_off + size; i++) {
 		int slot = (int)(-i - 1), spi = slot / 8;
 		uint8_t *t;

@@ -59,6 +59,15 @@ enum brt_arg_type {
 	BRT_ARG_PTR_TO_LONG,
 	/* ARG_PTR_TO_CONST_STR: a NUL-terminated string in a frozen read-only array */
 	BRT_ARG_PTR_TO_CONST_STR,
+	/* ARG_PTR_TO_DYNPTR (verifier/dynptr.c): a struct bpf_dynptr on the stack (or a
+	 * callback's const one).  _RDONLY: an initialised one of any type the helper does
+	 * not change (| MEM_RDONLY); _LOCAL_UNINIT / _RINGBUF_UNINIT: 16 bytes of stack the
+	 * helper makes a dynptr of that type (| DYNPTR_TYPE_* | MEM_UNINIT | MEM_WRITE);
+	 * _RINGBUF_RELEASE: a ring buffer dynptr the helper releases (| OBJ_RELEASE) */
+	BRT_ARG_PTR_TO_DYNPTR_RDONLY,
+	BRT_ARG_PTR_TO_DYNPTR_LOCAL_UNINIT,
+	BRT_ARG_PTR_TO_DYNPTR_RINGBUF_UNINIT,
+	BRT_ARG_PTR_TO_DYNPTR_RINGBUF_RELEASE,
 };
 
 /* Kinds of helper return values. */
@@ -75,6 +84,7 @@ enum brt_ret_type {
 	BRT_RET_PTR_TO_BTF_ID_OR_NULL,    /* a kernel struct the helper names (the bpf_skc_to_*
 					   * casts: the verifier's table of their structs) */
 	BRT_RET_PTR_TO_BTF_ID,            /* the same, never NULL (bpf_task_pt_regs) */
+	BRT_RET_PTR_TO_DYNPTR_MEM_OR_NULL, /* bpf_dynptr_data: a slice of its dynptr's memory */
 };
 
 /* Helper ids newer than the 6.1 uapi header bpfrt builds against. */

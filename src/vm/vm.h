@@ -411,6 +411,11 @@ int brt_vm_set_helper(struct bpfrt_vm *vm, uint32_t id, const char *name, brt_he
 	X(BPF_FUNC_strtol, brt_helper_strtol, BRT_FOR_ALL)                               \
 	X(BPF_FUNC_strtoul, brt_helper_strtoul, BRT_FOR_ALL)                             \
 	X(BPF_FUNC_strncmp, brt_helper_strncmp, BRT_FOR_ALL)                             \
+	/* dynptr.c: bpf_base_func_proto's, with CAP_BPF */                                \
+	X(BPF_FUNC_dynptr_from_mem, brt_helper_dynptr_from_mem, BRT_FOR_ALL | BRT_NEED_BPF) \
+	X(BPF_FUNC_dynptr_read, brt_helper_dynptr_read, BRT_FOR_ALL | BRT_NEED_BPF)       \
+	X(BPF_FUNC_dynptr_write, brt_helper_dynptr_write, BRT_FOR_ALL | BRT_NEED_BPF)     \
+	X(BPF_FUNC_dynptr_data, brt_helper_dynptr_data, BRT_FOR_ALL | BRT_NEED_BPF)       \
 	/* cgroup_common_func_proto(): the cgroup hooks, not every attach type (calls.c) */ \
 	X(BPF_FUNC_get_retval, brt_helper_get_retval, BRT_FOR_CGSKB | BRT_FOR_CGROUP)     \
 	X(BPF_FUNC_set_retval, brt_helper_set_retval, BRT_FOR_CGSKB | BRT_FOR_CGROUP)     \
@@ -424,6 +429,26 @@ int brt_vm_set_helper(struct bpfrt_vm *vm, uint32_t id, const char *name, brt_he
 	  BRT_FOR_SOCKADDR | BRT_FOR_SOCKOPS | BRT_FOR_SOCKOPT)                          \
 	X(BPF_FUNC_setsockopt, brt_helper_setsockopt,                                    \
 	  BRT_FOR_SOCKADDR | BRT_FOR_SOCKOPS | BRT_FOR_SOCKOPT)
+
+/* A struct bpf_dynptr as the kernel lays it out (struct bpf_dynptr_kern): the memory, its
+ * size with the dynptr's type and a read-only bit in the top bits, and an offset into
+ * the memory.  Made by bpf_dynptr_from_mem (dynptr.c) and bpf_ringbuf_reserve_dynptr
+ * (maps/ringbuf.c); 16 bytes on the program's stack. */
+struct brt_dynptr {
+	void *data;
+	uint32_t size;
+	uint32_t offset;
+};
+#define BRT_DYNPTR_SIZE_MASK 0xffffffu /* also the largest size (DYNPTR_MAX_SIZE) */
+#define BRT_DYNPTR_TYPE_SHIFT 28
+#define BRT_DYNPTR_RDONLY_BIT (1u << 31)
+/* bpf_dynptr_init() / bpf_dynptr_set_null(), of the kernel's dynptr types (1 local, 2 ring
+ * buffer, 3 skb, 4 xdp) */
+void brt_dynptr_init(struct brt_dynptr *p, void *data, uint32_t type, uint32_t size);
+void brt_dynptr_set_null(struct brt_dynptr *p);
+/* The dynptr a helper was given in r, or NULL when a checked run may not write its 16
+ * bytes (an unverified program's bad pointer). */
+struct brt_dynptr *brt_dynptr_arg(struct bpfrt_run_ctx *ctx, uint64_t r);
 
 /* Generic helpers implemented here (helpers.c). */
 uint64_t brt_helper_ktime_get_ns(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
@@ -447,6 +472,14 @@ uint64_t brt_helper_strtol(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, u
 			   struct bpfrt_run_ctx *ctx);
 uint64_t brt_helper_strtoul(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5,
 			    struct bpfrt_run_ctx *ctx);
+uint64_t brt_helper_dynptr_from_mem(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+				    uint64_t r5, struct bpfrt_run_ctx *ctx);
+uint64_t brt_helper_dynptr_read(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5,
+				struct bpfrt_run_ctx *ctx);
+uint64_t brt_helper_dynptr_write(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5,
+				 struct bpfrt_run_ctx *ctx);
+uint64_t brt_helper_dynptr_data(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5,
+				struct bpfrt_run_ctx *ctx);
 uint64_t brt_helper_strncmp(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5,
 			    struct bpfrt_run_ctx *ctx);
 /* helpers.c: the cgroup hook's return code */

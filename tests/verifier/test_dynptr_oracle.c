@@ -1,0 +1,304 @@
+/* test_dynptr_oracle.c - dynptrs (verifier/dynptr.c, vm/dynptr.c, maps/ringbuf.c) checked
+ * against the kernel: bpf_dynptr_from_mem, bpf_dynptr_read/write/data and the ring buffer
+ * dynptr helpers, with the verifier's rules for the two STACK_DYNPTR slots (offsets,
+ * initialised or not, types, overwrites, references and their release, slices dying with
+ * their dynptr, helpers writing over a dynptr, reads of its bytes) and, for programs both
+ * accept, an XDP test run's errno and retval.  Verdict, errno and the error line (the last
+ * log line before "processed") must be equal.  Each program is built twice, its map
+ * placeholders filled with the kernel's fds and with bpfrt's.  Skips without root.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "bpfrt.h"
+#include "harness.h"
+
+#define I(c, d, s, o, i) ((struct bpf_insn){ (c), (d), (s), (o), (i) })
+#define MOV_K(d, i) I(BPF_ALU64 | BPF_MOV | BPF_K, d, 0, 0, i)
+#define MOV_X(d, s) I(BPF_ALU64 | BPF_MOV | BPF_X, d, s, 0, 0)
+#define ADD_K(d, v) I(BPF_ALU64 | BPF_ADD | BPF_K, d, 0, 0, v)
+#define AND_K(d, v) I(BPF_ALU64 | BPF_AND | BPF_K, d, 0, 0, v)
+#define ADD_X(d, s) I(BPF_ALU64 | BPF_ADD | BPF_X, d, s, 0, 0)
+#define LDX(sz, d, s, o) I(BPF_LDX | BPF_MEM | (sz), d, s, o, 0)
+#define STX(sz, d, s, o) I(BPF_STX | BPF_MEM | (sz), d, s, o, 0)
+#define ST(sz, d, o, v) I(BPF_ST | BPF_MEM | (sz), d, 0, o, v)
+#define JEQ_K(d, v, o) I(BPF_JMP | BPF_JEQ | BPF_K, d, 0, o, v)
+#define JNE_K(d, v, o) I(BPF_JMP | BPF_JNE | BPF_K, d, 0, o, v)
+#define JA(o) I(BPF_JMP | BPF_JA, 0, 0, o, 0)
+#define CALL(f) I(BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_##f)
+#define EXIT() I(BPF_JMP | BPF_EXIT, 0, 0, 0, 0)
+/* lddw of a map: which one is filled in per side */
+#define MAP_ARR (-1000)
+#define MAP_RB (-1001)
+#define LD_MAP(d, m) I(BPF_LD | BPF_IMM | BPF_DW, d, BPF_PSEUDO_MAP_FD, 0, m), I(0, 0, 0, 0, 0)
+/* r2 = fp - off */
+#define FP(r, off) MOV_X(r, 10), ADD_K(r, -(off))
+/* r0 = the array's value 0 (a 64-byte map value), or exit 0 */
+#define VALUE0()                                                                          \
+	ST(BPF_W, 10, -4, 0), LD_MAP(1, MAP_ARR), FP(2, 4), CALL(map_lookup_elem),       \
+		JNE_K(0, 0, 2), MOV_K(0, 0), EXIT()
+/* a local dynptr of the value's first n bytes at fp-16: r1 = value, r0 its result */
+#define FROM_VALUE(n, at) MOV_X(1, 0), MOV_K(2, n), MOV_K(3, 0), FP(4, at), CALL(dynptr_from_mem)
+/* a ring buffer dynptr of n bytes at fp-at */
+#define RESERVE(n, at) LD_MAP(1, MAP_RB), MOV_K(2, n), MOV_K(3, 0), FP(4, at), CALL(ringbuf_reserve_dynptr)
+#define SUBMIT(at) FP(1, at), MOV_K(2, 0), CALL(ringbuf_submit_dynptr)
+#define DISCARD(at) FP(1, at), MOV_K(2, 0), CALL(ringbuf_discard_dynptr)
+
+typedef int (*bpf_fn)(int cmd, union bpf_attr *attr, unsigned size);
+
+static int kernel_bpf(int cmd, union bpf_attr *attr, unsigned size)
+{
+	return (int)syscall(__NR_bpf, cmd, attr, size);
+}
+
+static int mkmap(bpf_fn bpf, uint32_t type, uint32_t ks, uint32_t vs, uint32_t max)
+{
+	union bpf_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.map_type = type;
+	a.key_size = ks;
+	a.value_size = vs;
+	a.max_entries = max;
+	return bpf(BPF_MAP_CREATE, &a, sizeof(a));
+}
+
+struct side {
+	bpf_fn bpf;
+	int arr, rb;
+	int fd, err, run_err;
+	uint32_t retval;
+	char last[256];
+};
+
+static char logbuf[1 << 16];
+static struct bpf_insn prog[256];
+
+static void load_run(struct side *s, enum bpf_prog_type type, const struct bpf_insn *insns,
+		     size_t n)
+{
+	static unsigned char pkt[64];
+	union bpf_attr attr;
+	char *line, *save;
+
+	for (size_t i = 0; i < n; i++) {
+		prog[i] = insns[i];
+		if (prog[i].code == (BPF_LD | BPF_IMM | BPF_DW) &&
+		    prog[i].src_reg == BPF_PSEUDO_MAP_FD)
+			prog[i].imm = prog[i].imm == MAP_ARR ? s->arr : s->rb;
+	}
+	memset(&attr, 0, sizeof(attr));
+	attr.prog_type = type;
+	attr.insns = (uintptr_t)prog;
+	attr.insn_cnt = (uint32_t)n;
+	attr.license = (uintptr_t) "GPL";
+	attr.log_buf = (uintptr_t)logbuf;
+	attr.log_size = sizeof(logbuf);
+	attr.log_level = 1;
+	logbuf[0] = 0;
+	s->fd = s->bpf(BPF_PROG_LOAD, &attr, sizeof(attr));
+	s->err = s->fd < 0 ? errno : 0;
+	s->last[0] = 0;
+	for (line = strtok_r(logbuf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		if (!strncmp(line, "processed ", 10))
+			break;
+		snprintf(s->last, sizeof(s->last), "%s", line);
+	}
+	s->run_err = -1;
+	s->retval = 0;
+	if (s->fd < 0)
+		return;
+	memset(&attr, 0, sizeof(attr));
+	attr.test.prog_fd = (uint32_t)s->fd;
+	attr.test.data_in = (uintptr_t)pkt;
+	attr.test.data_size_in = sizeof(pkt);
+	attr.test.repeat = 1;
+	s->run_err = s->bpf(BPF_PROG_TEST_RUN, &attr, sizeof(attr)) ? errno : 0;
+	s->retval = attr.test.retval;
+	close(s->fd);
+}
+
+static struct side ks, bs;
+static int compared, runs;
+
+static void check(const char *name, const struct bpf_insn *insns, size_t n)
+{
+	T_CASE(name);
+	load_run(&ks, BPF_PROG_TYPE_XDP, insns, n);
+	load_run(&bs, BPF_PROG_TYPE_XDP, insns, n);
+	T_EQ_INT(ks.fd >= 0, bs.fd >= 0);
+	T_EQ_INT(ks.err, bs.err);
+	if (ks.fd < 0 && strcmp(ks.last, bs.last))
+		T_FAIL("%s: error line: kernel '%s', bpfrt '%s'", name, ks.last, bs.last);
+	if (ks.fd >= 0 && bs.fd >= 0) {
+		T_EQ_INT(ks.run_err, bs.run_err);
+		T_EQ_INT((int32_t)ks.retval, (int32_t)bs.retval);
+		runs++;
+	}
+	if (getenv("DYNPTR_DUMP"))
+		fprintf(stderr, "%s: kernel %d %s run %d/%d | bpfrt %d %s run %d/%d\n", name, ks.err,
+			ks.last, ks.run_err, (int32_t)ks.retval, bs.err, bs.last, bs.run_err,
+			(int32_t)bs.retval);
+	compared++;
+}
+#define C(name, ...)                                                                      \
+	do {                                                                              \
+		const struct bpf_insn p_[] = { __VA_ARGS__ };                              \
+		check(name, p_, sizeof(p_) / sizeof(p_[0]));                               \
+	} while (0)
+
+static void helper_rules(void)
+{
+	/* bpf_dynptr_from_mem: a map value only, at an 8-aligned place with two slots */
+	C("from_mem of a value, read back", VALUE0(), MOV_X(6, 0), ST(BPF_DW, 6, 0, 0x1234),
+	  FROM_VALUE(16, 16), FP(1, 24), MOV_K(2, 8), FP(3, 16), MOV_K(4, 0), MOV_K(5, 0),
+	  CALL(dynptr_read), JNE_K(0, 0, 2), LDX(BPF_DW, 0, 10, -24), EXIT(), MOV_K(0, 99), EXIT());
+	C("from_mem of the stack", ST(BPF_DW, 10, -8, 0), FP(1, 8), MOV_K(2, 8), MOV_K(3, 0),
+	  FP(4, 24), CALL(dynptr_from_mem), MOV_K(0, 0), EXIT());
+	C("from_mem of ctx", MOV_K(2, 8), MOV_K(3, 0), FP(4, 24), CALL(dynptr_from_mem),
+	  MOV_K(0, 0), EXIT());
+	C("from_mem at fp-8", VALUE0(), FROM_VALUE(8, 8), MOV_K(0, 0), EXIT());
+	C("from_mem at fp-12", VALUE0(), FROM_VALUE(8, 12), MOV_K(0, 0), EXIT());
+	C("from_mem at fp-20", VALUE0(), FROM_VALUE(8, 20), MOV_K(0, 0), EXIT());
+	C("from_mem at fp-512", VALUE0(), FROM_VALUE(8, 512), MOV_K(0, 0), EXIT());
+	C("from_mem at fp-520", VALUE0(), FROM_VALUE(8, 520), MOV_K(0, 0), EXIT());
+	C("from_mem at a variable offset", VALUE0(), MOV_X(1, 0), LDX(BPF_DW, 6, 0, 0),
+	  AND_K(6, 8), MOV_K(2, 8), MOV_K(3, 0), FP(4, 32), ADD_X(4, 6), CALL(dynptr_from_mem),
+	  MOV_K(0, 0), EXIT());
+	C("from_mem with flags", VALUE0(), MOV_X(1, 0), MOV_K(2, 8), MOV_K(3, 1), FP(4, 16),
+	  CALL(dynptr_from_mem), EXIT());
+	C("from_mem of 0 bytes", VALUE0(), FROM_VALUE(0, 16), EXIT());
+	C("from_mem past the value", VALUE0(), FROM_VALUE(65, 16), EXIT());
+	C("from_mem size unknown", VALUE0(), MOV_X(1, 0), LDX(BPF_DW, 2, 0, 0), MOV_K(3, 0),
+	  FP(4, 16), CALL(dynptr_from_mem), MOV_K(0, 0), EXIT());
+	C("from_mem over a spilled pointer", VALUE0(), STX(BPF_DW, 10, 0, -16), FROM_VALUE(8, 16),
+	  LDX(BPF_DW, 0, 10, -16), EXIT());
+	C("two dynptrs, the second over the first's lower half", VALUE0(), MOV_X(6, 0),
+	  FROM_VALUE(8, 16), MOV_X(1, 6), MOV_K(2, 8), MOV_K(3, 0), FP(4, 24),
+	  CALL(dynptr_from_mem), FP(1, 16), MOV_K(2, 0), MOV_K(3, 0), CALL(dynptr_data),
+	  MOV_K(0, 0), EXIT());
+	/* reading and writing through a dynptr */
+	C("read from an uninitialised dynptr", FP(1, 32), MOV_K(2, 8), FP(3, 16), MOV_K(4, 0),
+	  MOV_K(5, 0), CALL(dynptr_read), EXIT());
+	C("read from a map value as dynptr", VALUE0(), MOV_X(3, 0), FP(1, 32), MOV_K(2, 8),
+	  MOV_K(4, 0), MOV_K(5, 0), CALL(dynptr_read), EXIT());
+	C("read from the second slot", VALUE0(), FROM_VALUE(16, 16), FP(1, 32), MOV_K(2, 8),
+	  FP(3, 8), MOV_K(4, 0), MOV_K(5, 0), CALL(dynptr_read), EXIT());
+	C("read over its own dynptr", VALUE0(), FROM_VALUE(16, 16), FP(1, 16), MOV_K(2, 8),
+	  FP(3, 16), MOV_K(4, 0), MOV_K(5, 0), CALL(dynptr_read), EXIT());
+	C("read past its end", VALUE0(), FROM_VALUE(8, 16), FP(1, 32), MOV_K(2, 8), FP(3, 16),
+	  MOV_K(4, 4), MOV_K(5, 0), CALL(dynptr_read), EXIT());
+	C("read with flags", VALUE0(), FROM_VALUE(8, 16), FP(1, 32), MOV_K(2, 8), FP(3, 16),
+	  MOV_K(4, 0), MOV_K(5, 1), CALL(dynptr_read), EXIT());
+	C("write then read", VALUE0(), FROM_VALUE(16, 16), ST(BPF_DW, 10, -24, 0x5678),
+	  FP(1, 16), MOV_K(2, 4), FP(3, 24), MOV_K(4, 8), MOV_K(5, 0), CALL(dynptr_write),
+	  JNE_K(0, 0, 10), FP(1, 32), MOV_K(2, 8), FP(3, 16), MOV_K(4, 0), MOV_K(5, 0),
+	  CALL(dynptr_read), LDX(BPF_DW, 0, 10, -32), EXIT(), EXIT());
+	C("write past its end", VALUE0(), FROM_VALUE(16, 16), ST(BPF_DW, 10, -24, 1), FP(1, 16),
+	  MOV_K(2, 12), FP(3, 24), MOV_K(4, 8), MOV_K(5, 0), CALL(dynptr_write), EXIT());
+	C("write with flags", VALUE0(), FROM_VALUE(16, 16), ST(BPF_DW, 10, -24, 1), FP(1, 16),
+	  MOV_K(2, 0), FP(3, 24), MOV_K(4, 8), MOV_K(5, 1), CALL(dynptr_write), EXIT());
+	C("the dynptr's bytes loaded", VALUE0(), FROM_VALUE(16, 16), LDX(BPF_DW, 0, 10, -16),
+	  EXIT());
+	C("the dynptr's bytes loaded, second slot", VALUE0(), FROM_VALUE(16, 16),
+	  LDX(BPF_W, 0, 10, -4), EXIT());
+	C("the dynptr's bytes passed as memory", VALUE0(), FROM_VALUE(16, 16), LD_MAP(1, MAP_ARR),
+	  FP(2, 16), CALL(map_lookup_elem), MOV_K(0, 0), EXIT());
+	C("a store destroys it", VALUE0(), FROM_VALUE(16, 16), ST(BPF_W, 10, -8, 0), FP(1, 32),
+	  MOV_K(2, 8), FP(3, 16), MOV_K(4, 0), MOV_K(5, 0), CALL(dynptr_read), EXIT());
+	C("a store, then a new one", VALUE0(), MOV_X(6, 0), FROM_VALUE(16, 16),
+	  ST(BPF_DW, 10, -16, 0), MOV_X(1, 6), MOV_K(2, 8), MOV_K(3, 0), FP(4, 16),
+	  CALL(dynptr_from_mem), EXIT());
+	/* bpf_dynptr_data: a slice of the dynptr's memory */
+	C("data, null-checked, written", VALUE0(), FROM_VALUE(16, 16), FP(1, 16), MOV_K(2, 0),
+	  MOV_K(3, 8), CALL(dynptr_data), JEQ_K(0, 0, 2), ST(BPF_DW, 0, 0, 7), MOV_K(0, 1),
+	  EXIT());
+	C("data without a null check", VALUE0(), FROM_VALUE(16, 16), FP(1, 16), MOV_K(2, 0),
+	  MOV_K(3, 8), CALL(dynptr_data), ST(BPF_DW, 0, 0, 7), MOV_K(0, 1), EXIT());
+	C("data, access past the slice", VALUE0(), FROM_VALUE(16, 16), FP(1, 16), MOV_K(2, 0),
+	  MOV_K(3, 8), CALL(dynptr_data), JEQ_K(0, 0, 1), LDX(BPF_DW, 0, 0, 4), MOV_K(0, 1),
+	  EXIT());
+	C("data of a size unknown", VALUE0(), LDX(BPF_DW, 6, 0, 0), FROM_VALUE(16, 16),
+	  FP(1, 16), MOV_K(2, 0), MOV_X(3, 6), CALL(dynptr_data), MOV_K(0, 1), EXIT());
+	C("data past the dynptr: NULL at run time", VALUE0(), FROM_VALUE(8, 16), FP(1, 16),
+	  MOV_K(2, 4), MOV_K(3, 8), CALL(dynptr_data), JEQ_K(0, 0, 2), MOV_K(0, 1), EXIT(),
+	  MOV_K(0, 2), EXIT());
+	C("a slice dies with its dynptr", VALUE0(), FROM_VALUE(16, 16), FP(1, 16), MOV_K(2, 0),
+	  MOV_K(3, 8), CALL(dynptr_data), JEQ_K(0, 0, 4), MOV_X(6, 0), ST(BPF_DW, 10, -16, 0),
+	  LDX(BPF_DW, 0, 6, 0), EXIT(), MOV_K(0, 1), EXIT());
+	C("a slice lives after another slot's store", VALUE0(), FROM_VALUE(16, 16), FP(1, 16),
+	  MOV_K(2, 0), MOV_K(3, 8), CALL(dynptr_data), JEQ_K(0, 0, 4), MOV_X(6, 0),
+	  ST(BPF_DW, 10, -24, 0), LDX(BPF_DW, 0, 6, 0), EXIT(), MOV_K(0, 1), EXIT());
+	C("a null slice dies too", VALUE0(), FROM_VALUE(16, 16), FP(1, 16), MOV_K(2, 0),
+	  MOV_K(3, 8), CALL(dynptr_data), MOV_X(6, 0), ST(BPF_DW, 10, -8, 0), JEQ_K(6, 0, 2),
+	  LDX(BPF_DW, 0, 6, 0), EXIT(), MOV_K(0, 1), EXIT());
+	/* ring buffer dynptrs: a reference to release */
+	C("reserve, submit", RESERVE(8, 16), SUBMIT(16), MOV_K(0, 3), EXIT());
+	C("reserve, discard", RESERVE(8, 16), DISCARD(16), MOV_K(0, 3), EXIT());
+	C("reserve, not released", RESERVE(8, 16), MOV_K(0, 0), EXIT());
+	C("reserve, released twice", RESERVE(8, 16), SUBMIT(16), DISCARD(16), MOV_K(0, 0),
+	  EXIT());
+	C("reserve with flags, released", LD_MAP(1, MAP_RB), MOV_K(2, 8), MOV_K(3, 1), FP(4, 16),
+	  CALL(ringbuf_reserve_dynptr), MOV_X(6, 0), DISCARD(16), MOV_X(0, 6), EXIT());
+	C("reserve too much, released", RESERVE(8192, 16), MOV_X(6, 0), DISCARD(16),
+	  MOV_X(0, 6), EXIT());
+	C("reserve from an array", LD_MAP(1, MAP_ARR), MOV_K(2, 8), MOV_K(3, 0), FP(4, 16),
+	  CALL(ringbuf_reserve_dynptr), MOV_K(0, 0), EXIT());
+	C("reserve, overwritten", RESERVE(8, 16), ST(BPF_DW, 10, -16, 0), MOV_K(0, 0), EXIT());
+	C("reserve, second slot overwritten", RESERVE(8, 16), ST(BPF_B, 10, -1, 0), MOV_K(0, 0),
+	  EXIT());
+	C("reserve, a dynptr made over it", RESERVE(8, 16), VALUE0(), FROM_VALUE(8, 16),
+	  MOV_K(0, 0), EXIT());
+	C("reserve, submitted at an offset", RESERVE(8, 16), FP(1, 8), MOV_K(2, 0),
+	  CALL(ringbuf_submit_dynptr), MOV_K(0, 0), EXIT());
+	C("submit a local dynptr", VALUE0(), FROM_VALUE(8, 16), SUBMIT(16), MOV_K(0, 0), EXIT());
+	C("submit an uninitialised dynptr", SUBMIT(16), MOV_K(0, 0), EXIT());
+	C("submit a map value", VALUE0(), MOV_X(1, 0), MOV_K(2, 0), CALL(ringbuf_submit_dynptr),
+	  MOV_K(0, 0), EXIT());
+	C("reserve, write, read, submit", RESERVE(16, 16), ST(BPF_DW, 10, -24, 0x77), FP(1, 16),
+	  MOV_K(2, 0), FP(3, 24), MOV_K(4, 8), MOV_K(5, 0), CALL(dynptr_write), FP(1, 32),
+	  MOV_K(2, 8), FP(3, 16), MOV_K(4, 0), MOV_K(5, 0), CALL(dynptr_read),
+	  LDX(BPF_DW, 6, 10, -32), SUBMIT(16), MOV_X(0, 6), EXIT());
+	C("reserve, data slice written, submit", RESERVE(16, 16), FP(1, 16), MOV_K(2, 0),
+	  MOV_K(3, 16), CALL(dynptr_data), JEQ_K(0, 0, 1), ST(BPF_DW, 0, 8, 5), SUBMIT(16),
+	  MOV_K(0, 4), EXIT());
+	C("reserve, slice used after submit", RESERVE(16, 16), FP(1, 16), MOV_K(2, 0),
+	  MOV_K(3, 16), CALL(dynptr_data), MOV_X(6, 0), SUBMIT(16), JEQ_K(6, 0, 1),
+	  ST(BPF_DW, 6, 0, 5), MOV_K(0, 0), EXIT());
+	C("reserve twice, both submitted", RESERVE(8, 16), RESERVE(8, 32), SUBMIT(32), SUBMIT(16),
+	  MOV_K(0, 6), EXIT());
+	C("reserve twice, one submitted", RESERVE(8, 16), RESERVE(8, 32), SUBMIT(32),
+	  MOV_K(0, 6), EXIT());
+	C("reserve at fp-8", RESERVE(8, 8), MOV_K(0, 0), EXIT());
+	C("reserve, read into its slot", RESERVE(8, 16), FP(1, 16), MOV_K(2, 8), FP(3, 16),
+	  MOV_K(4, 0), MOV_K(5, 0), CALL(dynptr_read), SUBMIT(16), MOV_K(0, 0), EXIT());
+	C("reserve, bytes loaded", RESERVE(8, 16), LDX(BPF_DW, 6, 10, -8), SUBMIT(16),
+	  MOV_X(0, 6), EXIT());
+	C("reserve in a branch, released in both", MOV_X(6, 1), RESERVE(8, 16),
+	  LDX(BPF_W, 7, 6, 16), JEQ_K(7, 0, 5), SUBMIT(16), JA(4), DISCARD(16), MOV_K(0, 1),
+	  EXIT());
+	C("released on one branch only", MOV_X(6, 1), RESERVE(8, 16), LDX(BPF_W, 7, 6, 16),
+	  JEQ_K(7, 0, 4), SUBMIT(16), MOV_K(0, 1), EXIT());
+}
+
+int main(void)
+{
+	if (geteuid() != 0)
+		T_SKIP("not root: dynptr helpers need CAP_BPF");
+	ks.bpf = kernel_bpf;
+	bs.bpf = bpfrt_bpf;
+	ks.arr = mkmap(kernel_bpf, BPF_MAP_TYPE_ARRAY, 4, 64, 1);
+	ks.rb = mkmap(kernel_bpf, BPF_MAP_TYPE_RINGBUF, 0, 0, 4096);
+	bs.arr = mkmap(bpfrt_bpf, BPF_MAP_TYPE_ARRAY, 4, 64, 1);
+	bs.rb = mkmap(bpfrt_bpf, BPF_MAP_TYPE_RINGBUF, 0, 0, 4096);
+	if (ks.arr < 0 || ks.rb < 0)
+		T_SKIP("the kernel refuses an array or ring buffer map");
+	T_ASSERT(bs.arr >= 0 && bs.rb >= 0);
+	helper_rules();
+	printf("%d cases compared with the kernel, %d test runs\n", compared, runs);
+	return t_done();
+}
