@@ -4,13 +4,21 @@
  * link's thread reads the interface's TPACKET_V3 ring (socket.c) and runs the program on
  * every packet (pkt_prog.c), counting what the kernel's hook would do with each verdict.
  * Counters are updated with relaxed atomics so the application reads them while the
- * thread runs.
+ * thread runs.  A redirect to an interface (XDP through a devmap, tc's bpf_redirect() to
+ * egress) is acted on: the packet as the program left it is sent out of that interface
+ * through a send-only packet socket, as the kernel's xmit would.  The packet itself still
+ * reaches this host's stack (a capture cannot take it away), and other actions (XDP_TX,
+ * cpumap, xskmap, drops) are only counted.
  */
 #include <errno.h>
+#include <linux/if_ether.h>
+#include <linux/if_packet.h>
 #include <net/if.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "api/api.h"
 #include "api/link_rec.h"
@@ -29,12 +37,38 @@ struct iface_source {
 	struct brt_live *live;
 	struct brt_pkt_prog *prog;
 	uint32_t ifindex;
+	unsigned dir;                     /* enum bpfrt_pkt_dir of the capture */
+	int tx_fd;                        /* packet socket redirects are sent on, or -1 */
 	struct bpfrt_pkt_link_stats st;   /* atomic fields */
 };
 
 static void add(uint64_t *c, uint64_t v)
 {
 	__atomic_fetch_add(c, v, __ATOMIC_RELAXED);
+}
+
+/* Send a redirected packet out of its target interface.  Not back out of the attached
+ * one when the capture also sees sent packets: the program would see its own packet again
+ * (the kernel's hooks never run twice on one packet). */
+static void deliver(struct iface_source *s, const struct brt_pkt_result *res)
+{
+	struct sockaddr_ll to;
+
+	if (!res->redirect_ifindex || res->caplen < ETH_HLEN ||
+	    (res->redirect_ifindex == s->ifindex && s->dir != BPFRT_PKT_DIR_INGRESS))
+		return;
+	if (s->tx_fd < 0) /* protocol 0: the socket receives nothing */
+		s->tx_fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
+	if (s->tx_fd < 0)
+		return;
+	memset(&to, 0, sizeof(to));
+	to.sll_family = AF_PACKET;
+	to.sll_ifindex = (int)res->redirect_ifindex;
+	/* a down or vanished target drops the packet, as the kernel's xmit does */
+	if (sendto(s->tx_fd, res->data, res->caplen, MSG_DONTWAIT, (struct sockaddr *)&to,
+		   sizeof(to)) < 0)
+		brt_print(BPFRT_DEBUG, "bpfrt: attach: redirect to ifindex %u: %s\n",
+			  res->redirect_ifindex, strerror(errno));
 }
 
 static void iface_run(struct brt_link *link)
@@ -71,8 +105,10 @@ static void iface_run(struct brt_link *link)
 			/* the checked engine stopped a faulty run: the kernel would drop it */
 			res.action = BPFRT_PKT_ABORTED;
 			atomic_fetch_add(&link->errors, 1);
-		} else if (res.verdict) {
-			atomic_fetch_add(&link->nonzero, 1);
+		} else {
+			if (res.verdict)
+				atomic_fetch_add(&link->nonzero, 1);
+			deliver(s, &res);
 		}
 		add(&s->st.actions[res.action], 1);
 		add(&s->st.bytes, pkt.wirelen);
@@ -86,6 +122,8 @@ static void iface_run(struct brt_link *link)
 
 static void iface_free(struct iface_source *s)
 {
+	if (s->tx_fd >= 0)
+		close(s->tx_fd);
 	brt_live_close(s->live);
 	brt_pkt_prog_close(s->prog);
 	free(s);
@@ -139,6 +177,8 @@ int bpfrt_prog_attach_iface(int prog_fd, const char *iface,
 		errno = ENOMEM;
 		return -ENOMEM;
 	}
+	s->tx_fd = -1;
+	s->dir = BRT_OPTS_GET(opts, direction, 0);
 	ret = brt_pkt_prog_open(prog_fd, &s->prog, err, errlen);
 	if (ret)
 		goto fail;

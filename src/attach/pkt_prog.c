@@ -228,6 +228,16 @@ int brt_pkt_prog_run(struct brt_pkt_prog *p, const struct brt_pkt *pkt, uint32_t
 	}
 	res->verdict = (uint32_t)r0;
 	res->action = action_of(p->type, res->verdict);
+	res->redirect_ifindex = 0;
+	/* bpf_redirect() and bpf_redirect_map() record their target in the run's packet
+	 * (zeroed above for each run); tc's BPF_F_INGRESS target is another interface's
+	 * receive path, which user space cannot enter, and bpf_redirect_neigh()'s needs the
+	 * kernel's neighbour table (bpf_redirect_peer() to a veth's own side: its egress
+	 * reaches the peer's receive path, as the kernel's) */
+	if (p->buf && res->action == BPFRT_PKT_REDIRECT &&
+	    (p->type == BPF_PROG_TYPE_XDP || !(p->pkt.redirect_flags &
+					       (BPF_F_INGRESS | BRT_REDIRECT_NEIGH))))
+		res->redirect_ifindex = p->pkt.redirect_ifindex;
 	if (p->type == BPF_PROG_TYPE_SOCKET_FILTER && res->verdict < res->caplen)
 		res->caplen = res->verdict; /* bytes to keep */
 	return 0;

@@ -293,7 +293,7 @@ uint64_t brt_helper_redirect_neigh(uint64_t r1, uint64_t r2, uint64_t r3, uint64
 		return TC_ACT_SHOT;
 	if (p) {
 		p->redirect_ifindex = (uint32_t)r1;
-		p->redirect_flags = 0;
+		p->redirect_flags = BRT_REDIRECT_NEIGH;
 	}
 	return TC_ACT_REDIRECT;
 }

@@ -17,7 +17,10 @@
  * closed socket is not dropped from the map (the kernel drops it on release).
  *
  * bpf_redirect_map() returns what the kernel's returns in a test run: XDP_REDIRECT when
- * the key names an entry, else the action in the low bits of flags; nothing is sent.
+ * the key names an entry, else the action in the low bits of flags.  A devmap entry
+ * without a program of its own also becomes the run's redirect target, which a live
+ * attachment (attach/link.c) sends the packet out of; other targets (cpumap, xskmap,
+ * broadcasts, devmap programs) are only counted there.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -553,5 +556,16 @@ uint64_t brt_helper_redirect_map(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t
 		target = NULL;
 	if (!target && !(r3 & BPF_F_BROADCAST))
 		return r3 & XDP_ACTION_MASK;
+	if (ctx->pkt) { /* the last redirect call of a run names its target, as the kernel's */
+		uint64_t word = 0;
+
+		if (target && !(r3 & BPF_F_BROADCAST) &&
+		    (map->type == BPF_MAP_TYPE_DEVMAP || map->type == BPF_MAP_TYPE_DEVMAP_HASH))
+			word = atomic_load_explicit((_Atomic uint64_t *)target,
+						    memory_order_acquire);
+		/* { ifindex, program id }: one with a program is not sent (not run here) */
+		ctx->pkt->redirect_ifindex = (word >> 32) ? 0 : (uint32_t)word;
+		ctx->pkt->redirect_flags = 0;
+	}
 	return XDP_REDIRECT;
 }

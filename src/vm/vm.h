@@ -83,8 +83,11 @@ struct brt_run_pkt {
 	uint8_t hash_valid;   /* skb: __sk_buff.hash holds a computed hash (sw_hash) */
 	uint64_t sk_cookie;   /* that socket's cookie once a helper asked for it (0: not yet) */
 	uint32_t redirect_ifindex; /* bpf_redirect() target of this run (0: none) */
-	uint64_t redirect_flags;
+	uint64_t redirect_flags;   /* its flags, or BRT_REDIRECT_NEIGH */
 };
+/* redirect_flags of bpf_redirect_neigh(): the kernel fills the link-layer header from its
+ * neighbour table, so a live attachment does not send the packet as the program left it */
+#define BRT_REDIRECT_NEIGH (1ull << 63)
 
 /* The run's state visible to helpers.  The JIT tests `stopped` after every helper call,
  * and tail_entry after bpf_tail_call(), so the first seven members must stay where they
