@@ -46,7 +46,7 @@
 
 #define ETHERTYPE 0x88b5 /* IEEE local experimental: nothing else on the links uses it */
 #define FRAME_LEN 64
-#define WAIT_MS 1000     /* how long a frame that should arrive may take */
+#define WAIT_MS 3000     /* how long a frame that should arrive may take (a loaded machine) */
 #define QUIET_MS 300     /* how long to listen for one that should not */
 #define BRT_TCX_INGRESS 46
 #define BRT_XDP 37
