@@ -1375,6 +1375,7 @@ static int push_callback(struct brt_env *env, int insn_idx, int32_t id,
 		callee->regs[BPF_REG_4] = caller->regs[BPF_REG_3];
 	}
 	callee->in_callback_fn = 1;
+	cb->callback_unroll++;
 	cb->frame[cb->curframe]->callback_depth++;
 	cb->frame[++cb->curframe] = callee;
 	caller->callback_depth = 0;
@@ -1497,19 +1498,21 @@ int brt_check_helper_call(struct brt_env *env, const struct bpf_insn *insn, int 
 		struct brt_insn_aux *aux = &env->aux[env->insn_idx];
 		int zero = brt_reg_is_null(&brt_cur_regs(env)[BPF_REG_4]);
 
+		/* update_loop_inline_state(): the flags are looked at (and a zero kept
+		 * precise) until the call is known unfit for inlining; then the count */
+		if (!aux->loop_init || aux->loop_fit) {
+			err = zero ? brt_mark_precise(env, BPF_REG_4) : 0;
+			if (err)
+				return err;
+			aux->loop_fit = (uint8_t)(zero && (!aux->loop_init ||
+							  aux->loop_subprog == meta.subprogno));
+			if (!aux->loop_init)
+				aux->loop_subprog = meta.subprogno;
+			aux->loop_init = 1;
+		}
 		err = brt_mark_precise(env, BPF_REG_1);
-		if (!err && zero)
-			err = brt_mark_precise(env, BPF_REG_4);
 		if (err)
 			return err;
-		/* update_loop_inline_state() */
-		if (!aux->loop_init) {
-			aux->loop_init = 1;
-			aux->loop_fit = (uint8_t)zero;
-			aux->loop_subprog = meta.subprogno;
-		} else if (aux->loop_fit) {
-			aux->loop_fit = (uint8_t)(zero && aux->loop_subprog == meta.subprogno);
-		}
 	}
 	if (id == BPF_FUNC_tail_call && meta.map &&
 	    brt_tnum_is_const(brt_cur_regs(env)[BPF_REG_3].var_off) &&

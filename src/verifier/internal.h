@@ -193,6 +193,9 @@ struct brt_vstate {
 	uint32_t hist;             /* the kernel's jmp_history_cnt: jump points and stack
 				    * spills/fills passed since the last stored state */
 	int speculative;           /* a path only speculative execution takes (ptr_alu.c) */
+	/* callback bodies entered on this path (the kernel's callback_unroll_depth): two
+	 * iterations alike in every register are no infinite loop when this differs */
+	uint32_t callback_unroll;
 	/* a bpf_spin_lock held (calls.c): 1 + the map's index in env->maps, 0: none, and the
 	 * id of the map value pointer it was taken through (the kernel's active_lock_ptr
 	 * and active_lock_id) */

@@ -13,7 +13,9 @@
  * The history (struct brt_hist) holds every instruction reached other than from the one
  * before it, and the slot of each fixed-offset stack load and store; a state stored at
  * insn X keeps the history of the path from its own first insn to the insn before X.
- * Whatever the walk cannot follow (callbacks, atomics on tracked slots, LD_ABS) falls back
+ * Callbacks are walked as the kernel's: from the helper call back into the callback's exit
+ * (its frame), through its body, and out at its first insn to the call that started it.
+ * Whatever the walk cannot follow (atomics on tracked slots, LD_ABS) falls back
  * to marking every scalar of every stored state on the path precise, as the kernel does:
  * more precision only prunes less.
  */
@@ -358,6 +360,14 @@ static int backtrack_insn(struct brt_env *env, int idx, int subseq, const struct
 			env->bt_regs[fr - 1] |= *regs;
 			*regs = 0;
 			env->bt_frame--;
+		} else if (op == BPF_CALL && env->aux[idx].calls_callback && subseq != idx + 1) {
+			/* backwards out of a callback's body into the helper that called it
+			 * (bpf_loop): r1-r5 were the helper's to set, not the caller's
+			 * arguments; anything else left is a value the walk lost */
+			if (fr == 0 || (*regs & ~0x3eu) || env->bt_stack[fr])
+				return BT_GIVE_UP;
+			*regs = 0;
+			env->bt_frame--;
 		} else if (op == BPF_CALL) {
 			if (subseq != idx + 1) /* a callback ran between */
 				return BT_GIVE_UP;
@@ -365,14 +375,18 @@ static int backtrack_insn(struct brt_env *env, int idx, int subseq, const struct
 			if (*regs & 0x3eu)
 				return BT_GIVE_UP;
 		} else if (op == BPF_EXIT) {
-			int r0;
+			int r0, cb = subseq >= 0 && subseq < env->len && env->aux[subseq].calls_callback;
 
-			/* backwards into a callee from the insn after its call */
-			if (subseq < 1 || env->aux[subseq].calls_callback ||
-			    !is_pseudo_call(&env->insns[subseq - 1]) ||
-			    (*regs & 0x3eu) || fr + 1 >= BRT_MAX_FRAMES)
+			/* backwards into a callee from the insn after its call, or into a
+			 * callback from the helper that calls it again: the callback's r0
+			 * only said whether to go on, and the caller's r1-r5 (the helper's
+			 * arguments) stay in its frame, which the callback cannot write
+			 * (6.18.44 walks on with them; 6.18.19 cleared them) */
+			if (subseq < 0 ||
+			    (!cb && (subseq < 1 || !is_pseudo_call(&env->insns[subseq - 1]))) ||
+			    (!cb && (*regs & 0x3eu)) || fr + 1 >= BRT_MAX_FRAMES)
 				return BT_GIVE_UP;
-			r0 = !!SET(BPF_REG_0);
+			r0 = subseq >= 1 && is_pseudo_call(&env->insns[subseq - 1]) && SET(BPF_REG_0);
 			DEL(BPF_REG_0);
 			env->bt_frame++;
 			env->bt_regs[fr + 1] = (uint16_t)r0;

@@ -390,43 +390,39 @@ struct brt_vstate *brt_prev_entry(struct brt_vstate *cur, int insn_idx)
 	return NULL;
 }
 
-static int scalars_exact(const struct brt_reg *o, const struct brt_reg *c)
+static void maybe_widen(struct brt_env *env, const struct brt_reg *o, struct brt_reg *c,
+			struct idmap *m)
 {
-	return o->var_off.value == c->var_off.value && o->var_off.mask == c->var_off.mask &&
-	       o->smin == c->smin && o->smax == c->smax && o->umin == c->umin &&
-	       o->umax == c->umax && o->s32_min == c->s32_min && o->s32_max == c->s32_max &&
-	       o->u32_min == c->u32_min && o->u32_max == c->u32_max;
-}
-
-static void maybe_widen(struct brt_env *env, const struct brt_reg *o, struct brt_reg *c)
-{
-	if (o->type == SCALAR_VALUE && c->type == SCALAR_VALUE && !scalars_exact(o, c))
-		brt_mark_reg_unknown(env, c);
+	if (o->type != SCALAR_VALUE || c->type != SCALAR_VALUE)
+		return;
+	if (o->precise || c->precise || regs_exact(o, c, m))
+		return;
+	brt_mark_reg_unknown(env, c);
 }
 
 /* The kernel's widen_imprecise_scalars(): after a callback iteration, scalars that changed
- * since the previous iteration and cannot matter become unknown, so the iterations reach a
- * state they have seen (bpf_loop(100, cb, &ctx) with ctx->i++ converges in two).  "Cannot
- * matter" is the static relevance of registers (cfg.c); spilled scalars have none (no
- * stack liveness): they are widened when they changed.  (The kernel widens what is
- * imprecise; bpfrt's precision walk gives up inside callbacks and marks everything
- * precise there, so that would unroll every bpf_loop to its count.) */
+ * since the previous iteration and no path has needed precise so far become unknown, so
+ * the iterations reach a state they have seen (bpf_loop(100, cb, &ctx) with ctx->i++
+ * converges in two).  A scalar a branch in the callback relied on was marked precise in
+ * the state stored at the call (precision.c walks through the callback's frame) and
+ * keeps its value: such a loop runs until its counter decides. */
 void brt_widen_imprecise(struct brt_env *env, const struct brt_vstate *old,
 			 struct brt_vstate *cur, int insn_idx)
 {
+	struct idmap m = { .n = 0, .tmp = env->id_gen };
+
+	(void)insn_idx;
 	for (int fr = old->curframe; fr >= 0; fr--) {
 		const struct brt_frame *fo = old->frame[fr];
 		struct brt_frame *fc = cur->frame[fr];
-		uint16_t rel = env->aux[resume_insn(cur, fr, insn_idx)].prec_in;
 		int slots = (fo->allocated_stack < fc->allocated_stack ? fo->allocated_stack
 								     : fc->allocated_stack) / 8;
 
 		for (int r = 0; r < BPF_REG_10; r++)
-			if (!(rel & (1u << r)))
-				maybe_widen(env, &fo->regs[r], &fc->regs[r]);
+			maybe_widen(env, &fo->regs[r], &fc->regs[r], &m);
 		for (int s = 0; s < slots; s++)
 			if (brt_is_spilled(&fo->stack[s]) && brt_is_spilled(&fc->stack[s]))
-				maybe_widen(env, &fo->stack[s].spilled, &fc->stack[s].spilled);
+				maybe_widen(env, &fo->stack[s].spilled, &fc->stack[s].spilled, &m);
 	}
 }
 
@@ -672,6 +668,7 @@ int brt_is_state_visited(struct brt_env *env, int insn_idx)
 				hashed = 1;
 			}
 			if (sl->hash == h && sl->st->may_goto_depth == cur->may_goto_depth &&
+			    sl->st->callback_unroll == cur->callback_unroll &&
 			    exact++ < 16 && states_equal(env, sl->st, cur, insn_idx, CMP_EXACT)) {
 				print_loop(env, sl->st, insn_idx);
 				return -EINVAL;

@@ -236,6 +236,7 @@ int brt_state_copy(struct brt_vstate *dst, const struct brt_vstate *src)
 		memcpy(dst->hent, src->hent, src->hcnt * sizeof(*dst->hent));
 	dst->hcnt = src->hcnt;
 	dst->speculative = src->speculative;
+	dst->callback_unroll = src->callback_unroll;
 	dst->lock_map = src->lock_map;
 	dst->lock_id = src->lock_id;
 	dst->active_rcu = src->active_rcu;
