@@ -445,7 +445,8 @@ path_end:
 			break;
 		do_print = 1;
 	}
-	return 0;
+	/* the last path's end may have propagated a loop's backedges */
+	return env->internal_err;
 }
 
 static void print_live_regs(struct brt_env *env)

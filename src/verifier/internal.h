@@ -316,10 +316,20 @@ struct brt_scc_chain {
 	uint32_t scc;
 };
 
+/* A path pruned inside a loop by a state whose marks were not final: a copy of its state
+ * (its parents are the path's stored states) and the state that pruned it, whose precise
+ * marks are propagated again when the loop's exploration ends (propagate_backedges) */
+struct brt_backedge {
+	struct brt_backedge *next;
+	struct brt_vstate *st;
+	const struct brt_vstate *equal;
+};
+
 struct brt_scc_visit {
 	struct brt_scc_chain chain;
 	const struct brt_vstate *entry; /* the first state stored inside, while explored */
 	uint32_t backedges;
+	struct brt_backedge *list;
 };
 
 struct brt_pending {
@@ -384,6 +394,11 @@ struct brt_env {
 	 * value must be known */
 	uint16_t *linked;        /* brt_hist.linked sets */
 	uint32_t nlinked, caplinked;
+	/* backedges not yet propagated, in all visits: while there are any, stored states
+	 * leave memory only at the end (graveyard), the backedges' parents among them */
+	uint32_t nbackedges;
+	struct brt_stored *graveyard;
+	int bt_changed;           /* a backtrack marked something precise it was not */
 	uint16_t bt_regs[BRT_MAX_FRAMES];
 	uint64_t bt_stack[BRT_MAX_FRAMES];
 	int bt_frame;
@@ -676,6 +691,10 @@ int brt_mark_precise(struct brt_env *env, int regno);
 /* the same for the registers and slots already set in env->bt_regs / bt_stack (a pruned
  * path needs what the state that matched it needed) */
 int brt_mark_precise_batch(struct brt_env *env);
+/* the same from a copy of a state pruned at insn last (a backedge), not the current one */
+int brt_mark_precise_from(struct brt_env *env, struct brt_vstate *st, int last);
+/* every scalar of st's stored ancestors precise (the walk's fallback) */
+void brt_mark_all_precise(struct brt_env *env, struct brt_vstate *st);
 void brt_mark_all_imprecise(struct brt_vstate *st);
 void brt_hist_reset(struct brt_vstate *st);
 

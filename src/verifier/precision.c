@@ -414,7 +414,7 @@ static int backtrack_insn(struct brt_env *env, int idx, int subseq, const struct
 	return bt_sync_linked(env, h);
 }
 
-static void mark_all_precise(struct brt_env *env, struct brt_vstate *start)
+void brt_mark_all_precise(struct brt_env *env, struct brt_vstate *start)
 {
 	if (LOG_L2(env))
 		brt_vinfo(env, "mark_precise: frame%d: falling back to forcing all scalars precise\n",
@@ -427,6 +427,7 @@ static void mark_all_precise(struct brt_env *env, struct brt_vstate *start)
 				if (f->regs[r].type != SCALAR_VALUE || f->regs[r].precise)
 					continue;
 				f->regs[r].precise = 1;
+				env->bt_changed = 1;
 				if (LOG_L2(env))
 					brt_vinfo(env, "force_precise: frame%d: forcing r%d to be precise\n",
 						  i, r);
@@ -442,6 +443,7 @@ static void mark_all_precise(struct brt_env *env, struct brt_vstate *start)
 				if (!brt_frame_own_stack(f))
 					reg = &f->stack[s].spilled;
 				reg->precise = 1;
+				env->bt_changed = 1;
 				if (LOG_L2(env))
 					brt_vinfo(env, "force_precise: frame%d: forcing fp%d to be precise\n",
 						  i, -(s + 1) * 8);
@@ -464,10 +466,12 @@ static int mark_parent(struct brt_env *env, struct brt_vstate *st)
 
 			if (!(env->bt_regs[fr] & (1u << r)))
 				continue;
-			if (reg->type != SCALAR_VALUE || reg->precise)
+			if (reg->type != SCALAR_VALUE || reg->precise) {
 				env->bt_regs[fr] &= (uint16_t) ~(1u << r);
-			else
+			} else {
 				reg->precise = 1;
+				env->bt_changed = 1;
+			}
 		}
 		for (int s = 0; s < 64; s++) {
 			struct brt_reg *reg;
@@ -486,6 +490,7 @@ static int mark_parent(struct brt_env *env, struct brt_vstate *st)
 			if (!brt_frame_own_stack(f))
 				reg = &f->stack[s].spilled;
 			reg->precise = 1;
+			env->bt_changed = 1;
 		}
 		if (LOG_L2(env)) {
 			char r[64], s[512];
@@ -503,10 +508,10 @@ static int mark_parent(struct brt_env *env, struct brt_vstate *st)
 /* The walk from the current instruction (not itself: it is the one relying on the value)
  * back through the current state's history, then each stored state's, until nothing is
  * left to find. */
-static int backtrack(struct brt_env *env)
+static int backtrack(struct brt_env *env, struct brt_vstate *start, int last)
 {
-	struct brt_vstate *start = env->cur, *st = start;
-	int last = env->insn_idx, first = st->first_insn_idx, subseq = -1, skip_first = 1;
+	struct brt_vstate *st = start;
+	int first = st->first_insn_idx, subseq = -1, skip_first = 1;
 
 	for (;;) {
 		uint32_t cnt = st->hcnt;
@@ -551,7 +556,7 @@ static int backtrack(struct brt_env *env)
 	}
 give_up:
 	/* something was left that the walk could not place: everything precise */
-	mark_all_precise(env, start);
+	brt_mark_all_precise(env, start);
 	bt_reset(env);
 	return 0;
 }
@@ -563,7 +568,17 @@ int brt_mark_precise_batch(struct brt_env *env)
 		return 0;
 	}
 	env->bt_frame = env->cur->curframe;
-	return backtrack(env);
+	return backtrack(env, env->cur, env->insn_idx);
+}
+
+int brt_mark_precise_from(struct brt_env *env, struct brt_vstate *st, int last)
+{
+	if (!env->bpf_capable || bt_empty(env)) {
+		bt_reset(env);
+		return 0;
+	}
+	env->bt_frame = st->curframe;
+	return backtrack(env, st, last);
 }
 
 int brt_mark_precise(struct brt_env *env, int regno)

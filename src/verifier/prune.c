@@ -74,10 +74,12 @@ enum { EQ_NOT_EXACT, EQ_EXACT, EQ_WITHIN };
 static int regsafe(const struct brt_reg *o, const struct brt_reg *c, struct idmap *m, int exact,
 		   int relevant)
 {
-	/* exact: EQ_NOT_EXACT, EQ_EXACT or EQ_WITHIN (ranges, but an old uninitialised
-	 * register or slot type must be so in the current state too), as the kernel's */
+	/* exact: EQ_NOT_EXACT, EQ_EXACT or EQ_WITHIN (every scalar by its range), as the
+	 * kernel's.  An old uninitialised register was not used from there on, inside a
+	 * loop too (6.18.44 has "allow states pruning for misc/invalid slots in iterator
+	 * loops": every path from the old state exits or leads to the current one) */
 	if (o->type == NOT_INIT)
-		return exact == EQ_NOT_EXACT || c->type == NOT_INIT;
+		return exact != EQ_EXACT || c->type == NOT_INIT;
 	if (c->type == NOT_INIT)
 		return 0;
 	if (exact == EQ_EXACT)
@@ -174,7 +176,9 @@ static int stacksafe(struct brt_env *env, const struct brt_frame *o, const struc
 			continue;
 		}
 
-		if (exact && (i >= c->allocated_stack || ot != c->stack[spi].type[k]))
+		/* slot types match exactly only for the loop check; inside a loop an old
+		 * uninitialised or MISC byte was not relied on either (see regsafe) */
+		if (exact == EQ_EXACT && (i >= c->allocated_stack || ot != c->stack[spi].type[k]))
 			return 0;
 		if (ot == STACK_INVALID)
 			continue;
@@ -218,8 +222,7 @@ static int stacksafe(struct brt_env *env, const struct brt_frame *o, const struc
 }
 
 static int frames_equal(struct brt_env *env, const struct brt_frame *o, const struct brt_frame *c,
-			uint16_t live, uint16_t rel, struct idmap *m, int exact, int how,
-			uint64_t slive)
+			uint16_t live, struct idmap *m, int exact, int how, uint64_t slive)
 {
 	/* a state that had run more callback iterations from this frame does not cover one
 	 * that ran fewer: bpf_loop's iteration limit counts from there (the kernel's
@@ -229,9 +232,7 @@ static int frames_equal(struct brt_env *env, const struct brt_frame *o, const st
 	for (int i = 0; i < BRT_NREGS; i++)
 		if ((live & (1u << i)) &&
 		    !regsafe(&o->regs[i], &c->regs[i], m, exact,
-			     env->explore_alu_limits
-				     ? 2
-				     : (rel & (1u << i)) && scalar_relevant(&o->regs[i], how)))
+			     env->explore_alu_limits ? 2 : scalar_relevant(&o->regs[i], how)))
 			return 0;
 	return stacksafe(env, o, c, m, exact, how, slive);
 }
@@ -306,18 +307,51 @@ static int incomplete_marks(struct brt_env *env, const struct brt_vstate *st)
 	return v && v->backedges;
 }
 
-/* cur was pruned by old, whose marks may not be final: old's loop has a backedge */
-static void add_backedge(struct brt_env *env, const struct brt_vstate *old)
+/* cur was pruned at insn_idx by old, whose marks may not be final: old's loop keeps a
+ * copy of cur, whose path gets old's marks again when the loop is done (the kernel's
+ * add_scc_backedge) */
+static int add_backedge(struct brt_env *env, const struct brt_vstate *old, int insn_idx)
 {
 	struct brt_scc_visit *v = scc_visit(env, old, old->insn_idx, 1);
+	struct brt_backedge *be;
 
-	if (v)
-		v->backedges++;
+	if (!v)
+		return 0;
+	be = calloc(1, sizeof(*be));
+	if (!be)
+		return -ENOMEM;
+	be->st = brt_state_dup(env->cur);
+	if (!be->st) {
+		free(be);
+		return -ENOMEM;
+	}
+	be->st->insn_idx = insn_idx;
+	be->equal = old;
+	be->next = v->list;
+	v->list = be;
+	v->backedges++;
+	env->nbackedges++;
+	return 0;
+}
+
+/* A stored state leaves memory: at once, or while backedges wait to be propagated
+ * through their parents, at the end */
+static void release(struct brt_env *env, struct brt_stored *sl)
+{
+	if (env->nbackedges) {
+		sl->next = env->graveyard;
+		env->graveyard = sl;
+		return;
+	}
+	brt_state_free(sl->st);
+	free(sl);
+	env->cur_states--;
 }
 
 /* How states are compared: RANGE (old contains cur; the old state's exploration is
  * complete), EXACT (infinite loops), ACTIVE (old contains cur, but old is still being
- * explored, so every branch condition counts: callback iterations). */
+ * explored, so every scalar counts by its range: callback iterations), WITHIN (the same
+ * for a complete state whose loop is still explored: the kernel's RANGE_WITHIN). */
 enum { CMP_RANGE, CMP_EXACT, CMP_ACTIVE, CMP_WITHIN };
 
 static int states_equal(struct brt_env *env, const struct brt_vstate *o,
@@ -340,14 +374,11 @@ static int states_equal(struct brt_env *env, const struct brt_vstate *o,
 	if (o->active_preempt != c->active_preempt || o->active_rcu != c->active_rcu)
 		return 0;
 	for (int i = o->curframe; i >= 0; i--) {
-		uint16_t live, rel;
+		uint16_t live;
 		uint64_t slive;
 		int at = resume_insn(c, i, insn_idx);
 
 		live = env->aux[at].live_in | (1u << BPF_REG_10);
-		/* a complete state: its precise marks say what mattered; one still being
-		 * explored: what the static relevance says may matter */
-		rel = mode == CMP_ACTIVE ? env->aux[at].prec_in : 0xffff;
 		/* a caller: r0-r5 are overwritten by the return (not by a callback's: the
 		 * helper runs again with its arguments) */
 		if (i != o->curframe && !c->frame[i + 1]->in_callback_fn)
@@ -360,7 +391,7 @@ static int states_equal(struct brt_env *env, const struct brt_vstate *o,
 				brt_compute_stack_live(env);
 			slive = env->aux[insn_idx].stack_live;
 		}
-		if (!frames_equal(env, o->frame[i], c->frame[i], live, rel, &m, exact,
+		if (!frames_equal(env, o->frame[i], c->frame[i], live, &m, exact,
 				  mode == CMP_ACTIVE || mode == CMP_WITHIN || !env->bpf_capable
 					  ? REL_ALL
 					  : REL_PRECISE,
@@ -480,6 +511,8 @@ static uint64_t state_hash(struct brt_env *env, const struct brt_vstate *st, int
 	return h;
 }
 
+static int propagate_backedges(struct brt_env *env, struct brt_scc_visit *v);
+
 /* Exploration from st is complete: it becomes usable for pruning (it is already in its
  * list), or, dropped from the list while it was explored, it is freed. */
 void brt_state_done(struct brt_env *env, struct brt_vstate *st)
@@ -494,7 +527,8 @@ void brt_state_done(struct brt_env *env, struct brt_vstate *st)
 	v = scc_visit(env, st, st->insn_idx, 0);
 	if (v && v->entry == st) {
 		v->entry = NULL;
-		v->backedges = 0;
+		if (propagate_backedges(env, v) && !env->internal_err)
+			env->internal_err = -ENOMEM;
 	}
 	sl->active = 0;
 	if (!sl->evicted)
@@ -505,9 +539,7 @@ void brt_state_done(struct brt_env *env, struct brt_vstate *st)
 		env->evicted = sl->next;
 	if (sl->next)
 		sl->next->prev = sl->prev;
-	brt_state_free(sl->st);
-	free(sl);
-	env->cur_states--;
+	release(env, sl);
 }
 
 static void free_list(struct brt_stored *sl)
@@ -521,6 +553,15 @@ static void free_list(struct brt_stored *sl)
 
 void brt_free_stored(struct brt_env *env)
 {
+	for (int i = 0; i < env->nvisits; i++)
+		for (struct brt_backedge *be = env->visits[i].list, *next; be; be = next) {
+			next = be->next;
+			brt_state_free(be->st);
+			free(be);
+		}
+	env->nbackedges = 0;
+	free_list(env->graveyard);
+	env->graveyard = NULL;
 	free(env->visits);
 	env->visits = NULL;
 	env->nvisits = env->capvisits = 0;
@@ -538,27 +579,21 @@ void brt_reset_stored(struct brt_env *env)
 	env->cur_states = 0;
 }
 
-/* The current path is pruned by old: what old's exploration needed precise, this path
- * needs too (the kernel's propagate_precision).  all: old is still being explored, its
- * marks are not final: every scalar the static relevance keeps (registers) and every
- * spilled scalar. */
-static int propagate_precision(struct brt_env *env, const struct brt_vstate *old, int all,
-			       int insn_idx)
+/* Set the backtracking masks to old's precise scalars (the kernel's propagate_precision
+ * before its walk); 1 when there are any */
+static int bt_from_precise(struct brt_env *env, const struct brt_vstate *old,
+			   const struct brt_vstate *target)
 {
-	int err = brt_hist_note(env, env->prev_insn_idx);
+	int any = 0;
 
-	if (err)
-		return err;
 	memset(env->bt_regs, 0, sizeof(env->bt_regs));
 	memset(env->bt_stack, 0, sizeof(env->bt_stack));
 	for (int fr = old->curframe; fr >= 0; fr--) {
 		const struct brt_frame *f = old->frame[fr];
-		uint16_t rel = env->aux[resume_insn(env->cur, fr, insn_idx)].prec_in;
 		int first = 1;
 
 		for (int r = 0; r < BPF_REG_10; r++) {
-			if (f->regs[r].type != SCALAR_VALUE ||
-			    (all ? !(rel & (1u << r)) : !f->regs[r].precise))
+			if (f->regs[r].type != SCALAR_VALUE || !f->regs[r].precise)
 				continue;
 			if (LOG_L2(env)) {
 				if (first)
@@ -573,9 +608,9 @@ static int propagate_precision(struct brt_env *env, const struct brt_vstate *old
 			const struct brt_reg *reg = &f->stack[sp].spilled;
 
 			if (!brt_is_spilled(&f->stack[sp]) || reg->type != SCALAR_VALUE ||
-			    (!all && !reg->precise))
+			    !reg->precise)
 				continue;
-			if (sp >= env->cur->frame[fr]->allocated_stack / 8)
+			if (sp >= target->frame[fr]->allocated_stack / 8)
 				continue;
 			if (LOG_L2(env)) {
 				if (first)
@@ -588,8 +623,73 @@ static int propagate_precision(struct brt_env *env, const struct brt_vstate *old
 		}
 		if (!first && LOG_L2(env))
 			brt_vinfo(env, "\n");
+		any |= !first;
 	}
+	return any;
+}
+
+/* The current path is pruned by old: what old's exploration needed precise, this path
+ * needs too (the kernel's propagate_precision).  A hit on a state whose marks are not
+ * final (inside a loop still explored) first leaves a backedge, which propagates old's
+ * marks again once they are (propagate_backedges). */
+static int propagate_precision(struct brt_env *env, const struct brt_vstate *old,
+			       int backedge, int insn_idx)
+{
+	int err = brt_hist_note(env, env->prev_insn_idx);
+
+	if (!err && backedge)
+		err = add_backedge(env, old, insn_idx);
+	if (err)
+		return err;
+	bt_from_precise(env, old, env->cur);
 	return brt_mark_precise_batch(env);
+}
+
+/* The loop's exploration is complete: its states' marks are final.  Each backedge's path
+ * gets what the state that pruned it has precise now, until nothing changes (marks on
+ * one path change the states others were pruned by); past 64 rounds every scalar of the
+ * paths is precise.  Then the backedges go (the kernel's propagate_backedges). */
+static int propagate_backedges(struct brt_env *env, struct brt_scc_visit *v)
+{
+	struct brt_backedge *be, *next;
+	int err = 0, changed;
+
+	for (int i = 0; !err && v->list; i++) {
+		if (i > 64) {
+			if (LOG_L2(env))
+				brt_vinfo(env, "propagate_backedges: too many iterations\n");
+			for (be = v->list; be; be = be->next)
+				brt_mark_all_precise(env, be->st);
+			break;
+		}
+		changed = 0;
+		for (be = v->list; !err && be; be = be->next) {
+			env->bt_changed = 0;
+			bt_from_precise(env, be->equal, be->st);
+			err = brt_mark_precise_from(env, be->st, be->st->insn_idx);
+			changed |= env->bt_changed;
+		}
+		if (!changed)
+			break;
+	}
+	for (be = v->list; be; be = next) {
+		next = be->next;
+		brt_state_free(be->st);
+		free(be);
+		env->nbackedges--;
+	}
+	v->list = NULL;
+	v->backedges = 0;
+	if (!env->nbackedges) {
+		struct brt_stored *sl = env->graveyard;
+
+		env->graveyard = NULL;
+		for (struct brt_stored *n; sl; sl = n) {
+			n = sl->next;
+			release(env, sl);
+		}
+	}
+	return err;
 }
 
 /* Drop sl (at *pprev) from its list: a complete state is freed, one still being explored
@@ -598,9 +698,7 @@ static void evict(struct brt_env *env, struct brt_stored **pprev, struct brt_sto
 {
 	*pprev = sl->next;
 	if (!sl->active) {
-		brt_state_free(sl->st);
-		free(sl);
-		env->cur_states--;
+		release(env, sl);
 		return;
 	}
 	sl->evicted = 1;
@@ -637,12 +735,12 @@ int brt_is_state_visited(struct brt_env *env, int insn_idx)
 		if (sl->active && cb) {
 			/* a callback iteration inside one still being explored here adds
 			 * nothing (the kernel's rule at callback calls, which replaces the
-			 * loop check); its marks are not final: propagate what may matter */
+			 * loop check); its marks are not final: a backedge propagates them
+			 * again when the loop is done */
 			if (states_equal(env, sl->st, cur, insn_idx, CMP_ACTIVE)) {
 				int err;
 
 				sl->hits++;
-				add_backedge(env, sl->st);
 				err = propagate_precision(env, sl->st, 1, insn_idx);
 				return err ? err : 1;
 			}
@@ -650,11 +748,10 @@ int brt_is_state_visited(struct brt_env *env, int insn_idx)
 			   states_equal(env, sl->st, cur, insn_idx, CMP_ACTIVE)) {
 			/* a may_goto iteration that repeats one still being explored here: the
 			 * counter ends the loop at run time, so it is covered (the kernel's loop
-			 * hit); its marks are not final: propagate what may matter */
+			 * hit); its marks are not final: a backedge propagates them again */
 			int err;
 
 			sl->hits++;
-			add_backedge(env, sl->st);
 			err = propagate_precision(env, sl->st, 1, insn_idx);
 			return err ? err : 1;
 		} else if (sl->active) {
@@ -686,11 +783,10 @@ int brt_is_state_visited(struct brt_env *env, int insn_idx)
 			int err;
 
 			sl->hits++;
-			if (incomplete_marks(env, sl->st))
-				add_backedge(env, sl->st);
 			/* the rest of this path is the old state's subtree: what it needed
 			 * precise, this path needs */
-			err = propagate_precision(env, sl->st, 0, insn_idx);
+			err = propagate_precision(env, sl->st, incomplete_marks(env, sl->st),
+						  insn_idx);
 			return err ? err : 1;
 		}
 		/* misses count only when a state is added instead (else the iterations of a
