@@ -64,7 +64,7 @@ static int arg_known(int a)
 static int is_mem(int a)
 {
 	return a == BRT_ARG_PTR_TO_MEM || a == BRT_ARG_PTR_TO_UNINIT_MEM ||
-	       a == BRT_ARG_PTR_TO_MEM_WRITE;
+	       a == BRT_ARG_PTR_TO_MEM_WRITE || a == BRT_ARG_PTR_TO_MEM_WRITE_OR_NULL;
 }
 
 static int is_size(int a)

@@ -1,12 +1,14 @@
-/* printk.c - bpf_trace_printk(fmt, fmt_size, a1, a2, a3): the kernel's format subset
- * checked the kernel's way (bpf_bprintf_prepare(): a NUL within fmt_size, printable
- * characters only, at most three conversions among %d %i %u %x %X with l/ll, %c, %s,
- * %p %pK %px, flags "0+- " and a width), formatted, and appended to the trace pipe as
- * one line "comm-tid [cpu] seconds: bpf_trace_printk: message".  Returns the message's
- * length, or -EINVAL for a format the kernel refuses (nothing is written then).
- * %s strings are read with the fault-safe copy (an unreadable one prints as ""); %p
- * prints the raw address (the kernel prints a hash).  bpf_trace_vprintk() is the same
- * with up to 12 arguments from an array.
+/* printk.c - bpf_trace_printk(fmt, fmt_size, a1, a2, a3): the kernel's format language
+ * checked the kernel's way (util/bprintf.c, bpf_bprintf_prepare(): a NUL within
+ * fmt_size, printable characters, spaces or bytes above 0x7f only, at most three conversions among %d %i %u %x %X
+ * with l/ll, %c, %s, %pks, %pus, %p, %pK, %px, %ps, %pS, %pB, %pI4, %pi4, %pI6, %pi6,
+ * flags "0+- " and a width), formatted, and appended to the trace pipe as one line
+ * "comm-tid [cpu] seconds: bpf_trace_printk: message".  Returns the message's length, or
+ * -EINVAL for a format the kernel refuses (nothing is written then).  %s strings are read
+ * with the fault-safe copy (an unreadable one prints as ""); the pointer formats print
+ * the raw address (the kernel prints a hash, or a symbol for %ps/%pS/%pB).
+ * bpf_trace_vprintk() is the same with up to 12 arguments from an array, bpf_snprintf()
+ * formats into the program's buffer.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -16,74 +18,43 @@
 
 #include "bpfrt.h"
 #include "trace/trace.h"
+#include "util/util.h"
 
 #define MAX_ARGS 3     /* bpf_trace_printk's */
 #define MAX_VARGS 12   /* bpf_trace_vprintk's: the kernel's MAX_BPRINTF_VARARGS */
 #define MSG_MAX 1024   /* the kernel's MAX_BPRINTF_BUF */
 #define STR_MAX 512    /* bytes of a %s argument read at most */
 
-/* What one conversion consumes and how it prints. */
-enum conv { CONV_INT, CONV_LONG, CONV_CHAR, CONV_STR, CONV_PTR };
-
-struct spec {
-	size_t start;   /* index of '%' */
-	size_t end;     /* index past the conversion */
-	size_t width_end; /* index past flags and width */
-	enum conv conv;
-	char letter;    /* d i u x X c s p */
-};
-
-/* Parse the conversion at fmt[i] == '%'; returns 0 or -EINVAL. */
-static int parse_spec(const char *fmt, size_t i, struct spec *s)
-{
-	s->start = i++;
-	while (fmt[i] == '0' || fmt[i] == '+' || fmt[i] == '-' || fmt[i] == ' ')
-		i++;
-	if (fmt[i] >= '1' && fmt[i] <= '9')
-		while (fmt[i] >= '0' && fmt[i] <= '9')
-			i++;
-	s->width_end = i;
-	s->letter = fmt[i];
-	if (fmt[i] == 'p') {
-		char next = fmt[i + 1];
-
-		s->conv = CONV_PTR;
-		if (next == 'K' || next == 'x') {
-			s->end = i + 2;
-			return 0;
-		}
-		if (!next || ispunct((unsigned char)next) || isspace((unsigned char)next)) {
-			s->end = i + 1;
-			return 0;
-		}
-		return -EINVAL; /* %pB, %pI4 ... need kernel objects */
-	}
-	if (fmt[i] == 's' || fmt[i] == 'c') {
-		s->conv = fmt[i] == 's' ? CONV_STR : CONV_CHAR;
-		s->end = i + 1;
-		return 0;
-	}
-	s->conv = CONV_INT;
-	if (fmt[i] == 'l') {
-		s->conv = CONV_LONG;
-		i++;
-		if (fmt[i] == 'l')
-			i++;
-	}
-	s->letter = fmt[i];
-	if (!strchr("diuxX", fmt[i]) || !fmt[i])
-		return -EINVAL;
-	s->end = i + 1;
-	return 0;
-}
-
 /* The format handed to snprintf() is rebuilt from the checked conversion (flags, width, a
  * length modifier we choose, one letter), never the program's text as is. */
 #pragma GCC diagnostic ignored "-Wformat-nonliteral"
 
+/* An address format's text: %pI4 "1.2.3.4", %pi4 "001.002.003.004", %pI6 eight groups
+ * of four hex digits with colons, %pi6 the same without them (the kernel's ip4/ip6
+ * formats); the bytes are read fault-safe, zeros when they cannot be (as the kernel). */
+static void ip_text(char *out, size_t room, const struct brt_bprintf_spec *s, uint64_t addr)
+{
+	uint8_t b[16] = { 0 };
+	size_t n = s->kind == BRT_BPF_IP4 ? 4 : 16, pos = 0;
+
+	if (brt_ucopy(b, (const void *)(uintptr_t)addr, n, 0))
+		memset(b, 0, sizeof(b));
+	if (s->kind == BRT_BPF_IP4) {
+		snprintf(out, room, s->letter == 'I' ? "%u.%u.%u.%u" : "%03u.%03u.%03u.%03u", b[0],
+			 b[1], b[2], b[3]);
+		return;
+	}
+	for (size_t i = 0; i < 16 && pos + 5 < room; i += 2) {
+		if (s->letter == 'I' && i)
+			out[pos++] = ':';
+		pos += (size_t)snprintf(out + pos, room - pos, "%02x%02x", b[i], b[i + 1]);
+	}
+	out[pos] = 0;
+}
+
 /* Print one conversion with its argument at out; returns what snprintf returns. */
-static int print_spec(char *out, size_t room, const char *fmt, const struct spec *s,
-		      uint64_t arg)
+static int print_spec(char *out, size_t room, const char *fmt,
+		      const struct brt_bprintf_spec *s, uint64_t arg)
 {
 	char cfmt[32], str[STR_MAX];
 	size_t wlen = s->width_end - s->start;
@@ -92,29 +63,45 @@ static int print_spec(char *out, size_t room, const char *fmt, const struct spec
 		return -1;
 	memcpy(cfmt, fmt + s->start, wlen);
 	cfmt[wlen] = 0;
-	switch (s->conv) {
-	case CONV_INT:
+	switch (s->kind) {
+	case BRT_BPF_INT:
 		snprintf(cfmt + wlen, sizeof(cfmt) - wlen, "%c", s->letter);
 		if (s->letter == 'd' || s->letter == 'i')
 			return snprintf(out, room, cfmt, (int)arg);
 		return snprintf(out, room, cfmt, (unsigned)arg);
-	case CONV_LONG:
+	case BRT_BPF_LONG:
 		snprintf(cfmt + wlen, sizeof(cfmt) - wlen, "ll%c", s->letter);
 		if (s->letter == 'd' || s->letter == 'i')
 			return snprintf(out, room, cfmt, (long long)arg);
 		return snprintf(out, room, cfmt, (unsigned long long)arg);
-	case CONV_CHAR:
+	case BRT_BPF_CHAR:
 		strcat(cfmt, "c");
 		return snprintf(out, room, cfmt, (int)(unsigned char)arg);
-	case CONV_STR:
+	case BRT_BPF_STR:
 		if (brt_trace_copy_str(str, arg, sizeof(str)) < 0)
 			str[0] = 0;
 		strcat(cfmt, "s");
 		return snprintf(out, room, cfmt, str);
-	default:
+	case BRT_BPF_IP4:
+	case BRT_BPF_IP6:
+		ip_text(str, sizeof(str), s, arg);
 		strcat(cfmt, "s");
-		snprintf(str, sizeof(str), "0x%llx", (unsigned long long)arg);
 		return snprintf(out, room, cfmt, str);
+	default:
+		/* %px: 16 hex digits, as %p and %pK (the kernel hashes those); %ps, %pS, %pB
+		 * "0x" and the digits, as the kernel for an address no symbol holds (bpfrt
+		 * has no kernel symbols) */
+		if (fmt[s->end - 1] == 's' || fmt[s->end - 1] == 'S' || fmt[s->end - 1] == 'B') {
+			strcat(cfmt, "s");
+			snprintf(str, sizeof(str), "0x%llx", (unsigned long long)arg);
+			return snprintf(out, room, cfmt, str);
+		}
+		/* the kernel's pointer_string(): 16 zero-padded digits unless a width is
+		 * given, which the number then only fills */
+		if (wlen == 1)
+			return snprintf(out, room, "%016llx", (unsigned long long)arg);
+		strcat(cfmt, "llx");
+		return snprintf(out, room, cfmt, (unsigned long long)arg);
 	}
 }
 
@@ -131,10 +118,10 @@ static int format(char *msg, size_t room, const char *fmt, size_t fmt_size,
 	len = (size_t)(nul - fmt);
 	for (i = 0; i < len; i++) {
 		unsigned char c = (unsigned char)fmt[i];
-		struct spec s;
+		struct brt_bprintf_spec s;
 		int n;
 
-		if (!isascii(c) || (!isprint(c) && !isspace(c)))
+		if (!brt_bprintf_char_ok(c))
 			return -EINVAL;
 		if (c != '%' || fmt[i + 1] == '%') {
 			i += c == '%';
@@ -144,7 +131,7 @@ static int format(char *msg, size_t room, const char *fmt, size_t fmt_size,
 			total += (size_t)n;
 			continue;
 		}
-		if (nargs >= max_args || parse_spec(fmt, i, &s))
+		if (nargs >= max_args || brt_bprintf_spec(fmt, i, &s))
 			return -EINVAL;
 		n = print_spec(msg + pos, room - pos, fmt, &s, args[nargs++]);
 		if (n < 0)
@@ -275,4 +262,26 @@ uint64_t brt_helper_trace_vprintk(uint64_t r1, uint64_t r2, uint64_t r3, uint64_
 		return (uint64_t)-EINVAL;
 	return (uint64_t)printk((const char *)(uintptr_t)r1, (size_t)(uint32_t)r2, args,
 				(int)(data_len / 8), ctx);
+}
+
+/* bpf_snprintf(str, str_size, fmt, data, data_len): the same language (the verifier has
+ * checked the constant fmt), up to 12 u64 arguments in data; the text truncated to
+ * str_size with a NUL; returns the bytes the whole text needs with its NUL, or -EINVAL
+ * for data_len (a multiple of 8, at most 96, data non-NULL when it is not 0). */
+uint64_t brt_helper_snprintf(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+			     uint64_t r5, struct bpfrt_run_ctx *ctx)
+{
+	uint64_t args[MAX_VARGS];
+	char none[1];
+	const char *fmt = (const char *)(uintptr_t)r3;
+	uint32_t size = (uint32_t)r2, data_len = (uint32_t)r5;
+	int len;
+
+	if (vargs(args, r4, data_len, ctx))
+		return (uint64_t)-EINVAL;
+	if (size && !bpfrt_run_access_ok(ctx, (const void *)(uintptr_t)r1, size, 1))
+		return (uint64_t)-EFAULT;
+	len = format(size ? (char *)(uintptr_t)r1 : none, size ? size : 1, fmt, strlen(fmt) + 1,
+		     args, (int)(data_len / 8));
+	return len < 0 ? (uint64_t)(int64_t)len : (uint64_t)len + 1;
 }

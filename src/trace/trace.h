@@ -112,6 +112,7 @@ BRT_TRACE_HELPER(brt_helper_get_attach_cookie);
 BRT_TRACE_HELPER(brt_helper_get_func_ip);
 BRT_TRACE_HELPER(brt_helper_seq_write);
 BRT_TRACE_HELPER(brt_helper_seq_printf); /* printk.c */
+BRT_TRACE_HELPER(brt_helper_snprintf);   /* printk.c */
 BRT_TRACE_HELPER(brt_helper_seq_printf_btf);
 BRT_TRACE_HELPER(brt_helper_snprintf_btf);
 BRT_TRACE_HELPER(brt_helper_copy_from_user_task); /* probe_read.c */
@@ -162,6 +163,7 @@ BRT_TRACE_HELPER(brt_helper_task_pt_regs); /* task.c */
 	X(BRT_FUNC_cgrp_storage_delete, brt_helper_cgrp_storage_delete,                  \
 	  BRT_FOR_ALL | BRT_NEED_BPF)                                                    \
 	X(BPF_FUNC_trace_vprintk, brt_helper_trace_vprintk, BRT_FOR_ALL | BRT_NEED_PERFMON) \
+	X(BPF_FUNC_snprintf, brt_helper_snprintf, BRT_FOR_ALL | BRT_NEED_PERFMON)           \
 	X(BPF_FUNC_get_current_task_btf, brt_helper_get_current_task_btf,                \
 	  BRT_FOR_ALL | BRT_NEED_PERFMON)                                                \
 	X(BPF_FUNC_get_ns_current_pid_tgid, brt_helper_get_ns_current_pid_tgid,          \

@@ -30,6 +30,34 @@ int brt_fs_dir_prepare(const char *dir);
  * or device is ever opened: the fd, -EACCES for anything not regular, or -errno. */
 int brt_fs_open_reg(int dirfd, const char *path, int flags, int follow);
 
+/* The format language of the printk-style helpers (bprintf.c, the kernel's
+ * bpf_bprintf_prepare()).  brt_bprintf_spec() reads the conversion at fmt[i] == '%' (fmt
+ * NUL-terminated): 0 or -EINVAL for one the kernel refuses.  brt_bprintf_char_ok(): a
+ * byte a format may hold (printable, a space, or above 0x7f).  brt_bprintf_check(): a NUL
+ * within fmt_size, bytes that may be there, "%%", and at most num_args valid conversions:
+ * 0 or -EINVAL. */
+enum brt_bprintf_kind {
+	BRT_BPF_INT,  /* %d %i %u %x %X: 32 bits */
+	BRT_BPF_LONG, /* the same with l or ll: 64 bits */
+	BRT_BPF_CHAR, /* %c */
+	BRT_BPF_STR,  /* %s %pks %pus: a string at the address */
+	BRT_BPF_PTR,  /* %p %pK %px %ps %pS %pB: the address */
+	BRT_BPF_IP4,  /* %pI4 %pi4: 4 bytes at the address */
+	BRT_BPF_IP6,  /* %pI6 %pi6: 16 bytes at the address */
+};
+
+struct brt_bprintf_spec {
+	size_t start;     /* index of '%' */
+	size_t width_end; /* index past flags and width */
+	size_t end;       /* index past the conversion */
+	enum brt_bprintf_kind kind;
+	char letter;      /* d i u x X c s p, or i / I of an address */
+};
+
+int brt_bprintf_char_ok(unsigned char c);
+int brt_bprintf_spec(const char *fmt, size_t i, struct brt_bprintf_spec *s);
+int brt_bprintf_check(const char *fmt, size_t fmt_size, uint32_t num_args);
+
 /* Copy len bytes between this process's memory and an address the caller does not
  * vouch for (ucopy.c): 0, -EFAULT when any byte is unmapped or not accessible that way,
  * -ENOSYS when the fallback through process_vm_*() is not allowed here (seccomp, old

@@ -13,6 +13,7 @@
 #include <linux/btf.h>
 
 #include "btf/btf.h"
+#include "util/util.h"
 #include "verifier/internal.h"
 
 /* ---- prototypes, from the helper registry (vm/helper_proto.h) --------------------------- */
@@ -420,6 +421,7 @@ static int reg_type_ok(struct brt_env *env, int regno, int arg)
 		expected = "ringbuf_mem";
 		break;
 	case BRT_ARG_PTR_TO_MEM_OR_NULL:
+	case BRT_ARG_PTR_TO_MEM_WRITE_OR_NULL:
 		if (brt_reg_is_null(reg))
 			return 0;
 		goto mem;
@@ -505,7 +507,7 @@ static int reg_type_ok(struct brt_env *env, int regno, int arg)
 			return 0;
 		case PTR_TO_MEM | MEM_RDONLY:
 			if (arg != BRT_ARG_PTR_TO_UNINIT_MEM && arg != BRT_ARG_PTR_TO_MEM_WRITE &&
-			    arg != BRT_ARG_PTR_TO_LONG)
+			    arg != BRT_ARG_PTR_TO_MEM_WRITE_OR_NULL && arg != BRT_ARG_PTR_TO_LONG)
 				return 0;
 			break;
 		default:
@@ -669,11 +671,34 @@ static int check_const_str(struct brt_env *env, int regno)
 	return 0;
 }
 
+/* check_bpf_snprintf_call(): the constant format (in a frozen map, check_const_str) is
+ * checked as bpf_bprintf_prepare() checks it at run time, for as many arguments as
+ * data_len's known bits give; data_len not a multiple of 8 is refused without a word */
+static int check_snprintf_call(struct brt_env *env)
+{
+	const struct brt_reg *fmt = &brt_cur_regs(env)[BPF_REG_3];
+	const struct brt_reg *len = &brt_cur_regs(env)[BPF_REG_5];
+	const struct brt_map_info *m = &env->maps[fmt->map_idx].info;
+	int64_t off = fmt->off + (int64_t)fmt->var_off.value;
+
+	if (len->var_off.value % 8)
+		return -EINVAL;
+	if (brt_bprintf_check((const char *)m->rodata + off, m->value_size - (size_t)off,
+			      (uint32_t)(len->var_off.value / 8))) {
+		brt_verr(env, "Invalid format string\n");
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static int check_size_arg(struct brt_env *env, int regno, int zero_ok, int prev_arg)
 {
 	const struct brt_reg *reg = &brt_cur_regs(env)[regno];
 	enum brt_access t = prev_arg == BRT_ARG_PTR_TO_UNINIT_MEM ||
-				    prev_arg == BRT_ARG_PTR_TO_MEM_WRITE ? BRT_WRITE : BRT_READ;
+				    prev_arg == BRT_ARG_PTR_TO_MEM_WRITE ||
+				    prev_arg == BRT_ARG_PTR_TO_MEM_WRITE_OR_NULL
+			    ? BRT_WRITE
+			    : BRT_READ;
 	/* the kernel's raw mode (uninitialised memory a helper fills, its bytes marked
 	 * written) needs a constant size; any other write clobbers what the stack held */
 	int raw = t != BRT_WRITE ? BRT_STACK_READ
@@ -1486,6 +1511,11 @@ int brt_check_helper_call(struct brt_env *env, const struct bpf_insn *insn, int 
 	if (fn->ret == BRT_RET_PTR_TO_DYNPTR_MEM_OR_NULL && meta.dynptr_regno)
 		brt_dynptr_info(env, &brt_cur_regs(env)[meta.dynptr_regno], &meta.dynptr_id,
 				&meta.dynptr_ref);
+	if (id == BPF_FUNC_snprintf) {
+		err = check_snprintf_call(env);
+		if (err)
+			return err;
+	}
 	/* it cannot return an error, so it takes no flags */
 	if (id == BPF_FUNC_get_local_storage &&
 	    !brt_reg_is_null(&brt_cur_regs(env)[BPF_REG_2])) {

@@ -579,8 +579,12 @@ int brt_check_helper_mem(struct brt_env *env, int regno, int size, int zero_ok,
 	default:
 		if (zero_ok && size == 0 && brt_reg_is_null(reg))
 			return 0;
+		/* NULL where a pointer may be NULL only with size 0: check_helper_mem_access()
+		 * names the stack alone */
 		brt_verr(env, "R%d type=%s expected=%s\n", regno, brt_reg_type_str(env, reg->type),
-			 "fp, pkt, pkt_meta, map_key, map_value, mem, ringbuf_mem, buf, trusted_ptr_");
+			 reg->type == SCALAR_VALUE ? "fp"
+						   : "fp, pkt, pkt_meta, map_key, map_value, mem, "
+						     "ringbuf_mem, buf, trusted_ptr_");
 		return -EACCES;
 	}
 }

@@ -47,6 +47,8 @@ enum brt_arg_type {
 	BRT_ARG_PTR_TO_BTF_ID_TASK_OR_NULL, /* a kernel struct task_struct, or 0 */
 	BRT_ARG_PTR_TO_MEM_WRITE,  /* initialised memory the helper writes (ARG_PTR_TO_MEM |
 				    * MEM_WRITE): not read-only; stack it covers becomes unknown */
+	BRT_ARG_PTR_TO_MEM_WRITE_OR_NULL, /* the same or 0 (ARG_PTR_TO_MEM_OR_NULL | MEM_WRITE:
+					   * 0 needs a zero size next) */
 	BRT_ARG_PTR_TO_SPIN_LOCK,  /* the struct bpf_spin_lock of a map value */
 	/* ARG_PTR_TO_FIXED_SIZE_MEM | MEM_RDONLY: readable memory of the header's size (no
 	 * size argument follows): struct iphdr (20), struct ipv6hdr (40), struct tcphdr (20) */

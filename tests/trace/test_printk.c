@@ -30,13 +30,16 @@ static const struct pcase cases[] = {
 	{ "100%%", 0, 0, 0, 4, "100%" },
 	{ "%s!", (uintptr_t)hello, 0, 0, 9, "hi there!" },
 	{ "[%s]", 0, 0, 0, 2, "[]" },                        /* unreadable string: "" */
-	{ "%px", 0x1234, 0, 0, 6, "0x1234" },
-	{ "%p.", 0xbeef, 0, 0, 7, "0xbeef." },
+	{ "%px", 0x1234, 0, 0, 16, "0000000000001234" },
+	{ "%p.", 0xbeef, 0, 0, 17, "000000000000beef." },
+	{ "%8px|", 0x1234, 0, 0, 9, "    1234|" },
+	{ "%ps", 0x1234, 0, 0, 6, "0x1234" },
 	{ "%d %d %d %d", 1, 2, 3, -EINVAL, NULL },            /* four conversions */
 	{ "%f", 0, 0, 0, -EINVAL, NULL },
 	{ "%5.2d", 0, 0, 0, -EINVAL, NULL },                   /* no precision */
 	{ "%hd", 0, 0, 0, -EINVAL, NULL },
-	{ "%pI4", 0, 0, 0, -EINVAL, NULL },
+	{ "%pI4", 0, 0, 0, 7, "0.0.0.0" }, /* an unreadable address: zeros, as the kernel */
+	{ "%pI5", 0, 0, 0, -EINVAL, NULL },
 	{ "%", 0, 0, 0, -EINVAL, NULL },
 	{ "tab\there", 0, 0, 0, 8, "tab\there" },
 	{ "bell\a", 0, 0, 0, -EINVAL, NULL },                /* not printable */
