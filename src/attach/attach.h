@@ -78,8 +78,9 @@ struct brt_pkt_result {
 	enum bpfrt_pkt_action action;
 	const uint8_t *data;         /* the packet after the run (tc/XDP may have written it) */
 	uint32_t caplen;             /* bytes of it to keep (a socket filter's verdict cuts) */
-	/* REDIRECT: the interface to send the packet out of (XDP: a devmap entry's, tc:
-	 * bpf_redirect()'s egress target); 0: none the runtime can deliver to */
+	/* REDIRECT and TX: the interface to send the packet out of (XDP: a devmap entry's,
+	 * XDP_TX the receiving one; tc: bpf_redirect()'s egress target); 0: none the runtime
+	 * can deliver to */
 	uint32_t redirect_ifindex;
 };
 /* -EINVAL with a message for a program type that does not run on packets. */

@@ -5,10 +5,10 @@
  * every packet (pkt_prog.c), counting what the kernel's hook would do with each verdict.
  * Counters are updated with relaxed atomics so the application reads them while the
  * thread runs.  A redirect to an interface (XDP through a devmap, tc's bpf_redirect() to
- * egress) is acted on: the packet as the program left it is sent out of that interface
- * through a send-only packet socket, as the kernel's xmit would.  The packet itself still
- * reaches this host's stack (a capture cannot take it away), and other actions (XDP_TX,
- * cpumap, xskmap, drops) are only counted.
+ * egress) and XDP_TX are acted on: the packet as the program left it is sent out of that
+ * interface through a send-only packet socket, as the kernel's xmit would.  The packet
+ * itself still reaches this host's stack (a capture cannot take it away), and other
+ * actions (cpumap, xskmap, drops) are only counted.
  */
 #include <errno.h>
 #include <linux/if_ether.h>

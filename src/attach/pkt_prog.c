@@ -238,6 +238,8 @@ int brt_pkt_prog_run(struct brt_pkt_prog *p, const struct brt_pkt *pkt, uint32_t
 	    (p->type == BPF_PROG_TYPE_XDP || !(p->pkt.redirect_flags &
 					       (BPF_F_INGRESS | BRT_REDIRECT_NEIGH))))
 		res->redirect_ifindex = p->pkt.redirect_ifindex;
+	if (p->buf && res->action == BPFRT_PKT_TX) /* XDP_TX: back out where it came in */
+		res->redirect_ifindex = ifindex;
 	if (p->type == BPF_PROG_TYPE_SOCKET_FILTER && res->verdict < res->caplen)
 		res->caplen = res->verdict; /* bytes to keep */
 	return 0;

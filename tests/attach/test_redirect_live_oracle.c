@@ -2,7 +2,8 @@
  * attach/link.c): in a network namespace of its own with two veth pairs (v0-v1, v2-v3), a
  * program attached to v0 redirects what arrives there to v2 - XDP through a devmap entry
  * (bpf_redirect_map) or bpf_redirect(), tc through bpf_redirect() to egress - and the
- * frames sent into v1 must come out of v3 as the program left them (it writes one byte).
+ * frames sent into v1 must come out of v3 as the program left them (it writes one byte);
+ * XDP_TX (the MAC addresses swapped) sends them back out of v0, to v1.
  * The same programs attached by the kernel (BPF_LINK_CREATE: generic XDP, tcx ingress)
  * give the kernel's transcript: which frames arrived, and their bytes; a devmap slot that
  * is empty (XDP_PASS) sends nothing.  (An entry with a devmap program is not sent by
@@ -75,6 +76,7 @@ struct pcase {
 	int via_map;    /* bpf_redirect_map(devmap, 0, XDP_PASS), else bpf_redirect(v2) */
 	int slot;       /* devmap slot 0: 0 empty, 1 v2, 2 v2 with a devmap program */
 	int arrives;    /* what the kernel does (the transcripts check both sides agree) */
+	int tx;         /* XDP_TX after swapping the MAC addresses: back out of v0, to v1 */
 };
 
 static const struct pcase pcases[] = {
@@ -82,6 +84,7 @@ static const struct pcase pcases[] = {
 	{ "xdp devmap empty slot (XDP_PASS)", 1, 1, 0, 0 },
 	{ "xdp bpf_redirect(v2)", 1, 0, 0, 1 },
 	{ "tc bpf_redirect(v2) egress", 0, 0, 0, 1 },
+	{ "xdp XDP_TX", 1, 0, 0, 1, 1 },
 };
 
 static int load(sys_fn sys, const struct pcase *c, int map_fd)
@@ -91,7 +94,20 @@ static int load(sys_fn sys, const struct pcase *c, int map_fd)
 	size_t n = write_byte(p, c->xdp);
 	int fd;
 
-	if (c->via_map) {
+	if (c->tx) { /* swap destination and source MAC (r2: data, checked above) */
+		p[n - 2].off = 11; /* the length check's jump now goes to XDP_PASS */
+		p[n++] = LDX_W(4, 2, 0);
+		p[n++] = I(BPF_LDX | BPF_MEM | BPF_H, 5, 2, 4, 0);
+		p[n++] = LDX_W(7, 2, 6);
+		p[n++] = I(BPF_LDX | BPF_MEM | BPF_H, 8, 2, 10, 0);
+		p[n++] = I(BPF_STX | BPF_MEM | BPF_W, 2, 7, 0, 0);
+		p[n++] = I(BPF_STX | BPF_MEM | BPF_H, 2, 8, 4, 0);
+		p[n++] = I(BPF_STX | BPF_MEM | BPF_W, 2, 4, 6, 0);
+		p[n++] = I(BPF_STX | BPF_MEM | BPF_H, 2, 5, 10, 0);
+		p[n++] = MOV_K(0, XDP_TX);
+		p[n++] = EXIT();
+		p[n++] = MOV_K(0, XDP_PASS);
+	} else if (c->via_map) {
 		struct bpf_insn m[2] = { LD_MAP(1, map_fd) };
 
 		p[n++] = m[0];
@@ -182,9 +198,13 @@ static void one_frame(struct transcript *t, int tx, int rx, unsigned seq, int ex
 	}
 	until = now_ms() + (expect ? WAIT_MS : QUIET_MS);
 	while (!found && now_ms() < until) {
-		ssize_t r = recv(rx, got, sizeof(got), 0);
+		struct sockaddr_ll from;
+		socklen_t fl = sizeof(from);
+		ssize_t r = recvfrom(rx, got, sizeof(got), 0, (struct sockaddr *)&from, &fl);
 
-		if (r >= (ssize_t)sizeof(f) && !memcmp(got + 20, f + 20, 24))
+		/* v1 also shows the frame this test sends out of it */
+		if (r >= (ssize_t)sizeof(f) && !memcmp(got + 20, f + 20, 24) &&
+		    from.sll_pkttype != PACKET_OUTGOING)
 			found = (int)r;
 	}
 	if (!found) {
@@ -192,9 +212,10 @@ static void one_frame(struct transcript *t, int tx, int rx, unsigned seq, int ex
 		return;
 	}
 	/* the bytes as they left v2: the program's write, nothing else changed */
-	say(t, "frame %u: arrived %d bytes, byte 14 %#x, rest %s\n", seq, found, got[14],
-	    !memcmp(got, f, 14) && !memcmp(got + 15, f + 15, sizeof(f) - 15) ? "equal"
-										 : "changed");
+	say(t, "frame %u: arrived %d bytes, byte 14 %#x, dst %02x src %02x, rest %s\n", seq, found,
+	    got[14], got[5], got[11],
+	    !memcmp(got + 12, f + 12, 2) && !memcmp(got + 15, f + 15, sizeof(f) - 15) ? "equal"
+										     : "changed");
 }
 
 static int attach_kernel(int prog_fd, int xdp)
@@ -211,7 +232,7 @@ static int attach_kernel(int prog_fd, int xdp)
 	return fd < 0 ? -errno : fd;
 }
 
-static void run(sys_fn sys, struct transcript *t, int tx, int rx)
+static void run(sys_fn sys, struct transcript *t, int tx, int rx, int rx1)
 {
 	int kernel = sys == kernel_bpf;
 	unsigned seq = kernel ? 100 : 200;
@@ -253,7 +274,7 @@ static void run(sys_fn sys, struct transcript *t, int tx, int rx)
 			goto out;
 		}
 		for (int k = 0; k < 3; k++)
-			one_frame(t, tx, rx, seq++, c->arrives);
+			one_frame(t, tx, c->tx ? rx1 : rx, seq++, c->arrives);
 		if (!kernel) /* at once: a closed link's thread may run a little longer */
 			bpfrt_link_detach(link);
 		close(link);
@@ -283,7 +304,7 @@ int main(void)
 		"ip link set v0 up", "ip link set v1 up", "ip link set v2 up", "ip link set v3 up",
 	};
 	static struct transcript k, b;
-	int tx, rx;
+	int tx, rx, rx1;
 
 	if (geteuid() != 0)
 		T_SKIP("not root: no network namespace, no XDP or tc attachment");
@@ -302,10 +323,11 @@ int main(void)
 	}
 	tx = packet_socket(0, 0);
 	rx = packet_socket(ifx[3], ETHERTYPE);
-	if (tx < 0 || rx < 0)
+	rx1 = packet_socket(ifx[1], ETHERTYPE);
+	if (tx < 0 || rx < 0 || rx1 < 0)
 		T_SKIP("no packet sockets");
-	run(kernel_bpf, &k, tx, rx);
-	run(bpfrt_bpf, &b, tx, rx);
+	run(kernel_bpf, &k, tx, rx, rx1);
+	run(bpfrt_bpf, &b, tx, rx, rx1);
 	/* the frames' numbers differ by side (100s, 200s): compare without them */
 	for (char *p = k.text; (p = strstr(p, "frame 1")); p += 7)
 		p[6] = 'N', p[7] = 'N', p[8] = 'N';
@@ -313,10 +335,12 @@ int main(void)
 		p[6] = 'N', p[7] = 'N', p[8] = 'N';
 	compare_transcripts(&k, &b);
 	T_CASE("frames arrived");
-	T_CONTAINS("arrived 64 bytes, byte 14 0x77, rest equal", b.text);
+	T_CONTAINS("arrived 64 bytes, byte 14 0x77, dst b0 src b1, rest equal", b.text);
+	T_CONTAINS("arrived 64 bytes, byte 14 0x77, dst b1 src b0, rest equal", b.text);
 	if (getenv("REDIRECT_SHOW"))
 		printf("kernel:\n%sbpfrt:\n%s", k.text, b.text);
 	close(tx);
 	close(rx);
+	close(rx1);
 	return t_done();
 }
