@@ -20,7 +20,15 @@
 #include "trace/trace.h"
 #include "util/util.h"
 
-#define UNUSED(x) (void)(x)
+/* The helper ABI's function for kfunc name, returning expr of the registers it reads
+ * (r1..r5, rc): the registers a kfunc does not take are ignored here, once. */
+#define KFUNC_FN(name, expr)                                                               \
+	uint64_t brt_kfunc_##name(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,       \
+				  uint64_t r5, struct bpfrt_run_ctx *rc)                    \
+	{                                                                                  \
+		(void)r1, (void)r2, (void)r3, (void)r4, (void)r5, (void)rc;                \
+		return expr;                                                               \
+	}
 
 /* ---- conntrack (net/netfilter/nf_conntrack_bpf.c) --------------------------------------- */
 /* struct bpf_ct_opts as the kernel reads it: 16 bytes, or 12 without the zone fields */
@@ -74,38 +82,16 @@ static uint64_t ct_lookup(uint64_t tuple, uint64_t tuple_sz, uint64_t opts, uint
 	return 0;
 }
 
-uint64_t brt_kfunc_bpf_skb_ct_lookup(uint64_t ctx, uint64_t tuple, uint64_t tuple_sz,
-				     uint64_t opts, uint64_t opts_sz, struct bpfrt_run_ctx *rc)
-{
-	UNUSED(ctx);
-	UNUSED(rc);
-	return ct_lookup(tuple, tuple_sz, opts, opts_sz);
-}
-
-uint64_t brt_kfunc_bpf_xdp_ct_lookup(uint64_t ctx, uint64_t tuple, uint64_t tuple_sz,
-				     uint64_t opts, uint64_t opts_sz, struct bpfrt_run_ctx *rc)
-{
-	UNUSED(ctx);
-	UNUSED(rc);
-	return ct_lookup(tuple, tuple_sz, opts, opts_sz);
-}
+/* (ctx, tuple, tuple__sz, opts, opts__sz) */
+KFUNC_FN(bpf_skb_ct_lookup, ct_lookup(r2, r3, r4, r5))
+KFUNC_FN(bpf_xdp_ct_lookup, ct_lookup(r2, r3, r4, r5))
 
 /* ---- kfuncs that do nothing in user space (KFUNC_AS(..., nop, ...) rows) ------------- */
 /* bpf_ct_release: no conntrack lookup returns an entry, so nothing is ever released (the
  * verifier sees to it that only a looked-up entry reaches here).  bpf_rcu_read_lock and
  * _unlock (kernel/bpf/helpers.c): the verifier pairs them and checks what runs inside; a
  * user-space run holds no read section of the kernel's. */
-static uint64_t brt_kfunc_nop(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5,
-			      struct bpfrt_run_ctx *rc)
-{
-	UNUSED(r1);
-	UNUSED(r2);
-	UNUSED(r3);
-	UNUSED(r4);
-	UNUSED(r5);
-	UNUSED(rc);
-	return 0;
-}
+static KFUNC_FN(nop, 0)
 
 /* ---- cpumask (kernel/bpf/cpumask.c) ----------------------------------------------------- */
 /* struct bpf_cpumask is a cpumask_t (NR_CPUS bits, at most 8192) followed by its
@@ -122,16 +108,10 @@ static struct cpumask_obj *cpumask_of(uint64_t p)
 		 : NULL;
 }
 
-uint64_t brt_kfunc_bpf_cpumask_create(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
-				      uint64_t r5, struct bpfrt_run_ctx *rc)
+static uint64_t cpumask_create(struct bpfrt_run_ctx *rc)
 {
 	struct cpumask_obj *m = calloc(1, sizeof(*m));
 
-	UNUSED(r1);
-	UNUSED(r2);
-	UNUSED(r3);
-	UNUSED(r4);
-	UNUSED(r5);
 	if (!m)
 		return 0;
 	m->usage = 1;
@@ -144,35 +124,27 @@ uint64_t brt_kfunc_bpf_cpumask_create(uint64_t r1, uint64_t r2, uint64_t r3, uin
 	return (uint64_t)(uintptr_t)m->bits;
 }
 
-uint64_t brt_kfunc_bpf_cpumask_acquire(uint64_t p, uint64_t r2, uint64_t r3, uint64_t r4,
-				       uint64_t r5, struct bpfrt_run_ctx *rc)
+static uint64_t cpumask_acquire(uint64_t p)
 {
 	struct cpumask_obj *m = cpumask_of(p);
 
-	UNUSED(r2);
-	UNUSED(r3);
-	UNUSED(r4);
-	UNUSED(r5);
-	UNUSED(rc);
 	if (m)
 		__atomic_add_fetch(&m->usage, 1, __ATOMIC_RELAXED);
 	return p;
 }
 
-uint64_t brt_kfunc_bpf_cpumask_release(uint64_t p, uint64_t r2, uint64_t r3, uint64_t r4,
-				       uint64_t r5, struct bpfrt_run_ctx *rc)
+static uint64_t cpumask_release(uint64_t p)
 {
 	struct cpumask_obj *m = cpumask_of(p);
 
-	UNUSED(r2);
-	UNUSED(r3);
-	UNUSED(r4);
-	UNUSED(r5);
-	UNUSED(rc);
 	if (m && !__atomic_sub_fetch(&m->usage, 1, __ATOMIC_ACQ_REL))
 		free(m);
 	return 0;
 }
+
+KFUNC_FN(bpf_cpumask_create, cpumask_create(rc))
+KFUNC_FN(bpf_cpumask_acquire, cpumask_acquire(r1))
+KFUNC_FN(bpf_cpumask_release, cpumask_release(r1))
 
 /* ---- strings (kernel/bpf/helpers.c) ---------------------------------------------------- */
 /* The kernel's string kfuncs take any value as a string (__ign arguments) and read it
@@ -342,22 +314,49 @@ static int str_nstr(uint64_t s1, uint64_t s2, uint64_t len)
 	return -E2BIG;
 }
 
-#define STR_KFUNC(name, expr)                                                              \
-	uint64_t brt_kfunc_##name(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,       \
-				  uint64_t r5, struct bpfrt_run_ctx *rc)                    \
-	{                                                                                  \
-		UNUSED(r2);                                                                \
-		UNUSED(r3);                                                                \
-		UNUSED(r4);                                                                \
-		UNUSED(r5);                                                                \
-		UNUSED(rc);                                                                \
-		return str_ret(expr);                                                      \
+/* the index of c or of the NUL, whichever comes first */
+static int str_chrnul(uint64_t s, unsigned char c)
+{
+	unsigned char sc;
+
+	if (!str_allowed(s))
+		return -ERANGE;
+	for (int i = 0; i < STR_MAX; i++) {
+		if (str_get(s + (uint64_t)i, &sc))
+			return -EFAULT;
+		if (!sc || sc == c)
+			return i;
 	}
+	return -E2BIG;
+}
+
+/* the index of c's last occurrence (c an int: a value above 255 never matches) */
+static int str_rchr(uint64_t s, int32_t c)
+{
+	unsigned char sc;
+	int last = -ENOENT;
+
+	if (!str_allowed(s))
+		return -ERANGE;
+	for (int i = 0; i < STR_MAX; i++) {
+		if (str_get(s + (uint64_t)i, &sc))
+			return -EFAULT;
+		if ((int32_t)sc == c)
+			last = i;
+		if (!sc)
+			return last;
+	}
+	return -E2BIG;
+}
+
+#define STR_KFUNC(name, expr) KFUNC_FN(name, str_ret(expr))
 /* char arguments are the register's low byte, int ones its low 32 bits, size_t all 64 */
 STR_KFUNC(bpf_strcmp, str_cmp(r1, r2, 0))
 STR_KFUNC(bpf_strcasecmp, str_cmp(r1, r2, 1))
 STR_KFUNC(bpf_strchr, str_nchr(r1, STR_MAX, (unsigned char)r2))
 STR_KFUNC(bpf_strnchr, str_nchr(r1, r2, (unsigned char)r3))
+STR_KFUNC(bpf_strchrnul, str_chrnul(r1, (unsigned char)r2))
+STR_KFUNC(bpf_strrchr, str_rchr(r1, (int32_t)r2))
 STR_KFUNC(bpf_strlen, str_nlen(r1, STR_MAX))
 STR_KFUNC(bpf_strnlen, str_nlen(r1, r2))
 STR_KFUNC(bpf_strspn, str_span(r1, r2, 1))
@@ -366,78 +365,12 @@ STR_KFUNC(bpf_strstr, str_nstr(r1, r2, STR_MAX))
 STR_KFUNC(bpf_strnstr, str_nstr(r1, r2, r3))
 #undef STR_KFUNC
 
-/* the index of c or of the NUL, whichever comes first */
-uint64_t brt_kfunc_bpf_strchrnul(uint64_t s, uint64_t c, uint64_t r3, uint64_t r4, uint64_t r5,
-				 struct bpfrt_run_ctx *rc)
-{
-	unsigned char sc;
-
-	UNUSED(r3);
-	UNUSED(r4);
-	UNUSED(r5);
-	UNUSED(rc);
-	if (!str_allowed(s))
-		return str_ret(-ERANGE);
-	for (int i = 0; i < STR_MAX; i++) {
-		if (str_get(s + (uint64_t)i, &sc))
-			return str_ret(-EFAULT);
-		if (!sc || sc == (unsigned char)c)
-			return str_ret(i);
-	}
-	return str_ret(-E2BIG);
-}
-
-/* the index of c's last occurrence (c an int: a value above 255 never matches) */
-uint64_t brt_kfunc_bpf_strrchr(uint64_t s, uint64_t c, uint64_t r3, uint64_t r4, uint64_t r5,
-			       struct bpfrt_run_ctx *rc)
-{
-	unsigned char sc;
-	int last = -ENOENT;
-
-	UNUSED(r3);
-	UNUSED(r4);
-	UNUSED(r5);
-	UNUSED(rc);
-	if (!str_allowed(s))
-		return str_ret(-ERANGE);
-	for (int i = 0; i < STR_MAX; i++) {
-		if (str_get(s + (uint64_t)i, &sc))
-			return str_ret(-EFAULT);
-		if ((int32_t)sc == (int32_t)c)
-			last = i;
-		if (!sc)
-			return str_ret(last);
-	}
-	return str_ret(-E2BIG);
-}
-
 /* ---- non-preemptible sections (kernel/bpf/helpers.c) ----------------------------------- */
 /* The verifier pairs them and checks what runs inside; a user-space run cannot keep the
  * scheduler away from its thread, and no other program run depends on it, so they do
  * nothing here. */
-uint64_t brt_kfunc_bpf_preempt_disable(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
-				       uint64_t r5, struct bpfrt_run_ctx *rc)
-{
-	UNUSED(r1);
-	UNUSED(r2);
-	UNUSED(r3);
-	UNUSED(r4);
-	UNUSED(r5);
-	UNUSED(rc);
-	return 0;
-}
-
-uint64_t brt_kfunc_bpf_preempt_enable(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
-				      uint64_t r5, struct bpfrt_run_ctx *rc)
-{
-	UNUSED(r1);
-	UNUSED(r2);
-	UNUSED(r3);
-	UNUSED(r4);
-	UNUSED(r5);
-	UNUSED(rc);
-	return 0;
-}
+KFUNC_FN(bpf_preempt_disable, 0)
+KFUNC_FN(bpf_preempt_enable, 0)
 
 /* ---- tasks and cgroups (kernel/bpf/helpers.c) ------------------------------------------ */
 /* No kernel task or cgroup lives in this address space.  A task or cgroup found by
@@ -526,25 +459,8 @@ static uint64_t task_find(int32_t pid, struct bpfrt_run_ctx *rc)
 	return kobj_new(TASK_STAND_IN, pid, rc);
 }
 
-uint64_t brt_kfunc_bpf_task_from_pid(uint64_t pid, uint64_t r2, uint64_t r3, uint64_t r4,
-				     uint64_t r5, struct bpfrt_run_ctx *rc)
-{
-	UNUSED(r2);
-	UNUSED(r3);
-	UNUSED(r4);
-	UNUSED(r5);
-	return task_find((int32_t)pid, rc);
-}
-
-uint64_t brt_kfunc_bpf_task_from_vpid(uint64_t pid, uint64_t r2, uint64_t r3, uint64_t r4,
-				      uint64_t r5, struct bpfrt_run_ctx *rc)
-{
-	UNUSED(r2);
-	UNUSED(r3);
-	UNUSED(r4);
-	UNUSED(r5);
-	return task_find((int32_t)pid, rc);
-}
+KFUNC_FN(bpf_task_from_pid, task_find((int32_t)r1, rc))
+KFUNC_FN(bpf_task_from_vpid, task_find((int32_t)r1, rc))
 
 /* bpf_task_acquire() / bpf_cgroup_acquire(): the same object, one reference more (the
  * kernel's refcount_inc_not_zero() of a live object) */
@@ -562,21 +478,10 @@ static uint64_t kobj_release(uint64_t p, struct bpfrt_run_ctx *rc)
 	return 0;
 }
 
-#define KOBJ_KFUNC(name, fn)                                                               \
-	uint64_t brt_kfunc_##name(uint64_t p, uint64_t r2, uint64_t r3, uint64_t r4,        \
-				  uint64_t r5, struct bpfrt_run_ctx *rc)                    \
-	{                                                                                  \
-		UNUSED(r2);                                                                \
-		UNUSED(r3);                                                                \
-		UNUSED(r4);                                                                \
-		UNUSED(r5);                                                                \
-		return fn(p, rc);                                                          \
-	}
-KOBJ_KFUNC(bpf_task_acquire, kobj_acquire)
-KOBJ_KFUNC(bpf_task_release, kobj_release)
-KOBJ_KFUNC(bpf_cgroup_acquire, kobj_acquire)
-KOBJ_KFUNC(bpf_cgroup_release, kobj_release)
-#undef KOBJ_KFUNC
+KFUNC_FN(bpf_task_acquire, kobj_acquire(r1, rc))
+KFUNC_FN(bpf_task_release, kobj_release(r1, rc))
+KFUNC_FN(bpf_cgroup_acquire, kobj_acquire(r1, rc))
+KFUNC_FN(bpf_cgroup_release, kobj_release(r1, rc))
 
 /* a directory of the cgroup2 tree under dirfd whose inode is id (the kernel's cgroup id
  * is its kernfs node id, the inode number user space sees), depth levels down at most */
@@ -614,17 +519,12 @@ static int cgroup_walk(int dirfd, uint64_t id, int depth)
 }
 
 /* __cgroup_get_from_id(): a cgroup of the default (v2) hierarchy with that id, else NULL */
-uint64_t brt_kfunc_bpf_cgroup_from_id(uint64_t id, uint64_t r2, uint64_t r3, uint64_t r4,
-				      uint64_t r5, struct bpfrt_run_ctx *rc)
+static uint64_t cgroup_from_id(uint64_t id, struct bpfrt_run_ctx *rc)
 {
 	char dir[512];
 	struct stat st;
 	int fd, found;
 
-	UNUSED(r2);
-	UNUSED(r3);
-	UNUSED(r4);
-	UNUSED(r5);
 	if (!id || !brt_cgroup2_mount(dir, sizeof(dir)) || stat(dir, &st))
 		return 0;
 	found = (uint64_t)st.st_ino == id;
@@ -634,6 +534,8 @@ uint64_t brt_kfunc_bpf_cgroup_from_id(uint64_t id, uint64_t r2, uint64_t r3, uin
 	}
 	return found ? kobj_new(CGROUP_STAND_IN, 0, rc) : 0;
 }
+
+KFUNC_FN(bpf_cgroup_from_id, cgroup_from_id(r1, rc))
 
 /* ---- cpumask operations (kernel/bpf/cpumask.c) ------------------------------------------ */
 /* nr_cpu_ids: the possible CPUs (/sys/devices/system/cpu/possible, "0-N"), at most the
@@ -730,34 +632,29 @@ static int mask_bit(uint64_t p, uint64_t cpu, int op)
 				  uint64_t r5, struct bpfrt_run_ctx *rc)                    \
 	{                                                                                  \
 		uint64_t a[CPUMASK_BYTES / 8], b[CPUMASK_BYTES / 8];                       \
-		UNUSED(r4);                                                                \
-		UNUSED(r5);                                                                \
-		UNUSED(rc);                                                                \
-		UNUSED(a);                                                                 \
-		UNUSED(b);                                                                 \
+		(void)r1, (void)r2, (void)r3, (void)r4, (void)r5, (void)rc, (void)a,       \
+			(void)b;                                                           \
 		body                                                                       \
 	}
 /* u32 and bool results: 32-bit and 8-bit values, zero-extended as the kernel's code
  * leaves them */
-MASK_KFUNC(bpf_cpumask_first, mask_read(r1, a); UNUSED(r2); UNUSED(r3);
-	   return mask_first(a, 0);)
-MASK_KFUNC(bpf_cpumask_first_zero, mask_read(r1, a); UNUSED(r2); UNUSED(r3);
-	   return mask_first(a, 1);)
-MASK_KFUNC(bpf_cpumask_first_and, mask_read(r1, a); mask_read(r2, b); UNUSED(r3);
+MASK_KFUNC(bpf_cpumask_first, mask_read(r1, a); return mask_first(a, 0);)
+MASK_KFUNC(bpf_cpumask_first_zero, mask_read(r1, a); return mask_first(a, 1);)
+MASK_KFUNC(bpf_cpumask_first_and, mask_read(r1, a); mask_read(r2, b);
 	   for (size_t i = 0; i < CPUMASK_BYTES / 8; i++) a[i] &= b[i];
 	   return mask_first(a, 0);)
-MASK_KFUNC(bpf_cpumask_set_cpu, UNUSED(r3); mask_bit(r2, r1, 0); return 0;)
-MASK_KFUNC(bpf_cpumask_clear_cpu, UNUSED(r3); mask_bit(r2, r1, 1); return 0;)
-MASK_KFUNC(bpf_cpumask_test_cpu, UNUSED(r3); mask_read(r2, a);
+MASK_KFUNC(bpf_cpumask_set_cpu, mask_bit(r2, r1, 0); return 0;)
+MASK_KFUNC(bpf_cpumask_clear_cpu, mask_bit(r2, r1, 1); return 0;)
+MASK_KFUNC(bpf_cpumask_test_cpu, mask_read(r2, a);
 	   return (uint32_t)r1 < nr_cpus() && (a[(uint32_t)r1 / 64] >> ((uint32_t)r1 % 64) & 1);)
-MASK_KFUNC(bpf_cpumask_test_and_set_cpu, UNUSED(r3); return (uint64_t)mask_bit(r2, r1, 0);)
-MASK_KFUNC(bpf_cpumask_test_and_clear_cpu, UNUSED(r3); return (uint64_t)mask_bit(r2, r1, 1);)
-MASK_KFUNC(bpf_cpumask_setall, UNUSED(r2); UNUSED(r3); uint64_t *d = mask_bits(r1);
+MASK_KFUNC(bpf_cpumask_test_and_set_cpu, return (uint64_t)mask_bit(r2, r1, 0);)
+MASK_KFUNC(bpf_cpumask_test_and_clear_cpu, return (uint64_t)mask_bit(r2, r1, 1);)
+MASK_KFUNC(bpf_cpumask_setall, uint64_t *d = mask_bits(r1);
 	   uint32_t n = nr_cpus();
 	   if (d) for (uint32_t c = 0; c < n; c++)
 		   __atomic_fetch_or(&d[c / 64], UINT64_C(1) << (c % 64), __ATOMIC_RELAXED);
 	   return 0;)
-MASK_KFUNC(bpf_cpumask_clear, UNUSED(r2); UNUSED(r3); uint64_t *d = mask_bits(r1);
+MASK_KFUNC(bpf_cpumask_clear, uint64_t *d = mask_bits(r1);
 	   if (d) memset(d, 0, CPUMASK_BYTES);
 	   return 0;)
 /* dst = src1 op src2 (op 0 and, 1 or, 2 xor); and answers whether dst is not empty */
@@ -779,23 +676,21 @@ static uint64_t mask_op(uint64_t dst, uint64_t s1, uint64_t s2, int op)
 MASK_KFUNC(bpf_cpumask_and, return mask_op(r1, r2, r3, 0);)
 MASK_KFUNC(bpf_cpumask_or, return mask_op(r1, r2, r3, 1);)
 MASK_KFUNC(bpf_cpumask_xor, return mask_op(r1, r2, r3, 2);)
-MASK_KFUNC(bpf_cpumask_equal, UNUSED(r3); mask_read(r1, a); mask_read(r2, b);
+MASK_KFUNC(bpf_cpumask_equal, mask_read(r1, a); mask_read(r2, b);
 	   return !memcmp(a, b, sizeof(a));)
-MASK_KFUNC(bpf_cpumask_intersects, UNUSED(r3); mask_read(r1, a); mask_read(r2, b);
+MASK_KFUNC(bpf_cpumask_intersects, mask_read(r1, a); mask_read(r2, b);
 	   for (size_t i = 0; i < CPUMASK_BYTES / 8; i++) if (a[i] & b[i]) return 1;
 	   return 0;)
-MASK_KFUNC(bpf_cpumask_subset, UNUSED(r3); mask_read(r1, a); mask_read(r2, b);
+MASK_KFUNC(bpf_cpumask_subset, mask_read(r1, a); mask_read(r2, b);
 	   for (size_t i = 0; i < CPUMASK_BYTES / 8; i++) if (a[i] & ~b[i]) return 0;
 	   return 1;)
-MASK_KFUNC(bpf_cpumask_empty, UNUSED(r2); UNUSED(r3); mask_read(r1, a);
+MASK_KFUNC(bpf_cpumask_empty, mask_read(r1, a);
 	   return mask_weight(a) == 0;)
-MASK_KFUNC(bpf_cpumask_full, UNUSED(r2); UNUSED(r3); mask_read(r1, a);
-	   return mask_weight(a) == nr_cpus();)
-MASK_KFUNC(bpf_cpumask_copy, UNUSED(r3); uint64_t *d = mask_bits(r1); mask_read(r2, a);
+MASK_KFUNC(bpf_cpumask_full, mask_read(r1, a); return mask_weight(a) == nr_cpus();)
+MASK_KFUNC(bpf_cpumask_copy, uint64_t *d = mask_bits(r1); mask_read(r2, a);
 	   if (d) memcpy(d, a, CPUMASK_BYTES);
 	   return 0;)
-MASK_KFUNC(bpf_cpumask_weight, UNUSED(r2); UNUSED(r3); mask_read(r1, a);
-	   return mask_weight(a);)
+MASK_KFUNC(bpf_cpumask_weight, mask_read(r1, a); return mask_weight(a);)
 #undef MASK_KFUNC
 
 /* ---- sockets (net/core/filter.c) ------------------------------------------------------ */
@@ -803,17 +698,7 @@ MASK_KFUNC(bpf_cpumask_weight, UNUSED(r2); UNUSED(r3); mask_read(r1, a);
  * kernel socket is ever a program's here (bpfrt's iterators do not walk the kernel's
  * sockets), so the answer is the kernel's for a socket whose protocol cannot be
  * destroyed: -EOPNOTSUPP, and nothing happens. */
-uint64_t brt_kfunc_bpf_sock_destroy(uint64_t sk, uint64_t r2, uint64_t r3, uint64_t r4,
-				    uint64_t r5, struct bpfrt_run_ctx *rc)
-{
-	UNUSED(sk);
-	UNUSED(r2);
-	UNUSED(r3);
-	UNUSED(r4);
-	UNUSED(r5);
-	UNUSED(rc);
-	return (uint64_t)(uint32_t)-EOPNOTSUPP;
-}
+KFUNC_FN(bpf_sock_destroy, (uint64_t)(uint32_t)-EOPNOTSUPP)
 
 /* ---- user strings (kernel/bpf/helpers.c) ----------------------------------------------- */
 #define F_PAD_ZEROS 1 /* BPF_F_PAD_ZEROS */
@@ -936,7 +821,7 @@ uint64_t brt_kfunc_bpf_copy_from_user_str(uint64_t dst, uint64_t sz, uint64_t sr
 	uint32_t n = (uint32_t)sz;
 	int ret;
 
-	UNUSED(r5);
+	(void)r5;
 	if (flags & ~(uint64_t)F_PAD_ZEROS)
 		return str_ret(-EINVAL);
 	if (!n)
