@@ -338,17 +338,8 @@ static int check_arg_reg_off(struct brt_env *env, const struct brt_reg *reg, int
 		}
 		return brt_check_ptr_off_reg(env, reg, regno);
 	}
+	/* the helpers' rules (memory.c), but for kernel objects at a fixed offset */
 	switch (reg->type) {
-	case PTR_TO_STACK:
-	case PTR_TO_PACKET:
-	case PTR_TO_PACKET_META:
-	case PTR_TO_MAP_KEY:
-	case PTR_TO_MAP_VALUE:
-	case PTR_TO_MEM:
-	case PTR_TO_MEM | MEM_RDONLY:
-	case PTR_TO_MEM | MEM_RINGBUF:
-	case SCALAR_VALUE:
-		return 0;
 	case PTR_TO_BTF_ID:
 	case PTR_TO_BTF_ID | PTR_TRUSTED:
 	case PTR_TO_BTF_ID | MEM_RCU:
@@ -362,7 +353,7 @@ static int check_arg_reg_off(struct brt_env *env, const struct brt_reg *reg, int
 		}
 		return 0;
 	default:
-		return brt_check_ptr_off_reg(env, reg, regno);
+		return brt_check_arg_reg_off(env, reg, regno);
 	}
 }
 
