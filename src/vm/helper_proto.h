@@ -100,6 +100,13 @@ struct bpfrt_run_ctx;
 typedef uint64_t (*brt_helper_fn)(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
 				  uint64_t r5, struct bpfrt_run_ctx *ctx);
 
+/* The declaration of helper function fn, for a folder's X(id, fn, types) list of the
+ * helpers it implements (BRT_VM_HELPERS(BRT_HELPER_DECLARE)): the list is the one place
+ * that names them. */
+#define BRT_HELPER_DECLARE(id, fn, types)                                                  \
+	uint64_t fn(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5,        \
+		    struct bpfrt_run_ctx *ctx);
+
 /* Which program types may call a helper: one bit per helper set, the kernel's per-type
  * sets (bpf_base_func_proto, sk_filter_func_proto, tc_cls_act_func_proto, ...).  A set
  * is named by the program type whose *_func_proto it is (isa/prog_types.def's helpers

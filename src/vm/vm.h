@@ -407,7 +407,9 @@ int brt_vm_set_helper(struct bpfrt_vm *vm, uint32_t id, const char *name, brt_he
 	X(BPF_FUNC_get_numa_node_id, brt_helper_get_numa_node_id, BRT_FOR_ALL)           \
 	X(BPF_FUNC_ktime_get_boot_ns, brt_helper_ktime_get_boot_ns, BRT_FOR_ALL)         \
 	X(BPF_FUNC_ktime_get_tai_ns, brt_helper_ktime_get_tai_ns, BRT_FOR_ALL)           \
-	/* bpf_sk_base_func_proto's, not bpf_base_func_proto's: network types only */     \
+	/* bpf_sk_base_func_proto's, not bpf_base_func_proto's: network types only (libbpf  \
+	 * probes it from a socket filter to learn whether the kernel accounts BPF memory  \
+	 * to memcg: then it leaves RLIMIT_MEMLOCK alone) */                              \
 	X(BPF_FUNC_ktime_get_coarse_ns, brt_helper_ktime_get_coarse_ns, BRT_FOR_NET)     \
 	X(BPF_FUNC_loop, brt_helper_loop, BRT_FOR_ALL)                                   \
 	/* str_helpers.c: bpf_base_func_proto's, before its capability checks */           \
@@ -453,56 +455,7 @@ void brt_dynptr_set_null(struct brt_dynptr *p);
  * bytes (an unverified program's bad pointer). */
 struct brt_dynptr *brt_dynptr_arg(struct bpfrt_run_ctx *ctx, uint64_t r);
 
-/* Generic helpers implemented here (helpers.c). */
-uint64_t brt_helper_ktime_get_ns(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
-				 uint64_t r5, struct bpfrt_run_ctx *ctx);
-uint64_t brt_helper_ktime_get_boot_ns(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
-				      uint64_t r5, struct bpfrt_run_ctx *ctx);
-/* libbpf probes ktime_get_coarse_ns from a socket filter to learn whether the kernel
- * accounts BPF memory to memcg (then it leaves RLIMIT_MEMLOCK alone). */
-uint64_t brt_helper_ktime_get_coarse_ns(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
-					uint64_t r5, struct bpfrt_run_ctx *ctx);
-uint64_t brt_helper_ktime_get_tai_ns(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
-				     uint64_t r5, struct bpfrt_run_ctx *ctx);
-uint64_t brt_helper_get_prandom_u32(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
-				    uint64_t r5, struct bpfrt_run_ctx *ctx);
-uint64_t brt_helper_get_smp_processor_id(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
-					 uint64_t r5, struct bpfrt_run_ctx *ctx);
-uint64_t brt_helper_get_numa_node_id(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
-				     uint64_t r5, struct bpfrt_run_ctx *ctx);
-/* str_helpers.c */
-uint64_t brt_helper_strtol(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5,
-			   struct bpfrt_run_ctx *ctx);
-uint64_t brt_helper_strtoul(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5,
-			    struct bpfrt_run_ctx *ctx);
-uint64_t brt_helper_dynptr_from_mem(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
-				    uint64_t r5, struct bpfrt_run_ctx *ctx);
-uint64_t brt_helper_dynptr_read(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5,
-				struct bpfrt_run_ctx *ctx);
-uint64_t brt_helper_dynptr_write(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5,
-				 struct bpfrt_run_ctx *ctx);
-uint64_t brt_helper_dynptr_data(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5,
-				struct bpfrt_run_ctx *ctx);
-uint64_t brt_helper_strncmp(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5,
-			    struct bpfrt_run_ctx *ctx);
-/* helpers.c: the cgroup hook's return code */
-uint64_t brt_helper_get_retval(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5,
-			       struct bpfrt_run_ctx *ctx);
-uint64_t brt_helper_set_retval(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5,
-			       struct bpfrt_run_ctx *ctx);
-/* helpers.c: cgroup_sysctl's, outside a sysctl access */
-uint64_t brt_helper_sysctl_get_name(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
-				    uint64_t r5, struct bpfrt_run_ctx *ctx);
-uint64_t brt_helper_sysctl_get_value(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
-				     uint64_t r5, struct bpfrt_run_ctx *ctx);
-uint64_t brt_helper_sysctl_set_new_value(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
-					 uint64_t r5, struct bpfrt_run_ctx *ctx);
-uint64_t brt_helper_getsockopt(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5,
-			       struct bpfrt_run_ctx *ctx);
-uint64_t brt_helper_setsockopt(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5,
-			       struct bpfrt_run_ctx *ctx);
-/* callback.c */
-uint64_t brt_helper_loop(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5,
-			 struct bpfrt_run_ctx *ctx);
+/* helpers.c, str_helpers.c, dynptr.c, callback.c */
+BRT_VM_HELPERS(BRT_HELPER_DECLARE)
 
 #endif
