@@ -233,10 +233,13 @@ int brt_helper_changes_pkt_data(int32_t id)
 	}
 }
 
+/* packet pointers and slices of a packet dynptr (the kernel's reg_is_pkt_pointer_any()
+ * and reg_is_dynptr_slice_pkt()) */
 static int is_pkt_pointer_any(const struct brt_reg *r)
 {
 	return r->type == PTR_TO_PACKET || r->type == PTR_TO_PACKET_META ||
-	       r->type == PTR_TO_PACKET_END;
+	       r->type == PTR_TO_PACKET_END ||
+	       (BASE_TYPE(r->type) == PTR_TO_MEM && (r->type & DYNPTR_TYPE_PKT));
 }
 
 /* The kernel's clear_all_pkt_pointers(): packet pointers in every frame's registers and
@@ -378,6 +381,7 @@ struct call_meta {
 	int dynptr_regno;   /* the dynptr argument, 0 none */
 	uint32_t dynptr_id; /* bpf_dynptr_data: its dynptr's id and reference */
 	uint32_t dynptr_ref;
+	int dynptr_pkt_write; /* bpf_dynptr_write to an skb dynptr: the packet changes */
 };
 
 static const char *const mem_types =
@@ -496,6 +500,9 @@ static int reg_type_ok(struct brt_env *env, int regno, int arg)
 		break;
 	default: /* pointers to memory */
 	mem:
+		/* memory of a packet dynptr's slice is memory (check_reg_type()) */
+		if (BASE_TYPE(t) == PTR_TO_MEM)
+			t &= ~DYNPTR_TYPE_PKT;
 		switch (t) {
 		case PTR_TO_STACK:
 		case PTR_TO_PACKET:
@@ -1507,6 +1514,11 @@ int brt_check_helper_call(struct brt_env *env, const struct bpf_insn *insn, int 
 			 brt_reg_type_str(env, brt_cur_regs(env)[BPF_REG_1].type));
 		return -EACCES;
 	}
+	if (id == BPF_FUNC_dynptr_write && !fn->host && meta.dynptr_regno) {
+		uint32_t t = brt_dynptr_info(env, &brt_cur_regs(env)[meta.dynptr_regno], NULL, NULL);
+
+		meta.dynptr_pkt_write = t == BRT_DYNPTR_SKB || t == BRT_DYNPTR_SKB_META;
+	}
 	/* a slice of a dynptr dies with it: it keeps the dynptr's id and reference */
 	if (fn->ret == BRT_RET_PTR_TO_DYNPTR_MEM_OR_NULL && meta.dynptr_regno)
 		brt_dynptr_info(env, &brt_cur_regs(env)[meta.dynptr_regno], &meta.dynptr_id,
@@ -1565,7 +1577,7 @@ int brt_check_helper_call(struct brt_env *env, const struct bpf_insn *insn, int 
 	set_return(env, fn, &meta, id, insn_idx, &err);
 	if (err)
 		return err;
-	if (brt_helper_changes_pkt_data(id))
+	if (brt_helper_changes_pkt_data(id) || meta.dynptr_pkt_write)
 		brt_clear_all_pkt_pointers(env);
 	err = map_func_compat(env, &meta, id);
 	if (err)

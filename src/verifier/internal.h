@@ -78,6 +78,9 @@ enum brt_reg_type {
 #define MEM_RCU 0x2000u      /* walked through an __rcu field inside an RCU section */
 #define PTR_UNTRUSTED 0x4000u
 #define PTR_TRUSTED 0x8000u
+/* a slice of a packet dynptr (the kernel's DYNPTR_TYPE_SKB/_XDP/_SKB_META on PTR_TO_MEM):
+ * it dies when the packet changes, as packet pointers do; not printed */
+#define DYNPTR_TYPE_PKT 0x10000u
 #define BASE_TYPE(t) ((t) & 0xffu)
 
 /* Packet pointer ranges below zero: what a comparison with pkt_end proved. */

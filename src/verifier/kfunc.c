@@ -51,6 +51,11 @@ struct kmeta {
 	int release_regno;
 	uint64_t r0_size;
 	int r0_rdonly;
+	/* a __szk argument's constant (the kernel's arg_constant) */
+	int szk_found;
+	uint64_t szk;
+	/* the initialised dynptr argument (the kernel's initialized_dynptr) */
+	uint32_t dyn_type, dyn_id, dyn_ref;
 };
 
 static const struct btf_type *skip_mods(const struct brt_btf *btf, uint32_t id, uint32_t *res)
@@ -406,7 +411,17 @@ static int check_mem_arg(struct brt_env *env, int regno, uint32_t size)
 	return err;
 }
 
-enum kf_arg { KF_CTX, KF_NULL, KF_BTF_ID, KF_MEM, KF_MEM_SIZE };
+/* The running kernel's answer to bpf_dynptr_slice_rdwr() (see set_return()); 6.18.19's
+ * source gives a writable slice */
+#define BRT_SLICE_RDWR_REFUSED 1
+
+enum kf_arg { KF_CTX, KF_NULL, KF_BTF_ID, KF_MEM, KF_MEM_SIZE, KF_DYNPTR };
+
+/* is_kfunc_arg_dynptr(): a pointer to struct bpf_dynptr */
+static int is_dynptr_arg(const struct brt_btf *btf, const struct btf_type *ref_t)
+{
+	return kind_of(ref_t) == BTF_KIND_STRUCT && !strcmp(name_of(btf, ref_t), "bpf_dynptr");
+}
 
 /* get_kfunc_ptr_arg_type() for the argument kinds of the kfuncs the runtime offers */
 static int ptr_arg_kind(struct brt_env *env, const struct kmeta *m, const struct btf_type *t,
@@ -421,6 +436,8 @@ static int ptr_arg_kind(struct brt_env *env, const struct kmeta *m, const struct
 		return KF_CTX;
 	if (has_suffix(m->btf, &args[argno], "__nullable") && reg_is_null(reg))
 		return KF_NULL;
+	if (is_dynptr_arg(m->btf, ref_t))
+		return KF_DYNPTR;
 	/* measured on 6.18.44: another program type's context struct (an XDP program
 	 * passing its context to bpf_skb_ct_lookup's struct __sk_buff *) is taken as a
 	 * kernel object, which the context is not ("R1 must be referenced or trusted") */
@@ -535,6 +552,38 @@ static int check_args(struct brt_env *env, struct kmeta *m)
 		if (err < 0)
 			return err;
 		switch (kind) {
+		case KF_DYNPTR: {
+			/* a dynptr the kfunc makes (__uninit: of the type its name says, a
+			 * clone of its parent's), or one it uses, of any type */
+			unsigned flags = reg->type == CONST_PTR_TO_DYNPTR ? BRT_DYNPTR_ARG_RDONLY : 0;
+			uint32_t type = BRT_DYNPTR_INVALID, clone_ref = 0;
+
+			if (has_suffix(btf, &args[i], "__uninit"))
+				flags |= BRT_DYNPTR_ARG_UNINIT;
+			if (!strcmp(m->name, "bpf_dynptr_from_skb")) {
+				type = BRT_DYNPTR_SKB;
+			} else if (!strcmp(m->name, "bpf_dynptr_from_xdp")) {
+				type = BRT_DYNPTR_XDP;
+			} else if (!strcmp(m->name, "bpf_dynptr_from_skb_meta")) {
+				type = BRT_DYNPTR_SKB_META;
+			} else if (!strcmp(m->name, "bpf_dynptr_clone") &&
+				   (flags & BRT_DYNPTR_ARG_UNINIT)) {
+				if (m->dyn_type == BRT_DYNPTR_INVALID) {
+					brt_verr(env, "verifier bug: no dynptr type for parent of "
+						      "clone\n");
+					return -EFAULT;
+				}
+				type = m->dyn_type;
+				clone_ref = m->dyn_ref;
+			}
+			err = brt_process_dynptr(env, regno, env->insn_idx, flags, type, clone_ref);
+			if (err < 0)
+				return err;
+			if (!(flags & BRT_DYNPTR_ARG_UNINIT))
+				m->dyn_type = brt_dynptr_info(env, &brt_cur_regs(env)[regno], &m->dyn_id,
+							      &m->dyn_ref);
+			break;
+		}
 		case KF_CTX:
 			if (reg->type != PTR_TO_CTX) {
 				brt_verr(env, "arg#%d expected pointer to ctx, but got %s\n", i,
@@ -582,10 +631,13 @@ static int check_args(struct brt_env *env, struct kmeta *m)
 					return err;
 				}
 			}
-			if (has_suffix(btf, &args[i + 1], "__szk") &&
-			    !brt_tnum_is_const(size_reg->var_off)) {
-				brt_verr(env, "R%d must be a known constant\n", regno + 1);
-				return -EINVAL;
+			if (has_suffix(btf, &args[i + 1], "__szk")) {
+				if (!brt_tnum_is_const(size_reg->var_off)) {
+					brt_verr(env, "R%d must be a known constant\n", regno + 1);
+					return -EINVAL;
+				}
+				m->szk_found = 1;
+				m->szk = size_reg->var_off.value;
 			}
 			i++; /* the size was this argument's */
 			break;
@@ -620,6 +672,37 @@ static int set_return(struct brt_env *env, struct kmeta *m, int insn_idx)
 	}
 	if (kind_of(t) != BTF_KIND_PTR)
 		return 0; /* void: r0 stays unreadable */
+	if (!strcmp(m->name, "bpf_dynptr_slice") || !strcmp(m->name, "bpf_dynptr_slice_rdwr")) {
+		/* memory of the __szk size, of the dynptr it came from (read-only for
+		 * bpf_dynptr_slice; writing a packet's needs direct packet writes) */
+		brt_mark_reg_known_zero(r0);
+		if (!m->szk_found) {
+			brt_verr(env, "verifier bug: bpf_dynptr_slice(_rdwr) no constant size\n");
+			return -EFAULT;
+		}
+		r0->mem_size = (uint32_t)m->szk;
+		r0->type = PTR_TO_MEM;
+		if (m->dyn_type == BRT_DYNPTR_SKB || m->dyn_type == BRT_DYNPTR_XDP ||
+		    m->dyn_type == BRT_DYNPTR_SKB_META)
+			r0->type |= DYNPTR_TYPE_PKT;
+		if (!strcmp(m->name, "bpf_dynptr_slice")) {
+			r0->type |= MEM_RDONLY;
+		} else if (BRT_SLICE_RDWR_REFUSED) {
+			/* measured: 6.18.44 refuses every bpf_dynptr_slice_rdwr() call here,
+			 * whatever the dynptr or program type (EPERM, after the arguments) */
+			brt_verr(env, "bpf_dynptr_slice_rdwr() is not allowed\n");
+			return -EPERM;
+		} else if (!brt_may_access_pkt(env, BRT_WRITE)) {
+			brt_verr(env, "the prog does not allow writes to packet data\n");
+			return -EINVAL;
+		}
+		r0->btf_id = m->dyn_id;
+		/* measured on 6.18.44: a slice of a ring buffer dynptr (or of its clone)
+		 * dies when the record is submitted, as bpf_dynptr_data's does: it holds the
+		 * dynptr's reference (6.18.19's source gives it none) */
+		r0->ref_obj_id = m->dyn_ref;
+		goto ret_null;
+	}
 	if (kind_of(pt) == BTF_KIND_UNKN) {
 		/* void *: a number */
 		brt_mark_reg_unknown(env, r0);
@@ -648,6 +731,7 @@ static int set_return(struct brt_env *env, struct kmeta *m, int insn_idx)
 		r0->type = PTR_TO_BTF_ID;
 		r0->btf_id = pt_id;
 	}
+ret_null:
 	if (m->flags & BRT_KF_RET_NULL) {
 		r0->type |= PTR_MAYBE_NULL;
 		r0->id = ++env->id_gen;

@@ -11,7 +11,7 @@
 
 #include "vm/vm.h"
 
-enum { DYNPTR_LOCAL = 1, DYNPTR_RINGBUF = 2 };
+enum { DYNPTR_LOCAL = 1, DYNPTR_RINGBUF = 2, DYNPTR_SKB = 3, DYNPTR_XDP = 4, DYNPTR_SKB_META = 5 };
 
 void brt_dynptr_init(struct brt_dynptr *p, void *data, uint32_t type, uint32_t size)
 {
@@ -54,12 +54,34 @@ static int check_off_len(const struct brt_dynptr *p, uint64_t offset, uint64_t l
 	return 0;
 }
 
-/* The bytes [offset, offset + len) of a local or ring buffer dynptr, or NULL when a
- * checked run may not touch them (a forged dynptr) */
+/* The bytes [offset, offset + len) of a dynptr, or NULL when a checked run may not touch
+ * them (a forged dynptr).  A packet dynptr holds the run's struct brt_run_pkt, as the
+ * kernel's holds the skb (helpers/dynptr.c makes them): its bytes are the packet's from
+ * data (skb metadata: from meta). */
 static uint8_t *mem_at(struct bpfrt_run_ctx *ctx, const struct brt_dynptr *p, uint32_t offset,
 		       uint32_t len, int writable)
 {
-	uint8_t *m = (uint8_t *)p->data + p->offset + offset;
+	uint8_t *m;
+
+	switch (dtype(p)) {
+	case DYNPTR_LOCAL:
+	case DYNPTR_RINGBUF:
+		m = (uint8_t *)p->data;
+		break;
+	case DYNPTR_SKB:
+	case DYNPTR_XDP:
+	case DYNPTR_SKB_META: {
+		const struct brt_run_pkt *pkt = p->data;
+
+		if (pkt != ctx->pkt)
+			return NULL;
+		m = dtype(p) == DYNPTR_SKB_META ? pkt->meta : pkt->data;
+		break;
+	}
+	default:
+		return NULL;
+	}
+	m += p->offset + offset;
 
 	if (ctx->checked && len && !bpfrt_run_access_ok(ctx, m, len, writable))
 		return NULL;
@@ -101,8 +123,6 @@ uint64_t brt_helper_dynptr_read(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t 
 	err = check_off_len(src, off, len);
 	if (err)
 		return (uint64_t)(int64_t)err;
-	if (dtype(src) != DYNPTR_LOCAL && dtype(src) != DYNPTR_RINGBUF)
-		return (uint64_t)-EFAULT;
 	m = mem_at(ctx, src, off, len, 0);
 	if (!m || (ctx->checked && len && !bpfrt_run_access_ok(ctx, (void *)(uintptr_t)r1, len, 1)))
 		return (uint64_t)-EFAULT;
@@ -123,9 +143,9 @@ uint64_t brt_helper_dynptr_write(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t
 	err = check_off_len(dst, off, len);
 	if (err)
 		return (uint64_t)(int64_t)err;
-	if (dtype(dst) != DYNPTR_LOCAL && dtype(dst) != DYNPTR_RINGBUF)
-		return (uint64_t)-EFAULT;
-	if (r5)
+	/* __bpf_skb_store_bytes()'s flags; the others take none */
+	if (dtype(dst) == DYNPTR_SKB ? (r5 & ~(uint64_t)(BPF_F_RECOMPUTE_CSUM | BPF_F_INVALIDATE_HASH))
+				     : r5 != 0)
 		return (uint64_t)-EINVAL;
 	m = mem_at(ctx, dst, off, len, 1);
 	if (!m || (ctx->checked && len && !bpfrt_run_access_ok(ctx, (void *)(uintptr_t)r3, len, 0)))

@@ -215,6 +215,16 @@ struct brt_helper_source {
 	(BRT_KSET_CPUMASK | BRT_HSET(BPF_PROG_TYPE_SCHED_CLS) | BRT_HSET(BPF_PROG_TYPE_XDP) |   \
 	 BRT_HSET(BPF_PROG_TYPE_CGROUP_SKB))
 
+/* net/core/filter.c's bpf_kfunc_set_skb: tc, sk_skb, socket filters, cgroup_skb, lwt,
+ * netfilter and tracing's hook; bpf_kfunc_set_skb_meta: tc only */
+#define BRT_KSET_SKB                                                                     \
+	(BRT_HSET(BPF_PROG_TYPE_SCHED_CLS) | BRT_HSET(BPF_PROG_TYPE_SCHED_ACT) |         \
+	 BRT_HSET(BPF_PROG_TYPE_SK_SKB) | BRT_HSET(BPF_PROG_TYPE_SOCKET_FILTER) |       \
+	 BRT_HSET(BPF_PROG_TYPE_CGROUP_SKB) | BRT_HSET(BPF_PROG_TYPE_LWT_OUT) |         \
+	 BRT_HSET(BPF_PROG_TYPE_LWT_IN) | BRT_HSET(BPF_PROG_TYPE_LWT_XMIT) |            \
+	 BRT_HSET(BPF_PROG_TYPE_LWT_SEG6LOCAL) | BRT_HSET(32) | BRT_KHOOK_TRACING)
+#define BRT_KSET_SKB_META (BRT_HSET(BPF_PROG_TYPE_SCHED_CLS) | BRT_HSET(BPF_PROG_TYPE_SCHED_ACT))
+
 /* One kfuncs.def row. */
 struct brt_kfunc {
 	const char *name;

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "bpfrt.h"
+#include "btf/btf.h"
 #include "harness.h"
 
 #define I(c, d, s, o, i) ((struct bpf_insn){ (c), (d), (s), (o), (i) })
@@ -30,6 +31,8 @@
 #define JNE_K(d, v, o) I(BPF_JMP | BPF_JNE | BPF_K, d, 0, o, v)
 #define JA(o) I(BPF_JMP | BPF_JA, 0, 0, o, 0)
 #define CALL(f) I(BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_##f)
+/* a kfunc call, by the kernel BTF id found at start */
+#define KCALL(k) I(BPF_JMP | BPF_CALL, 0, BPF_PSEUDO_KFUNC_CALL, 0, kid[k])
 #define EXIT() I(BPF_JMP | BPF_EXIT, 0, 0, 0, 0)
 /* lddw of a map: which one is filled in per side */
 #define MAP_ARR (-1000)
@@ -125,11 +128,13 @@ static void load_run(struct side *s, enum bpf_prog_type type, const struct bpf_i
 static struct side ks, bs;
 static int compared, runs;
 
+static enum bpf_prog_type cur_type = BPF_PROG_TYPE_XDP;
+
 static void check(const char *name, const struct bpf_insn *insns, size_t n)
 {
 	T_CASE(name);
-	load_run(&ks, BPF_PROG_TYPE_XDP, insns, n);
-	load_run(&bs, BPF_PROG_TYPE_XDP, insns, n);
+	load_run(&ks, cur_type, insns, n);
+	load_run(&bs, cur_type, insns, n);
 	T_EQ_INT(ks.fd >= 0, bs.fd >= 0);
 	T_EQ_INT(ks.err, bs.err);
 	if (ks.fd < 0 && strcmp(ks.last, bs.last))
@@ -285,6 +290,130 @@ static void helper_rules(void)
 	  JEQ_K(7, 0, 4), SUBMIT(16), MOV_K(0, 1), EXIT());
 }
 
+enum { K_SLICE, K_SLICE_RDWR, K_ADJUST, K_IS_NULL, K_IS_RDONLY, K_SIZE, K_CLONE, K_FROM_SKB,
+       K_FROM_XDP, K_FROM_SKB_META, K_COUNT };
+static const char *const knames[K_COUNT] = {
+	"bpf_dynptr_slice", "bpf_dynptr_slice_rdwr", "bpf_dynptr_adjust", "bpf_dynptr_is_null",
+	"bpf_dynptr_is_rdonly", "bpf_dynptr_size", "bpf_dynptr_clone", "bpf_dynptr_from_skb",
+	"bpf_dynptr_from_xdp", "bpf_dynptr_from_skb_meta" };
+static int kid[K_COUNT];
+
+/* a packet dynptr at fp-16 of the context in r6 */
+#define FROM_XDP() MOV_X(1, 6), MOV_K(2, 0), FP(3, 16), KCALL(K_FROM_XDP)
+#define FROM_SKB() MOV_X(1, 6), MOV_K(2, 0), FP(3, 16), KCALL(K_FROM_SKB)
+/* r0 = slice(fp-16, off, buffer fp-32 or NULL, n) */
+#define SLICE(k, off, buf, n)                                                              \
+	FP(1, 16), MOV_K(2, off), FP(3, 32), I(BPF_ALU64 | BPF_MOV | BPF_K, 3, 0, 0, 0),   \
+		MOV_K(4, n), KCALL(k)
+
+static void kfunc_rules(void)
+{
+	cur_type = BPF_PROG_TYPE_XDP;
+	C("xdp: from_xdp, slice read", MOV_X(6, 1), FROM_XDP(), SLICE(K_SLICE, 0, 0, 8),
+	  JEQ_K(0, 0, 2), LDX(BPF_B, 0, 0, 12), EXIT(), MOV_K(0, 77), EXIT());
+	C("xdp: from_xdp, slice written", MOV_X(6, 1), FROM_XDP(), SLICE(K_SLICE, 0, 0, 8),
+	  JEQ_K(0, 0, 1), ST(BPF_B, 0, 0, 1), MOV_K(0, 1), EXIT());
+	C("xdp: from_xdp, slice_rdwr", MOV_X(6, 1), FROM_XDP(), SLICE(K_SLICE_RDWR, 0, 0, 8),
+	  JEQ_K(0, 0, 1), ST(BPF_B, 0, 0, 1), MOV_K(0, 1), EXIT());
+	C("xdp: local, slice_rdwr", VALUE0(), FROM_VALUE(16, 16), SLICE(K_SLICE_RDWR, 0, 0, 8),
+	  JEQ_K(0, 0, 1), ST(BPF_B, 0, 0, 1), MOV_K(0, 1), EXIT());
+	C("xdp: local, slice", VALUE0(), FROM_VALUE(16, 16), SLICE(K_SLICE, 4, 0, 8),
+	  JEQ_K(0, 0, 2), LDX(BPF_B, 0, 0, 0), EXIT(), MOV_K(0, 9), EXIT());
+	C("xdp: slice size unknown", VALUE0(), LDX(BPF_DW, 7, 0, 0), FROM_VALUE(16, 16),
+	  FP(1, 16), MOV_K(2, 0), MOV_K(3, 0), MOV_X(4, 7), KCALL(K_SLICE), MOV_K(0, 0), EXIT());
+	C("xdp: slice past the buffer", VALUE0(), FROM_VALUE(16, 16), FP(1, 16), MOV_K(2, 0),
+	  FP(3, 32), MOV_K(4, 24), KCALL(K_SLICE), MOV_K(0, 0), EXIT());
+	C("xdp: slice of an uninitialised dynptr", SLICE(K_SLICE, 0, 0, 8), MOV_K(0, 0), EXIT());
+	C("xdp: slice without a null check", MOV_X(6, 1), FROM_XDP(), SLICE(K_SLICE, 0, 0, 8),
+	  LDX(BPF_B, 0, 0, 0), EXIT());
+	C("xdp: from_xdp twice", MOV_X(6, 1), FROM_XDP(), FROM_XDP(), MOV_K(0, 0), EXIT());
+	C("xdp: from_xdp with flags", MOV_X(6, 1), MOV_X(1, 6), MOV_K(2, 1), FP(3, 16),
+	  KCALL(K_FROM_XDP), EXIT());
+	C("xdp: from_xdp of a non-ctx", MOV_X(6, 1), FP(1, 40), MOV_K(2, 0), FP(3, 16),
+	  KCALL(K_FROM_XDP), EXIT());
+	C("xdp: from_skb", MOV_X(6, 1), FROM_SKB(), MOV_K(0, 0), EXIT());
+	/* a bool comes back in the low byte only (the kernel's r0 keeps the rest of rax) */
+	C("xdp: size, is_null, is_rdonly", MOV_X(6, 1), FROM_XDP(), FP(1, 16), KCALL(K_SIZE),
+	  MOV_X(7, 0), FP(1, 16), KCALL(K_IS_NULL), AND_K(0, 0xff),
+	  I(BPF_ALU64 | BPF_LSH | BPF_K, 0, 0, 0, 8), ADD_X(7, 0), FP(1, 16), KCALL(K_IS_RDONLY),
+	  AND_K(0, 0xff), I(BPF_ALU64 | BPF_LSH | BPF_K, 0, 0, 0, 9), ADD_X(0, 7), EXIT());
+	C("xdp: size of an uninitialised one", FP(1, 16), KCALL(K_SIZE), EXIT());
+	C("xdp: size at fp-12", FP(1, 12), KCALL(K_SIZE), EXIT());
+	C("xdp: is_null of a failed from_mem", VALUE0(), MOV_X(1, 0), MOV_K(2, 8), MOV_K(3, 1),
+	  FP(4, 16), CALL(dynptr_from_mem), FP(1, 16), KCALL(K_IS_NULL), AND_K(0, 0xff), EXIT());
+	C("xdp: ringbuf, kfunc slice used after submit", RESERVE(8, 16), SLICE(K_SLICE, 0, 0, 8),
+	  MOV_X(7, 0), SUBMIT(16), JEQ_K(7, 0, 1), LDX(BPF_B, 0, 7, 0), MOV_K(0, 0), EXIT());
+	C("xdp: local, kfunc slice used after overwrite", VALUE0(), FROM_VALUE(16, 16),
+	  SLICE(K_SLICE, 0, 0, 8), MOV_X(7, 0), ST(BPF_DW, 10, -16, 0), JEQ_K(7, 0, 1),
+	  LDX(BPF_B, 0, 7, 0), MOV_K(0, 0), EXIT());
+	C("xdp: ringbuf clone's kfunc slice, original submitted", RESERVE(8, 16), FP(1, 16),
+	  FP(2, 48), KCALL(K_CLONE), FP(1, 48), MOV_K(2, 0), FP(3, 32),
+	  I(BPF_ALU64 | BPF_MOV | BPF_K, 3, 0, 0, 0), MOV_K(4, 8), KCALL(K_SLICE), MOV_X(7, 0),
+	  SUBMIT(16), JEQ_K(7, 0, 1), LDX(BPF_B, 0, 7, 0), MOV_K(0, 0), EXIT());
+	C("xdp: ringbuf clone's data slice, original submitted", RESERVE(8, 16), FP(1, 16),
+	  FP(2, 48), KCALL(K_CLONE), FP(1, 48), MOV_K(2, 0), MOV_K(3, 8), CALL(dynptr_data),
+	  MOV_X(7, 0), SUBMIT(16), JEQ_K(7, 0, 1), LDX(BPF_B, 0, 7, 0), MOV_K(0, 0), EXIT());
+	C("xdp: local clone's slice, original overwritten", VALUE0(), FROM_VALUE(16, 16),
+	  FP(1, 16), FP(2, 48), KCALL(K_CLONE), FP(1, 48), MOV_K(2, 0), MOV_K(3, 8),
+	  CALL(dynptr_data), MOV_X(7, 0), ST(BPF_DW, 10, -16, 0), JEQ_K(7, 0, 1),
+	  LDX(BPF_B, 0, 7, 0), MOV_K(0, 0), EXIT());
+	C("xdp: local clone used after original overwritten", VALUE0(), FROM_VALUE(16, 16),
+	  FP(1, 16), FP(2, 48), KCALL(K_CLONE), ST(BPF_DW, 10, -16, 0), FP(1, 48), KCALL(K_SIZE),
+	  EXIT());
+	C("xdp: adjust, size", VALUE0(), FROM_VALUE(16, 16), FP(1, 16), MOV_K(2, 4), MOV_K(3, 12),
+	  KCALL(K_ADJUST), MOV_X(7, 0), FP(1, 16), KCALL(K_SIZE), ADD_X(0, 7), EXIT());
+	C("xdp: adjust past the end", VALUE0(), FROM_VALUE(16, 16), FP(1, 16), MOV_K(2, 4),
+	  MOV_K(3, 17), KCALL(K_ADJUST), EXIT());
+	C("xdp: adjust start > end", VALUE0(), FROM_VALUE(16, 16), FP(1, 16), MOV_K(2, 8),
+	  MOV_K(3, 4), KCALL(K_ADJUST), EXIT());
+	C("xdp: clone, size of the clone", VALUE0(), FROM_VALUE(16, 16), FP(1, 16), FP(2, 32),
+	  KCALL(K_CLONE), FP(1, 32), KCALL(K_SIZE), EXIT());
+	C("xdp: clone of an uninitialised one", FP(1, 16), FP(2, 32), KCALL(K_CLONE), EXIT());
+	C("xdp: clone onto itself", VALUE0(), FROM_VALUE(16, 16), FP(1, 16), FP(2, 16),
+	  KCALL(K_CLONE), EXIT());
+	C("xdp: ringbuf clone, both released", RESERVE(8, 16), FP(1, 16), FP(2, 32),
+	  KCALL(K_CLONE), SUBMIT(16), FP(1, 32), KCALL(K_SIZE), MOV_K(0, 0), EXIT());
+	C("xdp: ringbuf clone released, original used", RESERVE(8, 16), FP(1, 16), FP(2, 32),
+	  KCALL(K_CLONE), SUBMIT(32), FP(1, 16), KCALL(K_SIZE), MOV_K(0, 0), EXIT());
+	C("xdp: ringbuf clone, slice used after submit", RESERVE(8, 16), FP(1, 16), FP(2, 32),
+	  KCALL(K_CLONE), SLICE(K_SLICE, 0, 0, 8), MOV_X(7, 0), SUBMIT(16), JEQ_K(7, 0, 1),
+	  LDX(BPF_B, 0, 7, 0), MOV_K(0, 0), EXIT());
+	C("xdp: slice dies on adjust_head", MOV_X(6, 1), FROM_XDP(), SLICE(K_SLICE, 0, 0, 8),
+	  MOV_X(7, 0), MOV_X(1, 6), MOV_K(2, 0), CALL(xdp_adjust_head), JEQ_K(7, 0, 1),
+	  LDX(BPF_B, 0, 7, 0), MOV_K(0, 0), EXIT());
+	C("xdp: read through the xdp dynptr", MOV_X(6, 1), FROM_XDP(), FP(1, 40), MOV_K(2, 8),
+	  FP(3, 16), MOV_K(4, 4), MOV_K(5, 0), CALL(dynptr_read), JNE_K(0, 0, 1),
+	  LDX(BPF_W, 0, 10, -40), EXIT());
+	C("xdp: write through the xdp dynptr", MOV_X(6, 1), FROM_XDP(), ST(BPF_DW, 10, -40, 0x55),
+	  FP(1, 16), MOV_K(2, 2), FP(3, 40), MOV_K(4, 4), MOV_K(5, 0), CALL(dynptr_write),
+	  EXIT());
+	C("xdp: data of an xdp dynptr is NULL", MOV_X(6, 1), FROM_XDP(), FP(1, 16), MOV_K(2, 0),
+	  MOV_K(3, 4), CALL(dynptr_data), JEQ_K(0, 0, 1), MOV_K(0, 5), EXIT());
+	cur_type = BPF_PROG_TYPE_SCHED_CLS;
+	C("tc: from_skb, slice", MOV_X(6, 1), FROM_SKB(), SLICE(K_SLICE, 12, 0, 2),
+	  JEQ_K(0, 0, 2), LDX(BPF_H, 0, 0, 0), EXIT(), MOV_K(0, 77), EXIT());
+	C("tc: from_skb, slice_rdwr", MOV_X(6, 1), FROM_SKB(), SLICE(K_SLICE_RDWR, 0, 0, 8),
+	  JEQ_K(0, 0, 1), ST(BPF_B, 0, 0, 1), MOV_K(0, 1), EXIT());
+	C("tc: skb write kills slices", MOV_X(6, 1), FROM_SKB(), SLICE(K_SLICE, 0, 0, 8),
+	  MOV_X(7, 0), ST(BPF_DW, 10, -40, 0), FP(1, 16), MOV_K(2, 0), FP(3, 40), MOV_K(4, 4),
+	  MOV_K(5, 0), CALL(dynptr_write), JEQ_K(7, 0, 1), LDX(BPF_B, 0, 7, 0), MOV_K(0, 0),
+	  EXIT());
+	C("tc: write with a bad flag", MOV_X(6, 1), FROM_SKB(), ST(BPF_DW, 10, -40, 0),
+	  FP(1, 16), MOV_K(2, 0), FP(3, 40), MOV_K(4, 4), MOV_K(5, 4), CALL(dynptr_write), EXIT());
+	C("tc: from_skb_meta, size", MOV_X(6, 1), MOV_X(1, 6), MOV_K(2, 0), FP(3, 16),
+	  KCALL(K_FROM_SKB_META), FP(1, 16), KCALL(K_SIZE), EXIT());
+	C("tc: from_xdp", MOV_X(6, 1), FROM_XDP(), MOV_K(0, 0), EXIT());
+	cur_type = BPF_PROG_TYPE_CGROUP_SKB;
+	C("cgroup_skb: from_skb, is_rdonly", MOV_X(6, 1), FROM_SKB(), FP(1, 16),
+	  KCALL(K_IS_RDONLY), EXIT());
+	C("cgroup_skb: slice_rdwr", MOV_X(6, 1), FROM_SKB(), SLICE(K_SLICE_RDWR, 0, 0, 8),
+	  MOV_K(0, 1), EXIT());
+	C("cgroup_skb: write", MOV_X(6, 1), FROM_SKB(), ST(BPF_DW, 10, -40, 0), FP(1, 16),
+	  MOV_K(2, 0), FP(3, 40), MOV_K(4, 4), MOV_K(5, 0), CALL(dynptr_write), MOV_K(0, 1),
+	  EXIT());
+	cur_type = BPF_PROG_TYPE_XDP;
+}
+
 int main(void)
 {
 	if (geteuid() != 0)
@@ -299,6 +428,19 @@ int main(void)
 		T_SKIP("the kernel refuses an array or ring buffer map");
 	T_ASSERT(bs.arr >= 0 && bs.rb >= 0);
 	helper_rules();
+	{
+		const struct brt_btf *vml = brt_btf_vmlinux();
+		int have = vml != NULL;
+
+		for (int k = 0; have && k < K_COUNT; k++) {
+			kid[k] = brt_btf_find(vml, knames[k], BTF_KIND_FUNC);
+			have = kid[k] > 0;
+		}
+		if (have)
+			kfunc_rules();
+		else
+			printf("dynptr kfuncs: skipped: kernel BTF without them\n");
+	}
 	printf("%d cases compared with the kernel, %d test runs\n", compared, runs);
 	return t_done();
 }
