@@ -135,7 +135,7 @@ static inline void pg_alu(struct pg_prog *p, bool w64, uint8_t op, uint8_t dst, 
  * or direction), rotates of a product by two multipliers (imm or constant registers),
  * `w = w` after a 32-bit write, <<32 >>32 pairs, a constant stored to a stack slot twice
  * (constfill), a copy and an add (lea), a conditional jump over a ja (jumpfold: the
- * ja sometimes a jump target itself); sometimes with the wrong count, a temporary read
+ * ja sometimes a jump target itself), chains of jeq closed by a jne (eqset); sometimes with the wrong count, a temporary read
  * afterwards, a change of the slot between (an overlapping store, one through a copy of
  * r10) or a jump target inside, where the pass must not fire. */
 static inline void pg_idiom(struct pg_rand *r, struct pg_prog *p)
@@ -161,6 +161,38 @@ static inline void pg_idiom(struct pg_rand *r, struct pg_prog *p)
 
 		if (p->in_loop) { /* no jumps inside a counted loop */
 			pg_alu(p, true, BPF_MOV, a, -1, pg_imm(r), true);
+			break;
+		}
+		if (pg_below(r, 2)) { /* eqset: if x == K goto L (1-3 times); [a = imm;]
+				       * if x != K goto M; L: (a jeq of the other width or
+				       * register, or to elsewhere, sometimes) */
+			unsigned neq = 1 + pg_below(r, 3), mv = pg_below(r, 2);
+			bool wide = pg_below(r, 2);
+			int32_t ks[4];
+
+			for (unsigned i = 0; i <= neq; i++) /* small, so x often equals one */
+				ks[i] = pg_below(r, 3) ? (int32_t)pg_below(r, 8) : pg_imm(r);
+			for (unsigned i = 0; i < neq; i++)
+				pg_emit(p, (struct bpf_insn){
+						   .code = (uint8_t)(((pg_below(r, 12) ? wide : !wide) ? BPF_JMP
+												: BPF_JMP32) |
+								     BPF_JEQ | BPF_K),
+						   .dst_reg = pg_below(r, 12) ? x : a,
+						   .off = (int16_t)(neq - i + mv +
+								    (pg_below(r, 12) ? 0 : 1)),
+						   .imm = ks[i] },
+					i == 0 && !pg_below(r, 4));
+			if (mv)
+				pg_alu(p, pg_below(r, 2), BPF_MOV, a == x ? b : a, -1,
+				       pg_below(r, 2) ? 0 : pg_imm(r), false);
+			pg_emit(p, (struct bpf_insn){ .code = (uint8_t)((wide ? BPF_JMP : BPF_JMP32) |
+									BPF_JNE | BPF_K),
+						      .dst_reg = x, .off = (int16_t)(1 + pg_below(r, 12)),
+						      .imm = ks[neq] }, true);
+			/* L: often the registers are written here first (dead), as the pass
+			 * needs two of them */
+			pg_alu(p, true, BPF_MOV, m, -1, pg_imm(r), !pg_below(r, 4));
+			pg_alu(p, true, BPF_MOV, b, -1, pg_imm(r), false);
 			break;
 		}
 		pg_emit(p, (struct bpf_insn){ .code = (uint8_t)((pg_below(r, 3) ? BPF_JMP : BPF_JMP32) |

@@ -698,6 +698,59 @@ static void test_layout(void)
 	}
 }
 
+/* eqset: `if x == 6 goto L; if x == 132 goto L; r4 = 0; if x != 17 goto M; L: r4 = 5`
+ * (xdp_flow's ports test) is sete/or and one jcc when two registers are dead at L and M
+ * (r1 and r5 here), with the move done first; not with r1 read at M, nor with the pass
+ * off or blinded; the same r0 for every x around the constants. */
+static bool has_sete(const uint8_t *code, size_t size)
+{
+	for (size_t i = 0; i + 1 < size; i++)
+		if (code[i] == 0x0f && code[i + 1] == 0x94)
+			return true;
+	return false;
+}
+
+static void test_eqset(void)
+{
+	for (int v = 0; v < 4; v++) {
+		struct bpf_insn prog[] = {
+			MOV64_IMM(4, 9), MOV64_IMM(0, 100), MOV64_IMM(3, 1), MOV64_IMM(6, 2),
+			MOV64_IMM(7, 3), MOV64_IMM(8, 4), MOV64_IMM(9, 5),
+			JMP32_IMM(BPF_JEQ, 2, 6, 3), JMP32_IMM(BPF_JEQ, 2, 132, 2), MOV64_IMM(4, 0),
+			JMP32_IMM(BPF_JNE, 2, 17, 3),
+			MOV64_IMM(4, 5), MOV64_IMM(1, 0), MOV64_IMM(5, 0), /* L */
+			ALU64_REG(BPF_ADD, 0, 4), ALU64_REG(BPF_ADD, 0, 3), /* M */
+			ALU64_REG(BPF_ADD, 0, 6), ALU64_REG(BPF_ADD, 0, 7), ALU64_REG(BPF_ADD, 0, 8),
+			ALU64_REG(BPF_ADD, 0, 9), MOV64_IMM(1, 0), MOV64_IMM(5, 0),
+			ALU64_REG(BPF_ADD, 0, 1), ALU64_REG(BPF_ADD, 0, 5), EXIT() };
+		size_t n = sizeof(prog) / sizeof(prog[0]), size;
+		struct brt_jit_env e = env;
+		struct brt_jit_prog *p;
+		const uint8_t *code;
+		char err[128];
+
+		T_CASE(v == 0 ? "eqset" : v == 1 ? "eqset off" : v == 2 ? "eqset, r1 read at M"
+								   : "eqset, blinded");
+		e.passes_off = v == 1 ? BRT_JIT_PASS(eqset) : 0;
+		e.flags = v == 3 ? BRT_JIT_BLIND : 0;
+		if (v == 2) /* M's r1 = 0 becomes r1 += 0: r1 (the input) is read there */
+			prog[20] = (struct bpf_insn)ALU64_IMM(BPF_ADD, 1, 0);
+		T_EQ_INT(0, brt_jit_compile(prog, n, &e, &p, err, sizeof(err)));
+		if (!p)
+			return;
+		code = brt_jit_code(p, &size, NULL);
+		T_EQ_INT(v == 0, has_sete(code, size));
+		for (uint64_t x = 0; x < 140; x++) {
+			/* r2 = x with its upper half set (the compares are 32-bit), r1 = 1000 */
+			bool in = x == 6 || x == 132 || x == 17;
+			uint64_t want = in ? 120 : v == 2 ? 1115 : 115;
+
+			T_EQ_U64(want, brt_jit_call(p, 1000, x | 7ull << 32, NULL));
+		}
+		brt_jit_free(p);
+	}
+}
+
 /* Whether code starts with a push (rbx..rdi: 50+r; r8..r15: 41 50+r). */
 static bool starts_with_push(const uint8_t *code)
 {
@@ -1033,6 +1086,7 @@ int main(void)
 	test_constfill_lea();
 	test_redzone();
 	test_layout();
+	test_eqset();
 	test_leafregs();
 	test_direct_calls();
 	test_leaf_calls();

@@ -499,10 +499,10 @@ static int run_pass(struct jit_state *st, const uint16_t *ops)
 			st->off[pc] = (uint32_t)st->buf.len;
 			if (ops[pc] == BRT_OP_INVALID) /* second slot of lddw */
 				continue;
-			/* plans are never jumps, but for jumpfold's, which the jump's own
-			 * emitter reads */
+			/* plans are never jumps, but for jumpfold's and eqset's, which the
+			 * jump's own emitter reads */
 			if (st->plan && st->plan[pc].kind != PLAN_NONE &&
-			    st->plan[pc].kind != PLAN_JINV) {
+			    !brt_jit_plan_is_jump(st->plan[pc].kind)) {
 				brt_jit_emit_plan(st, pc);
 				continue;
 			}

@@ -1026,6 +1026,72 @@ static void pass_jumpfold(struct opt *o)
 	}
 }
 
+/* Pass eqset: clang tests `x == K1 || x == K2 || x == K3` as `if x == K1 goto L; if x ==
+ * K2 goto L; [r = imm;] if x != K3 goto M; L:`, a branch per test, each mispredicted
+ * when x varies (TCP or UDP at random: half the packets); gcc sets a flag per test and
+ * branches once.  Here the same: sete per compare into two registers dead at L and at M,
+ * or'ed, one jz to M.  The constant move (clang's zero of the value M reads) is done
+ * first, so its register must be dead at L too.  At most 4 compares, all of one register
+ * and width, no target inside but L, forward jumps only; not blinded (the compares keep
+ * their immediates). */
+static void pass_eqset(struct opt *o)
+{
+	struct jit_state *st = o->st;
+
+	for (size_t pc = 0; pc + 1 < st->n; pc++) {
+		enum brt_op eq = (enum brt_op)o->ops[pc], op;
+		const struct bpf_insn *j1 = &st->insns[pc];
+		size_t q = pc, ne, l;
+		unsigned ncmp = 0, tmp[2], nt = 0;
+		int mov = -1;
+		int64_t m;
+
+		if (eq != BRT_OP_jeq_imm && eq != BRT_OP_jeq32_imm)
+			continue;
+		l = (size_t)brt_isa_jump_target(j1, eq, pc);
+		while (q < st->n && ncmp < 3 && o->ops[q] == eq &&
+		       st->insns[q].dst_reg == j1->dst_reg &&
+		       (size_t)brt_isa_jump_target(&st->insns[q], eq, q) == l &&
+		       (q == pc || !o->target[q]))
+			q++, ncmp++;
+		if (q + 1 < st->n && (o->ops[q] == BRT_OP_mov64_imm || o->ops[q] == BRT_OP_mov32_imm) &&
+		    !o->target[q] && st->insns[q].dst_reg != j1->dst_reg)
+			mov = (int)q++;
+		ne = q;
+		if (ne >= st->n || o->target[ne] || l != ne + 1)
+			continue;
+		op = (enum brt_op)o->ops[ne];
+		if (op != (eq == BRT_OP_jeq_imm ? BRT_OP_jne_imm : BRT_OP_jne32_imm) ||
+		    st->insns[ne].dst_reg != j1->dst_reg)
+			continue;
+		m = brt_isa_jump_target(&st->insns[ne], op, ne);
+		if (m <= (int64_t)l)
+			continue;
+		for (size_t i = pc; i <= ne && mov >= -1; i++)
+			if (st->plan[i].kind != PLAN_NONE)
+				mov = -2;
+		if (mov == -2 || (mov >= 0 && !dead_after(o, ne, (uint16_t)(1u << st->insns[mov].dst_reg))))
+			continue;
+		for (unsigned r = 0; r < BPF_REG_10 && nt < 2; r++) {
+			uint16_t bit = (uint16_t)(1u << r);
+
+			if (r == j1->dst_reg || (mov >= 0 && r == st->insns[mov].dst_reg))
+				continue;
+			if (dead_after(o, ne, bit) && dead_after(o, (size_t)m - 1, bit))
+				tmp[nt++] = r;
+		}
+		if (nt < 2)
+			continue;
+		st->plan[pc] = (struct jit_plan){ .kind = PLAN_EQSET, .w64 = eq == BRT_OP_jeq_imm,
+						  .dst = j1->dst_reg, .src = (uint8_t)tmp[0],
+						  .mreg = (uint8_t)tmp[1], .rol = (uint8_t)(ncmp + 1),
+						  .mul = mov >= 0, .imm = (int32_t)(m - (int64_t)pc) };
+		for (size_t i = pc + 1; i <= ne; i++)
+			st->plan[i].kind = PLAN_SKIP;
+		pc = ne;
+	}
+}
+
 /* Pass align: a jump target that no instruction falls into (the one before it is an exit
  * or a jump that is emitted) starts at a 16-byte boundary when the padding takes at most
  * 10 bytes, else at an 8-byte one, as gcc -O2 aligns such labels (-falign-jumps): the
@@ -1086,6 +1152,8 @@ int brt_jit_optimise(struct jit_state *st, const uint16_t *ops)
 			       (st->passes & BRT_JIT_PASS(constkey)) && st->prog->lookup_kind);
 	if (st->passes & BRT_JIT_PASS(jumpfold))
 		pass_jumpfold(&o);
+	if ((st->passes & BRT_JIT_PASS(eqset)) && !st->blind_seed)
+		pass_eqset(&o);
 	if (st->passes & BRT_JIT_PASS(align))
 		rc = pass_align(&o);
 	for (size_t pc = 0; pc < st->n && !any; pc++)
@@ -1109,7 +1177,8 @@ void brt_jit_emit_plan(struct jit_state *st, size_t pc)
 	switch ((enum jit_plan_kind)p->kind) {
 	case PLAN_NONE:
 	case PLAN_SKIP:
-	case PLAN_JINV: /* a jump: insn.c's jmp_cond */
+	case PLAN_JINV: /* jumps: insn.c's jmp_cond */
+	case PLAN_EQSET:
 		break;
 	case PLAN_ROTATE:
 		if (p->dst != p->src)

@@ -84,6 +84,9 @@ enum jit_plan_kind {
 	PLAN_LEA,    /* dst = src + imm: lea, width w64; covers the copy and the add after it */
 	PLAN_JINV,   /* a conditional jump emitted inverted to the target of the ja after it
 		      * (which is PLAN_SKIP): pass jumpfold; insn.c's jmp_cond emits it */
+	PLAN_EQSET,  /* pass eqset, at the chain's first jeq: rol compares of dst (the jeqs
+		      * and the closing jne), sete into src and mreg or'ed, one jz to pc + imm;
+		      * mul: a constant move sits before the jne (emitted first); insn.c */
 };
 
 enum jit_plan_mul { MUL_NONE, MUL_IMM, MUL_REG };
@@ -192,6 +195,12 @@ bool brt_jit_is_bound(const struct jit_state *st, size_t pc);
 void brt_jit_emit_lookup(struct jit_state *st, size_t pc);
 /* whether call pc is a hash probe constkey may give a compile-time key (its layout) */
 const struct brt_jit_hash_layout *brt_jit_probe_layout(const struct jit_state *st, size_t pc);
+
+/* Plans that replace a jump (insn.c's jmp_cond emits them, run_pass does not skip the row) */
+static inline bool brt_jit_plan_is_jump(uint8_t kind)
+{
+	return kind == PLAN_JINV || kind == PLAN_EQSET;
+}
 
 /* opt.c: run the passes st->passes selects over the decoded program (after the functions
  * are known), filling st->plan; and emit instruction pc's plan.  Return 0 or -ENOMEM. */
