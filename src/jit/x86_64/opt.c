@@ -190,6 +190,10 @@ static bool dead_after(const struct opt *o, size_t q, uint16_t mask)
 			 * unverified program may read what the interpreters leave there */
 			if (r.def == 0x3f)
 				r.def = 1;
+			/* an instruction an earlier pass dropped writes nothing: constfill's
+			 * drop of `r = K` says the register still holds K from before */
+			if (st->plan && st->plan[pc].kind == PLAN_SKIP)
+				r.def = 0;
 			m &= (uint16_t)~r.def;
 			if (op == BRT_OP_exit)
 				break; /* only r0 leaves a function (r6-r9 are restored) */
@@ -1042,7 +1046,8 @@ static void pass_eqset(struct opt *o)
 		enum brt_op eq = (enum brt_op)o->ops[pc], op;
 		const struct bpf_insn *j1 = &st->insns[pc];
 		size_t q = pc, ne, l;
-		unsigned ncmp = 0, tmp[2], nt = 0;
+		unsigned ncmp = 0, tmp[2], nt = 0, named;
+		size_t fk = 0;
 		int mov = -1;
 		int64_t m;
 
@@ -1072,10 +1077,28 @@ static void pass_eqset(struct opt *o)
 				mov = -2;
 		if (mov == -2 || (mov >= 0 && !dead_after(o, ne, (uint16_t)(1u << st->insns[mov].dst_reg))))
 			continue;
+		/* A temporary's x86 register must be one the code may clobber: r0-r5's are
+		 * caller-saved (but for r2-r5's holding the packet with pkt_regs, and r1's
+		 * its entry's), r6-r9's callee-saved ones are pushed only when the function
+		 * names them. */
+		named = 0;
+		while (fk + 1 < st->nfuncs && st->funcs[fk + 1].start <= pc)
+			fk++;
+		for (size_t i = st->funcs[fk].start; i < st->funcs[fk].end; i++) {
+			struct brt_isa_regs rg;
+
+			if (o->ops[i] == BRT_OP_INVALID)
+				continue;
+			brt_isa_regs_op(&st->insns[i], (enum brt_op)o->ops[i], &rg);
+			named |= rg.named;
+		}
 		for (unsigned r = 0; r < BPF_REG_10 && nt < 2; r++) {
 			uint16_t bit = (uint16_t)(1u << r);
 
 			if (r == j1->dst_reg || (mov >= 0 && r == st->insns[mov].dst_reg))
+				continue;
+			if ((r >= BPF_REG_6 && !(named & bit)) ||
+			    (st->pkt_regs && r >= BPF_REG_1 && r <= BPF_REG_5))
 				continue;
 			if (dead_after(o, ne, bit) && dead_after(o, (size_t)m - 1, bit))
 				tmp[nt++] = r;
