@@ -9,7 +9,12 @@
  * interleaved block by block; bench/run.sh runs it REPS times and aggregate.py makes the
  * table.  Output lines:
  *   RES <engine> <workload> <ns per run>     CHK <engine> <check> <value>     NOTE <text>
- * Usage: bench PROGDIR [ENGINE...]   (default: native interp checked jit bpfrt-testrun kernel-jit)
+ * kernel-image: the kernel JIT's own machine code for the XDP version (loaded with bpf(2),
+ * read back with BPF_OBJ_GET_INFO_BY_FD) called in this process like native's function,
+ * with an xdp_buff's data and data_end: the one way to run the kernel's code on the
+ * rotating sets (test-run takes one packet of at most a page; see kimage_load()).
+ * Usage: bench PROGDIR [ENGINE...]   (default: native interp checked jit bpfrt-testrun kernel-jit
+ * kernel-image)
  * Environment: BENCH_TARGET_MS (timed part of one measurement, 50), BENCH_ROUNDS (blocks it
  * is cut into, engines interleaved block by block, the median block reported; 5),
  * BENCH_WORKLOADS (names to measure, default all), BENCH_RUNS (a fixed run count instead: for
@@ -17,6 +22,7 @@
  * BPF_F_ZERO_SEED: the same buckets in every process, for instruction counts).
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -196,6 +202,11 @@ struct engine {
 	int (*bpf)(int cmd, union bpf_attr *attr, unsigned int size);
 	int is_native;
 	int is_testrun;
+	int is_kimage;
+	/* kernel-image: the code per workload (NULL: not run) and where its ctx loads
+	 * xdp_buff's data and data_end */
+	uint32_t (*kfn[WL_COUNT])(void *ctx);
+	int16_t koff_data[WL_COUNT], koff_end[WL_COUNT];
 };
 
 /* CPU time of this thread: time spent preempted by other work on a shared machine does not
@@ -229,6 +240,20 @@ __attribute__((noinline)) static uint64_t batch(struct engine *e, enum wl w, uin
 	uint64_t sum = 0, r0 = 0;
 	size_t len = pkt_len(w);
 
+	if (e->is_kimage) {
+		uint32_t (*kfn)(void *) = e->kfn[w];
+		void *ctx[8] = { 0 };
+
+		for (uint64_t i = 0; i < n; i++) {
+			const uint8_t *p = pkt_at(w, i);
+
+			__asm__ volatile("" : "+r"(p));
+			ctx[e->koff_data[w] / 8] = (void *)(uintptr_t)p;
+			ctx[e->koff_end[w] / 8] = (void *)(uintptr_t)(p + len);
+			sum += kfn(ctx);
+		}
+		return sum;
+	}
 	if (e->is_native) {
 		uint64_t (*fn)(const uint8_t *, size_t) = native_fn[w];
 
@@ -396,6 +421,98 @@ static int hash_map(struct engine *e)
 }
 
 /* Returns 0 when the engine can run every workload, else prints a NOTE and returns -1. */
+/* kernel-image: load the XDP version of workload w into the kernel and map a copy of the
+ * kernel JIT's code for it here.  Only for programs that call nothing (no helper, map or
+ * kfunc: their calls would go to kernel addresses), reading only ctx->data and
+ * ctx->data_end; the verifier rewrote those loads to xdp_buff's fields, whose offsets are
+ * read back from the translated program.  The one change to the kernel's code: its
+ * return, `jmp __x86_return_thunk` (the kernel's return-stack mitigation, a kernel
+ * address), becomes `ret`: a return without the thunk, in the kernel's favour.  Anything
+ * else unexpected (another layout, a call, a jump out of the image) and the workload is
+ * not run. */
+static int kimage_load(struct engine *e, enum wl w, const struct bpf_insn *insns, size_t n)
+{
+	struct bpf_prog_info info;
+	struct bpf_insn *x = NULL;
+	uint8_t *img = NULL;
+	union bpf_attr a;
+	int fd = testrun_load(e, insns, n), ok = 0;
+	uint32_t len, nx;
+
+	if (fd < 0)
+		return -1;
+	memset(&info, 0, sizeof(info));
+	memset(&a, 0, sizeof(a));
+	a.info.bpf_fd = (uint32_t)fd;
+	a.info.info_len = sizeof(info);
+	a.info.info = (uint64_t)(uintptr_t)&info;
+	if (sys_bpf(BPF_OBJ_GET_INFO_BY_FD, &a, sizeof(a)) || !info.jited_prog_len ||
+	    info.xlated_prog_len != n * sizeof(*insns))
+		goto out;
+	len = info.jited_prog_len;
+	nx = info.xlated_prog_len;
+	img = malloc(len);
+	x = malloc(nx);
+	if (!img || !x)
+		goto out;
+	memset(&info, 0, sizeof(info));
+	info.jited_prog_len = len;
+	info.jited_prog_insns = (uint64_t)(uintptr_t)img;
+	info.xlated_prog_len = nx;
+	info.xlated_prog_insns = (uint64_t)(uintptr_t)x;
+	a.info.info_len = sizeof(info);
+	if (sys_bpf(BPF_OBJ_GET_INFO_BY_FD, &a, sizeof(a)))
+		goto out;
+	e->koff_data[w] = e->koff_end[w] = -1;
+	for (size_t i = 0; i < n; i++) {
+		uint8_t cls = BPF_CLASS(insns[i].code);
+
+		if (insns[i].code == (BPF_LD | BPF_IMM | BPF_DW) && !insns[i].src_reg) {
+			i++; /* a constant; its second slot */
+			continue;
+		}
+		/* a call, a map or function address, a packet load: kernel addresses */
+		if (insns[i].code == (BPF_JMP | BPF_CALL) ||
+		    (cls == BPF_LD && (insns[i].code != (BPF_LD | BPF_IMM | BPF_DW) ||
+				       insns[i].src_reg != 0)))
+			goto out;
+		/* the ctx loads (r1 untouched before them, as clang emits them) */
+		if (insns[i].code == (BPF_LDX | BPF_MEM | BPF_W) && insns[i].src_reg == 1 &&
+		    x[i].code == (BPF_LDX | BPF_MEM | BPF_DW) && x[i].off >= 0 && x[i].off < 64 &&
+		    !(x[i].off % 8)) {
+			if (insns[i].off == offsetof(struct xdp_md, data))
+				e->koff_data[w] = x[i].off;
+			else if (insns[i].off == offsetof(struct xdp_md, data_end))
+				e->koff_end[w] = x[i].off;
+			else
+				goto out;
+		}
+	}
+	/* the epilogue's last instruction: ret, or jmp rel32 to the return thunk */
+	if (len >= 5 && img[len - 5] == 0xe9)
+		memcpy(img + len - 5, "\xc3\xcc\xcc\xcc\xcc", 5);
+	else if (img[len - 1] != 0xc3)
+		goto out;
+	{
+		void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		if (m == MAP_FAILED)
+			goto out;
+		memcpy(m, img, len);
+		if (mprotect(m, len, PROT_READ | PROT_EXEC)) {
+			munmap(m, len);
+			goto out;
+		}
+		e->kfn[w] = (uint32_t (*)(void *))m;
+		ok = 1;
+	}
+out:
+	free(img);
+	free(x);
+	close(fd);
+	return ok ? 0 : -1;
+}
+
 static int engine_setup(struct engine *e, const char *dir)
 {
 	char err[512];
@@ -407,6 +524,27 @@ static int engine_setup(struct engine *e, const char *dir)
 	e->map_fd = -1;
 	if (!e->bpf)
 		e->bpf = bpfrt_bpf;
+	if (e->is_kimage) {
+		int any = 0;
+
+		for (int w = 0; w < WL_COUNT; w++) {
+			char name[64];
+			struct bpf_insn *insns;
+			size_t n;
+
+			if (w == WL_HASH || w == WL_HELPERS || w == WL_EMPTY_TR)
+				continue; /* maps, helpers: kernel addresses; test-run overhead */
+			snprintf(name, sizeof(name), "xdp_%s", wl_prog[w]);
+			insns = read_prog(dir, name, &n);
+			if (kimage_load(e, (enum wl)w, insns, n))
+				printf("NOTE %s: %s not run (no copy of the kernel's code)\n", e->name,
+				       wl_names[w]);
+			else
+				any = 1;
+			free(insns);
+		}
+		return any ? 0 : -1;
+	}
 	for (int w = 0; w < WL_COUNT; w++) {
 		char name[64];
 		struct bpf_insn *insns;
@@ -445,7 +583,9 @@ static double measure(struct engine *e, enum wl w)
 	uint64_t n, t0, t;
 	uint32_t ret;
 
-	if (e->is_testrun || (!e->is_native && via_testrun(w))) {
+	if (e->is_kimage && !e->kfn[w])
+		return -1;
+	if (!e->is_kimage && (e->is_testrun || (!e->is_native && via_testrun(w)))) {
 		double d;
 
 		if (rotating(w))
@@ -483,6 +623,13 @@ static uint64_t run_one(struct engine *e, enum wl w, const uint8_t *p, size_t le
 {
 	uint64_t r0 = 0;
 
+	if (e->is_kimage) {
+		void *ctx[8] = { 0 };
+
+		ctx[e->koff_data[w] / 8] = (void *)(uintptr_t)p;
+		ctx[e->koff_end[w] / 8] = (void *)(uintptr_t)(p + len);
+		return e->kfn[w](ctx);
+	}
 	if (e->is_native)
 		return native_fn[w](p, len);
 	if (bpfrt_vm_run(e->vm[w], (void *)(uintptr_t)p, len, &r0, NULL, 0))
@@ -521,9 +668,13 @@ static void cross_check(struct engine *e)
 	static const enum wl single[] = { WL_FLOW1, WL_FLOW6, WL_LOOP };
 	uint32_t ret = 0;
 
-	check_hash(e, 1000);
+	if (!e->is_kimage)
+		check_hash(e, 1000);
 	for (size_t k = 0; k < sizeof(single) / sizeof(single[0]); k++) {
 		enum wl w = single[k];
+
+		if (e->is_kimage && !e->kfn[w])
+			continue;
 
 		if (e->is_testrun) {
 			if (testrun_run(e, w, 1, &ret) >= 0)
@@ -538,6 +689,8 @@ static void cross_check(struct engine *e)
 	for (enum wl w = WL_ROT; w <= WL_ROT6; w++) {
 		uint64_t sum = 0;
 
+		if (e->is_kimage && !e->kfn[w])
+			continue;
 		for (uint32_t i = 0; i < ROT_PKTS; i++)
 			sum += run_one(e, w, (w == WL_ROT ? rot_pkts : rot6_pkts) +
 					     (size_t)i * BENCH_SLOT, BENCH_SLOT);
@@ -673,6 +826,7 @@ int main(int argc, char **argv)
 		{ .name = "jit", .kind = BPFRT_ENGINE_JIT },
 		{ .name = "bpfrt-testrun", .is_testrun = 1, .bpf = bpfrt_bpf },
 		{ .name = "kernel-jit", .is_testrun = 1, .bpf = sys_bpf },
+		{ .name = "kernel-image", .is_kimage = 1, .bpf = sys_bpf },
 	};
 	struct engine *use[8];
 	const char *only;
