@@ -709,9 +709,21 @@ static void evict(struct brt_env *env, struct brt_stored **pprev, struct brt_sto
 	env->evicted = sl;
 }
 
+/* The kernel keeps its stored states in buckets by (insn ^ callsite of the top frame) %
+ * the program's length (explored_state()) and walks only the current state's bucket: a
+ * state stored at this insn from another call of the same subprogram is, unless the two
+ * fall in one bucket, neither compared nor counted by the loop rule nor charged a miss
+ * (pyperf_subprogs calls one function four times: the first call's states, still being
+ * explored, kept the later calls from storing theirs where the kernel does). */
+static uint32_t bucket(const struct brt_env *env, int insn_idx, const struct brt_vstate *st)
+{
+	return (uint32_t)(insn_idx ^ st->frame[st->curframe]->callsite) % (uint32_t)env->len;
+}
+
 /* Returns 1 when the current state is covered by one already verified here (prune the
  * path), 0 to go on (maybe after storing the state), or a negative errno.  The kernel's
- * is_state_visited(): one walk over the instruction's states, newest first. */
+ * is_state_visited(): one walk over the instruction's states (those of its bucket),
+ * newest first. */
 int brt_is_state_visited(struct brt_env *env, int insn_idx)
 {
 	struct brt_vstate *cur = env->cur;
@@ -726,11 +738,17 @@ int brt_is_state_visited(struct brt_env *env, int insn_idx)
 	int n = 0, compared = 0, exact = 0, hashed = 0;
 	uint64_t h = 0;
 
+	uint32_t b = bucket(env, insn_idx, cur);
+
 	for (pprev = &env->explored[insn_idx]; (sl = *pprev);) {
 		/* misses before eviction: more for callback states still being explored,
 		 * whose iterations must stay comparable (the kernel's 64 at checkpoints) */
 		uint32_t lim = cb && sl->active ? 64 : 3;
 
+		if (bucket(env, insn_idx, sl->st) != b) {
+			pprev = &sl->next;
+			continue;
+		}
 		n++;
 		if (sl->active && cb) {
 			/* a callback iteration inside one still being explored here adds
