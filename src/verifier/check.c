@@ -460,7 +460,12 @@ static void print_live_regs(struct brt_env *env)
 		for (int r = 0; r < 10; r++)
 			regs[r] = (env->aux[i].live_in & (1u << r)) ? (char)('0' + r) : '.';
 		regs[10] = 0;
-		brt_vinfo(env, "%7d: %s ", i, regs);
+		/* the loop's SCC number before the index, as 6.18's compute_live_registers() */
+		if (env->aux[i].scc)
+			brt_vinfo(env, "%3u ", env->aux[i].scc);
+		else
+			brt_vinfo(env, "    ");
+		brt_vinfo(env, "%3d: %s ", i, regs);
 		print_insn(env, i);
 	}
 }

@@ -295,6 +295,18 @@ static struct brt_scc_visit *scc_visit(struct brt_env *env, const struct brt_vst
 	return &env->visits[env->nvisits++];
 }
 
+/* Level 2 logs the loop visits as 6.18.44 does: "SCC enter|exit|backedge (CALLSITES,SCC)",
+ * the call sites leading to the loop's subprogram, then the loop (format_callchain). */
+static void log_scc(struct brt_env *env, const char *what, const struct brt_scc_visit *v)
+{
+	if (!LOG_L2(env) || !v)
+		return;
+	brt_vinfo(env, "SCC %s (", what);
+	for (int i = 0; i < BRT_MAX_FRAMES && v->chain.callsites[i]; i++)
+		brt_vinfo(env, "%d,", v->chain.callsites[i]);
+	brt_vinfo(env, "%u)\n", v->chain.scc);
+}
+
 /* Inside a loop some path of which was pruned by a state still being explored, the
  * precision marks of the loop's states are not final until the loop's first state is
  * complete: such a state prunes only by ranges, every scalar counting, and no stack slot
@@ -526,6 +538,7 @@ void brt_state_done(struct brt_env *env, struct brt_vstate *st)
 	 * the loop's states' marks are final (the kernel's maybe_exit_scc) */
 	v = scc_visit(env, st, st->insn_idx, 0);
 	if (v && v->entry == st) {
+		log_scc(env, "exit", v);
 		v->entry = NULL;
 		if (propagate_backedges(env, v) && !env->internal_err)
 			env->internal_err = -ENOMEM;
@@ -642,7 +655,11 @@ static int propagate_precision(struct brt_env *env, const struct brt_vstate *old
 	if (err)
 		return err;
 	bt_from_precise(env, old, env->cur);
-	return brt_mark_precise_batch(env);
+	err = brt_mark_precise_batch(env);
+	/* the kernel's add_scc_backedge() logs after its propagate_precision() */
+	if (!err && backedge)
+		log_scc(env, "backedge", scc_visit(env, old, old->insn_idx, 0));
+	return err;
 }
 
 /* The loop's exploration is complete: its states' marks are final.  Each backedge's path
@@ -860,7 +877,9 @@ int brt_is_state_visited(struct brt_env *env, int insn_idx)
 	 * this state's (the kernel's maybe_enter_scc) */
 	struct brt_scc_visit *v = scc_visit(env, sl->st, insn_idx, 1);
 
-	if (v && !v->entry)
+	if (v && !v->entry) {
 		v->entry = sl->st;
+		log_scc(env, "enter", v);
+	}
 	return 0;
 }

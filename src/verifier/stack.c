@@ -189,6 +189,9 @@ static int stack_write_var(struct brt_env *env, struct brt_frame *f, int regno, 
 		int slot = (int)(-i - 1), spi = slot / 8;
 		uint8_t *t = &f->stack[spi].type[slot % 8];
 
+		/* every slot the write may reach shows in the log's state (the kernel's
+		 * check_stack_write_var_off scratches them) */
+		env->scratched_stack |= 1ULL << (spi & 63);
 		if (!env->allow_ptr_leaks && *t != STACK_MISC && *t != STACK_ZERO) {
 			brt_verr(env, "spilled ptr in range of var-offset stack write; insn %d, ptr "
 				      "off: %d",
@@ -209,14 +212,21 @@ static int stack_write_var(struct brt_env *env, struct brt_frame *f, int regno, 
 	return 0;
 }
 
+/* A read of data bytes [min, max): zero when all are STACK_ZERO, else unknown.  The slots
+ * up to the first non-zero byte show in the log's state, as the kernel's
+ * mark_reg_stack_read() scratches them. */
 static void stack_read_result(struct brt_env *env, struct brt_frame *f, int min, int max,
 			      int dst)
 {
 	int zeros = 0;
 	struct brt_reg *r = &brt_cur_regs(env)[dst];
 
-	for (int i = min; i < max; i++)
-		zeros += *slot_type(f, i) == STACK_ZERO;
+	for (int i = min; i < max; i++) {
+		env->scratched_stack |= 1ULL << (((-i - 1) / 8) & 63);
+		if (*slot_type(f, i) != STACK_ZERO)
+			break;
+		zeros++;
+	}
 	brt_mark_reg_unknown(env, r);
 	if (zeros == max - min)
 		brt_mark_reg_known(r, 0);
@@ -438,8 +448,9 @@ int brt_check_stack_access(struct brt_env *env, int regno, int off, int size,
 			return -EACCES;
 		}
 		err = brt_stack_range_init(env, regno, off, size, 0);
-		if (!err)
-			brt_mark_reg_unknown(env, &brt_cur_regs(env)[value_regno]);
+		if (!err) /* the kernel's check_stack_read_var_off(): zero if every byte is */
+			stack_read_result(env, f, (int)(reg->smin + off),
+					  (int)(reg->smax + off + size), value_regno);
 		return err;
 	}
 	if (brt_tnum_is_const(reg->var_off))
