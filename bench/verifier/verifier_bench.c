@@ -18,11 +18,10 @@
 
 #include <bpfrt.h>
 
+#include "gen_progs.h"
 #include "verifier/verifier.h"
 
 #define MAXREPS 64
-#define I(c, d, s, o, i) ((struct bpf_insn){ .code = (c), .dst_reg = (d), .src_reg = (s), \
-					     .off = (o), .imm = (i) })
 
 struct prog {
 	const char *name;
@@ -65,54 +64,6 @@ static int load_bin(struct prog *p, const char *dir, const char *file)
 	}
 	fclose(f);
 	return 0;
-}
-
-/* 4,000 instructions without a jump: constants, ALU between registers, stack traffic */
-static void gen_straight(struct prog *p)
-{
-	static const uint8_t ops[] = { BPF_ADD, BPF_XOR, BPF_SUB, BPF_OR, BPF_AND, BPF_MUL };
-	size_t n = 0;
-
-	p->insns = malloc(4000 * sizeof(*p->insns));
-	for (uint8_t r = 2; r <= 9; r++)
-		p->insns[n++] = I(BPF_ALU64 | BPF_MOV | BPF_K, r, 0, 0, r * 7);
-	while (n < 3998) {
-		uint8_t d = (uint8_t)(2 + n % 8), s = (uint8_t)(2 + (n * 3 + 1) % 8);
-
-		switch (n % 5) {
-		case 0:
-			p->insns[n++] = I(BPF_STX | BPF_MEM | BPF_DW, 10, d, (int16_t)(-8 * (1 + n % 16)), 0);
-			break;
-		case 1:
-			p->insns[n++] = I(BPF_LDX | BPF_MEM | BPF_DW, d, 10, (int16_t)(-8 * (1 + (n - 1) % 16)), 0);
-			break;
-		default:
-			p->insns[n++] = I(BPF_ALU64 | ops[n % 6] | BPF_X, d, s, 0, 0);
-			break;
-		}
-	}
-	p->insns[n++] = I(BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, 0);
-	p->insns[n++] = I(BPF_JMP | BPF_EXIT, 0, 0, 0, 0);
-	p->n = n;
-}
-
-/* 200 conditions, each on a context field loaded just before it and skipping one
- * increment: paths join again after every condition */
-static void gen_branchy(struct prog *p)
-{
-	static const uint8_t jops[] = { BPF_JGT, BPF_JEQ, BPF_JLT, BPF_JSET, BPF_JSGT };
-	static const int16_t ctx_off[] = { 0, 4, 8, 12, 16, 20, 24, 28, 32 };
-	size_t n = 0;
-
-	p->insns = malloc(700 * sizeof(*p->insns));
-	p->insns[n++] = I(BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, 0);
-	for (int i = 0; i < 200; i++) {
-		p->insns[n++] = I(BPF_LDX | BPF_MEM | BPF_W, 2, 1, ctx_off[i % 9], 0);
-		p->insns[n++] = I(BPF_JMP | jops[i % 5] | BPF_K, 2, 0, 1, (i * 37) % 1500);
-		p->insns[n++] = I(BPF_ALU64 | BPF_ADD | BPF_K, 0, 0, 0, 1);
-	}
-	p->insns[n++] = I(BPF_JMP | BPF_EXIT, 0, 0, 0, 0);
-	p->n = n;
 }
 
 static long sys_bpf(int cmd, union bpf_attr *a)
@@ -325,8 +276,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "verifier_bench: cannot read %s/xdp_{flow,loop}.bin\n", argv[1]);
 		return 1;
 	}
-	gen_straight(&progs[1]);
-	gen_branchy(&progs[2]);
+	progs[1].insns = bench_gen_straight(&progs[1].n);
+	progs[2].insns = bench_gen_branchy(&progs[2].n);
 	if (getenv("VB_PROFILE")) { /* VB_PROFILE=N: brt_verify program N for 2 s of CPU (perf) */
 		int p = atoi(getenv("VB_PROFILE")) & 3;
 		uint32_t pr;

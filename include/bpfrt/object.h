@@ -35,8 +35,12 @@ struct bpfrt_object_open_opts {
 				      * as /sys/kernel/btf/vmlinux, or an ELF file's .BTF
 				      * section, as a vmlinux image's); default: the running
 				      * kernel's /sys/kernel/btf/vmlinux */
+	uint32_t log_size;         /* bytes of the verifier log buffer at load (0: 4 MiB);
+				    * a log that does not fit fails the load with ENOSPC,
+				    * as the kernel's does */
+	uint32_t reserved;         /* zero; see BPFRT_OPTS() */
 };
-#define bpfrt_object_open_opts__last btf_custom_path
+#define bpfrt_object_open_opts__last log_size
 
 /* Open and parse an eBPF ELF object.  Everything is checked and linked here: section names
  * give program types (libbpf's SEC() conventions), subprograms are appended to each

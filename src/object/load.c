@@ -20,7 +20,6 @@
 #include "object/object.h"
 #include "util/util.h"
 
-#define LOG_RETRY_SIZE (4u << 20) /* verifier log buffer for the retry after a failure */
 
 static int kernel_bpf(int cmd, union bpf_attr *attr, unsigned int size)
 {
@@ -494,7 +493,7 @@ static struct bpf_insn *patched(const struct bpfrt_object *obj, const struct brt
  * becomes
  *   N: <invalid CO-RE relocation>
  *   failed to resolve CO-RE relocation <spec of the record at N>
- * (in place; the log buffer is LOG_RETRY_SIZE bytes). */
+ * (in place; the log buffer is obj->log_size bytes). */
 static void fixup_core_log(const struct bpfrt_object *obj, const struct brt_elf_prog *p,
 			   char *log)
 {
@@ -519,7 +518,7 @@ static void fixup_core_log(const struct bpfrt_object *obj, const struct brt_elf_
 		 "failed to resolve CO-RE relocation %s\n", idx, desc);
 	end = at + sizeof(call) - 1 + sizeof(inval) - 1;
 	tail = strlen(end);
-	if ((size_t)(line - log) + strlen(patch) + tail + 1 > LOG_RETRY_SIZE)
+	if ((size_t)(line - log) + strlen(patch) + tail + 1 > obj->log_size)
 		return;
 	memmove(line + strlen(patch), end, tail + 1);
 	memcpy(line, patch, strlen(patch));
@@ -561,14 +560,14 @@ static int load_prog(struct bpfrt_object *obj, struct bpfrt_program *prog)
 		return -ENOMEM;
 	/* Without a log first, like libbpf: a log costs time; ask for it only on failure. */
 	if (obj->log_level) {
-		log = malloc(LOG_RETRY_SIZE);
-		fd = log ? prog_load(obj, prog, insns, btf_id, log, LOG_RETRY_SIZE) : -ENOMEM;
+		log = malloc(obj->log_size);
+		fd = log ? prog_load(obj, prog, insns, btf_id, log, obj->log_size) : -ENOMEM;
 	} else {
 		fd = prog_load(obj, prog, insns, btf_id, NULL, 0);
 		if (fd < 0 && fd != -ENOMEM) {
-			log = malloc(LOG_RETRY_SIZE);
+			log = malloc(obj->log_size);
 			if (log)
-				fd = prog_load(obj, prog, insns, btf_id, log, LOG_RETRY_SIZE);
+				fd = prog_load(obj, prog, insns, btf_id, log, obj->log_size);
 		}
 	}
 	if (fd < 0)

@@ -54,6 +54,9 @@ struct bpfrt_object *bpfrt_object_open_mem(const void *buf, size_t size,
 	obj->kernel = BRT_OPTS_GET(opts, kernel, 0);
 	obj->btf_fd = -1;
 	obj->log_level = BRT_OPTS_GET(opts, log_level, 0);
+	obj->log_size = BRT_OPTS_GET(opts, log_size, 0);
+	if (!obj->log_size)
+		obj->log_size = 4u << 20;
 	if (!pin)
 		pin = obj->kernel ? "/sys/fs/bpf" : getenv("BPFRT_FS");
 	obj->pin_root = strdup(pin ? pin : "/dev/shm/bpfrt");
@@ -126,6 +129,7 @@ struct bpfrt_object *bpfrt_object_open_file(const char *path,
 	o.log_level = BRT_OPTS_GET(opts, log_level, 0);
 	o.kernel = BRT_OPTS_GET(opts, kernel, 0);
 	o.btf_custom_path = BRT_OPTS_GET(opts, btf_custom_path, NULL);
+	o.log_size = BRT_OPTS_GET(opts, log_size, 0);
 	obj = bpfrt_object_open_mem(buf, len, &o);
 	err = errno;
 	free(buf);

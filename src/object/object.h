@@ -53,6 +53,7 @@ struct bpfrt_object {
 	int kernel;                    /* load through bpf(2), not bpfrt_bpf() */
 	int btf_fd;                    /* .BTF loaded into the kernel during load, or -1 */
 	uint32_t log_level;            /* verifier log level at load */
+	uint32_t log_size;             /* verifier log buffer at load, bytes */
 	struct brt_core_stats core_stats; /* CO-RE relocations applied at open */
 };
 

@@ -28,7 +28,7 @@ NO_TAIL_PADDING(bpfrt_vm_opts, bpfrt_vm_opts__last);
 NO_TAIL_PADDING(bpfrt_helper_proto, reserved);
 NO_TAIL_PADDING(bpfrt_pkt_filter_opts, bpfrt_pkt_filter_opts__last);
 NO_TAIL_PADDING(bpfrt_pkt_link_opts, bpfrt_pkt_link_opts__last);
-NO_TAIL_PADDING(bpfrt_object_open_opts, bpfrt_object_open_opts__last);
+NO_TAIL_PADDING(bpfrt_object_open_opts, reserved);
 NO_TAIL_PADDING(bpfrt_perf_ring_opts, bpfrt_perf_ring_opts__last);
 NO_TAIL_PADDING(bpfrt_perf_buffer_opts, bpfrt_perf_buffer_opts__last);
 NO_TAIL_PADDING(bpfrt_tracepoint_opts, reserved);
@@ -42,6 +42,7 @@ RESERVED_FOLLOWS(bpfrt_map_create_opts);
 RESERVED_FOLLOWS(bpfrt_helper_proto);
 RESERVED_FOLLOWS(bpfrt_tracepoint_opts);
 RESERVED_FOLLOWS(bpfrt_perf_event_opts);
+RESERVED_FOLLOWS(bpfrt_object_open_opts);
 
 static const struct bpf_insn ret0[] = {
 	{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = 0, .imm = 0 },

@@ -140,20 +140,21 @@ static inline void vc_save_log(const char *side, const char *log)
 	}
 }
 
-static inline void vc_run_ours(const struct vcase *c, struct vc_outcome *o)
+/* bpfrt's verifier at log level `level` into log (log_size bytes) */
+static inline void vc_run_ours_log(const struct vcase *c, struct vc_outcome *o, uint32_t level,
+				   char *log, uint32_t log_size)
 {
 	uint32_t starts[VC_MAX_FUNCS], nfuncs = vc_funcs(c, starts);
 	uint8_t linkage[VC_MAX_FUNCS];
-	static char log[VC_LOG_SIZE];
 	struct brt_verify_opts opts = {
 		.prog_type = c->prog_type,
 		.expected_attach_type = c->attach,
 		.priv = c->priv,
 		.prog_flags = c->prog_flags,
 		.gpl = !c->non_gpl,
-		.log_level = vc_log2(c) ? 2 : 1,
+		.log_level = level,
 		.log_buf = log,
-		.log_size = VC_LOG_SIZE,
+		.log_size = log_size,
 		.map_info = vc_map_info,
 		.map_arg = (void *)(uintptr_t)c,
 	};
@@ -176,6 +177,14 @@ static inline void vc_run_ours(const struct vcase *c, struct vc_outcome *o)
 		vc_save_log("bpfrt", log);
 	if (err)
 		vc_first_error(log, o->msg, sizeof(o->msg));
+}
+
+/* At level 1 (2 for VC_LOG2's case, whose log is saved) */
+static inline void vc_run_ours(const struct vcase *c, struct vc_outcome *o)
+{
+	static char log[VC_LOG_SIZE];
+
+	vc_run_ours_log(c, o, vc_log2(c) ? 2 : 1, log, VC_LOG_SIZE);
 }
 
 #endif
