@@ -385,7 +385,9 @@ int brt_map_sys_update(struct brt_map *map, const void *key, const void *value,
 int brt_map_sys_delete(struct brt_map *map, const void *key)
 {
 	if (!map->ops->delete)
-		return map->type == BPF_MAP_TYPE_RINGBUF ? -BRT_ENOTSUPP : -EINVAL;
+		return map->type == BPF_MAP_TYPE_RINGBUF || map->type == BPF_MAP_TYPE_USER_RINGBUF
+			       ? -BRT_ENOTSUPP
+			       : -EINVAL;
 	return map->ops->delete(map, key);
 }
 

@@ -315,6 +315,7 @@ BRT_MAP_HELPER(ringbuf_discard_dynptr)
 BRT_MAP_HELPER(perf_event_output)
 BRT_MAP_HELPER(perf_event_read)
 BRT_MAP_HELPER(perf_event_read_value)
+BRT_MAP_HELPER(user_ringbuf_drain) /* ringbuf.c */
 BRT_MAP_HELPER(for_each_map_elem) /* for_each.c */
 BRT_MAP_HELPER(redirect_map)      /* devmap.c */
 BRT_MAP_HELPER(get_stackid)       /* stackmap.c */
@@ -357,6 +358,9 @@ BRT_MAP_HELPER(spin_unlock)
 	X(BPF_FUNC_perf_event_read_value, brt_helper_perf_event_read_value,              \
 	  BRT_FOR_ALL | BRT_NEED_PERFMON)                                                \
 	X(BPF_FUNC_for_each_map_elem, brt_helper_for_each_map_elem, BRT_FOR_ALL)         \
+	/* bpf_base_func_proto() with CAP_BPF */                                          \
+	X(BPF_FUNC_user_ringbuf_drain, brt_helper_user_ringbuf_drain,                    \
+	  BRT_FOR_ALL | BRT_NEED_BPF)                                                    \
 	/* bpf_base_func_proto with CAP_BPF; the verifier keeps socket filters and      \
 	 * tracing types from maps with a lock (cfg.c) */                                 \
 	X(BPF_FUNC_spin_lock, brt_helper_spin_lock, BRT_FOR_ALL | BRT_NEED_BPF)          \

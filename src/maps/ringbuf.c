@@ -541,6 +541,130 @@ int bpfrt_ringbuf_consume(int fd, int (*cb)(void *arg, void *data, size_t size),
 	return err < 0 ? err : n;
 }
 
+/* ---- user ring buffers: user space produces, programs drain ---- */
+
+#define URB_BUSY_OFF 64 /* the drain's owner word, in the consumer page (read-only to
+			 * user space in the kernel's layout) */
+#define URB_MAX_SAMPLES (128 * 1024) /* BPF_MAX_USER_RINGBUF_SAMPLES */
+
+/* rb->busy: one drain at a time (-EBUSY for another); a drainer that died holding it is
+ * taken over. */
+static int urb_busy_take(_Atomic uint32_t *busy)
+{
+	uint32_t want = 0, self = brt_shm_self();
+
+	if (atomic_compare_exchange_strong(busy, &want, self))
+		return 0;
+	if (want && brt_shm_owner_dead(want) && atomic_compare_exchange_strong(busy, &want, self))
+		return 0;
+	return -EBUSY;
+}
+
+/* __bpf_user_ringbuf_peek(): the record at consumer_pos as the kernel checks it (every
+ * position and length here is written by user space); 0 with the record in sample and size, -ENODATA
+ * (empty, or a record still BUSY), -EAGAIN (a discarded record, consumed), -EINVAL /
+ * -E2BIG (a record that cannot be). */
+static int urb_peek(struct rb_view *v, unsigned char **sample, uint32_t *size)
+{
+	uint64_t prod = atomic_load_explicit(v->producer_pos, memory_order_acquire), cons, total;
+	uint32_t word, len;
+	unsigned char *hdr;
+
+	if (prod % 8)
+		return -EINVAL;
+	cons = atomic_load_explicit(v->consumer_pos, memory_order_acquire);
+	if (cons >= prod)
+		return -ENODATA;
+	hdr = v->data + (cons & (v->size - 1));
+	word = atomic_load_explicit((_Atomic uint32_t *)(void *)hdr, memory_order_acquire);
+	len = word & ~(RB_BUSY | RB_DISCARD);
+	total = ((uint64_t)len + RB_HDR + 7) & ~7ull;
+	if (total > prod - cons)
+		return -EINVAL;
+	if (total > v->size || len > BRT_DYNPTR_SIZE_MASK)
+		return -E2BIG;
+	if (word & RB_DISCARD) {
+		atomic_store_explicit(v->consumer_pos, cons + total, memory_order_release);
+		return -EAGAIN;
+	}
+	if (word & RB_BUSY)
+		return -ENODATA;
+	*sample = v->data + ((cons + RB_HDR) & (v->size - 1));
+	*size = len;
+	return 0;
+}
+
+/* bpf_user_ringbuf_drain(map, callback, ctx, flags): the program's callback on each
+ * committed record, as a local dynptr over it (read-only for the verifier), until the ring
+ * is empty, the callback returns 1 or 128 Ki records were seen; returns the records seen
+ * less the discarded ones.  The wake-up flags are checked but wake nobody: a producer
+ * waiting for room (libbpf's user_ring_buffer__reserve_blocking()) is not woken. */
+uint64_t brt_helper_user_ringbuf_drain(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+				       uint64_t r5, struct bpfrt_run_ctx *ctx)
+{
+	struct brt_map *map = brt_map_helper_arg(r1, ctx);
+	struct rb_view *v = map && map->type == BPF_MAP_TYPE_USER_RINGBUF ? map->priv : NULL;
+	_Atomic uint32_t *busy;
+	long samples, discarded = 0, ret = 0;
+
+	(void)r5;
+	if (r4 & ~(uint64_t)(BPF_RB_NO_WAKEUP | BPF_RB_FORCE_WAKEUP))
+		return (uint64_t)-EINVAL;
+	if (!v)
+		return (uint64_t)-EINVAL;
+	busy = (_Atomic uint32_t *)(void *)((unsigned char *)map->data + URB_BUSY_OFF);
+	if (urb_busy_take(busy))
+		return (uint64_t)-EBUSY;
+	for (samples = 0; samples < URB_MAX_SAMPLES && ret == 0; samples++) {
+		_Alignas(8) struct brt_dynptr dp;
+		unsigned char *sample;
+		uint64_t args[2];
+		uint32_t size;
+		int err = urb_peek(v, &sample, &size);
+
+		if (err == -ENODATA)
+			break;
+		if (err == -EAGAIN) {
+			discarded++;
+			continue;
+		}
+		if (err) {
+			atomic_store_explicit(busy, 0, memory_order_release);
+			return (uint64_t)(int64_t)err;
+		}
+		brt_dynptr_init(&dp, sample, 1 /* BPF_DYNPTR_TYPE_LOCAL */, size);
+		if (ctx->checked && (bpfrt_run_grant(ctx, &dp, sizeof(dp), 1) ||
+				     (size && bpfrt_run_grant(ctx, sample, size, 0)))) {
+			atomic_store_explicit(busy, 0, memory_order_release);
+			return (uint64_t)-ENOMEM;
+		}
+		args[0] = (uint64_t)(uintptr_t)&dp;
+		args[1] = r3;
+		ret = (long)brt_vm_call_func(ctx, r2, args, 2);
+		/* __bpf_user_ringbuf_sample_release(): past the record, whatever it says now */
+		atomic_store_explicit(v->consumer_pos,
+				      atomic_load_explicit(v->consumer_pos, memory_order_relaxed) +
+					      (((uint64_t)size + RB_HDR + 7) & ~7ull),
+				      memory_order_release);
+		if (ctx->stopped)
+			break;
+	}
+	atomic_store_explicit(busy, 0, memory_order_release);
+	return ctx->stopped ? 0 : (uint64_t)(samples - discarded);
+}
+
+/* BPF_MAP_TYPE_USER_RINGBUF: the same memory with the roles swapped (the kernel's
+ * ringbuf.c): user space produces (it maps the producer page and the data, as libbpf's
+ * user_ring_buffer__new() does, and writes records with the kernel's header: length with
+ * BUSY while it writes, DISCARD to skip), programs consume with bpf_user_ringbuf_drain().
+ * Same MAP_CREATE rules as a ring buffer. */
+const struct brt_map_ops brt_user_ringbuf_map_ops = {
+	.alloc_check = rb_alloc_check,
+	.data_size = rb_data_size,
+	.attach = rb_attach,
+	.detach = rb_detach,
+};
+
 const struct brt_map_ops brt_ringbuf_map_ops = {
 	.alloc_check = rb_alloc_check,
 	.data_size = rb_data_size,

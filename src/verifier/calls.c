@@ -975,6 +975,9 @@ static int map_func_compat(struct brt_env *env, const struct call_meta *meta, in
 		     id == BPF_FUNC_ringbuf_query || id == BPF_FUNC_ringbuf_reserve_dynptr ||
 		     id == BPF_FUNC_ringbuf_submit_dynptr || id == BPF_FUNC_ringbuf_discard_dynptr;
 		break;
+	case BPF_MAP_TYPE_USER_RINGBUF:
+		ok = id == BPF_FUNC_user_ringbuf_drain;
+		break;
 	case BPF_MAP_TYPE_ARRAY_OF_MAPS:
 	case BPF_MAP_TYPE_HASH_OF_MAPS:
 		ok = id == BPF_FUNC_map_lookup_elem;
@@ -1057,6 +1060,9 @@ static int map_func_compat(struct brt_env *env, const struct call_meta *meta, in
 	case BPF_FUNC_ringbuf_query:
 	case BPF_FUNC_ringbuf_reserve_dynptr:
 		ok &= mt == BPF_MAP_TYPE_RINGBUF;
+		break;
+	case BPF_FUNC_user_ringbuf_drain:
+		ok &= mt == BPF_MAP_TYPE_USER_RINGBUF;
 		break;
 	case BPF_FUNC_map_pop_elem:
 		ok &= mt == BPF_MAP_TYPE_QUEUE || mt == BPF_MAP_TYPE_STACK;
@@ -1337,7 +1343,8 @@ static void set_return(struct brt_env *env, const struct brt_helper_proto *fn,
 
 int brt_is_callback_helper(int32_t id)
 {
-	return id == BPF_FUNC_loop || id == BPF_FUNC_for_each_map_elem;
+	return id == BPF_FUNC_loop || id == BPF_FUNC_for_each_map_elem ||
+	       id == BPF_FUNC_user_ringbuf_drain;
 }
 
 /* Map types whose elements bpf_for_each_map_elem walks (map_for_each_callback). */
@@ -1394,6 +1401,16 @@ static int push_callback(struct brt_env *env, int insn_idx, int32_t id,
 	if (id == BPF_FUNC_loop) {
 		/* callback(u32 index, void *ctx) */
 		brt_mark_reg_unknown(env, &callee->regs[BPF_REG_1]);
+		callee->regs[BPF_REG_2] = caller->regs[BPF_REG_3];
+	} else if (id == BPF_FUNC_user_ringbuf_drain) {
+		/* set_user_ringbuf_callback_state(): callback(const struct bpf_dynptr *, void
+		 * *ctx), the dynptr a local one over the record (mark_dynptr_cb_reg()) */
+		struct brt_reg *r1 = &callee->regs[BPF_REG_1];
+
+		brt_mark_reg_known_zero(r1);
+		r1->type = CONST_PTR_TO_DYNPTR;
+		r1->id = ++env->id_gen;
+		r1->range = (int32_t)(BRT_DYNPTR_LOCAL | BRT_DYNPTR_FIRST);
 		callee->regs[BPF_REG_2] = caller->regs[BPF_REG_3];
 	} else {
 		/* callback(map, const key *, value *, void *ctx) */

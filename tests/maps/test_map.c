@@ -22,7 +22,7 @@ static const struct {
 	{ BPF_MAP_TYPE_SOCKMAP, "sockmap", 1 },
 	{ BPF_MAP_TYPE_INODE_STORAGE, "inode_storage", 1 },
 	{ 32, "cgrp_storage", 1 }, /* BPF_MAP_TYPE_CGRP_STORAGE */
-	{ BPF_MAP_TYPE_USER_RINGBUF, "user_ringbuf", 0 },
+	{ BPF_MAP_TYPE_USER_RINGBUF, "user_ringbuf", 1 },
 	{ BPF_MAP_TYPE_STRUCT_OPS, "struct_ops", 1 },
 	{ 9999, "unknown", 0 },
 };

@@ -471,7 +471,10 @@ int is_ringbuf(int fd, uint32_t *size)
 {
 	struct bpf_map_info info;
 
-	if (obj_kind(fd, &info) != KIND_MAP || info.type != BPF_MAP_TYPE_RINGBUF)
+	/* a user ring buffer has the same layout, written by user space (libbpf's
+	 * user_ring_buffer__new() maps it with the same call) */
+	if (obj_kind(fd, &info) != KIND_MAP ||
+	    (info.type != BPF_MAP_TYPE_RINGBUF && info.type != BPF_MAP_TYPE_USER_RINGBUF))
 		return 0;
 	*size = info.max_entries;
 	return 1;
