@@ -82,6 +82,8 @@ struct brt_pkt_result {
 	 * XDP_TX the receiving one; tc: bpf_redirect()'s egress target); 0: none the runtime
 	 * can deliver to */
 	uint32_t redirect_ifindex;
+	uint32_t redirect_cpu;     /* REDIRECT to a cpumap entry: its CPU + 1 (0: none) */
+	uint32_t redirect_prog_id; /* the entry's BPF_XDP_CPUMAP program (0: none) */
 };
 /* -EINVAL with a message for a program type that does not run on packets. */
 int brt_pkt_prog_open(int prog_fd, struct brt_pkt_prog **out, char *err, size_t errlen);

@@ -6,14 +6,20 @@
  * Counters are updated with relaxed atomics so the application reads them while the
  * thread runs.  A redirect to an interface (XDP through a devmap, tc's bpf_redirect() to
  * egress) and XDP_TX are acted on: the packet as the program left it is sent out of that
- * interface through a send-only packet socket, as the kernel's xmit would.  The packet
- * itself still reaches this host's stack (a capture cannot take it away), and other
- * actions (cpumap, xskmap, drops) are only counted.
+ * interface through a send-only packet socket, as the kernel's xmit would.  A redirect to
+ * a cpumap entry hands a copy of the packet to the link's worker thread for that CPU
+ * (pinned to it, a queue of the entry's size at most, as the kernel's per-CPU kthread),
+ * which runs the entry's BPF_XDP_CPUMAP program, if any, and sends what it redirects to
+ * an interface; what it passes would enter the kernel's stack on that CPU, which user
+ * space cannot do.  The packet itself still reaches this host's stack (a capture cannot
+ * take it away), and other actions (xskmap, drops) are only counted.
  */
 #include <errno.h>
 #include <linux/if_ether.h>
 #include <linux/if_packet.h>
 #include <net/if.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,12 +39,38 @@
  * which would cost more than a short program if made per packet. */
 #define STOP_EVERY 64
 
+#define MAX_WORKERS 64  /* CPUs a link keeps cpumap workers for */
+#define WORKER_QUEUE 256 /* packets waiting for one (the kernel: the entry's qsize) */
+
+struct cpu_pkt {
+	struct cpu_pkt *next;
+	uint32_t prog_id;
+	uint32_t len;
+	uint8_t data[];
+};
+
+/* A cpumap CPU's worker: packets queued by the link thread, run on that CPU. */
+struct cpu_worker {
+	unsigned cpu;
+	uint32_t ifindex;            /* the attached interface: the packets' ingress */
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct cpu_pkt *head, **tail; /* under lock */
+	unsigned queued;             /* under lock */
+	int stop;                    /* under lock */
+	uint32_t prog_id;            /* the program prog was opened for (worker only) */
+	struct brt_pkt_prog *prog;
+	int tx_fd;
+};
+
 struct iface_source {
 	struct brt_live *live;
 	struct brt_pkt_prog *prog;
 	uint32_t ifindex;
 	unsigned dir;                     /* enum bpfrt_pkt_dir of the capture */
 	int tx_fd;                        /* packet socket redirects are sent on, or -1 */
+	struct cpu_worker *workers[MAX_WORKERS]; /* started at a CPU's first packet */
 	struct bpfrt_pkt_link_stats st;   /* atomic fields */
 };
 
@@ -47,28 +79,171 @@ static void add(uint64_t *c, uint64_t v)
 	__atomic_fetch_add(c, v, __ATOMIC_RELAXED);
 }
 
-/* Send a redirected packet out of its target interface.  Not back out of the attached
- * one when the capture also sees sent packets: the program would see its own packet again
- * (the kernel's hooks never run twice on one packet). */
-static void deliver(struct iface_source *s, const struct brt_pkt_result *res)
+/* Send a packet out of interface res->redirect_ifindex through the packet socket *fd
+ * (opened at the first use). */
+static void send_out(int *fd, const struct brt_pkt_result *res)
 {
 	struct sockaddr_ll to;
 
-	if (!res->redirect_ifindex || res->caplen < ETH_HLEN ||
-	    (res->redirect_ifindex == s->ifindex && s->dir != BPFRT_PKT_DIR_INGRESS))
+	if (res->caplen < ETH_HLEN)
 		return;
-	if (s->tx_fd < 0) /* protocol 0: the socket receives nothing */
-		s->tx_fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
-	if (s->tx_fd < 0)
+	if (*fd < 0) /* protocol 0: the socket receives nothing */
+		*fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
+	if (*fd < 0)
 		return;
 	memset(&to, 0, sizeof(to));
 	to.sll_family = AF_PACKET;
 	to.sll_ifindex = (int)res->redirect_ifindex;
 	/* a down or vanished target drops the packet, as the kernel's xmit does */
-	if (sendto(s->tx_fd, res->data, res->caplen, MSG_DONTWAIT, (struct sockaddr *)&to,
+	if (sendto(*fd, res->data, res->caplen, MSG_DONTWAIT, (struct sockaddr *)&to,
 		   sizeof(to)) < 0)
 		brt_print(BPFRT_DEBUG, "bpfrt: attach: redirect to ifindex %u: %s\n",
 			  res->redirect_ifindex, strerror(errno));
+}
+
+/* A cpumap worker's packet: the entry's program runs on it (opened by id at the first
+ * packet for it); a redirect to an interface is sent. */
+static void worker_packet(struct cpu_worker *w, const struct cpu_pkt *cp)
+{
+	struct brt_pkt pkt = { .data = cp->data, .caplen = cp->len, .wirelen = cp->len };
+	struct brt_pkt_result res;
+	char err[256];
+
+	if (!cp->prog_id)
+		return; /* the kernel builds an skb for its stack here */
+	if (w->prog_id != cp->prog_id) {
+		union bpf_attr a;
+		int fd;
+
+		brt_pkt_prog_close(w->prog);
+		w->prog = NULL;
+		w->prog_id = cp->prog_id;
+		memset(&a, 0, sizeof(a));
+		a.prog_id = cp->prog_id;
+		fd = bpfrt_bpf(BPF_PROG_GET_FD_BY_ID, &a, sizeof(a));
+		if (fd >= 0) {
+			if (brt_pkt_prog_open(fd, &w->prog, err, sizeof(err)))
+				w->prog = NULL;
+			close(fd);
+		}
+	}
+	if (!w->prog || brt_pkt_prog_run(w->prog, &pkt, w->ifindex, 0, &res, err, sizeof(err)))
+		return;
+	/* a cpumap program may redirect again (not XDP_TX: the kernel drops that) */
+	if (res.action == BPFRT_PKT_REDIRECT && res.redirect_ifindex)
+		send_out(&w->tx_fd, &res);
+}
+
+static void *worker_run(void *arg)
+{
+	struct cpu_worker *w = arg;
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(w->cpu, &set);
+	pthread_setaffinity_np(pthread_self(), sizeof(set), &set); /* an offline CPU: anywhere */
+	for (;;) {
+		struct cpu_pkt *cp;
+
+		pthread_mutex_lock(&w->lock);
+		while (!w->head && !w->stop)
+			pthread_cond_wait(&w->cond, &w->lock);
+		if (w->stop) {
+			pthread_mutex_unlock(&w->lock);
+			break;
+		}
+		cp = w->head;
+		w->head = cp->next;
+		if (!w->head)
+			w->tail = &w->head;
+		w->queued--;
+		pthread_mutex_unlock(&w->lock);
+		worker_packet(w, cp);
+		free(cp);
+	}
+	return NULL;
+}
+
+static void worker_free(struct cpu_worker *w)
+{
+	pthread_mutex_lock(&w->lock);
+	w->stop = 1;
+	pthread_cond_signal(&w->cond);
+	pthread_mutex_unlock(&w->lock);
+	pthread_join(w->thread, NULL);
+	while (w->head) {
+		struct cpu_pkt *cp = w->head;
+
+		w->head = cp->next;
+		free(cp);
+	}
+	brt_pkt_prog_close(w->prog);
+	if (w->tx_fd >= 0)
+		close(w->tx_fd);
+	pthread_cond_destroy(&w->cond);
+	pthread_mutex_destroy(&w->lock);
+	free(w);
+}
+
+/* Queue a copy of the packet for its cpumap CPU's worker (started at the first one); a
+ * full queue drops it, as the kernel's ptr_ring does. */
+static void to_cpu(struct iface_source *s, const struct brt_pkt_result *res)
+{
+	unsigned cpu = res->redirect_cpu - 1;
+	struct cpu_worker *w;
+	struct cpu_pkt *cp;
+
+	if (cpu >= MAX_WORKERS)
+		return;
+	w = s->workers[cpu];
+	if (!w) {
+		w = calloc(1, sizeof(*w));
+		if (!w)
+			return;
+		w->cpu = cpu;
+		w->ifindex = s->ifindex;
+		w->tail = &w->head;
+		w->tx_fd = -1;
+		pthread_mutex_init(&w->lock, NULL);
+		pthread_cond_init(&w->cond, NULL);
+		if (pthread_create(&w->thread, NULL, worker_run, w)) {
+			pthread_cond_destroy(&w->cond);
+			pthread_mutex_destroy(&w->lock);
+			free(w);
+			return;
+		}
+		s->workers[cpu] = w;
+	}
+	cp = malloc(sizeof(*cp) + res->caplen);
+	if (!cp)
+		return;
+	cp->next = NULL;
+	cp->prog_id = res->redirect_prog_id;
+	cp->len = res->caplen;
+	memcpy(cp->data, res->data, res->caplen);
+	pthread_mutex_lock(&w->lock);
+	if (w->queued >= WORKER_QUEUE) {
+		pthread_mutex_unlock(&w->lock);
+		free(cp);
+		return;
+	}
+	*w->tail = cp;
+	w->tail = &cp->next;
+	w->queued++;
+	pthread_cond_signal(&w->cond);
+	pthread_mutex_unlock(&w->lock);
+}
+
+/* What a redirect or XDP_TX does.  Not back out of the attached interface when the capture
+ * also sees sent packets: the program would see its own packet again (the kernel's hooks
+ * never run twice on one packet). */
+static void deliver(struct iface_source *s, const struct brt_pkt_result *res)
+{
+	if (res->redirect_cpu)
+		to_cpu(s, res);
+	else if (res->redirect_ifindex &&
+		 (res->redirect_ifindex != s->ifindex || s->dir == BPFRT_PKT_DIR_INGRESS))
+		send_out(&s->tx_fd, res);
 }
 
 static void iface_run(struct brt_link *link)
@@ -122,6 +297,9 @@ static void iface_run(struct brt_link *link)
 
 static void iface_free(struct iface_source *s)
 {
+	for (int i = 0; i < MAX_WORKERS; i++)
+		if (s->workers[i])
+			worker_free(s->workers[i]);
 	if (s->tx_fd >= 0)
 		close(s->tx_fd);
 	brt_live_close(s->live);

@@ -229,6 +229,12 @@ int brt_pkt_prog_run(struct brt_pkt_prog *p, const struct brt_pkt *pkt, uint32_t
 	res->verdict = (uint32_t)r0;
 	res->action = action_of(p->type, res->verdict);
 	res->redirect_ifindex = 0;
+	res->redirect_cpu = 0;
+	res->redirect_prog_id = 0;
+	if (p->buf && res->action == BPFRT_PKT_REDIRECT && p->type == BPF_PROG_TYPE_XDP) {
+		res->redirect_cpu = p->pkt.redirect_cpu;
+		res->redirect_prog_id = p->pkt.redirect_prog_id;
+	}
 	/* bpf_redirect() and bpf_redirect_map() record their target in the run's packet
 	 * (zeroed above for each run); tc's BPF_F_INGRESS target is another interface's
 	 * receive path, which user space cannot enter, and bpf_redirect_neigh()'s needs the

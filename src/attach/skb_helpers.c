@@ -226,6 +226,7 @@ uint64_t brt_helper_redirect(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
 		return xdp ? XDP_ABORTED : (uint64_t)TC_ACT_SHOT;
 	if (p) {
 		p->redirect_ifindex = (uint32_t)r1;
+		p->redirect_cpu = 0; /* the last redirect of a run is its target */
 		p->redirect_flags = r2;
 	}
 	return xdp ? XDP_REDIRECT : TC_ACT_REDIRECT;
@@ -293,6 +294,7 @@ uint64_t brt_helper_redirect_neigh(uint64_t r1, uint64_t r2, uint64_t r3, uint64
 		return TC_ACT_SHOT;
 	if (p) {
 		p->redirect_ifindex = (uint32_t)r1;
+		p->redirect_cpu = 0; /* the last redirect of a run is its target */
 		p->redirect_flags = BRT_REDIRECT_NEIGH;
 	}
 	return TC_ACT_REDIRECT;
@@ -310,6 +312,7 @@ uint64_t brt_helper_redirect_peer(uint64_t r1, uint64_t r2, uint64_t r3, uint64_
 		return TC_ACT_SHOT;
 	if (p) {
 		p->redirect_ifindex = (uint32_t)r1;
+		p->redirect_cpu = 0; /* the last redirect of a run is its target */
 		p->redirect_flags = 0;
 	}
 	return TC_ACT_REDIRECT;

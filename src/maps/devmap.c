@@ -19,8 +19,9 @@
  * bpf_redirect_map() returns what the kernel's returns in a test run: XDP_REDIRECT when
  * the key names an entry, else the action in the low bits of flags.  A devmap entry
  * without a program of its own also becomes the run's redirect target, which a live
- * attachment (attach/link.c) sends the packet out of; other targets (cpumap, xskmap,
- * broadcasts, devmap programs) are only counted there.
+ * attachment (attach/link.c) sends the packet out of, and a cpumap entry a CPU whose
+ * worker there runs the entry's program; other targets (xskmap, broadcasts, devmap
+ * programs) are only counted.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -566,6 +567,15 @@ uint64_t brt_helper_redirect_map(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t
 		/* { ifindex, program id }: one with a program is not sent (not run here) */
 		ctx->pkt->redirect_ifindex = (word >> 32) ? 0 : (uint32_t)word;
 		ctx->pkt->redirect_flags = 0;
+		/* a cpumap entry { qsize, program id }: the CPU's worker runs the program */
+		ctx->pkt->redirect_cpu = 0;
+		ctx->pkt->redirect_prog_id = 0;
+		if (target && map->type == BPF_MAP_TYPE_CPUMAP) {
+			word = atomic_load_explicit((_Atomic uint64_t *)target,
+						    memory_order_acquire);
+			ctx->pkt->redirect_cpu = key + 1;
+			ctx->pkt->redirect_prog_id = (uint32_t)(word >> 32);
+		}
 	}
 	return XDP_REDIRECT;
 }

@@ -287,6 +287,106 @@ out:
 	}
 }
 
+/* cpumap: v0's XDP program redirects to the entry of CPU 1, whose BPF_XDP_CPUMAP program
+ * counts the packet under bpf_get_smp_processor_id() in an array and drops it; after 3
+ * frames the counts must be the kernel's (3 on CPU 1: the packets ran there). */
+static void cpumap_case(sys_fn sys, struct transcript *t, int tx, unsigned seq)
+{
+	int kernel = sys == kernel_bpf;
+	int counts = create_map(sys, BPF_MAP_TYPE_ARRAY, 4, 8, 2, 0, 0);
+	int cmap = create_map(sys, BPF_MAP_TYPE_CPUMAP, 4, 8, 2, 0, 0);
+	struct bpf_insn cprog[] = {
+		CALL(BPF_FUNC_get_smp_processor_id),
+		I(BPF_STX | BPF_MEM | BPF_W, 10, 0, -4, 0),
+		LD_MAP(1, counts),
+		MOV_X(2, 10),
+		ADD_K(2, -4),
+		CALL(BPF_FUNC_map_lookup_elem),
+		I(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 2, 0),
+		MOV_K(1, 1),
+		I(BPF_STX | BPF_ATOMIC | BPF_DW, 0, 1, 0, BPF_ADD),
+		MOV_K(0, XDP_DROP),
+		EXIT(),
+	};
+	struct bpf_insn mprog[] = {
+		LD_MAP(1, cmap), MOV_K(2, 1), MOV_K(3, XDP_PASS),
+		CALL(BPF_FUNC_redirect_map), EXIT(),
+	};
+	union bpf_attr a;
+	uint32_t key = 1, val[2];
+	uint64_t c0 = 0, c1 = 0;
+	int cfd, mfd, link;
+	char err[256];
+	long until;
+
+	say(t, "cpumap entry of CPU 1 with a program:\n");
+	memset(&a, 0, sizeof(a));
+	a.prog_type = BPF_PROG_TYPE_XDP;
+	a.expected_attach_type = BPF_XDP_CPUMAP;
+	a.insns = (uint64_t)(uintptr_t)cprog;
+	a.insn_cnt = sizeof(cprog) / sizeof(cprog[0]);
+	a.license = (uint64_t)(uintptr_t)"GPL";
+	cfd = sys(BPF_PROG_LOAD, &a, sizeof(a));
+	val[0] = 192;
+	val[1] = (uint32_t)cfd;
+	say(t, "update %d\n", elem(sys, BPF_MAP_UPDATE_ELEM, cmap, &key, val, 0));
+	a.expected_attach_type = 0;
+	a.insns = (uint64_t)(uintptr_t)mprog;
+	a.insn_cnt = sizeof(mprog) / sizeof(mprog[0]);
+	mfd = sys(BPF_PROG_LOAD, &a, sizeof(a));
+	if (mfd < 0) {
+		say(t, "load %d\n", -errno);
+		goto out;
+	}
+	if (kernel) {
+		link = attach_kernel(mfd, 1);
+	} else {
+		BPFRT_OPTS(bpfrt_pkt_link_opts, o, .direction = BPFRT_PKT_DIR_INGRESS);
+
+		link = bpfrt_prog_attach_iface(mfd, "v0", &o, err, sizeof(err));
+	}
+	if (link < 0) {
+		say(t, "attach %d\n", link);
+		goto out;
+	}
+	for (int k = 0; k < 3; k++) {
+		uint8_t f[FRAME_LEN];
+		struct sockaddr_ll to;
+
+		memset(f, 0, sizeof(f));
+		memcpy(f, "\x02\0\0\0\0\xb0\x02\0\0\0\0\xb1", 12);
+		f[12] = ETHERTYPE >> 8;
+		f[13] = ETHERTYPE & 0xff;
+		snprintf((char *)f + 20, 24, "bpfrt-cpumap-%u", seq + (unsigned)k);
+		memset(&to, 0, sizeof(to));
+		to.sll_family = AF_PACKET;
+		to.sll_ifindex = ifx[1];
+		sendto(tx, f, sizeof(f), 0, (struct sockaddr *)&to, sizeof(to));
+	}
+	until = now_ms() + WAIT_MS;
+	do {
+		key = 0;
+		elem(sys, BPF_MAP_LOOKUP_ELEM, counts, &key, &c0, 0);
+		key = 1;
+		elem(sys, BPF_MAP_LOOKUP_ELEM, counts, &key, &c1, 0);
+		if (c0 + c1 >= 3)
+			break;
+		usleep(10 * 1000);
+	} while (now_ms() < until);
+	say(t, "counts: CPU 0 %llu, CPU 1 %llu\n", (unsigned long long)c0,
+	    (unsigned long long)c1);
+	if (!kernel)
+		bpfrt_link_detach(link);
+	close(link);
+out:
+	if (mfd >= 0)
+		close(mfd);
+	if (cfd >= 0)
+		close(cfd);
+	close(cmap);
+	close(counts);
+}
+
 static int sh(const char *cmd)
 {
 	char buf[256];
@@ -328,6 +428,12 @@ int main(void)
 		T_SKIP("no packet sockets");
 	run(kernel_bpf, &k, tx, rx, rx1);
 	run(bpfrt_bpf, &b, tx, rx, rx1);
+	if (sysconf(_SC_NPROCESSORS_ONLN) >= 2) {
+		cpumap_case(kernel_bpf, &k, tx, 300);
+		cpumap_case(bpfrt_bpf, &b, tx, 400);
+	} else {
+		printf("cpumap case skipped: one CPU\n");
+	}
 	/* the frames' numbers differ by side (100s, 200s): compare without them */
 	for (char *p = k.text; (p = strstr(p, "frame 1")); p += 7)
 		p[6] = 'N', p[7] = 'N', p[8] = 'N';
