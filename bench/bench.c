@@ -13,8 +13,11 @@
  * read back with BPF_OBJ_GET_INFO_BY_FD) called in this process like native's function,
  * with an xdp_buff's data and data_end: the one way to run the kernel's code on the
  * rotating sets (test-run takes one packet of at most a page; see kimage_load()).
+ * jit-xdp: bpfrt's JIT on that same XDP build, called the same way (its xdp_md holds 32-bit
+ * addresses: every engine's packets are below 4 GiB, as bpfrt's test run places them), so
+ * the kernel's code and bpfrt's compete on one program.
  * Usage: bench PROGDIR [ENGINE...]   (default: native interp checked jit bpfrt-testrun kernel-jit
- * kernel-image)
+ * kernel-image jit-xdp)
  * Environment: BENCH_TARGET_MS (timed part of one measurement, 50), BENCH_ROUNDS (blocks it
  * is cut into, engines interleaved block by block, the median block reported; 5),
  * BENCH_WORKLOADS (names to measure, default all), BENCH_RUNS (a fixed run count instead: for
@@ -83,6 +86,9 @@ static const char hash_text[] =
 	"jeq %r0, 0, +2\nmov %r1, 1\nlock add [%r0+0], %r1\nmov %r0, 2\nexit\n";
 
 static uint8_t flow1[64], flow6[64];
+/* Where the runs find flow1's and flow6's packet: copies below 4 GiB when the kernel gives
+ * such a page (jit-xdp's 32-bit ctx fields must hold the addresses; make_packets()). */
+static uint8_t *flow1_at = flow1, *flow6_at = flow6;
 static uint8_t *rot_pkts, *rot6_pkts;
 static uint32_t rot_perm[ROT_PKTS];
 static volatile uint64_t sink;
@@ -203,6 +209,7 @@ struct engine {
 	int is_native;
 	int is_testrun;
 	int is_kimage;
+	int is_xdp; /* jit-xdp: bpfrt's JIT on the XDP build, called like kernel-image */
 	/* kernel-image: the code per workload (NULL: not run) and where its ctx loads
 	 * xdp_buff's data and data_end */
 	uint32_t (*kfn[WL_COUNT])(void *ctx);
@@ -224,7 +231,7 @@ static const uint8_t *pkt_at(enum wl w, uint64_t i)
 	if (rotating(w))
 		return (w == WL_ROT ? rot_pkts : rot6_pkts) +
 		       (size_t)rot_perm[i & (ROT_PKTS - 1)] * BENCH_SLOT;
-	return w == WL_FLOW6 ? flow6 : flow1;
+	return w == WL_FLOW6 ? flow6_at : flow1_at;
 }
 
 static size_t pkt_len(enum wl w)
@@ -251,6 +258,20 @@ __attribute__((noinline)) static uint64_t batch(struct engine *e, enum wl w, uin
 			ctx[e->koff_data[w] / 8] = (void *)(uintptr_t)p;
 			ctx[e->koff_end[w] / 8] = (void *)(uintptr_t)(p + len);
 			sum += kfn(ctx);
+		}
+		return sum;
+	}
+	if (e->is_xdp) {
+		bpfrt_vm_native_fn xfn = bpfrt_vm_native(e->vm[w]);
+		uint32_t md[6] = { 0 }; /* struct xdp_md: data, data_end, ... */
+
+		for (uint64_t i = 0; i < n; i++) {
+			const uint8_t *p = pkt_at(w, i);
+
+			__asm__ volatile("" : "+r"(p));
+			md[0] = (uint32_t)(uintptr_t)p;
+			md[1] = (uint32_t)(uintptr_t)(p + len);
+			sum += xfn(md, sizeof(md));
 		}
 		return sum;
 	}
@@ -524,6 +545,33 @@ static int engine_setup(struct engine *e, const char *dir)
 	e->map_fd = -1;
 	if (!e->bpf)
 		e->bpf = bpfrt_bpf;
+	if (e->is_xdp) {
+		/* the same workloads as kernel-image; the packets must be below 4 GiB */
+		if ((uintptr_t)rot_pkts >> 32 || (uintptr_t)rot6_pkts >> 32 ||
+		    (uintptr_t)flow1_at >> 32) {
+			printf("NOTE %s: no packet memory below 4 GiB\n", e->name);
+			return -1;
+		}
+		for (int w = 0; w < WL_COUNT; w++) {
+			char name[64];
+			struct bpf_insn *insns;
+			size_t n;
+			BPFRT_OPTS(bpfrt_vm_opts, o, .engine = BPFRT_ENGINE_JIT);
+
+			if (w == WL_HASH || w == WL_HELPERS || w == WL_EMPTY_TR)
+				continue;
+			snprintf(name, sizeof(name), "xdp_%s", wl_prog[w]);
+			insns = read_prog(dir, name, &n);
+			if (bpfrt_vm_load(insns, n, &o, &e->vm[w], err, sizeof(err)) ||
+			    !bpfrt_vm_native(e->vm[w])) {
+				printf("NOTE %s: %s not run: %s\n", e->name, wl_names[w], err);
+				free(insns);
+				return -1;
+			}
+			free(insns);
+		}
+		return 0;
+	}
 	if (e->is_kimage) {
 		int any = 0;
 
@@ -583,9 +631,10 @@ static double measure(struct engine *e, enum wl w)
 	uint64_t n, t0, t;
 	uint32_t ret;
 
-	if (e->is_kimage && !e->kfn[w])
+	if ((e->is_kimage && !e->kfn[w]) || (e->is_xdp && !e->vm[w]))
 		return -1;
-	if (!e->is_kimage && (e->is_testrun || (!e->is_native && via_testrun(w)))) {
+	if (!e->is_kimage && !e->is_xdp &&
+	    (e->is_testrun || (!e->is_native && via_testrun(w)))) {
 		double d;
 
 		if (rotating(w))
@@ -623,6 +672,11 @@ static uint64_t run_one(struct engine *e, enum wl w, const uint8_t *p, size_t le
 {
 	uint64_t r0 = 0;
 
+	if (e->is_xdp) {
+		uint32_t md[6] = { (uint32_t)(uintptr_t)p, (uint32_t)(uintptr_t)(p + len) };
+
+		return bpfrt_vm_native(e->vm[w])(md, sizeof(md));
+	}
 	if (e->is_kimage) {
 		void *ctx[8] = { 0 };
 
@@ -668,12 +722,12 @@ static void cross_check(struct engine *e)
 	static const enum wl single[] = { WL_FLOW1, WL_FLOW6, WL_LOOP };
 	uint32_t ret = 0;
 
-	if (!e->is_kimage)
+	if (!e->is_kimage && !e->is_xdp)
 		check_hash(e, 1000);
 	for (size_t k = 0; k < sizeof(single) / sizeof(single[0]); k++) {
 		enum wl w = single[k];
 
-		if (e->is_kimage && !e->kfn[w])
+		if ((e->is_kimage && !e->kfn[w]) || (e->is_xdp && !e->vm[w]))
 			continue;
 
 		if (e->is_testrun) {
@@ -689,7 +743,7 @@ static void cross_check(struct engine *e)
 	for (enum wl w = WL_ROT; w <= WL_ROT6; w++) {
 		uint64_t sum = 0;
 
-		if (e->is_kimage && !e->kfn[w])
+		if ((e->is_kimage && !e->kfn[w]) || (e->is_xdp && !e->vm[w]))
 			continue;
 		for (uint32_t i = 0; i < ROT_PKTS; i++)
 			sum += run_one(e, w, (w == WL_ROT ? rot_pkts : rot6_pkts) +
@@ -765,8 +819,27 @@ static void make_packets(void)
 
 	make_pkt(flow1, 0, 0, 1, 0);
 	make_pkt(flow6, 1, 0, 0, 0);
-	rot_pkts = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	rot6_pkts = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	/* below 4 GiB for every engine (jit-xdp's xdp_md holds 32-bit addresses, as bpfrt's
+	 * test run places its packets); elsewhere if the kernel has no room there */
+	rot_pkts = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_32BIT,
+			-1, 0);
+	if (rot_pkts == MAP_FAILED)
+		rot_pkts = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	rot6_pkts = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_32BIT,
+			 -1, 0);
+	if (rot6_pkts == MAP_FAILED)
+		rot6_pkts = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	{
+		uint8_t *lo = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+				   MAP_PRIVATE | MAP_ANONYMOUS | MAP_32BIT, -1, 0);
+
+		if (lo != MAP_FAILED) {
+			memcpy(lo, flow1, sizeof(flow1));
+			memcpy(lo + 2048, flow6, sizeof(flow6));
+			flow1_at = lo;
+			flow6_at = lo + 2048;
+		}
+	}
 	if (rot_pkts == MAP_FAILED || rot6_pkts == MAP_FAILED) {
 		perror("mmap");
 		exit(1);
@@ -827,8 +900,9 @@ int main(int argc, char **argv)
 		{ .name = "bpfrt-testrun", .is_testrun = 1, .bpf = bpfrt_bpf },
 		{ .name = "kernel-jit", .is_testrun = 1, .bpf = sys_bpf },
 		{ .name = "kernel-image", .is_kimage = 1, .bpf = sys_bpf },
+		{ .name = "jit-xdp", .kind = BPFRT_ENGINE_JIT, .is_xdp = 1 },
 	};
-	struct engine *use[8];
+	struct engine *use[12];
 	const char *only;
 	int nuse = 0;
 
@@ -858,7 +932,7 @@ int main(int argc, char **argv)
 	rounds = fixed_runs || rounds < 1 ? 1 : rounds > MAX_ROUNDS ? MAX_ROUNDS : rounds;
 	target_ns /= rounds;
 	for (int w = 0; w < WL_COUNT; w++) {
-		double ns[8][MAX_ROUNDS];
+		double ns[12][MAX_ROUNDS];
 
 		if (!wl_wanted(only, wl_names[w]))
 			continue;

@@ -2,7 +2,7 @@
 # bench/run.sh - build what the benchmark needs, run it, write bench/RESULTS.md.
 #   REPS=7        interleaved repetitions (each runs every engine on every workload once)
 #   CPU=N         the CPU to pin to (default: the last one)
-#   ENGINES="..." subset of: native interp checked jit bpfrt-testrun kernel-jit kernel-image (default: all)
+#   ENGINES="..." subset of: native interp checked jit bpfrt-testrun kernel-jit kernel-image jit-xdp (default: all)
 #   BENCH_TARGET_MS=50   timed part of one measurement
 #   SECTIONS="NN-name ..."  which bench/sections/*.sh to run after the engine tables (all)
 # Needs: the packages of scripts/deps.sh; root for kernel-jit and kernel-image (skipped otherwise).
