@@ -25,3 +25,22 @@ libs=$(pkg-config --with-path=build-release --static --libs bpfrt |
 gcc -O2 -std=gnu11 -Wall -Wextra -Iinclude -Isrc bench/verifier/verifier_bench.c \
 	build-release/libbpfrt.a $libs -o "$OUT/verifier_bench" >&2
 taskset -c "$CPU" "$OUT/verifier_bench" "$OUT/progs" "$REPS"
+
+# The real-program corpus (scripts/corpus.sh, ~/.cache/bpfrt-corpus): every program both
+# verifiers accept, processed insns and the logs' verification time summed, bpfrt against
+# the kernel (tests/corpus/corpus_diff; needs root, libbpf-dev and the corpus).
+echo
+echo "### Verifier on the real-program corpus"
+echo
+cd_bin=build-release/tests/corpus_diff
+[ -x "$cd_bin" ] || cmake --build build-release -j2 --target corpus_diff >/dev/null 2>&1 || true
+corpus=${BPFRT_CORPUS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/bpfrt-corpus}
+if [ "$(id -u)" != 0 ] || [ ! -x "$cd_bin" ] || [ ! -d "$corpus" ]; then
+	echo "(skipped: needs root, tests/corpus/corpus_diff (libbpf-dev) and the corpus in $corpus)"
+else
+	out=$(taskset -c "$CPU" "$cd_bin" "$corpus" 2>/dev/null || true)
+	echo "From \`corpus_diff $corpus\` (one load per program and side, log level 4):"
+	echo
+	echo "$out" | grep -E '^(processed insns, bpfrt / kernel|verification time \(the logs)' |
+		sed 's/^/- /'
+fi

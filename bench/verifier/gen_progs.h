@@ -66,4 +66,25 @@ static inline struct bpf_insn *bench_gen_branchy(size_t *count)
 	return p;
 }
 
+/* The state-explosion case (tests/verifier/test_scale.c): 64 stack stores, then a loop of
+ * BENCH_EXPLOSION_ROUNDS rounds whose counter decides the branch, so every round is a new
+ * state (68 insns; Linux 6.18: 998,066 processed, 24,951 states) */
+#define BENCH_EXPLOSION_ROUNDS 499000
+static inline struct bpf_insn *bench_gen_explosion(size_t *count)
+{
+	struct bpf_insn *p = malloc(68 * sizeof(*p));
+	size_t n = 0;
+
+	if (!p)
+		return NULL;
+	for (int i = 1; i <= 64; i++)
+		p[n++] = BG_I(BPF_ST | BPF_MEM | BPF_DW, 10, 0, (int16_t)(-8 * i), i);
+	p[n++] = BG_I(BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, 0);
+	p[n++] = BG_I(BPF_ALU64 | BPF_ADD | BPF_K, 0, 0, 0, 1);
+	p[n++] = BG_I(BPF_JMP | BPF_JLT | BPF_K, 0, 0, -2, BENCH_EXPLOSION_ROUNDS);
+	p[n++] = BG_I(BPF_JMP | BPF_EXIT, 0, 0, 0, 0);
+	*count = n;
+	return p;
+}
+
 #endif

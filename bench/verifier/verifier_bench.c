@@ -22,6 +22,7 @@
 #include "verifier/verifier.h"
 
 #define MAXREPS 64
+#define NPROGS 5
 
 struct prog {
 	const char *name;
@@ -251,16 +252,18 @@ static long peak_kib(const struct prog *p)
 
 int main(int argc, char **argv)
 {
-	struct prog progs[4] = {
+	struct prog progs[NPROGS] = {
 		{ "flow dissector", "bench/progs xdp_flow", BPF_PROG_TYPE_XDP, NULL, 0 },
 		{ "straight-line", "4,000 insns, no jump", BPF_PROG_TYPE_SOCKET_FILTER, NULL, 0 },
 		{ "branchy", "200 conditions on context fields", BPF_PROG_TYPE_SOCKET_FILTER, NULL,
 		  0 },
 		{ "bounded loop", "bench/progs xdp_loop, 1,000 rounds", BPF_PROG_TYPE_XDP, NULL, 0 },
+		{ "state explosion", "64 stack stores + 499,000-round loop, tests/verifier/test_scale",
+		  BPF_PROG_TYPE_SOCKET_FILTER, NULL, 0 },
 	};
-	static double t[4][E_COUNT][MAXREPS];
-	uint32_t proc[4][E_COUNT] = { { 0 } };
-	long peak[4];
+	static double t[NPROGS][E_COUNT][MAXREPS];
+	uint32_t proc[NPROGS][E_COUNT] = { { 0 } };
+	long peak[NPROGS];
 	int reps = argc > 2 ? atoi(argv[2]) : 5, kernel = geteuid() == 0;
 
 	if (argc < 2) {
@@ -278,8 +281,9 @@ int main(int argc, char **argv)
 	}
 	progs[1].insns = bench_gen_straight(&progs[1].n);
 	progs[2].insns = bench_gen_branchy(&progs[2].n);
+	progs[4].insns = bench_gen_explosion(&progs[4].n);
 	if (getenv("VB_PROFILE")) { /* VB_PROFILE=N: brt_verify program N for 2 s of CPU (perf) */
-		int p = atoi(getenv("VB_PROFILE")) & 3;
+		int p = atoi(getenv("VB_PROFILE")) % NPROGS;
 		uint32_t pr;
 		double end = now_ns() + 2e9;
 
@@ -287,10 +291,10 @@ int main(int argc, char **argv)
 			run_once(&progs[p], E_VERIFY, &pr);
 		return 0;
 	}
-	for (int p = 0; p < 4; p++) /* before anything else grows this process's heap */
+	for (int p = 0; p < NPROGS; p++) /* before anything else grows this process's heap */
 		peak[p] = peak_kib(&progs[p]);
 	for (int r = 0; r < reps; r++)
-		for (int p = 0; p < 4; p++)
+		for (int p = 0; p < NPROGS; p++)
 			for (int e = 0; e < E_COUNT; e++)
 				t[p][e][r] = (e >= E_KERNEL_LOAD && !kernel)
 						     ? -1
@@ -307,7 +311,7 @@ int main(int argc, char **argv)
 	printf("| program | insns | processed (bpfrt / kernel) | bpfrt verify | bpfrt load | "
 	       "kernel load | kernel verifier | kernel load / bpfrt load | bpfrt peak memory |\n");
 	printf("|---|---|---|---|---|---|---|---|---|\n");
-	for (int p = 0; p < 4; p++) {
+	for (int p = 0; p < NPROGS; p++) {
 		char c[E_COUNT][128], ratio[32] = "n/a", mem[32] = "n/a";
 		double bl = median(t[p][E_BPFRT_LOAD], reps), kl = median(t[p][E_KERNEL_LOAD], reps);
 
@@ -323,7 +327,7 @@ int main(int argc, char **argv)
 	}
 	if (!kernel)
 		printf("\nKernel columns: n/a (not root).\n");
-	for (int p = 0; p < 4; p++)
+	for (int p = 0; p < NPROGS; p++)
 		free(progs[p].insns);
 	return 0;
 }

@@ -286,12 +286,12 @@ static void bench_programs(struct tally *t)
 		compare(t, xdp[i]);
 	}
 	if (only("straight") && (p = bench_gen_straight(&n))) {
-		raw_logs(p, n, BPF_PROG_TYPE_XDP);
+		raw_logs(p, n, BPF_PROG_TYPE_SOCKET_FILTER);
 		compare(t, "straight");
 		free(p);
 	}
 	if (only("branchy") && (p = bench_gen_branchy(&n))) {
-		raw_logs(p, n, BPF_PROG_TYPE_XDP);
+		raw_logs(p, n, BPF_PROG_TYPE_SOCKET_FILTER);
 		compare(t, "branchy");
 		free(p);
 	}

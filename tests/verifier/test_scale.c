@@ -17,8 +17,9 @@
 #include "cases/case.h"
 #include "harness.h"
 #include "verifier/verifier.h"
+#include "../../bench/verifier/gen_progs.h"
 
-#define ROUNDS 499000
+#define ROUNDS BENCH_EXPLOSION_ROUNDS
 #define KERNEL_STATES 24951 /* Linux 6.18's total_states on this program */
 
 struct figures {
@@ -28,16 +29,16 @@ struct figures {
 	double secs;
 };
 
+/* the program bench section 30-verifier times too (bench/verifier/gen_progs.h) */
 static size_t build(struct bpf_insn *p)
 {
-	static const struct bpf_insn loop[] = { MOV64_IMM(0, 0), ALU64_IMM(BPF_ADD, 0, 1),
-						JIMM(BPF_JLT, 0, ROUNDS, -2), EXIT() };
 	size_t n = 0;
+	struct bpf_insn *g = bench_gen_explosion(&n);
 
-	for (int i = 1; i <= 64; i++)
-		p[n++] = (struct bpf_insn)ST(BPF_DW, 10, (int16_t)(-8 * i), i);
-	for (size_t i = 0; i < 4; i++)
-		p[n++] = loop[i];
+	if (!g)
+		return 0;
+	memcpy(p, g, n * sizeof(*p));
+	free(g);
 	return n;
 }
 
