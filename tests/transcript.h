@@ -11,6 +11,7 @@
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -150,6 +151,49 @@ static inline void load_verdict(sys_fn sys, struct transcript *t, const char *wh
 		say(t, "ok\n");
 		close(fd);
 	}
+}
+
+/* MAP_CREATE, said as "create <what>: -errno", or on success with what OBJ_GET_INFO_BY_FD
+ * reports of the map (type, flags, sizes); the map is closed again. */
+static inline void say_create(sys_fn sys, struct transcript *t, const char *what, uint32_t type,
+			      uint32_t key, uint32_t value, uint32_t max, uint32_t flags)
+{
+	int fd = create_map(sys, type, key, value, max, flags, 0);
+	struct bpf_map_info info;
+
+	if (fd < 0) {
+		say(t, "create %s: %d\n", what, fd);
+		return;
+	}
+	if (map_info(sys, fd, &info))
+		say(t, "create %s: ok, info %d\n", what, -errno);
+	else
+		say(t, "create %s: ok, type %u flags %#x key %u value %u max %u\n", what, info.type,
+		    info.map_flags, info.key_size, info.value_size, info.max_entries);
+	close(fd);
+}
+
+/* One part of an oracle's script, run on one side's bpf() into that side's transcript. */
+typedef void (*script_fn)(sys_fn sys, struct transcript *t);
+
+/* The oracles' run: each part of the script (a list ending in NULL) on the kernel's bpf()
+ * into k, then on bpfrt's into b, with $BPFRT_FS a fresh directory /tmp/bpfrt-TAG-XXXXXX
+ * (removed after, when the script left it empty).  -1 when it cannot be made. */
+static inline int transcript_run(const char *tag, const script_fn *parts, struct transcript *k,
+				 struct transcript *b)
+{
+	char tmpdir[128];
+
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/bpfrt-%s-XXXXXX", tag);
+	if (!mkdtemp(tmpdir))
+		return -1;
+	setenv("BPFRT_FS", tmpdir, 1);
+	for (; *parts; parts++) {
+		(*parts)(kernel_bpf, k);
+		(*parts)(bpfrt_bpf, b);
+	}
+	rmdir(tmpdir);
+	return 0;
 }
 
 /* The lines where the two transcripts differ, the first show of them printed with their

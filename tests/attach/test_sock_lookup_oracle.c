@@ -362,23 +362,18 @@ static struct transcript kt, bt;
 
 int main(void)
 {
+	static const script_fn parts[] = { script, NULL };
 	unsigned diffs;
-
-	char tmpdir[] = "/tmp/bpfrt-sock-XXXXXX";
 
 	if (geteuid() != 0)
 		T_SKIP("needs root for the kernel side");
-	if (!mkdtemp(tmpdir))
+	if (transcript_run("sock", parts, &kt, &bt))
 		return 1;
-	setenv("BPFRT_FS", tmpdir, 1);
-	script(kernel_bpf, &kt);
-	script(bpfrt_bpf, &bt);
 	T_EQ_INT(kt.steps, bt.steps);
 	diffs = transcript_diffs(&kt, &bt, 30);
 	if (getenv("BPFRT_SHOW"))
 		fputs(kt.text, stdout);
 	printf("%u programs, %u lines differ\n", kt.steps, diffs);
 	T_EQ_INT(0, diffs);
-	rmdir(tmpdir);
 	return t_done();
 }

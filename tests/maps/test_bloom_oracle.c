@@ -270,7 +270,7 @@ static void programs(sys_fn sys, struct transcript *t)
 int main(void)
 {
 	static struct transcript kern, ours;
-	char tmpdir[] = "/tmp/bpfrt-bloom-XXXXXX";
+	static const script_fn parts[] = { creates, elements, programs, NULL };
 	int probe;
 
 	if (geteuid() != 0)
@@ -279,19 +279,11 @@ int main(void)
 	if (probe < 0)
 		T_SKIP("the kernel refuses a bloom filter MAP_CREATE (%s)", strerror(-probe));
 	close(probe);
-	if (!mkdtemp(tmpdir))
+	if (transcript_run("bloom", parts, &kern, &ours))
 		return 1;
-	setenv("BPFRT_FS", tmpdir, 1);
-	creates(kernel_bpf, &kern);
-	creates(bpfrt_bpf, &ours);
-	elements(kernel_bpf, &kern);
-	elements(bpfrt_bpf, &ours);
-	programs(kernel_bpf, &kern);
-	programs(bpfrt_bpf, &ours);
 	compare_transcripts(&kern, &ours);
 	printf("bloom oracle: %u steps each side\n", kern.steps);
 	if (getenv("BLOOM_DUMP"))
 		fputs(kern.text, stdout);
-	rmdir(tmpdir);
 	return t_done();
 }

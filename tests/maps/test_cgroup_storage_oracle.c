@@ -62,21 +62,9 @@ static void creates(sys_fn sys, struct transcript *t)
 	};
 
 	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
-		int fd = create(sys, c[i].type, c[i].key, c[i].value, c[i].max, c[i].flags);
-		struct bpf_map_info info;
-
 		t->steps++;
-		if (fd < 0) {
-			say(t, "create %s: %d\n", c[i].what, fd);
-			continue;
-		}
-		if (map_info(sys, fd, &info))
-			say(t, "create %s: ok, info %d\n", c[i].what, -errno);
-		else
-			say(t, "create %s: ok, type %u flags %#x key %u value %u max %u\n", c[i].what,
-			    info.type, info.map_flags, info.key_size, info.value_size,
-			    info.max_entries);
-		close(fd);
+		say_create(sys, t, c[i].what, c[i].type, c[i].key, c[i].value, c[i].max,
+			   c[i].flags);
 	}
 }
 
@@ -293,7 +281,7 @@ out:
 int main(void)
 {
 	static struct transcript kern, ours;
-	char tmpdir[] = "/tmp/bpfrt-cgstorage-XXXXXX";
+	static const script_fn parts[] = { creates, elements, programs, NULL };
 	int probe;
 
 	if (geteuid() != 0)
@@ -302,19 +290,11 @@ int main(void)
 	if (probe < 0)
 		T_SKIP("the kernel refuses a cgroup storage MAP_CREATE (%s)", strerror(-probe));
 	close(probe);
-	if (!mkdtemp(tmpdir))
+	if (transcript_run("cgstorage", parts, &kern, &ours))
 		return 1;
-	setenv("BPFRT_FS", tmpdir, 1);
-	creates(kernel_bpf, &kern);
-	creates(bpfrt_bpf, &ours);
-	elements(kernel_bpf, &kern);
-	elements(bpfrt_bpf, &ours);
-	programs(kernel_bpf, &kern);
-	programs(bpfrt_bpf, &ours);
 	compare_transcripts(&kern, &ours);
 	printf("cgroup storage oracle: %u steps each side\n", kern.steps);
 	if (getenv("CGSTORAGE_DUMP"))
 		fputs(kern.text, stdout);
-	rmdir(tmpdir);
 	return t_done();
 }

@@ -259,16 +259,13 @@ static struct transcript kt, bt;
 
 int main(void)
 {
-	char tmpdir[] = "/tmp/bpfrt-localstorage-XXXXXX";
+	static const script_fn parts[] = { script, NULL };
 
 	if (geteuid() != 0)
 		T_SKIP("needs root for the kernel side");
-	if (!mkdtemp(tmpdir))
-		return 1;
-	setenv("BPFRT_FS", tmpdir, 1);
 	make_keys();
-	script(kernel_bpf, &kt);
-	script(bpfrt_bpf, &bt);
+	if (transcript_run("localstorage", parts, &kt, &bt))
+		return 1;
 	compare_transcripts(&kt, &bt);
 	if (getenv("BPFRT_SHOW"))
 		fputs(kt.text, stdout);
@@ -277,6 +274,5 @@ int main(void)
 		close(keys[K_CG_CHILD]);
 		rmdir(child_cg);
 	}
-	rmdir(tmpdir);
 	return t_done();
 }

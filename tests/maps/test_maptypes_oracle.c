@@ -639,7 +639,7 @@ static void corners(sys_fn sys, struct transcript *t)
 int main(void)
 {
 	static struct transcript kern, ours;
-	char tmpdir[] = "/tmp/bpfrt-maptypes-XXXXXX";
+	static const script_fn parts[] = { creates, elements, programs, corners, NULL };
 	int probe;
 
 	if (geteuid() != 0)
@@ -648,20 +648,10 @@ int main(void)
 	if (probe < 0)
 		T_SKIP("the kernel refuses MAP_CREATE (%s)", strerror(-probe));
 	close(probe);
-	if (!mkdtemp(tmpdir))
+	if (transcript_run("maptypes", parts, &kern, &ours))
 		return 1;
-	setenv("BPFRT_FS", tmpdir, 1);
-	creates(kernel_bpf, &kern);
-	creates(bpfrt_bpf, &ours);
-	elements(kernel_bpf, &kern);
-	elements(bpfrt_bpf, &ours);
-	programs(kernel_bpf, &kern);
-	programs(bpfrt_bpf, &ours);
-	corners(kernel_bpf, &kern);
-	corners(bpfrt_bpf, &ours);
 	compare_transcripts(&kern, &ours);
 	if (getenv("MAPTYPES_DUMP"))
 		fputs(kern.text, stdout);
-	rmdir(tmpdir);
 	return t_done();
 }

@@ -193,22 +193,18 @@ static struct transcript kt, bt;
 
 int main(void)
 {
-	char tmpdir[] = "/tmp/bpfrt-skstorage-XXXXXX";
+	static const script_fn parts[] = { script, NULL };
 	unsigned diffs;
 
 	if (geteuid() != 0)
 		T_SKIP("needs root for the kernel side");
-	if (!mkdtemp(tmpdir))
+	if (transcript_run("skstorage", parts, &kt, &bt))
 		return 1;
-	setenv("BPFRT_FS", tmpdir, 1);
-	script(kernel_bpf, &kt);
-	script(bpfrt_bpf, &bt);
 	T_EQ_INT(kt.says, bt.says);
 	diffs = transcript_diffs(&kt, &bt, 40);
 	if (getenv("BPFRT_SHOW"))
 		fputs(kt.text, stdout);
 	printf("sk_storage oracle: %u steps each side, %u lines differ\n", kt.says, diffs);
 	T_EQ_INT(0, diffs);
-	rmdir(tmpdir);
 	return t_done();
 }

@@ -78,22 +78,9 @@ static void creates(sys_fn sys, struct transcript *t)
 		{ "sockhash zero_seed", SH, 4, 8, 8, BPF_F_ZERO_SEED },
 	};
 
-	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
-		int fd = create(sys, c[i].type, c[i].key, c[i].value, c[i].max, c[i].flags);
-		struct bpf_map_info info;
-
-		if (fd < 0) {
-			say(t, "create %s: %d\n", c[i].what, fd);
-			continue;
-		}
-		if (map_info(sys, fd, &info))
-			say(t, "create %s: ok, info %d\n", c[i].what, -errno);
-		else
-			say(t, "create %s: ok, type %u flags %#x key %u value %u max %u\n", c[i].what,
-			    info.type, info.map_flags, info.key_size, info.value_size,
-			    info.max_entries);
-		close(fd);
-	}
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++)
+		say_create(sys, t, c[i].what, c[i].type, c[i].key, c[i].value, c[i].max,
+			   c[i].flags);
 }
 
 /* ---- the sockets ------------------------------------------------------------------------ */
@@ -402,7 +389,7 @@ static struct transcript kt, bt;
 
 int main(void)
 {
-	char tmpdir[] = "/tmp/bpfrt-sockmap-XXXXXX";
+	static const script_fn parts[] = { script, NULL };
 	unsigned diffs;
 	int probe;
 
@@ -414,17 +401,13 @@ int main(void)
 	close(probe);
 	if (make_sockets())
 		T_SKIP("cannot make the test's sockets (%s)", strerror(errno));
-	if (!mkdtemp(tmpdir))
+	if (transcript_run("sockmap", parts, &kt, &bt))
 		return 1;
-	setenv("BPFRT_FS", tmpdir, 1);
-	script(kernel_bpf, &kt);
-	script(bpfrt_bpf, &bt);
 	T_EQ_INT(kt.says, bt.says);
 	diffs = transcript_diffs(&kt, &bt, 40);
 	if (getenv("BPFRT_SHOW"))
 		fputs(kt.text, stdout);
 	printf("sockmap oracle: %u steps each side, %u lines differ\n", kt.says, diffs);
 	T_EQ_INT(0, diffs);
-	rmdir(tmpdir);
 	return t_done();
 }

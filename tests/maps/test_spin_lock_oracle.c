@@ -347,19 +347,15 @@ static void script(sys_fn sys, struct transcript *t)
 
 int main(void)
 {
-	char tmpdir[] = "/tmp/bpfrt-spinlock-XXXXXX";
+	static const script_fn parts[] = { script, NULL };
 
 	if (geteuid() != 0)
 		T_SKIP("needs root for the kernel side");
-	if (!mkdtemp(tmpdir))
+	if (transcript_run("spinlock", parts, &kt, &bt))
 		return 1;
-	setenv("BPFRT_FS", tmpdir, 1);
-	script(kernel_bpf, &kt);
-	script(bpfrt_bpf, &bt);
 	compare_transcripts(&kt, &bt);
 	if (getenv("BPFRT_SHOW"))
 		fputs(kt.text, stdout);
 	printf("spin lock oracle: %u programs each side, %u lines\n", kt.steps, kt.says);
-	rmdir(tmpdir);
 	return t_done();
 }
