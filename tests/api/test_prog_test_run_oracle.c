@@ -434,6 +434,25 @@ static void reset_map(sys_fn sys, int map_fd)
 		elem(sys, BPF_MAP_UPDATE_ELEM, map_fd, &key, v, 0);
 }
 
+/* One run of program fd on the IPv4 TCP packet with map rec zeroed first: "<name>: err E
+ * retval R map <its first n bytes>" */
+static void tcp_run(sys_fn sys, struct transcript *t, int fd, int rec, const char *name,
+		    size_t n)
+{
+	union bpf_attr a;
+	int err;
+
+	reset_map(sys, rec);
+	memset(&a, 0, sizeof(a));
+	a.test.prog_fd = (uint32_t)fd;
+	a.test.data_in = (uint64_t)(uintptr_t)ipv4_tcp;
+	a.test.data_size_in = sizeof(ipv4_tcp);
+	err = sys(BPF_PROG_TEST_RUN, &a, sizeof(a)) ? -errno : 0;
+	say(t, "%s: err %d retval %#x", name, err, a.test.retval);
+	say_map(sys, t, rec, n);
+	say(t, "\n");
+}
+
 static void fd_run(sys_fn sys, struct transcript *t, int fd, int map_fd,
 		   const struct prog *p, const struct fd_input *in)
 {
@@ -764,8 +783,7 @@ static void under_cgroup_script(sys_fn sys, uint32_t pflags, struct transcript *
 			};
 			char name[64];
 			struct prog p = { name, insns, sizeof(insns) / sizeof(insns[0]), 1 };
-			int fds[2] = { cg, rec }, fd, err;
-			union bpf_attr a;
+			int fds[2] = { cg, rec }, fd;
 
 			/* slot 4 is past the end; 5: a program of a type without the helper */
 			if (idx == 5 && ti == 0)
@@ -774,15 +792,7 @@ static void under_cgroup_script(sys_fn sys, uint32_t pflags, struct transcript *
 			fd = load_maps(sys, t, types[ti], 0, pflags, &p, fds);
 			if (fd < 0)
 				continue;
-			reset_map(sys, rec);
-			memset(&a, 0, sizeof(a));
-			a.test.prog_fd = (uint32_t)fd;
-			a.test.data_in = (uint64_t)(uintptr_t)ipv4_tcp;
-			a.test.data_size_in = sizeof(ipv4_tcp);
-			err = sys(BPF_PROG_TEST_RUN, &a, sizeof(a)) ? -errno : 0;
-			say(t, "%s: err %d retval %#x", name, err, a.test.retval);
-			say_map(sys, t, rec, 8);
-			say(t, "\n");
+			tcp_run(sys, t, fd, rec, name, 8);
 			close(fd);
 		}
 	}
@@ -801,26 +811,17 @@ static void assign_script(sys_fn sys, uint32_t pflags, struct transcript *t)
 		const struct prog *p = &assign_progs[i].p;
 		uint32_t type = assign_progs[i].type;
 		int fds[2] = { smap, rec }, fd;
-		union bpf_attr a;
-		int err;
 
 		fd = load_maps(sys, t, type, type == BPF_PROG_TYPE_SK_LOOKUP ? BPF_SK_LOOKUP : 0,
 			       pflags, p, fds);
 		if (fd < 0)
 			continue;
-		reset_map(sys, rec);
-		memset(&a, 0, sizeof(a));
-		a.test.prog_fd = (uint32_t)fd;
 		if (type == BPF_PROG_TYPE_SCHED_CLS) {
-			a.test.data_in = (uint64_t)(uintptr_t)ipv4_tcp;
-			a.test.data_size_in = sizeof(ipv4_tcp);
-			err = sys(BPF_PROG_TEST_RUN, &a, sizeof(a)) ? -errno : 0;
-			say(t, "%s: err %d retval %#x", p->name, err, a.test.retval);
-			say_map(sys, t, rec, 8);
-			say(t, "\n");
+			tcp_run(sys, t, fd, rec, p->name, 8);
 		} else if (type == BPF_PROG_TYPE_SK_LOOKUP) {
 			struct sl_input in = { 0 };
 
+			reset_map(sys, rec);
 			in.name = "v4 tcp";
 			in.ctx = sl_make(AF_INET, 6, 80);
 			in.ctx_len = in.ctx_out = 72;
@@ -834,23 +835,14 @@ static void assign_script(sys_fn sys, uint32_t pflags, struct transcript *t)
 		struct bpf_insn insns[MAX_INSNS];
 		char name[64];
 		struct prog p = { name, insns, 0, 1 };
-		int fds[2] = { smap, rec }, fd, err;
-		union bpf_attr a;
+		int fds[2] = { smap, rec }, fd;
 
 		snprintf(name, sizeof(name), "tc casts of %s", sock_set_name(slot));
 		p.len = build_cast_prog(insns, slot);
 		fd = load_maps(sys, t, BPF_PROG_TYPE_SCHED_CLS, 0, pflags, &p, fds);
 		if (fd < 0)
 			continue;
-		reset_map(sys, rec);
-		memset(&a, 0, sizeof(a));
-		a.test.prog_fd = (uint32_t)fd;
-		a.test.data_in = (uint64_t)(uintptr_t)ipv4_tcp;
-		a.test.data_size_in = sizeof(ipv4_tcp);
-		err = sys(BPF_PROG_TEST_RUN, &a, sizeof(a)) ? -errno : 0;
-		say(t, "%s: err %d retval %#x", name, err, a.test.retval);
-		say_map(sys, t, rec, 16);
-		say(t, "\n");
+		tcp_run(sys, t, fd, rec, name, 16);
 		close(fd);
 	}
 	if (smap >= 0)
