@@ -5,7 +5,11 @@
  * bpfrt_bpf(), with the same errno and a line both logs hold: members that are no function
  * or have no stub, the arguments typed by the member's prototype (struct sock promoted to
  * tcp_sock for congestion controls, the dummy's "__nullable" state), the writes each
- * struct's btf_struct_access allows, and returns of void members.
+ * struct's btf_struct_access allows, and returns of void members.  Then
+ * BPF_MAP_TYPE_STRUCT_OPS maps (maps/struct_ops.c, api/map_cmds.c): MAP_CREATE's errno for
+ * good and bad attributes (each side with a BTF of its own loaded for btf_fd) and the
+ * element commands of an unregistered map; no update that the kernel would accept is
+ * made (it would register a congestion control on the host).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -223,6 +227,176 @@ static int load(int kernel, const struct scase *c, char *log, size_t loglen)
 	return fd;
 }
 
+/* a BTF of one int, the program BTF a struct_ops map needs; fd or -errno */
+static int load_btf(int kernel)
+{
+	struct {
+		struct btf_header h;
+		uint32_t t[4];
+		char s[8];
+	} b;
+	union bpf_attr a;
+	int fd;
+
+	memset(&b, 0, sizeof(b));
+	b.h.magic = BTF_MAGIC;
+	b.h.version = BTF_VERSION;
+	b.h.hdr_len = sizeof(b.h);
+	b.h.type_len = sizeof(b.t);
+	b.h.str_off = sizeof(b.t);
+	b.h.str_len = 5;
+	memcpy(b.s, "\0int", 5);
+	b.t[0] = 1;
+	b.t[1] = BTF_KIND_INT << 24;
+	b.t[2] = 4;
+	b.t[3] = BTF_INT_SIGNED << 24 | 32;
+	memset(&a, 0, sizeof(a));
+	a.btf = (uint64_t)(uintptr_t)&b;
+	a.btf_size = sizeof(b.h) + sizeof(b.t) + 5;
+	fd = kernel ? (int)syscall(__NR_bpf, BPF_BTF_LOAD, &a, sizeof(a))
+		    : bpfrt_bpf(BPF_BTF_LOAD, &a, sizeof(a));
+	return fd < 0 ? -errno : fd;
+}
+
+struct mcase {
+	const char *name;
+	uint32_t key, value, max, flags, vid_kind, btf, key_type;
+	/* vid_kind: 0 the value type, 1 none, 2 the struct itself, 3 an int;
+	 * value: 0 the value type's size; btf: 0 the loaded BTF, 1 none (fd 0 unset), 2 a
+	 * closed fd, 3 a map fd */
+};
+
+static const struct mcase mcases[] = {
+	{ "tcp_congestion_ops", 4, 0, 1, 0, 0, 0, 0 },
+	{ "with BPF_F_LINK", 4, 0, 1, 1u << 13, 0, 0, 0 },
+	{ "key of 8 bytes", 8, 0, 1, 0, 0, 0, 0 },
+	{ "2 entries", 4, 0, 2, 0, 0, 0, 0 },
+	{ "BPF_F_NO_PREALLOC", 4, 0, 1, BPF_F_NO_PREALLOC, 0, 0, 0 },
+	{ "no value type", 4, 0, 1, 0, 1, 0, 0 },
+	{ "the struct, not its value type", 4, 0, 1, 0, 2, 0, 0 },
+	{ "an int as the value type", 4, 0, 1, 0, 3, 0, 0 },
+	{ "value one byte short", 4, 1, 1, 0, 0, 0, 0 },
+	{ "a key type with the value type", 4, 0, 1, 0, 0, 0, 1 },
+	{ "a closed BTF fd", 4, 0, 1, 0, 0, 2, 0 },
+	{ "a map fd as BTF", 4, 0, 1, 0, 0, 3, 0 },
+};
+
+static int mcreate(int kernel, const struct mcase *c, int btf, int other)
+{
+	int vid = brt_btf_find(vmlinux, "bpf_struct_ops_" CA, BTF_KIND_STRUCT);
+	const struct btf_type *vt = brt_btf_type(vmlinux, (uint32_t)vid);
+	union bpf_attr a;
+	int fd;
+
+	memset(&a, 0, sizeof(a));
+	a.map_type = BPF_MAP_TYPE_STRUCT_OPS;
+	a.key_size = c->key;
+	a.value_size = vt->size - c->value;
+	a.max_entries = c->max;
+	a.map_flags = c->flags;
+	a.btf_vmlinux_value_type_id = c->vid_kind == 0 ? (uint32_t)vid
+				      : c->vid_kind == 2
+					      ? (uint32_t)brt_btf_find(vmlinux, CA, BTF_KIND_STRUCT)
+				      : c->vid_kind == 3 ? (uint32_t)brt_btf_find(vmlinux, "int",
+										   BTF_KIND_INT)
+							 : 0;
+	a.btf_key_type_id = c->key_type;
+	a.btf_fd = c->btf == 0 ? (uint32_t)btf : c->btf == 2 ? 9999 : c->btf == 3 ? (uint32_t)other : 0;
+	fd = kernel ? (int)syscall(__NR_bpf, BPF_MAP_CREATE, &a, sizeof(a))
+		    : bpfrt_bpf(BPF_MAP_CREATE, &a, sizeof(a));
+	return fd < 0 ? -errno : fd;
+}
+
+/* an element command on a struct_ops map; flags and key as given, the value zero but
+ * for its common header's first byte (state) when state is set */
+static int melem(int kernel, int cmd, int fd, uint32_t key, uint64_t flags, int state)
+{
+	static unsigned char value[4096];
+	uint32_t next = 7;
+	union bpf_attr a;
+	int ret;
+
+	memset(value, 0, sizeof(value));
+	value[0] = (unsigned char)state;
+	memset(&a, 0, sizeof(a));
+	a.map_fd = (uint32_t)fd;
+	a.key = cmd == BPF_MAP_GET_NEXT_KEY && key == 99 ? 0 : (uint64_t)(uintptr_t)&key;
+	if (cmd == BPF_MAP_GET_NEXT_KEY)
+		a.next_key = (uint64_t)(uintptr_t)&next;
+	else if (cmd != BPF_MAP_DELETE_ELEM)
+		a.value = (uint64_t)(uintptr_t)value;
+	a.flags = flags;
+	ret = kernel ? (int)syscall(__NR_bpf, cmd, &a, sizeof(a)) : bpfrt_bpf(cmd, &a, sizeof(a));
+	if (ret < 0)
+		return -errno;
+	/* what a lookup or get_next_key gave */
+	if (cmd == BPF_MAP_GET_NEXT_KEY)
+		return (int)next;
+	for (size_t i = 0; cmd == BPF_MAP_LOOKUP_ELEM && i < sizeof(value); i++)
+		if (value[i])
+			return 1000 + (int)i;
+	return 0;
+}
+
+static void map_cases(void)
+{
+	int btf[2] = { load_btf(1), load_btf(0) }, other[2];
+	union bpf_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.map_type = BPF_MAP_TYPE_ARRAY;
+	a.key_size = 4;
+	a.value_size = 4;
+	a.max_entries = 1;
+	other[0] = (int)syscall(__NR_bpf, BPF_MAP_CREATE, &a, sizeof(a));
+	other[1] = bpfrt_bpf(BPF_MAP_CREATE, &a, sizeof(a));
+	T_CASE("BTF and array maps for the map cases");
+	T_ASSERT(btf[0] >= 0 && btf[1] >= 0 && other[0] >= 0 && other[1] >= 0);
+	for (size_t i = 0; i < sizeof(mcases) / sizeof(mcases[0]); i++) {
+		int k = mcreate(1, &mcases[i], btf[0], other[0]);
+		int b = mcreate(0, &mcases[i], btf[1], other[1]);
+
+		T_CASE(mcases[i].name);
+		if (getenv("STRUCT_OPS_ORACLE_SHOW"))
+			printf("map %s: bpfrt %d kernel %d\n", mcases[i].name, b < 0 ? b : 0,
+			       k < 0 ? k : 0);
+		T_EQ_INT(k < 0 ? k : 0, b < 0 ? b : 0);
+		if (k >= 0 && b >= 0) {
+			/* lookup 0 and 1, get_next_key from none and from 0, delete, updates the
+			 * kernel refuses before it looks at the members */
+			static const struct {
+				int cmd;
+				uint32_t key;
+				uint64_t flags;
+				int state;
+			} e[] = {
+				{ BPF_MAP_LOOKUP_ELEM, 0, 0, 0 },    { BPF_MAP_LOOKUP_ELEM, 1, 0, 0 },
+				{ BPF_MAP_GET_NEXT_KEY, 99, 0, 0 },  { BPF_MAP_GET_NEXT_KEY, 0, 0, 0 },
+				{ BPF_MAP_DELETE_ELEM, 0, 0, 0 },    { BPF_MAP_UPDATE_ELEM, 0, 1, 0 },
+				{ BPF_MAP_UPDATE_ELEM, 1, 0, 0 },    { BPF_MAP_UPDATE_ELEM, 0, 0, 1 },
+			};
+
+			for (size_t j = 0; j < sizeof(e) / sizeof(e[0]); j++) {
+				int ke = melem(1, e[j].cmd, k, e[j].key, e[j].flags, e[j].state);
+				int be = melem(0, e[j].cmd, b, e[j].key, e[j].flags, e[j].state);
+
+				if (getenv("STRUCT_OPS_ORACLE_SHOW"))
+					printf("  cmd %d key %u: bpfrt %d kernel %d\n", e[j].cmd,
+					       e[j].key, be, ke);
+				T_EQ_INT(ke, be);
+			}
+		}
+		if (k >= 0)
+			close(k);
+		if (b >= 0)
+			close(b);
+	}
+	for (int i = 0; i < 2; i++) {
+		close(btf[i]);
+		close(other[i]);
+	}
+}
+
 int main(void)
 {
 	static char log1[65536], log2[65536];
@@ -253,5 +427,6 @@ int main(void)
 		if (b >= 0)
 			close(b);
 	}
+	map_cases();
 	return t_done();
 }
