@@ -601,14 +601,14 @@ static int sized_type(const struct brt_btf *btf, uint32_t id, uint64_t *size)
 
 #define LOCK_SEARCH_MEMBERS 4096 /* bad BTF can nest wide structs deeply: bound the walk */
 
-/* The offset of a struct bpf_spin_lock among the members of struct id (and of the
- * structs nested in it when nested is set), the way the kernel's btf_find_field() looks
- * (unions and arrays are not searched): -ENOENT when there is none, -EFAULT for one that
- * is not 4-byte aligned, -E2BIG for two or for a nested search past LOCK_SEARCH_MEMBERS
- * members (*seen counts them; a struct that contains itself is a BTF loop, refused at
- * load). */
-static int find_spin_lock(const struct brt_btf *btf, uint32_t id, uint32_t base, int nested,
-			  uint32_t *seen)
+/* The offset of a struct fname of fsize bytes (bpf_spin_lock, bpf_timer) among the
+ * members of struct id (and of the structs nested in it when nested is set), the way the
+ * kernel's btf_find_field() looks (unions and arrays are not searched): -ENOENT when there
+ * is none, -EFAULT for one not falign-aligned, -E2BIG for two or for a nested search
+ * past LOCK_SEARCH_MEMBERS members (*seen counts them; a struct that contains itself is a
+ * BTF loop, refused at load). */
+static int find_field(const struct brt_btf *btf, uint32_t id, uint32_t base, int nested,
+		      uint32_t *seen, const char *fname, uint32_t fsize, uint32_t falign)
 {
 	const struct btf_type *t = brt_btf_type(btf, brt_btf_skip_mods(btf, id));
 	const struct btf_member *m;
@@ -631,10 +631,10 @@ static int find_spin_lock(const struct brt_btf *btf, uint32_t id, uint32_t base,
 			continue;
 		if ((uint64_t)base + bits / 8 > INT32_MAX)
 			return -EINVAL;
-		if (name && !strcmp(name, "bpf_spin_lock") && mt->size == 4)
-			off = bits % 32 ? -EFAULT : (int)(base + bits / 8);
+		if (name && !strcmp(name, fname) && mt->size == fsize)
+			off = bits % (8 * falign) ? -EFAULT : (int)(base + bits / 8);
 		else if (nested)
-			off = find_spin_lock(btf, mid, base + bits / 8, 1, seen);
+			off = find_field(btf, mid, base + bits / 8, 1, seen, fname, fsize, falign);
 		else
 			continue;
 		if (off == -ENOENT)
@@ -648,6 +648,12 @@ static int find_spin_lock(const struct brt_btf *btf, uint32_t id, uint32_t base,
 	return found;
 }
 
+static int find_spin_lock(const struct brt_btf *btf, uint32_t id, uint32_t base, int nested,
+			  uint32_t *seen)
+{
+	return find_field(btf, id, base, nested, seen, "bpf_spin_lock", 4, 4);
+}
+
 int brt_map_btf_check(const union bpf_attr *attr, struct brt_map_btf *out)
 {
 	const struct btf_type *vt;
@@ -655,7 +661,7 @@ int brt_map_btf_check(const union bpf_attr *attr, struct brt_map_btf *out)
 	struct brt_btf *btf;
 	uint64_t size;
 	uint32_t seen = 0;
-	int err, off;
+	int err, off, toff;
 
 	err = brt_obj_from_fd((int)attr->btf_fd, BRT_OBJ_BTF, &obj);
 	if (err)
@@ -690,7 +696,7 @@ int brt_map_btf_check(const union bpf_attr *attr, struct brt_map_btf *out)
 			goto out;
 	}
 	/* map_check_btf(): which map types may hold a lock (of those bpfrt has) */
-	off = find_spin_lock(btf, attr->btf_value_type_id, 0, 1, &seen);
+	off = find_field(btf, attr->btf_value_type_id, 0, 1, &seen, "bpf_spin_lock", 4, 4);
 	if (off >= 0 && (uint64_t)off + 4 > attr->value_size)
 		off = -EINVAL; /* offsets past the value: not what the sizes above allow */
 	if (off >= 0) {
@@ -705,10 +711,25 @@ int brt_map_btf_check(const union bpf_attr *attr, struct brt_map_btf *out)
 		err = off; /* the kernel refuses such BTF at BPF_BTF_LOAD already */
 		goto out;
 	}
+	/* a struct bpf_timer (16 bytes, 8-aligned): hash, LRU hash and array maps only */
+	seen = 0;
+	toff = find_field(btf, attr->btf_value_type_id, 0, 1, &seen, "bpf_timer", 16, 8);
+	if (toff >= 0 && (uint64_t)toff + 16 > attr->value_size)
+		toff = -EINVAL;
+	if (toff >= 0) {
+		err = -EOPNOTSUPP;
+		if (attr->map_type != BPF_MAP_TYPE_HASH && attr->map_type != BPF_MAP_TYPE_LRU_HASH &&
+		    attr->map_type != BPF_MAP_TYPE_ARRAY)
+			goto out;
+	} else if (toff != -ENOENT) {
+		err = toff;
+		goto out;
+	}
 	*out = (struct brt_map_btf){ .id = obj->snap.id,
 				     .blob = ((struct brt_btf_obj *)(void *)obj)->blob,
 				     .size = ((struct brt_btf_obj *)(void *)obj)->size, .ref = obj,
-				     .lock_off = off >= 0 ? (uint32_t)off + 1 : 0 };
+				     .lock_off = off >= 0 ? (uint32_t)off + 1 : 0,
+				     .timer_off = toff >= 0 ? (uint32_t)toff + 1 : 0 };
 	return 0;
 out:
 	brt_obj_put(obj);

@@ -226,6 +226,7 @@ int brt_map_create(const union bpf_attr *attr_in, const struct brt_map_btf *btf,
 		if (btf->blob && btf->size <= BRT_MAP_BTF_MAX)
 			hdr.tail_size = btf->size;
 		hdr.spin_lock_off = btf->lock_off;
+		hdr.timer_off = btf->timer_off;
 	}
 	fd = brt_obj_create(&hdr, sizeof(struct brt_map), map_init, &params, &obj);
 	/* no other thread or process knows the file before fd is returned */

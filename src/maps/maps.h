@@ -103,6 +103,7 @@ struct brt_map_btf {
 	uint32_t size;
 	struct brt_obj *ref;
 	uint32_t lock_off; /* 1 + offset of the value's struct bpf_spin_lock, 0: none */
+	uint32_t timer_off; /* 1 + offset of the value's struct bpf_timer, 0: none */
 };
 
 /* A map keeps a copy of a BTF blob up to this size (the kernel's BTF_MAX_SIZE is 16 MiB;
@@ -327,6 +328,10 @@ BRT_MAP_HELPER(sk_assign)
 BRT_MAP_HELPER(sk_select_reuseport) /* sockmap.c */
 BRT_MAP_HELPER(spin_lock)         /* spin_lock.c */
 BRT_MAP_HELPER(spin_unlock)
+BRT_MAP_HELPER(timer_init)        /* timer.c */
+BRT_MAP_HELPER(timer_set_callback)
+BRT_MAP_HELPER(timer_start)
+BRT_MAP_HELPER(timer_cancel)
 #undef BRT_MAP_HELPER
 
 /* The helpers this folder implements, for the registry (src/helpers/registry.c): one
@@ -365,6 +370,10 @@ BRT_MAP_HELPER(spin_unlock)
 	 * tracing types from maps with a lock (cfg.c) */                                 \
 	X(BPF_FUNC_spin_lock, brt_helper_spin_lock, BRT_FOR_ALL | BRT_NEED_BPF)          \
 	X(BPF_FUNC_spin_unlock, brt_helper_spin_unlock, BRT_FOR_ALL | BRT_NEED_BPF)      \
+	X(BPF_FUNC_timer_init, brt_helper_timer_init, BRT_FOR_ALL | BRT_NEED_BPF)        \
+	X(BPF_FUNC_timer_set_callback, brt_helper_timer_set_callback, BRT_FOR_ALL | BRT_NEED_BPF) \
+	X(BPF_FUNC_timer_start, brt_helper_timer_start, BRT_FOR_ALL | BRT_NEED_BPF)      \
+	X(BPF_FUNC_timer_cancel, brt_helper_timer_cancel, BRT_FOR_ALL | BRT_NEED_BPF)    \
 	X(BPF_FUNC_redirect_map, brt_helper_redirect_map, BRT_FOR_XDP)                   \
 	X(BPF_FUNC_get_stackid, brt_helper_get_stackid, BRT_FOR_TRACE | BRT_FOR_SYSCALL) \
 	X(BPF_FUNC_get_stack, brt_helper_get_stack, BRT_FOR_TRACE | BRT_FOR_SYSCALL)     \

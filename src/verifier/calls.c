@@ -472,6 +472,11 @@ static int reg_type_ok(struct brt_env *env, int regno, int arg)
 			return 0;
 		expected = "map_value";
 		break;
+	case BRT_ARG_PTR_TO_TIMER:
+		if (t == PTR_TO_MAP_VALUE)
+			return 0;
+		expected = "map_value";
+		break;
 	case BRT_ARG_PTR_TO_DYNPTR_RDONLY: /* the kernel's dynptr_types */
 	case BRT_ARG_PTR_TO_DYNPTR_LOCAL_UNINIT:
 	case BRT_ARG_PTR_TO_DYNPTR_RINGBUF_UNINIT:
@@ -638,6 +643,37 @@ static int process_spin_lock(struct brt_env *env, int regno, int is_lock)
 	}
 	st->lock_map = 0;
 	st->lock_id = 0;
+	return 0;
+}
+
+/* process_timer_func() / check_map_field_pointer(): the argument points at the value's
+ * struct bpf_timer, at a constant offset; the map is the helper's */
+static int process_timer(struct brt_env *env, int regno, struct call_meta *meta)
+{
+	const struct brt_reg *reg = &brt_cur_regs(env)[regno];
+	const struct brt_map_info *m = &env->maps[reg->map_idx].info;
+	int64_t at = (int64_t)reg->var_off.value + reg->off;
+
+	if (!brt_tnum_is_const(reg->var_off)) {
+		brt_verr(env, "R%d doesn't have constant offset. bpf_timer has to be at the "
+			      "constant offset\n", regno);
+		return -EINVAL;
+	}
+	if (!m->has_btf) {
+		brt_verr(env, "map '%s' has to have BTF in order to use bpf_timer\n", m->map_name);
+		return -EINVAL;
+	}
+	if (!m->timer_off1) {
+		brt_verr(env, "map '%s' has no valid bpf_timer\n", m->map_name);
+		return -EINVAL;
+	}
+	if (at != (int64_t)m->timer_off1 - 1) {
+		brt_verr(env, "off %lld doesn't point to 'struct bpf_timer' that is at %d\n",
+			 (long long)at, (int)m->timer_off1 - 1);
+		return -EINVAL;
+	}
+	meta->map = m;
+	meta->map_idx = reg->map_idx;
 	return 0;
 }
 
@@ -855,9 +891,17 @@ static int check_arg(struct brt_env *env, int i, const struct brt_helper_proto *
 		meta->subprogno = reg->map_idx;
 		return 0;
 	case BRT_ARG_CONST_MAP_PTR:
+		/* bpf_timer_init: the map the timer's value is in */
+		if (meta->map && !same_map(env, meta->map_idx, reg->map_idx)) {
+			brt_verr(env, "timer pointer in R1 map_uid=0 doesn't match map pointer in R2 "
+				      "map_uid=0\n");
+			return -EINVAL;
+		}
 		meta->map = &env->maps[reg->map_idx].info;
 		meta->map_idx = reg->map_idx;
 		return 0;
+	case BRT_ARG_PTR_TO_TIMER:
+		return process_timer(env, regno, meta);
 	case BRT_ARG_PTR_TO_MAP_KEY:
 		if (!meta->map) {
 			brt_verr(env, "invalid map_ptr to access map->key\n");
@@ -1431,6 +1475,45 @@ static int push_callback(struct brt_env *env, int insn_idx, int32_t id,
 	return 0;
 }
 
+/* push_async_cb() with set_timer_callback_state(): the timer's callback is walked on its
+ * own, from a fresh state (the caller's does not matter: it runs later, elsewhere), with
+ * r1 the map, r2 a key and r3 the value; it must return 0.  This path goes on after the
+ * call. */
+static int push_async_callback(struct brt_env *env, int insn_idx, const struct call_meta *meta)
+{
+	struct brt_vstate *cb;
+	struct brt_frame *f;
+	int err = brt_push_stack(env, env->subprogs[meta->subprogno].start, insn_idx, &cb);
+
+	if (err)
+		return err;
+	f = brt_frame_new(-1, 0, meta->subprogno);
+	if (!f)
+		return -ENOMEM;
+	for (int i = 0; i <= cb->curframe; i++) {
+		brt_frame_free(cb->frame[i]);
+		cb->frame[i] = NULL;
+	}
+	cb->curframe = 0;
+	cb->frame[0] = f;
+	cb->nrefs = 0;
+	cb->lock_map = 0;
+	cb->lock_id = 0;
+	cb->active_rcu = 0;
+	cb->active_preempt = 0;
+	f->regs[BPF_REG_1].type = CONST_PTR_TO_MAP;
+	brt_mark_reg_known_zero(&f->regs[BPF_REG_1]);
+	f->regs[BPF_REG_1].map_idx = (uint16_t)meta->map_idx;
+	f->regs[BPF_REG_2].type = PTR_TO_MAP_KEY;
+	brt_mark_reg_known_zero(&f->regs[BPF_REG_2]);
+	f->regs[BPF_REG_2].map_idx = (uint16_t)meta->map_idx;
+	f->regs[BPF_REG_3].type = PTR_TO_MAP_VALUE;
+	brt_mark_reg_known_zero(&f->regs[BPF_REG_3]);
+	f->regs[BPF_REG_3].map_idx = (uint16_t)meta->map_idx;
+	f->in_async_cb = 1;
+	return 0;
+}
+
 int brt_check_helper_call(struct brt_env *env, const struct bpf_insn *insn, int insn_idx)
 {
 	int32_t id = insn->imm;
@@ -1583,6 +1666,11 @@ int brt_check_helper_call(struct brt_env *env, const struct bpf_insn *insn, int 
 	}
 	if (brt_is_callback_helper(id)) {
 		err = push_callback(env, insn_idx, id, &meta);
+		if (err)
+			return err;
+	}
+	if (id == BPF_FUNC_timer_set_callback && !fn->host && meta.map) {
+		err = push_async_callback(env, insn_idx, &meta);
 		if (err)
 			return err;
 	}

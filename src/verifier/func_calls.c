@@ -220,6 +220,21 @@ int brt_check_return_code(struct brt_env *env)
 		return -EACCES;
 	}
 	r0 = &brt_cur_regs(env)[BPF_REG_0];
+	if (brt_cur_frame(env)->in_async_cb) {
+		/* a timer callback returns 0 (set_timer_callback_state's range) */
+		if (r0->type != SCALAR_VALUE) {
+			brt_verr(env, "At async callback return the register R0 is not a known "
+				      "value (%s)\n", brt_reg_type_str(env, r0->type));
+			return -EINVAL;
+		}
+		err = brt_mark_precise(env, BPF_REG_0);
+		if (err)
+			return err;
+		if (r0->smin >= 0 && r0->smax <= 0)
+			return 0;
+		bad_range(env, r0, "At async callback return", 0, 0);
+		return -EINVAL;
+	}
 	if (brt_cur_frame(env)->subprogno) {
 		/* a global function walked on its own returns a scalar to any caller */
 		if (r0->type != SCALAR_VALUE) {

@@ -159,6 +159,8 @@ struct brt_frame {
 	int frameno;
 	int subprogno;
 	int in_callback_fn;           /* a callback (bpf_loop): returns to its callsite */
+	int in_async_cb;              /* frame 0 of a timer callback's own walk (calls.c):
+				       * it returns 0 to nobody */
 	uint32_t callback_depth;      /* callback iterations explored from this frame */
 };
 
@@ -462,6 +464,7 @@ struct brt_vstate *brt_state_dup(const struct brt_vstate *src);
 int brt_frame_own_stack(struct brt_frame *f);
 struct brt_vstate *brt_state_dup_stored(const struct brt_vstate *src, struct brt_vstate *prev);
 void brt_state_free(struct brt_vstate *st);
+void brt_frame_free(struct brt_frame *f);
 struct brt_frame *brt_frame_new(int callsite, int frameno, int subprogno);
 int brt_grow_stack(struct brt_frame *f, int size);
 void brt_mark_reg_not_init(struct brt_reg *reg);

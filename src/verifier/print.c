@@ -258,5 +258,7 @@ void brt_print_state(struct brt_env *env, const struct brt_vstate *st, int frame
 	}
 	if (f->in_callback_fn)
 		brt_vinfo(env, " cb");
+	if (f->in_async_cb)
+		brt_vinfo(env, " async_cb");
 	brt_vinfo(env, "\n");
 }

@@ -111,6 +111,13 @@ int brt_grow_stack(struct brt_frame *f, int size)
 	return 0;
 }
 
+static void frame_free(struct brt_frame *f);
+
+void brt_frame_free(struct brt_frame *f)
+{
+	frame_free(f);
+}
+
 static void frame_free(struct brt_frame *f)
 {
 	if (!f)

@@ -1,0 +1,323 @@
+/* test_timer_oracle.c - bpf_timer (verifier/calls.c, maps/timer.c) checked against the
+ * kernel: a map value's struct bpf_timer found from the map's BTF (hand-made here: an int,
+ * struct bpf_timer of 16 bytes, a value with it at offset 8), bpf_timer_init /
+ * set_callback / start / cancel with the verifier's rules (map BTF, the field's constant
+ * offset, the map argument, GPL, tracing types, loads and stores of the field) and the
+ * callback walked as an async callback that must return 0.  Verdict, errno and error line
+ * must be equal; for programs both accept, an XDP test run's result where bpfrt answers
+ * as the kernel (init, set_callback, cancel; bpf_timer_start arms nothing here and
+ * answers -EOPNOTSUPP, so its runs are not compared).  Skips without root.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <linux/btf.h>
+
+#include "bpfrt.h"
+#include "harness.h"
+
+/* BTF type encodings (the kernel's macros of the same names, not in the uapi header) */
+#define BTF_INFO_ENC(kind, kflag, vlen) (((kflag) << 31) | ((kind) << 24) | (vlen))
+#define BTF_INT_ENC(enc, off, bits) (((enc) << 24) | ((off) << 16) | (bits))
+
+#define I(c, d, s, o, i) ((struct bpf_insn){ (c), (d), (s), (o), (i) })
+#define MOV_K(d, i) I(BPF_ALU64 | BPF_MOV | BPF_K, d, 0, 0, i)
+#define MOV_X(d, s) I(BPF_ALU64 | BPF_MOV | BPF_X, d, s, 0, 0)
+#define ADD_K(d, v) I(BPF_ALU64 | BPF_ADD | BPF_K, d, 0, 0, v)
+#define ADD_X(d, s) I(BPF_ALU64 | BPF_ADD | BPF_X, d, s, 0, 0)
+#define AND_K(d, v) I(BPF_ALU64 | BPF_AND | BPF_K, d, 0, 0, v)
+#define LDX(sz, d, s, o) I(BPF_LDX | BPF_MEM | (sz), d, s, o, 0)
+#define ST(sz, d, o, v) I(BPF_ST | BPF_MEM | (sz), d, 0, o, v)
+#define JNE_K(d, v, o) I(BPF_JMP | BPF_JNE | BPF_K, d, 0, o, v)
+#define CALL(f) I(BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_##f)
+#define EXIT() I(BPF_JMP | BPF_EXIT, 0, 0, 0, 0)
+#define MAP_T (-1000)  /* array of the value with a timer (BTF) */
+#define MAP_NB (-1001) /* the same value size, no BTF */
+#define MAP_NT (-1002) /* BTF, a value without a timer */
+#define MAP_T2 (-1003) /* a second map with a timer */
+#define LD_MAP(d, m) I(BPF_LD | BPF_IMM | BPF_DW, d, BPF_PSEUDO_MAP_FD, 0, m), I(0, 0, 0, 0, 0)
+/* r2 = the function `off` instructions after the next one */
+#define LD_FUNC(d, off) I(BPF_LD | BPF_IMM | BPF_DW, d, BPF_PSEUDO_FUNC, 0, off), I(0, 0, 0, 0, 0)
+/* r0 = value 0 of map m (r6 too), or exit 0: 8 insns */
+#define VALUE0(m)                                                                         \
+	ST(BPF_W, 10, -4, 0), LD_MAP(1, m), MOV_X(2, 10), ADD_K(2, -4),                  \
+		CALL(map_lookup_elem), JNE_K(0, 0, 2), MOV_K(0, 0), EXIT(), MOV_X(6, 0)
+/* timer_init(value + 8, map m, clock 1): 6 insns */
+#define INIT(m) MOV_X(1, 6), ADD_K(1, 8), LD_MAP(2, m), MOV_K(3, 1), CALL(timer_init)
+
+typedef int (*bpf_fn)(int cmd, union bpf_attr *attr, unsigned size);
+
+static int kernel_bpf(int cmd, union bpf_attr *attr, unsigned size)
+{
+	return (int)syscall(__NR_bpf, cmd, attr, size);
+}
+
+/* BTF: [1] int, [2] struct bpf_timer (16 bytes), [3] struct val { int x; struct bpf_timer
+ * t at 8 } (24 bytes), [4] struct other { int x; int y[5] as ints } (24 bytes) */
+static int load_btf(bpf_fn bpf)
+{
+	static const char strs[] = "\0int\0bpf_timer\0a\0val\0x\0t\0other\0y\0f0\0f1";
+	enum { S_INT = 1, S_TIMER = 5, S_A = 15, S_VAL = 17, S_X = 21, S_T = 23, S_OTHER = 25,
+	       S_Y = 31, S_F0 = 33, S_F1 = 36 };
+	uint32_t types[] = {
+		/* [1] int */
+		S_INT, BTF_INFO_ENC(BTF_KIND_INT, 0, 0), 4, BTF_INT_ENC(BTF_INT_SIGNED, 0, 32),
+		/* [2] struct bpf_timer { int a; } size 16 */
+		S_TIMER, BTF_INFO_ENC(BTF_KIND_STRUCT, 0, 1), 16, S_A, 1, 0,
+		/* [3] struct val { int x; struct bpf_timer t; } size 24 */
+		S_VAL, BTF_INFO_ENC(BTF_KIND_STRUCT, 0, 2), 24, S_X, 1, 0, S_T, 2, 64,
+		/* [4] struct other { int x; int y; } size 24 */
+		S_OTHER, BTF_INFO_ENC(BTF_KIND_STRUCT, 0, 2), 24, S_X, 1, 0, S_Y, 1, 32,
+		/* [5] int (void), [6] static f0, [7] static f1: the functions' func_info */
+		0, BTF_INFO_ENC(BTF_KIND_FUNC_PROTO, 0, 0), 1,
+		S_F0, BTF_INFO_ENC(BTF_KIND_FUNC, 0, 0), 5,
+		S_F1, BTF_INFO_ENC(BTF_KIND_FUNC, 0, 0), 5,
+	};
+	static unsigned char blob[512];
+	struct btf_header h = { .magic = BTF_MAGIC, .version = BTF_VERSION,
+				.hdr_len = sizeof(struct btf_header) };
+	union bpf_attr a;
+
+	h.type_off = 0;
+	h.type_len = sizeof(types);
+	h.str_off = sizeof(types);
+	h.str_len = sizeof(strs);
+	memcpy(blob, &h, sizeof(h));
+	memcpy(blob + sizeof(h), types, sizeof(types));
+	memcpy(blob + sizeof(h) + sizeof(types), strs, sizeof(strs));
+	memset(&a, 0, sizeof(a));
+	a.btf = (uintptr_t)blob;
+	a.btf_size = (uint32_t)(sizeof(h) + sizeof(types) + sizeof(strs));
+	return bpf(BPF_BTF_LOAD, &a, sizeof(a));
+}
+
+static int mkmap(bpf_fn bpf, int btf, uint32_t vtype, const char *name)
+{
+	union bpf_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.map_type = BPF_MAP_TYPE_ARRAY;
+	a.key_size = 4;
+	a.value_size = 24;
+	a.max_entries = 1;
+	snprintf(a.map_name, sizeof(a.map_name), "%s", name);
+	if (btf >= 0) {
+		a.btf_fd = (uint32_t)btf;
+		a.btf_key_type_id = 1;
+		a.btf_value_type_id = vtype;
+	}
+	return bpf(BPF_MAP_CREATE, &a, sizeof(a));
+}
+
+struct side {
+	bpf_fn bpf;
+	int btf;
+	int maps[4];
+	int fd, err, run_err;
+	uint32_t retval;
+	char last[256];
+};
+
+static char logbuf[1 << 16];
+static struct bpf_insn prog[256];
+
+static void load_run(struct side *s, enum bpf_prog_type type, const char *lic,
+		     const struct bpf_insn *insns, size_t n, int run)
+{
+	static unsigned char pkt[64];
+	union bpf_attr attr;
+	char *line, *save;
+
+	for (size_t i = 0; i < n; i++) {
+		prog[i] = insns[i];
+		if (prog[i].code == (BPF_LD | BPF_IMM | BPF_DW) &&
+		    prog[i].src_reg == BPF_PSEUDO_MAP_FD)
+			prog[i].imm = s->maps[-1000 - prog[i].imm];
+	}
+	memset(&attr, 0, sizeof(attr));
+	/* a program with a callback gives both functions' func_info (a callback needs BTF) */
+	for (size_t i = 0; i < n; i++)
+		if (prog[i].code == (BPF_LD | BPF_IMM | BPF_DW) &&
+		    prog[i].src_reg == BPF_PSEUDO_FUNC) {
+			static struct bpf_func_info fi[2];
+
+			fi[0] = (struct bpf_func_info){ 0, 6 };
+			fi[1] = (struct bpf_func_info){ (uint32_t)(i + 1 + (size_t)prog[i].imm), 7 };
+			attr.prog_btf_fd = (uint32_t)s->btf;
+			attr.func_info = (uintptr_t)fi;
+			attr.func_info_cnt = 2;
+			attr.func_info_rec_size = sizeof(fi[0]);
+			break;
+		}
+	attr.prog_type = type;
+	attr.insns = (uintptr_t)prog;
+	attr.insn_cnt = (uint32_t)n;
+	attr.license = (uintptr_t)lic;
+	attr.log_buf = (uintptr_t)logbuf;
+	attr.log_size = sizeof(logbuf);
+	attr.log_level = 1;
+	logbuf[0] = 0;
+	s->fd = s->bpf(BPF_PROG_LOAD, &attr, sizeof(attr));
+	s->err = s->fd < 0 ? errno : 0;
+	s->last[0] = 0;
+	for (line = strtok_r(logbuf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		if (!strncmp(line, "processed ", 10))
+			break;
+		snprintf(s->last, sizeof(s->last), "%s", line);
+	}
+	s->run_err = -1;
+	s->retval = 0;
+	if (s->fd < 0)
+		return;
+	if (run) {
+		memset(&attr, 0, sizeof(attr));
+		attr.test.prog_fd = (uint32_t)s->fd;
+		attr.test.data_in = (uintptr_t)pkt;
+		attr.test.data_size_in = sizeof(pkt);
+		attr.test.repeat = 1;
+		s->run_err = s->bpf(BPF_PROG_TEST_RUN, &attr, sizeof(attr)) ? errno : 0;
+		s->retval = attr.test.retval;
+	}
+	close(s->fd);
+}
+
+static struct side ks, bs;
+static int compared, runs;
+
+static void check(const char *name, enum bpf_prog_type type, const char *lic, int run,
+		  const struct bpf_insn *insns, size_t n)
+{
+	T_CASE(name);
+	load_run(&ks, type, lic, insns, n, run);
+	load_run(&bs, type, lic, insns, n, run);
+	T_EQ_INT(ks.fd >= 0, bs.fd >= 0);
+	T_EQ_INT(ks.err, bs.err);
+	if (ks.fd < 0 && strcmp(ks.last, bs.last))
+		T_FAIL("%s: error line: kernel '%s', bpfrt '%s'", name, ks.last, bs.last);
+	if (run && ks.fd >= 0 && bs.fd >= 0) {
+		T_EQ_INT(ks.run_err, bs.run_err);
+		T_EQ_INT((int32_t)ks.retval, (int32_t)bs.retval);
+		runs++;
+	}
+	if (getenv("TIMER_DUMP"))
+		fprintf(stderr, "%s: kernel %d %s run %d/%d | bpfrt %d %s run %d/%d\n", name, ks.err,
+			ks.last, ks.run_err, (int32_t)ks.retval, bs.err, bs.last, bs.run_err,
+			(int32_t)bs.retval);
+	compared++;
+}
+#define C(name, run, ...)                                                                 \
+	do {                                                                              \
+		const struct bpf_insn p_[] = { __VA_ARGS__ };                              \
+		check(name, BPF_PROG_TYPE_XDP, "GPL", run, p_, sizeof(p_) / sizeof(p_[0]));  \
+	} while (0)
+#define CT(name, type, lic, ...)                                                          \
+	do {                                                                              \
+		const struct bpf_insn p_[] = { __VA_ARGS__ };                              \
+		check(name, type, lic, 0, p_, sizeof(p_) / sizeof(p_[0]));                 \
+	} while (0)
+
+static void rules(void)
+{
+	/* runs: the timer of value 0 of MAP_T lives across cases, on each side alike */
+	C("init", 1, VALUE0(MAP_T), INIT(MAP_T), EXIT());
+	C("init again: -EBUSY", 1, VALUE0(MAP_T), INIT(MAP_T), EXIT());
+	C("init with a bad clock", 1, VALUE0(MAP_T2), MOV_X(1, 6), ADD_K(1, 8), LD_MAP(2, MAP_T2),
+	  MOV_K(3, 2), CALL(timer_init), EXIT());
+	C("init with flags past the clocks", 1, VALUE0(MAP_T2), MOV_X(1, 6), ADD_K(1, 8),
+	  LD_MAP(2, MAP_T2), MOV_K(3, 17), CALL(timer_init), EXIT());
+	C("cancel of a timer never initialised", 1, VALUE0(MAP_T2), MOV_X(1, 6), ADD_K(1, 8),
+	  CALL(timer_cancel), EXIT());
+	C("set_callback on a timer never initialised", 1, VALUE0(MAP_T2), MOV_X(1, 6),
+	  ADD_K(1, 8), LD_FUNC(2, 3), CALL(timer_set_callback), EXIT(), MOV_K(0, 0), EXIT());
+	C("start without a callback", 1, VALUE0(MAP_T), MOV_X(1, 6), ADD_K(1, 8), MOV_K(2, 0),
+	  MOV_K(3, 0), CALL(timer_start), EXIT());
+	C("set_callback", 1, VALUE0(MAP_T), MOV_X(1, 6), ADD_K(1, 8), LD_FUNC(2, 3),
+	  CALL(timer_set_callback), EXIT(), MOV_K(0, 0), EXIT());
+	C("start with bad flags", 1, VALUE0(MAP_T), MOV_X(1, 6), ADD_K(1, 8), MOV_K(2, 0),
+	  MOV_K(3, 4), CALL(timer_start), EXIT());
+	C("cancel", 1, VALUE0(MAP_T), MOV_X(1, 6), ADD_K(1, 8), CALL(timer_cancel), EXIT());
+	C("start after cancel: no callback", 1, VALUE0(MAP_T), MOV_X(1, 6), ADD_K(1, 8),
+	  MOV_K(2, 0), MOV_K(3, 0), CALL(timer_start), EXIT());
+	/* the verifier */
+	C("init, set_callback, start, cancel", 0, VALUE0(MAP_T), INIT(MAP_T), MOV_X(1, 6),
+	  ADD_K(1, 8), LD_FUNC(2, 12), CALL(timer_set_callback), MOV_X(1, 6), ADD_K(1, 8),
+	  MOV_K(2, 1000), MOV_K(3, 0), CALL(timer_start), MOV_X(1, 6), ADD_K(1, 8),
+	  CALL(timer_cancel), MOV_K(0, 0), EXIT(), LDX(BPF_W, 0, 3, 0), MOV_K(0, 0), EXIT());
+	C("callback returns 1", 0, VALUE0(MAP_T), MOV_X(1, 6), ADD_K(1, 8), LD_FUNC(2, 4),
+	  CALL(timer_set_callback), MOV_K(0, 0), EXIT(), MOV_K(0, 1), EXIT());
+	C("callback returns a pointer", 0, VALUE0(MAP_T), MOV_X(1, 6), ADD_K(1, 8), LD_FUNC(2, 4),
+	  CALL(timer_set_callback), MOV_K(0, 0), EXIT(), MOV_X(0, 3), EXIT());
+	C("callback returns an unknown", 0, VALUE0(MAP_T), MOV_X(1, 6), ADD_K(1, 8), LD_FUNC(2, 4),
+	  CALL(timer_set_callback), MOV_K(0, 0), EXIT(), LDX(BPF_W, 0, 3, 0), EXIT());
+	C("callback reads the key and writes the value", 0, VALUE0(MAP_T), MOV_X(1, 6),
+	  ADD_K(1, 8), LD_FUNC(2, 4), CALL(timer_set_callback), MOV_K(0, 0), EXIT(),
+	  LDX(BPF_W, 4, 2, 0), I(BPF_STX | BPF_MEM | BPF_W, 3, 4, 0, 0), MOV_K(0, 0), EXIT());
+	C("callback reads past the key", 0, VALUE0(MAP_T), MOV_X(1, 6), ADD_K(1, 8),
+	  LD_FUNC(2, 4), CALL(timer_set_callback), MOV_K(0, 0), EXIT(), LDX(BPF_W, 4, 2, 4),
+	  MOV_K(0, 0), EXIT());
+	C("callback touches the timer", 0, VALUE0(MAP_T), MOV_X(1, 6), ADD_K(1, 8), LD_FUNC(2, 4),
+	  CALL(timer_set_callback), MOV_K(0, 0), EXIT(), LDX(BPF_DW, 4, 3, 8), MOV_K(0, 0),
+	  EXIT());
+	C("callback reads r4", 0, VALUE0(MAP_T), MOV_X(1, 6), ADD_K(1, 8), LD_FUNC(2, 4),
+	  CALL(timer_set_callback), MOV_K(0, 0), EXIT(), MOV_X(0, 4), EXIT());
+	C("timer at offset 0", 0, VALUE0(MAP_T), MOV_X(1, 6), LD_MAP(2, MAP_T), MOV_K(3, 1),
+	  CALL(timer_init), EXIT());
+	C("timer at a variable offset", 0, VALUE0(MAP_T), LDX(BPF_W, 1, 6, 0), AND_K(1, 8),
+	  ADD_X(1, 6), LD_MAP(2, MAP_T), MOV_K(3, 1), CALL(timer_init), EXIT());
+	C("map without BTF", 0, VALUE0(MAP_NB), INIT(MAP_NB), EXIT());
+	C("map without a timer", 0, VALUE0(MAP_NT), INIT(MAP_NT), EXIT());
+	C("init with another map", 0, VALUE0(MAP_T), INIT(MAP_T2), EXIT());
+	C("init with the stack", 0, MOV_X(1, 10), ADD_K(1, -16), LD_MAP(2, MAP_T), MOV_K(3, 1),
+	  CALL(timer_init), EXIT());
+	C("init with a scalar map", 0, VALUE0(MAP_T), MOV_X(1, 6), ADD_K(1, 8), MOV_K(2, 0),
+	  MOV_K(3, 1), CALL(timer_init), EXIT());
+	C("set_callback without a function", 0, VALUE0(MAP_T), MOV_X(1, 6), ADD_K(1, 8),
+	  MOV_K(2, 0), CALL(timer_set_callback), EXIT());
+	C("load of the timer", 0, VALUE0(MAP_T), LDX(BPF_DW, 0, 6, 8), EXIT());
+	C("store into the timer", 0, VALUE0(MAP_T), ST(BPF_DW, 6, 16, 0), MOV_K(0, 0), EXIT());
+	C("load next to the timer", 0, VALUE0(MAP_T), LDX(BPF_W, 0, 6, 4), EXIT());
+	CT("not GPL", BPF_PROG_TYPE_XDP, "Dual BSD", VALUE0(MAP_T), INIT(MAP_T), EXIT());
+	CT("kprobe", BPF_PROG_TYPE_KPROBE, "GPL", VALUE0(MAP_T), INIT(MAP_T), EXIT());
+	CT("kprobe, map without a timer", BPF_PROG_TYPE_KPROBE, "GPL", VALUE0(MAP_NT),
+	   MOV_K(0, 0), EXIT());
+	CT("tc", BPF_PROG_TYPE_SCHED_CLS, "GPL", VALUE0(MAP_T), INIT(MAP_T), MOV_K(0, 0), EXIT());
+	CT("socket filter", BPF_PROG_TYPE_SOCKET_FILTER, "GPL", VALUE0(MAP_T), INIT(MAP_T),
+	   MOV_K(0, 0), EXIT());
+}
+
+int main(void)
+{
+	int kbtf, bbtf;
+
+	if (geteuid() != 0)
+		T_SKIP("not root: bpf_timer needs CAP_BPF");
+	ks.bpf = kernel_bpf;
+	bs.bpf = bpfrt_bpf;
+	kbtf = load_btf(kernel_bpf);
+	bbtf = load_btf(bpfrt_bpf);
+	ks.btf = kbtf;
+	bs.btf = bbtf;
+	if (kbtf < 0)
+		T_SKIP("the kernel refuses the test's BTF (%s)", strerror(errno));
+	T_ASSERT(bbtf >= 0);
+	ks.maps[0] = mkmap(kernel_bpf, kbtf, 3, "tmap");
+	ks.maps[1] = mkmap(kernel_bpf, -1, 0, "nobtf");
+	ks.maps[2] = mkmap(kernel_bpf, kbtf, 4, "notimer");
+	ks.maps[3] = mkmap(kernel_bpf, kbtf, 3, "tmap2");
+	bs.maps[0] = mkmap(bpfrt_bpf, bbtf, 3, "tmap");
+	bs.maps[1] = mkmap(bpfrt_bpf, -1, 0, "nobtf");
+	bs.maps[2] = mkmap(bpfrt_bpf, bbtf, 4, "notimer");
+	bs.maps[3] = mkmap(bpfrt_bpf, bbtf, 3, "tmap2");
+	for (int i = 0; i < 4; i++) {
+		if (ks.maps[i] < 0)
+			T_SKIP("the kernel refuses map %d (%s)", i, strerror(errno));
+		T_ASSERT(bs.maps[i] >= 0);
+	}
+	rules();
+	printf("%d cases compared with the kernel, %d test runs\n", compared, runs);
+	return t_done();
+}
