@@ -47,7 +47,7 @@ static int map_info(void *arg, int fd, struct brt_map_info *out)
 	out->rodata = m->type == BPF_MAP_TYPE_ARRAY ? m->data : NULL;
 	out->spin_lock_off1 = m->lock_off >= 0 ? (uint32_t)m->lock_off + 1 : 0;
 	out->has_btf = m->obj.snap.btf_id != 0;
-	out->timer_off1 = m->obj.snap.btf_id ? m->obj.snap.timer_off : 0;
+	out->timer_off1 = m->timer_off >= 0 ? (uint32_t)m->timer_off + 1 : 0;
 	memcpy(out->map_name, m->obj.snap.name, sizeof(out->map_name));
 	out->map_name[sizeof(out->map_name) - 1] = 0;
 	brt_map_put(m);

@@ -103,14 +103,14 @@ static uint64_t slice(const struct brt_dynptr *p, uint32_t offset, uint64_t len,
 	switch (dtype(p)) {
 	case LOCAL:
 	case RINGBUF:
-		m = (uint8_t *)p->data + p->offset + offset;
+		m = (uint8_t *)((uintptr_t)p->data + p->offset + offset);
 		break;
 	case SKB:
 	case XDP:
 	case SKB_META:
 		if (p->data != ctx->pkt)
 			return 0;
-		m = pkt_base(p) + p->offset + offset;
+		m = (uint8_t *)((uintptr_t)pkt_base(p) + p->offset + offset);
 		break;
 	default:
 		return 0;

@@ -12,6 +12,21 @@
 #include "maps/maps.h"
 #include "util/util.h"
 
+
+/* The header's struct bpf_timer offset, if it is one (8-aligned, 16 bytes inside the
+ * value, a map type that may have one): the header is another process's to write, and the
+ * timer helpers write the 16 bytes there */
+static int32_t timer_off_of(const struct brt_obj_hdr *h)
+{
+	uint32_t t = h->timer_off;
+
+	if (!t || !h->btf_id || (t - 1) % 8 || (uint64_t)t - 1 + 16 > h->value_size ||
+	    (h->type != BPF_MAP_TYPE_HASH && h->type != BPF_MAP_TYPE_LRU_HASH &&
+	     h->type != BPF_MAP_TYPE_ARRAY))
+		return -1;
+	return (int32_t)(t - 1);
+}
+
 static const struct brt_map_ops *const map_ops[] = {
 #define BRT_MAP_TYPE(type, name, ops) [type] = &ops,
 #include "maps/map_types.def"
@@ -137,6 +152,7 @@ static int map_init(struct brt_obj *obj, void *arg)
 	map->data = obj->base;
 	map->data_size = params->data_size; /* the type's region, without the journal */
 	map->lock_off = (int32_t)obj->snap.spin_lock_off - 1;
+	map->timer_off = timer_off_of(&obj->snap);
 	map->journal = map->lock_off >= 0 ? (char *)obj->base + BRT_ROUND8(map->data_size) : NULL;
 	obj->release = map_release;
 	obj->unref = map->ops->unref ? map_unref : NULL;
@@ -290,6 +306,7 @@ static int map_attach_obj(const struct brt_obj *tmpl, struct brt_obj **out)
 	map->map_extra = hdr->map_extra;
 	/* a lock word inside the value, 4-byte aligned, in a map type that may have one */
 	map->lock_off = (int32_t)hdr->spin_lock_off - 1;
+	map->timer_off = timer_off_of(hdr);
 	if (hdr->spin_lock_off &&
 	    ((hdr->type != BPF_MAP_TYPE_HASH && hdr->type != BPF_MAP_TYPE_ARRAY) ||
 	     hdr->value_size < 4 || (hdr->spin_lock_off - 1) % 4 ||
@@ -360,15 +377,24 @@ void brt_map_put(struct brt_map *map)
 	brt_obj_put(&map->obj);
 }
 
+/* the syscall side never sees a value's struct bpf_timer: the kernel zeroes it in what
+ * it copies out (check_and_init_map_value()) */
+static int mask_timer(const struct brt_map *map, void *value, int err)
+{
+	if (!err && map->timer_off >= 0)
+		memset((char *)value + map->timer_off, 0, 16);
+	return err;
+}
+
 int brt_map_sys_lookup(struct brt_map *map, const void *key, void *value, uint64_t flags)
 {
 	if (map->lock_off >= 0)
-		return brt_map_lock_lookup(map, key, value, flags);
+		return mask_timer(map, value, brt_map_lock_lookup(map, key, value, flags));
 	if (map->ops->peek)
 		return map->ops->peek(map, value);
 	if (!map->ops->copy_value)
 		return -BRT_ENOTSUPP;
-	return map->ops->copy_value(map, key, value);
+	return mask_timer(map, value, map->ops->copy_value(map, key, value));
 }
 
 int brt_map_sys_update(struct brt_map *map, const void *key, const void *value,

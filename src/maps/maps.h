@@ -82,6 +82,8 @@ struct brt_map {
 	uint64_t data_size;
 	void *priv;                    /* per-process state of the type (ring buffer views) */
 	int32_t lock_off;              /* bpf_spin_lock offset in the value, -1 when none */
+	int32_t timer_off;             /* struct bpf_timer offset in the value (8-aligned,
+					* inside it), -1 when none (timer.c) */
 	/* maps with a lock: the redo journal of BPF_F_LOCK updates after the type's region
 	 * (spin_lock.c), else NULL */
 	void *journal;

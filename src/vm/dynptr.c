@@ -29,7 +29,9 @@ struct brt_dynptr *brt_dynptr_arg(struct bpfrt_run_ctx *ctx, uint64_t r)
 {
 	struct brt_dynptr *p = (struct brt_dynptr *)(uintptr_t)r;
 
-	if (ctx->checked && !bpfrt_run_access_ok(ctx, p, sizeof(*p), 1))
+	/* a checked run of an unverified program may pass anything: an unaligned or foreign
+	 * pointer is no dynptr */
+	if (ctx->checked && ((r & 7) || !bpfrt_run_access_ok(ctx, p, sizeof(*p), 1)))
 		return NULL;
 	return p;
 }
@@ -81,7 +83,8 @@ static uint8_t *mem_at(struct bpfrt_run_ctx *ctx, const struct brt_dynptr *p, ui
 	default:
 		return NULL;
 	}
-	m += p->offset + offset;
+	/* as integers: a forged dynptr's offsets must not make pointer arithmetic overflow */
+	m = (uint8_t *)((uintptr_t)m + p->offset + offset);
 
 	if (ctx->checked && len && !bpfrt_run_access_ok(ctx, m, len, writable))
 		return NULL;
