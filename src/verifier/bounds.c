@@ -35,14 +35,59 @@ static void update_reg32_bounds(struct brt_reg *r)
 	r->u32_max = min_u32(r->u32_max, (uint32_t)(t.value | t.mask));
 }
 
+/* The smallest member of t above z (t's smallest if z is below it, t's largest if z is at
+ * or above that): the kernel's tnum_step().  Members are value + s for s a submask of
+ * mask; the one wanted is the smallest submask s >= e = z - value + 1.  When e has a bit
+ * outside mask, the highest such bit h cannot be matched: fill every bit up to h and
+ * every bit outside mask, add one, and the carry lands on the lowest mask bit above h
+ * that e lacks, which exists because e <= mask. */
+static uint64_t tnum_step(struct tnum t, uint64_t z)
+{
+	uint64_t tmax = t.value | t.mask, e, out, low;
+	int h;
+
+	if (z >= tmax)
+		return tmax;
+	if (z < t.value)
+		return t.value;
+	e = z - t.value + 1;
+	out = e & ~t.mask;
+	if (!out)
+		return t.value | e;
+	h = 63 - __builtin_clzll(out);
+	low = h == 63 ? UINT64_MAX : (1ULL << (h + 1)) - 1;
+	return t.value | (((e | low | ~t.mask) + 1) & t.mask);
+}
+
+static void set_known_bounds(struct brt_reg *r, uint64_t v)
+{
+	r->var_off = brt_tnum_const(v);
+	r->smin = r->smax = (int64_t)v;
+	r->umin = r->umax = v;
+	r->s32_min = r->s32_max = (int32_t)(uint32_t)v;
+	r->u32_min = r->u32_max = (uint32_t)v;
+}
+
 static void update_reg64_bounds(struct brt_reg *r)
 {
 	struct tnum t = r->var_off;
+	uint64_t next, tmax = t.value | t.mask;
+	int umin_in;
 
 	r->smin = max_s64(r->smin, (int64_t)(t.value | (t.mask & (1ULL << 63))));
 	r->smax = min_s64(r->smax, (int64_t)(t.value | (t.mask & ~(1ULL << 63))));
 	r->umin = max_u64(r->umin, t.value);
-	r->umax = min_u64(r->umax, t.value | t.mask);
+	r->umax = min_u64(r->umax, tmax);
+	/* the u64 range and the tnum share one value: the register is that constant (6.18's
+	 * __update_reg64_bounds; `if w2 == 0` on var_off=(0x0; 0x200) leaves 512) */
+	next = tnum_step(t, r->umin);
+	umin_in = (r->umin & ~t.mask) == t.value;
+	if (umin_in && next > r->umax)
+		set_known_bounds(r, r->umin);
+	else if (!umin_in && next == tmax)
+		set_known_bounds(r, tmax);
+	else if (!umin_in && next <= r->umax && tnum_step(t, next) > r->umax)
+		set_known_bounds(r, next);
 }
 
 static void update_reg_bounds(struct brt_reg *r)
