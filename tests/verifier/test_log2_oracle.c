@@ -301,7 +301,8 @@ int main(void)
 {
 	struct vcase_list l = { 0 };
 	struct tally tb = { 0 }, tc = { 0 };
-	size_t left_out = 0;
+	size_t left_out = 0, timed = 0, at_or_below = 0;
+	uint64_t kus = 0, bus = 0;
 	char path[512];
 
 	if (geteuid() != 0)
@@ -328,8 +329,21 @@ int main(void)
 		if (c->priv == BRT_PRIV_UNPRIV || !only(c->name))
 			continue;
 		klog[0] = blog[0] = 0;
-		if (vc_run_kernel_log(c, &k, 1, klog, LOG2_SIZE))
+		/* level 1 with the statistics first: the walk's length, and for the cases both
+		 * accept the logs' "verification time" (#16's table) */
+		if (vc_run_kernel_log(c, &k, 1 | 4, klog, LOG2_SIZE))
 			continue;
+		vc_run_ours_log(c, &b, 1 | 4, blog, LOG2_SIZE);
+		if (!k.err && !b.err && strstr(klog, "verification time ") &&
+		    strstr(blog, "verification time ")) {
+			uint64_t kt = strtoull(strstr(klog, "verification time ") + 18, NULL, 10);
+			uint64_t bt = strtoull(strstr(blog, "verification time ") + 18, NULL, 10);
+
+			timed++;
+			kus += kt;
+			bus += bt;
+			at_or_below += bt <= kt;
+		}
 		if (k.processed > MAX_PROCESSED) {
 			left_out++;
 			continue;
@@ -341,6 +355,9 @@ int main(void)
 	}
 	print_tally("tests/verifier cases (root, bpf_capable)", &tc);
 	printf("left out: %zu cases walking over %d insns\n", left_out, MAX_PROCESSED);
+	printf("verification time (the logs' line, level 1|4), %zu cases both accept: kernel %llu "
+	       "usec, bpfrt %llu usec; bpfrt at or below the kernel on %zu\n",
+	       timed, (unsigned long long)kus, (unsigned long long)bus, at_or_below);
 	if (report)
 		fclose(report);
 
