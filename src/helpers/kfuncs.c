@@ -86,6 +86,39 @@ static uint64_t ct_lookup(uint64_t tuple, uint64_t tuple_sz, uint64_t opts, uint
 KFUNC_FN(bpf_skb_ct_lookup, ct_lookup(r2, r3, r4, r5))
 KFUNC_FN(bpf_xdp_ct_lookup, ct_lookup(r2, r3, r4, r5))
 
+/* __bpf_nf_ct_alloc_entry()'s checks in the kernel's order (the protocol before the
+ * tuple's size, bpf_nf_ct_tuple_parse()), then the allocation, which user space cannot make
+ * (no conntrack table here): -ENOMEM, as nf_conntrack_alloc() failing.  A known
+ * difference: the kernel gives a new entry.  opts->error written as by the lookups. */
+static uint64_t ct_alloc(uint64_t tuple, uint64_t tuple_sz, uint64_t opts, uint64_t opts_sz)
+{
+	struct ct_opts *o = (struct ct_opts *)(uintptr_t)opts;
+	int32_t err = -ENOMEM;
+
+	if (!o || !tuple || ((uint32_t)opts_sz != 16 && (uint32_t)opts_sz != 12))
+		err = -EINVAL;
+	else if ((uint32_t)opts_sz == 16 ? o->reserved[0] || o->reserved[1] || o->reserved[2]
+					 : o->ct_zone_id)
+		err = -EINVAL;
+	else if (o->netns_id < -1)
+		err = -EINVAL;
+	else if (o->l4proto != 6 && o->l4proto != 17)
+		err = -EPROTO;
+	else if ((uint32_t)tuple_sz != 12 && (uint32_t)tuple_sz != 36)
+		err = -EAFNOSUPPORT;
+	else if (o->netns_id >= 0)
+		err = -ENONET;
+	else if ((uint32_t)opts_sz == 16 && !o->ct_zone_dir)
+		o->ct_zone_dir = 3; /* NF_CT_DEFAULT_ZONE_DIR */
+	if (o && (uint32_t)opts_sz >= 8)
+		memcpy(&o->error, &err, sizeof(err));
+	return 0;
+}
+
+/* (ctx, tuple, tuple__sz, opts, opts__sz) */
+KFUNC_FN(bpf_skb_ct_alloc, ct_alloc(r2, r3, r4, r5))
+KFUNC_FN(bpf_xdp_ct_alloc, ct_alloc(r2, r3, r4, r5))
+
 /* ---- kfuncs that do nothing in user space (KFUNC_AS(..., nop, ...) rows) ------------- */
 /* bpf_ct_release: no conntrack lookup returns an entry, so nothing is ever released (the
  * verifier sees to it that only a looked-up entry reaches here).  bpf_rcu_read_lock and

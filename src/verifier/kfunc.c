@@ -302,6 +302,19 @@ static int struct_ids_match(const struct brt_btf *btf, uint32_t id, int32_t off,
 	return 0;
 }
 
+/* btf_type_ids_nocast_alias(): one name is the other's with "___init" appended (a type
+ * such as nf_conn___init, which starts with the other but must not be passed for it) */
+static int nocast_alias(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), sfx = sizeof("___init") - 1;
+	const char *longer = la > lb ? a : b;
+	size_t shorter = la > lb ? lb : la;
+
+	if (la == lb || (la != lb + sfx && lb != la + sfx))
+		return 0;
+	return !strcmp(longer + shorter, "___init") && !strncmp(a, b, shorter);
+}
+
 /* process_kf_arg_ptr_to_btf_id() */
 static int check_btf_id_arg(struct brt_env *env, const struct kmeta *m, const struct brt_reg *reg,
 			    const struct btf_type *ref_t, uint32_t ref_id, int argno)
@@ -310,7 +323,10 @@ static int check_btf_id_arg(struct brt_env *env, const struct kmeta *m, const st
 	const char *ref_tname = name_of(btf, ref_t), *sname = sock_struct(reg->type);
 	uint32_t reg_id = reg->btf_id;
 	const struct btf_type *reg_t;
-	int strict = (m->flags & BRT_KF_RELEASE) && reg->ref_obj_id;
+	/* the type itself, not a struct that starts with it, for acquiring and releasing
+	 * kfuncs and for no-cast aliases */
+	int strict = ((m->flags & BRT_KF_RELEASE) && reg->ref_obj_id) ||
+		     (m->flags & BRT_KF_ACQUIRE);
 
 	if (sname) {
 		int id = brt_btf_find(btf, sname, BTF_KIND_STRUCT);
@@ -318,6 +334,8 @@ static int check_btf_id_arg(struct brt_env *env, const struct kmeta *m, const st
 		reg_id = id > 0 ? (uint32_t)id : 0;
 	}
 	reg_t = skip_mods(btf, reg_id, &reg_id);
+	if (nocast_alias(name_of(btf, reg_t), ref_tname))
+		strict = 1;
 	if (!struct_ids_match(btf, reg_id, reg->off, ref_id, strict) &&
 	    !((!strcmp(ref_tname, "__sk_buff") && !strcmp(name_of(btf, reg_t), "sk_buff")) ||
 	      (!strcmp(ref_tname, "xdp_md") && !strcmp(name_of(btf, reg_t), "xdp_buff")))) {

@@ -74,6 +74,7 @@ void check_attr(const char *name, const union bpf_attr *attr);
 /* kfunc_oracle_net.c */
 void ct_cases(void);
 void ct_rules(void);
+void ct_alloc_rules(void);
 void sock_destroy_rules(void);
 /* kfunc_oracle_objects.c */
 void cpumask_rules(void);

@@ -1,7 +1,9 @@
 /* kfunc_oracle_net.c - verifier.kfunc_oracle's networking kfuncs (test_kfunc_oracle.c
  * says what it checks): bpf_skb/xdp_ct_lookup and bpf_ct_release (every argument error,
- * references, NULL checks, test runs returning opts->error), and bpf_sock_destroy in
- * iterators (refused elsewhere).
+ * references, NULL checks, test runs returning opts->error), the allocation family
+ * (bpf_skb/xdp_ct_alloc, bpf_ct_insert_entry, bpf_ct_set/change_timeout/status: nf_conn
+ * and nf_conn___init told apart, the reference an insert trades; test runs only where the
+ * kernel's allocation fails, so no entry reaches the host's table), and bpf_sock_destroy in iterators (refused elsewhere).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -201,6 +203,154 @@ void ct_rules(void)
 	K("r2 after a kfunc call", r2_after_call);
 	K("release in dead code", in_lock_dead);
 #undef K
+}
+
+/* The allocation family.  bpfrt makes no conntrack entry (an allocation answers NULL with
+ * -ENOMEM in opts->error), and a test run must not put entries into the host's conntrack
+ * table (a later lookup of the same tuple would find them): a program whose allocation
+ * would succeed is only loaded (run 0); one whose allocation fails (bad opts or tuple)
+ * is run too, and opts->error compared. */
+static void ct_alloc_check(const char *name, enum bpf_prog_type type, const struct bpf_insn *p,
+			   size_t n, int run)
+{
+	union bpf_attr attr;
+
+	if (run) {
+		kcheck(name, type, 0, p, n);
+		return;
+	}
+	memset(&attr, 0, sizeof(attr));
+	attr.prog_type = type;
+	attr.insns = (uintptr_t)p;
+	attr.insn_cnt = (uint32_t)n;
+	attr.license = (uintptr_t) "GPL";
+	check_attr(name, &attr);
+}
+
+/* alloc(ctx, fp-56, tuple_sz, fp-16, opts_sz); insert; release; opts->error returned */
+static size_t ct_alloc_prog(struct bpf_insn *p, int alloc, int insert, const struct ct_case *c)
+{
+	size_t n = ct_prog(p, alloc, c);
+
+	/* ct_prog ends: call, jeq r0 0 +2, r1 = r0, release, r0 = error, exit: the
+	 * release of a new entry goes through an insert first */
+	n -= 5;
+	p[n++] = JEQ_K(0, 0, 5);
+	p[n++] = MOV_X(1, 0);
+	p[n++] = KCALL(insert, 0);
+	p[n++] = JEQ_K(0, 0, 2);
+	p[n++] = MOV_X(1, 0);
+	p[n++] = KCALL(ids_release, 0);
+	p[n++] = LDX(BPF_W, 0, 10, -12);
+	p[n++] = EXIT();
+	return n;
+}
+
+void ct_alloc_rules(void)
+{
+	/* the first two would make an entry: loaded only */
+	static const struct ct_case cases[] = {
+		{ "ipv4 tcp", 12, 16, -1, 6, 0, 0, 0, 0 },
+		{ "ipv6 udp, 12-byte opts", 36, 12, -1, 17, 0, 0, 0, 0 },
+		{ "icmp", 12, 16, -1, 1, 0, 0, 0, 0 },
+		{ "icmp, tuple of 13 bytes", 13, 16, -1, 1, 0, 0, 0, 0 },
+		{ "tuple of 13 bytes", 13, 16, -1, 6, 0, 0, 0, 0 },
+		{ "opts of 8 bytes", 12, 8, -1, 6, 0, 0, 0, 0 },
+		{ "reserved set", 12, 16, -1, 6, 1, 0, 0, 0 },
+		{ "zone in 12-byte opts", 12, 12, -1, 6, 0, 1, 0, 0 },
+		{ "netns -2", 12, 16, -2, 6, 0, 0, 0, 0 },
+		{ "netns -2, icmp", 12, 16, -2, 1, 0, 0, 0, 0 },
+		{ "netns 7", 12, 16, 7, 6, 0, 0, 0, 0 },
+		{ "netns 7, tuple of 13 bytes", 13, 16, 7, 6, 0, 0, 0, 0 },
+		{ "NULL tuple of 0 bytes", 0, 16, -1, 6, 0, 0, 1, 0 },
+	};
+	int skb = kid("bpf_skb_ct_alloc"), xdp = kid("bpf_xdp_ct_alloc");
+	int ins = kid("bpf_ct_insert_entry"), set_to = kid("bpf_ct_set_timeout");
+	int chg_to = kid("bpf_ct_change_timeout"), set_st = kid("bpf_ct_set_status");
+	int chg_st = kid("bpf_ct_change_status");
+	struct bpf_insn p[MAXP];
+	char name[128];
+
+	if (skb <= 0 || xdp <= 0 || ins <= 0 || set_to <= 0 || chg_to <= 0 || set_st <= 0 ||
+	    chg_st <= 0) {
+		printf("conntrack allocation: skipped: not in the kernel's BTF\n");
+		return;
+	}
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		size_t n = ct_alloc_prog(p, skb, ins, &cases[i]);
+
+		snprintf(name, sizeof(name), "tc ct alloc %s", cases[i].name);
+		ct_alloc_check(name, BPF_PROG_TYPE_SCHED_CLS, p, n, i >= 2);
+		n = ct_alloc_prog(p, xdp, ins, &cases[i]);
+		snprintf(name, sizeof(name), "xdp ct alloc %s", cases[i].name);
+		ct_alloc_check(name, BPF_PROG_TYPE_XDP, p, n, i >= 2);
+	}
+#define ALLOC KCALL(skb, 0)
+#define INSERT KCALL(ins, 0)
+	{
+		struct bpf_insn alloc_release[] = { CT_SETUP, CT_ARGS, ALLOC, JEQ_K(0, 0, 2),
+						    MOV_X(1, 0), RELEASE, MOV_K(0, 0), EXIT() };
+		struct bpf_insn leak[] = { CT_SETUP, CT_ARGS, ALLOC, MOV_K(0, 0), EXIT() };
+		struct bpf_insn set_all[] = { CT_SETUP, CT_ARGS, ALLOC, JEQ_K(0, 0, 12),
+					      MOV_X(7, 0), MOV_X(1, 7), MOV_K(2, 1000),
+					      KCALL(set_to, 0), MOV_X(1, 7), MOV_K(2, 8),
+					      KCALL(set_st, 0), MOV_X(1, 7), INSERT, JEQ_K(0, 0, 2),
+					      MOV_X(1, 0), RELEASE, MOV_K(0, 0), EXIT() };
+		struct bpf_insn change_to_new[] = { CT_SETUP, CT_ARGS, ALLOC, JEQ_K(0, 0, 6),
+						    MOV_X(7, 0), MOV_X(1, 7), MOV_K(2, 1000),
+						    KCALL(chg_to, 0), MOV_X(1, 7), INSERT,
+						    MOV_K(0, 0), EXIT() };
+		struct bpf_insn change_st_new[] = { CT_SETUP, CT_ARGS, ALLOC, JEQ_K(0, 0, 6),
+						    MOV_X(7, 0), MOV_X(1, 7), MOV_K(2, 8),
+						    KCALL(chg_st, 0), MOV_X(1, 7), INSERT,
+						    MOV_K(0, 0), EXIT() };
+		struct bpf_insn lookup_insert[] = { CT_SETUP, CT_ARGS, LOOKUP, JEQ_K(0, 0, 4),
+						    MOV_X(1, 0), INSERT, JEQ_K(0, 0, 2), MOV_X(1, 0),
+						    RELEASE, MOV_K(0, 0), EXIT() };
+		struct bpf_insn insert_insert[] = { CT_SETUP, CT_ARGS, ALLOC, JEQ_K(0, 0, 7),
+						    MOV_X(1, 0), INSERT, JEQ_K(0, 0, 4), MOV_X(1, 0),
+						    INSERT, JEQ_K(0, 0, 2), MOV_X(1, 0), RELEASE,
+						    MOV_K(0, 0), EXIT() };
+		struct bpf_insn set_after_insert[] = { CT_SETUP, CT_ARGS, ALLOC, JEQ_K(0, 0, 9),
+						       MOV_X(1, 0), INSERT, JEQ_K(0, 0, 6),
+						       MOV_X(7, 0), MOV_X(1, 7), MOV_K(2, 9),
+						       KCALL(set_to, 0), MOV_X(1, 7), RELEASE,
+						       MOV_K(0, 0), EXIT() };
+		struct bpf_insn change_after_insert[] = { CT_SETUP, CT_ARGS, ALLOC,
+							  JEQ_K(0, 0, 9), MOV_X(1, 0), INSERT,
+							  JEQ_K(0, 0, 6), MOV_X(7, 0), MOV_X(1, 7),
+							  MOV_K(2, 9), KCALL(chg_to, 0),
+							  MOV_X(1, 7), RELEASE, MOV_K(0, 0),
+							  EXIT() };
+		struct bpf_insn set_no_null_check[] = { CT_SETUP, CT_ARGS, ALLOC, MOV_X(7, 0),
+							MOV_X(1, 7), MOV_K(2, 9), KCALL(set_to, 0),
+							MOV_X(1, 7), INSERT, MOV_K(0, 0), EXIT() };
+		struct bpf_insn use_after_insert[] = { CT_SETUP, CT_ARGS, ALLOC, JEQ_K(0, 0, 9),
+						       MOV_X(7, 0), MOV_X(1, 7), INSERT,
+						       JEQ_K(0, 0, 2), MOV_X(1, 0), RELEASE,
+						       MOV_X(1, 7), MOV_K(2, 9), KCALL(set_to, 0),
+						       MOV_K(0, 0), EXIT() };
+		struct bpf_insn insert_stack[] = { ST(BPF_DW, 10, -8, 0), MOV_X(1, 10),
+						   ADD_K(1, -8), INSERT, MOV_K(0, 0), EXIT() };
+#define K(name, p) ct_alloc_check(name, BPF_PROG_TYPE_SCHED_CLS, p, sizeof(p) / sizeof(p[0]), 0)
+		K("ct alloc, release", alloc_release);
+		K("ct alloc without release", leak);
+		K("ct alloc, set timeout and status, insert, release", set_all);
+		K("ct alloc, change timeout", change_to_new);
+		K("ct alloc, change status", change_st_new);
+		K("ct lookup, insert", lookup_insert);
+		K("ct insert twice", insert_insert);
+		K("ct set timeout after insert", set_after_insert);
+		K("ct change timeout after insert", change_after_insert);
+		K("ct set timeout without NULL check", set_no_null_check);
+		K("ct new entry used after insert", use_after_insert);
+		K("ct insert stack memory", insert_stack);
+#undef K
+		ct_alloc_check("sched_act ct alloc", BPF_PROG_TYPE_SCHED_ACT, set_all,
+			       sizeof(set_all) / sizeof(set_all[0]), 0);
+	}
+#undef ALLOC
+#undef INSERT
 }
 
 /* bpf_sock_destroy: tracing's hook, iterators only (the set's filter) */

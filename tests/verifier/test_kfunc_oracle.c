@@ -257,6 +257,7 @@ int main(void)
 	if (ids_lookup_skb > 0 && ids_lookup_xdp > 0 && ids_release > 0) {
 		ct_cases();
 		ct_rules();
+		ct_alloc_rules();
 	} else {
 		printf("conntrack kfuncs: skipped: kernel BTF without nf_conntrack\n");
 	}
