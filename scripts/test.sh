@@ -119,7 +119,7 @@ step()
 			record tsan 0 0 "skipped: no stress tests"
 		else
 			# shellcheck disable=SC2086
-			build tsan $targets && TSAN_OPTIONS=halt_on_error=1 run_ctest tsan -L slow
+			build tsan $targets && TSAN_OPTIONS="halt_on_error=1 suppressions=$PWD/tests/tsan.supp" run_ctest tsan -L slow
 		fi
 		;;
 	*)
