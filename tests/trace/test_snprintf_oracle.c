@@ -18,6 +18,7 @@
 
 #include "bpfrt.h"
 #include "harness.h"
+#include "oracle_load.h"
 
 #define I(c, d, s, o, i) ((struct bpf_insn){ (c), (d), (s), (o), (i) })
 #define MOV_K(d, i) I(BPF_ALU64 | BPF_MOV | BPF_K, d, 0, 0, i)
@@ -28,7 +29,6 @@
 #define CALL(id) I(BPF_JMP | BPF_CALL, 0, 0, 0, id)
 #define EXIT() I(BPF_JMP | BPF_EXIT, 0, 0, 0, 0)
 
-typedef int (*bpf_fn)(int cmd, union bpf_attr *attr, unsigned size);
 
 static int kernel_bpf(int cmd, union bpf_attr *attr, unsigned size)
 {
@@ -137,7 +137,6 @@ static void load_run(bpf_fn bpf, uint32_t flags, const char *fmt, size_t flen,
 	static unsigned char pkt[64];
 	struct bpf_insn prog[64];
 	union bpf_attr attr;
-	char *line, *save;
 	int mfd = fmt_map(bpf, fmt, flen, sh->freeze);
 	size_t n;
 
@@ -155,18 +154,8 @@ static void load_run(bpf_fn bpf, uint32_t flags, const char *fmt, size_t flen,
 	attr.insns = (uintptr_t)prog;
 	attr.insn_cnt = (uint32_t)n;
 	attr.license = (uintptr_t) "GPL";
-	attr.log_buf = (uintptr_t)logbuf;
-	attr.log_size = sizeof(logbuf);
-	attr.log_level = 1;
-	logbuf[0] = 0;
-	r->fd = bpf(BPF_PROG_LOAD, &attr, sizeof(attr));
-	r->err = r->fd < 0 ? errno : 0;
-	r->last[0] = 0;
-	for (line = strtok_r(logbuf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		if (!strncmp(line, "processed ", 10))
-			break;
-		snprintf(r->last, sizeof(r->last), "%s", line);
-	}
+	r->fd = oracle_load(bpf, &attr, logbuf, sizeof(logbuf), &r->err, r->last,
+				 sizeof(r->last));
 	if (r->fd >= 0) {
 		memset(&attr, 0, sizeof(attr));
 		pkt[12] = 0x08;

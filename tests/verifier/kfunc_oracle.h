@@ -31,7 +31,7 @@
 #define LDDW(d, src, lo, hi) I(BPF_LD | BPF_IMM | BPF_DW, d, src, 0, lo), I(0, 0, 0, 0, hi)
 #define MAXP 64 /* instructions of a program built at run time */
 
-typedef int (*bpf_fn)(int cmd, union bpf_attr *attr, unsigned size);
+#include "oracle_load.h" /* bpf_fn */
 
 /* one side's load: fd (closed again), errno, the error line of the log */
 struct res {

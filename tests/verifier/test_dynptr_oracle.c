@@ -17,6 +17,7 @@
 #include "bpfrt.h"
 #include "btf/btf.h"
 #include "harness.h"
+#include "oracle_load.h"
 
 #define I(c, d, s, o, i) ((struct bpf_insn){ (c), (d), (s), (o), (i) })
 #define MOV_K(d, i) I(BPF_ALU64 | BPF_MOV | BPF_K, d, 0, 0, i)
@@ -51,7 +52,6 @@
 #define SUBMIT(at) FP(1, at), MOV_K(2, 0), CALL(ringbuf_submit_dynptr)
 #define DISCARD(at) FP(1, at), MOV_K(2, 0), CALL(ringbuf_discard_dynptr)
 
-typedef int (*bpf_fn)(int cmd, union bpf_attr *attr, unsigned size);
 
 static int kernel_bpf(int cmd, union bpf_attr *attr, unsigned size)
 {
@@ -86,7 +86,6 @@ static void load_run(struct side *s, enum bpf_prog_type type, const struct bpf_i
 {
 	static unsigned char pkt[64];
 	union bpf_attr attr;
-	char *line, *save;
 
 	for (size_t i = 0; i < n; i++) {
 		prog[i] = insns[i];
@@ -99,18 +98,8 @@ static void load_run(struct side *s, enum bpf_prog_type type, const struct bpf_i
 	attr.insns = (uintptr_t)prog;
 	attr.insn_cnt = (uint32_t)n;
 	attr.license = (uintptr_t) "GPL";
-	attr.log_buf = (uintptr_t)logbuf;
-	attr.log_size = sizeof(logbuf);
-	attr.log_level = 1;
-	logbuf[0] = 0;
-	s->fd = s->bpf(BPF_PROG_LOAD, &attr, sizeof(attr));
-	s->err = s->fd < 0 ? errno : 0;
-	s->last[0] = 0;
-	for (line = strtok_r(logbuf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		if (!strncmp(line, "processed ", 10))
-			break;
-		snprintf(s->last, sizeof(s->last), "%s", line);
-	}
+	s->fd = oracle_load(s->bpf, &attr, logbuf, sizeof(logbuf), &s->err, s->last,
+				 sizeof(s->last));
 	s->run_err = -1;
 	s->retval = 0;
 	if (s->fd < 0)

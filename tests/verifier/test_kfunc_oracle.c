@@ -33,6 +33,7 @@
 #include "bpfrt.h"
 #include "btf/btf.h"
 #include "harness.h"
+#include "oracle_load.h"
 #include "kfunc_oracle.h"
 
 int ids_lookup_skb, ids_lookup_xdp, ids_release, ids_mask_create, ids_mask_release,
@@ -53,21 +54,8 @@ static char logbuf[1 << 16];
 /* load attr with a level-1 log; r gets the fd (left open), errno and the error line */
 static void load_attr(bpf_fn bpf, union bpf_attr *attr, struct res *r)
 {
-	char *line, *save;
-
-	attr->log_buf = (uintptr_t)logbuf;
-	attr->log_size = sizeof(logbuf);
-	attr->log_level = 1;
-	logbuf[0] = 0;
-	r->fd = bpf(BPF_PROG_LOAD, attr, sizeof(*attr));
-	r->err = r->fd < 0 ? errno : 0;
-	r->last[0] = 0;
-	/* the error line: the last line before "processed ..." (or the last line) */
-	for (line = strtok_r(logbuf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		if (!strncmp(line, "processed ", 10))
-			break;
-		snprintf(r->last, sizeof(r->last), "%s", line);
-	}
+	r->fd = oracle_load(bpf, attr, logbuf, sizeof(logbuf), &r->err, r->last,
+				 sizeof(r->last));
 }
 
 /* A run of a loaded program: BPF_PROG_TEST_RUN on a 64-byte frame (packet types) or

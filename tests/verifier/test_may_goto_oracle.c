@@ -22,6 +22,7 @@
 
 #include "bpfrt.h"
 #include "harness.h"
+#include "oracle_load.h"
 
 #define I(c, d, s, o, i) ((struct bpf_insn){ (c), (d), (s), (o), (i) })
 #define MOV_K(d, i) I(BPF_ALU64 | BPF_MOV | BPF_K, d, 0, 0, i)
@@ -39,7 +40,6 @@
 #define P(...) ((const struct bpf_insn[]){ __VA_ARGS__ }), \
 	       sizeof((const struct bpf_insn[]){ __VA_ARGS__ }) / sizeof(struct bpf_insn)
 
-typedef int (*bpf_fn)(int cmd, union bpf_attr *attr, unsigned size);
 
 static int kernel_bpf(int cmd, union bpf_attr *attr, unsigned size)
 {
@@ -60,7 +60,6 @@ static void load_run(bpf_fn bpf, uint32_t flags, const struct bpf_insn *insns, s
 {
 	static unsigned char pkt[64];
 	union bpf_attr attr;
-	char *line, *save;
 
 	memset(&attr, 0, sizeof(attr));
 	attr.prog_type = BPF_PROG_TYPE_SCHED_CLS;
@@ -68,18 +67,8 @@ static void load_run(bpf_fn bpf, uint32_t flags, const struct bpf_insn *insns, s
 	attr.insns = (uintptr_t)insns;
 	attr.insn_cnt = (uint32_t)n;
 	attr.license = (uintptr_t) "GPL";
-	attr.log_buf = (uintptr_t)logbuf;
-	attr.log_size = sizeof(logbuf);
-	attr.log_level = 1;
-	logbuf[0] = 0;
-	r->fd = bpf(BPF_PROG_LOAD, &attr, sizeof(attr));
-	r->err = r->fd < 0 ? errno : 0;
-	r->last[0] = 0;
-	for (line = strtok_r(logbuf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		if (!strncmp(line, "processed ", 10))
-			break;
-		snprintf(r->last, sizeof(r->last), "%s", line);
-	}
+	r->fd = oracle_load(bpf, &attr, logbuf, sizeof(logbuf), &r->err, r->last,
+				 sizeof(r->last));
 	r->run_err = -1;
 	r->retval = 0;
 	if (r->fd < 0)

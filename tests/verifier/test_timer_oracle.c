@@ -19,6 +19,7 @@
 
 #include "bpfrt.h"
 #include "harness.h"
+#include "oracle_load.h"
 
 /* BTF type encodings (the kernel's macros of the same names, not in the uapi header) */
 #define BTF_INFO_ENC(kind, kflag, vlen) (((kflag) << 31) | ((kind) << 24) | (vlen))
@@ -49,7 +50,6 @@
 /* timer_init(value + 8, map m, clock 1): 6 insns */
 #define INIT(m) MOV_X(1, 6), ADD_K(1, 8), LD_MAP(2, m), MOV_K(3, 1), CALL(timer_init)
 
-typedef int (*bpf_fn)(int cmd, union bpf_attr *attr, unsigned size);
 
 static int kernel_bpf(int cmd, union bpf_attr *attr, unsigned size)
 {
@@ -130,7 +130,6 @@ static void load_run(struct side *s, enum bpf_prog_type type, const char *lic,
 {
 	static unsigned char pkt[64];
 	union bpf_attr attr;
-	char *line, *save;
 
 	for (size_t i = 0; i < n; i++) {
 		prog[i] = insns[i];
@@ -157,18 +156,8 @@ static void load_run(struct side *s, enum bpf_prog_type type, const char *lic,
 	attr.insns = (uintptr_t)prog;
 	attr.insn_cnt = (uint32_t)n;
 	attr.license = (uintptr_t)lic;
-	attr.log_buf = (uintptr_t)logbuf;
-	attr.log_size = sizeof(logbuf);
-	attr.log_level = 1;
-	logbuf[0] = 0;
-	s->fd = s->bpf(BPF_PROG_LOAD, &attr, sizeof(attr));
-	s->err = s->fd < 0 ? errno : 0;
-	s->last[0] = 0;
-	for (line = strtok_r(logbuf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		if (!strncmp(line, "processed ", 10))
-			break;
-		snprintf(s->last, sizeof(s->last), "%s", line);
-	}
+	s->fd = oracle_load(s->bpf, &attr, logbuf, sizeof(logbuf), &s->err, s->last,
+				 sizeof(s->last));
 	s->run_err = -1;
 	s->retval = 0;
 	if (s->fd < 0)
