@@ -8,7 +8,7 @@
  * bpf_timer_start answers -EOPNOTSUPP where the kernel arms the timer (a timer thread per
  * runtime must first be able to run a function of a loaded program outside a run).
  * The verifier's side (the value's bpf_timer found from the map's BTF, the async callback
- * walked on its own) is verifier/calls.c's.
+ * walked on its own) is verifier/helper_timer.c's.
  */
 #include <errno.h>
 #include <stdatomic.h>

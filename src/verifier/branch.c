@@ -352,7 +352,7 @@ static void mark_ptr_or_null(struct brt_env *env, struct brt_vstate *st, int reg
 			} else {
 				reg->type &= ~PTR_MAYBE_NULL;
 				/* a value with a bpf_spin_lock keeps the id: the lock is
-				 * released through the same pointer (calls.c) */
+				 * released through the same pointer (helper_args.c) */
 				if (!(BASE_TYPE(reg->type) == PTR_TO_MAP_VALUE &&
 				      env->maps[reg->map_idx].info.spin_lock_off1))
 					reg->id = 0;

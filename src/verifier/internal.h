@@ -159,7 +159,7 @@ struct brt_frame {
 	int frameno;
 	int subprogno;
 	int in_callback_fn;           /* a callback (bpf_loop): returns to its callsite */
-	int in_async_cb;              /* frame 0 of a timer callback's own walk (calls.c):
+	int in_async_cb;              /* frame 0 of a timer callback's own walk (helper_timer.c):
 				       * it returns 0 to nobody */
 	uint32_t callback_depth;      /* callback iterations explored from this frame */
 };
@@ -201,7 +201,7 @@ struct brt_vstate {
 	/* callback bodies entered on this path (the kernel's callback_unroll_depth): two
 	 * iterations alike in every register are no infinite loop when this differs */
 	uint32_t callback_unroll;
-	/* a bpf_spin_lock held (calls.c): 1 + the map's index in env->maps, 0: none, and the
+	/* a bpf_spin_lock held (helper_args.c): 1 + the map's index in env->maps, 0: none, and the
 	 * id of the map value pointer it was taken through (the kernel's active_lock_ptr
 	 * and active_lock_id) */
 	uint16_t lock_map;
@@ -618,8 +618,74 @@ uint32_t brt_dynptr_info(struct brt_env *env, const struct brt_reg *reg, uint32_
 int brt_dynptr_release(struct brt_env *env, const struct brt_reg *reg);
 
 /* ---- calls.c: helper calls ----------------------------------------------------------- */
-uint16_t brt_helper_arg_regs(int32_t id); /* registers a helper reads (liveness) */
 int brt_check_helper_call(struct brt_env *env, const struct bpf_insn *insn, int insn_idx);
+/* What a helper call's arguments tell about it, for the checks after them (the kernel's
+ * struct bpf_call_arg_meta) */
+struct brt_call_meta {
+	const struct brt_map_info *map;
+	int map_idx;
+	int subprogno;      /* ARG_PTR_TO_FUNC: the callback */
+	int64_t const_key;
+	uint32_t mem_size;
+	int release_regno;
+	uint32_t ref_obj_id;
+	int raw_regno;
+	uint64_t msize_max; /* a size argument's largest value (do_refine_retval_range) */
+	int dynptr_regno;   /* the dynptr argument, 0 none */
+	uint32_t dynptr_id; /* bpf_dynptr_data: its dynptr's id and reference */
+	uint32_t dynptr_ref;
+	int dynptr_pkt_write; /* bpf_dynptr_write to an skb dynptr: the packet changes */
+};
+
+/* ---- helper_set.c: which helpers exist, which programs may call them ------------------ */
+uint16_t brt_helper_arg_regs(int32_t id); /* registers a helper reads (liveness) */
+/* The prototype of helper id as this program sees it, if it may call it: 0 and *fn, or
+ * -EINVAL and the kernel's message (unknown, not for this type, GPL-only, sleeping) */
+int brt_helper_resolve(struct brt_env *env, int32_t id, const struct brt_helper_proto **fn);
+/* check_get_func_ip(): bpf_get_func_ip needs a function address (kprobes, trampolines) */
+int brt_check_get_func_ip(struct brt_env *env, int32_t id);
+/* the kernel's .might_sleep helpers (sleepable programs only) */
+int brt_helper_might_sleep(int32_t id);
+
+/* ---- helper_args.c: a helper call's arguments ------------------------------------------ */
+/* argument i (r1 + i) of a call of fn, what it tells recorded in meta */
+int brt_helper_check_arg(struct brt_env *env, int i, const struct brt_helper_proto *fn,
+			 struct brt_call_meta *meta);
+/* check_bpf_snprintf_call(): bpf_snprintf's constant format against its data */
+int brt_check_snprintf_call(struct brt_env *env);
+
+/* ---- helper_dynptr.c: dynptr arguments and results of helpers ---------------------------- */
+/* a BRT_ARG_PTR_TO_DYNPTR_RINGBUF_RELEASE argument holds a reference to release */
+int brt_dynptr_release_arg(struct brt_env *env, int regno);
+/* process_dynptr_func() for a helper's dynptr argument of kind arg */
+int brt_dynptr_helper_arg(struct brt_env *env, int regno, int arg, struct brt_call_meta *meta);
+/* after the arguments: the dynptr rules of the call itself (meta: the packet write, the
+ * slice's dynptr) */
+int brt_dynptr_helper_call(struct brt_env *env, int32_t id, const struct brt_helper_proto *fn,
+			   struct brt_call_meta *meta);
+
+/* ---- helper_timer.c: bpf_timer ----------------------------------------------------------- */
+/* the struct bpf_timer argument in regno: its map becomes meta's */
+int brt_timer_arg(struct brt_env *env, int regno, struct brt_call_meta *meta);
+/* bpf_timer_set_callback(): the callback's own walk goes on the stack of pending paths */
+int brt_push_timer_callback(struct brt_env *env, int insn_idx, const struct brt_call_meta *meta);
+
+/* ---- helper_maps.c: map types and helpers ------------------------------------------------ */
+int brt_helper_map_compat(struct brt_env *env, const struct brt_call_meta *meta, int32_t id);
+int brt_helper_record_map(struct brt_env *env, const struct brt_call_meta *meta, int32_t id);
+
+/* ---- helper_ret.c: r0 after a helper call ------------------------------------------------ */
+int brt_helper_set_return(struct brt_env *env, const struct brt_helper_proto *fn,
+			  const struct brt_call_meta *meta, int32_t id, int insn_idx);
+
+/* ---- callbacks.c: helpers that call back into the program ------------------------------- */
+int brt_is_callback_helper(int32_t id);
+int brt_push_callback(struct brt_env *env, int insn_idx, int32_t id,
+		      const struct brt_call_meta *meta);
+/* bpf_loop: the values the kernel relies on (count, inlining flags) kept precise */
+int brt_check_loop_call(struct brt_env *env, const struct brt_call_meta *meta);
+
+/* ---- refs.c: references, and pointers that stop being valid ------------------------------ */
 int brt_check_exit_refs(struct brt_env *env);
 /* drop reference id from the state, the others keeping their order (the kernel's
  * release_reference_nomark()); -EINVAL when the state holds no such reference */
@@ -628,6 +694,9 @@ int brt_release_ref_state(struct brt_vstate *st, uint32_t id);
  * release_reference() (-EINVAL when id is not held) */
 int brt_acquire_ref(struct brt_env *env, int insn_idx);
 int brt_release_ref(struct brt_env *env, uint32_t id);
+/* the kernel's bpf_helper_changes_pkt_data() and clear_all_pkt_pointers() */
+int brt_helper_changes_pkt_data(int32_t id);
+void brt_clear_all_pkt_pointers(struct brt_env *env);
 
 /* ---- kfunc.c: kernel function calls ------------------------------------------------------ */
 int brt_check_kfunc_call(struct brt_env *env, const struct bpf_insn *insn, int insn_idx);
@@ -639,7 +708,6 @@ int brt_kfunc_might_sleep(struct brt_env *env, const struct bpf_insn *insn);
 /* kallsyms_lookup_name(): 1 found (address in *addr, 0 when hidden), 0 not a kernel
  * symbol, -1 no /proc/kallsyms. */
 int brt_kallsyms_lookup(const char *name, uint64_t *addr);
-int brt_is_callback_helper(int32_t id);
 
 /* ---- global.c: global functions verified on their own from their BTF ---------------- */
 /* 1 when subprogram i has BTF_FUNC_GLOBAL linkage and the load gave its BTF */
@@ -656,11 +724,6 @@ void brt_global_main_args(struct brt_env *env);
 /* Set frame f's registers for a walk of global function sub on its own: 0 or -errno
  * (the prototype's message) */
 int brt_global_entry(struct brt_env *env, int sub, struct brt_frame *f);
-/* calls.c: the kernel's bpf_helper_changes_pkt_data() and clear_all_pkt_pointers() */
-int brt_helper_changes_pkt_data(int32_t id);
-/* calls.c: the kernel's .might_sleep helpers (sleepable programs only) */
-int brt_helper_might_sleep(int32_t id);
-void brt_clear_all_pkt_pointers(struct brt_env *env);
 
 /* ---- func_calls.c: bpf-to-bpf calls and program exit --------------------------------- */
 int brt_check_func_call(struct brt_env *env, const struct bpf_insn *insn, int *insn_idx);

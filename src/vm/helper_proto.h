@@ -70,7 +70,7 @@ enum brt_arg_type {
 	BRT_ARG_PTR_TO_DYNPTR_LOCAL_UNINIT,
 	BRT_ARG_PTR_TO_DYNPTR_RINGBUF_UNINIT,
 	BRT_ARG_PTR_TO_DYNPTR_RINGBUF_RELEASE,
-	/* ARG_PTR_TO_TIMER: a map value pointer at its struct bpf_timer (calls.c) */
+	/* ARG_PTR_TO_TIMER: a map value pointer at its struct bpf_timer (verifier/helper_timer.c) */
 	BRT_ARG_PTR_TO_TIMER,
 };
 

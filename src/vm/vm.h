@@ -423,7 +423,7 @@ int brt_vm_set_helper(struct bpfrt_vm *vm, uint32_t id, const char *name, brt_he
 	X(BPF_FUNC_dynptr_read, brt_helper_dynptr_read, BRT_FOR_ALL | BRT_NEED_BPF)       \
 	X(BPF_FUNC_dynptr_write, brt_helper_dynptr_write, BRT_FOR_ALL | BRT_NEED_BPF)     \
 	X(BPF_FUNC_dynptr_data, brt_helper_dynptr_data, BRT_FOR_ALL | BRT_NEED_BPF)       \
-	/* cgroup_common_func_proto(): the cgroup hooks, not every attach type (calls.c) */ \
+	/* cgroup_common_func_proto(): the cgroup hooks, not every attach type (helper_set.c) */ \
 	X(BPF_FUNC_get_retval, brt_helper_get_retval, BRT_FOR_CGSKB | BRT_FOR_CGROUP)     \
 	X(BPF_FUNC_set_retval, brt_helper_set_retval, BRT_FOR_CGSKB | BRT_FOR_CGROUP)     \
 	X(BPF_FUNC_sysctl_get_name, brt_helper_sysctl_get_name, BRT_FOR_SYSCTL)          \
@@ -431,7 +431,7 @@ int brt_vm_set_helper(struct bpfrt_vm *vm, uint32_t id, const char *name, brt_he
 	X(BPF_FUNC_sysctl_get_new_value, brt_helper_sysctl_get_value, BRT_FOR_SYSCTL)    \
 	X(BPF_FUNC_sysctl_set_new_value, brt_helper_sysctl_set_new_value, BRT_FOR_SYSCTL) \
 	/* sock_addr's (every attach type it has) and sock_ops' variants, of the context's \
-	 * socket; cgroup_sockopt's (setsockopt hooks only) of a socket pointer (calls.c) */ \
+	 * socket; cgroup_sockopt's (setsockopt hooks only) of a socket pointer (helper_args.c) */ \
 	X(BPF_FUNC_getsockopt, brt_helper_getsockopt,                                    \
 	  BRT_FOR_SOCKADDR | BRT_FOR_SOCKOPS | BRT_FOR_SOCKOPT)                          \
 	X(BPF_FUNC_setsockopt, brt_helper_setsockopt,                                    \

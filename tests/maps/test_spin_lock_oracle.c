@@ -1,4 +1,4 @@
-/* test_spin_lock_oracle.c - bpf_spin_lock / bpf_spin_unlock (verifier/calls.c,
+/* test_spin_lock_oracle.c - bpf_spin_lock / bpf_spin_unlock (verifier/helper_args.c,
  * maps/spin_lock.c) against the kernel: one script on the kernel's bpf() and on
  * bpfrt_bpf(), a line per step, transcripts equal line by line:
  *   - programs taking and releasing the lock of a map value (array, hash, lock at offset

@@ -1,0 +1,575 @@
+/* helper_args.c - a helper call's arguments against its prototype (the kernel's
+ * check_func_arg()): each register's type, offset and the memory it points at, what the
+ * call learns from them (struct brt_call_meta: the map, sizes, references, the callback),
+ * and the argument kinds with rules of their own (bpf_spin_lock, constant strings).
+ * The dynptr and bpf_timer arguments are helper_dynptr.c's and helper_timer.c's.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "util/util.h"
+#include "verifier/internal.h"
+
+/* ---- packet pointers as arguments ----------------------------------------------------- */
+/* Helpers that may be handed a pointer into the packet (the kernel's .pkt_access); the
+ * others get "helper access to the packet is not allowed" for one. */
+static int helper_pkt_access(int32_t id)
+{
+	switch (id) {
+	case BPF_FUNC_map_lookup_elem:
+	case BPF_FUNC_map_update_elem:
+	case BPF_FUNC_map_delete_elem:
+	case BPF_FUNC_map_push_elem:
+	case BPF_FUNC_map_lookup_percpu_elem:
+	case BPF_FUNC_csum_diff:
+	case BPF_FUNC_sk_lookup_tcp:
+	case BPF_FUNC_sk_lookup_udp:
+	case BPF_FUNC_skc_lookup_tcp:
+	case BPF_FUNC_tcp_check_syncookie:
+	case BPF_FUNC_tcp_gen_syncookie:
+	case BPF_FUNC_tcp_raw_gen_syncookie_ipv4:
+	case BPF_FUNC_tcp_raw_gen_syncookie_ipv6:
+	case BPF_FUNC_tcp_raw_check_syncookie_ipv4:
+	case BPF_FUNC_tcp_raw_check_syncookie_ipv6:
+	case BPF_FUNC_sock_map_update:
+	case BPF_FUNC_sock_hash_update:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+static const char *const mem_types =
+	"fp, pkt, pkt_meta, map_key, map_value, mem, ringbuf_mem, buf, trusted_ptr_";
+
+static int reg_type_ok(struct brt_env *env, int regno, int arg)
+{
+	const struct brt_reg *reg = &brt_cur_regs(env)[regno];
+	uint32_t t = reg->type;
+	const char *expected;
+
+	switch (arg) {
+	case BRT_ARG_CONST_MAP_PTR:
+		if (t == CONST_PTR_TO_MAP)
+			return 0;
+		expected = "map_ptr";
+		break;
+	case BRT_ARG_PTR_TO_CTX:
+		if (t == PTR_TO_CTX)
+			return 0;
+		expected = "ctx";
+		break;
+	case BRT_ARG_PTR_TO_STACK:
+		if (t == PTR_TO_STACK)
+			return 0;
+		expected = "fp";
+		break;
+	case BRT_ARG_PTR_TO_STACK_OR_NULL:
+		if (t == PTR_TO_STACK || brt_reg_is_null(reg))
+			return 0;
+		expected = "fp";
+		break;
+	case BRT_ARG_PTR_TO_FUNC:
+		if (t == PTR_TO_FUNC)
+			return 0;
+		expected = "func";
+		break;
+	case BRT_ARG_PTR_TO_ALLOC_MEM:
+		if (t == (PTR_TO_MEM | MEM_RINGBUF))
+			return 0;
+		expected = "ringbuf_mem";
+		break;
+	case BRT_ARG_PTR_TO_MEM_OR_NULL:
+	case BRT_ARG_PTR_TO_MEM_WRITE_OR_NULL:
+		if (brt_reg_is_null(reg))
+			return 0;
+		goto mem;
+	case BRT_ARG_PTR_TO_SOCK_COMMON:
+		if (t == PTR_TO_SOCK_COMMON || t == PTR_TO_SOCKET || t == PTR_TO_TCP_SOCK)
+			return 0;
+		expected = "sock_common, sock, tcp_sock, xdp_sock";
+		break;
+	case BRT_ARG_PTR_TO_SOCKET_OR_NULL: /* check_reg_type() folds PTR_MAYBE_NULL */
+		if (brt_reg_is_null(reg) || (t & ~PTR_MAYBE_NULL) == PTR_TO_SOCKET)
+			return 0;
+		expected = "sock";
+		break;
+	case BRT_ARG_PTR_TO_BTF_ID_SOCK_COMMON_OR_NULL:
+		if (brt_reg_is_null(reg))
+			return 0;
+		__attribute__((fallthrough)); /* a possibly-NULL pointer of these types too */
+	case BRT_ARG_PTR_TO_BTF_ID_SOCK_COMMON:
+	case BRT_ARG_PTR_TO_SOCK_RELEASE: {
+		uint32_t bt = arg == BRT_ARG_PTR_TO_BTF_ID_SOCK_COMMON_OR_NULL ? t & ~PTR_MAYBE_NULL : t;
+
+		/* kernel-typed pointers only to a struct starting with sock_common */
+		if (bt == PTR_TO_SOCK_COMMON || bt == PTR_TO_SOCKET || bt == PTR_TO_TCP_SOCK)
+			return 0;
+		if (bt == PTR_TO_BTF_ID || bt == (PTR_TO_BTF_ID | PTR_TRUSTED)) {
+			if (brt_btf_is_sock_common(env, reg))
+				return 0;
+			brt_verr(env, "R%d is of type %s but %s is expected\n", regno,
+				 brt_btf_reg_name(env, reg->btf_id), "sock_common");
+			return -EACCES;
+		}
+		expected = "sock_common, sock, tcp_sock, xdp_sock, ptr_, trusted_ptr_";
+		break;
+	}
+	case BRT_ARG_CONST_SIZE:
+	case BRT_ARG_CONST_SIZE_OR_ZERO:
+	case BRT_ARG_CONST_ALLOC_SIZE_OR_ZERO:
+		if (t == SCALAR_VALUE)
+			return 0;
+		expected = "scalar";
+		break;
+	case BRT_ARG_PTR_TO_CONST_STR:
+		if (t == PTR_TO_MAP_VALUE)
+			return 0;
+		expected = "map_value";
+		break;
+	case BRT_ARG_PTR_TO_TIMER:
+		if (t == PTR_TO_MAP_VALUE)
+			return 0;
+		expected = "map_value";
+		break;
+	case BRT_ARG_PTR_TO_DYNPTR_RDONLY: /* the kernel's dynptr_types */
+	case BRT_ARG_PTR_TO_DYNPTR_LOCAL_UNINIT:
+	case BRT_ARG_PTR_TO_DYNPTR_RINGBUF_UNINIT:
+	case BRT_ARG_PTR_TO_DYNPTR_RINGBUF_RELEASE:
+		if (t == PTR_TO_STACK || t == CONST_PTR_TO_DYNPTR)
+			return 0;
+		expected = "fp, dynptr_ptr";
+		break;
+	case BRT_ARG_PTR_TO_SPIN_LOCK: /* or an allocated object's, which bpfrt has not */
+		if (t == PTR_TO_MAP_VALUE)
+			return 0;
+		expected = "map_value, ptr_";
+		break;
+	case BRT_ARG_PTR_TO_BTF_ID_TASK_OR_NULL: /* check_reg_type() folds PTR_MAYBE_NULL */
+	case BRT_ARG_PTR_TO_BTF_ID_CGROUP_OR_NULL:
+		if (brt_reg_is_null(reg))
+			return 0;
+		t &= ~PTR_MAYBE_NULL;
+		__attribute__((fallthrough));
+	case BRT_ARG_PTR_TO_BTF_ID_SEQ_FILE:
+	case BRT_ARG_PTR_TO_BTF_ID_TASK: /* the kernel's btf_ptr_types */
+		if (t == PTR_TO_BTF_ID || t == (PTR_TO_BTF_ID | PTR_TRUSTED) ||
+		    t == (PTR_TO_BTF_ID | MEM_RCU))
+			return 0;
+		expected = "ptr_, trusted_ptr_, rcu_ptr_";
+		break;
+	default: /* pointers to memory */
+	mem:
+		/* memory of a packet dynptr's slice is memory (check_reg_type()) */
+		if (BASE_TYPE(t) == PTR_TO_MEM)
+			t &= ~DYNPTR_TYPE_PKT;
+		switch (t) {
+		case PTR_TO_STACK:
+		case PTR_TO_PACKET:
+		case PTR_TO_PACKET_META:
+		case PTR_TO_MAP_KEY:
+		case PTR_TO_MAP_VALUE:
+		case PTR_TO_MEM:
+		case PTR_TO_MEM | MEM_RINGBUF:
+			return 0;
+		case PTR_TO_MEM | MEM_RDONLY:
+			if (arg != BRT_ARG_PTR_TO_UNINIT_MEM && arg != BRT_ARG_PTR_TO_MEM_WRITE &&
+			    arg != BRT_ARG_PTR_TO_MEM_WRITE_OR_NULL && arg != BRT_ARG_PTR_TO_LONG)
+				return 0;
+			break;
+		default:
+			break;
+		}
+		expected = mem_types;
+		break;
+	}
+	brt_verr(env, "R%d type=%s expected=%s\n", regno, brt_reg_type_str(env, t), expected);
+	return -EACCES;
+}
+
+static int check_off_ok(struct brt_env *env, int regno, int arg)
+{
+	const struct brt_reg *reg = &brt_cur_regs(env)[regno];
+
+	/* check_func_arg_reg_off(): what a release function takes must point at the object
+	 * itself, whatever the pointer type otherwise allows */
+	/* a dynptr to release may sit at any stack offset (the slots are checked later) */
+	if (arg == BRT_ARG_PTR_TO_DYNPTR_RINGBUF_RELEASE && reg->type == PTR_TO_STACK)
+		return 0;
+	if (arg == BRT_ARG_PTR_TO_ALLOC_MEM || arg == BRT_ARG_PTR_TO_SOCK_RELEASE ||
+	    arg == BRT_ARG_PTR_TO_DYNPTR_RINGBUF_RELEASE) {
+		if (reg->off) {
+			brt_verr(env, "R%d must have zero offset when passed to release func or "
+				 "trusted arg to kfunc\n", regno);
+			return -EINVAL;
+		}
+		return brt_check_ptr_off_reg(env, reg, regno);
+	}
+	return brt_check_arg_reg_off(env, reg, regno);
+}
+
+static int64_t const_map_key(struct brt_env *env, const struct brt_reg *key, uint32_t key_size)
+{
+	struct brt_frame *f = env->cur->frame[key->frameno];
+	int64_t stack_off;
+	int slot, spi, off, zero = 0, spill = 0;
+	const struct brt_stack_slot *s;
+
+	if (!env->bpf_capable || key->type != PTR_TO_STACK || !brt_tnum_is_const(key->var_off))
+		return -1;
+	stack_off = key->off + (int64_t)key->var_off.value;
+	slot = (int)(-stack_off - 1);
+	spi = slot / 8;
+	off = slot % 8;
+	if (slot < 0 || spi >= f->allocated_stack / 8)
+		return -1;
+	s = &f->stack[spi];
+	for (int i = off; i >= 0 && s->type[i] == STACK_ZERO; i--)
+		zero++;
+	if ((uint32_t)zero >= key_size)
+		return 0;
+	if (!brt_is_spilled(s) || s->spilled.type != SCALAR_VALUE)
+		return -1;
+	for (int i = off; i >= 0 && s->type[i] == STACK_SPILL; i--)
+		spill++;
+	if ((uint32_t)spill != key_size || !brt_tnum_is_const(s->spilled.var_off))
+		return -1;
+	/* the lookup relies on the spilled constant: keep it precise */
+	memset(env->bt_regs, 0, sizeof(env->bt_regs));
+	memset(env->bt_stack, 0, sizeof(env->bt_stack));
+	env->bt_stack[key->frameno] = 1ULL << spi;
+	if (brt_mark_precise_batch(env))
+		return -1;
+	return (int64_t)s->spilled.var_off.value;
+}
+
+/* Two entries of env->maps for the same map (the kernel compares map pointers). */
+static int same_map(const struct brt_env *env, int a, int b)
+{
+	return a == b || (env->maps[a].info.ptr && env->maps[a].info.ptr == env->maps[b].info.ptr);
+}
+
+/* The kernel's process_spin_lock(): the argument points at the value's struct
+ * bpf_spin_lock; bpf_spin_lock takes it (one at a time), bpf_spin_unlock releases the
+ * one taken through the same map value pointer (its id: the NULL check's, kept for
+ * values with a lock). */
+static int process_spin_lock(struct brt_env *env, int regno, int is_lock)
+{
+	const struct brt_reg *reg = &brt_cur_regs(env)[regno];
+	const struct brt_map_info *m = &env->maps[reg->map_idx].info;
+	struct brt_vstate *st = env->cur;
+	int64_t at = (int64_t)reg->var_off.value + reg->off;
+
+	if (!brt_tnum_is_const(reg->var_off)) {
+		brt_verr(env, "R%d doesn't have constant offset. bpf_spin_lock has to be at the "
+			      "constant offset\n", regno);
+		return -EINVAL;
+	}
+	if (!m->has_btf) {
+		brt_verr(env, "map '%s' has to have BTF in order to use bpf_spin_lock\n",
+			 m->map_name);
+		return -EINVAL;
+	}
+	if (!m->spin_lock_off1) {
+		brt_verr(env, "map '%s' has no valid bpf_spin_lock\n", m->map_name);
+		return -EINVAL;
+	}
+	if (at != (int64_t)m->spin_lock_off1 - 1) {
+		brt_verr(env, "off %lld doesn't point to 'struct bpf_spin_lock' that is at %d\n",
+			 (long long)at, (int)m->spin_lock_off1 - 1);
+		return -EINVAL;
+	}
+	if (is_lock) {
+		if (st->lock_map) {
+			brt_verr(env, "Locking two bpf_spin_locks are not allowed\n");
+			return -EINVAL;
+		}
+		st->lock_map = (uint16_t)(reg->map_idx + 1);
+		st->lock_id = reg->id;
+		return 0;
+	}
+	if (!st->lock_map) {
+		brt_verr(env, "bpf_spin_unlock without taking a lock\n");
+		return -EINVAL;
+	}
+	if (!same_map(env, st->lock_map - 1, reg->map_idx) || st->lock_id != reg->id) {
+		brt_verr(env, "bpf_spin_unlock of different lock\n");
+		return -EINVAL;
+	}
+	st->lock_map = 0;
+	st->lock_id = 0;
+	return 0;
+}
+
+/* check_reg_const_str(): a string at a constant place of a frozen read-only array of one
+ * element (the only map whose values the verifier reads), NUL-terminated inside it. */
+static int check_const_str(struct brt_env *env, int regno)
+{
+	const struct brt_reg *reg = &brt_cur_regs(env)[regno];
+	const struct brt_map_info *m = &env->maps[reg->map_idx].info;
+	int64_t off;
+	int err;
+
+	if (!m->frozen_rdonly) {
+		brt_verr(env, "R%d does not point to a readonly map'\n", regno);
+		return -EACCES;
+	}
+	if (!brt_tnum_is_const(reg->var_off)) {
+		brt_verr(env, "R%d is not a constant address'\n", regno);
+		return -EACCES;
+	}
+	if (m->type != BPF_MAP_TYPE_ARRAY) {
+		brt_verr(env, "no direct value access support for this map type\n");
+		return -EACCES;
+	}
+	err = brt_check_helper_mem(env, regno, (int)m->value_size - reg->off, 0, BRT_READ, 0);
+	if (err)
+		return err;
+	off = reg->off + (int64_t)reg->var_off.value;
+	/* array_map_direct_value_addr(): one element, an offset inside it */
+	if (m->max_entries != 1 || off < 0 || off >= m->value_size || !m->rodata) {
+		brt_verr(env, "direct value access on string failed\n");
+		return m->max_entries != 1 ? -524 : -EINVAL;
+	}
+	if (!memchr((const char *)m->rodata + off, 0, m->value_size - (size_t)off)) {
+		brt_verr(env, "string is not zero-terminated\n");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* check_bpf_snprintf_call(): the constant format (in a frozen map, check_const_str) is
+ * checked as bpf_bprintf_prepare() checks it at run time, for as many arguments as
+ * data_len's known bits give; data_len not a multiple of 8 is refused without a word */
+int brt_check_snprintf_call(struct brt_env *env)
+{
+	const struct brt_reg *fmt = &brt_cur_regs(env)[BPF_REG_3];
+	const struct brt_reg *len = &brt_cur_regs(env)[BPF_REG_5];
+	const struct brt_map_info *m = &env->maps[fmt->map_idx].info;
+	int64_t off = fmt->off + (int64_t)fmt->var_off.value;
+
+	if (len->var_off.value % 8)
+		return -EINVAL;
+	if (brt_bprintf_check((const char *)m->rodata + off, m->value_size - (size_t)off,
+			      (uint32_t)(len->var_off.value / 8))) {
+		brt_verr(env, "Invalid format string\n");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int check_size_arg(struct brt_env *env, int regno, int zero_ok, int prev_arg)
+{
+	const struct brt_reg *reg = &brt_cur_regs(env)[regno];
+	enum brt_access t = prev_arg == BRT_ARG_PTR_TO_UNINIT_MEM ||
+				    prev_arg == BRT_ARG_PTR_TO_MEM_WRITE ||
+				    prev_arg == BRT_ARG_PTR_TO_MEM_WRITE_OR_NULL
+			    ? BRT_WRITE
+			    : BRT_READ;
+	/* the kernel's raw mode (uninitialised memory a helper fills, its bytes marked
+	 * written) needs a constant size; any other write clobbers what the stack held */
+	int raw = t != BRT_WRITE ? BRT_STACK_READ
+		  : prev_arg == BRT_ARG_PTR_TO_UNINIT_MEM && brt_tnum_is_const(reg->var_off)
+		  ? BRT_STACK_RAW : BRT_STACK_CLOBBER;
+	int err;
+
+	if (reg->smin < 0) {
+		brt_verr(env, "R%d min value is negative, either use unsigned or 'var &= const'\n",
+			 regno);
+		return -EACCES;
+	}
+	if (reg->umin == 0 && !zero_ok) {
+		brt_verr(env, "R%d invalid zero-sized read: u64=[%lld,%lld]\n", regno,
+			 (long long)reg->umin, (long long)reg->umax);
+		return -EACCES;
+	}
+	if (reg->umax >= BRT_MAX_VAR_OFF) {
+		brt_verr(env, "R%d unbounded memory access, use 'var &= const' or 'if (var < const)'\n",
+			 regno);
+		return -EACCES;
+	}
+	err = brt_check_helper_mem(env, regno - 1, (int)reg->umax, zero_ok, t, raw);
+	return err ? err : brt_mark_precise(env, regno);
+}
+
+int brt_helper_check_arg(struct brt_env *env, int i, const struct brt_helper_proto *fn,
+			 struct brt_call_meta *meta)
+{
+	int regno = BPF_REG_1 + i, arg = fn->args[i], err;
+	struct brt_reg *reg = &brt_cur_regs(env)[regno];
+
+	if (arg == BRT_ARG_DONTCARE)
+		return 0;
+	err = brt_check_reg_arg(env, regno, SRC_OP);
+	if (err)
+		return err;
+	if (arg == BRT_ARG_ANYTHING) {
+		if (brt_is_pointer_value(env, regno)) {
+			brt_verr(env, "R%d leaks addr into helper function\n", regno);
+			return -EACCES;
+		}
+		return 0;
+	}
+	if ((reg->type == PTR_TO_PACKET || reg->type == PTR_TO_PACKET_META) &&
+	    (!brt_may_access_pkt(env, BRT_READ) ||
+	     (!fn->host && !helper_pkt_access((int32_t)fn->id)))) {
+		brt_verr(env, "helper access to the packet is not allowed\n");
+		return -EACCES;
+	}
+	/* tracing's and sk_reuseport's bpf_get_socket_cookie take a socket pointer, possibly
+	 * NULL, where the other types pass their context (bpf_get_socket_ptr_cookie_proto) */
+	if (fn->id == BPF_FUNC_get_socket_cookie && !fn->host &&
+	    (env->opts->prog_type == BPF_PROG_TYPE_TRACING ||
+	     env->opts->prog_type == BPF_PROG_TYPE_SK_REUSEPORT))
+		arg = BRT_ARG_PTR_TO_BTF_ID_SOCK_COMMON_OR_NULL;
+	/* cgroup_sockopt's bpf_getsockopt/setsockopt take a socket (bpf_sk_getsockopt_proto),
+	 * where sock_addr and sock_ops pass their context */
+	if ((fn->id == BPF_FUNC_getsockopt || fn->id == BPF_FUNC_setsockopt) && !fn->host &&
+	    i == 0 && env->opts->prog_type == BPF_PROG_TYPE_CGROUP_SOCKOPT)
+		arg = BRT_ARG_PTR_TO_BTF_ID_SOCK_COMMON;
+	/* cgroup_sock's bpf_sk_storage_get takes its context, a socket
+	 * (bpf_sk_storage_get_cg_sock_proto) */
+	if (fn->id == BPF_FUNC_sk_storage_get && !fn->host && i == 1 &&
+	    env->opts->prog_type == BPF_PROG_TYPE_CGROUP_SOCK)
+		arg = BRT_ARG_PTR_TO_CTX;
+	if (arg == BRT_ARG_PTR_TO_MAP_VALUE_OR_NULL) {
+		if (brt_reg_is_null(reg))
+			return 0;
+		arg = BRT_ARG_PTR_TO_MAP_VALUE;
+	}
+	/* resolve_map_arg_type(): a sockmap's value is a socket */
+	if (arg == BRT_ARG_PTR_TO_MAP_VALUE && meta->map &&
+	    (meta->map->type == BPF_MAP_TYPE_SOCKMAP || meta->map->type == BPF_MAP_TYPE_SOCKHASH)) {
+		if (fn->id == BPF_FUNC_map_pop_elem || fn->id == BPF_FUNC_map_peek_elem) {
+			brt_verr(env, "invalid arg_type for sockmap/sockhash\n");
+			return -EINVAL;
+		}
+		arg = BRT_ARG_PTR_TO_BTF_ID_SOCK_COMMON;
+	}
+	err = reg_type_ok(env, regno, arg);
+	if (!err && arg == BRT_ARG_PTR_TO_BTF_ID_TASK_OR_NULL && !brt_reg_is_null(reg))
+		arg = BRT_ARG_PTR_TO_BTF_ID_TASK;
+	if (!err && arg == BRT_ARG_PTR_TO_BTF_ID_TASK) {
+		/* btf_struct_ids_match(): a task_struct itself (bpfrt does not look for one
+		 * nested at a fixed offset, which the kernel would also take) */
+		uint32_t task = brt_btf_task_id(env);
+
+		if (!task || reg->btf_id != task || reg->off) {
+			brt_verr(env, "R%d is of type %s but task_struct is expected\n", regno,
+				 brt_btf_reg_name(env, reg->btf_id));
+			return -EACCES;
+		}
+	} else if (!err && arg == BRT_ARG_PTR_TO_BTF_ID_CGROUP_OR_NULL && !brt_reg_is_null(reg)) {
+		if (reg->off || strcmp(brt_btf_reg_name(env, reg->btf_id), "cgroup")) {
+			brt_verr(env, "R%d is of type %s but cgroup is expected\n", regno,
+				 brt_btf_reg_name(env, reg->btf_id));
+			return -EACCES;
+		}
+	} else if (!err && arg == BRT_ARG_PTR_TO_BTF_ID_SEQ_FILE) {
+		if (reg->off || strcmp(brt_btf_reg_name(env, reg->btf_id), "seq_file")) {
+			brt_verr(env, "R%d is of type %s but seq_file is expected\n", regno,
+				 brt_btf_reg_name(env, reg->btf_id));
+			return -EACCES;
+		}
+	} else if (!err) {
+		err = check_off_ok(env, regno, arg);
+	}
+	if (err)
+		return err;
+	if (arg == BRT_ARG_PTR_TO_DYNPTR_RINGBUF_RELEASE) {
+		err = brt_dynptr_release_arg(env, regno);
+		if (err)
+			return err;
+		meta->release_regno = regno;
+	} else if (arg == BRT_ARG_PTR_TO_ALLOC_MEM || arg == BRT_ARG_PTR_TO_SOCK_RELEASE) {
+		if (!reg->ref_obj_id) {
+			brt_verr(env, "R%d must be referenced when passed to release function\n",
+				 regno);
+			return -EINVAL;
+		}
+		meta->release_regno = regno;
+	}
+	if (reg->ref_obj_id) {
+		if (meta->ref_obj_id) {
+			brt_verr(env, "more than one arg with ref_obj_id R%d %u %u", regno,
+				 reg->ref_obj_id, meta->ref_obj_id);
+			return -EACCES;
+		}
+		meta->ref_obj_id = reg->ref_obj_id;
+	}
+	if (arg == BRT_ARG_PTR_TO_BTF_ID_SOCK_COMMON)
+		return 0;
+	switch (arg) {
+	case BRT_ARG_PTR_TO_SPIN_LOCK:
+		return process_spin_lock(env, regno, fn->id == BPF_FUNC_spin_lock);
+	case BRT_ARG_PTR_TO_FUNC:
+		meta->subprogno = reg->map_idx;
+		return 0;
+	case BRT_ARG_CONST_MAP_PTR:
+		/* bpf_timer_init: the map the timer's value is in */
+		if (meta->map && !same_map(env, meta->map_idx, reg->map_idx)) {
+			brt_verr(env, "timer pointer in R1 map_uid=0 doesn't match map pointer in R2 "
+				      "map_uid=0\n");
+			return -EINVAL;
+		}
+		meta->map = &env->maps[reg->map_idx].info;
+		meta->map_idx = reg->map_idx;
+		return 0;
+	case BRT_ARG_PTR_TO_TIMER:
+		return brt_timer_arg(env, regno, meta);
+	case BRT_ARG_PTR_TO_MAP_KEY:
+		if (!meta->map) {
+			brt_verr(env, "invalid map_ptr to access map->key\n");
+			return -EACCES;
+		}
+		err = brt_check_helper_mem(env, regno, (int)meta->map->key_size, 0, BRT_READ, 0);
+		if (!err && (meta->map->type == BPF_MAP_TYPE_ARRAY ||
+			     meta->map->type == BPF_MAP_TYPE_PERCPU_ARRAY))
+			meta->const_key = const_map_key(env, reg, meta->map->key_size);
+		return err;
+	case BRT_ARG_PTR_TO_MAP_VALUE:
+		if (!meta->map) {
+			brt_verr(env, "invalid map_ptr to access map->value\n");
+			return -EACCES;
+		}
+		/* pop and peek fill the value (the kernel's MEM_UNINIT | MEM_WRITE), but a
+		 * bloom filter's peek reads it (resolve_map_arg_type()) */
+		return brt_check_helper_mem(
+			env, regno, (int)meta->map->value_size, 0,
+			fn->id == BPF_FUNC_map_pop_elem ||
+					(fn->id == BPF_FUNC_map_peek_elem &&
+					 meta->map->type != BPF_MAP_TYPE_BLOOM_FILTER)
+				? BRT_WRITE
+				: BRT_READ,
+			0);
+	case BRT_ARG_PTR_TO_MEM_IPHDR: /* ARG_PTR_TO_FIXED_SIZE_MEM: the header's size */
+	case BRT_ARG_PTR_TO_MEM_TCPHDR:
+		return brt_check_helper_mem(env, regno, 20, 0, BRT_READ, 0);
+	case BRT_ARG_PTR_TO_MEM_IPV6HDR:
+		return brt_check_helper_mem(env, regno, 40, 0, BRT_READ, 0);
+	case BRT_ARG_PTR_TO_LONG: /* written whole, uninitialised stack allowed, aligned */
+		err = brt_check_helper_mem(env, regno, 8, 0, BRT_WRITE, BRT_STACK_RAW);
+		return err ? err : brt_check_ptr_alignment(env, reg, 0, 8, 1);
+	case BRT_ARG_PTR_TO_CONST_STR:
+		return check_const_str(env, regno);
+	case BRT_ARG_PTR_TO_DYNPTR_RDONLY:
+	case BRT_ARG_PTR_TO_DYNPTR_LOCAL_UNINIT:
+	case BRT_ARG_PTR_TO_DYNPTR_RINGBUF_UNINIT:
+	case BRT_ARG_PTR_TO_DYNPTR_RINGBUF_RELEASE:
+		return brt_dynptr_helper_arg(env, regno, arg, meta);
+	case BRT_ARG_CONST_SIZE:
+	case BRT_ARG_CONST_SIZE_OR_ZERO:
+		meta->msize_max = reg->umax;
+		return check_size_arg(env, regno, arg == BRT_ARG_CONST_SIZE_OR_ZERO,
+				      i ? fn->args[i - 1] : 0);
+	case BRT_ARG_CONST_ALLOC_SIZE_OR_ZERO:
+		if (!brt_tnum_is_const(reg->var_off)) {
+			brt_verr(env, "R%d is not a known constant'\n", regno);
+			return -EACCES;
+		}
+		meta->mem_size = (uint32_t)reg->var_off.value;
+		return brt_mark_precise(env, regno);
+	default:
+		return 0;
+	}
+}

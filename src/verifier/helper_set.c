@@ -1,0 +1,226 @@
+/* helper_set.c - which helpers exist and which programs may call them: a helper exists when
+ * the helper registry knows it (a row of src/vm/helpers.def, or the host registered it), and
+ * the program type may call it (the kernel's per-type helper sets, summarised below, its
+ * GPL and sleepable rules).  calls.c asks here before it checks a call's arguments.
+ */
+#include <errno.h>
+#include <stdatomic.h>
+
+#include "verifier/internal.h"
+
+/* ---- prototypes, from the helper registry (vm/helper_proto.h) --------------------------- */
+/* Set once when the library is loaded (src/helpers/source.c). */
+static _Atomic(const struct brt_helper_source *) helper_source;
+
+void brt_verify_set_helper_source(const struct brt_helper_source *src)
+{
+	atomic_store_explicit(&helper_source, src, memory_order_release);
+}
+
+static const struct brt_helper_proto *find_proto(int32_t id)
+{
+	const struct brt_helper_source *src =
+		atomic_load_explicit(&helper_source, memory_order_acquire);
+
+	return id >= 0 && src ? src->get((uint32_t)id) : NULL;
+}
+
+uint16_t brt_helper_arg_regs(int32_t id)
+{
+	const struct brt_helper_proto *fn = find_proto(id);
+	uint16_t regs = 0;
+
+	if (!fn)
+		return 0x3e; /* unknown: r1-r5, conservatively */
+	for (int i = 0; i < 5; i++)
+		if (fn->args[i] != BRT_ARG_DONTCARE)
+			regs |= (uint16_t)(1u << (i + 1));
+	return regs;
+}
+
+const char *brt_verifier_helper_name(int32_t id)
+{
+	const struct brt_helper_proto *p = find_proto(id);
+
+	if (p && p->host)
+		return p->name;
+	if (id == 210)
+		return "bpf_cgrp_storage_get";
+	if (id == 211)
+		return "bpf_cgrp_storage_delete";
+	return brt_isa_helper_name(id);
+}
+
+/* ---- which program types may call which helper (the kernel's *_func_proto) ------------- */
+/* Each helper's row in the registry says which helper sets offer it (BRT_FOR_*, given by
+ * the folder that implements it); a program type has the set prog_types.def names. */
+_Static_assert(BRT_PROG_TYPE_COUNT <= 62, "helper set bits overlap BRT_NEED_*");
+
+/* attach types newer than the 6.1 uapi header */
+#define BRT_TRACE_KPROBE_MULTI 43
+#define BRT_TRACE_UPROBE_MULTI 49
+#define BRT_TRACE_KPROBE_SESSION 57
+#define BRT_TRACE_UPROBE_SESSION 58
+
+/* bpf_prog_has_trampoline(): fentry/fexit/fmod_ret (and lsm) */
+static int has_trampoline(const struct brt_verify_opts *o)
+{
+	uint32_t eat = o->expected_attach_type;
+
+	if (o->prog_type == BPF_PROG_TYPE_TRACING)
+		return eat == BPF_TRACE_FENTRY || eat == BPF_TRACE_FEXIT ||
+		       eat == BPF_MODIFY_RETURN;
+	return o->prog_type == BPF_PROG_TYPE_LSM && eat == BPF_LSM_MAC;
+}
+
+/* kprobe programs of the multi and session attach types get other variants of
+ * bpf_get_func_ip (kprobe_prog_func_proto()): not GPL-only */
+static int multi_probe(const struct brt_verify_opts *o)
+{
+	uint32_t eat = o->expected_attach_type;
+
+	return o->prog_type == BPF_PROG_TYPE_KPROBE &&
+	       (eat == BRT_TRACE_KPROBE_MULTI || eat == BRT_TRACE_UPROBE_MULTI ||
+		eat == BRT_TRACE_KPROBE_SESSION || eat == BRT_TRACE_UPROBE_SESSION);
+}
+
+/* tracing_prog_func_proto()'s bpf_get_socket_cookie: of a kernel socket pointer, not of
+ * the context (the kernel's bpf_get_socket_ptr_cookie_proto).  Tracing programs do not run
+ * in bpfrt, so the registry's function for the id is never called with such a pointer. */
+static const struct brt_helper_proto sock_ptr_cookie = {
+	.id = BPF_FUNC_get_socket_cookie,
+	.name = "get_socket_cookie",
+	.ret = BRT_RET_INTEGER,
+	.args = { BRT_ARG_PTR_TO_BTF_ID_SOCK_COMMON_OR_NULL },
+	.types = BRT_HSET(BPF_PROG_TYPE_TRACING),
+};
+
+/* sk_lookup_func_proto()'s bpf_sk_assign (bpf_sk_lookup_assign_proto): a full socket or
+ * NULL, where tc's takes any socket pointer */
+static const struct brt_helper_proto sk_lookup_assign = {
+	.id = BPF_FUNC_sk_assign,
+	.name = "sk_assign",
+	.ret = BRT_RET_INTEGER,
+	.args = { BRT_ARG_PTR_TO_CTX, BRT_ARG_PTR_TO_SOCKET_OR_NULL, BRT_ARG_ANYTHING },
+	.types = BRT_HSET(BPF_PROG_TYPE_SK_LOOKUP),
+};
+
+static int helper_allowed(struct brt_env *env, const struct brt_helper_proto *fn)
+{
+	uint64_t bit = BRT_HSET(brt_prog_type(env->opts->prog_type)->helpers);
+
+	/* tracing_prog_func_proto(): iterators only */
+	if ((fn->id == BPF_FUNC_seq_write || fn->id == BPF_FUNC_seq_printf ||
+	     fn->id == BPF_FUNC_seq_printf_btf) &&
+	    env->opts->expected_attach_type != BPF_TRACE_ITER)
+		return 0;
+	/* tracing_prog_func_proto(): tp_btf and trampoline programs only (not iter) */
+	if (fn->id == BPF_FUNC_get_attach_cookie && env->opts->prog_type == BPF_PROG_TYPE_TRACING &&
+	    env->opts->expected_attach_type != BPF_TRACE_RAW_TP && !has_trampoline(env->opts))
+		return 0;
+
+	/* cgroup_common_func_proto(): not where the hook's return code is the program's own
+	 * verdict or not a system call's */
+	if ((fn->id == BPF_FUNC_get_retval || fn->id == BPF_FUNC_set_retval) && !fn->host) {
+		switch (env->opts->expected_attach_type) {
+		case BPF_CGROUP_INET_INGRESS:
+		case BPF_CGROUP_INET_EGRESS:
+		case BPF_CGROUP_SOCK_OPS:
+		case BPF_CGROUP_UDP4_RECVMSG:
+		case BPF_CGROUP_UDP6_RECVMSG:
+		case BRT_CGROUP_UNIX_RECVMSG:
+		case BPF_CGROUP_INET4_GETPEERNAME:
+		case BPF_CGROUP_INET6_GETPEERNAME:
+		case BRT_CGROUP_UNIX_GETPEERNAME:
+		case BPF_CGROUP_INET4_GETSOCKNAME:
+		case BPF_CGROUP_INET6_GETSOCKNAME:
+		case BRT_CGROUP_UNIX_GETSOCKNAME:
+			return 0;
+		default:
+			break;
+		}
+	}
+	/* cg_sockopt_func_proto(): bpf_sk_getsockopt/setsockopt in setsockopt hooks only */
+	if ((fn->id == BPF_FUNC_getsockopt || fn->id == BPF_FUNC_setsockopt) && !fn->host &&
+	    env->opts->prog_type == BPF_PROG_TYPE_CGROUP_SOCKOPT &&
+	    env->opts->expected_attach_type != BPF_CGROUP_SETSOCKOPT)
+		return 0;
+	if (!fn->types) /* a host helper: allowed everywhere */
+		return 1;
+	if (!(fn->types & bit))
+		return 0;
+	if ((fn->types & BRT_NEED_PERFMON) && !(bit & BRT_FOR_TRACE) && !env->allow_ptr_leaks)
+		return 0;
+	if ((fn->types & BRT_NEED_BPF) && !env->bpf_capable)
+		return 0;
+	return 1;
+}
+
+int brt_helper_might_sleep(int32_t id)
+{
+	return id == BPF_FUNC_copy_from_user || id == BPF_FUNC_copy_from_user_task;
+}
+
+int brt_helper_resolve(struct brt_env *env, int32_t id, const struct brt_helper_proto **out)
+{
+	const struct brt_helper_proto *fn;
+
+	if (id < 0 || (id >= __BPF_FUNC_MAX_ID + 2 && !find_proto(id))) {
+		brt_verr(env, "invalid func unknown#%d\n", id);
+		return -EINVAL;
+	}
+	fn = find_proto(id);
+	if (id == BPF_FUNC_get_socket_cookie && env->opts->prog_type == BPF_PROG_TYPE_TRACING)
+		fn = &sock_ptr_cookie;
+	if (id == BPF_FUNC_sk_assign && fn && !fn->host &&
+	    env->opts->prog_type == BPF_PROG_TYPE_SK_LOOKUP)
+		fn = &sk_lookup_assign;
+	if (!fn || !helper_allowed(env, fn)) {
+		const char *name = brt_verifier_helper_name(id);
+
+		brt_verr(env, "program of this type cannot use helper %s#%d\n", name ? name : "unknown",
+			 id);
+		return -EINVAL;
+	}
+	if (!env->opts->gpl && fn->gpl_only &&
+	    !(id == BPF_FUNC_get_func_ip && multi_probe(env->opts))) {
+		brt_verr(env, "cannot call GPL-restricted function from non-GPL compatible program\n");
+		return -EINVAL;
+	}
+	if (!fn->host && brt_helper_might_sleep(id)) {
+		if (!(env->opts->prog_flags & BPF_F_SLEEPABLE)) {
+			brt_verr(env, "helper call might sleep in a non-sleepable prog\n");
+			return -EINVAL;
+		}
+		if (env->cur->active_rcu) {
+			brt_verr(env, "sleepable helper %s#%d in rcu_read_lock region\n",
+				 brt_verifier_helper_name(id), id);
+			return -EINVAL;
+		}
+		if (env->cur->active_preempt) {
+			brt_verr(env, "sleepable helper %s#%d in non-preemptible region\n",
+				 brt_verifier_helper_name(id), id);
+			return -EINVAL;
+		}
+	}
+	*out = fn;
+	return 0;
+}
+
+int brt_check_get_func_ip(struct brt_env *env, int32_t id)
+{
+	if (id != BPF_FUNC_get_func_ip)
+		return 0;
+	if (env->opts->prog_type == BPF_PROG_TYPE_TRACING && !has_trampoline(env->opts)) {
+		brt_verr(env, "func %s#%d supported only for fentry/fexit/fmod_ret programs\n",
+			 brt_verifier_helper_name(id), id);
+		return -524; /* ENOTSUPP */
+	}
+	if (env->opts->prog_type != BPF_PROG_TYPE_TRACING &&
+	    env->opts->prog_type != BPF_PROG_TYPE_KPROBE) {
+		brt_verr(env, "func %s#%d not supported for program type %u\n",
+			 brt_verifier_helper_name(id), id, env->opts->prog_type);
+		return -524;
+	}
+	return 0;
+}

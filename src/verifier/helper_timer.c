@@ -1,0 +1,76 @@
+/* helper_timer.c - bpf_timer's helper rules: the struct bpf_timer argument in a map value
+ * (process_timer_func()) and the timer's callback, walked on its own (push_async_cb()).
+ */
+#include <errno.h>
+
+#include "verifier/internal.h"
+
+/* process_timer_func() / check_map_field_pointer(): the argument points at the value's
+ * struct bpf_timer, at a constant offset; the map is the helper's */
+int brt_timer_arg(struct brt_env *env, int regno, struct brt_call_meta *meta)
+{
+	const struct brt_reg *reg = &brt_cur_regs(env)[regno];
+	const struct brt_map_info *m = &env->maps[reg->map_idx].info;
+	int64_t at = (int64_t)reg->var_off.value + reg->off;
+
+	if (!brt_tnum_is_const(reg->var_off)) {
+		brt_verr(env, "R%d doesn't have constant offset. bpf_timer has to be at the "
+			      "constant offset\n", regno);
+		return -EINVAL;
+	}
+	if (!m->has_btf) {
+		brt_verr(env, "map '%s' has to have BTF in order to use bpf_timer\n", m->map_name);
+		return -EINVAL;
+	}
+	if (!m->timer_off1) {
+		brt_verr(env, "map '%s' has no valid bpf_timer\n", m->map_name);
+		return -EINVAL;
+	}
+	if (at != (int64_t)m->timer_off1 - 1) {
+		brt_verr(env, "off %lld doesn't point to 'struct bpf_timer' that is at %d\n",
+			 (long long)at, (int)m->timer_off1 - 1);
+		return -EINVAL;
+	}
+	meta->map = m;
+	meta->map_idx = reg->map_idx;
+	return 0;
+}
+
+/* push_async_cb() with set_timer_callback_state(): the timer's callback is walked on its
+ * own, from a fresh state (the caller's does not matter: it runs later, elsewhere), with
+ * r1 the map, r2 a key and r3 the value; it must return 0.  This path goes on after the
+ * call. */
+int brt_push_timer_callback(struct brt_env *env, int insn_idx, const struct brt_call_meta *meta)
+{
+	struct brt_vstate *cb;
+	struct brt_frame *f;
+	int err = brt_push_stack(env, env->subprogs[meta->subprogno].start, insn_idx, &cb);
+
+	if (err)
+		return err;
+	f = brt_frame_new(-1, 0, meta->subprogno);
+	if (!f)
+		return -ENOMEM;
+	for (int i = 0; i <= cb->curframe; i++) {
+		brt_frame_free(cb->frame[i]);
+		cb->frame[i] = NULL;
+	}
+	cb->curframe = 0;
+	cb->frame[0] = f;
+	cb->nrefs = 0;
+	cb->lock_map = 0;
+	cb->lock_id = 0;
+	cb->active_rcu = 0;
+	cb->active_preempt = 0;
+	f->regs[BPF_REG_1].type = CONST_PTR_TO_MAP;
+	brt_mark_reg_known_zero(&f->regs[BPF_REG_1]);
+	f->regs[BPF_REG_1].map_idx = (uint16_t)meta->map_idx;
+	f->regs[BPF_REG_2].type = PTR_TO_MAP_KEY;
+	brt_mark_reg_known_zero(&f->regs[BPF_REG_2]);
+	f->regs[BPF_REG_2].map_idx = (uint16_t)meta->map_idx;
+	f->regs[BPF_REG_3].type = PTR_TO_MAP_VALUE;
+	brt_mark_reg_known_zero(&f->regs[BPF_REG_3]);
+	f->regs[BPF_REG_3].map_idx = (uint16_t)meta->map_idx;
+	f->in_async_cb = 1;
+	return 0;
+}
