@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "bpfrt.h"
@@ -28,12 +27,6 @@
 #define ST(sz, d, o, v) I(BPF_ST | BPF_MEM | (sz), d, 0, o, v)
 #define CALL(id) I(BPF_JMP | BPF_CALL, 0, 0, 0, id)
 #define EXIT() I(BPF_JMP | BPF_EXIT, 0, 0, 0, 0)
-
-
-static int kernel_bpf(int cmd, union bpf_attr *attr, unsigned size)
-{
-	return (int)syscall(__NR_bpf, cmd, attr, size);
-}
 
 struct res {
 	int fd, err, run_err;
@@ -157,14 +150,8 @@ static void load_run(bpf_fn bpf, uint32_t flags, const char *fmt, size_t flen,
 	r->fd = oracle_load(bpf, &attr, logbuf, sizeof(logbuf), &r->err, r->last,
 				 sizeof(r->last));
 	if (r->fd >= 0) {
-		memset(&attr, 0, sizeof(attr));
 		pkt[12] = 0x08;
-		attr.test.prog_fd = (uint32_t)r->fd;
-		attr.test.data_in = (uintptr_t)pkt;
-		attr.test.data_size_in = sizeof(pkt);
-		attr.test.repeat = 1;
-		r->run_err = bpf(BPF_PROG_TEST_RUN, &attr, sizeof(attr)) ? errno : 0;
-		r->retval = attr.test.retval;
+		oracle_test_run(bpf, r->fd, pkt, sizeof(pkt), &r->run_err, &r->retval);
 		close(r->fd);
 	}
 	close(mfd);
@@ -185,7 +172,7 @@ static void check_sh(const char *name, const char *fmt, size_t flen, const struc
 	struct res k, b;
 
 	T_CASE(name);
-	load_run(kernel_bpf, 0, fmt, flen, sh, &k);
+	load_run(oracle_kernel_bpf, 0, fmt, flen, sh, &k);
 	for (size_t e = 0; e < sizeof(engines) / sizeof(engines[0]); e++) {
 		load_run(bpfrt_bpf, BPFRT_F_ENGINE(engines[e]), fmt, flen, sh, &b);
 		if (getenv("SNPRINTF_DUMP"))

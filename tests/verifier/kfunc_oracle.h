@@ -52,7 +52,6 @@ extern int ids_lookup_skb, ids_lookup_xdp, ids_release, ids_mask_create, ids_mas
 
 /* ---- the harness (test_kfunc_oracle.c) ---- */
 
-int kernel_bpf(int cmd, union bpf_attr *attr, unsigned size);
 /* the id of kernel function name in the kernel's BTF, <= 0 when it has none */
 int kid(const char *name);
 /* load a GPL program (flags: prog_flags) through bpf and, if it loads, test-run it once:

@@ -359,7 +359,7 @@ static void str_long_rules(void)
 	};
 	static unsigned char val[VSZ];
 	int fds[2] = { -1, -1 };
-	bpf_fn fns[2] = { kernel_bpf, bpfrt_bpf };
+	bpf_fn fns[2] = { oracle_kernel_bpf, bpfrt_bpf };
 
 	memset(val, 'a', sizeof(val));
 	for (int side = 0; side < 2; side++) {

@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "bpfrt.h"
@@ -51,12 +50,6 @@
 #define RESERVE(n, at) LD_MAP(1, MAP_RB), MOV_K(2, n), MOV_K(3, 0), FP(4, at), CALL(ringbuf_reserve_dynptr)
 #define SUBMIT(at) FP(1, at), MOV_K(2, 0), CALL(ringbuf_submit_dynptr)
 #define DISCARD(at) FP(1, at), MOV_K(2, 0), CALL(ringbuf_discard_dynptr)
-
-
-static int kernel_bpf(int cmd, union bpf_attr *attr, unsigned size)
-{
-	return (int)syscall(__NR_bpf, cmd, attr, size);
-}
 
 static int mkmap(bpf_fn bpf, uint32_t type, uint32_t ks, uint32_t vs, uint32_t max)
 {
@@ -104,13 +97,7 @@ static void load_run(struct side *s, enum bpf_prog_type type, const struct bpf_i
 	s->retval = 0;
 	if (s->fd < 0)
 		return;
-	memset(&attr, 0, sizeof(attr));
-	attr.test.prog_fd = (uint32_t)s->fd;
-	attr.test.data_in = (uintptr_t)pkt;
-	attr.test.data_size_in = sizeof(pkt);
-	attr.test.repeat = 1;
-	s->run_err = s->bpf(BPF_PROG_TEST_RUN, &attr, sizeof(attr)) ? errno : 0;
-	s->retval = attr.test.retval;
+	oracle_test_run(s->bpf, s->fd, pkt, sizeof(pkt), &s->run_err, &s->retval);
 	close(s->fd);
 }
 
@@ -407,10 +394,10 @@ int main(void)
 {
 	if (geteuid() != 0)
 		T_SKIP("not root: dynptr helpers need CAP_BPF");
-	ks.bpf = kernel_bpf;
+	ks.bpf = oracle_kernel_bpf;
 	bs.bpf = bpfrt_bpf;
-	ks.arr = mkmap(kernel_bpf, BPF_MAP_TYPE_ARRAY, 4, 64, 1);
-	ks.rb = mkmap(kernel_bpf, BPF_MAP_TYPE_RINGBUF, 0, 0, 4096);
+	ks.arr = mkmap(oracle_kernel_bpf, BPF_MAP_TYPE_ARRAY, 4, 64, 1);
+	ks.rb = mkmap(oracle_kernel_bpf, BPF_MAP_TYPE_RINGBUF, 0, 0, 4096);
 	bs.arr = mkmap(bpfrt_bpf, BPF_MAP_TYPE_ARRAY, 4, 64, 1);
 	bs.rb = mkmap(bpfrt_bpf, BPF_MAP_TYPE_RINGBUF, 0, 0, 4096);
 	if (ks.arr < 0 || ks.rb < 0)

@@ -27,7 +27,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "bpfrt.h"
@@ -38,11 +37,6 @@
 
 int ids_lookup_skb, ids_lookup_xdp, ids_release, ids_mask_create, ids_mask_release,
 	ids_mask_acquire;
-
-int kernel_bpf(int cmd, union bpf_attr *attr, unsigned size)
-{
-	return (int)syscall(__NR_bpf, cmd, attr, size);
-}
 
 int kid(const char *name)
 {
@@ -63,19 +57,10 @@ static void load_attr(bpf_fn bpf, union bpf_attr *attr, struct res *r)
 static void run(bpf_fn bpf, int fd, enum bpf_prog_type type, int *err, uint32_t *retval)
 {
 	static unsigned char pkt[64];
-	union bpf_attr attr;
 
-	memset(&attr, 0, sizeof(attr));
-	attr.test.prog_fd = (uint32_t)fd;
-	if (type != BPF_PROG_TYPE_SYSCALL) {
-		pkt[12] = 0x08; /* ETH_P_IP */
-		attr.test.data_in = (uintptr_t)pkt;
-		attr.test.data_size_in = sizeof(pkt);
-	}
-	if (type != BPF_PROG_TYPE_SYSCALL)
-		attr.test.repeat = 1;
-	*err = bpf(BPF_PROG_TEST_RUN, &attr, sizeof(attr)) ? errno : 0;
-	*retval = attr.test.retval;
+	pkt[12] = 0x08; /* ETH_P_IP */
+	oracle_test_run(bpf, fd, type != BPF_PROG_TYPE_SYSCALL ? pkt : NULL, sizeof(pkt), err,
+			retval);
 }
 
 void load_run(bpf_fn bpf, enum bpf_prog_type type, uint32_t flags,
@@ -133,7 +118,7 @@ void kcheck(const char *name, enum bpf_prog_type type, uint32_t flags,
 {
 	struct kres k, b;
 
-	load_run(kernel_bpf, type, flags, insns, n, &k);
+	load_run(oracle_kernel_bpf, type, flags, insns, n, &k);
 	load_run(bpfrt_bpf, type, flags, insns, n, &b);
 	compare(name, &k, &b);
 }
@@ -143,7 +128,7 @@ void check_attr(const char *name, const union bpf_attr *attr)
 	union bpf_attr a = *attr;
 	struct res k, b;
 
-	load_attr(kernel_bpf, &a, &k);
+	load_attr(oracle_kernel_bpf, &a, &k);
 	if (k.fd >= 0)
 		close(k.fd);
 	a = *attr;

@@ -17,7 +17,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "bpfrt.h"
@@ -39,12 +38,6 @@
 #define EXIT() I(BPF_JMP | BPF_EXIT, 0, 0, 0, 0)
 #define P(...) ((const struct bpf_insn[]){ __VA_ARGS__ }), \
 	       sizeof((const struct bpf_insn[]){ __VA_ARGS__ }) / sizeof(struct bpf_insn)
-
-
-static int kernel_bpf(int cmd, union bpf_attr *attr, unsigned size)
-{
-	return (int)syscall(__NR_bpf, cmd, attr, size);
-}
 
 struct res {
 	int fd, err, run_err;
@@ -74,14 +67,8 @@ static void load_run(bpf_fn bpf, uint32_t flags, const struct bpf_insn *insns, s
 	if (r->fd < 0)
 		return;
 	if (do_run) {
-		memset(&attr, 0, sizeof(attr));
 		pkt[12] = 0x08;
-		attr.test.prog_fd = (uint32_t)r->fd;
-		attr.test.data_in = (uintptr_t)pkt;
-		attr.test.data_size_in = sizeof(pkt);
-		attr.test.repeat = 1;
-		r->run_err = bpf(BPF_PROG_TEST_RUN, &attr, sizeof(attr)) ? errno : 0;
-		r->retval = attr.test.retval;
+		oracle_test_run(bpf, r->fd, pkt, sizeof(pkt), &r->run_err, &r->retval);
 	}
 	close(r->fd);
 }
@@ -102,7 +89,7 @@ static void check(const char *name, const struct bpf_insn *insns, size_t n, int 
 	struct res k, b;
 
 	T_CASE(name);
-	load_run(kernel_bpf, 0, insns, n, run != NO_RUN, &k);
+	load_run(oracle_kernel_bpf, 0, insns, n, run != NO_RUN, &k);
 	for (size_t e = 0; e < sizeof(engines) / sizeof(engines[0]); e++) {
 		load_run(bpfrt_bpf, BPFRT_F_ENGINE(engines[e]), insns, n, run != NO_RUN, &b);
 		if (getenv("MAY_GOTO_DUMP"))
@@ -133,7 +120,7 @@ static void check_disasm(void)
 	union bpf_attr attr;
 	static char klog[4096], blog[4096];
 	char *bp[2] = { klog, blog };
-	bpf_fn fns[2] = { kernel_bpf, bpfrt_bpf };
+	bpf_fn fns[2] = { oracle_kernel_bpf, bpfrt_bpf };
 
 	T_CASE("log shows may_goto pc+1");
 	for (int s = 0; s < 2; s++) {

@@ -1,4 +1,4 @@
-/* test_timer_oracle.c - bpf_timer (verifier/calls.c, maps/timer.c) checked against the
+/* test_timer_oracle.c - bpf_timer (verifier/helper_timer.c, maps/timer.c) checked against the
  * kernel: a map value's struct bpf_timer found from the map's BTF (hand-made here: an int,
  * struct bpf_timer of 16 bytes, a value with it at offset 8), bpf_timer_init /
  * set_callback / start / cancel with the verifier's rules (map BTF, the field's constant
@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <linux/btf.h>
@@ -49,12 +48,6 @@
 		CALL(map_lookup_elem), JNE_K(0, 0, 2), MOV_K(0, 0), EXIT(), MOV_X(6, 0)
 /* timer_init(value + 8, map m, clock 1): 6 insns */
 #define INIT(m) MOV_X(1, 6), ADD_K(1, 8), LD_MAP(2, m), MOV_K(3, 1), CALL(timer_init)
-
-
-static int kernel_bpf(int cmd, union bpf_attr *attr, unsigned size)
-{
-	return (int)syscall(__NR_bpf, cmd, attr, size);
-}
 
 /* BTF: [1] int, [2] struct bpf_timer (16 bytes), [3] struct val { int x; struct bpf_timer
  * t at 8 } (24 bytes), [4] struct other { int x; int y[5] as ints } (24 bytes) */
@@ -162,15 +155,8 @@ static void load_run(struct side *s, enum bpf_prog_type type, const char *lic,
 	s->retval = 0;
 	if (s->fd < 0)
 		return;
-	if (run) {
-		memset(&attr, 0, sizeof(attr));
-		attr.test.prog_fd = (uint32_t)s->fd;
-		attr.test.data_in = (uintptr_t)pkt;
-		attr.test.data_size_in = sizeof(pkt);
-		attr.test.repeat = 1;
-		s->run_err = s->bpf(BPF_PROG_TEST_RUN, &attr, sizeof(attr)) ? errno : 0;
-		s->retval = attr.test.retval;
-	}
+	if (run)
+		oracle_test_run(s->bpf, s->fd, pkt, sizeof(pkt), &s->run_err, &s->retval);
 	close(s->fd);
 }
 
@@ -284,19 +270,19 @@ int main(void)
 
 	if (geteuid() != 0)
 		T_SKIP("not root: bpf_timer needs CAP_BPF");
-	ks.bpf = kernel_bpf;
+	ks.bpf = oracle_kernel_bpf;
 	bs.bpf = bpfrt_bpf;
-	kbtf = load_btf(kernel_bpf);
+	kbtf = load_btf(oracle_kernel_bpf);
 	bbtf = load_btf(bpfrt_bpf);
 	ks.btf = kbtf;
 	bs.btf = bbtf;
 	if (kbtf < 0)
 		T_SKIP("the kernel refuses the test's BTF (%s)", strerror(errno));
 	T_ASSERT(bbtf >= 0);
-	ks.maps[0] = mkmap(kernel_bpf, kbtf, 3, "tmap");
-	ks.maps[1] = mkmap(kernel_bpf, -1, 0, "nobtf");
-	ks.maps[2] = mkmap(kernel_bpf, kbtf, 4, "notimer");
-	ks.maps[3] = mkmap(kernel_bpf, kbtf, 3, "tmap2");
+	ks.maps[0] = mkmap(oracle_kernel_bpf, kbtf, 3, "tmap");
+	ks.maps[1] = mkmap(oracle_kernel_bpf, -1, 0, "nobtf");
+	ks.maps[2] = mkmap(oracle_kernel_bpf, kbtf, 4, "notimer");
+	ks.maps[3] = mkmap(oracle_kernel_bpf, kbtf, 3, "tmap2");
 	bs.maps[0] = mkmap(bpfrt_bpf, bbtf, 3, "tmap");
 	bs.maps[1] = mkmap(bpfrt_bpf, -1, 0, "nobtf");
 	bs.maps[2] = mkmap(bpfrt_bpf, bbtf, 4, "notimer");
