@@ -249,6 +249,33 @@ static int same_map(const struct brt_env *env, int a, int b)
 	return a == b || (env->maps[a].info.ptr && env->maps[a].info.ptr == env->maps[b].info.ptr);
 }
 
+int brt_map_field_arg(struct brt_env *env, int regno, const char *field, uint32_t off1)
+{
+	const struct brt_reg *reg = &brt_cur_regs(env)[regno];
+	const struct brt_map_info *m = &env->maps[reg->map_idx].info;
+	int64_t at = (int64_t)reg->var_off.value + reg->off;
+
+	if (!brt_tnum_is_const(reg->var_off)) {
+		brt_verr(env, "R%d doesn't have constant offset. %s has to be at the constant "
+			      "offset\n", regno, field);
+		return -EINVAL;
+	}
+	if (!m->has_btf) {
+		brt_verr(env, "map '%s' has to have BTF in order to use %s\n", m->map_name, field);
+		return -EINVAL;
+	}
+	if (!off1) {
+		brt_verr(env, "map '%s' has no valid %s\n", m->map_name, field);
+		return -EINVAL;
+	}
+	if (at != (int64_t)off1 - 1) {
+		brt_verr(env, "off %lld doesn't point to 'struct %s' that is at %d\n",
+			 (long long)at, field, (int)off1 - 1);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /* The kernel's process_spin_lock(): the argument points at the value's struct
  * bpf_spin_lock; bpf_spin_lock takes it (one at a time), bpf_spin_unlock releases the
  * one taken through the same map value pointer (its id: the NULL check's, kept for
@@ -256,29 +283,12 @@ static int same_map(const struct brt_env *env, int a, int b)
 static int process_spin_lock(struct brt_env *env, int regno, int is_lock)
 {
 	const struct brt_reg *reg = &brt_cur_regs(env)[regno];
-	const struct brt_map_info *m = &env->maps[reg->map_idx].info;
 	struct brt_vstate *st = env->cur;
-	int64_t at = (int64_t)reg->var_off.value + reg->off;
+	int err = brt_map_field_arg(env, regno, "bpf_spin_lock",
+				    env->maps[reg->map_idx].info.spin_lock_off1);
 
-	if (!brt_tnum_is_const(reg->var_off)) {
-		brt_verr(env, "R%d doesn't have constant offset. bpf_spin_lock has to be at the "
-			      "constant offset\n", regno);
-		return -EINVAL;
-	}
-	if (!m->has_btf) {
-		brt_verr(env, "map '%s' has to have BTF in order to use bpf_spin_lock\n",
-			 m->map_name);
-		return -EINVAL;
-	}
-	if (!m->spin_lock_off1) {
-		brt_verr(env, "map '%s' has no valid bpf_spin_lock\n", m->map_name);
-		return -EINVAL;
-	}
-	if (at != (int64_t)m->spin_lock_off1 - 1) {
-		brt_verr(env, "off %lld doesn't point to 'struct bpf_spin_lock' that is at %d\n",
-			 (long long)at, (int)m->spin_lock_off1 - 1);
-		return -EINVAL;
-	}
+	if (err)
+		return err;
 	if (is_lock) {
 		if (st->lock_map) {
 			brt_verr(env, "Locking two bpf_spin_locks are not allowed\n");

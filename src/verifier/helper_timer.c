@@ -5,32 +5,16 @@
 
 #include "verifier/internal.h"
 
-/* process_timer_func() / check_map_field_pointer(): the argument points at the value's
- * struct bpf_timer, at a constant offset; the map is the helper's */
+/* process_timer_func(): the argument points at the value's struct bpf_timer
+ * (brt_map_field_arg()); the map is the helper's */
 int brt_timer_arg(struct brt_env *env, int regno, struct brt_call_meta *meta)
 {
 	const struct brt_reg *reg = &brt_cur_regs(env)[regno];
 	const struct brt_map_info *m = &env->maps[reg->map_idx].info;
-	int64_t at = (int64_t)reg->var_off.value + reg->off;
+	int err = brt_map_field_arg(env, regno, "bpf_timer", m->timer_off1);
 
-	if (!brt_tnum_is_const(reg->var_off)) {
-		brt_verr(env, "R%d doesn't have constant offset. bpf_timer has to be at the "
-			      "constant offset\n", regno);
-		return -EINVAL;
-	}
-	if (!m->has_btf) {
-		brt_verr(env, "map '%s' has to have BTF in order to use bpf_timer\n", m->map_name);
-		return -EINVAL;
-	}
-	if (!m->timer_off1) {
-		brt_verr(env, "map '%s' has no valid bpf_timer\n", m->map_name);
-		return -EINVAL;
-	}
-	if (at != (int64_t)m->timer_off1 - 1) {
-		brt_verr(env, "off %lld doesn't point to 'struct bpf_timer' that is at %d\n",
-			 (long long)at, (int)m->timer_off1 - 1);
-		return -EINVAL;
-	}
+	if (err)
+		return err;
 	meta->map = m;
 	meta->map_idx = reg->map_idx;
 	return 0;

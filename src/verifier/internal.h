@@ -653,6 +653,10 @@ int brt_helper_check_arg(struct brt_env *env, int i, const struct brt_helper_pro
 			 struct brt_call_meta *meta);
 /* check_bpf_snprintf_call(): bpf_snprintf's constant format against its data */
 int brt_check_snprintf_call(struct brt_env *env);
+/* check_map_field_pointer(): regno points into a map value at its special field (field:
+ * "bpf_spin_lock", "bpf_timer"; off1 its offset + 1 in the value, 0 none), at a constant
+ * offset, in a map with BTF; 0 or -EINVAL and the kernel's message */
+int brt_map_field_arg(struct brt_env *env, int regno, const char *field, uint32_t off1);
 
 /* ---- helper_dynptr.c: dynptr arguments and results of helpers ---------------------------- */
 /* a BRT_ARG_PTR_TO_DYNPTR_RINGBUF_RELEASE argument holds a reference to release */
