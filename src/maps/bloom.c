@@ -66,9 +66,11 @@ static uint32_t load32(const unsigned char *p)
 	return v;
 }
 
-/* jhash2: a whole number of 32-bit words */
-static uint32_t jhash_words(const unsigned char *k, uint32_t words, uint32_t seed)
+/* jhash2: a whole number of 32-bit words (also the stack trace map's bucket hash,
+ * stackmap.c) */
+uint32_t brt_map_jhash2(const void *key, uint32_t words, uint32_t seed)
 {
+	const unsigned char *k = key;
 	uint32_t a, b, c;
 
 	a = b = c = JHASH_INITVAL + (words << 2) + seed;
@@ -220,7 +222,7 @@ static uint32_t bit_of(const struct brt_map *map, const struct probe *p, const v
 	uint32_t v;
 
 	if (map->value_size % 4 == 0)
-		v = jhash_words(value, map->value_size / 4, p->seed + i);
+		v = brt_map_jhash2(value, map->value_size / 4, p->seed + i);
 	else
 		v = brt_map_jhash(value, map->value_size, p->seed + i);
 	return v & p->mask;

@@ -208,8 +208,20 @@ int brt_map_in_map_template(const struct brt_map *outer, uint32_t *type, uint32_
  * map is no cgroup array. */
 int brt_cgroup_array_get(struct brt_map *map, uint32_t i, uint64_t *cgroup_id);
 
-/* The kernel's jhash() of len bytes (bloom.c). */
+/* The kernel's jhash() of len bytes and jhash2() of words 32-bit words (bloom.c). */
 uint32_t brt_map_jhash(const unsigned char *k, uint32_t len, uint32_t seed);
+uint32_t brt_map_jhash2(const void *key, uint32_t words, uint32_t seed);
+
+/* Stack trace maps (stackmap.c), for the stack helpers of trace/stack.c.
+ * kernel.perf_event_max_stack (127 when unreadable); a map's frame size (8, or 32 with
+ * BPF_F_STACK_BUILD_ID); __bpf_get_stackid()'s bucket step for nr (>= 1, fitting the
+ * value) frames: ips (nr u64) hashed, frames (nr frames of the map's size: the ips, or
+ * their struct bpf_stack_build_id) compared and stored, flags BPF_F_FAST_STACK_CMP and
+ * BPF_F_REUSE_STACKID; the stack's id or -EEXIST. */
+uint32_t brt_stack_max(void);
+uint32_t brt_stack_frame_size(const struct brt_map *map);
+int64_t brt_stack_map_store(struct brt_map *map, const uint64_t *ips, const void *frames,
+			    uint32_t nr, uint64_t flags);
 
 /* roundup_pow_of_two(max_entries) (max_entries <= 2^31): the bucket count of the kernel's
  * hashed types (stack_trace, devmap_hash), whose ids and walk order follow it. */
@@ -321,8 +333,7 @@ BRT_MAP_HELPER(perf_event_read_value)
 BRT_MAP_HELPER(user_ringbuf_drain) /* ringbuf.c */
 BRT_MAP_HELPER(for_each_map_elem) /* for_each.c */
 BRT_MAP_HELPER(redirect_map)      /* devmap.c */
-BRT_MAP_HELPER(get_stackid)       /* stackmap.c */
-BRT_MAP_HELPER(get_stack)
+BRT_MAP_HELPER(get_task_stack)    /* stackmap.c */
 BRT_MAP_HELPER(get_local_storage) /* cgroup_storage.c */
 BRT_MAP_HELPER(sk_redirect_map)   /* sockmap.c */
 BRT_MAP_HELPER(sock_map_update)
@@ -377,11 +388,10 @@ BRT_MAP_HELPER(timer_cancel)
 	X(BPF_FUNC_timer_start, brt_helper_timer_start, BRT_FOR_ALL | BRT_NEED_BPF)      \
 	X(BPF_FUNC_timer_cancel, brt_helper_timer_cancel, BRT_FOR_ALL | BRT_NEED_BPF)    \
 	X(BPF_FUNC_redirect_map, brt_helper_redirect_map, BRT_FOR_XDP)                   \
-	X(BPF_FUNC_get_stackid, brt_helper_get_stackid, BRT_FOR_TRACE | BRT_FOR_SYSCALL) \
-	X(BPF_FUNC_get_stack, brt_helper_get_stack, BRT_FOR_TRACE | BRT_FOR_SYSCALL)     \
-	/* get_task_stack(task, buf, size, flags): get_stack's checks and answer, the   \
-	 * task in place of the context (no kernel task's stack is readable here) */      \
-	X(BPF_FUNC_get_task_stack, brt_helper_get_stack, BRT_FOR_ALL | BRT_NEED_PERFMON) \
+	/* get_task_stack(task, buf, size, flags): get_stack's checks, then -EFAULT (no  \
+	 * kernel task's stack is readable here); get_stackid and get_stack, which read   \
+	 * the event's call chain, are trace/'s (BRT_TRACE_HELPERS) */                     \
+	X(BPF_FUNC_get_task_stack, brt_helper_get_task_stack, BRT_FOR_ALL | BRT_NEED_PERFMON) \
 	X(BPF_FUNC_get_local_storage, brt_helper_get_local_storage,                      \
 	  BRT_FOR_CGSKB | BRT_FOR_CGROUP)
 /* sockmap.c: sockmap/sockhash redirects and sock_ops updates (the kernel's sk_skb, sk_msg

@@ -10,7 +10,9 @@
  * thread of this process, not in the probed task (it cannot change what the task does;
  * bpf_override_return and bpf_send_signal are not offered); kernel memory is out of reach
  * (bpf_probe_read_kernel of a kernel address: -EFAULT); orig_rax is not sampled by perf
- * (0); a hit the ring had no room for is counted as lost, not run.
+ * (0); a hit the ring had no room for is counted as lost, not run.  A program that calls
+ * bpf_get_stackid()/bpf_get_stack() gets the hits' call chains (PERF_SAMPLE_CALLCHAIN,
+ * walked by perf from the same registers: stack.c).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -58,18 +60,20 @@ struct kp_source {
 	struct brt_link *link;
 	uint64_t regs[PT_REGS_BYTES / 8]; /* the program's context */
 	uint64_t mask;                    /* PERF_SAMPLE_REGS_INTR mask */
+	int chain;                        /* samples carry call chains (stack.c) */
 	unsigned nregs;                   /* registers per sample */
 	struct brt_region regions[MAX_REGIONS];
 	size_t nregions;
 };
 
-/* PERF_RECORD_SAMPLE for PERF_SAMPLE_TID | PERF_SAMPLE_CPU | PERF_SAMPLE_REGS_INTR */
+/* PERF_RECORD_SAMPLE for PERF_SAMPLE_TID | PERF_SAMPLE_CPU | PERF_SAMPLE_REGS_INTR, with
+ * PERF_SAMPLE_CALLCHAIN the chain between the CPU and the registers */
 struct sample {
 	struct perf_event_header header;
 	uint32_t pid, tid;
 	uint32_t cpu, res;
-	uint64_t abi;
-	/* nregs u64 follow when abi is not PERF_SAMPLE_REGS_ABI_NONE */
+	/* with a chain: u64 nr, nr u64 ips; then u64 abi and, when abi is not
+	 * PERF_SAMPLE_REGS_ABI_NONE, nregs u64 */
 };
 
 /* A PERF_RECORD_SAMPLE of src's rings (brt_perf_rings_run() checked its size). */
@@ -80,11 +84,21 @@ static void run_sample(void *arg, const struct perf_event_header *rec)
 	struct brt_link *link = src->link;
 	struct brt_trace_task task = { .pid = (int32_t)s->tid, .tgid = (int32_t)s->pid,
 				       .cpu = s->cpu };
-	const uint8_t *vals = (const uint8_t *)(s + 1);
+	const uint8_t *vals = (const uint8_t *)(s + 1), *end = (const uint8_t *)rec + rec->size;
 	struct brt_run_opts o = { 0 };
+	uint64_t nr, abi;
 
-	if (s->abi == PERF_SAMPLE_REGS_ABI_NONE ||
-	    s->header.size < sizeof(*s) + (size_t)src->nregs * 8)
+	if (src->chain) {
+		memcpy(&nr, vals, 8); /* brt_perf_rings_run() checked the minimum size */
+		if (nr > (uint64_t)(end - vals - 8 - 8) / 8)
+			return;
+		task.chain = (const uint64_t *)(vals + 8);
+		task.chain_nr = (uint32_t)nr;
+		vals += 8 + nr * 8;
+	}
+	memcpy(&abi, vals, 8);
+	vals += 8;
+	if (abi == PERF_SAMPLE_REGS_ABI_NONE || (size_t)(end - vals) < (size_t)src->nregs * 8)
 		return; /* no registers (a hit in a kernel thread's user part): nothing to run on */
 	memset(src->regs, 0, sizeof(src->regs));
 #if defined(__x86_64__)
@@ -103,7 +117,8 @@ static void kp_run(struct brt_link *link)
 {
 	struct kp_source *src = link->priv;
 
-	brt_perf_rings_run(link, src->rings, src->nrings, sizeof(struct sample), run_sample, src);
+	brt_perf_rings_run(link, src->rings, src->nrings,
+			   sizeof(struct sample) + (src->chain ? 8 : 0) + 8, run_sample, src);
 }
 
 static void kp_free(struct kp_source *src)
@@ -259,6 +274,13 @@ int bpfrt_perf_event_attach(int prog_fd, const void *attr_in, size_t attr_size, 
 	attr.freq = 0;
 	attr.sample_period = 1;
 	attr.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_CPU | PERF_SAMPLE_REGS_INTR;
+	src->chain = brt_trace_wants_chain(prog);
+	if (src->chain) { /* kernel and user chains, up to perf_event_max_stack frames */
+		attr.sample_type |= PERF_SAMPLE_CALLCHAIN;
+		attr.exclude_callchain_kernel = 0;
+		attr.exclude_callchain_user = 0;
+		attr.sample_max_stack = 0;
+	}
 	attr.sample_regs_intr = src->mask;
 	attr.read_format = 0;
 	attr.disabled = 0;

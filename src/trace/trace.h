@@ -25,6 +25,10 @@ struct brt_trace_task {
 	int32_t pid;  /* thread id (the kernel's pid) */
 	int32_t tgid; /* process id */
 	uint32_t cpu; /* CPU the event happened on */
+	/* the record's call chain (PERF_SAMPLE_CALLCHAIN: ips behind perf's
+	 * PERF_CONTEXT_KERNEL / PERF_CONTEXT_USER markers), NULL when it carries none */
+	const uint64_t *chain;
+	uint32_t chain_nr;
 };
 
 /* Make task the current one of this thread's runs (NULL: the thread itself). */
@@ -81,6 +85,11 @@ void brt_perf_rings_run(struct brt_link *link, struct brt_perf_ring *rings, int 
 void brt_perf_link_run(struct brt_link *link, const struct brt_trace_task *task,
 		       struct brt_run_opts *o, const char *what);
 
+/* stack.c: does prog call bpf_get_stackid() or bpf_get_stack() (or tail-call a program
+ * that may)?  Its event source then asks perf for call chains (PERF_SAMPLE_CALLCHAIN). */
+struct brt_prog;
+int brt_trace_wants_chain(const struct brt_prog *prog);
+
 /* Append one line (no newline in msg) to the trace pipe (pipe.c); 0 or -errno. */
 int brt_trace_pipe_write(const char *line, size_t len);
 
@@ -117,6 +126,8 @@ BRT_TRACE_HELPER(brt_helper_seq_printf_btf);
 BRT_TRACE_HELPER(brt_helper_snprintf_btf);
 BRT_TRACE_HELPER(brt_helper_copy_from_user_task); /* probe_read.c */
 BRT_TRACE_HELPER(brt_helper_task_pt_regs); /* task.c */
+BRT_TRACE_HELPER(brt_helper_get_stackid); /* stack.c */
+BRT_TRACE_HELPER(brt_helper_get_stack);
 
 /* The helpers this folder implements, for the registry (src/helpers/registry.c): one
  * X(id, function, program types) each; id names its row of src/vm/helpers.def, types
@@ -179,6 +190,9 @@ BRT_TRACE_HELPER(brt_helper_task_pt_regs); /* task.c */
 	X(BPF_FUNC_copy_from_user, brt_helper_probe_read_user, BRT_FOR_ALL | BRT_NEED_PERFMON) \
 	X(BPF_FUNC_copy_from_user_task, brt_helper_copy_from_user_task,                  \
 	  BRT_FOR_ALL | BRT_NEED_PERFMON)                                                \
-	X(BPF_FUNC_task_pt_regs, brt_helper_task_pt_regs, BRT_FOR_ALL | BRT_NEED_PERFMON)
+	X(BPF_FUNC_task_pt_regs, brt_helper_task_pt_regs, BRT_FOR_ALL | BRT_NEED_PERFMON) \
+	/* the event's call chain into a stack trace map or a buffer (stack.c) */        \
+	X(BPF_FUNC_get_stackid, brt_helper_get_stackid, BRT_FOR_TRACE | BRT_FOR_SYSCALL) \
+	X(BPF_FUNC_get_stack, brt_helper_get_stack, BRT_FOR_TRACE | BRT_FOR_SYSCALL)
 
 #endif

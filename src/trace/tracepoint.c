@@ -4,7 +4,9 @@
  * runs BPF_PROG_TYPE_TRACEPOINT programs.  The context buffer is PERF_MAX_TRACE_SIZE
  * bytes (all the verifier lets a tracepoint program address), the record at its start;
  * attaching refuses programs that read past the record's fixed fields (EACCES, the
- * kernel's max_ctx_offset rule).  get_current_*() answer with the record's task.
+ * kernel's max_ctx_offset rule).  get_current_*() answer with the record's task; a
+ * program that calls bpf_get_stackid()/bpf_get_stack() gets the records' call chains
+ * (PERF_SAMPLE_CALLCHAIN, stack.c).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -56,6 +58,7 @@ struct tp_source {
 	struct pt_regs pt;             /* raw: what raw_ctx[0] points at */
 #endif
 	uint32_t record_size;
+	int chain;                     /* records carry call chains */
 	int nrings;
 	struct brt_perf_ring *rings;
 	struct brt_link *link;
@@ -67,13 +70,13 @@ struct tp_source {
 	size_t nregs;
 };
 
-/* perf's PERF_RECORD_SAMPLE body for PERF_SAMPLE_TID | PERF_SAMPLE_CPU | PERF_SAMPLE_RAW */
+/* perf's PERF_RECORD_SAMPLE body for PERF_SAMPLE_TID | PERF_SAMPLE_CPU | PERF_SAMPLE_RAW,
+ * with PERF_SAMPLE_CALLCHAIN the chain between the CPU and the raw data */
 struct sample {
 	struct perf_event_header header;
 	uint32_t pid, tid;
 	uint32_t cpu, res;
-	uint32_t raw_size;
-	/* raw_size bytes follow */
+	/* with a chain: u64 nr, nr u64 ips; then u32 raw_size and raw_size bytes */
 };
 
 /* The raw tracepoint's arguments from the record in src->ctx (record_size bytes were
@@ -115,11 +118,23 @@ static void run_record(void *arg, const struct perf_event_header *rec)
 	struct brt_trace_task task = { .pid = (int32_t)s->tid, .tgid = (int32_t)s->pid,
 				       .cpu = s->cpu };
 	struct brt_run_opts o = { 0 };
-	uint32_t len = s->raw_size;
+	const uint8_t *p = (const uint8_t *)(s + 1), *end = (const uint8_t *)rec + rec->size;
+	uint64_t nr;
+	uint32_t len;
 
-	if (len > CTX_SIZE || len > s->header.size - sizeof(*s))
+	if (src->chain) {
+		memcpy(&nr, p, 8); /* brt_perf_rings_run() checked the minimum size */
+		if (nr > (uint64_t)(end - p - 8 - 4) / 8)
+			return;
+		task.chain = (const uint64_t *)(p + 8);
+		task.chain_nr = (uint32_t)nr;
+		p += 8 + nr * 8;
+	}
+	memcpy(&len, p, 4);
+	p += 4;
+	if (len > CTX_SIZE || len > (size_t)(end - p))
 		return;
-	memcpy(src->ctx, s + 1, len);
+	memcpy(src->ctx, p, len);
 	/* no stale bytes of a longer previous record behind this one */
 	if (src->last_len > len)
 		memset((uint8_t *)src->ctx + len, 0, src->last_len - len);
@@ -136,7 +151,8 @@ static void tp_run(struct brt_link *link)
 {
 	struct tp_source *src = link->priv;
 
-	brt_perf_rings_run(link, src->rings, src->nrings, sizeof(struct sample), run_record, src);
+	brt_perf_rings_run(link, src->rings, src->nrings,
+			   sizeof(struct sample) + (src->chain ? 8 : 0) + 4, run_record, src);
 }
 
 static void tp_free(struct tp_source *src)
@@ -174,6 +190,8 @@ static int open_rings(struct tp_source *src, uint32_t id, unsigned pages)
 	attr.config = id;
 	attr.sample_period = 1;
 	attr.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_CPU | PERF_SAMPLE_RAW;
+	if (src->chain) /* kernel and user chains, up to perf_event_max_stack frames */
+		attr.sample_type |= PERF_SAMPLE_CALLCHAIN;
 	attr.watermark = 1;
 	attr.wakeup_watermark = pages * 4096u / 4;
 	for (long cpu = 0; cpu < ncpu; cpu++) {
@@ -291,6 +309,7 @@ static int attach(int prog_fd, const char *tp, const struct bpfrt_tracepoint_opt
 		src->nregs = first + brt_prog_map_regions(prog, src->regs + first,
 							  MAX_REGIONS - first);
 	}
+	src->chain = brt_trace_wants_chain(prog);
 	err = open_rings(src, id, pages);
 	if (err)
 		goto out_free;
