@@ -83,7 +83,9 @@ struct brt_pkt_result {
 	 * can deliver to */
 	uint32_t redirect_ifindex;
 	uint32_t redirect_cpu;     /* REDIRECT to a cpumap entry: its CPU + 1 (0: none) */
-	uint32_t redirect_prog_id; /* the entry's BPF_XDP_CPUMAP program (0: none) */
+	/* the entry's BPF_XDP_CPUMAP program, or with redirect_ifindex a devmap entry's
+	 * BPF_XDP_DEVMAP program (0: none) */
+	uint32_t redirect_prog_id;
 };
 /* -EINVAL with a message for a program type that does not run on packets. */
 int brt_pkt_prog_open(int prog_fd, struct brt_pkt_prog **out, char *err, size_t errlen);
@@ -95,6 +97,9 @@ struct brt_prog *brt_pkt_prog_obj(const struct brt_pkt_prog *p);
 int brt_pkt_prog_run(struct brt_pkt_prog *p, const struct brt_pkt *pkt, uint32_t ifindex,
 		     uint32_t pkt_type, struct brt_pkt_result *res, char *err, size_t errlen);
 void brt_pkt_prog_close(struct brt_pkt_prog *p);
+/* The egress_ifindex an XDP program's runs see from now on (a devmap entry's program:
+ * the entry's interface; 0 otherwise, as the kernel's receive path). */
+void brt_pkt_prog_set_egress(struct brt_pkt_prog *p, uint32_t ifindex);
 /* "XDP_PASS", "TC_ACT_SHOT", ... for a verdict of the type, or NULL (socket filters,
  * unknown codes). */
 const char *brt_pkt_verdict_name(uint32_t type, uint32_t verdict);

@@ -6,8 +6,11 @@
  * Counters are updated with relaxed atomics so the application reads them while the
  * thread runs.  A redirect to an interface (XDP through a devmap, tc's bpf_redirect() to
  * egress) and XDP_TX are acted on: the packet as the program left it is sent out of that
- * interface through a send-only packet socket, as the kernel's xmit would.  A redirect to
- * a cpumap entry hands a copy of the packet to the link's worker thread for that CPU
+ * interface through a send-only packet socket, as the kernel's xmit would.  A devmap entry
+ * with a program of its own (BPF_XDP_DEVMAP) has it run on the packet first, with the
+ * entry's interface as egress_ifindex: its XDP_PASS sends the packet as that program
+ * left it, any other verdict drops it (the kernel's dev_map_bpf_prog_run_skb()).  A
+ * redirect to a cpumap entry hands a copy of the packet to the link's worker thread for that CPU
  * (pinned to it, a queue of the entry's size at most, as the kernel's per-CPU kthread),
  * which runs the entry's BPF_XDP_CPUMAP program, if any, and sends what it redirects to
  * an interface; what it passes would enter the kernel's stack on that CPU, which user
@@ -42,6 +45,13 @@
 #define MAX_WORKERS 64  /* CPUs a link keeps cpumap workers for */
 #define WORKER_QUEUE 256 /* packets waiting for one (the kernel: the entry's qsize) */
 
+/* A redirect target's own program (a devmap entry's), opened by id at its first packet;
+ * one per thread (the link thread's, each cpumap worker's), as a brt_pkt_prog is. */
+struct entry_prog {
+	uint32_t id;
+	struct brt_pkt_prog *prog;
+};
+
 struct cpu_pkt {
 	struct cpu_pkt *next;
 	uint32_t prog_id;
@@ -59,8 +69,8 @@ struct cpu_worker {
 	struct cpu_pkt *head, **tail; /* under lock */
 	unsigned queued;             /* under lock */
 	int stop;                    /* under lock */
-	uint32_t prog_id;            /* the program prog was opened for (worker only) */
-	struct brt_pkt_prog *prog;
+	struct entry_prog prog;      /* the cpumap entry's program (worker only) */
+	struct entry_prog dev_prog;  /* a devmap entry's its program redirects to */
 	int tx_fd;
 };
 
@@ -70,6 +80,7 @@ struct iface_source {
 	uint32_t ifindex;
 	unsigned dir;                     /* enum bpfrt_pkt_dir of the capture */
 	int tx_fd;                        /* packet socket redirects are sent on, or -1 */
+	struct entry_prog dev_prog;       /* the last devmap entry program run */
 	struct cpu_worker *workers[MAX_WORKERS]; /* started at a CPU's first packet */
 	struct bpfrt_pkt_link_stats st;   /* atomic fields */
 };
@@ -101,37 +112,75 @@ static void send_out(int *fd, const struct brt_pkt_result *res)
 			  res->redirect_ifindex, strerror(errno));
 }
 
+/* Make e hold program id (opened through bpf() by id when it changes); NULL when it is
+ * gone (the map entry held it: a drop, as a target that vanished). */
+static struct brt_pkt_prog *entry_prog_get(struct entry_prog *e, uint32_t id)
+{
+	char err[256];
+
+	if (e->id != id) {
+		union bpf_attr a;
+		int fd;
+
+		brt_pkt_prog_close(e->prog);
+		e->prog = NULL;
+		e->id = id;
+		memset(&a, 0, sizeof(a));
+		a.prog_id = id;
+		fd = bpfrt_bpf(BPF_PROG_GET_FD_BY_ID, &a, sizeof(a));
+		if (fd >= 0) {
+			if (brt_pkt_prog_open(fd, &e->prog, err, sizeof(err)))
+				e->prog = NULL;
+			close(fd);
+		}
+	}
+	return e->prog;
+}
+
+/* Send a redirect's packet out of its interface; a devmap entry's program runs on it
+ * first (ingress: where the packet came in), and only its XDP_PASS sends the packet, as
+ * that program left it. */
+static void send_redirect(int *fd, struct entry_prog *e, uint32_t ingress,
+			  const struct brt_pkt_result *res)
+{
+	struct brt_pkt pkt = { .data = res->data, .caplen = res->caplen, .wirelen = res->caplen };
+	struct brt_pkt_prog *prog;
+	struct brt_pkt_result out;
+	char err[256];
+
+	if (!res->redirect_prog_id) {
+		send_out(fd, res);
+		return;
+	}
+	prog = entry_prog_get(e, res->redirect_prog_id);
+	if (!prog)
+		return;
+	brt_pkt_prog_set_egress(prog, res->redirect_ifindex);
+	/* a fault is XDP_ABORTED; XDP_TX and XDP_REDIRECT are invalid there: all drop */
+	if (brt_pkt_prog_run(prog, &pkt, ingress, 0, &out, err, sizeof(err)) ||
+	    out.verdict != XDP_PASS)
+		return;
+	out.redirect_ifindex = res->redirect_ifindex;
+	send_out(fd, &out);
+}
+
 /* A cpumap worker's packet: the entry's program runs on it (opened by id at the first
  * packet for it); a redirect to an interface is sent. */
 static void worker_packet(struct cpu_worker *w, const struct cpu_pkt *cp)
 {
 	struct brt_pkt pkt = { .data = cp->data, .caplen = cp->len, .wirelen = cp->len };
+	struct brt_pkt_prog *prog;
 	struct brt_pkt_result res;
 	char err[256];
 
 	if (!cp->prog_id)
 		return; /* the kernel builds an skb for its stack here */
-	if (w->prog_id != cp->prog_id) {
-		union bpf_attr a;
-		int fd;
-
-		brt_pkt_prog_close(w->prog);
-		w->prog = NULL;
-		w->prog_id = cp->prog_id;
-		memset(&a, 0, sizeof(a));
-		a.prog_id = cp->prog_id;
-		fd = bpfrt_bpf(BPF_PROG_GET_FD_BY_ID, &a, sizeof(a));
-		if (fd >= 0) {
-			if (brt_pkt_prog_open(fd, &w->prog, err, sizeof(err)))
-				w->prog = NULL;
-			close(fd);
-		}
-	}
-	if (!w->prog || brt_pkt_prog_run(w->prog, &pkt, w->ifindex, 0, &res, err, sizeof(err)))
+	prog = entry_prog_get(&w->prog, cp->prog_id);
+	if (!prog || brt_pkt_prog_run(prog, &pkt, w->ifindex, 0, &res, err, sizeof(err)))
 		return;
 	/* a cpumap program may redirect again (not XDP_TX: the kernel drops that) */
-	if (res.action == BPFRT_PKT_REDIRECT && res.redirect_ifindex)
-		send_out(&w->tx_fd, &res);
+	if (res.action == BPFRT_PKT_REDIRECT && res.redirect_ifindex && !res.redirect_cpu)
+		send_redirect(&w->tx_fd, &w->dev_prog, w->ifindex, &res);
 }
 
 static void *worker_run(void *arg)
@@ -177,7 +226,8 @@ static void worker_free(struct cpu_worker *w)
 		w->head = cp->next;
 		free(cp);
 	}
-	brt_pkt_prog_close(w->prog);
+	brt_pkt_prog_close(w->prog.prog);
+	brt_pkt_prog_close(w->dev_prog.prog);
 	if (w->tx_fd >= 0)
 		close(w->tx_fd);
 	pthread_cond_destroy(&w->cond);
@@ -243,7 +293,7 @@ static void deliver(struct iface_source *s, const struct brt_pkt_result *res)
 		to_cpu(s, res);
 	else if (res->redirect_ifindex &&
 		 (res->redirect_ifindex != s->ifindex || s->dir == BPFRT_PKT_DIR_INGRESS))
-		send_out(&s->tx_fd, res);
+		send_redirect(&s->tx_fd, &s->dev_prog, s->ifindex, res);
 }
 
 static void iface_run(struct brt_link *link)
@@ -302,6 +352,7 @@ static void iface_free(struct iface_source *s)
 			worker_free(s->workers[i]);
 	if (s->tx_fd >= 0)
 		close(s->tx_fd);
+	brt_pkt_prog_close(s->dev_prog.prog);
 	brt_live_close(s->live);
 	brt_pkt_prog_close(s->prog);
 	free(s);

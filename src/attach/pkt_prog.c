@@ -39,6 +39,7 @@ struct brt_pkt_prog {
 	size_t nr_map_regs;        /* first entries of regs: the program's map values */
 	struct __sk_buff skb;
 	struct xdp_md md;
+	uint32_t egress_ifindex;   /* XDP: what md.egress_ifindex holds */
 	struct brt_run_pkt pkt;    /* tc/XDP: what the packet helpers move */
 };
 
@@ -186,6 +187,7 @@ int brt_pkt_prog_run(struct brt_pkt_prog *p, const struct brt_pkt *pkt, uint32_t
 		p->md.data_meta = p->md.data;
 		p->md.data_end = (uint32_t)(uintptr_t)(data + pkt->caplen);
 		p->md.ingress_ifindex = ifindex;
+		p->md.egress_ifindex = p->egress_ifindex;
 		add_region(p, &nr, &p->md, sizeof(p->md), 0);
 		add_region(p, &nr, data, pkt->caplen, 1);
 		o.r1 = (uint64_t)(uintptr_t)&p->md;
@@ -249,6 +251,11 @@ int brt_pkt_prog_run(struct brt_pkt_prog *p, const struct brt_pkt *pkt, uint32_t
 	if (p->type == BPF_PROG_TYPE_SOCKET_FILTER && res->verdict < res->caplen)
 		res->caplen = res->verdict; /* bytes to keep */
 	return 0;
+}
+
+void brt_pkt_prog_set_egress(struct brt_pkt_prog *p, uint32_t ifindex)
+{
+	p->egress_ifindex = ifindex;
 }
 
 const char *brt_pkt_verdict_name(uint32_t type, uint32_t v)

@@ -19,9 +19,11 @@
  * bpf_redirect_map() returns what the kernel's returns in a test run: XDP_REDIRECT when
  * the key names an entry, else the action in the low bits of flags.  A devmap entry
  * without a program of its own also becomes the run's redirect target, which a live
- * attachment (attach/link.c) sends the packet out of, and a cpumap entry a CPU whose
- * worker there runs the entry's program; other targets (xskmap, broadcasts, devmap
- * programs) are only counted.
+ * attachment (attach/link.c) sends the packet out of; an entry with a program names the
+ * interface and the program, which the attachment runs on the packet first (its
+ * XDP_PASS sends it, anything else drops it, as the kernel's devmap); a cpumap entry a
+ * CPU whose worker there runs the entry's program; other targets (xskmap, broadcasts)
+ * are only counted.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -564,12 +566,12 @@ uint64_t brt_helper_redirect_map(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t
 		    (map->type == BPF_MAP_TYPE_DEVMAP || map->type == BPF_MAP_TYPE_DEVMAP_HASH))
 			word = atomic_load_explicit((_Atomic uint64_t *)target,
 						    memory_order_acquire);
-		/* { ifindex, program id }: one with a program is not sent (not run here) */
-		ctx->pkt->redirect_ifindex = (word >> 32) ? 0 : (uint32_t)word;
+		/* { ifindex, program id }: the program runs before the packet is sent */
+		ctx->pkt->redirect_ifindex = (uint32_t)word;
 		ctx->pkt->redirect_flags = 0;
+		ctx->pkt->redirect_prog_id = (uint32_t)(word >> 32);
 		/* a cpumap entry { qsize, program id }: the CPU's worker runs the program */
 		ctx->pkt->redirect_cpu = 0;
-		ctx->pkt->redirect_prog_id = 0;
 		if (target && map->type == BPF_MAP_TYPE_CPUMAP) {
 			word = atomic_load_explicit((_Atomic uint64_t *)target,
 						    memory_order_acquire);

@@ -85,7 +85,9 @@ struct brt_run_pkt {
 	uint32_t redirect_ifindex; /* bpf_redirect() target of this run (0: none) */
 	uint64_t redirect_flags;   /* its flags, or BRT_REDIRECT_NEIGH */
 	uint32_t redirect_cpu;     /* bpf_redirect_map() to a cpumap entry: CPU + 1 (0: none) */
-	uint32_t redirect_prog_id; /* that entry's program (0: none) */
+	/* that cpumap entry's program, or with redirect_ifindex a devmap entry's
+	 * (BPF_XDP_DEVMAP, run on the packet before it is sent); 0: none */
+	uint32_t redirect_prog_id;
 };
 /* redirect_flags of bpf_redirect_neigh(): the kernel fills the link-layer header from its
  * neighbour table, so a live attachment does not send the packet as the program left it */

@@ -6,11 +6,13 @@
  * XDP_TX (the MAC addresses swapped) sends them back out of v0, to v1.
  * The same programs attached by the kernel (BPF_LINK_CREATE: generic XDP, tcx ingress)
  * give the kernel's transcript: which frames arrived, and their bytes; a devmap slot that
- * is empty (XDP_PASS) sends nothing.  (An entry with a devmap program is not sent by
- * bpfrt, which does not run those programs: a known difference, not compared.)  bpfrt's
- * attachment is
- * bpfrt_prog_attach_iface() on the same interface, direction ingress.  Skips without
- * root, ip(8) or a network namespace.
+ * is empty (XDP_PASS) sends nothing.  Devmap entries with a program of their own
+ * (BPF_XDP_DEVMAP): one that writes bytes 15-18 (a mark, its egress_ifindex,
+ * ingress_ifindex and rx_queue_index), trims 4 bytes off the tail and passes - the frame
+ * arrives on v3 as both programs left it; one that drops and one that answers XDP_TX
+ * (invalid there) - nothing arrives.  bpfrt's attachment is bpfrt_prog_attach_iface()
+ * on the same interface, direction ingress.  Skips without root, ip(8) or a network
+ * namespace.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -74,7 +76,8 @@ struct pcase {
 	const char *name;
 	int xdp;        /* XDP, else tc */
 	int via_map;    /* bpf_redirect_map(devmap, 0, XDP_PASS), else bpf_redirect(v2) */
-	int slot;       /* devmap slot 0: 0 empty, 1 v2, 2 v2 with a devmap program */
+	int slot;       /* devmap slot 0: 0 empty, 1 v2, 2-4 v2 with a devmap program
+			 * (2 writes, trims and passes, 3 drops, 4 XDP_TX) */
 	int arrives;    /* what the kernel does (the transcripts check both sides agree) */
 	int tx;         /* XDP_TX after swapping the MAC addresses: back out of v0, to v1 */
 };
@@ -85,6 +88,9 @@ static const struct pcase pcases[] = {
 	{ "xdp bpf_redirect(v2)", 1, 0, 0, 1 },
 	{ "tc bpf_redirect(v2) egress", 0, 0, 0, 1 },
 	{ "xdp XDP_TX", 1, 0, 0, 1, 1 },
+	{ "xdp devmap -> v2, entry program writes, trims, passes", 1, 1, 2, 1 },
+	{ "xdp devmap -> v2, entry program drops", 1, 1, 3, 0 },
+	{ "xdp devmap -> v2, entry program XDP_TX (invalid: dropped)", 1, 1, 4, 0 },
 };
 
 static int load(sys_fn sys, const struct pcase *c, int map_fd)
@@ -130,18 +136,43 @@ static int load(sys_fn sys, const struct pcase *c, int map_fd)
 	return fd < 0 ? -errno : fd;
 }
 
-/* an XDP program for a devmap entry (BPF_XDP_DEVMAP) that passes everything */
-static int load_devmap_prog(sys_fn sys)
+/* an XDP program for a devmap entry (BPF_XDP_DEVMAP): slot 2 writes 0x55 and the low
+ * bytes of egress_ifindex, ingress_ifindex and rx_queue_index (xdp_md offsets 20, 12,
+ * 16) into bytes 15-18, trims 4 bytes off the tail and passes; 3 drops; 4 XDP_TX */
+static int load_devmap_prog(sys_fn sys, int slot)
 {
-	struct bpf_insn p[2] = { MOV_K(0, XDP_PASS), EXIT() };
+	struct bpf_insn p[32];
 	union bpf_attr a;
+	size_t n = 0;
 	int fd;
 
+	if (slot == 2) {
+		p[n++] = MOV_X(6, 1);
+		p[n++] = LDX_W(2, 6, 0);
+		p[n++] = LDX_W(3, 6, 4);
+		p[n++] = MOV_X(4, 2);
+		p[n++] = ADD_K(4, 19);
+		p[n++] = JGT_X(4, 3, 10);
+		p[n++] = ST_B(2, 15, 0x55);
+		p[n++] = LDX_W(5, 6, 20);
+		p[n++] = I(BPF_STX | BPF_MEM | BPF_B, 2, 5, 16, 0);
+		p[n++] = LDX_W(5, 6, 12);
+		p[n++] = I(BPF_STX | BPF_MEM | BPF_B, 2, 5, 17, 0);
+		p[n++] = LDX_W(5, 6, 16);
+		p[n++] = I(BPF_STX | BPF_MEM | BPF_B, 2, 5, 18, 0);
+		p[n++] = MOV_X(1, 6);
+		p[n++] = MOV_K(2, -4);
+		p[n++] = CALL(BPF_FUNC_xdp_adjust_tail);
+		p[n++] = MOV_K(0, XDP_PASS);
+	} else {
+		p[n++] = MOV_K(0, slot == 3 ? XDP_DROP : XDP_TX);
+	}
+	p[n++] = EXIT();
 	memset(&a, 0, sizeof(a));
 	a.prog_type = BPF_PROG_TYPE_XDP;
 	a.expected_attach_type = BPF_XDP_DEVMAP;
 	a.insns = (uint64_t)(uintptr_t)p;
-	a.insn_cnt = 2;
+	a.insn_cnt = (uint32_t)n;
 	a.license = (uint64_t)(uintptr_t)"GPL";
 	fd = sys(BPF_PROG_LOAD, &a, sizeof(a));
 	return fd < 0 ? -errno : fd;
@@ -203,7 +234,7 @@ static void one_frame(struct transcript *t, int tx, int rx, unsigned seq, int ex
 		ssize_t r = recvfrom(rx, got, sizeof(got), 0, (struct sockaddr *)&from, &fl);
 
 		/* v1 also shows the frame this test sends out of it */
-		if (r >= (ssize_t)sizeof(f) && !memcmp(got + 20, f + 20, 24) &&
+		if (r >= 44 && !memcmp(got + 20, f + 20, 24) &&
 		    from.sll_pkttype != PACKET_OUTGOING)
 			found = (int)r;
 	}
@@ -211,11 +242,11 @@ static void one_frame(struct transcript *t, int tx, int rx, unsigned seq, int ex
 		say(t, "frame %u: none\n", seq);
 		return;
 	}
-	/* the bytes as they left v2: the program's write, nothing else changed */
-	say(t, "frame %u: arrived %d bytes, byte 14 %#x, dst %02x src %02x, rest %s\n", seq, found,
-	    got[14], got[5], got[11],
-	    !memcmp(got + 12, f + 12, 2) && !memcmp(got + 15, f + 15, sizeof(f) - 15) ? "equal"
-										     : "changed");
+	/* the bytes as they left v2: the programs' writes, nothing else changed */
+	say(t, "frame %u: arrived %d bytes, byte 14 %#x, 15-18 %02x%02x%02x%02x, dst %02x src "
+	    "%02x, rest %s\n", seq, found, got[14], got[15], got[16], got[17], got[18], got[5],
+	    got[11], !memcmp(got + 12, f + 12, 2) && !memcmp(got + 19, f + 19, (size_t)found - 19)
+			     ? "equal" : "changed");
 }
 
 static int attach_kernel(int prog_fd, int xdp)
@@ -247,8 +278,10 @@ static void run(sys_fn sys, struct transcript *t, int tx, int rx, int rx1)
 			uint32_t key = 0, val[2] = { (uint32_t)ifx[2], 0 };
 
 			map = create_map(sys, BPF_MAP_TYPE_DEVMAP, 4, 8, 4, 0, 0);
-			if (c->slot == 2) {
-				dprog = load_devmap_prog(sys);
+			if (c->slot >= 2) {
+				dprog = load_devmap_prog(sys, c->slot);
+				if (dprog < 0)
+					say(t, "devmap program load %d\n", dprog);
 				val[1] = (uint32_t)dprog;
 			}
 			if (c->slot)
@@ -441,8 +474,18 @@ int main(void)
 		p[6] = 'N', p[7] = 'N', p[8] = 'N';
 	compare_transcripts(&k, &b);
 	T_CASE("frames arrived");
-	T_CONTAINS("arrived 64 bytes, byte 14 0x77, dst b0 src b1, rest equal", b.text);
-	T_CONTAINS("arrived 64 bytes, byte 14 0x77, dst b1 src b0, rest equal", b.text);
+	T_CONTAINS("arrived 64 bytes, byte 14 0x77, 15-18 00000000, dst b0 src b1, rest equal",
+		   b.text);
+	T_CONTAINS("arrived 64 bytes, byte 14 0x77, 15-18 00000000, dst b1 src b0, rest equal",
+		   b.text);
+	{
+		char want[128];
+
+		/* the devmap entry's program: its mark, v2's and v0's ifindex, queue 0 */
+		snprintf(want, sizeof(want), "arrived 60 bytes, byte 14 0x77, 15-18 55%02x%02x00, "
+			 "dst b0 src b1, rest equal", ifx[2] & 0xff, ifx[0] & 0xff);
+		T_CONTAINS(want, b.text);
+	}
 	if (getenv("REDIRECT_SHOW"))
 		printf("kernel:\n%sbpfrt:\n%s", k.text, b.text);
 	close(tx);
