@@ -770,7 +770,9 @@ void brt_compute_liveness(struct brt_env *env)
  * when some path from it reads the slot before an 8-byte store through r10 overwrites it.
  * Reads are those the walk recorded (aux.stack_read; a callee's reads of a caller's slots
  * count at the caller's call insn), so only states whose exploration is complete may be
- * compared with it: every path from them has been walked. */
+ * compared with it: every path from them has been walked.  A caller's slots, read by a
+ * callee through a pointer (stack_up), are live until the callee's last read of them: no
+ * store of the callee's kills them (the kernel's must_write marks them, bpfrt does not). */
 void brt_compute_stack_live(struct brt_env *env)
 {
 	int changed = 1;
@@ -801,8 +803,49 @@ void brt_compute_stack_live(struct brt_env *env)
 				env->aux[t].stack_live = in;
 				changed = 1;
 			}
+			if (!env->stack_up)
+				continue;
+			for (int d = 0; d < BRT_MAX_FRAMES - 1; d++) {
+				struct brt_stack_up *u = &env->stack_up[t];
+
+				in = u->read[d];
+				for (int k = 0; k < n; k++)
+					if (succ[k] >= 0 && succ[k] < env->len)
+						in |= env->stack_up[succ[k]].live[d];
+				if (in != u->live[d]) {
+					u->live[d] = in;
+					changed = 1;
+				}
+			}
 		}
 	}
+}
+
+/* The slots of frame `frame` of st, stopped at insn_idx, that some path from there may
+ * read: in the current frame's rest (at insn_idx, as a frame that many levels up), or
+ * after one of the calls on the chain returns (at its return point, or at a callback's
+ * helper call, which calls again), as the kernel's bpf_stack_slot_alive(). */
+uint64_t brt_stack_live_frame(struct brt_env *env, const struct brt_vstate *st, int insn_idx,
+			      int frame)
+{
+	uint64_t live = 0;
+
+	if (env->stack_live_dirty)
+		brt_compute_stack_live(env);
+	for (int g = frame; g <= st->curframe; g++) {
+		const struct brt_frame *callee = g < st->curframe ? st->frame[g + 1] : NULL;
+		int d = g - frame, at = !callee		    ? insn_idx
+					: callee->in_callback_fn ? callee->callsite
+								 : callee->callsite + 1;
+
+		if (at < 0 || at >= env->len)
+			return ~0ULL;
+		if (d == 0)
+			live |= env->aux[at].stack_live;
+		else if (env->stack_up)
+			live |= env->stack_up[at].live[d - 1];
+	}
+	return live;
 }
 
 /* Strongly connected components of the control flow within each subprogram (Tarjan,

@@ -631,6 +631,7 @@ static void free_env(struct brt_env *env)
 	brt_free_stored(env);
 	free(env->explored);
 	free(env->aux);
+	free(env->stack_up);
 	free(env->maps);
 	free(env->own_ops);
 }

@@ -395,6 +395,13 @@ struct brt_env {
 	int do_print_state;
 	int cur_hent;            /* history entry of the current insn, -1 none yet */
 	int stack_live_dirty;    /* a stack_read grew since stack_live was computed */
+	/* caller frames' stack liveness (allocated at the first read of a caller's slot):
+	 * per insn, the slots of the frame d + 1 levels up from the insn's frame that it
+	 * reads (a call insn: that its callees read), and those live before it */
+	struct brt_stack_up {
+		uint64_t read[BRT_MAX_FRAMES - 1];
+		uint64_t live[BRT_MAX_FRAMES - 1];
+	} *stack_up;
 	/* precision backtracking (precision.c): per frame, registers and stack slots whose
 	 * value must be known */
 	uint16_t *linked;        /* brt_hist.linked sets */
@@ -448,8 +455,12 @@ int brt_check_cfg(struct brt_env *env);      /* reachability, back-edges, prune 
 void brt_compute_liveness(struct brt_env *env);
 /* aux[].scc: Tarjan over each subprogram's control flow, as the kernel's compute_scc() */
 int brt_compute_scc(struct brt_env *env);
-/* stack slots live before each insn from the reads the walk recorded (aux stack_live) */
+/* stack slots live before each insn from the reads the walk recorded (aux stack_live,
+ * stack_up live) */
 void brt_compute_stack_live(struct brt_env *env);
+/* the slots of st's frame `frame` that a path from insn_idx may read (privileged) */
+uint64_t brt_stack_live_frame(struct brt_env *env, const struct brt_vstate *st, int insn_idx,
+			      int frame);
 int brt_is_kernel_opcode(uint8_t code);
 int brt_find_subprog(struct brt_env *env, int insn_idx);
 int brt_find_subprog_of(struct brt_env *env, int insn_idx); /* subprogram holding insn */

@@ -395,14 +395,11 @@ static int states_equal(struct brt_env *env, const struct brt_vstate *o,
 		 * helper runs again with its arguments) */
 		if (i != o->curframe && !c->frame[i + 1]->in_callback_fn)
 			live &= ~0x3fu;
-		slive = ~0ULL;
-		/* stack liveness: the top frame of a complete state, privileged (without
+		/* stack liveness: every frame of a complete state, privileged (without
 		 * CAP_PERFMON, writes look at what they overwrite) */
-		if (mode == CMP_RANGE && i == o->curframe && env->allow_ptr_leaks) {
-			if (env->stack_live_dirty)
-				brt_compute_stack_live(env);
-			slive = env->aux[insn_idx].stack_live;
-		}
+		slive = mode == CMP_RANGE && env->allow_ptr_leaks
+				? brt_stack_live_frame(env, c, insn_idx, i)
+				: ~0ULL;
 		if (!frames_equal(env, o->frame[i], c->frame[i], live, &m, exact,
 				  mode == CMP_ACTIVE || mode == CMP_WITHIN || !env->bpf_capable
 					  ? REL_ALL

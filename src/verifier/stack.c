@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "verifier/internal.h"
 
@@ -232,23 +233,45 @@ static void stack_read_result(struct brt_env *env, struct brt_frame *f, int min,
 		brt_mark_reg_known(r, 0);
 }
 
+/* A read of frame f's slots is recorded at each level of the call chain from f to the
+ * current frame: at the current insn, and at each call insn on the way (the read happens
+ * inside that call), as a read of the frame d levels up from that insn's frame (d = 0:
+ * f's own call insn, aux.stack_read; d > 0: stack_up).  A caller frame's slot is then live
+ * where the rest of the callee or what follows some call on the chain may read it (the
+ * kernel's call chain instances in liveness.c, with every chain of a subprogram joined). */
 void brt_stack_mark_read(struct brt_env *env, const struct brt_frame *f, int64_t lo, int64_t hi)
 {
 	const struct brt_vstate *st = env->cur;
 	uint64_t mask = 0;
-	int at;
 
 	for (int64_t i = lo; i < hi; i++)
 		if (i < 0 && i >= -BRT_MAX_STACK)
 			mask |= 1ULL << ((-i - 1) / 8);
-	if (f->frameno < 0 || f->frameno > st->curframe)
+	if (f->frameno < 0 || f->frameno > st->curframe || !mask)
 		return;
-	/* a callee's read of its caller's slot: the caller's call insn reads it */
-	at = f->frameno == st->curframe ? env->insn_idx : st->frame[f->frameno + 1]->callsite;
-	if (at < 0 || at >= env->len || (env->aux[at].stack_read | mask) == env->aux[at].stack_read)
-		return;
-	env->aux[at].stack_read |= mask;
-	env->stack_live_dirty = 1;
+	for (int g = f->frameno; g <= st->curframe; g++) {
+		int d = g - f->frameno, at = g == st->curframe ? env->insn_idx : st->frame[g + 1]->callsite;
+		uint64_t *rd;
+
+		if (at < 0 || at >= env->len)
+			continue;
+		if (d == 0) {
+			rd = &env->aux[at].stack_read;
+		} else {
+			if (!env->stack_up) {
+				env->stack_up = calloc((size_t)env->len, sizeof(*env->stack_up));
+				if (!env->stack_up) { /* unrecorded reads: the walk must stop */
+					env->internal_err = -ENOMEM;
+					return;
+				}
+			}
+			rd = &env->stack_up[at].read[d - 1];
+		}
+		if ((*rd | mask) != *rd) {
+			*rd |= mask;
+			env->stack_live_dirty = 1;
+		}
+	}
 }
 
 static int stack_read_fixed(struct brt_env *env, struct brt_frame *f, int off, int size, int dst)

@@ -409,14 +409,21 @@ static void gen_body(struct gen *g, int len)
 		} else if (k < 17) {
 			uint8_t op = jmp_ops[pick(sizeof(jmp_ops))];
 			uint8_t cls = pick(4) ? BPF_JMP : BPF_JMP32;
-			int16_t off = (int16_t)(1 + pick(3));
+			int steps = 1 + (int)pick(3), at = g->n;
 
 			if (pick(2))
-				emit(g, (struct bpf_insn)I(cls | op | BPF_K, sreg(), 0, off, small_imm()));
+				emit(g, (struct bpf_insn)I(cls | op | BPF_K, sreg(), 0, 0, small_imm()));
 			else
-				emit(g, (struct bpf_insn)I(cls | op | BPF_X, sreg(), sreg(), off, 0));
-			for (int i = 0; i < off; i++)
-				gen_alu(g);
+				emit(g, (struct bpf_insn)I(cls | op | BPF_X, sreg(), sreg(), 0, 0));
+			/* the skipped steps: mostly ALU, sometimes a stack access, so that the
+			 * two paths' stacks differ (pruning compares them on the live slots,
+			 * a caller's too when a call follows) */
+			for (int i = 0; i < steps; i++)
+				if (pick(4))
+					gen_alu(g);
+				else
+					gen_mem(g);
+			g->p[at].off = (int16_t)(g->n - at - 1);
 		} else if (k < 18) {
 			emit(g, (struct bpf_insn)CALL(BPF_FUNC_ktime_get_ns));
 			reinit_args(g);
@@ -451,7 +458,21 @@ static void gen_body(struct gen *g, int len)
 			emit(g, (struct bpf_insn)CALL(BPF_FUNC_loop));
 			reinit_args(g);
 		} else if (k < 22 && g->sub_at < 0) {
-			/* bpf-to-bpf call: r1 = a stack pointer or a scalar, r2 a scalar */
+			/* bpf-to-bpf call: r1 = a stack pointer or a scalar, r2 a scalar.
+			 * Sometimes a diamond first leaves the context pointer in a slot on
+			 * one side and a number on the other, and after the call a fill of
+			 * the slot is dereferenced: only a prune in the callee that took the
+			 * slot for dead could let the number through (caller-frame stack
+			 * liveness) */
+			int16_t dslot = (int16_t)(-8 * (int)(1 + pick(4)));
+			int diamond = !pick(3);
+
+			if (diamond) {
+				emit(g, (struct bpf_insn)JIMM(BPF_JNE, sreg(), small_imm(), 2));
+				emit(g, (struct bpf_insn)STX(BPF_DW, 10, 6, dslot));
+				emit(g, (struct bpf_insn)JA(1));
+				emit(g, (struct bpf_insn)ST(BPF_DW, 10, dslot, small_imm()));
+			}
 			if (pick(2)) {
 				emit(g, (struct bpf_insn)MOV64_REG(1, 10));
 				emit(g, (struct bpf_insn)ALU64_IMM(BPF_ADD, 1, -8 * (int32_t)(1 + pick(4))));
@@ -459,6 +480,10 @@ static void gen_body(struct gen *g, int len)
 			g->sub_at = g->n;
 			emit(g, (struct bpf_insn)CALL_SUB(0));
 			reinit_args(g);
+			if (diamond && pick(2)) {
+				emit(g, (struct bpf_insn)LDX(BPF_DW, 7, 10, dslot));
+				emit(g, (struct bpf_insn)LDX(BPF_W, 7, 7, 0));
+			}
 		} else {
 			/* a bounded loop over r9 */
 			int body = 1 + (int)pick(3), top;
@@ -493,15 +518,32 @@ static void gen_sub(struct gen *g)
 		uint8_t d = (uint8_t)pick(6), sz = sizes[pick(4)];
 		int16_t soff = (int16_t)(-8 * (int)(1 + pick(4)));
 
-		switch (pick(6)) {
+		switch (pick(7)) {
 		case 0:
 			emit(g, (struct bpf_insn)STX(sz, 10, d, soff));
 			break;
 		case 1:
 			emit(g, (struct bpf_insn)LDX(sz, d, 10, soff));
 			break;
+		case 3: /* a forward branch: its target is a prune point where the caller's
+			 * frame is compared on the slots still live (each step emits one insn,
+			 * so the target is at most the exit) */
+			if (i + 1 < len) {
+				static const uint8_t jops[] = { BPF_JEQ, BPF_JNE, BPF_JGT, BPF_JSGT,
+								BPF_JSET };
+				int skip = 1 + (int)pick((uint32_t)(len - i - 1 < 3 ? len - i - 1 : 3));
+
+				emit(g, (struct bpf_insn)JIMM(jops[pick(sizeof(jops))], d,
+							       small_imm(), (int16_t)skip));
+			} else {
+				gen_alu_reg(g, d, (uint8_t)pick(6));
+			}
+			break;
 		case 2: /* through the caller's pointer */
-			if (pick(2))
+			if (!pick(4)) { /* a pointer the caller may have left there */
+				emit(g, (struct bpf_insn)LDX(BPF_DW, 3, ptr, 0));
+				emit(g, (struct bpf_insn)LDX(BPF_W, d, 3, 0));
+			} else if (pick(2))
 				emit(g, (struct bpf_insn)LDX(sz, d ? d : 3, ptr,
 							     (int16_t)(pick(3) * 4)));
 			else
