@@ -283,6 +283,7 @@ static int run_skb(struct brt_call *call, struct brt_prog *prog)
 	p.p.max_len = SKB_DEV_MAX_LEN;
 	p.p.ctx = &skb;
 	p.p.has_sk = 1; /* the kernel's run gives the skb a dummy socket */
+	p.p.test_run = 1;
 	wire = in.wire_len ? in.wire_len : (uint32_t)(p.p.data_end - p.p.data);
 	err = -EINVAL;
 	if (in.wire_len && in.wire_len < (uint32_t)(p.p.data_end - p.p.data))
@@ -382,6 +383,7 @@ static int run_xdp(struct brt_call *call, struct brt_prog *prog)
 	p.p.end = p.p.head + XDP_BUF - SHINFO_SIZE;
 	p.p.prog_type = prog->type;
 	p.p.ctx = &md;
+	p.p.test_run = 1;
 	md = in;
 	md.data_meta = (uint32_t)(uintptr_t)p.p.meta;
 	md.data = (uint32_t)(uintptr_t)p.p.data;

@@ -222,9 +222,13 @@ BRT_PKT_HELPER_FN(fib_lookup)
 	  BRT_FOR_TC | BRT_FOR_LWT_XMIT)                                                 \
 	X(BPF_FUNC_fib_lookup, brt_helper_fib_lookup, BRT_FOR_TC | BRT_FOR_XDP)
 
-/* sock_lookup.c: socket lookups and casts (no socket is ever found in user space) */
-uint64_t brt_helper_sk_lookup(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
-			      uint64_t r5, struct bpfrt_run_ctx *ctx);
+/* sock_lookup.c: socket lookups (the host's sockets, sock_table.c) and casts */
+uint64_t brt_helper_sk_lookup_tcp(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+				  uint64_t r5, struct bpfrt_run_ctx *ctx);
+uint64_t brt_helper_sk_lookup_udp(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+				  uint64_t r5, struct bpfrt_run_ctx *ctx);
+uint64_t brt_helper_skc_lookup_tcp(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+				   uint64_t r5, struct bpfrt_run_ctx *ctx);
 uint64_t brt_helper_sk_release(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
 			       uint64_t r5, struct bpfrt_run_ctx *ctx);
 uint64_t brt_helper_sk_fullsock(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
@@ -237,6 +241,24 @@ uint64_t brt_helper_tcp_sock(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
  * sk_lookup programs may only release (the socket they hold from a map) */
 #define BRT_FOR_SK_LOOKUP_FNS                                                            \
 	(BRT_FOR_CGSKB | BRT_FOR_TC | BRT_FOR_XDP | BRT_FOR_SKSKB | BRT_FOR_SOCKADDR)
+/* sock_table.c: the host's TCP and UDP sockets of the caller's network namespace, found
+ * by the kernel's own lookup through sock_diag.  The tuple of a lookup, from the packet's
+ * point of view (the socket's remote end is the source): */
+struct brt_sock_tuple {
+	uint8_t family;     /* AF_INET (addresses in [0]) or AF_INET6 */
+	uint8_t proto;      /* IPPROTO_TCP or IPPROTO_UDP */
+	uint16_t sport;     /* network order */
+	uint16_t dport;     /* host order (the socket's local port, skc_num) */
+	uint32_t saddr[4];  /* network order */
+	uint32_t daddr[4];
+};
+/* 1 and the socket into *out when one matches (full: a request socket gives its listener,
+ * as sk_to_full_sk()), else 0.  dif: the device the packet came in on (0: none).  A test
+ * run (test_run set) passes *test_gen as 0 before its first lookup, which sets it: the
+ * run's answers are kept for all its repetitions; other runs reuse an answer for a few
+ * milliseconds. */
+int brt_sock_table_lookup(const struct brt_sock_tuple *t, int dif, int full, int test_run,
+			  uint64_t *test_gen, struct brt_sock *out);
 /* the bpf_skc_to_* casts: one function each (sock_lookup.c) */
 #define BRT_SKC_TO_STRUCTS(X)                                                            \
 	X(tcp6_sock) X(tcp_sock) X(tcp_timewait_sock) X(tcp_request_sock) X(udp6_sock)    \
@@ -294,9 +316,9 @@ uint64_t brt_helper_sk_storage_delete(uint64_t r1, uint64_t r2, uint64_t r3, uin
 	(BRT_FOR_CGSKB | BRT_FOR_TC | BRT_FOR_SOCKOPS | BRT_FOR_SKMSG | BRT_FOR_SOCKADDR |  \
 	 BRT_FOR_SOCKOPT)
 #define BRT_ATTACH_SOCK_HELPERS(X)                                                       \
-	X(BPF_FUNC_sk_lookup_tcp, brt_helper_sk_lookup, BRT_FOR_SK_LOOKUP_FNS)           \
-	X(BPF_FUNC_sk_lookup_udp, brt_helper_sk_lookup, BRT_FOR_SK_LOOKUP_FNS)           \
-	X(BPF_FUNC_skc_lookup_tcp, brt_helper_sk_lookup, BRT_FOR_SK_LOOKUP_FNS)          \
+	X(BPF_FUNC_sk_lookup_tcp, brt_helper_sk_lookup_tcp, BRT_FOR_SK_LOOKUP_FNS)       \
+	X(BPF_FUNC_sk_lookup_udp, brt_helper_sk_lookup_udp, BRT_FOR_SK_LOOKUP_FNS)       \
+	X(BPF_FUNC_skc_lookup_tcp, brt_helper_skc_lookup_tcp, BRT_FOR_SK_LOOKUP_FNS)     \
 	X(BPF_FUNC_sk_release, brt_helper_sk_release,                                    \
 	  BRT_FOR_SK_LOOKUP_FNS | BRT_FOR_SKLOOKUP)                                      \
 	X(BPF_FUNC_sk_fullsock, brt_helper_sk_fullsock, BRT_FOR_CGSKB | BRT_FOR_TC)      \

@@ -3,13 +3,12 @@
  * bpf_get_listener_sock.
  *
  * The kernel looks the tuple up in its socket tables (the test run's network namespace,
- * or the one netns_id names) and hands the program a referenced struct sock.  A process
- * has no such tables: bpfrt's programs never hold a socket (its test runs give
- * __sk_buff->sk as 0, lookups find nothing), so every lookup answers "not found", as the
- * kernel does for a tuple no socket of the namespace matches; the verifier still makes
- * the program handle that answer and release what a lookup could have returned.  The
- * only sockets programs hold are those a sockmap or sockhash lookup gives (snapshots,
- * struct brt_sock in maps/maps.h), so the casts see one of those or nothing.
+ * or the one netns_id names) and hands the program a referenced struct sock.  Here the
+ * kernel's lookup runs through sock_diag (sock_table.c), and the program gets a copy of
+ * what sock_diag tells of the socket found (struct brt_sock in
+ * maps/maps.h, as a sockmap lookup does), which the casts and socket helpers below take
+ * as that socket.  Releasing it drops nothing: there is no reference to drop, but the
+ * verifier still makes the program release what a lookup returned.
  */
 #include <errno.h>
 #include <netinet/in.h>
@@ -28,14 +27,107 @@
 #include "vm/vm.h"
 
 #define TCP_LISTEN 10
+#define TCP_TIME_WAIT 6
+#define TCP_NEW_SYN_RECV 12
+#define TUPLE_V4_SIZE 12 /* sizeof(((struct bpf_sock_tuple *)0)->ipv4) */
+#define TUPLE_V6_SIZE 36 /* sizeof(((struct bpf_sock_tuple *)0)->ipv6) */
+#define LOOPBACK_IFINDEX 1
 
-/* struct bpf_sock *bpf_sk_lookup_{tcp,udp}(ctx, tuple, len, netns, flags) and
- * bpf_skc_lookup_tcp(): NULL, no socket matches. */
-uint64_t brt_helper_sk_lookup(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
-			      uint64_t r5, struct bpfrt_run_ctx *ctx)
+/* The sockets lookups found, per thread, reused round-robin (as maps/sockmap.c's): what
+ * a program reads stays put while the table is refreshed.  A program holding more than
+ * FOUND_HELD sockets at once would see the oldest overwritten; the verifier's reference
+ * tracking keeps real programs far below. */
+#define FOUND_HELD 16
+static _Thread_local struct brt_sock found[FOUND_HELD];
+static _Thread_local unsigned found_next;
+
+/* The device a lookup is made for (the kernel's dif: skb->dev or the XDP rxq's device):
+ * a test run's is the namespace's loopback device; a live packet's the one its context
+ * names; a program without a packet (sock_addr) has none. */
+static int lookup_dif(const struct brt_run_pkt *p)
 {
-	(void)r1, (void)r2, (void)r3, (void)r4, (void)r5, (void)ctx;
-	return 0;
+	if (!p || !p->ctx)
+		return 0;
+	if (p->test_run)
+		return LOOPBACK_IFINDEX;
+	if (p->prog_type == BPF_PROG_TYPE_XDP)
+		return (int)((const struct xdp_md *)p->ctx)->ingress_ifindex;
+	return (int)((const struct __sk_buff *)p->ctx)->ifindex;
+}
+
+/* __bpf_skc_lookup() / __bpf_sk_lookup(): the tuple's size gives the family (12: IPv4,
+ * 36: IPv6, else NULL), flags must be 0, netns_id negative as an s32 is the caller's
+ * namespace, 0..S32_MAX a namespace id (get_net_ns_by_id()), anything else NULL.  XDP's
+ * helpers take netns_id as a u32. */
+static uint64_t sk_lookup(uint8_t proto, int full, uint64_t r2, uint64_t r3, uint64_t r4,
+			  uint64_t r5, struct bpfrt_run_ctx *ctx)
+{
+	const uint8_t *tuple = (const uint8_t *)(uintptr_t)r2;
+	struct brt_run_pkt *p = ctx->pkt;
+	struct brt_sock_tuple t;
+	struct brt_sock *s;
+	uint64_t netns = r4, gen_none = 0;
+
+	if (p && p->prog_type == BPF_PROG_TYPE_XDP)
+		netns = (uint32_t)netns;
+	if ((r3 != TUPLE_V4_SIZE && r3 != TUPLE_V6_SIZE) || !tuple ||
+	    !bpfrt_run_access_ok(ctx, tuple, (size_t)r3, 0))
+		return 0;
+	if (r5 || !((int32_t)netns < 0 || netns <= INT32_MAX))
+		return 0;
+	/* a namespace id names another namespace to this one (ip netns set / RTM_NEWNSID);
+	 * user space cannot list that namespace's sockets without entering it: not found
+	 * (known difference, docs/STATUS.md #15) */
+	if ((int32_t)netns >= 0)
+		return 0;
+	memset(&t, 0, sizeof(t));
+	t.proto = proto;
+	if (r3 == TUPLE_V4_SIZE) {
+		t.family = AF_INET;
+		memcpy(&t.saddr[0], tuple, 4);
+		memcpy(&t.daddr[0], tuple + 4, 4);
+		memcpy(&t.sport, tuple + 8, 2);
+		memcpy(&t.dport, tuple + 10, 2);
+	} else {
+		t.family = AF_INET6;
+		memcpy(t.saddr, tuple, 16);
+		memcpy(t.daddr, tuple + 16, 16);
+		memcpy(&t.sport, tuple + 32, 2);
+		memcpy(&t.dport, tuple + 34, 2);
+	}
+	t.dport = ntohs(t.dport);
+	s = &found[found_next++ % FOUND_HELD];
+	if (!brt_sock_table_lookup(&t, lookup_dif(p), full, p && p->test_run,
+				   p ? &p->sock_gen : &gen_none, s))
+		return 0;
+	if (bpfrt_run_grant(ctx, s, sizeof(*s), 0))
+		return 0;
+	return (uint64_t)(uintptr_t)s;
+}
+
+/* struct bpf_sock *bpf_sk_lookup_tcp(ctx, tuple, len, netns, flags) */
+uint64_t brt_helper_sk_lookup_tcp(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+				  uint64_t r5, struct bpfrt_run_ctx *ctx)
+{
+	(void)r1;
+	return sk_lookup(IPPROTO_TCP, 1, r2, r3, r4, r5, ctx);
+}
+
+/* struct bpf_sock *bpf_sk_lookup_udp(ctx, tuple, len, netns, flags) */
+uint64_t brt_helper_sk_lookup_udp(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+				  uint64_t r5, struct bpfrt_run_ctx *ctx)
+{
+	(void)r1;
+	return sk_lookup(IPPROTO_UDP, 1, r2, r3, r4, r5, ctx);
+}
+
+/* struct bpf_sock_common *bpf_skc_lookup_tcp(ctx, tuple, len, netns, flags): a request
+ * or timewait socket as itself */
+uint64_t brt_helper_skc_lookup_tcp(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+				   uint64_t r5, struct bpfrt_run_ctx *ctx)
+{
+	(void)r1;
+	return sk_lookup(IPPROTO_TCP, 0, r2, r3, r4, r5, ctx);
 }
 
 /* long bpf_sk_release(sk): 0; there is no reference count to drop. */
@@ -46,8 +138,8 @@ uint64_t brt_helper_sk_release(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r
 	return 0;
 }
 
-/* The socket a cast was given: a snapshot from a sockmap (the checked engine: one this
- * run was handed), else NULL. */
+/* The socket a cast was given: a snapshot from a sockmap or a lookup (the checked engine:
+ * one this run was handed), else NULL. */
 static const struct brt_sock *held_sock(uint64_t r1, struct bpfrt_run_ctx *ctx)
 {
 	const struct brt_sock *sk = (const struct brt_sock *)(uintptr_t)r1;
@@ -55,12 +147,17 @@ static const struct brt_sock *held_sock(uint64_t r1, struct bpfrt_run_ctx *ctx)
 	return sk && bpfrt_run_access_ok(ctx, sk, sizeof(*sk), 0) ? sk : NULL;
 }
 
-/* struct bpf_sock *bpf_sk_fullsock(sk): a sockmap's socket is a full one, itself. */
+/* struct bpf_sock *bpf_sk_fullsock(sk): sk itself, NULL for a timewait or request socket
+ * (sk_fullsock()) */
 uint64_t brt_helper_sk_fullsock(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
 				uint64_t r5, struct bpfrt_run_ctx *ctx)
 {
+	const struct brt_sock *sk = held_sock(r1, ctx);
+
 	(void)r2, (void)r3, (void)r4, (void)r5;
-	return (uint64_t)(uintptr_t)held_sock(r1, ctx);
+	if (!sk || sk->sk.state == TCP_TIME_WAIT || sk->sk.state == TCP_NEW_SYN_RECV)
+		return 0;
+	return (uint64_t)(uintptr_t)sk;
 }
 
 /* struct bpf_sock *bpf_get_listener_sock(sk): sk when it is a TCP listener (listening,
@@ -244,9 +341,6 @@ static uint64_t stand_in_of(const struct brt_sock *sk, struct bpfrt_run_ctx *ctx
 		return 0;
 	return (uint64_t)(uintptr_t)kern;
 }
-
-#define TCP_TIME_WAIT 6
-#define TCP_NEW_SYN_RECV 12
 
 /* bpf_skc_to_<struct>(sk) for helper id: the kernel's tests on the socket, then sk as
  * that struct. */

@@ -9,8 +9,8 @@
  * The kernel hangs the value on the struct sock and frees it with the socket.  Here a
  * value is kept under the socket's cookie (SO_COOKIE) in one of BRT_SK_STORAGE_CELLS cells
  * (the kernel has no limit: more sockets than that are -ENOMEM), and it stays when the
- * socket closes.  Programs never hold a socket in bpfrt (sock_lookup.c), so
- * bpf_sk_storage_get() answers NULL and bpf_sk_storage_delete() -ENOENT.
+ * socket closes.  Programs hold sockets from sockmaps and socket lookups
+ * (attach/sock_lookup.c), which carry the socket's cookie.
  */
 #include <errno.h>
 #include <string.h>

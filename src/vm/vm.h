@@ -88,6 +88,9 @@ struct brt_run_pkt {
 	/* that cpumap entry's program, or with redirect_ifindex a devmap entry's
 	 * (BPF_XDP_DEVMAP, run on the packet before it is sent); 0: none */
 	uint32_t redirect_prog_id;
+	uint8_t test_run;          /* BPF_PROG_TEST_RUN's packet (not a live one) */
+	uint64_t sock_gen;         /* test run: its socket lookups' answers, 0 before the
+				    * first (attach/sock_table.c) */
 };
 /* redirect_flags of bpf_redirect_neigh(): the kernel fills the link-layer header from its
  * neighbour table, so a live attachment does not send the packet as the program left it */

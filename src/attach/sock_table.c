@@ -1,0 +1,469 @@
+/* sock_table.c - the host's TCP and UDP sockets of this network namespace, found for the
+ * socket lookups of packet programs (bpf_sk_lookup_tcp, bpf_sk_lookup_udp,
+ * bpf_skc_lookup_tcp; sock_lookup.c calls brt_sock_table_lookup()) as the kernel's
+ * lookups find them.
+ *
+ * What user space sees of the kernel's socket tables is NETLINK_SOCK_DIAG (inet_diag).
+ * Besides dumps it answers an exact request, and that request runs the very lookup the
+ * BPF helpers run: tcp_diag_find_one_icsk() calls inet_lookup() / inet6_lookup() and
+ * udp_dump_one() __udp4_lib_lookup() / __udp6_lib_lookup() on the tuple, with the
+ * bound-device index as dif, no skb and sdif 0, as __bpf_skc_lookup() does for a packet
+ * on a device without an L3 master (a test run's loopback).  So a lookup here is one
+ * exact request in the namespace of the calling thread (the kernel's caller_net: a test
+ * run's device is the caller's loopback), and the answer is the kernel's own: connections
+ * first (timewait and request sockets too), then listeners by score, SO_REUSEPORT groups
+ * by the same tuple hash, wildcard and v4-mapped rules, UDP scores.  The reply describes
+ * the socket: family, state, addresses, ports, bound device, cookie (the kernel's, so
+ * bpf_sk_storage and the cookie helpers name the same socket), mark (INET_DIAG_MARK),
+ * priority (INET_DIAG_CLASS_ID: sk_priority while no net_cls classid is set, always with
+ * cgroup v2), IPV6_V6ONLY and the cgroup id.
+ *
+ * Where the two lookups differ, the helper's is rebuilt from a dump: an IPv6 TCP tuple
+ * whose both addresses are v4-mapped (sock_diag looks such a tuple up as IPv4, the helper
+ * as IPv6, where only IPv6 listeners on ::ffff:a.b.c.d or :: can match, by
+ * inet6 compute_score()), and the listener a request socket stands for in the full-socket
+ * lookups (sk_to_full_sk()).
+ *
+ * Caching: an answer is one netlink round trip (a few microseconds).  A BPF_PROG_TEST_RUN
+ * keeps the answers of its lookups for all its repetitions (it sees the sockets as they
+ * were when it first asked for that tuple); other runs (live attachments) reuse an answer
+ * for ANSWER_TTL_NS: a connection younger than that may not be found yet, one closed
+ * since may still be.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <linux/inet_diag.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <linux/sock_diag.h>
+
+#include "attach/attach.h"
+#include "maps/maps.h"
+#include "util/util.h"
+#include "vm/vm.h"
+
+#define ANSWER_TTL_NS (20 * 1000 * 1000ull) /* 20 ms, for runs other than test runs */
+#define ANSWER_SLOTS 64                      /* answers kept (direct-mapped by tuple) */
+#define LISTENERS_MAX 65536                  /* listeners a dump keeps at most */
+
+/* TCP states as the kernel numbers them (include/net/tcp_states.h) */
+#define ST_SYN_RECV 3
+#define ST_TIME_WAIT 6
+#define ST_CLOSE 7
+#define ST_LISTEN 10
+#define ST_NEW_SYN_RECV 12
+#define LOOPBACK4_IPV6 0x7f000006 /* the IPv4 address an IPv6 socket keeps (__inet6_bind) */
+
+struct host_sock {
+	struct brt_sock s; /* what a program reads of it */
+	uint8_t request;   /* a request socket (SYN received, not accepted yet) */
+};
+
+/* a cached answer: the question and the socket (or none) */
+struct answer {
+	struct brt_sock_tuple t;
+	int dif;
+	uint8_t full, used, found;
+	uint64_t run_gen;  /* the test run it was asked in (0: not a test run) */
+	uint64_t taken_ns; /* CLOCK_MONOTONIC when asked */
+	struct brt_sock s;
+};
+
+static struct {
+	pthread_mutex_t lock;
+	uint64_t runs; /* test runs that looked a socket up so far */
+	struct answer slot[ANSWER_SLOTS];
+} cache = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- addresses -------------------------------------------------------------------------- */
+static int v6_any(const uint32_t *a)
+{
+	return !(a[0] | a[1] | a[2] | a[3]);
+}
+
+static int v6_mapped(const uint32_t *a)
+{
+	return !a[0] && !a[1] && a[2] == htonl(0xffff);
+}
+
+/* The IPv4 address the kernel keeps beside an IPv6 one: its v4 part when v4-mapped, 0 for
+ * ::, else LOOPBACK4_IPV6. */
+static uint32_t v4_of_v6(const uint32_t *a)
+{
+	if (v6_mapped(a))
+		return a[3];
+	return v6_any(a) ? 0 : htonl(LOOPBACK4_IPV6);
+}
+
+/* ---- sock_diag ---------------------------------------------------------------------------- */
+/* The socket's cgroup and its ancestors, as far as user space can name them: the
+ * kernel's id of its cgroup (INET_DIAG_CGROUP_ID) found in the calling thread's chain
+ * (a process looking up its own sockets); another cgroup is not known (levels 0). */
+static void sock_cgroup(struct brt_sock *s, uint64_t id)
+{
+	uint64_t ids[BRT_SOCK_CGROUP_LEVELS];
+	int n = id ? brt_cgroup_ids((int32_t)gettid(), ids, BRT_SOCK_CGROUP_LEVELS) : 0;
+
+	for (int i = 0; i < n; i++)
+		if (ids[i] == id) {
+			memcpy(s->cgroup, ids, (size_t)(i + 1) * sizeof(ids[0]));
+			s->cgroup_levels = (uint8_t)(i + 1);
+			return;
+		}
+}
+
+/* One inet_diag_msg for proto into *e; 0, or -1 when it is not an inet socket. */
+static int parse_sock(const struct nlmsghdr *h, uint8_t proto, struct host_sock *e)
+{
+	const struct inet_diag_msg *r = NLMSG_DATA(h);
+	const struct rtattr *a;
+	struct brt_sock *s = &e->s;
+	int len, attrs = 0, connected;
+	uint64_t cgroup = 0;
+
+	if (h->nlmsg_len < NLMSG_LENGTH(sizeof(*r)) ||
+	    (r->idiag_family != AF_INET && r->idiag_family != AF_INET6))
+		return -1;
+	memset(e, 0, sizeof(*e));
+	s->sk.family = r->idiag_family;
+	s->sk.type = proto == IPPROTO_TCP ? SOCK_STREAM : SOCK_DGRAM;
+	s->sk.protocol = proto;
+	s->sk.state = r->idiag_state;
+	s->sk.bound_dev_if = r->id.idiag_if;
+	s->sk.src_port = ntohs(r->id.idiag_sport); /* host order, as skc_num */
+	s->sk.dst_port = r->id.idiag_dport;        /* network order, as skc_dport */
+	s->sk.rx_queue_mapping = -1;
+	s->cookie = (uint64_t)r->id.idiag_cookie[0] | (uint64_t)r->id.idiag_cookie[1] << 32;
+	len = (int)h->nlmsg_len - (int)NLMSG_LENGTH(sizeof(*r));
+	for (a = (const struct rtattr *)(r + 1); len > 0 && RTA_OK(a, len); a = RTA_NEXT(a, len)) {
+		attrs = 1;
+		if (a->rta_type == INET_DIAG_MARK && RTA_PAYLOAD(a) >= 4)
+			memcpy(&s->sk.mark, RTA_DATA(a), 4);
+		else if (a->rta_type == INET_DIAG_CLASS_ID && RTA_PAYLOAD(a) >= 4)
+			memcpy(&s->sk.priority, RTA_DATA(a), 4);
+		else if (a->rta_type == INET_DIAG_SKV6ONLY && RTA_PAYLOAD(a) >= 1)
+			s->ipv6only = *(const uint8_t *)RTA_DATA(a) != 0;
+		else if (a->rta_type == INET_DIAG_CGROUP_ID && RTA_PAYLOAD(a) >= 8)
+			memcpy(&cgroup, RTA_DATA(a), 8);
+	}
+	/* inet_req_diag_fill() reports a request socket as SYN_RECV with no attributes (a
+	 * full socket in SYN_RECV, a Fast Open child, has them): its state is the kernel's
+	 * TCP_NEW_SYN_RECV */
+	if (proto == IPPROTO_TCP && s->sk.state == ST_SYN_RECV && !attrs) {
+		e->request = 1;
+		s->sk.state = ST_NEW_SYN_RECV;
+	}
+	/* the addresses with the kernel's conventions (as maps/sockmap.c's snapshots): an
+	 * IPv4 TCP connection also has its ends v4-mapped in the IPv6 words
+	 * (sk_rcv_saddr_set/sk_daddr_set), a listener or UDP socket only the IPv4 ones, a
+	 * timewait socket too (tcp_time_wait() copies the IPv6 ones of IPv6 sockets only) */
+	connected = s->sk.state != ST_LISTEN && s->sk.state != ST_CLOSE &&
+		    s->sk.state != ST_TIME_WAIT && s->sk.state != ST_NEW_SYN_RECV;
+	if (r->idiag_family == AF_INET) {
+		s->sk.src_ip4 = r->id.idiag_src[0];
+		s->sk.dst_ip4 = r->id.idiag_dst[0];
+		if (proto == IPPROTO_TCP && connected) {
+			s->sk.src_ip6[2] = s->sk.dst_ip6[2] = htonl(0xffff);
+			s->sk.src_ip6[3] = s->sk.src_ip4;
+			s->sk.dst_ip6[3] = s->sk.dst_ip4;
+		}
+	} else {
+		memcpy(s->sk.src_ip6, r->id.idiag_src, 16);
+		memcpy(s->sk.dst_ip6, r->id.idiag_dst, 16);
+		/* inet_rcv_saddr as __inet6_bind() or a connect() sets it; inet_daddr stays 0
+		 * for an IPv6 peer (v4-mapped: the v4 part), but an accepted socket gets
+		 * LOOPBACK4_IPV6 (tcp_v6_syn_recv_sock(): see accepted_v6()) */
+		s->sk.src_ip4 = v4_of_v6(s->sk.src_ip6);
+		s->sk.dst_ip4 = v6_mapped(s->sk.dst_ip6) ? s->sk.dst_ip6[3] : 0;
+	}
+	/* SOCK_RCU_FREE: TCP listeners and UDP sockets are not reference counted */
+	s->refcounted = !(proto == IPPROTO_UDP || s->sk.state == ST_LISTEN);
+	sock_cgroup(s, cgroup);
+	return 0;
+}
+
+/* Where a dump's sockets go (exact requests: the one answer in v[0]). */
+struct sock_list {
+	struct host_sock *v;
+	size_t n, cap;
+};
+
+static void list_add(struct sock_list *l, const struct nlmsghdr *h, uint8_t proto)
+{
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 16;
+		struct host_sock *v;
+
+		if (cap > LISTENERS_MAX)
+			return;
+		v = realloc(l->v, cap * sizeof(*v));
+		if (!v)
+			return;
+		l->v = v;
+		l->cap = cap;
+	}
+	if (!parse_sock(h, proto, &l->v[l->n]))
+		l->n++;
+}
+
+/* One SOCK_DIAG_BY_FAMILY request (a dump when dump is set) in the calling thread's
+ * namespace, its sockets into l: 0, or -errno (-ENOENT: an exact request found none). */
+static int diag(struct inet_diag_req_v2 *r, int dump, struct sock_list *l)
+{
+	struct {
+		struct nlmsghdr h;
+		struct inet_diag_req_v2 r;
+	} req;
+	char buf[8192];
+	int nl = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_SOCK_DIAG), err = 0;
+
+	if (nl < 0)
+		return -errno;
+	memset(&req, 0, sizeof(req));
+	req.h.nlmsg_len = sizeof(req);
+	req.h.nlmsg_type = SOCK_DIAG_BY_FAMILY;
+	req.h.nlmsg_flags = NLM_F_REQUEST | (dump ? NLM_F_DUMP : 0);
+	req.h.nlmsg_seq = 1;
+	req.r = *r;
+	/* INET_DIAG_CLASS_ID's bit does not fit the u8; TCLASS's asks for it too */
+	req.r.idiag_ext = 1 << (INET_DIAG_TCLASS - 1);
+	if (send(nl, &req, sizeof(req), 0) < 0) {
+		err = -errno;
+		goto out;
+	}
+	for (;;) {
+		ssize_t n = recv(nl, buf, sizeof(buf), 0);
+		const struct nlmsghdr *h;
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			err = n < 0 ? -errno : -EIO;
+			goto out;
+		}
+		for (h = (const struct nlmsghdr *)buf; NLMSG_OK(h, (size_t)n); h = NLMSG_NEXT(h, n)) {
+			if (h->nlmsg_type == NLMSG_DONE)
+				goto out;
+			if (h->nlmsg_type == NLMSG_ERROR) {
+				const struct nlmsgerr *e = NLMSG_DATA(h);
+
+				err = h->nlmsg_len >= NLMSG_LENGTH(sizeof(*e)) ? e->error : -EIO;
+				goto out;
+			}
+			if (h->nlmsg_type == SOCK_DIAG_BY_FAMILY)
+				list_add(l, h, r->sdiag_protocol);
+			if (!dump && l->n)
+				goto out;
+		}
+	}
+out:
+	close(nl);
+	return err;
+}
+
+/* The exact request for tuple t (the kernel's own lookup): 1 and *out, or 0. */
+static int exact(const struct brt_sock_tuple *t, int dif, struct host_sock *out)
+{
+	struct inet_diag_req_v2 r;
+	struct sock_list l = { 0 };
+	int found;
+
+	memset(&r, 0, sizeof(r));
+	r.sdiag_family = t->family;
+	r.sdiag_protocol = t->proto;
+	r.idiag_states = ~0u;
+	r.id.idiag_if = (uint32_t)dif;
+	r.id.idiag_cookie[0] = r.id.idiag_cookie[1] = INET_DIAG_NOCOOKIE;
+	/* tcp_diag_find_one_icsk() takes src as the local end, udp_dump_one() as the remote
+	 * one ("swapped for historical reasons") */
+	if (t->proto == IPPROTO_TCP) {
+		memcpy(r.id.idiag_src, t->daddr, 16);
+		memcpy(r.id.idiag_dst, t->saddr, 16);
+		r.id.idiag_sport = htons(t->dport);
+		r.id.idiag_dport = t->sport;
+	} else {
+		memcpy(r.id.idiag_src, t->saddr, 16);
+		memcpy(r.id.idiag_dst, t->daddr, 16);
+		r.id.idiag_sport = t->sport;
+		r.id.idiag_dport = htons(t->dport);
+	}
+	found = !diag(&r, 0, &l) && l.n;
+	if (found)
+		*out = l.v[0];
+	free(l.v);
+	return found;
+}
+
+/* inet6 compute_score() over the IPv6 TCP listeners bound to addr on the tuple's port:
+ * the best, or NULL */
+static const struct host_sock *v6_listener_at(const struct sock_list *l,
+					      const struct brt_sock_tuple *t,
+					      const uint32_t *addr, int dif)
+{
+	const struct host_sock *best = NULL;
+	int hiscore = 0;
+
+	for (size_t i = 0; i < l->n; i++) {
+		const struct brt_sock *s = &l->v[i].s;
+		int score;
+
+		if (s->sk.family != AF_INET6 || s->sk.state != ST_LISTEN ||
+		    s->sk.src_port != t->dport || memcmp(s->sk.src_ip6, addr, 16) ||
+		    (s->sk.bound_dev_if && s->sk.bound_dev_if != (uint32_t)dif))
+			continue;
+		score = s->sk.bound_dev_if ? 2 : 1;
+		if (score > hiscore) {
+			best = &l->v[i];
+			hiscore = score;
+		}
+	}
+	return best;
+}
+
+/* __inet6_lookup_listener() for an IPv6 tuple with both addresses v4-mapped (the
+ * helper's lookup, which sock_diag's exact request would make an IPv4 one): the listeners
+ * bound to the destination, then to ::.  1 and *out, or 0. */
+static int v6_mapped_listener(const struct brt_sock_tuple *t, int dif, struct host_sock *out)
+{
+	static const uint32_t any[4];
+	struct inet_diag_req_v2 r;
+	struct sock_list l = { 0 };
+	const struct host_sock *e = NULL;
+
+	memset(&r, 0, sizeof(r));
+	r.sdiag_family = AF_INET6;
+	r.sdiag_protocol = IPPROTO_TCP;
+	r.idiag_states = 1u << ST_LISTEN;
+	if (!diag(&r, 1, &l)) {
+		e = v6_listener_at(&l, t, t->daddr, dif);
+		if (!e)
+			e = v6_listener_at(&l, t, any, dif);
+		if (e)
+			*out = *e;
+	}
+	free(l.v);
+	return e != NULL;
+}
+
+/* An IPv6 TCP connection the kernel made from a SYN (accepted, or a request or timewait
+ * socket of one) has inet_daddr LOOPBACK4_IPV6 where a connect() leaves 0.  sock_diag
+ * does not say which end made the connection; an accepted one shares its local address
+ * and port with a listener, a connect()ed one has a port of its own, so that is taken as
+ * the sign. */
+static void accepted_v6(struct brt_sock *s, int dif)
+{
+	struct brt_sock_tuple q;
+	struct host_sock l;
+
+	if (s->sk.family != AF_INET6 || s->sk.protocol != IPPROTO_TCP ||
+	    s->sk.state == ST_LISTEN || v6_any(s->sk.dst_ip6) || v6_mapped(s->sk.dst_ip6))
+		return;
+	memset(&q, 0, sizeof(q));
+	q.family = AF_INET6;
+	q.proto = IPPROTO_TCP;
+	q.dport = (uint16_t)s->sk.src_port;
+	memcpy(q.daddr, s->sk.src_ip6, 16); /* from ::, port 0: only a listener matches */
+	if (exact(&q, dif, &l) && l.s.sk.state == ST_LISTEN)
+		s->sk.dst_ip4 = htonl(LOOPBACK4_IPV6);
+}
+
+/* The kernel's answer for t now: 1 and *out, or 0. */
+static int ask(const struct brt_sock_tuple *t, int dif, int full, struct brt_sock *out)
+{
+	struct host_sock e;
+	int found;
+
+	if (t->proto == IPPROTO_TCP && t->family == AF_INET6 && v6_mapped(t->saddr) &&
+	    v6_mapped(t->daddr)) {
+		found = v6_mapped_listener(t, dif, &e);
+	} else {
+		found = exact(t, dif, &e);
+		/* sk_to_full_sk(): a request socket stands for its listener */
+		if (found && e.request && full) {
+			struct brt_sock_tuple q = *t;
+
+			memset(q.saddr, 0, sizeof(q.saddr));
+			q.sport = 0;
+			found = exact(&q, dif, &e) && e.s.sk.state == ST_LISTEN;
+		}
+	}
+	if (!found)
+		return 0;
+	accepted_v6(&e.s, dif);
+	*out = e.s;
+	return 1;
+}
+
+/* ---- the cache ---------------------------------------------------------------------------- */
+static unsigned slot_of(const struct brt_sock_tuple *t, int dif, int full)
+{
+	const uint8_t *b = (const uint8_t *)t;
+	uint32_t h = 2166136261u ^ (uint32_t)dif ^ (uint32_t)full << 16;
+
+	for (size_t i = 0; i < sizeof(*t); i++)
+		h = (h ^ b[i]) * 16777619u;
+	return h % ANSWER_SLOTS;
+}
+
+int brt_sock_table_lookup(const struct brt_sock_tuple *t, int dif, int full, int test_run,
+			  uint64_t *test_gen, struct brt_sock *out)
+{
+	struct brt_sock_tuple key = *t;
+	struct answer *a;
+	uint64_t now = now_ns(), gen;
+	int found;
+
+	if (t->family == AF_INET) /* only [0] of an IPv4 address counts */
+		memset(&key.saddr[1], 0, 12), memset(&key.daddr[1], 0, 12);
+	pthread_mutex_lock(&cache.lock);
+	if (test_run && !*test_gen)
+		*test_gen = ++cache.runs;
+	gen = test_run ? *test_gen : 0;
+	a = &cache.slot[slot_of(&key, dif, full)];
+	if (a->used && !memcmp(&a->t, &key, sizeof(key)) && a->dif == dif && a->full == full &&
+	    a->run_gen == gen && (gen || now - a->taken_ns < ANSWER_TTL_NS)) {
+		found = a->found;
+		if (found)
+			*out = a->s;
+		pthread_mutex_unlock(&cache.lock);
+		return found;
+	}
+	pthread_mutex_unlock(&cache.lock);
+	/* asked without the lock: another thread's answer for the same slot may land first,
+	 * either is current */
+	found = ask(&key, dif, full, out);
+	pthread_mutex_lock(&cache.lock);
+	memset(a, 0, sizeof(*a));
+	a->t = key;
+	a->dif = dif;
+	a->full = (uint8_t)full;
+	a->used = 1;
+	a->found = (uint8_t)found;
+	a->run_gen = gen;
+	a->taken_ns = now;
+	if (found)
+		a->s = *out;
+	pthread_mutex_unlock(&cache.lock);
+	return found;
+}
