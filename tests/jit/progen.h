@@ -135,7 +135,8 @@ static inline void pg_alu(struct pg_prog *p, bool w64, uint8_t op, uint8_t dst, 
  * or direction), rotates of a product by two multipliers (imm or constant registers),
  * `w = w` after a 32-bit write, <<32 >>32 pairs, a constant stored to a stack slot twice
  * (constfill), a copy and an add (lea), a conditional jump over a ja (jumpfold: the
- * ja sometimes a jump target itself), chains of jeq closed by a jne (eqset); sometimes with the wrong count, a temporary read
+ * ja sometimes a jump target itself), chains of jeq closed by a jne (eqset), `1 << x & K`
+ * tested against 0 (bittest), ands and `w = w` after narrow values (knownbits); sometimes with the wrong count, a temporary read
  * afterwards, a change of the slot between (an overlapping store, one through a copy of
  * r10) or a jump target inside, where the pass must not fire. */
 static inline void pg_idiom(struct pg_rand *r, struct pg_prog *p)
@@ -152,7 +153,7 @@ static inline void pg_idiom(struct pg_rand *r, struct pg_prog *p)
 		sh1 = BPF_RSH;
 		sh2 = BPF_LSH;
 	}
-	switch (pg_below(r, 8)) {
+	switch (pg_below(r, 10)) {
 	case 7: { /* jumpfold: if c goto +1; goto T, of every condition, width and source */
 		static const uint8_t conds[] = { BPF_JEQ,  BPF_JNE,  BPF_JGT,  BPF_JGE,
 						 BPF_JLT,  BPF_JLE,  BPF_JSGT, BPF_JSGE,
@@ -208,6 +209,80 @@ static inline void pg_idiom(struct pg_rand *r, struct pg_prog *p)
 		else
 			pg_emit(p, (struct bpf_insn){ .code = BPF_JMP32 | BPF_JA,
 						      .imm = 1 + (int32_t)pg_below(r, 12) }, true);
+		break;
+	}
+	case 8: { /* bittest: r = 1; r <<= x; [k = lddw K;] r &= k; [a move;] if r != 0 (== 0)
+		   * goto +n [; goto T]; then r written (dead) or read; near misses: 1 << x of
+		   * 2, a 32-bit shift, the move reading or writing r, a nonzero compare */
+		uint8_t rr = a, kk = m != a ? m : x;
+		bool fold = pg_below(r, 2);
+
+		if (p->in_loop || a == x) {
+			pg_alu(p, true, BPF_MOV, a, -1, pg_imm(r), true);
+			break;
+		}
+		pg_alu(p, pg_below(r, 2), BPF_MOV, rr, -1, pg_below(r, 8) ? 1 : 2, true);
+		pg_alu(p, pg_below(r, 8) != 0, BPF_LSH, rr, x, 0, false);
+		if (pg_below(r, 2) && kk != rr) {
+			uint64_t kv = pg_below(r, 2) ? pg_next(r) : (uint64_t)(int64_t)pg_imm(r);
+
+			pg_emit(p, (struct bpf_insn){ .code = BPF_LD | BPF_IMM | BPF_DW, .dst_reg = kk,
+						      .imm = (int32_t)(uint32_t)kv }, false);
+			pg_emit(p, (struct bpf_insn){ .imm = (int32_t)(uint32_t)(kv >> 32) }, false);
+		}
+		pg_alu(p, true, BPF_AND, rr, kk, 0, in_t);
+		if (!pg_below(r, 3))
+			pg_alu(p, pg_below(r, 2), BPF_MOV, b, pg_below(r, 8) ? (int)m : (int)rr, 0,
+			       false);
+		pg_emit(p, (struct bpf_insn){ .code = (uint8_t)((pg_below(r, 8) ? BPF_JMP : BPF_JMP32) |
+								(pg_below(r, 2) ? BPF_JNE : BPF_JEQ) | BPF_K),
+					      .dst_reg = rr, .off = (int16_t)(fold ? 1 : 1 + pg_below(r, 8)),
+					      .imm = pg_below(r, 8) ? 0 : 1 }, true);
+		/* jumps flagged as targets: pg_fix_jumps points them at group starts */
+		if (fold)
+			pg_emit(p, (struct bpf_insn){ .code = BPF_JMP | BPF_JA,
+						      .off = (int16_t)(1 + pg_below(r, 8)) }, true);
+		if (pg_below(r, 3))
+			pg_alu(p, true, BPF_MOV, rr, -1, pg_imm(r), true);
+		else
+			pg_alu(p, true, BPF_ADD, 0, rr, 0, true);
+		break;
+	}
+	case 9: { /* knownbits: a narrow value (a 1/2/4-byte load, a 32-bit or masked or
+		   * shifted one), then an and whose mask keeps or loses its bits, or w = w; a
+		   * jump landing between brings other bits */
+		static const int32_t masks[] = { 0xff, 0xffff, 0x3c, 0xf0, -1, 0x7fffffff,
+						 (int32_t)0xfffffff0u, 1, 0x1ff, -256, 0x7f, 0xfff };
+		static const uint8_t sizes[] = { BPF_B, BPF_H, BPF_W };
+
+		switch (pg_below(r, 4)) {
+		case 0: {
+			unsigned si = pg_below(r, 3);
+			int16_t off;
+			uint8_t base = pg_mem(r, 1u << si, &off);
+
+			pg_emit(p, (struct bpf_insn){ .code = BPF_LDX | BPF_MEM | sizes[si], .dst_reg = a,
+						      .src_reg = base, .off = off }, true);
+			break;
+		}
+		case 1:
+			pg_alu(p, pg_below(r, 2), BPF_MOV, a, -1, pg_imm(r), true);
+			break;
+		case 2:
+			pg_alu(p, pg_below(r, 2), BPF_AND, a, -1, masks[pg_below(r, 12)], true);
+			break;
+		default:
+			pg_alu(p, pg_below(r, 2), BPF_RSH, a, -1, 1 + (int32_t)pg_below(r, 31), true);
+			break;
+		}
+		if (!pg_below(r, 3))
+			pg_alu(p, pg_below(r, 2), BPF_MOV, b, a, 0, false);
+		else
+			b = a;
+		if (pg_below(r, 4))
+			pg_alu(p, pg_below(r, 2), BPF_AND, b, -1, masks[pg_below(r, 12)], in_t);
+		else
+			pg_alu(p, false, BPF_MOV, b, b, 0, in_t);
 		break;
 	}
 	case 5: { /* constfill: a constant stored to a stack slot and stored again, with

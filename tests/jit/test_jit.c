@@ -762,6 +762,101 @@ static void test_eqset(void)
 	}
 }
 
+/* bittest: `r5 = 1; r5 <<= r2; r1 = K; r5 &= r1; w3 = w2; if r5 != 0 goto +1` (xdp_flow's
+ * test of the next IPv6 header against hop-by-hop/routing/fragment/destination) is bt
+ * and a jump on the carry when r5 is written before it is read on both sides: also for
+ * == 0 and with jumpfold's `goto` after it; not with r5 read after, the pass off or
+ * blinded.  The same r0 for every bit number, the upper bits of r2 set too (bt and the
+ * shift both take it mod 64). */
+static void test_bittest(void)
+{
+	static const uint64_t k = 0x1000180000000001ull;
+
+	for (int v = 0; v < 6; v++) {
+		struct bpf_insn prog[] = {
+			MOV64_IMM(0, 10), MOV64_IMM(5, 1), ALU64_REG(BPF_LSH, 5, 2), LD_IMM64(1, k),
+			ALU64_REG(BPF_AND, 5, 1), ALU32_REG(BPF_MOV, 3, 2), JMP_IMM(BPF_JNE, 5, 0, 1),
+			MOV64_IMM(0, 20), MOV64_IMM(5, 0), ALU64_REG(BPF_ADD, 0, 3),
+			ALU64_REG(BPF_ADD, 0, 5), EXIT() };
+		/* v 5: if r5 != 0 goto +1; goto +1; r0 = 20; (r0 = 10 when the bit is clear) */
+		struct bpf_insn folded[] = {
+			MOV64_IMM(0, 20), MOV64_IMM(5, 1), ALU64_REG(BPF_LSH, 5, 2), LD_IMM64(1, k),
+			ALU64_REG(BPF_AND, 5, 1), ALU32_REG(BPF_MOV, 3, 2), JMP_IMM(BPF_JNE, 5, 0, 1), JA(1),
+			MOV64_IMM(0, 10), MOV64_IMM(5, 0), ALU64_REG(BPF_ADD, 0, 3),
+			ALU64_REG(BPF_ADD, 0, 5), EXIT() };
+		size_t n = v == 5 ? sizeof(folded) / sizeof(folded[0]) : sizeof(prog) / sizeof(prog[0]);
+		size_t size;
+		struct brt_jit_env e = env;
+		struct brt_jit_prog *p;
+		const uint8_t *code;
+		char err[128];
+
+		T_CASE(v == 0 ? "bittest" : v == 1 ? "bittest off" : v == 2 ? "bittest, r5 read after"
+			   : v == 3 ? "bittest, blinded" : v == 4 ? "bittest, == 0" : "bittest, jumpfold");
+		e.passes_off = v == 1 ? BRT_JIT_PASS(bittest) : 0;
+		e.flags = v == 3 ? BRT_JIT_BLIND : 0;
+		if (v == 2) /* r5 = 0 becomes r5 += 0: the product is read */
+			prog[9] = (struct bpf_insn)ALU64_IMM(BPF_ADD, 5, 0);
+		if (v == 4) /* == 0: the bit clear jumps (r0 stays 10), set falls to 20 */
+			prog[7].code = (uint8_t)(BPF_JMP | BPF_JEQ | BPF_K);
+		T_EQ_INT(0, brt_jit_compile(v == 5 ? folded : prog, n, &e, &p, err, sizeof(err)));
+		if (!p)
+			return;
+		code = brt_jit_code(p, &size, NULL);
+		T_EQ_INT(v == 0 || v >= 4, has_bytes(code, size, 0x0f, 0xa3)); /* bt */
+		for (uint64_t x = 0; x < 140; x++) {
+			uint64_t r2 = x < 70 ? x : x | (x << 40), bit = k >> (r2 & 63) & 1;
+			uint64_t want = (uint32_t)r2 + (v == 2 ? (bit << (r2 & 63)) : 0);
+
+			want += v == 4 ? (bit ? 20 : 10) : (bit ? 10 : 20);
+			T_EQ_U64(want, brt_jit_call(p, 0, r2, NULL));
+		}
+		brt_jit_free(p);
+	}
+}
+
+/* knownbits: `w3 &= 0xff` after a byte load into r3, `r4 &= 0x1f` after r4 = r3 >> 4, and
+ * `w3 = w3` emit nothing; `r4 &= 0x7f` where a path brings r4 = r1 (all 64 bits) stays;
+ * with the pass off all three ands are there.  Blinded too; the same r0 either way. */
+static void test_knownbits(void)
+{
+	const struct bpf_insn prog[] = {
+		STX(BPF_DW, 10, 1, -8), LDX(BPF_B, 3, 10, -8), ALU32_IMM(BPF_AND, 3, 0xff),
+		MOV64_REG(4, 3), ALU64_IMM(BPF_RSH, 4, 4), ALU64_IMM(BPF_AND, 4, 0x1f),
+		JMP_IMM(BPF_JEQ, 2, 5, 1), MOV64_REG(4, 1), ALU64_IMM(BPF_AND, 4, 0x7f),
+		ALU32_REG(BPF_MOV, 3, 3), MOV64_REG(0, 3), ALU64_REG(BPF_ADD, 0, 4), EXIT() };
+	/* and edx, 0xff; and rcx, 0x1f; and rcx, 0x7f */
+	static const uint8_t and_ff[] = { 0x81, 0xe2, 0xff, 0x00, 0x00, 0x00 },
+			     and_1f[] = { 0x48, 0x83, 0xe1, 0x1f }, and_7f[] = { 0x48, 0x83, 0xe1, 0x7f };
+	size_t n = sizeof(prog) / sizeof(prog[0]), size;
+	struct brt_jit_env e = env;
+	struct brt_jit_prog *p;
+	const uint8_t *code;
+	char err[128];
+
+	for (int v = 0; v < 3; v++) {
+		T_CASE(v == 0 ? "knownbits" : v == 1 ? "knownbits off" : "knownbits, blinded");
+		e.passes_off = v == 1 ? BRT_JIT_PASS(knownbits) : 0;
+		e.flags = v == 2 ? BRT_JIT_BLIND : 0;
+		T_EQ_INT(0, brt_jit_compile(prog, n, &e, &p, err, sizeof(err)));
+		if (!p)
+			return;
+		code = brt_jit_code(p, &size, NULL);
+		if (v < 2) { /* blinding rebuilds the masks in a register */
+			T_EQ_INT(v == 1, count_bytes(code, size, and_ff, sizeof(and_ff)));
+			T_EQ_INT(v == 1, count_bytes(code, size, and_1f, sizeof(and_1f)));
+			T_EQ_INT(1, count_bytes(code, size, and_7f, sizeof(and_7f)));
+		}
+		for (uint64_t x = 0; x < 600; x += 7) {
+			uint64_t r1 = x * 0x9e3779b97f4a7c15ull;
+
+			T_EQ_U64((r1 & 0xff) + ((r1 & 0xff) >> 4), brt_jit_call(p, r1, 5, NULL));
+			T_EQ_U64((r1 & 0xff) + (r1 & 0x7f), brt_jit_call(p, r1, 6, NULL));
+		}
+		brt_jit_free(p);
+	}
+}
+
 /* Whether code starts with a push (rbx..rdi: 50+r; r8..r15: 41 50+r). */
 static bool starts_with_push(const uint8_t *code)
 {
@@ -1098,6 +1193,8 @@ int main(void)
 	test_redzone();
 	test_layout();
 	test_eqset();
+	test_bittest();
+	test_knownbits();
 	test_leafregs();
 	test_direct_calls();
 	test_leaf_calls();

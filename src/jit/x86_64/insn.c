@@ -787,6 +787,16 @@ static void jmp_cond(struct jit_state *st, insn_t insn, size_t pc, enum x86_cc c
 		emit_eqset(st, pc);
 		return;
 	}
+	if (st->plan && st->plan[pc].kind == PLAN_BTJ) {
+		/* pass bittest: the bt before set the carry to the tested bit */
+		cc = cc == CC_NE ? CC_B : CC_AE;
+		if (st->plan[pc].rol) {
+			cc = (enum x86_cc)(cc ^ 1);
+			target = pc + (size_t)(int64_t)st->plan[pc].imm;
+		}
+		branch(st, pc, cc, target);
+		return;
+	}
 	if (st->plan && st->plan[pc].kind == PLAN_JINV) {
 		/* pass jumpfold: to the next ja's target when the condition fails (x86's
 		 * condition codes come in pairs that differ in bit 0) */

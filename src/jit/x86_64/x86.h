@@ -87,6 +87,9 @@ enum jit_plan_kind {
 	PLAN_EQSET,  /* pass eqset, at the chain's first jeq: rol compares of dst (the jeqs
 		      * and the closing jne), sete into src and mreg or'ed, one jz to pc + imm;
 		      * mul: a constant move sits before the jne (emitted first); insn.c */
+	PLAN_BT,     /* pass bittest: bt src, dst (the and of `1 << x & k`: dst is x) */
+	PLAN_BTJ,    /* pass bittest: the jump on r != 0 (== 0) as jc (jnc), on the flags
+		      * PLAN_BT set; rol: inverted to pc + imm (jumpfold's); insn.c */
 };
 
 enum jit_plan_mul { MUL_NONE, MUL_IMM, MUL_REG };
@@ -199,7 +202,7 @@ const struct brt_jit_hash_layout *brt_jit_probe_layout(const struct jit_state *s
 /* Plans that replace a jump (insn.c's jmp_cond emits them, run_pass does not skip the row) */
 static inline bool brt_jit_plan_is_jump(uint8_t kind)
 {
-	return kind == PLAN_JINV || kind == PLAN_EQSET;
+	return kind == PLAN_JINV || kind == PLAN_EQSET || kind == PLAN_BTJ;
 }
 
 /* opt.c: run the passes st->passes selects over the decoded program (after the functions
