@@ -29,6 +29,7 @@ TARGET = 20.0  # issue target: interpreter within 20x of native on flow and loop
 
 def parse(path):
     res, chk, notes, meta, reps = {}, {}, [], [], 0
+    blk = {}
     for line in open(path):
         line = line.rstrip("\n")
         if line.startswith("# rep "):
@@ -38,12 +39,15 @@ def parse(path):
         elif line.startswith("RES "):
             _, eng, wl, ns = line.split()
             res.setdefault((eng, wl), []).append(float(ns))
+        elif line.startswith("BLK "):
+            f = line.split()
+            blk.setdefault((f[1], f[2]), []).extend(float(x) for x in f[3:])
         elif line.startswith("CHK "):
             _, eng, name, val = line.split()
             chk.setdefault(name, {}).setdefault(eng, set()).add(val)
         elif line.startswith("NOTE ") and line[5:] not in notes:
             notes.append(line[5:])
-    return res, chk, notes, meta, reps
+    return res, chk, notes, meta, reps, blk
 
 
 def fmt(x):
@@ -52,6 +56,31 @@ def fmt(x):
     if x >= 100:
         return f"{x:.0f}"
     return f"{x:.1f}"
+
+
+BIMODAL_GAP = 1.08    # a gap of 8 % between neighbouring block figures ...
+BIMODAL_SPLIT = 1.12  # ... and 12 % between the two groups' medians
+BIMODAL_SHARE = 0.2   # each group at least a fifth of the blocks (and two of them)
+
+
+def modes(v):
+    """Two modes of a cell's block figures (pooled over the repetitions): the split at the
+    widest relative gap between neighbours that leaves each side a fifth of the blocks;
+    (low median, low count, high median, high count) when the gap and the medians' ratio
+    both pass their thresholds, else None."""
+    v = sorted(v)
+    n = len(v)
+    least = max(2, int(n * BIMODAL_SHARE + 0.999))
+    best = None
+    for i in range(least, n - least + 1):
+        if v[i - 1] > 0 and (best is None or v[i] / v[i - 1] > v[best] / v[best - 1]):
+            best = i
+    if best is None or v[best] / v[best - 1] < BIMODAL_GAP:
+        return None
+    lo, hi = statistics.median(v[:best]), statistics.median(v[best:])
+    if hi / lo < BIMODAL_SPLIT:
+        return None
+    return lo, best, hi, n - best
 
 
 def anchors(readme):
@@ -64,7 +93,8 @@ def anchors(readme):
 
 
 def main():
-    res, chk, notes, meta, reps = parse(sys.argv[1])
+    res, chk, notes, meta, reps, blk = parse(sys.argv[1])
+    bim = {k: m for k, m in ((k, modes(v)) for k, v in blk.items()) if m}
     engines = []
     for eng, _ in res:
         if eng not in engines:
@@ -104,8 +134,52 @@ def main():
         cells = []
         for eng in engines:
             v = res.get((eng, wl))
-            cells.append(f"{fmt(med[(eng, wl)])} [{fmt(min(v))}–{fmt(max(v))}]" if v else "–")
+            cells.append((f"{fmt(med[(eng, wl)])} [{fmt(min(v))}–{fmt(max(v))}]" +
+                          (" ‡" if (eng, wl) in bim else "")) if v else "–")
         out.append(f"| {desc} | " + " | ".join(cells) + " |")
+
+    out += ["", "‡ bimodal: see the next section for both modes."] if bim else []
+    out += ["", "## Bimodal rows (issue #17 item 4)", ""]
+    if not blk:
+        out.append("No block figures in this run (bench.c's BLK lines): not assessed.")
+    else:
+        nb = round(sum(len(v) for v in blk.values()) /
+                   max(1, sum(len(res.get(k, [])) for k in blk)))
+        out += [f"Every engine's figure is the median of {nb} blocks per repetition; "
+                "pooled over the repetitions, a cell is bimodal when its sorted block "
+                f"figures split at a gap of at least {(BIMODAL_GAP - 1) * 100:.0f} % into two "
+                f"groups of at least a fifth of the blocks each whose medians differ by at "
+                f"least {(BIMODAL_SPLIT - 1) * 100:.0f} %. Both modes (median of each group, "
+                "blocks in it), and the net ratios each mode gives against native and the "
+                "kernel JIT's code in the harness (that engine's mode on the same side when "
+                "it is bimodal too, else its median):", ""]
+        if bim:
+            out += ["| workload | engine | low mode ns (blocks) | high mode ns (blocks) | "
+                    "median | net / native, low / high | net / kernel-image, low / high |",
+                    "|---|---|---:|---:|---:|---:|---:|"]
+            for wl, desc in WORKLOADS:
+                for eng in engines:
+                    m = bim.get((eng, wl))
+                    if not m:
+                        continue
+                    lo, nlo, hi, nhi = m
+
+                    def net(x, ref, which):
+                        """x net of eng's empty program over ref's figure net of its own:
+                        ref's mode on the same side when ref is bimodal too, else its
+                        median"""
+                        emp = VIA_TESTRUN.get(wl, "empty")
+                        rm = bim.get((ref, wl))
+                        r = (rm[0] if which == 0 else rm[2]) if rm else med.get((ref, wl))
+                        b_ref, b = med.get((ref, emp), 0), med.get((eng, emp), 0)
+                        if r is None or eng == ref or r - b_ref <= 0 or wl == emp:
+                            return "–"
+                        return f"{(x - b) / (r - b_ref):.2f}×"
+                    out.append(f"| {desc} | {eng} | {fmt(lo)} ({nlo}) | {fmt(hi)} ({nhi}) | "
+                               f"{fmt(med[(eng, wl)])} | {net(lo, 'native', 0)} / {net(hi, 'native', 1)} | "
+                               f"{net(lo, 'kernel-image', 0)} / {net(hi, 'kernel-image', 1)} |")
+        else:
+            out.append("No cell is bimodal in this run.")
 
     out += ["", "## Ratio to native gcc -O2 (median / native median; net = both minus their "
             "own empty program)", "", "| workload | " + " | ".join(

@@ -9,6 +9,7 @@
  * interleaved block by block; bench/run.sh runs it REPS times and aggregate.py makes the
  * table.  Output lines:
  *   RES <engine> <workload> <ns per run>     CHK <engine> <check> <value>     NOTE <text>
+ *   BLK <engine> <workload> <ns per run of each block> (when there is more than one)
  * kernel-image: the kernel JIT's own machine code for the XDP version (loaded with bpf(2),
  * read back with BPF_OBJ_GET_INFO_BY_FD) called in this process like native's function,
  * with an xdp_buff's data and data_end: the one way to run the kernel's code on the
@@ -949,8 +950,17 @@ int main(int argc, char **argv)
 		for (int i = 0; i < nuse; i++) {
 			double m = median(ns[i], rounds);
 
-			if (m >= 0)
+			if (m >= 0) {
 				printf("RES %s %s %.2f\n", use[i]->name, wl_names[w], m);
+				/* every block's figure: aggregate.py pools them over the
+				 * repetitions to tell a bimodal row (issue #17 item 4) */
+				if (rounds > 1) {
+					printf("BLK %s %s", use[i]->name, wl_names[w]);
+					for (int r = 0; r < rounds; r++)
+						printf(" %.2f", ns[i][r]);
+					printf("\n");
+				}
+			}
 			fflush(stdout);
 		}
 	}
