@@ -7,9 +7,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "api/api.h"
@@ -26,24 +28,76 @@ static int copy_path(struct brt_call *call, uint64_t upath, char *path, size_t c
 	return len ? 0 : -ENOENT;
 }
 
+/* The last directory found inside the bpffs directory, and both as stat() saw them.
+ * `bpfrt prog loadall` pins every program of an object in one directory (and a loader
+ * pins its maps in one): the two realpath() walks of the check (a readlink and a stat per
+ * path component: ~20 system calls a pin) run once per directory, and afterwards one stat
+ * of each confirms the same directories.  What that lets through (the directory renamed
+ * out of the bpffs directory since) needs write access to the bpffs directory, which only
+ * its owner has (brt_fs_dir_prepare() checks), as fs.c's trust cache accepts. */
+static pthread_mutex_t in_fs_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+	char dir[PATH_MAX], fs[PATH_MAX];
+	dev_t dir_dev, fs_dev;
+	ino_t dir_ino, fs_ino;
+} in_fs_last;
+
+static bool in_fs_known(const char *dir, const char *fs, struct stat *dst, struct stat *fst)
+{
+	bool same;
+
+	if (stat(dir, dst) || stat(fs, fst))
+		return false;
+	pthread_mutex_lock(&in_fs_lock);
+	same = !strcmp(in_fs_last.dir, dir) && !strcmp(in_fs_last.fs, fs) &&
+	       in_fs_last.dir_dev == dst->st_dev && in_fs_last.dir_ino == dst->st_ino &&
+	       in_fs_last.fs_dev == fst->st_dev && in_fs_last.fs_ino == fst->st_ino;
+	pthread_mutex_unlock(&in_fs_lock);
+	return same;
+}
+
 /* Is path's directory the bpffs directory or below it?  1 or 0, or -errno when that
  * directory does not resolve. */
 static int in_fs(const char *path)
 {
 	char dir[PATH_MAX], real_dir[PATH_MAX], real_fs[PATH_MAX];
-	const char *slash = strrchr(path, '/');
+	const char *slash = strrchr(path, '/'), *fs = brt_obj_fs_dir();
+	struct stat dst, fst, a, b;
+	bool stated;
 	size_t len;
+	int in;
 
 	if (!slash)
 		snprintf(dir, sizeof(dir), ".");
 	else
 		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path + (slash == path)), path);
+	/* absolute paths only (a relative one depends on the working directory); dst and
+	 * fst are what stat() saw before the walks */
+	stated = strlen(dir) < sizeof(in_fs_last.dir) && strlen(fs) < sizeof(in_fs_last.fs) &&
+		 dir[0] == '/';
+	if (stated && in_fs_known(dir, fs, &dst, &fst))
+		return 1;
+	stated = stated && !stat(dir, &dst) && !stat(fs, &fst);
 	if (!realpath(dir, real_dir))
 		return -errno;
-	if (!realpath(brt_obj_fs_dir(), real_fs))
+	if (!realpath(fs, real_fs))
 		return 0;
 	len = strlen(real_fs);
-	return !strncmp(real_dir, real_fs, len) && (!real_dir[len] || real_dir[len] == '/');
+	in = !strncmp(real_dir, real_fs, len) && (!real_dir[len] || real_dir[len] == '/');
+	/* remembered only when stat() sees the same directories after the walks as before
+	 * them (nothing swapped in between) */
+	if (in && stated && !stat(dir, &a) && !stat(fs, &b) && a.st_dev == dst.st_dev &&
+	    a.st_ino == dst.st_ino && b.st_dev == fst.st_dev && b.st_ino == fst.st_ino) {
+		pthread_mutex_lock(&in_fs_lock);
+		snprintf(in_fs_last.dir, sizeof(in_fs_last.dir), "%s", dir);
+		snprintf(in_fs_last.fs, sizeof(in_fs_last.fs), "%s", fs);
+		in_fs_last.dir_dev = dst.st_dev;
+		in_fs_last.dir_ino = dst.st_ino;
+		in_fs_last.fs_dev = fst.st_dev;
+		in_fs_last.fs_ino = fst.st_ino;
+		pthread_mutex_unlock(&in_fs_lock);
+	}
+	return in;
 }
 
 /* The path's directory must be the bpffs directory or below it (the kernel answers EPERM
