@@ -855,6 +855,25 @@ static void test_knownbits(void)
 		}
 		brt_jit_free(p);
 	}
+	/* a loop growing r0 a bit a round: r3 = r0 >> 40 may be non-zero only after 40
+	 * sweeps of the dataflow, and until then `r3 &= 0` looks idle */
+	{
+		const struct bpf_insn loop[] = {
+			MOV64_IMM(0, 1), MOV64_IMM(2, 45), MOV64_IMM(4, 0), ALU64_IMM(BPF_LSH, 0, 1),
+			MOV64_REG(3, 0), ALU64_IMM(BPF_RSH, 3, 40), ALU64_IMM(BPF_AND, 3, 0),
+			ALU64_REG(BPF_ADD, 4, 3), ALU64_IMM(BPF_SUB, 2, 1), JMP_IMM(BPF_JNE, 2, 0, -7),
+			MOV64_REG(0, 4), EXIT() };
+
+		T_CASE("knownbits, a mask settling late");
+		e.passes_off = 0;
+		e.flags = 0;
+		T_EQ_INT(0, brt_jit_compile(loop, sizeof(loop) / sizeof(loop[0]), &e, &p, err,
+					    sizeof(err)));
+		if (!p)
+			return;
+		T_EQ_U64(0, brt_jit_call(p, 0, 0, NULL));
+		brt_jit_free(p);
+	}
 }
 
 /* Whether code starts with a push (rbx..rdi: 50+r; r8..r15: 41 50+r). */

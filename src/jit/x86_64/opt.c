@@ -1111,50 +1111,57 @@ static bool kidle(const struct jit_state *st, const uint16_t *ops, size_t pc,
 	}
 }
 
-static void pass_knownbits(struct opt *o)
+/* One sweep over every function: the states at targets merged from their predecessors
+ * (true when one changed); with drop, instructions kidle() finds idle are skipped. */
+static bool ksweep(struct opt *o, struct kstate *kin, bool drop)
 {
 	struct jit_state *st = o->st;
-	struct kstate *kin = calloc(st->n + 1, sizeof(*kin));
+	bool changed = false;
+
+	for (size_t f = 0; f < st->nfuncs; f++) {
+		const struct jit_func *fn = &st->funcs[f];
+		struct kstate cur = { .reached = true };
+
+		memset(cur.may, 0xff, sizeof(cur.may));
+		if (!kin[fn->start].reached)
+			kin[fn->start] = cur; /* entry: nothing known */
+		for (size_t pc = fn->start; pc < fn->end; pc++) {
+			enum brt_op op = (enum brt_op)o->ops[pc];
+
+			if (o->target[pc]) {
+				if (cur.reached && pc != fn->start)
+					changed |= kmerge(&kin[pc], &cur);
+				cur = kin[pc];
+			}
+			if (!cur.reached || op == BRT_OP_INVALID)
+				continue;
+			if (drop && st->plan[pc].kind == PLAN_NONE && kidle(st, o->ops, pc, &cur))
+				st->plan[pc].kind = PLAN_SKIP;
+			kstep(st, o->ops, pc, &cur);
+			if (is_branch(op))
+				changed |= kmerge(&kin[brt_isa_jump_target(&st->insns[pc], op, pc)],
+						  &cur);
+			if (is_ja(op) || op == BRT_OP_exit)
+				cur.reached = false;
+		}
+	}
+	return changed;
+}
+
+/* The states only grow (bits or'ed in), so they settle; a loop shifting a register a bit
+ * per round may take a sweep per bit.  Nothing is dropped unless they settled (a state
+ * short of its fixed point may miss bits a later round sets). */
+static void pass_knownbits(struct opt *o)
+{
+	struct kstate *kin = calloc(o->st->n + 1, sizeof(*kin));
 
 	if (!kin)
 		return; /* an optimisation: nothing is dropped */
-	for (int sweep = 0; sweep <= 32; sweep++) {
-		bool changed = false, last = sweep == 32;
-
-		for (size_t f = 0; f < st->nfuncs; f++) {
-			const struct jit_func *fn = &st->funcs[f];
-			struct kstate cur = { .reached = true };
-
-			memset(cur.may, 0xff, sizeof(cur.may));
-			if (!kin[fn->start].reached)
-				kin[fn->start] = cur; /* entry: nothing known */
-			for (size_t pc = fn->start; pc < fn->end; pc++) {
-				enum brt_op op = (enum brt_op)o->ops[pc];
-
-				if (o->target[pc]) {
-					if (cur.reached && pc != fn->start)
-						changed |= kmerge(&kin[pc], &cur);
-					cur = kin[pc];
-				}
-				if (!cur.reached || op == BRT_OP_INVALID)
-					continue;
-				/* the states settled (a sweep without change): drop what is idle */
-				if (last && st->plan[pc].kind == PLAN_NONE &&
-				    kidle(st, o->ops, pc, &cur))
-					st->plan[pc].kind = PLAN_SKIP;
-				kstep(st, o->ops, pc, &cur);
-				if (is_branch(op))
-					changed |= kmerge(&kin[brt_isa_jump_target(&st->insns[pc], op,
-										    pc)],
-							  &cur);
-				if (is_ja(op) || op == BRT_OP_exit)
-					cur.reached = false;
-			}
-		}
-		if (last)
+	for (int sweep = 0; sweep < 80; sweep++) {
+		if (!ksweep(o, kin, false)) {
+			ksweep(o, kin, true);
 			break;
-		if (!changed)
-			sweep = 31; /* one more sweep, with the settled states, to drop */
+		}
 	}
 	free(kin);
 }
