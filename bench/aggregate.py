@@ -168,11 +168,13 @@ def main():
                         """x net of eng's empty program over ref's figure net of its own:
                         ref's mode on the same side when ref is bimodal too, else its
                         median"""
-                        emp = VIA_TESTRUN.get(wl, "empty")
+                        def emp(e):  # as base() below: the empty program e's figure includes
+                            return (VIA_TESTRUN[wl] if wl in VIA_TESTRUN and
+                                    e in ("interp", "checked", "jit") else "empty")
                         rm = bim.get((ref, wl))
                         r = (rm[0] if which == 0 else rm[2]) if rm else med.get((ref, wl))
-                        b_ref, b = med.get((ref, emp), 0), med.get((eng, emp), 0)
-                        if r is None or eng == ref or r - b_ref <= 0 or wl == emp:
+                        b_ref, b = med.get((ref, emp(ref)), 0), med.get((eng, emp(eng)), 0)
+                        if r is None or eng == ref or r - b_ref <= 0 or wl in ("empty", "empty_tr"):
                             return "–"
                         return f"{(x - b) / (r - b_ref):.2f}×"
                     out.append(f"| {desc} | {eng} | {fmt(lo)} ({nlo}) | {fmt(hi)} ({nhi}) | "
