@@ -131,16 +131,5 @@ static uint64_t pop_or_peek(uint64_t r1, uint64_t r2, struct bpfrt_run_ctx *ctx,
 	return (uint64_t)(int64_t)(pop ? map->ops->pop(map, dst) : map->ops->peek(map, dst));
 }
 
-uint64_t brt_helper_map_pop_elem(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
-				 uint64_t r5, struct bpfrt_run_ctx *ctx)
-{
-	(void)r3, (void)r4, (void)r5;
-	return pop_or_peek(r1, r2, ctx, 1);
-}
-
-uint64_t brt_helper_map_peek_elem(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
-				  uint64_t r5, struct bpfrt_run_ctx *ctx)
-{
-	(void)r3, (void)r4, (void)r5;
-	return pop_or_peek(r1, r2, ctx, 0);
-}
+BRT_HELPER_VARIANT(brt_helper_map_pop_elem, pop_or_peek, 1)
+BRT_HELPER_VARIANT(brt_helper_map_peek_elem, pop_or_peek, 0)

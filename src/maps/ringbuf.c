@@ -311,19 +311,8 @@ static uint64_t submit_or_discard(uint64_t r1, uint64_t flags, struct bpfrt_run_
 	return 0;
 }
 
-uint64_t brt_helper_ringbuf_submit(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
-				   uint64_t r5, struct bpfrt_run_ctx *ctx)
-{
-	(void)r3, (void)r4, (void)r5;
-	return submit_or_discard(r1, r2, ctx, 0);
-}
-
-uint64_t brt_helper_ringbuf_discard(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
-				    uint64_t r5, struct bpfrt_run_ctx *ctx)
-{
-	(void)r3, (void)r4, (void)r5;
-	return submit_or_discard(r1, r2, ctx, 1);
-}
+BRT_HELPER_VARIANT(brt_helper_ringbuf_submit, submit_or_discard, 0)
+BRT_HELPER_VARIANT(brt_helper_ringbuf_discard, submit_or_discard, 1)
 
 /* bpf_ringbuf_reserve_dynptr(map, size, flags, dynptr): a record behind a ring buffer
  * dynptr (the dynptr NULL when the answer is an error; the verifier makes the program
@@ -372,19 +361,8 @@ static uint64_t dynptr_commit(uint64_t r1, uint64_t flags, struct bpfrt_run_ctx 
 	return 0;
 }
 
-uint64_t brt_helper_ringbuf_submit_dynptr(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
-					  uint64_t r5, struct bpfrt_run_ctx *ctx)
-{
-	(void)r3, (void)r4, (void)r5;
-	return dynptr_commit(r1, r2, ctx, 0);
-}
-
-uint64_t brt_helper_ringbuf_discard_dynptr(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
-					   uint64_t r5, struct bpfrt_run_ctx *ctx)
-{
-	(void)r3, (void)r4, (void)r5;
-	return dynptr_commit(r1, r2, ctx, 1);
-}
+BRT_HELPER_VARIANT(brt_helper_ringbuf_submit_dynptr, dynptr_commit, 0)
+BRT_HELPER_VARIANT(brt_helper_ringbuf_discard_dynptr, dynptr_commit, 1)
 
 uint64_t brt_helper_ringbuf_output(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
 				   uint64_t r5, struct bpfrt_run_ctx *ctx)

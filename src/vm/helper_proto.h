@@ -109,6 +109,17 @@ typedef uint64_t (*brt_helper_fn)(uint64_t r1, uint64_t r2, uint64_t r3, uint64_
 	uint64_t fn(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5,        \
 		    struct bpfrt_run_ctx *ctx);
 
+/* The definition of helper fn as impl(r1, r2, ctx, variant): the helpers that are one
+ * operation in two variants (submit or discard, pop or peek) share impl, and each is
+ * only the variant it passes. */
+#define BRT_HELPER_VARIANT(fn, impl, variant)                                              \
+	uint64_t fn(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5,        \
+		    struct bpfrt_run_ctx *ctx)                                              \
+	{                                                                                  \
+		(void)r3, (void)r4, (void)r5;                                              \
+		return impl(r1, r2, ctx, variant);                                         \
+	}
+
 /* Which program types may call a helper: one bit per helper set, the kernel's per-type
  * sets (bpf_base_func_proto, sk_filter_func_proto, tc_cls_act_func_proto, ...).  A set
  * is named by the program type whose *_func_proto it is (isa/prog_types.def's helpers
