@@ -28,6 +28,7 @@
 
 #include "bpfrt.h"
 #include "harness.h"
+#include "netns.h"
 
 #define I(c, d, s, o, i) ((struct bpf_insn){ (c), (d), (s), (o), (i) })
 #define MOV_K(d, i) I(BPF_ALU64 | BPF_MOV | BPF_K, d, 0, 0, i)
@@ -186,18 +187,6 @@ static void check(const char *name, const struct fcase *c)
 	}
 }
 
-static int sh(const char *cmd)
-{
-	char buf[512];
-
-	snprintf(buf, sizeof(buf), "%s >/dev/null 2>&1", cmd);
-	if (system(buf)) {
-		fprintf(stderr, "setup failed: %s\n", cmd);
-		return -1;
-	}
-	return 0;
-}
-
 static int write_file(const char *path, const char *v)
 {
 	int fd = open(path, O_WRONLY), ok;
@@ -209,7 +198,7 @@ static int write_file(const char *path, const char *v)
 	return ok ? 0 : -1;
 }
 
-static const char *setup_cmds[] = {
+static const char *const setup_cmds[] = {
 	"ip link set lo up",
 	"ip link add v0 type veth peer name v1",
 	"ip link add v2 type veth peer name v3",
@@ -377,15 +366,7 @@ static void cases(int pass)
 
 int main(void)
 {
-	if (geteuid() != 0)
-		T_SKIP("not root: no network namespace, no tc or XDP programs");
-	if (access("/usr/sbin/ip", X_OK) && access("/sbin/ip", X_OK) && access("/bin/ip", X_OK))
-		T_SKIP("no ip(8) to build the routing state");
-	if (unshare(CLONE_NEWNET))
-		T_SKIP("unshare(CLONE_NEWNET) failed");
-	for (size_t i = 0; i < sizeof(setup_cmds) / sizeof(setup_cmds[0]); i++)
-		if (sh(setup_cmds[i]))
-			T_SKIP("could not set up the routing state");
+	netns_enter(setup_cmds, sizeof(setup_cmds) / sizeof(setup_cmds[0]));
 	if (write_file("/proc/sys/net/ipv4/conf/v0/forwarding", "1") ||
 	    write_file("/proc/sys/net/ipv4/conf/v1/forwarding", "1") ||
 	    write_file("/proc/sys/net/ipv6/conf/v0/forwarding", "1") ||
@@ -395,10 +376,10 @@ int main(void)
 	cases(0);
 	/* the cache follows changes: a policy rule (rule walking instead of the merged
 	 * tables), a neighbour replaced, a route removed */
-	if (sh("ip rule add fwmark 7 table 100 pref 100") ||
-	    sh("ip -6 rule add fwmark 7 table 100 pref 100") ||
-	    sh("ip neigh replace 10.1.0.2 lladdr 02:00:00:00:01:22 dev v0 nud permanent") ||
-	    sh("ip route del 10.72.0.0/16"))
+	if (netns_sh("ip rule add fwmark 7 table 100 pref 100") ||
+	    netns_sh("ip -6 rule add fwmark 7 table 100 pref 100") ||
+	    netns_sh("ip neigh replace 10.1.0.2 lladdr 02:00:00:00:01:22 dev v0 nud permanent") ||
+	    netns_sh("ip route del 10.72.0.0/16"))
 		T_FAIL("second pass setup failed");
 	cases(1);
 	printf("%d comparisons with the kernel (%d kernel lookups succeeded)\n", compared,

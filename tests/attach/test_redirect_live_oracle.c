@@ -34,6 +34,7 @@
 
 #include "bpfrt.h"
 #include "harness.h"
+#include "netns.h"
 #include "transcript.h"
 
 #define I(c, d, s, o, i) ((struct bpf_insn){ (c), (d), (s), (o), (i) })
@@ -420,14 +421,6 @@ out:
 	close(counts);
 }
 
-static int sh(const char *cmd)
-{
-	char buf[256];
-
-	snprintf(buf, sizeof(buf), "%s >/dev/null 2>&1", cmd);
-	return system(buf);
-}
-
 int main(void)
 {
 	static const char *const setup[] = {
@@ -439,15 +432,7 @@ int main(void)
 	static struct transcript k, b;
 	int tx, rx, rx1;
 
-	if (geteuid() != 0)
-		T_SKIP("not root: no network namespace, no XDP or tc attachment");
-	if (access("/usr/sbin/ip", X_OK) && access("/sbin/ip", X_OK) && access("/bin/ip", X_OK))
-		T_SKIP("no ip(8) to build the interfaces");
-	if (unshare(CLONE_NEWNET))
-		T_SKIP("unshare(CLONE_NEWNET) failed");
-	for (size_t i = 0; i < sizeof(setup) / sizeof(setup[0]); i++)
-		if (sh(setup[i]))
-			T_SKIP("could not set up the interfaces (%s)", setup[i]);
+	netns_enter(setup, sizeof(setup) / sizeof(setup[0]));
 	for (int i = 0; i < 4; i++) {
 		char name[8];
 
