@@ -64,6 +64,18 @@ void compare(const char *name, const struct kres *k, const struct kres *b);
 /* load_run() on both sides, then compare() */
 void kcheck(const char *name, enum bpf_prog_type type, uint32_t flags,
 	    const struct bpf_insn *insns, size_t n);
+/* a table's row for kcheck_cases(): a program and what it is loaded as */
+struct kcase {
+	const char *name;
+	enum bpf_prog_type type;
+	uint32_t flags;
+	const struct bpf_insn *insns;
+	size_t n;
+	int absent; /* not checked: the kernel lacks a kfunc the program calls */
+};
+#define KPROG(a) (a), sizeof(a) / sizeof((a)[0]) /* a kcase's insns and n */
+/* kcheck() each row of the table */
+void kcheck_cases(const struct kcase *c, size_t n);
 /* load attr (everything but the log set by the caller) on both sides, no run; compare
  * verdict, errno and error line */
 void check_attr(const char *name, const union bpf_attr *attr);

@@ -122,22 +122,26 @@ void copy_str_rules(void)
 						 MOV_K(3, 0), MOV_K(4, 0), KCALL(cfu, 0),
 						 LDX(BPF_DW, 0, 10, -8), MOV_K(0, 1), EXIT() };
 
-		kcheck("copy_from_user_str not sleepable", BPF_PROG_TYPE_SYSCALL, 0, plain, 9);
-		kcheck("copy_from_user_str in a socket filter", BPF_PROG_TYPE_SOCKET_FILTER, 0,
-		       plain, 9);
-		if (dis > 0 && en > 0)
-			kcheck("copy_from_user_str preemption disabled", BPF_PROG_TYPE_SYSCALL,
-			       BPF_F_SLEEPABLE, preempt, 11);
-		kcheck("copy_from_user_str in an RCU section", BPF_PROG_TYPE_SYSCALL,
-		       BPF_F_SLEEPABLE, rcu, 11);
-		kcheck("copy_from_user_str size 0 of NULL", BPF_PROG_TYPE_SYSCALL, BPF_F_SLEEPABLE,
-		       size0, 6);
-		kcheck("copy_from_user_str past the stack", BPF_PROG_TYPE_SYSCALL, BPF_F_SLEEPABLE,
-		       past, 9);
-		kcheck("copy_from_user_task_str NULL task", BPF_PROG_TYPE_SYSCALL,
-		       BPF_F_SLEEPABLE, null_task, 10);
-		kcheck("copy_from_user_str into uninitialized stack", BPF_PROG_TYPE_SYSCALL,
-		       BPF_F_SLEEPABLE, uninit_dst, 9);
+		const struct kcase rules[] = {
+			{ "copy_from_user_str not sleepable", BPF_PROG_TYPE_SYSCALL, 0,
+			  KPROG(plain) },
+			{ "copy_from_user_str in a socket filter", BPF_PROG_TYPE_SOCKET_FILTER, 0,
+			  KPROG(plain) },
+			{ "copy_from_user_str preemption disabled", BPF_PROG_TYPE_SYSCALL,
+			  BPF_F_SLEEPABLE, KPROG(preempt), dis <= 0 || en <= 0 },
+			{ "copy_from_user_str in an RCU section", BPF_PROG_TYPE_SYSCALL,
+			  BPF_F_SLEEPABLE, KPROG(rcu) },
+			{ "copy_from_user_str size 0 of NULL", BPF_PROG_TYPE_SYSCALL,
+			  BPF_F_SLEEPABLE, KPROG(size0) },
+			{ "copy_from_user_str past the stack", BPF_PROG_TYPE_SYSCALL,
+			  BPF_F_SLEEPABLE, KPROG(past) },
+			{ "copy_from_user_task_str NULL task", BPF_PROG_TYPE_SYSCALL,
+			  BPF_F_SLEEPABLE, KPROG(null_task) },
+			{ "copy_from_user_str into uninitialized stack", BPF_PROG_TYPE_SYSCALL,
+			  BPF_F_SLEEPABLE, KPROG(uninit_dst) },
+		};
+
+		kcheck_cases(rules, sizeof(rules) / sizeof(rules[0]));
 	}
 }
 
@@ -315,22 +319,26 @@ static void str_rules(void)
 		struct bpf_insn len_uninit[] = { MOV_K(1, 0), MOV_K(2, 0),
 						 KCALL(str_ids[S_NSTR], 0), EXIT() };
 
-		kcheck("str: r1 is __ign, r2 set", BPF_PROG_TYPE_SYSCALL, BPF_F_SLEEPABLE, uninit_s,
-		       sizeof(uninit_s) / sizeof(uninit_s[0]));
-		kcheck("str: char argument uninitialized", BPF_PROG_TYPE_SYSCALL, BPF_F_SLEEPABLE, uninit_c,
-		       sizeof(uninit_c) / sizeof(uninit_c[0]));
-		kcheck("str: char argument a pointer", BPF_PROG_TYPE_SYSCALL, BPF_F_SLEEPABLE, ptr_c,
-		       sizeof(ptr_c) / sizeof(ptr_c[0]));
-		kcheck("str: ctx and NULL compared", BPF_PROG_TYPE_SYSCALL, BPF_F_SLEEPABLE, ctx_s,
-		       sizeof(ctx_s) / sizeof(ctx_s[0]));
-		kcheck("str: r3 read after the call", BPF_PROG_TYPE_SYSCALL, BPF_F_SLEEPABLE, r0_after,
-		       sizeof(r0_after) / sizeof(r0_after[0]));
-		kcheck("str: uninitialized stack as __ign", BPF_PROG_TYPE_SOCKET_FILTER, 0,
-		       uninit_stack, sizeof(uninit_stack) / sizeof(uninit_stack[0]));
-		kcheck("str: size_t count a pointer", BPF_PROG_TYPE_SYSCALL, BPF_F_SLEEPABLE, count_ptr,
-		       sizeof(count_ptr) / sizeof(count_ptr[0]));
-		kcheck("str: size_t len uninitialized", BPF_PROG_TYPE_SYSCALL, BPF_F_SLEEPABLE, len_uninit,
-		       sizeof(len_uninit) / sizeof(len_uninit[0]));
+		const struct kcase rules[] = {
+			{ "str: r1 is __ign, r2 set", BPF_PROG_TYPE_SYSCALL, BPF_F_SLEEPABLE,
+			  KPROG(uninit_s) },
+			{ "str: char argument uninitialized", BPF_PROG_TYPE_SYSCALL,
+			  BPF_F_SLEEPABLE, KPROG(uninit_c) },
+			{ "str: char argument a pointer", BPF_PROG_TYPE_SYSCALL, BPF_F_SLEEPABLE,
+			  KPROG(ptr_c) },
+			{ "str: ctx and NULL compared", BPF_PROG_TYPE_SYSCALL, BPF_F_SLEEPABLE,
+			  KPROG(ctx_s) },
+			{ "str: r3 read after the call", BPF_PROG_TYPE_SYSCALL, BPF_F_SLEEPABLE,
+			  KPROG(r0_after) },
+			{ "str: uninitialized stack as __ign", BPF_PROG_TYPE_SOCKET_FILTER, 0,
+			  KPROG(uninit_stack) },
+			{ "str: size_t count a pointer", BPF_PROG_TYPE_SYSCALL, BPF_F_SLEEPABLE,
+			  KPROG(count_ptr) },
+			{ "str: size_t len uninitialized", BPF_PROG_TYPE_SYSCALL, BPF_F_SLEEPABLE,
+			  KPROG(len_uninit) },
+		};
+
+		kcheck_cases(rules, sizeof(rules) / sizeof(rules[0]));
 	}
 }
 

@@ -123,6 +123,13 @@ void kcheck(const char *name, enum bpf_prog_type type, uint32_t flags,
 	compare(name, &k, &b);
 }
 
+void kcheck_cases(const struct kcase *c, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!c[i].absent)
+			kcheck(c[i].name, c[i].type, c[i].flags, c[i].insns, c[i].n);
+}
+
 void check_attr(const char *name, const union bpf_attr *attr)
 {
 	union bpf_attr a = *attr;
