@@ -216,6 +216,23 @@ static inline unsigned transcript_diffs(const struct transcript *k, const struct
 	return diffs;
 }
 
+/* The verdict of an oracle that reports one (rather than a case per line): kn and bn,
+ * what each side counted, equal and no line differing (the first show printed); with
+ * $BPFRT_SHOW the kernel's transcript on stdout. */
+static inline void transcript_verdict(const char *what, unsigned kn, unsigned bn,
+				      const struct transcript *k, const struct transcript *b,
+				      unsigned show)
+{
+	unsigned diffs;
+
+	T_EQ_INT(kn, bn);
+	diffs = transcript_diffs(k, b, show);
+	if (getenv("BPFRT_SHOW"))
+		fputs(k->text, stdout);
+	printf("%s: %u steps each side, %u lines differ\n", what, kn, diffs);
+	T_EQ_INT(0, diffs);
+}
+
 /* one test case per line of the kernel's transcript, named by its first 150 characters */
 static inline void compare_transcripts(const struct transcript *k, const struct transcript *b)
 {
