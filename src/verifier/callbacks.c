@@ -13,6 +13,16 @@ int brt_is_callback_helper(int32_t id)
 	       id == BPF_FUNC_user_ringbuf_drain;
 }
 
+void brt_callback_elem_args(struct brt_reg *regs, int map_idx)
+{
+	regs[BPF_REG_2].type = PTR_TO_MAP_KEY;
+	brt_mark_reg_known_zero(&regs[BPF_REG_2]);
+	regs[BPF_REG_2].map_idx = (uint16_t)map_idx;
+	regs[BPF_REG_3].type = PTR_TO_MAP_VALUE;
+	brt_mark_reg_known_zero(&regs[BPF_REG_3]);
+	regs[BPF_REG_3].map_idx = (uint16_t)map_idx;
+}
+
 /* Map types whose elements bpf_for_each_map_elem walks (map_for_each_callback). */
 static int map_for_each_ok(uint32_t type)
 {
@@ -81,12 +91,7 @@ int brt_push_callback(struct brt_env *env, int insn_idx, int32_t id,
 	} else {
 		/* callback(map, const key *, value *, void *ctx) */
 		callee->regs[BPF_REG_1] = caller->regs[BPF_REG_1];
-		callee->regs[BPF_REG_2].type = PTR_TO_MAP_KEY;
-		brt_mark_reg_known_zero(&callee->regs[BPF_REG_2]);
-		callee->regs[BPF_REG_2].map_idx = (uint16_t)meta->map_idx;
-		callee->regs[BPF_REG_3].type = PTR_TO_MAP_VALUE;
-		brt_mark_reg_known_zero(&callee->regs[BPF_REG_3]);
-		callee->regs[BPF_REG_3].map_idx = (uint16_t)meta->map_idx;
+		brt_callback_elem_args(callee->regs, meta->map_idx);
 		callee->regs[BPF_REG_4] = caller->regs[BPF_REG_3];
 	}
 	callee->in_callback_fn = 1;

@@ -49,12 +49,7 @@ int brt_push_timer_callback(struct brt_env *env, int insn_idx, const struct brt_
 	f->regs[BPF_REG_1].type = CONST_PTR_TO_MAP;
 	brt_mark_reg_known_zero(&f->regs[BPF_REG_1]);
 	f->regs[BPF_REG_1].map_idx = (uint16_t)meta->map_idx;
-	f->regs[BPF_REG_2].type = PTR_TO_MAP_KEY;
-	brt_mark_reg_known_zero(&f->regs[BPF_REG_2]);
-	f->regs[BPF_REG_2].map_idx = (uint16_t)meta->map_idx;
-	f->regs[BPF_REG_3].type = PTR_TO_MAP_VALUE;
-	brt_mark_reg_known_zero(&f->regs[BPF_REG_3]);
-	f->regs[BPF_REG_3].map_idx = (uint16_t)meta->map_idx;
+	brt_callback_elem_args(f->regs, meta->map_idx);
 	f->in_async_cb = 1;
 	return 0;
 }

@@ -697,6 +697,9 @@ int brt_helper_set_return(struct brt_env *env, const struct brt_helper_proto *fn
 int brt_is_callback_helper(int32_t id);
 int brt_push_callback(struct brt_env *env, int insn_idx, int32_t id,
 		      const struct brt_call_meta *meta);
+/* a callback's r2 and r3: a key and the value of map map_idx (bpf_for_each_map_elem's
+ * callbacks, timer callbacks) */
+void brt_callback_elem_args(struct brt_reg *regs, int map_idx);
 /* bpf_loop: the values the kernel relies on (count, inlining flags) kept precise */
 int brt_check_loop_call(struct brt_env *env, const struct brt_call_meta *meta);
 
