@@ -23,7 +23,6 @@
 #include <linux/if_link.h>
 #include <linux/if_packet.h>
 #include <net/if.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
