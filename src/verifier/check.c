@@ -433,6 +433,9 @@ static int do_check(struct brt_env *env, int start)
 		}
 		if (err < 0)
 			return err;
+		/* a speculative path ends after a store the kernel puts a barrier after */
+		if (err == 0 && env->cur->speculative && env->aux[prev_idx].nospec_result)
+			goto path_end;
 		if (err == 0) {
 			env->insn_idx++;
 			continue;

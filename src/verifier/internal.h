@@ -300,6 +300,10 @@ struct brt_insn_aux {
 	/* a speculative path failed here: the kernel puts a barrier before the insn, ends
 	 * speculative paths reaching it and no longer masks its pointer arithmetic */
 	uint8_t nospec;
+	/* Spectre v4 (no CAP_PERFMON): a stack store that spills a pointer or overwrites
+	 * what is not data may be bypassed; the kernel puts a barrier after it and ends
+	 * speculative paths once they have run it (6.18's nospec_result) */
+	uint8_t nospec_result;
 };
 
 struct brt_stored {

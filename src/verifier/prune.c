@@ -395,11 +395,11 @@ static int states_equal(struct brt_env *env, const struct brt_vstate *o,
 		 * helper runs again with its arguments) */
 		if (i != o->curframe && !c->frame[i + 1]->in_callback_fn)
 			live &= ~0x3fu;
-		/* stack liveness: every frame of a complete state, privileged (without
-		 * CAP_PERFMON, writes look at what they overwrite) */
-		slive = mode == CMP_RANGE && env->allow_ptr_leaks
-				? brt_stack_live_frame(env, c, insn_idx, i)
-				: ~0ULL;
+		/* stack liveness: every frame of a complete state.  Without CAP_PERFMON too,
+		 * as the kernel's clean_live_states(): a dead slot is overwritten whole (an
+		 * 8-byte store through r10) on every path before any read, and such a store
+		 * is refused by nothing it overwrites */
+		slive = mode == CMP_RANGE ? brt_stack_live_frame(env, c, insn_idx, i) : ~0ULL;
 		if (!frames_equal(env, o->frame[i], c->frame[i], live, &m, exact,
 				  mode == CMP_ACTIVE || mode == CMP_WITHIN || !env->bpf_capable
 					  ? REL_ALL
