@@ -253,12 +253,14 @@ struct brt_sock_tuple {
 	uint32_t daddr[4];
 };
 /* 1 and the socket into *out when one matches (full: a request socket gives its listener,
- * as sk_to_full_sk()), else 0.  dif: the device the packet came in on (0: none).  A test
+ * as sk_to_full_sk()), else 0.  nsid: -1 for the caller's network namespace, else the id
+ * the caller's namespace gives another (netns_id).  dif: the device the packet came in
+ * on (0: none).  A test
  * run (test_run set) passes *test_gen as 0 before its first lookup, which sets it: the
  * run's answers are kept for all its repetitions; other runs reuse an answer for a few
  * milliseconds. */
-int brt_sock_table_lookup(const struct brt_sock_tuple *t, int dif, int full, int test_run,
-			  uint64_t *test_gen, struct brt_sock *out);
+int brt_sock_table_lookup(const struct brt_sock_tuple *t, int32_t nsid, int dif, int full,
+			  int test_run, uint64_t *test_gen, struct brt_sock *out);
 /* the bpf_skc_to_* casts: one function each (sock_lookup.c) */
 #define BRT_SKC_TO_STRUCTS(X)                                                            \
 	X(tcp6_sock) X(tcp_sock) X(tcp_timewait_sock) X(tcp_request_sock) X(udp6_sock)    \

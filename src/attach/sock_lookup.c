@@ -75,11 +75,6 @@ static uint64_t sk_lookup(uint8_t proto, int full, uint64_t r2, uint64_t r3, uin
 		return 0;
 	if (r5 || !((int32_t)netns < 0 || netns <= INT32_MAX))
 		return 0;
-	/* a namespace id names another namespace to this one (ip netns set / RTM_NEWNSID);
-	 * user space cannot list that namespace's sockets without entering it: not found
-	 * (known difference, docs/STATUS.md #15) */
-	if ((int32_t)netns >= 0)
-		return 0;
 	memset(&t, 0, sizeof(t));
 	t.proto = proto;
 	if (r3 == TUPLE_V4_SIZE) {
@@ -97,7 +92,8 @@ static uint64_t sk_lookup(uint8_t proto, int full, uint64_t r2, uint64_t r3, uin
 	}
 	t.dport = ntohs(t.dport);
 	s = &found[found_next++ % FOUND_HELD];
-	if (!brt_sock_table_lookup(&t, lookup_dif(p), full, p && p->test_run,
+	if (!brt_sock_table_lookup(&t, (int32_t)netns < 0 ? -1 : (int32_t)netns, lookup_dif(p),
+				   full, p && p->test_run,
 				   p ? &p->sock_gen : &gen_none, s))
 		return 0;
 	if (bpfrt_run_grant(ctx, s, sizeof(*s), 0))

@@ -24,6 +24,10 @@
  * inet6 compute_score()), and the listener a request socket stands for in the full-socket
  * lookups (sk_to_full_sk()).
  *
+ * netns_id: a lookup in the namespace another one knows by an id (get_net_ns_by_id())
+ * needs a sock_diag socket made in that namespace; it is found among the namespaces user
+ * space can reach (diag_socket_of_nsid()).
+ *
  * Caching: an answer is one netlink round trip (a few microseconds).  A BPF_PROG_TEST_RUN
  * keeps the answers of its lookups for all its repetitions (it sees the sockets as they
  * were when it first asked for that tuple); other runs (live attachments) reuse an answer
@@ -33,8 +37,12 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,8 +52,10 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 
 #include <linux/inet_diag.h>
+#include <linux/net_namespace.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
 #include <linux/sock_diag.h>
@@ -76,6 +86,7 @@ struct host_sock {
 struct answer {
 	struct brt_sock_tuple t;
 	int dif;
+	int32_t nsid; /* -1: the caller's namespace */
 	uint8_t full, used, found;
 	uint64_t run_gen;  /* the test run it was asked in (0: not a test run) */
 	uint64_t taken_ns; /* CLOCK_MONOTONIC when asked */
@@ -227,19 +238,17 @@ static void list_add(struct sock_list *l, const struct nlmsghdr *h, uint8_t prot
 		l->n++;
 }
 
-/* One SOCK_DIAG_BY_FAMILY request (a dump when dump is set) in the calling thread's
- * namespace, its sockets into l: 0, or -errno (-ENOENT: an exact request found none). */
-static int diag(struct inet_diag_req_v2 *r, int dump, struct sock_list *l)
+/* One SOCK_DIAG_BY_FAMILY request (a dump when dump is set) on nl (a sock_diag socket of
+ * the namespace asked about), its sockets into l: 0, or -errno (-ENOENT: an exact request
+ * found none). */
+static int diag(int nl, struct inet_diag_req_v2 *r, int dump, struct sock_list *l)
 {
 	struct {
 		struct nlmsghdr h;
 		struct inet_diag_req_v2 r;
 	} req;
 	char buf[8192];
-	int nl = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_SOCK_DIAG), err = 0;
 
-	if (nl < 0)
-		return -errno;
 	memset(&req, 0, sizeof(req));
 	req.h.nlmsg_len = sizeof(req);
 	req.h.nlmsg_type = SOCK_DIAG_BY_FAMILY;
@@ -248,42 +257,35 @@ static int diag(struct inet_diag_req_v2 *r, int dump, struct sock_list *l)
 	req.r = *r;
 	/* INET_DIAG_CLASS_ID's bit does not fit the u8; TCLASS's asks for it too */
 	req.r.idiag_ext = 1 << (INET_DIAG_TCLASS - 1);
-	if (send(nl, &req, sizeof(req), 0) < 0) {
-		err = -errno;
-		goto out;
-	}
+	if (send(nl, &req, sizeof(req), 0) < 0)
+		return -errno;
 	for (;;) {
 		ssize_t n = recv(nl, buf, sizeof(buf), 0);
 		const struct nlmsghdr *h;
 
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n <= 0) {
-			err = n < 0 ? -errno : -EIO;
-			goto out;
-		}
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
 		for (h = (const struct nlmsghdr *)buf; NLMSG_OK(h, (size_t)n); h = NLMSG_NEXT(h, n)) {
 			if (h->nlmsg_type == NLMSG_DONE)
-				goto out;
+				return 0;
 			if (h->nlmsg_type == NLMSG_ERROR) {
 				const struct nlmsgerr *e = NLMSG_DATA(h);
 
-				err = h->nlmsg_len >= NLMSG_LENGTH(sizeof(*e)) ? e->error : -EIO;
-				goto out;
+				return h->nlmsg_len >= NLMSG_LENGTH(sizeof(*e)) ? e->error : -EIO;
 			}
 			if (h->nlmsg_type == SOCK_DIAG_BY_FAMILY)
 				list_add(l, h, r->sdiag_protocol);
+			/* an exact request's answer is one message, without NLMSG_DONE */
 			if (!dump && l->n)
-				goto out;
+				return 0;
 		}
 	}
-out:
-	close(nl);
-	return err;
 }
 
 /* The exact request for tuple t (the kernel's own lookup): 1 and *out, or 0. */
-static int exact(const struct brt_sock_tuple *t, int dif, struct host_sock *out)
+static int exact(int nl, const struct brt_sock_tuple *t, int dif, struct host_sock *out)
 {
 	struct inet_diag_req_v2 r;
 	struct sock_list l = { 0 };
@@ -308,7 +310,7 @@ static int exact(const struct brt_sock_tuple *t, int dif, struct host_sock *out)
 		r.id.idiag_sport = t->sport;
 		r.id.idiag_dport = htons(t->dport);
 	}
-	found = !diag(&r, 0, &l) && l.n;
+	found = !diag(nl, &r, 0, &l) && l.n;
 	if (found)
 		*out = l.v[0];
 	free(l.v);
@@ -344,7 +346,8 @@ static const struct host_sock *v6_listener_at(const struct sock_list *l,
 /* __inet6_lookup_listener() for an IPv6 tuple with both addresses v4-mapped (the
  * helper's lookup, which sock_diag's exact request would make an IPv4 one): the listeners
  * bound to the destination, then to ::.  1 and *out, or 0. */
-static int v6_mapped_listener(const struct brt_sock_tuple *t, int dif, struct host_sock *out)
+static int v6_mapped_listener(int nl, const struct brt_sock_tuple *t, int dif,
+			      struct host_sock *out)
 {
 	static const uint32_t any[4];
 	struct inet_diag_req_v2 r;
@@ -355,7 +358,7 @@ static int v6_mapped_listener(const struct brt_sock_tuple *t, int dif, struct ho
 	r.sdiag_family = AF_INET6;
 	r.sdiag_protocol = IPPROTO_TCP;
 	r.idiag_states = 1u << ST_LISTEN;
-	if (!diag(&r, 1, &l)) {
+	if (!diag(nl, &r, 1, &l)) {
 		e = v6_listener_at(&l, t, t->daddr, dif);
 		if (!e)
 			e = v6_listener_at(&l, t, any, dif);
@@ -371,7 +374,7 @@ static int v6_mapped_listener(const struct brt_sock_tuple *t, int dif, struct ho
  * does not say which end made the connection; an accepted one shares its local address
  * and port with a listener, a connect()ed one has a port of its own, so that is taken as
  * the sign. */
-static void accepted_v6(struct brt_sock *s, int dif)
+static void accepted_v6(int nl, struct brt_sock *s, int dif)
 {
 	struct brt_sock_tuple q;
 	struct host_sock l;
@@ -384,35 +387,199 @@ static void accepted_v6(struct brt_sock *s, int dif)
 	q.proto = IPPROTO_TCP;
 	q.dport = (uint16_t)s->sk.src_port;
 	memcpy(q.daddr, s->sk.src_ip6, 16); /* from ::, port 0: only a listener matches */
-	if (exact(&q, dif, &l) && l.s.sk.state == ST_LISTEN)
+	if (exact(nl, &q, dif, &l) && l.s.sk.state == ST_LISTEN)
 		s->sk.dst_ip4 = htonl(LOOPBACK4_IPV6);
 }
 
 /* The kernel's answer for t now: 1 and *out, or 0. */
-static int ask(const struct brt_sock_tuple *t, int dif, int full, struct brt_sock *out)
+static int ask(int nl, const struct brt_sock_tuple *t, int dif, int full,
+	       struct brt_sock *out)
 {
 	struct host_sock e;
 	int found;
 
 	if (t->proto == IPPROTO_TCP && t->family == AF_INET6 && v6_mapped(t->saddr) &&
 	    v6_mapped(t->daddr)) {
-		found = v6_mapped_listener(t, dif, &e);
+		found = v6_mapped_listener(nl, t, dif, &e);
 	} else {
-		found = exact(t, dif, &e);
+		found = exact(nl, t, dif, &e);
 		/* sk_to_full_sk(): a request socket stands for its listener */
 		if (found && e.request && full) {
 			struct brt_sock_tuple q = *t;
 
 			memset(q.saddr, 0, sizeof(q.saddr));
 			q.sport = 0;
-			found = exact(&q, dif, &e) && e.s.sk.state == ST_LISTEN;
+			found = exact(nl, &q, dif, &e) && e.s.sk.state == ST_LISTEN;
 		}
 	}
 	if (!found)
 		return 0;
-	accepted_v6(&e.s, dif);
+	accepted_v6(nl, &e.s, dif);
 	*out = e.s;
 	return 1;
+}
+
+/* ---- other namespaces: netns_id ------------------------------------------------------------ */
+/* RTM_GETNSID on rtnl for the namespace attr (NETNSA_FD or NETNSA_NSID) names: its id in
+ * the caller's namespace (-1: none assigned), or -errno (-ENOENT: no such id). */
+static int32_t nsid_of(int rtnl, uint16_t attr, uint32_t val)
+{
+	struct {
+		struct nlmsghdr h;
+		struct rtgenmsg g;
+		uint8_t pad[3];
+		struct rtattr a;
+		uint32_t v;
+	} req;
+	char buf[1024];
+	ssize_t n;
+
+	memset(&req, 0, sizeof(req));
+	req.h.nlmsg_len = sizeof(req);
+	req.h.nlmsg_type = RTM_GETNSID;
+	req.h.nlmsg_flags = NLM_F_REQUEST;
+	req.g.rtgen_family = AF_UNSPEC;
+	req.a.rta_type = attr;
+	req.a.rta_len = RTA_LENGTH(sizeof(req.v));
+	req.v = val;
+	if (send(rtnl, &req, sizeof(req), 0) < 0)
+		return -errno;
+	do
+		n = recv(rtnl, buf, sizeof(buf), 0);
+	while (n < 0 && errno == EINTR);
+	for (const struct nlmsghdr *h = (const struct nlmsghdr *)buf; n > 0 && NLMSG_OK(h, (size_t)n);
+	     h = NLMSG_NEXT(h, n)) {
+		if (h->nlmsg_type == NLMSG_ERROR) {
+			const struct nlmsgerr *e = NLMSG_DATA(h);
+
+			return h->nlmsg_len >= NLMSG_LENGTH(sizeof(*e)) && e->error ? e->error : -EIO;
+		}
+		if (h->nlmsg_type == RTM_NEWNSID) {
+			int len = (int)h->nlmsg_len - (int)NLMSG_LENGTH(NLMSG_ALIGN(sizeof(struct rtgenmsg)));
+			const struct rtattr *a = (const struct rtattr *)((const char *)NLMSG_DATA(h) +
+							NLMSG_ALIGN(sizeof(struct rtgenmsg)));
+
+			for (; len > 0 && RTA_OK(a, len); a = RTA_NEXT(a, len))
+				if (a->rta_type == NETNSA_NSID && RTA_PAYLOAD(a) >= 4) {
+					int32_t id;
+
+					memcpy(&id, RTA_DATA(a), 4);
+					return id;
+				}
+			return -1;
+		}
+	}
+	return -EIO;
+}
+
+/* A namespace file of a task or a bind mount, opened when it is a namespace not seen yet
+ * (seen[]: their inodes) whose id here is id: the fd, else -1. */
+#define NS_SEEN 512
+static int try_ns(int rtnl, const char *path, int32_t id, uint64_t *seen, int *nseen)
+{
+	struct stat st;
+	int fd;
+
+	if (stat(path, &st))
+		return -1;
+	for (int i = 0; i < *nseen; i++)
+		if (seen[i] == (uint64_t)st.st_ino)
+			return -1;
+	if (*nseen < NS_SEEN)
+		seen[(*nseen)++] = (uint64_t)st.st_ino;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (nsid_of(rtnl, NETNSA_FD, (uint32_t)fd) == id)
+		return fd;
+	close(fd);
+	return -1;
+}
+
+/* The namespace whose id in the caller's namespace is id, found among what user space
+ * can reach: `ip netns` bind mounts under /run/netns and the namespaces of every task in
+ * /proc (this process's threads first).  An fd of it, or -1 (the kernel may still know a
+ * namespace only sockets or fds keep alive). */
+static int ns_by_id(int rtnl, int32_t id)
+{
+	static const char *const roots[] = { "/run/netns", "/proc/self/task", "/proc" };
+	static _Thread_local uint64_t seen[NS_SEEN];
+	int nseen = 0, fd = -1;
+
+	for (size_t r = 0; fd < 0 && r < sizeof(roots) / sizeof(roots[0]); r++) {
+		DIR *d = opendir(roots[r]);
+		struct dirent *de;
+
+		while (d && fd < 0 && (de = readdir(d))) {
+			char path[600]; /* a root, two names of up to 255 bytes and ns/net */
+
+			if (de->d_name[0] == '.')
+				continue;
+			if (r == 0) {
+				snprintf(path, sizeof(path), "%s/%s", roots[r], de->d_name);
+				fd = try_ns(rtnl, path, id, seen, &nseen);
+			} else if (r == 1) {
+				snprintf(path, sizeof(path), "%s/%s/ns/net", roots[r], de->d_name);
+				fd = try_ns(rtnl, path, id, seen, &nseen);
+			} else if (de->d_name[0] >= '0' && de->d_name[0] <= '9') {
+				/* every thread: one may have moved to another namespace */
+				char dir[300];
+				DIR *t;
+				struct dirent *te;
+
+				snprintf(dir, sizeof(dir), "/proc/%s/task", de->d_name);
+				t = opendir(dir);
+				while (t && fd < 0 && (te = readdir(t))) {
+					if (te->d_name[0] == '.')
+						continue;
+					snprintf(path, sizeof(path), "%s/%s/ns/net", dir, te->d_name);
+					fd = try_ns(rtnl, path, id, seen, &nseen);
+				}
+				if (t)
+					closedir(t);
+			}
+		}
+		if (d)
+			closedir(d);
+	}
+	return fd;
+}
+
+/* a sock_diag socket made in the namespace ns_fd: a thread enters it for the socket() */
+struct ns_socket {
+	int ns_fd, fd;
+};
+
+static void *ns_socket_thread(void *arg)
+{
+	struct ns_socket *n = arg;
+
+	n->fd = setns(n->ns_fd, CLONE_NEWNET)
+			? -1
+			: socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+	return NULL;
+}
+
+/* A sock_diag socket of the namespace netns_id names (get_net_ns_by_id(caller_net,
+ * id)), or -1 when there is none or user space cannot reach it. */
+static int diag_socket_of_nsid(int32_t id)
+{
+	int rtnl = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+	struct ns_socket n = { -1, -1 };
+	pthread_t th;
+
+	if (rtnl < 0)
+		return -1;
+	/* first whether the id is assigned at all: a quick NULL for most ids */
+	if (nsid_of(rtnl, NETNSA_NSID, (uint32_t)id) == id)
+		n.ns_fd = ns_by_id(rtnl, id);
+	close(rtnl);
+	if (n.ns_fd < 0)
+		return -1;
+	if (!pthread_create(&th, NULL, ns_socket_thread, &n))
+		pthread_join(th, NULL);
+	close(n.ns_fd);
+	return n.fd;
 }
 
 /* ---- the cache ---------------------------------------------------------------------------- */
@@ -426,13 +593,13 @@ static unsigned slot_of(const struct brt_sock_tuple *t, int dif, int full)
 	return h % ANSWER_SLOTS;
 }
 
-int brt_sock_table_lookup(const struct brt_sock_tuple *t, int dif, int full, int test_run,
-			  uint64_t *test_gen, struct brt_sock *out)
+int brt_sock_table_lookup(const struct brt_sock_tuple *t, int32_t nsid, int dif, int full,
+			  int test_run, uint64_t *test_gen, struct brt_sock *out)
 {
 	struct brt_sock_tuple key = *t;
 	struct answer *a;
 	uint64_t now = now_ns(), gen;
-	int found;
+	int found, nl;
 
 	if (t->family == AF_INET) /* only [0] of an IPv4 address counts */
 		memset(&key.saddr[1], 0, 12), memset(&key.daddr[1], 0, 12);
@@ -440,8 +607,9 @@ int brt_sock_table_lookup(const struct brt_sock_tuple *t, int dif, int full, int
 	if (test_run && !*test_gen)
 		*test_gen = ++cache.runs;
 	gen = test_run ? *test_gen : 0;
-	a = &cache.slot[slot_of(&key, dif, full)];
+	a = &cache.slot[slot_of(&key, dif ^ nsid << 8, full)];
 	if (a->used && !memcmp(&a->t, &key, sizeof(key)) && a->dif == dif && a->full == full &&
+	    a->nsid == nsid &&
 	    a->run_gen == gen && (gen || now - a->taken_ns < ANSWER_TTL_NS)) {
 		found = a->found;
 		if (found)
@@ -452,11 +620,16 @@ int brt_sock_table_lookup(const struct brt_sock_tuple *t, int dif, int full, int
 	pthread_mutex_unlock(&cache.lock);
 	/* asked without the lock: another thread's answer for the same slot may land first,
 	 * either is current */
-	found = ask(&key, dif, full, out);
+	nl = nsid < 0 ? socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_SOCK_DIAG)
+		      : diag_socket_of_nsid(nsid);
+	found = nl >= 0 && ask(nl, &key, dif, full, out);
+	if (nl >= 0)
+		close(nl);
 	pthread_mutex_lock(&cache.lock);
 	memset(a, 0, sizeof(*a));
 	a->t = key;
 	a->dif = dif;
+	a->nsid = nsid;
 	a->full = (uint8_t)full;
 	a->used = 1;
 	a->found = (uint8_t)found;

@@ -5,7 +5,8 @@
  * SO_REUSEPORT group of three), TCP connections (IPv4, IPv6, IPv4 to the dual-stack
  * listener: an IPv6 socket with v4-mapped ends; one left in TIME_WAIT) and UDP sockets
  * (IPv4, IPv6, connected v4 and v6, dual-stack, a wildcard and a specific one on the same
- * port, an SO_REUSEPORT pair).  Then one script on the kernel's bpf() and on
+ * port, an SO_REUSEPORT pair), and a second namespace with an id in the first (a thread
+ * stays in it) holding a TCP listener and a UDP socket, for the netns_id argument.  Then one script on the kernel's bpf() and on
  * bpfrt_bpf() (interpreter, checked engine, JIT) test-runs tc, XDP and cgroup_skb
  * programs that call bpf_sk_lookup_tcp, bpf_sk_lookup_udp or bpf_skc_lookup_tcp on a
  * tuple from a map (with the netns and flags arguments from there too) and, when a
@@ -20,7 +21,9 @@
 #endif
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <net/if.h>
+#include <pthread.h>
 #include <netinet/in.h>
 #include <sched.h>
 #include <stddef.h>
@@ -31,6 +34,8 @@
 #include <unistd.h>
 
 #include <linux/btf.h>
+#include <linux/net_namespace.h>
+#include <linux/rtnetlink.h>
 
 #include "bpfrt.h"
 #include "harness.h"
@@ -51,7 +56,7 @@ static uint32_t pflags; /* bpfrt's engine for this pass (0 on the kernel) */
 /* ---- the sockets -------------------------------------------------------------------------- */
 enum { S_L4, S_L6, S_DUAL, S_ANY4, S_V6ONLY, S_DEV, S_C4, S_A4, S_C6, S_A6, S_U4, S_U6,
        S_UCONN, S_UDUAL, S_UWILD, S_USPEC, S_CM, S_AM, S_UCONN6, S_RP1, S_RP2, S_RP3,
-       S_URP1, S_URP2, S_TW, N_SOCKS };
+       S_URP1, S_URP2, S_NS_L, S_NS_U, S_TW, N_SOCKS };
 static int socks[N_SOCKS];
 static uint16_t port[N_SOCKS]; /* local port, host order */
 
@@ -222,7 +227,8 @@ static int make_socks(void)
 		socks[S_TW] = -2; /* closed: no fd */
 	}
 	for (int i = 0; i < N_SOCKS; i++)
-		if (i != S_TW && (socks[i] < 0 || !(port[i] = local_port(socks[i]))))
+		if (i != S_TW && i != S_NS_L && i != S_NS_U &&
+		    (socks[i] < 0 || !(port[i] = local_port(socks[i]))))
 			return -1;
 	return 0;
 }
@@ -242,6 +248,89 @@ static int lo_up(void)
 	err = err || ioctl(fd, SIOCSIFFLAGS, &ifr);
 	close(fd);
 	return err ? -1 : 0;
+}
+
+/* A second namespace, which the first knows by id NSID (RTM_NEWNSID): a thread enters it,
+ * opens a TCP listener and a UDP socket there and stays (so user space can reach the
+ * namespace through /proc). */
+#define NSID 5
+static int ns_ready[2], ns_hold[2];
+static pid_t ns_tid;
+
+static void *ns_keeper(void *arg)
+{
+	char c = 0;
+
+	(void)arg;
+	ns_tid = gettid();
+	if (!unshare(CLONE_NEWNET) && !lo_up()) {
+		socks[S_NS_L] = sock_at(AF_INET, SOCK_STREAM, "127.0.0.1", 0, 0, 0);
+		socks[S_NS_U] = sock_at(AF_INET, SOCK_DGRAM, "127.0.0.1", 0, 0, 0);
+	}
+	if (write(ns_ready[1], &c, 1) != 1 || read(ns_hold[0], &c, 1) < 0)
+		return NULL;
+	return NULL;
+}
+
+/* RTM_NEWNSID: the keeper's namespace gets id NSID here; 0 or -1 */
+static int assign_nsid(void)
+{
+	struct {
+		struct nlmsghdr h;
+		struct rtgenmsg g;
+		uint8_t pad[3];
+		struct rtattr a1;
+		int32_t id;
+		struct rtattr a2;
+		uint32_t fd;
+	} req;
+	char path[64], buf[512];
+	int nl = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE), fd, err = -1;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/ns/net", (int)ns_tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (nl < 0 || fd < 0)
+		goto out;
+	memset(&req, 0, sizeof(req));
+	req.h.nlmsg_len = sizeof(req);
+	req.h.nlmsg_type = RTM_NEWNSID;
+	req.h.nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
+	req.g.rtgen_family = AF_UNSPEC;
+	req.a1.rta_type = NETNSA_NSID;
+	req.a1.rta_len = RTA_LENGTH(4);
+	req.id = NSID;
+	req.a2.rta_type = NETNSA_FD;
+	req.a2.rta_len = RTA_LENGTH(4);
+	req.fd = (uint32_t)fd;
+	if (send(nl, &req, sizeof(req), 0) < 0)
+		goto out;
+	n = recv(nl, buf, sizeof(buf), 0);
+	if (n >= (ssize_t)NLMSG_LENGTH(sizeof(struct nlmsgerr)) &&
+	    ((struct nlmsghdr *)buf)->nlmsg_type == NLMSG_ERROR &&
+	    !((struct nlmsgerr *)NLMSG_DATA((struct nlmsghdr *)buf))->error)
+		err = 0;
+out:
+	if (fd >= 0)
+		close(fd);
+	if (nl >= 0)
+		close(nl);
+	return err;
+}
+
+static int make_ns_socks(void)
+{
+	pthread_t th;
+	char c;
+
+	if (pipe(ns_ready) || pipe(ns_hold) || pthread_create(&th, NULL, ns_keeper, NULL))
+		return -1;
+	pthread_detach(th);
+	if (read(ns_ready[0], &c, 1) != 1 || socks[S_NS_L] <= 0 || socks[S_NS_U] <= 0)
+		return -1;
+	port[S_NS_L] = local_port(socks[S_NS_L]);
+	port[S_NS_U] = local_port(socks[S_NS_U]);
+	return assign_nsid();
 }
 
 /* ---- the programs ----------------------------------------------------------------------- */
@@ -461,6 +550,19 @@ static const struct lcase cases[] = {
 	  0x1ffffffffull, 0 },
 	{ "netns 0x7fffffff", TCP, AF_INET, "127.0.0.1", "127.0.0.1", 40000, PORT(S_L4), 0,
 	  0x7fffffffull, 0 },
+	/* the namespace with id NSID */
+	{ "netns id 5, its listener", TCP, AF_INET, "127.0.0.1", "127.0.0.1", 40000, PORT(S_NS_L),
+	  0, NSID, 0 },
+	{ "netns id 5, its udp socket", UDP, AF_INET, "127.0.0.1", "127.0.0.1", 40000,
+	  PORT(S_NS_U), 0, NSID, 0 },
+	{ "netns id 5, skc", SKC, AF_INET, "127.0.0.1", "127.0.0.1", 40000, PORT(S_NS_L), 0,
+	  NSID, 0 },
+	{ "netns id 5, a listener of this namespace", TCP, AF_INET, "127.0.0.1", "127.0.0.1",
+	  40000, PORT(S_L4), 0, NSID, 0 },
+	{ "netns id 6, unassigned", TCP, AF_INET, "127.0.0.1", "127.0.0.1", 40000, PORT(S_NS_L),
+	  0, 6, 0 },
+	{ "netns (1<<32)+5 (XDP: 5)", TCP, AF_INET, "127.0.0.1", "127.0.0.1", 40000,
+	  PORT(S_NS_L), 0, (1ull << 32) + NSID, 0 },
 	{ "flags 1", TCP, AF_INET, "127.0.0.1", "127.0.0.1", 40000, PORT(S_L4), 0, CUR, 1 },
 	{ "flags 1<<63", UDP, AF_INET, "127.0.0.1", "127.0.0.1", 40000, PORT(S_U4), 0, CUR,
 	  1ull << 63 },
@@ -532,6 +634,18 @@ static void run_case(sys_fn sys, struct transcript *t, const struct lcase *c, ui
 	say(t, "%s: err %d retval %u rec", name, err, a.test.retval);
 	if (elem(sys, BPF_MAP_LOOKUP_ELEM, maps[1], &k, rec, 0))
 		say(t, " error");
+	/* a connection's rx_queue_mapping is the receive queue the kernel recorded from its
+	 * packets, which differs from run to run even on loopback (-1 or 0x8000 for the same
+	 * accepted socket) and user space cannot see: compared for listeners and unconnected
+	 * UDP sockets only (known difference, docs/STATUS.md #15) */
+	if (rec[0] && rec[8 + 72] != 10 && rec[8 + 72] != 7)
+		memset(rec + 8 + 76, 0xee, 4);
+	/* an IPv4 timewait socket has no IPv6 addresses: the kernel reads whatever the
+	 * memory held (bpfrt: 0) */
+	if (rec[0] && rec[8 + 72] == 6 && rec[8 + 4] == AF_INET) {
+		memset(rec + 8 + 28, 0xee, 16);
+		memset(rec + 8 + 56, 0xee, 16);
+	}
 	for (size_t i = 0; i < REC_SIZE; i++)
 		say(t, "%s%02x", i % 4 ? "" : " ", rec[i]);
 	if (storage) {
@@ -601,6 +715,8 @@ int main(void)
 		T_SKIP("could not bring lo up");
 	if (make_socks())
 		T_SKIP("could not open the sockets (IPv6?)");
+	if (make_ns_socks())
+		T_SKIP("could not make a second namespace with an id");
 	pflags = 0;
 	script(kernel_bpf, &k);
 	for (size_t e = 0; e < sizeof(engines) / sizeof(engines[0]); e++) {
