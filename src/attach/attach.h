@@ -86,6 +86,8 @@ struct brt_pkt_result {
 	/* the entry's BPF_XDP_CPUMAP program, or with redirect_ifindex a devmap entry's
 	 * BPF_XDP_DEVMAP program (0: none) */
 	uint32_t redirect_prog_id;
+	uint64_t redirect_xsk;     /* REDIRECT to an xskmap entry: its socket's cookie, */
+	uint32_t redirect_xsk_dev; /* and its interface at the update (vm.h) */
 };
 /* -EINVAL with a message for a program type that does not run on packets. */
 int brt_pkt_prog_open(int prog_fd, struct brt_pkt_prog **out, char *err, size_t errlen);

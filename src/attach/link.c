@@ -15,7 +15,11 @@
  * which runs the entry's BPF_XDP_CPUMAP program, if any, and sends what it redirects to
  * an interface; what it passes would enter the kernel's stack on that CPU, which user
  * space cannot do.  The packet itself still reaches this host's stack (a capture cannot
- * take it away), and other actions (xskmap, drops) are only counted.
+ * take it away), and other actions (drops, broadcasts) are only counted.  A redirect to
+ * an xskmap entry cannot reach the socket's RX ring (user space cannot find the socket's
+ * UMEM: util/xsk_diag.c); it is counted as the kernel's generic XDP ends it: XDP_DROP
+ * when the socket is not bound to the receiving interface's queue 0 (or is closed),
+ * else a redirect.
  */
 #include <errno.h>
 #include <linux/if_ether.h>
@@ -27,12 +31,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "api/api.h"
 #include "api/link_rec.h"
 #include "attach/attach.h"
 #include "util/util.h"
+#include "vm/vm.h"
 
 #define OPTS_KNOWN                                                                         \
 	(offsetof(struct bpfrt_pkt_link_opts, bpfrt_pkt_link_opts__last) +                  \
@@ -42,6 +48,7 @@
  * which would cost more than a short program if made per packet. */
 #define STOP_EVERY 64
 
+#define XSK_RECHECK_MS 200 /* how long an AF_XDP socket's binding is taken as known */
 #define MAX_WORKERS 64  /* CPUs a link keeps cpumap workers for */
 #define WORKER_QUEUE 256 /* packets waiting for one (the kernel: the entry's qsize) */
 
@@ -81,6 +88,9 @@ struct iface_source {
 	unsigned dir;                     /* enum bpfrt_pkt_dir of the capture */
 	int tx_fd;                        /* packet socket redirects are sent on, or -1 */
 	struct entry_prog dev_prog;       /* the last devmap entry program run */
+	uint64_t xsk_cookie;              /* the last xskmap target: its socket, */
+	int xsk_ok;                       /* whether it would get the frame, */
+	int64_t xsk_checked;              /* when that was asked (ms) */
 	struct cpu_worker *workers[MAX_WORKERS]; /* started at a CPU's first packet */
 	struct bpfrt_pkt_link_stats st;   /* atomic fields */
 };
@@ -284,16 +294,51 @@ static void to_cpu(struct iface_source *s, const struct brt_pkt_result *res)
 	pthread_mutex_unlock(&w->lock);
 }
 
-/* What a redirect or XDP_TX does.  Not back out of the attached interface when the capture
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Would the kernel's xsk_rcv_check() take a frame of this interface (queue 0) for the
+ * AF_XDP socket of res?  Asked of sock_diag at most every XSK_RECHECK_MS; a kernel
+ * without AF_XDP diagnostics leaves the binding the map update saw (a socket bound
+ * somewhere counts as taking it; a closed one as gone). */
+static int xsk_takes(struct iface_source *s, const struct brt_pkt_result *res)
+{
+	int64_t now = now_ms();
+	uint32_t ifindex = 0, queue = 0;
+	int r;
+
+	if (res->redirect_xsk != s->xsk_cookie || now - s->xsk_checked >= XSK_RECHECK_MS) {
+		s->xsk_cookie = res->redirect_xsk;
+		s->xsk_checked = now;
+		r = brt_xsk_binding(res->redirect_xsk, &ifindex, &queue);
+		if (r == -EOPNOTSUPP)
+			s->xsk_ok = res->redirect_xsk_dev == s->ifindex ||
+				    res->redirect_xsk_dev == XSK_BOUND_SOMEWHERE;
+		else
+			s->xsk_ok = r == 1 && ifindex == s->ifindex && queue == 0;
+	}
+	return s->xsk_ok;
+}
+
+/* What a redirect or XDP_TX does; returns the action to count (a redirect the kernel
+ * would fail is its XDP_DROP).  Not back out of the attached interface when the capture
  * also sees sent packets: the program would see its own packet again (the kernel's hooks
  * never run twice on one packet). */
-static void deliver(struct iface_source *s, const struct brt_pkt_result *res)
+static enum bpfrt_pkt_action deliver(struct iface_source *s, const struct brt_pkt_result *res)
 {
+	if (res->redirect_xsk)
+		return xsk_takes(s, res) ? res->action : BPFRT_PKT_DROP;
 	if (res->redirect_cpu)
 		to_cpu(s, res);
 	else if (res->redirect_ifindex &&
 		 (res->redirect_ifindex != s->ifindex || s->dir == BPFRT_PKT_DIR_INGRESS))
 		send_redirect(&s->tx_fd, &s->dev_prog, s->ifindex, res);
+	return res->action;
 }
 
 static void iface_run(struct brt_link *link)
@@ -333,7 +378,7 @@ static void iface_run(struct brt_link *link)
 		} else {
 			if (res.verdict)
 				atomic_fetch_add(&link->nonzero, 1);
-			deliver(s, &res);
+			res.action = deliver(s, &res);
 		}
 		add(&s->st.actions[res.action], 1);
 		add(&s->st.bytes, pkt.wirelen);

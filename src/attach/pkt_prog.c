@@ -233,9 +233,13 @@ int brt_pkt_prog_run(struct brt_pkt_prog *p, const struct brt_pkt *pkt, uint32_t
 	res->redirect_ifindex = 0;
 	res->redirect_cpu = 0;
 	res->redirect_prog_id = 0;
+	res->redirect_xsk = 0;
+	res->redirect_xsk_dev = 0;
 	if (p->buf && res->action == BPFRT_PKT_REDIRECT && p->type == BPF_PROG_TYPE_XDP) {
 		res->redirect_cpu = p->pkt.redirect_cpu;
 		res->redirect_prog_id = p->pkt.redirect_prog_id;
+		res->redirect_xsk = p->pkt.redirect_xsk;
+		res->redirect_xsk_dev = p->pkt.redirect_xsk_dev;
 	}
 	/* bpf_redirect() and bpf_redirect_map() record their target in the run's packet
 	 * (zeroed above for each run); tc's BPF_F_INGRESS target is another interface's

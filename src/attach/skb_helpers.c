@@ -228,6 +228,7 @@ uint64_t brt_helper_redirect(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
 		p->redirect_ifindex = (uint32_t)r1;
 		p->redirect_cpu = 0; /* the last redirect of a run is its target */
 		p->redirect_prog_id = 0;
+		p->redirect_xsk = 0;
 		p->redirect_flags = r2;
 	}
 	return xdp ? XDP_REDIRECT : TC_ACT_REDIRECT;
@@ -297,6 +298,7 @@ uint64_t brt_helper_redirect_neigh(uint64_t r1, uint64_t r2, uint64_t r3, uint64
 		p->redirect_ifindex = (uint32_t)r1;
 		p->redirect_cpu = 0; /* the last redirect of a run is its target */
 		p->redirect_prog_id = 0;
+		p->redirect_xsk = 0;
 		p->redirect_flags = BRT_REDIRECT_NEIGH;
 	}
 	return TC_ACT_REDIRECT;
@@ -316,6 +318,7 @@ uint64_t brt_helper_redirect_peer(uint64_t r1, uint64_t r2, uint64_t r3, uint64_
 		p->redirect_ifindex = (uint32_t)r1;
 		p->redirect_cpu = 0; /* the last redirect of a run is its target */
 		p->redirect_prog_id = 0;
+		p->redirect_xsk = 0;
 		p->redirect_flags = 0;
 	}
 	return TC_ACT_REDIRECT;

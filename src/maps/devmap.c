@@ -13,8 +13,9 @@
  * xskmap: user space cannot bind an AF_XDP socket to this runtime, but the kernel takes
  * any AF_XDP socket (bound or not), so the map does too; the slot keeps the socket's
  * cookie (SO_COOKIE) to tell "the same socket again" apart, and the queue id a
- * program's lookup reads (0: the socket is bound to no queue this runtime knows of).  A
- * closed socket is not dropped from the map (the kernel drops it on release).
+ * program's lookup reads and where it was bound (both as at the update, from sock_diag,
+ * or without it only whether it was bound: a socket bound later reads as not bound).  A closed socket is not dropped from the map (the
+ * kernel drops it on release).
  *
  * bpf_redirect_map() returns what the kernel's returns in a test run: XDP_REDIRECT when
  * the key names an entry, else the action in the low bits of flags.  A devmap entry
@@ -36,6 +37,7 @@
 #include <unistd.h>
 
 #include "maps/maps.h"
+#include "util/util.h"
 #include "vm/vm.h"
 
 #ifndef AF_XDP
@@ -47,12 +49,40 @@
 
 /* One slot of devmap, cpumap and xskmap.  word: devmap ifindex | prog id << 32,
  * cpumap qsize | prog id << 32 (0: empty; the value layout is the low bytes), xskmap the
- * socket cookie.  aux: xskmap's queue id. */
+ * socket cookie.  aux: xskmap's queue id; dev: the interface the socket was bound to at
+ * the update (0: not bound, XSK_BOUND_SOMEWHERE: bound, which interface unknown). */
 struct slot {
 	_Atomic uint64_t word;
 	uint32_t aux;
-	uint32_t pad;
+	uint32_t dev;
 };
+
+#ifndef XDP_COPY
+#define XDP_COPY (1 << 1)
+#endif
+
+/* Where an AF_XDP socket is bound: its interface and queue when the kernel's sock_diag
+ * says (util/xsk_diag.c); else a bind() to no interface tells bound (-EBUSY: xsk_bind()
+ * checks the state before the interface) from not (-ENODEV, changing nothing). */
+static void xsk_where(int fd, uint64_t cookie, uint32_t *dev, uint32_t *queue)
+{
+	struct {
+		uint16_t family, flags;
+		uint32_t ifindex, queue_id, shared_umem_fd;
+	} probe = { AF_XDP, 0, 0, 0, 0 }; /* struct sockaddr_xdp */
+	uint32_t ifindex = 0;
+	int r = brt_xsk_binding(cookie, &ifindex, queue);
+
+	*dev = 0;
+	if (r == 1) {
+		*dev = ifindex;
+		return;
+	}
+	*queue = 0;
+	if (r == -EOPNOTSUPP && bind(fd, (struct sockaddr *)&probe, sizeof(probe)) &&
+	    errno != ENODEV)
+		*dev = XSK_BOUND_SOMEWHERE;
+}
 
 /* NR_CPUS of the running kernel (kernel_max is NR_CPUS - 1): cpumap's max_entries bound. */
 static uint32_t kernel_max_cpus(void)
@@ -235,6 +265,7 @@ static uint64_t socket_cookie(int fd, int *err)
 static int xskmap_update(struct brt_map *map, const void *key, const void *value,
 			 uint64_t flags)
 {
+	uint32_t dev = 0, queue = 0;
 	uint64_t cookie, old;
 	struct slot *s;
 	int32_t fd;
@@ -256,7 +287,10 @@ static int xskmap_update(struct brt_map *map, const void *key, const void *value
 		return -EEXIST;
 	if (!old && flags == BPF_EXIST)
 		return -ENOENT;
-	s->aux = 0;
+	/* the queue a program's lookup reads (struct bpf_xdp_sock): the socket's now */
+	xsk_where(fd, cookie, &dev, &queue);
+	s->aux = queue;
+	s->dev = dev;
 	atomic_store_explicit(&s->word, cookie, memory_order_release);
 	return 0;
 }
@@ -570,6 +604,15 @@ uint64_t brt_helper_redirect_map(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t
 		ctx->pkt->redirect_ifindex = (uint32_t)word;
 		ctx->pkt->redirect_flags = 0;
 		ctx->pkt->redirect_prog_id = (uint32_t)(word >> 32);
+		/* an xskmap entry: its socket, whose binding the attachment checks */
+		ctx->pkt->redirect_xsk = 0;
+		if (target && !(r3 & BPF_F_BROADCAST) && map->type == BPF_MAP_TYPE_XSKMAP) {
+			struct slot *s = (void *)((char *)target - offsetof(struct slot, aux));
+
+			ctx->pkt->redirect_xsk = atomic_load_explicit(&s->word,
+								      memory_order_acquire);
+			ctx->pkt->redirect_xsk_dev = s->dev;
+		}
 		/* a cpumap entry { qsize, program id }: the CPU's worker runs the program */
 		ctx->pkt->redirect_cpu = 0;
 		if (target && map->type == BPF_MAP_TYPE_CPUMAP) {

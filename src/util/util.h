@@ -143,6 +143,12 @@ static inline uint64_t brt_load(const void *p, unsigned size)
 	}
 }
 
+/* The binding of the AF_XDP socket with this cookie (SO_COOKIE) in this network
+ * namespace, from NETLINK_SOCK_DIAG (xsk_diag.c): 1 with its interface and queue when
+ * bound, 0 when not, -ENOENT when there is no such socket (closed), -EOPNOTSUPP when
+ * the kernel has no AF_XDP diagnostics, else -errno. */
+int brt_xsk_binding(uint64_t cookie, uint32_t *ifindex, uint32_t *queue);
+
 static inline void brt_store(void *p, unsigned size, uint64_t val)
 {
 	switch (size) {

@@ -91,7 +91,13 @@ struct brt_run_pkt {
 	uint8_t test_run;          /* BPF_PROG_TEST_RUN's packet (not a live one) */
 	uint64_t sock_gen;         /* test run: its socket lookups' answers, 0 before the
 				    * first (attach/sock_table.c) */
+	/* bpf_redirect_map() to an xskmap entry: its socket's cookie (0: none), and the
+	 * interface the socket was bound to at the map update (0: none, or
+	 * XSK_BOUND_SOMEWHERE) */
+	uint64_t redirect_xsk;
+	uint32_t redirect_xsk_dev;
 };
+#define XSK_BOUND_SOMEWHERE UINT32_MAX
 /* redirect_flags of bpf_redirect_neigh(): the kernel fills the link-layer header from its
  * neighbour table, so a live attachment does not send the packet as the program left it */
 #define BRT_REDIRECT_NEIGH (1ull << 63)
