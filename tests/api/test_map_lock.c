@@ -117,25 +117,39 @@ static const struct create_case {
 	{ "read-only for programs", BPF_MAP_TYPE_ARRAY, 4, 12, t_v, 4, BPF_F_RDONLY_PROG },
 };
 
+/* MAP_CREATE through sys of a map of 4 elements typed by btf: an int key, a value of type
+ * value_id; what sys returns */
+static int create_typed(sys_fn sys, uint32_t type, uint32_t key, uint32_t value, int btf,
+			uint32_t value_id, uint32_t flags)
+{
+	union bpf_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.map_type = type;
+	a.key_size = key;
+	a.value_size = value;
+	a.max_entries = 4;
+	a.map_flags = flags;
+	a.btf_fd = (uint32_t)btf;
+	a.btf_key_type_id = T_INT;
+	a.btf_value_type_id = value_id;
+	return sys(BPF_MAP_CREATE, &a, sizeof(a));
+}
+
+/* a map of struct v (type 4 of t_v's blob: int, bpf_spin_lock, int) */
+static int create_v(sys_fn sys, uint32_t type, int btf)
+{
+	return create_typed(sys, type, 4, 12, btf, 4, 0);
+}
+
 /* 1 for a map, else -errno (BTF_LOAD's errno - 1000 when the blob is refused) */
 static int create(sys_fn sys, const struct create_case *c)
 {
-	union bpf_attr a;
 	int fd, btf = load_btf(sys, c->t);
 
 	if (btf < 0)
 		return btf - 1000;
-
-	memset(&a, 0, sizeof(a));
-	a.map_type = c->type;
-	a.key_size = c->key;
-	a.value_size = c->value;
-	a.max_entries = 4;
-	a.map_flags = c->flags;
-	a.btf_fd = (uint32_t)btf;
-	a.btf_key_type_id = T_INT;
-	a.btf_value_type_id = c->value_id;
-	fd = sys(BPF_MAP_CREATE, &a, sizeof(a));
+	fd = create_typed(sys, c->type, c->key, c->value, btf, c->value_id, c->flags);
 	fd = fd < 0 ? -errno : (close(fd), 1);
 	close(btf);
 	return fd;
@@ -317,18 +331,9 @@ static int load_access(sys_fn sys, uint32_t type, const char *access, int *said)
 	char text[512], err[256], log[4096] = "";
 	struct bpf_insn *insns;
 	union bpf_attr a;
-	int btf = load_btf(sys, t_v), map, fd;
+	int btf = load_btf(sys, t_v), map = create_v(sys, BPF_MAP_TYPE_HASH, btf), fd;
 	size_t n;
 
-	memset(&a, 0, sizeof(a));
-	a.map_type = BPF_MAP_TYPE_HASH;
-	a.key_size = 4;
-	a.value_size = 12;
-	a.max_entries = 4;
-	a.btf_fd = (uint32_t)btf;
-	a.btf_key_type_id = T_INT;
-	a.btf_value_type_id = 4;
-	map = sys(BPF_MAP_CREATE, &a, sizeof(a));
 	snprintf(text, sizeof(text),
 		 "stw [%%r10-4], 0\nmov %%r2, %%r10\nadd %%r2, -4\nlddw %%r1, map_fd %d\n"
 		 "call 1\nmov %%r1, 1\njeq %%r0, 0, +1\n%s\nmov %%r0, 0\nexit\n", map, access);
@@ -432,19 +437,10 @@ static void stress(uint32_t type)
 	void *wf, *rt;
 	int btf = load_btf(sys_bpfrt, t_v), st;
 	uint32_t v[3] = { 0, 0, 0 };
-	union bpf_attr a;
 	pid_t pid;
 
 	T_CASE(type == BPF_MAP_TYPE_HASH ? "F_LOCK stress, hash" : "F_LOCK stress, array");
-	memset(&a, 0, sizeof(a));
-	a.map_type = type;
-	a.key_size = 4;
-	a.value_size = 12;
-	a.max_entries = 4;
-	a.btf_fd = (uint32_t)btf;
-	a.btf_key_type_id = T_INT;
-	a.btf_value_type_id = 4;
-	stress_fd = bpfrt_bpf(BPF_MAP_CREATE, &a, sizeof(a));
+	stress_fd = create_v(sys_bpfrt, type, btf);
 	T_ASSERT(stress_fd >= 0);
 	T_EQ_INT(0, rw(BPF_MAP_UPDATE_ELEM, v));
 	pid = fork();
@@ -522,20 +518,11 @@ static void stale_words(uint32_t type)
 	uint32_t key = 0, v[3] = { 1, 0, 1 }, word;
 	struct brt_map *map;
 	_Atomic uint32_t *lock;
-	union bpf_attr a;
 	double secs;
 	pid_t pid;
 
 	T_CASE(type == BPF_MAP_TYPE_HASH ? "stale lock words, hash" : "stale lock words, array");
-	memset(&a, 0, sizeof(a));
-	a.map_type = type;
-	a.key_size = 4;
-	a.value_size = 12;
-	a.max_entries = 4;
-	a.btf_fd = (uint32_t)btf;
-	a.btf_key_type_id = T_INT;
-	a.btf_value_type_id = 4;
-	stress_fd = bpfrt_bpf(BPF_MAP_CREATE, &a, sizeof(a));
+	stress_fd = create_v(sys_bpfrt, type, btf);
 	T_ASSERT(stress_fd >= 0 && !brt_map_from_fd(stress_fd, &map));
 	T_EQ_INT(0, rw(BPF_MAP_UPDATE_ELEM, v));
 	lock = (_Atomic uint32_t *)(void *)((char *)map->ops->lookup(map, &key) + 4);
