@@ -21,12 +21,6 @@
 #include "harness.h"
 #include "transcript.h"
 
-static int create(sys_fn sys, uint32_t type, uint32_t key, uint32_t value, uint32_t max,
-		  uint32_t flags)
-{
-	return create_map(sys, type, key, value, max, flags, 0);
-}
-
 #define CS BPF_MAP_TYPE_CGROUP_STORAGE
 #define PCS BPF_MAP_TYPE_PERCPU_CGROUP_STORAGE
 
@@ -75,7 +69,7 @@ static void elements(sys_fn sys, struct transcript *t)
 	uint32_t types[] = { CS, PCS };
 
 	for (size_t k = 0; k < 2; k++) {
-		int fd = create(sys, types[k], 16, 8, 0, 0);
+		int fd = create_map(sys, types[k], 16, 8, 0, 0, 0);
 
 		if (fd < 0)
 			continue;
@@ -144,8 +138,9 @@ static uint32_t bump(struct bpf_insn *p, uint32_t n, int fd, int32_t flags)
 
 static void programs(sys_fn sys, struct transcript *t)
 {
-	int cs = create(sys, CS, 16, 8, 0, 0), pcs = create(sys, PCS, 8, 8, 0, 0);
-	int cs2 = create(sys, CS, 16, 16, 0, 0), ro = create(sys, CS, 16, 8, 0, BPF_F_RDONLY_PROG);
+	int cs = create_map(sys, CS, 16, 8, 0, 0, 0), pcs = create_map(sys, PCS, 8, 8, 0, 0, 0);
+	int cs2 = create_map(sys, CS, 16, 16, 0, 0, 0);
+	int ro = create_map(sys, CS, 16, 8, 0, BPF_F_RDONLY_PROG, 0);
 	struct bpf_insn p[48];
 	uint32_t n;
 
@@ -286,7 +281,7 @@ int main(void)
 
 	if (geteuid() != 0)
 		T_SKIP("needs root for the kernel's bpf()");
-	probe = create(kernel_bpf, CS, 16, 8, 0, 0);
+	probe = create_map(kernel_bpf, CS, 16, 8, 0, 0, 0);
 	if (probe < 0)
 		T_SKIP("the kernel refuses a cgroup storage MAP_CREATE (%s)", strerror(-probe));
 	close(probe);

@@ -27,17 +27,11 @@
 #define AF_XDP 44
 #endif
 
-static int create(sys_fn sys, uint32_t type, uint32_t key, uint32_t value, uint32_t max,
-		  uint32_t flags)
-{
-	return create_map(sys, type, key, value, max, flags, 0);
-}
-
 /* MAP_CREATE's verdict (errno, or "ok" and the flags GET_INFO reports) */
 static void try_create(sys_fn sys, struct transcript *t, uint32_t type, uint32_t key,
 		       uint32_t value, uint32_t max, uint32_t flags)
 {
-	int fd = create(sys, type, key, value, max, flags);
+	int fd = create_map(sys, type, key, value, max, flags, 0);
 	struct bpf_map_info info;
 
 	say(t, "create type %u key %u value %u max %u flags %#x: ", type, key, value, max,
@@ -125,7 +119,7 @@ static void walk(struct script *s)
 
 static int open_map(struct script *s, uint32_t type, uint32_t value, uint32_t max)
 {
-	s->fd = create(s->sys, type, 4, value, max, 0);
+	s->fd = create_map(s->sys, type, 4, value, max, 0, 0);
 	s->value_size = value;
 	say(s->t, "map type %u value %u max %u: %s\n", type, value, max,
 	    s->fd >= 0 ? "ok" : "failed");
@@ -369,12 +363,12 @@ static void ld_map(struct bpf_insn *p, uint32_t *n, uint8_t reg, int fd)
 
 static void programs(sys_fn sys, struct transcript *t)
 {
-	int dev = create(sys, BPF_MAP_TYPE_DEVMAP, 4, 4, 4, 0);
-	int cpu = create(sys, BPF_MAP_TYPE_CPUMAP, 4, 4, 4, 0);
-	int xsk = create(sys, BPF_MAP_TYPE_XSKMAP, 4, 4, 4, 0);
-	int st = create(sys, BPF_MAP_TYPE_STACK_TRACE, 4, 32, 4, 0);
-	int cga = create(sys, BPF_MAP_TYPE_CGROUP_ARRAY, 4, 4, 4, 0);
-	int hash = create(sys, BPF_MAP_TYPE_HASH, 4, 4, 4, 0);
+	int dev = create_map(sys, BPF_MAP_TYPE_DEVMAP, 4, 4, 4, 0, 0);
+	int cpu = create_map(sys, BPF_MAP_TYPE_CPUMAP, 4, 4, 4, 0, 0);
+	int xsk = create_map(sys, BPF_MAP_TYPE_XSKMAP, 4, 4, 4, 0, 0);
+	int st = create_map(sys, BPF_MAP_TYPE_STACK_TRACE, 4, 32, 4, 0, 0);
+	int cga = create_map(sys, BPF_MAP_TYPE_CGROUP_ARRAY, 4, 4, 4, 0, 0);
+	int hash = create_map(sys, BPF_MAP_TYPE_HASH, 4, 4, 4, 0, 0);
 	uint32_t k0 = 0, lo[1] = { 1 }, q[1] = { 64 }, cg[1];
 	static const struct {
 		const char *what;
@@ -532,7 +526,7 @@ static void corners(sys_fn sys, struct transcript *t)
 	close(fd);
 
 	/* BPF_F_LOCK on maps without a bpf_spin_lock */
-	fd = create(sys, BPF_MAP_TYPE_HASH, 4, 4, 8, 0);
+	fd = create_map(sys, BPF_MAP_TYPE_HASH, 4, 4, 8, 0, 0);
 	batch(sys, t, "hash (empty) lookup_batch BPF_F_LOCK", BPF_MAP_LOOKUP_BATCH, fd, 4, 4, 8,
 	      BPF_F_LOCK, keys, values, NULL, tok);
 	key = 1;
@@ -546,7 +540,7 @@ static void corners(sys_fn sys, struct transcript *t)
 	batch(sys, t, "hash lookup_batch flags 8", BPF_MAP_LOOKUP_BATCH, fd, 4, 4, 8, 8, keys,
 	      values, NULL, tok);
 	close(fd);
-	fd = create(sys, BPF_MAP_TYPE_ARRAY, 4, 4, 8, 0);
+	fd = create_map(sys, BPF_MAP_TYPE_ARRAY, 4, 4, 8, 0, 0);
 	batch(sys, t, "array lookup_batch BPF_F_LOCK", BPF_MAP_LOOKUP_BATCH, fd, 4, 4, 8,
 	      BPF_F_LOCK, keys, values, NULL, tok);
 	batch(sys, t, "array update_batch BPF_F_LOCK", BPF_MAP_UPDATE_BATCH, fd, 4, 4, 1,
@@ -564,7 +558,7 @@ static void corners(sys_fn sys, struct transcript *t)
 		stride = (vs + 7) & ~7u;
 		if (ncpus * stride > sizeof(big))
 			break;
-		fd = create(sys, ty, 4, vs, 4, 0);
+		fd = create_map(sys, ty, 4, vs, 4, 0, 0);
 		for (uint32_t b = 0; b < ncpus * stride; b++)
 			big[b] = (unsigned char)(0x10 + b);
 		key = 0;
@@ -644,7 +638,7 @@ int main(void)
 
 	if (geteuid() != 0)
 		T_SKIP("needs root for the kernel's bpf()");
-	probe = create(kernel_bpf, BPF_MAP_TYPE_ARRAY, 4, 4, 1, 0);
+	probe = create_map(kernel_bpf, BPF_MAP_TYPE_ARRAY, 4, 4, 1, 0, 0);
 	if (probe < 0)
 		T_SKIP("the kernel refuses MAP_CREATE (%s)", strerror(-probe));
 	close(probe);

@@ -35,12 +35,6 @@
 #define SO_COOKIE 57
 #endif
 
-static int create(sys_fn sys, uint32_t type, uint32_t key, uint32_t value, uint32_t max,
-		  uint32_t flags)
-{
-	return create_map(sys, type, key, value, max, flags, 0);
-}
-
 #define SM BPF_MAP_TYPE_SOCKMAP
 #define SH BPF_MAP_TYPE_SOCKHASH
 
@@ -164,7 +158,7 @@ static void walk(sys_fn sys, struct transcript *t, const char *what, int fd, uin
 static void elements(sys_fn sys, struct transcript *t, uint32_t type, uint32_t ksize,
 		     uint32_t vsize, uint32_t max)
 {
-	int fd = create(sys, type, ksize, vsize, max, 0);
+	int fd = create_map(sys, type, ksize, vsize, max, 0, 0);
 	unsigned char key[16] = { 0 };
 	char what[64];
 	uint64_t v;
@@ -291,8 +285,8 @@ static void run_prog(sys_fn sys, struct transcript *t, const char *what, uint32_
 
 static void programs(sys_fn sys, struct transcript *t)
 {
-	int sm = create(sys, SM, 4, 8, 4, 0), sh = create(sys, SH, 4, 8, 4, 0);
-	int arr = create(sys, BPF_MAP_TYPE_ARRAY, 4, 8, 4, 0);
+	int sm = create_map(sys, SM, 4, 8, 4, 0, 0), sh = create_map(sys, SH, 4, 8, 4, 0, 0);
+	int arr = create_map(sys, BPF_MAP_TYPE_ARRAY, 4, 8, 4, 0, 0);
 
 	if (sm < 0 || sh < 0 || arr < 0) {
 		say(t, "programs: create %d %d %d\n", sm, sh, arr);
@@ -394,7 +388,7 @@ int main(void)
 
 	if (geteuid() != 0)
 		T_SKIP("needs root for the kernel side");
-	probe = create(kernel_bpf, SM, 4, 8, 1, 0);
+	probe = create_map(kernel_bpf, SM, 4, 8, 1, 0, 0);
 	if (probe < 0)
 		T_SKIP("the kernel refuses a sockmap (%s)", strerror(-probe));
 	close(probe);
