@@ -136,6 +136,17 @@ static uint32_t bump(struct bpf_insn *p, uint32_t n, int fd, int32_t flags)
 	return n;
 }
 
+/* after p[0..n): r0 = 1 when r0 was want, else 0, and exit; the new length */
+static uint32_t ret_eq(struct bpf_insn *p, uint32_t n, int32_t want)
+{
+	p[n++] = INSN(BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_1, BPF_REG_0, 0, 0);
+	p[n++] = INSN(BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_0, 0, 0, 0);
+	p[n++] = INSN(BPF_JMP | BPF_JNE | BPF_K, BPF_REG_1, 0, 1, want);
+	p[n++] = INSN(BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_0, 0, 0, 1);
+	p[n++] = INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0);
+	return n;
+}
+
 static void programs(sys_fn sys, struct transcript *t)
 {
 	int cs = create_map(sys, CS, 16, 8, 0, 0, 0), pcs = create_map(sys, PCS, 8, 8, 0, 0, 0);
@@ -150,26 +161,14 @@ static void programs(sys_fn sys, struct transcript *t)
 	}
 	/* r0 = 1 when the last repetition saw the count: each test run starts at 0 */
 	n = bump(p, 0, cs, 0);
-	p[n++] = INSN(BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_1, BPF_REG_0, 0, 0);
-	p[n++] = INSN(BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_0, 0, 0, 0);
-	p[n++] = INSN(BPF_JMP | BPF_JNE | BPF_K, BPF_REG_1, 0, 1, 1);
-	p[n++] = INSN(BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_0, 0, 0, 1);
-	p[n++] = INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0);
+	n = ret_eq(p, n, 1);
 	run_prog(sys, t, "shared, 1 repetition, count 1", BPF_PROG_TYPE_CGROUP_SKB, 1, p, n);
 	n = bump(p, 0, cs, 0);
-	p[n++] = INSN(BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_1, BPF_REG_0, 0, 0);
-	p[n++] = INSN(BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_0, 0, 0, 0);
-	p[n++] = INSN(BPF_JMP | BPF_JNE | BPF_K, BPF_REG_1, 0, 1, 5);
-	p[n++] = INSN(BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_0, 0, 0, 1);
-	p[n++] = INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0);
+	n = ret_eq(p, n, 5);
 	run_prog(sys, t, "shared, 5 repetitions, count 5", BPF_PROG_TYPE_CGROUP_SKB, 5, p, n);
 	run_prog(sys, t, "shared, 4 repetitions, count 5", BPF_PROG_TYPE_CGROUP_SKB, 4, p, n);
 	n = bump(p, 0, pcs, 0);
-	p[n++] = INSN(BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_1, BPF_REG_0, 0, 0);
-	p[n++] = INSN(BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_0, 0, 0, 0);
-	p[n++] = INSN(BPF_JMP | BPF_JNE | BPF_K, BPF_REG_1, 0, 1, 4);
-	p[n++] = INSN(BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_0, 0, 0, 1);
-	p[n++] = INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0);
+	n = ret_eq(p, n, 4);
 	run_prog(sys, t, "percpu, 4 repetitions, count 4", BPF_PROG_TYPE_CGROUP_SKB, 4, p, n);
 	/* both kinds in one program: 3 * shared + percpu */
 	n = bump(p, 0, cs, 0);
@@ -177,11 +176,7 @@ static void programs(sys_fn sys, struct transcript *t)
 	n = bump(p, n, pcs, 0);
 	p[n++] = INSN(BPF_ALU64 | BPF_MUL | BPF_K, BPF_REG_6, 0, 0, 3);
 	p[n++] = INSN(BPF_ALU64 | BPF_ADD | BPF_X, BPF_REG_0, BPF_REG_6, 0, 0);
-	p[n++] = INSN(BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_1, BPF_REG_0, 0, 0);
-	p[n++] = INSN(BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_0, 0, 0, 0);
-	p[n++] = INSN(BPF_JMP | BPF_JNE | BPF_K, BPF_REG_1, 0, 1, 8);
-	p[n++] = INSN(BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_0, 0, 0, 1);
-	p[n++] = INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0);
+	n = ret_eq(p, n, 8);
 	run_prog(sys, t, "shared and percpu, 2 repetitions, 3 * 2 + 2", BPF_PROG_TYPE_CGROUP_SKB, 2, p, n);
 	/* two shared storage maps */
 	n = bump(p, 0, cs, 0);
@@ -273,6 +268,7 @@ out:
 	close(cs2);
 	close(ro);
 }
+
 int main(void)
 {
 	static struct transcript kern, ours;
