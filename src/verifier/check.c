@@ -159,27 +159,6 @@ static int pop_stack(struct brt_env *env, int *prev, int *idx)
 	return 0;
 }
 
-static void print_insn(struct brt_env *env, int idx)
-{
-	char buf[128];
-
-	const struct bpf_insn *in = &env->insns[idx];
-
-	if (in->code == (BPF_JMP | BPF_CALL) && in->src_reg == BPF_PSEUDO_KFUNC_CALL) {
-		/* the kernel's disasm_kfunc_name(); id 0 falls back to func_id_str[0] */
-		const struct brt_btf *vml = brt_btf_vmlinux();
-		const char *name = in->imm && vml && !in->off ? brt_btf_name(vml, (uint32_t)in->imm)
-							      : "";
-
-		snprintf(buf, sizeof(buf), "(%02x) call %s#%d", in->code,
-			 name[0] ? name : in->imm ? "unknown" : "unspec", in->imm);
-	} else if (brt_disasm_insn(in, (size_t)(env->len - idx), BRT_DISASM_KERNEL, buf,
-				   sizeof(buf)) < 0) {
-		snprintf(buf, sizeof(buf), "(%02x) ?", in->code);
-	}
-	brt_vinfo(env, "%s\n", buf);
-}
-
 /* The kernel's verbose_linfo(): "; <line> @ <file>:<n>" when the line changes. */
 static void print_line(struct brt_env *env, int idx)
 {
@@ -412,7 +391,7 @@ static int do_check(struct brt_env *env, int start)
 			print_line(env, env->insn_idx);
 			env->prev_log_pos = env->log.end_pos;
 			brt_vinfo(env, "%d: ", env->insn_idx);
-			print_insn(env, env->insn_idx);
+			brt_print_insn(env, env->insn_idx);
 			env->prev_insn_print_pos = env->log.end_pos - env->prev_log_pos;
 			env->prev_log_pos = env->log.end_pos;
 		}
@@ -469,7 +448,7 @@ static void print_live_regs(struct brt_env *env)
 		else
 			brt_vinfo(env, "    ");
 		brt_vinfo(env, "%3d: %s ", i, regs);
-		print_insn(env, i);
+		brt_print_insn(env, i);
 	}
 }
 

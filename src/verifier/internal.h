@@ -496,6 +496,8 @@ const char *brt_reg_type_str(struct brt_env *env, uint32_t type);
 void brt_print_scratched(struct brt_env *env);
 void brt_print_state(struct brt_env *env, const struct brt_vstate *st, int frameno,
 		     int print_all);
+/* instruction idx as the kernel's log shows it ("(bf) r0 = r2", kfunc calls by name) */
+void brt_print_insn(struct brt_env *env, int idx);
 
 /* ---- prune.c: comparing states ------------------------------------------------------- */
 /* the stored state the current path last passed at insn_idx with the same call chain */

@@ -251,27 +251,6 @@ static void fmt_stack(char *buf, size_t sz, uint64_t mask)
 			n += (size_t)snprintf(buf + n, sz - n, "%s%d", n ? "," : "", -(i + 1) * 8);
 }
 
-static void print_insn(struct brt_env *env, int idx)
-{
-	char buf[128];
-
-	const struct bpf_insn *in = &env->insns[idx];
-
-	if (in->code == (BPF_JMP | BPF_CALL) && in->src_reg == BPF_PSEUDO_KFUNC_CALL) {
-		/* the kernel's disasm_kfunc_name(); id 0 falls back to func_id_str[0] */
-		const struct brt_btf *vml = brt_btf_vmlinux();
-		const char *name = in->imm && vml && !in->off ? brt_btf_name(vml, (uint32_t)in->imm)
-							      : "";
-
-		snprintf(buf, sizeof(buf), "(%02x) call %s#%d", in->code,
-			 name[0] ? name : in->imm ? "unknown" : "unspec", in->imm);
-	} else if (brt_disasm_insn(in, (size_t)(env->len - idx), BRT_DISASM_KERNEL, buf,
-				   sizeof(buf)) < 0) {
-		snprintf(buf, sizeof(buf), "(%02x) ?", in->code);
-	}
-	brt_vinfo(env, "%s\n", buf);
-}
-
 static int is_pseudo_call(const struct bpf_insn *insn)
 {
 	return insn->code == (BPF_JMP | BPF_CALL) && insn->src_reg == BPF_PSEUDO_CALL;
@@ -293,7 +272,7 @@ static int backtrack_insn(struct brt_env *env, int idx, int subseq, const struct
 		fmt_regs(r, sizeof(r), *regs);
 		fmt_stack(s, sizeof(s), env->bt_stack[fr]);
 		brt_vinfo(env, "mark_precise: frame%d: regs=%s stack=%s before %d: ", fr, r, s, idx);
-		print_insn(env, idx);
+		brt_print_insn(env, idx);
 	}
 	err = bt_sync_linked(env, h);
 	if (err)

@@ -1,6 +1,8 @@
 /* print.c - the abstract state in the kernel's log notation: register types
  * ("map_value_or_null"), scalar ranges ("scalar(smin=0,smax=255,var_off=(0x0; 0xff))"),
- * and stack slots ("fp-8=mmmmmmmm"), as print_verifier_state() writes them.
+ * and stack slots ("fp-8=mmmmmmmm"), as print_verifier_state() writes them, and the
+ * instructions of the trace ("(bf) r0 = r2"), which the walk and precision backtracking
+ * both print.
  */
 #include <stdio.h>
 #include <string.h>
@@ -261,4 +263,24 @@ void brt_print_state(struct brt_env *env, const struct brt_vstate *st, int frame
 	if (f->in_async_cb)
 		brt_vinfo(env, " async_cb");
 	brt_vinfo(env, "\n");
+}
+
+void brt_print_insn(struct brt_env *env, int idx)
+{
+	const struct bpf_insn *in = &env->insns[idx];
+	char buf[128];
+
+	if (in->code == (BPF_JMP | BPF_CALL) && in->src_reg == BPF_PSEUDO_KFUNC_CALL) {
+		/* the kernel's disasm_kfunc_name(); id 0 falls back to func_id_str[0] */
+		const struct brt_btf *vml = brt_btf_vmlinux();
+		const char *name = in->imm && vml && !in->off ? brt_btf_name(vml, (uint32_t)in->imm)
+							      : "";
+
+		snprintf(buf, sizeof(buf), "(%02x) call %s#%d", in->code,
+			 name[0] ? name : in->imm ? "unknown" : "unspec", in->imm);
+	} else if (brt_disasm_insn(in, (size_t)(env->len - idx), BRT_DISASM_KERNEL, buf,
+				   sizeof(buf)) < 0) {
+		snprintf(buf, sizeof(buf), "(%02x) ?", in->code);
+	}
+	brt_vinfo(env, "%s\n", buf);
 }
