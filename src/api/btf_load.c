@@ -137,18 +137,15 @@ static int find_spin_lock(const struct brt_btf *btf, uint32_t id, uint32_t base,
 static int kernel_rules(const struct brt_btf *btf, char *err, size_t errlen)
 {
 	uint32_t seen = 0;
-	int lock;
+	int lock, ret = brt_btf_meta_rules(btf, err, errlen); /* the kernel's first pass */
 
+	if (ret)
+		return ret;
 	for (uint32_t id = 1; id < btf->ntypes; id++) {
 		const struct btf_type *t = brt_btf_type(btf, id);
 		unsigned int kind = BTF_INFO_KIND(t->info);
 		const struct btf_type *to = brt_btf_type(btf, t->type);
 
-		if (kind == BTF_KIND_VAR && (!t->type || !to)) {
-			snprintf(err, errlen, "[%u] VAR %s type_id=%u Invalid type_id", id,
-				 brt_btf_name(btf, id), t->type);
-			return -EINVAL;
-		}
 		if (kind == BTF_KIND_FUNC && (!to || BTF_INFO_KIND(to->info) != BTF_KIND_FUNC_PROTO)) {
 			snprintf(err, errlen, "[%u] FUNC %s type_id=%u Invalid type_id", id,
 				 brt_btf_name(btf, id), t->type);

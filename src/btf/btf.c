@@ -353,6 +353,7 @@ void brt_btf_free(struct brt_btf *btf)
 	free(btf->types);
 	free(btf->type_data);
 	free(btf->kernel_types);
+	free(btf->kernel_strs);
 	free(btf->strs);
 	free(btf);
 }
@@ -637,19 +638,22 @@ void brt_btf_ext_free(struct brt_btf_ext *ext)
 int brt_btf_raw(const struct brt_btf *btf, void **out, size_t *len)
 {
 	struct btf_header h = { .magic = BTF_MAGIC, .version = BTF_VERSION, .hdr_len = sizeof(h) };
-	uint32_t type_len = btf->type_len;
+	uint32_t type_len = btf->kernel_types && btf->kernel_type_len ? btf->kernel_type_len
+								      : btf->type_len;
+	const char *strs = btf->kernel_strs ? btf->kernel_strs : btf->strs;
+	uint32_t str_len = btf->kernel_strs ? btf->kernel_str_len : btf->str_len;
 	uint8_t *raw;
 
 	h.type_len = type_len;
 	h.str_off = type_len;
-	h.str_len = btf->str_len;
-	raw = malloc(sizeof(h) + type_len + btf->str_len);
+	h.str_len = str_len;
+	raw = malloc(sizeof(h) + type_len + str_len);
 	if (!raw)
 		return -ENOMEM;
 	memcpy(raw, &h, sizeof(h));
 	memcpy(raw + sizeof(h), btf->kernel_types ? btf->kernel_types : btf->type_data, type_len);
-	memcpy(raw + sizeof(h) + type_len, btf->strs, btf->str_len);
+	memcpy(raw + sizeof(h) + type_len, strs, str_len);
 	*out = raw;
-	*len = sizeof(h) + type_len + btf->str_len;
+	*len = sizeof(h) + type_len + str_len;
 	return 0;
 }

@@ -17,6 +17,10 @@ struct brt_btf {
 	uint8_t *type_data;            /* private, aligned copy of the type records */
 	uint32_t type_len;             /* bytes in type_data */
 	uint8_t *kernel_types;         /* type_data with DATASEC fixups for the kernel, or NULL */
+	uint32_t kernel_type_len;      /* its bytes: type_len, or more with types the loader
+					* added (libbpf's dummy_ksym variable); 0 = type_len */
+	char *kernel_strs;             /* strs with the added types' names, or NULL */
+	uint32_t kernel_str_len;
 	char *strs;                    /* private copy of the string section */
 	uint32_t str_len;              /* bytes in strs (NUL-terminated) */
 	uint32_t types_file_off;       /* where the type records start in the section */
@@ -76,6 +80,10 @@ const char *brt_btf_kind_name(unsigned int kind);
 uint32_t brt_btf_skip_mods(const struct brt_btf *btf, uint32_t id);
 /* Size in bytes of a type (arrays multiplied out).  -EINVAL for sizeless kinds, -ELOOP. */
 int brt_btf_resolve_size(const struct brt_btf *btf, uint32_t id, uint64_t *size);
+/* The kernel's per-record BTF rules the reader leaves to BPF_BTF_LOAD (btf/meta.c): FUNC
+ * and VAR linkage (no externs), DATASEC sizes and offsets.  0, or -EINVAL with the
+ * kernel's log line in err. */
+int brt_btf_meta_rules(const struct brt_btf *btf, char *err, size_t errlen);
 /* First type of that kind and name, or -ENOENT. */
 int brt_btf_find(const struct brt_btf *btf, const char *name, unsigned int kind);
 /* Read the func_info, line_info and CO-RE relocation parts of .BTF.ext; strings point into

@@ -739,8 +739,8 @@ static int sym_weak(const struct brt_elf_ctx *ctx, const char *name)
  * section size) 0, so the loader lays them out, as libbpf does, each at its size's
  * alignment (at most 8) in DATASEC order.  *size the variable's bytes; returns its
  * offset, or the whole section's size for i == vlen; -1 for a variable with no size. */
-static int64_t kconfig_off(const struct brt_btf *btf, const struct btf_type *t, uint32_t i,
-			   uint32_t *size)
+int64_t brt_elf_kconfig_off(const struct brt_btf *btf, const struct btf_type *t, uint32_t i,
+			    uint32_t *size)
 {
 	const struct btf_var_secinfo *vsi = (const struct btf_var_secinfo *)(t + 1);
 	uint64_t off = 0, sz = 0;
@@ -783,7 +783,7 @@ static int kconfig_map(struct brt_elf_ctx *ctx)
 	m->key_size = 4;
 	{
 		uint32_t sz;
-		int64_t total = kconfig_off(btf, t, BTF_INFO_VLEN(t->info), &sz);
+		int64_t total = brt_elf_kconfig_off(btf, t, BTF_INFO_VLEN(t->info), &sz);
 
 		if (total < 0)
 			return brt_elf_fail(ctx, -EINVAL, 0, 0, "a .kconfig extern has no size");
@@ -799,7 +799,7 @@ static int kconfig_map(struct brt_elf_ctx *ctx)
 		const char *name = brt_btf_name(btf, vsi[i].type);
 		uint64_t v = 0;
 		uint32_t sz;
-		int64_t off = kconfig_off(btf, t, i, &sz);
+		int64_t off = brt_elf_kconfig_off(btf, t, i, &sz);
 
 		const char *val = NULL;
 		char why[128];
@@ -848,7 +848,7 @@ int brt_elf_kconfig_at(const struct brt_elf_ctx *ctx, const char *name, uint32_t
 		if (strcmp(brt_btf_name(btf, vsi[i].type), name))
 			continue;
 		uint32_t sz;
-		int64_t o = kconfig_off(btf, t, i, &sz);
+		int64_t o = brt_elf_kconfig_off(btf, t, i, &sz);
 
 		for (size_t k = 0; o >= 0 && k < ctx->obj->nmaps; k++)
 			if (ctx->obj->maps[k].sec_idx == 0 && ctx->obj->maps[k].name &&

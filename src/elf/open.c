@@ -464,7 +464,7 @@ static int fixup_datasecs(struct brt_elf_ctx *ctx)
 		}
 	}
 	hidden_funcs_static(ctx);
-	return 0;
+	return brt_elf_btf_externs(ctx);
 }
 
 static int cmp_func(const void *a, const void *b)

@@ -105,6 +105,12 @@ int brt_elf_kconfig_get(const char *name, const char **value);
 int brt_elf_kconfig_store(enum brt_kcfg_type type, int is_signed, const char *value, void *dst,
 			  uint32_t sz, char *why, size_t whylen);
 int brt_elf_kconfig_at(const struct brt_elf_ctx *ctx, const char *name, uint32_t *off);
+/* Where variable i of the .kconfig DATASEC t lies in the .kconfig map bpfrt lays out
+ * (maps_sec.c), *size its bytes; the whole size for i == vlen; -1 for a sizeless one. */
+int64_t brt_elf_kconfig_off(const struct brt_btf *btf, const struct btf_type *t, uint32_t i,
+			    uint32_t *size);
+/* The object's BTF for the kernel with libbpf's extern rewrites (btf_externs.c). */
+int brt_elf_btf_externs(struct brt_elf_ctx *ctx);
 /* Index of the map defined at (sec, off) - any offset for global data - or -1. */
 int brt_elf_map_at(const struct brt_elf_ctx *ctx, uint32_t sec, uint64_t off);
 /* Link every program: copy, apply relocations, append subprograms (reloc.c). */

@@ -3,6 +3,7 @@
  * refused with the same errno by bpfrt_bpf() and, as root, by bpf(2); a program loaded
  * with line info must show its source lines in bpfrt's verifier log as in the kernel's. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -110,6 +111,109 @@ static void make_case(int c, struct blob *bl)
 		h->str_len -= 1; /* drops the terminating NUL */
 	else if (c == BAD_FLAGS)
 		h->flags = 1;
+}
+
+/* The kernel's first-pass rules on FUNC and VAR linkage and on DATASECs (btf/meta.c),
+ * which clang's output breaks until a loader rewrites its externs: [1] int, [2] proto,
+ * [3] FUNC f, then per case a VAR x of int ([4]) and a DATASEC "a.c" ([5]). */
+struct meta_case {
+	const char *name;
+	uint32_t func_info;  /* [3]'s info word */
+	int var;             /* add [4] VAR x */
+	uint32_t linkage;    /* its linkage */
+	int sec;             /* add [5] DATASEC of size sec_size with members below */
+	uint32_t sec_size;
+	uint32_t nvs;
+	uint32_t vs[2][2];   /* offset, size of members (each VAR x) */
+	int err;             /* bpfrt's and the kernel's errno */
+	const char *line;    /* the log's last line */
+};
+
+#define FUNC_INFO(linkage) INFO(BTF_KIND_FUNC, linkage)
+static const struct meta_case meta_cases[] = {
+	{ "static FUNC", FUNC_INFO(BTF_FUNC_STATIC), 0, 0, 0, 0, 0, { { 0 } }, 0, NULL },
+	{ "extern FUNC", FUNC_INFO(BTF_FUNC_EXTERN), 0, 0, 0, 0, 0, { { 0 } }, -EINVAL,
+	  "[3] FUNC f type_id=2 Invalid func linkage" },
+	{ "FUNC with kind_flag", FUNC_INFO(BTF_FUNC_GLOBAL) | 1u << 31, 0, 0, 0, 0, 0, { { 0 } },
+	  -EINVAL, "[3] FUNC f type_id=2 Invalid btf_info kind_flag" },
+	{ "allocated VAR", FUNC_INFO(1), 1, BTF_VAR_GLOBAL_ALLOCATED, 0, 0, 0, { { 0 } }, 0, NULL },
+	{ "extern VAR", FUNC_INFO(1), 1, BTF_VAR_GLOBAL_EXTERN, 0, 0, 0, { { 0 } }, -EINVAL,
+	  "[4] VAR x type_id=1 linkage=2 Linkage not supported" },
+	{ "DATASEC", FUNC_INFO(1), 1, 1, 1, 8, 1, { { 4, 4 } }, 0, NULL },
+	{ "DATASEC of size 0", FUNC_INFO(1), 1, 1, 1, 0, 1, { { 0, 4 } }, -EINVAL,
+	  "[5] DATASEC a.c size=0 vlen=1 size == 0" },
+	{ "DATASEC members overlapping", FUNC_INFO(1), 1, 1, 1, 8, 2, { { 0, 4 }, { 2, 4 } },
+	  -EINVAL, "\t type_id=4 offset=2 size=4 Invalid offset" },
+	{ "DATASEC member past the end", FUNC_INFO(1), 1, 1, 1, 8, 1, { { 6, 4 } }, -EINVAL,
+	  "\t type_id=4 offset=6 size=4 Invalid offset+size" },
+};
+
+static void make_meta(const struct meta_case *m, struct blob *bl)
+{
+	uint32_t t[32], n = sizeof(good) / 4;
+
+	memcpy(t, good, sizeof(good));
+	t[8] = m->func_info;
+	if (m->var) {
+		const uint32_t var[] = { S_X, INFO(BTF_KIND_VAR, 0), 1, m->linkage };
+
+		memcpy(t + n, var, sizeof(var));
+		n += 4;
+	}
+	if (m->sec) {
+		t[n++] = S_FILE;
+		t[n++] = INFO(BTF_KIND_DATASEC, m->nvs);
+		t[n++] = m->sec_size;
+		for (uint32_t i = 0; i < m->nvs; i++) {
+			t[n++] = 4;
+			t[n++] = m->vs[i][0];
+			t[n++] = m->vs[i][1];
+		}
+	}
+	build(bl, t, n, sizeof(strs));
+}
+
+/* The log's last line. */
+static void last_line(const char *log, char *out, size_t cap)
+{
+	size_t len = strlen(log);
+	const char *s;
+
+	while (len && log[len - 1] == '\n')
+		len--;
+	s = log + len;
+	while (s > log && s[-1] != '\n')
+		s--;
+	snprintf(out, cap, "%.*s", (int)(log + len - s), s);
+}
+
+static int btf_load(sys_fn sys, const struct blob *bl, char *log, uint32_t log_size);
+static int errno_of(int fd);
+
+static void meta_rules(int kernel)
+{
+	static char log[65536];
+	char line[256];
+	struct blob bl;
+
+	for (size_t i = 0; i < sizeof(meta_cases) / sizeof(meta_cases[0]); i++) {
+		const struct meta_case *m = &meta_cases[i];
+
+		T_CASE(m->name);
+		make_meta(m, &bl);
+		log[0] = 0;
+		T_EQ_INT(m->err, errno_of(btf_load(bpfrt_bpf, &bl, log, sizeof(log))));
+		last_line(log, line, sizeof(line));
+		if (m->line)
+			T_EQ_STR(m->line, line);
+		if (!kernel)
+			continue;
+		log[0] = 0;
+		T_EQ_INT(m->err, errno_of(btf_load(kernel_bpf, &bl, log, sizeof(log))));
+		last_line(log, line, sizeof(line));
+		if (m->line)
+			T_EQ_STR(m->line, line);
+	}
 }
 
 static int btf_load(sys_fn sys, const struct blob *bl, char *log, uint32_t log_size)
@@ -225,6 +329,7 @@ int main(void)
 			T_EQ_INT(theirs[c], ours[c]);
 		}
 	}
+	meta_rules(kernel);
 	T_CASE("btf_size over 16 MiB");
 	{
 		union bpf_attr a;

@@ -293,7 +293,7 @@ struct bpfrt_object *b_load(const char *path, struct result *r, const char *name
 {
 	struct bpfrt_object_open_opts o = { .sz = sizeof(o), .kernel = kernel,
 					    .pin_root_path = kernel ? kpin : NULL,
-					    .log_level = kernel ? 0 : logdir ? 4 | 2 : 4 };
+					    .log_level = kernel ? (logdir ? 2 : 0) : logdir ? 4 | 2 : 4 };
 	struct bpfrt_object *obj;
 	struct bpfrt_program *p, *me = NULL;
 	enum verdict *v = kernel ? &r->kernel : &r->bpfrt;
@@ -333,8 +333,8 @@ struct bpfrt_object *b_load(const char *path, struct result *r, const char *name
 	}
 	int lerr = bpfrt_object_load(obj);
 
-	if (!kernel && logdir)
-		save_log(r->key, "bpfrt", bpfrt_object_log(obj));
+	if (logdir) /* -l: the kernel's log too when this loader is its side */
+		save_log(r->key, kernel ? "kernel" : "bpfrt", bpfrt_object_log(obj));
 
 	if (!kernel && bpfrt_object_log(obj)) {
 		const char *vt = strstr(bpfrt_object_log(obj), "verification time ");

@@ -59,6 +59,7 @@ static const struct run_case run_cases[] = {
 	{ "loop_stop", "loop_nested", { 204, 204 } },
 	{ "for_each", "each_array", { 24640, 24644 } },
 	{ "for_each", "each_hash", { 2236600, 2236600 } },
+	{ "extern_btf", "externs", { 7, 7 } }, /* its BTF loads: see prog_btf_id() */
 };
 
 typedef int (*test_bpf_fn)(int cmd, union bpf_attr *attr, unsigned int size);
@@ -87,6 +88,22 @@ static inline int test_run_once(test_bpf_fn sys, int fd, uint32_t *retval)
 		return -errno;
 	*retval = attr.test.retval;
 	return 0;
+}
+
+/* The btf_id of a loaded program's info (0: loaded without BTF), or -errno. */
+static inline int64_t test_prog_btf_id(test_bpf_fn sys, int fd)
+{
+	struct bpf_prog_info info;
+	union bpf_attr attr;
+
+	memset(&info, 0, sizeof(info));
+	memset(&attr, 0, sizeof(attr));
+	attr.info.bpf_fd = (uint32_t)fd;
+	attr.info.info_len = sizeof(info);
+	attr.info.info = (uint64_t)(uintptr_t)&info;
+	if (sys(BPF_OBJ_GET_INFO_BY_FD, &attr, sizeof(attr)))
+		return -errno;
+	return info.btf_id;
 }
 
 /* Open file, load only `prog`, run it twice.  Returns 0, or -errno of the failing step

@@ -34,6 +34,7 @@ int main(void)
 		uint32_t k[2] = { 0xdead, 0xdead }, u[2] = { 0xbeef, 0xbeef };
 		const char *kstep, *ustep;
 		int kret, uret;
+		int64_t kbtf;
 
 		/* The pinned map would land in /sys/fs/bpf: not this test's business. */
 		if (!strcmp(c->file, "pinned_map"))
@@ -52,10 +53,19 @@ int main(void)
 		}
 		T_EQ_INT(c->retval[0], k[0]);
 		T_EQ_INT(c->retval[1], k[1]);
+		/* the program went with its object's BTF (clang -g) or without it on both
+		 * sides (static_prog's BTF is refused by both); extern_btf's only loads after
+		 * the loader's rewrite of .ksyms and .kconfig */
+		kbtf = test_prog_btf_id(test_kernel_bpf,
+					bpfrt_program_fd(bpfrt_object_find_program_by_name(kobj, c->prog)));
+		if (!strcmp(c->file, "extern_btf"))
+			T_ASSERT(kbtf > 0);
 		uret = test_load_run(corpus_path(c->file), c->prog, 0, u, &ustep, &uobj);
 		if (!uret) {
 			T_EQ_INT(k[0], u[0]);
 			T_EQ_INT(k[1], u[1]);
+			T_EQ_INT(kbtf > 0, test_prog_btf_id(bpfrt_bpf, bpfrt_program_fd(
+				bpfrt_object_find_program_by_name(uobj, c->prog))) > 0);
 		} else if (!c->bpfrt_gap) {
 			T_FAIL("bpfrt: %s: %s", ustep, strerror(-uret));
 		}

@@ -88,11 +88,14 @@ static void dump_extra(const struct brt_btf *btf, const struct btf_type *t)
 				printf("\t'%s' val=%" PRIu64 "\n", name_or_anon(btf, e.name_off), v);
 		} else if (kind == BTF_KIND_DATASEC) {
 			struct btf_var_secinfo v;
+			const struct btf_type *vt;
 
 			memcpy(&v, (const char *)x + i * sizeof(v), sizeof(v));
-			printf("\ttype_id=%u offset=%u size=%u (VAR '%s')\n", v.type, v.offset,
-			       v.size, name_or_anon(btf, brt_btf_type(btf, v.type) ?
-							    brt_btf_type(btf, v.type)->name_off : 0));
+			vt = brt_btf_type(btf, v.type);
+			/* the member's own kind: a __ksym function sits in .ksyms as a FUNC */
+			printf("\ttype_id=%u offset=%u size=%u (%s '%s')\n", v.type, v.offset,
+			       v.size, brt_btf_kind_name(vt ? BTF_INFO_KIND(vt->info) : 0),
+			       name_or_anon(btf, vt ? vt->name_off : 0));
 		}
 	}
 }
