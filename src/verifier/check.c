@@ -267,14 +267,18 @@ static int do_jmp(struct brt_env *env, const struct bpf_insn *insn, int *do_prin
 			return -EINVAL;
 		}
 		/* inside a bpf_spin_lock region only bpf_spin_unlock and bpf-to-bpf calls */
-		if (env->cur->lock_map && insn->src_reg == 0 && insn->imm != BPF_FUNC_spin_unlock) {
+		if (env->cur->lock_map && ((insn->src_reg == 0 && insn->imm != BPF_FUNC_spin_unlock) ||
+					   brt_is_throw_call(insn))) {
 			brt_verr(env, "function calls are not allowed while holding a lock\n");
 			return -EINVAL;
 		}
 		if (insn->src_reg == BPF_PSEUDO_CALL)
 			return brt_check_func_call(env, insn, &env->insn_idx);
-		if (insn->src_reg == BPF_PSEUDO_KFUNC_CALL)
-			return brt_check_kfunc_call(env, insn, env->insn_idx);
+		if (insn->src_reg == BPF_PSEUDO_KFUNC_CALL) {
+			int err = brt_check_kfunc_call(env, insn, env->insn_idx);
+
+			return err || !brt_is_throw_call(insn) ? err : brt_throw_exit(env);
+		}
 		return brt_check_helper_call(env, insn, env->insn_idx);
 	}
 	if (op == BPF_JA) {
@@ -590,6 +594,8 @@ static int run_passes(struct brt_env *env)
 				      "pass\n");
 			err = -EINVAL;
 		}
+	if (!err)
+		err = brt_refuse_throw(env);
 	/* do_misc_fixups(): a function with a may_goto the walk reached (the kernel drops
 	 * dead code and `may_goto +0` first) gets the counter's hidden slots, which the
 	 * kernel's stack depth counts: 16 bytes on x86-64 (count and timestamp) */

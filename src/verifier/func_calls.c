@@ -119,7 +119,8 @@ int brt_prepare_func_exit(struct brt_env *env, int *insn_idx)
 	return 0;
 }
 
-static int stack_visit(struct brt_env *env, int idx, int frame, int depth)
+/* in_cb: idx runs as a callback or is called from one (bpf_throw may not be there) */
+static int stack_visit(struct brt_env *env, int idx, int frame, int depth, int in_cb)
 {
 	int sd = env->subprogs[idx].stack_depth, start = env->subprogs[idx].start;
 	int end = env->subprogs[idx + 1].start, err;
@@ -144,6 +145,8 @@ static int stack_visit(struct brt_env *env, int idx, int frame, int depth)
 		const struct bpf_insn *insn = &env->insns[i];
 		int callee;
 
+		if (in_cb && brt_is_throw_call(insn))
+			return brt_throw_in_callback(env, i, idx);
 		/* a callback runs on top of the frame that takes its address */
 		if ((insn->code != (BPF_JMP | BPF_CALL) || insn->src_reg != BPF_PSEUDO_CALL) &&
 		    (insn->code != (BPF_LD | BPF_IMM | BPF_DW) || insn->src_reg != BPF_PSEUDO_FUNC))
@@ -151,7 +154,8 @@ static int stack_visit(struct brt_env *env, int idx, int frame, int depth)
 		callee = brt_find_subprog(env, i + insn->imm + 1);
 		if (callee < 0)
 			continue;
-		err = stack_visit(env, callee, frame + 1, depth);
+		err = stack_visit(env, callee, frame + 1, depth,
+				  in_cb || insn->src_reg == BPF_PSEUDO_FUNC);
 		if (err)
 			return err;
 	}
@@ -160,7 +164,7 @@ static int stack_visit(struct brt_env *env, int idx, int frame, int depth)
 
 int brt_check_max_stack_depth(struct brt_env *env)
 {
-	return stack_visit(env, 0, 0, 0);
+	return stack_visit(env, 0, 0, 0, 0);
 }
 
 int brt_ret_range(const struct brt_env *env, int64_t *lo, int64_t *hi)

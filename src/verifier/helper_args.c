@@ -145,6 +145,14 @@ static int reg_type_ok(struct brt_env *env, int regno, int arg)
 			return 0;
 		expected = "map_value, ptr_";
 		break;
+	case BRT_ARG_PTR_TO_PERCPU_BTF_ID: /* the kernel's percpu_btf_ptr_types */
+		if ((t & ~(uint32_t)(MEM_RCU | PTR_TRUSTED)) == (PTR_TO_BTF_ID | MEM_PERCPU) &&
+		    (t & (MEM_RCU | PTR_TRUSTED)) != (MEM_RCU | PTR_TRUSTED)) {
+			brt_verr(env, "R%d: kernel per-CPU memory is out of bpfrt's reach\n", regno);
+			return -524; /* ENOTSUPP: the kernel would take it */
+		}
+		expected = "percpu_ptr_, percpu_rcu_ptr_, percpu_trusted_ptr_";
+		break;
 	case BRT_ARG_PTR_TO_BTF_ID_TASK_OR_NULL: /* check_reg_type() folds PTR_MAYBE_NULL */
 	case BRT_ARG_PTR_TO_BTF_ID_CGROUP_OR_NULL:
 		if (brt_reg_is_null(reg))

@@ -722,6 +722,16 @@ int brt_release_ref(struct brt_env *env, uint32_t id);
 int brt_helper_changes_pkt_data(int32_t id);
 void brt_clear_all_pkt_pointers(struct brt_env *env);
 
+/* ---- exception.c: bpf_throw ------------------------------------------------------------- */
+/* a call of the kernel's bpf_throw */
+int brt_is_throw_call(const struct bpf_insn *insn);
+/* after a verified bpf_throw call: the path ends as an exceptional exit; 1, or -errno */
+int brt_throw_exit(struct brt_env *env);
+/* the stack walk found bpf_throw at insn_idx in (or below) a callback, subprog: -EINVAL */
+int brt_throw_in_callback(struct brt_env *env, int insn_idx, int subprog);
+/* after everything else passed: a reachable bpf_throw cannot run here (-ENOTSUPP) */
+int brt_refuse_throw(struct brt_env *env);
+
 /* ---- kfunc.c: kernel function calls ------------------------------------------------------ */
 int brt_check_kfunc_call(struct brt_env *env, const struct bpf_insn *insn, int insn_idx);
 /* How many arguments the kfunc a call names takes, -1 when the program may not call it

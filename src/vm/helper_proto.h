@@ -72,6 +72,10 @@ enum brt_arg_type {
 	BRT_ARG_PTR_TO_DYNPTR_RINGBUF_RELEASE,
 	/* ARG_PTR_TO_TIMER: a map value pointer at its struct bpf_timer (verifier/helper_timer.c) */
 	BRT_ARG_PTR_TO_TIMER,
+	/* ARG_PTR_TO_PERCPU_BTF_ID: a kernel per-CPU variable (a __ksym's lddw); bpfrt can
+	 * reach no kernel per-CPU memory, so it checks the type as the kernel and then
+	 * refuses the right one too (calls.c) */
+	BRT_ARG_PTR_TO_PERCPU_BTF_ID,
 };
 
 /* Kinds of helper return values. */

@@ -4,7 +4,7 @@
  * several families use, and each family's entry point (kfunc_oracle_net.c: conntrack and
  * bpf_sock_destroy; kfunc_oracle_objects.c: cpumasks, tasks, cgroups;
  * kfunc_oracle_sections.c: kernel symbols, RCU and preemption sections;
- * kfunc_oracle_str.c: user and kernel strings).
+ * kfunc_oracle_str.c: user and kernel strings; kfunc_oracle_throw.c: bpf_throw).
  */
 #ifndef BPFRT_TESTS_VERIFIER_KFUNC_ORACLE_H
 #define BPFRT_TESTS_VERIFIER_KFUNC_ORACLE_H
@@ -97,5 +97,7 @@ void section_rules(void);
 /* kfunc_oracle_str.c */
 void copy_str_rules(void);
 void str_kfunc_rules(void);
+/* kfunc_oracle_throw.c */
+void throw_rules(void);
 
 #endif

@@ -78,9 +78,22 @@ void ksym_rules(const struct brt_btf *vml, int intid)
 	struct bpf_insn src4_last[] = { MOV_K(0, 0), EXIT(),
 					I(BPF_LD | BPF_IMM | BPF_DW, 1, BPF_PSEUDO_BTF_ID, 0,
 					  ids_mask_create) };
+	/* bpf_this_cpu_ptr / bpf_per_cpu_ptr take only a per-CPU variable */
+	struct bpf_insn this_scalar[] = { MOV_K(1, 0), CALLH(BPF_FUNC_this_cpu_ptr), MOV_K(0, 0),
+					  EXIT() };
+	struct bpf_insn this_fp[] = { MOV_X(1, 10), ADD_K(1, -8), CALLH(BPF_FUNC_this_cpu_ptr),
+				      MOV_K(0, 0), EXIT() };
+	struct bpf_insn per_ctx[] = { MOV_K(2, 0), CALLH(BPF_FUNC_per_cpu_ptr), MOV_K(0, 0),
+				      EXIT() };
+	struct bpf_insn per_func[] = { LDDW(1, BPF_PSEUDO_BTF_ID, ids_mask_create, 0), MOV_K(2, 0),
+				       CALLH(BPF_FUNC_per_cpu_ptr), MOV_K(0, 0), EXIT() };
 	static const enum bpf_prog_type types[] = { BPF_PROG_TYPE_SOCKET_FILTER,
 						    BPF_PROG_TYPE_SCHED_CLS, BPF_PROG_TYPE_XDP };
 	const struct tcase cases[] = {
+		{ TC("this_cpu_ptr of a scalar", this_scalar) },
+		{ TC("this_cpu_ptr of the stack", this_fp) },
+		{ TC("per_cpu_ptr of the context", per_ctx) },
+		{ TC("per_cpu_ptr of a kernel function", per_func) },
 		{ TC("ksym func presence", func_ok) },
 		{ TC("ksym func read", func_read) },
 		{ TC("ksym func write", func_write) },
@@ -99,6 +112,9 @@ void ksym_rules(const struct brt_btf *vml, int intid)
 
 	on_types("", types, sizeof(types) / sizeof(types[0]), cases,
 		 sizeof(cases) / sizeof(cases[0]));
+	/* not compared: this_cpu_ptr of a per-CPU variable, which the kernel takes and bpfrt
+	 * refuses (ENOTSUPP: kernel per-CPU memory is out of its reach); this host's kernel
+	 * finds no address for runqueues or bpf_prog_active either */
 }
 
 /* bpf_rcu_read_lock/unlock (every program type): the section's rules */

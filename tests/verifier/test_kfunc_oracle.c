@@ -251,6 +251,7 @@ int main(void)
 	ksym_rules(vml, intid);
 	section_rules();
 	str_kfunc_rules();
+	throw_rules();
 	printf("%d comparisons with the kernel, %d test runs\n", compared, runs);
 	return t_done();
 }
