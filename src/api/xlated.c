@@ -18,7 +18,8 @@
  *    bpf_jiffies64 and bpf_get_smp_processor_id inlined, every other helper call's
  *    immediate the distance from __bpf_call_base to the kernel function implementing
  *    it in this program type (from /proc/kallsyms: bpftool turns it back into the
- *    name; zero when kallsyms hides addresses, as the kernel's bpf_dump_raw_ok());
+ *    name; zero when kallsyms hides addresses, as the kernel's bpf_dump_raw_ok()), and
+ *    a kfunc call's the distance to the kernel function of its BTF id;
  *  - jit_subprogs(): a bpf-to-bpf call keeps its offset in off and gets the callee's
  *    subprogram index as imm;
  *  - bpf_insn_prepare_dump(): map pointers back as map ids, tail calls as calls.
@@ -26,7 +27,7 @@
  * instruction lands on the patch's first one).  Struct offsets are 6.18 x86-64's (its
  * BTF).  Not done (docs/STATUS.md #18): other program types' context conversions and
  * narrower loads, Spectre masking of unprivileged programs,
- * kfunc calls, the address in the inlined bpf_get_smp_processor_id (not in kallsyms).
+ * the address in the inlined bpf_get_smp_processor_id (not in kallsyms).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -35,6 +36,7 @@
 #include <string.h>
 
 #include "api/api.h"
+#include "btf/btf.h"
 #include "maps/maps.h"
 #include "verifier/verifier.h"
 
@@ -875,6 +877,15 @@ static int misc_fixups(struct xl *xl, uint32_t i, struct patch *p, const void *a
 		p->out[n++] = raw(BPF_ALU | BPF_XOR | BPF_X, BPF_REG_0, BPF_REG_0, 0, 0);
 		p->out[n++] = raw(BPF_JMP | BPF_EXIT, 0, 0, 0, 0);
 		return n;
+	}
+	/* fixup_kfunc_call(): a kernel function's call holds its address as a helper's */
+	if (in->code == (BPF_JMP | BPF_CALL) && in->src_reg == BPF_PSEUDO_KFUNC_CALL &&
+	    !in->off && in->imm > 0 && brt_btf_vmlinux()) {
+		const char *name = brt_btf_name(brt_btf_vmlinux(), (uint32_t)in->imm);
+
+		if (name[0])
+			xi->sym = name;
+		return -1;
 	}
 	if (in->code != (BPF_JMP | BPF_CALL) || in->src_reg)
 		return -1;
