@@ -74,6 +74,10 @@ int brt_push_callback(struct brt_env *env, int insn_idx, int32_t id,
 	callee = brt_frame_new(insn_idx, cb->curframe + 1, meta->subprogno);
 	if (!callee)
 		return -ENOMEM;
+	/* the kernel's init_func_state() scratches the whole state: the caller's next
+	 * state line prints every register and slot */
+	env->scratched_regs = 0xffff;
+	env->scratched_stack = ~0ULL;
 	if (id == BPF_FUNC_loop) {
 		/* callback(u32 index, void *ctx) */
 		brt_mark_reg_unknown(env, &callee->regs[BPF_REG_1]);

@@ -641,7 +641,7 @@ static enum brt_op insn_regs(struct brt_env *env, int t, struct brt_isa_regs *r)
 	enum brt_op op = brt_isa_regs_op(insn, (enum brt_op)env->ops[t], r);
 
 	if (insn->code == (BPF_JMP | BPF_CALL) && insn->src_reg == 0)
-		r->use = brt_helper_arg_regs(insn->imm);
+		r->use = brt_helper_arg_regs(env, insn->imm);
 	if (insn->code == (BPF_JMP | BPF_CALL) && insn->src_reg == BPF_PSEUDO_KFUNC_CALL) {
 		/* get_call_summary(): a kfunc the program may call reads its prototype's
 		 * arguments, any other r1-r5 */

@@ -83,12 +83,14 @@ int brt_prepare_func_exit(struct brt_env *env, int *insn_idx)
 			brt_verr(env, "R0 not a scalar value\n");
 			return -EACCES;
 		}
+		/* marked precise before the range is checked, as the kernel's (a level-2 log
+		 * shows the walk before the error) */
+		if (brt_mark_precise(env, BPF_REG_0))
+			return -ENOMEM;
 		if (r0->smin < 0 || r0->smax > 1) {
 			bad_range(env, r0, "At callback return", 0, 1);
 			return -EINVAL;
 		}
-		if (brt_mark_precise(env, BPF_REG_0))
-			return -ENOMEM;
 		/* back to the call: the helper may call again (do_check adds one) */
 		*insn_idx = callee->callsite - 1;
 	} else {

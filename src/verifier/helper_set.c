@@ -25,19 +25,6 @@ static const struct brt_helper_proto *find_proto(int32_t id)
 	return id >= 0 && src ? src->get((uint32_t)id) : NULL;
 }
 
-uint16_t brt_helper_arg_regs(int32_t id)
-{
-	const struct brt_helper_proto *fn = find_proto(id);
-	uint16_t regs = 0;
-
-	if (!fn)
-		return 0x3e; /* unknown: r1-r5, conservatively */
-	for (int i = 0; i < 5; i++)
-		if (fn->args[i] != BRT_ARG_DONTCARE)
-			regs |= (uint16_t)(1u << (i + 1));
-	return regs;
-}
-
 const char *brt_verifier_helper_name(int32_t id)
 {
 	const struct brt_helper_proto *p = find_proto(id);
@@ -161,6 +148,35 @@ int brt_helper_might_sleep(int32_t id)
 	return id == BPF_FUNC_copy_from_user || id == BPF_FUNC_copy_from_user_task;
 }
 
+/* The prototype this program offers for helper id, NULL when it offers none (the kernel's
+ * get_helper_proto() through the type's get_func_proto) */
+static const struct brt_helper_proto *type_proto(struct brt_env *env, int32_t id)
+{
+	const struct brt_helper_proto *fn = find_proto(id);
+
+	if (id == BPF_FUNC_get_socket_cookie && env->opts->prog_type == BPF_PROG_TYPE_TRACING)
+		fn = &sock_ptr_cookie;
+	if (id == BPF_FUNC_sk_assign && fn && !fn->host &&
+	    env->opts->prog_type == BPF_PROG_TYPE_SK_LOOKUP)
+		fn = &sk_lookup_assign;
+	return fn && helper_allowed(env, fn) ? fn : NULL;
+}
+
+uint16_t brt_helper_arg_regs(struct brt_env *env, int32_t id)
+{
+	const struct brt_helper_proto *fn = type_proto(env, id);
+	uint16_t regs = 0;
+
+	/* one the program cannot call reads r1-r5 (the kernel's get_call_summary() fails
+	 * and compute_insn_live_regs() takes every argument register) */
+	if (!fn)
+		return 0x3e;
+	for (int i = 0; i < 5; i++)
+		if (fn->args[i] != BRT_ARG_DONTCARE)
+			regs |= (uint16_t)(1u << (i + 1));
+	return regs;
+}
+
 int brt_helper_resolve(struct brt_env *env, int32_t id, const struct brt_helper_proto **out)
 {
 	const struct brt_helper_proto *fn;
@@ -169,13 +185,8 @@ int brt_helper_resolve(struct brt_env *env, int32_t id, const struct brt_helper_
 		brt_verr(env, "invalid func unknown#%d\n", id);
 		return -EINVAL;
 	}
-	fn = find_proto(id);
-	if (id == BPF_FUNC_get_socket_cookie && env->opts->prog_type == BPF_PROG_TYPE_TRACING)
-		fn = &sock_ptr_cookie;
-	if (id == BPF_FUNC_sk_assign && fn && !fn->host &&
-	    env->opts->prog_type == BPF_PROG_TYPE_SK_LOOKUP)
-		fn = &sk_lookup_assign;
-	if (!fn || !helper_allowed(env, fn)) {
+	fn = type_proto(env, id);
+	if (!fn) {
 		const char *name = brt_verifier_helper_name(id);
 
 		brt_verr(env, "program of this type cannot use helper %s#%d\n", name ? name : "unknown",

@@ -655,7 +655,8 @@ struct brt_call_meta {
 };
 
 /* ---- helper_set.c: which helpers exist, which programs may call them ------------------ */
-uint16_t brt_helper_arg_regs(int32_t id); /* registers a helper reads (liveness) */
+/* registers a helper reads (liveness) */
+uint16_t brt_helper_arg_regs(struct brt_env *env, int32_t id);
 /* The prototype of helper id as this program sees it, if it may call it: 0 and *fn, or
  * -EINVAL and the kernel's message (unknown, not for this type, GPL-only, sleeping) */
 int brt_helper_resolve(struct brt_env *env, int32_t id, const struct brt_helper_proto **fn);
