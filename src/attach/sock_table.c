@@ -583,10 +583,10 @@ static int diag_socket_of_nsid(int32_t id)
 }
 
 /* ---- the cache ---------------------------------------------------------------------------- */
-static unsigned slot_of(const struct brt_sock_tuple *t, int dif, int full)
+static unsigned slot_of(const struct brt_sock_tuple *t, int32_t nsid, int dif, int full)
 {
 	const uint8_t *b = (const uint8_t *)t;
-	uint32_t h = 2166136261u ^ (uint32_t)dif ^ (uint32_t)full << 16;
+	uint32_t h = 2166136261u ^ (uint32_t)dif ^ (uint32_t)full << 16 ^ (uint32_t)nsid << 8;
 
 	for (size_t i = 0; i < sizeof(*t); i++)
 		h = (h ^ b[i]) * 16777619u;
@@ -607,7 +607,7 @@ int brt_sock_table_lookup(const struct brt_sock_tuple *t, int32_t nsid, int dif,
 	if (test_run && !*test_gen)
 		*test_gen = ++cache.runs;
 	gen = test_run ? *test_gen : 0;
-	a = &cache.slot[slot_of(&key, dif ^ nsid << 8, full)];
+	a = &cache.slot[slot_of(&key, nsid, dif, full)];
 	if (a->used && !memcmp(&a->t, &key, sizeof(key)) && a->dif == dif && a->full == full &&
 	    a->nsid == nsid &&
 	    a->run_gen == gen && (gen || now - a->taken_ns < ANSWER_TTL_NS)) {
