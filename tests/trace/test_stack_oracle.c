@@ -121,9 +121,14 @@ static void program(const struct side *s, char *text, size_t len)
 		 STACKID(st1r, "0x500", "56")
 		 STACKID(st, "0x302", "64")
 		 STACKID(st, "200", "72")
+		 /* then the second counter: the run is complete (the first one counts runs
+		  * as they start, and the test would read a slot still being written) */
+		 "stw [%%r10-4], 1\nmov %%r2, %%r10\nadd %%r2, -4\nlddw %%r1, map_fd %d\n"
+		 "call bpf_map_lookup_elem\njeq %%r0, 0, out\n"
+		 "mov %%r1, 1\nlock add [%%r0+0], %%r1\n"
 		 "out:\nmov %%r0, 1\nexit\n",
 		 (int)getpid(), s->cnt, s->res, s->st, s->st, s->stb, s->st1, s->st1r, s->st,
-		 s->st);
+		 s->st, s->cnt);
 #undef STACKID
 #undef GETSTACK
 }
@@ -229,7 +234,7 @@ __attribute__((noinline)) static int run_side(struct side *s, const char *tp, ui
 	uint64_t count = 0;
 
 	s->res = map_create(s, BPF_MAP_TYPE_ARRAY, VALUE, 8, 0);
-	s->cnt = map_create(s, BPF_MAP_TYPE_ARRAY, 8, 1, 0);
+	s->cnt = map_create(s, BPF_MAP_TYPE_ARRAY, 8, 2, 0); /* runs started, runs done */
 	s->st = map_create(s, BPF_MAP_TYPE_STACK_TRACE, 16 * 8, 64, 0);
 	s->stb = map_create(s, BPF_MAP_TYPE_STACK_TRACE, 4 * 32, 64, BPF_F_STACK_BUILD_ID);
 	s->st1 = map_create(s, BPF_MAP_TYPE_STACK_TRACE, 16 * 8, 1, 0);
@@ -258,11 +263,13 @@ __attribute__((noinline)) static int run_side(struct side *s, const char *tp, ui
 	}
 	fire_all(rename);
 	for (int i = 0; i < 500; i++) {
-		if (!lookup(s, s->cnt, 0, &count) && count >= NRUNS)
+		if (!lookup(s, s->cnt, 1, &count) && count >= NRUNS)
 			break;
 		usleep(10000);
 	}
 	close(s->link);
+	T_EQ_U64(NRUNS, count);
+	T_EQ_INT(0, lookup(s, s->cnt, 0, &count));
 	T_EQ_U64(NRUNS, count);
 	for (uint32_t i = 0; i < NRUNS; i++)
 		T_EQ_INT(0, lookup(s, s->res, i, d->res[i]));
