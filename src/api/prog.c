@@ -251,6 +251,7 @@ static int prog_init(struct brt_obj *obj, void *arg)
 		brt_prog_file_write_tail(obj, ld->lines);
 	prog->pm = ld->pm;
 	prog->pm.magic = BRT_PROG_MAPS_MAGIC;
+	prog->pm.owner = obj;
 	prog->pm.prog_type = ld->attr->prog_type;
 	prog->vm = ld->vm;
 	prog->type = ld->attr->prog_type;
@@ -879,6 +880,7 @@ static int prog_attach_obj(const struct brt_obj *tmpl, struct brt_obj **out)
 		return -ENOMEM;
 	prog->obj = *tmpl;
 	prog->pm.magic = BRT_PROG_MAPS_MAGIC;
+	prog->pm.owner = &prog->obj;
 	prog->pm.prog_type = hdr.type;
 	prog->type = hdr.type;
 	prog->expected_attach_type = hdr.expected_attach_type;
@@ -893,7 +895,29 @@ static int prog_attach_obj(const struct brt_obj *tmpl, struct brt_obj **out)
 
 /* The object layer (src/obj/) sits below api/ and names no kind: tell it how to attach
  * program files when the library is loaded, before any fd can be resolved. */
+/* bpf_timer's callback (maps/timer.c, on its timer thread): function func of prog with
+ * (map, key, value), on the program's engine; the checked engine may touch the key and
+ * write the value.  The verifier made the callback return 0, which is dropped, as
+ * bpf_timer_cb() drops it; a fault is printed, as a tail call's. */
+static void timer_call(struct brt_obj *obj, uint64_t func, const uint64_t args[3],
+		       uint32_t key_size, uint32_t value_size)
+{
+	struct brt_prog *prog = (struct brt_prog *)(void *)obj;
+	const struct brt_region regions[2] = { { args[1], key_size, 0 }, { args[2], value_size, 1 } };
+	struct brt_run_opts o = { .r1 = args[0], .r2 = args[1], .func = func, .user = &prog->pm,
+				  .regions = regions, .nr_regions = 2 };
+	char err[160];
+	uint64_t r0;
+
+	o.r3_5[0] = args[2];
+	if (brt_prog_materialise(prog))
+		return;
+	if (brt_vm_run_opts(prog->vm, &o, &r0, err, sizeof(err)))
+		brt_print(BPFRT_WARN, "bpf_timer callback: %s\n", err);
+}
+
 __attribute__((constructor)) static void prog_register_kind(void)
 {
 	brt_obj_set_attach(BRT_OBJ_PROG, prog_attach_obj);
+	brt_timer_set_call(timer_call);
 }

@@ -123,6 +123,9 @@ static int array_update(struct brt_map *map, const void *key, const void *value,
 		return err;
 	if (map->type == BPF_MAP_TYPE_ARRAY) {
 		brt_shm_write(v, value, map->value_size);
+		/* the value's bpf_timer is freed, not copied (array_map_update_elem()) */
+		if (map->timer_off >= 0)
+			brt_timer_release(map, v);
 		return 0;
 	}
 	/* the kernel copies round_up(value_size, 8) bytes per CPU: the caller's padding
@@ -145,6 +148,8 @@ static int array_prog_update(struct brt_map *map, const void *key, const void *v
 	if (map->ncpus > 1)
 		v += (size_t)brt_cpu() * map->value_stride;
 	brt_shm_write(v, value, map->value_size);
+	if (map->timer_off >= 0)
+		brt_timer_release(map, v);
 	return 0;
 }
 

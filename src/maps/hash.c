@@ -84,6 +84,7 @@ struct htab {
 	uint32_t key_size;
 	int lru;
 	int percpu;
+	struct brt_map *map;     /* the map this is the state of (bpf_timer's release) */
 	_Atomic long long reclaim_ns; /* last scan for locks of dead owners (reclaim()) */
 };
 
@@ -179,6 +180,7 @@ static int htab_attach(struct brt_map *map)
 	ht->key_size = map->key_size;
 	ht->lru = is_lru(map->type);
 	ht->percpu = brt_map_is_percpu(map->type);
+	ht->map = map;
 	if (ht->head->n_buckets != ht->n_buckets || ht->head->n_elems != ht->n_elems ||
 	    ht->head->elem_size != ht->elem_size || ht->head->layout != HTAB_LAYOUT) {
 		free(ht);
@@ -641,6 +643,9 @@ static void free_elem(struct htab *ht, uint32_t idx)
 
 	if (!e)
 		return;
+	/* deleted, replaced or evicted: its bpf_timer is freed with it (a no-op without) */
+	if (ht->map->timer_off >= 0)
+		brt_timer_release(ht->map, value_of(ht, e));
 	seq_begin(e);
 	alloc_lock(ht);
 	w = &ht->alloc[idx - 1];
@@ -720,6 +725,10 @@ static void put_value(struct brt_map *map, struct htab *ht, struct htab_elem *e,
 
 	if (!ht->percpu) {
 		brt_shm_write(v, value, map->value_size);
+		/* the caller's bytes of a struct bpf_timer are not copied (copy_map_value());
+		 * a value written in place frees the timer it had */
+		if (map->timer_off >= 0)
+			brt_timer_release(map, v);
 		return;
 	}
 	for (uint32_t cpu = 0; cpu < map->ncpus; cpu++) {
@@ -889,6 +898,13 @@ static int htab_delete(struct brt_map *map, const void *key)
 static int htab_lookup_and_delete(struct brt_map *map, const void *key, void *value)
 {
 	return remove_key(map, key, value);
+}
+
+const void *brt_hash_key_of(const struct brt_map *map, const void *value)
+{
+	const struct htab *ht = map->priv;
+
+	return (const unsigned char *)value - ht->value_off + offsetof(struct htab_elem, key);
 }
 
 int brt_hash_probe(const struct brt_map *map, struct brt_hash_probe *out)

@@ -137,6 +137,8 @@ static void map_unref(struct brt_obj *obj)
 {
 	struct brt_map *map = brt_map_of(obj);
 
+	if (map->timer_off >= 0) /* map_release_uref(): its timers are cancelled and freed */
+		brt_timer_map_unref(map);
 	if (map->ops->unref)
 		map->ops->unref(map);
 }
@@ -155,7 +157,7 @@ static int map_init(struct brt_obj *obj, void *arg)
 	map->timer_off = timer_off_of(&obj->snap);
 	map->journal = map->lock_off >= 0 ? (char *)obj->base + BRT_ROUND8(map->data_size) : NULL;
 	obj->release = map_release;
-	obj->unref = map->ops->unref ? map_unref : NULL;
+	obj->unref = map->ops->unref || map->timer_off >= 0 ? map_unref : NULL;
 	err = map->ops->init ? map->ops->init(map) : 0;
 	if (!err && map->ops->attach)
 		err = map->ops->attach(map);
@@ -325,7 +327,7 @@ static int map_attach_obj(const struct brt_obj *tmpl, struct brt_obj **out)
 	map->data_size = size;
 	map->journal = map->lock_off >= 0 ? (char *)tmpl->base + BRT_ROUND8(size) : NULL;
 	map->obj.release = map_release;
-	map->obj.unref = map->ops->unref ? map_unref : NULL;
+	map->obj.unref = map->ops->unref || map->timer_off >= 0 ? map_unref : NULL;
 	if (map->ops->attach && map->ops->attach(map))
 		goto out_corrupt;
 	*out = &map->obj;

@@ -262,7 +262,30 @@ struct brt_prog_maps {
 	uint32_t n;             /* entries */
 	uint32_t prog_type;     /* the program's type: helpers whose kernel prototype
 				 * differs by type (perf_event_output) look at it */
+	struct brt_obj *owner;  /* the program object these belong to (bpf_timer's
+				 * callback holds a reference on it), NULL: none */
 };
+
+/* ---- bpf_timer callbacks (timer.c) -------------------------------------------------------
+ * An armed timer's callback runs on this process's timer thread.  Running a function of
+ * a program is the program layer's business (api/), which registers how when the library
+ * is loaded: call function func of prog (a callback the verifier walked) with r1-r3 =
+ * args (map, key, value) where key and value are key_size and value_size bytes (the
+ * checked engine's regions; the value writable). */
+typedef void (*brt_timer_call_fn)(struct brt_obj *prog, uint64_t func, const uint64_t args[3],
+				  uint32_t key_size, uint32_t value_size);
+void brt_timer_set_call(brt_timer_call_fn fn);
+/* The struct bpf_timer of a map value is freed (bpf_obj_free_timer(): the element deleted,
+ * replaced or evicted, the value updated): cancel it without waiting for a callback
+ * running now, drop its program, leave the value's timer uninitialised.  value is the
+ * element's value in this process; no-op for maps without a timer. */
+void brt_timer_release(struct brt_map *map, void *value);
+/* No fd refers to map any more (the kernel's map_release_uref): every timer of it is
+ * released as above. */
+void brt_timer_map_unref(struct brt_map *map);
+/* The key of the hash element whose value is value (this process's address), for a
+ * callback's r2. */
+const void *brt_hash_key_of(const struct brt_map *map, const void *value);
 
 /* The map a helper received in a register, or NULL when a checked run passes something
  * that is not one of its program's maps. */

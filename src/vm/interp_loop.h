@@ -92,7 +92,7 @@ static int BRT_LOOP_FN(struct brt_exec *ex, uint64_t *r0, struct brt_vm_labels *
 	reg[2] = ex->r2;
 	reg[10] = stack_hi - (uint64_t)ex->base_depth * BRT_STACK_SIZE;
 	stack_lo = reg[10] - BRT_STACK_SIZE;
-	if (ex->base_depth) {
+	if (ex->base_depth || ex->start) { /* a callback: its arguments */
 		reg[3] = ex->r3_5[0];
 		reg[4] = ex->r3_5[1];
 		reg[5] = ex->r3_5[2];

@@ -526,7 +526,7 @@ static int run_jit(struct bpfrt_vm *vm, const struct brt_run_opts *o, uint64_t *
 	ret = jit_code(vm, o->helpers, o->nr_helpers, want, &prog, err, errlen);
 	if (ret)
 		return set_err(ret);
-	if (__builtin_expect(brt_jit_needs_ctx(prog), 1))
+	if (__builtin_expect(brt_jit_needs_ctx(prog), 1) || o->func)
 		return run_jit_ctx(vm, o, prog, want, r0, err, errlen);
 	*r0 = ((const struct brt_jit_prog_head *)(const void *)prog)->entry(o->r1, o->r2, NULL);
 	if (o->tail_cnt_end)
@@ -560,7 +560,18 @@ static __attribute__((noinline)) int run_jit_ctx(struct bpfrt_vm *vm,
 	ctx.call_arg = (void *)(uintptr_t)prog;
 	if (want)
 		budget_arm(vm, o, &ctx, &budget);
-	*r0 = brt_jit_call(prog, o->r1, o->r2, &ctx);
+	if (o->func) {
+		const uint64_t a[5] = { o->r1, o->r2, o->r3_5[0], o->r3_5[1], o->r3_5[2] };
+
+		/* a callback's C entry; stopped by a helper, it answers stop_r0 itself */
+		if (brt_jit_call_func(prog, o->func, a, &ctx, r0)) {
+			snprintf(err, errlen, "function %llu is no callback of the program",
+				 (unsigned long long)o->func);
+			return set_err(-EINVAL);
+		}
+	} else {
+		*r0 = brt_jit_call(prog, o->r1, o->r2, &ctx);
+	}
 	if (o->tail_cnt_end)
 		*o->tail_cnt_end = ctx.tail_cnt;
 	if (errlen)
@@ -599,11 +610,12 @@ static __attribute__((noinline)) int run_fast(struct bpfrt_vm *vm, const struct 
 	ctx.regions_owned = 0;
 	ex.code = vm->code;
 	ex.n = vm->n;
-	ex.start = 0;
+	ex.start = o->func;
 	ex.base_depth = 0;
 	ex.fault.kind = BRT_FAULT_NONE;
 	ex.r1 = o->r1;
 	ex.r2 = o->r2;
+	memcpy(ex.r3_5, o->r3_5, sizeof(ex.r3_5));
 	ex.stack = stack;
 	ex.budget = ex.left = 0;
 	ex.ctx = &ctx;
@@ -671,10 +683,11 @@ static __attribute__((noinline)) int run_interp(struct bpfrt_vm *vm, const struc
 		goto out;
 	}
 	ex.n = vm->n;
-	ex.start = 0;
+	ex.start = o->func;
 	ex.base_depth = 0;
 	ex.r1 = o->r1;
 	ex.r2 = o->r2;
+	memcpy(ex.r3_5, o->r3_5, sizeof(ex.r3_5));
 	ex.budget = o->insn_budget ? o->insn_budget : vm->insn_budget;
 	ex.left = ex.budget;
 	ex.stack = stack;
@@ -715,7 +728,7 @@ int brt_vm_run_opts(struct bpfrt_vm *vm, const struct brt_run_opts *o, uint64_t 
 	if (!direct && !o->helpers) /* the vm's own helpers */
 		direct = __atomic_load_n(&vm->own_direct, __ATOMIC_ACQUIRE);
 #endif
-	if (direct && !wants_budget(vm, o)) {
+	if (direct && !o->func && !wants_budget(vm, o)) {
 		*r0 = direct(o->r1, o->r2, NULL);
 		if (o->tail_cnt_end)
 			*o->tail_cnt_end = o->tail_cnt;

@@ -206,7 +206,12 @@ int brt_vm_budget_msg(const struct bpfrt_run_ctx *ctx, char *err, size_t errlen)
  *   run_budget, run_budget_ns
  *                 every engine: the run's budget (struct brt_budget); 0: the vm's;
  *   budget_from   a run nested in another (a tail call's target) spends that run's
- *                 budget instead. */
+ *                 budget instead;
+ *   func, r3_5    a run that starts at function `func` (the instruction index lddw
+ *                 BPF_PSEUDO_FUNC loads; 0: the program) with r3-r5 = r3_5 besides r1,
+ *                 r2: a callback run outside any run of its program (bpf_timer's, from
+ *                 the timer thread).  The caller vouches that func is a callback the
+ *                 verifier walked. */
 struct brt_run_opts {
 	uint64_t r1;
 	uint64_t r2;
@@ -227,6 +232,8 @@ struct brt_run_opts {
 	uint64_t run_budget;
 	uint64_t run_budget_ns;
 	struct bpfrt_run_ctx *budget_from;
+	uint64_t func;
+	uint64_t r3_5[3];
 };
 
 /* A run fault, turned into "insn N: <reason>" by brt_vm_fault_msg(). */

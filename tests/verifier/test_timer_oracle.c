@@ -4,9 +4,9 @@
  * set_callback / start / cancel with the verifier's rules (map BTF, the field's constant
  * offset, the map argument, GPL, tracing types, loads and stores of the field) and the
  * callback walked as an async callback that must return 0.  Verdict, errno and error line
- * must be equal; for programs both accept, an XDP test run's result where bpfrt answers
- * as the kernel (init, set_callback, cancel; bpf_timer_start arms nothing here and
- * answers -EOPNOTSUPP, so its runs are not compared).  Skips without root.
+ * must be equal; for programs both accept, an XDP test run's result (init, set_callback,
+ * start's and cancel's refusals; callbacks that run are maps.timer_run_oracle's).  Skips
+ * without root.
  */
 #include <errno.h>
 #include <stdio.h>
