@@ -20,8 +20,12 @@
 
 #include "bpfrt.h"
 #include "api/api.h"
+#include "btf/btf.h"
 #include "util/util.h"
 #include "vm/vm.h"
+
+/* MAX_BPF_FUNC_ARGS: the most arguments a struct_ops member has */
+#define MAX_FUNC_ARGS 12
 
 /* The packet buffers, as the kernel's test runs lay them out (the program can tell: the
  * helpers that move data stop at the buffer's edges).  XDP: one page, the packet at
@@ -747,6 +751,79 @@ static int run_sk_lookup(struct brt_call *call, struct brt_prog *prog)
 	return finish(call, NULL, 0, &in, sizeof(in), retval, (uint32_t)(total / repeat));
 }
 
+/* The kernel's bpf_struct_ops_test_run() (net/bpf/bpf_dummy_struct_ops.c): only programs of
+ * bpf_dummy_ops run (others -EOPNOTSUPP).  ctx_in holds the member's arguments, 8 bytes
+ * each, exactly (-EINVAL); the first is a pointer to the caller's struct
+ * bpf_dummy_ops_state, which the program gets a copy of (NULL for 0) and which is copied
+ * back after the run; 0 for a pointer argument that is not __nullable is -EINVAL.  The
+ * other attributes are not looked at, and only retval is written. */
+static int run_struct_ops(struct brt_call *call, struct brt_prog *prog)
+{
+	union bpf_attr *attr = call->attr;
+	const struct brt_btf *btf = brt_btf_vmlinux();
+	uint64_t args[MAX_FUNC_ARGS] = { 0 }, state_ptr;
+	uint32_t retval = 0, duration = 0, nargs, state_size = 0;
+	unsigned char state[64] = { 0 };
+	const struct btf_type *proto = NULL, *st_type;
+	const struct btf_member *m;
+	const struct btf_param *p;
+	struct brt_struct_ops st;
+	struct brt_run_opts o = { 0 };
+	struct brt_region regs[8];
+	const char *member;
+	int state_id, err;
+	size_t nr = 0;
+
+	if (!btf || brt_struct_ops_by_name(btf, "bpf_dummy_ops", &st))
+		return -EINVAL;
+	if (prog->obj.snap.key_size != st.type_id) /* the program's attach_btf_id */
+		return -EOPNOTSUPP;
+	m = (const struct btf_member *)(st.type + 1);
+	if (prog->expected_attach_type >= BTF_INFO_VLEN(st.type->info) ||
+	    !(proto = brt_btf_func_ptr_proto(btf, m[prog->expected_attach_type].type)))
+		return -EINVAL; /* the verifier accepted only function members */
+	member = brt_btf_str(btf, m[prog->expected_attach_type].name_off);
+	nargs = BTF_INFO_VLEN(proto->info);
+	if (nargs > MAX_FUNC_ARGS || attr->test.ctx_size_in != nargs * 8u)
+		return -EINVAL;
+	state_id = brt_btf_find(btf, "bpf_dummy_ops_state", BTF_KIND_STRUCT);
+	st_type = state_id > 0 ? brt_btf_type(btf, (uint32_t)state_id) : NULL;
+	if (!st_type || st_type->size > sizeof(state))
+		return -EINVAL;
+	state_size = st_type->size;
+	if (call->ua->from(args, attr->test.ctx_in, nargs * 8u))
+		return -EFAULT;
+	state_ptr = args[0];
+	if (state_ptr && call->ua->from(state, state_ptr, state_size))
+		return -EFAULT;
+	/* check_test_run_args(): 0 only for pointers the stub names __nullable */
+	p = (const struct btf_param *)(proto + 1);
+	for (uint32_t i = 0; i < nargs; i++) {
+		const struct btf_type *t = brt_btf_type(btf, brt_btf_skip_mods(btf, p[i].type));
+
+		if (args[i] || !t || BTF_INFO_KIND(t->info) != BTF_KIND_PTR)
+			continue;
+		if (!(brt_struct_ops_arg_flags(btf, &st, member, i) & BRT_STOPS_ARG_NULLABLE))
+			return -EINVAL;
+	}
+	if (state_ptr) {
+		args[0] = (uint64_t)(uintptr_t)state;
+		regs[nr++] = (struct brt_region){ (uint64_t)(uintptr_t)state, state_size, 1 };
+	}
+	regs[nr++] = (struct brt_region){ (uint64_t)(uintptr_t)args, nargs * 8u, 0 };
+	nr += brt_prog_map_regions(prog, regs + nr, sizeof(regs) / sizeof(regs[0]) - nr);
+	o.r1 = (uint64_t)(uintptr_t)args;
+	o.regions = regs;
+	o.nr_regions = nr;
+	err = run_repeat(call, prog, &o, NULL, 1, &retval, &duration);
+	if (err)
+		return err;
+	if (state_ptr && call->ua->to(state_ptr, state, state_size))
+		return -EFAULT;
+	attr->test.retval = retval;
+	return BRT_PUT_ATTR(call, test.retval);
+}
+
 /* How each test-run kind (prog_types.def's run column) runs. */
 typedef int (*runner_fn)(struct brt_call *call, struct brt_prog *prog);
 static const runner_fn runners[] = {
@@ -759,6 +836,7 @@ static const runner_fn runners[] = {
 	[BRT_RUN_NF] = run_nf,
 	[BRT_RUN_FLOW_DISSECTOR] = run_flow_dissector,
 	[BRT_RUN_SK_LOOKUP] = run_sk_lookup,
+	[BRT_RUN_STRUCT_OPS] = run_struct_ops,
 };
 
 int brt_cmd_prog_test_run(struct brt_call *call)

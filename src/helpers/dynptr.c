@@ -203,3 +203,94 @@ uint64_t brt_kfunc_bpf_dynptr_clone(uint64_t ptr, uint64_t clone, uint64_t r3, u
 	*c = *p;
 	return 0;
 }
+
+/* bpf_dynptr_check_off_len() */
+static int off_len_err(const struct brt_dynptr *p, uint32_t offset, uint32_t len)
+{
+	uint32_t size = dsize(p);
+
+	return len > size || offset > size - len ? -E2BIG : 0;
+}
+
+/* __bpf_dynptr_read()'s and __bpf_dynptr_write()'s refusals, in their order */
+static int read_err(const struct brt_dynptr *src, uint32_t offset, uint32_t len)
+{
+	if (!src->data)
+		return -EINVAL;
+	return off_len_err(src, offset, len);
+}
+
+static int write_err(const struct brt_dynptr *dst, uint32_t offset, uint32_t len)
+{
+	if (!dst->data || (dst->size & BRT_DYNPTR_RDONLY_BIT))
+		return -EINVAL;
+	return off_len_err(dst, offset, len);
+}
+
+/* int bpf_dynptr_copy(dst, dst_off, src, src_off, size) (Linux 6.16): memmove between
+ * the two slices when both exist, else the kernel's fallbacks, whose answers these are:
+ * a write of the source slice (-EINVAL for a null or read-only destination, -E2BIG out of
+ * its range), a read into the destination slice (-EINVAL for a null source, -E2BIG), or,
+ * neither slice, -E2BIG when either range is out, 0 for nothing to copy.  bpfrt's dynptrs
+ * are all linear, so a slice fails only where those answers are errors. */
+uint64_t brt_kfunc_bpf_dynptr_copy(uint64_t dst_ptr, uint64_t dst_off, uint64_t src_ptr,
+				   uint64_t src_off, uint64_t size, struct bpfrt_run_ctx *ctx)
+{
+	const struct brt_dynptr *dst = brt_dynptr_arg(ctx, dst_ptr);
+	const struct brt_dynptr *src = brt_dynptr_arg(ctx, src_ptr);
+	uint32_t doff = (uint32_t)dst_off, soff = (uint32_t)src_off, len = (uint32_t)size;
+	void *s, *d;
+	int err;
+
+	if (!dst || !src)
+		return (uint64_t)-EINVAL;
+	s = (void *)(uintptr_t)slice(src, soff, len, ctx, 0);
+	d = (dst->size & BRT_DYNPTR_RDONLY_BIT) ? NULL
+						: (void *)(uintptr_t)slice(dst, doff, len, ctx, 1);
+	if (s && d) {
+		memmove(d, s, len);
+		return 0;
+	}
+	if (s)
+		err = write_err(dst, doff, len);
+	else if (d)
+		err = read_err(src, soff, len);
+	else if (off_len_err(dst, doff, len) || off_len_err(src, soff, len))
+		err = -E2BIG;
+	else if (!len)
+		err = 0;
+	else if (!(err = read_err(src, soff, len)))
+		err = write_err(dst, doff, len);
+	if (!err && len) /* in range and allowed but no slice: a checked run's forged one */
+		err = -EFAULT;
+	return (uint64_t)(int64_t)err;
+}
+
+/* int bpf_dynptr_memset(p, offset, size, val) (Linux 6.17): val's low byte over the
+ * slice; -EINVAL for a read-only dynptr, -E2BIG out of range (a null one: 0 bytes at 0
+ * succeed, as the kernel's range check lets them). */
+uint64_t brt_kfunc_bpf_dynptr_memset(uint64_t ptr, uint64_t offset, uint64_t size,
+				     uint64_t val, uint64_t r5, struct bpfrt_run_ctx *ctx)
+{
+	const struct brt_dynptr *p = brt_dynptr_arg(ctx, ptr);
+	uint32_t off = (uint32_t)offset, len = (uint32_t)size;
+	void *d;
+	int err;
+
+	UNUSED(r5);
+	if (!p)
+		return (uint64_t)-EINVAL;
+	d = p->data && !(p->size & BRT_DYNPTR_RDONLY_BIT)
+		    ? (void *)(uintptr_t)slice(p, off, len, ctx, 1)
+		    : NULL;
+	if (d) {
+		memset(d, (uint8_t)val, len);
+		return 0;
+	}
+	if (p->data && (p->size & BRT_DYNPTR_RDONLY_BIT))
+		return (uint64_t)-EINVAL;
+	err = off_len_err(p, off, len);
+	if (err || !len)
+		return (uint64_t)(int64_t)err;
+	return (uint64_t)-EFAULT; /* in range but no slice: a checked run's forged dynptr */
+}

@@ -1,9 +1,11 @@
 /* test_dynptr_oracle.c - dynptrs (verifier/dynptr.c, vm/dynptr.c, maps/ringbuf.c) checked
  * against the kernel: bpf_dynptr_from_mem, bpf_dynptr_read/write/data and the ring buffer
- * dynptr helpers, with the verifier's rules for the two STACK_DYNPTR slots (offsets,
- * initialised or not, types, overwrites, references and their release, slices dying with
- * their dynptr, helpers writing over a dynptr, reads of its bytes) and, for programs both
- * accept, an XDP test run's errno and retval.  Verdict, errno and the error line (the last
+ * dynptr helpers, the dynptr kfuncs (bpf_dynptr_copy and bpf_dynptr_memset included:
+ * local, ring buffer, null, packet and read-only skb dynptrs, ranges, overlaps), with the
+ * verifier's rules for the two STACK_DYNPTR slots (offsets, initialised or not, types,
+ * overwrites, references and their release, slices dying with their dynptr, helpers
+ * writing over a dynptr, reads of its bytes) and, for programs both accept, a test run's
+ * errno and retval.  Verdict, errno and the error line (the last
  * log line before "processed") must be equal.  Each program is built twice, its map
  * placeholders filled with the kernel's fds and with bpfrt's.  Skips without root.
  */
@@ -267,12 +269,13 @@ static void helper_rules(void)
 }
 
 enum { K_SLICE, K_SLICE_RDWR, K_ADJUST, K_IS_NULL, K_IS_RDONLY, K_SIZE, K_CLONE, K_FROM_SKB,
-       K_FROM_XDP, K_FROM_SKB_META, K_COUNT };
-static const char *const knames[K_COUNT] = {
+       K_FROM_XDP, K_FROM_SKB_META, K_COUNT, K_COPY = K_COUNT, K_MEMSET, K_ALL };
+static const char *const knames[K_ALL] = {
 	"bpf_dynptr_slice", "bpf_dynptr_slice_rdwr", "bpf_dynptr_adjust", "bpf_dynptr_is_null",
 	"bpf_dynptr_is_rdonly", "bpf_dynptr_size", "bpf_dynptr_clone", "bpf_dynptr_from_skb",
-	"bpf_dynptr_from_xdp", "bpf_dynptr_from_skb_meta" };
-static int kid[K_COUNT];
+	"bpf_dynptr_from_xdp", "bpf_dynptr_from_skb_meta", "bpf_dynptr_copy",
+	"bpf_dynptr_memset" };
+static int kid[K_ALL];
 
 /* a packet dynptr at fp-16 of the context in r6 */
 #define FROM_XDP() MOV_X(1, 6), MOV_K(2, 0), FP(3, 16), KCALL(K_FROM_XDP)
@@ -390,6 +393,94 @@ static void kfunc_rules(void)
 	cur_type = BPF_PROG_TYPE_XDP;
 }
 
+/* bpf_dynptr_copy (6.16) and bpf_dynptr_memset (6.17): the map value's bytes 0-15 hold
+ * 0x01020304 and 0x05060708 (as u64s), 16-31 zero; a local dynptr A of bytes 0-15 at
+ * fp-16 and B of bytes 16-31 at fp-32.  The program returns the kfunc's error, or on
+ * success the xor of the value's four u32 words at `at` (16: B's bytes, 0: A's). */
+#define AB()                                                                              \
+	VALUE0(), MOV_X(6, 0), ST(BPF_DW, 6, 0, 0x01020304), ST(BPF_DW, 6, 8, 0x05060708),   \
+		ST(BPF_DW, 6, 16, 0), ST(BPF_DW, 6, 24, 0), MOV_X(1, 6), MOV_K(2, 16),     \
+		MOV_K(3, 0), FP(4, 16), CALL(dynptr_from_mem), MOV_X(1, 6), ADD_K(1, 16),  \
+		MOV_K(2, 16), MOV_K(3, 0), FP(4, 32), CALL(dynptr_from_mem)
+/* a null dynptr at fp-48 (from_mem with a bad flag) */
+#define NUL48() MOV_X(1, 6), MOV_K(2, 8), MOV_K(3, 1), FP(4, 48), CALL(dynptr_from_mem)
+#define XOR_AT(at)                                                                        \
+	JNE_K(0, 0, 9), LDX(BPF_W, 0, 6, at), LDX(BPF_W, 1, 6, (at) + 4),                  \
+		I(BPF_ALU64 | BPF_XOR | BPF_X, 0, 1, 0, 0), LDX(BPF_W, 1, 6, (at) + 8),     \
+		I(BPF_ALU64 | BPF_XOR | BPF_X, 0, 1, 0, 0), LDX(BPF_W, 1, 6, (at) + 12),    \
+		I(BPF_ALU64 | BPF_XOR | BPF_X, 0, 1, 0, 0), ADD_K(0, 1), EXIT(), EXIT()
+/* copy(dst at fp-d, doff, src at fp-s, soff, n) */
+#define COPY(d, doff, sp, soff, n)                                                        \
+	FP(1, d), MOV_K(2, doff), FP(3, sp), MOV_K(4, soff), MOV_K(5, n), KCALL(K_COPY)
+#define MEMSET(d, off, n, v) FP(1, d), MOV_K(2, off), MOV_K(3, n), MOV_K(4, v), KCALL(K_MEMSET)
+
+static void copy_memset_rules(void)
+{
+	cur_type = BPF_PROG_TYPE_XDP;
+	C("copy: A to B", AB(), COPY(32, 0, 16, 0, 16), XOR_AT(16));
+	C("copy: 8 bytes at offsets", AB(), COPY(32, 4, 16, 8, 8), XOR_AT(16));
+	C("copy: 0 bytes", AB(), COPY(32, 0, 16, 0, 0), XOR_AT(16));
+	C("copy: 0 bytes at the end", AB(), COPY(32, 16, 16, 16, 0), XOR_AT(16));
+	C("copy: 0 bytes past the end", AB(), COPY(32, 17, 16, 0, 0), XOR_AT(16));
+	C("copy: source out of range", AB(), COPY(32, 0, 16, 8, 16), XOR_AT(16));
+	C("copy: destination out of range", AB(), COPY(32, 8, 16, 0, 16), XOR_AT(16));
+	C("copy: both out of range", AB(), COPY(32, 8, 16, 8, 16), XOR_AT(16));
+	C("copy: overlapping, forward", AB(), COPY(16, 2, 16, 0, 12), XOR_AT(0));
+	C("copy: overlapping, backward", AB(), COPY(16, 0, 16, 3, 12), XOR_AT(0));
+	C("copy: from a null dynptr", AB(), NUL48(), COPY(32, 0, 48, 0, 4), XOR_AT(16));
+	C("copy: 0 bytes from a null dynptr", AB(), NUL48(), COPY(32, 0, 48, 0, 0), XOR_AT(16));
+	C("copy: to a null dynptr", AB(), NUL48(), COPY(48, 0, 16, 0, 4), XOR_AT(16));
+	C("copy: 0 bytes to a null dynptr", AB(), NUL48(), COPY(48, 0, 16, 0, 0), XOR_AT(16));
+	C("copy: null to null, 0 bytes", AB(), NUL48(), COPY(48, 0, 48, 0, 0), XOR_AT(16));
+	C("copy: null to null, 1 byte", AB(), NUL48(), COPY(48, 0, 48, 0, 1), XOR_AT(16));
+	C("copy: size unknown", AB(), LDX(BPF_DW, 5, 6, 0), FP(1, 32), MOV_K(2, 0), FP(3, 16),
+	  MOV_K(4, 0), KCALL(K_COPY), XOR_AT(16));
+	C("copy: from an uninitialised dynptr", AB(), COPY(32, 0, 64, 0, 4), XOR_AT(16));
+	C("copy: to an uninitialised dynptr", AB(), COPY(64, 0, 16, 0, 4), XOR_AT(16));
+	C("copy: a dynptr slot misaligned", AB(), COPY(28, 0, 16, 0, 4), XOR_AT(16));
+	C("copy: a ring buffer dynptr, then read back", AB(), RESERVE(16, 48),
+	  COPY(48, 0, 16, 0, 16), MOV_X(7, 0), MOV_X(1, 6), ADD_K(1, 16), MOV_K(2, 16),
+	  FP(3, 48), MOV_K(4, 0), MOV_K(5, 0), CALL(dynptr_read), ADD_X(7, 0), DISCARD(48),
+	  MOV_X(0, 7), XOR_AT(16));
+	C("memset: A's middle", AB(), MEMSET(16, 2, 8, 0x1ab), XOR_AT(0));
+	C("memset: all of B", AB(), MEMSET(32, 0, 16, 0x5a), XOR_AT(16));
+	C("memset: 0 bytes at the end", AB(), MEMSET(32, 16, 0, 1), XOR_AT(16));
+	C("memset: 0 bytes past the end", AB(), MEMSET(32, 17, 0, 1), XOR_AT(16));
+	C("memset: out of range", AB(), MEMSET(32, 8, 9, 1), XOR_AT(16));
+	C("memset: a null dynptr, 0 bytes", AB(), NUL48(), MEMSET(48, 0, 0, 1), XOR_AT(16));
+	C("memset: a null dynptr, 1 byte", AB(), NUL48(), MEMSET(48, 0, 1, 1), XOR_AT(16));
+	C("memset: an uninitialised dynptr", AB(), MEMSET(64, 0, 1, 1), XOR_AT(16));
+	C("memset: size unknown", AB(), LDX(BPF_DW, 3, 6, 0), FP(1, 32), MOV_K(2, 0),
+	  MOV_K(4, 1), KCALL(K_MEMSET), XOR_AT(16));
+	C("memset: a ring buffer dynptr, then read back", AB(), RESERVE(16, 48),
+	  MEMSET(48, 4, 8, 0x77), MOV_X(7, 0), MOV_X(1, 6), ADD_K(1, 16), MOV_K(2, 16),
+	  FP(3, 48), MOV_K(4, 0), MOV_K(5, 0), CALL(dynptr_read), ADD_X(7, 0), DISCARD(48),
+	  MOV_X(0, 7), XOR_AT(16));
+	/* packet dynptrs: r6 is the context until AB() */
+	C("xdp: memset the packet, copy it into B", MOV_X(7, 1), MOV_X(1, 7), MOV_K(2, 0),
+	  FP(3, 80), KCALL(K_FROM_XDP), AB(), MEMSET(80, 3, 6, 0xc3), COPY(32, 0, 80, 0, 16),
+	  XOR_AT(16));
+	C("xdp: copy A into the packet, then back into B", MOV_X(7, 1), MOV_X(1, 7), MOV_K(2, 0),
+	  FP(3, 80), KCALL(K_FROM_XDP), AB(), COPY(80, 10, 16, 0, 16), MOV_X(8, 0),
+	  COPY(32, 0, 80, 12, 16), ADD_X(0, 8), XOR_AT(16));
+	C("xdp: copy past the packet", MOV_X(7, 1), MOV_X(1, 7), MOV_K(2, 0), FP(3, 80),
+	  KCALL(K_FROM_XDP), AB(), COPY(80, 60, 16, 0, 16), XOR_AT(16));
+	/* a socket filter's skb dynptr is read-only (bpf_dynptr_from_skb_rdonly) and its
+	 * return value is any u32 */
+	cur_type = BPF_PROG_TYPE_SOCKET_FILTER;
+	C("socket filter: copy into the read-only skb", MOV_X(7, 1), MOV_X(1, 7), MOV_K(2, 0),
+	  FP(3, 80), KCALL(K_FROM_SKB), AB(), COPY(80, 0, 16, 0, 4), XOR_AT(16));
+	C("socket filter: copy 0 bytes into the read-only skb", MOV_X(7, 1), MOV_X(1, 7),
+	  MOV_K(2, 0), FP(3, 80), KCALL(K_FROM_SKB), AB(), COPY(80, 0, 16, 0, 0), XOR_AT(16));
+	C("socket filter: copy out of the read-only skb", MOV_X(7, 1), MOV_X(1, 7), MOV_K(2, 0),
+	  FP(3, 80), KCALL(K_FROM_SKB), AB(), COPY(32, 0, 80, 0, 16), XOR_AT(16));
+	C("socket filter: memset the read-only skb", MOV_X(7, 1), MOV_X(1, 7), MOV_K(2, 0),
+	  FP(3, 80), KCALL(K_FROM_SKB), AB(), MEMSET(80, 0, 4, 1), XOR_AT(16));
+	C("socket filter: memset 0 bytes far out of the read-only skb", MOV_X(7, 1), MOV_X(1, 7),
+	  MOV_K(2, 0), FP(3, 80), KCALL(K_FROM_SKB), AB(), MEMSET(80, 5000, 0, 1), XOR_AT(16));
+	cur_type = BPF_PROG_TYPE_XDP;
+}
+
 int main(void)
 {
 	if (geteuid() != 0)
@@ -416,6 +507,14 @@ int main(void)
 			kfunc_rules();
 		else
 			printf("dynptr kfuncs: skipped: kernel BTF without them\n");
+		for (int k = K_COUNT; have && k < K_ALL; k++) {
+			kid[k] = brt_btf_find(vml, knames[k], BTF_KIND_FUNC);
+			have = kid[k] > 0;
+		}
+		if (have)
+			copy_memset_rules();
+		else
+			printf("bpf_dynptr_copy/memset: skipped: kernel BTF without them\n");
 	}
 	printf("%d cases compared with the kernel, %d test runs\n", compared, runs);
 	return t_done();

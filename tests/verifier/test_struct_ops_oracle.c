@@ -397,6 +397,147 @@ static void map_cases(void)
 	}
 }
 
+/* BPF_PROG_TEST_RUN of struct_ops programs (api/test_run.c's run_struct_ops(), the
+ * kernel's bpf_struct_ops_test_run()): bpf_dummy_ops members run with their arguments
+ * from ctx_in and the state the first one points to; a congestion control's program does
+ * not run.  Per program and input: errno, retval, the state after the run, and that the
+ * attributes the kernel does not write (duration, data_size_out, ctx_size_out) are left. */
+struct rprog {
+	const char *name, *st, *member;
+	uint32_t flags;
+	const char *text;
+};
+
+static const struct rprog rprogs[] = {
+	{ "test_1: state or 7, state set to 5", DUMMY, "test_1", 0,
+	  "ldxdw %r1, [%r1+0]\nmov %r0, 7\njeq %r1, 0, +2\nldxw %r0, [%r1+0]\nstw [%r1+0], 5\n"
+	  "exit\n" },
+	{ "test_2: a1 into the state, a1 + a2 + a3 + a4", DUMMY, "test_2", 0,
+	  "ldxdw %r2, [%r1+8]\nldxdw %r3, [%r1+16]\nldxdw %r4, [%r1+24]\nldxdw %r5, [%r1+32]\n"
+	  "ldxdw %r1, [%r1+0]\nstxw [%r1+0], %r2\nmov %r0, %r2\nadd %r0, %r3\nadd %r0, %r4\n"
+	  "add %r0, %r5\nexit\n" },
+	{ "test_2: a1's high half", DUMMY, "test_2", 0, "ldxdw %r0, [%r1+8]\nrsh %r0, 32\nexit\n" },
+	{ "test_2: a2's high half", DUMMY, "test_2", 0, "ldxdw %r0, [%r1+16]\nrsh %r0, 32\nexit\n" },
+	{ "test_2: a3's high half", DUMMY, "test_2", 0, "ldxdw %r0, [%r1+24]\nrsh %r0, 32\nexit\n" },
+	{ "test_2: a4's high half", DUMMY, "test_2", 0, "ldxdw %r0, [%r1+32]\nrsh %r0, 32\nexit\n" },
+	{ "test_2: the state's value", DUMMY, "test_2", 0,
+	  "ldxdw %r1, [%r1+0]\nldxw %r0, [%r1+0]\nexit\n" },
+	{ "test_sleepable: state + 1", DUMMY, "test_sleepable", BPF_F_SLEEPABLE,
+	  "ldxdw %r1, [%r1+0]\nldxw %r0, [%r1+0]\nadd %r0, 1\nstxw [%r1+0], %r0\nexit\n" },
+	{ "congestion control ssthresh", CA, "ssthresh", 0, "mov %r0, 3\nexit\n" },
+};
+
+struct rin {
+	const char *name;
+	int nargs;        /* ctx_size_in = 8 * nargs; -1: no ctx_in */
+	int state;        /* args[0]: 0 NULL, 1 the state, 2 a bad pointer */
+	int bad_ctx;      /* ctx_in a bad pointer */
+	int extra;        /* data_in, data_out, repeat, flags, cpu set too */
+};
+
+static const struct rin rins[] = {
+	{ "1 argument, state", 1, 1, 0, 0 },
+	{ "1 argument, NULL", 1, 0, 0, 0 },
+	{ "5 arguments, state", 5, 1, 0, 0 },
+	{ "5 arguments, NULL", 5, 0, 0, 0 },
+	{ "5 arguments, a bad state pointer", 5, 2, 0, 0 },
+	{ "1 argument, a bad state pointer", 1, 2, 0, 0 },
+	{ "2 arguments", 2, 1, 0, 0 },
+	{ "6 arguments", 6, 1, 0, 0 },
+	{ "no ctx_in", -1, 0, 0, 0 },
+	{ "ctx_in a bad pointer", 1, 1, 1, 0 },
+	{ "ctx_in a bad pointer, 5", 5, 1, 1, 0 },
+	{ "1 argument with data, repeat, flags, cpu", 1, 1, 0, 1 },
+	{ "5 arguments with data, repeat, flags, cpu", 5, 1, 0, 1 },
+};
+
+struct rout {
+	int err;
+	uint32_t retval, duration, data_size_out, ctx_size_out;
+	int32_t state;
+};
+
+static struct rout trun(int kernel, int fd, const struct rin *in)
+{
+	static unsigned char data[64], out[64];
+	uint64_t args[6] = { 0, 0xfffffffe80000001ull, 0x123456789abcdef0ull,
+			     0xffffffffffffff80ull, 0x8000000000000001ull, 6 };
+	int32_t state = 0x11223344;
+	union bpf_attr a;
+	struct rout r;
+
+	args[0] = in->state == 1 ? (uint64_t)(uintptr_t)&state : in->state == 2 ? 8 : 0;
+	memset(&a, 0, sizeof(a));
+	a.test.prog_fd = (uint32_t)fd;
+	if (in->nargs >= 0) {
+		a.test.ctx_in = in->bad_ctx ? 8 : (uint64_t)(uintptr_t)args;
+		a.test.ctx_size_in = (uint32_t)in->nargs * 8u;
+	}
+	a.test.duration = 0x1234;
+	a.test.data_size_out = 7;
+	if (in->extra) {
+		a.test.data_in = (uint64_t)(uintptr_t)data;
+		a.test.data_size_in = sizeof(data);
+		a.test.data_out = (uint64_t)(uintptr_t)out;
+		a.test.data_size_out = sizeof(out);
+		a.test.repeat = 3;
+		a.test.flags = 1;
+		a.test.cpu = 1;
+	}
+	r.err = (kernel ? (int)syscall(__NR_bpf, BPF_PROG_TEST_RUN, &a, sizeof(a))
+			: bpfrt_bpf(BPF_PROG_TEST_RUN, &a, sizeof(a))) ? errno : 0;
+	r.retval = a.test.retval;
+	r.duration = a.test.duration;
+	r.data_size_out = a.test.data_size_out;
+	r.ctx_size_out = a.test.ctx_size_out;
+	r.state = state;
+	return r;
+}
+
+static int runs_compared;
+
+static void run_cases(void)
+{
+	static char log1[65536], log2[65536];
+
+	for (size_t i = 0; i < sizeof(rprogs) / sizeof(rprogs[0]); i++) {
+		const struct rprog *p = &rprogs[i];
+		struct scase c = { p->name, p->st, p->member, "GPL", p->flags, p->text, NULL };
+		int b = load(0, &c, log1, sizeof(log1)), k = load(1, &c, log2, sizeof(log2));
+
+		T_CASE(p->name);
+		T_EQ_INT(k < 0 ? k : 0, b < 0 ? b : 0);
+		if (k < 0 || b < 0) {
+			fprintf(stderr, "%s: load: bpfrt %d kernel %d\n  bpfrt log:\n%s  kernel log:\n%s",
+				p->name, b, k, log1, log2);
+			if (k >= 0)
+				close(k);
+			if (b >= 0)
+				close(b);
+			continue;
+		}
+		for (size_t j = 0; j < sizeof(rins) / sizeof(rins[0]); j++) {
+			struct rout kr = trun(1, k, &rins[j]), br = trun(0, b, &rins[j]);
+
+			T_CASE(rins[j].name);
+			if (getenv("STRUCT_OPS_ORACLE_SHOW") || kr.err != br.err ||
+			    kr.retval != br.retval || kr.state != br.state)
+				printf("run %s, %s: kernel %d/%#x state %#x | bpfrt %d/%#x state %#x\n",
+				       p->name, rins[j].name, kr.err, kr.retval, (unsigned)kr.state,
+				       br.err, br.retval, (unsigned)br.state);
+			T_EQ_INT(kr.err, br.err);
+			T_EQ_INT(kr.retval, br.retval);
+			T_EQ_INT(kr.state, br.state);
+			T_EQ_INT(kr.duration, br.duration);
+			T_EQ_INT(kr.data_size_out, br.data_size_out);
+			T_EQ_INT(kr.ctx_size_out, br.ctx_size_out);
+			runs_compared++;
+		}
+		close(k);
+		close(b);
+	}
+}
+
 int main(void)
 {
 	static char log1[65536], log2[65536];
@@ -428,5 +569,7 @@ int main(void)
 			close(b);
 	}
 	map_cases();
+	run_cases();
+	printf("%d struct_ops test runs compared with the kernel\n", runs_compared);
 	return t_done();
 }
