@@ -12,7 +12,9 @@
  * of an armed timer (1) and of an idle one (0), and the ways a timer is freed before it
  * fires: the element deleted or updated from user space, the map's last fd closed.  The
  * margins are wide (timers of 0-2 ms read 150 ms later, ones that must not fire armed
- * 300 ms away and read at 400 ms) so that a loaded machine does not change the outcome.
+ * 300 ms away and read at 400 ms), and a bpfrt side whose callbacks lag the kernel's is
+ * waited for up to 3 s more (settle()), so that a loaded machine does not change the
+ * outcome.
  * Compared per case: each helper's answer, the element (errno and bytes; the timer's bytes
  * read as zero on both) and the global counters.  Skips without root.
  */
@@ -363,6 +365,37 @@ struct tcase {
 	int wait_ms;
 };
 
+/* The callbacks' counts on every side: the global counter and the element's (-1: gone). */
+static int64_t counts(struct side *s, int target, uint32_t key)
+{
+	struct cnt c;
+	struct val v;
+
+	memset(&c, 0, sizeof(c));
+	elem_op(s->bpf, BPF_MAP_LOOKUP_ELEM, s->maps[MAP_CNT], 0, &c);
+	if (s->maps[target] < 0 || elem_op(s->bpf, BPF_MAP_LOOKUP_ELEM, s->maps[target], key, &v))
+		v.b = 0xffff;
+	return c.calls * 0x10000 + (int64_t)v.b;
+}
+
+/* Wait ms, then, while a bpfrt side's counts differ from the kernel's, up to 3 s more: the
+ * kernel's hrtimers fire on time, bpfrt's timer thread may be late on a loaded machine
+ * (never early), and a late callback must not read as a difference. */
+static void settle(const struct tcase *tc, int ms)
+{
+	sleep_ms(ms);
+	for (int waited = 0; waited < 3000; waited += 10) {
+		int64_t k = counts(&sides[0], tc->target, tc->key);
+		int same = 1;
+
+		for (int i = 1; i < NSIDES; i++)
+			same &= counts(&sides[i], tc->target, tc->key) == k;
+		if (same)
+			return;
+		sleep_ms(10);
+	}
+}
+
 static void run_case(const struct tcase *tc)
 {
 	struct params p;
@@ -412,7 +445,7 @@ static void run_case(const struct tcase *tc)
 			s->prog = -1;
 		}
 	}
-	sleep_ms(tc->wait_ms);
+	settle(tc, tc->wait_ms);
 	if (tc->after == AFTER_RUN2) {
 		for (int i = 0; i < NSIDES; i++) {
 			struct side *s = &sides[i];
@@ -423,7 +456,7 @@ static void run_case(const struct tcase *tc)
 			if (s->prog >= 0)
 				test_run(s);
 		}
-		sleep_ms(tc->wait_ms);
+		settle(tc, tc->wait_ms);
 	}
 	for (int i = 0; i < NSIDES; i++) {
 		struct side *s = &sides[i];
