@@ -156,6 +156,12 @@ int brt_elf_open(const void *buf, size_t size, const char *name, struct brt_elf_
 		 char *err, size_t errlen);
 void brt_elf_free(struct brt_elf_obj *obj);
 
+/* max_entries of a ring buffer (BPF_MAP_TYPE_RINGBUF, USER_RINGBUF) as libbpf sizes a
+ * BTF-defined one or one resized with bpf_map__set_max_entries(): the kernel wants a
+ * power-of-2 multiple of the page size, so any other size becomes the smallest such product
+ * above it (0 stays 0, for the kernel's error).  Other types: sz unchanged. */
+uint32_t brt_elf_map_size(uint32_t type, uint32_t sz);
+
 /* "R_BPF_64_64" etc., "unknown" for other values. */
 const char *brt_elf_reloc_type_name(uint32_t type);
 

@@ -447,7 +447,25 @@ static int parse_btf_def(struct def_loc *loc, uint32_t struct_id, struct brt_elf
 	if (!m->type)
 		return brt_elf_fail(loc->ctx, -EINVAL, loc->sec, loc->off,
 				    "map '%s': no map type (__uint(type, ...))", loc->name);
+	m->max_entries = brt_elf_map_size(m->type, m->max_entries);
 	return 0;
+}
+
+uint32_t brt_elf_map_size(uint32_t type, uint32_t sz)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	uint64_t size;
+
+	if ((type != BPF_MAP_TYPE_RINGBUF && type != BPF_MAP_TYPE_USER_RINGBUF) || !sz ||
+	    page <= 0)
+		return sz;
+	if (sz % (uint64_t)page == 0 && !((sz / page) & (sz / page - 1)))
+		return sz;
+	for (size = (uint64_t)page; size <= UINT32_MAX; size <<= 1)
+		if (size > sz)
+			return (uint32_t)size;
+	/* no such product fits in 32 bits: the size as written, for the kernel to refuse */
+	return sz;
 }
 
 /* Offset of the ELF symbol that defines a .maps variable: clang leaves the BTF DATASEC

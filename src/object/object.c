@@ -362,7 +362,7 @@ int bpfrt_map__set_max_entries(struct bpfrt_map *map, uint32_t max_entries)
 {
 	if (map->obj->loaded)
 		return neg_errno(-EBUSY);
-	map->m->max_entries = max_entries;
+	map->m->max_entries = brt_elf_map_size(map->m->type, max_entries);
 	return 0;
 }
 

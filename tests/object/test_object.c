@@ -2,6 +2,7 @@
  * and from memory, errno on failure, iteration, lookups, getters, setters and option
  * checks. */
 #include <errno.h>
+#include <unistd.h>
 
 #include "bpfrt.h"
 #include "elf/elf_test_util.h"
@@ -114,6 +115,40 @@ out:
 	bpfrt_object_close(obj);
 }
 
+/* libbpf's ring buffer sizes: a BTF-defined or resized ring buffer's max_entries becomes
+ * the smallest power-of-2 multiple of the page size at or above it; the objects then load
+ * (the kernel refuses any other size with EINVAL). */
+static void test_ringbuf_sizes(void)
+{
+	struct bpfrt_object *obj = bpfrt_object_open_file(corpus_path("ringbuf_size"), NULL);
+	uint32_t page = (uint32_t)sysconf(_SC_PAGESIZE);
+	struct bpfrt_map *small, *three, *exact;
+
+	T_CASE("ring buffer sizes");
+	T_ASSERT(obj != NULL);
+	if (!obj)
+		return;
+	small = bpfrt_object_find_map_by_name(obj, "rb_small");
+	three = bpfrt_object_find_map_by_name(obj, "urb_three");
+	exact = bpfrt_object_find_map_by_name(obj, "rb_exact");
+	T_ASSERT(small && three && exact);
+	if (!small || !three || !exact)
+		goto out;
+	T_EQ_INT(page, bpfrt_map__max_entries(small));
+	T_EQ_INT(3 * 4096 <= page ? page : 4 * 4096, bpfrt_map__max_entries(three));
+	T_EQ_INT(8 * 4096 <= page ? page : 8 * 4096, bpfrt_map__max_entries(exact));
+	T_EQ_INT(0, bpfrt_map__set_max_entries(small, page + 1));
+	T_EQ_INT(2 * page, bpfrt_map__max_entries(small));
+	T_EQ_INT(0, bpfrt_map__set_max_entries(small, 0));
+	T_EQ_INT(0, bpfrt_map__max_entries(small)); /* left for MAP_CREATE to refuse */
+	T_EQ_INT(0, bpfrt_map__set_max_entries(small, page));
+	T_EQ_INT(page, bpfrt_map__max_entries(small));
+	T_EQ_INT(0, bpfrt_object_load(obj));
+	T_ASSERT(bpfrt_map__fd(small) >= 0 && bpfrt_map__fd(three) >= 0);
+out:
+	bpfrt_object_close(obj);
+}
+
 static void test_errors(void)
 {
 	static const unsigned char junk[] = "this is not an ELF file";
@@ -174,6 +209,7 @@ int main(void)
 	bpfrt_object_close(obj);
 	test_iteration();
 	test_data_and_setters();
+	test_ringbuf_sizes();
 	test_errors();
 	return t_done();
 }
