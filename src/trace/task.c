@@ -203,6 +203,22 @@ uint64_t brt_helper_seq_write(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4
 	return 0;
 }
 
+/* bpf_d_path(path, buf, sz): the kernel copies the struct path the verifier proved to be
+ * one (copy_from_kernel_nofault()) and formats it with d_path().  bpfrt never hands a
+ * program a struct path: the programs that may call this (iterators, trampolines, LSM
+ * hooks) load but do not run in user space, and a path's dentry and mount are not
+ * visible from here (/proc/self/fd/N names an open file, not a struct path).  So the
+ * answer is the kernel's for a path it cannot read, -EFAULT, with buf untouched; a size
+ * of 0 answers 0 before the path is looked at, as the kernel's. */
+uint64_t brt_helper_d_path(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5,
+			   struct bpfrt_run_ctx *ctx)
+{
+	(void)r1, (void)r2, (void)r4, (void)r5, (void)ctx;
+	if (!(uint32_t)r3)
+		return 0;
+	return (uint64_t)-EFAULT;
+}
+
 /* bpf_get_current_comm(buf, size): the name, NUL-terminated and zero-padded to size (the
  * kernel's strscpy_pad); 0, or -EINVAL with buf zeroed when there is no task. */
 uint64_t brt_helper_get_current_comm(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,

@@ -128,6 +128,7 @@ BRT_TRACE_HELPER(brt_helper_copy_from_user_task); /* probe_read.c */
 BRT_TRACE_HELPER(brt_helper_task_pt_regs); /* task.c */
 BRT_TRACE_HELPER(brt_helper_get_stackid); /* stack.c */
 BRT_TRACE_HELPER(brt_helper_get_stack);
+BRT_TRACE_HELPER(brt_helper_d_path);       /* task.c */
 
 /* The helpers this folder implements, for the registry (src/helpers/registry.c): one
  * X(id, function, program types) each; id names its row of src/vm/helpers.def, types
@@ -193,6 +194,10 @@ BRT_TRACE_HELPER(brt_helper_get_stack);
 	X(BPF_FUNC_task_pt_regs, brt_helper_task_pt_regs, BRT_FOR_ALL | BRT_NEED_PERFMON) \
 	/* the event's call chain into a stack trace map or a buffer (stack.c) */        \
 	X(BPF_FUNC_get_stackid, brt_helper_get_stackid, BRT_FOR_TRACE | BRT_FOR_SYSCALL) \
-	X(BPF_FUNC_get_stack, brt_helper_get_stack, BRT_FOR_TRACE | BRT_FOR_SYSCALL)
+	X(BPF_FUNC_get_stack, brt_helper_get_stack, BRT_FOR_TRACE | BRT_FOR_SYSCALL)   \
+	/* tracing_prog_func_proto() (LSM's set falls back on it); which attach points  \
+	 * may call it is the verifier's bpf_d_path_allowed() (verifier/d_path.c) */      \
+	X(BPF_FUNC_d_path, brt_helper_d_path,                                            \
+	  BRT_HSET(BPF_PROG_TYPE_TRACING) | BRT_HSET(BPF_PROG_TYPE_LSM))
 
 #endif

@@ -190,6 +190,24 @@ int brt_check_attach_btf(struct brt_env *env)
 	return 0;
 }
 
+/* The iterator targets whose ctx_arg_info registers the object as PTR_TO_BTF_ID_OR_NULL
+ * | PTR_TRUSTED (6.18: task, cgroup, bpf_map, kmem_cache, tcp, udp); the others' (task_file,
+ * task_vma, bpf_prog, bpf_link, unix, netlink, ipv6_route, ksym, sk storage, sockmap,
+ * dmabuf) are plain PTR_TO_BTF_ID_OR_NULL, which btf_ctx_access() gives as registered,
+ * without the trust prog_args_trusted() gives other arguments.  tname: bpf_iter_<target> */
+static int iter_arg_trusted(const char *tname)
+{
+	static const char *const trusted[] = { "task", "cgroup", "bpf_map", "kmem_cache", "tcp",
+					       "udp" };
+
+	if (!tname || strncmp(tname, "bpf_iter_", 9))
+		return 1;
+	for (size_t i = 0; i < sizeof(trusted) / sizeof(trusted[0]); i++)
+		if (!strcmp(tname + 9, trusted[i]))
+			return 1;
+	return 0;
+}
+
 /* is_void_or_int_ptr(): a pointer to void or to an integer reads as a number */
 static int void_or_int_ptr(const struct brt_env *env, const struct btf_type *ptr)
 {
@@ -342,9 +360,13 @@ int brt_btf_ctx_access(struct brt_env *env, int off, int size, enum brt_access a
 		*rt |= PTR_TRUSTED;
 	if (arg < nr_args && suffix_nullable(env, &args[arg]))
 		*rt |= PTR_MAYBE_NULL;
-	/* an iterator's object arguments (after its meta) may be NULL at the end */
-	if (eat == BPF_TRACE_ITER && arg > 0)
+	/* an iterator's object arguments (after its meta) may be NULL at the end; they are
+	 * trusted only where the target registers them so (its ctx_arg_info) */
+	if (eat == BPF_TRACE_ITER && arg > 0) {
 		*rt |= PTR_MAYBE_NULL;
+		if (!iter_arg_trusted(tname))
+			*rt &= ~PTR_TRUSTED;
+	}
 	if (eat == BPF_TRACE_RAW_TP) {
 		uint64_t mask = raw_tp_mask(tname);
 

@@ -160,6 +160,7 @@ static int reg_type_ok(struct brt_env *env, int regno, int arg)
 		t &= ~PTR_MAYBE_NULL;
 		__attribute__((fallthrough));
 	case BRT_ARG_PTR_TO_BTF_ID_SEQ_FILE:
+	case BRT_ARG_PTR_TO_BTF_ID_PATH:
 	case BRT_ARG_PTR_TO_BTF_ID_TASK: /* the kernel's btf_ptr_types */
 		if (t == PTR_TO_BTF_ID || t == (PTR_TO_BTF_ID | PTR_TRUSTED) ||
 		    t == (PTR_TO_BTF_ID | MEM_RCU))
@@ -483,6 +484,8 @@ int brt_helper_check_arg(struct brt_env *env, int i, const struct brt_helper_pro
 				 brt_btf_reg_name(env, reg->btf_id));
 			return -EACCES;
 		}
+	} else if (!err && arg == BRT_ARG_PTR_TO_BTF_ID_PATH) {
+		err = brt_d_path_arg(env, regno, reg);
 	} else if (!err && arg == BRT_ARG_PTR_TO_BTF_ID_SEQ_FILE) {
 		if (reg->off || strcmp(brt_btf_reg_name(env, reg->btf_id), "seq_file")) {
 			brt_verr(env, "R%d is of type %s but seq_file is expected\n", regno,

@@ -198,6 +198,11 @@ int brt_helper_resolve(struct brt_env *env, int32_t id, const struct brt_helper_
 		brt_verr(env, "cannot call GPL-restricted function from non-GPL compatible program\n");
 		return -EINVAL;
 	}
+	/* the prototype's .allowed (bpf_d_path_allowed(): d_path.c) */
+	if (id == BPF_FUNC_d_path && !fn->host && !brt_d_path_allowed(env)) {
+		brt_verr(env, "helper call is not allowed in probe\n");
+		return -EINVAL;
+	}
 	if (!fn->host && brt_helper_might_sleep(id)) {
 		if (!(env->opts->prog_flags & BPF_F_SLEEPABLE)) {
 			brt_verr(env, "helper call might sleep in a non-sleepable prog\n");

@@ -744,6 +744,17 @@ int brt_kfunc_might_sleep(struct brt_env *env, const struct bpf_insn *insn);
  * symbol, -1 no /proc/kallsyms. */
 int brt_kallsyms_lookup(const char *name, uint64_t *addr);
 
+/* btf_struct_ids_match(): the struct id of btf at off is want, or (unless strict) holds
+ * it as a member at that offset, nested */
+int brt_btf_struct_ids_match(const struct brt_btf *btf, uint32_t id, int32_t off, uint32_t want,
+			     int strict);
+
+/* ---- d_path.c: bpf_d_path's attach points and argument ------------------------------- */
+/* bpf_d_path_allowed(): the program may call bpf_d_path */
+int brt_d_path_allowed(const struct brt_env *env);
+/* its struct path argument in regno (the register type already checked) */
+int brt_d_path_arg(struct brt_env *env, int regno, const struct brt_reg *reg);
+
 /* ---- global.c: global functions verified on their own from their BTF ---------------- */
 /* 1 when subprogram i has BTF_FUNC_GLOBAL linkage and the load gave its BTF */
 int brt_subprog_is_global(const struct brt_env *env, int i);

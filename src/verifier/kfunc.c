@@ -915,6 +915,12 @@ int brt_check_kfunc_call(struct brt_env *env, const struct bpf_insn *insn, int i
 	return set_return(env, &m, insn_idx);
 }
 
+int brt_btf_struct_ids_match(const struct brt_btf *btf, uint32_t id, int32_t off, uint32_t want,
+			     int strict)
+{
+	return struct_ids_match(btf, id, off, want, strict);
+}
+
 int brt_kfunc_might_sleep(struct brt_env *env, const struct bpf_insn *insn)
 {
 	struct kmeta m = { 0 };

@@ -76,6 +76,9 @@ enum brt_arg_type {
 	 * reach no kernel per-CPU memory, so it checks the type as the kernel and then
 	 * refuses the right one too (calls.c) */
 	BRT_ARG_PTR_TO_PERCPU_BTF_ID,
+	/* a kernel struct path, or a struct holding one at the pointer's offset (bpf_d_path;
+	 * verifier/d_path.c) */
+	BRT_ARG_PTR_TO_BTF_ID_PATH,
 };
 
 /* Kinds of helper return values. */
