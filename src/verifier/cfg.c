@@ -560,6 +560,14 @@ static int dfs(struct brt_env *env, uint8_t *state, int *stack, uint8_t *next)
 			env->aux[t].prune_point = 1;
 			env->aux[t].jmp_point = 1;
 		}
+		if (next[t] == 0 && env->insns[t].code == (BPF_JMP | BPF_CALL) &&
+		    env->insns[t].src_reg == BPF_PSEUDO_KFUNC_CALL &&
+		    brt_kfunc_is_iter_next(env, &env->insns[t])) {
+			/* an iterator's next: its loop converges here, a state is always stored
+			 * (the kernel's mark_force_checkpoint(); prune.c) */
+			env->aux[t].iter_next = 1;
+			env->aux[t].prune_point = 1;
+		}
 		if (next[t] == 0 && (is_pseudo_func(&env->insns[t]) ||
 				     env->insns[t].code == (BPF_JMP | BPF_CALL)) &&
 		    succ[0] < env->len) {

@@ -118,6 +118,7 @@ enum brt_slot_type {
 	STACK_MISC,    /* written with unknown data */
 	STACK_ZERO,    /* written with zero */
 	STACK_DYNPTR,  /* one of the two slots of a struct bpf_dynptr (dynptr.c), whole */
+	STACK_ITER,    /* a slot of a struct bpf_iter_<type> (iter.c), whole */
 };
 
 /* The kernel's enum bpf_dynptr_type, with its values */
@@ -142,6 +143,24 @@ static inline uint32_t brt_dynptr_type(const struct brt_reg *r)
 static inline int brt_dynptr_first(const struct brt_reg *r)
 {
 	return (r->range & BRT_DYNPTR_FIRST) != 0;
+}
+
+/* An iterator's facts (the kernel's reg->iter) live in its first slot's register: the
+ * iterator struct's BTF id in btf_id, its state in range and the loop depth in mem_size,
+ * which a stack register leaves unused; ref_obj_id holds its reference. */
+enum { BRT_ITER_INVALID, BRT_ITER_ACTIVE, BRT_ITER_DRAINED };
+static inline uint32_t brt_iter_state(const struct brt_reg *r)
+{
+	return (uint32_t)r->range;
+}
+static inline uint32_t brt_iter_depth(const struct brt_reg *r)
+{
+	return r->mem_size;
+}
+static inline void brt_iter_set(struct brt_reg *r, uint32_t state, uint32_t depth)
+{
+	r->range = (int32_t)state;
+	r->mem_size = depth;
 }
 
 struct brt_stack_slot {
@@ -266,6 +285,7 @@ struct brt_insn_aux {
 	uint8_t jmp_point;
 	uint8_t loop_head;      /* target of a back-edge */
 	uint8_t calls_callback; /* a helper call that calls back (bpf_loop) */
+	uint8_t iter_next;      /* a call of an iterator's _next() kfunc (iter.c) */
 	uint8_t second_slot;    /* second half of an lddw */
 	uint8_t bad_ctx_conv;   /* a load the kernel accepts but cannot rewrite afterwards
 				 * (bpf_tcp_sock's upper u32 halves): the load fails then */
@@ -633,6 +653,31 @@ uint32_t brt_dynptr_info(struct brt_env *env, const struct brt_reg *reg, uint32_
 			 uint32_t *ref_obj_id);
 /* unmark_stack_slots_dynptr(): the dynptr reg points at is released */
 int brt_dynptr_release(struct brt_env *env, const struct brt_reg *reg);
+
+/* ---- iter.c: open-coded iterators (struct bpf_iter_<type> on the stack) ---------------- */
+/* where the iterator a kfunc was handed lies (the kernel's meta->iter) and its reference */
+struct brt_iter_meta {
+	int spi;
+	int frameno;
+	uint32_t ref_obj_id;
+};
+const char *brt_iter_state_str(uint32_t state);
+const char *brt_iter_type_str(const struct brt_btf *btf, uint32_t btf_id);
+/* process_iter_arg(): argument regno of a kfunc (kflags: its BRT_KF_*, fname its name,
+ * proto its prototype in btf) is an iterator it makes, uses or destroys */
+int brt_process_iter_arg(struct brt_env *env, int regno, int insn_idx,
+			 const struct brt_btf *btf, const struct btf_type *proto, uint32_t kflags,
+			 const char *fname, struct brt_iter_meta *im);
+/* the flag of a kernel object _next() returns: MEM_RCU or PTR_TRUSTED */
+uint32_t brt_iter_next_obj_flag(struct brt_env *env, const struct brt_iter_meta *im);
+/* process_iter_next_call(): after _next()'s r0 is set */
+int brt_process_iter_next(struct brt_env *env, int insn_idx, const struct brt_iter_meta *im);
+/* iter_active_depths_differ() */
+int brt_iter_depths_differ(const struct brt_vstate *old, const struct brt_vstate *cur);
+/* the iterator st's R1 points at is ACTIVE (at an iter_next call) */
+int brt_iter_r1_active(const struct brt_vstate *st);
+/* kfunc.c: a call of an iterator's _next() the program may make */
+int brt_kfunc_is_iter_next(struct brt_env *env, const struct bpf_insn *insn);
 
 /* ---- calls.c: helper calls ----------------------------------------------------------- */
 int brt_check_helper_call(struct brt_env *env, const struct bpf_insn *insn, int insn_idx);

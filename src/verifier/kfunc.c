@@ -56,6 +56,8 @@ struct kmeta {
 	uint64_t szk;
 	/* the initialised dynptr argument (the kernel's initialized_dynptr) */
 	uint32_t dyn_type, dyn_id, dyn_ref;
+	/* the iterator argument (the kernel's meta->iter) */
+	struct brt_iter_meta iter;
 };
 
 static const struct btf_type *skip_mods(const struct brt_btf *btf, uint32_t id, uint32_t *res)
@@ -433,7 +435,30 @@ static int check_mem_arg(struct brt_env *env, int regno, uint32_t size)
  * source gives a writable slice */
 #define BRT_SLICE_RDWR_REFUSED 1
 
-enum kf_arg { KF_CTX, KF_NULL, KF_BTF_ID, KF_MEM, KF_MEM_SIZE, KF_DYNPTR };
+enum kf_arg { KF_CTX, KF_NULL, KF_BTF_ID, KF_MEM, KF_MEM_SIZE, KF_DYNPTR, KF_ITER };
+
+#define KF_ITER_ANY (BRT_KF_ITER_NEW | BRT_KF_ITER_NEXT | BRT_KF_ITER_DESTROY)
+
+/* is_kfunc_arg_iter(): an iterator kfunc's first argument, or one named "__iter" */
+static int is_iter_arg(const struct kmeta *m, const struct btf_param *args, int argno)
+{
+	if (m->flags & KF_ITER_ANY)
+		return argno == 0;
+	return has_suffix(m->btf, &args[argno], "__iter");
+}
+
+/* check_css_task_iter_allowlist(): css_task iterators take css_set_lock, which only LSM
+ * hooks, iterators and sleepable programs are known not to hold */
+static int css_task_allowed(const struct brt_env *env)
+{
+	const struct brt_verify_opts *o = env->opts;
+
+	if (o->prog_type == BPF_PROG_TYPE_LSM)
+		return 1;
+	if (o->prog_type == BPF_PROG_TYPE_TRACING && o->expected_attach_type == BPF_TRACE_ITER)
+		return 1;
+	return (o->prog_flags & BPF_F_SLEEPABLE) != 0;
+}
 
 /* is_kfunc_arg_dynptr(): a pointer to struct bpf_dynptr */
 static int is_dynptr_arg(const struct brt_btf *btf, const struct btf_type *ref_t)
@@ -456,6 +481,8 @@ static int ptr_arg_kind(struct brt_env *env, const struct kmeta *m, const struct
 		return KF_NULL;
 	if (is_dynptr_arg(m->btf, ref_t))
 		return KF_DYNPTR;
+	if (is_iter_arg(m, args, argno))
+		return KF_ITER;
 	/* measured on 6.18.44: another program type's context struct (an XDP program
 	 * passing its context to bpf_skb_ct_lookup's struct __sk_buff *) is taken as a
 	 * kernel object, which the context is not ("R1 must be referenced or trusted") */
@@ -602,6 +629,20 @@ static int check_args(struct brt_env *env, struct kmeta *m)
 							      &m->dyn_ref);
 			break;
 		}
+		case KF_ITER:
+			if (!strcmp(m->name, "bpf_iter_css_task_new") && !css_task_allowed(env)) {
+				brt_verr(env, "css_task_iter is only allowed in bpf_lsm, bpf_iter and "
+					      "sleepable progs\n");
+				return -EINVAL;
+			}
+			err = brt_process_iter_arg(env, regno, env->insn_idx, btf, m->proto, m->flags,
+						   m->name, &m->iter);
+			if (err < 0)
+				return err;
+			/* what _next() returns dies with the iterator */
+			if (!(m->flags & BRT_KF_ITER_NEW))
+				m->ref_obj_id = m->iter.ref_obj_id;
+			break;
 		case KF_CTX:
 			if (reg->type != PTR_TO_CTX) {
 				brt_verr(env, "arg#%d expected pointer to ctx, but got %s\n", i,
@@ -787,8 +828,10 @@ static int rcu_section(struct brt_env *env, const struct kmeta *m, int row)
 						f->regs[r].type = (f->regs[r].type &
 								   ~(MEM_RCU | PTR_MAYBE_NULL)) |
 								  PTR_UNTRUSTED;
+				/* spilled pointers and iterators (the kernel's clear_mask) */
 				for (int s = 0; s < f->allocated_stack / 8; s++)
-					if (brt_is_spilled(&f->stack[s]) &&
+					if ((brt_is_spilled(&f->stack[s]) ||
+					     f->stack[s].type[0] == STACK_ITER) &&
 					    (f->stack[s].spilled.type & MEM_RCU))
 						f->stack[s].spilled.type =
 							(f->stack[s].spilled.type &
@@ -912,7 +955,21 @@ int brt_check_kfunc_call(struct brt_env *env, const struct bpf_insn *insn, int i
 		brt_mark_reg_not_init(&regs[i]);
 		env->scratched_regs |= (uint16_t)(1u << i);
 	}
-	return set_return(env, &m, insn_idx);
+	err = set_return(env, &m, insn_idx);
+	if (err || !(m.flags & BRT_KF_ITER_NEXT))
+		return err;
+	/* an iterator's element: a kernel object is RCU-protected or trusted as the
+	 * iterator is; then the walk forks (iter.c) */
+	if (BASE_TYPE(regs[BPF_REG_0].type) == PTR_TO_BTF_ID)
+		regs[BPF_REG_0].type |= brt_iter_next_obj_flag(env, &m.iter);
+	return brt_process_iter_next(env, insn_idx, &m.iter);
+}
+
+int brt_kfunc_is_iter_next(struct brt_env *env, const struct bpf_insn *insn)
+{
+	struct kmeta m = { 0 };
+
+	return fetch_meta(env, insn, &m) && (m.flags & BRT_KF_ITER_NEXT);
 }
 
 int brt_btf_struct_ids_match(const struct brt_btf *btf, uint32_t id, int32_t off, uint32_t want,

@@ -193,7 +193,8 @@ static void print_reg(struct brt_env *env, const struct brt_frame *f, const stru
 }
 
 static const char slot_char[8] = { [STACK_INVALID] = '?', [STACK_SPILL] = 'r',
-				   [STACK_MISC] = 'm', [STACK_ZERO] = '0', [STACK_DYNPTR] = 'd' };
+				   [STACK_MISC] = 'm', [STACK_ZERO] = '0', [STACK_DYNPTR] = 'd',
+				   [STACK_ITER] = 'i' };
 
 void brt_print_state(struct brt_env *env, const struct brt_vstate *st, int frameno, int print_all)
 {
@@ -238,6 +239,15 @@ void brt_print_state(struct brt_env *env, const struct brt_vstate *st, int frame
 				sep = ",";
 			}
 			brt_vinfo(env, "%sdynptr_id=1)", sep);
+		} else if (s->type[7] == STACK_ITER) {
+			/* the first slot only: the one with the reference */
+			const struct brt_reg *it = &s->spilled;
+
+			if (!it->ref_obj_id)
+				continue;
+			brt_vinfo(env, " fp%d=iter_%s(ref_id=%u,state=%s,depth=%u)", (-i - 1) * 8,
+				  brt_iter_type_str(env->kbtf, it->btf_id), it->ref_obj_id,
+				  brt_iter_state_str(brt_iter_state(it)), brt_iter_depth(it));
 		} else if (s->type[7] == STACK_SPILL) {
 			for (j = 0; j < 8 && s->type[j] != STACK_SPILL; j++)
 				;

@@ -213,6 +213,15 @@ static int stacksafe(struct brt_env *env, const struct brt_frame *o, const struc
 		     !check_ids(o->stack[spi].spilled.ref_obj_id, c->stack[spi].spilled.ref_obj_id,
 				m)))
 			return 0;
+		/* an iterator's slots: same type and state, references that correspond; the
+		 * depth is not compared (only the loop check looks at it) */
+		if (k == 7 && ot == STACK_ITER &&
+		    (o->stack[spi].spilled.btf_id != c->stack[spi].spilled.btf_id ||
+		     brt_iter_state(&o->stack[spi].spilled) !=
+			     brt_iter_state(&c->stack[spi].spilled) ||
+		     !check_ids(o->stack[spi].spilled.ref_obj_id, c->stack[spi].spilled.ref_obj_id,
+				m)))
+			return 0;
 		if (k == 7 && ot == STACK_SPILL &&
 		    !regsafe(&o->stack[spi].spilled, &c->stack[spi].spilled, m, exact,
 			     scalar_relevant(&o->stack[spi].spilled, how)))
@@ -744,9 +753,11 @@ int brt_is_state_visited(struct brt_env *env, int insn_idx)
 	struct brt_stored *sl, **pprev;
 	int cb = env->aux[insn_idx].calls_callback;
 	int mg = brt_is_may_goto(&env->insns[insn_idx]);
-	/* a callback call or a may_goto always stores its state: the next iteration compares
-	 * with it; a long history forces a checkpoint (the kernel bounds its jmp_history so) */
-	int force = cb || mg || cur->hist > 40;
+	int itn = env->aux[insn_idx].iter_next;
+	/* a callback call, a may_goto or an iterator's next always stores its state: the next
+	 * iteration compares with it; a long history forces a checkpoint (the kernel bounds
+	 * its jmp_history so) */
+	int force = cb || mg || itn || cur->hist > 40;
 	int add = force || (env->jmps_processed - env->prev_jmps_processed >= 2 &&
 			    env->insn_processed - env->prev_insn_processed >= 8);
 	int n = 0, compared = 0, exact = 0, hashed = 0;
@@ -757,7 +768,7 @@ int brt_is_state_visited(struct brt_env *env, int insn_idx)
 	for (pprev = &env->explored[insn_idx]; (sl = *pprev);) {
 		/* misses before eviction: more for callback states still being explored,
 		 * whose iterations must stay comparable (the kernel's 64 at checkpoints) */
-		uint32_t lim = cb && sl->active ? 64 : 3;
+		uint32_t lim = (cb || itn) && sl->active ? 64 : 3;
 
 		if (bucket(env, insn_idx, sl->st) != b) {
 			pprev = &sl->next;
@@ -770,6 +781,20 @@ int brt_is_state_visited(struct brt_env *env, int insn_idx)
 			 * loop check); its marks are not final: a backedge propagates them
 			 * again when the loop is done */
 			if (states_equal(env, sl->st, cur, insn_idx, CMP_ACTIVE)) {
+				int err;
+
+				sl->hits++;
+				err = propagate_precision(env, sl->st, 1, insn_idx);
+				return err ? err : 1;
+			}
+		} else if (sl->active && itn) {
+			/* an iterator's next reached again in a state within the one stored here
+			 * on the way in, the iterator still ACTIVE: the loop converges (the
+			 * iterator ends it at run time).  Its marks are not final: a backedge
+			 * propagates them again.  No exact loop check here: an iteration that
+			 * repeats the last one is the convergence looked for */
+			if (states_equal(env, sl->st, cur, insn_idx, CMP_ACTIVE) &&
+			    brt_iter_r1_active(cur)) {
 				int err;
 
 				sl->hits++;
@@ -798,7 +823,8 @@ int brt_is_state_visited(struct brt_env *env, int insn_idx)
 			}
 			if (sl->hash == h && sl->st->may_goto_depth == cur->may_goto_depth &&
 			    sl->st->callback_unroll == cur->callback_unroll &&
-			    exact++ < 16 && states_equal(env, sl->st, cur, insn_idx, CMP_EXACT)) {
+			    !brt_iter_depths_differ(sl->st, cur) && exact++ < 16 &&
+			    states_equal(env, sl->st, cur, insn_idx, CMP_EXACT)) {
 				print_loop(env, sl->st, insn_idx);
 				return -EINVAL;
 			}

@@ -216,6 +216,10 @@ struct brt_helper_source {
 #define BRT_KF_TRUSTED_ARGS (1u << 4) /* pointer arguments trusted (referenced or trusted) */
 #define BRT_KF_SLEEPABLE (1u << 5)
 #define BRT_KF_RCU (1u << 7)          /* pointer arguments trusted or RCU-protected */
+#define BRT_KF_ITER_NEW (1u << 8)     /* an open-coded iterator's constructor */
+#define BRT_KF_ITER_NEXT (1u << 9)    /* ... its next method */
+#define BRT_KF_ITER_DESTROY (1u << 10) /* ... its destructor */
+#define BRT_KF_RCU_PROTECTED (1u << 11) /* to be called inside an RCU read section */
 /* The kernel's kfunc hooks (bpf_prog_type_to_kfunc_hook()) as program-type masks: a set
  * registered for BPF_PROG_TYPE_TRACING serves tracing, tracepoint, perf_event and lsm. */
 #define BRT_KHOOK_TRACING                                                                \

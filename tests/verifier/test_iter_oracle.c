@@ -225,6 +225,156 @@ static void d_path_rules(void)
 #undef D_PATH
 }
 
+/* ---- open-coded iterators -------------------------------------------------------------- */
+static int k_new, k_next, k_destroy;
+#define KCALL(id) I(BPF_JMP | BPF_CALL, 0, BPF_PSEUDO_KFUNC_CALL, 0, id)
+/* bpf_iter_num at fp-at: new [s, e), next, destroy */
+#define NEW(at, s, e) FP(1, at), MOV_K(2, s), MOV_K(3, e), KCALL(k_new)
+#define NEXT(at) FP(1, at), KCALL(k_next)
+#define DESTROY(at) FP(1, at), KCALL(k_destroy)
+
+static void xdp(const char *name, const struct bpf_insn *p, size_t n)
+{
+	check(name, BPF_PROG_TYPE_XDP, 0, 0, p, n);
+}
+#define X(name, ...)                                                                      \
+	do {                                                                              \
+		const struct bpf_insn p_[] = { __VA_ARGS__ };                              \
+		xdp(name, p_, N(p_));                                                      \
+	} while (0)
+
+static void num_rules(void)
+{
+	k_new = func_id("bpf_iter_num_new");
+	k_next = func_id("bpf_iter_num_next");
+	k_destroy = func_id("bpf_iter_num_destroy");
+	if (k_new <= 0 || k_next <= 0 || k_destroy <= 0) {
+		printf("bpf_iter_num: skipped: not in the kernel's BTF\n");
+		return;
+	}
+	/* loops: 0: r6 = 0; 1-5 new; 6-8 next; 9 done?; body; back to 6 */
+	X("sum of 0..9", MOV_K(6, 0), NEW(8, 0, 10), NEXT(8), JEQ_K(0, 0, 3), LDX(BPF_W, 1, 0, 0),
+	  ADD_X(6, 1), JA(-7), DESTROY(8), MOV_X(0, 6), EXIT());
+	X("count of 5..17", MOV_K(6, 0), NEW(8, 5, 17), NEXT(8), JEQ_K(0, 0, 2), ADD_K(6, 1),
+	  JA(-6), DESTROY(8), MOV_X(0, 6), EXIT());
+	X("empty range", MOV_K(6, 0), NEW(8, 3, 3), NEXT(8), JEQ_K(0, 0, 2), ADD_K(6, 1), JA(-6),
+	  DESTROY(8), MOV_X(0, 6), EXIT());
+	X("reversed range (new's -EINVAL)", NEW(8, 5, 1), MOV_X(6, 0), NEXT(8), MOV_X(7, 0),
+	  DESTROY(8), MOV_X(0, 6), JEQ_K(7, 0, 1), MOV_K(0, 99), EXIT());
+	X("range too long (new's -E2BIG)", NEW(8, 0, 0x7fffffff), MOV_X(0, 0), MOV_X(6, 0),
+	  DESTROY(8), MOV_X(0, 6), EXIT());
+	X("nested iterators", MOV_K(6, 0), NEW(8, 0, 4), NEXT(8), JEQ_K(0, 0, 15), NEW(16, 0, 3),
+	  NEXT(16), JEQ_K(0, 0, 2), ADD_K(6, 1), JA(-6), DESTROY(16), JA(-19), DESTROY(8),
+	  MOV_X(0, 6), EXIT());
+	X("iterator at fp-512", MOV_K(6, 0), NEW(512, 0, 3), NEXT(512), JEQ_K(0, 0, 2), ADD_K(6, 1),
+	  JA(-6), DESTROY(512), MOV_X(0, 6), EXIT());
+	X("break out of the loop", MOV_K(6, 0), NEW(8, 0, 100), NEXT(8), JEQ_K(0, 0, 4),
+	  LDX(BPF_W, 1, 0, 0), ADD_X(6, 1), JGT_K(1, 6, 1), JA(-8), DESTROY(8), MOV_X(0, 6),
+	  EXIT());
+	X("next after the end", NEW(8, 0, 1), NEXT(8), NEXT(8), NEXT(8), MOV_X(6, 0), DESTROY(8),
+	  MOV_X(0, 6), EXIT());
+	/* refusals */
+	X("not destroyed", NEW(8, 0, 10), MOV_K(0, 0), EXIT());
+	X("destroyed on one path only", NEW(8, 0, 10), NEXT(8), JEQ_K(0, 0, 3), DESTROY(8),
+	  MOV_K(0, 0), EXIT());
+	X("next after destroy", NEW(8, 0, 10), DESTROY(8), NEXT(8), MOV_K(0, 0), EXIT());
+	X("destroy twice", NEW(8, 0, 10), DESTROY(8), DESTROY(8), MOV_K(0, 0), EXIT());
+	X("next uninitialised", NEXT(8), MOV_K(0, 0), EXIT());
+	X("destroy uninitialised", ST(BPF_DW, 10, -8, 0), DESTROY(8), MOV_K(0, 0), EXIT());
+	X("new twice", NEW(8, 0, 10), NEW(8, 0, 10), DESTROY(8), MOV_K(0, 0), EXIT());
+	X("new at fp-12", NEW(12, 0, 10), DESTROY(12), MOV_K(0, 0), EXIT());
+	X("new at fp-0", NEW(0, 0, 10), DESTROY(0), MOV_K(0, 0), EXIT());
+	X("new at fp-520", NEW(520, 0, 10), DESTROY(520), MOV_K(0, 0), EXIT());
+	X("new at a variable offset", CALL(get_prandom_u32), MOV_X(6, 0),
+	  I(BPF_ALU64 | BPF_AND | BPF_K, 6, 0, 0, 8), FP(1, 24), ADD_X(1, 6), MOV_K(2, 0),
+	  MOV_K(3, 1), KCALL(k_new), MOV_K(0, 0), EXIT());
+	X("new of NULL", MOV_K(1, 0), MOV_K(2, 0), MOV_K(3, 1), KCALL(k_new), MOV_K(0, 0), EXIT());
+	X("new of the context", MOV_K(2, 0), MOV_K(3, 1), KCALL(k_new), MOV_K(0, 0), EXIT());
+	X("new with a pointer for start", FP(1, 8), FP(2, 16), MOV_K(3, 1), KCALL(k_new),
+	  MOV_K(0, 0), EXIT());
+	X("next of another slot", NEW(8, 0, 10), NEXT(16), DESTROY(8), MOV_K(0, 0), EXIT());
+	X("the iterator's bytes read", NEW(8, 0, 10), LDX(BPF_DW, 6, 10, -8), DESTROY(8),
+	  MOV_K(0, 0), EXIT());
+	X("the iterator's byte read", NEW(8, 0, 10), LDX(BPF_B, 6, 10, -5), DESTROY(8), MOV_K(0, 0),
+	  EXIT());
+	X("the iterator overwritten", NEW(8, 0, 10), ST(BPF_DW, 10, -8, 0), DESTROY(8), MOV_K(0, 0),
+	  EXIT());
+	X("the iterator overwritten, then exit", NEW(8, 0, 10), ST(BPF_W, 10, -4, 0), MOV_K(0, 0),
+	  EXIT());
+	X("a pointer spilled over the iterator", NEW(8, 0, 10), STX(BPF_DW, 10, 1, -8),
+	  MOV_K(0, 0), EXIT());
+	X("the element not checked for NULL", NEW(8, 0, 10), NEXT(8), LDX(BPF_W, 6, 0, 0),
+	  DESTROY(8), MOV_X(0, 6), EXIT());
+	X("the element written", NEW(8, 0, 10), NEXT(8), JEQ_K(0, 0, 1), ST(BPF_W, 0, 0, 1),
+	  DESTROY(8), MOV_K(0, 0), EXIT());
+	X("the element read past its 4 bytes", NEW(8, 0, 10), NEXT(8), JEQ_K(0, 0, 1),
+	  LDX(BPF_DW, 6, 0, 0), DESTROY(8), MOV_K(0, 0), EXIT());
+	X("the element used after destroy", NEW(8, 0, 10), NEXT(8), MOV_X(7, 0), DESTROY(8),
+	  JEQ_K(7, 0, 1), LDX(BPF_W, 6, 7, 0), MOV_K(0, 0), EXIT());
+	X("the element kept past destroy", NEW(8, 0, 10), NEXT(8), MOV_X(6, 0), DESTROY(8),
+	  MOV_K(0, 0), EXIT());
+	X("an infinite loop inside the loop", NEW(8, 0, 10), NEXT(8), JEQ_K(0, 0, 2), JA(-1),
+	  JA(-6), DESTROY(8), MOV_K(0, 0), EXIT());
+	X("a loop without next", NEW(8, 0, 10), MOV_K(6, 0), JA(-1), DESTROY(8),
+	  MOV_K(0, 0), EXIT());
+	X("the element's value bounds an index", NEW(8, 0, 10), NEXT(8), JEQ_K(0, 0, 7),
+	  LDX(BPF_W, 6, 0, 0), JGT_K(6, 7, 4), FP(7, 16), ADD_X(7, 6), ST(BPF_B, 7, 0, 1),
+	  JA(-11), DESTROY(8), MOV_K(0, 0), EXIT());
+	X("an unbounded index from the element", NEW(8, 0, 10), NEXT(8), JEQ_K(0, 0, 6),
+	  LDX(BPF_W, 6, 0, 0), FP(7, 16), ADD_X(7, 6), ST(BPF_B, 7, 0, 1), JA(-10), DESTROY(8),
+	  MOV_K(0, 0), EXIT());
+}
+
+/* bpf_iter_css_task: iter/cgroup's cgroup (trusted) walked, as the selftests'
+ * cgroup_id_printer; and where the kernel refuses it */
+static void css_task_rules(void)
+{
+	int cnew = func_id("bpf_iter_css_task_new"), cnext = func_id("bpf_iter_css_task_next");
+	int cdestroy = func_id("bpf_iter_css_task_destroy"), cg = func_id("bpf_iter_cgroup");
+	int task = func_id("bpf_iter_task"), pid = member_off("task_struct", "pid");
+#define CNEW(css_reg, flags) FP(1, 8), MOV_X(2, css_reg), MOV_K(3, flags), KCALL(cnew)
+	/* 0-3: r6 = ctx->cgroup or exit */
+#define CGRP() LDX(BPF_DW, 6, 1, 8), JNE_K(6, 0, 2), MOV_K(0, 0), EXIT()
+	struct bpf_insn walk[] = { CGRP(), MOV_K(7, 0), CNEW(6, 1), FP(1, 8), KCALL(cnext),
+				   JEQ_K(0, 0, 3), LDX(BPF_W, 1, 0, pid), ADD_X(7, 1), JA(-7),
+				   FP(1, 8), KCALL(cdestroy), MOV_K(0, 0), EXIT() };
+	struct bpf_insn flags[] = { CGRP(), CNEW(6, 4), FP(1, 8), KCALL(cdestroy), MOV_K(0, 0),
+				    EXIT() };
+	struct bpf_insn no_null[] = { LDX(BPF_DW, 6, 1, 8), CNEW(6, 1), FP(1, 8),
+				      KCALL(cdestroy), MOV_K(0, 0), EXIT() };
+	struct bpf_insn leak[] = { CGRP(), CNEW(6, 1), MOV_K(0, 0), EXIT() };
+	struct bpf_insn no_check[] = { CGRP(), CNEW(6, 1), FP(1, 8), KCALL(cnext),
+				       LDX(BPF_W, 1, 0, pid), FP(1, 8), KCALL(cdestroy),
+				       MOV_K(0, 0), EXIT() };
+	struct bpf_insn mixed[] = { CGRP(), CNEW(6, 1), FP(1, 8), KCALL(k_next), FP(1, 8),
+				    KCALL(cdestroy), MOV_K(0, 0), EXIT() };
+	struct bpf_insn of_task[] = { CGRP(), CNEW(6, 1), FP(1, 8), KCALL(cdestroy), MOV_K(0, 0),
+				      EXIT() };
+	struct bpf_insn in_xdp[] = { MOV_K(6, 0), CNEW(6, 1), FP(1, 8), KCALL(cdestroy),
+				     MOV_K(0, 0), EXIT() };
+
+	if (cnew <= 0 || cnext <= 0 || cdestroy <= 0 || cg <= 0 || task <= 0 || pid < 0) {
+		printf("bpf_iter_css_task: skipped: not in the kernel's BTF\n");
+		return;
+	}
+	check("css_task walk in iter/cgroup", BPF_PROG_TYPE_TRACING, BPF_TRACE_ITER, cg, walk,
+	      N(walk));
+	check("css_task flags 4", BPF_PROG_TYPE_TRACING, BPF_TRACE_ITER, cg, flags, N(flags));
+	check("css_task of a cgroup not checked for NULL", BPF_PROG_TYPE_TRACING, BPF_TRACE_ITER,
+	      cg, no_null, N(no_null));
+	check("css_task not destroyed", BPF_PROG_TYPE_TRACING, BPF_TRACE_ITER, cg, leak, N(leak));
+	check("css_task element not checked for NULL", BPF_PROG_TYPE_TRACING, BPF_TRACE_ITER, cg,
+	      no_check, N(no_check));
+	if (k_next > 0)
+		check("css_task iterator handed to bpf_iter_num_next", BPF_PROG_TYPE_TRACING,
+		      BPF_TRACE_ITER, cg, mixed, N(mixed));
+	check("css_task of a task (iter/task)", BPF_PROG_TYPE_TRACING, BPF_TRACE_ITER, task,
+	      of_task, N(of_task));
+	xdp("css_task in XDP", in_xdp, N(in_xdp));
+#undef CNEW
+#undef CGRP
+}
+
 int main(void)
 {
 	if (geteuid() != 0)
@@ -232,6 +382,8 @@ int main(void)
 	if (!brt_btf_vmlinux())
 		T_SKIP("no kernel BTF (/sys/kernel/btf/vmlinux)");
 	d_path_rules();
+	num_rules();
+	css_task_rules();
 	printf("%d programs compared, %d test runs\n", compared, runs);
 	return t_done();
 }
