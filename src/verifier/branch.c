@@ -135,6 +135,11 @@ static int ptr_not_null(const struct brt_reg *r)
 	case PTR_TO_SOCK_COMMON:
 	case PTR_TO_TCP_SOCK:
 		return 1;
+	case PTR_TO_BTF_ID:
+		/* a trusted kernel object (is_trusted_reg(): referenced, or PTR_TRUSTED and no
+		 * unsafe flag), such as an open-coded iterator's element */
+		return r->ref_obj_id ||
+		       ((r->type & PTR_TRUSTED) && !(r->type & ~0xffu & ~PTR_TRUSTED));
 	default:
 		return 0;
 	}
