@@ -790,7 +790,7 @@ int brt_btf_ptr_access(struct brt_env *env, int regno, const struct brt_reg *reg
 	if (reg->type & PTR_UNTRUSTED) {
 		flag = PTR_UNTRUSTED;
 	} else if ((reg->type & (PTR_TRUSTED | MEM_RCU)) || reg->ref_obj_id) {
-		int in_rcu = env->cur->active_rcu || env->cur->lock_map ||
+		int in_rcu = env->cur->active_rcu || env->cur->active_locks ||
 			     !(env->opts->prog_flags & BPF_F_SLEEPABLE);
 
 		if (safe_field(env, reg->btf_id, field, id, "__safe_trusted")) {

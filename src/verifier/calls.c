@@ -39,19 +39,10 @@ int brt_check_helper_call(struct brt_env *env, const struct bpf_insn *insn, int 
 			return err;
 		}
 	}
-	if (id == BPF_FUNC_tail_call && env->cur->nrefs) {
-		brt_verr(env, "Unreleased reference id=%u alloc_insn=%d\n", env->cur->refs[0].id,
-			 env->cur->refs[0].insn_idx);
-		brt_verr(env, "tail_call would lead to reference leak\n");
-		return -EINVAL;
-	}
-	if (id == BPF_FUNC_tail_call && env->cur->active_rcu) {
-		brt_verr(env, "tail_call cannot be used inside bpf_rcu_read_lock-ed region\n");
-		return -EINVAL;
-	}
-	if (id == BPF_FUNC_tail_call && env->cur->active_preempt) {
-		brt_verr(env, "tail_call cannot be used inside bpf_preempt_disable-ed region\n");
-		return -EINVAL;
+	if (id == BPF_FUNC_tail_call) {
+		err = brt_check_resource_leak(env, 0, 1, "tail_call");
+		if (err)
+			return err;
 	}
 	err = brt_check_get_func_ip(env, id);
 	if (err)

@@ -223,30 +223,17 @@ static int do_exit(struct brt_env *env, int *do_print)
 		brt_verr(env, "BPF_EXIT uses reserved fields\n");
 		return -EINVAL;
 	}
-	if (!env->cur->curframe && env->cur->lock_map) {
-		brt_verr(env, "BPF_EXIT instruction in main prog cannot be used inside "
-			      "bpf_spin_lock-ed region\n");
-		return -EINVAL;
-	}
+	/* a subprogram's exit checks nothing: its caller goes on holding what it holds */
+	err = brt_check_resource_leak(env, 0, !env->cur->curframe,
+				      "BPF_EXIT instruction in main prog");
+	if (err)
+		return err;
 	if (env->cur->curframe) {
 		err = brt_prepare_func_exit(env, &env->insn_idx);
 		if (err)
 			return err;
 		*do_print = 1;
 		return 0;
-	}
-	err = brt_check_exit_refs(env);
-	if (err)
-		return err;
-	if (env->cur->active_rcu) {
-		brt_verr(env, "BPF_EXIT instruction in main prog cannot be used inside "
-			      "bpf_rcu_read_lock-ed region\n");
-		return -EINVAL;
-	}
-	if (env->cur->active_preempt) {
-		brt_verr(env, "BPF_EXIT instruction in main prog cannot be used inside "
-			      "bpf_preempt_disable-ed region\n");
-		return -EINVAL;
 	}
 	err = brt_check_return_code(env);
 	return err ? err : 1;
@@ -266,9 +253,11 @@ static int do_jmp(struct brt_env *env, const struct bpf_insn *insn, int *do_prin
 			brt_verr(env, "BPF_CALL uses reserved fields\n");
 			return -EINVAL;
 		}
-		/* inside a bpf_spin_lock region only bpf_spin_unlock and bpf-to-bpf calls */
-		if (env->cur->lock_map && ((insn->src_reg == 0 && insn->imm != BPF_FUNC_spin_unlock) ||
-					   brt_is_throw_call(insn))) {
+		/* while a lock is held only bpf_spin_unlock, bpf-to-bpf calls and the kfuncs
+		 * the kernel's kfunc_spin_allowed() names */
+		if (env->cur->active_locks &&
+		    ((insn->src_reg == 0 && insn->imm != BPF_FUNC_spin_unlock) ||
+		     (insn->src_reg == BPF_PSEUDO_KFUNC_CALL && !brt_kfunc_spin_allowed(insn)))) {
 			brt_verr(env, "function calls are not allowed while holding a lock\n");
 			return -EINVAL;
 		}

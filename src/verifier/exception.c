@@ -33,25 +33,12 @@ int brt_is_throw_call(const struct bpf_insn *insn)
 
 int brt_throw_exit(struct brt_env *env)
 {
-	struct brt_vstate *st = env->cur;
-
 	/* 6.18.44's check_resource_leak() for an exception exit: every frame's references
 	 * leak, and the sections are checked in any frame (none returns to a caller) */
-	if (st->nrefs) {
-		for (int i = 0; i < st->nrefs; i++)
-			brt_verr(env, "Unreleased reference id=%u alloc_insn=%d\n", st->refs[i].id,
-				 st->refs[i].insn_idx);
-		brt_verr(env, "bpf_throw would lead to reference leak\n");
-		return -EINVAL;
-	}
-	if (st->active_rcu) {
-		brt_verr(env, "bpf_throw cannot be used inside bpf_rcu_read_lock-ed region\n");
-		return -EINVAL;
-	}
-	if (st->active_preempt) {
-		brt_verr(env, "bpf_throw cannot be used inside bpf_preempt_disable-ed region\n");
-		return -EINVAL;
-	}
+	int err = brt_check_resource_leak(env, 1, 1, "bpf_throw");
+
+	if (err)
+		return err;
 	return 1; /* the path ends here, as at the main program's exit */
 }
 

@@ -689,13 +689,13 @@ int brt_global_call(struct brt_env *env, int sub)
 	}
 	if (!global)
 		return 0;
-	if (env->cur->lock_map) {
+	if (env->cur->active_locks) {
 		brt_verr(env, "global function calls are not allowed while holding a lock,\n"
 			      "use static function instead\n");
 		return -EINVAL;
 	}
 	if (might_sleep(env, sub, 0) &&
-	    (env->cur->active_rcu || env->cur->active_preempt ||
+	    (env->cur->active_rcu || env->cur->active_preempt || env->cur->active_irq_id ||
 	     !(env->opts->prog_flags & BPF_F_SLEEPABLE))) {
 		brt_verr(env, "global functions that may sleep are not allowed in non-sleepable "
 			      "context,\ni.e., in a RCU/IRQ/preempt-disabled section, or in\n"

@@ -293,30 +293,38 @@ static int process_spin_lock(struct brt_env *env, int regno, int is_lock)
 {
 	const struct brt_reg *reg = &brt_cur_regs(env)[regno];
 	struct brt_vstate *st = env->cur;
+	uint16_t ptr = (uint16_t)(reg->map_idx + 1);
 	int err = brt_map_field_arg(env, regno, "bpf_spin_lock",
 				    env->maps[reg->map_idx].info.spin_lock_off1);
 
 	if (err)
 		return err;
 	if (is_lock) {
-		if (st->lock_map) {
+		if (st->active_locks && brt_find_lock_state(env, BRT_REF_LOCK, 0, 0)) {
 			brt_verr(env, "Locking two bpf_spin_locks are not allowed\n");
 			return -EINVAL;
 		}
-		st->lock_map = (uint16_t)(reg->map_idx + 1);
-		st->lock_id = reg->id;
-		return 0;
+		err = brt_acquire_lock_state(env, env->insn_idx, BRT_REF_LOCK, reg->id, ptr);
+		if (err)
+			brt_verr(env, "Failed to acquire lock state\n");
+		return err;
 	}
-	if (!st->lock_map) {
+	if (!st->active_locks) {
 		brt_verr(env, "bpf_spin_unlock without taking a lock\n");
 		return -EINVAL;
 	}
-	if (!same_map(env, st->lock_map - 1, reg->map_idx) || st->lock_id != reg->id) {
+	if (!brt_find_lock_state(env, BRT_REF_LOCK, reg->id, ptr)) {
 		brt_verr(env, "bpf_spin_unlock of different lock\n");
 		return -EINVAL;
 	}
-	st->lock_map = 0;
-	st->lock_id = 0;
+	if (reg->id != st->active_lock_id || !brt_lock_ptr_eq(env, ptr, st->active_lock_ptr)) {
+		brt_verr(env, "bpf_spin_unlock cannot be out of order\n");
+		return -EINVAL;
+	}
+	if (brt_release_lock_state(env, BRT_REF_LOCK, reg->id, ptr)) {
+		brt_verr(env, "bpf_spin_unlock of different lock\n");
+		return -EINVAL;
+	}
 	return 0;
 }
 

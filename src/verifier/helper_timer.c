@@ -42,8 +42,10 @@ int brt_push_timer_callback(struct brt_env *env, int insn_idx, const struct brt_
 	cb->curframe = 0;
 	cb->frame[0] = f;
 	cb->nrefs = 0;
-	cb->lock_map = 0;
-	cb->lock_id = 0;
+	cb->active_locks = 0;
+	cb->active_lock_ptr = 0;
+	cb->active_lock_id = 0;
+	cb->active_irq_id = 0;
 	cb->active_rcu = 0;
 	cb->active_preempt = 0;
 	f->regs[BPF_REG_1].type = CONST_PTR_TO_MAP;

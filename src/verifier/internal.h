@@ -183,9 +183,29 @@ struct brt_frame {
 	uint32_t callback_depth;      /* callback iterations explored from this frame */
 };
 
+/* What a reference stands for (the kernel's enum ref_state_type): a state's references
+ * are one list in the order they were taken, because locks must be released in reverse
+ * order, irq flags restored in reverse order, and the log prints them all as refs=. */
+enum brt_ref_type {
+	BRT_REF_PTR = 1,           /* an acquired pointer: released by a helper or kfunc */
+	BRT_REF_IRQ = 2,           /* an irq flag saved in a stack slot (STACK_IRQ_FLAG) */
+	BRT_REF_LOCK = 4,          /* a held bpf_spin_lock (helper_args.c) */
+	BRT_REF_RES_LOCK = 8,      /* a held bpf_res_spin_lock (res_lock.c) */
+	BRT_REF_RES_LOCK_IRQ = 16, /* ... taken by bpf_res_spin_lock_irqsave */
+};
+#define BRT_REF_LOCK_MASK (BRT_REF_LOCK | BRT_REF_RES_LOCK | BRT_REF_RES_LOCK_IRQ)
+
+/* A lock's owner (brt_ref.ptr, the kernel's active_lock_ptr): 1 + the index in env->maps
+ * of the map whose value holds it, or BRT_LOCK_PTR_ALLOC for a lock inside an object of
+ * bpf_obj_new() (the kernel names the program's BTF there). */
+#define BRT_LOCK_PTR_ALLOC 0xffffu
+
 struct brt_ref {
-	uint32_t id;
-	int insn_idx;
+	uint32_t id;   /* PTR, IRQ: the reference's id; locks: the id of the pointer the lock
+			* was taken through (0 for a map value's direct address) */
+	int insn_idx;  /* where it was taken */
+	uint16_t type; /* enum brt_ref_type */
+	uint16_t ptr;  /* locks: BRT_LOCK_PTR_ALLOC or 1 + map index, else 0 */
 };
 
 /* One entry of a state's instruction history (the kernel's jmp_history): an instruction
@@ -220,11 +240,15 @@ struct brt_vstate {
 	/* callback bodies entered on this path (the kernel's callback_unroll_depth): two
 	 * iterations alike in every register are no infinite loop when this differs */
 	uint32_t callback_unroll;
-	/* a bpf_spin_lock held (helper_args.c): 1 + the map's index in env->maps, 0: none, and the
-	 * id of the map value pointer it was taken through (the kernel's active_lock_ptr
-	 * and active_lock_id) */
-	uint16_t lock_map;
-	uint32_t lock_id;
+	/* locks held (refs of BRT_REF_LOCK_MASK types: bpf_spin_lock and bpf_res_spin_lock),
+	 * and the last one taken, which is the only one that may be released: its
+	 * brt_ref.ptr and id (the kernel's active_locks, active_lock_ptr, active_lock_id) */
+	uint8_t active_locks;
+	uint16_t active_lock_ptr;
+	uint32_t active_lock_id;
+	/* the id of the irq flag saved last (BRT_REF_IRQ), 0 none: the only one that may
+	 * be restored (the kernel's active_irq_id) */
+	uint32_t active_irq_id;
 	uint8_t active_rcu;        /* inside bpf_rcu_read_lock() (kfunc.c) */
 	uint32_t active_preempt;   /* bpf_preempt_disable() calls not yet enabled (kfunc.c) */
 	uint32_t may_goto_depth;   /* may_goto fall-throughs taken on this path (branch.c) */
@@ -756,10 +780,30 @@ void brt_callback_elem_args(struct brt_reg *regs, int map_idx);
 int brt_check_loop_call(struct brt_env *env, const struct brt_call_meta *meta);
 
 /* ---- refs.c: references, and pointers that stop being valid ------------------------------ */
-int brt_check_exit_refs(struct brt_env *env);
-/* drop reference id from the state, the others keeping their order (the kernel's
+/* The kernel's check_resource_leak() where a path leaves the program (exit of the main
+ * program, bpf_throw, tail calls, LD_ABS/IND): a lock held (when check_lock), a pointer
+ * reference not released (every frame's for an exception exit, else only in the main
+ * program's frame), an irq flag, an RCU or non-preemptible section open (check_lock);
+ * messages start with prefix.  0 or -EINVAL. */
+int brt_check_resource_leak(struct brt_env *env, int exception_exit, int check_lock,
+			    const char *prefix);
+/* drop pointer reference id from the state, the others keeping their order (the kernel's
  * release_reference_nomark()); -EINVAL when the state holds no such reference */
 int brt_release_ref_state(struct brt_vstate *st, uint32_t id);
+/* locks as references (the kernel's acquire_lock_state(), release_lock_state() and
+ * find_lock_state()): a lock of one of types taken through pointer id of ptr
+ * (BRT_LOCK_PTR_ALLOC or 1 + map index; two map entries of one map are one owner) */
+int brt_acquire_lock_state(struct brt_env *env, int insn_idx, uint16_t type, uint32_t id,
+			   uint16_t ptr);
+int brt_release_lock_state(struct brt_env *env, uint16_t type, uint32_t id, uint16_t ptr);
+const struct brt_ref *brt_find_lock_state(const struct brt_env *env, uint16_t types,
+					  uint32_t id, uint16_t ptr);
+/* two lock owners (brt_ref.ptr) are the same map or the same kind of object */
+int brt_lock_ptr_eq(const struct brt_env *env, uint16_t a, uint16_t b);
+/* irq flags as references (acquire_irq_state(): its id; release_irq_state(): -EACCES
+ * when id is not the last one saved, -EINVAL when not held) */
+int brt_acquire_irq_state(struct brt_env *env, int insn_idx);
+int brt_release_irq_state(struct brt_vstate *st, uint32_t id);
 /* acquire_reference() (a new reference of this insn: its id, or -ENOMEM) and
  * release_reference() (-EINVAL when id is not held) */
 int brt_acquire_ref(struct brt_env *env, int insn_idx);
@@ -785,6 +829,9 @@ int brt_check_kfunc_call(struct brt_env *env, const struct bpf_insn *insn, int i
 int brt_kfunc_nargs(struct brt_env *env, const struct bpf_insn *insn);
 /* a kfunc call the program may make, of a KF_SLEEPABLE kfunc */
 int brt_kfunc_might_sleep(struct brt_env *env, const struct bpf_insn *insn);
+/* a call of a kfunc the kernel lets a program call while it holds a lock
+ * (kfunc_spin_allowed(): the graph API, the number iterator, the resilient lock) */
+int brt_kfunc_spin_allowed(const struct bpf_insn *insn);
 /* kallsyms_lookup_name(): 1 found (address in *addr, 0 when hidden), 0 not a kernel
  * symbol, -1 no /proc/kallsyms. */
 int brt_kallsyms_lookup(const char *name, uint64_t *addr);

@@ -155,7 +155,7 @@ static int valid_init(struct brt_env *env, const struct brt_reg *reg, uint32_t b
  * program (which runs under RCU) */
 static int in_rcu_cs(const struct brt_env *env)
 {
-	return env->cur->active_rcu || env->cur->lock_map ||
+	return env->cur->active_rcu || env->cur->active_locks ||
 	       !(env->opts->prog_flags & BPF_F_SLEEPABLE);
 }
 

@@ -985,6 +985,33 @@ int brt_kfunc_might_sleep(struct brt_env *env, const struct bpf_insn *insn)
 	return fetch_meta(env, insn, &m) && (m.flags & BRT_KF_SLEEPABLE);
 }
 
+int brt_kfunc_spin_allowed(const struct bpf_insn *insn)
+{
+	static const char *const allowed[] = {
+		/* is_bpf_graph_api_kfunc() */
+		"bpf_list_push_front_impl", "bpf_list_push_back_impl", "bpf_list_pop_front",
+		"bpf_list_pop_back", "bpf_list_front", "bpf_list_back", "bpf_rbtree_add_impl",
+		"bpf_rbtree_remove", "bpf_rbtree_first", "bpf_rbtree_root", "bpf_rbtree_left",
+		"bpf_rbtree_right", "bpf_refcount_acquire_impl",
+		/* is_bpf_iter_num_api_kfunc() */
+		"bpf_iter_num_new", "bpf_iter_num_next", "bpf_iter_num_destroy",
+		/* is_bpf_res_spin_lock_kfunc() */
+		"bpf_res_spin_lock", "bpf_res_spin_unlock", "bpf_res_spin_lock_irqsave",
+		"bpf_res_spin_unlock_irqrestore",
+	};
+	const struct brt_btf *vml = brt_btf_vmlinux();
+	const char *name;
+
+	/* a module's kfunc (off != 0) never is */
+	if (insn->off || insn->imm <= 0 || !vml)
+		return 0;
+	name = brt_btf_name(vml, (uint32_t)insn->imm);
+	for (size_t i = 0; name && i < sizeof(allowed) / sizeof(allowed[0]); i++)
+		if (!strcmp(name, allowed[i]))
+			return 1;
+	return 0;
+}
+
 int brt_verifier_kfunc_helper(int32_t btf_id)
 {
 	const struct brt_btf *vml = brt_btf_vmlinux();

@@ -738,26 +738,9 @@ int brt_check_ld_abs(struct brt_env *env, const struct bpf_insn *insn)
 	err = brt_check_reg_arg(env, BPF_REG_6, SRC_OP);
 	if (err)
 		return err;
-	if (env->cur->lock_map) {
-		brt_verr(env, "BPF_LD_[ABS|IND] cannot be used inside bpf_spin_lock-ed region\n");
-		return -EINVAL;
-	}
-	if (env->cur->nrefs) {
-		brt_verr(env, "Unreleased reference id=%u alloc_insn=%d\n", env->cur->refs[0].id,
-			 env->cur->refs[0].insn_idx);
-		brt_verr(env, "BPF_LD_[ABS|IND] would lead to reference leak\n");
-		return -EINVAL;
-	}
-	if (env->cur->active_rcu) {
-		brt_verr(env, "BPF_LD_[ABS|IND] cannot be used inside bpf_rcu_read_lock-ed "
-			      "region\n");
-		return -EINVAL;
-	}
-	if (env->cur->active_preempt) {
-		brt_verr(env, "BPF_LD_[ABS|IND] cannot be used inside bpf_preempt_disable-ed "
-			      "region\n");
-		return -EINVAL;
-	}
+	err = brt_check_resource_leak(env, 0, 1, "BPF_LD_[ABS|IND]");
+	if (err)
+		return err;
 	if (regs[BPF_REG_6].type != PTR_TO_CTX) {
 		brt_verr(env, "at the time of BPF_LD_ABS|IND R6 != pointer to skb\n");
 		return -EINVAL;

@@ -258,15 +258,13 @@ void brt_print_state(struct brt_env *env, const struct brt_vstate *st, int frame
 			brt_vinfo(env, " fp%d=%s", (-i - 1) * 8, types);
 		}
 	}
-	/* the kernel keeps a held bpf_spin_lock among the references (its id is the value
-	 * pointer's), after those acquired before it; it prints none when the first is 0 */
-	if ((st->nrefs && st->refs[0].id) || (!st->nrefs && st->lock_map && st->lock_id)) {
-		const char *sep = " refs=";
-
-		for (int i = 0; i < st->nrefs; i++, sep = ",")
-			brt_vinfo(env, "%s%u", sep, st->refs[i].id);
-		if (st->lock_map && st->lock_id)
-			brt_vinfo(env, "%s%u", sep, st->lock_id);
+	/* every reference, locks included (a lock's id is its value pointer's, 0 for a
+	 * direct address): none when the first one's id is 0, then the non-zero ones */
+	if (st->nrefs && st->refs[0].id) {
+		brt_vinfo(env, " refs=%u", st->refs[0].id);
+		for (int i = 1; i < st->nrefs; i++)
+			if (st->refs[i].id)
+				brt_vinfo(env, ",%u", st->refs[i].id);
 	}
 	if (f->in_callback_fn)
 		brt_vinfo(env, " cb");

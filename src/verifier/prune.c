@@ -387,11 +387,15 @@ static int states_equal(struct brt_env *env, const struct brt_vstate *o,
 	/* a state only speculative execution reaches never prunes a real one */
 	if (o->curframe != c->curframe || o->nrefs != c->nrefs || (o->speculative && !c->speculative))
 		return 0;
-	for (int i = 0; i < o->nrefs; i++)
-		if (!check_ids(o->refs[i].id, c->refs[i].id, &m))
-			return 0;
-	if (o->lock_map != c->lock_map || (o->lock_map && !check_ids(o->lock_id, c->lock_id, &m)))
+	/* the kernel's refsafe() */
+	if (o->active_locks != c->active_locks || !check_ids(o->active_irq_id, c->active_irq_id, &m) ||
+	    !check_ids(o->active_lock_id, c->active_lock_id, &m) ||
+	    o->active_lock_ptr != c->active_lock_ptr)
 		return 0;
+	for (int i = 0; i < o->nrefs; i++)
+		if (!check_ids(o->refs[i].id, c->refs[i].id, &m) ||
+		    o->refs[i].type != c->refs[i].type || o->refs[i].ptr != c->refs[i].ptr)
+			return 0;
 	if (o->active_preempt != c->active_preempt || o->active_rcu != c->active_rcu)
 		return 0;
 	for (int i = o->curframe; i >= 0; i--) {

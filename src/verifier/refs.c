@@ -38,28 +38,141 @@ static void mark_dead_pointers(struct brt_env *env,
 }
 
 /* ---- references ------------------------------------------------------------------------- */
-int brt_acquire_ref(struct brt_env *env, int insn_idx)
+static struct brt_ref *new_ref(struct brt_env *env, int insn_idx, uint16_t type)
 {
 	struct brt_vstate *st = env->cur;
+	struct brt_ref *r;
 
 	if (st->nrefs >= BRT_MAX_REFS) {
 		brt_verr(env, "too many references\n");
-		return -ENOMEM;
+		return NULL;
 	}
-	st->refs[st->nrefs].id = ++env->id_gen;
-	st->refs[st->nrefs++].insn_idx = insn_idx;
-	return (int)env->id_gen;
+	r = &st->refs[st->nrefs++];
+	memset(r, 0, sizeof(*r));
+	r->insn_idx = insn_idx;
+	r->type = type;
+	return r;
+}
+
+int brt_acquire_ref(struct brt_env *env, int insn_idx)
+{
+	struct brt_ref *r = new_ref(env, insn_idx, BRT_REF_PTR);
+
+	if (!r)
+		return -ENOMEM;
+	r->id = ++env->id_gen;
+	return (int)r->id;
+}
+
+/* release_reference_state(): the rest keep their order (locks and irq flags rely on it) */
+static void drop_ref(struct brt_vstate *st, int i)
+{
+	memmove(&st->refs[i], &st->refs[i + 1], sizeof(st->refs[0]) * (size_t)(st->nrefs - i - 1));
+	st->nrefs--;
 }
 
 int brt_release_ref_state(struct brt_vstate *st, uint32_t id)
 {
 	for (int i = 0; i < st->nrefs; i++)
-		if (st->refs[i].id == id) {
-			memmove(&st->refs[i], &st->refs[i + 1],
-				sizeof(st->refs[0]) * (size_t)(st->nrefs - i - 1));
-			st->nrefs--;
+		if (st->refs[i].type == BRT_REF_PTR && st->refs[i].id == id) {
+			drop_ref(st, i);
 			return 0;
 		}
+	return -EINVAL;
+}
+
+int brt_lock_ptr_eq(const struct brt_env *env, uint16_t a, uint16_t b)
+{
+	const struct brt_map_info *ma, *mb;
+
+	if (a == b)
+		return 1;
+	if (!a || !b || a == BRT_LOCK_PTR_ALLOC || b == BRT_LOCK_PTR_ALLOC)
+		return 0;
+	ma = &env->maps[a - 1].info;
+	mb = &env->maps[b - 1].info;
+	return ma->ptr && ma->ptr == mb->ptr;
+}
+
+int brt_acquire_lock_state(struct brt_env *env, int insn_idx, uint16_t type, uint32_t id,
+			   uint16_t ptr)
+{
+	struct brt_ref *r = new_ref(env, insn_idx, type);
+
+	if (!r)
+		return -ENOMEM;
+	r->id = id;
+	r->ptr = ptr;
+	env->cur->active_locks++;
+	env->cur->active_lock_id = id;
+	env->cur->active_lock_ptr = ptr;
+	return 0;
+}
+
+int brt_release_lock_state(struct brt_env *env, uint16_t type, uint32_t id, uint16_t ptr)
+{
+	struct brt_vstate *st = env->cur;
+	uint32_t prev_id = 0;
+	uint16_t prev_ptr = 0;
+
+	for (int i = 0; i < st->nrefs; i++) {
+		struct brt_ref *r = &st->refs[i];
+
+		if (r->type == type && r->id == id && brt_lock_ptr_eq(env, r->ptr, ptr)) {
+			drop_ref(st, i);
+			st->active_locks--;
+			/* the lock taken before it is the one to release next */
+			st->active_lock_id = prev_id;
+			st->active_lock_ptr = prev_ptr;
+			return 0;
+		}
+		if (r->type & BRT_REF_LOCK_MASK) {
+			prev_id = r->id;
+			prev_ptr = r->ptr;
+		}
+	}
+	return -EINVAL;
+}
+
+const struct brt_ref *brt_find_lock_state(const struct brt_env *env, uint16_t types,
+					  uint32_t id, uint16_t ptr)
+{
+	const struct brt_vstate *st = env->cur;
+
+	for (int i = 0; i < st->nrefs; i++)
+		if ((st->refs[i].type & types) && st->refs[i].id == id &&
+		    brt_lock_ptr_eq(env, st->refs[i].ptr, ptr))
+			return &st->refs[i];
+	return NULL;
+}
+
+int brt_acquire_irq_state(struct brt_env *env, int insn_idx)
+{
+	struct brt_ref *r = new_ref(env, insn_idx, BRT_REF_IRQ);
+
+	if (!r)
+		return -ENOMEM;
+	r->id = ++env->id_gen;
+	env->cur->active_irq_id = r->id;
+	return (int)r->id;
+}
+
+int brt_release_irq_state(struct brt_vstate *st, uint32_t id)
+{
+	uint32_t prev_id = 0;
+
+	if (id != st->active_irq_id)
+		return -EACCES;
+	for (int i = 0; i < st->nrefs; i++) {
+		if (st->refs[i].type != BRT_REF_IRQ)
+			continue;
+		if (st->refs[i].id == id) {
+			drop_ref(st, i);
+			st->active_irq_id = prev_id;
+			return 0;
+		}
+		prev_id = st->refs[i].id;
+	}
 	return -EINVAL;
 }
 
@@ -79,17 +192,50 @@ int brt_release_ref(struct brt_env *env, uint32_t id)
 	return 0;
 }
 
-int brt_check_exit_refs(struct brt_env *env)
+/* check_reference_leak(): every pointer reference still held */
+static int reference_leak(struct brt_env *env, int exception_exit)
 {
-	struct brt_vstate *st = env->cur;
+	const struct brt_vstate *st = env->cur;
+	int leak = 0;
 
-	if (!st->nrefs)
+	if (!exception_exit && st->curframe)
 		return 0;
-	for (int i = 0; i < st->nrefs; i++)
+	for (int i = 0; i < st->nrefs; i++) {
+		if (st->refs[i].type != BRT_REF_PTR)
+			continue;
 		brt_verr(env, "Unreleased reference id=%u alloc_insn=%d\n", st->refs[i].id,
 			 st->refs[i].insn_idx);
-	brt_verr(env, "BPF_EXIT instruction in main prog would lead to reference leak\n");
-	return -EINVAL;
+		leak = 1;
+	}
+	return leak ? -EINVAL : 0;
+}
+
+int brt_check_resource_leak(struct brt_env *env, int exception_exit, int check_lock,
+			    const char *prefix)
+{
+	const struct brt_vstate *st = env->cur;
+
+	if (check_lock && st->active_locks) {
+		brt_verr(env, "%s cannot be used inside bpf_spin_lock-ed region\n", prefix);
+		return -EINVAL;
+	}
+	if (reference_leak(env, exception_exit)) {
+		brt_verr(env, "%s would lead to reference leak\n", prefix);
+		return -EINVAL;
+	}
+	if (check_lock && st->active_irq_id) {
+		brt_verr(env, "%s cannot be used inside bpf_local_irq_save-ed region\n", prefix);
+		return -EINVAL;
+	}
+	if (check_lock && st->active_rcu) {
+		brt_verr(env, "%s cannot be used inside bpf_rcu_read_lock-ed region\n", prefix);
+		return -EINVAL;
+	}
+	if (check_lock && st->active_preempt) {
+		brt_verr(env, "%s cannot be used inside bpf_preempt_disable-ed region\n", prefix);
+		return -EINVAL;
+	}
+	return 0;
 }
 
 /* ---- helpers and the packet ------------------------------------------------------------ */

@@ -244,8 +244,10 @@ int brt_state_copy(struct brt_vstate *dst, const struct brt_vstate *src)
 	dst->hcnt = src->hcnt;
 	dst->speculative = src->speculative;
 	dst->callback_unroll = src->callback_unroll;
-	dst->lock_map = src->lock_map;
-	dst->lock_id = src->lock_id;
+	dst->active_locks = src->active_locks;
+	dst->active_lock_ptr = src->active_lock_ptr;
+	dst->active_lock_id = src->active_lock_id;
+	dst->active_irq_id = src->active_irq_id;
 	dst->active_rcu = src->active_rcu;
 	dst->active_preempt = src->active_preempt;
 	dst->may_goto_depth = src->may_goto_depth;
