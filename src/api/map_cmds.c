@@ -62,6 +62,23 @@ int brt_api_map_can_write(const struct brt_map *map, int fd)
 	       brt_obj_fd_access(&map->obj, fd) != O_RDONLY;
 }
 
+enum { MAP_READ = 1, MAP_WRITE = 2 };
+
+/* attr->map_fd's map, referenced, when the fd gives the access asked for (MAP_READ,
+ * MAP_WRITE or both): 0, the fd's errno, or -EPERM, the kernel's order. */
+static int map_get(const union bpf_attr *attr, int access, struct brt_map **map)
+{
+	int err = brt_map_from_fd((int)attr->map_fd, map);
+
+	if (err)
+		return err;
+	if (((access & MAP_READ) && !brt_api_map_can_read(*map, (int)attr->map_fd)) ||
+	    ((access & MAP_WRITE) && !brt_api_map_can_write(*map, (int)attr->map_fd))) {
+		brt_map_put(*map);
+		return -EPERM;
+	}
+	return 0;
+}
 
 /* Linux 6.18's excl_prog_hash / excl_prog_hash_size (bytes 80-91 of MAP_CREATE), checked
  * like the kernel after the map is made: a size without a hash or a hash whose size is
@@ -153,13 +170,9 @@ static int lookup(struct brt_call *call, int and_delete)
 
 	if (attr->flags & ~(uint64_t)BPF_F_LOCK)
 		return -EINVAL;
-	err = brt_map_from_fd((int)attr->map_fd, &map);
+	err = map_get(attr, MAP_READ | (and_delete ? MAP_WRITE : 0), &map);
 	if (err)
 		return err;
-	err = -EPERM;
-	if (!brt_api_map_can_read(map, (int)attr->map_fd) ||
-	    (and_delete && !brt_api_map_can_write(map, (int)attr->map_fd)))
-		goto out_put;
 	err = -EINVAL;
 	if (and_delete && attr->flags &&
 	    (map->type == BPF_MAP_TYPE_QUEUE || map->type == BPF_MAP_TYPE_STACK))
@@ -210,12 +223,9 @@ int brt_cmd_map_update(struct brt_call *call)
 	uint32_t vsize;
 	int err;
 
-	err = brt_map_from_fd((int)attr->map_fd, &map);
+	err = map_get(attr, MAP_WRITE, &map);
 	if (err)
 		return err;
-	err = -EPERM;
-	if (!brt_api_map_can_write(map, (int)attr->map_fd))
-		goto out_put;
 	err = -EINVAL;
 	if ((attr->flags & BPF_F_LOCK) && map->lock_off < 0)
 		goto out_put;
@@ -244,12 +254,9 @@ int brt_cmd_map_delete(struct brt_call *call)
 	struct kbuf key;
 	int err;
 
-	err = brt_map_from_fd((int)attr->map_fd, &map);
+	err = map_get(attr, MAP_WRITE, &map);
 	if (err)
 		return err;
-	err = -EPERM;
-	if (!brt_api_map_can_write(map, (int)attr->map_fd))
-		goto out_put;
 	err = copy_key(call, map, attr->key, &key);
 	if (err)
 		goto out_put;
@@ -267,12 +274,9 @@ int brt_cmd_map_get_next_key(struct brt_call *call)
 	struct brt_map *map;
 	int err;
 
-	err = brt_map_from_fd((int)attr->map_fd, &map);
+	err = map_get(attr, MAP_READ, &map);
 	if (err)
 		return err;
-	err = -EPERM;
-	if (!brt_api_map_can_read(map, (int)attr->map_fd))
-		goto out_put;
 	if (attr->key) {
 		err = copy_key(call, map, attr->key, &key);
 		if (err)

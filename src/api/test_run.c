@@ -165,6 +165,16 @@ size_t brt_prog_map_regions(const struct brt_prog *prog, struct brt_region *r, s
 	return n;
 }
 
+/* o runs with r1 = ctx, and the checked engine may touch regs[0..nr) and after them the
+ * program's array maps, up to cap regions in all. */
+static void run_on(struct brt_run_opts *o, const struct brt_prog *prog, const void *ctx,
+		   struct brt_region *regs, size_t nr, size_t cap)
+{
+	o->r1 = (uint64_t)(uintptr_t)ctx;
+	o->regions = regs;
+	o->nr_regions = nr + brt_prog_map_regions(prog, regs + nr, cap - nr);
+}
+
 /* Run repeat times; returns 0 with the last r0 and the mean duration, or the run's errno. */
 static int run_repeat(const struct brt_call *call, struct brt_prog *prog,
 		      struct brt_run_opts *o, struct brt_region *pkt_region, uint32_t repeat,
@@ -314,10 +324,7 @@ static int run_skb(struct brt_call *call, struct brt_prog *prog)
 	pkt_reg = nr;
 	regs[nr++] = (struct brt_region){ (uint64_t)(uintptr_t)p.p.data,
 					  (uint64_t)(p.p.data_end - p.p.data), is_l2 };
-	nr += brt_prog_map_regions(prog, regs + nr, sizeof(regs) / sizeof(regs[0]) - nr);
-	o.r1 = (uint64_t)(uintptr_t)&skb;
-	o.regions = regs;
-	o.nr_regions = nr;
+	run_on(&o, prog, &skb, regs, nr, BRT_ARRAY_SIZE(regs));
 	o.skb_data = p.p.data;
 	o.skb_len = skb.len;
 	o.pkt = &p.p;
@@ -395,10 +402,7 @@ static int run_xdp(struct brt_call *call, struct brt_prog *prog)
 	regs[nr++] = (struct brt_region){ (uint64_t)(uintptr_t)&md, sizeof(md), 0 };
 	pkt_reg = nr;
 	regs[nr++] = (struct brt_region){ (uint64_t)(uintptr_t)p.p.meta, p.len, 1 };
-	nr += brt_prog_map_regions(prog, regs + nr, sizeof(regs) / sizeof(regs[0]) - nr);
-	o.r1 = (uint64_t)(uintptr_t)&md;
-	o.regions = regs;
-	o.nr_regions = nr;
+	run_on(&o, prog, &md, regs, nr, BRT_ARRAY_SIZE(regs));
 	o.pkt = &p.p;
 	err = run_repeat(call, prog, &o, &regs[pkt_reg], attr->test.repeat, &retval, &duration);
 	if (err)
@@ -438,10 +442,7 @@ static int run_raw_tp(struct brt_call *call, struct brt_prog *prog)
 	if (err)
 		return err;
 	regs[nr++] = (struct brt_region){ (uint64_t)(uintptr_t)args, attr->test.ctx_size_in, 0 };
-	nr += brt_prog_map_regions(prog, regs + nr, sizeof(regs) / sizeof(regs[0]) - nr);
-	o.r1 = (uint64_t)(uintptr_t)args;
-	o.regions = regs;
-	o.nr_regions = nr;
+	run_on(&o, prog, args, regs, nr, BRT_ARRAY_SIZE(regs));
 	err = run_repeat(call, prog, &o, NULL, 1, &retval, &duration);
 	if (err)
 		return err;
@@ -490,10 +491,7 @@ static int run_syscall(struct brt_call *call, struct brt_prog *prog)
 			goto out;
 		regs[nr++] = (struct brt_region){ (uint64_t)(uintptr_t)ctx, size, 1 };
 	}
-	nr += brt_prog_map_regions(prog, regs + nr, sizeof(regs) / sizeof(regs[0]) - nr);
-	o.r1 = (uint64_t)(uintptr_t)ctx;
-	o.regions = regs;
-	o.nr_regions = nr;
+	run_on(&o, prog, ctx, regs, nr, BRT_ARRAY_SIZE(regs));
 	err = run_repeat(call, prog, &o, NULL, 1, &retval, &duration);
 	if (err)
 		goto out;
@@ -565,10 +563,7 @@ static int run_nf(struct brt_call *call, struct brt_prog *prog)
 	if (err)
 		goto out;
 	regs[nr++] = (struct brt_region){ (uint64_t)(uintptr_t)ctx, sizeof(ctx), 0 };
-	nr += brt_prog_map_regions(prog, regs + nr, sizeof(regs) / sizeof(regs[0]) - nr);
-	o.r1 = (uint64_t)(uintptr_t)ctx;
-	o.regions = regs;
-	o.nr_regions = nr;
+	run_on(&o, prog, ctx, regs, nr, BRT_ARRAY_SIZE(regs));
 	err = run_repeat(call, prog, &o, NULL, attr->test.repeat, &retval, &duration);
 	if (!err)
 		err = finish(call, NULL, 0, NULL, 0, retval, duration);
@@ -637,10 +632,7 @@ static int run_flow_dissector(struct brt_call *call, struct brt_prog *prog)
 	regs[nr++] = (struct brt_region){ (uint64_t)(uintptr_t)&skb, sizeof(skb), 0 };
 	regs[nr++] = (struct brt_region){ (uint64_t)(uintptr_t)&keys, sizeof(keys), 1 };
 	regs[nr++] = (struct brt_region){ (uint64_t)(uintptr_t)p.p.data, size, 0 };
-	nr += brt_prog_map_regions(prog, regs + nr, sizeof(regs) / sizeof(regs[0]) - nr);
-	o.r1 = (uint64_t)(uintptr_t)&skb;
-	o.regions = regs;
-	o.nr_regions = nr;
+	run_on(&o, prog, &skb, regs, nr, BRT_ARRAY_SIZE(regs));
 	repeat = attr->test.repeat ? attr->test.repeat : 1;
 	for (uint32_t i = 0; i < repeat; i++) {
 		memset(&keys, 0, sizeof(keys));
@@ -725,10 +717,7 @@ static int run_sk_lookup(struct brt_call *call, struct brt_prog *prog)
 	}
 	/* the whole run struct (read-only): bpf_sk_assign checks its ctx argument is it */
 	regs[nr++] = (struct brt_region){ (uint64_t)(uintptr_t)&run, sizeof(run), 0 };
-	nr += brt_prog_map_regions(prog, regs + nr, sizeof(regs) / sizeof(regs[0]) - nr);
-	o.r1 = (uint64_t)(uintptr_t)ctx;
-	o.regions = regs;
-	o.nr_regions = nr;
+	run_on(&o, prog, ctx, regs, nr, BRT_ARRAY_SIZE(regs));
 	repeat = attr->test.repeat ? attr->test.repeat : 1;
 	for (uint32_t i = 0; i < repeat; i++) {
 		ctx->sk = NULL;
@@ -811,10 +800,7 @@ static int run_struct_ops(struct brt_call *call, struct brt_prog *prog)
 		regs[nr++] = (struct brt_region){ (uint64_t)(uintptr_t)state, state_size, 1 };
 	}
 	regs[nr++] = (struct brt_region){ (uint64_t)(uintptr_t)args, nargs * 8u, 0 };
-	nr += brt_prog_map_regions(prog, regs + nr, sizeof(regs) / sizeof(regs[0]) - nr);
-	o.r1 = (uint64_t)(uintptr_t)args;
-	o.regions = regs;
-	o.nr_regions = nr;
+	run_on(&o, prog, args, regs, nr, BRT_ARRAY_SIZE(regs));
 	err = run_repeat(call, prog, &o, NULL, 1, &retval, &duration);
 	if (err)
 		return err;

@@ -14,6 +14,7 @@
 
 #include "attach/pcap_io.h"
 #include "bpfrt.h"
+#include "vm/helper_proto.h"
 
 /* Register roles in converted programs.  A and X live in callee-saved registers or r0 so
  * that LD_ABS/LD_IND (which clobber r1-r5 like a helper call) leave them alone; r6 holds
@@ -120,52 +121,11 @@ void brt_pkt_moved(struct bpfrt_run_ctx *ctx, struct brt_run_pkt *p);
 #define BRT_F_ADJ_ROOM_DECAP_L3_IPV6 (1ULL << 8)
 #define BRT_F_NO_TUNNEL_KEY (1ULL << 4) /* bpf_skb_set_tunnel_key() */
 
-/* Packet helpers (skb_helpers.c, skb_meta.c, csum_helpers.c, xdp_helpers.c): the kernel's helpers of
- * the same name, with its checks and errors (comments at each). */
-#define BRT_PKT_HELPER_FN(name)                                                          \
-	uint64_t brt_helper_##name(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,  \
-				   uint64_t r5, struct bpfrt_run_ctx *ctx);
-BRT_PKT_HELPER_FN(skb_load_bytes)
-BRT_PKT_HELPER_FN(skb_store_bytes)
-BRT_PKT_HELPER_FN(skb_pull_data)
-BRT_PKT_HELPER_FN(skb_change_tail)
-BRT_PKT_HELPER_FN(skb_change_type)
-BRT_PKT_HELPER_FN(redirect)
-BRT_PKT_HELPER_FN(csum_diff)
-BRT_PKT_HELPER_FN(l3_csum_replace)
-BRT_PKT_HELPER_FN(l4_csum_replace)
-BRT_PKT_HELPER_FN(xdp_adjust_head)
-BRT_PKT_HELPER_FN(xdp_adjust_meta)
-BRT_PKT_HELPER_FN(xdp_adjust_tail)
-BRT_PKT_HELPER_FN(skb_load_bytes_relative)
-BRT_PKT_HELPER_FN(clone_redirect)
-BRT_PKT_HELPER_FN(redirect_neigh)
-BRT_PKT_HELPER_FN(redirect_peer)
-BRT_PKT_HELPER_FN(get_socket_cookie)
-BRT_PKT_HELPER_FN(get_socket_uid)
-BRT_PKT_HELPER_FN(get_hash_recalc)
-BRT_PKT_HELPER_FN(skb_vlan_push)
-BRT_PKT_HELPER_FN(skb_vlan_pop)
-BRT_PKT_HELPER_FN(skb_change_head)
-BRT_PKT_HELPER_FN(set_hash)
-BRT_PKT_HELPER_FN(skb_set_tstamp)
-BRT_PKT_HELPER_FN(set_hash_invalid)
-BRT_PKT_HELPER_FN(xdp_get_buff_len)
-BRT_PKT_HELPER_FN(xdp_load_bytes)
-BRT_PKT_HELPER_FN(xdp_store_bytes)
-BRT_PKT_HELPER_FN(skb_ecn_set_ce)
-BRT_PKT_HELPER_FN(skb_adjust_room)
-BRT_PKT_HELPER_FN(skb_change_proto)
-BRT_PKT_HELPER_FN(skb_get_tunnel_key)
-BRT_PKT_HELPER_FN(skb_set_tunnel_key)
-BRT_PKT_HELPER_FN(skb_get_tunnel_opt)
-BRT_PKT_HELPER_FN(skb_set_tunnel_opt)
-BRT_PKT_HELPER_FN(fib_lookup)
-#undef BRT_PKT_HELPER_FN
-
 /* The helpers this folder implements, for the registry (src/helpers/registry.c): one
  * X(id, function, program types) each; id names its row of src/vm/helpers.def, types
- * are BRT_FOR_* helper sets (vm/helper_proto.h), the kernel's *_func_proto sets. */
+ * are BRT_FOR_* helper sets (vm/helper_proto.h), the kernel's *_func_proto sets.  The
+ * packet helpers (skb_helpers.c, skb_meta.c, csum_helpers.c, xdp_helpers.c) are the
+ * kernel's helpers of the same name, with its checks and errors (comments at each). */
 #define BRT_ATTACH_HELPERS(X)                                                            \
 	X(BPF_FUNC_skb_load_bytes, brt_helper_skb_load_bytes,                            \
 	  BRT_FOR_SOCK | BRT_FOR_TC | BRT_FOR_CGSKB | BRT_FOR_SKSKB | BRT_FOR_LWT |     \
@@ -224,21 +184,6 @@ BRT_PKT_HELPER_FN(fib_lookup)
 	  BRT_FOR_TC | BRT_FOR_LWT_XMIT)                                                 \
 	X(BPF_FUNC_fib_lookup, brt_helper_fib_lookup, BRT_FOR_TC | BRT_FOR_XDP)
 
-/* sock_lookup.c: socket lookups (the host's sockets, sock_table.c) and casts */
-uint64_t brt_helper_sk_lookup_tcp(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
-				  uint64_t r5, struct bpfrt_run_ctx *ctx);
-uint64_t brt_helper_sk_lookup_udp(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
-				  uint64_t r5, struct bpfrt_run_ctx *ctx);
-uint64_t brt_helper_skc_lookup_tcp(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
-				   uint64_t r5, struct bpfrt_run_ctx *ctx);
-uint64_t brt_helper_sk_release(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
-			       uint64_t r5, struct bpfrt_run_ctx *ctx);
-uint64_t brt_helper_sk_fullsock(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
-				uint64_t r5, struct bpfrt_run_ctx *ctx);
-uint64_t brt_helper_get_listener_sock(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
-				      uint64_t r5, struct bpfrt_run_ctx *ctx);
-uint64_t brt_helper_tcp_sock(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
-			     uint64_t r5, struct bpfrt_run_ctx *ctx);
 /* the kernel's sets: cg_skb, tc_cls_act, xdp, sk_skb and sock_addr look sockets up;
  * sk_lookup programs may only release (the socket they hold from a map) */
 #define BRT_FOR_SK_LOOKUP_FNS                                                            \
@@ -267,38 +212,6 @@ int brt_sock_table_lookup(const struct brt_sock_tuple *t, int32_t nsid, int dif,
 #define BRT_SKC_TO_STRUCTS(X)                                                            \
 	X(tcp6_sock) X(tcp_sock) X(tcp_timewait_sock) X(tcp_request_sock) X(udp6_sock)    \
 	X(unix_sock) X(mptcp_sock)
-#define SKC_TO_DECL(name)                                                                \
-	uint64_t brt_helper_skc_to_##name(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, \
-					  uint64_t r5, struct bpfrt_run_ctx *ctx);
-BRT_SKC_TO_STRUCTS(SKC_TO_DECL)
-#undef SKC_TO_DECL
-/* bpf_sk_cgroup_id, bpf_sk_ancestor_cgroup_id (a socket's cgroup), bpf_skb_cgroup_id,
- * bpf_skb_ancestor_cgroup_id (the skb's socket's) */
-uint64_t brt_helper_sk_cgroup_id(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
-				 uint64_t r5, struct bpfrt_run_ctx *ctx);
-uint64_t brt_helper_sk_ancestor_cgroup_id(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
-					  uint64_t r5, struct bpfrt_run_ctx *ctx);
-uint64_t brt_helper_skb_cgroup_id(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
-				  uint64_t r5, struct bpfrt_run_ctx *ctx);
-uint64_t brt_helper_skb_ancestor_cgroup_id(uint64_t r1, uint64_t r2, uint64_t r3,
-					   uint64_t r4, uint64_t r5, struct bpfrt_run_ctx *ctx);
-/* syncookie.c: SYN cookies (a key of bpfrt's own: the kernel's secret is its own) */
-uint64_t brt_helper_tcp_check_syncookie(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
-					uint64_t r5, struct bpfrt_run_ctx *ctx);
-uint64_t brt_helper_tcp_gen_syncookie(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
-				      uint64_t r5, struct bpfrt_run_ctx *ctx);
-uint64_t brt_helper_tcp_raw_gen_syncookie_ipv4(uint64_t r1, uint64_t r2, uint64_t r3,
-					       uint64_t r4, uint64_t r5,
-					       struct bpfrt_run_ctx *ctx);
-uint64_t brt_helper_tcp_raw_gen_syncookie_ipv6(uint64_t r1, uint64_t r2, uint64_t r3,
-					       uint64_t r4, uint64_t r5,
-					       struct bpfrt_run_ctx *ctx);
-uint64_t brt_helper_tcp_raw_check_syncookie_ipv4(uint64_t r1, uint64_t r2, uint64_t r3,
-						 uint64_t r4, uint64_t r5,
-						 struct bpfrt_run_ctx *ctx);
-uint64_t brt_helper_tcp_raw_check_syncookie_ipv6(uint64_t r1, uint64_t r2, uint64_t r3,
-						 uint64_t r4, uint64_t r5,
-						 struct bpfrt_run_ctx *ctx);
 /* the socket a socket pointer of a program stands for (a sockmap's snapshot, or a
  * bpf_skc_to_* stand-in of one), NULL when none (sock_lookup.c) */
 const struct brt_sock *brt_sock_of_ptr(uint64_t r, struct bpfrt_run_ctx *ctx);
@@ -310,15 +223,14 @@ const struct brt_sock *brt_sock_of_ptr(uint64_t r, struct bpfrt_run_ctx *ctx);
 	 BRT_FOR_SOCKOPS | BRT_FOR_SKSKB | BRT_FOR_SKMSG | BRT_FOR_LWT | BRT_FOR_FLOW |    \
 	 BRT_FOR_SKLOOKUP | BRT_NEED_PERFMON | BRT_HSET(BPF_PROG_TYPE_TRACING))
 #define BRT_FOR_SYNCOOKIE (BRT_FOR_TC | BRT_FOR_XDP)
-/* bpf_sk_storage_get/delete of a socket a program holds (sock_lookup.c) */
-uint64_t brt_helper_sk_storage_get(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
-				   uint64_t r5, struct bpfrt_run_ctx *ctx);
-uint64_t brt_helper_sk_storage_delete(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
-				      uint64_t r5, struct bpfrt_run_ctx *ctx);
 /* the sets with bpf_sk_storage_get/delete (cgroup_sock: get only, on its context) */
 #define BRT_FOR_SK_STORAGE                                                               \
 	(BRT_FOR_CGSKB | BRT_FOR_TC | BRT_FOR_SOCKOPS | BRT_FOR_SKMSG | BRT_FOR_SOCKADDR |  \
 	 BRT_FOR_SOCKOPT)
+/* The socket helpers: sock_lookup.c's socket lookups (the host's sockets, sock_table.c),
+ * casts, cgroup ids (bpf_sk_*: a socket's cgroup, bpf_skb_*: the skb's socket's) and
+ * bpf_sk_storage_get/delete of a socket a program holds; syncookie.c's SYN cookies (a
+ * key of bpfrt's own: the kernel's secret is its own). */
 #define BRT_ATTACH_SOCK_HELPERS(X)                                                       \
 	X(BPF_FUNC_sk_lookup_tcp, brt_helper_sk_lookup_tcp, BRT_FOR_SK_LOOKUP_FNS)       \
 	X(BPF_FUNC_sk_lookup_udp, brt_helper_sk_lookup_udp, BRT_FOR_SK_LOOKUP_FNS)       \
@@ -355,5 +267,9 @@ uint64_t brt_helper_sk_storage_delete(uint64_t r1, uint64_t r2, uint64_t r3, uin
 	X(BPF_FUNC_sk_storage_get, brt_helper_sk_storage_get,                            \
 	  BRT_FOR_SK_STORAGE | BRT_FOR_CGSOCK)                                           \
 	X(BPF_FUNC_sk_storage_delete, brt_helper_sk_storage_delete, BRT_FOR_SK_STORAGE)
+
+/* the helpers' declarations: the two lists are the one place that names them */
+BRT_ATTACH_HELPERS(BRT_HELPER_DECLARE)
+BRT_ATTACH_SOCK_HELPERS(BRT_HELPER_DECLARE)
 
 #endif

@@ -331,45 +331,6 @@ struct brt_sk_lookup_ctx {
 void *brt_local_storage_get(struct brt_map *map, uint64_t owner, const void *init, int create);
 int brt_local_storage_delete(struct brt_map *map, uint64_t owner);
 
-/* Helpers for programs, this folder's rows of the helper registry (BRT_MAPS_HELPERS). */
-#define BRT_MAP_HELPER(name)                                                             \
-	uint64_t brt_helper_##name(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,   \
-				   uint64_t r5, struct bpfrt_run_ctx *ctx);
-BRT_MAP_HELPER(map_lookup_elem)
-BRT_MAP_HELPER(map_lookup_percpu_elem)
-BRT_MAP_HELPER(map_update_elem)
-BRT_MAP_HELPER(map_delete_elem)
-BRT_MAP_HELPER(map_push_elem)
-BRT_MAP_HELPER(map_pop_elem)
-BRT_MAP_HELPER(map_peek_elem)
-BRT_MAP_HELPER(ringbuf_output)
-BRT_MAP_HELPER(ringbuf_reserve)
-BRT_MAP_HELPER(ringbuf_submit)
-BRT_MAP_HELPER(ringbuf_discard)
-BRT_MAP_HELPER(ringbuf_query)
-BRT_MAP_HELPER(ringbuf_reserve_dynptr)
-BRT_MAP_HELPER(ringbuf_submit_dynptr)
-BRT_MAP_HELPER(ringbuf_discard_dynptr)
-BRT_MAP_HELPER(perf_event_output)
-BRT_MAP_HELPER(perf_event_read)
-BRT_MAP_HELPER(perf_event_read_value)
-BRT_MAP_HELPER(user_ringbuf_drain) /* ringbuf.c */
-BRT_MAP_HELPER(for_each_map_elem) /* for_each.c */
-BRT_MAP_HELPER(redirect_map)      /* devmap.c */
-BRT_MAP_HELPER(get_task_stack)    /* stackmap.c */
-BRT_MAP_HELPER(get_local_storage) /* cgroup_storage.c */
-BRT_MAP_HELPER(sk_redirect_map)   /* sockmap.c */
-BRT_MAP_HELPER(sock_map_update)
-BRT_MAP_HELPER(sk_assign)
-BRT_MAP_HELPER(sk_select_reuseport) /* sockmap.c */
-BRT_MAP_HELPER(spin_lock)         /* spin_lock.c */
-BRT_MAP_HELPER(spin_unlock)
-BRT_MAP_HELPER(timer_init)        /* timer.c */
-BRT_MAP_HELPER(timer_set_callback)
-BRT_MAP_HELPER(timer_start)
-BRT_MAP_HELPER(timer_cancel)
-#undef BRT_MAP_HELPER
-
 /* The helpers this folder implements, for the registry (src/helpers/registry.c): one
  * X(id, function, program types) each; id names its row of src/vm/helpers.def, types
  * are BRT_FOR_* helper sets (vm/helper_proto.h). */
@@ -428,6 +389,10 @@ BRT_MAP_HELPER(timer_cancel)
 	X(BPF_FUNC_sock_hash_update, brt_helper_sock_map_update, BRT_FOR_SOCKOPS)         \
 	X(BPF_FUNC_sk_assign, brt_helper_sk_assign, BRT_FOR_TC | BRT_FOR_SKLOOKUP)       \
 	X(BPF_FUNC_sk_select_reuseport, brt_helper_sk_select_reuseport, BRT_FOR_REUSEPORT)
+
+/* the helpers' declarations: the two lists are the one place that names them */
+BRT_MAPS_HELPERS(BRT_HELPER_DECLARE)
+BRT_MAPS_SOCK_HELPERS(BRT_HELPER_DECLARE)
 
 /* ---- perf output rings (perf_output.c): what a BPF_MAP_TYPE_PERF_EVENT_ARRAY holds ----- */
 

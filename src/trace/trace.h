@@ -93,43 +93,6 @@ int brt_trace_wants_chain(const struct brt_prog *prog);
 /* Append one line (no newline in msg) to the trace pipe (pipe.c); 0 or -errno. */
 int brt_trace_pipe_write(const char *line, size_t len);
 
-#define BRT_TRACE_HELPER(name)                                                              \
-	uint64_t name(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5,       \
-		      struct bpfrt_run_ctx *ctx)
-
-BRT_TRACE_HELPER(brt_helper_get_current_pid_tgid);
-BRT_TRACE_HELPER(brt_helper_get_current_uid_gid);
-BRT_TRACE_HELPER(brt_helper_get_current_comm);
-BRT_TRACE_HELPER(brt_helper_get_current_task);
-BRT_TRACE_HELPER(brt_helper_current_task_under_cgroup);
-BRT_TRACE_HELPER(brt_helper_skb_under_cgroup);
-BRT_TRACE_HELPER(brt_helper_task_storage_get);
-BRT_TRACE_HELPER(brt_helper_task_storage_delete);
-BRT_TRACE_HELPER(brt_helper_cgrp_storage_get);
-BRT_TRACE_HELPER(brt_helper_get_current_cgroup_id);
-BRT_TRACE_HELPER(brt_helper_get_current_ancestor_cgroup_id);
-BRT_TRACE_HELPER(brt_helper_cgrp_storage_delete);
-BRT_TRACE_HELPER(brt_helper_probe_read_kernel);
-BRT_TRACE_HELPER(brt_helper_probe_read_kernel_str);
-BRT_TRACE_HELPER(brt_helper_probe_read_user);
-BRT_TRACE_HELPER(brt_helper_probe_read_user_str);
-BRT_TRACE_HELPER(brt_helper_trace_printk);
-BRT_TRACE_HELPER(brt_helper_trace_vprintk);
-BRT_TRACE_HELPER(brt_helper_get_current_task_btf);
-BRT_TRACE_HELPER(brt_helper_get_ns_current_pid_tgid);
-BRT_TRACE_HELPER(brt_helper_get_attach_cookie);
-BRT_TRACE_HELPER(brt_helper_get_func_ip);
-BRT_TRACE_HELPER(brt_helper_seq_write);
-BRT_TRACE_HELPER(brt_helper_seq_printf); /* printk.c */
-BRT_TRACE_HELPER(brt_helper_snprintf);   /* printk.c */
-BRT_TRACE_HELPER(brt_helper_seq_printf_btf);
-BRT_TRACE_HELPER(brt_helper_snprintf_btf);
-BRT_TRACE_HELPER(brt_helper_copy_from_user_task); /* probe_read.c */
-BRT_TRACE_HELPER(brt_helper_task_pt_regs); /* task.c */
-BRT_TRACE_HELPER(brt_helper_get_stackid); /* stack.c */
-BRT_TRACE_HELPER(brt_helper_get_stack);
-BRT_TRACE_HELPER(brt_helper_d_path);       /* task.c */
-
 /* The helpers this folder implements, for the registry (src/helpers/registry.c): one
  * X(id, function, program types) each; id names its row of src/vm/helpers.def, types
  * are BRT_FOR_* helper sets (vm/helper_proto.h).  The kernel and user reads are the
@@ -199,5 +162,8 @@ BRT_TRACE_HELPER(brt_helper_d_path);       /* task.c */
 	 * may call it is the verifier's bpf_d_path_allowed() (verifier/d_path.c) */      \
 	X(BPF_FUNC_d_path, brt_helper_d_path,                                            \
 	  BRT_HSET(BPF_PROG_TYPE_TRACING) | BRT_HSET(BPF_PROG_TYPE_LSM))
+
+/* the helpers' declarations: the list is the one place that names them */
+BRT_TRACE_HELPERS(BRT_HELPER_DECLARE)
 
 #endif
