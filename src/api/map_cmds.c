@@ -50,6 +50,22 @@ static int copy_key(struct brt_call *call, struct brt_map *map, uint64_t ukey, s
 	return err;
 }
 
+/* The key copied in, then a buffer for the value (vsize bytes): 0, or -errno with
+ * neither held. */
+static int key_and_value(struct brt_call *call, struct brt_map *map, struct kbuf *key,
+			 struct kbuf *value, uint32_t *vsize)
+{
+	int err = copy_key(call, map, call->attr->key, key);
+
+	if (err)
+		return err;
+	*vsize = brt_map_value_size(map);
+	err = kbuf_alloc(value, *vsize);
+	if (err)
+		kbuf_free(key);
+	return err;
+}
+
 int brt_api_map_can_read(const struct brt_map *map, int fd)
 {
 	return !(map->flags & BPF_F_WRONLY) && brt_obj_fd_access(&map->obj, fd) != O_WRONLY;
@@ -180,20 +196,16 @@ static int lookup(struct brt_call *call, int and_delete)
 	/* BPF_F_LOCK needs a bpf_spin_lock in the value (the map's BTF) */
 	if ((attr->flags & BPF_F_LOCK) && map->lock_off < 0)
 		goto out_put;
-	err = copy_key(call, map, attr->key, &key);
+	err = key_and_value(call, map, &key, &value, &vsize);
 	if (err)
 		goto out_put;
-	vsize = brt_map_value_size(map);
-	err = kbuf_alloc(&value, vsize);
-	if (err)
-		goto out_free_key;
 	if (!and_delete && map->type == BPF_MAP_TYPE_BLOOM_FILTER) {
 		/* the kernel's map_lookup_elem(): a bloom filter's value is the question,
 		 * copied in; nothing is copied out */
 		err = call->ua->from(value.p, attr->value, vsize);
 		if (!err)
 			err = brt_map_sys_lookup(map, key.p, value.p, attr->flags);
-		goto out_free_value;
+		goto out_free;
 	}
 	if (and_delete)
 		err = brt_map_sys_lookup_and_delete(map, key.p, value.p, attr->flags);
@@ -201,9 +213,8 @@ static int lookup(struct brt_call *call, int and_delete)
 		err = brt_map_sys_lookup(map, key.p, value.p, attr->flags);
 	if (!err)
 		err = call->ua->to(attr->value, value.p, vsize);
-out_free_value:
+out_free:
 	kbuf_free(&value);
-out_free_key:
 	kbuf_free(&key);
 out_put:
 	brt_map_put(map);
@@ -229,18 +240,13 @@ int brt_cmd_map_update(struct brt_call *call)
 	err = -EINVAL;
 	if ((attr->flags & BPF_F_LOCK) && map->lock_off < 0)
 		goto out_put;
-	err = copy_key(call, map, attr->key, &key);
+	err = key_and_value(call, map, &key, &value, &vsize);
 	if (err)
 		goto out_put;
-	vsize = brt_map_value_size(map);
-	err = kbuf_alloc(&value, vsize);
-	if (err)
-		goto out_free_key;
 	err = call->ua->from(value.p, attr->value, vsize);
 	if (!err)
 		err = brt_map_sys_update(map, key.p, value.p, attr->flags);
 	kbuf_free(&value);
-out_free_key:
 	kbuf_free(&key);
 out_put:
 	brt_map_put(map);

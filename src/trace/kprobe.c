@@ -66,36 +66,15 @@ struct kp_source {
 	size_t nregions;
 };
 
-/* PERF_RECORD_SAMPLE for PERF_SAMPLE_TID | PERF_SAMPLE_CPU | PERF_SAMPLE_REGS_INTR, with
- * PERF_SAMPLE_CALLCHAIN the chain between the CPU and the registers */
-struct sample {
-	struct perf_event_header header;
-	uint32_t pid, tid;
-	uint32_t cpu, res;
-	/* with a chain: u64 nr, nr u64 ips; then u64 abi and, when abi is not
-	 * PERF_SAMPLE_REGS_ABI_NONE, nregs u64 */
-};
-
-/* A PERF_RECORD_SAMPLE of src's rings (brt_perf_rings_run() checked its size). */
-static void run_sample(void *arg, const struct perf_event_header *rec)
+/* A sample of src's rings (PERF_SAMPLE_REGS_INTR): vals is u64 abi and, when abi is not
+ * PERF_SAMPLE_REGS_ABI_NONE, nregs u64 (brt_perf_rings_run() checked the abi is there). */
+static void run_sample(void *arg, const struct brt_trace_task *task, const uint8_t *vals,
+		       const uint8_t *end)
 {
 	struct kp_source *src = arg;
-	const struct sample *s = (const void *)rec;
-	struct brt_link *link = src->link;
-	struct brt_trace_task task = { .pid = (int32_t)s->tid, .tgid = (int32_t)s->pid,
-				       .cpu = s->cpu };
-	const uint8_t *vals = (const uint8_t *)(s + 1), *end = (const uint8_t *)rec + rec->size;
 	struct brt_run_opts o = { 0 };
-	uint64_t nr, abi;
+	uint64_t abi;
 
-	if (src->chain) {
-		memcpy(&nr, vals, 8); /* brt_perf_rings_run() checked the minimum size */
-		if (nr > (uint64_t)(end - vals - 8 - 8) / 8)
-			return;
-		task.chain = (const uint64_t *)(vals + 8);
-		task.chain_nr = (uint32_t)nr;
-		vals += 8 + nr * 8;
-	}
 	memcpy(&abi, vals, 8);
 	vals += 8;
 	if (abi == PERF_SAMPLE_REGS_ABI_NONE || (size_t)(end - vals) < (size_t)src->nregs * 8)
@@ -110,15 +89,14 @@ static void run_sample(void *arg, const struct perf_event_header *rec)
 	o.r1 = (uint64_t)(uintptr_t)src->regs;
 	o.regions = src->regions;
 	o.nr_regions = src->nregions;
-	brt_perf_link_run(link, &task, &o, "kprobe program");
+	brt_perf_link_run(src->link, task, &o, "kprobe program");
 }
 
 static void kp_run(struct brt_link *link)
 {
 	struct kp_source *src = link->priv;
 
-	brt_perf_rings_run(link, src->rings, src->nrings,
-			   sizeof(struct sample) + (src->chain ? 8 : 0) + 8, run_sample, src);
+	brt_perf_rings_run(link, src->rings, src->nrings, src->chain, 8, run_sample, src);
 }
 
 static void kp_free(struct kp_source *src)

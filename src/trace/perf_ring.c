@@ -70,20 +70,52 @@ void brt_perf_rings_close(struct brt_perf_ring *rings, int n)
 	free(rings);
 }
 
+/* PERF_RECORD_SAMPLE for PERF_SAMPLE_TID | PERF_SAMPLE_CPU: what every source's samples
+ * start with */
+struct sample {
+	struct perf_event_header header;
+	uint32_t pid, tid;
+	uint32_t cpu, res;
+	/* with PERF_SAMPLE_CALLCHAIN: u64 nr, nr u64 ips; then the source's own fields */
+};
+
 /* What the link thread's drain hands each record to. */
 struct drain {
 	struct brt_link *link;
-	size_t min_sample;
-	void (*on_sample)(void *arg, const struct perf_event_header *rec);
+	int chain;
+	size_t min_tail;
+	brt_perf_sample_fn on_sample;
 	void *arg;
 };
+
+/* A sample of at least its minimum size: its task and call chain, then on_sample with
+ * the source's fields (a chain that leaves less than min_tail bytes drops the sample). */
+static void hand_on(const struct drain *d, const struct perf_event_header *rec)
+{
+	const struct sample *s = (const void *)rec;
+	struct brt_trace_task task = { .pid = (int32_t)s->tid, .tgid = (int32_t)s->pid,
+				       .cpu = s->cpu };
+	const uint8_t *p = (const uint8_t *)(s + 1), *end = (const uint8_t *)rec + rec->size;
+	uint64_t nr;
+
+	if (d->chain) {
+		memcpy(&nr, p, 8);
+		if (nr > (uint64_t)(end - p - 8 - d->min_tail) / 8)
+			return;
+		task.chain = (const uint64_t *)(p + 8);
+		task.chain_nr = (uint32_t)nr;
+		p += 8 + nr * 8;
+	}
+	d->on_sample(d->arg, &task, p, end);
+}
 
 static void on_record(void *arg, const struct perf_event_header *rec)
 {
 	struct drain *d = arg;
 
-	if (rec->type == PERF_RECORD_SAMPLE && rec->size >= d->min_sample) {
-		d->on_sample(d->arg, rec);
+	if (rec->type == PERF_RECORD_SAMPLE &&
+	    rec->size >= sizeof(struct sample) + (d->chain ? 8 : 0) + d->min_tail) {
+		hand_on(d, rec);
 	} else if (rec->type == PERF_RECORD_LOST && rec->size >= sizeof(*rec) + 16) {
 		uint64_t lost; /* after the header: u64 id, u64 lost */
 
@@ -92,12 +124,10 @@ static void on_record(void *arg, const struct perf_event_header *rec)
 	}
 }
 
-void brt_perf_rings_run(struct brt_link *link, struct brt_perf_ring *rings, int n,
-			size_t min_sample,
-			void (*on_sample)(void *arg, const struct perf_event_header *rec),
-			void *arg)
+void brt_perf_rings_run(struct brt_link *link, struct brt_perf_ring *rings, int n, int chain,
+			size_t min_tail, brt_perf_sample_fn on_sample, void *arg)
 {
-	struct drain d = { link, min_sample, on_sample, arg };
+	struct drain d = { link, chain, min_tail, on_sample, arg };
 	struct pollfd *p = calloc((size_t)n + 2, sizeof(*p));
 
 	if (!p)

@@ -71,13 +71,16 @@ int brt_perf_ring_drain(struct brt_perf_ring *r,
 			void (*cb)(void *arg, const struct perf_event_header *rec), void *arg);
 /* Close the n rings of an array and free it. */
 void brt_perf_rings_close(struct brt_perf_ring *rings, int n);
-/* A link thread's loop (its ops' run) over its n rings: wait on them and on the link's
- * stop signals, hand each PERF_RECORD_SAMPLE of at least min_sample bytes to on_sample,
- * add what PERF_RECORD_LOST records count to link->lost; returns when the link stops. */
-void brt_perf_rings_run(struct brt_link *link, struct brt_perf_ring *rings, int n,
-			size_t min_sample,
-			void (*on_sample)(void *arg, const struct perf_event_header *rec),
-			void *arg);
+/* A link thread's loop (its ops' run) over its n rings, whose samples are
+ * PERF_SAMPLE_TID | PERF_SAMPLE_CPU, with chain set PERF_SAMPLE_CALLCHAIN, then at least
+ * min_tail bytes of the source's own fields: wait on them and on the link's stop signals,
+ * hand each PERF_RECORD_SAMPLE to on_sample with the task it names (its call chain
+ * included) and its own fields [p, end), add what PERF_RECORD_LOST records count to
+ * link->lost; returns when the link stops. */
+typedef void (*brt_perf_sample_fn)(void *arg, const struct brt_trace_task *task,
+				   const uint8_t *p, const uint8_t *end);
+void brt_perf_rings_run(struct brt_link *link, struct brt_perf_ring *rings, int n, int chain,
+			size_t min_tail, brt_perf_sample_fn on_sample, void *arg);
 
 /* Run link's program once on a record, as task did it: o holds r1 and the regions (the
  * rest is set here).  Counts the run in link->events, a fault in link->errors (the first

@@ -70,15 +70,6 @@ struct tp_source {
 	size_t nregs;
 };
 
-/* perf's PERF_RECORD_SAMPLE body for PERF_SAMPLE_TID | PERF_SAMPLE_CPU | PERF_SAMPLE_RAW,
- * with PERF_SAMPLE_CALLCHAIN the chain between the CPU and the raw data */
-struct sample {
-	struct perf_event_header header;
-	uint32_t pid, tid;
-	uint32_t cpu, res;
-	/* with a chain: u64 nr, nr u64 ips; then u32 raw_size and raw_size bytes */
-};
-
 /* The raw tracepoint's arguments from the record in src->ctx (record_size bytes were
  * checked at attach to cover the fields read here); the context's address. */
 static uint64_t raw_args(struct tp_source *src)
@@ -109,27 +100,15 @@ static uint64_t raw_args(struct tp_source *src)
 	return (uint64_t)(uintptr_t)src->raw_ctx;
 }
 
-/* A PERF_RECORD_SAMPLE of src's rings (brt_perf_rings_run() checked its size). */
-static void run_record(void *arg, const struct perf_event_header *rec)
+/* A sample of src's rings (PERF_SAMPLE_RAW): p is u32 raw_size and raw_size bytes
+ * (brt_perf_rings_run() checked the size is there). */
+static void run_record(void *arg, const struct brt_trace_task *task, const uint8_t *p,
+		       const uint8_t *end)
 {
 	struct tp_source *src = arg;
-	const struct sample *s = (const void *)rec;
-	struct brt_link *link = src->link;
-	struct brt_trace_task task = { .pid = (int32_t)s->tid, .tgid = (int32_t)s->pid,
-				       .cpu = s->cpu };
 	struct brt_run_opts o = { 0 };
-	const uint8_t *p = (const uint8_t *)(s + 1), *end = (const uint8_t *)rec + rec->size;
-	uint64_t nr;
 	uint32_t len;
 
-	if (src->chain) {
-		memcpy(&nr, p, 8); /* brt_perf_rings_run() checked the minimum size */
-		if (nr > (uint64_t)(end - p - 8 - 4) / 8)
-			return;
-		task.chain = (const uint64_t *)(p + 8);
-		task.chain_nr = (uint32_t)nr;
-		p += 8 + nr * 8;
-	}
 	memcpy(&len, p, 4);
 	p += 4;
 	if (len > CTX_SIZE || len > (size_t)(end - p))
@@ -144,15 +123,14 @@ static void run_record(void *arg, const struct perf_event_header *rec)
 		o.r1 = raw_args(src);
 	o.regions = src->regs;
 	o.nr_regions = src->nregs;
-	brt_perf_link_run(link, &task, &o, src->name);
+	brt_perf_link_run(src->link, task, &o, src->name);
 }
 
 static void tp_run(struct brt_link *link)
 {
 	struct tp_source *src = link->priv;
 
-	brt_perf_rings_run(link, src->rings, src->nrings,
-			   sizeof(struct sample) + (src->chain ? 8 : 0) + 4, run_record, src);
+	brt_perf_rings_run(link, src->rings, src->nrings, src->chain, 4, run_record, src);
 }
 
 static void tp_free(struct tp_source *src)
