@@ -370,24 +370,15 @@ static int v6_mapped_listener(int nl, const struct brt_sock_tuple *t, int dif,
 }
 
 /* An IPv6 TCP connection the kernel made from a SYN (accepted, or a request or timewait
- * socket of one) has inet_daddr LOOPBACK4_IPV6 where a connect() leaves 0.  sock_diag
- * does not say which end made the connection; an accepted one shares its local address
- * and port with a listener, a connect()ed one has a port of its own, so that is taken as
- * the sign. */
+ * socket of one) has inet_daddr LOOPBACK4_IPV6 where a connect() leaves 0; sock_diag
+ * does not say which end made the connection: brt_tcp_listener_at() (util/inet_diag.c)
+ * on its local end tells. */
 static void accepted_v6(int nl, struct brt_sock *s, int dif)
 {
-	struct brt_sock_tuple q;
-	struct host_sock l;
-
 	if (s->sk.family != AF_INET6 || s->sk.protocol != IPPROTO_TCP ||
 	    s->sk.state == ST_LISTEN || v6_any(s->sk.dst_ip6) || v6_mapped(s->sk.dst_ip6))
 		return;
-	memset(&q, 0, sizeof(q));
-	q.family = AF_INET6;
-	q.proto = IPPROTO_TCP;
-	q.dport = (uint16_t)s->sk.src_port;
-	memcpy(q.daddr, s->sk.src_ip6, 16); /* from ::, port 0: only a listener matches */
-	if (exact(nl, &q, dif, &l) && l.s.sk.state == ST_LISTEN)
+	if (brt_tcp_listener_at(nl, AF_INET6, s->sk.src_ip6, (uint16_t)s->sk.src_port, dif) == 1)
 		s->sk.dst_ip4 = htonl(LOOPBACK4_IPV6);
 }
 

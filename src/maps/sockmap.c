@@ -91,6 +91,11 @@ static uint32_t v4_of_v6(const struct in6_addr *a)
 	return memcmp(a, &any, sizeof(any)) ? htonl(LOOPBACK4_IPV6) : 0;
 }
 
+static int v6_mapped_words(const uint32_t *a)
+{
+	return !a[0] && !a[1] && a[2] == htonl(0xffff);
+}
+
 /* One end's address into a struct bpf_sock (ip4, ip6[4], the port in *port).  An IPv4
  * socket's IPv6 words hold the v4-mapped address when the kernel set the end with
  * sk_rcv_saddr_set()/sk_daddr_set() (mapped): a connected or accepted TCP socket; bind()
@@ -145,6 +150,16 @@ static void snap_of_fd(int fd, int domain, int type, int proto, int tcp_state,
 		snap_addr(domain, &ss, &s->sk.src_ip4, s->sk.src_ip6, &port, mapped);
 		s->sk.src_port = ntohs(port); /* host byte order */
 	}
+	/* an IPv6 TCP connection made from a SYN (accepted) has inet_daddr LOOPBACK4_IPV6
+	 * (tcp_v6_syn_recv_sock()) where tcp_v6_connect() leaves 0, as UDP's connect() does */
+	if (peer && domain == AF_INET6 && ss.ss_family == AF_INET6 &&
+	    !v6_mapped_words(s->sk.dst_ip6)) {
+		int accepted = proto == IPPROTO_TCP &&
+			   brt_tcp_listener_at(-1, AF_INET6,
+					       ((struct sockaddr_in6 *)&ss)->sin6_addr.s6_addr32,
+					       s->sk.src_port, (int)s->sk.bound_dev_if) == 1;
+		s->sk.dst_ip4 = accepted ? htonl(LOOPBACK4_IPV6) : 0;
+	}
 	/* sk_state: TCP's own; UDP and unix use TCP_ESTABLISHED once connected, else
 	 * TCP_CLOSE (a listening unix socket: TCP_LISTEN) */
 	if (tcp_state)
@@ -153,9 +168,9 @@ static void snap_of_fd(int fd, int domain, int type, int proto, int tcp_state,
 		s->sk.state = TCP_STATE_LISTEN;
 	else
 		s->sk.state = peer ? TCP_STATE_ESTABLISHED : TCP_STATE_CLOSE;
-	/* sk_rx_queue_get(): -1 until the kernel records a receive queue; it does for an
-	 * accepted TCP socket (0 on loopback), which user space cannot tell from a connected
-	 * one (-1): known difference, docs/STATUS.md #15 */
+	/* sk_rx_queue_get(): -1 until the kernel records a receive queue.  An accepted TCP
+	 * socket may have its SYN's: on loopback the kernel answers 0 in about 1 run in 5
+	 * and -1 otherwise (tests/maps/test_sockmap_view_oracle.c), so -1 */
 	s->sk.rx_queue_mapping = -1;
 	s->reuseport = sockopt_int(fd, SOL_SOCKET, SO_REUSEPORT) != 0;
 	s->ipv6only = domain == AF_INET6 && sockopt_int(fd, IPPROTO_IPV6, IPV6_V6ONLY);

@@ -149,6 +149,13 @@ static inline uint64_t brt_load(const void *p, unsigned size)
  * the kernel has no AF_XDP diagnostics, else -errno. */
 int brt_xsk_binding(uint64_t cookie, uint32_t *ifindex, uint32_t *queue);
 
+/* Whether a TCP listener in this network namespace takes connections to addr (4 bytes for
+ * AF_INET, 16 for AF_INET6, network order) port (host order) on device dif (0: any),
+ * by the kernel's own lookup (inet_diag.c): 1, 0, or -errno.  nl: a NETLINK_SOCK_DIAG
+ * socket of the namespace to ask, or -1 for one of the caller's.  A connected socket's
+ * local end answering 1 was accept()ed (inet_diag.c says why that is the sign). */
+int brt_tcp_listener_at(int nl, int family, const uint32_t addr[4], uint16_t port, int dif);
+
 static inline void brt_store(void *p, unsigned size, uint64_t val)
 {
 	switch (size) {
