@@ -14,6 +14,7 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct brt_elf_obj *obj;
+	struct brt_core_index *ix = NULL;
 	struct brt_core core;
 	char err[512];
 
@@ -23,6 +24,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		brt_elf_free(obj);
 		return 0;
 	}
+	/* every other input searches through the index, the others scan: both ways run */
+	if (size % 2 && !brt_core_index_build(obj->btf, &ix))
+		core.index = ix;
 	for (size_t i = 0; i < obj->nprogs; i++) {
 		struct brt_elf_prog *p = &obj->progs[i];
 
@@ -42,6 +46,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 	}
 	brt_core_fini(&core);
+	brt_core_index_free(ix);
 	brt_elf_free(obj);
 	return 0;
 }

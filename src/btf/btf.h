@@ -113,6 +113,7 @@ struct brt_core_res {
 };
 
 struct brt_core_cands;
+struct brt_core_index;
 
 /* Relocation state of one object against one target: the candidates found for each local
  * type, searched once and shared by every program of the object. */
@@ -120,9 +121,18 @@ struct brt_core {
 	const struct brt_btf *local;   /* the object's .BTF */
 	const struct brt_btf *targ;    /* vmlinux or the named file; NULL when unavailable */
 	struct brt_core_cands *cands;  /* by local type id */
+	const struct brt_core_index *index; /* targ's types by name, or NULL: every search
+					     * then scans all of targ (set after init) */
 };
 
 int brt_core_init(struct brt_core *c, const struct brt_btf *local, const struct brt_btf *targ);
+/* An index of targ's named types by their name without flavour, built in one pass (about
+ * what one candidate scan of vmlinux's ~130k types costs), so each local type's
+ * candidate search reads only the types whose name hashes alike.  It never changes once
+ * built: objects relocating against the same target (vmlinux, per process) share it.
+ * 0 with *out (free with brt_core_index_free()), or -ENOMEM. */
+int brt_core_index_build(const struct brt_btf *targ, struct brt_core_index **out);
+void brt_core_index_free(struct brt_core_index *ix);
 void brt_core_fini(struct brt_core *c);
 /* Resolve a relocation for program prog (named in messages).  0 with *res, or -errno with
  * libbpf's message in err (-ESRCH when no target BTF is available and the kind needs one). */

@@ -1007,6 +1007,117 @@ void brt_core_fini(struct brt_core *c)
 	memset(c, 0, sizeof(*c));
 }
 
+/* The index: type ids grouped by the hash of their name without flavour (a counting sort,
+ * so each group keeps ascending ids and a search through it finds the candidates in the
+ * order the full scan does: "candidate #i" in messages and ambiguity checks agree).  Only
+ * the kinds a candidate can have for a local type of an indexed kind are indexed
+ * (kinds_compat() pairs a kind with itself, and enum with enum64); a local type of
+ * another kind (a FUNC, a VAR: vmlinux's ~56k functions are most of its names) is
+ * searched by the full scan. */
+struct brt_core_index {
+	uint32_t mask;   /* buckets - 1 (a power of two) */
+	uint32_t *start; /* [mask + 2]: bucket b is ids[start[b] .. start[b + 1]) */
+	uint32_t *ids;
+};
+
+static int indexed_kind(unsigned int kind)
+{
+	switch (kind) {
+	case BTF_KIND_INT:
+	case BTF_KIND_STRUCT:
+	case BTF_KIND_UNION:
+	case BTF_KIND_ENUM:
+	case BTF_KIND_ENUM64:
+	case BTF_KIND_FWD:
+	case BTF_KIND_TYPEDEF:
+	case BTF_KIND_FLOAT:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* FNV-1a over the first len bytes of name */
+static uint32_t name_hash(const char *name, size_t len)
+{
+	uint32_t h = 2166136261u;
+
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ (uint8_t)name[i]) * 16777619u;
+	return h;
+}
+
+int brt_core_index_build(const struct brt_btf *targ, struct brt_core_index **out)
+{
+	struct brt_core_index *ix = calloc(1, sizeof(*ix));
+	uint32_t n = 0, nb = 64, *hash = calloc(targ->ntypes ? targ->ntypes : 1, sizeof(*hash));
+
+	*out = NULL;
+	if (!ix || !hash)
+		goto err_free;
+	/* pass 1: hash the indexed names (0 marks "not indexed"; a real hash of 0 is
+	 * moved to 1, which only puts it in bucket 1's group) */
+	for (uint32_t id = 1; id < targ->ntypes; id++) {
+		const struct btf_type *t = targ->types[id];
+		const char *name = targ->strs + t->name_off;
+
+		if (!*name || !indexed_kind(kind_of(t)))
+			continue;
+		hash[id] = name_hash(name, brt_core_essential_len(name));
+		hash[id] += !hash[id];
+		n++;
+	}
+	while (nb < n && nb < (1u << 24))
+		nb *= 2;
+	ix->mask = nb - 1;
+	ix->start = calloc((size_t)nb + 2, sizeof(*ix->start));
+	ix->ids = malloc((n ? n : 1) * sizeof(*ix->ids));
+	if (!ix->start || !ix->ids)
+		goto err_free;
+	for (uint32_t id = 1; id < targ->ntypes; id++)
+		if (hash[id])
+			ix->start[(hash[id] & ix->mask) + 2]++;
+	for (uint32_t b = 2; b < nb + 2; b++)
+		ix->start[b] += ix->start[b - 1];
+	/* start[b + 1] is now where bucket b begins: fill it and move it on, after which
+	 * it is where bucket b ends */
+	for (uint32_t id = 1; id < targ->ntypes; id++)
+		if (hash[id])
+			ix->ids[ix->start[(hash[id] & ix->mask) + 1]++] = id;
+	free(hash);
+	*out = ix;
+	return 0;
+
+err_free:
+	free(hash);
+	brt_core_index_free(ix);
+	return -ENOMEM;
+}
+
+void brt_core_index_free(struct brt_core_index *ix)
+{
+	if (!ix)
+		return;
+	free(ix->start);
+	free(ix->ids);
+	free(ix);
+}
+
+static int add_cand(struct brt_core_cands *cl, size_t *cap, uint32_t id)
+{
+	if (cl->n == *cap) {
+		uint32_t *n;
+
+		*cap = *cap ? 2 * *cap : 4;
+		n = realloc(cl->ids, *cap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		cl->ids = n;
+	}
+	cl->ids[cl->n++] = id;
+	return 0;
+}
+
 /* Target types of a compatible kind whose name without flavour is the local one's; vmlinux
  * only (libbpf would go on to kernel modules' BTF when vmlinux has none). */
 static int find_cands(struct brt_core *c, uint32_t lid, struct brt_core_cands **out)
@@ -1015,11 +1126,22 @@ static int find_cands(struct brt_core *c, uint32_t lid, struct brt_core_cands **
 	const struct btf_type *lt = brt_btf_type(c->local, lid);
 	const char *lname = brt_btf_name(c->local, lid);
 	size_t llen = brt_core_essential_len(lname), cap = 0;
+	const struct brt_core_index *ix = indexed_kind(kind_of(lt)) ? c->index : NULL;
+	uint32_t from = 1, to = c->targ->ntypes;
 
 	*out = cl;
 	if (cl->done)
 		return 0;
-	for (uint32_t id = 1; id < c->targ->ntypes; id++) {
+	if (ix) {
+		uint32_t h = name_hash(lname, llen), b;
+
+		h += !h;
+		b = h & ix->mask;
+		from = ix->start[b];
+		to = ix->start[b + 1];
+	}
+	for (uint32_t i = from; i < to; i++) {
+		uint32_t id = ix ? ix->ids[i] : i;
 		const struct btf_type *t = c->targ->types[id];
 		const char *name;
 
@@ -1029,16 +1151,8 @@ static int find_cands(struct brt_core *c, uint32_t lid, struct brt_core_cands **
 		if (!*name || strncmp(name, lname, llen) || !kinds_compat(t, lt) ||
 		    brt_core_essential_len(name) != llen)
 			continue;
-		if (cl->n == cap) {
-			uint32_t *n;
-
-			cap = cap ? 2 * cap : 4;
-			n = realloc(cl->ids, cap * sizeof(*n));
-			if (!n)
-				return -ENOMEM;
-			cl->ids = n;
-		}
-		cl->ids[cl->n++] = id;
+		if (add_cand(cl, &cap, id))
+			return -ENOMEM;
 	}
 	cl->done = 1;
 	return 0;

@@ -3,8 +3,8 @@
  * the file is the same (device, inode, size, mtime: a new kernel's BTF is another file),
  * or the file the open options name (raw BTF, or an ELF file's .BTF section as libbpf's
  * btf__parse() takes it), read for each object; candidates are searched once
- * per local type for all programs, and
- * every linked copy of a relocated instruction is patched.  A program whose relocations
+ * per local type for all programs, in an index of the target's names built once per
+ * target (vmlinux's once per process, with its parse), and every linked copy of a relocated instruction is patched.  A program whose relocations
  * cannot be applied - no target BTF, a malformed record, an ambiguous or impossible
  * relocation - is named at open with its instruction and relocation and refused at load
  * (loading it unrelocated would read the wrong fields); the object still opens, since
@@ -173,13 +173,15 @@ static struct brt_btf *load_target(const char *path, char *why, size_t whylen)
 static struct {
 	pthread_mutex_t lock;
 	struct brt_btf *btf;
+	struct brt_core_index *index; /* btf's types by name (NULL: out of memory) */
 	dev_t dev;
 	ino_t ino;
 	off_t size;
 	struct timespec mtime;
 } vmlinux = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
-static struct brt_btf *vmlinux_target(char *why, size_t whylen)
+static struct brt_btf *vmlinux_target(const struct brt_core_index **index, char *why,
+				      size_t whylen)
 {
 	struct brt_btf *btf = NULL;
 	struct stat st;
@@ -198,12 +200,18 @@ static struct brt_btf *vmlinux_target(char *why, size_t whylen)
 		if (btf) {
 			/* the one it replaces may be in use by another thread's open: kept */
 			vmlinux.btf = btf;
+			/* built now, under the lock, so every object after this one finds
+			 * its candidates without scanning vmlinux (a failed build only
+			 * costs the scans) */
+			if (brt_core_index_build(btf, &vmlinux.index))
+				vmlinux.index = NULL;
 			vmlinux.dev = st.st_dev;
 			vmlinux.ino = st.st_ino;
 			vmlinux.size = st.st_size;
 			vmlinux.mtime = st.st_mtim;
 		}
 	}
+	*index = btf ? vmlinux.index : NULL;
 	pthread_mutex_unlock(&vmlinux.lock);
 	return btf;
 }
@@ -212,6 +220,8 @@ int brt_object_core(struct bpfrt_object *obj, const char *btf_path)
 {
 	struct brt_elf_obj *elf = obj->elf;
 	struct brt_btf *targ = NULL;
+	const struct brt_core_index *index = NULL;
+	struct brt_core_index *own_index = NULL;
 	struct brt_core core;
 	char why[512] = "", err[512];
 	size_t total = 0;
@@ -225,12 +235,18 @@ int brt_object_core(struct bpfrt_object *obj, const char *btf_path)
 		return 0;
 	/* every record kind but TYPE_ID_LOCAL needs the target; records were checked to name
 	 * a type of .BTF when .BTF.ext was read, so elf->btf is there */
-	targ = btf_path ? load_target(btf_path, why, sizeof(why)) : vmlinux_target(why, sizeof(why));
+	targ = btf_path ? load_target(btf_path, why, sizeof(why)) :
+			  vmlinux_target(&index, why, sizeof(why));
 	if (!targ && btf_path) {
 		brt_print(BPFRT_WARN, "libbpfrt: failed to parse target BTF %s\n", why);
 		return -EINVAL;
 	}
+	/* a named file's index serves this object alone: worth it from the second
+	 * searched type on, and an object searches several */
+	if (btf_path && !brt_core_index_build(targ, &own_index))
+		index = own_index;
 	ret = brt_core_init(&core, elf->btf, targ);
+	core.index = index;
 	for (size_t i = 0; i < elf->nprogs && !ret; i++) {
 		struct brt_elf_prog *p = &elf->progs[i];
 
@@ -276,6 +292,7 @@ int brt_object_core(struct bpfrt_object *obj, const char *btf_path)
 		}
 	}
 	brt_core_fini(&core);
+	brt_core_index_free(own_index);
 	if (btf_path)
 		brt_btf_free(targ); /* vmlinux's stays in the process's cache */
 	return ret;
