@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "btf/btf.h"
 
@@ -277,7 +278,9 @@ static int index_types(struct brt_btf *btf, const uint8_t *p, uint32_t len, uint
 	return 0;
 }
 
-int brt_btf_parse(const void *data, size_t size, struct brt_btf **out, char *err, size_t errlen)
+/* mapped: data is a read-only mapping that outlives the result (brt_btf_parse_mapped()) */
+static int parse(const void *data, size_t size, void *mapped, struct brt_btf **out, char *err,
+		 size_t errlen)
 {
 	struct btf_header hdr;
 	struct brt_btf *btf;
@@ -310,19 +313,30 @@ int brt_btf_parse(const void *data, size_t size, struct brt_btf **out, char *err
 			       "is not 4-byte aligned", hdr.type_off, hdr.type_len);
 	if (hdr.type_off < hdr.str_off + hdr.str_len && hdr.str_off < hdr.type_off + hdr.type_len)
 		return btf_err(err, errlen, "type and string sections overlap");
+	if (mapped && (uintptr_t)((const char *)data + hdr.hdr_len + hdr.type_off) % 4)
+		return -EAGAIN;
 	btf = calloc(1, sizeof(*btf));
 	if (!btf)
 		return -ENOMEM;
-	/* Private copies: the records are then 4-byte aligned whatever the file layout. */
-	btf->type_data = malloc(hdr.type_len + 1);
-	btf->strs = malloc(hdr.str_len + 1);
-	if (!btf->type_data || !btf->strs) {
-		ret = -ENOMEM;
-		goto err_free;
+	if (mapped) {
+		/* read where they are: nothing writes a target's records, and the checked
+		 * last NUL ends every string inside the section */
+		btf->type_data = (uint8_t *)mapped + hdr.hdr_len + hdr.type_off;
+		btf->strs = (char *)mapped + hdr.hdr_len + hdr.str_off;
+	} else {
+		/* Private copies: the records are then 4-byte aligned whatever the file
+		 * layout. */
+		btf->type_data = malloc(hdr.type_len + 1);
+		btf->strs = malloc(hdr.str_len + 1);
+		if (!btf->type_data || !btf->strs) {
+			ret = -ENOMEM;
+			goto err_free;
+		}
+		memcpy(btf->type_data, (const char *)data + hdr.hdr_len + hdr.type_off,
+		       hdr.type_len);
+		memcpy(btf->strs, (const char *)data + hdr.hdr_len + hdr.str_off, hdr.str_len);
+		btf->strs[hdr.str_len] = 0;
 	}
-	memcpy(btf->type_data, (const char *)data + hdr.hdr_len + hdr.type_off, hdr.type_len);
-	memcpy(btf->strs, (const char *)data + hdr.hdr_len + hdr.str_off, hdr.str_len);
-	btf->strs[hdr.str_len] = 0;
 	btf->str_len = hdr.str_len;
 	btf->type_len = hdr.type_len;
 	btf->types_file_off = hdr.hdr_len + hdr.type_off;
@@ -338,12 +352,28 @@ int brt_btf_parse(const void *data, size_t size, struct brt_btf **out, char *err
 		ret = check_chain(btf, id, err, errlen);
 	if (ret)
 		goto err_free;
+	/* only a success takes the mapping over: on error it stays the caller's */
+	btf->mapped = mapped;
+	btf->mapped_len = size;
 	*out = btf;
 	return 0;
 
 err_free:
+	if (mapped)
+		btf->type_data = NULL, btf->strs = NULL;
 	brt_btf_free(btf);
 	return ret;
+}
+
+int brt_btf_parse(const void *data, size_t size, struct brt_btf **out, char *err, size_t errlen)
+{
+	return parse(data, size, NULL, out, err, errlen);
+}
+
+int brt_btf_parse_mapped(void *data, size_t size, struct brt_btf **out, char *err,
+			 size_t errlen)
+{
+	return parse(data, size, data, out, err, errlen);
 }
 
 void brt_btf_free(struct brt_btf *btf)
@@ -351,10 +381,14 @@ void brt_btf_free(struct brt_btf *btf)
 	if (!btf)
 		return;
 	free(btf->types);
-	free(btf->type_data);
 	free(btf->kernel_types);
 	free(btf->kernel_strs);
-	free(btf->strs);
+	if (btf->mapped) {
+		munmap(btf->mapped, btf->mapped_len);
+	} else {
+		free(btf->type_data);
+		free(btf->strs);
+	}
 	free(btf);
 }
 

@@ -1,4 +1,5 @@
-/* vmlinux.c - the running kernel's BTF (/sys/kernel/btf/vmlinux), read once per process:
+/* vmlinux.c - the running kernel's BTF (/sys/kernel/btf/vmlinux), read once per process
+ * (mapped and parsed in place where sysfs allows it, brt_btf_load_kernel()):
  * what programs typed by kernel BTF (tp_btf, fentry/fexit, iter, lsm) are checked against,
  * and where the loader finds their attach_btf_id.  BPFRT_VMLINUX_BTF names another file
  * (an empty value: none, as on a kernel built without CONFIG_DEBUG_INFO_BTF).
@@ -9,38 +10,28 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
+#include <linux/magic.h>
 
 #include "btf/btf.h"
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static struct brt_btf *vmlinux;
 
-static void load(void)
+/* Read all of fd (size bytes by fstat: sysfs reports one) and parse a copy. */
+static int read_parse(int fd, size_t size, struct brt_btf **out, char *err, size_t errlen)
 {
-	const char *path = getenv("BPFRT_VMLINUX_BTF");
-	char err[128];
-	struct stat st;
-	uint8_t *buf;
+	uint8_t *buf = malloc(size);
 	size_t got = 0;
-	int fd;
+	int ret;
 
-	if (!path)
-		path = "/sys/kernel/btf/vmlinux";
-	if (!path[0])
-		return;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	/* sysfs reports a size; a regular file has one; read until EOF either way */
-	if (fstat(fd, &st) || st.st_size <= 0 || st.st_size > (1 << 30)) {
-		close(fd);
-		return;
-	}
-	buf = malloc((size_t)st.st_size);
-	while (buf && got < (size_t)st.st_size) {
-		ssize_t r = read(fd, buf + got, (size_t)st.st_size - got);
+	if (!buf)
+		return -ENOMEM;
+	while (got < size) {
+		ssize_t r = read(fd, buf + got, size - got);
 
 		if (r < 0 && errno == EINTR)
 			continue;
@@ -48,10 +39,61 @@ static void load(void)
 			break;
 		got += (size_t)r;
 	}
-	close(fd);
-	if (buf && got == (size_t)st.st_size && brt_btf_parse(buf, got, &vmlinux, err, sizeof(err)))
-		vmlinux = NULL;
+	if (got != size) {
+		snprintf(err, errlen, "short read: %zu of %zu bytes", got, size);
+		ret = -EIO;
+	} else {
+		ret = brt_btf_parse(buf, got, out, err, errlen);
+	}
 	free(buf);
+	return ret;
+}
+
+int brt_btf_load_kernel(const char *path, struct brt_btf **out, char *err, size_t errlen)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), ret = -EAGAIN;
+	struct statfs sfs;
+	struct stat st;
+
+	*out = NULL;
+	if (fd < 0) {
+		ret = -errno;
+		snprintf(err, errlen, "%s", strerror(errno));
+		return ret;
+	}
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size <= 0 ||
+	    st.st_size > (1 << 30)) {
+		snprintf(err, errlen, "not a regular file with a size");
+		close(fd);
+		return -EINVAL;
+	}
+	/* only sysfs's files hold the kernel's own read-only bytes: a file elsewhere could
+	 * change under a private mapping (its pages are the page cache's until written) */
+	if (!fstatfs(fd, &sfs) && sfs.f_type == SYSFS_MAGIC) {
+		void *map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+
+		if (map != MAP_FAILED) {
+			ret = brt_btf_parse_mapped(map, (size_t)st.st_size, out, err, errlen);
+			if (ret)
+				munmap(map, (size_t)st.st_size);
+		}
+	}
+	/* no mapping (a kernel before 6.16 cannot map it), or a layout not aligned there */
+	if (ret == -EAGAIN)
+		ret = read_parse(fd, (size_t)st.st_size, out, err, errlen);
+	close(fd);
+	return ret;
+}
+
+static void load(void)
+{
+	const char *path = getenv("BPFRT_VMLINUX_BTF");
+	char err[128];
+
+	if (!path)
+		path = "/sys/kernel/btf/vmlinux";
+	if (path[0] && brt_btf_load_kernel(path, &vmlinux, err, sizeof(err)))
+		vmlinux = NULL;
 }
 
 const struct brt_btf *brt_btf_vmlinux(void)
