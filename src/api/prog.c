@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,7 @@
 #include "bpfrt.h"
 #include "api/api.h"
 #include "btf/btf.h"
+#include "jit/jit.h"
 #include "maps/maps.h"
 #include "util/util.h"
 #include "verifier/verifier.h"
@@ -194,6 +196,36 @@ static int resolve_maps(struct load *ld, uint32_t n)
 			return -EINVAL;
 		}
 		i++;
+	}
+	return 0;
+}
+
+/* The values of the program's frozen arrays that programs may only read (libbpf's .rodata
+ * and .kconfig; single-element arrays, the only ones an lddw points into): constant from
+ * now on, so the JIT may read them at compile time (pass rodata), as the verifier reads
+ * them (check.c's map_info).  Frozen is for good: a map found frozen here stays so.
+ * 0 with *out NULL when there are none, or -ENOMEM. */
+static int rodata_ranges(const struct load *ld, struct brt_jit_rodata **out, size_t *n)
+{
+	*out = NULL;
+	*n = 0;
+	for (uint32_t i = 0; i < ld->pm.n; i++) {
+		const struct brt_map *m = ld->pm.maps[i];
+		struct brt_jit_rodata *r;
+
+		if (m->type != BPF_MAP_TYPE_ARRAY || m->max_entries != 1 ||
+		    !(m->flags & BPF_F_RDONLY_PROG) ||
+		    !atomic_load_explicit(&m->obj.hdr->frozen, memory_order_acquire))
+			continue;
+		r = realloc(*out, (*n + 1) * sizeof(**out));
+		if (!r) {
+			free(*out);
+			*out = NULL;
+			return -ENOMEM;
+		}
+		*out = r;
+		r[(*n)++] = (struct brt_jit_rodata){ .addr = (uint64_t)(uintptr_t)m->data,
+						     .size = m->value_size };
 	}
 	return 0;
 }
@@ -619,8 +651,17 @@ static int build(struct load *ld)
 	else if (!err)
 		err = resolve_maps(ld, attr->insn_cnt);
 	if (!err && ops) {
-		err = brt_vm_load_decoded(ld->insns, attr->insn_cnt, ops, &vo, &ld->vm,
-					  o ? ld->err : msg, o ? ld->errlen : sizeof(msg));
+		struct brt_jit_rodata *ro = NULL;
+		size_t nro = 0;
+
+		err = rodata_ranges(ld, &ro, &nro);
+		if (!err)
+			err = brt_vm_load_decoded(ld->insns, attr->insn_cnt, ops, &vo, ro, nro,
+						  &ld->vm, o ? ld->err : msg,
+						  o ? ld->errlen : sizeof(msg));
+		else
+			free(ops);
+		free(ro);
 		ops = NULL; /* the vm's now */
 	} else if (!err) {
 		err = bpfrt_vm_load(ld->insns, attr->insn_cnt, &vo, &ld->vm,

@@ -35,6 +35,7 @@ struct brt_jit_cache {
 	_Atomic(struct jit_version *) cur; /* most recently used version: the lock-free path */
 	struct jit_version *all;
 	struct brt_jit_lookup *lookups; /* env.lookups: owned copy */
+	struct brt_jit_rodata *rodata;  /* env.rodata: owned copy */
 };
 
 static uint64_t no_helper(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5,
@@ -105,6 +106,7 @@ int brt_jit_cache_new(const struct bpf_insn *insns, const uint16_t *ops, size_t 
 		      int32_t pkt_data_off, int32_t pkt_len_off,
 		      int (*budget_slow)(struct bpfrt_run_ctx *ctx),
 		      uint64_t (*ld_neg)(struct bpfrt_run_ctx *ctx, int64_t off, uint64_t size),
+		      const struct brt_jit_rodata *rodata, size_t nrodata,
 		      struct brt_jit_cache **out, char *err, size_t errlen)
 {
 	struct brt_jit_env env = { .helper = any_helper, .pkt_data_off = pkt_data_off,
@@ -127,6 +129,17 @@ int brt_jit_cache_new(const struct bpf_insn *insns, const uint16_t *ops, size_t 
 	}
 	c->insns = insns;
 	c->n = n;
+	if (nrodata) {
+		c->rodata = malloc(nrodata * sizeof(*rodata));
+		if (!c->rodata) {
+			brt_jit_cache_free(c);
+			snprintf(err, errlen, "out of memory");
+			return -ENOMEM;
+		}
+		memcpy(c->rodata, rodata, nrodata * sizeof(*rodata));
+		env.rodata = c->rodata;
+		env.nrodata = nrodata;
+	}
 	c->env = env;
 	atomic_init(&c->cur, NULL);
 	if (collect_ids(c)) {
@@ -260,6 +273,7 @@ void brt_jit_cache_free(struct brt_jit_cache *c)
 	pthread_mutex_destroy(&c->lock);
 	free(c->ids);
 	free(c->lookups);
+	free(c->rodata);
 	free(c);
 }
 

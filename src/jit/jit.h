@@ -100,6 +100,16 @@ struct brt_jit_lookup {
 	struct brt_jit_hash_layout hash; /* HASH */
 };
 
+/* Memory whose bytes never change while the program exists: the value of a single-element
+ * array map programs may only read (BPF_F_RDONLY_PROG) that was frozen (BPF_MAP_FREEZE)
+ * before the program loaded, as libbpf makes .rodata and .kconfig.  The program holds a
+ * reference on the map, so the bytes outlive the code.  The pass `rodata` reads loads from
+ * it at compile time, as the verifier does (verifier/memory.c, rodata_read). */
+struct brt_jit_rodata {
+	uint64_t addr; /* first byte, in this process */
+	uint64_t size; /* bytes */
+};
+
 /* What the compiler needs to know about the world the program runs in. */
 struct brt_jit_env {
 	/* Resolves a helper id to its function, NULL when unknown.  Called at compile time
@@ -127,6 +137,9 @@ struct brt_jit_env {
 	 * in host order or UINT64_MAX (the load fails); the run's packet knows where its
 	 * network and link-layer headers are.  NULL: both count from the packet's start. */
 	uint64_t (*ld_neg)(struct bpfrt_run_ctx *ctx, int64_t off, uint64_t size);
+	/* frozen read-only map values the program may load from (pass rodata), or NULL */
+	const struct brt_jit_rodata *rodata;
+	size_t nrodata;
 };
 
 /* Helpers that never read their run ctx argument (and so never stop the run): with the
@@ -218,7 +231,8 @@ void brt_jit_disasm(const uint8_t *code, size_t size, uint64_t addr, const char 
 
 /* The JIT as a vm engine (cache.c): a program's compiled versions, one per helper table.
  * brt_jit_cache_new() compiles once to report refusals at load (-EINVAL, -E2BIG, -ENOMEM;
- * insns and ops, its decoded rows or NULL, must outlive the cache); the environment variable BPFRT_JIT_HARDEN (non-empty,
+ * insns and ops, its decoded rows or NULL, must outlive the cache; rodata[0..nrodata) is
+ * copied, the memory it describes must outlive the cache); the environment variable BPFRT_JIT_HARDEN (non-empty,
  * not "0") turns constant blinding on, like the kernel's net.core.bpf_jit_harden.  brt_jit_cache_get() returns the code for helper table
  * table[0..nr) (which may change between calls, in place or not), compiling it the first
  * time the program's calls resolve to these functions; thread-safe; returns 0, -EFAULT
@@ -229,6 +243,7 @@ int brt_jit_cache_new(const struct bpf_insn *insns, const uint16_t *ops, size_t 
 		      int32_t pkt_data_off, int32_t pkt_len_off,
 		      int (*budget_slow)(struct bpfrt_run_ctx *ctx),
 		      uint64_t (*ld_neg)(struct bpfrt_run_ctx *ctx, int64_t off, uint64_t size),
+		      const struct brt_jit_rodata *rodata, size_t nrodata,
 		      struct brt_jit_cache **out,
 		      char *err, size_t errlen);
 /* budget non-zero: the version that counts the run budget (BRT_JIT_BUDGET), compiled at

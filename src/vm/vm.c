@@ -183,12 +183,16 @@ static int copy_default_helpers(struct bpfrt_vm *vm)
 /* bpfrt_vm_load() with ops, when not NULL, the rows brt_isa_decode_prog() gave for insns
  * (taken over: freed on failure too). */
 static int load(const struct bpf_insn *insns, size_t n, uint16_t *ops,
-		const struct bpfrt_vm_opts *opts, struct bpfrt_vm **out, char *err, size_t errlen)
+		const struct bpfrt_vm_opts *opts, const struct brt_jit_rodata *rodata,
+		size_t nrodata, struct bpfrt_vm **out, char *err, size_t errlen)
 {
 	size_t max_insns;
 	struct bpfrt_vm *vm;
 	int ret;
 
+#ifndef BPFRT_HAVE_JIT
+	(void)rodata, (void)nrodata;
+#endif
 	if (errlen)
 		err[0] = 0;
 	if (!out || (!insns && n)) {
@@ -255,7 +259,7 @@ static int load(const struct bpf_insn *insns, size_t n, uint16_t *ops,
 		ret = brt_jit_cache_new(vm->insns, vm->ops, n,
 					offsetof(struct bpfrt_run_ctx, skb_data),
 					offsetof(struct bpfrt_run_ctx, skb_len), brt_vm_budget_slow,
-					brt_vm_ld_neg, &vm->jit, err, errlen);
+					brt_vm_ld_neg, rodata, nrodata, &vm->jit, err, errlen);
 		if (ret) {
 			bpfrt_vm_free(vm);
 			return set_err(ret);
@@ -279,14 +283,14 @@ err_nomem:
 int bpfrt_vm_load(const struct bpf_insn *insns, size_t n, const struct bpfrt_vm_opts *opts,
 		  struct bpfrt_vm **out, char *err, size_t errlen)
 {
-	return load(insns, n, NULL, opts, out, err, errlen);
+	return load(insns, n, NULL, opts, NULL, 0, out, err, errlen);
 }
 
 int brt_vm_load_decoded(const struct bpf_insn *insns, size_t n, uint16_t *ops,
-			const struct bpfrt_vm_opts *opts, struct bpfrt_vm **out, char *err,
-			size_t errlen)
+			const struct bpfrt_vm_opts *opts, const struct brt_jit_rodata *rodata,
+			size_t nrodata, struct bpfrt_vm **out, char *err, size_t errlen)
 {
-	return load(insns, n, ops, opts, out, err, errlen);
+	return load(insns, n, ops, opts, rodata, nrodata, out, err, errlen);
 }
 
 int brt_vm_set_helper(struct bpfrt_vm *vm, uint32_t id, const char *name, brt_helper_fn fn)

@@ -402,10 +402,13 @@ const struct brt_jit_prog *brt_vm_jit_fixed(const struct bpfrt_vm *vm);
 /* bpfrt_vm_load() of a program the load path decoded already: ops holds the n rows
  * brt_isa_decode_prog() gave for insns (with at most the vm's max_insns), and is taken
  * over by the vm (freed on failure too).  BPF_PROG_LOAD decodes once, for the verifier
- * and the engines. */
+ * and the engines.  rodata[0..nrodata): frozen read-only map values the program's
+ * lddw's point into (struct brt_jit_rodata in src/jit/jit.h), which the JIT may read at
+ * compile time; copied. */
+struct brt_jit_rodata;
 int brt_vm_load_decoded(const struct bpf_insn *insns, size_t n, uint16_t *ops,
-			const struct bpfrt_vm_opts *opts, struct bpfrt_vm **out, char *err,
-			size_t errlen);
+			const struct bpfrt_vm_opts *opts, const struct brt_jit_rodata *rodata,
+			size_t nrodata, struct bpfrt_vm **out, char *err, size_t errlen);
 
 /* The registry's answers every vm loaded from now on copies its helper table from
  * (struct brt_helper_source in helper_proto.h): src/helpers/source.c calls this when the

@@ -1,9 +1,11 @@
 /* progen.h - random programs that are safe to run natively, for the JIT's differential
  * test (tests/jit/test_random.c) and fuzzer (fuzz/fuzz_jit.c): rows are drawn from
  * insn.def, memory is touched only at constant in-range offsets from r6 (the input,
- * never written) or r10 (64 zeroed stack bytes), jumps only go forward, bpf-to-bpf calls
- * only to later functions, and r1-r5 are reloaded after calls.  Each program runs on the checked interpreter and on the JIT
- * with the same buffer; r0 and the buffer must match.
+ * never written; also read through an lddw of its address) or r10 (64 zeroed stack
+ * bytes), jumps only go forward, bpf-to-bpf calls only to later functions, and r1-r5 are
+ * reloaded after calls.  Each program runs on the checked interpreter and on the JIT with
+ * the same buffer (plain, blinded, and with the input's middle as frozen read-only
+ * bytes); r0 and the buffer must match.
  */
 #ifndef BPFRT_TESTS_JIT_PROGEN_H
 #define BPFRT_TESTS_JIT_PROGEN_H
@@ -19,7 +21,7 @@
 #include "jit/jit.h"
 #include "vm/vm.h"
 
-#define PG_MEM 64        /* input bytes */
+#define PG_MEM 64        /* input bytes the program addresses through r6 (and writes) */
 #define PG_STACK 64      /* stack bytes the program uses */
 #define PG_MAX_BODY 96   /* random instructions at most */
 #define PG_MAX (PG_MAX_BODY * 8 + 256)
@@ -63,6 +65,13 @@ static inline int32_t pg_imm(struct pg_rand *r)
 		return edge[pg_below(r, sizeof(edge) / sizeof(edge[0]))];
 	return (int32_t)pg_next(r);
 }
+
+/* The input every engine runs on (pg_compare), at an address fixed for the process: the
+ * rodata idiom loads from it through an lddw of that address, and one JIT run takes its
+ * last PG_RO_SIZE bytes, which r6's offsets never reach, as frozen read-only bytes. */
+#define PG_RO_SIZE 32     /* after them, bytes no instruction writes: frozen for the JIT */
+#define PG_INPUT (PG_MEM + PG_RO_SIZE) /* the buffer and length each run gets */
+_Alignas(8) static uint8_t pg_input[PG_INPUT];
 
 /* r6 holds the input pointer and r10 the stack: never written.  Other registers are
  * fair game, r1 included (the program copies it to r6 first). */
@@ -136,7 +145,9 @@ static inline void pg_alu(struct pg_prog *p, bool w64, uint8_t op, uint8_t dst, 
  * `w = w` after a 32-bit write, <<32 >>32 pairs, a constant stored to a stack slot twice
  * (constfill), a copy and an add (lea), a conditional jump over a ja (jumpfold: the
  * ja sometimes a jump target itself), chains of jeq closed by a jne (eqset), `1 << x & K`
- * tested against 0 (bittest), ands and `w = w` after narrow values (knownbits); sometimes with the wrong count, a temporary read
+ * tested against 0 (bittest), ands and `w = w` after narrow values (knownbits), loads
+ * through an lddw of the input's address and jumps on them or on constants (rodata,
+ * constjump), byte swaps after a load or before a store (bswap); sometimes with the wrong count, a temporary read
  * afterwards, a change of the slot between (an overlapping store, one through a copy of
  * r10) or a jump target inside, where the pass must not fire. */
 static inline void pg_idiom(struct pg_rand *r, struct pg_prog *p)
@@ -153,7 +164,138 @@ static inline void pg_idiom(struct pg_rand *r, struct pg_prog *p)
 		sh1 = BPF_RSH;
 		sh2 = BPF_LSH;
 	}
-	switch (pg_below(r, 10)) {
+	switch (pg_below(r, 12)) {
+	case 10: { /* rodata / constjump: a load through an lddw of the input's address (in
+		    * the frozen part, across its edge or outside it; through a copy and an
+		    * add), or a constant; ALU on it; a jump on it (both sides emitted; its
+		    * operands unknown when a jump lands between) */
+		static const uint8_t conds[] = { BPF_JEQ,  BPF_JNE,  BPF_JGT,  BPF_JGE,
+						 BPF_JLT,  BPF_JLE,  BPF_JSGT, BPF_JSGE,
+						 BPF_JSLT, BPF_JSLE, BPF_JSET };
+		static const uint8_t alus[] = { BPF_ADD, BPF_SUB, BPF_MUL, BPF_OR, BPF_AND,
+						BPF_XOR, BPF_LSH, BPF_RSH, BPF_ARSH, BPF_DIV,
+						BPF_MOD, BPF_NEG, BPF_END };
+		static const uint8_t sizes[] = { BPF_B, BPF_H, BPF_W, BPF_DW };
+		unsigned si = pg_below(r, 4), size = 1u << si;
+		bool jmp64 = pg_below(r, 3) != 0;
+		uint8_t op;
+
+		if (a == x)
+			x = a == 0 ? 2 : 0;
+		if (pg_below(r, 4)) {
+			/* mostly in the frozen tail, some across its start or before it */
+			uint32_t at = PG_MEM - 8 + pg_below(r, PG_RO_SIZE + 8 - size + 1),
+				 o1 = pg_below(r, at + 1);
+
+			if (!pg_below(r, 8))
+				at = pg_below(r, PG_MEM - size + 1);
+			if (o1 > at)
+				o1 = at;
+			uint64_t base = (uint64_t)(uintptr_t)pg_input + o1;
+
+			if (!pg_below(r, 4)) { /* through a copy and an add */
+				base -= o1;
+				pg_emit(p, (struct bpf_insn){ .code = BPF_LD | BPF_IMM | BPF_DW,
+							      .dst_reg = x, .imm = (int32_t)(uint32_t)base },
+					true);
+				pg_emit(p, (struct bpf_insn){ .imm = (int32_t)(uint32_t)(base >> 32) },
+					false);
+				pg_alu(p, true, BPF_MOV, a, x, 0, false);
+				pg_alu(p, true, BPF_ADD, a, -1, (int32_t)o1, false);
+			} else {
+				pg_emit(p, (struct bpf_insn){ .code = BPF_LD | BPF_IMM | BPF_DW,
+							      .dst_reg = a, .imm = (int32_t)(uint32_t)base },
+					true);
+				pg_emit(p, (struct bpf_insn){ .imm = (int32_t)(uint32_t)(base >> 32) },
+					false);
+			}
+			pg_emit(p, (struct bpf_insn){ .code = (uint8_t)(BPF_LDX |
+									(pg_below(r, 4) || si == 3 ? BPF_MEM
+												   : BRT_MEMSX) |
+									sizes[si]),
+						      .dst_reg = a, .src_reg = a, .off = (int16_t)(at - o1) },
+				in_t);
+		} else {
+			pg_alu(p, pg_below(r, 2), BPF_MOV, a, -1, pg_imm(r), true);
+		}
+		for (unsigned i = pg_below(r, 3); i > 0; i--) {
+			op = alus[pg_below(r, sizeof(alus))];
+			if (op == BPF_NEG || op == BPF_END) {
+				pg_emit(p, (struct bpf_insn){ .code = (uint8_t)((op == BPF_END || pg_below(r, 2)
+									  ? BPF_ALU : BPF_ALU64) | op |
+									 (op == BPF_END && pg_below(r, 2)
+										  ? BPF_TO_BE : 0)),
+							      .dst_reg = a, .imm = op == BPF_END
+								? 16 << pg_below(r, 3) : 0 }, false);
+				continue;
+			}
+			if ((op == BPF_DIV || op == BPF_MOD) && pg_leaf)
+				op = BPF_XOR;
+			pg_alu(p, pg_below(r, 2), op, a, -1,
+			       op == BPF_DIV || op == BPF_MOD ? 1 + (int32_t)pg_below(r, 9) : pg_imm(r),
+			       false);
+		}
+		if (p->in_loop)
+			break;
+		if (pg_below(r, 3)) { /* against an immediate */
+			pg_emit(p, (struct bpf_insn){ .code = (uint8_t)((jmp64 ? BPF_JMP : BPF_JMP32) |
+									conds[pg_below(r, 11)] | BPF_K),
+						      .dst_reg = a, .off = (int16_t)(1 + pg_below(r, 8)),
+						      .imm = pg_below(r, 2) ? (int32_t)pg_below(r, 3)
+									    : pg_imm(r) }, true);
+		} else { /* against a constant register */
+			pg_alu(p, true, BPF_MOV, b, -1, pg_imm(r), false);
+			pg_emit(p, (struct bpf_insn){ .code = (uint8_t)((jmp64 ? BPF_JMP : BPF_JMP32) |
+									conds[pg_below(r, 11)] | BPF_X),
+						      .dst_reg = a, .src_reg = b,
+						      .off = (int16_t)(1 + pg_below(r, 8)) }, true);
+		}
+		/* the side not taken: often one pure instruction, dead or read */
+		pg_alu(p, true, BPF_MOV, m, -1, pg_imm(r), false);
+		if (pg_below(r, 2))
+			pg_alu(p, true, BPF_ADD, 0, m, 0, false);
+		break;
+	}
+	case 11: { /* bswap: a load then a byte swap of its register (or of another, of another
+		    * width), or a byte swap then a stack store of it (the register read after
+		    * or not, the store of another size, a jump landing between) */
+		static const uint8_t sizes[] = { BPF_B, BPF_H, BPF_W, BPF_DW };
+		unsigned si = pg_below(r, 4), bits = 16u << pg_below(r, 3);
+		uint8_t swap_reg = pg_below(r, 8) ? a : x;
+		int16_t off;
+
+		if (pg_below(r, 2)) {
+			uint8_t base = pg_mem(r, 1u << si, &off);
+
+			if (pg_below(r, 3)) {
+				pg_emit(p, (struct bpf_insn){ .code = BPF_LDX | BPF_MEM | sizes[si],
+							      .dst_reg = a, .src_reg = base, .off = off },
+					true);
+			} else { /* a mask of 16 bits or not */
+				pg_alu(p, pg_below(r, 2), BPF_AND, a, -1,
+				       pg_below(r, 2) ? 0xffff : pg_imm(r), true);
+			}
+			pg_emit(p, (struct bpf_insn){ .code = (uint8_t)(pg_below(r, 4)
+									? BPF_ALU | BPF_END | BPF_TO_BE
+									: BPF_ALU64 | BPF_END | BPF_TO_LE),
+						      .dst_reg = swap_reg, .imm = (int32_t)bits }, in_t);
+		} else {
+			pg_emit(p, (struct bpf_insn){ .code = (uint8_t)(pg_below(r, 4)
+									? BPF_ALU | BPF_END | BPF_TO_BE
+									: BPF_ALU64 | BPF_END | BPF_TO_LE),
+						      .dst_reg = a, .imm = (int32_t)bits }, true);
+			if (pg_below(r, 4))
+				si = bits == 16 ? 1 : bits == 32 ? 2 : 3;
+			off = (int16_t)-(int)((pg_below(r, PG_STACK >> si) + 1) << si);
+			/* of the swapped register, or (a near miss) of another */
+			pg_emit(p, (struct bpf_insn){ .code = BPF_STX | BPF_MEM | sizes[si],
+						      .dst_reg = 10, .src_reg = swap_reg, .off = off },
+				in_t);
+		}
+		if (!pg_below(r, 3))
+			pg_alu(p, true, BPF_ADD, 0, a, 0, false);
+		break;
+	}
 	case 7: { /* jumpfold: if c goto +1; goto T, of every condition, width and source */
 		static const uint8_t conds[] = { BPF_JEQ,  BPF_JNE,  BPF_JGT,  BPF_JGE,
 						 BPF_JLT,  BPF_JLE,  BPF_JSGT, BPF_JSGE,
@@ -691,7 +833,7 @@ static inline int pg_run(const struct pg_prog *p, enum bpfrt_engine engine, uint
 	if (rc)
 		return rc;
 	bpfrt_helper_register(vm, &h);
-	rc = bpfrt_vm_run(vm, mem, PG_MEM, r0, err, errlen);
+	rc = bpfrt_vm_run(vm, mem, PG_INPUT, r0, err, errlen);
 	bpfrt_vm_free(vm);
 	return rc;
 }
@@ -703,20 +845,25 @@ static inline brt_helper_fn pg_resolve(void *arg, uint32_t id)
 	       : id == BPF_FUNC_get_numa_node_id ? brt_helper_get_numa_node_id : NULL;
 }
 
-/* The JIT directly, with constant blinding and without BMI2 (the vm exposes neither). */
-static inline int pg_run_blinded(const struct pg_prog *p, uint8_t *mem, uint64_t *r0, char *err,
-				 size_t errlen)
+/* The JIT directly, with constant blinding and without BMI2 (the vm exposes neither), or
+ * with the input's middle as frozen read-only bytes (pass rodata; the vm's loads through
+ * bpfrt_vm_load() have none). */
+static inline int pg_run_env(const struct pg_prog *p, uint8_t *mem, uint32_t flags, bool ro,
+			     uint64_t *r0, char *err, size_t errlen)
 {
-	struct brt_jit_env env = { .helper = pg_resolve, .flags = BRT_JIT_BLIND | BRT_JIT_NO_BMI2,
+	struct brt_jit_rodata rodata = { .addr = (uint64_t)(uintptr_t)mem + PG_MEM,
+					 .size = PG_RO_SIZE };
+	struct brt_jit_env env = { .helper = pg_resolve, .flags = flags,
 				   .pkt_data_off = offsetof(struct bpfrt_run_ctx, skb_data),
-				   .pkt_len_off = offsetof(struct bpfrt_run_ctx, skb_len) };
-	struct bpfrt_run_ctx ctx = { .skb_data = mem, .skb_len = PG_MEM };
+				   .pkt_len_off = offsetof(struct bpfrt_run_ctx, skb_len),
+				   .rodata = ro ? &rodata : NULL, .nrodata = ro };
+	struct bpfrt_run_ctx ctx = { .skb_data = mem, .skb_len = PG_INPUT };
 	struct brt_jit_prog *jp;
 	int rc = brt_jit_compile(p->insns, p->n, &env, &jp, err, errlen);
 
 	if (rc)
 		return rc;
-	*r0 = brt_jit_call(jp, (uint64_t)(uintptr_t)mem, PG_MEM, &ctx);
+	*r0 = brt_jit_call(jp, (uint64_t)(uintptr_t)mem, PG_INPUT, &ctx);
 	brt_jit_free(jp);
 	return 0;
 }
@@ -738,9 +885,12 @@ static inline void pg_print(const struct pg_prog *p, FILE *out)
 /* The generated code, for failure messages. */
 static inline void pg_dump_jit(const struct pg_prog *p)
 {
+	struct brt_jit_rodata rodata = { .addr = (uint64_t)(uintptr_t)pg_input + PG_MEM,
+					 .size = PG_RO_SIZE };
 	struct brt_jit_env env = { .helper = pg_resolve,
 				   .pkt_data_off = offsetof(struct bpfrt_run_ctx, skb_data),
-				   .pkt_len_off = offsetof(struct bpfrt_run_ctx, skb_len) };
+				   .pkt_len_off = offsetof(struct bpfrt_run_ctx, skb_len),
+				   .rodata = &rodata, .nrodata = 1 };
 	struct brt_jit_prog *jp;
 	char err[256];
 
@@ -755,38 +905,51 @@ static inline void pg_dump_jit(const struct pg_prog *p)
  * 1 when all ran and agree, 0 when the interpreter faulted (skipped), -1 on a mismatch (printed). */
 static inline int pg_compare(const struct pg_prog *p, const uint8_t *input)
 {
-	_Alignas(8) static uint8_t mem[PG_MEM], after_interp[PG_MEM];
+	_Alignas(8) static uint8_t after_interp[PG_INPUT], start[PG_INPUT];
+	uint8_t *mem = pg_input;
 	uint64_t r0_i = 0, r0_j = 0;
 	char err[256];
 	int rc;
 
-	memcpy(mem, input, PG_MEM);
+	/* the frozen tail: from the input, half its bytes 0 or 1 (flags to branch on) */
+	memcpy(start, input, PG_MEM);
+	for (size_t i = 0; i < PG_RO_SIZE; i++)
+		start[PG_MEM + i] = i & 4 ? input[i] & 1 : input[i] ^ 0x5a;
+
+	memcpy(mem, start, PG_INPUT);
 	if (pg_run(p, BPFRT_ENGINE_CHECKED, mem, &r0_i, err, sizeof(err))) {
 		if (getenv("PG_VERBOSE"))
 			fprintf(stderr, "skipped: %s\n", err);
 		return 0;
 	}
-	memcpy(after_interp, mem, PG_MEM);
+	memcpy(after_interp, mem, PG_INPUT);
 	/* the fast interpreter (superinstructions) must agree too */
-	memcpy(mem, input, PG_MEM);
+	memcpy(mem, start, PG_INPUT);
 	rc = pg_run(p, BPFRT_ENGINE_INTERP, mem, &r0_j, err, sizeof(err));
-	if (rc || r0_i != r0_j || memcmp(mem, after_interp, PG_MEM)) {
+	if (rc || r0_i != r0_j || memcmp(mem, after_interp, PG_INPUT)) {
 		fprintf(stderr, "fast interpreter: ");
 		goto differs;
 	}
-	memcpy(mem, input, PG_MEM);
+	memcpy(mem, start, PG_INPUT);
 	rc = pg_run(p, BPFRT_ENGINE_JIT, mem, &r0_j, err, sizeof(err));
-	if (!rc && r0_i == r0_j && !memcmp(mem, after_interp, PG_MEM)) {
-		memcpy(mem, input, PG_MEM);
-		rc = pg_run_blinded(p, mem, &r0_j, err, sizeof(err));
-		if (!rc && r0_i == r0_j && !memcmp(mem, after_interp, PG_MEM))
-			return 1;
-		fprintf(stderr, "with constant blinding: ");
+	if (!rc && r0_i == r0_j && !memcmp(mem, after_interp, PG_INPUT)) {
+		memcpy(mem, start, PG_INPUT);
+		rc = pg_run_env(p, mem, BRT_JIT_BLIND | BRT_JIT_NO_BMI2, true, &r0_j, err,
+				sizeof(err));
+		if (!rc && r0_i == r0_j && !memcmp(mem, after_interp, PG_INPUT)) {
+			memcpy(mem, start, PG_INPUT);
+			rc = pg_run_env(p, mem, 0, true, &r0_j, err, sizeof(err));
+			if (!rc && r0_i == r0_j && !memcmp(mem, after_interp, PG_INPUT))
+				return 1;
+			fprintf(stderr, "with frozen input bytes: ");
+		} else {
+			fprintf(stderr, "with constant blinding: ");
+		}
 	}
 differs:
 	fprintf(stderr, "differs from the checked interpreter: rc %d (%s), r0 0x%llx vs 0x%llx, "
 			"memory %s\n", rc, rc ? err : "", (unsigned long long)r0_i,
-		(unsigned long long)r0_j, memcmp(mem, after_interp, PG_MEM) ? "differs" : "same");
+		(unsigned long long)r0_j, memcmp(mem, after_interp, PG_INPUT) ? "differs" : "same");
 	pg_print(p, stderr);
 	pg_dump_jit(p);
 	return -1;

@@ -319,6 +319,17 @@ static inline void emit_store_i(struct jit_buf *b, unsigned size, int base, int3
 		emit_u32(b, (uint32_t)imm);
 }
 
+/* movbe reg, [base + off] (load) or movbe [base + off], reg (store): a load or store of
+ * `size` bytes (2, 4, 8) with the bytes swapped; a 4-byte load zero-extends, a 2-byte one
+ * leaves the register's upper bytes alone. */
+static inline void emit_movbe(struct jit_buf *b, unsigned size, bool store, int reg, int base,
+			      int32_t off)
+{
+	emit_mem_prefix(b, size, reg, base);
+	emit3(b, 0x0f, 0x38, store ? 0xf1 : 0xf0);
+	emit_modrm_mem(b, reg, base, off);
+}
+
 /* Zero- or sign-extending load of `size` bytes from [base + off] into dst. */
 static inline void emit_load(struct jit_buf *b, unsigned size, bool sign, int dst, int base,
 			     int32_t off)

@@ -898,6 +898,11 @@ static int emit_op(struct jit_state *st, const struct bpf_insn *insn, size_t pc,
 
 int brt_jit_emit_insn(struct jit_state *st, size_t pc, enum brt_op op)
 {
+	/* pass constjump: decided before blinding, no constant of the jump is emitted */
+	if (st->plan && st->plan[pc].kind == PLAN_JMP) {
+		branch(st, pc, -1, pc + (size_t)(int64_t)st->plan[pc].imm);
+		return 0;
+	}
 	if (st->blind_seed) {
 		struct bpf_insn in;
 		enum brt_op bop;

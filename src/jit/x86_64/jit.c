@@ -49,6 +49,7 @@
  * stops at the first pass where nothing grew, whose code is then exact because every
  * offset equals the previous pass's (after MAX_PASSES every jump is made near).
  */
+#include <cpuid.h>
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -671,6 +672,14 @@ static int alloc_state(struct jit_state *st)
 	return 0;
 }
 
+/* CPUID.1:ECX bit 22: movbe (pass bswap) */
+static bool cpu_movbe(void)
+{
+	unsigned a, b, c, d;
+
+	return __get_cpuid(1, &a, &b, &c, &d) && (c & (1u << 22));
+}
+
 static void free_state(struct jit_state *st)
 {
 	free(st->off);
@@ -682,6 +691,7 @@ static void free_state(struct jit_state *st)
 	free(st->plan);
 	free(st->align);
 	free(st->ckeys);
+	free(st->consts);
 	free(st->calls);
 	free(st->buf.p);
 }
@@ -748,6 +758,7 @@ int brt_jit_compile(const struct bpf_insn *insns, size_t n, const struct brt_jit
 	memcpy(st.regmap, brt_jit_reg2x86, sizeof(st.regmap));
 	st.passes = brt_jit_passes_parse(getenv("BPFRT_JIT_PASSES")) & ~st.env->passes_off;
 	st.bmi2 = !(st.env->flags & BRT_JIT_NO_BMI2) && __builtin_cpu_supports("bmi2");
+	st.movbe = cpu_movbe();
 	if (st.env->flags & BRT_JIT_BLIND) {
 		if (getrandom(&st.blind_seed, sizeof(st.blind_seed), 0) != sizeof(st.blind_seed))
 			st.blind_seed = (uint64_t)(uintptr_t)p ^ (uint64_t)time(NULL);

@@ -225,6 +225,8 @@ static void cstep(const struct jit_state *st, const uint16_t *ops, size_t pc, st
 		} else {
 			c->known &= (uint16_t)~(1u << d);
 		}
+	} else if (d < BRT_MAX_REGS && brt_jit_const_eval(st, ops, pc, c->known, c->val, &c->val[d])) {
+		c->known |= (uint16_t)(1u << d); /* passes rodata, constjump (opt_const.c) */
 	} else {
 		c->known &= (uint16_t)~r.def;
 	}
@@ -1135,7 +1137,7 @@ static int pass_align(struct opt *o)
 
 int brt_jit_optimise(struct jit_state *st, const uint16_t *ops)
 {
-	struct opt o = { .st = st, .ops = ops };
+	struct opt o = { .st = st, .ops = ops, .const_at = const_at, .dead_after = dead_after };
 	bool any = false;
 	int rc;
 
@@ -1149,8 +1151,22 @@ int brt_jit_optimise(struct jit_state *st, const uint16_t *ops)
 		snprintf(st->err, st->errlen, "out of memory for %zu instructions", st->n);
 		return rc;
 	}
+	/* first: the constants they find make loads immediates and decide jumps, and the
+	 * code no path reaches is dropped before the other passes match their windows */
+	if (st->passes & BRT_JIT_PASS(rodata))
+		rc = brt_jit_pass_rodata(&o);
+	if (!rc && (st->passes & BRT_JIT_PASS(constjump)))
+		rc = brt_jit_pass_constjump(&o);
+	if (rc) {
+		free(o.target);
+		free(o.cin);
+		snprintf(st->err, st->errlen, "out of memory for %zu instructions", st->n);
+		return rc;
+	}
 	if (st->passes & BRT_JIT_PASS(rotate))
 		pass_rotate(&o);
+	if (st->passes & BRT_JIT_PASS(bswap))
+		brt_jit_pass_bswap(&o);
 	if (st->passes & BRT_JIT_PASS(zext))
 		pass_zext(&o);
 	if (st->passes & BRT_JIT_PASS(lea))
@@ -1192,6 +1208,19 @@ void brt_jit_emit_plan(struct jit_state *st, size_t pc)
 	case PLAN_JINV: /* jumps: insn.c's jmp_cond */
 	case PLAN_EQSET:
 	case PLAN_BTJ:
+	case PLAN_JMP: /* insn.c's brt_jit_emit_insn */
+		break;
+	case PLAN_CONST:
+		emit_mov_imm64(B, dst, st->consts[p->imm]);
+		break;
+	case PLAN_MOVBE_LD:
+		emit_movbe(B, p->rol, false, dst, mbase(st, p->src), p->imm);
+		break;
+	case PLAN_MOVBE_ST:
+		emit_movbe(B, p->rol, true, xreg(st, p->src), mbase(st, p->dst), p->imm);
+		break;
+	case PLAN_ROL16:
+		emit_rol16_8(B, dst);
 		break;
 	case PLAN_BT: /* bt k, x: the carry is bit x mod 64 of k */
 		emit_0f_rr(B, 0xa3, true, dst, xreg(st, p->src), false);

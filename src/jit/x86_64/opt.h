@@ -35,6 +35,12 @@ struct opt {
 	struct cstate *cin;      /* opt.c's const_at(): the state at each target, settled */
 	bool consts_done;        /* const_at()'s dataflow has run */
 	bool consts_ok;          /* ... and settled (else no register is known) */
+	/* opt.c's dataflows for the passes in other files, handed down so that those files
+	 * call nothing of the driver that calls them (tests/build/layers.txt): whether reg
+	 * holds a known value (*v) whenever pc starts; whether every register of mask is
+	 * dead after q (a bounded walk: false when unsure) */
+	bool (*const_at)(struct opt *o, size_t pc, unsigned reg, uint64_t *v);
+	bool (*dead_after)(const struct opt *o, size_t q, uint16_t mask);
 };
 
 /* A jump with a target in this function (not a bpf-to-bpf call). */
@@ -48,7 +54,21 @@ static inline bool is_ja(enum brt_op op)
 	return op == BRT_OP_ja || op == BRT_OP_ja32;
 }
 
+/* opt_const.c: the value instruction pc (an ALU operation or a load; not a move of a
+ * constant or register, which opt.c's dataflow knows itself) writes into its dst, given the
+ * registers of known (values in val): loads from frozen read-only map values when the
+ * pass rodata is on, ALU operations on known operands when constjump is.  False: unknown. */
+bool brt_jit_const_eval(const struct jit_state *st, const uint16_t *ops, size_t pc,
+			uint16_t known, const uint64_t *val, uint64_t *out);
+
 /* --- passes in files of their own (called by brt_jit_optimise() in passes.def's order) */
+
+/* opt_const.c; 0 or -ENOMEM */
+int brt_jit_pass_rodata(struct opt *o);
+int brt_jit_pass_constjump(struct opt *o);
+
+/* opt_bswap.c */
+void brt_jit_pass_bswap(struct opt *o);
 
 /* opt_bits.c */
 void brt_jit_pass_knownbits(struct opt *o);

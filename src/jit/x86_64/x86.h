@@ -90,6 +90,15 @@ enum jit_plan_kind {
 	PLAN_BT,     /* pass bittest: bt src, dst (the and of `1 << x & k`: dst is x) */
 	PLAN_BTJ,    /* pass bittest: the jump on r != 0 (== 0) as jc (jnc), on the flags
 		      * PLAN_BT set; rol: inverted to pc + imm (jumpfold's); insn.c */
+	PLAN_CONST,  /* pass rodata: dst = st->consts[imm] (a load of frozen bytes) */
+	PLAN_JMP,    /* pass constjump: a conditional jump always taken, as jmp pc + imm;
+		      * insn.c (a never-taken one is PLAN_SKIP) */
+	PLAN_MOVBE_LD, /* pass bswap: dst = bswap(load of 4 or 8 bytes at [src + imm]), movbe:
+			* a load and the be32/be64 after it (PLAN_SKIP) */
+	PLAN_MOVBE_ST, /* pass bswap: [dst + imm] = bswap(src) of 2, 4 or 8 bytes (w64: the
+			* width), movbe: a be16/32/64 of src (PLAN_SKIP) and this store, src
+			* dead after it */
+	PLAN_ROL16,  /* pass bswap: be16 of a value below 2^16: rol dst16, 8 (no movzx) */
 };
 
 enum jit_plan_mul { MUL_NONE, MUL_IMM, MUL_REG };
@@ -166,6 +175,9 @@ struct jit_state {
 	uint8_t *align;       /* per instruction (pass align): pad to its alignment first, or NULL */
 	struct jit_ckey *ckeys; /* pass constkey (opt.c), by pc */
 	size_t nckeys;
+	uint64_t *consts;     /* pass rodata: PLAN_CONST's values (opt_const.c) */
+	size_t nconsts;
+	bool movbe;           /* the CPU has movbe */
 	uint32_t *calls;      /* this pass: offsets of the patchable calls (brt_jit_emit_call) */
 	size_t ncalls, calls_cap;
 	char *err;
@@ -202,7 +214,7 @@ const struct brt_jit_hash_layout *brt_jit_probe_layout(const struct jit_state *s
 /* Plans that replace a jump (insn.c's jmp_cond emits them, run_pass does not skip the row) */
 static inline bool brt_jit_plan_is_jump(uint8_t kind)
 {
-	return kind == PLAN_JINV || kind == PLAN_EQSET || kind == PLAN_BTJ;
+	return kind == PLAN_JINV || kind == PLAN_EQSET || kind == PLAN_BTJ || kind == PLAN_JMP;
 }
 
 /* opt.c: run the passes st->passes selects over the decoded program (after the functions
