@@ -2,7 +2,8 @@
  * (tests/attach/test_sock_cast_oracle.c, tests/api/test_prog_test_run_oracle.c) put in a
  * sockmap for both the kernel and bpfrt: TCP listeners v4/v6 (::1, ::, v6only,
  * reuseport), UDP v4/v6 (bound, connected), a unix stream pair, an established TCP
- * connection (both ends).  Include after transcript.h.
+ * connection (both ends); and the start of a program that takes one from the sockmap.
+ * Include after transcript.h.
  */
 #ifndef BPFRT_TESTS_SOCK_SET_H
 #define BPFRT_TESTS_SOCK_SET_H
@@ -12,6 +13,7 @@
 
 #include "sockets.h"
 #include "transcript.h"
+#include "verifier/cases/case.h"
 
 enum { S_TCP4, S_UDP4, S_TCP6, S_TCP6_ANY, S_TCP6_ONLY, S_TCP4_REUSE, S_UNIX, S_TCP4_EST,
        S_UDP4_CONN, S_UDP6, S_TCP4_CLIENT, N_SOCKS };
@@ -62,6 +64,22 @@ static inline int sock_set_make(int socks[N_SOCKS], int peers[2], unsigned flags
 		(void)sock_cookie(socks[i]);
 	}
 	return 0;
+}
+
+/* The start of a program over the set's sockmap (map 0) and a record (map 1, key 0) into
+ * p: r6 = ctx, r9 = the record, r7 = the socket in slot of the sockmap; an empty slot
+ * sets the record's first u64 to -1 and exits 0.  The instruction count. */
+static inline size_t sock_set_prologue(struct bpf_insn *p, int slot)
+{
+	size_t n = 0;
+
+	EMIT(MOV64_REG(6, 1), ST(BPF_W, 10, -4, 0), MOV64_REG(2, 10), ALU64_IMM(BPF_ADD, 2, -4),
+	     LD_MAP(1, 1), CALL(BPF_FUNC_map_lookup_elem), JIMM(BPF_JNE, 0, 0, 2),
+	     MOV64_IMM(0, 0), EXIT(), MOV64_REG(9, 0),
+	     ST(BPF_W, 10, -8, slot), MOV64_REG(2, 10), ALU64_IMM(BPF_ADD, 2, -8), LD_MAP(1, 0),
+	     CALL(BPF_FUNC_map_lookup_elem), JIMM(BPF_JNE, 0, 0, 3), ST(BPF_DW, 9, 0, -1),
+	     MOV64_IMM(0, 0), EXIT(), MOV64_REG(7, 0));
+	return n;
 }
 
 /* A sockmap (or sockhash: type) with every socket of the set, key i -> socks[i]. */

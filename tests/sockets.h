@@ -1,6 +1,6 @@
 /* sockets.h - real sockets for the oracles that hand the same fds to the kernel's bpf()
- * and to bpfrt's (sockmaps, reuseport arrays, bpf_sk_assign, the socket casts): a bound,
- * listening socket in one call, and a socket's cookie.  The set of 11 sockets two of them
+ * and to bpfrt's (sockmaps, reuseport arrays, bpf_sk_assign, the socket casts, lookups): a
+ * socket address, a bound, listening socket in one call, and a socket's cookie.  The set of 11 sockets two of them
  * share is sock_set.h.
  */
 #ifndef BPFRT_TESTS_SOCKETS_H
@@ -22,12 +22,37 @@ enum {
 	SB_TAGGED = 16,   /* SO_MARK 7, SO_PRIORITY 3: fields a program can read back */
 };
 
+/* addr (NULL: the family's loopback) and port p (host order) as a socket address of
+ * family in *ss; its length. */
+static inline socklen_t sock_addr(int family, const char *addr, uint16_t p,
+				  struct sockaddr_storage *ss)
+{
+	memset(ss, 0, sizeof(*ss));
+	ss->ss_family = (sa_family_t)family;
+	if (!addr)
+		addr = family == AF_INET ? "127.0.0.1" : "::1";
+	if (family == AF_INET) {
+		struct sockaddr_in *in = (struct sockaddr_in *)ss;
+
+		in->sin_port = htons(p);
+		inet_pton(AF_INET, addr, &in->sin_addr);
+		return sizeof(*in);
+	} else {
+		struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)ss;
+
+		in6->sin6_port = htons(p);
+		inet_pton(AF_INET6, addr, &in6->sin6_addr);
+		return sizeof(*in6);
+	}
+}
+
 /* A socket bound to addr (NULL: the family's loopback) port 0, listening (backlog 4) when
  * it is a stream socket; -1 when any step fails. */
 static inline int sock_bound(int family, int type, int proto, const char *addr,
 			     unsigned flags)
 {
 	struct sockaddr_storage ss;
+	socklen_t len;
 	int fd = socket(family, type, proto), one = 1, mark = 7, prio = 3;
 	int v6only = !!(flags & SB_V6ONLY);
 
@@ -43,16 +68,8 @@ static inline int sock_bound(int family, int type, int proto, const char *addr,
 		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &v6only, sizeof(v6only));
 	if (flags & SB_NO_BIND)
 		return fd;
-	memset(&ss, 0, sizeof(ss));
-	ss.ss_family = (sa_family_t)family;
-	if (!addr)
-		addr = family == AF_INET ? "127.0.0.1" : "::1";
-	if (family == AF_INET)
-		inet_pton(AF_INET, addr, &((struct sockaddr_in *)&ss)->sin_addr);
-	else
-		inet_pton(AF_INET6, addr, &((struct sockaddr_in6 *)&ss)->sin6_addr);
-	if (bind(fd, (struct sockaddr *)&ss, family == AF_INET ? sizeof(struct sockaddr_in)
-							      : sizeof(struct sockaddr_in6)) ||
+	len = sock_addr(family, addr, 0, &ss);
+	if (bind(fd, (struct sockaddr *)&ss, len) ||
 	    (type == SOCK_STREAM && !(flags & SB_NO_LISTEN) && listen(fd, 4))) {
 		close(fd);
 		return -1;

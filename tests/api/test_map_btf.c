@@ -9,6 +9,7 @@
 #include <linux/btf.h>
 
 #include "bpfrt.h"
+#include "btf_blob.h"
 #include "harness.h"
 #include "api/diff.h"
 
@@ -23,19 +24,7 @@ static const uint32_t types[] = {
 
 static int load_btf(sys_fn sys)
 {
-	unsigned char b[256];
-	struct btf_header h = { .magic = BTF_MAGIC, .version = BTF_VERSION,
-				.hdr_len = sizeof(h), .type_len = sizeof(types),
-				.str_off = sizeof(types), .str_len = sizeof(strs) };
-	union bpf_attr a;
-
-	memcpy(b, &h, sizeof(h));
-	memcpy(b + sizeof(h), types, sizeof(types));
-	memcpy(b + sizeof(h) + sizeof(types), strs, sizeof(strs));
-	memset(&a, 0, sizeof(a));
-	a.btf = (uint64_t)(uintptr_t)b;
-	a.btf_size = (uint32_t)(sizeof(h) + sizeof(types) + sizeof(strs));
-	return sys(BPF_BTF_LOAD, &a, sizeof(a));
+	return btf_blob_load(sys, types, sizeof(types), strs, sizeof(strs));
 }
 
 enum { FD_BTF, FD_BAD, FD_MAP };

@@ -575,15 +575,6 @@ static const struct sk_prog sk_progs[] = {
 	  { { 0, 0 }, { 0, BPF_SK_LOOKUP_F_REPLACE | BPF_SK_LOOKUP_F_NO_REUSEPORT } }, 2, 1, 0 },
 };
 
-static size_t emit(struct bpf_insn *p, size_t n, const struct bpf_insn *add, size_t k)
-{
-	memcpy(p + n, add, k * sizeof(*add));
-	return n + k;
-}
-#define EMIT(...)                                                                         \
-	(n = emit(p, n, (const struct bpf_insn[]){ __VA_ARGS__ },                         \
-		  sizeof((const struct bpf_insn[]){ __VA_ARGS__ }) / sizeof(struct bpf_insn)))
-
 /* bpf_sock fields a program reads from a socket in r7, into the record map (r9) at
  * base: bound_dev_if, family, type, protocol, mark, priority, src_ip4, src_ip6,
  * src_port, dst_port (u16), dst_ip4, dst_ip6, state.  Not rx_queue_mapping: the kernel
@@ -739,15 +730,9 @@ static const struct { struct prog p; uint32_t type; } assign_progs[] = {
  * state (0: NULL), -1 when the slot is empty */
 static size_t build_cast_prog(struct bpf_insn *p, int slot)
 {
-	size_t n = 0;
+	size_t n = sock_set_prologue(p, slot);
 
-	EMIT(MOV64_REG(6, 1), ST(BPF_W, 10, -4, 0), MOV64_REG(2, 10), ALU64_IMM(BPF_ADD, 2, -4),
-	     LD_MAP(1, 1), CALL(BPF_FUNC_map_lookup_elem), JIMM(BPF_JNE, 0, 0, 2),
-	     MOV64_IMM(0, 0), EXIT(), MOV64_REG(9, 0),
-	     ST(BPF_W, 10, -8, slot), MOV64_REG(2, 10), ALU64_IMM(BPF_ADD, 2, -8), LD_MAP(1, 0),
-	     CALL(BPF_FUNC_map_lookup_elem), JIMM(BPF_JNE, 0, 0, 3), ST(BPF_DW, 9, 0, -1),
-	     MOV64_IMM(0, 0), EXIT(), MOV64_REG(7, 0),
-	     MOV64_REG(1, 7), CALL(BPF_FUNC_sk_fullsock), JIMM(BPF_JEQ, 0, 0, 2),
+	EMIT(MOV64_REG(1, 7), CALL(BPF_FUNC_sk_fullsock), JIMM(BPF_JEQ, 0, 0, 2),
 	     LDX(BPF_W, 1, 0, 4), STX(BPF_DW, 9, 1, 0),
 	     MOV64_REG(1, 7), CALL(BPF_FUNC_get_listener_sock), JIMM(BPF_JEQ, 0, 0, 2),
 	     LDX(BPF_W, 1, 0, 72), STX(BPF_DW, 9, 1, 8),

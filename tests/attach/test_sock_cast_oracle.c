@@ -37,6 +37,7 @@
 #define TRANSCRIPT_SIZE (1 << 18)
 #include "transcript.h"
 #include "sock_set.h"
+#include "maps/storage_oracle.h"
 #include "verifier/cases/case.h"
 
 #define MAX_INSNS 256
@@ -317,44 +318,6 @@ static const struct ccase vcases[] = {
 	  RET0),
 };
 
-/* [1] int, [2] u8, [3] u8[16]: a local storage map's BTF */
-static int storage_map(sys_fn sys, uint32_t type)
-{
-	static const char strs[] = "\0int\0char";
-	const uint32_t types[] = {
-		1, ((uint32_t)BTF_KIND_INT << 24), 4, (BTF_INT_SIGNED << 24) | 32,
-		5, ((uint32_t)BTF_KIND_INT << 24), 1, 8,
-		0, ((uint32_t)BTF_KIND_ARRAY << 24), 0, 2, 1, 16,
-	};
-	unsigned char b[256];
-	struct btf_header h = { .magic = BTF_MAGIC, .version = BTF_VERSION,
-				.hdr_len = sizeof(h), .type_len = sizeof(types),
-				.str_off = sizeof(types), .str_len = sizeof(strs) };
-	union bpf_attr a;
-	int btf, fd;
-
-	memcpy(b, &h, sizeof(h));
-	memcpy(b + sizeof(h), types, sizeof(types));
-	memcpy(b + sizeof(h) + sizeof(types), strs, sizeof(strs));
-	memset(&a, 0, sizeof(a));
-	a.btf = (uint64_t)(uintptr_t)b;
-	a.btf_size = (uint32_t)(sizeof(h) + sizeof(types) + sizeof(strs));
-	btf = sys(BPF_BTF_LOAD, &a, sizeof(a));
-	if (btf < 0)
-		return -1;
-	memset(&a, 0, sizeof(a));
-	a.map_type = type;
-	a.key_size = 4;
-	a.value_size = 16;
-	a.map_flags = BPF_F_NO_PREALLOC;
-	a.btf_fd = (uint32_t)btf;
-	a.btf_key_type_id = 1;
-	a.btf_value_type_id = 3;
-	fd = sys(BPF_MAP_CREATE, &a, sizeof(a));
-	close(btf);
-	return fd;
-}
-
 static void verifier_cases(sys_fn sys, struct transcript *t)
 {
 	int maps[2] = { storage_map(sys, CGRP_STORAGE),
@@ -441,28 +404,6 @@ static int find_fields(void)
 #define REC_SIZE 256
 static unsigned char ipv4_tcp[64] = { [12] = 0x08, [14] = 0x45, [23] = 6 };
 
-#define EMIT(...)                                                                         \
-	do {                                                                              \
-		const struct bpf_insn e_[] = { __VA_ARGS__ };                              \
-		memcpy(p + n, e_, sizeof(e_));                                            \
-		n += sizeof(e_) / sizeof(e_[0]);                                          \
-	} while (0)
-
-/* r9 = the record (map 1, key 0); r7 = socket `slot` of the sockmap (map 0) or rec[0] = -1
- * and exit */
-static size_t prologue(struct bpf_insn *p, int slot)
-{
-	size_t n = 0;
-
-	EMIT(MOV64_REG(6, 1), ST(BPF_W, 10, -4, 0), MOV64_REG(2, 10), ALU64_IMM(BPF_ADD, 2, -4),
-	     LD_MAP(1, 1), CALL(BPF_FUNC_map_lookup_elem), JIMM(BPF_JNE, 0, 0, 2),
-	     MOV64_IMM(0, 0), EXIT(), MOV64_REG(9, 0),
-	     ST(BPF_W, 10, -8, slot), MOV64_REG(2, 10), ALU64_IMM(BPF_ADD, 2, -8), LD_MAP(1, 0),
-	     CALL(BPF_FUNC_map_lookup_elem), JIMM(BPF_JNE, 0, 0, 3), ST(BPF_DW, 9, 0, -1),
-	     MOV64_IMM(0, 0), EXIT(), MOV64_REG(7, 0));
-	return n;
-}
-
 static int size_code(uint32_t size)
 {
 	return size == 1 ? BPF_B : size == 2 ? BPF_H : size == 4 ? BPF_W : BPF_DW;
@@ -471,7 +412,7 @@ static int size_code(uint32_t size)
 /* cast helper f of the socket: rec[0] = 1 and the fields after it, or rec[0] = 0 (NULL) */
 static size_t build_cast(struct bpf_insn *p, int slot, int f)
 {
-	size_t n = prologue(p, slot), jmp;
+	size_t n = sock_set_prologue(p, slot), jmp;
 	int16_t at = 8;
 	int last = f == BPF_FUNC_skc_to_tcp_timewait_sock || f == BPF_FUNC_skc_to_tcp_request_sock
 			   ? F_COOKIE : N_FIELDS - 1;
@@ -495,7 +436,7 @@ static size_t build_cast(struct bpf_insn *p, int slot, int f)
 /* bpf_sk_cgroup_id and ancestors 0..3 and -1 (cgroup_skb): rec[8 * i] */
 static size_t build_sk_cgroup(struct bpf_insn *p, int slot)
 {
-	size_t n = prologue(p, slot);
+	size_t n = sock_set_prologue(p, slot);
 
 	EMIT(MOV64_REG(1, 7), CALL(BPF_FUNC_sk_cgroup_id), STX(BPF_DW, 9, 0, 0));
 	for (int l = 0; l < 5; l++)
@@ -589,7 +530,7 @@ static void run(sys_fn sys, struct transcript *t, const char *name, uint32_t typ
  * u64, 0 for NULL, or delete's) */
 static size_t build_sk_storage(struct bpf_insn *p, int slot, int v)
 {
-	size_t n = prologue(p, slot);
+	size_t n = sock_set_prologue(p, slot);
 
 	EMIT(ST(BPF_DW, 10, -32, 0x1000), ST(BPF_DW, 10, -24, 0x2000), MOV64_REG(2, 7));
 	if (v >= 5)
@@ -758,7 +699,7 @@ static size_t build_raw(struct bpf_insn *p, int v6, int th_len)
  * (low 32 bits cleared for a cookie), rec[8] = check's */
 static size_t build_sock_cookie(struct bpf_insn *p, int slot, int v6, int ip_len, int th_len)
 {
-	size_t n = prologue(p, slot);
+	size_t n = sock_set_prologue(p, slot);
 	int ip = v6 ? 40 : 20;
 
 	EMIT(LDX(BPF_W, 8, 6, (int16_t)offsetof(struct __sk_buff, data)),

@@ -42,6 +42,8 @@
 #define TRANSCRIPT_SIZE (1 << 18)
 #include "transcript.h"
 #include "oracle_load.h"
+#include "sockets.h"
+#include "maps/storage_oracle.h"
 #include "verifier/cases/case.h"
 
 #define MAX_INSNS 128
@@ -63,28 +65,13 @@ static uint16_t port[N_SOCKS]; /* local port, host order */
 static int sock_at(int family, int type, const char *addr, uint16_t p, int v6only, int reuse)
 {
 	struct sockaddr_storage ss;
-	socklen_t len;
+	socklen_t len = sock_addr(family, addr, p, &ss);
 	int fd = socket(family, type | SOCK_CLOEXEC, 0), one = 1;
 
 	if (fd < 0)
 		return -1;
-	memset(&ss, 0, sizeof(ss));
-	if (family == AF_INET) {
-		struct sockaddr_in *in = (struct sockaddr_in *)&ss;
-
-		in->sin_family = AF_INET;
-		in->sin_port = htons(p);
-		inet_pton(AF_INET, addr, &in->sin_addr);
-		len = sizeof(*in);
-	} else {
-		struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&ss;
-
-		in6->sin6_family = AF_INET6;
-		in6->sin6_port = htons(p);
-		inet_pton(AF_INET6, addr, &in6->sin6_addr);
-		len = sizeof(*in6);
+	if (family == AF_INET6)
 		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &v6only, sizeof(v6only));
-	}
 	if (reuse)
 		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	if (bind(fd, (struct sockaddr *)&ss, len) ||
@@ -108,25 +95,9 @@ static uint16_t local_port(int fd)
 static int connect_to(int family, const char *addr, uint16_t p, int listener, int *acc)
 {
 	struct sockaddr_storage ss;
-	socklen_t len;
+	socklen_t len = sock_addr(family, addr, p, &ss);
 	int fd = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
 
-	memset(&ss, 0, sizeof(ss));
-	if (family == AF_INET) {
-		struct sockaddr_in *in = (struct sockaddr_in *)&ss;
-
-		in->sin_family = AF_INET;
-		in->sin_port = htons(p);
-		inet_pton(AF_INET, addr, &in->sin_addr);
-		len = sizeof(*in);
-	} else {
-		struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&ss;
-
-		in6->sin6_family = AF_INET6;
-		in6->sin6_port = htons(p);
-		inet_pton(AF_INET6, addr, &in6->sin6_addr);
-		len = sizeof(*in6);
-	}
 	if (fd < 0 || connect(fd, (struct sockaddr *)&ss, len))
 		return -1;
 	*acc = accept4(listener, NULL, NULL, SOCK_CLOEXEC);
@@ -334,13 +305,6 @@ static int make_ns_socks(void)
 }
 
 /* ---- the programs ----------------------------------------------------------------------- */
-#define EMIT(...)                                                                         \
-	do {                                                                              \
-		const struct bpf_insn e_[] = { __VA_ARGS__ };                              \
-		memcpy(p + n, e_, sizeof(e_));                                            \
-		n += sizeof(e_) / sizeof(e_[0]);                                          \
-	} while (0)
-
 /* maps: 0 the arguments, 1 the record, 2 the socket storage (tc) */
 static size_t build(struct bpf_insn *p, int helper, int len, int storage)
 {
@@ -401,44 +365,6 @@ static int load(sys_fn sys, struct transcript *t, const char *name, uint32_t typ
 	t->steps++;
 	if (fd < 0)
 		say(t, "%s: load %d %s\n", name, -err, last);
-	return fd;
-}
-
-/* [1] int, [2] u8, [3] u8[16]: the socket storage's BTF */
-static int storage_map(sys_fn sys)
-{
-	static const char strs[] = "\0int\0char";
-	const uint32_t types[] = {
-		1, ((uint32_t)BTF_KIND_INT << 24), 4, (BTF_INT_SIGNED << 24) | 32,
-		5, ((uint32_t)BTF_KIND_INT << 24), 1, 8,
-		0, ((uint32_t)BTF_KIND_ARRAY << 24), 0, 2, 1, 16,
-	};
-	unsigned char b[256];
-	struct btf_header h = { .magic = BTF_MAGIC, .version = BTF_VERSION,
-				.hdr_len = sizeof(h), .type_len = sizeof(types),
-				.str_off = sizeof(types), .str_len = sizeof(strs) };
-	union bpf_attr a;
-	int btf, fd;
-
-	memcpy(b, &h, sizeof(h));
-	memcpy(b + sizeof(h), types, sizeof(types));
-	memcpy(b + sizeof(h) + sizeof(types), strs, sizeof(strs));
-	memset(&a, 0, sizeof(a));
-	a.btf = (uint64_t)(uintptr_t)b;
-	a.btf_size = (uint32_t)(sizeof(h) + sizeof(types) + sizeof(strs));
-	btf = sys(BPF_BTF_LOAD, &a, sizeof(a));
-	if (btf < 0)
-		return -1;
-	memset(&a, 0, sizeof(a));
-	a.map_type = BPF_MAP_TYPE_SK_STORAGE;
-	a.key_size = 4;
-	a.value_size = 16;
-	a.map_flags = BPF_F_NO_PREALLOC;
-	a.btf_fd = (uint32_t)btf;
-	a.btf_key_type_id = 1;
-	a.btf_value_type_id = 3;
-	fd = sys(BPF_MAP_CREATE, &a, sizeof(a));
-	close(btf);
 	return fd;
 }
 
@@ -670,7 +596,7 @@ static void script(sys_fn sys, struct transcript *t)
 {
 	int maps[3] = { create_map(sys, BPF_MAP_TYPE_ARRAY, 4, ARGS_SIZE, 1, 0, 0),
 			create_map(sys, BPF_MAP_TYPE_ARRAY, 4, REC_SIZE, 1, 0, 0),
-			storage_map(sys) };
+			storage_map(sys, BPF_MAP_TYPE_SK_STORAGE) };
 
 	mark_seq = 0;
 	if (maps[0] < 0 || maps[1] < 0 || maps[2] < 0) {

@@ -1,5 +1,5 @@
 /* storage_oracle.h - what the local-storage oracles share (test_sk_storage_oracle.c,
- * test_local_storage_oracle.c): these maps want BTF for their key and value, so each map
+ * test_local_storage_oracle.c; the socket oracles' storage maps, tests/attach): these maps want BTF for their key and value, so each map
  * is created with a small BTF of its own, and MAP_CREATE's checks are the same script for
  * every storage type.  Include after transcript.h.
  */
@@ -13,6 +13,7 @@
 
 #include <linux/btf.h>
 
+#include "btf_blob.h"
 #include "transcript.h"
 
 #define STORAGE_BTF_INFO(kind, vlen) (((uint32_t)(kind) << 24) | (vlen))
@@ -27,20 +28,9 @@ static inline int storage_btf(sys_fn sys, uint32_t nelems)
 		0, STORAGE_BTF_INFO(BTF_KIND_ARRAY, 0), 0, 2, 1, nelems,
 		10, STORAGE_BTF_INFO(BTF_KIND_INT, 0), 8, (BTF_INT_SIGNED << 24) | 64,
 	};
-	unsigned char b[256];
-	struct btf_header h = { .magic = BTF_MAGIC, .version = BTF_VERSION,
-				.hdr_len = sizeof(h), .type_len = sizeof(types),
-				.str_off = sizeof(types), .str_len = sizeof(strs) };
-	union bpf_attr a;
 	int fd;
 
-	memcpy(b, &h, sizeof(h));
-	memcpy(b + sizeof(h), types, sizeof(types));
-	memcpy(b + sizeof(h) + sizeof(types), strs, sizeof(strs));
-	memset(&a, 0, sizeof(a));
-	a.btf = (uint64_t)(uintptr_t)b;
-	a.btf_size = (uint32_t)(sizeof(h) + sizeof(types) + sizeof(strs));
-	fd = sys(BPF_BTF_LOAD, &a, sizeof(a));
+	fd = btf_blob_load(sys, types, sizeof(types), strs, sizeof(strs));
 	return fd < 0 ? -errno : fd;
 }
 
@@ -67,6 +57,12 @@ static inline int storage_create(sys_fn sys, uint32_t type, uint32_t key, uint32
 	fd = fd < 0 ? -errno : fd;
 	close(btf);
 	return fd;
+}
+
+/* the storage map the scripts use: an int key and a u8[16] value, not preallocated */
+static inline int storage_map(sys_fn sys, uint32_t type)
+{
+	return storage_create(sys, type, 4, 16, 0, BPF_F_NO_PREALLOC, 1, 3);
 }
 
 /* MAP_CREATE's checks of a storage type: BTF required (an int key), BPF_F_NO_PREALLOC

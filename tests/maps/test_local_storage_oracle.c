@@ -89,7 +89,7 @@ static void make_keys(void)
 
 static void elements(sys_fn sys, struct transcript *t, uint32_t ty, const char *tn)
 {
-	int fd = storage_create(sys, ty, 4, 16, 0, BPF_F_NO_PREALLOC, 1, 3);
+	int fd = storage_map(sys, ty);
 	unsigned char v[16], out[16];
 	int next, r;
 
@@ -131,7 +131,7 @@ static void elements(sys_fn sys, struct transcript *t, uint32_t ty, const char *
 
 static void programs(sys_fn sys, struct transcript *t, uint32_t ty, const char *tn)
 {
-	int ls = storage_create(sys, ty, 4, 16, 0, BPF_F_NO_PREALLOC, 1, 3);
+	int ls = storage_map(sys, ty);
 	struct bpf_insn p[] = {
 		ST(BPF_W, 10, -4, 0), MOV64_REG(2, 10), ALU64_IMM(BPF_ADD, 2, -4),
 		I(BPF_LD | BPF_IMM | BPF_DW, 1, BPF_PSEUDO_MAP_FD, 0, ls), I(0, 0, 0, 0, 0),
@@ -151,7 +151,7 @@ static void programs(sys_fn sys, struct transcript *t, uint32_t ty, const char *
  * space then reads with a pidfd of this process (the test runs on its main thread) */
 static void task_programs(sys_fn sys, struct transcript *t)
 {
-	int ts = storage_create(sys, BPF_MAP_TYPE_TASK_STORAGE, 4, 16, 0, BPF_F_NO_PREALLOC, 1, 3);
+	int ts = storage_map(sys, BPF_MAP_TYPE_TASK_STORAGE);
 	int arr = create_map(sys, BPF_MAP_TYPE_ARRAY, 4, 16, 1, 0, 0);
 #define TLD(r, fd) I(BPF_LD | BPF_IMM | BPF_DW, r, BPF_PSEUDO_MAP_FD, 0, fd), I(0, 0, 0, 0, 0)
 #define TASK CALL(BPF_FUNC_get_current_task_btf), MOV64_REG(2, 0)

@@ -51,7 +51,7 @@ static void creates(sys_fn sys, struct transcript *t)
 
 static void elements(sys_fn sys, struct transcript *t)
 {
-	int fd = storage_create(sys, SS, 4, 16, 0, BPF_F_NO_PREALLOC, 1, 3);
+	int fd = storage_map(sys, SS);
 	int s1 = socket(AF_INET, SOCK_DGRAM, 0), s2 = socket(AF_UNIX, SOCK_STREAM, 0);
 	int file = open("/dev/null", O_RDONLY), bad = 9999;
 	unsigned char v[16], out[16];
@@ -113,7 +113,7 @@ out:
 
 static void programs(sys_fn sys, struct transcript *t)
 {
-	int ss = storage_create(sys, SS, 4, 16, 0, BPF_F_NO_PREALLOC, 1, 3);
+	int ss = storage_map(sys, SS);
 	int arr;
 	union bpf_attr a;
 

@@ -21,6 +21,7 @@
 #include <linux/btf.h>
 
 #include "bpfrt.h"
+#include "btf_blob.h"
 #include "harness.h"
 #include "transcript.h"
 #include "verifier/cases/case.h"
@@ -41,19 +42,7 @@ static int load_btf(sys_fn sys)
 		S_VAL0, BTF_KIND_STRUCT << 24 | 2, 8, S_LOCK, 2, 0, S_CNT, 1, 32,
 		S_NOLOCK, BTF_KIND_STRUCT << 24 | 2, 8, S_A, 1, 0, S_B, 1, 32,
 	};
-	static char raw[512];
-	struct btf_header h = { .magic = BTF_MAGIC, .version = BTF_VERSION,
-				.hdr_len = sizeof(h), .type_len = sizeof(w),
-				.str_off = sizeof(w), .str_len = sizeof(strs) };
-	union bpf_attr a;
-
-	memcpy(raw, &h, sizeof(h));
-	memcpy(raw + sizeof(h), w, sizeof(w));
-	memcpy(raw + sizeof(h) + sizeof(w), strs, sizeof(strs));
-	memset(&a, 0, sizeof(a));
-	a.btf = (uint64_t)(uintptr_t)raw;
-	a.btf_size = (uint32_t)(sizeof(h) + sizeof(w) + sizeof(strs));
-	return sys(BPF_BTF_LOAD, &a, sizeof(a));
+	return btf_blob_load(sys, w, sizeof(w), strs, sizeof(strs));
 }
 
 static int map_btf(sys_fn sys, const char *name, uint32_t type, uint32_t value_size,

@@ -21,6 +21,7 @@
 #include <linux/btf.h>
 
 #include "bpfrt.h"
+#include "btf_blob.h"
 #include "harness.h"
 #include "transcript.h"
 #include "verifier/cases/case.h"
@@ -198,20 +199,10 @@ static int lock_map(sys_fn sys)
 	uint32_t w[] = { 1, BTF_KIND_INT << 24, 4, BTF_INT_SIGNED << 24 | 32,
 			 5, BTF_KIND_STRUCT << 24 | 1, 4, 27, 1, 0,
 			 19, BTF_KIND_STRUCT << 24 | 2, 8, 23, 1, 0, 27, 2, 32 };
-	static char raw[256];
-	struct btf_header h = { .magic = BTF_MAGIC, .version = BTF_VERSION, .hdr_len = sizeof(h),
-				.type_len = sizeof(w), .str_off = sizeof(w),
-				.str_len = sizeof(strs) };
 	union bpf_attr a;
 	int btf, fd;
 
-	memcpy(raw, &h, sizeof(h));
-	memcpy(raw + sizeof(h), w, sizeof(w));
-	memcpy(raw + sizeof(h) + sizeof(w), strs, sizeof(strs));
-	memset(&a, 0, sizeof(a));
-	a.btf = (uint64_t)(uintptr_t)raw;
-	a.btf_size = (uint32_t)(sizeof(h) + sizeof(w) + sizeof(strs));
-	btf = sys(BPF_BTF_LOAD, &a, sizeof(a));
+	btf = btf_blob_load(sys, w, sizeof(w), strs, sizeof(strs));
 	if (btf < 0)
 		return -errno;
 	memset(&a, 0, sizeof(a));

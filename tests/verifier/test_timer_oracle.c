@@ -17,6 +17,7 @@
 #include <linux/btf.h>
 
 #include "bpfrt.h"
+#include "btf_blob.h"
 #include "harness.h"
 #include "oracle_load.h"
 
@@ -70,22 +71,7 @@ static int load_btf(bpf_fn bpf)
 		S_F0, BTF_INFO_ENC(BTF_KIND_FUNC, 0, 0), 5,
 		S_F1, BTF_INFO_ENC(BTF_KIND_FUNC, 0, 0), 5,
 	};
-	static unsigned char blob[512];
-	struct btf_header h = { .magic = BTF_MAGIC, .version = BTF_VERSION,
-				.hdr_len = sizeof(struct btf_header) };
-	union bpf_attr a;
-
-	h.type_off = 0;
-	h.type_len = sizeof(types);
-	h.str_off = sizeof(types);
-	h.str_len = sizeof(strs);
-	memcpy(blob, &h, sizeof(h));
-	memcpy(blob + sizeof(h), types, sizeof(types));
-	memcpy(blob + sizeof(h) + sizeof(types), strs, sizeof(strs));
-	memset(&a, 0, sizeof(a));
-	a.btf = (uintptr_t)blob;
-	a.btf_size = (uint32_t)(sizeof(h) + sizeof(types) + sizeof(strs));
-	return bpf(BPF_BTF_LOAD, &a, sizeof(a));
+	return btf_blob_load(bpf, types, sizeof(types), strs, sizeof(strs));
 }
 
 static int mkmap(bpf_fn bpf, int btf, uint32_t vtype, const char *name)

@@ -109,6 +109,15 @@ VC_TOPICS(VC_DECL)
 #define LD_ABS(sz, i) I(BPF_LD | BPF_ABS | (sz), 0, 0, 0, i)
 #define LD_IND(sz, s, i) I(BPF_LD | BPF_IND | (sz), 0, s, 0, i)
 
+/* A program built piece by piece: append the instructions to the caller's array p, whose
+ * count so far is the caller's n (needs <string.h>). */
+#define EMIT(...)                                                                         \
+	do {                                                                              \
+		const struct bpf_insn e_[] = { __VA_ARGS__ };                              \
+		memcpy(p + n, e_, sizeof(e_));                                            \
+		n += sizeof(e_) / sizeof(e_[0]);                                          \
+	} while (0)
+
 /* r2 = &key (u32 0 at fp-4), r1 = map 0, call bpf_map_lookup_elem */
 #define LOOKUP_MAP0 ST(BPF_W, 10, -4, 0), MOV64_REG(2, 10), ALU64_IMM(BPF_ADD, 2, -4), \
 	LD_MAP(1, 0), CALL(BPF_FUNC_map_lookup_elem)
