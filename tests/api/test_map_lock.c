@@ -20,6 +20,7 @@
 #include <linux/btf.h>
 
 #include "bpfrt.h"
+#include "btf_blob.h"
 #include "harness.h"
 #include "api/diff.h"
 #include "maps/maps.h"
@@ -69,22 +70,13 @@ static size_t words(const uint32_t *t)
 /* BTF fd, or -errno */
 static int load_btf(sys_fn sys, const uint32_t *extra)
 {
-	unsigned char b[512];
-	size_t tl = sizeof(base) + words(extra) * 4;
-	struct btf_header h = { .magic = BTF_MAGIC, .version = BTF_VERSION,
-				.hdr_len = sizeof(h), .type_len = (uint32_t)tl,
-				.str_off = (uint32_t)tl, .str_len = sizeof(strs) };
-	union bpf_attr a;
+	uint32_t types[sizeof(base) / 4 + MAXW];
 	int fd;
 
-	memcpy(b, &h, sizeof(h));
-	memcpy(b + sizeof(h), base, sizeof(base));
-	memcpy(b + sizeof(h) + sizeof(base), extra, words(extra) * 4);
-	memcpy(b + sizeof(h) + tl, strs, sizeof(strs));
-	memset(&a, 0, sizeof(a));
-	a.btf = (uint64_t)(uintptr_t)b;
-	a.btf_size = (uint32_t)(sizeof(h) + tl + sizeof(strs));
-	fd = sys(BPF_BTF_LOAD, &a, sizeof(a));
+	memcpy(types, base, sizeof(base));
+	memcpy(types + sizeof(base) / 4, extra, words(extra) * 4);
+	fd = btf_blob_load(sys, types, (uint32_t)(sizeof(base) + words(extra) * 4), strs,
+			   sizeof(strs));
 	return fd < 0 ? -errno : fd;
 }
 

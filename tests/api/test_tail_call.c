@@ -11,6 +11,7 @@
 
 #include <linux/btf.h>
 
+#include "btf_blob.h"
 #include "harness.h"
 #include "vm/vm.h"
 #include "api/diff.h"
@@ -118,10 +119,6 @@ static int load_btf(sys_fn sys)
 {
 	static const char strs[] = "\0int\0f0\0f1\0f2\0f3";
 	uint32_t types[4 + 3 + 3 * MAX_FUNCS];
-	unsigned char blob[sizeof(struct btf_header) + sizeof(types) + sizeof(strs)];
-	struct btf_header h = { .magic = BTF_MAGIC, .version = BTF_VERSION,
-				.hdr_len = sizeof(h) };
-	union bpf_attr a;
 	uint32_t k = 0;
 
 	/* [1] int */
@@ -139,16 +136,7 @@ static int load_btf(sys_fn sys)
 		types[k++] = BTF_KIND_FUNC << 24;
 		types[k++] = 2;
 	}
-	h.type_len = k * 4;
-	h.str_off = h.type_len;
-	h.str_len = sizeof(strs);
-	memcpy(blob, &h, sizeof(h));
-	memcpy(blob + sizeof(h), types, h.type_len);
-	memcpy(blob + sizeof(h) + h.type_len, strs, sizeof(strs));
-	memset(&a, 0, sizeof(a));
-	a.btf = (uint64_t)(uintptr_t)blob;
-	a.btf_size = (uint32_t)(sizeof(h) + h.type_len + sizeof(strs));
-	return sys(BPF_BTF_LOAD, &a, sizeof(a));
+	return btf_blob_load(sys, types, k * 4, strs, sizeof(strs));
 }
 
 /* BPFRT_F_ENGINE() of the engine scenario() runs bpfrt on; 0 for the kernel */

@@ -24,6 +24,7 @@
 
 #include "harness.h"
 #include "bpfrt.h"
+#include "btf_blob.h"
 #include "maps/maps.h"
 #include "vm/vm.h"
 
@@ -130,21 +131,11 @@ static int lock_map_create(uint32_t type)
 		S_VAL, INFO(BTF_KIND_STRUCT, 2), 8 * LWORDS, S_L, 2, 0, S_W, 4, 64,
 	};
 #undef INFO
-	struct btf_header h = { .magic = BTF_MAGIC, .version = BTF_VERSION,
-				.hdr_len = sizeof(h), .type_len = sizeof(types),
-				.str_off = sizeof(types), .str_len = sizeof(strs) };
-	unsigned char b[sizeof(h) + sizeof(types) + sizeof(strs)];
 	uint64_t v[LWORDS];
 	union bpf_attr a;
 	int btf, fd;
 
-	memcpy(b, &h, sizeof(h));
-	memcpy(b + sizeof(h), types, sizeof(types));
-	memcpy(b + sizeof(h) + sizeof(types), strs, sizeof(strs));
-	memset(&a, 0, sizeof(a));
-	a.btf = (uint64_t)(uintptr_t)b;
-	a.btf_size = sizeof(b);
-	btf = bpfrt_bpf(BPF_BTF_LOAD, &a, sizeof(a));
+	btf = btf_blob_load(bpfrt_bpf, types, sizeof(types), strs, sizeof(strs));
 	if (btf < 0)
 		return -errno;
 	memset(&a, 0, sizeof(a));

@@ -151,11 +151,7 @@ static int nfuncs(const struct gcase *c)
 static int load_btf(sys_fn sys, const struct gcase *c, uint32_t *func_ids)
 {
 	static struct blob b;
-	static char raw[sizeof(b.w) + sizeof(b.s) + 64];
-	struct btf_header h = { .magic = BTF_MAGIC, .version = BTF_VERSION,
-				.hdr_len = sizeof(struct btf_header) };
 	uint32_t id = T_BASE_END;
-	union bpf_attr a;
 	int n = nfuncs(c);
 
 	memset(&b, 0, sizeof(b));
@@ -179,16 +175,7 @@ static int load_btf(sys_fn sys, const struct gcase *c, uint32_t *func_ids)
 			b.w[b.nw++] = (uint32_t)c->f[i].tag_arg;
 			id++;
 		}
-	h.type_len = b.nw * 4;
-	h.str_off = h.type_len;
-	h.str_len = b.ns;
-	memcpy(raw, &h, sizeof(h));
-	memcpy(raw + sizeof(h), b.w, h.type_len);
-	memcpy(raw + sizeof(h) + h.type_len, b.s, b.ns);
-	memset(&a, 0, sizeof(a));
-	a.btf = (uint64_t)(uintptr_t)raw;
-	a.btf_size = (uint32_t)(sizeof(h) + h.type_len + h.str_len);
-	return sys(BPF_BTF_LOAD, &a, sizeof(a));
+	return btf_blob_load(sys, b.w, b.nw * 4, b.s, b.ns);
 }
 
 /* An array map whose 8-byte value holds a struct bpf_spin_lock at offset 4: its fd or
