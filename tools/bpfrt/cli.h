@@ -3,6 +3,7 @@
 #ifndef BPFRT_TOOLS_CLI_H
 #define BPFRT_TOOLS_CLI_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -19,6 +20,12 @@ int cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Seconds on the monotonic clock, for the commands that stop after a --duration. */
 double cli_now(void);
+/* Set by Ctrl-C (and SIGTERM, with sigterm set) once cli_stop_on() is called: the commands
+ * that follow events until then finish cleanly and print their summary; cli_stop_off()
+ * gives the signals their default action again. */
+extern volatile sig_atomic_t cli_stop;
+void cli_stop_on(int sigterm);
+void cli_stop_off(void);
 /* The --count N (N > 0) and --duration SEC (SEC > 0) of the commands that follow events:
  * 0, or 2 (the usage error status) after "bpfrt: CMD: bad number '...' for --OPT". */
 int cli_parse_count(const char *cmd, const char *arg, unsigned long long *count);

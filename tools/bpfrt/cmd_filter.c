@@ -6,7 +6,6 @@
  */
 #include <errno.h>
 #include <inttypes.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -24,14 +23,6 @@ struct source {
 	struct brt_live *live;
 	double deadline; /* live: cli_now() past this ends the run; 0 = never */
 };
-
-static volatile sig_atomic_t stop_requested;
-
-static void on_sigint(int sig)
-{
-	(void)sig;
-	stop_requested = 1;
-}
 
 static void dump_progs(const struct sock_filter *prog, size_t n, const struct bpf_insn *insns,
 		       size_t ninsns)
@@ -180,7 +171,7 @@ static int source_next(struct source *src, struct brt_pkt *pkt, char *err, size_
 		return brt_pcap_next(src->file, pkt, err, errlen);
 	}
 	do {
-		if (stop_requested || (src->deadline && cli_now() >= src->deadline))
+		if (cli_stop || (src->deadline && cli_now() >= src->deadline))
 			return 0;
 		ret = brt_live_next(src->live, pkt, 100, err, errlen);
 	} while (ret == 0);
@@ -201,7 +192,7 @@ static int run_stream(struct runner *r, struct source *src, int linktype, int sn
 	if (o->write_path && brt_pcap_writer_open(o->write_path, linktype, snaplen, &w, err,
 						  sizeof(err)))
 		return cli_error("%s: %s", o->cmd, err);
-	while (!stop_requested && (!o->max || s->packets < o->max) &&
+	while (!cli_stop && (!o->max || s->packets < o->max) &&
 	       (ret = source_next(src, &pkt, err, sizeof(err))) == 1) {
 		struct brt_pkt_result res;
 
@@ -226,7 +217,7 @@ static int run_stream(struct runner *r, struct source *src, int linktype, int sn
 out:
 	if (tty && (src->live || s->packets > 0xffff))
 		fputc('\n', stderr);
-	s->interrupted = stop_requested;
+	s->interrupted = cli_stop;
 	if (src->live) {
 		uint64_t seen;
 
@@ -243,7 +234,6 @@ int cli_filter_main(int argc, char **argv, const char *cmd)
 	struct runner r = { .prog_fd = -1 };
 	struct stats s = { 0 };
 	struct source src = { 0 };
-	struct sigaction sa;
 	char err[512], *expr_buf = NULL;
 	int ret, linktype, snaplen;
 
@@ -273,20 +263,18 @@ int cli_filter_main(int argc, char **argv, const char *cmd)
 		if (ret || o.dump)
 			goto out;
 	}
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_sigint;
-	sigaction(SIGINT, &sa, NULL);
+	cli_stop_on(0);
 	if (o.duration)
 		src.deadline = cli_now() + o.duration;
 	if (o.repeat) {
-		ret = cli_filter_run_bench(&r, src.file, &o, &s, &stop_requested);
+		ret = cli_filter_run_bench(&r, src.file, &o, &s, &cli_stop);
 	} else {
 		double t0 = cli_filter_cpu_now();
 
 		ret = run_stream(&r, &src, linktype, snaplen, &o, &s);
 		s.seconds = cli_filter_cpu_now() - t0;
 	}
-	signal(SIGINT, SIG_DFL);
+	cli_stop_off();
 	if (!ret)
 		print_summary(&o, &r, &s);
 out:

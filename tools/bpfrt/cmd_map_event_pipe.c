@@ -5,7 +5,6 @@
  * samples lost to full rings, until Ctrl-C, -n samples or -t seconds.
  */
 #include <errno.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -21,14 +20,6 @@ struct pipe_state {
 	unsigned long long max;    /* stop after this many samples (0: never) */
 	unsigned long long lost;
 };
-
-static volatile sig_atomic_t stop;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	stop = 1;
-}
 
 static void on_sample(void *ctx, int cpu, void *data, uint32_t size)
 {
@@ -83,7 +74,6 @@ int cli_map_event_pipe(int map_fd, const char *path, int argc, char **argv, int 
 	struct pipe_state st = { .json = json, .index = -1 };
 	struct bpfrt_perf_buffer_opts po = { .sz = sizeof(po) };
 	double cpu = -1, idx = -1, timeout = 0, max = 0, pages = 16, deadline = 0;
-	struct sigaction sa;
 	struct bpfrt_perf_buffer *pb;
 	int cpus[1], keys[1], err = 0;
 
@@ -122,13 +112,10 @@ int cli_map_event_pipe(int map_fd, const char *path, int argc, char **argv, int 
 		return cli_error("map event_pipe: %s: %s", path,
 				 errno == EINVAL ? "not a perf event array, or bad cpu/pages" :
 						   strerror(errno));
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	cli_stop_on(1);
 	if (timeout > 0)
 		deadline = cli_now() + timeout;
-	while (!stop && (!st.max || st.seen < st.max)) {
+	while (!cli_stop && (!st.max || st.seen < st.max)) {
 		double left = deadline ? deadline - cli_now() : 0.25;
 		int n;
 

@@ -6,21 +6,12 @@
  */
 #include <errno.h>
 #include <getopt.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cli.h"
 #include "json.h"
-
-static volatile sig_atomic_t stop_requested;
-
-static void on_sigint(int sig)
-{
-	(void)sig;
-	stop_requested = 1;
-}
 
 static void usage(FILE *out)
 {
@@ -252,7 +243,6 @@ int cmd_trace(int argc, char **argv)
 	struct topts o = { 0 };
 	struct bpfrt_object *obj = NULL;
 	struct bpfrt_link_stats st = { 0 };
-	struct sigaction sa;
 	int ret, prog, link;
 	double t0;
 
@@ -273,12 +263,9 @@ int cmd_trace(int argc, char **argv)
 		ret = cli_error("trace: cannot attach to %s: %s", o.tp, strerror(-link));
 		goto out;
 	}
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_sigint;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	cli_stop_on(1);
 	t0 = cli_now();
-	while (!stop_requested) {
+	while (!cli_stop) {
 		usleep(20000);
 		bpfrt_link_stats(link, &st);
 		if ((o.count && st.events >= o.count) || (o.duration && cli_now() - t0 >= o.duration))
@@ -287,8 +274,7 @@ int cmd_trace(int argc, char **argv)
 	/* the summary counts what ran until now; the link's counters go with it */
 	bpfrt_link_stats(link, &st);
 	bpfrt_link_detach(link);
-	signal(SIGINT, SIG_DFL);
-	signal(SIGTERM, SIG_DFL);
+	cli_stop_off();
 	summary(&o, &st, cli_now() - t0);
 	close(link);
 	ret = 0;

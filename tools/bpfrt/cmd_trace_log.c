@@ -6,7 +6,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -16,14 +15,6 @@
 #include "json.h"
 
 #define POLL_US 50000
-
-static volatile sig_atomic_t stop_requested;
-
-static void on_sigint(int sig)
-{
-	(void)sig;
-	stop_requested = 1;
-}
 
 static void usage(FILE *out)
 {
@@ -158,7 +149,6 @@ int cmd_trace_log(int argc, char **argv)
 	static char buf[1 << 16];
 	struct lopts o = { 0 };
 	unsigned long long lines = 0;
-	struct sigaction sa;
 	char path[4096];
 	size_t have = 0;
 	off_t pos = 0;
@@ -178,12 +168,10 @@ int cmd_trace_log(int argc, char **argv)
 			close(fd);
 		return 0;
 	}
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_sigint;
-	sigaction(SIGINT, &sa, NULL);
+	cli_stop_on(0);
 	t0 = cli_now();
 	fd = -1;
-	while (!stop_requested && (!o.count || lines < o.count) &&
+	while (!cli_stop && (!o.count || lines < o.count) &&
 	       (!o.duration || cli_now() - t0 < o.duration)) {
 		struct stat st;
 		ssize_t n;
@@ -209,7 +197,7 @@ int cmd_trace_log(int argc, char **argv)
 		}
 		usleep(POLL_US);
 	}
-	signal(SIGINT, SIG_DFL);
+	cli_stop_off();
 	if (fd >= 0)
 		close(fd);
 	return 0;

@@ -1,6 +1,7 @@
 /* util.c - error reporting, file reading and hex parsing shared by the CLI commands. */
 #include <ctype.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +27,34 @@ double cli_now(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+volatile sig_atomic_t cli_stop;
+static int stop_sigterm; /* cli_stop_on() caught SIGTERM too */
+
+static void on_stop(int sig)
+{
+	(void)sig;
+	cli_stop = 1;
+}
+
+void cli_stop_on(int sigterm)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop;
+	sigaction(SIGINT, &sa, NULL);
+	if (sigterm)
+		sigaction(SIGTERM, &sa, NULL);
+	stop_sigterm = sigterm;
+}
+
+void cli_stop_off(void)
+{
+	signal(SIGINT, SIG_DFL);
+	if (stop_sigterm)
+		signal(SIGTERM, SIG_DFL);
 }
 
 int cli_parse_count(const char *cmd, const char *arg, unsigned long long *count)
