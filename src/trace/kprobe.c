@@ -55,12 +55,10 @@ _Static_assert(sizeof(struct pt_regs) == PT_REGS_BYTES, "pt_regs layout");
 #endif
 
 struct kp_source {
-	int nrings;
-	struct brt_perf_ring *rings;
+	struct brt_perf_source ps;        /* first: the rings (perf_ring.c) */
 	struct brt_link *link;
 	uint64_t regs[PT_REGS_BYTES / 8]; /* the program's context */
 	uint64_t mask;                    /* PERF_SAMPLE_REGS_INTR mask */
-	int chain;                        /* samples carry call chains (stack.c) */
 	unsigned nregs;                   /* registers per sample */
 	struct brt_region regions[MAX_REGIONS];
 	size_t nregions;
@@ -92,28 +90,10 @@ static void run_sample(void *arg, const struct brt_trace_task *task, const uint8
 	brt_perf_link_run(src->link, task, &o, "kprobe program");
 }
 
-static void kp_run(struct brt_link *link)
-{
-	struct kp_source *src = link->priv;
-
-	brt_perf_rings_run(link, src->rings, src->nrings, src->chain, 8, run_sample, src);
-}
-
-static void kp_free(struct kp_source *src)
-{
-	brt_perf_rings_close(src->rings, src->nrings);
-	free(src);
-}
-
-static void kp_detach(struct brt_link *link)
-{
-	kp_free(link->priv);
-}
-
 static const struct brt_link_ops kp_ops = {
 	.kind = "kprobe",
-	.run = kp_run,
-	.detach = kp_detach,
+	.run = brt_perf_source_run,
+	.detach = brt_perf_source_detach,
 };
 
 /* The PMU type of /sys/bus/event_source/devices/<name>/type, or -1. */
@@ -130,34 +110,6 @@ static long pmu_type(const char *name)
 	if (f)
 		fclose(f);
 	return type;
-}
-
-/* pid's event on every online CPU (pid -1) or on any CPU (one process). */
-static int open_rings(struct kp_source *src, struct perf_event_attr *attr, int pid,
-		      unsigned pages)
-{
-	long ncpu = pid == -1 ? sysconf(_SC_NPROCESSORS_CONF) : 1;
-	int err = -ENODEV;
-
-	if (ncpu < 1)
-		ncpu = 1;
-	src->rings = calloc((size_t)ncpu, sizeof(*src->rings));
-	if (!src->rings)
-		return -ENOMEM;
-	for (long cpu = 0; cpu < ncpu; cpu++) {
-		int e = brt_perf_ring_open(attr, pid, pid == -1 ? (int)cpu : -1, pages,
-					   &src->rings[src->nrings]);
-
-		if (!e)
-			src->nrings++;
-		else if (pid != -1 || (e != -ENODEV && e != -EINVAL))
-			err = e; /* an offline CPU refuses with ENODEV or EINVAL: skipped */
-	}
-	if (src->nrings)
-		return 0;
-	brt_print(BPFRT_WARN, "bpfrt: perf_event_open of the probe with sampled registers "
-		  "failed: %s\n", strerror(-err));
-	return err;
 }
 
 #if !defined(__x86_64__)
@@ -252,8 +204,10 @@ int bpfrt_perf_event_attach(int prog_fd, const void *attr_in, size_t attr_size, 
 	attr.freq = 0;
 	attr.sample_period = 1;
 	attr.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_CPU | PERF_SAMPLE_REGS_INTR;
-	src->chain = brt_trace_wants_chain(prog);
-	if (src->chain) { /* kernel and user chains, up to perf_event_max_stack frames */
+	src->ps.chain = brt_trace_wants_chain(prog);
+	src->ps.min_tail = 8; /* u64 abi */
+	src->ps.on_sample = run_sample;
+	if (src->ps.chain) { /* kernel and user chains, up to perf_event_max_stack frames */
 		attr.sample_type |= PERF_SAMPLE_CALLCHAIN;
 		attr.exclude_callchain_kernel = 0;
 		attr.exclude_callchain_user = 0;
@@ -269,7 +223,8 @@ int bpfrt_perf_event_attach(int prog_fd, const void *attr_in, size_t attr_size, 
 	attr.wakeup_watermark = pages * 4096u / 4;
 	src->regions[0] = (struct brt_region){ (uint64_t)(uintptr_t)src->regs, PT_REGS_BYTES, 0 };
 	src->nregions = 1 + brt_prog_map_regions(prog, src->regions + 1, MAX_REGIONS - 1);
-	err = open_rings(src, &attr, pid, pages);
+	err = brt_perf_source_open(&src->ps, &attr, pid, pages,
+				   "the probe with sampled registers");
 	if (err)
 		goto out_free;
 	err = brt_link_create(&kp_ops, prog, src, &src->link);
@@ -279,7 +234,7 @@ int bpfrt_perf_event_attach(int prog_fd, const void *attr_in, size_t attr_size, 
 	brt_obj_put(&prog->obj);
 	return err;
 out_free:
-	kp_free(src);
+	brt_perf_source_free(&src->ps);
 out_put:
 	brt_obj_put(&prog->obj);
 	return -(errno = -err);

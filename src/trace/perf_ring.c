@@ -63,11 +63,43 @@ int brt_perf_ring_drain(struct brt_perf_ring *r,
 	return brt_perf_walk(&r->walk, cb, arg);
 }
 
-void brt_perf_rings_close(struct brt_perf_ring *rings, int n)
+int brt_perf_source_open(struct brt_perf_source *ps, struct perf_event_attr *attr, int pid,
+			 unsigned pages, const char *what)
 {
-	for (int i = 0; i < n; i++)
-		brt_perf_ring_close(&rings[i]);
-	free(rings);
+	long ncpu = pid == -1 ? sysconf(_SC_NPROCESSORS_CONF) : 1;
+	int err = -ENODEV;
+
+	if (ncpu < 1)
+		ncpu = 1;
+	ps->rings = calloc((size_t)ncpu, sizeof(*ps->rings));
+	if (!ps->rings)
+		return -ENOMEM;
+	for (long cpu = 0; cpu < ncpu; cpu++) {
+		int e = brt_perf_ring_open(attr, pid, pid == -1 ? (int)cpu : -1, pages,
+					   &ps->rings[ps->nrings]);
+
+		if (!e)
+			ps->nrings++;
+		else if (pid != -1 || (e != -ENODEV && e != -EINVAL))
+			err = e;
+	}
+	if (ps->nrings)
+		return 0;
+	brt_print(BPFRT_WARN, "bpfrt: perf_event_open of %s failed: %s\n", what, strerror(-err));
+	return err;
+}
+
+void brt_perf_source_free(struct brt_perf_source *ps)
+{
+	for (int i = 0; i < ps->nrings; i++)
+		brt_perf_ring_close(&ps->rings[i]);
+	free(ps->rings);
+	free(ps);
+}
+
+void brt_perf_source_detach(struct brt_link *link)
+{
+	brt_perf_source_free(link->priv);
 }
 
 /* PERF_RECORD_SAMPLE for PERF_SAMPLE_TID | PERF_SAMPLE_CPU: what every source's samples
@@ -82,15 +114,12 @@ struct sample {
 /* What the link thread's drain hands each record to. */
 struct drain {
 	struct brt_link *link;
-	int chain;
-	size_t min_tail;
-	brt_perf_sample_fn on_sample;
-	void *arg;
+	struct brt_perf_source *ps;
 };
 
 /* A sample of at least its minimum size: its task and call chain, then on_sample with
  * the source's fields (a chain that leaves less than min_tail bytes drops the sample). */
-static void hand_on(const struct drain *d, const struct perf_event_header *rec)
+static void hand_on(struct brt_perf_source *ps, const struct perf_event_header *rec)
 {
 	const struct sample *s = (const void *)rec;
 	struct brt_trace_task task = { .pid = (int32_t)s->tid, .tgid = (int32_t)s->pid,
@@ -98,15 +127,15 @@ static void hand_on(const struct drain *d, const struct perf_event_header *rec)
 	const uint8_t *p = (const uint8_t *)(s + 1), *end = (const uint8_t *)rec + rec->size;
 	uint64_t nr;
 
-	if (d->chain) {
+	if (ps->chain) {
 		memcpy(&nr, p, 8);
-		if (nr > (uint64_t)(end - p - 8 - d->min_tail) / 8)
+		if (nr > (uint64_t)(end - p - 8 - ps->min_tail) / 8)
 			return;
 		task.chain = (const uint64_t *)(p + 8);
 		task.chain_nr = (uint32_t)nr;
 		p += 8 + nr * 8;
 	}
-	d->on_sample(d->arg, &task, p, end);
+	ps->on_sample(ps, &task, p, end); /* ps starts the priv */
 }
 
 static void on_record(void *arg, const struct perf_event_header *rec)
@@ -114,8 +143,8 @@ static void on_record(void *arg, const struct perf_event_header *rec)
 	struct drain *d = arg;
 
 	if (rec->type == PERF_RECORD_SAMPLE &&
-	    rec->size >= sizeof(struct sample) + (d->chain ? 8 : 0) + d->min_tail) {
-		hand_on(d, rec);
+	    rec->size >= sizeof(struct sample) + (d->ps->chain ? 8 : 0) + d->ps->min_tail) {
+		hand_on(d->ps, rec);
 	} else if (rec->type == PERF_RECORD_LOST && rec->size >= sizeof(*rec) + 16) {
 		uint64_t lost; /* after the header: u64 id, u64 lost */
 
@@ -124,10 +153,12 @@ static void on_record(void *arg, const struct perf_event_header *rec)
 	}
 }
 
-void brt_perf_rings_run(struct brt_link *link, struct brt_perf_ring *rings, int n, int chain,
-			size_t min_tail, brt_perf_sample_fn on_sample, void *arg)
+void brt_perf_source_run(struct brt_link *link)
 {
-	struct drain d = { link, chain, min_tail, on_sample, arg };
+	struct brt_perf_source *ps = link->priv;
+	struct brt_perf_ring *rings = ps->rings;
+	struct drain d = { link, ps };
+	int n = ps->nrings;
 	struct pollfd *p = calloc((size_t)n + 2, sizeof(*p));
 
 	if (!p)

@@ -69,18 +69,33 @@ void brt_perf_ring_close(struct brt_perf_ring *r);
 /* Hand every record waiting to cb (valid during the call); returns how many. */
 int brt_perf_ring_drain(struct brt_perf_ring *r,
 			void (*cb)(void *arg, const struct perf_event_header *rec), void *arg);
-/* Close the n rings of an array and free it. */
-void brt_perf_rings_close(struct brt_perf_ring *rings, int n);
-/* A link thread's loop (its ops' run) over its n rings, whose samples are
- * PERF_SAMPLE_TID | PERF_SAMPLE_CPU, with chain set PERF_SAMPLE_CALLCHAIN, then at least
- * min_tail bytes of the source's own fields: wait on them and on the link's stop signals,
- * hand each PERF_RECORD_SAMPLE to on_sample with the task it names (its call chain
- * included) and its own fields [p, end), add what PERF_RECORD_LOST records count to
- * link->lost; returns when the link stops. */
-typedef void (*brt_perf_sample_fn)(void *arg, const struct brt_trace_task *task,
+
+/* A link's event source on perf rings (tracepoint.c, kprobe.c): the first member of the
+ * link's priv (calloc'd), whose samples are PERF_SAMPLE_TID | PERF_SAMPLE_CPU, with
+ * chain set PERF_SAMPLE_CALLCHAIN, then at least min_tail bytes of the source's own
+ * fields.  on_sample gets the priv, the task a sample names (its call chain included)
+ * and the source's fields [p, end). */
+typedef void (*brt_perf_sample_fn)(void *priv, const struct brt_trace_task *task,
 				   const uint8_t *p, const uint8_t *end);
-void brt_perf_rings_run(struct brt_link *link, struct brt_perf_ring *rings, int n, int chain,
-			size_t min_tail, brt_perf_sample_fn on_sample, void *arg);
+struct brt_perf_source {
+	struct brt_perf_ring *rings;   /* one per CPU */
+	int nrings;
+	int chain;                     /* samples carry call chains (stack.c) */
+	size_t min_tail;               /* the source's fields: at least this many bytes */
+	brt_perf_sample_fn on_sample;
+};
+/* attr for pid on every online CPU (pid -1; an offline CPU refuses with ENODEV or
+ * EINVAL: skipped) or on any CPU (one process), a ring of pages data pages each: 0 when
+ * a ring opened, else -errno after "bpfrt: perf_event_open of WHAT failed: ...". */
+int brt_perf_source_open(struct brt_perf_source *ps, struct perf_event_attr *attr, int pid,
+			 unsigned pages, const char *what);
+/* Close the rings and free the priv ps starts. */
+void brt_perf_source_free(struct brt_perf_source *ps);
+/* The link's ops: run is the link thread's loop (wait on the rings and on the link's
+ * stop signals, hand each sample on, add what PERF_RECORD_LOST records count to
+ * link->lost; returns when the link stops), detach frees the priv. */
+void brt_perf_source_run(struct brt_link *link);
+void brt_perf_source_detach(struct brt_link *link);
 
 /* Run link's program once on a record, as task did it: o holds r1 and the regions (the
  * rest is set here).  Counts the run in link->events, a fault in link->errors (the first

@@ -50,6 +50,7 @@ static const struct {
 #define RAW_CTX_SIZE 96    /* what the verifier lets a raw tracepoint program read */
 
 struct tp_source {
+	struct brt_perf_source ps;     /* first: the rings (perf_ring.c) */
 	char name[160];
 	enum raw_kind raw;
 	uint32_t off_id, off_second;   /* raw: the record's id and args[6] or ret */
@@ -58,9 +59,6 @@ struct tp_source {
 	struct pt_regs pt;             /* raw: what raw_ctx[0] points at */
 #endif
 	uint32_t record_size;
-	int chain;                     /* records carry call chains */
-	int nrings;
-	struct brt_perf_ring *rings;
 	struct brt_link *link;
 	uint64_t ctx[CTX_SIZE / 8];    /* the record, as the program sees it */
 	uint32_t last_len;             /* bytes of ctx the previous record used */
@@ -126,65 +124,28 @@ static void run_record(void *arg, const struct brt_trace_task *task, const uint8
 	brt_perf_link_run(src->link, task, &o, src->name);
 }
 
-static void tp_run(struct brt_link *link)
-{
-	struct tp_source *src = link->priv;
-
-	brt_perf_rings_run(link, src->rings, src->nrings, src->chain, 4, run_record, src);
-}
-
-static void tp_free(struct tp_source *src)
-{
-	brt_perf_rings_close(src->rings, src->nrings);
-	free(src);
-}
-
-static void tp_detach(struct brt_link *link)
-{
-	tp_free(link->priv);
-}
-
 static const struct brt_link_ops tp_ops = {
 	.kind = "tracepoint",
-	.run = tp_run,
-	.detach = tp_detach,
+	.run = brt_perf_source_run,
+	.detach = brt_perf_source_detach,
 };
 
 /* One ring per online CPU; CPUs that refuse (offline) are skipped. */
 static int open_rings(struct tp_source *src, uint32_t id, unsigned pages)
 {
 	struct perf_event_attr attr;
-	long ncpu = sysconf(_SC_NPROCESSORS_CONF);
-	int err = -ENODEV;
 
-	if (ncpu < 1)
-		ncpu = 1;
-	src->rings = calloc((size_t)ncpu, sizeof(*src->rings));
-	if (!src->rings)
-		return -ENOMEM;
 	memset(&attr, 0, sizeof(attr));
 	attr.size = sizeof(attr);
 	attr.type = PERF_TYPE_TRACEPOINT;
 	attr.config = id;
 	attr.sample_period = 1;
 	attr.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_CPU | PERF_SAMPLE_RAW;
-	if (src->chain) /* kernel and user chains, up to perf_event_max_stack frames */
+	if (src->ps.chain) /* kernel and user chains, up to perf_event_max_stack frames */
 		attr.sample_type |= PERF_SAMPLE_CALLCHAIN;
 	attr.watermark = 1;
 	attr.wakeup_watermark = pages * 4096u / 4;
-	for (long cpu = 0; cpu < ncpu; cpu++) {
-		int e = brt_perf_ring_open(&attr, -1, (int)cpu, pages, &src->rings[src->nrings]);
-
-		if (!e)
-			src->nrings++;
-		else if (e != -ENODEV && e != -EINVAL)
-			err = e;
-	}
-	if (src->nrings)
-		return 0;
-	brt_print(BPFRT_WARN, "bpfrt: perf_event_open of %s failed: %s\n", src->name,
-		  strerror(-err));
-	return err;
+	return brt_perf_source_open(&src->ps, &attr, -1, pages, src->name);
 }
 
 /* The record offsets of raw tracepoint kind's fields (id, then args[6] or ret) in tp's
@@ -287,7 +248,9 @@ static int attach(int prog_fd, const char *tp, const struct bpfrt_tracepoint_opt
 		src->nregs = first + brt_prog_map_regions(prog, src->regs + first,
 							  MAX_REGIONS - first);
 	}
-	src->chain = brt_trace_wants_chain(prog);
+	src->ps.chain = brt_trace_wants_chain(prog);
+	src->ps.min_tail = 4; /* u32 raw_size */
+	src->ps.on_sample = run_record;
 	err = open_rings(src, id, pages);
 	if (err)
 		goto out_free;
@@ -303,7 +266,7 @@ static int attach(int prog_fd, const char *tp, const struct bpfrt_tracepoint_opt
 	brt_obj_put(&prog->obj);
 	return err;
 out_free:
-	tp_free(src);
+	brt_perf_source_free(&src->ps);
 out_put:
 	brt_obj_put(&prog->obj);
 	return -(errno = -err);
