@@ -130,7 +130,7 @@ static int do_batch(struct brt_call *call, enum batch_op op)
 	err = -EINVAL;
 	if (attr->batch.elem_flags & ~(uint64_t)BPF_F_LOCK)
 		goto out_put;
-	if ((attr->batch.elem_flags & BPF_F_LOCK) && map->lock_off < 0)
+	if ((attr->batch.elem_flags & BPF_F_LOCK) && (map->lock_off < 0 || map->lock_res))
 		goto out_put;
 	err = 0;
 	if (!attr->batch.count)

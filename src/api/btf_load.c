@@ -598,6 +598,50 @@ static int sized_type(const struct brt_btf *btf, uint32_t id, uint64_t *size)
 
 #define LOCK_SEARCH_MEMBERS 4096 /* bad BTF can nest wide structs deeply: bound the walk */
 
+static int find_field(const struct brt_btf *btf, uint32_t id, uint32_t base, int nested,
+		      uint32_t *seen, const char *fname, uint32_t fsize, uint32_t falign);
+
+/* btf_find_datasec_var(): a global data map's value is a DATASEC whose variables may be
+ * the field itself (a global struct bpf_spin_lock; its section size must be the field's)
+ * or a struct holding it (searched as a value is) */
+static int find_datasec_field(const struct brt_btf *btf, const struct btf_type *t,
+			      uint32_t *seen, const char *fname, uint32_t fsize, uint32_t falign)
+{
+	const struct btf_var_secinfo *v = (const struct btf_var_secinfo *)(t + 1);
+	int found = -ENOENT;
+
+	for (uint32_t i = 0; i < BTF_INFO_VLEN(t->info); i++, v++) {
+		const struct btf_type *var = brt_btf_type(btf, v->type);
+		uint32_t vid = var ? brt_btf_skip_mods(btf, var->type) : 0;
+		const struct btf_type *vt = brt_btf_type(btf, vid);
+		const char *name = brt_btf_name(btf, vid);
+		int off;
+
+		if (++*seen > LOCK_SEARCH_MEMBERS)
+			return -E2BIG;
+		if (!var || BTF_INFO_KIND(var->info) != BTF_KIND_VAR || !vt ||
+		    BTF_INFO_KIND(vt->info) != BTF_KIND_STRUCT || v->offset > INT32_MAX)
+			continue;
+		if (name && !strcmp(name, fname) && vt->size == fsize) {
+			if (v->size != fsize)
+				continue;
+			off = v->offset % falign ? -ENOENT : (int)v->offset;
+		} else if (v->size == vt->size) {
+			off = find_field(btf, vid, v->offset, 1, seen, fname, fsize, falign);
+		} else {
+			continue;
+		}
+		if (off == -ENOENT)
+			continue;
+		if (off < 0)
+			return off;
+		if (found >= 0)
+			return -E2BIG;
+		found = off;
+	}
+	return found;
+}
+
 /* The offset of a struct fname of fsize bytes (bpf_spin_lock, bpf_timer) among the
  * members of struct id (and of the structs nested in it when nested is set), the way the
  * kernel's btf_find_field() looks (unions and arrays are not searched): -ENOENT when there
@@ -611,6 +655,8 @@ static int find_field(const struct brt_btf *btf, uint32_t id, uint32_t base, int
 	const struct btf_member *m;
 	int found = -ENOENT;
 
+	if (t && BTF_INFO_KIND(t->info) == BTF_KIND_DATASEC && nested)
+		return find_datasec_field(btf, t, seen, fname, fsize, falign);
 	if (!t || BTF_INFO_KIND(t->info) != BTF_KIND_STRUCT)
 		return -ENOENT;
 	m = (const struct btf_member *)(t + 1);
@@ -658,7 +704,7 @@ int brt_map_btf_check(const union bpf_attr *attr, struct brt_map_btf *out)
 	struct brt_btf *btf;
 	uint64_t size;
 	uint32_t seen = 0;
-	int err, off, toff;
+	int err, off, roff, toff;
 
 	err = brt_obj_from_fd((int)attr->btf_fd, BRT_OBJ_BTF, &obj);
 	if (err)
@@ -696,6 +742,33 @@ int brt_map_btf_check(const union bpf_attr *attr, struct brt_map_btf *out)
 	off = find_field(btf, attr->btf_value_type_id, 0, 1, &seen, "bpf_spin_lock", 4, 4);
 	if (off >= 0 && (uint64_t)off + 4 > attr->value_size)
 		off = -EINVAL; /* offsets past the value: not what the sizes above allow */
+	/* a struct bpf_res_spin_lock (4 bytes, 4-aligned) takes the same map types, and not
+	 * both in one value (btf_parse_fields()) */
+	seen = 0;
+	roff = find_field(btf, attr->btf_value_type_id, 0, 1, &seen, "bpf_res_spin_lock", 4, 4);
+	if (roff >= 0 && (uint64_t)roff + 4 > attr->value_size)
+		roff = -EINVAL;
+	if (roff != -ENOENT && off < 0 && off != -ENOENT) {
+		err = off;
+		goto out;
+	}
+	if (roff >= 0 && off >= 0) {
+		err = -EINVAL;
+		goto out;
+	}
+	if (roff != -ENOENT && roff < 0) {
+		err = roff;
+		goto out;
+	}
+	if (roff >= 0) {
+		err = -EOPNOTSUPP;
+		if (attr->map_type != BPF_MAP_TYPE_HASH && attr->map_type != BPF_MAP_TYPE_ARRAY &&
+		    !local_storage(attr->map_type))
+			goto out;
+		err = -EACCES;
+		if (attr->map_flags & BPF_F_RDONLY_PROG)
+			goto out;
+	}
 	if (off >= 0) {
 		err = -EOPNOTSUPP;
 		if (attr->map_type != BPF_MAP_TYPE_HASH && attr->map_type != BPF_MAP_TYPE_ARRAY &&
@@ -726,6 +799,7 @@ int brt_map_btf_check(const union bpf_attr *attr, struct brt_map_btf *out)
 				     .blob = ((struct brt_btf_obj *)(void *)obj)->blob,
 				     .size = ((struct brt_btf_obj *)(void *)obj)->size, .ref = obj,
 				     .lock_off = off >= 0 ? (uint32_t)off + 1 : 0,
+				     .res_lock_off = roff >= 0 ? (uint32_t)roff + 1 : 0,
 				     .timer_off = toff >= 0 ? (uint32_t)toff + 1 : 0 };
 	return 0;
 out:

@@ -45,7 +45,8 @@ static int map_info(void *arg, int fd, struct brt_map_info *out)
 	out->frozen_rdonly = (m->flags & BPF_F_RDONLY_PROG) &&
 			     atomic_load_explicit(&m->obj.hdr->frozen, memory_order_acquire);
 	out->rodata = m->type == BPF_MAP_TYPE_ARRAY ? m->data : NULL;
-	out->spin_lock_off1 = m->lock_off >= 0 ? (uint32_t)m->lock_off + 1 : 0;
+	out->spin_lock_off1 = m->lock_off >= 0 && !m->lock_res ? (uint32_t)m->lock_off + 1 : 0;
+	out->res_spin_lock_off1 = m->lock_off >= 0 && m->lock_res ? (uint32_t)m->lock_off + 1 : 0;
 	out->has_btf = m->obj.snap.btf_id != 0;
 	out->timer_off1 = m->timer_off >= 0 ? (uint32_t)m->timer_off + 1 : 0;
 	memcpy(out->map_name, m->obj.snap.name, sizeof(out->map_name));

@@ -194,7 +194,7 @@ static int lookup(struct brt_call *call, int and_delete)
 	    (map->type == BPF_MAP_TYPE_QUEUE || map->type == BPF_MAP_TYPE_STACK))
 		goto out_put;
 	/* BPF_F_LOCK needs a bpf_spin_lock in the value (the map's BTF) */
-	if ((attr->flags & BPF_F_LOCK) && map->lock_off < 0)
+	if ((attr->flags & BPF_F_LOCK) && (map->lock_off < 0 || map->lock_res))
 		goto out_put;
 	err = key_and_value(call, map, &key, &value, &vsize);
 	if (err)
@@ -238,7 +238,7 @@ int brt_cmd_map_update(struct brt_call *call)
 	if (err)
 		return err;
 	err = -EINVAL;
-	if ((attr->flags & BPF_F_LOCK) && map->lock_off < 0)
+	if ((attr->flags & BPF_F_LOCK) && (map->lock_off < 0 || map->lock_res))
 		goto out_put;
 	err = key_and_value(call, map, &key, &value, &vsize);
 	if (err)

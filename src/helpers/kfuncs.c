@@ -17,6 +17,7 @@
 
 #include "bpfrt.h"
 #include "helpers/helpers.h"
+#include "maps/maps.h"
 #include "trace/trace.h"
 #include "util/util.h"
 
@@ -404,6 +405,63 @@ STR_KFUNC(bpf_strnstr, str_nstr(r1, r2, r3))
  * nothing here. */
 KFUNC_FN(bpf_preempt_disable, 0)
 KFUNC_FN(bpf_preempt_enable, 0)
+
+/* ---- irq flags and the resilient spin lock (kernel/bpf/helpers.c, rqspinlock.c) ------- */
+/* Interrupts are the kernel's; a user-space thread has none to mask, so a saved flag is 0
+ * (the verifier lets no program read it) and restoring does nothing.  The lock is
+ * maps/res_lock.c's.  Pointers are what the verifier proved: a map value's lock word and
+ * a stack slot; the checked engine, which also runs unverified programs, checks them. */
+static uint64_t save_flag(uint64_t flags, struct bpfrt_run_ctx *rc)
+{
+	const uint64_t zero = 0;
+
+	if (!bpfrt_run_access_ok(rc, (void *)(uintptr_t)flags, 8, 1)) {
+		bpfrt_run_stop(rc, 0);
+		return 0;
+	}
+	memcpy((void *)(uintptr_t)flags, &zero, sizeof(zero));
+	return 0;
+}
+
+static int lock_word_ok(uint64_t lock, struct bpfrt_run_ctx *rc)
+{
+	if (lock % 4 || !bpfrt_run_access_ok(rc, (void *)(uintptr_t)lock, 4, 1)) {
+		bpfrt_run_stop(rc, 0);
+		return 0;
+	}
+	return 1;
+}
+
+/* 0, or the error as the kernel's int in r0: upper half zero (see str_ret()) */
+static uint64_t res_lock(uint64_t lock, uint64_t flags, int irq, struct bpfrt_run_ctx *rc)
+{
+	int err;
+
+	if (!lock_word_ok(lock, rc))
+		return 0;
+	if (irq && !bpfrt_run_access_ok(rc, (void *)(uintptr_t)flags, 8, 1)) {
+		bpfrt_run_stop(rc, 0);
+		return 0;
+	}
+	err = brt_res_lock((void *)(uintptr_t)lock, rc);
+	/* the flag is written only when the lock was taken, as the kernel's */
+	if (!err && irq)
+		save_flag(flags, rc);
+	return (uint64_t)(uint32_t)err;
+}
+
+static uint64_t res_unlock(uint64_t lock, struct bpfrt_run_ctx *rc)
+{
+	if (lock_word_ok(lock, rc))
+		brt_res_unlock((void *)(uintptr_t)lock, rc);
+	return 0;
+}
+
+KFUNC_FN(bpf_local_irq_save, save_flag(r1, rc))
+KFUNC_FN(bpf_res_spin_lock, res_lock(r1, 0, 0, rc))
+KFUNC_FN(bpf_res_spin_unlock, res_unlock(r1, rc))
+KFUNC_FN(bpf_res_spin_lock_irqsave, res_lock(r1, r2, 1, rc))
+KFUNC_FN(bpf_res_spin_unlock_irqrestore, res_unlock(r1, rc))
 
 /* ---- tasks and cgroups (kernel/bpf/helpers.c) ------------------------------------------ */
 /* No kernel task or cgroup lives in this address space.  A task or cgroup found by

@@ -27,6 +27,13 @@ static int32_t timer_off_of(const struct brt_obj_hdr *h)
 	return (int32_t)(t - 1);
 }
 
+/* The value's lock word from a header: a bpf_spin_lock's or a bpf_res_spin_lock's */
+static void lock_of_hdr(struct brt_map *map, const struct brt_obj_hdr *h)
+{
+	map->lock_res = !h->spin_lock_off && h->res_spin_lock_off;
+	map->lock_off = (int32_t)(map->lock_res ? h->res_spin_lock_off : h->spin_lock_off) - 1;
+}
+
 static const struct brt_map_ops *const map_ops[] = {
 #define BRT_MAP_TYPE(type, name, ops) [type] = &ops,
 #include "maps/map_types.def"
@@ -153,9 +160,11 @@ static int map_init(struct brt_obj *obj, void *arg)
 	map->map_extra = params->map_extra;
 	map->data = obj->base;
 	map->data_size = params->data_size; /* the type's region, without the journal */
-	map->lock_off = (int32_t)obj->snap.spin_lock_off - 1;
+	lock_of_hdr(map, &obj->snap);
 	map->timer_off = timer_off_of(&obj->snap);
-	map->journal = map->lock_off >= 0 ? (char *)obj->base + BRT_ROUND8(map->data_size) : NULL;
+	map->journal = map->lock_off >= 0 && !map->lock_res
+			       ? (char *)obj->base + BRT_ROUND8(map->data_size)
+			       : NULL;
 	obj->release = map_release;
 	obj->unref = map->ops->unref || map->timer_off >= 0 ? map_unref : NULL;
 	err = map->ops->init ? map->ops->init(map) : 0;
@@ -223,7 +232,7 @@ int brt_map_create(const union bpf_attr *attr_in, const struct brt_map_btf *btf,
 	if (err)
 		return err;
 	params.data_size = size;
-	if (btf_id && btf->lock_off)
+	if (btf_id && btf->lock_off) /* BPF_F_LOCK's journal */
 		size = BRT_ROUND8(size) + brt_map_journal_size(attr->value_size);
 	if (!name_ok(attr->map_name, sizeof(attr->map_name)))
 		return -EINVAL;
@@ -245,6 +254,7 @@ int brt_map_create(const union bpf_attr *attr_in, const struct brt_map_btf *btf,
 			hdr.tail_size = btf->size;
 		hdr.spin_lock_off = btf->lock_off;
 		hdr.timer_off = btf->timer_off;
+		hdr.res_spin_lock_off = btf->res_lock_off;
 	}
 	fd = brt_obj_create(&hdr, sizeof(struct brt_map), map_init, &params, &obj);
 	/* no other thread or process knows the file before fd is returned */
@@ -307,15 +317,16 @@ static int map_attach_obj(const struct brt_obj *tmpl, struct brt_obj **out)
 		goto out_corrupt;
 	map->map_extra = hdr->map_extra;
 	/* a lock word inside the value, 4-byte aligned, in a map type that may have one */
-	map->lock_off = (int32_t)hdr->spin_lock_off - 1;
+	lock_of_hdr(map, hdr);
 	map->timer_off = timer_off_of(hdr);
-	if (hdr->spin_lock_off &&
-	    ((hdr->type != BPF_MAP_TYPE_HASH && hdr->type != BPF_MAP_TYPE_ARRAY) ||
-	     hdr->value_size < 4 || (hdr->spin_lock_off - 1) % 4 ||
-	     hdr->spin_lock_off - 1 > hdr->value_size - 4))
+	if ((hdr->spin_lock_off && hdr->res_spin_lock_off) ||
+	    (map->lock_off >= 0 &&
+	     ((hdr->type != BPF_MAP_TYPE_HASH && hdr->type != BPF_MAP_TYPE_ARRAY) ||
+	      hdr->value_size < 4 || map->lock_off % 4 ||
+	      (uint32_t)map->lock_off > hdr->value_size - 4)))
 		goto out_corrupt;
 	err = map->ops->data_size(map, &size);
-	total = err || map->lock_off < 0 ? size :
+	total = err || !hdr->spin_lock_off ? size :
 		BRT_ROUND8(size) + brt_map_journal_size(hdr->value_size);
 	/* The region (and a lock map's journal) must be exactly what the parameters imply
 	 * and, with the BTF copy after it, fill the file. */
@@ -325,7 +336,7 @@ static int map_attach_obj(const struct brt_obj *tmpl, struct brt_obj **out)
 		goto out_corrupt;
 	map->data = tmpl->base;
 	map->data_size = size;
-	map->journal = map->lock_off >= 0 ? (char *)tmpl->base + BRT_ROUND8(size) : NULL;
+	map->journal = hdr->spin_lock_off ? (char *)tmpl->base + BRT_ROUND8(size) : NULL;
 	map->obj.release = map_release;
 	map->obj.unref = map->ops->unref || map->timer_off >= 0 ? map_unref : NULL;
 	if (map->ops->attach && map->ops->attach(map))

@@ -81,11 +81,15 @@ struct brt_map {
 	void *data;                    /* the type's region (file offset 0) */
 	uint64_t data_size;
 	void *priv;                    /* per-process state of the type (ring buffer views) */
-	int32_t lock_off;              /* bpf_spin_lock offset in the value, -1 when none */
+	/* the offset in the value of its lock word, -1 when none: a struct bpf_spin_lock
+	 * (BPF_F_LOCK takes it) or, with lock_res, a struct bpf_res_spin_lock (res_lock.c);
+	 * copies from and to the syscall side leave it out either way */
+	int32_t lock_off;
+	int lock_res;
 	int32_t timer_off;             /* struct bpf_timer offset in the value (8-aligned,
 					* inside it), -1 when none (timer.c) */
-	/* maps with a lock: the redo journal of BPF_F_LOCK updates after the type's region
-	 * (spin_lock.c), else NULL */
+	/* maps with a bpf_spin_lock: the redo journal of BPF_F_LOCK updates after the type's
+	 * region (spin_lock.c), else NULL */
 	void *journal;
 };
 
@@ -106,6 +110,7 @@ struct brt_map_btf {
 	struct brt_obj *ref;
 	uint32_t lock_off; /* 1 + offset of the value's struct bpf_spin_lock, 0: none */
 	uint32_t timer_off; /* 1 + offset of the value's struct bpf_timer, 0: none */
+	uint32_t res_lock_off; /* 1 + offset of its struct bpf_res_spin_lock, 0: none */
 };
 
 /* A map keeps a copy of a BTF blob up to this size (the kernel's BTF_MAX_SIZE is 16 MiB;
@@ -133,6 +138,13 @@ int brt_map_lock_update(struct brt_map *map, const void *key, const void *value,
 			uint64_t flags);
 int brt_map_lock_lookup_and_delete(struct brt_map *map, const void *key, void *value,
 				   uint64_t flags);
+
+/* struct bpf_res_spin_lock (res_lock.c), for the bpf_res_spin_lock kfuncs: take the lock
+ * word at lock (4-byte aligned, checked by the caller) for the run ctx: 0, -EDEADLK (AA,
+ * or ABBA with another thread of this process) or -ETIMEDOUT (held for RES_DEF_TIMEOUT);
+ * release it (the verifier makes programs release in the reverse order of taking). */
+int brt_res_lock(void *lock, struct bpfrt_run_ctx *ctx);
+void brt_res_unlock(void *lock, struct bpfrt_run_ctx *ctx);
 /* bpf_map_update_elem() from a program on such a map (BPF_F_LOCK allowed, as the kernel) */
 int brt_map_lock_prog_update(struct brt_map *map, const void *key, const void *value,
 			     uint64_t flags);

@@ -239,7 +239,7 @@ static int ss_update(struct brt_map *map, const void *key, const void *value, ui
 		return err;
 	/* bpf_local_storage_update() */
 	if ((flags & ~(uint64_t)BPF_F_LOCK) > BPF_EXIST ||
-	    ((flags & BPF_F_LOCK) && map->lock_off < 0))
+	    ((flags & BPF_F_LOCK) && (map->lock_off < 0 || map->lock_res)))
 		return -EINVAL;
 	ss_lock(map);
 	c = ss_find(map, cookie);

@@ -290,6 +290,10 @@ int brt_map_lock_lookup(struct brt_map *map, const void *key, void *value, uint6
 	void *shm;
 	int err;
 
+	/* BPF_F_LOCK takes a bpf_spin_lock; a bpf_res_spin_lock is the programs' alone */
+	if ((flags & BPF_F_LOCK) && map->lock_res)
+		return -EINVAL;
+
 	if (!(flags & BPF_F_LOCK)) {
 		err = map->ops->copy_value(map, key, value);
 		if (!err)
@@ -361,6 +365,9 @@ static int hash_update(struct brt_map *map, const void *key, const void *value,
 int brt_map_lock_update(struct brt_map *map, const void *key, const void *value,
 			uint64_t flags)
 {
+	/* BPF_F_LOCK takes a bpf_spin_lock; a bpf_res_spin_lock is the programs' alone */
+	if ((flags & BPF_F_LOCK) && map->lock_res)
+		return -EINVAL;
 	return map->type == BPF_MAP_TYPE_ARRAY ? array_update(map, key, value, flags) :
 						 hash_update(map, key, value, flags,
 							     map->ops->update);
@@ -369,6 +376,9 @@ int brt_map_lock_update(struct brt_map *map, const void *key, const void *value,
 int brt_map_lock_prog_update(struct brt_map *map, const void *key, const void *value,
 			     uint64_t flags)
 {
+	/* BPF_F_LOCK takes a bpf_spin_lock; a bpf_res_spin_lock is the programs' alone */
+	if ((flags & BPF_F_LOCK) && map->lock_res)
+		return -EINVAL;
 	return map->type == BPF_MAP_TYPE_ARRAY ? array_update(map, key, value, flags) :
 						 hash_update(map, key, value, flags,
 							     map->ops->prog_update);
@@ -378,6 +388,10 @@ int brt_map_lock_lookup_and_delete(struct brt_map *map, const void *key, void *v
 				   uint64_t flags)
 {
 	int err;
+
+	/* BPF_F_LOCK takes a bpf_spin_lock; a bpf_res_spin_lock is the programs' alone */
+	if ((flags & BPF_F_LOCK) && map->lock_res)
+		return -EINVAL;
 
 	if (!map->ops->lookup_and_delete)
 		return -BRT_ENOTSUPP;

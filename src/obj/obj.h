@@ -75,6 +75,9 @@ struct brt_obj_hdr {
 	uint32_t spin_lock_off;
 	/* maps: 1 + offset of the struct bpf_timer in the value (BTF), 0 when none */
 	uint32_t timer_off;
+	/* maps: 1 + offset of the struct bpf_res_spin_lock in the value (BTF), 0 when none
+	 * (never with spin_lock_off) */
+	uint32_t res_spin_lock_off;
 };
 
 /* One object as this process sees it: a cached mapping of the object's file, found by

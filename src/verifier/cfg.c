@@ -220,12 +220,13 @@ static int check_map_prog_compat(struct brt_env *env, const struct brt_map_info 
 				brt_verr(env, "only one cgroup storage of each type is allowed\n");
 				return -EBUSY;
 			}
-	if (m->timer_off1 && !m->spin_lock_off1 &&
+	if (m->timer_off1 && !m->spin_lock_off1 && !m->res_spin_lock_off1 &&
 	    brt_prog_type_has(env->opts->prog_type, BRT_PT_TRACING)) {
 		brt_verr(env, "tracing progs cannot use bpf_timer yet\n");
 		return -EINVAL;
 	}
-	if (!m->spin_lock_off1)
+	/* either lock (BPF_SPIN_LOCK | BPF_RES_SPIN_LOCK) */
+	if (!m->spin_lock_off1 && !m->res_spin_lock_off1)
 		return 0;
 	if (env->opts->prog_type == BPF_PROG_TYPE_SOCKET_FILTER) {
 		brt_verr(env, "socket filter progs cannot use bpf_spin_lock yet\n");

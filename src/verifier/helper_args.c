@@ -285,44 +285,59 @@ int brt_map_field_arg(struct brt_env *env, int regno, const char *field, uint32_
 	return 0;
 }
 
-/* The kernel's process_spin_lock(): the argument points at the value's struct
- * bpf_spin_lock; bpf_spin_lock takes it (one at a time), bpf_spin_unlock releases the
- * one taken through the same map value pointer (its id: the NULL check's, kept for
- * values with a lock). */
-static int process_spin_lock(struct brt_env *env, int regno, int is_lock)
+/* The kernel's process_spin_lock(), for bpf_spin_lock/unlock (helpers) and the
+ * bpf_res_spin_lock kfuncs: the argument points at the value's lock of that kind; a lock
+ * is a reference of the state (refs.c) named by the map and the id of the value pointer
+ * (the NULL check's, kept for values with a lock).  A resilient lock may be taken while
+ * others are held, but not the same one twice (it would deadlock: AA); every lock is
+ * released in the reverse order of taking (the last one taken is active_lock_*).  Two
+ * bpf_spin_locks never meet here: the first one refuses every helper call but its
+ * unlock (check.c). */
+int brt_process_spin_lock(struct brt_env *env, int regno, unsigned flags)
 {
 	const struct brt_reg *reg = &brt_cur_regs(env)[regno];
+	const struct brt_map_info *m = &env->maps[reg->map_idx].info;
 	struct brt_vstate *st = env->cur;
+	int res = (flags & BRT_SPIN_RES) != 0;
+	const char *lock_str = res ? "bpf_res_spin" : "bpf_spin";
 	uint16_t ptr = (uint16_t)(reg->map_idx + 1);
-	int err = brt_map_field_arg(env, regno, "bpf_spin_lock",
-				    env->maps[reg->map_idx].info.spin_lock_off1);
+	uint16_t type = !res ? BRT_REF_LOCK
+			     : (flags & BRT_SPIN_IRQ) ? BRT_REF_RES_LOCK_IRQ : BRT_REF_RES_LOCK;
+	int err = brt_map_field_arg(env, regno, res ? "bpf_res_spin_lock" : "bpf_spin_lock",
+				    res ? m->res_spin_lock_off1 : m->spin_lock_off1);
 
 	if (err)
 		return err;
-	if (is_lock) {
-		if (st->active_locks && brt_find_lock_state(env, BRT_REF_LOCK, 0, 0)) {
+	if (flags & BRT_SPIN_TAKE) {
+		/* find_lock_state(REF_TYPE_LOCK, 0, NULL) of the kernel never matches */
+		if (!res && st->active_locks && brt_find_lock_state(env, BRT_REF_LOCK, 0, 0)) {
 			brt_verr(env, "Locking two bpf_spin_locks are not allowed\n");
 			return -EINVAL;
 		}
-		err = brt_acquire_lock_state(env, env->insn_idx, BRT_REF_LOCK, reg->id, ptr);
+		if (res && st->active_locks &&
+		    brt_find_lock_state(env, BRT_REF_RES_LOCK | BRT_REF_RES_LOCK_IRQ, reg->id, ptr)) {
+			brt_verr(env, "Acquiring the same lock again, AA deadlock detected\n");
+			return -EINVAL;
+		}
+		err = brt_acquire_lock_state(env, env->insn_idx, type, reg->id, ptr);
 		if (err)
 			brt_verr(env, "Failed to acquire lock state\n");
 		return err;
 	}
 	if (!st->active_locks) {
-		brt_verr(env, "bpf_spin_unlock without taking a lock\n");
+		brt_verr(env, "%s_unlock without taking a lock\n", lock_str);
 		return -EINVAL;
 	}
-	if (!brt_find_lock_state(env, BRT_REF_LOCK, reg->id, ptr)) {
-		brt_verr(env, "bpf_spin_unlock of different lock\n");
+	if (!brt_find_lock_state(env, type, reg->id, ptr)) {
+		brt_verr(env, "%s_unlock of different lock\n", lock_str);
 		return -EINVAL;
 	}
 	if (reg->id != st->active_lock_id || !brt_lock_ptr_eq(env, ptr, st->active_lock_ptr)) {
-		brt_verr(env, "bpf_spin_unlock cannot be out of order\n");
+		brt_verr(env, "%s_unlock cannot be out of order\n", lock_str);
 		return -EINVAL;
 	}
-	if (brt_release_lock_state(env, BRT_REF_LOCK, reg->id, ptr)) {
-		brt_verr(env, "bpf_spin_unlock of different lock\n");
+	if (brt_release_lock_state(env, type, reg->id, ptr)) {
+		brt_verr(env, "%s_unlock of different lock\n", lock_str);
 		return -EINVAL;
 	}
 	return 0;
@@ -530,7 +545,8 @@ int brt_helper_check_arg(struct brt_env *env, int i, const struct brt_helper_pro
 		return 0;
 	switch (arg) {
 	case BRT_ARG_PTR_TO_SPIN_LOCK:
-		return process_spin_lock(env, regno, fn->id == BPF_FUNC_spin_lock);
+		return brt_process_spin_lock(env, regno,
+					     fn->id == BPF_FUNC_spin_lock ? BRT_SPIN_TAKE : 0);
 	case BRT_ARG_PTR_TO_FUNC:
 		meta->subprogno = reg->map_idx;
 		return 0;

@@ -216,7 +216,8 @@ int brt_helper_set_return(struct brt_env *env, const struct brt_helper_proto *fn
 		r0->id = ++env->id_gen;
 	/* a value holding a bpf_spin_lock that is never NULL gets an id all the same: the
 	 * lock is released through a pointer with the id it was taken through */
-	if (r0->type == PTR_TO_MAP_VALUE && meta->map && meta->map->spin_lock_off1)
+	if (r0->type == PTR_TO_MAP_VALUE && meta->map &&
+	    (meta->map->spin_lock_off1 || meta->map->res_spin_lock_off1))
 		r0->id = ++env->id_gen;
 	/* as the kernel: a cast shares its argument's reference; an acquired object gets a
 	 * new one, whose id also serves for the NULL check (so the id above is skipped) */

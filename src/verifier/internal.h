@@ -119,6 +119,8 @@ enum brt_slot_type {
 	STACK_ZERO,    /* written with zero */
 	STACK_DYNPTR,  /* one of the two slots of a struct bpf_dynptr (dynptr.c), whole */
 	STACK_ITER,    /* a slot of a struct bpf_iter_<type> (iter.c), whole */
+	STACK_IRQ_FLAG, /* a saved irq flag (irq.c), whole: spilled.ref_obj_id its reference,
+			 * spilled.btf_id who saved it (BRT_IRQ_NATIVE, BRT_IRQ_LOCK) */
 };
 
 /* The kernel's enum bpf_dynptr_type, with its values */
@@ -677,6 +679,26 @@ uint32_t brt_dynptr_info(struct brt_env *env, const struct brt_reg *reg, uint32_
 			 uint32_t *ref_obj_id);
 /* unmark_stack_slots_dynptr(): the dynptr reg points at is released */
 int brt_dynptr_release(struct brt_env *env, const struct brt_reg *reg);
+
+/* process_spin_lock() (helper_args.c): argument regno points at the lock of a map value
+ * and the lock is taken or released (messages and rules: the function) */
+#define BRT_SPIN_TAKE 1u /* bpf_spin_lock, bpf_res_spin_lock[_irqsave]; else an unlock */
+#define BRT_SPIN_RES 2u  /* a struct bpf_res_spin_lock (kfuncs), else a bpf_spin_lock */
+#define BRT_SPIN_IRQ 4u  /* bpf_res_spin_lock_irqsave, bpf_res_spin_unlock_irqrestore */
+int brt_process_spin_lock(struct brt_env *env, int regno, unsigned flags);
+
+/* ---- irq.c: irq flags in a stack slot (bpf_local_irq_save, the resilient lock's) ------- */
+/* who saved a flag (the kernel's IRQ_NATIVE_KFUNC, IRQ_LOCK_KFUNC): only they restore it */
+#define BRT_IRQ_NATIVE 0
+#define BRT_IRQ_LOCK 1
+/* process_irq_flag(): argument regno points at a flag saved (save) or restored */
+int brt_process_irq_flag(struct brt_env *env, int regno, int save, int kfunc_class);
+
+/* stack_slot_obj_get_spi() (iter.c): the lowest slot of an object of nr_slots slots that
+ * reg points at, or -errno with the kernel's messages naming kind; -ERANGE (no message)
+ * when the stack does not reach it yet */
+int brt_stack_obj_spi(struct brt_env *env, const struct brt_reg *reg, const char *kind,
+		      int nr_slots);
 
 /* ---- iter.c: open-coded iterators (struct bpf_iter_<type> on the stack) ---------------- */
 /* where the iterator a kfunc was handed lies (the kernel's meta->iter) and its reference */

@@ -56,31 +56,35 @@ static int get_spi_of(int64_t off)
 	return (int)(x >= 0 ? x / 8 : -((-x + 7) / 8));
 }
 
-/* stack_slot_obj_get_spi() for an iterator of nr_slots slots: the slot of its first
- * (lowest) word, or -errno (-ERANGE, without a message, when the stack does not reach it) */
-static int get_spi(struct brt_env *env, const struct brt_reg *reg, int nr_slots)
+int brt_stack_obj_spi(struct brt_env *env, const struct brt_reg *reg, const char *kind,
+		      int nr_slots)
 {
 	const struct brt_frame *f = reg_frame(env, reg);
 	int64_t off;
 	int spi;
 
 	if (!brt_tnum_is_const(reg->var_off)) {
-		brt_verr(env, "iter has to be at a constant offset\n");
+		brt_verr(env, "%s has to be at a constant offset\n", kind);
 		return -EINVAL;
 	}
 	off = reg->off + (int64_t)reg->var_off.value;
 	if (off % 8) {
-		brt_verr(env, "cannot pass in iter at an offset=%d\n", (int)off);
+		brt_verr(env, "cannot pass in %s at an offset=%d\n", kind, (int)off);
 		return -EINVAL;
 	}
 	spi = get_spi_of(off);
 	if (spi + 1 < nr_slots) {
-		brt_verr(env, "cannot pass in iter at an offset=%d\n", (int)off);
+		brt_verr(env, "cannot pass in %s at an offset=%d\n", kind, (int)off);
 		return -EINVAL;
 	}
 	if (spi - nr_slots + 1 < 0 || spi >= f->allocated_stack / 8)
 		return -ERANGE;
 	return spi;
+}
+
+static int get_spi(struct brt_env *env, const struct brt_reg *reg, int nr_slots)
+{
+	return brt_stack_obj_spi(env, reg, "iter", nr_slots);
 }
 
 /* btf_check_iter_arg(): argument arg of proto is a pointer to a struct bpf_iter_*: its

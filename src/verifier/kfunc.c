@@ -435,7 +435,8 @@ static int check_mem_arg(struct brt_env *env, int regno, uint32_t size)
  * source gives a writable slice */
 #define BRT_SLICE_RDWR_REFUSED 1
 
-enum kf_arg { KF_CTX, KF_NULL, KF_BTF_ID, KF_MEM, KF_MEM_SIZE, KF_DYNPTR, KF_ITER };
+enum kf_arg { KF_CTX, KF_NULL, KF_BTF_ID, KF_MEM, KF_MEM_SIZE, KF_DYNPTR, KF_ITER, KF_IRQ_FLAG,
+	      KF_RES_LOCK };
 
 #define KF_ITER_ANY (BRT_KF_ITER_NEW | BRT_KF_ITER_NEXT | BRT_KF_ITER_DESTROY)
 
@@ -466,6 +467,25 @@ static int is_dynptr_arg(const struct brt_btf *btf, const struct btf_type *ref_t
 	return kind_of(ref_t) == BTF_KIND_STRUCT && !strcmp(name_of(btf, ref_t), "bpf_dynptr");
 }
 
+/* process_irq_flag()'s save: the kfuncs that save a flag (the others restore one) */
+static int irq_save(const char *name)
+{
+	return !strcmp(name, "bpf_local_irq_save") || !strcmp(name, "bpf_res_spin_lock_irqsave");
+}
+
+/* is_bpf_res_spin_lock_kfunc(): the resilient lock's kfuncs, and what each does */
+static unsigned res_lock_flags(const char *name)
+{
+	unsigned f = BRT_SPIN_RES;
+
+	if (!strcmp(name, "bpf_res_spin_lock") || !strcmp(name, "bpf_res_spin_lock_irqsave"))
+		f |= BRT_SPIN_TAKE;
+	if (!strcmp(name, "bpf_res_spin_lock_irqsave") ||
+	    !strcmp(name, "bpf_res_spin_unlock_irqrestore"))
+		f |= BRT_SPIN_IRQ;
+	return f;
+}
+
 /* get_kfunc_ptr_arg_type() for the argument kinds of the kfuncs the runtime offers */
 static int ptr_arg_kind(struct brt_env *env, const struct kmeta *m, const struct btf_type *t,
 			const struct btf_type *ref_t, const struct btf_param *args, int argno,
@@ -483,6 +503,10 @@ static int ptr_arg_kind(struct brt_env *env, const struct kmeta *m, const struct
 		return KF_DYNPTR;
 	if (is_iter_arg(m, args, argno))
 		return KF_ITER;
+	if (has_suffix(m->btf, &args[argno], "__irq_flag"))
+		return KF_IRQ_FLAG;
+	if (kind_of(ref_t) == BTF_KIND_STRUCT && !strcmp(ref_tname, "bpf_res_spin_lock"))
+		return KF_RES_LOCK;
 	/* measured on 6.18.44: another program type's context struct (an XDP program
 	 * passing its context to bpf_skb_ct_lookup's struct __sk_buff *) is taken as a
 	 * kernel object, which the context is not ("R1 must be referenced or trusted") */
@@ -643,6 +667,29 @@ static int check_args(struct brt_env *env, struct kmeta *m)
 			if (!(m->flags & BRT_KF_ITER_NEW))
 				m->ref_obj_id = m->iter.ref_obj_id;
 			break;
+		case KF_IRQ_FLAG:
+			if (reg->type != PTR_TO_STACK) {
+				brt_verr(env, "arg#%d doesn't point to an irq flag on stack\n", i);
+				return -EINVAL;
+			}
+			err = brt_process_irq_flag(env, regno, irq_save(m->name),
+						   strncmp(m->name, "bpf_res_", 8) ? BRT_IRQ_NATIVE
+										   : BRT_IRQ_LOCK);
+			if (err < 0)
+				return err;
+			break;
+		case KF_RES_LOCK:
+			/* an object of bpf_obj_new (PTR_TO_BTF_ID | MEM_ALLOC) may hold one
+			 * too in the kernel; bpfrt has none yet */
+			if (reg->type != PTR_TO_MAP_VALUE) {
+				brt_verr(env, "arg#%d doesn't point to map value or allocated object\n",
+					 i);
+				return -EINVAL;
+			}
+			err = brt_process_spin_lock(env, regno, res_lock_flags(m->name));
+			if (err < 0)
+				return err;
+			break;
 		case KF_CTX:
 			if (reg->type != PTR_TO_CTX) {
 				brt_verr(env, "arg#%d expected pointer to ctx, but got %s\n", i,
@@ -711,6 +758,39 @@ static int check_args(struct brt_env *env, struct kmeta *m)
 	return 0;
 }
 
+/* bpf_res_spin_lock and _irqsave: calls that may fail, the lock then not taken */
+static int is_res_lock_take(const char *name)
+{
+	return !strcmp(name, "bpf_res_spin_lock") || !strcmp(name, "bpf_res_spin_lock_irqsave");
+}
+
+/* check_kfunc_call()'s fork for a lock that may fail: a path from the next insn where
+ * the call returned an error (r0 in [-MAX_ERRNO, -1], r1-r5 clobbered) and nothing was
+ * taken, pushed before the arguments are looked at */
+static int push_failed_lock(struct brt_env *env, int insn_idx)
+{
+	struct brt_vstate *branch;
+	struct brt_reg *regs, *r0;
+	int err = brt_push_stack(env, insn_idx + 1, insn_idx, &branch);
+
+	if (err) {
+		if (err == -ENOMEM)
+			brt_verr(env, "failed to push state for failed lock acquisition\n");
+		return err;
+	}
+	regs = branch->frame[branch->curframe]->regs;
+	for (int i = BPF_REG_0; i <= BPF_REG_5; i++)
+		brt_mark_reg_not_init(&regs[i]);
+	r0 = &regs[BPF_REG_0];
+	brt_mark_reg_unknown(env, r0);
+	r0->s32_min = -4095; /* -MAX_ERRNO */
+	r0->s32_max = -1;
+	r0->smin = -4095;
+	r0->smax = -1;
+	brt_reg_bounds_sync(r0);
+	return 0;
+}
+
 /* The return value (check_kfunc_call() after the arguments). */
 static int set_return(struct brt_env *env, struct kmeta *m, int insn_idx)
 {
@@ -727,6 +807,9 @@ static int set_return(struct brt_env *env, struct kmeta *m, int insn_idx)
 	}
 	if (is_scalar(t)) {
 		brt_mark_reg_unknown(env, r0);
+		/* the lock was taken on this path: 0 (the failure is the pushed path) */
+		if (is_res_lock_take(m->name))
+			brt_mark_reg_known(r0, 0);
 		return 0;
 	}
 	if (kind_of(t) != BTF_KIND_PTR)
@@ -926,6 +1009,11 @@ int brt_check_kfunc_call(struct brt_env *env, const struct bpf_insn *insn, int i
 		brt_verr(env, "calling kernel function %s is not allowed\n", m.name ? m.name : "");
 		return -EACCES;
 	}
+	if (is_res_lock_take(m.name)) {
+		err = push_failed_lock(env, insn_idx);
+		if (err)
+			return err;
+	}
 	if ((m.flags & BRT_KF_SLEEPABLE) && !(env->opts->prog_flags & BPF_F_SLEEPABLE)) {
 		brt_verr(env, "program must be sleepable to call sleepable kfunc %s\n", m.name);
 		return -EACCES;
@@ -942,6 +1030,10 @@ int brt_check_kfunc_call(struct brt_env *env, const struct bpf_insn *insn, int i
 	err = preempt_section(env, &m, brt_kfunc_index(brt_kfunc_find(m.name)));
 	if (err < 0)
 		return err;
+	if (env->cur->active_irq_id && (m.flags & BRT_KF_SLEEPABLE)) {
+		brt_verr(env, "kernel func %s is sleepable within IRQ-disabled region\n", m.name);
+		return -EACCES;
+	}
 	if (m.release_regno) {
 		err = brt_release_ref(env, brt_cur_regs(env)[m.release_regno].ref_obj_id);
 		if (err) {

@@ -152,15 +152,16 @@ static int check_map_fields(struct brt_env *env, int regno, const struct brt_map
 			    int off, int size)
 {
 	const struct brt_reg *reg = &brt_cur_regs(env)[regno];
-	int64_t p = (int64_t)m->spin_lock_off1 - 1, t = (int64_t)m->timer_off1 - 1;
-	int lock = m->spin_lock_off1 && reg->smin + off < p + 4 &&
-		   p < (int64_t)reg->umax + off + size;
+	uint32_t lock1 = m->spin_lock_off1 ? m->spin_lock_off1 : m->res_spin_lock_off1;
+	int64_t p = (int64_t)lock1 - 1, t = (int64_t)m->timer_off1 - 1;
+	int lock = lock1 && reg->smin + off < p + 4 && p < (int64_t)reg->umax + off + size;
 	int timer = m->timer_off1 && reg->smin + off < t + 16 &&
 		    t < (int64_t)reg->umax + off + size;
 
 	/* the kernel's fields in offset order: the first one touched is named */
 	if (lock && (!timer || p < t)) {
-		brt_verr(env, "bpf_spin_lock cannot be accessed directly by load/store\n");
+		brt_verr(env, "%s cannot be accessed directly by load/store\n",
+			 m->spin_lock_off1 ? "bpf_spin_lock" : "bpf_res_spin_lock");
 		return -EACCES;
 	}
 	if (timer) {

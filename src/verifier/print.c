@@ -194,7 +194,7 @@ static void print_reg(struct brt_env *env, const struct brt_frame *f, const stru
 
 static const char slot_char[8] = { [STACK_INVALID] = '?', [STACK_SPILL] = 'r',
 				   [STACK_MISC] = 'm', [STACK_ZERO] = '0', [STACK_DYNPTR] = 'd',
-				   [STACK_ITER] = 'i' };
+				   [STACK_ITER] = 'i', [STACK_IRQ_FLAG] = 'f' };
 
 void brt_print_state(struct brt_env *env, const struct brt_vstate *st, int frameno, int print_all)
 {

@@ -222,6 +222,12 @@ static int stacksafe(struct brt_env *env, const struct brt_frame *o, const struc
 		     !check_ids(o->stack[spi].spilled.ref_obj_id, c->stack[spi].spilled.ref_obj_id,
 				m)))
 			return 0;
+		/* an irq flag's slot: references that correspond, saved by the same kind */
+		if (k == 7 && ot == STACK_IRQ_FLAG &&
+		    (!check_ids(o->stack[spi].spilled.ref_obj_id, c->stack[spi].spilled.ref_obj_id,
+				m) ||
+		     o->stack[spi].spilled.btf_id != c->stack[spi].spilled.btf_id))
+			return 0;
 		if (k == 7 && ot == STACK_SPILL &&
 		    !regsafe(&o->stack[spi].spilled, &c->stack[spi].spilled, m, exact,
 			     scalar_relevant(&o->stack[spi].spilled, how)))

@@ -162,7 +162,7 @@ static int stack_write_fixed(struct brt_env *env, struct brt_frame *f, int off, 
 		/* a data write into a slot holding a spill (its lowest byte a spill byte)
 		 * turns every written-to byte of the slot into data, zeroes included (the
 		 * kernel's scrub_spilled_slot over is_stack_slot_special) */
-		if (brt_is_spilled(s) || s->type[7] == STACK_ITER) {
+		if (brt_is_spilled(s) || s->type[7] == STACK_ITER || s->type[7] == STACK_IRQ_FLAG) {
 			for (int i = 0; i < 8; i++)
 				if (s->type[i] != STACK_INVALID)
 					s->type[i] = STACK_MISC;

@@ -447,6 +447,7 @@ static inline void unchecked_ctx_init(struct bpfrt_run_ctx *ctx, struct bpfrt_vm
 	ctx->checked = 0;
 	ctx->budget = NULL; /* callbacks count from here: no budget */
 	ctx->budget_left = UINT64_MAX;
+	ctx->res_held = NULL;
 }
 
 #ifdef BPFRT_HAVE_JIT
@@ -660,6 +661,7 @@ static __attribute__((noinline)) int run_interp(struct bpfrt_vm *vm, const struc
 	ctx.skb_len = o->skb_len;
 	ctx.pkt = o->pkt;
 	ctx.cg_retval = 0;
+	ctx.res_held = NULL;
 	ctx.call_func = brt_vm_interp_call_func;
 	ctx.call_arg = &ex;
 	ctx.cb_depth = 0;

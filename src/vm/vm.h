@@ -139,6 +139,9 @@ struct bpfrt_run_ctx {
 	struct brt_budget *budget;      /* the run's budget state (budget.c), NULL: none */
 	int32_t cg_retval;              /* bpf_get_retval/set_retval: the cgroup hook's return
 					 * code, 0 when a run starts */
+	/* the thread's table of resilient locks once this run took one (maps/res_lock.c),
+	 * NULL when a run starts: what the table holds then is an ended run's */
+	void *res_held;
 };
 
 /* A run's budget (off by default, as in the kernel): an embedder bounds an untrusted
