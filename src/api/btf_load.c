@@ -133,6 +133,8 @@ static int local_storage(uint32_t type)
  * objects that libbpf fixes up before loading them, so these belong here). */
 static int find_spin_lock(const struct brt_btf *btf, uint32_t id, uint32_t base, int nested,
 			  uint32_t *seen);
+static int find_field(const struct brt_btf *btf, uint32_t id, uint32_t base, int nested,
+		      uint32_t *seen, const char *fname, uint32_t fsize, uint32_t falign);
 
 static int kernel_rules(const struct brt_btf *btf, char *err, size_t errlen)
 {
@@ -157,6 +159,18 @@ static int kernel_rules(const struct brt_btf *btf, char *err, size_t errlen)
 		if (lock == -E2BIG || lock == -EFAULT) {
 			err[0] = 0;
 			return lock;
+		}
+		/* such a struct's fields are parsed whole (nested too), and a
+		 * bpf_res_spin_lock beside the bpf_spin_lock is refused (EINVAL), two of
+		 * them at one level too (E2BIG; measured on 6.18.44) */
+		if (lock >= 0) {
+			uint32_t rseen = 0;
+			int res = find_field(btf, id, 0, 1, &rseen, "bpf_res_spin_lock", 4, 4);
+
+			if (res >= 0 || res == -E2BIG || res == -ENOTUNIQ) {
+				err[0] = 0;
+				return res == -E2BIG ? res : -EINVAL;
+			}
 		}
 	}
 	return 0;
@@ -608,7 +622,7 @@ static int find_datasec_field(const struct brt_btf *btf, const struct btf_type *
 			      uint32_t *seen, const char *fname, uint32_t fsize, uint32_t falign)
 {
 	const struct btf_var_secinfo *v = (const struct btf_var_secinfo *)(t + 1);
-	int found = -ENOENT;
+	int found = -ENOENT, found_direct = 0, direct;
 
 	for (uint32_t i = 0; i < BTF_INFO_VLEN(t->info); i++, v++) {
 		const struct btf_type *var = brt_btf_type(btf, v->type);
@@ -622,7 +636,8 @@ static int find_datasec_field(const struct brt_btf *btf, const struct btf_type *
 		if (!var || BTF_INFO_KIND(var->info) != BTF_KIND_VAR || !vt ||
 		    BTF_INFO_KIND(vt->info) != BTF_KIND_STRUCT || v->offset > INT32_MAX)
 			continue;
-		if (name && !strcmp(name, fname) && vt->size == fsize) {
+		direct = name && !strcmp(name, fname) && vt->size == fsize;
+		if (direct) {
 			if (v->size != fsize)
 				continue;
 			off = v->offset % falign ? -ENOENT : (int)v->offset;
@@ -636,24 +651,27 @@ static int find_datasec_field(const struct brt_btf *btf, const struct btf_type *
 		if (off < 0)
 			return off;
 		if (found >= 0)
-			return -E2BIG;
+			return direct && found_direct ? -E2BIG : -ENOTUNIQ;
 		found = off;
+		found_direct = direct;
 	}
 	return found;
 }
 
-/* The offset of a struct fname of fsize bytes (bpf_spin_lock, bpf_timer) among the
- * members of struct id (and of the structs nested in it when nested is set), the way the
- * kernel's btf_find_field() looks (unions and arrays are not searched): -ENOENT when there
- * is none, -EFAULT for one not falign-aligned, -E2BIG for two or for a nested search
- * past LOCK_SEARCH_MEMBERS members (*seen counts them; a struct that contains itself is a
- * BTF loop, refused at load). */
+/* The offset of a struct fname of fsize bytes (bpf_spin_lock, bpf_res_spin_lock,
+ * bpf_timer) among the members of struct id (and of the structs nested in it when nested
+ * is set; a DATASEC's variables too), the way the kernel's btf_find_field() looks (unions
+ * and arrays are not searched): -ENOENT when there is none, -EFAULT for one not
+ * falign-aligned, -E2BIG for two members of one struct (the kernel's error too) or for a
+ * nested search past LOCK_SEARCH_MEMBERS members (*seen counts them; a struct that
+ * contains itself is a BTF loop, refused at load), -ENOTUNIQ for two at different depths
+ * (the kernel keeps both; bpfrt's maps have one word per kind). */
 static int find_field(const struct brt_btf *btf, uint32_t id, uint32_t base, int nested,
 		      uint32_t *seen, const char *fname, uint32_t fsize, uint32_t falign)
 {
 	const struct btf_type *t = brt_btf_type(btf, brt_btf_skip_mods(btf, id));
 	const struct btf_member *m;
-	int found = -ENOENT;
+	int found = -ENOENT, found_direct = 0, direct;
 
 	if (t && BTF_INFO_KIND(t->info) == BTF_KIND_DATASEC && nested)
 		return find_datasec_field(btf, t, seen, fname, fsize, falign);
@@ -674,7 +692,8 @@ static int find_field(const struct brt_btf *btf, uint32_t id, uint32_t base, int
 			continue;
 		if ((uint64_t)base + bits / 8 > INT32_MAX)
 			return -EINVAL;
-		if (name && !strcmp(name, fname) && mt->size == fsize)
+		direct = name && !strcmp(name, fname) && mt->size == fsize;
+		if (direct)
 			off = bits % (8 * falign) ? -EFAULT : (int)(base + bits / 8);
 		else if (nested)
 			off = find_field(btf, mid, base + bits / 8, 1, seen, fname, fsize, falign);
@@ -685,8 +704,9 @@ static int find_field(const struct brt_btf *btf, uint32_t id, uint32_t base, int
 		if (off < 0)
 			return off;
 		if (found >= 0)
-			return -E2BIG;
+			return direct && found_direct ? -E2BIG : -ENOTUNIQ;
 		found = off;
+		found_direct = direct;
 	}
 	return found;
 }
@@ -738,63 +758,42 @@ int brt_map_btf_check(const union bpf_attr *attr, struct brt_map_btf *out)
 		    BTF_INT_OFFSET(*(const uint32_t *)(kt + 1)))
 			goto out;
 	}
-	/* map_check_btf(): which map types may hold a lock (of those bpfrt has) */
+	/* map_check_btf(): the value's special fields (btf_parse_fields(); of those bpfrt
+	 * has: a bpf_spin_lock or a bpf_res_spin_lock, 4 bytes, 4-aligned; a bpf_timer, 16
+	 * bytes, 8-aligned) */
 	off = find_field(btf, attr->btf_value_type_id, 0, 1, &seen, "bpf_spin_lock", 4, 4);
-	if (off >= 0 && (uint64_t)off + 4 > attr->value_size)
-		off = -EINVAL; /* offsets past the value: not what the sizes above allow */
-	/* a struct bpf_res_spin_lock (4 bytes, 4-aligned) takes the same map types, and not
-	 * both in one value (btf_parse_fields()) */
 	seen = 0;
 	roff = find_field(btf, attr->btf_value_type_id, 0, 1, &seen, "bpf_res_spin_lock", 4, 4);
-	if (roff >= 0 && (uint64_t)roff + 4 > attr->value_size)
-		roff = -EINVAL;
-	if (roff != -ENOENT && off < 0 && off != -ENOENT) {
-		err = off;
-		goto out;
-	}
-	if (roff >= 0 && off >= 0) {
-		err = -EINVAL;
-		goto out;
-	}
-	if (roff != -ENOENT && roff < 0) {
-		err = roff;
-		goto out;
-	}
-	if (roff >= 0) {
-		err = -EOPNOTSUPP;
-		if (attr->map_type != BPF_MAP_TYPE_HASH && attr->map_type != BPF_MAP_TYPE_ARRAY &&
-		    !local_storage(attr->map_type))
-			goto out;
-		err = -EACCES;
-		if (attr->map_flags & BPF_F_RDONLY_PROG)
-			goto out;
-	}
-	if (off >= 0) {
-		err = -EOPNOTSUPP;
-		if (attr->map_type != BPF_MAP_TYPE_HASH && attr->map_type != BPF_MAP_TYPE_ARRAY &&
-		    !local_storage(attr->map_type))
-			goto out;
-		err = -EACCES;
-		if (attr->map_flags & BPF_F_RDONLY_PROG)
-			goto out;
-	} else if (off != -ENOENT) {
-		err = off; /* the kernel refuses such BTF at BPF_BTF_LOAD already */
-		goto out;
-	}
-	/* a struct bpf_timer (16 bytes, 8-aligned): hash, LRU hash and array maps only */
 	seen = 0;
 	toff = find_field(btf, attr->btf_value_type_id, 0, 1, &seen, "bpf_timer", 16, 8);
-	if (toff >= 0 && (uint64_t)toff + 16 > attr->value_size)
-		toff = -EINVAL;
-	if (toff >= 0) {
-		err = -EOPNOTSUPP;
-		if (attr->map_type != BPF_MAP_TYPE_HASH && attr->map_type != BPF_MAP_TYPE_LRU_HASH &&
-		    attr->map_type != BPF_MAP_TYPE_ARRAY)
-			goto out;
-	} else if (toff != -ENOENT) {
-		err = toff;
+	/* two of a kind at different depths: the kernel keeps both, bpfrt's maps cannot (a
+	 * documented difference, tests/api/test_map_lock.c) */
+	err = -E2BIG;
+	if (off == -ENOTUNIQ || roff == -ENOTUNIQ || toff == -ENOTUNIQ)
 		goto out;
-	}
+	/* a value whose fields do not parse (two of a kind at one level, both locks, offsets
+	 * past the value) has none: map_check_btf() ignores btf_parse_fields()'s error
+	 * (measured on 6.18.44: such a map is made, and programs may not lock it) */
+	if ((off < 0 && off != -ENOENT) || (roff < 0 && roff != -ENOENT) ||
+	    (toff < 0 && toff != -ENOENT) || (off >= 0 && roff >= 0) ||
+	    (off >= 0 && (uint64_t)off + 4 > attr->value_size) ||
+	    (roff >= 0 && (uint64_t)roff + 4 > attr->value_size) ||
+	    (toff >= 0 && (uint64_t)toff + 16 > attr->value_size))
+		off = roff = toff = -ENOENT;
+	/* a value with fields is not for programs that may only read or only write it */
+	err = -EACCES;
+	if ((off >= 0 || roff >= 0 || toff >= 0) &&
+	    (attr->map_flags & (BPF_F_RDONLY_PROG | BPF_F_WRONLY_PROG)))
+		goto out;
+	/* locks: hash, array and local storage maps only */
+	err = -EOPNOTSUPP;
+	if ((off >= 0 || roff >= 0) && attr->map_type != BPF_MAP_TYPE_HASH &&
+	    attr->map_type != BPF_MAP_TYPE_ARRAY && !local_storage(attr->map_type))
+		goto out;
+	/* timers: hash, LRU hash and array maps only */
+	if (toff >= 0 && attr->map_type != BPF_MAP_TYPE_HASH &&
+	    attr->map_type != BPF_MAP_TYPE_LRU_HASH && attr->map_type != BPF_MAP_TYPE_ARRAY)
+		goto out;
 	*out = (struct brt_map_btf){ .id = obj->snap.id,
 				     .blob = ((struct brt_btf_obj *)(void *)obj)->blob,
 				     .size = ((struct brt_btf_obj *)(void *)obj)->size, .ref = obj,

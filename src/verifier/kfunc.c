@@ -783,10 +783,11 @@ static int push_failed_lock(struct brt_env *env, int insn_idx)
 		brt_mark_reg_not_init(&regs[i]);
 	r0 = &regs[BPF_REG_0];
 	brt_mark_reg_unknown(env, r0);
+	/* measured on 6.18.44: only the 32-bit signed range is set (the 64-bit one follows
+	 * from it through the bounds' sync: smin 0x80000000fffff001, not -4095), as the
+	 * function returns an int */
 	r0->s32_min = -4095; /* -MAX_ERRNO */
 	r0->s32_max = -1;
-	r0->smin = -4095;
-	r0->smax = -1;
 	brt_reg_bounds_sync(r0);
 	return 0;
 }
