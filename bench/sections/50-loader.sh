@@ -89,8 +89,62 @@ for r in $(seq 1 "$REPS"); do
 	[ -z "$bpffs" ] || find "$bpffs" -mindepth 1 -maxdepth 1 -type d -exec rm -rf {} +
 done
 
-# the real-world corpus, once: every program alone, open + load (verification) + close
 corpus_dir=${BPFRT_CORPUS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/bpfrt-corpus}
+# Many-program objects of the real-world corpus (#17 item 3), each timed alone: the
+# library loaders in one process (loader_bench --per-object), and the command-line tools
+# one process per object, bpfrt and bpftool taking turns (the first rotates rep by rep).
+many=(bcc-libbpf-tools/statsnoop.bpf.o bcc-libbpf-tools/mountsnoop.bpf.o
+	bcc-libbpf-tools/syncsnoop.bpf.o bcc-libbpf-tools/tcptracer.bpf.o cilium/bpf_sock__max.o
+	kernel-selftests/progs__uretprobe_stack.o kernel-selftests/progs__test_sockmap_listen.o
+	cilium-ebpf/testdata_manyprogs-el.o)
+many_objs=()
+for m in "${many[@]}"; do
+	[ -f "$corpus_dir/$m" ] && many_objs+=("$corpus_dir/$m")
+done
+if [ ${#many_objs[@]} -gt 0 ]; then
+	taskset -c "$CPU" "$OUT/loader_bench" --per-object "$REPS" "${many_objs[@]}" |
+		sed "s|$corpus_dir/||" >>"$raw"
+	cli_many=()
+	for o in "${many_objs[@]}"; do
+		m=${o#"$corpus_dir"/}
+		n=$(echo "$m" | tr -c 'a-zA-Z0-9\n' _)
+		ok=1
+		build-release/bpfrt prog loadall "$o" "$BPFRT_FS/$n" >/dev/null 2>&1 || ok=0
+		echo "MANYPROGS $m $(find "$BPFRT_FS/$n" -maxdepth 1 -type f 2>/dev/null | wc -l)" >>"$raw"
+		if [ -n "$bpffs" ]; then
+			bpftool prog loadall "$o" "$bpffs/$n" >/dev/null 2>&1 || ok=0
+		fi
+		[ "$ok" = 0 ] || cli_many+=("$o")
+	done
+	rm -rf "${BPFRT_FS:?}"/*
+	[ -z "$bpffs" ] || find "$bpffs" -mindepth 1 -maxdepth 1 -type d -exec rm -rf {} +
+	for r in $(seq 1 "$REPS"); do
+		for o in "${cli_many[@]}"; do
+			m=${o#"$corpus_dir"/}
+			n=$(echo "$m" | tr -c 'a-zA-Z0-9\n' _)
+			tools=(bpfrt bpftool)
+			[ $((r % 2)) = 0 ] && tools=(bpftool bpfrt)
+			for t in "${tools[@]}"; do
+				[ "$t" = bpftool ] && [ -z "$bpffs" ] && continue
+				t0=${EPOCHREALTIME/./}
+				if [ "$t" = bpfrt ]; then
+					taskset -c "$CPU" build-release/bpfrt prog loadall "$o" \
+						"$BPFRT_FS/$n" >/dev/null 2>&1 || true
+				else
+					taskset -c "$CPU" bpftool prog loadall "$o" "$bpffs/$n" \
+						>/dev/null 2>&1 || true
+				fi
+				echo "CLIOBJ $t $m $(us "$t0")" >>"$raw"
+			done
+			rm -rf "${BPFRT_FS:?}/$n"
+			[ -z "$bpffs" ] || rm -rf "${bpffs:?}/$n"
+		done
+	done
+else
+	echo "NOTE many-program rows skipped: no corpus at $corpus_dir (scripts/corpus.sh)" >>"$raw"
+fi
+
+# the real-world corpus, once: every program alone, open + load (verification) + close
 corpus_line="NOTE corpus row skipped: no corpus at $corpus_dir (scripts/corpus.sh), libbpf or root"
 if [ -d "$corpus_dir" ] && [ "$(id -u)" = 0 ] && pkg-config --exists libbpf; then
 	cmake --build build-release -j2 --target corpus_diff >/dev/null 2>&1 || true
@@ -106,10 +160,21 @@ python3 - "$raw" "${#objs[@]}" "${#cli_objs[@]}" <<'PY'
 import statistics, sys
 raw, total, cli_total = sys.argv[1], sys.argv[2], sys.argv[3]
 res, notes, corpus_line = {}, [], None
+per_obj, cli_obj, nprogs, many_order = {}, {}, {}, []
 for line in open(raw):
     f = line.split()
     if f[0] == 'RES':
         res.setdefault(f[1], []).append(float(f[2]))
+    elif f[0] == 'OBJ':
+        per_obj.setdefault((f[1], f[2]), []).append(float(f[3]) / 1000)
+        if f[2] not in many_order:
+            many_order.append(f[2])
+    elif f[0] == 'CLIOBJ':
+        cli_obj.setdefault((f[1], f[2]), []).append(float(f[3]) / 1000)
+        if f[2] not in many_order:
+            many_order.append(f[2])
+    elif f[0] == 'MANYPROGS':
+        nprogs[f[1]] = f[2]
     elif f[0] == 'CORPUS':
         corpus_line = line.split(None, 1)[1].strip()
     elif line.startswith('NOTE') and line not in notes:
@@ -155,6 +220,31 @@ if 'cli-bpfrt' in res:
             ratio = f'{statistics.median(res[key]) / cb:.2f}x' if cb else '-'
             print(f'| {label} | {m:.1f} [{min(v):.1f}] | {m / int(cli_total):.1f} | {ratio} |')
     print()
+def cell(v):
+    return f'{statistics.median(v):.2f} [{min(v):.2f}]' if v else '-'
+
+def ratio(a, b):
+    return f'{statistics.median(a) / statistics.median(b):.2f}x' if a and b else '-'
+
+if many_order:
+    print('Many-program objects of the real-world corpus (scripts/corpus.sh), each timed alone '
+          '(#17 item 3): ms per object, median [min] of the repetitions, pinned to one CPU, '
+          'the sides taking turns object by object.  The libraries load in one process '
+          '(loader_bench --per-object: after an untimed first load, so bpfrt\'s vmlinux BTF '
+          'and its CO-RE name index are the process\'s, while libbpf parses vmlinux for every '
+          'object); the tools are one process per object, every program pinned.  Ratios are '
+          'bpfrt over the kernel side.\n')
+    print('| object | programs | libbpf into the kernel | bpfrt\'s loader into bpfrt | ratio '
+          '| `bpftool prog loadall` | `bpfrt prog loadall` | ratio |')
+    print('|---|---|---|---|---|---|---|---|')
+    for o in many_order:
+        lk, lb = per_obj.get(('kernel-libbpf', o)), per_obj.get(('bpfrt', o))
+        ck, cb = cli_obj.get(('bpftool', o)), cli_obj.get(('bpfrt', o))
+        print(f'| {o} | {nprogs.get(o, "?")} | {cell(lk)} | {cell(lb)} | {ratio(lb, lk)} '
+              f'| {cell(ck)} | {cell(cb)} | {ratio(cb, ck)} |')
+    print()
+    print('An object a side does not load has "-" there (libbpf refuses cilium-ebpf\'s '
+          'manyprogs: its programs\' section names).\n')
 if corpus_line:
     print('Real-world corpus (scripts/corpus.sh), each program loaded alone into the kernel '
           '(libbpf) and into bpfrt, one run (tests/corpus/corpus_diff):\n')

@@ -21,6 +21,14 @@ if(BPFRT_BPF_CLANG)
   set_tests_properties(object.cli_loadall_tc PROPERTIES LABELS unit
     ENVIRONMENT BPFRT_FS=${CMAKE_BINARY_DIR}/fs-loadall-tc
     PASS_REGULAR_EXPRESSION "loaded 'cls_entry' \\(sched_cls.*loaded 'cls_tail' \\(sched_cls.*loaded 'from_container' \\(sched_cls")
+  # an object of 16 programs: every one loaded and pinned; and one refused in the middle
+  # of 8 (bad_many's prog_5): the command fails and pins nothing
+  set(many_fs ${CMAKE_BINARY_DIR}/fs-loadall-many)
+  add_test(NAME object.cli_loadall_many
+    COMMAND sh -c "rm -rf ${many_fs}/many ${many_fs}/bad && mkdir -p ${many_fs} && $<TARGET_FILE:bpfrt_cli> prog loadall ${CMAKE_BINARY_DIR}/progs/many_progs.bpf.o ${many_fs}/many && ls ${many_fs}/many | wc -l && ! $<TARGET_FILE:bpfrt_cli> prog loadall ${CMAKE_BINARY_DIR}/progs/bad_many.bpf.o ${many_fs}/bad && test -z \"$(ls ${many_fs}/bad 2>/dev/null)\" && echo bad-clean")
+  set_tests_properties(object.cli_loadall_many PROPERTIES LABELS unit
+    ENVIRONMENT BPFRT_FS=${many_fs}
+    PASS_REGULAR_EXPRESSION "pinned at [^\n]*/prog_15\n16\n.*bad-clean")
   add_test(NAME object.cli_loadall_samples
     COMMAND $<TARGET_FILE:bpfrt_cli> prog loadall ${CMAKE_BINARY_DIR}/progs/samples_maps.bpf.o)
   set_tests_properties(object.cli_loadall_samples PROPERTIES LABELS unit
