@@ -243,8 +243,9 @@ if many_order:
         print(f'| {o} | {nprogs.get(o, "?")} | {cell(lk)} | {cell(lb)} | {ratio(lb, lk)} '
               f'| {cell(ck)} | {cell(cb)} | {ratio(cb, ck)} |')
     print()
-    print('An object a side does not load has "-" there (libbpf refuses cilium-ebpf\'s '
-          'manyprogs: its programs\' section names).\n')
+    print('A "-" is a side that does not load the object (loader_bench times an object only '
+          'when every library side loads it: "skipped" below); an object neither tool loads '
+          'has no row.\n')
 if corpus_line:
     print('Real-world corpus (scripts/corpus.sh), each program loaded alone into the kernel '
           '(libbpf) and into bpfrt, one run (tests/corpus/corpus_diff):\n')
