@@ -420,6 +420,13 @@ struct brt_perf_walk {
 };
 int brt_perf_walk(struct brt_perf_walk *w,
 		  void (*cb)(void *arg, const struct perf_event_header *rec), void *arg);
+/* One record without consuming it (brt_perf_walk()'s step, for a reader that merges
+ * rings): the record at position tail, head being data_head as read (acquire) before;
+ * NULL at head or at a corrupt header, else the record (a wrapped one in the bounce
+ * buffer: valid until the next call on w) and *next, the position after it.  The caller
+ * publishes data_tail. */
+const struct perf_event_header *brt_perf_peek(struct brt_perf_walk *w, uint64_t tail,
+					     uint64_t head, uint64_t *next);
 
 /* A ring's records for brt_perf_walk() (meta, data, size); the consumer's wake-up
  * acknowledgement, made before reading: empties the pipe, then clears the pending wake-up. */

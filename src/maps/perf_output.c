@@ -332,45 +332,51 @@ void brt_perf_out_walker(struct brt_obj *ring, struct brt_perf_walk *w)
 	w->size = r->size;
 }
 
+const struct perf_event_header *brt_perf_peek(struct brt_perf_walk *w, uint64_t tail,
+					     uint64_t head, uint64_t *next)
+{
+	uint64_t off = tail & (w->size - 1);
+	struct perf_event_header h;
+	size_t first;
+
+	if (tail >= head)
+		return NULL;
+	/* records are 8-byte aligned, so a header never straddles the end */
+	memcpy(&h, w->data + off, sizeof(h));
+	if (h.size < sizeof(h) || h.size > head - tail || h.size > w->size)
+		return NULL; /* a corrupt ring: stop rather than loop or read past it */
+	*next = tail + h.size;
+	if (off + h.size <= w->size)
+		return (const void *)(w->data + off);
+	first = (size_t)(w->size - off);
+	if (w->bounce_len < h.size) {
+		void *b = realloc(w->bounce, h.size);
+
+		if (!b)
+			return NULL;
+		w->bounce = b;
+		w->bounce_len = h.size;
+	}
+	memcpy(w->bounce, w->data + off, first);
+	memcpy((uint8_t *)w->bounce + first, w->data, h.size - first);
+	return w->bounce;
+}
+
 int brt_perf_walk(struct brt_perf_walk *w,
 		  void (*cb)(void *arg, const struct perf_event_header *rec), void *arg)
 {
 	uint64_t head = __atomic_load_n(&w->meta->data_head, __ATOMIC_ACQUIRE);
-	uint64_t tail = __atomic_load_n(&w->meta->data_tail, __ATOMIC_RELAXED);
+	uint64_t tail = __atomic_load_n(&w->meta->data_tail, __ATOMIC_RELAXED), next = 0;
+	const struct perf_event_header *rec;
 	int n = 0;
 
 	/* positions more than the ring apart were not written by a producer (the control
 	 * page is shared with whoever can write the file): nothing to read */
 	if (head - tail > w->size)
 		return 0;
-	while (tail < head) {
-		uint64_t off = tail & (w->size - 1);
-		struct perf_event_header h;
-		const struct perf_event_header *rec;
-
-		/* records are 8-byte aligned, so a header never straddles the end */
-		memcpy(&h, w->data + off, sizeof(h));
-		if (h.size < sizeof(h) || h.size > head - tail || h.size > w->size)
-			break; /* a corrupt ring: stop rather than loop or read past it */
-		if (off + h.size <= w->size) {
-			rec = (const void *)(w->data + off);
-		} else {
-			size_t first = (size_t)(w->size - off);
-
-			if (w->bounce_len < h.size) {
-				void *b = realloc(w->bounce, h.size);
-
-				if (!b)
-					break;
-				w->bounce = b;
-				w->bounce_len = h.size;
-			}
-			memcpy(w->bounce, w->data + off, first);
-			memcpy((uint8_t *)w->bounce + first, w->data, h.size - first);
-			rec = w->bounce;
-		}
+	while ((rec = brt_perf_peek(w, tail, head, &next))) {
 		cb(arg, rec);
-		tail += h.size;
+		tail = next;
 		n++;
 	}
 	__atomic_store_n(&w->meta->data_tail, tail, __ATOMIC_RELEASE);

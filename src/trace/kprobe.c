@@ -203,7 +203,8 @@ int bpfrt_perf_event_attach(int prog_fd, const void *attr_in, size_t attr_size, 
 	attr.size = sizeof(attr);
 	attr.freq = 0;
 	attr.sample_period = 1;
-	attr.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_CPU | PERF_SAMPLE_REGS_INTR;
+	attr.sample_type = PERF_SAMPLE_REGS_INTR;
+	brt_perf_attr_sample(&attr);
 	src->ps.chain = brt_trace_wants_chain(prog);
 	src->ps.min_tail = 8; /* u64 abi */
 	src->ps.on_sample = run_sample;

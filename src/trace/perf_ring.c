@@ -1,8 +1,20 @@
 /* perf_ring.c - one perf_event_open() event with its mmap'd ring: the kernel writes
- * records after the control page and moves data_head; brt_perf_walk() (src/maps, which
- * reads bpfrt's own perf output rings the same way) hands them on and moves data_tail.
+ * records after the control page and moves data_head; brt_perf_peek() (src/maps, which
+ * reads bpfrt's own perf output rings the same way) reads them and data_tail moves past.
  * And what a link thread that reads a set of such rings does (tracepoint.c, kprobe.c): the
  * loop over them, and the program's run on each record.
+ *
+ * Order: the kernel runs a program at the event, so a task's events reach it in the order
+ * they happened, whichever CPUs they happened on.  Here the events of one source go to a
+ * ring per CPU, and a task that moved between CPUs left its records in several rings;
+ * reading the rings one after the other ran a later event first (session 13: a record of
+ * CPU 0 before an earlier one of CPU 1, the stack_oracle flake).  So samples carry their
+ * time (PERF_SAMPLE_TIME on CLOCK_MONOTONIC) and the rings are merged: the oldest record
+ * first.  A record can become visible after a newer one of another ring was read (the
+ * reader saw that ring's head first); a round therefore takes only records stamped before
+ * the clock it read before the heads, and every record stamped earlier than one the round
+ * read was already visible (one task's next event comes after its previous record was
+ * published); a record stamped later waits for the next round, which follows at once.
  */
 #include <errno.h>
 #include <poll.h>
@@ -11,6 +23,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "api/api.h"
@@ -57,10 +70,11 @@ void brt_perf_ring_close(struct brt_perf_ring *r)
 	r->fd = -1;
 }
 
-int brt_perf_ring_drain(struct brt_perf_ring *r,
-			void (*cb)(void *arg, const struct perf_event_header *rec), void *arg)
+void brt_perf_attr_sample(struct perf_event_attr *attr)
 {
-	return brt_perf_walk(&r->walk, cb, arg);
+	attr->sample_type |= PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU;
+	attr->use_clockid = 1;
+	attr->clockid = CLOCK_MONOTONIC;
 }
 
 int brt_perf_source_open(struct brt_perf_source *ps, struct perf_event_attr *attr, int pid,
@@ -102,11 +116,12 @@ void brt_perf_source_detach(struct brt_link *link)
 	brt_perf_source_free(link->priv);
 }
 
-/* PERF_RECORD_SAMPLE for PERF_SAMPLE_TID | PERF_SAMPLE_CPU: what every source's samples
+/* PERF_RECORD_SAMPLE for brt_perf_attr_sample()'s fields: what every source's samples
  * start with */
 struct sample {
 	struct perf_event_header header;
 	uint32_t pid, tid;
+	uint64_t time; /* CLOCK_MONOTONIC ns */
 	uint32_t cpu, res;
 	/* with PERF_SAMPLE_CALLCHAIN: u64 nr, nr u64 ips; then the source's own fields */
 };
@@ -153,6 +168,86 @@ static void on_record(void *arg, const struct perf_event_header *rec)
 	}
 }
 
+/* A record's time for the merge: a sample's; other records (PERF_RECORD_LOST) carry none
+ * and go first. */
+static uint64_t rec_time(const struct perf_event_header *rec)
+{
+	const struct sample *s = (const void *)rec;
+
+	return rec->type == PERF_RECORD_SAMPLE && rec->size >= sizeof(*s) ? s->time : 0;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Where a drain is in one ring: the positions and the record read but not handed on. */
+struct cursor {
+	uint64_t head, tail, next;
+	const struct perf_event_header *rec;
+};
+
+#define MAX_ROUNDS 16 /* rounds of one drain (a round leaves only records newer than it) */
+
+/* Every record waiting in the n rings to on_record, oldest first (file comment). */
+static void drain_ordered(struct brt_perf_ring *rings, struct cursor *c, int n, struct drain *d)
+{
+	for (int round = 0; round < MAX_ROUNDS; round++) {
+		uint64_t now = now_ns();
+		int newer = 0;
+
+		for (int i = 0; i < n; i++) {
+			struct brt_perf_walk *w = &rings[i].walk;
+
+			c[i].head = __atomic_load_n(&w->meta->data_head, __ATOMIC_ACQUIRE);
+			c[i].tail = __atomic_load_n(&w->meta->data_tail, __ATOMIC_RELAXED);
+			/* positions more than the ring apart: not a producer's, nothing to read */
+			if (c[i].head - c[i].tail > w->size)
+				c[i].head = c[i].tail;
+			c[i].rec = NULL;
+		}
+		for (;;) {
+			uint64_t best_t = 0;
+			int best = -1;
+
+			for (int i = 0; i < n; i++) {
+				uint64_t t;
+
+				if (!c[i].rec)
+					c[i].rec = brt_perf_peek(&rings[i].walk, c[i].tail, c[i].head,
+								 &c[i].next);
+				if (!c[i].rec)
+					continue;
+				t = rec_time(c[i].rec);
+				if (t > now) { /* this ring waits for the next round */
+					newer = 1;
+					c[i].head = c[i].tail;
+					c[i].rec = NULL;
+					continue;
+				}
+				if (best < 0 || t < best_t) {
+					best = i;
+					best_t = t;
+				}
+			}
+			if (best < 0)
+				break;
+			on_record(d, c[best].rec);
+			c[best].tail = c[best].next;
+			c[best].rec = NULL;
+		}
+		for (int i = 0; i < n; i++)
+			__atomic_store_n(&rings[i].walk.meta->data_tail, c[i].tail,
+					 __ATOMIC_RELEASE);
+		if (!newer)
+			break;
+	}
+}
+
 void brt_perf_source_run(struct brt_link *link)
 {
 	struct brt_perf_source *ps = link->priv;
@@ -160,9 +255,13 @@ void brt_perf_source_run(struct brt_link *link)
 	struct drain d = { link, ps };
 	int n = ps->nrings;
 	struct pollfd *p = calloc((size_t)n + 2, sizeof(*p));
+	struct cursor *c = calloc((size_t)n, sizeof(*c));
 
-	if (!p)
+	if (!p || !c) {
+		free(p);
+		free(c);
 		return;
+	}
 	for (int i = 0; i < n; i++)
 		p[i] = (struct pollfd){ .fd = rings[i].fd, .events = POLLIN };
 	p[n] = (struct pollfd){ .fd = link->peer, .events = POLLIN };
@@ -173,11 +272,11 @@ void brt_perf_source_run(struct brt_link *link)
 		if (r < 0 && errno != EINTR)
 			break;
 		/* drained before the stop check: what was recorded before the detach still runs */
-		for (int i = 0; i < n; i++)
-			brt_perf_ring_drain(&rings[i], on_record, &d);
+		drain_ordered(rings, c, n, &d);
 		if (r > 0 && brt_link_stopping(p + n))
 			break;
 	}
+	free(c);
 	free(p);
 }
 

@@ -66,12 +66,12 @@ struct brt_perf_ring {
 int brt_perf_ring_open(struct perf_event_attr *attr, int pid, int cpu, unsigned pages,
 		       struct brt_perf_ring *r);
 void brt_perf_ring_close(struct brt_perf_ring *r);
-/* Hand every record waiting to cb (valid during the call); returns how many. */
-int brt_perf_ring_drain(struct brt_perf_ring *r,
-			void (*cb)(void *arg, const struct perf_event_header *rec), void *arg);
+/* The sample fields every source asks for (perf_ring.c's struct sample): TID, TIME (on
+ * CLOCK_MONOTONIC: the rings are read in the order the events happened) and CPU. */
+void brt_perf_attr_sample(struct perf_event_attr *attr);
 
 /* A link's event source on perf rings (tracepoint.c, kprobe.c): the first member of the
- * link's priv (calloc'd), whose samples are PERF_SAMPLE_TID | PERF_SAMPLE_CPU, with
+ * link's priv (calloc'd), whose samples have brt_perf_attr_sample()'s fields, with
  * chain set PERF_SAMPLE_CALLCHAIN, then at least min_tail bytes of the source's own
  * fields.  on_sample gets the priv, the task a sample names (its call chain included)
  * and the source's fields [p, end). */
@@ -92,7 +92,8 @@ int brt_perf_source_open(struct brt_perf_source *ps, struct perf_event_attr *att
 /* Close the rings and free the priv ps starts. */
 void brt_perf_source_free(struct brt_perf_source *ps);
 /* The link's ops: run is the link thread's loop (wait on the rings and on the link's
- * stop signals, hand each sample on, add what PERF_RECORD_LOST records count to
+ * stop signals, hand each sample on, oldest first across the rings, add what
+ * PERF_RECORD_LOST records count to
  * link->lost; returns when the link stops), detach frees the priv. */
 void brt_perf_source_run(struct brt_link *link);
 void brt_perf_source_detach(struct brt_link *link);

@@ -140,7 +140,8 @@ static int open_rings(struct tp_source *src, uint32_t id, unsigned pages)
 	attr.type = PERF_TYPE_TRACEPOINT;
 	attr.config = id;
 	attr.sample_period = 1;
-	attr.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_CPU | PERF_SAMPLE_RAW;
+	attr.sample_type = PERF_SAMPLE_RAW;
+	brt_perf_attr_sample(&attr);
 	if (src->ps.chain) /* kernel and user chains, up to perf_event_max_stack frames */
 		attr.sample_type |= PERF_SAMPLE_CALLCHAIN;
 	attr.watermark = 1;
