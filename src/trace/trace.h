@@ -93,8 +93,8 @@ int brt_perf_source_open(struct brt_perf_source *ps, struct perf_event_attr *att
 void brt_perf_source_free(struct brt_perf_source *ps);
 /* The link's ops: run is the link thread's loop (wait on the rings and on the link's
  * stop signals, hand each sample on, oldest first across the rings, add what
- * PERF_RECORD_LOST records count to
- * link->lost; returns when the link stops), detach frees the priv. */
+ * PERF_RECORD_LOST records count to link->lost; returns when the link stops), detach
+ * frees the priv. */
 void brt_perf_source_run(struct brt_link *link);
 void brt_perf_source_detach(struct brt_link *link);
 
