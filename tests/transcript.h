@@ -173,6 +173,20 @@ static inline void say_create(sys_fn sys, struct transcript *t, const char *what
 	close(fd);
 }
 
+/* A table of MAP_CREATE cases, each said as say_create() says it. */
+struct create_case {
+	const char *what;
+	uint32_t type, key, value, max, flags;
+};
+
+static inline void say_creates(sys_fn sys, struct transcript *t, const struct create_case *c,
+			       size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		say_create(sys, t, c[i].what, c[i].type, c[i].key, c[i].value, c[i].max,
+			   c[i].flags);
+}
+
 /* One part of an oracle's script, run on one side's bpf() into that side's transcript. */
 typedef void (*script_fn)(sys_fn sys, struct transcript *t);
 

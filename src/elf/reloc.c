@@ -434,12 +434,28 @@ static int cmp_line(const void *a, const void *b)
 	return x->insn_idx < y->insn_idx ? -1 : x->insn_idx > y->insn_idx;
 }
 
+/* arr (n elements of size bytes, room for *cap) with room for one more, moved or doubled
+ * (16 at first) when full: the array, or NULL when out of memory (arr is kept). */
+static void *room_for_one(void *arr, size_t n, size_t *cap, size_t size)
+{
+	size_t want = *cap ? 2 * *cap : 16;
+	void *m;
+
+	if (n < *cap)
+		return arr;
+	m = realloc(arr, want * size);
+	if (m)
+		*cap = want;
+	return m;
+}
+
 /* Source lines from .BTF.ext, renumbered for the linked layout. */
 static int link_lines(struct linker *lk)
 {
 	struct brt_elf_ctx *ctx = lk->ctx;
 	struct brt_elf_obj *obj = ctx->obj;
 	struct brt_elf_prog *p = lk->prog;
+	struct brt_elf_line *lines;
 	size_t cap = 0;
 
 	for (size_t k = 0; k < lk->nplaced; k++) {
@@ -453,15 +469,10 @@ static int link_lines(struct linker *lk)
 			if (l->insn_off % 8 || at < f->start || at >= f->start + f->cnt ||
 			    strcmp(l->sec, secname))
 				continue;
-			if (p->nlines == cap) {
-				struct brt_elf_line *n;
-
-				cap = cap ? 2 * cap : 16;
-				n = realloc(p->lines, cap * sizeof(*n));
-				if (!n)
-					return -ENOMEM;
-				p->lines = n;
-			}
+			lines = room_for_one(p->lines, p->nlines, &cap, sizeof(*lines));
+			if (!lines)
+				return -ENOMEM;
+			p->lines = lines;
 			p->lines[p->nlines++] = (struct brt_elf_line){
 				.insn_idx = lk->placed[k].out_start + at - f->start,
 				.file = l->file, .src = l->src, .line = l->line, .col = l->col,
@@ -481,6 +492,7 @@ static int link_cores(struct linker *lk)
 	struct brt_elf_ctx *ctx = lk->ctx;
 	struct brt_elf_obj *obj = ctx->obj;
 	struct brt_elf_prog *p = lk->prog;
+	struct brt_elf_core *cores;
 	size_t cap = 0;
 
 	for (size_t k = 0; k < lk->nplaced; k++) {
@@ -499,15 +511,10 @@ static int link_cores(struct linker *lk)
 						    "instruction boundary", c->sec_rec, secname);
 			if (at < f->start || at >= f->start + f->cnt)
 				continue;
-			if (p->ncores == cap) {
-				struct brt_elf_core *n;
-
-				cap = cap ? 2 * cap : 16;
-				n = realloc(p->cores, cap * sizeof(*n));
-				if (!n)
-					return -ENOMEM;
-				p->cores = n;
-			}
+			cores = room_for_one(p->cores, p->ncores, &cap, sizeof(*cores));
+			if (!cores)
+				return -ENOMEM;
+			p->cores = cores;
 			p->cores[p->ncores++] = (struct brt_elf_core){
 				.insn_idx = lk->placed[k].out_start + at - f->start, .rec = c,
 			};

@@ -87,23 +87,10 @@ static int is_int_or_enum(const struct btf_type *t)
 	       kind_of(t) == BTF_KIND_ENUM64;
 }
 
-/* The kernel's btf_type_str() for the kinds an argument can have. */
+/* The kernel's btf_type_str(): btf.c's names of the kinds. */
 static const char *kind_str(const struct btf_type *t)
 {
-	static const char *const names[] = {
-		[BTF_KIND_UNKN] = "UNKNOWN", [BTF_KIND_INT] = "INT", [BTF_KIND_PTR] = "PTR",
-		[BTF_KIND_ARRAY] = "ARRAY", [BTF_KIND_STRUCT] = "STRUCT",
-		[BTF_KIND_UNION] = "UNION", [BTF_KIND_ENUM] = "ENUM", [BTF_KIND_FWD] = "FWD",
-		[BTF_KIND_TYPEDEF] = "TYPEDEF", [BTF_KIND_VOLATILE] = "VOLATILE",
-		[BTF_KIND_CONST] = "CONST", [BTF_KIND_RESTRICT] = "RESTRICT",
-		[BTF_KIND_FUNC] = "FUNC", [BTF_KIND_FUNC_PROTO] = "FUNC_PROTO",
-		[BTF_KIND_VAR] = "VAR", [BTF_KIND_DATASEC] = "DATASEC",
-		[BTF_KIND_FLOAT] = "FLOAT", [BTF_KIND_DECL_TAG] = "DECL_TAG",
-		[BTF_KIND_TYPE_TAG] = "TYPE_TAG", [BTF_KIND_ENUM64] = "ENUM64",
-	};
-	unsigned k = kind_of(t);
-
-	return k < sizeof(names) / sizeof(names[0]) && names[k] ? names[k] : "UNKNOWN";
+	return brt_btf_kind_name(kind_of(t));
 }
 
 static const char *name_of(const struct brt_btf *btf, const struct btf_type *t)

@@ -25,21 +25,6 @@ static const struct {
 #endif
 };
 
-/* The suite's helper 5: returns its argument; 0 stops the program with r0 = 0. */
-static uint64_t unwind(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5,
-		       struct bpfrt_run_ctx *ctx)
-{
-	(void)r2, (void)r3, (void)r4, (void)r5;
-	if (r1 == 0)
-		bpfrt_run_stop(ctx, 0);
-	return r1;
-}
-
-/* the suite's helper 5, for this vm only */
-static const struct bpfrt_helper_proto unwind_helper = {
-	.sz = sizeof(struct bpfrt_helper_proto), .id = 5, .name = "unwind", .fn = unwind,
-};
-
 static int cmp_names(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
@@ -75,7 +60,7 @@ static int run_one(const char *file, const struct datafile *df, const struct bpf
 		T_FAIL("%s [%s]: load: %s", file, engines[e].name, err);
 		return 0;
 	}
-	bpfrt_helper_register(vm, &unwind_helper);
+	bpfrt_helper_register(vm, &datafile_unwind_helper);
 	if (df->mem_len) {
 		mem = malloc(df->mem_len);
 		memcpy(mem, df->mem, df->mem_len);

@@ -73,22 +73,6 @@ static size_t list_files(const char *dir, char ***names)
 	return n;
 }
 
-/* The suite's helper 5 (see its README): returns its argument; 0 ends the program with
- * r0 = 0. */
-static uint64_t unwind(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5,
-		       struct bpfrt_run_ctx *ctx)
-{
-	(void)r2, (void)r3, (void)r4, (void)r5;
-	if (!r1)
-		bpfrt_run_stop(ctx, 0);
-	return r1;
-}
-
-/* the suite's helper 5, for this vm only */
-static const struct bpfrt_helper_proto unwind_helper = {
-	.sz = sizeof(struct bpfrt_helper_proto), .id = 5, .name = "unwind", .fn = unwind,
-};
-
 /* Run insns with the checked interpreter on a copy of the file's memory.  Returns 0 with
  * *r0 set, or the load/run error with its message in msg. */
 static int run(const struct bpf_insn *insns, size_t n, const struct datafile *df,
@@ -111,7 +95,7 @@ static int run(const struct bpf_insn *insns, size_t n, const struct datafile *df
 		}
 		memcpy(mem, df->mem, df->mem_len);
 	}
-	ret = bpfrt_helper_register(vm, &unwind_helper);
+	ret = bpfrt_helper_register(vm, &datafile_unwind_helper);
 	if (!ret)
 		ret = bpfrt_vm_run(vm, mem, df->mem_len, r0, msg, msglen);
 	free(mem);

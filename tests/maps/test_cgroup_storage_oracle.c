@@ -26,10 +26,7 @@
 
 static void creates(sys_fn sys, struct transcript *t)
 {
-	static const struct {
-		const char *what;
-		uint32_t type, key, value, max, flags;
-	} c[] = {
+	static const struct create_case c[] = {
 		{ "shared key 16", CS, 16, 8, 0, 0 },
 		{ "shared key 8", CS, 8, 8, 0, 0 },
 		{ "shared key 4", CS, 4, 8, 0, 0 },
@@ -55,11 +52,8 @@ static void creates(sys_fn sys, struct transcript *t)
 		{ "percpu numa", PCS, 16, 8, 0, BPF_F_NUMA_NODE },
 	};
 
-	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
-		t->steps++;
-		say_create(sys, t, c[i].what, c[i].type, c[i].key, c[i].value, c[i].max,
-			   c[i].flags);
-	}
+	t->steps += (unsigned)(sizeof(c) / sizeof(c[0]));
+	say_creates(sys, t, c, sizeof(c) / sizeof(c[0]));
 }
 
 static void elements(sys_fn sys, struct transcript *t)

@@ -40,10 +40,7 @@
 
 static void creates(sys_fn sys, struct transcript *t)
 {
-	static const struct {
-		const char *what;
-		uint32_t type, key, value, max, flags;
-	} c[] = {
+	static const struct create_case c[] = {
 		{ "sockmap 4/4", SM, 4, 4, 8, 0 },
 		{ "sockmap 4/8", SM, 4, 8, 8, 0 },
 		{ "sockmap key 8", SM, 8, 8, 8, 0 },
@@ -72,9 +69,7 @@ static void creates(sys_fn sys, struct transcript *t)
 		{ "sockhash zero_seed", SH, 4, 8, 8, BPF_F_ZERO_SEED },
 	};
 
-	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++)
-		say_create(sys, t, c[i].what, c[i].type, c[i].key, c[i].value, c[i].max,
-			   c[i].flags);
+	say_creates(sys, t, c, sizeof(c) / sizeof(c[0]));
 }
 
 /* ---- the sockets ------------------------------------------------------------------------ */

@@ -12,6 +12,7 @@
 #include "bpfrt.h"
 #include "isa/isa.h"
 #include "cli.h"
+#include "datafile.h"
 #include "vm/vm.h"
 
 static void usage(FILE *out)
@@ -31,20 +32,6 @@ static void usage(FILE *out)
 		"  -j, --json       print {\"r0\":\"0x...\"}\n"
 		"  -h, --help       this help\n");
 }
-
-static uint64_t unwind(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5,
-		       struct bpfrt_run_ctx *ctx)
-{
-	(void)r2, (void)r3, (void)r4, (void)r5;
-	if (r1 == 0)
-		bpfrt_run_stop(ctx, 0);
-	return r1;
-}
-
-/* the suite's helper 5, for this vm only */
-static const struct bpfrt_helper_proto unwind_helper = {
-	.sz = sizeof(struct bpfrt_helper_proto), .id = 5, .name = "unwind", .fn = unwind,
-};
 
 /* Print the error text alone (the runner compares it with the test's) and fail. */
 static int fail(const char *msg)
@@ -82,7 +69,7 @@ static int run(const uint8_t *prog, size_t prog_len, uint8_t *mem, size_t mem_le
 	free(insns);
 	if (ret)
 		return fail(err);
-	if (bpfrt_helper_register(vm, &unwind_helper)) {
+	if (bpfrt_helper_register(vm, &datafile_unwind_helper)) {
 		bpfrt_vm_free(vm);
 		return fail("out of memory");
 	}

@@ -44,21 +44,6 @@ static void usage(FILE *out)
 		"Exit status: 0 when the program ran, 1 when it could not be loaded or faulted.\n");
 }
 
-/* The suite's helper 5: returns its argument; 0 stops the program with r0 = 0. */
-static uint64_t unwind(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5,
-		       struct bpfrt_run_ctx *ctx)
-{
-	(void)r2, (void)r3, (void)r4, (void)r5;
-	if (r1 == 0)
-		bpfrt_run_stop(ctx, 0);
-	return r1;
-}
-
-/* the suite's helper 5, for this vm only */
-static const struct bpfrt_helper_proto unwind_helper = {
-	.sz = sizeof(struct bpfrt_helper_proto), .id = 5, .name = "unwind", .fn = unwind,
-};
-
 static int ends_with(const char *s, const char *suffix)
 {
 	size_t a = strlen(s), b = strlen(suffix);
@@ -334,7 +319,7 @@ int cmd_run(int argc, char **argv)
 			ret = bpfrt_vm_load(insns, n, &o, &vm, err, sizeof(err));
 	}
 	if (!ret && is_data)
-		ret = bpfrt_helper_register(vm, &unwind_helper);
+		ret = bpfrt_helper_register(vm, &datafile_unwind_helper);
 	if (!ret && mem_len)
 		ret = (scratch = malloc(mem_len)) ? 0 : -ENOMEM;
 	if (!ret) {

@@ -230,3 +230,16 @@ int datafile_load(const char *path, struct datafile *df, char *err, size_t errle
 	df->mem_len = mem.len;
 	return 0;
 }
+
+static uint64_t unwind(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5,
+		       struct bpfrt_run_ctx *ctx)
+{
+	(void)r2, (void)r3, (void)r4, (void)r5;
+	if (r1 == 0)
+		bpfrt_run_stop(ctx, 0);
+	return r1;
+}
+
+const struct bpfrt_helper_proto datafile_unwind_helper = {
+	.sz = sizeof(struct bpfrt_helper_proto), .id = 5, .name = "unwind", .fn = unwind,
+};

@@ -1,12 +1,14 @@
 /* datafile.h - the bpf_conformance `.data` test file format (described in the suite's
  * README.md): `bpfrt run` and `bpfrt jit` take such files, and the conformance tests read
- * the suite through the same reader (datafile.c).
+ * the suite through the same reader (datafile.c); and the helper the suite's programs call.
  */
 #ifndef BPFRT_TOOLS_DATAFILE_H
 #define BPFRT_TOOLS_DATAFILE_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "bpfrt.h"
 
 struct datafile {
 	char *asm_text;	  /* the asm section, or NULL; preceded by one empty line per file line
@@ -26,5 +28,9 @@ struct datafile {
 int datafile_load(const char *path, struct datafile *df, char *err, size_t errlen);
 /* Free what df holds and zero it. */
 void datafile_free(struct datafile *df);
+
+/* The suite's helper 5 (see its README), for bpfrt_helper_register() on each vm that runs
+ * the suite's programs: returns its argument; 0 stops the program with r0 = 0. */
+extern const struct bpfrt_helper_proto datafile_unwind_helper;
 
 #endif
