@@ -302,18 +302,26 @@ static void reap(int dfd, uint32_t id)
 	unlinkat(dfd, fname, 0);
 }
 
+/* Is record id this process's link peer_ino's (into *r and name)?  After the ids wrapped,
+ * the name may be another link's. */
+static int own_rec(int dfd, uint32_t id, uint64_t peer_ino, struct brt_link_rec *r,
+		   char name[BRT_LINK_REC_NAME_MAX])
+{
+	uid_t uid;
+
+	return !rec_read(dfd, id, r, name, &uid) && r->peer_ino == peer_ino &&
+	       r->owner == getpid();
+}
+
 void brt_link_rec_remove(uint32_t id, uint64_t peer_ino)
 {
 	char name[BRT_LINK_REC_NAME_MAX];
 	struct brt_link_rec r;
-	uid_t uid;
 	int dfd = rec_dir(0);
 
 	if (dfd < 0)
 		return;
-	/* only our own record: after the ids wrapped, the name may be another link's */
-	if (!rec_read(dfd, id, &r, name, &uid) && r.peer_ino == peer_ino &&
-	    r.owner == getpid())
+	if (own_rec(dfd, id, peer_ino, &r, name))
 		reap(dfd, id);
 	close(dfd);
 }
@@ -322,13 +330,11 @@ void brt_link_rec_detached(uint32_t id, uint64_t peer_ino)
 {
 	char name[BRT_LINK_REC_NAME_MAX];
 	struct brt_link_rec r;
-	uid_t uid;
 	int dfd = rec_dir(0);
 
 	if (dfd < 0)
 		return;
-	if (!rec_read(dfd, id, &r, name, &uid) && r.peer_ino == peer_ino &&
-	    r.owner == getpid()) {
+	if (own_rec(dfd, id, peer_ino, &r, name)) {
 		/* the kernel's detached XDP and tcx links name no interface */
 		r.flags |= BRT_LINK_REC_DETACHED;
 		r.ifindex = 0;

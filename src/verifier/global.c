@@ -603,15 +603,20 @@ static int check_args(struct brt_env *env, int sub, int global)
 	return 0;
 }
 
-/* Does subprogram sub, or a function it calls, call a helper that changes packet data
- * (the kernel's changes_pkt_data, merged from callees by check_cfg())? */
-static int changes_pkt(struct brt_env *env, int sub, int depth)
+/* What the walk below asks of a subprogram's calls, as check_cfg() marks them and merges
+ * them from callees: a helper that changes packet data (the kernel's changes_pkt_data),
+ * or a helper or kfunc that may sleep (its might_sleep). */
+enum call_trait { CHANGES_PKT, MIGHT_SLEEP };
+
+/* Does subprogram sub, or a function it calls, have trait (cached in the subprogram)? */
+static int calls_with(struct brt_env *env, int sub, int depth, enum call_trait trait)
 {
 	struct brt_subprog *sp = &env->subprogs[sub];
+	int8_t *known = trait == CHANGES_PKT ? &sp->changes_pkt : &sp->might_sleep;
 	int r = 0;
 
-	if (sp->changes_pkt >= 0)
-		return sp->changes_pkt;
+	if (*known >= 0)
+		return *known;
 	if (depth > BRT_MAX_SUBPROGS) /* recursion is refused before the walk */
 		return 0;
 	for (int i = sp->start; i < env->subprogs[sub + 1].start && !r; i++) {
@@ -621,41 +626,15 @@ static int changes_pkt(struct brt_env *env, int sub, int depth)
 		if (in->code != (BPF_JMP | BPF_CALL))
 			continue;
 		if (in->src_reg == 0)
-			r = brt_helper_changes_pkt_data(in->imm);
-		else if (in->src_reg == BPF_PSEUDO_CALL &&
-			 (callee = brt_find_subprog(env, i + in->imm + 1)) >= 0 && callee != sub)
-			r = changes_pkt(env, callee, depth + 1);
-	}
-	sp->changes_pkt = (int8_t)r;
-	return r;
-}
-
-/* Does subprogram sub, or a function it calls, call a helper or kfunc that may sleep (the
- * kernel's might_sleep, marked and merged from callees by check_cfg())? */
-static int might_sleep(struct brt_env *env, int sub, int depth)
-{
-	struct brt_subprog *sp = &env->subprogs[sub];
-	int r = 0;
-
-	if (sp->might_sleep >= 0)
-		return sp->might_sleep;
-	if (depth > BRT_MAX_SUBPROGS)
-		return 0;
-	for (int i = sp->start; i < env->subprogs[sub + 1].start && !r; i++) {
-		const struct bpf_insn *in = &env->insns[i];
-		int callee;
-
-		if (in->code != (BPF_JMP | BPF_CALL))
-			continue;
-		if (in->src_reg == 0)
-			r = brt_helper_might_sleep(in->imm);
+			r = trait == CHANGES_PKT ? brt_helper_changes_pkt_data(in->imm)
+						 : brt_helper_might_sleep(in->imm);
 		else if (in->src_reg == BPF_PSEUDO_KFUNC_CALL)
-			r = brt_kfunc_might_sleep(env, in);
+			r = trait == MIGHT_SLEEP && brt_kfunc_might_sleep(env, in);
 		else if (in->src_reg == BPF_PSEUDO_CALL &&
 			 (callee = brt_find_subprog(env, i + in->imm + 1)) >= 0 && callee != sub)
-			r = might_sleep(env, callee, depth + 1);
+			r = calls_with(env, callee, depth + 1, trait);
 	}
-	sp->might_sleep = (int8_t)r;
+	*known = (int8_t)r;
 	return r;
 }
 
@@ -681,7 +660,7 @@ int brt_global_call(struct brt_env *env, int sub)
 			      "use static function instead\n");
 		return -EINVAL;
 	}
-	if (might_sleep(env, sub, 0) &&
+	if (calls_with(env, sub, 0, MIGHT_SLEEP) &&
 	    (env->cur->active_rcu || env->cur->active_preempt || env->cur->active_irq_id ||
 	     !(env->opts->prog_flags & BPF_F_SLEEPABLE))) {
 		brt_verr(env, "global functions that may sleep are not allowed in non-sleepable "
@@ -696,7 +675,7 @@ int brt_global_call(struct brt_env *env, int sub)
 	}
 	brt_vinfo(env, "Func#%d ('%s') is global and assumed valid.\n", sub,
 		  brt_subprog_name(env, sub));
-	if (changes_pkt(env, sub, 0))
+	if (calls_with(env, sub, 0, CHANGES_PKT))
 		brt_clear_all_pkt_pointers(env);
 	sp->called = 1;
 	regs = brt_cur_regs(env);

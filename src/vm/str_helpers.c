@@ -86,28 +86,35 @@ static int strtoull_k(const char *buf, size_t buf_len, uint64_t flags, uint64_t 
 	return (int)(consumed + (size_t)(s - str) + ndig);
 }
 
+/* What bpf_strtol and bpf_strtoul share: *res (8 writable bytes) zeroed, then the
+ * number in buf[0..len) parsed with flags: the characters consumed (v and *neg set), or
+ * -errno. */
+static int parse_number(struct bpfrt_run_ctx *ctx, uint64_t buf, uint64_t len, uint64_t flags,
+			uint64_t *res, uint64_t *v, int *neg)
+{
+	if (ctx->checked && !bpfrt_run_access_ok(ctx, res, sizeof(*res), 1))
+		return -EFAULT;
+	*res = 0;
+	if (!readable(ctx, buf, (size_t)len))
+		return -EFAULT;
+	return strtoull_k((const char *)(uintptr_t)buf, (size_t)len, flags, v, neg);
+}
+
 /* bpf_strtol(buf, buf_len, flags, res) and bpf_strtoul(...): *res is 0 unless a number
  * was parsed; the answer is the characters consumed or the error.  strtoul refuses a
  * '-' (-EINVAL); strtol refuses what does not fit a signed 64-bit value (-ERANGE). */
 uint64_t brt_helper_strtol(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5,
 			   struct bpfrt_run_ctx *ctx)
 {
-	int64_t *res = (int64_t *)(uintptr_t)r4;
-	uint64_t v = 0;
-	int neg = 0, n;
+	uint64_t *res = (uint64_t *)(uintptr_t)r4, v = 0;
+	int neg = 0, n = parse_number(ctx, r1, r2, r3, res, &v, &neg);
 
 	(void)r5;
-	if (ctx->checked && !bpfrt_run_access_ok(ctx, res, sizeof(*res), 1))
-		return (uint64_t)-EFAULT;
-	*res = 0;
-	if (!readable(ctx, r1, (size_t)r2))
-		return (uint64_t)-EFAULT;
-	n = strtoull_k((const char *)(uintptr_t)r1, (size_t)r2, r3, &v, &neg);
 	if (n < 0)
 		return (uint64_t)(int64_t)n;
 	if (neg ? (int64_t)(0 - v) > 0 : (int64_t)v < 0)
 		return (uint64_t)-ERANGE;
-	*res = neg ? (int64_t)(0 - v) : (int64_t)v;
+	*res = neg ? 0 - v : v; /* the int64_t's two's complement bits */
 	return (uint64_t)(int64_t)n;
 }
 
@@ -115,15 +122,9 @@ uint64_t brt_helper_strtoul(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, 
 			    struct bpfrt_run_ctx *ctx)
 {
 	uint64_t *res = (uint64_t *)(uintptr_t)r4, v = 0;
-	int neg = 0, n;
+	int neg = 0, n = parse_number(ctx, r1, r2, r3, res, &v, &neg);
 
 	(void)r5;
-	if (ctx->checked && !bpfrt_run_access_ok(ctx, res, sizeof(*res), 1))
-		return (uint64_t)-EFAULT;
-	*res = 0;
-	if (!readable(ctx, r1, (size_t)r2))
-		return (uint64_t)-EFAULT;
-	n = strtoull_k((const char *)(uintptr_t)r1, (size_t)r2, r3, &v, &neg);
 	if (n < 0)
 		return (uint64_t)(int64_t)n;
 	if (neg)
