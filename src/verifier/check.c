@@ -392,7 +392,10 @@ static int do_check(struct brt_env *env, int start)
 		/* a barrier stops speculative paths here (ptr_alu.c) */
 		if (env->cur->speculative && env->aux[env->insn_idx].nospec)
 			goto path_end;
+		brt_live_log_insn_start(env);
 		err = do_insn(env, &do_print);
+		if (err >= 0 || brt_spec_recoverable(env, err))
+			brt_live_log_insn_commit(env);
 		if (!err && env->internal_err)
 			err = env->internal_err;
 		if (err < 0 && brt_spec_recoverable(env, err)) {
@@ -416,6 +419,7 @@ path_end:
 		env->scratched_regs = 0xffff;
 		env->scratched_stack = ~0ULL;
 		update_branch_counts(env, env->cur);
+		brt_live_log_update(env);
 		if (pop_stack(env, &prev_idx, &env->insn_idx))
 			break;
 		do_print = 1;
@@ -543,6 +547,9 @@ static int run_passes(struct brt_env *env)
 	err = brt_compute_scc(env);
 	if (err)
 		return err;
+	err = brt_live_log_init(env);
+	if (err)
+		return err;
 	if (LOG_L2(env))
 		print_live_regs(env);
 	for (int i = 0; i < env->subprog_cnt; i++)
@@ -609,6 +616,7 @@ static void free_env(struct brt_env *env)
 	free(env->explored);
 	free(env->aux);
 	free(env->stack_up);
+	brt_live_log_free(env);
 	free(env->maps);
 	free(env->own_ops);
 }

@@ -54,6 +54,7 @@ int brt_check_func_call(struct brt_env *env, const struct bpf_insn *insn, int *i
 	for (int i = BPF_REG_0; i <= BPF_REG_5; i++)
 		brt_mark_reg_not_init(&caller->regs[i]);
 	*insn_idx = env->subprogs[sub].start - 1;
+	brt_live_log_reset_chain(env);
 	env->scratched_regs = 0xffff;
 	env->scratched_stack = ~0ULL;
 	if (LOG_L1(env)) {
@@ -70,6 +71,7 @@ int brt_prepare_func_exit(struct brt_env *env, int *insn_idx)
 	struct brt_vstate *st = env->cur;
 	struct brt_frame *callee = st->frame[st->curframe], *caller;
 
+	brt_live_log_update(env);
 	/* r0 may be unset: the caller only fails if it reads it */
 	if (callee->regs[BPF_REG_0].type == PTR_TO_STACK) {
 		brt_verr(env, "cannot return stack pointer to the caller\n");

@@ -452,6 +452,9 @@ struct brt_env {
 		uint64_t read[BRT_MAX_FRAMES - 1];
 		uint64_t live[BRT_MAX_FRAMES - 1];
 	} *stack_up;
+	/* the kernel's per-call-chain stack liveness, for the level-2 log's lines alone
+	 * (live_log.c); NULL below level 2 */
+	struct brt_live_log *live_log;
 	/* precision backtracking (precision.c): per frame, registers and stack slots whose
 	 * value must be known */
 	uint16_t *linked;        /* brt_hist.linked sets */
@@ -514,6 +517,17 @@ uint64_t brt_stack_live_frame(struct brt_env *env, const struct brt_vstate *st, 
 int brt_is_kernel_opcode(uint8_t code);
 int brt_find_subprog(struct brt_env *env, int insn_idx);
 int brt_find_subprog_of(struct brt_env *env, int insn_idx); /* subprogram holding insn */
+
+/* ---- live_log.c: the level-2 log's stack-liveness lines (no-ops below level 2) ---------- */
+int brt_live_log_init(struct brt_env *env);        /* after cfg: subprograms known */
+void brt_live_log_free(struct brt_env *env);
+void brt_live_log_insn_start(struct brt_env *env);  /* before an insn is checked */
+void brt_live_log_insn_commit(struct brt_env *env); /* after it, unless it failed */
+/* the current insn reads frame's slots in mask (bit i: fp-8(i+1)) / writes them whole */
+void brt_live_log_read(struct brt_env *env, int frame, uint64_t mask);
+void brt_live_log_write(struct brt_env *env, int frame, uint64_t mask);
+void brt_live_log_reset_chain(struct brt_env *env); /* env->cur entered a callee */
+void brt_live_log_update(struct brt_env *env);      /* a path or a subprogram ends */
 
 /* ---- state.c ------------------------------------------------------------------------- */
 struct brt_vstate *brt_state_new(void);

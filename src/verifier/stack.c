@@ -125,6 +125,10 @@ static int stack_write_fixed(struct brt_env *env, struct brt_frame *f, int off, 
 			return err;
 	}
 	env->scratched_stack |= 1ULL << (spi & 63);
+	/* a whole slot written: dead before this insn (the kernel's liveness; a partial
+	 * write leaves the rest of the slot as it was) */
+	if (!(off % 8) && size == 8)
+		brt_live_log_write(env, f->frameno, 1ULL << (spi & 63));
 	/* the precision walk follows a value through the slot only where a register was
 	 * spilled (the kernel records the access in its history for spills, not for data
 	 * writes) */
@@ -253,14 +257,20 @@ static void stack_read_result(struct brt_env *env, struct brt_frame *f, int min,
  * f's own call insn, aux.stack_read; d > 0: stack_up).  A caller frame's slot is then live
  * where the rest of the callee or what follows some call on the chain may read it (the
  * kernel's call chain instances in liveness.c, with every chain of a subprogram joined). */
-void brt_stack_mark_read(struct brt_env *env, const struct brt_frame *f, int64_t lo, int64_t hi)
+static uint64_t slots_of(int64_t lo, int64_t hi)
 {
-	const struct brt_vstate *st = env->cur;
 	uint64_t mask = 0;
 
 	for (int64_t i = lo; i < hi; i++)
 		if (i < 0 && i >= -BRT_MAX_STACK)
 			mask |= 1ULL << ((-i - 1) / 8);
+	return mask;
+}
+
+static void record_read(struct brt_env *env, const struct brt_frame *f, uint64_t mask)
+{
+	const struct brt_vstate *st = env->cur;
+
 	if (f->frameno < 0 || f->frameno > st->curframe || !mask)
 		return;
 	for (int g = f->frameno; g <= st->curframe; g++) {
@@ -288,6 +298,14 @@ void brt_stack_mark_read(struct brt_env *env, const struct brt_frame *f, int64_t
 	}
 }
 
+void brt_stack_mark_read(struct brt_env *env, const struct brt_frame *f, int64_t lo, int64_t hi)
+{
+	uint64_t mask = slots_of(lo, hi);
+
+	record_read(env, f, mask);
+	brt_live_log_read(env, f->frameno, mask);
+}
+
 static int stack_read_fixed(struct brt_env *env, struct brt_frame *f, int off, int size, int dst)
 {
 	int slot = -off - 1, spi = slot / 8;
@@ -295,7 +313,9 @@ static int stack_read_fixed(struct brt_env *env, struct brt_frame *f, int off, i
 	struct brt_reg *regs = brt_cur_regs(env);
 
 	env->scratched_stack |= 1ULL << (spi & 63);
-	brt_stack_mark_read(env, f, off, off + size);
+	record_read(env, f, slots_of(off, off + size));
+	/* the kernel's liveness marks the slot of the lowest byte only */
+	brt_live_log_read(env, f->frameno, 1ULL << (spi & 63));
 	/* only a fill restores a register (the kernel's history records those reads, not
 	 * reads of data bytes): the walk goes on through the slot from there */
 	if (brt_is_spilled(s)) {
