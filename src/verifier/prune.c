@@ -334,6 +334,16 @@ static int incomplete_marks(struct brt_env *env, const struct brt_vstate *st)
 	return v && v->backedges;
 }
 
+/* The kernel's update_peak_states(): stored states, those dropped but still in memory
+ * and the copies backedges keep all count */
+static void update_peak(struct brt_env *env)
+{
+	uint32_t n = env->cur_states + env->nbackedges;
+
+	if (n > env->peak_states)
+		env->peak_states = n;
+}
+
 /* cur was pruned at insn_idx by old, whose marks may not be final: old's loop keeps a
  * copy of cur, whose path gets old's marks again when the loop is done (the kernel's
  * add_scc_backedge) */
@@ -358,6 +368,7 @@ static int add_backedge(struct brt_env *env, const struct brt_vstate *old, int i
 	v->list = be;
 	v->backedges++;
 	env->nbackedges++;
+	update_peak(env);
 	return 0;
 }
 
@@ -892,8 +903,7 @@ int brt_is_state_visited(struct brt_env *env, int insn_idx)
 	sl->active = 1;
 	env->total_states++;
 	env->cur_states++;
-	if (env->cur_states > env->peak_states)
-		env->peak_states = env->cur_states;
+	update_peak(env);
 	env->prev_jmps_processed = env->jmps_processed;
 	env->prev_insn_processed = env->insn_processed;
 	sl->st->insn_idx = insn_idx;
