@@ -614,6 +614,7 @@ static void free_env(struct brt_env *env)
 	free(env->linked);
 	brt_free_stored(env);
 	free(env->explored);
+	free(env->bucket_states);
 	free(env->aux);
 	free(env->stack_up);
 	brt_live_log_free(env);
@@ -732,7 +733,8 @@ int brt_verify(const struct bpf_insn *insns, size_t n, const struct brt_verify_o
 	}
 	env->aux = calloc(n, sizeof(*env->aux));
 	env->explored = calloc(n, sizeof(*env->explored));
-	if (!env->aux || !env->explored || !env->ops)
+	env->bucket_states = calloc(n, sizeof(*env->bucket_states));
+	if (!env->aux || !env->explored || !env->bucket_states || !env->ops)
 		err = -ENOMEM;
 	else
 		err = run_passes(env);

@@ -427,6 +427,9 @@ struct brt_env {
 	 * loop check) and complete ones (pruning), as the kernel's explored_states */
 	struct brt_stored **explored;
 	struct brt_stored *evicted;   /* dropped while still being explored (its free_list) */
+	/* per bucket of the kernel's explored_states hash (prune.c bucket()): the states in
+	 * it, at any insn; its max_states_per_insn counts them all */
+	uint32_t *bucket_states;
 	/* loops being explored, by call chain (the kernel's bpf_scc_visit): the stored state
 	 * that entered the loop and how many states were pruned inside it by one whose
 	 * exploration, and so its precision marks, is not complete (backedges) */

@@ -613,8 +613,10 @@ void brt_free_stored(struct brt_env *env)
 void brt_reset_stored(struct brt_env *env)
 {
 	brt_free_stored(env);
-	for (int i = 0; i < env->len; i++)
+	for (int i = 0; i < env->len; i++) {
 		env->explored[i] = NULL;
+		env->bucket_states[i] = 0;
+	}
 	env->evicted = NULL;
 	env->cur_states = 0;
 }
@@ -738,9 +740,12 @@ static int propagate_backedges(struct brt_env *env, struct brt_scc_visit *v)
 
 /* Drop sl (at *pprev) from its list: a complete state is freed, one still being explored
  * waits in env->evicted until its exploration ends (its descendants' parent) */
+static uint32_t bucket(const struct brt_env *env, int insn_idx, const struct brt_vstate *st);
+
 static void evict(struct brt_env *env, struct brt_stored **pprev, struct brt_stored *sl)
 {
 	*pprev = sl->next;
+	env->bucket_states[bucket(env, sl->insn_idx, sl->st)]--;
 	if (!sl->active) {
 		release(env, sl);
 		return;
@@ -781,10 +786,10 @@ int brt_is_state_visited(struct brt_env *env, int insn_idx)
 	int force = cb || mg || itn || cur->hist > 40;
 	int add = force || (env->jmps_processed - env->prev_jmps_processed >= 2 &&
 			    env->insn_processed - env->prev_insn_processed >= 8);
-	int n = 0, compared = 0, exact = 0, hashed = 0;
+	int compared = 0, exact = 0, hashed = 0;
 	uint64_t h = 0;
 
-	uint32_t b = bucket(env, insn_idx, cur);
+	uint32_t b = bucket(env, insn_idx, cur), in_bucket = env->bucket_states[b];
 
 	for (pprev = &env->explored[insn_idx]; (sl = *pprev);) {
 		/* misses before eviction: more for callback states still being explored,
@@ -795,7 +800,6 @@ int brt_is_state_visited(struct brt_env *env, int insn_idx)
 			pprev = &sl->next;
 			continue;
 		}
-		n++;
 		if (sl->active && cb) {
 			/* a callback iteration inside one still being explored here adds
 			 * nothing (the kernel's rule at callback calls, which replaces the
@@ -879,8 +883,9 @@ int brt_is_state_visited(struct brt_env *env, int insn_idx)
 		}
 		pprev = &sl->next;
 	}
-	if (n > (int)env->max_states_per_insn)
-		env->max_states_per_insn = (uint32_t)n;
+	/* the kernel counts every state of the bucket, stored at this insn or another */
+	if (in_bucket > env->max_states_per_insn)
+		env->max_states_per_insn = in_bucket;
 	if (!add || env->cur_states > 200000)
 		return 0;
 	if (!hashed)
@@ -916,6 +921,7 @@ int brt_is_state_visited(struct brt_env *env, int insn_idx)
 	brt_hist_reset(cur);
 	sl->next = env->explored[insn_idx];
 	env->explored[insn_idx] = sl;
+	env->bucket_states[b]++;
 	/* the first state stored inside a loop enters it: the loop's exploration ends with
 	 * this state's (the kernel's maybe_enter_scc) */
 	struct brt_scc_visit *v = scc_visit(env, sl->st, insn_idx, 1);
