@@ -356,6 +356,46 @@ int brt_disasm_insn(const struct bpf_insn *insn, size_t avail, enum brt_disasm_s
 	return brt_ops[op].shape == BRT_SHAPE_LDDW ? 2 : 1;
 }
 
+int brt_disasm_kernel_unchecked(const struct bpf_insn *insn, size_t avail, char *buf,
+				size_t buflen)
+{
+	struct out o = { buf, buflen, 0, 0 };
+	enum brt_op op = brt_isa_lookup(insn);
+	uint8_t cls = BPF_CLASS(insn->code);
+
+	if (!avail)
+		return -EINVAL;
+	/* an instruction whose discriminator no row has prints as its opcode byte's first
+	 * row (the kernel's printer looks at the opcode alone), but for atomics, which it
+	 * names by their imm */
+	if (op == BRT_OP_INVALID && !(cls == BPF_STX && BPF_MODE(insn->code) == BPF_ATOMIC))
+		for (unsigned i = 0; i < BRT_OP_COUNT && op == BRT_OP_INVALID; i++)
+			if (brt_ops[i].opcode == insn->code)
+				op = (enum brt_op)i;
+	if (op != BRT_OP_INVALID && (brt_ops[op].shape != BRT_SHAPE_LDDW || avail >= 2)) {
+		kernel_style(&o, insn, op);
+		return o.truncated ? -ENOSPC : 1;
+	}
+	switch (cls) {
+	case BPF_STX:
+		put(&o, "BUG_%02x", insn->code);
+		break;
+	case BPF_ST:
+		put(&o, "BUG_st_%02x", insn->code);
+		break;
+	case BPF_LDX:
+		put(&o, "BUG_ldx_%02x", insn->code);
+		break;
+	case BPF_LD:
+		put(&o, "BUG_ld_%02x", insn->code);
+		break;
+	default:
+		put(&o, "(%02x) ?", insn->code);
+		break;
+	}
+	return o.truncated ? -ENOSPC : 1;
+}
+
 int bpfrt_disasm_insn(const struct bpf_insn *insn, size_t avail,
 		      enum bpfrt_disasm_style style, char *buf, size_t buflen)
 {

@@ -194,6 +194,13 @@ enum brt_disasm_style {
 int brt_disasm_insn(const struct bpf_insn *insn, size_t avail, enum brt_disasm_style style,
 		    char *buf, size_t buflen);
 
+/* The kernel's print_bpf_insn() for any instruction, valid or not (the verifier log lists
+ * a program before it rejects its reserved fields): fields are printed as they are, an
+ * opcode with no row as the kernel's "BUG_..." or "(code) ?".  Returns 1, -EINVAL when
+ * avail is 0, -ENOSPC when buf was too small. */
+int brt_disasm_kernel_unchecked(const struct bpf_insn *insn, size_t avail, char *buf,
+				size_t buflen);
+
 /* The verifier log's spelling of the BPF_OP of an ALU opcode ("+=", "s>>=", "neg",
  * "endian"); NULL for the two values no ALU operation uses. */
 const char *brt_isa_alu_sym(uint8_t op);

@@ -765,6 +765,15 @@ void brt_compute_liveness(struct brt_env *env)
 				if (succ[k] >= 0 && succ[k] < env->len)
 					out |= env->aux[succ[k]].live_in;
 			insn_regs(env, t, &r);
+			/* 6.18's compute_insn_live_regs() leaves packet loads at its defaults:
+			 * every register read, none written (the "Live regs" listing shows it,
+			 * and pruning then compares them all there, as the kernel's) */
+			if (BPF_CLASS(env->insns[t].code) == BPF_LD &&
+			    (BPF_MODE(env->insns[t].code) == BPF_ABS ||
+			     BPF_MODE(env->insns[t].code) == BPF_IND)) {
+				r.use = 0xffff;
+				r.def = 0;
+			}
 			in = (uint16_t)(r.use | (out & ~r.def));
 			if (in != env->aux[t].live_in) {
 				env->aux[t].live_in = in;

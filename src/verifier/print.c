@@ -287,7 +287,8 @@ void brt_print_insn(struct brt_env *env, int idx)
 		snprintf(buf, sizeof(buf), "(%02x) call %s#%d", in->code,
 			 name[0] ? name : in->imm ? "unknown" : "unspec", in->imm);
 	} else if (brt_disasm_insn(in, (size_t)(env->len - idx), BRT_DISASM_KERNEL, buf,
-				   sizeof(buf)) < 0) {
+				   sizeof(buf)) < 0 &&
+		   brt_disasm_kernel_unchecked(in, (size_t)(env->len - idx), buf, sizeof(buf)) < 0) {
 		snprintf(buf, sizeof(buf), "(%02x) ?", in->code);
 	}
 	brt_vinfo(env, "%s\n", buf);
