@@ -96,6 +96,10 @@ int brt_push_callback(struct brt_env *env, int insn_idx, int32_t id,
 		/* callback(map, const key *, value *, void *ctx) */
 		callee->regs[BPF_REG_1] = caller->regs[BPF_REG_1];
 		brt_callback_elem_args(callee->regs, meta->map_idx);
+		/* the running 6.18.44 gives the value pointer an id (its level-2 log shows
+		 * R3=map_value(id=N,...) in the callback, a new one each iteration; 6.18.19's
+		 * map_set_for_each_callback_args() did not) */
+		callee->regs[BPF_REG_3].id = ++env->id_gen;
 		callee->regs[BPF_REG_4] = caller->regs[BPF_REG_3];
 	}
 	callee->in_callback_fn = 1;
