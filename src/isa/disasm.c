@@ -95,7 +95,8 @@ static void kernel_alu(struct out *o, const struct bpf_insn *insn, const struct 
 
 	if (info->disc == BRT_DISC_OFF && insn->off == 1)
 		sym = BPF_OP(insn->code) == BPF_DIV ? "s/=" : "s%=";
-	if (BPF_OP(insn->code) == BPF_MOV && insn->off)
+	/* the kernel's is_movsx(): other offsets print a plain mov */
+	if (BPF_OP(insn->code) == BPF_MOV && (insn->off == 8 || insn->off == 16 || insn->off == 32))
 		sx = insn->off == 8 ? "(s8)" : insn->off == 16 ? "(s16)" : "(s32)";
 	if (info->shape == BRT_SHAPE_ALU_REG)
 		put(o, "%c%u %s %s%c%u", r, insn->dst_reg, sym, sx, r, insn->src_reg);
@@ -365,12 +366,14 @@ int brt_disasm_kernel_unchecked(const struct bpf_insn *insn, size_t avail, char 
 
 	if (!avail)
 		return -EINVAL;
-	/* an instruction whose discriminator no row has prints as its opcode byte's first
-	 * row (the kernel's printer looks at the opcode alone), but for atomics, which it
-	 * names by their imm */
+	/* an instruction whose discriminator no row has prints as its opcode byte's row for
+	 * discriminator 0, else its first (the kernel's printer looks at the opcode and
+	 * only the offsets it knows: mov with off 3 is a plain mov), but for atomics, which
+	 * it names by their imm */
 	if (op == BRT_OP_INVALID && !(cls == BPF_STX && BPF_MODE(insn->code) == BPF_ATOMIC))
-		for (unsigned i = 0; i < BRT_OP_COUNT && op == BRT_OP_INVALID; i++)
-			if (brt_ops[i].opcode == insn->code)
+		for (unsigned i = 0; i < BRT_OP_COUNT; i++)
+			if (brt_ops[i].opcode == insn->code &&
+			    (op == BRT_OP_INVALID || !brt_ops[i].disc_val))
 				op = (enum brt_op)i;
 	if (op != BRT_OP_INVALID && (brt_ops[op].shape != BRT_SHAPE_LDDW || avail >= 2)) {
 		kernel_style(&o, insn, op);

@@ -658,6 +658,10 @@ int brt_sock_valid(int off, int size, int common);
 int brt_tcp_sock_valid(int off, int size);
 int brt_may_access_pkt(struct brt_env *env, enum brt_access t);
 
+/* memory.c: an access of size bytes at off through the map value pointer in regno (its
+ * range, the value's special fields), with the kernel's messages */
+int brt_check_map_value_range(struct brt_env *env, int regno, int off, int size);
+
 /* ---- stack.c: the stack's byte-level model ------------------------------------------- */
 /* a load or store through the stack pointer in regno (value_regno: the register read or
  * written, -1 for a helper access) */

@@ -204,6 +204,14 @@ static int check_region(struct brt_env *env, int regno, int off, int size, uint3
 	return 0;
 }
 
+int brt_check_map_value_range(struct brt_env *env, int regno, int off, int size)
+{
+	const struct brt_map_info *m = &env->maps[brt_cur_regs(env)[regno].map_idx].info;
+	int err = check_region(env, regno, off, size, m->value_size, 0);
+
+	return err ? err : check_map_fields(env, regno, m, off, size);
+}
+
 static int check_packet_access(struct brt_env *env, int regno, int off, int size, int zero_ok)
 {
 	const struct brt_reg *reg = &brt_cur_regs(env)[regno];

@@ -286,6 +286,10 @@ void brt_print_insn(struct brt_env *env, int idx)
 
 		snprintf(buf, sizeof(buf), "(%02x) call %s#%d", in->code,
 			 name[0] ? name : in->imm ? "unknown" : "unspec", in->imm);
+	} else if (in->code == (BPF_LD | BPF_IMM | BPF_DW) && !env->allow_ptr_leaks &&
+		   (in->src_reg == BPF_PSEUDO_MAP_FD || in->src_reg == BPF_PSEUDO_MAP_VALUE)) {
+		/* print_bpf_insn() hides a map's address from a loader without CAP_PERFMON */
+		snprintf(buf, sizeof(buf), "(%02x) r%u = 0x0", in->code, in->dst_reg);
 	} else if (brt_disasm_insn(in, (size_t)(env->len - idx), BRT_DISASM_KERNEL, buf,
 				   sizeof(buf)) < 0 &&
 		   brt_disasm_kernel_unchecked(in, (size_t)(env->len - idx), buf, sizeof(buf)) < 0) {

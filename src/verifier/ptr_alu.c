@@ -74,10 +74,9 @@ static int check_bounds_unpriv(struct brt_env *env, const struct bpf_insn *insn,
 			return -EACCES;
 		}
 	} else if (BASE_TYPE(dst->type) == PTR_TO_MAP_VALUE) {
-		const struct brt_map_info *m = &env->maps[dst->map_idx].info;
-		int64_t lo = dst->off + dst->smin, hi = dst->off + (int64_t)dst->umax;
-
-		if (dst->smin < 0 || lo < 0 || hi + 1 > (int64_t)m->value_size) {
+		/* a one-byte access at the new offset must be allowed: the kernel's
+		 * check_map_access() logs why not before the error */
+		if (brt_check_map_value_range(env, regno, dst->off, 1)) {
 			brt_verr(env, "R%d pointer arithmetic of map value goes out of range, "
 				      "prohibited for !root\n",
 				 regno);
