@@ -208,8 +208,11 @@ static struct ll_inst *lookup_chain(struct brt_env *env, const struct ll_chain *
 	for (in = ll->buckets[h]; in; in = in->next)
 		if (same_chain(&in->chain, c))
 			return in;
-	sub = brt_find_subprog_of(env, c->sp_starts[c->curframe]);
-	if (sub < 0)
+	/* the subprogram starting there (no call into cfg.c: this file calls only log.c) */
+	for (sub = 0; sub < env->subprog_cnt; sub++)
+		if (env->subprogs[sub].start == c->sp_starts[c->curframe])
+			break;
+	if (sub == env->subprog_cnt)
 		return NULL;
 	in = calloc(1, sizeof(*in));
 	if (!in)
@@ -398,16 +401,16 @@ static void log_change(struct brt_env *env, const struct ll_chain *c, const char
 	if (!changed)
 		return;
 	fmt_chain(chain, sizeof(chain), c);
-	brt_vinfo(env, "%s frame %d insn %d ", chain, frame, insn_idx);
+	brt_vlog(&env->log, "%s frame %d insn %d ", chain, frame, insn_idx);
 	if (new & changed) {
 		fmt_mask(slots, sizeof(slots), new & changed);
-		brt_vinfo(env, "+%s %s ", what, slots);
+		brt_vlog(&env->log, "+%s %s ", what, slots);
 	}
 	if (~new & changed) {
 		fmt_mask(slots, sizeof(slots), ~new & changed);
-		brt_vinfo(env, "-%s %s", what, slots);
+		brt_vlog(&env->log, "-%s %s", what, slots);
 	}
-	brt_vinfo(env, "\n");
+	brt_vlog(&env->log, "\n");
 }
 
 /* One insn's live_before and must_write_acc from its successors'; 1 when they changed */
@@ -493,7 +496,7 @@ static void update_inst(struct brt_env *env, struct ll_inst *in)
 		}
 	} while (changed);
 	fmt_chain(chain, sizeof(chain), &in->chain);
-	brt_vinfo(env, "%s live stack update done in %d iterations\n", chain, cnt);
+	brt_vlog(&env->log, "%s live stack update done in %d iterations\n", chain, cnt);
 	if (in->chain.curframe > 0)
 		propagate_out(env, in);
 }
