@@ -119,7 +119,11 @@ int main(void)
 
 	if (access(CLI, X_OK))
 		T_SKIP("no CLI at %s", CLI);
-	snprintf(fs, sizeof(fs), "/tmp/bpfrt-test-eventpipe-%d", (int)getpid());
+	/* a fresh directory (not one named by the pid alone: a killed run of the same pid
+	 * may have left its pins there) */
+	snprintf(fs, sizeof(fs), "/tmp/bpfrt-test-eventpipe-XXXXXX");
+	if (!mkdtemp(fs))
+		snprintf(fs, sizeof(fs), "/tmp/bpfrt-test-eventpipe-%d", (int)getpid());
 	setenv("BPFRT_FS", fs, 1);
 	snprintf(pin, sizeof(pin), "%s/events", fs);
 	map = bpfrt_map_create(BPF_MAP_TYPE_PERF_EVENT_ARRAY, "events", 4, 4, 4, NULL);

@@ -914,7 +914,11 @@ int main(void)
 {
 	char dir[128];
 
-	snprintf(dir, sizeof(dir), "/tmp/bpfrt-test-perf-%d", (int)getpid());
+	/* a fresh directory (not one named by the pid alone: a killed run of the same pid
+	 * may have left its pins there) */
+	snprintf(dir, sizeof(dir), "/tmp/bpfrt-test-perf-XXXXXX");
+	if (!mkdtemp(dir))
+		snprintf(dir, sizeof(dir), "/tmp/bpfrt-test-perf-%d", (int)getpid());
 	setenv("BPFRT_FS", dir, 1);
 	{
 		cpu_set_t set;

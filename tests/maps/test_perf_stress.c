@@ -154,7 +154,11 @@ int main(void)
 	struct bpf_insn insns[sizeof(prog) / sizeof(prog[0])];
 	char dir[128];
 
-	snprintf(dir, sizeof(dir), "/tmp/bpfrt-test-perfstress-%d", (int)getpid());
+	/* a fresh directory (not one named by the pid alone: a killed run of the same pid
+	 * may have left its pins there) */
+	snprintf(dir, sizeof(dir), "/tmp/bpfrt-test-perfstress-XXXXXX");
+	if (!mkdtemp(dir))
+		snprintf(dir, sizeof(dir), "/tmp/bpfrt-test-perfstress-%d", (int)getpid());
 	setenv("BPFRT_FS", dir, 1);
 	map_fd = bpfrt_map_create(BPF_MAP_TYPE_PERF_EVENT_ARRAY, "stress", 4, 4,
 				  (uint32_t)bpfrt_num_possible_cpus(), NULL);

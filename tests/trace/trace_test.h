@@ -86,7 +86,11 @@ static inline void tt_private_fs(const char *name)
 {
 	static char dir[256];
 
-	snprintf(dir, sizeof(dir), "/tmp/bpfrt-test-%s-%d", name, (int)getpid());
+	/* a fresh directory: one named by the pid alone could be a stale one left by a killed
+	 * run of the same pid, whose pins make this run's pins fail with EEXIST */
+	snprintf(dir, sizeof(dir), "/tmp/bpfrt-test-%s-XXXXXX", name);
+	if (!mkdtemp(dir))
+		snprintf(dir, sizeof(dir), "/tmp/bpfrt-test-%s-%d", name, (int)getpid());
 	setenv("BPFRT_FS", dir, 1);
 }
 
