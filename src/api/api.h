@@ -225,6 +225,19 @@ size_t brt_prog_map_regions(const struct brt_prog *prog, struct brt_region *r, s
 
 /* What "check the program" gets: the instructions as the user gave them (map fds not yet
  * resolved) and the load attributes.  The log is in process memory. */
+/* The map fds one program load resolved: each fd is looked up (an fstat) once however
+ * many instructions name it, and the verifier and the lddw rewrite see the same map. */
+#define BRT_MAP_MEMO_MAX 64
+struct brt_map_memo {
+	uint32_t n;
+	int fd[BRT_MAP_MEMO_MAX];
+	struct brt_map *map[BRT_MAP_MEMO_MAX]; /* a reference each */
+};
+/* The map of fd (memo may be NULL), referenced once more for the caller; 0 or -errno as
+ * brt_map_from_fd(). */
+int brt_map_memo_get(struct brt_map_memo *memo, int fd, struct brt_map **out);
+void brt_map_memo_free(struct brt_map_memo *memo);
+
 struct brt_prog_check {
 	const struct bpf_insn *insns;
 	size_t n;
@@ -255,6 +268,7 @@ struct brt_prog_check {
 	uint32_t subprog_cnt;   /* out: subprograms and their stack depths (bytes) */
 	uint32_t stack_depth[256];
 	int no_maps;            /* no fd table: every map reference is a rejection */
+	struct brt_map_memo *memo; /* the load's resolved map fds, or NULL */
 	const uint16_t *ops;    /* the rows the load decoded (brt_verify_opts.ops), or NULL */
 	char *err_msg;          /* out, or NULL: the first error line (brt_verify_result) */
 	size_t err_msglen;

@@ -19,15 +19,41 @@
 #include "maps/maps.h"
 #include "verifier/verifier.h"
 
+int brt_map_memo_get(struct brt_map_memo *memo, int fd, struct brt_map **out)
+{
+	int err;
+
+	for (uint32_t i = 0; memo && i < memo->n; i++)
+		if (memo->fd[i] == fd) {
+			brt_map_get(memo->map[i]);
+			*out = memo->map[i];
+			return 0;
+		}
+	err = brt_map_from_fd(fd, out);
+	if (!err && memo && memo->n < BRT_MAP_MEMO_MAX) {
+		brt_map_get(*out);
+		memo->fd[memo->n] = fd;
+		memo->map[memo->n++] = *out;
+	}
+	return err;
+}
+
+void brt_map_memo_free(struct brt_map_memo *memo)
+{
+	for (uint32_t i = 0; memo && i < memo->n; i++)
+		brt_map_put(memo->map[i]);
+	if (memo)
+		memo->n = 0;
+}
+
 /* Map fds seen by the verifier: the map's shape, not a reference (resolve_maps() takes
- * the references the loaded program keeps). */
+ * the references the loaded program keeps; the memo, arg, holds one until then). */
 static int map_info(void *arg, int fd, struct brt_map_info *out)
 {
 	struct brt_map *m;
 	int err;
 
-	(void)arg;
-	err = brt_map_from_fd(fd, &m);
+	err = brt_map_memo_get(arg, fd, &m);
 	if (err)
 		return err;
 	memset(out, 0, sizeof(*out));
@@ -165,6 +191,7 @@ int brt_api_check_prog(struct brt_prog_check *pc)
 		.log_buf = pc->log_size ? pc->log_buf : NULL,
 		.log_size = pc->log_buf ? pc->log_size : 0,
 		.map_info = pc->no_maps ? NULL : map_info,
+		.map_arg = pc->memo,
 		.fd_array = pc->fd_array,
 		.fd_array_cnt = pc->fd_array_cnt,
 		.lines = pc->lines,

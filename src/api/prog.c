@@ -56,6 +56,7 @@ struct load {
 	uint32_t *xloop;
 	uint32_t *xstack;
 	uint32_t nxstack;
+	struct brt_map_memo memo; /* the map fds resolved so far */
 };
 
 /* The kernel's license_is_gpl_compatible(). */
@@ -141,7 +142,7 @@ static int resolve_lddw(struct load *ld, struct bpf_insn *insn, struct bpf_insn 
 			return -EINVAL;
 		fd = ld->fd_array[fd];
 	}
-	err = brt_map_from_fd(fd, &map);
+	err = brt_map_memo_get(&ld->memo, fd, &map);
 	if (err)
 		return err;
 	addr = (uint64_t)(uintptr_t)map;
@@ -587,6 +588,7 @@ static int build(struct load *ld)
 		ops = NULL;
 	}
 	pc.ops = ops;
+	pc.memo = &ld->memo;
 	err = brt_api_check_prog(&pc);
 	/* loads through kernel pointers (bpf_get_current_task_btf's stand-in task and what
 	 * it points to, which the kernel reads fault-safe): only the checked engine stops
@@ -702,6 +704,7 @@ static void load_free(struct load *ld)
 {
 	bpfrt_vm_free(ld->vm);
 	put_maps(&ld->pm);
+	brt_map_memo_free(&ld->memo);
 	free(ld->insns);
 	free(ld->stored);
 	free(ld->fd_array);
