@@ -375,6 +375,35 @@ static void css_task_rules(void)
 #undef CGRP
 }
 
+/* Iterator targets: the map-element ones (key and value as buffers) are refused by the
+ * kernel at load whatever the program; the others take a program returning 0. */
+static void target_rules(void)
+{
+	static const char *const targets[] = { "bpf_map_elem", "bpf_sk_storage_map", "sockmap",
+					       "bpf_map", "task", "tcp" };
+	const struct bpf_insn zero[] = { MOV_K(0, 0), EXIT() };
+	/* struct bpf_iter__bpf_map_elem: meta, map, key at 16, value at 24 */
+	const struct bpf_insn key[] = { LDX(BPF_DW, 2, 1, 16), JEQ_K(2, 0, 1),
+				LDX(BPF_B, 2, 2, 0), MOV_K(0, 0), EXIT() };
+	char name[96];
+
+	for (size_t i = 0; i < N(targets); i++) {
+		int id;
+
+		snprintf(name, sizeof(name), "bpf_iter_%s", targets[i]);
+		id = func_id(name);
+		if (id <= 0) {
+			printf("%s: skipped: not in the kernel's BTF\n", name);
+			continue;
+		}
+		snprintf(name, sizeof(name), "iter/%s returning 0", targets[i]);
+		check(name, BPF_PROG_TYPE_TRACING, BPF_TRACE_ITER, id, zero, N(zero));
+		if (i == 0)
+			check("iter/bpf_map_elem reading its key", BPF_PROG_TYPE_TRACING,
+			      BPF_TRACE_ITER, id, key, N(key));
+	}
+}
+
 int main(void)
 {
 	if (geteuid() != 0)
@@ -384,6 +413,7 @@ int main(void)
 	d_path_rules();
 	num_rules();
 	css_task_rules();
+	target_rules();
 	printf("%d programs compared, %d test runs\n", compared, runs);
 	return t_done();
 }
