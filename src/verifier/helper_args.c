@@ -400,6 +400,24 @@ int brt_check_snprintf_call(struct brt_env *env)
 	return 0;
 }
 
+/* the argument kinds that take NULL (the kernel's type_may_be_null()) */
+static int nullable(int arg)
+{
+	switch (arg) {
+	case BRT_ARG_PTR_TO_STACK_OR_NULL:
+	case BRT_ARG_PTR_TO_MEM_OR_NULL:
+	case BRT_ARG_PTR_TO_MEM_WRITE_OR_NULL:
+	case BRT_ARG_PTR_TO_MAP_VALUE_OR_NULL:
+	case BRT_ARG_PTR_TO_BTF_ID_SOCK_COMMON_OR_NULL:
+	case BRT_ARG_PTR_TO_SOCKET_OR_NULL:
+	case BRT_ARG_PTR_TO_BTF_ID_TASK_OR_NULL:
+	case BRT_ARG_PTR_TO_BTF_ID_CGROUP_OR_NULL:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
 static int check_size_arg(struct brt_env *env, int regno, int zero_ok, int prev_arg)
 {
 	const struct brt_reg *reg = &brt_cur_regs(env)[regno];
@@ -474,6 +492,14 @@ int brt_helper_check_arg(struct brt_env *env, int i, const struct brt_helper_pro
 	if (fn->id == BPF_FUNC_sk_storage_get && !fn->host && i == 1 &&
 	    env->opts->prog_type == BPF_PROG_TYPE_CGROUP_SOCK)
 		arg = BRT_ARG_PTR_TO_CTX;
+	/* a NULL where the helper takes NULL: the running 6.18.44 marks it precise before it
+	 * skips the type check (its level-2 log: bpf_csum_diff's NULL from, bpf_loop's NULL
+	 * ctx), so no state holding something else there prunes this path */
+	if (brt_reg_is_null(reg) && nullable(arg)) {
+		err = brt_mark_precise(env, regno);
+		if (err)
+			return err;
+	}
 	if (arg == BRT_ARG_PTR_TO_MAP_VALUE_OR_NULL) {
 		if (brt_reg_is_null(reg))
 			return 0;
