@@ -259,6 +259,9 @@ struct brt_prog_check {
 	const uint8_t *func_linkage;   /* func_info: linkage per function, or NULL */
 	uint32_t nfuncs;
 	const struct brt_btf *prog_btf; /* func_info's BTF and FUNC ids, or NULL */
+	const struct brt_btf *local_btf; /* prog_btf_fd's BTF, or NULL: allocated objects */
+	struct brt_obj_type obj_types[BRT_MAX_OBJ_TYPES]; /* out: what bpf_obj_new allocates */
+	uint32_t nobj_types;
 	const uint32_t *func_btf_ids;
 	int btf_info;           /* func_info or line_info given */
 	void **call_maps;       /* out, or NULL: brt_verify_opts.call_maps */

@@ -75,6 +75,13 @@ static int map_info(void *arg, int fd, struct brt_map_info *out)
 	out->res_spin_lock_off1 = m->lock_off >= 0 && m->lock_res ? (uint32_t)m->lock_off + 1 : 0;
 	out->has_btf = m->obj.snap.btf_id != 0;
 	out->timer_off1 = m->timer_off >= 0 ? (uint32_t)m->timer_off + 1 : 0;
+	/* the BTF the map was created with, kept after its data (brt_map_create()): the
+	 * program holds the map, so it stays mapped while the verifier reads it */
+	if (m->obj.snap.btf_id && m->obj.snap.tail_size) {
+		out->btf_blob = (const char *)m->obj.base + BRT_ROUND_PAGE(m->obj.snap.data_size);
+		out->btf_size = m->obj.snap.tail_size;
+		out->btf_value_type_id = m->obj.snap.btf_value_type_id;
+	}
 	memcpy(out->map_name, m->obj.snap.name, sizeof(out->map_name));
 	out->map_name[sizeof(out->map_name) - 1] = 0;
 	brt_map_put(m);
@@ -208,6 +215,7 @@ int brt_api_check_prog(struct brt_prog_check *pc)
 		.ops = pc->ops,
 		.attach_btf_id = pc->attach_btf_id,
 		.attach_btf = pc->attach_btf_id ? brt_btf_vmlinux() : NULL,
+		.local_btf = pc->local_btf,
 	};
 
 	struct brt_verify_result res;
@@ -222,6 +230,8 @@ int brt_api_check_prog(struct brt_prog_check *pc)
 	if (pc->verified_insns)
 		*pc->verified_insns = res.insn_processed;
 	pc->btf_loads = res.btf_loads;
+	pc->nobj_types = res.nobj_types;
+	memcpy(pc->obj_types, res.obj_types, sizeof(pc->obj_types));
 	pc->subprog_cnt = res.subprog_cnt < 256 ? res.subprog_cnt : 256;
 	memcpy(pc->stack_depth, res.stack_depth, sizeof(pc->stack_depth));
 	if (err && pc->err_msg)

@@ -50,4 +50,14 @@ void brt_helper_host_fill(brt_helper_fn *table, size_t n);
 #undef KFUNC
 extern const brt_helper_fn brt_kfunc_fns[BRT_KFUNC_COUNT];
 
+/* The helper ABI's function for kfunc name, returning expr of the registers it reads
+ * (r1..r5, rc): the registers a kfunc does not take are ignored here, once. */
+#define KFUNC_FN(name, expr)                                                               \
+	uint64_t brt_kfunc_##name(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,       \
+				  uint64_t r5, struct bpfrt_run_ctx *rc)                    \
+	{                                                                                  \
+		(void)r1, (void)r2, (void)r3, (void)r4, (void)r5, (void)rc;                \
+		return expr;                                                               \
+	}
+
 #endif

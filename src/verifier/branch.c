@@ -360,7 +360,8 @@ static void mark_ptr_or_null(struct brt_env *env, struct brt_vstate *st, int reg
 				 * released through the same pointer (helper_args.c) */
 				if (!(BASE_TYPE(reg->type) == PTR_TO_MAP_VALUE &&
 				      (env->maps[reg->map_idx].info.spin_lock_off1 ||
-				       env->maps[reg->map_idx].info.res_spin_lock_off1)))
+				       env->maps[reg->map_idx].info.res_spin_lock_off1)) &&
+				    !brt_graph_may_lock(env, reg))
 					reg->id = 0;
 				/* a sockmap/sockhash element is a socket (mark_ptr_not_null_reg()) */
 				if (reg->type == PTR_TO_MAP_VALUE &&

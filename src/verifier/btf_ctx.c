@@ -744,10 +744,35 @@ static int st_ops_write(struct brt_env *env, const struct brt_reg *reg, int off,
 	return -EACCES;
 }
 
+/* btf_struct_access() of an object the program allocated (its type is the program's,
+ * graph.c): reads and writes, but not of its special fields, and what a load gives is a
+ * number (a local type's pointer members do not become pointers again) */
+static int local_access(struct brt_env *env, const struct brt_reg *reg, int off, int size)
+{
+	const struct brt_btf *saved = env->kbtf;
+	uint32_t id = reg->btf_id, flag = 0;
+	const char *field = "";
+	int ret = brt_graph_access(env, reg, off, size);
+
+	/* walk() reads types through env->kbtf: the program's BTF for this walk */
+	env->kbtf = env->opts->local_btf;
+	while (!ret) {
+		ret = walk(env, id, off, size, &id, &flag, &field);
+		if (ret != WALK_STRUCT)
+			break;
+		off = 0;
+		ret = 0;
+	}
+	env->kbtf = saved;
+	return ret < 0 ? ret : 0;
+}
+
 int brt_btf_ptr_access(struct brt_env *env, int regno, const struct brt_reg *reg, int off,
 		       int size, enum brt_access acc, uint32_t *rt, uint32_t *btf_id)
 {
-	const char *tname = brt_btf_reg_name(env, reg->btf_id);
+	int local = (reg->type & MEM_ALLOC) != 0;
+	const char *tname = local ? brt_local_type_name(env, reg->btf_id)
+				  : brt_btf_reg_name(env, reg->btf_id);
 	uint32_t id = reg->btf_id, flag = 0;
 	const char *field = "";
 	int ret;
@@ -759,7 +784,7 @@ int brt_btf_ptr_access(struct brt_env *env, int regno, const struct brt_reg *reg
 			 tname);
 		return -EPERM;
 	}
-	if (!env->opts->gpl) {
+	if (!env->opts->gpl && !local) {
 		brt_verr(env, "Cannot access kernel 'struct %s' from non-GPL compatible program\n",
 			 tname);
 		return -EINVAL;
@@ -784,6 +809,8 @@ int brt_btf_ptr_access(struct brt_env *env, int regno, const struct brt_reg *reg
 		brt_verr(env, "R%d is ptr_%s access percpu memory: off=%d\n", regno, tname, off);
 		return -EACCES;
 	}
+	if (local)
+		return local_access(env, reg, off, size);
 	if (acc != BRT_READ && env->st_ops.kind)
 		return st_ops_write(env, reg, off, size);
 	if (acc != BRT_READ) {

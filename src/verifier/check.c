@@ -618,6 +618,7 @@ static void free_env(struct brt_env *env)
 	free(env->aux);
 	free(env->stack_up);
 	brt_live_log_free(env);
+	brt_graph_free(env);
 	free(env->maps);
 	free(env->own_ops);
 }
@@ -778,6 +779,8 @@ int brt_verify(const struct bpf_insn *insns, size_t n, const struct brt_verify_o
 		res->subprog_cnt = (uint32_t)env->subprog_cnt;
 		res->max_ctx_offset = env->max_ctx_offset;
 		res->btf_loads = env->btf_loads;
+		res->nobj_types = env->nobj_types;
+		memcpy(res->obj_types, env->obj_types, sizeof(res->obj_types));
 		for (int i = 0; i < env->subprog_cnt && i < 256; i++)
 			res->stack_depth[i] = (uint32_t)env->subprogs[i].stack_depth;
 		if (err && err != -ENOSPC) {

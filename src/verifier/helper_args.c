@@ -140,8 +140,8 @@ static int reg_type_ok(struct brt_env *env, int regno, int arg)
 			return 0;
 		expected = "fp, dynptr_ptr";
 		break;
-	case BRT_ARG_PTR_TO_SPIN_LOCK: /* or an allocated object's, which bpfrt has not */
-		if (t == PTR_TO_MAP_VALUE)
+	case BRT_ARG_PTR_TO_SPIN_LOCK: /* a map value's or an allocated object's */
+		if (t == PTR_TO_MAP_VALUE || t == (PTR_TO_BTF_ID | MEM_ALLOC))
 			return 0;
 		expected = "map_value, ptr_";
 		break;
@@ -285,6 +285,36 @@ int brt_map_field_arg(struct brt_env *env, int regno, const char *field, uint32_
 	return 0;
 }
 
+/* process_spin_lock() for an allocated object: its type's bpf_spin_lock, at a constant
+ * offset */
+static int local_lock_arg(struct brt_env *env, const struct brt_reg *reg, int regno, int res)
+{
+	const char *lock_str = res ? "bpf_res_spin" : "bpf_spin";
+	int64_t at = (int64_t)reg->var_off.value + reg->off;
+	struct brt_grec rec;
+	int32_t off;
+
+	if (!brt_tnum_is_const(reg->var_off)) {
+		brt_verr(env, "R%d doesn't have constant offset. %s_lock has to be at the constant "
+			      "offset\n",
+			 regno, lock_str);
+		return -EINVAL;
+	}
+	if (!brt_graph_reg_record(env, reg, &rec))
+		rec.spin_lock_off = rec.res_spin_lock_off = -1;
+	off = res ? rec.res_spin_lock_off : rec.spin_lock_off;
+	if (off < 0) {
+		brt_verr(env, "local 'kptr' has no valid %s_lock\n", lock_str);
+		return -EINVAL;
+	}
+	if (at != off) {
+		brt_verr(env, "off %lld doesn't point to 'struct %s_lock' that is at %d\n",
+			 (long long)at, lock_str, off);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /* The kernel's process_spin_lock(), for bpf_spin_lock/unlock (helpers) and the
  * bpf_res_spin_lock kfuncs: the argument points at the value's lock of that kind; a lock
  * is a reference of the state (refs.c) named by the map and the id of the value pointer
@@ -296,15 +326,18 @@ int brt_map_field_arg(struct brt_env *env, int regno, const char *field, uint32_
 int brt_process_spin_lock(struct brt_env *env, int regno, unsigned flags)
 {
 	const struct brt_reg *reg = &brt_cur_regs(env)[regno];
-	const struct brt_map_info *m = &env->maps[reg->map_idx].info;
+	int local = reg->type != PTR_TO_MAP_VALUE;
+	const struct brt_map_info *m = local ? NULL : &env->maps[reg->map_idx].info;
 	struct brt_vstate *st = env->cur;
 	int res = (flags & BRT_SPIN_RES) != 0;
 	const char *lock_str = res ? "bpf_res_spin" : "bpf_spin";
-	uint16_t ptr = (uint16_t)(reg->map_idx + 1);
+	/* the lock's owner: the map, or every allocated object's one (the program's BTF) */
+	uint16_t ptr = local ? (uint16_t)BRT_LOCK_PTR_ALLOC : (uint16_t)(reg->map_idx + 1);
 	uint16_t type = !res ? BRT_REF_LOCK
 			     : (flags & BRT_SPIN_IRQ) ? BRT_REF_RES_LOCK_IRQ : BRT_REF_RES_LOCK;
-	int err = brt_map_field_arg(env, regno, res ? "bpf_res_spin_lock" : "bpf_spin_lock",
-				    res ? m->res_spin_lock_off1 : m->spin_lock_off1);
+	int err = local ? local_lock_arg(env, reg, regno, res)
+			: brt_map_field_arg(env, regno, res ? "bpf_res_spin_lock" : "bpf_spin_lock",
+					    res ? m->res_spin_lock_off1 : m->spin_lock_off1);
 
 	if (err)
 		return err;
@@ -340,6 +373,8 @@ int brt_process_spin_lock(struct brt_env *env, int regno, unsigned flags)
 		brt_verr(env, "%s_unlock of different lock\n", lock_str);
 		return -EINVAL;
 	}
+	/* invalidate_non_owning_refs(): nodes seen in a list or tree are the lock's */
+	brt_graph_unlock(env);
 	return 0;
 }
 

@@ -81,6 +81,11 @@ enum brt_reg_type {
 /* a slice of a packet dynptr (the kernel's DYNPTR_TYPE_SKB/_XDP/_SKB_META on PTR_TO_MEM):
  * it dies when the packet changes, as packet pointers do; not printed */
 #define DYNPTR_TYPE_PKT 0x10000u
+/* an object the program allocated (bpf_obj_new, graph.c): btf_id is a struct of the
+ * program's BTF (opts->local_btf), not the kernel's */
+#define MEM_ALLOC 0x20000u
+/* ... a non-owning reference to one (in a list or tree: valid until bpf_spin_unlock) */
+#define NON_OWN_REF 0x40000u
 #define BASE_TYPE(t) ((t) & 0xffu)
 
 /* Packet pointer ranges below zero: what a comparison with pkt_end proved. */
@@ -182,6 +187,7 @@ struct brt_frame {
 	int in_callback_fn;           /* a callback (bpf_loop): returns to its callsite */
 	int in_async_cb;              /* frame 0 of a timer callback's own walk (helper_timer.c):
 				       * it returns 0 to nobody */
+	int rbtree_cb;                /* bpf_rbtree_add's less() callback (graph.c) */
 	uint32_t callback_depth;      /* callback iterations explored from this frame */
 };
 
@@ -269,6 +275,8 @@ struct brt_vstate {
 /* ---- environment ----------------------------------------------------------------------- */
 struct brt_vmap {
 	struct brt_map_info info;
+	struct brt_btf *vbtf; /* info's BTF, parsed when a graph kfunc first needs it */
+	int vbtf_tried;
 	int fd;
 	int inner_idx; /* maps of maps: the entry of their inner template, else -1 */
 	int is_tmpl;   /* an inner template: no fd names it */
@@ -492,6 +500,9 @@ struct brt_env {
 	 * read when a helper first returns a kernel object (brt_env_kbtf()) */
 	const struct brt_btf *kbtf;
 	int btf_loads;        /* a load through a kernel pointer was checked */
+	/* bpf_obj_new's types (graph.c): what the runtime allocates, for the result */
+	struct brt_obj_type obj_types[BRT_MAX_OBJ_TYPES];
+	uint32_t nobj_types;
 };
 
 /* An error message: into the log (kernel wording, with "\n") and remembered as the error
@@ -561,6 +572,47 @@ void brt_print_state(struct brt_env *env, const struct brt_vstate *st, int frame
 		     int print_all);
 /* instruction idx as the kernel's log shows it ("(bf) r0 = r2", kfunc calls by name) */
 void brt_print_insn(struct brt_env *env, int idx);
+
+/* ---- graph.c: allocated objects, lists and trees --------------------------------------- */
+/* the kernel's special fields of a struct (enum btf_field_type, those graph.c knows) */
+enum { BRT_GF_SPIN_LOCK, BRT_GF_RES_SPIN_LOCK, BRT_GF_LIST_HEAD, BRT_GF_LIST_NODE,
+       BRT_GF_RB_ROOT, BRT_GF_RB_NODE, BRT_GF_REFCOUNT, BRT_GF_COUNT };
+#define BRT_MAX_GFIELDS 32
+struct brt_gfield {
+	uint8_t kind;      /* BRT_GF_* */
+	uint32_t off;      /* bytes into the value or object */
+	uint32_t size;
+	uint32_t value_id; /* roots: the struct their nodes are in (same BTF) */
+	uint32_t node_off; /* ... and the node member's offset in it */
+};
+/* the kernel's struct btf_record */
+struct brt_grec {
+	int n;
+	int32_t spin_lock_off;     /* -1: none */
+	int32_t res_spin_lock_off; /* -1: none */
+	int32_t refcount_off;      /* -1: none */
+	struct brt_gfield f[BRT_MAX_GFIELDS];
+};
+const char *brt_gfield_name(int kind);
+/* the fields of struct or DATASEC id of btf (0, or the kernel's btf_parse_fields() error) */
+int brt_graph_record(const struct brt_btf *btf, uint32_t id, struct brt_grec *rec);
+/* reg_btf_record(): 1 and *rec for an allocated object with special fields or a map value
+ * whose map has BTF, else 0 */
+int brt_graph_reg_record(struct brt_env *env, const struct brt_reg *reg, struct brt_grec *rec);
+const struct brt_btf *brt_graph_map_btf(struct brt_env *env, int map_idx);
+void brt_graph_free(struct brt_env *env);
+const char *brt_local_type_name(const struct brt_env *env, uint32_t id);
+int brt_graph_obj_new(struct brt_env *env, uint64_t type_id, int percpu);
+int brt_graph_alloc_arg(struct brt_env *env, const struct brt_reg *reg, int argno,
+			int percpu_drop);
+int brt_graph_refcounted_arg(struct brt_env *env, const struct brt_reg *reg, int argno,
+			     int *owning);
+int brt_graph_access(struct brt_env *env, const struct brt_reg *reg, int off, int size);
+void brt_graph_unlock(struct brt_env *env);
+int brt_graph_may_lock(struct brt_env *env, const struct brt_reg *reg);
+int brt_graph_set_non_owning(struct brt_env *env, struct brt_reg *reg);
+int brt_graph_owning_to_non_owning(struct brt_env *env, uint32_t ref);
+int brt_in_rbtree_cb(const struct brt_env *env);
 
 /* ---- prune.c: comparing states ------------------------------------------------------- */
 /* the stored state the current path last passed at insn_idx with the same call chain */
@@ -849,6 +901,7 @@ int brt_acquire_irq_state(struct brt_env *env, int insn_idx);
 int brt_release_irq_state(struct brt_vstate *st, uint32_t id);
 /* acquire_reference() (a new reference of this insn: its id, or -ENOMEM) and
  * release_reference() (-EINVAL when id is not held) */
+void brt_mark_reg_invalid(struct brt_env *env, struct brt_reg *reg);
 int brt_acquire_ref(struct brt_env *env, int insn_idx);
 int brt_release_ref(struct brt_env *env, uint32_t id);
 /* the kernel's bpf_helper_changes_pkt_data() and clear_all_pkt_pointers() */

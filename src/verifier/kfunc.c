@@ -58,6 +58,18 @@ struct kmeta {
 	uint32_t dyn_type, dyn_id, dyn_ref;
 	/* the iterator argument (the kernel's meta->iter) */
 	struct brt_iter_meta iter;
+	int row;            /* kfuncs.def's row */
+	/* a __k argument's constant (the kernel's arg_constant) */
+	int k_found;
+	uint64_t k_val;
+	/* the allocated object an argument named (the kernel's arg_btf_id) and whether a
+	 * refcounted one was owned (arg_owning_ref) */
+	uint32_t arg_btf_id;
+	int arg_owning;
+	/* a graph root argument's field (arg_list_head / arg_rbtree_root) */
+	int root_found;
+	struct brt_gfield root;
+	int subprogno;      /* a callback argument's subprogram */
 };
 
 static const struct btf_type *skip_mods(const struct brt_btf *btf, uint32_t id, uint32_t *res)
@@ -248,10 +260,11 @@ static const char *sock_struct(uint32_t type)
 	}
 }
 
-/* bpf_type_has_unsafe_modifiers(): any flag but the trusted ones (PTR_TRUSTED here) */
+/* bpf_type_has_unsafe_modifiers(): any flag but the trusted ones (BPF_REG_TRUSTED_MODIFIERS:
+ * PTR_TRUSTED, MEM_ALLOC, NON_OWN_REF) */
 static uint32_t unsafe_flags(uint32_t type)
 {
-	return type & ~0xffu & ~PTR_TRUSTED;
+	return type & ~0xffu & ~(PTR_TRUSTED | MEM_ALLOC | NON_OWN_REF);
 }
 
 /* is_trusted_reg(): referenced, a socket type, or flagged trusted, with no unsafe flag */
@@ -263,7 +276,7 @@ static int is_trusted_reg(const struct brt_reg *reg)
 		return 1;
 	if (sock_struct(reg->type) && !unsafe)
 		return 1;
-	return (reg->type & PTR_TRUSTED) && !unsafe;
+	return (reg->type & (PTR_TRUSTED | MEM_ALLOC | NON_OWN_REF)) && !unsafe;
 }
 
 /* btf_struct_ids_match(): the register's struct at its offset is the wanted struct, or
@@ -364,10 +377,13 @@ static int check_arg_reg_off(struct brt_env *env, const struct brt_reg *reg, int
 		return brt_check_ptr_off_reg(env, reg, regno);
 	}
 	/* the helpers' rules (memory.c), but for kernel objects at a fixed offset */
+	if (BASE_TYPE(reg->type) == PTR_TO_BTF_ID && (reg->type & MEM_ALLOC))
+		goto fixed_ok; /* allocated objects, owned or not, percpu or RCU */
 	switch (reg->type) {
 	case PTR_TO_BTF_ID:
 	case PTR_TO_BTF_ID | PTR_TRUSTED:
 	case PTR_TO_BTF_ID | MEM_RCU:
+fixed_ok:
 		/* a fixed offset is fine (a member), a variable one is not */
 		if (reg->off < 0 || !brt_tnum_is_const(reg->var_off) || reg->var_off.value) {
 			struct brt_reg r = *reg;
@@ -436,7 +452,23 @@ static int check_mem_arg(struct brt_env *env, int regno, uint32_t size)
 #define BRT_SLICE_RDWR_REFUSED 1
 
 enum kf_arg { KF_CTX, KF_NULL, KF_BTF_ID, KF_MEM, KF_MEM_SIZE, KF_DYNPTR, KF_ITER, KF_IRQ_FLAG,
-	      KF_RES_LOCK };
+	      KF_RES_LOCK, KF_ALLOC, KF_REFCOUNTED, KF_LIST_HEAD, KF_LIST_NODE, KF_RB_ROOT,
+	      KF_RB_NODE, KF_CALLBACK };
+
+/* a pointer to one of the graph structs (is_kfunc_arg_list_head() and the others) */
+static int graph_arg_kind(const struct brt_btf *btf, const struct btf_type *ref_t)
+{
+	static const struct {
+		const char *name;
+		int kind;
+	} g[] = { { "bpf_list_head", KF_LIST_HEAD }, { "bpf_list_node", KF_LIST_NODE },
+		  { "bpf_rb_root", KF_RB_ROOT }, { "bpf_rb_node", KF_RB_NODE } };
+
+	for (size_t i = 0; kind_of(ref_t) == BTF_KIND_STRUCT && i < sizeof(g) / sizeof(g[0]); i++)
+		if (!strcmp(name_of(btf, ref_t), g[i].name))
+			return g[i].kind;
+	return -1;
+}
 
 #define KF_ITER_ANY (BRT_KF_ITER_NEW | BRT_KF_ITER_NEXT | BRT_KF_ITER_DESTROY)
 
@@ -499,10 +531,16 @@ static int ptr_arg_kind(struct brt_env *env, const struct kmeta *m, const struct
 		return KF_CTX;
 	if (has_suffix(m->btf, &args[argno], "__nullable") && reg_is_null(reg))
 		return KF_NULL;
+	if (has_suffix(m->btf, &args[argno], "__alloc"))
+		return KF_ALLOC;
+	if (has_suffix(m->btf, &args[argno], "__refcounted_kptr"))
+		return KF_REFCOUNTED;
 	if (is_dynptr_arg(m->btf, ref_t))
 		return KF_DYNPTR;
 	if (is_iter_arg(m, args, argno))
 		return KF_ITER;
+	if (graph_arg_kind(m->btf, ref_t) >= 0)
+		return graph_arg_kind(m->btf, ref_t);
 	if (has_suffix(m->btf, &args[argno], "__irq_flag"))
 		return KF_IRQ_FLAG;
 	if (kind_of(ref_t) == BTF_KIND_STRUCT && !strcmp(ref_tname, "bpf_res_spin_lock"))
@@ -520,6 +558,8 @@ static int ptr_arg_kind(struct brt_env *env, const struct kmeta *m, const struct
 		}
 		return KF_BTF_ID;
 	}
+	if (brt_btf_func_ptr_proto(m->btf, args[argno].type))
+		return KF_CALLBACK;
 	if (argno + 1 < nargs && regs[argno + 2].type == SCALAR_VALUE &&
 	    is_scalar(skip_mods(m->btf, args[argno + 1].type, NULL)) &&
 	    (has_suffix(m->btf, &args[argno + 1], "__sz") ||
@@ -533,6 +573,131 @@ static int ptr_arg_kind(struct brt_env *env, const struct kmeta *m, const struct
 		return -EINVAL;
 	}
 	return mem_size ? KF_MEM_SIZE : KF_MEM;
+}
+
+/* check_reg_allocation_locked(): the held bpf_spin_lock is the one of reg's value or
+ * object (the same map, or an allocated object, and the same pointer id) */
+static int allocation_locked(const struct brt_env *env, const struct brt_reg *reg)
+{
+	uint16_t ptr = reg->type == PTR_TO_MAP_VALUE ? (uint16_t)(reg->map_idx + 1)
+						     : (uint16_t)BRT_LOCK_PTR_ALLOC;
+
+	return env->cur->active_locks &&
+	       brt_find_lock_state(env, BRT_REF_LOCK_MASK, reg->id, ptr) != NULL;
+}
+
+/* KF_ARG_PTR_TO_LIST_HEAD / _RB_ROOT: __process_kf_arg_ptr_to_graph_root() */
+static int root_arg(struct brt_env *env, struct kmeta *m, const struct brt_reg *reg, int regno,
+		    int argno, int kind)
+{
+	int fkind = kind == KF_LIST_HEAD ? BRT_GF_LIST_HEAD : BRT_GF_RB_ROOT;
+	const char *tname = brt_gfield_name(fkind);
+	struct brt_grec rec;
+	uint32_t off;
+	int i;
+
+	if (reg->type != PTR_TO_MAP_VALUE && reg->type != (PTR_TO_BTF_ID | MEM_ALLOC)) {
+		brt_verr(env, "arg#%d expected pointer to map value or allocated object\n", argno);
+		return -EINVAL;
+	}
+	if (reg->type == (PTR_TO_BTF_ID | MEM_ALLOC) && !reg->ref_obj_id) {
+		brt_verr(env, "allocated object must be referenced\n");
+		return -EINVAL;
+	}
+	if (!brt_tnum_is_const(reg->var_off)) {
+		brt_verr(env, "R%d doesn't have constant offset. %s has to be at the constant "
+			      "offset\n",
+			 regno, tname);
+		return -EINVAL;
+	}
+	off = (uint32_t)(reg->off + (int64_t)reg->var_off.value);
+	if (!brt_graph_reg_record(env, reg, &rec))
+		rec.n = 0;
+	for (i = 0; i < rec.n && !(rec.f[i].off == off && rec.f[i].kind == fkind); i++)
+		;
+	if (i == rec.n) {
+		brt_verr(env, "%s not found at offset=%u\n", tname, off);
+		return -EINVAL;
+	}
+	if (!allocation_locked(env, reg)) {
+		brt_verr(env, "bpf_spin_lock at off=%d must be held for %s\n", rec.spin_lock_off,
+			 tname);
+		return -EINVAL;
+	}
+	m->root_found = 1;
+	m->root = rec.f[i];
+	return 0;
+}
+
+/* KF_ARG_PTR_TO_LIST_NODE / _RB_NODE: __process_kf_arg_ptr_to_graph_node(), the node of
+ * the struct the root argument's "contains:" tag names, at its offset */
+static int node_arg(struct brt_env *env, struct kmeta *m, const struct brt_reg *reg, int regno,
+		    int argno, int kind)
+{
+	int fkind = kind == KF_LIST_NODE ? BRT_GF_LIST_NODE : BRT_GF_RB_NODE;
+	const char *tname = brt_gfield_name(fkind);
+	const struct brt_btf *lb = env->opts->local_btf;
+	struct brt_grec rec;
+	uint32_t off;
+	int i, alloc = reg->type == (PTR_TO_BTF_ID | MEM_ALLOC);
+
+	if (kind == KF_LIST_NODE || !strcmp(m->name, "bpf_rbtree_add_impl")) {
+		if (!alloc) {
+			brt_verr(env, "arg#%d expected pointer to allocated object\n", argno);
+			return -EINVAL;
+		}
+		if (!reg->ref_obj_id) {
+			brt_verr(env, "allocated object must be referenced\n");
+			return -EINVAL;
+		}
+	} else {
+		if (!(reg->type & NON_OWN_REF) && !reg->ref_obj_id) {
+			brt_verr(env, "%s can only take non-owning or refcounted bpf_rb_node "
+				      "pointer\n",
+				 m->name);
+			return -EINVAL;
+		}
+		if (brt_in_rbtree_cb(env)) {
+			brt_verr(env, "%s not allowed in rbtree cb\n", m->name);
+			return -EINVAL;
+		}
+	}
+	if (!brt_tnum_is_const(reg->var_off)) {
+		brt_verr(env, "R%d doesn't have constant offset. %s has to be at the constant "
+			      "offset\n",
+			 regno, tname);
+		return -EINVAL;
+	}
+	off = (uint32_t)(reg->off + (int64_t)reg->var_off.value);
+	if (!brt_graph_reg_record(env, reg, &rec))
+		rec.n = 0;
+	for (i = 0; i < rec.n && !(rec.f[i].off == off && rec.f[i].kind == fkind); i++)
+		;
+	if (i == rec.n) {
+		brt_verr(env, "%s not found at offset=%u\n", tname, off);
+		return -EINVAL;
+	}
+	if (!m->root_found) {
+		brt_verr(env, "verifier bug: no graph root before its node\n");
+		return -EFAULT;
+	}
+	/* btf_struct_ids_match(strict): the map's and the program's BTF are the object's one
+	 * .BTF here, so the same id and name */
+	if (reg->btf_id != m->root.value_id || !lb) {
+		brt_verr(env, "operation on %s expects arg#1 %s at offset=%d in struct %s, but arg "
+			      "is at offset=%d in struct %s\n",
+			 brt_gfield_name(fkind == BRT_GF_LIST_NODE ? BRT_GF_LIST_HEAD : BRT_GF_RB_ROOT),
+			 tname, m->root.node_off, brt_local_type_name(env, m->root.value_id), off,
+			 brt_local_type_name(env, reg->btf_id));
+		return -EINVAL;
+	}
+	m->arg_btf_id = reg->btf_id;
+	if (off != m->root.node_off) {
+		brt_verr(env, "arg#1 offset=%d, but expected %s at offset=%d in struct %s\n", off,
+			 tname, m->root.node_off, brt_local_type_name(env, m->root.value_id));
+		return -EINVAL;
+	}
+	return 0;
 }
 
 /* check_kfunc_args().  The running kernel (6.18.44) treats every kfunc's pointer
@@ -573,6 +738,8 @@ static int check_args(struct brt_env *env, struct kmeta *m)
 				err = brt_mark_precise(env, regno);
 				if (err < 0)
 					return err;
+				m->k_found = 1;
+				m->k_val = reg->var_off.value;
 			}
 			continue;
 		}
@@ -605,7 +772,7 @@ static int check_args(struct brt_env *env, struct kmeta *m)
 		/* measured: struct memory of a KF_RCU kfunc (a cpumask on the stack) is
 		 * memory, not checked for trust ("invalid read from stack R2 off=-8
 		 * size=32") */
-		if ((kind == KF_BTF_ID ||
+		if ((kind == KF_BTF_ID || kind == KF_ALLOC ||
 		     (kind == KF_MEM && is_struct(ref_t) && !(m->flags & BRT_KF_RCU))) &&
 		    !is_trusted_reg(reg)) {
 			if (!(m->flags & BRT_KF_RCU)) {
@@ -621,6 +788,38 @@ static int check_args(struct brt_env *env, struct kmeta *m)
 		if (err < 0)
 			return err;
 		switch (kind) {
+		case KF_ALLOC:
+			err = brt_graph_alloc_arg(env, reg, i,
+						  m->row == BRT_KFUNC_bpf_percpu_obj_drop_impl);
+			if (err < 0)
+				return err;
+			m->arg_btf_id = reg->btf_id;
+			break;
+		case KF_REFCOUNTED:
+			err = brt_graph_refcounted_arg(env, reg, i, &m->arg_owning);
+			if (err < 0)
+				return err;
+			m->arg_btf_id = reg->btf_id;
+			break;
+		case KF_LIST_HEAD:
+		case KF_RB_ROOT:
+			err = root_arg(env, m, reg, regno, i, kind);
+			if (err < 0)
+				return err;
+			break;
+		case KF_LIST_NODE:
+		case KF_RB_NODE:
+			err = node_arg(env, m, reg, regno, i, kind);
+			if (err < 0)
+				return err;
+			break;
+		case KF_CALLBACK:
+			if (reg->type != PTR_TO_FUNC) {
+				brt_verr(env, "arg%d expected pointer to func\n", i);
+				return -EINVAL;
+			}
+			m->subprogno = reg->map_idx;
+			break;
 		case KF_DYNPTR: {
 			/* a dynptr the kfunc makes (__uninit: of the type its name says, a
 			 * clone of its parent's), or one it uses, of any type */
@@ -799,10 +998,13 @@ static int set_return(struct brt_env *env, struct kmeta *m, int insn_idx)
 	struct brt_reg *r0 = &brt_cur_regs(env)[BPF_REG_0];
 	const struct btf_type *t = skip_mods(btf, m->proto->type, NULL), *pt = NULL;
 	uint32_t pt_id = 0;
+	int graph_node = 0;
 
 	if (kind_of(t) == BTF_KIND_PTR)
 		pt = skip_mods(btf, t->type, &pt_id);
-	if ((m->flags & BRT_KF_ACQUIRE) && !is_struct(pt)) {
+	if ((m->flags & BRT_KF_ACQUIRE) && !is_struct(pt) && m->row != BRT_KFUNC_bpf_obj_new_impl &&
+	    m->row != BRT_KFUNC_bpf_percpu_obj_new_impl &&
+	    m->row != BRT_KFUNC_bpf_refcount_acquire_impl) {
 		brt_verr(env, "acquire kernel function does not return PTR_TO_BTF_ID\n");
 		return -EINVAL;
 	}
@@ -815,6 +1017,29 @@ static int set_return(struct brt_env *env, struct kmeta *m, int insn_idx)
 	}
 	if (kind_of(t) != BTF_KIND_PTR)
 		return 0; /* void: r0 stays unreadable */
+	if (m->row == BRT_KFUNC_bpf_obj_new_impl || m->row == BRT_KFUNC_bpf_percpu_obj_new_impl) {
+		int err = brt_graph_obj_new(env, m->k_val,
+					    m->row == BRT_KFUNC_bpf_percpu_obj_new_impl);
+
+		if (err)
+			return err;
+		goto ret_null;
+	}
+	if (m->row == BRT_KFUNC_bpf_refcount_acquire_impl) {
+		brt_mark_reg_known_zero(r0);
+		r0->type = PTR_TO_BTF_ID | MEM_ALLOC;
+		r0->btf_id = m->arg_btf_id;
+		goto ret_null;
+	}
+	if (graph_arg_kind(btf, pt) == KF_LIST_NODE || graph_arg_kind(btf, pt) == KF_RB_NODE) {
+		/* mark_reg_graph_node(): the struct the root's nodes are in, at the node */
+		brt_mark_reg_known_zero(r0);
+		r0->type = PTR_TO_BTF_ID | MEM_ALLOC;
+		r0->btf_id = m->root.value_id;
+		r0->off = (int32_t)m->root.node_off;
+		graph_node = 1;
+		goto ret_null;
+	}
 	if (!strcmp(m->name, "bpf_dynptr_slice") || !strcmp(m->name, "bpf_dynptr_slice_rdwr")) {
 		/* memory of the __szk size, of the dynptr it came from (read-only for
 		 * bpf_dynptr_slice; writing a packet's needs direct packet writes) */
@@ -875,7 +1100,9 @@ static int set_return(struct brt_env *env, struct kmeta *m, int insn_idx)
 		r0->btf_id = pt_id;
 	}
 ret_null:
-	if (m->flags & BRT_KF_RET_NULL) {
+	/* is_kfunc_ret_null(): bpf_refcount_acquire of an owned object never fails */
+	if ((m->flags & BRT_KF_RET_NULL) &&
+	    !(m->row == BRT_KFUNC_bpf_refcount_acquire_impl && m->arg_owning)) {
 		r0->type |= PTR_MAYBE_NULL;
 		r0->id = ++env->id_gen;
 	}
@@ -884,10 +1111,17 @@ ret_null:
 
 		if (id < 0)
 			return id;
-		if (m->flags & BRT_KF_RET_NULL)
+		if ((m->flags & BRT_KF_RET_NULL) && (r0->type & PTR_MAYBE_NULL))
 			r0->id = (uint32_t)id;
 		r0->ref_obj_id = (uint32_t)id;
+	} else if (graph_node) {
+		int err = brt_graph_set_non_owning(env, r0);
+
+		if (err)
+			return err;
 	}
+	if (brt_graph_may_lock(env, r0) && !r0->id)
+		r0->id = ++env->id_gen;
 	return 0;
 }
 
@@ -986,6 +1220,7 @@ static const struct brt_kfunc *fetch_meta(struct brt_env *env, const struct bpf_
 	     env->opts->expected_attach_type != BPF_TRACE_ITER))
 		return NULL;
 	m->flags = k->flags;
+	m->row = brt_kfunc_index(k);
 	return k;
 }
 
@@ -1037,6 +1272,25 @@ int brt_check_kfunc_call(struct brt_env *env, const struct bpf_insn *insn, int i
 	}
 	if (m.release_regno) {
 		err = brt_release_ref(env, brt_cur_regs(env)[m.release_regno].ref_obj_id);
+		if (err) {
+			brt_verr(env, "kfunc %s#%u reference has not been acquired before\n", m.name,
+				 m.func_id);
+			return err;
+		}
+	}
+	/* a node pushed into a list or tree is owned by it: the program's pointers to it
+	 * become non-owning references */
+	if (m.row == BRT_KFUNC_bpf_list_push_front_impl || m.row == BRT_KFUNC_bpf_list_push_back_impl ||
+	    !strcmp(m.name, "bpf_rbtree_add_impl")) {
+		uint32_t ref = brt_cur_regs(env)[BPF_REG_2].ref_obj_id;
+
+		err = brt_graph_owning_to_non_owning(env, ref);
+		if (err) {
+			brt_verr(env, "kfunc %s#%u conversion of owning ref to non-owning failed\n",
+				 m.name, m.func_id);
+			return err;
+		}
+		err = brt_release_ref(env, ref);
 		if (err) {
 			brt_verr(env, "kfunc %s#%u reference has not been acquired before\n", m.name,
 				 m.func_id);

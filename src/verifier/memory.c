@@ -429,7 +429,9 @@ int brt_check_mem_access(struct brt_env *env, int insn_idx, int regno, int off, 
 		err = brt_btf_ptr_access(env, regno, reg, off, size, t, &rt, &btf_id);
 		if (err)
 			return err;
-		env->btf_loads = 1;
+		/* an allocated object is the runtime's own memory, a kernel object is not */
+		if (!(reg->type & MEM_ALLOC))
+			env->btf_loads = 1;
 		if (value_regno >= 0) {
 			brt_mark_reg_unknown(env, &regs[value_regno]);
 			if (rt != SCALAR_VALUE) {

@@ -144,7 +144,8 @@ static void print_reg(struct brt_env *env, const struct brt_frame *f, const stru
 		}
 	}
 	if (bt == PTR_TO_BTF_ID)
-		brt_vinfo(env, "%s", brt_btf_reg_name(env, reg->btf_id));
+		brt_vinfo(env, "%s", t & MEM_ALLOC ? brt_local_type_name(env, reg->btf_id)
+						   : brt_btf_reg_name(env, reg->btf_id));
 	brt_vinfo(env, "(");
 	if (reg->id)
 		VA("id=%u", reg->id & ~BRT_ADD_CONST);
@@ -152,6 +153,8 @@ static void print_reg(struct brt_env *env, const struct brt_frame *f, const stru
 		brt_vinfo(env, "%+d", reg->off);
 	if (reg->ref_obj_id)
 		VA("ref_obj_id=%u", reg->ref_obj_id);
+	if (t & NON_OWN_REF)
+		VA("non_own_ref");
 	if (bt == CONST_PTR_TO_MAP || bt == PTR_TO_MAP_VALUE || bt == PTR_TO_MAP_KEY) {
 		const struct brt_map_info *m = &env->maps[reg->map_idx].info;
 

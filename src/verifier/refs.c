@@ -10,7 +10,7 @@
 /* ---- pointers that die --------------------------------------------------------------- */
 /* Pointers into a released object or a changed packet: unusable, or unknown numbers for
  * programs that may leak pointers (the kernel's mark_reg_invalid()). */
-static void mark_reg_invalid(struct brt_env *env, struct brt_reg *reg)
+void brt_mark_reg_invalid(struct brt_env *env, struct brt_reg *reg)
 {
 	if (env->allow_ptr_leaks)
 		brt_mark_reg_unknown(env, reg);
@@ -30,10 +30,10 @@ static void mark_dead_pointers(struct brt_env *env,
 
 		for (int r = 0; r < BRT_NREGS; r++)
 			if (dead(&f->regs[r], id))
-				mark_reg_invalid(env, &f->regs[r]);
+				brt_mark_reg_invalid(env, &f->regs[r]);
 		for (int s = 0; s < f->allocated_stack / 8; s++)
 			if (brt_is_spilled(&f->stack[s]) && dead(&f->stack[s].spilled, id))
-				mark_reg_invalid(env, &f->stack[s].spilled);
+				brt_mark_reg_invalid(env, &f->stack[s].spilled);
 	}
 }
 

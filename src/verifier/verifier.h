@@ -11,6 +11,8 @@
 
 #include <linux/bpf.h>
 
+#include "vm/helper_proto.h"
+
 struct brt_btf;
 
 /* ---- tnum: (value; mask), mask bits unknown, value & mask == 0 ------------------------ */
@@ -90,6 +92,11 @@ struct brt_map_info {
 	/* 1 + offset of the value's struct bpf_res_spin_lock (map BTF), 0: none; never with
 	 * spin_lock_off1 */
 	uint32_t res_spin_lock_off1;
+	/* the map's BTF (raw, as BTF_LOAD took it) and its value type, or NULL: where
+	 * verifier/graph.c finds a value's graph roots when a kfunc needs them */
+	const void *btf_blob;
+	uint32_t btf_size;
+	uint32_t btf_value_type_id;
 	char map_name[16];    /* BPF_OBJ_NAME_LEN: the map's name for messages */
 };
 
@@ -168,6 +175,9 @@ struct brt_verify_opts {
 	 * kernel's, brt_btf_vmlinux()); NULL when there is none */
 	const struct brt_btf *attach_btf;
 	uint32_t attach_btf_id;
+	/* the program's BTF (attr.prog_btf_fd), NULL when none: the types of the objects it
+	 * allocates (bpf_obj_new) and of its graph nodes (verifier/graph.c) */
+	const struct brt_btf *local_btf;
 };
 
 #define BRT_INSN_SEEN 1u
@@ -188,6 +198,9 @@ struct brt_verify_result {
 	uint32_t max_ctx_offset;       /* highest ctx byte accessed + 1 (attach checks) */
 	int btf_loads;                 /* the program loads through kernel (BTF) pointers */
 	uint32_t stack_depth[256];     /* per subprogram, bytes; first subprog_cnt valid */
+	/* the types bpf_obj_new calls allocate (first nobj_types valid), for the run */
+	struct brt_obj_type obj_types[BRT_MAX_OBJ_TYPES];
+	uint32_t nobj_types;
 	int err_insn;                  /* instruction the first error is about, -1 if none */
 	char err_msg[BRT_VERIFY_ERRLEN]; /* the first error line (the kernel's wording) */
 };

@@ -249,6 +249,18 @@ struct brt_helper_source {
 	 BRT_HSET(BPF_PROG_TYPE_LWT_SEG6LOCAL) | BRT_HSET(32) | BRT_KHOOK_TRACING)
 #define BRT_KSET_SKB_META (BRT_HSET(BPF_PROG_TYPE_SCHED_CLS) | BRT_HSET(BPF_PROG_TYPE_SCHED_ACT))
 
+/* A type bpf_obj_new_impl() may allocate in a verified program: the verifier lists the
+ * types its calls name (a constant type id of the program's BTF) and the run context
+ * carries the list, which the kfunc reads its size and special fields from (the kernel
+ * patches the size into the call instead; the engines here run the program as given). */
+struct brt_obj_type {
+	uint32_t btf_id;       /* the struct's id in the program's BTF; 0 ends a list */
+	uint32_t size;         /* bytes */
+	int32_t refcount_off;  /* its struct bpf_refcount, -1: none (set to 1 on allocation) */
+	uint32_t percpu;       /* bpf_percpu_obj_new's: one copy per possible CPU */
+};
+#define BRT_MAX_OBJ_TYPES 32
+
 /* One kfuncs.def row. */
 struct brt_kfunc {
 	const char *name;

@@ -44,6 +44,8 @@ struct bpfrt_vm {
 	 * with jit_own */
 	uint64_t (*own_direct)(uint64_t r1, uint64_t r2, struct bpfrt_run_ctx *ctx);
 	int ld_ind;                /* the program has LD_IND (see run_jit()) */
+	struct brt_obj_type *obj_types; /* brt_vm_set_obj_types() */
+	uint32_t nobj_types;
 };
 
 #define OPTS_KNOWN (offsetof(struct bpfrt_vm_opts, bpfrt_vm_opts__last) + \
@@ -327,6 +329,20 @@ int brt_vm_set_helper(struct bpfrt_vm *vm, uint32_t id, const char *name, brt_he
 	return 0;
 }
 
+int brt_vm_set_obj_types(struct bpfrt_vm *vm, const struct brt_obj_type *types, uint32_t n)
+{
+	struct brt_obj_type *copy = n ? malloc(n * sizeof(*copy)) : NULL;
+
+	if (n && !copy)
+		return -ENOMEM;
+	if (n)
+		memcpy(copy, types, n * sizeof(*copy));
+	free(vm->obj_types);
+	vm->obj_types = copy;
+	vm->nobj_types = n;
+	return 0;
+}
+
 void bpfrt_vm_free(struct bpfrt_vm *vm)
 {
 	if (!vm)
@@ -342,6 +358,7 @@ void bpfrt_vm_free(struct bpfrt_vm *vm)
 	free(vm->code_budget);
 	free(vm->ops);
 	free(vm->insns);
+	free(vm->obj_types);
 	free(vm);
 }
 
@@ -439,6 +456,8 @@ static inline void unchecked_ctx_init(struct bpfrt_run_ctx *ctx, struct bpfrt_vm
 	ctx->user = o->user;
 	ctx->helpers = o->helpers ? o->helpers : vm->helpers;
 	ctx->nr_helpers = o->helpers ? o->nr_helpers : vm->nr_helpers;
+	ctx->obj_types = vm->obj_types;
+	ctx->nobj_types = vm->nobj_types;
 	ctx->skb_data = o->skb_data;
 	ctx->skb_len = o->skb_len;
 	ctx->pkt = o->pkt;
@@ -657,6 +676,8 @@ static __attribute__((noinline)) int run_interp(struct bpfrt_vm *vm, const struc
 	ctx.user = o->user;
 	ctx.helpers = o->helpers ? o->helpers : vm->helpers;
 	ctx.nr_helpers = o->helpers ? o->nr_helpers : vm->nr_helpers;
+	ctx.obj_types = vm->obj_types;
+	ctx.nobj_types = vm->nobj_types;
 	ctx.skb_data = o->skb_data;
 	ctx.skb_len = o->skb_len;
 	ctx.pkt = o->pkt;
@@ -832,6 +853,8 @@ uint64_t brt_vm_tail_call(struct bpfrt_vm *vm, void *user, uint64_t r1,
 			ctx->user = user;
 			ctx->helpers = vm->helpers;
 			ctx->nr_helpers = vm->nr_helpers;
+			ctx->obj_types = vm->obj_types;
+			ctx->nobj_types = vm->nobj_types;
 			ctx->call_arg = (void *)(uintptr_t)prog; /* its callbacks are its own */
 			return 0;
 		}

@@ -142,6 +142,9 @@ struct bpfrt_run_ctx {
 	/* the thread's table of resilient locks once this run took one (maps/res_lock.c),
 	 * NULL when a run starts: what the table holds then is an ended run's */
 	void *res_held;
+	/* the running program's bpf_obj_new types (brt_vm_set_obj_types()), or NULL */
+	const struct brt_obj_type *obj_types;
+	uint32_t nobj_types;
 };
 
 /* A run's budget (off by default, as in the kernel): an embedder bounds an untrusted
@@ -401,6 +404,10 @@ const struct bpf_insn *brt_vm_insns(const struct bpfrt_vm *vm, size_t *n);
  * (the one version it has), else NULL. */
 const struct brt_dinsn *brt_vm_code(const struct bpfrt_vm *vm);
 const struct brt_jit_prog *brt_vm_jit_fixed(const struct bpfrt_vm *vm);
+
+/* The types the program's bpf_obj_new calls allocate (the verifier's list): copied into
+ * vm, which every run context of it carries.  0 or -ENOMEM. */
+int brt_vm_set_obj_types(struct bpfrt_vm *vm, const struct brt_obj_type *types, uint32_t n);
 
 /* bpfrt_vm_load() of a program the load path decoded already: ops holds the n rows
  * brt_isa_decode_prog() gave for insns (with at most the vm's max_insns), and is taken

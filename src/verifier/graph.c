@@ -1,0 +1,582 @@
+/* graph.c - objects a program allocates (bpf_obj_new_impl and its percpu twin, dropped by
+ * bpf_obj_drop_impl, shared by bpf_refcount_acquire_impl) and the graph data structures
+ * they link into (bpf_list_*, bpf_rbtree_*), as Linux 6.18's verifier checks them.
+ *
+ * An allocated object is PTR_TO_BTF_ID | MEM_ALLOC typed by a struct of the program's BTF
+ * (opts->local_btf), owned by the reference bpf_obj_new acquired.  Its special fields
+ * (the kernel's btf_record: bpf_spin_lock, bpf_list_head/node, bpf_rb_root/node,
+ * bpf_refcount) are found in the BTF as btf_parse_fields() finds them; a graph root's
+ * "contains:TYPE:FIELD" decl tag names the struct its nodes live in and their node
+ * member.  A map value's fields come from the map's BTF (a struct, or a DATASEC of global
+ * variables).  Pushing a node into a list or tree turns the owning reference into a
+ * non-owning one (NON_OWN_REF), valid only while the root's bpf_spin_lock is held: every
+ * non-owning reference dies at bpf_spin_unlock.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "btf/btf.h"
+#include "verifier/internal.h"
+
+/* the kernel's sizes of the special structs (include/uapi/linux/bpf.h) */
+static const struct {
+	const char *name;
+	uint32_t size;
+	uint32_t align;
+} special[BRT_GF_COUNT] = {
+	[BRT_GF_SPIN_LOCK] = { "bpf_spin_lock", 4, 4 },
+	[BRT_GF_RES_SPIN_LOCK] = { "bpf_res_spin_lock", 8, 4 },
+	[BRT_GF_LIST_HEAD] = { "bpf_list_head", 16, 8 },
+	[BRT_GF_LIST_NODE] = { "bpf_list_node", 24, 8 },
+	[BRT_GF_RB_ROOT] = { "bpf_rb_root", 16, 8 },
+	[BRT_GF_RB_NODE] = { "bpf_rb_node", 32, 8 },
+	[BRT_GF_REFCOUNT] = { "bpf_refcount", 4, 4 },
+};
+
+const char *brt_gfield_name(int kind)
+{
+	return kind >= 0 && kind < BRT_GF_COUNT ? special[kind].name : "";
+}
+
+static unsigned kind_of(const struct btf_type *t)
+{
+	return t ? BTF_INFO_KIND(t->info) : BTF_KIND_UNKN;
+}
+
+static int is_struct(const struct btf_type *t)
+{
+	return kind_of(t) == BTF_KIND_STRUCT || kind_of(t) == BTF_KIND_UNION;
+}
+
+/* btf_get_field_type(): which special struct t is, or -1 */
+static int special_kind(const struct brt_btf *btf, const struct btf_type *t)
+{
+	const char *n;
+
+	if (kind_of(t) != BTF_KIND_STRUCT)
+		return -1;
+	n = brt_btf_str(btf, t->name_off);
+	for (int k = 0; n && k < BRT_GF_COUNT; k++)
+		if (!strcmp(n, special[k].name))
+			return k;
+	return -1;
+}
+
+/* btf_find_decl_tag_value(btf, pt, comp_idx, "contains:"): the one such tag's value */
+static const char *contains_tag(const struct brt_btf *btf, uint32_t pt_id, int comp_idx, int *err)
+{
+	const char *found = NULL;
+
+	for (uint32_t i = 1; i < btf->ntypes; i++) {
+		const struct btf_type *t = brt_btf_type(btf, i);
+		const char *n;
+
+		if (kind_of(t) != BTF_KIND_DECL_TAG || t->type != pt_id ||
+		    ((const struct btf_decl_tag *)(t + 1))->component_idx != comp_idx)
+			continue;
+		n = brt_btf_str(btf, t->name_off);
+		if (!n || strncmp(n, "contains:", 9))
+			continue;
+		if (found) {
+			*err = -EEXIST;
+			return NULL;
+		}
+		found = n + 9;
+	}
+	if (!found)
+		*err = -ENOENT;
+	return found;
+}
+
+/* btf_find_graph_root() and btf_parse_graph_root(): the value struct and its node */
+static int graph_root(const struct brt_btf *btf, uint32_t pt_id, int comp_idx,
+		      struct brt_gfield *f)
+{
+	int err = 0, id;
+	const char *v = contains_tag(btf, pt_id, comp_idx, &err), *colon;
+	char tname[128];
+	const struct btf_type *vt;
+	const struct btf_member *m;
+
+	if (!v)
+		return -EINVAL;
+	colon = strchr(v, ':');
+	if (!colon || !colon[1] || (size_t)(colon - v) >= sizeof(tname))
+		return -EINVAL;
+	memcpy(tname, v, (size_t)(colon - v));
+	tname[colon - v] = 0;
+	id = brt_btf_find(btf, tname, BTF_KIND_STRUCT);
+	if (id <= 0)
+		return -ENOENT;
+	f->value_id = (uint32_t)id;
+	vt = brt_btf_type(btf, (uint32_t)id);
+	m = (const struct btf_member *)(vt + 1);
+	for (uint32_t i = 0; i < BTF_INFO_VLEN(vt->info); i++) {
+		const char *mn = brt_btf_str(btf, m[i].name_off);
+		const struct btf_type *mt = brt_btf_type(btf, m[i].type);
+		uint32_t bits = BTF_INFO_KFLAG(vt->info) ? BTF_MEMBER_BIT_OFFSET(m[i].offset)
+							  : m[i].offset;
+		int want = f->kind == BRT_GF_LIST_HEAD ? BRT_GF_LIST_NODE : BRT_GF_RB_NODE;
+
+		if (!mn || strcmp(mn, colon + 1))
+			continue;
+		if (special_kind(btf, mt) != want || bits % 8)
+			return -EINVAL;
+		f->node_off = bits / 8;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+static int add_field(struct brt_grec *rec, const struct brt_gfield *f)
+{
+	if (rec->n >= BRT_MAX_GFIELDS)
+		return -E2BIG;
+	rec->f[rec->n++] = *f;
+	if (f->kind == BRT_GF_SPIN_LOCK)
+		rec->spin_lock_off = (int32_t)f->off;
+	if (f->kind == BRT_GF_RES_SPIN_LOCK)
+		rec->res_spin_lock_off = (int32_t)f->off;
+	if (f->kind == BRT_GF_REFCOUNT)
+		rec->refcount_off = (int32_t)f->off;
+	return 0;
+}
+
+static int find_in_struct(const struct brt_btf *btf, uint32_t id, uint32_t base, int depth,
+			  struct brt_grec *rec);
+
+/* btf_find_field_one(): the fields of one member or variable (pt_id/comp_idx name where
+ * its decl tags hang), arrays of them repeated */
+static int find_one(const struct brt_btf *btf, uint32_t type_id, uint32_t pt_id, int comp_idx,
+		    uint32_t off, int depth, struct brt_grec *rec)
+{
+	const struct btf_type *t = brt_btf_type(btf, type_id);
+	uint32_t nelems = 1, first = (uint32_t)rec->n;
+	struct brt_gfield f = { 0 };
+	int k, err;
+
+	for (int i = 0; i < 32 && kind_of(t) == BTF_KIND_ARRAY; i++) {
+		const struct btf_array *a = (const struct btf_array *)(t + 1);
+
+		nelems *= a->nelems;
+		t = brt_btf_type(btf, a->type);
+	}
+	if (!nelems || !t)
+		return 0;
+	k = special_kind(btf, t);
+	if (k < 0) {
+		if (!is_struct(t))
+			return 0;
+		if (depth >= 32)
+			return -E2BIG;
+		err = find_in_struct(btf, brt_btf_skip_mods(btf, type_id == 0 ? 0 : type_id),
+				     off, depth + 1, rec);
+		/* the element type of an array: look inside the innermost struct */
+		if (!err && kind_of(brt_btf_type(btf, type_id)) == BTF_KIND_ARRAY)
+			err = 0;
+		goto repeat;
+	}
+	if (t->size != special[k].size || off % special[k].align)
+		return 0;
+	f.kind = (uint8_t)k;
+	f.off = off;
+	f.size = t->size;
+	if (k == BRT_GF_LIST_HEAD || k == BRT_GF_RB_ROOT) {
+		err = graph_root(btf, pt_id, comp_idx, &f);
+		if (err)
+			return err;
+	}
+	err = add_field(rec, &f);
+repeat:
+	if (err)
+		return err;
+	for (uint32_t e = 1; e < nelems && t->size; e++) {
+		uint32_t n = (uint32_t)rec->n;
+
+		for (uint32_t i = first; i < n; i++) {
+			struct brt_gfield g = rec->f[i];
+
+			g.off += e * (k < 0 ? t->size : special[k].size);
+			err = add_field(rec, &g);
+			if (err)
+				return err;
+		}
+		if ((uint32_t)rec->n == n)
+			break;
+	}
+	return 0;
+}
+
+static int find_in_struct(const struct brt_btf *btf, uint32_t id, uint32_t base, int depth,
+			  struct brt_grec *rec)
+{
+	const struct btf_type *t = brt_btf_type(btf, id);
+	const struct btf_member *m;
+
+	if (!is_struct(t))
+		return 0;
+	m = (const struct btf_member *)(t + 1);
+	for (uint32_t i = 0; i < BTF_INFO_VLEN(t->info); i++) {
+		uint32_t bits = BTF_INFO_KFLAG(t->info) ? BTF_MEMBER_BIT_OFFSET(m[i].offset)
+							: m[i].offset;
+		int err;
+
+		if (bits % 8)
+			return -EINVAL;
+		err = find_one(btf, brt_btf_skip_mods(btf, m[i].type), id, (int)i, base + bits / 8,
+			       depth, rec);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static void rec_init(struct brt_grec *rec)
+{
+	memset(rec, 0, sizeof(*rec));
+	rec->spin_lock_off = -1;
+	rec->res_spin_lock_off = -1;
+	rec->refcount_off = -1;
+}
+
+int brt_graph_record(const struct brt_btf *btf, uint32_t id, struct brt_grec *rec)
+{
+	const struct btf_type *t = brt_btf_type(btf, id);
+	int err = 0;
+
+	rec_init(rec);
+	if (kind_of(t) == BTF_KIND_DATASEC) {
+		const struct btf_var_secinfo *v = (const struct btf_var_secinfo *)(t + 1);
+
+		for (uint32_t i = 0; !err && i < BTF_INFO_VLEN(t->info); i++) {
+			const struct btf_type *var = brt_btf_type(btf, v[i].type);
+
+			if (kind_of(var) != BTF_KIND_VAR)
+				continue;
+			err = find_one(btf, brt_btf_skip_mods(btf, var->type), v[i].type, -1,
+				       v[i].offset, 0, rec);
+		}
+	} else if (is_struct(t)) {
+		err = find_in_struct(btf, id, 0, 0, rec);
+	}
+	return err;
+}
+
+/* btf_find_struct_meta(): a struct of the program's BTF with a special member of its own
+ * has a record (btf_parse_struct_metas() looks no deeper to decide) */
+static int struct_meta(const struct brt_btf *btf, uint32_t id, struct brt_grec *rec)
+{
+	const struct btf_type *t = brt_btf_type(btf, id);
+	const struct btf_member *m;
+	int has = 0;
+
+	rec_init(rec);
+	if (kind_of(t) != BTF_KIND_STRUCT)
+		return 0;
+	m = (const struct btf_member *)(t + 1);
+	for (uint32_t i = 0; i < BTF_INFO_VLEN(t->info) && !has; i++)
+		has = special_kind(btf, brt_btf_type(btf, m[i].type)) >= 0;
+	if (!has)
+		return 0;
+	return brt_graph_record(btf, id, rec) ? 0 : 1;
+}
+
+int brt_graph_reg_record(struct brt_env *env, const struct brt_reg *reg, struct brt_grec *rec)
+{
+	if (BASE_TYPE(reg->type) == PTR_TO_BTF_ID && (reg->type & MEM_ALLOC))
+		return env->opts->local_btf && struct_meta(env->opts->local_btf, reg->btf_id, rec);
+	if (reg->type == PTR_TO_MAP_VALUE) {
+		const struct brt_btf *b = brt_graph_map_btf(env, reg->map_idx);
+
+		rec_init(rec);
+		return b && !brt_graph_record(b, env->maps[reg->map_idx].info.btf_value_type_id, rec);
+	}
+	rec_init(rec);
+	return 0;
+}
+
+const struct brt_btf *brt_graph_map_btf(struct brt_env *env, int map_idx)
+{
+	struct brt_vmap *vm = &env->maps[map_idx];
+	char msg[64];
+
+	if (!vm->vbtf_tried) {
+		vm->vbtf_tried = 1;
+		if (vm->info.btf_blob && vm->info.btf_size &&
+		    brt_btf_parse(vm->info.btf_blob, vm->info.btf_size, &vm->vbtf, msg,
+				  sizeof(msg)))
+			vm->vbtf = NULL;
+	}
+	return vm->vbtf;
+}
+
+void brt_graph_free(struct brt_env *env)
+{
+	for (int i = 0; i < env->nmaps; i++)
+		if (env->maps[i].vbtf) {
+			brt_btf_free(env->maps[i].vbtf);
+			env->maps[i].vbtf = NULL;
+		}
+}
+
+const char *brt_local_type_name(const struct brt_env *env, uint32_t id)
+{
+	const char *n = env->opts->local_btf ? brt_btf_name(env->opts->local_btf, id) : NULL;
+
+	return n ? n : "";
+}
+
+/* ---- bpf_obj_new_impl / bpf_percpu_obj_new_impl / bpf_refcount_acquire_impl ---------- */
+/* __btf_type_is_scalar_struct() of the program's BTF: ints, enums and arrays of them,
+ * and such structs, 3 deep */
+static int scalar_struct(struct brt_env *env, const struct brt_btf *btf, const struct btf_type *t,
+			 int rec)
+{
+	const struct btf_member *m = (const struct btf_member *)(t + 1);
+
+	if (!is_struct(t))
+		return 0;
+	for (uint32_t i = 0; i < BTF_INFO_VLEN(t->info); i++) {
+		const struct btf_type *mt = brt_btf_type(btf, brt_btf_skip_mods(btf, m[i].type));
+
+		if (is_struct(mt)) {
+			if (rec >= 3) {
+				brt_verr(env, "max struct nesting depth exceeded\n");
+				return 0;
+			}
+			if (!scalar_struct(env, btf, mt, rec + 1))
+				return 0;
+			continue;
+		}
+		if (kind_of(mt) == BTF_KIND_ARRAY) {
+			const struct btf_array *a = (const struct btf_array *)(mt + 1);
+
+			mt = brt_btf_type(btf, brt_btf_skip_mods(btf, a->type));
+			if (!a->nelems || (kind_of(mt) != BTF_KIND_INT && kind_of(mt) != BTF_KIND_ENUM))
+				return 0;
+			continue;
+		}
+		if (kind_of(mt) != BTF_KIND_INT && kind_of(mt) != BTF_KIND_ENUM)
+			return 0;
+	}
+	return 1;
+}
+
+/* the list of types the run allocates (the result's obj_types) */
+static int note_type(struct brt_env *env, uint32_t id, uint32_t size, int32_t refcount_off,
+		     int percpu)
+{
+	for (uint32_t i = 0; i < env->nobj_types; i++)
+		if (env->obj_types[i].btf_id == id && env->obj_types[i].percpu == (uint32_t)percpu)
+			return 0;
+	if (env->nobj_types >= BRT_MAX_OBJ_TYPES) {
+		brt_verr(env, "too many types allocated by bpf_obj_new (bpfrt's limit %d)\n",
+			 BRT_MAX_OBJ_TYPES);
+		return -E2BIG;
+	}
+	env->obj_types[env->nobj_types++] = (struct brt_obj_type){
+		.btf_id = id, .size = size, .refcount_off = refcount_off, .percpu = (uint32_t)percpu
+	};
+	return 0;
+}
+
+/* check_special_kfunc()'s bpf_obj_new_impl / bpf_percpu_obj_new_impl: r0 becomes an
+ * allocated object of the constant type id (the caller adds PTR_MAYBE_NULL and the
+ * reference) */
+int brt_graph_obj_new(struct brt_env *env, uint64_t type_id, int percpu)
+{
+	const struct brt_btf *btf = env->opts->local_btf;
+	struct brt_reg *r0 = &brt_cur_regs(env)[BPF_REG_0];
+	const struct btf_type *t;
+	struct brt_grec rec;
+	int meta;
+
+	if ((uint64_t)(uint32_t)type_id != type_id) {
+		brt_verr(env, "local type ID argument must be in range [0, U32_MAX]\n");
+		return -EINVAL;
+	}
+	if (!btf) {
+		brt_verr(env, "bpf_obj_new/bpf_percpu_obj_new requires prog BTF\n");
+		return -EINVAL;
+	}
+	t = brt_btf_type(btf, (uint32_t)type_id);
+	if (!is_struct(t)) {
+		brt_verr(env, "bpf_obj_new/bpf_percpu_obj_new type ID argument must be of a "
+			      "struct\n");
+		return -EINVAL;
+	}
+	if (percpu && t->size > 512) { /* BPF_GLOBAL_PERCPU_MA_MAX_SIZE */
+		brt_verr(env, "bpf_percpu_obj_new type size (%d) is greater than %d\n", t->size, 512);
+		return -EINVAL;
+	}
+	meta = struct_meta(btf, (uint32_t)type_id, &rec);
+	if (percpu) {
+		if (!scalar_struct(env, btf, t, 0)) {
+			brt_verr(env, "bpf_percpu_obj_new type ID argument must be of a struct of "
+				      "scalars\n");
+			return -EINVAL;
+		}
+		if (meta) {
+			brt_verr(env, "bpf_percpu_obj_new type ID argument must not contain special "
+				      "fields\n");
+			return -EINVAL;
+		}
+	}
+	brt_mark_reg_known_zero(r0);
+	r0->type = PTR_TO_BTF_ID | MEM_ALLOC | (percpu ? MEM_PERCPU : 0);
+	r0->btf_id = (uint32_t)type_id;
+	return note_type(env, (uint32_t)type_id, t->size, meta ? rec.refcount_off : -1, percpu);
+}
+
+/* KF_ARG_PTR_TO_ALLOC_BTF_ID (bpf_obj_drop_impl's argument) */
+int brt_graph_alloc_arg(struct brt_env *env, const struct brt_reg *reg, int argno, int percpu_drop)
+{
+	if (reg->type == (PTR_TO_BTF_ID | MEM_ALLOC)) {
+		if (percpu_drop) {
+			brt_verr(env, "arg#%d expected for bpf_obj_drop_impl()\n", argno);
+			return -EINVAL;
+		}
+	} else if (reg->type == (PTR_TO_BTF_ID | MEM_ALLOC | MEM_PERCPU)) {
+		if (!percpu_drop) {
+			brt_verr(env, "arg#%d expected for bpf_percpu_obj_drop_impl()\n", argno);
+			return -EINVAL;
+		}
+	} else {
+		brt_verr(env, "arg#%d expected pointer to allocated object\n", argno);
+		return -EINVAL;
+	}
+	if (!reg->ref_obj_id) {
+		brt_verr(env, "allocated object must be referenced\n");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* KF_ARG_PTR_TO_REFCOUNTED_KPTR (bpf_refcount_acquire_impl's argument): *owning says
+ * whether it is an owning reference (then the result is never NULL) */
+int brt_graph_refcounted_arg(struct brt_env *env, const struct brt_reg *reg, int argno,
+			     int *owning)
+{
+	struct brt_grec rec;
+
+	if (BASE_TYPE(reg->type) != PTR_TO_BTF_ID || !(reg->type & MEM_ALLOC)) {
+		brt_verr(env, "arg#%d is neither owning or non-owning ref\n", argno);
+		return -EINVAL;
+	}
+	*owning = !(reg->type & NON_OWN_REF);
+	if (!brt_graph_reg_record(env, reg, &rec) || rec.refcount_off < 0) {
+		brt_verr(env, "arg#%d doesn't point to a type with bpf_refcount field\n", argno);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* ---- loads and stores through an allocated object --------------------------------------- */
+/* btf_struct_access()'s first step for a local type: no direct access to a special field */
+int brt_graph_access(struct brt_env *env, const struct brt_reg *reg, int off, int size)
+{
+	struct brt_grec rec;
+
+	if (brt_graph_reg_record(env, reg, &rec))
+		for (int i = 0; i < rec.n; i++)
+			if (off < (int)(rec.f[i].off + rec.f[i].size) &&
+			    off + size > (int)rec.f[i].off) {
+				brt_verr(env, "direct access to %s is disallowed\n",
+					 brt_gfield_name(rec.f[i].kind));
+				return -EACCES;
+			}
+	return 0;
+}
+
+/* ---- the lock, and references into lists and trees ------------------------------------- */
+/* invalidate_non_owning_refs(): at bpf_spin_unlock every non-owning reference dies */
+void brt_graph_unlock(struct brt_env *env)
+{
+	struct brt_vstate *st = env->cur;
+
+	for (int fi = 0; fi <= st->curframe; fi++) {
+		struct brt_frame *f = st->frame[fi];
+
+		for (int r = 0; r < BRT_NREGS; r++)
+			if (f->regs[r].type & NON_OWN_REF)
+				brt_mark_reg_invalid(env, &f->regs[r]);
+		for (int s = 0; s < f->allocated_stack / 8; s++)
+			if (brt_is_spilled(&f->stack[s]) && (f->stack[s].spilled.type & NON_OWN_REF))
+				brt_mark_reg_invalid(env, &f->stack[s].spilled);
+	}
+}
+
+/* reg_may_point_to_spin_lock() for an allocated object: its type has a lock */
+int brt_graph_may_lock(struct brt_env *env, const struct brt_reg *reg)
+{
+	struct brt_grec rec;
+
+	return BASE_TYPE(reg->type) == PTR_TO_BTF_ID && (reg->type & MEM_ALLOC) &&
+	       brt_graph_reg_record(env, reg, &rec) &&
+	       (rec.spin_lock_off >= 0 || rec.res_spin_lock_off >= 0);
+}
+
+/* ref_set_non_owning(): a reference into a list or tree, valid while the lock is held (an
+ * object with a bpf_refcount stays RCU-protected after that) */
+int brt_graph_set_non_owning(struct brt_env *env, struct brt_reg *reg)
+{
+	struct brt_grec rec;
+
+	if (!env->cur->active_locks) {
+		brt_verr(env, "verifier bug: ref_set_non_owning w/o active lock\n");
+		return -EFAULT;
+	}
+	if (reg->type & NON_OWN_REF) {
+		brt_verr(env, "verifier bug: NON_OWN_REF already set\n");
+		return -EFAULT;
+	}
+	reg->type |= NON_OWN_REF;
+	if (brt_graph_reg_record(env, reg, &rec) && rec.refcount_off >= 0)
+		reg->type |= MEM_RCU;
+	return 0;
+}
+
+/* ref_convert_owning_non_owning(): every copy of the owning pointer becomes non-owning
+ * (the reference itself is released by the caller) */
+int brt_graph_owning_to_non_owning(struct brt_env *env, uint32_t ref)
+{
+	struct brt_vstate *st = env->cur;
+	int found = 0, err = 0;
+
+	if (!ref) {
+		brt_verr(env, "verifier bug: ref_obj_id is zero for owning -> non-owning "
+			      "conversion\n");
+		return -EFAULT;
+	}
+	for (int i = 0; i < st->nrefs; i++)
+		found |= st->refs[i].id == ref;
+	if (!found) {
+		brt_verr(env, "verifier bug: ref state missing for ref_obj_id\n");
+		return -EFAULT;
+	}
+	for (int fi = 0; fi <= st->curframe && !err; fi++) {
+		struct brt_frame *f = st->frame[fi];
+
+		for (int r = 0; r < BRT_NREGS && !err; r++)
+			if (f->regs[r].ref_obj_id == ref) {
+				f->regs[r].ref_obj_id = 0;
+				err = brt_graph_set_non_owning(env, &f->regs[r]);
+			}
+		for (int s = 0; s < f->allocated_stack / 8 && !err; s++)
+			if (brt_is_spilled(&f->stack[s]) && f->stack[s].spilled.ref_obj_id == ref) {
+				f->stack[s].spilled.ref_obj_id = 0;
+				err = brt_graph_set_non_owning(env, &f->stack[s].spilled);
+			}
+	}
+	return err;
+}
+
+/* in_rbtree_lock_required_cb(): the walk is inside bpf_rbtree_add's less() callback */
+int brt_in_rbtree_cb(const struct brt_env *env)
+{
+	const struct brt_vstate *st = env->cur;
+
+	return st->curframe > 0 && st->frame[st->curframe]->in_callback_fn &&
+	       st->frame[st->curframe]->rbtree_cb;
+}
