@@ -1,0 +1,426 @@
+/* test_graph_oracle.c - allocated objects and lists (verifier/graph.c, helpers/graph.c)
+ * checked against the kernel.  One program BTF (the special structs, objects with a
+ * lock, a list node, a refcount, map values holding a lock and a list head tagged
+ * "contains:") is loaded on both sides, two array maps are created with it, and each
+ * program is loaded with it and a level-1 log: the verdict, errno and the error line (the
+ * last log line before "processed") must be equal, and for programs both accept, the
+ * test run's errno and retval (tc programs on a 64-byte packet; the lists live in the
+ * maps across runs, so pushes, peeks and pops see each other on both sides).
+ *
+ * Skips without root or the kernel's BTF.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "bpfrt.h"
+#include "btf/btf.h"
+#include "harness.h"
+#include "oracle_load.h"
+
+#define I(c, d, s, o, i) ((struct bpf_insn){ (c), (d), (s), (o), (i) })
+#define MOV_K(d, i) I(BPF_ALU64 | BPF_MOV | BPF_K, d, 0, 0, i)
+#define MOV_X(d, s) I(BPF_ALU64 | BPF_MOV | BPF_X, d, s, 0, 0)
+#define ADD_K(d, v) I(BPF_ALU64 | BPF_ADD | BPF_K, d, 0, 0, v)
+#define LDX(sz, d, s, o) I(BPF_LDX | BPF_MEM | (sz), d, s, o, 0)
+#define ST(sz, d, o, v) I(BPF_ST | BPF_MEM | (sz), d, 0, o, v)
+#define JEQ_K(d, v, o) I(BPF_JMP | BPF_JEQ | BPF_K, d, 0, o, v)
+#define JNE_K(d, v, o) I(BPF_JMP | BPF_JNE | BPF_K, d, 0, o, v)
+#define CALL(f) I(BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_##f)
+#define KCALL(id) I(BPF_JMP | BPF_CALL, 0, BPF_PSEUDO_KFUNC_CALL, 0, id)
+#define EXIT() I(BPF_JMP | BPF_EXIT, 0, 0, 0, 0)
+/* lddw of map A (imm -1) or B (-2): each side's fd is put in before loading */
+#define LD_MAP(d, which) I(BPF_LD | BPF_IMM | BPF_DW, d, BPF_PSEUDO_MAP_FD, 0, which), I(0, 0, 0, 0, 0)
+#define N(p) (sizeof(p) / sizeof(p[0]))
+/* linux/btf.h's encodings (the kernel's btf.h macros are not uapi) */
+#define INFO_ENC(kind, vlen) (((kind) << 24) | ((vlen) & 0xffff))
+#define INT_ENC(enc, bits) (((enc) << 24) | (bits))
+
+/* ---- the program BTF ------------------------------------------------------------------- */
+enum {
+	T_INT = 1, T_U64, T_LOCK, T_HEAD, T_NODE, T_REF, T_NODE_DATA, T_MAP_VAL, T_TAG_A, T_VOIDP,
+	T_PROTO, T_FUNC, T_FOO, T_NODE_RC, T_PLAIN, T_RC_VAL, T_TAG_B,
+};
+
+struct btf_blob {
+	uint8_t data[4096];
+	uint32_t len;      /* type bytes after the header */
+	char strs[1024];
+	uint32_t str_len;
+};
+
+static uint32_t str(struct btf_blob *b, const char *s)
+{
+	uint32_t off = b->str_len;
+
+	memcpy(b->strs + off, s, strlen(s) + 1);
+	b->str_len += (uint32_t)strlen(s) + 1;
+	return off;
+}
+
+static void put(struct btf_blob *b, const void *p, size_t n)
+{
+	memcpy(b->data + sizeof(struct btf_header) + b->len, p, n);
+	b->len += (uint32_t)n;
+}
+
+static void type(struct btf_blob *b, const char *name, uint32_t kind, uint32_t vlen,
+		 uint32_t size_or_type)
+{
+	struct btf_type t = { .name_off = name ? str(b, name) : 0,
+			      .info = INFO_ENC(kind, vlen), .size = size_or_type };
+
+	put(b, &t, sizeof(t));
+}
+
+static void member(struct btf_blob *b, const char *name, uint32_t tid, uint32_t bit_off)
+{
+	struct btf_member m = { str(b, name), tid, bit_off };
+
+	put(b, &m, sizeof(m));
+}
+
+static void int_type(struct btf_blob *b, const char *name, uint32_t size, int sign)
+{
+	uint32_t enc = INT_ENC(sign ? BTF_INT_SIGNED : 0u, size * 8);
+
+	type(b, name, BTF_KIND_INT, 0, size);
+	put(b, &enc, 4);
+}
+
+static void tag(struct btf_blob *b, const char *value, uint32_t tid, int32_t comp)
+{
+	type(b, value, BTF_KIND_DECL_TAG, 0, tid);
+	put(b, &comp, 4);
+}
+
+/* struct node_data { u64 key; struct bpf_list_node l; }, struct map_val { bpf_spin_lock
+ * lock; bpf_list_head head __contains(node_data, l); }, struct foo { lock; int data; },
+ * struct node_rc { u64 key; bpf_list_node l; bpf_refcount ref; }, struct plain { u64 a,
+ * b; }, struct rc_val { lock; head __contains(node_rc, l); } and int prog(void *ctx) */
+static void build_btf(struct btf_blob *b)
+{
+	struct btf_header *h = (struct btf_header *)(void *)b->data;
+	struct btf_param p;
+
+	memset(b, 0, sizeof(*b));
+	str(b, "");
+	int_type(b, "int", 4, 1);
+	int_type(b, "u64", 8, 0);
+	type(b, "bpf_spin_lock", BTF_KIND_STRUCT, 1, 4);
+	member(b, "val", T_INT, 0);
+	type(b, "bpf_list_head", BTF_KIND_STRUCT, 2, 16);
+	member(b, "a", T_U64, 0), member(b, "b", T_U64, 64);
+	type(b, "bpf_list_node", BTF_KIND_STRUCT, 3, 24);
+	member(b, "a", T_U64, 0), member(b, "b", T_U64, 64), member(b, "c", T_U64, 128);
+	type(b, "bpf_refcount", BTF_KIND_STRUCT, 1, 4);
+	member(b, "r", T_INT, 0);
+	type(b, "node_data", BTF_KIND_STRUCT, 2, 32);
+	member(b, "key", T_U64, 0), member(b, "l", T_NODE, 64);
+	type(b, "map_val", BTF_KIND_STRUCT, 2, 24);
+	member(b, "lock", T_LOCK, 0), member(b, "head", T_HEAD, 64);
+	tag(b, "contains:node_data:l", T_MAP_VAL, 1);
+	type(b, NULL, BTF_KIND_PTR, 0, 0);
+	type(b, NULL, BTF_KIND_FUNC_PROTO, 1, T_INT);
+	p = (struct btf_param){ str(b, "ctx"), T_VOIDP };
+	put(b, &p, sizeof(p));
+	type(b, "prog", BTF_KIND_FUNC, BTF_FUNC_GLOBAL, T_PROTO);
+	type(b, "foo", BTF_KIND_STRUCT, 2, 8);
+	member(b, "lock", T_LOCK, 0), member(b, "data", T_INT, 32);
+	type(b, "node_rc", BTF_KIND_STRUCT, 3, 40);
+	member(b, "key", T_U64, 0), member(b, "l", T_NODE, 64), member(b, "ref", T_REF, 256);
+	type(b, "plain", BTF_KIND_STRUCT, 2, 16);
+	member(b, "a", T_U64, 0), member(b, "b", T_U64, 64);
+	type(b, "rc_val", BTF_KIND_STRUCT, 2, 24);
+	member(b, "lock", T_LOCK, 0), member(b, "head", T_HEAD, 64);
+	tag(b, "contains:node_rc:l", T_RC_VAL, 1);
+	h->magic = BTF_MAGIC;
+	h->version = BTF_VERSION;
+	h->hdr_len = sizeof(*h);
+	h->type_off = 0;
+	h->type_len = b->len;
+	h->str_off = b->len;
+	h->str_len = b->str_len;
+	memcpy(b->data + sizeof(*h) + b->len, b->strs, b->str_len);
+}
+
+/* ---- the two sides ---------------------------------------------------------------------- */
+struct side {
+	bpf_fn bpf;
+	int btf_fd, map_a, map_b;
+	int fd, err, run_err;
+	uint32_t retval;
+	char last[256];
+};
+
+static char logbuf[1 << 16];
+static struct side ks = { .bpf = oracle_kernel_bpf }, bs = { .bpf = bpfrt_bpf };
+static int compared, runs;
+
+static int side_setup(struct side *s, const struct btf_blob *b)
+{
+	union bpf_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.btf = (uintptr_t)b->data;
+	a.btf_size = (uint32_t)sizeof(struct btf_header) + b->len + b->str_len;
+	s->btf_fd = s->bpf(BPF_BTF_LOAD, &a, sizeof(a));
+	if (s->btf_fd < 0)
+		return -errno;
+	memset(&a, 0, sizeof(a));
+	a.map_type = BPF_MAP_TYPE_ARRAY;
+	a.key_size = 4;
+	a.value_size = 24;
+	a.max_entries = 1;
+	a.btf_fd = (uint32_t)s->btf_fd;
+	a.btf_key_type_id = T_INT;
+	a.btf_value_type_id = T_MAP_VAL;
+	s->map_a = s->bpf(BPF_MAP_CREATE, &a, sizeof(a));
+	a.btf_value_type_id = T_RC_VAL;
+	s->map_b = s->bpf(BPF_MAP_CREATE, &a, sizeof(a));
+	return s->map_a < 0 || s->map_b < 0 ? -errno : 0;
+}
+
+static void load_run(struct side *s, const struct bpf_insn *in, size_t n)
+{
+	static unsigned char pkt[64];
+	struct bpf_insn insns[256];
+	struct bpf_func_info fi = { 0, T_FUNC };
+	union bpf_attr attr;
+
+	memcpy(insns, in, n * sizeof(*in));
+	for (size_t i = 0; i < n; i++)
+		if (insns[i].code == (BPF_LD | BPF_IMM | BPF_DW) &&
+		    insns[i].src_reg == BPF_PSEUDO_MAP_FD)
+			insns[i].imm = insns[i].imm == -1 ? s->map_a : s->map_b;
+	memset(&attr, 0, sizeof(attr));
+	attr.prog_type = BPF_PROG_TYPE_SCHED_CLS;
+	attr.insns = (uintptr_t)insns;
+	attr.insn_cnt = (uint32_t)n;
+	attr.license = (uintptr_t) "GPL";
+	attr.prog_btf_fd = (uint32_t)s->btf_fd;
+	attr.func_info = (uintptr_t)&fi;
+	attr.func_info_cnt = 1;
+	attr.func_info_rec_size = sizeof(fi);
+	s->fd = oracle_load(s->bpf, &attr, logbuf, sizeof(logbuf), &s->err, s->last,
+			    sizeof(s->last));
+	s->run_err = -1;
+	s->retval = 0;
+	if (s->fd < 0)
+		return;
+	oracle_test_run(s->bpf, s->fd, pkt, sizeof(pkt), &s->run_err, &s->retval);
+	close(s->fd);
+}
+
+static void check(const char *name, const struct bpf_insn *insns, size_t n)
+{
+	T_CASE(name);
+	load_run(&ks, insns, n);
+	load_run(&bs, insns, n);
+	T_EQ_INT(ks.fd >= 0, bs.fd >= 0);
+	T_EQ_INT(ks.err, bs.err);
+	if (ks.fd < 0 && strcmp(ks.last, bs.last))
+		T_FAIL("%s: error line: kernel '%s', bpfrt '%s'", name, ks.last, bs.last);
+	if (ks.fd >= 0 && bs.fd >= 0) {
+		T_EQ_INT(ks.run_err, bs.run_err);
+		T_EQ_INT((int32_t)ks.retval, (int32_t)bs.retval);
+		runs++;
+	}
+	if (getenv("GRAPH_DUMP"))
+		fprintf(stderr, "%s: kernel %d '%s' run %d/%d | bpfrt %d '%s' run %d/%d\n", name,
+			ks.err, ks.last, ks.run_err, (int32_t)ks.retval, bs.err, bs.last,
+			bs.run_err, (int32_t)bs.retval);
+	compared++;
+}
+
+#define P(name, ...)                                                                      \
+	do {                                                                              \
+		const struct bpf_insn p_[] = { __VA_ARGS__ };                              \
+		check(name, p_, N(p_));                                                    \
+	} while (0)
+
+/* ---- the programs ----------------------------------------------------------------------- */
+static int k_new, k_drop, k_pnew, k_pdrop, k_acq, k_push_back, k_push_front, k_pop_front,
+	k_pop_back, k_front, k_back;
+
+static int func_id(const char *name)
+{
+	return brt_btf_find(brt_btf_vmlinux(), name, BTF_KIND_FUNC);
+}
+
+/* r6 = bpf_obj_new(type), the program returning 0 when NULL */
+#define NEW6(t) MOV_K(1, t), MOV_K(2, 0), KCALL(k_new), JNE_K(0, 0, 2), MOV_K(0, 0), EXIT(), \
+		MOV_X(6, 0)
+#define NEW7(t) MOV_K(1, t), MOV_K(2, 0), KCALL(k_new), JNE_K(0, 0, 5), MOV_X(1, 6),       \
+		MOV_K(2, 0), KCALL(k_drop), MOV_K(0, 0), EXIT(), MOV_X(7, 0)
+#define DROP(r) MOV_X(1, r), MOV_K(2, 0), KCALL(k_drop)
+/* r8 = the map's value 0 (dropping r6 and returning 0 when NULL) */
+#define VALUE8(which) ST(BPF_W, 10, -4, 0), LD_MAP(1, which), MOV_X(2, 10), ADD_K(2, -4),   \
+		      CALL(map_lookup_elem), JNE_K(0, 0, 4), DROP(6), EXIT(), MOV_X(8, 0)
+#define LOCK(r) MOV_X(1, r), CALL(spin_lock)
+#define UNLOCK(r) MOV_X(1, r), CALL(spin_unlock)
+/* push node r (its bpf_list_node at 8) into the list of the value in r8 (head at 8) */
+#define PUSH(fn, r) MOV_X(1, 8), ADD_K(1, 8), MOV_X(2, r), ADD_K(2, 8), MOV_K(3, 0),       \
+		    MOV_K(4, 0), KCALL(fn)
+#define HEAD(fn) MOV_X(1, 8), ADD_K(1, 8), KCALL(fn)
+
+static void object_rules(void)
+{
+	P("new, write, read, drop", NEW6(T_NODE_DATA), ST(BPF_DW, 6, 0, 7), LDX(BPF_DW, 7, 6, 0),
+	  DROP(6), MOV_X(0, 7), EXIT());
+	P("new not checked for NULL", MOV_K(1, T_NODE_DATA), MOV_K(2, 0), KCALL(k_new),
+	  MOV_X(1, 0), MOV_K(2, 0), KCALL(k_drop), MOV_K(0, 0), EXIT());
+	P("new leaked", NEW6(T_NODE_DATA), MOV_K(0, 0), EXIT());
+	P("dropped twice", NEW6(T_NODE_DATA), DROP(6), DROP(6), MOV_K(0, 0), EXIT());
+	P("new of an int", NEW6(T_INT), DROP(6), MOV_K(0, 0), EXIT());
+	P("new of no type", NEW6(999), DROP(6), MOV_K(0, 0), EXIT());
+	P("new of a type id not constant", CALL(get_prandom_u32), MOV_X(1, 0), MOV_K(2, 0),
+	  KCALL(k_new), MOV_K(0, 0), EXIT());
+	P("store to the object's lock", NEW6(T_FOO), ST(BPF_W, 6, 0, 1), DROP(6), MOV_K(0, 0),
+	  EXIT());
+	P("load past the object", NEW6(T_FOO), LDX(BPF_W, 7, 6, 8), DROP(6), MOV_K(0, 0), EXIT());
+	P("load at a negative offset", NEW6(T_FOO), LDX(BPF_W, 7, 6, -4), DROP(6), MOV_K(0, 0),
+	  EXIT());
+	P("lock and unlock in an object", NEW6(T_FOO), LOCK(6), UNLOCK(6), ST(BPF_W, 6, 4, 9),
+	  LDX(BPF_W, 7, 6, 4), DROP(6), MOV_X(0, 7), EXIT());
+	P("unlock another object's lock", NEW6(T_FOO), NEW7(T_FOO), LOCK(6), UNLOCK(7), DROP(6),
+	  DROP(7), MOV_K(0, 0), EXIT());
+	P("lock an object without a lock", NEW6(T_NODE_DATA), LOCK(6), UNLOCK(6), DROP(6),
+	  MOV_K(0, 0), EXIT());
+	P("drop while holding the lock", NEW6(T_FOO), LOCK(6), DROP(6), MOV_K(0, 0), EXIT());
+	P("exit holding the object's lock", NEW6(T_FOO), LOCK(6), MOV_K(0, 0), EXIT());
+	P("drop at an offset", NEW6(T_NODE_DATA), MOV_X(1, 6), ADD_K(1, 8), MOV_K(2, 0),
+	  KCALL(k_drop), MOV_K(0, 0), EXIT());
+	P("drop of a map value", ST(BPF_DW, 10, -8, 0), VALUE8(-1), DROP(8), MOV_K(0, 0), EXIT());
+	P("percpu new and drop", MOV_K(1, T_PLAIN), MOV_K(2, 0), KCALL(k_pnew), JEQ_K(0, 0, 3),
+	  MOV_X(1, 0), MOV_K(2, 0), KCALL(k_pdrop), MOV_K(0, 0), EXIT());
+	P("percpu new of a struct with a lock", MOV_K(1, T_FOO), MOV_K(2, 0), KCALL(k_pnew),
+	  JEQ_K(0, 0, 3), MOV_X(1, 0), MOV_K(2, 0), KCALL(k_pdrop), MOV_K(0, 0), EXIT());
+	P("percpu object given to bpf_obj_drop", MOV_K(1, T_PLAIN), MOV_K(2, 0), KCALL(k_pnew),
+	  JEQ_K(0, 0, 3), MOV_X(1, 0), MOV_K(2, 0), KCALL(k_drop), MOV_K(0, 0), EXIT());
+	P("object given to bpf_percpu_obj_drop", NEW6(T_PLAIN), MOV_X(1, 6), MOV_K(2, 0),
+	  KCALL(k_pdrop), MOV_K(0, 0), EXIT());
+	P("percpu object read", MOV_K(1, T_PLAIN), MOV_K(2, 0), KCALL(k_pnew), JNE_K(0, 0, 1),
+	  EXIT(), MOV_X(6, 0), LDX(BPF_DW, 7, 6, 0), MOV_X(1, 6), MOV_K(2, 0), KCALL(k_pdrop),
+	  MOV_K(0, 0), EXIT());
+	P("refcount_acquire without a refcount", NEW6(T_NODE_DATA), MOV_X(1, 6), MOV_K(2, 0),
+	  KCALL(k_acq), DROP(6), MOV_K(0, 0), EXIT());
+	P("refcount_acquire of an owned object", NEW6(T_NODE_RC), MOV_X(1, 6), MOV_K(2, 0),
+	  KCALL(k_acq), MOV_X(7, 0), DROP(7), DROP(6), MOV_K(0, 0), EXIT());
+	P("refcount_acquire's object leaked", NEW6(T_NODE_RC), MOV_X(1, 6), MOV_K(2, 0),
+	  KCALL(k_acq), DROP(6), MOV_K(0, 0), EXIT());
+}
+
+static void list_rules(void)
+{
+	/* the runs in order: 5 and 6 pushed, the front and back peeked, both popped, then
+	 * the list is empty (100) */
+	P("push back 5", NEW6(T_NODE_DATA), ST(BPF_DW, 6, 0, 5), VALUE8(-1), LOCK(8),
+	  PUSH(k_push_back, 6), MOV_X(9, 0), UNLOCK(8), MOV_X(0, 9), EXIT());
+	P("push back 6", NEW6(T_NODE_DATA), ST(BPF_DW, 6, 0, 6), VALUE8(-1), LOCK(8),
+	  PUSH(k_push_back, 6), UNLOCK(8), MOV_K(0, 0), EXIT());
+	P("front's key", MOV_K(6, 0), NEW6(T_PLAIN), VALUE8(-1), DROP(6), MOV_K(7, 100), LOCK(8),
+	  HEAD(k_front), JEQ_K(0, 0, 1), LDX(BPF_DW, 7, 0, -8), UNLOCK(8), MOV_X(0, 7), EXIT());
+	P("back's key", MOV_K(6, 0), NEW6(T_PLAIN), VALUE8(-1), DROP(6), MOV_K(7, 100), LOCK(8),
+	  HEAD(k_back), JEQ_K(0, 0, 1), LDX(BPF_DW, 7, 0, -8), UNLOCK(8), MOV_X(0, 7), EXIT());
+	P("pop front", NEW6(T_PLAIN), VALUE8(-1), DROP(6), LOCK(8), HEAD(k_pop_front),
+	  MOV_X(6, 0), UNLOCK(8), MOV_K(0, 100), JEQ_K(6, 0, 7), LDX(BPF_DW, 7, 6, -8),
+	  ADD_K(6, -8), DROP(6), MOV_X(0, 7), EXIT(), EXIT());
+	P("pop back", NEW6(T_PLAIN), VALUE8(-1), DROP(6), LOCK(8), HEAD(k_pop_back),
+	  MOV_X(6, 0), UNLOCK(8), MOV_K(0, 100), JEQ_K(6, 0, 7), LDX(BPF_DW, 7, 6, -8),
+	  ADD_K(6, -8), DROP(6), MOV_X(0, 7), EXIT(), EXIT());
+	P("pop of an empty list", NEW6(T_PLAIN), VALUE8(-1), DROP(6), LOCK(8), HEAD(k_pop_front),
+	  MOV_X(6, 0), UNLOCK(8), MOV_K(0, 100), JEQ_K(6, 0, 7), LDX(BPF_DW, 7, 6, -8),
+	  ADD_K(6, -8), DROP(6), MOV_X(0, 7), EXIT(), EXIT());
+	P("push front then pop back", NEW6(T_NODE_DATA), ST(BPF_DW, 6, 0, 11), VALUE8(-1),
+	  LOCK(8), PUSH(k_push_front, 6), HEAD(k_pop_back), MOV_X(6, 0), UNLOCK(8),
+	  MOV_K(0, 100), JEQ_K(6, 0, 7), LDX(BPF_DW, 7, 6, -8), ADD_K(6, -8), DROP(6),
+	  MOV_X(0, 7), EXIT(), EXIT());
+	/* refusals */
+	P("push without the lock", NEW6(T_NODE_DATA), VALUE8(-1), PUSH(k_push_back, 6),
+	  MOV_K(0, 0), EXIT());
+	P("pop without the lock", NEW6(T_PLAIN), VALUE8(-1), DROP(6), HEAD(k_pop_front),
+	  MOV_K(0, 0), EXIT());
+	P("front without the lock", NEW6(T_PLAIN), VALUE8(-1), DROP(6), HEAD(k_front),
+	  MOV_K(0, 0), EXIT());
+	P("push an object without a list node", NEW6(T_FOO), VALUE8(-1), LOCK(8),
+	  PUSH(k_push_back, 6), UNLOCK(8), MOV_K(0, 0), EXIT());
+	P("push a node of another type", NEW6(T_NODE_RC), VALUE8(-1), LOCK(8),
+	  PUSH(k_push_back, 6), UNLOCK(8), MOV_K(0, 0), EXIT());
+	P("push at the wrong head offset", NEW6(T_NODE_DATA), VALUE8(-1), LOCK(8), MOV_X(1, 8),
+	  ADD_K(1, 4), MOV_X(2, 6), ADD_K(2, 8), MOV_K(3, 0), MOV_K(4, 0), KCALL(k_push_back),
+	  UNLOCK(8), MOV_K(0, 0), EXIT());
+	P("push the object, not its node", NEW6(T_NODE_DATA), VALUE8(-1), LOCK(8), MOV_X(1, 8),
+	  ADD_K(1, 8), MOV_X(2, 6), MOV_K(3, 0), MOV_K(4, 0), KCALL(k_push_back), UNLOCK(8),
+	  MOV_K(0, 0), EXIT());
+	P("node read after unlock", NEW6(T_NODE_DATA), VALUE8(-1), LOCK(8), PUSH(k_push_back, 6),
+	  UNLOCK(8), LDX(BPF_DW, 0, 6, 0), EXIT());
+	P("node read before unlock", NEW6(T_NODE_DATA), ST(BPF_DW, 6, 0, 3), VALUE8(-1),
+	  LOCK(8), PUSH(k_push_back, 6), LDX(BPF_DW, 7, 6, 0), UNLOCK(8), MOV_K(6, 0),
+	  NEW6(T_PLAIN), VALUE8(-1), DROP(6), LOCK(8), HEAD(k_pop_front), MOV_X(6, 0), UNLOCK(8),
+	  JEQ_K(6, 0, 4), ADD_K(6, -8), DROP(6), MOV_X(0, 7), EXIT());
+	P("node dropped after push", NEW6(T_NODE_DATA), VALUE8(-1), LOCK(8), PUSH(k_push_back, 6),
+	  UNLOCK(8), DROP(6), MOV_K(0, 0), EXIT());
+	P("helper call while peeking", NEW6(T_PLAIN), VALUE8(-1), DROP(6), LOCK(8), HEAD(k_front),
+	  CALL(ktime_get_ns), UNLOCK(8), MOV_K(0, 0), EXIT());
+	P("bpf_obj_new while holding the lock", MOV_K(6, 0), NEW6(T_PLAIN), VALUE8(-1), DROP(6),
+	  LOCK(8), MOV_K(1, T_NODE_DATA), MOV_K(2, 0), KCALL(k_new), UNLOCK(8), MOV_K(0, 0),
+	  EXIT());
+	P("popped node leaked", NEW6(T_PLAIN), VALUE8(-1), DROP(6), LOCK(8), HEAD(k_pop_front),
+	  UNLOCK(8), MOV_K(0, 0), EXIT());
+	P("peeked node dropped", NEW6(T_PLAIN), VALUE8(-1), DROP(6), LOCK(8), HEAD(k_front),
+	  JEQ_K(0, 0, 3), MOV_X(1, 0), MOV_K(2, 0), KCALL(k_drop), UNLOCK(8), MOV_K(0, 0), EXIT());
+	/* a refcounted node pushed twice: the second push drops it and fails (-EINVAL) */
+	P("refcounted node pushed twice", NEW6(T_NODE_RC), MOV_X(1, 6), MOV_K(2, 0), KCALL(k_acq),
+	  MOV_X(7, 0), VALUE8(-2), LOCK(8), PUSH(k_push_back, 6), PUSH(k_push_back, 7),
+	  MOV_X(9, 0), UNLOCK(8), MOV_X(0, 9), EXIT());
+	P("refcounted node: acquire of a non-owning ref", NEW6(T_NODE_RC), VALUE8(-2), LOCK(8),
+	  PUSH(k_push_back, 6), MOV_X(1, 6), MOV_K(2, 0), KCALL(k_acq), MOV_X(7, 0), UNLOCK(8),
+	  JEQ_K(7, 0, 5), DROP(7), MOV_K(0, 1), EXIT(), MOV_K(0, 0), EXIT());
+	/* empty list B again (its 2 nodes, then nothing: 1, 1, 0), so that no object
+	 * outlives the maps (the kernel frees a value's nodes with it, bpfrt does not) */
+	for (int i = 0; i < 3; i++)
+		P("pop one of list B", NEW6(T_PLAIN), VALUE8(-2), DROP(6), LOCK(8),
+		  HEAD(k_pop_front), MOV_X(6, 0), UNLOCK(8), MOV_K(0, 0), JEQ_K(6, 0, 5),
+		  ADD_K(6, -8), DROP(6), MOV_K(0, 1), EXIT());
+}
+
+int main(void)
+{
+	struct btf_blob b;
+	int err;
+
+	if (geteuid() != 0)
+		T_SKIP("not root: the kernel side needs CAP_BPF and CAP_PERFMON");
+	if (!brt_btf_vmlinux())
+		T_SKIP("no kernel BTF (/sys/kernel/btf/vmlinux)");
+	k_new = func_id("bpf_obj_new_impl");
+	k_drop = func_id("bpf_obj_drop_impl");
+	k_pnew = func_id("bpf_percpu_obj_new_impl");
+	k_pdrop = func_id("bpf_percpu_obj_drop_impl");
+	k_acq = func_id("bpf_refcount_acquire_impl");
+	k_push_back = func_id("bpf_list_push_back_impl");
+	k_push_front = func_id("bpf_list_push_front_impl");
+	k_pop_front = func_id("bpf_list_pop_front");
+	k_pop_back = func_id("bpf_list_pop_back");
+	k_front = func_id("bpf_list_front");
+	k_back = func_id("bpf_list_back");
+	if (k_new <= 0 || k_drop <= 0 || k_pnew <= 0 || k_pdrop <= 0 || k_acq <= 0 ||
+	    k_push_back <= 0 || k_pop_front <= 0 || k_front <= 0 || k_back <= 0)
+		T_SKIP("the kernel's BTF lacks the allocated object or list kfuncs");
+	build_btf(&b);
+	err = side_setup(&ks, &b);
+	if (err)
+		T_SKIP("the kernel refused the BTF or its maps (%d)", err);
+	err = side_setup(&bs, &b);
+	T_EQ_INT(err, 0);
+	if (err)
+		return t_done();
+	object_rules();
+	list_rules();
+	printf("%d programs compared, %d test runs\n", compared, runs);
+	return t_done();
+}
