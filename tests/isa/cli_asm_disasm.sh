@@ -136,7 +136,7 @@ if [ -d "$suite" ]; then
 	done
 	echo "$n conformance programs round-tripped"
 else
-	echo "conformance suite not found at $suite: round trips skipped"
+	echo "skipped: conformance round trips (suite not found at $suite)"
 fi
 
 echo "$checks passed, $fails failed"
