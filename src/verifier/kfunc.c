@@ -586,6 +586,34 @@ static int allocation_locked(const struct brt_env *env, const struct brt_reg *re
 	       brt_find_lock_state(env, BRT_REF_LOCK_MASK, reg->id, ptr) != NULL;
 }
 
+/* The special field of kind fkind a graph argument points at: its offset must be constant
+ * and name a field of that kind in the pointee's record (the kernel's shared preamble of
+ * __process_kf_arg_ptr_to_graph_root/_node).  Returns its index in *rec, or -EINVAL. */
+static int graph_field_at(struct brt_env *env, const struct brt_reg *reg, int regno, int fkind,
+			  struct brt_grec *rec)
+{
+	const char *tname = brt_gfield_name(fkind);
+	uint32_t off;
+	int i;
+
+	if (!brt_tnum_is_const(reg->var_off)) {
+		brt_verr(env, "R%d doesn't have constant offset. %s has to be at the constant "
+			      "offset\n",
+			 regno, tname);
+		return -EINVAL;
+	}
+	off = (uint32_t)(reg->off + (int64_t)reg->var_off.value);
+	if (!brt_graph_reg_record(env, reg, rec))
+		rec->n = 0;
+	for (i = 0; i < rec->n && !(rec->f[i].off == off && rec->f[i].kind == fkind); i++)
+		;
+	if (i == rec->n) {
+		brt_verr(env, "%s not found at offset=%u\n", tname, off);
+		return -EINVAL;
+	}
+	return i;
+}
+
 /* KF_ARG_PTR_TO_LIST_HEAD / _RB_ROOT: __process_kf_arg_ptr_to_graph_root() */
 static int root_arg(struct brt_env *env, struct kmeta *m, const struct brt_reg *reg, int regno,
 		    int argno, int kind)
@@ -593,7 +621,6 @@ static int root_arg(struct brt_env *env, struct kmeta *m, const struct brt_reg *
 	int fkind = kind == KF_LIST_HEAD ? BRT_GF_LIST_HEAD : BRT_GF_RB_ROOT;
 	const char *tname = brt_gfield_name(fkind);
 	struct brt_grec rec;
-	uint32_t off;
 	int i;
 
 	if (reg->type != PTR_TO_MAP_VALUE && reg->type != (PTR_TO_BTF_ID | MEM_ALLOC)) {
@@ -604,21 +631,9 @@ static int root_arg(struct brt_env *env, struct kmeta *m, const struct brt_reg *
 		brt_verr(env, "allocated object must be referenced\n");
 		return -EINVAL;
 	}
-	if (!brt_tnum_is_const(reg->var_off)) {
-		brt_verr(env, "R%d doesn't have constant offset. %s has to be at the constant "
-			      "offset\n",
-			 regno, tname);
-		return -EINVAL;
-	}
-	off = (uint32_t)(reg->off + (int64_t)reg->var_off.value);
-	if (!brt_graph_reg_record(env, reg, &rec))
-		rec.n = 0;
-	for (i = 0; i < rec.n && !(rec.f[i].off == off && rec.f[i].kind == fkind); i++)
-		;
-	if (i == rec.n) {
-		brt_verr(env, "%s not found at offset=%u\n", tname, off);
-		return -EINVAL;
-	}
+	i = graph_field_at(env, reg, regno, fkind, &rec);
+	if (i < 0)
+		return i;
 	if (!allocation_locked(env, reg)) {
 		brt_verr(env, "bpf_spin_lock at off=%d must be held for %s\n", rec.spin_lock_off,
 			 tname);
@@ -662,21 +677,10 @@ static int node_arg(struct brt_env *env, struct kmeta *m, const struct brt_reg *
 			return -EINVAL;
 		}
 	}
-	if (!brt_tnum_is_const(reg->var_off)) {
-		brt_verr(env, "R%d doesn't have constant offset. %s has to be at the constant "
-			      "offset\n",
-			 regno, tname);
-		return -EINVAL;
-	}
-	off = (uint32_t)(reg->off + (int64_t)reg->var_off.value);
-	if (!brt_graph_reg_record(env, reg, &rec))
-		rec.n = 0;
-	for (i = 0; i < rec.n && !(rec.f[i].off == off && rec.f[i].kind == fkind); i++)
-		;
-	if (i == rec.n) {
-		brt_verr(env, "%s not found at offset=%u\n", tname, off);
-		return -EINVAL;
-	}
+	i = graph_field_at(env, reg, regno, fkind, &rec);
+	if (i < 0)
+		return i;
+	off = rec.f[i].off;
 	if (!m->root_found) {
 		brt_verr(env, "verifier bug: no graph root before its node\n");
 		return -EFAULT;
