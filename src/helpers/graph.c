@@ -4,13 +4,18 @@
  * (struct brt_obj_type, carried by the run context): the kernel patches each call with
  * the type's size and record, here the kfunc looks its type id up in that list.
  *
- * An object is a header followed by the struct the program sees; the header names its
- * type and holds an address check, so that a list node can be traced back to its object.
- * struct bpf_list_head is {next, prev} of a circular list (zero: empty, as a map's fresh
- * value), struct bpf_list_node {next, prev, owner} (owner: the head it is in, NULL when
- * in none), the kernel's own layouts.  Objects live until dropped; lists in map values
- * are not emptied when the value is deleted (the kernel frees their nodes then).
+ * An object is a header followed by the struct the program sees; the header holds an
+ * address check, so that a list node can be traced back to its object, and before it the
+ * object's own graph roots (its type's bpf_list_head and bpf_rb_root fields), which a
+ * drop empties as the kernel's bpf_obj_free_fields() does: each node's object dropped in
+ * turn.  struct bpf_list_head is {next, prev} of a circular list (zero: empty, as a map's
+ * fresh value), struct bpf_list_node {next, prev, owner} (owner: the head it is in, NULL
+ * when in none); struct bpf_rb_root is {root node, leftmost node} of a red-black tree
+ * ordered by the program's less(), struct bpf_rb_node {parent | colour, right, left,
+ * owner}: the kernel's own layouts.  Objects live until dropped; lists and trees in map
+ * values are emptied by brt_graph_free_roots() when the value goes.
  */
+#include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,10 +27,19 @@
 
 struct obj_hdr {
 	uint64_t check;        /* OBJ_MAGIC ^ the object's address */
-	const struct brt_obj_type *type; /* the run's type entry, when its program ran */
+	uint32_t nroots;       /* struct brt_obj_root entries before the header */
+	uint32_t roots_bytes;  /* their bytes, a multiple of 8 */
 	uint32_t size;
 	int32_t refcount_off;  /* -1: none */
 };
+
+/* live objects of this process (tests read it: brt_graph_live_objects()) */
+static _Atomic long live_objects;
+
+long brt_graph_live_objects(void)
+{
+	return live_objects;
+}
 
 struct list_node {
 	struct list_node *next;
@@ -60,30 +74,40 @@ static uint64_t obj_new(struct bpfrt_run_ctx *rc, uint64_t type_id, int percpu)
 	const struct brt_obj_type *t = find_type(rc, type_id, percpu);
 	/* a percpu object: one copy stands for every CPU's, since no program here reaches
 	 * a copy (bpf_per_cpu_ptr/bpf_this_cpu_ptr of kernel per-CPU memory are refused) */
-	size_t size;
+	size_t size, rb;
 	struct obj_hdr *h;
+	char *base;
 	void *obj;
 
 	/* bpf_mem_alloc() serves at most 4096 bytes, its list link included */
-	if (!t || !t->size || (uint64_t)t->size + 8 > 4096)
+	if (!t || !t->size || (uint64_t)t->size + 8 > 4096 || t->nroots > BRT_OBJ_MAX_ROOTS)
 		return 0;
 	size = t->size;
-	h = calloc(1, sizeof(*h) + size);
-	if (!h)
+	rb = (t->nroots * sizeof(struct brt_obj_root) + 7) & ~(size_t)7;
+	base = calloc(1, rb + sizeof(*h) + size);
+	if (!base)
 		return 0;
+	memcpy(base, t->roots, t->nroots * sizeof(struct brt_obj_root));
+	h = (struct obj_hdr *)(void *)(base + rb);
 	obj = h + 1;
 	h->check = OBJ_MAGIC ^ (uint64_t)(uintptr_t)obj;
+	h->nroots = t->nroots;
+	h->roots_bytes = (uint32_t)rb;
 	h->size = (uint32_t)size;
 	h->refcount_off = t->refcount_off;
+	live_objects++;
 	/* bpf_obj_init(): the refcount starts at 1; lists start empty (zero) */
 	if (t->refcount_off >= 0)
 		__atomic_store_n((uint32_t *)((char *)obj + t->refcount_off), 1, __ATOMIC_RELAXED);
 	if (!grant(rc, obj)) {
-		free(h);
+		live_objects--;
+		free(base);
 		return 0;
 	}
 	return (uint64_t)(uintptr_t)obj;
 }
+
+static void root_free(void *root, const struct brt_obj_root *r);
 
 /* __bpf_obj_drop_impl(): a refcounted object is freed when its last reference goes */
 static uint64_t obj_drop(uint64_t p)
@@ -97,8 +121,16 @@ static uint64_t obj_drop(uint64_t p)
 	if (h->refcount_off >= 0 &&
 	    __atomic_sub_fetch((uint32_t *)((char *)obj + h->refcount_off), 1, __ATOMIC_ACQ_REL))
 		return 0;
+	/* bpf_obj_free_fields(): the object's lists and trees drop their nodes */
+	for (uint32_t i = 0; i < h->nroots; i++) {
+		const struct brt_obj_root *r =
+			(const struct brt_obj_root *)(const void *)((const char *)h - h->roots_bytes) + i;
+
+		root_free((char *)obj + r->off, r);
+	}
 	h->check = 0;
-	free(h);
+	live_objects--;
+	free((char *)h - h->roots_bytes);
 	return 0;
 }
 
@@ -222,3 +254,328 @@ KFUNC_FN(bpf_list_pop_front, list_del(rc, r1, 0))
 KFUNC_FN(bpf_list_pop_back, list_del(rc, r1, 1))
 KFUNC_FN(bpf_list_front, list_peek(rc, r1, 0))
 KFUNC_FN(bpf_list_back, list_peek(rc, r1, 1))
+
+/* ---- red-black trees ------------------------------------------------------------------- */
+/* struct rb_node and struct rb_root_cached of the kernel (lib/rbtree.c's algorithm, written
+ * here from the textbook one it follows: the same rotations in the same cases, so the
+ * shape bpf_rbtree_root/left/right show is the kernel's) */
+struct rb_node {
+	uintptr_t parent_color; /* parent | 1 when black */
+	struct rb_node *right;
+	struct rb_node *left;
+	void *owner;            /* the root it is in, 1 while being added, NULL: none */
+};
+
+struct rb_root {
+	struct rb_node *node;
+	struct rb_node *leftmost;
+};
+
+#define RB_BLACK ((uintptr_t)1)
+
+static struct rb_node *rb_parent(const struct rb_node *n)
+{
+	return (struct rb_node *)(n->parent_color & ~RB_BLACK);
+}
+
+static int rb_red(const struct rb_node *n)
+{
+	return n && !(n->parent_color & RB_BLACK);
+}
+
+static void rb_set_parent(struct rb_node *n, struct rb_node *p)
+{
+	n->parent_color = (uintptr_t)p | (n->parent_color & RB_BLACK);
+}
+
+static void rb_set_black(struct rb_node *n, int black)
+{
+	n->parent_color = (n->parent_color & ~RB_BLACK) | (black ? RB_BLACK : 0);
+}
+
+/* old's parent (or the root) points at new instead */
+static void rb_replace_child(struct rb_root *root, struct rb_node *parent, struct rb_node *old,
+			     struct rb_node *new)
+{
+	if (!parent)
+		root->node = new;
+	else if (parent->left == old)
+		parent->left = new;
+	else
+		parent->right = new;
+}
+
+/* x's right child y takes its place, x becomes y's left child (left) or the mirror */
+static void rb_rotate(struct rb_root *root, struct rb_node *x, int left)
+{
+	struct rb_node *y = left ? x->right : x->left, *p = rb_parent(x);
+	struct rb_node *mid = left ? y->left : y->right;
+
+	if (left) {
+		x->right = mid;
+		y->left = x;
+	} else {
+		x->left = mid;
+		y->right = x;
+	}
+	if (mid)
+		rb_set_parent(mid, x);
+	rb_set_parent(y, p);
+	rb_replace_child(root, p, x, y);
+	rb_set_parent(x, y);
+}
+
+static void rb_insert_fixup(struct rb_root *root, struct rb_node *n)
+{
+	struct rb_node *p;
+
+	while ((p = rb_parent(n)) && rb_red(p)) {
+		struct rb_node *g = rb_parent(p);
+		int pleft = g->left == p;
+		struct rb_node *u = pleft ? g->right : g->left;
+
+		if (rb_red(u)) {
+			rb_set_black(p, 1);
+			rb_set_black(u, 1);
+			rb_set_black(g, 0);
+			n = g;
+			continue;
+		}
+		if (n == (pleft ? p->right : p->left)) {
+			rb_rotate(root, p, pleft);
+			n = p;
+			p = rb_parent(n);
+		}
+		rb_set_black(p, 1);
+		rb_set_black(g, 0);
+		rb_rotate(root, g, !pleft);
+	}
+	rb_set_black(root->node, 1);
+}
+
+/* after a black node left the tree: x (maybe NULL) under parent is one black short */
+static void rb_erase_fixup(struct rb_root *root, struct rb_node *x, struct rb_node *parent)
+{
+	while (x != root->node && !rb_red(x) && parent) {
+		int xleft = parent->left == x;
+		struct rb_node *w = xleft ? parent->right : parent->left;
+
+		if (rb_red(w)) {
+			rb_set_black(w, 1);
+			rb_set_black(parent, 0);
+			rb_rotate(root, parent, xleft);
+			w = xleft ? parent->right : parent->left;
+		}
+		if (!rb_red(w->left) && !rb_red(w->right)) {
+			rb_set_black(w, 0);
+			x = parent;
+			parent = rb_parent(x);
+			continue;
+		}
+		if (!rb_red(xleft ? w->right : w->left)) {
+			rb_set_black(xleft ? w->left : w->right, 1);
+			rb_set_black(w, 0);
+			rb_rotate(root, w, !xleft);
+			w = xleft ? parent->right : parent->left;
+		}
+		rb_set_black(w, !rb_red(parent));
+		rb_set_black(parent, 1);
+		rb_set_black(xleft ? w->right : w->left, 1);
+		rb_rotate(root, parent, xleft);
+		x = root->node;
+		parent = NULL;
+	}
+	if (x)
+		rb_set_black(x, 1);
+}
+
+static struct rb_node *rb_next(struct rb_node *n)
+{
+	struct rb_node *p;
+
+	if (n->right) {
+		n = n->right;
+		while (n->left)
+			n = n->left;
+		return n;
+	}
+	while ((p = rb_parent(n)) && n == p->right)
+		n = p;
+	return p;
+}
+
+/* rb_erase_cached(): z leaves the tree, its in-order successor taking its place when it
+ * has two children */
+static void rb_erase(struct rb_root *root, struct rb_node *z)
+{
+	struct rb_node *x, *xparent, *zparent = rb_parent(z);
+	int black;
+
+	if (root->leftmost == z)
+		root->leftmost = rb_next(z);
+	if (!z->left || !z->right) {
+		x = z->left ? z->left : z->right;
+		xparent = zparent;
+		black = !rb_red(z);
+		rb_replace_child(root, zparent, z, x);
+		if (x)
+			rb_set_parent(x, zparent);
+	} else {
+		struct rb_node *y = z->right;
+
+		while (y->left)
+			y = y->left;
+		black = !rb_red(y);
+		x = y->right;
+		if (rb_parent(y) == z) {
+			xparent = y;
+		} else {
+			xparent = rb_parent(y);
+			xparent->left = x;
+			if (x)
+				rb_set_parent(x, xparent);
+			y->right = z->right;
+			rb_set_parent(z->right, y);
+		}
+		y->left = z->left;
+		rb_set_parent(z->left, y);
+		y->parent_color = z->parent_color;
+		rb_replace_child(root, zparent, z, y);
+	}
+	if (black)
+		rb_erase_fixup(root, x, xparent);
+	/* RB_CLEAR_NODE() */
+	z->parent_color = (uintptr_t)z;
+}
+
+/* __bpf_rbtree_add(): less(node, parent) true goes left; a node already in a tree (a
+ * refcounted object added twice) is dropped and the add fails */
+static uint64_t rbtree_add(struct bpfrt_run_ctx *rc, uint64_t root_p, uint64_t node_p,
+			   uint64_t less, uint64_t off)
+{
+	struct rb_root *root = (struct rb_root *)(uintptr_t)root_p;
+	struct rb_node *n = (struct rb_node *)(uintptr_t)node_p, **link = &root->node;
+	struct rb_node *parent = NULL;
+	void *none = NULL;
+	int leftmost = 1;
+
+	(void)off;
+	if (!__atomic_compare_exchange_n(&n->owner, &none, (void *)(uintptr_t)1, 0,
+					 __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
+		obj_drop((uint64_t)(uintptr_t)obj_of_node(n));
+		return (uint64_t)(int64_t)-EINVAL;
+	}
+	while (*link) {
+		uint64_t args[2] = { node_p, (uint64_t)(uintptr_t)*link };
+		void *pobj = obj_of_node(*link);
+
+		parent = *link;
+		/* the callback reads both objects (the checked engine's regions); a stopped
+		 * run asks it nothing more and goes right */
+		if (pobj && !rc->stopped && grant(rc, pobj) &&
+		    brt_vm_call_func(rc, less, args, 2) && !rc->stopped) {
+			link = &parent->left;
+		} else {
+			link = &parent->right;
+			leftmost = 0;
+		}
+	}
+	n->parent_color = (uintptr_t)parent; /* red */
+	n->left = n->right = NULL;
+	*link = n;
+	if (leftmost)
+		root->leftmost = n;
+	rb_insert_fixup(root, n);
+	__atomic_store_n(&n->owner, (void *)root, __ATOMIC_RELEASE);
+	return 0;
+}
+
+static uint64_t rbtree_remove(struct bpfrt_run_ctx *rc, uint64_t root_p, uint64_t node_p)
+{
+	struct rb_root *root = (struct rb_root *)(uintptr_t)root_p;
+	struct rb_node *n = (struct rb_node *)(uintptr_t)node_p;
+
+	if (__atomic_load_n(&n->owner, __ATOMIC_ACQUIRE) != (void *)root)
+		return 0;
+	rb_erase(root, n);
+	__atomic_store_n(&n->owner, NULL, __ATOMIC_RELEASE);
+	return node_out(rc, (struct list_node *)(void *)n);
+}
+
+/* bpf_rbtree_left/right: a child of a node of this tree */
+static uint64_t rbtree_child(struct bpfrt_run_ctx *rc, uint64_t root_p, uint64_t node_p,
+			     int right)
+{
+	struct rb_node *n = (struct rb_node *)(uintptr_t)node_p;
+
+	if (__atomic_load_n(&n->owner, __ATOMIC_ACQUIRE) != (void *)(uintptr_t)root_p)
+		return 0;
+	return node_out(rc, (struct list_node *)(void *)(right ? n->right : n->left));
+}
+
+static uint64_t rbtree_get(struct bpfrt_run_ctx *rc, uint64_t root_p, int first)
+{
+	struct rb_root *root = (struct rb_root *)(uintptr_t)root_p;
+
+	return node_out(rc, (struct list_node *)(void *)(first ? root->leftmost : root->node));
+}
+
+KFUNC_FN(bpf_rbtree_add_impl, rbtree_add(rc, r1, r2, r3, r5))
+KFUNC_FN(bpf_rbtree_remove, rbtree_remove(rc, r1, r2))
+KFUNC_FN(bpf_rbtree_first, rbtree_get(rc, r1, 1))
+KFUNC_FN(bpf_rbtree_root, rbtree_get(rc, r1, 0))
+KFUNC_FN(bpf_rbtree_left, rbtree_child(rc, r1, r2, 0))
+KFUNC_FN(bpf_rbtree_right, rbtree_child(rc, r1, r2, 1))
+
+/* ---- freeing a root ------------------------------------------------------------------ */
+/* the deepest first node of a post-order walk under n */
+static struct rb_node *rb_deepest(struct rb_node *n)
+{
+	for (;;) {
+		if (n->left)
+			n = n->left;
+		else if (n->right)
+			n = n->right;
+		else
+			return n;
+	}
+}
+
+/* bpf_list_head_free() / bpf_rb_root_free(): the root is made empty, then every node's
+ * object dropped (an object still referenced elsewhere, refcounted, keeps its node's
+ * owner, as the kernel's does) */
+static void root_free(void *root, const struct brt_obj_root *r)
+{
+	if (r->rb) {
+		struct rb_root *t = root, orig = *t;
+		struct rb_node *pos = orig.node ? rb_deepest(orig.node) : NULL;
+
+		t->node = t->leftmost = NULL;
+		while (pos) {
+			struct rb_node *p = rb_parent(pos), *next = p;
+
+			if (p && pos == p->left && p->right)
+				next = rb_deepest(p->right);
+			obj_drop((uint64_t)(uintptr_t)((char *)pos - r->node_off));
+			pos = next;
+		}
+	} else {
+		struct list_node *h = root, *n = h->next;
+
+		if (!n)
+			return;
+		h->next = h->prev = h;
+		while (n != h) {
+			struct list_node *next = n->next;
+
+			obj_drop((uint64_t)(uintptr_t)((char *)n - r->node_off));
+			n = next;
+		}
+	}
+}
+
+void brt_graph_free_roots(void *value, const struct brt_obj_root *roots, uint32_t n)
+{
+	for (uint32_t i = 0; value && i < n; i++)
+		root_free((char *)value + roots[i].off, &roots[i]);
+}

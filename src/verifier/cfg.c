@@ -563,6 +563,14 @@ static int dfs(struct brt_env *env, uint8_t *state, int *stack, uint8_t *next)
 		}
 		if (next[t] == 0 && env->insns[t].code == (BPF_JMP | BPF_CALL) &&
 		    env->insns[t].src_reg == BPF_PSEUDO_KFUNC_CALL &&
+		    brt_kfunc_calls_callback(env, &env->insns[t])) {
+			/* bpf_rbtree_add_impl's less() returns here, as a helper's callback */
+			env->aux[t].calls_callback = 1;
+			env->aux[t].prune_point = 1;
+			env->aux[t].jmp_point = 1;
+		}
+		if (next[t] == 0 && env->insns[t].code == (BPF_JMP | BPF_CALL) &&
+		    env->insns[t].src_reg == BPF_PSEUDO_KFUNC_CALL &&
 		    brt_kfunc_is_iter_next(env, &env->insns[t])) {
 			/* an iterator's next: its loop converges here, a state is always stored
 			 * (the kernel's mark_force_checkpoint(); prune.c) */

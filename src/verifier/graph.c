@@ -363,10 +363,13 @@ static int scalar_struct(struct brt_env *env, const struct brt_btf *btf, const s
 	return 1;
 }
 
-/* the list of types the run allocates (the result's obj_types) */
-static int note_type(struct brt_env *env, uint32_t id, uint32_t size, int32_t refcount_off,
+/* the list of types the run allocates (the result's obj_types), with the lists and trees
+ * a dropped object of the type empties */
+static int note_type(struct brt_env *env, uint32_t id, uint32_t size, const struct brt_grec *rec,
 		     int percpu)
 {
+	struct brt_obj_type *t;
+
 	for (uint32_t i = 0; i < env->nobj_types; i++)
 		if (env->obj_types[i].btf_id == id && env->obj_types[i].percpu == (uint32_t)percpu)
 			return 0;
@@ -375,9 +378,16 @@ static int note_type(struct brt_env *env, uint32_t id, uint32_t size, int32_t re
 			 BRT_MAX_OBJ_TYPES);
 		return -E2BIG;
 	}
-	env->obj_types[env->nobj_types++] = (struct brt_obj_type){
-		.btf_id = id, .size = size, .refcount_off = refcount_off, .percpu = (uint32_t)percpu
-	};
+	t = &env->obj_types[env->nobj_types++];
+	*t = (struct brt_obj_type){ .btf_id = id, .size = size,
+				    .refcount_off = rec ? rec->refcount_off : -1,
+				    .percpu = (uint32_t)percpu };
+	for (int i = 0; rec && i < rec->n && t->nroots < BRT_OBJ_MAX_ROOTS; i++)
+		if (rec->f[i].kind == BRT_GF_LIST_HEAD || rec->f[i].kind == BRT_GF_RB_ROOT)
+			t->roots[t->nroots++] = (struct brt_obj_root){
+				.off = rec->f[i].off, .node_off = rec->f[i].node_off,
+				.rb = rec->f[i].kind == BRT_GF_RB_ROOT
+			};
 	return 0;
 }
 
@@ -426,7 +436,7 @@ int brt_graph_obj_new(struct brt_env *env, uint64_t type_id, int percpu)
 	brt_mark_reg_known_zero(r0);
 	r0->type = PTR_TO_BTF_ID | MEM_ALLOC | (percpu ? MEM_PERCPU : 0);
 	r0->btf_id = (uint32_t)type_id;
-	return note_type(env, (uint32_t)type_id, t->size, meta ? rec.refcount_off : -1, percpu);
+	return note_type(env, (uint32_t)type_id, t->size, meta ? &rec : NULL, percpu);
 }
 
 /* KF_ARG_PTR_TO_ALLOC_BTF_ID (bpf_obj_drop_impl's argument) */
@@ -579,4 +589,56 @@ int brt_in_rbtree_cb(const struct brt_env *env)
 
 	return st->curframe > 0 && st->frame[st->curframe]->in_callback_fn &&
 	       st->frame[st->curframe]->rbtree_cb;
+}
+
+/* push_callback_call() with set_rbtree_add_callback_state(): bpf_rbtree_add_impl's
+ * less(a, b) is walked from the call as a callback of a new frame whose r1 and r2 are
+ * non-owning references to nodes of the tree (the struct the root's "contains:" tag
+ * names, at its node), returning 0 or 1; this path goes on after the call.  The lock
+ * stays held inside, where bpf_spin_unlock and the node kfuncs are refused. */
+int brt_graph_push_less(struct brt_env *env, int insn_idx, int subprogno,
+			const struct brt_gfield *root)
+{
+	struct brt_frame *caller = brt_cur_frame(env), *callee;
+	struct brt_vstate *cb;
+	int err;
+
+	if (!root->value_id) {
+		brt_verr(env, "verifier bug: bpf_rbtree_add without its root's node type\n");
+		return -EFAULT;
+	}
+	err = brt_push_stack(env, env->subprogs[subprogno].start, insn_idx, &cb);
+	if (err)
+		return err;
+	if (cb->curframe + 1 >= BRT_MAX_FRAMES) {
+		brt_verr(env, "the call stack of %d frames is too deep\n", cb->curframe + 2);
+		return -E2BIG;
+	}
+	callee = brt_frame_new(insn_idx, cb->curframe + 1, subprogno);
+	if (!callee)
+		return -ENOMEM;
+	env->scratched_regs = 0xffff;
+	env->scratched_stack = ~0ULL;
+	for (int r = BPF_REG_1; r <= BPF_REG_2; r++) {
+		struct brt_reg *reg = &callee->regs[r];
+
+		/* mark_reg_graph_node() and ref_set_non_owning() */
+		brt_mark_reg_known_zero(reg);
+		reg->type = PTR_TO_BTF_ID | MEM_ALLOC;
+		reg->btf_id = root->value_id;
+		reg->off = (int32_t)root->node_off;
+		err = brt_graph_set_non_owning(env, reg);
+		if (err) {
+			free(callee->stack);
+			free(callee);
+			return err;
+		}
+	}
+	callee->in_callback_fn = 1;
+	callee->rbtree_cb = 1;
+	cb->callback_unroll++;
+	cb->frame[cb->curframe]->callback_depth++;
+	cb->frame[++cb->curframe] = callee;
+	caller->callback_depth = 0;
+	return 0;
 }

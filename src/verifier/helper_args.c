@@ -606,6 +606,11 @@ int brt_helper_check_arg(struct brt_env *env, int i, const struct brt_helper_pro
 		return 0;
 	switch (arg) {
 	case BRT_ARG_PTR_TO_SPIN_LOCK:
+		/* bpf_rbtree_add's less() runs under the tree's lock */
+		if (brt_in_rbtree_cb(env)) {
+			brt_verr(env, "can't spin_{lock,unlock} in rbtree cb\n");
+			return -EACCES;
+		}
 		return brt_process_spin_lock(env, regno,
 					     fn->id == BPF_FUNC_spin_lock ? BRT_SPIN_TAKE : 0);
 	case BRT_ARG_PTR_TO_FUNC:

@@ -613,6 +613,8 @@ int brt_graph_may_lock(struct brt_env *env, const struct brt_reg *reg);
 int brt_graph_set_non_owning(struct brt_env *env, struct brt_reg *reg);
 int brt_graph_owning_to_non_owning(struct brt_env *env, uint32_t ref);
 int brt_in_rbtree_cb(const struct brt_env *env);
+int brt_graph_push_less(struct brt_env *env, int insn_idx, int subprogno,
+			const struct brt_gfield *root);
 
 /* ---- prune.c: comparing states ------------------------------------------------------- */
 /* the stored state the current path last passed at insn_idx with the same call chain */
@@ -797,6 +799,9 @@ int brt_iter_depths_differ(const struct brt_vstate *old, const struct brt_vstate
 int brt_iter_r1_active(const struct brt_vstate *st);
 /* kfunc.c: a call of an iterator's _next() the program may make */
 int brt_kfunc_is_iter_next(struct brt_env *env, const struct bpf_insn *insn);
+/* is_sync_callback_calling_kfunc(): bpf_rbtree_add_impl, whose less() the walk returns
+ * from to the call */
+int brt_kfunc_calls_callback(struct brt_env *env, const struct bpf_insn *insn);
 
 /* ---- calls.c: helper calls ----------------------------------------------------------- */
 int brt_check_helper_call(struct brt_env *env, const struct bpf_insn *insn, int insn_idx);

@@ -656,7 +656,7 @@ static int node_arg(struct brt_env *env, struct kmeta *m, const struct brt_reg *
 	uint32_t off;
 	int i, alloc = reg->type == (PTR_TO_BTF_ID | MEM_ALLOC);
 
-	if (kind == KF_LIST_NODE || !strcmp(m->name, "bpf_rbtree_add_impl")) {
+	if (kind == KF_LIST_NODE || m->row == BRT_KFUNC_bpf_rbtree_add_impl) {
 		if (!alloc) {
 			brt_verr(env, "arg#%d expected pointer to allocated object\n", argno);
 			return -EINVAL;
@@ -1264,6 +1264,14 @@ int brt_check_kfunc_call(struct brt_env *env, const struct bpf_insn *insn, int i
 	err = check_args(env, &m);
 	if (err < 0)
 		return err;
+	if (m.row == BRT_KFUNC_bpf_rbtree_add_impl) {
+		err = brt_graph_push_less(env, insn_idx, m.subprogno, &m.root);
+		if (err) {
+			brt_verr(env, "kfunc %s#%u failed callback verification\n", m.name,
+				 m.func_id);
+			return err;
+		}
+	}
 	err = rcu_section(env, &m, brt_kfunc_index(brt_kfunc_find(m.name)));
 	if (err < 0)
 		return err;
@@ -1285,7 +1293,7 @@ int brt_check_kfunc_call(struct brt_env *env, const struct bpf_insn *insn, int i
 	/* a node pushed into a list or tree is owned by it: the program's pointers to it
 	 * become non-owning references */
 	if (m.row == BRT_KFUNC_bpf_list_push_front_impl || m.row == BRT_KFUNC_bpf_list_push_back_impl ||
-	    !strcmp(m.name, "bpf_rbtree_add_impl")) {
+	    m.row == BRT_KFUNC_bpf_rbtree_add_impl) {
 		uint32_t ref = brt_cur_regs(env)[BPF_REG_2].ref_obj_id;
 
 		err = brt_graph_owning_to_non_owning(env, ref);
@@ -1314,6 +1322,13 @@ int brt_check_kfunc_call(struct brt_env *env, const struct bpf_insn *insn, int i
 	if (BASE_TYPE(regs[BPF_REG_0].type) == PTR_TO_BTF_ID)
 		regs[BPF_REG_0].type |= brt_iter_next_obj_flag(env, &m.iter);
 	return brt_process_iter_next(env, insn_idx, &m.iter);
+}
+
+int brt_kfunc_calls_callback(struct brt_env *env, const struct bpf_insn *insn)
+{
+	struct kmeta m = { 0 };
+
+	return fetch_meta(env, insn, &m) && m.row == BRT_KFUNC_bpf_rbtree_add_impl;
 }
 
 int brt_kfunc_is_iter_next(struct brt_env *env, const struct bpf_insn *insn)

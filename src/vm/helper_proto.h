@@ -249,6 +249,16 @@ struct brt_helper_source {
 	 BRT_HSET(BPF_PROG_TYPE_LWT_SEG6LOCAL) | BRT_HSET(32) | BRT_KHOOK_TRACING)
 #define BRT_KSET_SKB_META (BRT_HSET(BPF_PROG_TYPE_SCHED_CLS) | BRT_HSET(BPF_PROG_TYPE_SCHED_ACT))
 
+/* A graph root in a map value or an allocated object: where it is, whether a list
+ * (bpf_list_head) or a tree (bpf_rb_root), and where the node is in the objects it holds */
+struct brt_obj_root {
+	uint32_t off;
+	uint32_t node_off;
+	uint32_t rb;
+};
+/* roots an allocated object may have (the kernel's limit is its record's 11 fields) */
+#define BRT_OBJ_MAX_ROOTS 11
+
 /* A type bpf_obj_new_impl() may allocate in a verified program: the verifier lists the
  * types its calls name (a constant type id of the program's BTF) and the run context
  * carries the list, which the kfunc reads its size and special fields from (the kernel
@@ -258,6 +268,10 @@ struct brt_obj_type {
 	uint32_t size;         /* bytes */
 	int32_t refcount_off;  /* its struct bpf_refcount, -1: none (set to 1 on allocation) */
 	uint32_t percpu;       /* bpf_percpu_obj_new's: one copy per possible CPU */
+	/* its bpf_list_head and bpf_rb_root fields: a dropped object's lists and trees drop
+	 * their nodes (the kernel's bpf_obj_free_fields()) */
+	uint32_t nroots;
+	struct brt_obj_root roots[BRT_OBJ_MAX_ROOTS];
 };
 #define BRT_MAX_OBJ_TYPES 32
 

@@ -18,6 +18,7 @@
 
 #include "bpfrt.h"
 #include "btf/btf.h"
+#include "helpers/helpers.h"
 #include "harness.h"
 #include "oracle_load.h"
 
@@ -29,11 +30,14 @@
 #define ST(sz, d, o, v) I(BPF_ST | BPF_MEM | (sz), d, 0, o, v)
 #define JEQ_K(d, v, o) I(BPF_JMP | BPF_JEQ | BPF_K, d, 0, o, v)
 #define JNE_K(d, v, o) I(BPF_JMP | BPF_JNE | BPF_K, d, 0, o, v)
+#define JLT_X(d, s, o) I(BPF_JMP | BPF_JLT | BPF_X, d, s, o, 0)
 #define CALL(f) I(BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_##f)
 #define KCALL(id) I(BPF_JMP | BPF_CALL, 0, BPF_PSEUDO_KFUNC_CALL, 0, id)
 #define EXIT() I(BPF_JMP | BPF_EXIT, 0, 0, 0, 0)
-/* lddw of map A (imm -1) or B (-2): each side's fd is put in before loading */
+/* lddw of map A (imm -1), B (-2) or C (-3): each side's fd is put in before loading */
 #define LD_MAP(d, which) I(BPF_LD | BPF_IMM | BPF_DW, d, BPF_PSEUDO_MAP_FD, 0, which), I(0, 0, 0, 0, 0)
+/* lddw of the program's callback, the last cb_len instructions (set before loading) */
+#define LD_CB(d) I(BPF_LD | BPF_IMM | BPF_DW, d, BPF_PSEUDO_FUNC, 0, 0), I(0, 0, 0, 0, 0)
 #define N(p) (sizeof(p) / sizeof(p[0]))
 /* linux/btf.h's encodings (the kernel's btf.h macros are not uapi) */
 #define INFO_ENC(kind, vlen) (((kind) << 24) | ((vlen) & 0xffff))
@@ -42,7 +46,9 @@
 /* ---- the program BTF ------------------------------------------------------------------- */
 enum {
 	T_INT = 1, T_U64, T_LOCK, T_HEAD, T_NODE, T_REF, T_NODE_DATA, T_MAP_VAL, T_TAG_A, T_VOIDP,
-	T_PROTO, T_FUNC, T_FOO, T_NODE_RC, T_PLAIN, T_RC_VAL, T_TAG_B,
+	T_PROTO, T_FUNC, T_FOO, T_NODE_RC, T_PLAIN, T_RC_VAL, T_TAG_B, T_ROOT, T_RBNODE,
+	T_NODE_RB, T_RB_VAL, T_TAG_C, T_HOLDER, T_TAG_D, T_RB_HOLDER, T_TAG_E, T_PROTO2,
+	T_FUNC_LESS,
 };
 
 struct btf_blob {
@@ -137,6 +143,31 @@ static void build_btf(struct btf_blob *b)
 	type(b, "rc_val", BTF_KIND_STRUCT, 2, 24);
 	member(b, "lock", T_LOCK, 0), member(b, "head", T_HEAD, 64);
 	tag(b, "contains:node_rc:l", T_RC_VAL, 1);
+	/* struct node_rb { u64 key; bpf_rb_node n; }, struct rb_val { lock; bpf_rb_root root
+	 * __contains(node_rb, n); }, objects holding a list and a tree (struct holder,
+	 * struct rb_holder), and the static less(a, b) callback */
+	type(b, "bpf_rb_root", BTF_KIND_STRUCT, 2, 16);
+	member(b, "a", T_U64, 0), member(b, "b", T_U64, 64);
+	type(b, "bpf_rb_node", BTF_KIND_STRUCT, 4, 32);
+	member(b, "a", T_U64, 0), member(b, "b", T_U64, 64), member(b, "c", T_U64, 128);
+	member(b, "d", T_U64, 192);
+	type(b, "node_rb", BTF_KIND_STRUCT, 2, 40);
+	member(b, "key", T_U64, 0), member(b, "n", T_RBNODE, 64);
+	type(b, "rb_val", BTF_KIND_STRUCT, 2, 24);
+	member(b, "lock", T_LOCK, 0), member(b, "root", T_ROOT, 64);
+	tag(b, "contains:node_rb:n", T_RB_VAL, 1);
+	type(b, "holder", BTF_KIND_STRUCT, 2, 24);
+	member(b, "lock", T_LOCK, 0), member(b, "head", T_HEAD, 64);
+	tag(b, "contains:node_data:l", T_HOLDER, 1);
+	type(b, "rb_holder", BTF_KIND_STRUCT, 2, 24);
+	member(b, "lock", T_LOCK, 0), member(b, "root", T_ROOT, 64);
+	tag(b, "contains:node_rb:n", T_RB_HOLDER, 1);
+	type(b, NULL, BTF_KIND_FUNC_PROTO, 2, T_INT);
+	p = (struct btf_param){ str(b, "a"), T_VOIDP };
+	put(b, &p, sizeof(p));
+	p = (struct btf_param){ str(b, "b"), T_VOIDP };
+	put(b, &p, sizeof(p));
+	type(b, "less", BTF_KIND_FUNC, BTF_FUNC_STATIC, T_PROTO2);
 	h->magic = BTF_MAGIC;
 	h->version = BTF_VERSION;
 	h->hdr_len = sizeof(*h);
@@ -150,7 +181,7 @@ static void build_btf(struct btf_blob *b)
 /* ---- the two sides ---------------------------------------------------------------------- */
 struct side {
 	bpf_fn bpf;
-	int btf_fd, map_a, map_b;
+	int btf_fd, map_a, map_b, map_c;
 	int fd, err, run_err;
 	uint32_t retval;
 	char last[256];
@@ -159,6 +190,7 @@ struct side {
 static char logbuf[1 << 16];
 static struct side ks = { .bpf = oracle_kernel_bpf }, bs = { .bpf = bpfrt_bpf };
 static int compared, runs;
+static int cb_len; /* the program's callback: its last cb_len instructions, 0: none */
 
 static int side_setup(struct side *s, const struct btf_blob *b)
 {
@@ -181,30 +213,37 @@ static int side_setup(struct side *s, const struct btf_blob *b)
 	s->map_a = s->bpf(BPF_MAP_CREATE, &a, sizeof(a));
 	a.btf_value_type_id = T_RC_VAL;
 	s->map_b = s->bpf(BPF_MAP_CREATE, &a, sizeof(a));
-	return s->map_a < 0 || s->map_b < 0 ? -errno : 0;
+	a.btf_value_type_id = T_RB_VAL;
+	s->map_c = s->bpf(BPF_MAP_CREATE, &a, sizeof(a));
+	return s->map_a < 0 || s->map_b < 0 || s->map_c < 0 ? -errno : 0;
 }
 
 static void load_run(struct side *s, const struct bpf_insn *in, size_t n)
 {
 	static unsigned char pkt[64];
 	struct bpf_insn insns[256];
-	struct bpf_func_info fi = { 0, T_FUNC };
+	struct bpf_func_info fi[2] = { { 0, T_FUNC }, { (uint32_t)(n - (size_t)cb_len), T_FUNC_LESS } };
 	union bpf_attr attr;
 
 	memcpy(insns, in, n * sizeof(*in));
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		if (insns[i].code == (BPF_LD | BPF_IMM | BPF_DW) &&
 		    insns[i].src_reg == BPF_PSEUDO_MAP_FD)
-			insns[i].imm = insns[i].imm == -1 ? s->map_a : s->map_b;
+			insns[i].imm = insns[i].imm == -1 ? s->map_a
+				       : insns[i].imm == -2 ? s->map_b : s->map_c;
+		if (insns[i].code == (BPF_LD | BPF_IMM | BPF_DW) &&
+		    insns[i].src_reg == BPF_PSEUDO_FUNC)
+			insns[i].imm = (int32_t)(n - (size_t)cb_len) - (int32_t)i - 1;
+	}
 	memset(&attr, 0, sizeof(attr));
 	attr.prog_type = BPF_PROG_TYPE_SCHED_CLS;
 	attr.insns = (uintptr_t)insns;
 	attr.insn_cnt = (uint32_t)n;
 	attr.license = (uintptr_t) "GPL";
 	attr.prog_btf_fd = (uint32_t)s->btf_fd;
-	attr.func_info = (uintptr_t)&fi;
-	attr.func_info_cnt = 1;
-	attr.func_info_rec_size = sizeof(fi);
+	attr.func_info = (uintptr_t)fi;
+	attr.func_info_cnt = cb_len ? 2 : 1;
+	attr.func_info_rec_size = sizeof(fi[0]);
 	s->fd = oracle_load(s->bpf, &attr, logbuf, sizeof(logbuf), &s->err, s->last,
 			    sizeof(s->last));
 	s->run_err = -1;
@@ -244,7 +283,8 @@ static void check(const char *name, const struct bpf_insn *insns, size_t n)
 
 /* ---- the programs ----------------------------------------------------------------------- */
 static int k_new, k_drop, k_pnew, k_pdrop, k_acq, k_push_back, k_push_front, k_pop_front,
-	k_pop_back, k_front, k_back;
+	k_pop_back, k_front, k_back, k_rb_add, k_rb_remove, k_rb_first, k_rb_root, k_rb_left,
+	k_rb_right;
 
 static int func_id(const char *name)
 {
@@ -257,6 +297,9 @@ static int func_id(const char *name)
 #define NEW7(t) MOV_K(1, t), MOV_K(2, 0), KCALL(k_new), JNE_K(0, 0, 5), MOV_X(1, 6),       \
 		MOV_K(2, 0), KCALL(k_drop), MOV_K(0, 0), EXIT(), MOV_X(7, 0)
 #define DROP(r) MOV_X(1, r), MOV_K(2, 0), KCALL(k_drop)
+/* r9 = bpf_obj_new(type), dropping r6 and r7 and returning 0 when NULL */
+#define NEW9(t) MOV_K(1, t), MOV_K(2, 0), KCALL(k_new), JNE_K(0, 0, 8), DROP(6), DROP(7),     \
+		MOV_K(0, 0), EXIT(), MOV_X(9, 0)
 /* r8 = the map's value 0 (dropping r6 and returning 0 when NULL) */
 #define VALUE8(which) ST(BPF_W, 10, -4, 0), LD_MAP(1, which), MOV_X(2, 10), ADD_K(2, -4),   \
 		      CALL(map_lookup_elem), JNE_K(0, 0, 4), DROP(6), EXIT(), MOV_X(8, 0)
@@ -388,6 +431,165 @@ static void list_rules(void)
 		  ADD_K(6, -8), DROP(6), MOV_K(0, 1), EXIT());
 }
 
+/* ---- red-black trees (map C's value: lock at 0, root at 8; struct node_rb: key at 0,
+ * node at 8) --------------------------------------------------------------------------- */
+/* less(a, b): a->key < b->key, the nodes' keys 8 bytes before them */
+#define LESS() LDX(BPF_DW, 1, 1, -8), LDX(BPF_DW, 2, 2, -8), MOV_K(0, 1), JLT_X(1, 2, 1),     \
+	       MOV_K(0, 0), EXIT()
+#define LESS_LEN 6
+/* bpf_rbtree_add_impl(root of the value in r8, node of object r, less) */
+#define RBADD(r) MOV_X(1, 8), ADD_K(1, 8), MOV_X(2, r), ADD_K(2, 8), LD_CB(3), MOV_K(4, 0),  \
+		 MOV_K(5, 0), KCALL(k_rb_add)
+#define ROOT1() MOV_X(1, 8), ADD_K(1, 8)
+/* the program returns r7 (100 when the tree gave no node) */
+#define RB_PEEK(...) NEW6(T_PLAIN), VALUE8(-3), DROP(6), MOV_K(7, 100), LOCK(8), __VA_ARGS__, \
+		     UNLOCK(8), MOV_X(0, 7), EXIT()
+
+static void rb_add(int key)
+{
+	char name[64];
+
+	snprintf(name, sizeof(name), "rbtree add %d", key);
+	cb_len = LESS_LEN;
+	P(name, NEW6(T_NODE_RB), ST(BPF_DW, 6, 0, key), VALUE8(-3), LOCK(8), RBADD(6),
+	  MOV_X(9, 0), UNLOCK(8), MOV_X(0, 9), EXIT(), LESS());
+	cb_len = 0;
+}
+
+/* remove the node first (or root) gives, returning its key (100: none) */
+static void rb_remove(const char *name, int first)
+{
+	P(name, NEW6(T_PLAIN), VALUE8(-3), DROP(6), MOV_K(6, 0), LOCK(8), ROOT1(),
+	  KCALL(first ? k_rb_first : k_rb_root), JEQ_K(0, 0, 5), MOV_X(2, 0), ROOT1(),
+	  KCALL(k_rb_remove), MOV_X(6, 0), UNLOCK(8), MOV_K(0, 100), JEQ_K(6, 0, 7),
+	  LDX(BPF_DW, 7, 6, -8), ADD_K(6, -8), DROP(6), MOV_X(0, 7), EXIT(), EXIT());
+}
+
+/* the tree's shape: the keys of root, root's left and right, and their children */
+static void rb_shape(const char *when)
+{
+	char name[96];
+
+	snprintf(name, sizeof(name), "rbtree root key (%s)", when);
+	P(name, RB_PEEK(ROOT1(), KCALL(k_rb_root), JEQ_K(0, 0, 1), LDX(BPF_DW, 7, 0, -8)));
+	snprintf(name, sizeof(name), "rbtree first key (%s)", when);
+	P(name, RB_PEEK(ROOT1(), KCALL(k_rb_first), JEQ_K(0, 0, 1), LDX(BPF_DW, 7, 0, -8)));
+	for (int l = 0; l < 2; l++)
+		for (int m = 0; m < 3; m++) {
+			/* root's l child, then its m child (2: none) */
+			int k1 = l ? k_rb_right : k_rb_left, k2 = m == 1 ? k_rb_right : k_rb_left;
+
+			snprintf(name, sizeof(name), "rbtree root's %s%s key (%s)", l ? "right" : "left",
+				 m == 2 ? "" : m ? "'s right" : "'s left", when);
+			if (m == 2)
+				P(name, RB_PEEK(ROOT1(), KCALL(k_rb_root), JEQ_K(0, 0, 6), MOV_X(2, 0),
+						ROOT1(), KCALL(k1), JEQ_K(0, 0, 1),
+						LDX(BPF_DW, 7, 0, -8)));
+			else
+				P(name, RB_PEEK(ROOT1(), KCALL(k_rb_root), JEQ_K(0, 0, 11), MOV_X(2, 0),
+						ROOT1(), KCALL(k1), JEQ_K(0, 0, 6), MOV_X(2, 0), ROOT1(),
+						KCALL(k2), JEQ_K(0, 0, 1), LDX(BPF_DW, 7, 0, -8)));
+		}
+}
+
+static void rbtree_rules(void)
+{
+	static const int keys[] = { 50, 30, 70, 20, 40, 60, 80, 10, 25, 35, 45, 5, 1 };
+
+	for (size_t i = 0; i < N(keys); i++)
+		rb_add(keys[i]);
+	rb_shape("13 added");
+	rb_remove("rbtree remove first", 1);
+	rb_remove("rbtree remove root", 0);
+	rb_remove("rbtree remove root again", 0);
+	rb_shape("3 removed");
+	/* refusals */
+	cb_len = LESS_LEN;
+	P("rbtree add without the lock", NEW6(T_NODE_RB), VALUE8(-3), RBADD(6), MOV_K(0, 0),
+	  EXIT(), LESS());
+	P("rbtree add of a node of another type", NEW6(T_NODE_DATA), VALUE8(-3), LOCK(8),
+	  RBADD(6), UNLOCK(8), MOV_K(0, 0), EXIT(), LESS());
+	P("rbtree add of the object, not its node", NEW6(T_NODE_RB), VALUE8(-3), LOCK(8),
+	  MOV_X(1, 8), ADD_K(1, 8), MOV_X(2, 6), LD_CB(3), MOV_K(4, 0), MOV_K(5, 0),
+	  KCALL(k_rb_add), UNLOCK(8), MOV_K(0, 0), EXIT(), LESS());
+	P("rbtree add into a list head", NEW6(T_NODE_RB), VALUE8(-1), LOCK(8), RBADD(6),
+	  UNLOCK(8), MOV_K(0, 0), EXIT(), LESS());
+	P("rbtree add, node read after unlock", NEW6(T_NODE_RB), ST(BPF_DW, 6, 0, 90),
+	  VALUE8(-3), LOCK(8), RBADD(6), UNLOCK(8), LDX(BPF_DW, 0, 6, 0), EXIT(), LESS());
+	P("rbtree add, node dropped after", NEW6(T_NODE_RB), VALUE8(-3), LOCK(8), RBADD(6),
+	  UNLOCK(8), DROP(6), MOV_K(0, 0), EXIT(), LESS());
+	cb_len = 0;
+	P("rbtree add with a NULL callback", NEW6(T_NODE_RB), VALUE8(-3), LOCK(8), MOV_X(1, 8),
+	  ADD_K(1, 8), MOV_X(2, 6), ADD_K(2, 8), MOV_K(3, 0), MOV_K(4, 0), MOV_K(5, 0),
+	  KCALL(k_rb_add), UNLOCK(8), MOV_K(0, 0), EXIT());
+	cb_len = 6;
+	P("rbtree less returning 2", NEW6(T_NODE_RB), VALUE8(-3), LOCK(8), RBADD(6), UNLOCK(8),
+	  MOV_K(0, 0), EXIT(), LDX(BPF_DW, 1, 1, -8), LDX(BPF_DW, 2, 2, -8), MOV_K(0, 2),
+	  JLT_X(1, 2, 1), MOV_K(0, 0), EXIT());
+	cb_len = 3;
+	P("rbtree less calling a helper", NEW6(T_NODE_RB), VALUE8(-3), LOCK(8), RBADD(6),
+	  UNLOCK(8), MOV_K(0, 0), EXIT(), CALL(ktime_get_ns), MOV_K(0, 0), EXIT());
+	cb_len = 4;
+	P("rbtree less unlocking", NEW6(T_NODE_RB), VALUE8(-3), LOCK(8), RBADD(6), UNLOCK(8),
+	  MOV_K(0, 0), EXIT(), ADD_K(1, -8), CALL(spin_unlock), MOV_K(0, 0), EXIT());
+	cb_len = 3;
+	P("rbtree less writing a node", NEW6(T_NODE_RB), VALUE8(-3), LOCK(8), RBADD(6),
+	  UNLOCK(8), MOV_K(0, 0), EXIT(), ST(BPF_DW, 1, -8, 7), MOV_K(0, 0), EXIT());
+	cb_len = 3;
+	P("rbtree less reading the node", NEW6(T_NODE_RB), VALUE8(-3), LOCK(8), RBADD(6),
+	  UNLOCK(8), MOV_K(0, 0), EXIT(), LDX(BPF_DW, 0, 1, 0), MOV_K(0, 0), EXIT());
+	cb_len = 2;
+	P("rbtree less returning a pointer", NEW6(T_NODE_RB), VALUE8(-3), LOCK(8), RBADD(6),
+	  UNLOCK(8), MOV_K(0, 0), EXIT(), MOV_X(0, 1), EXIT());
+	cb_len = 0;
+	P("rbtree first without the lock", NEW6(T_PLAIN), VALUE8(-3), DROP(6), ROOT1(),
+	  KCALL(k_rb_first), MOV_K(0, 0), EXIT());
+	P("rbtree removed node leaked", NEW6(T_PLAIN), VALUE8(-3), DROP(6), LOCK(8), ROOT1(),
+	  KCALL(k_rb_first), JEQ_K(0, 0, 3), MOV_X(2, 0), ROOT1(), KCALL(k_rb_remove), UNLOCK(8),
+	  MOV_K(0, 0), EXIT());
+	P("rbtree left of an owned node", NEW6(T_NODE_RB), VALUE8(-3), LOCK(8), ROOT1(),
+	  MOV_X(2, 6), ADD_K(2, 8), KCALL(k_rb_left), UNLOCK(8), DROP(6), MOV_K(0, 0), EXIT());
+	P("rbtree remove of an owned node", NEW6(T_NODE_RB), VALUE8(-3), LOCK(8), ROOT1(),
+	  MOV_X(2, 6), ADD_K(2, 8), KCALL(k_rb_remove), UNLOCK(8), DROP(6), MOV_K(0, 0), EXIT());
+	P("rbtree peeked node used after unlock", NEW6(T_PLAIN), VALUE8(-3), DROP(6), LOCK(8),
+	  ROOT1(), KCALL(k_rb_first), UNLOCK(8), JEQ_K(0, 0, 1), LDX(BPF_DW, 0, 0, -8), EXIT());
+	P("rbtree first's node dropped", NEW6(T_PLAIN), VALUE8(-3), DROP(6), LOCK(8), ROOT1(),
+	  KCALL(k_rb_first), JEQ_K(0, 0, 3), MOV_X(1, 0), MOV_K(2, 0), KCALL(k_drop), UNLOCK(8),
+	  MOV_K(0, 0), EXIT());
+	P("rbtree first of a list head", NEW6(T_PLAIN), VALUE8(-1), DROP(6), LOCK(8), ROOT1(),
+	  KCALL(k_rb_first), UNLOCK(8), MOV_K(0, 0), EXIT());
+	/* empty the tree: 10 nodes left, then nothing */
+	for (int i = 0; i < 11; i++)
+		rb_remove("rbtree remove first (emptying)", 1);
+}
+
+/* objects holding a list or a tree, dropped with their nodes in: the kernel frees the
+ * nodes (bpf_obj_free_fields()); here no object outlives the program */
+static void drop_rules(void)
+{
+	long before = brt_graph_live_objects();
+
+	P("object with a list dropped with 2 nodes in", NEW6(T_HOLDER), NEW7(T_NODE_DATA),
+	  NEW9(T_NODE_DATA), LOCK(6), MOV_X(1, 6), ADD_K(1, 8), MOV_X(2, 7), ADD_K(2, 8),
+	  MOV_K(3, 0), MOV_K(4, 0), KCALL(k_push_back), MOV_X(1, 6), ADD_K(1, 8), MOV_X(2, 9),
+	  ADD_K(2, 8), MOV_K(3, 0), MOV_K(4, 0), KCALL(k_push_front), UNLOCK(6), DROP(6),
+	  MOV_K(0, 0), EXIT());
+	T_CASE("object with a list dropped: its nodes are freed");
+	T_EQ_INT(brt_graph_live_objects(), before);
+	if (k_rb_add > 0) {
+		cb_len = LESS_LEN;
+		P("object with a tree dropped with 2 nodes in", NEW6(T_RB_HOLDER), NEW7(T_NODE_RB),
+		  NEW9(T_NODE_RB), ST(BPF_DW, 7, 0, 1), ST(BPF_DW, 9, 0, 2), LOCK(6), MOV_X(1, 6),
+		  ADD_K(1, 8), MOV_X(2, 7), ADD_K(2, 8), LD_CB(3), MOV_K(4, 0), MOV_K(5, 0),
+		  KCALL(k_rb_add), MOV_X(1, 6), ADD_K(1, 8), MOV_X(2, 9), ADD_K(2, 8), LD_CB(3),
+		  MOV_K(4, 0), MOV_K(5, 0), KCALL(k_rb_add), UNLOCK(6), DROP(6), MOV_K(0, 0), EXIT(),
+		  LESS());
+		cb_len = 0;
+		T_CASE("object with a tree dropped: its nodes are freed");
+		T_EQ_INT(brt_graph_live_objects(), before);
+	}
+}
+
 int main(void)
 {
 	struct btf_blob b;
@@ -408,6 +610,12 @@ int main(void)
 	k_pop_back = func_id("bpf_list_pop_back");
 	k_front = func_id("bpf_list_front");
 	k_back = func_id("bpf_list_back");
+	k_rb_add = func_id("bpf_rbtree_add_impl");
+	k_rb_remove = func_id("bpf_rbtree_remove");
+	k_rb_first = func_id("bpf_rbtree_first");
+	k_rb_root = func_id("bpf_rbtree_root");
+	k_rb_left = func_id("bpf_rbtree_left");
+	k_rb_right = func_id("bpf_rbtree_right");
 	if (k_new <= 0 || k_drop <= 0 || k_pnew <= 0 || k_pdrop <= 0 || k_acq <= 0 ||
 	    k_push_back <= 0 || k_pop_front <= 0 || k_front <= 0 || k_back <= 0)
 		T_SKIP("the kernel's BTF lacks the allocated object or list kfuncs");
@@ -421,6 +629,12 @@ int main(void)
 		return t_done();
 	object_rules();
 	list_rules();
+	if (k_rb_add > 0 && k_rb_remove > 0 && k_rb_first > 0 && k_rb_root > 0 && k_rb_left > 0 &&
+	    k_rb_right > 0)
+		rbtree_rules();
+	else
+		printf("skipped rbtree programs: the kernel's BTF lacks bpf_rbtree_root/left/right\n");
+	drop_rules();
 	printf("%d programs compared, %d test runs\n", compared, runs);
 	return t_done();
 }
