@@ -211,6 +211,13 @@ int brt_api_prog_file_priv(uint32_t hdr_flags, uint32_t max_priv, uint32_t *out)
 /* The calling thread has CAP_SYS_ADMIN (check.c). */
 int brt_api_sys_admin(void);
 
+/* The calls of bpfrt_bpf() this thread makes until the end as one batch (obj.h's
+ * brt_obj_batch_begin(): one sweep, one directory check, one privilege sample, each fd
+ * resolved once): the load of one object's maps and programs (src/object/load.c), whose
+ * fds stay open until the end (bpf.c). */
+void brt_api_batch_begin(void);
+void brt_api_batch_end(void);
+
 /* The kernel's map_get_sys_perms() checks: the map's creation flags (BPF_F_RDONLY,
  * BPF_F_WRONLY), the mode of fd (BPF_OBJ_GET file_flags) and, for writes, BPF_MAP_FREEZE.
  * 1 when the bpf() side may read (write) the map through fd. */

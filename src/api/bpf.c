@@ -50,11 +50,22 @@ int brt_api_register_cmd(int cmd, int (*fn)(struct brt_call *call))
 	return 0;
 }
 
+void brt_api_batch_begin(void)
+{
+	brt_obj_batch_begin();
+}
+
+void brt_api_batch_end(void)
+{
+	brt_obj_batch_end();
+}
+
 int brt_bpf_call(int cmd, struct brt_call *call)
 {
 	const unsigned char *p = (const unsigned char *)call->attr;
 	const struct cmd_row *row;
 	cmd_fn fn;
+	int ret;
 
 	if (cmd < 0 || (size_t)cmd >= BRT_ARRAY_SIZE(cmds))
 		return -EINVAL;
@@ -65,7 +76,11 @@ int brt_bpf_call(int cmd, struct brt_call *call)
 	for (size_t i = row->last_end; i < sizeof(union bpf_attr); i++)
 		if (p[i])
 			return -EINVAL;
-	return fn(call);
+	ret = fn(call);
+	/* a new fd may reuse a number the thread's batch resolved earlier (obj.h) */
+	if (ret >= 0)
+		brt_obj_batch_forget(ret);
+	return ret;
 }
 
 /* The kernel's bpf_check_uarg_tail_zero(): bytes we do not know must be zero. */

@@ -17,6 +17,7 @@
 #include "api/api.h"
 #include "btf/btf.h"
 #include "maps/maps.h"
+#include "obj/obj.h"
 #include "verifier/verifier.h"
 
 int brt_map_memo_get(struct brt_map_memo *memo, int fd, struct brt_map **out)
@@ -119,16 +120,25 @@ int brt_api_sys_admin(void)
  * CAP_SYS_ADMIN, perfmon_capable() CAP_PERFMON or CAP_SYS_ADMIN. */
 static uint32_t caller_priv(void)
 {
+	/* one capget per batch (one object's programs, obj.h): only this thread changes
+	 * its own capabilities, and it is inside one call of the library */
+	static _Thread_local uint64_t batch_of;
+	static _Thread_local uint32_t batch_priv;
+	uint64_t batch = brt_obj_batch_id();
 	struct __user_cap_data_struct d[2];
 	int admin, bpf, perfmon;
+	uint32_t priv;
 
+	if (batch && batch == batch_of)
+		return batch_priv;
 	caller_caps(d);
 	admin = has_cap(d, CAP_SYS_ADMIN);
 	bpf = admin || has_cap(d, CAP_BPF);
 	perfmon = admin || has_cap(d, CAP_PERFMON);
-	if (bpf && perfmon)
-		return BRT_PRIV_ROOT;
-	return bpf ? BRT_PRIV_BPF_CAPABLE : BRT_PRIV_UNPRIV;
+	priv = bpf && perfmon ? BRT_PRIV_ROOT : bpf ? BRT_PRIV_BPF_CAPABLE : BRT_PRIV_UNPRIV;
+	batch_of = batch;
+	batch_priv = priv;
+	return priv;
 }
 
 /* prog_flags' BPFRT_F_PRIV_* bit, else the caller's capabilities; -EINVAL for two bits */

@@ -45,6 +45,20 @@ const char *brt_obj_fs_dir(void)
 	return dir && *dir ? dir : "/dev/shm/bpfrt";
 }
 
+/* The calling thread's batch (obj.h): its number, nesting, whether it swept already, the
+ * directory it checked (empty: none yet) and the fds it resolved. */
+#define BATCH_MEMO_MAX 64
+static _Atomic uint64_t batch_seq;
+static _Thread_local struct {
+	uint64_t id;
+	unsigned depth;
+	int swept;
+	char dir[256];
+	unsigned n;
+	int fd[BATCH_MEMO_MAX];
+	struct brt_obj *obj[BATCH_MEMO_MAX]; /* a reference each */
+} batch;
+
 static unsigned bucket_of(dev_t dev, ino_t ino)
 {
 	return (unsigned)((ino ^ (ino >> 8) ^ dev) % CACHE_BUCKETS);
@@ -56,9 +70,14 @@ static int open_anon(void)
 	const char *dir = brt_obj_fs_dir();
 	int fd;
 
-	/* an untrusted directory (another user's) gets no objects: memfd, unpinnable */
-	if (brt_fs_dir_prepare(dir))
-		goto memfd;
+	/* an untrusted directory (another user's) gets no objects: memfd, unpinnable; a
+	 * batch checks it once */
+	if (!batch.id || strcmp(batch.dir, dir)) {
+		if (brt_fs_dir_prepare(dir))
+			goto memfd;
+		if (batch.id && strlen(dir) < sizeof(batch.dir))
+			memcpy(batch.dir, dir, strlen(dir) + 1);
+	}
 	fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
 	if (fd >= 0)
 		return fd;
@@ -172,8 +191,11 @@ static void sweep_due(void)
 	pthread_mutex_lock(&cache_lock);
 	due = ++created_since_sweep * 2 >= (unsigned)cache_count;
 	pthread_mutex_unlock(&cache_lock);
-	if (due)
-		brt_obj_sweep();
+	/* a batch sweeps once: what it creates stays open until it ends */
+	if (!due || (batch.id && batch.swept))
+		return;
+	batch.swept = batch.id != 0;
+	brt_obj_sweep();
 }
 
 static void obj_destroy(struct brt_obj *obj)
@@ -246,6 +268,7 @@ int brt_obj_create(struct brt_obj_hdr *hdr, size_t obj_size,
 	pthread_mutex_lock(&cache_lock);
 	cache_insert(obj);
 	pthread_mutex_unlock(&cache_lock);
+	brt_obj_batch_forget(fd);
 	*out = obj;
 	return fd;
 
@@ -332,6 +355,15 @@ int brt_obj_from_fd(int fd, uint32_t kind, struct brt_obj **out)
 
 	if (fd < 0)
 		return -EBADF;
+	for (unsigned i = 0; i < batch.n; i++)
+		if (batch.fd[i] == fd) {
+			obj = batch.obj[i];
+			if (kind && obj->kind != kind)
+				return -EINVAL;
+			brt_obj_get(obj);
+			*out = obj;
+			return 0;
+		}
 	if (fstat(fd, &st))
 		return errno == EBADF ? -EBADF : -EINVAL;
 	if (!S_ISREG(st.st_mode))
@@ -360,12 +392,53 @@ int brt_obj_from_fd(int fd, uint32_t kind, struct brt_obj **out)
 			obj = raced;
 		}
 	}
+	if (batch.id && batch.n < BATCH_MEMO_MAX) {
+		brt_obj_get(obj);
+		batch.fd[batch.n] = fd;
+		batch.obj[batch.n++] = obj;
+	}
 	if (kind && obj->kind != kind) {
 		brt_obj_put(obj);
 		return -EINVAL;
 	}
 	*out = obj;
 	return 0;
+}
+
+void brt_obj_batch_begin(void)
+{
+	if (batch.depth++)
+		return;
+	batch.id = atomic_fetch_add(&batch_seq, 1) + 1;
+	batch.swept = 0;
+	batch.dir[0] = '\0';
+	batch.n = 0;
+}
+
+void brt_obj_batch_end(void)
+{
+	if (!batch.depth || --batch.depth)
+		return;
+	batch.id = 0;
+	batch.dir[0] = '\0';
+	while (batch.n)
+		brt_obj_put(batch.obj[--batch.n]);
+}
+
+uint64_t brt_obj_batch_id(void)
+{
+	return batch.id;
+}
+
+void brt_obj_batch_forget(int fd)
+{
+	for (unsigned i = 0; i < batch.n; i++)
+		if (batch.fd[i] == fd) {
+			brt_obj_put(batch.obj[i]);
+			batch.fd[i] = batch.fd[--batch.n];
+			batch.obj[i] = batch.obj[batch.n];
+			return;
+		}
 }
 
 void brt_obj_get(struct brt_obj *obj)
@@ -437,6 +510,10 @@ static int still_open(struct brt_obj *obj, struct fdset *set, int *loaded)
 {
 	struct stat st;
 
+	/* once the sweep has read every fd, the set answers (an fd it lacks was closed
+	 * before or during the sweep: the same answer a later fstat would give) */
+	if (*loaded > 0)
+		return fdset_has(set, obj->dev, obj->ino);
 	if (!fstat(obj->last_fd, &st) && st.st_dev == obj->dev && st.st_ino == obj->ino)
 		return 1;
 	if (!*loaded)

@@ -149,6 +149,28 @@ int brt_obj_sweep(void);
 /* Number of cached objects (for leak tests). */
 int brt_obj_cached(void);
 
+/* A batch: what one thread does between begin and end as one call of the library (the
+ * load of one object's maps and programs, src/object/load.c), which would otherwise
+ * repeat per map and program what cannot change within that call for that thread:
+ * - at most one sweep (the first creation's, if due), not one every few creations;
+ * - the bpffs directory's trust check once (a stat per creation otherwise);
+ * - fds resolved once: brt_obj_from_fd() answers an fd it resolved earlier in the batch
+ *   from its memo (a reference held until the end) without the fstat.  A number the
+ *   library hands out again (brt_obj_create(), every command of bpf() that returns an
+ *   fd: brt_obj_batch_forget()) is forgotten first, so a number closed and handed out
+ *   again is never taken for the object it named (a number closed and then passed to
+ *   the library without being reused would still answer for its old object: the
+ *   batch's caller passes only fds it holds).
+ * - the caller's privilege sampled once (api/check.c, keyed by brt_obj_batch_id()):
+ *   capabilities are per thread and only the thread itself changes its own.
+ * Nests (the outermost begin and end count).  Other threads are not affected. */
+void brt_obj_batch_begin(void);
+void brt_obj_batch_end(void);
+/* A number for the calling thread's current batch, unique in the process; 0: none. */
+uint64_t brt_obj_batch_id(void);
+/* fd is now another file (or may be): drop what the batch's memo says of it. */
+void brt_obj_batch_forget(int fd);
+
 /* ---- shared memory (shm.c) ------------------------------------------------------- */
 
 /* Process-shared lock (a futex word in shared memory) naming its owner thread.  Returns 0,

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "bpfrt.h"
+#include "api/api.h"
 #include "btf/btf.h"
 #include "isa/isa.h"
 #include "maps/maps.h"
@@ -655,6 +656,10 @@ int bpfrt_object_load(struct bpfrt_object *obj)
 		}
 	free(obj->log);
 	obj->log = NULL;
+	/* one batch for the whole object: what bpfrt_bpf() would do per map and program
+	 * but cannot change within this call (api.h) is done once */
+	if (!obj->kernel)
+		brt_api_batch_begin();
 	load_btf(obj);
 	/* maps naming another map as their inner map after all others */
 	for (int pass = 0; pass < 2; pass++)
@@ -666,6 +671,9 @@ int bpfrt_object_load(struct bpfrt_object *obj)
 			ret = load_prog(obj, &obj->progs[i]);
 	for (size_t i = 0; i < obj->elf->nmaps && !ret; i++)
 		ret = fill_slots(obj, &obj->maps[i]);
+	/* before the unload below closes the batch's fds */
+	if (!obj->kernel)
+		brt_api_batch_end();
 	if (ret) {
 		brt_object_unload(obj);
 		errno = -ret;
