@@ -15,7 +15,6 @@
  * Root and the kernel's BTF only; otherwise skipped.
  */
 #include <errno.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -26,6 +25,7 @@
 #include "btf/btf.h"
 #include "harness.h"
 #include "transcript.h"
+#include "maps/lock_oracle.h"
 #include "verifier/cases/case.h"
 
 static struct transcript kt, bt;
@@ -114,28 +114,6 @@ static int load_btf(sys_fn sys, int variant)
 	if (fd < 0 && getenv("BPFRT_SHOW_LOG"))
 		fprintf(stderr, "BTF_LOAD: %s\n%s\n", strerror(errno), log);
 	return fd;
-}
-
-static int map_btf(sys_fn sys, const char *name, uint32_t type, uint32_t value_size,
-		   uint32_t max, uint32_t flags, int btf_fd, uint32_t key_type, uint32_t value_type)
-{
-	union bpf_attr a;
-	int fd;
-
-	memset(&a, 0, sizeof(a));
-	a.map_type = type;
-	a.key_size = 4;
-	a.value_size = value_size;
-	a.max_entries = max;
-	a.map_flags = flags;
-	strncpy(a.map_name, name, sizeof(a.map_name) - 1);
-	if (btf_fd >= 0) {
-		a.btf_fd = (uint32_t)btf_fd;
-		a.btf_key_type_id = key_type;
-		a.btf_value_type_id = value_type;
-	}
-	fd = sys(BPF_MAP_CREATE, &a, sizeof(a));
-	return fd < 0 ? -errno : fd;
 }
 
 /* maps of the script: array and hash of struct val (lock at 4), an array of struct slval
@@ -309,33 +287,6 @@ static const struct lcase cases[] = {
 	  PROG(LOOKUP_R7(M_ARR, 0), RLOCK(7, 4), TAKEN_OR_RET0, RUNLOCK(7, 4), RET0) },
 };
 
-static int test_run(sys_fn sys, int fd, uint32_t repeat)
-{
-	static unsigned char pkt[64] = { [12] = 0x08, [13] = 0x00, [14] = 0x45 };
-	union bpf_attr a;
-
-	memset(&a, 0, sizeof(a));
-	a.test.prog_fd = (uint32_t)fd;
-	a.test.data_in = (uint64_t)(uintptr_t)pkt;
-	a.test.data_size_in = sizeof(pkt);
-	a.test.repeat = repeat;
-	return sys(BPF_PROG_TEST_RUN, &a, sizeof(a)) ? -errno : (int)a.test.retval;
-}
-
-struct runner {
-	sys_fn sys;
-	int fd;
-	int ret;
-};
-
-static void *run_thread(void *arg)
-{
-	struct runner *r = arg;
-
-	r->ret = test_run(r->sys, r->fd, 20000);
-	return NULL;
-}
-
 /* the program with map fds and kfunc ids filled in */
 static const struct bpf_insn *fixup(const struct bpf_insn *in, size_t n)
 {
@@ -404,17 +355,17 @@ static void maps_create(sys_fn sys, struct transcript *t, int btf)
 		{ "the lock alone", BPF_MAP_TYPE_ARRAY, 4, 0, 2 },
 	};
 
-	maps[M_ARR] = map_btf(sys, names[M_ARR], BPF_MAP_TYPE_ARRAY, 12, 4, 0, btf, 1, 3);
-	maps[M_HASH] = map_btf(sys, names[M_HASH], BPF_MAP_TYPE_HASH, 12, 4, 0, btf, 1, 3);
-	maps[M_SL] = map_btf(sys, names[M_SL], BPF_MAP_TYPE_ARRAY, 12, 4, 0, btf, 1, 6);
-	maps[M_DATA] = map_btf(sys, names[M_DATA], BPF_MAP_TYPE_ARRAY, 4, 1, 0, btf, 0, 8);
-	maps[M_NOBTF] = map_btf(sys, names[M_NOBTF], BPF_MAP_TYPE_ARRAY, 12, 4, 0, -1, 0, 0);
-	maps[M_TWO] = map_btf(sys, names[M_TWO], BPF_MAP_TYPE_ARRAY, 8, 4, 0, btf, 1, 5);
+	maps[M_ARR] = lock_map(sys, names[M_ARR], BPF_MAP_TYPE_ARRAY, 12, 4, 0, btf, 1, 3);
+	maps[M_HASH] = lock_map(sys, names[M_HASH], BPF_MAP_TYPE_HASH, 12, 4, 0, btf, 1, 3);
+	maps[M_SL] = lock_map(sys, names[M_SL], BPF_MAP_TYPE_ARRAY, 12, 4, 0, btf, 1, 6);
+	maps[M_DATA] = lock_map(sys, names[M_DATA], BPF_MAP_TYPE_ARRAY, 4, 1, 0, btf, 0, 8);
+	maps[M_NOBTF] = lock_map(sys, names[M_NOBTF], BPF_MAP_TYPE_ARRAY, 12, 4, 0, -1, 0, 0);
+	maps[M_TWO] = lock_map(sys, names[M_TWO], BPF_MAP_TYPE_ARRAY, 8, 4, 0, btf, 1, 5);
 	for (int i = 0; i < NMAPS; i++)
 		say(t, "map %s: %s\n", names[i], maps[i] >= 0 ? "ok" : strerror(-maps[i]));
 	for (size_t i = 0; i < sizeof(probes) / sizeof(probes[0]); i++) {
-		int fd = map_btf(sys, "probe", probes[i].type, probes[i].value_size, 4,
-				 probes[i].flags, btf, 1, probes[i].value_type);
+		int fd = lock_map(sys, "probe", probes[i].type, probes[i].value_size, 4,
+			      probes[i].flags, btf, 1, probes[i].value_type);
 
 		say(t, "map %s: %s\n", probes[i].what, fd >= 0 ? "ok" : strerror(-fd));
 		if (fd >= 0)
@@ -445,9 +396,6 @@ static void two_threads(sys_fn sys, struct transcript *t)
 						 JIMM(BPF_JEQ, 0, 0, 2), MOV64_REG(0, 0), EXIT(),
 						 INC(7, 0), INC(7, 8), RUNLOCK(7, 4), RET0 };
 	const size_t n = sizeof(insns) / sizeof(insns[0]);
-	uint32_t key = 2, v[3] = { 0, 0, 0 };
-	struct runner r[2];
-	pthread_t th[2];
 	union bpf_attr a;
 	int fd;
 
@@ -457,16 +405,7 @@ static void two_threads(sys_fn sys, struct transcript *t)
 	a.insn_cnt = (uint32_t)n;
 	a.license = (uint64_t)(uintptr_t)"GPL";
 	fd = sys(BPF_PROG_LOAD, &a, sizeof(a));
-	elem(sys, BPF_MAP_UPDATE_ELEM, maps[M_ARR], &key, v, 0);
-	for (int i = 0; i < 2; i++) {
-		r[i] = (struct runner){ .sys = sys, .fd = fd };
-		pthread_create(&th[i], NULL, run_thread, &r[i]);
-	}
-	for (int i = 0; i < 2; i++)
-		pthread_join(th[i], NULL);
-	elem(sys, BPF_MAP_LOOKUP_ELEM, maps[M_ARR], &key, v, 0);
-	say(t, "two threads x 20000 under the lock: runs %d %d, counters %u %u\n", r[0].ret,
-	    r[1].ret, v[0], v[2]);
+	lock_two_threads(sys, t, fd, maps[M_ARR], 2);
 	if (fd >= 0)
 		close(fd);
 }
@@ -496,7 +435,7 @@ static void script(sys_fn sys, struct transcript *t)
 		if (fd < 0)
 			continue;
 		if (c->run) {
-			int ret = test_run(sys, fd, 1000);
+			int ret = lock_test_run(sys, fd, 1000);
 
 			memset(v, 0, sizeof(v));
 			say(t, ", run %d, lookup %d", ret,

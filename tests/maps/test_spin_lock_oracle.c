@@ -13,7 +13,6 @@
  * Root only (the kernel side); otherwise skipped.
  */
 #include <errno.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -24,6 +23,7 @@
 #include "btf_blob.h"
 #include "harness.h"
 #include "transcript.h"
+#include "maps/lock_oracle.h"
 #include "verifier/cases/case.h"
 
 static struct transcript kt, bt;
@@ -43,27 +43,6 @@ static int load_btf(sys_fn sys)
 		S_NOLOCK, BTF_KIND_STRUCT << 24 | 2, 8, S_A, 1, 0, S_B, 1, 32,
 	};
 	return btf_blob_load(sys, w, sizeof(w), strs, sizeof(strs));
-}
-
-static int map_btf(sys_fn sys, const char *name, uint32_t type, uint32_t value_size,
-		   int btf_fd, uint32_t value_type)
-{
-	union bpf_attr a;
-	int fd;
-
-	memset(&a, 0, sizeof(a));
-	a.map_type = type;
-	a.key_size = 4;
-	a.value_size = value_size;
-	a.max_entries = 4;
-	strncpy(a.map_name, name, sizeof(a.map_name) - 1);
-	if (btf_fd >= 0) {
-		a.btf_fd = (uint32_t)btf_fd;
-		a.btf_key_type_id = 1;
-		a.btf_value_type_id = value_type;
-	}
-	fd = sys(BPF_MAP_CREATE, &a, sizeof(a));
-	return fd < 0 ? -errno : fd;
 }
 
 /* maps of the script: 0 array val (lock at 4), 1 hash val, 2 array val0 (lock at 0),
@@ -182,33 +161,6 @@ static const struct lcase cases[] = {
 	       UNLOCK(7, 4), RET0), 1 },
 };
 
-static int test_run(sys_fn sys, int fd, uint32_t repeat)
-{
-	static unsigned char pkt[64] = { [12] = 0x08, [13] = 0x00, [14] = 0x45 };
-	union bpf_attr a;
-
-	memset(&a, 0, sizeof(a));
-	a.test.prog_fd = (uint32_t)fd;
-	a.test.data_in = (uint64_t)(uintptr_t)pkt;
-	a.test.data_size_in = sizeof(pkt);
-	a.test.repeat = repeat;
-	return sys(BPF_PROG_TEST_RUN, &a, sizeof(a)) ? -errno : (int)a.test.retval;
-}
-
-struct runner {
-	sys_fn sys;
-	int fd;
-	int ret;
-};
-
-static void *run_thread(void *arg)
-{
-	struct runner *r = arg;
-
-	r->ret = test_run(r->sys, r->fd, 20000);
-	return NULL;
-}
-
 static void script(sys_fn sys, struct transcript *t)
 {
 	static char log[1 << 16];
@@ -216,11 +168,11 @@ static void script(sys_fn sys, struct transcript *t)
 	uint32_t key = 0, v[3];
 
 	say(t, "btf %s\n", btf >= 0 ? "ok" : strerror(errno));
-	maps[M_ARR] = map_btf(sys, "arr", BPF_MAP_TYPE_ARRAY, 12, btf, 3);
-	maps[M_HASH] = map_btf(sys, "hash", BPF_MAP_TYPE_HASH, 12, btf, 3);
-	maps[M_ARR0] = map_btf(sys, "arr0", BPF_MAP_TYPE_ARRAY, 8, btf, 4);
-	maps[M_NOBTF] = map_btf(sys, "nobtf", BPF_MAP_TYPE_ARRAY, 12, -1, 0);
-	maps[M_NOLOCK] = map_btf(sys, "nolock", BPF_MAP_TYPE_ARRAY, 8, btf, 5);
+	maps[M_ARR] = lock_map(sys, "arr", BPF_MAP_TYPE_ARRAY, 12, 4, 0, btf, 1, 3);
+	maps[M_HASH] = lock_map(sys, "hash", BPF_MAP_TYPE_HASH, 12, 4, 0, btf, 1, 3);
+	maps[M_ARR0] = lock_map(sys, "arr0", BPF_MAP_TYPE_ARRAY, 8, 4, 0, btf, 1, 4);
+	maps[M_NOBTF] = lock_map(sys, "nobtf", BPF_MAP_TYPE_ARRAY, 12, 4, 0, -1, 0, 0);
+	maps[M_NOLOCK] = lock_map(sys, "nolock", BPF_MAP_TYPE_ARRAY, 8, 4, 0, btf, 1, 5);
 	for (int i = 0; i < NMAPS; i++)
 		say(t, "map %d: %s\n", i, maps[i] >= 0 ? "ok" : strerror(-maps[i]));
 	/* the hash map gets key 0 with a value whose lock word is set: the kernel ignores it */
@@ -267,7 +219,7 @@ static void script(sys_fn sys, struct transcript *t)
 			continue;
 		}
 		if (c->run) {
-			int ret = test_run(sys, fd, 1000);
+			int ret = lock_test_run(sys, fd, 1000);
 
 			memset(v, 0, sizeof(v));
 			say(t, "%s: ok, run %d, lookup %d", c->name, ret,
@@ -295,8 +247,6 @@ static void script(sys_fn sys, struct transcript *t)
 	say(t, " %u %u %u\n", v[0], v[1], v[2]);
 	/* two threads incrementing under the lock: exact only if the lock excludes */
 	{
-		struct runner r[2];
-		pthread_t th[2];
 		int fd;
 		union bpf_attr a;
 		static struct bpf_insn insns[] = { LOOKUP_R7(M_ARR, 0), LOCK(7, 4), INC(7, 0),
@@ -314,17 +264,7 @@ static void script(sys_fn sys, struct transcript *t)
 		a.insn_cnt = sizeof(fixed) / sizeof(fixed[0]);
 		a.license = (uint64_t)(uintptr_t)"GPL";
 		fd = sys(BPF_PROG_LOAD, &a, sizeof(a));
-		v[0] = 0, v[1] = 0, v[2] = 0;
-		elem(sys, BPF_MAP_UPDATE_ELEM, maps[M_ARR], &key, v, 0);
-		for (int i = 0; i < 2; i++) {
-			r[i] = (struct runner){ .sys = sys, .fd = fd };
-			pthread_create(&th[i], NULL, run_thread, &r[i]);
-		}
-		for (int i = 0; i < 2; i++)
-			pthread_join(th[i], NULL);
-		elem(sys, BPF_MAP_LOOKUP_ELEM, maps[M_ARR], &key, v, 0);
-		say(t, "two threads x 20000 under the lock: runs %d %d, counters %u %u\n", r[0].ret,
-		    r[1].ret, v[0], v[2]);
+		lock_two_threads(sys, t, fd, maps[M_ARR], key);
 		close(fd);
 	}
 	for (int i = 0; i < NMAPS; i++)

@@ -28,14 +28,6 @@
 #define CALL(id) I(BPF_JMP | BPF_CALL, 0, 0, 0, id)
 #define EXIT() I(BPF_JMP | BPF_EXIT, 0, 0, 0, 0)
 
-struct res {
-	int fd, err, run_err;
-	uint32_t retval;
-	char last[256];
-};
-
-static char logbuf[1 << 16];
-
 #define VSZ 64
 
 /* A one-element array holding fmt at offset 8 (the first 8 bytes say "garbage!"), made
@@ -125,7 +117,7 @@ static size_t build(struct bpf_insn *p, int map_fd, const struct shape *sh)
 }
 
 static void load_run(bpf_fn bpf, uint32_t flags, const char *fmt, size_t flen,
-		     const struct shape *sh, struct res *r)
+		     const struct shape *sh, struct oracle_res *r)
 {
 	static unsigned char pkt[64];
 	struct bpf_insn prog[64];
@@ -147,13 +139,8 @@ static void load_run(bpf_fn bpf, uint32_t flags, const char *fmt, size_t flen,
 	attr.insns = (uintptr_t)prog;
 	attr.insn_cnt = (uint32_t)n;
 	attr.license = (uintptr_t) "GPL";
-	r->fd = oracle_load(bpf, &attr, logbuf, sizeof(logbuf), &r->err, r->last,
-				 sizeof(r->last));
-	if (r->fd >= 0) {
-		pkt[12] = 0x08;
-		oracle_test_run(bpf, r->fd, pkt, sizeof(pkt), &r->run_err, &r->retval);
-		close(r->fd);
-	}
+	pkt[12] = 0x08;
+	oracle_load_run(bpf, &attr, 1, pkt, sizeof(pkt), r);
 	close(mfd);
 }
 
@@ -169,7 +156,7 @@ static int compared, runs;
 static void check_sh(const char *name, const char *fmt, size_t flen, const struct shape *sh,
 		     int cmp_run)
 {
-	struct res k, b;
+	struct oracle_res k, b;
 
 	T_CASE(name);
 	load_run(oracle_kernel_bpf, 0, fmt, flen, sh, &k);
@@ -179,15 +166,8 @@ static void check_sh(const char *name, const char *fmt, size_t flen, const struc
 			fprintf(stderr, "%s [%u]: kernel %d '%s' run %d/0x%x | bpfrt %d '%s' run %d/0x%x\n",
 				name, engines[e], k.err, k.last, k.run_err, k.retval, b.err, b.last,
 				b.run_err, b.retval);
-		T_EQ_INT(k.fd >= 0, b.fd >= 0);
-		T_EQ_INT(k.err, b.err);
-		if (k.fd < 0 && strcmp(k.last, b.last))
-			T_FAIL("%s: error line: kernel '%s', bpfrt '%s'", name, k.last, b.last);
-		if (k.fd >= 0 && b.fd >= 0 && cmp_run) {
-			T_EQ_INT(k.run_err, b.run_err);
-			T_EQ_INT((int32_t)k.retval, (int32_t)b.retval);
-			runs++;
-		}
+		runs += oracle_compare(name, &k, &b, cmp_run ? ORACLE_CMP_RUN : ORACLE_CMP_LOAD,
+				       NULL);
 		compared++;
 		if (k.fd < 0)
 			break;

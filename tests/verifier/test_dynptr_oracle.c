@@ -68,12 +68,9 @@ static int mkmap(bpf_fn bpf, uint32_t type, uint32_t ks, uint32_t vs, uint32_t m
 struct side {
 	bpf_fn bpf;
 	int arr, rb;
-	int fd, err, run_err;
-	uint32_t retval;
-	char last[256];
+	struct oracle_res r;
 };
 
-static char logbuf[1 << 16];
 static struct bpf_insn prog[256];
 
 static void load_run(struct side *s, enum bpf_prog_type type, const struct bpf_insn *insns,
@@ -93,14 +90,7 @@ static void load_run(struct side *s, enum bpf_prog_type type, const struct bpf_i
 	attr.insns = (uintptr_t)prog;
 	attr.insn_cnt = (uint32_t)n;
 	attr.license = (uintptr_t) "GPL";
-	s->fd = oracle_load(s->bpf, &attr, logbuf, sizeof(logbuf), &s->err, s->last,
-				 sizeof(s->last));
-	s->run_err = -1;
-	s->retval = 0;
-	if (s->fd < 0)
-		return;
-	oracle_test_run(s->bpf, s->fd, pkt, sizeof(pkt), &s->run_err, &s->retval);
-	close(s->fd);
+	oracle_load_run(s->bpf, &attr, 1, pkt, sizeof(pkt), &s->r);
 }
 
 static struct side ks, bs;
@@ -113,19 +103,7 @@ static void check(const char *name, const struct bpf_insn *insns, size_t n)
 	T_CASE(name);
 	load_run(&ks, cur_type, insns, n);
 	load_run(&bs, cur_type, insns, n);
-	T_EQ_INT(ks.fd >= 0, bs.fd >= 0);
-	T_EQ_INT(ks.err, bs.err);
-	if (ks.fd < 0 && strcmp(ks.last, bs.last))
-		T_FAIL("%s: error line: kernel '%s', bpfrt '%s'", name, ks.last, bs.last);
-	if (ks.fd >= 0 && bs.fd >= 0) {
-		T_EQ_INT(ks.run_err, bs.run_err);
-		T_EQ_INT((int32_t)ks.retval, (int32_t)bs.retval);
-		runs++;
-	}
-	if (getenv("DYNPTR_DUMP"))
-		fprintf(stderr, "%s: kernel %d %s run %d/%d | bpfrt %d %s run %d/%d\n", name, ks.err,
-			ks.last, ks.run_err, (int32_t)ks.retval, bs.err, bs.last, bs.run_err,
-			(int32_t)bs.retval);
+	runs += oracle_compare(name, &ks.r, &bs.r, ORACLE_CMP_RUN, "DYNPTR_DUMP");
 	compared++;
 }
 #define C(name, ...)                                                                      \

@@ -182,12 +182,9 @@ static void build_btf(struct btf_blob *b)
 struct side {
 	bpf_fn bpf;
 	int btf_fd, map_a, map_b, map_c;
-	int fd, err, run_err;
-	uint32_t retval;
-	char last[256];
+	struct oracle_res r;
 };
 
-static char logbuf[1 << 16];
 static struct side ks = { .bpf = oracle_kernel_bpf }, bs = { .bpf = bpfrt_bpf };
 static int compared, runs;
 static int cb_len; /* the program's callback: its last cb_len instructions, 0: none */
@@ -244,14 +241,7 @@ static void load_run(struct side *s, const struct bpf_insn *in, size_t n)
 	attr.func_info = (uintptr_t)fi;
 	attr.func_info_cnt = cb_len ? 2 : 1;
 	attr.func_info_rec_size = sizeof(fi[0]);
-	s->fd = oracle_load(s->bpf, &attr, logbuf, sizeof(logbuf), &s->err, s->last,
-			    sizeof(s->last));
-	s->run_err = -1;
-	s->retval = 0;
-	if (s->fd < 0)
-		return;
-	oracle_test_run(s->bpf, s->fd, pkt, sizeof(pkt), &s->run_err, &s->retval);
-	close(s->fd);
+	oracle_load_run(s->bpf, &attr, 1, pkt, sizeof(pkt), &s->r);
 }
 
 static void check(const char *name, const struct bpf_insn *insns, size_t n)
@@ -259,19 +249,7 @@ static void check(const char *name, const struct bpf_insn *insns, size_t n)
 	T_CASE(name);
 	load_run(&ks, insns, n);
 	load_run(&bs, insns, n);
-	T_EQ_INT(ks.fd >= 0, bs.fd >= 0);
-	T_EQ_INT(ks.err, bs.err);
-	if (ks.fd < 0 && strcmp(ks.last, bs.last))
-		T_FAIL("%s: error line: kernel '%s', bpfrt '%s'", name, ks.last, bs.last);
-	if (ks.fd >= 0 && bs.fd >= 0) {
-		T_EQ_INT(ks.run_err, bs.run_err);
-		T_EQ_INT((int32_t)ks.retval, (int32_t)bs.retval);
-		runs++;
-	}
-	if (getenv("GRAPH_DUMP"))
-		fprintf(stderr, "%s: kernel %d '%s' run %d/%d | bpfrt %d '%s' run %d/%d\n", name,
-			ks.err, ks.last, ks.run_err, (int32_t)ks.retval, bs.err, bs.last,
-			bs.run_err, (int32_t)bs.retval);
+	runs += oracle_compare(name, &ks.r, &bs.r, ORACLE_CMP_RUN, "GRAPH_DUMP");
 	compared++;
 }
 

@@ -40,46 +40,24 @@
 /* r = fp - off */
 #define FP(r, off) MOV_X(r, 10), ADD_K(r, -(off))
 
-static int kernel_bpf(int cmd, union bpf_attr *attr, unsigned size)
-{
-	return (int)syscall(__NR_bpf, cmd, attr, size);
-}
-
 struct side {
 	bpf_fn bpf;
-	int fd, err, run_err;
-	uint32_t retval;
-	char last[256];
+	struct oracle_res r;
 };
 
-static char logbuf[1 << 16];
-static struct side ks = { .bpf = kernel_bpf }, bs = { .bpf = bpfrt_bpf };
+static struct side ks = { .bpf = oracle_kernel_bpf }, bs = { .bpf = bpfrt_bpf };
 static int compared, runs;
 
 static void load_run(struct side *s, const union bpf_attr *in)
 {
 	static unsigned char pkt[64];
 	union bpf_attr attr = *in;
+	/* the types this test runs; a syscall program's run takes no data */
+	int run = in->prog_type == BPF_PROG_TYPE_SOCKET_FILTER ||
+		  in->prog_type == BPF_PROG_TYPE_XDP || in->prog_type == BPF_PROG_TYPE_SYSCALL;
 
-	s->fd = oracle_load(s->bpf, &attr, logbuf, sizeof(logbuf), &s->err, s->last,
-			    sizeof(s->last));
-	s->run_err = -1;
-	s->retval = 0;
-	if (s->fd < 0)
-		return;
-	if (in->prog_type == BPF_PROG_TYPE_SOCKET_FILTER || in->prog_type == BPF_PROG_TYPE_XDP ||
-	    in->prog_type == BPF_PROG_TYPE_SYSCALL) {
-		memset(&attr, 0, sizeof(attr));
-		attr.test.prog_fd = (uint32_t)s->fd;
-		if (in->prog_type != BPF_PROG_TYPE_SYSCALL) {
-			attr.test.data_in = (uintptr_t)pkt;
-			attr.test.data_size_in = sizeof(pkt);
-			attr.test.repeat = 1;
-		}
-		s->run_err = s->bpf(BPF_PROG_TEST_RUN, &attr, sizeof(attr)) ? errno : 0;
-		s->retval = attr.test.retval;
-	}
-	close(s->fd);
+	oracle_load_run(s->bpf, &attr, run, in->prog_type == BPF_PROG_TYPE_SYSCALL ? NULL : pkt,
+			sizeof(pkt), &s->r);
 }
 
 static void check_attr(const char *name, const union bpf_attr *attr)
@@ -87,19 +65,7 @@ static void check_attr(const char *name, const union bpf_attr *attr)
 	T_CASE(name);
 	load_run(&ks, attr);
 	load_run(&bs, attr);
-	T_EQ_INT(ks.fd >= 0, bs.fd >= 0);
-	T_EQ_INT(ks.err, bs.err);
-	if (ks.fd < 0 && strcmp(ks.last, bs.last))
-		T_FAIL("%s: error line: kernel '%s', bpfrt '%s'", name, ks.last, bs.last);
-	if (ks.fd >= 0 && bs.fd >= 0 && ks.run_err >= 0) {
-		T_EQ_INT(ks.run_err, bs.run_err);
-		T_EQ_INT((int32_t)ks.retval, (int32_t)bs.retval);
-		runs++;
-	}
-	if (getenv("ITER_DUMP"))
-		fprintf(stderr, "%s: kernel %d '%s' run %d/%d | bpfrt %d '%s' run %d/%d\n", name,
-			ks.err, ks.last, ks.run_err, (int32_t)ks.retval, bs.err, bs.last,
-			bs.run_err, (int32_t)bs.retval);
+	runs += oracle_compare(name, &ks.r, &bs.r, ORACLE_CMP_RUN, "ITER_DUMP");
 	compared++;
 }
 

@@ -39,17 +39,9 @@
 #define P(...) ((const struct bpf_insn[]){ __VA_ARGS__ }), \
 	       sizeof((const struct bpf_insn[]){ __VA_ARGS__ }) / sizeof(struct bpf_insn)
 
-struct res {
-	int fd, err, run_err;
-	uint32_t retval;
-	char last[256];
-};
-
-static char logbuf[1 << 20];
-
 /* Load (log level 1) and, when asked and loaded, one test run on a 64-byte frame. */
 static void load_run(bpf_fn bpf, uint32_t flags, const struct bpf_insn *insns, size_t n,
-		     int do_run, struct res *r)
+		     int do_run, struct oracle_res *r)
 {
 	static unsigned char pkt[64];
 	union bpf_attr attr;
@@ -60,17 +52,8 @@ static void load_run(bpf_fn bpf, uint32_t flags, const struct bpf_insn *insns, s
 	attr.insns = (uintptr_t)insns;
 	attr.insn_cnt = (uint32_t)n;
 	attr.license = (uintptr_t) "GPL";
-	r->fd = oracle_load(bpf, &attr, logbuf, sizeof(logbuf), &r->err, r->last,
-				 sizeof(r->last));
-	r->run_err = -1;
-	r->retval = 0;
-	if (r->fd < 0)
-		return;
-	if (do_run) {
-		pkt[12] = 0x08;
-		oracle_test_run(bpf, r->fd, pkt, sizeof(pkt), &r->run_err, &r->retval);
-	}
-	close(r->fd);
+	pkt[12] = 0x08;
+	oracle_load_run(bpf, &attr, do_run, pkt, sizeof(pkt), r);
 }
 
 static const uint32_t engines[] = { BPFRT_ENGINE_INTERP, BPFRT_ENGINE_CHECKED,
@@ -79,14 +62,14 @@ static const uint32_t engines[] = { BPFRT_ENGINE_INTERP, BPFRT_ENGINE_CHECKED,
 #endif
 };
 
-enum { NO_RUN, RUN, RUN_ENDS };
+enum { NO_RUN = ORACLE_CMP_LOAD, RUN = ORACLE_CMP_RUN, RUN_ENDS = ORACLE_CMP_RUN_ERR };
 static int compared, runs;
 
 /* run: NO_RUN loads only; RUN compares errno and retval; RUN_ENDS only that both runs
  * end without an error (the retval counts iterations the counter allowed) */
 static void check(const char *name, const struct bpf_insn *insns, size_t n, int run)
 {
-	struct res k, b;
+	struct oracle_res k, b;
 
 	T_CASE(name);
 	load_run(oracle_kernel_bpf, 0, insns, n, run != NO_RUN, &k);
@@ -96,16 +79,7 @@ static void check(const char *name, const struct bpf_insn *insns, size_t n, int 
 			fprintf(stderr, "%s [%u]: kernel %d '%s' run %d/%u | bpfrt %d '%s' run %d/%u\n",
 				name, engines[e], k.err, k.last, k.run_err, k.retval, b.err, b.last,
 				b.run_err, b.retval);
-		T_EQ_INT(k.fd >= 0, b.fd >= 0);
-		T_EQ_INT(k.err, b.err);
-		if (k.fd < 0 && strcmp(k.last, b.last))
-			T_FAIL("%s: error line: kernel '%s', bpfrt '%s'", name, k.last, b.last);
-		if (k.fd >= 0 && b.fd >= 0 && run != NO_RUN) {
-			T_EQ_INT(k.run_err, b.run_err);
-			if (run == RUN)
-				T_EQ_INT((int32_t)k.retval, (int32_t)b.retval);
-			runs++;
-		}
+		runs += oracle_compare(name, &k, &b, (enum oracle_cmp)run, NULL);
 		compared++;
 		if (k.fd < 0)
 			break; /* a refusal is the verifier's: one engine says it */

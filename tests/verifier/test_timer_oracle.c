@@ -96,12 +96,9 @@ struct side {
 	bpf_fn bpf;
 	int btf;
 	int maps[4];
-	int fd, err, run_err;
-	uint32_t retval;
-	char last[256];
+	struct oracle_res r;
 };
 
-static char logbuf[1 << 16];
 static struct bpf_insn prog[256];
 
 static void load_run(struct side *s, enum bpf_prog_type type, const char *lic,
@@ -135,15 +132,7 @@ static void load_run(struct side *s, enum bpf_prog_type type, const char *lic,
 	attr.insns = (uintptr_t)prog;
 	attr.insn_cnt = (uint32_t)n;
 	attr.license = (uintptr_t)lic;
-	s->fd = oracle_load(s->bpf, &attr, logbuf, sizeof(logbuf), &s->err, s->last,
-				 sizeof(s->last));
-	s->run_err = -1;
-	s->retval = 0;
-	if (s->fd < 0)
-		return;
-	if (run)
-		oracle_test_run(s->bpf, s->fd, pkt, sizeof(pkt), &s->run_err, &s->retval);
-	close(s->fd);
+	oracle_load_run(s->bpf, &attr, run, pkt, sizeof(pkt), &s->r);
 }
 
 static struct side ks, bs;
@@ -155,19 +144,8 @@ static void check(const char *name, enum bpf_prog_type type, const char *lic, in
 	T_CASE(name);
 	load_run(&ks, type, lic, insns, n, run);
 	load_run(&bs, type, lic, insns, n, run);
-	T_EQ_INT(ks.fd >= 0, bs.fd >= 0);
-	T_EQ_INT(ks.err, bs.err);
-	if (ks.fd < 0 && strcmp(ks.last, bs.last))
-		T_FAIL("%s: error line: kernel '%s', bpfrt '%s'", name, ks.last, bs.last);
-	if (run && ks.fd >= 0 && bs.fd >= 0) {
-		T_EQ_INT(ks.run_err, bs.run_err);
-		T_EQ_INT((int32_t)ks.retval, (int32_t)bs.retval);
-		runs++;
-	}
-	if (getenv("TIMER_DUMP"))
-		fprintf(stderr, "%s: kernel %d %s run %d/%d | bpfrt %d %s run %d/%d\n", name, ks.err,
-			ks.last, ks.run_err, (int32_t)ks.retval, bs.err, bs.last, bs.run_err,
-			(int32_t)bs.retval);
+	runs += oracle_compare(name, &ks.r, &bs.r, run ? ORACLE_CMP_RUN : ORACLE_CMP_LOAD,
+			       "TIMER_DUMP");
 	compared++;
 }
 #define C(name, run, ...)                                                                 \
