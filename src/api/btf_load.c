@@ -615,6 +615,23 @@ static int sized_type(const struct brt_btf *btf, uint32_t id, uint64_t *size)
 static int find_field(const struct brt_btf *btf, uint32_t id, uint32_t base, int nested,
 		      uint32_t *seen, const char *fname, uint32_t fsize, uint32_t falign);
 
+/* One place a search found (off, or -ENOENT for none, or an error; direct: the field
+ * itself rather than a struct holding it) added to what it found before (*found, -ENOENT
+ * for nothing yet): 0 to go on, else the search's error: two fields of one struct are the
+ * kernel's -E2BIG, two at different depths bpfrt's -ENOTUNIQ (find_field()). */
+static int note_field(int off, int direct, int *found, int *found_direct)
+{
+	if (off == -ENOENT)
+		return 0;
+	if (off < 0)
+		return off;
+	if (*found >= 0)
+		return direct && *found_direct ? -E2BIG : -ENOTUNIQ;
+	*found = off;
+	*found_direct = direct;
+	return 0;
+}
+
 /* btf_find_datasec_var(): a global data map's value is a DATASEC whose variables may be
  * the field itself (a global struct bpf_spin_lock; its section size must be the field's)
  * or a struct holding it (searched as a value is) */
@@ -622,7 +639,7 @@ static int find_datasec_field(const struct brt_btf *btf, const struct btf_type *
 			      uint32_t *seen, const char *fname, uint32_t fsize, uint32_t falign)
 {
 	const struct btf_var_secinfo *v = (const struct btf_var_secinfo *)(t + 1);
-	int found = -ENOENT, found_direct = 0, direct;
+	int found = -ENOENT, found_direct = 0, direct, err;
 
 	for (uint32_t i = 0; i < BTF_INFO_VLEN(t->info); i++, v++) {
 		const struct btf_type *var = brt_btf_type(btf, v->type);
@@ -646,14 +663,9 @@ static int find_datasec_field(const struct brt_btf *btf, const struct btf_type *
 		} else {
 			continue;
 		}
-		if (off == -ENOENT)
-			continue;
-		if (off < 0)
-			return off;
-		if (found >= 0)
-			return direct && found_direct ? -E2BIG : -ENOTUNIQ;
-		found = off;
-		found_direct = direct;
+		err = note_field(off, direct, &found, &found_direct);
+		if (err)
+			return err;
 	}
 	return found;
 }
@@ -671,7 +683,7 @@ static int find_field(const struct brt_btf *btf, uint32_t id, uint32_t base, int
 {
 	const struct btf_type *t = brt_btf_type(btf, brt_btf_skip_mods(btf, id));
 	const struct btf_member *m;
-	int found = -ENOENT, found_direct = 0, direct;
+	int found = -ENOENT, found_direct = 0, direct, err;
 
 	if (t && BTF_INFO_KIND(t->info) == BTF_KIND_DATASEC && nested)
 		return find_datasec_field(btf, t, seen, fname, fsize, falign);
@@ -699,14 +711,9 @@ static int find_field(const struct brt_btf *btf, uint32_t id, uint32_t base, int
 			off = find_field(btf, mid, base + bits / 8, 1, seen, fname, fsize, falign);
 		else
 			continue;
-		if (off == -ENOENT)
-			continue;
-		if (off < 0)
-			return off;
-		if (found >= 0)
-			return direct && found_direct ? -E2BIG : -ENOTUNIQ;
-		found = off;
-		found_direct = direct;
+		err = note_field(off, direct, &found, &found_direct);
+		if (err)
+			return err;
 	}
 	return found;
 }
