@@ -24,20 +24,9 @@ export BPFRT_FS="$T/fs"
 	{ grep -q "missing.o" "$T/err" && ok || fail "missing object: $(cat "$T/err")"; }
 
 SENT=400
-for attempt in 1 2 3; do
-	"$DROPMON" -j -n 4 > "$T/out" 2>&1 &
-	pid=$!
-	sleep 1.5
-	python3 - "$SENT" <<'PY'
-import socket, sys
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-s.bind(("127.0.0.1", 0)); port = s.getsockname()[1]; s.close()
-t = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-for i in range(int(sys.argv[1])):
-    t.sendto(b"x", ("127.0.0.1", port))
-PY
-	wait $pid
-	got=$(python3 - "$T/out" <<'PY'
+# how many NO_SOCKET drops at a UDP location the best line of $T/out counts
+seen() {
+	python3 - "$T/out" <<'PY'
 import json, sys
 best = 0
 for line in open(sys.argv[1]):
@@ -47,7 +36,36 @@ for line in open(sys.argv[1]):
     best = max(best, n)
 print(best)
 PY
-)
+}
+# No fixed sleeps: under load the object's load and attach can take longer than any
+# guess (a sleep of 1.5 s before sending made this test flaky).  dropmon -j prints its
+# first line a second after it attached, so the datagrams go out once that line is
+# there; then the test waits until the drops are all counted (or 30 s) and stops it.
+for attempt in 1 2 3; do
+	: > "$T/out"
+	"$DROPMON" -j -n 60 > "$T/out" 2>&1 &
+	pid=$!
+	i=0
+	while [ ! -s "$T/out" ] && kill -0 $pid 2>/dev/null && [ $i -lt 300 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	python3 - "$SENT" <<'PY'
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("127.0.0.1", 0)); port = s.getsockname()[1]; s.close()
+t = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+for i in range(int(sys.argv[1])):
+    t.sendto(b"x", ("127.0.0.1", port))
+PY
+	i=0
+	while got=$(seen); [ "${got:-0}" -lt $SENT ] && kill -0 $pid 2>/dev/null && [ $i -lt 150 ]; do
+		sleep 0.2
+		i=$((i + 1))
+	done
+	kill $pid 2>/dev/null
+	wait $pid
+	got=$(seen)
 	[ "${got:-0}" -ge $SENT ] && break
 	echo "attempt $attempt: $got of $SENT drops seen" >&2
 done
