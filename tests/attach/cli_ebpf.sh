@@ -96,11 +96,13 @@ expect_err 1 "iface 'nope0': no such interface" attach --iface nope0 --ebpf "$P/
 
 # live: the tc program on lo sees the UDP datagrams we send (TC_ACT_OK)
 if [ "$(id -u)" = 0 ] && command -v python3 >/dev/null 2>&1; then
+	. "$(dirname "$0")/capture_open.sh"
+	# the datagrams go out once the capture is open (wait_capture); up to three tries
 	for try in 1 2 3; do
 		"$BPFRT" attach --iface lo --duration $((2 + 2 * try)) -j --ebpf "$P/tc_tcp.s" \
 			--type tc >"$T/live.out" 2>&1 &
 		pid=$!
-		sleep $try
+		wait_capture $pid
 		python3 -c "
 import socket
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)

@@ -130,14 +130,14 @@ expect_attach_err 2 "attach: --iface is required" tcp
 expect_attach_err 1 "attach: iface 'nope0': no such interface: No such device" --iface nope0 tcp
 expect_attach_err 2 "attach: --repeat needs a capture file" --iface lo --repeat 2 tcp
 if [ "$(id -u)" = 0 ] && command -v python3 >/dev/null 2>&1; then
-	# Up to three tries: on a loaded machine the capture may not be open after the pause,
-	# and then the datagrams go by unseen.
+	. "$(dirname "$0")/capture_open.sh"
+	# the datagrams go out once the capture is open (wait_capture); up to three tries
 	for try in 1 2 3; do
 		port=$((20000 + ($$ + try) % 20000))
 		"$BPFRT" attach --iface lo --duration $((2 + 2 * try)) -c udp dst port $port \
 			>"$T/live.out" 2>&1 &
 		pid=$!
-		sleep $try
+		wait_capture $pid
 		python3 -c "
 import socket
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
