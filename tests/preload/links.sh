@@ -47,6 +47,10 @@ shift
 ip link set lo up
 rm -f "$T/in"
 mkfifo "$T/in"
+# emptied here, not only by the redirection below: that one runs in the background after
+# the fifo opens, so the wait for 'ready' could read the kernel side's app.out (the cause
+# of this test's rare failures: the bpfrt side went on with no program ids)
+: > "$T/app.out"
 "$@" "$T/links" < "$T/in" > "$T/app.out" 2>&1 &
 app=$!
 exec 3> "$T/in"
@@ -120,6 +124,7 @@ shift
 ip link set lo up
 rm -f "$T/in"
 mkfifo "$T/in"
+: > "$T/app2.out"
 "$@" "$T/links" < "$T/in" > "$T/app2.out" 2>&1 &
 app=$!
 exec 3> "$T/in"
