@@ -793,7 +793,9 @@ void brt_compute_liveness(struct brt_env *env)
 }
 
 /* Stack liveness (the role of 6.18's liveness.c, simpler): a slot is live before an insn
- * when some path from it reads the slot before an 8-byte store through r10 overwrites it.
+ * when some path from it reads the slot before an insn that wrote it whole on every visit
+ * (aux.stack_write: an 8-byte store through any pointer to the slot, a dynptr, iterator or
+ * irq flag; an insn the walk never reached kills nothing, as the kernel's).
  * Reads are those the walk recorded (aux.stack_read; a callee's reads of a caller's slots
  * count at the caller's call insn), so only states whose exploration is complete may be
  * compared with it: every path from them has been walked.  A caller's slots, read by a
@@ -819,11 +821,7 @@ void brt_compute_stack_live(struct brt_env *env)
 			for (int k = 0; k < n; k++)
 				if (succ[k] >= 0 && succ[k] < env->len)
 					out |= env->aux[succ[k]].stack_live;
-			if ((BPF_CLASS(insn->code) == BPF_STX || BPF_CLASS(insn->code) == BPF_ST) &&
-			    BPF_MODE(insn->code) == BPF_MEM && BPF_SIZE(insn->code) == BPF_DW &&
-			    insn->dst_reg == BPF_REG_10 && insn->off < 0 && insn->off >= -512 &&
-			    !(insn->off % 8))
-				kill = 1ULL << ((-insn->off - 1) / 8);
+			kill = env->aux[t].stack_write;
 			in = env->aux[t].stack_read | (out & ~kill);
 			if (in != env->aux[t].stack_live) {
 				env->aux[t].stack_live = in;

@@ -392,10 +392,10 @@ static int do_check(struct brt_env *env, int start)
 		/* a barrier stops speculative paths here (ptr_alu.c) */
 		if (env->cur->speculative && env->aux[env->insn_idx].nospec)
 			goto path_end;
-		brt_live_log_insn_start(env);
+		brt_stack_writes_start(env);
 		err = do_insn(env, &do_print);
 		if (err >= 0 || brt_spec_recoverable(env, err))
-			brt_live_log_insn_commit(env);
+			brt_stack_writes_commit(env);
 		if (!err && env->internal_err)
 			err = env->internal_err;
 		if (err < 0 && brt_spec_recoverable(env, err)) {
@@ -733,6 +733,7 @@ int brt_verify(const struct bpf_insn *insns, size_t n, const struct brt_verify_o
 		env->ops = env->own_ops;
 	}
 	env->aux = calloc(n, sizeof(*env->aux));
+	env->stack_write_insn = -1;
 	env->explored = calloc(n, sizeof(*env->explored));
 	env->bucket_states = calloc(n, sizeof(*env->bucket_states));
 	if (!env->aux || !env->explored || !env->bucket_states || !env->ops)

@@ -111,7 +111,7 @@ static void clear_slots(struct brt_env *env, struct brt_frame *f, int spi)
 	brt_mark_reg_not_init(&f->stack[spi].spilled);
 	brt_mark_reg_not_init(&f->stack[spi - 1].spilled);
 	env->scratched_stack |= 3ULL << ((spi - 1) & 63);
-	brt_live_log_write(env, f->frameno, 3ULL << ((spi - 1) & 63));
+	brt_stack_mark_write(env, f->frameno, 3ULL << ((spi - 1) & 63));
 }
 
 /* destroy_if_dynptr_stack_slot(): a write into slot spi of f, part of a dynptr, destroys
@@ -223,7 +223,7 @@ static int mark_slots(struct brt_env *env, const struct brt_reg *reg, uint32_t t
 		f->stack[spi].type[i] = STACK_DYNPTR;
 		f->stack[spi - 1].type[i] = STACK_DYNPTR;
 	}
-	brt_live_log_write(env, f->frameno, 3ULL << ((spi - 1) & 63));
+	brt_stack_mark_write(env, f->frameno, 3ULL << ((spi - 1) & 63));
 	if (type == BRT_DYNPTR_INVALID)
 		return -EINVAL;
 	id = ++env->id_gen;

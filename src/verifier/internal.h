@@ -350,6 +350,11 @@ struct brt_insn_aux {
 	 * callees of this call insn, as the walk saw them so far; slots live before it */
 	uint64_t stack_read;
 	uint64_t stack_live;
+	/* slots of this insn's frame it wrote whole on every visit so far (the kernel's
+	 * must_write: 8-byte stores at 8-aligned offsets through any pointer to the stack,
+	 * dynptr, iterator and irq flag slots); stack_write_set: visited at least once */
+	uint64_t stack_write;
+	uint8_t stack_write_set;
 	int16_t ctx_read_off;   /* context load: 1 + the offset it reads at run time, 0: its own */
 	/* a speculative path failed here: the kernel puts a barrier before the insn, ends
 	 * speculative paths reaching it and no longer masks its pointer arithmetic */
@@ -455,7 +460,9 @@ struct brt_env {
 	uint32_t prev_insn_processed;
 	int do_print_state;
 	int cur_hent;            /* history entry of the current insn, -1 none yet */
-	int stack_live_dirty;    /* a stack_read grew since stack_live was computed */
+	int stack_live_dirty;    /* a stack_read grew (a stack_write shrank) since stack_live */
+	uint64_t stack_write_acc; /* the current insn's whole-slot writes to its own frame */
+	int stack_write_insn;     /* that insn, -1: none being checked */
 	/* caller frames' stack liveness (allocated at the first read of a caller's slot):
 	 * per insn, the slots of the frame d + 1 levels up from the insn's frame that it
 	 * reads (a call insn: that its callees read), and those live before it */
@@ -731,6 +738,11 @@ enum { BRT_STACK_READ, BRT_STACK_RAW, BRT_STACK_CLOBBER };
 int brt_stack_range_init(struct brt_env *env, int regno, int off, int size, int raw);
 /* bytes [lo, hi) below frame f's top are read: recorded for stack liveness */
 void brt_stack_mark_read(struct brt_env *env, const struct brt_frame *f, int64_t lo, int64_t hi);
+/* the current insn writes frame's slots in mask whole (bit i: fp-8(i+1)); the marks of one
+ * insn are gathered between start and commit (commit: unless the insn failed) */
+void brt_stack_mark_write(struct brt_env *env, int frame, uint64_t mask);
+void brt_stack_writes_start(struct brt_env *env);
+void brt_stack_writes_commit(struct brt_env *env);
 
 /* ---- dynptr.c: struct bpf_dynptr on the stack ------------------------------------------- */
 const char *brt_dynptr_type_str(uint32_t type);

@@ -71,6 +71,7 @@ static int mark_slot(struct brt_env *env, const struct brt_reg *reg, int kfunc_c
 	s->spilled.btf_id = (uint32_t)kfunc_class;
 	for (int j = 0; j < 8; j++)
 		s->type[j] = STACK_IRQ_FLAG;
+	brt_stack_mark_write(env, reg_frame(env, reg)->frameno, 1ULL << (spi & 63));
 	env->scratched_stack |= 1ULL << (spi & 63);
 	return 0;
 }
@@ -106,6 +107,7 @@ static int unmark_slot(struct brt_env *env, const struct brt_reg *reg, int kfunc
 		return err;
 	}
 	brt_mark_reg_not_init(&s->spilled);
+	brt_stack_mark_write(env, reg_frame(env, reg)->frameno, 1ULL << (spi & 63));
 	for (int j = 0; j < 8; j++)
 		s->type[j] = STACK_INVALID;
 	env->scratched_stack |= 1ULL << (spi & 63);

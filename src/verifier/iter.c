@@ -189,7 +189,7 @@ static int mark_slots(struct brt_env *env, const struct brt_reg *reg, uint32_t k
 		for (int j = 0; j < 8; j++)
 			s->type[j] = STACK_ITER;
 		env->scratched_stack |= 1ULL << ((spi - i) & 63);
-		brt_live_log_write(env, f->frameno, 1ULL << ((spi - i) & 63));
+		brt_stack_mark_write(env, f->frameno, 1ULL << ((spi - i) & 63));
 	}
 	return 0;
 }
@@ -214,7 +214,7 @@ static int unmark_slots(struct brt_env *env, const struct brt_reg *reg, int nr_s
 		for (int j = 0; j < 8; j++)
 			s->type[j] = STACK_INVALID;
 		env->scratched_stack |= 1ULL << ((spi - i) & 63);
-		brt_live_log_write(env, f->frameno, 1ULL << ((spi - i) & 63));
+		brt_stack_mark_write(env, f->frameno, 1ULL << ((spi - i) & 63));
 	}
 	return 0;
 }

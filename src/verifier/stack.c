@@ -128,7 +128,7 @@ static int stack_write_fixed(struct brt_env *env, struct brt_frame *f, int off, 
 	/* a whole slot written: dead before this insn (the kernel's liveness; a partial
 	 * write leaves the rest of the slot as it was) */
 	if (!(off % 8) && size == 8)
-		brt_live_log_write(env, f->frameno, 1ULL << (spi & 63));
+		brt_stack_mark_write(env, f->frameno, 1ULL << (spi & 63));
 	/* the precision walk follows a value through the slot only where a register was
 	 * spilled (the kernel records the access in its history for spills, not for data
 	 * writes) */
@@ -304,6 +304,45 @@ void brt_stack_mark_read(struct brt_env *env, const struct brt_frame *f, int64_t
 
 	record_read(env, f, mask);
 	brt_live_log_read(env, f->frameno, mask);
+}
+
+/* The kernel's must_write (liveness.c): a slot an insn writes whole on every visit is dead
+ * before it unless the insn also reads it.  Only the insn's own frame is recorded: a
+ * callee's writes into a caller's slots do not kill them here (the kernel passes them up
+ * through the call insn; without it a slot stays live longer, which prunes less, never
+ * wrongly). */
+void brt_stack_mark_write(struct brt_env *env, int frame, uint64_t mask)
+{
+	if (env->stack_write_insn >= 0 && frame == env->cur->curframe)
+		env->stack_write_acc |= mask;
+	brt_live_log_write(env, frame, mask);
+}
+
+void brt_stack_writes_start(struct brt_env *env)
+{
+	env->stack_write_insn = env->insn_idx;
+	env->stack_write_acc = 0;
+	brt_live_log_insn_start(env);
+}
+
+void brt_stack_writes_commit(struct brt_env *env)
+{
+	struct brt_insn_aux *a;
+	uint64_t mask = env->stack_write_acc;
+
+	brt_live_log_insn_commit(env);
+	if (env->stack_write_insn < 0 || env->stack_write_insn >= env->len)
+		return;
+	a = &env->aux[env->stack_write_insn];
+	env->stack_write_insn = -1;
+	/* seen before: only what every visit wrote.  6.18's commit_stack_write_marks() holds
+	 * the old mask in a u32, so a second visit keeps no slot below fp-256 */
+	if (a->stack_write_set)
+		mask &= (uint32_t)a->stack_write;
+	if (!a->stack_write_set || mask != a->stack_write)
+		env->stack_live_dirty = 1;
+	a->stack_write = mask;
+	a->stack_write_set = 1;
 }
 
 static int stack_read_fixed(struct brt_env *env, struct brt_frame *f, int off, int size, int dst)
