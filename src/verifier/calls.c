@@ -9,6 +9,25 @@
 
 #include "verifier/internal.h"
 
+/* A tail call in a subprogram (6.18's check_helper_call()): the tail-called program
+ * returns to the subprogram's caller, so besides the path where the call fails (queued
+ * at the next insn, packet pointers kept) the walk goes on as if the subprogram exited
+ * there, with r0 unknown and packet pointers gone. */
+static int tail_call_exit(struct brt_env *env, int insn_idx)
+{
+	struct brt_vstate *branch;
+	int err;
+
+	env->scratched_regs |= 1u << BPF_REG_0;
+	err = brt_push_stack(env, insn_idx + 1, insn_idx, &branch);
+	if (err)
+		return err;
+	brt_clear_all_pkt_pointers(env);
+	brt_mark_reg_unknown(env, &brt_cur_regs(env)[BPF_REG_0]);
+	/* back at the call of the subprogram: do_check goes on after it */
+	return brt_prepare_func_exit(env, &env->insn_idx);
+}
+
 int brt_check_helper_call(struct brt_env *env, const struct bpf_insn *insn, int insn_idx)
 {
 	int32_t id = insn->imm;
@@ -99,10 +118,15 @@ int brt_check_helper_call(struct brt_env *env, const struct bpf_insn *insn, int 
 	err = brt_helper_set_return(env, fn, &meta, id, insn_idx);
 	if (err)
 		return err;
-	if (brt_helper_changes_pkt_data(id) || meta.dynptr_pkt_write)
+	/* a tail call that fails goes on with the packet as it was: only the subprogram's
+	 * exit below (the tail-called program's return) forgets packet pointers */
+	if ((brt_helper_changes_pkt_data(id) && id != BPF_FUNC_tail_call) ||
+	    meta.dynptr_pkt_write)
 		brt_clear_all_pkt_pointers(env);
 	err = brt_helper_map_compat(env, &meta, id);
 	if (err)
 		return err;
+	if (id == BPF_FUNC_tail_call && env->cur->curframe)
+		return tail_call_exit(env, insn_idx);
 	return 0;
 }

@@ -65,6 +65,23 @@ static const struct vcase cases[] = {
 					    LD_MAP(2, 0), CALL(BPF_FUNC_tail_call), MOV64_IMM(0, 0),
 					    EXIT()),
 	  .maps = { { BPF_MAP_TYPE_PROG_ARRAY, 4, 4, 4, 0 } } },
+	/* with BTF a subprogram may tail call; the tail-called program returns to its caller
+	 * (6.18 walks that exit too, r0 unknown): the main program's exit sees either r0 */
+	{ "call/tail_call_in_subprog_btf", PROG(CALL_SUB(1), EXIT(), MOV64_IMM(3, 0), LD_MAP(2, 0),
+						CALL(BPF_FUNC_tail_call), MOV64_IMM(0, 0), EXIT()),
+	  .btf = 1, .maps = { { BPF_MAP_TYPE_PROG_ARRAY, 4, 4, 4, 0 } } },
+	{ "call/tail_call_in_subprog_ret_unknown",
+	  PROG(CALL_SUB(1), EXIT(), MOV64_IMM(3, 0), LD_MAP(2, 0), CALL(BPF_FUNC_tail_call),
+	       MOV64_IMM(0, 0), EXIT()),
+	  .prog_type = BPF_PROG_TYPE_CGROUP_SKB, .attach = BPF_CGROUP_INET_INGRESS, .btf = 1,
+	  .maps = { { BPF_MAP_TYPE_PROG_ARRAY, 4, 4, 4, 0 } } },
+	/* the path where the tail call fails keeps packet pointers (only the exit path above
+	 * forgets them), in the main program too */
+	{ "call/tail_call_fail_keeps_pkt",
+	  PROG(MOV64_REG(6, 1), LDX(BPF_W, 7, 1, 76), LDX(BPF_W, 8, 1, 80), MOV64_REG(0, 7),
+	       ALU64_IMM(BPF_ADD, 0, 1), JREG(BPF_JGT, 0, 8, 6), MOV64_IMM(3, 0), LD_MAP(2, 0),
+	       CALL(BPF_FUNC_tail_call), LDX(BPF_B, 0, 7, 0), EXIT(), MOV64_IMM(0, 0), EXIT()),
+	  .prog_type = BPF_PROG_TYPE_SCHED_CLS, .maps = { { BPF_MAP_TYPE_PROG_ARRAY, 4, 4, 4, 0 } } },
 };
 
 void vcases_call(struct vcase_list *l)
