@@ -117,6 +117,10 @@ KFUNC_FN(bpf_xdp_ct_alloc, ct_alloc(r2, r3, r4, r5))
  * user-space run holds no read section of the kernel's. */
 static KFUNC_FN(nop, 0)
 
+/* bpf_cast_to_kern_ctx and bpf_rdonly_cast: the kernel rewrites their calls as r0 = r1;
+ * what may be read through the result is the verifier's business */
+static KFUNC_FN(first_arg, r1)
+
 /* ---- cpumask (kernel/bpf/cpumask.c) ----------------------------------------------------- */
 /* struct bpf_cpumask is a cpumask_t (NR_CPUS bits, at most 8192) followed by its
  * refcount; the mask starts the object, the count is kept in a header before it. */

@@ -26,7 +26,7 @@ static const struct {
 	uint32_t align;
 } special[BRT_GF_COUNT] = {
 	[BRT_GF_SPIN_LOCK] = { "bpf_spin_lock", 4, 4 },
-	[BRT_GF_RES_SPIN_LOCK] = { "bpf_res_spin_lock", 8, 4 },
+	[BRT_GF_RES_SPIN_LOCK] = { "bpf_res_spin_lock", 4, 4 },
 	[BRT_GF_LIST_HEAD] = { "bpf_list_head", 16, 8 },
 	[BRT_GF_LIST_NODE] = { "bpf_list_node", 24, 8 },
 	[BRT_GF_RB_ROOT] = { "bpf_rb_root", 16, 8 },
@@ -264,7 +264,9 @@ int brt_graph_record(const struct brt_btf *btf, uint32_t id, struct brt_grec *re
 }
 
 /* btf_find_struct_meta(): a struct of the program's BTF with a special member of its own
- * has a record (btf_parse_struct_metas() looks no deeper to decide) */
+ * has a record (btf_parse_struct_metas() looks no deeper to decide).  Its alloc_obj_fields
+ * lack bpf_res_spin_lock: a struct whose only special member is one has no record, and its
+ * lock cannot be taken ("local 'kptr' has no valid bpf_res_spin_lock"), as measured. */
 static int struct_meta(const struct brt_btf *btf, uint32_t id, struct brt_grec *rec)
 {
 	const struct btf_type *t = brt_btf_type(btf, id);
@@ -276,7 +278,8 @@ static int struct_meta(const struct brt_btf *btf, uint32_t id, struct brt_grec *
 		return 0;
 	m = (const struct btf_member *)(t + 1);
 	for (uint32_t i = 0; i < BTF_INFO_VLEN(t->info) && !has; i++)
-		has = special_kind(btf, brt_btf_type(btf, m[i].type)) >= 0;
+		has = special_kind(btf, brt_btf_type(btf, m[i].type)) >= 0 &&
+		      special_kind(btf, brt_btf_type(btf, m[i].type)) != BRT_GF_RES_SPIN_LOCK;
 	if (!has)
 		return 0;
 	return brt_graph_record(btf, id, rec) ? 0 : 1;

@@ -518,6 +518,48 @@ static unsigned res_lock_flags(const char *name)
 	return f;
 }
 
+/* get_kern_ctx_btf_id(): the kernel's context struct of the program's type, the member
+ * "<BPF_PROG_TYPE_X>_kern" of vmlinux's struct bpf_ctx_convert (the prog type's name from
+ * enum bpf_prog_type); its id, or -EINVAL */
+static int kern_ctx_btf_id(struct brt_env *env)
+{
+	const struct brt_btf *vml = brt_btf_vmlinux();
+	int eid = vml ? brt_btf_find(vml, "bpf_prog_type", BTF_KIND_ENUM) : -1;
+	int cid = vml ? brt_btf_find(vml, "bpf_ctx_convert", BTF_KIND_STRUCT) : -1;
+	const struct btf_type *et, *ct;
+	const char *pname = NULL;
+	char want[96];
+
+	if (eid <= 0 || cid <= 0)
+		goto bad;
+	et = brt_btf_type(vml, (uint32_t)eid);
+	for (uint32_t i = 0; i < BTF_INFO_VLEN(et->info) && !pname; i++) {
+		const struct btf_enum *e = (const struct btf_enum *)(et + 1) + i;
+
+		if (e->val == (int32_t)env->opts->prog_type)
+			pname = brt_btf_str(vml, e->name_off);
+	}
+	if (!pname || snprintf(want, sizeof(want), "%s_kern", pname) >= (int)sizeof(want))
+		goto bad;
+	ct = brt_btf_type(vml, (uint32_t)cid);
+	for (uint32_t i = 0; i < BTF_INFO_VLEN(ct->info); i++) {
+		const struct btf_member *mb = (const struct btf_member *)(ct + 1) + i;
+		const char *n = brt_btf_str(vml, mb->name_off);
+
+		if (n && !strcmp(n, want)) {
+			if (!is_struct(brt_btf_type(vml, mb->type))) {
+				brt_verr(env, "kern ctx type id %u is not a struct\n", mb->type);
+				return -EINVAL;
+			}
+			return (int)mb->type;
+		}
+	}
+bad:
+	/* a type the kernel's table lacks: its entry 0's type, never a struct */
+	brt_verr(env, "kern ctx type id %u is not a struct\n", 0u);
+	return -EINVAL;
+}
+
 /* get_kfunc_ptr_arg_type() for the argument kinds of the kfuncs the runtime offers */
 static int ptr_arg_kind(struct brt_env *env, const struct kmeta *m, const struct btf_type *t,
 			const struct btf_type *ref_t, const struct btf_param *args, int argno,
@@ -527,7 +569,7 @@ static int ptr_arg_kind(struct brt_env *env, const struct kmeta *m, const struct
 	const char *ref_tname = name_of(m->btf, ref_t);
 	int mem_size = 0;
 
-	if (is_ctx_arg(env, m->btf, t))
+	if (m->row == BRT_KFUNC_bpf_cast_to_kern_ctx || is_ctx_arg(env, m->btf, t))
 		return KF_CTX;
 	if (has_suffix(m->btf, &args[argno], "__nullable") && reg_is_null(reg))
 		return KF_NULL;
@@ -882,9 +924,9 @@ static int check_args(struct brt_env *env, struct kmeta *m)
 				return err;
 			break;
 		case KF_RES_LOCK:
-			/* an object of bpf_obj_new (PTR_TO_BTF_ID | MEM_ALLOC) may hold one
-			 * too in the kernel; bpfrt has none yet */
-			if (reg->type != PTR_TO_MAP_VALUE) {
+			/* a map value's lock, or one in an object of bpf_obj_new (owned, not a
+			 * node seen in a list: NON_OWN_REF is another type) */
+			if (reg->type != PTR_TO_MAP_VALUE && reg->type != (PTR_TO_BTF_ID | MEM_ALLOC)) {
 				brt_verr(env, "arg#%d doesn't point to map value or allocated object\n",
 					 i);
 				return -EINVAL;
@@ -898,6 +940,12 @@ static int check_args(struct brt_env *env, struct kmeta *m)
 				brt_verr(env, "arg#%d expected pointer to ctx, but got %s\n", i,
 					 brt_reg_type_str(env, reg->type));
 				return -EINVAL;
+			}
+			if (m->row == BRT_KFUNC_bpf_cast_to_kern_ctx) {
+				err = kern_ctx_btf_id(env);
+				if (err < 0)
+					return -EINVAL;
+				m->arg_btf_id = (uint32_t)err;
 			}
 			break;
 		case KF_BTF_ID:
@@ -995,6 +1043,46 @@ static int push_failed_lock(struct brt_env *env, int insn_idx)
 	return 0;
 }
 
+/* bpf_cast_to_kern_ctx(): the kernel's context struct, trusted; bpf_rdonly_cast(obj,
+ * btf_id): the kernel's struct (or union) btf_id, untrusted (reads only, fault-safe), or
+ * for void (id 0) read-only untrusted memory of no size.  Both return their first
+ * argument (the kernel rewrites the call as r0 = r1). */
+static int cast_return(struct brt_env *env, const struct kmeta *m)
+{
+	const struct brt_btf *vml = brt_btf_vmlinux();
+	struct brt_reg *r0 = &brt_cur_regs(env)[BPF_REG_0];
+	const struct btf_type *t;
+
+	if (m->row == BRT_KFUNC_bpf_cast_to_kern_ctx) {
+		brt_mark_reg_known_zero(r0);
+		r0->type = PTR_TO_BTF_ID | PTR_TRUSTED;
+		r0->btf_id = m->arg_btf_id;
+		return 0;
+	}
+	/* btf_type_by_id() takes the constant's low 32 bits; id 0 is void */
+	if ((uint32_t)m->k_val == 0) {
+		brt_mark_reg_known_zero(r0);
+		r0->type = PTR_TO_MEM | MEM_RDONLY | PTR_UNTRUSTED;
+		r0->mem_size = 0;
+		return 0;
+	}
+	t = brt_btf_type(vml, (uint32_t)m->k_val);
+	if (!t) {
+		brt_verr(env, "Unknown type ID %lld passed to kfunc bpf_rdonly_cast\n",
+			 (long long)m->k_val);
+		return -EINVAL;
+	}
+	if (!is_struct(t)) {
+		brt_verr(env, "kfunc bpf_rdonly_cast type ID argument must be of a struct or "
+			      "void\n");
+		return -EINVAL;
+	}
+	brt_mark_reg_known_zero(r0);
+	r0->type = PTR_TO_BTF_ID | PTR_UNTRUSTED;
+	r0->btf_id = (uint32_t)m->k_val;
+	return 0;
+}
+
 /* The return value (check_kfunc_call() after the arguments). */
 static int set_return(struct brt_env *env, struct kmeta *m, int insn_idx)
 {
@@ -1075,6 +1163,8 @@ static int set_return(struct brt_env *env, struct kmeta *m, int insn_idx)
 		r0->ref_obj_id = m->dyn_ref;
 		goto ret_null;
 	}
+	if (m->row == BRT_KFUNC_bpf_cast_to_kern_ctx || m->row == BRT_KFUNC_bpf_rdonly_cast)
+		return cast_return(env, m);
 	if (kind_of(pt) == BTF_KIND_UNKN) {
 		/* void *: a number */
 		brt_mark_reg_unknown(env, r0);

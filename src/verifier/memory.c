@@ -383,7 +383,12 @@ int brt_check_mem_access(struct brt_env *env, int insn_idx, int regno, int off, 
 			brt_verr(env, "R%d leaks addr into mem\n", value_regno);
 			return -EACCES;
 		}
-		err = check_region(env, regno, off, size, reg->mem_size, 0);
+		/* bpf_rdonly_cast()'s void pointer: no size, any offset read (the kernel
+		 * reads it fault-safe, as bpfrt reads kernel objects: btf_loads) */
+		if ((reg->type & (MEM_RDONLY | PTR_UNTRUSTED)) == (MEM_RDONLY | PTR_UNTRUSTED))
+			env->btf_loads = 1;
+		else
+			err = check_region(env, regno, off, size, reg->mem_size, 0);
 		if (err)
 			return err;
 		if (value_regno >= 0 && t == BRT_READ)

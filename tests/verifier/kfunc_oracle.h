@@ -4,7 +4,8 @@
  * several families use, and each family's entry point (kfunc_oracle_net.c: conntrack and
  * bpf_sock_destroy; kfunc_oracle_objects.c: cpumasks, tasks, cgroups;
  * kfunc_oracle_sections.c: kernel symbols, RCU and preemption sections;
- * kfunc_oracle_str.c: user and kernel strings; kfunc_oracle_throw.c: bpf_throw).
+ * kfunc_oracle_str.c: user and kernel strings; kfunc_oracle_throw.c: bpf_throw;
+ * kfunc_oracle_cast.c: bpf_cast_to_kern_ctx and bpf_rdonly_cast).
  */
 #ifndef BPFRT_TESTS_VERIFIER_KFUNC_ORACLE_H
 #define BPFRT_TESTS_VERIFIER_KFUNC_ORACLE_H
@@ -99,5 +100,7 @@ void copy_str_rules(void);
 void str_kfunc_rules(void);
 /* kfunc_oracle_throw.c */
 void throw_rules(void);
+/* kfunc_oracle_cast.c */
+void cast_rules(void);
 
 #endif

@@ -15,7 +15,8 @@
  * sleepable kfuncs may not run), and the
  * string kfuncs (bpf_strcmp ... bpf_strnstr: results, -ERANGE for NULL and user
  * pointers, -EFAULT for kernel ones, -E2BIG past 65,536 bytes, the char/int/size_t
- * argument widths, r0's upper half, the __ign arguments' verifier rules) with test runs.
+ * argument widths, r0's upper half, the __ign arguments' verifier rules) with test runs,
+ * bpf_cast_to_kern_ctx and bpf_rdonly_cast (types, id rules, reads and writes through them).
  * Verdict, errno and the error line must be equal, and
  * for programs both accept the test run's errno and retval.  Kernel functions the kernel
  * allows but bpfrt does not offer are not here.  Skips without root or kernel BTF.
@@ -252,6 +253,7 @@ int main(void)
 	section_rules();
 	str_kfunc_rules();
 	throw_rules();
+	cast_rules();
 	printf("%d comparisons with the kernel, %d test runs\n", compared, runs);
 	return t_done();
 }
