@@ -9,6 +9,9 @@
  * and retval: a lock taken and released in an object, nested with another object's or a
  * map value's, irqsave, and an AA deadlock at run time that the verifier cannot see (one
  * object reached through bpf_refcount_acquire's second pointer: -EDEADLK on both).
+ * Two of the programs are also pinned by bpfrt and run by a new process of this binary,
+ * which rebuilds them from the pinned file and verifies them again with the program BTF
+ * the file keeps: their results must be the kernel's.
  *
  * Skips without root or the kernel's BTF.
  */
@@ -16,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "bpfrt.h"
@@ -107,7 +111,8 @@ static int side_setup(struct side *s)
 	return s->map < 0 ? -errno : 0;
 }
 
-static void load_run(struct side *s, const struct bpf_insn *in, size_t n)
+/* load (and test-run) in on side s; with keep the program's fd stays open in s->fd */
+static void load_run(struct side *s, const struct bpf_insn *in, size_t n, int keep)
 {
 	static unsigned char pkt[64];
 	struct bpf_insn insns[128];
@@ -135,14 +140,15 @@ static void load_run(struct side *s, const struct bpf_insn *in, size_t n)
 	if (s->fd < 0)
 		return;
 	oracle_test_run(s->bpf, s->fd, pkt, sizeof(pkt), &s->run_err, &s->retval);
-	close(s->fd);
+	if (!keep)
+		close(s->fd);
 }
 
 static void check(const char *name, const struct bpf_insn *insns, size_t n)
 {
 	T_CASE(name);
-	load_run(&ks, insns, n);
-	load_run(&bs, insns, n);
+	load_run(&ks, insns, n, 0);
+	load_run(&bs, insns, n, 0);
 	T_EQ_INT(ks.fd >= 0, bs.fd >= 0);
 	T_EQ_INT(ks.err, bs.err);
 	if (ks.fd < 0 && strcmp(ks.last, bs.last))
@@ -235,15 +241,93 @@ static void object_locks(void)
 	  EXIT(), DROP(6), DROP(7), MOV_K(0, 1), EXIT());
 }
 
+/* ---- a pinned program re-verified in another process ---------------------------------- */
+/* the child: open the pin, test-run it once, print "errno retval" */
+static int reopen_run(const char *path)
+{
+	static unsigned char pkt[64];
+	int fd = bpfrt_obj_get(path), run_err;
+	uint32_t retval = 0;
+
+	if (fd < 0) {
+		printf("get %d\n", errno);
+		return 0;
+	}
+	oracle_test_run(bpfrt_bpf, fd, pkt, sizeof(pkt), &run_err, &retval);
+	printf("run %d %d\n", run_err, (int32_t)retval);
+	close(fd);
+	return 0;
+}
+
+/* bpfrt's program pinned, run by a new process (which has no copy of it: it rebuilds the
+ * program from the file and verifies it again, with the BTF the file keeps) and compared
+ * with the kernel's run of the same program */
+static void pinned(const char *name, const char *dir, const struct bpf_insn *insns, size_t n)
+{
+	char path[160], want[64], out[64] = "";
+	int p[2], st;
+	ssize_t len;
+	pid_t pid;
+
+	T_CASE(name);
+	snprintf(path, sizeof(path), "%s/prog", dir);
+	load_run(&ks, insns, n, 0);
+	load_run(&bs, insns, n, 1);
+	T_ASSERT(ks.fd >= 0 && bs.fd >= 0);
+	if (ks.fd < 0 || bs.fd < 0)
+		return;
+	T_EQ_INT(0, bpfrt_obj_pin(bs.fd, path));
+	close(bs.fd);
+	if (pipe(p))
+		return;
+	pid = fork();
+	if (pid == 0) {
+		dup2(p[1], 1);
+		close(p[0]);
+		execl("/proc/self/exe", "test_verifier_obj_lock_oracle", "run", path, (char *)NULL);
+		_exit(99);
+	}
+	close(p[1]);
+	len = read(p[0], out, sizeof(out) - 1);
+	out[len > 0 ? len : 0] = 0;
+	close(p[0]);
+	waitpid(pid, &st, 0);
+	unlink(path);
+	snprintf(want, sizeof(want), "run %d %d\n", ks.run_err, (int32_t)ks.retval);
+	T_EQ_STR(want, out);
+	if (getenv("OBJ_LOCK_DUMP"))
+		fprintf(stderr, "%s: kernel %s | bpfrt in another process %s", name, want, out);
+	compared++;
+	runs++;
+}
+
+static void pinned_rules(const char *dir)
+{
+	const struct bpf_insn lock[] = { NEW6(T_ROBJ), RLOCK(6, 0), TAKEN_OR_DROP6,
+					 ST(BPF_W, 6, 4, 9), RUNLOCK(6, 0), LDX(BPF_W, 7, 6, 4),
+					 DROP(6), MOV_X(0, 7), EXIT() };
+	const struct bpf_insn aa[] = { NEW6(T_ROBJ), MOV_X(1, 6), MOV_K(2, 0), KCALL(k_acq),
+				       MOV_X(7, 0), RLOCK(6, 0), JNE_K(0, 0, 30), RLOCK(7, 0),
+				       MOV_X(9, 0), JNE_K(9, 0, 14), RUNLOCK(7, 0), RUNLOCK(6, 0),
+				       DROP(6), DROP(7), RET0, RUNLOCK(6, 0), DROP(6), DROP(7),
+				       MOV_X(0, 9), EXIT(), DROP(6), DROP(7), MOV_K(0, 1), EXIT() };
+
+	pinned("pinned: lock in an object, run elsewhere", dir, lock, sizeof(lock) / sizeof(*lock));
+	pinned("pinned: AA at run time, run elsewhere", dir, aa, sizeof(aa) / sizeof(*aa));
+}
+
 static int func_id(const char *name)
 {
 	return brt_btf_find(brt_btf_vmlinux(), name, BTF_KIND_FUNC);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	char dir[64] = "/dev/shm/bpfrt-objlock-XXXXXX";
 	int err;
 
+	if (argc == 3 && !strcmp(argv[1], "run"))
+		return reopen_run(argv[2]);
 	if (geteuid() != 0)
 		T_SKIP("not root: the kernel side needs CAP_BPF and CAP_PERFMON");
 	if (!brt_btf_vmlinux())
@@ -258,6 +342,10 @@ int main(void)
 	if (k_new <= 0 || k_drop <= 0 || k_acq <= 0 || k_lock <= 0 || k_unlock <= 0 ||
 	    k_lock_irq <= 0 || k_unlock_irq <= 0)
 		T_SKIP("the kernel's BTF lacks bpf_obj_new or bpf_res_spin_lock");
+	/* this test's own bpffs for the pins (the child finds it through the environment) */
+	if (!mkdtemp(dir))
+		T_SKIP("cannot create a directory in /dev/shm");
+	setenv("BPFRT_FS", dir, 1);
 	err = side_setup(&ks);
 	if (err)
 		T_SKIP("the kernel refused the BTF or its map (%d)", err);
@@ -266,6 +354,15 @@ int main(void)
 	if (err)
 		return t_done();
 	object_locks();
+	pinned_rules(dir);
+	close(bs.map);
+	close(bs.btf_fd);
+	{
+		char cmd[96];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+		T_EQ_INT(0, system(cmd));
+	}
 	printf("%d programs compared, %d test runs\n", compared, runs);
 	return t_done();
 }
