@@ -217,6 +217,10 @@ int brt_api_sys_admin(void);
  * fds stay open until the end (bpf.c). */
 void brt_api_batch_begin(void);
 void brt_api_batch_end(void);
+/* The caller closed fds of objects (an object's unload): drop this process's mappings of
+ * those no fd or program holds any more now, so the cost of their teardown is the
+ * closer's, not whichever creation sweeps next (bpf.c). */
+void brt_api_closed(void);
 
 /* The kernel's map_get_sys_perms() checks: the map's creation flags (BPF_F_RDONLY,
  * BPF_F_WRONLY), the mode of fd (BPF_OBJ_GET file_flags) and, for writes, BPF_MAP_FREEZE.

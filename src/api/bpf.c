@@ -60,6 +60,11 @@ void brt_api_batch_end(void)
 	brt_obj_batch_end();
 }
 
+void brt_api_closed(void)
+{
+	brt_obj_sweep();
+}
+
 int brt_bpf_call(int cmd, struct brt_call *call)
 {
 	const unsigned char *p = (const unsigned char *)call->attr;

@@ -228,7 +228,7 @@ int brt_cmd_btf_load(struct brt_call *call)
 	hdr.data_size = n.size;
 	ret = put_log(call, attr, "");
 	if (!ret)
-		ret = brt_obj_create(&hdr, sizeof(struct brt_btf_obj), btf_init, &n, &obj);
+		ret = brt_obj_create_once(&hdr, sizeof(struct brt_btf_obj), btf_init, &n, &obj);
 	if (ret >= 0)
 		brt_obj_put(obj);
 	brt_btf_free(n.btf);
@@ -261,7 +261,7 @@ static int new_fd(const void *blob, uint32_t size, uint32_t id, const char *knam
 			snprintf(hdr.name, sizeof(hdr.name), "%s", kname);
 			hdr.flags = BTF_KERNEL;
 		}
-		ret = brt_obj_create(&hdr, sizeof(struct brt_btf_obj), btf_init, &n, &obj);
+		ret = brt_obj_create_once(&hdr, sizeof(struct brt_btf_obj), btf_init, &n, &obj);
 		if (ret >= 0)
 			brt_obj_put(obj);
 	}

@@ -221,10 +221,8 @@ static void walk(struct id_walk *w)
 	/* This process's cache maps every object it has seen until a sweep finds no fd of
 	 * it left; such a mapping is no holder (the kernel freed the object with its last
 	 * fd, and answers ENOENT), yet the walk below would find it in /proc/self/maps.  So
-	 * sweep first, again while a sweep frees something: a program dropped drops its
-	 * references to its maps, which the next sweep may then drop. */
-	for (int i = 0; i < 8 && brt_obj_sweep() > 0; i++)
-		;
+	 * sweep first (its rounds also drop the maps only a dropped program held). */
+	brt_obj_sweep();
 
 	if (!realpath(brt_obj_fs_dir(), w->fs))
 		snprintf(w->fs, sizeof(w->fs), "%s", brt_obj_fs_dir());

@@ -755,7 +755,7 @@ int brt_cmd_prog_load(struct brt_call *call)
 	hdr.tail_size = brt_prog_file_tail_size(ld.lines);
 	hdr.gpl = (uint32_t)ld.gpl;
 	memcpy(hdr.name, attr->prog_name, sizeof(hdr.name));
-	fd = brt_obj_create(&hdr, sizeof(struct brt_prog), prog_init, &ld, &obj);
+	fd = brt_obj_create_once(&hdr, sizeof(struct brt_prog), prog_init, &ld, &obj);
 	if (fd >= 0)
 		brt_obj_put(obj);
 	err = fd;

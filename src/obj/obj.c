@@ -206,8 +206,26 @@ static void obj_destroy(struct brt_obj *obj)
 	free(obj);
 }
 
-int brt_obj_create(struct brt_obj_hdr *hdr, size_t obj_size,
-		   int (*init)(struct brt_obj *obj, void *arg), void *arg, struct brt_obj **out)
+/* Write all of buf at offset 0 of fd: 0 or -errno (a short write on tmpfs is ENOSPC). */
+static int write_all(int fd, const char *buf, size_t size)
+{
+	size_t done = 0;
+
+	while (done < size) {
+		ssize_t n = pwrite(fd, buf + done, size - done, (off_t)done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -ENOSPC;
+		done += (size_t)n;
+	}
+	return 0;
+}
+
+static int create(struct brt_obj_hdr *hdr, size_t obj_size,
+		  int (*init)(struct brt_obj *obj, void *arg), void *arg, struct brt_obj **out,
+		  int once)
 {
 	uint64_t data_pages = (hdr->data_size + BRT_PAGE - 1) / BRT_PAGE +
 			      ((uint64_t)hdr->tail_size + BRT_PAGE - 1) / BRT_PAGE;
@@ -215,7 +233,7 @@ int brt_obj_create(struct brt_obj_hdr *hdr, size_t obj_size,
 	struct timespec now;
 	struct stat st;
 	size_t size;
-	void *base;
+	void *base, *buf = NULL;
 	int fd, err;
 
 	/* Shared memory is reserved up front (below), so cap what one object may take. */
@@ -226,19 +244,31 @@ int brt_obj_create(struct brt_obj_hdr *hdr, size_t obj_size,
 	fd = open_anon();
 	if (fd < 0)
 		return fd;
-	/* Reserve the memory now: a sparse tmpfs file would turn ENOSPC into SIGBUS later. */
-	err = posix_fallocate(fd, 0, (off_t)size);
-	if (err) {
-		err = err == ENOSPC || err == EFBIG ? -ENOMEM : -err;
-		goto out_close_fd;
-	}
-	/* A small object is written whole right away (header page, zeroed or copied data):
-	 * mapping its pages now costs one call instead of a page fault per page. */
-	base = mmap(NULL, size, PROT_READ | PROT_WRITE,
-		    MAP_SHARED | (size <= POPULATE_MAX ? MAP_POPULATE : 0), fd, 0);
-	if (base == MAP_FAILED) {
-		err = -ENOMEM;
-		goto out_close_fd;
+	if (once) {
+		/* written once: built in process memory and written whole below, which
+		 * reserves the memory as fallocate does (and says ENOSPC as it does) */
+		base = buf = calloc(1, size);
+		if (!buf) {
+			err = -ENOMEM;
+			goto out_close_fd;
+		}
+	} else {
+		/* Reserve the memory now: a sparse tmpfs file would turn ENOSPC into SIGBUS
+		 * later. */
+		err = posix_fallocate(fd, 0, (off_t)size);
+		if (err) {
+			err = err == ENOSPC || err == EFBIG ? -ENOMEM : -err;
+			goto out_close_fd;
+		}
+		/* A small object is written whole right away (header page, zeroed or copied
+		 * data): mapping its pages now costs one call instead of a page fault per
+		 * page. */
+		base = mmap(NULL, size, PROT_READ | PROT_WRITE,
+			    MAP_SHARED | (size <= POPULATE_MAX ? MAP_POPULATE : 0), fd, 0);
+		if (base == MAP_FAILED) {
+			err = -ENOMEM;
+			goto out_close_fd;
+		}
 	}
 	obj = calloc(1, obj_size);
 	if (!obj || fstat(fd, &st)) {
@@ -265,6 +295,22 @@ int brt_obj_create(struct brt_obj_hdr *hdr, size_t obj_size,
 	err = init ? init(obj, arg) : 0;
 	if (err)
 		goto out_free;
+	if (once) {
+		/* the file, then its mapping (not populated: this process seldom reads the
+		 * file again, and an untouched mapping is cheap to drop) */
+		err = write_all(fd, buf, size);
+		base = err ? MAP_FAILED :
+			     mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		if (base == MAP_FAILED) {
+			err = err == -ENOSPC || !err ? -ENOMEM : err;
+			base = buf;
+			goto out_free;
+		}
+		obj->base = base;
+		obj->hdr = (struct brt_obj_hdr *)((char *)base + size - BRT_PAGE);
+		free(buf);
+		buf = NULL;
+	}
 	pthread_mutex_lock(&cache_lock);
 	cache_insert(obj);
 	pthread_mutex_unlock(&cache_lock);
@@ -277,10 +323,26 @@ out_free:
 		obj->release(obj);
 out_unmap:
 	free(obj);
-	munmap(base, size);
+	if (buf)
+		free(buf);
+	else
+		munmap(base, size);
 out_close_fd:
 	close(fd);
 	return err;
+}
+
+int brt_obj_create(struct brt_obj_hdr *hdr, size_t obj_size,
+		   int (*init)(struct brt_obj *obj, void *arg), void *arg, struct brt_obj **out)
+{
+	return create(hdr, obj_size, init, arg, out, 0);
+}
+
+int brt_obj_create_once(struct brt_obj_hdr *hdr, size_t obj_size,
+			int (*init)(struct brt_obj *obj, void *arg), void *arg,
+			struct brt_obj **out)
+{
+	return create(hdr, obj_size, init, arg, out, 1);
 }
 
 /* A read-write fd of the same file for pread() and the shared mapping: fd itself, or, for
@@ -526,39 +588,49 @@ static int still_open(struct brt_obj *obj, struct fdset *set, int *loaded)
 
 int brt_obj_sweep(void)
 {
-	struct brt_obj *dead = NULL, **pp, *obj;
+	struct brt_obj *dead, **pp, *obj;
 	struct fdset set = { 0 };
-	int loaded = 0, n = 0;
+	int loaded = 0, n = 0, round_n;
 
-	pthread_mutex_lock(&cache_lock);
-	created_since_sweep = 0;
-	for (unsigned b = 0; b < CACHE_BUCKETS; b++) {
-		pp = &cache[b];
-		while ((obj = *pp)) {
-			if (atomic_load_explicit(&obj->refs, memory_order_acquire) > 0) {
-				/* held by programs only: tell the kind once no fd is left */
-				if (obj->unref && !still_open(obj, &set, &loaded))
-					obj->unref(obj);
-				pp = &obj->next;
-				continue;
+	/* Rounds: dropping a program drops its references to its maps, which a round
+	 * after it may then drop (with the fds read once: the set stays the answer). */
+	for (int round = 0; round < 4; round++) {
+		dead = NULL;
+		round_n = 0;
+		pthread_mutex_lock(&cache_lock);
+		created_since_sweep = 0;
+		for (unsigned b = 0; b < CACHE_BUCKETS; b++) {
+			pp = &cache[b];
+			while ((obj = *pp)) {
+				if (atomic_load_explicit(&obj->refs, memory_order_acquire) > 0) {
+					/* held by programs only: tell the kind once no fd is
+					 * left (the first round: later ones would repeat it) */
+					if (!round && obj->unref && !still_open(obj, &set, &loaded))
+						obj->unref(obj);
+					pp = &obj->next;
+					continue;
+				}
+				if (still_open(obj, &set, &loaded)) {
+					pp = &obj->next;
+					continue;
+				}
+				*pp = obj->next;
+				obj->next = dead;
+				dead = obj;
+				cache_count--;
+				round_n++;
 			}
-			if (still_open(obj, &set, &loaded)) {
-				pp = &obj->next;
-				continue;
-			}
-			*pp = obj->next;
-			obj->next = dead;
-			dead = obj;
-			cache_count--;
-			n++;
 		}
+		pthread_mutex_unlock(&cache_lock);
+		while ((obj = dead)) {
+			dead = obj->next;
+			obj_destroy(obj);
+		}
+		n += round_n;
+		if (!round_n)
+			break;
 	}
-	pthread_mutex_unlock(&cache_lock);
 	free(set.st);
-	while ((obj = dead)) {
-		dead = obj->next;
-		obj_destroy(obj);
-	}
 	return n;
 }
 

@@ -112,6 +112,15 @@ struct brt_obj {
  * fd or -errno. */
 int brt_obj_create(struct brt_obj_hdr *hdr, size_t obj_size,
 		   int (*init)(struct brt_obj *obj, void *arg), void *arg, struct brt_obj **out);
+/* The same for an object whose file is written once, by init, and then only read (a
+ * program, a BTF object): init writes into process memory that is written to the file
+ * in one call, which reserves its memory as fallocate would, and the file is mapped
+ * without populating it (this process seldom reads it again; a mapping never touched is
+ * cheap to drop).  init must keep no pointer into obj->base (it moves to the mapping)
+ * and must not rely on the region being shared until it returns. */
+int brt_obj_create_once(struct brt_obj_hdr *hdr, size_t obj_size,
+			int (*init)(struct brt_obj *obj, void *arg), void *arg,
+			struct brt_obj **out);
 
 /* How a kind turns a mapped file into an object on first use in a process: allocate the
  * object struct, validate the header and the region (the file may come from another

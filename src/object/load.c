@@ -618,12 +618,16 @@ static int fill_slots(struct bpfrt_object *obj, struct bpfrt_map *map)
 
 void brt_object_unload(struct bpfrt_object *obj)
 {
+	int closed = obj->btf_fd >= 0;
+
 	for (size_t i = 0; i < obj->elf->nprogs; i++) {
+		closed |= obj->progs[i].fd >= 0;
 		if (obj->progs[i].fd >= 0)
 			close(obj->progs[i].fd);
 		obj->progs[i].fd = -1;
 	}
 	for (size_t i = 0; i < obj->elf->nmaps; i++) {
+		closed |= obj->maps[i].fd >= 0;
 		if (obj->maps[i].fd >= 0)
 			close(obj->maps[i].fd);
 		obj->maps[i].fd = -1;
@@ -632,6 +636,9 @@ void brt_object_unload(struct bpfrt_object *obj)
 		close(obj->btf_fd);
 	obj->btf_fd = -1;
 	obj->loaded = 0;
+	/* the object's own teardown, now (whatever the user still holds stays) */
+	if (closed && !obj->kernel)
+		brt_api_closed();
 }
 
 int bpfrt_object_load(struct bpfrt_object *obj)
