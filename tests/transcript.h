@@ -98,39 +98,86 @@ static inline int elem(sys_fn sys, int cmd, int fd, const void *key, void *value
 	return sys(cmd, &a, sizeof(a)) < 0 ? -errno : 0;
 }
 
+/* The attr of a GPL program's BPF_PROG_LOAD: type, expected attach type, instructions. */
+static inline void prog_attr(union bpf_attr *a, uint32_t type, uint32_t attach,
+			     const struct bpf_insn *insns, size_t n)
+{
+	memset(a, 0, sizeof(*a));
+	a->prog_type = type;
+	a->expected_attach_type = attach;
+	a->insns = (uint64_t)(uintptr_t)insns;
+	a->insn_cnt = (uint32_t)n;
+	a->license = (uint64_t)(uintptr_t)"GPL";
+}
+
+/* BPF_PROG_LOAD of a with a log of level level in log (size bytes): the fd or -errno. */
+static inline int prog_load_log(sys_fn sys, union bpf_attr *a, char *log, uint32_t size,
+				uint32_t level)
+{
+	int fd;
+
+	a->log_buf = (uint64_t)(uintptr_t)log;
+	a->log_size = size;
+	a->log_level = level;
+	log[0] = 0;
+	fd = sys(BPF_PROG_LOAD, a, sizeof(*a));
+	return fd < 0 ? -errno : fd;
+}
+
+/* What a refused load's log says: its last line that is not a statistic ("processed",
+ * "verification time", "stack depth"), as a pointer into log (the line ends at the next
+ * '\n' or NUL: print it with "%.*s" and line_len()); *prev, when prev is not NULL, gets
+ * the candidate before it: the line before, the log's start when it is the first, NULL
+ * when there is none. */
+static inline const char *log_error_line(const char *log, const char **prev)
+{
+	const char *line = log, *before = NULL;
+
+	for (const char *p = log; *p; p += strcspn(p, "\n") + (p[strcspn(p, "\n")] == '\n'))
+		if (strncmp(p, "processed ", 10) && strncmp(p, "verification time", 17) &&
+		    strncmp(p, "stack depth", 11) && *p != '\n') {
+			before = line;
+			line = p;
+		}
+	if (prev)
+		*prev = before;
+	return line;
+}
+
+static inline int line_len(const char *line)
+{
+	return (int)strcspn(line, "\n");
+}
+
+/* says "<what>: load <err> <the error line of log>" (without "<what>: " when what is
+ * NULL) and a newline, in one say() */
+static inline void say_load_error(struct transcript *t, const char *what, int err,
+				  const char *log)
+{
+	const char *line = log_error_line(log, NULL);
+
+	say(t, "%s%sload %d %.*s\n", what ? what : "", what ? ": " : "", err, line_len(line),
+	    line);
+}
+
 /* BPF_PROG_LOAD of a GPL program (type, expected attach type) at log level 1: the fd, or
- * -1 after saying "<what>: load <-errno> <error line>" (the log's last line that is not a
- * statistic).  On success nothing is said but "<what>: ": the caller adds the result. */
+ * -1 after saying "<what>: load <-errno> <error line>" (log_error_line()).  On success
+ * nothing is said but "<what>: ": the caller adds the result. */
 static inline int load_prog_attach(sys_fn sys, struct transcript *t, const char *what,
 				   uint32_t type, uint32_t attach, const struct bpf_insn *insns,
 				   uint32_t n)
 {
 	static char log[65536];
-	const char *line = log, *p;
 	union bpf_attr a;
 	int fd;
 
-	memset(&a, 0, sizeof(a));
-	a.prog_type = type;
-	a.expected_attach_type = attach;
-	a.insns = (uint64_t)(uintptr_t)insns;
-	a.insn_cnt = n;
-	a.license = (uint64_t)(uintptr_t)"GPL";
-	a.log_buf = (uint64_t)(uintptr_t)log;
-	a.log_size = sizeof(log);
-	a.log_level = 1;
-	log[0] = 0;
-	fd = sys(BPF_PROG_LOAD, &a, sizeof(a));
+	prog_attr(&a, type, attach, insns, n);
+	fd = prog_load_log(sys, &a, log, sizeof(log), 1);
 	t->steps++;
 	say(t, "%s: ", what);
 	if (fd >= 0)
 		return fd;
-	fd = -errno;
-	for (p = log; *p; p += strcspn(p, "\n") + (p[strcspn(p, "\n")] == '\n'))
-		if (strncmp(p, "processed ", 10) && strncmp(p, "verification time", 17) &&
-		    strncmp(p, "stack depth", 11) && *p != '\n')
-			line = p;
-	say(t, "load %d %.*s\n", fd, (int)strcspn(line, "\n"), line);
+	say_load_error(t, NULL, fd, log);
 	return -1;
 }
 

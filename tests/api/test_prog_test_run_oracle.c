@@ -377,27 +377,11 @@ static int load_maps(sys_fn sys, struct transcript *t, uint32_t type, uint32_t a
 		if (insns[i].code == (BPF_LD | BPF_IMM | BPF_DW) &&
 		    insns[i].src_reg == BPF_PSEUDO_MAP_FD)
 			insns[i].imm = map_fds[insns[i].imm];
-	memset(&a, 0, sizeof(a));
-	a.prog_type = type;
-	a.expected_attach_type = attach;
-	a.insns = (uint64_t)(uintptr_t)insns;
-	a.insn_cnt = (uint32_t)p->len;
-	a.license = (uint64_t)(uintptr_t)"GPL";
-	a.log_buf = (uint64_t)(uintptr_t)log;
-	a.log_size = sizeof(log);
-	a.log_level = 1;
+	prog_attr(&a, type, attach, insns, p->len);
 	a.prog_flags = pflags;
-	log[0] = 0;
-	fd = sys(BPF_PROG_LOAD, &a, sizeof(a));
+	fd = prog_load_log(sys, &a, log, sizeof(log), 1);
 	if (fd < 0) {
-		const char *line = log;
-
-		/* the log's last line that is not a statistic: the error */
-		for (const char *q = log; *q; q += strcspn(q, "\n") + (q[strcspn(q, "\n")] == '\n'))
-			if (strncmp(q, "processed ", 10) && strncmp(q, "verification time", 17) &&
-			    strncmp(q, "stack depth", 11) && *q != '\n')
-				line = q;
-		say(t, "%s: load %d %.*s\n", p->name, -errno, (int)strcspn(line, "\n"), line);
+		say_load_error(t, p->name, fd, log);
 		if (getenv("TEST_RUN_ORACLE_LOG"))
 			fprintf(stderr, "%s: %s\n", p->name, log);
 	}

@@ -80,32 +80,17 @@ static int load_raw(struct side *s, uint32_t type, uint32_t attach,
 		    const struct bpf_insn *insns, size_t n)
 {
 	static char log[1 << 16];
-	const char *line = log, *p;
 	union bpf_attr a;
 	int fd;
 
-	memset(&a, 0, sizeof(a));
-	a.prog_type = type;
-	a.expected_attach_type = attach;
-	a.insns = (uint64_t)(uintptr_t)insns;
-	a.insn_cnt = (uint32_t)n;
-	a.license = (uint64_t)(uintptr_t)"GPL";
-	a.log_buf = (uint64_t)(uintptr_t)log;
-	a.log_size = sizeof(log);
-	a.log_level = 1;
+	prog_attr(&a, type, attach, insns, n);
 	a.prog_flags = s->prog_flags;
 	if (type == BPF_PROG_TYPE_SYSCALL)
 		a.prog_flags |= BPF_F_SLEEPABLE;
-	log[0] = 0;
-	fd = s->sys(BPF_PROG_LOAD, &a, sizeof(a));
+	fd = prog_load_log(s->sys, &a, log, sizeof(log), 1);
 	if (fd >= 0)
 		return fd;
-	fd = -errno;
-	for (p = log; *p; p += strcspn(p, "\n") + (p[strcspn(p, "\n")] == '\n'))
-		if (strncmp(p, "processed ", 10) && strncmp(p, "verification time", 17) &&
-		    strncmp(p, "stack depth", 11) && *p != '\n')
-			line = p;
-	say(s->t, "load %d %.*s\n", fd, (int)strcspn(line, "\n"), line);
+	say_load_error(s->t, NULL, fd, log);
 	return -1;
 }
 

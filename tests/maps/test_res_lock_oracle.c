@@ -308,31 +308,18 @@ static const struct bpf_insn *fixup(const struct bpf_insn *in, size_t n)
 static int load(sys_fn sys, struct transcript *t, const struct lcase *c)
 {
 	static char log[1 << 16];
-	const char *line = log, *p;
+	const char *p;
 	union bpf_attr a;
 	int fd;
 
-	memset(&a, 0, sizeof(a));
-	a.prog_type = c->type ? c->type : BPF_PROG_TYPE_SCHED_CLS;
-	a.insns = (uint64_t)(uintptr_t)fixup(c->insns, c->len);
-	a.insn_cnt = (uint32_t)c->len;
-	a.license = (uint64_t)(uintptr_t)"GPL";
-	a.log_buf = (uint64_t)(uintptr_t)log;
-	a.log_size = sizeof(log);
-	a.log_level = getenv("BPFRT_LOG2") ? 2 : 1;
-	log[0] = 0;
-	fd = sys(BPF_PROG_LOAD, &a, sizeof(a));
+	prog_attr(&a, c->type ? c->type : BPF_PROG_TYPE_SCHED_CLS, 0, fixup(c->insns, c->len),
+		  c->len);
+	fd = prog_load_log(sys, &a, log, sizeof(log), getenv("BPFRT_LOG2") ? 2 : 1);
 	t->steps++;
 	if (getenv("BPFRT_SHOW_LOG"))
 		fprintf(stderr, "---- %s\n%s\n", c->name, log);
 	if (fd < 0) {
-		int err = -errno;
-
-		for (p = log; *p; p += strcspn(p, "\n") + (p[strcspn(p, "\n")] == '\n'))
-			if (strncmp(p, "processed ", 10) && strncmp(p, "verification time", 17) &&
-			    strncmp(p, "stack depth", 11) && *p != '\n')
-				line = p;
-		say(t, "%s: load %d %.*s\n", c->name, err, (int)strcspn(line, "\n"), line);
+		say_load_error(t, c->name, fd, log);
 		return -1;
 	}
 	p = strstr(log, "processed ");
@@ -399,11 +386,7 @@ static void two_threads(sys_fn sys, struct transcript *t)
 	union bpf_attr a;
 	int fd;
 
-	memset(&a, 0, sizeof(a));
-	a.prog_type = BPF_PROG_TYPE_SCHED_CLS;
-	a.insns = (uint64_t)(uintptr_t)fixup(insns, n);
-	a.insn_cnt = (uint32_t)n;
-	a.license = (uint64_t)(uintptr_t)"GPL";
+	prog_attr(&a, BPF_PROG_TYPE_SCHED_CLS, 0, fixup(insns, n), n);
 	fd = sys(BPF_PROG_LOAD, &a, sizeof(a));
 	lock_two_threads(sys, t, fd, maps[M_ARR], 2);
 	if (fd >= 0)

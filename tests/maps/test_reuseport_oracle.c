@@ -219,28 +219,12 @@ static int load(sys_fn sys, struct transcript *t, const char *name, uint32_t typ
 		if (insns[i].code == (BPF_LD | BPF_IMM | BPF_DW) &&
 		    insns[i].src_reg == BPF_PSEUDO_MAP_FD)
 			insns[i].imm = map_fd;
-	memset(&a, 0, sizeof(a));
-	a.prog_type = type;
-	a.expected_attach_type = attach;
-	a.insns = (uint64_t)(uintptr_t)insns;
-	a.insn_cnt = (uint32_t)n;
-	a.license = (uint64_t)(uintptr_t)"GPL";
-	a.log_buf = (uint64_t)(uintptr_t)log;
-	a.log_size = sizeof(log);
-	a.log_level = 1;
-	log[0] = 0;
-	fd = sys(BPF_PROG_LOAD, &a, sizeof(a));
+	prog_attr(&a, type, attach, insns, n);
+	fd = prog_load_log(sys, &a, log, sizeof(log), 1);
 	t->steps++;
 	say(t, "%s: ", name);
-	if (fd < 0) {
-		const char *line = log;
-
-		for (const char *q = log; *q; q += strcspn(q, "\n") + (q[strcspn(q, "\n")] == '\n'))
-			if (strncmp(q, "processed ", 10) && strncmp(q, "verification time", 17) &&
-			    strncmp(q, "stack depth", 11) && *q != '\n')
-				line = q;
-		say(t, "load %d %.*s\n", -errno, (int)strcspn(line, "\n"), line);
-	}
+	if (fd < 0)
+		say_load_error(t, NULL, fd, log);
 	return fd;
 }
 

@@ -223,30 +223,14 @@ static void run_prog(sys_fn sys, struct transcript *t, const char *what, uint32_
 	union bpf_attr a;
 	int fd;
 
-	memset(&a, 0, sizeof(a));
-	a.prog_type = type;
-	a.expected_attach_type = attach;
-	a.insns = (uint64_t)(uintptr_t)insns;
-	a.insn_cnt = (uint32_t)n;
-	a.license = (uint64_t)(uintptr_t)"GPL";
-	a.log_buf = (uint64_t)(uintptr_t)log;
-	a.log_size = sizeof(log);
-	a.log_level = 1;
-	log[0] = 0;
-	fd = sys(BPF_PROG_LOAD, &a, sizeof(a));
+	prog_attr(&a, type, attach, insns, n);
+	fd = prog_load_log(sys, &a, log, sizeof(log), 1);
 	if (fd < 0) {
-		const char *line = log, *prev = NULL, *p;
+		const char *prev, *line = log_error_line(log, &prev);
 
 		/* the last two lines that are not statistics: the error */
-		for (p = log; *p; p += strcspn(p, "\n") + (p[strcspn(p, "\n")] == '\n'))
-			if (strncmp(p, "processed ", 10) && strncmp(p, "verification time", 17) &&
-			    strncmp(p, "stack depth", 11) && *p != '\n') {
-				prev = line;
-				line = p;
-			}
-		say(t, "%s: load %d %.*s | %.*s\n", what, -errno,
-		    prev ? (int)strcspn(prev, "\n") : 0, prev ? prev : "",
-		    (int)strcspn(line, "\n"), line);
+		say(t, "%s: load %d %.*s | %.*s\n", what, fd, prev ? line_len(prev) : 0,
+		    prev ? prev : "", line_len(line), line);
 		return;
 	}
 	if (type == BPF_PROG_TYPE_SCHED_CLS || type == BPF_PROG_TYPE_XDP) {

@@ -180,40 +180,21 @@ static void script(sys_fn sys, struct transcript *t)
 	say(t, "hash update: %d\n", elem(sys, BPF_MAP_UPDATE_ELEM, maps[M_HASH], &key, v, 0));
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		const struct lcase *c = &cases[i];
-		const char *line = log, *p;
+		static struct bpf_insn insns[128];
 		union bpf_attr a;
 		int fd;
 
-		log[0] = 0;
-		{
-			static struct bpf_insn insns[128];
-
-			memcpy(insns, c->insns, c->len * sizeof(*insns));
-			for (size_t k = 0; k < c->len; k++)
-				if (insns[k].code == (BPF_LD | BPF_IMM | BPF_DW) &&
-				    (insns[k].src_reg == BPF_PSEUDO_MAP_FD ||
-				     insns[k].src_reg == BPF_PSEUDO_MAP_VALUE))
-					insns[k].imm = maps[insns[k].imm];
-			memset(&a, 0, sizeof(a));
-			a.prog_type = c->type ? c->type : BPF_PROG_TYPE_SCHED_CLS;
-			a.insns = (uint64_t)(uintptr_t)insns;
-			a.insn_cnt = (uint32_t)c->len;
-			a.license = (uint64_t)(uintptr_t)"GPL";
-			a.log_buf = (uint64_t)(uintptr_t)log;
-			a.log_size = sizeof(log);
-			a.log_level = 1;
-			fd = sys(BPF_PROG_LOAD, &a, sizeof(a));
-		}
+		memcpy(insns, c->insns, c->len * sizeof(*insns));
+		for (size_t k = 0; k < c->len; k++)
+			if (insns[k].code == (BPF_LD | BPF_IMM | BPF_DW) &&
+			    (insns[k].src_reg == BPF_PSEUDO_MAP_FD ||
+			     insns[k].src_reg == BPF_PSEUDO_MAP_VALUE))
+				insns[k].imm = maps[insns[k].imm];
+		prog_attr(&a, c->type ? c->type : BPF_PROG_TYPE_SCHED_CLS, 0, insns, c->len);
+		fd = prog_load_log(sys, &a, log, sizeof(log), 1);
 		t->steps++;
 		if (fd < 0) {
-			int err = -errno;
-
-			for (p = log; *p; p += strcspn(p, "\n") + (p[strcspn(p, "\n")] == '\n'))
-				if (strncmp(p, "processed ", 10) &&
-				    strncmp(p, "verification time", 17) &&
-				    strncmp(p, "stack depth", 11) && *p != '\n')
-					line = p;
-			say(t, "%s: load %d %.*s\n", c->name, err, (int)strcspn(line, "\n"), line);
+			say_load_error(t, c->name, fd, log);
 			if (getenv("BPFRT_SHOW_LOG"))
 				fprintf(stderr, "---- %s\n%s\n", c->name, log);
 			continue;
@@ -258,11 +239,7 @@ static void script(sys_fn sys, struct transcript *t)
 			if (fixed[k].code == (BPF_LD | BPF_IMM | BPF_DW) &&
 			    fixed[k].src_reg == BPF_PSEUDO_MAP_FD)
 				fixed[k].imm = maps[fixed[k].imm];
-		memset(&a, 0, sizeof(a));
-		a.prog_type = BPF_PROG_TYPE_SCHED_CLS;
-		a.insns = (uint64_t)(uintptr_t)fixed;
-		a.insn_cnt = sizeof(fixed) / sizeof(fixed[0]);
-		a.license = (uint64_t)(uintptr_t)"GPL";
+		prog_attr(&a, BPF_PROG_TYPE_SCHED_CLS, 0, fixed, sizeof(fixed) / sizeof(fixed[0]));
 		fd = sys(BPF_PROG_LOAD, &a, sizeof(a));
 		lock_two_threads(sys, t, fd, maps[M_ARR], key);
 		close(fd);

@@ -217,7 +217,6 @@ static void run_case(sys_fn sys, struct transcript *t, const struct gcase *c,
 	struct bpf_func_info fi[4];
 	uint32_t func_ids[4], start[4], len = 0;
 	int n = nfuncs(c), btf_fd, map_fd = -1, fd;
-	const char *line = log, *p;
 	union bpf_attr a;
 
 	*processed = 0;
@@ -243,35 +242,22 @@ static void run_case(sys_fn sys, struct transcript *t, const struct gcase *c,
 	}
 	for (int i = 0; i < n; i++)
 		fi[i] = (struct bpf_func_info){ .insn_off = start[i], .type_id = func_ids[i] };
-	memset(&a, 0, sizeof(a));
-	a.prog_type = c->prog_type ? c->prog_type : BPF_PROG_TYPE_SOCKET_FILTER;
-	a.insns = (uint64_t)(uintptr_t)insns;
-	a.insn_cnt = len;
-	a.license = (uint64_t)(uintptr_t)"GPL";
-	a.log_buf = (uint64_t)(uintptr_t)log;
-	a.log_size = sizeof(log);
-	a.log_level = 1;
+	prog_attr(&a, c->prog_type ? c->prog_type : BPF_PROG_TYPE_SOCKET_FILTER, 0, insns, len);
 	a.prog_btf_fd = (uint32_t)btf_fd;
 	a.func_info = (uint64_t)(uintptr_t)fi;
 	a.func_info_cnt = (uint32_t)n;
 	a.func_info_rec_size = sizeof(fi[0]);
-	log[0] = 0;
-	fd = sys(BPF_PROG_LOAD, &a, sizeof(a));
+	fd = prog_load_log(sys, &a, log, sizeof(log), 1);
 	t->steps++;
 	if (fd >= 0) {
-		p = strstr(log, "processed ");
+		const char *p = strstr(log, "processed ");
+
 		if (p)
 			*processed = (unsigned)strtoul(p + 10, NULL, 10);
 		say(t, "%s: ok\n", c->name);
 		close(fd);
 	} else {
-		int err = -errno;
-
-		for (p = log; *p; p += strcspn(p, "\n") + (p[strcspn(p, "\n")] == '\n'))
-			if (strncmp(p, "processed ", 10) && strncmp(p, "verification time", 17) &&
-			    strncmp(p, "stack depth", 11) && *p != '\n')
-				line = p;
-		say(t, "%s: load %d %.*s\n", c->name, err, (int)strcspn(line, "\n"), line);
+		say_load_error(t, c->name, fd, log);
 		if (getenv("BPFRT_SHOW_LOG"))
 			fprintf(stderr, "---- %s\n%s\n", c->name, log);
 	}
