@@ -15,10 +15,21 @@
 #  - rawcall.c: an inline bpf() syscall reaches the kernel under plain `bpfrt exec`
 #    (documented), bpfrt under --strict; a static binary is refused under --strict;
 #    other syscall() numbers pass through.
-# Needs root (the kernel run).  Usage: preload.sh BPFRT SOURCE_DIR
+# Needs root (the kernel run).  Usage: preload.sh BPFRT SOURCE_DIR [UNPRIV_LOCK]
 set -u
 BPFRT=$1
 SRC=$2/tests/preload
+# What the kernel answers in 2. and 4b. depends on kernel.unprivileged_bpf_disabled, which
+# verifier.unpriv_oracle sets to 0 for its run (from any build on the machine) holding
+# UNPRIV_LOCK exclusively: those parts hold it shared (tests/CMakeLists.txt).  Without it
+# a probe of the kernel and bpfrt's a moment later could see two settings (seen: "bpf()
+# syscall for unprivileged users is enabled" against "restricted to privileged users").
+LOCK=${3:-}
+hold_unpriv() {
+	[ -n "$LOCK" ] && command -v flock >/dev/null 2>&1 && (: >> "$LOCK") 2>/dev/null &&
+		exec 8>> "$LOCK" && flock -s 8
+}
+release_unpriv() { exec 8>&-; }
 if [ -n "${BPFRT_SANITIZED:-}" ]; then
 	echo "skipped: the preload library is built with -fsanitize=$BPFRT_SANITIZED, which cannot be preloaded into the uninstrumented test programs"
 	exit 77
@@ -65,6 +76,7 @@ if grep -q '^done$' "$T/kernel.txt" && cmp -s "$T/kernel.txt" "$T/bpfrt.txt"; th
 	fail "the unpin left $(ls -A "$BPFRT_FS")"
 
 # 2. unprivileged: the kernel refuses, bpfrt does what root's kernel did
+hold_unpriv
 mkdir -p "$T/u" && chown 65534:65534 "$T/u"
 sysctl -n kernel.unprivileged_bpf_disabled 2>/dev/null | sed 's/^/unprivileged_bpf_disabled=/'
 out=$(setpriv --reuid 65534 --regid 65534 --clear-groups "$T/app" 2>&1)
@@ -78,6 +90,7 @@ setpriv --reuid 65534 --regid 65534 --clear-groups env BPFRT_FS="$T/u/fs" \
 	"$BPFRT" exec -- "$T/app" --test-run-only > "$T/unpriv2.txt" 2>&1
 grep -q "^test_run first=66 len=14: err=0 retval=1" "$T/unpriv2.txt" && ok ||
 	fail "test-run subset as uid 65534: $(cat "$T/unpriv2.txt")"
+release_unpriv
 
 # 3. feature probes: what bpfrt claims, the kernel has; what app.c needs, bpfrt claims
 "$T/probe" progs maps > "$T/probe.kernel" 2>&1
@@ -116,8 +129,10 @@ if grep -q "status 0" "$T/bpftool.kernel" && cmp -s "$T/bpftool.kernel" "$T/bpft
 # nothing on either side: libbpf 1.1 takes a helper as missing only when the verifier log
 # says "invalid func" or "unknown func", and 6.18 (so bpfrt, which keeps its wording)
 # says "program of this type cannot use helper", so every helper is listed for every type.
+hold_unpriv
 bpftool feature probe > "$T/feature.kernel" 2>&1
 "$BPFRT" exec -- bpftool feature probe > "$T/feature.bpfrt" 2>&1
+release_unpriv
 lies=$(paste -d'|' "$T/feature.kernel" "$T/feature.bpfrt" | awk -F'|' '$1 != $2' |
 	grep -v -E '^eBPF (program|map)_type [a-z0-9_]+ is available\|eBPF (program|map)_type [a-z0-9_]+ is NOT available$' |
 	grep -v -E '^	Could not determine which helpers are available\|	Program type not supported$')

@@ -1,7 +1,8 @@
 # tests/preload - libbpfrt-preload.so (`bpfrt exec`) under libbpf programs built at test
 # time against the system libbpf, on the kernel and on bpfrt, as root and as uid 65534.
 add_test(NAME preload.libbpf COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/preload/preload.sh
-                                     $<TARGET_FILE:bpfrt_cli> ${CMAKE_SOURCE_DIR})
+                                     $<TARGET_FILE:bpfrt_cli> ${CMAKE_SOURCE_DIR}
+                                     ${BPFRT_UNPRIV_LOCK})
 set_tests_properties(preload.libbpf PROPERTIES LABELS unit SKIP_RETURN_CODE 77 TIMEOUT 300)
 # A sanitized libbpfrt-preload.so cannot be preloaded into programs built without the
 # sanitizer's runtime (ASan wants its runtime first in the library list): skipped there.

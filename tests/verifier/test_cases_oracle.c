@@ -8,7 +8,10 @@
  * results (tests/verifier/cases/expected.inc) and tests/verifier/DISAGREEMENTS.md.
  * Root only; otherwise "skipped".
  */
+#include <fcntl.h>
 #include <stdio.h>
+#include <sys/file.h>
+#include <unistd.h>
 
 #include "harness.h"
 #include "vc_kernel.h"
@@ -138,12 +141,18 @@ static void pc_report(struct pcount *pc)
 		fclose(pc->f);
 }
 
-/* 0 when the kernel lets a process without CAP_BPF load programs */
+/* 0 when the kernel lets a process without CAP_BPF load programs; the setting then holds
+ * for the whole run: verifier.unpriv_oracle, which changes it, waits for this shared lock
+ * (kept until exit; no lock file, as where no /work exists: no such test changes it) */
 static int unpriv_bpf_disabled(void)
 {
-	FILE *f = fopen("/proc/sys/kernel/unprivileged_bpf_disabled", "r");
+	int lock = open(BPFRT_UNPRIV_LOCK, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	FILE *f;
 	int v = 1;
 
+	if (lock >= 0)
+		flock(lock, LOCK_SH);
+	f = fopen("/proc/sys/kernel/unprivileged_bpf_disabled", "r");
 	if (f) {
 		if (fscanf(f, "%d", &v) != 1)
 			v = 1;

@@ -8,7 +8,8 @@
  * floors below.
  *
  * The kernel refuses every load without CAP_BPF while kernel.unprivileged_bpf_disabled is
- * 2, so the test sets it to 0 for its run, holding `flock /work/unpriv.lock` meanwhile,
+ * 2, so the test sets it to 0 for its run, holding `flock /work/unpriv.lock` meanwhile
+ * (BPFRT_UNPRIV_LOCK; verifier.cases_oracle and preload.libbpf hold it shared),
  * and puts 2 back: at the end, from a signal handler, and - should this process be killed
  * outright - from a guardian process that waits for this one's pipe to close.  It never
  * writes 1 (which locks the setting until reboot) and skips, with the reason, when the
@@ -31,7 +32,7 @@
 #include "vc_run.h"
 
 #define SYSCTL "/proc/sys/kernel/unprivileged_bpf_disabled"
-#define LOCK "/work/unpriv.lock"
+#define LOCK BPFRT_UNPRIV_LOCK /* tests/CMakeLists.txt */
 #define NOBODY 65534
 
 /* Floors (measured: docs/STATUS.md #16); a fix raises them, a regression fails. */

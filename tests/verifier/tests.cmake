@@ -7,6 +7,10 @@ foreach(t test_verifier_cases test_verifier_cases_oracle test_verifier_unpriv_or
   target_include_directories(${t} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/verifier)
 endforeach()
 target_include_directories(test_verifier_soundness PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/verifier)
+target_compile_definitions(test_verifier_unpriv_oracle PRIVATE
+  BPFRT_UNPRIV_LOCK="${BPFRT_UNPRIV_LOCK}")
+target_compile_definitions(test_verifier_cases_oracle PRIVATE
+  BPFRT_UNPRIV_LOCK="${BPFRT_UNPRIV_LOCK}")
 add_test(NAME verifier.cli_verify
   COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/verifier/cli_verify.sh $<TARGET_FILE:bpfrt_cli>)
 set_tests_properties(verifier.cli_verify PROPERTIES LABELS unit TIMEOUT 120)
