@@ -499,6 +499,17 @@ int brt_check_insns(struct brt_env *env)
 /* ---- depth-first walk ---------------------------------------------------------------- */
 enum { DISCOVERED = 1, EXPLORED = 2 };
 
+/* A call whose callback the walk runs from the call itself: a helper's (bpf_loop,
+ * bpf_for_each_map_elem, ...) or a kfunc's (bpf_rbtree_add_impl's less()). */
+static int calls_callback(struct brt_env *env, const struct bpf_insn *insn)
+{
+	if (insn->code != (BPF_JMP | BPF_CALL))
+		return 0;
+	if (!insn->src_reg)
+		return brt_is_callback_helper(insn->imm);
+	return insn->src_reg == BPF_PSEUDO_KFUNC_CALL && brt_kfunc_calls_callback(env, insn);
+}
+
 /* Successors of insn t in the kernel's visiting order; returns how many. */
 static int successors(struct brt_env *env, int t, int succ[2], int *branch)
 {
@@ -554,17 +565,8 @@ static int dfs(struct brt_env *env, uint8_t *state, int *stack, uint8_t *next)
 
 		if (next[t] == 0 && n == 2 && branch == 1)
 			env->aux[t].prune_point = 1; /* conditional jumps and calls */
-		if (next[t] == 0 && env->insns[t].code == (BPF_JMP | BPF_CALL) &&
-		    !env->insns[t].src_reg && brt_is_callback_helper(env->insns[t].imm)) {
+		if (next[t] == 0 && calls_callback(env, &env->insns[t])) {
 			/* callback iterations return here: states are compared and stored */
-			env->aux[t].calls_callback = 1;
-			env->aux[t].prune_point = 1;
-			env->aux[t].jmp_point = 1;
-		}
-		if (next[t] == 0 && env->insns[t].code == (BPF_JMP | BPF_CALL) &&
-		    env->insns[t].src_reg == BPF_PSEUDO_KFUNC_CALL &&
-		    brt_kfunc_calls_callback(env, &env->insns[t])) {
-			/* bpf_rbtree_add_impl's less() returns here, as a helper's callback */
 			env->aux[t].calls_callback = 1;
 			env->aux[t].prune_point = 1;
 			env->aux[t].jmp_point = 1;
