@@ -129,17 +129,20 @@ static int ptr_not_null(const struct brt_reg *r)
 	switch (BASE_TYPE(r->type)) {
 	case PTR_TO_MAP_VALUE:
 	case PTR_TO_MAP_KEY:
-	case PTR_TO_MEM:
 	case CONST_PTR_TO_MAP: /* an lddw of a map is never NULL: "if map == 0" is decided */
 	case PTR_TO_SOCKET:
 	case PTR_TO_SOCK_COMMON:
 	case PTR_TO_TCP_SOCK:
 		return 1;
+	case PTR_TO_MEM:
+		/* memory a kernel pointer field points to (rdonly_untrusted_mem, loaded
+		 * through BTF) may be NULL: both ways are walked */
+		return !(r->type & PTR_UNTRUSTED);
 	case PTR_TO_BTF_ID:
-		/* a trusted kernel object (is_trusted_reg(): referenced, or PTR_TRUSTED and no
-		 * unsafe flag), such as an open-coded iterator's element */
-		return r->ref_obj_id ||
-		       ((r->type & PTR_TRUSTED) && !(r->type & ~0xffu & ~PTR_TRUSTED));
+		/* a trusted kernel object (is_trusted_reg(): referenced, or flagged trusted,
+		 * allocated or a non-owning reference, with no unsafe flag), such as an
+		 * open-coded iterator's element */
+		return brt_reg_is_trusted(r);
 	default:
 		return 0;
 	}

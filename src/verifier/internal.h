@@ -936,6 +936,8 @@ int brt_throw_in_callback(struct brt_env *env, int insn_idx, int subprog);
 int brt_refuse_throw(struct brt_env *env);
 
 /* ---- kfunc.c: kernel function calls ------------------------------------------------------ */
+/* the kernel's is_trusted_reg(): referenced, or flagged trusted with no unsafe flag */
+int brt_reg_is_trusted(const struct brt_reg *reg);
 int brt_check_kfunc_call(struct brt_env *env, const struct bpf_insn *insn, int insn_idx);
 /* How many arguments the kfunc a call names takes, -1 when the program may not call it
  * (the kernel's fetch_kfunc_meta() fails). */

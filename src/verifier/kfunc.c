@@ -279,6 +279,11 @@ static int is_trusted_reg(const struct brt_reg *reg)
 	return (reg->type & (PTR_TRUSTED | MEM_ALLOC | NON_OWN_REF)) && !unsafe;
 }
 
+int brt_reg_is_trusted(const struct brt_reg *reg)
+{
+	return is_trusted_reg(reg);
+}
+
 /* btf_struct_ids_match(): the register's struct at its offset is the wanted struct, or
  * (unless strict) holds it as a member at that offset, nested */
 static int struct_ids_match(const struct brt_btf *btf, uint32_t id, int32_t off, uint32_t want,

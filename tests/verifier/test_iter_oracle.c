@@ -370,6 +370,32 @@ static void target_rules(void)
 	}
 }
 
+/* ---- pointers to memory loaded through BTF ------------------------------------------- */
+/* A kernel pointer field to a non-struct (netlink_sock's groups, unsigned long *) loads as
+ * rdonly_untrusted_mem, which may be NULL: "if r2 != 0" walks both ways (the kernel's
+ * reg_not_null() excludes PTR_UNTRUSTED memory), so an error on the NULL path is found. */
+static void untrusted_mem_rules(void)
+{
+	int netlink = func_id("bpf_iter_netlink"), groups = member_off("netlink_sock", "groups");
+	/* struct bpf_iter__netlink: meta, sk at 8 */
+	struct bpf_insn null_path[] = { LDX(BPF_DW, 1, 1, 8), JNE_K(1, 0, 2), MOV_K(0, 0), EXIT(),
+					LDX(BPF_DW, 2, 1, groups), JNE_K(2, 0, 1), MOV_X(0, 3),
+					MOV_K(0, 0), EXIT() };
+	struct bpf_insn both[] = { LDX(BPF_DW, 1, 1, 8), JNE_K(1, 0, 2), MOV_K(0, 0), EXIT(),
+				   LDX(BPF_DW, 2, 1, groups), MOV_K(0, 0), JNE_K(2, 0, 1),
+				   MOV_K(0, 1), MOV_K(0, 0), EXIT() };
+
+	if (netlink <= 0 || groups < 0) {
+		printf("untrusted mem: skipped: no bpf_iter_netlink or netlink_sock in the kernel's "
+		       "BTF\n");
+		return;
+	}
+	check("untrusted mem: the NULL path is walked", BPF_PROG_TYPE_TRACING, BPF_TRACE_ITER,
+	      netlink, null_path, N(null_path));
+	check("untrusted mem: both paths", BPF_PROG_TYPE_TRACING, BPF_TRACE_ITER, netlink, both,
+	      N(both));
+}
+
 int main(void)
 {
 	if (geteuid() != 0)
@@ -380,6 +406,7 @@ int main(void)
 	num_rules();
 	css_task_rules();
 	target_rules();
+	untrusted_mem_rules();
 	printf("%d programs compared, %d test runs\n", compared, runs);
 	return t_done();
 }
