@@ -13,7 +13,20 @@
  * be killed there).  Each thread keeps the locks it holds or is taking, in order, as the
  * kernel's per-CPU rqspinlock_held (31 entries, more counted but not kept); the threads'
  * tables are in one process-wide array, so ABBA between threads of this process is found
- * as the kernel finds it between CPUs; across processes only the timeout answers.
+ * as the kernel finds it between CPUs.
+ *
+ * Across processes the addresses mean nothing, so a thread that has waited a millisecond
+ * publishes what it holds and waits for in a registry file all of its user's processes map
+ * ($BPFRT_FS/.bpfrt-reslock.<uid>, 0600): one slot per waiting thread, each lock named by
+ * the shared mapping it lies in (device, inode, file offset, from /proc/self/maps: a map's
+ * value is the same file and offset in every process).  A waiter whose lock's holder is a
+ * thread of another process reads the holder's slot: when the holder waits for a lock this
+ * thread holds, it is ABBA (-EDEADLK), as the kernel's check_deadlock_ABBA() finds it.  The
+ * registry is untrusted input (any process of the user writes it): slots are read with
+ * atomic loads under a sequence count, counts are bounded, keys only compared, every walk
+ * is bounded; a scribbled registry can at worst make a wait answer -EDEADLK or leave it to
+ * the timeout, never crash or hang.  Without the file (no room, another user's file in
+ * the way) the timeout answers, as before.
  *
  * A run that ends while it holds locks (a budget, a fault of the checked engine, an
  * unverified program that never unlocks) would leave them taken by a live thread: the
@@ -21,13 +34,21 @@
  * what its table still holds.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "maps/maps.h"
 #include "obj/obj.h"
+#include "util/util.h"
 #include "vm/vm.h"
 
 #define RES_NR_HELD 31             /* the kernel's RES_NR_HELD */
@@ -47,6 +68,27 @@ static _Thread_local struct held *mine;
 static _Thread_local struct held spare; /* when every entry of tables is taken */
 static pthread_key_t exit_key;
 static pthread_once_t exit_once = PTHREAD_ONCE_INIT;
+
+/* ---- the registry of waiting threads, shared by the user's processes ------------------- */
+#define XSLOTS 256
+
+/* where a lock word lies: a shared mapping's file and the offset in it (0, 0, 0: private
+ * memory, which no other process can lock) */
+struct xkey {
+	uint64_t dev, ino, off;
+};
+
+struct xslot {
+	_Atomic uint32_t owner; /* brt_shm_self() of the thread, 0: free */
+	_Atomic uint32_t seq;   /* odd while the thread rewrites cnt and keys */
+	_Atomic uint32_t cnt;   /* keys: the locks held, then the one waited for; 0: none */
+	uint32_t pad;
+	_Atomic uint64_t keys[RES_NR_HELD][3];
+};
+
+static struct xslot *xtab; /* NULL: no registry (the timeout answers) */
+static pthread_once_t xtab_once = PTHREAD_ONCE_INIT;
+static _Thread_local struct xslot *xmine;
 
 static long long now_ns(void)
 {
@@ -78,10 +120,14 @@ static void release_all(struct held *h)
 static void thread_exit(void *arg)
 {
 	struct held *h = arg;
+	uint32_t me = brt_shm_self();
 
 	release_all(h);
 	if (h != &spare)
 		atomic_store_explicit(&h->owner, 0, memory_order_release);
+	if (xmine)
+		atomic_compare_exchange_strong_explicit(&xmine->owner, &me, 0,
+							memory_order_release, memory_order_relaxed);
 }
 
 static void make_key(void)
@@ -148,6 +194,166 @@ static int abba(const struct held *h, uint32_t c)
 	return 0;
 }
 
+/* Map the user's registry: a regular file of this user's that only the user can
+ * access, made XSLOTS slots long (the same size in every process). */
+static void xtab_map(void)
+{
+	size_t size = sizeof(struct xslot) * XSLOTS;
+	char path[PATH_MAX];
+	struct stat st;
+	void *p;
+	int fd;
+
+	char why[160];
+
+	/* the objects' directory, if trusted as pins are (docs/SECURITY.md) */
+	if (brt_fs_dir_check(brt_obj_fs_dir(), why, sizeof(why)) ||
+	    snprintf(path, sizeof(path), "%s/.bpfrt-reslock.%u", brt_obj_fs_dir(),
+		     (unsigned)geteuid()) >= (int)sizeof(path))
+		return;
+	fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
+	    (st.st_mode & 077) || (st.st_size < (off_t)size && ftruncate(fd, (off_t)size))) {
+		close(fd);
+		return;
+	}
+	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (p != MAP_FAILED)
+		xtab = p;
+}
+
+/* This thread's slot: a free one, else one of a thread that is gone; NULL when none */
+static struct xslot *xslot_mine(uint32_t me)
+{
+	pthread_once(&xtab_once, xtab_map);
+	if (!xtab)
+		return NULL;
+	if (xmine && atomic_load_explicit(&xmine->owner, memory_order_relaxed) == me)
+		return xmine;
+	xmine = NULL;
+	for (int pass = 0; pass < 2 && !xmine; pass++)
+		for (size_t i = 0; i < XSLOTS && !xmine; i++) {
+			uint32_t o = atomic_load_explicit(&xtab[i].owner, memory_order_relaxed);
+
+			if ((pass ? o != me && brt_shm_owner_dead(o) : !o) &&
+			    atomic_compare_exchange_strong_explicit(&xtab[i].owner, &o, me,
+								    memory_order_acquire,
+								    memory_order_relaxed))
+				xmine = &xtab[i];
+		}
+	return xmine;
+}
+
+/* Where each of n lock words lies (/proc/self/maps: shared mappings with an inode); the
+ * others' keys stay zero */
+static void xkeys(const uintptr_t *addr, uint32_t n, struct xkey *out)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	char line[PATH_MAX + 128];
+	int whole = 1; /* the previous read ended its line: this one starts a mapping */
+
+	memset(out, 0, n * sizeof(*out));
+	while (f && fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi, off, ino;
+		unsigned maj, min;
+		char perms[8];
+		int start = whole;
+
+		whole = strchr(line, '\n') != NULL;
+		if (!start ||
+		    sscanf(line, "%lx-%lx %7s %lx %x:%x %lu", &lo, &hi, perms, &off, &maj, &min,
+			   &ino) != 7 ||
+		    strlen(perms) != 4 || perms[3] != 's' || !ino)
+			continue;
+		for (uint32_t i = 0; i < n; i++)
+			if (addr[i] >= lo && addr[i] < hi)
+				out[i] = (struct xkey){ makedev(maj, min), ino, off + (addr[i] - lo) };
+	}
+	if (f)
+		fclose(f);
+}
+
+/* A wait that found its holder outside this process: the thread's published keys */
+struct xwait {
+	int tried;            /* xpublish() ran (once per wait) */
+	struct xslot *slot;   /* NULL: not published */
+	uint32_t n;           /* keys, the last the lock waited for */
+	struct xkey keys[RES_NR_HELD];
+};
+
+static void xslot_write(struct xslot *s, const struct xkey *k, uint32_t n)
+{
+	uint32_t q = atomic_load_explicit(&s->seq, memory_order_relaxed);
+
+	atomic_store_explicit(&s->seq, q | 1u, memory_order_relaxed);
+	atomic_thread_fence(memory_order_release);
+	for (uint32_t i = 0; i < n; i++) {
+		atomic_store_explicit(&s->keys[i][0], k[i].dev, memory_order_relaxed);
+		atomic_store_explicit(&s->keys[i][1], k[i].ino, memory_order_relaxed);
+		atomic_store_explicit(&s->keys[i][2], k[i].off, memory_order_relaxed);
+	}
+	atomic_store_explicit(&s->cnt, n, memory_order_relaxed);
+	atomic_store_explicit(&s->seq, (q | 1u) + 1, memory_order_release);
+}
+
+/* Publish what this thread holds and waits for (h's entries, w's the last) */
+static void xpublish(struct xwait *x, const struct held *h)
+{
+	uintptr_t addr[RES_NR_HELD];
+	uint32_t n = atomic_load_explicit(&h->cnt, memory_order_relaxed);
+
+	x->tried = 1;
+	if (!n || n > RES_NR_HELD)
+		return; /* a table past RES_NR_HELD cannot tell (the kernel's neither) */
+	x->slot = xslot_mine(brt_shm_self());
+	if (!x->slot)
+		return;
+	for (uint32_t i = 0; i < n; i++)
+		addr[i] = atomic_load_explicit(&h->locks[i], memory_order_relaxed);
+	xkeys(addr, n, x->keys);
+	x->n = n;
+	xslot_write(x->slot, x->keys, n);
+}
+
+static void xunpublish(struct xwait *x)
+{
+	if (x->slot)
+		xslot_write(x->slot, NULL, 0);
+}
+
+/* check_deadlock_ABBA() across processes: the holder (owner word c) is a thread waiting
+ * for a lock this thread holds (what its slot says, read as untrusted) */
+static int xabba(const struct xwait *x, uint32_t c)
+{
+	for (size_t i = 0; x->slot && i < XSLOTS; i++) {
+		const struct xslot *r = &xtab[i];
+		uint32_t q, rn;
+		struct xkey want;
+
+		if (r == x->slot || atomic_load_explicit(&r->owner, memory_order_relaxed) != c)
+			continue;
+		q = atomic_load_explicit(&r->seq, memory_order_acquire);
+		rn = atomic_load_explicit(&r->cnt, memory_order_relaxed);
+		if ((q & 1) || rn < 2 || rn > RES_NR_HELD)
+			return 0;
+		want.dev = atomic_load_explicit(&r->keys[rn - 1][0], memory_order_relaxed);
+		want.ino = atomic_load_explicit(&r->keys[rn - 1][1], memory_order_relaxed);
+		want.off = atomic_load_explicit(&r->keys[rn - 1][2], memory_order_relaxed);
+		atomic_thread_fence(memory_order_acquire);
+		if (atomic_load_explicit(&r->seq, memory_order_relaxed) != q || !want.ino)
+			return 0;
+		for (uint32_t j = 0; j + 1 < x->n; j++)
+			if (x->keys[j].ino == want.ino && x->keys[j].dev == want.dev &&
+			    x->keys[j].off == want.off)
+				return 1;
+		return 0;
+	}
+	return 0;
+}
+
 /* A run's first lock: what the table holds is an earlier run's, which ended without
  * releasing it. */
 static struct held *run_table(struct bpfrt_run_ctx *ctx)
@@ -175,8 +381,20 @@ static void drop_entry(struct held *h)
 	atomic_store_explicit(&h->cnt, n - 1, memory_order_relaxed);
 }
 
-/* Wait for w: 0 when taken, -EDEADLK, -ETIMEDOUT. */
+/* Wait for w: 0 when taken, -EDEADLK, -ETIMEDOUT (what the registry was told is taken
+ * back) */
+static int wait_lock_x(struct held *h, _Atomic uint32_t *w, uint32_t me, struct xwait *x);
+
 static int wait_lock(struct held *h, _Atomic uint32_t *w, uint32_t me)
+{
+	struct xwait x = { 0 };
+	int err = wait_lock_x(h, w, me, &x);
+
+	xunpublish(&x);
+	return err;
+}
+
+static int wait_lock_x(struct held *h, _Atomic uint32_t *w, uint32_t me, struct xwait *x)
 {
 	long long start = now_ns(), checked = start, t;
 	uint32_t n = atomic_load_explicit(&h->cnt, memory_order_relaxed);
@@ -205,6 +423,12 @@ static int wait_lock(struct held *h, _Atomic uint32_t *w, uint32_t me)
 		}
 		checked = t;
 		if (c && abba(h, c))
+			return -EDEADLK;
+		/* a holder in another process: publish once, then read its slot (a dead
+		 * holder's slot is stale: its lock is taken over below) */
+		if (c && !x->tried)
+			xpublish(x, h);
+		if (c && xabba(x, c) && !brt_shm_owner_dead(c))
 			return -EDEADLK;
 		if (c && brt_shm_owner_dead(c) &&
 		    atomic_compare_exchange_strong_explicit(w, &c, me, memory_order_acquire,

@@ -1,22 +1,29 @@
 /* test_res_lock_stress.c - the resilient spin lock's run time (src/maps/res_lock.c) alone:
  * its answers (AA: -EDEADLK; a live holder in another process: -ETIMEDOUT after a quarter
  * of a second, RES_DEF_TIMEOUT; ABBA between two threads: -EDEADLK, never a hang), a holder
- * killed with the lock held (taken over at once), a run that ended holding a lock (the
- * thread's next run releases it), more nested locks than the held table keeps, and
+ * killed with the lock held (taken over at once), ABBA between two processes (-EDEADLK
+ * through the registry of waiting threads, well before the timeout), a run that ended
+ * holding a lock (the thread's next run releases it), more nested locks than the held
+ * table keeps, and
  * threads incrementing a shared counter under one lock (exact; TSan checks the
  * exclusion in the tsan build).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "harness.h"
 #include "maps/maps.h"
+#include "obj/obj.h"
 #include "vm/vm.h"
 
 /* shared with children: lock words and a counter */
@@ -174,6 +181,130 @@ static void abba(void)
 	T_EQ_INT((int)sh->word[5], 0);
 }
 
+/* ABBA between two processes: each takes its first lock, tells the other, waits for the
+ * other's word, then takes the other's lock.  The registry of waiting threads
+ * ($BPFRT_FS/.bpfrt-reslock.<uid>) lets the waiters see the cycle: -EDEADLK within
+ * milliseconds, where before only the 250 ms timeout answered. */
+static int abba_side(int first, int second, int tell, int hear, long long *ms)
+{
+	struct bpfrt_run_ctx ctx;
+	long long t0;
+	char c = 'x';
+	int err;
+
+	new_run(&ctx);
+	if (brt_res_lock(W(first), &ctx))
+		return -1000;
+	if (write(tell, &c, 1) != 1 || (hear >= 0 && read(hear, &c, 1) != 1))
+		return -1001;
+	t0 = now_ms();
+	err = brt_res_lock(W(second), &ctx);
+	*ms = now_ms() - t0;
+	if (!err)
+		brt_res_unlock(W(second), &ctx);
+	brt_res_unlock(W(first), &ctx);
+	return err;
+}
+
+static void abba_processes(const char *what, int want_deadlocks)
+{
+	int deadlocks = 0, timeouts = 0, others = 0;
+	long long worst = 0;
+
+	T_CASE(what);
+	/* the child tells when it holds word 6, then waits until the parent holds 7 */
+	for (int r = 0; r < 5; r++) {
+		int a[2], b[2], status, res[2] = { 0, 0 };
+		long long ms[2] = { 0, 0 };
+		pid_t pid;
+
+		if (pipe(a) || pipe(b)) {
+			T_FAIL("pipe: %s", strerror(errno));
+			return;
+		}
+		pid = fork();
+		if (pid == 0) {
+			int err = abba_side(6, 7, a[1], b[0], &ms[1]);
+
+			/* the answer and how long it took, to the parent */
+			if (write(a[1], &err, sizeof(err)) != sizeof(err) ||
+			    write(a[1], &ms[1], sizeof(ms[1])) != sizeof(ms[1]))
+				_exit(1);
+			_exit(0);
+		}
+		{
+			/* the parent's first lock only after the child holds its own */
+			char c;
+
+			if (read(a[0], &c, 1) != 1)
+				T_FAIL("the child did not take its lock");
+		}
+		res[0] = abba_side(7, 6, b[1], -1, &ms[0]);
+		if (read(a[0], &res[1], sizeof(res[1])) != sizeof(res[1]) ||
+		    read(a[0], &ms[1], sizeof(ms[1])) != sizeof(ms[1]))
+			T_FAIL("no answer from the child");
+		waitpid(pid, &status, 0);
+		for (int i = 0; i < 4; i++)
+			close(i < 2 ? a[i] : b[i - 2]);
+		for (int i = 0; i < 2; i++) {
+			deadlocks += res[i] == -EDEADLK;
+			timeouts += res[i] == -ETIMEDOUT;
+			others += res[i] && res[i] != -EDEADLK && res[i] != -ETIMEDOUT;
+			worst = ms[i] > worst ? ms[i] : worst;
+		}
+	}
+	printf("%s: %d of 10 waits -EDEADLK, %d -ETIMEDOUT, the longest wait %lld ms\n", what,
+	       deadlocks, timeouts, worst);
+	T_EQ_INT(others, 0);
+	if (want_deadlocks) {
+		T_EQ_INT(timeouts, 0);
+		if (deadlocks < 5)
+			T_FAIL("%d ABBA deadlocks detected in 5 rounds", deadlocks);
+		if (worst > 200)
+			T_FAIL("an ABBA wait took %lld ms", worst);
+	} else if (worst > 1000) {
+		T_FAIL("a wait took %lld ms", worst);
+	}
+	T_EQ_INT((int)sh->word[6], 0);
+	T_EQ_INT((int)sh->word[7], 0);
+}
+
+/* The registry is any of the user's processes' to write: scribbled over (every byte
+ * 0xff, then random bytes, then slots that all name one live thread with huge counts),
+ * waits still end with an answer of the lock's (0, -EDEADLK or -ETIMEDOUT) in bounded
+ * time, and nothing crashes. */
+static void scribbled_registry(const char *dir)
+{
+	char path[128];
+	unsigned char *m;
+	struct stat st;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/.bpfrt-reslock.%u", dir, (unsigned)geteuid());
+	fd = open(path, O_RDWR);
+	if (fd < 0 || fstat(fd, &st) || st.st_size <= 0) {
+		T_FAIL("no registry at %s", path);
+		return;
+	}
+	m = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (m == MAP_FAILED)
+		return;
+	memset(m, 0xff, (size_t)st.st_size);
+	abba_processes("ABBA between processes, registry all 0xff", 0);
+	srand(14);
+	for (off_t i = 0; i < st.st_size; i++)
+		m[i] = (unsigned char)rand();
+	abba_processes("ABBA between processes, registry random", 0);
+	for (off_t i = 0; i + 16 <= st.st_size; i += 16) {
+		uint32_t w[4] = { brt_shm_self(), 0, 0xffffffffu, 31 };
+
+		memcpy(m + i, w, sizeof(w));
+	}
+	abba_processes("ABBA between processes, registry naming this thread", 0);
+	munmap(m, (size_t)st.st_size);
+}
+
 #define THREADS 4
 #define ROUNDS 50000
 
@@ -214,12 +345,25 @@ static void counters(void)
 
 int main(void)
 {
+	char dir[64] = "/dev/shm/bpfrt-reslock-XXXXXX", cmd[96];
+	int rc;
+
+	/* a private objects' directory for the registry of waiting threads */
+	if (!mkdtemp(dir))
+		T_SKIP("cannot create a directory in /dev/shm");
+	setenv("BPFRT_FS", dir, 1);
 	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (sh == MAP_FAILED)
 		T_SKIP("mmap: %s", strerror(errno));
 	single_thread();
 	other_process();
 	abba();
+	abba_processes("ABBA between two processes", 1);
+	scribbled_registry(dir);
 	counters();
-	return t_done();
+	rc = t_done();
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	if (system(cmd))
+		rc = 1;
+	return rc;
 }
