@@ -190,6 +190,8 @@ struct brt_pin_links {
 };
 int brt_prog_file_pin_begin(struct brt_prog *prog, struct brt_pin_links *pl);
 void brt_prog_file_pin_end(struct brt_pin_links *pl, int prog_fd, uint64_t ino, int pinned);
+/* The end of the calling thread's batch: release the links' lock its pins held. */
+void brt_prog_file_batch_end(void);
 /* Is path (a file nftw() found; name at path + base) a program's link in a links'
  * directory rather than a pin? */
 int brt_prog_file_is_prog_link(const char *path, int base);
@@ -213,8 +215,9 @@ int brt_api_sys_admin(void);
 
 /* The calls of bpfrt_bpf() this thread makes until the end as one batch (obj.h's
  * brt_obj_batch_begin(): one sweep, one directory check, one privilege sample, each fd
- * resolved once): the load of one object's maps and programs (src/object/load.c), whose
- * fds stay open until the end (bpf.c). */
+ * resolved once; the links' lock of program pins taken once, prog_file.c): the load of
+ * one object's maps and programs (src/object/load.c), `bpfrt prog loadall`'s load and
+ * pins, whose fds stay open until the end (bpf.c). */
 void brt_api_batch_begin(void);
 void brt_api_batch_end(void);
 /* The caller closed fds of objects (an object's unload): drop this process's mappings of

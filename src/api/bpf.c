@@ -58,6 +58,8 @@ void brt_api_batch_begin(void)
 void brt_api_batch_end(void)
 {
 	brt_obj_batch_end();
+	if (!brt_obj_batch_id()) /* the outermost end */
+		brt_prog_file_batch_end();
 }
 
 void brt_api_closed(void)

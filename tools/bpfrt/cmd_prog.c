@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "bpfrt.h"
+#include "api/api.h"
 #include "cli.h"
 #include "elf/elf.h"
 #include "isa/isa.h"
@@ -114,8 +115,14 @@ static int do_load(struct progcli *c, int argc, char **argv, int all)
 	/* loadall: each section's own type first (libbpf's names, tc's rules); --type is the
 	 * default for the sections that name none.  load: --type is the type. */
 	c->lo.type_default = all;
-	if (cli_object_load(argv[0], &c->lo, &obj))
+	/* the load and the pins as one batch (api.h): the links' lock taken once */
+	if (!c->kernel)
+		brt_api_batch_begin();
+	if (cli_object_load(argv[0], &c->lo, &obj)) {
+		if (!c->kernel)
+			brt_api_batch_end();
 		return 1;
+	}
 	if (c->lo.log_level)
 		fprintf(stderr, "%s", bpfrt_object_log(obj));
 	if (c->json)
@@ -161,6 +168,8 @@ static int do_load(struct progcli *c, int argc, char **argv, int all)
 	}
 	if (!ret && pinmaps)
 		ret = pin_maps(c, obj, pinmaps);
+	if (!c->kernel)
+		brt_api_batch_end();
 	bpfrt_object_close(obj);
 	return ret;
 }
