@@ -264,14 +264,17 @@ static int resume_insn(const struct brt_vstate *st, int i, int insn_idx)
 	return callee->in_callback_fn ? callee->callsite : callee->callsite + 1;
 }
 
-/* The loop a state is in and the calls that lead there: the first frame whose resume
- * point lies in a component (the kernel's compute_scc_callchain).  0: in none. */
+/* The loop a state is in and the calls that lead there: the first frame whose call insn
+ * (the current insn for the top frame) lies in a component (the kernel's
+ * compute_scc_callchain and frame_insn_idx: the call itself, not the insn after it, so a
+ * call just before a loop's head is outside the loop, and a call at insn 0 ends the
+ * printed chain).  0: in none. */
 static int scc_chain(const struct brt_env *env, const struct brt_vstate *st, int insn_idx,
 		     struct brt_scc_chain *ch)
 {
 	memset(ch, 0, sizeof(*ch));
 	for (int i = 0; i <= st->curframe && i < BRT_MAX_FRAMES; i++) {
-		int at = resume_insn(st, i, insn_idx);
+		int at = i == st->curframe ? insn_idx : st->frame[i + 1]->callsite;
 
 		if (at >= 0 && at < env->len && env->aux[at].scc) {
 			ch->scc = env->aux[at].scc;

@@ -106,6 +106,37 @@ struct result *results;
 size_t nresults;
 static size_t capresults;
 
+/* Both sides refused r's program: each loaded once more at log level 1|4 (the run's level 4
+ * has only the message), the two paths to the refusal compared (corpus_log.c).  Not when
+ * a side refused before its verifier (no log: a map, BTF or the object). */
+static void refused_logs(struct result *r, const char *path, const char *name, int libbpf)
+{
+	struct result tmp = *r;
+	struct bpf_object *ko = NULL;
+	struct bpfrt_object *kb = NULL, *bo;
+	int fd = -1;
+
+	if (!side_log[0] || !side_log[0][0] || !side_log[1] || !side_log[1][0])
+		return;
+	log_level_req = 1 | 4;
+	if (libbpf)
+		ko = k_load_libbpf(path, &tmp, name, &fd);
+	else
+		kb = b_load(path, &tmp, name, 1, &fd);
+	bo = b_load(path, &tmp, name, 0, &fd);
+	log_level_req = 4;
+	/* a verdict that changed on the reload (a load that depends on time) is not compared */
+	if (!ko && !kb && !bo && tmp.kernel == V_REFUSED && tmp.bpfrt == V_REFUSED)
+		compare_logs(r);
+	if (ko)
+		bpf_object__close(ko);
+	if (kb)
+		bpfrt_object_close(kb);
+	if (bo)
+		bpfrt_object_close(bo);
+	clear_pins();
+}
+
 static void one_prog(const char *proj, const char *file, const char *path, const char *name,
 		     const char *sec, enum bpf_prog_type type, int use_libbpf)
 {
@@ -165,6 +196,10 @@ static void one_prog(const char *proj, const char *file, const char *path, const
 	if (r->kernel == V_OK && r->bpfrt == V_OK)
 		compare_accepted(r, kfd, bfd, kobj, kbobj, bobj);
 	categorise(r);
+	if (!logdir && r->kernel == V_OK && r->bpfrt == V_OK)
+		compare_logs(r);
+	else if (!logdir && r->kernel == V_REFUSED && r->bpfrt == V_REFUSED)
+		refused_logs(r, path, name, use_libbpf && !r->libbpf_gave_up);
 	t0 = now_ms();
 	if (kobj)
 		bpf_object__close(kobj);

@@ -8,6 +8,7 @@
 #define BPFRT_TESTS_CORPUS_DIFF_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 #include <bpf/libbpf.h>
@@ -50,6 +51,11 @@ struct result {
 	int timed;               /* both lines were found */
 	char libbpf_why[256];
 	double kernel_ms, bpfrt_ms; /* open + load (verification) + close, each side */
+	/* verifier logs (corpus_log.c): 0 not compared, 1 identical, -1 differ; the kernel's
+	 * lines, how many of them are identical, and the first differing line of each */
+	int log_cmp;
+	uint32_t log_lines, log_same, log_line;
+	char log_kernel[160], log_bpfrt[160];
 };
 
 extern struct result *results; /* every program, in corpus order */
@@ -79,6 +85,19 @@ struct bpf_object *k_load_libbpf(const char *path, struct result *r, const char 
  * (kernel 1, for objects libbpf cannot open): as k_load_libbpf() */
 struct bpfrt_object *b_load(const char *path, struct result *r, const char *name,
 			    int kernel, int *fd);
+
+/* ---- verifier logs (corpus_log.c) ---- */
+
+/* log level of the loads: 4 (statistics) for the run, 1|4 for the reload of a program both
+ * refuse; -l makes it 2 */
+extern int log_level_req;
+/* the verifier's log of the last load of each side (0 kernel, 1 bpfrt), kept by the loads */
+extern char *side_log[2];
+void keep_log(int side, const char *log);
+/* side_log[0] against side_log[1] into r->log_* */
+void compare_logs(struct result *r);
+/* the figures of both groups (both accept, both refuse) and their biggest differences */
+void print_logs(FILE *out);
 
 /* ---- comparing what both accept (corpus_compare.c) ---- */
 

@@ -239,6 +239,7 @@ struct bpf_object *k_load_libbpf(const char *path, struct result *r, const char 
 	struct bpf_program *p, *me = NULL;
 	int err;
 
+	keep_log(0, "");
 	if (!obj)
 		return NULL;
 	bpf_object__for_each_program(p, obj) {
@@ -260,14 +261,19 @@ struct bpf_object *k_load_libbpf(const char *path, struct result *r, const char 
 	const char *vt;
 
 	klog[0] = 0;
-	bpf_program__set_log_buf(me, klog, logdir ? sizeof(klog) : (1u << 20));
-	bpf_program__set_log_level(me, logdir ? 4 | 2 : 4);
+	/* a level-1 log holds a whole path (up to a million lines): room for it, as the
+	 * kernel refuses with ENOSPC a log it had to cut */
+	bpf_program__set_log_buf(me, klog, logdir || (log_level_req & 1) ? sizeof(klog)
+								   : (1u << 20));
+	bpf_program__set_log_level(me, logdir ? 4 | 2 : (uint32_t)log_level_req);
 	libbpf_msgs[0] = 0;
 	err = bpf_object__load(obj);
 	while (ninner)
 		close(inner_fds[--ninner]);
 	if (logdir)
 		save_log(r->key, "kernel", klog);
+	else
+		keep_log(0, klog);
 	vt = strstr(klog, "verification time ");
 	r->kernel_us = vt ? strtoull(vt + 18, NULL, 10) : 0;
 	r->timed = vt != NULL;
@@ -293,7 +299,9 @@ struct bpfrt_object *b_load(const char *path, struct result *r, const char *name
 {
 	struct bpfrt_object_open_opts o = { .sz = sizeof(o), .kernel = kernel,
 					    .pin_root_path = kernel ? kpin : NULL,
-					    .log_level = kernel ? (logdir ? 2 : 0) : logdir ? 4 | 2 : 4 };
+					    .log_level = logdir ? (kernel ? 2 : 4 | 2)
+								: (uint32_t)log_level_req,
+					    .log_size = log_level_req & 1 ? 64u << 20 : 0 };
 	struct bpfrt_object *obj;
 	struct bpfrt_program *p, *me = NULL;
 	enum verdict *v = kernel ? &r->kernel : &r->bpfrt;
@@ -302,6 +310,7 @@ struct bpfrt_object *b_load(const char *path, struct result *r, const char *name
 	size_t whylen = kernel ? sizeof(r->kernel_why) : sizeof(r->bpfrt_why);
 
 	bpfrt_msgs[0] = 0;
+	keep_log(kernel ? 0 : 1, "");
 	obj = bpfrt_object_open_file(path, &o);
 	if (!obj) {
 		*v = V_REFUSED;
@@ -335,6 +344,8 @@ struct bpfrt_object *b_load(const char *path, struct result *r, const char *name
 
 	if (logdir) /* -l: the kernel's log too when this loader is its side */
 		save_log(r->key, kernel ? "kernel" : "bpfrt", bpfrt_object_log(obj));
+	else
+		keep_log(kernel ? 0 : 1, bpfrt_object_log(obj));
 
 	if (!kernel && bpfrt_object_log(obj)) {
 		const char *vt = strstr(bpfrt_object_log(obj), "verification time ");

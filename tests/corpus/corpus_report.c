@@ -321,13 +321,14 @@ void print_results(const char *report)
 	if (rep)
 		fprintf(rep, "program\tsection\ttype\tkernel\tbpfrt\tkernel_errno\tbpfrt_errno\t"
 			"type_found\ttest_run\tcategory\tbpfrt_reason\tkernel_reason\t"
-			"kernel_insns\tbpfrt_insns\tkernel_us\tbpfrt_us\ttest_run_diff\n");
+			"kernel_insns\tbpfrt_insns\tkernel_us\tbpfrt_us\ttest_run_diff\t"
+			"log\tlog_lines_same\tlog_lines\tlog_first_diff\n");
 	for (size_t i = 0; i < nresults; i++) {
 		const struct result *r = &results[i];
 
 		if (rep)
 			fprintf(rep, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%u\t%u\t%llu\t%llu"
-				"\t%s%s%s\n",
+				"\t%s%s%s",
 				r->key,
 				r->sec, libbpf_bpf_prog_type_str(r->type) ?
 					libbpf_bpf_prog_type_str(r->type) : "?",
@@ -336,6 +337,14 @@ void print_results(const char *report)
 				r->kernel_insns, r->bpfrt_insns, (unsigned long long)r->kernel_us,
 				(unsigned long long)r->bpfrt_us, r->run_diff,
 				r->run_why ? "; known: " : "", r->run_why ? r->run_why : "");
+		if (rep) /* the log columns: same, differs or - (not compared) */
+			fprintf(rep, "\t%s\t%u\t%u\t", r->log_cmp > 0 ? "same" :
+				r->log_cmp < 0 ? "differs" : "-", r->log_same, r->log_lines);
+		if (rep && r->log_cmp < 0)
+			fprintf(rep, "line %u: kernel `%s` / bpfrt `%s`", r->log_line,
+				r->log_kernel, r->log_bpfrt);
+		if (rep)
+			fprintf(rep, "\n");
 		if (r->kernel == V_REFUSED && r->bpfrt == V_OK)
 			printf("FALSE ACCEPT: %s (section %s, %s): kernel: %s\n", r->key, r->sec,
 			       libbpf_bpf_prog_type_str(r->type), r->kernel_why);
@@ -377,6 +386,7 @@ void print_totals(const char *dir, char **projs, size_t nproj, size_t unreadable
 	print_projects(stdout, projs, nproj);
 	print_categories(stdout);
 	print_processed(stdout);
+	print_logs(stdout);
 }
 
 int check_baseline(const char *path, int floors)
