@@ -4,6 +4,7 @@
  * function - bpfrt_bpf(), or the kernel's syscall when the object was opened with
  * .kernel = 1 - so the same relocated object can be compared on both.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -84,6 +85,39 @@ static void obj_name(char dst[BPF_OBJ_NAME_LEN], const char *src)
 	dst[n] = 0;
 }
 
+/* The name a map is created with.  Global data (.data*, .rodata*, .bss*, .kconfig) gets
+ * libbpf's name for it, which the kernel then shows (bpftool, the verifier log's
+ * map=NAME): the section's name after as much of the object's name (its file's base name
+ * up to the first '.') as fits in 15 characters with at least 7 kept for the section, or
+ * the section's name alone (cut to 15) when it has a second '.' (.rodata.config), any
+ * character the kernel refuses as '_'.  Other maps: their own name, such characters
+ * left out. */
+static void map_name(const struct bpfrt_object *obj, const struct brt_elf_map *m,
+		     char dst[BPF_OBJ_NAME_LEN])
+{
+	const char *file, *sec = m->name;
+	size_t pfx, sfx, n;
+
+	if (m->kind != BRT_ELF_MAP_DATA && m->kind != BRT_ELF_MAP_RODATA &&
+	    m->kind != BRT_ELF_MAP_BSS && strcmp(sec, ".kconfig")) {
+		obj_name(dst, sec);
+		return;
+	}
+	file = strrchr(obj->elf->name, '/') ? strrchr(obj->elf->name, '/') + 1 : obj->elf->name;
+	sfx = strlen(sec) > 7 ? strlen(sec) : 7;
+	if (sfx > BPF_OBJ_NAME_LEN - 1)
+		sfx = BPF_OBJ_NAME_LEN - 1;
+	pfx = strcspn(file, ".");
+	if (strchr(sec + 1, '.'))
+		pfx = 0;
+	else if (pfx > BPF_OBJ_NAME_LEN - 1 - sfx)
+		pfx = BPF_OBJ_NAME_LEN - 1 - sfx;
+	snprintf(dst, BPF_OBJ_NAME_LEN, "%.*s%.*s", (int)pfx, file, (int)sfx, sec);
+	for (n = 0; dst[n]; n++)
+		if (!isalnum((unsigned char)dst[n]) && dst[n] != '_' && dst[n] != '.')
+			dst[n] = '_';
+}
+
 static int create_one(struct bpfrt_object *obj, const struct brt_elf_map *m, int inner_fd)
 {
 	union bpf_attr attr;
@@ -100,7 +134,7 @@ static int create_one(struct bpfrt_object *obj, const struct brt_elf_map *m, int
 	attr.map_flags = m->map_flags;
 	attr.numa_node = m->numa_node;
 	attr.inner_map_fd = inner_fd > 0 ? (uint32_t)inner_fd : 0;
-	obj_name(attr.map_name, m->name);
+	map_name(obj, m, attr.map_name);
 	/* the map's types for `map dump`; like libbpf, a map whose BTF is refused is still
 	 * made, without it */
 	if (obj->btf_fd >= 0 && m->btf_value_type_id) {

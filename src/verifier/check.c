@@ -567,8 +567,11 @@ static int run_passes(struct brt_env *env)
 			err = walk(env, i);
 			if (err)
 				break;
-			brt_vinfo(env, "Func#%d ('%s') is safe for any args that match its "
-				       "prototype\n", i, brt_subprog_name(env, i));
+			/* level 1 or 2 only: the statistics level (4) prints none, as the
+			 * kernel's do_check_subprogs() */
+			if (LOG_L1(env))
+				brt_vinfo(env, "Func#%d ('%s') is safe for any args that match "
+					       "its prototype\n", i, brt_subprog_name(env, i));
 			sp->verified = 1;
 			again = 1;
 		}
@@ -623,7 +626,28 @@ static void free_env(struct brt_env *env)
 	free(env->own_ops);
 }
 
-static void print_stats(struct brt_env *env)
+/* Subprogram k's stack depth as the kernel's statistics line prints it, -1 for one it does
+ * not print.  The kernel prints after its rewrites of a program it accepts (ok): a
+ * privileged load drops every subprogram no path reached (opt_remove_dead_code), and an
+ * inlined bpf_loop (flags known 0, one callback: the walk's loop_fit) takes 3 slots and the
+ * round-up to 8 of its function's frame (optimize_bpf_loop).  Only the log: bpfrt's own
+ * bpf_loop needs no slots. */
+static int printed_depth(const struct brt_env *env, int k, int ok)
+{
+	int depth = env->subprogs[k].stack_depth, seen = 0, loop = 0;
+
+	if (!ok)
+		return depth;
+	for (int i = env->subprogs[k].start; i < env->subprogs[k + 1].start; i++) {
+		seen |= env->aux[i].seen != 0;
+		loop |= env->aux[i].seen && env->aux[i].loop_init && env->aux[i].loop_fit;
+	}
+	if (!seen && env->bpf_capable)
+		return -1;
+	return loop ? depth + 3 * 8 + (-depth & 7) : depth;
+}
+
+static void print_stats(struct brt_env *env, int ok)
 {
 	if (env->log.level & BRT_LOG_STATS) {
 		struct timespec now;
@@ -635,9 +659,12 @@ static void print_stats(struct brt_env *env)
 			     env->start_ns;
 		brt_vinfo(env, "verification time %llu usec\n", (unsigned long long)(ns / 1000));
 		brt_vinfo(env, "stack depth ");
-		for (int i = 0; i < env->subprog_cnt; i++)
-			brt_vinfo(env, "%d%s", env->subprogs[i].stack_depth,
-				  i + 1 < env->subprog_cnt ? "+" : "");
+		for (int i = 0, n = 0; i < env->subprog_cnt; i++) {
+			int d = printed_depth(env, i, ok);
+
+			if (d >= 0)
+				brt_vinfo(env, "%s%d", n++ ? "+" : "", d);
+		}
 		brt_vinfo(env, "\n");
 	}
 	brt_vinfo(env, "processed %u insns (limit %d) max_states_per_insn %u total_states %u "
@@ -659,7 +686,7 @@ int brt_verify_log_early(uint32_t level, char *buf, uint32_t size, const char *m
 		if (msg && *msg)
 			brt_vlog(&env->log, "%s", msg);
 		env->subprog_cnt = 1; /* the kernel's stack depth line names the main program */
-		print_stats(env);
+		print_stats(env, 0);
 		err = brt_vlog_finalize(&env->log, &true_size);
 	}
 	free(env);
@@ -740,7 +767,7 @@ int brt_verify(const struct bpf_insn *insns, size_t n, const struct brt_verify_o
 		err = -ENOMEM;
 	else
 		err = run_passes(env);
-	print_stats(env);
+	print_stats(env, !err);
 	lerr = brt_vlog_finalize(&env->log, &true_size);
 	if (lerr)
 		err = lerr;

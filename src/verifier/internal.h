@@ -454,6 +454,10 @@ struct brt_env {
 	uint32_t total_states;
 	uint32_t peak_states;
 	uint32_t cur_states;
+	/* states a finished walk (main program, a global function) left stored: the kernel's
+	 * free_states() frees them but leaves its explored_states_size and free_list_size
+	 * counting them, so peak_states of a program with global functions adds up the walks */
+	uint32_t freed_states;
 	uint32_t max_states_per_insn;
 	uint32_t jmps_processed;
 	uint32_t prev_jmps_processed;

@@ -158,8 +158,8 @@ static void print_reg(struct brt_env *env, const struct brt_frame *f, const stru
 	if (bt == CONST_PTR_TO_MAP || bt == PTR_TO_MAP_VALUE || bt == PTR_TO_MAP_KEY) {
 		const struct brt_map_info *m = &env->maps[reg->map_idx].info;
 
-		if (m->name && m->name[0])
-			VA("map=%s", m->name);
+		if (m->map_name[0])
+			VA("map=%s", m->map_name);
 		VA("ks=%u,vs=%u", m->key_size, m->value_size);
 	}
 	/* numbers as the kernel's verbose_snum/verbose_unum print them (a negative range, a

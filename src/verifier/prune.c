@@ -341,7 +341,7 @@ static int incomplete_marks(struct brt_env *env, const struct brt_vstate *st)
  * and the copies backedges keep all count */
 static void update_peak(struct brt_env *env)
 {
-	uint32_t n = env->cur_states + env->nbackedges;
+	uint32_t n = env->cur_states + env->freed_states + env->nbackedges;
 
 	if (n > env->peak_states)
 		env->peak_states = n;
@@ -621,6 +621,7 @@ void brt_reset_stored(struct brt_env *env)
 		env->bucket_states[i] = 0;
 	}
 	env->evicted = NULL;
+	env->freed_states += env->cur_states;
 	env->cur_states = 0;
 }
 

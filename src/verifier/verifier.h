@@ -80,7 +80,6 @@ struct brt_map_info {
 	 * bpf_map_direct_read() does (.rodata); rodata = element 0 (value_size bytes) */
 	int frozen_rdonly;
 	const void *rodata;
-	const char *name;     /* printed as map=NAME in the log; NULL prints "" */
 	/* maps of maps: the inner map template a lookup returns (inner_type 0 otherwise) */
 	uint32_t inner_type, inner_key_size, inner_value_size, inner_max_entries, inner_flags;
 	/* 1 + offset of the value's struct bpf_spin_lock (map BTF), 0: none; programs may
@@ -97,7 +96,8 @@ struct brt_map_info {
 	const void *btf_blob;
 	uint32_t btf_size;
 	uint32_t btf_value_type_id;
-	char map_name[16];    /* BPF_OBJ_NAME_LEN: the map's name for messages */
+	char map_name[16];    /* BPF_OBJ_NAME_LEN: the map's name for messages, and map=NAME
+			       * in the log's registers ("" prints none) */
 };
 
 /* A source line for the log: BPF_PROG_LOAD's line_info resolved against its BTF. */
