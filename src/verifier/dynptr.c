@@ -282,11 +282,15 @@ int brt_process_dynptr(struct brt_env *env, int regno, int insn_idx, unsigned fl
 			 regno - 1);
 		return -EINVAL;
 	}
-	/* mark_dynptr_read(): both slots are read here */
+	/* mark_dynptr_read(): both slots are read here, and scratched (the log's state line
+	 * after the call shows them) */
 	if (reg->type == PTR_TO_STACK) {
 		int64_t off = reg->off + (int64_t)reg->var_off.value;
+		int spi = brt_dynptr_get_spi(env, reg);
 
 		brt_stack_mark_read(env, reg_frame(env, reg), off, off + 16);
+		if (spi >= 1)
+			env->scratched_stack |= 3ULL << ((spi - 1) & 63);
 	}
 	return 0;
 }

@@ -16,6 +16,7 @@
 #include "bpfrt.h"
 
 #define LOG_CAP (1u << 16)
+#define LOG1_SIZE (1u << 26) /* verifier log buffer of the level-1 reloads, each side */
 
 /* ---- options and state the driver sets (corpus_diff.c) ---- */
 
@@ -54,6 +55,7 @@ struct result {
 	/* verifier logs (corpus_log.c): 0 not compared, 1 identical, -1 differ; the kernel's
 	 * lines, how many of them are identical, and the first differing line of each */
 	int log_cmp;
+	int log_cut;             /* not compared: a log filled its LOG1_SIZE buffer */
 	uint32_t log_lines, log_same, log_line;
 	char log_kernel[160], log_bpfrt[160];
 };

@@ -257,7 +257,7 @@ struct bpf_object *k_load_libbpf(const char *path, struct result *r, const char 
 		bpf_program__set_type(me, r->type);
 	int inner_fds[8];
 	size_t ninner = size_libbpf_maps(obj, inner_fds, 8);
-	static char klog[1 << 26];
+	static char klog[LOG1_SIZE];
 	const char *vt;
 
 	klog[0] = 0;
@@ -301,7 +301,7 @@ struct bpfrt_object *b_load(const char *path, struct result *r, const char *name
 					    .pin_root_path = kernel ? kpin : NULL,
 					    .log_level = logdir ? (kernel ? 2 : 4 | 2)
 								: (uint32_t)log_level_req,
-					    .log_size = log_level_req & 1 ? 64u << 20 : 0 };
+					    .log_size = log_level_req & 1 ? LOG1_SIZE : 0 };
 	struct bpfrt_object *obj;
 	struct bpfrt_program *p, *me = NULL;
 	enum verdict *v = kernel ? &r->kernel : &r->bpfrt;
