@@ -731,7 +731,8 @@ int brt_map_btf_check(const union bpf_attr *attr, struct brt_map_btf *out)
 	struct brt_btf *btf;
 	uint64_t size;
 	uint32_t seen = 0;
-	int err, off, roff, toff;
+	int err, off, roff, toff, nroots = 0;
+	struct brt_obj_root roots[BRT_OBJ_MAX_ROOTS] = { { 0 } };
 
 	err = brt_obj_from_fd((int)attr->btf_fd, BRT_OBJ_BTF, &obj);
 	if (err)
@@ -801,12 +802,22 @@ int brt_map_btf_check(const union bpf_attr *attr, struct brt_map_btf *out)
 	if (toff >= 0 && attr->map_type != BPF_MAP_TYPE_HASH &&
 	    attr->map_type != BPF_MAP_TYPE_LRU_HASH && attr->map_type != BPF_MAP_TYPE_ARRAY)
 		goto out;
+	/* lists and trees (they need a lock: btf_parse_fields()): hash, LRU hash and array
+	 * maps only; their nodes are freed with the value (maps/spin_lock.c) */
+	if (off >= 0 || roff >= 0)
+		nroots = brt_verifier_graph_roots(btf, attr->btf_value_type_id, roots,
+						  BRT_OBJ_MAX_ROOTS);
+	if (nroots > 0 && attr->map_type != BPF_MAP_TYPE_HASH &&
+	    attr->map_type != BPF_MAP_TYPE_LRU_HASH && attr->map_type != BPF_MAP_TYPE_ARRAY)
+		goto out;
 	*out = (struct brt_map_btf){ .id = obj->snap.id,
 				     .blob = ((struct brt_btf_obj *)(void *)obj)->blob,
 				     .size = ((struct brt_btf_obj *)(void *)obj)->size, .ref = obj,
 				     .lock_off = off >= 0 ? (uint32_t)off + 1 : 0,
 				     .res_lock_off = roff >= 0 ? (uint32_t)roff + 1 : 0,
 				     .timer_off = toff >= 0 ? (uint32_t)toff + 1 : 0 };
+	out->nroots = nroots > 0 ? (uint32_t)nroots : 0;
+	memcpy(out->roots, roots, sizeof(roots));
 	return 0;
 out:
 	brt_obj_put(obj);

@@ -13,7 +13,8 @@
  * when in none); struct bpf_rb_root is {root node, leftmost node} of a red-black tree
  * ordered by the program's less(), struct bpf_rb_node {parent | colour, right, left,
  * owner}: the kernel's own layouts.  Objects live until dropped; lists and trees in map
- * values are emptied by brt_graph_free_roots() when the value goes.
+ * values are emptied when the value is deleted or replaced, or this process lets the map
+ * go (maps/spin_lock.c calls map_drain(), handed down when the library is loaded).
  */
 #include <errno.h>
 #include <stdint.h>
@@ -21,6 +22,8 @@
 #include <string.h>
 
 #include "helpers/helpers.h"
+#include "maps/maps.h"
+#include "util/util.h"
 #include "vm/vm.h"
 
 #define OBJ_MAGIC UINT64_C(0x6270666f626a6b21)
@@ -541,16 +544,29 @@ static struct rb_node *rb_deepest(struct rb_node *n)
 	}
 }
 
-/* bpf_list_head_free() / bpf_rb_root_free(): the root is made empty, then every node's
- * object dropped (an object still referenced elsewhere, refcounted, keeps its node's
- * owner, as the kernel's does) */
-static void root_free(void *root, const struct brt_obj_root *r)
+/* The object at p is one of this process's: its header's check is readable here and
+ * names it (a map value may hold another process's nodes, whose addresses mean nothing
+ * or something else in this one) */
+static int ours(const void *p)
+{
+	struct obj_hdr h;
+
+	return p && !brt_ucopy(&h, (const struct obj_hdr *)p - 1, sizeof(h), 0) &&
+	       h.check == (OBJ_MAGIC ^ (uint64_t)(uintptr_t)p);
+}
+
+/* bpf_list_head_free() / bpf_rb_root_free(): the nodes of the root that was at orig (its
+ * two words as they were: w) are dropped (an object still referenced elsewhere,
+ * refcounted, keeps its node's owner, as the kernel's does); check: each node must be
+ * this process's, the walk stops at the first that is not */
+static void drain(void *orig, const uint64_t w[2], const struct brt_obj_root *r, int check)
 {
 	if (r->rb) {
-		struct rb_root *t = root, orig = *t;
-		struct rb_node *pos = orig.node ? rb_deepest(orig.node) : NULL;
+		struct rb_node *top = (struct rb_node *)(uintptr_t)w[0], *pos;
 
-		t->node = t->leftmost = NULL;
+		if (!top || (check && !ours((char *)top - r->node_off)))
+			return;
+		pos = rb_deepest(top);
 		while (pos) {
 			struct rb_node *p = rb_parent(pos), *next = p;
 
@@ -560,12 +576,9 @@ static void root_free(void *root, const struct brt_obj_root *r)
 			pos = next;
 		}
 	} else {
-		struct list_node *h = root, *n = h->next;
+		struct list_node *n = (struct list_node *)(uintptr_t)w[0];
 
-		if (!n)
-			return;
-		h->next = h->prev = h;
-		while (n != h) {
+		while (n && n != orig && (!check || ours((char *)n - r->node_off))) {
 			struct list_node *next = n->next;
 
 			obj_drop((uint64_t)(uintptr_t)((char *)n - r->node_off));
@@ -574,8 +587,30 @@ static void root_free(void *root, const struct brt_obj_root *r)
 	}
 }
 
-void brt_graph_free_roots(void *value, const struct brt_obj_root *roots, uint32_t n)
+/* an object's own root: emptied, then drained (its nodes are this process's) */
+static void root_free(void *root, const struct brt_obj_root *r)
 {
-	for (uint32_t i = 0; value && i < n; i++)
-		root_free((char *)value + roots[i].off, &roots[i]);
+	uint64_t w[2];
+
+	memcpy(w, root, sizeof(w));
+	memset(root, 0, sizeof(w));
+	drain(root, w, r, 0);
+}
+
+/* a map value's root (maps/spin_lock.c's brt_map_free_roots()) */
+static int map_drain(void *root, const void *saved, const struct brt_obj_root *r, int mine)
+{
+	uint64_t w[2];
+
+	memcpy(w, saved, sizeof(w));
+	if (mine)
+		return !w[0] || (void *)(uintptr_t)w[0] == root ||
+		       ours((char *)(uintptr_t)w[0] - r->node_off);
+	drain(root, w, r, 1);
+	return 0;
+}
+
+__attribute__((constructor)) static void graph_init(void)
+{
+	brt_map_set_drain(map_drain);
 }

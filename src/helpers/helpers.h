@@ -38,11 +38,8 @@ const struct brt_helper_proto *brt_helper_host_get(uint32_t id);
 uint32_t brt_helper_host_max_id(void);
 void brt_helper_host_fill(brt_helper_fn *table, size_t n);
 
-/* graph.c: objects of bpf_obj_new alive in this process (a test's leak check), and the
- * lists and trees at roots[0..n) of a map value or object emptied, their nodes' objects
- * dropped (the kernel's bpf_obj_free_fields() when a value is deleted or replaced) */
+/* graph.c: objects of bpf_obj_new alive in this process (a test's leak check) */
 long brt_graph_live_objects(void);
-void brt_graph_free_roots(void *value, const struct brt_obj_root *roots, uint32_t n);
 
 /* The kernel functions of vm/kfuncs.def (kfuncs.c), with the helper ABI, and their table
  * indexed by row; the helper tables carry them at BRT_KFUNC_HELPER_BASE + row.  A

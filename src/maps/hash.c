@@ -646,6 +646,9 @@ static void free_elem(struct htab *ht, uint32_t idx)
 	/* deleted, replaced or evicted: its bpf_timer is freed with it (a no-op without) */
 	if (ht->map->timer_off >= 0)
 		brt_timer_release(ht->map, value_of(ht, e));
+	/* ... and its lists and trees (check_and_free_fields()) */
+	if (ht->map->nroots)
+		brt_map_free_roots(ht->map, value_of(ht, e), 0);
 	seq_begin(e);
 	alloc_lock(ht);
 	w = &ht->alloc[idx - 1];

@@ -27,6 +27,30 @@ static int32_t timer_off_of(const struct brt_obj_hdr *h)
 	return (int32_t)(t - 1);
 }
 
+_Static_assert(BRT_OBJ_HDR_ROOTS == BRT_OBJ_MAX_ROOTS, "a map header holds every root");
+
+/* The value's graph roots from a header: 0, or -1 when they cannot be (16 bytes, 8-aligned,
+ * inside the value, with a lock, in a hash or array map; nodes inside an object) */
+static int roots_of_hdr(struct brt_map *map, const struct brt_obj_hdr *h)
+{
+	map->nroots = 0;
+	if (!h->ngraph_roots)
+		return 0;
+	if (h->ngraph_roots > BRT_OBJ_HDR_ROOTS || (!h->spin_lock_off && !h->res_spin_lock_off) ||
+	    (h->type != BPF_MAP_TYPE_HASH && h->type != BPF_MAP_TYPE_ARRAY))
+		return -1;
+	for (uint32_t i = 0; i < h->ngraph_roots; i++) {
+		struct brt_obj_root r = { h->graph_roots[i][0], h->graph_roots[i][1],
+					  h->graph_roots[i][2] };
+
+		if (r.off % 8 || h->value_size < 16 || r.off > h->value_size - 16 || r.rb > 1 ||
+		    r.node_off % 8 || r.node_off > 4096 - 32)
+			return -1;
+		map->roots[map->nroots++] = r;
+	}
+	return 0;
+}
+
 /* The value's lock word from a header: a bpf_spin_lock's or a bpf_res_spin_lock's */
 static void lock_of_hdr(struct brt_map *map, const struct brt_obj_hdr *h)
 {
@@ -132,10 +156,31 @@ static int fill_params(struct brt_map *map, uint32_t type, uint32_t key_size,
 	return map->ops ? 0 : -EINVAL;
 }
 
+/* this process lets the map go: the lists and trees of its values that hold this
+ * process's objects are emptied (the kernel frees them with the map; here nobody else
+ * could use them) */
+static void release_roots(struct brt_map *map)
+{
+	unsigned char *key = map->nroots && map->ops && map->ops->get_next_key && map->ops->lookup
+				     ? malloc(map->key_size)
+				     : NULL;
+	int first = 1;
+
+	while (key && !map->ops->get_next_key(map, first ? NULL : key, key)) {
+		void *v = map->ops->lookup(map, key);
+
+		first = 0;
+		if (v)
+			brt_map_free_roots(map, v, 1);
+	}
+	free(key);
+}
+
 static void map_release(struct brt_obj *obj)
 {
 	struct brt_map *map = brt_map_of(obj);
 
+	release_roots(map);
 	if (map->ops && map->ops->detach)
 		map->ops->detach(map);
 }
@@ -162,6 +207,8 @@ static int map_init(struct brt_obj *obj, void *arg)
 	map->data_size = params->data_size; /* the type's region, without the journal */
 	lock_of_hdr(map, &obj->snap);
 	map->timer_off = timer_off_of(&obj->snap);
+	if (roots_of_hdr(map, &obj->snap))
+		return -EINVAL;
 	map->journal = map->lock_off >= 0 && !map->lock_res
 			       ? (char *)obj->base + BRT_ROUND8(map->data_size)
 			       : NULL;
@@ -255,6 +302,12 @@ int brt_map_create(const union bpf_attr *attr_in, const struct brt_map_btf *btf,
 		hdr.spin_lock_off = btf->lock_off;
 		hdr.timer_off = btf->timer_off;
 		hdr.res_spin_lock_off = btf->res_lock_off;
+		hdr.ngraph_roots = btf->nroots <= BRT_OBJ_HDR_ROOTS ? btf->nroots : 0;
+		for (uint32_t i = 0; i < hdr.ngraph_roots; i++) {
+			hdr.graph_roots[i][0] = btf->roots[i].off;
+			hdr.graph_roots[i][1] = btf->roots[i].node_off;
+			hdr.graph_roots[i][2] = btf->roots[i].rb;
+		}
 	}
 	fd = brt_obj_create(&hdr, sizeof(struct brt_map), map_init, &params, &obj);
 	/* no other thread or process knows the file before fd is returned */
@@ -319,7 +372,7 @@ static int map_attach_obj(const struct brt_obj *tmpl, struct brt_obj **out)
 	/* a lock word inside the value, 4-byte aligned, in a map type that may have one */
 	lock_of_hdr(map, hdr);
 	map->timer_off = timer_off_of(hdr);
-	if ((hdr->spin_lock_off && hdr->res_spin_lock_off) ||
+	if (roots_of_hdr(map, hdr) || (hdr->spin_lock_off && hdr->res_spin_lock_off) ||
 	    (map->lock_off >= 0 &&
 	     ((hdr->type != BPF_MAP_TYPE_HASH && hdr->type != BPF_MAP_TYPE_ARRAY) ||
 	      hdr->value_size < 4 || map->lock_off % 4 ||
@@ -396,6 +449,8 @@ static int mask_timer(const struct brt_map *map, void *value, int err)
 {
 	if (!err && map->timer_off >= 0)
 		memset((char *)value + map->timer_off, 0, 16);
+	if (!err)
+		brt_map_zero_roots(map, value);
 	return err;
 }
 

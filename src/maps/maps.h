@@ -88,6 +88,11 @@ struct brt_map {
 	int lock_res;
 	int32_t timer_off;             /* struct bpf_timer offset in the value (8-aligned,
 					* inside it), -1 when none (timer.c) */
+	/* the value's lists and trees (bpf_list_head, bpf_rb_root; always with a lock):
+	 * emptied when the value is deleted or replaced, zero in what the syscall side
+	 * reads, never written from it (spin_lock.c) */
+	uint32_t nroots;
+	struct brt_obj_root roots[BRT_OBJ_MAX_ROOTS];
 	/* maps with a bpf_spin_lock: the redo journal of BPF_F_LOCK updates after the type's
 	 * region (spin_lock.c), else NULL */
 	void *journal;
@@ -111,6 +116,8 @@ struct brt_map_btf {
 	uint32_t lock_off; /* 1 + offset of the value's struct bpf_spin_lock, 0: none */
 	uint32_t timer_off; /* 1 + offset of the value's struct bpf_timer, 0: none */
 	uint32_t res_lock_off; /* 1 + offset of its struct bpf_res_spin_lock, 0: none */
+	uint32_t nroots;       /* its bpf_list_head and bpf_rb_root fields */
+	struct brt_obj_root roots[BRT_OBJ_MAX_ROOTS];
 };
 
 /* A map keeps a copy of a BTF blob up to this size (the kernel's BTF_MAX_SIZE is 16 MiB;
@@ -148,6 +155,22 @@ void brt_res_unlock(void *lock, struct bpfrt_run_ctx *ctx);
 /* bpf_map_update_elem() from a program on such a map (BPF_F_LOCK allowed, as the kernel) */
 int brt_map_lock_prog_update(struct brt_map *map, const void *key, const void *value,
 			     uint64_t flags);
+
+/* A value's lists and trees hold objects of bpf_obj_new, which live on this process's
+ * heap (helpers/graph.c, which hands its function down when the library is loaded).
+ * brt_map_free_roots(): the value is deleted or replaced: each root is taken out under
+ * the value's lock and left empty (zero), then its nodes' objects are dropped (the
+ * kernel's bpf_obj_free_fields(); nodes of another process's heap are left alone).
+ * With mine set (this process lets the map go: its objects would outlive every use), only
+ * the roots whose nodes are this process's are emptied.
+ * brt_map_zero_roots(): what the syscall side reads shows them as zero.
+ * The drain function: mine 0, drop the nodes of the root that was at root (its 16 bytes
+ * as they were: saved); mine 1, only answer whether its first node is this process's. */
+typedef int (*brt_map_drain_fn)(void *root, const void *saved, const struct brt_obj_root *r,
+				int mine);
+void brt_map_set_drain(brt_map_drain_fn fn);
+void brt_map_free_roots(struct brt_map *map, void *value, int mine);
+void brt_map_zero_roots(const struct brt_map *map, void *value);
 
 /* Resolve a map fd (takes a reference: brt_map_put()).  -EBADF closed fd, -EINVAL not a
  * map (a program fd, a foreign fd). */

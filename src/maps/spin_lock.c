@@ -32,8 +32,18 @@ static _Atomic uint32_t *lock_of(const struct brt_map *map, void *value)
 	return (_Atomic uint32_t *)(void *)((char *)value + map->lock_off);
 }
 
+/* word i of the value is in one of its graph roots (16 bytes each) */
+static int in_root(const struct brt_map *map, uint32_t i)
+{
+	for (uint32_t r = 0; r < map->nroots; r++)
+		if (4 * i >= map->roots[r].off && 4 * i < map->roots[r].off + 16)
+			return 1;
+	return 0;
+}
+
 /* Copy the value in 4-byte atomic words (a value with a lock is 4-byte aligned and sized),
- * skipping the lock word; out=1 copies from the map to dst. */
+ * skipping the lock word and the graph roots (copy_map_value()); out=1 copies from the
+ * map to dst, the roots zero there. */
 static void copy_words(const struct brt_map *map, void *shm, void *buf, int out)
 {
 	uint32_t skip = (uint32_t)map->lock_off / 4;
@@ -44,6 +54,11 @@ static void copy_words(const struct brt_map *map, void *shm, void *buf, int out)
 
 		if (i == skip)
 			continue;
+		if (map->nroots && in_root(map, i)) {
+			if (out)
+				memset((char *)buf + 4 * i, 0, 4);
+			continue;
+		}
 		if (out) {
 			v = atomic_load_explicit(w, memory_order_relaxed);
 			memcpy((char *)buf + 4 * i, &v, 4);
@@ -277,12 +292,52 @@ static int copy_locked(const struct brt_map *map, void *shm, void *buf, int out,
 		journalled_write(map, shm, buf);
 	if (lock)
 		spin_unlock(lock_of(map, shm));
+	/* array_map_update_elem(): the replaced value's lists and trees are freed */
+	if (!out)
+		brt_map_free_roots((struct brt_map *)(uintptr_t)map, shm, 0);
 	return 0;
 }
 
 static void zero_lock(const struct brt_map *map, void *value)
 {
 	memset((char *)value + map->lock_off, 0, 4);
+	brt_map_zero_roots(map, value);
+}
+
+static brt_map_drain_fn drain_fn;
+
+void brt_map_set_drain(brt_map_drain_fn fn)
+{
+	drain_fn = fn;
+}
+
+void brt_map_zero_roots(const struct brt_map *map, void *value)
+{
+	for (uint32_t r = 0; r < map->nroots; r++)
+		memset((char *)value + map->roots[r].off, 0, 16);
+}
+
+void brt_map_free_roots(struct brt_map *map, void *value, int mine)
+{
+	for (uint32_t r = 0; r < map->nroots; r++) {
+		unsigned char *root = (unsigned char *)value + map->roots[r].off, saved[16];
+		uint32_t dead = 0;
+		/* bpf_list_head_free() / bpf_rb_root_free(): taken out under the value's
+		 * bpf_spin_lock (a bpf_res_spin_lock's holder is a program, which cannot
+		 * hold it across runs), the nodes dropped outside it */
+		int locked = !map->lock_res && !spin_lock(lock_of(map, value), &dead), take;
+
+		if (locked && dead)
+			journal_redo(map, value, dead);
+		memcpy(saved, root, 16);
+		take = !mine || (drain_fn && drain_fn(root, saved, &map->roots[r], 1));
+		if (take)
+			brt_shm_zero(root, 16);
+		if (locked)
+			spin_unlock(lock_of(map, value));
+		if (take && drain_fn)
+			drain_fn(root, saved, &map->roots[r], 0);
+	}
 }
 
 int brt_map_lock_lookup(struct brt_map *map, const void *key, void *value, uint64_t flags)
@@ -356,7 +411,7 @@ static int hash_update(struct brt_map *map, const void *key, const void *value,
 	if (!copy)
 		return -ENOMEM;
 	memcpy(copy, value, map->value_size);
-	zero_lock(map, copy);
+	zero_lock(map, copy); /* the roots too: a new element's lists and trees are empty */
 	err = update(map, key, copy, f);
 	free(copy);
 	return err;

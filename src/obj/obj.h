@@ -20,6 +20,8 @@
 
 #define BRT_OBJ_MAGIC 0x4a424f5452465042ull /* "BPFRTOBJ" little-endian */
 #define BRT_OBJ_VERSION 1
+/* graph roots a map's value may have (the kernel's BTF_FIELDS_MAX) */
+#define BRT_OBJ_HDR_ROOTS 11
 #define BRT_PAGE 4096u
 
 enum brt_obj_kind {
@@ -78,6 +80,10 @@ struct brt_obj_hdr {
 	/* maps: 1 + offset of the struct bpf_res_spin_lock in the value (BTF), 0 when none
 	 * (never with spin_lock_off) */
 	uint32_t res_spin_lock_off;
+	/* maps: the value's bpf_list_head and bpf_rb_root fields (BTF), ngraph_roots of them:
+	 * {offset, offset of the node in the objects they hold, 1 for a tree} */
+	uint32_t ngraph_roots;
+	uint32_t graph_roots[BRT_OBJ_HDR_ROOTS][3];
 };
 
 /* One object as this process sees it: a cached mapping of the object's file, found by

@@ -645,3 +645,19 @@ int brt_graph_push_less(struct brt_env *env, int insn_idx, int subprogno,
 	caller->callback_depth = 0;
 	return 0;
 }
+
+int brt_verifier_graph_roots(const struct brt_btf *btf, uint32_t id, struct brt_obj_root *roots,
+			     uint32_t max)
+{
+	struct brt_grec rec;
+	uint32_t n = 0;
+
+	if (brt_graph_record(btf, id, &rec))
+		return 0;
+	for (int i = 0; i < rec.n && n < max; i++)
+		if (rec.f[i].kind == BRT_GF_LIST_HEAD || rec.f[i].kind == BRT_GF_RB_ROOT)
+			roots[n++] = (struct brt_obj_root){ .off = rec.f[i].off,
+							    .node_off = rec.f[i].node_off,
+							    .rb = rec.f[i].kind == BRT_GF_RB_ROOT };
+	return (int)n;
+}

@@ -233,6 +233,12 @@ const char *brt_verifier_helper_name(int32_t id);
  * to (BRT_KFUNC_HELPER_BASE + its kfuncs.def row), or -1 when the runtime offers none. */
 int brt_verifier_kfunc_helper(int32_t btf_id);
 
+/* The bpf_list_head and bpf_rb_root fields of struct (or DATASEC) id of btf, as
+ * btf_parse_fields() finds them with their "contains:" node (verifier/graph.c): their
+ * number (at most max written to roots), 0 when none or when the fields do not parse. */
+int brt_verifier_graph_roots(const struct brt_btf *btf, uint32_t id, struct brt_obj_root *roots,
+			     uint32_t max);
+
 /* The kernel's address of kernel function btf_id (/proc/kallsyms), 0 when unknown (not a
  * function, or addresses hidden from this process). */
 uint64_t brt_verifier_ksym_addr(int32_t btf_id);
