@@ -37,6 +37,10 @@ struct mim_view {
 	 * process that can write the file, and a program verified against one shape must
 	 * never be handed an inner map of another */
 	struct mim_tmpl tmpl;
+	/* the storage's view of the map as attached: the hash storage keeps a pointer to
+	 * the map it attached to (its elements' frees read the map's fields), which must
+	 * outlive the attach call */
+	struct brt_map view;
 };
 
 static _Thread_local struct mim_tmpl pending; /* alloc_check -> init of the same create */
@@ -125,7 +129,6 @@ static int mim_attach(struct brt_map *map)
 {
 	const struct brt_map_ops *base = base_ops(map->type);
 	struct mim_view *v = calloc(1, sizeof(*v));
-	struct brt_map b;
 	int err = 0;
 
 	if (!v)
@@ -139,10 +142,10 @@ static int mim_attach(struct brt_map *map)
 	pthread_mutex_init(&v->lock, NULL);
 	v->base = base;
 	map->priv = NULL;
-	b = as_base(map);
+	v->view = as_base(map);
 	if (base->attach) {
-		err = base->attach(&b);
-		v->base_priv = b.priv;
+		err = base->attach(&v->view);
+		v->base_priv = v->view.priv;
 	}
 	if (err) {
 		pthread_mutex_destroy(&v->lock);
