@@ -4,29 +4,21 @@ add_test(NAME preload.libbpf COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/preload/prel
                                      $<TARGET_FILE:bpfrt_cli> ${CMAKE_SOURCE_DIR}
                                      ${BPFRT_UNPRIV_LOCK})
 set_tests_properties(preload.libbpf PROPERTIES LABELS unit SKIP_RETURN_CODE 77 TIMEOUT 300)
-# A sanitized libbpfrt-preload.so cannot be preloaded into programs built without the
-# sanitizer's runtime (ASan wants its runtime first in the library list): skipped there.
-if(BPFRT_SANITIZE)
-  set_tests_properties(preload.libbpf PROPERTIES ENVIRONMENT "BPFRT_SANITIZED=${BPFRT_SANITIZE}")
-endif()
 add_test(NAME preload.attach COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/preload/attach.sh
                                      $<TARGET_FILE:bpfrt_cli> ${CMAKE_SOURCE_DIR})
 set_tests_properties(preload.attach PROPERTIES LABELS unit SKIP_RETURN_CODE 77 TIMEOUT 120)
-if(BPFRT_SANITIZE)
-  set_tests_properties(preload.attach PROPERTIES ENVIRONMENT "BPFRT_SANITIZED=${BPFRT_SANITIZE}")
-endif()
 # bpftool prog dump xlated of the C corpus: the kernel's text under bpfrt (api/xlated.c)
 add_test(NAME preload.xlated COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/preload/xlated.sh
                                      $<TARGET_FILE:bpfrt_cli> ${CMAKE_SOURCE_DIR}
                                      ${CMAKE_BINARY_DIR}/progs)
 set_tests_properties(preload.xlated PROPERTIES LABELS oracle SKIP_RETURN_CODE 77 TIMEOUT 300)
-if(BPFRT_SANITIZE)
-  set_tests_properties(preload.xlated PROPERTIES ENVIRONMENT "BPFRT_SANITIZED=${BPFRT_SANITIZE}")
-endif()
 # links of a libbpf application seen by bpftool and a walker in another process
 add_test(NAME preload.links COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/preload/links.sh
                                     $<TARGET_FILE:bpfrt_cli> ${CMAKE_SOURCE_DIR})
 set_tests_properties(preload.links PROPERTIES LABELS unit SKIP_RETURN_CODE 77 TIMEOUT 120)
+# A sanitized libbpfrt-preload.so cannot be preloaded into programs built without the
+# sanitizer's runtime (ASan wants its runtime first in the library list): skipped there.
 if(BPFRT_SANITIZE)
-  set_tests_properties(preload.links PROPERTIES ENVIRONMENT "BPFRT_SANITIZED=${BPFRT_SANITIZE}")
+  set_tests_properties(preload.libbpf preload.attach preload.xlated preload.links PROPERTIES
+                       ENVIRONMENT "BPFRT_SANITIZED=${BPFRT_SANITIZE}")
 endif()
