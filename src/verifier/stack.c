@@ -335,10 +335,11 @@ void brt_stack_writes_commit(struct brt_env *env)
 		return;
 	a = &env->aux[env->stack_write_insn];
 	env->stack_write_insn = -1;
-	/* seen before: only what every visit wrote.  6.18's commit_stack_write_marks() holds
-	 * the old mask in a u32, so a second visit keeps no slot below fp-256 */
+	/* seen before: only what every visit wrote (all 64 slots: 6.18.19's
+	 * commit_stack_write_marks() held the old mask in a u32 and lost the slots below
+	 * fp-256 on a second visit; the 6.18.44 kernel keeps them, verifier.stack_live_oracle) */
 	if (a->stack_write_set)
-		mask &= (uint32_t)a->stack_write;
+		mask &= a->stack_write;
 	if (!a->stack_write_set || mask != a->stack_write)
 		env->stack_live_dirty = 1;
 	a->stack_write = mask;
