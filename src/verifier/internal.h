@@ -375,6 +375,11 @@ struct brt_stored {
 	uint32_t hits;
 	uint32_t miss;
 	uint64_t hash; /* state_hash() of st, for the exact (loop) comparison */
+	/* the kernel's clean_live_states(): once complete, the state's stack liveness is
+	 * taken at the next visit of its insn and kept (slive per frame), as the kernel
+	 * marks the dead slots invalid once */
+	int cleaned;
+	uint64_t slive[BRT_MAX_FRAMES];
 };
 
 /* a loop's identity in a walk: the calls leading to the subprogram holding it, and the

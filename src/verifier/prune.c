@@ -396,7 +396,7 @@ static void release(struct brt_env *env, struct brt_stored *sl)
 enum { CMP_RANGE, CMP_EXACT, CMP_ACTIVE, CMP_WITHIN };
 
 static int states_equal(struct brt_env *env, const struct brt_vstate *o,
-			const struct brt_vstate *c, int insn_idx, int mode)
+			const struct brt_vstate *c, int insn_idx, int mode, const uint64_t *clean)
 {
 	/* ids standing in for 0 start past every real one (the kernel's tmp_id_gen) */
 	struct idmap m = { .n = 0, .tmp = env->id_gen };
@@ -432,7 +432,9 @@ static int states_equal(struct brt_env *env, const struct brt_vstate *o,
 		 * as the kernel's clean_live_states(): a dead slot is overwritten whole (an
 		 * 8-byte store through r10) on every path before any read, and such a store
 		 * is refused by nothing it overwrites */
-		slive = mode == CMP_RANGE ? brt_stack_live_frame(env, c, insn_idx, i) : ~0ULL;
+		slive = clean		      ? clean[i]
+			: mode == CMP_RANGE ? brt_stack_live_frame(env, c, insn_idx, i)
+					      : ~0ULL;
 		if (!frames_equal(env, o->frame[i], c->frame[i], live, &m, exact,
 				  mode == CMP_ACTIVE || mode == CMP_WITHIN || !env->bpf_capable
 					  ? REL_ALL
@@ -795,6 +797,17 @@ int brt_is_state_visited(struct brt_env *env, int insn_idx)
 
 	uint32_t b = bucket(env, insn_idx, cur), in_bucket = env->bucket_states[b];
 
+	/* the kernel's clean_live_states(): complete states here on the same call chain, not
+	 * in a loop still explored, take their stack liveness now, once */
+	for (sl = env->explored[insn_idx]; sl; sl = sl->next) {
+		if (sl->active || sl->cleaned || !same_callsites(sl->st, cur) ||
+		    incomplete_marks(env, sl->st))
+			continue;
+		for (int i = 0; i <= sl->st->curframe; i++)
+			sl->slive[i] = brt_stack_live_frame(env, sl->st, insn_idx, i);
+		sl->cleaned = 1;
+	}
+
 	for (pprev = &env->explored[insn_idx]; (sl = *pprev);) {
 		/* misses before eviction: more for callback states still being explored,
 		 * whose iterations must stay comparable (the kernel's 64 at checkpoints) */
@@ -809,7 +822,7 @@ int brt_is_state_visited(struct brt_env *env, int insn_idx)
 			 * nothing (the kernel's rule at callback calls, which replaces the
 			 * loop check); its marks are not final: a backedge propagates them
 			 * again when the loop is done */
-			if (states_equal(env, sl->st, cur, insn_idx, CMP_ACTIVE)) {
+			if (states_equal(env, sl->st, cur, insn_idx, CMP_ACTIVE, NULL)) {
 				int err;
 
 				sl->hits++;
@@ -822,7 +835,7 @@ int brt_is_state_visited(struct brt_env *env, int insn_idx)
 			 * iterator ends it at run time).  Its marks are not final: a backedge
 			 * propagates them again.  No exact loop check here: an iteration that
 			 * repeats the last one is the convergence looked for */
-			if (states_equal(env, sl->st, cur, insn_idx, CMP_ACTIVE) &&
+			if (states_equal(env, sl->st, cur, insn_idx, CMP_ACTIVE, NULL) &&
 			    brt_iter_r1_active(cur)) {
 				int err;
 
@@ -831,7 +844,7 @@ int brt_is_state_visited(struct brt_env *env, int insn_idx)
 				return err ? err : 1;
 			}
 		} else if (sl->active && mg && sl->st->may_goto_depth != cur->may_goto_depth &&
-			   states_equal(env, sl->st, cur, insn_idx, CMP_ACTIVE)) {
+			   states_equal(env, sl->st, cur, insn_idx, CMP_ACTIVE, NULL)) {
 			/* a may_goto iteration that repeats one still being explored here: the
 			 * counter ends the loop at run time, so it is covered (the kernel's loop
 			 * hit); its marks are not final: a backedge propagates them again */
@@ -853,7 +866,7 @@ int brt_is_state_visited(struct brt_env *env, int insn_idx)
 			if (sl->hash == h && sl->st->may_goto_depth == cur->may_goto_depth &&
 			    sl->st->callback_unroll == cur->callback_unroll &&
 			    !brt_iter_depths_differ(sl->st, cur) && exact++ < 16 &&
-			    states_equal(env, sl->st, cur, insn_idx, CMP_EXACT)) {
+			    states_equal(env, sl->st, cur, insn_idx, CMP_EXACT, NULL)) {
 				print_loop(env, sl->st, insn_idx);
 				return -EINVAL;
 			}
@@ -866,7 +879,8 @@ int brt_is_state_visited(struct brt_env *env, int insn_idx)
 				add = 0;
 		} else if (compared++ < 64 &&
 			   states_equal(env, sl->st, cur, insn_idx,
-					incomplete_marks(env, sl->st) ? CMP_WITHIN : CMP_RANGE)) {
+					incomplete_marks(env, sl->st) ? CMP_WITHIN : CMP_RANGE,
+					sl->cleaned ? sl->slive : NULL)) {
 			int err;
 
 			sl->hits++;

@@ -24,6 +24,7 @@
 #define ADD_K(d, i) I(BPF_ALU64 | BPF_ADD | BPF_K, d, 0, 0, i)
 #define JGT_K(d, i, o) I(BPF_JMP | BPF_JGT | BPF_K, d, 0, o, i)
 #define JLT_K(d, i, o) I(BPF_JMP | BPF_JLT | BPF_K, d, 0, o, i)
+#define JEQ_K(d, i, o) I(BPF_JMP | BPF_JEQ | BPF_K, d, 0, o, i)
 #define JA(o) I(BPF_JMP | BPF_JA, 0, 0, o, 0)
 #define LDX(sz, d, s, o) I(BPF_LDX | BPF_MEM | (sz), d, s, o, 0)
 #define STX(sz, d, s, o) I(BPF_STX | BPF_MEM | (sz), d, s, o, 0)
@@ -127,5 +128,13 @@ int main(void)
 	      P(MOV_X(6, 10), ADD_K(6, -264), CALL(BPF_FUNC_get_prandom_u32), JGT_K(0, 7, 1),
 		STX(BPF_DW, 10, 0, -264), MOV_K(7, 0), ST(BPF_DW, 6, 0, 0),
 		LDX(BPF_DW, 0, 10, -264), ADD_K(7, 1), JLT_K(7, 2, -4), EXIT()));
+	/* a state takes its stack liveness once, when first found complete: the first path
+	 * (r7 = 0) spills r6 to fp-16 and stores its state at the join; the second (r7 = 1)
+	 * finds it complete, fp-16 dead then, and reads fp-16 after the join, which makes it
+	 * live there; the third (r7 = 0, fp-16 never written) is still pruned by the first */
+	check("a state's dead slots stay dead once it is complete",
+	      P(CALL(BPF_FUNC_get_prandom_u32), MOV_X(6, 0), MOV_K(7, 0), JGT_K(6, 10, 2),
+		STX(BPF_DW, 10, 6, -16), JA(3), JGT_K(6, 20, 2), MOV_K(7, 1), MOV_K(8, 0),
+		JEQ_K(7, 1, 2), MOV_K(0, 0), EXIT(), LDX(BPF_DW, 0, 10, -16), EXIT()));
 	return t_done();
 }
