@@ -152,6 +152,12 @@ static int add_subprogs(struct brt_env *env)
 		if (ret)
 			return ret;
 	}
+	/* the exception callback's tag is looked at once the calls made their subprograms,
+	 * as the kernel's add_subprog_and_kfunc() does: a refusal there prints a stack depth
+	 * for each of them */
+	ret = brt_check_exception_cb(env);
+	if (ret)
+		return ret;
 	qsort(env->subprogs, (size_t)env->subprog_cnt, sizeof(env->subprogs[0]), cmp_int);
 	/* a sentinel makes subprogs[i + 1].start the end of subprogram i */
 	env->subprogs[env->subprog_cnt].start = env->len;

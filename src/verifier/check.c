@@ -527,9 +527,7 @@ static int run_passes(struct brt_env *env)
 {
 	int err;
 
-	err = brt_check_exception_cb(env);
-	if (!err)
-		err = brt_check_subprogs(env);
+	err = brt_check_subprogs(env);
 	if (!err)
 		err = brt_check_insns(env);
 	if (!err)
