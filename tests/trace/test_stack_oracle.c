@@ -23,12 +23,15 @@
  * must run the records of different CPUs' rings in that order too (trace/perf_ring.c).
  * The kernel's build ids are best effort: stack_map_get_build_id_offset() takes the
  * task's mmap lock with a trylock and reads the note without faulting, and when either
- * fails every frame keeps its ip (status BPF_STACK_BUILD_ID_IP) - about 1 run in 12 here
- * on a loaded machine, one helper call of one run (a bpf_get_stack buffer of ips, or a
- * stackid -EEXIST: the same ips hash to the bucket the run before filled with build
- * ids).  bpfrt reads the mappings after the event and does not fail so; a case whose
- * kernel side shows the fallback is run again (both sides, fresh maps, at most
- * ATTEMPTS times; the last attempt is compared whatever it shows).
+ * fails every frame keeps its ip (status BPF_STACK_BUILD_ID_IP): one helper call of one
+ * run (a bpf_get_stack buffer of ips, or a stackid -EEXIST: the same ips hash to the
+ * bucket the run before filled with build ids).  Any thread of the task mapping or
+ * unmapping then does it; here it was the link thread of bpfrt's side of the case
+ * before, unmapping its perf rings after the close() of its link (1 run in 12), so the
+ * kernel's side waits for that thread to end.  bpfrt reads the mappings after the
+ * event and does not fail so; a case whose kernel side still shows the fallback is run
+ * again (both sides, fresh maps, at most ATTEMPTS times; the last attempt is compared
+ * whatever it shows).
  * Then a raw tracepoint
  * test run, the one program type with these helpers the kernel test-runs: the kernel
  * walks the stacks of its own bpf() call (ids and lengths), bpfrt has no event and no
@@ -261,6 +264,28 @@ static void dump_map(const struct side *s, int fd, uint32_t vs, char *out, size_
 	}
 }
 
+/* Wait (at most 2 s) until this process has one thread: the link threads of bpfrt's
+ * side of the case before are gone.  A link's thread tears down after the close() of
+ * its fd, and its munmap()s of the perf rings hold the mmap lock for writing: a kernel
+ * event then fails its build ids' trylock (file comment; seen in the lock's tracepoints). */
+static void wait_one_thread(void)
+{
+	for (int i = 0; i < 200; i++) {
+		char line[256];
+		int n = 0;
+		FILE *f = fopen("/proc/self/status", "re");
+
+		while (f && fgets(line, sizeof(line), f))
+			if (!strncmp(line, "Threads:", 8))
+				n = atoi(line + 8);
+		if (f)
+			fclose(f);
+		if (n <= 1)
+			return;
+		usleep(10000);
+	}
+}
+
 __attribute__((noinline)) static int run_side(struct side *s, const char *tp, uint32_t id,
 					       int rename, const char *kprobe, struct dump *d)
 {
@@ -299,6 +324,8 @@ __attribute__((noinline)) static int run_side(struct side *s, const char *tp, ui
 			strerror(-s->link));
 		return -1;
 	}
+	if (s->kernel)
+		wait_one_thread();
 	fire_all(rename);
 	for (int i = 0; i < 500; i++) {
 		if (!lookup(s, s->cnt, 1, &count) && count >= NRUNS)
