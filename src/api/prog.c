@@ -515,7 +515,7 @@ static int build(struct load *ld)
 	struct brt_prog_check pc = { 0 };
 	uint16_t *ops;
 	char msg[256];
-	int err;
+	int err, verified;
 
 	pc.insns = ld->insns;
 	pc.n = attr->insn_cnt;
@@ -649,6 +649,7 @@ static int build(struct load *ld)
 			ops = NULL;
 		}
 	}
+	verified = !err;
 	if (o)
 		err = after_check(o, err, &vo.engine, ld->err);
 	else if (!err)
@@ -660,15 +661,15 @@ static int build(struct load *ld)
 		err = rodata_ranges(ld, &ro, &nro);
 		if (!err)
 			err = brt_vm_load_decoded(ld->insns, attr->insn_cnt, ops, &vo, ro, nro,
-						  &ld->vm, o ? ld->err : msg,
+						  verified, &ld->vm, o ? ld->err : msg,
 						  o ? ld->errlen : sizeof(msg));
 		else
 			free(ops);
 		free(ro);
 		ops = NULL; /* the vm's now */
 	} else if (!err) {
-		err = bpfrt_vm_load(ld->insns, attr->insn_cnt, &vo, &ld->vm,
-				    o ? ld->err : msg, o ? ld->errlen : sizeof(msg));
+		err = brt_vm_load_decoded(ld->insns, attr->insn_cnt, NULL, &vo, NULL, 0, verified,
+					  &ld->vm, o ? ld->err : msg, o ? ld->errlen : sizeof(msg));
 	}
 	free(ops);
 	if (!err && pc.nobj_types)

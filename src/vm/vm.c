@@ -165,7 +165,12 @@ void brt_vm_set_helper_source(const struct brt_helper_source *src)
 	atomic_store_explicit(&helper_source, src, memory_order_release);
 }
 
-static int copy_default_helpers(struct bpfrt_vm *vm)
+/* kfuncs: the program passed the verifier.  The kernel functions' slots of the table
+ * (BRT_KFUNC_HELPER_BASE + row) trust their pointer arguments as the kernel's kfuncs do,
+ * which only the verifier's typing makes safe: a program that was not verified (the public
+ * bpfrt_vm_load(), a rejected program kept for the checked engine) gets them empty, so
+ * naming one is the checked engine's "call to unknown helper" fault, not a wild pointer. */
+static int copy_default_helpers(struct bpfrt_vm *vm, int kfuncs)
 {
 	const struct brt_helper_source *src =
 		atomic_load_explicit(&helper_source, memory_order_acquire);
@@ -179,6 +184,8 @@ static int copy_default_helpers(struct bpfrt_vm *vm)
 	if (!vm->helper_names)
 		return -ENOMEM;
 	vm->nr_helpers = nr;
+	for (size_t k = 0; !kfuncs && k < BRT_KFUNC_COUNT && BRT_KFUNC_HELPER_BASE + k < nr; k++)
+		vm->helpers[BRT_KFUNC_HELPER_BASE + k] = NULL;
 	return 0;
 }
 
@@ -186,7 +193,7 @@ static int copy_default_helpers(struct bpfrt_vm *vm)
  * (taken over: freed on failure too). */
 static int load(const struct bpf_insn *insns, size_t n, uint16_t *ops,
 		const struct bpfrt_vm_opts *opts, const struct brt_jit_rodata *rodata,
-		size_t nrodata, struct bpfrt_vm **out, char *err, size_t errlen)
+		size_t nrodata, int kfuncs, struct bpfrt_vm **out, char *err, size_t errlen)
 {
 	size_t max_insns;
 	struct bpfrt_vm *vm;
@@ -243,7 +250,7 @@ static int load(const struct bpf_insn *insns, size_t n, uint16_t *ops,
 	}
 	vm->n = n;
 	vm->insns = malloc(n * sizeof(*insns));
-	if (!vm->insns || copy_default_helpers(vm))
+	if (!vm->insns || copy_default_helpers(vm, kfuncs))
 		goto err_free_vm;
 	memcpy(vm->insns, insns, n * sizeof(*insns));
 	for (size_t i = 0; i < n; i++)
@@ -285,14 +292,15 @@ err_nomem:
 int bpfrt_vm_load(const struct bpf_insn *insns, size_t n, const struct bpfrt_vm_opts *opts,
 		  struct bpfrt_vm **out, char *err, size_t errlen)
 {
-	return load(insns, n, NULL, opts, NULL, 0, out, err, errlen);
+	return load(insns, n, NULL, opts, NULL, 0, 0, out, err, errlen);
 }
 
 int brt_vm_load_decoded(const struct bpf_insn *insns, size_t n, uint16_t *ops,
 			const struct bpfrt_vm_opts *opts, const struct brt_jit_rodata *rodata,
-			size_t nrodata, struct bpfrt_vm **out, char *err, size_t errlen)
+			size_t nrodata, int verified, struct bpfrt_vm **out, char *err,
+			size_t errlen)
 {
-	return load(insns, n, ops, opts, rodata, nrodata, out, err, errlen);
+	return load(insns, n, ops, opts, rodata, nrodata, verified, out, err, errlen);
 }
 
 int brt_vm_set_helper(struct bpfrt_vm *vm, uint32_t id, const char *name, brt_helper_fn fn)

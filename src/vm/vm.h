@@ -414,11 +414,14 @@ int brt_vm_set_obj_types(struct bpfrt_vm *vm, const struct brt_obj_type *types, 
  * over by the vm (freed on failure too).  BPF_PROG_LOAD decodes once, for the verifier
  * and the engines.  rodata[0..nrodata): frozen read-only map values the program's
  * lddw's point into (struct brt_jit_rodata in src/jit/jit.h), which the JIT may read at
- * compile time; copied. */
+ * compile time; copied.  ops NULL: decoded here.  verified: the program passed the
+ * verifier, so its calls of kernel functions (BRT_KFUNC_HELPER_BASE + row) reach them;
+ * otherwise those slots are empty, as for bpfrt_vm_load(). */
 struct brt_jit_rodata;
 int brt_vm_load_decoded(const struct bpf_insn *insns, size_t n, uint16_t *ops,
 			const struct bpfrt_vm_opts *opts, const struct brt_jit_rodata *rodata,
-			size_t nrodata, struct bpfrt_vm **out, char *err, size_t errlen);
+			size_t nrodata, int verified, struct bpfrt_vm **out, char *err,
+			size_t errlen);
 
 /* The registry's answers every vm loaded from now on copies its helper table from
  * (struct brt_helper_source in helper_proto.h): src/helpers/source.c calls this when the

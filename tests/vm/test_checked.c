@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 
+#include "vm/helper_proto.h"
 #include "vmtest.h"
 
 struct fcase {
@@ -112,6 +113,26 @@ int main(void)
 		T_EQ_INT(0, bpfrt_vm_run(vm, ok_cases[i].mem_len ? mem : NULL, ok_cases[i].mem_len,
 					 &r0, err, sizeof(err)));
 		T_EQ_U64(ok_cases[i].r0, r0);
+		bpfrt_vm_free(vm);
+	}
+	/* the kernel functions' slots trust their pointers (only the verifier makes that
+	 * safe): an unverified program naming one faults as for any unknown helper, never
+	 * dereferences its arguments (fuzz/regress/checked/kfunc-slot-unverified) */
+	for (uint32_t k = 0; k < BRT_KFUNC_COUNT; k++) {
+		uint32_t id = BRT_KFUNC_HELPER_BASE + k;
+		char text[96], want[64];
+		struct bpfrt_vm *vm;
+
+		snprintf(name, sizeof(name), "kfunc slot %u, unverified", id);
+		T_CASE(name);
+		snprintf(text, sizeof(text), "mov %%r1, 0\nmov %%r2, 0\ncall %u\nexit", id);
+		if (vt_load(text, BPFRT_ENGINE_CHECKED, 0, &vm, err, sizeof(err))) {
+			T_FAIL("load: %s", err);
+			continue;
+		}
+		snprintf(want, sizeof(want), "insn 2: call to unknown helper %u", id);
+		T_EQ_INT(-EFAULT, bpfrt_vm_run(vm, NULL, 0, &r0, err, sizeof(err)));
+		T_EQ_STR(want, err);
 		bpfrt_vm_free(vm);
 	}
 	return t_done();
