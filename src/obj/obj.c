@@ -23,6 +23,10 @@
 
 #define CACHE_BUCKETS 256
 #define POPULATE_MAX (64u << 10)
+/* The largest write-once file a batch keeps as a private copy instead of mapping it: the
+ * copy is process memory next to the file's, so only small ones (every program of the
+ * corpus's many-program objects is 2-4 pages) */
+#define PRIVATE_COPY_MAX (256u << 10)
 #define BRT_OBJ_MAX_BYTES (4ull << 30) /* per object; the kernel's limit is memory */
 
 static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -58,6 +62,8 @@ static _Thread_local struct {
 	int fd[BATCH_MEMO_MAX];
 	struct brt_obj *obj[BATCH_MEMO_MAX]; /* a reference each */
 } batch;
+
+static int rw_fd(int fd);
 
 static unsigned bucket_of(dev_t dev, ino_t ino)
 {
@@ -200,10 +206,43 @@ static void sweep_due(void)
 
 static void obj_destroy(struct brt_obj *obj)
 {
+	void *keep = atomic_load_explicit(&obj->keep, memory_order_acquire);
+
 	if (obj->release)
 		obj->release(obj);
-	munmap(obj->base, obj->size);
+	if (obj->private_copy) {
+		free(obj->base);
+		if (keep)
+			munmap(keep, obj->size);
+	} else {
+		munmap(obj->base, obj->size);
+	}
 	free(obj);
+}
+
+/* A private copy's file mapped (obj.h, private_copy) through fd, an fd of it: from now on
+ * the entry keeps the file alive as a mapped one does.  A failed mapping leaves it as it
+ * was (the object works; only a holder that outlives every fd of it could lose the file,
+ * which the next resolution tries again to prevent). */
+static void obj_keep(struct brt_obj *obj, int fd)
+{
+	void *none = NULL, *m;
+	int rw;
+
+	if (!obj->private_copy || atomic_load_explicit(&obj->keep, memory_order_acquire))
+		return;
+	/* reading is all the mapping is for: fd itself unless it was opened write-only */
+	m = mmap(NULL, obj->size, PROT_READ, MAP_SHARED, fd, 0);
+	if (m == MAP_FAILED && errno == EACCES && (rw = rw_fd(fd)) >= 0) {
+		m = mmap(NULL, obj->size, PROT_READ, MAP_SHARED, rw, 0);
+		if (rw != fd)
+			close(rw);
+	}
+	if (m == MAP_FAILED)
+		return;
+	if (!atomic_compare_exchange_strong_explicit(&obj->keep, &none, m, memory_order_acq_rel,
+						     memory_order_acquire))
+		munmap(m, obj->size); /* another thread mapped it first */
 }
 
 /* Write all of buf at offset 0 of fd: 0 or -errno (a short write on tmpfs is ENOSPC). */
@@ -295,7 +334,17 @@ static int create(struct brt_obj_hdr *hdr, size_t obj_size,
 	err = init ? init(obj, arg) : 0;
 	if (err)
 		goto out_free;
-	if (once) {
+	if (once && batch.id && size <= PRIVATE_COPY_MAX) {
+		/* in a batch: the file, and the process memory stays the object's view of
+		 * it (obj.h, private_copy) */
+		err = write_all(fd, buf, size);
+		if (err) {
+			err = err == -ENOSPC ? -ENOMEM : err;
+			goto out_free;
+		}
+		obj->private_copy = 1;
+		buf = NULL;
+	} else if (once) {
 		/* the file, then its mapping (not populated: this process seldom reads the
 		 * file again, and an untouched mapping is cheap to drop) */
 		err = write_all(fd, buf, size);
@@ -423,6 +472,7 @@ int brt_obj_from_fd(int fd, uint32_t kind, struct brt_obj **out)
 			if (kind && obj->kind != kind)
 				return -EINVAL;
 			brt_obj_get(obj);
+			obj_keep(obj, fd);
 			*out = obj;
 			return 0;
 		}
@@ -463,6 +513,7 @@ int brt_obj_from_fd(int fd, uint32_t kind, struct brt_obj **out)
 		brt_obj_put(obj);
 		return -EINVAL;
 	}
+	obj_keep(obj, fd);
 	*out = obj;
 	return 0;
 }

@@ -106,6 +106,15 @@ struct brt_obj {
 	 * from hdr, which any process that can write the file may change at any time
 	 * (docs/SECURITY.md, "Shared memory and crashes") */
 	struct brt_obj_hdr snap;
+	/* base is process memory, not a mapping: the copy this process wrote the file from
+	 * (brt_obj_create_once() in a batch), freed, not unmapped.  Such a file is written
+	 * once, so the copy is what the file holds; but no mapping keeps the file alive, so
+	 * the first time an fd of it is resolved (brt_obj_from_fd(): every command that may
+	 * hold the object past its fds, an attach, a link, a program array, starts there)
+	 * the file is mapped into keep, as every other object is mapped, and stays alive and
+	 * findable (/proc/PID/map_files) as long as the entry. */
+	int private_copy;
+	_Atomic(void *) keep;         /* that mapping (size bytes), NULL until then */
 	void (*release)(struct brt_obj *obj); /* kind-specific teardown, then munmap */
 	void (*unref)(struct brt_obj *obj);   /* optional: no fd left, refs remain */
 };
@@ -120,10 +129,13 @@ int brt_obj_create(struct brt_obj_hdr *hdr, size_t obj_size,
 		   int (*init)(struct brt_obj *obj, void *arg), void *arg, struct brt_obj **out);
 /* The same for an object whose file is written once, by init, and then only read (a
  * program, a BTF object): init writes into process memory that is written to the file
- * in one call, which reserves its memory as fallocate would, and the file is mapped
- * without populating it (this process seldom reads it again; a mapping never touched is
- * cheap to drop).  init must keep no pointer into obj->base (it moves to the mapping)
- * and must not rely on the region being shared until it returns. */
+ * in one call, which reserves its memory as fallocate would.  Outside a batch the file
+ * is then mapped without populating it (this process seldom reads it again; a mapping
+ * never touched is cheap to drop) and init must keep no pointer into obj->base (it
+ * moves to the mapping).  In a batch (an object's load, whose programs are mostly never
+ * looked up again) a small file is not mapped: the process memory stays obj->base
+ * (private_copy above), which saves an mmap and an munmap per program.  Either way init
+ * must not rely on the region being shared. */
 int brt_obj_create_once(struct brt_obj_hdr *hdr, size_t obj_size,
 			int (*init)(struct brt_obj *obj, void *arg), void *arg,
 			struct brt_obj **out);

@@ -672,12 +672,20 @@ static int alloc_state(struct jit_state *st)
 	return 0;
 }
 
-/* CPUID.1:ECX bit 22: movbe (pass bswap) */
+/* CPUID.1:ECX bit 22: movbe (pass bswap).  Asked once per process: cpuid traps to the
+ * hypervisor in a VM (two of them, max leaf then leaf 1, were ~3 % of loading an object of
+ * eight tiny programs, #17 item 3), and the answer cannot change while we run. */
 static bool cpu_movbe(void)
 {
+	static _Atomic int known; /* 0: not asked yet, 1: no movbe, 2: movbe */
+	int k = atomic_load_explicit(&known, memory_order_relaxed);
 	unsigned a, b, c, d;
 
-	return __get_cpuid(1, &a, &b, &c, &d) && (c & (1u << 22));
+	if (!k) {
+		k = __get_cpuid(1, &a, &b, &c, &d) && (c & (1u << 22)) ? 2 : 1;
+		atomic_store_explicit(&known, k, memory_order_relaxed);
+	}
+	return k == 2;
 }
 
 static void free_state(struct jit_state *st)
