@@ -3,6 +3,8 @@
  * new object, never the one the memo had: created again (MAP_CREATE), opened from a pin
  * (OBJ_GET), or a program's fd; a closed number never handed out again is EBADF once the
  * batch has ended.  Each answer is checked by the map's id against its own fd's info.
+ * A batch's program is a private copy until its fd is first resolved, then mapped, so a
+ * holder keeps it alive and findable by id past its last fd (obj.h private_copy).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -14,6 +16,7 @@
 #include "harness.h"
 #include "api/api.h"
 #include "maps/maps.h"
+#include "obj/obj.h"
 
 static int map_new(uint32_t max)
 {
@@ -41,6 +44,37 @@ static long resolved(int fd)
 	return r;
 }
 
+/* Mappings of this process of files under dir (/proc/self/maps). */
+static int mappings(const char *dir)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[512];
+	int n = 0;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		n += strstr(line, dir) != NULL;
+	fclose(f);
+	return n;
+}
+
+/* A socket filter's return value through BPF_PROG_TEST_RUN, or -errno. */
+static long run(int fd)
+{
+	unsigned char pkt[64] = { 0 };
+	union bpf_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.test.prog_fd = (uint32_t)fd;
+	a.test.data_in = (uint64_t)(uintptr_t)pkt;
+	a.test.data_size_in = sizeof(pkt);
+	a.test.repeat = 1;
+	if (bpfrt_bpf(BPF_PROG_TEST_RUN, &a, sizeof(a)))
+		return -errno;
+	return a.test.retval;
+}
+
 int main(void)
 {
 	char dir[64] = "/dev/shm/bpfrt-batch-XXXXXX", pin[96], cmd[96];
@@ -48,8 +82,13 @@ int main(void)
 		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = 0, .imm = 0 },
 		{ .code = BPF_JMP | BPF_EXIT },
 	};
+	struct bpf_insn ret7[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = 0, .imm = 3 },
+		{ .code = BPF_ALU64 | BPF_ADD | BPF_K, .dst_reg = 0, .imm = 4 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
 	union bpf_attr a;
-	int fa, fb, fc, fp;
+	int fa, fb, fc, fp, base;
 
 	if (!mkdtemp(dir))
 		T_SKIP("cannot create a directory in /dev/shm");
@@ -101,6 +140,69 @@ int main(void)
 	T_CASE("after the batch: a closed number is EBADF");
 	T_EQ_INT(-EBADF, resolved(fp));
 	T_EQ_INT(-EBADF, resolved(fc));
+
+	/* A batch's program keeps the memory it was written from instead of mapping its
+	 * file (obj.h private_copy); the first resolution of its fd maps the file, so a
+	 * holder keeps the program alive and findable by id after its last fd is closed. */
+	T_CASE("a batch's program is not mapped until its fd is resolved");
+	brt_obj_sweep();
+	base = mappings(dir); /* the id counters' file */
+	T_ASSERT(base >= 0);
+	brt_api_batch_begin();
+	memset(&a, 0, sizeof(a));
+	a.prog_type = BPF_PROG_TYPE_SOCKET_FILTER;
+	a.insns = (uint64_t)(uintptr_t)ret7;
+	a.insn_cnt = 3;
+	a.license = (uint64_t)(uintptr_t)"GPL";
+	fp = bpfrt_bpf(BPF_PROG_LOAD, &a, sizeof(a));
+	T_ASSERT(fp >= 0);
+	brt_api_batch_end();
+	T_EQ_INT(base, mappings(dir));
+	T_EQ_INT(7, run(fp));
+	T_EQ_INT(base + 1, mappings(dir));
+
+	T_CASE("a held program outlives its fd, findable by id");
+	{
+		struct brt_prog *prog;
+		uint32_t id;
+		int fi;
+
+		T_EQ_INT(0, brt_prog_from_fd(fp, &prog));
+		id = prog->obj.snap.id;
+		close(fp);
+		brt_obj_sweep();
+		T_EQ_INT(base + 1, mappings(dir));
+		if (geteuid() == 0) {
+			memset(&a, 0, sizeof(a));
+			a.prog_id = id;
+			fi = bpfrt_bpf(BPF_PROG_GET_FD_BY_ID, &a, sizeof(a));
+			T_ASSERT(fi >= 0);
+			T_EQ_INT(7, run(fi));
+			close(fi);
+		}
+		brt_obj_put(&prog->obj);
+		brt_obj_sweep();
+		T_EQ_INT(base, mappings(dir));
+		if (geteuid() == 0) {
+			fi = bpfrt_bpf(BPF_PROG_GET_FD_BY_ID, &a, sizeof(a));
+			T_EQ_INT(-1, fi);
+			T_EQ_INT(ENOENT, errno);
+		}
+	}
+
+	T_CASE("a batch's program never resolved is gone with its fd");
+	brt_api_batch_begin();
+	memset(&a, 0, sizeof(a));
+	a.prog_type = BPF_PROG_TYPE_SOCKET_FILTER;
+	a.insns = (uint64_t)(uintptr_t)ret7;
+	a.insn_cnt = 3;
+	a.license = (uint64_t)(uintptr_t)"GPL";
+	fp = bpfrt_bpf(BPF_PROG_LOAD, &a, sizeof(a));
+	T_ASSERT(fp >= 0);
+	brt_api_batch_end();
+	close(fp);
+	T_EQ_INT(1, brt_obj_sweep());
+	T_EQ_INT(base, mappings(dir));
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	if (system(cmd) < 0)
 		T_FAIL("cleanup");
