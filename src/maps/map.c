@@ -132,7 +132,8 @@ static int generic_check(const union bpf_attr *attr)
 	} else if (attr->btf_key_type_id && !attr->btf_value_type_id) {
 		return -EINVAL;
 	}
-	if (attr->map_type != BPF_MAP_TYPE_BLOOM_FILTER && attr->map_extra)
+	if (attr->map_type != BPF_MAP_TYPE_BLOOM_FILTER && attr->map_type != BRT_MAP_TYPE_ARENA &&
+	    attr->map_extra)
 		return -EINVAL;
 	if ((f & BPF_F_RDONLY) && (f & BPF_F_WRONLY))
 		return -EINVAL;
@@ -261,6 +262,13 @@ int brt_map_create(const union bpf_attr *attr_in, const struct brt_map_btf *btf,
 	err = generic_check(attr);
 	if (err)
 		return err;
+	/* Arenas (kernel address space shared with a user mapping) are not offered; the
+	 * kernel this runtime is measured on refuses every BPF_MAP_TYPE_ARENA creation with
+	 * EPERM after the generic checks, whatever its attributes (even ones arena_map_alloc
+	 * would refuse with EINVAL), so a loader sees the kernel's answer (Tracee's
+	 * features_test_arena; tests/maps/test_maptypes_oracle.c). */
+	if (attr->map_type == BRT_MAP_TYPE_ARENA)
+		return -EPERM;
 	ops = ops_of(attr->map_type);
 	if (!ops)
 		return -EINVAL;

@@ -101,6 +101,7 @@ struct brt_map {
 #define BRT_MAP_TYPE(type, name, ops) extern const struct brt_map_ops ops;
 /* map types newer than the uapi header bpfrt builds with */
 #define BRT_MAP_TYPE_CGRP_STORAGE 32 /* BPF_MAP_TYPE_CGRP_STORAGE (Linux 6.2) */
+#define BRT_MAP_TYPE_ARENA 33 /* BPF_MAP_TYPE_ARENA (Linux 6.9) */
 #include "maps/map_types.def"
 #undef BRT_MAP_TYPE
 

@@ -155,6 +155,18 @@ static void creates(sys_fn sys, struct transcript *t)
 			try_create(sys, t, ty, 4, good, (1u << 31) + 1, 0);
 		try_create(sys, t, ty, 4, good, 100000, 0);
 	}
+	/* BPF_MAP_TYPE_ARENA (33): refused with EPERM after the generic checks on this
+	 * kernel, attributes arena_map_alloc would refuse included; map_extra allowed as
+	 * for bloom filters; types past it unknown (EINVAL) */
+	try_create(sys, t, 33, 0, 0, 1, BPF_F_MMAPABLE);
+	try_create(sys, t, 33, 4, 0, 1, BPF_F_MMAPABLE);
+	try_create(sys, t, 33, 0, 0, 1, 0);
+	try_create(sys, t, 33, 0, 0, 0, BPF_F_MMAPABLE);
+	try_create(sys, t, 33, 0, 0, 1, BPF_F_RDONLY | BPF_F_WRONLY);
+	say(t, "arena map_extra: %d\n", create_map(sys, 33, 0, 0, 1, BPF_F_MMAPABLE, 1ull << 32));
+	say(t, "hash map_extra: %d\n", create_map(sys, BPF_MAP_TYPE_HASH, 4, 4, 1, 0, 1ull << 32));
+	try_create(sys, t, 34, 0, 0, 1, BPF_F_MMAPABLE);
+	try_create(sys, t, 35, 4, 4, 1, 0);
 }
 
 static void elements(sys_fn sys, struct transcript *t)
