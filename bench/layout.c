@@ -12,7 +12,10 @@
  *       build-bench/progs raw_flow [OFFSET...]
  * (default offsets 0..63; -1 = the JIT's own copy).  Prints, per offset, rdtsc ticks per
  * packet (median of the blocks, min), then the distribution over the offsets; rdtsc since
- * the VM has no PMU and a tick is the same on every copy.  BPFRT_JIT_PASSES applies. */
+ * the VM has no PMU and a tick is the same on every copy.  LAYOUT_PASSES="all -redzone none"
+ * compiles the program once per BPFRT_JIT_PASSES value (all: every pass) and times every
+ * configuration's copies interleaved in this one process, so configurations compare by their
+ * distributions over placements without one process's draw (at most 256 copies in all). */
 #define main bench_main
 #include "bench.c"
 #undef main
@@ -28,56 +31,79 @@ int main(int argc, char **argv)
 {
 	const char *wl = getenv("LAYOUT_WL") ? getenv("LAYOUT_WL") : "rot6";
 	int blocks = getenv("LAYOUT_BLOCKS") ? atoi(getenv("LAYOUT_BLOCKS")) : 20;
-	BPFRT_OPTS(bpfrt_vm_opts, o, .engine = BPFRT_ENGINE_JIT);
-	bpfrt_vm_native_fn orig, fns[LAYOUT_MAX_OFFS];
+	char passes[512], *cfg[16], *save = NULL;
+	bpfrt_vm_native_fn fns[LAYOUT_MAX_OFFS];
 	long offs[LAYOUT_MAX_OFFS];
 	double med[LAYOUT_MAX_OFFS];
-	struct bpfrt_vm *vm;
 	struct bpf_insn *insns;
 	const uint8_t *pkts;
-	char err[512];
-	size_t n, size;
+	int noff, ncfg = 0, ncopy, xdp;
 	uint8_t *mem;
-	int noff, xdp;
+	size_t n;
 
 	if (argc < 3 || blocks < 1 || blocks > LAYOUT_MAX_BLOCKS) {
 		fprintf(stderr, "usage: layout PROGDIR PROG [OFFSET...]  (LAYOUT_BLOCKS 1..%d)\n",
 			LAYOUT_MAX_BLOCKS);
 		return 2;
 	}
+	snprintf(passes, sizeof(passes), "%s", getenv("LAYOUT_PASSES") ? getenv("LAYOUT_PASSES") : "");
+	for (char *t = strtok_r(passes, " ", &save); t && ncfg < 16; t = strtok_r(NULL, " ", &save))
+		cfg[ncfg++] = t;
+	if (!ncfg) /* BPFRT_JIT_PASSES as the environment has it */
+		cfg[ncfg++] = NULL;
+	noff = argc > 3 ? argc - 3 : 64;
+	ncopy = noff * ncfg;
+	if (ncopy > LAYOUT_MAX_OFFS) {
+		fprintf(stderr, "layout: %d copies, at most %d\n", ncopy, LAYOUT_MAX_OFFS);
+		return 2;
+	}
 	make_packets();
 	pkts = strcmp(wl, "rot16k") == 0 ? rot_pkts : rot6_pkts;
 	xdp = strncmp(argv[2], "xdp_", 4) == 0; /* called like bench.c's jit-xdp */
 	insns = read_prog(argv[1], argv[2], &n);
-	if (bpfrt_vm_load(insns, n, &o, &vm, err, sizeof(err)) || !(orig = bpfrt_vm_native(vm))) {
-		fprintf(stderr, "%s: not a context-free JIT program: %s\n", argv[2], err);
-		return 1;
-	}
-	/* The JIT maps whole pages: copy to the end of the code's page (the programs this is for
-	 * are smaller than one). */
-	size = 4096 - ((uintptr_t)orig & 4095);
-	noff = argc > 3 ? argc - 3 : 64;
-	if (noff > LAYOUT_MAX_OFFS)
-		return 2;
-	mem = mmap(NULL, (size_t)noff * 8192 + 8192, PROT_READ | PROT_WRITE,
+	mem = mmap(NULL, (size_t)ncopy * 8192 + 8192, PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (mem == MAP_FAILED)
 		return 1;
-	for (int k = 0; k < noff; k++) {
-		offs[k] = argc > 3 ? strtol(argv[3 + k], NULL, 0) : k;
-		if (offs[k] < 0 || offs[k] >= 4096) {
-			fns[k] = orig;
-			continue;
+	for (int c = 0; c < ncfg; c++) {
+		BPFRT_OPTS(bpfrt_vm_opts, o, .engine = BPFRT_ENGINE_JIT);
+		struct bpfrt_vm *vm;
+		bpfrt_vm_native_fn orig;
+		char err[512];
+		size_t size;
+
+		if (cfg[c] && strcmp(cfg[c], "all") == 0)
+			unsetenv("BPFRT_JIT_PASSES");
+		else if (cfg[c])
+			setenv("BPFRT_JIT_PASSES", cfg[c], 1);
+		if (bpfrt_vm_load(insns, n, &o, &vm, err, sizeof(err)) ||
+		    !(orig = bpfrt_vm_native(vm))) {
+			fprintf(stderr, "%s: not a context-free JIT program: %s\n", argv[2], err);
+			return 1;
 		}
-		memcpy(mem + (size_t)k * 8192 + (size_t)offs[k], (const void *)orig, size);
-		fns[k] = (bpfrt_vm_native_fn)(void *)(mem + (size_t)k * 8192 + (size_t)offs[k]);
+		/* The JIT maps whole pages: copy to the end of the code's page (the programs
+		 * this is for are smaller than one).  The vm stays loaded: -1 runs its copy. */
+		size = 4096 - ((uintptr_t)orig & 4095);
+		printf("%s %s %s: the JIT's copy at page offset %lu\n", argv[2], wl,
+		       cfg[c] ? cfg[c] : "(environment)", (unsigned long)((uintptr_t)orig & 4095));
+		for (int j = 0; j < noff; j++) {
+			int k = c * noff + j;
+			uint8_t *at;
+
+			offs[k] = argc > 3 ? strtol(argv[3 + j], NULL, 0) : j;
+			if (offs[k] < 0 || offs[k] >= 4096) {
+				fns[k] = orig;
+				continue;
+			}
+			at = mem + (size_t)k * 8192 + (size_t)offs[k];
+			memcpy(at, (const void *)orig, size);
+			fns[k] = (bpfrt_vm_native_fn)(void *)at;
+		}
 	}
-	if (mprotect(mem, (size_t)noff * 8192 + 8192, PROT_READ | PROT_EXEC))
+	if (mprotect(mem, (size_t)ncopy * 8192 + 8192, PROT_READ | PROT_EXEC))
 		return 1;
-	printf("%s %s, the JIT's copy at page offset %lu\n", argv[2], wl,
-	       (unsigned long)((uintptr_t)orig & 4095));
 	for (int b = 0; b < blocks; b++)
-		for (int k = 0; k < noff; k++) {
+		for (int k = 0; k < ncopy; k++) {
 			uint32_t md[6] = { 0 }; /* struct xdp_md: data, data_end */
 			uint64_t sum = 0, t0 = 0;
 			unsigned aux;
@@ -103,14 +129,18 @@ int main(int argc, char **argv)
 			ticks[k][b] = (double)(__rdtscp(&aux) - t0) / ROT_PKTS;
 			__asm__ volatile("" : : "r"(sum));
 		}
-	for (int k = 0; k < noff; k++) {
-		med[k] = median(ticks[k], blocks); /* sorts: ticks[k][0] is the min */
-		printf("offset %4ld  ticks/packet median %.2f  min %.2f\n", offs[k], med[k],
-		       ticks[k][0]);
+	for (int c = 0; c < ncfg; c++) {
+		for (int j = 0; j < noff; j++) {
+			int k = c * noff + j;
+
+			med[j] = median(ticks[k], blocks); /* sorts: ticks[k][0] is the min */
+			printf("%s offset %4ld  ticks/packet median %.2f  min %.2f\n",
+			       cfg[c] ? cfg[c] : "-", offs[k], med[j], ticks[k][0]);
+		}
+		median(med, noff);
+		printf("%s over %d offsets: min %.2f  q1 %.2f  median %.2f  q3 %.2f  max %.2f\n",
+		       cfg[c] ? cfg[c] : "-", noff, med[0], med[noff / 4], med[noff / 2],
+		       med[3 * noff / 4], med[noff - 1]);
 	}
-	median(med, noff);
-	printf("over %d offsets: min %.2f  q1 %.2f  median %.2f  q3 %.2f  max %.2f\n", noff, med[0],
-	       med[noff / 4], med[noff / 2], med[3 * noff / 4], med[noff - 1]);
-	bpfrt_vm_free(vm);
 	return 0;
 }
