@@ -34,13 +34,59 @@ static int copy_path(struct brt_call *call, uint64_t upath, char *path, size_t c
  * path component: ~20 system calls a pin) run once per directory, and afterwards one stat
  * of each confirms the same directories.  What that lets through (the directory renamed
  * out of the bpffs directory since) needs write access to the bpffs directory, which only
- * its owner has (brt_fs_dir_prepare() checks), as fs.c's trust cache accepts. */
+ * its owner has (brt_fs_dir_prepare() checks), as fs.c's trust cache accepts.  Within one
+ * batch (api.h: one `prog loadall`) a directory confirmed so, and the bpffs directory's
+ * trust with it, is not stat()ed again: three stats a pin, while the batch's object
+ * creations check the bpffs directory once (obj.c). */
 static pthread_mutex_t in_fs_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct {
 	char dir[PATH_MAX], fs[PATH_MAX];
 	dev_t dir_dev, fs_dev;
 	ino_t dir_ino, fs_ino;
+	uint64_t batch; /* the batch (obj.h) that confirmed both and the trust; 0: none */
 } in_fs_last;
+
+/* path's directory as in_fs() names it */
+static void dir_of(const char *path, char *dir, size_t cap)
+{
+	const char *slash = strrchr(path, '/');
+
+	if (!slash)
+		snprintf(dir, cap, ".");
+	else
+		snprintf(dir, cap, "%.*s", (int)(slash - path + (slash == path)), path);
+}
+
+/* Did the calling thread's batch confirm path's directory and the bpffs directory's
+ * trust already (set_batch_confirmed())? */
+static bool batch_confirmed(const char *path)
+{
+	uint64_t batch = brt_obj_batch_id();
+	char dir[PATH_MAX];
+	bool same;
+
+	if (!batch)
+		return false;
+	dir_of(path, dir, sizeof(dir));
+	pthread_mutex_lock(&in_fs_lock);
+	same = in_fs_last.batch == batch && !strcmp(in_fs_last.dir, dir) &&
+	       !strcmp(in_fs_last.fs, brt_obj_fs_dir());
+	pthread_mutex_unlock(&in_fs_lock);
+	return same;
+}
+
+static void set_batch_confirmed(const char *path)
+{
+	uint64_t batch = brt_obj_batch_id();
+	char dir[PATH_MAX];
+
+	dir_of(path, dir, sizeof(dir));
+	pthread_mutex_lock(&in_fs_lock);
+	/* only when in_fs() remembered this very pair (absolute, stat()ed unchanged) */
+	if (!strcmp(in_fs_last.dir, dir) && !strcmp(in_fs_last.fs, brt_obj_fs_dir()))
+		in_fs_last.batch = batch;
+	pthread_mutex_unlock(&in_fs_lock);
+}
 
 static bool in_fs_known(const char *dir, const char *fs, struct stat *dst, struct stat *fst)
 {
@@ -61,16 +107,13 @@ static bool in_fs_known(const char *dir, const char *fs, struct stat *dst, struc
 static int in_fs(const char *path)
 {
 	char dir[PATH_MAX], real_dir[PATH_MAX], real_fs[PATH_MAX];
-	const char *slash = strrchr(path, '/'), *fs = brt_obj_fs_dir();
+	const char *fs = brt_obj_fs_dir();
 	struct stat dst, fst, a, b;
 	bool stated;
 	size_t len;
 	int in;
 
-	if (!slash)
-		snprintf(dir, sizeof(dir), ".");
-	else
-		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path + (slash == path)), path);
+	dir_of(path, dir, sizeof(dir));
 	/* absolute paths only (a relative one depends on the working directory); dst and
 	 * fst are what stat() saw before the walks */
 	stated = strlen(dir) < sizeof(in_fs_last.dir) && strlen(fs) < sizeof(in_fs_last.fs) &&
@@ -95,6 +138,7 @@ static int in_fs(const char *path)
 		in_fs_last.dir_ino = dst.st_ino;
 		in_fs_last.fs_dev = fst.st_dev;
 		in_fs_last.fs_ino = fst.st_ino;
+		in_fs_last.batch = 0; /* a new pair: its batch confirms it after the trust */
 		pthread_mutex_unlock(&in_fs_lock);
 	}
 	return in;
@@ -105,11 +149,18 @@ static int in_fs(const char *path)
  * swap or read whatever is pinned there (EACCES, with a message). */
 static int inside_fs(const char *path)
 {
-	int in = in_fs(path);
+	int in;
 
+	if (batch_confirmed(path))
+		return 0;
+	in = in_fs(path);
 	if (in <= 0)
 		return in ? in : -EPERM;
-	return brt_fs_dir_prepare(brt_obj_fs_dir()) ? -EACCES : 0;
+	if (brt_fs_dir_prepare(brt_obj_fs_dir()))
+		return -EACCES;
+	if (brt_obj_batch_id())
+		set_batch_confirmed(path);
+	return 0;
 }
 
 /* BPF_OBJ_GET of a path in the bpffs directory when that directory is not trusted:

@@ -717,8 +717,9 @@ static int map_linked(int dirfd, const struct brt_map *map, char *name)
 
 /* A name for map's file in the links' directory.  This process maps the file, so the
  * mapping's /proc/self/map_files entry names it (that needs CAP_SYS_ADMIN or
- * CAP_CHECKPOINT_RESTORE); failing that, an fd of the process that refers to it. */
-static int link_map(int lnk, const struct brt_map *map)
+ * CAP_CHECKPOINT_RESTORE); failing that, an fd of the process that refers to it.
+ * linked: the caller saw it linked already (under the lock, so it still is). */
+static int link_map(int lnk, const struct brt_map *map, int linked)
 {
 	char name[NAME_LEN], src[300];
 	struct dirent *de;
@@ -726,7 +727,7 @@ static int link_map(int lnk, const struct brt_map *map)
 	DIR *dir;
 	int err = -ENOENT;
 
-	if (map_linked(lnk, map, name))
+	if (linked || map_linked(lnk, map, name))
 		return 0;
 	snprintf(src, sizeof(src), "/proc/self/map_files/%lx-%lx",
 		 (unsigned long)(uintptr_t)map->obj.base,
@@ -746,27 +747,43 @@ static int link_map(int lnk, const struct brt_map *map)
 	return err;
 }
 
-static int state_clean(int lock)
-{
-	char c;
-
-	return pread(lock, &c, 1, 0) == 1 && c == STATE_CLEAN;
-}
-
-static void state_set(int lock, char c)
-{
-	if (pwrite(lock, &c, 1, 0) != 1)
-		return; /* left as it was: a state that is not clean only costs a walk */
-}
-
 /* The links' lock a batch holds (api.h): the pins of one `prog loadall` take it, with
  * its directory, once rather than per pin (about 12 system calls each); other processes'
- * pins wait until the batch ends, as they would wait for one pin. */
+ * pins wait until the batch ends, as they would wait for one pin.  While the batch holds
+ * the flock nobody else writes the state byte, so it is read once and written only when
+ * it changes (a pread and a pwrite a pin before). */
 static _Thread_local struct {
 	uint64_t batch;
 	uid_t uid;
 	int lock, dir; /* or -1 */
+	char state;    /* the lock file's state byte as this batch last read or wrote it; 0: not read */
 } held = { .lock = -1, .dir = -1 };
+
+static int state_clean(int lock)
+{
+	char c;
+
+	if (lock == held.lock && held.state)
+		return held.state == STATE_CLEAN;
+	if (pread(lock, &c, 1, 0) != 1)
+		return 0;
+	if (lock == held.lock)
+		held.state = c;
+	return c == STATE_CLEAN;
+}
+
+static void state_set(int lock, char c)
+{
+	if (lock == held.lock && held.state == c)
+		return;
+	if (pwrite(lock, &c, 1, 0) != 1) {
+		if (lock == held.lock)
+			held.state = 0; /* unknown: read again */
+		return; /* left as it was: a state that is not clean only costs a walk */
+	}
+	if (lock == held.lock)
+		held.state = c;
+}
 
 void brt_prog_file_batch_end(void)
 {
@@ -776,6 +793,7 @@ void brt_prog_file_batch_end(void)
 	close(held.lock); /* releases the flock */
 	held.lock = held.dir = -1;
 	held.batch = 0;
+	held.state = 0;
 }
 
 /* lock_links(), or the lock the calling thread's batch holds already. */
@@ -796,6 +814,7 @@ static int lock_links_held(int *dirfd)
 		held.uid = uid;
 		held.lock = lock;
 		held.dir = *dirfd;
+		held.state = 0;
 	}
 	return lock;
 }
@@ -804,6 +823,7 @@ int brt_prog_file_pin_begin(struct brt_prog *prog, struct brt_pin_links *pl)
 {
 	char name[NAME_LEN];
 	int fresh = 0, clean;
+	uint32_t seen;
 
 	pl->lock = pl->dir = -1;
 	pl->clean = 0;
@@ -812,8 +832,12 @@ int brt_prog_file_pin_begin(struct brt_prog *prog, struct brt_pin_links *pl)
 	pl->lock = lock_links_held(&pl->dir);
 	if (pl->lock < 0)
 		return pl->lock;
-	for (uint32_t i = 0; i < prog->pm.n && !fresh; i++)
-		fresh = !map_linked(pl->dir, prog->pm.maps[i], name);
+	/* maps [0, seen) were found linked: neither sweep() nor collect() drops the link of
+	 * a map prog names, and nobody else does while the lock is held */
+	for (seen = 0; seen < prog->pm.n && !fresh; seen++)
+		fresh = !map_linked(pl->dir, prog->pm.maps[seen], name);
+	if (fresh)
+		seen--;
 	clean = state_clean(pl->lock);
 	/* Links are added only by a pin that makes a new one; that is when the ones
 	 * nobody names any more are dropped (the sweep is cheap, the walk is not). */
@@ -830,7 +854,7 @@ int brt_prog_file_pin_begin(struct brt_prog *prog, struct brt_pin_links *pl)
 	/* A map that cannot be linked leaves the program usable where it is loaded only,
 	 * as before pinning (docs/MEMORY_MODEL.md). */
 	for (uint32_t i = 0; i < prog->pm.n; i++)
-		link_map(pl->dir, prog->pm.maps[i]);
+		link_map(pl->dir, prog->pm.maps[i], i < seen);
 	pl->clean = clean;
 	return pl->lock;
 }
