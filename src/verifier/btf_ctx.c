@@ -754,8 +754,8 @@ static int local_access(struct brt_env *env, const struct brt_reg *reg, int off,
 	const char *field = "";
 	int ret = brt_graph_access(env, reg, off, size);
 
-	/* walk() reads types through env->kbtf: the program's BTF for this walk */
-	env->kbtf = env->opts->local_btf;
+	/* walk() reads types through env->kbtf: the object's BTF for this walk */
+	env->kbtf = brt_graph_home_btf(env, reg->map_idx);
 	while (!ret) {
 		ret = walk(env, id, off, size, &id, &flag, &field);
 		if (ret != WALK_STRUCT)
@@ -771,7 +771,7 @@ int brt_btf_ptr_access(struct brt_env *env, int regno, const struct brt_reg *reg
 		       int size, enum brt_access acc, uint32_t *rt, uint32_t *btf_id)
 {
 	int local = (reg->type & MEM_ALLOC) != 0;
-	const char *tname = local ? brt_local_type_name(env, reg->btf_id)
+	const char *tname = local ? brt_local_type_name(env, reg->map_idx, reg->btf_id)
 				  : brt_btf_reg_name(env, reg->btf_id);
 	uint32_t id = reg->btf_id, flag = 0;
 	const char *field = "";

@@ -285,18 +285,56 @@ static int struct_meta(const struct brt_btf *btf, uint32_t id, struct brt_grec *
 	return brt_graph_record(btf, id, rec) ? 0 : 1;
 }
 
+/* the home of a map value's fields: its map's BTF, or the program's when there is one
+ * (see brt_graph_home_btf()); maps whose BTF is the same bytes share the first one's */
+static uint16_t map_home(struct brt_env *env, int map_idx)
+{
+	const struct brt_map_info *mi = &env->maps[map_idx].info;
+
+	if (env->opts->local_btf)
+		return 0;
+	for (int j = 0; j < map_idx; j++) {
+		const struct brt_map_info *o = &env->maps[j].info;
+
+		if (o->btf_blob && o->btf_size == mi->btf_size &&
+		    !memcmp(o->btf_blob, mi->btf_blob, mi->btf_size))
+			return (uint16_t)(j + 1);
+	}
+	return (uint16_t)(map_idx + 1);
+}
+
+const struct brt_btf *brt_graph_home_btf(struct brt_env *env, uint16_t home)
+{
+	if (!home)
+		return env->opts->local_btf;
+	return home <= env->nmaps ? brt_graph_map_btf(env, home - 1) : NULL;
+}
+
 int brt_graph_reg_record(struct brt_env *env, const struct brt_reg *reg, struct brt_grec *rec)
 {
-	if (BASE_TYPE(reg->type) == PTR_TO_BTF_ID && (reg->type & MEM_ALLOC))
-		return env->opts->local_btf && struct_meta(env->opts->local_btf, reg->btf_id, rec);
-	if (reg->type == PTR_TO_MAP_VALUE) {
+	uint16_t home;
+	int ok;
+
+	if (BASE_TYPE(reg->type) == PTR_TO_BTF_ID && (reg->type & MEM_ALLOC)) {
+		const struct brt_btf *b = brt_graph_home_btf(env, reg->map_idx);
+
+		home = reg->map_idx;
+		ok = b && struct_meta(b, reg->btf_id, rec);
+		if (!b)
+			rec_init(rec);
+	} else if (reg->type == PTR_TO_MAP_VALUE) {
 		const struct brt_btf *b = brt_graph_map_btf(env, reg->map_idx);
 
 		rec_init(rec);
-		return b && !brt_graph_record(b, env->maps[reg->map_idx].info.btf_value_type_id, rec);
+		home = map_home(env, reg->map_idx);
+		ok = b && !brt_graph_record(b, env->maps[reg->map_idx].info.btf_value_type_id, rec);
+	} else {
+		rec_init(rec);
+		return 0;
 	}
-	rec_init(rec);
-	return 0;
+	for (int i = 0; i < rec->n; i++)
+		rec->f[i].home = home;
+	return ok;
 }
 
 const struct brt_btf *brt_graph_map_btf(struct brt_env *env, int map_idx)
@@ -323,9 +361,10 @@ void brt_graph_free(struct brt_env *env)
 		}
 }
 
-const char *brt_local_type_name(const struct brt_env *env, uint32_t id)
+const char *brt_local_type_name(struct brt_env *env, uint16_t home, uint32_t id)
 {
-	const char *n = env->opts->local_btf ? brt_btf_name(env->opts->local_btf, id) : NULL;
+	const struct brt_btf *b = brt_graph_home_btf(env, home);
+	const char *n = b ? brt_btf_name(b, id) : NULL;
 
 	return n ? n : "";
 }
@@ -629,6 +668,7 @@ int brt_graph_push_less(struct brt_env *env, int insn_idx, int subprogno,
 		brt_mark_reg_known_zero(reg);
 		reg->type = PTR_TO_BTF_ID | MEM_ALLOC;
 		reg->btf_id = root->value_id;
+		reg->map_idx = root->home;
 		reg->off = (int32_t)root->node_off;
 		err = brt_graph_set_non_owning(env, reg);
 		if (err) {

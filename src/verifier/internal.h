@@ -596,6 +596,7 @@ enum { BRT_GF_SPIN_LOCK, BRT_GF_RES_SPIN_LOCK, BRT_GF_LIST_HEAD, BRT_GF_LIST_NOD
 #define BRT_MAX_GFIELDS 32
 struct brt_gfield {
 	uint8_t kind;      /* BRT_GF_* */
+	uint16_t home;     /* the BTF value_id is in (brt_graph_home_btf()) */
 	uint32_t off;      /* bytes into the value or object */
 	uint32_t size;
 	uint32_t value_id; /* roots: the struct their nodes are in (same BTF) */
@@ -616,8 +617,15 @@ int brt_graph_record(const struct brt_btf *btf, uint32_t id, struct brt_grec *re
  * whose map has BTF, else 0 */
 int brt_graph_reg_record(struct brt_env *env, const struct brt_reg *reg, struct brt_grec *rec);
 const struct brt_btf *brt_graph_map_btf(struct brt_env *env, int map_idx);
+/* An allocated object's type (PTR_TO_BTF_ID | MEM_ALLOC) is an id of the BTF its register's
+ * map_idx names, its "home": 0 the program's (opts->local_btf), 1 + k map k's value BTF.
+ * The kernel types such a register by reg->btf: the program's for bpf_obj_new, the root's
+ * (its map's) for a node taken from a map value's list or tree.  libbpf loads a program
+ * and its maps with the one object BTF, so home is 0 whenever the program has a BTF; a
+ * program without one (no func_info) can only take nodes from maps, typed by their BTF. */
+const struct brt_btf *brt_graph_home_btf(struct brt_env *env, uint16_t home);
 void brt_graph_free(struct brt_env *env);
-const char *brt_local_type_name(const struct brt_env *env, uint32_t id);
+const char *brt_local_type_name(struct brt_env *env, uint16_t home, uint32_t id);
 int brt_graph_obj_new(struct brt_env *env, uint64_t type_id, int percpu);
 int brt_graph_alloc_arg(struct brt_env *env, const struct brt_reg *reg, int argno,
 			int percpu_drop);

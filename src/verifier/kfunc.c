@@ -65,6 +65,7 @@ struct kmeta {
 	/* the allocated object an argument named (the kernel's arg_btf_id) and whether a
 	 * refcounted one was owned (arg_owning_ref) */
 	uint32_t arg_btf_id;
+	uint16_t arg_home; /* ... and its BTF (brt_graph_home_btf()) */
 	int arg_owning;
 	/* a graph root argument's field (arg_list_head / arg_rbtree_root) */
 	int root_found;
@@ -698,7 +699,6 @@ static int node_arg(struct brt_env *env, struct kmeta *m, const struct brt_reg *
 {
 	int fkind = kind == KF_LIST_NODE ? BRT_GF_LIST_NODE : BRT_GF_RB_NODE;
 	const char *tname = brt_gfield_name(fkind);
-	const struct brt_btf *lb = env->opts->local_btf;
 	struct brt_grec rec;
 	uint32_t off;
 	int i, alloc = reg->type == (PTR_TO_BTF_ID | MEM_ALLOC);
@@ -732,20 +732,23 @@ static int node_arg(struct brt_env *env, struct kmeta *m, const struct brt_reg *
 		brt_verr(env, "verifier bug: no graph root before its node\n");
 		return -EFAULT;
 	}
-	/* btf_struct_ids_match(strict): the map's and the program's BTF are the object's one
-	 * .BTF here, so the same id and name */
-	if (reg->btf_id != m->root.value_id || !lb) {
+	/* btf_struct_ids_match(strict): the same BTF (home) and id */
+	if (reg->btf_id != m->root.value_id || reg->map_idx != m->root.home ||
+	    !brt_graph_home_btf(env, reg->map_idx)) {
 		brt_verr(env, "operation on %s expects arg#1 %s at offset=%d in struct %s, but arg "
 			      "is at offset=%d in struct %s\n",
 			 brt_gfield_name(fkind == BRT_GF_LIST_NODE ? BRT_GF_LIST_HEAD : BRT_GF_RB_ROOT),
-			 tname, m->root.node_off, brt_local_type_name(env, m->root.value_id), off,
-			 brt_local_type_name(env, reg->btf_id));
+			 tname, m->root.node_off,
+			 brt_local_type_name(env, m->root.home, m->root.value_id), off,
+			 brt_local_type_name(env, reg->map_idx, reg->btf_id));
 		return -EINVAL;
 	}
 	m->arg_btf_id = reg->btf_id;
+	m->arg_home = reg->map_idx;
 	if (off != m->root.node_off) {
 		brt_verr(env, "arg#1 offset=%d, but expected %s at offset=%d in struct %s\n", off,
-			 tname, m->root.node_off, brt_local_type_name(env, m->root.value_id));
+			 tname, m->root.node_off,
+			 brt_local_type_name(env, m->root.home, m->root.value_id));
 		return -EINVAL;
 	}
 	return 0;
@@ -845,12 +848,14 @@ static int check_args(struct brt_env *env, struct kmeta *m)
 			if (err < 0)
 				return err;
 			m->arg_btf_id = reg->btf_id;
+			m->arg_home = reg->map_idx;
 			break;
 		case KF_REFCOUNTED:
 			err = brt_graph_refcounted_arg(env, reg, i, &m->arg_owning);
 			if (err < 0)
 				return err;
 			m->arg_btf_id = reg->btf_id;
+			m->arg_home = reg->map_idx;
 			break;
 		case KF_LIST_HEAD:
 		case KF_RB_ROOT:
@@ -1126,6 +1131,7 @@ static int set_return(struct brt_env *env, struct kmeta *m, int insn_idx)
 		brt_mark_reg_known_zero(r0);
 		r0->type = PTR_TO_BTF_ID | MEM_ALLOC;
 		r0->btf_id = m->arg_btf_id;
+		r0->map_idx = m->arg_home;
 		goto ret_null;
 	}
 	if (graph_arg_kind(btf, pt) == KF_LIST_NODE || graph_arg_kind(btf, pt) == KF_RB_NODE) {
@@ -1133,6 +1139,7 @@ static int set_return(struct brt_env *env, struct kmeta *m, int insn_idx)
 		brt_mark_reg_known_zero(r0);
 		r0->type = PTR_TO_BTF_ID | MEM_ALLOC;
 		r0->btf_id = m->root.value_id;
+		r0->map_idx = m->root.home;
 		r0->off = (int32_t)m->root.node_off;
 		graph_node = 1;
 		goto ret_null;

@@ -21,6 +21,7 @@
 #include "helpers/helpers.h"
 #include "obj/obj.h"
 #include "harness.h"
+#include "log_lines.h"
 #include "oracle_load.h"
 
 #define I(c, d, s, o, i) ((struct bpf_insn){ (c), (d), (s), (o), (i) })
@@ -188,8 +189,12 @@ struct side {
 };
 
 static struct side ks = { .bpf = oracle_kernel_bpf }, bs = { .bpf = bpfrt_bpf };
-static int compared, runs;
+static int compared, runs, logs_same;
 static int cb_len; /* the program's callback: its last cb_len instructions, 0: none */
+/* load without a program BTF (no prog_btf_fd, no func_info) and with a level-2 log, both
+ * sides' whole logs compared: the nodes of a map's root are then typed by the map's BTF */
+static int no_btf;
+static char klog[1 << 20], blog[1 << 20];
 
 static int side_setup(struct side *s, const struct btf_blob *b)
 {
@@ -248,11 +253,26 @@ static void load_run(struct side *s, const struct bpf_insn *in, size_t n)
 	attr.insns = (uintptr_t)insns;
 	attr.insn_cnt = (uint32_t)n;
 	attr.license = (uintptr_t) "GPL";
-	attr.prog_btf_fd = (uint32_t)s->btf_fd;
-	attr.func_info = (uintptr_t)fi;
-	attr.func_info_cnt = cb_len ? 2 : 1;
-	attr.func_info_rec_size = sizeof(fi[0]);
+	if (!no_btf) {
+		attr.prog_btf_fd = (uint32_t)s->btf_fd;
+		attr.func_info = (uintptr_t)fi;
+		attr.func_info_cnt = cb_len ? 2 : 1;
+		attr.func_info_rec_size = sizeof(fi[0]);
+	}
 	oracle_load_run(s->bpf, &attr, 1, pkt, sizeof(pkt), &s->r);
+	if (no_btf) {
+		/* the same load again at level 2: the whole walk's log */
+		char *log = s == &ks ? klog : blog;
+		int fd;
+
+		attr.log_buf = (uintptr_t)log;
+		attr.log_size = sizeof(klog);
+		attr.log_level = 2;
+		log[0] = 0;
+		fd = s->bpf(BPF_PROG_LOAD, &attr, sizeof(attr));
+		if (fd >= 0)
+			close(fd);
+	}
 }
 
 static void check(const char *name, const struct bpf_insn *insns, size_t n)
@@ -262,6 +282,23 @@ static void check(const char *name, const struct bpf_insn *insns, size_t n)
 	load_run(&bs, insns, n);
 	runs += oracle_compare(name, &ks.r, &bs.r, ORACLE_CMP_RUN, "GRAPH_DUMP");
 	compared++;
+	if (no_btf) {
+		/* line by line, a map lddw's operand normalised (tests/log_lines.h) */
+		struct lines kl, bl;
+		size_t i;
+
+		split(klog, &kl);
+		split(blog, &bl);
+		for (i = 0; i < kl.n && i < bl.n && !strcmp(kl.v[i], bl.v[i]); i++)
+			;
+		if (i < kl.n || i < bl.n)
+			T_FAIL("%s: level-2 logs differ at line %zu: kernel '%s', bpfrt '%s'", name,
+			       i + 1, i < kl.n ? kl.v[i] : "(end)", i < bl.n ? bl.v[i] : "(end)");
+		else
+			logs_same++;
+		free(kl.v);
+		free(bl.v);
+	}
 }
 
 #define P(name, ...)                                                                      \
@@ -552,6 +589,76 @@ static void rbtree_rules(void)
 		rb_remove("rbtree remove first (emptying)", 1);
 }
 
+/* Programs without a BTF of their own (no prog_btf_fd, no func_info: the kernel keeps no
+ * program BTF either) on nodes of a map value's list or tree: bpf_obj_new is refused, but
+ * a node taken from a map's root is typed by the map's BTF (the root's "contains:" tag),
+ * and the node kfuncs, loads from it and bpf_obj_drop work on it as with a program BTF.
+ * Nodes are put in first by programs with one. */
+#define VALUE8_NB(which) ST(BPF_W, 10, -4, 0), LD_MAP(1, which), MOV_X(2, 10), ADD_K(2, -4), \
+			 CALL(map_lookup_elem), JNE_K(0, 0, 1), EXIT(), MOV_X(8, 0)
+static void no_btf_rules(void)
+{
+	if (k_rb_add > 0 && k_rb_remove > 0 && k_rb_first > 0 && k_rb_root > 0) {
+		rb_add(7);
+		rb_add(9);
+		rb_add(8);
+		no_btf = 1;
+		P("no prog BTF: rbtree first removed, key read, dropped", VALUE8_NB(-3), MOV_K(6, 0),
+		  LOCK(8), ROOT1(), KCALL(k_rb_first), JEQ_K(0, 0, 5), MOV_X(2, 0), ROOT1(),
+		  KCALL(k_rb_remove), MOV_X(6, 0), UNLOCK(8), MOV_K(0, 100), JEQ_K(6, 0, 7),
+		  LDX(BPF_DW, 7, 6, -8), ADD_K(6, -8), DROP(6), MOV_X(0, 7), EXIT(), EXIT());
+		P("no prog BTF: rbtree root's key read under the lock", VALUE8_NB(-3), MOV_K(7, 100),
+		  LOCK(8), ROOT1(), KCALL(k_rb_root), JEQ_K(0, 0, 1), LDX(BPF_DW, 7, 0, -8),
+		  UNLOCK(8), MOV_X(0, 7), EXIT());
+		P("no prog BTF: rbtree node read after unlock", VALUE8_NB(-3), LOCK(8), ROOT1(),
+		  KCALL(k_rb_first), UNLOCK(8), JEQ_K(0, 0, 1), LDX(BPF_DW, 0, 0, -8), EXIT());
+		P("no prog BTF: rbtree removed node leaked", VALUE8_NB(-3), LOCK(8), ROOT1(),
+		  KCALL(k_rb_first), JEQ_K(0, 0, 4), MOV_X(2, 0), ROOT1(), KCALL(k_rb_remove),
+		  UNLOCK(8), MOV_K(0, 0), EXIT());
+		P("no prog BTF: rbtree node written", VALUE8_NB(-3), LOCK(8), ROOT1(),
+		  KCALL(k_rb_first), JEQ_K(0, 0, 1), ST(BPF_DW, 0, -8, 8), UNLOCK(8), MOV_K(0, 0),
+		  EXIT());
+		P("no prog BTF: rbtree node's bpf_rb_node read", VALUE8_NB(-3), LOCK(8), ROOT1(),
+		  KCALL(k_rb_first), JEQ_K(0, 0, 1), LDX(BPF_DW, 0, 0, 0), UNLOCK(8), MOV_K(0, 0),
+		  EXIT());
+		P("no prog BTF: rbtree root of a list head", VALUE8_NB(-1), LOCK(8), ROOT1(),
+		  KCALL(k_rb_first), UNLOCK(8), MOV_K(0, 0), EXIT());
+		for (int i = 0; i < 3; i++)
+			P("no prog BTF: rbtree remove first (emptying)", VALUE8_NB(-3), MOV_K(6, 0),
+			  LOCK(8), ROOT1(), KCALL(k_rb_first), JEQ_K(0, 0, 5), MOV_X(2, 0), ROOT1(),
+			  KCALL(k_rb_remove), MOV_X(6, 0), UNLOCK(8), MOV_K(0, 100), JEQ_K(6, 0, 7),
+			  LDX(BPF_DW, 7, 6, -8), ADD_K(6, -8), DROP(6), MOV_X(0, 7), EXIT(), EXIT());
+		no_btf = 0;
+	}
+	P("push back 12", NEW6(T_NODE_DATA), ST(BPF_DW, 6, 0, 12), VALUE8(-1), LOCK(8),
+	  PUSH(k_push_back, 6), UNLOCK(8), MOV_K(0, 0), EXIT());
+	P("push back 13", NEW6(T_NODE_DATA), ST(BPF_DW, 6, 0, 13), VALUE8(-1), LOCK(8),
+	  PUSH(k_push_back, 6), UNLOCK(8), MOV_K(0, 0), EXIT());
+	P("refcounted push back 14", NEW6(T_NODE_RC), ST(BPF_DW, 6, 0, 14), VALUE8(-2), LOCK(8),
+	  PUSH(k_push_back, 6), UNLOCK(8), MOV_K(0, 0), EXIT());
+	no_btf = 1;
+	P("no prog BTF: bpf_obj_new", MOV_K(1, T_NODE_DATA), MOV_K(2, 0), KCALL(k_new),
+	  JEQ_K(0, 0, 3), MOV_X(1, 0), MOV_K(2, 0), KCALL(k_drop), MOV_K(0, 0), EXIT());
+	P("no prog BTF: list pop front pushed back", VALUE8_NB(-1), LOCK(8), HEAD(k_pop_front),
+	  JEQ_K(0, 0, 6), MOV_X(2, 0), MOV_X(1, 8), ADD_K(1, 8), MOV_K(3, 0), MOV_K(4, 0),
+	  KCALL(k_push_back), UNLOCK(8), MOV_K(0, 0), EXIT());
+	P("no prog BTF: list front's key", VALUE8_NB(-1), MOV_K(7, 100), LOCK(8), HEAD(k_front),
+	  JEQ_K(0, 0, 1), LDX(BPF_DW, 7, 0, -8), UNLOCK(8), MOV_X(0, 7), EXIT());
+	P("no prog BTF: refcount_acquire of a list's front", VALUE8_NB(-2), MOV_K(7, 0),
+	  LOCK(8), HEAD(k_front), JEQ_K(0, 0, 5), MOV_X(1, 0), ADD_K(1, -8), MOV_K(2, 0),
+	  KCALL(k_acq), MOV_X(7, 0), UNLOCK(8), MOV_K(0, 0), JEQ_K(7, 0, 5), LDX(BPF_DW, 6, 7, 0),
+	  DROP(7), MOV_X(0, 6), EXIT());
+	for (int i = 0; i < 3; i++)
+		P("no prog BTF: list pop back and drop (emptying)", VALUE8_NB(-1), LOCK(8),
+		  HEAD(k_pop_back), MOV_X(6, 0), UNLOCK(8), MOV_K(0, 100), JEQ_K(6, 0, 7),
+		  LDX(BPF_DW, 7, 6, -8), ADD_K(6, -8), DROP(6), MOV_X(0, 7), EXIT(), EXIT());
+	for (int i = 0; i < 2; i++)
+		P("no prog BTF: list B pop and drop (emptying)", VALUE8_NB(-2), LOCK(8),
+		  HEAD(k_pop_front), MOV_X(6, 0), UNLOCK(8), MOV_K(0, 100), JEQ_K(6, 0, 7),
+		  LDX(BPF_DW, 7, 6, -8), ADD_K(6, -8), DROP(6), MOV_X(0, 7), EXIT(), EXIT());
+	no_btf = 0;
+}
+
 /* objects holding a list or a tree, dropped with their nodes in: the kernel frees the
  * nodes (bpf_obj_free_fields()); here no object outlives the program */
 static void drop_rules(void)
@@ -715,9 +822,11 @@ int main(void)
 		rbtree_rules();
 	else
 		printf("skipped rbtree programs: the kernel's BTF lacks bpf_rbtree_root/left/right\n");
+	no_btf_rules();
 	drop_rules();
 	if (k_rb_add > 0)
 		map_free_rules();
-	printf("%d programs compared, %d test runs\n", compared, runs);
+	printf("%d programs compared, %d test runs, %d level-2 logs identical\n", compared, runs,
+	       logs_same);
 	return t_done();
 }
