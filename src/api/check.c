@@ -67,6 +67,16 @@ static int map_info(void *arg, int fd, struct brt_map_info *out)
 	brt_map_in_map_template(m, &out->inner_type, &out->inner_key_size,
 				&out->inner_value_size, &out->inner_max_entries,
 				&out->inner_flags);
+	{
+		struct brt_mim_fields f;
+
+		if (!brt_map_in_map_template_fields(m, &f)) {
+			out->inner_spin_lock_off1 = f.lock_off1;
+			out->inner_res_spin_lock_off1 = f.res_lock_off1;
+			out->inner_timer_off1 = f.timer_off1;
+			out->inner_has_btf = f.has_btf;
+		}
+	}
 	/* frozen .rodata: the verifier reads it as constants (the program keeps a reference
 	 * to the map, so the bytes outlive the program) */
 	out->frozen_rdonly = (m->flags & BPF_F_RDONLY_PROG) &&

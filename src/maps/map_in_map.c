@@ -3,8 +3,9 @@
  * as in the kernel); each process keeps its own id -> map references, since the maps a
  * program may follow are the ones this process holds.  An inner map must match the
  * template taken from attr.inner_map_fd at creation, by the kernel's bpf_map_meta_equal()
- * rule (type, key and value sizes, flags, and max_entries unless the template has
- * BPF_F_INNER_MAP); the template sits after the storage so every process checks the same,
+ * rule (type, key and value sizes, flags, max_entries unless the template has
+ * BPF_F_INNER_MAP, and the value's lock and timer fields: btf_record_equal()); the
+ * template sits after the storage so every process checks the same,
  * each against its own copy read once at attach.  A slot's id is never followed: it
  * finds only a map this process stored there itself (and checked against the template),
  * so another process writing ids into the storage makes a lookup miss, nothing more.
@@ -19,7 +20,11 @@
 
 struct mim_tmpl {
 	uint32_t type, key_size, value_size, max_entries, flags;
-	uint32_t pad;
+	/* the kernel's inner_map_meta also keeps the inner map's btf_record and BTF: 1 +
+	 * offset of the value's lock (lock_res: a bpf_res_spin_lock) and timer, 0 when none,
+	 * and whether the map has BTF (the verifier's lock rules ask) */
+	uint32_t lock_off1, timer_off1;
+	uint8_t lock_res, has_btf, pad[2];
 };
 
 struct mim_ref {
@@ -70,7 +75,22 @@ static int meta_equal(const struct mim_tmpl *t, const struct brt_map *m)
 {
 	return t->type == m->type && t->key_size == m->key_size &&
 	       t->value_size == m->value_size && t->flags == m->flags &&
-	       ((t->flags & BPF_F_INNER_MAP) || t->max_entries == m->max_entries);
+	       ((t->flags & BPF_F_INNER_MAP) || t->max_entries == m->max_entries) &&
+	       t->lock_off1 == (uint32_t)(m->lock_off + 1) && t->lock_res == !!m->lock_res &&
+	       t->timer_off1 == (uint32_t)(m->timer_off + 1);
+}
+
+/* a template read from the shared file: its fields inside the value, where a lock (4
+ * bytes, 4-aligned) and a timer (16 bytes, 8-aligned) can be */
+static int tmpl_sane(const struct mim_tmpl *t)
+{
+	if (!t->type || is_map_in_map(t->type) || t->type == BPF_MAP_TYPE_PROG_ARRAY)
+		return 0;
+	if (t->lock_off1 && ((t->lock_off1 - 1) % 4 || t->lock_off1 - 1 > t->value_size ||
+			     t->value_size - (t->lock_off1 - 1) < 4))
+		return 0;
+	return !t->timer_off1 || (!((t->timer_off1 - 1) % 8) && t->timer_off1 - 1 <= t->value_size &&
+				  t->value_size - (t->timer_off1 - 1) >= 16);
 }
 
 static int mim_alloc_check(const union bpf_attr *attr)
@@ -94,8 +114,13 @@ static int mim_alloc_check(const union bpf_attr *attr)
 		brt_map_put(inner);
 		return -EINVAL;
 	}
-	pending = (struct mim_tmpl){ inner->type, inner->key_size, inner->value_size,
-				     inner->max_entries, inner->flags, 0 };
+	pending = (struct mim_tmpl){ .type = inner->type, .key_size = inner->key_size,
+				     .value_size = inner->value_size,
+				     .max_entries = inner->max_entries, .flags = inner->flags,
+				     .lock_off1 = (uint32_t)(inner->lock_off + 1),
+				     .timer_off1 = (uint32_t)(inner->timer_off + 1),
+				     .lock_res = (uint8_t)!!inner->lock_res,
+				     .has_btf = inner->obj.snap.btf_id != 0 };
 	brt_map_put(inner);
 	return 0;
 }
@@ -134,8 +159,7 @@ static int mim_attach(struct brt_map *map)
 	if (!v)
 		return -ENOMEM;
 	memcpy(&v->tmpl, tmpl_of(map), sizeof(v->tmpl));
-	if (!v->tmpl.type || is_map_in_map(v->tmpl.type) ||
-	    v->tmpl.type == BPF_MAP_TYPE_PROG_ARRAY) {
+	if (!tmpl_sane(&v->tmpl)) {
 		free(v);
 		return -EINVAL; /* corrupt or foreign file */
 	}
@@ -320,6 +344,20 @@ int brt_map_in_map_template(const struct brt_map *outer, uint32_t *type, uint32_
 	*value_size = t->value_size;
 	*max_entries = t->max_entries;
 	*flags = t->flags;
+	return 0;
+}
+
+int brt_map_in_map_template_fields(const struct brt_map *outer, struct brt_mim_fields *f)
+{
+	const struct mim_view *v = outer->priv;
+
+	memset(f, 0, sizeof(*f));
+	if (!is_map_in_map(outer->type) || !v)
+		return -EINVAL;
+	f->lock_off1 = v->tmpl.lock_res ? 0 : v->tmpl.lock_off1;
+	f->res_lock_off1 = v->tmpl.lock_res ? v->tmpl.lock_off1 : 0;
+	f->timer_off1 = v->tmpl.timer_off1;
+	f->has_btf = v->tmpl.has_btf;
 	return 0;
 }
 

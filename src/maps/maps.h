@@ -238,6 +238,12 @@ struct brt_obj *brt_prog_array_get(struct brt_map *map, uint32_t i);
 int brt_map_in_map_holds(struct brt_map *outer, const struct brt_map *inner);
 int brt_map_in_map_template(const struct brt_map *outer, uint32_t *type, uint32_t *key_size,
 			    uint32_t *value_size, uint32_t *max_entries, uint32_t *flags);
+/* ... and the template's special fields (1 + offset, 0: none) and whether it has BTF */
+struct brt_mim_fields {
+	uint32_t lock_off1, res_lock_off1, timer_off1;
+	int has_btf;
+};
+int brt_map_in_map_template_fields(const struct brt_map *outer, struct brt_mim_fields *f);
 
 /* The cgroup id in slot i of a cgroup array (cgroup_array.c): 0, -E2BIG past the end,
  * -EAGAIN for an empty slot (bpf_current_task_under_cgroup()'s answers), -EINVAL when

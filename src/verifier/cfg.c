@@ -322,7 +322,11 @@ static int resolve_map(struct brt_env *env, const struct bpf_insn *insn, int idx
 						 .key_size = info.inner_key_size,
 						 .value_size = info.inner_value_size,
 						 .max_entries = info.inner_max_entries,
-						 .map_flags = info.inner_flags };
+						 .map_flags = info.inner_flags,
+						 .spin_lock_off1 = info.inner_spin_lock_off1,
+						 .res_spin_lock_off1 = info.inner_res_spin_lock_off1,
+						 .timer_off1 = info.inner_timer_off1,
+						 .has_btf = info.inner_has_btf };
 		t->fd = -1;
 		t->inner_idx = -1;
 		t->is_tmpl = 1;

@@ -82,6 +82,10 @@ struct brt_map_info {
 	const void *rodata;
 	/* maps of maps: the inner map template a lookup returns (inner_type 0 otherwise) */
 	uint32_t inner_type, inner_key_size, inner_value_size, inner_max_entries, inner_flags;
+	/* ... and the fields the kernel's inner_map_meta keeps of the inner map: its
+	 * btf_record's locks and timer (as spin_lock_off1 and the others below) and its BTF */
+	uint32_t inner_spin_lock_off1, inner_res_spin_lock_off1, inner_timer_off1;
+	int inner_has_btf;
 	/* 1 + offset of the value's struct bpf_spin_lock (map BTF), 0: none; programs may
 	 * not load or store it */
 	uint32_t spin_lock_off1;

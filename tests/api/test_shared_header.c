@@ -125,8 +125,9 @@ static void map_of_maps(void)
 	T_ASSERT(inner >= 0 && wide >= 0 && outer >= 0 && m);
 	if (!m)
 		return;
-	/* the template (type, key, value, max_entries, flags) ends the region */
-	tmpl = (uint32_t *)((char *)m->data + m->data_size - 24);
+	/* the template (type, key, value, max_entries, flags, then the value's lock and timer
+	 * fields: 32 bytes) ends the region */
+	tmpl = (uint32_t *)((char *)m->data + m->data_size - 32);
 	T_EQ_INT(BPF_MAP_TYPE_ARRAY, (int)tmpl[0]);
 	tmpl[2] = 64;
 	T_EQ_INT(-EINVAL, update(outer, 0, wide));

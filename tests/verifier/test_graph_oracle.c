@@ -36,8 +36,8 @@
 #define CALL(f) I(BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_##f)
 #define KCALL(id) I(BPF_JMP | BPF_CALL, 0, BPF_PSEUDO_KFUNC_CALL, 0, id)
 #define EXIT() I(BPF_JMP | BPF_EXIT, 0, 0, 0, 0)
-/* lddw of map A (imm -1), B (-2), C (-3), D (-4, a hash map of C's values) or E (-5, as
- * C): each side's fd is put in before loading */
+/* lddw of map A (imm -1), B (-2), C (-3), D (-4, a hash map of C's values), E (-5, as
+ * C) or the array of maps (-6): each side's fd is put in before loading */
 #define LD_MAP(d, which) I(BPF_LD | BPF_IMM | BPF_DW, d, BPF_PSEUDO_MAP_FD, 0, which), I(0, 0, 0, 0, 0)
 /* lddw of the program's callback, the last cb_len instructions (set before loading) */
 #define LD_CB(d) I(BPF_LD | BPF_IMM | BPF_DW, d, BPF_PSEUDO_FUNC, 0, 0), I(0, 0, 0, 0, 0)
@@ -185,6 +185,7 @@ static void build_btf(struct btf_blob *b)
 struct side {
 	bpf_fn bpf;
 	int btf_fd, map_a, map_b, map_c, map_d, map_e;
+	int inner, outer; /* an array of struct foo (a lock), an array of such maps */
 	struct oracle_res r;
 };
 
@@ -193,7 +194,7 @@ static int compared, runs, logs_same;
 static int cb_len; /* the program's callback: its last cb_len instructions, 0: none */
 /* load without a program BTF (no prog_btf_fd, no func_info) and with a level-2 log, both
  * sides' whole logs compared: the nodes of a map's root are then typed by the map's BTF */
-static int no_btf;
+static int no_btf, whole_log;
 static char klog[1 << 20], blog[1 << 20];
 
 static int side_setup(struct side *s, const struct btf_blob *b)
@@ -223,6 +224,22 @@ static int side_setup(struct side *s, const struct btf_blob *b)
 	a.map_type = BPF_MAP_TYPE_HASH;
 	a.max_entries = 4;
 	s->map_d = s->bpf(BPF_MAP_CREATE, &a, sizeof(a));
+	/* the inner map template of an array of maps keeps the value's lock (the kernel's
+	 * inner_map_meta->record) */
+	a.map_type = BPF_MAP_TYPE_ARRAY;
+	a.max_entries = 1;
+	a.value_size = 8;
+	a.btf_value_type_id = T_FOO;
+	s->inner = s->bpf(BPF_MAP_CREATE, &a, sizeof(a));
+	memset(&a, 0, sizeof(a));
+	a.map_type = BPF_MAP_TYPE_ARRAY_OF_MAPS;
+	a.key_size = 4;
+	a.value_size = 4;
+	a.max_entries = 2;
+	a.inner_map_fd = (uint32_t)s->inner;
+	s->outer = s->inner < 0 ? -1 : s->bpf(BPF_MAP_CREATE, &a, sizeof(a));
+	if (s->outer < 0)
+		return -errno;
 	return s->map_a < 0 || s->map_b < 0 || s->map_c < 0 || s->map_d < 0 || s->map_e < 0
 		       ? -errno
 		       : 0;
@@ -243,6 +260,7 @@ static void load_run(struct side *s, const struct bpf_insn *in, size_t n)
 				       : insns[i].imm == -2 ? s->map_b
 				       : insns[i].imm == -3 ? s->map_c
 				       : insns[i].imm == -4 ? s->map_d
+				       : insns[i].imm == -6 ? s->outer
 							    : s->map_e;
 		if (insns[i].code == (BPF_LD | BPF_IMM | BPF_DW) &&
 		    insns[i].src_reg == BPF_PSEUDO_FUNC)
@@ -260,7 +278,7 @@ static void load_run(struct side *s, const struct bpf_insn *in, size_t n)
 		attr.func_info_rec_size = sizeof(fi[0]);
 	}
 	oracle_load_run(s->bpf, &attr, 1, pkt, sizeof(pkt), &s->r);
-	if (no_btf) {
+	if (no_btf || whole_log) {
 		/* the same load again at level 2: the whole walk's log */
 		char *log = s == &ks ? klog : blog;
 		int fd;
@@ -282,7 +300,7 @@ static void check(const char *name, const struct bpf_insn *insns, size_t n)
 	load_run(&bs, insns, n);
 	runs += oracle_compare(name, &ks.r, &bs.r, ORACLE_CMP_RUN, "GRAPH_DUMP");
 	compared++;
-	if (no_btf) {
+	if (no_btf || whole_log) {
 		/* line by line, a map lddw's operand normalised (tests/log_lines.h) */
 		struct lines kl, bl;
 		size_t i;
@@ -659,6 +677,57 @@ static void no_btf_rules(void)
 	no_btf = 0;
 }
 
+static int map_cmd(struct side *s, int cmd, int fd, uint32_t key, void *value);
+
+/* An inner map's value lock through an array of maps (slot 0 holds the inner map): the
+ * lookup's value has an id and the lock rules of the inner map's record.  Whole level-2
+ * logs compared. */
+#define INNER8() ST(BPF_W, 10, -4, 0), LD_MAP(1, -6), MOV_X(2, 10), ADD_K(2, -4),             \
+		 CALL(map_lookup_elem), JNE_K(0, 0, 1), EXIT(), MOV_X(1, 0), MOV_X(2, 10),       \
+		 ADD_K(2, -4), CALL(map_lookup_elem), JNE_K(0, 0, 1), EXIT(), MOV_X(8, 0)
+static void inner_map_rules(void)
+{
+	uint32_t k0 = 0, k1 = 1;
+	int ke, be;
+
+	T_CASE("map in map: the inner map put in slot 0");
+	T_EQ_INT(map_cmd(&ks, BPF_MAP_UPDATE_ELEM, ks.outer, k0, &ks.inner),
+		 map_cmd(&bs, BPF_MAP_UPDATE_ELEM, bs.outer, k0, &bs.inner));
+	whole_log = 1;
+	P("map in map: inner value locked, written, unlocked", INNER8(), LOCK(8),
+	  ST(BPF_W, 8, 4, 5), LDX(BPF_W, 7, 8, 4), UNLOCK(8), MOV_X(0, 7), EXIT());
+	P("map in map: inner value's lock word written", INNER8(), ST(BPF_W, 8, 0, 5),
+	  MOV_K(0, 0), EXIT());
+	P("map in map: exit with the inner value's lock held", INNER8(), LOCK(8), MOV_K(0, 0),
+	  EXIT());
+	P("map in map: unlock without the lock", INNER8(), UNLOCK(8), MOV_K(0, 0), EXIT());
+	P("map in map: lock at an offset", INNER8(), MOV_X(1, 8), ADD_K(1, 4), CALL(spin_lock),
+	  MOV_K(0, 0), EXIT());
+	whole_log = 0;
+	(void)k1;
+	/* an inner map whose value has no lock does not match the template (the kernel's
+	 * btf_record_equal()) */
+	T_CASE("map in map: an inner map without the template's lock refused");
+	{
+		union bpf_attr a;
+		int kfd, bfd;
+
+		memset(&a, 0, sizeof(a));
+		a.map_type = BPF_MAP_TYPE_ARRAY;
+		a.key_size = 4;
+		a.value_size = 8;
+		a.max_entries = 1;
+		kfd = ks.bpf(BPF_MAP_CREATE, &a, sizeof(a));
+		bfd = bs.bpf(BPF_MAP_CREATE, &a, sizeof(a));
+		ke = map_cmd(&ks, BPF_MAP_UPDATE_ELEM, ks.outer, k1, &kfd);
+		be = map_cmd(&bs, BPF_MAP_UPDATE_ELEM, bs.outer, k1, &bfd);
+		T_EQ_INT(ke, EINVAL);
+		T_EQ_INT(be, ke);
+		close(kfd);
+		close(bfd);
+	}
+}
+
 /* objects holding a list or a tree, dropped with their nodes in: the kernel frees the
  * nodes (bpf_obj_free_fields()); here no object outlives the program */
 static void drop_rules(void)
@@ -823,6 +892,7 @@ int main(void)
 	else
 		printf("skipped rbtree programs: the kernel's BTF lacks bpf_rbtree_root/left/right\n");
 	no_btf_rules();
+	inner_map_rules();
 	drop_rules();
 	if (k_rb_add > 0)
 		map_free_rules();
