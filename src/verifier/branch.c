@@ -369,8 +369,10 @@ static void mark_ptr_or_null(struct brt_env *env, struct brt_vstate *st, int reg
 				/* a sockmap/sockhash element is a socket (mark_ptr_not_null_reg()) */
 				if (reg->type == PTR_TO_MAP_VALUE &&
 				    (env->maps[reg->map_idx].info.type == BPF_MAP_TYPE_SOCKMAP ||
-				     env->maps[reg->map_idx].info.type == BPF_MAP_TYPE_SOCKHASH))
+				     env->maps[reg->map_idx].info.type == BPF_MAP_TYPE_SOCKHASH)) {
 					reg->type = PTR_TO_SOCKET;
+					reg->map_idx++; /* a socket's map (internal.h) */
+				}
 			}
 		}
 	})

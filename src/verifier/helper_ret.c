@@ -144,8 +144,10 @@ int brt_helper_set_return(struct brt_env *env, const struct brt_helper_proto *fn
 		/* a sockmap/sockhash element is a socket: the kernel's log calls the result
 		 * sock_or_null from the start */
 		if (meta->map->type == BPF_MAP_TYPE_SOCKMAP ||
-		    meta->map->type == BPF_MAP_TYPE_SOCKHASH)
+		    meta->map->type == BPF_MAP_TYPE_SOCKHASH) {
 			r0->type = PTR_TO_SOCKET | PTR_MAYBE_NULL;
+			r0->map_idx = (uint16_t)(meta->map_idx + 1); /* a socket's map */
+		}
 		break;
 	case BRT_RET_PTR_TO_MAP_VALUE: /* the cgroup storage of the run: always there */
 		if (!meta->map) {

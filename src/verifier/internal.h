@@ -109,7 +109,10 @@ struct brt_reg {
 	uint32_t ref_obj_id; /* acquired reference this pointer belongs to */
 	int32_t range;       /* packet: bytes after the pointer proven inside the packet */
 	uint32_t mem_size;   /* PTR_TO_MEM: bytes */
-	uint16_t map_idx;    /* map value/key/ptr: index into env->maps; func: subprogram */
+	uint16_t map_idx;    /* map value/key/ptr: index into env->maps; func: subprogram;
+			      * a socket: 1 + the sockmap/sockhash it came from, 0 none (the
+			      * kernel's map_ptr, NULL for bpf_sk_lookup_*'s: states compare
+			      * it); an allocated object: its BTF (graph.c) */
 	uint8_t frameno;     /* PTR_TO_STACK: which frame's stack */
 	uint8_t precise;     /* scalar: stored states only, some path from here needs its
 			      * value (precision.c); an imprecise one matches any scalar

@@ -120,6 +120,22 @@ static const struct vcase cases[] = {
 						  ALU64_IMM(BPF_ADD, 2, -8), MOV64_IMM(4, 0),
 						  CALL(BPF_FUNC_ringbuf_output), EXIT()),
 	  .maps = { RINGBUF } },
+	/* a socket from a sockmap lookup keeps its map (the kernel's map_ptr), one from
+	 * bpf_sk_lookup_udp has none: states joining the two are not pruned (states compare
+	 * it), so both paths to the release are walked (corpus test_sk_assign) */
+	{ "helper/sock_map_vs_sk_lookup_join",
+	  PROG(MOV64_REG(6, 1), CALL(BPF_FUNC_get_prandom_u32), JIMM(BPF_JEQ, 0, 0, 15),
+	       ST(BPF_W, 10, -4, 0), LD_MAP(1, 0), MOV64_REG(2, 10), ALU64_IMM(BPF_ADD, 2, -4),
+	       CALL(BPF_FUNC_map_lookup_elem),
+	       /* jumps and insns enough for the kernel to store a state at the join */
+	       MOV64_IMM(7, 1), JIMM(BPF_JNE, 7, 0, 0), MOV64_IMM(7, 2), JIMM(BPF_JNE, 7, 0, 0),
+	       MOV64_IMM(7, 3), MOV64_IMM(7, 4), MOV64_IMM(7, 5), MOV64_IMM(7, 6), JA(9),
+	       ST(BPF_DW, 10, -16, 0),
+	       ST(BPF_DW, 10, -8, 0), MOV64_REG(1, 6), MOV64_REG(2, 10),
+	       ALU64_IMM(BPF_ADD, 2, -16), MOV64_IMM(3, 12), MOV64_IMM(4, -1), MOV64_IMM(5, 0),
+	       CALL(BPF_FUNC_sk_lookup_udp), JIMM(BPF_JEQ, 0, 0, 2), MOV64_REG(1, 0),
+	       CALL(BPF_FUNC_sk_release), MOV64_IMM(0, 0), EXIT()),
+	  .prog_type = BPF_PROG_TYPE_SCHED_CLS, .maps = { { BPF_MAP_TYPE_SOCKMAP, 4, 4, 1, 0 } } },
 };
 
 void vcases_helper(struct vcase_list *l)
