@@ -754,6 +754,7 @@ int brt_cmd_prog_load(struct brt_call *call)
 	/* the BTF of its func/line info, reported as the kernel's prog btf_id */
 	hdr.btf_id = ld.lines ? ld.lines->btf->snap.id : 0;
 	hdr.tail_size = brt_prog_file_tail_size(ld.lines);
+	hdr.tail_packed = 1; /* after the instructions and map table, in the same pages */
 	hdr.gpl = (uint32_t)ld.gpl;
 	memcpy(hdr.name, attr->prog_name, sizeof(hdr.name));
 	fd = brt_obj_create_once(&hdr, sizeof(struct brt_prog), prog_init, &ld, &obj);

@@ -135,7 +135,7 @@ uint32_t brt_prog_file_tail_size(const struct brt_prog_lines *pl)
 void brt_prog_file_write_tail(struct brt_obj *obj, const struct brt_prog_lines *pl)
 {
 	struct prog_tail t = { .magic = TAIL_MAGIC };
-	unsigned char *at = (unsigned char *)obj->base + BRT_ROUND_PAGE(obj->snap.data_size);
+	unsigned char *at = (unsigned char *)obj->base + brt_obj_tail_off(&obj->snap);
 	const void *blob;
 
 	if (!obj->snap.tail_size || brt_btf_obj_blob(pl->btf, &blob, &t.btf_size))
@@ -170,7 +170,7 @@ void brt_prog_file_write_tail(struct brt_obj *obj, const struct brt_prog_lines *
 /* A private copy of the tail when its sizes fit the file as first seen: 0 or -errno. */
 static int tail_copy(const struct brt_obj *obj, struct prog_tail *t, unsigned char **out)
 {
-	uint64_t off = BRT_ROUND_PAGE(obj->snap.data_size), n = obj->snap.tail_size;
+	uint64_t off = brt_obj_tail_off(&obj->snap), n = obj->snap.tail_size;
 	unsigned char *copy;
 
 	*out = NULL;

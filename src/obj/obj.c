@@ -266,8 +266,10 @@ static int create(struct brt_obj_hdr *hdr, size_t obj_size,
 		  int (*init)(struct brt_obj *obj, void *arg), void *arg, struct brt_obj **out,
 		  int once)
 {
-	uint64_t data_pages = (hdr->data_size + BRT_PAGE - 1) / BRT_PAGE +
-			      ((uint64_t)hdr->tail_size + BRT_PAGE - 1) / BRT_PAGE;
+	uint64_t data_pages = hdr->tail_packed ?
+		(brt_obj_tail_off(hdr) + hdr->tail_size + BRT_PAGE - 1) / BRT_PAGE :
+		(hdr->data_size + BRT_PAGE - 1) / BRT_PAGE +
+			((uint64_t)hdr->tail_size + BRT_PAGE - 1) / BRT_PAGE;
 	struct brt_obj *obj;
 	struct timespec now;
 	struct stat st;

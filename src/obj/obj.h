@@ -84,7 +84,21 @@ struct brt_obj_hdr {
 	 * {offset, offset of the node in the objects they hold, 1 for a tree} */
 	uint32_t ngraph_roots;
 	uint32_t graph_roots[BRT_OBJ_HDR_ROOTS][3];
+	/* nonzero: the second region (tail_size) starts at the 8-byte boundary after the
+	 * type's region, not at the next page, so the two share pages (programs: their
+	 * instructions and their BTF tail, one page where two were for a small program;
+	 * every page of a file is allocated at its creation and freed at its close).  0 in
+	 * files of earlier versions and in maps, whose region is mmap'd page by page. */
+	uint32_t tail_packed;
 };
+
+/* Where the second region starts (see tail_packed), for a header already checked or
+ * read from an untrusted file (the caller still checks it against the file's size). */
+static inline uint64_t brt_obj_tail_off(const struct brt_obj_hdr *hdr)
+{
+	return hdr->tail_packed ? (hdr->data_size + 7) & ~(uint64_t)7 :
+				  (hdr->data_size + 4095) & ~(uint64_t)4095;
+}
 
 /* One object as this process sees it: a cached mapping of the object's file, found by
  * (st_dev, st_ino).  refs counts in-flight users and loaded programs that reference it;
