@@ -14,6 +14,7 @@
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -195,7 +196,12 @@ uint64_t brt_helper_tcp_sock(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
 #define STAND_IN_SIZE 8192 /* the largest target, tcp6_sock, is 2,432 bytes on 6.18 */
 #define STAND_INS 8
 
-static _Thread_local uint64_t stand_in[STAND_INS][STAND_IN_SIZE / 8];
+/* Allocated on a thread's first cast, freed when it exits: as static thread-local
+ * storage these 64 KB were zeroed at the start of every process linking the library and
+ * of each of its threads (trace/task.c's stand-in says more). */
+static _Thread_local uint64_t (*stand_in)[STAND_IN_SIZE / 8];
+static pthread_key_t stand_in_key;
+static pthread_once_t stand_in_once = PTHREAD_ONCE_INIT;
 static _Thread_local struct brt_sock stand_in_sock[STAND_INS];
 static _Thread_local const void *stand_in_src[STAND_INS];
 static _Thread_local unsigned stand_in_next;
@@ -285,9 +291,28 @@ static void put_field(uint8_t *kern, int f, const void *v, uint32_t len)
 		memcpy(kern + fields[f].off, v, len);
 }
 
+static void stand_in_key_make(void)
+{
+	if (pthread_key_create(&stand_in_key, free))
+		stand_in_key = (pthread_key_t)-1; /* the stand-ins of exited threads leak */
+}
+
+/* The calling thread's stand-ins, or NULL when they cannot be allocated (a cast then
+ * answers NULL, as for a socket it cannot give). */
+static uint64_t (*stand_ins(void))[STAND_IN_SIZE / 8]
+{
+	if (!stand_in) {
+		pthread_once(&stand_in_once, stand_in_key_make);
+		stand_in = calloc(STAND_INS, STAND_IN_SIZE);
+		if (stand_in && stand_in_key != (pthread_key_t)-1)
+			pthread_setspecific(stand_in_key, stand_in);
+	}
+	return stand_in;
+}
+
 const struct brt_sock *brt_sock_of_ptr(uint64_t r, struct bpfrt_run_ctx *ctx)
 {
-	for (int i = 0; i < STAND_INS; i++)
+	for (int i = 0; stand_in && i < STAND_INS; i++)
 		if (r == (uint64_t)(uintptr_t)stand_in[i] && stand_in_src[i])
 			return &stand_in_sock[i];
 	return held_sock(r, ctx);
@@ -301,6 +326,8 @@ static uint64_t stand_in_of(const struct brt_sock *sk, struct bpfrt_run_ctx *ctx
 	uint8_t *kern;
 	uint16_t u16;
 
+	if (!stand_ins())
+		return 0;
 	for (i = 0; i < STAND_INS; i++)
 		if (stand_in_src[i] == sk || &stand_in_sock[i] == sk)
 			break;

@@ -21,6 +21,7 @@
 #include <linux/netlink.h>
 #include <linux/sock_diag.h>
 #include <linux/xdp_diag.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -67,12 +68,20 @@ int brt_xsk_binding(uint64_t cookie, uint32_t *ifindex, uint32_t *queue)
 		struct nlmsghdr h;
 		struct xdp_diag_req r;
 	} req;
-	static _Thread_local char buf[32768] __attribute__((aligned(8)));
-	int fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+	/* from the heap: 32 KB of static thread-local storage were zeroed at the start of
+	 * every process and thread (trace/task.c's stand-in says more) */
+	enum { BUF_SIZE = 32768 };
+	char *buf = malloc(BUF_SIZE);
+	int fd = buf ? socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG) : -1;
 	int found = -ENOENT, done = 0;
 
-	if (fd < 0)
-		return -errno;
+	if (!buf)
+		return -ENOMEM;
+	if (fd < 0) {
+		found = -errno;
+		free(buf);
+		return found;
+	}
 	memset(&req, 0, sizeof(req));
 	req.h.nlmsg_len = sizeof(req);
 	req.h.nlmsg_type = SOCK_DIAG_BY_FAMILY;
@@ -84,7 +93,7 @@ int brt_xsk_binding(uint64_t cookie, uint32_t *ifindex, uint32_t *queue)
 		done = 1;
 	}
 	while (!done) {
-		ssize_t n = recv(fd, buf, sizeof(buf), 0);
+		ssize_t n = recv(fd, buf, BUF_SIZE, 0);
 		const struct nlmsghdr *h = (const void *)buf;
 
 		if (n <= 0) {
@@ -111,5 +120,6 @@ int brt_xsk_binding(uint64_t cookie, uint32_t *ifindex, uint32_t *queue)
 		}
 	}
 	close(fd);
+	free(buf);
 	return found;
 }
