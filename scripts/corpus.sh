@@ -19,17 +19,16 @@ MIRROR=${BPFRT_CORPUS_MIRROR:-}
 CLANG=${CLANG:-clang}
 JOBS=${JOBS:-2}
 PROJECTS="cilium-ebpf xdp-tools katran suricata iproute2 bcc-libbpf-tools libbpf-bootstrap cilium falco
-	kernel-selftests inspektor-gadget"
-# Built only when named (scripts/corpus.sh tracee kubearmor netobserv), each for its reason:
-# tracee: tracee.bpf.o's 169 programs cost ~90 s a side in corpus.diff (the 10 MB CO-RE
-#   object is opened once per program), and every one is refused by both sides here:
-#   libbpf cannot create its features_test_arena map (EPERM on this host), which tracee's
-#   own loader would leave out (SetAutocreate(false) for map types the kernel lacks).
-# kubearmor: its outer map kubearmor_containers (hash of maps, pinned by name) has no inner
-#   template in the object: KubeArmor's agent creates and pins it first with its inner map
-#   (hash 400/4/256), so all 82 programs fail at map creation on both sides.
-# netobserv: clang 14 turns flows.c's __builtin_memcmp into a call of an extern memcmp,
-#   which neither libbpf nor bpfrt can resolve (newer clang inlines it).
+	kernel-selftests inspektor-gadget tracee kubearmor"
+# tracee and kubearmor load as their own loaders load them (tests/corpus/corpus_load.c):
+# Tracee's leaves out maps of types the kernel lacks (its features_test_arena: arenas are
+# refused here), KubeArmor's agent creates its maps of maps (kubearmor_containers,
+# kubearmor_visibility) with the inner maps the objects lack.  tracee.bpf.o's 171 programs
+# cost ~90 s a side whole (the 10 MB CO-RE object is opened once per program): baseline.txt's
+# "sample tracee N" has corpus.diff load every Nth of them.
+# Built only when named (scripts/corpus.sh netobserv): clang 14 turns NetObserv's flows.c
+#   __builtin_memcmp into a call of an extern memcmp, which neither libbpf nor bpfrt can
+#   resolve (newer clang inlines it).
 # kernel-selftests: every Nth file of tools/testing/selftests/bpf/progs in name order (a
 # sample of fixed rule, not a choice of files: building and loading all ~900 would take the
 # corpus past ~10 minutes on 2 cores); 1 builds them all.

@@ -150,6 +150,19 @@ BPFRT_API int bpfrt_map__set_max_entries(struct bpfrt_map *map, uint32_t max_ent
  * user space (a ring buffer of max_entries 0) before load.  Owned by the object; NULL
  * with errno EINVAL for other maps. */
 BPFRT_API struct bpfrt_map *bpfrt_map__inner_map(struct bpfrt_map *map);
+/* Whether bpfrt_object_load() creates the map (default yes), as libbpf's
+ * bpf_map__set_autocreate(): a loader leaves out a map of a type the kernel lacks (Tracee's
+ * for an arena).  An instruction loading a map left out becomes libbpf's poison (two calls
+ * of unknown#2001000000 + the map's index): dead code passes, a reachable one is refused
+ * and the log says "BPF map 'NAME' is referenced but wasn't created".  0 or -EBUSY
+ * (loaded). */
+BPFRT_API int bpfrt_map__set_autocreate(struct bpfrt_map *map, int autocreate);
+BPFRT_API int bpfrt_map__autocreate(const struct bpfrt_map *map);
+/* The inner map of a map of maps whose definition has no template (a legacy or BTF map
+ * without __array(values, ...)), as libbpf's bpf_map__set_inner_map_fd(): an fd of the
+ * loader's side (a kernel map with .kernel), used at load to create the outer map and not
+ * closed.  0, -EINVAL (not a map of maps, or it has its template), -EBUSY (loaded). */
+BPFRT_API int bpfrt_map__set_inner_map_fd(struct bpfrt_map *map, int fd);
 BPFRT_API int bpfrt_map__fd(const struct bpfrt_map *map);
 
 #ifdef __cplusplus

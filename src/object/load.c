@@ -370,8 +370,8 @@ static int create_map(struct bpfrt_object *obj, struct bpfrt_map *map)
 		}
 	}
 	/* legacy formats: the inner map is another map of the object, made first */
-	fd = create_one(obj, m, m->inner ? inner_fd : m->inner_ref ?
-						  obj->maps[m->inner_ref - 1].fd : -1);
+	fd = create_one(obj, m, m->inner ? inner_fd : map->inner_fd1 ? map->inner_fd1 - 1 :
+			m->inner_ref ? obj->maps[m->inner_ref - 1].fd : -1);
 	if (inner_fd >= 0)
 		close(inner_fd);
 	if (fd < 0) {
@@ -505,6 +505,11 @@ static int prog_load(struct bpfrt_object *obj, const struct bpfrt_program *prog,
 	return fd;
 }
 
+/* libbpf's poison for an instruction loading a map that was not created
+ * (bpf_map__set_autocreate(map, false)): the 16-byte load becomes two calls of this base
+ * plus the map's index, which the verifier refuses only if it reaches them. */
+#define POISON_MAP_BASE 2001000000
+
 /* Copy of the program with every map reference holding its map's fd. */
 static struct bpf_insn *patched(const struct bpfrt_object *obj, const struct brt_elf_prog *p)
 {
@@ -516,8 +521,15 @@ static struct bpf_insn *patched(const struct bpfrt_object *obj, const struct brt
 	for (size_t r = 0; r < p->nrelocs; r++) {
 		const struct brt_elf_reloc *rl = &p->relocs[r];
 
-		if (rl->kind == BRT_ELF_RELO_MAP_FD || rl->kind == BRT_ELF_RELO_MAP_VALUE)
+		if ((rl->kind == BRT_ELF_RELO_MAP_FD || rl->kind == BRT_ELF_RELO_MAP_VALUE) &&
+		    obj->maps[rl->target].no_create && rl->insn_idx + 1 < p->insn_cnt) {
+			for (int k = 0; k < 2; k++)
+				insns[rl->insn_idx + k] = (struct bpf_insn){
+					.code = BPF_JMP | BPF_CALL,
+					.imm = POISON_MAP_BASE + (int32_t)rl->target };
+		} else if (rl->kind == BRT_ELF_RELO_MAP_FD || rl->kind == BRT_ELF_RELO_MAP_VALUE) {
 			insns[rl->insn_idx].imm = obj->maps[rl->target].fd;
+		}
 	}
 	return insns;
 }
@@ -552,6 +564,40 @@ static void fixup_core_log(const struct bpfrt_object *obj, const struct brt_elf_
 	snprintf(patch, sizeof(patch), "%lu: <invalid CO-RE relocation>\n"
 		 "failed to resolve CO-RE relocation %s\n", idx, desc);
 	end = at + sizeof(call) - 1 + sizeof(inval) - 1;
+	tail = strlen(end);
+	if ((size_t)(line - log) + strlen(patch) + tail + 1 > obj->log_size)
+		return;
+	memmove(line + strlen(patch), end, tail + 1);
+	memcpy(line, patch, strlen(patch));
+}
+
+/* libbpf's rewrite of the complaint about a poisoned map load (patched()):
+ *   N: (85) call unknown#2001000003
+ *   invalid func unknown#2001000003
+ * becomes
+ *   N: <invalid BPF map reference>
+ *   BPF map 'NAME' is referenced but wasn't created
+ * (in place, as fixup_core_log()). */
+static void fixup_map_log(const struct bpfrt_object *obj, char *log)
+{
+	static const char inval[] = "\ninvalid func unknown#";
+	char *at = strstr(log, inval), *line, *end, patch[256];
+	unsigned long idx, code, code2;
+	size_t tail;
+
+	if (!at)
+		return;
+	code = strtoul(at + sizeof(inval) - 1, &end, 10);
+	if (*end != '\n' || code < POISON_MAP_BASE || code - POISON_MAP_BASE >= obj->elf->nmaps)
+		return;
+	end++;
+	for (line = at; line > log && line[-1] != '\n'; line--)
+		;
+	if (sscanf(line, "%lu: (%*d) call unknown#%lu", &idx, &code2) != 2 || code2 != code)
+		return;
+	snprintf(patch, sizeof(patch), "%lu: <invalid BPF map reference>\n"
+		 "BPF map '%s' is referenced but wasn't created\n", idx,
+		 obj->maps[code - POISON_MAP_BASE].m->name);
 	tail = strlen(end);
 	if ((size_t)(line - log) + strlen(patch) + tail + 1 > obj->log_size)
 		return;
@@ -611,6 +657,8 @@ static int load_prog(struct bpfrt_object *obj, struct bpfrt_program *prog)
 	if (log && log[0]) {
 		if (fd < 0 && p->ncores)
 			fixup_core_log(obj, p, log);
+		if (fd < 0)
+			fixup_map_log(obj, log);
 		log_append_raw(obj, log);
 	}
 	free(log);
@@ -624,6 +672,8 @@ static int fill_slots(struct bpfrt_object *obj, struct bpfrt_map *map)
 {
 	const struct brt_elf_map *m = map->m;
 
+	if (map->no_create) /* left out: nothing to fill */
+		return 0;
 	for (size_t s = 0; s < m->nslots; s++) {
 		uint32_t key = m->slots[s].index;
 		int32_t val;
@@ -705,7 +755,7 @@ int bpfrt_object_load(struct bpfrt_object *obj)
 	/* maps naming another map as their inner map after all others */
 	for (int pass = 0; pass < 2; pass++)
 		for (size_t i = 0; i < obj->elf->nmaps && !ret; i++)
-			if (!obj->maps[i].m->inner_ref == !pass)
+			if (!obj->maps[i].m->inner_ref == !pass && !obj->maps[i].no_create)
 				ret = create_map(obj, &obj->maps[i]);
 	for (size_t i = 0; i < obj->elf->nprogs && !ret; i++)
 		if (obj->progs[i].autoload)

@@ -366,6 +366,30 @@ int bpfrt_map__set_max_entries(struct bpfrt_map *map, uint32_t max_entries)
 	return 0;
 }
 
+int bpfrt_map__set_autocreate(struct bpfrt_map *map, int autocreate)
+{
+	if (map->obj->loaded)
+		return neg_errno(-EBUSY);
+	map->no_create = !autocreate;
+	return 0;
+}
+
+int bpfrt_map__autocreate(const struct bpfrt_map *map)
+{
+	return !map->no_create;
+}
+
+int bpfrt_map__set_inner_map_fd(struct bpfrt_map *map, int fd)
+{
+	if (map->obj->loaded)
+		return neg_errno(-EBUSY);
+	if (fd < 0 || map->m->inner || (map->m->type != BPF_MAP_TYPE_ARRAY_OF_MAPS &&
+					map->m->type != BPF_MAP_TYPE_HASH_OF_MAPS))
+		return neg_errno(-EINVAL);
+	map->inner_fd1 = fd + 1;
+	return 0;
+}
+
 struct bpfrt_map *bpfrt_map__inner_map(struct bpfrt_map *map)
 {
 	if (!map->m->inner) {

@@ -29,6 +29,8 @@ struct bpfrt_map {
 	struct brt_elf_map *m;    /* parsed definition */
 	int fd;                   /* after load, else -1 */
 	struct bpfrt_map *inner;  /* bpfrt_map__inner_map()'s handle, made on first call */
+	int no_create;            /* bpfrt_map__set_autocreate(map, 0) */
+	int inner_fd1;            /* 1 + bpfrt_map__set_inner_map_fd()'s fd, 0 none */
 	/* a struct_ops map at load: the kernel's value type (bpf_struct_ops_<name>), its size
 	 * and the value libbpf would give the kernel at attach (members copied, function
 	 * pointers zero: the kernel takes program fds there) */

@@ -5,7 +5,8 @@
  *
  * -v prints libbpf's messages of refusals, each differing test run with the bytes that
  * differ, and the runs that differ for a known reason; -r writes the per-program table.
- * -p GLOB loads only the programs whose "project/file.o:name" matches (no baseline check);
+ * -p GLOB loads only the programs whose "project/file.o:name" matches (no baseline check;
+ * every program, where a whole run loads every Nth of a project baseline.txt samples);
  * -l LOGDIR then writes both verifiers' level-2 logs there (KEY.kernel.log, KEY.bpfrt.log,
  * '/' in the key as '_'), to see where the processed-insn counts part.
  * -s N (or BPFRT_CORPUS_SAMPLE=N) loads only every Nth object of the walk (no floor check):
@@ -62,6 +63,36 @@ static char bfs[64];       /* $BPFRT_FS for the bpfrt side */
 static const char *only;   /* -p: glob over "project/file.o:name" */
 static size_t unreadable;  /* objects neither libbpf nor bpfrt opens */
 static long sample = 1;    /* -s: every Nth object */
+
+/* baseline.txt's "sample PROJECT N": a whole run (no -p) loads only every Nth program of
+ * PROJECT's objects in name order, a fixed rule that keeps a project of many costly
+ * programs (Tracee's 171 in one 10 MB CO-RE object, each load opening it whole) within
+ * CI's time; -p loads them all. */
+static struct { char proj[64]; long every; } prog_samples[16];
+static size_t nprog_samples;
+
+static void read_prog_samples(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char line[512];
+
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f) && nprog_samples < 16)
+		if (sscanf(line, "sample %63s %ld", prog_samples[nprog_samples].proj,
+			   &prog_samples[nprog_samples].every) == 2 &&
+		    prog_samples[nprog_samples].every > 0)
+			nprog_samples++;
+	fclose(f);
+}
+
+static long prog_every(const char *proj)
+{
+	for (size_t i = 0; !only && i < nprog_samples; i++)
+		if (!strcmp(prog_samples[i].proj, proj))
+			return prog_samples[i].every;
+	return 1;
+}
 
 static double now_ms(void)
 {
@@ -231,7 +262,7 @@ static void one_object(const char *proj, const char *file, const char *path)
 			list[i++].type = bpf_program__type(p);
 		}
 		bpf_object__close(obj);
-		for (i = 0; i < n; i++)
+		for (i = 0; i < n; i += (size_t)prog_every(proj))
 			one_prog(proj, file, path, list[i].name, list[i].sec, list[i].type, 1);
 		free(list);
 		return;
@@ -255,9 +286,12 @@ static void one_object(const char *proj, const char *file, const char *path)
 			       why + (strncmp(why, "libbpf: ", 8) ? 0 : 8), bwhy);
 			return;
 		}
+		size_t i = 0;
+
 		for (p = bpfrt_object_next_program(b, NULL); p; p = bpfrt_object_next_program(b, p))
-			one_prog(proj, file, path, bpfrt_program_name(p),
-				 bpfrt_program_section_name(p), bpfrt_program_type(p), 0);
+			if (i++ % (size_t)prog_every(proj) == 0)
+				one_prog(proj, file, path, bpfrt_program_name(p),
+					 bpfrt_program_section_name(p), bpfrt_program_type(p), 0);
 		bpfrt_object_close(b);
 	}
 }
@@ -368,6 +402,7 @@ int main(int argc, char **argv)
 	}
 	read_rules(BPFRT_SOURCE_DIR "/tests/corpus/types.txt");
 	read_byte_rules(baseline);
+	read_prog_samples(baseline);
 	capture_messages();
 	/* pinned maps (LIBBPF_PIN_BY_NAME, tc's pinning) go to a bpffs of our own, so that
 	 * nothing is left behind and no pin of the host is reused */
@@ -410,6 +445,9 @@ int main(int argc, char **argv)
 	known_run_differences(baseline);
 	print_results(report);
 	print_totals(dir, projs, nproj, unreadable);
+	for (size_t i = 0; !only && i < nprog_samples; i++)
+		printf("sampled: %s: every %ldth program of each object (baseline.txt)\n",
+		       prog_samples[i].proj, prog_samples[i].every);
 	if (sample > 1)
 		printf("sampled: every %ldth object, %zu of %zu (floors not checked)\n", sample,
 		       sampled, nth);

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -198,6 +199,113 @@ static void size_bpfrt_maps(struct bpfrt_object *obj)
 	}
 }
 
+/* ---- what a project's own loader does before the load (both sides alike) ---- */
+
+/* Tracee (libbpfgo) leaves out the maps of types the kernel lacks (its
+ * BPFMapTypeIsSupported(), which is libbpf_probe_bpf_map_type(), then SetAutocreate(false)):
+ * here its features_test_arena, an arena this kernel refuses (EPERM). */
+static int skips_missing_map_types(const char *key)
+{
+	return !fnmatch("tracee/*", key, 0);
+}
+
+static int map_type_missing(uint32_t type)
+{
+	static signed char probed[64]; /* 0 not yet, 1 supported, 2 missing */
+
+	if (type >= sizeof(probed))
+		return 1;
+	if (!probed[type])
+		probed[type] = libbpf_probe_bpf_map_type((enum bpf_map_type)type, NULL) == 1 ? 1 : 2;
+	return probed[type] == 2;
+}
+
+/* Maps of maps whose objects carry no inner template: the project's user space creates
+ * them with their inner map (both sides get the inner map as the loader's input). */
+static const struct outer_rule {
+	const char *glob, *map;
+	uint32_t type, key, value, max;
+} outer_rules[] = {
+	/* KubeArmor's agent (enforcer/bpflsm/enforcer.go) creates and pins
+	 * kubearmor_containers with an inner hash of key 400, value 4, 256 entries */
+	{ "kubearmor/*", "kubearmor_containers", BPF_MAP_TYPE_HASH, 400, 4, 256 },
+	/* its system monitor (monitor/systemMonitor.go) kubearmor_visibility, inner hash of
+	 * key 4, value 4, 6 entries */
+	{ "kubearmor/*", "kubearmor_visibility", BPF_MAP_TYPE_HASH, 4, 4, 6 },
+};
+
+static const struct outer_rule *outer_rule(const char *key, const char *map)
+{
+	for (size_t i = 0; i < sizeof(outer_rules) / sizeof(outer_rules[0]); i++)
+		if (!strcmp(outer_rules[i].map, map) && !fnmatch(outer_rules[i].glob, key, 0))
+			return &outer_rules[i];
+	return NULL;
+}
+
+static int inner_for(const struct outer_rule *o, int (*sys)(int, union bpf_attr *, unsigned int))
+{
+	union bpf_attr a;
+	int fd;
+
+	memset(&a, 0, sizeof(a));
+	a.map_type = o->type;
+	a.key_size = o->key;
+	a.value_size = o->value;
+	a.max_entries = o->max;
+	fd = sys(BPF_MAP_CREATE, &a, sizeof(a));
+	return fd < 0 ? -1 : fd;
+}
+
+static int kernel_sys(int cmd, union bpf_attr *attr, unsigned int size)
+{
+	return (int)syscall(__NR_bpf, cmd, attr, size);
+}
+
+/* the rules above on libbpf's object; inner map fds to fds[] (to close after the load) */
+static size_t project_maps_libbpf(struct bpf_object *obj, const char *key, int *fds,
+				  size_t nfds)
+{
+	struct bpf_map *m;
+	size_t k = 0;
+
+	bpf_object__for_each_map(m, obj) {
+		const struct outer_rule *o = outer_rule(key, bpf_map__name(m));
+		int fd;
+
+		if (skips_missing_map_types(key) && map_type_missing(bpf_map__type(m)))
+			bpf_map__set_autocreate(m, false);
+		if (o && k < nfds && (fd = inner_for(o, kernel_sys)) >= 0) {
+			if (bpf_map__set_inner_map_fd(m, fd))
+				close(fd);
+			else
+				fds[k++] = fd;
+		}
+	}
+	return k;
+}
+
+static size_t project_maps_bpfrt(struct bpfrt_object *obj, const char *key, int kernel,
+				 int *fds, size_t nfds)
+{
+	size_t k = 0;
+
+	for (struct bpfrt_map *m = bpfrt_object_next_map(obj, NULL); m;
+	     m = bpfrt_object_next_map(obj, m)) {
+		const struct outer_rule *o = outer_rule(key, bpfrt_map__name(m));
+		int fd;
+
+		if (skips_missing_map_types(key) && map_type_missing(bpfrt_map__type(m)))
+			bpfrt_map__set_autocreate(m, 0);
+		if (o && k < nfds && (fd = inner_for(o, kernel ? kernel_sys : bpfrt_bpf)) >= 0) {
+			if (bpfrt_map__set_inner_map_fd(m, fd))
+				close(fd);
+			else
+				fds[k++] = fd;
+		}
+	}
+	return k;
+}
+
 /* ---- kernel side ---- */
 
 /* libbpf's messages end with "failed to load object": the reason is the last line before
@@ -257,6 +365,8 @@ struct bpf_object *k_load_libbpf(const char *path, struct result *r, const char 
 		bpf_program__set_type(me, r->type);
 	int inner_fds[8];
 	size_t ninner = size_libbpf_maps(obj, inner_fds, 8);
+
+	ninner += project_maps_libbpf(obj, r->key, inner_fds + ninner, 8 - ninner);
 	static char klog[LOG1_SIZE];
 	const char *vt;
 
@@ -333,6 +443,9 @@ struct bpfrt_object *b_load(const char *path, struct result *r, const char *name
 		return NULL;
 	}
 	size_bpfrt_maps(obj);
+	int inner_fds[8];
+	size_t ninner = project_maps_bpfrt(obj, r->key, kernel, inner_fds, 8);
+
 	if (!kernel)
 		r->type_found = bpfrt_program_type(me) == r->type;
 	if (bpfrt_program_type(me) != r->type) {
@@ -341,6 +454,9 @@ struct bpfrt_object *b_load(const char *path, struct result *r, const char *name
 			bpfrt_program_set_expected_attach_type(me, r->attach);
 	}
 	int lerr = bpfrt_object_load(obj);
+
+	while (ninner)
+		close(inner_fds[--ninner]);
 
 	if (logdir) /* -l: the kernel's log too when this loader is its side */
 		save_log(r->key, kernel ? "kernel" : "bpfrt", bpfrt_object_log(obj));

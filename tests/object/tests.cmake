@@ -47,3 +47,12 @@ if(TARGET test_object_core_oracle)
   set_tests_properties(object.core_corpus PROPERTIES LABELS corpus SKIP_RETURN_CODE 77
                        TIMEOUT 900 WORKING_DIRECTORY ${CMAKE_BINARY_DIR})
 endif()
+
+# The autocreate oracle (test_autocreate_oracle.c) loads through libbpf too when there is one.
+if(TARGET test_object_autocreate_oracle)
+  pkg_check_modules(BPFRT_TEST_LIBBPF_AUTOCREATE IMPORTED_TARGET libbpf)
+  if(BPFRT_TEST_LIBBPF_AUTOCREATE_FOUND)
+    target_link_libraries(test_object_autocreate_oracle PRIVATE PkgConfig::BPFRT_TEST_LIBBPF_AUTOCREATE)
+    target_compile_definitions(test_object_autocreate_oracle PRIVATE BPFRT_TEST_HAVE_LIBBPF=1)
+  endif()
+endif()

@@ -1,0 +1,185 @@
+/* test_autocreate_oracle.c - maps left out at load (bpfrt_map__set_autocreate(), libbpf's
+ * bpf_map__set_autocreate()), against the kernel: progs/autocreate.bpf.o's three programs
+ * loaded with its map `absent` not created, through libbpf into the kernel (when the
+ * system has libbpf), through bpfrt's loader into the kernel (the real bpf(2)) and into
+ * bpfrt.  The verdicts, errnos, logs (an instruction loading a map not created is libbpf's
+ * poison: the log says "BPF map 'absent' is referenced but wasn't created") and the test
+ * runs' return values must agree.  Needs root; skipped otherwise. */
+#include <errno.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "elf/elf_test_util.h"
+#include "bpfrt.h"
+#include "harness.h"
+
+#ifdef BPFRT_TEST_HAVE_LIBBPF
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#endif
+
+#define LOG_SIZE (1u << 20)
+
+struct side {
+	int err;       /* 0 or the load's errno */
+	int retval;    /* the test run's, when loaded */
+	char log[4096]; /* the level-1 log's last lines */
+};
+
+static const char missing[] = "BPF map 'absent' is referenced but wasn't created";
+
+static int quiet(enum bpfrt_print_level level, const char *fmt, va_list ap)
+{
+	(void)level;
+	(void)fmt;
+	(void)ap;
+	return 0;
+}
+
+static void tail_of(char *dst, size_t n, const char *log)
+{
+	size_t len = strlen(log), from = len >= n ? len - (n - 1) : 0;
+
+	memcpy(dst, log + from, len - from);
+	dst[len - from] = 0;
+}
+
+static int run_kernel(int fd)
+{
+	unsigned char pkt[64] = { 0 };
+	union bpf_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.test.prog_fd = (uint32_t)fd;
+	a.test.data_in = (uint64_t)(uintptr_t)pkt;
+	a.test.data_size_in = sizeof(pkt);
+	if (syscall(__NR_bpf, BPF_PROG_TEST_RUN, &a, sizeof(a)))
+		return -errno;
+	return (int)a.test.retval;
+}
+
+static int run_bpfrt(int fd)
+{
+	unsigned char pkt[64] = { 0 };
+	struct bpfrt_test_run_opts o = { .sz = sizeof(o), .data_in = pkt,
+					 .data_size_in = sizeof(pkt) };
+	int err = bpfrt_prog_test_run_opts(fd, &o);
+
+	return err ? err : (int)o.retval;
+}
+
+/* bpfrt's loader, into the kernel (kernel = 1) or into bpfrt */
+static void load_bpfrt(const char *prog, int kernel, struct side *s)
+{
+	struct bpfrt_object_open_opts o = { .sz = sizeof(o), .kernel = kernel,
+					    .log_level = 1, .log_size = LOG_SIZE };
+	struct bpfrt_object *obj = bpfrt_object_open_file(corpus_path("autocreate"), &o);
+	struct bpfrt_program *p;
+	struct bpfrt_map *absent;
+	const char *log;
+
+	memset(s, 0, sizeof(*s));
+	if (!obj) {
+		s->err = errno;
+		return;
+	}
+	for (p = bpfrt_object_next_program(obj, NULL); p; p = bpfrt_object_next_program(obj, p))
+		bpfrt_program_set_autoload(p, !strcmp(bpfrt_program_name(p), prog));
+	absent = bpfrt_object_find_map_by_name(obj, "absent");
+	T_ASSERT(absent && bpfrt_map__autocreate(absent) == 1);
+	T_EQ_INT(0, bpfrt_map__set_autocreate(absent, 0));
+	T_EQ_INT(0, bpfrt_map__autocreate(absent));
+	s->err = bpfrt_object_load(obj) ? errno : 0;
+	log = bpfrt_object_log(obj) ? bpfrt_object_log(obj) : "";
+	/* the loader's own line first ("prog 'x' (...): BPF_PROG_LOAD: ..."), then the
+	 * verifier's log: that is what libbpf's log buffer holds */
+	if (!strncmp(log, "prog '", 6) && strchr(log, '\n'))
+		log = strchr(log, '\n') + 1;
+	tail_of(s->log, sizeof(s->log), log);
+	if (!s->err) {
+		int fd = bpfrt_program_fd(bpfrt_object_find_program_by_name(obj, prog));
+
+		s->retval = kernel ? run_kernel(fd) : run_bpfrt(fd);
+		T_EQ_INT(-1, bpfrt_map__fd(absent));
+		T_ASSERT(bpfrt_map__fd(bpfrt_object_find_map_by_name(obj, "kept")) >= 0);
+		/* loaded: too late to change */
+		T_EQ_INT(-EBUSY, bpfrt_map__set_autocreate(absent, 1));
+	}
+	bpfrt_object_close(obj);
+}
+
+#ifdef BPFRT_TEST_HAVE_LIBBPF
+static void load_libbpf(const char *prog, struct side *s)
+{
+	static char log[LOG_SIZE];
+	struct bpf_object *obj = bpf_object__open_file(corpus_path("autocreate"), NULL);
+	struct bpf_program *p;
+
+	memset(s, 0, sizeof(*s));
+	if (libbpf_get_error(obj)) {
+		s->err = EINVAL;
+		return;
+	}
+	log[0] = 0;
+	bpf_object__for_each_program(p, obj) {
+		int mine = !strcmp(bpf_program__name(p), prog);
+
+		bpf_program__set_autoload(p, mine);
+		if (mine) {
+			bpf_program__set_log_level(p, 1);
+			bpf_program__set_log_buf(p, log, sizeof(log));
+		}
+	}
+	bpf_map__set_autocreate(bpf_object__find_map_by_name(obj, "absent"), false);
+	s->err = bpf_object__load(obj) ? errno : 0;
+	tail_of(s->log, sizeof(s->log), log);
+	if (!s->err)
+		s->retval = run_kernel(bpf_program__fd(bpf_object__find_program_by_name(obj, prog)));
+	bpf_object__close(obj);
+}
+#endif
+
+int main(void)
+{
+	static const struct {
+		const char *prog;
+		int err, retval;
+	} cases[] = {
+		{ "uses_kept", 0, 7 },
+		{ "guarded", 0, 5 },
+		{ "uses_absent", EINVAL, 0 },
+	};
+	size_t len;
+	unsigned char *buf = corpus_read("autocreate", &len);
+
+	if (!buf)
+		T_SKIP("corpus not built (clang missing)");
+	free(buf);
+	if (geteuid() != 0)
+		T_SKIP("not root: cannot load into the kernel");
+	bpfrt_set_print(quiet);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct side k, u;
+
+		T_CASE(cases[i].prog);
+		load_bpfrt(cases[i].prog, 1, &k);
+		load_bpfrt(cases[i].prog, 0, &u);
+		T_EQ_INT(cases[i].err, k.err);
+		T_EQ_INT(k.err, u.err);
+		T_EQ_INT(cases[i].retval, k.retval);
+		T_EQ_INT(k.retval, u.retval);
+		/* the same verifier log, the poisoned load named as libbpf names it */
+		T_EQ_STR(k.log, u.log);
+		if (cases[i].err)
+			T_CONTAINS(missing, u.log);
+#ifdef BPFRT_TEST_HAVE_LIBBPF
+		struct side l;
+
+		load_libbpf(cases[i].prog, &l);
+		T_EQ_INT(k.err, l.err);
+		T_EQ_INT(k.retval, l.retval);
+		T_EQ_STR(l.log, u.log);
+#endif
+	}
+	return t_done();
+}
