@@ -643,16 +643,16 @@ int brt_helper_check_arg(struct brt_env *env, int i, const struct brt_helper_pro
 			brt_verr(env, "invalid map_ptr to access map->value\n");
 			return -EACCES;
 		}
-		/* pop and peek fill the value (the kernel's MEM_UNINIT | MEM_WRITE), but a
-		 * bloom filter's peek reads it (resolve_map_arg_type()) */
-		return brt_check_helper_mem(
-			env, regno, (int)meta->map->value_size, 0,
-			fn->id == BPF_FUNC_map_pop_elem ||
-					(fn->id == BPF_FUNC_map_peek_elem &&
-					 meta->map->type != BPF_MAP_TYPE_BLOOM_FILTER)
-				? BRT_WRITE
-				: BRT_READ,
-			0);
+		/* pop and peek fill the value (the kernel's MEM_UNINIT | MEM_WRITE: raw mode,
+		 * the bytes become STACK_MISC and a spill there is gone), but a bloom
+		 * filter's peek reads it (resolve_map_arg_type()) */
+		if (fn->id == BPF_FUNC_map_pop_elem ||
+		    (fn->id == BPF_FUNC_map_peek_elem &&
+		     meta->map->type != BPF_MAP_TYPE_BLOOM_FILTER))
+			return brt_check_helper_mem(env, regno, (int)meta->map->value_size, 0,
+						    BRT_WRITE, BRT_STACK_RAW);
+		return brt_check_helper_mem(env, regno, (int)meta->map->value_size, 0, BRT_READ,
+					    BRT_STACK_READ);
 	case BRT_ARG_PTR_TO_MEM_IPHDR: /* ARG_PTR_TO_FIXED_SIZE_MEM: the header's size */
 	case BRT_ARG_PTR_TO_MEM_TCPHDR:
 		return brt_check_helper_mem(env, regno, 20, 0, BRT_READ, 0);

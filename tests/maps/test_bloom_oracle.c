@@ -255,6 +255,26 @@ static void programs(sys_fn sys, struct transcript *t)
 		n = call_on(p, 0, queue, BPF_FUNC_map_pop_elem, 0, 0);
 		p[n++] = INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0);
 		run_prog(sys, t, "queue pop into uninitialised stack", p, n);
+		/* pop over a spilled constant: the helper's bytes replace the spill (raw
+		 * mode), so what is read back is unknown and may not offset the context (a
+		 * verifier that kept the spilled 0 would accept the context load) */
+		n = 0;
+		p[n++] = INSN(BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_6, BPF_REG_1, 0, 0);
+		p[n++] = INSN(BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_7, 0, 0, 0);
+		p[n++] = INSN(BPF_STX | BPF_MEM | BPF_DW, BPF_REG_10, BPF_REG_7, -8, 0);
+		n = call_on(p, n, queue, BPF_FUNC_map_pop_elem, 0, 0);
+		p[n++] = INSN(BPF_LDX | BPF_MEM | BPF_DW, BPF_REG_2, BPF_REG_10, -8, 0);
+		p[n++] = INSN(BPF_ALU64 | BPF_ADD | BPF_X, BPF_REG_6, BPF_REG_2, 0, 0);
+		p[n++] = INSN(BPF_LDX | BPF_MEM | BPF_W, BPF_REG_0, BPF_REG_6, 0, 0);
+		p[n++] = INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0);
+		run_prog(sys, t, "queue pop over a spilled constant, read back as ctx offset", p, n);
+		/* the same with peek; and a spill below the value's 8 bytes survives */
+		p[8].imm = BPF_FUNC_map_peek_elem;
+		run_prog(sys, t, "queue peek over a spilled constant, read back as ctx offset", p, n);
+		p[8].imm = BPF_FUNC_map_pop_elem;
+		p[2].off = -16;
+		p[n - 4].off = -16;
+		run_prog(sys, t, "queue pop beside a spilled constant, read back as ctx offset", p, n);
 		close(queue);
 	}
 	fd = create(sys, 0, 8, 16, BPF_F_ZERO_SEED | BPF_F_RDONLY_PROG, 0);
