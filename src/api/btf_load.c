@@ -724,6 +724,15 @@ static int find_spin_lock(const struct brt_btf *btf, uint32_t id, uint32_t base,
 	return find_field(btf, id, base, nested, seen, "bpf_spin_lock", 4, 4);
 }
 
+static int kptr_map_type(uint32_t t)
+{
+	return t == BPF_MAP_TYPE_HASH || t == BPF_MAP_TYPE_PERCPU_HASH ||
+	       t == BPF_MAP_TYPE_LRU_HASH || t == BPF_MAP_TYPE_LRU_PERCPU_HASH ||
+	       t == BPF_MAP_TYPE_ARRAY || t == BPF_MAP_TYPE_PERCPU_ARRAY ||
+	       t == BPF_MAP_TYPE_SK_STORAGE || t == BPF_MAP_TYPE_INODE_STORAGE ||
+	       t == BPF_MAP_TYPE_TASK_STORAGE || t == 32 /* BPF_MAP_TYPE_CGRP_STORAGE */;
+}
+
 int brt_map_btf_check(const union bpf_attr *attr, struct brt_map_btf *out)
 {
 	const struct btf_type *vt;
@@ -731,7 +740,7 @@ int brt_map_btf_check(const union bpf_attr *attr, struct brt_map_btf *out)
 	struct brt_btf *btf;
 	uint64_t size;
 	uint32_t seen = 0;
-	int err, off, roff, toff, nroots = 0;
+	int err, off, roff, toff, nroots = 0, nkptrs;
 	struct brt_obj_root roots[BRT_OBJ_MAX_ROOTS] = { { 0 } };
 
 	err = brt_obj_from_fd((int)attr->btf_fd, BRT_OBJ_BTF, &obj);
@@ -804,12 +813,34 @@ int brt_map_btf_check(const union bpf_attr *attr, struct brt_map_btf *out)
 		goto out;
 	/* lists and trees (they need a lock: btf_parse_fields()): hash, LRU hash and array
 	 * maps only; their nodes are freed with the value (maps/spin_lock.c) */
-	if (off >= 0 || roff >= 0)
-		nroots = brt_verifier_graph_roots(btf, attr->btf_value_type_id, roots,
-						  BRT_OBJ_MAX_ROOTS);
-	if (nroots > 0 && attr->map_type != BPF_MAP_TYPE_HASH &&
+	nroots = brt_verifier_graph_roots(btf, attr->btf_value_type_id, roots, BRT_OBJ_MAX_ROOTS);
+	/* kptrs to objects of bpf_obj_new need no lock (kernel types' kptrs are not
+	 * recorded: bpfrt does not exchange them) */
+	nkptrs = 0;
+	for (int i = 0; i < nroots; i++)
+		nkptrs += roots[i].rb == BRT_ROOT_KPTR;
+	if (!(off >= 0 || roff >= 0) && nkptrs < nroots) {
+		int k = 0;
+
+		for (int i = 0; i < nroots; i++)
+			if (roots[i].rb == BRT_ROOT_KPTR)
+				roots[k++] = roots[i];
+		nroots = k;
+	}
+	err = -EACCES;
+	if (nkptrs && (attr->map_flags & (BPF_F_RDONLY_PROG | BPF_F_WRONLY_PROG)))
+		goto out;
+	err = -EOPNOTSUPP;
+	if (nroots > nkptrs && attr->map_type != BPF_MAP_TYPE_HASH &&
 	    attr->map_type != BPF_MAP_TYPE_LRU_HASH && attr->map_type != BPF_MAP_TYPE_ARRAY)
 		goto out;
+	/* map_check_btf()'s map types for kptrs; bpfrt frees them in hash, LRU hash and
+	 * array maps (its verifier keeps programs from the others' kptrs) */
+	if (nkptrs && !kptr_map_type(attr->map_type))
+		goto out;
+	if (nkptrs && attr->map_type != BPF_MAP_TYPE_HASH &&
+	    attr->map_type != BPF_MAP_TYPE_LRU_HASH && attr->map_type != BPF_MAP_TYPE_ARRAY)
+		nroots = 0;
 	*out = (struct brt_map_btf){ .id = obj->snap.id,
 				     .blob = ((struct brt_btf_obj *)(void *)obj)->blob,
 				     .size = ((struct brt_btf_obj *)(void *)obj)->size, .ref = obj,

@@ -17,6 +17,8 @@
  * go (maps/spin_lock.c calls map_drain(), handed down when the library is loaded).
  */
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +31,8 @@
 #define OBJ_MAGIC UINT64_C(0x6270666f626a6b21)
 
 struct obj_hdr {
+	struct obj_hdr *next;  /* the live objects of this process (live_objs) */
+	struct obj_hdr *prev;
 	uint64_t check;        /* OBJ_MAGIC ^ the object's address */
 	uint32_t nroots;       /* struct brt_obj_root entries before the header */
 	uint32_t roots_bytes;  /* their bytes, a multiple of 8 */
@@ -37,11 +41,56 @@ struct obj_hdr {
 };
 
 /* live objects of this process (tests read it: brt_graph_live_objects()) */
-static _Atomic long live_objects;
+static long live_objects; /* under live_lock */
+
+/* every live object, for the checked engine's question whether an address outside the
+ * run's regions is inside one (brt_vm_set_obj_fn()): a kptr loaded from a map value
+ * points at an object an earlier run stashed */
+static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct obj_hdr live_head = { .next = &live_head, .prev = &live_head };
 
 long brt_graph_live_objects(void)
 {
-	return live_objects;
+	long n;
+
+	pthread_mutex_lock(&live_lock);
+	n = live_objects;
+	pthread_mutex_unlock(&live_lock);
+	return n;
+}
+
+static void live_add(struct obj_hdr *h)
+{
+	pthread_mutex_lock(&live_lock);
+	h->next = live_head.next;
+	h->prev = &live_head;
+	live_head.next->prev = h;
+	live_head.next = h;
+	live_objects++;
+	pthread_mutex_unlock(&live_lock);
+}
+
+static void live_del(struct obj_hdr *h)
+{
+	pthread_mutex_lock(&live_lock);
+	h->prev->next = h->next;
+	h->next->prev = h->prev;
+	live_objects--;
+	pthread_mutex_unlock(&live_lock);
+}
+
+static int in_live_object(uint64_t addr, uint64_t size)
+{
+	int found = 0;
+
+	pthread_mutex_lock(&live_lock);
+	for (struct obj_hdr *h = live_head.next; h != &live_head && !found; h = h->next) {
+		uint64_t start = (uint64_t)(uintptr_t)(h + 1);
+
+		found = addr >= start && addr - start <= h->size && size <= h->size - (addr - start);
+	}
+	pthread_mutex_unlock(&live_lock);
+	return found;
 }
 
 struct list_node {
@@ -98,12 +147,12 @@ static uint64_t obj_new(struct bpfrt_run_ctx *rc, uint64_t type_id, int percpu)
 	h->roots_bytes = (uint32_t)rb;
 	h->size = (uint32_t)size;
 	h->refcount_off = t->refcount_off;
-	live_objects++;
+	live_add(h);
 	/* bpf_obj_init(): the refcount starts at 1; lists start empty (zero) */
 	if (t->refcount_off >= 0)
 		__atomic_store_n((uint32_t *)((char *)obj + t->refcount_off), 1, __ATOMIC_RELAXED);
 	if (!grant(rc, obj)) {
-		live_objects--;
+		live_del(h);
 		free(base);
 		return 0;
 	}
@@ -129,10 +178,14 @@ static uint64_t obj_drop(uint64_t p)
 		const struct brt_obj_root *r =
 			(const struct brt_obj_root *)(const void *)((const char *)h - h->roots_bytes) + i;
 
-		root_free((char *)obj + r->off, r);
+		if (r->rb == BRT_ROOT_KPTR) /* a stashed object goes with its holder */
+			obj_drop(__atomic_exchange_n((uint64_t *)(void *)((char *)obj + r->off), 0,
+						     __ATOMIC_ACQ_REL));
+		else
+			root_free((char *)obj + r->off, r);
 	}
 	h->check = 0;
-	live_objects--;
+	live_del(h);
 	free((char *)h - h->roots_bytes);
 	return 0;
 }
@@ -602,6 +655,13 @@ static int map_drain(void *root, const void *saved, const struct brt_obj_root *r
 {
 	uint64_t w[2];
 
+	if (r->rb == BRT_ROOT_KPTR) { /* a kptr: one object, if it is this process's */
+		memcpy(w, saved, 8);
+		if (mine || !ours((void *)(uintptr_t)w[0]))
+			return ours((void *)(uintptr_t)w[0]);
+		obj_drop(w[0]);
+		return 0;
+	}
 	memcpy(w, saved, sizeof(w));
 	if (mine)
 		return !w[0] || (void *)(uintptr_t)w[0] == root ||
@@ -610,7 +670,26 @@ static int map_drain(void *root, const void *saved, const struct brt_obj_root *r
 	return 0;
 }
 
+/* bpf_kptr_xchg(dst, ptr): the object stashed at dst (a map value's or an object's kptr
+ * field) swapped for ptr, or NULL; the verifier gave the result a reference.  A kptr of a
+ * map shared with another process may hold that process's object, whose address means
+ * nothing here: it is not handed to the program (answered as NULL, left with the field's
+ * owner process, which frees it when it lets the map go). */
+uint64_t brt_helper_kptr_xchg(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5,
+			      struct bpfrt_run_ctx *ctx)
+{
+	_Atomic uint64_t *dst = (_Atomic uint64_t *)(uintptr_t)r1;
+	uint64_t old;
+
+	(void)r3, (void)r4, (void)r5;
+	old = atomic_exchange_explicit(dst, r2, memory_order_acq_rel);
+	if (old && !ours((void *)(uintptr_t)old))
+		return 0;
+	return (uint64_t)(uintptr_t)grant(ctx, (void *)(uintptr_t)old);
+}
+
 __attribute__((constructor)) static void graph_init(void)
 {
 	brt_map_set_drain(map_drain);
+	brt_vm_set_obj_fn(in_live_object);
 }

@@ -121,7 +121,11 @@ static int array_update(struct brt_map *map, const void *key, const void *value,
 
 	if (err)
 		return err;
-	if (map->type == BPF_MAP_TYPE_ARRAY) {
+	if (map->type == BPF_MAP_TYPE_ARRAY && map->nroots) {
+		/* the value's kptrs are not copied; the replaced ones are freed */
+		brt_map_put_value(map, v, value, 0);
+		brt_map_free_roots(map, v, 0);
+	} else if (map->type == BPF_MAP_TYPE_ARRAY) {
 		brt_shm_write(v, value, map->value_size);
 		/* the value's bpf_timer is freed, not copied (array_map_update_elem()) */
 		if (map->timer_off >= 0)
@@ -147,7 +151,12 @@ static int array_prog_update(struct brt_map *map, const void *key, const void *v
 		return err;
 	if (map->ncpus > 1)
 		v += (size_t)brt_cpu() * map->value_stride;
-	brt_shm_write(v, value, map->value_size);
+	if (map->nroots) {
+		brt_map_put_value(map, v, value, 0);
+		brt_map_free_roots(map, v, 0);
+	} else {
+		brt_shm_write(v, value, map->value_size);
+	}
 	if (map->timer_off >= 0)
 		brt_timer_release(map, v);
 	return 0;

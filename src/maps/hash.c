@@ -726,7 +726,16 @@ static void put_value(struct brt_map *map, struct htab *ht, struct htab_elem *e,
 {
 	unsigned char *v = value_of(ht, e);
 
-	if (!ht->percpu) {
+	if (!ht->percpu && map->nroots) {
+		/* roots and kptrs are not copied: a fresh element's start empty, a present
+		 * one's are freed */
+		brt_map_put_value(map, v, value, fresh);
+		if (!fresh)
+			brt_map_free_roots(map, v, 0);
+		if (map->timer_off >= 0)
+			brt_timer_release(map, v);
+		return;
+	} else if (!ht->percpu) {
 		brt_shm_write(v, value, map->value_size);
 		/* the caller's bytes of a struct bpf_timer are not copied (copy_map_value());
 		 * a value written in place frees the timer it had */
@@ -786,7 +795,7 @@ static int update(struct brt_map *map, const void *key, const void *value, uint6
 	 * element sees the new value at once (the kernel's would, after its next reuse).
 	 * Not with a bpf_spin_lock in the value: its holder must keep it (a fresh element's
 	 * lock starts free, the old one's stays as it is). */
-	if (old && !ht->percpu && map->value_size <= 8 && map->lock_off < 0) {
+	if (old && !ht->percpu && map->value_size <= 8 && map->lock_off < 0 && !map->nroots) {
 		e = elem(ht, old);
 		brt_shm_write(value_of(ht, e), value, map->value_size);
 		touch(ht, e);

@@ -36,15 +36,21 @@ static int roots_of_hdr(struct brt_map *map, const struct brt_obj_hdr *h)
 	map->nroots = 0;
 	if (!h->ngraph_roots)
 		return 0;
-	if (h->ngraph_roots > BRT_OBJ_HDR_ROOTS || (!h->spin_lock_off && !h->res_spin_lock_off) ||
-	    (h->type != BPF_MAP_TYPE_HASH && h->type != BPF_MAP_TYPE_ARRAY))
+	if (h->ngraph_roots > BRT_OBJ_HDR_ROOTS ||
+	    (h->type != BPF_MAP_TYPE_HASH && h->type != BPF_MAP_TYPE_ARRAY &&
+	     h->type != BPF_MAP_TYPE_LRU_HASH))
 		return -1;
 	for (uint32_t i = 0; i < h->ngraph_roots; i++) {
 		struct brt_obj_root r = { h->graph_roots[i][0], h->graph_roots[i][1],
 					  h->graph_roots[i][2] };
+		uint32_t size = r.rb == BRT_ROOT_KPTR ? 8 : 16;
 
-		if (r.off % 8 || h->value_size < 16 || r.off > h->value_size - 16 || r.rb > 1 ||
-		    r.node_off % 8 || r.node_off > 4096 - 32)
+		/* lists and trees need a lock and no LRU; kptrs neither */
+		if (r.rb != BRT_ROOT_KPTR &&
+		    ((!h->spin_lock_off && !h->res_spin_lock_off) || h->type == BPF_MAP_TYPE_LRU_HASH))
+			return -1;
+		if (r.off % 8 || h->value_size < size || r.off > h->value_size - size ||
+		    r.rb > BRT_ROOT_KPTR || r.node_off % 8 || r.node_off > 4096 - 32)
 			return -1;
 		map->roots[map->nroots++] = r;
 	}

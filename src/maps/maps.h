@@ -172,6 +172,11 @@ typedef int (*brt_map_drain_fn)(void *root, const void *saved, const struct brt_
 void brt_map_set_drain(brt_map_drain_fn fn);
 void brt_map_free_roots(struct brt_map *map, void *value, int mine);
 void brt_map_zero_roots(const struct brt_map *map, void *value);
+/* A root with rb == BRT_ROOT_KPTR is a kptr field: no lock guards it, the free above
+ * takes it with an atomic exchange. */
+/* copy_map_value() into a value with roots or kptrs: every byte but theirs; fresh: they
+ * start empty (a new element), else they keep what they hold (the caller frees it) */
+void brt_map_put_value(const struct brt_map *map, void *dst, const void *src, int fresh);
 
 /* Resolve a map fd (takes a reference: brt_map_put()).  -EBADF closed fd, -EINVAL not a
  * map (a program fd, a foreign fd). */
@@ -413,6 +418,9 @@ int brt_local_storage_delete(struct brt_map *map, uint64_t owner);
 	X(BPF_FUNC_timer_set_callback, brt_helper_timer_set_callback, BRT_FOR_ALL | BRT_NEED_BPF) \
 	X(BPF_FUNC_timer_start, brt_helper_timer_start, BRT_FOR_ALL | BRT_NEED_BPF)      \
 	X(BPF_FUNC_timer_cancel, brt_helper_timer_cancel, BRT_FOR_ALL | BRT_NEED_BPF)    \
+	/* bpf_base_func_proto with CAP_BPF; its function is helpers/graph.c's, next to    \
+	 * the objects it exchanges */                                                    \
+	X(BPF_FUNC_kptr_xchg, brt_helper_kptr_xchg, BRT_FOR_ALL | BRT_NEED_BPF)          \
 	X(BPF_FUNC_redirect_map, brt_helper_redirect_map, BRT_FOR_XDP)                   \
 	/* get_task_stack(task, buf, size, flags): get_stack's checks, then -EFAULT (no  \
 	 * kernel task's stack is readable here); get_stackid and get_stack, which read   \

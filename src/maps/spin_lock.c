@@ -32,13 +32,38 @@ static _Atomic uint32_t *lock_of(const struct brt_map *map, void *value)
 	return (_Atomic uint32_t *)(void *)((char *)value + map->lock_off);
 }
 
-/* word i of the value is in one of its graph roots (16 bytes each) */
+static uint32_t root_size(const struct brt_obj_root *r)
+{
+	return r->rb == BRT_ROOT_KPTR ? 8 : 16;
+}
+
+/* word i of the value is in one of its graph roots (16 bytes each) or kptrs (8) */
 static int in_root(const struct brt_map *map, uint32_t i)
 {
 	for (uint32_t r = 0; r < map->nroots; r++)
-		if (4 * i >= map->roots[r].off && 4 * i < map->roots[r].off + 16)
+		if (4 * i >= map->roots[r].off && 4 * i < map->roots[r].off + root_size(&map->roots[r]))
 			return 1;
 	return 0;
+}
+
+void brt_map_put_value(const struct brt_map *map, void *dst, const void *src, int fresh)
+{
+	uint32_t pos = 0;
+
+	while (pos < map->value_size) {
+		uint32_t next = map->value_size, len = 0;
+
+		for (uint32_t r = 0; r < map->nroots; r++)
+			if (map->roots[r].off >= pos && map->roots[r].off < next) {
+				next = map->roots[r].off;
+				len = root_size(&map->roots[r]);
+			}
+		if (next > pos)
+			brt_shm_write((char *)dst + pos, (const char *)src + pos, next - pos);
+		if (len && fresh)
+			brt_shm_zero((char *)dst + next, len);
+		pos = next + len;
+	}
 }
 
 /* Copy the value in 4-byte atomic words (a value with a lock is 4-byte aligned and sized),
@@ -314,12 +339,37 @@ void brt_map_set_drain(brt_map_drain_fn fn)
 void brt_map_zero_roots(const struct brt_map *map, void *value)
 {
 	for (uint32_t r = 0; r < map->nroots; r++)
-		memset((char *)value + map->roots[r].off, 0, 16);
+		memset((char *)value + map->roots[r].off, 0, root_size(&map->roots[r]));
+}
+
+/* a kptr field: taken with an atomic exchange (a program's bpf_kptr_xchg may race) */
+static void free_kptr(struct brt_map *map, void *value, const struct brt_obj_root *r, int mine)
+{
+	_Atomic uint64_t *p = (_Atomic uint64_t *)(void *)((char *)value + r->off);
+	uint64_t old = atomic_load_explicit(p, memory_order_acquire);
+
+	(void)map;
+	if (!old || !drain_fn)
+		return;
+	if (mine) {
+		if (!drain_fn(p, &old, r, 1) ||
+		    !atomic_compare_exchange_strong_explicit(p, &old, 0, memory_order_acq_rel,
+							     memory_order_acquire))
+			return;
+	} else {
+		old = atomic_exchange_explicit(p, 0, memory_order_acq_rel);
+	}
+	if (old)
+		drain_fn(p, &old, r, 0);
 }
 
 void brt_map_free_roots(struct brt_map *map, void *value, int mine)
 {
 	for (uint32_t r = 0; r < map->nroots; r++) {
+		if (map->roots[r].rb == BRT_ROOT_KPTR) {
+			free_kptr(map, value, &map->roots[r], mine);
+			continue;
+		}
 		unsigned char *root = (unsigned char *)value + map->roots[r].off, saved[16];
 		uint32_t dead = 0;
 		/* bpf_list_head_free() / bpf_rb_root_free(): taken out under the value's

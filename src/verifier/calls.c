@@ -55,6 +55,10 @@ int brt_check_helper_call(struct brt_env *env, const struct bpf_insn *insn, int 
 	if (meta.release_regno) {
 		if (fn->args[meta.release_regno - 1] == BRT_ARG_PTR_TO_DYNPTR_RINGBUF_RELEASE)
 			err = brt_dynptr_release(env, &brt_cur_regs(env)[meta.release_regno]);
+		else if (id == BPF_FUNC_kptr_xchg && !fn->host && meta.ref_obj_id)
+			err = brt_graph_kptr_release(env, meta.ref_obj_id);
+		else if (id == BPF_FUNC_kptr_xchg && !fn->host)
+			err = 0; /* a NULL stashed: nothing to release */
 		else
 			err = meta.ref_obj_id ? brt_release_ref(env, meta.ref_obj_id) : -EINVAL;
 		if (err) {

@@ -32,6 +32,10 @@ static const struct {
 	[BRT_GF_RB_ROOT] = { "bpf_rb_root", 16, 8 },
 	[BRT_GF_RB_NODE] = { "bpf_rb_node", 32, 8 },
 	[BRT_GF_REFCOUNT] = { "bpf_refcount", 4, 4 },
+	/* btf_field_type_name()'s names of the pointer fields */
+	[BRT_GF_KPTR_UNREF] = { "kptr", 8, 8 },
+	[BRT_GF_KPTR_REF] = { "kptr", 8, 8 },
+	[BRT_GF_KPTR_PERCPU] = { "percpu_kptr", 8, 8 },
 };
 
 const char *brt_gfield_name(int kind)
@@ -57,7 +61,7 @@ static int special_kind(const struct brt_btf *btf, const struct btf_type *t)
 	if (kind_of(t) != BTF_KIND_STRUCT)
 		return -1;
 	n = brt_btf_str(btf, t->name_off);
-	for (int k = 0; n && k < BRT_GF_COUNT; k++)
+	for (int k = 0; n && k < BRT_GF_KPTR_UNREF; k++)
 		if (!strcmp(n, special[k].name))
 			return k;
 	return -1;
@@ -129,6 +133,54 @@ static int graph_root(const struct brt_btf *btf, uint32_t pt_id, int comp_idx,
 	return -EINVAL;
 }
 
+/* btf_find_kptr(): t (a member's type, volatile skipped) is a pointer whose target is
+ * one type tag "kptr_untrusted", "kptr" or "percpu_kptr" on a struct: its kind and the
+ * struct's id; 0 not a kptr (also "uptr", which bpfrt does not have), -EINVAL a tag
+ * btf_find_kptr() refuses */
+static int kptr_kind(const struct brt_btf *btf, const struct btf_type *t, uint32_t *sid)
+{
+	const struct btf_type *tag, *st;
+	const char *v;
+	uint32_t id;
+
+	if (kind_of(t) == BTF_KIND_VOLATILE)
+		t = brt_btf_type(btf, t->type);
+	if (kind_of(t) != BTF_KIND_PTR)
+		return 0;
+	tag = brt_btf_type(btf, t->type);
+	if (kind_of(tag) != BTF_KIND_TYPE_TAG || BTF_INFO_KFLAG(tag->info))
+		return 0;
+	if (kind_of(brt_btf_type(btf, tag->type)) == BTF_KIND_TYPE_TAG)
+		return -EINVAL;
+	v = brt_btf_str(btf, tag->name_off);
+	if (!v)
+		return -EINVAL;
+	id = brt_btf_skip_mods(btf, tag->type);
+	st = brt_btf_type(btf, id);
+	if (!strcmp(v, "uptr"))
+		return 0;
+	if (strcmp(v, "kptr_untrusted") && strcmp(v, "kptr") && strcmp(v, "percpu_kptr"))
+		return -EINVAL;
+	if (!is_struct(st))
+		return -EINVAL;
+	*sid = id;
+	return !strcmp(v, "kptr_untrusted") ? BRT_GF_KPTR_UNREF
+	       : !strcmp(v, "kptr")         ? BRT_GF_KPTR_REF
+					    : BRT_GF_KPTR_PERCPU;
+}
+
+/* btf_parse_kptr(): a struct vmlinux has by name and kind is the kernel's; any other is an
+ * object of bpf_obj_new (bpf_testmod's types, which the kernel would find in the module's
+ * BTF, count as local here as they do on a kernel without the module) */
+static int kernel_type(const struct brt_btf *btf, uint32_t id)
+{
+	const struct brt_btf *vm = brt_btf_vmlinux();
+	const struct btf_type *t = brt_btf_type(btf, id);
+	const char *n = t ? brt_btf_str(btf, t->name_off) : NULL;
+
+	return vm && n && *n && brt_btf_find(vm, n, kind_of(t)) > 0;
+}
+
 static int add_field(struct brt_grec *rec, const struct brt_gfield *f)
 {
 	if (rec->n >= BRT_MAX_GFIELDS)
@@ -165,6 +217,20 @@ static int find_one(const struct brt_btf *btf, uint32_t type_id, uint32_t pt_id,
 	if (!nelems || !t)
 		return 0;
 	k = special_kind(btf, t);
+	if (k < 0 && !is_struct(t)) {
+		uint32_t sid = 0;
+
+		k = kptr_kind(btf, t, &sid);
+		if (k <= 0 || off % 8)
+			return k < 0 ? k : 0;
+		f.kind = (uint8_t)k;
+		f.off = off;
+		f.size = 8;
+		f.value_id = sid;
+		f.kernel = (uint8_t)kernel_type(btf, sid);
+		err = add_field(rec, &f);
+		goto repeat;
+	}
 	if (k < 0) {
 		if (!is_struct(t))
 			return 0;
@@ -277,9 +343,13 @@ static int struct_meta(const struct brt_btf *btf, uint32_t id, struct brt_grec *
 	if (kind_of(t) != BTF_KIND_STRUCT)
 		return 0;
 	m = (const struct btf_member *)(t + 1);
-	for (uint32_t i = 0; i < BTF_INFO_VLEN(t->info) && !has; i++)
-		has = special_kind(btf, brt_btf_type(btf, m[i].type)) >= 0 &&
-		      special_kind(btf, brt_btf_type(btf, m[i].type)) != BRT_GF_RES_SPIN_LOCK;
+	for (uint32_t i = 0; i < BTF_INFO_VLEN(t->info) && !has; i++) {
+		const struct btf_type *mt = brt_btf_type(btf, m[i].type);
+		uint32_t sid;
+
+		has = (special_kind(btf, mt) >= 0 && special_kind(btf, mt) != BRT_GF_RES_SPIN_LOCK) ||
+		      kptr_kind(btf, mt, &sid) > 0;
+	}
 	if (!has)
 		return 0;
 	return brt_graph_record(btf, id, rec) ? 0 : 1;
@@ -354,6 +424,11 @@ const struct brt_btf *brt_graph_map_btf(struct brt_env *env, int map_idx)
 
 void brt_graph_free(struct brt_env *env)
 {
+	for (int i = 0; i < env->nmaps; i++) {
+		free(env->maps[i].vrec);
+		env->maps[i].vrec = NULL;
+		env->maps[i].vrec_tried = 0;
+	}
 	for (int i = 0; i < env->nmaps; i++)
 		if (env->maps[i].vbtf) {
 			brt_btf_free(env->maps[i].vbtf);
@@ -430,6 +505,9 @@ static int note_type(struct brt_env *env, uint32_t id, uint32_t size, const stru
 				.off = rec->f[i].off, .node_off = rec->f[i].node_off,
 				.rb = rec->f[i].kind == BRT_GF_RB_ROOT
 			};
+		else if (BRT_GF_IS_KPTR(rec->f[i].kind) && !rec->f[i].kernel)
+			t->roots[t->nroots++] = (struct brt_obj_root){ .off = rec->f[i].off,
+								       .rb = BRT_ROOT_KPTR };
 	return 0;
 }
 
@@ -686,6 +764,260 @@ int brt_graph_push_less(struct brt_env *env, int insn_idx, int subprogno,
 	return 0;
 }
 
+/* ---- kptrs: pointers to objects of bpf_obj_new in map values and objects --------------- */
+/* two parses of one BTF (libbpf hands the kernel one BTF object for the program and its
+ * maps; bpfrt compares contents where the kernel compares the objects) */
+static int same_btf(const struct brt_btf *a, const struct brt_btf *b)
+{
+	return a == b || (a && b && a->type_len == b->type_len && a->str_len == b->str_len &&
+			  !memcmp(a->type_data, b->type_data, a->type_len) &&
+			  !memcmp(a->strs, b->strs, a->str_len));
+}
+
+const struct brt_grec *brt_graph_map_rec(struct brt_env *env, int map_idx)
+{
+	struct brt_vmap *vm = &env->maps[map_idx];
+
+	if (!vm->vrec_tried) {
+		const struct brt_btf *b = brt_graph_map_btf(env, map_idx);
+
+		vm->vrec_tried = 1;
+		vm->vrec = b ? malloc(sizeof(*vm->vrec)) : NULL;
+		if (vm->vrec && brt_graph_record(b, vm->info.btf_value_type_id, vm->vrec)) {
+			free(vm->vrec);
+			vm->vrec = NULL;
+		}
+		/* bpfrt frees kptrs in hash, LRU hash and array maps only (api/btf_load.c) */
+		vm->vrec_local = vm->vrec && same_btf(b, env->opts->local_btf) &&
+				 (vm->info.type == BPF_MAP_TYPE_HASH ||
+				  vm->info.type == BPF_MAP_TYPE_LRU_HASH ||
+				  vm->info.type == BPF_MAP_TYPE_ARRAY);
+	}
+	return vm->vrec;
+}
+
+/* bpfrt has kptrs to objects of bpf_obj_new only: a kernel type's kptr field stays the
+ * plain 8 bytes it was before (a documented difference) */
+const struct brt_gfield *brt_graph_kptr_at(const struct brt_grec *rec, int64_t off)
+{
+	for (int i = 0; rec && i < rec->n; i++)
+		if (BRT_GF_IS_KPTR(rec->f[i].kind) && !rec->f[i].kernel && rec->f[i].off == off)
+			return &rec->f[i];
+	return NULL;
+}
+
+static const char *kptr_type_name(struct brt_env *env, const struct brt_gfield *f)
+{
+	return brt_local_type_name(env, f->value_id);
+}
+
+/* __check_ptr_off_reg() with fixed_off_ok: a fixed offset allowed, not a variable one */
+int brt_graph_check_fixed_off(struct brt_env *env, const struct brt_reg *reg, int regno)
+{
+	if (reg->off < 0) {
+		brt_verr(env, "negative offset %s ptr R%d off=%d disallowed\n",
+			 brt_reg_type_str(env, reg->type), regno, reg->off);
+		return -EACCES;
+	}
+	if (!brt_tnum_is_const(reg->var_off) || reg->var_off.value) {
+		char tn[48];
+
+		brt_tnum_strn(tn, sizeof(tn), reg->var_off);
+		brt_verr(env, "variable %s access var_off=%s disallowed\n",
+			 brt_reg_type_str(env, reg->type), tn);
+		return -EACCES;
+	}
+	return 0;
+}
+
+/* map_kptr_match_type() for a pointer to an object of bpf_obj_new (a kernel pointer never
+ * matches a local kptr: the types are of different BTFs) */
+int brt_graph_kptr_match(struct brt_env *env, const struct brt_gfield *f, const struct brt_reg *reg,
+			 int regno)
+{
+	uint32_t perm = PTR_MAYBE_NULL | MEM_ALLOC | (f->kind == BRT_GF_KPTR_PERCPU ? MEM_PERCPU : 0);
+	const char *rname = "";
+
+	if (BASE_TYPE(reg->type) != PTR_TO_BTF_ID || ((reg->type & ~0xffu) & ~perm))
+		goto bad;
+	/* as measured on 6.18.44: an object and a kptr field of which only one is percpu
+	 * are told apart before the type's name is read */
+	if (!(reg->type & MEM_PERCPU) != (f->kind != BRT_GF_KPTR_PERCPU))
+		goto bad;
+	rname = (reg->type & MEM_ALLOC) ? brt_local_type_name(env, reg->btf_id)
+					 : brt_btf_reg_name(env, reg->btf_id);
+	if (brt_graph_check_fixed_off(env, reg, regno))
+		return -EACCES;
+	/* btf_struct_ids_match(), strict for referenced kptrs: the same type at offset 0 */
+	if ((reg->type & MEM_ALLOC) && reg->btf_id == f->value_id && !reg->off)
+		return 0;
+bad:
+	brt_verr(env, "invalid kptr access, R%d type=%s%s ", regno, brt_reg_type_str(env, reg->type),
+		 rname);
+	brt_verr(env, "expected=%s%s", brt_reg_type_str(env, PTR_TO_BTF_ID), kptr_type_name(env, f));
+	if (f->kind == BRT_GF_KPTR_UNREF)
+		brt_verr(env, " or %s%s\n", brt_reg_type_str(env, PTR_TO_BTF_ID | PTR_UNTRUSTED),
+			 kptr_type_name(env, f));
+	else
+		brt_verr(env, "\n");
+	return -EINVAL;
+}
+
+/* in_rcu_cs(): an RCU read section, a lock held, or a program that cannot sleep */
+static int in_rcu_cs(const struct brt_env *env)
+{
+	return env->cur->active_rcu || env->cur->active_locks ||
+	       !(env->opts->prog_flags & BPF_F_SLEEPABLE);
+}
+
+/* btf_ld_kptr_type(): what a load of the field gives (local types are always
+ * rcu_protected_object()) */
+static uint32_t ld_kptr_type(struct brt_env *env, const struct brt_gfield *f)
+{
+	uint32_t t = PTR_MAYBE_NULL;
+	struct brt_grec rec;
+
+	if (f->kind != BRT_GF_KPTR_UNREF && in_rcu_cs(env)) {
+		t |= MEM_RCU | (f->kind == BRT_GF_KPTR_PERCPU ? MEM_PERCPU : MEM_ALLOC);
+		if (env->opts->local_btf && struct_meta(env->opts->local_btf, f->value_id, &rec))
+			for (int i = 0; i < rec.n; i++)
+				if (rec.f[i].kind == BRT_GF_LIST_NODE || rec.f[i].kind == BRT_GF_RB_NODE)
+					t |= NON_OWN_REF;
+	} else {
+		t |= PTR_UNTRUSTED;
+	}
+	return t;
+}
+
+int brt_graph_kptr_access(struct brt_env *env, const struct brt_gfield *f, int value_regno)
+{
+	const struct bpf_insn *insn = &env->insns[env->insn_idx];
+	int cls = BPF_CLASS(insn->code);
+
+	if (BPF_MODE(insn->code) != BPF_MEM) {
+		brt_verr(env, "kptr in map can only be accessed using BPF_MEM instruction mode\n");
+		return -EACCES;
+	}
+	if (cls != BPF_LDX && f->kind != BRT_GF_KPTR_UNREF) {
+		brt_verr(env, "store to referenced kptr disallowed\n");
+		return -EACCES;
+	}
+	if (cls == BPF_LDX) {
+		struct brt_reg *r = &brt_cur_regs(env)[value_regno];
+
+		/* mark_btf_ld_reg(): PTR_TO_BTF_ID of the program's BTF, maybe NULL (an id) */
+		brt_mark_reg_known_zero(r);
+		r->type = PTR_TO_BTF_ID | ld_kptr_type(env, f);
+		r->btf_id = f->value_id;
+		r->id = ++env->id_gen;
+		/* read through on the checked engine: the object may be another process's
+		 * (a pinned map shared), whose address means nothing here, or (untrusted)
+		 * already freed; this process's live objects are readable there
+		 * (brt_vm_set_obj_fn()) */
+		env->btf_loads = 1;
+		return 0;
+	}
+	if (cls == BPF_STX) {
+		const struct brt_reg *v = &brt_cur_regs(env)[value_regno];
+
+		return brt_reg_is_null(v) ? 0 : brt_graph_kptr_match(env, f, v, value_regno) ? -EACCES : 0;
+	}
+	if (cls == BPF_ST) {
+		if (insn->imm) {
+			brt_verr(env, "BPF_ST imm must be 0 when storing to kptr at off=%u\n", f->off);
+			return -EACCES;
+		}
+		return 0;
+	}
+	brt_verr(env, "kptr in map can only be accessed using BPF_LDX/BPF_STX/BPF_ST\n");
+	return -EACCES;
+}
+
+int brt_graph_kptr_release(struct brt_env *env, uint32_t ref)
+{
+	struct brt_vstate *st = env->cur;
+	int in_rcu = in_rcu_cs(env);
+
+	if (brt_release_ref_state(st, ref))
+		return -EINVAL;
+	for (int fi = 0; fi <= st->curframe; fi++) {
+		struct brt_frame *f = st->frame[fi];
+
+		for (int r = 0; r < BRT_NREGS + f->allocated_stack / 8; r++) {
+			struct brt_reg *reg = r < BRT_NREGS ? &f->regs[r]
+							    : &f->stack[r - BRT_NREGS].spilled;
+
+			if (r >= BRT_NREGS && !brt_is_spilled(&f->stack[r - BRT_NREGS]))
+				continue;
+			if (reg->ref_obj_id != ref)
+				continue;
+			if (in_rcu && (reg->type & MEM_ALLOC) && (reg->type & MEM_PERCPU)) {
+				reg->ref_obj_id = 0;
+				reg->type = (reg->type & ~MEM_ALLOC) | MEM_RCU;
+			} else {
+				brt_mark_reg_invalid(env, reg);
+			}
+		}
+	}
+	return 0;
+}
+
+/* process_kptr_func(): bpf_kptr_xchg's first argument, a map value or an allocated
+ * object at a referenced kptr field of a constant offset */
+int brt_graph_kptr_dest(struct brt_env *env, int regno, struct brt_gfield *out)
+{
+	const struct brt_reg *reg = &brt_cur_regs(env)[regno];
+	const struct brt_grec *rec = NULL;
+	struct brt_grec orec;
+	const struct brt_gfield *f = NULL;
+	int64_t at;
+	int has = 0;
+
+	if (reg->type == (PTR_TO_BTF_ID | MEM_ALLOC)) {
+		if (env->opts->local_btf && struct_meta(env->opts->local_btf, reg->btf_id, &orec))
+			rec = &orec;
+	} else {
+		if (!env->maps[reg->map_idx].info.has_btf) {
+			brt_verr(env, "map '%s' has to have BTF in order to use bpf_kptr_xchg\n",
+				 env->maps[reg->map_idx].info.map_name);
+			return -EINVAL;
+		}
+		rec = brt_graph_map_rec(env, reg->map_idx);
+		if (rec && !env->maps[reg->map_idx].vrec_local)
+			rec = NULL; /* types of another BTF than the program's: not bpfrt's */
+	}
+	if (!brt_tnum_is_const(reg->var_off)) {
+		brt_verr(env, "R%d doesn't have constant offset. kptr has to be at the constant "
+			      "offset\n", regno);
+		return -EINVAL;
+	}
+	for (int i = 0; rec && i < rec->n; i++)
+		has |= BRT_GF_IS_KPTR(rec->f[i].kind);
+	if (!has) {
+		brt_verr(env, "R%d has no valid kptr\n", regno);
+		return -EINVAL;
+	}
+	at = (int64_t)reg->off + (int64_t)reg->var_off.value;
+	for (int i = 0; i < rec->n && !f; i++)
+		if (BRT_GF_IS_KPTR(rec->f[i].kind) && rec->f[i].off == at)
+			f = &rec->f[i];
+	if (!f) {
+		brt_verr(env, "off=%d doesn't point to kptr\n", (int)at);
+		return -EACCES;
+	}
+	if (f->kind == BRT_GF_KPTR_UNREF) {
+		brt_verr(env, "off=%d kptr isn't referenced kptr\n", (int)at);
+		return -EACCES;
+	}
+	if (f->kernel) {
+		brt_verr(env, "bpfrt: bpf_kptr_xchg of a kernel type's kptr (%s) is not supported\n",
+			 kptr_type_name(env, f));
+		return -EOPNOTSUPP;
+	}
+	*out = *f; /* a copy: f may be in orec */
+	return 0;
+}
+
 int brt_verifier_graph_roots(const struct brt_btf *btf, uint32_t id, struct brt_obj_root *roots,
 			     uint32_t max)
 {
@@ -699,5 +1031,8 @@ int brt_verifier_graph_roots(const struct brt_btf *btf, uint32_t id, struct brt_
 			roots[n++] = (struct brt_obj_root){ .off = rec.f[i].off,
 							    .node_off = rec.f[i].node_off,
 							    .rb = rec.f[i].kind == BRT_GF_RB_ROOT };
+		else if (BRT_GF_IS_KPTR(rec.f[i].kind) && !rec.f[i].kernel)
+			roots[n++] = (struct brt_obj_root){ .off = rec.f[i].off,
+							    .rb = BRT_ROOT_KPTR };
 	return (int)n;
 }

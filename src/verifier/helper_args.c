@@ -159,6 +159,19 @@ static int reg_type_ok(struct brt_env *env, int regno, int arg)
 			return 0;
 		t &= ~PTR_MAYBE_NULL;
 		__attribute__((fallthrough));
+	case BRT_ARG_KPTR_XCHG_DEST: /* kptr_xchg_dest_types */
+		if (t == PTR_TO_MAP_VALUE || t == (PTR_TO_BTF_ID | MEM_ALLOC))
+			return 0;
+		brt_verr(env, "R%d type=%s expected=map_value, ptr_\n", regno,
+			 brt_reg_type_str(env, t));
+		return -EACCES;
+	case BRT_ARG_PTR_TO_KPTR_OR_NULL_RELEASE:
+		/* check_reg_type(): the maybe-NULL fold, and an object of bpf_obj_new seen
+		 * without MEM_ALLOC / MEM_PERCPU */
+		t &= ~PTR_MAYBE_NULL;
+		if (t & MEM_ALLOC)
+			t &= ~(MEM_ALLOC | MEM_PERCPU);
+		__attribute__((fallthrough));
 	case BRT_ARG_PTR_TO_BTF_ID_SEQ_FILE:
 	case BRT_ARG_PTR_TO_BTF_ID_PATH:
 	case BRT_ARG_PTR_TO_BTF_ID_TASK: /* the kernel's btf_ptr_types */
@@ -205,8 +218,12 @@ static int check_off_ok(struct brt_env *env, int regno, int arg)
 	/* a dynptr to release may sit at any stack offset (the slots are checked later) */
 	if (arg == BRT_ARG_PTR_TO_DYNPTR_RINGBUF_RELEASE && reg->type == PTR_TO_STACK)
 		return 0;
+	/* an object's kptr field: at a fixed offset into it */
+	if (arg == BRT_ARG_KPTR_XCHG_DEST && reg->type == (PTR_TO_BTF_ID | MEM_ALLOC))
+		return brt_graph_check_fixed_off(env, reg, regno);
 	if (arg == BRT_ARG_PTR_TO_ALLOC_MEM || arg == BRT_ARG_PTR_TO_SOCK_RELEASE ||
-	    arg == BRT_ARG_PTR_TO_DYNPTR_RINGBUF_RELEASE) {
+	    arg == BRT_ARG_PTR_TO_DYNPTR_RINGBUF_RELEASE ||
+	    arg == BRT_ARG_PTR_TO_KPTR_OR_NULL_RELEASE) {
 		if (reg->off) {
 			brt_verr(env, "R%d must have zero offset when passed to release func or "
 				 "trusted arg to kfunc\n", regno);
@@ -447,6 +464,7 @@ static int nullable(int arg)
 	case BRT_ARG_PTR_TO_SOCKET_OR_NULL:
 	case BRT_ARG_PTR_TO_BTF_ID_TASK_OR_NULL:
 	case BRT_ARG_PTR_TO_BTF_ID_CGROUP_OR_NULL:
+	case BRT_ARG_PTR_TO_KPTR_OR_NULL_RELEASE:
 		return 1;
 	default:
 		return 0;
@@ -549,7 +567,42 @@ int brt_helper_check_arg(struct brt_env *env, int i, const struct brt_helper_pro
 		}
 		arg = BRT_ARG_PTR_TO_BTF_ID_SOCK_COMMON;
 	}
+	/* bpf_kptr_xchg's NULL: no type check (check_func_arg()'s skip_type_check) */
+	if (arg == BRT_ARG_PTR_TO_KPTR_OR_NULL_RELEASE && brt_reg_is_null(reg)) {
+		meta->release_regno = regno;
+		return 0;
+	}
 	err = reg_type_ok(env, regno, arg);
+	if (!err && arg == BRT_ARG_PTR_TO_KPTR_OR_NULL_RELEASE) {
+		/* check_reg_type()'s found: by the register's whole type */
+		switch (reg->type) {
+		case PTR_TO_BTF_ID:
+		case PTR_TO_BTF_ID | PTR_TRUSTED:
+		case PTR_TO_BTF_ID | PTR_TRUSTED | PTR_MAYBE_NULL:
+		case PTR_TO_BTF_ID | MEM_RCU:
+		case PTR_TO_BTF_ID | PTR_MAYBE_NULL:
+		case PTR_TO_BTF_ID | PTR_MAYBE_NULL | MEM_RCU:
+			if (reg->type & PTR_MAYBE_NULL) {
+				brt_verr(env, "Possibly NULL pointer passed to helper arg%d\n", regno);
+				return -EACCES;
+			}
+			__attribute__((fallthrough));
+		case PTR_TO_BTF_ID | MEM_ALLOC:
+		case PTR_TO_BTF_ID | MEM_PERCPU | MEM_ALLOC:
+			if (!meta->has_kptr)
+				return -EFAULT;
+			if (brt_graph_kptr_match(env, &meta->kptr, reg, regno))
+				return -EACCES;
+			break;
+		case PTR_TO_BTF_ID | MEM_PERCPU:
+		case PTR_TO_BTF_ID | MEM_PERCPU | MEM_RCU:
+		case PTR_TO_BTF_ID | MEM_PERCPU | PTR_TRUSTED:
+			break;
+		default:
+			brt_verr(env, "verifier bug: invalid PTR_TO_BTF_ID register for type match\n");
+			return -EFAULT;
+		}
+	}
 	if (!err && arg == BRT_ARG_PTR_TO_BTF_ID_TASK_OR_NULL && !brt_reg_is_null(reg))
 		arg = BRT_ARG_PTR_TO_BTF_ID_TASK;
 	if (!err && arg == BRT_ARG_PTR_TO_BTF_ID_TASK) {
@@ -586,7 +639,8 @@ int brt_helper_check_arg(struct brt_env *env, int i, const struct brt_helper_pro
 		if (err)
 			return err;
 		meta->release_regno = regno;
-	} else if (arg == BRT_ARG_PTR_TO_ALLOC_MEM || arg == BRT_ARG_PTR_TO_SOCK_RELEASE) {
+	} else if (arg == BRT_ARG_PTR_TO_ALLOC_MEM || arg == BRT_ARG_PTR_TO_SOCK_RELEASE ||
+		   arg == BRT_ARG_PTR_TO_KPTR_OR_NULL_RELEASE) {
 		if (!reg->ref_obj_id) {
 			brt_verr(env, "R%d must be referenced when passed to release function\n",
 				 regno);
@@ -594,7 +648,7 @@ int brt_helper_check_arg(struct brt_env *env, int i, const struct brt_helper_pro
 		}
 		meta->release_regno = regno;
 	}
-	if (reg->ref_obj_id) {
+	if (reg->ref_obj_id && arg != BRT_ARG_KPTR_XCHG_DEST) {
 		if (meta->ref_obj_id) {
 			brt_verr(env, "more than one arg with ref_obj_id R%d %u %u", regno,
 				 reg->ref_obj_id, meta->ref_obj_id);
@@ -628,6 +682,10 @@ int brt_helper_check_arg(struct brt_env *env, int i, const struct brt_helper_pro
 		return 0;
 	case BRT_ARG_PTR_TO_TIMER:
 		return brt_timer_arg(env, regno, meta);
+	case BRT_ARG_KPTR_XCHG_DEST:
+		err = brt_graph_kptr_dest(env, regno, &meta->kptr);
+		meta->has_kptr = !err;
+		return err;
 	case BRT_ARG_PTR_TO_MAP_KEY:
 		if (!meta->map) {
 			brt_verr(env, "invalid map_ptr to access map->key\n");

@@ -22,6 +22,7 @@ static int is_acquire_function(int32_t id, const struct brt_map_info *map)
 	case BPF_FUNC_sk_lookup_udp:
 	case BPF_FUNC_skc_lookup_tcp:
 	case BPF_FUNC_ringbuf_reserve:
+	case BPF_FUNC_kptr_xchg:
 		return 1;
 	case BPF_FUNC_map_lookup_elem:
 		return map && (map->type == BPF_MAP_TYPE_SOCKMAP ||
@@ -167,6 +168,14 @@ int brt_helper_set_return(struct brt_env *env, const struct brt_helper_proto *fn
 				 brt_verifier_helper_name(id), id);
 			return -EINVAL;
 		}
+		break;
+	case BRT_RET_KPTR_OR_NULL: /* the kptr field's type: an object of bpf_obj_new */
+		if (!meta->has_kptr)
+			return -EFAULT;
+		brt_mark_reg_known_zero(r0);
+		r0->type = PTR_TO_BTF_ID | PTR_MAYBE_NULL | MEM_ALLOC |
+			   (meta->kptr.kind == BRT_GF_KPTR_PERCPU ? MEM_PERCPU : 0);
+		r0->btf_id = meta->kptr.value_id;
 		break;
 	case BRT_RET_PTR_TO_BTF_ID:
 	case BRT_RET_PTR_TO_BTF_ID_OR_NULL: { /* the casts: the struct each one names */

@@ -280,6 +280,9 @@ struct brt_vmap {
 	struct brt_map_info info;
 	struct brt_btf *vbtf; /* info's BTF, parsed when a graph kfunc first needs it */
 	int vbtf_tried;
+	struct brt_grec *vrec; /* the value's record, for kptr loads and stores (cached) */
+	int vrec_tried;
+	int vrec_local; /* the map's BTF is the program's (the kernel's same struct btf) */
 	int fd;
 	int inner_idx; /* maps of maps: the entry of their inner template, else -1 */
 	int is_tmpl;   /* an inner template: no fd names it */
@@ -595,14 +598,19 @@ void brt_print_insn(struct brt_env *env, int idx);
 /* ---- graph.c: allocated objects, lists and trees --------------------------------------- */
 /* the kernel's special fields of a struct (enum btf_field_type, those graph.c knows) */
 enum { BRT_GF_SPIN_LOCK, BRT_GF_RES_SPIN_LOCK, BRT_GF_LIST_HEAD, BRT_GF_LIST_NODE,
-       BRT_GF_RB_ROOT, BRT_GF_RB_NODE, BRT_GF_REFCOUNT, BRT_GF_COUNT };
+       BRT_GF_RB_ROOT, BRT_GF_RB_NODE, BRT_GF_REFCOUNT,
+       /* pointers tagged __kptr_untrusted, __kptr, __percpu_kptr (not structs) */
+       BRT_GF_KPTR_UNREF, BRT_GF_KPTR_REF, BRT_GF_KPTR_PERCPU, BRT_GF_COUNT };
+#define BRT_GF_IS_KPTR(k) ((k) >= BRT_GF_KPTR_UNREF && (k) <= BRT_GF_KPTR_PERCPU)
 #define BRT_MAX_GFIELDS 32
 struct brt_gfield {
 	uint8_t kind;      /* BRT_GF_* */
 	uint16_t home;     /* the BTF value_id is in (brt_graph_home_btf()) */
 	uint32_t off;      /* bytes into the value or object */
 	uint32_t size;
-	uint32_t value_id; /* roots: the struct their nodes are in (same BTF) */
+	uint32_t value_id; /* roots: the struct their nodes are in (same BTF); kptrs: the
+			    * struct pointed to (same BTF) */
+	uint8_t kernel;    /* kptrs: a type vmlinux has (else an object of bpf_obj_new) */
 	uint32_t node_off; /* ... and the node member's offset in it */
 };
 /* the kernel's struct btf_record */
@@ -619,6 +627,21 @@ int brt_graph_record(const struct brt_btf *btf, uint32_t id, struct brt_grec *re
 /* reg_btf_record(): 1 and *rec for an allocated object with special fields or a map value
  * whose map has BTF, else 0 */
 int brt_graph_reg_record(struct brt_env *env, const struct brt_reg *reg, struct brt_grec *rec);
+/* the record of map map_idx's value (cached; NULL without BTF or fields) */
+const struct brt_grec *brt_graph_map_rec(struct brt_env *env, int map_idx);
+/* the kptr field at byte off of rec, or NULL */
+const struct brt_gfield *brt_graph_kptr_at(const struct brt_grec *rec, int64_t off);
+/* check_map_kptr_access(): a load or store of map value's kptr field f (regno the map
+ * value, value_regno the loaded or stored register, -1 for BPF_ST) */
+int brt_graph_kptr_access(struct brt_env *env, const struct brt_gfield *f, int value_regno);
+/* process_kptr_func(), map_kptr_match_type() and the result of bpf_kptr_xchg */
+int brt_graph_kptr_dest(struct brt_env *env, int regno, struct brt_gfield *out);
+/* bpf_kptr_xchg's release of the stashed object's reference (percpu objects stay readable
+ * as RCU pointers inside an RCU section) */
+int brt_graph_kptr_release(struct brt_env *env, uint32_t ref);
+int brt_graph_check_fixed_off(struct brt_env *env, const struct brt_reg *reg, int regno);
+int brt_graph_kptr_match(struct brt_env *env, const struct brt_gfield *f, const struct brt_reg *reg,
+			 int regno);
 const struct brt_btf *brt_graph_map_btf(struct brt_env *env, int map_idx);
 /* An allocated object's type (PTR_TO_BTF_ID | MEM_ALLOC) is an id of the BTF its register's
  * map_idx names, its "home": 0 the program's (opts->local_btf), 1 + k map k's value BTF.
@@ -853,6 +876,8 @@ struct brt_call_meta {
 	uint32_t dynptr_id; /* bpf_dynptr_data: its dynptr's id and reference */
 	uint32_t dynptr_ref;
 	int dynptr_pkt_write; /* bpf_dynptr_write to an skb dynptr: the packet changes */
+	int has_kptr;         /* bpf_kptr_xchg: its destination's kptr field */
+	struct brt_gfield kptr;
 };
 
 /* ---- helper_set.c: which helpers exist, which programs may call them ------------------ */

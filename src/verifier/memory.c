@@ -148,8 +148,54 @@ static int mem_in_range(struct brt_env *env, int regno, int64_t off, int size, u
 /* [off, off+size) for every value the register's variable part may take */
 /* The kernel's check_map_access() field loop: no load, store or helper access may touch
  * the value's bpf_spin_lock ([x1, x2) overlaps [y1, y2) iff x1 < y2 && y1 < x2). */
+/* the value's record when its kptrs are bpfrt's (objects of the program's BTF) */
+static const struct brt_grec *map_kptrs(struct brt_env *env, int map_idx)
+{
+	const struct brt_grec *rec =
+		env->maps[map_idx].info.has_btf ? brt_graph_map_rec(env, map_idx) : NULL;
+
+	return rec && env->maps[map_idx].vrec_local ? rec : NULL;
+}
+
+/* check_map_access()'s kptr fields: loaded or stored whole, directly, at their offset */
+static int check_kptr_fields(struct brt_env *env, int regno, int off, int size, int direct,
+			     int64_t before)
+{
+	const struct brt_reg *reg = &brt_cur_regs(env)[regno];
+	const struct brt_grec *rec = map_kptrs(env, reg->map_idx);
+	const struct brt_gfield *f = NULL;
+
+	for (int i = 0; rec && i < rec->n; i++) {
+		const struct brt_gfield *g = &rec->f[i];
+
+		if (brt_graph_kptr_at(rec, g->off) == g && reg->smin + off < (int64_t)g->off + 8 &&
+		    (int64_t)g->off < (int64_t)reg->umax + off + size && (!f || g->off < f->off))
+			f = g;
+	}
+	if (!f || (int64_t)f->off > before)
+		return 0;
+	if (!direct) {
+		brt_verr(env, "%s cannot be accessed indirectly by helper\n", brt_gfield_name(f->kind));
+		return -EACCES;
+	}
+	if (!brt_tnum_is_const(reg->var_off)) {
+		brt_verr(env, "%s access cannot have variable offset\n", brt_gfield_name(f->kind));
+		return -EACCES;
+	}
+	if ((int64_t)f->off != off + (int64_t)reg->var_off.value) {
+		brt_verr(env, "%s access misaligned expected=%u off=%llu\n", brt_gfield_name(f->kind),
+			 f->off, (unsigned long long)(off + (int64_t)reg->var_off.value));
+		return -EACCES;
+	}
+	if (size != 8) {
+		brt_verr(env, "%s access size must be BPF_DW\n", brt_gfield_name(f->kind));
+		return -EACCES;
+	}
+	return 0;
+}
+
 static int check_map_fields(struct brt_env *env, int regno, const struct brt_map_info *m,
-			    int off, int size)
+			    int off, int size, int direct)
 {
 	const struct brt_reg *reg = &brt_cur_regs(env)[regno];
 	uint32_t lock1 = m->spin_lock_off1 ? m->spin_lock_off1 : m->res_spin_lock_off1;
@@ -157,6 +203,12 @@ static int check_map_fields(struct brt_env *env, int regno, const struct brt_map
 	int lock = lock1 && reg->smin + off < p + 4 && p < (int64_t)reg->umax + off + size;
 	int timer = m->timer_off1 && reg->smin + off < t + 16 &&
 		    t < (int64_t)reg->umax + off + size;
+	/* the kernel walks the fields in offset order: a kptr before them answers first */
+	int err = check_kptr_fields(env, regno, off, size, direct,
+				    lock && (!timer || p < t) ? p : timer ? t : INT64_MAX);
+
+	if (err)
+		return err;
 
 	/* the kernel's fields in offset order: the first one touched is named */
 	if (lock && (!timer || p < t)) {
@@ -209,7 +261,7 @@ int brt_check_map_value_range(struct brt_env *env, int regno, int off, int size)
 	const struct brt_map_info *m = &env->maps[brt_cur_regs(env)[regno].map_idx].info;
 	int err = check_region(env, regno, off, size, m->value_size, 0);
 
-	return err ? err : check_map_fields(env, regno, m, off, size);
+	return err ? err : check_map_fields(env, regno, m, off, size, 0);
 }
 
 static int check_packet_access(struct brt_env *env, int regno, int off, int size, int zero_ok)
@@ -356,9 +408,17 @@ int brt_check_mem_access(struct brt_env *env, int insn_idx, int regno, int off, 
 		if (!err)
 			err = check_region(env, regno, off, size, m->value_size, 0);
 		if (!err)
-			err = check_map_fields(env, regno, m, off, size);
+			err = check_map_fields(env, regno, m, off, size, 1);
 		if (err)
 			return err;
+		if (brt_tnum_is_const(reg->var_off)) {
+			const struct brt_gfield *kf =
+				brt_graph_kptr_at(map_kptrs(env, reg->map_idx),
+						  off + (int64_t)reg->var_off.value);
+
+			if (kf)
+				return brt_graph_kptr_access(env, kf, value_regno);
+		}
 		if (t == BRT_READ && value_regno >= 0 && brt_tnum_is_const(reg->var_off) &&
 		    m->frozen_rdonly && m->type == BPF_MAP_TYPE_ARRAY) {
 			err = rodata_read(m, off + (int)reg->var_off.value, size, is_ldsx,
@@ -565,7 +625,7 @@ int brt_check_helper_mem(struct brt_env *env, int regno, int size, int zero_ok,
 					   env->maps[reg->map_idx].info.value_size, zero_ok);
 		return err ? err
 			   : check_map_fields(env, regno, &env->maps[reg->map_idx].info, reg->off,
-					      size);
+					      size, 0);
 	case PTR_TO_MEM:
 		if (t == BRT_WRITE && (reg->type & MEM_RDONLY)) {
 			brt_verr(env, "R%d cannot write into %s\n", regno,

@@ -18,16 +18,26 @@ static int contains(const struct brt_region *r, uint64_t addr, uint64_t size)
 	return addr >= r->start && addr - r->start <= r->len && size <= r->len - (addr - r->start);
 }
 
+static _Atomic(brt_vm_obj_fn) obj_fn;
+
+void brt_vm_set_obj_fn(brt_vm_obj_fn fn)
+{
+	obj_fn = fn;
+}
+
 int brt_vm_region_ok(const struct bpfrt_run_ctx *ctx, uint64_t addr, uint64_t size,
 		     int writable)
 {
+	brt_vm_obj_fn fn;
+
 	for (size_t i = 0; i < ctx->nr_regions; i++) {
 		const struct brt_region *r = &ctx->regions[i];
 
 		if ((r->writable || !writable) && contains(r, addr, size))
 			return 1;
 	}
-	return 0;
+	fn = obj_fn;
+	return fn && fn(addr, size);
 }
 
 void bpfrt_run_stop(struct bpfrt_run_ctx *ctx, uint64_t r0)

@@ -79,6 +79,11 @@ enum brt_arg_type {
 	/* a kernel struct path, or a struct holding one at the pointer's offset (bpf_d_path;
 	 * verifier/d_path.c) */
 	BRT_ARG_PTR_TO_BTF_ID_PATH,
+	/* bpf_kptr_xchg (verifier/graph.c): ARG_KPTR_XCHG_DEST, a map value or an object of
+	 * bpf_obj_new at a referenced kptr field; ARG_PTR_TO_BTF_ID_OR_NULL | OBJ_RELEASE, the
+	 * object to stash (its reference released) or 0 */
+	BRT_ARG_KPTR_XCHG_DEST,
+	BRT_ARG_PTR_TO_KPTR_OR_NULL_RELEASE,
 };
 
 /* Kinds of helper return values. */
@@ -92,6 +97,7 @@ enum brt_ret_type {
 	BRT_RET_PTR_TO_SOCK_COMMON_OR_NULL, /* struct bpf_sock's common part */
 	BRT_RET_PTR_TO_TCP_SOCK_OR_NULL,    /* struct bpf_tcp_sock */
 	BRT_RET_PTR_TO_BTF_ID_TASK,       /* a trusted struct task_struct of the kernel's BTF */
+	BRT_RET_KPTR_OR_NULL,             /* bpf_kptr_xchg: the kptr field's type, acquired */
 	BRT_RET_PTR_TO_BTF_ID_OR_NULL,    /* a kernel struct the helper names (the bpf_skc_to_*
 					   * casts: the verifier's table of their structs) */
 	BRT_RET_PTR_TO_BTF_ID,            /* the same, never NULL (bpf_task_pt_regs) */
@@ -256,6 +262,9 @@ struct brt_obj_root {
 	uint32_t node_off;
 	uint32_t rb;
 };
+/* rb: 0 a bpf_list_head, 1 a bpf_rb_root, BRT_ROOT_KPTR a kptr field (8 bytes: a pointer
+ * to an object of bpf_obj_new that bpf_kptr_xchg stashed; node_off 0), dropped with it */
+#define BRT_ROOT_KPTR 2u
 /* roots an allocated object may have (the kernel's limit is its record's 11 fields) */
 #define BRT_OBJ_MAX_ROOTS 11
 

@@ -344,6 +344,12 @@ void brt_vm_labels(enum brt_vm_loop loop, struct brt_vm_labels *out);
 
 /* Checked engine (checked.c): may the run access [addr, addr + size)? (regions only; the
  * loop checks the stack itself) */
+/* Memory outside a run's regions the checked engine may still touch: [addr, addr+size)
+ * inside a live object of bpf_obj_new of this process (helpers/graph.c sets it when the
+ * library is loaded: a kptr loaded from a map value points at one stashed by an earlier
+ * run, or at another process's, which must stop the run instead). */
+typedef int (*brt_vm_obj_fn)(uint64_t addr, uint64_t size);
+void brt_vm_set_obj_fn(brt_vm_obj_fn fn);
 int brt_vm_region_ok(const struct bpfrt_run_ctx *ctx, uint64_t addr, uint64_t size,
 		     int writable);
 /* Format a fault as "insn N: reason" and return its errno (-EFAULT or -E2BIG). */
