@@ -153,12 +153,6 @@ static int reg_type_ok(struct brt_env *env, int regno, int arg)
 		}
 		expected = "percpu_ptr_, percpu_rcu_ptr_, percpu_trusted_ptr_";
 		break;
-	case BRT_ARG_PTR_TO_BTF_ID_TASK_OR_NULL: /* check_reg_type() folds PTR_MAYBE_NULL */
-	case BRT_ARG_PTR_TO_BTF_ID_CGROUP_OR_NULL:
-		if (brt_reg_is_null(reg))
-			return 0;
-		t &= ~PTR_MAYBE_NULL;
-		__attribute__((fallthrough));
 	case BRT_ARG_KPTR_XCHG_DEST: /* kptr_xchg_dest_types */
 		if (t == PTR_TO_MAP_VALUE || t == (PTR_TO_BTF_ID | MEM_ALLOC))
 			return 0;
@@ -167,10 +161,20 @@ static int reg_type_ok(struct brt_env *env, int regno, int arg)
 		return -EACCES;
 	case BRT_ARG_PTR_TO_KPTR_OR_NULL_RELEASE:
 		/* check_reg_type(): the maybe-NULL fold, and an object of bpf_obj_new seen
-		 * without MEM_ALLOC / MEM_PERCPU */
+		 * without MEM_ALLOC / MEM_PERCPU, then the kernel's btf_ptr_types */
 		t &= ~PTR_MAYBE_NULL;
 		if (t & MEM_ALLOC)
 			t &= ~(MEM_ALLOC | MEM_PERCPU);
+		if (t == PTR_TO_BTF_ID || t == (PTR_TO_BTF_ID | PTR_TRUSTED) ||
+		    t == (PTR_TO_BTF_ID | MEM_RCU))
+			return 0;
+		expected = "ptr_, trusted_ptr_, rcu_ptr_";
+		break;
+	case BRT_ARG_PTR_TO_BTF_ID_TASK_OR_NULL: /* check_reg_type() folds PTR_MAYBE_NULL */
+	case BRT_ARG_PTR_TO_BTF_ID_CGROUP_OR_NULL:
+		if (brt_reg_is_null(reg))
+			return 0;
+		t &= ~PTR_MAYBE_NULL;
 		__attribute__((fallthrough));
 	case BRT_ARG_PTR_TO_BTF_ID_SEQ_FILE:
 	case BRT_ARG_PTR_TO_BTF_ID_PATH:
