@@ -2,7 +2,8 @@
  * bpf_res_spin_lock (verifier/graph.c, verifier/kfunc.c, verifier/irq.c, helpers/graph.c,
  * maps/res_lock.c) through bpfrt_bpf(): fuzz_verifier cannot reach them, since every one
  * of these kfuncs needs the kernel's BTF ids, a program BTF (bpf_obj_new's type) and maps
- * whose value BTF holds the lock and the graph roots.  Here one program BTF and five maps
+ * whose value BTF holds the lock and the graph roots (and kptrs: bpf_kptr_xchg, helper
+ * 194, is what a helper call with off 1 becomes).  Here one program BTF and five maps
  * exist up front and the input's program is steered onto them:
  *   - a kfunc call (src_reg BPF_PSEUDO_KFUNC_CALL, off 0) calls kfuncs[imm % NK], its imm
  *     replaced by the kernel's BTF id of that name;
@@ -51,7 +52,7 @@ enum {
 	T_INT = 1, T_U64, T_LOCK, T_HEAD, T_NODE, T_REF, T_ROOT, T_RBNODE, T_RES,
 	T_NODE_DATA, T_NODE_RB, T_BOTH, T_LIST_VAL, T_TAG1, T_RB_VAL, T_TAG2, T_RC_VAL, T_TAG3,
 	T_TAG4, T_RES_VAL, T_HOLDER, T_TAG5, T_TAG6, T_VOIDP, T_PROTO, T_FUNC, T_PROTO2,
-	T_LESS, T_PLAIN,
+	T_LESS, T_PLAIN, T_TAG_KPTR, T_PTR_KPTR, T_TAG_PCPU, T_PTR_PCPU, T_KPTR_VAL,
 };
 
 struct blob {
@@ -139,6 +140,13 @@ static int load_btf(void)
 	b.w[b.nw++] = str(&b, "b"), b.w[b.nw++] = T_VOIDP;
 	words(&b, str(&b, "less"), BTF_KIND_FUNC << 24 | BTF_FUNC_STATIC, T_PROTO2);
 	strct(&b, "plain", 2, 16), mem(&b, "a", T_U64, 0), mem(&b, "b", T_U64, 64);
+	/* struct kptr_val { u64 x; struct plain __kptr *p; struct plain __percpu_kptr *q; } */
+	words(&b, str(&b, "kptr"), BTF_KIND_TYPE_TAG << 24, T_PLAIN);
+	words(&b, 0, BTF_KIND_PTR << 24, T_TAG_KPTR);
+	words(&b, str(&b, "percpu_kptr"), BTF_KIND_TYPE_TAG << 24, T_PLAIN);
+	words(&b, 0, BTF_KIND_PTR << 24, T_TAG_PCPU);
+	strct(&b, "kptr_val", 3, 24), mem(&b, "x", T_U64, 0), mem(&b, "p", T_PTR_KPTR, 64);
+	mem(&b, "q", T_PTR_PCPU, 128);
 	h.type_len = b.nw * 4;
 	h.str_off = h.type_len;
 	h.str_len = b.ns;
@@ -157,8 +165,9 @@ static const struct {
 } map_defs[] = {
 	{ BPF_MAP_TYPE_ARRAY, T_LIST_VAL, 24, 1 }, { BPF_MAP_TYPE_ARRAY, T_RB_VAL, 24, 1 },
 	{ BPF_MAP_TYPE_ARRAY, T_RC_VAL, 40, 1 },   { BPF_MAP_TYPE_ARRAY, T_RES_VAL, 12, 2 },
-	{ BPF_MAP_TYPE_HASH, 0, 8, 4 },
+	{ BPF_MAP_TYPE_HASH, 0, 8, 4 },	   { BPF_MAP_TYPE_ARRAY, T_KPTR_VAL, 24, 2 },
 };
+enum { KPTR_MAP = 5 }; /* its values' objects are freed after each run by an update */
 enum { NMAPS = sizeof(map_defs) / sizeof(map_defs[0]) };
 enum { NDRAIN = 4 };
 static int btf_fd = -1, maps[NMAPS], drains[NDRAIN];
@@ -303,6 +312,22 @@ static void setup(void)
 		}
 }
 
+/* the kptr map's values replaced by zeros: the objects stashed in them are dropped */
+static void free_kptrs(void)
+{
+	unsigned char zero[24] = { 0 };
+
+	for (uint32_t key = 0; key < 2; key++) {
+		union bpf_attr a;
+
+		memset(&a, 0, sizeof(a));
+		a.map_fd = (uint32_t)maps[KPTR_MAP];
+		a.key = (uint64_t)(uintptr_t)&key;
+		a.value = (uint64_t)(uintptr_t)zero;
+		bpfrt_bpf(BPF_MAP_UPDATE_ELEM, &a, sizeof(a));
+	}
+}
+
 static int cmp_u32(const void *a, const void *b)
 {
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
@@ -341,6 +366,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (cls != BPF_JMP && cls != BPF_JMP32)
 			continue;
 		if (op == BPF_CALL) {
+			/* a helper call with off 1 is bpf_kptr_xchg (random imms rarely are) */
+			if (!in->src_reg && in->off == 1)
+				in->imm = BPF_FUNC_kptr_xchg, in->off = 0;
 			if (in->src_reg == BPF_PSEUDO_KFUNC_CALL && !in->off)
 				in->imm = kids[(uint32_t)in->imm % NK];
 			else if (in->src_reg == BPF_PSEUDO_CALL && nstarts < 64)
@@ -371,6 +399,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		close(fd);
 		for (int i = 0; i < NDRAIN; i++)
 			test_run(drains[i]);
+		free_kptrs();
 	}
 	return 0;
 }
