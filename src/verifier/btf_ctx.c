@@ -809,6 +809,12 @@ int brt_btf_ptr_access(struct brt_env *env, int regno, const struct brt_reg *reg
 		brt_verr(env, "R%d is ptr_%s access percpu memory: off=%d\n", regno, tname, off);
 		return -EACCES;
 	}
+	/* writes go to the program's own objects, not through an untrusted pointer to one
+	 * (a __kptr_untrusted field's load) */
+	if (local && (reg->type & PTR_UNTRUSTED) && acc != BRT_READ) {
+		brt_verr(env, "only read is supported\n");
+		return -EACCES;
+	}
 	if (local)
 		return local_access(env, reg, off, size);
 	if (acc != BRT_READ && env->st_ops.kind)

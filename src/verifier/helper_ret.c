@@ -176,6 +176,7 @@ int brt_helper_set_return(struct brt_env *env, const struct brt_helper_proto *fn
 		r0->type = PTR_TO_BTF_ID | PTR_MAYBE_NULL | MEM_ALLOC |
 			   (meta->kptr.kind == BRT_GF_KPTR_PERCPU ? MEM_PERCPU : 0);
 		r0->btf_id = meta->kptr.value_id;
+		r0->map_idx = meta->kptr.home;
 		break;
 	case BRT_RET_PTR_TO_BTF_ID:
 	case BRT_RET_PTR_TO_BTF_ID_OR_NULL: { /* the casts: the struct each one names */

@@ -48,6 +48,8 @@ enum {
 	T_INT = 1, T_U64, T_REF, T_PLAIN, T_TAG_PLAIN, T_PTR_PLAIN, T_KVAL, T_VOIDP, T_PROTO,
 	T_FUNC, T_OTHER, T_HOLDER, T_TAG_HOLDER, T_PTR_HOLDER, T_HVAL, T_RCNODE, T_TAG_RC,
 	T_PTR_RC, T_RCVAL, T_TAG_UNTR, T_PTR_UNTR, T_UVAL, T_TAG_PCPU, T_PTR_PCPU, T_PVAL,
+	T_ARR_511, T_BIG, T_ARR_512, T_BIG2, T_ARR_64, T_PBIG, T_ARR_65, T_PBIG2, T_ARR_1023,
+	T_BIG3,
 };
 
 struct btf_blob {
@@ -94,6 +96,18 @@ static void int_type(struct btf_blob *b, const char *name, uint32_t size, int si
 
 	type(b, name, BTF_KIND_INT, 0, size);
 	put(b, &enc, 4);
+}
+
+/* an array of n u64 (type arr_id) and a struct of it */
+static void array_struct(struct btf_blob *b, const char *name, uint32_t n, uint32_t arr_id)
+{
+	int ints = !strcmp(name, "big3");
+	struct btf_array a = { ints ? T_INT : T_U64, T_INT, n };
+
+	type(b, NULL, BTF_KIND_ARRAY, 0, 0);
+	put(b, &a, sizeof(a));
+	type(b, name, BTF_KIND_STRUCT, 1, n * (ints ? 4 : 8));
+	member(b, "a", arr_id, 0);
 }
 
 /* struct plain { u64 a, b; }, struct kval { u64 x; struct plain __kptr *p; }, struct
@@ -147,6 +161,14 @@ static void build_btf(struct btf_blob *b)
 	type(b, NULL, BTF_KIND_PTR, 0, T_TAG_PCPU);
 	type(b, "pval", BTF_KIND_STRUCT, 2, 16);
 	member(b, "x", T_U64, 0), member(b, "p", T_PTR_PCPU, 64);
+	/* struct big { u64 a[511]; } (4,088 bytes: bpf_mem_alloc()'s largest with its 8-byte
+	 * link), big2 { u64 a[512]; } (4,096), pbig { u64 a[64]; } (512: the percpu limit),
+	 * pbig2 { u64 a[65]; } */
+	array_struct(b, "big", 511, T_ARR_511);
+	array_struct(b, "big2", 512, T_ARR_512);
+	array_struct(b, "pbig", 64, T_ARR_64);
+	array_struct(b, "pbig2", 65, T_ARR_65);
+	array_struct(b, "big3", 1023, T_ARR_1023); /* { int a[1023]; }: 4,092 bytes */
 	h->magic = BTF_MAGIC;
 	h->version = BTF_VERSION;
 	h->hdr_len = sizeof(*h);
@@ -333,6 +355,12 @@ static void stash_rules(void)
 	  MOV_K(0, 0), EXIT());
 	P("untrusted kptr loaded", VALUE8N(M_UVAL, 0),
 	  LDX(BPF_DW, 0, 8, 8), JEQ_K(0, 0, 1), MOV_K(0, 1), EXIT());
+	P("untrusted kptr read", VALUE8N(M_UVAL, 0), LDX(BPF_DW, 0, 8, 8), JEQ_K(0, 0, 1),
+	  LDX(BPF_DW, 0, 0, 8), MOV_K(0, 0), EXIT());
+	P("untrusted kptr written", VALUE8N(M_UVAL, 0), LDX(BPF_DW, 0, 8, 8), JEQ_K(0, 0, 1),
+	  ST(BPF_DW, 0, 8, 1), MOV_K(0, 0), EXIT());
+	P("stashed kptr loaded in a sleepable program's way: read", VALUE8N(M_KVAL, 0),
+	  LDX(BPF_DW, 0, 8, 8), JEQ_K(0, 0, 1), LDX(BPF_DW, 0, 0, 0), EXIT());
 	P("untrusted kptr given to xchg", VALUE8N(M_UVAL, 0),
 	  LDX(BPF_DW, 6, 8, 8), JEQ_K(6, 0, 6), VALUE8(M_KVAL, 1), XCHG(6), DROP_OLD(),
 	  MOV_K(0, 0), EXIT());
@@ -362,6 +390,26 @@ static void refcount_rules(void)
 	P("refcount_acquire of the stashed object", VALUE8N(M_RCVAL, 0), LDX(BPF_DW, 1, 8, 8), JNE_K(1, 0, 2), MOV_K(0, 100), EXIT(),
 	  MOV_K(2, 0), KCALL(k_acq), JNE_K(0, 0, 2), MOV_K(0, 101), EXIT(), LDX(BPF_DW, 7, 0, 0),
 	  DROP(0), MOV_X(0, 7), EXIT());
+}
+
+/* bpf_mem_alloc() serves 4,096 bytes with its 8-byte link: a larger object is NULL at run
+ * time (the verifier takes any size); percpu objects stop at 512 bytes in the verifier */
+static void size_rules(void)
+{
+	P("object of 4088 bytes", MOV_K(1, T_BIG), MOV_K(2, 0), KCALL(k_new), JNE_K(0, 0, 2),
+	  MOV_K(0, 1), EXIT(), MOV_X(6, 0), ST(BPF_DW, 6, 4080, 5), LDX(BPF_DW, 7, 6, 4080),
+	  DROP(6), MOV_X(0, 7), EXIT());
+	P("object of 4096 bytes", MOV_K(1, T_BIG2), MOV_K(2, 0), KCALL(k_new), JNE_K(0, 0, 2),
+	  MOV_K(0, 1), EXIT(), MOV_X(6, 0), ST(BPF_DW, 6, 4088, 5), LDX(BPF_DW, 7, 6, 4088),
+	  DROP(6), MOV_X(0, 7), EXIT());
+	P("object of 4092 bytes", MOV_K(1, T_BIG3), MOV_K(2, 0), KCALL(k_new), JNE_K(0, 0, 2),
+	  MOV_K(0, 1), EXIT(), MOV_X(6, 0), DROP(6), MOV_K(0, 0), EXIT());
+	P("percpu object of 512 bytes", MOV_K(1, T_PBIG), MOV_K(2, 0), KCALL(k_pnew),
+	  JNE_K(0, 0, 2), MOV_K(0, 1), EXIT(), MOV_X(1, 0), MOV_K(2, 0), KCALL(k_pdrop),
+	  MOV_K(0, 0), EXIT());
+	P("percpu object of 520 bytes", MOV_K(1, T_PBIG2), MOV_K(2, 0), KCALL(k_pnew),
+	  JNE_K(0, 0, 2), MOV_K(0, 1), EXIT(), MOV_X(1, 0), MOV_K(2, 0), KCALL(k_pdrop),
+	  MOV_K(0, 0), EXIT());
 }
 
 static void percpu_rules(void)
@@ -521,6 +569,7 @@ int main(void)
 	nested_rules();
 	refcount_rules();
 	percpu_rules();
+	size_rules();
 	map_free_rules();
 	/* what the programs left stashed goes with the maps */
 	for (int i = 1; i < NMAPS; i++) {
