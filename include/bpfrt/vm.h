@@ -68,7 +68,14 @@ struct bpfrt_vm_opts {
 
 /* Load n instructions into a new vm.  The program is checked structurally (every
  * instruction decodes, jumps land inside the program, lddw is complete), not verified:
- * run unverified programs with BPFRT_ENGINE_CHECKED.  The instructions are copied.
+ * run unverified programs with BPFRT_ENGINE_CHECKED.  On that engine a built-in helper's
+ * pointer arguments (memory with its size, strings, fixed headers) are checked against
+ * the run's memory before the call ("helper N called with argument M ... outside the
+ * run's memory", -EFAULT), and the built-in helpers whose arguments only the verifier
+ * can vouch for (the context, sockets, kernel objects, dynptrs, timers, locks, ring
+ * buffer records) and the kernel functions are not offered ("call to unknown helper N");
+ * helpers set on the vm check their own (bpfrt_run_access_ok()).  The other engines
+ * trust an unverified program whole.  The instructions are copied.
  * lddw loads its 64-bit immediate whatever its src_reg (resolve map pseudo forms first),
  * except BPF_PSEUDO_FUNC: the index of the function's first instruction, which bpf_loop
  * (helper 181) calls back on the same engine.

@@ -132,6 +132,11 @@ int brt_vm_fault_msg(const struct brt_fault *f, char *err, size_t errlen)
 		snprintf(err, errlen, "insn %zu: call to unknown helper %" PRIu64, f->insn,
 			 f->value);
 		return -EFAULT;
+	case BRT_FAULT_HELPER_ARG:
+		snprintf(err, errlen, "insn %zu: helper %" PRIu64 " called with argument %u (r%u) "
+			 "outside the run's memory or of a type only a verified program can pass",
+			 f->insn, f->value, f->reg, f->reg);
+		return -EFAULT;
 	case BRT_FAULT_FUNC:
 		snprintf(err, errlen, "insn %zu: callback to 0x%" PRIx64 ", not a function of the "
 			 "program", f->insn, f->value);

@@ -435,6 +435,19 @@ call_helper:
 		goto fault;
 	}
 	ctx->stack_lo = stack_lo;
+	/* an unverified program's call of a built-in helper: its arguments as the prototype
+	 * wants them (helper_args.c) */
+	if (BRT_LOOP_CHECKED && helper_id < ctx->nr_helper_checks &&
+	    ctx->helper_checks[helper_id]) {
+		unsigned bad = brt_vm_helper_args_bad(ctx->helper_checks[helper_id], reg, ctx);
+
+		if (bad) {
+			ex->fault.value = helper_id;
+			ex->fault.reg = (uint8_t)bad;
+			kind = BRT_FAULT_HELPER_ARG;
+			goto fault;
+		}
+	}
 	if (BRT_LOOP_CHECKED)
 		ex->left = budget; /* a callback inside the helper spends from it */
 	reg[0] = ctx->helpers[helper_id](reg[1], reg[2], reg[3], reg[4], reg[5], ctx);

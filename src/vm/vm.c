@@ -32,6 +32,10 @@ struct bpfrt_vm {
 	brt_helper_fn *helpers;    /* helper table by id: defaults + registered */
 	size_t nr_helpers;         /* its length */
 	char **helper_names;       /* names given to brt_vm_set_helper (NULL: none given) */
+	/* unverified program: the built-in helpers whose arguments the checked engine checks
+	 * before a call, by id (helper_args.c); NULL for a verified one */
+	const struct brt_helper_proto **helper_checks;
+	size_t nr_helper_checks;
 	struct brt_jit_cache *jit; /* JIT engine: compiled code per helper table */
 	const struct brt_jit_prog *jit_fixed; /* ... or the one code of a helper-free program */
 	/* ... whose entry, when it never reads the run ctx: a run is then one direct call */
@@ -181,8 +185,34 @@ static int copy_default_helpers(struct bpfrt_vm *vm, int kfuncs)
 	if (!vm->helpers)
 		return -ENOMEM;
 	vm->nr_helpers = nr; /* helper_names: at the first brt_vm_set_helper() */
-	for (size_t k = 0; !kfuncs && k < BRT_KFUNC_COUNT && BRT_KFUNC_HELPER_BASE + k < nr; k++)
+	if (kfuncs || !src)
+		return 0;
+	for (size_t k = 0; k < BRT_KFUNC_COUNT && BRT_KFUNC_HELPER_BASE + k < nr; k++)
 		vm->helpers[BRT_KFUNC_HELPER_BASE + k] = NULL;
+	/* nobody verified the program.  The checked engine promises that such a program
+	 * cannot touch memory outside its run: each built-in helper's arguments are checked
+	 * before a call, or the helper is not offered (helper_args.c).  The fast engines
+	 * trust an unverified program whole, as documented (bpfrt_vm_load()). */
+	if (vm->engine != BPFRT_ENGINE_CHECKED)
+		return 0;
+	vm->helper_checks = calloc(nr ? nr : 1, sizeof(*vm->helper_checks));
+	if (!vm->helper_checks)
+		return -ENOMEM;
+	vm->nr_helper_checks = nr;
+	for (size_t id = 0; id < nr; id++) {
+		const struct brt_helper_proto *p = vm->helpers[id] ? src->get((uint32_t)id) : NULL;
+
+		if (!p)
+			continue;
+		switch (brt_vm_helper_need(p)) {
+		case BRT_HELPER_NEED_CHECK:
+			vm->helper_checks[id] = p;
+			break;
+		case BRT_HELPER_NEED_REFUSE:
+			vm->helpers[id] = NULL;
+			break;
+		}
+	}
 	return 0;
 }
 
@@ -335,6 +365,8 @@ int brt_vm_set_helper(struct bpfrt_vm *vm, uint32_t id, const char *name, brt_he
 	free(vm->helper_names[id]);
 	vm->helper_names[id] = copy;
 	vm->helpers[id] = fn;
+	if (id < vm->nr_helper_checks)
+		vm->helper_checks[id] = NULL; /* the caller's function checks its own arguments */
 	__atomic_store_n(&vm->own_direct, NULL, __ATOMIC_RELEASE);
 	__atomic_store_n(&vm->jit_own, NULL, __ATOMIC_RELEASE);
 	return 0;
@@ -361,6 +393,7 @@ void bpfrt_vm_free(struct bpfrt_vm *vm)
 	for (size_t i = 0; vm->helper_names && i < vm->nr_helpers; i++)
 		free(vm->helper_names[i]);
 	free(vm->helper_names);
+	free(vm->helper_checks);
 	free(vm->helpers);
 #ifdef BPFRT_HAVE_JIT
 	brt_jit_cache_free(vm->jit);
@@ -475,6 +508,8 @@ static inline void unchecked_ctx_init(struct bpfrt_run_ctx *ctx, struct bpfrt_vm
 	ctx->cg_retval = 0;
 	ctx->cb_depth = 0;
 	ctx->checked = 0;
+	ctx->helper_checks = NULL;
+	ctx->nr_helper_checks = 0;
 	ctx->budget = NULL; /* callbacks count from here: no budget */
 	ctx->budget_left = UINT64_MAX;
 	ctx->res_held = NULL;
@@ -698,6 +733,9 @@ static __attribute__((noinline)) int run_interp(struct bpfrt_vm *vm, const struc
 	ctx.call_arg = &ex;
 	ctx.cb_depth = 0;
 	ctx.checked = checked;
+	/* a caller's own table (o->helpers) holds functions that check their arguments */
+	ctx.helper_checks = checked && !o->helpers ? vm->helper_checks : NULL;
+	ctx.nr_helper_checks = ctx.helper_checks ? vm->nr_helper_checks : 0;
 	ctx.stack_hi = (uint64_t)(uintptr_t)(stack + sizeof(stack));
 	ctx.stack_lo = ctx.stack_hi - BRT_STACK_SIZE;
 	ctx.nr_regions = 0;

@@ -145,6 +145,10 @@ struct bpfrt_run_ctx {
 	/* the running program's bpf_obj_new types (brt_vm_set_obj_types()), or NULL */
 	const struct brt_obj_type *obj_types;
 	uint32_t nobj_types;
+	/* checked engine, unverified program: by helper id, the prototype whose arguments
+	 * are checked before the call (helper_args.c), NULL: none; NULL table: no checks */
+	const struct brt_helper_proto *const *helper_checks;
+	size_t nr_helper_checks;
 };
 
 /* A run's budget (off by default, as in the kernel): an embedder bounds an untrusted
@@ -256,6 +260,8 @@ enum brt_fault_kind {
 	BRT_FAULT_UNWRITTEN_REG,   /* tracking: read of a register not written (reg) */
 	BRT_FAULT_UNWRITTEN_STACK, /* tracking: read of stack bytes not written */
 	BRT_FAULT_FUNC,       /* a helper called back a value that names no function */
+	BRT_FAULT_HELPER_ARG, /* unverified program: helper `value`'s argument `reg` is not
+			       * what its prototype wants (helper_args.c) */
 };
 
 struct brt_fault {
@@ -438,6 +444,16 @@ void brt_vm_set_helper_source(const struct brt_helper_source *src);
  * vm): name (may be NULL) is copied.  Returns 0, -EINVAL (id above BRT_VM_MAX_HELPER_ID)
  * or -ENOMEM. */
 int brt_vm_set_helper(struct bpfrt_vm *vm, uint32_t id, const char *name, brt_helper_fn fn);
+
+/* helper_args.c: a built-in helper called by a program nobody verified.
+ * brt_vm_helper_need() says what its prototype needs: nothing, a check of its arguments
+ * before each call (brt_vm_helper_args_bad()), or no place in the program's table;
+ * brt_vm_helper_args_bad() gives 0 when reg[1..5] are what the prototype wants, else the
+ * number (1-5) of the first argument that is not. */
+enum { BRT_HELPER_NEED_NOTHING, BRT_HELPER_NEED_CHECK, BRT_HELPER_NEED_REFUSE };
+int brt_vm_helper_need(const struct brt_helper_proto *p);
+unsigned brt_vm_helper_args_bad(const struct brt_helper_proto *p, const uint64_t *reg,
+				struct bpfrt_run_ctx *ctx);
 
 /* The helpers this folder implements, for the registry (src/helpers/registry.c): one
  * X(id, function, program types) each; id names its row of src/vm/helpers.def, types

@@ -4,8 +4,11 @@
  * message and errno.  Faults that the fast engine also catches are checked there too.
  */
 #include <errno.h>
+#include <string.h>
 
+#include "helpers/helpers.h"
 #include "vm/helper_proto.h"
+#include "vm/vm.h"
 #include "vmtest.h"
 
 struct fcase {
@@ -134,6 +137,51 @@ int main(void)
 		T_EQ_INT(-EFAULT, bpfrt_vm_run(vm, NULL, 0, &r0, err, sizeof(err)));
 		T_EQ_STR(want, err);
 		bpfrt_vm_free(vm);
+	}
+	/* every built-in helper, called unverified with every argument 0x1000 (no memory of
+	 * the run's): one whose pointers only the verifier can vouch for is not offered, one
+	 * whose pointers the engine checks faults on the first of them (helper_args.c; the
+	 * fuzz.checked findings fuzz/regress/checked/snprintf-unverified-fmt and
+	 * syncookie-unverified-iph reached bpf_snprintf's fmt and a syncookie helper's iph) */
+	for (uint32_t id = 1; id < 512; id++) {
+		const struct brt_helper_proto *p = brt_helper_builtin(id);
+		char text[160], want[96];
+		struct bpfrt_vm *vm;
+		int need;
+
+		if (!p || (need = brt_vm_helper_need(p)) == BRT_HELPER_NEED_NOTHING)
+			continue;
+		snprintf(name, sizeof(name), "helper %u (%s), unverified", id, p->name);
+		T_CASE(name);
+		snprintf(text, sizeof(text), "mov %%r1, 4096\nmov %%r2, 4096\nmov %%r3, 4096\n"
+			 "mov %%r4, 4096\nmov %%r5, 4096\ncall %u\nexit", id);
+		if (vt_load(text, BPFRT_ENGINE_CHECKED, 0, &vm, err, sizeof(err))) {
+			T_FAIL("load: %s", err);
+			continue;
+		}
+		if (need == BRT_HELPER_NEED_REFUSE)
+			snprintf(want, sizeof(want), "insn 5: call to unknown helper %u", id);
+		else
+			snprintf(want, sizeof(want), "insn 5: helper %u called with argument ", id);
+		T_EQ_INT(-EFAULT, bpfrt_vm_run(vm, NULL, 0, &r0, err, sizeof(err)));
+		T_EQ_INT(0, strncmp(want, err, strlen(want)));
+		bpfrt_vm_free(vm);
+	}
+	/* ... and with its memory in the run: bpf_snprintf("ab") into the stack */
+	{
+		struct bpfrt_vm *vm;
+
+		T_CASE("bpf_snprintf unverified, fmt and buffer on the stack");
+		if (vt_load("stw [%r10-8], 0x6261\nmov %r1, %r10\nadd %r1, -16\nmov %r2, 8\n"
+			    "mov %r3, %r10\nadd %r3, -8\nmov %r4, 0\nmov %r5, 0\ncall 165\n"
+			    "ldxb %r1, [%r10-15]\nlsh %r0, 8\nor %r0, %r1\nexit",
+			    BPFRT_ENGINE_CHECKED, 0, &vm, err, sizeof(err))) {
+			T_FAIL("load: %s", err);
+		} else {
+			T_EQ_INT(0, bpfrt_vm_run(vm, NULL, 0, &r0, err, sizeof(err)));
+			T_EQ_U64((3u << 8) | 'b', r0); /* 3 bytes with the NUL; "ab" written */
+			bpfrt_vm_free(vm);
+		}
 	}
 	return t_done();
 }
