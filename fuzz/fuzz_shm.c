@@ -4,8 +4,16 @@
  * map's region (through a second mapping of its file, as another process would) or runs
  * an operation on it (lookup, the program side's lookup, update, delete, a full
  * get_next_key walk, a batch lookup, push, pop, ring buffer reserve/submit and consume).
- * Nothing may crash, hang or read outside the region.
+ * Nothing may crash, hang or read outside the region.  A step of map 0xff rewrites the
+ * id counters' file instead (.bpfrt-ids: truncated to any length, or bytes written at any
+ * offset, as any process of its owner may), then creates a map, whose id comes from that
+ * file (obj.c's guarded accesses: a truncated page must not raise SIGBUS).  The objects'
+ * directory is a private one ($BPFRT_FS), so that no other process's ids are touched.
  */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -119,17 +127,62 @@ static int open_live(size_t i, struct live *m)
 	return 0;
 }
 
+static char dir[64], ids[96];
+
+static void cleanup(void)
+{
+	unlink(ids);
+	rmdir(dir);
+}
+
+/* The id counters' file rewritten (op bit 0: truncated to off % 8192 bytes, else 8 bytes
+ * written at off % 4096), then a map created and its id checked. */
+static void ids_step(uint8_t op, size_t off, const uint8_t *arg)
+{
+	struct bpf_map_info info;
+	uint32_t len = sizeof(info);
+	int fd = open(ids, O_RDWR | O_CLOEXEC);
+
+	if (fd >= 0) {
+		if (op & 1) {
+			if (ftruncate(fd, (off_t)(off % 8192)))
+				__builtin_trap();
+		} else if (pwrite(fd, arg, 8, (off_t)(off % 4096)) != 8) {
+			__builtin_trap();
+		}
+		close(fd);
+	}
+	fd = bpfrt_map_create(BPF_MAP_TYPE_ARRAY, "fz_ids", 4, 8, 1, NULL);
+	memset(&info, 0, sizeof(info));
+	if (fd < 0 || bpfrt_obj_get_info_by_fd(fd, &info, &len) || !info.id)
+		__builtin_trap();
+	close(fd);
+}
+
 /* Steps of 12 bytes: map, op (bit 7: a write of (op & 7) + 1 bytes), a 16-bit offset in
- * the region for a write, then 8 bytes of argument or data. */
+ * the region for a write, then 8 bytes of argument or data.  Map 0xff: ids_step(). */
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct live live[NTYPES];
 
+	if (!dir[0]) {
+		snprintf(dir, sizeof(dir), "/dev/shm/bpfrt-fuzz-shm.%d", (int)getpid());
+		snprintf(ids, sizeof(ids), "%s/.bpfrt-ids", dir);
+		if (mkdir(dir, 0700) && errno != EEXIST)
+			__builtin_trap();
+		setenv("BPFRT_FS", dir, 1);
+		atexit(cleanup);
+	}
 	for (size_t i = 0; i < NTYPES; i++)
 		open_live(i, &live[i]);
 	for (; size >= 12; data += 12, size -= 12) {
 		struct live *m = &live[data[0] % NTYPES];
 		size_t off = (size_t)(data[2] | data[3] << 8) % m->size, len = (data[1] & 7) + 1;
+
+		if (data[0] == 0xff) {
+			ids_step(data[1], (size_t)(data[2] | data[3] << 8), data + 4);
+			continue;
+		}
 
 		if (!(data[1] & 0x80)) {
 			operate(m, data[1], data + 4);

@@ -153,6 +153,9 @@ int brt_map_lock_lookup_and_delete(struct brt_map *map, const void *key, void *v
  * release it (the verifier makes programs release in the reverse order of taking). */
 int brt_res_lock(void *lock, struct bpfrt_run_ctx *ctx);
 void brt_res_unlock(void *lock, struct bpfrt_run_ctx *ctx);
+/* How many of this process's accesses to the registry of waiting threads faulted (a
+ * process of the user truncated the file): for tests */
+unsigned brt_res_lock_registry_faults(void);
 /* bpf_map_update_elem() from a program on such a map (BPF_F_LOCK allowed, as the kernel) */
 int brt_map_lock_prog_update(struct brt_map *map, const void *key, const void *value,
 			     uint64_t flags);

@@ -25,8 +25,14 @@
  * registry is untrusted input (any process of the user writes it): slots are read with
  * atomic loads under a sequence count, counts are bounded, keys only compared, every walk
  * is bounded; a scribbled registry can at worst make a wait answer -EDEADLK or leave it to
- * the timeout, never crash or hang.  Without the file (no room, another user's file in
- * the way) the timeout answers, as before.
+ * the timeout, never crash or hang.  Any of them may also truncate the file, which would
+ * make the next access to the mapping past its new end raise SIGBUS: every access goes
+ * through util's fault-guarded accessors (brt_uload32(), brt_ustore32(), brt_ucas32(),
+ * brt_ucopy(): -EFAULT instead of the signal), a faulting access counts as an empty or
+ * unusable slot, and the file is grown back to its size (same inode, same checks as at
+ * first) so that the next wait can use it again.  Without the file (no room, another
+ * user's file in the way, no fault guard: BPFRT_UCOPY=syscall or not x86-64) the timeout
+ * answers, as before.
  *
  * A run that ends while it holds locks (a budget, a fault of the checked engine, an
  * unverified program that never unlocks) would leave them taken by a live thread: the
@@ -78,17 +84,30 @@ struct xkey {
 	uint64_t dev, ino, off;
 };
 
+/* Only ever accessed through the fault-guarded accessors below (the file may shrink
+ * under the mapping at any time). */
 struct xslot {
-	_Atomic uint32_t owner; /* brt_shm_self() of the thread, 0: free */
-	_Atomic uint32_t seq;   /* odd while the thread rewrites cnt and keys */
-	_Atomic uint32_t cnt;   /* keys: the locks held, then the one waited for; 0: none */
+	uint32_t owner; /* brt_shm_self() of the thread, 0: free */
+	uint32_t seq;   /* odd while the thread rewrites cnt and keys */
+	uint32_t cnt;   /* keys: the locks held, then the one waited for; 0: none */
 	uint32_t pad;
-	_Atomic uint64_t keys[RES_NR_HELD][3];
+	uint64_t keys[RES_NR_HELD][3];
 };
+
+#define XTAB_SIZE (sizeof(struct xslot) * XSLOTS)
 
 static struct xslot *xtab; /* NULL: no registry (the timeout answers) */
 static pthread_once_t xtab_once = PTHREAD_ONCE_INIT;
 static _Thread_local struct xslot *xmine;
+static char xtab_path[PATH_MAX];
+static dev_t xtab_dev;
+static ino_t xtab_ino;
+static _Atomic unsigned xtab_faults; /* accesses that faulted (the file was truncated) */
+
+unsigned brt_res_lock_registry_faults(void)
+{
+	return atomic_load_explicit(&xtab_faults, memory_order_relaxed);
+}
 
 static long long now_ns(void)
 {
@@ -97,6 +116,97 @@ static long long now_ns(void)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (long long)ts.tv_sec * 1000000000ll + ts.tv_nsec;
 }
+
+/* Reopen the registry file, the same inode under the same checks as xtab_map()'s, and
+ * grow it back to its size: an access past the end a process of this user truncated it
+ * to faulted.  Other waiters' slots read as free until they write them again. */
+static void xtab_regrow(void)
+{
+	struct stat st;
+	int fd = open(xtab_path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+
+	atomic_fetch_add_explicit(&xtab_faults, 1, memory_order_relaxed);
+	if (fd < 0)
+		return;
+	if (!fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_dev == xtab_dev &&
+	    st.st_ino == xtab_ino && st.st_uid == geteuid() && !(st.st_mode & 077) &&
+	    st.st_size < (off_t)XTAB_SIZE && ftruncate(fd, (off_t)XTAB_SIZE)) {
+		/* no room: the next access faults again and the timeout answers */
+	}
+	close(fd);
+}
+
+#if defined(__x86_64__) && defined(__linux__)
+#define XTAB_GUARDED 1
+/* The registry's words: 0 (or 1/0 for xcas: swapped or not), -EFAULT after a fault */
+static int xload(const uint32_t *p, uint32_t *v)
+{
+	int err = brt_uload32(p, v);
+
+	if (err)
+		xtab_regrow();
+	return err;
+}
+
+static int xstore(uint32_t *p, uint32_t v)
+{
+	int err = brt_ustore32(p, v);
+
+	if (err)
+		xtab_regrow();
+	return err;
+}
+
+static int xcas(uint32_t *p, uint32_t *expected, uint32_t desired)
+{
+	int r = brt_ucas32(p, expected, desired);
+
+	if (r < 0)
+		xtab_regrow();
+	return r;
+}
+
+static int xcopy(void *dst, const void *src, size_t len, int to_registry)
+{
+	int err = brt_ucopy(dst, src, len, to_registry);
+
+	if (err)
+		xtab_regrow();
+	return err;
+}
+#else
+#define XTAB_GUARDED 0 /* no registry: never mapped, these never called */
+static int xload(const uint32_t *p, uint32_t *v)
+{
+	(void)p;
+	*v = 0;
+	return -EFAULT;
+}
+
+static int xstore(uint32_t *p, uint32_t v)
+{
+	(void)p;
+	(void)v;
+	return -EFAULT;
+}
+
+static int xcas(uint32_t *p, uint32_t *expected, uint32_t desired)
+{
+	(void)p;
+	(void)expected;
+	(void)desired;
+	return -EFAULT;
+}
+
+static int xcopy(void *dst, const void *src, size_t len, int to_registry)
+{
+	(void)dst;
+	(void)src;
+	(void)len;
+	(void)to_registry;
+	return -EFAULT;
+}
+#endif
 
 /* Unlock what a table still holds (a run that ended inside its locks, or a thread that
  * exits), newest first; a word no longer naming this thread was taken over meanwhile. */
@@ -126,8 +236,7 @@ static void thread_exit(void *arg)
 	if (h != &spare)
 		atomic_store_explicit(&h->owner, 0, memory_order_release);
 	if (xmine)
-		atomic_compare_exchange_strong_explicit(&xmine->owner, &me, 0,
-							memory_order_release, memory_order_relaxed);
+		xcas(&xmine->owner, &me, 0);
 }
 
 static void make_key(void)
@@ -198,18 +307,20 @@ static int abba(const struct held *h, uint32_t c)
  * access, made XSLOTS slots long (the same size in every process). */
 static void xtab_map(void)
 {
-	size_t size = sizeof(struct xslot) * XSLOTS;
-	char path[PATH_MAX];
+	size_t size = XTAB_SIZE;
+	char *path = xtab_path;
 	struct stat st;
 	void *p;
 	int fd;
 
 	char why[160];
 
-	/* the objects' directory, if trusted as pins are (docs/SECURITY.md) */
-	if (brt_fs_dir_check(brt_obj_fs_dir(), why, sizeof(why)) ||
-	    snprintf(path, sizeof(path), "%s/.bpfrt-reslock.%u", brt_obj_fs_dir(),
-		     (unsigned)geteuid()) >= (int)sizeof(path))
+	/* the objects' directory, if trusted as pins are (docs/SECURITY.md); only with
+	 * the fault guard (a truncated file must not crash us) */
+	if (!XTAB_GUARDED || !brt_ufault_ready() ||
+	    brt_fs_dir_check(brt_obj_fs_dir(), why, sizeof(why)) ||
+	    snprintf(path, sizeof(xtab_path), "%s/.bpfrt-reslock.%u", brt_obj_fs_dir(),
+		     (unsigned)geteuid()) >= (int)sizeof(xtab_path))
 		return;
 	fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
@@ -219,6 +330,8 @@ static void xtab_map(void)
 		close(fd);
 		return;
 	}
+	xtab_dev = st.st_dev;
+	xtab_ino = st.st_ino;
 	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	close(fd);
 	if (p != MAP_FAILED)
@@ -231,19 +344,23 @@ static struct xslot *xslot_mine(uint32_t me)
 	pthread_once(&xtab_once, xtab_map);
 	if (!xtab)
 		return NULL;
-	if (xmine && atomic_load_explicit(&xmine->owner, memory_order_relaxed) == me)
+	uint32_t o;
+
+	if (xmine && !xload(&xmine->owner, &o) && o == me)
 		return xmine;
 	xmine = NULL;
-	for (int pass = 0; pass < 2 && !xmine; pass++)
-		for (size_t i = 0; i < XSLOTS && !xmine; i++) {
-			uint32_t o = atomic_load_explicit(&xtab[i].owner, memory_order_relaxed);
-
-			if ((pass ? o != me && brt_shm_owner_dead(o) : !o) &&
-			    atomic_compare_exchange_strong_explicit(&xtab[i].owner, &o, me,
-								    memory_order_acquire,
-								    memory_order_relaxed))
-				xmine = &xtab[i];
-		}
+	/* a fault (the file truncated) grew it back: the second try finds it whole
+	 * unless it was truncated again meanwhile (then this wait does without) */
+	for (int attempt = 0, fault = 1; attempt < 2 && fault; attempt++) {
+		fault = 0;
+		for (int pass = 0; pass < 2 && !xmine && !fault; pass++)
+			for (size_t i = 0; i < XSLOTS && !xmine && !fault; i++) {
+				fault = xload(&xtab[i].owner, &o) != 0;
+				if (!fault && (pass ? o != me && brt_shm_owner_dead(o) : !o) &&
+				    xcas(&xtab[i].owner, &o, me) == 1)
+					xmine = &xtab[i];
+			}
+	}
 	return xmine;
 }
 
@@ -286,18 +403,22 @@ struct xwait {
 
 static void xslot_write(struct xslot *s, const struct xkey *k, uint32_t n)
 {
-	uint32_t q = atomic_load_explicit(&s->seq, memory_order_relaxed);
+	uint64_t keys[RES_NR_HELD][3];
+	uint32_t q;
 
-	/* release stores, not a fence (ThreadSanitizer has no fences): each keeps the odd
-	 * seq before it, so a reader that sees any new key sees the write in progress */
-	atomic_store_explicit(&s->seq, q | 1u, memory_order_relaxed);
+	/* x86 keeps stores in order (the accessors are single instructions, each call a
+	 * compiler barrier): a reader that sees any new key sees the odd seq before it.
+	 * A fault (the file truncated) ends the write: the slot is gone with the bytes. */
+	if (xload(&s->seq, &q) || xstore(&s->seq, q | 1u))
+		return;
 	for (uint32_t i = 0; i < n; i++) {
-		atomic_store_explicit(&s->keys[i][0], k[i].dev, memory_order_release);
-		atomic_store_explicit(&s->keys[i][1], k[i].ino, memory_order_release);
-		atomic_store_explicit(&s->keys[i][2], k[i].off, memory_order_release);
+		keys[i][0] = k[i].dev;
+		keys[i][1] = k[i].ino;
+		keys[i][2] = k[i].off;
 	}
-	atomic_store_explicit(&s->cnt, n, memory_order_relaxed);
-	atomic_store_explicit(&s->seq, (q | 1u) + 1, memory_order_release);
+	if ((n && xcopy(s->keys, keys, n * sizeof(keys[0]), 1)) || xstore(&s->cnt, n))
+		return;
+	xstore(&s->seq, (q | 1u) + 1);
 }
 
 /* Publish what this thread holds and waits for (h's entries, w's the last) */
@@ -330,23 +451,22 @@ static void xunpublish(struct xwait *x)
 static int xabba(const struct xwait *x, uint32_t c)
 {
 	for (size_t i = 0; x->slot && i < XSLOTS; i++) {
-		const struct xslot *r = &xtab[i];
-		uint32_t q, rn;
+		struct xslot *r = &xtab[i];
+		uint32_t o, q, q2, rn;
+		uint64_t k[3];
 		struct xkey want;
 
-		if (r == x->slot || atomic_load_explicit(&r->owner, memory_order_relaxed) != c)
+		if (xload(&r->owner, &o))
+			return 0; /* truncated: inconclusive, the timeout answers */
+		if (r == x->slot || o != c)
 			continue;
-		q = atomic_load_explicit(&r->seq, memory_order_acquire);
-		rn = atomic_load_explicit(&r->cnt, memory_order_acquire);
-		if ((q & 1) || rn < 2 || rn > RES_NR_HELD)
+		/* x86 keeps loads in order: the seq read again below is read after the
+		 * keys; a fault is inconclusive */
+		if (xload(&r->seq, &q) || xload(&r->cnt, &rn) || (q & 1) || rn < 2 ||
+		    rn > RES_NR_HELD || xcopy(k, r->keys[rn - 1], sizeof(k), 0) ||
+		    xload(&r->seq, &q2) || q2 != q || !k[1])
 			return 0;
-		/* acquire loads, not a fence (ThreadSanitizer has none): the seq read again
-		 * below cannot move before them */
-		want.dev = atomic_load_explicit(&r->keys[rn - 1][0], memory_order_acquire);
-		want.ino = atomic_load_explicit(&r->keys[rn - 1][1], memory_order_acquire);
-		want.off = atomic_load_explicit(&r->keys[rn - 1][2], memory_order_acquire);
-		if (atomic_load_explicit(&r->seq, memory_order_relaxed) != q || !want.ino)
-			return 0;
+		want = (struct xkey){ k[0], k[1], k[2] };
 		for (uint32_t j = 0; j + 1 < x->n; j++)
 			if (x->keys[j].ino == want.ino && x->keys[j].dev == want.dev &&
 			    x->keys[j].off == want.off)

@@ -137,6 +137,13 @@ static _Atomic uint32_t *ids_counters(void)
 	return m;
 }
 
+/* The id after cur: BTF id 1 is the kernel's vmlinux BTF, as in the kernel (api/ids.c) */
+static uint32_t next_id(uint32_t kind, uint32_t cur)
+{
+	return cur >= ID_SEQ_MAX ? 1 + (kind == BRT_OBJ_BTF) :
+				   cur + 1 + (kind == BRT_OBJ_BTF && !cur);
+}
+
 static uint32_t alloc_id(uint32_t kind, uint64_t seed)
 {
 	_Atomic uint32_t *c;
@@ -145,12 +152,31 @@ static uint32_t alloc_id(uint32_t kind, uint64_t seed)
 	pthread_mutex_lock(&ids_lock);
 	c = kind < BRT_OBJ_KINDS ? ids_counters() : NULL;
 	pthread_mutex_unlock(&ids_lock);
+#if defined(__x86_64__) && defined(__linux__)
+	/* Any process of the file's owner may truncate it under the mapping, and the page
+	 * would raise SIGBUS: guarded accesses (util's brt_ucas32()) fault into the random
+	 * ids below instead, and the file is left as it is (growing it back would restart
+	 * the counters at ids still in use). */
+	if (c && brt_ufault_ready()) {
+		int r;
+
+		if (brt_uload32(&c[kind], &cur))
+			c = NULL;
+		while (c) {
+			id = next_id(kind, cur);
+			r = brt_ucas32(&c[kind], &cur, id);
+			if (r == 1)
+				return id;
+			if (r < 0)
+				c = NULL;
+		}
+	}
+#endif
+	/* without the guard (BPFRT_UCOPY=syscall, not x86-64): as the object files are */
 	if (c) {
 		cur = atomic_load(&c[kind]);
 		do
-			/* BTF id 1 is the kernel's vmlinux BTF, as in the kernel (api/ids.c) */
-			id = cur >= ID_SEQ_MAX ? 1 + (kind == BRT_OBJ_BTF) :
-			     cur + 1 + (kind == BRT_OBJ_BTF && !cur);
+			id = next_id(kind, cur);
 		while (!atomic_compare_exchange_weak(&c[kind], &cur, id));
 		return id;
 	}

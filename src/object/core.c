@@ -19,7 +19,9 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
+#include <linux/magic.h>
 
 #include "bpfrt.h"
 #include "object/object.h"
@@ -138,10 +140,15 @@ static struct brt_btf *load_target(const char *path, char *why, size_t whylen)
 	char msg[256];
 	void *raw = MAP_FAILED;
 	size_t len = 0;
+	struct statfs sfs;
 	struct stat st;
 	int ret = 0, fd = open(path, O_RDONLY | O_CLOEXEC);
 
-	if (fd >= 0 && !fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_size > 0) {
+	/* Mapped only from sysfs (the kernel's own BTF, which nobody can shrink): any other
+	 * file's owner could truncate it while it is parsed, and the pages past the new end
+	 * would raise SIGBUS even in a private mapping; those are read into memory. */
+	if (fd >= 0 && !fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_size > 0 &&
+	    !fstatfs(fd, &sfs) && sfs.f_type == SYSFS_MAGIC) {
 		len = (size_t)st.st_size;
 		raw = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
 	}

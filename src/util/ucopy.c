@@ -19,6 +19,12 @@
  * selects the older copies through process_vm_readv()/process_vm_writev() (the kernel
  * does the access; 2 system calls per copy), as does any architecture without the
  * assembly here.
+ *
+ * The same guard covers single aligned 32-bit loads, stores and compare-and-swaps
+ * (brt_uload32/brt_ustore32/brt_ucas32) for shared files another process may truncate
+ * under our mapping (docs/SECURITY.md, "Files mapped from $BPFRT_FS and truncation"):
+ * their callers do without the file when brt_ufault_ready() says the handler is not
+ * there, since no system call can stand in for an atomic compare-and-swap.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -50,9 +56,52 @@ __asm__(".text\n"
 	"brt_ucopy_fixup:\n"
 	"	mov $-14, %eax\n"
 	"	ret\n"
-	".size brt_ucopy_raw, . - brt_ucopy_raw\n");
+	".size brt_ucopy_raw, . - brt_ucopy_raw\n"
+	/* One aligned 4-byte access each (atomic, and ordered as x86 orders every load
+	 * and store: a load acquires, a store releases; the call is a compiler barrier),
+	 * at a labelled instruction whose fault the handler sends to brt_ucopy_fixup (no
+	 * stack frame either).  brt_uload32(p, out), brt_ustore32(p, v) and
+	 * brt_ucas32(p, expected, desired): 1 swapped, 0 not (*expected = the word). */
+	".p2align 4\n"
+	".globl brt_uload32, brt_ustore32, brt_ucas32\n"
+	".hidden brt_uload32, brt_ustore32, brt_ucas32\n"
+	".type brt_uload32, @function\n"
+	"brt_uload32:\n"
+	"brt_uload32_insn:\n"
+	"	mov (%rdi), %eax\n"
+	"	mov %eax, (%rsi)\n"
+	"	xor %eax, %eax\n"
+	"	ret\n"
+	".size brt_uload32, . - brt_uload32\n"
+	".type brt_ustore32, @function\n"
+	"brt_ustore32:\n"
+	"brt_ustore32_insn:\n"
+	"	mov %esi, (%rdi)\n"
+	"	xor %eax, %eax\n"
+	"	ret\n"
+	".size brt_ustore32, . - brt_ustore32\n"
+	".type brt_ucas32, @function\n"
+	"brt_ucas32:\n"
+	"	mov (%rsi), %eax\n"
+	"brt_ucas32_insn:\n"
+	"	lock cmpxchg %edx, (%rdi)\n"
+	"	mov %eax, (%rsi)\n"
+	"	sete %al\n"
+	"	movzbl %al, %eax\n"
+	"	ret\n"
+	".size brt_ucas32, . - brt_ucas32\n");
 __attribute__((visibility("hidden"))) int brt_ucopy_raw(void *dst, const void *src, size_t len);
-__attribute__((visibility("hidden"))) extern const char brt_ucopy_insn[], brt_ucopy_fixup[];
+__attribute__((visibility("hidden"))) extern const char brt_ucopy_insn[], brt_ucopy_fixup[],
+	brt_uload32_insn[], brt_ustore32_insn[], brt_ucas32_insn[];
+
+/* the instructions whose fault is an -EFAULT return */
+static int fault_insn(greg_t ip)
+{
+	return ip == (greg_t)(uintptr_t)brt_ucopy_insn ||
+	       ip == (greg_t)(uintptr_t)brt_uload32_insn ||
+	       ip == (greg_t)(uintptr_t)brt_ustore32_insn ||
+	       ip == (greg_t)(uintptr_t)brt_ucas32_insn;
+}
 #else
 #define HAVE_FAULT_COPY 0
 #endif
@@ -69,7 +118,7 @@ static void on_fault(int sig, siginfo_t *si, void *ctx)
 	const struct sigaction *old = sig == SIGSEGV ? &old_segv : &old_bus;
 	greg_t *ip = &uc->uc_mcontext.gregs[REG_RIP];
 
-	if (si->si_code > 0 && *ip == (greg_t)(uintptr_t)brt_ucopy_insn) {
+	if (si->si_code > 0 && fault_insn(*ip)) {
 		*ip = (greg_t)(uintptr_t)brt_ucopy_fixup;
 		return;
 	}
@@ -146,4 +195,10 @@ int brt_ucopy(void *dst, const void *src, size_t len, int dst_is_user)
 		return brt_ucopy_raw(dst, src, len);
 #endif
 	return vm_copy(dst, src, len, dst_is_user);
+}
+
+int brt_ufault_ready(void)
+{
+	pthread_once(&once, init);
+	return use_fault_copy;
 }

@@ -64,6 +64,20 @@ int brt_bprintf_check(const char *fmt, size_t fmt_size, uint32_t num_args);
  * kernels).  dst_is_user: the untrusted side is dst (a write), else src (a read). */
 int brt_ucopy(void *dst, const void *src, size_t len, int dst_is_user);
 
+/* Single aligned 32-bit accesses to shared memory another process may truncate (a
+ * mapped file's pages past its new end raise SIGBUS): -EFAULT instead of a crash, else
+ * brt_uload32()/brt_ustore32() 0 and brt_ucas32() 1 when it swapped, 0 when not
+ * (*expected = the word found).  x86-64 only, and only once brt_ufault_ready() said 1
+ * (the fault handler is installed; not with BPFRT_UCOPY=syscall): elsewhere callers do
+ * without the shared memory.  brt_ucopy() is the bulk copy with the same guard. */
+int brt_ufault_ready(void);
+#if defined(__x86_64__) && defined(__linux__)
+__attribute__((visibility("hidden"))) int brt_uload32(const void *p, uint32_t *out);
+__attribute__((visibility("hidden"))) int brt_ustore32(void *p, uint32_t v);
+__attribute__((visibility("hidden"))) int brt_ucas32(void *p, uint32_t *expected,
+						     uint32_t desired);
+#endif
+
 /* cgroup v2 (cgroup.c).  brt_cgroup2_mount(): the mount point of cgroup2 in this
  * process's view into dir (1) or 0 when it is not mounted.  brt_cgroup_ids(): the ids
  * (directory inode numbers, as the kernel's cgroup ids) of task tid's cgroup and its

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -305,6 +306,75 @@ static void scribbled_registry(const char *dir)
 	munmap(m, (size_t)st.st_size);
 }
 
+/* Any of the user's processes may also truncate the registry under the mappings of the
+ * others (a mapped file's pages past its end raise SIGBUS): truncated to nothing while
+ * no one waits, the next waits fault, grow it back and still find the cycle; truncated
+ * and rewritten over and over by another process while waits run, every wait still ends
+ * with an answer, and nothing dies of SIGBUS (a child's death shows as a missing answer,
+ * the parent's as the test's). */
+static void truncated_registry(const char *dir)
+{
+	char path[128];
+	unsigned before;
+	struct stat st;
+	off_t size;
+	pid_t pid;
+	int fd, status;
+
+	T_CASE("registry truncated to nothing between waits");
+	snprintf(path, sizeof(path), "%s/.bpfrt-reslock.%u", dir, (unsigned)geteuid());
+	fd = open(path, O_RDWR);
+	if (fd < 0 || fstat(fd, &st) || st.st_size <= 0) {
+		T_FAIL("no registry at %s", path);
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	size = st.st_size;
+	/* zero it first: the scribbles of the case before would leave stale slots */
+	T_EQ_INT(ftruncate(fd, 0), 0);
+	before = brt_res_lock_registry_faults();
+	abba_processes("ABBA between processes, registry truncated before", 1);
+	if (brt_res_lock_registry_faults() == before)
+		T_FAIL("no access of this process faulted on the truncated registry");
+	if (fstat(fd, &st) || st.st_size != size)
+		T_FAIL("the registry was not grown back to %lld bytes", (long long)size);
+	printf("the registry after the waits: %lld bytes, this process's faults %u\n",
+	       (long long)st.st_size, brt_res_lock_registry_faults() - before);
+
+	T_CASE("registry truncated and rewritten while waits run");
+	pid = fork();
+	if (pid == 0) {
+		unsigned char junk[4096];
+
+		srand(15);
+		/* until killed: nothing, a few bytes, random bytes of random length */
+		for (unsigned i = 0;; i++) {
+			size_t n = (size_t)rand() % sizeof(junk);
+
+			if (ftruncate(fd, 0))
+				_exit(2);
+			for (size_t j = 0; j < n; j++)
+				junk[j] = (unsigned char)rand();
+			if (i % 2 && pwrite(fd, junk, n, 0) < 0)
+				_exit(3);
+			if (i % 3 == 0 && ftruncate(fd, size))
+				_exit(4);
+			sched_yield();
+		}
+	}
+	before = brt_res_lock_registry_faults();
+	abba_processes("ABBA between processes, registry truncated meanwhile", 0);
+	abba_processes("ABBA between processes, registry truncated meanwhile (again)", 0);
+	printf("this process's faults meanwhile: %u\n", brt_res_lock_registry_faults() - before);
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	T_EQ_INT(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL, 1);
+	T_EQ_INT(ftruncate(fd, 0), 0);
+	close(fd);
+	abba_processes("ABBA between processes after the truncations", 1);
+}
+
 #define THREADS 4
 #define ROUNDS 50000
 
@@ -360,6 +430,7 @@ int main(void)
 	abba();
 	abba_processes("ABBA between two processes", 1);
 	scribbled_registry(dir);
+	truncated_registry(dir);
 	counters();
 	rc = t_done();
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
