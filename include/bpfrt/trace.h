@@ -117,6 +117,14 @@ BPFRT_API int bpfrt_link_stats(int link_fd, struct bpfrt_link_stats *st);
  * detaches too, shortly after.  Returns 0, -EBADF or -EINVAL (not a live link). */
 BPFRT_API int bpfrt_link_detach(int link_fd);
 
+/* close(link_fd), and when that was the link's last fd (in every process), return only
+ * once the link has detached: the program runs no more and the link's thread, rings and
+ * reference on the program are gone, as after the kernel's close() of a link's last fd.
+ * A plain close() detaches too, but the link's thread does it shortly after close()
+ * returns.  For an fd that is no link of this process, or another copy of the link's fd
+ * still open: close().  Returns 0 or -errno (close()'s; errno set too). */
+BPFRT_API int bpfrt_link_close(int link_fd);
+
 /* Links of bpfrt's attach functions that stand for a kernel link (a tracepoint, kprobe or
  * uprobe perf link, a raw tracepoint, an XDP or tcx link) are visible to other processes
  * as the kernel's are: BPF_LINK_GET_NEXT_ID, BPF_LINK_GET_FD_BY_ID and

@@ -243,6 +243,45 @@ int bpfrt_link_detach(int link_fd)
 	return 0;
 }
 
+/* close() of a link fd, and when it was the link's last fd in every process (the peer
+ * sees the hangup at once), the link's detach waited for: the kernel's close() of a
+ * link's last fd releases the link before it returns (bpf_link_release(): the program
+ * is off the tracepoint or perf event, its rings unmapped), where the link thread alone
+ * would do it a little later.  Another copy of the fd left open (dup, fork, SCM_RIGHTS):
+ * only closed, as the kernel's close() of a copy. */
+int bpfrt_link_close(int link_fd)
+{
+	struct brt_link *link, *l;
+	dev_t dev = 0;
+	ino_t ino = 0;
+
+	pthread_mutex_lock(&links_lock);
+	link = find(link_fd);
+	if (link) {
+		dev = link->dev;
+		ino = link->ino;
+	}
+	pthread_mutex_unlock(&links_lock);
+	if (close(link_fd))
+		return -errno;
+	if (!link)
+		return 0;
+	pthread_mutex_lock(&links_lock);
+	/* still listed: its thread has not yet read joined (it does, and unlists itself,
+	 * under this lock), so setting joined here makes the join below ours */
+	for (l = links; l && l != link; l = l->next)
+		;
+	if (!l || l->dev != dev || l->ino != ino || l->joined || user_end_open(l)) {
+		pthread_mutex_unlock(&links_lock);
+		return 0;
+	}
+	l->joined = 1;
+	pthread_mutex_unlock(&links_lock);
+	pthread_join(l->thread, NULL);
+	link_free(l);
+	return 0;
+}
+
 int brt_link_with(int fd, const struct brt_link_ops *ops,
 		  void (*fn)(struct brt_link *link, void *arg), void *arg)
 {
