@@ -41,7 +41,7 @@ record()
 # prints the log only on failure.
 build()
 {
-	local step=$1 log=build-$1/ci-build.log
+	local step=$1 log=build-$1/ci-build.log t0=$SECONDS
 
 	shift
 	mkdir -p "build-$step"
@@ -53,6 +53,8 @@ build()
 		return 1
 	fi
 	grep -E 'warning:' "$log" || true
+	# build and test time apart (docs/STATUS.md "CI time" keeps each step's figures)
+	echo "-- build: $((SECONDS - t0)) s"
 	return 0
 }
 
