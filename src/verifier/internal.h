@@ -155,6 +155,20 @@ static inline int brt_dynptr_first(const struct brt_reg *r)
 	return (r->range & BRT_DYNPTR_FIRST) != 0;
 }
 
+/* A bpf_dynptr_slice() result (PTR_TO_MEM) given a stack buffer remembers it, as the
+ * running 6.18.44 does (its log's `buf=fp[F]OFF+SIZE`; 6.18.19's source does not): the
+ * buffer's offset in range (< 0; 0 none), its size in map_idx, its frame in frameno.  A
+ * store into it kills the slice (stack.c). */
+static inline int brt_slice_buf(const struct brt_reg *r)
+{
+	return BASE_TYPE(r->type) == PTR_TO_MEM && r->range < 0;
+}
+static inline int brt_slice_buf_hit(const struct brt_reg *r, int frameno, int64_t lo, int64_t hi)
+{
+	return brt_slice_buf(r) && r->frameno == frameno && lo < (int64_t)r->range + r->map_idx &&
+	       hi > (int64_t)r->range;
+}
+
 /* An iterator's facts (the kernel's reg->iter) live in its first slot's register: the
  * iterator struct's BTF id in btf_id, its state in range and the loop depth in mem_size,
  * which a stack register leaves unused; ref_obj_id holds its reference. */

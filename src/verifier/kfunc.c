@@ -54,6 +54,8 @@ struct kmeta {
 	/* a __szk argument's constant (the kernel's arg_constant) */
 	int szk_found;
 	uint64_t szk;
+	/* ... and the stack buffer of its memory argument (bpf_dynptr_slice's buffer__opt) */
+	int buf_found, buf_frame, buf_off;
 	/* the initialised dynptr argument (the kernel's initialized_dynptr) */
 	uint32_t dyn_type, dyn_id, dyn_ref;
 	/* the iterator argument (the kernel's meta->iter) */
@@ -1005,6 +1007,12 @@ static int check_args(struct brt_env *env, struct kmeta *m)
 				}
 				m->szk_found = 1;
 				m->szk = size_reg->var_off.value;
+				if (reg->type == PTR_TO_STACK && brt_tnum_is_const(reg->var_off) &&
+				    m->szk && m->szk <= UINT16_MAX) {
+					m->buf_found = 1;
+					m->buf_frame = reg->frameno;
+					m->buf_off = reg->off + (int32_t)reg->var_off.value;
+				}
 			}
 			i++; /* the size was this argument's */
 			break;
@@ -1169,6 +1177,11 @@ static int set_return(struct brt_env *env, struct kmeta *m, int insn_idx)
 			return -EINVAL;
 		}
 		r0->btf_id = m->dyn_id;
+		if (m->buf_found && m->buf_off < 0) { /* brt_slice_buf() */
+			r0->range = m->buf_off;
+			r0->map_idx = (uint16_t)m->szk;
+			r0->frameno = (uint8_t)m->buf_frame;
+		}
 		/* measured on 6.18.44: a slice of a ring buffer dynptr (or of its clone)
 		 * dies when the record is submitted, as bpf_dynptr_data's does: it holds the
 		 * dynptr's reference (6.18.19's source gives it none) */

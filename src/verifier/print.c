@@ -175,6 +175,8 @@ static void print_reg(struct brt_env *env, const struct brt_frame *f, const stru
 	if (bt == PTR_TO_MEM) {
 		VA("sz=");
 		print_unum(env, reg->mem_size);
+		if (brt_slice_buf(reg))
+			VA("buf=fp[%d]%d+%u", reg->frameno, reg->range, reg->map_idx);
 	}
 	if (t == CONST_PTR_TO_DYNPTR)
 		VA("type=%s", brt_dynptr_type_str(brt_dynptr_type(reg)));

@@ -113,8 +113,10 @@ static int regsafe(const struct brt_reg *o, const struct brt_reg *c, struct idma
 	case PTR_TO_MAP_KEY:
 	case PTR_TO_MEM:
 		/* btf_id: a slice's dynptr id (internal.h), compared as the kernel's memcmp */
+		/* range, frameno: a slice's stack buffer (internal.h) */
 		return o->off == c->off && o->map_idx == c->map_idx &&
-		       o->mem_size == c->mem_size && o->btf_id == c->btf_id && range_within(o, c) &&
+		       o->mem_size == c->mem_size && o->btf_id == c->btf_id &&
+		       o->range == c->range && o->frameno == c->frameno && range_within(o, c) &&
 		       brt_tnum_in(o->var_off, c->var_off) && check_ids(o->id, c->id, m) &&
 		       check_ids(o->ref_obj_id, c->ref_obj_id, m);
 	case PTR_TO_PACKET:

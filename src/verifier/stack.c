@@ -89,6 +89,31 @@ static void save_spill(struct brt_frame *f, int spi, const struct brt_reg *reg, 
 	}
 }
 
+/* A slice of bpf_dynptr_slice() whose bytes may be in its stack buffer (brt_slice_buf())
+ * dies, as an unknown scalar, when a store reaches any byte of that buffer: measured on
+ * the running 6.18.44 (`buf=fp[0]-40+8` in its log; a store to fp-33 or fp-40 makes the
+ * slice `scalar()`, one to fp-41 does not), a backport 6.18.19's source lacks.  Every
+ * copy in every frame, registers and spills. */
+static void slice_bufs_written(struct brt_env *env, int frameno, int64_t lo, int64_t hi)
+{
+	struct brt_vstate *st = env->cur;
+
+	for (int fi = 0; fi <= st->curframe; fi++) {
+		struct brt_frame *fr = st->frame[fi];
+
+		for (int r = 0; r < BRT_NREGS; r++) {
+			struct brt_reg *x = &fr->regs[r];
+
+			if (brt_slice_buf_hit(x, frameno, lo, hi))
+				brt_mark_reg_unknown(env, x);
+		}
+		for (int s = 0; s < fr->allocated_stack / 8; s++)
+			if (brt_is_spilled(&fr->stack[s]) &&
+			    brt_slice_buf_hit(&fr->stack[s].spilled, frameno, lo, hi))
+				brt_mark_reg_unknown(env, &fr->stack[s].spilled);
+	}
+}
+
 static int stack_write_fixed(struct brt_env *env, struct brt_frame *f, int off, int size,
 			     int value_regno, const struct bpf_insn *insn)
 {
@@ -554,8 +579,19 @@ int brt_check_stack_access(struct brt_env *env, int regno, int off, int size,
 					  (int)(reg->smax + off + size), value_regno);
 		return err;
 	}
-	if (brt_tnum_is_const(reg->var_off))
-		return stack_write_fixed(env, f, off + (int)reg->var_off.value, size, value_regno,
-					 &env->insns[insn_idx]);
-	return stack_write_var(env, f, regno, off, size, value_regno, insn_idx);
+	{
+		int64_t lo = brt_tnum_is_const(reg->var_off) ? off + (int64_t)reg->var_off.value
+							    : reg->smin + off;
+		int64_t hi = brt_tnum_is_const(reg->var_off) ? lo + size : reg->smax + off + size;
+		int fno = reg->frameno;
+
+		if (brt_tnum_is_const(reg->var_off))
+			err = stack_write_fixed(env, f, (int)lo, size, value_regno,
+						&env->insns[insn_idx]);
+		else
+			err = stack_write_var(env, f, regno, off, size, value_regno, insn_idx);
+		if (!err)
+			slice_bufs_written(env, fno, lo, hi);
+		return err;
+	}
 }

@@ -284,6 +284,21 @@ static void kfunc_rules(void)
 	C("xdp: slice without a null check", MOV_X(6, 1), FROM_XDP(), SLICE(K_SLICE, 0, 0, 8),
 	  LDX(BPF_B, 0, 0, 0), EXIT());
 	C("xdp: from_xdp twice", MOV_X(6, 1), FROM_XDP(), FROM_XDP(), MOV_K(0, 0), EXIT());
+	/* a slice given a stack buffer (fp-40, 8 bytes) dies when a store reaches the buffer
+	 * (the running 6.18.44: `buf=fp[0]-40+8`, a backport 6.18.19's source lacks) */
+#define BUFSLICE() MOV_X(6, 1), FROM_XDP(), FP(1, 16), MOV_K(2, 0), FP(3, 40), MOV_K(4, 8), \
+		   KCALL(K_SLICE)
+	C("xdp: buffered slice, buffer overwritten", BUFSLICE(), JEQ_K(0, 0, 3),
+	  ST(BPF_DW, 10, -40, 1), LDX(BPF_B, 0, 0, 0), EXIT(), MOV_K(0, 0), EXIT());
+	C("xdp: buffered slice, buffer's last byte written", BUFSLICE(), JEQ_K(0, 0, 3),
+	  ST(BPF_B, 10, -33, 1), LDX(BPF_B, 0, 0, 0), EXIT(), MOV_K(0, 0), EXIT());
+	C("xdp: buffered slice, the byte before written", BUFSLICE(), JEQ_K(0, 0, 3),
+	  ST(BPF_B, 10, -41, 1), LDX(BPF_B, 0, 0, 0), EXIT(), MOV_K(0, 0), EXIT());
+	C("xdp: buffered slice, a copy used after", BUFSLICE(), MOV_X(7, 0), JEQ_K(0, 0, 3),
+	  ST(BPF_W, 10, -36, 1), LDX(BPF_B, 0, 7, 0), EXIT(), MOV_K(0, 0), EXIT());
+	C("xdp: buffered slice spilled, buffer overwritten", BUFSLICE(), JEQ_K(0, 0, 5),
+	  STX(BPF_DW, 10, 0, -56), ST(BPF_DW, 10, -40, 1), LDX(BPF_DW, 1, 10, -56),
+	  LDX(BPF_B, 0, 1, 0), EXIT(), MOV_K(0, 0), EXIT());
 	C("xdp: from_xdp with flags", MOV_X(6, 1), MOV_X(1, 6), MOV_K(2, 1), FP(3, 16),
 	  KCALL(K_FROM_XDP), EXIT());
 	C("xdp: from_xdp of a non-ctx", MOV_X(6, 1), FP(1, 40), MOV_K(2, 0), FP(3, 16),
