@@ -59,7 +59,10 @@ static struct brt_hist *hist_push(struct brt_env *env, int prev_idx)
 int brt_hist_note(struct brt_env *env, int prev_idx)
 {
 	env->cur_hent = -1;
-	if (prev_idx == env->insn_idx - 1)
+	/* the kernel records every visit of a jump point, one entered in sequence too (a
+	 * callback-calling insn a state starts at, entered again by the callback's return,
+	 * then has two entries, and the walk goes on through the callback) */
+	if (prev_idx == env->insn_idx - 1 && !env->aux[env->insn_idx].jmp_point)
 		return 0;
 	/* a fork that runs its insn again (fork_sign_mask): the kernel records history only
 	 * at jump points, so its walk passes the insn once */
