@@ -89,8 +89,10 @@ static int pin_maps(const struct progcli *c, struct bpfrt_object *obj, const cha
 	return ret;
 }
 
-/* The object do_load() leaves to the process's exit. */
-static struct bpfrt_object *left_open;
+/* The object do_load() leaves to the process's exit: volatile, because a static only
+ * written is dropped by the compiler, and LeakSanitizer (CI's asan step) then finds the
+ * object unreachable. */
+static struct bpfrt_object *volatile left_open;
 
 static int do_load(struct progcli *c, int argc, char **argv, int all)
 {
