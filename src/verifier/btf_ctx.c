@@ -927,3 +927,53 @@ uint32_t brt_btf_task_id(struct brt_env *env)
 	atomic_store(&task_btf, env->kbtf);
 	return id > 0 ? (uint32_t)id : 0;
 }
+
+/* The context type each program type's BPF side names (the kernel's bpf_types.h):
+ * btf_is_prog_ctx_type() compares names only; "" for types whose context is untyped. */
+const char *brt_ctx_type_name(uint32_t prog_type)
+{
+	switch (prog_type) {
+	case BPF_PROG_TYPE_SOCKET_FILTER:
+	case BPF_PROG_TYPE_SCHED_CLS:
+	case BPF_PROG_TYPE_SCHED_ACT:
+	case BPF_PROG_TYPE_CGROUP_SKB:
+	case BPF_PROG_TYPE_LWT_IN:
+	case BPF_PROG_TYPE_LWT_OUT:
+	case BPF_PROG_TYPE_LWT_XMIT:
+	case BPF_PROG_TYPE_LWT_SEG6LOCAL:
+	case BPF_PROG_TYPE_SK_SKB:
+	case BPF_PROG_TYPE_FLOW_DISSECTOR:
+		return "__sk_buff";
+	case BPF_PROG_TYPE_XDP:
+		return "xdp_md";
+	case BPF_PROG_TYPE_CGROUP_SOCK:
+		return "bpf_sock";
+	case BPF_PROG_TYPE_CGROUP_SOCK_ADDR:
+		return "bpf_sock_addr";
+	case BPF_PROG_TYPE_SOCK_OPS:
+		return "bpf_sock_ops";
+	case BPF_PROG_TYPE_SK_MSG:
+		return "sk_msg_md";
+	case BPF_PROG_TYPE_KPROBE:
+		return "bpf_user_pt_regs_t";
+	case BPF_PROG_TYPE_PERF_EVENT:
+		return "bpf_perf_event_data";
+	case BPF_PROG_TYPE_RAW_TRACEPOINT:
+	case BPF_PROG_TYPE_RAW_TRACEPOINT_WRITABLE:
+		return "bpf_raw_tracepoint_args";
+	case BPF_PROG_TYPE_CGROUP_DEVICE:
+		return "bpf_cgroup_dev_ctx";
+	case BPF_PROG_TYPE_CGROUP_SYSCTL:
+		return "bpf_sysctl";
+	case BPF_PROG_TYPE_CGROUP_SOCKOPT:
+		return "bpf_sockopt";
+	case BPF_PROG_TYPE_SK_REUSEPORT:
+		return "sk_reuseport_md";
+	case BPF_PROG_TYPE_SK_LOOKUP:
+		return "bpf_sk_lookup";
+	case 32: /* BPF_PROG_TYPE_NETFILTER */
+		return "bpf_nf_ctx";
+	default:
+		return "";
+	}
+}

@@ -818,25 +818,6 @@ static const char *kptr_type_name(struct brt_env *env, const struct brt_gfield *
 	return brt_local_type_name(env, f->home, f->value_id);
 }
 
-/* __check_ptr_off_reg() with fixed_off_ok: a fixed offset allowed, not a variable one */
-int brt_graph_check_fixed_off(struct brt_env *env, const struct brt_reg *reg, int regno)
-{
-	if (reg->off < 0) {
-		brt_verr(env, "negative offset %s ptr R%d off=%d disallowed\n",
-			 brt_reg_type_str(env, reg->type), regno, reg->off);
-		return -EACCES;
-	}
-	if (!brt_tnum_is_const(reg->var_off) || reg->var_off.value) {
-		char tn[48];
-
-		brt_tnum_strn(tn, sizeof(tn), reg->var_off);
-		brt_verr(env, "variable %s access var_off=%s disallowed\n",
-			 brt_reg_type_str(env, reg->type), tn);
-		return -EACCES;
-	}
-	return 0;
-}
-
 /* map_kptr_match_type() for a pointer to an object of bpf_obj_new (a kernel pointer never
  * matches a local kptr: the types are of different BTFs) */
 int brt_graph_kptr_match(struct brt_env *env, const struct brt_gfield *f, const struct brt_reg *reg,
@@ -853,7 +834,7 @@ int brt_graph_kptr_match(struct brt_env *env, const struct brt_gfield *f, const 
 		goto bad;
 	rname = (reg->type & MEM_ALLOC) ? brt_local_type_name(env, reg->map_idx, reg->btf_id)
 					 : brt_btf_reg_name(env, reg->btf_id);
-	if (brt_graph_check_fixed_off(env, reg, regno))
+	if (brt_check_ptr_fixed_off_reg(env, reg, regno))
 		return -EACCES;
 	/* btf_struct_ids_match(), strict for referenced kptrs: the same type at offset 0 */
 	if ((reg->type & MEM_ALLOC) && reg->btf_id == f->value_id && reg->map_idx == f->home &&

@@ -224,7 +224,7 @@ static int check_off_ok(struct brt_env *env, int regno, int arg)
 		return 0;
 	/* an object's kptr field: at a fixed offset into it */
 	if (arg == BRT_ARG_KPTR_XCHG_DEST && reg->type == (PTR_TO_BTF_ID | MEM_ALLOC))
-		return brt_graph_check_fixed_off(env, reg, regno);
+		return brt_check_ptr_fixed_off_reg(env, reg, regno);
 	if (arg == BRT_ARG_PTR_TO_ALLOC_MEM || arg == BRT_ARG_PTR_TO_SOCK_RELEASE ||
 	    arg == BRT_ARG_PTR_TO_DYNPTR_RINGBUF_RELEASE ||
 	    arg == BRT_ARG_PTR_TO_KPTR_OR_NULL_RELEASE) {

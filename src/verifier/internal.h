@@ -653,7 +653,6 @@ int brt_graph_kptr_dest(struct brt_env *env, int regno, struct brt_gfield *out);
 /* bpf_kptr_xchg's release of the stashed object's reference (percpu objects stay readable
  * as RCU pointers inside an RCU section) */
 int brt_graph_kptr_release(struct brt_env *env, uint32_t ref);
-int brt_graph_check_fixed_off(struct brt_env *env, const struct brt_reg *reg, int regno);
 int brt_graph_kptr_match(struct brt_env *env, const struct brt_gfield *f, const struct brt_reg *reg,
 			 int regno);
 const struct brt_btf *brt_graph_map_btf(struct brt_env *env, int map_idx);
@@ -738,6 +737,12 @@ int brt_check_helper_mem(struct brt_env *env, int regno, int size, int zero_ok,
 			 enum brt_access t, int raw);
 /* a pointer that must be unmoved (ctx, map pointers, ...): no fixed or variable offset */
 int brt_check_ptr_off_reg(struct brt_env *env, const struct brt_reg *reg, int regno);
+/* ... with fixed_off_ok (__check_ptr_off_reg()): a fixed offset allowed, not a variable
+ * one (graph roots and nodes, kptr fields) */
+int brt_check_ptr_fixed_off_reg(struct brt_env *env, const struct brt_reg *reg, int regno);
+/* The context struct a program type's BPF side names (the kernel's bpf_types.h), "" when
+ * untyped (btf_ctx.c) */
+const char *brt_ctx_type_name(uint32_t prog_type);
 /* check_func_arg_reg_off() with ARG_DONTCARE, for helper and global-function arguments:
  * pointers to memory may carry an offset (the size check covers it), any other pointer
  * must be unmoved (brt_check_ptr_off_reg()) */

@@ -159,61 +159,11 @@ static int scalar_struct(struct brt_env *env, const struct brt_btf *btf, const s
 	return 1;
 }
 
-/* The context type each program type's BPF side names (the kernel's bpf_types.h):
- * btf_is_prog_ctx_type() compares names only; "" for types whose context is untyped. */
-static const char *ctx_type_name(uint32_t prog_type)
-{
-	switch (prog_type) {
-	case BPF_PROG_TYPE_SOCKET_FILTER:
-	case BPF_PROG_TYPE_SCHED_CLS:
-	case BPF_PROG_TYPE_SCHED_ACT:
-	case BPF_PROG_TYPE_CGROUP_SKB:
-	case BPF_PROG_TYPE_LWT_IN:
-	case BPF_PROG_TYPE_LWT_OUT:
-	case BPF_PROG_TYPE_LWT_XMIT:
-	case BPF_PROG_TYPE_LWT_SEG6LOCAL:
-	case BPF_PROG_TYPE_SK_SKB:
-	case BPF_PROG_TYPE_FLOW_DISSECTOR:
-		return "__sk_buff";
-	case BPF_PROG_TYPE_XDP:
-		return "xdp_md";
-	case BPF_PROG_TYPE_CGROUP_SOCK:
-		return "bpf_sock";
-	case BPF_PROG_TYPE_CGROUP_SOCK_ADDR:
-		return "bpf_sock_addr";
-	case BPF_PROG_TYPE_SOCK_OPS:
-		return "bpf_sock_ops";
-	case BPF_PROG_TYPE_SK_MSG:
-		return "sk_msg_md";
-	case BPF_PROG_TYPE_KPROBE:
-		return "bpf_user_pt_regs_t";
-	case BPF_PROG_TYPE_PERF_EVENT:
-		return "bpf_perf_event_data";
-	case BPF_PROG_TYPE_RAW_TRACEPOINT:
-	case BPF_PROG_TYPE_RAW_TRACEPOINT_WRITABLE:
-		return "bpf_raw_tracepoint_args";
-	case BPF_PROG_TYPE_CGROUP_DEVICE:
-		return "bpf_cgroup_dev_ctx";
-	case BPF_PROG_TYPE_CGROUP_SYSCTL:
-		return "bpf_sysctl";
-	case BPF_PROG_TYPE_CGROUP_SOCKOPT:
-		return "bpf_sockopt";
-	case BPF_PROG_TYPE_SK_REUSEPORT:
-		return "sk_reuseport_md";
-	case BPF_PROG_TYPE_SK_LOOKUP:
-		return "bpf_sk_lookup";
-	case 32: /* BPF_PROG_TYPE_NETFILTER */
-		return "bpf_nf_ctx";
-	default:
-		return "";
-	}
-}
-
 /* a struct some program type has as its context */
 static int is_any_ctx_name(const char *name)
 {
 	for (uint32_t t = 0; t < 64; t++)
-		if (*ctx_type_name(t) && !strcmp(ctx_type_name(t), name))
+		if (*brt_ctx_type_name(t) && !strcmp(brt_ctx_type_name(t), name))
 			return 1;
 	return 0;
 }
@@ -223,7 +173,7 @@ static int is_any_ctx_name(const char *name)
  * kprobes name it through the typedef bpf_user_pt_regs_t (struct pt_regs on x86-64). */
 static int is_ctx_arg(struct brt_env *env, const struct brt_btf *btf, const struct btf_type *t)
 {
-	const char *want = ctx_type_name(env->opts->prog_type), *tname;
+	const char *want = brt_ctx_type_name(env->opts->prog_type), *tname;
 
 	t = brt_btf_type(btf, t->type);
 	if (env->opts->prog_type == BPF_PROG_TYPE_KPROBE) {

@@ -21,14 +21,17 @@ static void scratch_reg(struct brt_env *env, int regno)
 	env->scratched_regs |= (uint16_t)(1u << regno);
 }
 
-int brt_check_ptr_off_reg(struct brt_env *env, const struct brt_reg *reg, int regno)
+/* __check_ptr_off_reg(): a pointer a helper or kfunc takes, at no offset (or a fixed one
+ * when fixed_off_ok) */
+static int check_ptr_off(struct brt_env *env, const struct brt_reg *reg, int regno,
+			 int fixed_off_ok)
 {
 	if (reg->off < 0) {
 		brt_verr(env, "negative offset %s ptr R%d off=%d disallowed\n",
 			 brt_reg_type_str(env, reg->type), regno, reg->off);
 		return -EACCES;
 	}
-	if (reg->off) {
+	if (!fixed_off_ok && reg->off) {
 		brt_verr(env, "dereference of modified %s ptr R%d off=%d disallowed\n",
 			 brt_reg_type_str(env, reg->type), regno, reg->off);
 		return -EACCES;
@@ -42,6 +45,16 @@ int brt_check_ptr_off_reg(struct brt_env *env, const struct brt_reg *reg, int re
 		return -EACCES;
 	}
 	return 0;
+}
+
+int brt_check_ptr_off_reg(struct brt_env *env, const struct brt_reg *reg, int regno)
+{
+	return check_ptr_off(env, reg, regno, 0);
+}
+
+int brt_check_ptr_fixed_off_reg(struct brt_env *env, const struct brt_reg *reg, int regno)
+{
+	return check_ptr_off(env, reg, regno, 1);
 }
 
 int brt_check_arg_reg_off(struct brt_env *env, const struct brt_reg *reg, int regno)
