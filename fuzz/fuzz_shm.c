@@ -7,7 +7,11 @@
  * Nothing may crash, hang or read outside the region.  A step of map 0xff rewrites the
  * id counters' file instead (.bpfrt-ids: truncated to any length, or bytes written at any
  * offset, as any process of its owner may), then creates a map, whose id comes from that
- * file (obj.c's guarded accesses: a truncated page must not raise SIGBUS).  The objects'
+ * file (obj.c's guarded accesses: a truncated page must not raise SIGBUS).  A step of
+ * map 0xfe rewrites a copy of this process's reference table (obj/pub.c) as the process
+ * that published it could, and reads it as another process's id walk does
+ * (brt_pub_read(), then brt_pub_classify() of every live map's mapping and of the step's
+ * own file and range): the reader must stay inside what it read.  The objects'
  * directory is a private one ($BPFRT_FS), so that no other process's ids are touched.
  */
 #include <errno.h>
@@ -159,8 +163,77 @@ static void ids_step(uint8_t op, size_t off, const uint8_t *arg)
 	close(fd);
 }
 
+/* A copy of this process's reference table (its mapping found by name in /proc/self/maps
+ * and read whole through /proc/self/map_files), in a memfd each input starts afresh. */
+static int pub_fd = -1;
+
+static void pub_copy(void)
+{
+	char line[512], path[96], buf[4096];
+	unsigned long lo, hi;
+	ssize_t n;
+	off_t at = 0;
+	FILE *f = fopen("/proc/self/maps", "re");
+	int in = -1;
+
+	if (pub_fd < 0)
+		pub_fd = memfd_create("fz-pub", MFD_CLOEXEC);
+	if (pub_fd < 0 || ftruncate(pub_fd, 0))
+		__builtin_trap();
+	while (f && in < 0 && fgets(line, sizeof(line), f))
+		if (strstr(line, BRT_PUB_MAPS_NAME) && sscanf(line, "%lx-%lx", &lo, &hi) == 2) {
+			snprintf(path, sizeof(path), "/proc/self/map_files/%lx-%lx", lo, hi);
+			in = open(path, O_RDONLY | O_CLOEXEC);
+		}
+	if (f)
+		fclose(f);
+	/* the head and the first slots are all a small process uses */
+	while (in >= 0 && at < 16384 && (n = pread(in, buf, sizeof(buf), at)) > 0) {
+		if (pwrite(pub_fd, buf, (size_t)n, at) != n)
+			__builtin_trap();
+		at += n;
+	}
+	if (in >= 0)
+		close(in);
+}
+
+/* 8 bytes written at off % 16384 of the copy (op bit 0: truncated there instead), then
+ * read as a walker reads a table and asked about every live map and the step's bytes. */
+static void pub_step(uint8_t op, size_t off, const uint8_t *arg, const struct live *live)
+{
+	struct brt_pub_view v;
+	struct stat st;
+	char path[64];
+	uint64_t x;
+
+	if (op & 1) {
+		if (ftruncate(pub_fd, (off_t)(off % 16384)))
+			__builtin_trap();
+	} else if (pwrite(pub_fd, arg, 8, (off_t)(off % 16384)) != 8) {
+		__builtin_trap();
+	}
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", pub_fd);
+	if (brt_pub_read(path, &v))
+		return;
+	for (size_t i = 0; i < NTYPES; i++) {
+		if (fstat(live[i].fd, &st))
+			__builtin_trap();
+		if ((unsigned)brt_pub_classify(&v, st.st_dev, st.st_ino,
+					       (uintptr_t)live[i].map->obj.base,
+					       (uintptr_t)live[i].map->obj.base +
+						       live[i].file_size) > BRT_PUB_NONE)
+			__builtin_trap();
+	}
+	memcpy(&x, arg, 8);
+	if ((unsigned)brt_pub_classify(&v, (dev_t)(x >> 48), (ino_t)(x & 0xffffffffffffu),
+				       x & ~0xfffull, (x & ~0xfffull) + 4096) > BRT_PUB_NONE)
+		__builtin_trap();
+	brt_pub_view_free(&v);
+}
+
 /* Steps of 12 bytes: map, op (bit 7: a write of (op & 7) + 1 bytes), a 16-bit offset in
- * the region for a write, then 8 bytes of argument or data.  Map 0xff: ids_step(). */
+ * the region for a write, then 8 bytes of argument or data.  Map 0xff: ids_step(); map
+ * 0xfe: pub_step(). */
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct live live[NTYPES];
@@ -175,12 +248,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	for (size_t i = 0; i < NTYPES; i++)
 		open_live(i, &live[i]);
+	pub_copy();
 	for (; size >= 12; data += 12, size -= 12) {
 		struct live *m = &live[data[0] % NTYPES];
 		size_t off = (size_t)(data[2] | data[3] << 8) % m->size, len = (data[1] & 7) + 1;
 
 		if (data[0] == 0xff) {
 			ids_step(data[1], (size_t)(data[2] | data[3] << 8), data + 4);
+			continue;
+		}
+		if (data[0] == 0xfe) {
+			pub_step(data[1], (size_t)(data[2] | data[3] << 8), data + 4, live);
 			continue;
 		}
 

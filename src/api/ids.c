@@ -47,24 +47,71 @@ struct id_walk {
 	/* (dev, ino) of files already looked at */
 	struct { dev_t dev; ino_t ino; } *seen;
 	size_t nseen, cap;
+	/* maps (id, ino) the map tables of the live programs seen so far name (kept for
+	 * map and BTF walks: what a live program holds is alive) */
+	struct { uint32_t id; uint64_t ino; } *named;
+	size_t nnamed, named_cap;
+	/* files only programs of the process that maps them hold (BRT_PUB_NAMED): alive
+	 * if a live program names them, decided once every program was seen */
+	struct { char path[96]; uint64_t ino; } *maybe;
+	size_t nmaybe, maybe_cap;
 };
+
+/* Grow *arr (of n, room for *cap, elements of size) by one: 0, or -1 without memory. */
+static int grow(void *arr, size_t n, size_t *cap, size_t size)
+{
+	void **p = arr, *q;
+	size_t c;
+
+	if (n < *cap)
+		return 0;
+	c = *cap ? 2 * *cap : 64;
+	q = realloc(*p, c * size);
+	if (!q)
+		return -1;
+	*p = q;
+	*cap = c;
+	return 0;
+}
 
 static int seen(struct id_walk *w, dev_t dev, ino_t ino)
 {
 	for (size_t i = 0; i < w->nseen; i++)
 		if (w->seen[i].ino == ino && w->seen[i].dev == dev)
 			return 1;
-	if (w->nseen == w->cap) {
-		size_t cap = w->cap ? 2 * w->cap : 64;
-		void *n = realloc(w->seen, cap * sizeof(*w->seen));
-
-		if (!n)
-			return 0; /* looked at again: slower, never wrong */
-		w->seen = n;
-		w->cap = cap;
-	}
+	if (grow(&w->seen, w->nseen, &w->cap, sizeof(*w->seen)))
+		return 0; /* looked at again: slower, never wrong */
 	w->seen[w->nseen].dev = dev;
 	w->seen[w->nseen++].ino = ino;
+	return 0;
+}
+
+/* A live program's file (fd, header checked against st): remember the maps its table
+ * names.  The table is untrusted (another process may write the file): its size comes
+ * from the same checks a program's attach makes; a scribbled entry can only make the
+ * walk find a map that still exists somewhere. */
+static void note_named(struct id_walk *w, int fd, const struct brt_obj_hdr *hdr,
+		       const struct stat *st)
+{
+	struct brt_prog_mapref ref;
+	off_t off = (off_t)hdr->max_entries * (off_t)sizeof(struct bpf_insn);
+
+	if (brt_prog_file_check(hdr, (uint64_t)st->st_size))
+		return;
+	for (uint32_t i = 0; i < hdr->nmaps; i++, off += (off_t)sizeof(ref)) {
+		if (pread(fd, &ref, sizeof(ref), off) != (ssize_t)sizeof(ref) ||
+		    grow(&w->named, w->nnamed, &w->named_cap, sizeof(*w->named)))
+			return;
+		w->named[w->nnamed].id = ref.id;
+		w->named[w->nnamed++].ino = ref.ino;
+	}
+}
+
+static int is_named(const struct id_walk *w, uint32_t id, uint64_t ino)
+{
+	for (size_t i = 0; i < w->nnamed; i++)
+		if (w->named[i].id == id && w->named[i].ino == ino)
+			return 1;
 	return 0;
 }
 
@@ -93,6 +140,8 @@ static void visit_path(struct id_walk *w, const char *path)
 		close(fd);
 		return;
 	}
+	if (hdr.kind == BRT_OBJ_PROG && (w->kind == BRT_OBJ_MAP || w->kind == BRT_OBJ_BTF))
+		note_named(w, fd, &hdr, &st);
 	/* A map holds its BTF as the kernel's does, by a copy (map.c): the BTF counts as
 	 * live while such a map is, and GET_FD_BY_ID re-creates it from the copy. */
 	if (w->kind == BRT_OBJ_BTF && (hdr.kind == BRT_OBJ_MAP || hdr.kind == BRT_OBJ_PROG) &&
@@ -163,43 +212,110 @@ static void visit_fds(struct id_walk *w, const char *pid)
 		closedir(d);
 }
 
+/* One line of /proc/PID/maps: 1 with its fields, name pointing into line. */
+static int maps_line(char *line, unsigned long *lo, unsigned long *hi, dev_t *dev,
+		     unsigned long *ino, char **name)
+{
+	unsigned int maj, min;
+	size_t len;
+	int off;
+
+	if (sscanf(line, "%lx-%lx %*s %*x %x:%x %lu %n", lo, hi, &maj, &min, ino, &off) != 5)
+		return 0;
+	*dev = makedev(maj, min);
+	*name = line + off;
+	len = strlen(*name);
+	if (len && (*name)[len - 1] == '\n')
+		(*name)[len - 1] = '\0';
+	return 1;
+}
+
 /* Mappings of object files whose fds are gone (a loaded program's maps, an mmap'd
- * array): /proc/PID/maps names them, /proc/PID/map_files opens them (CAP_SYS_ADMIN). */
+ * array): /proc/PID/maps names them, /proc/PID/map_files opens them (CAP_SYS_ADMIN).
+ * The process's object cache maps every object it has seen until it sweeps, which a
+ * dead object's last fd closing elsewhere does not make it do: such a mapping is no
+ * holder, and the process's reference table says which mappings are the cache's and
+ * what its entry holds (obj/pub.c).  A process without a table: every mapping holds.
+ * One read of the maps: the candidates are kept, the table may come after them. */
 static void visit_maps(struct id_walk *w, const char *pid)
 {
-	char path[96], line[PATH_MAX + 128];
+	char path[96], line[PATH_MAX + 128], *name;
+	struct brt_pub_view pub = { 0 };
+	struct { unsigned long lo, hi, ino; dev_t dev; } *c = NULL;
+	size_t nc = 0, cap = 0;
 	unsigned long lo, hi, ino;
-	unsigned int maj, min;
-	int off;
+	int have_pub = 0;
+	dev_t dev;
 	FILE *f;
 
 	snprintf(path, sizeof(path), "/proc/%s/maps", pid);
 	f = fopen(path, "re");
-	while (f && !done(w) && fgets(line, sizeof(line), f)) {
-		char *name;
-		size_t len;
-
-		if (sscanf(line, "%lx-%lx %*s %*x %x:%x %lu %n", &lo, &hi, &maj, &min, &ino,
-			   &off) != 5 || !ino)
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		if (!maps_line(line, &lo, &hi, &dev, &ino, &name) || !ino)
 			continue;
-		name = line + off;
-		len = strlen(name);
-		if (len && name[len - 1] == '\n')
-			name[len - 1] = '\0';
-		if (!candidate(w, name))
+		if (!have_pub && !strncmp(name, BRT_PUB_MAPS_NAME, strlen(BRT_PUB_MAPS_NAME))) {
+			snprintf(path, sizeof(path), "/proc/%s/map_files/%lx-%lx", pid, lo, hi);
+			have_pub = !brt_pub_read(path, &pub);
 			continue;
-		/* skip what was looked at already without opening it (same dev, ino) */
+		}
+		if (!candidate(w, name) || grow(&c, nc, &cap, sizeof(*c)))
+			continue;
+		c[nc].lo = lo;
+		c[nc].hi = hi;
+		c[nc].ino = ino;
+		c[nc++].dev = dev;
+	}
+	fclose(f);
+	for (size_t k = 0; k < nc && !done(w); k++) {
+		enum brt_pub_verdict v = BRT_PUB_HOLDER;
 		int known = 0;
 
+		/* skip what was looked at already without opening it (same dev, ino) */
 		for (size_t i = 0; i < w->nseen && !known; i++)
-			known = w->seen[i].ino == (ino_t)ino && w->seen[i].dev == makedev(maj, min);
+			known = w->seen[i].ino == (ino_t)c[k].ino && w->seen[i].dev == c[k].dev;
 		if (known)
 			continue;
-		snprintf(path, sizeof(path), "/proc/%s/map_files/%lx-%lx", pid, lo, hi);
-		visit_path(w, path);
+		if (have_pub)
+			v = brt_pub_classify(&pub, c[k].dev, (ino_t)c[k].ino, c[k].lo, c[k].hi);
+		if (v == BRT_PUB_NONE)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/map_files/%lx-%lx", pid, c[k].lo, c[k].hi);
+		if (v == BRT_PUB_HOLDER) {
+			visit_path(w, path);
+		} else if ((w->kind == BRT_OBJ_MAP || w->kind == BRT_OBJ_BTF) &&
+			   !grow(&w->maybe, w->nmaybe, &w->maybe_cap, sizeof(*w->maybe))) {
+			snprintf(w->maybe[w->nmaybe].path, sizeof(w->maybe[0].path), "%s", path);
+			w->maybe[w->nmaybe++].ino = c[k].ino;
+		}
 	}
-	if (f)
-		fclose(f);
+	free(c);
+	brt_pub_view_free(&pub);
+}
+
+/* The files only programs hold, once every live program was seen: those a live
+ * program's table names are alive (the kernel's program holds its maps). */
+static void visit_maybe(struct id_walk *w)
+{
+	struct brt_obj_hdr hdr;
+	struct stat st;
+	int fd;
+
+	for (size_t i = 0; i < w->nmaybe && !done(w); i++) {
+		fd = open(w->maybe[i].path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		if (!fstat(fd, &st) && (uint64_t)st.st_ino == w->maybe[i].ino &&
+		    S_ISREG(st.st_mode) && st.st_size >= (off_t)(2 * BRT_PAGE) &&
+		    pread(fd, &hdr, sizeof(hdr), st.st_size - BRT_PAGE) == (ssize_t)sizeof(hdr) &&
+		    hdr.kind == BRT_OBJ_MAP && is_named(w, hdr.id, (uint64_t)st.st_ino)) {
+			close(fd);
+			visit_path(w, w->maybe[i].path);
+			continue;
+		}
+		close(fd);
+	}
 }
 
 static _Thread_local struct id_walk *pin_walk;
@@ -246,8 +362,13 @@ static void walk(struct id_walk *w)
 		nftw(brt_obj_fs_dir(), visit_pin, 16, FTW_PHYS);
 		pin_walk = NULL;
 	}
+	visit_maybe(w);
 	free(w->seen);
 	w->seen = NULL;
+	free(w->named);
+	w->named = NULL;
+	free(w->maybe);
+	w->maybe = NULL;
 }
 
 /* The BTF object with this id again, from a copy a map or a program holds (map_fd,

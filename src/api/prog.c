@@ -118,6 +118,15 @@ static int add_map(struct load *ld, struct brt_map *map)
 	return (int)ld->pm.n - 1;
 }
 
+/* The loaded program's maps are held by it from now on (delta 1) or no more (-1): held
+ * as the maps its file's table names, which is what other processes' id walks follow
+ * from a program they find alive (obj.h, brt_obj_named()). */
+static void own_maps(struct brt_prog_maps *pm, int delta)
+{
+	for (uint32_t i = 0; i < pm->n; i++)
+		brt_obj_named(&pm->maps[i]->obj, delta);
+}
+
 static void put_maps(struct brt_prog_maps *pm)
 {
 	for (uint32_t i = 0; i < pm->n; i++)
@@ -265,6 +274,7 @@ static void prog_release(struct brt_obj *obj)
 	struct brt_prog *prog = (struct brt_prog *)(void *)obj;
 
 	bpfrt_vm_free(prog->vm);
+	own_maps(&prog->pm, -1);
 	put_maps(&prog->pm);
 	brt_prog_lines_free(prog->lines);
 	free(prog->xflags);
@@ -283,6 +293,7 @@ static int prog_init(struct brt_obj *obj, void *arg)
 	if (obj->snap.tail_size)
 		brt_prog_file_write_tail(obj, ld->lines);
 	prog->pm = ld->pm;
+	own_maps(&prog->pm, 1);
 	prog->pm.magic = BRT_PROG_MAPS_MAGIC;
 	prog->pm.owner = obj;
 	prog->pm.prog_type = ld->attr->prog_type;
@@ -820,6 +831,7 @@ static int materialise(struct brt_prog *prog)
 	if (!err) {
 		prog->pm.maps = ld.pm.maps;
 		prog->pm.n = ld.pm.n;
+		own_maps(&prog->pm, 1);
 		ld.pm.maps = NULL;
 		ld.pm.n = 0;
 		prog->vm = ld.vm;

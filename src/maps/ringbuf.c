@@ -147,6 +147,10 @@ static int rb_attach(struct brt_map *map)
 	if (area_add(map, area, v->size))
 		goto out_unmap;
 	v->data = area;
+	/* the entry's own second mapping of the file: published with it, so other
+	 * processes' id walks do not count it as a holder (obj.h, aux) */
+	map->obj.aux = area;
+	map->obj.aux_len = 2 * v->size;
 	brt_waker_init(&v->wake,
 		       (struct brt_waker *)(void *)((unsigned char *)map->data + RB_WAKER_OFF));
 	v->consumer_pos = (_Atomic uint64_t *)map->data;

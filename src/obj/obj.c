@@ -190,10 +190,27 @@ uint32_t brt_obj_new_id(uint32_t kind)
 	return alloc_id(kind, (uint64_t)time(NULL));
 }
 
+/* Counters of an entry not (or not yet) published: its own words. */
+static void refs_init(struct brt_obj *obj, int32_t refs)
+{
+	obj->refs = &obj->own[0];
+	obj->named = &obj->own[1];
+	obj->pub = NULL;
+	atomic_init(&obj->own[0], refs);
+	atomic_init(&obj->own[1], 0);
+}
+
+/* Cache lock held.  The entry's counters move into its published slot (pub.c) when the
+ * table has room; nothing else can reach the entry before it is in the cache. */
 static void cache_insert(struct brt_obj *obj)
 {
 	unsigned b = bucket_of(obj->dev, obj->ino);
 
+	obj->pub = brt_pub_alloc(obj);
+	if (obj->pub) {
+		obj->refs = &obj->pub->refs;
+		obj->named = &obj->pub->named;
+	}
 	obj->next = cache[b];
 	cache[b] = obj;
 	cache_count++;
@@ -243,6 +260,9 @@ static void obj_destroy(struct brt_obj *obj)
 	} else {
 		munmap(obj->base, obj->size);
 	}
+	/* the slot goes after the mappings: a walker never sees one of them unaccounted
+	 * for (it would take it for a holder) */
+	brt_pub_free(obj->pub);
 	free(obj);
 }
 
@@ -267,8 +287,15 @@ static void obj_keep(struct brt_obj *obj, int fd)
 	if (m == MAP_FAILED)
 		return;
 	if (!atomic_compare_exchange_strong_explicit(&obj->keep, &none, m, memory_order_acq_rel,
-						     memory_order_acquire))
+						     memory_order_acquire)) {
 		munmap(m, obj->size); /* another thread mapped it first */
+		return;
+	}
+	if (obj->pub) { /* the cache's mapping from now on (pub.c) */
+		atomic_store_explicit(&obj->pub->hi, (uintptr_t)m + obj->size,
+				      memory_order_relaxed);
+		atomic_store_explicit(&obj->pub->lo, (uintptr_t)m, memory_order_release);
+	}
 }
 
 /* Write all of buf at offset 0 of fd: 0 or -errno (a short write on tmpfs is ENOSPC). */
@@ -358,7 +385,7 @@ static int create(struct brt_obj_hdr *hdr, size_t obj_size,
 	obj->hdr = (struct brt_obj_hdr *)((char *)base + size - BRT_PAGE);
 	memcpy(obj->hdr, hdr, sizeof(*hdr));
 	obj->snap = *hdr;
-	atomic_init(&obj->refs, 1);
+	refs_init(obj, 1);
 	err = init ? init(obj, arg) : 0;
 	if (err)
 		goto out_free;
@@ -481,7 +508,7 @@ out_close:
 		munmap(base, tmpl.size);
 		return err;
 	}
-	atomic_init(&obj->refs, 1);
+	refs_init(obj, 1);
 	*out = obj;
 	return 0;
 }
@@ -511,7 +538,7 @@ int brt_obj_from_fd(int fd, uint32_t kind, struct brt_obj **out)
 	pthread_mutex_lock(&cache_lock);
 	obj = cache_find(st.st_dev, st.st_ino);
 	if (obj) {
-		atomic_fetch_add_explicit(&obj->refs, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(obj->refs, 1, memory_order_relaxed);
 		obj->last_fd = fd;
 	}
 	pthread_mutex_unlock(&cache_lock);
@@ -523,7 +550,7 @@ int brt_obj_from_fd(int fd, uint32_t kind, struct brt_obj **out)
 		pthread_mutex_lock(&cache_lock);
 		raced = cache_find(st.st_dev, st.st_ino);
 		if (raced)
-			atomic_fetch_add_explicit(&raced->refs, 1, memory_order_relaxed);
+			atomic_fetch_add_explicit(raced->refs, 1, memory_order_relaxed);
 		else
 			cache_insert(obj);
 		pthread_mutex_unlock(&cache_lock);
@@ -584,7 +611,12 @@ void brt_obj_batch_forget(int fd)
 
 void brt_obj_get(struct brt_obj *obj)
 {
-	atomic_fetch_add_explicit(&obj->refs, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(obj->refs, 1, memory_order_relaxed);
+}
+
+void brt_obj_named(struct brt_obj *obj, int delta)
+{
+	atomic_fetch_add_explicit(obj->named, delta, memory_order_relaxed);
 }
 
 int brt_obj_fd_access(const struct brt_obj *obj, int fd)
@@ -601,7 +633,7 @@ void brt_obj_put(struct brt_obj *obj)
 {
 	/* Dropping to zero frees nothing: the sweeper decides, under the cache lock, once
 	 * no fd refers to the file either. */
-	atomic_fetch_sub_explicit(&obj->refs, 1, memory_order_release);
+	atomic_fetch_sub_explicit(obj->refs, 1, memory_order_release);
 }
 
 struct fdset {
@@ -681,7 +713,7 @@ int brt_obj_sweep(void)
 		for (unsigned b = 0; b < CACHE_BUCKETS; b++) {
 			pp = &cache[b];
 			while ((obj = *pp)) {
-				if (atomic_load_explicit(&obj->refs, memory_order_acquire) > 0) {
+				if (atomic_load_explicit(obj->refs, memory_order_acquire) > 0) {
 					/* held by programs only: tell the kind once no fd is
 					 * left (the first round: later ones would repeat it) */
 					if (!round && obj->unref && !still_open(obj, &set, &loaded))

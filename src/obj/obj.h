@@ -100,6 +100,23 @@ static inline uint64_t brt_obj_tail_off(const struct brt_obj_hdr *hdr)
 				  (hdr->data_size + 4095) & ~(uint64_t)4095;
 }
 
+/* What a cached object's entry publishes for other processes' id walks (pub.c, one slot
+ * of this process's reference table): which mappings of the file are the cache's own
+ * (such a mapping alone is no reference: the kernel would have freed the object with its
+ * last fd) and how many references the process holds besides fds.  Written only by this
+ * process; read by others as untrusted input (api/ids.c). */
+struct brt_obj_pub {
+	_Atomic uint64_t dev;         /* st_dev of the file */
+	_Atomic uint64_t ino;         /* st_ino of the file; 0: a free slot */
+	_Atomic uint64_t lo, hi;      /* the entry's mapping of the whole file (0: none) */
+	_Atomic uint64_t aux_lo, aux_hi; /* another mapping the entry owns (aux below) */
+	_Atomic int32_t refs;         /* brt_obj.refs: users besides fds */
+	/* of them, held by programs of this process whose files' map tables name the
+	 * object: a walker counts those only for a program it finds alive itself */
+	_Atomic int32_t named;
+	uint64_t reserved;
+};
+
 /* One object as this process sees it: a cached mapping of the object's file, found by
  * (st_dev, st_ino).  refs counts in-flight users and loaded programs that reference it;
  * an entry with refs == 0 whose file no fd of the process refers to any more is dropped
@@ -109,7 +126,16 @@ struct brt_obj {
 	dev_t dev;                    /* st_dev of the file */
 	ino_t ino;                    /* st_ino of the file */
 	int last_fd;                  /* an fd that referred to it lately (sweeper hint) */
-	atomic_int refs;              /* users besides fds */
+	/* users besides fds: &pub->refs once the entry is published (cached), own[0]
+	 * before or when the table has no room (brt_obj_get()/brt_obj_put()) */
+	_Atomic int32_t *refs;
+	_Atomic int32_t *named;       /* &pub->named or own[1] (brt_obj_named()) */
+	_Atomic int32_t own[2];
+	struct brt_obj_pub *pub;      /* this entry's slot, or NULL */
+	/* another mapping of the file this entry owns and unmaps at release (a ring
+	 * buffer's data twice), published so walkers do not take it for a holder */
+	void *aux;
+	size_t aux_len;
 	uint32_t kind;                /* enum brt_obj_kind */
 	void *base;                   /* mapping of the whole file */
 	size_t size;                  /* its length */
@@ -171,6 +197,12 @@ void brt_obj_set_attach(uint32_t kind, brt_obj_attach_fn fn);
 int brt_obj_from_fd(int fd, uint32_t kind, struct brt_obj **out);
 void brt_obj_get(struct brt_obj *obj);
 void brt_obj_put(struct brt_obj *obj);
+/* delta (+1, -1) of obj's references that a program of this process holds as a map its
+ * file's map table names (api/prog.c): published apart from the others, so another
+ * process's id walk counts them only when it finds the program alive (a program no fd,
+ * link or attachment holds any more is dead though its entry still holds its maps until
+ * this process sweeps it). */
+void brt_obj_named(struct brt_obj *obj, int delta);
 
 /* What fd (an fd of obj) lets bpf() do: O_RDONLY, O_WRONLY or O_RDWR (as the kernel's
  * FMODE_CAN_READ / FMODE_CAN_WRITE).  No syscall unless obj->hdr->restricted is set. */
@@ -211,6 +243,33 @@ void brt_obj_batch_end(void);
 uint64_t brt_obj_batch_id(void);
 /* fd is now another file (or may be): drop what the batch's memo says of it. */
 void brt_obj_batch_forget(int fd);
+
+/* ---- the reference table (pub.c) ---------------------------------------------------- */
+
+/* The name the table's memfd has in /proc/PID/maps. */
+#define BRT_PUB_MAPS_NAME "/memfd:bpfrt-refs"
+/* A slot for an entry about to be cached with its current counts and mappings, or NULL
+ * (no table: memfd or mmap failed, or it is full); brt_pub_free() when it is dropped. */
+struct brt_obj_pub *brt_pub_alloc(const struct brt_obj *obj);
+void brt_pub_free(struct brt_obj_pub *pub);
+
+/* Another process's table as read once by a walker (every field untrusted). */
+struct brt_pub_view {
+	struct brt_obj_pub *slots;    /* sorted by (dev, ino) */
+	size_t n;
+};
+/* Read the table at path (/proc/PID/map_files/LO-HI of its BRT_PUB_MAPS_NAME mapping):
+ * 0, or -errno when it is not one (the caller then counts every mapping as a holder). */
+int brt_pub_read(const char *path, struct brt_pub_view *v);
+void brt_pub_view_free(struct brt_pub_view *v);
+/* What a mapping [lo, hi) of the file (dev, ino) in that process stands for. */
+enum brt_pub_verdict {
+	BRT_PUB_HOLDER,  /* a reference: not the cache's mapping, or the entry holds it */
+	BRT_PUB_NAMED,   /* only the process's programs hold it: alive if one of them is */
+	BRT_PUB_NONE,    /* the cache's mapping and nothing holds the object there */
+};
+enum brt_pub_verdict brt_pub_classify(const struct brt_pub_view *v, dev_t dev, ino_t ino,
+				      uint64_t lo, uint64_t hi);
 
 /* ---- shared memory (shm.c) ------------------------------------------------------- */
 

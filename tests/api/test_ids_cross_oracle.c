@@ -1,0 +1,367 @@
+/* test_ids_cross_oracle.c - BPF_{PROG,MAP}_GET_FD_BY_ID and GET_NEXT_ID across processes, against
+ * the kernel: process A creates objects and closes them, process B looked each of them
+ * up by id (so its object cache maps them all) and then sits idle, and a third process
+ * asks for them by id right after A's last reference is gone.  The kernel frees an
+ * object with its last reference (fd, a program's use of a map, a mapping, a link) and
+ * its id answers ENOENT at once; bpfrt's objects are files every process's cache maps
+ * until that process sweeps, so the walk (api/ids.c) must tell the caches' mappings
+ * from holders by the reference tables the processes publish (obj/pub.c).  The same
+ * steps run through syscall(__NR_bpf) and bpfrt_bpf(); every answer is compared, with
+ * no polling: the kernel's ids go synchronously for all of these.  Needs root and the
+ * kernel (skipped otherwise).
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "bpfrt.h"
+#include "diff.h"
+#include "harness.h"
+
+enum { M, P, M2, P2, R, X, NOBJ }; /* map held by P, P, lone map, lone prog, ring, mmapped */
+
+static int map_new(sys_fn sys, uint32_t type, uint32_t ksize, uint32_t vsize, uint32_t max,
+		   uint32_t flags)
+{
+	union bpf_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.map_type = type;
+	a.key_size = ksize;
+	a.value_size = vsize;
+	a.max_entries = max;
+	a.map_flags = flags;
+	return sys(BPF_MAP_CREATE, &a, sizeof(a));
+}
+
+/* r0 = 0, after a lookup in map_fd when map_fd >= 0 */
+static int prog_new(sys_fn sys, int map_fd)
+{
+	struct bpf_insn insns[] = {
+		{ .code = BPF_ST | BPF_MEM | BPF_W, .dst_reg = 10, .off = -4, .imm = 0 },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_X, .dst_reg = 2, .src_reg = 10 },
+		{ .code = BPF_ALU64 | BPF_ADD | BPF_K, .dst_reg = 2, .imm = -4 },
+		{ .code = BPF_LD | BPF_DW | BPF_IMM, .dst_reg = 1, .src_reg = BPF_PSEUDO_MAP_FD,
+		  .imm = map_fd },
+		{ 0 },
+		{ .code = BPF_JMP | BPF_CALL, .imm = BPF_FUNC_map_lookup_elem },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = 0, .imm = 0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	union bpf_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.prog_type = BPF_PROG_TYPE_SOCKET_FILTER;
+	a.insns = (uint64_t)(uintptr_t)(map_fd >= 0 ? insns : insns + 6);
+	a.insn_cnt = map_fd >= 0 ? 8 : 2;
+	a.license = (uint64_t)(uintptr_t)"GPL";
+	return sys(BPF_PROG_LOAD, &a, sizeof(a));
+}
+
+static uint32_t id_of(sys_fn sys, int fd)
+{
+	struct bpf_prog_info info; /* the id is the second field of every kind's info */
+	union bpf_attr a;
+
+	memset(&info, 0, sizeof(info));
+	memset(&a, 0, sizeof(a));
+	a.info.bpf_fd = (uint32_t)fd;
+	a.info.info_len = sizeof(info.type) + sizeof(info.id);
+	a.info.info = (uint64_t)(uintptr_t)&info;
+	return sys(BPF_OBJ_GET_INFO_BY_FD, &a, sizeof(a)) ? 0 : info.id;
+}
+
+static int cmd_of(int obj)
+{
+	return obj == P || obj == P2 ? BPF_PROG_GET_FD_BY_ID : BPF_MAP_GET_FD_BY_ID;
+}
+
+/* GET_FD_BY_ID: the fd (keep) or -errno */
+static int open_id(sys_fn sys, int obj, uint32_t id)
+{
+	union bpf_attr a;
+	int fd;
+
+	memset(&a, 0, sizeof(a));
+	if (cmd_of(obj) == BPF_PROG_GET_FD_BY_ID)
+		a.prog_id = id;
+	else
+		a.map_id = id;
+	fd = sys(cmd_of(obj), &a, sizeof(a));
+	return fd < 0 ? -errno : fd;
+}
+
+/* 1 when found (the fd closed at once), else -errno */
+static int by_id(sys_fn sys, int obj, uint32_t id)
+{
+	int fd = open_id(sys, obj, id);
+
+	if (fd < 0)
+		return fd;
+	close(fd);
+	return 1;
+}
+
+/* Is id listed by GET_NEXT_ID? */
+static int listed(sys_fn sys, int obj, uint32_t id)
+{
+	union bpf_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.start_id = id - 1;
+	return !sys(cmd_of(obj) == BPF_PROG_GET_FD_BY_ID ? BPF_PROG_GET_NEXT_ID :
+							 BPF_MAP_GET_NEXT_ID,
+		    &a, sizeof(a)) &&
+	       a.next_id == id;
+}
+
+static void put(int fd, const void *buf, size_t n)
+{
+	if (write(fd, buf, n) != (ssize_t)n)
+		_exit(3);
+}
+
+static void get(int fd, void *buf, size_t n)
+{
+	if (read(fd, buf, n) != (ssize_t)n)
+		_exit(3);
+}
+
+/* Process A: creates the objects, sends their ids, then on each byte from the checker
+ * does the next step: 'c' closes every fd (X stays mapped), 'u' unmaps X, 'q' exits. */
+static void proc_a(sys_fn sys, int in, int out)
+{
+	uint32_t ids[NOBJ];
+	int fd[NOBJ];
+	void *mem = MAP_FAILED;
+	char c;
+
+	fd[M] = map_new(sys, BPF_MAP_TYPE_ARRAY, 4, 8, 4, 0);
+	fd[P] = prog_new(sys, fd[M]);
+	fd[M2] = map_new(sys, BPF_MAP_TYPE_HASH, 4, 8, 4, 0);
+	fd[P2] = prog_new(sys, -1);
+	fd[R] = map_new(sys, BPF_MAP_TYPE_RINGBUF, 0, 0, 4096, 0);
+	fd[X] = map_new(sys, BPF_MAP_TYPE_ARRAY, 4, 8, 4, BPF_F_MMAPABLE);
+	for (int i = 0; i < NOBJ; i++)
+		ids[i] = fd[i] >= 0 ? id_of(sys, fd[i]) : 0;
+	if (fd[X] >= 0)
+		mem = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd[X], 0);
+	if (mem == MAP_FAILED)
+		ids[X] = 0;
+	close(fd[M]); /* P holds it */
+	put(out, ids, sizeof(ids));
+	for (;;) {
+		get(in, &c, 1);
+		if (c == 'c') {
+			for (int i = P; i < NOBJ; i++)
+				close(fd[i]);
+		} else if (c == 'u') {
+			munmap(mem, 4096);
+		} else {
+			_exit(0);
+		}
+		put(out, &c, 1);
+	}
+}
+
+/* Process B: looks every id up and asks for its info (so its cache has each object),
+ * closes them all but P, answers whether it found each, then idles: 'p' closes P,
+ * 'l' looks every id up again and answers, 'q' exits. */
+static void proc_b(sys_fn sys, const uint32_t *ids, int in, int out)
+{
+	int res[NOBJ], pfd = -1;
+	char c;
+
+	for (int i = 0; i < NOBJ; i++) {
+		int fd = open_id(sys, i, ids[i]);
+
+		res[i] = fd >= 0 && id_of(sys, fd) == ids[i] ? 1 : fd < 0 ? fd : 0;
+		if (i == P)
+			pfd = fd;
+		else if (fd >= 0)
+			close(fd);
+	}
+	put(out, res, sizeof(res));
+	for (;;) {
+		get(in, &c, 1);
+		if (c == 'p') {
+			close(pfd);
+			put(out, &c, 1);
+		} else if (c == 'l') {
+			for (int i = 0; i < NOBJ; i++)
+				res[i] = by_id(sys, i, ids[i]);
+			put(out, res, sizeof(res));
+		} else {
+			_exit(0);
+		}
+	}
+}
+
+static pid_t spawn(int *to, int *from)
+{
+	int a[2], b[2];
+	pid_t pid;
+
+	if (pipe(a) || pipe(b))
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		close(a[1]);
+		close(b[0]);
+		*to = a[0];   /* the child reads here */
+		*from = b[1]; /* and writes here */
+		return 0;
+	}
+	close(a[0]);
+	close(b[1]);
+	*to = a[1];
+	*from = b[0];
+	return pid;
+}
+
+static void tell(int to, int from, char c)
+{
+	char ack;
+
+	put(to, &c, 1);
+	get(from, &ack, 1);
+}
+
+/* The checker's steps; each answer into out[]. */
+static int steps(sys_fn sys, int *out)
+{
+	int n = 0, a_to, a_from, b_to, b_from, res[NOBJ], pre;
+	uint32_t ids[NOBJ], pre_id;
+	pid_t a, b;
+
+	/* the checker has a cache (and a reference table) of its own before it forks:
+	 * each child must count on its own counters */
+	pre = map_new(sys, BPF_MAP_TYPE_ARRAY, 4, 8, 1, 0);
+	pre_id = pre >= 0 ? id_of(sys, pre) : 0;
+	a = spawn(&a_to, &a_from);
+	if (a == 0)
+		proc_a(sys, a_to, a_from);
+	get(a_from, ids, sizeof(ids));
+	for (int i = 0; i < NOBJ; i++)
+		out[n++] = ids[i] != 0;
+	b = spawn(&b_to, &b_from);
+	if (b == 0)
+		proc_b(sys, ids, b_to, b_from);
+	get(b_from, res, sizeof(res));
+	for (int i = 0; i < NOBJ; i++)
+		out[n++] = res[i];
+	/* every object has a holder: A's fds (M: A's program), B's fd of P */
+	for (int i = 0; i < NOBJ; i++)
+		out[n++] = by_id(sys, i, ids[i]);
+	/* A closes every fd: M (P still held by B), P (B), X (mapped) stay */
+	tell(a_to, a_from, 'c');
+	for (int i = 0; i < NOBJ; i++)
+		out[n++] = by_id(sys, i, ids[i]);
+	for (int i = 0; i < NOBJ; i++)
+		out[n++] = listed(sys, i, ids[i]);
+	/* A unmaps X: gone */
+	tell(a_to, a_from, 'u');
+	out[n++] = by_id(sys, X, ids[X]);
+	out[n++] = listed(sys, X, ids[X]);
+	/* B closes P, the last holder of P and so of M.  The kernel frees a program's id
+	 * at once but puts its maps after an RCU grace period and a work item
+	 * (bpf_prog_free_deferred()), so M is asked for at once (not compared: bpfrt's
+	 * answer is checked on its own) and then until gone, at most 2 s */
+	tell(b_to, b_from, 'p');
+	out[n++] = by_id(sys, P, ids[P]);
+	out[n++] = listed(sys, P, ids[P]);
+	out[n++] = by_id(sys, M, ids[M]);
+	for (int i = 0; i < 200 && listed(sys, M, ids[M]); i++)
+		usleep(10000);
+	out[n++] = by_id(sys, M, ids[M]);
+	/* B, whose cache maps them all, asks itself */
+	put(b_to, "l", 1);
+	get(b_from, res, sizeof(res));
+	for (int i = 0; i < NOBJ; i++)
+		out[n++] = res[i];
+	/* the checker's own map, made before the forks, is still there */
+	out[n++] = by_id(sys, M2, pre_id);
+	put(a_to, "q", 1);
+	put(b_to, "q", 1);
+	waitpid(a, NULL, 0);
+	waitpid(b, NULL, 0);
+	close(a_to);
+	close(a_from);
+	close(b_to);
+	close(b_from);
+	close(pre);
+	return n;
+}
+
+static const char *const obj_names[NOBJ] = { "map M (P uses it)", "prog P", "map M2",
+					     "prog P2", "ring buffer R", "mmapped array X" };
+static const char *const phase[] = { "A created", "B looked up", "all held",
+				     "after A closed", "listed after A closed" };
+
+int main(void)
+{
+	char dir[64] = "/dev/shm/bpfrt-idsx-XXXXXX", name[128];
+	int kern[64], rt[64], nk, nr, i = 0;
+
+	if (!kernel_available())
+		T_SKIP("needs root and the kernel's bpf()");
+	if (!mkdtemp(dir))
+		T_SKIP("cannot create a directory in /dev/shm");
+	setenv("BPFRT_FS", dir, 1);
+	signal(SIGPIPE, SIG_IGN);
+	nk = steps(sys_kernel, kern);
+	nr = steps(sys_bpfrt, rt);
+	T_EQ_INT(nk, nr);
+	T_EQ_INT(5 * NOBJ + 6 + NOBJ + 1, nk);
+	for (; i < 5 * NOBJ && i < nk && i < nr; i++) {
+		snprintf(name, sizeof(name), "%s: %s", phase[i / NOBJ], obj_names[i % NOBJ]);
+		T_CASE(name);
+		T_EQ_INT(kern[i], rt[i]);
+	}
+	{
+		static const char *const rest[] = {
+			"X by id after A's munmap", "X listed after A's munmap",
+			"P by id after B's close", "P listed after B's close",
+			"M by id at once after B's close (P gone)",
+			"M by id after B's close, once gone",
+		};
+
+		for (int k = 0; k < 6 && i < nk && i < nr; k++, i++) {
+			T_CASE(rest[k]);
+			if (k == 4) /* the kernel's answer depends on its work queue */
+				T_EQ_INT(-ENOENT, rt[i]);
+			else
+				T_EQ_INT(kern[i], rt[i]);
+		}
+	}
+	for (int k = 0; k < NOBJ && i < nk && i < nr; k++, i++) {
+		snprintf(name, sizeof(name), "B asks again: %s", obj_names[k]);
+		T_CASE(name);
+		T_EQ_INT(kern[i], rt[i]);
+	}
+	if (i < nk && i < nr) {
+		T_CASE("the checker's own map made before the forks");
+		T_EQ_INT(kern[i], rt[i]);
+	}
+	/* the answers that make the comparison mean something */
+	T_CASE("kernel: the closed objects are gone, the held ones found");
+	T_EQ_INT(-ENOENT, kern[3 * NOBJ + M2]);
+	T_EQ_INT(-ENOENT, kern[3 * NOBJ + R]);
+	T_EQ_INT(1, kern[3 * NOBJ + M]);
+	T_EQ_INT(1, kern[3 * NOBJ + X]);
+	T_EQ_INT(-ENOENT, kern[5 * NOBJ + 2]);
+	T_EQ_INT(-ENOENT, kern[5 * NOBJ + 5]);
+	{
+		char cmd[96];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+		if (system(cmd) < 0)
+			T_FAIL("cleanup");
+	}
+	return t_done();
+}
