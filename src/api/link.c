@@ -13,11 +13,13 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "bpfrt.h"
@@ -28,6 +30,24 @@
 
 static pthread_mutex_t links_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct brt_link *links;
+/* links listed (changed under links_lock): bpfrt_link_close() of an fd when there are
+ * none is a close() and nothing else (the preload calls it for every close()) */
+static atomic_int nlisted;
+/* This thread holds links_lock: the record files closed meanwhile (link_rec.c) reach
+ * bpfrt_link_close() through the preload's close(), which must not take it again. */
+static _Thread_local int holding;
+
+static void lock_links(void)
+{
+	pthread_mutex_lock(&links_lock);
+	holding = 1;
+}
+
+static void unlock_links(void)
+{
+	holding = 0;
+	pthread_mutex_unlock(&links_lock);
+}
 
 static int fd_ino(int fd, dev_t *dev, ino_t *ino)
 {
@@ -83,6 +103,7 @@ static void unlist(struct brt_link *link)
 	for (struct brt_link **p = &links; *p; p = &(*p)->next)
 		if (*p == link) {
 			*p = link->next;
+			atomic_fetch_sub_explicit(&nlisted, 1, memory_order_relaxed);
 			return;
 		}
 }
@@ -119,7 +140,7 @@ static void *link_thread(void *arg)
 		link->ops->run(link);
 	else
 		wait_stop(link);
-	pthread_mutex_lock(&links_lock);
+	lock_links();
 	link->stopped = 1;
 	/* a detach (not the last close) of a link the kernel keeps listing once detached */
 	if (link->rec_id && kernel_detachable(link->rec_type) && user_end_open(link)) {
@@ -127,14 +148,14 @@ static void *link_thread(void *arg)
 		link->rec_id = 0;
 	}
 	unpublish(link);
-	pthread_mutex_unlock(&links_lock);
+	unlock_links();
 	link->ops->detach(link);
-	pthread_mutex_lock(&links_lock);
+	lock_links();
 	unlist(link);
 	joined = link->joined;
 	if (!joined)
 		pthread_detach(pthread_self());
-	pthread_mutex_unlock(&links_lock);
+	unlock_links();
 	if (!joined)
 		link_free(link);
 	return NULL;
@@ -163,13 +184,14 @@ int brt_link_create(const struct brt_link_ops *ops, struct brt_prog *prog, void 
 	brt_obj_get(&prog->obj);
 	link->prog = prog;
 	*out = link;
-	pthread_mutex_lock(&links_lock);
+	lock_links();
 	err = pthread_create(&link->thread, NULL, link_thread, link);
 	if (!err) {
 		link->next = links;
 		links = link;
+		atomic_fetch_add_explicit(&nlisted, 1, memory_order_relaxed);
 	}
-	pthread_mutex_unlock(&links_lock);
+	unlock_links();
 	if (err) {
 		err = -err;
 		goto out_free;
@@ -229,13 +251,13 @@ int bpfrt_link_detach(int link_fd)
 	struct brt_link *link;
 	uint64_t one = 1;
 
-	pthread_mutex_lock(&links_lock);
+	lock_links();
 	link = find(link_fd);
 	if (link) {
 		link->joined = 1;
 		(void)!write(link->wake, &one, sizeof(one));
 	}
-	pthread_mutex_unlock(&links_lock);
+	unlock_links();
 	if (!link)
 		return -(errno = fd_open(link_fd) ? EINVAL : EBADF);
 	pthread_join(link->thread, NULL);
@@ -248,35 +270,39 @@ int bpfrt_link_detach(int link_fd)
  * link's last fd releases the link before it returns (bpf_link_release(): the program
  * is off the tracepoint or perf event, its rings unmapped), where the link thread alone
  * would do it a little later.  Another copy of the fd left open (dup, fork, SCM_RIGHTS):
- * only closed, as the kernel's close() of a copy. */
+ * only closed, as the kernel's close() of a copy.  Any other fd: closed.  The close is
+ * the system call itself, not libc's close(): the preload's close() (an interposed
+ * symbol this library's calls would reach too) is where this is called from. */
 int bpfrt_link_close(int link_fd)
 {
-	struct brt_link *link, *l;
+	struct brt_link *link = NULL, *l;
 	dev_t dev = 0;
 	ino_t ino = 0;
 
-	pthread_mutex_lock(&links_lock);
-	link = find(link_fd);
-	if (link) {
-		dev = link->dev;
-		ino = link->ino;
+	if (!holding && atomic_load_explicit(&nlisted, memory_order_relaxed)) {
+		lock_links();
+		link = find(link_fd);
+		if (link) {
+			dev = link->dev;
+			ino = link->ino;
+		}
+		unlock_links();
 	}
-	pthread_mutex_unlock(&links_lock);
-	if (close(link_fd))
+	if (syscall(SYS_close, link_fd))
 		return -errno;
 	if (!link)
 		return 0;
-	pthread_mutex_lock(&links_lock);
+	lock_links();
 	/* still listed: its thread has not yet read joined (it does, and unlists itself,
 	 * under this lock), so setting joined here makes the join below ours */
 	for (l = links; l && l != link; l = l->next)
 		;
 	if (!l || l->dev != dev || l->ino != ino || l->joined || user_end_open(l)) {
-		pthread_mutex_unlock(&links_lock);
+		unlock_links();
 		return 0;
 	}
 	l->joined = 1;
-	pthread_mutex_unlock(&links_lock);
+	unlock_links();
 	pthread_join(l->thread, NULL);
 	link_free(l);
 	return 0;
@@ -287,11 +313,11 @@ int brt_link_with(int fd, const struct brt_link_ops *ops,
 {
 	struct brt_link *link;
 
-	pthread_mutex_lock(&links_lock);
+	lock_links();
 	link = find(fd);
 	if (link && (!ops || link->ops == ops))
 		fn(link, arg);
-	pthread_mutex_unlock(&links_lock);
+	unlock_links();
 	if (!link || (ops && link->ops != ops))
 		return fd_open(fd) ? -EINVAL : -EBADF;
 	return 0;

@@ -16,9 +16,14 @@ set_tests_properties(preload.xlated PROPERTIES LABELS oracle SKIP_RETURN_CODE 77
 add_test(NAME preload.links COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/preload/links.sh
                                     $<TARGET_FILE:bpfrt_cli> ${CMAKE_SOURCE_DIR})
 set_tests_properties(preload.links PROPERTIES LABELS unit SKIP_RETURN_CODE 77 TIMEOUT 120)
+# close() of a link's last fd: detached and gone by id before it returns, as the kernel's
+add_test(NAME preload.link_close COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/preload/linkclose.sh
+                                         $<TARGET_FILE:bpfrt_cli> ${CMAKE_SOURCE_DIR})
+set_tests_properties(preload.link_close PROPERTIES LABELS unit SKIP_RETURN_CODE 77 TIMEOUT 120)
 # A sanitized libbpfrt-preload.so cannot be preloaded into programs built without the
 # sanitizer's runtime (ASan wants its runtime first in the library list): skipped there.
 if(BPFRT_SANITIZE)
-  set_tests_properties(preload.libbpf preload.attach preload.xlated preload.links PROPERTIES
+  set_tests_properties(preload.libbpf preload.attach preload.xlated preload.links
+                       preload.link_close PROPERTIES
                        ENVIRONMENT "BPFRT_SANITIZED=${BPFRT_SANITIZE}")
 endif()

@@ -356,14 +356,25 @@ int statfs64(const char *path, struct statfs64 *buf)
 }
 
 /* close() of an fd the preload keeps something for (a socket filter, a probe event's
- * program, a link) lets that go first. */
+ * program) lets that go first.  A bpfrt link's fd is closed as the kernel closes one:
+ * when it was the link's last fd, the link is detached and gone (its id too) before
+ * close() returns (bpfrt_link_close(); its thread alone would do it a moment later, and
+ * libbpf's bpf_link__destroy() counts on the detach being done).  Any other fd:
+ * bpfrt_link_close() is the close system call (one atomic load more while the process
+ * has no link). */
 int close(int fd)
 {
+	int err;
+
 	resolve();
 	filt_drop(fd);
 	tp_detach(fd, 1);
-	link_forget(fd);
-	return real_close(fd);
+	err = bpfrt_link_close(fd);
+	if (err) {
+		errno = -err;
+		return -1;
+	}
+	return 0;
 }
 
 int ioctl(int fd, unsigned long req, ...)

@@ -2,7 +2,7 @@
  * perf_event_open() of a tracepoint or probe is remembered (tp_track()), and
  * PERF_EVENT_IOC_SET_BPF, BPF_LINK_CREATE (BPF_PERF_EVENT) or BPF_RAW_TRACEPOINT_OPEN of
  * a bpfrt program runs it in this process on the kernel's records; the links it hands
- * out (and preload_net.c's) detach on close().
+ * out (and preload_net.c's) detach on close() (preload.c: bpfrt_link_close()).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -42,38 +42,6 @@ struct tp_fd {
 static struct tp_fd tp_fds[MAX_TP];
 static int ntp;
 static pthread_mutex_t tp_lock = PTHREAD_MUTEX_INITIALIZER;
-
-/* The links BPF_LINK_CREATE returned: close() detaches them at once (the link thread
- * would notice the hang-up a little later; libbpf counts on a detach being done). */
-static int link_fds[MAX_TP];
-static int nlinks;
-
-void link_remember(int link)
-{
-	pthread_mutex_lock(&tp_lock);
-	if (nlinks < MAX_TP)
-		link_fds[nlinks++] = link;
-	pthread_mutex_unlock(&tp_lock);
-}
-
-/* close() of fd: when it is one of those links, detach it first. */
-void link_forget(int fd)
-{
-	int mine = 0;
-
-	if (!nlinks)
-		return;
-	pthread_mutex_lock(&tp_lock);
-	for (int i = 0; i < nlinks; i++)
-		if (link_fds[i] == fd) {
-			link_fds[i] = link_fds[--nlinks];
-			mine = 1;
-			break;
-		}
-	pthread_mutex_unlock(&tp_lock);
-	if (mine)
-		bpfrt_link_detach(fd);
-}
 
 static void tp_forget(struct tp_fd *t)
 {
@@ -321,7 +289,6 @@ int perf_link_create(const union bpf_attr *attr, long *ret)
 	free(copy.name);
 	if (link < 0)
 		return 1;
-	link_remember(link);
 	*ret = link;
 	return 1;
 }
@@ -349,7 +316,6 @@ int raw_tp_open(const union bpf_attr *attr, long *ret)
 		errno = link == -EOPNOTSUPP ? EINVAL : -link;
 		return 1;
 	}
-	link_remember(link);
 	return 1;
 }
 

@@ -87,8 +87,6 @@ int tp_set_bpf(int fd, int prog_fd, int *ret);
 void tp_detach(int fd, int forget);
 int perf_link_create(const union bpf_attr *attr, long *ret);
 int raw_tp_open(const union bpf_attr *attr, long *ret);
-void link_remember(int link);
-void link_forget(int fd);
 
 /* preload_net.c: socket filters and interface attach. */
 int filt_drop(int fd);

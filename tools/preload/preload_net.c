@@ -805,7 +805,6 @@ int xdp_link_create(const union bpf_attr *attr, long *ret)
 		*ret = -1;
 		return 1;
 	}
-	link_remember(link);
 	return 1;
 }
 
