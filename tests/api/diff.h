@@ -60,6 +60,49 @@ static inline int diff_run64(sys_fn sys, int prog, uint32_t repeat)
 								: (int)a.test.retval;
 }
 
+/* A program of type: r0 = 0 (after a lookup in map_fd when map_fd >= 0); exit.  The fd
+ * or -1. */
+static inline int diff_prog_new(sys_fn sys, uint32_t type, int map_fd)
+{
+	struct bpf_insn with_map[] = {
+		{ .code = BPF_ST | BPF_MEM | BPF_W, .dst_reg = 10, .off = -4, .imm = 0 },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_X, .dst_reg = 2, .src_reg = 10 },
+		{ .code = BPF_ALU64 | BPF_ADD | BPF_K, .dst_reg = 2, .imm = -4 },
+		{ .code = BPF_LD | BPF_DW | BPF_IMM, .dst_reg = 1, .src_reg = BPF_PSEUDO_MAP_FD,
+		  .imm = map_fd },
+		{ 0 },
+		{ .code = BPF_JMP | BPF_CALL, .imm = BPF_FUNC_map_lookup_elem },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = 0, .imm = 0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	struct bpf_insn *insns = map_fd >= 0 ? with_map : with_map + 6;
+	union bpf_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.prog_type = type;
+	a.insns = (uint64_t)(uintptr_t)insns;
+	a.insn_cnt = map_fd >= 0 ? 8 : 2;
+	a.license = (uint64_t)(uintptr_t)"GPL";
+	return sys(BPF_PROG_LOAD, &a, sizeof(a));
+}
+
+/* The id OBJ_GET_INFO_BY_FD gives fd's object (0 on failure). */
+static inline uint32_t diff_id_of(sys_fn sys, int fd)
+{
+	struct bpf_prog_info info; /* the id is the first field of every kind's info */
+	union bpf_attr a;
+
+	memset(&info, 0, sizeof(info));
+	memset(&a, 0, sizeof(a));
+	a.info.bpf_fd = (uint32_t)fd;
+	a.info.info_len = sizeof(info.type) + sizeof(info.id);
+	a.info.info = (uint64_t)(uintptr_t)&info;
+	if (sys(BPF_OBJ_GET_INFO_BY_FD, &a, sizeof(a)))
+		return 0;
+	/* bpf_prog_info: type, id; bpf_map_info: type, id; bpf_link_info: type, id */
+	return info.id;
+}
+
 /* Result of one step: return value (fds normalised to 1), errno, bytes copied out. */
 struct step_result {
 	int ret;

@@ -39,43 +39,6 @@ static int map_new(sys_fn sys, uint32_t type, uint32_t ksize, uint32_t vsize, ui
 	return sys(BPF_MAP_CREATE, &a, sizeof(a));
 }
 
-/* r0 = 0, after a lookup in map_fd when map_fd >= 0 */
-static int prog_new(sys_fn sys, int map_fd)
-{
-	struct bpf_insn insns[] = {
-		{ .code = BPF_ST | BPF_MEM | BPF_W, .dst_reg = 10, .off = -4, .imm = 0 },
-		{ .code = BPF_ALU64 | BPF_MOV | BPF_X, .dst_reg = 2, .src_reg = 10 },
-		{ .code = BPF_ALU64 | BPF_ADD | BPF_K, .dst_reg = 2, .imm = -4 },
-		{ .code = BPF_LD | BPF_DW | BPF_IMM, .dst_reg = 1, .src_reg = BPF_PSEUDO_MAP_FD,
-		  .imm = map_fd },
-		{ 0 },
-		{ .code = BPF_JMP | BPF_CALL, .imm = BPF_FUNC_map_lookup_elem },
-		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = 0, .imm = 0 },
-		{ .code = BPF_JMP | BPF_EXIT },
-	};
-	union bpf_attr a;
-
-	memset(&a, 0, sizeof(a));
-	a.prog_type = BPF_PROG_TYPE_SOCKET_FILTER;
-	a.insns = (uint64_t)(uintptr_t)(map_fd >= 0 ? insns : insns + 6);
-	a.insn_cnt = map_fd >= 0 ? 8 : 2;
-	a.license = (uint64_t)(uintptr_t)"GPL";
-	return sys(BPF_PROG_LOAD, &a, sizeof(a));
-}
-
-static uint32_t id_of(sys_fn sys, int fd)
-{
-	struct bpf_prog_info info; /* the id is the second field of every kind's info */
-	union bpf_attr a;
-
-	memset(&info, 0, sizeof(info));
-	memset(&a, 0, sizeof(a));
-	a.info.bpf_fd = (uint32_t)fd;
-	a.info.info_len = sizeof(info.type) + sizeof(info.id);
-	a.info.info = (uint64_t)(uintptr_t)&info;
-	return sys(BPF_OBJ_GET_INFO_BY_FD, &a, sizeof(a)) ? 0 : info.id;
-}
-
 static int cmd_of(int obj)
 {
 	return obj == P || obj == P2 ? BPF_PROG_GET_FD_BY_ID : BPF_MAP_GET_FD_BY_ID;
@@ -142,13 +105,13 @@ static void proc_a(sys_fn sys, int in, int out)
 	char c;
 
 	fd[M] = map_new(sys, BPF_MAP_TYPE_ARRAY, 4, 8, 4, 0);
-	fd[P] = prog_new(sys, fd[M]);
+	fd[P] = diff_prog_new(sys, BPF_PROG_TYPE_SOCKET_FILTER, fd[M]);
 	fd[M2] = map_new(sys, BPF_MAP_TYPE_HASH, 4, 8, 4, 0);
-	fd[P2] = prog_new(sys, -1);
+	fd[P2] = diff_prog_new(sys, BPF_PROG_TYPE_SOCKET_FILTER, -1);
 	fd[R] = map_new(sys, BPF_MAP_TYPE_RINGBUF, 0, 0, 4096, 0);
 	fd[X] = map_new(sys, BPF_MAP_TYPE_ARRAY, 4, 8, 4, BPF_F_MMAPABLE);
 	for (int i = 0; i < NOBJ; i++)
-		ids[i] = fd[i] >= 0 ? id_of(sys, fd[i]) : 0;
+		ids[i] = fd[i] >= 0 ? diff_id_of(sys, fd[i]) : 0;
 	if (fd[X] >= 0)
 		mem = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd[X], 0);
 	if (mem == MAP_FAILED)
@@ -180,7 +143,7 @@ static void proc_b(sys_fn sys, const uint32_t *ids, int in, int out)
 	for (int i = 0; i < NOBJ; i++) {
 		int fd = open_id(sys, i, ids[i]);
 
-		res[i] = fd >= 0 && id_of(sys, fd) == ids[i] ? 1 : fd < 0 ? fd : 0;
+		res[i] = fd >= 0 && diff_id_of(sys, fd) == ids[i] ? 1 : fd < 0 ? fd : 0;
 		if (i == P)
 			pfd = fd;
 		else if (fd >= 0)
@@ -242,7 +205,7 @@ static int steps(sys_fn sys, int *out)
 	/* the checker has a cache (and a reference table) of its own before it forks:
 	 * each child must count on its own counters */
 	pre = map_new(sys, BPF_MAP_TYPE_ARRAY, 4, 8, 1, 0);
-	pre_id = pre >= 0 ? id_of(sys, pre) : 0;
+	pre_id = pre >= 0 ? diff_id_of(sys, pre) : 0;
 	a = spawn(&a_to, &a_from);
 	if (a == 0)
 		proc_a(sys, a_to, a_from);

@@ -32,47 +32,6 @@ static int map_new(sys_fn sys, uint32_t type, uint32_t vsize, uint32_t flags)
 	return sys(BPF_MAP_CREATE, &a, sizeof(a));
 }
 
-/* r0 = 0 (or a lookup in map_fd first when map_fd >= 0); exit */
-static int prog_new(sys_fn sys, uint32_t type, int map_fd)
-{
-	struct bpf_insn with_map[] = {
-		{ .code = BPF_ST | BPF_MEM | BPF_W, .dst_reg = 10, .off = -4, .imm = 0 },
-		{ .code = BPF_ALU64 | BPF_MOV | BPF_X, .dst_reg = 2, .src_reg = 10 },
-		{ .code = BPF_ALU64 | BPF_ADD | BPF_K, .dst_reg = 2, .imm = -4 },
-		{ .code = BPF_LD | BPF_DW | BPF_IMM, .dst_reg = 1, .src_reg = BPF_PSEUDO_MAP_FD,
-		  .imm = map_fd },
-		{ 0 },
-		{ .code = BPF_JMP | BPF_CALL, .imm = BPF_FUNC_map_lookup_elem },
-		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = 0, .imm = 0 },
-		{ .code = BPF_JMP | BPF_EXIT },
-	};
-	struct bpf_insn *insns = map_fd >= 0 ? with_map : with_map + 6;
-	union bpf_attr a;
-
-	memset(&a, 0, sizeof(a));
-	a.prog_type = type;
-	a.insns = (uint64_t)(uintptr_t)insns;
-	a.insn_cnt = map_fd >= 0 ? 8 : 2;
-	a.license = (uint64_t)(uintptr_t)"GPL";
-	return sys(BPF_PROG_LOAD, &a, sizeof(a));
-}
-
-static uint32_t id_of(sys_fn sys, int fd)
-{
-	struct bpf_prog_info info; /* the id is the first field of every kind's info */
-	union bpf_attr a;
-
-	memset(&info, 0, sizeof(info));
-	memset(&a, 0, sizeof(a));
-	a.info.bpf_fd = (uint32_t)fd;
-	a.info.info_len = sizeof(info.type) + sizeof(info.id);
-	a.info.info = (uint64_t)(uintptr_t)&info;
-	if (sys(BPF_OBJ_GET_INFO_BY_FD, &a, sizeof(a)))
-		return 0;
-	/* bpf_prog_info: type, id; bpf_map_info: type, id; bpf_link_info: type, id */
-	return info.id;
-}
-
 /* GET_FD_BY_ID: 1 for an fd (closed at once), or -errno */
 static int by_id(sys_fn sys, int cmd, uint32_t id)
 {
@@ -128,8 +87,8 @@ static int steps(sys_fn sys, int *out)
 
 	/* 1. a program alone: found while its fd is open, gone after the close (bpfrt
 	 * also maps it: the info query below puts it in the process's cache) */
-	prog = prog_new(sys, BPF_PROG_TYPE_SOCKET_FILTER, -1);
-	pid = prog >= 0 ? id_of(sys, prog) : 0;
+	prog = diff_prog_new(sys, BPF_PROG_TYPE_SOCKET_FILTER, -1);
+	pid = prog >= 0 ? diff_id_of(sys, prog) : 0;
 	out[n++] = prog >= 0 && pid;
 	out[n++] = by_id(sys, BPF_PROG_GET_FD_BY_ID, pid);
 	close(prog);
@@ -137,7 +96,7 @@ static int steps(sys_fn sys, int *out)
 
 	/* 2. a map alone */
 	map = map_new(sys, BPF_MAP_TYPE_ARRAY, 8, 0);
-	mid = map >= 0 ? id_of(sys, map) : 0;
+	mid = map >= 0 ? diff_id_of(sys, map) : 0;
 	out[n++] = map >= 0 && mid;
 	out[n++] = by_id(sys, BPF_MAP_GET_FD_BY_ID, mid);
 	close(map);
@@ -145,9 +104,9 @@ static int steps(sys_fn sys, int *out)
 
 	/* 3. a map a program uses: alive through the program, gone with it */
 	map = map_new(sys, BPF_MAP_TYPE_ARRAY, 8, 0);
-	mid = map >= 0 ? id_of(sys, map) : 0;
-	prog = prog_new(sys, BPF_PROG_TYPE_SOCKET_FILTER, map);
-	pid = prog >= 0 ? id_of(sys, prog) : 0;
+	mid = map >= 0 ? diff_id_of(sys, map) : 0;
+	prog = diff_prog_new(sys, BPF_PROG_TYPE_SOCKET_FILTER, map);
+	pid = prog >= 0 ? diff_id_of(sys, prog) : 0;
 	out[n++] = prog >= 0 && pid && mid;
 	close(map);
 	out[n++] = by_id(sys, BPF_MAP_GET_FD_BY_ID, mid);
@@ -158,7 +117,7 @@ static int steps(sys_fn sys, int *out)
 
 	/* 4. an mmapable array: alive while mapped, gone after the munmap */
 	map = map_new(sys, BPF_MAP_TYPE_ARRAY, 8, BPF_F_MMAPABLE);
-	mid = map >= 0 ? id_of(sys, map) : 0;
+	mid = map >= 0 ? diff_id_of(sys, map) : 0;
 	mem = map >= 0 ? mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, map, 0) :
 			 MAP_FAILED;
 	out[n++] = mem != MAP_FAILED && mid;
@@ -170,9 +129,9 @@ static int steps(sys_fn sys, int *out)
 
 	/* 5. a program in a prog array's slot: alive through the array, gone with it */
 	arr = map_new(sys, BPF_MAP_TYPE_PROG_ARRAY, 4, 0);
-	mid = arr >= 0 ? id_of(sys, arr) : 0;
-	prog = prog_new(sys, BPF_PROG_TYPE_SOCKET_FILTER, -1);
-	pid = prog >= 0 ? id_of(sys, prog) : 0;
+	mid = arr >= 0 ? diff_id_of(sys, arr) : 0;
+	prog = diff_prog_new(sys, BPF_PROG_TYPE_SOCKET_FILTER, -1);
+	pid = prog >= 0 ? diff_id_of(sys, prog) : 0;
 	memset(&a, 0, sizeof(a));
 	a.map_fd = (uint32_t)arr;
 	a.key = (uint64_t)(uintptr_t)&slot;
@@ -185,13 +144,13 @@ static int steps(sys_fn sys, int *out)
 	out[n++] = gone(sys, BPF_PROG_GET_FD_BY_ID, pid);
 
 	/* 6. a link (raw tracepoint): the link holds its program; both go with its fd */
-	prog = prog_new(sys, BPF_PROG_TYPE_RAW_TRACEPOINT, -1);
-	pid = prog >= 0 ? id_of(sys, prog) : 0;
+	prog = diff_prog_new(sys, BPF_PROG_TYPE_RAW_TRACEPOINT, -1);
+	pid = prog >= 0 ? diff_id_of(sys, prog) : 0;
 	memset(&a, 0, sizeof(a));
 	a.raw_tracepoint.name = (uint64_t)(uintptr_t)"sys_enter";
 	a.raw_tracepoint.prog_fd = (uint32_t)prog;
 	link = prog >= 0 ? sys(BPF_RAW_TRACEPOINT_OPEN, &a, sizeof(a)) : -1;
-	lid = link >= 0 ? id_of(sys, link) : 0;
+	lid = link >= 0 ? diff_id_of(sys, link) : 0;
 	out[n++] = link >= 0 && lid;
 	close(prog);
 	out[n++] = by_id(sys, BPF_PROG_GET_FD_BY_ID, pid);
