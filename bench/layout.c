@@ -15,7 +15,11 @@
  * the VM has no PMU and a tick is the same on every copy.  LAYOUT_PASSES="all -redzone none"
  * compiles the program once per BPFRT_JIT_PASSES value (all: every pass) and times every
  * configuration's copies interleaved in this one process, so configurations compare by their
- * distributions over placements without one process's draw (at most 256 copies in all). */
+ * distributions over placements without one process's draw (at most 256 copies in all).
+ * The configuration "kernel" (root; PROG an xdp_ program) is the kernel JIT's own code for
+ * the program instead, read back as bench.c's kernel-image engine reads it (kimage_load())
+ * and called as that engine calls it, so bpfrt's code and the kernel's compare by their
+ * distributions over the same placements in one process (issue #17, session 16). */
 #define main bench_main
 #include "bench.c"
 #undef main
@@ -33,6 +37,8 @@ int main(int argc, char **argv)
 	int blocks = getenv("LAYOUT_BLOCKS") ? atoi(getenv("LAYOUT_BLOCKS")) : 20;
 	char passes[512], *cfg[16], *save = NULL;
 	bpfrt_vm_native_fn fns[LAYOUT_MAX_OFFS];
+	struct engine kern = { .name = "kernel", .bpf = sys_bpf };
+	int16_t koff[LAYOUT_MAX_OFFS][2]; /* the kernel's code: its ctx's data, data_end */
 	long offs[LAYOUT_MAX_OFFS];
 	double med[LAYOUT_MAX_OFFS];
 	struct bpf_insn *insns;
@@ -72,14 +78,27 @@ int main(int argc, char **argv)
 		char err[512];
 		size_t size;
 
-		if (cfg[c] && strcmp(cfg[c], "all") == 0)
-			unsetenv("BPFRT_JIT_PASSES");
-		else if (cfg[c])
-			setenv("BPFRT_JIT_PASSES", cfg[c], 1);
-		if (bpfrt_vm_load(insns, n, &o, &vm, err, sizeof(err)) ||
-		    !(orig = bpfrt_vm_native(vm))) {
-			fprintf(stderr, "%s: not a context-free JIT program: %s\n", argv[2], err);
-			return 1;
+		koff[c * noff][0] = -1;
+		if (cfg[c] && strcmp(cfg[c], "kernel") == 0) {
+			/* mapped by kimage_load() to a page of its own */
+			if (!xdp || kimage_load(&kern, WL_ROT6, insns, n)) {
+				fprintf(stderr, "%s: no copy of the kernel's code\n", argv[2]);
+				return 1;
+			}
+			orig = (bpfrt_vm_native_fn)(void *)kern.kfn[WL_ROT6];
+			koff[c * noff][0] = kern.koff_data[WL_ROT6];
+			koff[c * noff][1] = kern.koff_end[WL_ROT6];
+		} else {
+			if (cfg[c] && strcmp(cfg[c], "all") == 0)
+				unsetenv("BPFRT_JIT_PASSES");
+			else if (cfg[c])
+				setenv("BPFRT_JIT_PASSES", cfg[c], 1);
+			if (bpfrt_vm_load(insns, n, &o, &vm, err, sizeof(err)) ||
+			    !(orig = bpfrt_vm_native(vm))) {
+				fprintf(stderr, "%s: not a context-free JIT program: %s\n", argv[2],
+					err);
+				return 1;
+			}
 		}
 		/* The JIT maps whole pages: copy to the end of the code's page (the programs
 		 * this is for are smaller than one).  The vm stays loaded: -1 runs its copy. */
@@ -89,6 +108,9 @@ int main(int argc, char **argv)
 		for (int j = 0; j < noff; j++) {
 			int k = c * noff + j;
 			uint8_t *at;
+
+			koff[k][0] = koff[c * noff][0];
+			koff[k][1] = koff[c * noff][1];
 
 			offs[k] = argc > 3 ? strtol(argv[3 + j], NULL, 0) : j;
 			if (offs[k] < 0 || offs[k] >= 4096) {
@@ -104,7 +126,9 @@ int main(int argc, char **argv)
 		return 1;
 	for (int b = 0; b < blocks; b++)
 		for (int k = 0; k < ncopy; k++) {
+			static uint64_t want; /* every copy's sum over the set: copy 0's */
 			uint32_t md[6] = { 0 }; /* struct xdp_md: data, data_end */
+			void *kctx[8] = { 0 };  /* the kernel's code: an xdp_buff */
 			uint64_t sum = 0, t0 = 0;
 			unsigned aux;
 
@@ -117,17 +141,28 @@ int main(int argc, char **argv)
 					const uint8_t *p = pkts + (size_t)rot_perm[i] * BENCH_SLOT;
 
 					__asm__ volatile("" : "+r"(p));
-					if (xdp) {
+					if (koff[k][0] >= 0) {
+						kctx[koff[k][0] / 8] = (void *)(uintptr_t)p;
+						kctx[koff[k][1] / 8] =
+							(void *)(uintptr_t)(p + BENCH_SLOT);
+						sum += ((uint32_t (*)(void *))(void *)fns[k])(kctx);
+					} else if (xdp) {
 						md[0] = (uint32_t)(uintptr_t)p;
 						md[1] = (uint32_t)(uintptr_t)(p + BENCH_SLOT);
-						sum += fns[k](md, sizeof(md));
+						sum += (uint32_t)fns[k](md, sizeof(md));
 					} else {
 						sum += fns[k]((void *)(uintptr_t)p, BENCH_SLOT);
 					}
 				}
 			}
 			ticks[k][b] = (double)(__rdtscp(&aux) - t0) / ROT_PKTS;
-			__asm__ volatile("" : : "r"(sum));
+			if (!b && !k)
+				want = sum;
+			if (sum != want) { /* a copy that does not run the program */
+				fprintf(stderr, "copy %d (offset %ld): sum %llu, copy 0's %llu\n", k,
+					offs[k], (unsigned long long)sum, (unsigned long long)want);
+				return 1;
+			}
 		}
 	for (int c = 0; c < ncfg; c++) {
 		for (int j = 0; j < noff; j++) {

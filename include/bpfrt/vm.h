@@ -167,9 +167,14 @@ BPFRT_API int bpfrt_vm_run(struct bpfrt_vm *vm, void *mem, size_t mem_len, uint6
 /* A program's JIT code as a plain function, for a caller that runs it per packet and wants
  * the run to cost what a call of compiled C costs: fn(mem, mem_len) returns what r0 of
  * bpfrt_vm_run(vm, mem, mem_len, ...) would be (its runs cannot fault).  Only for JIT
- * programs that call no helper, have no run budget (run_budget, run_budget_ns) and so
- * need no run context; NULL for every other vm (use bpfrt_vm_run()).  Valid until
- * bpfrt_vm_free(vm); several threads may call it at once. */
+ * programs that need no run context: no run budget (run_budget, run_budget_ns), and no
+ * helper call but of helpers that read none (bpf_get_prandom_u32, bpf_ktime_get_ns and
+ * the other clocks, bpf_get_smp_processor_id, bpf_get_numa_node_id; the JIT pass
+ * leafcall calls them so); NULL for every other
+ * vm (use bpfrt_vm_run()).  A program that calls helpers gets the code for the vm's
+ * helpers as they are at this call: after bpfrt_helper_register() on the vm, ask again
+ * (the function returned before keeps calling the helpers it was compiled for).  Valid
+ * until bpfrt_vm_free(vm); several threads may call it at once. */
 #define BPFRT_HAVE_VM_NATIVE 1
 typedef uint64_t (*bpfrt_vm_native_fn)(void *mem, size_t mem_len);
 BPFRT_API bpfrt_vm_native_fn bpfrt_vm_native(const struct bpfrt_vm *vm);

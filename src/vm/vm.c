@@ -865,15 +865,33 @@ int bpfrt_vm_run(struct bpfrt_vm *vm, void *mem, size_t mem_len, uint64_t *r0, c
 
 bpfrt_vm_native_fn bpfrt_vm_native(const struct bpfrt_vm *vm)
 {
+	uint64_t (*entry)(uint64_t r1, uint64_t r2, struct bpfrt_run_ctx *ctx);
 	bpfrt_vm_native_fn fn;
 
-	/* Only `direct`, set once at load: own_direct can be reset by a helper registered
-	 * later.  The entry takes (r1, r2, ctx) and never reads ctx; the System V ABI passes
-	 * a pointer and a size_t in rdi and rsi exactly as the two uint64_t, so the code is
-	 * this function type too (a code address kept as data, as dlsym() hands them out). */
-	if (!vm || !vm->direct || vm->run_budget || vm->run_budget_ns)
+	/* The entry takes (r1, r2, ctx) and never reads ctx; the System V ABI passes a pointer
+	 * and a size_t in rdi and rsi exactly as the two uint64_t, so the code is this
+	 * function type too (a code address kept as data, as dlsym() hands them out). */
+	if (!vm || vm->run_budget || vm->run_budget_ns)
 		return NULL;
-	memcpy(&fn, &vm->direct, sizeof(fn));
+	entry = vm->direct; /* a program without helper calls: set once at load */
+#ifdef BPFRT_HAVE_JIT
+	if (!entry && vm->jit) {
+		/* One whose calls are all leaf helpers or bound lookups: the code for the
+		 * helpers as they are now, which bpfrt_vm_run()'s direct path calls too,
+		 * compiled here if no run did yet (the vm is never const: bpfrt_vm_load()
+		 * allocates it).  Every version stays mapped until bpfrt_vm_free(). */
+		const struct brt_jit_prog *prog;
+		char err[1];
+
+		entry = __atomic_load_n(&vm->own_direct, __ATOMIC_ACQUIRE);
+		if (!entry && !jit_code((struct bpfrt_vm *)(uintptr_t)vm, NULL, 0, 0, &prog, err,
+					sizeof(err)))
+			entry = __atomic_load_n(&vm->own_direct, __ATOMIC_ACQUIRE);
+	}
+#endif
+	if (!entry)
+		return NULL;
+	memcpy(&fn, &entry, sizeof(fn));
 	return fn;
 }
 

@@ -1,6 +1,8 @@
 /* test_native.c - bpfrt_vm_native(): the JIT code of a program that needs no run context
- * called as a plain function gives what bpfrt_vm_run() gives, on every packet; every vm
- * that needs more (another engine, a helper call, a run budget) gets NULL.
+ * called as a plain function gives what bpfrt_vm_run() gives, on every packet; so does a
+ * program whose calls are all of helpers that read no run context (bpf_get_prandom_u32),
+ * for the helpers it was asked for; every vm that needs more (another engine, a call of
+ * another helper, a run budget) gets NULL.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -30,12 +32,23 @@ static struct bpfrt_vm *load(const char *text, enum bpfrt_engine engine, uint64_
 	return vm;
 }
 
+/* r0 = len + (bpf_get_prandom_u32() >> 32): len, whatever the random value */
+static const char leaf_caller[] = "mov %r6, %r2\ncall 7\nrsh %r0, 32\nadd %r0, %r6\nexit\n";
+
+static uint64_t helper_42(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5,
+			  struct bpfrt_run_ctx *ctx)
+{
+	(void)r1, (void)r2, (void)r3, (void)r4, (void)r5, (void)ctx;
+	return 42ull << 32;
+}
+
 int main(void)
 {
 	uint8_t pkt[64];
 	struct bpfrt_vm *vm;
 	bpfrt_vm_native_fn fn;
 
+	unsetenv("BPFRT_JIT_PASSES"); /* every pass: leafcall's calls read no run ctx */
 	T_CASE("same results as bpfrt_vm_run");
 	vm = load(reader, BPFRT_ENGINE_JIT, 0);
 	fn = bpfrt_vm_native(vm);
@@ -63,6 +76,29 @@ int main(void)
 	}
 	bpfrt_vm_free(vm);
 
+	T_CASE("a program whose calls are all leaf helpers");
+	vm = load(leaf_caller, BPFRT_ENGINE_JIT, 0);
+	fn = bpfrt_vm_native(vm); /* before any run: compiled for it */
+	T_ASSERT(fn != NULL);
+	if (fn) {
+		BPFRT_OPTS(bpfrt_helper_proto, p, .id = 7, .name = "helper_42", .fn = helper_42);
+		uint64_t r0 = 0;
+
+		T_EQ_U64(5, fn(pkt, 5));
+		T_EQ_INT(0, bpfrt_vm_run(vm, pkt, 6, &r0, NULL, 0));
+		T_EQ_U64(6, r0);
+		T_ASSERT(bpfrt_vm_native(vm) == fn);
+		/* a host's own helper under the id is called the full way (it may read the
+		 * ctx): no plain function any more; the one returned before still runs the
+		 * code it was, with the helper it was compiled for */
+		T_EQ_INT(0, bpfrt_helper_register(vm, &p));
+		T_ASSERT(bpfrt_vm_native(vm) == NULL);
+		T_EQ_INT(0, bpfrt_vm_run(vm, pkt, 6, &r0, NULL, 0));
+		T_EQ_U64(42 + 6, r0);
+		T_EQ_U64(7, fn(pkt, 7));
+	}
+	bpfrt_vm_free(vm);
+
 	T_CASE("NULL where a run needs more");
 	T_ASSERT(bpfrt_vm_native(NULL) == NULL);
 	vm = load(reader, BPFRT_ENGINE_INTERP, 0);
@@ -74,7 +110,13 @@ int main(void)
 	vm = load(reader, BPFRT_ENGINE_JIT, 1000); /* a run budget needs the context */
 	T_ASSERT(bpfrt_vm_native(vm) == NULL);
 	bpfrt_vm_free(vm);
-	vm = load("call 7\nexit\n", BPFRT_ENGINE_JIT, 0); /* a helper call */
+	vm = load("call 105\nexit\n", BPFRT_ENGINE_JIT, 0); /* a call of a non-leaf helper */
+	T_ASSERT(bpfrt_vm_native(vm) == NULL);
+	bpfrt_vm_free(vm);
+	vm = load(leaf_caller, BPFRT_ENGINE_INTERP, 0);
+	T_ASSERT(bpfrt_vm_native(vm) == NULL);
+	bpfrt_vm_free(vm);
+	vm = load(leaf_caller, BPFRT_ENGINE_JIT, 1000);
 	T_ASSERT(bpfrt_vm_native(vm) == NULL);
 	bpfrt_vm_free(vm);
 	return t_done();
