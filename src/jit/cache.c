@@ -147,10 +147,14 @@ int brt_jit_cache_new(const struct bpf_insn *insns, const uint16_t *ops, size_t 
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	/* compile once now so refusals (recursion, too deep, too big) surface at load.  Code
-	 * that resolves no helper is the one version the program will have: kept (a second
-	 * compile cost as much again); code bound to the placeholder helpers is never run,
-	 * so it is not mapped (an mmap, mprotect and munmap per program at load). */
+	/* refusals (recursion, too deep, too big) surface at load.  Code that resolves no
+	 * helper is the one version the program will have: compiled now and kept.  A program
+	 * that calls helpers is compiled at its first run with the table it runs with (and
+	 * when an info query asks for its code); here only checked (BRT_JIT_CHECK: the
+	 * checks of its structure, which are every refusal but the size cap, and the whole
+	 * compile only for a program big enough to reach the cap), which spares the many
+	 * programs that are loaded and never run (an object's tracepoints until attached) a
+	 * compile whose code nothing would run. */
 	if (c->nids || c->any_id)
 		env.flags |= BRT_JIT_CHECK;
 	rc = brt_jit_compile(insns, n, &env, &trial, err, errlen);

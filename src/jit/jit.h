@@ -61,7 +61,10 @@ enum brt_jit_flags {
 	BRT_JIT_BLIND = 1 << 0, /* constant blinding: no program immediate appears verbatim */
 	BRT_JIT_NO_BMI2 = 1 << 1, /* do not use BMI2 even where the CPU has it (tests) */
 	BRT_JIT_BUDGET = 1 << 2,  /* count the run budget at back-edges (BRT_JIT_CTX_BUDGET_OFF) */
-	BRT_JIT_CHECK = 1 << 3,   /* compile only, to see whether it can: map no code, *out NULL */
+	/* only see whether it would compile (the same refusals, *out NULL): the structural
+	 * checks, and the whole compile, unmapped, only for programs large enough to meet
+	 * the code size cap */
+	BRT_JIT_CHECK = 1 << 3,
 };
 
 /* A bpf_map_lookup_elem call bound at load to the one map the verifier saw there on every
@@ -230,7 +233,8 @@ void brt_jit_disasm(const uint8_t *code, size_t size, uint64_t addr, const char 
 		    unsigned flags, FILE *out);
 
 /* The JIT as a vm engine (cache.c): a program's compiled versions, one per helper table.
- * brt_jit_cache_new() compiles once to report refusals at load (-EINVAL, -E2BIG, -ENOMEM;
+ * brt_jit_cache_new() reports refusals at load (-EINVAL, -E2BIG, -ENOMEM; it compiles a
+ * program that calls no helper, and only checks one that does (BRT_JIT_CHECK);
  * insns and ops, its decoded rows or NULL, must outlive the cache; rodata[0..nrodata) is
  * copied, the memory it describes must outlive the cache); the environment variable BPFRT_JIT_HARDEN (non-empty,
  * not "0") turns constant blinding on, like the kernel's net.core.bpf_jit_harden.  brt_jit_cache_get() returns the code for helper table

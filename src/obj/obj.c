@@ -8,6 +8,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -652,9 +653,15 @@ static int fdset_load(struct fdset *set)
 	if (!dir)
 		return -1;
 	while ((de = readdir(dir))) {
+		char *end;
+		long fd;
+
 		if (de->d_name[0] == '.')
 			continue;
-		if (fstatat(dirfd(dir), de->d_name, &st, 0) || !S_ISREG(st.st_mode))
+		/* the number's own fstat, not a stat of /proc/self/fd/N (a path walk through
+		 * procfs per fd): the same file, as of a moment later */
+		fd = strtol(de->d_name, &end, 10);
+		if (*end || fd < 0 || fd > INT_MAX || fstat((int)fd, &st) || !S_ISREG(st.st_mode))
 			continue;
 		if (set->n == set->cap) {
 			size_t cap = set->cap ? set->cap * 2 : 64;

@@ -1,6 +1,6 @@
 /* test_cache.c - the JIT as a vm engine (src/jit/cache.c): helpers bound at the first run
- * with each table, re-bound when the vm's table changes, per-run tables, refusals at load,
- * concurrent runs.
+ * with each table, re-bound when the vm's table changes, per-run tables, refusals at load
+ * (programs that call helpers are only checked there), concurrent runs.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -95,6 +95,62 @@ static void test_refusals(void)
 	T_CONTAINS("insn 2: recursive call", err);
 }
 
+/* A program that calls helpers is compiled at its first run, with the table it runs with;
+ * its load only checks it (BRT_JIT_CHECK), and must still refuse what the compile would. */
+static void test_refusals_with_helpers(void)
+{
+	static const struct bpf_insn rec[] = { CALL(1000), CALL_LOCAL(1), EXIT(), CALL(1000),
+					       CALL_LOCAL(-2), EXIT() };
+	static const struct bpf_insn out[] = { CALL(1000), CALL_LOCAL(2), JA(2), EXIT(),
+					       MOV64_IMM(0, 1), EXIT() };
+	static const struct bpf_insn fall[] = { CALL(1000), CALL_LOCAL(1), EXIT(), CALL(1000) };
+	/* nine frames deep: main and eight functions, each calling the next */
+	struct bpf_insn deep[2 + 8 * 3];
+	char err[256];
+	size_t n = 0;
+	int rc;
+	struct bpfrt_vm *vm = load(rec, 6, err, &rc);
+
+	T_CASE("recursion refused at load, helper calls");
+	T_EQ_INT(-EINVAL, rc);
+	T_ASSERT(vm == NULL);
+	T_CONTAINS("recursive call", err);
+	T_CASE("jump out of its function refused at load, helper calls");
+	vm = load(out, 6, err, &rc);
+	T_EQ_INT(-EINVAL, rc);
+	T_ASSERT(vm == NULL);
+	T_CONTAINS("insn 2: jump out of its function", err);
+	T_CASE("function falling off its end refused at load, helper calls");
+	vm = load(fall, 4, err, &rc);
+	T_EQ_INT(-EINVAL, rc);
+	T_ASSERT(vm == NULL);
+	T_CONTAINS("last insn is not an exit or jmp", err);
+	T_CASE("nine frames refused at load, helper calls");
+	deep[n++] = (struct bpf_insn)CALL_LOCAL(1);
+	deep[n++] = (struct bpf_insn)EXIT();
+	for (int k = 0; k < 8; k++) {
+		deep[n++] = (struct bpf_insn)CALL(1000);
+		deep[n++] = k < 7 ? (struct bpf_insn)CALL_LOCAL(1) : (struct bpf_insn)MOV64_IMM(0, 0);
+		deep[n++] = (struct bpf_insn)EXIT();
+	}
+	vm = load(deep, n, err, &rc);
+	T_EQ_INT(-EINVAL, rc);
+	T_ASSERT(vm == NULL);
+	T_CONTAINS("nested frames", err);
+	T_CASE("eight frames load and run, helper calls");
+	deep[n - 5] = (struct bpf_insn)MOV64_IMM(0, 0); /* the eighth function calls none */
+	vm = load(deep, n, err, &rc);
+	T_EQ_INT(0, rc);
+	if (vm) {
+		uint64_t r0 = 1;
+
+		vm_helper(vm, 1000, "add", h_add);
+		T_EQ_INT(0, bpfrt_vm_run(vm, NULL, 0, &r0, err, sizeof(err)));
+		T_EQ_U64(0, r0);
+		bpfrt_vm_free(vm);
+	}
+}
+
 static void *runner(void *arg)
 {
 	struct bpfrt_vm *vm = arg;
@@ -134,6 +190,7 @@ int main(void)
 {
 	test_rebinding();
 	test_refusals();
+	test_refusals_with_helpers();
 	test_threads();
 	return t_done();
 }

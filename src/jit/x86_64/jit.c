@@ -704,7 +704,12 @@ static void free_state(struct jit_state *st)
 	free(st->buf.p);
 }
 
-static int analyse(struct jit_state *st, uint16_t *ops)
+/* What the code generator relies on (the file comment's "Checks"): decoded, functions
+ * split, no jump between functions, no recursion, at most 8 frames.  Every refusal a
+ * compile can make for a program's own sake comes from here or from reserve()'s size cap
+ * (code_fits()); the passes and the emitters after it fail only for memory (or for a
+ * helper id the table lacks, which BRT_JIT_CHECK's placeholder table always has). */
+static int check_structure(struct jit_state *st, uint16_t *ops)
 {
 	uint8_t *starts = calloc(st->n, 1);
 	int rc;
@@ -721,8 +726,25 @@ static int analyse(struct jit_state *st, uint16_t *ops)
 		rc = check_funcs(st, ops);
 	if (!rc)
 		rc = check_calls(st, ops);
-	if (!rc)
-		rc = brt_jit_bind_lookups(st, ops);
+	return rc;
+}
+
+/* Can n instructions never reach reserve()'s cap?  run_pass() reserves before each
+ * instruction (JIT_MAX_INSN_BYTES + JIT_ALIGN_MAX, and JIT_BUDGET_BYTES more where the
+ * budget is counted) and before each function's prologue and callback entry and the
+ * stubs, and every emitter stays within what was reserved (or the buffer would overflow):
+ * at most n functions, so 3n + 2 reservations of at most the three together. */
+static bool code_fits(size_t n)
+{
+	const size_t most = JIT_MAX_INSN_BYTES + JIT_ALIGN_MAX + JIT_BUDGET_BYTES;
+
+	return n <= (MAX_CODE_BYTES / most - 2) / 3;
+}
+
+static int analyse(struct jit_state *st, uint16_t *ops)
+{
+	int rc = brt_jit_bind_lookups(st, ops);
+
 	if (!rc)
 		plan_frames(st, ops);
 	if (!rc)
@@ -775,7 +797,13 @@ int brt_jit_compile(const struct bpf_insn *insns, size_t n, const struct brt_jit
 	p->helper = st.env->helper;
 	p->helper_arg = st.env->helper_arg;
 	p->n = n;
-	rc = alloc_state(&st);
+	rc = check_structure(&st, ops);
+	/* only whether it would compile: it would, unless it is big enough for the size cap
+	 * (then the whole compile says) */
+	if (!rc && (st.env->flags & BRT_JIT_CHECK) && code_fits(n))
+		goto out_free;
+	if (!rc)
+		rc = alloc_state(&st);
 	if (!rc)
 		rc = analyse(&st, ops);
 	if (!rc)
