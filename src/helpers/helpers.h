@@ -24,6 +24,8 @@
  * answers of struct brt_helper_source (source.c). */
 const struct brt_helper_proto *brt_helper_get(uint32_t id);
 brt_helper_fn *brt_helper_table_new(size_t *n);
+/* The same table, shared by every verified program's vm (source.c). */
+const brt_helper_fn *brt_helper_table_shared(size_t *n);
 
 /* The built-in helper with this id (a helpers.def row with a function), or NULL. */
 const struct brt_helper_proto *brt_helper_builtin(uint32_t id);
@@ -32,10 +34,12 @@ const struct brt_helper_proto *brt_helper_builtin(uint32_t id);
 const brt_helper_fn *brt_helper_default_table(size_t *n);
 
 /* Helpers the host registered (host.c): the entry for id or NULL (entries never change
- * once visible), the highest registered id (0 when none), and storing each registered
+ * once visible), the highest registered id (0 when none), their number, and storing each registered
  * function with an id below n into table[id]. */
 const struct brt_helper_proto *brt_helper_host_get(uint32_t id);
 uint32_t brt_helper_host_max_id(void);
+/* How many helpers the host registered so far (registrations only add). */
+uint32_t brt_helper_host_count(void);
 void brt_helper_host_fill(brt_helper_fn *table, size_t n);
 
 /* graph.c: objects of bpf_obj_new alive in this process (a test's leak check) */

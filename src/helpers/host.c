@@ -50,6 +50,7 @@ struct host_helper {
 /* pages[id >> SLOT_BITS][id % SLOTS]: both levels published with release stores */
 static struct host_helper **pages[NR_PAGES];
 static uint32_t max_id; /* highest registered id, 0 when none; atomic */
+static uint32_t count;  /* registrations so far; atomic */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
 #define KNOWN_SIZE (offsetof(struct bpfrt_helper_proto, bpfrt_helper_proto__last) + \
@@ -117,6 +118,11 @@ uint32_t brt_helper_host_max_id(void)
 	return __atomic_load_n(&max_id, __ATOMIC_ACQUIRE);
 }
 
+uint32_t brt_helper_host_count(void)
+{
+	return __atomic_load_n(&count, __ATOMIC_ACQUIRE);
+}
+
 void brt_helper_host_fill(brt_helper_fn *table, size_t n)
 {
 	uint32_t max = brt_helper_host_max_id();
@@ -164,6 +170,7 @@ static int add(const struct bpfrt_helper_proto *p)
 	__atomic_store_n(&page[p->id % SLOTS], h, __ATOMIC_RELEASE);
 	if (p->id > max_id)
 		__atomic_store_n(&max_id, p->id, __ATOMIC_RELEASE);
+	__atomic_store_n(&count, count + 1, __ATOMIC_RELEASE);
 	return 0;
 }
 

@@ -51,7 +51,8 @@ const char *brt_obj_fs_dir(void)
 }
 
 /* The calling thread's batch (obj.h): its number, nesting, whether it swept already, the
- * directory it checked (empty: none yet) and the fds it resolved. */
+ * directory it checked (empty: none yet) with an O_PATH fd of it (-1: none) and the fds it
+ * resolved. */
 #define BATCH_MEMO_MAX 64
 static _Atomic uint64_t batch_seq;
 static _Thread_local struct {
@@ -59,6 +60,7 @@ static _Thread_local struct {
 	unsigned depth;
 	int swept;
 	char dir[256];
+	int dirfd;
 	unsigned n;
 	int fd[BATCH_MEMO_MAX];
 	struct brt_obj *obj[BATCH_MEMO_MAX]; /* a reference each */
@@ -78,14 +80,24 @@ static int open_anon(void)
 	int fd;
 
 	/* an untrusted directory (another user's) gets no objects: memfd, unpinnable; a
-	 * batch checks it once */
+	 * batch checks it once, and creates its files through an fd of the directory it
+	 * checked (no walk of the path per file) */
 	if (!batch.id || strcmp(batch.dir, dir)) {
 		if (brt_fs_dir_prepare(dir))
 			goto memfd;
-		if (batch.id && strlen(dir) < sizeof(batch.dir))
+		if (batch.id && strlen(dir) < sizeof(batch.dir)) {
 			memcpy(batch.dir, dir, strlen(dir) + 1);
+			if (batch.dirfd >= 0)
+				close(batch.dirfd);
+			batch.dirfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+			if (batch.dirfd >= 0) /* a number the memo may still name */
+				brt_obj_batch_forget(batch.dirfd);
+		}
 	}
-	fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (batch.id && batch.dirfd >= 0 && !strcmp(batch.dir, dir))
+		fd = openat(batch.dirfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	else
+		fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
 	if (fd >= 0)
 		return fd;
 memfd:
@@ -581,6 +593,7 @@ void brt_obj_batch_begin(void)
 	batch.id = atomic_fetch_add(&batch_seq, 1) + 1;
 	batch.swept = 0;
 	batch.dir[0] = '\0';
+	batch.dirfd = -1;
 	batch.n = 0;
 }
 
@@ -590,6 +603,9 @@ void brt_obj_batch_end(void)
 		return;
 	batch.id = 0;
 	batch.dir[0] = '\0';
+	if (batch.dirfd >= 0)
+		close(batch.dirfd);
+	batch.dirfd = -1;
 	while (batch.n)
 		brt_obj_put(batch.obj[--batch.n]);
 }

@@ -208,10 +208,14 @@ struct brt_helper_proto {
  *              callers keep the pointer;
  *   table_new  a new table of every helper's function indexed by id (NULL where none):
  *              the built-in helpers and those the host registered so far; stores its
- *              length in *n, the caller frees it; NULL when out of memory. */
+ *              length in *n, the caller frees it; NULL when out of memory;
+ *   table_shared  the same table, shared: built when the host's registrations changed
+ *              since the last one and kept for the process's life (never written, never
+ *              freed: a vm that needs its own copies it first); NULL when out of memory. */
 struct brt_helper_source {
 	const struct brt_helper_proto *(*get)(uint32_t id);
 	brt_helper_fn *(*table_new)(size_t *n);
+	const brt_helper_fn *(*table_shared)(size_t *n);
 };
 
 /* ---- kernel functions (kfuncs.def) ------------------------------------------------------ */

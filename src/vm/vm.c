@@ -31,6 +31,9 @@ struct bpfrt_vm {
 	struct brt_dinsn *code_budget;
 	brt_helper_fn *helpers;    /* helper table by id: defaults + registered */
 	size_t nr_helpers;         /* its length */
+	/* helpers is the registry's shared table (a verified program's, until a helper is set
+	 * on this vm): never written, never freed here */
+	int helpers_shared;
 	char **helper_names;       /* names given to brt_vm_set_helper (NULL: none given) */
 	/* unverified program: the built-in helpers whose arguments the checked engine checks
 	 * before a call, by id (helper_args.c); NULL for a verified one */
@@ -180,7 +183,17 @@ static int copy_default_helpers(struct bpfrt_vm *vm, int kfuncs)
 		atomic_load_explicit(&helper_source, memory_order_acquire);
 	size_t nr = 0;
 
-	/* host helpers registered later do not reach this vm, as documented */
+	/* host helpers registered later do not reach this vm, as documented.  A verified
+	 * program's table is the default one as it is: shared until brt_vm_set_helper() */
+	if (kfuncs && src) {
+		/* the cast: a shared table is written by nobody (helpers_shared) */
+		vm->helpers = (brt_helper_fn *)(uintptr_t)src->table_shared(&nr);
+		vm->helpers_shared = 1;
+		if (!vm->helpers)
+			return -ENOMEM;
+		vm->nr_helpers = nr;
+		return 0;
+	}
 	vm->helpers = src ? src->table_new(&nr) : calloc(1, sizeof(*vm->helpers));
 	if (!vm->helpers)
 		return -ENOMEM;
@@ -336,6 +349,16 @@ int brt_vm_set_helper(struct bpfrt_vm *vm, uint32_t id, const char *name, brt_he
 
 	if (id > BRT_VM_MAX_HELPER_ID)
 		return set_err(-EINVAL);
+	if (vm->helpers_shared) {
+		/* this vm's own table from now on */
+		brt_helper_fn *own = malloc((vm->nr_helpers ? vm->nr_helpers : 1) * sizeof(*own));
+
+		if (!own)
+			return set_err(-ENOMEM);
+		memcpy(own, vm->helpers, vm->nr_helpers * sizeof(*own));
+		vm->helpers = own;
+		vm->helpers_shared = 0;
+	}
 	if (id >= vm->nr_helpers) {
 		size_t n = (size_t)id + 1;
 		brt_helper_fn *h = realloc(vm->helpers, n * sizeof(*h));
@@ -394,7 +417,8 @@ void bpfrt_vm_free(struct bpfrt_vm *vm)
 		free(vm->helper_names[i]);
 	free(vm->helper_names);
 	free(vm->helper_checks);
-	free(vm->helpers);
+	if (!vm->helpers_shared)
+		free(vm->helpers);
 #ifdef BPFRT_HAVE_JIT
 	brt_jit_cache_free(vm->jit);
 #endif

@@ -1,6 +1,8 @@
 /* test_host.c - helpers a host registers with a prototype (bpfrt_helper_register):
  * BPF_PROG_LOAD checks calls to them like calls to built-in helpers (same messages), and
  * BPF_PROG_TEST_RUN runs them on every engine; registration refuses clashes and bad kinds.
+ * Verified programs' vms share one helper table (helpers/source.c): a registration after
+ * it was built reaches later loads, a helper set on one vm reaches no other.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -8,6 +10,7 @@
 #include <unistd.h>
 
 #include "bpfrt.h"
+#include "api/api.h"
 #include "harness.h"
 #include "vm/vm.h"
 
@@ -216,6 +219,48 @@ static void test_register(void)
 	T_EQ_INT(0, bpfrt_helper_register(NULL, &p));
 }
 
+static uint64_t host_seven(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5,
+			   struct bpfrt_run_ctx *ctx)
+{
+	(void)r1, (void)r2, (void)r3, (void)r4, (void)r5, (void)ctx;
+	return 7;
+}
+
+/* A helper set on one program's vm (brt_vm_set_helper(), as bpfrt_helper_register() with
+ * a vm does) changes that program only: the table it shared is copied first. */
+static void test_own_table(void)
+{
+	static char log[4096];
+	static const struct load_case c = { "gpl_only helper, GPL licence", P(gpl), "GPL", 0, 0,
+					    NULL, 42 };
+	struct brt_prog *prog;
+	uint32_t r1 = 0, r2 = 0;
+	int a, b;
+
+	engine_flags = 0;
+	T_CASE("helper set on one verified program's vm, not on another's");
+	a = load(&c, log, sizeof(log));
+	b = load(&c, log, sizeof(log));
+	T_ASSERT(a >= 0 && b >= 0);
+	if (a < 0 || b < 0)
+		return;
+	T_EQ_INT(0, brt_prog_from_fd(a, &prog));
+	T_EQ_INT(0, brt_vm_set_helper(prog->vm, GPL_ID, "seven", host_seven));
+	brt_obj_put(&prog->obj);
+	T_EQ_INT(0, test_run(a, &r1));
+	T_EQ_INT(0, test_run(b, &r2));
+	T_EQ_U64(7, r1);
+	T_EQ_U64(42, r2);
+	T_CASE("a program loaded after it still gets the registry's helper");
+	close(b);
+	b = load(&c, log, sizeof(log));
+	T_ASSERT(b >= 0);
+	T_EQ_INT(0, test_run(b, &r2));
+	T_EQ_U64(42, r2);
+	close(a);
+	close(b);
+}
+
 static int jit_built(void)
 {
 	static const struct bpf_insn ret0[] = { MOV_IMM(0, 0), EXIT };
@@ -235,6 +280,21 @@ int main(void)
 						  EINVAL, "invalid func unknown#1001", 0 };
 	static char log[4096];
 
+	static const struct bpf_insn ret0[] = { MOV_IMM(0, 0), EXIT };
+	static const struct load_case plain = { "a program loaded before registration", P(ret0),
+						"GPL", 0, 0, NULL, 0 };
+	uint32_t retval = 1;
+	int fd;
+
+	/* a verified program's vm before any registration: the shared helper table is
+	 * built now, and must be built again once helpers are registered */
+	T_CASE(plain.name);
+	fd = load(&plain, log, sizeof(log));
+	T_ASSERT(fd >= 0);
+	T_EQ_INT(0, test_run(fd, &retval));
+	T_EQ_U64(0, retval);
+	if (fd >= 0)
+		close(fd);
 	T_CASE(before.name);
 	T_EQ_INT(-1, load(&before, log, sizeof(log)));
 	T_CONTAINS(before.msg, log);
@@ -246,5 +306,6 @@ int main(void)
 		}
 		test_loads(engines[i]);
 	}
+	test_own_table();
 	return t_done();
 }
