@@ -555,6 +555,12 @@ static int ext_walk(const struct brt_btf *btf, const uint8_t *p, uint32_t end, u
 	if (rec_size < k->min_rec || rec_size > 256 || rec_size % 4)
 		return btf_err(err, errlen, "offset 0x%x: %s record size %u", base, k->what,
 			       rec_size);
+	/* room for as many records as the bytes could hold, at once (growing it by doubling
+	 * copied Tracee's 181k lines about twice over) */
+	cap = (end - 4) / rec_size + 1;
+	elems = malloc(cap * k->elem_size);
+	if (!elems)
+		return -ENOMEM;
 	for (off = 4; off < end;) {
 		uint32_t blk[2];
 		const char *sec;
@@ -574,18 +580,7 @@ static int ext_walk(const struct brt_btf *btf, const uint8_t *p, uint32_t end, u
 		for (uint32_t i = 0; i < blk[1]; i++, off += rec_size) {
 			uint32_t rec[64];
 
-			if (n == cap) {
-				uint8_t *ne;
-
-				cap = cap ? 2 * cap : 64;
-				ne = realloc(elems, cap * k->elem_size);
-				if (!ne) {
-					free(elems);
-					return -ENOMEM;
-				}
-				elems = ne;
-			}
-			memcpy(rec, p + off, rec_size);
+			memcpy(rec, p + off, rec_size); /* n < cap: each takes rec_size bytes */
 			if (k->fill(btf, sec, rec, elems + n * k->elem_size)) {
 				free(elems);
 				return btf_err(err, errlen, "offset 0x%x: %s record %u of '%s' names "

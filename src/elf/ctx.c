@@ -31,12 +31,17 @@ int brt_elf_fail(struct brt_elf_ctx *ctx, int ret, uint32_t sec, uint64_t off, c
 
 const char *brt_elf_keep(struct brt_elf_obj *obj, const char *s)
 {
-	char **n = realloc(obj->strings, (obj->nstrings + 1) * sizeof(*n));
 	char *copy;
 
-	if (!n)
-		return NULL;
-	obj->strings = n;
+	if (obj->nstrings == obj->strings_cap) {
+		size_t cap = obj->strings_cap ? 2 * obj->strings_cap : 16;
+		char **n = realloc(obj->strings, cap * sizeof(*n));
+
+		if (!n)
+			return NULL;
+		obj->strings = n;
+		obj->strings_cap = cap;
+	}
 	copy = strdup(s);
 	if (!copy)
 		return NULL;

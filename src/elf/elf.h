@@ -145,7 +145,7 @@ struct brt_elf_obj {
 	struct brt_btf_ext ext;    /* .BTF.ext records, empty when absent */
 	size_t nsyms_seen;         /* symbols in .symtab (for `object show`) */
 	char **strings;            /* names kept by brt_elf_keep() */
-	size_t nstrings;
+	size_t nstrings, strings_cap;
 };
 
 /* Parse and link an eBPF relocatable object held in memory (copied; buf may be freed
@@ -154,6 +154,10 @@ struct brt_elf_obj {
  * offset 0xX: ..." in err. */
 int brt_elf_open(const void *buf, size_t size, const char *name, struct brt_elf_obj **out,
 		 char *err, size_t errlen);
+/* The same over buf, a malloc'ed buffer of size bytes that the call takes (and frees):
+ * no copy of a file the caller has just read (a 15 MB object's). */
+int brt_elf_open_owned(void *buf, size_t size, const char *name, struct brt_elf_obj **out,
+		       char *err, size_t errlen);
 void brt_elf_free(struct brt_elf_obj *obj);
 
 /* max_entries of a ring buffer (BPF_MAP_TYPE_RINGBUF, USER_RINGBUF) as libbpf sizes a

@@ -287,6 +287,7 @@ static int read_relocs(struct brt_elf_ctx *ctx)
 		uint32_t target = rs->rel_sec;
 		const unsigned char *d;
 		size_t n;
+		int sorted;
 
 		if (rs->kind != BRT_SEC_REL)
 			continue;
@@ -312,6 +313,7 @@ static int read_relocs(struct brt_elf_ctx *ctx)
 		ts->nrels = n;
 		ts->rel_sec = (uint32_t)i;
 		d = rs->data; /* read_data() checked it against the file */
+		sorted = 1;
 		for (size_t j = 0; j < n; j++) {
 			uint64_t at = j * sizeof(Elf64_Rel);
 			Elf64_Rel rel;
@@ -335,8 +337,12 @@ static int read_relocs(struct brt_elf_ctx *ctx)
 			ts->rels[j] = (struct brt_elf_rel){ .off = rel.r_offset, .sym = sym,
 							    .type = (uint32_t)ELF64_R_TYPE(rel.r_info),
 							    .idx = (uint32_t)j };
+			sorted &= !j || ts->rels[j - 1].off <= rel.r_offset;
 		}
-		qsort(ts->rels, n, sizeof(*ts->rels), cmp_rel);
+		/* clang writes them in offset order (Tracee's object: 478k, most of them for
+		 * debug sections, where sorting them again took a fifth of the open) */
+		if (!sorted)
+			qsort(ts->rels, n, sizeof(*ts->rels), cmp_rel);
 	}
 	for (size_t i = 1; i < ctx->nsecs; i++)
 		if (!ctx->secs[i].rels)
@@ -532,29 +538,62 @@ static int collect_funcs(struct brt_elf_ctx *ctx)
 	struct brt_elf_obj *obj = ctx->obj;
 	size_t cap = 0, nprogs = 0;
 	int ret;
+	/* the function symbols of each executable section, in symbol order (a counting
+	 * sort: one pass over the symbols, where a pass per section was quadratic) */
+	uint32_t *first = calloc(ctx->nsecs + 1, sizeof(*first)), *by_sec = NULL;
+	size_t nsym_funcs = 0;
 
-	for (uint32_t i = 1; i < ctx->nsecs; i++) {
-		size_t before = ctx->nfuncs;
+	if (!first)
+		return -ENOMEM;
+	for (size_t j = 0; j < ctx->nsyms; j++) {
+		const struct brt_elf_sym *s = &ctx->syms[j];
+
+		if (s->type == STT_FUNC && s->shndx && s->shndx < ctx->nsecs &&
+		    ctx->secs[s->shndx].kind == BRT_SEC_EXEC) {
+			first[s->shndx + 1]++;
+			nsym_funcs++;
+		}
+	}
+	by_sec = malloc((nsym_funcs + 1) * sizeof(*by_sec));
+	if (!by_sec) {
+		free(first);
+		return -ENOMEM;
+	}
+	for (size_t i = 1; i <= ctx->nsecs; i++)
+		first[i] += first[i - 1];
+	for (size_t j = 0; j < ctx->nsyms; j++) {
+		const struct brt_elf_sym *s = &ctx->syms[j];
+
+		if (s->type == STT_FUNC && s->shndx && s->shndx < ctx->nsecs &&
+		    ctx->secs[s->shndx].kind == BRT_SEC_EXEC)
+			by_sec[first[s->shndx]++] = (uint32_t)j;
+	}
+	ret = 0;
+	/* first[i] is now where section i's symbols end (and i + 1's start) */
+	for (uint32_t i = 1; i < ctx->nsecs && !ret; i++) {
+		size_t from = first[i - 1], to = first[i];
 
 		if (ctx->secs[i].kind != BRT_SEC_EXEC)
 			continue;
-		if (ctx->secs[i].size % 8)
-			return brt_elf_fail(ctx, -EINVAL, i, 0,
-					    "size %zu is not a whole number of instructions",
-					    ctx->secs[i].size);
-		for (size_t j = 0; j < ctx->nsyms; j++) {
-			const struct brt_elf_sym *s = &ctx->syms[j];
+		if (ctx->secs[i].size % 8) {
+			ret = brt_elf_fail(ctx, -EINVAL, i, 0,
+					   "size %zu is not a whole number of instructions",
+					   ctx->secs[i].size);
+			break;
+		}
+		for (size_t k = from; k < to && !ret; k++) {
+			const struct brt_elf_sym *s = &ctx->syms[by_sec[k]];
 
-			if (s->shndx != i || s->type != STT_FUNC)
-				continue;
-			if ((ret = add_func(ctx, i, s->value, s->size, s->name, &cap)))
-				return ret;
+			ret = add_func(ctx, i, s->value, s->size, s->name, &cap);
 		}
 		/* Hand-written code may have no function symbols: the section is one program. */
-		if (ctx->nfuncs == before &&
-		    (ret = add_func(ctx, i, 0, ctx->secs[i].size, ctx->secs[i].name, &cap)))
-			return ret;
+		if (!ret && from == to)
+			ret = add_func(ctx, i, 0, ctx->secs[i].size, ctx->secs[i].name, &cap);
 	}
+	free(first);
+	free(by_sec);
+	if (ret)
+		return ret;
 	if (ctx->nfuncs)
 		qsort(ctx->funcs, ctx->nfuncs, sizeof(*ctx->funcs), cmp_func);
 	for (size_t i = 0; i < ctx->nfuncs; i++) {
@@ -619,28 +658,22 @@ static int parse(struct brt_elf_ctx *ctx, struct img *img)
 	return 0;
 }
 
-int brt_elf_open(const void *buf, size_t size, const char *name, struct brt_elf_obj **out,
-		 char *err, size_t errlen)
+int brt_elf_open_owned(void *buf, size_t size, const char *name, struct brt_elf_obj **out,
+		       char *err, size_t errlen)
 {
 	struct brt_elf_ctx ctx = { .err = err, .errlen = errlen };
 	struct brt_elf_obj *obj;
-	struct img img = { .size = size };
+	struct img img = { .buf = buf, .size = size };
 	int ret;
 
 	*out = NULL;
 	err[0] = 0;
 	ctx.name = name ? name : "<memory>";
 	obj = calloc(1, sizeof(*obj));
-	/* a private copy, aligned as malloc() aligns whatever the caller's buffer is: the
-	 * stages below read sections (instructions, BTF) through typed pointers */
-	img.buf = malloc(size ? size : 1);
-	if (!obj || !img.buf) {
-		free(obj);
+	if (!obj) {
 		free(img.buf);
 		return brt_elf_fail(&ctx, -ENOMEM, 0, 0, "out of memory");
 	}
-	if (size)
-		memcpy(img.buf, buf, size);
 	ctx.obj = obj;
 	obj->name = brt_elf_keep(obj, ctx.name);
 	ret = obj->name ? parse(&ctx, &img) : -ENOMEM;
@@ -654,6 +687,26 @@ int brt_elf_open(const void *buf, size_t size, const char *name, struct brt_elf_
 	}
 	*out = obj;
 	return 0;
+}
+
+int brt_elf_open(const void *buf, size_t size, const char *name, struct brt_elf_obj **out,
+		 char *err, size_t errlen)
+{
+	/* a private copy, aligned as malloc() aligns whatever the caller's buffer is: the
+	 * stages read sections (instructions, BTF) through typed pointers */
+	void *copy = malloc(size ? size : 1);
+
+	if (!copy) {
+		struct brt_elf_ctx ctx = { .err = err, .errlen = errlen,
+					   .name = name ? name : "<memory>" };
+
+		*out = NULL;
+		err[0] = 0;
+		return brt_elf_fail(&ctx, -ENOMEM, 0, 0, "out of memory");
+	}
+	if (size)
+		memcpy(copy, buf, size);
+	return brt_elf_open_owned(copy, size, name, out, err, errlen);
 }
 
 static void free_map(struct brt_elf_map *m)

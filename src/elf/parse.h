@@ -113,6 +113,28 @@ int64_t brt_elf_kconfig_off(const struct brt_btf *btf, const struct btf_type *t,
 int brt_elf_btf_externs(struct brt_elf_ctx *ctx);
 /* Index of the map defined at (sec, off) - any offset for global data - or -1. */
 int brt_elf_map_at(const struct brt_elf_ctx *ctx, uint32_t sec, uint64_t off);
+/* The .BTF.ext records of one kind (ext_index.c) by section name, then instruction
+ * offset, ties in file order: order[start[g] .. start[g + 1]) are the indices of group g's
+ * records, names[g] its section name (groups sorted by name). */
+struct brt_ext_index {
+	const unsigned char *recs; /* the records: n of stride bytes, each with a const char *
+				    * section name at sec_off and a uint32_t offset at off_off */
+	size_t stride, sec_off, off_off;
+	uint32_t *order;
+	uint32_t *start;
+	const char **names;
+	size_t ngroups;
+};
+/* 0, or -ENOMEM / -E2BIG (ix is then empty). */
+int brt_ext_index_build(struct brt_ext_index *ix, const void *recs, size_t n, size_t stride,
+			size_t sec_off, size_t off_off);
+void brt_ext_index_free(struct brt_ext_index *ix);
+/* The group of section name sec, or -1 when no record names it. */
+int brt_ext_index_group(const struct brt_ext_index *ix, const char *sec);
+/* Positions [*from, *to) in order of group g's records with offset in [lo, hi) (empty for
+ * g -1). */
+void brt_ext_index_range(const struct brt_ext_index *ix, int g, uint64_t lo, uint64_t hi,
+			 size_t *from, size_t *to);
 /* Link every program: copy, apply relocations, append subprograms (reloc.c). */
 int brt_elf_link(struct brt_elf_ctx *ctx);
 /* Keep a copy of s in the object; NULL on ENOMEM (ctx.c). */

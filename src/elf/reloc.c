@@ -121,26 +121,35 @@ struct placed {
 	uint32_t next;      /* instruction of the function to relocate next */
 };
 
+struct ext_indexes;
+
+/* What linking one object shares between its programs. */
+struct link_shared {
+	const struct ext_indexes *ext;
+	uint32_t *placed_at;  /* by function: 1 + its place in the program being linked, or 0 */
+	const char **sym_kept; /* by symbol: its name kept in the object (brt_elf_keep), or NULL */
+};
+
 struct linker {
 	struct brt_elf_ctx *ctx;
 	struct brt_elf_prog *prog;
 	struct placed *placed;
 	size_t nplaced;
+	size_t placed_cap;
 	size_t insn_cap;
 	size_t reloc_cap;
+	struct link_shared *sh;
 };
 
 static int place(struct linker *lk, size_t fidx, uint32_t *out_start)
 {
 	const struct brt_elf_func *f = &lk->ctx->funcs[fidx];
 	struct brt_elf_prog *p = lk->prog;
-	struct placed *np;
+	uint32_t at = lk->sh->placed_at[fidx];
 
-	for (size_t i = 0; i < lk->nplaced; i++) {
-		if (lk->placed[i].func == fidx) {
-			*out_start = lk->placed[i].out_start;
-			return 0;
-		}
+	if (at) {
+		*out_start = lk->placed[at - 1].out_start;
+		return 0;
 	}
 	if (p->insn_cnt + f->cnt > lk->insn_cap) {
 		size_t cap = 2 * (p->insn_cnt + f->cnt);
@@ -151,14 +160,20 @@ static int place(struct linker *lk, size_t fidx, uint32_t *out_start)
 		p->insns = ni;
 		lk->insn_cap = cap;
 	}
-	np = realloc(lk->placed, (lk->nplaced + 1) * sizeof(*np));
-	if (!np)
-		return -ENOMEM;
-	lk->placed = np;
+	if (lk->nplaced == lk->placed_cap) {
+		size_t cap = lk->placed_cap ? 2 * lk->placed_cap : 8;
+		struct placed *np = realloc(lk->placed, cap * sizeof(*np));
+
+		if (!np)
+			return -ENOMEM;
+		lk->placed = np;
+		lk->placed_cap = cap;
+	}
 	memcpy(p->insns + p->insn_cnt, lk->ctx->secs[f->sec].data + (size_t)f->start * 8,
 	       (size_t)f->cnt * 8);
 	*out_start = (uint32_t)p->insn_cnt;
 	lk->placed[lk->nplaced++] = (struct placed){ .func = fidx, .out_start = *out_start };
+	lk->sh->placed_at[fidx] = (uint32_t)lk->nplaced;
 	p->insn_cnt += f->cnt;
 	return 0;
 }
@@ -168,18 +183,30 @@ static int resolve(struct linker *lk, uint32_t sec, int64_t target, uint32_t err
 		   uint64_t err_off, uint32_t *out_idx)
 {
 	struct brt_elf_ctx *ctx = lk->ctx;
+	size_t lo = 0, hi = ctx->nfuncs;
 
-	for (size_t i = 0; i < ctx->nfuncs; i++) {
-		const struct brt_elf_func *f = &ctx->funcs[i];
+	/* funcs are sorted by section, then start, and do not overlap: the last one
+	 * starting at or before target is the only one that can hold it */
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		const struct brt_elf_func *f = &ctx->funcs[mid];
+
+		if (f->sec < sec || (f->sec == sec && f->start <= target))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo) {
+		const struct brt_elf_func *f = &ctx->funcs[lo - 1];
 		uint32_t start;
 		int ret;
 
-		if (f->sec != sec || target < f->start || target >= (int64_t)f->start + f->cnt)
-			continue;
-		if ((ret = place(lk, i, &start)))
-			return ret;
-		*out_idx = start + (uint32_t)(target - f->start);
-		return 0;
+		if (f->sec == sec && target >= f->start && target < (int64_t)f->start + f->cnt) {
+			if ((ret = place(lk, lo - 1, &start)))
+				return ret;
+			*out_idx = start + (uint32_t)(target - f->start);
+			return 0;
+		}
 	}
 	return brt_elf_fail(ctx, -EINVAL, err_sec, err_off,
 			    "call target insn %lld of section %u '%s' is not inside a function",
@@ -365,7 +392,8 @@ static int apply_call(struct linker *lk, uint32_t pc, const struct brt_elf_func 
 	return 0;
 }
 
-static const struct brt_elf_rel *find_rel(const struct brt_elf_sec *sec, uint64_t off)
+/* The first relocation of sec at offset off or after (sec->nrels when none). */
+static size_t first_rel(const struct brt_elf_sec *sec, uint64_t off)
 {
 	size_t lo = 0, hi = sec->nrels;
 
@@ -377,7 +405,19 @@ static const struct brt_elf_rel *find_rel(const struct brt_elf_sec *sec, uint64_
 		else
 			hi = mid;
 	}
-	return lo < sec->nrels && sec->rels[lo].off == off ? &sec->rels[lo] : NULL;
+	return lo;
+}
+
+/* Symbol sym's name kept in the object (the file image goes after the open), once per
+ * symbol for all programs; UINT32_MAX: "" (a relative call names none).  NULL: ENOMEM. */
+static const char *kept_sym(struct linker *lk, uint32_t sym)
+{
+	const char **k = sym == UINT32_MAX ? &lk->sh->sym_kept[lk->ctx->nsyms]
+					   : &lk->sh->sym_kept[sym];
+
+	if (!*k)
+		*k = brt_elf_keep(lk->ctx->obj, sym == UINT32_MAX ? "" : lk->ctx->syms[sym].name);
+	return *k;
 }
 
 /* Relocate function k of the layout from where it stopped.  Returns 1 when an instruction
@@ -388,6 +428,8 @@ static int link_func(struct linker *lk, size_t k)
 	struct brt_elf_ctx *ctx = lk->ctx;
 	const struct brt_elf_func *f = &ctx->funcs[lk->placed[k].func];
 	const struct brt_elf_sec *sec = &ctx->secs[f->sec];
+	/* the section's relocations in offset order, walked along with the code */
+	size_t ri = first_rel(sec, ((uint64_t)f->start + lk->placed[k].next) * 8);
 	int ret;
 
 	for (uint32_t j = lk->placed[k].next; j < f->cnt; j++) {
@@ -395,8 +437,12 @@ static int link_func(struct linker *lk, size_t k)
 		struct bpf_insn insn = lk->prog->insns[pc];
 		struct brt_elf_reloc r = { .insn_idx = pc, .sec_idx = f->sec,
 					   .sec_off = (f->start + j) * 8 };
-		const struct brt_elf_rel *rel = find_rel(sec, r.sec_off);
+		const struct brt_elf_rel *rel;
 		size_t before = lk->nplaced;
+
+		while (ri < sec->nrels && sec->rels[ri].off < r.sec_off)
+			ri++;
+		rel = ri < sec->nrels && sec->rels[ri].off == r.sec_off ? &sec->rels[ri] : NULL;
 
 		if (insn.code == LDDW && j + 1 >= f->cnt)
 			return brt_elf_fail(ctx, -EINVAL, f->sec, r.sec_off,
@@ -404,17 +450,19 @@ static int link_func(struct linker *lk, size_t k)
 					    f->name);
 		if (rel) {
 			r.elf_type = rel->type;
-			r.sym = ctx->syms[rel->sym].name;
+			r.sym = kept_sym(lk, rel->sym);
 			ret = rel->type == R_64_64 ? apply_ld64(lk, pc, rel, &r)
 			      : ctx->syms[rel->sym].shndx == SHN_UNDEF ? apply_kfunc(lk, pc, rel, &r)
 								       : apply_call(lk, pc, f, rel, &r);
 		} else if (insn.code == CALL && insn.src_reg == BPF_PSEUDO_CALL) {
-			r.sym = "";
+			r.sym = kept_sym(lk, UINT32_MAX);
 			ret = apply_call(lk, pc, f, NULL, &r);
 		} else {
 			j += insn.code == LDDW;
 			continue;
 		}
+		if (!ret && !r.sym)
+			ret = -ENOMEM;
 		if (ret || (ret = add_reloc(lk, &r)))
 			return ret;
 		j += insn.code == LDDW;
@@ -449,76 +497,126 @@ static void *room_for_one(void *arr, size_t n, size_t *cap, size_t size)
 	return m;
 }
 
-/* Source lines from .BTF.ext, renumbered for the linked layout. */
+/* The object's .BTF.ext records by section and offset (ext_index.c), for every program. */
+struct ext_indexes {
+	struct brt_ext_index lines, funcs, cores;
+	uint32_t *core_misaligned; /* by cores group: 1 + the first record (in file order)
+				    * off an instruction boundary, or 0 */
+};
+
+/* The records of placed function k in index ix: positions [*from, *to) of ix->order. */
+static void func_records(const struct linker *lk, const struct brt_ext_index *ix, size_t k,
+			 int *group, size_t *from, size_t *to)
+{
+	const struct brt_elf_func *f = &lk->ctx->funcs[lk->placed[k].func];
+
+	*group = brt_ext_index_group(ix, lk->ctx->secs[f->sec].name);
+	brt_ext_index_range(ix, *group, (uint64_t)f->start * 8,
+			    ((uint64_t)f->start + f->cnt) * 8, from, to);
+}
+
+/* Source lines from .BTF.ext, renumbered for the linked layout: by insn_idx, a
+ * function's lines in its section's order (offset, then file order). */
 static int link_lines(struct linker *lk)
 {
 	struct brt_elf_ctx *ctx = lk->ctx;
-	struct brt_elf_obj *obj = ctx->obj;
+	const struct brt_ext_index *ix = &lk->sh->ext->lines;
 	struct brt_elf_prog *p = lk->prog;
-	struct brt_elf_line *lines;
-	size_t cap = 0;
+	size_t total = 0;
+	int sorted = 1;
 
 	for (size_t k = 0; k < lk->nplaced; k++) {
+		size_t from, to;
+		int g;
+
+		func_records(lk, ix, k, &g, &from, &to);
+		total += to - from;
+	}
+	if (!total)
+		return 0;
+	p->lines = malloc(total * sizeof(*p->lines));
+	if (!p->lines)
+		return -ENOMEM;
+	for (size_t k = 0; k < lk->nplaced; k++) {
 		const struct brt_elf_func *f = &ctx->funcs[lk->placed[k].func];
-		const char *secname = ctx->secs[f->sec].name;
+		size_t from, to;
+		int g;
 
-		for (size_t i = 0; i < obj->ext.nlines; i++) {
-			const struct brt_btf_line *l = &obj->ext.lines[i];
-			uint32_t at = l->insn_off / 8;
+		func_records(lk, ix, k, &g, &from, &to);
+		for (size_t i = from; i < to; i++) {
+			const struct brt_btf_line *l = &ctx->obj->ext.lines[ix->order[i]];
 
-			if (l->insn_off % 8 || at < f->start || at >= f->start + f->cnt ||
-			    strcmp(l->sec, secname))
+			if (l->insn_off % 8)
 				continue;
-			lines = room_for_one(p->lines, p->nlines, &cap, sizeof(*lines));
-			if (!lines)
-				return -ENOMEM;
-			p->lines = lines;
 			p->lines[p->nlines++] = (struct brt_elf_line){
-				.insn_idx = lk->placed[k].out_start + at - f->start,
+				.insn_idx = lk->placed[k].out_start + l->insn_off / 8 - f->start,
 				.file = l->file, .src = l->src, .line = l->line, .col = l->col,
 				.file_off = l->file_off, .src_off = l->src_off,
 			};
+			sorted &= p->nlines < 2 ||
+				  p->lines[p->nlines - 2].insn_idx <= p->lines[p->nlines - 1].insn_idx;
 		}
 	}
-	if (p->nlines)
+	/* functions are placed in increasing order, so this is seldom needed; a stable
+	 * sort keeps each function's order */
+	if (!sorted)
 		qsort(p->lines, p->nlines, sizeof(*p->lines), cmp_line);
 	return 0;
 }
 
+static int cmp_core_rec(const void *a, const void *b)
+{
+	const struct brt_elf_core *x = a, *y = b;
+
+	return x->rec < y->rec ? -1 : x->rec > y->rec;
+}
+
 /* CO-RE relocation records, placed at each copy of their instruction in the linked layout
- * (libbpf relocates a subprogram before appending it, which gives the same code). */
+ * (libbpf relocates a subprogram before appending it, which gives the same code); a
+ * function's records in file order, which decides the order candidates are pruned in. */
 static int link_cores(struct linker *lk)
 {
 	struct brt_elf_ctx *ctx = lk->ctx;
 	struct brt_elf_obj *obj = ctx->obj;
+	const struct brt_ext_index *ix = &lk->sh->ext->cores;
 	struct brt_elf_prog *p = lk->prog;
 	struct brt_elf_core *cores;
 	size_t cap = 0;
 
 	for (size_t k = 0; k < lk->nplaced; k++) {
 		const struct brt_elf_func *f = &ctx->funcs[lk->placed[k].func];
-		const char *secname = ctx->secs[f->sec].name;
+		size_t from, to, first = p->ncores;
+		int g;
 
-		for (size_t i = 0; i < obj->ext.ncores; i++) {
-			const struct brt_btf_core_relo *c = &obj->ext.cores[i];
-			uint32_t at = c->insn_off / 8;
+		func_records(lk, ix, k, &g, &from, &to);
+		if (g >= 0 && lk->sh->ext->core_misaligned[g]) {
+			/* any record of the section off a boundary, in range or not */
+			const struct brt_btf_core_relo *c =
+				&obj->ext.cores[lk->sh->ext->core_misaligned[g] - 1];
 
-			if (strcmp(c->sec, secname))
-				continue;
-			if (c->insn_off % 8)
-				return brt_elf_fail(ctx, -EINVAL, f->sec, c->insn_off,
-						    "CO-RE relocation #%u of '%s' is not on an "
-						    "instruction boundary", c->sec_rec, secname);
-			if (at < f->start || at >= f->start + f->cnt)
-				continue;
+			return brt_elf_fail(ctx, -EINVAL, f->sec, c->insn_off,
+					    "CO-RE relocation #%u of '%s' is not on an "
+					    "instruction boundary", c->sec_rec, ctx->secs[f->sec].name);
+		}
+		for (size_t i = from; i < to; i++) {
+			const struct brt_btf_core_relo *c = &obj->ext.cores[ix->order[i]];
+
 			cores = room_for_one(p->cores, p->ncores, &cap, sizeof(*cores));
 			if (!cores)
 				return -ENOMEM;
 			p->cores = cores;
 			p->cores[p->ncores++] = (struct brt_elf_core){
-				.insn_idx = lk->placed[k].out_start + at - f->start, .rec = c,
+				.insn_idx = lk->placed[k].out_start + c->insn_off / 8 - f->start,
+				.rec = c,
 			};
 		}
+		/* back to file order when the section's offsets were not */
+		for (size_t i = first + 1; i < p->ncores; i++)
+			if (p->cores[i - 1].rec > p->cores[i].rec) {
+				qsort(p->cores + first, p->ncores - first, sizeof(*cores),
+				      cmp_core_rec);
+				break;
+			}
 	}
 	return 0;
 }
@@ -529,6 +627,7 @@ static int link_funcs(struct linker *lk)
 {
 	struct brt_elf_ctx *ctx = lk->ctx;
 	const struct brt_btf_ext *ext = &ctx->obj->ext;
+	const struct brt_ext_index *ix = &lk->sh->ext->funcs;
 	struct brt_elf_prog *p = lk->prog;
 
 	if (!ext->nfuncs)
@@ -538,21 +637,21 @@ static int link_funcs(struct linker *lk)
 		return -ENOMEM;
 	for (size_t k = 0; k < lk->nplaced; k++) {
 		const struct brt_elf_func *f = &ctx->funcs[lk->placed[k].func];
-		const char *secname = ctx->secs[f->sec].name;
-		size_t i;
+		size_t from, to;
+		int g;
 
-		for (i = 0; i < ext->nfuncs; i++)
-			if (ext->funcs[i].insn_off == f->start * 8 &&
-			    !strcmp(ext->funcs[i].sec, secname))
-				break;
-		if (i == ext->nfuncs) {
+		/* the first record (in file order) at the function's first instruction */
+		g = brt_ext_index_group(ix, ctx->secs[f->sec].name);
+		brt_ext_index_range(ix, g, (uint64_t)f->start * 8, (uint64_t)f->start * 8 + 1,
+				    &from, &to);
+		if (from == to) {
 			free(p->func_info);
 			p->func_info = NULL;
 			p->nfunc_info = 0;
 			return 0;
 		}
 		p->func_info[k].insn_off = lk->placed[k].out_start;
-		p->func_info[k].type_id = ext->funcs[i].type_id;
+		p->func_info[k].type_id = ext->funcs[ix->order[from]].type_id;
 		p->nfunc_info++;
 	}
 	return 0;
@@ -586,9 +685,10 @@ static int link_all(struct linker *lk)
 	return ret < 0 ? ret : 0;
 }
 
-static int link_prog(struct brt_elf_ctx *ctx, size_t fidx)
+static int link_prog(struct brt_elf_ctx *ctx, struct link_shared *sh, size_t fidx)
 {
-	struct linker lk = { .ctx = ctx, .prog = &ctx->obj->progs[ctx->funcs[fidx].prog] };
+	struct linker lk = { .ctx = ctx, .prog = &ctx->obj->progs[ctx->funcs[fidx].prog],
+			     .sh = sh };
 	uint32_t start;
 	int ret;
 
@@ -604,18 +704,49 @@ static int link_prog(struct brt_elf_ctx *ctx, size_t fidx)
 		ret = link_cores(&lk);
 	if (!ret && lk.prog->nrelocs)
 		qsort(lk.prog->relocs, lk.prog->nrelocs, sizeof(*lk.prog->relocs), cmp_reloc);
-	/* Fix up symbol names, which still point into the file image. */
-	for (size_t i = 0; !ret && i < lk.prog->nrelocs; i++) {
-		lk.prog->relocs[i].sym = brt_elf_keep(ctx->obj, lk.prog->relocs[i].sym);
-		if (!lk.prog->relocs[i].sym)
-			ret = -ENOMEM;
-	}
+	for (size_t k = 0; k < lk.nplaced; k++)
+		sh->placed_at[lk.placed[k].func] = 0;
 	free(lk.placed);
 	return ret;
 }
 
+/* The indexes of the three record kinds; cores' groups with a record off an instruction
+ * boundary noted (linking a function of such a section fails, as it always did). */
+static int index_ext(const struct brt_btf_ext *ext, struct ext_indexes *ix)
+{
+	int ret = brt_ext_index_build(&ix->lines, ext->lines, ext->nlines, sizeof(*ext->lines),
+				      offsetof(struct brt_btf_line, sec),
+				      offsetof(struct brt_btf_line, insn_off));
+
+	if (!ret)
+		ret = brt_ext_index_build(&ix->funcs, ext->funcs, ext->nfuncs,
+					  sizeof(*ext->funcs), offsetof(struct brt_btf_func, sec),
+					  offsetof(struct brt_btf_func, insn_off));
+	if (!ret)
+		ret = brt_ext_index_build(&ix->cores, ext->cores, ext->ncores,
+					  sizeof(*ext->cores),
+					  offsetof(struct brt_btf_core_relo, sec),
+					  offsetof(struct brt_btf_core_relo, insn_off));
+	if (ret)
+		return ret;
+	ix->core_misaligned = calloc(ix->cores.ngroups + 1, sizeof(*ix->core_misaligned));
+	if (!ix->core_misaligned)
+		return -ENOMEM;
+	for (size_t g = 0; g < ix->cores.ngroups; g++)
+		for (size_t i = ix->cores.start[g]; i < ix->cores.start[g + 1]; i++) {
+			uint32_t r = ix->cores.order[i];
+
+			if (ext->cores[r].insn_off % 8 &&
+			    (!ix->core_misaligned[g] || r + 1 < ix->core_misaligned[g]))
+				ix->core_misaligned[g] = r + 1;
+		}
+	return 0;
+}
+
 int brt_elf_link(struct brt_elf_ctx *ctx)
 {
+	struct ext_indexes ext = { 0 };
+	struct link_shared sh = { .ext = &ext };
 	int ret = 0;
 
 	for (uint32_t s = 1; s < ctx->nsecs && !ret; s++) {
@@ -624,8 +755,22 @@ int brt_elf_link(struct brt_elf_ctx *ctx)
 		else if (ctx->secs[s].kind != BRT_SEC_BTF_MAPS)
 			ret = check_other_rels(ctx, s);
 	}
+	if (!ret)
+		ret = index_ext(&ctx->obj->ext, &ext);
+	if (!ret) {
+		sh.placed_at = calloc(ctx->nfuncs + 1, sizeof(*sh.placed_at));
+		sh.sym_kept = calloc(ctx->nsyms + 1, sizeof(*sh.sym_kept));
+		if (!sh.placed_at || !sh.sym_kept)
+			ret = -ENOMEM;
+	}
 	for (size_t i = 0; i < ctx->nfuncs && !ret; i++)
 		if (ctx->funcs[i].prog >= 0)
-			ret = link_prog(ctx, i);
+			ret = link_prog(ctx, &sh, i);
+	free(sh.placed_at);
+	free(sh.sym_kept);
+	brt_ext_index_free(&ext.lines);
+	brt_ext_index_free(&ext.funcs);
+	brt_ext_index_free(&ext.cores);
+	free(ext.core_misaligned);
 	return ret;
 }

@@ -29,9 +29,7 @@
 
 #define VMLINUX_BTF "/sys/kernel/btf/vmlinux"
 
-/* The whole file, in one buffer sized from fstat (sysfs gives vmlinux's size): a 5.5 MB
- * file read through stdio with a growing buffer spent more time copying than parsing. */
-static int read_all(const char *path, void **out, size_t *len)
+int brt_object_read_file(const char *path, void **out, size_t *len)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	size_t n = 0, cap;
@@ -156,7 +154,7 @@ static struct brt_btf *load_target(const char *path, char *why, size_t whylen)
 		close(fd);
 	if (raw == MAP_FAILED) {
 		raw = NULL;
-		ret = read_all(path, &raw, &len);
+		ret = brt_object_read_file(path, &raw, &len);
 		if (ret) {
 			snprintf(why, whylen, "%s: %s", path, strerror(-ret));
 			return NULL;
@@ -258,84 +256,122 @@ static size_t searched_types(const struct brt_elf_obj *elf)
 	return n;
 }
 
+/* What an object keeps between its open and the relocation of its programs. */
+struct brt_object_core {
+	struct brt_core core;              /* candidates found so far, by local type */
+	struct brt_btf *own_targ;          /* a named file's BTF (vmlinux's is the cache's) */
+	struct brt_core_index *own_index;  /* that file's index, or NULL */
+	char why[512];                     /* why there is no target, when there is none */
+};
+
 int brt_object_core(struct bpfrt_object *obj, const char *btf_path)
 {
 	struct brt_elf_obj *elf = obj->elf;
+	struct brt_object_core *oc;
 	struct brt_btf *targ = NULL;
 	const struct brt_core_index *index = NULL;
-	struct brt_core_index *own_index = NULL;
-	struct brt_core core;
-	char why[512] = "", err[512];
 	size_t total = 0;
-	int ret = 0, want_index;
-
-	struct brt_core_stats *st = &obj->core_stats;
+	int ret, want_index;
 
 	for (size_t i = 0; i < elf->nprogs; i++)
 		total += elf->progs[i].ncores;
 	if (!total)
 		return 0;
+	oc = calloc(1, sizeof(*oc));
+	if (!oc)
+		return -ENOMEM;
 	/* every record kind but TYPE_ID_LOCAL needs the target; records were checked to name
 	 * a type of .BTF when .BTF.ext was read, so elf->btf is there */
 	want_index = searched_types(elf) >= INDEX_MIN_TYPES;
-	targ = btf_path ? load_target(btf_path, why, sizeof(why)) :
-			  vmlinux_target(want_index, &index, why, sizeof(why));
+	targ = btf_path ? load_target(btf_path, oc->why, sizeof(oc->why)) :
+			  vmlinux_target(want_index, &index, oc->why, sizeof(oc->why));
 	if (!targ && btf_path) {
-		brt_print(BPFRT_WARN, "libbpfrt: failed to parse target BTF %s\n", why);
+		brt_print(BPFRT_WARN, "libbpfrt: failed to parse target BTF %s\n", oc->why);
+		free(oc);
 		return -EINVAL;
 	}
 	/* a named file's index serves this object alone */
-	if (btf_path && want_index && !brt_core_index_build(targ, &own_index))
-		index = own_index;
-	ret = brt_core_init(&core, elf->btf, targ);
-	core.index = index;
-	for (size_t i = 0; i < elf->nprogs && !ret; i++) {
-		struct brt_elf_prog *p = &elf->progs[i];
-
-		for (size_t k = 0; k < p->ncores && !ret; k++) {
-			const struct brt_elf_core *c = &p->cores[k];
-			struct brt_core_res res;
-			int poisoned;
-
-			ret = brt_core_calc(&core, p->name, c->rec, &res, err, sizeof(err));
-			if (ret == -ESRCH) {
-				brt_print(BPFRT_WARN, "%s: %s (%s); refusing to load it unrelocated "
-					  "(insn #%u of the linked program)\n", elf->name, err,
-					  why, c->insn_idx);
-				break;
-			}
-			if (!ret)
-				ret = brt_core_patch(p->insns, p->insn_cnt, c->insn_idx, p->name,
-						     c->rec, &res, &poisoned, err, sizeof(err));
-			if (ret) {
-				char desc[256];
-
-				brt_core_describe(elf->btf, c->rec, desc, sizeof(desc));
-				if (err[0]) /* a few refusals (bad sizes) have no detail */
-					brt_print(BPFRT_WARN, "%s: %s\n", elf->name, err);
-				brt_print(BPFRT_WARN, "%s: prog '%s': relo #%u (%s, insn #%u of the "
-					  "linked program): failed to relocate: %s\n", elf->name,
-					  p->name, c->rec->sec_rec, desc, c->insn_idx, strerror(-ret));
-				break;
-			}
-			if (err[0])
-				brt_print(BPFRT_WARN, "%s\n", err);
-			if (poisoned)
-				brt_print(BPFRT_DEBUG, "prog '%s': relo #%u: substituting insn #%u w/ "
-					  "invalid insn\n", p->name, c->rec->sec_rec, c->insn_idx);
-			st->applied[c->rec->kind]++;
-			st->poisoned += poisoned;
-		}
-		/* libbpf relocates (and fails) only the programs it loads: a failure
-		 * refuses this program's load, not the object's open */
-		if (ret && ret != -ENOMEM) {
-			obj->progs[i].core_err = ret;
-			ret = 0;
-		}
+	if (btf_path) {
+		oc->own_targ = targ;
+		if (want_index && !brt_core_index_build(targ, &oc->own_index))
+			index = oc->own_index;
 	}
-	brt_core_fini(&core);
-	brt_core_index_free(own_index);
-	if (btf_path)
-		brt_btf_free(targ); /* vmlinux's stays in the process's cache */
+	ret = brt_core_init(&oc->core, elf->btf, targ);
+	oc->core.index = index;
+	obj->core = oc;
+	if (ret)
+		brt_object_core_free(obj);
 	return ret;
+}
+
+int brt_object_core_prog(struct bpfrt_object *obj, struct bpfrt_program *prog)
+{
+	struct brt_object_core *oc = obj->core;
+	struct brt_core_stats *st = &obj->core_stats;
+	struct brt_elf_prog *p = prog->p;
+	const char *name = obj->elf->name;
+	char err[512];
+	int ret = 0;
+
+	if (prog->core_done || !oc)
+		return prog->core_err;
+	prog->core_done = 1;
+	for (size_t k = 0; k < p->ncores && !ret; k++) {
+		const struct brt_elf_core *c = &p->cores[k];
+		struct brt_core_res res;
+		int poisoned;
+
+		ret = brt_core_calc(&oc->core, p->name, c->rec, &res, err, sizeof(err));
+		if (ret == -ESRCH) {
+			brt_print(BPFRT_WARN, "%s: %s (%s); refusing to load it unrelocated "
+				  "(insn #%u of the linked program)\n", name, err, oc->why,
+				  c->insn_idx);
+			break;
+		}
+		if (!ret)
+			ret = brt_core_patch(p->insns, p->insn_cnt, c->insn_idx, p->name, c->rec,
+					     &res, &poisoned, err, sizeof(err));
+		if (ret) {
+			char desc[256];
+
+			brt_core_describe(obj->elf->btf, c->rec, desc, sizeof(desc));
+			if (err[0]) /* a few refusals (bad sizes) have no detail */
+				brt_print(BPFRT_WARN, "%s: %s\n", name, err);
+			brt_print(BPFRT_WARN, "%s: prog '%s': relo #%u (%s, insn #%u of the "
+				  "linked program): failed to relocate: %s\n", name, p->name,
+				  c->rec->sec_rec, desc, c->insn_idx, strerror(-ret));
+			break;
+		}
+		if (err[0])
+			brt_print(BPFRT_WARN, "%s\n", err);
+		if (poisoned)
+			brt_print(BPFRT_DEBUG, "prog '%s': relo #%u: substituting insn #%u w/ "
+				  "invalid insn\n", p->name, c->rec->sec_rec, c->insn_idx);
+		st->applied[c->rec->kind]++;
+		st->poisoned += poisoned;
+	}
+	prog->core_err = ret;
+	return ret;
+}
+
+int brt_object_core_all(struct bpfrt_object *obj)
+{
+	int ret = 0;
+
+	for (size_t i = 0; i < obj->elf->nprogs && ret != -ENOMEM; i++)
+		ret = brt_object_core_prog(obj, &obj->progs[i]);
+	return ret == -ENOMEM ? ret : 0;
+}
+
+void brt_object_core_free(struct bpfrt_object *obj)
+{
+	struct brt_object_core *oc = obj->core;
+
+	if (!oc)
+		return;
+	brt_core_fini(&oc->core);
+	brt_core_index_free(oc->own_index);
+	brt_btf_free(oc->own_targ); /* vmlinux's stays in the process's cache */
+	free(oc);
+	obj->core = NULL;
 }

@@ -737,11 +737,12 @@ int bpfrt_object_load(struct bpfrt_object *obj)
 		errno = EBUSY;
 		return -EBUSY;
 	}
+	/* CO-RE first, for the programs to load only, in order (libbpf relocates what it
+	 * loads, before it creates anything) */
 	for (size_t i = 0; i < obj->elf->nprogs; i++)
-		if (obj->progs[i].autoload && obj->progs[i].core_err) {
-			brt_print(BPFRT_WARN, "libbpfrt: prog '%s': failed to relocate CO-RE at "
-				  "open (see above): not loaded unrelocated\n",
-				  obj->progs[i].p->name);
+		if (obj->progs[i].autoload && brt_object_core_prog(obj, &obj->progs[i])) {
+			brt_print(BPFRT_WARN, "libbpfrt: prog '%s': failed to relocate CO-RE "
+				  "(see above): not loaded unrelocated\n", obj->progs[i].p->name);
 			errno = -obj->progs[i].core_err;
 			return obj->progs[i].core_err;
 		}

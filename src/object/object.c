@@ -28,8 +28,10 @@ static int neg_errno(int ret)
 	return ret;
 }
 
-struct bpfrt_object *bpfrt_object_open_mem(const void *buf, size_t size,
-					   const struct bpfrt_object_open_opts *opts)
+/* Open from buf (size bytes; the caller's) or from owned (a malloc'ed buffer of size
+ * bytes this call takes and frees, with no copy). */
+static struct bpfrt_object *open_obj(const void *buf, void *owned, size_t size,
+				     const struct bpfrt_object_open_opts *opts)
 {
 	const char *name = BRT_OPTS_GET(opts, object_name, NULL);
 	const char *pin = BRT_OPTS_GET(opts, pin_root_path, NULL);
@@ -37,13 +39,14 @@ struct bpfrt_object *bpfrt_object_open_mem(const void *buf, size_t size,
 	char err[512];
 	int ret;
 
-	if (!brt_opts_valid(opts, OPEN_OPTS_KNOWN, "bpfrt_object_open_opts") ||
-	    (!buf && size))
-		return set_errno_null(EINVAL);
 	obj = calloc(1, sizeof(*obj));
-	if (!obj)
+	if (!obj) {
+		free(owned);
 		return set_errno_null(ENOMEM);
-	ret = brt_elf_open(buf, size, name ? name : "<memory>", &obj->elf, err, sizeof(err));
+	}
+	name = name ? name : "<memory>";
+	ret = owned ? brt_elf_open_owned(owned, size, name, &obj->elf, err, sizeof(err))
+		    : brt_elf_open(buf, size, name, &obj->elf, err, sizeof(err));
 	if (ret) {
 		brt_print(BPFRT_WARN, "%s\n", err);
 		free(obj);
@@ -79,48 +82,29 @@ struct bpfrt_object *bpfrt_object_open_mem(const void *buf, size_t size,
 	return obj;
 }
 
+struct bpfrt_object *bpfrt_object_open_mem(const void *buf, size_t size,
+					   const struct bpfrt_object_open_opts *opts)
+{
+	if (!brt_opts_valid(opts, OPEN_OPTS_KNOWN, "bpfrt_object_open_opts") ||
+	    (!buf && size))
+		return set_errno_null(EINVAL);
+	return open_obj(buf, NULL, size, opts);
+}
+
 struct bpfrt_object *bpfrt_object_open_file(const char *path,
 					    const struct bpfrt_object_open_opts *opts)
 {
 	struct bpfrt_object_open_opts o = { .sz = sizeof(o) };
-	struct bpfrt_object *obj;
-	FILE *f;
-	char *buf = NULL;
-	size_t len = 0, cap = 0;
-	int err = 0;
+	void *buf = NULL;
+	size_t len = 0;
+	int err;
 
 	if (!path || !brt_opts_valid(opts, OPEN_OPTS_KNOWN, "bpfrt_object_open_opts"))
 		return set_errno_null(EINVAL);
-	f = fopen(path, "rb");
-	if (!f) {
-		err = errno;
-		brt_print(BPFRT_WARN, "elf: %s: %s\n", path, strerror(err));
-		return set_errno_null(err);
-	}
-	for (;;) {
-		if (len == cap) {
-			char *n = realloc(buf, cap ? 2 * cap : 65536);
-
-			if (!n) {
-				err = ENOMEM;
-				break;
-			}
-			buf = n;
-			cap = cap ? 2 * cap : 65536;
-		}
-		size_t got = fread(buf + len, 1, cap - len, f);
-
-		len += got;
-		if (got == 0) {
-			if (ferror(f))
-				err = EIO;
-			break;
-		}
-	}
-	fclose(f);
+	err = brt_object_read_file(path, &buf, &len);
 	if (err) {
-		free(buf);
-		return set_errno_null(err);
+		brt_print(BPFRT_WARN, "elf: %s: %s\n", path, strerror(-err));
+		return set_errno_null(-err);
 	}
 	o.object_name = BRT_OPTS_GET(opts, object_name, NULL);
 	if (!o.object_name)
@@ -130,11 +114,8 @@ struct bpfrt_object *bpfrt_object_open_file(const char *path,
 	o.kernel = BRT_OPTS_GET(opts, kernel, 0);
 	o.btf_custom_path = BRT_OPTS_GET(opts, btf_custom_path, NULL);
 	o.log_size = BRT_OPTS_GET(opts, log_size, 0);
-	obj = bpfrt_object_open_mem(buf, len, &o);
-	err = errno;
-	free(buf);
-	errno = err;
-	return obj;
+	/* the buffer just read is the parser's own: no copy */
+	return open_obj(NULL, buf, len, &o);
 }
 
 void bpfrt_object_close(struct bpfrt_object *obj)
@@ -150,6 +131,7 @@ void bpfrt_object_close(struct bpfrt_object *obj)
 	free(obj->maps);
 	free(obj->pin_root);
 	free(obj->log);
+	brt_object_core_free(obj);
 	brt_elf_free(obj->elf);
 	free(obj);
 }
@@ -231,6 +213,11 @@ enum bpf_attach_type bpfrt_program_expected_attach_type(const struct bpfrt_progr
 
 const struct bpf_insn *bpfrt_program_insns(const struct bpfrt_program *prog)
 {
+	/* the code shown is the relocated code: CO-RE is applied on first need (the handle
+	 * is the object's own, never const storage) */
+	struct bpfrt_program *p = (struct bpfrt_program *)(uintptr_t)prog;
+
+	brt_object_core_prog(p->obj, p);
 	return prog->p->insns;
 }
 

@@ -15,9 +15,11 @@ struct bpfrt_program {
 	int fd;                   /* after load, else -1 */
 	int autoload;             /* loaded by bpfrt_object_load() */
 	uint32_t prog_flags;      /* BPF_PROG_LOAD prog_flags (bpfrt_program_set_flags()) */
-	/* a CO-RE relocation of this program failed at open (-errno, 0: none): loading it
-	 * is refused, as libbpf refuses it at load; the object still opens, since libbpf
-	 * relocates only the programs it loads (autoload off: SEC("?..."), set_autoload) */
+	/* CO-RE relocations applied (brt_object_core_prog(): at load, or when the code is
+	 * asked for), and whether one failed (-errno, 0: none): loading it is refused, as
+	 * libbpf refuses it at load; the object still opens, since libbpf relocates only the
+	 * programs it loads (autoload off: SEC("?..."), set_autoload) */
+	int core_done;
 	int core_err;
 	/* a struct_ops program: the kernel's struct it implements a member of (its index is
 	 * p->expected_attach_type), set at load from the struct_ops map naming it; 0: none */
@@ -38,7 +40,7 @@ struct bpfrt_map {
 	void *st_value;
 };
 
-/* CO-RE relocations applied at open, by enum bpf_core_relo_kind (a kind past the last is
+/* CO-RE relocations applied so far, by enum bpf_core_relo_kind (a kind past the last is
  * refused before it is counted). */
 struct brt_core_stats {
 	uint32_t applied[BPF_CORE_TYPE_MATCHES + 1];
@@ -56,12 +58,27 @@ struct bpfrt_object {
 	int btf_fd;                    /* .BTF loaded into the kernel during load, or -1 */
 	uint32_t log_level;            /* verifier log level at load */
 	uint32_t log_size;             /* verifier log buffer at load, bytes */
-	struct brt_core_stats core_stats; /* CO-RE relocations applied at open */
+	struct brt_core_stats core_stats; /* CO-RE relocations applied so far */
+	struct brt_object_core *core;  /* the target and candidates (core.c), or NULL */
 };
 
-/* Apply the object's CO-RE relocations against btf_path (NULL: the running kernel's
- * vmlinux BTF).  0, or -errno after printing why (the object must then be refused). */
+/* At open: the target of the object's CO-RE relocations, btf_path (NULL: the running
+ * kernel's vmlinux BTF, parsed once per process).  0, or -errno after printing why (the
+ * object must then be refused).  Each program is relocated later, once, by
+ * brt_object_core_prog(): an object of many programs (Tracee's 171, 34,753 relocations)
+ * whose user loads a few pays for those few, as libbpf relocates only what it loads. */
 int brt_object_core(struct bpfrt_object *obj, const char *btf_path);
+/* Relocate one program if not done yet: its core_err (0, or -errno after printing why). */
+int brt_object_core_prog(struct bpfrt_object *obj, struct bpfrt_program *prog);
+/* Every program, in order (what the open did before relocation became lazy): -ENOMEM or 0
+ * (a program's own failure is its core_err). */
+int brt_object_core_all(struct bpfrt_object *obj);
+void brt_object_core_free(struct bpfrt_object *obj);
+
+/* The whole file in one malloc'ed buffer sized from fstat (*out, *len), or -errno: a big
+ * file read through stdio with a growing buffer spent more time copying than parsing
+ * (vmlinux's 5.5 MB, Tracee's 15 MB object). */
+int brt_object_read_file(const char *path, void **out, size_t *len);
 
 /* Close the fds of a loaded object and mark it unloaded. */
 void brt_object_unload(struct bpfrt_object *obj);

@@ -97,6 +97,10 @@ static void compare_object_btf(const char *path, int *compared, int corpus, cons
 	struct bpf_program *lp;
 
 	T_CASE(path);
+	/* every program relocated now, in order, as the open did before relocation became
+	 * lazy (the counts below are then the object's) */
+	if (bo)
+		T_EQ_INT(0, brt_object_core_all(bo));
 	if (corpus && (!lo || !bo || !core_count(bo)))
 		goto out;
 	if (!lo || !bo) {
@@ -445,6 +449,8 @@ static void failing_program(int *compared)
 		T_ASSERT(bp != NULL);
 		if (bp)
 			bpfrt_program_set_autoload(bp, 0);
+		/* nothing relocated at open: each program on first need */
+		T_EQ_INT(0, core_count(bo));
 		ret = bpf_object__load(lo);
 		T_EQ_INT(0, ret);
 		if (!ret) {
@@ -452,6 +458,10 @@ static void failing_program(int *compared)
 				     bpfrt_object_find_program_by_name(bo, "first"));
 			(*compared)++;
 		}
+		/* "first"'s code was asked for and relocated; the broken one never was */
+		T_ASSERT(core_count(bo) > 0);
+		if (bp)
+			T_ASSERT(!bp->core_done && !bp->core_err);
 	}
 	bpf_object__close(lo);
 	bpfrt_object_close(bo);

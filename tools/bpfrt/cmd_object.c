@@ -363,6 +363,11 @@ int cmd_object(int argc, char **argv)
 	obj = bpfrt_object_open_file(argv[optind], NULL);
 	if (!obj)
 		return cli_error("cannot open %s: %s", argv[optind], strerror(errno));
+	/* the code shown is relocated (CO-RE), as the open used to leave it */
+	if (brt_object_core_all(obj)) {
+		bpfrt_object_close(obj);
+		return cli_error("cannot open %s: %s", argv[optind], strerror(ENOMEM));
+	}
 	if (json)
 		show_json(obj->elf, pretty);
 	else
