@@ -578,9 +578,16 @@ static int ext_walk(const struct brt_btf *btf, const uint8_t *p, uint32_t end, u
 		if ((uint64_t)blk[1] * rec_size > end - off)
 			goto truncated;
 		for (uint32_t i = 0; i < blk[1]; i++, off += rec_size) {
-			uint32_t rec[64];
+			uint32_t rec[4];
 
-			memcpy(rec, p + off, rec_size); /* n < cap: each takes rec_size bytes */
+			/* n < cap: each takes rec_size bytes.  The fields read are the first
+			 * four words (two for func_info, whose records may be 8 bytes): a copy
+			 * of a constant size is two loads, where rec_size's was a rep movs that
+			 * took three quarters of the walk */
+			if (rec_size >= 16)
+				memcpy(rec, p + off, 16);
+			else
+				memcpy(rec, p + off, 8);
 			if (k->fill(btf, sec, rec, elems + n * k->elem_size)) {
 				free(elems);
 				return btf_err(err, errlen, "offset 0x%x: %s record %u of '%s' names "

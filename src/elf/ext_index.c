@@ -3,9 +3,10 @@
  * function it places; scanning all of the object's records (with a strcmp of the section
  * name each) for every placed function of every program was quadratic: Tracee's 10 MB
  * object (171 programs, each with its subprograms appended) spent over half of its open
- * there.  The index is built once per object in O(n) when the file lists each section's
- * records in instruction order, as clang writes them (a section listed out of order is
- * sorted on its own), and answers a function's records with two binary searches.
+ * there.  The index is built once per object in one pass over the records: a section
+ * the file lists in one block in instruction order, as clang writes it, is searched where
+ * it is; one listed out of order or in several blocks gets an order of its own.  A
+ * function's records are then two binary searches away.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -31,10 +32,12 @@ static uint32_t rec_off(const struct brt_ext_index *ix, size_t i)
 	return v;
 }
 
-/* a block's sort key: its section name, then its place in the file */
+/* A run of records naming their section by the same string (one of the file's
+ * per-section blocks): where it starts, how many, whether its offsets never decrease. */
 struct block {
 	const char *name;
-	uint32_t first;
+	uint32_t first, count;
+	int sorted;
 };
 
 static int cmp_block(const void *a, const void *b)
@@ -57,20 +60,25 @@ static int cmp_rec(const void *a, const void *b)
 	return x->off != y->off ? (x->off < y->off ? -1 : 1) : x->idx < y->idx ? -1 : x->idx > y->idx;
 }
 
-/* Sort group g's records by offset, ties in file order: 0 or -ENOMEM. */
-static int sort_group(struct brt_ext_index *ix, size_t g)
+/* The blocks bl[0..nb) (one name, in file order) as group g's order: their records by
+ * offset, ties in file order.  0 or -ENOMEM. */
+static int order_group(struct brt_ext_index *ix, struct brt_ext_group *g, const struct block *bl,
+		       size_t nb)
 {
-	uint32_t *o = ix->order + ix->start[g];
-	size_t len = ix->start[g + 1] - ix->start[g];
-	struct rec_key *k = malloc(len * sizeof(*k));
+	struct rec_key *k = malloc(g->count * sizeof(*k));
+	size_t n = 0;
 
-	if (!k)
+	g->order = malloc(g->count * sizeof(*g->order));
+	if (!k || !g->order) {
+		free(k);
 		return -ENOMEM;
-	for (size_t i = 0; i < len; i++)
-		k[i] = (struct rec_key){ rec_off(ix, o[i]), o[i] };
-	qsort(k, len, sizeof(*k), cmp_rec);
-	for (size_t i = 0; i < len; i++)
-		o[i] = k[i].idx;
+	}
+	for (size_t b = 0; b < nb; b++)
+		for (uint32_t i = bl[b].first; i < bl[b].first + bl[b].count; i++)
+			k[n++] = (struct rec_key){ rec_off(ix, i), i };
+	qsort(k, n, sizeof(*k), cmp_rec);
+	for (size_t i = 0; i < n; i++)
+		g->order[i] = k[i].idx;
 	free(k);
 	return 0;
 }
@@ -79,9 +87,8 @@ int brt_ext_index_build(struct brt_ext_index *ix, const void *recs, size_t n, si
 			size_t sec_off, size_t off_off)
 {
 	struct block *blocks = NULL;
-	uint32_t *group_of = NULL, *count = NULL;
-	size_t nblocks = 0;
-	int ret = -ENOMEM;
+	size_t nblocks = 0, cap = 0;
+	int ret = 0;
 
 	memset(ix, 0, sizeof(*ix));
 	ix->recs = recs;
@@ -92,54 +99,50 @@ int brt_ext_index_build(struct brt_ext_index *ix, const void *recs, size_t n, si
 		return 0;
 	if (n >= UINT32_MAX)
 		return -E2BIG;
-	/* blocks: runs of records naming their section by the same string (the file's
-	 * per-section headers), grouped by the name's text */
-	blocks = malloc(n * sizeof(*blocks));
-	group_of = malloc(n * sizeof(*group_of));
-	ix->order = malloc(n * sizeof(*ix->order));
-	if (!blocks || !group_of || !ix->order)
-		goto out;
-	for (size_t i = 0; i < n; i++)
-		if (!i || rec_sec(ix, i) != rec_sec(ix, i - 1))
-			blocks[nblocks++] = (struct block){ rec_sec(ix, i), (uint32_t)i };
-	qsort(blocks, nblocks, sizeof(*blocks), cmp_block);
-	ix->names = malloc(nblocks * sizeof(*ix->names));
-	ix->start = calloc(nblocks + 1, sizeof(*ix->start));
-	count = calloc(nblocks + 1, sizeof(*count));
-	if (!ix->names || !ix->start || !count)
-		goto out;
-	/* a block's first record gets its group, the others their block's */
-	for (size_t k = 0; k < nblocks; k++) {
-		if (!k || strcmp(blocks[k].name, ix->names[ix->ngroups - 1]))
-			ix->names[ix->ngroups++] = blocks[k].name;
-		group_of[blocks[k].first] = (uint32_t)ix->ngroups - 1;
-	}
+	/* one pass: the blocks, and whether each lists its records in offset order */
 	for (size_t i = 0; i < n; i++) {
-		if (i && rec_sec(ix, i) == rec_sec(ix, i - 1))
-			group_of[i] = group_of[i - 1];
-		count[group_of[i] + 1]++;
-	}
-	/* counting sort by group, stable: each group's records in file order */
-	for (size_t g = 0; g < ix->ngroups; g++)
-		count[g + 1] += count[g];
-	memcpy(ix->start, count, (ix->ngroups + 1) * sizeof(*count));
-	for (size_t i = 0; i < n; i++)
-		ix->order[count[group_of[i]]++] = (uint32_t)i;
-	/* then by instruction offset, ties in file order (only a group not already so) */
-	ret = 0;
-	for (size_t g = 0; g < ix->ngroups && !ret; g++) {
-		const uint32_t *o = ix->order + ix->start[g];
-		size_t len = ix->start[g + 1] - ix->start[g], i = 1;
+		const char *sec = rec_sec(ix, i);
+		uint32_t off = rec_off(ix, i);
 
-		while (i < len && rec_off(ix, o[i - 1]) <= rec_off(ix, o[i]))
-			i++;
-		if (i < len)
-			ret = sort_group(ix, g);
+		if (nblocks && blocks[nblocks - 1].name == sec) {
+			struct block *b = &blocks[nblocks - 1];
+
+			b->sorted &= rec_off(ix, i - 1) <= off;
+			b->count++;
+			continue;
+		}
+		if (nblocks == cap) {
+			struct block *nb;
+
+			cap = cap ? 2 * cap : 64;
+			nb = realloc(blocks, cap * sizeof(*nb));
+			if (!nb) {
+				free(blocks);
+				return -ENOMEM;
+			}
+			blocks = nb;
+		}
+		blocks[nblocks++] = (struct block){ sec, (uint32_t)i, 1, 1 };
 	}
-out:
+	/* grouped by the name's text (two blocks may name one section) */
+	qsort(blocks, nblocks, sizeof(*blocks), cmp_block);
+	ix->groups = calloc(nblocks, sizeof(*ix->groups));
+	if (!ix->groups)
+		ret = -ENOMEM;
+	for (size_t b = 0, e; b < nblocks && !ret; b = e) {
+		struct brt_ext_group *g = &ix->groups[ix->ngroups++];
+
+		for (e = b + 1; e < nblocks && !strcmp(blocks[e].name, blocks[b].name); e++)
+			;
+		g->name = blocks[b].name;
+		g->first = blocks[b].first;
+		for (size_t k = b; k < e; k++)
+			g->count += blocks[k].count;
+		/* the usual case, one block in offset order, is read where it is */
+		if (e - b > 1 || !blocks[b].sorted)
+			ret = order_group(ix, g, blocks + b, e - b);
+	}
 	free(blocks);
-	free(group_of);
-	free(count);
 	if (ret)
 		brt_ext_index_free(ix);
 	return ret;
@@ -147,9 +150,9 @@ out:
 
 void brt_ext_index_free(struct brt_ext_index *ix)
 {
-	free(ix->order);
-	free(ix->start);
-	free(ix->names);
+	for (size_t g = 0; ix->groups && g < ix->ngroups; g++)
+		free(ix->groups[g].order);
+	free(ix->groups);
 	memset(ix, 0, sizeof(*ix));
 }
 
@@ -159,7 +162,7 @@ int brt_ext_index_group(const struct brt_ext_index *ix, const char *sec)
 
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
-		int c = strcmp(ix->names[mid], sec);
+		int c = strcmp(ix->groups[mid].name, sec);
 
 		if (!c)
 			return (int)mid;
@@ -171,15 +174,22 @@ int brt_ext_index_group(const struct brt_ext_index *ix, const char *sec)
 	return -1;
 }
 
+uint32_t brt_ext_index_rec(const struct brt_ext_index *ix, int g, size_t pos)
+{
+	const struct brt_ext_group *gr = &ix->groups[g];
+
+	return gr->order ? gr->order[pos] : gr->first + (uint32_t)pos;
+}
+
 /* First position of group g whose record's offset is >= off. */
 static size_t lower(const struct brt_ext_index *ix, int g, uint32_t off)
 {
-	size_t lo = ix->start[g], hi = ix->start[g + 1];
+	size_t lo = 0, hi = ix->groups[g].count;
 
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
 
-		if (rec_off(ix, ix->order[mid]) < off)
+		if (rec_off(ix, brt_ext_index_rec(ix, g, mid)) < off)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -194,5 +204,5 @@ void brt_ext_index_range(const struct brt_ext_index *ix, int g, uint64_t lo, uin
 	if (g < 0 || lo > UINT32_MAX || hi <= lo)
 		return;
 	*from = lower(ix, g, (uint32_t)lo);
-	*to = hi > UINT32_MAX ? ix->start[g + 1] : lower(ix, g, (uint32_t)hi);
+	*to = hi > UINT32_MAX ? ix->groups[g].count : lower(ix, g, (uint32_t)hi);
 }

@@ -114,15 +114,19 @@ int brt_elf_btf_externs(struct brt_elf_ctx *ctx);
 /* Index of the map defined at (sec, off) - any offset for global data - or -1. */
 int brt_elf_map_at(const struct brt_elf_ctx *ctx, uint32_t sec, uint64_t off);
 /* The .BTF.ext records of one kind (ext_index.c) by section name, then instruction
- * offset, ties in file order: order[start[g] .. start[g + 1]) are the indices of group g's
- * records, names[g] its section name (groups sorted by name). */
+ * offset, ties in file order: groups[g] (sorted by name) holds one section's count records
+ * at positions 0..count-1, record order[pos], or first + pos when order is NULL (a section
+ * listed once, in offset order, as clang writes it). */
+struct brt_ext_group {
+	const char *name;
+	uint32_t first, count;
+	uint32_t *order;
+};
 struct brt_ext_index {
 	const unsigned char *recs; /* the records: n of stride bytes, each with a const char *
 				    * section name at sec_off and a uint32_t offset at off_off */
 	size_t stride, sec_off, off_off;
-	uint32_t *order;
-	uint32_t *start;
-	const char **names;
+	struct brt_ext_group *groups;
 	size_t ngroups;
 };
 /* 0, or -ENOMEM / -E2BIG (ix is then empty). */
@@ -131,10 +135,11 @@ int brt_ext_index_build(struct brt_ext_index *ix, const void *recs, size_t n, si
 void brt_ext_index_free(struct brt_ext_index *ix);
 /* The group of section name sec, or -1 when no record names it. */
 int brt_ext_index_group(const struct brt_ext_index *ix, const char *sec);
-/* Positions [*from, *to) in order of group g's records with offset in [lo, hi) (empty for
- * g -1). */
+/* Positions [*from, *to) of group g's records with offset in [lo, hi) (empty for g -1). */
 void brt_ext_index_range(const struct brt_ext_index *ix, int g, uint64_t lo, uint64_t hi,
 			 size_t *from, size_t *to);
+/* The record at position pos of group g. */
+uint32_t brt_ext_index_rec(const struct brt_ext_index *ix, int g, size_t pos);
 /* Link every program: copy, apply relocations, append subprograms (reloc.c). */
 int brt_elf_link(struct brt_elf_ctx *ctx);
 /* Keep a copy of s in the object; NULL on ENOMEM (ctx.c). */

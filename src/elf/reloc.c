@@ -504,7 +504,7 @@ struct ext_indexes {
 				    * off an instruction boundary, or 0 */
 };
 
-/* The records of placed function k in index ix: positions [*from, *to) of ix->order. */
+/* The records of placed function k in index ix: its group, positions [*from, *to). */
 static void func_records(const struct linker *lk, const struct brt_ext_index *ix, size_t k,
 			 int *group, size_t *from, size_t *to)
 {
@@ -544,7 +544,7 @@ static int link_lines(struct linker *lk)
 
 		func_records(lk, ix, k, &g, &from, &to);
 		for (size_t i = from; i < to; i++) {
-			const struct brt_btf_line *l = &ctx->obj->ext.lines[ix->order[i]];
+			const struct brt_btf_line *l = &ctx->obj->ext.lines[brt_ext_index_rec(ix, g, i)];
 
 			if (l->insn_off % 8)
 				continue;
@@ -599,7 +599,7 @@ static int link_cores(struct linker *lk)
 					    "instruction boundary", c->sec_rec, ctx->secs[f->sec].name);
 		}
 		for (size_t i = from; i < to; i++) {
-			const struct brt_btf_core_relo *c = &obj->ext.cores[ix->order[i]];
+			const struct brt_btf_core_relo *c = &obj->ext.cores[brt_ext_index_rec(ix, g, i)];
 
 			cores = room_for_one(p->cores, p->ncores, &cap, sizeof(*cores));
 			if (!cores)
@@ -651,7 +651,7 @@ static int link_funcs(struct linker *lk)
 			return 0;
 		}
 		p->func_info[k].insn_off = lk->placed[k].out_start;
-		p->func_info[k].type_id = ext->funcs[ix->order[from]].type_id;
+		p->func_info[k].type_id = ext->funcs[brt_ext_index_rec(ix, g, from)].type_id;
 		p->nfunc_info++;
 	}
 	return 0;
@@ -733,8 +733,8 @@ static int index_ext(const struct brt_btf_ext *ext, struct ext_indexes *ix)
 	if (!ix->core_misaligned)
 		return -ENOMEM;
 	for (size_t g = 0; g < ix->cores.ngroups; g++)
-		for (size_t i = ix->cores.start[g]; i < ix->cores.start[g + 1]; i++) {
-			uint32_t r = ix->cores.order[i];
+		for (size_t i = 0; i < ix->cores.groups[g].count; i++) {
+			uint32_t r = brt_ext_index_rec(&ix->cores, (int)g, i);
 
 			if (ext->cores[r].insn_off % 8 &&
 			    (!ix->core_misaligned[g] || r + 1 < ix->core_misaligned[g]))
