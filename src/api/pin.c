@@ -88,18 +88,63 @@ static void set_batch_confirmed(const char *path)
 	pthread_mutex_unlock(&in_fs_lock);
 }
 
-static bool in_fs_known(const char *dir, const char *fs, struct stat *dst, struct stat *fst)
+/* Are dir and fs (as stat() saw them: dst, fst) the pair in_fs() remembered? */
+static bool in_fs_known(const char *dir, const char *fs, const struct stat *dst,
+			const struct stat *fst)
 {
 	bool same;
 
-	if (stat(dir, dst) || stat(fs, fst))
-		return false;
 	pthread_mutex_lock(&in_fs_lock);
 	same = !strcmp(in_fs_last.dir, dir) && !strcmp(in_fs_last.fs, fs) &&
 	       in_fs_last.dir_dev == dst->st_dev && in_fs_last.dir_ino == dst->st_ino &&
 	       in_fs_last.fs_dev == fst->st_dev && in_fs_last.fs_ino == fst->st_ino;
 	pthread_mutex_unlock(&in_fs_lock);
 	return same;
+}
+
+static void remember(const char *dir, const char *fs, const struct stat *dst,
+		     const struct stat *fst)
+{
+	pthread_mutex_lock(&in_fs_lock);
+	snprintf(in_fs_last.dir, sizeof(in_fs_last.dir), "%s", dir);
+	snprintf(in_fs_last.fs, sizeof(in_fs_last.fs), "%s", fs);
+	in_fs_last.dir_dev = dst->st_dev;
+	in_fs_last.dir_ino = dst->st_ino;
+	in_fs_last.fs_dev = fst->st_dev;
+	in_fs_last.fs_ino = fst->st_ino;
+	in_fs_last.batch = 0; /* a new pair: its batch confirms it after the trust */
+	pthread_mutex_unlock(&in_fs_lock);
+}
+
+/* Is dir the bpffs directory fs spelled out, then directories that are no symlinks
+ * ("fs/a/b": a and b real directories, no "." or "..")?  Then it lies below fs wherever
+ * fs resolves to, told by an lstat() a component where the two realpath() walks cost a
+ * readlink() per component of each (~13 system calls at a process's first pin, #17
+ * item 3).  False when it cannot be told so (the walks decide); dst: what the last
+ * lstat() saw, dir itself. */
+static bool below_fs_plainly(const char *dir, const char *fs, struct stat *dst)
+{
+	size_t len = strlen(fs);
+	char part[PATH_MAX];
+	const char *c, *end;
+
+	if (!len || fs[len - 1] == '/' || strncmp(dir, fs, len) || dir[len] != '/' ||
+	    strlen(dir) >= sizeof(part))
+		return false;
+	for (c = dir + len; *c; c = end) {
+		c++; /* the slash */
+		end = strchr(c, '/');
+		if (!end)
+			end = c + strlen(c);
+		if (end == c || (end - c == 1 && c[0] == '.') ||
+		    (end - c == 2 && c[0] == '.' && c[1] == '.'))
+			return false;
+		memcpy(part, dir, (size_t)(end - dir));
+		part[end - dir] = '\0';
+		if (lstat(part, dst) || !S_ISDIR(dst->st_mode))
+			return false;
+	}
+	return true;
 }
 
 /* Is path's directory the bpffs directory or below it?  1 or 0, or -errno when that
@@ -117,10 +162,18 @@ static int in_fs(const char *path)
 	/* absolute paths only (a relative one depends on the working directory); dst and
 	 * fst are what stat() saw before the walks */
 	stated = strlen(dir) < sizeof(in_fs_last.dir) && strlen(fs) < sizeof(in_fs_last.fs) &&
-		 dir[0] == '/';
+		 dir[0] == '/' && !stat(dir, &dst) && !stat(fs, &fst);
 	if (stated && in_fs_known(dir, fs, &dst, &fst))
 		return 1;
-	stated = stated && !stat(dir, &dst) && !stat(fs, &fst);
+	if (stated && !strcmp(dir, fs)) {
+		remember(dir, fs, &dst, &fst);
+		return 1;
+	}
+	if (stated && below_fs_plainly(dir, fs, &a)) {
+		if (a.st_dev == dst.st_dev && a.st_ino == dst.st_ino)
+			remember(dir, fs, &dst, &fst);
+		return 1;
+	}
 	if (!realpath(dir, real_dir))
 		return -errno;
 	if (!realpath(fs, real_fs))
@@ -130,17 +183,8 @@ static int in_fs(const char *path)
 	/* remembered only when stat() sees the same directories after the walks as before
 	 * them (nothing swapped in between) */
 	if (in && stated && !stat(dir, &a) && !stat(fs, &b) && a.st_dev == dst.st_dev &&
-	    a.st_ino == dst.st_ino && b.st_dev == fst.st_dev && b.st_ino == fst.st_ino) {
-		pthread_mutex_lock(&in_fs_lock);
-		snprintf(in_fs_last.dir, sizeof(in_fs_last.dir), "%s", dir);
-		snprintf(in_fs_last.fs, sizeof(in_fs_last.fs), "%s", fs);
-		in_fs_last.dir_dev = dst.st_dev;
-		in_fs_last.dir_ino = dst.st_ino;
-		in_fs_last.fs_dev = fst.st_dev;
-		in_fs_last.fs_ino = fst.st_ino;
-		in_fs_last.batch = 0; /* a new pair: its batch confirms it after the trust */
-		pthread_mutex_unlock(&in_fs_lock);
-	}
+	    a.st_ino == dst.st_ino && b.st_dev == fst.st_dev && b.st_ino == fst.st_ino)
+		remember(dir, fs, &dst, &fst);
 	return in;
 }
 
@@ -190,7 +234,7 @@ int brt_cmd_obj_pin(struct brt_call *call)
 {
 	union bpf_attr *attr = call->attr;
 	struct brt_pin_links links = { .lock = -1, .dir = -1 };
-	char path[PATH_MAX], proc[64];
+	char path[PATH_MAX];
 	struct brt_obj *obj;
 	int err;
 
@@ -221,9 +265,9 @@ int brt_cmd_obj_pin(struct brt_call *call)
 	 * still be linked from an earlier pin).  prog_file.c never calls back into prog.c. */
 	if (obj->kind == BRT_OBJ_PROG && !brt_prog_materialise((struct brt_prog *)(void *)obj))
 		brt_prog_file_pin_begin((struct brt_prog *)(void *)obj, &links);
-	snprintf(proc, sizeof(proc), "/proc/self/fd/%u", attr->bpf_fd);
-	if (linkat(AT_FDCWD, proc, AT_FDCWD, path, AT_SYMLINK_FOLLOW))
-		err = errno == EXDEV ? -EPERM : -errno;
+	err = brt_fs_link_fd((int)attr->bpf_fd, AT_FDCWD, path);
+	if (err == -EXDEV)
+		err = -EPERM;
 	brt_prog_file_pin_end(&links, (int)attr->bpf_fd, (uint64_t)obj->ino, !err);
 out_put:
 	brt_obj_put(obj);

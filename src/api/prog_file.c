@@ -17,7 +17,10 @@
  * link is named by a program linked so ('c', clean) or not (anything else: a pin failed
  * after linking maps, a process died in between, a directory from an older version); the
  * full walk of $BPFRT_FS runs only when a program was unpinned or the state is not clean,
- * and it links the user's pinned programs it finds, so later unpins are seen.
+ * and it links the user's pinned programs it finds, so later unpins are seen.  When the
+ * state was clean, the program links left after the unpinned ones are dropped are all the
+ * user's pinned programs, and their map tables answer instead of the walk, unless another
+ * user's links directory exists (collect_linked()).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -323,14 +326,18 @@ static int lock_links(int *dirfd)
 	if (fs < 0)
 		return fs;
 	links_dir_name(uid, name, sizeof(name));
-	if (!mkdirat(fs, name, 0700)) {
+	/* there already but for a user's first pin: opened first, made when missing */
+	dir = open_links_dir(fs, name, uid);
+	if (dir == -ENOENT && !mkdirat(fs, name, 0700)) {
 		dir = open_links_dir(fs, name, uid);
 		if (dir >= 0 && fchmod(dir, 0755)) {
 			close(dir);
 			dir = -errno;
 		}
-	} else {
-		dir = errno == EEXIST ? open_links_dir(fs, name, uid) : -errno;
+	} else if (dir == -ENOENT && errno != EEXIST) {
+		dir = -errno;
+	} else if (dir == -ENOENT) {
+		dir = open_links_dir(fs, name, uid); /* made by another process meanwhile */
 	}
 	close(fs);
 	if (dir < 0) {
@@ -529,34 +536,48 @@ static int read_hdr(int fd, const struct stat *st, uint32_t kind, struct brt_obj
  * PROG_LINK<ino>: 0 (also when it is there already) or -errno. */
 static int link_prog(int dirfd, int fd, uint64_t ino)
 {
-	char name[NAME_LEN], proc[64];
+	char name[NAME_LEN];
+	int err;
 
 	snprintf(name, sizeof(name), PROG_LINK "%" PRIx64, ino);
-	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
-	if (!linkat(AT_FDCWD, proc, dirfd, name, AT_SYMLINK_FOLLOW) || errno == EEXIST)
-		return 0;
-	return -errno;
+	err = brt_fs_link_fd(fd, dirfd, name);
+	return err == -EEXIST ? 0 : err;
 }
 
-static void collect_prog(int fd, const struct stat *st)
+/* Add the map table of the file open as fd (st: its stat) to named when it is a program
+ * file: 0, 1 when it is none or names no map (nothing added), -1 when the table could not
+ * be read. */
+static int add_prog_maps(int fd, const struct stat *st, struct idset *named)
 {
 	struct brt_obj_hdr hdr;
 	struct brt_prog_mapref *t;
 	size_t bytes;
+	int ret = 0;
 
 	if (read_hdr(fd, st, BRT_OBJ_PROG, &hdr) || !sizes_ok(&hdr, (uint64_t)st->st_size) ||
 	    !hdr.nmaps)
-		return;
+		return 1;
 	bytes = (size_t)hdr.nmaps * sizeof(*t);
 	t = malloc(bytes);
 	if (!t || pread(fd, t, bytes, (off_t)hdr.max_entries * 8) != (ssize_t)bytes) {
-		walk->failed = 1;
+		ret = -1;
 	} else {
 		for (uint32_t i = 0; i < hdr.nmaps; i++)
-			if (idset_add(walk->named, t[i].id, t[i].ino))
-				walk->failed = 1;
+			if (idset_add(named, t[i].id, t[i].ino))
+				ret = -1;
 	}
 	free(t);
+	return ret;
+}
+
+static void collect_prog(int fd, const struct stat *st)
+{
+	int r = add_prog_maps(fd, st, walk->named);
+
+	if (r > 0)
+		return;
+	if (r < 0)
+		walk->failed = 1;
 	/* the user's own pinned programs only: another user's pins link their maps in
 	 * their own directory, and a link of ours would keep their program's file alive */
 	if (walk->linkdir >= 0 && st->st_uid == walk->uid &&
@@ -598,28 +619,27 @@ static void walk_fs(struct walk *w)
 	walk = NULL;
 }
 
-/* Drop the links (in the locked directory) that no pinned program and not prog names,
- * and link the user's pinned programs (PROG_LINK).  0 when every pinned program could
- * be read and linked, -1 otherwise (nothing dropped then when unreadable: keep
- * everything rather than drop a link in use). */
-static int collect(int dirfd, const struct brt_prog *prog)
+static int idset_add_prog(struct idset *named, const struct brt_prog *prog)
 {
-	struct idset named = { 0 };
-	struct walk w = { .named = &named, .found = -1, .linkdir = dirfd, .uid = geteuid() };
+	for (uint32_t i = 0; i < prog->pm.n; i++)
+		if (idset_add(named, prog->pm.maps[i]->obj.snap.id, prog->pm.maps[i]->obj.ino))
+			return -1;
+	return 0;
+}
+
+/* Drop the map links of the links' directory dirfd that named does not hold: 0, or -1
+ * when the directory cannot be read. */
+static int drop_unnamed(int dirfd, const struct idset *named)
+{
 	struct dirent *de;
 	DIR *dir;
-	int fd, ret = -1;
+	int fd = dup(dirfd);
 
-	for (uint32_t i = 0; i < prog->pm.n; i++)
-		if (idset_add(&named, prog->pm.maps[i]->obj.snap.id, prog->pm.maps[i]->obj.ino))
-			goto out;
-	walk_fs(&w);
-	fd = w.failed ? -1 : dup(dirfd);
 	dir = fd >= 0 ? fdopendir(fd) : NULL;
 	if (!dir) {
 		if (fd >= 0)
 			close(fd);
-		goto out;
+		return -1;
 	}
 	rewinddir(dir); /* a dup shares the offset: sweep() read this directory already */
 	while ((de = readdir(dir))) {
@@ -630,11 +650,28 @@ static int collect(int dirfd, const struct brt_prog *prog)
 		if (sscanf(de->d_name, "%8" SCNx32 "-%" SCNx64 "%n", &id, &ino, &used) != 2 ||
 		    de->d_name[used])
 			continue;
-		if (!idset_has(&named, id, ino))
+		if (!idset_has(named, id, ino))
 			unlinkat(dirfd, de->d_name, 0);
 	}
 	closedir(dir);
-	ret = 0;
+	return 0;
+}
+
+/* Drop the links (in the locked directory) that no pinned program and not prog names,
+ * and link the user's pinned programs (PROG_LINK).  0 when every pinned program could
+ * be read and linked, -1 otherwise (nothing dropped then when unreadable: keep
+ * everything rather than drop a link in use). */
+static int collect(int dirfd, const struct brt_prog *prog)
+{
+	struct idset named = { 0 };
+	struct walk w = { .named = &named, .found = -1, .linkdir = dirfd, .uid = geteuid() };
+	int ret = -1;
+
+	if (idset_add_prog(&named, prog))
+		goto out;
+	walk_fs(&w);
+	if (!w.failed)
+		ret = drop_unnamed(dirfd, &named);
 out:
 	free(named.v);
 	return ret;
@@ -706,6 +743,75 @@ static int sweep(int dirfd)
 	return dropped;
 }
 
+/* Does the bpffs directory hold a links' directory other than the one open as dirfd (any
+ * name another user's could have, trusted or not)?  1, 0, or -1 when it cannot be read. */
+static int other_links_dirs(int dirfd)
+{
+	char mine[64];
+	struct dirent *de;
+	DIR *dir;
+	int fd = openat(dirfd, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC), found = 0;
+
+	links_dir_name(geteuid(), mine, sizeof(mine));
+	dir = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!dir) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	while (!found && (de = readdir(dir)))
+		found = !strncmp(de->d_name, LINK_DIR, strlen(LINK_DIR)) &&
+			strcmp(de->d_name, mine);
+	closedir(dir);
+	return found;
+}
+
+/* collect() without the walk of $BPFRT_FS, when the state was clean before sweep()
+ * dropped the links of unpinned programs: then every map link here is named by a program
+ * linked here (PROG_LINK), and those sweep() kept are the ones still pinned, so their
+ * map tables and prog's are all the names there are.  Another user's pinned program
+ * links its maps in its own directory, but one whose linking failed may rely on ours,
+ * which only the walk would see: so only when no other user's links' directory exists.
+ * 0 when done, -1 when the walk must answer (nothing dropped then). */
+static int collect_linked(int dirfd, const struct brt_prog *prog)
+{
+	struct idset named = { 0 };
+	struct dirent *de;
+	struct stat st;
+	DIR *dir = NULL;
+	int fd, ret = -1;
+
+	if (other_links_dirs(dirfd) || idset_add_prog(&named, prog))
+		goto out;
+	fd = dup(dirfd);
+	dir = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!dir) {
+		if (fd >= 0)
+			close(fd);
+		goto out;
+	}
+	rewinddir(dir); /* a dup shares the directory's offset */
+	ret = 0;
+	while (!ret && (de = readdir(dir))) {
+		if (strncmp(de->d_name, PROG_LINK, strlen(PROG_LINK)))
+			continue;
+		/* only this user makes names here (a directory no one else can write) */
+		fd = openat(dirfd, de->d_name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		if (fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode) ||
+		    add_prog_maps(fd, &st, &named) < 0)
+			ret = -1;
+		if (fd >= 0)
+			close(fd);
+	}
+	if (!ret)
+		ret = drop_unnamed(dirfd, &named);
+out:
+	if (dir)
+		closedir(dir);
+	free(named.v);
+	return ret;
+}
+
 /* Is map linked in the links' directory dirfd? */
 static int map_linked(int dirfd, const struct brt_map *map, char *name)
 {
@@ -715,20 +821,30 @@ static int map_linked(int dirfd, const struct brt_map *map, char *name)
 	return !fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) && st.st_ino == map->obj.ino;
 }
 
-/* A name for map's file in the links' directory.  This process maps the file, so the
- * mapping's /proc/self/map_files entry names it (that needs CAP_SYS_ADMIN or
- * CAP_CHECKPOINT_RESTORE); failing that, an fd of the process that refers to it.
- * linked: the caller saw it linked already (under the lock, so it still is). */
+/* A name for map's file in the links' directory.  First the fd the object was last
+ * resolved through, when it still is the map's file: linked through the fd itself, no
+ * /proc lookup (a process's first one costs ~11 us more, #17 item 3), and the new name
+ * checked afterwards (another thread may have closed and reused the fd in between).
+ * Then, as this process maps the file, the mapping's /proc/self/map_files entry (that
+ * needs CAP_SYS_ADMIN or CAP_CHECKPOINT_RESTORE); failing that, any fd of the process
+ * that refers to it.  linked: the caller saw it linked already (under the lock, so it
+ * still is). */
 static int link_map(int lnk, const struct brt_map *map, int linked)
 {
 	char name[NAME_LEN], src[300];
 	struct dirent *de;
 	struct stat st;
 	DIR *dir;
-	int err = -ENOENT;
+	int err = -ENOENT, fd = map->obj.last_fd;
 
 	if (linked || map_linked(lnk, map, name))
 		return 0;
+	if (fd >= 0 && !fstat(fd, &st) && st.st_dev == map->obj.dev &&
+	    st.st_ino == map->obj.ino && !brt_fs_link_fd(fd, lnk, name)) {
+		if (map_linked(lnk, map, name))
+			return 0;
+		unlinkat(lnk, name, 0); /* not the map's file: the fd was reused */
+	}
 	snprintf(src, sizeof(src), "/proc/self/map_files/%lx-%lx",
 		 (unsigned long)(uintptr_t)map->obj.base,
 		 (unsigned long)(uintptr_t)map->obj.base + map->obj.size);
@@ -842,8 +958,13 @@ int brt_prog_file_pin_begin(struct brt_prog *prog, struct brt_pin_links *pl)
 	/* Links are added only by a pin that makes a new one; that is when the ones
 	 * nobody names any more are dropped (the sweep is cheap, the walk is not). */
 	if (fresh || !clean) {
-		/* 1: a program was unpinned, -1: unreadable; either way only the walk knows */
-		if (sweep(pl->dir) || !clean) {
+		/* 1: a program was unpinned, -1: unreadable */
+		int swept = sweep(pl->dir);
+
+		/* a clean state: the programs linked here name every map linked here */
+		if (swept > 0 && clean && !collect_linked(pl->dir, prog))
+			swept = 0;
+		if (swept || !clean) {
 			clean = !collect(pl->dir, prog);
 			if (clean && !fresh)
 				state_set(pl->lock, STATE_CLEAN);

@@ -197,3 +197,20 @@ int brt_fs_open_reg(int dirfd, const char *path, int flags, int follow)
 	close(pfd);
 	return fd;
 }
+
+int brt_fs_link_fd(int fd, int dirfd, const char *path)
+{
+	char proc[64];
+
+	/* The fd itself first: the /proc path's lookup costs ~2.5 us more (4 against 1.4 on
+	 * tmpfs), and a pin makes two links (#17 item 3).  Linux allows it to whoever holds
+	 * CAP_DAC_READ_SEARCH or, from 6.10, opened the file with the same credentials; else
+	 * ENOENT, as from a kernel before 2.6.39 EINVAL: then the /proc path, which needs
+	 * neither (a missing directory answers ENOENT there too). */
+	if (!linkat(fd, "", dirfd, path, AT_EMPTY_PATH))
+		return 0;
+	if (errno != ENOENT && errno != EINVAL && errno != EPERM)
+		return -errno;
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	return linkat(AT_FDCWD, proc, dirfd, path, AT_SYMLINK_FOLLOW) ? -errno : 0;
+}

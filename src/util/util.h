@@ -29,6 +29,9 @@ int brt_fs_dir_prepare(const char *dir);
  * regular file, never following a final symlink unless follow is set, so that no FIFO
  * or device is ever opened: the fd, -EACCES for anything not regular, or -errno. */
 int brt_fs_open_reg(int dirfd, const char *path, int flags, int follow);
+/* Name the file open as fd (dirfd, path), as linkat() of /proc/self/fd/<fd> following
+ * the link does: 0 or -errno (-EEXIST when the name is taken). */
+int brt_fs_link_fd(int fd, int dirfd, const char *path);
 
 /* The format language of the printk-style helpers (bprintf.c, the kernel's
  * bpf_bprintf_prepare()).  brt_bprintf_spec() reads the conversion at fmt[i] == '%' (fmt

@@ -5,7 +5,10 @@
  * BPF_MAP_GET_FD_BY_ID and reads the counts; this process and B see each other's writes.
  * Then corrupted copies of the program file: a clean errno, never a crash.  And the map
  * links of an unpinned program are dropped by the next program pin that links a map,
- * and a program pinned twice keeps its maps until both pins are gone.
+ * and a program pinned twice keeps its maps until both pins are gone; a pin after an
+ * unpin keeps what the programs still pinned name (read from their program links, no
+ * walk), and with another user's links directory present the walk still answers for a
+ * pin made without links.  test_pin_concurrent.c: two processes pinning and unpinning.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -562,6 +565,113 @@ int main(int argc, char **argv)
 		close(p3);
 		close(p4);
 		close(p5);
+	}
+
+	T_CASE("a pin after an unpin keeps the links of the programs still pinned");
+	{
+		char k1[160], k2[160], k3[160];
+		int m1[3], m2[3], m3[3], q1, q2, q3;
+
+		snprintf(k1, sizeof(k1), "%s/keep_1", dir);
+		snprintf(k2, sizeof(k2), "%s/keep_2", dir);
+		snprintf(k3, sizeof(k3), "%s/keep_3", dir);
+		for (int i = 0; i < 3; i++) {
+			m1[i] = bpfrt_map_create(BPF_MAP_TYPE_ARRAY, "k1", 4, 8, 1, NULL);
+			m2[i] = bpfrt_map_create(BPF_MAP_TYPE_ARRAY, "k2", 4, 8, 1, NULL);
+			m3[i] = bpfrt_map_create(BPF_MAP_TYPE_ARRAY, "k3", 4, 8, 1, NULL);
+		}
+		q1 = load_prog(m1);
+		q2 = load_prog(m2);
+		q3 = load_prog(m3);
+		T_ASSERT(q1 >= 0 && q2 >= 0 && q3 >= 0);
+		T_EQ_INT(0, bpfrt_obj_pin(q1, k1)); /* "fourth"'s three dropped */
+		T_EQ_INT(3, count_links(dir));
+		T_EQ_INT(0, bpfrt_obj_pin(q2, k2));
+		T_EQ_INT(6, count_links(dir));
+		unlink(k1);
+		/* q1's links dropped; q2's kept: its program link's map table names them */
+		T_EQ_INT(0, bpfrt_obj_pin(q3, k3));
+		T_EQ_INT(6, count_links(dir));
+		T_EQ_INT(0, spawn("/proc/self/exe", "B", k2, NULL, 0));
+		T_EQ_INT(0, spawn("/proc/self/exe", "B", k3, NULL, 0));
+		unlink(k2);
+		unlink(k3);
+		for (int i = 0; i < 3; i++) {
+			close(m1[i]);
+			close(m2[i]);
+			close(m3[i]);
+		}
+		close(q1);
+		close(q2);
+		close(q3);
+	}
+
+	T_CASE("maps whose fds were closed, one reused by another file: linked all the same");
+	{
+		char fp[160], other[160];
+		int f[3], pf, reused;
+
+		/* prog_file.c links a map through the fd it was last resolved by when that is
+		 * still the map's file, else through the process's mapping of it */
+		snprintf(fp, sizeof(fp), "%s/closed_fds", dir);
+		snprintf(other, sizeof(other), "%s/not_a_map", dir);
+		for (int i = 0; i < 3; i++)
+			f[i] = bpfrt_map_create(BPF_MAP_TYPE_ARRAY, "f", 4, 8, 1, NULL);
+		pf = load_prog(f);
+		T_ASSERT(pf >= 0);
+		for (int i = 0; i < 3; i++)
+			close(f[i]);
+		/* the lowest free fd: a closed map's, now a file on the same filesystem */
+		reused = open(other, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+		T_ASSERT(reused == f[0] || reused == f[1] || reused == f[2]);
+		T_EQ_INT(0, bpfrt_obj_pin(pf, fp));
+		T_EQ_INT(3, count_links(dir)); /* the previous case's dropped, these made */
+		T_EQ_INT(0, spawn("/proc/self/exe", "B", fp, NULL, 0));
+		close(reused);
+		unlink(other);
+		unlink(fp);
+		close(pf);
+	}
+
+	T_CASE("another user's links' directory: the walk answers for pins it cannot see");
+	{
+		char gp[160], hp[160], rp[160], other[160], proc[64];
+		int g[3], r[3], pg, ph, pr;
+
+		/* a pin made without links (as by a user whose linking failed) of a program
+		 * naming maps that only our links directory holds, while the program that
+		 * linked them is unpinned: only the walk knows the maps are still named */
+		snprintf(gp, sizeof(gp), "%s/g", dir);
+		snprintf(hp, sizeof(hp), "%s/h_raw", dir);
+		snprintf(rp, sizeof(rp), "%s/r", dir);
+		snprintf(other, sizeof(other), "%s/" LINKS ".4242", dir);
+		T_EQ_INT(0, mkdir(other, 0700));
+		T_EQ_INT(0, chown(other, 4242, 4242));
+		for (int i = 0; i < 3; i++) {
+			g[i] = bpfrt_map_create(BPF_MAP_TYPE_ARRAY, "g", 4, 8, 1, NULL);
+			r[i] = bpfrt_map_create(BPF_MAP_TYPE_ARRAY, "r", 4, 8, 1, NULL);
+		}
+		pg = load_prog(g);
+		ph = load_prog(g);
+		pr = load_prog(r);
+		T_ASSERT(pg >= 0 && ph >= 0 && pr >= 0);
+		T_EQ_INT(0, bpfrt_obj_pin(pg, gp));
+		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", ph);
+		T_EQ_INT(0, linkat(AT_FDCWD, proc, AT_FDCWD, hp, AT_SYMLINK_FOLLOW));
+		unlink(gp);
+		T_EQ_INT(0, bpfrt_obj_pin(pr, rp));
+		T_EQ_INT(6, count_links(dir)); /* g's kept for h_raw, r's made */
+		T_EQ_INT(0, spawn("/proc/self/exe", "B", hp, NULL, 0));
+		unlink(hp);
+		unlink(rp);
+		T_EQ_INT(0, rmdir(other));
+		for (int i = 0; i < 3; i++) {
+			close(g[i]);
+			close(r[i]);
+		}
+		close(pg);
+		close(ph);
+		close(pr);
 	}
 
 	{

@@ -172,6 +172,54 @@ static void test_pin(void)
 	close(tmp);
 	unlink(outside);
 	T_EQ_INT(-EPERM, bpfrt_obj_pin(fd, outside));
+
+	/* pin.c tells a directory below the bpffs directory by its spelling when every
+	 * component after it is a real directory; anything else is resolved (the outside
+	 * directories on the same filesystem, where a pin would succeed) */
+	T_CASE("a symlink in the bpffs directory to a directory outside: refused");
+	{
+		char out_dir[] = "/dev/shm/bpfrt-pin-out-XXXXXX", sym[160], sub[200], dots[200];
+
+		T_ASSERT(mkdtemp(out_dir) != NULL);
+		snprintf(sym, sizeof(sym), "%s/to_tmp", fsdir);
+		T_EQ_INT(0, symlink(out_dir, sym));
+		snprintf(path, sizeof(path), "%s/to_tmp/m", fsdir);
+		T_EQ_INT(-EPERM, bpfrt_obj_pin(fd, path));
+		T_CASE("the same below a real directory: refused");
+		snprintf(sub, sizeof(sub), "%s/real", fsdir);
+		T_EQ_INT(0, mkdir(sub, 0700));
+		snprintf(sub, sizeof(sub), "%s/real/to_tmp", fsdir);
+		T_EQ_INT(0, symlink(out_dir, sub));
+		snprintf(path, sizeof(path), "%s/real/to_tmp/m", fsdir);
+		T_EQ_INT(-EPERM, bpfrt_obj_pin(fd, path));
+		T_CASE("\"..\" out of the bpffs directory: refused");
+		snprintf(dots, sizeof(dots), "%s/real/../../m", fsdir);
+		T_EQ_INT(-EPERM, bpfrt_obj_pin(fd, dots));
+		T_CASE("a sibling whose name starts with the bpffs directory's: refused");
+		snprintf(sub, sizeof(sub), "%s-sibling", fsdir);
+		T_EQ_INT(0, mkdir(sub, 0700));
+		snprintf(path, sizeof(path), "%s-sibling/m", fsdir);
+		T_EQ_INT(-EPERM, bpfrt_obj_pin(fd, path));
+		rmdir(sub);
+		T_CASE("nested real directories, and \"..\" that stays inside: pinned");
+		snprintf(sub, sizeof(sub), "%s/real/deeper", fsdir);
+		T_EQ_INT(0, mkdir(sub, 0700));
+		snprintf(path, sizeof(path), "%s/real/deeper/m", fsdir);
+		T_EQ_INT(0, bpfrt_obj_pin(fd, path));
+		/* (while that pin holds it: a file whose names are all gone takes none again) */
+		snprintf(dots, sizeof(dots), "%s/real/deeper/../m", fsdir);
+		T_EQ_INT(0, bpfrt_obj_pin(fd, dots));
+		T_EQ_INT(0, unlink(dots));
+		T_EQ_INT(0, unlink(path));
+		snprintf(path, sizeof(path), "%s/real/deeper", fsdir);
+		rmdir(path);
+		snprintf(sub, sizeof(sub), "%s/real/to_tmp", fsdir);
+		unlink(sub);
+		snprintf(path, sizeof(path), "%s/real", fsdir);
+		rmdir(path);
+		unlink(sym);
+		rmdir(out_dir);
+	}
 	close(fd);
 	T_CASE("get a missing path");
 	snprintf(path, sizeof(path), "%s/nope", fsdir);

@@ -51,6 +51,12 @@
  */
 #include <cpuid.h>
 #include <errno.h>
+#if defined(__GLIBC__) && defined(__has_include)
+#if __has_include(<sys/platform/x86.h>)
+#include <sys/platform/x86.h> /* glibc 2.33: the features ld.so read at start */
+#define HAVE_X86_PLATFORM 1
+#endif
+#endif
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -672,20 +678,39 @@ static int alloc_state(struct jit_state *st)
 	return 0;
 }
 
-/* CPUID.1:ECX bit 22: movbe (pass bswap).  Asked once per process: cpuid traps to the
- * hypervisor in a VM (two of them, max leaf then leaf 1, were ~3 % of loading an object of
- * eight tiny programs, #17 item 3), and the answer cannot change while we run. */
-static bool cpu_movbe(void)
+/* The CPU features the code generator may use: CPUID.1:ECX bit 22, movbe (pass bswap),
+ * and CPUID.(7,0):EBX bit 8, bmi2 (shifts by a register without rcx).  cpuid traps to
+ * the hypervisor in a VM, ~10 us each on this one (#17 item 3: three of them were ~2 % of a
+ * `bpfrt prog loadall` of eight tiny programs), so glibc's copy of the bits, read once by
+ * ld.so at start, answers where there is one; else cpuid, once per process (the answer
+ * cannot change while we run).  Never __builtin_cpu_supports(): linking it brings
+ * libgcc's __cpu_indicator_init, a constructor asking a dozen leaves at the start of every
+ * process, compile or not (~10 % of that loadall). */
+enum { CPU_KNOWN = 1, CPU_MOVBE = 2, CPU_BMI2 = 4 };
+
+static int cpu_features(void)
 {
-	static _Atomic int known; /* 0: not asked yet, 1: no movbe, 2: movbe */
+	static _Atomic int known; /* 0: not asked yet, else CPU_KNOWN | the features */
 	int k = atomic_load_explicit(&known, memory_order_relaxed);
-	unsigned a, b, c, d;
 
 	if (!k) {
-		k = __get_cpuid(1, &a, &b, &c, &d) && (c & (1u << 22)) ? 2 : 1;
+		k = CPU_KNOWN;
+#ifdef HAVE_X86_PLATFORM
+		if (CPU_FEATURE_PRESENT(MOVBE))
+			k |= CPU_MOVBE;
+		if (CPU_FEATURE_PRESENT(BMI2))
+			k |= CPU_BMI2;
+#else
+		unsigned a, b, c, d;
+
+		if (__get_cpuid(1, &a, &b, &c, &d) && (c & (1u << 22)))
+			k |= CPU_MOVBE;
+		if (__get_cpuid_count(7, 0, &a, &b, &c, &d) && (b & (1u << 8)))
+			k |= CPU_BMI2;
+#endif
 		atomic_store_explicit(&known, k, memory_order_relaxed);
 	}
-	return k == 2;
+	return k;
 }
 
 static void free_state(struct jit_state *st)
@@ -787,8 +812,8 @@ int brt_jit_compile(const struct bpf_insn *insns, size_t n, const struct brt_jit
 	st.prog = p;
 	memcpy(st.regmap, brt_jit_reg2x86, sizeof(st.regmap));
 	st.passes = brt_jit_passes_parse(getenv("BPFRT_JIT_PASSES")) & ~st.env->passes_off;
-	st.bmi2 = !(st.env->flags & BRT_JIT_NO_BMI2) && __builtin_cpu_supports("bmi2");
-	st.movbe = cpu_movbe();
+	st.bmi2 = !(st.env->flags & BRT_JIT_NO_BMI2) && (cpu_features() & CPU_BMI2);
+	st.movbe = cpu_features() & CPU_MOVBE;
 	if (st.env->flags & BRT_JIT_BLIND) {
 		if (getrandom(&st.blind_seed, sizeof(st.blind_seed), 0) != sizeof(st.blind_seed))
 			st.blind_seed = (uint64_t)(uintptr_t)p ^ (uint64_t)time(NULL);
