@@ -234,7 +234,9 @@ int brt_pub_read(const char *path, struct brt_pub_view *v)
 		return -EIO;
 	}
 	v->n = (size_t)got / sizeof(struct brt_obj_pub);
-	qsort(v->slots, v->n, sizeof(*v->slots), slot_cmp);
+	/* qsort's base must not be NULL even for 0 elements (an empty table's view) */
+	if (v->n)
+		qsort(v->slots, v->n, sizeof(*v->slots), slot_cmp);
 	return 0;
 }
 
