@@ -263,6 +263,10 @@ kernel_libbpf_headers() {
 	mkdir -p "$WORK/libbpf"
 	if [ -f "$k/tools/lib/bpf/bpf_helpers.h" ]; then
 		cp -r "$k/tools/lib/bpf" "$WORK/libbpf/bpf"
+		# the kernel's linux/bpf.h for sources that want a newer uapi than the system's
+		# (-I"$WORK/libbpf/uapi", as libbpf's own include/uapi)
+		mkdir -p "$WORK/libbpf/uapi/linux"
+		cp "$k/include/uapi/linux/bpf.h" "$WORK/libbpf/uapi/linux/" 2>>"$LOG"
 		python3 "$k/scripts/bpf_doc.py" --header --file "$k/include/uapi/linux/bpf.h" \
 			>"$WORK/libbpf/bpf/bpf_helper_defs.h" 2>>"$LOG" && return 0
 		rm -f "$WORK/libbpf/bpf/bpf_helper_defs.h"
@@ -376,6 +380,113 @@ p_kubearmor() {
 		-DLINUX_VERSION_PATCHLEVEL=$(echo "$v" | cut -d. -f2) \
 		-DLINUX_VERSION_SUBLEVEL=$(echo "$v" | cut -d. -f3) -D__KERNEL__ -D__BPF_TRACING__ -- \
 		system_monitor.c
+	echo "$c"
+}
+
+# Calico's BPF dataplane (projectcalico/calico felix/bpf-gpl): the objects Felix loads, as
+# its Makefile builds them: each name of its list-objs (tc.c, xdp.c, connect_balancer*.c
+# for every endpoint type, direction, IP version) compiled with the
+# options its calculate-flags derives from the name, at the log level Felix runs by default
+# (BPFLogLevel off: the no_log objects), plus the tc/XDP preambles and the default policy
+# programs.  Its Makefile's flags (-fno-stack-protector, libbpf's headers and uapi); -mcpu=v3,
+# the default of the clang it is built with (clang 14's v1 cannot emit its 32-bit atomics).
+# Felix sets its globals (.rodata) per interface before the load: the objects' own zeros
+# stand in for them.
+p_calico() {
+	c=$(src projectcalico/calico "$1" felix/bpf-gpl) || return 1
+	cd "$1/felix/bpf-gpl" || return 1
+	command -v bash >/dev/null || { echo "corpus: calico: no bash for calculate-flags" >>"$LOG"; return 1; }
+	kernel_libbpf_headers
+	flags="-fno-stack-protector -mcpu=v3 -D__x86_64__ -I$WORK/libbpf/uapi -I$WORK/libbpf/bpf -I$WORK/libbpf"
+	n=0
+	# NAME SOURCE OPTIONS: one object (two compiles at a time)
+	cal() {
+		# shellcheck disable=SC2086
+		NAME=$1 cc1 calico "$2" $flags $3 &
+		n=$((n + 1))
+		[ $((n % JOBS)) -eq 0 ] && wait
+	}
+	for o in $(bash list-objs | grep no_log); do
+		o=$(basename "$o" .o)
+		case $o in
+		# (clang 14 turns conntrack_cleanup.c's __builtin_memcmp into a call of an extern
+		# memcmp, which neither libbpf nor bpfrt resolves: left out, as NetObserv)
+		conntrack_cleanup*) continue ;;
+		connect_balancer_no_log_v46) s=connect_balancer_v46.c ;;
+		connect_balancer_no_log_v6) s=connect_balancer_v6.c ;;
+		connect_balancer*) s=connect_balancer.c ;;
+		xdp*) s=xdp.c ;;
+		*) s=tc.c ;;
+		esac
+		cal "$o" "$s" "$(bash calculate-flags "$o.ll" 2>/dev/null)"
+	done
+	for o in tc_preamble_ingress tc_preamble_egress policy_default_ingress policy_default_egress; do
+		cal "$o" "${o%_*}.c" "$(bash calculate-flags "$o.ll" 2>/dev/null)"
+	done
+	cal xdp_preamble xdp_preamble.c -DCALI_COMPILE_FLAGS=64
+	wait
+	echo "$c"
+}
+
+# Tetragon's sensors (cilium/tetragon bpf/): the objects its agent loads on this kernel, as
+# its Makefile builds them (its own vmlinux.h and libbpf headers, CO-RE, -mcpu=v2): of each
+# program the newest kernel variant it has (_v61, else _v511, else the plain one), the generic
+# kprobe/uprobe/usdt objects in their multi-attach (__MULTI_KPROBE) form too.
+p_tetragon() {
+	c=$(src cilium/tetragon "$1" bpf) || return 1
+	cd "$1/bpf" || return 1
+	flags="-I. -Iinclude -Ilib -Ilibbpf -Ierrmetrics -mcpu=v2 -fdebug-default-version=4"
+	v61="-D__LARGE_BPF_PROG -D__V511_BPF_PROG -D__V61_BPF_PROG"
+	v511="-D__LARGE_BPF_PROG -D__V511_BPF_PROG"
+	n=0
+	tet() {
+		# shellcheck disable=SC2086
+		NAME=$1 cc1 tetragon "$2" $flags $3 &
+		n=$((n + 1))
+		[ $((n % JOBS)) -eq 0 ] && wait
+	}
+	tet bpf_execve_event_v61 process/bpf_execve_event_notc.c "$v61"
+	for p in kprobe retkprobe tracepoint uprobe retuprobe rawtp usdt fentry fexit lsm_core \
+		lsm_output lsm_ima_file lsm_ima_bprm; do
+		tet "bpf_generic_${p}_v61" "process/bpf_generic_$p.c" "$v61"
+	done
+	for p in kprobe retkprobe uprobe retuprobe usdt; do
+		tet "bpf_multi_${p}_v61" "process/bpf_generic_$p.c" "$v61 -D__MULTI_KPROBE"
+	done
+	tet bpf_execve_map_update_v61 process/bpf_execve_map_update.c "$v61"
+	for p in process/bpf_exit process/bpf_fork process/bpf_loader cgroup/bpf_cgroup_mkdir \
+		cgroup/bpf_cgroup_rmdir cgroup/bpf_cgroup_release test/bpf_lseek; do
+		tet "$(basename "$p")_v511" "$p.c" "$v511"
+	done
+	for p in bpf_cgroup bpf_execve_bprm_commit_creds bpf_map_test_p1 bpf_map_test_p2 \
+		bpf_map_test_p3 bpf_prog_iter; do
+		tet "$p" "process/$p.c" ""
+	done
+	tet bpf_cgtracker cgroup/bpf_cgtracker.c ""
+	tet bpf_enforcer process/bpf_enforcer.c -D__BPF_OVERRIDE_RETURN
+	tet bpf_multi_enforcer process/bpf_enforcer.c "-D__BPF_OVERRIDE_RETURN -D__MULTI_KPROBE"
+	tet bpf_fmodret_enforcer process/bpf_enforcer.c ""
+	wait
+	# The generic kprobe and uprobe objects call cel_expr_0..7, which Tetragon's loader links
+	# in (pkg/selectors/celexpr.go: a policy's CEL expressions compiled to BPF, and for the
+	# rest, all eight without a CEL policy, functions that return 0): those eight, linked
+	# here with bpftool gen object (hidden: static functions of the program, as appended ones).
+	if command -v bpftool >/dev/null; then
+		i=0
+		while [ $i -lt 8 ]; do
+			echo "__attribute__((noinline, visibility(\"hidden\"))) int cel_expr_$i(long *argsoff, char *args) { return 0; }"
+			i=$((i + 1))
+		done >"$WORK/cel_expr.c"
+		"$CLANG" -O2 -g -target bpf -c "$WORK/cel_expr.c" -o "$WORK/cel_expr.o" 2>>"$LOG"
+		for o in "$OUT"/tetragon/*.o; do
+			grep -q cel_expr_0 "$o" || continue
+			if bpftool gen object "$o.linked" "$o" "$WORK/cel_expr.o" >>"$LOG" 2>&1; then
+				mv "$o.linked" "$o"
+			else
+				rm -f "$o.linked"
+			fi
+		done
+	fi
 	echo "$c"
 }
 

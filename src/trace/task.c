@@ -1,4 +1,4 @@
-/* task.c - bpf_get_current_pid_tgid(), _uid_gid(), _comm() and _task(): who is "current".  For a
+/* task.c - bpf_get_current_pid_tgid(), _uid_gid(), _comm(), _task() and send_signal(): who is "current".  For a
  * program run by the host (test runs, in-application probes) it is the calling thread;
  * for a program run on a kernel tracepoint record it is the task the record names (set by
  * the runner through brt_trace_set_task()), whose name comes from /proc.
@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sched.h>
+#include <signal.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -100,6 +101,41 @@ static int task_comm(const struct brt_trace_task *t, char comm[TASK_COMM_LEN])
 	if (n > 0 && comm[n - 1] == '\n')
 		comm[n - 1] = 0;
 	return 0;
+}
+
+/* bpf_send_signal() and _thread(): sig to current's process (thread: to current itself),
+ * as the kernel's bpf_send_signal_common(): a signal past _NSIG is -EINVAL, 0 only checks,
+ * init (pid 1) is -EPERM.  Current is a kernel probe's task (its hit has passed: the
+ * signal arrives after it, as the kernel's deferred irq_work does in atomic context) or,
+ * for a program the host runs (test runs), the calling thread, as the kernel's test runs
+ * signal the task that runs them. */
+static uint64_t send_signal(uint64_t sig64, int thread)
+{
+	const struct brt_trace_task *t = current_task;
+	uint32_t sig = (uint32_t)sig64; /* the helper's u32 argument */
+	pid_t tgid = t ? t->tgid : getpid(), pid = t ? t->pid : gettid();
+
+	if (sig > 64)
+		return (uint64_t)-EINVAL;
+	if (tgid == 1)
+		return (uint64_t)-EPERM;
+	if (thread ? tgkill(tgid, pid, (int)sig) : kill(tgid, (int)sig))
+		return (uint64_t)-errno;
+	return 0;
+}
+
+uint64_t brt_helper_send_signal(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5,
+				struct bpfrt_run_ctx *ctx)
+{
+	(void)r2, (void)r3, (void)r4, (void)r5, (void)ctx;
+	return send_signal(r1, 0);
+}
+
+uint64_t brt_helper_send_signal_thread(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+				       uint64_t r5, struct bpfrt_run_ctx *ctx)
+{
+	(void)r2, (void)r3, (void)r4, (void)r5, (void)ctx;
+	return send_signal(r1, 1);
 }
 
 /* bpf_get_current_task(): the kernel's answer is the address of current's task_struct.

@@ -143,6 +143,10 @@ int brt_trace_pipe_write(const char *line, size_t len);
 	  BRT_FOR_ALL | BRT_NEED_PERFMON)                                                \
 	X(BPF_FUNC_get_current_task, brt_helper_get_current_task,                        \
 	  BRT_FOR_ALL | BRT_NEED_PERFMON)                                                \
+	/* 6.18's bpf_base_func_proto() with CAP_PERFMON (task.c) */                      \
+	X(BPF_FUNC_send_signal, brt_helper_send_signal, BRT_FOR_ALL | BRT_NEED_PERFMON)   \
+	X(BPF_FUNC_send_signal_thread, brt_helper_send_signal_thread,                    \
+	  BRT_FOR_ALL | BRT_NEED_PERFMON)                                                \
 	X(BPF_FUNC_current_task_under_cgroup, brt_helper_current_task_under_cgroup,      \
 	  BRT_FOR_ALL | BRT_NEED_BPF)                                                    \
 	X(BPF_FUNC_skb_under_cgroup, brt_helper_skb_under_cgroup, BRT_FOR_TC | BRT_FOR_LWT) \

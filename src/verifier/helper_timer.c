@@ -35,6 +35,10 @@ int brt_push_timer_callback(struct brt_env *env, int insn_idx, const struct brt_
 	f = brt_frame_new(-1, 0, meta->subprogno);
 	if (!f)
 		return -ENOMEM;
+	/* the kernel's init_func_state() of the callback's frame scratches the whole state:
+	 * the state line after the call prints every register and slot of the caller's */
+	env->scratched_regs = 0xffff;
+	env->scratched_stack = ~0ULL;
 	for (int i = 0; i <= cb->curframe; i++) {
 		brt_frame_free(cb->frame[i]);
 		cb->frame[i] = NULL;

@@ -14,10 +14,12 @@
  *   program and attach types have them (19 of each), and the sysctl and socket option
  *   helpers (bpf_sysctl_*, bpf_getsockopt/setsockopt) on the same 19.  bpf_skb_set_tstamp: tc test runs
  *   on IPv4, IPv6 and ARP frames, each clock type, tstamp 0, the fields read back.
+ *   bpf_send_signal(_thread): a test run's signal to this process, 0 and bad signals.
  * Root only (the kernel side); otherwise skipped.
  */
 #include <errno.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -642,6 +644,54 @@ static void set_tstamp(struct side *s)
 		  "mov %%r1, %%r10\nmov %%r2, 0\nmov %%r3, 0\ncall bpf_skb_set_tstamp\nexit\n");
 }
 
+/* ---- bpf_send_signal, bpf_send_signal_thread -------------------------------------------- */
+
+static volatile sig_atomic_t usr1;
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	usr1++;
+}
+
+/* Current of a test run is the thread that runs it: the signal comes to this process (a
+ * SIGUSR1 counted by on_usr1, which the transcript says), 0 only checks, past _NSIG is
+ * -EINVAL; from a syscall program (not atomic), a raw tracepoint and XDP. */
+static void send_signal(struct side *s)
+{
+	static const struct {
+		const char *what;
+		uint32_t type;
+		const char *call;
+		int sig;
+	} c[] = {
+		{ "send_signal SIGUSR1, syscall", BPF_PROG_TYPE_SYSCALL, "bpf_send_signal", SIGUSR1 },
+		{ "send_signal_thread SIGUSR1, syscall", BPF_PROG_TYPE_SYSCALL,
+		  "bpf_send_signal_thread", SIGUSR1 },
+		{ "send_signal 0, syscall", BPF_PROG_TYPE_SYSCALL, "bpf_send_signal", 0 },
+		{ "send_signal 65, syscall", BPF_PROG_TYPE_SYSCALL, "bpf_send_signal", 65 },
+		{ "send_signal_thread -1, syscall", BPF_PROG_TYPE_SYSCALL,
+		  "bpf_send_signal_thread", -1 },
+		{ "send_signal SIGUSR1, raw tracepoint", BPF_PROG_TYPE_RAW_TRACEPOINT,
+		  "bpf_send_signal", SIGUSR1 },
+		{ "send_signal_thread SIGUSR1, xdp", BPF_PROG_TYPE_XDP, "bpf_send_signal_thread",
+		  SIGUSR1 },
+		{ "send_signal 65, xdp", BPF_PROG_TYPE_XDP, "bpf_send_signal", 65 },
+	};
+	struct sigaction sa, old;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_usr1;
+	sigaction(SIGUSR1, &sa, &old);
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		usr1 = 0;
+		LOAD_RUN(s, c[i].what, c[i].type, "mov %%r1, %d\ncall %s\nexit\n", c[i].sig,
+			 c[i].call);
+		say(s->t, "%s: SIGUSR1 %d\n", c[i].what, (int)usr1);
+	}
+	sigaction(SIGUSR1, &old, NULL);
+}
+
 static void script(struct side *s)
 {
 	percpu(s);
@@ -651,6 +701,7 @@ static void script(struct side *s)
 	strncmp_cases(s);
 	cgroup_helpers(s);
 	set_tstamp(s);
+	send_signal(s);
 }
 
 int main(void)
