@@ -65,7 +65,9 @@ static size_t unreadable;  /* objects neither libbpf nor bpfrt opens */
 static long sample = 1;    /* -s: every Nth object */
 
 /* baseline.txt's "sample PROJECT N": a whole run (no -p) loads only every Nth program of
- * PROJECT's objects in name order, a fixed rule that keeps a project of many costly
+ * PROJECT, counted across its objects in name order (programs in object order; the count
+ * runs on from one object to the next, so objects of the same few programs, as Calico's,
+ * are not all sampled at their first), a fixed rule that keeps a project of many costly
  * programs (Tracee's 171 in one 10 MB CO-RE object, each load opening it whole) within
  * CI's time; -p loads them all. */
 static struct { char proj[64]; long every; } prog_samples[16];
@@ -92,6 +94,19 @@ static long prog_every(const char *proj)
 		if (!strcmp(prog_samples[i].proj, proj))
 			return prog_samples[i].every;
 	return 1;
+}
+
+/* Is the next program of proj (in walk order) one its sample loads? */
+static int sampled(const char *proj)
+{
+	static char cur[64];
+	static size_t seq; /* programs of cur seen so far */
+
+	if (strcmp(cur, proj)) {
+		snprintf(cur, sizeof(cur), "%s", proj);
+		seq = 0;
+	}
+	return seq++ % (size_t)prog_every(proj) == 0;
 }
 
 static double now_ms(void)
@@ -262,8 +277,9 @@ static void one_object(const char *proj, const char *file, const char *path)
 			list[i++].type = bpf_program__type(p);
 		}
 		bpf_object__close(obj);
-		for (i = 0; i < n; i += (size_t)prog_every(proj))
-			one_prog(proj, file, path, list[i].name, list[i].sec, list[i].type, 1);
+		for (i = 0; i < n; i++)
+			if (sampled(proj))
+				one_prog(proj, file, path, list[i].name, list[i].sec, list[i].type, 1);
 		free(list);
 		return;
 	}
@@ -286,10 +302,8 @@ static void one_object(const char *proj, const char *file, const char *path)
 			       why + (strncmp(why, "libbpf: ", 8) ? 0 : 8), bwhy);
 			return;
 		}
-		size_t i = 0;
-
 		for (p = bpfrt_object_next_program(b, NULL); p; p = bpfrt_object_next_program(b, p))
-			if (i++ % (size_t)prog_every(proj) == 0)
+			if (sampled(proj))
 				one_prog(proj, file, path, bpfrt_program_name(p),
 					 bpfrt_program_section_name(p), bpfrt_program_type(p), 0);
 		bpfrt_object_close(b);
@@ -446,7 +460,7 @@ int main(int argc, char **argv)
 	print_results(report);
 	print_totals(dir, projs, nproj, unreadable);
 	for (size_t i = 0; !only && i < nprog_samples; i++)
-		printf("sampled: %s: every %ldth program of each object (baseline.txt)\n",
+		printf("sampled: %s: every %ldth program (baseline.txt)\n",
 		       prog_samples[i].proj, prog_samples[i].every);
 	if (sample > 1)
 		printf("sampled: every %ldth object, %zu of %zu (floors not checked)\n", sample,

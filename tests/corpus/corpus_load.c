@@ -411,7 +411,7 @@ struct bpfrt_object *b_load(const char *path, struct result *r, const char *name
 					    .pin_root_path = kernel ? kpin : NULL,
 					    .log_level = logdir ? (kernel ? 2 : 4 | 2)
 								: (uint32_t)log_level_req,
-					    .log_size = log_level_req & 1 ? LOG1_SIZE : 0 };
+					    .log_size = logdir || (log_level_req & 1) ? LOG1_SIZE : 0 };
 	struct bpfrt_object *obj;
 	struct bpfrt_program *p, *me = NULL;
 	enum verdict *v = kernel ? &r->kernel : &r->bpfrt;
