@@ -115,6 +115,18 @@ build() {
 	wait
 }
 
+# named PROJECT NAME FILE [CFLAGS...]: compile FILE into $OUT/PROJECT/NAME.o in the
+# background, JOBS at a time (one source built with several option sets); the caller waits
+# after the last.
+NAMED=0
+named() {
+	nproj=$1 nname=$2
+	shift 2
+	NAME=$nname cc1 "$nproj" "$@" &
+	NAMED=$((NAMED + 1))
+	[ $((NAMED % JOBS)) -eq 0 ] && wait
+}
+
 p_cilium_ebpf() {
 	# prebuilt little-endian objects the Go library tests itself with
 	c=$(src cilium/ebpf "$1" testdata btf/testdata cmd/bpf2go/testdata) || return 1
@@ -196,13 +208,10 @@ p_cilium() {
 	wg="-DENABLE_WIREGUARD=1 -DENCRYPTION_STRICT_MODE=1"
 	hs="-DENABLE_HIGH_SCALE_IPCACHE=1"
 	flags="-Iinclude -I. -D__NR_CPUS__=$(nproc --all) -nostdinc -mcpu=v3"
-	# NAME FILE OPTIONS: one object (two compiles at a time)
-	n=0
+	# NAME FILE OPTIONS: one object
 	one() {
 		# shellcheck disable=SC2086
-		NAME=$1 cc1 cilium "$2" $flags -std=gnu89 $3 &
-		n=$((n + 1))
-		[ $((n % JOBS)) -eq 0 ] && wait
+		named cilium "$1" "$2" $flags -std=gnu89 $3
 	}
 	for f in lxc host overlay xdp sock wireguard; do
 		one "bpf_${f}__default" "bpf_$f.c" ""
@@ -235,11 +244,8 @@ p_cilium() {
 	for f in tests/*.c; do
 		i=$((i + 1))
 		[ $((i % 4)) -eq 1 ] || continue
-		t=$(basename "$f" .c)
 		# shellcheck disable=SC2086
-		NAME="tests__$t" cc1 cilium "$f" $flags -std=gnu99 -Itests &
-		n=$((n + 1))
-		[ $((n % JOBS)) -eq 0 ] && wait
+		named cilium "tests__$(basename "$f" .c)" "$f" $flags -std=gnu99 -Itests
 	done
 	wait
 	echo "$c"
@@ -398,13 +404,10 @@ p_calico() {
 	command -v bash >/dev/null || { echo "corpus: calico: no bash for calculate-flags" >>"$LOG"; return 1; }
 	kernel_libbpf_headers
 	flags="-fno-stack-protector -mcpu=v3 -D__x86_64__ -I$WORK/libbpf/uapi -I$WORK/libbpf/bpf -I$WORK/libbpf"
-	n=0
-	# NAME SOURCE OPTIONS: one object (two compiles at a time)
+	# NAME SOURCE OPTIONS: one object
 	cal() {
 		# shellcheck disable=SC2086
-		NAME=$1 cc1 calico "$2" $flags $3 &
-		n=$((n + 1))
-		[ $((n % JOBS)) -eq 0 ] && wait
+		named calico "$1" "$2" $flags $3
 	}
 	for o in $(bash list-objs | grep no_log); do
 		o=$(basename "$o" .o)
@@ -438,12 +441,9 @@ p_tetragon() {
 	flags="-I. -Iinclude -Ilib -Ilibbpf -Ierrmetrics -mcpu=v2 -fdebug-default-version=4"
 	v61="-D__LARGE_BPF_PROG -D__V511_BPF_PROG -D__V61_BPF_PROG"
 	v511="-D__LARGE_BPF_PROG -D__V511_BPF_PROG"
-	n=0
 	tet() {
 		# shellcheck disable=SC2086
-		NAME=$1 cc1 tetragon "$2" $flags $3 &
-		n=$((n + 1))
-		[ $((n % JOBS)) -eq 0 ] && wait
+		named tetragon "$1" "$2" $flags $3
 	}
 	tet bpf_execve_event_v61 process/bpf_execve_event_notc.c "$v61"
 	for p in kprobe retkprobe tracepoint uprobe retuprobe rawtp usdt fentry fexit lsm_core \

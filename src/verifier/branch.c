@@ -81,6 +81,10 @@ static int scalar_branch_taken(const struct brt_reg *r1, const struct brt_reg *r
 
 		if (brt_tnum_is_const(a.t) && brt_tnum_is_const(b.t))
 			ne = a.t.value != b.t.value;
+		/* 6.18's tnum_overlap(): a bit known in both, with different values (a
+		 * multiple of 8 against 20: Calico's calico_xdp_main) */
+		else if (!brt_tnum_overlap(a.t, b.t))
+			ne = 1;
 		else if (a.umin > b.umax || a.umax < b.umin || a.smin > b.smax || a.smax < b.smin)
 			ne = 1;
 		else if (!is32 && (r1->u32_min > r2->u32_max || r1->u32_max < r2->u32_min ||

@@ -161,6 +161,13 @@ int brt_tnum_is_aligned(struct tnum a, uint64_t size)
 	return ((a.value | a.mask) & (size - 1)) == 0;
 }
 
+int brt_tnum_overlap(struct tnum a, struct tnum b)
+{
+	uint64_t known = ~a.mask & ~b.mask;
+
+	return (a.value & known) == (b.value & known);
+}
+
 int brt_tnum_in(struct tnum a, struct tnum b)
 {
 	/* b is inside a when a knows no bit that b leaves unknown, and they agree elsewhere */

@@ -47,6 +47,8 @@ int brt_tnum_is_unknown(struct tnum a);
 int brt_tnum_is_aligned(struct tnum a, uint64_t size);
 /* 1 when every member of b is a member of a */
 int brt_tnum_in(struct tnum a, struct tnum b);
+/* 1 when a and b may share a member: no bit is known in both with different values */
+int brt_tnum_overlap(struct tnum a, struct tnum b);
 /* 1 when x is a member of a */
 int brt_tnum_contains(struct tnum a, uint64_t x);
 struct tnum brt_tnum_subreg(struct tnum a);
