@@ -114,6 +114,24 @@ static void slice_bufs_written(struct brt_env *env, int frameno, int64_t lo, int
 	}
 }
 
+/* A data write (not a spill) into slot s: the slot's spill is gone, and when the slot
+ * held a spill, an iterator or an irq flag (its lowest byte says so) every initialised
+ * byte of it becomes data, zeroes included (the kernel's scrub_spilled_slot() over
+ * is_stack_slot_special()); the caller then types the bytes written. */
+static void data_write_scrub(struct brt_stack_slot *s)
+{
+	brt_mark_reg_not_init(&s->spilled);
+	if (brt_is_spilled(s) || s->type[7] == STACK_ITER || s->type[7] == STACK_IRQ_FLAG) {
+		for (int i = 0; i < 8; i++)
+			if (s->type[i] != STACK_INVALID)
+				s->type[i] = STACK_MISC;
+	} else if (s->type[0] == STACK_SPILL) {
+		for (int i = 0; i < 8; i++)
+			if (s->type[i] == STACK_SPILL)
+				s->type[i] = STACK_MISC;
+	}
+}
+
 static int stack_write_fixed(struct brt_env *env, struct brt_frame *f, int off, int size,
 			     int value_regno, const struct bpf_insn *insn)
 {
@@ -187,19 +205,7 @@ static int stack_write_fixed(struct brt_env *env, struct brt_frame *f, int off, 
 	} else {
 		uint8_t type = STACK_MISC;
 
-		brt_mark_reg_not_init(&s->spilled);
-		/* a data write into a slot holding a spill (its lowest byte a spill byte)
-		 * turns every written-to byte of the slot into data, zeroes included (the
-		 * kernel's scrub_spilled_slot over is_stack_slot_special) */
-		if (brt_is_spilled(s) || s->type[7] == STACK_ITER || s->type[7] == STACK_IRQ_FLAG) {
-			for (int i = 0; i < 8; i++)
-				if (s->type[i] != STACK_INVALID)
-					s->type[i] = STACK_MISC;
-		} else if (s->type[0] == STACK_SPILL) {
-			for (int i = 0; i < 8; i++)
-				if (s->type[i] == STACK_SPILL)
-					s->type[i] = STACK_MISC;
-		}
+		data_write_scrub(s);
 		if ((reg && brt_reg_is_null(reg)) || (!reg && is_st && insn->imm == 0)) {
 			/* the slot now says "zero": the register's value was relied on */
 			int err = reg ? brt_mark_precise(env, value_regno) : 0;
@@ -510,11 +516,7 @@ int brt_stack_range_init(struct brt_env *env, int regno, int off, int size, int 
 			 * raw-mode loop), with stack_write_fixed's barrier rule */
 			if (!env->bypass_spec_v1 && *t != STACK_MISC && *t != STACK_ZERO)
 				env->aux[env->insn_idx].nospec_result = 1;
-			if (brt_is_spilled(&f->stack[spi]))
-				brt_mark_reg_not_init(&f->stack[spi].spilled);
-			for (int j = 0; j < 8; j++)
-				if (f->stack[spi].type[j] == STACK_SPILL)
-					f->stack[spi].type[j] = STACK_MISC;
+			data_write_scrub(&f->stack[spi]);
 			*t = STACK_MISC;
 			env->scratched_stack |= 1ULL << (spi & 63);
 			continue;

@@ -3,6 +3,24 @@
 #include "case.h"
 
 static const struct vcase cases[] = {
+	/* a helper's raw write (probe_read_kernel of 2 bytes at fp-8) into a slot whose low
+	 * half is a 4-byte spill and high half zeroes: the whole slot becomes data, zeroes
+	 * included, so fp-4 reads unknown and the bad branch is walked (the kernel's
+	 * scrub_spilled_slot(); Calico's bpf_skb_load_bytes over such a slot); without the
+	 * spill the zeroes stay and the branch is decided */
+	{ "stack/raw_helper_write_over_spill", PROG(ST(BPF_W, 10, -4, 0), LDX(BPF_W, 1, 1, 0),
+						     STX(BPF_W, 10, 1, -8), MOV64_REG(1, 10),
+						     ALU64_IMM(BPF_ADD, 1, -8), MOV64_IMM(2, 2),
+						     MOV64_IMM(3, 0),
+						     CALL(BPF_FUNC_probe_read_kernel),
+						     LDX(BPF_W, 0, 10, -4), JIMM(BPF_JEQ, 0, 0, 1),
+						     MOV64_REG(0, 9), EXIT()) },
+	{ "stack/raw_helper_write_no_spill", PROG(ST(BPF_W, 10, -4, 0),
+						    MOV64_REG(1, 10), ALU64_IMM(BPF_ADD, 1, -8),
+						    MOV64_IMM(2, 2), MOV64_IMM(3, 0),
+						    CALL(BPF_FUNC_probe_read_kernel),
+						    LDX(BPF_W, 0, 10, -4), JIMM(BPF_JEQ, 0, 0, 1),
+						    MOV64_REG(0, 9), EXIT()) },
 	{ "stack/oob_below", PROG(ST(BPF_DW, 10, -520, 0), MOV64_IMM(0, 0), EXIT()) },
 	{ "stack/oob_above", PROG(ST(BPF_DW, 10, 8, 0), MOV64_IMM(0, 0), EXIT()) },
 	{ "stack/oob_straddle_top", PROG(ST(BPF_DW, 10, -4, 0), MOV64_IMM(0, 0), EXIT()) },
