@@ -47,12 +47,13 @@ struct id_walk {
 	/* (dev, ino) of files already looked at */
 	struct { dev_t dev; ino_t ino; } *seen;
 	size_t nseen, cap;
-	/* maps (id, ino) the map tables of the live programs seen so far name (kept for
-	 * map and BTF walks: what a live program holds is alive) */
-	struct { uint32_t id; uint64_t ino; } *named;
+	/* what the live objects seen so far name as held: maps by their programs' tables
+	 * (kind, id, inode), programs by prog arrays' slots (inode 0: by id alone) */
+	struct { uint32_t kind, id; uint64_t ino; } *named;
 	size_t nnamed, named_cap;
-	/* files only programs of the process that maps them hold (BRT_PUB_NAMED): alive
-	 * if a live program names them, decided once every program was seen */
+	/* files only objects naming them hold in the process that maps them
+	 * (BRT_PUB_NAMED): alive if a live object names them, decided once every other
+	 * holder was seen */
 	struct { char path[96]; uint64_t ino; } *maybe;
 	size_t nmaybe, maybe_cap;
 };
@@ -86,31 +87,50 @@ static int seen(struct id_walk *w, dev_t dev, ino_t ino)
 	return 0;
 }
 
-/* A live program's file (fd, header checked against st): remember the maps its table
- * names.  The table is untrusted (another process may write the file): its size comes
- * from the same checks a program's attach makes; a scribbled entry can only make the
- * walk find a map that still exists somewhere. */
+static void add_named(struct id_walk *w, uint32_t kind, uint32_t id, uint64_t ino)
+{
+	if (grow(&w->named, w->nnamed, &w->named_cap, sizeof(*w->named)))
+		return; /* not remembered: that object may read as gone, never a crash */
+	w->named[w->nnamed].kind = kind;
+	w->named[w->nnamed].id = id;
+	w->named[w->nnamed++].ino = ino;
+}
+
+/* a prog array's slot: a program id (ino 0: any file) */
+static void add_slot(void *arg, uint32_t id)
+{
+	add_named(arg, BRT_OBJ_PROG, id, 0);
+}
+
+/* A live object's file (fd, header checked against st): remember what it names as held
+ * (a program: the maps its table names, by id and inode; a prog array: the programs its
+ * slots name, by id).  All of it is untrusted (another process may write the file):
+ * sizes come from the checks an attach makes, and a scribbled entry can only make the
+ * walk find an object that still exists somewhere. */
 static void note_named(struct id_walk *w, int fd, const struct brt_obj_hdr *hdr,
 		       const struct stat *st)
 {
 	struct brt_prog_mapref ref;
 	off_t off = (off_t)hdr->max_entries * (off_t)sizeof(struct bpf_insn);
 
-	if (brt_prog_file_check(hdr, (uint64_t)st->st_size))
+	if (hdr->kind == BRT_OBJ_MAP) {
+		brt_prog_array_file_ids(fd, hdr, (uint64_t)st->st_size, add_slot, w);
+		return;
+	}
+	if (hdr->kind != BRT_OBJ_PROG || brt_prog_file_check(hdr, (uint64_t)st->st_size))
 		return;
 	for (uint32_t i = 0; i < hdr->nmaps; i++, off += (off_t)sizeof(ref)) {
-		if (pread(fd, &ref, sizeof(ref), off) != (ssize_t)sizeof(ref) ||
-		    grow(&w->named, w->nnamed, &w->named_cap, sizeof(*w->named)))
+		if (pread(fd, &ref, sizeof(ref), off) != (ssize_t)sizeof(ref))
 			return;
-		w->named[w->nnamed].id = ref.id;
-		w->named[w->nnamed++].ino = ref.ino;
+		add_named(w, BRT_OBJ_MAP, ref.id, ref.ino);
 	}
 }
 
-static int is_named(const struct id_walk *w, uint32_t id, uint64_t ino)
+static int is_named(const struct id_walk *w, uint32_t kind, uint32_t id, uint64_t ino)
 {
 	for (size_t i = 0; i < w->nnamed; i++)
-		if (w->named[i].id == id && w->named[i].ino == ino)
+		if (w->named[i].kind == kind && w->named[i].id == id &&
+		    (w->named[i].ino == ino || !w->named[i].ino))
 			return 1;
 	return 0;
 }
@@ -140,8 +160,7 @@ static void visit_path(struct id_walk *w, const char *path)
 		close(fd);
 		return;
 	}
-	if (hdr.kind == BRT_OBJ_PROG && (w->kind == BRT_OBJ_MAP || w->kind == BRT_OBJ_BTF))
-		note_named(w, fd, &hdr, &st);
+	note_named(w, fd, &hdr, &st);
 	/* A map holds its BTF as the kernel's does, by a copy (map.c): the BTF counts as
 	 * live while such a map is, and GET_FD_BY_ID re-creates it from the copy. */
 	if (w->kind == BRT_OBJ_BTF && (hdr.kind == BRT_OBJ_MAP || hdr.kind == BRT_OBJ_PROG) &&
@@ -284,8 +303,7 @@ static void visit_maps(struct id_walk *w, const char *pid)
 		snprintf(path, sizeof(path), "/proc/%s/map_files/%lx-%lx", pid, c[k].lo, c[k].hi);
 		if (v == BRT_PUB_HOLDER) {
 			visit_path(w, path);
-		} else if ((w->kind == BRT_OBJ_MAP || w->kind == BRT_OBJ_BTF) &&
-			   !grow(&w->maybe, w->nmaybe, &w->maybe_cap, sizeof(*w->maybe))) {
+		} else if (!grow(&w->maybe, w->nmaybe, &w->maybe_cap, sizeof(*w->maybe))) {
 			snprintf(w->maybe[w->nmaybe].path, sizeof(w->maybe[0].path), "%s", path);
 			w->maybe[w->nmaybe++].ino = c[k].ino;
 		}
@@ -294,27 +312,39 @@ static void visit_maps(struct id_walk *w, const char *pid)
 	brt_pub_view_free(&pub);
 }
 
-/* The files only programs hold, once every live program was seen: those a live
- * program's table names are alive (the kernel's program holds its maps). */
+/* The files only other objects of their process hold (a program's maps, a prog array's
+ * programs), once every other holder was seen: those a live object names are alive (the
+ * kernel's program holds its maps, its prog array its programs), and what they name in
+ * turn, until nothing more is found. */
 static void visit_maybe(struct id_walk *w)
 {
+	char path[sizeof(w->maybe[0].path)];
 	struct brt_obj_hdr hdr;
 	struct stat st;
-	int fd;
+	int fd, more = 1;
 
-	for (size_t i = 0; i < w->nmaybe && !done(w); i++) {
-		fd = open(w->maybe[i].path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-		if (fd < 0)
-			continue;
-		if (!fstat(fd, &st) && (uint64_t)st.st_ino == w->maybe[i].ino &&
-		    S_ISREG(st.st_mode) && st.st_size >= (off_t)(2 * BRT_PAGE) &&
-		    pread(fd, &hdr, sizeof(hdr), st.st_size - BRT_PAGE) == (ssize_t)sizeof(hdr) &&
-		    hdr.kind == BRT_OBJ_MAP && is_named(w, hdr.id, (uint64_t)st.st_ino)) {
+	while (more && !done(w)) {
+		more = 0;
+		for (size_t i = 0; i < w->nmaybe && !done(w); i++) {
+			if (!w->maybe[i].path[0])
+				continue; /* visited */
+			fd = open(w->maybe[i].path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+			if (fd < 0) {
+				w->maybe[i].path[0] = '\0'; /* its process is gone */
+				continue;
+			}
+			if (!fstat(fd, &st) && (uint64_t)st.st_ino == w->maybe[i].ino &&
+			    S_ISREG(st.st_mode) && st.st_size >= (off_t)(2 * BRT_PAGE) &&
+			    pread(fd, &hdr, sizeof(hdr), st.st_size - BRT_PAGE) ==
+				    (ssize_t)sizeof(hdr) &&
+			    is_named(w, hdr.kind, hdr.id, (uint64_t)st.st_ino)) {
+				memcpy(path, w->maybe[i].path, sizeof(path));
+				w->maybe[i].path[0] = '\0';
+				visit_path(w, path);
+				more = 1;
+			}
 			close(fd);
-			visit_path(w, w->maybe[i].path);
-			continue;
 		}
-		close(fd);
 	}
 }
 

@@ -239,6 +239,13 @@ int brt_array_get_next_key(struct brt_map *map, const void *key, void *next_key)
  * array, out of range, empty, or changed by another process).  No reference taken: the
  * array holds one while the slot is set. */
 struct brt_obj *brt_prog_array_get(struct brt_map *map, uint32_t i);
+/* The program ids the slots of a prog array's file name (fd, its header as read, the
+ * file's size): fn(arg, id) for each nonzero slot, for another process's id walk
+ * (api/ids.c), which counts a program a slot names as held while it finds the array
+ * alive.  Everything is read from the file, untrusted; -EINVAL when hdr is no prog
+ * array of that file's size, -EIO on a short read. */
+int brt_prog_array_file_ids(int fd, const struct brt_obj_hdr *hdr, uint64_t file_size,
+			    void (*fn)(void *arg, uint32_t id), void *arg);
 
 /* Map-in-map (map_in_map.c): does outer hold inner in this process (the helpers accept
  * such an inner map from a program of outer)?  And the inner-map template outer was

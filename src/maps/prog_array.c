@@ -7,11 +7,16 @@
  * from each program's header as read once when the program was first seen (obj->snap),
  * not the shared header, which a process that can write the program's file may rewrite.
  * As in the kernel, the slots are cleared when no fd refers to the map any more, which
- * breaks the cycle of a program that tail-calls through a map holding itself.
+ * breaks the cycle of a program that tail-calls through a map holding itself.  A slot's
+ * reference is published as a named one (obj.h, brt_obj_named()): other processes' id
+ * walks count it only while they find the array alive and its shared slot naming the
+ * program (brt_prog_array_file_ids()), so an array this process has not swept since its
+ * last fd went holds nothing for them.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "maps/maps.h"
 
@@ -56,6 +61,15 @@ static _Atomic uint64_t *slot_id(struct brt_map *map, uint32_t i)
 	return (_Atomic uint64_t *)map->data + i;
 }
 
+/* A slot's local reference goes (NULL: none). */
+static void drop(struct brt_obj *old)
+{
+	if (!old)
+		return;
+	brt_obj_named(old, -1);
+	brt_obj_put(old);
+}
+
 static void pa_clear(struct brt_map *map)
 {
 	struct pa_view *v = map->priv;
@@ -66,8 +80,7 @@ static void pa_clear(struct brt_map *map)
 		struct brt_obj *old = v->progs[i];
 
 		v->progs[i] = NULL;
-		if (old)
-			brt_obj_put(old);
+		drop(old);
 	}
 }
 
@@ -123,11 +136,11 @@ static int pa_update(struct brt_map *map, const void *key, const void *value, ui
 		return -EINVAL;
 	}
 	v->owner_type = prog->snap.type;
+	brt_obj_named(prog, 1);
 	old = v->progs[i];
 	v->progs[i] = prog;
 	atomic_store_explicit(slot_id(map, i), prog->snap.id, memory_order_release);
-	if (old)
-		brt_obj_put(old);
+	drop(old);
 	return 0;
 }
 
@@ -143,8 +156,30 @@ static int pa_delete(struct brt_map *map, const void *key)
 		return -ENOENT;
 	old = v->progs[i];
 	v->progs[i] = NULL;
-	if (old)
-		brt_obj_put(old);
+	drop(old);
+	return 0;
+}
+
+int brt_prog_array_file_ids(int fd, const struct brt_obj_hdr *hdr, uint64_t file_size,
+			    void (*fn)(void *arg, uint32_t id), void *arg)
+{
+	uint64_t slots[512];
+
+	if (hdr->kind != BRT_OBJ_MAP || hdr->type != BPF_MAP_TYPE_PROG_ARRAY)
+		return -EINVAL;
+	if (hdr->data_size != (uint64_t)hdr->max_entries * 8 || file_size < BRT_PAGE ||
+	    hdr->data_size > file_size - BRT_PAGE)
+		return -EINVAL;
+	for (uint32_t i = 0; i < hdr->max_entries; i += 512) {
+		uint32_t n = hdr->max_entries - i < 512 ? hdr->max_entries - i : 512;
+
+		if (pread(fd, slots, n * sizeof(slots[0]), (off_t)i * 8) !=
+		    (ssize_t)(n * sizeof(slots[0])))
+			return -EIO;
+		for (uint32_t k = 0; k < n; k++)
+			if ((uint32_t)slots[k])
+				fn(arg, (uint32_t)slots[k]);
+	}
 	return 0;
 }
 

@@ -111,8 +111,9 @@ struct brt_obj_pub {
 	_Atomic uint64_t lo, hi;      /* the entry's mapping of the whole file (0: none) */
 	_Atomic uint64_t aux_lo, aux_hi; /* another mapping the entry owns (aux below) */
 	_Atomic int32_t refs;         /* brt_obj.refs: users besides fds */
-	/* of them, held by programs of this process whose files' map tables name the
-	 * object: a walker counts those only for a program it finds alive itself */
+	/* of them, held by other objects of this process whose files name this one (a
+	 * program's map table, a prog array's slots): a walker counts those only for a
+	 * holder it finds alive itself */
 	_Atomic int32_t named;
 	uint64_t reserved;
 };
@@ -197,10 +198,11 @@ void brt_obj_set_attach(uint32_t kind, brt_obj_attach_fn fn);
 int brt_obj_from_fd(int fd, uint32_t kind, struct brt_obj **out);
 void brt_obj_get(struct brt_obj *obj);
 void brt_obj_put(struct brt_obj *obj);
-/* delta (+1, -1) of obj's references that a program of this process holds as a map its
- * file's map table names (api/prog.c): published apart from the others, so another
- * process's id walk counts them only when it finds the program alive (a program no fd,
- * link or attachment holds any more is dead though its entry still holds its maps until
+/* delta (+1, -1) of obj's references that another object of this process holds and
+ * names in its file (a program's map table, api/prog.c; a prog array's slot,
+ * maps/prog_array.c): published apart from the others, so another process's id walk
+ * counts them only when it finds the holder alive (a program or prog array no fd, link
+ * or attachment holds any more is dead though its entry still holds what it names until
  * this process sweeps it). */
 void brt_obj_named(struct brt_obj *obj, int delta);
 
@@ -265,7 +267,7 @@ void brt_pub_view_free(struct brt_pub_view *v);
 /* What a mapping [lo, hi) of the file (dev, ino) in that process stands for. */
 enum brt_pub_verdict {
 	BRT_PUB_HOLDER,  /* a reference: not the cache's mapping, or the entry holds it */
-	BRT_PUB_NAMED,   /* only the process's programs hold it: alive if one of them is */
+	BRT_PUB_NAMED,   /* only objects naming it hold it there: alive if one of them is */
 	BRT_PUB_NONE,    /* the cache's mapping and nothing holds the object there */
 };
 enum brt_pub_verdict brt_pub_classify(const struct brt_pub_view *v, dev_t dev, ino_t ino,

@@ -6,10 +6,10 @@
  * make it do.  So that such a mapping does not keep a dead object findable from outside,
  * each process publishes, per cached object, which of its mappings of the file are the
  * cache's own and how many references it holds besides fds (refs: in-flight calls,
- * links, attachments, program arrays, timers...), and of those how many its programs
- * hold through their map tables ("named": the walker follows a program file's map table
- * itself, and only for a program it finds alive, so a dead program that this process
- * has not swept yet keeps none of its maps findable).  The counters ARE the entries'
+ * links, attachments, timers...), and of those how many other objects of it hold and
+ * name in their files ("named": a program's map table, a prog array's slots; the walker
+ * reads those itself, and only for a holder it finds alive, so a dead program or prog
+ * array that this process has not swept yet keeps nothing findable).  The counters ARE the entries'
  * reference counts (obj.h, brt_obj.refs points into its slot): publishing costs no
  * system call and no second atomic.
  *
