@@ -25,17 +25,8 @@
 set -u
 BPFRT=$1
 SRC=$2/tests/preload
-if [ -n "${BPFRT_SANITIZED:-}" ]; then
-	echo "skipped: the preload library is built with -fsanitize=$BPFRT_SANITIZED, which cannot be preloaded into the uninstrumented test programs"
-	exit 77
-fi
-for tool in clang bpftool cc; do
-	command -v $tool >/dev/null 2>&1 || { echo "skipped: $tool not installed"; exit 77; }
-done
-[ -f /usr/include/bpf/libbpf.h ] || { echo "skipped: libbpf-dev not installed"; exit 77; }
-[ "$(id -u)" = 0 ] || { echo "skipped: needs root for the kernel run and probe events"; exit 77; }
-[ -r /sys/bus/event_source/devices/uprobe/type ] ||
-	{ echo "skipped: the kernel has no uprobe PMU (CONFIG_UPROBE_EVENTS)"; exit 77; }
+. "$SRC/common.sh"
+preload_need
 T=$(mktemp -d "${TMPDIR:-/tmp}/bpfrt-attach-XXXXXX")
 chmod 755 "$T"
 export BPFRT_FS="$T/fs"
