@@ -123,4 +123,5 @@ else
 fi
 
 echo "$passes passed, $fails failed"
+[ $fails = 0 ] || keep_failed attach
 [ $fails = 0 ]

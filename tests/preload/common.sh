@@ -1,6 +1,7 @@
-# common.sh - sourced by the preload tests that attach probes and links (attach.sh,
-# links.sh, linkclose.sh): their skip checks, the build of links.bpf.c with its skeleton
-# and the kernel-against-bpfrt comparison.  Needs SRC set to tests/preload.
+# common.sh - sourced by the preload tests (preload.sh, attach.sh, links.sh,
+# linkclose.sh): skip checks, the build of links.bpf.c with its skeleton, the
+# kernel-against-bpfrt comparison, and keeping a failed run's files.  Needs SRC set to
+# tests/preload.
 
 # Exit 77 with the reason unless this machine can run them: an uninstrumented preload
 # library, clang, bpftool, cc and the tools named, libbpf-dev, root, the uprobe PMU, and
@@ -36,4 +37,15 @@ same_or_fail() {
 	echo "FAIL: kernel and bpfrt differ:"
 	diff "$1" "$2"
 	exit 1
+}
+
+# A failed run keeps its files ($T: both sides' outputs, the diffs' inputs) in
+# $TMPDIR/bpfrt-NAME-failed-DATE-PID (the newest 5 of NAME): land.sh's first ctest run
+# prints no test output and its rerun rewrites ctest's log, so a rare failure in a
+# landing was lost with its outputs (preload.libbpf's since session 13).
+keep_failed() {
+	keep="${TMPDIR:-/tmp}/bpfrt-$1-failed-$(date +%Y%m%d-%H%M%S)-$$"
+	cp -r "$T" "$keep" 2>/dev/null && echo "outputs kept in $keep" >&2
+	ls -dt "${TMPDIR:-/tmp}/bpfrt-$1-failed-"* 2>/dev/null | tail -n +6 |
+		while read -r old; do rm -rf "$old"; done
 }

@@ -13,7 +13,7 @@ preload_need netns unshare ip
 T=$(mktemp -d "${TMPDIR:-/tmp}/bpfrt-linkclose-XXXXXX")
 chmod 755 "$T"
 export BPFRT_FS="$T/fs"
-trap 'rm -rf "$T"' EXIT
+trap 'rc=$?; [ $rc = 0 ] || [ $rc = 77 ] || keep_failed linkclose; rm -rf "$T"' EXIT
 
 links_skel "$T" &&
 	cc -O1 -Wall -I"$T" -o "$T/linkclose" "$SRC/linkclose.c" -lbpf ||

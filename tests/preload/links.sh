@@ -21,7 +21,7 @@ preload_need netns unshare ip mkfifo
 T=$(mktemp -d "${TMPDIR:-/tmp}/bpfrt-links-XXXXXX")
 chmod 755 "$T"
 export BPFRT_FS="$T/fs"
-trap 'rm -rf "$T"' EXIT
+trap 'rc=$?; [ $rc = 0 ] || [ $rc = 77 ] || keep_failed links; rm -rf "$T"' EXIT
 
 links_skel "$T" &&
 	cc -O1 -Wall -I"$T" -o "$T/links" "$SRC/links.c" -lbpf &&

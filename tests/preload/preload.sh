@@ -19,6 +19,7 @@
 set -u
 BPFRT=$1
 SRC=$2/tests/preload
+. "$SRC/common.sh"
 # What the kernel answers in 2. and 4b. depends on kernel.unprivileged_bpf_disabled, which
 # verifier.unpriv_oracle sets to 0 for its run (from any build on the machine) holding
 # UNPRIV_LOCK exclusively: those parts hold it shared (tests/CMakeLists.txt).  Without it
@@ -184,14 +185,6 @@ out=$("$BPFRT" exec -- /nonexistent/cmd 2>&1)
 [ $? = 1 ] && ok || fail "exec of a missing command: $out"
 
 echo "$passes passed, $fails failed"
-# A failure keeps its evidence: land.sh's first ctest run does not print a test's output
-# and its rerun overwrites ctest's log, so each rare failure of this test in a landing
-# was lost with its outputs (sessions 13-16: none reproduced in 15, 20 and 57 runs under
-# load).  The newest 5 are kept.
-if [ $fails != 0 ]; then
-	keep="${TMPDIR:-/tmp}/bpfrt-preload-failed-$(date +%Y%m%d-%H%M%S)-$$"
-	cp -r "$T" "$keep" 2>/dev/null && echo "outputs kept in $keep" >&2
-	ls -dt "${TMPDIR:-/tmp}"/bpfrt-preload-failed-* 2>/dev/null | tail -n +6 |
-		while read -r old; do rm -rf "$old"; done
-fi
+# a failure keeps its files (sessions 13-16: not reproduced in 15, 20 and 57 runs)
+[ $fails = 0 ] || keep_failed preload
 [ $fails = 0 ]
