@@ -56,6 +56,7 @@ struct id_walk {
 	 * holder was seen */
 	struct { char path[96]; uint64_t ino; } *maybe;
 	size_t nmaybe, maybe_cap;
+	int named_only;  /* visit_path() of a maybe: only if named */
 };
 
 /* Grow *arr (of n, room for *cap, elements of size) by one: 0, or -1 without memory. */
@@ -157,6 +158,15 @@ static void visit_path(struct id_walk *w, const char *path)
 	    pread(fd, &hdr, sizeof(hdr), st.st_size - BRT_PAGE) != (ssize_t)sizeof(hdr) ||
 	    hdr.magic != BRT_OBJ_MAGIC || hdr.version != BRT_OBJ_VERSION ||
 	    hdr.file_size != (uint64_t)st.st_size) {
+		close(fd);
+		return;
+	}
+	/* a file only objects naming it hold (visit_maybe()): looked at only once a live
+	 * object names it, else left for a later pass (and so not counted as seen) */
+	if (w->named_only && !is_named(w, hdr.kind, hdr.id, (uint64_t)st.st_ino)) {
+		if (w->nseen && w->seen[w->nseen - 1].ino == st.st_ino &&
+		    w->seen[w->nseen - 1].dev == st.st_dev)
+			w->nseen--;
 		close(fd);
 		return;
 	}
@@ -318,32 +328,28 @@ static void visit_maps(struct id_walk *w, const char *pid)
  * turn, until nothing more is found. */
 static void visit_maybe(struct id_walk *w)
 {
-	char path[sizeof(w->maybe[0].path)];
-	struct brt_obj_hdr hdr;
-	struct stat st;
-	int fd, more = 1;
+	int more = 1;
 
 	while (more && !done(w)) {
 		more = 0;
 		for (size_t i = 0; i < w->nmaybe && !done(w); i++) {
+			size_t before = w->nseen;
+			struct stat st;
+
+			/* visited, or its process gone, or another file at that address now */
 			if (!w->maybe[i].path[0])
-				continue; /* visited */
-			fd = open(w->maybe[i].path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-			if (fd < 0) {
-				w->maybe[i].path[0] = '\0'; /* its process is gone */
+				continue;
+			if (stat(w->maybe[i].path, &st) || (uint64_t)st.st_ino != w->maybe[i].ino) {
+				w->maybe[i].path[0] = '\0';
 				continue;
 			}
-			if (!fstat(fd, &st) && (uint64_t)st.st_ino == w->maybe[i].ino &&
-			    S_ISREG(st.st_mode) && st.st_size >= (off_t)(2 * BRT_PAGE) &&
-			    pread(fd, &hdr, sizeof(hdr), st.st_size - BRT_PAGE) ==
-				    (ssize_t)sizeof(hdr) &&
-			    is_named(w, hdr.kind, hdr.id, (uint64_t)st.st_ino)) {
-				memcpy(path, w->maybe[i].path, sizeof(path));
+			w->named_only = 1;
+			visit_path(w, w->maybe[i].path);
+			w->named_only = 0;
+			if (w->nseen != before) { /* looked at: named, or seen as a holder */
 				w->maybe[i].path[0] = '\0';
-				visit_path(w, path);
 				more = 1;
 			}
-			close(fd);
 		}
 	}
 }
