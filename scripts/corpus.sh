@@ -24,7 +24,8 @@ PROJECTS="cilium-ebpf xdp-tools katran suricata iproute2 bcc-libbpf-tools libbpf
 # Tracee's leaves out maps of types the kernel lacks (its features_test_arena: arenas are
 # refused here), KubeArmor's agent creates its maps of maps (kubearmor_containers,
 # kubearmor_visibility) with the inner maps the objects lack.  tracee.bpf.o's 171 programs
-# cost ~90 s a side whole (the 10 MB CO-RE object is opened once per program): baseline.txt's
+# cost ~40-50 s a side whole on a loaded VM (the 15 MB CO-RE object is opened once per
+# program; libbpf's side, its vmlinux parse per load and the kernel's verifier): baseline.txt's
 # "sample tracee N" has corpus.diff load every Nth of them.
 # Built only when named (scripts/corpus.sh netobserv): clang 14 turns NetObserv's flows.c
 #   __builtin_memcmp into a call of an extern memcmp, which neither libbpf nor bpfrt can

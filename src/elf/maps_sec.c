@@ -470,20 +470,21 @@ uint32_t brt_elf_map_size(uint32_t type, uint32_t sz)
 
 /* Offset of the ELF symbol that defines a .maps variable: clang leaves the BTF DATASEC
  * offsets to the loader, the symbol table is authoritative. */
-static int var_offset(struct brt_elf_ctx *ctx, uint32_t sec, const char *name, uint64_t *off,
-		      uint64_t *size)
+static int var_offset(const struct brt_elf_sym *const *in_sec, size_t n, const char *name,
+		      uint64_t *off, uint64_t *size)
 {
-	for (size_t i = 0; i < ctx->nsyms; i++) {
-		if (ctx->syms[i].shndx == sec && !strcmp(ctx->syms[i].name, name)) {
-			*off = ctx->syms[i].value;
-			*size = ctx->syms[i].size;
+	for (size_t i = 0; i < n; i++) {
+		if (!strcmp(in_sec[i]->name, name)) {
+			*off = in_sec[i]->value;
+			*size = in_sec[i]->size;
 			return 0;
 		}
 	}
 	return -ENOENT;
 }
 
-static int btf_maps(struct brt_elf_ctx *ctx, uint32_t sec)
+static int btf_map_vars(struct brt_elf_ctx *ctx, uint32_t sec,
+			const struct brt_elf_sym *const *in_sec, size_t nin)
 {
 	const struct brt_btf *btf = ctx->obj->btf;
 	const struct btf_var_secinfo *vs;
@@ -510,7 +511,7 @@ static int btf_maps(struct brt_elf_ctx *ctx, uint32_t sec)
 		loc.name = brt_btf_str(btf, var->name_off);
 		brt_btf_resolve_size(btf, var->type, &sz);
 		/* The symbol's size counts the initialised part of a flexible `values` array. */
-		if (var_offset(ctx, sec, loc.name, &loc.off, &sym_size))
+		if (var_offset(in_sec, nin, loc.name, &loc.off, &sym_size))
 			loc.off = vs[i].offset;
 		if (sym_size > sz)
 			sz = sym_size;
@@ -534,6 +535,24 @@ static int btf_maps(struct brt_elf_ctx *ctx, uint32_t sec)
 			m->values_end = (uint32_t)(loc.off + sz);
 	}
 	return 0;
+}
+
+/* The maps of .maps (section sec), with the section's symbols gathered once in symbol
+ * order (a scan of every symbol per map was Tracee's ~200 maps times its ~20k symbols). */
+static int btf_maps(struct brt_elf_ctx *ctx, uint32_t sec)
+{
+	const struct brt_elf_sym **in_sec = calloc(ctx->nsyms ? ctx->nsyms : 1, sizeof(*in_sec));
+	size_t nin = 0;
+	int ret;
+
+	if (!in_sec)
+		return -ENOMEM;
+	for (size_t k = 0; k < ctx->nsyms; k++)
+		if (ctx->syms[k].shndx == sec)
+			in_sec[nin++] = &ctx->syms[k];
+	ret = btf_map_vars(ctx, sec, in_sec, nin);
+	free(in_sec);
+	return ret;
 }
 
 static int data_map(struct brt_elf_ctx *ctx, uint32_t sec)

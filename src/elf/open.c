@@ -296,6 +296,14 @@ static int read_relocs(struct brt_elf_ctx *ctx)
 					    "relocations for section %u, the file has %zu", target,
 					    ctx->nsecs);
 		ts = &ctx->secs[target];
+		/* Relocations of what the loader never applies them to - debug info, .BTF and
+		 * .BTF.ext, whose offsets it reads itself - are skipped, as libbpf skips every
+		 * relocation section but those of code, .maps and .struct_ops: Tracee's object
+		 * has 217k of them for .BTF.ext alone, a quarter of its open */
+		if (!(ts->flags & (SHF_ALLOC | SHF_EXECINSTR)) &&
+		    (ts->kind == BRT_SEC_OTHER || ts->kind == BRT_SEC_BTF ||
+		     ts->kind == BRT_SEC_BTF_EXT))
+			continue;
 		if (ts->rels)
 			return brt_elf_fail(ctx, -EINVAL, (uint32_t)i, 0,
 					    "second relocation section for section %u '%s'", target,
