@@ -26,8 +26,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			int is_map = rl->kind == BRT_ELF_RELO_MAP_FD ||
 				     rl->kind == BRT_ELF_RELO_MAP_VALUE;
 
-			if (rl->insn_idx >= p->insn_cnt || rl->target < 0 ||
-			    (size_t)rl->target >= (is_map ? obj->nmaps : p->insn_cnt))
+			/* a ksym's target is a vmlinux BTF id, not an index here */
+			if (rl->insn_idx >= p->insn_cnt ||
+			    (rl->kind != BRT_ELF_RELO_KSYM &&
+			     (rl->target < 0 ||
+			      (size_t)rl->target >= (is_map ? obj->nmaps : p->insn_cnt))))
 				abort();
 		}
 	}

@@ -130,10 +130,11 @@ static int reg_is_null(const struct brt_reg *reg)
 static int scalar_struct(struct brt_env *env, const struct brt_btf *btf, const struct btf_type *t,
 			 int rec)
 {
-	const struct btf_member *m = (const struct btf_member *)(t + 1);
+	const struct btf_member *m;
 
-	if (!is_struct(t))
+	if (!is_struct(t)) /* t may be NULL: no pointer arithmetic on it before this */
 		return 0;
+	m = (const struct btf_member *)(t + 1);
 	for (uint32_t i = 0; i < BTF_INFO_VLEN(t->info); i++) {
 		const struct btf_type *mt = skip_mods(btf, m[i].type, NULL);
 
