@@ -12,7 +12,10 @@
  * fresh value), struct bpf_list_node {next, prev, owner} (owner: the head it is in, NULL
  * when in none); struct bpf_rb_root is {root node, leftmost node} of a red-black tree
  * ordered by the program's less(), struct bpf_rb_node {parent | colour, right, left,
- * owner}: the kernel's own layouts.  Objects live until dropped; lists and trees in map
+ * owner}: the kernel's own layouts.  A percpu object (bpf_percpu_obj_new) is one copy per
+ * possible CPU, back to back after one header, its pointer the first copy's: the program
+ * reaches a copy only through bpf_this_cpu_ptr / bpf_per_cpu_ptr (the verifier allows no
+ * access through the percpu pointer itself).  Objects live until dropped; lists and trees in map
  * values are emptied when the value is deleted or replaced, or this process lets the map
  * go (maps/spin_lock.c calls map_drain(), handed down when the library is loaded).
  */
@@ -25,6 +28,7 @@
 
 #include "helpers/helpers.h"
 #include "maps/maps.h"
+#include "obj/obj.h"
 #include "util/util.h"
 #include "vm/vm.h"
 
@@ -36,8 +40,10 @@ struct obj_hdr {
 	uint64_t check;        /* OBJ_MAGIC ^ the object's address */
 	uint32_t nroots;       /* struct brt_obj_root entries before the header */
 	uint32_t roots_bytes;  /* their bytes, a multiple of 8 */
-	uint32_t size;
+	uint32_t size;         /* of one copy */
 	int32_t refcount_off;  /* -1: none */
+	uint32_t copies;       /* 1, or a percpu object's: one per possible CPU */
+	uint32_t stride;       /* bytes from one copy to the next (size rounded up to 8) */
 };
 
 /* live objects of this process (tests read it: brt_graph_live_objects()) */
@@ -86,8 +92,9 @@ static int in_live_object(uint64_t addr, uint64_t size)
 	pthread_mutex_lock(&live_lock);
 	for (struct obj_hdr *h = live_head.next; h != &live_head && !found; h = h->next) {
 		uint64_t start = (uint64_t)(uintptr_t)(h + 1);
+		uint64_t span = h->copies > 1 ? (uint64_t)h->stride * h->copies : h->size;
 
-		found = addr >= start && addr - start <= h->size && size <= h->size - (addr - start);
+		found = addr >= start && addr - start <= span && size <= span - (addr - start);
 	}
 	pthread_mutex_unlock(&live_lock);
 	return found;
@@ -124,8 +131,7 @@ static void *grant(struct bpfrt_run_ctx *rc, void *obj)
 static uint64_t obj_new(struct bpfrt_run_ctx *rc, uint64_t type_id, int percpu)
 {
 	const struct brt_obj_type *t = find_type(rc, type_id, percpu);
-	/* a percpu object: one copy stands for every CPU's, since no program here reaches
-	 * a copy (bpf_per_cpu_ptr/bpf_this_cpu_ptr of kernel per-CPU memory are refused) */
+	uint32_t copies = percpu ? brt_ncpus() : 1;
 	size_t size, rb;
 	struct obj_hdr *h;
 	char *base;
@@ -136,7 +142,7 @@ static uint64_t obj_new(struct bpfrt_run_ctx *rc, uint64_t type_id, int percpu)
 		return 0;
 	size = t->size;
 	rb = (t->nroots * sizeof(struct brt_obj_root) + 7) & ~(size_t)7;
-	base = calloc(1, rb + sizeof(*h) + size);
+	base = calloc(1, rb + sizeof(*h) + (copies > 1 ? ((size + 7) & ~(size_t)7) * copies : size));
 	if (!base)
 		return 0;
 	memcpy(base, t->roots, t->nroots * sizeof(struct brt_obj_root));
@@ -147,6 +153,8 @@ static uint64_t obj_new(struct bpfrt_run_ctx *rc, uint64_t type_id, int percpu)
 	h->roots_bytes = (uint32_t)rb;
 	h->size = (uint32_t)size;
 	h->refcount_off = t->refcount_off;
+	h->copies = copies;
+	h->stride = (uint32_t)((size + 7) & ~(size_t)7);
 	live_add(h);
 	/* bpf_obj_init(): the refcount starts at 1; lists start empty (zero) */
 	if (t->refcount_off >= 0)
@@ -686,6 +694,49 @@ uint64_t brt_helper_kptr_xchg(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4
 	if (old && !ours((void *)(uintptr_t)old))
 		return 0;
 	return (uint64_t)(uintptr_t)grant(ctx, (void *)(uintptr_t)old);
+}
+
+/* CPU cpu's copy of the percpu object at p, granted to the run; NULL past the possible
+ * CPUs as the kernel's bpf_per_cpu_ptr().  The verifier took p for an RCU pointer the
+ * program loaded from a __percpu_kptr field, so it may be another process's object (a
+ * pinned map shared), whose address means nothing here: the copy is then a zeroed
+ * scratch of this thread, as large as a percpu object may be (512 bytes), so the
+ * program's accesses, which the verifier let through without a NULL check, land in
+ * memory of its own. */
+static uint64_t cpu_copy(struct bpfrt_run_ctx *rc, uint64_t p, uint32_t cpu)
+{
+	static _Thread_local uint64_t scratch[512 / 8];
+	void *obj = (void *)(uintptr_t)p;
+	char *copy;
+
+	if (cpu >= brt_ncpus())
+		return 0;
+	if (!ours(obj)) {
+		memset(scratch, 0, sizeof(scratch));
+		return bpfrt_run_grant(rc, scratch, sizeof(scratch), 1) ? 0
+									: (uint64_t)(uintptr_t)scratch;
+	}
+	copy = (char *)obj + (size_t)(hdr_of(obj)->copies > 1 ? cpu : 0) * hdr_of(obj)->stride;
+	if (bpfrt_run_grant(rc, copy, hdr_of(obj)->size, 1))
+		return 0;
+	return (uint64_t)(uintptr_t)copy;
+}
+
+/* bpf_this_cpu_ptr(p): the copy of the CPU this run is on (brt_cpu(), as the per-CPU
+ * maps' values); bpf_per_cpu_ptr(p, cpu): CPU cpu's (a u32, as the kernel's helper
+ * takes it) */
+uint64_t brt_helper_this_cpu_ptr(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+				 uint64_t r5, struct bpfrt_run_ctx *ctx)
+{
+	(void)r2, (void)r3, (void)r4, (void)r5;
+	return cpu_copy(ctx, r1, brt_cpu());
+}
+
+uint64_t brt_helper_per_cpu_ptr(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+				uint64_t r5, struct bpfrt_run_ctx *ctx)
+{
+	(void)r3, (void)r4, (void)r5;
+	return cpu_copy(ctx, r1, (uint32_t)r2);
 }
 
 __attribute__((constructor)) static void graph_init(void)

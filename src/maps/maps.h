@@ -428,9 +428,11 @@ int brt_local_storage_delete(struct brt_map *map, uint64_t owner);
 	X(BPF_FUNC_timer_set_callback, brt_helper_timer_set_callback, BRT_FOR_ALL | BRT_NEED_BPF) \
 	X(BPF_FUNC_timer_start, brt_helper_timer_start, BRT_FOR_ALL | BRT_NEED_BPF)      \
 	X(BPF_FUNC_timer_cancel, brt_helper_timer_cancel, BRT_FOR_ALL | BRT_NEED_BPF)    \
-	/* bpf_base_func_proto with CAP_BPF; its function is helpers/graph.c's, next to    \
-	 * the objects it exchanges */                                                    \
+	/* bpf_base_func_proto with CAP_BPF; their functions are helpers/graph.c's, next to \
+	 * the objects they exchange or point into (a percpu object's copies) */          \
 	X(BPF_FUNC_kptr_xchg, brt_helper_kptr_xchg, BRT_FOR_ALL | BRT_NEED_BPF)          \
+	X(BPF_FUNC_per_cpu_ptr, brt_helper_per_cpu_ptr, BRT_FOR_ALL | BRT_NEED_BPF)       \
+	X(BPF_FUNC_this_cpu_ptr, brt_helper_this_cpu_ptr, BRT_FOR_ALL | BRT_NEED_BPF)     \
 	X(BPF_FUNC_redirect_map, brt_helper_redirect_map, BRT_FOR_XDP)                   \
 	/* get_task_stack(task, buf, size, flags): get_stack's checks, then -EFAULT (no  \
 	 * kernel task's stack is readable here); get_stackid and get_stack, which read   \

@@ -770,7 +770,7 @@ static int local_access(struct brt_env *env, const struct brt_reg *reg, int off,
 int brt_btf_ptr_access(struct brt_env *env, int regno, const struct brt_reg *reg, int off,
 		       int size, enum brt_access acc, uint32_t *rt, uint32_t *btf_id)
 {
-	int local = (reg->type & MEM_ALLOC) != 0;
+	int local = brt_btf_local(reg->type);
 	const char *tname = local ? brt_local_type_name(env, reg->map_idx, reg->btf_id)
 				  : brt_btf_reg_name(env, reg->btf_id);
 	uint32_t id = reg->btf_id, flag = 0;

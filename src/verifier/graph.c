@@ -832,8 +832,8 @@ int brt_graph_kptr_match(struct brt_env *env, const struct brt_gfield *f, const 
 	 * are told apart before the type's name is read */
 	if (!(reg->type & MEM_PERCPU) != (f->kind != BRT_GF_KPTR_PERCPU))
 		goto bad;
-	rname = (reg->type & MEM_ALLOC) ? brt_local_type_name(env, reg->map_idx, reg->btf_id)
-					 : brt_btf_reg_name(env, reg->btf_id);
+	rname = brt_btf_local(reg->type) ? brt_local_type_name(env, reg->map_idx, reg->btf_id)
+					  : brt_btf_reg_name(env, reg->btf_id);
 	if (brt_check_ptr_fixed_off_reg(env, reg, regno))
 		return -EACCES;
 	/* btf_struct_ids_match(), strict for referenced kptrs: the same type at offset 0 */
@@ -876,8 +876,9 @@ static uint32_t ld_kptr_type(struct brt_env *env, const struct brt_gfield *f)
 	} else {
 		/* untrusted, still an object of the program's BTF: bpfrt's MEM_ALLOC tells
 		 * it from a kernel type (the kernel looks at reg->btf), the log does not
-		 * show it */
-		t |= PTR_UNTRUSTED | (f->kind == BRT_GF_KPTR_PERCPU ? MEM_PERCPU : MEM_ALLOC);
+		 * show it; a percpu one is no longer percpu_ (reads go to the object as
+		 * the kernel's probe reads do) */
+		t |= PTR_UNTRUSTED | MEM_ALLOC;
 	}
 	return t;
 }

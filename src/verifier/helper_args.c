@@ -146,8 +146,11 @@ static int reg_type_ok(struct brt_env *env, int regno, int arg)
 		expected = "map_value, ptr_";
 		break;
 	case BRT_ARG_PTR_TO_PERCPU_BTF_ID: /* the kernel's percpu_btf_ptr_types */
-		if ((t & ~(uint32_t)(MEM_RCU | PTR_TRUSTED)) == (PTR_TO_BTF_ID | MEM_PERCPU) &&
-		    (t & (MEM_RCU | PTR_TRUSTED)) != (MEM_RCU | PTR_TRUSTED)) {
+		/* a percpu object's RCU pointer (a __percpu_kptr field's load); kernel
+		 * per-CPU memory (a __ksym variable, a __percpu field) is beyond reach */
+		if (t == (PTR_TO_BTF_ID | MEM_PERCPU | MEM_RCU))
+			return 0;
+		if (t == (PTR_TO_BTF_ID | MEM_PERCPU) || t == (PTR_TO_BTF_ID | MEM_PERCPU | PTR_TRUSTED)) {
 			brt_verr(env, "R%d: kernel per-CPU memory is out of bpfrt's reach\n", regno);
 			return -524; /* ENOTSUPP: the kernel would take it */
 		}
@@ -686,6 +689,15 @@ int brt_helper_check_arg(struct brt_env *env, int i, const struct brt_helper_pro
 		return 0;
 	case BRT_ARG_PTR_TO_TIMER:
 		return brt_timer_arg(env, regno, meta);
+	case BRT_ARG_PTR_TO_PERCPU_BTF_ID: /* the struct r0 points to (meta->ret_btf) */
+		meta->ret_btf_id = reg->btf_id;
+		meta->ret_home = reg->map_idx;
+		/* bpf_per_cpu_ptr() is NULL for a CPU past nr_cpu_ids, which the kernel's
+		 * verifier does not make the program check: the checked engine, which stops
+		 * at the NULL access where the kernel would fault */
+		if (fn->id == BPF_FUNC_per_cpu_ptr)
+			env->btf_loads = 1;
+		return 0;
 	case BRT_ARG_KPTR_XCHG_DEST:
 		err = brt_graph_kptr_dest(env, regno, &meta->kptr);
 		meta->has_kptr = !err;

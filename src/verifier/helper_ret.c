@@ -169,6 +169,15 @@ int brt_helper_set_return(struct brt_env *env, const struct brt_helper_proto *fn
 			return -EINVAL;
 		}
 		break;
+	case BRT_RET_PTR_TO_MEM_OR_BTF_ID:
+		/* a percpu object's copy (returns_cpu_specific_alloc_ptr): never NULL to the
+		 * verifier, even bpf_per_cpu_ptr's of a CPU past nr_cpu_ids, which is NULL at
+		 * run time (the kernel drops the helper's PTR_MAYBE_NULL here) */
+		brt_mark_reg_known_zero(r0);
+		r0->type = PTR_TO_BTF_ID | MEM_ALLOC | MEM_RCU;
+		r0->btf_id = meta->ret_btf_id;
+		r0->map_idx = meta->ret_home;
+		break;
 	case BRT_RET_KPTR_OR_NULL: /* the kptr field's type: an object of bpf_obj_new */
 		if (!meta->has_kptr)
 			return -EFAULT;

@@ -88,6 +88,15 @@ enum brt_reg_type {
 #define NON_OWN_REF 0x40000u
 #define BASE_TYPE(t) ((t) & 0xffu)
 
+/* A PTR_TO_BTF_ID whose btf_id is of the program's or a map's BTF (reg->map_idx says
+ * which), not the kernel's: the kernel looks at reg->btf.  An allocated object, owned or
+ * not, and a percpu object's RCU pointer (a __percpu_kptr load: no kernel field is both
+ * __percpu and RCU-safe, the kernel's BTF_TYPE_SAFE_RCU lists hold none). */
+static inline int brt_btf_local(uint32_t type)
+{
+	return (type & MEM_ALLOC) || (type & (MEM_PERCPU | MEM_RCU)) == (MEM_PERCPU | MEM_RCU);
+}
+
 /* Packet pointer ranges below zero: what a comparison with pkt_end proved. */
 #define AT_PKT_END (-1)
 #define BEYOND_PKT_END (-2)
@@ -897,6 +906,8 @@ struct brt_call_meta {
 	int dynptr_pkt_write; /* bpf_dynptr_write to an skb dynptr: the packet changes */
 	int has_kptr;         /* bpf_kptr_xchg: its destination's kptr field */
 	struct brt_gfield kptr;
+	uint32_t ret_btf_id;  /* bpf_this_cpu_ptr / bpf_per_cpu_ptr: the percpu object's */
+	uint16_t ret_home;    /* struct, in the BTF map_idx names (0: the program's) */
 };
 
 /* ---- helper_set.c: which helpers exist, which programs may call them ------------------ */

@@ -144,8 +144,8 @@ static void print_reg(struct brt_env *env, const struct brt_frame *f, const stru
 		}
 	}
 	if (bt == PTR_TO_BTF_ID)
-		brt_vinfo(env, "%s", t & MEM_ALLOC ? brt_local_type_name(env, reg->map_idx, reg->btf_id)
-						   : brt_btf_reg_name(env, reg->btf_id));
+		brt_vinfo(env, "%s", brt_btf_local(t) ? brt_local_type_name(env, reg->map_idx, reg->btf_id)
+						     : brt_btf_reg_name(env, reg->btf_id));
 	brt_vinfo(env, "(");
 	if (reg->id)
 		VA("id=%u", reg->id & ~BRT_ADD_CONST);

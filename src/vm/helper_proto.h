@@ -72,9 +72,9 @@ enum brt_arg_type {
 	BRT_ARG_PTR_TO_DYNPTR_RINGBUF_RELEASE,
 	/* ARG_PTR_TO_TIMER: a map value pointer at its struct bpf_timer (verifier/helper_timer.c) */
 	BRT_ARG_PTR_TO_TIMER,
-	/* ARG_PTR_TO_PERCPU_BTF_ID: a kernel per-CPU variable (a __ksym's lddw); bpfrt can
-	 * reach no kernel per-CPU memory, so it checks the type as the kernel and then
-	 * refuses the right one too (calls.c) */
+	/* ARG_PTR_TO_PERCPU_BTF_ID: a percpu object's RCU pointer (a __percpu_kptr field's
+	 * load), or a kernel per-CPU variable (a __ksym's lddw), which bpfrt cannot reach:
+	 * it checks the type as the kernel and then refuses that one (helper_args.c) */
 	BRT_ARG_PTR_TO_PERCPU_BTF_ID,
 	/* a kernel struct path, or a struct holding one at the pointer's offset (bpf_d_path;
 	 * verifier/d_path.c) */
@@ -102,6 +102,8 @@ enum brt_ret_type {
 					   * casts: the verifier's table of their structs) */
 	BRT_RET_PTR_TO_BTF_ID,            /* the same, never NULL (bpf_task_pt_regs) */
 	BRT_RET_PTR_TO_DYNPTR_MEM_OR_NULL, /* bpf_dynptr_data: a slice of its dynptr's memory */
+	BRT_RET_PTR_TO_MEM_OR_BTF_ID,     /* bpf_this_cpu_ptr / bpf_per_cpu_ptr: one CPU's copy
+					   * of the percpu object the argument points to */
 };
 
 /* Helper ids newer than the 6.1 uapi header bpfrt builds against. */

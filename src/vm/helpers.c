@@ -183,15 +183,6 @@ uint64_t brt_helper_get_numa_node_id(uint64_t r1, uint64_t r2, uint64_t r3, uint
 	return 0;
 }
 
-/* bpf_per_cpu_ptr and bpf_this_cpu_ptr: the verifier lets no call through (no kernel
- * per-CPU memory is reachable from user space), so this is never reached: NULL. */
-uint64_t brt_helper_per_cpu_ptr(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5,
-				struct bpfrt_run_ctx *ctx)
-{
-	(void)r1, (void)r2, (void)r3, (void)r4, (void)r5, (void)ctx;
-	return 0;
-}
-
 /* The helpers here that never read their run ctx, so never stop the run: the JIT calls
  * them without passing the ctx or checking for a stop afterwards (pass `leafcall`).
  * Keyed by function, so a host's own helper under the same id is called the full way. */

@@ -491,11 +491,7 @@ unsigned brt_vm_helper_args_bad(const struct brt_helper_proto *p, const uint64_t
 	X(BPF_FUNC_getsockopt, brt_helper_getsockopt,                                    \
 	  BRT_FOR_SOCKADDR | BRT_FOR_SOCKOPS | BRT_FOR_SOCKOPT)                          \
 	X(BPF_FUNC_setsockopt, brt_helper_setsockopt,                                    \
-	  BRT_FOR_SOCKADDR | BRT_FOR_SOCKOPS | BRT_FOR_SOCKOPT)                          \
-	/* bpf_base_func_proto's, with CAP_BPF: offered so their argument is checked as the \
-	 * kernel checks it; no call is ever verified (calls.c), the functions return NULL */ \
-	X(BPF_FUNC_per_cpu_ptr, brt_helper_per_cpu_ptr, BRT_FOR_ALL | BRT_NEED_BPF)       \
-	X(BPF_FUNC_this_cpu_ptr, brt_helper_per_cpu_ptr, BRT_FOR_ALL | BRT_NEED_BPF)
+	  BRT_FOR_SOCKADDR | BRT_FOR_SOCKOPS | BRT_FOR_SOCKOPT)
 
 /* A struct bpf_dynptr as the kernel lays it out (struct bpf_dynptr_kern): the memory, its
  * size with the dynptr's type and a read-only bit in the top bits, and an offset into

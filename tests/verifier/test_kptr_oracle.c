@@ -10,7 +10,11 @@
  *
  * Skips without root or the kernel's BTF.
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* sched_setaffinity() */
+#endif
 #include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,12 +26,15 @@
 #include "helpers/helpers.h"
 #include "obj/obj.h"
 #include "harness.h"
+#include "log_lines.h"
 #include "oracle_load.h"
 
 #define I(c, d, s, o, i) ((struct bpf_insn){ (c), (d), (s), (o), (i) })
 #define MOV_K(d, i) I(BPF_ALU64 | BPF_MOV | BPF_K, d, 0, 0, i)
 #define MOV_X(d, s) I(BPF_ALU64 | BPF_MOV | BPF_X, d, s, 0, 0)
 #define ADD_K(d, v) I(BPF_ALU64 | BPF_ADD | BPF_K, d, 0, 0, v)
+#define ADD_X(d, s) I(BPF_ALU64 | BPF_ADD | BPF_X, d, s, 0, 0)
+#define LSH_K(d, v) I(BPF_ALU64 | BPF_LSH | BPF_K, d, 0, 0, v)
 #define LDX(sz, d, s, o) I(BPF_LDX | BPF_MEM | (sz), d, s, o, 0)
 #define STX(sz, d, s, o) I(BPF_STX | BPF_MEM | (sz), d, s, o, 0)
 #define ST(sz, d, o, v) I(BPF_ST | BPF_MEM | (sz), d, 0, o, v)
@@ -191,7 +198,12 @@ struct side {
 };
 
 static struct side ks = { .bpf = oracle_kernel_bpf }, bs = { .bpf = bpfrt_bpf };
-static int compared, runs;
+static int compared, runs, logs_same;
+/* whole_log: each program loaded again at level 2, the two logs compared line by line */
+static int whole_log;
+/* sleepable: programs loaded as sleepable syscall programs (no RCU read section) */
+static int sleepable;
+static char klog[1 << 20], blog[1 << 20];
 
 static int map_create(struct side *s, uint32_t mtype, uint32_t vtype, uint32_t flags)
 {
@@ -244,7 +256,8 @@ static void load_run(struct side *s, const struct bpf_insn *in, size_t n)
 		    insns[i].imm >= -NMAPS)
 			insns[i].imm = s->map[-insns[i].imm];
 	memset(&attr, 0, sizeof(attr));
-	attr.prog_type = BPF_PROG_TYPE_SCHED_CLS;
+	attr.prog_type = sleepable ? BPF_PROG_TYPE_SYSCALL : BPF_PROG_TYPE_SCHED_CLS;
+	attr.prog_flags = sleepable ? BPF_F_SLEEPABLE : 0;
 	attr.insns = (uintptr_t)insns;
 	attr.insn_cnt = (uint32_t)n;
 	attr.license = (uintptr_t) "GPL";
@@ -252,7 +265,38 @@ static void load_run(struct side *s, const struct bpf_insn *in, size_t n)
 	attr.func_info = (uintptr_t)&fi;
 	attr.func_info_cnt = 1;
 	attr.func_info_rec_size = sizeof(fi);
-	oracle_load_run(s->bpf, &attr, 1, pkt, sizeof(pkt), &s->r);
+	oracle_load_run(s->bpf, &attr, 1, sleepable ? NULL : pkt, sizeof(pkt), &s->r);
+	if (whole_log) {
+		char *log = s == &ks ? klog : blog;
+		int fd;
+
+		attr.log_buf = (uintptr_t)log;
+		attr.log_size = sizeof(klog);
+		attr.log_level = 2;
+		log[0] = 0;
+		fd = s->bpf(BPF_PROG_LOAD, &attr, sizeof(attr));
+		if (fd >= 0)
+			close(fd);
+	}
+}
+
+/* the two level-2 logs line by line, a map lddw's operand normalised (log_lines.h) */
+static void compare_logs(const char *name)
+{
+	struct lines kl, bl;
+	size_t i;
+
+	split(klog, &kl);
+	split(blog, &bl);
+	for (i = 0; i < kl.n && i < bl.n && !strcmp(kl.v[i], bl.v[i]); i++)
+		;
+	if (i < kl.n || i < bl.n)
+		T_FAIL("%s: level-2 logs differ at line %zu: kernel '%s', bpfrt '%s'", name, i + 1,
+		       i < kl.n ? kl.v[i] : "(end)", i < bl.n ? bl.v[i] : "(end)");
+	else
+		logs_same++;
+	free(kl.v);
+	free(bl.v);
 }
 
 static void check(const char *name, const struct bpf_insn *insns, size_t n)
@@ -262,6 +306,8 @@ static void check(const char *name, const struct bpf_insn *insns, size_t n)
 	load_run(&bs, insns, n);
 	runs += oracle_compare(name, &ks.r, &bs.r, ORACLE_CMP_RUN, "KPTR_DUMP");
 	compared++;
+	if (whole_log)
+		compare_logs(name);
 }
 
 #define P(name, ...)                                                                      \
@@ -412,6 +458,82 @@ static void size_rules(void)
 	  MOV_K(0, 0), EXIT());
 }
 
+/* r6 = the percpu object stashed at M_PVAL's value 0 (RCU: a tc program cannot sleep),
+ * the program returning 100 when there is none */
+#define PLOAD6() VALUE8N(M_PVAL, 0), LDX(BPF_DW, 6, 8, 8), JNE_K(6, 0, 2), MOV_K(0, 100), EXIT()
+/* r0 = bpf_this_cpu_ptr(r6), bpf_per_cpu_ptr(r6, cpu) */
+#define THIS6() MOV_X(1, 6), CALL(this_cpu_ptr)
+#define PER6(cpu) MOV_X(1, 6), MOV_K(2, cpu), CALL(per_cpu_ptr)
+#define PDROP(r) MOV_X(1, r), MOV_K(2, 0), KCALL(k_pdrop)
+
+/* bpf_this_cpu_ptr / bpf_per_cpu_ptr on a stashed percpu object: one copy a CPU.  The
+ * test runs on CPU 0 (main() pins the process), so this CPU's copy is CPU 0's on both
+ * sides; whole level-2 logs compared. */
+static void percpu_access_rules(void)
+{
+	whole_log = 1;
+	P("this_cpu_ptr: this CPU's a plus 1", PLOAD6(), THIS6(), LDX(BPF_DW, 7, 0, 0),
+	  ADD_K(7, 1), STX(BPF_DW, 0, 7, 0), MOV_X(0, 7), EXIT());
+	P("per_cpu_ptr: a of CPUs 0 and 1 summed", PLOAD6(), MOV_K(7, 0), PER6(0),
+	  JEQ_K(0, 0, 2), LDX(BPF_DW, 1, 0, 0), ADD_X(7, 1), PER6(1), JEQ_K(0, 0, 2),
+	  LDX(BPF_DW, 1, 0, 0), ADD_X(7, 1), MOV_X(0, 7), EXIT());
+	P("per_cpu_ptr: b of CPUs 0 and 1 set, this CPU's read", PLOAD6(), PER6(0),
+	  JEQ_K(0, 0, 1), ST(BPF_DW, 0, 8, 10), PER6(1), JEQ_K(0, 0, 1), ST(BPF_DW, 0, 8, 20),
+	  THIS6(), LDX(BPF_DW, 0, 0, 8), EXIT());
+	P("per_cpu_ptr of CPU 2: NULL past the possible CPUs", PLOAD6(), PER6(2),
+	  JEQ_K(0, 0, 2), MOV_K(0, 1), EXIT(), MOV_K(0, 2), EXIT());
+	P("per_cpu_ptr of CPU -1", PLOAD6(), PER6(-1), JEQ_K(0, 0, 2), MOV_K(0, 1), EXIT(),
+	  MOV_K(0, 2), EXIT());
+	P("per_cpu_ptr of CPU 2^32 + 1: the cpu is 32 bits", PLOAD6(), MOV_K(2, 1),
+	  LSH_K(2, 32), ADD_K(2, 1), MOV_X(1, 6), CALL(per_cpu_ptr), JEQ_K(0, 0, 2),
+	  LDX(BPF_DW, 0, 0, 8), EXIT(), MOV_K(0, 2), EXIT());
+	P("per_cpu_ptr's result read without a NULL check", PLOAD6(), PER6(0),
+	  LDX(BPF_DW, 0, 0, 8), EXIT());
+	P("this_cpu_ptr's result read beyond the struct", PLOAD6(), THIS6(),
+	  LDX(BPF_DW, 0, 0, 16), EXIT());
+	P("this_cpu_ptr's result written at a u32", PLOAD6(), THIS6(), ST(BPF_W, 0, 4, 3),
+	  LDX(BPF_DW, 0, 0, 0), EXIT());
+	P("this_cpu_ptr of a load not checked for NULL", VALUE8N(M_PVAL, 0),
+	  LDX(BPF_DW, 1, 8, 8), CALL(this_cpu_ptr), MOV_K(0, 0), EXIT());
+	P("this_cpu_ptr of a new percpu object", MOV_K(1, T_PLAIN), MOV_K(2, 0), KCALL(k_pnew),
+	  JNE_K(0, 0, 1), EXIT(), MOV_X(6, 0), THIS6(), PDROP(6), MOV_K(0, 0), EXIT());
+	P("this_cpu_ptr of an object after it was stashed", VALUE8N(M_PVAL, 1), MOV_K(1, T_PLAIN),
+	  MOV_K(2, 0), KCALL(k_pnew), JNE_K(0, 0, 1), EXIT(), MOV_X(6, 0), XCHG(6),
+	  JEQ_K(0, 0, 3), PDROP(0), THIS6(), ST(BPF_DW, 0, 0, 5), LDX(BPF_DW, 0, 0, 0), EXIT());
+	P("this_cpu_ptr of an object dropped after it was stashed", VALUE8N(M_PVAL, 1),
+	  MOV_K(1, T_PLAIN), MOV_K(2, 0), KCALL(k_pnew), JNE_K(0, 0, 1), EXIT(), MOV_X(6, 0),
+	  XCHG(6), JEQ_K(0, 0, 3), PDROP(0), PDROP(6), THIS6(), MOV_K(0, 0), EXIT());
+	P("this_cpu_ptr of a percpu pointer at an offset", PLOAD6(), ADD_K(6, 8), THIS6(),
+	  MOV_K(0, 0), EXIT());
+	P("this_cpu_ptr of an unstashed object", VALUE8N(M_PVAL, 1), MOV_K(6, 0), XCHG(6),
+	  JNE_K(0, 0, 1), EXIT(), MOV_X(6, 0), THIS6(), PDROP(6), MOV_K(0, 0), EXIT());
+	P("percpu pointer read directly", PLOAD6(), LDX(BPF_DW, 0, 6, 0), EXIT());
+	P("percpu pointer written directly", PLOAD6(), ST(BPF_DW, 6, 0, 1), MOV_K(0, 0), EXIT());
+	P("this_cpu_ptr's result given to bpf_kptr_xchg", PLOAD6(), THIS6(), MOV_X(2, 0),
+	  MOV_X(1, 8), ADD_K(1, 8), CALL(kptr_xchg), JEQ_K(0, 0, 1), PDROP(0), MOV_K(0, 0),
+	  EXIT());
+	P("loaded percpu pointer given to bpf_kptr_xchg", PLOAD6(), MOV_X(2, 6), MOV_X(1, 8),
+	  ADD_K(1, 8), CALL(kptr_xchg), JEQ_K(0, 0, 1), PDROP(0), MOV_K(0, 0), EXIT());
+	P("loaded percpu pointer dropped", PLOAD6(), PDROP(6), MOV_K(0, 0), EXIT());
+	P("per_cpu_ptr of a plain kptr", VALUE8N(M_KVAL, 0), LDX(BPF_DW, 6, 8, 8),
+	  JNE_K(6, 0, 2), MOV_K(0, 100), EXIT(), PER6(0), MOV_K(0, 0), EXIT());
+	P("this_cpu_ptr of its own result", PLOAD6(), THIS6(), MOV_X(1, 0), CALL(this_cpu_ptr),
+	  MOV_K(0, 0), EXIT());
+	sleepable = 1;
+	/* what it reads differs: the kernel's object holds the __percpu pointer at 0 */
+	P("sleepable: percpu kptr loaded outside RCU, read", PLOAD6(), LDX(BPF_DW, 7, 6, 0),
+	  MOV_K(0, 0), EXIT());
+	P("sleepable: percpu kptr loaded outside RCU, this_cpu_ptr", PLOAD6(), THIS6(),
+	  MOV_K(0, 0), EXIT());
+	P("sleepable: percpu kptr loaded outside RCU, written", PLOAD6(), ST(BPF_DW, 6, 0, 1),
+	  MOV_K(0, 0), EXIT());
+	sleepable = 0;
+	P("this_cpu_ptr's result compared with per_cpu_ptr's", PLOAD6(), THIS6(), MOV_X(7, 0),
+	  PER6(0), MOV_K(1, 1), I(BPF_JMP | BPF_JEQ | BPF_X, 0, 7, 1, 0), MOV_K(1, 2),
+	  MOV_X(0, 1), EXIT());
+	whole_log = 0;
+}
+
 static void percpu_rules(void)
 {
 	P("stash a percpu object", MOV_K(1, T_PLAIN), MOV_K(2, 0), KCALL(k_pnew), JNE_K(0, 0, 1),
@@ -419,6 +541,7 @@ static void percpu_rules(void)
 	  MOV_K(2, 0), KCALL(k_pdrop), MOV_K(0, 0), EXIT());
 	P("stash a plain object into a percpu kptr", NEW6(T_PLAIN), VALUE8(M_PVAL, 0), XCHG(6),
 	  DROP_OLD(), MOV_K(0, 0), EXIT());
+	percpu_access_rules();
 	P("unstash a percpu object", VALUE8N(M_PVAL, 0),
 	  MOV_K(6, 0), XCHG(6), JNE_K(0, 0, 2), MOV_K(0, 100), EXIT(), MOV_X(1, 0), MOV_K(2, 0),
 	  KCALL(k_pdrop), MOV_K(0, 1), EXIT());
@@ -563,6 +686,15 @@ int main(void)
 	T_EQ_INT(err, 0);
 	if (err)
 		return t_done();
+	/* on CPU 0, so both sides' test runs see the same CPU's copies of a percpu object */
+	{
+		cpu_set_t set;
+
+		CPU_ZERO(&set);
+		CPU_SET(0, &set);
+		if (sched_setaffinity(0, sizeof(set), &set))
+			T_SKIP("cannot run on CPU 0 (%d)", errno);
+	}
 	before = brt_graph_live_objects();
 	create_rules();
 	stash_rules();
@@ -580,6 +712,7 @@ int main(void)
 		;
 	T_CASE("every map closed: bpfrt's live objects back to the start");
 	T_EQ_INT(brt_graph_live_objects(), before);
-	printf("%d programs compared, %d test runs\n", compared, runs);
+	printf("%d programs compared, %d test runs, %d level-2 logs identical\n", compared, runs,
+	       logs_same);
 	return t_done();
 }
