@@ -489,6 +489,15 @@ static void sync_one(struct brt_reg *reg, const struct brt_reg *known)
 	 * the two values (one wrapped at 2^32, the other not) */
 	if (((reg->id ^ known->id) & BRT_ADD_CONST) == BRT_ADD_CONST)
 		return;
+	/* neither linked by an add, or both at the same offset: a copy of known, its id's
+	 * add flag and offset too (6.18.44's copy_register_state() here: a register linked
+	 * plainly takes the flag of an added one at offset 0, `id=4+0`, and unlinks at its
+	 * next add; later kernels keep the register's own id) */
+	if ((!(reg->id & BRT_ADD_CONST) && !(known->id & BRT_ADD_CONST)) ||
+	    reg->off == known->off) {
+		*reg = *known;
+		return;
+	}
 	delta = (int64_t)(reg->id & BRT_ADD_CONST ? reg->off : 0) -
 		(known->id & BRT_ADD_CONST ? known->off : 0);
 	uint32_t id = reg->id;

@@ -1,14 +1,17 @@
 /* corpus_diff.c - the real-world corpus (scripts/corpus.sh) loaded program by program into
  * the kernel and into bpfrt (issue #15), with the verdicts compared.
  *
- * usage: corpus_diff [-v] [-r REPORT.tsv] [-b BASELINE] [-p GLOB [-l LOGDIR]] [-s N] [CORPUS_DIR]
+ * usage: corpus_diff [-v] [-r REPORT.tsv] [-b BASELINE] [-p GLOB [-l LOGDIR [-F]]] [-s N] [CORPUS_DIR]
  *
  * -v prints libbpf's messages of refusals, each differing test run with the bytes that
  * differ, and the runs that differ for a known reason; -r writes the per-program table.
  * -p GLOB loads only the programs whose "project/file.o:name" matches (no baseline check;
  * every program, where a whole run loads every Nth of a project baseline.txt samples);
  * -l LOGDIR then writes both verifiers' level-2 logs there (KEY.kernel.log, KEY.bpfrt.log,
- * '/' in the key as '_'), to see where the processed-insn counts part.
+ * '/' in the key as '_'), to see where the processed-insn counts part; each side's buffer
+ * is 64 MiB and keeps a longer log's end (the kernel's rotating log; the load fails with
+ * ENOSPC), or with -F its beginning (BPF_LOG_FIXED: where two long walks first part; the
+ * kernel's side then loads through bpfrt's loader in kernel mode, as libbpf refuses the flag).
  * -s N (or BPFRT_CORPUS_SAMPLE=N) loads only every Nth object of the walk (no floor check):
  * the sanitizer builds run the corpus for memory errors in the loader and verifier, which a
  * quarter of the objects finds at a quarter of the cost; the release build runs it whole.
@@ -58,6 +61,7 @@
 
 int verbose;
 const char *logdir;
+int logdir_fixed;
 char kpin[128];            /* bpffs of our own for the kernel side's pins */
 static char bfs[64];       /* $BPFRT_FS for the bpfrt side */
 static const char *only;   /* -p: glob over "project/file.o:name" */
@@ -218,6 +222,10 @@ static void one_prog(const char *proj, const char *file, const char *path, const
 	}
 	double t0 = now_ms();
 
+	/* -F: libbpf takes no BPF_LOG_FIXED (it refuses log levels above 7), so the kernel's
+	 * side goes through bpfrt's loader in kernel mode */
+	if (logdir_fixed)
+		use_libbpf = 0;
 	if (use_libbpf)
 		kobj = k_load_libbpf(path, r, name, &kfd);
 	r->kernel_ms = now_ms() - t0;
@@ -369,13 +377,15 @@ int main(int argc, char **argv)
 
 	if (env_sample && *env_sample)
 		sample = strtol(env_sample, NULL, 10);
-	while ((opt = getopt(argc, argv, "vr:b:p:l:s:h")) != -1) {
+	while ((opt = getopt(argc, argv, "vr:b:p:l:Fs:h")) != -1) {
 		if (opt == 'v')
 			verbose = 1;
 		else if (opt == 'p')
 			only = optarg;
 		else if (opt == 'l')
 			logdir = optarg;
+		else if (opt == 'F')
+			logdir_fixed = 8; /* BPF_LOG_FIXED */
 		else if (opt == 'r')
 			report = optarg;
 		else if (opt == 'b')
@@ -384,7 +394,7 @@ int main(int argc, char **argv)
 			sample = strtol(optarg, NULL, 10);
 		else {
 			fprintf(stderr, "usage: %s [-v] [-r REPORT.tsv] [-b BASELINE] "
-				"[-p GLOB [-l LOGDIR]] [-s N] [CORPUS_DIR]\n", argv[0]);
+				"[-p GLOB [-l LOGDIR [-F]]] [-s N] [CORPUS_DIR]\n", argv[0]);
 			return opt == 'h' ? 0 : 2;
 		}
 	}

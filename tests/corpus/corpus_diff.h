@@ -22,6 +22,7 @@
 
 extern int verbose;         /* -v */
 extern const char *logdir;  /* -l: level-2 logs of both sides go here */
+extern int logdir_fixed;    /* -F: BPF_LOG_FIXED (8) added to their level, else 0 */
 extern char kpin[128];      /* bpffs of our own for the kernel side's pins */
 
 /* ---- one program's results ---- */

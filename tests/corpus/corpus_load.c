@@ -375,7 +375,8 @@ struct bpf_object *k_load_libbpf(const char *path, struct result *r, const char 
 	 * kernel refuses with ENOSPC a log it had to cut */
 	bpf_program__set_log_buf(me, klog, logdir || (log_level_req & 1) ? sizeof(klog)
 								   : (1u << 20));
-	bpf_program__set_log_level(me, logdir ? 4 | 2 : (uint32_t)log_level_req);
+	bpf_program__set_log_level(me, logdir ? 4 | 2 | (uint32_t)logdir_fixed
+					      : (uint32_t)log_level_req);
 	libbpf_msgs[0] = 0;
 	err = bpf_object__load(obj);
 	while (ninner)
@@ -409,7 +410,8 @@ struct bpfrt_object *b_load(const char *path, struct result *r, const char *name
 {
 	struct bpfrt_object_open_opts o = { .sz = sizeof(o), .kernel = kernel,
 					    .pin_root_path = kernel ? kpin : NULL,
-					    .log_level = logdir ? (kernel ? 2 : 4 | 2)
+					    .log_level = logdir ? (kernel ? 2 : 4 | 2) |
+									  (uint32_t)logdir_fixed
 								: (uint32_t)log_level_req,
 					    .log_size = logdir || (log_level_req & 1) ? LOG1_SIZE : 0 };
 	struct bpfrt_object *obj;
