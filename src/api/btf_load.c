@@ -173,7 +173,12 @@ static int kernel_rules(const struct brt_btf *btf, char *err, size_t errlen)
 			}
 		}
 	}
-	return 0;
+	/* and their lists', trees' and kptrs' fields: a root's "contains:" must name a
+	 * struct of this BTF and a node of the root's kind in it */
+	ret = brt_verifier_btf_struct_metas(btf);
+	if (ret)
+		err[0] = 0;
+	return ret;
 }
 
 int brt_cmd_btf_load(struct brt_call *call)
@@ -797,6 +802,17 @@ int brt_map_btf_check(const union bpf_attr *attr, struct brt_map_btf *out)
 	    (roff >= 0 && (uint64_t)roff + 4 > attr->value_size) ||
 	    (toff >= 0 && (uint64_t)toff + 16 > attr->value_size))
 		off = roff = toff = -ENOENT;
+	/* lists and trees (they need a lock: btf_parse_fields()): hash, LRU hash and array
+	 * maps only; their nodes are freed with the value (maps/spin_lock.c) */
+	nroots = brt_verifier_graph_roots(btf, attr->btf_value_type_id, roots, BRT_OBJ_MAX_ROOTS);
+	/* a root whose "contains:" struct or node does not parse (a struct the object's BTF
+	 * lacks: rbtree_btf_fail's add_wrong_type) fails btf_parse_fields() as a whole: no
+	 * lock, timer or root (programs then read "map '.data.A' has no valid
+	 * bpf_spin_lock") */
+	if (nroots < 0) {
+		off = roff = toff = -ENOENT;
+		nroots = 0;
+	}
 	/* a value with fields is not for programs that may only read or only write it */
 	err = -EACCES;
 	if ((off >= 0 || roff >= 0 || toff >= 0) &&
@@ -811,9 +827,6 @@ int brt_map_btf_check(const union bpf_attr *attr, struct brt_map_btf *out)
 	if (toff >= 0 && attr->map_type != BPF_MAP_TYPE_HASH &&
 	    attr->map_type != BPF_MAP_TYPE_LRU_HASH && attr->map_type != BPF_MAP_TYPE_ARRAY)
 		goto out;
-	/* lists and trees (they need a lock: btf_parse_fields()): hash, LRU hash and array
-	 * maps only; their nodes are freed with the value (maps/spin_lock.c) */
-	nroots = brt_verifier_graph_roots(btf, attr->btf_value_type_id, roots, BRT_OBJ_MAX_ROOTS);
 	/* kptrs to objects of bpf_obj_new need no lock (kernel types' kptrs are not
 	 * recorded: bpfrt does not exchange them) */
 	nkptrs = 0;

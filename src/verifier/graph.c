@@ -333,11 +333,11 @@ int brt_graph_record(const struct brt_btf *btf, uint32_t id, struct brt_grec *re
  * has a record (btf_parse_struct_metas() looks no deeper to decide).  Its alloc_obj_fields
  * lack bpf_res_spin_lock: a struct whose only special member is one has no record, and its
  * lock cannot be taken ("local 'kptr' has no valid bpf_res_spin_lock"), as measured. */
-static int struct_meta(const struct brt_btf *btf, uint32_t id, struct brt_grec *rec)
+static int meta_parse(const struct brt_btf *btf, uint32_t id, struct brt_grec *rec)
 {
 	const struct btf_type *t = brt_btf_type(btf, id);
 	const struct btf_member *m;
-	int has = 0;
+	int has = 0, err;
 
 	rec_init(rec);
 	if (kind_of(t) != BTF_KIND_STRUCT)
@@ -352,7 +352,26 @@ static int struct_meta(const struct brt_btf *btf, uint32_t id, struct brt_grec *
 	}
 	if (!has)
 		return 0;
-	return brt_graph_record(btf, id, rec) ? 0 : 1;
+	err = brt_graph_record(btf, id, rec);
+	return err ? (err < 0 ? err : -EINVAL) : 1;
+}
+
+static int struct_meta(const struct brt_btf *btf, uint32_t id, struct brt_grec *rec)
+{
+	return meta_parse(btf, id, rec) > 0;
+}
+
+int brt_verifier_btf_struct_metas(const struct brt_btf *btf)
+{
+	struct brt_grec rec;
+
+	for (uint32_t id = 1; id < btf->ntypes; id++) {
+		int err = meta_parse(btf, id, &rec);
+
+		if (err < 0)
+			return err;
+	}
+	return 0;
 }
 
 /* the home of a map value's fields: its map's BTF, or the program's when there is one
@@ -1023,9 +1042,10 @@ int brt_verifier_graph_roots(const struct brt_btf *btf, uint32_t id, struct brt_
 {
 	struct brt_grec rec;
 	uint32_t n = 0;
+	int err = brt_graph_record(btf, id, &rec);
 
-	if (brt_graph_record(btf, id, &rec))
-		return 0;
+	if (err)
+		return err < 0 ? err : -EINVAL;
 	for (int i = 0; i < rec.n && n < max; i++)
 		if (rec.f[i].kind == BRT_GF_LIST_HEAD || rec.f[i].kind == BRT_GF_RB_ROOT)
 			roots[n++] = (struct brt_obj_root){ .off = rec.f[i].off,

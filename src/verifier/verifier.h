@@ -239,9 +239,17 @@ const char *brt_verifier_helper_name(int32_t id);
  * to (BRT_KFUNC_HELPER_BASE + its kfuncs.def row), or -1 when the runtime offers none. */
 int brt_verifier_kfunc_helper(int32_t btf_id);
 
+/* btf_parse_struct_metas(): each struct of btf with a special member of its own (a lock,
+ * list or tree head or node, refcount, kptr) has its fields parsed whole; 0, or the first
+ * such struct's parse error (BPF_BTF_LOAD then fails with it: a "contains:" naming a
+ * struct the BTF lacks is -ENOENT, a node of the wrong kind -EINVAL). */
+int brt_verifier_btf_struct_metas(const struct brt_btf *btf);
+
 /* The bpf_list_head and bpf_rb_root fields of struct (or DATASEC) id of btf, as
- * btf_parse_fields() finds them with their "contains:" node (verifier/graph.c): their
- * number (at most max written to roots), 0 when none or when the fields do not parse. */
+ * btf_parse_fields() finds them with their "contains:" node, and its kptrs to objects of
+ * bpf_obj_new (verifier/graph.c): their number (at most max written to roots), 0 when
+ * none, a negative errno when the special fields do not parse (btf_parse_fields()'s
+ * error: the kernel's map then has no record at all, its lock and timer included). */
 int brt_verifier_graph_roots(const struct brt_btf *btf, uint32_t id, struct brt_obj_root *roots,
 			     uint32_t max);
 

@@ -52,6 +52,9 @@ enum {
 	T_PROTO, T_FUNC, T_FOO, T_NODE_RC, T_PLAIN, T_RC_VAL, T_TAG_B, T_ROOT, T_RBNODE,
 	T_NODE_RB, T_RB_VAL, T_TAG_C, T_HOLDER, T_TAG_D, T_RB_HOLDER, T_TAG_E, T_PROTO2,
 	T_FUNC_LESS,
+	/* three .data sections of a lock and a root: VAR lock, VAR root, its tag, DATASEC */
+	T_BAD_LOCK1, T_BAD_ROOT1, T_BAD_TAG1, T_BAD_SEC1, T_BAD_LOCK2, T_BAD_ROOT2, T_BAD_TAG2,
+	T_BAD_SEC2, T_BAD_LOCK3, T_BAD_ROOT3, T_BAD_TAG3, T_BAD_SEC3,
 };
 
 struct btf_blob {
@@ -104,6 +107,22 @@ static void tag(struct btf_blob *b, const char *value, uint32_t tid, int32_t com
 {
 	type(b, value, BTF_KIND_DECL_TAG, 0, tid);
 	put(b, &comp, 4);
+}
+
+/* VAR lock (id first), VAR root tagged contains, DATASEC name of both (24 bytes) */
+static void bad_section(struct btf_blob *b, const char *name, const char *contains,
+			uint32_t first)
+{
+	struct btf_var linkage = { BTF_VAR_GLOBAL_ALLOCATED };
+	struct btf_var_secinfo vs[2] = { { first, 0, 4 }, { first + 1, 8, 16 } };
+
+	type(b, "glock", BTF_KIND_VAR, 0, T_LOCK);
+	put(b, &linkage, sizeof(linkage));
+	type(b, "groot", BTF_KIND_VAR, 0, T_ROOT);
+	put(b, &linkage, sizeof(linkage));
+	tag(b, contains, first + 1, -1);
+	type(b, name, BTF_KIND_DATASEC, 2, 24);
+	put(b, vs, sizeof(vs));
 }
 
 /* struct node_data { u64 key; struct bpf_list_node l; }, struct map_val { bpf_spin_lock
@@ -171,6 +190,12 @@ static void build_btf(struct btf_blob *b)
 	p = (struct btf_param){ str(b, "b"), T_VOIDP };
 	put(b, &p, sizeof(p));
 	type(b, "less", BTF_KIND_FUNC, BTF_FUNC_STATIC, T_PROTO2);
+	/* sections of a lock and a root whose "contains:" does not parse: a struct the BTF
+	 * lacks, a list node for a tree, a node field the struct lacks (in a struct, such a
+	 * root fails the BTF's load; in a section, only the map's record) */
+	bad_section(b, ".data.A", "contains:missing:n", T_BAD_LOCK1);
+	bad_section(b, ".data.B", "contains:node_data:l", T_BAD_LOCK2);
+	bad_section(b, ".data.C", "contains:node_rb:nope", T_BAD_LOCK3);
 	h->magic = BTF_MAGIC;
 	h->version = BTF_VERSION;
 	h->hdr_len = sizeof(*h);
@@ -185,6 +210,7 @@ static void build_btf(struct btf_blob *b)
 struct side {
 	bpf_fn bpf;
 	int btf_fd, map_a, map_b, map_c, map_d, map_e;
+	int map_x; /* lddw imm -7: bad_record_rules()'s map of the moment */
 	int inner, outer; /* an array of struct foo (a lock), an array of such maps */
 	struct oracle_res r;
 };
@@ -261,6 +287,7 @@ static void load_run(struct side *s, const struct bpf_insn *in, size_t n)
 				       : insns[i].imm == -3 ? s->map_c
 				       : insns[i].imm == -4 ? s->map_d
 				       : insns[i].imm == -6 ? s->outer
+				       : insns[i].imm == -7 ? s->map_x
 							    : s->map_e;
 		if (insns[i].code == (BPF_LD | BPF_IMM | BPF_DW) &&
 		    insns[i].src_reg == BPF_PSEUDO_FUNC)
@@ -847,6 +874,105 @@ static void map_free_rules(void)
 	T_EQ_INT(brt_graph_live_objects(), before);
 }
 
+/* A value whose special fields do not parse as a whole (btf_parse_fields() fails on the
+ * root's "contains:") has no record at all in the kernel: the map is made, whatever its
+ * access flags, and its lock is no lock to programs ("map '' has no valid bpf_spin_lock");
+ * measured on 6.18.44 (kernel-selftests' rbtree_btf_fail add_wrong_type) */
+static void bad_record_rules(void)
+{
+	static const struct {
+		const char *name;
+		uint32_t vt;
+	} c[] = {
+		{ "contains: a struct the BTF lacks", T_BAD_SEC1 },
+		{ "contains: a list node for a tree", T_BAD_SEC2 },
+		{ "contains: a node field the struct lacks", T_BAD_SEC3 },
+	};
+	char name[128];
+
+	/* a struct of the program's BTF with such a root fails the BTF's load
+	 * (btf_parse_struct_metas()) */
+	for (int k = 0; k < 2; k++) {
+		static const char *const tags[] = { "contains:missing:n", "contains:bad:lock" };
+		struct btf_header *h;
+		struct btf_blob bb;
+		union bpf_attr a;
+		int kfd, bfd, ke, be;
+
+		memset(&bb, 0, sizeof(bb));
+		h = (struct btf_header *)(void *)bb.data;
+		str(&bb, "");
+		int_type(&bb, "int", 4, 1);
+		int_type(&bb, "u64", 8, 0);
+		type(&bb, "bpf_spin_lock", BTF_KIND_STRUCT, 1, 4);
+		member(&bb, "val", 1, 0);
+		type(&bb, "bpf_rb_root", BTF_KIND_STRUCT, 2, 16);
+		member(&bb, "a", 2, 0), member(&bb, "b", 2, 64);
+		type(&bb, "bad", BTF_KIND_STRUCT, 2, 24);
+		member(&bb, "lock", 3, 0), member(&bb, "root", 4, 64);
+		tag(&bb, tags[k], 5, 1);
+		h->magic = BTF_MAGIC;
+		h->version = BTF_VERSION;
+		h->hdr_len = sizeof(*h);
+		h->type_len = bb.len;
+		h->str_off = bb.len;
+		h->str_len = bb.str_len;
+		memcpy(bb.data + sizeof(*h) + bb.len, bb.strs, bb.str_len);
+		memset(&a, 0, sizeof(a));
+		a.btf = (uintptr_t)bb.data;
+		a.btf_size = (uint32_t)sizeof(*h) + bb.len + bb.str_len;
+		kfd = ks.bpf(BPF_BTF_LOAD, &a, sizeof(a));
+		ke = kfd < 0 ? errno : 0;
+		bfd = bs.bpf(BPF_BTF_LOAD, &a, sizeof(a));
+		be = bfd < 0 ? errno : 0;
+		snprintf(name, sizeof(name), "struct with %s: BTF load", tags[k]);
+		T_CASE(name);
+		T_EQ_INT(ke, be);
+		if (getenv("GRAPH_DUMP"))
+			fprintf(stderr, "%s: kernel %d, bpfrt %d\n", name, ke, be);
+		if (kfd >= 0)
+			close(kfd);
+		if (bfd >= 0)
+			close(bfd);
+	}
+	whole_log = 1;
+	for (size_t i = 0; i < N(c); i++) {
+		for (uint32_t flags = 0; flags <= BPF_F_RDONLY_PROG; flags += BPF_F_RDONLY_PROG) {
+			struct side *sides[2] = { &ks, &bs };
+			int err[2];
+
+			for (int k = 0; k < 2; k++) {
+				union bpf_attr a;
+
+				memset(&a, 0, sizeof(a));
+				a.map_type = BPF_MAP_TYPE_ARRAY;
+				a.key_size = 4;
+				a.value_size = 24;
+				a.max_entries = 1;
+				a.map_flags = flags;
+				a.btf_fd = (uint32_t)sides[k]->btf_fd;
+				a.btf_key_type_id = T_INT;
+				a.btf_value_type_id = c[i].vt;
+				sides[k]->map_x = sides[k]->bpf(BPF_MAP_CREATE, &a, sizeof(a));
+				err[k] = sides[k]->map_x < 0 ? errno : 0;
+			}
+			snprintf(name, sizeof(name), "%s: map made%s", c[i].name,
+				 flags ? " read-only for programs" : "");
+			T_CASE(name);
+			T_EQ_INT(err[0], err[1]);
+			if (!flags && !err[0] && !err[1]) {
+				snprintf(name, sizeof(name), "%s: lock taken", c[i].name);
+				P(name, VALUE8_NB(-7), LOCK(8), UNLOCK(8), MOV_K(0, 0), EXIT());
+			}
+			if (ks.map_x >= 0)
+				close(ks.map_x);
+			if (bs.map_x >= 0)
+				close(bs.map_x);
+		}
+	}
+	whole_log = 0;
+}
+
 int main(void)
 {
 	struct btf_blob b;
@@ -892,6 +1018,7 @@ int main(void)
 	else
 		printf("skipped rbtree programs: the kernel's BTF lacks bpf_rbtree_root/left/right\n");
 	no_btf_rules();
+	bad_record_rules();
 	inner_map_rules();
 	drop_rules();
 	if (k_rb_add > 0)
