@@ -2,6 +2,13 @@
  * spills and fills of pointers and scalars (full and partial), zero tracking. */
 #include "case.h"
 
+/* *(u32 *)(r10 - 8k) = rR for k = 1..45 */
+#define SPILL5(r, k) STX(BPF_W, 10, r, -8 * (k)), STX(BPF_W, 10, r, -8 * ((k) + 1)),         \
+		     STX(BPF_W, 10, r, -8 * ((k) + 2)), STX(BPF_W, 10, r, -8 * ((k) + 3)),    \
+		     STX(BPF_W, 10, r, -8 * ((k) + 4))
+#define SPILLS45(r) SPILL5(r, 1), SPILL5(r, 6), SPILL5(r, 11), SPILL5(r, 16), SPILL5(r, 21), \
+		    SPILL5(r, 26), SPILL5(r, 31), SPILL5(r, 36), SPILL5(r, 41)
+
 static const struct vcase cases[] = {
 	/* a helper's raw write (probe_read_kernel of 2 bytes at fp-8) into a slot whose low
 	 * half is a 4-byte spill and high half zeroes: the whole slot becomes data, zeroes
@@ -144,6 +151,31 @@ static const struct vcase cases[] = {
 	{ "stack/atomic_w_misaligned", PROG(ST(BPF_DW, 10, -8, 1), MOV64_IMM(1, 2),
 					    ATOMIC(BPF_W, 10, 1, -6, BPF_ADD), MOV64_IMM(0, 0),
 					    EXIT()) },
+	/* a helper's write into a slot holding a spilled scalar makes the whole slot data,
+	 * its zero byte at fp-2 too (scrub_spilled_slot), so the read of fp-2 is unknown and
+	 * the path reading r7 is walked (bpfrt kept the zero: a false accept) */
+	{ "stack/helper_write_scrubs_zero",
+	  PROG(MOV64_REG(6, 1), ST(BPF_B, 10, -2, 0), LDX(BPF_W, 1, 6, 0), STX(BPF_W, 10, 1, -8),
+	       MOV64_REG(1, 6), MOV64_IMM(2, 0), MOV64_REG(3, 10), ALU64_IMM(BPF_ADD, 3, -8),
+	       MOV64_IMM(4, 4), CALL(BPF_FUNC_skb_load_bytes), LDX(BPF_B, 0, 10, -2),
+	       JIMM(BPF_JEQ, 0, 0, 1), LDX(BPF_DW, 0, 7, 0), EXIT()) },
+	/* r3 = r2; r3 += 0 (linked at +0); if r3 == 0: r2 becomes a copy of r3, its +0 flag
+	 * included (6.18.44's sync_linked_regs()), so r2 += 4 unlinks it and the check on r3
+	 * does not bound r2: the variable stack read is refused */
+	{ "stack/linked_copy_takes_add_flag",
+	  PROG(ST(BPF_DW, 10, -8, 0), ST(BPF_DW, 10, -16, 0), ST(BPF_DW, 10, -24, 0),
+	       ST(BPF_DW, 10, -32, 0), LDX(BPF_W, 2, 1, 0), MOV64_REG(3, 2), MOV64_IMM(1, 0),
+	       ALU64_REG(BPF_ADD, 3, 1), JIMM(BPF_JEQ, 3, 0, 7), ALU64_IMM(BPF_ADD, 2, 4),
+	       JIMM(BPF_JGT, 3, 8, 5), MOV64_REG(4, 10), ALU64_IMM(BPF_ADD, 4, -32),
+	       ALU64_REG(BPF_ADD, 4, 2), LDX(BPF_B, 0, 4, 0), MOV64_IMM(0, 0), EXIT()) },
+	/* 45 spills of a 4-byte scalar fill the state's history past 40: the jump target
+	 * after them is a checkpoint though only one jump was seen (the kernel's forced
+	 * checkpoint), which the precision walk of skb_load_bytes' size shows as its
+	 * first_idx */
+	{ "stack/history_forces_checkpoint",
+	  PROG(MOV64_REG(6, 1), LDX(BPF_W, 7, 6, 0), SPILLS45(7), JIMM(BPF_JGT, 7, 5, 0),
+	       MOV64_REG(1, 6), MOV64_IMM(2, 0), MOV64_REG(3, 10), ALU64_IMM(BPF_ADD, 3, -368),
+	       MOV64_IMM(4, 4), CALL(BPF_FUNC_skb_load_bytes), MOV64_IMM(0, 0), EXIT()) },
 };
 
 void vcases_stack(struct vcase_list *l)
