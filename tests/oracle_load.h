@@ -92,6 +92,45 @@ static inline void oracle_load_run(bpf_fn bpf, union bpf_attr *attr, int run, co
 	close(r->fd);
 }
 
+/* attr loaded once more with a level-2 log into log (size bytes): the whole walk's log,
+ * whatever the verdict (the program is closed) */
+static inline void oracle_load_log2(bpf_fn bpf, union bpf_attr *attr, char *log, uint32_t size)
+{
+	int fd;
+
+	attr->log_buf = (uintptr_t)log;
+	attr->log_size = size;
+	attr->log_level = 2;
+	log[0] = 0;
+	fd = bpf(BPF_PROG_LOAD, attr, sizeof(*attr));
+	if (fd >= 0)
+		close(fd);
+}
+
+#if defined(BPFRT_TESTS_HARNESS_H) && defined(BPFRT_TESTS_LOG_LINES_H)
+/* The kernel's and bpfrt's level-2 logs of the case named name line by line, a map lddw's
+ * operand normalised (log_lines.h; both split in place): 1 when identical, else a failure
+ * naming the first line that differs and 0 */
+static inline int oracle_compare_logs(const char *name, char *klog, char *blog)
+{
+	struct lines kl, bl;
+	size_t i;
+	int same;
+
+	split(klog, &kl);
+	split(blog, &bl);
+	for (i = 0; i < kl.n && i < bl.n && !strcmp(kl.v[i], bl.v[i]); i++)
+		;
+	same = i == kl.n && i == bl.n;
+	if (!same)
+		T_FAIL("%s: level-2 logs differ at line %zu: kernel '%s', bpfrt '%s'", name, i + 1,
+		       i < kl.n ? kl.v[i] : "(end)", i < bl.n ? bl.v[i] : "(end)");
+	free(kl.v);
+	free(bl.v);
+	return same;
+}
+#endif
+
 #ifdef BPFRT_TESTS_HARNESS_H
 /* what oracle_compare() compares besides the load: nothing, the run's errno, or its errno
  * and return value */

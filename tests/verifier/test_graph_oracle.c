@@ -305,19 +305,8 @@ static void load_run(struct side *s, const struct bpf_insn *in, size_t n)
 		attr.func_info_rec_size = sizeof(fi[0]);
 	}
 	oracle_load_run(s->bpf, &attr, 1, pkt, sizeof(pkt), &s->r);
-	if (no_btf || whole_log) {
-		/* the same load again at level 2: the whole walk's log */
-		char *log = s == &ks ? klog : blog;
-		int fd;
-
-		attr.log_buf = (uintptr_t)log;
-		attr.log_size = sizeof(klog);
-		attr.log_level = 2;
-		log[0] = 0;
-		fd = s->bpf(BPF_PROG_LOAD, &attr, sizeof(attr));
-		if (fd >= 0)
-			close(fd);
-	}
+	if (no_btf || whole_log) /* the same load again at level 2: the whole walk's log */
+		oracle_load_log2(s->bpf, &attr, s == &ks ? klog : blog, sizeof(klog));
 }
 
 static void check(const char *name, const struct bpf_insn *insns, size_t n)
@@ -327,23 +316,8 @@ static void check(const char *name, const struct bpf_insn *insns, size_t n)
 	load_run(&bs, insns, n);
 	runs += oracle_compare(name, &ks.r, &bs.r, ORACLE_CMP_RUN, "GRAPH_DUMP");
 	compared++;
-	if (no_btf || whole_log) {
-		/* line by line, a map lddw's operand normalised (tests/log_lines.h) */
-		struct lines kl, bl;
-		size_t i;
-
-		split(klog, &kl);
-		split(blog, &bl);
-		for (i = 0; i < kl.n && i < bl.n && !strcmp(kl.v[i], bl.v[i]); i++)
-			;
-		if (i < kl.n || i < bl.n)
-			T_FAIL("%s: level-2 logs differ at line %zu: kernel '%s', bpfrt '%s'", name,
-			       i + 1, i < kl.n ? kl.v[i] : "(end)", i < bl.n ? bl.v[i] : "(end)");
-		else
-			logs_same++;
-		free(kl.v);
-		free(bl.v);
-	}
+	if (no_btf || whole_log)
+		logs_same += oracle_compare_logs(name, klog, blog);
 }
 
 #define P(name, ...)                                                                      \

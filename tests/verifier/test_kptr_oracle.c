@@ -266,37 +266,8 @@ static void load_run(struct side *s, const struct bpf_insn *in, size_t n)
 	attr.func_info_cnt = 1;
 	attr.func_info_rec_size = sizeof(fi);
 	oracle_load_run(s->bpf, &attr, 1, sleepable ? NULL : pkt, sizeof(pkt), &s->r);
-	if (whole_log) {
-		char *log = s == &ks ? klog : blog;
-		int fd;
-
-		attr.log_buf = (uintptr_t)log;
-		attr.log_size = sizeof(klog);
-		attr.log_level = 2;
-		log[0] = 0;
-		fd = s->bpf(BPF_PROG_LOAD, &attr, sizeof(attr));
-		if (fd >= 0)
-			close(fd);
-	}
-}
-
-/* the two level-2 logs line by line, a map lddw's operand normalised (log_lines.h) */
-static void compare_logs(const char *name)
-{
-	struct lines kl, bl;
-	size_t i;
-
-	split(klog, &kl);
-	split(blog, &bl);
-	for (i = 0; i < kl.n && i < bl.n && !strcmp(kl.v[i], bl.v[i]); i++)
-		;
-	if (i < kl.n || i < bl.n)
-		T_FAIL("%s: level-2 logs differ at line %zu: kernel '%s', bpfrt '%s'", name, i + 1,
-		       i < kl.n ? kl.v[i] : "(end)", i < bl.n ? bl.v[i] : "(end)");
-	else
-		logs_same++;
-	free(kl.v);
-	free(bl.v);
+	if (whole_log) /* the same load again at level 2: the whole walk's log */
+		oracle_load_log2(s->bpf, &attr, s == &ks ? klog : blog, sizeof(klog));
 }
 
 static void check(const char *name, const struct bpf_insn *insns, size_t n)
@@ -307,7 +278,7 @@ static void check(const char *name, const struct bpf_insn *insns, size_t n)
 	runs += oracle_compare(name, &ks.r, &bs.r, ORACLE_CMP_RUN, "KPTR_DUMP");
 	compared++;
 	if (whole_log)
-		compare_logs(name);
+		logs_same += oracle_compare_logs(name, klog, blog);
 }
 
 #define P(name, ...)                                                                      \
