@@ -362,17 +362,6 @@ static int do_check(struct brt_env *env, int start)
 		err = brt_hist_note(env, prev_idx);
 		if (err)
 			return err;
-		{
-			const struct bpf_insn *in = &env->insns[env->insn_idx];
-			uint8_t cls = BPF_CLASS(in->code);
-
-			if (env->aux[env->insn_idx].jmp_point ||
-			    (cls == BPF_STX && BPF_MODE(in->code) == BPF_MEM &&
-			     BPF_SIZE(in->code) == BPF_DW && in->dst_reg == BPF_REG_10) ||
-			    (cls == BPF_LDX && BPF_MODE(in->code) == BPF_MEM &&
-			     BPF_SIZE(in->code) == BPF_DW && in->src_reg == BPF_REG_10))
-				env->cur->hist++;
-		}
 		if (LOG_L2(env) && do_print) {
 			brt_vinfo(env, "\nfrom %d to %d%s:", prev_idx, env->insn_idx,
 				  env->cur->speculative ? " (speculative execution)" : "");

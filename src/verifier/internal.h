@@ -248,6 +248,8 @@ struct brt_ref {
 #define BRT_HIST_STACK 0x1u   /* flags: a fixed-offset stack access of slot (frame, spi) */
 #define BRT_HIST_LINKED 0x2u  /* a branch that narrowed scalars linked by id: see linked */
 #define BRT_HIST_MANY 0x4u    /* ... more of them than linked holds */
+#define BRT_HIST_WALK 0x8u    /* bpfrt's own: the insn after a 2-insn lddw, kept for the
+			       * walk, not an entry of the kernel's (brt_vstate.hist) */
 struct brt_hist {
 	int idx;
 	int prev_idx;
@@ -268,8 +270,9 @@ struct brt_vstate {
 	uint32_t branches;     /* stored states: paths from here still being explored */
 	struct brt_vstate *parent; /* the stored state this path last passed */
 	struct brt_stored *node;   /* stored states: their list node */
-	uint32_t hist;             /* the kernel's jmp_history_cnt: jump points and stack
-				    * spills/fills passed since the last stored state */
+	uint32_t hist;             /* the kernel's jmp_history_cnt: the entries of hent since
+				    * the last stored state that the kernel has too (jump points,
+				    * spills, fills, links; not BRT_HIST_WALK ones) */
 	int speculative;           /* a path only speculative execution takes (ptr_alu.c) */
 	/* callback bodies entered on this path (the kernel's callback_unroll_depth): two
 	 * iterations alike in every register are no infinite loop when this differs */

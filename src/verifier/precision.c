@@ -58,6 +58,8 @@ static struct brt_hist *hist_push(struct brt_env *env, int prev_idx)
 
 int brt_hist_note(struct brt_env *env, int prev_idx)
 {
+	struct brt_hist *h;
+
 	env->cur_hent = -1;
 	/* the kernel records every visit of a jump point, one entered in sequence too (a
 	 * callback-calling insn a state starts at, entered again by the callback's return,
@@ -68,15 +70,37 @@ int brt_hist_note(struct brt_env *env, int prev_idx)
 	 * at jump points, so its walk passes the insn once */
 	if (prev_idx == env->insn_idx && !env->aux[prev_idx].jmp_point)
 		return 0;
-	return hist_push(env, prev_idx) ? 0 : -ENOMEM;
+	h = hist_push(env, prev_idx);
+	if (!h)
+		return -ENOMEM;
+	/* the kernel's entries (jmp_history_cnt, which forces a checkpoint past 40) are its
+	 * jump points; the insn after a 2-insn lddw is reached from idx - 2, an entry only
+	 * for bpfrt's walk, counted if a spill or link is recorded on it later */
+	if (env->aux[env->insn_idx].jmp_point)
+		env->cur->hist++;
+	else
+		h->flags |= BRT_HIST_WALK;
+	return 0;
 }
 
+/* the current insn's entry for a stack access or a link: one of the kernel's */
 static struct brt_hist *cur_entry(struct brt_env *env)
 {
+	struct brt_hist *h;
+
 	if (env->cur_hent >= 0 && (uint32_t)env->cur_hent < env->cur->hcnt &&
-	    env->cur->hent[env->cur_hent].idx == env->insn_idx)
-		return &env->cur->hent[env->cur_hent];
-	return hist_push(env, env->prev_insn_idx);
+	    env->cur->hent[env->cur_hent].idx == env->insn_idx) {
+		h = &env->cur->hent[env->cur_hent];
+		if (h->flags & BRT_HIST_WALK) {
+			h->flags &= (uint8_t)~BRT_HIST_WALK;
+			env->cur->hist++;
+		}
+		return h;
+	}
+	h = hist_push(env, env->prev_insn_idx);
+	if (h)
+		env->cur->hist++;
+	return h;
 }
 
 void brt_hist_stack(struct brt_env *env, int frameno, int spi)

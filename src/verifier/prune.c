@@ -791,7 +791,7 @@ int brt_is_state_visited(struct brt_env *env, int insn_idx)
 	/* a callback call, a may_goto or an iterator's next always stores its state: the next
 	 * iteration compares with it; a long history forces a checkpoint (the kernel bounds
 	 * its jmp_history so) */
-	int force = cb || mg || itn || cur->hcnt > 40;
+	int force = cb || mg || itn || cur->hist > 40;
 	int add = force || (env->jmps_processed - env->prev_jmps_processed >= 2 &&
 			    env->insn_processed - env->prev_insn_processed >= 8);
 	int compared = 0, exact = 0, hashed = 0;

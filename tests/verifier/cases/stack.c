@@ -8,6 +8,10 @@
 		     STX(BPF_W, 10, r, -8 * ((k) + 4))
 #define SPILLS45(r) SPILL5(r, 1), SPILL5(r, 6), SPILL5(r, 11), SPILL5(r, 16), SPILL5(r, 21), \
 		    SPILL5(r, 26), SPILL5(r, 31), SPILL5(r, 36), SPILL5(r, 41)
+/* r8 = a 64-bit constant, 10 times */
+#define LDDW10 LD64(8, 1ull << 40), LD64(8, 2ull << 40), LD64(8, 3ull << 40), LD64(8, 4ull << 40), \
+	       LD64(8, 5ull << 40), LD64(8, 6ull << 40), LD64(8, 7ull << 40), LD64(8, 8ull << 40), \
+	       LD64(8, 9ull << 40), LD64(8, 10ull << 40)
 
 static const struct vcase cases[] = {
 	/* a helper's raw write (probe_read_kernel of 2 bytes at fp-8) into a slot whose low
@@ -172,6 +176,13 @@ static const struct vcase cases[] = {
 	 * after them is a checkpoint though only one jump was seen (the kernel's forced
 	 * checkpoint), which the precision walk of skb_load_bytes' size shows as its
 	 * first_idx */
+	/* ... but 30 lddw between 20 spills are no history (bpfrt counted the insn after
+	 * each, which it keeps for its walk): no checkpoint at insn 47 + 60 */
+	{ "stack/lddw_is_no_history",
+	  PROG(MOV64_REG(6, 1), LDX(BPF_W, 7, 6, 0), SPILL5(7, 1), SPILL5(7, 6), LDDW10, LDDW10,
+	       LDDW10, SPILL5(7, 11), SPILL5(7, 16), JIMM(BPF_JGT, 7, 5, 0), MOV64_REG(1, 6),
+	       MOV64_IMM(2, 0), MOV64_REG(3, 10), ALU64_IMM(BPF_ADD, 3, -168), MOV64_IMM(4, 4),
+	       CALL(BPF_FUNC_skb_load_bytes), MOV64_IMM(0, 0), EXIT()) },
 	{ "stack/history_forces_checkpoint",
 	  PROG(MOV64_REG(6, 1), LDX(BPF_W, 7, 6, 0), SPILLS45(7), JIMM(BPF_JGT, 7, 5, 0),
 	       MOV64_REG(1, 6), MOV64_IMM(2, 0), MOV64_REG(3, 10), ALU64_IMM(BPF_ADD, 3, -368),
