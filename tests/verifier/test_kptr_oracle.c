@@ -443,6 +443,11 @@ static void size_rules(void)
 static void percpu_access_rules(void)
 {
 	whole_log = 1;
+	/* a fresh percpu object's bytes are whatever bpf_mem_alloc() reused in the kernel
+	 * (bpfrt's are zero): both CPUs' copies zeroed first */
+	P("per_cpu_ptr: a and b of CPUs 0 and 1 zeroed", PLOAD6(), PER6(0), JEQ_K(0, 0, 2),
+	  ST(BPF_DW, 0, 0, 0), ST(BPF_DW, 0, 8, 0), PER6(1), JEQ_K(0, 0, 2), ST(BPF_DW, 0, 0, 0),
+	  ST(BPF_DW, 0, 8, 0), MOV_K(0, 0), EXIT());
 	P("this_cpu_ptr: this CPU's a plus 1", PLOAD6(), THIS6(), LDX(BPF_DW, 7, 0, 0),
 	  ADD_K(7, 1), STX(BPF_DW, 0, 7, 0), MOV_X(0, 7), EXIT());
 	P("per_cpu_ptr: a of CPUs 0 and 1 summed", PLOAD6(), MOV_K(7, 0), PER6(0),
