@@ -272,8 +272,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		size_t off = (size_t)(data[2] | data[3] << 8), len = (data[1] & 7) + 1;
 
 		if (data[1] & 0x80) {
-			/* the header page, or anywhere */
-			off = data[1] & 0x40 ? p->size - BRT_PAGE + off % BRT_PAGE : off % p->size;
+			/* the header (its page, or a one-page file's end: obj.h), or anywhere */
+			off = data[1] & 0x40 ? (p->size > BRT_PAGE ? p->size - BRT_PAGE + off % BRT_PAGE
+							   : brt_obj_hdr_off(p->size) +
+								     off % BRT_OBJ_HDR_ROOM)
+					     : off % p->size;
 			if (off + len > p->size)
 				len = p->size - off;
 			memcpy(p->file + off, data + 4, len);

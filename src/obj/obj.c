@@ -347,6 +347,12 @@ static int create(struct brt_obj_hdr *hdr, size_t obj_size,
 	if (data_pages > BRT_OBJ_MAX_BYTES / BRT_PAGE)
 		return -ENOMEM;
 	size = (size_t)(data_pages + 1) * BRT_PAGE;
+	/* written once and small: the header after the data, in the same page */
+	if (once && (hdr->kind == BRT_OBJ_PROG || hdr->kind == BRT_OBJ_BTF) &&
+	    (hdr->tail_packed || !hdr->tail_size) &&
+	    (hdr->tail_size ? brt_obj_tail_off(hdr) + hdr->tail_size : hdr->data_size) <=
+		    BRT_PAGE - BRT_OBJ_HDR_ROOM)
+		size = BRT_PAGE;
 	sweep_due();
 	fd = open_anon();
 	if (fd < 0)
@@ -395,7 +401,7 @@ static int create(struct brt_obj_hdr *hdr, size_t obj_size,
 	obj->kind = hdr->kind;
 	obj->base = base;
 	obj->size = size;
-	obj->hdr = (struct brt_obj_hdr *)((char *)base + size - BRT_PAGE);
+	obj->hdr = (struct brt_obj_hdr *)((char *)base + brt_obj_hdr_off(size));
 	memcpy(obj->hdr, hdr, sizeof(*hdr));
 	obj->snap = *hdr;
 	refs_init(obj, 1);
@@ -424,7 +430,7 @@ static int create(struct brt_obj_hdr *hdr, size_t obj_size,
 			goto out_free;
 		}
 		obj->base = base;
-		obj->hdr = (struct brt_obj_hdr *)((char *)base + size - BRT_PAGE);
+		obj->hdr = (struct brt_obj_hdr *)((char *)base + brt_obj_hdr_off(size));
 		free(buf);
 		buf = NULL;
 	}
@@ -488,16 +494,18 @@ static int obj_open(int fd, const struct stat *st, struct brt_obj **out)
 	void *base;
 	int err, rw;
 
-	if (st->st_size < (off_t)(2 * BRT_PAGE) || st->st_size % BRT_PAGE)
+	if (st->st_size < (off_t)BRT_PAGE || st->st_size % BRT_PAGE)
 		return -EINVAL;
 	rw = rw_fd(fd);
 	if (rw < 0)
 		return rw;
 	base = MAP_FAILED;
 	err = -EINVAL;
-	if (pread(rw, &hdr, sizeof(hdr), st->st_size - BRT_PAGE) != (ssize_t)sizeof(hdr) ||
+	if (pread(rw, &hdr, sizeof(hdr), (off_t)brt_obj_hdr_off((uint64_t)st->st_size)) !=
+		    (ssize_t)sizeof(hdr) ||
 	    hdr.magic != BRT_OBJ_MAGIC || hdr.version != BRT_OBJ_VERSION ||
 	    hdr.file_size != (uint64_t)st->st_size || hdr.kind >= BRT_OBJ_KINDS ||
+	    !brt_obj_size_ok(hdr.file_size, hdr.kind) ||
 	    !(attach = atomic_load_explicit(&attach_fns[hdr.kind], memory_order_acquire)))
 		goto out_close;
 	base = mmap(NULL, (size_t)st->st_size, PROT_READ | PROT_WRITE, MAP_SHARED, rw, 0);
@@ -514,7 +522,7 @@ out_close:
 	tmpl.kind = hdr.kind;
 	tmpl.base = base;
 	tmpl.size = (size_t)st->st_size;
-	tmpl.hdr = (struct brt_obj_hdr *)((char *)base + tmpl.size - BRT_PAGE);
+	tmpl.hdr = (struct brt_obj_hdr *)((char *)base + brt_obj_hdr_off(tmpl.size));
 	tmpl.snap = hdr;
 	err = attach(&tmpl, &obj);
 	if (err) {

@@ -92,6 +92,28 @@ struct brt_obj_hdr {
 	uint32_t tail_packed;
 };
 
+/* Where a file's header is: at the start of its last page, except in a file of one page
+ * (a write-once object whose data and tail leave room for it: brt_obj_create_once()),
+ * where it fills the last BRT_OBJ_HDR_ROOM bytes, after the data (a program of a few
+ * dozen instructions then takes one page of shared memory where it took two: each page
+ * of a file is allocated at its creation and freed at its close).  The size alone says
+ * which: no reader has to guess from the bytes. */
+#define BRT_OBJ_HDR_ROOM 320u
+_Static_assert(sizeof(struct brt_obj_hdr) <= BRT_OBJ_HDR_ROOM, "the header fits its room");
+static inline uint64_t brt_obj_hdr_off(uint64_t file_size)
+{
+	return file_size > BRT_PAGE ? file_size - BRT_PAGE : BRT_PAGE - BRT_OBJ_HDR_ROOM;
+}
+
+/* Is size one an object file of kind may have: whole pages, two or more; one only for
+ * the write-once kinds (programs, BTF objects; a map's region is mmap'd page by page and
+ * must not share a page with its header). */
+static inline int brt_obj_size_ok(uint64_t size, uint32_t kind)
+{
+	return size && size % BRT_PAGE == 0 &&
+	       (size > BRT_PAGE || kind == BRT_OBJ_PROG || kind == BRT_OBJ_BTF);
+}
+
 /* Where the second region starts (see tail_packed), for a header already checked or
  * read from an untrusted file (the caller still checks it against the file's size). */
 static inline uint64_t brt_obj_tail_off(const struct brt_obj_hdr *hdr)
@@ -140,7 +162,7 @@ struct brt_obj {
 	uint32_t kind;                /* enum brt_obj_kind */
 	void *base;                   /* mapping of the whole file */
 	size_t size;                  /* its length */
-	struct brt_obj_hdr *hdr;      /* base + size - BRT_PAGE: shared, read only its
+	struct brt_obj_hdr *hdr;      /* base + brt_obj_hdr_off(size): shared, read only its
 				       * atomic fields (frozen, restricted) */
 	/* The header as this process first read it (one pread, before the kind's attach
 	 * callback validated it) or wrote it: every other field is read from here, never
@@ -161,7 +183,7 @@ struct brt_obj {
 };
 
 /* Create an object file (O_TMPFILE in the bpffs directory, or a memfd when that is not
- * possible) of hdr->data_size bytes plus the header page, write the header (magic,
+ * possible) of hdr->data_size bytes (and hdr->tail_size) plus the header page, write the header (magic,
  * version, sizes and, unless hdr->id is set, id are filled in here) and return a new fd (O_CLOEXEC) and the cached
  * object, referenced once.  The object struct is obj_size bytes (a struct embedding
  * struct brt_obj first), zeroed; init() completes it and the shared region.  Returns the
@@ -169,7 +191,8 @@ struct brt_obj {
 int brt_obj_create(struct brt_obj_hdr *hdr, size_t obj_size,
 		   int (*init)(struct brt_obj *obj, void *arg), void *arg, struct brt_obj **out);
 /* The same for an object whose file is written once, by init, and then only read (a
- * program, a BTF object): init writes into process memory that is written to the file
+ * program, a BTF object; one that leaves room for the header in its last page takes one
+ * page in all, brt_obj_hdr_off()): init writes into process memory that is written to the file
  * in one call, which reserves its memory as fallocate would.  Outside a batch the file
  * is then mapped without populating it (this process seldom reads it again; a mapping
  * never touched is cheap to drop) and init must keep no pointer into obj->base (it

@@ -281,8 +281,9 @@ static void forged_privilege(void)
 
 	T_CASE("a header without a privilege level: refused");
 	{
-		/* the flags word of the header, in the file's last page */
-		char *word = im.b + im.n - BRT_PAGE + offsetof(struct brt_obj_hdr, flags);
+		/* the flags word of the header (obj.h: the last page's start, or the end of
+		 * a one-page file) */
+		char *word = im.b + brt_obj_hdr_off(im.n) + offsetof(struct brt_obj_hdr, flags);
 		uint32_t flags;
 
 		memcpy(&flags, word, 4);

@@ -50,14 +50,24 @@ static const char prog_text[] =
 	"mov %r0, 7\n"
 	"exit\n";
 
-static int load_prog(const int *fds)
+/* pad: that many instructions more in front (a program file past one page) */
+static int load_prog(const int *fds, size_t pad)
 {
-	char err[256];
+	static const char pad_line[] = "mov %r7, 0\n";
+	char err[256], *text = malloc(pad * (sizeof(pad_line) - 1) + sizeof(prog_text));
 	struct bpf_insn *insns;
 	size_t n;
 	int fd;
 
-	if (bpfrt_asm(prog_text, "count3", &insns, &n, err, sizeof(err)))
+	if (!text)
+		return -1;
+	text[0] = '\0';
+	for (size_t i = 0; i < pad; i++)
+		strcat(text, pad_line);
+	strcat(text, prog_text);
+	fd = bpfrt_asm(text, "count3", &insns, &n, err, sizeof(err));
+	free(text);
+	if (fd)
 		return -1;
 	for (size_t i = 0; i < n; i++)
 		if (insns[i].code == (BPF_LD | BPF_IMM | BPF_DW) && insns[i].src_reg)
@@ -80,7 +90,7 @@ static int proc_a(const char *path)
 	if (fds[0] < 0 || fds[1] < 0 || fds[2] < 0 ||
 	    bpfrt_map_update_elem(fds[0], &key, &zero, BPF_ANY))
 		return 10;
-	prog = load_prog(fds);
+	prog = load_prog(fds, 0);
 	if (prog < 0)
 		return 11;
 	if (bpfrt_obj_pin(prog, path))
@@ -216,7 +226,7 @@ struct image {
 
 static struct brt_obj_hdr *hdr_of(struct image *im)
 {
-	return (struct brt_obj_hdr *)(void *)(im->b + im->size - BRT_PAGE);
+	return (struct brt_obj_hdr *)(void *)(im->b + brt_obj_hdr_off(im->size));
 }
 
 static struct bpf_insn *insns_of(struct image *im)
@@ -229,7 +239,18 @@ static struct brt_prog_mapref *table_of(struct image *im)
 	return (struct brt_prog_mapref *)(void *)(im->b + hdr_of(im)->max_entries * 8);
 }
 
-static void cut_header(struct image *im) { im->size = BRT_PAGE; }
+/* the header where the other layout has it (obj.h brt_obj_hdr_off()): a file of pages cut
+ * to its first (the header's end of it holds instructions or nothing), or a file of one
+ * page with its header moved to the page's start */
+static void cut_header(struct image *im)
+{
+	if (im->size > BRT_PAGE) {
+		im->size = BRT_PAGE;
+		return;
+	}
+	memcpy(im->b, hdr_of(im), sizeof(struct brt_obj_hdr));
+	memset(hdr_of(im), 0, BRT_OBJ_HDR_ROOM);
+}
 static void cut_last_page(struct image *im) { im->size -= BRT_PAGE; }
 static void cut_odd(struct image *im) { im->size -= 100; }
 static void many_maps(struct image *im) { hdr_of(im)->nmaps = 1000; }
@@ -269,7 +290,7 @@ static const struct {
 	int get_errno; /* OBJ_GET fails with it, or 0 */
 	int run_errno; /* then TEST_RUN fails with it, or 0 */
 } corrupt[] = {
-	{ "only the header page", cut_header, EACCES, 0 },
+	{ "the header where the other layout has it", cut_header, EACCES, 0 },
 	{ "header page cut off", cut_last_page, EACCES, 0 },
 	{ "size not a page multiple", cut_odd, EACCES, 0 },
 	{ "map table larger than the instructions allow", many_maps, EACCES, 0 },
@@ -383,7 +404,8 @@ static void get_fd_by_id_errnos(void)
 
 int main(int argc, char **argv)
 {
-	char dir[64] = "/dev/shm/bpfrt-progpin-XXXXXX", path[128], out[256];
+	char dir[64] = "/dev/shm/bpfrt-progpin-XXXXXX", path[128], big[160], out[256];
+	struct stat pst;
 	unsigned long long h = 0, a = 0, v = 0;
 	int prog, fds[3], st;
 	uint32_t n = 0, key = 0;
@@ -475,11 +497,29 @@ int main(int argc, char **argv)
 		T_ASSERT(vi > 0);
 		T_EQ_INT((int)mi.id, insns[vi].imm);
 	}
+	/* a small program's file is one page, its header after the instructions; a larger
+	 * one's has the header page: both layouts checked alike */
+	snprintf(big, sizeof(big), "%s/big", dir);
+	T_CASE("a program of more than a page, pinned");
+	{
+		int bp = load_prog(fds, 600);
+
+		T_ASSERT(bp >= 0);
+		T_EQ_INT(0, bpfrt_obj_pin(bp, big));
+		T_EQ_INT(0, stat(big, &pst));
+		T_ASSERT(pst.st_size > BRT_PAGE);
+		close(bp);
+	}
 	for (int i = 0; i < 3; i++)
 		close(fds[i]);
 	close(prog);
 
+	T_CASE("the pinned small program's file is one page");
+	T_EQ_INT(0, stat(path, &pst));
+	T_EQ_INT(BRT_PAGE, (int)pst.st_size);
 	corrupted_copies(dir, path);
+	corrupted_copies(dir, big);
+	unlink(big);
 
 	T_CASE("bpf_map_get_fd_by_id errnos");
 	get_fd_by_id_errnos();
@@ -514,7 +554,7 @@ int main(int argc, char **argv)
 		unlink(path);
 		for (int i = 0; i < 3; i++)
 			mfds[i] = bpfrt_map_create(BPF_MAP_TYPE_ARRAY, "x", 4, 8, 1, NULL);
-		p2 = load_prog(mfds);
+		p2 = load_prog(mfds, 0);
 		T_ASSERT(p2 >= 0);
 		snprintf(p2path, sizeof(p2path), "%s/other", dir);
 		T_EQ_INT(0, bpfrt_obj_pin(p2, p2path));
@@ -541,9 +581,9 @@ int main(int argc, char **argv)
 			mc[i] = bpfrt_map_create(BPF_MAP_TYPE_ARRAY, "c", 4, 8, 1, NULL);
 			md[i] = bpfrt_map_create(BPF_MAP_TYPE_ARRAY, "d", 4, 8, 1, NULL);
 		}
-		p3 = load_prog(ma);
-		p4 = load_prog(mc);
-		p5 = load_prog(md);
+		p3 = load_prog(ma, 0);
+		p4 = load_prog(mc, 0);
+		p5 = load_prog(md, 0);
 		T_ASSERT(p3 >= 0 && p4 >= 0 && p5 >= 0);
 		T_EQ_INT(0, bpfrt_obj_pin(p3, pa));
 		T_EQ_INT(3, count_links(dir)); /* "other"'s three dropped */
@@ -580,9 +620,9 @@ int main(int argc, char **argv)
 			m2[i] = bpfrt_map_create(BPF_MAP_TYPE_ARRAY, "k2", 4, 8, 1, NULL);
 			m3[i] = bpfrt_map_create(BPF_MAP_TYPE_ARRAY, "k3", 4, 8, 1, NULL);
 		}
-		q1 = load_prog(m1);
-		q2 = load_prog(m2);
-		q3 = load_prog(m3);
+		q1 = load_prog(m1, 0);
+		q2 = load_prog(m2, 0);
+		q3 = load_prog(m3, 0);
 		T_ASSERT(q1 >= 0 && q2 >= 0 && q3 >= 0);
 		T_EQ_INT(0, bpfrt_obj_pin(q1, k1)); /* "fourth"'s three dropped */
 		T_EQ_INT(3, count_links(dir));
@@ -617,7 +657,7 @@ int main(int argc, char **argv)
 		snprintf(other, sizeof(other), "%s/not_a_map", dir);
 		for (int i = 0; i < 3; i++)
 			f[i] = bpfrt_map_create(BPF_MAP_TYPE_ARRAY, "f", 4, 8, 1, NULL);
-		pf = load_prog(f);
+		pf = load_prog(f, 0);
 		T_ASSERT(pf >= 0);
 		for (int i = 0; i < 3; i++)
 			close(f[i]);
@@ -651,9 +691,9 @@ int main(int argc, char **argv)
 			g[i] = bpfrt_map_create(BPF_MAP_TYPE_ARRAY, "g", 4, 8, 1, NULL);
 			r[i] = bpfrt_map_create(BPF_MAP_TYPE_ARRAY, "r", 4, 8, 1, NULL);
 		}
-		pg = load_prog(g);
-		ph = load_prog(g);
-		pr = load_prog(r);
+		pg = load_prog(g, 0);
+		ph = load_prog(g, 0);
+		pr = load_prog(r, 0);
 		T_ASSERT(pg >= 0 && ph >= 0 && pr >= 0);
 		T_EQ_INT(0, bpfrt_obj_pin(pg, gp));
 		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", ph);
