@@ -5,7 +5,6 @@
  * mapping per file, found by (st_dev, st_ino); when it is dropped is described in
  * docs/MEMORY_MODEL.md ("Object lifetime").
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -16,6 +15,7 @@
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -661,51 +661,76 @@ void brt_obj_put(struct brt_obj *obj)
 	atomic_fetch_sub_explicit(obj->refs, 1, memory_order_release);
 }
 
+/* The files of the process's fds, as (st_dev, st_ino): 16 bytes each, so the set of a
+ * process with a few dozen fds stays a small allocation */
 struct fdset {
 	size_t n;
 	size_t cap;
-	struct stat *st;
+	struct fdfile {
+		dev_t dev;
+		ino_t ino;
+	} *f;
 };
 
-/* Collect the files of every fd of the process; -1 when /proc is not readable. */
+/* A getdents64 record (the kernel's struct linux_dirent64). */
+struct dirent64_rec {
+	uint64_t ino;
+	int64_t off;
+	unsigned short reclen;
+	unsigned char type;
+	char name[];
+};
+
+/* Collect the files of every fd of the process; -1 when /proc is not readable.  The
+ * directory is read with getdents64 into a buffer on the stack (opendir() would fstat it
+ * and allocate 32 KiB for a listing of a few entries). */
 static int fdset_load(struct fdset *set)
 {
-	DIR *dir = opendir("/proc/self/fd");
-	struct dirent *de;
-	struct stat st;
+	_Alignas(8) char buf[2048];
+	int dfd = open("/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	long got;
 
-	if (!dir)
+	if (dfd < 0)
 		return -1;
-	while ((de = readdir(dir))) {
-		char *end;
-		long fd;
+	while ((got = syscall(SYS_getdents64, dfd, buf, sizeof(buf))) > 0) {
+		for (long at = 0; at < got;) {
+			const struct dirent64_rec *de = (const void *)(buf + at);
+			struct stat st;
+			char *end;
+			long fd;
 
-		if (de->d_name[0] == '.')
-			continue;
-		/* the number's own fstat, not a stat of /proc/self/fd/N (a path walk through
-		 * procfs per fd): the same file, as of a moment later */
-		fd = strtol(de->d_name, &end, 10);
-		if (*end || fd < 0 || fd > INT_MAX || fstat((int)fd, &st) || !S_ISREG(st.st_mode))
-			continue;
-		if (set->n == set->cap) {
-			size_t cap = set->cap ? set->cap * 2 : 64;
-			struct stat *nst = realloc(set->st, cap * sizeof(*nst));
+			at += de->reclen;
+			if (de->name[0] == '.')
+				continue;
+			/* the number's own fstat, not a stat of /proc/self/fd/N (a path walk
+			 * through procfs per fd): the same file, as of a moment later */
+			fd = strtol(de->name, &end, 10);
+			if (*end || fd < 0 || fd > INT_MAX || fd == dfd || fstat((int)fd, &st) ||
+			    !S_ISREG(st.st_mode))
+				continue;
+			if (set->n == set->cap) {
+				size_t cap = set->cap ? set->cap * 2 : 32;
+				struct fdfile *nf = realloc(set->f, cap * sizeof(*nf));
 
-			if (!nst)
-				break;
-			set->st = nst;
-			set->cap = cap;
+				if (!nf) {
+					close(dfd);
+					return -1; /* could not look: keep everything */
+				}
+				set->f = nf;
+				set->cap = cap;
+			}
+			set->f[set->n].dev = st.st_dev;
+			set->f[set->n++].ino = st.st_ino;
 		}
-		set->st[set->n++] = st;
 	}
-	closedir(dir);
-	return 1;
+	close(dfd);
+	return got < 0 ? -1 : 1;
 }
 
 static int fdset_has(const struct fdset *set, dev_t dev, ino_t ino)
 {
 	for (size_t i = 0; i < set->n; i++)
-		if (set->st[i].st_dev == dev && set->st[i].st_ino == ino)
+		if (set->f[i].dev == dev && set->f[i].ino == ino)
 			return 1;
 	return 0;
 }
@@ -772,7 +797,7 @@ int brt_obj_sweep(void)
 		if (!round_n)
 			break;
 	}
-	free(set.st);
+	free(set.f);
 	return n;
 }
 
