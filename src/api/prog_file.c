@@ -629,21 +629,94 @@ static int idset_add_prog(struct idset *named, const struct brt_prog *prog)
 	return 0;
 }
 
-/* Drop the map links of the links' directory dirfd that named does not hold: 0, or -1
- * when the directory cannot be read. */
-static int drop_unnamed(int dirfd, const struct idset *named)
+/* One pin's view of the locked links' directory: a stream of it, opened at the first pass
+ * and rewound for the next (a DIR a pass cost a dup, an fstat, two fcntl and a close
+ * more), and the other users' links' directories beside it, looked up at most once. */
+struct scan {
+	int dirfd;   /* the user's links' directory, locked */
+	DIR *dir;    /* its stream, NULL until the first pass */
+	int others;  /* other users' links' directories found (any name one could have);
+		      * -1: not looked up yet */
+	int fds[16]; /* the trusted ones among them, opened */
+	int nfds;
+};
+
+/* The directory's stream, at its start; NULL when it cannot be read. */
+static DIR *scan_pass(struct scan *sc)
 {
+	int fd;
+
+	if (!sc->dir) {
+		fd = dup(sc->dirfd);
+		sc->dir = fd >= 0 ? fdopendir(fd) : NULL;
+		if (!sc->dir) {
+			if (fd >= 0)
+				close(fd);
+			return NULL;
+		}
+	}
+	rewinddir(sc->dir); /* also for a new one: a dup shares the directory's offset */
+	return sc->dir;
+}
+
+/* How many other users' links' directories lie beside ours (in ".." of ours: the bpffs
+ * directory lock_links() opened it in, from where only its owner or root can move it),
+ * the trusted ones opened into sc->fds; -1 when that directory cannot be read. */
+static int scan_others(struct scan *sc)
+{
+	char mine[64];
 	struct dirent *de;
 	DIR *dir;
-	int fd = dup(dirfd);
+	int fd;
 
+	if (sc->others >= 0)
+		return sc->others;
+	links_dir_name(geteuid(), mine, sizeof(mine));
+	fd = openat(sc->dirfd, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	dir = fd >= 0 ? fdopendir(fd) : NULL;
 	if (!dir) {
 		if (fd >= 0)
 			close(fd);
 		return -1;
 	}
-	rewinddir(dir); /* a dup shares the offset: sweep() read this directory already */
+	sc->others = 0;
+	while ((de = readdir(dir))) {
+		unsigned uid = 0;
+		int used = 0, o;
+
+		if (strncmp(de->d_name, LINK_DIR, strlen(LINK_DIR)) || !strcmp(de->d_name, mine))
+			continue;
+		sc->others++;
+		if (sc->nfds == (int)(sizeof(sc->fds) / sizeof(sc->fds[0])) ||
+		    (strcmp(de->d_name, LINK_DIR) &&
+		     (sscanf(de->d_name, LINK_DIR ".%u%n", &uid, &used) != 1 ||
+		      de->d_name[used] || !uid)))
+			continue;
+		o = open_links_dir(dirfd(dir), de->d_name, (uid_t)uid);
+		if (o >= 0)
+			sc->fds[sc->nfds++] = o;
+	}
+	closedir(dir);
+	return sc->others;
+}
+
+static void scan_end(struct scan *sc)
+{
+	if (sc->dir)
+		closedir(sc->dir);
+	for (int i = 0; i < sc->nfds; i++)
+		close(sc->fds[i]);
+}
+
+/* Drop the map links of the directory that named does not hold: 0, or -1 when the
+ * directory cannot be read. */
+static int drop_unnamed(struct scan *sc, const struct idset *named)
+{
+	DIR *dir = scan_pass(sc);
+	struct dirent *de;
+
+	if (!dir)
+		return -1;
 	while ((de = readdir(dir))) {
 		uint32_t id;
 		uint64_t ino;
@@ -653,9 +726,8 @@ static int drop_unnamed(int dirfd, const struct idset *named)
 		    de->d_name[used])
 			continue;
 		if (!idset_has(named, id, ino))
-			unlinkat(dirfd, de->d_name, 0);
+			unlinkat(sc->dirfd, de->d_name, 0);
 	}
-	closedir(dir);
 	return 0;
 }
 
@@ -663,109 +735,54 @@ static int drop_unnamed(int dirfd, const struct idset *named)
  * and link the user's pinned programs (PROG_LINK).  0 when every pinned program could
  * be read and linked, -1 otherwise (nothing dropped then when unreadable: keep
  * everything rather than drop a link in use). */
-static int collect(int dirfd, const struct brt_prog *prog)
+static int collect(struct scan *sc, const struct brt_prog *prog)
 {
 	struct idset named = { 0 };
-	struct walk w = { .named = &named, .found = -1, .linkdir = dirfd, .uid = geteuid() };
+	struct walk w = { .named = &named, .found = -1, .linkdir = sc->dirfd,
+			  .uid = geteuid() };
 	int ret = -1;
 
 	if (idset_add_prog(&named, prog))
 		goto out;
 	walk_fs(&w);
 	if (!w.failed)
-		ret = drop_unnamed(dirfd, &named);
+		ret = drop_unnamed(sc, &named);
 out:
 	free(named.v);
 	return ret;
-}
-
-/* Every other user's trusted links' directory (not the one open as mine), for counting
- * the links of a program file that are no pins. */
-struct others {
-	struct stat mine;
-	int fds[16];
-	int n;
-};
-
-static int add_other(int dirfd, void *arg)
-{
-	struct others *o = arg;
-	struct stat st;
-
-	if (o->n < (int)(sizeof(o->fds) / sizeof(o->fds[0])) && !fstat(dirfd, &st) &&
-	    (st.st_ino != o->mine.st_ino || st.st_dev != o->mine.st_dev))
-		o->fds[o->n++] = dup(dirfd);
-	return 0;
 }
 
 /* Drop this directory's program links whose program has no pin left (its link count is
  * only such links, here and in other users' directories): 1 when one was dropped (the
  * links of its maps may be named by nobody now), 0 when none, -1 when the directory
  * cannot be read. */
-static int sweep(int dirfd)
+static int sweep(struct scan *sc)
 {
-	struct others o = { .n = 0 };
+	DIR *dir = scan_pass(sc);
 	struct dirent *de;
 	struct stat st, ost;
-	DIR *dir;
-	int fd = dup(dirfd), dropped = 0, others_read = 0;
+	int dropped = 0;
 
-	dir = fd >= 0 ? fdopendir(fd) : NULL;
-	if (!dir) {
-		if (fd >= 0)
-			close(fd);
+	if (!dir)
 		return -1;
-	}
-	rewinddir(dir); /* a dup shares the directory's offset */
 	while ((de = readdir(dir))) {
 		nlink_t links = 1;
 
 		if (strncmp(de->d_name, PROG_LINK, strlen(PROG_LINK)) ||
-		    fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW))
+		    fstatat(sc->dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW))
 			continue;
-		if (st.st_nlink > 1 && !others_read) {
-			others_read = 1;
-			if (!fstat(dirfd, &o.mine))
-				each_links_dir(add_other, &o);
-		}
-		for (int i = 0; i < o.n && st.st_nlink > links; i++)
-			if (o.fds[i] >= 0 &&
-			    !fstatat(o.fds[i], de->d_name, &ost, AT_SYMLINK_NOFOLLOW) &&
+		if (st.st_nlink > 1)
+			scan_others(sc);
+		for (int i = 0; i < sc->nfds && st.st_nlink > links; i++)
+			if (!fstatat(sc->fds[i], de->d_name, &ost, AT_SYMLINK_NOFOLLOW) &&
 			    ost.st_ino == st.st_ino && ost.st_dev == st.st_dev)
 				links++;
 		if (st.st_nlink <= links) {
-			unlinkat(dirfd, de->d_name, 0);
+			unlinkat(sc->dirfd, de->d_name, 0);
 			dropped = 1;
 		}
 	}
-	closedir(dir);
-	for (int i = 0; i < o.n; i++)
-		if (o.fds[i] >= 0)
-			close(o.fds[i]);
 	return dropped;
-}
-
-/* Does the bpffs directory hold a links' directory other than the one open as dirfd (any
- * name another user's could have, trusted or not)?  1, 0, or -1 when it cannot be read. */
-static int other_links_dirs(int dirfd)
-{
-	char mine[64];
-	struct dirent *de;
-	DIR *dir;
-	int fd = openat(dirfd, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC), found = 0;
-
-	links_dir_name(geteuid(), mine, sizeof(mine));
-	dir = fd >= 0 ? fdopendir(fd) : NULL;
-	if (!dir) {
-		if (fd >= 0)
-			close(fd);
-		return -1;
-	}
-	while (!found && (de = readdir(dir)))
-		found = !strncmp(de->d_name, LINK_DIR, strlen(LINK_DIR)) &&
-			strcmp(de->d_name, mine);
-	closedir(dir);
-	return found;
 }
 
 /* collect() without the walk of $BPFRT_FS, when the state was clean before sweep()
@@ -775,30 +792,22 @@ static int other_links_dirs(int dirfd)
  * links its maps in its own directory, but one whose linking failed may rely on ours,
  * which only the walk would see: so only when no other user's links' directory exists.
  * 0 when done, -1 when the walk must answer (nothing dropped then). */
-static int collect_linked(int dirfd, const struct brt_prog *prog)
+static int collect_linked(struct scan *sc, const struct brt_prog *prog)
 {
 	struct idset named = { 0 };
 	struct dirent *de;
 	struct stat st;
-	DIR *dir = NULL;
+	DIR *dir;
 	int fd, ret = -1;
 
-	if (other_links_dirs(dirfd) || idset_add_prog(&named, prog))
+	if (scan_others(sc) || idset_add_prog(&named, prog) || !(dir = scan_pass(sc)))
 		goto out;
-	fd = dup(dirfd);
-	dir = fd >= 0 ? fdopendir(fd) : NULL;
-	if (!dir) {
-		if (fd >= 0)
-			close(fd);
-		goto out;
-	}
-	rewinddir(dir); /* a dup shares the directory's offset */
 	ret = 0;
 	while (!ret && (de = readdir(dir))) {
 		if (strncmp(de->d_name, PROG_LINK, strlen(PROG_LINK)))
 			continue;
 		/* only this user makes names here (a directory no one else can write) */
-		fd = openat(dirfd, de->d_name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		fd = openat(sc->dirfd, de->d_name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 		if (fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode) ||
 		    add_prog_maps(fd, &st, &named) < 0)
 			ret = -1;
@@ -806,10 +815,8 @@ static int collect_linked(int dirfd, const struct brt_prog *prog)
 			close(fd);
 	}
 	if (!ret)
-		ret = drop_unnamed(dirfd, &named);
+		ret = drop_unnamed(sc, &named);
 out:
-	if (dir)
-		closedir(dir);
 	free(named.v);
 	return ret;
 }
@@ -875,6 +882,7 @@ static _Thread_local struct {
 	uid_t uid;
 	int lock, dir; /* or -1 */
 	char state;    /* the lock file's state byte as this batch last read or wrote it; 0: not read */
+	int swept;     /* the batch swept the directory (at its first pin of a new map) */
 } held = { .lock = -1, .dir = -1 };
 
 static int state_clean(int lock)
@@ -912,6 +920,7 @@ void brt_prog_file_batch_end(void)
 	held.lock = held.dir = -1;
 	held.batch = 0;
 	held.state = 0;
+	held.swept = 0;
 }
 
 /* lock_links(), or the lock the calling thread's batch holds already. */
@@ -933,12 +942,14 @@ static int lock_links_held(int *dirfd)
 		held.lock = lock;
 		held.dir = *dirfd;
 		held.state = 0;
+		held.swept = 0;
 	}
 	return lock;
 }
 
 int brt_prog_file_pin_begin(struct brt_prog *prog, struct brt_pin_links *pl)
 {
+	struct scan sc = { .others = -1 };
 	char name[NAME_LEN];
 	int fresh = 0, clean;
 	uint32_t seen;
@@ -959,19 +970,27 @@ int brt_prog_file_pin_begin(struct brt_prog *prog, struct brt_pin_links *pl)
 	clean = state_clean(pl->lock);
 	/* Links are added only by a pin that makes a new one; that is when the ones
 	 * nobody names any more are dropped (the sweep is cheap, the walk is not). */
+	sc.dirfd = pl->dir;
 	if (fresh || !clean) {
-		/* 1: a program was unpinned, -1: unreadable */
-		int swept = sweep(pl->dir);
+		/* A batch (one `prog loadall`, the lock held from its first pin to its end)
+		 * sweeps at its first pin of a new map only: a program unpinned meanwhile is
+		 * collected by the next such pin after it, as if unpinned then. */
+		int batch = pl->lock == held.lock, swept;
 
+		/* 1: a program was unpinned, -1: unreadable */
+		swept = batch && held.swept && clean ? 0 : sweep(&sc);
+		if (batch)
+			held.swept = 1;
 		/* a clean state: the programs linked here name every map linked here */
-		if (swept > 0 && clean && !collect_linked(pl->dir, prog))
+		if (swept > 0 && clean && !collect_linked(&sc, prog))
 			swept = 0;
 		if (swept || !clean) {
-			clean = !collect(pl->dir, prog);
+			clean = !collect(&sc, prog);
 			if (clean && !fresh)
 				state_set(pl->lock, STATE_CLEAN);
 		}
 	}
+	scan_end(&sc);
 	if (fresh && state_clean(pl->lock))
 		state_set(pl->lock, 'd'); /* until the program's own link exists */
 	/* A map that cannot be linked leaves the program usable where it is loaded only,

@@ -17,11 +17,11 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "map_links.h"
 #include "bpfrt.h"
 #include "api/api.h"
 
 #define ROUNDS 400
-#define LINKS ".bpfrt-maps"
 
 struct prog {
 	int maps[2], fd;
@@ -130,22 +130,6 @@ static int check(const char *path)
 	if (bpfrt_prog_test_run_opts(fd, &o) || o.retval != 3)
 		return 2;
 	return 0;
-}
-
-static int count_links(const char *fs)
-{
-	char p[256];
-	struct dirent *de;
-	DIR *d;
-	int n = 0;
-
-	snprintf(p, sizeof(p), "%s/" LINKS, fs);
-	d = opendir(p);
-	while (d && (de = readdir(d)))
-		n += de->d_name[0] != '.';
-	if (d)
-		closedir(d);
-	return n;
 }
 
 static pid_t run(const char *what, const char *arg)

@@ -8,7 +8,8 @@
  * and a program pinned twice keeps its maps until both pins are gone; a pin after an
  * unpin keeps what the programs still pinned name (read from their program links, no
  * walk), and with another user's links directory present the walk still answers for a
- * pin made without links.  test_pin_concurrent.c: two processes pinning and unpinning.
+ * pin made without links; a batch sweeps once, what is unpinned meanwhile goes at the
+ * next pin after it.  test_pin_concurrent.c: two processes pinning and unpinning.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -19,13 +20,13 @@
 #include <sys/wait.h>
 
 #include "harness.h"
+#include "map_links.h"
 #include "bpfrt.h"
 #include "api/api.h"
 #include "maps/maps.h"
 
 #define RUNS 5
 #define REPEAT 3
-#define LINKS ".bpfrt-maps"
 
 /* hash[0] += 1, array[0] += 2, direct value += 3 per run; returns 7 */
 static const char prog_text[] =
@@ -199,22 +200,6 @@ static int spawn(const char *self, const char *what, const char *path, char *out
 	close(p[0]);
 	waitpid(pid, &st, 0);
 	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
-static int count_links(const char *dir)
-{
-	char p[256];
-	struct dirent *de;
-	DIR *d;
-	int n = 0;
-
-	snprintf(p, sizeof(p), "%s/" LINKS, dir);
-	d = opendir(p);
-	while (d && (de = readdir(d)))
-		n += de->d_name[0] != '.';
-	if (d)
-		closedir(d);
-	return n;
 }
 
 /* ---- corrupted copies ---------------------------------------------------------------- */
@@ -671,6 +656,39 @@ int main(int argc, char **argv)
 		unlink(other);
 		unlink(fp);
 		close(pf);
+	}
+
+	T_CASE("a batch sweeps at its first pin; an unpin meanwhile goes at the next pin after");
+	{
+		char zp[4][160];
+		int zm[4][3], zf[4];
+
+		for (int k = 0; k < 4; k++) {
+			snprintf(zp[k], sizeof(zp[k]), "%s/batch_%d", dir, k);
+			for (int i = 0; i < 3; i++)
+				zm[k][i] = bpfrt_map_create(BPF_MAP_TYPE_ARRAY, "z", 4, 8, 1, NULL);
+			zf[k] = load_prog(zm[k], 0);
+			T_ASSERT(zf[k] >= 0);
+		}
+		T_EQ_INT(0, bpfrt_obj_pin(zf[0], zp[0])); /* the previous case's dropped */
+		T_EQ_INT(3, count_links(dir));
+		brt_api_batch_begin();
+		T_EQ_INT(0, bpfrt_obj_pin(zf[1], zp[1]));
+		unlink(zp[0]);
+		T_EQ_INT(0, bpfrt_obj_pin(zf[2], zp[2])); /* no second sweep: z0's kept */
+		T_EQ_INT(9, count_links(dir));
+		brt_api_batch_end();
+		T_EQ_INT(0, bpfrt_obj_pin(zf[3], zp[3])); /* z0's dropped now */
+		T_EQ_INT(9, count_links(dir));
+		for (int k = 1; k < 4; k++)
+			T_EQ_INT(0, spawn("/proc/self/exe", "B", zp[k], NULL, 0));
+		for (int k = 0; k < 4; k++) {
+			if (k)
+				unlink(zp[k]);
+			for (int i = 0; i < 3; i++)
+				close(zm[k][i]);
+			close(zf[k]);
+		}
 	}
 
 	T_CASE("another user's links' directory: the walk answers for pins it cannot see");
