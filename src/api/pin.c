@@ -209,12 +209,16 @@ static int inside_fs(const char *path)
 
 /* BPF_OBJ_GET of a path in the bpffs directory when that directory is not trusted:
  * -EACCES with a message, as nothing found there can be.  Paths elsewhere are opened as
- * before (their directory is the caller's choice). */
+ * before (their directory is the caller's choice).  A loader asks for each map it pins
+ * by name (ENOENT, then it creates and pins the map: Cilium's objects, ~40 maps): the
+ * batch's confirmation of the directory, or the trust remembered for the bpffs directory,
+ * saves the full check (a readlink and a stat per path component) per map. */
 static int get_dir_ok(const char *path)
 {
 	char why[PATH_MAX + 160];
 
-	if (in_fs(path) <= 0 || !brt_fs_dir_check(brt_obj_fs_dir(), why, sizeof(why)))
+	if (batch_confirmed(path) || in_fs(path) <= 0 ||
+	    !brt_fs_dir_trusted(brt_obj_fs_dir(), why, sizeof(why)))
 		return 0;
 	brt_print(BPFRT_WARN, "bpfrt: BPF_OBJ_GET %s: refusing the bpffs directory: %s\n",
 		  path, why);

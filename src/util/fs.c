@@ -140,6 +140,18 @@ static void remember_trusted(const char *dir)
 	pthread_mutex_unlock(&trusted_lock);
 }
 
+int brt_fs_dir_trusted(const char *dir, char *why, size_t len)
+{
+	int err;
+
+	if (still_trusted(dir))
+		return 0;
+	err = brt_fs_dir_check(dir, why, len);
+	if (!err)
+		remember_trusted(dir);
+	return err;
+}
+
 int brt_fs_dir_prepare(const char *dir)
 {
 	static _Thread_local char warned[PATH_MAX];

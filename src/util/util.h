@@ -25,6 +25,10 @@ void brt_print(enum bpfrt_print_level level, const char *fmt, ...)
  * by anyone else, whatever the umask) and check it; a refusal is printed once. */
 int brt_fs_dir_check(const char *dir, char *why, size_t len);
 int brt_fs_dir_prepare(const char *dir);
+/* brt_fs_dir_check() answered from brt_fs_dir_prepare()'s memory of the last directory
+ * found trustworthy when a stat() still sees it the same (owner, mode, inode): for the
+ * paths that check it per call and must not create it (BPF_OBJ_GET). */
+int brt_fs_dir_trusted(const char *dir, char *why, size_t len);
 /* Open path (relative to dirfd) with flags (O_CREAT and O_TRUNC dropped) only if it is a
  * regular file, never following a final symlink unless follow is set, so that no FIFO
  * or device is ever opened: the fd, -EACCES for anything not regular, or -errno. */

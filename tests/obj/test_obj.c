@@ -231,6 +231,22 @@ static void test_pin(void)
 	close(tmp);
 	T_EQ_INT(-EACCES, bpfrt_obj_get(path));
 	unlink(path);
+
+	T_CASE("the bpffs directory made writable by others after a get: the next refuses it");
+	snprintf(path, sizeof(path), "%s/trust", fsdir);
+	fd = new_hash(4);
+	T_EQ_INT(0, bpfrt_obj_pin(fd, path));
+	close(fd);
+	fd = bpfrt_obj_get(path);
+	T_ASSERT(fd >= 0);
+	close(fd);
+	T_EQ_INT(0, chmod(fsdir, 0777)); /* not sticky: anyone could swap what is pinned */
+	T_EQ_INT(-EACCES, bpfrt_obj_get(path));
+	T_EQ_INT(0, chmod(fsdir, 0700));
+	fd = bpfrt_obj_get(path);
+	T_ASSERT(fd >= 0);
+	close(fd);
+	unlink(path);
 }
 
 /* Damage a pinned map file in one way, then use it: errors are fine, crashes are not. */
