@@ -94,7 +94,10 @@ static void fork_child(void)
 	size_t used;
 	void *m;
 
-	pthread_mutex_init(&pub_lock, NULL);
+	/* the forking thread took the lock in fork_prepare(): it is the child's one thread,
+	 * so it releases it (re-initialising a held mutex is undefined, and ThreadSanitizer
+	 * then sees the child hold it forever: a lock-order inversion with cache_lock) */
+	pthread_mutex_unlock(&pub_lock);
 	if (!head)
 		return;
 	used = (size_t)(atomic_load_explicit(&head->used, memory_order_relaxed) + 1) *
