@@ -19,7 +19,7 @@ MIRROR=${BPFRT_CORPUS_MIRROR:-}
 CLANG=${CLANG:-clang}
 JOBS=${JOBS:-2}
 PROJECTS="cilium-ebpf xdp-tools katran suricata iproute2 bcc-libbpf-tools libbpf-bootstrap cilium falco
-	kernel-selftests inspektor-gadget tracee kubearmor"
+	kernel-selftests inspektor-gadget tracee kubearmor calico tetragon elastic pwru"
 # tracee and kubearmor load as their own loaders load them (tests/corpus/corpus_load.c):
 # Tracee's leaves out maps of types the kernel lacks (its features_test_arena: arenas are
 # refused here), KubeArmor's agent creates its maps of maps (kubearmor_containers,
@@ -488,6 +488,44 @@ p_tetragon() {
 			fi
 		done
 	fi
+	echo "$c"
+}
+
+# Elastic's ebpf (elastic/ebpf GPL/): the event probe Elastic's endpoint and Auditbeat load
+# (EventProbe.bpf.c: fentry/fexit programs and their kprobe fallbacks, tracepoints), and
+# the host isolation programs (a kprobe, a tc classifier), with GPL/'s CMake flags: the
+# project's own libbpf headers (contrib/libbpf) and x86_64 vmlinux.h (CO-RE), TcFilter's
+# -nostdinc -mcpu=v2 with contrib/kernel_hdrs.  Its loader (non-GPL/Events/Lib) writes
+# argument indexes and field offsets found in the kernel's BTF into .rodata before the
+# load: rodata.txt's rules do the same on both sides.
+p_elastic() {
+	c=$(src elastic/ebpf "$1" GPL contrib/vmlinux contrib/kernel_hdrs contrib/libbpf/src) || return 1
+	cd "$1" || return 1
+	mkdir -p inc/bpf && cp contrib/libbpf/src/*.h inc/bpf/ || return 1
+	cp contrib/vmlinux/x86_64/vmlinux.h inc/ || return 1
+	d="-D__TARGET_ARCH_x86 -D__x86_64__ -fno-ident -I$1/inc"
+	# shellcheck disable=SC2086
+	named elastic EventProbe GPL/Events/EventProbe.bpf.c $d -D__KERNEL__ -DBPF_DEBUG_TRACE=0 -IGPL/Events
+	# shellcheck disable=SC2086
+	named elastic KprobeConnectHook GPL/HostIsolation/KprobeConnectHook/KprobeConnectHook.bpf.c $d \
+		-IGPL/HostIsolation/KprobeConnectHook
+	named elastic TcFilter GPL/HostIsolation/TcFilter/TcFilter.bpf.c -nostdinc -mcpu=v2 \
+		-Icontrib/kernel_hdrs -I"$1/inc" -D__KERNEL__ -D__BPF_TRACING -fno-stack-protector \
+		-fno-asynchronous-unwind-tables -fno-ident -IGPL/HostIsolation/TcFilter
+	wait
+	echo "$c"
+}
+
+# Cilium's pwru (cilium/pwru bpf/kprobe_pwru.c): one object of kprobe, kprobe.multi,
+# fentry/fexit and kretprobe programs that its Go tool attaches to every kernel function
+# taking an sk_buff, built as its build.go runs bpf2go (-O2 -mcpu=v1 -g, its own headers and
+# vmlinux.h).  Its loader sets .rodata's CFG (the default flags' bits, the BTF ids of
+# sk_buff and skb_shared_info in the kernel's BTF): rodata.txt's rules.
+p_pwru() {
+	c=$(src cilium/pwru "$1" bpf) || return 1
+	cd "$1" || return 1
+	named pwru kprobe_pwru bpf/kprobe_pwru.c -mcpu=v1 -fno-ident -I./bpf/headers
+	wait
 	echo "$c"
 }
 

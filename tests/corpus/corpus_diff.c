@@ -425,6 +425,7 @@ int main(int argc, char **argv)
 		return 77;
 	}
 	read_rules(BPFRT_SOURCE_DIR "/tests/corpus/types.txt");
+	read_rodata_rules(BPFRT_SOURCE_DIR "/tests/corpus/rodata.txt");
 	read_byte_rules(baseline);
 	read_prog_samples(baseline);
 	capture_messages();
@@ -482,6 +483,7 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < nresults; i++)
 		free(results[i].run_why);
 	free_byte_rules();
+	free_rodata();
 	free(results);
 	return fail;
 }

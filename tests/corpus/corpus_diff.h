@@ -89,6 +89,16 @@ struct bpf_object *k_load_libbpf(const char *path, struct result *r, const char 
 struct bpfrt_object *b_load(const char *path, struct result *r, const char *name,
 			    int kernel, int *fd);
 
+/* ---- .rodata a project's loader writes (corpus_rodata.c) ---- */
+
+/* rodata.txt: values from the kernel's BTF for .rodata variables, per project */
+void read_rodata_rules(const char *path);
+/* give the object at path (key: the program loaded) the .rodata the rules make, on
+ * libbpf's object or bpfrt's, before the load; nothing when no rule applies */
+void rodata_libbpf(struct bpf_object *obj, const char *path, const char *key);
+void rodata_bpfrt(struct bpfrt_object *obj, const char *path, const char *key);
+void free_rodata(void);
+
 /* ---- verifier logs (corpus_log.c) ---- */
 
 /* log level of the loads: 4 (statistics) for the run, 1|4 for the reload of a program both

@@ -367,6 +367,7 @@ struct bpf_object *k_load_libbpf(const char *path, struct result *r, const char 
 	size_t ninner = size_libbpf_maps(obj, inner_fds, 8);
 
 	ninner += project_maps_libbpf(obj, r->key, inner_fds + ninner, 8 - ninner);
+	rodata_libbpf(obj, path, r->key);
 	static char klog[LOG1_SIZE];
 	const char *vt;
 
@@ -447,6 +448,8 @@ struct bpfrt_object *b_load(const char *path, struct result *r, const char *name
 	size_bpfrt_maps(obj);
 	int inner_fds[8];
 	size_t ninner = project_maps_bpfrt(obj, r->key, kernel, inner_fds, 8);
+
+	rodata_bpfrt(obj, path, r->key);
 
 	if (!kernel)
 		r->type_found = bpfrt_program_type(me) == r->type;

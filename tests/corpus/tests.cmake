@@ -6,7 +6,8 @@ pkg_check_modules(LIBBPF IMPORTED_TARGET libbpf)
 if(LIBBPF_FOUND)
   add_executable(corpus_diff ${CMAKE_CURRENT_LIST_DIR}/corpus_diff.c
     ${CMAKE_CURRENT_LIST_DIR}/corpus_load.c ${CMAKE_CURRENT_LIST_DIR}/corpus_compare.c
-    ${CMAKE_CURRENT_LIST_DIR}/corpus_report.c ${CMAKE_CURRENT_LIST_DIR}/corpus_log.c)
+    ${CMAKE_CURRENT_LIST_DIR}/corpus_report.c ${CMAKE_CURRENT_LIST_DIR}/corpus_log.c
+    ${CMAKE_CURRENT_LIST_DIR}/corpus_rodata.c)
   target_include_directories(corpus_diff PRIVATE ${CMAKE_SOURCE_DIR}/include)
   target_link_libraries(corpus_diff PRIVATE bpfrt_static PkgConfig::LIBBPF)
   target_compile_definitions(corpus_diff PRIVATE BPFRT_SOURCE_DIR="${CMAKE_SOURCE_DIR}")
