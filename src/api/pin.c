@@ -162,7 +162,12 @@ static int in_fs(const char *path)
 	/* absolute paths only (a relative one depends on the working directory); dst and
 	 * fst are what stat() saw before the walks */
 	stated = strlen(dir) < sizeof(in_fs_last.dir) && strlen(fs) < sizeof(in_fs_last.fs) &&
-		 dir[0] == '/' && !stat(dir, &dst) && !stat(fs, &fst);
+		 dir[0] == '/' && !stat(dir, &dst);
+	/* a pin in the bpffs directory itself (a loader's maps pinned by name): one stat */
+	if (stated && !strcmp(dir, fs))
+		fst = dst;
+	else if (stated)
+		stated = !stat(fs, &fst);
 	if (stated && in_fs_known(dir, fs, &dst, &fst))
 		return 1;
 	if (stated && !strcmp(dir, fs)) {
@@ -217,9 +222,14 @@ static int get_dir_ok(const char *path)
 {
 	char why[PATH_MAX + 160];
 
-	if (batch_confirmed(path) || in_fs(path) <= 0 ||
-	    !brt_fs_dir_trusted(brt_obj_fs_dir(), why, sizeof(why)))
+	if (batch_confirmed(path) || in_fs(path) <= 0)
 		return 0;
+	if (!brt_fs_dir_trusted(brt_obj_fs_dir(), why, sizeof(why))) {
+		/* the batch's later gets and pins there: no stat (inside_fs()) */
+		if (brt_obj_batch_id())
+			set_batch_confirmed(path);
+		return 0;
+	}
 	brt_print(BPFRT_WARN, "bpfrt: BPF_OBJ_GET %s: refusing the bpffs directory: %s\n",
 		  path, why);
 	return -EACCES;
@@ -244,7 +254,9 @@ int brt_cmd_obj_pin(struct brt_call *call)
 
 	if (attr->file_flags)
 		return -EINVAL;
-	err = brt_obj_from_fd((int)attr->bpf_fd, 0, &obj);
+	/* the pin's name keeps the file alive: a program loaded in a batch (a private
+	 * copy, obj.h) is not mapped for it (an mmap, and the munmap at the exit, a pin) */
+	err = brt_obj_from_fd_transient((int)attr->bpf_fd, 0, &obj);
 	if (err && is_link((int)attr->bpf_fd)) {
 		/* bpffs keeps a pinned link attached after its process exits; a bpfrt link
 		 * runs on a thread of the process that made it, so it cannot: refused loudly

@@ -708,6 +708,8 @@ static void scan_end(struct scan *sc)
 		close(sc->fds[i]);
 }
 
+static void held_forget_links(void);
+
 /* Drop the map links of the directory that named does not hold: 0, or -1 when the
  * directory cannot be read. */
 static int drop_unnamed(struct scan *sc, const struct idset *named)
@@ -715,6 +717,7 @@ static int drop_unnamed(struct scan *sc, const struct idset *named)
 	DIR *dir = scan_pass(sc);
 	struct dirent *de;
 
+	held_forget_links(); /* what it drops may be remembered as linked */
 	if (!dir)
 		return -1;
 	while ((de = readdir(dir))) {
@@ -837,7 +840,8 @@ static int map_linked(int dirfd, const struct brt_map *map, char *name)
  * Then, as this process maps the file, the mapping's /proc/self/map_files entry (that
  * needs CAP_SYS_ADMIN or CAP_CHECKPOINT_RESTORE); failing that, any fd of the process
  * that refers to it.  linked: the caller saw it linked already (under the lock, so it
- * still is). */
+ * still is), -1: saw it not linked (under the lock: nobody links it meanwhile), 0: did
+ * not look.  0 when linked, -errno. */
 static int link_map(int lnk, const struct brt_map *map, int linked)
 {
 	char name[NAME_LEN], src[300];
@@ -846,8 +850,9 @@ static int link_map(int lnk, const struct brt_map *map, int linked)
 	DIR *dir;
 	int err = -ENOENT, fd = map->obj.last_fd;
 
-	if (linked || map_linked(lnk, map, name))
+	if (linked > 0 || (!linked && map_linked(lnk, map, name)))
 		return 0;
+	link_name(map->obj.snap.id, (uint64_t)map->obj.ino, name);
 	if (fd >= 0 && !fstat(fd, &st) && st.st_dev == map->obj.dev &&
 	    st.st_ino == map->obj.ino && !brt_fs_link_fd(fd, lnk, name)) {
 		if (map_linked(lnk, map, name))
@@ -883,7 +888,34 @@ static _Thread_local struct {
 	int lock, dir; /* or -1 */
 	char state;    /* the lock file's state byte as this batch last read or wrote it; 0: not read */
 	int swept;     /* the batch swept the directory (at its first pin of a new map) */
+	/* maps this batch saw linked or linked itself: still linked, as only
+	 * drop_unnamed() removes map links and it forgets them (an fstatat a map a pin:
+	 * the programs of one object mostly share their maps) */
+	struct { uint32_t id; uint64_t ino; } linked[32];
+	unsigned nlinked;
 } held = { .lock = -1, .dir = -1 };
+
+static int held_linked(const struct brt_map *map)
+{
+	for (unsigned i = 0; i < held.nlinked; i++)
+		if (held.linked[i].id == map->obj.snap.id &&
+		    held.linked[i].ino == (uint64_t)map->obj.ino)
+			return 1;
+	return 0;
+}
+
+static void held_forget_links(void)
+{
+	held.nlinked = 0;
+}
+
+static void held_link(const struct brt_map *map)
+{
+	if (held_linked(map) || held.nlinked == sizeof(held.linked) / sizeof(held.linked[0]))
+		return;
+	held.linked[held.nlinked].id = map->obj.snap.id;
+	held.linked[held.nlinked++].ino = (uint64_t)map->obj.ino;
+}
 
 static int state_clean(int lock)
 {
@@ -921,20 +953,23 @@ void brt_prog_file_batch_end(void)
 	held.batch = 0;
 	held.state = 0;
 	held.swept = 0;
+	held.nlinked = 0;
 }
 
 /* lock_links(), or the lock the calling thread's batch holds already. */
 static int lock_links_held(int *dirfd)
 {
 	uint64_t batch = brt_obj_batch_id();
-	uid_t uid = geteuid();
+	uid_t uid;
 	int lock;
 
-	if (held.lock >= 0 && batch && held.batch == batch && held.uid == uid) {
+	/* the batch's own user: as its privilege (check.c), sampled at its first pin */
+	if (held.lock >= 0 && batch && held.batch == batch) {
 		*dirfd = held.dir;
 		return held.lock;
 	}
-	brt_prog_file_batch_end(); /* another batch's, or another user's */
+	uid = geteuid();
+	brt_prog_file_batch_end(); /* another batch's */
 	lock = lock_links(dirfd);
 	if (lock >= 0 && batch) {
 		held.batch = batch;
@@ -943,6 +978,7 @@ static int lock_links_held(int *dirfd)
 		held.dir = *dirfd;
 		held.state = 0;
 		held.swept = 0;
+		held.nlinked = 0;
 	}
 	return lock;
 }
@@ -951,7 +987,7 @@ int brt_prog_file_pin_begin(struct brt_prog *prog, struct brt_pin_links *pl)
 {
 	struct scan sc = { .others = -1 };
 	char name[NAME_LEN];
-	int fresh = 0, clean;
+	int fresh = 0, clean, batch;
 	uint32_t seen;
 
 	pl->lock = pl->dir = -1;
@@ -963,8 +999,14 @@ int brt_prog_file_pin_begin(struct brt_prog *prog, struct brt_pin_links *pl)
 		return pl->lock;
 	/* maps [0, seen) were found linked: neither sweep() nor collect() drops the link of
 	 * a map prog names, and nobody else does while the lock is held */
-	for (seen = 0; seen < prog->pm.n && !fresh; seen++)
-		fresh = !map_linked(pl->dir, prog->pm.maps[seen], name);
+	batch = pl->lock == held.lock;
+	for (seen = 0; seen < prog->pm.n && !fresh; seen++) {
+		struct brt_map *m = prog->pm.maps[seen];
+
+		fresh = !(batch && held_linked(m)) && !map_linked(pl->dir, m, name);
+		if (!fresh && batch)
+			held_link(m);
+	}
 	if (fresh)
 		seen--;
 	clean = state_clean(pl->lock);
@@ -975,7 +1017,7 @@ int brt_prog_file_pin_begin(struct brt_prog *prog, struct brt_pin_links *pl)
 		/* A batch (one `prog loadall`, the lock held from its first pin to its end)
 		 * sweeps at its first pin of a new map only: a program unpinned meanwhile is
 		 * collected by the next such pin after it, as if unpinned then. */
-		int batch = pl->lock == held.lock, swept;
+		int swept;
 
 		/* 1: a program was unpinned, -1: unreadable */
 		swept = batch && held.swept && clean ? 0 : sweep(&sc);
@@ -996,7 +1038,9 @@ int brt_prog_file_pin_begin(struct brt_prog *prog, struct brt_pin_links *pl)
 	/* A map that cannot be linked leaves the program usable where it is loaded only,
 	 * as before pinning (docs/MEMORY_MODEL.md). */
 	for (uint32_t i = 0; i < prog->pm.n; i++)
-		link_map(pl->dir, prog->pm.maps[i], i < seen);
+		if (!link_map(pl->dir, prog->pm.maps[i], i < seen ? 1 : i == seen ? -1 : 0) &&
+		    batch)
+			held_link(prog->pm.maps[i]);
 	pl->clean = clean;
 	return pl->lock;
 }

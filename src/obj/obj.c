@@ -534,7 +534,7 @@ out_close:
 	return 0;
 }
 
-int brt_obj_from_fd(int fd, uint32_t kind, struct brt_obj **out)
+static int from_fd(int fd, uint32_t kind, struct brt_obj **out, int keep)
 {
 	struct brt_obj *obj, *raced;
 	struct stat st;
@@ -548,7 +548,8 @@ int brt_obj_from_fd(int fd, uint32_t kind, struct brt_obj **out)
 			if (kind && obj->kind != kind)
 				return -EINVAL;
 			brt_obj_get(obj);
-			obj_keep(obj, fd);
+			if (keep)
+				obj_keep(obj, fd);
 			*out = obj;
 			return 0;
 		}
@@ -564,7 +565,10 @@ int brt_obj_from_fd(int fd, uint32_t kind, struct brt_obj **out)
 	}
 	pthread_mutex_unlock(&cache_lock);
 	if (!obj) {
-		brt_obj_sweep();
+		/* a new entry, like a creation: the sweep when due, once a batch (a sweep
+		 * per miss made a loader that gets n pinned maps quadratic in fstat()s:
+		 * Cilium's ~40 cost ~700) */
+		sweep_due();
 		err = obj_open(fd, &st, &obj);
 		if (err)
 			return err;
@@ -589,9 +593,25 @@ int brt_obj_from_fd(int fd, uint32_t kind, struct brt_obj **out)
 		brt_obj_put(obj);
 		return -EINVAL;
 	}
-	obj_keep(obj, fd);
+	if (keep)
+		obj_keep(obj, fd);
 	*out = obj;
 	return 0;
+}
+
+int brt_obj_from_fd(int fd, uint32_t kind, struct brt_obj **out)
+{
+	return from_fd(fd, kind, out, 1);
+}
+
+int brt_obj_from_fd_transient(int fd, uint32_t kind, struct brt_obj **out)
+{
+	return from_fd(fd, kind, out, 0);
+}
+
+void brt_obj_keep_fd(struct brt_obj *obj, int fd)
+{
+	obj_keep(obj, fd);
 }
 
 void brt_obj_batch_begin(void)

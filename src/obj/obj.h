@@ -219,6 +219,13 @@ void brt_obj_set_attach(uint32_t kind, brt_obj_attach_fn fn);
  * reference (drop it with brt_obj_put()).  -EBADF for a closed fd, -EINVAL for an fd that
  * is not a bpfrt object or is of another kind (kind 0 accepts any). */
 int brt_obj_from_fd(int fd, uint32_t kind, struct brt_obj **out);
+/* The same for a caller that needs the object only while its call lasts, or whose own
+ * file carries what others need of it (a program's file has a copy of its BTF blob, by
+ * which another process finds the BTF's id: api/ids.c): a private copy (private_copy
+ * above) is not mapped, so a load of many programs does not map and unmap its BTF object
+ * for nothing.  brt_obj_keep_fd() maps it after all (obj an object resolved from fd). */
+int brt_obj_from_fd_transient(int fd, uint32_t kind, struct brt_obj **out);
+void brt_obj_keep_fd(struct brt_obj *obj, int fd);
 void brt_obj_get(struct brt_obj *obj);
 void brt_obj_put(struct brt_obj *obj);
 /* delta (+1, -1) of obj's references that another object of this process holds and
