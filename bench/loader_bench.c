@@ -152,6 +152,10 @@ int main(int argc, char **argv)
 				load_once((enum side)s, objs[i]);
 			printf("RES %s %.1f\n", side_names[s], now_us() - t0);
 		}
+	/* the directory keeps the id counters' file (.bpfrt-ids): rmdir alone left one
+	 * directory per run behind */
+	snprintf(pin_user, sizeof(pin_user), "%s/.bpfrt-ids", dir);
+	unlink(pin_user);
 	rmdir(dir);
 	free(objs);
 	return 0;

@@ -9,6 +9,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef _GNU_SOURCE /* the project's flags; api.opts_clang builds test_opts.c with plain C11 */
+#include <ftw.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#endif
 
 static int t_failed;
 static int t_passed;
@@ -81,6 +86,64 @@ static const char *t_case = "";
 		printf("\n");                                                          \
 		exit(77);                                                              \
 	} while (0)
+
+/* Scratch directories (a $BPFRT_FS of its own per test, say): made from a mkdtemp()
+ * template, changed in place, and removed with everything in them when the process that
+ * made them exits by exit(), a return from main or T_SKIP, whatever the assertions said
+ * (a fork's child that exits leaves them alone).  A bpfrt directory always holds files
+ * (.bpfrt-ids, pins, links directories), so an rmdir() at the end of main is not enough,
+ * and a failure path that returns early skipped it. */
+#ifdef _GNU_SOURCE
+#define T_SCRATCH_MAX 8
+struct t_scratch {
+	pid_t owner;
+	int n;
+	char dir[T_SCRATCH_MAX][128];
+};
+
+static inline struct t_scratch *t_scratch_state(void)
+{
+	static struct t_scratch s;
+
+	return &s;
+}
+
+static inline int t_scratch_rm1(const char *path, const struct stat *st, int flag,
+				struct FTW *ftw)
+{
+	(void)st, (void)ftw;
+	if (flag == FTW_DP)
+		rmdir(path);
+	else
+		unlink(path);
+	return 0;
+}
+
+static inline void t_scratch_rm_all(void)
+{
+	struct t_scratch *s = t_scratch_state();
+
+	if (getpid() != s->owner)
+		return;
+	for (int i = 0; i < s->n; i++)
+		nftw(s->dir[i], t_scratch_rm1, 16, FTW_DEPTH | FTW_PHYS);
+	s->n = 0;
+}
+
+/* mkdtemp(tmpl) and remember it for removal at exit: tmpl, or NULL (errno set). */
+static inline char *t_scratch_dir(char *tmpl)
+{
+	struct t_scratch *s = t_scratch_state();
+
+	if (s->n == T_SCRATCH_MAX || strlen(tmpl) >= sizeof(s->dir[0]) || !mkdtemp(tmpl))
+		return NULL;
+	if (!s->n && !s->owner)
+		atexit(t_scratch_rm_all);
+	s->owner = getpid();
+	snprintf(s->dir[s->n++], sizeof(s->dir[0]), "%s", tmpl);
+	return tmpl;
+}
+#endif
 
 /* Every test ends with this: the plain summary line, exit status 1 on any failure.
  * A test that checked nothing fails: it cannot have tested anything. */

@@ -90,7 +90,7 @@ int main(void)
 	union bpf_attr a;
 	int fa, fb, fc, fp, base;
 
-	if (!mkdtemp(dir))
+	if (!t_scratch_dir(dir))
 		T_SKIP("cannot create a directory in /dev/shm");
 	setenv("BPFRT_FS", dir, 1);
 	snprintf(pin, sizeof(pin), "%s/seven", dir);

@@ -305,7 +305,7 @@ int main(void)
 	struct blob bl;
 	int probe, kernel;
 
-	if (!mkdtemp(tmpdir))
+	if (!t_scratch_dir(tmpdir))
 		return 1;
 	setenv("BPFRT_FS", tmpdir, 1);
 	probe = geteuid() == 0 ? (make_case(GOOD, &bl), btf_load(kernel_bpf, &bl, NULL, 0)) : -1;

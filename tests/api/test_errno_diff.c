@@ -101,7 +101,7 @@ int main(void)
 	}
 
 	T_CASE("BPF_OBJ_GET of a directory: EACCES");
-	T_ASSERT(mkdtemp(dir) != NULL);
+	T_ASSERT(t_scratch_dir(dir) != NULL);
 	setenv("BPFRT_FS", dir, 1);
 	snprintf(sub, sizeof(sub), "%s/subdir", dir);
 	T_EQ_INT(0, mkdir(sub, 0700));

@@ -330,7 +330,7 @@ static void test_file_flags(void)
 	struct ff_result m, k;
 	int kernel = kernel_available(), mounted = 0;
 
-	T_ASSERT(mkdtemp(dir));
+	T_ASSERT(t_scratch_dir(dir));
 	setenv("BPFRT_FS", dir, 1);
 	run_file_flags(sys_bpfrt, dir, 1, &m);
 	T_CASE("file_flags: bpfrt");

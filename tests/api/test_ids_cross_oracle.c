@@ -302,7 +302,7 @@ int main(void)
 
 	if (!kernel_available())
 		T_SKIP("needs root and the kernel's bpf()");
-	if (!mkdtemp(dir))
+	if (!t_scratch_dir(dir))
 		T_SKIP("cannot create a directory in /dev/shm");
 	setenv("BPFRT_FS", dir, 1);
 	signal(SIGPIPE, SIG_IGN);

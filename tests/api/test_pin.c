@@ -95,7 +95,7 @@ int main(int argc, char **argv)
 
 	if (argc == 3 && !strcmp(argv[1], "reader"))
 		return reader(argv[2]);
-	if (!mkdtemp(dir))
+	if (!t_scratch_dir(dir))
 		T_SKIP("cannot create a directory in /dev/shm");
 	setenv("BPFRT_FS", dir, 1);
 	snprintf(path, sizeof(path), "%s/counts", dir);

@@ -164,7 +164,7 @@ int main(int argc, char **argv)
 		return check(argv[2]);
 	if (geteuid() != 0)
 		T_SKIP("pinning a program's maps reads /proc/self/map_files: needs root");
-	if (!mkdtemp(fs))
+	if (!t_scratch_dir(fs))
 		T_SKIP("cannot create a directory in /dev/shm");
 	setenv("BPFRT_FS", fs, 1);
 

@@ -404,7 +404,7 @@ int main(int argc, char **argv)
 		return proc_c(argv[2]);
 	if (geteuid() != 0)
 		T_SKIP("pinning a program's maps reads /proc/self/map_files: needs root");
-	if (!mkdtemp(dir))
+	if (!t_scratch_dir(dir))
 		T_SKIP("cannot create a directory in /dev/shm");
 	setenv("BPFRT_FS", dir, 1);
 	snprintf(path, sizeof(path), "%s/count3", dir);

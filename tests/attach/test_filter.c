@@ -371,7 +371,7 @@ int main(void)
 	if (!brt_pcap_available())
 		T_SKIP("built without libpcap");
 	snprintf(dir, sizeof(dir), "%s/bpfrt-filter-XXXXXX", tmp ? tmp : "/tmp");
-	if (!mkdtemp(dir))
+	if (!t_scratch_dir(dir))
 		T_SKIP("cannot create a temporary directory");
 
 	T_CASE("generate");

@@ -242,7 +242,7 @@ int main(void)
 	if (!brt_pcap_available())
 		T_SKIP("built without libpcap");
 	snprintf(dir, sizeof(dir), "%s/bpfrt-pcap-io-XXXXXX", tmp ? tmp : "/tmp");
-	if (!mkdtemp(dir))
+	if (!t_scratch_dir(dir))
 		T_SKIP("cannot create a temporary directory");
 	kernel = kref_usable();
 

@@ -237,7 +237,7 @@ static void test_too_big(void)
 int main(void)
 {
 	snprintf(fsdir, sizeof(fsdir), "/dev/shm/bpfrt-test-XXXXXX");
-	if (!mkdtemp(fsdir))
+	if (!t_scratch_dir(fsdir))
 		T_SKIP("no /dev/shm");
 	setenv("BPFRT_FS", fsdir, 1);
 	test_cold_open();

@@ -122,7 +122,7 @@ int main(void)
 	/* a fresh directory (not one named by the pid alone: a killed run of the same pid
 	 * may have left its pins there) */
 	snprintf(fs, sizeof(fs), "/tmp/bpfrt-test-eventpipe-XXXXXX");
-	if (!mkdtemp(fs))
+	if (!t_scratch_dir(fs))
 		snprintf(fs, sizeof(fs), "/tmp/bpfrt-test-eventpipe-%d", (int)getpid());
 	setenv("BPFRT_FS", fs, 1);
 	snprintf(pin, sizeof(pin), "%s/events", fs);

@@ -192,7 +192,7 @@ int main(void)
 	char tmpdir[] = "/tmp/bpfrt-mim-XXXXXX";
 	int probe;
 
-	if (!mkdtemp(tmpdir))
+	if (!t_scratch_dir(tmpdir))
 		return 1;
 	setenv("BPFRT_FS", tmpdir, 1);
 	script(bpfrt_bpf, ours);

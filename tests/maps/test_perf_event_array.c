@@ -917,7 +917,7 @@ int main(void)
 	/* a fresh directory (not one named by the pid alone: a killed run of the same pid
 	 * may have left its pins there) */
 	snprintf(dir, sizeof(dir), "/tmp/bpfrt-test-perf-XXXXXX");
-	if (!mkdtemp(dir))
+	if (!t_scratch_dir(dir))
 		snprintf(dir, sizeof(dir), "/tmp/bpfrt-test-perf-%d", (int)getpid());
 	setenv("BPFRT_FS", dir, 1);
 	{

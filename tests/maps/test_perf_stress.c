@@ -157,7 +157,7 @@ int main(void)
 	/* a fresh directory (not one named by the pid alone: a killed run of the same pid
 	 * may have left its pins there) */
 	snprintf(dir, sizeof(dir), "/tmp/bpfrt-test-perfstress-XXXXXX");
-	if (!mkdtemp(dir))
+	if (!t_scratch_dir(dir))
 		snprintf(dir, sizeof(dir), "/tmp/bpfrt-test-perfstress-%d", (int)getpid());
 	setenv("BPFRT_FS", dir, 1);
 	map_fd = bpfrt_map_create(BPF_MAP_TYPE_PERF_EVENT_ARRAY, "stress", 4, 4,

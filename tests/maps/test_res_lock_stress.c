@@ -431,7 +431,7 @@ int main(void)
 	int rc;
 
 	/* a private objects' directory for the registry of waiting threads */
-	if (!mkdtemp(dir))
+	if (!t_scratch_dir(dir))
 		T_SKIP("cannot create a directory in /dev/shm");
 	setenv("BPFRT_FS", dir, 1);
 	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);

@@ -50,7 +50,7 @@ int main(void)
 	struct brt_obj *obj;
 	int fd, err;
 
-	if (!mkdtemp(fsdir))
+	if (!t_scratch_dir(fsdir))
 		T_SKIP("no /dev/shm: %s", strerror(errno));
 	setenv("BPFRT_FS", fsdir, 1);
 	snprintf(path, sizeof(path), "%s/o", fsdir);

@@ -180,7 +180,7 @@ static void test_pin(void)
 	{
 		char out_dir[] = "/dev/shm/bpfrt-pin-out-XXXXXX", sym[160], sub[200], dots[200];
 
-		T_ASSERT(mkdtemp(out_dir) != NULL);
+		T_ASSERT(t_scratch_dir(out_dir) != NULL);
 		snprintf(sym, sizeof(sym), "%s/to_tmp", fsdir);
 		T_EQ_INT(0, symlink(out_dir, sym));
 		snprintf(path, sizeof(path), "%s/to_tmp/m", fsdir);
@@ -416,7 +416,7 @@ static void test_mmapable(void)
 int main(void)
 {
 	snprintf(fsdir, sizeof(fsdir), "/dev/shm/bpfrt-test-XXXXXX");
-	if (!mkdtemp(fsdir))
+	if (!t_scratch_dir(fsdir))
 		T_SKIP("cannot create a directory in /dev/shm");
 	setenv("BPFRT_FS", fsdir, 1);
 	test_close_frees();

@@ -228,7 +228,7 @@ int main(void)
 	char dir[64] = "/dev/shm/bpfrt-trunc-XXXXXX", cmd[96];
 	int rc;
 
-	if (!mkdtemp(dir))
+	if (!t_scratch_dir(dir))
 		T_SKIP("cannot create a directory in /dev/shm");
 	setenv("BPFRT_FS", dir, 1);
 	ids_truncated(dir);

@@ -293,7 +293,7 @@ int main(void)
 	parse_samples(sm, smlen);
 	refusals(tc, tclen, sm, smlen);
 
-	if (!mkdtemp(root))
+	if (!t_scratch_dir(root))
 		T_SKIP("mkdtemp: %s", strerror(errno));
 	/* bpfrt pins only inside its bpffs directory */
 	setenv("BPFRT_FS", root, 1);

@@ -189,7 +189,7 @@ int main(void)
 	if (!buf)
 		T_SKIP("corpus not built (clang missing)");
 	free(buf);
-	if (!mkdtemp(fs))
+	if (!t_scratch_dir(fs))
 		T_SKIP("mkdtemp: %s", strerror(errno));
 	setenv("BPFRT_FS", fs, 1);
 	bpfrt_set_print(quiet);

@@ -61,7 +61,7 @@ int main(void)
 	int fd, named, dirfd, st;
 	pid_t pid;
 
-	if (!mkdtemp(dir))
+	if (!t_scratch_dir(dir))
 		T_SKIP("cannot create a directory in /dev/shm");
 	snprintf(a, sizeof(a), "%s/a", dir);
 	snprintf(b, sizeof(b), "%s/b", dir);

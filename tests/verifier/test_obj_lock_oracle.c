@@ -343,7 +343,7 @@ int main(int argc, char **argv)
 	    k_lock_irq <= 0 || k_unlock_irq <= 0)
 		T_SKIP("the kernel's BTF lacks bpf_obj_new or bpf_res_spin_lock");
 	/* this test's own bpffs for the pins (the child finds it through the environment) */
-	if (!mkdtemp(dir))
+	if (!t_scratch_dir(dir))
 		T_SKIP("cannot create a directory in /dev/shm");
 	setenv("BPFRT_FS", dir, 1);
 	err = side_setup(&ks);
