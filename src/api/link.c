@@ -53,8 +53,10 @@ static int fd_ino(int fd, dev_t *dev, ino_t *ino)
 {
 	struct stat st;
 
+	/* nonzero on every failure (callers read *dev and *ino only after a 0): errno as
+	 * the compiler sees it may be 0 */
 	if (fstat(fd, &st))
-		return -errno;
+		return errno > 0 ? -errno : -EBADF;
 	*dev = st.st_dev;
 	*ino = st.st_ino;
 	return 0;

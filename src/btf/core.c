@@ -1168,8 +1168,11 @@ static int find_cands(struct brt_core *c, uint32_t lid, struct brt_core_cands **
 int brt_core_calc(struct brt_core *c, const char *prog, const struct brt_btf_core_relo *r,
 		  struct brt_core_res *res, char *err, size_t errlen)
 {
-	struct spec ls, cs, ts;
+	struct spec ls, cs;
 	const struct btf_type *lt = brt_btf_type(c->local, r->type_id);
+	/* the first matching candidate's bit offset, -1 before one matched (the state itself,
+	 * not the count of matches, says whether it is set) */
+	int64_t bit_off0 = -1;
 	const char *lname = brt_btf_name(c->local, r->type_id);
 	struct brt_core_cands *cl;
 	struct brt_core_res cres;
@@ -1217,12 +1220,13 @@ int brt_core_calc(struct brt_core *c, const char *prog, const struct brt_btf_cor
 		ret = calc(prog, r, &ls, &cs, &cres, err, errlen);
 		if (ret)
 			return ret;
-		if (!j) {
+		if (bit_off0 < 0) {
 			*res = cres;
-			ts = cs;
-		} else if (cs.bit_off != ts.bit_off) {
+			bit_off0 = cs.bit_off;
+		} else if (cs.bit_off != bit_off0) {
 			return fail(err, errlen, -EINVAL, "prog '%s': relo #%u: field offset "
-				    "ambiguity: %u != %u", prog, r->sec_rec, cs.bit_off, ts.bit_off);
+				    "ambiguity: %u != %u", prog, r->sec_rec, cs.bit_off,
+				    (uint32_t)bit_off0);
 		} else if (cres.poison != res->poison || cres.new_val != res->new_val) {
 			return fail(err, errlen, -EINVAL, "prog '%s': relo #%u: relocation decision "
 				    "ambiguity: %s %llu != %s %llu", prog, r->sec_rec,

@@ -338,17 +338,22 @@ static int prepare_args(struct brt_env *env, int sub)
 {
 	const struct brt_verify_opts *o = env->opts;
 	const struct brt_btf *btf = o->prog_btf;
-	struct brt_subprog *sp = &env->subprogs[sub];
-	int global = brt_subprog_is_global(env, sub);
+	struct brt_subprog *sp;
 	const struct btf_type *fn, *proto, *t;
 	const struct btf_param *args;
 	const char *tname;
 	uint32_t nargs;
+	int global;
 
+	/* a subprogram of this program (its slot is read before the BTF checks below) */
+	if (sub < 0 || sub >= env->subprog_cnt)
+		return -EINVAL;
+	sp = &env->subprogs[sub];
 	if (sp->args_cached)
 		return 0;
 	if (!btf || !o->func_btf_ids || (uint32_t)sub >= o->nfuncs)
 		return -EINVAL;
+	global = brt_subprog_is_global(env, sub);
 	fn = type_of(btf, o->func_btf_ids[sub]);
 	if (kind_of(fn) != BTF_KIND_FUNC) {
 		brt_verr(env, "BTF of func#%d doesn't point to KIND_FUNC\n", sub);
