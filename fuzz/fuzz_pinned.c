@@ -22,6 +22,7 @@
 
 #include "fuzz.h"
 #include "bpfrt.h"
+#include "maps/maps.h"
 #include "obj/obj.h"
 
 enum { MAP, OUTER, PROG, NOBJ };
@@ -169,6 +170,16 @@ static int create(struct pinned *o)
 	return 0;
 }
 
+/* brt_map_file_values()'s callback: read every byte it is given (ASan checks them) */
+static void touch(void *arg, const void *bytes)
+{
+	static volatile unsigned char sink;
+	uint32_t n = *(const uint32_t *)arg;
+
+	for (uint32_t i = 0; i < n; i++)
+		sink = sink + ((const unsigned char *)bytes)[i];
+}
+
 static void map_op(int fd, uint8_t op, const uint8_t *arg)
 {
 	unsigned char key[8], next[8], vals[64] = { 0 };
@@ -207,12 +218,24 @@ static void map_op(int fd, uint8_t op, const uint8_t *arg)
 		break;
 	default: {
 		struct bpf_map_info info;
+		struct brt_obj_hdr hdr;
+		struct stat st;
 
 		memset(&info, 0, sizeof(info));
 		a.info.bpf_fd = (uint32_t)fd;
 		a.info.info_len = sizeof(info);
 		a.info.info = (uint64_t)(uintptr_t)&info;
 		sys(BPF_OBJ_GET_INFO_BY_FD, &a);
+		/* and the file as another process's id walk reads it (api/ids.c): the header
+		 * as it is now, values [off, off + len) of every element in use */
+		if (!fstat(fd, &st) && st.st_size >= (off_t)BRT_PAGE &&
+		    pread(fd, &hdr, sizeof(hdr), (off_t)brt_obj_hdr_off((uint64_t)st.st_size)) ==
+			    (ssize_t)sizeof(hdr)) {
+			uint32_t len = arg[2] % 24;
+
+			brt_map_file_values(fd, &hdr, (uint64_t)st.st_size, arg[1] % 24, len,
+					    touch, &len);
+		}
 		break;
 	}
 	}

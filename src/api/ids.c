@@ -48,7 +48,9 @@ struct id_walk {
 	struct { dev_t dev; ino_t ino; } *seen;
 	size_t nseen, cap;
 	/* what the live objects seen so far name as held: maps by their programs' tables
-	 * (kind, id, inode), programs by prog arrays' slots (inode 0: by id alone) */
+	 * (kind, id, inode), programs by prog arrays' slots and bpf_timers, maps by maps of
+	 * maps (inode 0: by id alone; id 0: every object of the kind, when a holder's file
+	 * could not be read) */
 	struct { uint32_t kind, id; uint64_t ino; } *named;
 	size_t nnamed, named_cap;
 	/* files only objects naming them hold in the process that maps them
@@ -103,6 +105,27 @@ static void add_slot(void *arg, uint32_t id)
 	add_named(arg, BRT_OBJ_PROG, id, 0);
 }
 
+/* a map of maps' value: an inner map's id */
+static void add_inner(void *arg, const void *bytes)
+{
+	uint32_t id;
+
+	memcpy(&id, bytes, sizeof(id));
+	if (id)
+		add_named(arg, BRT_OBJ_MAP, id, 0);
+}
+
+/* a value's struct bpf_timer: word 0 nonzero once initialised, word 1 the callback's
+ * program id while one is set (maps/timer.c) */
+static void add_timer(void *arg, const void *bytes)
+{
+	uint64_t w[2];
+
+	memcpy(w, bytes, sizeof(w));
+	if (w[0] && (uint32_t)w[1])
+		add_named(arg, BRT_OBJ_PROG, (uint32_t)w[1], 0);
+}
+
 /* A live object's file (fd, header checked against st): remember what it names as held
  * (a program: the maps its table names, by id and inode; a prog array: the programs its
  * slots name, by id).  All of it is untrusted (another process may write the file):
@@ -115,7 +138,22 @@ static void note_named(struct id_walk *w, int fd, const struct brt_obj_hdr *hdr,
 	off_t off = (off_t)hdr->max_entries * (off_t)sizeof(struct bpf_insn);
 
 	if (hdr->kind == BRT_OBJ_MAP) {
-		brt_prog_array_file_ids(fd, hdr, (uint64_t)st->st_size, add_slot, w);
+		uint64_t size = (uint64_t)st->st_size;
+
+		if (hdr->type == BPF_MAP_TYPE_PROG_ARRAY)
+			brt_prog_array_file_ids(fd, hdr, size, add_slot, w);
+		/* a file that cannot be read as one names every object of the kind: found a
+		 * little longer, never lost while held */
+		if ((hdr->type == BPF_MAP_TYPE_ARRAY_OF_MAPS ||
+		     hdr->type == BPF_MAP_TYPE_HASH_OF_MAPS) &&
+		    brt_map_file_values(fd, hdr, size, 0, 4, add_inner, w))
+			add_named(w, BRT_OBJ_MAP, 0, 0);
+		/* the kernel frees a map's timers with its last user reference
+		 * (map_release_uref()), not its last reference: a map found only because a
+		 * live program names it holds no callback */
+		if (hdr->timer_off && !w->named_only &&
+		    brt_map_file_values(fd, hdr, size, hdr->timer_off - 1, 16, add_timer, w))
+			add_named(w, BRT_OBJ_PROG, 0, 0);
 		return;
 	}
 	if (hdr->kind != BRT_OBJ_PROG || brt_prog_file_check(hdr, (uint64_t)st->st_size))
@@ -130,7 +168,7 @@ static void note_named(struct id_walk *w, int fd, const struct brt_obj_hdr *hdr,
 static int is_named(const struct id_walk *w, uint32_t kind, uint32_t id, uint64_t ino)
 {
 	for (size_t i = 0; i < w->nnamed; i++)
-		if (w->named[i].kind == kind && w->named[i].id == id &&
+		if (w->named[i].kind == kind && (w->named[i].id == id || !w->named[i].id) &&
 		    (w->named[i].ino == ino || !w->named[i].ino))
 			return 1;
 	return 0;

@@ -5,7 +5,9 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "maps/maps.h"
 
@@ -179,7 +181,35 @@ int brt_array_get_next_key(struct brt_map *map, const void *key, void *next_key)
 	return 0;
 }
 
+/* file_values (maps.h): every element is in use; read in chunks of about 64 KiB */
+static int array_file_values(const struct brt_map *m, int fd, uint32_t off, uint32_t len,
+			     void (*fn)(void *arg, const void *bytes), void *arg)
+{
+	size_t elem = (size_t)m->value_stride * m->ncpus;
+	uint32_t per = elem >= 65536 ? 1 : (uint32_t)(65536 / elem), n;
+	unsigned char *buf;
+	int err = 0;
+
+	if (!elem || (uint64_t)off + len > m->value_size)
+		return -EINVAL;
+	buf = malloc(per * elem);
+	if (!buf)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < m->max_entries && !err; i += n) {
+		n = m->max_entries - i < per ? m->max_entries - i : per;
+		if (pread(fd, buf, n * elem, (off_t)i * (off_t)elem) != (ssize_t)(n * elem)) {
+			err = -EIO;
+			break;
+		}
+		for (uint32_t k = 0; k < n; k++)
+			fn(arg, buf + k * elem + off);
+	}
+	free(buf);
+	return err;
+}
+
 const struct brt_map_ops brt_array_map_ops = {
+	.file_values = array_file_values,
 	.alloc_check = array_alloc_check,
 	.data_size = array_data_size,
 	.lookup = array_lookup,

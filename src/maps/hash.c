@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <sys/random.h>
 
 #include "maps/maps.h"
@@ -1092,7 +1093,53 @@ uint64_t brt_hash_count(const struct brt_map *map)
 		       atomic_load_explicit(&h->count, memory_order_relaxed) : 0;
 }
 
+/* file_values (maps.h): the elements whose allocation word says in use (a replaced
+ * element is freed under its bucket's lock before the lock goes, so at most the few in
+ * flight are an old copy: they only make a walker find something a moment longer), read
+ * with their allocation words in chunks of about 64 KiB */
+static int htab_file_values(const struct brt_map *m, int fd, uint32_t off, uint32_t len,
+			    void (*fn)(void *arg, const void *bytes), void *arg)
+{
+	uint64_t ne = n_elems_of(m), es = elem_size_of(m);
+	uint64_t eoff = elems_off(n_buckets_of(m->max_entries)), aoff = eoff + ne * es;
+	uint64_t vo = sizeof(struct htab_elem) + BRT_ROUND8(m->key_size);
+	uint32_t per = es >= 65536 ? 1 : (uint32_t)(65536 / es), n;
+	uint32_t *words = malloc(per * sizeof(*words));
+	unsigned char *buf = malloc(per * es);
+	int err = 0;
+
+	if ((uint64_t)off + len > m->value_size)
+		err = -EINVAL;
+	else if (!words || !buf)
+		err = -ENOMEM;
+	for (uint64_t i = 0; i < ne && !err; i += n) {
+		int any = 0;
+
+		n = ne - i < per ? (uint32_t)(ne - i) : per;
+		if (pread(fd, words, n * sizeof(*words), (off_t)(aoff + i * sizeof(*words))) !=
+		    (ssize_t)(n * sizeof(*words))) {
+			err = -EIO;
+			break;
+		}
+		for (uint32_t k = 0; k < n; k++)
+			any |= !!(words[k] & ALLOC_USED);
+		if (!any)
+			continue;
+		if (pread(fd, buf, n * es, (off_t)(eoff + i * es)) != (ssize_t)(n * es)) {
+			err = -EIO;
+			break;
+		}
+		for (uint32_t k = 0; k < n; k++)
+			if (words[k] & ALLOC_USED)
+				fn(arg, buf + k * es + vo + off);
+	}
+	free(words);
+	free(buf);
+	return err;
+}
+
 const struct brt_map_ops brt_hash_map_ops = {
+	.file_values = htab_file_values,
 	.alloc_check = htab_alloc_check,
 	.data_size = htab_data_size,
 	.init = htab_init,

@@ -416,6 +416,30 @@ out_corrupt:
 	return -EINVAL;
 }
 
+int brt_map_file_values(int fd, const struct brt_obj_hdr *hdr, uint64_t file_size,
+			uint32_t off, uint32_t len, void (*fn)(void *arg, const void *bytes),
+			void *arg)
+{
+	struct brt_map m;
+	uint64_t size, total;
+
+	memset(&m, 0, sizeof(m));
+	if (hdr->kind != BRT_OBJ_MAP ||
+	    fill_params(&m, hdr->type, hdr->key_size, hdr->value_size, hdr->max_entries,
+			hdr->flags, hdr->ncpus) ||
+	    !m.ncpus || m.ncpus > 8192 || recheck(hdr, m.ops))
+		return -EINVAL;
+	if (!m.ops->file_values)
+		return -EOPNOTSUPP;
+	/* the region as attach checks it: what the parameters imply, inside the file */
+	if (m.ops->data_size(&m, &size))
+		return -EINVAL;
+	total = !hdr->spin_lock_off ? size : BRT_ROUND8(size) + brt_map_journal_size(hdr->value_size);
+	if (total != hdr->data_size || file_size < BRT_PAGE || total > file_size - BRT_PAGE)
+		return -EINVAL;
+	return m.ops->file_values(&m, fd, off, len, fn, arg);
+}
+
 /* The object layer (src/obj/) sits below maps/ and names no kind: tell it how to attach
  * map files when the library is loaded, before any fd can be resolved. */
 __attribute__((constructor)) static void map_register_kind(void)

@@ -10,6 +10,11 @@
  * finds only a map this process stored there itself (and checked against the template),
  * so another process writing ids into the storage makes a lookup miss, nothing more.
  * A program's lookup returns the inner map itself, which the map helpers then accept.
+ * An entry's reference is published as a named one (obj.h, brt_obj_named()), as a prog
+ * array's: other processes' id walks count it only while they find the outer map alive
+ * and its storage naming the inner map (brt_map_file_values()), so an outer map this
+ * process has not swept since its last holder went holds nothing for them, as the kernel
+ * frees the inner maps with the outer one.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -180,6 +185,13 @@ static int mim_attach(struct brt_map *map)
 	return 0;
 }
 
+/* An entry's reference goes. */
+static void drop(struct brt_map *inner)
+{
+	brt_obj_named(&inner->obj, -1);
+	brt_map_put(inner);
+}
+
 static void mim_detach(struct brt_map *map)
 {
 	struct mim_view *v = map->priv;
@@ -188,7 +200,7 @@ static void mim_detach(struct brt_map *map)
 	if (!v)
 		return;
 	for (uint32_t i = 0; i < v->n; i++)
-		brt_map_put(v->refs[i].map);
+		drop(v->refs[i].map);
 	free(v->refs);
 	b = as_base(map);
 	if (v->base->detach)
@@ -203,7 +215,7 @@ static void forget(struct mim_view *v, uint32_t id)
 {
 	for (uint32_t i = 0; i < v->n; i++) {
 		if (v->refs[i].id == id) {
-			brt_map_put(v->refs[i].map);
+			drop(v->refs[i].map);
 			v->refs[i] = v->refs[--v->n];
 			return;
 		}
@@ -279,6 +291,7 @@ static int mim_update(struct brt_map *map, const void *key, const void *value, u
 		goto out;
 	if (old)
 		forget(v, old);
+	brt_obj_named(&inner->obj, 1);
 	v->refs[v->n++] = (struct mim_ref){ id, inner };
 	inner = NULL;
 out:
@@ -361,7 +374,21 @@ int brt_map_in_map_template_fields(const struct brt_map *outer, struct brt_mim_f
 	return 0;
 }
 
+/* file_values (maps.h): the storage's, the template after it never read */
+static int mim_file_values(const struct brt_map *m, int fd, uint32_t off, uint32_t len,
+			   void (*fn)(void *arg, const void *bytes), void *arg)
+{
+	struct brt_map b = *m;
+	const struct brt_map_ops *base = base_ops(m->type);
+
+	b.type = m->type == BPF_MAP_TYPE_ARRAY_OF_MAPS ? BPF_MAP_TYPE_ARRAY : BPF_MAP_TYPE_HASH;
+	b.ops = base;
+	b.priv = NULL;
+	return base->file_values(&b, fd, off, len, fn, arg);
+}
+
 const struct brt_map_ops brt_map_in_map_ops = {
+	.file_values = mim_file_values,
 	.alloc_check = mim_alloc_check,
 	.data_size = mim_data_size,
 	.init = mim_init,

@@ -61,6 +61,12 @@ struct brt_map_ops {
 	/* no fd refers to the map any more (programs may still hold it): prog arrays drop
 	 * their entries, as the kernel does on the last user reference */
 	void (*unref)(struct brt_map *map);
+	/* another process's file of a map of these parameters (params: no region, no priv),
+	 * read with pread: fn(arg, bytes) with bytes [off, off + len) of the value of every
+	 * element in use (CPU 0's of a per-CPU map); 0, or -errno on a short read or without
+	 * memory (brt_map_file_values()) */
+	int (*file_values)(const struct brt_map *params, int fd, uint32_t off, uint32_t len,
+			   void (*fn)(void *arg, const void *bytes), void *arg);
 	/* queue, stack (value only) */
 	int (*push)(struct brt_map *map, const void *value, uint64_t flags);
 	int (*pop)(struct brt_map *map, void *value);
@@ -246,6 +252,17 @@ struct brt_obj *brt_prog_array_get(struct brt_map *map, uint32_t i);
  * array of that file's size, -EIO on a short read. */
 int brt_prog_array_file_ids(int fd, const struct brt_obj_hdr *hdr, uint64_t file_size,
 			    void (*fn)(void *arg, uint32_t id), void *arg);
+
+/* What a map's file holds, read from outside for another process's id walk (api/ids.c:
+ * the inner maps of a live map of maps, the callbacks of a live map's bpf_timers): fn(arg,
+ * bytes) with the bytes [off, off + len) of the value of every element in use (fd, the
+ * header as read once, the file's size).  The file is untrusted: its parameters pass
+ * MAP_CREATE's checks again and its region must be what they imply, as at attach; then
+ * only pread() within it.  Array, hash and LRU hash layouts and the maps of maps stored
+ * in them; -EOPNOTSUPP for another type, -EINVAL for a corrupt header, -EIO, -ENOMEM. */
+int brt_map_file_values(int fd, const struct brt_obj_hdr *hdr, uint64_t file_size,
+			uint32_t off, uint32_t len, void (*fn)(void *arg, const void *bytes),
+			void *arg);
 
 /* Map-in-map (map_in_map.c): does outer hold inner in this process (the helpers accept
  * such an inner map from a program of outer)?  And the inner-map template outer was

@@ -5,7 +5,13 @@
  * made at BPF_MAP_UPDATE_ELEM), its number there and the file's inode, under a seqlock;
  * each process caches slot -> ring references and re-reads a slot whose sequence moved.
  * As in the kernel, the slots a process installed are cleared when it has no fd of the
- * map any more, unless the map was created with BPF_F_PRESERVE_ELEMS.
+ * map any more, unless the map was created with BPF_F_PRESERVE_ELEMS: at its next sweep
+ * of the object cache, or sooner when it produces: a producer checks, at most once per
+ * clock tick (CLOCK_MONOTONIC_COARSE, a few ms) and map, whether the process still has
+ * an fd of the map when it installed slots of it, and whether the process that installed
+ * the slot it writes to still holds that ring (a killed installer's slots are gone in
+ * the kernel, its file closed).  The kernel clears them in close() itself; here a
+ * producer may write for up to that tick more (docs/SECURITY.md, "Known limits").
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -44,6 +50,8 @@ struct pe_local {
 struct pe_view {
 	pthread_rwlock_t lock;    /* guards slots[] */
 	struct pe_local *slots;   /* max_entries */
+	_Atomic uint32_t own;     /* slots this process installed (own_fd1 set) */
+	_Atomic int64_t checked;  /* CLOCK_MONOTONIC_COARSE ns of the last recheck() */
 };
 
 static int pe_alloc_check(const union bpf_attr *attr)
@@ -96,12 +104,14 @@ static struct pe_slot *slot_of(struct brt_map *map, uint32_t i)
 }
 
 /* Forget what this process knows of slot i.  Under v->lock (write). */
-static void local_drop(struct pe_local *l)
+static void local_drop(struct pe_local *l, struct pe_view *v)
 {
 	if (l->ring)
 		brt_obj_put(l->ring);
-	if (l->own_fd1)
+	if (l->own_fd1) {
 		close(l->own_fd1 - 1);
+		atomic_fetch_sub_explicit(&v->own, 1, memory_order_relaxed);
+	}
 	l->ring = NULL;
 	l->own_fd1 = 0;
 }
@@ -143,7 +153,7 @@ static void clear_own(struct brt_map *map)
 			/* the slot outlives our fds: keep the dup other processes open */
 			continue;
 		}
-		local_drop(l);
+		local_drop(l, v);
 		l->seq = 0;
 	}
 }
@@ -167,7 +177,7 @@ static void pe_detach(struct brt_map *map)
 		return;
 	clear_own(map);
 	for (uint32_t i = 0; i < map->max_entries; i++)
-		local_drop(&v->slots[i]);
+		local_drop(&v->slots[i], v);
 	pthread_rwlock_destroy(&v->lock);
 	free(v->slots);
 	free(v);
@@ -206,12 +216,13 @@ static int pe_update(struct brt_map *map, const void *key, const void *value, ui
 	}
 	pthread_rwlock_wrlock(&v->lock);
 	l = &v->slots[i];
-	local_drop(l);
+	local_drop(l, v);
 	brt_shm_lock(map_lock(map));
 	l->seq = slot_write(slot_of(map, i), (uint32_t)getpid(), own, (uint64_t)ring->ino);
 	brt_shm_unlock(map_lock(map));
 	l->ring = ring;
 	l->own_fd1 = own + 1;
+	atomic_fetch_add_explicit(&v->own, 1, memory_order_relaxed);
 	pthread_rwlock_unlock(&v->lock);
 	return 0;
 }
@@ -234,7 +245,7 @@ static int pe_delete(struct brt_map *map, const void *key)
 		v->slots[i].seq = slot_write(s, 0, 0, 0);
 	brt_shm_unlock(map_lock(map));
 	if (!err)
-		local_drop(&v->slots[i]);
+		local_drop(&v->slots[i], v);
 	pthread_rwlock_unlock(&v->lock);
 	return err;
 }
@@ -298,7 +309,7 @@ static void refresh(struct brt_map *map, uint32_t i)
 	l = &v->slots[i];
 	if (l->seq != seq) {
 		/* what we installed was replaced, by us or by another process */
-		local_drop(l);
+		local_drop(l, v);
 		l->ring = ring;
 		l->seq = seq;
 		ring = NULL;
@@ -330,6 +341,43 @@ static struct brt_obj *ring_get(struct brt_map *map, uint32_t i)
 	return ring;
 }
 
+/* At most once per clock tick of a map (see the top): this process's slots go once it
+ * has no fd of the map left, and slot i, installed by another process, is forgotten once
+ * that process no longer holds the ring there (it died, or cleared the slot). */
+static void recheck(struct brt_map *map, uint32_t i)
+{
+	struct pe_view *v = map->priv;
+	struct timespec ts;
+	int64_t now, last = atomic_load_explicit(&v->checked, memory_order_relaxed);
+	uint64_t seq, ino;
+	uint32_t pid;
+	int32_t fd;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	now = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+	if (now == last || !atomic_compare_exchange_strong_explicit(
+				   &v->checked, &last, now, memory_order_relaxed, memory_order_relaxed))
+		return;
+	if (!(map->flags & BPF_F_PRESERVE_ELEMS) && atomic_load_explicit(&v->own, memory_order_relaxed) &&
+	    !brt_obj_has_fd(&map->obj))
+		pe_unref(map);
+	if (slot_read(slot_of(map, i), &seq, &pid, &fd, &ino) || !pid ||
+	    pid == (uint32_t)getpid())
+		return;
+	{
+		struct brt_obj *ring = open_ring(pid, fd, ino);
+
+		if (ring) {
+			brt_obj_put(ring);
+			return;
+		}
+	}
+	pthread_rwlock_wrlock(&v->lock);
+	if (v->slots[i].seq == seq && !v->slots[i].own_fd1)
+		local_drop(&v->slots[i], v);
+	pthread_rwlock_unlock(&v->lock);
+}
+
 /* What the kernel's __bpf_perf_event_output() checks, then the write. */
 static int output(struct brt_map *map, uint64_t index, const void *meta, uint32_t meta_size,
 		  const void *extra, uint32_t extra_size)
@@ -342,6 +390,7 @@ static int output(struct brt_map *map, uint64_t index, const void *meta, uint32_
 		index = cpu;
 	if (index >= map->max_entries)
 		return -E2BIG;
+	recheck(map, (uint32_t)index);
 	ring = ring_get(map, (uint32_t)index);
 	if (!ring)
 		return -ENOENT;

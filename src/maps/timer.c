@@ -25,6 +25,15 @@
  * brt_timer_release(); the map's last fd gone: brt_timer_map_unref()) disarms it and
  * never waits, as bpf_timer_cancel_and_free() defers its wait to a worker.
  *
+ * For other processes' id walks (api/ids.c), the callback's program id is kept in word 1
+ * of the value's bpf_timer while a callback is set (user space never reads those bytes:
+ * the kernel's copy_map_value() skips them, and so does bpfrt's), and the timer's
+ * references (the program, the map) are published as named ones (obj.h,
+ * brt_obj_named()): a walker counts the program as held only while it finds the map
+ * alive by a user reference (an fd, a pin, a mapping: the kernel's usercnt) and a timer
+ * word naming the program, so a map whose last fd went holds nothing for them even
+ * before this process sweeps it, as map_release_uref() frees the kernel's timers at once.
+ *
  * Not as the kernel: a timer lives in the process that initialised it; another process
  * sees the value initialised (-EBUSY) but has no callback for it (set_callback and start
  * answer -EINVAL there), and a timer another process freed is dropped when it would fire.
@@ -147,12 +156,19 @@ static int64_t now_ns(int clock)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+/* A timer's reference goes (a program's, the map's: named ones, above). */
+static void drop(struct brt_obj *obj)
+{
+	brt_obj_named(obj, -1);
+	brt_obj_put(obj);
+}
+
 /* Free an entry no one uses any more (under the lock; the refs are atomic counters). */
 static void free_tmr(struct tmr *t)
 {
 	if (t->prog)
-		brt_obj_put(t->prog);
-	brt_map_put(t->map);
+		drop(t->prog);
+	drop(&t->map->obj);
 	free(t);
 }
 
@@ -211,6 +227,7 @@ uint64_t brt_helper_timer_init(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r
 	t->w = w;
 	t->map = map;
 	brt_map_get(map);
+	brt_obj_named(&map->obj, 1);
 	t->value = (void *)((uintptr_t)w - (uintptr_t)map->timer_off);
 	/* hrtimer_setup() with a relative mode (bpf_timer_init()'s) puts a CLOCK_REALTIME
 	 * timer on the monotonic base, so its BPF_F_TIMER_ABS times are monotonic too */
@@ -245,13 +262,15 @@ uint64_t brt_helper_timer_set_callback(uint64_t r1, uint64_t r2, uint64_t r3, ui
 	if (t->prog != prog) {
 		/* one reference per timer, whichever of the program's functions it calls */
 		brt_obj_get(prog);
+		brt_obj_named(prog, 1);
 		prev = t->prog;
 		t->prog = prog;
+		atomic_store(&w[1], prog->snap.id);
 	}
 	t->func = r2;
 	pthread_mutex_unlock(&lock);
 	if (prev)
-		brt_obj_put(prev);
+		drop(prev);
 	return 0;
 }
 
@@ -329,6 +348,7 @@ uint64_t brt_helper_timer_cancel(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t
 	/* drop_prog_refcnt(): later starts need a new callback */
 	prog = t->prog;
 	t->prog = NULL;
+	atomic_store(&w[1], 0);
 	ret = t->armed;
 	t->armed = 0;
 	/* hrtimer_cancel() waits for a callback running now (never this thread's own: the
@@ -343,7 +363,7 @@ uint64_t brt_helper_timer_cancel(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t
 	}
 	pthread_mutex_unlock(&lock);
 	if (prog)
-		brt_obj_put(prog);
+		drop(prog);
 	return (uint64_t)(int64_t)ret;
 }
 

@@ -773,6 +773,18 @@ static int still_open(struct brt_obj *obj, struct fdset *set, int *loaded)
 	return fdset_has(set, obj->dev, obj->ino);
 }
 
+int brt_obj_has_fd(struct brt_obj *obj)
+{
+	struct fdset set = { 0 };
+	int loaded = 0, r;
+
+	pthread_mutex_lock(&cache_lock); /* last_fd is the sweeper's and the resolvers' */
+	r = still_open(obj, &set, &loaded);
+	pthread_mutex_unlock(&cache_lock);
+	free(set.f);
+	return r;
+}
+
 int brt_obj_sweep(void)
 {
 	struct brt_obj *dead, **pp, *obj;

@@ -247,6 +247,11 @@ const char *brt_obj_fs_dir(void);
  * which have no object files, take theirs here). */
 uint32_t brt_obj_new_id(uint32_t kind);
 
+/* Does an fd of this process still refer to obj's file: 1 (also when /proc cannot be
+ * read: the answer that drops nothing), 0 when none does.  An fstat of the fd it was
+ * last reached by, else a read of /proc/self/fd: not for every call of a fast path. */
+int brt_obj_has_fd(struct brt_obj *obj);
+
 /* Drop cached objects no fd or program refers to any more (done lazily on fd lookups
  * misses and creations; callable explicitly).  Returns how many were dropped. */
 int brt_obj_sweep(void);

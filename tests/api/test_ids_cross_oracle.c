@@ -22,6 +22,7 @@
 #include "bpfrt.h"
 #include "diff.h"
 #include "harness.h"
+#include "xproc.h"
 
 /* map held by P, P, lone map, lone prog, ring buffer, mmapped array, prog array, program
  * held by PA's slot 0 */
@@ -83,18 +84,6 @@ static int listed(sys_fn sys, int obj, uint32_t id)
 							 BPF_MAP_GET_NEXT_ID,
 		    &a, sizeof(a)) &&
 	       a.next_id == id;
-}
-
-static void put(int fd, const void *buf, size_t n)
-{
-	if (write(fd, buf, n) != (ssize_t)n)
-		_exit(3);
-}
-
-static void get(int fd, void *buf, size_t n)
-{
-	if (read(fd, buf, n) != (ssize_t)n)
-		_exit(3);
 }
 
 /* Process A: creates the objects, sends their ids, then on each byte from the checker
@@ -181,36 +170,6 @@ static void proc_b(sys_fn sys, const uint32_t *ids, int in, int out)
 			_exit(0);
 		}
 	}
-}
-
-static pid_t spawn(int *to, int *from)
-{
-	int a[2], b[2];
-	pid_t pid;
-
-	if (pipe(a) || pipe(b))
-		return -1;
-	pid = fork();
-	if (pid == 0) {
-		close(a[1]);
-		close(b[0]);
-		*to = a[0];   /* the child reads here */
-		*from = b[1]; /* and writes here */
-		return 0;
-	}
-	close(a[0]);
-	close(b[1]);
-	*to = a[1];
-	*from = b[0];
-	return pid;
-}
-
-static void tell(int to, int from, char c)
-{
-	char ack;
-
-	put(to, &c, 1);
-	get(from, &ack, 1);
 }
 
 /* The checker's steps; each answer into out[]. */
