@@ -61,6 +61,20 @@ static int add_subprog(struct brt_env *env, int off)
 		brt_verr(env, "too many subprograms\n");
 		return -E2BIG;
 	}
+	/* room for this one and the end marker (brt_check_subprogs()) */
+	if (env->subprog_cnt + 2 > env->subprog_cap) {
+		int cap = env->subprog_cap * 2 > BRT_MAX_SUBPROGS + 1 ? BRT_MAX_SUBPROGS + 1 :
+									  env->subprog_cap * 2;
+		struct brt_subprog *n = calloc((size_t)cap, sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		memcpy(n, env->subprogs, (size_t)env->subprog_cnt * sizeof(*n));
+		if (env->subprogs != env->sub_inline)
+			free(env->subprogs);
+		env->subprogs = n;
+		env->subprog_cap = cap;
+	}
 	env->subprogs[env->subprog_cnt++].start = off;
 	return 0;
 }
@@ -306,10 +320,18 @@ static int resolve_map(struct brt_env *env, const struct bpf_insn *insn, int idx
 		brt_verr(env, "too many maps\n");
 		return -E2BIG;
 	}
-	if (!env->maps) {
-		env->maps = calloc(64, sizeof(*env->maps));
-		if (!env->maps)
+	/* room for this one and its inner map's template */
+	if (env->nmaps + 1 + !!info.inner_type > env->maps_cap) {
+		int cap = env->maps_cap * 2 > 64 ? 64 : env->maps_cap * 2;
+		struct brt_vmap *m = calloc((size_t)cap, sizeof(*m));
+
+		if (!m)
 			return -ENOMEM;
+		memcpy(m, env->maps, (size_t)env->nmaps * sizeof(*m));
+		if (env->maps != env->map_inline)
+			free(env->maps);
+		env->maps = m;
+		env->maps_cap = cap;
 	}
 	env->maps[env->nmaps].info = info;
 	env->maps[env->nmaps].fd = fd;
@@ -693,62 +715,94 @@ static int intra_successors(struct brt_env *env, int t, int succ[2])
 	return n;
 }
 
+/* What the two backward analyses below need of each insn, found once: both iterate to a
+ * fixed point (two passes or more over every insn), and decoding the insn's registers
+ * and successors again on every pass was most of their time on small programs. */
+struct live_facts {
+	uint16_t use;   /* registers read (liveness) */
+	uint16_t ldef;  /* registers written, as liveness counts them */
+	uint16_t def;   /* registers written */
+	uint16_t flow;  /* of use, what the written value is computed from */
+	uint16_t sinks; /* registers whose value matters here whatever follows (relevance) */
+	int succ[2];
+	int nsucc;      /* intra_successors(); -1: second slot of an lddw */
+};
+
 /* Scalar relevance ("may this register's value matter?"), the static stand-in for the
  * kernel's precision marks.  A value matters when it may reach, through registers, a
  * branch condition, a memory address, a value stored to memory (the stack is compared
  * in full), a helper or callee argument, or an exit whose value is checked.  Backward
- * may-analysis: rel_in = sinks | (rel_out - def) | (sources of def if def in rel_out). */
-static uint16_t rel_transfer(struct brt_env *env, int t, uint16_t out, int jumps)
+ * may-analysis: rel_in = sinks | (rel_out - def) | (sources of def if def in rel_out).
+ * The sinks of insn t (r: its registers as insn_regs() gives them). */
+static uint16_t rel_sinks(struct brt_env *env, int t, enum brt_op op,
+			  const struct brt_isa_regs *r)
 {
-	struct brt_isa_regs r;
-	enum brt_op op = insn_regs(env, t, &r);
-	uint16_t sinks = r.use & (uint16_t)~r.flow;
+	uint16_t sinks = r->use & (uint16_t)~r->flow;
 	int64_t lo, hi;
 
-	switch (op == BRT_OP_INVALID ? -1 : (int)brt_ops[op].shape) {
-	case BRT_SHAPE_EXIT:
-		/* a subprogram's r0 goes to its caller; the main program's is checked for
-		 * some program types only */
-		if (!brt_find_subprog_of(env, t) && !brt_ret_range(env, &lo, &hi))
-			sinks = 0;
-		break;
-	case BRT_SHAPE_JMP_IMM:
-	case BRT_SHAPE_JMP_REG:
-		if (!jumps)
-			sinks = 0;
-		break;
-	default:
-		break;
-	}
+	/* a subprogram's r0 goes to its caller; the main program's is checked for some
+	 * program types only */
+	if (op != BRT_OP_INVALID && brt_ops[op].shape == BRT_SHAPE_EXIT &&
+	    !brt_find_subprog_of(env, t) && !brt_ret_range(env, &lo, &hi))
+		sinks = 0;
 	/* without CAP_PERFMON a register added to or subtracted from a pointer sets the
 	 * instruction's Spectre mask, which every path must agree on (ptr_alu.c): its value
 	 * matters even when the result is never used (the kernel marks it precise) */
 	if (!env->bypass_spec_v1 && BPF_SRC(env->insns[t].code) == BPF_X &&
 	    (BPF_CLASS(env->insns[t].code) == BPF_ALU64 || BPF_CLASS(env->insns[t].code) == BPF_ALU) &&
 	    (BPF_OP(env->insns[t].code) == BPF_ADD || BPF_OP(env->insns[t].code) == BPF_SUB))
-		sinks |= (uint16_t)(r.use & (1u << env->insns[t].src_reg | 1u << env->insns[t].dst_reg));
-	return (uint16_t)((out & ~r.def) | (out & r.def ? r.flow : 0) | sinks);
+		sinks |= (uint16_t)(r->use & (1u << env->insns[t].src_reg | 1u << env->insns[t].dst_reg));
+	return sinks;
+}
+
+static void live_facts(struct brt_env *env, struct live_facts *f)
+{
+	for (int t = 0; t < env->len; t++) {
+		struct brt_isa_regs r;
+		enum brt_op op;
+
+		if (env->aux[t].second_slot) {
+			f[t].nsucc = -1;
+			continue;
+		}
+		f[t].nsucc = intra_successors(env, t, f[t].succ);
+		op = insn_regs(env, t, &r);
+		f[t].sinks = rel_sinks(env, t, op, &r);
+		f[t].flow = r.flow;
+		/* 6.18's compute_insn_live_regs() leaves packet loads at its defaults: every
+		 * register read, none written (the "Live regs" listing shows it, and pruning
+		 * then compares them all there, as the kernel's); relevance keeps what the
+		 * insn itself writes */
+		f[t].def = f[t].ldef = r.def;
+		f[t].use = r.use;
+		if (BPF_CLASS(env->insns[t].code) == BPF_LD &&
+		    (BPF_MODE(env->insns[t].code) == BPF_ABS ||
+		     BPF_MODE(env->insns[t].code) == BPF_IND)) {
+			f[t].use = 0xffff;
+			f[t].ldef = 0;
+		}
+	}
 }
 
 /* prec_in: scalars whose value may matter before each insn.  Used where precise marks
  * are not final yet (callback iterations still being explored, their widening). */
-static void compute_relevance(struct brt_env *env)
+static void compute_relevance(struct brt_env *env, const struct live_facts *f)
 {
 	int changed = 1;
 
 	while (changed) {
 		changed = 0;
 		for (int t = env->len - 1; t >= 0; t--) {
-			int succ[2], n;
 			uint16_t out = 0, in;
 
-			if (env->aux[t].second_slot)
+			if (f[t].nsucc < 0)
 				continue;
-			n = intra_successors(env, t, succ);
-			for (int k = 0; k < n; k++)
-				if (succ[k] >= 0 && succ[k] < env->len)
-					out |= env->aux[succ[k]].prec_in;
-			in = rel_transfer(env, t, out, 1) & env->aux[t].live_in;
+			for (int k = 0; k < f[t].nsucc; k++)
+				if (f[t].succ[k] >= 0 && f[t].succ[k] < env->len)
+					out |= env->aux[f[t].succ[k]].prec_in;
+			in = (uint16_t)((out & ~f[t].def) | (out & f[t].def ? f[t].flow : 0) |
+					f[t].sinks) &
+			     env->aux[t].live_in;
 			if (in != env->aux[t].prec_in) {
 				env->aux[t].prec_in = in;
 				changed = 1;
@@ -766,42 +820,35 @@ int brt_find_subprog_of(struct brt_env *env, int insn_idx)
 	return i;
 }
 
-void brt_compute_liveness(struct brt_env *env)
+int brt_compute_liveness(struct brt_env *env)
 {
+	struct live_facts *f = malloc((size_t)env->len * sizeof(*f));
 	int changed = 1;
 
+	if (!f)
+		return -ENOMEM;
+	live_facts(env, f);
 	/* round-robin backward iteration to a fixed point: programs are small */
 	while (changed) {
 		changed = 0;
 		for (int t = env->len - 1; t >= 0; t--) {
-			int succ[2], n;
-			struct brt_isa_regs r;
 			uint16_t out = 0, in;
 
-			if (env->aux[t].second_slot)
+			if (f[t].nsucc < 0)
 				continue;
-			n = intra_successors(env, t, succ);
-			for (int k = 0; k < n; k++)
-				if (succ[k] >= 0 && succ[k] < env->len)
-					out |= env->aux[succ[k]].live_in;
-			insn_regs(env, t, &r);
-			/* 6.18's compute_insn_live_regs() leaves packet loads at its defaults:
-			 * every register read, none written (the "Live regs" listing shows it,
-			 * and pruning then compares them all there, as the kernel's) */
-			if (BPF_CLASS(env->insns[t].code) == BPF_LD &&
-			    (BPF_MODE(env->insns[t].code) == BPF_ABS ||
-			     BPF_MODE(env->insns[t].code) == BPF_IND)) {
-				r.use = 0xffff;
-				r.def = 0;
-			}
-			in = (uint16_t)(r.use | (out & ~r.def));
+			for (int k = 0; k < f[t].nsucc; k++)
+				if (f[t].succ[k] >= 0 && f[t].succ[k] < env->len)
+					out |= env->aux[f[t].succ[k]].live_in;
+			in = (uint16_t)(f[t].use | (out & ~f[t].ldef));
 			if (in != env->aux[t].live_in) {
 				env->aux[t].live_in = in;
 				changed = 1;
 			}
 		}
 	}
-	compute_relevance(env);
+	compute_relevance(env, f);
+	free(f);
+	return 0;
 }
 
 /* Stack liveness (the role of 6.18's liveness.c, simpler): a slot is live before an insn

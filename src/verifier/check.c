@@ -530,8 +530,9 @@ static int run_passes(struct brt_env *env)
 		err = brt_check_cfg(env);
 	if (err)
 		return err;
-	brt_compute_liveness(env);
-	err = brt_compute_scc(env);
+	err = brt_compute_liveness(env);
+	if (!err)
+		err = brt_compute_scc(env);
 	if (err)
 		return err;
 	err = brt_live_log_init(env);
@@ -609,7 +610,11 @@ static void free_env(struct brt_env *env)
 	free(env->stack_up);
 	brt_live_log_free(env);
 	brt_graph_free(env);
-	free(env->maps);
+	if (env->maps != env->map_inline)
+		free(env->maps);
+	if (env->subprogs != env->sub_inline)
+		free(env->subprogs);
+	free(env->obj_types);
 	free(env->own_ops);
 }
 
@@ -668,6 +673,8 @@ int brt_verify_log_early(uint32_t level, char *buf, uint32_t size, const char *m
 
 	if (!env)
 		return -ENOMEM;
+	env->subprogs = env->sub_inline;
+	env->subprog_cap = (int)(sizeof(env->sub_inline) / sizeof(env->sub_inline[0]));
 	err = brt_vlog_init(&env->log, level, buf, size);
 	if (!err) {
 		if (msg && *msg)
@@ -717,6 +724,10 @@ int brt_verify(const struct bpf_insn *insns, size_t n, const struct brt_verify_o
 	env = calloc(1, sizeof(*env));
 	if (!env)
 		return -ENOMEM;
+	env->subprogs = env->sub_inline;
+	env->subprog_cap = (int)(sizeof(env->sub_inline) / sizeof(env->sub_inline[0]));
+	env->maps = env->map_inline;
+	env->maps_cap = (int)(sizeof(env->map_inline) / sizeof(env->map_inline[0]));
 	{
 		struct timespec t;
 
@@ -795,7 +806,9 @@ int brt_verify(const struct bpf_insn *insns, size_t n, const struct brt_verify_o
 		res->max_ctx_offset = env->max_ctx_offset;
 		res->btf_loads = env->btf_loads;
 		res->nobj_types = env->nobj_types;
-		memcpy(res->obj_types, env->obj_types, sizeof(res->obj_types));
+		if (env->nobj_types)
+			memcpy(res->obj_types, env->obj_types,
+			       env->nobj_types * sizeof(res->obj_types[0]));
 		for (int i = 0; i < env->subprog_cnt && i < 256; i++)
 			res->stack_depth[i] = (uint32_t)env->subprogs[i].stack_depth;
 		if (err && err != -ENOSPC) {

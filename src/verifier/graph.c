@@ -514,6 +514,11 @@ static int note_type(struct brt_env *env, uint32_t id, uint32_t size, const stru
 			 BRT_MAX_OBJ_TYPES);
 		return -E2BIG;
 	}
+	if (!env->obj_types) {
+		env->obj_types = calloc(BRT_MAX_OBJ_TYPES, sizeof(*env->obj_types));
+		if (!env->obj_types)
+			return -ENOMEM;
+	}
 	t = &env->obj_types[env->nobj_types++];
 	*t = (struct brt_obj_type){ .btf_id = id, .size = size,
 				    .refcount_off = rec ? rec->refcount_off : -1,

@@ -460,10 +460,18 @@ struct brt_env {
 	int explore_alu_limits;
 	int strict_alignment;
 	struct brt_insn_aux *aux;
-	struct brt_subprog subprogs[BRT_MAX_SUBPROGS + 1];
+	/* subprog_cnt entries and the end marker after them: sub_inline until a program
+	 * has more functions than it holds, then the heap (cfg.c add_subprog()); the env
+	 * is allocated per program, so its size is what every tiny program pays */
+	struct brt_subprog *subprogs;
 	int subprog_cnt;
+	int subprog_cap;
+	struct brt_subprog sub_inline[4];
+	/* nmaps entries: map_inline until a program uses more maps (cfg.c resolve_map()) */
 	struct brt_vmap *maps;
 	int nmaps;
+	int maps_cap;
+	struct brt_vmap map_inline[4];
 	const struct brt_vline *prev_line; /* source line the log showed last */
 	struct brt_vstate *cur;
 	int insn_idx;
@@ -549,7 +557,7 @@ struct brt_env {
 	const struct brt_btf *kbtf;
 	int btf_loads;        /* a load through a kernel pointer was checked */
 	/* bpf_obj_new's types (graph.c): what the runtime allocates, for the result */
-	struct brt_obj_type obj_types[BRT_MAX_OBJ_TYPES];
+	struct brt_obj_type *obj_types; /* BRT_MAX_OBJ_TYPES, allocated at the first */
 	uint32_t nobj_types;
 };
 
@@ -567,7 +575,7 @@ int brt_check_insns(struct brt_env *env);   /* opcodes, lddw, map references */
 int brt_check_subprogs(struct brt_env *env); /* subprograms, jump ranges, last insn */
 int brt_check_abnormal_return(struct brt_env *env); /* LD_ABS, tail calls in subprograms */
 int brt_check_cfg(struct brt_env *env);      /* reachability, back-edges, prune points */
-void brt_compute_liveness(struct brt_env *env);
+int brt_compute_liveness(struct brt_env *env); /* 0 or -ENOMEM */
 /* aux[].scc: Tarjan over each subprogram's control flow, as the kernel's compute_scc() */
 int brt_compute_scc(struct brt_env *env);
 /* stack slots live before each insn from the reads the walk recorded (aux stack_live,
