@@ -652,12 +652,15 @@ static int dfs(struct brt_env *env, uint8_t *state, int *stack, uint8_t *next)
 
 int brt_check_cfg(struct brt_env *env)
 {
-	uint8_t *state = calloc((size_t)env->len, 1), *next = calloc((size_t)env->len, 1);
-	int *stack = calloc((size_t)env->len, sizeof(int));
-	int ret = -ENOMEM;
+	/* the DFS stack first (int-aligned), then the two byte arrays: one allocation */
+	int *stack = calloc((size_t)env->len, sizeof(int) + 2);
+	uint8_t *state, *next;
+	int ret;
 
-	if (!state || !stack || !next)
-		goto out_free;
+	if (!stack)
+		return -ENOMEM;
+	state = (uint8_t *)(stack + env->len);
+	next = state + env->len;
 	ret = dfs(env, state, stack, next);
 	if (ret)
 		goto out_free;
@@ -677,9 +680,7 @@ int brt_check_cfg(struct brt_env *env)
 		}
 	}
 out_free:
-	free(state);
 	free(stack);
-	free(next);
 	return ret;
 }
 
@@ -939,16 +940,19 @@ uint64_t brt_stack_live_frame(struct brt_env *env, const struct brt_vstate *st, 
  * bpf_loop call, a backedge at each iteration's return). */
 int brt_compute_scc(struct brt_env *env)
 {
-	int n = env->len, *pre = calloc((size_t)n, sizeof(int)), *low = calloc((size_t)n, sizeof(int));
-	int *stack = calloc((size_t)n, sizeof(int)), *dfs = calloc((size_t)n, sizeof(int));
-	uint8_t *next = calloc((size_t)n, 1), *onstack = calloc((size_t)n, 1);
+	/* one allocation for the six arrays: this runs for every program, most of them tiny */
+	int n = env->len, *pre = calloc((size_t)n, 4 * sizeof(int) + 2), *low, *stack, *dfs;
+	uint8_t *next, *onstack;
 	int order = 1, sp = 0;
 	uint32_t id = 1;
 
-	if (!pre || !low || !stack || !dfs || !next || !onstack) {
-		free(pre), free(low), free(stack), free(dfs), free(next), free(onstack);
+	if (!pre)
 		return -ENOMEM;
-	}
+	low = pre + n;
+	stack = low + n;
+	dfs = stack + n;
+	next = (uint8_t *)(dfs + n);
+	onstack = next + n;
 	for (int i = 0; i < n; i++) {
 		int depth = 0;
 
@@ -1000,6 +1004,6 @@ int brt_compute_scc(struct brt_env *env)
 				id++;
 		}
 	}
-	free(pre), free(low), free(stack), free(dfs), free(next), free(onstack);
+	free(pre);
 	return 0;
 }
