@@ -576,7 +576,9 @@ int brt_prog_btf_check(struct brt_call *call, const struct bpf_insn *insns, char
 	/* the kernel looks at prog_btf_fd only when there is info to check */
 	if (!attr->func_info_cnt && !attr->line_info_cnt)
 		return 0;
-	err = brt_obj_from_fd((int)attr->prog_btf_fd, BRT_OBJ_BTF, &obj);
+	/* the program's file carries the blob (brt_prog_file_tail_size()); when it cannot,
+	 * BPF_PROG_LOAD maps the BTF's own file (brt_obj_keep_fd()) */
+	err = brt_obj_from_fd_transient((int)attr->prog_btf_fd, BRT_OBJ_BTF, &obj);
 	if (err)
 		return err;
 	pl = calloc(1, sizeof(*pl));
@@ -748,7 +750,8 @@ int brt_map_btf_check(const union bpf_attr *attr, struct brt_map_btf *out)
 	int err, off, roff, toff, nroots = 0, nkptrs;
 	struct brt_obj_root roots[BRT_OBJ_MAX_ROOTS] = { { 0 } };
 
-	err = brt_obj_from_fd((int)attr->btf_fd, BRT_OBJ_BTF, &obj);
+	/* held until the map is made, which copies the blob into its own file */
+	err = brt_obj_from_fd_transient((int)attr->btf_fd, BRT_OBJ_BTF, &obj);
 	if (err)
 		return err;
 	btf = ((struct brt_btf_obj *)(void *)obj)->btf;

@@ -133,7 +133,7 @@ static int struct_ops_check(const union bpf_attr *attr)
 		return -524; /* the kernel's internal ENOTSUPP */
 	if (attr->value_size != st.value->size)
 		return -EINVAL;
-	err = brt_obj_from_fd((int)attr->btf_fd, BRT_OBJ_BTF, &obj);
+	err = brt_obj_from_fd_transient((int)attr->btf_fd, BRT_OBJ_BTF, &obj);
 	if (err)
 		return err;
 	brt_obj_put(obj);

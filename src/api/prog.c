@@ -765,6 +765,10 @@ int brt_cmd_prog_load(struct brt_call *call)
 	/* the BTF of its func/line info, reported as the kernel's prog btf_id */
 	hdr.btf_id = ld.lines ? ld.lines->btf->snap.id : 0;
 	hdr.tail_size = brt_prog_file_tail_size(ld.lines);
+	/* a file without the BTF blob cannot answer for its BTF's id: the BTF object's own
+	 * file stays mapped as long as the program holds it (brt_prog_btf_check() did not) */
+	if (ld.lines && !hdr.tail_size)
+		brt_obj_keep_fd(ld.lines->btf, (int)attr->prog_btf_fd);
 	hdr.tail_packed = 1; /* after the instructions and map table, in the same pages */
 	hdr.gpl = (uint32_t)ld.gpl;
 	memcpy(hdr.name, attr->prog_name, sizeof(hdr.name));

@@ -4,7 +4,9 @@
  * (OBJ_GET), or a program's fd; a closed number never handed out again is EBADF once the
  * batch has ended.  Each answer is checked by the map's id against its own fd's info.
  * A batch's program is a private copy until its fd is first resolved, then mapped, so a
- * holder keeps it alive and findable by id past its last fd (obj.h private_copy).
+ * holder keeps it alive and findable by id past its last fd (obj.h private_copy).  The
+ * BTF object of a batch's program is not mapped either (its file is held only by its fd):
+ * once that fd is closed, the BTF's id is still found, through the program's file.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -12,7 +14,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <linux/btf.h>
+
 #include "bpfrt.h"
+#include "btf_blob.h"
 #include "harness.h"
 #include "api/api.h"
 #include "maps/maps.h"
@@ -88,7 +93,7 @@ int main(void)
 		{ .code = BPF_JMP | BPF_EXIT },
 	};
 	union bpf_attr a;
-	int fa, fb, fc, fp, base;
+	int fa, fb, fc, fp, base, fbtf;
 
 	if (!t_scratch_dir(dir))
 		T_SKIP("cannot create a directory in /dev/shm");
@@ -186,6 +191,62 @@ int main(void)
 		if (geteuid() == 0) {
 			fi = bpfrt_bpf(BPF_PROG_GET_FD_BY_ID, &a, sizeof(a));
 			T_EQ_INT(-1, fi);
+			T_EQ_INT(ENOENT, errno);
+		}
+	}
+
+	T_CASE("a batch's program's BTF: not mapped, its id found through the program");
+	{
+		/* [1] int, [2] int (void), [3] static int f(void) */
+		static const char strs[] = "\0int\0f";
+		const uint32_t types[] = { 1, BTF_KIND_INT << 24, 4, BTF_INT_SIGNED << 24 | 32,
+					   0, BTF_KIND_FUNC_PROTO << 24, 1,
+					   5, BTF_KIND_FUNC << 24, 2 };
+		struct bpf_func_info fi = { .insn_off = 0, .type_id = 3 };
+		struct bpf_prog_info info;
+		int fi_fd;
+
+		brt_obj_sweep();
+		brt_api_batch_begin();
+		fbtf = btf_blob_load(bpfrt_bpf, types, sizeof(types), strs, sizeof(strs));
+		T_ASSERT(fbtf >= 0);
+		memset(&a, 0, sizeof(a));
+		a.prog_type = BPF_PROG_TYPE_SOCKET_FILTER;
+		a.insns = (uint64_t)(uintptr_t)ret7;
+		a.insn_cnt = 3;
+		a.license = (uint64_t)(uintptr_t)"GPL";
+		a.prog_btf_fd = (uint32_t)fbtf;
+		a.func_info = (uint64_t)(uintptr_t)&fi;
+		a.func_info_rec_size = sizeof(fi);
+		a.func_info_cnt = 1;
+		fp = bpfrt_bpf(BPF_PROG_LOAD, &a, sizeof(a));
+		T_ASSERT(fp >= 0);
+		brt_api_batch_end();
+		/* neither the program nor the BTF object it holds is mapped */
+		T_EQ_INT(base, mappings(dir));
+		close(fbtf);
+		brt_obj_sweep();
+		T_EQ_INT(base, mappings(dir));
+		memset(&info, 0, sizeof(info));
+		memset(&a, 0, sizeof(a));
+		a.info.bpf_fd = (uint32_t)fp;
+		a.info.info_len = sizeof(info);
+		a.info.info = (uint64_t)(uintptr_t)&info;
+		T_EQ_INT(0, bpfrt_bpf(BPF_OBJ_GET_INFO_BY_FD, &a, sizeof(a)));
+		T_ASSERT(info.btf_id != 0);
+		if (geteuid() == 0) {
+			memset(&a, 0, sizeof(a));
+			a.btf_id = info.btf_id;
+			fi_fd = bpfrt_bpf(BPF_BTF_GET_FD_BY_ID, &a, sizeof(a));
+			T_ASSERT(fi_fd >= 0);
+			close(fi_fd);
+		}
+		close(fp);
+		brt_obj_sweep();
+		T_EQ_INT(base, mappings(dir));
+		if (geteuid() == 0) {
+			fi_fd = bpfrt_bpf(BPF_BTF_GET_FD_BY_ID, &a, sizeof(a));
+			T_EQ_INT(-1, fi_fd);
 			T_EQ_INT(ENOENT, errno);
 		}
 	}
