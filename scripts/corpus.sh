@@ -17,9 +17,19 @@ OUT=${BPFRT_CORPUS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/bpfrt-corpus}
 MIRROR=${BPFRT_CORPUS_MIRROR:-}
 [ -z "$MIRROR" ] && [ -d /work/.mirror ] && MIRROR=/work/.mirror
 CLANG=${CLANG:-clang}
+# The newest clang-NN (15 or later) at hand, for sources whose project builds them with a
+# clang that inlines __builtin_memcmp where clang 14 calls an extern memcmp (Calico's
+# conntrack_cleanup); empty when there is none.
+CLANG_NEW=${CLANG_NEW:-}
+if [ -z "$CLANG_NEW" ]; then
+	for v in 25 24 23 22 21 20 19 18 17 16 15; do
+		command -v "clang-$v" >/dev/null && { CLANG_NEW=clang-$v; break; }
+	done
+fi
 JOBS=${JOBS:-2}
 PROJECTS="cilium-ebpf xdp-tools katran suricata iproute2 bcc-libbpf-tools libbpf-bootstrap cilium falco
-	kernel-selftests inspektor-gadget tracee kubearmor calico tetragon elastic pwru"
+	kernel-selftests inspektor-gadget tracee kubearmor calico tetragon elastic pwru netobserv
+	otel-profiler"
 # tracee and kubearmor load as their own loaders load them (tests/corpus/corpus_load.c):
 # Tracee's leaves out maps of types the kernel lacks (its features_test_arena: arenas are
 # refused here), KubeArmor's agent creates its maps of maps (kubearmor_containers,
@@ -27,9 +37,6 @@ PROJECTS="cilium-ebpf xdp-tools katran suricata iproute2 bcc-libbpf-tools libbpf
 # cost ~40-50 s a side whole on a loaded VM (the 15 MB CO-RE object is opened once per
 # program; libbpf's side, its vmlinux parse per load and the kernel's verifier): baseline.txt's
 # "sample tracee N" has corpus.diff load every Nth of them.
-# Built only when named (scripts/corpus.sh netobserv): clang 14 turns NetObserv's flows.c
-#   __builtin_memcmp into a call of an extern memcmp, which neither libbpf nor bpfrt can
-#   resolve (newer clang inlines it).
 # kernel-selftests: every Nth file of tools/testing/selftests/bpf/progs in name order (a
 # sample of fixed rule, not a choice of files: building and loading all ~900 would take the
 # corpus past ~10 minutes on 2 cores); 1 builds them all.
@@ -361,12 +368,15 @@ p_inspektor_gadget() {
 	echo "$c"
 }
 
-# NetObserv's flow agent (bpf/flows.c): every feature of it in one object, configured at
-# load time through constants; bpf2go's flags (-O2 -g, its own bpf/headers).
+# NetObserv's flow agent (netobserv/netobserv-ebpf-agent): the object its agent embeds,
+# pkg/ebpf/bpf_x86_bpfel.o, which the project commits as its own build (bpf2go from
+# bpf/flows.c: every feature in one object, configured at load time through constants, left
+# at the object's zeros: the agent's defaults turn the optional trackers off).  Not compiled
+# here: clang 14 turns flows.c's __builtin_memcmp into a call of an extern memcmp that
+# neither libbpf nor bpfrt resolves, where the project's clang inlines it.
 p_netobserv() {
-	c=$(src netobserv/netobserv-ebpf-agent "$1" bpf) || return 1
-	cd "$1/bpf" || return 1
-	build netobserv -Iheaders -- flows.c
+	c=$(src netobserv/netobserv-ebpf-agent "$1" pkg/ebpf) || return 1
+	cp "$1/pkg/ebpf/bpf_x86_bpfel.o" "$OUT/netobserv/" || return 1
 	echo "$c"
 }
 
@@ -414,8 +424,15 @@ p_calico() {
 		o=$(basename "$o" .o)
 		case $o in
 		# (clang 14 turns conntrack_cleanup.c's __builtin_memcmp into a call of an extern
-		# memcmp, which neither libbpf nor bpfrt resolves: left out, as NetObserv)
-		conntrack_cleanup*) continue ;;
+		# memcmp, which neither libbpf nor bpfrt resolves; Calico builds with LLVM 21
+		# (metadata.mk), which inlines it, as clang 15 and later do: built with the newest
+		# clang-NN at hand, left out without one)
+		conntrack_cleanup*)
+			[ -n "$CLANG_NEW" ] || continue
+			c0=$CLANG CLANG=$CLANG_NEW
+			cal "$o" conntrack_cleanup.c "$(bash calculate-flags "$o.ll" 2>/dev/null)"
+			CLANG=$c0
+			continue ;;
 		connect_balancer_no_log_v46) s=connect_balancer_v46.c ;;
 		connect_balancer_no_log_v6) s=connect_balancer_v6.c ;;
 		connect_balancer*) s=connect_balancer.c ;;
@@ -526,6 +543,19 @@ p_pwru() {
 	cd "$1" || return 1
 	named pwru kprobe_pwru bpf/kprobe_pwru.c -mcpu=v1 -fno-ident -I./bpf/headers
 	wait
+	echo "$c"
+}
+
+# The OpenTelemetry eBPF profiler (open-telemetry/opentelemetry-ebpf-profiler, Elastic's
+# profiler given to OpenTelemetry: perf_event and kprobe unwinders for native code and 12
+# language runtimes, chained by tail calls): support/ebpf/tracer.ebpf.amd64, the object the
+# project commits as its own build (clang-17, llvm-link of every *.ebpf.c, llc -mcpu=v2) and
+# its Go loader embeds.  Its programs are static, which this host's libbpf 1.1 refuses to
+# open: their kernel verdicts come through bpfrt's loader in kernel mode.  Its loader's
+# .rodata (task_struct and vm_area_struct offsets from BTF, ...): rodata.txt.
+p_otel_profiler() {
+	c=$(src open-telemetry/opentelemetry-ebpf-profiler "$1" support/ebpf/tracer.ebpf.amd64) || return 1
+	cp "$1/support/ebpf/tracer.ebpf.amd64" "$OUT/otel-profiler/tracer.ebpf.amd64.o" || return 1
 	echo "$c"
 }
 

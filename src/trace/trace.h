@@ -178,6 +178,8 @@ int brt_trace_pipe_write(const char *line, size_t len);
 	X(BPF_FUNC_copy_from_user_task, brt_helper_copy_from_user_task,                  \
 	  BRT_FOR_ALL | BRT_NEED_PERFMON)                                                \
 	X(BPF_FUNC_task_pt_regs, brt_helper_task_pt_regs, BRT_FOR_ALL | BRT_NEED_PERFMON) \
+	/* the mapping holding an address, to a callback (vma.c) */                      \
+	X(BPF_FUNC_find_vma, brt_helper_find_vma, BRT_FOR_ALL | BRT_NEED_PERFMON)         \
 	/* the event's call chain into a stack trace map or a buffer (stack.c) */        \
 	X(BPF_FUNC_get_stackid, brt_helper_get_stackid, BRT_FOR_TRACE | BRT_FOR_SYSCALL) \
 	X(BPF_FUNC_get_stack, brt_helper_get_stack, BRT_FOR_TRACE | BRT_FOR_SYSCALL)   \

@@ -907,12 +907,14 @@ int brt_btf_is_sock_common(const struct brt_env *env, const struct brt_reg *reg)
 	return 0;
 }
 
-/* found once per BTF (a linear search of some 100,000 types), id stored before the BTF
- * it belongs to, so a reader that sees the BTF sees its id */
-static _Atomic(const struct brt_btf *) task_btf;
-static _Atomic uint32_t task_id;
+/* A kernel struct's id, found once per BTF (a linear search of some 100,000 types), the
+ * id stored before the BTF it belongs to, so a reader that sees the BTF sees its id. */
+struct kstruct_cache {
+	_Atomic(const struct brt_btf *) btf;
+	_Atomic uint32_t id;
+};
 
-uint32_t brt_btf_task_id(struct brt_env *env)
+static uint32_t kstruct_id(struct brt_env *env, struct kstruct_cache *c, const char *name)
 {
 	int id;
 
@@ -920,12 +922,26 @@ uint32_t brt_btf_task_id(struct brt_env *env)
 		env->kbtf = brt_btf_vmlinux();
 	if (!env->kbtf)
 		return 0;
-	if (atomic_load(&task_btf) == env->kbtf)
-		return atomic_load(&task_id);
-	id = brt_btf_find(env->kbtf, "task_struct", BTF_KIND_STRUCT);
-	atomic_store(&task_id, id > 0 ? (uint32_t)id : 0);
-	atomic_store(&task_btf, env->kbtf);
+	if (atomic_load(&c->btf) == env->kbtf)
+		return atomic_load(&c->id);
+	id = brt_btf_find(env->kbtf, name, BTF_KIND_STRUCT);
+	atomic_store(&c->id, id > 0 ? (uint32_t)id : 0);
+	atomic_store(&c->btf, env->kbtf);
 	return id > 0 ? (uint32_t)id : 0;
+}
+
+uint32_t brt_btf_task_id(struct brt_env *env)
+{
+	static struct kstruct_cache task;
+
+	return kstruct_id(env, &task, "task_struct");
+}
+
+uint32_t brt_btf_vma_id(struct brt_env *env)
+{
+	static struct kstruct_cache vma;
+
+	return kstruct_id(env, &vma, "vm_area_struct");
 }
 
 /* The context type each program type's BPF side names (the kernel's bpf_types.h):

@@ -1,5 +1,5 @@
 /* callbacks.c - helpers that call back into the program (bpf_loop, bpf_for_each_map_elem,
- * bpf_user_ringbuf_drain): the callback is walked as a call from the helper, in a new frame
+ * bpf_user_ringbuf_drain, bpf_find_vma): the callback is walked as a call from the helper, in a new frame
  * with the arguments the helper passes.  bpf_timer's callback, which runs later on its own,
  * is helper_timer.c's.
  */
@@ -10,7 +10,7 @@
 int brt_is_callback_helper(int32_t id)
 {
 	return id == BPF_FUNC_loop || id == BPF_FUNC_for_each_map_elem ||
-	       id == BPF_FUNC_user_ringbuf_drain;
+	       id == BPF_FUNC_user_ringbuf_drain || id == BPF_FUNC_find_vma;
 }
 
 void brt_callback_elem_args(struct brt_reg *regs, int map_idx)
@@ -92,6 +92,17 @@ int brt_push_callback(struct brt_env *env, int insn_idx, int32_t id,
 		r1->id = ++env->id_gen;
 		r1->range = (int32_t)(BRT_DYNPTR_LOCAL | BRT_DYNPTR_FIRST);
 		callee->regs[BPF_REG_2] = caller->regs[BPF_REG_3];
+	} else if (id == BPF_FUNC_find_vma) {
+		/* set_find_vma_callback_state(): callback(task, struct vm_area_struct *vma,
+		 * void *ctx), the task the helper's r1, vma a kernel pointer (PTR_TO_BTF_ID
+		 * without PTR_TRUSTED, never NULL) */
+		struct brt_reg *r2 = &callee->regs[BPF_REG_2];
+
+		callee->regs[BPF_REG_1] = caller->regs[BPF_REG_1];
+		r2->type = PTR_TO_BTF_ID;
+		brt_mark_reg_known_zero(r2);
+		r2->btf_id = brt_btf_vma_id(env);
+		callee->regs[BPF_REG_3] = caller->regs[BPF_REG_4];
 	} else {
 		/* callback(map, const key *, value *, void *ctx) */
 		callee->regs[BPF_REG_1] = caller->regs[BPF_REG_1];

@@ -208,12 +208,13 @@ static void one_prog(const char *proj, const char *file, const char *path, const
 	snprintf(r->sec, sizeof(r->sec), "%s", sec);
 	snprintf(key, sizeof(key), "%s/%s:%s", proj, file, sec);
 	r->type = type;
+	r->rule_attach = -1;
 	if (only && fnmatch(only, r->key, 0)) {
 		nresults--;
 		return;
 	}
 	if (r->type == BPF_PROG_TYPE_UNSPEC)
-		r->type = rule_type(key);
+		r->type = rule_type(key, &r->rule_attach, &r->rule_flags);
 	if (r->type == BPF_PROG_TYPE_UNSPEC) {
 		/* nobody knows how this program is loaded: not counted */
 		r->kernel = V_NA;

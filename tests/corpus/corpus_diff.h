@@ -34,6 +34,8 @@ struct result {
 	char sec[128];
 	enum bpf_prog_type type;  /* type both sides loaded it with */
 	enum bpf_attach_type attach;
+	int rule_attach;          /* types.txt's attach=N for the section, else -1 */
+	uint32_t rule_flags;      /* types.txt's prog_flags (sleepable) */
 	int type_found;          /* bpfrt's section table gave the same type by itself */
 	enum verdict kernel, bpfrt;
 	int kernel_err, bpfrt_err;
@@ -74,8 +76,9 @@ extern char bpfrt_msgs[LOG_CAP];
 void capture_messages(void);
 /* types.txt: the program type of sections that name none */
 void read_rules(const char *path);
-/* the type types.txt gives "project/object.o:section", or BPF_PROG_TYPE_UNSPEC */
-enum bpf_prog_type rule_type(const char *key);
+/* the type types.txt gives "project/object.o:section", or BPF_PROG_TYPE_UNSPEC; its
+ * expected attach type (-1: none given) and prog_flags into *attach, *flags */
+enum bpf_prog_type rule_type(const char *key, int *attach, uint32_t *flags);
 /* the last line of log that is not a statistics line, into dst */
 void last_line(char *dst, size_t len, const char *log);
 /* open with libbpf, or NULL */

@@ -58,6 +58,9 @@ void capture_messages(void)
 struct type_rule {
 	char glob[256];     /* project/object.o:section, fnmatch pattern */
 	char type[64];      /* program type name as bpftool spells it */
+	int attach;         /* "attach=N": expected_attach_type (a number: this host's
+			     * libbpf 1.1 names none of the newer ones), else -1 */
+	uint32_t flags;     /* "sleepable": BPF_F_SLEEPABLE */
 };
 
 static struct type_rule rules[128];
@@ -72,9 +75,21 @@ void read_rules(const char *path)
 		return;
 	while (fgets(line, sizeof(line), f) && nrules < sizeof(rules) / sizeof(rules[0])) {
 		struct type_rule *r = &rules[nrules];
+		char extra[2][32] = { "", "" };
 
-		if (line[0] == '#' || sscanf(line, "%255s %63s", r->glob, r->type) != 2)
+		if (line[0] == '#' || sscanf(line, "%255s %63s %31s %31s", r->glob, r->type,
+					     extra[0], extra[1]) < 2)
 			continue;
+		r->attach = -1;
+		r->flags = 0;
+		for (int i = 0; i < 2; i++) {
+			if (!strncmp(extra[i], "attach=", 7))
+				r->attach = atoi(extra[i] + 7);
+			else if (!strcmp(extra[i], "sleepable"))
+				r->flags |= BPF_F_SLEEPABLE;
+			else if (extra[i][0])
+				fprintf(stderr, "types.txt: %s: unknown word %s\n", r->glob, extra[i]);
+		}
 		nrules++;
 	}
 	fclose(f);
@@ -91,11 +106,14 @@ static enum bpf_prog_type type_by_name(const char *name)
 	return BPF_PROG_TYPE_UNSPEC;
 }
 
-enum bpf_prog_type rule_type(const char *key)
+enum bpf_prog_type rule_type(const char *key, int *attach, uint32_t *flags)
 {
 	for (size_t i = 0; i < nrules; i++)
-		if (!fnmatch(rules[i].glob, key, 0))
+		if (!fnmatch(rules[i].glob, key, 0)) {
+			*attach = rules[i].attach;
+			*flags = rules[i].flags;
 			return type_by_name(rules[i].type);
+		}
 	return BPF_PROG_TYPE_UNSPEC;
 }
 
@@ -363,6 +381,10 @@ struct bpf_object *k_load_libbpf(const char *path, struct result *r, const char 
 	}
 	if (bpf_program__type(me) != r->type)
 		bpf_program__set_type(me, r->type);
+	if (r->rule_attach >= 0)
+		bpf_program__set_expected_attach_type(me, (enum bpf_attach_type)r->rule_attach);
+	if (r->rule_flags)
+		bpf_program__set_flags(me, bpf_program__flags(me) | r->rule_flags);
 	int inner_fds[8];
 	size_t ninner = size_libbpf_maps(obj, inner_fds, 8);
 
@@ -458,6 +480,10 @@ struct bpfrt_object *b_load(const char *path, struct result *r, const char *name
 		if (r->attach)
 			bpfrt_program_set_expected_attach_type(me, r->attach);
 	}
+	if (r->rule_attach >= 0)
+		bpfrt_program_set_expected_attach_type(me, (enum bpf_attach_type)r->rule_attach);
+	if (r->rule_flags)
+		bpfrt_program_set_flags(me, bpfrt_program_flags(me) | r->rule_flags);
 	int lerr = bpfrt_object_load(obj);
 
 	while (ninner)

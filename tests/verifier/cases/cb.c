@@ -1,4 +1,4 @@
-/* cb.c - callbacks: bpf_loop() and bpf_for_each_map_elem() with a function address (lddw
+/* cb.c - callbacks: bpf_loop(), bpf_for_each_map_elem() and bpf_find_vma() with a function address (lddw
  * BPF_PSEUDO_FUNC), func_info BTF and static linkage, the callback's frame (bpf_loop:
  * r1 = index, r2 = the helper's r3; for_each: map, key, value, ctx), its return range,
  * argument types, map types, iteration until the states converge, stack and depth. */
@@ -165,10 +165,45 @@ static const struct vcase each_cases[] = {
 				    CB_RET0), .btf = 1, .maps = { HASH48 } },
 };
 
+/* bpf_find_vma(R1SRC, 0, <insn 12>, fp-8, FLAGS) from a kprobe (6.18's
+ * bpf_base_func_proto with CAP_PERFMON), r1 from r0 (bpf_get_current_task_btf's task),
+ * r8 (0) or r10: the callback gets (task, struct vm_area_struct *, ctx), vma a kernel
+ * pointer (read through BTF, never written), and returns 0 or 1 */
+#define FV_MAIN(r1src, flags)                                                                    \
+	ST(BPF_DW, 10, -8, 0), MOV64_IMM(8, 0), CALL(BPF_FUNC_get_current_task_btf),              \
+		MOV64_REG(1, r1src), MOV64_IMM(2, 0), LD_FUNC(3, 6), MOV64_REG(4, 10),              \
+		ALU64_IMM(BPF_ADD, 4, -8), MOV64_IMM(5, flags), CALL(BPF_FUNC_find_vma), EXIT()
+#define FV(name, r1src, flags, ...)                                                             \
+	{ "cb/find_vma_" name, PROG(FV_MAIN(r1src, flags), __VA_ARGS__), .btf = 1,                 \
+	  .prog_type = BPF_PROG_TYPE_KPROBE }
+
+static const struct vcase vma_cases[] = {
+	FV("ok", 0, 0, CB_RET0),
+	FV("flags", 0, 1, CB_RET0),
+	FV("task_scalar", 8, 0, CB_RET0),
+	FV("task_stack", 10, 0, CB_RET0),
+	/* vm_start, vm_end read through the vma; a write to it refused */
+	FV("reads_vma", 0, 0, LDX(BPF_DW, 0, 2, 0), LDX(BPF_DW, 4, 2, 8), CB_RET0),
+	FV("writes_vma", 0, 0, ST(BPF_DW, 2, 0, 0), CB_RET0),
+	FV("vma_null_check", 0, 0, JIMM(BPF_JEQ, 2, 0, 0), CB_RET0),
+	/* the task is the helper's r1 again; the ctx its r4 (fp-8 of the caller) */
+	FV("reads_task", 0, 0, LDX(BPF_W, 0, 1, 0), CB_RET0),
+	FV("writes_ctx", 0, 0, ST(BPF_DW, 3, 0, 7), CB_RET0),
+	FV("ctx_past_end", 0, 0, ST(BPF_DW, 3, 8, 7), CB_RET0),
+	FV("reads_r4", 0, 0, MOV64_REG(0, 4), EXIT()),
+	FV("ret_2", 0, 0, MOV64_IMM(0, 2), EXIT()),
+	FV("ret_vma", 0, 0, MOV64_REG(0, 2), EXIT()),
+	{ "cb/find_vma_socket_filter", PROG(FV_MAIN(0, 0), CB_RET0), .btf = 1 },
+	{ "cb/find_vma_bpf_capable", PROG(FV_MAIN(0, 0), CB_RET0), .btf = 1,
+	  .prog_type = BPF_PROG_TYPE_KPROBE, .priv = BRT_PRIV_BPF_CAPABLE },
+};
+
 void vcases_cb(struct vcase_list *l)
 {
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
 		vc_add(l, &cases[i]);
 	for (size_t i = 0; i < sizeof(each_cases) / sizeof(each_cases[0]); i++)
 		vc_add(l, &each_cases[i]);
+	for (size_t i = 0; i < sizeof(vma_cases) / sizeof(vma_cases[0]); i++)
+		vc_add(l, &vma_cases[i]);
 }
