@@ -195,10 +195,16 @@ static void map_release(struct brt_obj *obj)
 static void map_unref(struct brt_obj *obj)
 {
 	struct brt_map *map = brt_map_of(obj);
+	/* map_release_uref() runs when the last user reference goes, and a pin is one: a
+	 * pinned map keeps its timers, a prog array its slots, until the pin goes too (the
+	 * sweep asks again each time).  Whether the file is pinned is known as root only
+	 * (brt_obj_pinned()); elsewhere, as before, the last fd of this process decides. */
+	int pinned = (map->timer_off >= 0 || (map->ops->unref && !map->ops->unref_per_file)) &&
+		     brt_obj_pinned(obj);
 
-	if (map->timer_off >= 0) /* map_release_uref(): its timers are cancelled and freed */
+	if (map->timer_off >= 0 && !pinned) /* its timers are cancelled and freed */
 		brt_timer_map_unref(map);
-	if (map->ops->unref)
+	if (map->ops->unref && (map->ops->unref_per_file || !pinned))
 		map->ops->unref(map);
 }
 

@@ -61,6 +61,9 @@ struct brt_map_ops {
 	/* no fd refers to the map any more (programs may still hold it): prog arrays drop
 	 * their entries, as the kernel does on the last user reference */
 	void (*unref)(struct brt_map *map);
+	/* unref runs whether or not the map is pinned: the kernel's map_release() of the
+	 * closed file (perf event arrays), not map_release_uref(), which a pin defers */
+	int unref_per_file;
 	/* another process's file of a map of these parameters (params: no region, no priv),
 	 * read with pread: fn(arg, bytes) with bytes [off, off + len) of the value of every
 	 * element in use (CPU 0's of a per-CPU map); 0, or -errno on a short read or without

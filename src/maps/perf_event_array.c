@@ -552,4 +552,5 @@ const struct brt_map_ops brt_perf_event_array_map_ops = {
 	.delete = pe_delete,
 	.get_next_key = brt_array_get_next_key,
 	.unref = pe_unref,
+	.unref_per_file = 1,
 };

@@ -6,8 +6,9 @@
  * id written into a slot is never followed.  The program type every slot must share comes
  * from each program's header as read once when the program was first seen (obj->snap),
  * not the shared header, which a process that can write the program's file may rewrite.
- * As in the kernel, the slots are cleared when no fd refers to the map any more, which
- * breaks the cycle of a program that tail-calls through a map holding itself.  A slot's
+ * As in the kernel, the slots are cleared when no fd refers to the map any more and no
+ * pin does (map.c's map_unref(); a pin is known as root only), which breaks the cycle of
+ * a program that tail-calls through a map holding itself.  A slot's
  * reference is published as a named one (obj.h, brt_obj_named()): other processes' id
  * walks count it only while they find the array alive and its shared slot naming the
  * program (brt_prog_array_file_ids()), so an array this process has not swept since its

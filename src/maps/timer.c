@@ -40,7 +40,8 @@
  * bpf_timer_init() does not answer -EPERM for a map no fd holds (the kernel's usercnt):
  * such a map's timers are freed at the next sweep of the object cache, which the timer
  * thread makes before it fires (at most once a millisecond), so closing a map's last fd
- * stops its timers as the kernel's map_release_uref() does.  The verifier's side (the
+ * stops its timers as the kernel's map_release_uref() does (unless the map is pinned:
+ * map.c's map_unref()).  The verifier's side (the
  * value's bpf_timer found from the map's BTF, the async callback walked on its own) is
  * verifier/helper_timer.c's.
  */

@@ -773,6 +773,25 @@ static int still_open(struct brt_obj *obj, struct fdset *set, int *loaded)
 	return fdset_has(set, obj->dev, obj->ino);
 }
 
+int brt_obj_pinned(const struct brt_obj *obj)
+{
+	void *keep = atomic_load_explicit(&obj->keep, memory_order_acquire);
+	uintptr_t lo = obj->private_copy ? (uintptr_t)keep : (uintptr_t)obj->base;
+	char path[96], target[16];
+	struct stat st;
+	ssize_t n;
+
+	if (!lo)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/self/map_files/%lx-%lx", (unsigned long)lo,
+		 (unsigned long)(lo + obj->size));
+	n = readlink(path, target, sizeof(target));
+	if (n < 0 || (n >= 7 && !memcmp(target, "/memfd:", 7)))
+		return 0;
+	return !stat(path, &st) && st.st_dev == obj->dev && st.st_ino == obj->ino &&
+	       st.st_nlink > 0;
+}
+
 int brt_obj_has_fd(struct brt_obj *obj)
 {
 	struct fdset set = { 0 };

@@ -252,6 +252,11 @@ uint32_t brt_obj_new_id(uint32_t kind);
  * last reached by, else a read of /proc/self/fd: not for every call of a fast path. */
 int brt_obj_has_fd(struct brt_obj *obj);
 
+/* Is obj's file pinned (a name in a directory: BPF_OBJ_PIN linked it) now?  Read through
+ * /proc/self/map_files, which needs CAP_SYS_ADMIN (or CAP_CHECKPOINT_RESTORE): 0 without
+ * it, and for a memfd (never pinnable).  A readlink and a stat: not for fast paths. */
+int brt_obj_pinned(const struct brt_obj *obj);
+
 /* Drop cached objects no fd or program refers to any more (done lazily on fd lookups
  * misses and creations; callable explicitly).  Returns how many were dropped. */
 int brt_obj_sweep(void);

@@ -632,9 +632,86 @@ static const char *const perf_names[] = {
 /* the answers bpfrt gives only a clock tick later (docs/SECURITY.md, "Known limits") */
 #define PERF_TICK(i) ((i) == 4 || (i) == 8)
 
+/* ---- a pinned prog array ---------------------------------------------------------------- */
+
+/* A socket filter: with pa >= 0, bpf_tail_call(ctx, pa, 0) then r0 = 1; else r0 = ret. */
+static int pa_prog(sys_fn sys, int pa, int ret)
+{
+	struct bpf_insn tail[] = {
+		{ .code = BPF_LD | BPF_DW | BPF_IMM, .dst_reg = 2, .src_reg = BPF_PSEUDO_MAP_FD,
+		  .imm = pa },
+		{ 0 },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = 3, .imm = 0 },
+		{ .code = BPF_JMP | BPF_CALL, .imm = BPF_FUNC_tail_call },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = 0, .imm = 1 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	struct bpf_insn leaf[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = 0, .imm = ret },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	union bpf_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.prog_type = BPF_PROG_TYPE_SOCKET_FILTER;
+	a.insns = (uint64_t)(uintptr_t)(pa >= 0 ? tail : leaf);
+	a.insn_cnt = pa >= 0 ? 6 : 2;
+	a.license = (uint64_t)(uintptr_t)"GPL";
+	return sys(BPF_PROG_LOAD, &a, sizeof(a));
+}
+
+/* The kernel clears a prog array when its last user reference goes (prog_array_map_clear()
+ * on a work queue), and a pin is one: P tail-calls through a pinned array whose fds are
+ * all closed and still reaches Q; bpfrt's process clears its slots at its sweep once it
+ * has no fd of the array, unless the array is pinned (brt_obj_pinned()). */
+static int pa_steps(sys_fn sys, int *r)
+{
+	int n = 0, pa, q, p, ret;
+	uint32_t qid;
+	char pin[128];
+
+	if (kernel_side)
+		snprintf(pin, sizeof(pin), "/sys/fs/bpf/bpfrt-pa-%d", (int)getpid());
+	else
+		snprintf(pin, sizeof(pin), "%s/pa", fsdir);
+	pa = map_new(sys, BPF_MAP_TYPE_PROG_ARRAY, 4, 4, 1, -1, -1);
+	q = pa_prog(sys, -1, 7);
+	p = pa >= 0 ? pa_prog(sys, pa, 0) : -1;
+	qid = q >= 0 ? diff_id_of(sys, q) : 0;
+	r[n++] = p >= 0 && qid && !update(sys, pa, 0, q);
+	r[n++] = diff_run64(sys, p, 1);
+	r[n++] = pin_obj(sys, diff_id_of(sys, pa), pin);
+	close(pa);
+	close(q);
+	brt_obj_sweep(); /* bpfrt's process looks for fds left (no-op for the kernel) */
+	r[n++] = diff_run64(sys, p, 1);
+	r[n++] = by_id(sys, PROG, qid);
+	unlink(pin);
+	brt_obj_sweep();
+	ret = diff_run64(sys, p, 1);
+	for (int i = 0; kernel_side && ret != 1 && i < 200; i++) {
+		usleep(10000);
+		ret = diff_run64(sys, p, 1);
+	}
+	r[n++] = ret;
+	r[n++] = settled(sys, PROG, qid);
+	close(p);
+	return n;
+}
+
+static const char *const pa_names[] = {
+	"prog array: made", "prog array: P tail-calls Q",
+	"prog array: pinned", "prog array: every fd closed, pinned: P still reaches Q",
+	"prog array: every fd closed, pinned: Q by id",
+	"prog array: unpinned: P's tail call fails, once settled",
+	"prog array: unpinned: Q by id, once settled",
+};
+#define PA_N (int)(sizeof(pa_names) / sizeof(pa_names[0]))
+
 int main(void)
 {
-	int kern[MIM_N + TIMER_N + PERF_N], rt[MIM_N + TIMER_N + PERF_N], nk = 0, nr = 0;
+	int kern[MIM_N + TIMER_N + PERF_N + PA_N], rt[MIM_N + TIMER_N + PERF_N + PA_N];
+	int nk = 0, nr = 0;
 
 	if (!kernel_available())
 		T_SKIP("needs root and the kernel's bpf()");
@@ -647,23 +724,27 @@ int main(void)
 	nk += mim_steps(sys_kernel, kern + nk);
 	nk += timer_steps(sys_kernel, kern + nk);
 	nk += perf_steps(sys_kernel, kern + nk);
+	nk += pa_steps(sys_kernel, kern + nk);
 	kernel_side = 0;
 	nr += mim_steps(sys_bpfrt, rt + nr);
 	nr += timer_steps(sys_bpfrt, rt + nr);
 	nr += perf_steps(sys_bpfrt, rt + nr);
+	nr += pa_steps(sys_bpfrt, rt + nr);
 	T_CASE("every step ran on both sides");
-	T_EQ_INT(MIM_N + TIMER_N + PERF_N, nk);
+	T_EQ_INT(MIM_N + TIMER_N + PERF_N + PA_N, nk);
 	T_EQ_INT(nk, nr);
 	for (int i = 0; i < nk && i < nr; i++) {
 		const char *name = i < MIM_N ? mim_names[i] :
 				   i < MIM_N + TIMER_N ? timer_names[i - MIM_N] :
-							 perf_names[i - MIM_N - TIMER_N];
+				   i < MIM_N + TIMER_N + PERF_N ? perf_names[i - MIM_N - TIMER_N] :
+								  pa_names[i - MIM_N - TIMER_N - PERF_N];
 
 		T_CASE(name);
 		if (i == MIM_PINNED_INNER) {
 			T_EQ_INT(1, kern[i]);
 			T_EQ_INT(-ENOENT, rt[i]);
-		} else if (i >= MIM_N + TIMER_N && PERF_TICK(i - MIM_N - TIMER_N)) {
+		} else if (i >= MIM_N + TIMER_N && i < MIM_N + TIMER_N + PERF_N &&
+			   PERF_TICK(i - MIM_N - TIMER_N)) {
 			T_EQ_INT(-ENOENT, kern[i]);
 			printf("note: %s: bpfrt %d\n", name, rt[i]);
 		} else {
@@ -683,5 +764,7 @@ int main(void)
 	T_EQ_INT(0, kern[MIM_N + TIMER_N + 3]);
 	T_EQ_INT(-ENOENT, kern[MIM_N + TIMER_N + 5]);
 	T_EQ_INT(-ENOENT, kern[MIM_N + TIMER_N + 9]);
+	T_EQ_INT(7, kern[MIM_N + TIMER_N + PERF_N + 3]);
+	T_EQ_INT(1, kern[MIM_N + TIMER_N + PERF_N + 5]);
 	return t_done();
 }
