@@ -42,22 +42,30 @@ struct bpfrt_object_open_opts {
 };
 #define bpfrt_object_open_opts__last log_size
 
-/* Open and parse an eBPF ELF object.  Everything is checked and linked here: section names
- * give program types (libbpf's SEC() conventions), subprograms are appended to each
- * program that calls them, and map references become lddw BPF_PSEUDO_MAP_FD /
- * BPF_PSEUDO_MAP_VALUE instructions.  CO-RE relocations (.BTF.ext records written by
- * BPF_CORE_READ() and the bpf_core_*() builtins) are applied here too, with libbpf's rules,
- * against the target BTF (btf_custom_path or the running kernel's): an unresolved field
- * read is poisoned as libbpf does (a call to helper 0xbad2310, refused by the verifier
- * only if reached); a relocation that cannot be applied at all is named here (program,
- * instruction, relocation) and refuses that program's load in bpfrt_object_load() (EINVAL,
- * or ESRCH when no target BTF is available) unless it is set autoload off, as libbpf
- * relocates only what it loads.
+/* Open and parse an eBPF ELF object: sections, symbols, relocation records, maps, .BTF
+ * and the layout of .BTF.ext are read and checked here; section names give program types
+ * (libbpf's SEC() conventions).  Debug sections are not read.  Each program is linked
+ * on first need - its load, bpfrt_program_insns(), _insn_cnt() or _line() - as libbpf
+ * links and relocates at load what it loads: subprograms are appended to each program
+ * that calls them, map references become lddw BPF_PSEUDO_MAP_FD / BPF_PSEUDO_MAP_VALUE
+ * instructions, and CO-RE relocations (.BTF.ext records written by BPF_CORE_READ() and
+ * the bpf_core_*() builtins) are applied with libbpf's rules against the target BTF
+ * (btf_custom_path, read at open: a bad one refuses the object; or the running kernel's,
+ * found at the first relocation): an unresolved field read is poisoned as libbpf does (a
+ * call to helper 0xbad2310, refused by the verifier only if reached); a relocation that
+ * cannot be applied at all is named then (program, instruction, relocation) and refuses
+ * that program's load in bpfrt_object_load() (EINVAL, or ESRCH when no target BTF is
+ * available) unless it is set autoload off.  What linking refuses (a call outside any
+ * function, an lddw naming no map, a bad .BTF.ext line record, a CO-RE record off an
+ * instruction) is reported when the program is first linked, with the message and errno
+ * the open gave until session 17: bpfrt_object_load() fails with it, _insns() returns
+ * NULL with errno set; a kernel symbol (__ksym) the running kernel lacks still fails
+ * the whole object, at its first link (libbpf resolves externs for the whole object).
  * Nothing touches the bpf() layer until bpfrt_object_load().  opts may be NULL.
  * Returns the object, or NULL with errno set: EINVAL (malformed or unsupported input; the
  * message, naming section and offset, goes to the print callback), ENOTSUP (a construct
- * bpfrt does not support, e.g. extern symbols, or built without libelf), ENOMEM, or the
- * errno of open/read for bpfrt_object_open_file(). */
+ * bpfrt does not support), ENOMEM, or the errno of open/read for
+ * bpfrt_object_open_file(). */
 BPFRT_API struct bpfrt_object *bpfrt_object_open_file(const char *path,
 						      const struct bpfrt_object_open_opts *opts);
 /* The same from a buffer (copied; buf may be freed on return). */

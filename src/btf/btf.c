@@ -491,8 +491,8 @@ int brt_btf_find(const struct brt_btf *btf, const char *name, unsigned int kind)
 
 /* .BTF.ext: func_info and line_info subsections are each a record size followed by one
  * block per ELF section: the section's name (a .BTF string), a count, then records whose
- * first word is a byte offset into that section.  One walker reads both; `fill` turns a
- * record into the caller's element. */
+ * first word is a byte offset into that section.  One walker reads all three kinds; `fill`
+ * turns a record into the caller's element (line records are left in place: no fill). */
 struct ext_kind {
 	const char *what;    /* "func info" / "line info" */
 	uint32_t min_rec;    /* bytes a record needs */
@@ -534,19 +534,42 @@ static int fill_core(const struct brt_btf *btf, const char *sec, const uint32_t 
 	return rec[1] && rec[1] < btf->ntypes && c->access ? 0 : -EINVAL;
 }
 
-static const struct ext_kind ext_lines = { "line info", 16, sizeof(struct brt_btf_line),
-					   fill_line };
-static const struct ext_kind ext_funcs = { "func info", 8, sizeof(struct brt_btf_func),
-					   fill_func };
-static const struct ext_kind ext_cores = { "CO-RE relocation", 16,
-					   sizeof(struct brt_btf_core_relo), fill_core };
+static const struct ext_kind ext_kinds[BRT_BTF_EXT_KINDS] = {
+	[BRT_BTF_EXT_FUNC] = { "func info", 8, sizeof(struct brt_btf_func), fill_func },
+	[BRT_BTF_EXT_LINE] = { "line info", 16, 0, NULL },
+	[BRT_BTF_EXT_CORE] = { "CO-RE relocation", 16, sizeof(struct brt_btf_core_relo),
+			       fill_core },
+};
 
-static int ext_walk(const struct brt_btf *btf, const uint8_t *p, uint32_t end, uint32_t base,
-		    const struct ext_kind *k, void **out, size_t *count, char *err, size_t errlen)
+static int bad_record(char *err, size_t errlen, uint32_t at, const char *what, uint32_t i,
+		      const char *sec)
 {
+	return btf_err(err, errlen, "offset 0x%x: %s record %u of '%s' names a bad string or "
+		       "type", at, what, i, sec);
+}
+
+int brt_btf_ext_line(const struct brt_btf *btf, const struct brt_btf_ext_block *b, uint32_t pos,
+		     struct brt_btf_line *out, char *err, size_t errlen)
+{
+	uint32_t rec[4];
+
+	memcpy(rec, b->recs + (size_t)pos * b->stride, sizeof(rec));
+	if (fill_line(btf, b->sec, rec, out))
+		return bad_record(err, errlen, b->file_off + pos * (uint32_t)b->stride,
+				  ext_kinds[BRT_BTF_EXT_LINE].what, pos, b->sec);
+	return 0;
+}
+
+/* Kind k's subsection (end bytes at p, at offset base of .BTF.ext) into ext. */
+static int ext_walk(const struct brt_btf *btf, const uint8_t *p, uint32_t end, uint32_t base,
+		    enum brt_btf_ext_kind kind, struct brt_btf_ext *ext, char *err, size_t errlen)
+{
+	const struct ext_kind *k = &ext_kinds[kind];
 	uint8_t *elems = NULL;
-	size_t n = 0, cap = 0;
+	struct brt_btf_ext_block *blocks = NULL;
+	size_t n = 0, cap = 0, nblocks = 0, bcap = 0;
 	uint32_t rec_size, off;
+	int ret = 0;
 
 	if (end < 4)
 		return btf_err(err, errlen, "offset 0x%x: %s shorter than its record size", base,
@@ -558,25 +581,57 @@ static int ext_walk(const struct brt_btf *btf, const uint8_t *p, uint32_t end, u
 	/* room for as many records as the bytes could hold, at once (growing it by doubling
 	 * copied Tracee's 181k lines about twice over) */
 	cap = (end - 4) / rec_size + 1;
-	elems = malloc(cap * k->elem_size);
-	if (!elems)
-		return -ENOMEM;
-	for (off = 4; off < end;) {
+	if (k->fill) {
+		elems = malloc(cap * k->elem_size);
+		if (!elems)
+			return -ENOMEM;
+	}
+	for (off = 4; off < end && !ret;) {
 		uint32_t blk[2];
 		const char *sec;
 
-		if (end - off < sizeof(blk))
-			goto truncated;
+		if (end - off < sizeof(blk)) {
+			ret = btf_err(err, errlen, "offset 0x%x: %s block truncated", base + off,
+				      k->what);
+			break;
+		}
 		memcpy(blk, p + off, sizeof(blk));
 		sec = brt_btf_str(btf, blk[0]);
 		if (!sec) {
-			free(elems);
-			return btf_err(err, errlen, "offset 0x%x: %s: section name offset %u out of "
-				       "range", base + off, k->what, blk[0]);
+			ret = btf_err(err, errlen, "offset 0x%x: %s: section name offset %u out "
+				      "of range", base + off, k->what, blk[0]);
+			break;
 		}
 		off += sizeof(blk);
-		if ((uint64_t)blk[1] * rec_size > end - off)
-			goto truncated;
+		if ((uint64_t)blk[1] * rec_size > end - off) {
+			ret = btf_err(err, errlen, "offset 0x%x: %s block truncated", base + off,
+				      k->what);
+			break;
+		}
+		if (blk[1]) {
+			if (nblocks == bcap) {
+				struct brt_btf_ext_block *nb;
+
+				bcap = bcap ? 2 * bcap : 16;
+				nb = realloc(blocks, bcap * sizeof(*nb));
+				if (!nb) {
+					ret = -ENOMEM;
+					break;
+				}
+				blocks = nb;
+			}
+			blocks[nblocks++] = (struct brt_btf_ext_block){
+				.sec = sec, .first = (uint32_t)n, .count = blk[1],
+				.file_off = base + off,
+				.recs = k->fill ? elems + n * k->elem_size : p + off,
+				.stride = k->fill ? k->elem_size : rec_size,
+			};
+		}
+		if (!k->fill) { /* lines: checked when read */
+			n += blk[1];
+			off += blk[1] * rec_size;
+			continue;
+		}
 		for (uint32_t i = 0; i < blk[1]; i++, off += rec_size) {
 			uint32_t rec[4];
 
@@ -589,22 +644,31 @@ static int ext_walk(const struct brt_btf *btf, const uint8_t *p, uint32_t end, u
 			else
 				memcpy(rec, p + off, 8);
 			if (k->fill(btf, sec, rec, elems + n * k->elem_size)) {
-				free(elems);
-				return btf_err(err, errlen, "offset 0x%x: %s record %u of '%s' names "
-					       "a bad string or type", base + off, k->what, i, sec);
+				ret = bad_record(err, errlen, base + off, k->what, i, sec);
+				break;
 			}
-			if (k == &ext_cores)
+			if (kind == BRT_BTF_EXT_CORE)
 				((struct brt_btf_core_relo *)(void *)elems)[n].sec_rec = i;
 			n++;
 		}
 	}
-	*out = elems;
-	*count = n;
+	if (ret) {
+		free(elems);
+		free(blocks);
+		return ret;
+	}
+	ext->blocks[kind] = blocks;
+	ext->nblocks[kind] = nblocks;
+	if (kind == BRT_BTF_EXT_FUNC) {
+		ext->funcs = (struct brt_btf_func *)(void *)elems;
+		ext->nfuncs = n;
+	} else if (kind == BRT_BTF_EXT_CORE) {
+		ext->cores = (struct brt_btf_core_relo *)(void *)elems;
+		ext->ncores = n;
+	} else {
+		ext->nlines = n;
+	}
 	return 0;
-
-truncated:
-	free(elems);
-	return btf_err(err, errlen, "offset 0x%x: %s block truncated", base + off, k->what);
 }
 
 int brt_btf_ext_parse(const struct brt_btf *btf, const void *data, size_t size,
@@ -646,16 +710,16 @@ int brt_btf_ext_parse(const struct brt_btf *btf, const void *data, size_t size,
 			       hdr.line_info_off, hdr.line_info_len, size);
 	if (hdr.func_info_len)
 		ret = ext_walk(btf, (const uint8_t *)data + hdr.hdr_len + hdr.func_info_off,
-			       hdr.func_info_len, hdr.hdr_len + hdr.func_info_off, &ext_funcs,
-			       (void **)&ext->funcs, &ext->nfuncs, err, errlen);
+			       hdr.func_info_len, hdr.hdr_len + hdr.func_info_off, BRT_BTF_EXT_FUNC,
+			       ext, err, errlen);
 	if (!ret && hdr.line_info_len)
 		ret = ext_walk(btf, (const uint8_t *)data + hdr.hdr_len + hdr.line_info_off,
-			       hdr.line_info_len, hdr.hdr_len + hdr.line_info_off, &ext_lines,
-			       (void **)&ext->lines, &ext->nlines, err, errlen);
+			       hdr.line_info_len, hdr.hdr_len + hdr.line_info_off, BRT_BTF_EXT_LINE,
+			       ext, err, errlen);
 	if (!ret && hdr.core_relo_len)
 		ret = ext_walk(btf, (const uint8_t *)data + hdr.hdr_len + hdr.core_relo_off,
-			       hdr.core_relo_len, hdr.hdr_len + hdr.core_relo_off, &ext_cores,
-			       (void **)&ext->cores, &ext->ncores, err, errlen);
+			       hdr.core_relo_len, hdr.hdr_len + hdr.core_relo_off, BRT_BTF_EXT_CORE,
+			       ext, err, errlen);
 	if (ret)
 		brt_btf_ext_free(ext);
 	return ret;
@@ -664,8 +728,9 @@ int brt_btf_ext_parse(const struct brt_btf *btf, const void *data, size_t size,
 void brt_btf_ext_free(struct brt_btf_ext *ext)
 {
 	free(ext->funcs);
-	free(ext->lines);
 	free(ext->cores);
+	for (int k = 0; k < BRT_BTF_EXT_KINDS; k++)
+		free(ext->blocks[k]);
 	memset(ext, 0, sizeof(*ext));
 }
 

@@ -29,7 +29,7 @@ struct brt_btf {
 	size_t mapped_len;
 };
 
-/* One .BTF.ext line_info record, with its strings resolved. */
+/* One .BTF.ext line_info record, with its strings resolved (brt_btf_ext_line()). */
 struct brt_btf_line {
 	const char *sec;   /* ELF section the record belongs to */
 	uint32_t insn_off; /* byte offset in that section */
@@ -58,13 +58,29 @@ struct brt_btf_core_relo {
 	uint32_t sec_rec;   /* index among the records of its section (libbpf's "relo #N") */
 };
 
+/* The three record kinds of .BTF.ext, in the order the file's header lists them. */
+enum brt_btf_ext_kind { BRT_BTF_EXT_FUNC, BRT_BTF_EXT_LINE, BRT_BTF_EXT_CORE, BRT_BTF_EXT_KINDS };
+
+/* One block of a kind's records: those the file lists under one ELF section name. */
+struct brt_btf_ext_block {
+	const char *sec;       /* the section's name */
+	const uint8_t *recs;   /* its first record: in the parsed array (funcs, cores), or in
+				* the .BTF.ext data itself (lines: read by brt_btf_ext_line()) */
+	size_t stride;         /* bytes from one record to the next there */
+	uint32_t first, count; /* its records' numbers among the kind's, in file order */
+	uint32_t file_off;     /* .BTF.ext offset of its first record (for messages) */
+};
+
 struct brt_btf_ext {
 	struct brt_btf_func *funcs; /* func_info, in file order */
 	size_t nfuncs;
-	struct brt_btf_line *lines; /* line_info, in file order */
-	size_t nlines;
+	size_t nlines;              /* line_info records: left where they are in the section
+				     * (Tracee's object has 181k: resolving them all at open was
+				     * a tenth of it), read per record by brt_btf_ext_line() */
 	struct brt_btf_core_relo *cores; /* CO-RE relocations, in file order */
 	size_t ncores;
+	struct brt_btf_ext_block *blocks[BRT_BTF_EXT_KINDS]; /* each kind's, in file order */
+	size_t nblocks[BRT_BTF_EXT_KINDS];
 };
 
 /* Parse a .BTF section (copied; data may be freed afterwards).  Checks the header, every
@@ -100,10 +116,17 @@ int brt_btf_resolve_size(const struct brt_btf *btf, uint32_t id, uint64_t *size)
 int brt_btf_meta_rules(const struct brt_btf *btf, char *err, size_t errlen);
 /* First type of that kind and name, or -ENOENT. */
 int brt_btf_find(const struct brt_btf *btf, const char *name, unsigned int kind);
-/* Read the func_info, line_info and CO-RE relocation parts of .BTF.ext; strings point into
- * btf. */
+/* Read the func_info, line_info and CO-RE relocation parts of .BTF.ext: the layout of all
+ * three (header, blocks, record sizes) and every func_info and CO-RE record are checked and
+ * copied, strings pointing into btf; line_info records stay in data (which must then
+ * outlive ext's use) and are checked when read. */
 int brt_btf_ext_parse(const struct brt_btf *btf, const void *data, size_t size,
 		      struct brt_btf_ext *ext, char *err, size_t errlen);
+/* Line record pos of line block b, strings resolved: 0, or -EINVAL with "offset 0xX: line
+ * info record N of 'SEC' names a bad string or type" (X its offset in .BTF.ext), the
+ * message a bad record gave when all were read at parse. */
+int brt_btf_ext_line(const struct brt_btf *btf, const struct brt_btf_ext_block *b, uint32_t pos,
+		     struct brt_btf_line *out, char *err, size_t errlen);
 void brt_btf_ext_free(struct brt_btf_ext *ext);
 /* A fresh .BTF image (header, types - with the DATASEC fixups if any - and strings) for
  * BPF_BTF_LOAD; caller frees *out. */

@@ -16,6 +16,8 @@
 
 #include "btf/btf.h"
 
+struct brt_elf_ctx;
+
 /* ---- section names to program types (sections.c, sec_def.def) ---- */
 
 /* Program type and expected attach type for an ELF section name, following libbpf's SEC()
@@ -131,6 +133,9 @@ struct brt_elf_prog {
 	size_t nfunc_info;            /* entries in func_info */
 	struct brt_elf_core *cores;   /* CO-RE relocations, by insn_idx */
 	size_t ncores;                /* entries in cores */
+	/* linked (insns ... cores above are then filled): 0 not yet, 1 done, -errno failed
+	 * (everything above empty); see brt_elf_prog_link() */
+	int link_state;
 };
 
 struct brt_elf_obj {
@@ -144,20 +149,35 @@ struct brt_elf_obj {
 	struct brt_btf *btf;       /* parsed .BTF, or NULL */
 	struct brt_btf_ext ext;    /* .BTF.ext records, empty when absent */
 	size_t nsyms_seen;         /* symbols in .symtab (for `object show`) */
+	struct brt_elf_ctx *link;  /* the parse kept for programs not linked yet, or NULL */
+	size_t unlinked;           /* programs not linked yet (the parse goes with the last) */
 	char **strings;            /* names kept by brt_elf_keep() */
 	size_t nstrings, strings_cap;
 };
 
-/* Parse and link an eBPF relocatable object held in memory (copied; buf may be freed
+/* Parse and link an eBPF relocatable object held in memory (read; buf may be freed
  * afterwards).  name is used in messages.  Returns 0 or -errno (-EINVAL for malformed
  * input, -ENOTSUP for constructs we refuse, -ENOMEM) with "elf: NAME: section N 'S'
- * offset 0xX: ..." in err. */
+ * offset 0xX: ..." in err.  Every program is linked (brt_elf_open_mem() without
+ * BRT_ELF_LAZY). */
 int brt_elf_open(const void *buf, size_t size, const char *name, struct brt_elf_obj **out,
 		 char *err, size_t errlen);
-/* The same over buf, a malloc'ed buffer of size bytes that the call takes (and frees):
- * no copy of a file the caller has just read (a 15 MB object's). */
-int brt_elf_open_owned(void *buf, size_t size, const char *name, struct brt_elf_obj **out,
-		       char *err, size_t errlen);
+/* Link each program on its first brt_elf_prog_link() instead of at the open, as libbpf
+ * links (and relocates) at load only the programs it loads: the open keeps what linking
+ * needs; the errors linking finds (a call outside any function, an lddw naming no map, a
+ * ksym the kernel lacks, a bad line_info record, a CO-RE record off an instruction) are
+ * then the program's, reported by its link with the message the open gave. */
+#define BRT_ELF_LAZY 1u
+/* brt_elf_open() with flags. */
+int brt_elf_open_mem(const void *buf, size_t size, const char *name, unsigned flags,
+		     struct brt_elf_obj **out, char *err, size_t errlen);
+/* The same from the file open at fd (read with pread, only the sections the loader uses:
+ * debug info is not read; fd is not kept). */
+int brt_elf_open_fd(int fd, const char *name, unsigned flags, struct brt_elf_obj **out,
+		    char *err, size_t errlen);
+/* Link program prog of an object opened with BRT_ELF_LAZY, if not yet: 0, or its -errno
+ * (the message in err at the failing call; later calls return the errno alone). */
+int brt_elf_prog_link(struct brt_elf_obj *obj, size_t prog, char *err, size_t errlen);
 void brt_elf_free(struct brt_elf_obj *obj);
 
 /* max_entries of a ring buffer (BPF_MAP_TYPE_RINGBUF, USER_RINGBUF) as libbpf sizes a

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
@@ -29,7 +30,32 @@ static struct brt_dl_lib gz_lib = { gz_sonames, gz_names, &gz, 0, "" };
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static char **lines; /* "CONFIG_X=value", without the newline */
 static size_t nlines;
+static uint32_t *by_name; /* lines by (name, file order), NULL: search them in order */
 static int have_config;
+
+/* line's name (up to its '=') against name: <0, 0, >0 */
+static int name_cmp(const char *line, const char *name)
+{
+	while (*line != '=' && *name && *line == *name)
+		line++, name++;
+	return (*line == '=' ? 0 : (unsigned char)*line) - (unsigned char)*name;
+}
+
+static int cmp_lines(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	const char *p = lines[x], *q = lines[y];
+
+	while (*p != '=' && *q != '=' && *p == *q)
+		p++, q++;
+	if (*p == '=' || *q == '=' || *p != *q) {
+		int c = (*p == '=' ? 0 : (unsigned char)*p) - (*q == '=' ? 0 : (unsigned char)*q);
+
+		if (c)
+			return c;
+	}
+	return x < y ? -1 : x > y;
+}
 
 static void keep(const char *line)
 {
@@ -95,6 +121,14 @@ static void load(void)
 	}
 	if (!have_config)
 		have_config = read_file("/proc/config.gz");
+	/* searched by name (a scan of the ~10k lines per extern was most of the open of an
+	 * object with a few) */
+	by_name = nlines < UINT32_MAX ? malloc((nlines + 1) * sizeof(*by_name)) : NULL;
+	if (by_name) {
+		for (size_t i = 0; i < nlines; i++)
+			by_name[i] = (uint32_t)i;
+		qsort(by_name, nlines, sizeof(*by_name), cmp_lines);
+	}
 }
 
 int brt_elf_kconfig_get(const char *name, const char **value)
@@ -106,6 +140,21 @@ int brt_elf_kconfig_get(const char *name, const char **value)
 	if (!have_config)
 		return -ENOENT;
 	/* the first line naming it wins, as libbpf keeps the first value it set */
+	if (by_name) {
+		size_t lo = 0, hi = nlines;
+
+		while (lo < hi) {
+			size_t mid = (lo + hi) / 2;
+
+			if (name_cmp(lines[by_name[mid]], name) < 0)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo < nlines && !name_cmp(lines[by_name[lo]], name))
+			*value = lines[by_name[lo]] + len + 1;
+		return 0;
+	}
 	for (size_t i = 0; i < nlines; i++)
 		if (!strncmp(lines[i], name, len) && lines[i][len] == '=') {
 			*value = lines[i] + len + 1;

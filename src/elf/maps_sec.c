@@ -96,7 +96,8 @@ static int field_fail(struct brt_elf_ctx *ctx, uint32_t sec, uint64_t off, const
 }
 
 /* tc's object id for PIN_OBJECT_NS: iproute2 names the directory by a hash of the object
- * file; ours is FNV-1a over the contents of every section (same object, same directory). */
+ * file; ours is FNV-1a over the contents of every section (same object, same directory):
+ * the sections the open skips (debug info) are read for it first. */
 static const char *object_pin_dir(struct brt_elf_ctx *ctx)
 {
 	uint64_t h = 0xcbf29ce484222325ull;
@@ -130,6 +131,10 @@ static int legacy_extra(struct brt_elf_ctx *ctx, uint32_t sec, uint64_t off, siz
 			m->pinning = 1;
 			m->pin_dir = brt_elf_keep(ctx->obj, "tc/globals");
 		} else if (f[6] == PIN_OBJECT_NS) {
+			int ret = brt_elf_fetch_all(ctx);
+
+			if (ret)
+				return ret;
 			m->pinning = 1;
 			m->pin_dir = object_pin_dir(ctx);
 		} else if (f[6] == CILIUM_PIN_REPLACE) {
@@ -672,27 +677,33 @@ static uint64_t has_syscall_wrapper(void)
 #else
 	static const char sym[] = "";
 #endif
+	/* asked once per process (kallsyms is ~200k lines): -1 not yet, else the answer */
+	static int answer = -1;
 	char line[256];
 	uint64_t found = 0;
 	FILE *f;
+	int a = __atomic_load_n(&answer, __ATOMIC_RELAXED);
 
+	if (a >= 0)
+		return (uint64_t)a;
 	if (!sym[0])
 		return 0;
 	if (access("/sys/bus/event_source/devices/kprobe/type", R_OK) &&
 	    access("/sys/kernel/tracing/kprobe_events", F_OK) &&
 	    access("/sys/kernel/debug/tracing/kprobe_events", F_OK))
-		return 0;
-	f = fopen("/proc/kallsyms", "re");
-	if (!f)
-		return 0;
-	while (!found && fgets(line, sizeof(line), f)) {
+		f = NULL;
+	else
+		f = fopen("/proc/kallsyms", "re");
+	while (f && !found && fgets(line, sizeof(line), f)) {
 		size_t n = strlen(line);
 
 		/* "ADDR T name\n": the name is the last field */
 		if (n >= sizeof(sym) - 1 && !strcmp(line + n - (sizeof(sym) - 1), sym))
 			found = 1;
 	}
-	fclose(f);
+	if (f)
+		fclose(f);
+	__atomic_store_n(&answer, (int)found, __ATOMIC_RELAXED);
 	return found;
 }
 

@@ -5,21 +5,29 @@
  * libz mapped and relocated: `bpfrt --version` 0.72 -> 0.6x ms task-clock), which a
  * `prog loadall` of a small object felt as ~5 %, for five reads of fixed-size records.
  *
- * Theory of operation.  The object is copied, then every section header, symbol and
- * relocation is checked against the file and section bounds before anything uses it, so
- * later stages index arrays without re-checking.  Executable sections are cut into
- * functions by their STT_FUNC symbols; those outside .text are programs, those in .text are
- * subprograms.  Maps are collected next, because relocations point at them by (section,
- * offset).  Linking then gives each program a private copy of its code with every
- * subprogram it calls (transitively) appended, call immediates rewritten relative to the
- * new layout, and each lddw that names a map rewritten to src_reg = BPF_PSEUDO_MAP_FD or
- * BPF_PSEUDO_MAP_VALUE with imm = map index.  Load (object/load.c) swaps indexes for fds - the
- * loader, not the user, recognises map references, as the 2014 "fixup array" debate asked.
+ * Theory of operation.  The section headers are read, then the sections the loader uses
+ * (not debug info, nor the relocations of debug info, .BTF and .BTF.ext: about half of a
+ * big object's bytes) into a buffer at their file offsets; every section header, symbol
+ * and relocation is checked against the file and section bounds before anything uses it,
+ * so later stages index arrays without re-checking.  Executable sections are cut into
+ * functions by their STT_FUNC symbols; those outside .text are programs, those in .text
+ * are subprograms.  Maps are collected next, because relocations point at them by
+ * (section, offset).  Linking then gives each program a private copy of its code with
+ * every subprogram it calls (transitively) appended, call immediates rewritten relative to
+ * the new layout, and each lddw that names a map rewritten to src_reg = BPF_PSEUDO_MAP_FD
+ * or BPF_PSEUDO_MAP_VALUE with imm = map index.  brt_elf_open() links every program;
+ * with BRT_ELF_LAZY (the object API's open) the parse is kept in the object and each
+ * program linked at its first brt_elf_prog_link(), the parse freed with the last (libbpf's
+ * open links nothing either: KubeArmor's system_monitor.o opened in 4.1 ms, 1.6 libbpf's).
+ * Load (object/load.c) swaps indexes for fds - the loader, not the user, recognises map
+ * references, as the 2014 "fixup array" debate asked.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <elf.h>
 
@@ -29,12 +37,11 @@
 #define EM_BPF 247
 #endif
 
-/* The file being read: its bytes (a private copy) and its ELF header's tables. */
+/* The file being read: its ELF header's tables (ctx->buf holds its bytes). */
 struct img {
-	unsigned char *buf;
-	size_t size;
 	Elf64_Ehdr eh;
 	size_t shnum, shstrndx; /* extended numbering resolved */
+	const unsigned char *buf; /* ctx->buf */
 };
 
 /* Section header i (i < img->shnum, the table checked against the file). */
@@ -93,10 +100,13 @@ static enum brt_elf_sec_kind classify(const struct brt_elf_sec *s)
 
 static int check_header(struct brt_elf_ctx *ctx, struct img *img)
 {
-	const unsigned char *ident = img->buf;
-	size_t size = img->size;
+	const unsigned char *ident = ctx->buf;
+	size_t size = ctx->size;
 	Elf64_Ehdr *eh = &img->eh;
+	int ret;
 
+	if ((ret = brt_elf_fetch(ctx, 0, size < sizeof(*eh) ? size : sizeof(*eh))))
+		return ret;
 	if (size < EI_NIDENT || memcmp(ident, ELFMAG, SELFMAG))
 		return brt_elf_fail(ctx, -EINVAL, 0, 0, "not an ELF file (%zu bytes)", size);
 	if (ident[EI_CLASS] != ELFCLASS64)
@@ -109,7 +119,7 @@ static int check_header(struct brt_elf_ctx *ctx, struct img *img)
 				    "big-endian object (EI_DATA %d); this host runs little-endian "
 				    "eBPF (build with -target bpfel or bpf)",
 				    ident[EI_DATA]);
-	memcpy(eh, img->buf, sizeof(*eh));
+	memcpy(eh, ctx->buf, sizeof(*eh));
 	/* EM_NONE: LLVM before 3.9 wrote no machine; libbpf and tc load such objects */
 	if (eh->e_machine != EM_BPF && eh->e_machine != EM_NONE)
 		return brt_elf_fail(ctx, -EINVAL, 0, 0, "e_machine %u is not EM_BPF (%u)",
@@ -132,7 +142,9 @@ static int check_header(struct brt_elf_ctx *ctx, struct img *img)
 					    "section header table at 0x%llx runs past the end of "
 					    "the %zu-byte file",
 					    (unsigned long long)eh->e_shoff, size);
-		memcpy(&s0, img->buf + eh->e_shoff, sizeof(s0));
+		if ((ret = brt_elf_fetch(ctx, eh->e_shoff, sizeof(s0))))
+			return ret;
+		memcpy(&s0, ctx->buf + eh->e_shoff, sizeof(s0));
 		if (!eh->e_shnum)
 			img->shnum = s0.sh_size;
 		if (eh->e_shstrndx == SHN_XINDEX)
@@ -144,24 +156,91 @@ static int check_header(struct brt_elf_ctx *ctx, struct img *img)
 				    "section header table at 0x%llx (%zu entries) runs past the end "
 				    "of the %zu-byte file",
 				    (unsigned long long)eh->e_shoff, img->shnum, size);
-	return 0;
+	return brt_elf_fetch(ctx, eh->e_shoff, img->shnum * sizeof(Elf64_Shdr));
 }
 
-/* Contents of section i, checked against the file; the name may still be unknown. */
-static int read_data(struct brt_elf_ctx *ctx, const struct img *img, size_t i)
+/* Relocations of what the loader never applies them to - debug info, .BTF and .BTF.ext,
+ * whose offsets it reads itself - are skipped (not even read), as libbpf skips every
+ * relocation section but those of code, .maps and .struct_ops: Tracee's object has 217k
+ * of them for .BTF.ext alone, a quarter of its open. */
+static int rels_skipped(const struct brt_elf_sec *target)
+{
+	return !(target->flags & (SHF_ALLOC | SHF_EXECINSTR)) &&
+	       (target->kind == BRT_SEC_OTHER || target->kind == BRT_SEC_BTF ||
+		target->kind == BRT_SEC_BTF_EXT);
+}
+
+/* Section i's contents checked against the file (the name may still be unknown). */
+static int check_data(struct brt_elf_ctx *ctx, size_t i)
 {
 	struct brt_elf_sec *s = &ctx->secs[i];
 
-	if (s->type == SHT_NOBITS || !s->size || s->data)
+	if (s->type == SHT_NOBITS || !s->size)
 		return 0;
-	if (s->file_off > img->size || img->size - s->file_off < s->size)
+	if (s->file_off > ctx->size || ctx->size - s->file_off < s->size)
 		return brt_elf_fail(ctx, -EINVAL, 0, 0,
 				    "section %zu '%s': contents [0x%llx, +0x%zx) run past the end "
 				    "of the %zu-byte file",
 				    i, s->name ? s->name : "?", (unsigned long long)s->file_off,
-				    s->size, img->size);
-	s->data = img->buf + s->file_off;
+				    s->size, ctx->size);
 	return 0;
+}
+
+/* Whether a pass reads section i's contents: not debug info nor the relocations of what
+ * the loader never relocates (read_relocs() skips them). */
+static int wanted(const struct brt_elf_ctx *ctx, size_t i)
+{
+	const struct brt_elf_sec *s = &ctx->secs[i];
+
+	if (s->type == SHT_NOBITS || !s->size)
+		return 0;
+	if (s->kind == BRT_SEC_REL) {
+		uint32_t t = s->rel_sec;
+
+		return t && t < ctx->nsecs && !rels_skipped(&ctx->secs[t]);
+	}
+	return s->kind != BRT_SEC_OTHER || s->type == SHT_STRTAB;
+}
+
+/* Read the sections wanted (and those in gaps of less than a page between them: one
+ * pread is cheaper than two), in file order; the others keep data NULL. */
+static int read_wanted(struct brt_elf_ctx *ctx)
+{
+	size_t n = 0, *order = malloc(ctx->nsecs * sizeof(*order));
+	int ret = 0;
+
+	if (!order)
+		return -ENOMEM;
+	for (size_t i = 1; i < ctx->nsecs; i++)
+		if (!ctx->secs[i].data && wanted(ctx, i))
+			order[n++] = i;
+	/* clang writes sections in index order at increasing offsets: sort only if not */
+	for (size_t k = 1; k < n; k++)
+		if (ctx->secs[order[k - 1]].file_off > ctx->secs[order[k]].file_off) {
+			for (size_t a = 1; a < n; a++) /* insertion sort: n is small */
+				for (size_t b = a; b && ctx->secs[order[b - 1]].file_off >
+							  ctx->secs[order[b]].file_off; b--) {
+					size_t t = order[b];
+
+					order[b] = order[b - 1];
+					order[b - 1] = t;
+				}
+			break;
+		}
+	for (size_t k = 0; k < n && !ret;) {
+		uint64_t from = ctx->secs[order[k]].file_off;
+		uint64_t to = from + ctx->secs[order[k]].size;
+		size_t e = k + 1;
+
+		for (; e < n && ctx->secs[order[e]].file_off <= to + 4096; e++)
+			if (ctx->secs[order[e]].file_off + ctx->secs[order[e]].size > to)
+				to = ctx->secs[order[e]].file_off + ctx->secs[order[e]].size;
+		ret = brt_elf_fetch(ctx, from, (size_t)(to - from));
+		for (; k < e; k++)
+			ctx->secs[order[k]].data = ctx->buf + ctx->secs[order[k]].file_off;
+	}
+	free(order);
+	return ret;
 }
 
 static int read_sections(struct brt_elf_ctx *ctx, const struct img *img)
@@ -193,7 +272,13 @@ static int read_sections(struct brt_elf_ctx *ctx, const struct img *img)
 	}
 	/* Names first, so later messages can use them. */
 	if (!ret)
-		ret = read_data(ctx, img, shstrndx);
+		ret = check_data(ctx, shstrndx);
+	if (!ret && ctx->secs[shstrndx].type != SHT_NOBITS && ctx->secs[shstrndx].size) {
+		struct brt_elf_sec *ss = &ctx->secs[shstrndx];
+
+		ret = brt_elf_fetch(ctx, ss->file_off, ss->size);
+		ss->data = ctx->buf + ss->file_off;
+	}
 	for (size_t i = 1; i < shnum && !ret; i++) {
 		ctx->secs[i].name = sec_str(&ctx->secs[shstrndx], name_off[i]);
 		if (!ctx->secs[i].name)
@@ -203,14 +288,14 @@ static int read_sections(struct brt_elf_ctx *ctx, const struct img *img)
 					   i, name_off[i]);
 	}
 	for (size_t i = 1; i < shnum && !ret; i++) {
-		ret = read_data(ctx, img, i);
+		ret = check_data(ctx, i);
 		ctx->secs[i].kind = classify(&ctx->secs[i]);
 		if (!ret && ctx->secs[i].type == SHT_RELA)
 			ret = brt_elf_fail(ctx, -ENOTSUP, (uint32_t)i, 0,
 					   "RELA relocations are not used by eBPF and not supported");
 	}
 	free(name_off);
-	return ret;
+	return ret ? ret : read_wanted(ctx);
 }
 
 static int read_symbols(struct brt_elf_ctx *ctx, const struct img *img)
@@ -241,7 +326,7 @@ static int read_symbols(struct brt_elf_ctx *ctx, const struct img *img)
 	ctx->syms = calloc(ctx->nsyms ? ctx->nsyms : 1, sizeof(*ctx->syms));
 	if (!ctx->syms)
 		return -ENOMEM;
-	d = ctx->secs[symtab].data; /* read_data() checked it against the file */
+	d = ctx->secs[symtab].data; /* check_data() checked it against the file */
 	if (ctx->nsyms && !d)
 		return brt_elf_fail(ctx, -EINVAL, (uint32_t)symtab, 0, "symbol table unreadable");
 	for (size_t i = 0; i < ctx->nsyms; i++) {
@@ -296,13 +381,7 @@ static int read_relocs(struct brt_elf_ctx *ctx)
 					    "relocations for section %u, the file has %zu", target,
 					    ctx->nsecs);
 		ts = &ctx->secs[target];
-		/* Relocations of what the loader never applies them to - debug info, .BTF and
-		 * .BTF.ext, whose offsets it reads itself - are skipped, as libbpf skips every
-		 * relocation section but those of code, .maps and .struct_ops: Tracee's object
-		 * has 217k of them for .BTF.ext alone, a quarter of its open */
-		if (!(ts->flags & (SHF_ALLOC | SHF_EXECINSTR)) &&
-		    (ts->kind == BRT_SEC_OTHER || ts->kind == BRT_SEC_BTF ||
-		     ts->kind == BRT_SEC_BTF_EXT))
+		if (rels_skipped(ts))
 			continue;
 		if (ts->rels)
 			return brt_elf_fail(ctx, -EINVAL, (uint32_t)i, 0,
@@ -320,7 +399,7 @@ static int read_relocs(struct brt_elf_ctx *ctx)
 			return -ENOMEM;
 		ts->nrels = n;
 		ts->rel_sec = (uint32_t)i;
-		d = rs->data; /* read_data() checked it against the file */
+		d = rs->data; /* check_data() checked it against the file */
 		sorted = 1;
 		for (size_t j = 0; j < n; j++) {
 			uint64_t at = j * sizeof(Elf64_Rel);
@@ -380,16 +459,6 @@ static int read_license_version(struct brt_elf_ctx *ctx)
 	return 0;
 }
 
-/* BTF messages start with "offset 0x..:" when they know one; keep the usual shape. */
-static int btf_fail(struct brt_elf_ctx *ctx, int ret, uint32_t sec, const char *msg)
-{
-	if (ret == -ENOMEM || ctx->err[0])
-		return ret;
-	snprintf(ctx->err, ctx->errlen, "elf: %s: section %u '%s'%s%s", ctx->name, sec,
-		 ctx->secs[sec].name, strncmp(msg, "offset ", 7) ? ": " : " ", msg);
-	return ret;
-}
-
 static int read_btf(struct brt_elf_ctx *ctx)
 {
 	struct brt_elf_obj *obj = ctx->obj;
@@ -406,7 +475,7 @@ static int read_btf(struct brt_elf_ctx *ctx)
 			return brt_elf_fail(ctx, -EINVAL, (uint32_t)i, 0, "second .BTF section");
 		ret = brt_btf_parse(s->data, s->data ? s->size : 0, &obj->btf, msg, sizeof(msg));
 		if (ret)
-			return btf_fail(ctx, ret, (uint32_t)i, msg);
+			return brt_elf_btf_fail(ctx, ret, (uint32_t)i, msg);
 	}
 	for (size_t i = 1; i < ctx->nsecs; i++) {
 		const struct brt_elf_sec *s = &ctx->secs[i];
@@ -418,10 +487,11 @@ static int read_btf(struct brt_elf_ctx *ctx)
 		if (have_ext) /* the same rule as .BTF: the first one's records would leak */
 			return brt_elf_fail(ctx, -EINVAL, (uint32_t)i, 0, "second .BTF.ext section");
 		have_ext = 1;
+		ctx->btf_ext_sec = (uint32_t)i;
 		ret = brt_btf_ext_parse(obj->btf, s->data, s->data ? s->size : 0, &obj->ext, msg,
 					sizeof(msg));
 		if (ret)
-			return btf_fail(ctx, ret, (uint32_t)i, msg);
+			return brt_elf_btf_fail(ctx, ret, (uint32_t)i, msg);
 	}
 	return 0;
 }
@@ -456,11 +526,57 @@ static void hidden_funcs_static(struct brt_elf_ctx *ctx)
 	}
 }
 
+static int cmp_sym_name(const void *a, const void *b, void *arg)
+{
+	const struct brt_elf_sym *syms = (const struct brt_elf_sym *)arg;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	int c = strcmp(syms[x].name, syms[y].name);
+
+	return c ? c : x < y ? -1 : x > y;
+}
+
+/* Section sec's symbols with a value that fits 32 bits, by (name, symbol index), into
+ * *by (resized; *n of them).  0 or -ENOMEM. */
+static int syms_by_name(const struct brt_elf_ctx *ctx, uint32_t sec, uint32_t **by, size_t *n)
+{
+	uint32_t *nb = realloc(*by, (ctx->nsyms + 1) * sizeof(**by));
+
+	if (!nb)
+		return -ENOMEM;
+	*by = nb;
+	*n = 0;
+	for (size_t j = 0; j < ctx->nsyms; j++)
+		if (ctx->syms[j].shndx == sec && ctx->syms[j].value <= UINT32_MAX)
+			nb[(*n)++] = (uint32_t)j;
+	qsort_r(nb, *n, sizeof(*nb), cmp_sym_name, (void *)(uintptr_t)ctx->syms);
+	return 0;
+}
+
+/* The first symbol (in symbol order) of by[0..n) named name, or NULL. */
+static const struct brt_elf_sym *sym_named(const struct brt_elf_ctx *ctx, const uint32_t *by,
+					   size_t n, const char *name)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (strcmp(ctx->syms[by[mid]].name, name) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && !strcmp(ctx->syms[by[lo]].name, name) ? &ctx->syms[by[lo]] : NULL;
+}
+
 /* clang leaves DATASEC sizes and variable offsets for the loader to fill from the ELF
  * symbol table (the kernel rejects them as they are); fix them in our copy of .BTF. */
 static int fixup_datasecs(struct brt_elf_ctx *ctx)
 {
 	struct brt_btf *btf = ctx->obj->btf;
+	uint32_t *by_name = NULL;
+	size_t nby = 0;
+	int ret = 0;
 
 	if (!btf)
 		return 0;
@@ -485,22 +601,26 @@ static int fixup_datasecs(struct brt_elf_ctx *ctx)
 		if (!sec || ctx->secs[sec].size > UINT32_MAX)
 			continue;
 		w->size = (uint32_t)ctx->secs[sec].size;
+		if (!BTF_INFO_VLEN(t->info))
+			continue;
+		/* the section's symbols by name (a scan of all symbols per variable was most
+		 * of Tracee's open once linking was gone: ~200 maps x ~21k symbols) */
+		if ((ret = syms_by_name(ctx, (uint32_t)sec, &by_name, &nby)))
+			break;
 		for (uint32_t v = 0; v < BTF_INFO_VLEN(t->info); v++) {
-			const char *var = brt_btf_name(btf, vs[v].type);
+			const struct brt_elf_sym *sym = sym_named(ctx, by_name, nby,
+								 brt_btf_name(btf, vs[v].type));
 
-			for (size_t j = 0; j < ctx->nsyms; j++) {
-				const struct brt_elf_sym *sym = &ctx->syms[j];
-
-				if (sym->shndx != sec || strcmp(sym->name, var) ||
-				    sym->value > UINT32_MAX)
-					continue;
-				vs[v].offset = (uint32_t)sym->value;
-				if (sym->size && sym->size <= UINT32_MAX)
-					vs[v].size = (uint32_t)sym->size;
-				break;
-			}
+			if (!sym)
+				continue;
+			vs[v].offset = (uint32_t)sym->value;
+			if (sym->size && sym->size <= UINT32_MAX)
+				vs[v].size = (uint32_t)sym->size;
 		}
 	}
+	free(by_name);
+	if (ret)
+		return ret;
 	hidden_funcs_static(ctx);
 	return brt_elf_btf_externs(ctx);
 }
@@ -614,7 +734,8 @@ static int collect_funcs(struct brt_elf_ctx *ctx)
 			nprogs++;
 	}
 	obj->progs = calloc(nprogs ? nprogs : 1, sizeof(*obj->progs));
-	if (!obj->progs)
+	ctx->prog_func = calloc(nprogs ? nprogs : 1, sizeof(*ctx->prog_func));
+	if (!obj->progs || !ctx->prog_func)
 		return -ENOMEM;
 	for (size_t i = 0; i < ctx->nfuncs; i++) {
 		struct brt_elf_func *f = &ctx->funcs[i];
@@ -623,6 +744,7 @@ static int collect_funcs(struct brt_elf_ctx *ctx)
 		if (!strcmp(ctx->secs[f->sec].name, ".text"))
 			continue;
 		p = &obj->progs[obj->nprogs];
+		ctx->prog_func[obj->nprogs] = (uint32_t)i;
 		f->prog = (int)obj->nprogs++;
 		p->name = brt_elf_keep(obj, f->name);
 		p->sec_name = brt_elf_keep(obj, ctx->secs[f->sec].name);
@@ -643,78 +765,187 @@ static int collect_funcs(struct brt_elf_ctx *ctx)
 
 static void free_ctx(struct brt_elf_ctx *ctx)
 {
+	brt_elf_link_free(ctx);
 	if (ctx->secs)
 		for (size_t i = 0; i < ctx->nsecs; i++)
 			free(ctx->secs[i].rels);
 	free(ctx->secs);
 	free(ctx->syms);
 	free(ctx->funcs);
+	free(ctx->prog_func);
+	free(ctx->buf);
+	free(ctx);
 }
 
-static int parse(struct brt_elf_ctx *ctx, struct img *img)
+static int parse(struct brt_elf_ctx *ctx)
 {
+	struct img img = { .buf = ctx->buf };
 	int ret;
 
-	if ((ret = check_header(ctx, img)) || (ret = read_sections(ctx, img)) ||
-	    (ret = read_symbols(ctx, img)) || (ret = read_relocs(ctx)) ||
+	if ((ret = check_header(ctx, &img)) || (ret = read_sections(ctx, &img)) ||
+	    (ret = read_symbols(ctx, &img)) || (ret = read_relocs(ctx)) ||
 	    (ret = read_license_version(ctx)) || (ret = read_btf(ctx)) ||
 	    (ret = fixup_datasecs(ctx)) ||
 	    (ret = collect_funcs(ctx)) || (ret = brt_elf_collect_maps(ctx)) ||
 	    (ret = brt_elf_collect_slots(ctx)) || (ret = brt_elf_tc_sections(ctx)) ||
-	    (ret = brt_elf_link(ctx)))
+	    (ret = brt_elf_check_relocs(ctx)))
 		return ret;
 	return 0;
 }
 
-int brt_elf_open_owned(void *buf, size_t size, const char *name, struct brt_elf_obj **out,
-		       char *err, size_t errlen)
+/* The open of a file of size bytes, from src_mem or src_fd. */
+static int open_obj(const unsigned char *src_mem, int src_fd, size_t size, const char *name,
+		    unsigned flags, struct brt_elf_obj **out, char *err, size_t errlen)
 {
-	struct brt_elf_ctx ctx = { .err = err, .errlen = errlen };
-	struct brt_elf_obj *obj;
-	struct img img = { .buf = buf, .size = size };
+	struct brt_elf_ctx *ctx = calloc(1, sizeof(*ctx));
+	struct brt_elf_obj *obj = calloc(1, sizeof(*obj));
 	int ret;
 
 	*out = NULL;
 	err[0] = 0;
-	ctx.name = name ? name : "<memory>";
-	obj = calloc(1, sizeof(*obj));
-	if (!obj) {
-		free(img.buf);
-		return brt_elf_fail(&ctx, -ENOMEM, 0, 0, "out of memory");
+	name = name ? name : "<memory>";
+	if (!ctx || !obj) {
+		struct brt_elf_ctx c = { .err = err, .errlen = errlen, .name = name };
+
+		free(ctx);
+		free(obj);
+		return brt_elf_fail(&c, -ENOMEM, 0, 0, "out of memory");
 	}
-	ctx.obj = obj;
-	obj->name = brt_elf_keep(obj, ctx.name);
-	ret = obj->name ? parse(&ctx, &img) : -ENOMEM;
-	free_ctx(&ctx);
-	free(img.buf);
-	if (ret) {
-		if (ret == -ENOMEM)
-			brt_elf_fail(&ctx, ret, 0, 0, "out of memory");
+	*ctx = (struct brt_elf_ctx){ .obj = obj, .err = err, .errlen = errlen, .name = name,
+				     .size = size, .src_mem = src_mem, .src_fd = src_fd };
+	obj->name = brt_elf_keep(obj, name);
+	/* as large as the file, written only where sections are read: the pages of what is
+	 * not read are never touched */
+	ctx->buf = malloc(size ? size : 1);
+	ret = obj->name && ctx->buf ? parse(ctx) : -ENOMEM;
+	ctx->src_mem = NULL; /* the caller's: not kept */
+	ctx->src_fd = -1;
+	if (!ret) {
+		ctx->name = obj->name; /* the caller's name may go */
+		obj->link = ctx;
+		obj->unlinked = obj->nprogs;
+		if (!obj->unlinked) {
+			free_ctx(ctx);
+			obj->link = NULL;
+		}
+		for (size_t i = 0; !(flags & BRT_ELF_LAZY) && i < obj->nprogs && !ret; i++)
+			ret = brt_elf_prog_link(obj, i, err, errlen);
+		if (!ret) {
+			*out = obj;
+			return 0;
+		}
 		brt_elf_free(obj);
 		return ret;
 	}
-	*out = obj;
-	return 0;
+	if (ret == -ENOMEM)
+		brt_elf_fail(ctx, ret, 0, 0, "out of memory");
+	free_ctx(ctx);
+	brt_elf_free(obj);
+	return ret;
+}
+
+/* Program prog's linked parts freed (a failed link), its state ret. */
+static void prog_unlinked(struct brt_elf_prog *p, int ret)
+{
+	free(p->insns);
+	free(p->relocs);
+	free(p->lines);
+	free(p->func_info);
+	free(p->cores);
+	p->insns = NULL, p->relocs = NULL, p->lines = NULL;
+	p->func_info = NULL, p->cores = NULL;
+	p->insn_cnt = p->main_cnt = p->nrelocs = p->nlines = p->nfunc_info = 0;
+	p->ncores = 0;
+	p->link_state = ret;
+}
+
+/* Link program prog (not linked yet): its state. */
+static int link_one(struct brt_elf_obj *obj, size_t prog)
+{
+	struct brt_elf_prog *p = &obj->progs[prog];
+	int ret = brt_elf_link_prog(obj->link, prog);
+
+	if (ret == -ENOMEM)
+		brt_elf_fail(obj->link, ret, 0, 0, "out of memory");
+	if (ret)
+		prog_unlinked(p, ret);
+	else
+		p->link_state = 1;
+	obj->unlinked--;
+	return ret;
+}
+
+int brt_elf_prog_link(struct brt_elf_obj *obj, size_t prog, char *err, size_t errlen)
+{
+	struct brt_elf_prog *p = &obj->progs[prog];
+	struct brt_elf_ctx *ctx = obj->link;
+	int ret;
+
+	if (p->link_state)
+		return p->link_state < 0 ? p->link_state : 0;
+	err[0] = 0;
+	ctx->err = err;
+	ctx->errlen = errlen;
+	ret = brt_elf_link_prepare(ctx);
+	if (ret < 0) {
+		if (ret == -ENOMEM)
+			brt_elf_fail(ctx, ret, 0, 0, "out of memory");
+		ctx->err = NULL;
+		return ret;
+	}
+	if (!ret) {
+		ret = link_one(obj, prog);
+	} else {
+		/* every program in order, the first failure the object's */
+		ret = 0;
+		for (size_t i = 0; i < obj->nprogs && !ret; i++)
+			if (!obj->progs[i].link_state)
+				ret = link_one(obj, i) ? obj->progs[i].link_state : 0;
+		for (size_t i = 0; i < obj->nprogs && ret; i++)
+			if (obj->progs[i].link_state >= 0) {
+				obj->unlinked -= !obj->progs[i].link_state;
+				prog_unlinked(&obj->progs[i], ret);
+			}
+	}
+	ctx->err = NULL;
+	/* the last program takes the parse (and the file's bytes) with it */
+	if (!obj->unlinked) {
+		free_ctx(ctx);
+		obj->link = NULL;
+	}
+	return ret;
+}
+
+int brt_elf_open_mem(const void *buf, size_t size, const char *name, unsigned flags,
+		     struct brt_elf_obj **out, char *err, size_t errlen)
+{
+	static const unsigned char none;
+
+	return open_obj(size ? buf : &none, -1, size, name, flags, out, err, errlen);
 }
 
 int brt_elf_open(const void *buf, size_t size, const char *name, struct brt_elf_obj **out,
 		 char *err, size_t errlen)
 {
-	/* a private copy, aligned as malloc() aligns whatever the caller's buffer is: the
-	 * stages read sections (instructions, BTF) through typed pointers */
-	void *copy = malloc(size ? size : 1);
+	return brt_elf_open_mem(buf, size, name, 0, out, err, errlen);
+}
 
-	if (!copy) {
-		struct brt_elf_ctx ctx = { .err = err, .errlen = errlen,
-					   .name = name ? name : "<memory>" };
+int brt_elf_open_fd(int fd, const char *name, unsigned flags, struct brt_elf_obj **out,
+		    char *err, size_t errlen)
+{
+	struct stat st;
+
+	if (fstat(fd, &st)) {
+		struct brt_elf_ctx c = { .err = err, .errlen = errlen,
+					 .name = name ? name : "<memory>" };
+		int e = -errno;
 
 		*out = NULL;
 		err[0] = 0;
-		return brt_elf_fail(&ctx, -ENOMEM, 0, 0, "out of memory");
+		return brt_elf_fail(&c, e, 0, 0, "%s", strerror(-e));
 	}
-	if (size)
-		memcpy(copy, buf, size);
-	return brt_elf_open_owned(copy, size, name, out, err, errlen);
+	return open_obj(NULL, fd, S_ISREG(st.st_mode) && st.st_size > 0 ? (size_t)st.st_size : 0,
+			name, flags, out, err, errlen);
 }
 
 static void free_map(struct brt_elf_map *m)
@@ -731,6 +962,8 @@ void brt_elf_free(struct brt_elf_obj *obj)
 {
 	if (!obj)
 		return;
+	if (obj->link)
+		free_ctx(obj->link);
 	for (size_t i = 0; i < obj->nprogs; i++) {
 		free(obj->progs[i].insns);
 		free(obj->progs[i].relocs);

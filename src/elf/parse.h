@@ -1,7 +1,9 @@
 /* parse.h - parser state shared by the passes of elf/ only: open.c reads sections, symbols
  * and relocations into a struct brt_elf_ctx, then calls maps_sec.c (maps) and reloc.c
- * (linking), in that order.  Calls go one way: open.c calls both, reloc.c asks maps_sec.c
- * which map a symbol names, and all three report through ctx.c, which calls none of them.
+ * (the relocation checks; linking, per program, then or later: the context outlives the
+ * open until every program is linked), in that order.  Calls go one way: open.c calls
+ * both, reloc.c asks maps_sec.c which map a symbol names, and all three report through
+ * ctx.c, which calls none of them.
  */
 #ifndef BPFRT_SRC_ELF_PARSE_H
 #define BPFRT_SRC_ELF_PARSE_H
@@ -62,6 +64,8 @@ struct brt_elf_func {
 	int prog;       /* index in obj->progs, -1 for a subprogram */
 };
 
+struct brt_link_shared;
+
 struct brt_elf_ctx {
 	struct brt_elf_obj *obj;
 	const char *name;          /* object name for messages */
@@ -71,9 +75,21 @@ struct brt_elf_ctx {
 	size_t nsyms;
 	struct brt_elf_func *funcs; /* by section, then start */
 	size_t nfuncs;
+	uint32_t *prog_func;       /* by program: its entry in funcs */
 	char *err;
 	size_t errlen;
 	int tc_object;             /* maps in iproute2's struct bpf_elf_map layout */
+	/* The file: a buffer as large as it, holding at their file offsets the sections read
+	 * (sections nobody reads - debug info, the relocations of debug info and .BTF.ext -
+	 * are not: 7 of Tracee's 15 MB); during the open, where the rest comes from when a
+	 * pass wants every section (brt_elf_fetch_all()). */
+	unsigned char *buf;
+	size_t size;
+	const unsigned char *src_mem; /* the caller's copy, or NULL */
+	int src_fd;                /* or a file descriptor, -1 */
+	uint32_t btf_ext_sec;      /* .BTF.ext's section index (messages), 0 none */
+	struct brt_link_shared *link; /* what linking shares between programs (reloc.c),
+				       * made by the first program linked */
 };
 
 /* Format "elf: NAME: section N 'S' offset 0xX: msg" (sec 0: no section part) into the
@@ -114,34 +130,66 @@ int brt_elf_btf_externs(struct brt_elf_ctx *ctx);
 /* Index of the map defined at (sec, off) - any offset for global data - or -1. */
 int brt_elf_map_at(const struct brt_elf_ctx *ctx, uint32_t sec, uint64_t off);
 /* The .BTF.ext records of one kind (ext_index.c) by section name, then instruction
- * offset, ties in file order: groups[g] (sorted by name) holds one section's count records
- * at positions 0..count-1, record order[pos], or first + pos when order is NULL (a section
- * listed once, in offset order, as clang writes it). */
+ * offset, ties in file order, built from the file's blocks (struct brt_btf_ext_block, in
+ * file order): groups[g] (sorted by name) holds one section's count records, their record
+ * numbers at positions 0..count-1 after its first use: order[pos], or the first block's
+ * first + pos when order is NULL (a section listed once, in offset order, as clang writes
+ * it). */
 struct brt_ext_group {
 	const char *name;
-	uint32_t first, count;
+	uint32_t first_blk, nblk; /* its blocks: by_name[first_blk, + nblk), in file order */
+	uint32_t count;           /* its records */
+	int settled;              /* order decided (an array, or the block in place) */
 	uint32_t *order;
 };
 struct brt_ext_index {
-	const unsigned char *recs; /* the records: n of stride bytes, each with a const char *
-				    * section name at sec_off and a uint32_t offset at off_off */
-	size_t stride, sec_off, off_off;
+	const struct brt_btf_ext_block *blocks; /* the kind's, in file order */
+	size_t nblocks;
+	size_t off_off;           /* where a record holds its uint32_t instruction offset */
+	uint32_t *by_name;        /* block numbers by (name, file order) */
 	struct brt_ext_group *groups;
 	size_t ngroups;
 };
-/* 0, or -ENOMEM / -E2BIG (ix is then empty). */
-int brt_ext_index_build(struct brt_ext_index *ix, const void *recs, size_t n, size_t stride,
-			size_t sec_off, size_t off_off);
+/* 0, or -ENOMEM / -E2BIG (ix is then empty).  Reads the blocks only. */
+int brt_ext_index_build(struct brt_ext_index *ix, const struct brt_btf_ext_block *blocks,
+			size_t nblocks, size_t off_off);
 void brt_ext_index_free(struct brt_ext_index *ix);
 /* The group of section name sec, or -1 when no record names it. */
 int brt_ext_index_group(const struct brt_ext_index *ix, const char *sec);
-/* Positions [*from, *to) of group g's records with offset in [lo, hi) (empty for g -1). */
-void brt_ext_index_range(const struct brt_ext_index *ix, int g, uint64_t lo, uint64_t hi,
-			 size_t *from, size_t *to);
-/* The record at position pos of group g. */
+/* Positions [*from, *to) of group g's records with offset in [lo, hi) (empty for g -1):
+ * 0, or -ENOMEM ordering the group at its first use. */
+int brt_ext_index_range(struct brt_ext_index *ix, int g, uint64_t lo, uint64_t hi,
+			size_t *from, size_t *to);
+/* The record number at position pos of group g (after a range of g). */
 uint32_t brt_ext_index_rec(const struct brt_ext_index *ix, int g, size_t pos);
-/* Link every program: copy, apply relocations, append subprograms (reloc.c). */
-int brt_elf_link(struct brt_elf_ctx *ctx);
+/* The block of group g holding record number rec. */
+const struct brt_btf_ext_block *brt_ext_index_block(const struct brt_ext_index *ix, int g,
+						    uint32_t rec);
+/* Check every relocation of code and data against what it patches, once, at the open, so
+ * linking can trust them (reloc.c). */
+int brt_elf_check_relocs(struct brt_elf_ctx *ctx);
+/* Before the first program is linked (again after it failed): what linking shares (the
+ * .BTF.ext indexes); then 0, or 1 when the object must be linked as a whole, in program
+ * order, its first failure everyone's: a ksym the kernel lacks failed the whole object
+ * when the open linked every program, as it fails libbpf's whole load (libbpf resolves
+ * externs for the object); or -errno (reloc.c). */
+int brt_elf_link_prepare(struct brt_elf_ctx *ctx);
+/* Link program prog: a copy of its code with the subprograms it calls appended, its
+ * relocations applied, its .BTF.ext records placed.  0 or -errno with the message
+ * (reloc.c; after brt_elf_link_prepare()).  A failed program is left partly filled. */
+int brt_elf_link_prog(struct brt_elf_ctx *ctx, size_t prog);
+/* Free ctx->link. */
+void brt_elf_link_free(struct brt_elf_ctx *ctx);
+/* Bytes [off, off + len) of the file (checked against its size by the caller) into
+ * ctx->buf at off, from the caller's memory or the fd: 0 or -errno with the message
+ * (ctx.c). */
+int brt_elf_fetch(struct brt_elf_ctx *ctx, uint64_t off, size_t len);
+/* Read every section not read yet (a pass that hashes the whole object, maps_sec.c):
+ * 0 or -errno with the message (ctx.c). */
+int brt_elf_fetch_all(struct brt_elf_ctx *ctx);
+/* The message of a BTF reader's failure in section sec (msg starts "offset 0x..:" when it
+ * knows one); returns ret (ctx.c). */
+int brt_elf_btf_fail(struct brt_elf_ctx *ctx, int ret, uint32_t sec, const char *msg);
 /* Keep a copy of s in the object; NULL on ENOMEM (ctx.c). */
 const char *brt_elf_keep(struct brt_elf_obj *obj, const char *s);
 

@@ -38,57 +38,77 @@ const char *brt_elf_reloc_type_name(uint32_t type)
 	}
 }
 
+/* Whether instruction slot i of a code section (opcodes at code, 8 bytes apart) starts an
+ * instruction, as a walk from the section's start would find, given slot floor <= i that
+ * does (0 does): slot p, the last before i whose opcode is not lddw's, ends an instruction
+ * whether it starts one or is an lddw's second half, so p + 1 starts one (as floor does
+ * when no such p lies at or after it), and from there the lddw opcodes pair up: i starts
+ * an instruction when an even number of them lie between.  One look back for almost every
+ * relocation, where a walk of every instruction of every section was two fifths of an
+ * open once linking moved to load (KubeArmor's system_monitor.o: 150k instructions); with
+ * the last relocation's slot as floor, no slot is looked at twice. */
+static int insn_start(const uint8_t *code, size_t floor, size_t i)
+{
+	size_t run = 0;
+
+	while (run < i - floor && code[(i - run - 1) * 8] == LDDW)
+		run++;
+	return run % 2 == 0;
+}
+
 /* Code relocations: on an instruction boundary (not an lddw's second slot), R_BPF_64_64 on
  * an lddw, R_BPF_64_32 on a bpf-to-bpf call; everything else is refused here, once, so
- * linking can trust them. */
+ * linking can trust them; and no lddw without its second slot at the section's end.
+ * Refusals in the order a walk of the section's instructions meets them. */
 static int check_exec_rels(struct brt_elf_ctx *ctx, uint32_t s)
 {
 	const struct brt_elf_sec *sec = &ctx->secs[s];
-	size_t n = sec->size / 8, r = 0;
+	size_t n = sec->size / 8;
+	/* an lddw starting in the last slot */
+	int end_bad = n && sec->data[(n - 1) * 8] == LDDW && insn_start(sec->data, 0, n - 1);
+	size_t floor = 0;
 
-	for (size_t i = 0; i < n; i++) {
+	for (size_t r = 0; r < sec->nrels; r++) {
+		const struct brt_elf_rel *rel = &sec->rels[r];
+		const char *sym = ctx->syms[rel->sym].name;
+		size_t i = rel->off / 8;
 		struct bpf_insn insn;
 		int wide;
 
+		if (end_bad && rel->off >= (n - 1) * 8)
+			break;
+		if (rel->off % 8 || !insn_start(sec->data, floor, i))
+			return brt_elf_fail(ctx, -EINVAL, sec->rel_sec, rel->idx * 16ull,
+					    "relocation %u against '%s' at 0x%llx is not on an "
+					    "instruction boundary",
+					    rel->idx, sym, (unsigned long long)rel->off);
+		floor = i;
 		memcpy(&insn, sec->data + i * 8, sizeof(insn));
 		wide = insn.code == LDDW;
-		if (wide && i + 1 >= n)
-			return brt_elf_fail(ctx, -EINVAL, s, i * 8,
-					    "lddw at the end of the section has no second slot");
-		for (; r < sec->nrels && sec->rels[r].off < (i + 1 + wide) * 8; r++) {
-			const struct brt_elf_rel *rel = &sec->rels[r];
-			const char *sym = ctx->syms[rel->sym].name;
-
-			if (rel->off != i * 8)
-				return brt_elf_fail(ctx, -EINVAL, sec->rel_sec, rel->idx * 16ull,
-						    "relocation %u against '%s' at 0x%llx is not on an "
-						    "instruction boundary",
-						    rel->idx, sym, (unsigned long long)rel->off);
-			if (rel->type == R_64_64 && !wide)
-				return brt_elf_fail(ctx, -EINVAL, sec->rel_sec, rel->idx * 16ull,
-						    "R_BPF_64_64 against '%s' patches insn %zu of '%s' "
-						    "(opcode 0x%02x), not an lddw",
-						    sym, i, sec->name, insn.code);
-			if (rel->type == R_64_32 &&
-			    (insn.code != CALL ||
-			     (insn.src_reg != BPF_PSEUDO_CALL &&
-			      !(ctx->syms[rel->sym].shndx == SHN_UNDEF && !insn.src_reg))))
-				return brt_elf_fail(ctx, -EINVAL, sec->rel_sec, rel->idx * 16ull,
-						    "R_BPF_64_32 against '%s' patches insn %zu of '%s' "
-						    "(opcode 0x%02x), not a bpf-to-bpf call",
-						    sym, i, sec->name, insn.code);
-			if (rel->type != R_64_64 && rel->type != R_64_32)
-				return brt_elf_fail(ctx, -ENOTSUP, sec->rel_sec, rel->idx * 16ull,
-						    "relocation %u: type %u (%s) against '%s' is not "
-						    "supported in code",
-						    rel->idx, rel->type, brt_elf_reloc_type_name(rel->type), sym);
-			uint32_t koff;
-
-			(void)koff; /* externs: kconfig ones (.kconfig) and ksyms, resolved when
-				     * linked (apply_ld64(), apply_kfunc()) */
-		}
-		i += wide;
+		if (rel->type == R_64_64 && !wide)
+			return brt_elf_fail(ctx, -EINVAL, sec->rel_sec, rel->idx * 16ull,
+					    "R_BPF_64_64 against '%s' patches insn %zu of '%s' "
+					    "(opcode 0x%02x), not an lddw",
+					    sym, i, sec->name, insn.code);
+		if (rel->type == R_64_32 &&
+		    (insn.code != CALL ||
+		     (insn.src_reg != BPF_PSEUDO_CALL &&
+		      !(ctx->syms[rel->sym].shndx == SHN_UNDEF && !insn.src_reg))))
+			return brt_elf_fail(ctx, -EINVAL, sec->rel_sec, rel->idx * 16ull,
+					    "R_BPF_64_32 against '%s' patches insn %zu of '%s' "
+					    "(opcode 0x%02x), not a bpf-to-bpf call",
+					    sym, i, sec->name, insn.code);
+		/* externs: kconfig ones (.kconfig) and ksyms, resolved when linked
+		 * (apply_ld64(), apply_kfunc()) */
+		if (rel->type != R_64_64 && rel->type != R_64_32)
+			return brt_elf_fail(ctx, -ENOTSUP, sec->rel_sec, rel->idx * 16ull,
+					    "relocation %u: type %u (%s) against '%s' is not "
+					    "supported in code",
+					    rel->idx, rel->type, brt_elf_reloc_type_name(rel->type), sym);
 	}
+	if (end_bad)
+		return brt_elf_fail(ctx, -EINVAL, s, (n - 1) * 8,
+				    "lddw at the end of the section has no second slot");
 	return 0;
 }
 
@@ -121,13 +141,20 @@ struct placed {
 	uint32_t next;      /* instruction of the function to relocate next */
 };
 
-struct ext_indexes;
+/* The object's .BTF.ext records by section and offset (ext_index.c), for every program. */
+struct ext_indexes {
+	struct brt_ext_index lines, funcs, cores;
+	int64_t *core_misaligned; /* by cores group, at its first use: the first record (in
+				   * file order) off an instruction boundary, -1 none, -2 not
+				   * looked at yet */
+};
 
-/* What linking one object shares between its programs. */
-struct link_shared {
-	const struct ext_indexes *ext;
+/* What linking one object shares between its programs (ctx->link, made by the first). */
+struct brt_link_shared {
+	struct ext_indexes ext;
 	uint32_t *placed_at;  /* by function: 1 + its place in the program being linked, or 0 */
 	const char **sym_kept; /* by symbol: its name kept in the object (brt_elf_keep), or NULL */
+	int whole;            /* linked as a whole, brt_elf_link_prepare() */
 };
 
 struct linker {
@@ -138,7 +165,7 @@ struct linker {
 	size_t placed_cap;
 	size_t insn_cap;
 	size_t reloc_cap;
-	struct link_shared *sh;
+	struct brt_link_shared *sh;
 };
 
 static int place(struct linker *lk, size_t fidx, uint32_t *out_start)
@@ -235,8 +262,7 @@ static int add_reloc(struct linker *lk, const struct brt_elf_reloc *r)
  * kernel lacks (libbpf leaves those 0), or -ESRCH with libbpf's message.  Module BTFs
  * (/sys/kernel/btf/<module>) are not searched: bpfrt has no module BTF objects to name in
  * fd_array, so such an extern is not found here. */
-static int resolve_ksym(struct brt_elf_ctx *ctx, const struct brt_elf_sym *sym, uint32_t rs,
-			uint64_t off, int func)
+static int ksym_lookup(const struct brt_elf_sym *sym, int func)
 {
 	const struct brt_btf *vml = brt_btf_vmlinux();
 	int id = vml ? brt_btf_find(vml, sym->name, func ? BTF_KIND_FUNC : BTF_KIND_VAR) : -ENOENT;
@@ -245,8 +271,17 @@ static int resolve_ksym(struct brt_elf_ctx *ctx, const struct brt_elf_sym *sym, 
 		id = brt_btf_find(vml, sym->name, BTF_KIND_FUNC);
 	if (id > 0)
 		return id;
-	if (sym->bind == STB_WEAK)
-		return 0;
+	return sym->bind == STB_WEAK ? 0 : -ESRCH;
+}
+
+static int resolve_ksym(struct brt_elf_ctx *ctx, const struct brt_elf_sym *sym, uint32_t rs,
+			uint64_t off, int func)
+{
+	const struct brt_btf *vml = brt_btf_vmlinux();
+	int id = ksym_lookup(sym, func);
+
+	if (id >= 0)
+		return id;
 	return brt_elf_fail(ctx, -ESRCH, rs, off,
 			    "extern (%sksym) '%s': not found in kernel BTF%s", func ? "func " : "",
 			    sym->name, vml ? "" : " (no /sys/kernel/btf/vmlinux)");
@@ -497,39 +532,38 @@ static void *room_for_one(void *arr, size_t n, size_t *cap, size_t size)
 	return m;
 }
 
-/* The object's .BTF.ext records by section and offset (ext_index.c), for every program. */
-struct ext_indexes {
-	struct brt_ext_index lines, funcs, cores;
-	uint32_t *core_misaligned; /* by cores group: 1 + the first record (in file order)
-				    * off an instruction boundary, or 0 */
-};
-
-/* The records of placed function k in index ix: its group, positions [*from, *to). */
-static void func_records(const struct linker *lk, const struct brt_ext_index *ix, size_t k,
-			 int *group, size_t *from, size_t *to)
+/* The records of placed function k in index ix: its group, positions [*from, *to).  0 or
+ * -ENOMEM. */
+static int func_records(const struct linker *lk, struct brt_ext_index *ix, size_t k, int *group,
+			size_t *from, size_t *to)
 {
 	const struct brt_elf_func *f = &lk->ctx->funcs[lk->placed[k].func];
 
 	*group = brt_ext_index_group(ix, lk->ctx->secs[f->sec].name);
-	brt_ext_index_range(ix, *group, (uint64_t)f->start * 8,
-			    ((uint64_t)f->start + f->cnt) * 8, from, to);
+	return brt_ext_index_range(ix, *group, (uint64_t)f->start * 8,
+				   ((uint64_t)f->start + f->cnt) * 8, from, to);
 }
 
 /* Source lines from .BTF.ext, renumbered for the linked layout: by insn_idx, a
- * function's lines in its section's order (offset, then file order). */
+ * function's lines in its section's order (offset, then file order).  Each record is
+ * read (and checked) here, not at the open: a bad one fails the program, named as the
+ * open named it (the first in file order when the program has several). */
 static int link_lines(struct linker *lk)
 {
 	struct brt_elf_ctx *ctx = lk->ctx;
-	const struct brt_ext_index *ix = &lk->sh->ext->lines;
+	struct brt_ext_index *ix = &lk->sh->ext.lines;
 	struct brt_elf_prog *p = lk->prog;
 	size_t total = 0;
-	int sorted = 1;
+	int sorted = 1, ret;
+	uint32_t bad = UINT32_MAX;
+	char msg[256], why[256];
 
 	for (size_t k = 0; k < lk->nplaced; k++) {
 		size_t from, to;
 		int g;
 
-		func_records(lk, ix, k, &g, &from, &to);
+		if ((ret = func_records(lk, ix, k, &g, &from, &to)))
+			return ret;
 		total += to - from;
 	}
 	if (!total)
@@ -542,21 +576,32 @@ static int link_lines(struct linker *lk)
 		size_t from, to;
 		int g;
 
-		func_records(lk, ix, k, &g, &from, &to);
+		func_records(lk, ix, k, &g, &from, &to); /* settled above: cannot fail */
 		for (size_t i = from; i < to; i++) {
-			const struct brt_btf_line *l = &ctx->obj->ext.lines[brt_ext_index_rec(ix, g, i)];
+			uint32_t r = brt_ext_index_rec(ix, g, i);
+			const struct brt_btf_ext_block *b = brt_ext_index_block(ix, g, r);
+			struct brt_btf_line l;
 
-			if (l->insn_off % 8)
+			if (brt_btf_ext_line(ctx->obj->btf, b, r - b->first, &l, why, sizeof(why))) {
+				if (r < bad) {
+					bad = r;
+					memcpy(msg, why, sizeof(msg));
+				}
+				continue;
+			}
+			if (l.insn_off % 8)
 				continue;
 			p->lines[p->nlines++] = (struct brt_elf_line){
-				.insn_idx = lk->placed[k].out_start + l->insn_off / 8 - f->start,
-				.file = l->file, .src = l->src, .line = l->line, .col = l->col,
-				.file_off = l->file_off, .src_off = l->src_off,
+				.insn_idx = lk->placed[k].out_start + l.insn_off / 8 - f->start,
+				.file = l.file, .src = l.src, .line = l.line, .col = l.col,
+				.file_off = l.file_off, .src_off = l.src_off,
 			};
 			sorted &= p->nlines < 2 ||
 				  p->lines[p->nlines - 2].insn_idx <= p->lines[p->nlines - 1].insn_idx;
 		}
 	}
+	if (bad != UINT32_MAX)
+		return brt_elf_btf_fail(ctx, -EINVAL, ctx->btf_ext_sec, msg);
 	/* functions are placed in increasing order, so this is seldom needed; a stable
 	 * sort keeps each function's order */
 	if (!sorted)
@@ -578,21 +623,34 @@ static int link_cores(struct linker *lk)
 {
 	struct brt_elf_ctx *ctx = lk->ctx;
 	struct brt_elf_obj *obj = ctx->obj;
-	const struct brt_ext_index *ix = &lk->sh->ext->cores;
+	struct brt_ext_index *ix = &lk->sh->ext.cores;
 	struct brt_elf_prog *p = lk->prog;
 	struct brt_elf_core *cores;
 	size_t cap = 0;
+	int ret;
 
 	for (size_t k = 0; k < lk->nplaced; k++) {
 		const struct brt_elf_func *f = &ctx->funcs[lk->placed[k].func];
 		size_t from, to, first = p->ncores;
+		int64_t *mis;
 		int g;
 
-		func_records(lk, ix, k, &g, &from, &to);
-		if (g >= 0 && lk->sh->ext->core_misaligned[g]) {
+		if ((ret = func_records(lk, ix, k, &g, &from, &to)))
+			return ret;
+		mis = g >= 0 ? &lk->sh->ext.core_misaligned[g] : NULL;
+		if (mis && *mis == -2) {
+			/* the first record (in file order) of the section off a boundary */
+			*mis = -1;
+			for (size_t i = 0; i < ix->groups[g].count; i++) {
+				uint32_t r = brt_ext_index_rec(ix, g, i);
+
+				if (obj->ext.cores[r].insn_off % 8 && (*mis < 0 || r < *mis))
+					*mis = r;
+			}
+		}
+		if (mis && *mis >= 0) {
 			/* any record of the section off a boundary, in range or not */
-			const struct brt_btf_core_relo *c =
-				&obj->ext.cores[lk->sh->ext->core_misaligned[g] - 1];
+			const struct brt_btf_core_relo *c = &obj->ext.cores[*mis];
 
 			return brt_elf_fail(ctx, -EINVAL, f->sec, c->insn_off,
 					    "CO-RE relocation #%u of '%s' is not on an "
@@ -627,8 +685,9 @@ static int link_funcs(struct linker *lk)
 {
 	struct brt_elf_ctx *ctx = lk->ctx;
 	const struct brt_btf_ext *ext = &ctx->obj->ext;
-	const struct brt_ext_index *ix = &lk->sh->ext->funcs;
+	struct brt_ext_index *ix = &lk->sh->ext.funcs;
 	struct brt_elf_prog *p = lk->prog;
+	int ret;
 
 	if (!ext->nfuncs)
 		return 0;
@@ -642,8 +701,9 @@ static int link_funcs(struct linker *lk)
 
 		/* the first record (in file order) at the function's first instruction */
 		g = brt_ext_index_group(ix, ctx->secs[f->sec].name);
-		brt_ext_index_range(ix, g, (uint64_t)f->start * 8, (uint64_t)f->start * 8 + 1,
-				    &from, &to);
+		if ((ret = brt_ext_index_range(ix, g, (uint64_t)f->start * 8,
+					       (uint64_t)f->start * 8 + 1, &from, &to)))
+			return ret;
 		if (from == to) {
 			free(p->func_info);
 			p->func_info = NULL;
@@ -685,7 +745,7 @@ static int link_all(struct linker *lk)
 	return ret < 0 ? ret : 0;
 }
 
-static int link_prog(struct brt_elf_ctx *ctx, struct link_shared *sh, size_t fidx)
+static int link_prog(struct brt_elf_ctx *ctx, struct brt_link_shared *sh, size_t fidx)
 {
 	struct linker lk = { .ctx = ctx, .prog = &ctx->obj->progs[ctx->funcs[fidx].prog],
 			     .sh = sh };
@@ -710,43 +770,58 @@ static int link_prog(struct brt_elf_ctx *ctx, struct link_shared *sh, size_t fid
 	return ret;
 }
 
-/* The indexes of the three record kinds; cores' groups with a record off an instruction
- * boundary noted (linking a function of such a section fails, as it always did). */
-static int index_ext(const struct brt_btf_ext *ext, struct ext_indexes *ix)
+/* What every program's linking shares, made by the first: the indexes of the three
+ * record kinds (from the blocks alone), a slot per function and per symbol. */
+static int link_shared(struct brt_elf_ctx *ctx)
 {
-	int ret = brt_ext_index_build(&ix->lines, ext->lines, ext->nlines, sizeof(*ext->lines),
-				      offsetof(struct brt_btf_line, sec),
-				      offsetof(struct brt_btf_line, insn_off));
+	const struct brt_btf_ext *ext = &ctx->obj->ext;
+	struct brt_link_shared *sh = calloc(1, sizeof(*sh));
+	int ret;
 
+	if (!sh)
+		return -ENOMEM;
+	ctx->link = sh;
+	ret = brt_ext_index_build(&sh->ext.lines, ext->blocks[BRT_BTF_EXT_LINE],
+				  ext->nblocks[BRT_BTF_EXT_LINE], 0 /* the file's insn_off */);
 	if (!ret)
-		ret = brt_ext_index_build(&ix->funcs, ext->funcs, ext->nfuncs,
-					  sizeof(*ext->funcs), offsetof(struct brt_btf_func, sec),
+		ret = brt_ext_index_build(&sh->ext.funcs, ext->blocks[BRT_BTF_EXT_FUNC],
+					  ext->nblocks[BRT_BTF_EXT_FUNC],
 					  offsetof(struct brt_btf_func, insn_off));
 	if (!ret)
-		ret = brt_ext_index_build(&ix->cores, ext->cores, ext->ncores,
-					  sizeof(*ext->cores),
-					  offsetof(struct brt_btf_core_relo, sec),
+		ret = brt_ext_index_build(&sh->ext.cores, ext->blocks[BRT_BTF_EXT_CORE],
+					  ext->nblocks[BRT_BTF_EXT_CORE],
 					  offsetof(struct brt_btf_core_relo, insn_off));
 	if (ret)
 		return ret;
-	ix->core_misaligned = calloc(ix->cores.ngroups + 1, sizeof(*ix->core_misaligned));
-	if (!ix->core_misaligned)
+	sh->ext.core_misaligned = malloc((sh->ext.cores.ngroups + 1) *
+					 sizeof(*sh->ext.core_misaligned));
+	sh->placed_at = calloc(ctx->nfuncs + 1, sizeof(*sh->placed_at));
+	sh->sym_kept = calloc(ctx->nsyms + 1, sizeof(*sh->sym_kept));
+	if (!sh->ext.core_misaligned || !sh->placed_at || !sh->sym_kept)
 		return -ENOMEM;
-	for (size_t g = 0; g < ix->cores.ngroups; g++)
-		for (size_t i = 0; i < ix->cores.groups[g].count; i++) {
-			uint32_t r = brt_ext_index_rec(&ix->cores, (int)g, i);
-
-			if (ext->cores[r].insn_off % 8 &&
-			    (!ix->core_misaligned[g] || r + 1 < ix->core_misaligned[g]))
-				ix->core_misaligned[g] = r + 1;
-		}
+	for (size_t g = 0; g < sh->ext.cores.ngroups; g++)
+		sh->ext.core_misaligned[g] = -2;
 	return 0;
 }
 
-int brt_elf_link(struct brt_elf_ctx *ctx)
+void brt_elf_link_free(struct brt_elf_ctx *ctx)
 {
-	struct ext_indexes ext = { 0 };
-	struct link_shared sh = { .ext = &ext };
+	struct brt_link_shared *sh = ctx->link;
+
+	if (!sh)
+		return;
+	brt_ext_index_free(&sh->ext.lines);
+	brt_ext_index_free(&sh->ext.funcs);
+	brt_ext_index_free(&sh->ext.cores);
+	free(sh->ext.core_misaligned);
+	free(sh->placed_at);
+	free(sh->sym_kept);
+	free(sh);
+	ctx->link = NULL;
+}
+
+int brt_elf_check_relocs(struct brt_elf_ctx *ctx)
+{
 	int ret = 0;
 
 	for (uint32_t s = 1; s < ctx->nsecs && !ret; s++) {
@@ -755,22 +830,58 @@ int brt_elf_link(struct brt_elf_ctx *ctx)
 		else if (ctx->secs[s].kind != BRT_SEC_BTF_MAPS)
 			ret = check_other_rels(ctx, s);
 	}
-	if (!ret)
-		ret = index_ext(&ctx->obj->ext, &ext);
-	if (!ret) {
-		sh.placed_at = calloc(ctx->nfuncs + 1, sizeof(*sh.placed_at));
-		sh.sym_kept = calloc(ctx->nsyms + 1, sizeof(*sh.sym_kept));
-		if (!sh.placed_at || !sh.sym_kept)
-			ret = -ENOMEM;
-	}
-	for (size_t i = 0; i < ctx->nfuncs && !ret; i++)
-		if (ctx->funcs[i].prog >= 0)
-			ret = link_prog(ctx, &sh, i);
-	free(sh.placed_at);
-	free(sh.sym_kept);
-	brt_ext_index_free(&ext.lines);
-	brt_ext_index_free(&ext.funcs);
-	brt_ext_index_free(&ext.cores);
-	free(ext.core_misaligned);
 	return ret;
+}
+
+/* Whether an extern of the kernel's named by the code is missing from its BTF (a ksym the
+ * linking of some program would refuse; each symbol looked up once). */
+static int ksym_missing(struct brt_elf_ctx *ctx)
+{
+	uint8_t *seen = NULL;
+	int missing = 0;
+
+	for (uint32_t s = 1; s < ctx->nsecs && !missing; s++) {
+		const struct brt_elf_sec *sec = &ctx->secs[s];
+
+		if (sec->kind != BRT_SEC_EXEC)
+			continue;
+		for (size_t r = 0; r < sec->nrels && !missing; r++) {
+			const struct brt_elf_rel *rel = &sec->rels[r];
+			const struct brt_elf_sym *sym = &ctx->syms[rel->sym];
+			int func = rel->type != R_64_64; /* a call: apply_kfunc() */
+			uint32_t koff;
+
+			if (sym->shndx != SHN_UNDEF ||
+			    (!func && brt_elf_kconfig_at(ctx, sym->name, &koff) >= 0))
+				continue;
+			if (!seen && !(seen = calloc(ctx->nsyms + 1, 1)))
+				return 1; /* linking them all is always right */
+			if (seen[rel->sym] & (1u << func))
+				continue;
+			seen[rel->sym] |= (uint8_t)(1u << func);
+			missing = ksym_lookup(sym, func) < 0;
+		}
+	}
+	free(seen);
+	return missing;
+}
+
+int brt_elf_link_prepare(struct brt_elf_ctx *ctx)
+{
+	int ret;
+
+	if (ctx->link)
+		return ctx->link->whole;
+	/* a failed build is retried by the next program (it fails only for memory) */
+	if ((ret = link_shared(ctx))) {
+		brt_elf_link_free(ctx);
+		return ret;
+	}
+	ctx->link->whole = ksym_missing(ctx);
+	return ctx->link->whole;
+}
+
+int brt_elf_link_prog(struct brt_elf_ctx *ctx, size_t prog)
+{
+	return link_prog(ctx, ctx->link, ctx->prog_func[prog]);
 }

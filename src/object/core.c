@@ -6,9 +6,11 @@
  * per local type for all programs, in an index of the target's names built once per
  * target (vmlinux's once per process, with its parse), and every linked copy of a relocated instruction is patched.  A program whose relocations
  * cannot be applied - no target BTF, a malformed record, an ambiguous or impossible
- * relocation - is named at open with its instruction and relocation and refused at load
- * (loading it unrelocated would read the wrong fields); the object still opens, since
- * libbpf fails only the programs it loads (autoload off: SEC("?..."), set_autoload()).
+ * relocation - is named when it is relocated (its load, or its code asked for) with its
+ * instruction and relocation and refused at load (loading it unrelocated would read the
+ * wrong fields); the object still opens, since libbpf fails only the programs it loads
+ * (autoload off: SEC("?..."), set_autoload()).  vmlinux's BTF is found at the first
+ * program with relocations, not at the open (an open parses nothing it may not need).
  */
 #include <elf.h>
 #include <errno.h>
@@ -242,16 +244,15 @@ static size_t searched_types(const struct brt_elf_obj *elf)
 
 	if (!seen)
 		return INDEX_MIN_TYPES; /* the index then: it allocates less than this */
-	for (size_t i = 0; i < elf->nprogs && n < INDEX_MIN_TYPES; i++)
-		for (size_t k = 0; k < elf->progs[i].ncores && n < INDEX_MIN_TYPES; k++) {
-			const struct brt_btf_core_relo *r = elf->progs[i].cores[k].rec;
+	for (size_t k = 0; k < elf->ext.ncores && n < INDEX_MIN_TYPES; k++) {
+		const struct brt_btf_core_relo *r = &elf->ext.cores[k];
 
-			if (r->kind == BPF_CORE_TYPE_ID_LOCAL || r->type_id >= elf->btf->ntypes ||
-			    seen[r->type_id / 8] & (1u << (r->type_id % 8)))
-				continue;
-			seen[r->type_id / 8] |= (uint8_t)(1u << (r->type_id % 8));
-			n++;
-		}
+		if (r->kind == BPF_CORE_TYPE_ID_LOCAL || r->type_id >= elf->btf->ntypes ||
+		    seen[r->type_id / 8] & (1u << (r->type_id % 8)))
+			continue;
+		seen[r->type_id / 8] |= (uint8_t)(1u << (r->type_id % 8));
+		n++;
+	}
 	free(seen);
 	return n;
 }
@@ -261,6 +262,10 @@ struct brt_object_core {
 	struct brt_core core;              /* candidates found so far, by local type */
 	struct brt_btf *own_targ;          /* a named file's BTF (vmlinux's is the cache's) */
 	struct brt_core_index *own_index;  /* that file's index, or NULL */
+	int ready;                         /* core set up against the target (vmlinux's at
+					    * the first program relocated: an open parses
+					    * nothing it may not need) */
+	int want_index;                    /* the target's name index pays (INDEX_MIN_TYPES) */
 	char why[512];                     /* why there is no target, when there is none */
 };
 
@@ -268,39 +273,67 @@ int brt_object_core(struct bpfrt_object *obj, const char *btf_path)
 {
 	struct brt_elf_obj *elf = obj->elf;
 	struct brt_object_core *oc;
-	struct brt_btf *targ = NULL;
-	const struct brt_core_index *index = NULL;
-	size_t total = 0;
-	int ret, want_index;
+	struct brt_btf *targ;
+	int ret;
 
-	for (size_t i = 0; i < elf->nprogs; i++)
-		total += elf->progs[i].ncores;
-	if (!total)
+	/* the object's records, as libbpf decides whether to find a target (programs are
+	 * linked later: a record of a function no program calls counts too) */
+	if (!elf->ext.ncores)
 		return 0;
 	oc = calloc(1, sizeof(*oc));
 	if (!oc)
 		return -ENOMEM;
 	/* every record kind but TYPE_ID_LOCAL needs the target; records were checked to name
 	 * a type of .BTF when .BTF.ext was read, so elf->btf is there */
-	want_index = searched_types(elf) >= INDEX_MIN_TYPES;
-	targ = btf_path ? load_target(btf_path, oc->why, sizeof(oc->why)) :
-			  vmlinux_target(want_index, &index, oc->why, sizeof(oc->why));
-	if (!targ && btf_path) {
+	oc->want_index = searched_types(elf) >= INDEX_MIN_TYPES;
+	obj->core = oc;
+	if (!btf_path)
+		return 0; /* vmlinux's, found by the first program relocated */
+	/* a named file is read now: a bad one refuses the object */
+	targ = load_target(btf_path, oc->why, sizeof(oc->why));
+	if (!targ) {
 		brt_print(BPFRT_WARN, "libbpfrt: failed to parse target BTF %s\n", oc->why);
-		free(oc);
+		brt_object_core_free(obj);
 		return -EINVAL;
 	}
 	/* a named file's index serves this object alone */
-	if (btf_path) {
-		oc->own_targ = targ;
-		if (want_index && !brt_core_index_build(targ, &oc->own_index))
-			index = oc->own_index;
-	}
+	oc->own_targ = targ;
 	ret = brt_core_init(&oc->core, elf->btf, targ);
-	oc->core.index = index;
-	obj->core = oc;
+	if (oc->want_index && !brt_core_index_build(targ, &oc->own_index))
+		oc->core.index = oc->own_index;
+	oc->ready = 1;
 	if (ret)
 		brt_object_core_free(obj);
+	return ret;
+}
+
+/* The running kernel's BTF as the target, at the first program relocated. */
+static int core_ready(struct brt_object_core *oc, const struct brt_btf *local)
+{
+	const struct brt_core_index *index = NULL;
+	struct brt_btf *targ;
+	int ret;
+
+	if (oc->ready)
+		return 0;
+	targ = vmlinux_target(oc->want_index, &index, oc->why, sizeof(oc->why));
+	if ((ret = brt_core_init(&oc->core, local, targ)))
+		return ret;
+	oc->core.index = index;
+	oc->ready = 1;
+	return 0;
+}
+
+int brt_object_prog_link(struct bpfrt_object *obj, struct bpfrt_program *prog)
+{
+	char err[512];
+	int ret;
+
+	if (prog->p->link_state)
+		return prog->p->link_state < 0 ? prog->p->link_state : 0;
+	ret = brt_elf_prog_link(obj->elf, (size_t)(prog - obj->progs), err, sizeof(err));
+	if (ret)
+		brt_print(BPFRT_WARN, "%s\n", err);
 	return ret;
 }
 
@@ -313,9 +346,15 @@ int brt_object_core_prog(struct bpfrt_object *obj, struct bpfrt_program *prog)
 	char err[512];
 	int ret = 0;
 
+	if ((ret = brt_object_prog_link(obj, prog)))
+		return ret;
 	if (prog->core_done || !oc)
 		return prog->core_err;
 	prog->core_done = 1;
+	if (p->ncores && (ret = core_ready(oc, obj->elf->btf))) {
+		prog->core_err = ret;
+		return ret;
+	}
 	for (size_t k = 0; k < p->ncores && !ret; k++) {
 		const struct brt_elf_core *c = &p->cores[k];
 		struct brt_core_res res;

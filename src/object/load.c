@@ -737,8 +737,15 @@ int bpfrt_object_load(struct bpfrt_object *obj)
 		errno = EBUSY;
 		return -EBUSY;
 	}
-	/* CO-RE first, for the programs to load only, in order (libbpf relocates what it
-	 * loads, before it creates anything) */
+	/* the programs to load linked, then relocated (CO-RE), in order, before anything is
+	 * created: libbpf links and relocates at load what it loads, and so does bpfrt since
+	 * session 17 (a program that cannot be linked fails the load with the message and
+	 * errno that failed the open before) */
+	for (size_t i = 0; i < obj->elf->nprogs; i++)
+		if (obj->progs[i].autoload && (ret = brt_object_prog_link(obj, &obj->progs[i]))) {
+			errno = -ret;
+			return ret;
+		}
 	for (size_t i = 0; i < obj->elf->nprogs; i++)
 		if (obj->progs[i].autoload && brt_object_core_prog(obj, &obj->progs[i])) {
 			brt_print(BPFRT_WARN, "libbpfrt: prog '%s': failed to relocate CO-RE "

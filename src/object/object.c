@@ -3,9 +3,12 @@
  * lives in load.c.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "bpfrt.h"
 #include "object/object.h"
@@ -28,9 +31,9 @@ static int neg_errno(int ret)
 	return ret;
 }
 
-/* Open from buf (size bytes; the caller's) or from owned (a malloc'ed buffer of size
- * bytes this call takes and frees, with no copy). */
-static struct bpfrt_object *open_obj(const void *buf, void *owned, size_t size,
+/* Open from buf (size bytes; the caller's) or, with buf NULL, from the file open at fd.
+ * Programs are linked on first need (brt_object_prog_link()), as libbpf links at load. */
+static struct bpfrt_object *open_obj(const void *buf, int fd, size_t size,
 				     const struct bpfrt_object_open_opts *opts)
 {
 	const char *name = BRT_OPTS_GET(opts, object_name, NULL);
@@ -40,13 +43,12 @@ static struct bpfrt_object *open_obj(const void *buf, void *owned, size_t size,
 	int ret;
 
 	obj = calloc(1, sizeof(*obj));
-	if (!obj) {
-		free(owned);
+	if (!obj)
 		return set_errno_null(ENOMEM);
-	}
 	name = name ? name : "<memory>";
-	ret = owned ? brt_elf_open_owned(owned, size, name, &obj->elf, err, sizeof(err))
-		    : brt_elf_open(buf, size, name, &obj->elf, err, sizeof(err));
+	ret = buf || fd < 0 ? brt_elf_open_mem(buf, size, name, BRT_ELF_LAZY, &obj->elf, err,
+					       sizeof(err))
+			    : brt_elf_open_fd(fd, name, BRT_ELF_LAZY, &obj->elf, err, sizeof(err));
 	if (ret) {
 		brt_print(BPFRT_WARN, "%s\n", err);
 		free(obj);
@@ -88,21 +90,31 @@ struct bpfrt_object *bpfrt_object_open_mem(const void *buf, size_t size,
 	if (!brt_opts_valid(opts, OPEN_OPTS_KNOWN, "bpfrt_object_open_opts") ||
 	    (!buf && size))
 		return set_errno_null(EINVAL);
-	return open_obj(buf, NULL, size, opts);
+	return open_obj(buf, -1, size, opts);
 }
 
 struct bpfrt_object *bpfrt_object_open_file(const char *path,
 					    const struct bpfrt_object_open_opts *opts)
 {
 	struct bpfrt_object_open_opts o = { .sz = sizeof(o) };
+	struct bpfrt_object *obj;
 	void *buf = NULL;
 	size_t len = 0;
-	int err;
+	struct stat st;
+	int fd, err = 0;
 
 	if (!path || !brt_opts_valid(opts, OPEN_OPTS_KNOWN, "bpfrt_object_open_opts"))
 		return set_errno_null(EINVAL);
-	err = brt_object_read_file(path, &buf, &len);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st))
+		err = -errno;
+	/* a regular file is read section by section (not its debug info); anything else
+	 * (a pipe) whole */
+	else if (!S_ISREG(st.st_mode))
+		err = brt_object_read_file(path, &buf, &len);
 	if (err) {
+		if (fd >= 0)
+			close(fd);
 		brt_print(BPFRT_WARN, "elf: %s: %s\n", path, strerror(-err));
 		return set_errno_null(-err);
 	}
@@ -114,8 +126,12 @@ struct bpfrt_object *bpfrt_object_open_file(const char *path,
 	o.kernel = BRT_OPTS_GET(opts, kernel, 0);
 	o.btf_custom_path = BRT_OPTS_GET(opts, btf_custom_path, NULL);
 	o.log_size = BRT_OPTS_GET(opts, log_size, 0);
-	/* the buffer just read is the parser's own: no copy */
-	return open_obj(NULL, buf, len, &o);
+	obj = buf ? open_obj(buf, -1, len, &o) : open_obj(NULL, fd, 0, &o);
+	err = errno;
+	close(fd);
+	free(buf);
+	errno = err;
+	return obj;
 }
 
 void bpfrt_object_close(struct bpfrt_object *obj)
@@ -216,13 +232,17 @@ const struct bpf_insn *bpfrt_program_insns(const struct bpfrt_program *prog)
 	/* the code shown is the relocated code: CO-RE is applied on first need (the handle
 	 * is the object's own, never const storage) */
 	struct bpfrt_program *p = (struct bpfrt_program *)(uintptr_t)prog;
+	int ret = brt_object_core_prog(p->obj, p);
 
-	brt_object_core_prog(p->obj, p);
+	if (!prog->p->insns)
+		errno = ret < 0 ? -ret : EINVAL; /* its link failed */
 	return prog->p->insns;
 }
 
 size_t bpfrt_program_insn_cnt(const struct bpfrt_program *prog)
 {
+	/* linked on first need, as the code is (CO-RE changes no count) */
+	brt_object_prog_link(prog->obj, (struct bpfrt_program *)(uintptr_t)prog);
 	return prog->p->insn_cnt;
 }
 
@@ -276,8 +296,10 @@ int bpfrt_program_fd(const struct bpfrt_program *prog)
 const char *bpfrt_program_line(const struct bpfrt_program *prog, size_t insn_idx,
 			       const char **file, uint32_t *line)
 {
-	const struct brt_elf_line *l = brt_elf_prog_line(prog->p, insn_idx);
+	const struct brt_elf_line *l;
 
+	brt_object_prog_link(prog->obj, (struct bpfrt_program *)(uintptr_t)prog);
+	l = brt_elf_prog_line(prog->p, insn_idx);
 	if (!l)
 		return NULL;
 	if (file)

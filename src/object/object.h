@@ -62,13 +62,20 @@ struct bpfrt_object {
 	struct brt_object_core *core;  /* the target and candidates (core.c), or NULL */
 };
 
-/* At open: the target of the object's CO-RE relocations, btf_path (NULL: the running
- * kernel's vmlinux BTF, parsed once per process).  0, or -errno after printing why (the
- * object must then be refused).  Each program is relocated later, once, by
+/* Link program prog if not yet (the open links nothing, as libbpf's; its load, its code,
+ * count or lines ask for it): 0, or its -errno after printing the message a failed open
+ * printed before linking moved here (later calls: the errno alone). */
+int brt_object_prog_link(struct bpfrt_object *obj, struct bpfrt_program *prog);
+
+/* At open: the target of the object's CO-RE relocations, btf_path, read now (NULL: the
+ * running kernel's vmlinux BTF, parsed once per process, found at the first program
+ * relocated).  0, or -errno after printing why (the object must then be refused).  Each
+ * program is linked and relocated later, once, by
  * brt_object_core_prog(): an object of many programs (Tracee's 171, 34,753 relocations)
  * whose user loads a few pays for those few, as libbpf relocates only what it loads. */
 int brt_object_core(struct bpfrt_object *obj, const char *btf_path);
-/* Relocate one program if not done yet: its core_err (0, or -errno after printing why). */
+/* Link (brt_object_prog_link()) and relocate one program if not done yet: its link's
+ * -errno, or its core_err (0, or -errno after printing why). */
 int brt_object_core_prog(struct bpfrt_object *obj, struct bpfrt_program *prog);
 /* Every program, in order (what the open did before relocation became lazy): -ENOMEM or 0
  * (a program's own failure is its core_err). */

@@ -322,16 +322,45 @@ static void test_ext_lines(void)
 	T_EQ_INT(0, brt_btf_ext_parse(btf, ext, n * 4, &e, err, sizeof(err)));
 	T_EQ_INT(2, e.nlines);
 	T_EQ_INT(0, e.nfuncs);
-	if (e.nlines == 2) {
-		T_EQ_STR("socket", e.lines[0].sec);
-		T_EQ_STR("prog.c", e.lines[1].file);
-		T_EQ_STR("return 0;", e.lines[1].src);
-		T_EQ_INT(7, e.lines[0].line);
-		T_EQ_INT(3, e.lines[0].col);
-		T_EQ_INT(8, e.lines[1].insn_off);
-		T_EQ_INT(src, e.lines[1].src_off);
+	T_EQ_INT(1, e.nblocks[BRT_BTF_EXT_LINE]);
+	if (e.nlines == 2 && e.nblocks[BRT_BTF_EXT_LINE] == 1) {
+		const struct brt_btf_ext_block *bl = &e.blocks[BRT_BTF_EXT_LINE][0];
+		struct brt_btf_line l0, l1;
+
+		T_EQ_STR("socket", bl->sec);
+		T_EQ_INT(0, bl->first);
+		T_EQ_INT(2, bl->count);
+		T_EQ_INT(24 + 4 + 8, bl->file_off);
+		T_EQ_INT(0, brt_btf_ext_line(btf, bl, 0, &l0, err, sizeof(err)));
+		T_EQ_INT(0, brt_btf_ext_line(btf, bl, 1, &l1, err, sizeof(err)));
+		T_EQ_STR("socket", l0.sec);
+		T_EQ_STR("prog.c", l1.file);
+		T_EQ_STR("return 0;", l1.src);
+		T_EQ_INT(7, l0.line);
+		T_EQ_INT(3, l0.col);
+		T_EQ_INT(8, l1.insn_off);
+		T_EQ_INT(src, l1.src_off);
 	}
 	brt_btf_ext_free(&e);
+
+	T_CASE("BTF.ext bad line record: checked when read");
+	w[n - 2] = 99999; /* record 1's source line offset */
+	memcpy(ext, w, n * 4);
+	T_EQ_INT(0, brt_btf_ext_parse(btf, ext, n * 4, &e, err, sizeof(err)));
+	if (e.nblocks[BRT_BTF_EXT_LINE] == 1) {
+		struct brt_btf_line l;
+
+		T_EQ_INT(0, brt_btf_ext_line(btf, &e.blocks[BRT_BTF_EXT_LINE][0], 0, &l, err,
+					     sizeof(err)));
+		T_EQ_INT(-EINVAL, brt_btf_ext_line(btf, &e.blocks[BRT_BTF_EXT_LINE][0], 1, &l, err,
+						   sizeof(err)));
+		T_CONTAINS("offset 0x34: line info record 1 of 'socket' names a bad string or type",
+			   err);
+	} else {
+		T_FAIL("no line block");
+	}
+	brt_btf_ext_free(&e);
+	w[n - 2] = src;
 
 	T_CASE("BTF.ext truncated block");
 	w[8] = 5; /* five records announced, two present */

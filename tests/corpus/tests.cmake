@@ -2,6 +2,11 @@
 # of the objects scripts/corpus.sh builds, loaded into the kernel (through libbpf) and into
 # bpfrt.  Label `corpus`; skips (77) without the corpus, without root, and is not built
 # without libbpf-dev.  `corpus_diff -r FILE` writes the per-program table.
+# corpus_dump: what the ELF stage makes of one object, as text (scripts/corpus-dump.sh
+# compares two builds over the corpus); a tool, not a test.
+add_executable(corpus_dump ${CMAKE_CURRENT_LIST_DIR}/corpus_dump.c)
+target_include_directories(corpus_dump PRIVATE ${CMAKE_SOURCE_DIR}/include ${CMAKE_SOURCE_DIR}/src)
+target_link_libraries(corpus_dump PRIVATE bpfrt_static)
 pkg_check_modules(LIBBPF IMPORTED_TARGET libbpf)
 if(LIBBPF_FOUND)
   add_executable(corpus_diff ${CMAKE_CURRENT_LIST_DIR}/corpus_diff.c

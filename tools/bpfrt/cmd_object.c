@@ -363,7 +363,14 @@ int cmd_object(int argc, char **argv)
 	obj = bpfrt_object_open_file(argv[optind], NULL);
 	if (!obj)
 		return cli_error("cannot open %s: %s", argv[optind], strerror(errno));
-	/* the code shown is relocated (CO-RE), as the open used to leave it */
+	/* every program linked (a program that cannot be fails the command, as when the
+	 * open linked them all) and relocated (CO-RE), as the open used to leave them */
+	for (struct bpfrt_program *p = bpfrt_object_next_program(obj, NULL); p;
+	     p = bpfrt_object_next_program(obj, p))
+		if ((ret = brt_object_prog_link(obj, p))) {
+			bpfrt_object_close(obj);
+			return cli_error("cannot open %s: %s", argv[optind], strerror(-ret));
+		}
 	if (brt_object_core_all(obj)) {
 		bpfrt_object_close(obj);
 		return cli_error("cannot open %s: %s", argv[optind], strerror(ENOMEM));
