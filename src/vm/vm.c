@@ -21,7 +21,8 @@ struct bpfrt_vm {
 	struct bpf_insn *insns;    /* copy of the program */
 	size_t n;                  /* its length */
 	uint16_t *ops;             /* each instruction's row (brt_isa_decode_prog()) */
-	struct brt_dinsn *code;    /* pre-decoded for engine: n + 1 entries */
+	struct brt_dinsn *code;    /* pre-decoded for engine: n + 1 entries (JIT engine: only
+				    * with LD_IND, else NULL) */
 	enum bpfrt_engine engine;  /* resolved: never DEFAULT */
 	uint64_t insn_budget;      /* checked engine's budget per run */
 	uint64_t run_budget;       /* every engine: run budget (counted instructions), 0: none */
@@ -298,11 +299,16 @@ static int load(const struct bpf_insn *insns, size_t n, uint16_t *ops,
 		    insns[i].code == (BPF_LD | BPF_IND | BPF_H) ||
 		    insns[i].code == (BPF_LD | BPF_IND | BPF_W))
 			vm->ld_ind = 1;
-	vm->code = predecode(insns, vm->ops, n,
-			     vm->engine == BPFRT_ENGINE_CHECKED ? BRT_VM_LOOP_CHECKED
-								: BRT_VM_LOOP_FAST);
-	if (!vm->code)
-		goto err_free_vm;
+	/* the JIT engine runs the interpreter's code only for a packet run of a program
+	 * with LD_IND (run_jit_ctx()): most JIT programs never need it, and the load of an
+	 * object of many tiny programs made it for each of them */
+	if (vm->engine != BPFRT_ENGINE_JIT || vm->ld_ind) {
+		vm->code = predecode(insns, vm->ops, n,
+				     vm->engine == BPFRT_ENGINE_CHECKED ? BRT_VM_LOOP_CHECKED
+									: BRT_VM_LOOP_FAST);
+		if (!vm->code)
+			goto err_free_vm;
+	}
 #ifdef BPFRT_HAVE_JIT
 	if (vm->engine == BPFRT_ENGINE_JIT) {
 		ret = brt_jit_cache_new(vm->insns, vm->ops, n,
