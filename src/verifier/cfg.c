@@ -48,6 +48,23 @@ static int cmp_int(const void *a, const void *b)
 	return *(const int *)a - *(const int *)b;
 }
 
+/* A table of the env that starts in its inline entries (inl), twice as big up to max
+ * entries with its n used ones kept (*cap updated): the new table, or NULL (the old one
+ * unchanged). */
+static void *grow_table(void *tab, const void *inl, int n, int *cap, int max, size_t elem)
+{
+	int c = *cap * 2 > max ? max : *cap * 2;
+	void *t = calloc((size_t)c, elem);
+
+	if (!t)
+		return NULL;
+	memcpy(t, tab, (size_t)n * elem);
+	if (tab != inl)
+		free(tab);
+	*cap = c;
+	return t;
+}
+
 static int add_subprog(struct brt_env *env, int off)
 {
 	if (off < 0 || off >= env->len) {
@@ -63,17 +80,13 @@ static int add_subprog(struct brt_env *env, int off)
 	}
 	/* room for this one and the end marker (brt_check_subprogs()) */
 	if (env->subprog_cnt + 2 > env->subprog_cap) {
-		int cap = env->subprog_cap * 2 > BRT_MAX_SUBPROGS + 1 ? BRT_MAX_SUBPROGS + 1 :
-									  env->subprog_cap * 2;
-		struct brt_subprog *n = calloc((size_t)cap, sizeof(*n));
+		struct brt_subprog *t = grow_table(env->subprogs, env->sub_inline,
+						   env->subprog_cnt, &env->subprog_cap,
+						   BRT_MAX_SUBPROGS + 1, sizeof(*t));
 
-		if (!n)
+		if (!t)
 			return -ENOMEM;
-		memcpy(n, env->subprogs, (size_t)env->subprog_cnt * sizeof(*n));
-		if (env->subprogs != env->sub_inline)
-			free(env->subprogs);
-		env->subprogs = n;
-		env->subprog_cap = cap;
+		env->subprogs = t;
 	}
 	env->subprogs[env->subprog_cnt++].start = off;
 	return 0;
@@ -322,16 +335,12 @@ static int resolve_map(struct brt_env *env, const struct bpf_insn *insn, int idx
 	}
 	/* room for this one and its inner map's template */
 	if (env->nmaps + 1 + !!info.inner_type > env->maps_cap) {
-		int cap = env->maps_cap * 2 > 64 ? 64 : env->maps_cap * 2;
-		struct brt_vmap *m = calloc((size_t)cap, sizeof(*m));
+		struct brt_vmap *t = grow_table(env->maps, env->map_inline, env->nmaps,
+						&env->maps_cap, 64, sizeof(*t));
 
-		if (!m)
+		if (!t)
 			return -ENOMEM;
-		memcpy(m, env->maps, (size_t)env->nmaps * sizeof(*m));
-		if (env->maps != env->map_inline)
-			free(env->maps);
-		env->maps = m;
-		env->maps_cap = cap;
+		env->maps = t;
 	}
 	env->maps[env->nmaps].info = info;
 	env->maps[env->nmaps].fd = fd;
