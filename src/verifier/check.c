@@ -99,7 +99,12 @@ int brt_check_reg_arg(struct brt_env *env, int regno, enum brt_reg_arg t)
 	return 0;
 }
 
-int brt_push_stack(struct brt_env *env, int insn_idx, int prev_insn_idx, struct brt_vstate **out)
+/* Queue a path to walk later from insn_idx: a copy of the current state (push_stack()),
+ * or with fresh set, an empty state of no frame, no parent and no history, as the
+ * kernel's push_async_cb() queues an async callback (the caller's state does not matter;
+ * its stored states do not wait for the callback's path to end). */
+static int push_state(struct brt_env *env, int insn_idx, int prev_insn_idx, int fresh,
+		      struct brt_vstate **out)
 {
 	struct brt_pending *p;
 
@@ -117,17 +122,27 @@ int brt_push_stack(struct brt_env *env, int insn_idx, int prev_insn_idx, struct 
 		env->stack_cap = cap;
 	}
 	p = &env->stack[env->stack_len];
-	p->st = brt_state_dup(env->cur);
+	p->st = fresh ? brt_state_new() : brt_state_dup(env->cur);
 	if (!p->st)
 		return -ENOMEM;
 	p->insn_idx = insn_idx;
 	p->prev_insn_idx = prev_insn_idx;
 	p->log_pos = env->log.end_pos;
 	env->stack_len++;
-	if (env->cur->parent)
+	if (!fresh && env->cur->parent)
 		env->cur->parent->branches++;
 	*out = p->st;
 	return 0;
+}
+
+int brt_push_stack(struct brt_env *env, int insn_idx, int prev_insn_idx, struct brt_vstate **out)
+{
+	return push_state(env, insn_idx, prev_insn_idx, 0, out);
+}
+
+int brt_push_async(struct brt_env *env, int insn_idx, int prev_insn_idx, struct brt_vstate **out)
+{
+	return push_state(env, insn_idx, prev_insn_idx, 1, out);
 }
 
 /* A path ended: the stored states it passed have one live descendant fewer; those left

@@ -21,14 +21,16 @@ int brt_timer_arg(struct brt_env *env, int regno, struct brt_call_meta *meta)
 }
 
 /* push_async_cb() with set_timer_callback_state(): the timer's callback is walked on its
- * own, from a fresh state (the caller's does not matter: it runs later, elsewhere), with
+ * own, from an empty state (the caller's does not matter: it runs later, elsewhere; no
+ * parent, so precision marks stop at its first insn and the caller's stored states do not
+ * wait for it), with
  * r1 the map, r2 a key and r3 the value; it must return 0.  This path goes on after the
  * call. */
 int brt_push_timer_callback(struct brt_env *env, int insn_idx, const struct brt_call_meta *meta)
 {
 	struct brt_vstate *cb;
 	struct brt_frame *f;
-	int err = brt_push_stack(env, env->subprogs[meta->subprogno].start, insn_idx, &cb);
+	int err = brt_push_async(env, env->subprogs[meta->subprogno].start, insn_idx, &cb);
 
 	if (err)
 		return err;
@@ -39,23 +41,15 @@ int brt_push_timer_callback(struct brt_env *env, int insn_idx, const struct brt_
 	 * the state line after the call prints every register and slot of the caller's */
 	env->scratched_regs = 0xffff;
 	env->scratched_stack = ~0ULL;
-	for (int i = 0; i <= cb->curframe; i++) {
-		brt_frame_free(cb->frame[i]);
-		cb->frame[i] = NULL;
-	}
-	cb->curframe = 0;
 	cb->frame[0] = f;
-	cb->nrefs = 0;
-	cb->active_locks = 0;
-	cb->active_lock_ptr = 0;
-	cb->active_lock_id = 0;
-	cb->active_irq_id = 0;
-	cb->active_rcu = 0;
-	cb->active_preempt = 0;
 	f->regs[BPF_REG_1].type = CONST_PTR_TO_MAP;
 	brt_mark_reg_known_zero(&f->regs[BPF_REG_1]);
 	f->regs[BPF_REG_1].map_idx = (uint16_t)meta->map_idx;
 	brt_callback_elem_args(f->regs, meta->map_idx);
+	/* the running 6.18.44 gives the value pointer a new id, as for for_each_map_elem's
+	 * callback (its level-2 log: R3=map_value(id=N,...) at the callback's entry, and every
+	 * id the caller takes later one higher); 6.18.19's set_timer_callback_state() did not */
+	f->regs[BPF_REG_3].id = ++env->id_gen;
 	f->in_async_cb = 1;
 	return 0;
 }

@@ -1125,6 +1125,9 @@ int brt_push_speculative(struct brt_env *env, const struct bpf_insn *insn, int i
 int brt_spec_recoverable(const struct brt_env *env, int err);
 int brt_push_stack(struct brt_env *env, int insn_idx, int prev_insn_idx,
 		   struct brt_vstate **out);
+/* an async callback's path: an empty state (no frame, parent or history) */
+int brt_push_async(struct brt_env *env, int insn_idx, int prev_insn_idx,
+		   struct brt_vstate **out);
 /* BPF_JMP | BPF_JCOND (may_goto; branch.c) */
 int brt_is_may_goto(const struct bpf_insn *insn);
 int brt_check_may_goto(struct brt_env *env, const struct bpf_insn *insn, int *insn_idx);

@@ -145,9 +145,9 @@ static void load_run(struct side *s, enum bpf_prog_type type, const char *lic,
 	oracle_load_run(s->bpf, &attr, run, pkt, sizeof(pkt), &s->r);
 }
 
-/* side s's level-1 log line of insns (an XDP program) that holds `what`, into line */
-static void log_line(struct side *s, const struct bpf_insn *insns, size_t n, const char *what,
-		     char *line, size_t len)
+/* side s's log line (at level) of insns (an XDP program) that holds `what`, into line */
+static void log_line(struct side *s, const struct bpf_insn *insns, size_t n, int level,
+		     const char *what, char *line, size_t len)
 {
 	static char logbuf[1 << 16];
 	union bpf_attr attr;
@@ -157,7 +157,7 @@ static void log_line(struct side *s, const struct bpf_insn *insns, size_t n, con
 	prepare(s, BPF_PROG_TYPE_XDP, "GPL", insns, n, &attr);
 	attr.log_buf = (uintptr_t)logbuf;
 	attr.log_size = sizeof(logbuf);
-	attr.log_level = 1;
+	attr.log_level = (uint32_t)level;
 	logbuf[0] = 0;
 	fd = s->bpf(BPF_PROG_LOAD, &attr, sizeof(attr));
 	if (fd >= 0)
@@ -206,12 +206,44 @@ static void state_line_after_set_callback(void)
 	char kl[512], bl[512];
 
 	T_CASE("the state line after set_callback");
-	log_line(&ks, p, sizeof(p) / sizeof(p[0]), "call bpf_timer_set_callback", kl, sizeof(kl));
-	log_line(&bs, p, sizeof(p) / sizeof(p[0]), "call bpf_timer_set_callback", bl, sizeof(bl));
+	log_line(&ks, p, sizeof(p) / sizeof(p[0]), 1, "call bpf_timer_set_callback", kl,
+		 sizeof(kl));
+	log_line(&bs, p, sizeof(p) / sizeof(p[0]), 1, "call bpf_timer_set_callback", bl,
+		 sizeof(bl));
 	if (getenv("TIMER_DUMP"))
 		fprintf(stderr, "kernel: %s\nbpfrt:  %s\n", kl, bl);
 	T_ASSERT(strstr(kl, "R6=") != NULL);
 	T_EQ_STR(kl, bl);
+	compared++;
+}
+
+/* The callback's entry state and the ids after the call: the running kernel gives the
+ * callback's r3 (the value) a new id, so a scalar spilled after the call takes the next
+ * (Calico's calico_tc_skb_ipv4_frag logs were one id apart from there on); the callback's
+ * path starts from an empty state with no parent, so its precision walk reports first_idx
+ * 0.  Level 2: the accepted program's whole walk. */
+static void ids_after_set_callback(void)
+{
+	const struct bpf_insn p[] = { VALUE0(MAP_T), MOV_X(1, 6), ADD_K(1, 8), LD_FUNC(2, 4),
+				      CALL(timer_set_callback), I(BPF_STX | BPF_MEM | BPF_DW, 10, 0,
+								 -16, 0),
+				      EXIT(), MOV_K(0, 0), EXIT() };
+	static const char *const what[] = { "15: (7b) *(u64 *)(r10 -16) = r0", "from 14 to ",
+					    "mark_precise: frame0: last_idx" };
+	char kl[512], bl[512];
+
+	T_CASE("ids after set_callback, the callback's entry");
+	for (size_t i = 0; i < sizeof(what) / sizeof(what[0]); i++) {
+		log_line(&ks, p, sizeof(p) / sizeof(p[0]), 2, what[i], kl, sizeof(kl));
+		log_line(&bs, p, sizeof(p) / sizeof(p[0]), 2, what[i], bl, sizeof(bl));
+		if (getenv("TIMER_DUMP"))
+			fprintf(stderr, "kernel: %s\nbpfrt:  %s\n", kl, bl);
+		T_ASSERT(kl[0] != 0);
+		T_EQ_STR(kl, bl);
+	}
+	/* the kernel's spill id: r3's was 1 */
+	log_line(&ks, p, sizeof(p) / sizeof(p[0]), 2, what[0], kl, sizeof(kl));
+	T_ASSERT(strstr(kl, "fp-16=scalar(id=2)") != NULL);
 	compared++;
 }
 
@@ -314,6 +346,7 @@ int main(void)
 	}
 	rules();
 	state_line_after_set_callback();
+	ids_after_set_callback();
 	printf("%d cases compared with the kernel, %d test runs\n", compared, runs);
 	return t_done();
 }
