@@ -630,20 +630,33 @@ void brt_reset_stored(struct brt_env *env)
 }
 
 /* Set the backtracking masks to old's precise scalars (the kernel's propagate_precision
- * before its walk); 1 when there are any */
+ * before its walk); 1 when there are any.  A cleaned stored state has no dead registers
+ * or slots: the kernel's clean_func_state() made them NOT_INIT and STACK_INVALID, so
+ * their marks are not propagated (live registers at the frame's insn: the state's own,
+ * or for a caller the call's) */
 static int bt_from_precise(struct brt_env *env, const struct brt_vstate *old,
 			   const struct brt_vstate *target)
 {
+	const struct brt_stored *cl = old->node && old->node->cleaned ? old->node : NULL;
 	int any = 0;
 
 	memset(env->bt_regs, 0, sizeof(env->bt_regs));
 	memset(env->bt_stack, 0, sizeof(env->bt_stack));
 	for (int fr = old->curframe; fr >= 0; fr--) {
 		const struct brt_frame *f = old->frame[fr];
+		uint16_t live = 0xffff;
+		uint64_t slive = ~0ULL;
 		int first = 1;
 
+		if (cl) {
+			int at = fr == old->curframe ? old->insn_idx : old->frame[fr + 1]->callsite;
+
+			live = env->aux[at].live_in;
+			slive = cl->slive[fr];
+		}
 		for (int r = 0; r < BPF_REG_10; r++) {
-			if (f->regs[r].type != SCALAR_VALUE || !f->regs[r].precise)
+			if (f->regs[r].type != SCALAR_VALUE || !f->regs[r].precise ||
+			    !(live & (1u << r)))
 				continue;
 			if (LOG_L2(env)) {
 				if (first)
@@ -658,7 +671,7 @@ static int bt_from_precise(struct brt_env *env, const struct brt_vstate *old,
 			const struct brt_reg *reg = &f->stack[sp].spilled;
 
 			if (!brt_is_spilled(&f->stack[sp]) || reg->type != SCALAR_VALUE ||
-			    !reg->precise)
+			    !reg->precise || !(slive & (1ULL << sp)))
 				continue;
 			if (sp >= target->frame[fr]->allocated_stack / 8)
 				continue;
