@@ -121,6 +121,29 @@ static KFUNC_FN(nop, 0)
  * what may be read through the result is the verifier's business */
 static KFUNC_FN(first_arg, r1)
 
+/* ---- crypto (kernel/bpf/crypto.c) ------------------------------------------------------- */
+/* bpf_crypto_ctx_create(params, params__sz, err): the kernel's checks of the parameters,
+ * then the type's lookup, which finds none here (no skcipher type is registered in user
+ * space): -ENOENT, as the kernel without bpf_crypto_skcipher.  A known difference: the
+ * kernel with the module makes a context. */
+#define CRYPTO_PARAMS_SIZE 408 /* sizeof(struct bpf_crypto_params) */
+static uint64_t crypto_create(uint64_t params, uint64_t params_sz, uint64_t err)
+{
+	const uint8_t *p = (const uint8_t *)(uintptr_t)params;
+	int32_t e = -ENOENT;
+
+	/* reserved[2] follows type[14] */
+	if (!p || p[14] || p[15] || (uint32_t)params_sz != CRYPTO_PARAMS_SIZE)
+		e = -EINVAL;
+	memcpy((void *)(uintptr_t)err, &e, sizeof(e));
+	return 0;
+}
+
+KFUNC_FN(bpf_crypto_ctx_create, crypto_create(r1, r2, r3))
+
+/* encrypt and decrypt: never called with a context (none is ever made) */
+static KFUNC_FN(crypto_crypt, (uint64_t)(int64_t)-EINVAL)
+
 /* ---- cpumask (kernel/bpf/cpumask.c) ----------------------------------------------------- */
 /* struct bpf_cpumask is a cpumask_t (NR_CPUS bits, at most 8192) followed by its
  * refcount; the mask starts the object, the count is kept in a header before it. */

@@ -260,6 +260,10 @@ struct brt_helper_source {
 	 BRT_HSET(BPF_PROG_TYPE_LWT_IN) | BRT_HSET(BPF_PROG_TYPE_LWT_XMIT) |            \
 	 BRT_HSET(BPF_PROG_TYPE_LWT_SEG6LOCAL) | BRT_HSET(32) | BRT_KHOOK_TRACING)
 #define BRT_KSET_SKB_META (BRT_HSET(BPF_PROG_TYPE_SCHED_CLS) | BRT_HSET(BPF_PROG_TYPE_SCHED_ACT))
+/* kernel/bpf/crypto.c's crypt_kfunc_set: tc (cls and act) and XDP */
+#define BRT_KSET_CRYPT                                                                   \
+	(BRT_HSET(BPF_PROG_TYPE_SCHED_CLS) | BRT_HSET(BPF_PROG_TYPE_SCHED_ACT) |         \
+	 BRT_HSET(BPF_PROG_TYPE_XDP))
 
 /* A graph root in a map value or an allocated object: where it is, whether a list
  * (bpf_list_head) or a tree (bpf_rb_root), and where the node is in the objects it holds */

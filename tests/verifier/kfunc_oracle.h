@@ -5,7 +5,8 @@
  * bpf_sock_destroy; kfunc_oracle_objects.c: cpumasks, tasks, cgroups;
  * kfunc_oracle_sections.c: kernel symbols, RCU and preemption sections;
  * kfunc_oracle_str.c: user and kernel strings; kfunc_oracle_throw.c: bpf_throw;
- * kfunc_oracle_cast.c: bpf_cast_to_kern_ctx and bpf_rdonly_cast).
+ * kfunc_oracle_cast.c: bpf_cast_to_kern_ctx and bpf_rdonly_cast; kfunc_oracle_crypto.c:
+ * the bpf_crypto kfuncs).
  */
 #ifndef BPFRT_TESTS_VERIFIER_KFUNC_ORACLE_H
 #define BPFRT_TESTS_VERIFIER_KFUNC_ORACLE_H
@@ -102,5 +103,7 @@ void str_kfunc_rules(void);
 void throw_rules(void);
 /* kfunc_oracle_cast.c */
 void cast_rules(void);
+/* kfunc_oracle_crypto.c */
+void crypto_rules(void);
 
 #endif

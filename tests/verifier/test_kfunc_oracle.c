@@ -254,6 +254,7 @@ int main(void)
 	str_kfunc_rules();
 	throw_rules();
 	cast_rules();
+	crypto_rules();
 	printf("%d comparisons with the kernel, %d test runs\n", compared, runs);
 	return t_done();
 }

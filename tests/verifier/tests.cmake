@@ -22,7 +22,8 @@ target_sources(test_verifier_kfunc_oracle PRIVATE
   ${CMAKE_CURRENT_SOURCE_DIR}/verifier/kfunc_oracle_sections.c
   ${CMAKE_CURRENT_SOURCE_DIR}/verifier/kfunc_oracle_str.c
   ${CMAKE_CURRENT_SOURCE_DIR}/verifier/kfunc_oracle_throw.c
-  ${CMAKE_CURRENT_SOURCE_DIR}/verifier/kfunc_oracle_cast.c)
+  ${CMAKE_CURRENT_SOURCE_DIR}/verifier/kfunc_oracle_cast.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/verifier/kfunc_oracle_crypto.c)
 target_include_directories(test_verifier_kfunc_oracle PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/verifier)
 
 # The bench's programs (bench/progs/progs.bpf.c) with BTF line info, for the level-2 log
