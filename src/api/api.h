@@ -252,6 +252,8 @@ struct brt_map_memo {
 int brt_map_memo_get(struct brt_map_memo *memo, int fd, struct brt_map **out);
 void brt_map_memo_free(struct brt_map_memo *memo);
 
+struct brt_log_buf; /* verifier/verifier.h */
+
 struct brt_prog_check {
 	const struct bpf_insn *insns;
 	size_t n;
@@ -263,6 +265,9 @@ struct brt_prog_check {
 	uint32_t log_level;
 	char *log_buf;          /* NULL when log_size is 0 */
 	uint32_t log_size;
+	struct brt_log_buf *log_grow; /* instead of log_buf: grown up to log_size, or NULL */
+	uint32_t *log_true_size; /* out (may be NULL): the whole log's size, NUL included, */
+	int log_ran;             /* out: ... written (the verifier ran) */
 	const int *fd_array;    /* attr.fd_array copied in, or NULL */
 	uint32_t fd_array_cnt;
 	uint32_t *max_ctx_offset; /* out (may be NULL): highest ctx byte accessed + 1 */
@@ -414,10 +419,17 @@ int brt_link_should_stop(const struct brt_link *link);
 int brt_link_with(int fd, const struct brt_link_ops *ops,
 		  void (*fn)(struct brt_link *link, void *arg), void *arg);
 
+/* BPF_PROG_LOAD's log_true_size (Linux 6.4; this libc's header stops before it): the
+ * log's whole size, written back after the verifier ran when the caller's attr holds it */
+#define BRT_PROG_LOAD_LOG_TRUE_SIZE_OFF 140
+#define BRT_PROG_LOAD_ATTR_END (BRT_PROG_LOAD_LOG_TRUE_SIZE_OFF + 4)
+
 #define BPF_CMD(cmd, last, fn) int fn(struct brt_call *call);
+#define BPF_CMD_END(cmd, end, fn) int fn(struct brt_call *call);
 #define BPF_CMD_ABOVE(cmd, last)
 #include "api/cmds.def"
 #undef BPF_CMD
+#undef BPF_CMD_END
 #undef BPF_CMD_ABOVE
 
 /* The handler of a BPF_CMD_ABOVE row of cmds.def, from the folder above api/ that

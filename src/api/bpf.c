@@ -33,9 +33,11 @@ struct cmd_row {
 
 static const struct cmd_row cmds[] = {
 #define BPF_CMD(cmd, last, fn) [cmd] = { ATTR_END(last), fn, 0 },
+#define BPF_CMD_END(cmd, end, fn) [cmd] = { (end), fn, 0 },
 #define BPF_CMD_ABOVE(cmd, last) [cmd] = { ATTR_END(last), NULL, 1 },
 #include "api/cmds.def"
 #undef BPF_CMD
+#undef BPF_CMD_END
 #undef BPF_CMD_ABOVE
 };
 

@@ -216,7 +216,8 @@ int brt_api_check_prog(struct brt_prog_check *pc)
 		.gpl = pc->gpl,
 		.log_level = pc->log_level,
 		.log_buf = pc->log_size ? pc->log_buf : NULL,
-		.log_size = pc->log_buf ? pc->log_size : 0,
+		.log_size = pc->log_buf || pc->log_grow ? pc->log_size : 0,
+		.log_grow = pc->log_grow,
 		.map_info = pc->no_maps ? NULL : map_info,
 		.map_arg = pc->memo,
 		.fd_array = pc->fd_array,
@@ -249,6 +250,9 @@ int brt_api_check_prog(struct brt_prog_check *pc)
 		*pc->max_ctx_offset = res.max_ctx_offset;
 	if (pc->verified_insns)
 		*pc->verified_insns = res.insn_processed;
+	if (pc->log_true_size)
+		*pc->log_true_size = res.log_true_size;
+	pc->log_ran = 1;
 	pc->btf_loads = res.btf_loads;
 	pc->nobj_types = res.nobj_types;
 	memcpy(pc->obj_types, res.obj_types, sizeof(pc->obj_types));

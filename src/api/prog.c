@@ -29,7 +29,9 @@
 	 BPF_F_TEST_STATE_FREQ | BPF_F_SLEEPABLE | BPF_F_XDP_HAS_FRAGS | (1u << 6) |       \
 	 (1u << 7) | BPFRT_F_PRIV_MASK | BPFRT_F_ENGINE_MASK)
 #define LOG_MASK 15u
-#define LOG_BUF_CAP (16u << 20) /* what bpfrt keeps of a larger log_size */
+/* the log's first buffer: grown by the verifier as the log is written (up to log_size,
+ * which may be 1 GiB: the kernel writes into the caller's buffer as it goes) */
+#define LOG_BUF_FIRST 4096u
 #define MAX_INSNS 1000000
 
 struct load {
@@ -42,8 +44,10 @@ struct load {
 	uint32_t fd_array_cnt;
 	struct brt_prog_maps pm;
 	struct bpfrt_vm *vm;
-	char *log;
+	struct brt_log_buf log; /* the log while verifying (log.buf NULL: no log_buf) */
 	uint32_t log_size;
+	uint32_t log_true;      /* the whole log's size, NUL included */
+	int log_true_set;       /* the verifier ran (bpf_check() in the kernel): write it back */
 	uint32_t max_ctx_offset;
 	uint32_t verified_insns;
 	struct brt_prog_lines *lines; /* from line_info (btf_load.c) */
@@ -356,9 +360,10 @@ static int copy_in(struct brt_call *call, struct load *ld)
 				ld->fd_array_cnt = i + 1;
 	}
 	if (attr->log_level && attr->log_size) {
-		ld->log_size = attr->log_size < LOG_BUF_CAP ? attr->log_size : LOG_BUF_CAP;
-		ld->log = calloc(1, ld->log_size);
-		if (!ld->log)
+		ld->log_size = attr->log_size;
+		ld->log.alloc = attr->log_size < LOG_BUF_FIRST ? attr->log_size : LOG_BUF_FIRST;
+		ld->log.buf = calloc(1, ld->log.alloc);
+		if (!ld->log.buf)
 			return -ENOMEM;
 	}
 	return 0;
@@ -448,15 +453,21 @@ static int check_attrs(struct brt_call *call, struct load *ld)
 	return 0;
 }
 
+/* The log into the caller's log_buf, and log_true_size into its attr when it has the
+ * field and the verifier ran (bpf_check() writes it, whatever the verdict). */
 static int write_log(struct brt_call *call, struct load *ld)
 {
 	size_t len;
+	int err = 0;
 
-	if (!ld->log)
-		return 0;
-	len = strnlen(ld->log, ld->log_size - 1) + 1;
-	ld->log[len - 1] = 0;
-	return call->ua->to(call->attr->log_buf, ld->log, len);
+	if (ld->log_true_set && call->size >= BRT_PROG_LOAD_ATTR_END)
+		err = call->ua->to(call->uattr + BRT_PROG_LOAD_LOG_TRUE_SIZE_OFF, &ld->log_true,
+				   sizeof(ld->log_true));
+	if (!ld->log.buf || err)
+		return err;
+	len = strnlen(ld->log.buf, ld->log.alloc - 1) + 1;
+	ld->log.buf[len - 1] = 0;
+	return call->ua->to(call->attr->log_buf, ld->log.buf, len);
 }
 
 /* func_info/line_info checks (btf_load.c).  The kernel runs them inside bpf_check(), so a
@@ -467,10 +478,13 @@ static int btf_check(struct brt_call *call, struct load *ld)
 	char msg[512] = "";
 	int err, lerr;
 
-	err = brt_prog_btf_check(call, ld->insns, ld->log ? msg : NULL, sizeof(msg), &ld->lines);
-	if (!err || !ld->log)
+	err = brt_prog_btf_check(call, ld->insns, call->attr->log_level ? msg : NULL, sizeof(msg),
+				 &ld->lines);
+	if (!err || !call->attr->log_level)
 		return err;
-	lerr = brt_verify_log_early(call->attr->log_level, ld->log, ld->log_size, msg);
+	lerr = brt_verify_log_early(call->attr->log_level, &ld->log, ld->log_size, msg,
+				    &ld->log_true);
+	ld->log_true_set = 1;
 	return lerr ? lerr : err;
 }
 
@@ -536,8 +550,9 @@ static int build(struct load *ld)
 	pc.prog_flags = ld->prog_flags;
 	pc.gpl = ld->gpl;
 	pc.log_level = attr->log_level;
-	pc.log_buf = ld->log;
+	pc.log_grow = ld->log.buf ? &ld->log : NULL;
 	pc.log_size = ld->log_size;
+	pc.log_true_size = &ld->log_true;
 	pc.fd_array = ld->fd_array;
 	pc.fd_array_cnt = ld->fd_array_cnt;
 	pc.max_ctx_offset = &ld->max_ctx_offset;
@@ -602,6 +617,7 @@ static int build(struct load *ld)
 	pc.ops = ops;
 	pc.memo = &ld->memo;
 	err = brt_api_check_prog(&pc);
+	ld->log_true_set |= pc.log_ran;
 	/* loads through kernel pointers (bpf_get_current_task_btf's stand-in task and what
 	 * it points to, which the kernel reads fault-safe): only the checked engine stops
 	 * at a bad address instead of faulting */
@@ -723,7 +739,7 @@ static void load_free(struct load *ld)
 	free(ld->insns);
 	free(ld->stored);
 	free(ld->fd_array);
-	free(ld->log);
+	free(ld->log.buf);
 	free(ld->xflags);
 	free(ld->xmap);
 	free(ld->xloop);

@@ -680,23 +680,25 @@ static void print_stats(struct brt_env *env, int ok)
 		  env->total_states, env->peak_states, 0u);
 }
 
-int brt_verify_log_early(uint32_t level, char *buf, uint32_t size, const char *msg)
+int brt_verify_log_early(uint32_t level, struct brt_log_buf *buf, uint32_t size,
+			 const char *msg, uint32_t *true_size)
 {
 	struct brt_env *env = calloc(1, sizeof(*env));
-	uint32_t true_size;
+	struct brt_log_buf none = { NULL, 0 };
 	int err;
 
 	if (!env)
 		return -ENOMEM;
 	env->subprogs = env->sub_inline;
 	env->subprog_cap = (int)(sizeof(env->sub_inline) / sizeof(env->sub_inline[0]));
-	err = brt_vlog_init(&env->log, level, buf, size);
+	err = brt_vlog_init_grow(&env->log, level, buf && buf->buf ? buf : &none,
+				 buf && buf->buf ? size : 0);
 	if (!err) {
 		if (msg && *msg)
 			brt_vlog(&env->log, "%s", msg);
 		env->subprog_cnt = 1; /* the kernel's stack depth line names the main program */
 		print_stats(env, 0);
-		err = brt_vlog_finalize(&env->log, &true_size);
+		err = brt_vlog_finalize(&env->log, true_size);
 	}
 	free(env);
 	return err;
@@ -749,7 +751,10 @@ int brt_verify(const struct bpf_insn *insns, size_t n, const struct brt_verify_o
 		if (!clock_gettime(CLOCK_MONOTONIC, &t))
 			env->start_ns = (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 	}
-	err = brt_vlog_init(&env->log, opts->log_level, opts->log_buf, opts->log_size);
+	err = opts->log_grow ? brt_vlog_init_grow(&env->log, opts->log_level, opts->log_grow,
+						 opts->log_size)
+			     : brt_vlog_init(&env->log, opts->log_level, opts->log_buf,
+					     opts->log_size);
 	if (err) {
 		free(env);
 		return err;

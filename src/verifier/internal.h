@@ -20,12 +20,18 @@ struct brt_vlog {
 	uint32_t level;     /* BRT_LOG_* */
 	char *ubuf;         /* caller's buffer, or NULL */
 	uint32_t len_total; /* its size */
+	uint32_t alloc;     /* bytes of ubuf there are: len_total, or less while grow grows */
+	struct brt_log_buf *grow; /* ubuf is grow->buf, grown as the log needs, or NULL */
+	int oom;            /* growing failed: the load fails with -ENOMEM */
 	uint64_t start_pos; /* first logical position still kept (rotating mode) */
 	uint64_t end_pos;   /* logical position of the next byte */
 	uint64_t len_max;   /* largest end_pos + 1 seen: the size the buffer needed */
 };
 
 int brt_vlog_init(struct brt_vlog *log, uint32_t level, char *ubuf, uint32_t size);
+/* the same over grow's buffer (its alloc bytes so far), grown up to size bytes */
+int brt_vlog_init_grow(struct brt_vlog *log, uint32_t level, struct brt_log_buf *grow,
+		       uint32_t size);
 void brt_vlog(struct brt_vlog *log, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void brt_vlog_va(struct brt_vlog *log, const char *fmt, va_list ap)
 	__attribute__((format(printf, 2, 0)));

@@ -6,7 +6,8 @@
  * BPF_LOG_FIXED it keeps the beginning instead.  Either way, a log that did not fit makes
  * the load fail with -ENOSPC, and len_max tells how big the buffer should have been.  A
  * position can be rewound (bpf_vlog_reset in the kernel), which is how level 1 drops the
- * trace of paths that verified fine.
+ * trace of paths that verified fine.  A buffer the caller lets grow (struct brt_log_buf) is
+ * grown as the text reaches it, so a large log_size costs what is written only.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -31,16 +32,57 @@ int brt_vlog_init(struct brt_vlog *log, uint32_t level, char *ubuf, uint32_t siz
 		return -EINVAL;
 	if (size > UINT32_MAX >> 2)
 		return -EINVAL;
+	log->alloc = size;
 	return 0;
+}
+
+int brt_vlog_init_grow(struct brt_vlog *log, uint32_t level, struct brt_log_buf *grow,
+		       uint32_t size)
+{
+	int err = brt_vlog_init(log, level, size ? grow->buf : NULL, size);
+
+	if (err)
+		return err;
+	log->grow = grow;
+	log->alloc = grow->alloc < size ? grow->alloc : size;
+	return 0;
+}
+
+/* Make the buffer hold need bytes (at most len_total): grown by doubling.  0 when it
+ * cannot (the log stops being kept; the load fails with -ENOMEM). */
+static int ensure(struct brt_vlog *log, uint64_t need)
+{
+	uint64_t n = log->alloc ? log->alloc : 4096;
+	char *p;
+
+	if (need <= log->alloc)
+		return 1;
+	if (!log->grow || log->oom)
+		return 0;
+	while (n < need)
+		n *= 2;
+	if (n > log->len_total)
+		n = log->len_total;
+	p = realloc(log->grow->buf, n);
+	if (!p) {
+		log->oom = 1;
+		return 0;
+	}
+	log->grow->buf = log->ubuf = p;
+	log->grow->alloc = log->alloc = (uint32_t)n;
+	return 1;
 }
 
 static void put_bytes(struct brt_vlog *log, const char *s, size_t n)
 {
-	uint64_t cap;
+	uint64_t cap = log->len_total - 1, need = log->end_pos + n;
+	int fixed = log->level & BRT_LOG_FIXED;
 
-	if (log->ubuf && log->len_total > 1) {
-		cap = log->len_total - 1;
-		if (log->level & BRT_LOG_FIXED) {
+	/* the bytes written below: up to the cap, or around the whole ring */
+	if (need > (fixed ? cap : log->len_total))
+		need = fixed ? cap : log->len_total;
+	if (log->ubuf && log->len_total > 1 && ensure(log, need)) {
+		if (fixed) {
 			for (size_t i = 0; i < n; i++) {
 				uint64_t p = log->end_pos + i;
 
@@ -104,12 +146,20 @@ static int rotate(struct brt_vlog *log)
 
 	if (log->level & BRT_LOG_FIXED) {
 		len = log->end_pos < log->len_total - 1 ? log->end_pos : log->len_total - 1;
+		if (!ensure(log, len + 1))
+			return -ENOMEM;
 		log->ubuf[len] = 0;
 		return 0;
 	}
 	if (len > log->len_total - 1) {
 		len = log->len_total - 1;
 		log->start_pos = log->end_pos - len;
+	}
+	if (!ensure(log, len + 1))
+		return -ENOMEM;
+	if (!log->start_pos) { /* never wrapped: the text starts the buffer already */
+		log->ubuf[len] = 0;
+		return 0;
 	}
 	tmp = malloc(len + 1);
 	if (!tmp)
@@ -129,6 +179,8 @@ int brt_vlog_finalize(struct brt_vlog *log, uint32_t *true_size)
 	*true_size = log->len_max > UINT32_MAX ? UINT32_MAX : (uint32_t)log->len_max;
 	if (!log->level || !log->ubuf)
 		return 0;
+	if (log->oom)
+		return -ENOMEM;
 	err = rotate(log);
 	if (err)
 		return err;

@@ -124,6 +124,15 @@ typedef int (*brt_map_info_fn)(void *arg, int fd, struct brt_map_info *out);
 #define BRT_LOG_FIXED 8u
 #define BRT_LOG_MASK 15u
 
+/* A log buffer the verifier grows (realloc) as the log does, up to the log's size: a
+ * caller of a large log_size (the kernel takes up to 1 GiB, writing into the caller's
+ * memory as it goes) pays for what is written only.  buf holds alloc bytes (at least 1
+ * when a log is asked for); the verifier leaves the grown buffer here. */
+struct brt_log_buf {
+	char *buf;
+	uint32_t alloc;
+};
+
 struct brt_verify_opts {
 	uint32_t prog_type;            /* BPF_PROG_TYPE_* */
 	uint32_t expected_attach_type; /* BPF_CGROUP_INET_INGRESS etc. */
@@ -133,6 +142,7 @@ struct brt_verify_opts {
 	uint32_t log_level;            /* BRT_LOG_* bits, as attr.log_level */
 	char *log_buf;                 /* attr.log_buf; NULL with log_size 0 for none */
 	uint32_t log_size;             /* attr.log_size */
+	struct brt_log_buf *log_grow;  /* non-NULL: the log goes here instead of log_buf */
 	brt_map_info_fn map_info;      /* NULL: every map reference is an invalid fd */
 	void *map_arg;                 /* passed to map_info */
 	const int *fd_array;           /* attr.fd_array for BPF_PSEUDO_MAP_IDX(_VALUE) */
@@ -221,10 +231,12 @@ int brt_verify(const struct bpf_insn *insns, size_t n, const struct brt_verify_o
 
 /* The log of a load the kernel rejects inside bpf_check() before walking the program
  * (its BTF func_info/line_info checks): msg, then the statistics lines for nothing
- * processed, written into buf (size bytes, log attributes as brt_verify_opts) with the
- * log's truncation rules.  0, or -ENOSPC when it did not fit (which the kernel reports
- * instead of the rejection's own errno), -EINVAL for bad log attributes. */
-int brt_verify_log_early(uint32_t level, char *buf, uint32_t size, const char *msg);
+ * processed, written into buf (grown up to size bytes; NULL or size 0: none, the size
+ * still counted; log attributes as brt_verify_opts) with the log's truncation rules, the
+ * whole log's size in *true_size.  0, or -ENOSPC when it did not fit (which the kernel
+ * reports instead of the rejection's own errno), -EINVAL for bad log attributes. */
+int brt_verify_log_early(uint32_t level, struct brt_log_buf *buf, uint32_t size,
+			 const char *msg, uint32_t *true_size);
 
 /* The helper prototypes calls are checked against, from the registry above (struct
  * brt_helper_source in vm/helper_proto.h): src/helpers/source.c calls this when the
