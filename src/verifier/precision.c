@@ -375,11 +375,24 @@ static int backtrack_insn(struct brt_env *env, int idx, int subseq, const struct
 			*regs = 0;
 			env->bt_frame--;
 		} else if (op == BPF_CALL) {
-			if (subseq != idx + 1) /* a callback ran between */
+			/* a tail call in a subprogram returns from it when it succeeds: the
+			 * path went on in the caller, so backwards it enters the callee's
+			 * frame, r0 the tail-called program's (the kernel's bt_subprog_enter()) */
+			int tail = insn->src_reg == 0 && insn->imm == BPF_FUNC_tail_call &&
+				   subseq != idx + 1;
+
+			if (subseq != idx + 1 && !tail) /* a callback ran between */
 				return BT_GIVE_UP;
 			DEL(BPF_REG_0);
 			if (*regs & 0x3eu)
 				return BT_GIVE_UP;
+			if (tail) {
+				if (fr + 1 >= BRT_MAX_FRAMES)
+					return BT_GIVE_UP;
+				env->bt_frame++;
+				env->bt_regs[fr + 1] = 0;
+				env->bt_stack[fr + 1] = 0;
+			}
 		} else if (op == BPF_EXIT) {
 			int r0, cb = subseq >= 0 && subseq < env->len && env->aux[subseq].calls_callback;
 

@@ -76,6 +76,22 @@ static void save(const char *name, const char *side, const char *log)
 	}
 }
 
+/* Cases whose logs a fix made identical to the kernel's, which must stay so (the floors
+ * above only catch a regression of many lines) */
+static const char *const must_match[] = {
+	/* a tail call in a subprogram is a return from it, backwards too: no fallback to
+	 * forcing every scalar precise (session 17) */
+	"call/tail_call_in_subprog_ret_unknown",
+};
+
+static int must(const char *name)
+{
+	for (size_t i = 0; i < sizeof(must_match) / sizeof(must_match[0]); i++)
+		if (!strcmp(name, must_match[i]))
+			return 1;
+	return 0;
+}
+
 /* Compare the two logs in klog and blog (consumed) and add them to t. */
 static void compare(struct tally *t, const char *name)
 {
@@ -92,6 +108,10 @@ static void compare(struct tally *t, const char *name)
 	t->progs++;
 	t->lines += k.n;
 	t->lines_same += same < k.n ? same : k.n;
+	if (must(name)) {
+		T_CASE(name);
+		T_ASSERT(same == k.n && k.n == b.n);
+	}
 	if (same == k.n && k.n == b.n) {
 		t->identical++;
 	} else if (report) {
