@@ -542,11 +542,26 @@ int brt_check_mem_access(struct brt_env *env, int insn_idx, int regno, int off, 
 			env->aux[env->insn_idx].pkt_write = 1;
 		if (t == BRT_READ && value_regno >= 0)
 			brt_mark_reg_unknown(env, &regs[value_regno]);
-	} else if (reg->type == CONST_PTR_TO_MAP && !env->allow_ptr_leaks &&
-		   map_struct_name(env->maps[reg->map_idx].info.type)) {
-		brt_verr(env, "'struct %s' access is allowed only to CAP_PERFMON and CAP_SYS_ADMIN\n",
-			 map_struct_name(env->maps[reg->map_idx].info.type));
-		return -EPERM;
+	} else if (reg->type == CONST_PTR_TO_MAP &&
+		   map_struct_name(env->maps[reg->map_idx].info.type) &&
+		   (!env->allow_ptr_leaks || off < 0 || t != BRT_READ)) {
+		/* check_ptr_to_map_access()'s refusals before its BTF walk of the map's
+		 * struct; a read that passes them is refused at the end (bpfrt has no
+		 * struct bpf_map to read: a documented difference) */
+		const char *tname = map_struct_name(env->maps[reg->map_idx].info.type);
+
+		if (!env->allow_ptr_leaks) {
+			brt_verr(env, "'struct %s' access is allowed only to CAP_PERFMON and "
+				      "CAP_SYS_ADMIN\n", tname);
+			return -EPERM;
+		}
+		if (off < 0) {
+			brt_verr(env, "R%d is %s invalid negative access: off=%d\n", regno, tname,
+				 off);
+			return -EACCES;
+		}
+		brt_verr(env, "only read from %s is supported\n", tname);
+		return -EACCES;
 	} else if (reg->type == PTR_TO_FLOW_KEYS) {
 		if (t == BRT_WRITE && value_regno >= 0 && brt_is_pointer_value(env, value_regno)) {
 			brt_verr(env, "R%d leaks addr into flow keys\n", value_regno);

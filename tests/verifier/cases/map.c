@@ -119,6 +119,15 @@ static const struct vcase cases[] = {
 	  .maps = { ARRAY4_64 } },
 	{ "map/map_ptr_deref", PROG(LD_MAP(1, 0), LDX(BPF_DW, 0, 1, 0), EXIT()), .maps = { HASH48 } },
 	{ "map/map_ptr_return_root", PROG(LD_MAP(0, 0), EXIT()), .maps = { HASH48 } },
+	/* check_ptr_to_map_access()'s refusals, before the read bpfrt cannot follow:
+	 * "only read from bpf_htab is supported", a negative offset */
+	{ "map/map_ptr_write", PROG(LD_MAP(1, 0), ST(BPF_DW, 1, 0, 0), MOV64_IMM(0, 0), EXIT()),
+	  .maps = { HASH48 } },
+	{ "map/map_ptr_write_array", PROG(LD_MAP(1, 0), MOV64_IMM(2, 1), STX(BPF_W, 1, 2, 8),
+					   MOV64_IMM(0, 0), EXIT()),
+	  .maps = { ARRAY4_64 } },
+	{ "map/map_ptr_negative_read", PROG(LD_MAP(1, 0), LDX(BPF_DW, 0, 1, -8), EXIT()),
+	  .maps = { HASH48 } },
 	{ "map/atomic_add_value", PROG(LOOKUP_MAP0, JIMM(BPF_JEQ, 0, 0, 2), MOV64_IMM(1, 1),
 				       ATOMIC(BPF_DW, 0, 1, 0, BPF_ADD), MOV64_IMM(0, 0), EXIT()),
 	  .maps = { HASH48 } },
