@@ -69,19 +69,28 @@ static void load(bpf_fn bpf, const struct bpf_insn *insns, size_t n, struct res 
  * checkpoint when the first path reaches it. */
 #define PAD 100
 
-static void check(const char *name, const struct bpf_insn *body, size_t n)
-{
-	static struct bpf_insn insns[PAD + 64];
-	struct res k, b;
+static struct bpf_insn insns[PAD + 64];
 
+/* the case's program in insns: PAD insns, then body; 0 when it does not fit */
+static int padded(const char *name, const struct bpf_insn *body, size_t n)
+{
 	T_CASE(name);
 	if (n > 64) {
 		T_FAIL("%s: program too long", name);
-		return;
+		return 0;
 	}
 	for (size_t i = 0; i < PAD; i++)
 		insns[i] = MOV_K(8, 0);
 	memcpy(insns + PAD, body, n * sizeof(*body));
+	return 1;
+}
+
+static void check(const char *name, const struct bpf_insn *body, size_t n)
+{
+	struct res k, b;
+
+	if (!padded(name, body, n))
+		return;
 	load(oracle_kernel_bpf, insns, PAD + n, &k);
 	load(bpfrt_bpf, insns, PAD + n, &b);
 	if (getenv("STACK_LIVE_DUMP"))
@@ -98,20 +107,13 @@ static void check(const char *name, const struct bpf_insn *body, size_t n)
  * normalise here), and must hold `want` on the kernel's side: the test's premise. */
 static void check_log2(const char *name, const struct bpf_insn *body, size_t n, const char *want)
 {
-	static struct bpf_insn insns[PAD + 64];
 	static char klog[1 << 18], blog[1 << 18];
 	char *logs[2] = { klog, blog };
 	bpf_fn fns[2] = { oracle_kernel_bpf, bpfrt_bpf };
 	union bpf_attr attr;
 
-	T_CASE(name);
-	if (n > 64) {
-		T_FAIL("%s: program too long", name);
+	if (!padded(name, body, n))
 		return;
-	}
-	for (size_t i = 0; i < PAD; i++)
-		insns[i] = MOV_K(8, 0);
-	memcpy(insns + PAD, body, n * sizeof(*body));
 	for (int side = 0; side < 2; side++) {
 		int fd;
 
