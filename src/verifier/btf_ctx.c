@@ -744,6 +744,33 @@ static int st_ops_write(struct brt_env *env, const struct brt_reg *reg, int off,
 	return -EACCES;
 }
 
+/* A write through a kernel pointer in a tc or XDP program (tc_cls_act_btf_struct_access()
+ * and xdp_btf_struct_access(): conntrack's _nf_conntrack_btf_struct_access()): an nf_conn
+ * (or nf_conn___init, its layout) takes its mark, nothing else.  bpfrt's conntrack
+ * lookups and allocations never give an entry, so such a write never runs here. */
+static int nf_conn_write(struct brt_env *env, const struct brt_reg *reg, int off, int size)
+{
+	const char *tname = brt_btf_reg_name(env, reg->btf_id);
+	uint32_t moff, mend, mtype;
+
+	if ((strcmp(tname, "nf_conn") && strcmp(tname, "nf_conn___init")) ||
+	    kind_of(type_of(env, reg->btf_id)) != BTF_KIND_STRUCT) {
+		brt_verr(env, "only read is supported\n");
+		return -EACCES;
+	}
+	if (member_range(env, reg->btf_id, "mark", 0, 0, &moff, &mend, &mtype) ||
+	    (uint32_t)off != moff) {
+		brt_verr(env, "no write support to nf_conn at off %d\n", off);
+		return -EACCES;
+	}
+	if ((uint32_t)off + (uint32_t)size > mend) {
+		brt_verr(env, "write access at off %d with size %d beyond the member of nf_conn "
+			      "ended at %u\n", off, size, mend);
+		return -EACCES;
+	}
+	return 0;
+}
+
 /* btf_struct_access() of an object the program allocated (its type is the program's,
  * graph.c): reads and writes, but not of its special fields, and what a load gives is a
  * number (a local type's pointer members do not become pointers again) */
@@ -819,6 +846,10 @@ int brt_btf_ptr_access(struct brt_env *env, int regno, const struct brt_reg *reg
 		return local_access(env, reg, off, size);
 	if (acc != BRT_READ && env->st_ops.kind)
 		return st_ops_write(env, reg, off, size);
+	if (acc != BRT_READ && (env->opts->prog_type == BPF_PROG_TYPE_SCHED_CLS ||
+				env->opts->prog_type == BPF_PROG_TYPE_SCHED_ACT ||
+				env->opts->prog_type == BPF_PROG_TYPE_XDP))
+		return nf_conn_write(env, reg, off, size);
 	if (acc != BRT_READ) {
 		brt_verr(env, "only read is supported\n");
 		return -EACCES;

@@ -113,6 +113,24 @@ void ct_cases(void)
 #define LOOKUP KCALL(ids_lookup_skb, 0)
 #define RELEASE KCALL(ids_release, 0)
 
+/* offsetof(struct nf_conn, mark) in the kernel's BTF, or -1 */
+static int nf_conn_mark_off(void)
+{
+	const struct brt_btf *vml = brt_btf_vmlinux();
+	int id = vml ? brt_btf_find(vml, "nf_conn", BTF_KIND_STRUCT) : -1;
+	const struct btf_type *t = id > 0 ? brt_btf_type(vml, (uint32_t)id) : NULL;
+	const struct btf_member *m = t ? (const struct btf_member *)(t + 1) : NULL;
+
+	for (uint32_t i = 0; t && i < BTF_INFO_VLEN(t->info); i++) {
+		const char *name = brt_btf_str(vml, m[i].name_off);
+
+		if (name && !strcmp(name, "mark"))
+			return (int)((BTF_INFO_KFLAG(t->info) ? BTF_MEMBER_BIT_OFFSET(m[i].offset)
+							      : m[i].offset) / 8);
+	}
+	return -1;
+}
+
 void ct_rules(void)
 {
 	/* cilium/ebpf's call_kfunc: tuple and opts fp-1 with sizes 0 */
@@ -202,6 +220,36 @@ void ct_rules(void)
 	K("r0 after a void kfunc", r0_after_void);
 	K("r2 after a kfunc call", r2_after_call);
 	K("release in dead code", in_lock_dead);
+	/* writes into the entry: its mark only (the kernel's conntrack write hook for tc and
+	 * XDP; bpfrt said "only read is supported" to every write) */
+	{
+		int mark = nf_conn_mark_off();
+
+		if (mark < 0) {
+			printf("conntrack writes: skipped: no nf_conn.mark in the kernel's BTF\n");
+		} else {
+			struct bpf_insn write_mark[] = { CT_SETUP, CT_ARGS, LOOKUP, JEQ_K(0, 0, 4),
+							 MOV_K(7, 5), STX(BPF_W, 0, 7, mark),
+							 MOV_X(1, 0), RELEASE, MOV_K(0, 0), EXIT() };
+			struct bpf_insn write_other[] = { CT_SETUP, CT_ARGS, LOOKUP, JEQ_K(0, 0, 4),
+							  MOV_K(7, 5), STX(BPF_W, 0, 7, mark + 8),
+							  MOV_X(1, 0), RELEASE, MOV_K(0, 0), EXIT() };
+			struct bpf_insn write_wide[] = { CT_SETUP, CT_ARGS, LOOKUP, JEQ_K(0, 0, 4),
+							 MOV_K(7, 5), STX(BPF_DW, 0, 7, mark),
+							 MOV_X(1, 0), RELEASE, MOV_K(0, 0), EXIT() };
+
+			K("write the entry's mark", write_mark);
+			K("write past the entry's mark", write_other);
+			K("write 8 bytes at the entry's mark", write_wide);
+			/* the same in XDP, through the XDP lookup */
+			for (size_t i = 0; i < sizeof(write_mark) / sizeof(write_mark[0]); i++)
+				if (write_mark[i].src_reg == BPF_PSEUDO_KFUNC_CALL &&
+				    write_mark[i].imm == ids_lookup_skb)
+					write_mark[i].imm = ids_lookup_xdp;
+			kcheck("write the entry's mark in XDP", BPF_PROG_TYPE_XDP, 0, write_mark,
+			       sizeof(write_mark) / sizeof(write_mark[0]));
+		}
+	}
 #undef K
 }
 
