@@ -12,6 +12,9 @@
  * the slot it writes to still holds that ring (a killed installer's slots are gone in
  * the kernel, its file closed).  The kernel clears them in close() itself; here a
  * producer may write for up to that tick more (docs/SECURITY.md, "Known limits").
+ * A dead installer's slot stays while the map file it installed through is still open in
+ * another process (inherited through fork, or passed): the installer marks that open
+ * file description (brt_obj_desc_mark()), as the kernel's entry names its map_file.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -29,6 +32,15 @@
 #include "vm/vm.h"
 
 #define PE_HDR 64u /* the map's lock word, then the slots */
+
+/* The byte of the map file's description mark for slot i at sequence seq: far past the
+ * file's data, one per slot and installation (so a mark the slot's previous installer
+ * left says nothing of the current one; 2^24 installations of a slot wrap, keeping a slot
+ * at worst, never dropping one). */
+static uint64_t mark_off(uint32_t i, uint64_t seq)
+{
+	return (1ull << 60) + ((uint64_t)i << 24) + ((seq >> 1) & 0xffffffu);
+}
 
 /* One slot in the shared region. */
 struct pe_slot {
@@ -220,6 +232,8 @@ static int pe_update(struct brt_map *map, const void *key, const void *value, ui
 	brt_shm_lock(map_lock(map));
 	l->seq = slot_write(slot_of(map, i), (uint32_t)getpid(), own, (uint64_t)ring->ino);
 	brt_shm_unlock(map_lock(map));
+	/* not taken (a write-only fd): the slot goes with this process, as before */
+	(void)brt_obj_desc_mark(&map->obj, mark_off(i, l->seq));
 	l->ring = ring;
 	l->own_fd1 = own + 1;
 	atomic_fetch_add_explicit(&v->own, 1, memory_order_relaxed);
@@ -372,6 +386,9 @@ static void recheck(struct brt_map *map, uint32_t i)
 			return;
 		}
 	}
+	/* the installer is gone; the map file it installed through may not be */
+	if (brt_obj_desc_marked(&map->obj, mark_off(i, seq)) == 1)
+		return;
 	pthread_rwlock_wrlock(&v->lock);
 	if (v->slots[i].seq == seq && !v->slots[i].own_fd1)
 		local_drop(&v->slots[i], v);

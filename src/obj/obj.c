@@ -804,6 +804,64 @@ int brt_obj_has_fd(struct brt_obj *obj)
 	return r;
 }
 
+/* The fd this process last reached obj by, if it still refers to obj's file; -1 if not.
+ * Under cache_lock. */
+static int current_fd(const struct brt_obj *obj)
+{
+	struct stat st;
+
+	if (obj->last_fd < 0 || fstat(obj->last_fd, &st) || st.st_dev != obj->dev ||
+	    st.st_ino != obj->ino)
+		return -1;
+	return obj->last_fd;
+}
+
+static void desc_byte(struct flock *fl, short type, uint64_t off)
+{
+	memset(fl, 0, sizeof(*fl)); /* l_pid must be 0 for the F_OFD_ commands */
+	fl->l_type = type;
+	fl->l_whence = SEEK_SET;
+	fl->l_start = (off_t)(off & (uint64_t)INT64_MAX);
+	fl->l_len = 1;
+}
+
+int brt_obj_desc_mark(struct brt_obj *obj, uint64_t off)
+{
+	struct flock fl;
+	int fd, r;
+
+	desc_byte(&fl, F_RDLCK, off);
+	pthread_mutex_lock(&cache_lock); /* last_fd, as in brt_obj_has_fd() */
+	fd = current_fd(obj);
+	r = fd < 0 ? -1 : fcntl(fd, F_OFD_SETLK, &fl);
+	pthread_mutex_unlock(&cache_lock);
+	return r < 0 ? -1 : 0;
+}
+
+int brt_obj_desc_marked(struct brt_obj *obj, uint64_t off)
+{
+	struct flock fl;
+	char path[48];
+	int fd, nfd;
+
+	pthread_mutex_lock(&cache_lock);
+	fd = current_fd(obj);
+	/* a new description of the same file: F_OFD_GETLK never reports the asking
+	 * description's own locks, and ours may be the one the mark was made through */
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	nfd = fd < 0 ? -1 : open(path, O_RDONLY | O_CLOEXEC);
+	pthread_mutex_unlock(&cache_lock);
+	if (nfd < 0)
+		return -1;
+	desc_byte(&fl, F_WRLCK, off);
+	if (fcntl(nfd, F_OFD_GETLK, &fl)) {
+		close(nfd);
+		return -1;
+	}
+	close(nfd);
+	return fl.l_type != F_UNLCK;
+}
+
 int brt_obj_sweep(void)
 {
 	struct brt_obj *dead, **pp, *obj;

@@ -252,6 +252,17 @@ uint32_t brt_obj_new_id(uint32_t kind);
  * last reached by, else a read of /proc/self/fd: not for every call of a fast path. */
 int brt_obj_has_fd(struct brt_obj *obj);
 
+/* Marks on obj's open file description, for what the kernel ties to one struct file of
+ * an object (a perf event array's entries live until the map file that installed them is
+ * released, and fork or SCM_RIGHTS share that file with other processes).  A mark is an
+ * open-file-description read lock on byte off (far past the file's data) taken through
+ * the fd this process last reached obj by, so it lasts exactly while some process still
+ * holds that description.  brt_obj_desc_mark(): 0, or -1 when it could not be taken.
+ * brt_obj_desc_marked(): 1 when some description holds a mark at off, 0 when none does,
+ * -1 when this process has no fd to look through.  A few system calls each. */
+int brt_obj_desc_mark(struct brt_obj *obj, uint64_t off);
+int brt_obj_desc_marked(struct brt_obj *obj, uint64_t off);
+
 /* Is obj's file pinned (a name in a directory: BPF_OBJ_PIN linked it) now?  Read through
  * /proc/self/map_files, which needs CAP_SYS_ADMIN (or CAP_CHECKPOINT_RESTORE): 0 without
  * it, and for a memfd (never pinnable).  A readlink and a stat: not for fast paths. */
