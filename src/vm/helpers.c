@@ -133,8 +133,16 @@ uint64_t brt_helper_setsockopt(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r
 }
 
 /* One xorshift64* state per thread, seeded from the clock and the state's address so
- * threads started together still differ.  Not cryptographic, like the kernel's. */
-static _Thread_local uint64_t prandom_state;
+ * threads started together still differ.  Not cryptographic, like the kernel's.
+ * Initial-exec TLS: its offset from the thread pointer is the same in every thread, so
+ * the JIT's pass `inlinehelper` reads and writes it at fs:[offset] (jit/x86_64/inline.c);
+ * static TLS is there for the shared library, the static one and the preload alike. */
+static _Thread_local uint64_t prandom_state __attribute__((tls_model("initial-exec")));
+
+uint64_t *brt_prandom_state(void)
+{
+	return &prandom_state;
+}
 
 static inline uint64_t prandom_step(uint64_t *state, uint64_t x)
 {
@@ -197,5 +205,15 @@ __attribute__((constructor)) static void helpers_leaf_hand_down(void)
 	};
 
 	brt_jit_set_leaf_helpers(leaf, sizeof(leaf) / sizeof(leaf[0]));
+#if defined(__x86_64__)
+	{
+		uintptr_t tp;
+
+		/* the thread pointer: fs:0 holds the TCB's own address (x86-64 TLS ABI) */
+		__asm__("mov %%fs:0, %0" : "=r"(tp));
+		brt_jit_set_prandom(brt_helper_get_prandom_u32,
+				    (int64_t)((uintptr_t)&prandom_state - tp));
+	}
+#endif
 }
 #endif

@@ -515,5 +515,8 @@ struct brt_dynptr *brt_dynptr_arg(struct bpfrt_run_ctx *ctx, uint64_t r);
 
 /* helpers.c, str_helpers.c, dynptr.c, callback.c */
 BRT_VM_HELPERS(BRT_HELPER_DECLARE)
+/* This thread's bpf_get_prandom_u32 state (0: seeded on the next call), for tests that
+ * run one sequence on several engines. */
+uint64_t *brt_prandom_state(void);
 
 #endif

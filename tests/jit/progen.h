@@ -667,9 +667,14 @@ static inline void pg_one(struct pg_rand *r, struct pg_prog *p)
 			in.dst_reg = reg;
 			pg_emit(p, in, false);
 		} else {
-			/* one call in four: a helper of the vm's own, which the JIT's pass
-			 * `leafcall` calls without ctx or stop check (always 0 here) */
-			in.imm = pg_below(r, 4) ? PG_HELPER : BPF_FUNC_get_numa_node_id;
+			/* one call in four a helper of the vm's own, which the JIT's pass
+			 * `leafcall` calls without ctx or stop check: bpf_get_numa_node_id
+			 * (always 0 here) or bpf_get_prandom_u32 (pass `inlinehelper`; each
+			 * engine's run starts from the same state, pg_compare()) */
+			unsigned k = pg_below(r, 8);
+
+			in.imm = k < 6 ? PG_HELPER
+				 : k == 6 ? BPF_FUNC_get_numa_node_id : BPF_FUNC_get_prandom_u32;
 			pg_emit(p, in, true);
 		}
 		pg_reload_args(r, p);
@@ -841,8 +846,10 @@ static inline int pg_run(const struct pg_prog *p, enum bpfrt_engine engine, uint
 static inline brt_helper_fn pg_resolve(void *arg, uint32_t id)
 {
 	(void)arg;
-	return id == PG_HELPER ? pg_helper
-	       : id == BPF_FUNC_get_numa_node_id ? brt_helper_get_numa_node_id : NULL;
+	return id == PG_HELPER			? pg_helper
+	       : id == BPF_FUNC_get_numa_node_id ? brt_helper_get_numa_node_id
+	       : id == BPF_FUNC_get_prandom_u32	? brt_helper_get_prandom_u32
+						: NULL;
 }
 
 /* The JIT directly, with constant blinding and without BMI2 (the vm exposes neither), or
@@ -907,7 +914,7 @@ static inline int pg_compare(const struct pg_prog *p, const uint8_t *input)
 {
 	_Alignas(8) static uint8_t after_interp[PG_INPUT], start[PG_INPUT];
 	uint8_t *mem = pg_input;
-	uint64_t r0_i = 0, r0_j = 0;
+	uint64_t r0_i = 0, r0_j = 0, *rand = brt_prandom_state(), rand0, rand_i;
 	char err[256];
 	int rc;
 
@@ -915,31 +922,43 @@ static inline int pg_compare(const struct pg_prog *p, const uint8_t *input)
 	memcpy(start, input, PG_MEM);
 	for (size_t i = 0; i < PG_RO_SIZE; i++)
 		start[PG_MEM + i] = i & 4 ? input[i] & 1 : input[i] ^ 0x5a;
+	/* bpf_get_prandom_u32's state at each run's start: from the input, never 0 (0 seeds
+	 * from the clock); at each run's end it must be the interpreter's */
+	memcpy(&rand0, input, 8);
+	rand0 |= 1;
 
 	memcpy(mem, start, PG_INPUT);
+	*rand = rand0;
 	if (pg_run(p, BPFRT_ENGINE_CHECKED, mem, &r0_i, err, sizeof(err))) {
 		if (getenv("PG_VERBOSE"))
 			fprintf(stderr, "skipped: %s\n", err);
 		return 0;
 	}
+	rand_i = *rand;
 	memcpy(after_interp, mem, PG_INPUT);
 	/* the fast interpreter (superinstructions) must agree too */
 	memcpy(mem, start, PG_INPUT);
+	*rand = rand0;
 	rc = pg_run(p, BPFRT_ENGINE_INTERP, mem, &r0_j, err, sizeof(err));
-	if (rc || r0_i != r0_j || memcmp(mem, after_interp, PG_INPUT)) {
+	if (rc || r0_i != r0_j || memcmp(mem, after_interp, PG_INPUT) || *rand != rand_i) {
 		fprintf(stderr, "fast interpreter: ");
 		goto differs;
 	}
 	memcpy(mem, start, PG_INPUT);
+	*rand = rand0;
 	rc = pg_run(p, BPFRT_ENGINE_JIT, mem, &r0_j, err, sizeof(err));
-	if (!rc && r0_i == r0_j && !memcmp(mem, after_interp, PG_INPUT)) {
+	if (!rc && r0_i == r0_j && !memcmp(mem, after_interp, PG_INPUT) && *rand == rand_i) {
 		memcpy(mem, start, PG_INPUT);
+		*rand = rand0;
 		rc = pg_run_env(p, mem, BRT_JIT_BLIND | BRT_JIT_NO_BMI2, true, &r0_j, err,
 				sizeof(err));
-		if (!rc && r0_i == r0_j && !memcmp(mem, after_interp, PG_INPUT)) {
+		if (!rc && r0_i == r0_j && !memcmp(mem, after_interp, PG_INPUT) &&
+		    *rand == rand_i) {
 			memcpy(mem, start, PG_INPUT);
+			*rand = rand0;
 			rc = pg_run_env(p, mem, 0, true, &r0_j, err, sizeof(err));
-			if (!rc && r0_i == r0_j && !memcmp(mem, after_interp, PG_INPUT))
+			if (!rc && r0_i == r0_j && !memcmp(mem, after_interp, PG_INPUT) &&
+			    *rand == rand_i)
 				return 1;
 			fprintf(stderr, "with frozen input bytes: ");
 		} else {
@@ -948,8 +967,10 @@ static inline int pg_compare(const struct pg_prog *p, const uint8_t *input)
 	}
 differs:
 	fprintf(stderr, "differs from the checked interpreter: rc %d (%s), r0 0x%llx vs 0x%llx, "
-			"memory %s\n", rc, rc ? err : "", (unsigned long long)r0_i,
-		(unsigned long long)r0_j, memcmp(mem, after_interp, PG_INPUT) ? "differs" : "same");
+			"memory %s, prandom state 0x%llx vs 0x%llx\n", rc, rc ? err : "",
+		(unsigned long long)r0_i, (unsigned long long)r0_j,
+		memcmp(mem, after_interp, PG_INPUT) ? "differs" : "same",
+		(unsigned long long)rand_i, (unsigned long long)*rand);
 	pg_print(p, stderr);
 	pg_dump_jit(p);
 	return -1;

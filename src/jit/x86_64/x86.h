@@ -233,6 +233,10 @@ int brt_jit_emit_helper_call(struct jit_state *st, size_t pc);
  * check (brt_jit_set_leaf_helpers()). */
 bool brt_jit_is_leaf_call(const struct jit_state *st, size_t pc, enum brt_op op);
 int brt_jit_emit_callx(struct jit_state *st, size_t pc);
+/* inline.c: whether pass `inlinehelper` emits the call of helper fn in place, and that
+ * emission (r0 the result, r1-r5 clobbered or kept) */
+bool brt_jit_is_inline_call(const struct jit_state *st, bpfrt_helper_fn fn);
+void brt_jit_emit_inline_call(struct jit_state *st, bpfrt_helper_fn fn);
 int brt_jit_emit_local_call(struct jit_state *st, size_t pc);
 void brt_jit_emit_exit(struct jit_state *st);
 void brt_jit_emit_ld_pkt(struct jit_state *st, const struct bpf_insn *insn, bool ind);
