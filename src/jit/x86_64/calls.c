@@ -506,6 +506,7 @@ void brt_jit_emit_stubs(struct jit_state *st)
 		pkt_regs_stubs(st);
 		return;
 	}
+	brt_jit_emit_prandom_stub(st); /* first: stubs_off */
 	if (!st->anchor)
 		return;
 	st->stub[STUB_STOPPED] = (uint32_t)B->len;

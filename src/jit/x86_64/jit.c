@@ -857,8 +857,10 @@ int brt_jit_compile(const struct bpf_insn *insns, size_t n, const struct brt_jit
 		p->func_cb[k] = st.funcs[k].callback ? st.funcs[k].cb_entry : 0;
 	}
 	p->nfuncs = st.nfuncs;
-	p->stubs_off = st.anchor ? st.stub[STUB_STOPPED]
-		       : st.pkt_regs ? st.stub[STUB_ZERO] : (uint32_t)p->code_size;
+	p->stubs_off = st.inline_prandom ? st.stub[STUB_PRANDOM]
+		       : st.anchor	 ? st.stub[STUB_STOPPED]
+		       : st.pkt_regs	 ? st.stub[STUB_ZERO]
+					 : (uint32_t)p->code_size;
 	p->needs_ctx = st.anchor || st.pkt_regs;
 	p->pkt_entry_off = st.pkt_regs ? st.pkt_entry : 0;
 	p->batch_entry_off = st.pkt_regs ? st.batch_entry : 0;

@@ -48,6 +48,7 @@ enum jit_stub {
 	STUB_TAIL,    /* bpf_tail_call set ctx->tail_entry: unwind, jump there */
 	STUB_DONE,    /* pkt_regs: exit; the batch's next packet, or return */
 	STUB_BUDGET,  /* called when the run budget's counter wraps: ask, stop or return */
+	STUB_PRANDOM, /* pass inlinehelper: seed this thread's prandom state, back to TMP */
 	STUB_COUNT,
 };
 
@@ -166,6 +167,7 @@ struct jit_state {
 	uint32_t batch_next;  /* this pass: where the batch loop takes its next packet */
 	bool uses_callx;
 	bool uses_tail_call;  /* calls bpf_tail_call: STUB_TAIL is emitted */
+	bool inline_prandom;  /* this pass emitted an inline bpf_get_prandom_u32: STUB_PRANDOM */
 	bool budget;          /* BRT_JIT_BUDGET and the program has a backward jump */
 	bool bmi2;            /* the CPU has shlx/shrx/sarx */
 	uint64_t blind_seed;  /* non-zero: blind constants with keys derived from it */
@@ -237,6 +239,7 @@ int brt_jit_emit_callx(struct jit_state *st, size_t pc);
  * emission (r0 the result, r1-r5 clobbered or kept) */
 bool brt_jit_is_inline_call(const struct jit_state *st, bpfrt_helper_fn fn);
 void brt_jit_emit_inline_call(struct jit_state *st, bpfrt_helper_fn fn);
+void brt_jit_emit_prandom_stub(struct jit_state *st);
 int brt_jit_emit_local_call(struct jit_state *st, size_t pc);
 void brt_jit_emit_exit(struct jit_state *st);
 void brt_jit_emit_ld_pkt(struct jit_state *st, const struct bpf_insn *insn, bool ind);
