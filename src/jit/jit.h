@@ -150,10 +150,12 @@ struct brt_jit_env {
  * afterwards.  Handed down by vm/ when the library is loaded (a constructor); fns[0..n)
  * must stay valid for good. */
 void brt_jit_set_leaf_helpers(const bpfrt_helper_fn *fns, size_t n);
-/* bpf_get_prandom_u32's built-in helper fn and its thread's xorshift64* state as an offset
- * from the thread pointer, the same in every thread (vm/helpers.c): with the pass
- * `inlinehelper` a call that resolves to fn is emitted inline.  Handed down as above. */
-void brt_jit_set_prandom(bpfrt_helper_fn fn, int64_t tls_off);
+/* bpf_get_prandom_u32's built-in helper fn, the function that seeds the calling thread's
+ * state when it is 0 (as fn's first call would, without drawing), and that xorshift64*
+ * state as an offset from the thread pointer, the same in every thread (vm/helpers.c):
+ * with the pass `inlinehelper` a call that resolves to fn is emitted inline.  Handed down
+ * as above. */
+void brt_jit_set_prandom(bpfrt_helper_fn fn, void (*seed)(void), int64_t tls_off);
 
 struct brt_jit_prog;
 

@@ -153,12 +153,31 @@ static inline uint64_t prandom_step(uint64_t *state, uint64_t x)
 	return (uint32_t)((x * 0x2545f4914f6cdd1dull) >> 32);
 }
 
+/* A thread's seed: the clock and the state's address (threads started together differ);
+ * never 0, the state that means "not seeded" (and xorshift's one fixed point). */
+static uint64_t prandom_seed_of(const uint64_t *state)
+{
+	uint64_t x = clock_ns(CLOCK_MONOTONIC) ^ (uint64_t)(uintptr_t)state ^ 0x9e3779b97f4a7c15ull;
+
+	return x ? x : 0x9e3779b97f4a7c15ull;
+}
+
 /* A thread's first call, out of line: inlined, its clock call made every call of the
  * helper save a register (24 instructions a call, now 20). */
 __attribute__((noinline)) static uint64_t prandom_first(uint64_t *state)
 {
-	return prandom_step(state, clock_ns(CLOCK_MONOTONIC) ^ (uint64_t)(uintptr_t)state ^
-					   0x9e3779b97f4a7c15ull);
+	return prandom_step(state, prandom_seed_of(state));
+}
+
+/* Seed this thread's state without drawing, when it is 0: the JIT's programs that inline
+ * the helper (pass `inlinehelper`) call this at their entry, so that their draws need no
+ * test; the next number is the one the helper's first call would have given. */
+static void prandom_seed(void)
+{
+	uint64_t *state = &prandom_state;
+
+	if (!*state)
+		*state = prandom_seed_of(state);
 }
 
 uint64_t brt_helper_get_prandom_u32(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
@@ -211,7 +230,7 @@ __attribute__((constructor)) static void helpers_leaf_hand_down(void)
 
 		/* the thread pointer: fs:0 holds the TCB's own address (x86-64 TLS ABI) */
 		__asm__("mov %%fs:0, %0" : "=r"(tp));
-		brt_jit_set_prandom(brt_helper_get_prandom_u32,
+		brt_jit_set_prandom(brt_helper_get_prandom_u32, prandom_seed,
 				    (int64_t)((uintptr_t)&prandom_state - tp));
 	}
 #endif

@@ -2,8 +2,9 @@
  * built-in helper is emitted inline (its fs-relative state load), not with the pass off,
  * not for a host's helper under the same id (the vm's registered one is the one called);
  * the JIT's numbers are the helper's, call for call, alternating with the interpreter on
- * one thread's state, from a thread's first number (the helper's seeding) on, in two
- * threads, and with constant blinding.
+ * one thread's state, from a thread's first number (the seeding at the program's entry)
+ * on, in two threads, and with constant blinding; a thread's first number drawn inside a
+ * bpf-to-bpf function and inside a callback entered from C is seeded too.
  */
 #include <pthread.h>
 #include <stdbool.h>
@@ -201,6 +202,72 @@ static void *agree(void *arg)
 	return NULL;
 }
 
+/* A program whose only draw is in a function: a bpf-to-bpf one (main calls it), or a
+ * callback (main only names it; the test enters it from C, as bpf_timer's thread does). */
+static const struct bpf_insn local_fn[] = {
+	CALL_LOCAL(1), EXIT(), CALL(BPF_FUNC_get_prandom_u32), EXIT(),
+};
+static const struct bpf_insn cb_fn[] = {
+	I(BPF_LD | BPF_IMM | BPF_DW, 2, BPF_PSEUDO_FUNC, 0, 3), I(0, 0, 0, 0, 0),
+	MOV64_IMM(0, 0), EXIT(), CALL(BPF_FUNC_get_prandom_u32), EXIT(),
+};
+
+/* What the helper returns after stepping its state to s */
+static uint64_t drawn_at(uint64_t s)
+{
+	return (uint32_t)((s * 0x2545f4914f6cdd1dull) >> 32);
+}
+
+struct first_res {
+	bool callback;
+	uint64_t before, after, r0; /* the new thread's state before and after, the number */
+	int rc;
+};
+
+static void *first_draw(void *arg)
+{
+	struct first_res *res = arg;
+	const struct bpf_insn *insns = res->callback ? cb_fn : local_fn;
+	size_t n = res->callback ? sizeof(cb_fn) / sizeof(cb_fn[0]) : 4;
+	struct brt_jit_prog *p = compile(insns, n, 0, 0);
+	uint64_t args[5] = { 0 }, ctx[32] = { 0 };
+
+	res->before = *brt_prandom_state();
+	res->rc = -1;
+	if (!p)
+		return NULL;
+	if (res->callback)
+		res->rc = brt_jit_call_func(p, 4, args, (struct bpfrt_run_ctx *)(void *)ctx,
+					    &res->r0);
+	else
+		res->r0 = brt_jit_call(p, 0, 0, NULL), res->rc = 0;
+	res->after = *brt_prandom_state();
+	brt_jit_free(p);
+	return NULL;
+}
+
+static void test_first_in_function(void)
+{
+	for (int cb = 0; cb < 2; cb++) {
+		struct first_res res = { .callback = cb };
+		pthread_t t;
+		struct brt_jit_prog *p = compile(cb ? cb_fn : local_fn, cb ? 6 : 4, 0, 0);
+
+		T_CASE(cb ? "a new thread's first number in a callback entered from C"
+			  : "a new thread's first number in a bpf-to-bpf function");
+		T_ASSERT(p != NULL);
+		if (p)
+			T_EQ_U64(1, inline_reads(p));
+		brt_jit_free(p);
+		T_EQ_INT(0, pthread_create(&t, NULL, first_draw, &res));
+		pthread_join(t, NULL);
+		T_EQ_INT(0, res.rc);
+		T_EQ_U64(0, res.before);
+		T_ASSERT(res.after != 0);
+		T_EQ_U64(drawn_at(res.after), res.r0);
+	}
+}
+
 int main(void)
 {
 	pthread_t t[2];
@@ -209,6 +276,7 @@ int main(void)
 	build_fold();
 	test_emitted();
 	test_replaced();
+	test_first_in_function();
 	T_CASE("JIT and interpreter draw one sequence, 2 threads");
 	for (int i = 0; i < 2; i++)
 		T_EQ_INT(0, pthread_create(&t[i], NULL, agree, &res[i]));

@@ -150,6 +150,8 @@ void brt_jit_emit_prologue(struct jit_state *st, const struct jit_func *f)
 		pkt_regs_prologue(st, f);
 		return;
 	}
+	if (is_main)
+		brt_jit_emit_seed_main(st);
 	push_saved(st, f->saved);
 	if (is_main && st->anchor)
 		emit_slots(st, RDX); /* ctx: 3rd argument */
@@ -546,6 +548,7 @@ void brt_jit_emit_cb_entry(struct jit_state *st, struct jit_func *f)
 	if (!f->callback)
 		return;
 	f->cb_entry = (uint32_t)B->len;
+	brt_jit_emit_seed_cb(st);
 	push_saved(st, st->funcs[0].saved);
 	emit_slots(st, R9); /* ctx: 6th argument */
 	/* rsp 16-byte aligned at the call, as every function expects */

@@ -138,6 +138,8 @@ int brt_jit_dump(const struct brt_jit_prog *p, const struct bpf_insn *insns, FIL
 	if (p->stubs_off < p->code_size) {
 		fprintf(out, "\n; shared exits: %s\n", p->pkt_entry_off ?
 			"packet load out of bounds, exit (next packet of a batch, or return)" :
+			p->seeds_prandom ? "a thread's first bpf_get_prandom_u32 seeded, helper "
+					   "stopped the run, packet load out of bounds" :
 			"helper stopped the run, packet load out of bounds");
 		brt_jit_disasm(p->code + p->stubs_off, p->code_size - p->stubs_off, p->stubs_off,
 			       pad, flags, out);

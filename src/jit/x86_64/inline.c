@@ -3,9 +3,20 @@
  * bpf_get_prandom_u32 is a thread's xorshift64* (vm/helpers.c): a load, three
  * shift-and-xors, a store and a multiply, about as long as the call and return that
  * reach it.  Its state is initial-exec TLS, so at fs:[off] with the same off in every
- * thread; the code reads it there, and a state of 0 (a thread's first number: the
- * helper seeds it from the clock) calls the helper itself.  The same state and the same
- * steps: the interpreter's calls and the JIT's draw one sequence, call for call.
+ * thread; the code reads and writes it there.  The same state and the same steps: the
+ * interpreter's calls and the JIT's draw one sequence, call for call.
+ *
+ * A thread's state is 0 until its first number, which the helper seeds from the clock.
+ * A test of the state at each inlined call (and the branch to the seeding) cost the
+ * 16-call bench row ~2.4 ns a run, more than the calls it replaced saved (session 16).
+ * A state, once seeded, is never 0 again (xorshift maps only 0 to 0), so the test is
+ * made once per run instead, at every way into the program's code from C -- the main
+ * entry (brt_jit_call(), bpfrt_vm_native(), a tail call's jump) and each callback's C
+ * entry (a bpf_timer callback runs on another thread) -- and a state of 0 there calls
+ * the vm's seeding function (state = the seed the helper's first call would step from),
+ * so every inlined call is straight-line code.  A packet-register program cannot
+ * inline: it calls no helper (regmap.c, brt_jit_pkt_regs_fit).
+ *
  * Only a call the vm's helper table resolves to the built-in helper is inlined, so a
  * helper registered in its place (bpfrt_helper_register()) is still the one called.
  */
@@ -14,13 +25,15 @@
 #define B (&st->buf)
 
 static bpfrt_helper_fn prandom_fn;
+static void (*prandom_seed)(void);
 static int64_t prandom_off;
 
-void brt_jit_set_prandom(bpfrt_helper_fn fn, int64_t tls_off)
+void brt_jit_set_prandom(bpfrt_helper_fn fn, void (*seed)(void), int64_t tls_off)
 {
-	if (!is_simm32(tls_off))
+	if (!is_simm32(tls_off) || !seed)
 		return; /* not an fs-relative disp32: calls stay calls */
 	prandom_off = tls_off;
+	prandom_seed = seed;
 	prandom_fn = fn;
 }
 
@@ -29,14 +42,46 @@ bool brt_jit_is_inline_call(const struct jit_state *st, bpfrt_helper_fn fn)
 	return (st->passes & BRT_JIT_PASS(inlinehelper)) && prandom_fn && fn == prandom_fn;
 }
 
-/* mov rax, fs:[off] (load) or mov fs:[off], rax: no base, no index (SIB 0x25) */
+/* Before emission: whether any call is inlined, so the entries test the seed. */
+void brt_jit_plan_inline(struct jit_state *st, const uint16_t *ops)
+{
+	for (size_t pc = 0; pc < st->n && !st->inline_prandom; pc++) {
+		const struct bpf_insn *insn = &st->insns[pc];
+
+		if (ops[pc] != BRT_OP_call_helper || insn->imm < 0 ||
+		    insn->imm == BPF_FUNC_tail_call || !st->env->helper)
+			continue;
+		st->inline_prandom = brt_jit_is_inline_call(
+			st, st->env->helper(st->env->helper_arg, (uint32_t)insn->imm));
+	}
+}
+
+/* The fs:[off] operand (mod 00, rm 100, SIB 0x25: no base, no index, disp32), reg the
+ * ModRM reg field, after the caller's prefix, REX and opcode. */
+static void fs_operand(struct jit_state *st, int reg)
+{
+	emit1(B, (uint8_t)(((reg & 7) << 3) | 4));
+	emit1(B, 0x25);
+	emit_u32(B, (uint32_t)(int32_t)prandom_off);
+}
+
+/* mov rax, fs:[off] (load) or mov fs:[off], rax */
 static void fs_rax(struct jit_state *st, bool store)
 {
 	emit1(B, 0x64);
 	emit_rex(B, true, RAX, 0, false);
-	emit2(B, store ? 0x89 : 0x8b, (uint8_t)(((RAX & 7) << 3) | 4));
-	emit1(B, 0x25);
-	emit_u32(B, (uint32_t)(int32_t)prandom_off);
+	emit1(B, store ? 0x89 : 0x8b);
+	fs_operand(st, RAX);
+}
+
+/* cmp qword fs:[off], 0 */
+static void fs_test(struct jit_state *st)
+{
+	emit1(B, 0x64);
+	emit_rex(B, true, 0, 0, false);
+	emit1(B, 0x83);
+	fs_operand(st, ALU_CMP);
+	emit1(B, 0);
 }
 
 /* x ^= x >> n (SH_SHR) or x ^= x << n (SH_SHL), x in rax */
@@ -48,23 +93,11 @@ static void xorshift(struct jit_state *st, enum x86_shift dir, uint8_t n)
 }
 
 /* r0 = the call's result; r1-r5 are left as they were (a call clobbers them anyway).
- * The fast path is straight-line (a taken jump over an inline slow call cost the
- * 16-call bench row 3 ns): a state of 0 jumps to the program's STUB_PRANDOM with the
- * address to come back to in TMP.  Only rax and TMP change on the fast path. */
+ * Straight-line: the state was seeded at the program's entry.  Only rax and TMP change. */
 void brt_jit_emit_inline_call(struct jit_state *st, bpfrt_helper_fn fn)
 {
-	size_t lea_end;
-
-	(void)fn; /* prandom_fn: the stub calls it */
-	st->inline_prandom = true;
+	(void)fn; /* prandom_fn, the one inlined */
 	fs_rax(st, false);
-	/* lea r11, [rip + done] (patched below) */
-	emit_rex(B, true, TMP, 0, false);
-	emit2(B, 0x8d, (uint8_t)(((TMP & 7) << 3) | 5));
-	emit_u32(B, 0);
-	lea_end = B->len;
-	emit_rr(B, 0x85, true, RAX, RAX); /* test rax, rax */
-	emit_jcc_rel(B, CC_E, false, st->prev_stub[STUB_PRANDOM]);
 	xorshift(st, SH_SHR, 12);
 	xorshift(st, SH_SHL, 25);
 	xorshift(st, SH_SHR, 27);
@@ -72,29 +105,58 @@ void brt_jit_emit_inline_call(struct jit_state *st, bpfrt_helper_fn fn)
 	emit_mov_imm64(B, TMP, 0x2545f4914f6cdd1dull);
 	emit_imul_rr(B, true, RAX, TMP);
 	emit_shift_ri(B, SH_SHR, true, RAX, 32);
-	{
-		uint32_t rel = (uint32_t)(B->len - lea_end);
-
-		memcpy(B->p + lea_end - 4, &rel, 4);
-	}
 }
 
-/* A thread's first number: the helper seeds the state and returns it; back to TMP.  rsp
- * is 16-byte aligned at the jump (an inline call's site, as any call's), so the pushed
- * return address and 8 more keep it so at the helper's call. */
-void brt_jit_emit_prandom_stub(struct jit_state *st)
+/* Call the seeding function keeping every register an entry may have its arguments in
+ * (rdi-r9; rax, r10 and r11 carry nothing at an entry), on a 16-byte aligned stack. */
+static void seed_call(struct jit_state *st)
 {
+	static const uint8_t args[] = { RDI, RSI, RDX, RCX, R8, R9 };
 	void *addr;
+
+	memcpy(&addr, &prandom_seed, sizeof(addr)); /* code to data pointer, as dlsym */
+	for (size_t i = 0; i < sizeof(args); i++)
+		emit_push(B, args[i]);
+	emit_push(B, RBP);
+	emit_mov_rr(B, true, RBP, RSP);
+	emit_alu_ri(B, ALU_AND, true, RSP, -16);
+	brt_jit_emit_call(st, addr);
+	emit_mov_rr(B, true, RSP, RBP);
+	emit_pop(B, RBP);
+	for (size_t i = sizeof(args); i-- > 0;)
+		emit_pop(B, args[i]);
+}
+
+/* The first instructions of the main entry: a state of 0 goes to STUB_PRANDOM, which
+ * seeds it and comes back; the fast path is a compare and a jump not taken. */
+void brt_jit_emit_seed_main(struct jit_state *st)
+{
+	if (!st->inline_prandom)
+		return;
+	fs_test(st);
+	emit_jcc_rel(B, CC_E, false, st->prev_stub[STUB_PRANDOM]);
+	st->seed_back = (uint32_t)B->len;
+}
+
+/* The first instructions of a callback's C entry: the seeding in line, jumped over. */
+void brt_jit_emit_seed_cb(struct jit_state *st)
+{
+	size_t j_seeded;
 
 	if (!st->inline_prandom)
 		return;
-	memcpy(&addr, &prandom_fn, sizeof(addr));
+	fs_test(st);
+	j_seeded = emit_jcc8_fwd(B, CC_NE);
+	seed_call(st);
+	patch8_here(B, j_seeded);
+}
+
+/* The main entry's seeding, out of its way; back to just after the test. */
+void brt_jit_emit_prandom_stub(struct jit_state *st)
+{
+	if (!st->inline_prandom)
+		return;
 	st->stub[STUB_PRANDOM] = (uint32_t)B->len;
-	emit_push(B, TMP);
-	emit_alu_ri(B, ALU_SUB, true, RSP, 8);
-	brt_jit_emit_call(st, addr);
-	emit_alu_ri(B, ALU_ADD, true, RSP, 8);
-	emit_pop(B, TMP);
-	emit2(B, 0x41, 0xff); /* jmp r11 */
-	emit1(B, (uint8_t)(0xe0 | (TMP & 7)));
+	seed_call(st);
+	emit_jmp_rel(B, false, st->seed_back);
 }

@@ -773,6 +773,8 @@ static int analyse(struct jit_state *st, uint16_t *ops)
 	if (!rc)
 		plan_frames(st, ops);
 	if (!rc)
+		brt_jit_plan_inline(st, ops);
+	if (!rc)
 		rc = brt_jit_optimise(st, ops);
 	return rc;
 }
@@ -862,6 +864,7 @@ int brt_jit_compile(const struct bpf_insn *insns, size_t n, const struct brt_jit
 		       : st.pkt_regs	 ? st.stub[STUB_ZERO]
 					 : (uint32_t)p->code_size;
 	p->needs_ctx = st.anchor || st.pkt_regs;
+	p->seeds_prandom = st.inline_prandom;
 	p->pkt_entry_off = st.pkt_regs ? st.pkt_entry : 0;
 	p->batch_entry_off = st.pkt_regs ? st.batch_entry : 0;
 	p->insn_off = st.off;

@@ -48,7 +48,7 @@ enum jit_stub {
 	STUB_TAIL,    /* bpf_tail_call set ctx->tail_entry: unwind, jump there */
 	STUB_DONE,    /* pkt_regs: exit; the batch's next packet, or return */
 	STUB_BUDGET,  /* called when the run budget's counter wraps: ask, stop or return */
-	STUB_PRANDOM, /* pass inlinehelper: seed this thread's prandom state, back to TMP */
+	STUB_PRANDOM, /* pass inlinehelper: seed this thread's prandom state, back to the entry */
 	STUB_COUNT,
 };
 
@@ -65,6 +65,7 @@ struct brt_jit_prog {
 	size_t nfuncs;
 	uint32_t stubs_off;     /* the shared exits (code_size when there are none) */
 	bool needs_ctx;         /* the code reads the run ctx (helper calls, packet loads) */
+	bool seeds_prandom;     /* pass inlinehelper: STUB_PRANDOM first among the stubs */
 	uint32_t pkt_entry_off; /* pkt_regs: the entry taking the packet in registers, else 0 */
 	uint32_t batch_entry_off; /* pkt_regs: the batch entry, else 0 */
 	uint8_t *lookup_kind;   /* per insn: enum brt_jit_lookup_kind of a bound lookup, or
@@ -167,7 +168,9 @@ struct jit_state {
 	uint32_t batch_next;  /* this pass: where the batch loop takes its next packet */
 	bool uses_callx;
 	bool uses_tail_call;  /* calls bpf_tail_call: STUB_TAIL is emitted */
-	bool inline_prandom;  /* this pass emitted an inline bpf_get_prandom_u32: STUB_PRANDOM */
+	bool inline_prandom;  /* pass inlinehelper inlines a bpf_get_prandom_u32: the entries
+			       * test the seed, STUB_PRANDOM (inline.c) */
+	uint32_t seed_back;   /* this pass: where STUB_PRANDOM returns to in the main entry */
 	bool budget;          /* BRT_JIT_BUDGET and the program has a backward jump */
 	bool bmi2;            /* the CPU has shlx/shrx/sarx */
 	uint64_t blind_seed;  /* non-zero: blind constants with keys derived from it */
@@ -235,10 +238,15 @@ int brt_jit_emit_helper_call(struct jit_state *st, size_t pc);
  * check (brt_jit_set_leaf_helpers()). */
 bool brt_jit_is_leaf_call(const struct jit_state *st, size_t pc, enum brt_op op);
 int brt_jit_emit_callx(struct jit_state *st, size_t pc);
-/* inline.c: whether pass `inlinehelper` emits the call of helper fn in place, and that
- * emission (r0 the result, r1-r5 clobbered or kept) */
+/* inline.c: whether pass `inlinehelper` emits the call of helper fn in place, whether
+ * the program has such a call (st->inline_prandom, before emission), that emission (r0
+ * the result, r1-r5 kept), the seed tests of the main and callback entries and the main
+ * entry's stub */
 bool brt_jit_is_inline_call(const struct jit_state *st, bpfrt_helper_fn fn);
+void brt_jit_plan_inline(struct jit_state *st, const uint16_t *ops);
 void brt_jit_emit_inline_call(struct jit_state *st, bpfrt_helper_fn fn);
+void brt_jit_emit_seed_main(struct jit_state *st);
+void brt_jit_emit_seed_cb(struct jit_state *st);
 void brt_jit_emit_prandom_stub(struct jit_state *st);
 int brt_jit_emit_local_call(struct jit_state *st, size_t pc);
 void brt_jit_emit_exit(struct jit_state *st);
