@@ -112,6 +112,14 @@ static void test_emitted(void)
 			T_EQ_U64(CALLS, inline_reads(p));
 		brt_jit_free(p);
 	}
+	T_CASE("inline with -leafcall: no run ctx either");
+	p = compile(fold, n, BRT_JIT_PASS(leafcall), 0);
+	T_ASSERT(p != NULL);
+	if (p) {
+		T_EQ_U64(CALLS, inline_reads(p));
+		T_EQ_INT(0, brt_jit_needs_ctx(p));
+	}
+	brt_jit_free(p);
 	T_CASE("a call with -inlinehelper");
 	p = compile(fold, n, BRT_JIT_PASS(inlinehelper), 0);
 	T_ASSERT(p != NULL);

@@ -272,8 +272,8 @@ int brt_jit_emit_helper_call(struct jit_state *st, size_t pc)
 		snprintf(st->err, st->errlen, "insn %zu: call to unknown helper %d", pc, insn->imm);
 		return -EINVAL;
 	}
-	if (brt_jit_is_inline_call(st, fn) && insn->imm != BPF_FUNC_tail_call) {
-		brt_jit_emit_inline_call(st, fn);
+	if (brt_jit_is_inline_site(st, pc, BRT_OP_call_helper)) {
+		brt_jit_emit_inline_call(st);
 		return 0;
 	}
 	memcpy(&addr, &fn, sizeof(addr));

@@ -37,23 +37,27 @@ void brt_jit_set_prandom(bpfrt_helper_fn fn, void (*seed)(void), int64_t tls_off
 	prandom_fn = fn;
 }
 
-bool brt_jit_is_inline_call(const struct jit_state *st, bpfrt_helper_fn fn)
+static bool is_inline_call(const struct jit_state *st, bpfrt_helper_fn fn)
 {
 	return (st->passes & BRT_JIT_PASS(inlinehelper)) && prandom_fn && fn == prandom_fn;
+}
+
+/* Whether instruction pc (row op) is a helper call emitted inline. */
+bool brt_jit_is_inline_site(const struct jit_state *st, size_t pc, enum brt_op op)
+{
+	const struct bpf_insn *insn = &st->insns[pc];
+
+	return op == BRT_OP_call_helper && insn->imm >= 0 && insn->imm != BPF_FUNC_tail_call &&
+	       st->env->helper && prandom_fn &&
+	       is_inline_call(st, st->env->helper(st->env->helper_arg, (uint32_t)insn->imm));
 }
 
 /* Before emission: whether any call is inlined, so the entries test the seed. */
 void brt_jit_plan_inline(struct jit_state *st, const uint16_t *ops)
 {
-	for (size_t pc = 0; pc < st->n && !st->inline_prandom; pc++) {
-		const struct bpf_insn *insn = &st->insns[pc];
-
-		if (ops[pc] != BRT_OP_call_helper || insn->imm < 0 ||
-		    insn->imm == BPF_FUNC_tail_call || !st->env->helper)
-			continue;
-		st->inline_prandom = brt_jit_is_inline_call(
-			st, st->env->helper(st->env->helper_arg, (uint32_t)insn->imm));
-	}
+	for (size_t pc = 0; pc < st->n && !st->inline_prandom; pc++)
+		st->inline_prandom = ops[pc] != BRT_OP_INVALID &&
+				     brt_jit_is_inline_site(st, pc, (enum brt_op)ops[pc]);
 }
 
 /* The fs:[off] operand (mod 00, rm 100, SIB 0x25: no base, no index, disp32), reg the
@@ -94,9 +98,8 @@ static void xorshift(struct jit_state *st, enum x86_shift dir, uint8_t n)
 
 /* r0 = the call's result; r1-r5 are left as they were (a call clobbers them anyway).
  * Straight-line: the state was seeded at the program's entry.  Only rax and TMP change. */
-void brt_jit_emit_inline_call(struct jit_state *st, bpfrt_helper_fn fn)
+void brt_jit_emit_inline_call(struct jit_state *st)
 {
-	(void)fn; /* prandom_fn, the one inlined */
 	fs_rax(st, false);
 	xorshift(st, SH_SHR, 12);
 	xorshift(st, SH_SHL, 25);

@@ -420,9 +420,11 @@ static void plan_frames(struct jit_state *st, const uint16_t *ops)
 			if (ops[pc] == BRT_OP_INVALID || !is_call(ops[pc]) || st->pkt_regs)
 				continue;
 			calls = true;
-			/* a bound lookup calls no helper, a leaf helper is given no run ctx
-			 * and cannot stop the run: neither needs the ANCHOR frame */
-			if (!brt_jit_is_bound(st, pc) && !brt_jit_is_leaf_call(st, pc, ops[pc]))
+			/* a bound lookup or an inlined helper calls no helper, a leaf helper
+			 * is given no run ctx and cannot stop the run: none needs the ANCHOR
+			 * frame */
+			if (!brt_jit_is_bound(st, pc) && !brt_jit_is_leaf_call(st, pc, ops[pc]) &&
+			    !brt_jit_is_inline_site(st, pc, ops[pc]))
 				st->anchor = true;
 		}
 		/* a callback's C entry sets ANCHOR up: the main prologue must save it */

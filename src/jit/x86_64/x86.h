@@ -238,13 +238,13 @@ int brt_jit_emit_helper_call(struct jit_state *st, size_t pc);
  * check (brt_jit_set_leaf_helpers()). */
 bool brt_jit_is_leaf_call(const struct jit_state *st, size_t pc, enum brt_op op);
 int brt_jit_emit_callx(struct jit_state *st, size_t pc);
-/* inline.c: whether pass `inlinehelper` emits the call of helper fn in place, whether
+/* inline.c: whether pass `inlinehelper` emits helper call pc (row op) in place, whether
  * the program has such a call (st->inline_prandom, before emission), that emission (r0
  * the result, r1-r5 kept), the seed tests of the main and callback entries and the main
  * entry's stub */
-bool brt_jit_is_inline_call(const struct jit_state *st, bpfrt_helper_fn fn);
+bool brt_jit_is_inline_site(const struct jit_state *st, size_t pc, enum brt_op op);
 void brt_jit_plan_inline(struct jit_state *st, const uint16_t *ops);
-void brt_jit_emit_inline_call(struct jit_state *st, bpfrt_helper_fn fn);
+void brt_jit_emit_inline_call(struct jit_state *st);
 void brt_jit_emit_seed_main(struct jit_state *st);
 void brt_jit_emit_seed_cb(struct jit_state *st);
 void brt_jit_emit_prandom_stub(struct jit_state *st);
