@@ -8,8 +8,10 @@
 #   PROGRAMS=N       stop after N programs instead (whichever comes first)
 #   SEED=N           generator seed (default: from the clock; printed, so a run reproduces)
 # The generator (tests/jit/progen.h) also emits the idioms the JIT's optimisation passes
-# rewrite (src/jit/x86_64/passes.def) and their near misses; the vm's JIT runs with every
-# pass on unless BPFRT_JIT_PASSES says otherwise (the blinded run has no rotate pass).
+# rewrite (src/jit/x86_64/passes.def) and their near misses, and bpf_get_prandom_u32 calls
+# (pass inlinehelper; every engine's run starts from one prandom state and must leave the
+# interpreter's); the vm's JIT runs with every pass on unless BPFRT_JIT_PASSES says
+# otherwise (the blinded run has no rotate pass).
 # Exit status: 0 when every program agreed, 1 on a mismatch (the program is printed).
 set -uo pipefail
 cd "$(dirname "$0")/.."
