@@ -150,8 +150,6 @@ void brt_jit_emit_prologue(struct jit_state *st, const struct jit_func *f)
 		pkt_regs_prologue(st, f);
 		return;
 	}
-	if (is_main)
-		brt_jit_emit_seed_main(st);
 	push_saved(st, f->saved);
 	if (is_main && st->anchor)
 		emit_slots(st, RDX); /* ctx: 3rd argument */
@@ -271,10 +269,6 @@ int brt_jit_emit_helper_call(struct jit_state *st, size_t pc)
 	if (!fn) {
 		snprintf(st->err, st->errlen, "insn %zu: call to unknown helper %d", pc, insn->imm);
 		return -EINVAL;
-	}
-	if (brt_jit_is_inline_site(st, pc, BRT_OP_call_helper)) {
-		brt_jit_emit_inline_call(st);
-		return 0;
 	}
 	memcpy(&addr, &fn, sizeof(addr));
 	if (is_leaf(st, fn) && insn->imm != BPF_FUNC_tail_call) {
@@ -508,7 +502,6 @@ void brt_jit_emit_stubs(struct jit_state *st)
 		pkt_regs_stubs(st);
 		return;
 	}
-	brt_jit_emit_prandom_stub(st); /* first: stubs_off */
 	if (!st->anchor)
 		return;
 	st->stub[STUB_STOPPED] = (uint32_t)B->len;
@@ -537,18 +530,15 @@ void brt_jit_emit_stubs(struct jit_state *st)
 	emit2(B, 0xff, 0xe0); /* jmp rax */
 }
 
-/* A callback's C entry: uint64_t entry(r1, r2, r3, r4, r5, ctx), which is also the eBPF
- * helper convention, so the arguments are in place.  It sets up a frame like the main
- * prologue's (same saved registers, slots, ANCHOR), so an early exit from inside the
- * callback unwinds to here and returns to the helper that called it. */
-void brt_jit_emit_cb_entry(struct jit_state *st, struct jit_func *f)
+/* A callback's C entry (at f->cb_entry, which the caller sets): uint64_t entry(r1, r2,
+ * r3, r4, r5, ctx), which is also the eBPF helper convention, so the arguments are in
+ * place.  It sets up a frame like the main prologue's (same saved registers, slots,
+ * ANCHOR), so an early exit from inside the callback unwinds to here and returns to the
+ * helper that called it. */
+void brt_jit_emit_cb_entry(struct jit_state *st, const struct jit_func *f)
 {
 	unsigned pushed = (unsigned)__builtin_popcount(st->funcs[0].saved) * 8;
 
-	if (!f->callback)
-		return;
-	f->cb_entry = (uint32_t)B->len;
-	brt_jit_emit_seed_cb(st);
 	push_saved(st, st->funcs[0].saved);
 	emit_slots(st, R9); /* ctx: 6th argument */
 	/* rsp 16-byte aligned at the call, as every function expects */

@@ -498,6 +498,8 @@ static int run_pass(struct jit_state *st, const uint16_t *ops)
 		if (rc)
 			return rc;
 		st->entry[f->start] = (uint32_t)st->buf.len;
+		if (st->cur == 0 && !st->pkt_regs)
+			brt_jit_emit_seed_main(st); /* inline.c: before the pushes */
 		brt_jit_emit_prologue(st, f);
 		for (size_t pc = f->start; pc < f->end; pc++) {
 			rc = reserve(st, JIT_MAX_INSN_BYTES + JIT_ALIGN_MAX);
@@ -530,16 +532,23 @@ static int run_pass(struct jit_state *st, const uint16_t *ops)
 	rc = reserve(st, JIT_MAX_INSN_BYTES);
 	if (rc)
 		return rc;
+	brt_jit_emit_prandom_stub(st); /* first of the stubs: stubs_off */
 	brt_jit_emit_stubs(st);
 	rc = reserve(st, JIT_BUDGET_BYTES);
 	if (rc)
 		return rc;
 	brt_jit_emit_budget_stub(st);
 	for (st->cur = 0; st->cur < st->nfuncs; st->cur++) {
+		struct jit_func *f = &st->funcs[st->cur];
+
+		if (!f->callback)
+			continue;
 		rc = reserve(st, JIT_MAX_INSN_BYTES);
 		if (rc)
 			return rc;
-		brt_jit_emit_cb_entry(st, &st->funcs[st->cur]);
+		f->cb_entry = (uint32_t)st->buf.len;
+		brt_jit_emit_seed_cb(st); /* inline.c */
+		brt_jit_emit_cb_entry(st, f);
 	}
 	return 0;
 }

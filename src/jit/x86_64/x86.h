@@ -253,7 +253,7 @@ void brt_jit_emit_exit(struct jit_state *st);
 void brt_jit_emit_ld_pkt(struct jit_state *st, const struct bpf_insn *insn, bool ind);
 void brt_jit_emit_prologue(struct jit_state *st, const struct jit_func *f);
 void brt_jit_emit_stubs(struct jit_state *st);
-void brt_jit_emit_cb_entry(struct jit_state *st, struct jit_func *f);
+void brt_jit_emit_cb_entry(struct jit_state *st, const struct jit_func *f);
 /* Bytes brt_jit_emit_budget() and brt_jit_emit_budget_stub() emit at most. */
 #define JIT_BUDGET_BYTES 96
 void brt_jit_emit_budget(struct jit_state *st, uint32_t charge);
