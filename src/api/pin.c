@@ -309,6 +309,7 @@ int brt_cmd_obj_get(struct brt_call *call)
 	union bpf_attr *attr = call->attr;
 	char path[PATH_MAX];
 	struct brt_obj *obj;
+	struct stat st;
 	int err, fd;
 
 	if (attr->bpf_fd || (attr->file_flags & ~(uint32_t)(BPF_F_RDONLY | BPF_F_WRONLY)) ||
@@ -322,10 +323,11 @@ int brt_cmd_obj_get(struct brt_call *call)
 		return err;
 	/* symlinks followed as bpffs does; anything but a regular file (a directory, a FIFO
 	 * someone left there) is -EACCES like a bpffs directory, and never opened */
-	fd = brt_fs_open_reg(AT_FDCWD, path, O_RDWR, 1);
+	fd = brt_fs_open_reg_st(AT_FDCWD, path, O_RDWR, 1, &st);
 	if (fd < 0)
 		return fd;
-	err = brt_obj_from_fd(fd, 0, &obj);
+	/* the file as stat() saw it before opening it (the same inode), and read-write */
+	err = brt_obj_from_opened(fd, &st, &obj);
 	if (err) {
 		close(fd);
 		return err == -EBADF ? -EBADF : -EACCES;
@@ -363,6 +365,7 @@ int brt_cmd_map_get_fd_by_id(struct brt_call *call)
 		fd = brt_ids_open(BRT_OBJ_MAP, attr->map_id);
 	if (fd < 0)
 		return fd;
+	brt_obj_batch_forget(fd); /* a number the batch may know from an fd closed since */
 	err = brt_obj_from_fd(fd, BRT_OBJ_MAP, &obj);
 	if (err) {
 		close(fd);

@@ -484,8 +484,9 @@ static int rw_fd(int fd)
 	return rw >= 0 ? rw : -EACCES;
 }
 
-/* Map and validate a file seen for the first time in this process. */
-static int obj_open(int fd, const struct stat *st, struct brt_obj **out)
+/* Map and validate a file seen for the first time in this process (rdwr: fd is known to
+ * be open read-write). */
+static int obj_open(int fd, const struct stat *st, int rdwr, struct brt_obj **out)
 {
 	struct brt_obj tmpl = { 0 };
 	struct brt_obj_hdr hdr;
@@ -496,7 +497,7 @@ static int obj_open(int fd, const struct stat *st, struct brt_obj **out)
 
 	if (st->st_size < (off_t)BRT_PAGE || st->st_size % BRT_PAGE)
 		return -EINVAL;
-	rw = rw_fd(fd);
+	rw = rdwr ? fd : rw_fd(fd);
 	if (rw < 0)
 		return rw;
 	base = MAP_FAILED;
@@ -534,7 +535,9 @@ out_close:
 	return 0;
 }
 
-static int from_fd(int fd, uint32_t kind, struct brt_obj **out, int keep)
+/* opened: fd was just opened read-write by the caller, whose stat of it that is */
+static int from_fd(int fd, uint32_t kind, struct brt_obj **out, int keep,
+		   const struct stat *opened)
 {
 	struct brt_obj *obj, *raced;
 	struct stat st;
@@ -542,6 +545,12 @@ static int from_fd(int fd, uint32_t kind, struct brt_obj **out, int keep)
 
 	if (fd < 0)
 		return -EBADF;
+	if (opened) {
+		/* a number the batch may know from an fd closed since */
+		brt_obj_batch_forget(fd);
+		st = *opened;
+		goto stated;
+	}
 	for (unsigned i = 0; i < batch.n; i++)
 		if (batch.fd[i] == fd) {
 			obj = batch.obj[i];
@@ -555,6 +564,7 @@ static int from_fd(int fd, uint32_t kind, struct brt_obj **out, int keep)
 		}
 	if (fstat(fd, &st))
 		return errno == EBADF ? -EBADF : -EINVAL;
+stated:
 	if (!S_ISREG(st.st_mode))
 		return -EINVAL;
 	pthread_mutex_lock(&cache_lock);
@@ -569,7 +579,7 @@ static int from_fd(int fd, uint32_t kind, struct brt_obj **out, int keep)
 		 * per miss made a loader that gets n pinned maps quadratic in fstat()s:
 		 * Cilium's ~40 cost ~700) */
 		sweep_due();
-		err = obj_open(fd, &st, &obj);
+		err = obj_open(fd, &st, opened != NULL, &obj);
 		if (err)
 			return err;
 		pthread_mutex_lock(&cache_lock);
@@ -601,12 +611,17 @@ static int from_fd(int fd, uint32_t kind, struct brt_obj **out, int keep)
 
 int brt_obj_from_fd(int fd, uint32_t kind, struct brt_obj **out)
 {
-	return from_fd(fd, kind, out, 1);
+	return from_fd(fd, kind, out, 1, NULL);
 }
 
 int brt_obj_from_fd_transient(int fd, uint32_t kind, struct brt_obj **out)
 {
-	return from_fd(fd, kind, out, 0);
+	return from_fd(fd, kind, out, 0, NULL);
+}
+
+int brt_obj_from_opened(int fd, const struct stat *st, struct brt_obj **out)
+{
+	return from_fd(fd, 0, out, 1, st);
 }
 
 void brt_obj_keep_fd(struct brt_obj *obj, int fd)

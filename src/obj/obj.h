@@ -12,6 +12,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include <linux/bpf.h>
@@ -225,6 +226,10 @@ int brt_obj_from_fd(int fd, uint32_t kind, struct brt_obj **out);
  * above) is not mapped, so a load of many programs does not map and unmap its BTF object
  * for nothing.  brt_obj_keep_fd() maps it after all (obj an object resolved from fd). */
 int brt_obj_from_fd_transient(int fd, uint32_t kind, struct brt_obj **out);
+/* brt_obj_from_fd() of an fd the caller has just opened read-write (BPF_OBJ_GET), st its
+ * stat() of the file: neither asked again, and an older memo of the fd's number in the
+ * calling thread's batch (an fd closed since) is forgotten first. */
+int brt_obj_from_opened(int fd, const struct stat *st, struct brt_obj **out);
 void brt_obj_keep_fd(struct brt_obj *obj, int fd);
 void brt_obj_get(struct brt_obj *obj);
 void brt_obj_put(struct brt_obj *obj);

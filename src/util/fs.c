@@ -187,16 +187,22 @@ int brt_fs_dir_prepare(const char *dir)
 
 int brt_fs_open_reg(int dirfd, const char *path, int flags, int follow)
 {
-	char proc[64];
 	struct stat st;
+
+	return brt_fs_open_reg_st(dirfd, path, flags, follow, &st);
+}
+
+int brt_fs_open_reg_st(int dirfd, const char *path, int flags, int follow, struct stat *st)
+{
+	char proc[64];
 	int pfd, fd;
 
 	pfd = openat(dirfd, path, O_PATH | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW));
 	if (pfd < 0)
 		return -errno;
-	if (fstat(pfd, &st)) {
+	if (fstat(pfd, st)) {
 		fd = -errno;
-	} else if (!S_ISREG(st.st_mode)) {
+	} else if (!S_ISREG(st->st_mode)) {
 		fd = -EACCES; /* the kernel's BPF_OBJ_GET of a directory or a non-bpffs file */
 	} else {
 		/* reopening the O_PATH fd opens exactly the inode checked, with the access

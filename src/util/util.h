@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "bpfrt.h"
 
@@ -33,6 +34,8 @@ int brt_fs_dir_trusted(const char *dir, char *why, size_t len);
  * regular file, never following a final symlink unless follow is set, so that no FIFO
  * or device is ever opened: the fd, -EACCES for anything not regular, or -errno. */
 int brt_fs_open_reg(int dirfd, const char *path, int flags, int follow);
+/* The same, with the file's stat() (taken before it was opened: the same inode) in *st. */
+int brt_fs_open_reg_st(int dirfd, const char *path, int flags, int follow, struct stat *st);
 /* Name the file open as fd (dirfd, path), as linkat() of /proc/self/fd/<fd> following
  * the link does: 0 or -errno (-EEXIST when the name is taken). */
 int brt_fs_link_fd(int fd, int dirfd, const char *path);

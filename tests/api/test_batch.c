@@ -4,9 +4,10 @@
  * (OBJ_GET), or a program's fd; a closed number never handed out again is EBADF once the
  * batch has ended.  Each answer is checked by the map's id against its own fd's info.
  * A batch's program is a private copy until its fd is first resolved, then mapped, so a
- * holder keeps it alive and findable by id past its last fd (obj.h private_copy).  The
- * BTF object of a batch's program is not mapped either (its file is held only by its fd):
- * once that fd is closed, the BTF's id is still found, through the program's file.
+ * holder keeps it alive and findable by id past its last fd (obj.h private_copy); a pin
+ * does not map it (the name holds the file).  The BTF object of a batch's program is not
+ * mapped either (its file is held only by its fd): once that fd is closed, the BTF's id
+ * is still found, through the program's file.  A batch's cache misses sweep at most once.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -128,6 +129,34 @@ int main(void)
 	fc = bpfrt_bpf(BPF_OBJ_GET, &a, sizeof(a));
 	T_ASSERT(fc == fa || fc == fb);
 	T_EQ_INT(7, resolved(fc));
+
+	/* the same with BPF_F_RDONLY: the get restricts the map it opened (a write through
+	 * its fd is EPERM), not the one the memo had under that number */
+	T_CASE("closed, and opened read-only from a pin under a known number");
+	{
+		int ga = map_new(4), gb = map_new(5), g;
+		uint32_t key = 0;
+		uint64_t val = 1;
+
+		T_ASSERT(ga >= 0 && gb >= 0);
+		T_EQ_INT(4, resolved(ga));
+		T_EQ_INT(5, resolved(gb));
+		close(ga);
+		close(gb);
+		memset(&a, 0, sizeof(a));
+		a.pathname = (uint64_t)(uintptr_t)pin;
+		a.file_flags = BPF_F_RDONLY;
+		g = bpfrt_bpf(BPF_OBJ_GET, &a, sizeof(a));
+		T_ASSERT(g >= 0);
+		T_EQ_INT(7, resolved(g));
+		memset(&a, 0, sizeof(a));
+		a.map_fd = (uint32_t)g;
+		a.key = (uint64_t)(uintptr_t)&key;
+		a.value = (uint64_t)(uintptr_t)&val;
+		T_EQ_INT(-1, bpfrt_bpf(BPF_MAP_UPDATE_ELEM, &a, sizeof(a)));
+		T_EQ_INT(EPERM, errno);
+		close(g);
+	}
 
 	T_CASE("closed and a program's fd under a known number");
 	memset(&a, 0, sizeof(a));
@@ -264,6 +293,62 @@ int main(void)
 	close(fp);
 	T_EQ_INT(1, brt_obj_sweep());
 	T_EQ_INT(base, mappings(dir));
+	/* A pin names the file, which keeps it alive: the pin resolves the program without
+	 * mapping it (brt_obj_from_fd_transient()); opened from the pin it runs. */
+	T_CASE("a batch's pin does not map its program, and the pin holds it");
+	snprintf(pin, sizeof(pin), "%s/prog", dir);
+	brt_api_batch_begin();
+	fp = bpfrt_bpf(BPF_PROG_LOAD, &a, sizeof(a));
+	T_ASSERT(fp >= 0);
+	T_EQ_INT(0, bpfrt_obj_pin(fp, pin));
+	brt_api_batch_end();
+	T_EQ_INT(base, mappings(dir));
+	close(fp);
+	brt_obj_sweep();
+	fp = bpfrt_obj_get(pin);
+	T_ASSERT(fp >= 0);
+	T_EQ_INT(7, run(fp));
+	close(fp);
+	unlink(pin);
+
+	/* A cache miss sweeps when due, as a creation does: at most once in a batch (a
+	 * sweep at each miss cost an fstat per cached object, quadratic for a loader that
+	 * opens n pinned maps); the batch's end leaves the rest to the next sweep. */
+	T_CASE("a batch's cache misses sweep once");
+	{
+		char pin2[112];
+		int fx, g1, g2, n;
+
+		snprintf(pin, sizeof(pin), "%s/one", dir);
+		snprintf(pin2, sizeof(pin2), "%s/two", dir);
+		fa = map_new(1);
+		fb = map_new(2);
+		T_ASSERT(fa >= 0 && fb >= 0);
+		T_EQ_INT(0, bpfrt_obj_pin(fa, pin));
+		T_EQ_INT(0, bpfrt_obj_pin(fb, pin2));
+		close(fa);
+		close(fb);
+		fx = map_new(9);
+		T_ASSERT(fx >= 0);
+		brt_obj_sweep();
+		n = brt_obj_cached(); /* fx's map */
+		T_ASSERT(n >= 1);
+		brt_api_batch_begin();
+		g1 = bpfrt_obj_get(pin); /* a miss, due: the batch's sweep (fx still open) */
+		T_ASSERT(g1 >= 0);
+		T_EQ_INT(n + 1, brt_obj_cached());
+		close(fx);
+		g2 = bpfrt_obj_get(pin2); /* a miss, due again: no second sweep */
+		T_ASSERT(g2 >= 0);
+		T_EQ_INT(n + 2, brt_obj_cached());
+		T_EQ_INT(2, resolved(g2));
+		brt_api_batch_end();
+		T_EQ_INT(1, brt_obj_sweep()); /* fx's map, closed */
+		T_EQ_INT(n + 1, brt_obj_cached());
+		close(g1);
+		close(g2);
+		T_EQ_INT(2, brt_obj_sweep());
+	}
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	if (system(cmd) < 0)
 		T_FAIL("cleanup");
