@@ -629,34 +629,23 @@ static int idset_add_prog(struct idset *named, const struct brt_prog *prog)
 	return 0;
 }
 
-/* One pin's view of the locked links' directory: a stream of it, opened at the first pass
- * and rewound for the next (a DIR a pass cost a dup, an fstat, two fcntl and a close
- * more), and the other users' links' directories beside it, looked up at most once. */
+/* One pin's view of the locked links' directory: read from its own fd, rewound for each
+ * pass (a DIR cost a dup, an fstat, two fcntl and a close; the fd's offset matters to
+ * nothing else: every other use is an *at() call), and the other users' links'
+ * directories beside it, looked up at most once. */
 struct scan {
 	int dirfd;   /* the user's links' directory, locked */
-	DIR *dir;    /* its stream, NULL until the first pass */
+	struct brt_dents d;
 	int others;  /* other users' links' directories found (any name one could have);
 		      * -1: not looked up yet */
 	int fds[16]; /* the trusted ones among them, opened */
 	int nfds;
 };
 
-/* The directory's stream, at its start; NULL when it cannot be read. */
-static DIR *scan_pass(struct scan *sc)
+/* The directory at its start; NULL when it cannot be read. */
+static struct brt_dents *scan_pass(struct scan *sc)
 {
-	int fd;
-
-	if (!sc->dir) {
-		fd = dup(sc->dirfd);
-		sc->dir = fd >= 0 ? fdopendir(fd) : NULL;
-		if (!sc->dir) {
-			if (fd >= 0)
-				close(fd);
-			return NULL;
-		}
-	}
-	rewinddir(sc->dir); /* also for a new one: a dup shares the directory's offset */
-	return sc->dir;
+	return brt_dents_start(&sc->d, sc->dirfd) ? NULL : &sc->d;
 }
 
 /* How many other users' links' directories lie beside ours (in ".." of ours: the bpffs
@@ -665,45 +654,40 @@ static DIR *scan_pass(struct scan *sc)
 static int scan_others(struct scan *sc)
 {
 	char mine[64];
-	struct dirent *de;
-	DIR *dir;
+	struct brt_dents d;
+	const char *name;
 	int fd;
 
 	if (sc->others >= 0)
 		return sc->others;
 	links_dir_name(geteuid(), mine, sizeof(mine));
 	fd = openat(sc->dirfd, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	dir = fd >= 0 ? fdopendir(fd) : NULL;
-	if (!dir) {
-		if (fd >= 0)
-			close(fd);
+	if (fd < 0)
 		return -1;
-	}
+	d.fd = fd;
+	d.got = d.at = 0;
 	sc->others = 0;
-	while ((de = readdir(dir))) {
+	while ((name = brt_dents_next(&d))) {
 		unsigned uid = 0;
 		int used = 0, o;
 
-		if (strncmp(de->d_name, LINK_DIR, strlen(LINK_DIR)) || !strcmp(de->d_name, mine))
+		if (strncmp(name, LINK_DIR, strlen(LINK_DIR)) || !strcmp(name, mine))
 			continue;
 		sc->others++;
 		if (sc->nfds == (int)(sizeof(sc->fds) / sizeof(sc->fds[0])) ||
-		    (strcmp(de->d_name, LINK_DIR) &&
-		     (sscanf(de->d_name, LINK_DIR ".%u%n", &uid, &used) != 1 ||
-		      de->d_name[used] || !uid)))
+		    (strcmp(name, LINK_DIR) &&
+		     (sscanf(name, LINK_DIR ".%u%n", &uid, &used) != 1 || name[used] || !uid)))
 			continue;
-		o = open_links_dir(dirfd(dir), de->d_name, (uid_t)uid);
+		o = open_links_dir(fd, name, (uid_t)uid);
 		if (o >= 0)
 			sc->fds[sc->nfds++] = o;
 	}
-	closedir(dir);
+	close(fd);
 	return sc->others;
 }
 
 static void scan_end(struct scan *sc)
 {
-	if (sc->dir)
-		closedir(sc->dir);
 	for (int i = 0; i < sc->nfds; i++)
 		close(sc->fds[i]);
 }
@@ -714,22 +698,22 @@ static void held_forget_links(void);
  * directory cannot be read. */
 static int drop_unnamed(struct scan *sc, const struct idset *named)
 {
-	DIR *dir = scan_pass(sc);
-	struct dirent *de;
+	struct brt_dents *d = scan_pass(sc);
+	const char *name;
 
 	held_forget_links(); /* what it drops may be remembered as linked */
-	if (!dir)
+	if (!d)
 		return -1;
-	while ((de = readdir(dir))) {
+	while ((name = brt_dents_next(d))) {
 		uint32_t id;
 		uint64_t ino;
 		int used;
 
-		if (sscanf(de->d_name, "%8" SCNx32 "-%" SCNx64 "%n", &id, &ino, &used) != 2 ||
-		    de->d_name[used])
+		if (sscanf(name, "%8" SCNx32 "-%" SCNx64 "%n", &id, &ino, &used) != 2 ||
+		    name[used])
 			continue;
 		if (!idset_has(named, id, ino))
-			unlinkat(sc->dirfd, de->d_name, 0);
+			unlinkat(sc->dirfd, name, 0);
 	}
 	return 0;
 }
@@ -761,27 +745,27 @@ out:
  * cannot be read. */
 static int sweep(struct scan *sc)
 {
-	DIR *dir = scan_pass(sc);
-	struct dirent *de;
+	struct brt_dents *d = scan_pass(sc);
 	struct stat st, ost;
+	const char *name;
 	int dropped = 0;
 
-	if (!dir)
+	if (!d)
 		return -1;
-	while ((de = readdir(dir))) {
+	while ((name = brt_dents_next(d))) {
 		nlink_t links = 1;
 
-		if (strncmp(de->d_name, PROG_LINK, strlen(PROG_LINK)) ||
-		    fstatat(sc->dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW))
+		if (strncmp(name, PROG_LINK, strlen(PROG_LINK)) ||
+		    fstatat(sc->dirfd, name, &st, AT_SYMLINK_NOFOLLOW))
 			continue;
 		if (st.st_nlink > 1)
 			scan_others(sc);
 		for (int i = 0; i < sc->nfds && st.st_nlink > links; i++)
-			if (!fstatat(sc->fds[i], de->d_name, &ost, AT_SYMLINK_NOFOLLOW) &&
+			if (!fstatat(sc->fds[i], name, &ost, AT_SYMLINK_NOFOLLOW) &&
 			    ost.st_ino == st.st_ino && ost.st_dev == st.st_dev)
 				links++;
 		if (st.st_nlink <= links) {
-			unlinkat(sc->dirfd, de->d_name, 0);
+			unlinkat(sc->dirfd, name, 0);
 			dropped = 1;
 		}
 	}
@@ -798,19 +782,19 @@ static int sweep(struct scan *sc)
 static int collect_linked(struct scan *sc, const struct brt_prog *prog)
 {
 	struct idset named = { 0 };
-	struct dirent *de;
+	struct brt_dents *d;
+	const char *name;
 	struct stat st;
-	DIR *dir;
 	int fd, ret = -1;
 
-	if (scan_others(sc) || idset_add_prog(&named, prog) || !(dir = scan_pass(sc)))
+	if (scan_others(sc) || idset_add_prog(&named, prog) || !(d = scan_pass(sc)))
 		goto out;
 	ret = 0;
-	while (!ret && (de = readdir(dir))) {
-		if (strncmp(de->d_name, PROG_LINK, strlen(PROG_LINK)))
+	while (!ret && (name = brt_dents_next(d))) {
+		if (strncmp(name, PROG_LINK, strlen(PROG_LINK)))
 			continue;
 		/* only this user makes names here (a directory no one else can write) */
-		fd = openat(sc->dirfd, de->d_name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		fd = openat(sc->dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 		if (fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode) ||
 		    add_prog_maps(fd, &st, &named) < 0)
 			ret = -1;

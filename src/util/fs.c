@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "util/util.h"
@@ -231,4 +232,38 @@ int brt_fs_link_fd(int fd, int dirfd, const char *path)
 		return -errno;
 	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
 	return linkat(AT_FDCWD, proc, dirfd, path, AT_SYMLINK_FOLLOW) ? -errno : 0;
+}
+
+int brt_dents_start(struct brt_dents *d, int fd)
+{
+	d->fd = fd;
+	d->got = d->at = 0;
+	return lseek(fd, 0, SEEK_SET) < 0 ? -errno : 0;
+}
+
+const char *brt_dents_next(struct brt_dents *d)
+{
+	/* the kernel's struct linux_dirent64 */
+	struct rec {
+		uint64_t ino;
+		int64_t off;
+		unsigned short reclen;
+		unsigned char type;
+		char name[];
+	};
+
+	for (;;) {
+		const struct rec *r;
+
+		if (d->at >= d->got) {
+			d->got = syscall(SYS_getdents64, d->fd, d->buf, sizeof(d->buf));
+			d->at = 0;
+			if (d->got <= 0)
+				return NULL;
+		}
+		r = (const void *)(d->buf + d->at);
+		d->at += r->reclen;
+		if (strcmp(r->name, ".") && strcmp(r->name, ".."))
+			return r->name;
+	}
 }

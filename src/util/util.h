@@ -36,6 +36,17 @@ int brt_fs_dir_trusted(const char *dir, char *why, size_t len);
 int brt_fs_open_reg(int dirfd, const char *path, int flags, int follow);
 /* The same, with the file's stat() (taken before it was opened: the same inode) in *st. */
 int brt_fs_open_reg_st(int dirfd, const char *path, int flags, int follow, struct stat *st);
+/* A directory read straight from its fd with getdents64: no DIR (fdopendir() costs an
+ * fstat and two fcntl, a DIR of an fd still in use a dup and a close more; #17 item 3).
+ * brt_dents_start() rewinds fd (0 or -errno); brt_dents_next() gives the next name but
+ * "." and "..", NULL at the end or when the directory cannot be read. */
+struct brt_dents {
+	int fd;
+	long got, at;
+	_Alignas(8) char buf[4096];
+};
+int brt_dents_start(struct brt_dents *d, int fd);
+const char *brt_dents_next(struct brt_dents *d);
 /* Name the file open as fd (dirfd, path), as linkat() of /proc/self/fd/<fd> following
  * the link does: 0 or -errno (-EEXIST when the name is taken). */
 int brt_fs_link_fd(int fd, int dirfd, const char *path);
