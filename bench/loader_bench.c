@@ -8,7 +8,10 @@
  * ($BPFRT_FS=/dev/shm/bpfrt) is: a disk file system would add block allocation and
  * discards the default setup never pays.
  * With --per-object, every object is timed alone instead ("OBJ <side> <object> <us>"), the
- * sides taking turns object by object (the side that goes first rotates pass by pass):
+ * sides taking turns object by object in each of their 6 orders in turn, pass by pass (a
+ * rotation alone kept bpfrt right behind libbpf in every pass, so the kernel's deferred
+ * freeing of libbpf's objects, and the cold caches after the raw loader's sockmap
+ * creations that sleep ~25 ms each, always landed in the same side's time):
  * the many-program objects of the real-world corpus, each its own row.  The first,
  * untimed load of every object on every side (the check that all sides load it) leaves
  * bpfrt's per-process state warm (vmlinux BTF parsed, its CO-RE index built), as in a
@@ -85,13 +88,19 @@ static double now_us(void)
 	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
 }
 
-/* One object at a time, sides in turn: "OBJ <side> <path> <us>" per load. */
+/* One object at a time, sides in turn: "OBJ <side> <path> <us>" per load.  Pass p uses
+ * the sides' order number p % 6, so over 6 passes each side follows each other one as
+ * often as it precedes it. */
 static void per_object(int passes, const char **objs, int nobj, const int *have)
 {
+	static const unsigned char orders[6][NSIDES] = {
+		{ 0, 1, 2 }, { 1, 2, 0 }, { 2, 0, 1 }, { 0, 2, 1 }, { 2, 1, 0 }, { 1, 0, 2 },
+	};
+
 	for (int p = 0; p < passes; p++)
 		for (int i = 0; i < nobj; i++)
 			for (int k = 0; k < NSIDES; k++) {
-				enum side s = (enum side)((k + p) % NSIDES);
+				enum side s = (enum side)orders[p % 6][k];
 				double t0;
 
 				if (!have[s])

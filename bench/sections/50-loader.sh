@@ -102,7 +102,8 @@ for m in "${many[@]}"; do
 	[ -f "$corpus_dir/$m" ] && many_objs+=("$corpus_dir/$m")
 done
 if [ ${#many_objs[@]} -gt 0 ]; then
-	taskset -c "$CPU" "$OUT/loader_bench" --per-object "$REPS" "${many_objs[@]}" |
+	# passes: whole multiples of loader_bench's 6 side orders
+	taskset -c "$CPU" "$OUT/loader_bench" --per-object $(((REPS + 5) / 6 * 6)) "${many_objs[@]}" |
 		sed "s|$corpus_dir/||" >>"$raw"
 	cli_many=()
 	for o in "${many_objs[@]}"; do
