@@ -169,6 +169,7 @@ __attribute__((noinline)) static uint64_t prandom_first(uint64_t *state)
 	return prandom_step(state, prandom_seed_of(state));
 }
 
+#if defined(BPFRT_HAVE_JIT) && defined(__x86_64__)
 /* Seed this thread's state without drawing, when it is 0: the JIT's programs that inline
  * the helper (pass `inlinehelper`) call this at their entry, so that their draws need no
  * test; the next number is the one the helper's first call would have given. */
@@ -179,6 +180,7 @@ static void prandom_seed(void)
 	if (!*state)
 		*state = prandom_seed_of(state);
 }
+#endif
 
 uint64_t brt_helper_get_prandom_u32(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
 				    uint64_t r5, struct bpfrt_run_ctx *ctx)
