@@ -2,7 +2,7 @@
 # corpus-dump.sh DUMP_BINARY OUTDIR [CORPUS] - what the ELF stage makes of every object of
 # the real-world corpus (tests/corpus/corpus_dump.c, built as build-*/tests/corpus_dump:
 # every program linked and relocated, maps, messages), one file per object under OUTDIR, for
-# comparing two builds (copy the corpus first if scripts/corpus.sh may be rebuilding it):
+# comparing two builds (copy the corpus first if the corpus may be rebuilt meanwhile):
 #   scripts/corpus-dump.sh build-a/tests/corpus_dump /tmp/a
 #   scripts/corpus-dump.sh build-b/tests/corpus_dump /tmp/b
 #   diff -r /tmp/a /tmp/b && echo identical

@@ -1,9 +1,7 @@
 #!/bin/bash
 # Install the Debian 12 packages bpfrt needs to build and test (root or sudo).
 set -euo pipefail
-# clang-19: scripts/corpus.sh builds Calico's conntrack_cleanup with the newest clang at hand
-# (clang 14, the default, calls an extern memcmp there; Calico's own LLVM inlines it)
-PKGS="build-essential cmake pkg-config python3 clang llvm lld libelf-dev libpcap-dev libcapstone-dev linux-libc-dev libclang-rt-14-dev zlib1g-dev libbpf-dev bpftool tcpdump groff-base man-db clang-19"
+PKGS="build-essential cmake pkg-config python3 clang llvm lld libelf-dev libpcap-dev libcapstone-dev linux-libc-dev libclang-rt-14-dev zlib1g-dev libbpf-dev bpftool tcpdump groff-base man-db"
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO=sudo
 missing=""

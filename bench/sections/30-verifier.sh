@@ -26,7 +26,7 @@ gcc -O2 -std=gnu11 -Wall -Wextra -Iinclude -Isrc bench/verifier/verifier_bench.c
 	build-release/libbpfrt.a $libs -o "$OUT/verifier_bench" >&2
 taskset -c "$CPU" "$OUT/verifier_bench" "$OUT/progs" "$REPS"
 
-# The real-program corpus (scripts/corpus.sh, ~/.cache/bpfrt-corpus): every program both
+# The real-program corpus (docs/CORPUS.md, ~/.cache/bpfrt-corpus): every program both
 # verifiers accept, processed insns and the logs' verification time summed, bpfrt against
 # the kernel (tests/corpus/corpus_diff; needs root, libbpf-dev and the corpus).
 echo

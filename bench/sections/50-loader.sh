@@ -4,7 +4,7 @@
 # and the two command-line tools (`bpfrt prog loadall` vs `bpftool prog loadall`), all in
 # this run, the sides taking turns (pass by pass, object by object for the tools).  Median
 # and min over every pass, ratios of medians to the kernel's.  Then the real-world corpus
-# (scripts/corpus.sh, ~/.cache/bpfrt-corpus) loaded program by program into the kernel
+# (docs/CORPUS.md, ~/.cache/bpfrt-corpus) loaded program by program into the kernel
 # and into bpfrt once (tests/corpus/corpus_diff), when it, libbpf and root are there.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -142,11 +142,11 @@ if [ ${#many_objs[@]} -gt 0 ]; then
 		done
 	done
 else
-	echo "NOTE many-program rows skipped: no corpus at $corpus_dir (scripts/corpus.sh)" >>"$raw"
+	echo "NOTE many-program rows skipped: no corpus at $corpus_dir (docs/CORPUS.md)" >>"$raw"
 fi
 
 # the real-world corpus, once: every program alone, open + load (verification) + close
-corpus_line="NOTE corpus row skipped: no corpus at $corpus_dir (scripts/corpus.sh), libbpf or root"
+corpus_line="NOTE corpus row skipped: no corpus at $corpus_dir (docs/CORPUS.md), libbpf or root"
 if [ -d "$corpus_dir" ] && [ "$(id -u)" = 0 ] && pkg-config --exists libbpf; then
 	cmake --build build-release -j2 --target corpus_diff >/dev/null 2>&1 || true
 	if [ -x build-release/tests/corpus_diff ]; then
@@ -228,7 +228,7 @@ def ratio(a, b):
     return f'{statistics.median(a) / statistics.median(b):.2f}x' if a and b else '-'
 
 if many_order:
-    print('Many-program objects of the real-world corpus (scripts/corpus.sh), each timed alone '
+    print('Many-program objects of the real-world corpus (docs/CORPUS.md), each timed alone '
           '(#17 item 3): ms per object, median [min] of the repetitions, pinned to one CPU, '
           'the sides taking turns object by object.  The libraries load in one process '
           '(loader_bench --per-object: after an untimed first load, so bpfrt\'s vmlinux BTF '
@@ -248,7 +248,7 @@ if many_order:
           'when every library side loads it: "skipped" below); an object neither tool loads '
           'has no row.\n')
 if corpus_line:
-    print('Real-world corpus (scripts/corpus.sh), each program loaded alone into the kernel '
+    print('Real-world corpus (docs/CORPUS.md), each program loaded alone into the kernel '
           '(libbpf) and into bpfrt, one run (tests/corpus/corpus_diff):\n')
     print('- ' + corpus_line + '\n')
 for n_ in notes:

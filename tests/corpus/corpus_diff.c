@@ -1,4 +1,4 @@
-/* corpus_diff.c - the real-world corpus (scripts/corpus.sh) loaded program by program into
+/* corpus_diff.c - the real-world corpus (docs/CORPUS.md) loaded program by program into
  * the kernel and into bpfrt (issue #15), with the verdicts compared.
  *
  * usage: corpus_diff [-v] [-r REPORT.tsv] [-b BASELINE] [-p GLOB [-l LOGDIR [-F]]] [-s N] [CORPUS_DIR]
@@ -418,7 +418,7 @@ int main(int argc, char **argv)
 	}
 	projs = sorted_dir(dir, &nproj, 1);
 	if (!projs || !nproj) {
-		printf("skipped: no corpus at %s (build it with scripts/corpus.sh)\n", dir);
+		printf("skipped: no corpus at %s (built outside the repository: docs/CORPUS.md)\n", dir);
 		return 77;
 	}
 	if (geteuid()) {

@@ -1,5 +1,5 @@
 # tests/corpus/tests.cmake - the real-world corpus differential (issue #15): every program
-# of the objects scripts/corpus.sh builds, loaded into the kernel (through libbpf) and into
+# of the corpus objects (docs/CORPUS.md), loaded into the kernel (through libbpf) and into
 # bpfrt.  Label `corpus`; skips (77) without the corpus, without root, and is not built
 # without libbpf-dev.  `corpus_diff -r FILE` writes the per-program table.
 # corpus_dump: what the ELF stage makes of one object, as text (scripts/corpus-dump.sh

@@ -274,7 +274,7 @@ static void poisons(void)
 	bpfrt_object_close(o);
 }
 
-/* `--corpus`: every CO-RE object of the real-world corpus (scripts/corpus.sh, label corpus)
+/* `--corpus`: every CO-RE object of the real-world corpus (docs/CORPUS.md, label corpus)
  * that libbpf loads, compared the same way. */
 static int corpus_main(void)
 {
@@ -288,7 +288,7 @@ static int corpus_main(void)
 	else
 		snprintf(pat, sizeof(pat), "%s/.cache/bpfrt-corpus/*/*.o", home ? home : "/root");
 	if (glob(pat, 0, NULL, &g)) {
-		printf("skipped: no corpus at %s (scripts/corpus.sh)\n", pat);
+		printf("skipped: no corpus at %s (docs/CORPUS.md)\n", pat);
 		return 77;
 	}
 	libbpf_set_print(silent);

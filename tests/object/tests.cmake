@@ -42,7 +42,7 @@ if(TARGET test_object_core_oracle)
     target_link_libraries(test_object_core_oracle PRIVATE PkgConfig::BPFRT_TEST_LIBBPF_CORE)
     target_compile_definitions(test_object_core_oracle PRIVATE BPFRT_TEST_HAVE_LIBBPF=1)
   endif()
-  # the same comparison over the CO-RE objects of the real-world corpus (scripts/corpus.sh)
+  # the same comparison over the CO-RE objects of the real-world corpus (docs/CORPUS.md)
   add_test(NAME object.core_corpus COMMAND test_object_core_oracle --corpus)
   set_tests_properties(object.core_corpus PROPERTIES LABELS corpus SKIP_RETURN_CODE 77
                        TIMEOUT 900 WORKING_DIRECTORY ${CMAKE_BINARY_DIR})
