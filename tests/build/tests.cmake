@@ -33,6 +33,13 @@ if(TARGET bpfrt_cli)
   set_tests_properties(build.layers PROPERTIES LABELS build TIMEOUT 120)
 endif()
 
+# Documentation references: relative Markdown links (and their anchors), docs/*.md paths
+# named in code and docs, and "STATUS.md #N" sections (docs/STATUS.md is condensed, its
+# history kept in docs/history/).
+add_test(NAME build.doc_links COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/build/check_doc_links.py
+  ${CMAKE_SOURCE_DIR})
+set_tests_properties(build.doc_links PROPERTIES LABELS build TIMEOUT 60)
+
 # examples/*.c: programs written against the public API only (the shared library and
 # include/, never src/); each runs as a test, from the source dir, and must exit 0.
 file(GLOB BPFRT_EXAMPLES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/examples/*.c)
