@@ -28,25 +28,12 @@
 #ifdef HAVE_LIBBPF
 #include <bpf/libbpf.h>
 #endif
+#include "quiet.h"
 
 enum side { BPFRT, KERNEL_RAW, KERNEL_LIBBPF, NSIDES };
 static const char *const side_names[NSIDES] = { "bpfrt", "kernel-bpfrt-loader", "kernel-libbpf" };
 
 static char pin_user[64], pin_kernel[64];
-
-static int quiet(enum bpfrt_print_level level, const char *fmt, va_list ap)
-{
-	(void)level, (void)fmt, (void)ap;
-	return 0;
-}
-
-#ifdef HAVE_LIBBPF
-static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-	(void)level, (void)fmt, (void)ap;
-	return 0;
-}
-#endif
 
 /* Open, load and close one object on one side; 0 or -errno. */
 static int load_once(enum side s, const char *path)

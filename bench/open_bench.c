@@ -19,23 +19,10 @@
 #ifdef HAVE_LIBBPF
 #include <bpf/libbpf.h>
 #endif
+#include "quiet.h"
 
 enum side { BPFRT, LIBBPF, NSIDES };
 static const char *const side_names[NSIDES] = { "bpfrt", "libbpf" };
-
-static int quiet(enum bpfrt_print_level level, const char *fmt, va_list ap)
-{
-	(void)level, (void)fmt, (void)ap;
-	return 0;
-}
-
-#ifdef HAVE_LIBBPF
-static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-	(void)level, (void)fmt, (void)ap;
-	return 0;
-}
-#endif
 
 static double cpu_us(void)
 {

@@ -60,6 +60,59 @@ static inline int diff_run64(sys_fn sys, int prog, uint32_t repeat)
 								: (int)a.test.retval;
 }
 
+/* BPF_MAP_CREATE through sys: the fd, or -1 with errno. */
+static inline int diff_map_new(sys_fn sys, uint32_t type, uint32_t key, uint32_t value,
+			       uint32_t max, uint32_t flags)
+{
+	union bpf_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.map_type = type;
+	a.key_size = key;
+	a.value_size = value;
+	a.max_entries = max;
+	a.map_flags = flags;
+	return sys(BPF_MAP_CREATE, &a, sizeof(a));
+}
+
+/* BPF_PROG_LOAD of n instructions of type, license "GPL", no log: the fd, or -1 with
+ * errno. */
+static inline int diff_prog_load(sys_fn sys, uint32_t type, const struct bpf_insn *insns,
+				 uint32_t n)
+{
+	union bpf_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.prog_type = type;
+	a.insns = (uint64_t)(uintptr_t)insns;
+	a.insn_cnt = n;
+	a.license = (uint64_t)(uintptr_t)"GPL";
+	return sys(BPF_PROG_LOAD, &a, sizeof(a));
+}
+
+/* BPF_{PROG,MAP,LINK,BTF}_GET_FD_BY_ID of id: 1 when it gives an fd (closed at once),
+ * else -errno. */
+static inline int diff_by_id(sys_fn sys, int cmd, uint32_t id)
+{
+	union bpf_attr a;
+	int fd;
+
+	memset(&a, 0, sizeof(a));
+	if (cmd == BPF_PROG_GET_FD_BY_ID)
+		a.prog_id = id;
+	else if (cmd == BPF_MAP_GET_FD_BY_ID)
+		a.map_id = id;
+	else if (cmd == BPF_LINK_GET_FD_BY_ID)
+		a.link_id = id;
+	else
+		a.btf_id = id;
+	fd = sys(cmd, &a, sizeof(a));
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	return 1;
+}
+
 /* A program of type: r0 = 0 (after a lookup in map_fd when map_fd >= 0); exit.  The fd
  * or -1. */
 static inline int diff_prog_new(sys_fn sys, uint32_t type, int map_fd)
@@ -75,15 +128,8 @@ static inline int diff_prog_new(sys_fn sys, uint32_t type, int map_fd)
 		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = 0, .imm = 0 },
 		{ .code = BPF_JMP | BPF_EXIT },
 	};
-	struct bpf_insn *insns = map_fd >= 0 ? with_map : with_map + 6;
-	union bpf_attr a;
-
-	memset(&a, 0, sizeof(a));
-	a.prog_type = type;
-	a.insns = (uint64_t)(uintptr_t)insns;
-	a.insn_cnt = map_fd >= 0 ? 8 : 2;
-	a.license = (uint64_t)(uintptr_t)"GPL";
-	return sys(BPF_PROG_LOAD, &a, sizeof(a));
+	return map_fd >= 0 ? diff_prog_load(sys, type, with_map, 8)
+			   : diff_prog_load(sys, type, with_map + 6, 2);
 }
 
 /* The id OBJ_GET_INFO_BY_FD gives fd's object (0 on failure). */

@@ -76,25 +76,6 @@ static int update(sys_fn sys, int map, uint32_t key, int32_t value)
 	return sys(BPF_MAP_UPDATE_ELEM, &a, sizeof(a)) ? -errno : 0;
 }
 
-/* 1 when the object of kind (BPF_PROG_GET_FD_BY_ID or BPF_MAP_GET_FD_BY_ID) with id is
- * found (its fd closed at once), else -errno */
-static int by_id(sys_fn sys, int cmd, uint32_t id)
-{
-	union bpf_attr a;
-	int fd;
-
-	memset(&a, 0, sizeof(a));
-	if (cmd == BPF_PROG_GET_FD_BY_ID)
-		a.prog_id = id;
-	else
-		a.map_id = id;
-	fd = sys(cmd, &a, sizeof(a));
-	if (fd < 0)
-		return -errno;
-	close(fd);
-	return 1;
-}
-
 #define MAP BPF_MAP_GET_FD_BY_ID
 #define PROG BPF_PROG_GET_FD_BY_ID
 
@@ -103,11 +84,11 @@ static int by_id(sys_fn sys, int cmd, uint32_t id)
  * at once (asked once: no wait). */
 static int settled(sys_fn sys, int cmd, uint32_t id)
 {
-	int r = by_id(sys, cmd, id);
+	int r = diff_by_id(sys, cmd, id);
 
 	for (int i = 0; kernel_side && r != -ENOENT && i < 200; i++) {
 		usleep(10000);
-		r = by_id(sys, cmd, id);
+		r = diff_by_id(sys, cmd, id);
 	}
 	return r;
 }
@@ -138,7 +119,7 @@ static pid_t spawn_looker(sys_fn sys, const uint32_t *ids, const int *cmds, int 
 	if (pid)
 		return pid;
 	for (int i = 0; i < n; i++)
-		by_id(sys, cmds[i], ids[i]);
+		diff_by_id(sys, cmds[i], ids[i]);
 	put(*from, "r", 1);
 	get(*to, &c, 1);
 	_exit(0);
@@ -237,22 +218,22 @@ static int mim_steps(sys_fn sys, int *r)
 	get(l_from, &c, 1);
 	/* every outer map held (A's fds, P3 for O3): its inner map with it */
 	for (int i = 0; i < NMIM; i++)
-		r[n++] = by_id(sys, mim_cmd[i], ids[i]);
+		r[n++] = diff_by_id(sys, mim_cmd[i], ids[i]);
 	/* A closes O1's fd, its last holder: gone, and its inner map with it */
 	tell(a_to, a_from, '0' + O1);
-	r[n++] = by_id(sys, MAP, ids[O1]);
+	r[n++] = diff_by_id(sys, MAP, ids[O1]);
 	r[n++] = settled(sys, MAP, ids[I1]);
-	r[n++] = by_id(sys, MAP, ids[I2]); /* the others are untouched */
+	r[n++] = diff_by_id(sys, MAP, ids[I2]); /* the others are untouched */
 	/* the same for the hash of maps */
 	tell(a_to, a_from, '0' + O2);
-	r[n++] = by_id(sys, MAP, ids[O2]);
+	r[n++] = diff_by_id(sys, MAP, ids[O2]);
 	r[n++] = settled(sys, MAP, ids[I2]);
 	/* O3 is held by P3 only, and holds I3 */
-	r[n++] = by_id(sys, MAP, ids[O3]);
-	r[n++] = by_id(sys, MAP, ids[I3]);
+	r[n++] = diff_by_id(sys, MAP, ids[O3]);
+	r[n++] = diff_by_id(sys, MAP, ids[I3]);
 	/* A closes P3: P3, then O3 and with it I3 */
 	tell(a_to, a_from, '0' + P3);
-	r[n++] = by_id(sys, PROG, ids[P3]);
+	r[n++] = diff_by_id(sys, PROG, ids[P3]);
 	r[n++] = settled(sys, MAP, ids[O3]);
 	r[n++] = settled(sys, MAP, ids[I3]);
 	finish(a, a_to, a_from);
@@ -266,12 +247,12 @@ static int mim_steps(sys_fn sys, int *r)
 	r[n++] = kids[0] && kids[1];
 	l = spawn_looker(sys, kids, lone, 2, &l_to, &l_from);
 	get(l_from, &c, 1);
-	r[n++] = by_id(sys, MAP, kids[0]);
+	r[n++] = diff_by_id(sys, MAP, kids[0]);
 	kill(k, SIGKILL);
 	waitpid(k, NULL, 0);
 	close(k_to);
 	close(k_from);
-	r[n++] = by_id(sys, MAP, kids[1]);
+	r[n++] = diff_by_id(sys, MAP, kids[1]);
 	r[n++] = settled(sys, MAP, kids[0]);
 	finish(l, l_to, l_from);
 
@@ -291,8 +272,8 @@ static int mim_steps(sys_fn sys, int *r)
 	waitpid(k, NULL, 0);
 	close(k_to);
 	close(k_from);
-	r[n++] = by_id(sys, MAP, kids[1]);
-	r[n++] = by_id(sys, MAP, kids[0]);
+	r[n++] = diff_by_id(sys, MAP, kids[1]);
+	r[n++] = diff_by_id(sys, MAP, kids[0]);
 	unlink(pin);
 	r[n++] = settled(sys, MAP, kids[1]);
 	r[n++] = settled(sys, MAP, kids[0]);
@@ -465,7 +446,7 @@ static int timer_steps(sys_fn sys, int *r)
 		get(l_from, &c, 1);
 		/* P's fd closed: the armed timer holds it while M has its fd */
 		tell(t_to, t_from, '0' + TP);
-		r[n++] = by_id(sys, PROG, ids[TP]);
+		r[n++] = diff_by_id(sys, PROG, ids[TP]);
 		if (pass) {
 			/* M pinned, then its fd closed: the pin is a user reference, the timer
 			 * stays and holds P */
@@ -476,8 +457,8 @@ static int timer_steps(sys_fn sys, int *r)
 				snprintf(pin, sizeof(pin), "%s/timer", fsdir);
 			r[n++] = pin_obj(sys, ids[TM], pin);
 			tell(t_to, t_from, '0' + TM);
-			r[n++] = by_id(sys, MAP, ids[TM]);
-			r[n++] = by_id(sys, PROG, ids[TP]);
+			r[n++] = diff_by_id(sys, MAP, ids[TM]);
+			r[n++] = diff_by_id(sys, PROG, ids[TP]);
 			unlink(pin);
 		} else {
 			tell(t_to, t_from, '0' + TM);
@@ -520,14 +501,9 @@ static int perf_prog(sys_fn sys, int map)
 		{ .code = BPF_JMP | BPF_CALL, .imm = BPF_FUNC_perf_event_output },
 		{ .code = BPF_JMP | BPF_EXIT },
 	};
-	union bpf_attr a;
 
-	memset(&a, 0, sizeof(a));
-	a.prog_type = BPF_PROG_TYPE_SOCKET_FILTER;
-	a.insns = (uint64_t)(uintptr_t)insns;
-	a.insn_cnt = sizeof(insns) / sizeof(insns[0]);
-	a.license = (uint64_t)(uintptr_t)"GPL";
-	return sys(BPF_PROG_LOAD, &a, sizeof(a));
+	return diff_prog_load(sys, BPF_PROG_TYPE_SOCKET_FILTER, insns,
+			      sizeof(insns) / sizeof(insns[0]));
 }
 
 /* An event bpf_perf_event_output() may write: the kernel's BPF output event of this task
@@ -650,14 +626,9 @@ static int pa_prog(sys_fn sys, int pa, int ret)
 		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = 0, .imm = ret },
 		{ .code = BPF_JMP | BPF_EXIT },
 	};
-	union bpf_attr a;
 
-	memset(&a, 0, sizeof(a));
-	a.prog_type = BPF_PROG_TYPE_SOCKET_FILTER;
-	a.insns = (uint64_t)(uintptr_t)(pa >= 0 ? tail : leaf);
-	a.insn_cnt = pa >= 0 ? 6 : 2;
-	a.license = (uint64_t)(uintptr_t)"GPL";
-	return sys(BPF_PROG_LOAD, &a, sizeof(a));
+	return pa >= 0 ? diff_prog_load(sys, BPF_PROG_TYPE_SOCKET_FILTER, tail, 6)
+		       : diff_prog_load(sys, BPF_PROG_TYPE_SOCKET_FILTER, leaf, 2);
 }
 
 /* The kernel clears a prog array when its last user reference goes (prog_array_map_clear()
@@ -685,7 +656,7 @@ static int pa_steps(sys_fn sys, int *r)
 	close(q);
 	brt_obj_sweep(); /* bpfrt's process looks for fds left (no-op for the kernel) */
 	r[n++] = diff_run64(sys, p, 1);
-	r[n++] = by_id(sys, PROG, qid);
+	r[n++] = diff_by_id(sys, PROG, qid);
 	unlink(pin);
 	brt_obj_sweep();
 	ret = diff_run64(sys, p, 1);

@@ -28,20 +28,6 @@
  * held by PA's slot 0 */
 enum { M, P, M2, P2, R, X, PA, Q, NOBJ };
 
-static int map_new(sys_fn sys, uint32_t type, uint32_t ksize, uint32_t vsize, uint32_t max,
-		   uint32_t flags)
-{
-	union bpf_attr a;
-
-	memset(&a, 0, sizeof(a));
-	a.map_type = type;
-	a.key_size = ksize;
-	a.value_size = vsize;
-	a.max_entries = max;
-	a.map_flags = flags;
-	return sys(BPF_MAP_CREATE, &a, sizeof(a));
-}
-
 static int cmd_of(int obj)
 {
 	return obj == P || obj == P2 || obj == Q ? BPF_PROG_GET_FD_BY_ID : BPF_MAP_GET_FD_BY_ID;
@@ -95,13 +81,13 @@ static void proc_a(sys_fn sys, int in, int out)
 	void *mem = MAP_FAILED;
 	char c;
 
-	fd[M] = map_new(sys, BPF_MAP_TYPE_ARRAY, 4, 8, 4, 0);
+	fd[M] = diff_map_new(sys, BPF_MAP_TYPE_ARRAY, 4, 8, 4, 0);
 	fd[P] = diff_prog_new(sys, BPF_PROG_TYPE_SOCKET_FILTER, fd[M]);
-	fd[M2] = map_new(sys, BPF_MAP_TYPE_HASH, 4, 8, 4, 0);
+	fd[M2] = diff_map_new(sys, BPF_MAP_TYPE_HASH, 4, 8, 4, 0);
 	fd[P2] = diff_prog_new(sys, BPF_PROG_TYPE_SOCKET_FILTER, -1);
-	fd[R] = map_new(sys, BPF_MAP_TYPE_RINGBUF, 0, 0, 4096, 0);
-	fd[X] = map_new(sys, BPF_MAP_TYPE_ARRAY, 4, 8, 4, BPF_F_MMAPABLE);
-	fd[PA] = map_new(sys, BPF_MAP_TYPE_PROG_ARRAY, 4, 4, 4, 0);
+	fd[R] = diff_map_new(sys, BPF_MAP_TYPE_RINGBUF, 0, 0, 4096, 0);
+	fd[X] = diff_map_new(sys, BPF_MAP_TYPE_ARRAY, 4, 8, 4, BPF_F_MMAPABLE);
+	fd[PA] = diff_map_new(sys, BPF_MAP_TYPE_PROG_ARRAY, 4, 4, 4, 0);
 	fd[Q] = diff_prog_new(sys, BPF_PROG_TYPE_SOCKET_FILTER, -1);
 	for (int i = 0; i < NOBJ; i++)
 		ids[i] = fd[i] >= 0 ? diff_id_of(sys, fd[i]) : 0;
@@ -181,7 +167,7 @@ static int steps(sys_fn sys, int *out)
 
 	/* the checker has a cache (and a reference table) of its own before it forks:
 	 * each child must count on its own counters */
-	pre = map_new(sys, BPF_MAP_TYPE_ARRAY, 4, 8, 1, 0);
+	pre = diff_map_new(sys, BPF_MAP_TYPE_ARRAY, 4, 8, 1, 0);
 	pre_id = pre >= 0 ? diff_id_of(sys, pre) : 0;
 	a = spawn(&a_to, &a_from);
 	if (a == 0)

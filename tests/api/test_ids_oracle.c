@@ -21,36 +21,9 @@
 
 static int map_new(sys_fn sys, uint32_t type, uint32_t vsize, uint32_t flags)
 {
-	union bpf_attr a;
-
-	memset(&a, 0, sizeof(a));
-	a.map_type = type;
-	a.key_size = 4;
-	a.value_size = vsize;
-	a.max_entries = 4;
-	a.map_flags = flags;
-	return sys(BPF_MAP_CREATE, &a, sizeof(a));
+	return diff_map_new(sys, type, 4, vsize, 4, flags);
 }
 
-/* GET_FD_BY_ID: 1 for an fd (closed at once), or -errno */
-static int by_id(sys_fn sys, int cmd, uint32_t id)
-{
-	union bpf_attr a;
-	int fd;
-
-	memset(&a, 0, sizeof(a));
-	if (cmd == BPF_PROG_GET_FD_BY_ID)
-		a.prog_id = id;
-	else if (cmd == BPF_MAP_GET_FD_BY_ID)
-		a.map_id = id;
-	else
-		a.link_id = id;
-	fd = sys(cmd, &a, sizeof(a));
-	if (fd < 0)
-		return -errno;
-	close(fd);
-	return 1;
-}
 
 /* Is id still listed by GET_NEXT_ID?  (Takes no reference, unlike GET_FD_BY_ID: the
  * kernel clears a prog array's slots on a work queue holding the array, and a probe's
@@ -74,7 +47,7 @@ static int gone(sys_fn sys, int cmd, uint32_t id)
 {
 	for (int i = 0; i < 200 && listed(sys, cmd, id); i++)
 		usleep(10000);
-	return by_id(sys, cmd, id);
+	return diff_by_id(sys, cmd, id);
 }
 
 /* The steps; each answer goes into out[] for the comparison. */
@@ -90,7 +63,7 @@ static int steps(sys_fn sys, int *out)
 	prog = diff_prog_new(sys, BPF_PROG_TYPE_SOCKET_FILTER, -1);
 	pid = prog >= 0 ? diff_id_of(sys, prog) : 0;
 	out[n++] = prog >= 0 && pid;
-	out[n++] = by_id(sys, BPF_PROG_GET_FD_BY_ID, pid);
+	out[n++] = diff_by_id(sys, BPF_PROG_GET_FD_BY_ID, pid);
 	close(prog);
 	out[n++] = gone(sys, BPF_PROG_GET_FD_BY_ID, pid);
 
@@ -98,7 +71,7 @@ static int steps(sys_fn sys, int *out)
 	map = map_new(sys, BPF_MAP_TYPE_ARRAY, 8, 0);
 	mid = map >= 0 ? diff_id_of(sys, map) : 0;
 	out[n++] = map >= 0 && mid;
-	out[n++] = by_id(sys, BPF_MAP_GET_FD_BY_ID, mid);
+	out[n++] = diff_by_id(sys, BPF_MAP_GET_FD_BY_ID, mid);
 	close(map);
 	out[n++] = gone(sys, BPF_MAP_GET_FD_BY_ID, mid);
 
@@ -109,8 +82,8 @@ static int steps(sys_fn sys, int *out)
 	pid = prog >= 0 ? diff_id_of(sys, prog) : 0;
 	out[n++] = prog >= 0 && pid && mid;
 	close(map);
-	out[n++] = by_id(sys, BPF_MAP_GET_FD_BY_ID, mid);
-	out[n++] = by_id(sys, BPF_PROG_GET_FD_BY_ID, pid);
+	out[n++] = diff_by_id(sys, BPF_MAP_GET_FD_BY_ID, mid);
+	out[n++] = diff_by_id(sys, BPF_PROG_GET_FD_BY_ID, pid);
 	close(prog);
 	out[n++] = gone(sys, BPF_PROG_GET_FD_BY_ID, pid);
 	out[n++] = gone(sys, BPF_MAP_GET_FD_BY_ID, mid);
@@ -122,7 +95,7 @@ static int steps(sys_fn sys, int *out)
 			 MAP_FAILED;
 	out[n++] = mem != MAP_FAILED && mid;
 	close(map);
-	out[n++] = by_id(sys, BPF_MAP_GET_FD_BY_ID, mid);
+	out[n++] = diff_by_id(sys, BPF_MAP_GET_FD_BY_ID, mid);
 	if (mem != MAP_FAILED)
 		munmap(mem, 4096);
 	out[n++] = gone(sys, BPF_MAP_GET_FD_BY_ID, mid);
@@ -138,7 +111,7 @@ static int steps(sys_fn sys, int *out)
 	a.value = (uint64_t)(uintptr_t)&prog;
 	out[n++] = arr >= 0 && prog >= 0 && !sys(BPF_MAP_UPDATE_ELEM, &a, sizeof(a));
 	close(prog);
-	out[n++] = by_id(sys, BPF_PROG_GET_FD_BY_ID, pid);
+	out[n++] = diff_by_id(sys, BPF_PROG_GET_FD_BY_ID, pid);
 	close(arr);
 	out[n++] = gone(sys, BPF_MAP_GET_FD_BY_ID, mid);
 	out[n++] = gone(sys, BPF_PROG_GET_FD_BY_ID, pid);
@@ -153,8 +126,8 @@ static int steps(sys_fn sys, int *out)
 	lid = link >= 0 ? diff_id_of(sys, link) : 0;
 	out[n++] = link >= 0 && lid;
 	close(prog);
-	out[n++] = by_id(sys, BPF_PROG_GET_FD_BY_ID, pid);
-	out[n++] = by_id(sys, BPF_LINK_GET_FD_BY_ID, lid);
+	out[n++] = diff_by_id(sys, BPF_PROG_GET_FD_BY_ID, pid);
+	out[n++] = diff_by_id(sys, BPF_LINK_GET_FD_BY_ID, lid);
 	close(link);
 	out[n++] = gone(sys, BPF_LINK_GET_FD_BY_ID, lid);
 	out[n++] = gone(sys, BPF_PROG_GET_FD_BY_ID, pid);

@@ -14,14 +14,7 @@
 #include "bpfrt.h"
 #include "elf/elf_test_util.h"
 #include "harness.h"
-
-static int quiet(enum bpfrt_print_level level, const char *fmt, va_list ap)
-{
-	(void)level;
-	(void)fmt;
-	(void)ap;
-	return 0;
-}
+#include "quiet.h"
 
 struct infos {
 	struct bpf_prog_info info;
@@ -72,7 +65,7 @@ int main(void)
 
 	if (geteuid() != 0)
 		T_SKIP("not root: cannot load into the kernel");
-	bpfrt_set_print(quiet);
+	bpfrt_set_print(t_print_quiet);
 	for (size_t f = 0; f < sizeof(files) / sizeof(files[0]); f++) {
 		struct bpfrt_object *kobj = open_load(files[f], 1), *uobj = open_load(files[f], 0);
 		struct bpfrt_program *kp, *up;

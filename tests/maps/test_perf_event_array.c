@@ -70,15 +70,7 @@ static const struct ccase creates[] = {
 
 static int map_create(sys_fn sys, uint32_t key, uint32_t value, uint32_t max, uint32_t flags)
 {
-	union bpf_attr a;
-
-	memset(&a, 0, sizeof(a));
-	a.map_type = BPF_MAP_TYPE_PERF_EVENT_ARRAY;
-	a.key_size = key;
-	a.value_size = value;
-	a.max_entries = max;
-	a.map_flags = flags;
-	return sys(BPF_MAP_CREATE, &a, sizeof(a));
+	return diff_map_new(sys, BPF_MAP_TYPE_PERF_EVENT_ARRAY, key, value, max, flags);
 }
 
 static void test_create(void)

@@ -32,20 +32,12 @@ struct result {
 
 static int mk(sys_fn sys, uint32_t type, uint32_t k, uint32_t v, uint32_t max)
 {
-	union bpf_attr a;
-
-	memset(&a, 0, sizeof(a));
-	a.map_type = type;
-	a.key_size = k;
-	a.value_size = v;
-	a.max_entries = max;
-	return sys(BPF_MAP_CREATE, &a, sizeof(a));
+	return diff_map_new(sys, type, k, v, max, 0);
 }
 
 static int load(sys_fn sys, const char *text, uint32_t type, const int *maps)
 {
 	struct bpf_insn *insns;
-	union bpf_attr a;
 	char err[128];
 	size_t n;
 	int fd;
@@ -55,12 +47,7 @@ static int load(sys_fn sys, const char *text, uint32_t type, const int *maps)
 	for (size_t i = 0; i < n; i++)
 		if (insns[i].code == (BPF_LD | BPF_IMM | BPF_DW) && insns[i].src_reg == 1)
 			insns[i].imm = maps[insns[i].imm];
-	memset(&a, 0, sizeof(a));
-	a.prog_type = type;
-	a.insns = (uint64_t)(uintptr_t)insns;
-	a.insn_cnt = (uint32_t)n;
-	a.license = (uint64_t)(uintptr_t)"GPL";
-	fd = sys(BPF_PROG_LOAD, &a, sizeof(a));
+	fd = diff_prog_load(sys, type, insns, (uint32_t)n);
 	free(insns);
 	return fd;
 }

@@ -86,20 +86,12 @@ static void consume_kernel(int fd, struct rec_log *l)
 
 static int create(sys_fn sys, uint32_t key, uint32_t value, uint32_t max)
 {
-	union bpf_attr a;
-
-	memset(&a, 0, sizeof(a));
-	a.map_type = BPF_MAP_TYPE_RINGBUF;
-	a.key_size = key;
-	a.value_size = value;
-	a.max_entries = max;
-	return sys(BPF_MAP_CREATE, &a, sizeof(a));
+	return diff_map_new(sys, BPF_MAP_TYPE_RINGBUF, key, value, max, 0);
 }
 
 static int load(sys_fn sys, const char *text, int map_fd)
 {
 	struct bpf_insn *insns;
-	union bpf_attr a;
 	char err[128];
 	size_t n;
 	int fd;
@@ -111,12 +103,7 @@ static int load(sys_fn sys, const char *text, int map_fd)
 	for (size_t i = 0; i < n; i++)
 		if (insns[i].code == (BPF_LD | BPF_IMM | BPF_DW) && insns[i].src_reg == 1)
 			insns[i].imm = map_fd;
-	memset(&a, 0, sizeof(a));
-	a.prog_type = BPF_PROG_TYPE_SOCKET_FILTER;
-	a.insns = (uint64_t)(uintptr_t)insns;
-	a.insn_cnt = (uint32_t)n;
-	a.license = (uint64_t)(uintptr_t)"GPL";
-	fd = sys(BPF_PROG_LOAD, &a, sizeof(a));
+	fd = diff_prog_load(sys, BPF_PROG_TYPE_SOCKET_FILTER, insns, (uint32_t)n);
 	free(insns);
 	return fd;
 }

@@ -12,6 +12,7 @@
 #include "elf/elf_test_util.h"
 #include "bpfrt.h"
 #include "harness.h"
+#include "quiet.h"
 
 #ifdef BPFRT_TEST_HAVE_LIBBPF
 #include <bpf/bpf.h>
@@ -27,14 +28,6 @@ struct side {
 };
 
 static const char missing[] = "BPF map 'absent' is referenced but wasn't created";
-
-static int quiet(enum bpfrt_print_level level, const char *fmt, va_list ap)
-{
-	(void)level;
-	(void)fmt;
-	(void)ap;
-	return 0;
-}
 
 static void tail_of(char *dst, size_t n, const char *log)
 {
@@ -157,7 +150,7 @@ int main(void)
 	free(buf);
 	if (geteuid() != 0)
 		T_SKIP("not root: cannot load into the kernel");
-	bpfrt_set_print(quiet);
+	bpfrt_set_print(t_print_quiet);
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct side k, u;
 

@@ -8,15 +8,8 @@
 
 #include "elf/elf_test_util.h"
 #include "harness.h"
+#include "quiet.h"
 #include "load_cases.h"
-
-static int quiet(enum bpfrt_print_level level, const char *fmt, va_list ap)
-{
-	(void)level;
-	(void)fmt;
-	(void)ap;
-	return 0;
-}
 
 static void test_runs(void)
 {
@@ -192,7 +185,7 @@ int main(void)
 	if (!t_scratch_dir(fs))
 		T_SKIP("mkdtemp: %s", strerror(errno));
 	setenv("BPFRT_FS", fs, 1);
-	bpfrt_set_print(quiet);
+	bpfrt_set_print(t_print_quiet);
 	probe = bpfrt_object_open_file(corpus_path("legacy_map"), NULL);
 	if (!probe && errno == ENOTSUP)
 		T_SKIP("built without libelf");

@@ -11,17 +11,10 @@
 #include "bpfrt.h"
 #include "elf/elf_test_util.h"
 #include "harness.h"
+#include "quiet.h"
 #include "load_cases.h"
 
 #define NPROGS 16
-
-static int quiet(enum bpfrt_print_level level, const char *fmt, va_list ap)
-{
-	(void)level;
-	(void)fmt;
-	(void)ap;
-	return 0;
-}
 
 static int open_fds(void)
 {
@@ -176,7 +169,7 @@ int main(void)
 	if (!probe)
 		T_SKIP("corpus not built (clang missing)");
 	free(probe);
-	bpfrt_set_print(quiet);
+	bpfrt_set_print(t_print_quiet);
 	test_many();
 	test_failure_midway();
 	return t_done();

@@ -7,15 +7,8 @@
 
 #include "elf/elf_test_util.h"
 #include "harness.h"
+#include "quiet.h"
 #include "load_cases.h"
-
-static int quiet(enum bpfrt_print_level level, const char *fmt, va_list ap)
-{
-	(void)level;
-	(void)fmt;
-	(void)ap;
-	return 0;
-}
 
 int main(void)
 {
@@ -27,7 +20,7 @@ int main(void)
 	free(buf);
 	if (geteuid() != 0)
 		T_SKIP("not root: cannot load into the kernel");
-	bpfrt_set_print(quiet);
+	bpfrt_set_print(t_print_quiet);
 	for (size_t i = 0; i < sizeof(run_cases) / sizeof(run_cases[0]); i++) {
 		const struct run_case *c = &run_cases[i];
 		struct bpfrt_object *kobj, *uobj;

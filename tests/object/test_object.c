@@ -7,14 +7,7 @@
 #include "bpfrt.h"
 #include "elf/elf_test_util.h"
 #include "harness.h"
-
-static int quiet(enum bpfrt_print_level level, const char *fmt, va_list ap)
-{
-	(void)level;
-	(void)fmt;
-	(void)ap;
-	return 0;
-}
+#include "quiet.h"
 
 static void test_iteration(void)
 {
@@ -201,7 +194,7 @@ int main(void)
 
 	if (!probe)
 		T_SKIP("corpus not built (clang missing)");
-	bpfrt_set_print(quiet);
+	bpfrt_set_print(t_print_quiet);
 	obj = bpfrt_object_open_mem(probe, len, NULL);
 	free(probe);
 	if (!obj && errno == ENOTSUP)
