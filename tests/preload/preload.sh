@@ -178,7 +178,7 @@ if cc -static -o "$T/rawcall_static" "$SRC/rawcall.c" 2>/dev/null; then
 		*) fail "static binary under plain exec: $out" ;; esac
 fi
 out=$("$BPFRT" exec --help)
-case "$out" in "usage: bpfrt exec"*) ok ;; *) fail "exec --help: $out" ;; esac
+case "$out" in "Usage: bpfrt exec"*) ok ;; *) fail "exec --help: $out" ;; esac
 "$BPFRT" exec > /dev/null 2>&1
 [ $? = 2 ] && ok || fail "exec without a command: want status 2"
 out=$("$BPFRT" exec -- /nonexistent/cmd 2>&1)

@@ -23,8 +23,8 @@ expect() { # DESCRIPTION WANT_STATUS WANT_TEXT CMD...
 	case "$out" in *"$text"*) ok ;; *) fail "$desc: output lacks '$text': $out" ;; esac
 }
 
-expect "trace --help" 0 "usage: bpfrt trace" "$BPFRT" trace --help
-expect "trace-log --help" 0 "usage: bpfrt trace-log" "$BPFRT" trace-log --help
+expect "trace --help" 0 "Usage: bpfrt trace" "$BPFRT" trace --help
+expect "trace-log --help" 0 "Usage: bpfrt trace-log" "$BPFRT" trace-log --help
 expect "trace: no arguments" 2 "expected a tracepoint" "$BPFRT" trace
 expect "trace: bad --count" 2 "bad number" "$BPFRT" trace -n x a:b prog
 expect "trace-log: stray argument" 2 "unexpected argument" "$BPFRT" trace-log foo

@@ -26,7 +26,7 @@
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: bpfrt exec [OPTIONS] -- COMMAND [ARGS...]\n\n"
+		"Usage: bpfrt exec [OPTIONS] -- COMMAND [ARGS...]\n\n"
 		"Run COMMAND with libbpfrt-preload.so in LD_PRELOAD: its bpf() system calls\n"
 		"(libbpf's syscall(__NR_bpf, ...), a bpf() symbol) go to bpfrt, so an unmodified\n"
 		"libbpf application or bpftool runs on bpfrt, as any user.  Objects are bpfrt's\n"

@@ -16,7 +16,7 @@
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: bpfrt trace [OPTIONS] TRACEPOINT PROG\n"
+		"Usage: bpfrt trace [OPTIONS] TRACEPOINT PROG\n"
 		"       bpfrt trace --fields [-j] TRACEPOINT\n\n"
 		"Run PROG on every record of the kernel tracepoint TRACEPOINT (CATEGORY:NAME, e.g.\n"
 		"skb:kfree_skb), read through perf_event_open on every CPU (needs root; tracefs is\n"

@@ -19,7 +19,7 @@
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: bpfrt trace-log [OPTIONS]\n\n"
+		"Usage: bpfrt trace-log [OPTIONS]\n\n"
 		"Print the lines programs write with bpf_trace_printk() as they come, from the\n"
 		"trace pipe $BPFRT_FS/trace_pipe (default /dev/shm/bpfrt/trace_pipe), each\n"
 		"\"COMM-TID [CPU] SECONDS: bpf_trace_printk: MESSAGE\".\n\n"
