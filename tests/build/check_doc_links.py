@@ -9,7 +9,10 @@ Fails (exit 1, one line per problem) when
   - a file of src/, include/, tools/, tests/, scripts/, bench/, fuzz/, examples/ or a
     *.md file names `docs/<path>.md` that does not exist;
   - a reference "STATUS.md #N" / "STATUS #N" names an issue that docs/STATUS.md has no
-    "## #N " section for.
+    "## #N " section for;
+  - README.md or a current document of docs/ (not docs/history/, which keeps what was
+    written then) names a file of the repository in backquotes, `src/...`, that does not
+    exist (a built program counts when its .c does).
 STATUS.md is condensed from time to time and its history moved to docs/history/: this
 keeps the comments and docs that point into it honest.
 """
@@ -24,6 +27,7 @@ CODE_EXT = ('.c', '.h', '.def', '.sh', '.py', '.cmake', '.txt', '.md', '.s')
 MD_LINK = re.compile(r'(?<!!)\[[^\]\n]*\]\(([^()\s]+)\)')
 DOC_PATH = re.compile(r'(?<![\w./-])(docs/[\w./-]+?\.md)\b')
 STATUS_REF = re.compile(r'STATUS(?:\.md)?"? #(\d+)')
+REPO_PATH = re.compile(r'`((?:src|tests|tools|bench|fuzz|scripts|include|examples|docs)/[\w./-]+)`')
 
 
 def walk(root, top):
@@ -111,6 +115,19 @@ def main():
                 if m.group(1) not in issues:
                     problems.append('%s: names STATUS.md #%s: docs/STATUS.md has no such '
                                     'section' % (rel, m.group(1)))
+
+    current = [os.path.join(root, 'README.md')] + [
+        p for p in md_files
+        if os.path.dirname(p) == os.path.join(root, 'docs')]
+    for p in current:
+        text = open(p, encoding='utf-8', errors='replace').read()
+        for m in REPO_PATH.finditer(text):
+            path = m.group(1).rstrip('/.')
+            refs += 1
+            full = os.path.join(root, path)
+            if not (os.path.exists(full) or os.path.exists(full + '.c')):
+                problems.append('%s: names `%s`: no such file' % (os.path.relpath(p, root),
+                                                                  path))
 
     for line in sorted(set(problems)):
         print(line)
