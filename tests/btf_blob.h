@@ -56,4 +56,78 @@ static inline int btf_blob_load(int (*bpf)(int cmd, union bpf_attr *attr, unsign
 	return fd;
 }
 
+/* ---- a BTF written type by type -------------------------------------------------------
+ * Types go into data after room for the header (len bytes so far), strings into strs
+ * (str_len bytes; start it at 1 with strs[0] = 0 for the leading NUL); the test writes
+ * the header and appends the strings before the load. */
+struct btf_build {
+	uint8_t data[4096];
+	uint32_t len;      /* type bytes after the header */
+	char strs[1024];
+	uint32_t str_len;
+};
+
+static inline uint32_t btf_build_str(struct btf_build *b, const char *s)
+{
+	uint32_t off = b->str_len;
+
+	memcpy(b->strs + off, s, strlen(s) + 1);
+	b->str_len += (uint32_t)strlen(s) + 1;
+	return off;
+}
+
+static inline void btf_build_put(struct btf_build *b, const void *p, size_t n)
+{
+	memcpy(b->data + sizeof(struct btf_header) + b->len, p, n);
+	b->len += (uint32_t)n;
+}
+
+/* a btf_type of kind with vlen members (or the like) and a size or type id */
+static inline void btf_build_type(struct btf_build *b, const char *name, uint32_t kind,
+				  uint32_t vlen, uint32_t size_or_type)
+{
+	struct btf_type t = { .name_off = name ? btf_build_str(b, name) : 0,
+			      .info = (kind << 24) | (vlen & 0xffff), .size = size_or_type };
+
+	btf_build_put(b, &t, sizeof(t));
+}
+
+static inline void btf_build_member(struct btf_build *b, const char *name, uint32_t tid,
+				    uint32_t bit_off)
+{
+	struct btf_member m = { btf_build_str(b, name), tid, bit_off };
+
+	btf_build_put(b, &m, sizeof(m));
+}
+
+static inline void btf_build_int(struct btf_build *b, const char *name, uint32_t size,
+				 int sign)
+{
+	uint32_t enc = ((sign ? BTF_INT_SIGNED : 0u) << 24) | (size * 8);
+
+	btf_build_type(b, name, BTF_KIND_INT, 0, size);
+	btf_build_put(b, &enc, 4);
+}
+
+/* a DECL_TAG of value on type tid (component comp, -1 for the type itself) */
+static inline void btf_build_tag(struct btf_build *b, const char *value, uint32_t tid,
+				 int32_t comp)
+{
+	btf_build_type(b, value, BTF_KIND_DECL_TAG, 0, tid);
+	btf_build_put(b, &comp, 4);
+}
+
+/* The header written in front of the types and the strings appended: data then holds the
+ * whole BTF; its size in bytes. */
+static inline uint32_t btf_build_finish(struct btf_build *b)
+{
+	struct btf_header h = { .magic = BTF_MAGIC, .version = BTF_VERSION,
+				.hdr_len = sizeof(h), .type_off = 0, .type_len = b->len,
+				.str_off = b->len, .str_len = b->str_len };
+
+	memcpy(b->data, &h, sizeof(h));
+	memcpy(b->data + sizeof(h) + b->len, b->strs, b->str_len);
+	return (uint32_t)sizeof(h) + b->len + b->str_len;
+}
+
 #endif

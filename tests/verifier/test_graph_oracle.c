@@ -20,6 +20,7 @@
 #include "btf/btf.h"
 #include "helpers/helpers.h"
 #include "obj/obj.h"
+#include "btf_blob.h"
 #include "harness.h"
 #include "log_lines.h"
 #include "oracle_load.h"
@@ -43,8 +44,6 @@
 #define LD_CB(d) I(BPF_LD | BPF_IMM | BPF_DW, d, BPF_PSEUDO_FUNC, 0, 0), I(0, 0, 0, 0, 0)
 #define N(p) (sizeof(p) / sizeof(p[0]))
 /* linux/btf.h's encodings (the kernel's btf.h macros are not uapi) */
-#define INFO_ENC(kind, vlen) (((kind) << 24) | ((vlen) & 0xffff))
-#define INT_ENC(enc, bits) (((enc) << 24) | (bits))
 
 /* ---- the program BTF ------------------------------------------------------------------- */
 enum {
@@ -57,153 +56,94 @@ enum {
 	T_BAD_SEC2, T_BAD_LOCK3, T_BAD_ROOT3, T_BAD_TAG3, T_BAD_SEC3,
 };
 
-struct btf_blob {
-	uint8_t data[4096];
-	uint32_t len;      /* type bytes after the header */
-	char strs[1024];
-	uint32_t str_len;
-};
-
-static uint32_t str(struct btf_blob *b, const char *s)
-{
-	uint32_t off = b->str_len;
-
-	memcpy(b->strs + off, s, strlen(s) + 1);
-	b->str_len += (uint32_t)strlen(s) + 1;
-	return off;
-}
-
-static void put(struct btf_blob *b, const void *p, size_t n)
-{
-	memcpy(b->data + sizeof(struct btf_header) + b->len, p, n);
-	b->len += (uint32_t)n;
-}
-
-static void type(struct btf_blob *b, const char *name, uint32_t kind, uint32_t vlen,
-		 uint32_t size_or_type)
-{
-	struct btf_type t = { .name_off = name ? str(b, name) : 0,
-			      .info = INFO_ENC(kind, vlen), .size = size_or_type };
-
-	put(b, &t, sizeof(t));
-}
-
-static void member(struct btf_blob *b, const char *name, uint32_t tid, uint32_t bit_off)
-{
-	struct btf_member m = { str(b, name), tid, bit_off };
-
-	put(b, &m, sizeof(m));
-}
-
-static void int_type(struct btf_blob *b, const char *name, uint32_t size, int sign)
-{
-	uint32_t enc = INT_ENC(sign ? BTF_INT_SIGNED : 0u, size * 8);
-
-	type(b, name, BTF_KIND_INT, 0, size);
-	put(b, &enc, 4);
-}
-
-static void tag(struct btf_blob *b, const char *value, uint32_t tid, int32_t comp)
-{
-	type(b, value, BTF_KIND_DECL_TAG, 0, tid);
-	put(b, &comp, 4);
-}
 
 /* VAR lock (id first), VAR root tagged contains, DATASEC name of both (24 bytes) */
-static void bad_section(struct btf_blob *b, const char *name, const char *contains,
+static void bad_section(struct btf_build *b, const char *name, const char *contains,
 			uint32_t first)
 {
 	struct btf_var linkage = { BTF_VAR_GLOBAL_ALLOCATED };
 	struct btf_var_secinfo vs[2] = { { first, 0, 4 }, { first + 1, 8, 16 } };
 
-	type(b, "glock", BTF_KIND_VAR, 0, T_LOCK);
-	put(b, &linkage, sizeof(linkage));
-	type(b, "groot", BTF_KIND_VAR, 0, T_ROOT);
-	put(b, &linkage, sizeof(linkage));
-	tag(b, contains, first + 1, -1);
-	type(b, name, BTF_KIND_DATASEC, 2, 24);
-	put(b, vs, sizeof(vs));
+	btf_build_type(b, "glock", BTF_KIND_VAR, 0, T_LOCK);
+	btf_build_put(b, &linkage, sizeof(linkage));
+	btf_build_type(b, "groot", BTF_KIND_VAR, 0, T_ROOT);
+	btf_build_put(b, &linkage, sizeof(linkage));
+	btf_build_tag(b, contains, first + 1, -1);
+	btf_build_type(b, name, BTF_KIND_DATASEC, 2, 24);
+	btf_build_put(b, vs, sizeof(vs));
 }
 
 /* struct node_data { u64 key; struct bpf_list_node l; }, struct map_val { bpf_spin_lock
  * lock; bpf_list_head head __contains(node_data, l); }, struct foo { lock; int data; },
  * struct node_rc { u64 key; bpf_list_node l; bpf_refcount ref; }, struct plain { u64 a,
  * b; }, struct rc_val { lock; head __contains(node_rc, l); } and int prog(void *ctx) */
-static void build_btf(struct btf_blob *b)
+static void build_btf(struct btf_build *b)
 {
-	struct btf_header *h = (struct btf_header *)(void *)b->data;
 	struct btf_param p;
 
 	memset(b, 0, sizeof(*b));
-	str(b, "");
-	int_type(b, "int", 4, 1);
-	int_type(b, "u64", 8, 0);
-	type(b, "bpf_spin_lock", BTF_KIND_STRUCT, 1, 4);
-	member(b, "val", T_INT, 0);
-	type(b, "bpf_list_head", BTF_KIND_STRUCT, 2, 16);
-	member(b, "a", T_U64, 0), member(b, "b", T_U64, 64);
-	type(b, "bpf_list_node", BTF_KIND_STRUCT, 3, 24);
-	member(b, "a", T_U64, 0), member(b, "b", T_U64, 64), member(b, "c", T_U64, 128);
-	type(b, "bpf_refcount", BTF_KIND_STRUCT, 1, 4);
-	member(b, "r", T_INT, 0);
-	type(b, "node_data", BTF_KIND_STRUCT, 2, 32);
-	member(b, "key", T_U64, 0), member(b, "l", T_NODE, 64);
-	type(b, "map_val", BTF_KIND_STRUCT, 2, 24);
-	member(b, "lock", T_LOCK, 0), member(b, "head", T_HEAD, 64);
-	tag(b, "contains:node_data:l", T_MAP_VAL, 1);
-	type(b, NULL, BTF_KIND_PTR, 0, 0);
-	type(b, NULL, BTF_KIND_FUNC_PROTO, 1, T_INT);
-	p = (struct btf_param){ str(b, "ctx"), T_VOIDP };
-	put(b, &p, sizeof(p));
-	type(b, "prog", BTF_KIND_FUNC, BTF_FUNC_GLOBAL, T_PROTO);
-	type(b, "foo", BTF_KIND_STRUCT, 2, 8);
-	member(b, "lock", T_LOCK, 0), member(b, "data", T_INT, 32);
-	type(b, "node_rc", BTF_KIND_STRUCT, 3, 40);
-	member(b, "key", T_U64, 0), member(b, "l", T_NODE, 64), member(b, "ref", T_REF, 256);
-	type(b, "plain", BTF_KIND_STRUCT, 2, 16);
-	member(b, "a", T_U64, 0), member(b, "b", T_U64, 64);
-	type(b, "rc_val", BTF_KIND_STRUCT, 2, 24);
-	member(b, "lock", T_LOCK, 0), member(b, "head", T_HEAD, 64);
-	tag(b, "contains:node_rc:l", T_RC_VAL, 1);
+	btf_build_str(b, "");
+	btf_build_int(b, "int", 4, 1);
+	btf_build_int(b, "u64", 8, 0);
+	btf_build_type(b, "bpf_spin_lock", BTF_KIND_STRUCT, 1, 4);
+	btf_build_member(b, "val", T_INT, 0);
+	btf_build_type(b, "bpf_list_head", BTF_KIND_STRUCT, 2, 16);
+	btf_build_member(b, "a", T_U64, 0), btf_build_member(b, "b", T_U64, 64);
+	btf_build_type(b, "bpf_list_node", BTF_KIND_STRUCT, 3, 24);
+	btf_build_member(b, "a", T_U64, 0), btf_build_member(b, "b", T_U64, 64), btf_build_member(b, "c", T_U64, 128);
+	btf_build_type(b, "bpf_refcount", BTF_KIND_STRUCT, 1, 4);
+	btf_build_member(b, "r", T_INT, 0);
+	btf_build_type(b, "node_data", BTF_KIND_STRUCT, 2, 32);
+	btf_build_member(b, "key", T_U64, 0), btf_build_member(b, "l", T_NODE, 64);
+	btf_build_type(b, "map_val", BTF_KIND_STRUCT, 2, 24);
+	btf_build_member(b, "lock", T_LOCK, 0), btf_build_member(b, "head", T_HEAD, 64);
+	btf_build_tag(b, "contains:node_data:l", T_MAP_VAL, 1);
+	btf_build_type(b, NULL, BTF_KIND_PTR, 0, 0);
+	btf_build_type(b, NULL, BTF_KIND_FUNC_PROTO, 1, T_INT);
+	p = (struct btf_param){ btf_build_str(b, "ctx"), T_VOIDP };
+	btf_build_put(b, &p, sizeof(p));
+	btf_build_type(b, "prog", BTF_KIND_FUNC, BTF_FUNC_GLOBAL, T_PROTO);
+	btf_build_type(b, "foo", BTF_KIND_STRUCT, 2, 8);
+	btf_build_member(b, "lock", T_LOCK, 0), btf_build_member(b, "data", T_INT, 32);
+	btf_build_type(b, "node_rc", BTF_KIND_STRUCT, 3, 40);
+	btf_build_member(b, "key", T_U64, 0), btf_build_member(b, "l", T_NODE, 64), btf_build_member(b, "ref", T_REF, 256);
+	btf_build_type(b, "plain", BTF_KIND_STRUCT, 2, 16);
+	btf_build_member(b, "a", T_U64, 0), btf_build_member(b, "b", T_U64, 64);
+	btf_build_type(b, "rc_val", BTF_KIND_STRUCT, 2, 24);
+	btf_build_member(b, "lock", T_LOCK, 0), btf_build_member(b, "head", T_HEAD, 64);
+	btf_build_tag(b, "contains:node_rc:l", T_RC_VAL, 1);
 	/* struct node_rb { u64 key; bpf_rb_node n; }, struct rb_val { lock; bpf_rb_root root
 	 * __contains(node_rb, n); }, objects holding a list and a tree (struct holder,
 	 * struct rb_holder), and the static less(a, b) callback */
-	type(b, "bpf_rb_root", BTF_KIND_STRUCT, 2, 16);
-	member(b, "a", T_U64, 0), member(b, "b", T_U64, 64);
-	type(b, "bpf_rb_node", BTF_KIND_STRUCT, 4, 32);
-	member(b, "a", T_U64, 0), member(b, "b", T_U64, 64), member(b, "c", T_U64, 128);
-	member(b, "d", T_U64, 192);
-	type(b, "node_rb", BTF_KIND_STRUCT, 2, 40);
-	member(b, "key", T_U64, 0), member(b, "n", T_RBNODE, 64);
-	type(b, "rb_val", BTF_KIND_STRUCT, 2, 24);
-	member(b, "lock", T_LOCK, 0), member(b, "root", T_ROOT, 64);
-	tag(b, "contains:node_rb:n", T_RB_VAL, 1);
-	type(b, "holder", BTF_KIND_STRUCT, 2, 24);
-	member(b, "lock", T_LOCK, 0), member(b, "head", T_HEAD, 64);
-	tag(b, "contains:node_data:l", T_HOLDER, 1);
-	type(b, "rb_holder", BTF_KIND_STRUCT, 2, 24);
-	member(b, "lock", T_LOCK, 0), member(b, "root", T_ROOT, 64);
-	tag(b, "contains:node_rb:n", T_RB_HOLDER, 1);
-	type(b, NULL, BTF_KIND_FUNC_PROTO, 2, T_INT);
-	p = (struct btf_param){ str(b, "a"), T_VOIDP };
-	put(b, &p, sizeof(p));
-	p = (struct btf_param){ str(b, "b"), T_VOIDP };
-	put(b, &p, sizeof(p));
-	type(b, "less", BTF_KIND_FUNC, BTF_FUNC_STATIC, T_PROTO2);
+	btf_build_type(b, "bpf_rb_root", BTF_KIND_STRUCT, 2, 16);
+	btf_build_member(b, "a", T_U64, 0), btf_build_member(b, "b", T_U64, 64);
+	btf_build_type(b, "bpf_rb_node", BTF_KIND_STRUCT, 4, 32);
+	btf_build_member(b, "a", T_U64, 0), btf_build_member(b, "b", T_U64, 64), btf_build_member(b, "c", T_U64, 128);
+	btf_build_member(b, "d", T_U64, 192);
+	btf_build_type(b, "node_rb", BTF_KIND_STRUCT, 2, 40);
+	btf_build_member(b, "key", T_U64, 0), btf_build_member(b, "n", T_RBNODE, 64);
+	btf_build_type(b, "rb_val", BTF_KIND_STRUCT, 2, 24);
+	btf_build_member(b, "lock", T_LOCK, 0), btf_build_member(b, "root", T_ROOT, 64);
+	btf_build_tag(b, "contains:node_rb:n", T_RB_VAL, 1);
+	btf_build_type(b, "holder", BTF_KIND_STRUCT, 2, 24);
+	btf_build_member(b, "lock", T_LOCK, 0), btf_build_member(b, "head", T_HEAD, 64);
+	btf_build_tag(b, "contains:node_data:l", T_HOLDER, 1);
+	btf_build_type(b, "rb_holder", BTF_KIND_STRUCT, 2, 24);
+	btf_build_member(b, "lock", T_LOCK, 0), btf_build_member(b, "root", T_ROOT, 64);
+	btf_build_tag(b, "contains:node_rb:n", T_RB_HOLDER, 1);
+	btf_build_type(b, NULL, BTF_KIND_FUNC_PROTO, 2, T_INT);
+	p = (struct btf_param){ btf_build_str(b, "a"), T_VOIDP };
+	btf_build_put(b, &p, sizeof(p));
+	p = (struct btf_param){ btf_build_str(b, "b"), T_VOIDP };
+	btf_build_put(b, &p, sizeof(p));
+	btf_build_type(b, "less", BTF_KIND_FUNC, BTF_FUNC_STATIC, T_PROTO2);
 	/* sections of a lock and a root whose "contains:" does not parse: a struct the BTF
 	 * lacks, a list node for a tree, a node field the struct lacks (in a struct, such a
 	 * root fails the BTF's load; in a section, only the map's record) */
 	bad_section(b, ".data.A", "contains:missing:n", T_BAD_LOCK1);
 	bad_section(b, ".data.B", "contains:node_data:l", T_BAD_LOCK2);
 	bad_section(b, ".data.C", "contains:node_rb:nope", T_BAD_LOCK3);
-	h->magic = BTF_MAGIC;
-	h->version = BTF_VERSION;
-	h->hdr_len = sizeof(*h);
-	h->type_off = 0;
-	h->type_len = b->len;
-	h->str_off = b->len;
-	h->str_len = b->str_len;
-	memcpy(b->data + sizeof(*h) + b->len, b->strs, b->str_len);
+	btf_build_finish(b);
 }
 
 /* ---- the two sides ---------------------------------------------------------------------- */
@@ -223,7 +163,7 @@ static int cb_len; /* the program's callback: its last cb_len instructions, 0: n
 static int no_btf, whole_log;
 static char klog[1 << 20], blog[1 << 20];
 
-static int side_setup(struct side *s, const struct btf_blob *b)
+static int side_setup(struct side *s, const struct btf_build *b)
 {
 	union bpf_attr a;
 
@@ -868,33 +808,24 @@ static void bad_record_rules(void)
 	 * (btf_parse_struct_metas()) */
 	for (int k = 0; k < 2; k++) {
 		static const char *const tags[] = { "contains:missing:n", "contains:bad:lock" };
-		struct btf_header *h;
-		struct btf_blob bb;
+		struct btf_build bb;
 		union bpf_attr a;
 		int kfd, bfd, ke, be;
 
 		memset(&bb, 0, sizeof(bb));
-		h = (struct btf_header *)(void *)bb.data;
-		str(&bb, "");
-		int_type(&bb, "int", 4, 1);
-		int_type(&bb, "u64", 8, 0);
-		type(&bb, "bpf_spin_lock", BTF_KIND_STRUCT, 1, 4);
-		member(&bb, "val", 1, 0);
-		type(&bb, "bpf_rb_root", BTF_KIND_STRUCT, 2, 16);
-		member(&bb, "a", 2, 0), member(&bb, "b", 2, 64);
-		type(&bb, "bad", BTF_KIND_STRUCT, 2, 24);
-		member(&bb, "lock", 3, 0), member(&bb, "root", 4, 64);
-		tag(&bb, tags[k], 5, 1);
-		h->magic = BTF_MAGIC;
-		h->version = BTF_VERSION;
-		h->hdr_len = sizeof(*h);
-		h->type_len = bb.len;
-		h->str_off = bb.len;
-		h->str_len = bb.str_len;
-		memcpy(bb.data + sizeof(*h) + bb.len, bb.strs, bb.str_len);
+		btf_build_str(&bb, "");
+		btf_build_int(&bb, "int", 4, 1);
+		btf_build_int(&bb, "u64", 8, 0);
+		btf_build_type(&bb, "bpf_spin_lock", BTF_KIND_STRUCT, 1, 4);
+		btf_build_member(&bb, "val", 1, 0);
+		btf_build_type(&bb, "bpf_rb_root", BTF_KIND_STRUCT, 2, 16);
+		btf_build_member(&bb, "a", 2, 0), btf_build_member(&bb, "b", 2, 64);
+		btf_build_type(&bb, "bad", BTF_KIND_STRUCT, 2, 24);
+		btf_build_member(&bb, "lock", 3, 0), btf_build_member(&bb, "root", 4, 64);
+		btf_build_tag(&bb, tags[k], 5, 1);
 		memset(&a, 0, sizeof(a));
+		a.btf_size = btf_build_finish(&bb);
 		a.btf = (uintptr_t)bb.data;
-		a.btf_size = (uint32_t)sizeof(*h) + bb.len + bb.str_len;
 		kfd = ks.bpf(BPF_BTF_LOAD, &a, sizeof(a));
 		ke = kfd < 0 ? errno : 0;
 		bfd = bs.bpf(BPF_BTF_LOAD, &a, sizeof(a));
@@ -949,7 +880,7 @@ static void bad_record_rules(void)
 
 int main(void)
 {
-	struct btf_blob b;
+	struct btf_build b;
 	int err;
 
 	if (geteuid() != 0)

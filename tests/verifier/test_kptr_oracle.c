@@ -25,6 +25,7 @@
 #include "btf/btf.h"
 #include "helpers/helpers.h"
 #include "obj/obj.h"
+#include "btf_blob.h"
 #include "harness.h"
 #include "log_lines.h"
 #include "oracle_load.h"
@@ -47,8 +48,6 @@
 #define LD_MAP(d, which) I(BPF_LD | BPF_IMM | BPF_DW, d, BPF_PSEUDO_MAP_FD, 0, -(which)), \
 			 I(0, 0, 0, 0, 0)
 #define N(p) (sizeof(p) / sizeof(p[0]))
-#define INFO_ENC(kind, vlen) (((kind) << 24) | ((vlen) & 0xffff))
-#define INT_ENC(enc, bits) (((enc) << 24) | (bits))
 
 /* ---- the program BTF ------------------------------------------------------------------- */
 enum {
@@ -59,62 +58,17 @@ enum {
 	T_BIG3,
 };
 
-struct btf_blob {
-	uint8_t data[4096];
-	uint32_t len;
-	char strs[1024];
-	uint32_t str_len;
-};
-
-static uint32_t str(struct btf_blob *b, const char *s)
-{
-	uint32_t off = b->str_len;
-
-	memcpy(b->strs + off, s, strlen(s) + 1);
-	b->str_len += (uint32_t)strlen(s) + 1;
-	return off;
-}
-
-static void put(struct btf_blob *b, const void *p, size_t n)
-{
-	memcpy(b->data + sizeof(struct btf_header) + b->len, p, n);
-	b->len += (uint32_t)n;
-}
-
-static void type(struct btf_blob *b, const char *name, uint32_t kind, uint32_t vlen,
-		 uint32_t size_or_type)
-{
-	struct btf_type t = { .name_off = name ? str(b, name) : 0,
-			      .info = INFO_ENC(kind, vlen), .size = size_or_type };
-
-	put(b, &t, sizeof(t));
-}
-
-static void member(struct btf_blob *b, const char *name, uint32_t tid, uint32_t bit_off)
-{
-	struct btf_member m = { str(b, name), tid, bit_off };
-
-	put(b, &m, sizeof(m));
-}
-
-static void int_type(struct btf_blob *b, const char *name, uint32_t size, int sign)
-{
-	uint32_t enc = INT_ENC(sign ? BTF_INT_SIGNED : 0u, size * 8);
-
-	type(b, name, BTF_KIND_INT, 0, size);
-	put(b, &enc, 4);
-}
 
 /* an array of n u64 (type arr_id) and a struct of it */
-static void array_struct(struct btf_blob *b, const char *name, uint32_t n, uint32_t arr_id)
+static void array_struct(struct btf_build *b, const char *name, uint32_t n, uint32_t arr_id)
 {
 	int ints = !strcmp(name, "big3");
 	struct btf_array a = { ints ? T_INT : T_U64, T_INT, n };
 
-	type(b, NULL, BTF_KIND_ARRAY, 0, 0);
-	put(b, &a, sizeof(a));
-	type(b, name, BTF_KIND_STRUCT, 1, n * (ints ? 4 : 8));
-	member(b, "a", arr_id, 0);
+	btf_build_type(b, NULL, BTF_KIND_ARRAY, 0, 0);
+	btf_build_put(b, &a, sizeof(a));
+	btf_build_type(b, name, BTF_KIND_STRUCT, 1, n * (ints ? 4 : 8));
+	btf_build_member(b, "a", arr_id, 0);
 }
 
 /* struct plain { u64 a, b; }, struct kval { u64 x; struct plain __kptr *p; }, struct
@@ -123,51 +77,50 @@ static void array_struct(struct btf_blob *b, const char *name, uint32_t n, uint3
  * struct rcval { u64 x; struct rcnode __kptr *r; }, struct uval { u64 x; struct plain
  * __kptr_untrusted *u; }, struct pval { u64 x; struct plain __percpu_kptr *p; } and
  * int prog(void *ctx) */
-static void build_btf(struct btf_blob *b)
+static void build_btf(struct btf_build *b)
 {
-	struct btf_header *h = (struct btf_header *)(void *)b->data;
 	struct btf_param p;
 
 	memset(b, 0, sizeof(*b));
-	str(b, "");
-	int_type(b, "int", 4, 1);
-	int_type(b, "u64", 8, 0);
-	type(b, "bpf_refcount", BTF_KIND_STRUCT, 1, 4);
-	member(b, "r", T_INT, 0);
-	type(b, "plain", BTF_KIND_STRUCT, 2, 16);
-	member(b, "a", T_U64, 0), member(b, "b", T_U64, 64);
-	type(b, "kptr", BTF_KIND_TYPE_TAG, 0, T_PLAIN);
-	type(b, NULL, BTF_KIND_PTR, 0, T_TAG_PLAIN);
-	type(b, "kval", BTF_KIND_STRUCT, 2, 16);
-	member(b, "x", T_U64, 0), member(b, "p", T_PTR_PLAIN, 64);
-	type(b, NULL, BTF_KIND_PTR, 0, 0);
-	type(b, NULL, BTF_KIND_FUNC_PROTO, 1, T_INT);
-	p = (struct btf_param){ str(b, "ctx"), T_VOIDP };
-	put(b, &p, sizeof(p));
-	type(b, "prog", BTF_KIND_FUNC, BTF_FUNC_GLOBAL, T_PROTO);
-	type(b, "other", BTF_KIND_STRUCT, 4, 32);
-	member(b, "a", T_U64, 0), member(b, "b", T_U64, 64), member(b, "c", T_U64, 128);
-	member(b, "d", T_U64, 192);
-	type(b, "holder", BTF_KIND_STRUCT, 2, 16);
-	member(b, "k", T_U64, 0), member(b, "inner", T_PTR_PLAIN, 64);
-	type(b, "kptr", BTF_KIND_TYPE_TAG, 0, T_HOLDER);
-	type(b, NULL, BTF_KIND_PTR, 0, T_TAG_HOLDER);
-	type(b, "hval", BTF_KIND_STRUCT, 2, 16);
-	member(b, "x", T_U64, 0), member(b, "h", T_PTR_HOLDER, 64);
-	type(b, "rcnode", BTF_KIND_STRUCT, 2, 16);
-	member(b, "data", T_U64, 0), member(b, "ref", T_REF, 64);
-	type(b, "kptr", BTF_KIND_TYPE_TAG, 0, T_RCNODE);
-	type(b, NULL, BTF_KIND_PTR, 0, T_TAG_RC);
-	type(b, "rcval", BTF_KIND_STRUCT, 2, 16);
-	member(b, "x", T_U64, 0), member(b, "r", T_PTR_RC, 64);
-	type(b, "kptr_untrusted", BTF_KIND_TYPE_TAG, 0, T_PLAIN);
-	type(b, NULL, BTF_KIND_PTR, 0, T_TAG_UNTR);
-	type(b, "uval", BTF_KIND_STRUCT, 2, 16);
-	member(b, "x", T_U64, 0), member(b, "u", T_PTR_UNTR, 64);
-	type(b, "percpu_kptr", BTF_KIND_TYPE_TAG, 0, T_PLAIN);
-	type(b, NULL, BTF_KIND_PTR, 0, T_TAG_PCPU);
-	type(b, "pval", BTF_KIND_STRUCT, 2, 16);
-	member(b, "x", T_U64, 0), member(b, "p", T_PTR_PCPU, 64);
+	btf_build_str(b, "");
+	btf_build_int(b, "int", 4, 1);
+	btf_build_int(b, "u64", 8, 0);
+	btf_build_type(b, "bpf_refcount", BTF_KIND_STRUCT, 1, 4);
+	btf_build_member(b, "r", T_INT, 0);
+	btf_build_type(b, "plain", BTF_KIND_STRUCT, 2, 16);
+	btf_build_member(b, "a", T_U64, 0), btf_build_member(b, "b", T_U64, 64);
+	btf_build_type(b, "kptr", BTF_KIND_TYPE_TAG, 0, T_PLAIN);
+	btf_build_type(b, NULL, BTF_KIND_PTR, 0, T_TAG_PLAIN);
+	btf_build_type(b, "kval", BTF_KIND_STRUCT, 2, 16);
+	btf_build_member(b, "x", T_U64, 0), btf_build_member(b, "p", T_PTR_PLAIN, 64);
+	btf_build_type(b, NULL, BTF_KIND_PTR, 0, 0);
+	btf_build_type(b, NULL, BTF_KIND_FUNC_PROTO, 1, T_INT);
+	p = (struct btf_param){ btf_build_str(b, "ctx"), T_VOIDP };
+	btf_build_put(b, &p, sizeof(p));
+	btf_build_type(b, "prog", BTF_KIND_FUNC, BTF_FUNC_GLOBAL, T_PROTO);
+	btf_build_type(b, "other", BTF_KIND_STRUCT, 4, 32);
+	btf_build_member(b, "a", T_U64, 0), btf_build_member(b, "b", T_U64, 64), btf_build_member(b, "c", T_U64, 128);
+	btf_build_member(b, "d", T_U64, 192);
+	btf_build_type(b, "holder", BTF_KIND_STRUCT, 2, 16);
+	btf_build_member(b, "k", T_U64, 0), btf_build_member(b, "inner", T_PTR_PLAIN, 64);
+	btf_build_type(b, "kptr", BTF_KIND_TYPE_TAG, 0, T_HOLDER);
+	btf_build_type(b, NULL, BTF_KIND_PTR, 0, T_TAG_HOLDER);
+	btf_build_type(b, "hval", BTF_KIND_STRUCT, 2, 16);
+	btf_build_member(b, "x", T_U64, 0), btf_build_member(b, "h", T_PTR_HOLDER, 64);
+	btf_build_type(b, "rcnode", BTF_KIND_STRUCT, 2, 16);
+	btf_build_member(b, "data", T_U64, 0), btf_build_member(b, "ref", T_REF, 64);
+	btf_build_type(b, "kptr", BTF_KIND_TYPE_TAG, 0, T_RCNODE);
+	btf_build_type(b, NULL, BTF_KIND_PTR, 0, T_TAG_RC);
+	btf_build_type(b, "rcval", BTF_KIND_STRUCT, 2, 16);
+	btf_build_member(b, "x", T_U64, 0), btf_build_member(b, "r", T_PTR_RC, 64);
+	btf_build_type(b, "kptr_untrusted", BTF_KIND_TYPE_TAG, 0, T_PLAIN);
+	btf_build_type(b, NULL, BTF_KIND_PTR, 0, T_TAG_UNTR);
+	btf_build_type(b, "uval", BTF_KIND_STRUCT, 2, 16);
+	btf_build_member(b, "x", T_U64, 0), btf_build_member(b, "u", T_PTR_UNTR, 64);
+	btf_build_type(b, "percpu_kptr", BTF_KIND_TYPE_TAG, 0, T_PLAIN);
+	btf_build_type(b, NULL, BTF_KIND_PTR, 0, T_TAG_PCPU);
+	btf_build_type(b, "pval", BTF_KIND_STRUCT, 2, 16);
+	btf_build_member(b, "x", T_U64, 0), btf_build_member(b, "p", T_PTR_PCPU, 64);
 	/* struct big { u64 a[511]; } (4,088 bytes: bpf_mem_alloc()'s largest with its 8-byte
 	 * link), big2 { u64 a[512]; } (4,096), pbig { u64 a[64]; } (512: the percpu limit),
 	 * pbig2 { u64 a[65]; } */
@@ -176,14 +129,7 @@ static void build_btf(struct btf_blob *b)
 	array_struct(b, "pbig", 64, T_ARR_64);
 	array_struct(b, "pbig2", 65, T_ARR_65);
 	array_struct(b, "big3", 1023, T_ARR_1023); /* { int a[1023]; }: 4,092 bytes */
-	h->magic = BTF_MAGIC;
-	h->version = BTF_VERSION;
-	h->hdr_len = sizeof(*h);
-	h->type_off = 0;
-	h->type_len = b->len;
-	h->str_off = b->len;
-	h->str_len = b->str_len;
-	memcpy(b->data + sizeof(*h) + b->len, b->strs, b->str_len);
+	btf_build_finish(b);
 }
 
 /* ---- the two sides ---------------------------------------------------------------------- */
@@ -221,7 +167,7 @@ static int map_create(struct side *s, uint32_t mtype, uint32_t vtype, uint32_t f
 	return s->bpf(BPF_MAP_CREATE, &a, sizeof(a));
 }
 
-static int side_setup(struct side *s, const struct btf_blob *b)
+static int side_setup(struct side *s, const struct btf_build *b)
 {
 	static const uint32_t vt[NMAPS + 1] = { 0, T_KVAL, T_KVAL, T_HVAL, T_RCVAL, T_UVAL,
 						T_PVAL, T_KVAL };
@@ -639,7 +585,7 @@ static void create_rules(void)
 
 int main(void)
 {
-	struct btf_blob b;
+	struct btf_build b;
 	long before;
 	int err;
 
