@@ -46,34 +46,6 @@ static int raw_tp_link(sys_fn sys, int prog)
 	return sys(BPF_RAW_TRACEPOINT_OPEN, &a, sizeof(a));
 }
 
-static uint32_t link_id(sys_fn sys, int fd)
-{
-	struct bpf_link_info info;
-	union bpf_attr a;
-
-	memset(&info, 0, sizeof(info));
-	memset(&a, 0, sizeof(a));
-	a.info.bpf_fd = (uint32_t)fd;
-	a.info.info_len = sizeof(info);
-	a.info.info = (uint64_t)(uintptr_t)&info;
-	return sys(BPF_OBJ_GET_INFO_BY_FD, &a, sizeof(a)) ? 0 : info.id;
-}
-
-/* GET_FD_BY_ID at once: 1 (an fd, closed) or -errno */
-static int by_id(sys_fn sys, uint32_t id)
-{
-	union bpf_attr a;
-	int fd;
-
-	memset(&a, 0, sizeof(a));
-	a.link_id = id;
-	fd = sys(BPF_LINK_GET_FD_BY_ID, &a, sizeof(a));
-	if (fd < 0)
-		return -errno;
-	close(fd);
-	return 1;
-}
-
 static int threads(void)
 {
 	DIR *d = opendir("/proc/self/task");
@@ -95,7 +67,7 @@ static int rounds(sys_fn sys, int use_link_close, int *extra_threads)
 	*extra_threads = 0;
 	for (int r = 0; r < ROUNDS; r++) {
 		int prog = raw_tp_prog(sys), link = prog >= 0 ? raw_tp_link(sys, prog) : -1;
-		uint32_t id = link >= 0 ? link_id(sys, link) : 0;
+		uint32_t id = link >= 0 ? diff_id_of(sys, link) : 0;
 
 		if (prog >= 0)
 			close(prog);
@@ -105,7 +77,7 @@ static int rounds(sys_fn sys, int use_link_close, int *extra_threads)
 			T_EQ_INT(0, bpfrt_link_close(link));
 		else
 			close(link);
-		gone += by_id(sys, id) == -ENOENT;
+		gone += diff_by_id(sys, BPF_LINK_GET_FD_BY_ID, id) == -ENOENT;
 		if (threads() > base)
 			++*extra_threads;
 	}
@@ -154,14 +126,14 @@ int main(void)
 	T_ASSERT(copy >= 0);
 	if (prog >= 0)
 		close(prog);
-	id = link >= 0 ? link_id(sys_bpfrt, link) : 0;
+	id = link >= 0 ? diff_id_of(sys_bpfrt, link) : 0;
 	T_EQ_INT(0, bpfrt_link_close(link));
 	/* still a live link, as the kernel's with a copy of its fd open */
 	T_EQ_INT(0, bpfrt_link_stats(copy, &st));
-	T_EQ_INT(1, by_id(sys_bpfrt, id));
+	T_EQ_INT(1, diff_by_id(sys_bpfrt, BPF_LINK_GET_FD_BY_ID, id));
 	T_EQ_INT(base + 1, threads());
 	T_EQ_INT(0, bpfrt_link_close(copy));
-	T_EQ_INT(-ENOENT, by_id(sys_bpfrt, id));
+	T_EQ_INT(-ENOENT, diff_by_id(sys_bpfrt, BPF_LINK_GET_FD_BY_ID, id));
 	T_EQ_INT(base, threads());
 	T_EQ_INT(-EBADF, bpfrt_link_stats(copy, &st));
 
