@@ -145,6 +145,21 @@ else
 	echo "NOTE many-program rows skipped: no corpus at $corpus_dir (docs/CORPUS.md)" >>"$raw"
 fi
 
+# the open alone (bench/open_bench.c): every object of the corpus, bpfrt against libbpf,
+# thread CPU time, the sides taking turns object by object; its summary lines go to $raw
+if [ -d "$corpus_dir" ] && pkg-config --exists libbpf; then
+	# shellcheck disable=SC2086
+	gcc -O2 -std=gnu11 -Wall -Iinclude bench/open_bench.c build-release/libbpfrt.a $libs $extra \
+		-o "$OUT/open_bench"
+	mapfile -t open_objs < <(find "$corpus_dir" -name '*.o' -type f | sort)
+	if [ "${#open_objs[@]}" -gt 0 ]; then
+		taskset -c "$CPU" "$OUT/open_bench" -q -n $((3 * REPS)) "${open_objs[@]}" 2>/dev/null |
+			grep -E '^(SUMMARY|RATIO|WORST|BEST) ' | sed 's/^/OPEN /' >>"$raw" || true
+	fi
+else
+	echo "NOTE open row skipped: no corpus at $corpus_dir (docs/CORPUS.md) or no libbpf" >>"$raw"
+fi
+
 # the real-world corpus, once: every program alone, open + load (verification) + close
 corpus_line="NOTE corpus row skipped: no corpus at $corpus_dir (docs/CORPUS.md), libbpf or root"
 if [ -d "$corpus_dir" ] && [ "$(id -u)" = 0 ] && pkg-config --exists libbpf; then
@@ -161,7 +176,7 @@ python3 - "$raw" "${#objs[@]}" "${#cli_objs[@]}" <<'PY'
 import statistics, sys
 raw, total, cli_total = sys.argv[1], sys.argv[2], sys.argv[3]
 res, notes, corpus_line = {}, [], None
-per_obj, cli_obj, nprogs, many_order = {}, {}, {}, []
+per_obj, cli_obj, nprogs, many_order, open_lines = {}, {}, {}, [], []
 for line in open(raw):
     f = line.split()
     if f[0] == 'RES':
@@ -176,6 +191,8 @@ for line in open(raw):
             many_order.append(f[2])
     elif f[0] == 'MANYPROGS':
         nprogs[f[1]] = f[2]
+    elif f[0] == 'OPEN':
+        open_lines.append(f[1:])
     elif f[0] == 'CORPUS':
         corpus_line = line.split(None, 1)[1].strip()
     elif line.startswith('NOTE') and line not in notes:
@@ -247,6 +264,19 @@ if many_order:
     print('A "-" is a side that does not load the object (loader_bench times an object only '
           'when every library side loads it: "skipped" below); an object neither tool loads '
           'has no row.\n')
+if open_lines:
+    print('The open alone (bpfrt_object_open_file against libbpf\'s bpf_object__open_file, '
+          'bench/open_bench.c): every object of the real-world corpus, thread CPU time, the '
+          'sides taking turns object by object; per object the median of the passes, then '
+          'the distribution of the ratios bpfrt / libbpf over the objects both open.\n')
+    for f in open_lines:
+        if f[0] in ('SUMMARY', 'RATIO'):
+            print('- ' + ' '.join(f[1:]))
+    worst = [f for f in open_lines if f[0] == 'WORST']
+    if worst:
+        print('- worst ratios: ' + '; '.join(
+            f'{w[2].rsplit("/", 2)[-2]}/{w[2].rsplit("/", 1)[-1]} {w[1]}x' for w in worst))
+    print()
 if corpus_line:
     print('Real-world corpus (docs/CORPUS.md), each program loaded alone into the kernel '
           '(libbpf) and into bpfrt, one run (tests/corpus/corpus_diff):\n')
