@@ -5,9 +5,11 @@
 #include "attach/pcap_io.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #ifdef BPFRT_HAVE_PCAP
 #include <pcap/pcap.h>
@@ -17,7 +19,7 @@
 /* libpcap is opened on first use, not linked (util/dl.h: it costs every process that
  * links libbpfrt ~3 ms at start-up).  Its header still declares the types and calls. */
 #define PCAP_CALLS(X)                                                                    \
-	X(pcap_fopen_offline) X(pcap_datalink) X(pcap_snapshot) X(pcap_next_ex)          \
+	X(pcap_datalink) X(pcap_snapshot) X(pcap_next_ex)                                \
 	X(pcap_geterr) X(pcap_close) X(pcap_open_dead) X(pcap_dump_open) X(pcap_dump)    \
 	X(pcap_dump_flush) X(pcap_dump_close) X(pcap_compile) X(pcap_freecode)           \
 	X(pcap_offline_filter) X(pcap_datalink_val_to_name) X(pcap_open_offline)
@@ -53,7 +55,6 @@ static int pc_load(char *err, size_t errlen)
 }
 
 /* from here on a call of libpcap goes through the table */
-#define pcap_fopen_offline pc.pcap_fopen_offline
 #define pcap_datalink pc.pcap_datalink
 #define pcap_snapshot pc.pcap_snapshot
 #define pcap_next_ex pc.pcap_next_ex
@@ -95,31 +96,34 @@ int brt_pcap_open(const char *path, struct brt_pcap_reader **out, char *err, siz
 {
 	char ebuf[PCAP_ERRBUF_SIZE] = "";
 	struct brt_pcap_reader *r;
-	FILE *f;
+	int fd;
 
 	if (pc_load(err, errlen))
 		return -ENOSYS;
-	f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
-	if (!f) {
-		int e = errno;
+	/* libpcap opens the file itself ("-" is its stdin): no FILE may pass between this
+	 * code's libc and libpcap's, which differ in the statically linked CLI (dlopen()
+	 * there brings its own libc.so: CMakeLists.txt).  The open here only names the
+	 * errno of a path that cannot be read. */
+	if (strcmp(path, "-")) {
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0) {
+			int e = errno;
 
-		snprintf(err, errlen, "pcap: %s: %s", path, strerror(e));
-		return -e;
+			snprintf(err, errlen, "pcap: %s: %s", path, strerror(e));
+			return -e;
+		}
+		close(fd);
 	}
 	r = calloc(1, sizeof(*r));
 	if (!r || !(r->path = strdup(path))) {
-		if (f != stdin)
-			fclose(f);
 		free(r);
 		snprintf(err, errlen, "pcap: out of memory");
 		return -ENOMEM;
 	}
-	/* pcap_fopen_offline reads both pcap and pcapng and owns f from here on */
-	r->p = pcap_fopen_offline(f, ebuf);
+	/* pcap_open_offline reads both pcap and pcapng */
+	r->p = pcap_open_offline(path, ebuf);
 	if (!r->p) {
 		snprintf(err, errlen, "pcap: %s: %s", path, ebuf[0] ? ebuf : "cannot read");
-		if (f != stdin)
-			fclose(f);
 		free(r->path);
 		free(r);
 		return -EINVAL;
