@@ -193,10 +193,7 @@ static void visit_path(struct id_walk *w, const char *path)
 		return;
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size < (off_t)BRT_PAGE ||
 	    st.st_size % BRT_PAGE || seen(w, st.st_dev, st.st_ino) ||
-	    pread(fd, &hdr, sizeof(hdr), (off_t)brt_obj_hdr_off((uint64_t)st.st_size)) !=
-		    (ssize_t)sizeof(hdr) ||
-	    hdr.magic != BRT_OBJ_MAGIC || hdr.version != BRT_OBJ_VERSION ||
-	    hdr.file_size != (uint64_t)st.st_size || !brt_obj_size_ok(hdr.file_size, hdr.kind)) {
+	    brt_obj_read_hdr(fd, (uint64_t)st.st_size, &hdr)) {
 		close(fd);
 		return;
 	}

@@ -98,7 +98,7 @@ static int sizes_ok(const struct brt_obj_hdr *hdr, uint64_t file_size)
 	       hdr->nfuncs <= hdr->max_entries &&
 	       hdr->data_size == brt_prog_file_data_size(hdr->max_entries, hdr->nmaps,
 							 hdr->nfuncs) &&
-	       hdr->data_size <= brt_obj_hdr_off(file_size);
+	       hdr->file_size == file_size && hdr->data_size <= brt_obj_hdr_at(hdr);
 }
 
 /* ---- the program's BTF, func_info and line_info after the instructions' pages ----------
@@ -178,7 +178,8 @@ static int tail_copy(const struct brt_obj *obj, struct prog_tail *t, unsigned ch
 
 	*out = NULL;
 	if (!n || n > TAIL_MAX || n < sizeof(*t) || obj->size < BRT_PAGE ||
-	    off > brt_obj_hdr_off(obj->size) || n > brt_obj_hdr_off(obj->size) - off)
+	    obj->snap.file_size != obj->size || off > brt_obj_hdr_at(&obj->snap) ||
+	    n > brt_obj_hdr_at(&obj->snap) - off)
 		return -ENOENT;
 	copy = malloc(n);
 	if (!copy)
@@ -524,14 +525,9 @@ static _Thread_local struct walk *walk;
  * kind. */
 static int read_hdr(int fd, const struct stat *st, uint32_t kind, struct brt_obj_hdr *hdr)
 {
-	if (st->st_size < (off_t)BRT_PAGE || st->st_size % BRT_PAGE ||
-	    pread(fd, hdr, sizeof(*hdr), (off_t)brt_obj_hdr_off((uint64_t)st->st_size)) !=
-		    (ssize_t)sizeof(*hdr))
+	if (st->st_size < (off_t)BRT_PAGE || brt_obj_read_hdr(fd, (uint64_t)st->st_size, hdr))
 		return -EINVAL;
-	return hdr->magic == BRT_OBJ_MAGIC && hdr->version == BRT_OBJ_VERSION &&
-		       hdr->kind == kind && hdr->file_size == (uint64_t)st->st_size &&
-		       brt_obj_size_ok(hdr->file_size, hdr->kind) ?
-		       0 : -EINVAL;
+	return hdr->kind == kind ? 0 : -EINVAL;
 }
 
 /* The program file open as fd (inode ino) linked into the links' directory dirfd as

@@ -336,6 +336,8 @@ static int create(struct brt_obj_hdr *hdr, size_t obj_size,
 		(brt_obj_tail_off(hdr) + hdr->tail_size + BRT_PAGE - 1) / BRT_PAGE :
 		(hdr->data_size + BRT_PAGE - 1) / BRT_PAGE +
 			((uint64_t)hdr->tail_size + BRT_PAGE - 1) / BRT_PAGE;
+	/* where the data and tail end when the tail shares their pages */
+	uint64_t end = hdr->tail_size ? brt_obj_tail_off(hdr) + hdr->tail_size : hdr->data_size;
 	struct brt_obj *obj;
 	struct timespec now;
 	struct stat st;
@@ -347,12 +349,12 @@ static int create(struct brt_obj_hdr *hdr, size_t obj_size,
 	if (data_pages > BRT_OBJ_MAX_BYTES / BRT_PAGE)
 		return -ENOMEM;
 	size = (size_t)(data_pages + 1) * BRT_PAGE;
-	/* written once and small: the header after the data, in the same page */
-	if (once && (hdr->kind == BRT_OBJ_PROG || hdr->kind == BRT_OBJ_BTF) &&
-	    (hdr->tail_packed || !hdr->tail_size) &&
-	    (hdr->tail_size ? brt_obj_tail_off(hdr) + hdr->tail_size : hdr->data_size) <=
-		    BRT_PAGE - BRT_OBJ_HDR_ROOM)
-		size = BRT_PAGE;
+	/* written once: the header after the data, in their last page when it has room
+	 * (obj.h, brt_obj_hdr_at()) */
+	hdr->hdr_at_end = once && (hdr->kind == BRT_OBJ_PROG || hdr->kind == BRT_OBJ_BTF) &&
+			  (hdr->tail_packed || !hdr->tail_size);
+	if (hdr->hdr_at_end)
+		size = (size_t)BRT_ROUND_PAGE(end + BRT_OBJ_HDR_ROOM);
 	sweep_due();
 	fd = open_anon();
 	if (fd < 0)
@@ -401,7 +403,7 @@ static int create(struct brt_obj_hdr *hdr, size_t obj_size,
 	obj->kind = hdr->kind;
 	obj->base = base;
 	obj->size = size;
-	obj->hdr = (struct brt_obj_hdr *)((char *)base + brt_obj_hdr_off(size));
+	obj->hdr = (struct brt_obj_hdr *)((char *)base + brt_obj_hdr_at(hdr));
 	memcpy(obj->hdr, hdr, sizeof(*hdr));
 	obj->snap = *hdr;
 	refs_init(obj, 1);
@@ -430,7 +432,7 @@ static int create(struct brt_obj_hdr *hdr, size_t obj_size,
 			goto out_free;
 		}
 		obj->base = base;
-		obj->hdr = (struct brt_obj_hdr *)((char *)base + brt_obj_hdr_off(size));
+		obj->hdr = (struct brt_obj_hdr *)((char *)base + brt_obj_hdr_at(hdr));
 		free(buf);
 		buf = NULL;
 	}
@@ -468,6 +470,31 @@ int brt_obj_create_once(struct brt_obj_hdr *hdr, size_t obj_size,
 	return create(hdr, obj_size, init, arg, out, 1);
 }
 
+int brt_obj_read_hdr(int fd, uint64_t size, struct brt_obj_hdr *hdr)
+{
+	_Alignas(8) unsigned char page[BRT_PAGE];
+
+	if (size < BRT_PAGE || size % BRT_PAGE || size > (uint64_t)INT64_MAX ||
+	    pread(fd, page, BRT_PAGE, (off_t)(size - BRT_PAGE)) != (ssize_t)BRT_PAGE)
+		return -EINVAL;
+	/* the file's last bytes first: a header there marked hdr_at_end is the second
+	 * layout's; anything else there (zeros in an honest file of the first layout) says
+	 * the header is where the first layout has it (in a file of one page, the same
+	 * place, unmarked in files of earlier versions) */
+	memcpy(hdr, page + BRT_PAGE - BRT_OBJ_HDR_ROOM, sizeof(*hdr));
+	if (hdr->magic != BRT_OBJ_MAGIC || !hdr->hdr_at_end) {
+		memcpy(hdr, page + BRT_PAGE - (size - brt_obj_hdr_off(size)), sizeof(*hdr));
+		if (hdr->hdr_at_end) /* a header that is not where it says it is */
+			return -EINVAL;
+	}
+	return hdr->magic == BRT_OBJ_MAGIC && hdr->version == BRT_OBJ_VERSION &&
+		       hdr->file_size == size && hdr->kind < BRT_OBJ_KINDS &&
+		       brt_obj_size_ok(size, hdr->kind) &&
+		       (!hdr->hdr_at_end ||
+			hdr->kind == BRT_OBJ_PROG || hdr->kind == BRT_OBJ_BTF) ?
+		       0 : -EINVAL;
+}
+
 /* A read-write fd of the same file for pread() and the shared mapping: fd itself, or, for
  * an fd opened read-only or write-only (BPF_OBJ_GET file_flags), a reopening of it
  * through /proc (the process's own mapping stays writable: programs write maps whatever
@@ -502,11 +529,7 @@ static int obj_open(int fd, const struct stat *st, int rdwr, struct brt_obj **ou
 		return rw;
 	base = MAP_FAILED;
 	err = -EINVAL;
-	if (pread(rw, &hdr, sizeof(hdr), (off_t)brt_obj_hdr_off((uint64_t)st->st_size)) !=
-		    (ssize_t)sizeof(hdr) ||
-	    hdr.magic != BRT_OBJ_MAGIC || hdr.version != BRT_OBJ_VERSION ||
-	    hdr.file_size != (uint64_t)st->st_size || hdr.kind >= BRT_OBJ_KINDS ||
-	    !brt_obj_size_ok(hdr.file_size, hdr.kind) ||
+	if (brt_obj_read_hdr(rw, (uint64_t)st->st_size, &hdr) ||
 	    !(attach = atomic_load_explicit(&attach_fns[hdr.kind], memory_order_acquire)))
 		goto out_close;
 	base = mmap(NULL, (size_t)st->st_size, PROT_READ | PROT_WRITE, MAP_SHARED, rw, 0);
@@ -523,7 +546,7 @@ out_close:
 	tmpl.kind = hdr.kind;
 	tmpl.base = base;
 	tmpl.size = (size_t)st->st_size;
-	tmpl.hdr = (struct brt_obj_hdr *)((char *)base + brt_obj_hdr_off(tmpl.size));
+	tmpl.hdr = (struct brt_obj_hdr *)((char *)base + brt_obj_hdr_at(&hdr));
 	tmpl.snap = hdr;
 	err = attach(&tmpl, &obj);
 	if (err) {

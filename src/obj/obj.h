@@ -91,19 +91,39 @@ struct brt_obj_hdr {
 	 * every page of a file is allocated at its creation and freed at its close).  0 in
 	 * files of earlier versions and in maps, whose region is mmap'd page by page. */
 	uint32_t tail_packed;
+	/* nonzero: the header is in the file's last BRT_OBJ_HDR_ROOM bytes, after the data
+	 * and tail in their last page, not at the start of a page of its own (write-once
+	 * files: programs, BTF objects, brt_obj_create_once()); 0 in maps and in files of
+	 * earlier versions (brt_obj_hdr_at()) */
+	uint32_t hdr_at_end;
 };
 
-/* Where a file's header is: at the start of its last page, except in a file of one page
- * (a write-once object whose data and tail leave room for it: brt_obj_create_once()),
- * where it fills the last BRT_OBJ_HDR_ROOM bytes, after the data (a program of a few
- * dozen instructions then takes one page of shared memory where it took two: each page
- * of a file is allocated at its creation and freed at its close).  The size alone says
- * which: no reader has to guess from the bytes. */
+/* Where a file's header is.  Two layouts:
+ * - a page of its own at the end (maps, whose region is mmap'd page by page and must not
+ *   share a page with it; write-once files of earlier versions): at file_size - BRT_PAGE;
+ * - the last BRT_OBJ_HDR_ROOM bytes of the file, after the data and tail in their last
+ *   page (write-once files: programs, BTF objects; brt_obj_create_once()), marked by
+ *   hdr_at_end: a program of a few dozen instructions takes one page of shared memory
+ *   where it took two, one of a few hundred (or one carrying its object's BTF) two where
+ *   it took three (each page of a file is allocated at its creation and freed at its
+ *   close).  One-page files of earlier versions have their header there too, unmarked.
+ * A reader tells them apart by the bytes at the end (brt_obj_read_hdr()): an honest file
+ * of the first layout has zeros there (the rest of its header page), one of the second a
+ * header with hdr_at_end set.  An older bpfrt reads the start of the last page of a
+ * file of the second layout, where data are, and refuses it (unless the data forge a
+ * whole header, which any writer of the file can do anyway: every header is untrusted). */
 #define BRT_OBJ_HDR_ROOM 320u
 _Static_assert(sizeof(struct brt_obj_hdr) <= BRT_OBJ_HDR_ROOM, "the header fits its room");
+/* the first layout's place (a file of one page: its end) */
 static inline uint64_t brt_obj_hdr_off(uint64_t file_size)
 {
 	return file_size > BRT_PAGE ? file_size - BRT_PAGE : BRT_PAGE - BRT_OBJ_HDR_ROOM;
+}
+/* the place of a header read by brt_obj_read_hdr() (or written by a creation) */
+static inline uint64_t brt_obj_hdr_at(const struct brt_obj_hdr *hdr)
+{
+	return hdr->hdr_at_end ? hdr->file_size - BRT_OBJ_HDR_ROOM :
+				 brt_obj_hdr_off(hdr->file_size);
 }
 
 /* Is size one an object file of kind may have: whole pages, two or more; one only for
@@ -114,6 +134,12 @@ static inline int brt_obj_size_ok(uint64_t size, uint32_t kind)
 	return size && size % BRT_PAGE == 0 &&
 	       (size > BRT_PAGE || kind == BRT_OBJ_PROG || kind == BRT_OBJ_BTF);
 }
+
+/* Read the header of a file of size bytes open as fd (one pread of its last page) from
+ * where its layout has it, and check what every reader checks: magic, version, a known
+ * kind, the file's size, a layout the kind may have.  0, or -EINVAL when the file is no
+ * object of this version.  The other fields are the caller's to check. */
+int brt_obj_read_hdr(int fd, uint64_t size, struct brt_obj_hdr *hdr);
 
 /* Where the second region starts (see tail_packed), for a header already checked or
  * read from an untrusted file (the caller still checks it against the file's size). */

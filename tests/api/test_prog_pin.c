@@ -209,9 +209,14 @@ struct image {
 	size_t size;
 };
 
+/* where the file's layout has its header (obj.h brt_obj_hdr_at()) */
 static struct brt_obj_hdr *hdr_of(struct image *im)
 {
-	return (struct brt_obj_hdr *)(void *)(im->b + brt_obj_hdr_off(im->size));
+	struct brt_obj_hdr *end = (void *)(im->b + im->size - BRT_OBJ_HDR_ROOM);
+
+	return end->magic == BRT_OBJ_MAGIC && end->hdr_at_end ?
+		       end :
+		       (struct brt_obj_hdr *)(void *)(im->b + brt_obj_hdr_off(im->size));
 }
 
 static struct bpf_insn *insns_of(struct image *im)
@@ -224,17 +229,42 @@ static struct brt_prog_mapref *table_of(struct image *im)
 	return (struct brt_prog_mapref *)(void *)(im->b + hdr_of(im)->max_entries * 8);
 }
 
-/* the header where the other layout has it (obj.h brt_obj_hdr_off()): a file of pages cut
- * to its first (the header's end of it holds instructions or nothing), or a file of one
- * page with its header moved to the page's start */
+/* the header where the other layout has it (obj.h brt_obj_hdr_at()): a file of pages
+ * with its header moved from the end to the start of the last page (where instructions
+ * are), still marked as at the end, or a file of one page with its header moved to the
+ * page's start */
 static void cut_header(struct image *im)
 {
-	if (im->size > BRT_PAGE) {
-		im->size = BRT_PAGE;
-		return;
-	}
-	memcpy(im->b, hdr_of(im), sizeof(struct brt_obj_hdr));
+	struct brt_obj_hdr h = *hdr_of(im);
+
 	memset(hdr_of(im), 0, BRT_OBJ_HDR_ROOM);
+	memcpy(im->size > BRT_PAGE ? im->b + im->size - BRT_PAGE : im->b, &h, sizeof(h));
+}
+/* the same, the mark cleared: the first layout's place, but the instructions run into it */
+static void unmarked_header(struct image *im)
+{
+	struct brt_obj_hdr h = *hdr_of(im);
+
+	h.hdr_at_end = 0;
+	memset(hdr_of(im), 0, BRT_OBJ_HDR_ROOM);
+	memcpy(im->size > BRT_PAGE ? im->b + im->size - BRT_PAGE : im->b, &h, sizeof(h));
+}
+/* the file as an earlier version wrote it: the data's pages, then a page of its own for
+ * the header, unmarked (a valid file, which must load and run) */
+static void first_layout(struct image *im)
+{
+	struct brt_obj_hdr h = *hdr_of(im);
+	uint64_t end = h.tail_size ? brt_obj_tail_off(&h) + h.tail_size : h.data_size;
+	size_t size = (size_t)BRT_ROUND_PAGE(end) + BRT_PAGE;
+	unsigned char *b = calloc(1, size);
+
+	memcpy(b, im->b, (size_t)end);
+	h.hdr_at_end = 0;
+	h.file_size = size;
+	memcpy(b + size - BRT_PAGE, &h, sizeof(h));
+	free(im->b);
+	im->b = b;
+	im->size = size;
 }
 static void cut_last_page(struct image *im) { im->size -= BRT_PAGE; }
 static void cut_odd(struct image *im) { im->size -= 100; }
@@ -276,6 +306,8 @@ static const struct {
 	int run_errno; /* then TEST_RUN fails with it, or 0 */
 } corrupt[] = {
 	{ "the header where the other layout has it", cut_header, EACCES, 0 },
+	{ "the header unmarked where the other layout has it", unmarked_header, EACCES, 0 },
+	{ "the first layout (a page of its own for the header)", first_layout, 0, 0 },
 	{ "header page cut off", cut_last_page, EACCES, 0 },
 	{ "size not a page multiple", cut_odd, EACCES, 0 },
 	{ "map table larger than the instructions allow", many_maps, EACCES, 0 },
@@ -482,8 +514,9 @@ int main(int argc, char **argv)
 		T_ASSERT(vi > 0);
 		T_EQ_INT((int)mi.id, insns[vi].imm);
 	}
-	/* a small program's file is one page, its header after the instructions; a larger
-	 * one's has the header page: both layouts checked alike */
+	/* a program's file ends with its header, after the instructions in their last
+	 * page: one page for a small program, two for 600 instructions more; both checked
+	 * alike, and as an earlier version laid them out (the header on a page of its own) */
 	snprintf(big, sizeof(big), "%s/big", dir);
 	T_CASE("a program of more than a page, pinned");
 	{
@@ -492,7 +525,8 @@ int main(int argc, char **argv)
 		T_ASSERT(bp >= 0);
 		T_EQ_INT(0, bpfrt_obj_pin(bp, big));
 		T_EQ_INT(0, stat(big, &pst));
-		T_ASSERT(pst.st_size > BRT_PAGE);
+		/* 5.1 KB of instructions and the header: two pages, not three */
+		T_EQ_INT(2 * BRT_PAGE, (int)pst.st_size);
 		close(bp);
 	}
 	for (int i = 0; i < 3; i++)
