@@ -1,7 +1,8 @@
 /* fuzz_pinned.c - fuzz target for pinned objects whose files another process rewrites
  * between this process's operations (issue 14 item 3; docs/SECURITY.md).  Each input
  * pins a fresh array map, a hash map of maps and a socket filter program that looks the
- * array up, then runs steps: a step writes input bytes anywhere in one of the three
+ * array up (twice: one of a page, one of two, its header at the file's end after the
+ * instructions in their last page, obj.h brt_obj_hdr_at()), then runs steps: a step writes input bytes anywhere in one of the three
  * files (the header page included, through a second mapping, as another process with
  * write access would), drops this process's cached objects (so the next BPF_OBJ_GET maps
  * and validates the file again, the scribbled header and all), or runs an operation:
@@ -25,7 +26,7 @@
 #include "maps/maps.h"
 #include "obj/obj.h"
 
-enum { MAP, OUTER, PROG, NOBJ };
+enum { MAP, OUTER, PROG, BIG, NOBJ };
 
 struct pinned {
 	char path[128];
@@ -61,9 +62,10 @@ static void drop(struct pinned *o)
 	brt_obj_sweep();
 }
 
-static int load_prog(int map)
+/* pad: that many instructions in front (BIG: a file of two pages) */
+static int load_prog(int map, uint32_t pad)
 {
-	struct bpf_insn insns[] = {
+	struct bpf_insn prog[] = {
 		{ .code = BPF_ST | BPF_MEM | BPF_W, .dst_reg = 10, .off = -4, .imm = 0 },
 		{ .code = BPF_ALU64 | BPF_MOV | BPF_X, .dst_reg = 2, .src_reg = 10 },
 		{ .code = BPF_ALU64 | BPF_ADD | BPF_K, .dst_reg = 2, .imm = -4 },
@@ -99,9 +101,16 @@ static int load_prog(int map)
 					 .line_col = 1 << 10 },
 				       { .insn_off = 5, .file_name_off = 3, .line_off = 8,
 					 .line_col = 2 << 10 } };
+	struct bpf_insn insns[600] = { 0 };
 	union bpf_attr a;
 	int btf_fd;
 
+	if (pad + sizeof(prog) / sizeof(prog[0]) > sizeof(insns) / sizeof(insns[0]))
+		__builtin_trap();
+	for (uint32_t i = 0; i < pad; i++)
+		insns[i] = (struct bpf_insn){ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = 7 };
+	memcpy(insns + pad, prog, sizeof(prog));
+	li[1].insn_off += pad;
 	memcpy(btf.strs, strs, sizeof(strs));
 	memset(&a, 0, sizeof(a));
 	a.btf = (uint64_t)(uintptr_t)&btf;
@@ -110,7 +119,7 @@ static int load_prog(int map)
 	memset(&a, 0, sizeof(a));
 	a.prog_type = BPF_PROG_TYPE_SOCKET_FILTER;
 	a.insns = (uint64_t)(uintptr_t)insns;
-	a.insn_cnt = sizeof(insns) / sizeof(insns[0]);
+	a.insn_cnt = pad + (uint32_t)(sizeof(prog) / sizeof(prog[0]));
 	a.license = (uint64_t)(uintptr_t)"GPL";
 	if (btf_fd >= 0) {
 		a.prog_btf_fd = (uint32_t)btf_fd;
@@ -141,7 +150,8 @@ static int create(struct pinned *o)
 	a.max_entries = 4;
 	a.inner_map_fd = (uint32_t)fds[MAP];
 	fds[OUTER] = sys(BPF_MAP_CREATE, &a);
-	fds[PROG] = fds[MAP] >= 0 ? load_prog(fds[MAP]) : -1;
+	fds[PROG] = fds[MAP] >= 0 ? load_prog(fds[MAP], 0) : -1;
+	fds[BIG] = fds[MAP] >= 0 ? load_prog(fds[MAP], 500) : -1;
 	for (int i = 0; i < NOBJ; i++) {
 		if (fds[i] < 0 || fstat(fds[i], &st))
 			__builtin_trap();
@@ -306,7 +316,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		} else if (data[1] & 0x40) {
 			drop(o);
 		} else if (get(p) >= 0) {
-			if (p == &o[PROG])
+			if (p == &o[PROG] || p == &o[BIG])
 				prog_op(p->fd, data[1]);
 			else
 				map_op(p->fd, data[1], data + 4);
