@@ -51,6 +51,7 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <signal.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -345,6 +346,44 @@ static char **sorted_dir(const char *path, size_t *n, int dirs_only)
 	return v;
 }
 
+/* What a killed run left: its bpffs (the kernel's pinned maps, held until unmounted) and
+ * its $BPFRT_FS (NetObserv's maps alone are gigabytes).  Both names carry the run's pid;
+ * a directory whose pid is gone is removed, so killed runs do not pile up until the next
+ * run dies of the memory they hold (it happened: three runs killed by the OOM killer). */
+static void remove_stale_runs(void)
+{
+	static const struct {
+		const char *dir, *prefix;
+		int bpffs;
+	} places[] = {
+		{ "/tmp", "bpfrt-corpus-bpffs.", 1 },
+		{ "/dev/shm", "bpfrt-corpus.", 0 },
+	};
+
+	for (size_t p = 0; p < sizeof(places) / sizeof(places[0]); p++) {
+		size_t n, len = strlen(places[p].prefix);
+		char **v = sorted_dir(places[p].dir, &n, 1);
+		char path[1024], *end;
+		long pid;
+
+		for (size_t i = 0; i < n; i++) {
+			if (!strncmp(v[i], places[p].prefix, len)) {
+				errno = 0;
+				pid = strtol(v[i] + len, &end, 10);
+				if (!errno && pid > 0 && *end == '.' && kill((pid_t)pid, 0) &&
+				    errno == ESRCH) {
+					snprintf(path, sizeof(path), "%s/%s", places[p].dir, v[i]);
+					if (places[p].bpffs)
+						umount2(path, MNT_DETACH);
+					rm_tree(path);
+				}
+			}
+			free(v[i]);
+		}
+		free(v);
+	}
+}
+
 static void rm_tree(const char *path)
 {
 	size_t n;
@@ -432,12 +471,13 @@ int main(int argc, char **argv)
 	capture_messages();
 	/* pinned maps (LIBBPF_PIN_BY_NAME, tc's pinning) go to a bpffs of our own, so that
 	 * nothing is left behind and no pin of the host is reused */
-	snprintf(kpin, sizeof(kpin), "/tmp/bpfrt-corpus-bpffs.XXXXXX");
+	remove_stale_runs();
+	snprintf(kpin, sizeof(kpin), "/tmp/bpfrt-corpus-bpffs.%d.XXXXXX", (int)getpid());
 	if (!mkdtemp(kpin) || mount("bpf", kpin, "bpf", 0, NULL)) {
 		printf("skipped: cannot mount a bpffs for pinned maps: %s\n", strerror(errno));
 		return 77;
 	}
-	snprintf(bfs, sizeof(bfs), "/dev/shm/bpfrt-corpus.XXXXXX");
+	snprintf(bfs, sizeof(bfs), "/dev/shm/bpfrt-corpus.%d.XXXXXX", (int)getpid());
 	if (!mkdtemp(bfs)) {
 		perror("mkdtemp");
 		return 2;
