@@ -7,6 +7,10 @@
  * -lpcap started in 5.7 ms, with -lcapstone 9.1 ms, with neither 2.8 ms; `bpfrt
  * --version` took 10.5 ms against bpftool's 3.4 ms).  The bpf() path needs neither, so
  * the two are opened with dlopen() by the one file that uses each.
+ *
+ * The bpfrt CLI is linked statically (CMakeLists.txt), and a static glibc's dlopen() runs
+ * the library on a libc.so of its own: nothing that libc owns (a FILE, memory one side
+ * allocates and the other frees) may cross between the caller and such a library.
  */
 #ifndef BPFRT_UTIL_DL_H
 #define BPFRT_UTIL_DL_H
