@@ -42,6 +42,7 @@
 #include <linux/rtnetlink.h>
 
 #include "attach/attach.h"
+#include "util/nl.h"
 #include "vm/vm.h"
 
 #define FIB_LOOKUP_MARK (1u << 5) /* BPF_FIB_LOOKUP_MARK, newer than the 6.1 uapi header */
@@ -199,20 +200,20 @@ static int nl_dump(uint16_t type, uint8_t family, void (*cb)(const struct nlmsgh
 		return -errno;
 	for (;;) {
 		ssize_t n = recv(fib.nl, buf, sizeof(buf), 0);
-		struct nlmsghdr *h;
+		const struct nlmsghdr *h;
 
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
 			return -errno;
 		}
-		for (h = (struct nlmsghdr *)buf; NLMSG_OK(h, (size_t)n); h = NLMSG_NEXT(h, n)) {
+		for (h = (const struct nlmsghdr *)buf; NLMSG_OK(h, (size_t)n); h = brt_nlmsg_next(h, &n)) {
 			if (h->nlmsg_seq != seq)
 				continue;
 			if (h->nlmsg_type == NLMSG_DONE)
 				return 0;
 			if (h->nlmsg_type == NLMSG_ERROR) {
-				const struct nlmsgerr *e = NLMSG_DATA(h);
+				const struct nlmsgerr *e = brt_nlmsg_data(h);
 
 				return h->nlmsg_len >= NLMSG_LENGTH(sizeof(*e)) ? e->error : -EIO;
 			}
@@ -225,12 +226,12 @@ static int nl_dump(uint16_t type, uint8_t family, void (*cb)(const struct nlmsgh
 static void parse_attrs(const struct nlmsghdr *h, size_t hdr_len, const struct rtattr **tb,
 			int max)
 {
-	const struct rtattr *a = (const struct rtattr *)((const char *)NLMSG_DATA(h) +
+	const struct rtattr *a = (const struct rtattr *)((const char *)brt_nlmsg_data(h) +
 							NLMSG_ALIGN(hdr_len));
 	int len = (int)h->nlmsg_len - (int)NLMSG_LENGTH(hdr_len);
 
 	memset(tb, 0, sizeof(*tb) * (size_t)(max + 1));
-	for (; len > 0 && RTA_OK(a, len); a = RTA_NEXT(a, len))
+	for (; len > 0 && RTA_OK(a, len); a = brt_rta_next(a, &len))
 		if (a->rta_type <= max)
 			tb[a->rta_type] = a;
 }
@@ -240,7 +241,7 @@ static uint32_t attr_u32(const struct rtattr *a, uint32_t def)
 	uint32_t v = def;
 
 	if (a && RTA_PAYLOAD(a) >= 4)
-		memcpy(&v, RTA_DATA(a), 4);
+		memcpy(&v, brt_rta_data(a), 4);
 	return v;
 }
 
@@ -248,12 +249,12 @@ static void attr_copy(void *dst, size_t cap, const struct rtattr *a)
 {
 	size_t n = a ? RTA_PAYLOAD(a) : 0;
 
-	memcpy(dst, RTA_DATA(a), n < cap ? n : cap);
+	memcpy(dst, brt_rta_data(a), n < cap ? n : cap);
 }
 
 static void on_link(const struct nlmsghdr *h)
 {
-	const struct ifinfomsg *m = NLMSG_DATA(h);
+	const struct ifinfomsg *m = brt_nlmsg_data(h);
 	const struct rtattr *tb[IFLA_MAX + 1];
 	struct fib_link *l;
 
@@ -270,7 +271,7 @@ static void on_link(const struct nlmsghdr *h)
 
 static void on_addr(const struct nlmsghdr *h)
 {
-	const struct ifaddrmsg *m = NLMSG_DATA(h);
+	const struct ifaddrmsg *m = brt_nlmsg_data(h);
 	const struct rtattr *tb[IFA_MAX + 1];
 	struct fib_addr *a;
 
@@ -304,7 +305,7 @@ static void add_nh(struct fib_route *r, uint32_t oif, uint8_t flags, const struc
 		nh->gw_family = r->family;
 		attr_copy(nh->gw, sizeof(nh->gw), gw);
 	} else if (via && RTA_PAYLOAD(via) >= sizeof(struct rtvia)) {
-		const struct rtvia *v = RTA_DATA(via);
+		const struct rtvia *v = brt_rta_data(via);
 
 		nh->gw_family = (uint8_t)v->rtvia_family;
 		memcpy(nh->gw, v->rtvia_addr,
@@ -314,7 +315,7 @@ static void add_nh(struct fib_route *r, uint32_t oif, uint8_t flags, const struc
 
 static void on_route(const struct nlmsghdr *h)
 {
-	const struct rtmsg *m = NLMSG_DATA(h);
+	const struct rtmsg *m = brt_nlmsg_data(h);
 	const struct rtattr *tb[RTA_MAX + 1];
 	struct fib_route *r;
 
@@ -340,10 +341,10 @@ static void on_route(const struct nlmsghdr *h)
 		attr_copy(r->prefsrc, sizeof(r->prefsrc), tb[RTA_PREFSRC]);
 	}
 	if (tb[RTA_METRICS]) {
-		const struct rtattr *mx = RTA_DATA(tb[RTA_METRICS]);
+		const struct rtattr *mx = brt_rta_data(tb[RTA_METRICS]);
 		int len = (int)RTA_PAYLOAD(tb[RTA_METRICS]);
 
-		for (; RTA_OK(mx, len); mx = RTA_NEXT(mx, len)) {
+		for (; RTA_OK(mx, len); mx = brt_rta_next(mx, &len)) {
 			if (mx->rta_type == RTAX_MTU)
 				r->mtu = attr_u32(mx, 0);
 			if (mx->rta_type == RTAX_LOCK)
@@ -351,16 +352,16 @@ static void on_route(const struct nlmsghdr *h)
 		}
 	}
 	if (tb[RTA_MULTIPATH]) {
-		const struct rtnexthop *nh = RTA_DATA(tb[RTA_MULTIPATH]);
+		const struct rtnexthop *nh = brt_rta_data(tb[RTA_MULTIPATH]);
 		int len = (int)RTA_PAYLOAD(tb[RTA_MULTIPATH]);
 
 		while (len >= (int)sizeof(*nh) && nh->rtnh_len >= sizeof(*nh) &&
 		       (int)nh->rtnh_len <= len) {
-			const struct rtattr *ntb[RTA_MAX + 1], *a = RTNH_DATA(nh);
+			const struct rtattr *ntb[RTA_MAX + 1], *a = brt_rtnh_data(nh);
 			int alen = nh->rtnh_len - (int)sizeof(*nh);
 
 			memset(ntb, 0, sizeof(ntb));
-			for (; RTA_OK(a, alen); a = RTA_NEXT(a, alen))
+			for (; RTA_OK(a, alen); a = brt_rta_next(a, &alen))
 				if (a->rta_type <= RTA_MAX)
 					ntb[a->rta_type] = a;
 			add_nh(r, (uint32_t)nh->rtnh_ifindex, nh->rtnh_flags, ntb[RTA_GATEWAY],
@@ -368,7 +369,7 @@ static void on_route(const struct nlmsghdr *h)
 			if (ntb[RTA_ENCAP])
 				r->lwt = 1;
 			len -= (int)RTNH_ALIGN(nh->rtnh_len);
-			nh = RTNH_NEXT(nh);
+			nh = brt_rtnh_next(nh);
 		}
 	} else {
 		add_nh(r, attr_u32(tb[RTA_OIF], 0), (uint8_t)m->rtm_flags, tb[RTA_GATEWAY],
@@ -378,7 +379,7 @@ static void on_route(const struct nlmsghdr *h)
 
 static void on_rule(const struct nlmsghdr *h)
 {
-	const struct fib_rule_hdr *m = NLMSG_DATA(h);
+	const struct fib_rule_hdr *m = brt_nlmsg_data(h);
 	const struct rtattr *tb[FRA_MAX + 1];
 	struct fib_rule *r;
 
@@ -404,18 +405,18 @@ static void on_rule(const struct nlmsghdr *h)
 	if (tb[FRA_OIFNAME])
 		attr_copy(r->oif, sizeof(r->oif) - 1, tb[FRA_OIFNAME]);
 	if (tb[FRA_IP_PROTO])
-		r->ip_proto = *(const uint8_t *)RTA_DATA(tb[FRA_IP_PROTO]);
+		r->ip_proto = *(const uint8_t *)brt_rta_data(tb[FRA_IP_PROTO]);
 	if (tb[FRA_SPORT_RANGE] && RTA_PAYLOAD(tb[FRA_SPORT_RANGE]) >= 4) {
 		r->has_sport = 1;
-		memcpy(r->sport, RTA_DATA(tb[FRA_SPORT_RANGE]), 4);
+		memcpy(r->sport, brt_rta_data(tb[FRA_SPORT_RANGE]), 4);
 	}
 	if (tb[FRA_DPORT_RANGE] && RTA_PAYLOAD(tb[FRA_DPORT_RANGE]) >= 4) {
 		r->has_dport = 1;
-		memcpy(r->dport, RTA_DATA(tb[FRA_DPORT_RANGE]), 4);
+		memcpy(r->dport, brt_rta_data(tb[FRA_DPORT_RANGE]), 4);
 	}
 	if (tb[FRA_UID_RANGE] && RTA_PAYLOAD(tb[FRA_UID_RANGE]) >= 8) {
 		r->has_uid = 1;
-		memcpy(r->uid, RTA_DATA(tb[FRA_UID_RANGE]), 8);
+		memcpy(r->uid, brt_rta_data(tb[FRA_UID_RANGE]), 8);
 	}
 	if (tb[FRA_SUPPRESS_PREFIXLEN]) {
 		r->suppress_prefixlen = attr_u32(tb[FRA_SUPPRESS_PREFIXLEN], ~0u);
@@ -425,7 +426,7 @@ static void on_rule(const struct nlmsghdr *h)
 
 static void on_neigh(const struct nlmsghdr *h)
 {
-	const struct ndmsg *m = NLMSG_DATA(h);
+	const struct ndmsg *m = brt_nlmsg_data(h);
 	const struct rtattr *tb[NDA_MAX + 1];
 	struct fib_neigh *n;
 
@@ -445,7 +446,7 @@ static void on_neigh(const struct nlmsghdr *h)
 
 static void on_conf(const struct nlmsghdr *h)
 {
-	const struct netconfmsg *m = NLMSG_DATA(h);
+	const struct netconfmsg *m = brt_nlmsg_data(h);
 	const struct rtattr *tb[NETCONFA_MAX + 1];
 	struct fib_conf *c;
 

@@ -61,6 +61,7 @@
 #include <linux/sock_diag.h>
 
 #include "attach/attach.h"
+#include "util/nl.h"
 #include "maps/maps.h"
 #include "util/util.h"
 #include "vm/vm.h"
@@ -147,7 +148,7 @@ static void sock_cgroup(struct brt_sock *s, uint64_t id)
 /* One inet_diag_msg for proto into *e; 0, or -1 when it is not an inet socket. */
 static int parse_sock(const struct nlmsghdr *h, uint8_t proto, struct host_sock *e)
 {
-	const struct inet_diag_msg *r = NLMSG_DATA(h);
+	const struct inet_diag_msg *r = brt_nlmsg_data(h);
 	const struct rtattr *a;
 	struct brt_sock *s = &e->s;
 	int len, attrs = 0, connected;
@@ -167,16 +168,16 @@ static int parse_sock(const struct nlmsghdr *h, uint8_t proto, struct host_sock 
 	s->sk.rx_queue_mapping = -1;
 	s->cookie = (uint64_t)r->id.idiag_cookie[0] | (uint64_t)r->id.idiag_cookie[1] << 32;
 	len = (int)h->nlmsg_len - (int)NLMSG_LENGTH(sizeof(*r));
-	for (a = (const struct rtattr *)(r + 1); len > 0 && RTA_OK(a, len); a = RTA_NEXT(a, len)) {
+	for (a = (const struct rtattr *)(r + 1); len > 0 && RTA_OK(a, len); a = brt_rta_next(a, &len)) {
 		attrs = 1;
 		if (a->rta_type == INET_DIAG_MARK && RTA_PAYLOAD(a) >= 4)
-			memcpy(&s->sk.mark, RTA_DATA(a), 4);
+			memcpy(&s->sk.mark, brt_rta_data(a), 4);
 		else if (a->rta_type == INET_DIAG_CLASS_ID && RTA_PAYLOAD(a) >= 4)
-			memcpy(&s->sk.priority, RTA_DATA(a), 4);
+			memcpy(&s->sk.priority, brt_rta_data(a), 4);
 		else if (a->rta_type == INET_DIAG_SKV6ONLY && RTA_PAYLOAD(a) >= 1)
-			s->ipv6only = *(const uint8_t *)RTA_DATA(a) != 0;
+			s->ipv6only = *(const uint8_t *)brt_rta_data(a) != 0;
 		else if (a->rta_type == INET_DIAG_CGROUP_ID && RTA_PAYLOAD(a) >= 8)
-			memcpy(&cgroup, RTA_DATA(a), 8);
+			memcpy(&cgroup, brt_rta_data(a), 8);
 	}
 	/* inet_req_diag_fill() reports a request socket as SYN_RECV with no attributes (a
 	 * full socket in SYN_RECV, a Fast Open child, has them): its state is the kernel's
@@ -267,11 +268,11 @@ static int diag(int nl, struct inet_diag_req_v2 *r, int dump, struct sock_list *
 			continue;
 		if (n <= 0)
 			return n < 0 ? -errno : -EIO;
-		for (h = (const struct nlmsghdr *)buf; NLMSG_OK(h, (size_t)n); h = NLMSG_NEXT(h, n)) {
+		for (h = (const struct nlmsghdr *)buf; NLMSG_OK(h, (size_t)n); h = brt_nlmsg_next(h, &n)) {
 			if (h->nlmsg_type == NLMSG_DONE)
 				return 0;
 			if (h->nlmsg_type == NLMSG_ERROR) {
-				const struct nlmsgerr *e = NLMSG_DATA(h);
+				const struct nlmsgerr *e = brt_nlmsg_data(h);
 
 				return h->nlmsg_len >= NLMSG_LENGTH(sizeof(*e)) ? e->error : -EIO;
 			}
@@ -439,22 +440,22 @@ static int32_t nsid_of(int rtnl, uint16_t attr, uint32_t val)
 		n = recv(rtnl, buf, sizeof(buf), 0);
 	while (n < 0 && errno == EINTR);
 	for (const struct nlmsghdr *h = (const struct nlmsghdr *)buf; n > 0 && NLMSG_OK(h, (size_t)n);
-	     h = NLMSG_NEXT(h, n)) {
+	     h = brt_nlmsg_next(h, &n)) {
 		if (h->nlmsg_type == NLMSG_ERROR) {
-			const struct nlmsgerr *e = NLMSG_DATA(h);
+			const struct nlmsgerr *e = brt_nlmsg_data(h);
 
 			return h->nlmsg_len >= NLMSG_LENGTH(sizeof(*e)) && e->error ? e->error : -EIO;
 		}
 		if (h->nlmsg_type == RTM_NEWNSID) {
 			int len = (int)h->nlmsg_len - (int)NLMSG_LENGTH(NLMSG_ALIGN(sizeof(struct rtgenmsg)));
-			const struct rtattr *a = (const struct rtattr *)((const char *)NLMSG_DATA(h) +
+			const struct rtattr *a = (const struct rtattr *)((const char *)brt_nlmsg_data(h) +
 							NLMSG_ALIGN(sizeof(struct rtgenmsg)));
 
-			for (; len > 0 && RTA_OK(a, len); a = RTA_NEXT(a, len))
+			for (; len > 0 && RTA_OK(a, len); a = brt_rta_next(a, &len))
 				if (a->rta_type == NETNSA_NSID && RTA_PAYLOAD(a) >= 4) {
 					int32_t id;
 
-					memcpy(&id, RTA_DATA(a), 4);
+					memcpy(&id, brt_rta_data(a), 4);
 					return id;
 				}
 			return -1;

@@ -28,6 +28,7 @@
 #include <linux/sock_diag.h>
 #include <netinet/in.h>
 
+#include "util/nl.h"
 #include "util/util.h"
 
 #define TCP_STATE_LISTEN 10
@@ -77,7 +78,7 @@ int brt_tcp_listener_at(int nl, int family, const uint32_t addr[4], uint16_t por
 		/* the answer is one message: a socket, or an error (-ENOENT: none) */
 		if (NLMSG_OK(h, (size_t)n) && h->nlmsg_type == SOCK_DIAG_BY_FAMILY &&
 		    h->nlmsg_len >= NLMSG_LENGTH(sizeof(struct inet_diag_msg))) {
-			const struct inet_diag_msg *m = NLMSG_DATA(h);
+			const struct inet_diag_msg *m = brt_nlmsg_data(h);
 
 			ans = m->idiag_state == TCP_STATE_LISTEN;
 		}

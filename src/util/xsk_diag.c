@@ -26,6 +26,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "util/nl.h"
 #include "util/util.h"
 
 #ifndef AF_XDP
@@ -36,7 +37,7 @@
 static int match(const struct nlmsghdr *h, uint64_t cookie, uint32_t *ifindex,
 		 uint32_t *queue)
 {
-	const struct xdp_diag_msg *m = NLMSG_DATA(h);
+	const struct xdp_diag_msg *m = brt_nlmsg_data(h);
 	size_t len, off;
 
 	if (h->nlmsg_len < NLMSG_LENGTH(sizeof(*m)) ||
@@ -100,13 +101,13 @@ int brt_xsk_binding(uint64_t cookie, uint32_t *ifindex, uint32_t *queue)
 			found = n < 0 ? -errno : found;
 			break;
 		}
-		for (; NLMSG_OK(h, (size_t)n); h = NLMSG_NEXT(h, n)) {
+		for (; NLMSG_OK(h, (size_t)n); h = brt_nlmsg_next(h, &n)) {
 			if (h->nlmsg_type == NLMSG_DONE) {
 				done = 1;
 				break;
 			}
 			if (h->nlmsg_type == NLMSG_ERROR) {
-				const struct nlmsgerr *e = NLMSG_DATA(h);
+				const struct nlmsgerr *e = brt_nlmsg_data(h);
 
 				/* the dump itself failed: no AF_XDP diagnostics in this
 				 * kernel (CONFIG_XDP_SOCKETS_DIAG unset: -ENOENT) or other */
