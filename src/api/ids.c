@@ -56,7 +56,7 @@ struct id_walk {
 	/* files only objects naming them hold in the process that maps them
 	 * (BRT_PUB_NAMED): alive if a live object names them, decided once every other
 	 * holder was seen */
-	struct { char path[96]; uint64_t ino; } *maybe;
+	struct { char path[256]; uint64_t ino; } *maybe;
 	size_t nmaybe, maybe_cap;
 	int named_only;  /* visit_path() of a maybe: only if named */
 };
@@ -394,11 +394,22 @@ static _Thread_local struct id_walk *pin_walk;
 
 static int visit_pin(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
-	/* a pinned program's link in a links' directory is no pin (prog_file.c) */
-	if (flag == FTW_F && S_ISREG(st->st_mode) &&
-	    !brt_prog_file_is_prog_link(path, ftw->base))
-		visit_path(pin_walk, path);
-	return done(pin_walk) ? FTW_STOP : FTW_CONTINUE;
+	struct id_walk *w = pin_walk;
+	int mim = flag == FTW_F ? brt_mim_link_kind(path, ftw->base) : 0;
+
+	/* a pinned program's link in a links' directory is no pin (prog_file.c), nor is
+	 * a map of maps' link of itself; its entries' links hold an inner map only while
+	 * a live outer map names it, as a cache's mapping of one does (visit_maybe()) */
+	if (mim == 2 && S_ISREG(st->st_mode) &&
+	    !grow(&w->maybe, w->nmaybe, &w->maybe_cap, sizeof(*w->maybe)) &&
+	    strlen(path) < sizeof(w->maybe[0].path)) {
+		snprintf(w->maybe[w->nmaybe].path, sizeof(w->maybe[0].path), "%s", path);
+		w->maybe[w->nmaybe++].ino = (uint64_t)st->st_ino;
+	} else if (flag == FTW_F && S_ISREG(st->st_mode) && !mim &&
+		   !brt_prog_file_is_prog_link(path, ftw->base)) {
+		visit_path(w, path);
+	}
+	return done(w) ? FTW_STOP : FTW_CONTINUE;
 }
 
 static void walk(struct id_walk *w)

@@ -285,6 +285,12 @@ int brt_cmd_obj_pin(struct brt_call *call)
 	if (err == -EXDEV)
 		err = -EPERM;
 	brt_prog_file_pin_end(&links, (int)attr->bpf_fd, (uint64_t)obj->ino, !err);
+	/* a pinned map of maps keeps its entries past this process, as it does in the
+	 * kernel (mim_links.c) */
+	if (!err && obj->kind == BRT_OBJ_MAP) {
+		brt_obj_note_name(obj, path);
+		brt_map_in_map_named(brt_map_of(obj));
+	}
 out_put:
 	brt_obj_put(obj);
 	return err;
@@ -334,6 +340,8 @@ int brt_cmd_obj_get(struct brt_call *call)
 	}
 	/* A map fd's mode is what BPF_F_RDONLY / BPF_F_WRONLY grant, as on bpffs (program
 	 * fds ignore the flags there). */
+	if (obj->kind == BRT_OBJ_MAP)
+		brt_obj_note_name(obj, path);
 	if (obj->kind == BRT_OBJ_MAP && attr->file_flags) {
 		atomic_store_explicit(&obj->hdr->restricted, 1, memory_order_release);
 		fd = reopen(fd, attr->file_flags & BPF_F_RDONLY ? O_RDONLY : O_WRONLY);

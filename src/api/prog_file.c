@@ -595,7 +595,8 @@ static int visit(const char *path, const struct stat *st, int flag, struct FTW *
 {
 	int fd;
 
-	if (flag == FTW_D && !strncmp(path + ftw->base, LINK_DIR, strlen(LINK_DIR)))
+	if (flag == FTW_D && (!strncmp(path + ftw->base, LINK_DIR, strlen(LINK_DIR)) ||
+			      brt_mim_is_link_dir(path + ftw->base)))
 		return FTW_SKIP_SUBTREE;
 	if (flag != FTW_F || !S_ISREG(st->st_mode))
 		return FTW_CONTINUE;

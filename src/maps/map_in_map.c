@@ -20,6 +20,8 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "maps/maps.h"
 
@@ -41,8 +43,11 @@ struct mim_view {
 	pthread_mutex_t lock;
 	const struct brt_map_ops *base; /* array or hash storage */
 	void *base_priv;                /* the storage's own per-process state */
-	struct mim_ref *refs;           /* one per stored entry set by this process */
+	struct mim_ref *refs;           /* one per entry this process stored or followed */
 	uint32_t n, cap;
+	/* ids a lookup could not follow lately (follow()): not tried again within a tick */
+	struct { uint32_t id; int64_t at; } miss[4];
+	uint32_t next_miss;
 	/* the template as read once at attach: the shared copy can be rewritten by any
 	 * process that can write the file, and a program verified against one shape must
 	 * never be handed an inner map of another */
@@ -222,22 +227,99 @@ static void forget(struct mim_view *v, uint32_t id)
 	}
 }
 
+/* Room for one more reference (under v->lock): 0 or -ENOMEM. */
+static int reserve(struct mim_view *v)
+{
+	struct mim_ref *refs;
+	uint32_t cap;
+
+	if (v->n < v->cap)
+		return 0;
+	cap = v->cap ? v->cap * 2 : 8;
+	refs = realloc(v->refs, cap * sizeof(*refs));
+	if (!refs)
+		return -ENOMEM;
+	v->refs = refs;
+	v->cap = cap;
+	return 0;
+}
+
+static struct brt_map *held(const struct mim_view *v, uint32_t id)
+{
+	for (uint32_t i = 0; i < v->n; i++)
+		if (v->refs[i].id == id)
+			return v->refs[i].map;
+	return NULL;
+}
+
+static int64_t coarse_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* An entry another process stored: the inner map its links name (mim_links.c), if it
+ * is the map with that id and of the template's shape, taken as this process's own
+ * reference from then on (dropped as a stored one is).  An id that cannot be followed
+ * is not tried again within a clock tick: a program looking up such a slot in a loop
+ * costs no system calls. */
+static struct brt_map *follow(struct brt_map *map, struct mim_view *v, uint32_t id)
+{
+	struct brt_map *inner = NULL, *found;
+	int64_t now = coarse_ns();
+	int fd;
+
+	pthread_mutex_lock(&v->lock);
+	for (unsigned i = 0; i < 4; i++)
+		if (v->miss[i].id == id && now - v->miss[i].at < 4000000) {
+			pthread_mutex_unlock(&v->lock);
+			return NULL;
+		}
+	pthread_mutex_unlock(&v->lock);
+	fd = brt_mim_open_linked(map, id);
+	if (fd >= 0 && brt_map_from_fd(fd, &inner))
+		inner = NULL;
+	if (fd >= 0)
+		close(fd);
+	if (inner && (inner->obj.snap.id != id || !meta_equal(&v->tmpl, inner))) {
+		brt_map_put(inner);
+		inner = NULL;
+	}
+	pthread_mutex_lock(&v->lock);
+	found = held(v, id); /* followed by another thread meanwhile */
+	if (!found && inner && !reserve(v)) {
+		brt_obj_named(&inner->obj, 1);
+		v->refs[v->n++] = (struct mim_ref){ id, inner };
+		found = inner;
+		inner = NULL;
+	} else if (!found) {
+		v->miss[v->next_miss % 4].id = id;
+		v->miss[v->next_miss++ % 4].at = now;
+	}
+	pthread_mutex_unlock(&v->lock);
+	if (inner)
+		brt_map_put(inner);
+	return found;
+}
+
 static void *mim_lookup(struct brt_map *map, const void *key)
 {
 	struct mim_view *v = map->priv;
-	struct brt_map b = as_base(map), *found = NULL;
+	struct brt_map b = as_base(map), *found;
 	const uint32_t *idp = v->base->lookup(&b, key);
 	uint32_t id;
 
 	if (!idp)
 		return NULL;
 	brt_shm_read(&id, idp, sizeof(id));
+	if (!id)
+		return NULL;
 	pthread_mutex_lock(&v->lock);
-	for (uint32_t i = 0; id && i < v->n && !found; i++)
-		if (v->refs[i].id == id)
-			found = v->refs[i].map;
+	found = held(v, id);
 	pthread_mutex_unlock(&v->lock);
-	return found;
+	return found ? found : follow(map, v, id);
 }
 
 static int mim_copy_value(struct brt_map *map, const void *key, void *value)
@@ -255,8 +337,7 @@ static int mim_copy_value(struct brt_map *map, const void *key, void *value)
 static int mim_update(struct brt_map *map, const void *key, const void *value, uint64_t flags)
 {
 	struct mim_view *v = map->priv;
-	struct brt_map b = as_base(map), *inner;
-	struct mim_ref *refs;
+	struct brt_map b = as_base(map), *inner, *stored = NULL;
 	uint32_t id, old = 0;
 	int32_t fd;
 	int err;
@@ -273,17 +354,9 @@ static int mim_update(struct brt_map *map, const void *key, const void *value, u
 	}
 	id = inner->obj.snap.id;
 	pthread_mutex_lock(&v->lock);
-	if (v->n == v->cap) {
-		uint32_t cap = v->cap ? v->cap * 2 : 8;
-
-		refs = realloc(v->refs, cap * sizeof(*refs));
-		if (!refs) {
-			err = -ENOMEM;
-			goto out;
-		}
-		v->refs = refs;
-		v->cap = cap;
-	}
+	err = reserve(v);
+	if (err)
+		goto out;
 	if (v->base->copy_value(&b, key, &old))
 		old = 0;
 	err = v->base->update(&b, key, &id, flags);
@@ -293,11 +366,18 @@ static int mim_update(struct brt_map *map, const void *key, const void *value, u
 		forget(v, old);
 	brt_obj_named(&inner->obj, 1);
 	v->refs[v->n++] = (struct mim_ref){ id, inner };
+	stored = inner;
+	brt_map_get(stored);
 	inner = NULL;
 out:
 	pthread_mutex_unlock(&v->lock);
 	if (inner)
 		brt_map_put(inner);
+	if (stored) {
+		/* an outer map with a name outlives this process: so must the entry */
+		(void)brt_mim_link(map, &stored, 1);
+		brt_map_put(stored);
+	}
 	return err;
 }
 
@@ -341,6 +421,29 @@ int brt_map_in_map_holds(struct brt_map *outer, const struct brt_map *inner)
 		yes = v->refs[i].map == inner;
 	pthread_mutex_unlock(&v->lock);
 	return yes;
+}
+
+void brt_map_in_map_named(struct brt_map *outer)
+{
+	struct mim_view *v = outer->priv;
+	struct brt_map **inner;
+	uint32_t n = 0;
+
+	if (!is_map_in_map(outer->type) || !v)
+		return;
+	pthread_mutex_lock(&v->lock);
+	inner = malloc((v->n ? v->n : 1) * sizeof(*inner));
+	for (uint32_t i = 0; inner && i < v->n; i++) {
+		inner[n] = v->refs[i].map;
+		brt_map_get(inner[n++]);
+	}
+	pthread_mutex_unlock(&v->lock);
+	if (!inner)
+		return;
+	(void)brt_mim_link(outer, inner, n);
+	for (uint32_t i = 0; i < n; i++)
+		brt_map_put(inner[i]);
+	free(inner);
 }
 
 int brt_map_in_map_template(const struct brt_map *outer, uint32_t *type, uint32_t *key_size,

@@ -271,6 +271,21 @@ int brt_map_file_values(int fd, const struct brt_obj_hdr *hdr, uint64_t file_siz
  * such an inner map from a program of outer)?  And the inner-map template outer was
  * created with (0 or -EINVAL when outer is not a map of maps). */
 int brt_map_in_map_holds(struct brt_map *outer, const struct brt_map *inner);
+/* outer (a map of maps) was just given a name (pinned): link the inner maps this process
+ * holds for it so they outlive it (mim_links.c). */
+void brt_map_in_map_named(struct brt_map *outer);
+/* mim_links.c: an outer map of maps whose file has a name keeps its inner maps alive by
+ * links in the user's $BPFRT_FS/.bpfrt-inner[.<uid>].  brt_mim_link(): link inner[0..n)
+ * as outer's entries when outer's file has a name (else nothing): 0 or -errno.
+ * brt_mim_open_linked(): an fd of the linked inner map inner_id of outer, or -errno.
+ * brt_mim_link_kind(): for a path under $BPFRT_FS (base: where its last component
+ * starts), 0: none of these links, 1: an outer map's link (no pin), 2: an inner map's
+ * (held only while a live outer map names it).  brt_mim_is_link_dir(): a directory name
+ * of those links. */
+int brt_mim_link(struct brt_map *outer, struct brt_map *const *inner, uint32_t n);
+int brt_mim_open_linked(const struct brt_map *outer, uint32_t inner_id);
+int brt_mim_link_kind(const char *path, int base);
+int brt_mim_is_link_dir(const char *name);
 int brt_map_in_map_template(const struct brt_map *outer, uint32_t *type, uint32_t *key_size,
 			    uint32_t *value_size, uint32_t *max_entries, uint32_t *flags);
 /* ... and the template's special fields (1 + offset, 0: none) and whether it has BTF */

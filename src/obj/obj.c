@@ -276,6 +276,7 @@ static void obj_destroy(struct brt_obj *obj)
 	/* the slot goes after the mappings: a walker never sees one of them unaccounted
 	 * for (it would take it for a holder) */
 	brt_pub_free(obj->pub);
+	free(obj->name);
 	free(obj);
 }
 
@@ -811,7 +812,45 @@ static int still_open(struct brt_obj *obj, struct fdset *set, int *loaded)
 	return fdset_has(set, obj->dev, obj->ino);
 }
 
-int brt_obj_pinned(const struct brt_obj *obj)
+/* guards every brt_obj's name (set by pins and gets, read by sweeps) */
+static pthread_mutex_t name_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void brt_obj_note_name(struct brt_obj *obj, const char *path)
+{
+	char cwd[PATH_MAX], *abs = NULL, *old;
+
+	if (path[0] == '/') {
+		abs = strdup(path);
+	} else if (getcwd(cwd, sizeof(cwd))) {
+		size_t len = strlen(cwd) + strlen(path) + 2;
+
+		abs = malloc(len);
+		if (abs)
+			snprintf(abs, len, "%s/%s", cwd, path);
+	}
+	if (!abs)
+		return; /* not remembered: only the map_files answer then */
+	pthread_mutex_lock(&name_lock);
+	old = obj->name;
+	obj->name = abs;
+	pthread_mutex_unlock(&name_lock);
+	free(old);
+}
+
+/* Does the name this process last pinned or got obj by still name its file? */
+static int name_still(const struct brt_obj *obj)
+{
+	struct stat st;
+	int yes;
+
+	pthread_mutex_lock(&name_lock);
+	yes = obj->name && !stat(obj->name, &st) && st.st_dev == obj->dev &&
+	      st.st_ino == obj->ino;
+	pthread_mutex_unlock(&name_lock);
+	return yes;
+}
+
+int brt_obj_pinned(struct brt_obj *obj)
 {
 	void *keep = atomic_load_explicit(&obj->keep, memory_order_acquire);
 	uintptr_t lo = obj->private_copy ? (uintptr_t)keep : (uintptr_t)obj->base;
@@ -820,14 +859,18 @@ int brt_obj_pinned(const struct brt_obj *obj)
 	ssize_t n;
 
 	if (!lo)
-		return 0;
+		return name_still(obj);
 	snprintf(path, sizeof(path), "/proc/self/map_files/%lx-%lx", (unsigned long)lo,
 		 (unsigned long)(lo + obj->size));
+	/* readlink needs only what ptrace needs; following the link (stat) needs
+	 * CAP_SYS_ADMIN, which an unprivileged user lacks: then the remembered name
+	 * answers (a pin made elsewhere under another name is not seen) */
 	n = readlink(path, target, sizeof(target));
-	if (n < 0 || (n >= 7 && !memcmp(target, "/memfd:", 7)))
+	if (n >= 7 && !memcmp(target, "/memfd:", 7))
 		return 0;
-	return !stat(path, &st) && st.st_dev == obj->dev && st.st_ino == obj->ino &&
-	       st.st_nlink > 0;
+	if (n < 0 || stat(path, &st))
+		return name_still(obj);
+	return st.st_dev == obj->dev && st.st_ino == obj->ino && st.st_nlink > 0;
 }
 
 int brt_obj_has_fd(struct brt_obj *obj)
@@ -852,6 +895,51 @@ static int current_fd(const struct brt_obj *obj)
 	    st.st_ino != obj->ino)
 		return -1;
 	return obj->last_fd;
+}
+
+int brt_obj_nlink(struct brt_obj *obj)
+{
+	struct stat st;
+	int fd, r = -1;
+
+	pthread_mutex_lock(&cache_lock); /* last_fd, as in brt_obj_has_fd() */
+	fd = current_fd(obj);
+	if (fd >= 0 && !fstat(fd, &st))
+		r = st.st_nlink > INT32_MAX ? INT32_MAX : (int)st.st_nlink;
+	pthread_mutex_unlock(&cache_lock);
+	return r;
+}
+
+int brt_obj_link(struct brt_obj *obj, int dirfd, const char *name)
+{
+	int fd, err;
+
+	pthread_mutex_lock(&cache_lock);
+	fd = current_fd(obj);
+	err = fd < 0 ? -EBADF : brt_fs_link_fd(fd, dirfd, name);
+	pthread_mutex_unlock(&cache_lock);
+	if (err == -EBADF) {
+		/* no fd of it left: its mapping names it to whoever may follow
+		 * /proc/self/map_files (CAP_SYS_ADMIN), checked to be that file once named */
+		void *keep = atomic_load_explicit(&obj->keep, memory_order_acquire);
+		uintptr_t lo = obj->private_copy ? (uintptr_t)keep : (uintptr_t)obj->base;
+		char path[96];
+		struct stat st;
+
+		if (!lo)
+			return -EBADF;
+		snprintf(path, sizeof(path), "/proc/self/map_files/%lx-%lx", (unsigned long)lo,
+			 (unsigned long)(lo + obj->size));
+		if (linkat(AT_FDCWD, path, dirfd, name, AT_SYMLINK_FOLLOW))
+			return errno == EEXIST ? -EEXIST : -EBADF;
+		if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) || st.st_dev != obj->dev ||
+		    st.st_ino != obj->ino) {
+			unlinkat(dirfd, name, 0);
+			return -EBADF;
+		}
+		err = 0;
+	}
+	return err;
 }
 
 static void desc_byte(struct flock *fl, short type, uint64_t off)

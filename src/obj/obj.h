@@ -207,6 +207,9 @@ struct brt_obj {
 	_Atomic(void *) keep;         /* that mapping (size bytes), NULL until then */
 	void (*release)(struct brt_obj *obj); /* kind-specific teardown, then munmap */
 	void (*unref)(struct brt_obj *obj);   /* optional: no fd left, refs remain */
+	/* the last name this process pinned or got it by (absolute, malloc'd; NULL: none):
+	 * brt_obj_pinned()'s answer where /proc/self/map_files cannot be followed */
+	char *name;
 };
 
 /* Create an object file (O_TMPFILE in the bpffs directory, or a memfd when that is not
@@ -294,10 +297,24 @@ int brt_obj_has_fd(struct brt_obj *obj);
 int brt_obj_desc_mark(struct brt_obj *obj, uint64_t off);
 int brt_obj_desc_marked(struct brt_obj *obj, uint64_t off);
 
+/* How many names obj's file has (pins, the links of pinned programs' maps and of pinned
+ * maps of maps' entries), read through the fd this process last reached obj by: -1 when
+ * that fd no longer refers to obj.  One fstat; needs no privilege. */
+int brt_obj_nlink(struct brt_obj *obj);
+
+/* Name obj's file name in dirfd through the fd this process last reached obj by: 0,
+ * -EBADF when that fd no longer refers to obj, or linkat()'s -errno (-EEXIST). */
+int brt_obj_link(struct brt_obj *obj, int dirfd, const char *name);
+
 /* Is obj's file pinned (a name in a directory: BPF_OBJ_PIN linked it) now?  Read through
- * /proc/self/map_files, which needs CAP_SYS_ADMIN (or CAP_CHECKPOINT_RESTORE): 0 without
- * it, and for a memfd (never pinnable).  A readlink and a stat: not for fast paths. */
-int brt_obj_pinned(const struct brt_obj *obj);
+ * /proc/self/map_files, which only CAP_SYS_ADMIN (or CAP_CHECKPOINT_RESTORE) may follow;
+ * without it, whether the name this process pinned or got obj by (brt_obj_note_name())
+ * still names obj's file.  0 for a memfd (never pinnable).  A readlink and a stat or two:
+ * not for fast paths. */
+int brt_obj_pinned(struct brt_obj *obj);
+/* Remember path (relative to the current directory) as a name of obj's file: what
+ * BPF_OBJ_PIN made and BPF_OBJ_GET opened, for brt_obj_pinned(). */
+void brt_obj_note_name(struct brt_obj *obj, const char *path);
 
 /* Drop cached objects no fd or program refers to any more (done lazily on fd lookups
  * misses and creations; callable explicitly).  Returns how many were dropped. */

@@ -18,3 +18,6 @@ if(BPFRT_CLANG)
   set_tests_properties(api.opts_clang PROPERTIES LABELS unit SKIP_RETURN_CODE 77
     WORKING_DIRECTORY ${CMAKE_BINARY_DIR})
 endif()
+# api.unpriv_pin_oracle sets kernel.unprivileged_bpf_disabled to 0 for its run (tests/unpriv.h)
+target_compile_definitions(test_api_unpriv_pin_oracle PRIVATE
+  BPFRT_UNPRIV_LOCK="${BPFRT_UNPRIV_LOCK}")
