@@ -1,14 +1,18 @@
 /* map_in_map.c - BPF_MAP_TYPE_ARRAY_OF_MAPS and BPF_MAP_TYPE_HASH_OF_MAPS.  Storage is an
  * array or a hash whose 4-byte values are inner map ids (what BPF_MAP_LOOKUP_ELEM returns,
  * as in the kernel); each process keeps its own id -> map references, since the maps a
- * program may follow are the ones this process holds.  An inner map must match the
+ * program may follow are the ones this process holds: those it stored, and those another
+ * process stored into an outer map with a name (a pin), which mim_links.c keeps alive by
+ * links and a lookup here follows (follow()).  An inner map must match the
  * template taken from attr.inner_map_fd at creation, by the kernel's bpf_map_meta_equal()
  * rule (type, key and value sizes, flags, max_entries unless the template has
  * BPF_F_INNER_MAP, and the value's lock and timer fields: btf_record_equal()); the
  * template sits after the storage so every process checks the same,
- * each against its own copy read once at attach.  A slot's id is never followed: it
- * finds only a map this process stored there itself (and checked against the template),
- * so another process writing ids into the storage makes a lookup miss, nothing more.
+ * each against its own copy read once at attach.  A slot's id is never followed through
+ * the id walk: it finds only a map this process stored there itself or the storer's link
+ * of it under this outer map's id (checked against the id and the template), so another
+ * process writing ids into the storage makes a lookup miss, or find an inner map this
+ * outer map held, nothing more.
  * A program's lookup returns the inner map itself, which the map helpers then accept.
  * An entry's reference is published as a named one (obj.h, brt_obj_named()), as a prog
  * array's: other processes' id walks count it only while they find the outer map alive

@@ -7,6 +7,7 @@
 #define BPFRT_SRC_TRACE_TRACE_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -108,6 +109,10 @@ void brt_perf_link_run(struct brt_link *link, const struct brt_trace_task *task,
  * that may)?  Its event source then asks perf for call chains (PERF_SAMPLE_CALLCHAIN). */
 struct brt_prog;
 int brt_trace_wants_chain(const struct brt_prog *prog);
+
+/* vma.c: the mapping holding addr in a /proc/PID/maps text read from f (lines
+ * "start-end ..." in hex): 0 with [*start, *end), or -ENOENT when no line holds it. */
+int brt_vma_find_in(FILE *f, uint64_t addr, uint64_t *start, uint64_t *end);
 
 /* Append one line (no newline in msg) to the trace pipe (pipe.c); 0 or -errno. */
 int brt_trace_pipe_write(const char *line, size_t len);

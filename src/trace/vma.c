@@ -21,22 +21,11 @@
 
 static _Thread_local uint64_t vma_stand_in[VMA_STAND_IN_SIZE / 8];
 
-/* The mapping of process tgid (0: this one) holding addr: 0 with [*start, *end), or
- * -ENOENT (none, or the list cannot be read: the kernel's answer for a task without an
- * mm). */
-static int mapping_of(int32_t tgid, uint64_t addr, uint64_t *start, uint64_t *end)
+int brt_vma_find_in(FILE *f, uint64_t addr, uint64_t *start, uint64_t *end)
 {
-	char path[64], line[512];
-	FILE *f;
+	char line[512];
 	int ret = -ENOENT;
 
-	if (tgid > 0)
-		snprintf(path, sizeof(path), "/proc/%" PRId32 "/maps", tgid);
-	else
-		snprintf(path, sizeof(path), "/proc/self/maps");
-	f = fopen(path, "re");
-	if (!f)
-		return -ENOENT;
 	while (fgets(line, sizeof(line), f)) {
 		uint64_t lo, hi;
 
@@ -50,6 +39,26 @@ static int mapping_of(int32_t tgid, uint64_t addr, uint64_t *start, uint64_t *en
 		while (!strchr(line, '\n') && fgets(line, sizeof(line), f))
 			;
 	}
+	return ret;
+}
+
+/* The mapping of process tgid (0: this one) holding addr: 0 with [*start, *end), or
+ * -ENOENT (none, or the list cannot be read: the kernel's answer for a task without an
+ * mm). */
+static int mapping_of(int32_t tgid, uint64_t addr, uint64_t *start, uint64_t *end)
+{
+	char path[64];
+	FILE *f;
+	int ret;
+
+	if (tgid > 0)
+		snprintf(path, sizeof(path), "/proc/%" PRId32 "/maps", tgid);
+	else
+		snprintf(path, sizeof(path), "/proc/self/maps");
+	f = fopen(path, "re");
+	if (!f)
+		return -ENOENT;
+	ret = brt_vma_find_in(f, addr, start, end);
 	fclose(f);
 	return ret;
 }
