@@ -1,11 +1,15 @@
 /* test_map_in_map.c - array_of_maps and hash_of_maps through bpf(): the same script of
  * creates, updates, lookups and deletes runs on bpfrt_bpf() and, as root, on the kernel,
  * and every step's result (errno, or the looked-up id being non-zero) must agree; then a
- * program follows the outer map to an inner one (lookup of a lookup) in bpfrt. */
+ * program follows the outer map to an inner one (lookup of a lookup) in bpfrt, also to an
+ * inner map another process (gone since) stored into a pinned outer map, from 4 threads. */
 #include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "bpfrt.h"
@@ -120,6 +124,26 @@ static void script(sys_fn sys, int results[NSTEPS])
 		close(houter);
 }
 
+/* r0 = inner[0] + 100 through outer[0] (the map fd at instruction 1), 0 when empty */
+#define FOLLOW_PROG(outer)                                                              \
+	{                                                                               \
+		{ BPF_ST | BPF_MEM | BPF_W, BPF_REG_10, 0, -4, 0 },                     \
+		{ BPF_LD | BPF_IMM | BPF_DW, BPF_REG_1, BPF_PSEUDO_MAP_FD, 0, outer },  \
+		{ 0 },                                                                  \
+		{ BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_2, BPF_REG_10, 0, 0 },           \
+		{ BPF_ALU64 | BPF_ADD | BPF_K, BPF_REG_2, 0, 0, -4 },                   \
+		{ BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_map_lookup_elem },              \
+		{ BPF_JMP | BPF_JEQ | BPF_K, BPF_REG_0, 0, 6, 0 },                      \
+		{ BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_1, BPF_REG_0, 0, 0 },            \
+		{ BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_2, BPF_REG_10, 0, 0 },           \
+		{ BPF_ALU64 | BPF_ADD | BPF_K, BPF_REG_2, 0, 0, -4 },                   \
+		{ BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_map_lookup_elem },              \
+		{ BPF_JMP | BPF_JEQ | BPF_K, BPF_REG_0, 0, 1, 0 },                      \
+		{ BPF_LDX | BPF_MEM | BPF_W, BPF_REG_0, BPF_REG_0, 0, 0 },              \
+		{ BPF_ALU64 | BPF_ADD | BPF_K, BPF_REG_0, 0, 0, 100 },                  \
+		{ BPF_JMP | BPF_EXIT, 0, 0, 0, 0 },                                     \
+	}
+
 /* r0 = inner[0] + 100 through outer[0]; the inner map holds 42. */
 static void program_follows_inner(void)
 {
@@ -128,23 +152,7 @@ static void program_follows_inner(void)
 	int outer = bpfrt_map_create(BPF_MAP_TYPE_ARRAY_OF_MAPS, "out", 4, 4, 1, &mo);
 	uint32_t k = 0, v = 42;
 	int32_t ifd = inner;
-	struct bpf_insn prog[] = {
-		{ BPF_ST | BPF_MEM | BPF_W, BPF_REG_10, 0, -4, 0 },
-		{ BPF_LD | BPF_IMM | BPF_DW, BPF_REG_1, BPF_PSEUDO_MAP_FD, 0, outer },
-		{ 0 },
-		{ BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_2, BPF_REG_10, 0, 0 },
-		{ BPF_ALU64 | BPF_ADD | BPF_K, BPF_REG_2, 0, 0, -4 },
-		{ BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_map_lookup_elem },
-		{ BPF_JMP | BPF_JEQ | BPF_K, BPF_REG_0, 0, 6, 0 },
-		{ BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_1, BPF_REG_0, 0, 0 },
-		{ BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_2, BPF_REG_10, 0, 0 },
-		{ BPF_ALU64 | BPF_ADD | BPF_K, BPF_REG_2, 0, 0, -4 },
-		{ BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_map_lookup_elem },
-		{ BPF_JMP | BPF_JEQ | BPF_K, BPF_REG_0, 0, 1, 0 },
-		{ BPF_LDX | BPF_MEM | BPF_W, BPF_REG_0, BPF_REG_0, 0, 0 },
-		{ BPF_ALU64 | BPF_ADD | BPF_K, BPF_REG_0, 0, 0, 100 },
-		{ BPF_JMP | BPF_EXIT, 0, 0, 0, 0 },
-	};
+	struct bpf_insn prog[] = FOLLOW_PROG(outer);
 	const char *engines[] = {
 		"checked", "interp",
 #ifdef BPFRT_HAVE_JIT
@@ -175,6 +183,85 @@ static void program_follows_inner(void)
 	}
 	close(outer);
 	close(inner);
+}
+
+static int follow_prog; /* the program of pinned_entry_followed(), for its threads */
+
+static void *run_many(void *arg)
+{
+	uint8_t pkt[64] = { 0 };
+	intptr_t bad = 0;
+
+	(void)arg;
+	for (int i = 0; i < 200; i++) {
+		BPFRT_OPTS(bpfrt_test_run_opts, ro, .data_in = pkt, .data_size_in = sizeof(pkt));
+
+		if (bpfrt_prog_test_run_opts(follow_prog, &ro) || ro.retval != 142)
+			bad++;
+	}
+	return (void *)bad;
+}
+
+/* An entry another process stored into a pinned outer map, that process gone: this
+ * process's program finds the inner map through the storer's link (maps/mim_links.c),
+ * from 4 threads at once (the first lookups race to follow it). */
+static void pinned_entry_followed(const char *dir, const struct bpf_insn *prog, size_t n)
+{
+	char pin[128];
+	pthread_t t[4];
+	uint32_t k = 0;
+	int outer, st = 0;
+	pid_t pid;
+
+	snprintf(pin, sizeof(pin), "%s/outer", dir);
+	pid = fork();
+	if (pid == 0) {
+		int inner = bpfrt_map_create(BPF_MAP_TYPE_ARRAY, "in", 4, 4, 1, NULL);
+		BPFRT_OPTS(bpfrt_map_create_opts, mo, .inner_map_fd = (uint32_t)inner);
+		int o = bpfrt_map_create(BPF_MAP_TYPE_ARRAY_OF_MAPS, "out", 4, 4, 1, &mo);
+		uint32_t v = 42;
+		int32_t ifd = inner;
+
+		_exit(inner < 0 || o < 0 || bpfrt_obj_pin(o, pin) ||
+		      bpfrt_map_update_elem(inner, &k, &v, BPF_ANY) ||
+		      bpfrt_map_update_elem(o, &k, &ifd, BPF_ANY));
+	}
+	T_CASE("an entry stored by a process gone, in a pinned outer map: followed");
+	T_ASSERT(pid > 0 && waitpid(pid, &st, 0) == pid);
+	T_EQ_INT(0, WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+	outer = bpfrt_obj_get(pin);
+	T_ASSERT(outer >= 0);
+	if (outer < 0)
+		return;
+	{
+		struct bpf_insn copy[16];
+
+		memcpy(copy, prog, n * sizeof(*prog));
+		copy[1].imm = outer;
+		follow_prog = bpfrt_prog_load(BPF_PROG_TYPE_SOCKET_FILTER, "mim", "GPL", copy,
+					      n, NULL);
+	}
+	T_ASSERT(follow_prog >= 0);
+	for (int i = 0; i < 4; i++)
+		T_EQ_INT(0, pthread_create(&t[i], NULL, run_many, NULL));
+	for (int i = 0; i < 4; i++) {
+		void *bad = (void *)1;
+
+		pthread_join(t[i], &bad);
+		T_EQ_INT(0, (int)(intptr_t)bad);
+	}
+	T_CASE("the entry deleted: the program finds it empty (r0 = 0 + 100)");
+	T_EQ_INT(0, bpfrt_map_delete_elem(outer, &k));
+	{
+		uint8_t pkt[64] = { 0 };
+		BPFRT_OPTS(bpfrt_test_run_opts, ro, .data_in = pkt, .data_size_in = sizeof(pkt));
+
+		T_EQ_INT(0, bpfrt_prog_test_run_opts(follow_prog, &ro));
+		T_EQ_INT(100, (int)ro.retval);
+	}
+	close(follow_prog);
+	close(outer);
+	unlink(pin);
 }
 
 int main(void)
@@ -220,6 +307,11 @@ int main(void)
 		printf("note: kernel comparison skipped (no bpf())\n");
 	}
 	program_follows_inner();
+	{
+		struct bpf_insn prog[] = FOLLOW_PROG(0);
+
+		pinned_entry_followed(tmpdir, prog, sizeof(prog) / sizeof(prog[0]));
+	}
 	rmdir(tmpdir);
 	return t_done();
 }
