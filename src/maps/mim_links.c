@@ -19,9 +19,9 @@
  *
  * Another process looking an entry up that it did not store itself (a program's
  * bpf_map_lookup_elem() on the outer map) opens <outer id>-<inner id> in the directory of
- * root or of the outer file's owner, the users who could have written the outer map (the
- * owner-trust rule, docs/SECURITY.md), and uses it only if it is the map with that id and
- * the shape of the outer map's template.
+ * root, of the outer file's owner (the users who could have written the outer map: the
+ * owner-trust rule, docs/SECURITY.md) or of its own user, and uses it only if it is the
+ * map with that id and the shape of the outer map's template.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -220,23 +220,24 @@ int brt_mim_link(struct brt_map *outer, struct brt_map *const *inner, uint32_t n
 int brt_mim_open_linked(const struct brt_map *outer, uint32_t inner_id)
 {
 	char name[NAME_LEN], dname[64];
-	uid_t uids[2] = { 0, 0 };
+	/* root, the outer file's owner (whoever could write it: mode 0600) when an fd of it
+	 * still tells, and this user (whose own links are its own doing) */
+	uid_t uids[3] = { 0, 0, geteuid() };
 	struct stat st;
 	int fs, fd = -ENOENT;
 
 	fs = open_fs(0);
 	if (fs < 0)
 		return fs;
-	/* the outer file's owner: whoever could write it (mode 0600) */
 	if (outer->obj.last_fd >= 0 && !fstat(outer->obj.last_fd, &st) &&
 	    st.st_ino == outer->obj.ino && st.st_dev == outer->obj.dev)
 		uids[1] = st.st_uid;
 	inner_name(outer->obj.snap.id, inner_id, name);
-	for (int i = 0; i < 2 && fd < 0; i++) {
+	for (int i = 0; i < 3 && fd < 0; i++) {
 		int dir;
 
-		if (i && !uids[i])
-			break;
+		if (i && (!uids[i] || (i == 2 && uids[2] == uids[1])))
+			continue;
 		dir_name(uids[i], dname, sizeof(dname));
 		dir = open_dir(fs, dname, uids[i]);
 		if (dir < 0)

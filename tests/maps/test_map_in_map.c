@@ -3,6 +3,7 @@
  * and every step's result (errno, or the looked-up id being non-zero) must agree; then a
  * program follows the outer map to an inner one (lookup of a lookup) in bpfrt, also to an
  * inner map another process (gone since) stored into a pinned outer map, from 4 threads. */
+#include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -261,6 +262,37 @@ static void pinned_entry_followed(const char *dir, const struct bpf_insn *prog, 
 	}
 	close(follow_prog);
 	close(outer);
+	unlink(pin);
+	/* the user's next store into a pinned outer map drops the links of the unpinned one:
+	 * left are the lock, the new outer map's link and its entry's */
+	T_CASE("links of an unpinned outer map collected at the next store");
+	pid = fork();
+	if (pid == 0) {
+		int inner = bpfrt_map_create(BPF_MAP_TYPE_ARRAY, "in", 4, 4, 1, NULL);
+		BPFRT_OPTS(bpfrt_map_create_opts, mo, .inner_map_fd = (uint32_t)inner);
+		int o = bpfrt_map_create(BPF_MAP_TYPE_ARRAY_OF_MAPS, "out", 4, 4, 1, &mo);
+		int32_t ifd = inner;
+
+		_exit(inner < 0 || o < 0 || bpfrt_obj_pin(o, pin) ||
+		      bpfrt_map_update_elem(o, &k, &ifd, BPF_ANY));
+	}
+	T_ASSERT(pid > 0 && waitpid(pid, &st, 0) == pid);
+	T_EQ_INT(0, WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+	{
+		char links[160];
+		struct dirent *de;
+		int names = 0;
+		DIR *d;
+
+		snprintf(links, sizeof(links), "%s/.bpfrt-inner", dir);
+		d = opendir(links);
+		T_ASSERT(d != NULL);
+		while (d && (de = readdir(d)))
+			names += de->d_name[0] != '.' || (de->d_name[1] && de->d_name[1] != '.');
+		if (d)
+			closedir(d);
+		T_EQ_INT(3, names);
+	}
 	unlink(pin);
 }
 
