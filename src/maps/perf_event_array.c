@@ -207,6 +207,7 @@ static int pe_update(struct brt_map *map, const void *key, const void *value, ui
 	struct pe_view *v = map->priv;
 	struct brt_obj *ring;
 	struct pe_local *l;
+	uint64_t seq;
 	uint32_t i;
 	int32_t fd;
 	int own, err;
@@ -232,12 +233,17 @@ static int pe_update(struct brt_map *map, const void *key, const void *value, ui
 	brt_shm_lock(map_lock(map));
 	l->seq = slot_write(slot_of(map, i), (uint32_t)getpid(), own, (uint64_t)ring->ino);
 	brt_shm_unlock(map_lock(map));
-	/* not taken (a write-only fd): the slot goes with this process, as before */
-	(void)brt_obj_desc_mark(&map->obj, mark_off(i, l->seq));
+	seq = l->seq;
 	l->ring = ring;
 	l->own_fd1 = own + 1;
 	atomic_fetch_add_explicit(&v->own, 1, memory_order_relaxed);
 	pthread_rwlock_unlock(&v->lock);
+	/* after v->lock: the mark takes the object cache's lock, which a sweep holds while
+	 * it takes v->lock (pe_unref()): inside, the two orders could deadlock (TSan's
+	 * lock-order-inversion in api.holds_oracle).  Until it is made, this process holds
+	 * the ring, so no other process drops the slot for want of it.  Not taken (a
+	 * write-only fd): the slot goes with this process, as before. */
+	(void)brt_obj_desc_mark(&map->obj, mark_off(i, seq));
 	return 0;
 }
 
