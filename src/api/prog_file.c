@@ -285,84 +285,27 @@ static void links_dir_name(uid_t uid, char *buf, size_t len)
  * directory of uid that nobody else can write; -errno otherwise. */
 static int open_links_dir(int fs, const char *name, uid_t uid)
 {
-	struct stat st;
-	int fd = openat(fs, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) || st.st_uid != uid || (st.st_mode & (S_IWGRP | S_IWOTH))) {
-		close(fd);
-		return -EACCES;
-	}
-	return fd;
+	return brt_fs_owned_dir(fs, name, uid);
 }
 
-/* The bpffs directory, opened, or -errno (an untrusted one is refused). */
-static int open_fs(int create)
-{
-	const char *dir = brt_obj_fs_dir();
-	char why[4096 + 160];
-	int err = create ? brt_fs_dir_prepare(dir) : brt_fs_dir_check(dir, why, sizeof(why));
-	int fd;
-
-	if (err)
-		return err;
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	return fd >= 0 ? fd : -errno;
-}
-
-/* This user's links' directory, created (0755: others may open the links their own
- * permissions allow) when missing, and its lock held: a 0600 file in it, which no other
- * user can open and so cannot hold (a lock on the directory itself, readable by all,
- * could be held by anyone, stalling every pin).  The locked file's fd, the directory's
- * fd in *dirfd, or -errno. */
+/* This user's links' directory, created when missing, and its lock held (util.h,
+ * brt_fs_owned_dir_lock()).  The locked file's fd, the directory's fd in *dirfd, or
+ * -errno. */
 static int lock_links(int *dirfd)
 {
 	char name[64];
-	uid_t uid = geteuid();
-	struct stat st;
-	int fs, dir, lock;
+	int fs, lock;
 
-	fs = open_fs(1);
+	fs = brt_obj_fs_open(1);
 	if (fs < 0)
 		return fs;
-	links_dir_name(uid, name, sizeof(name));
-	/* there already but for a user's first pin: opened first, made when missing */
-	dir = open_links_dir(fs, name, uid);
-	if (dir == -ENOENT && !mkdirat(fs, name, 0700)) {
-		dir = open_links_dir(fs, name, uid);
-		if (dir >= 0 && fchmod(dir, 0755)) {
-			close(dir);
-			dir = -errno;
-		}
-	} else if (dir == -ENOENT && errno != EEXIST) {
-		dir = -errno;
-	} else if (dir == -ENOENT) {
-		dir = open_links_dir(fs, name, uid); /* made by another process meanwhile */
-	}
+	links_dir_name(geteuid(), name, sizeof(name));
+	lock = brt_fs_owned_dir_lock(fs, name, dirfd);
 	close(fs);
-	if (dir < 0) {
+	if (lock < 0 && lock != -ENOLCK)
 		brt_print(BPFRT_WARN, "bpfrt: %s/%s: not a directory of yours that only you can "
 			  "write (%s); maps of pinned programs are not linked\n",
-			  brt_obj_fs_dir(), name, strerror(-dir));
-		return dir;
-	}
-	lock = openat(dir, ".lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (lock < 0 || fstat(lock, &st) || st.st_uid != uid || !S_ISREG(st.st_mode) ||
-	    (st.st_mode & 077)) {
-		if (lock >= 0)
-			close(lock);
-		close(dir);
-		return -ENOLCK;
-	}
-	while (flock(lock, LOCK_EX)) {
-		if (errno != EINTR) {
-			close(lock);
-			close(dir);
-			return -ENOLCK;
-		}
-	}
-	*dirfd = dir;
+			  brt_obj_fs_dir(), name, strerror(-lock));
 	return lock;
 }
 
@@ -372,7 +315,7 @@ static int each_links_dir(int (*fn)(int dirfd, void *arg), void *arg)
 {
 	struct dirent *de;
 	DIR *d;
-	int fs = open_fs(0), ret = 0;
+	int fs = brt_obj_fs_open(0), ret = 0;
 
 	if (fs < 0)
 		return 0;

@@ -28,7 +28,6 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -46,79 +45,18 @@ static void dir_name(uid_t uid, char *buf, size_t len)
 		snprintf(buf, len, INNER_DIR ".%u", (unsigned)uid);
 }
 
-/* name in the bpffs directory as a directory of uid nobody else can write: its fd, or
- * -errno */
-static int open_dir(int fs, const char *name, uid_t uid)
-{
-	struct stat st;
-	int fd = openat(fs, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) || st.st_uid != uid || (st.st_mode & (S_IWGRP | S_IWOTH))) {
-		close(fd);
-		return -EACCES;
-	}
-	return fd;
-}
-
-/* The bpffs directory, if trusted (created when create is set): its fd or -errno. */
-static int open_fs(int create)
-{
-	const char *dir = brt_obj_fs_dir();
-	char why[4096 + 160];
-	int err = create ? brt_fs_dir_prepare(dir) : brt_fs_dir_check(dir, why, sizeof(why));
-	int fd;
-
-	if (err)
-		return err < 0 ? err : -EACCES;
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	return fd >= 0 ? fd : -errno;
-}
-
 /* This user's directory (made when missing) with its lock held: the lock's fd, the
  * directory's in *dirfd, or -errno. */
 static int lock_dir(int *dirfd)
 {
-	uid_t uid = geteuid();
 	char name[64];
-	struct stat st;
-	int fs = open_fs(1), dir, lock;
+	int fs = brt_obj_fs_open(1), lock;
 
 	if (fs < 0)
 		return fs;
-	dir_name(uid, name, sizeof(name));
-	dir = open_dir(fs, name, uid);
-	if (dir == -ENOENT) {
-		if (!mkdirat(fs, name, 0700)) {
-			dir = open_dir(fs, name, uid);
-			if (dir >= 0 && fchmod(dir, 0755)) {
-				close(dir);
-				dir = -errno;
-			}
-		} else {
-			dir = errno == EEXIST ? open_dir(fs, name, uid) : -errno;
-		}
-	}
+	dir_name(geteuid(), name, sizeof(name));
+	lock = brt_fs_owned_dir_lock(fs, name, dirfd);
 	close(fs);
-	if (dir < 0)
-		return dir;
-	lock = openat(dir, ".lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (lock < 0 || fstat(lock, &st) || st.st_uid != uid || !S_ISREG(st.st_mode) ||
-	    (st.st_mode & 077)) {
-		if (lock >= 0)
-			close(lock);
-		close(dir);
-		return -ENOLCK;
-	}
-	while (flock(lock, LOCK_EX)) {
-		if (errno != EINTR) {
-			close(lock);
-			close(dir);
-			return -ENOLCK;
-		}
-	}
-	*dirfd = dir;
 	return lock;
 }
 
@@ -226,7 +164,7 @@ int brt_mim_open_linked(const struct brt_map *outer, uint32_t inner_id)
 	struct stat st;
 	int fs, fd = -ENOENT;
 
-	fs = open_fs(0);
+	fs = brt_obj_fs_open(0);
 	if (fs < 0)
 		return fs;
 	if (outer->obj.last_fd >= 0 && !fstat(outer->obj.last_fd, &st) &&
@@ -239,7 +177,7 @@ int brt_mim_open_linked(const struct brt_map *outer, uint32_t inner_id)
 		if (i && (!uids[i] || (i == 2 && uids[2] == uids[1])))
 			continue;
 		dir_name(uids[i], dname, sizeof(dname));
-		dir = open_dir(fs, dname, uids[i]);
+		dir = brt_fs_owned_dir(fs, dname, uids[i]);
 		if (dir < 0)
 			continue;
 		fd = brt_fs_open_reg(dir, name, O_RDWR, 0);

@@ -50,6 +50,19 @@ const char *brt_obj_fs_dir(void)
 	return dir && *dir ? dir : "/dev/shm/bpfrt";
 }
 
+int brt_obj_fs_open(int create)
+{
+	const char *dir = brt_obj_fs_dir();
+	char why[PATH_MAX + 160];
+	int err = create ? brt_fs_dir_prepare(dir) : brt_fs_dir_check(dir, why, sizeof(why));
+	int fd;
+
+	if (err)
+		return err;
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	return fd >= 0 ? fd : -errno;
+}
+
 /* The calling thread's batch (obj.h): its number, nesting, whether it swept already, the
  * directory it checked (empty: none yet) with an O_PATH fd of it (-1: none) and the fds it
  * resolved. */

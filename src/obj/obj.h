@@ -276,6 +276,9 @@ int brt_obj_fd_access(const struct brt_obj *obj, int fd);
 
 /* The bpffs-like directory: $BPFRT_FS or /dev/shm/bpfrt. */
 const char *brt_obj_fs_dir(void);
+/* That directory opened (an fd), if trusted, created first when create is set: the fd,
+ * or -errno (an untrusted one: -EACCES). */
+int brt_obj_fs_open(int create);
 
 /* A new id of kind from the directory's counters (what object creation uses; links,
  * which have no object files, take theirs here). */

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -266,4 +267,58 @@ const char *brt_dents_next(struct brt_dents *d)
 		if (strcmp(r->name, ".") && strcmp(r->name, ".."))
 			return r->name;
 	}
+}
+
+int brt_fs_owned_dir(int fs, const char *name, uid_t uid)
+{
+	struct stat st;
+	int fd = openat(fs, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) || st.st_uid != uid || (st.st_mode & (S_IWGRP | S_IWOTH))) {
+		close(fd);
+		return -EACCES;
+	}
+	return fd;
+}
+
+int brt_fs_owned_dir_lock(int fs, const char *name, int *dirfd)
+{
+	uid_t uid = geteuid();
+	struct stat st;
+	int dir, lock;
+
+	/* there already but for a user's first use: opened first, made when missing */
+	dir = brt_fs_owned_dir(fs, name, uid);
+	if (dir == -ENOENT && !mkdirat(fs, name, 0700)) {
+		dir = brt_fs_owned_dir(fs, name, uid);
+		if (dir >= 0 && fchmod(dir, 0755)) {
+			close(dir);
+			dir = -errno;
+		}
+	} else if (dir == -ENOENT && errno != EEXIST) {
+		dir = -errno;
+	} else if (dir == -ENOENT) {
+		dir = brt_fs_owned_dir(fs, name, uid); /* made by another process meanwhile */
+	}
+	if (dir < 0)
+		return dir == -ENOLCK ? -EACCES : dir;
+	lock = openat(dir, ".lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (lock < 0 || fstat(lock, &st) || st.st_uid != uid || !S_ISREG(st.st_mode) ||
+	    (st.st_mode & 077)) {
+		if (lock >= 0)
+			close(lock);
+		close(dir);
+		return -ENOLCK;
+	}
+	while (flock(lock, LOCK_EX)) {
+		if (errno != EINTR) {
+			close(lock);
+			close(dir);
+			return -ENOLCK;
+		}
+	}
+	*dirfd = dir;
+	return lock;
 }

@@ -50,6 +50,16 @@ const char *brt_dents_next(struct brt_dents *d);
 /* Name the file open as fd (dirfd, path), as linkat() of /proc/self/fd/<fd> following
  * the link does: 0 or -errno (-EEXIST when the name is taken). */
 int brt_fs_link_fd(int fd, int dirfd, const char *path);
+/* A directory of one user inside a shared one (fs, an fd): brt_fs_owned_dir() opens name
+ * if it is a real directory of uid that nobody else can write (its fd, or -errno:
+ * -EACCES for anything else).  brt_fs_owned_dir_lock(): the calling user's such
+ * directory, made (0755: others may open what their own permissions allow) when missing,
+ * with its lock held: a 0600 ".lock" file in it, which no other user can open and so
+ * cannot hold (a lock on the directory itself, readable by all, could be held by anyone).
+ * The lock's fd (closing it unlocks), the directory's in *dirfd; -ENOLCK when the lock
+ * file is not right, another -errno when the directory is not. */
+int brt_fs_owned_dir(int fs, const char *name, uid_t uid);
+int brt_fs_owned_dir_lock(int fs, const char *name, int *dirfd);
 
 /* The format language of the printk-style helpers (bprintf.c, the kernel's
  * bpf_bprintf_prepare()).  brt_bprintf_spec() reads the conversion at fmt[i] == '%' (fmt

@@ -113,6 +113,40 @@ static inline int diff_by_id(sys_fn sys, int cmd, uint32_t id)
 	return 1;
 }
 
+/* BPF_MAP_UPDATE_ELEM of a 4-byte key and a 4-byte value (an fd, an id): 0 or -errno. */
+static inline int diff_update(sys_fn sys, int map, uint32_t key, int32_t value)
+{
+	union bpf_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.map_fd = (uint32_t)map;
+	a.key = (uint64_t)(uintptr_t)&key;
+	a.value = (uint64_t)(uintptr_t)&value;
+	return sys(BPF_MAP_UPDATE_ELEM, &a, sizeof(a)) ? -errno : 0;
+}
+
+/* A socket filter: with pa >= 0, bpf_tail_call(ctx, pa, 0) then r0 = 1; else r0 = ret.
+ * Its fd, or -1. */
+static inline int diff_tail_prog(sys_fn sys, int pa, int ret)
+{
+	struct bpf_insn tail[] = {
+		{ .code = BPF_LD | BPF_DW | BPF_IMM, .dst_reg = 2, .src_reg = BPF_PSEUDO_MAP_FD,
+		  .imm = pa },
+		{ 0 },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = 3, .imm = 0 },
+		{ .code = BPF_JMP | BPF_CALL, .imm = BPF_FUNC_tail_call },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = 0, .imm = 1 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	struct bpf_insn leaf[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = 0, .imm = ret },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+
+	return diff_prog_load(sys, BPF_PROG_TYPE_SOCKET_FILTER, pa >= 0 ? tail : leaf,
+			      pa >= 0 ? 6 : 2);
+}
+
 /* A program of type: r0 = 0 (after a lookup in map_fd when map_fd >= 0); exit.  The fd
  * or -1. */
 static inline int diff_prog_new(sys_fn sys, uint32_t type, int map_fd)

@@ -65,17 +65,6 @@ static int map_new(sys_fn sys, uint32_t type, uint32_t ksize, uint32_t vsize, ui
 	return sys(BPF_MAP_CREATE, &a, sizeof(a));
 }
 
-static int update(sys_fn sys, int map, uint32_t key, int32_t value)
-{
-	union bpf_attr a;
-
-	memset(&a, 0, sizeof(a));
-	a.map_fd = (uint32_t)map;
-	a.key = (uint64_t)(uintptr_t)&key;
-	a.value = (uint64_t)(uintptr_t)&value;
-	return sys(BPF_MAP_UPDATE_ELEM, &a, sizeof(a)) ? -errno : 0;
-}
-
 #define MAP BPF_MAP_GET_FD_BY_ID
 #define PROG BPF_PROG_GET_FD_BY_ID
 
@@ -155,11 +144,11 @@ static void mim_a(sys_fn sys, int in, int out)
 	fd[P3] = fd[O3] >= 0 ? diff_prog_new(sys, BPF_PROG_TYPE_SOCKET_FILTER, fd[O3]) : -1;
 	for (int i = 0; i < NMIM; i++)
 		ids[i] = fd[i] >= 0 ? diff_id_of(sys, fd[i]) : 0;
-	if (update(sys, fd[O1], 0, fd[I1]))
+	if (diff_update(sys, fd[O1], 0, fd[I1]))
 		ids[I1] = 0;
-	if (update(sys, fd[O2], 7, fd[I2]))
+	if (diff_update(sys, fd[O2], 7, fd[I2]))
 		ids[I2] = 0;
-	if (update(sys, fd[O3], 1, fd[I3]))
+	if (diff_update(sys, fd[O3], 1, fd[I3]))
 		ids[I3] = 0;
 	for (int i = I1; i <= I3; i += 2) {
 		close(fd[i]);
@@ -194,7 +183,7 @@ static void mim_k(sys_fn sys, const char *pin, int pin_first, int in, int out)
 
 	if (pin && pin_first && outer >= 0)
 		pinned = pin_fd(sys, outer, pin);
-	if (outer >= 0 && !update(sys, inner, 0, 42) && !update(sys, outer, 0, inner)) {
+	if (outer >= 0 && !diff_update(sys, inner, 0, 42) && !diff_update(sys, outer, 0, inner)) {
 		ids[0] = diff_id_of(sys, inner);
 		ids[1] = diff_id_of(sys, outer);
 	}
@@ -244,14 +233,9 @@ static int mim_prog(sys_fn sys, int outer)
 		{ .code = BPF_LDX | BPF_MEM | BPF_DW, .dst_reg = 0, .src_reg = 0 },
 		{ .code = BPF_JMP | BPF_EXIT },
 	};
-	union bpf_attr a;
 
-	memset(&a, 0, sizeof(a));
-	a.prog_type = BPF_PROG_TYPE_SOCKET_FILTER;
-	a.insns = (uint64_t)(uintptr_t)insns;
-	a.insn_cnt = sizeof(insns) / sizeof(insns[0]);
-	a.license = (uint64_t)(uintptr_t)"GPL";
-	return sys(BPF_PROG_LOAD, &a, sizeof(a));
+	return diff_prog_load(sys, BPF_PROG_TYPE_SOCKET_FILTER, insns,
+			      sizeof(insns) / sizeof(insns[0]));
 }
 
 static int obj_get(sys_fn sys, const char *path)
@@ -549,10 +533,7 @@ static int pin_obj(sys_fn sys, uint32_t id, const char *path)
 	fd = sys(BPF_MAP_GET_FD_BY_ID, &a, sizeof(a));
 	if (fd < 0)
 		return -errno;
-	memset(&a, 0, sizeof(a));
-	a.pathname = (uint64_t)(uintptr_t)path;
-	a.bpf_fd = (uint32_t)fd;
-	err = sys(BPF_OBJ_PIN, &a, sizeof(a)) ? -errno : 0;
+	err = pin_fd(sys, fd, path);
 	close(fd);
 	return err;
 }
@@ -667,7 +648,7 @@ static void perf_x(sys_fn sys, uint32_t map_id, int in, int out)
 	memset(&a, 0, sizeof(a));
 	a.map_id = map_id;
 	map = sys(BPF_MAP_GET_FD_BY_ID, &a, sizeof(a));
-	ok = ring != MAP_FAILED && map >= 0 && !update(sys, map, 0, ev);
+	ok = ring != MAP_FAILED && map >= 0 && !diff_update(sys, map, 0, ev);
 	put(out, ok ? "y" : "n", 1);
 	get(in, &c, 1);
 	_exit(0);
@@ -685,7 +666,7 @@ static int perf_steps(sys_fn sys, int *r)
 
 	map = map_new(sys, BPF_MAP_TYPE_PERF_EVENT_ARRAY, 4, 4, 1, -1, -1);
 	prog = map >= 0 ? perf_prog(sys, map) : -1;
-	r[n++] = ring != MAP_FAILED && prog >= 0 && !update(sys, map, 0, ev);
+	r[n++] = ring != MAP_FAILED && prog >= 0 && !diff_update(sys, map, 0, ev);
 	r[n++] = diff_run64(sys, prog, 1);
 	/* X installs its own event through its own file of the array, and is killed (the
 	 * program runs on CPU 0, the CPU of X's event) */
@@ -710,7 +691,7 @@ static int perf_steps(sys_fn sys, int *r)
 	/* ours again; then the array's only fd closed (the program holds the array): the
 	 * entry installed through it goes in close() in the kernel, within a clock tick of
 	 * the next output here */
-	r[n++] = update(sys, map, 0, ev);
+	r[n++] = diff_update(sys, map, 0, ev);
 	r[n++] = diff_run64(sys, prog, 1);
 	close(map);
 	r[n++] = diff_run64(sys, prog, 1);
@@ -739,26 +720,6 @@ static const char *const perf_names[] = {
 
 /* ---- a pinned prog array ---------------------------------------------------------------- */
 
-/* A socket filter: with pa >= 0, bpf_tail_call(ctx, pa, 0) then r0 = 1; else r0 = ret. */
-static int pa_prog(sys_fn sys, int pa, int ret)
-{
-	struct bpf_insn tail[] = {
-		{ .code = BPF_LD | BPF_DW | BPF_IMM, .dst_reg = 2, .src_reg = BPF_PSEUDO_MAP_FD,
-		  .imm = pa },
-		{ 0 },
-		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = 3, .imm = 0 },
-		{ .code = BPF_JMP | BPF_CALL, .imm = BPF_FUNC_tail_call },
-		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = 0, .imm = 1 },
-		{ .code = BPF_JMP | BPF_EXIT },
-	};
-	struct bpf_insn leaf[] = {
-		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = 0, .imm = ret },
-		{ .code = BPF_JMP | BPF_EXIT },
-	};
-
-	return pa >= 0 ? diff_prog_load(sys, BPF_PROG_TYPE_SOCKET_FILTER, tail, 6)
-		       : diff_prog_load(sys, BPF_PROG_TYPE_SOCKET_FILTER, leaf, 2);
-}
 
 /* The kernel clears a prog array when its last user reference goes (prog_array_map_clear()
  * on a work queue), and a pin is one: P tail-calls through a pinned array whose fds are
@@ -775,10 +736,10 @@ static int pa_steps(sys_fn sys, int *r)
 	else
 		snprintf(pin, sizeof(pin), "%s/pa", fsdir);
 	pa = map_new(sys, BPF_MAP_TYPE_PROG_ARRAY, 4, 4, 1, -1, -1);
-	q = pa_prog(sys, -1, 7);
-	p = pa >= 0 ? pa_prog(sys, pa, 0) : -1;
+	q = diff_tail_prog(sys, -1, 7);
+	p = pa >= 0 ? diff_tail_prog(sys, pa, 0) : -1;
 	qid = q >= 0 ? diff_id_of(sys, q) : 0;
-	r[n++] = p >= 0 && qid && !update(sys, pa, 0, q);
+	r[n++] = p >= 0 && qid && !diff_update(sys, pa, 0, q);
 	r[n++] = diff_run64(sys, p, 1);
 	r[n++] = pin_obj(sys, diff_id_of(sys, pa), pin);
 	close(pa);

@@ -27,31 +27,6 @@
 
 static char fsdir[64], kdir[64];
 
-/* A socket filter: with pa >= 0, bpf_tail_call(ctx, pa, 0) then r0 = 1; else r0 = ret. */
-static int pa_prog(sys_fn sys, int pa, int ret)
-{
-	struct bpf_insn tail[] = {
-		{ .code = BPF_LD | BPF_DW | BPF_IMM, .dst_reg = 2, .src_reg = BPF_PSEUDO_MAP_FD,
-		  .imm = pa },
-		{ 0 },
-		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = 3, .imm = 0 },
-		{ .code = BPF_JMP | BPF_CALL, .imm = BPF_FUNC_tail_call },
-		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = 0, .imm = 1 },
-		{ .code = BPF_JMP | BPF_EXIT },
-	};
-	struct bpf_insn leaf[] = {
-		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = 0, .imm = ret },
-		{ .code = BPF_JMP | BPF_EXIT },
-	};
-	union bpf_attr a;
-
-	memset(&a, 0, sizeof(a));
-	a.prog_type = BPF_PROG_TYPE_SOCKET_FILTER;
-	a.insns = (uint64_t)(uintptr_t)(pa >= 0 ? tail : leaf);
-	a.insn_cnt = pa >= 0 ? 6 : 2;
-	a.license = (uint64_t)(uintptr_t)"GPL";
-	return sys(BPF_PROG_LOAD, &a, sizeof(a));
-}
 
 static int map_new(sys_fn sys)
 {
@@ -63,17 +38,6 @@ static int map_new(sys_fn sys)
 	a.value_size = 4;
 	a.max_entries = 1;
 	return sys(BPF_MAP_CREATE, &a, sizeof(a));
-}
-
-static int update(sys_fn sys, int map, uint32_t key, int32_t value)
-{
-	union bpf_attr a;
-
-	memset(&a, 0, sizeof(a));
-	a.map_fd = (uint32_t)map;
-	a.key = (uint64_t)(uintptr_t)&key;
-	a.value = (uint64_t)(uintptr_t)&value;
-	return sys(BPF_MAP_UPDATE_ELEM, &a, sizeof(a)) ? -errno : 0;
 }
 
 static int path_op(sys_fn sys, int cmd, int fd, const char *path)
@@ -106,12 +70,12 @@ static int settled_run(sys_fn sys, int p)
  * and closed again, then unpinned. */
 static int steps(sys_fn sys, const char *dir, int *r)
 {
-	int n = 0, pa = map_new(sys), q = pa_prog(sys, -1, 7), p, fd;
+	int n = 0, pa = map_new(sys), q = diff_tail_prog(sys, -1, 7), p, fd;
 	char pin[96];
 
 	snprintf(pin, sizeof(pin), "%s/pa", dir);
-	p = pa >= 0 ? pa_prog(sys, pa, 0) : -1;
-	r[n++] = p >= 0 && q >= 0 && !update(sys, pa, 0, q);
+	p = pa >= 0 ? diff_tail_prog(sys, pa, 0) : -1;
+	r[n++] = p >= 0 && q >= 0 && !diff_update(sys, pa, 0, q);
 	r[n++] = diff_run64(sys, p, 1);
 	r[n++] = path_op(sys, BPF_OBJ_PIN, pa, pin);
 	close(pa);
