@@ -854,12 +854,15 @@ void brt_obj_note_name(struct brt_obj *obj, const char *path)
 static int name_still(const struct brt_obj *obj)
 {
 	struct stat st;
+	char *name;
 	int yes;
 
+	/* copied out: the stat, a path walk, runs without the lock every object shares */
 	pthread_mutex_lock(&name_lock);
-	yes = obj->name && !stat(obj->name, &st) && st.st_dev == obj->dev &&
-	      st.st_ino == obj->ino;
+	name = obj->name ? strdup(obj->name) : NULL;
 	pthread_mutex_unlock(&name_lock);
+	yes = name && !stat(name, &st) && st.st_dev == obj->dev && st.st_ino == obj->ino;
+	free(name);
 	return yes;
 }
 
