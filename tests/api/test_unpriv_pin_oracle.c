@@ -27,19 +27,6 @@
 
 static char fsdir[64], kdir[64];
 
-
-static int map_new(sys_fn sys)
-{
-	union bpf_attr a;
-
-	memset(&a, 0, sizeof(a));
-	a.map_type = BPF_MAP_TYPE_PROG_ARRAY;
-	a.key_size = 4;
-	a.value_size = 4;
-	a.max_entries = 1;
-	return sys(BPF_MAP_CREATE, &a, sizeof(a));
-}
-
 static int path_op(sys_fn sys, int cmd, int fd, const char *path)
 {
 	union bpf_attr a;
@@ -70,7 +57,9 @@ static int settled_run(sys_fn sys, int p)
  * and closed again, then unpinned. */
 static int steps(sys_fn sys, const char *dir, int *r)
 {
-	int n = 0, pa = map_new(sys), q = diff_tail_prog(sys, -1, 7), p, fd;
+	int n = 0, p, fd;
+	int pa = diff_map_new(sys, BPF_MAP_TYPE_PROG_ARRAY, 4, 4, 1, 0);
+	int q = diff_tail_prog(sys, -1, 7);
 	char pin[96];
 
 	snprintf(pin, sizeof(pin), "%s/pa", dir);
