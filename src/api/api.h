@@ -34,6 +34,9 @@ struct brt_call {
 	union bpf_attr *attr;
 	uint64_t uattr;
 	unsigned int size;
+	/* bytes at attr: BRT_ATTR_SIZE from bpfrt_bpf(), which reads Linux 6.18's fields this
+	 * libc's union lacks; 0 is sizeof(union bpf_attr) (lib.c's wrappers) */
+	unsigned int attr_len;
 	const struct brt_uaccess *ua;
 	/* BPF_PROG_TEST_RUN from bpfrt_prog_test_run_opts(): each run's budget (struct
 	 * brt_run_opts); 0 from the raw bpfrt_bpf(), which has no field for it */
@@ -269,7 +272,8 @@ struct brt_prog_check {
 	uint32_t *log_true_size; /* out (may be NULL): the whole log's size, NUL included, */
 	int log_ran;             /* out: ... written (the verifier ran) */
 	const int *fd_array;    /* attr.fd_array copied in, or NULL */
-	uint32_t fd_array_cnt;
+	uint32_t fd_array_cnt;  /* its entries read */
+	uint32_t bind_cnt;      /* attr.fd_array_cnt (Linux 6.13): its first entries bound */
 	uint32_t *max_ctx_offset; /* out (may be NULL): highest ctx byte accessed + 1 */
 	uint32_t *verified_insns; /* out (may be NULL): processed insns */
 	int btf_loads;          /* out: the program loads through kernel (BTF) pointers */
@@ -419,10 +423,25 @@ int brt_link_should_stop(const struct brt_link *link);
 int brt_link_with(int fd, const struct brt_link_ops *ops,
 		  void (*fn)(struct brt_link *link, void *arg), void *arg);
 
-/* BPF_PROG_LOAD's log_true_size (Linux 6.4; this libc's header stops before it): the
- * log's whole size, written back after the verifier ran when the caller's attr holds it */
+/* Linux 6.18's sizeof(union bpf_attr) (BPF_PROG_LOAD's keyring_id ends it): bpfrt_bpf()
+ * copies in this much, the tail past it must be zero (E2BIG) and the bytes up to it past a
+ * command's last field (CHECK_ATTR, EINVAL), as the kernel's __sys_bpf() */
+#define BRT_ATTR_SIZE 168
+/* BPF_PROG_LOAD's fields past this libc's header (it stops at core_relo_rec_size):
+ * log_true_size (Linux 6.4) is the log's whole size, written back after the verifier ran
+ * when the caller's attr holds it; prog_token_fd (6.9, with BPF_F_TOKEN_FD); fd_array_cnt
+ * (6.13: fd_array's maps bound to the program); signature, signature_size, keyring_id
+ * (6.18: a PKCS#7 signature of the instructions) */
 #define BRT_PROG_LOAD_LOG_TRUE_SIZE_OFF 140
-#define BRT_PROG_LOAD_ATTR_END (BRT_PROG_LOAD_LOG_TRUE_SIZE_OFF + 4)
+#define BRT_PROG_LOAD_TOKEN_FD_OFF 144
+#define BRT_PROG_LOAD_FD_ARRAY_CNT_OFF 148
+#define BRT_PROG_LOAD_SIGNATURE_OFF 152
+#define BRT_PROG_LOAD_SIGNATURE_SIZE_OFF 160
+#define BRT_PROG_LOAD_KEYRING_ID_OFF 164
+#define BRT_PROG_LOAD_ATTR_END BRT_ATTR_SIZE
+/* The bytes of a field at off (a u32 or u64 of the fields above) of the call's attr, 0
+ * when the attr it came in does not reach it. */
+uint64_t brt_attr_field(const struct brt_call *call, size_t off, size_t size);
 
 #define BPF_CMD(cmd, last, fn) int fn(struct brt_call *call);
 #define BPF_CMD_END(cmd, end, fn) int fn(struct brt_call *call);

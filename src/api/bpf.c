@@ -1,10 +1,11 @@
 /* bpf.c - bpfrt_bpf(): the bpf(2) system call in user space.
  *
  * Theory of operation.  A call goes the way it goes in the kernel's __sys_bpf(): the
- * attr the caller passes (of any size up to a page) is copied in with its tail beyond our
- * union bpf_attr required to be zero (E2BIG), the command is looked up in cmds.def
- * (unknown: EINVAL; a command a folder above api/ implements has its handler registered
- * from there when the library is loaded, brt_api_register_cmd()), every byte past the command's last field must be zero (CHECK_ATTR,
+ * attr the caller passes (of any size up to a page) is copied in with its tail beyond
+ * Linux 6.18's union bpf_attr (BRT_ATTR_SIZE) required to be zero (E2BIG), the command
+ * is looked up in cmds.def (unknown: EINVAL; a command a folder above api/ implements has
+ * its handler registered from there when the library is loaded, brt_api_register_cmd()),
+ * every byte up to BRT_ATTR_SIZE past the command's last field must be zero (CHECK_ATTR,
  * EINVAL), and the handler runs.  Handlers reach caller memory only through a
  * struct brt_uaccess, so bad pointers become EFAULT (uaccess.c).  Objects are files
  * (obj/obj.c): the fd a command returns is a real fd the kernel numbers and refcounts.
@@ -22,6 +23,8 @@
 
 #define ATTR_END(field) (offsetof(union bpf_attr, field) + sizeof(((union bpf_attr *)0)->field))
 #define USER_ATTR_MAX 4096 /* PAGE_SIZE: the kernel's limit on attr size */
+
+_Static_assert(BRT_ATTR_SIZE >= sizeof(union bpf_attr), "BRT_ATTR_SIZE below this libc's attr");
 
 typedef int (*cmd_fn)(struct brt_call *call);
 
@@ -73,6 +76,7 @@ int brt_bpf_call(int cmd, struct brt_call *call)
 {
 	const unsigned char *p = (const unsigned char *)call->attr;
 	const struct cmd_row *row;
+	size_t end;
 	cmd_fn fn;
 	int ret;
 
@@ -82,7 +86,8 @@ int brt_bpf_call(int cmd, struct brt_call *call)
 	fn = row->above ? atomic_load_explicit(&above[cmd], memory_order_acquire) : row->fn;
 	if (!fn)
 		return -EINVAL;
-	for (size_t i = row->last_end; i < sizeof(union bpf_attr); i++)
+	end = call->attr_len ? call->attr_len : sizeof(union bpf_attr);
+	for (size_t i = row->last_end; i < end; i++)
 		if (p[i])
 			return -EINVAL;
 	ret = fn(call);
@@ -92,12 +97,28 @@ int brt_bpf_call(int cmd, struct brt_call *call)
 	return ret;
 }
 
-/* The kernel's bpf_check_uarg_tail_zero(): bytes we do not know must be zero. */
+uint64_t brt_attr_field(const struct brt_call *call, size_t off, size_t size)
+{
+	size_t len = call->attr_len ? call->attr_len : sizeof(union bpf_attr);
+	uint64_t v = 0;
+	uint32_t v32 = 0;
+
+	if (off + size > len)
+		return 0;
+	if (size == sizeof(v32)) {
+		memcpy(&v32, (const unsigned char *)call->attr + off, sizeof(v32));
+		return v32;
+	}
+	memcpy(&v, (const unsigned char *)call->attr + off, sizeof(v));
+	return v;
+}
+
+/* The kernel's bpf_check_uarg_tail_zero(): bytes past Linux 6.18's attr must be zero. */
 static int tail_zero(uint64_t uattr, unsigned int size)
 {
 	unsigned char buf[256];
 
-	for (size_t off = sizeof(union bpf_attr); off < size; off += sizeof(buf)) {
+	for (size_t off = BRT_ATTR_SIZE; off < size; off += sizeof(buf)) {
 		size_t n = size - off < sizeof(buf) ? size - off : sizeof(buf);
 		int err = brt_uaccess_checked.from(buf, uattr + off, n);
 
@@ -112,11 +133,16 @@ static int tail_zero(uint64_t uattr, unsigned int size)
 
 int bpfrt_bpf(int cmd, union bpf_attr *uattr, unsigned int size)
 {
-	union bpf_attr attr;
+	/* this libc's union and the bytes of Linux 6.18's that it lacks */
+	union {
+		union bpf_attr attr;
+		unsigned char raw[BRT_ATTR_SIZE];
+	} attr;
 	struct brt_call call = {
-		.attr = &attr,
+		.attr = &attr.attr,
 		.uattr = (uint64_t)(uintptr_t)uattr,
 		.size = size,
+		.attr_len = BRT_ATTR_SIZE,
 		.ua = &brt_uaccess_checked,
 	};
 	int ret;

@@ -99,6 +99,22 @@ static int map_info(void *arg, int fd, struct brt_map_info *out)
 	return 0;
 }
 
+/* A BTF object's fd (BPF_BTF_LOAD): 0 and the object, for the verifier to count the
+ * distinct ones fd_array_cnt binds; else -EBADF or -EINVAL. */
+static int btf_fd(void *arg, int fd, const void **id)
+{
+	struct brt_obj *obj;
+	int err;
+
+	(void)arg;
+	err = brt_obj_from_fd_transient(fd, BRT_OBJ_BTF, &obj);
+	if (err)
+		return err;
+	*id = obj;
+	brt_obj_put(obj);
+	return 0;
+}
+
 #ifndef CAP_PERFMON
 #define CAP_PERFMON 38
 #define CAP_BPF 39
@@ -222,6 +238,8 @@ int brt_api_check_prog(struct brt_prog_check *pc)
 		.map_arg = pc->memo,
 		.fd_array = pc->fd_array,
 		.fd_array_cnt = pc->fd_array_cnt,
+		.bind_cnt = pc->bind_cnt,
+		.btf_fd = btf_fd,
 		.lines = pc->lines,
 		.nlines = pc->nlines,
 		.func_linkage = pc->func_linkage,

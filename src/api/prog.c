@@ -8,6 +8,7 @@
  * process builds its own vm from that file the same way (brt_prog_materialise()).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -24,10 +25,15 @@
 #include "verifier/verifier.h"
 #include "vm/vm.h"
 
+#ifndef BPF_F_TOKEN_FD
+#define BPF_F_TOKEN_FD (1u << 16)
+#endif
 #define PROG_FLAGS                                                                     \
 	(BPF_F_STRICT_ALIGNMENT | BPF_F_ANY_ALIGNMENT | BPF_F_TEST_RND_HI32 |           \
 	 BPF_F_TEST_STATE_FREQ | BPF_F_SLEEPABLE | BPF_F_XDP_HAS_FRAGS | (1u << 6) |       \
-	 (1u << 7) | BPFRT_F_PRIV_MASK | BPFRT_F_ENGINE_MASK)
+	 (1u << 7) | BPF_F_TOKEN_FD | BPFRT_F_PRIV_MASK | BPFRT_F_ENGINE_MASK)
+/* bpf_prog_verify_signature()'s limit: KMALLOC_MAX_CACHE_SIZE of x86-64's SLUB */
+#define SIGNATURE_MAX 8192u
 #define LOG_MASK 15u
 /* the log's first buffer: grown by the verifier as the log is written (up to log_size,
  * which may be 1 GiB: the kernel writes into the caller's buffer as it goes) */
@@ -41,7 +47,8 @@ struct load {
 	char license[128];
 	int gpl;
 	int *fd_array;
-	uint32_t fd_array_cnt;
+	uint32_t fd_array_cnt;  /* entries of fd_array read (a fault stops the reading) */
+	uint32_t bind_cnt;      /* attr fd_array_cnt: fd_array's first entries bound at load */
 	struct brt_prog_maps pm;
 	struct bpfrt_vm *vm;
 	struct brt_log_buf log; /* the log while verifying (log.buf NULL: no log_buf) */
@@ -182,6 +189,24 @@ static int resolve_lddw(struct load *ld, struct bpf_insn *insn, struct bpf_insn 
 	insn[0].imm = (int32_t)(uint32_t)addr;
 	insn[1].imm = (int32_t)(uint32_t)(addr >> 32);
 	insn[0].src_reg = 0;
+	return 0;
+}
+
+/* fd_array_cnt's maps (the verifier checked them: maps or BTF objects), in their order
+ * first, as the kernel's used_maps: the program holds them whether its code names them
+ * or not (BPF_PROG_BIND_MAP at load). */
+static int bind_maps(struct load *ld)
+{
+	for (uint32_t i = 0; i < ld->bind_cnt && i < ld->fd_array_cnt; i++) {
+		struct brt_map *map;
+		int err;
+
+		if (brt_map_memo_get(&ld->memo, ld->fd_array[i], &map))
+			continue; /* a BTF object: nothing a program keeps here */
+		err = add_map(ld, map);
+		if (err < 0)
+			return err;
+	}
 	return 0;
 }
 
@@ -345,19 +370,34 @@ static int copy_in(struct brt_call *call, struct load *ld)
 	if (!ld->stored)
 		return -ENOMEM;
 	memcpy(ld->stored, ld->insns, bytes);
-	if (attr->fd_array) {
+	ld->bind_cnt = (uint32_t)brt_attr_field(call, BRT_PROG_LOAD_FD_ARRAY_CNT_OFF, 4);
+	if (attr->fd_array || ld->bind_cnt) {
 		/* The kernel reads fd_array entries as it meets them; we read the indexes the
-		 * program can use, at most one per instruction pair. */
-		uint32_t cnt = attr->insn_cnt;
+		 * program can use, at most one per instruction pair, and the fd_array_cnt
+		 * entries it binds (one too many for bpf_check(): "fd_array_cnt is too big") */
+		uint32_t cnt = attr->insn_cnt, cap = 0;
 
-		ld->fd_array = calloc(cnt, sizeof(int));
-		if (!ld->fd_array)
-			return -ENOMEM;
-		for (uint32_t i = 0; i < cnt; i++)
+		if (ld->bind_cnt > cnt && ld->bind_cnt < UINT32_MAX / sizeof(int))
+			cnt = ld->bind_cnt;
+		/* grown as entries read: a huge fd_array_cnt over a short array faults early */
+		for (uint32_t i = 0; attr->fd_array && i < cnt; i++) {
+			if (i == cap) {
+				uint32_t ncap = cap ? (cap > cnt / 2 ? cnt : cap * 2) :
+						      (cnt < 1024 ? cnt : 1024);
+				int *t = realloc(ld->fd_array, (size_t)ncap * sizeof(int));
+
+				if (!t)
+					return -ENOMEM;
+				ld->fd_array = t;
+				cap = ncap;
+			}
 			if (call->ua->from(&ld->fd_array[i], attr->fd_array + 4ull * i, 4))
 				break;
-			else
-				ld->fd_array_cnt = i + 1;
+			ld->fd_array_cnt = i + 1;
+		}
+		/* the verifier sees an fd_array (an empty one when the first read faults) */
+		if (!ld->fd_array && !(ld->fd_array = malloc(sizeof(int))))
+			return -ENOMEM;
 	}
 	if (attr->log_level && attr->log_size) {
 		ld->log_size = attr->log_size;
@@ -420,6 +460,14 @@ static int check_attrs(struct brt_call *call, struct load *ld)
 
 	if (attr->prog_flags & ~PROG_FLAGS)
 		return -EINVAL;
+	if (attr->prog_flags & BPF_F_TOKEN_FD) {
+		/* bpf_token_get_from_fd(): this runtime creates no BPF tokens, so the fd is a
+		 * closed one (-EBADF) or not a token (-EINVAL); without the flag the field is
+		 * not read */
+		int32_t tfd = (int32_t)brt_attr_field(call, BRT_PROG_LOAD_TOKEN_FD_OFF, 4);
+
+		return tfd < 0 || fcntl(tfd, F_GETFD) < 0 ? -EBADF : -EINVAL;
+	}
 	len = call->ua->str(ld->license, attr->license, sizeof(ld->license));
 	if (len == -ENAMETOOLONG) {
 		/* the kernel keeps the first 127 bytes */
@@ -428,6 +476,12 @@ static int check_attrs(struct brt_call *call, struct load *ld)
 		return -EFAULT;
 	}
 	ld->gpl = gpl_compatible(ld->license);
+	/* bpf_prog_verify_signature(), after the licence: the kernel checks a PKCS#7
+	 * signature of the instructions against a key of its keyrings, which user space
+	 * cannot do; past the size limit its -EINVAL, else the -EINVAL of a key it does
+	 * not find (a signed program is refused here, never accepted unchecked) */
+	if (brt_attr_field(call, BRT_PROG_LOAD_SIGNATURE_OFF, 8))
+		return -EINVAL;
 	if (attr->insn_cnt == 0 || attr->insn_cnt > MAX_INSNS)
 		return -E2BIG;
 	if (!brt_prog_type_has(attr->prog_type, BRT_PT_LOAD))
@@ -460,7 +514,7 @@ static int write_log(struct brt_call *call, struct load *ld)
 	size_t len;
 	int err = 0;
 
-	if (ld->log_true_set && call->size >= BRT_PROG_LOAD_ATTR_END)
+	if (ld->log_true_set && call->size >= BRT_PROG_LOAD_LOG_TRUE_SIZE_OFF + 4)
 		err = call->ua->to(call->uattr + BRT_PROG_LOAD_LOG_TRUE_SIZE_OFF, &ld->log_true,
 				   sizeof(ld->log_true));
 	if (!ld->log.buf || err)
@@ -555,6 +609,7 @@ static int build(struct load *ld)
 	pc.log_true_size = &ld->log_true;
 	pc.fd_array = ld->fd_array;
 	pc.fd_array_cnt = ld->fd_array_cnt;
+	pc.bind_cnt = ld->bind_cnt;
 	pc.max_ctx_offset = &ld->max_ctx_offset;
 	pc.verified_insns = &ld->verified_insns;
 	pc.lines = ld->lines ? ld->lines->lines : NULL;
@@ -680,6 +735,8 @@ static int build(struct load *ld)
 	if (o)
 		err = after_check(o, err, &vo.engine, ld->err);
 	else if (!err)
+		err = bind_maps(ld);
+	if (!err && !o)
 		err = resolve_maps(ld, attr->insn_cnt);
 	if (!err && ops) {
 		struct brt_jit_rodata *ro = NULL;
@@ -825,6 +882,9 @@ static int materialise(struct brt_prog *prog)
 		memcpy(ld.insns, prog->obj.base, bytes);
 		memcpy(ld.stored, ld.insns, bytes);
 		err = brt_prog_file_open_maps(prog, &ld.fd_array, &ld.fd_array_cnt);
+		/* the table in its order, maps the code does not name included (fd_array_cnt's
+		 * at load): so the rebuilt table is the file's */
+		ld.bind_cnt = ld.fd_array_cnt;
 	}
 	/* the BTF, func_info and line_info the load had, when the file keeps them (a bad
 	 * copy is ignored: the program is still what its instructions are) */
@@ -844,10 +904,14 @@ static int materialise(struct brt_prog *prog)
 	}
 	if (!err)
 		err = build(&ld);
+	/* an index past the file's table is the verifier's fault on user memory (EFAULT) in
+	 * a load; here no caller memory is read: the file is bad */
+	if (err == -EFAULT)
+		err = -EINVAL;
 	for (uint32_t i = 0; i < ld.fd_array_cnt; i++)
 		close(ld.fd_array[i]);
 	if (!err && ld.pm.n != prog->nmaps)
-		err = -EINVAL; /* the table names maps the instructions do not use */
+		err = -EINVAL; /* a table that is not the file's */
 	if (!err) {
 		prog->pm.maps = ld.pm.maps;
 		prog->pm.n = ld.pm.n;

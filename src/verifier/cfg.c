@@ -241,6 +241,24 @@ int brt_check_subprogs(struct brt_env *env)
 	return 0;
 }
 
+/* The map types a sleepable program may use (check_map_prog_compatibility()). */
+static int sleepable_map(uint32_t type)
+{
+	switch (type) {
+	case BPF_MAP_TYPE_HASH: case BPF_MAP_TYPE_LRU_HASH: case BPF_MAP_TYPE_ARRAY:
+	case BPF_MAP_TYPE_PERCPU_HASH: case BPF_MAP_TYPE_PERCPU_ARRAY:
+	case BPF_MAP_TYPE_LRU_PERCPU_HASH: case BPF_MAP_TYPE_ARRAY_OF_MAPS:
+	case BPF_MAP_TYPE_HASH_OF_MAPS: case BPF_MAP_TYPE_RINGBUF: case BPF_MAP_TYPE_USER_RINGBUF:
+	case BPF_MAP_TYPE_INODE_STORAGE: case BPF_MAP_TYPE_SK_STORAGE:
+	case BPF_MAP_TYPE_TASK_STORAGE: case BPF_MAP_TYPE_QUEUE: case BPF_MAP_TYPE_STACK:
+	case 32: /* BPF_MAP_TYPE_CGRP_STORAGE (Linux 6.2; this libc's header lacks it) */
+	case 33: /* BPF_MAP_TYPE_ARENA (6.9) */
+		return 1;
+	default:
+		return 0;
+	}
+}
+
 /* The kernel's check_map_prog_compatibility(), for what bpfrt has: a map whose value holds
  * a bpf_spin_lock is refused to socket filters and tracing programs. */
 static int check_map_prog_compat(struct brt_env *env, const struct brt_map_info *m)
@@ -256,6 +274,17 @@ static int check_map_prog_compat(struct brt_env *env, const struct brt_map_info 
 	if (m->timer_off1 && !m->spin_lock_off1 && !m->res_spin_lock_off1 &&
 	    brt_prog_type_has(env->opts->prog_type, BRT_PT_TRACING)) {
 		brt_verr(env, "tracing progs cannot use bpf_timer yet\n");
+		return -EINVAL;
+	}
+	if (m->type == BPF_MAP_TYPE_STRUCT_OPS) {
+		brt_verr(env, "bpf_struct_ops map cannot be used in prog\n");
+		return -EINVAL;
+	}
+	if ((env->opts->prog_flags & BPF_F_SLEEPABLE) &&
+	    (!sleepable_map(m->type) || (m->inner_type && !sleepable_map(m->inner_type)))) {
+		/* the running 6.18.44 checks a map of maps' inner map too, and says so */
+		brt_verr(env, "Sleepable programs can only use array, hash, ringbuf and local "
+			      "storage maps, also as inner maps\n");
 		return -EINVAL;
 	}
 	/* either lock (BPF_SPIN_LOCK | BPF_RES_SPIN_LOCK) */
@@ -295,72 +324,144 @@ int brt_check_abnormal_return(struct brt_env *env)
 	return 0;
 }
 
-static int resolve_map(struct brt_env *env, const struct bpf_insn *insn, int idx)
+/* The map behind fd in the program's table (the kernel's add_used_map()): its index,
+ * added (after check_map_prog_compatibility()) when new; -errno.  A map's inner-map
+ * template takes the entry after it, which the kernel's limit does not count.
+ * *info: the map's, from map_info, which the caller has already filled (non-zero type)
+ * or not. */
+static int use_map(struct brt_env *env, int fd, struct brt_map_info *info)
 {
-	int fd = insn->imm;
-	struct brt_map_info info;
-	int err;
+	int err, idx, nreal = 0;
 
-	if (insn->src_reg == BPF_PSEUDO_MAP_IDX || insn->src_reg == BPF_PSEUDO_MAP_IDX_VALUE) {
-		const struct brt_verify_opts *o = env->opts;
-
-		if (!o->fd_array) {
-			brt_verr(env, "fd_idx without fd_array is invalid\n");
-			return -EPROTO;
-		}
-		if (o->fd_array_cnt && (uint32_t)insn->imm >= o->fd_array_cnt) {
-			brt_verr(env, "fd_idx %d is out of range\n", insn->imm);
-			return -EINVAL;
-		}
-		fd = o->fd_array[insn->imm];
-	}
 	for (int i = 0; i < env->nmaps; i++)
-		if (env->maps[i].fd == fd && !env->maps[i].is_tmpl) {
-			env->aux[idx].map_idx = (int16_t)i;
-			return 0;
+		if (env->maps[i].fd == fd && !env->maps[i].is_tmpl)
+			return i;
+	if (!info->type) {
+		memset(info, 0, sizeof(*info));
+		err = env->opts->map_info ? env->opts->map_info(env->opts->map_arg, fd, info)
+					  : -EBADF;
+		if (err) {
+			/* -EBADF for no such fd, -EINVAL for an fd that is not a map */
+			brt_verr(env, "fd %d is not pointing to valid bpf_map\n", fd);
+			return err < 0 ? err : -EBADF;
 		}
-	memset(&info, 0, sizeof(info));
-	err = env->opts->map_info ? env->opts->map_info(env->opts->map_arg, fd, &info) : -EBADF;
-	if (err) {
-		/* -EBADF for no such fd, -EINVAL for an fd that is not a map */
-		brt_verr(env, "fd %d is not pointing to valid bpf_map\n", fd);
-		return err < 0 ? err : -EBADF;
 	}
-	err = check_map_prog_compat(env, &info);
-	if (err)
-		return err;
-	if (env->nmaps >= 64 - !!info.inner_type) {
-		brt_verr(env, "too many maps\n");
+	/* the same map through another fd (the kernel compares map pointers) */
+	for (int i = 0; info->ptr && i < env->nmaps; i++)
+		if (env->maps[i].info.ptr == info->ptr && !env->maps[i].is_tmpl)
+			return i;
+	for (int i = 0; i < env->nmaps; i++)
+		nreal += !env->maps[i].is_tmpl;
+	if (nreal >= BRT_MAX_USED_MAPS) {
+		brt_verr(env, "The total number of maps per program has reached the limit of %u\n",
+			 BRT_MAX_USED_MAPS);
 		return -E2BIG;
 	}
+	err = check_map_prog_compat(env, info);
+	if (err)
+		return err;
 	/* room for this one and its inner map's template */
-	if (env->nmaps + 1 + !!info.inner_type > env->maps_cap) {
+	if (env->nmaps + 1 + !!info->inner_type > env->maps_cap) {
 		struct brt_vmap *t = grow_table(env->maps, env->map_inline, env->nmaps,
-						&env->maps_cap, 64, sizeof(*t));
+						&env->maps_cap, 2 * BRT_MAX_USED_MAPS,
+						sizeof(*t));
 
 		if (!t)
 			return -ENOMEM;
 		env->maps = t;
 	}
-	env->maps[env->nmaps].info = info;
+	env->maps[env->nmaps].info = *info;
 	env->maps[env->nmaps].fd = fd;
-	env->maps[env->nmaps].inner_idx = info.inner_type ? env->nmaps + 1 : -1;
-	env->aux[idx].map_idx = (int16_t)env->nmaps++;
-	if (info.inner_type) {
+	env->maps[env->nmaps].inner_idx = info->inner_type ? env->nmaps + 1 : -1;
+	idx = env->nmaps++;
+	if (info->inner_type) {
 		struct brt_vmap *t = &env->maps[env->nmaps++];
 
-		t->info = (struct brt_map_info){ .type = info.inner_type,
-						 .key_size = info.inner_key_size,
-						 .value_size = info.inner_value_size,
-						 .max_entries = info.inner_max_entries,
-						 .map_flags = info.inner_flags,
-						 .spin_lock_off1 = info.inner_spin_lock_off1,
-						 .res_spin_lock_off1 = info.inner_res_spin_lock_off1,
-						 .timer_off1 = info.inner_timer_off1,
-						 .has_btf = info.inner_has_btf };
+		t->info = (struct brt_map_info){ .type = info->inner_type,
+						 .key_size = info->inner_key_size,
+						 .value_size = info->inner_value_size,
+						 .max_entries = info->inner_max_entries,
+						 .map_flags = info->inner_flags,
+						 .spin_lock_off1 = info->inner_spin_lock_off1,
+						 .res_spin_lock_off1 = info->inner_res_spin_lock_off1,
+						 .timer_off1 = info->inner_timer_off1,
+						 .has_btf = info->inner_has_btf };
 		t->fd = -1;
 		t->inner_idx = -1;
 		t->is_tmpl = 1;
+	}
+	return idx;
+}
+
+static int resolve_map(struct brt_env *env, const struct bpf_insn *insn, int idx)
+{
+	const struct brt_verify_opts *o = env->opts;
+	struct brt_map_info info = { 0 };
+	int fd = insn->imm, m;
+
+	if (insn->src_reg == BPF_PSEUDO_MAP_IDX || insn->src_reg == BPF_PSEUDO_MAP_IDX_VALUE) {
+		if (!o->fd_array) {
+			brt_verr(env, "fd_idx without fd_array is invalid\n");
+			return -EPROTO;
+		}
+		/* an entry the copy-in could not read: the kernel's copy faults there */
+		if (o->fd_array_cnt && (uint32_t)insn->imm >= o->fd_array_cnt)
+			return -EFAULT;
+		fd = o->fd_array[insn->imm];
+	}
+	m = use_map(env, fd, &info);
+	if (m < 0)
+		return m;
+	env->aux[idx].map_idx = (int16_t)m;
+	return 0;
+}
+
+/* The kernel's process_fd_array(), first thing after the log is set up: with
+ * fd_array_cnt every one of fd_array's first fd_array_cnt entries is a map, bound to the
+ * program (its table's first entries) whether the code names it or not, or a BTF
+ * object (at most BRT_MAX_USED_BTFS different ones); anything else refuses the load. */
+int brt_bind_fd_array(struct brt_env *env)
+{
+	const struct brt_verify_opts *o = env->opts;
+	const void *btfs[BRT_MAX_USED_BTFS];
+	uint32_t nbtf = 0;
+
+	if (!o->bind_cnt)
+		return 0;
+	if (o->bind_cnt >= UINT32_MAX / sizeof(int)) {
+		brt_verr(env, "fd_array_cnt is too big (%u)\n", o->bind_cnt);
+		return -EINVAL;
+	}
+	for (uint32_t i = 0; i < o->bind_cnt; i++) {
+		struct brt_map_info info = { 0 };
+		const void *id = NULL;
+		uint32_t k;
+		int fd, err;
+
+		if (!o->fd_array || i >= o->fd_array_cnt)
+			return -EFAULT;
+		fd = o->fd_array[i];
+		err = o->map_info ? o->map_info(o->map_arg, fd, &info) : -EBADF;
+		if (!err) {
+			err = use_map(env, fd, &info);
+			if (err < 0)
+				return err;
+			continue;
+		}
+		if (!o->btf_fd || o->btf_fd(o->map_arg, fd, &id)) {
+			brt_verr(env, "fd %d is not pointing to valid bpf_map or btf\n", fd);
+			return err < 0 ? err : -EBADF;
+		}
+		for (k = 0; k < nbtf && btfs[k] != id; k++)
+			;
+		if (k < nbtf)
+			continue;
+		if (nbtf >= BRT_MAX_USED_BTFS) {
+			brt_verr(env, "The total number of btfs per program has reached the "
+				      "limit of %u\n", BRT_MAX_USED_BTFS);
+			return -E2BIG;
+		}
+		btfs[nbtf++] = id;
 	}
 	return 0;
 }

@@ -531,7 +531,9 @@ static int run_passes(struct brt_env *env)
 {
 	int err;
 
-	err = brt_check_subprogs(env);
+	err = brt_bind_fd_array(env);
+	if (!err)
+		err = brt_check_subprogs(env);
 	if (!err)
 		err = brt_check_insns(env);
 	if (!err)

@@ -578,6 +578,11 @@ void brt_vinfo(struct brt_env *env, const char *fmt, ...) __attribute__((format(
 
 /* ---- cfg.c: passes before the walk -------------------------------------------------- */
 int brt_check_insns(struct brt_env *env);   /* opcodes, lddw, map references */
+/* the kernel's MAX_USED_MAPS and MAX_USED_BTFS: a program's maps (inner-map templates
+ * not counted) and BTF objects */
+#define BRT_MAX_USED_MAPS 64
+#define BRT_MAX_USED_BTFS 64
+int brt_bind_fd_array(struct brt_env *env); /* fd_array_cnt's maps and BTF objects */
 int brt_check_subprogs(struct brt_env *env); /* subprograms, jump ranges, last insn */
 int brt_check_abnormal_return(struct brt_env *env); /* LD_ABS, tail calls in subprograms */
 int brt_check_cfg(struct brt_env *env);      /* reachability, back-edges, prune points */

@@ -147,6 +147,11 @@ struct brt_verify_opts {
 	void *map_arg;                 /* passed to map_info */
 	const int *fd_array;           /* attr.fd_array for BPF_PSEUDO_MAP_IDX(_VALUE) */
 	uint32_t fd_array_cnt;         /* entries in fd_array (0: unknown, trust indexes) */
+	/* attr.fd_array_cnt (Linux 6.13): fd_array's first bind_cnt entries are maps, bound
+	 * to the program first, or BTF objects (btf_fd says which: 0 and a pointer naming the
+	 * object, else -errno); an entry past fd_array_cnt is a fault (-EFAULT) */
+	uint32_t bind_cnt;
+	int (*btf_fd)(void *arg, int fd, const void **id);
 	const struct brt_vline *lines; /* source lines by insn_off (sorted), or NULL */
 	uint32_t nlines;
 	/* func_info: the BTF linkage (BTF_FUNC_STATIC, _GLOBAL, ...) of each subprogram in
