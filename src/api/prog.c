@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "bpfrt.h"
@@ -34,6 +35,7 @@
 	 (1u << 7) | BPF_F_TOKEN_FD | BPFRT_F_PRIV_MASK | BPFRT_F_ENGINE_MASK)
 /* bpf_prog_verify_signature()'s limit: KMALLOC_MAX_CACHE_SIZE of x86-64's SLUB */
 #define SIGNATURE_MAX 8192u
+#define KEYCTL_DESCRIBE_ID 6 /* keyctl(2)'s KEYCTL_DESCRIBE (no libkeyutils here) */
 #define LOG_MASK 15u
 /* the log's first buffer: grown by the verifier as the log is written (up to log_size,
  * which may be 1 GiB: the kernel writes into the caller's buffer as it goes) */
@@ -453,10 +455,38 @@ static int attach_type_ok(uint32_t type, uint32_t at)
 	}
 }
 
+/* bpf_prog_verify_signature() (Linux 6.18), before the program's name is checked: the
+ * kernel checks a PKCS#7 signature of the instructions with a key of its keyrings, which
+ * user space cannot do, so a signed program is refused here (never accepted unchecked),
+ * with the kernel's errno for a signature its key does not verify (-EOPNOTSUPP, measured
+ * for signatures that are not PKCS#7), after its own checks: the size limit (-EINVAL), a
+ * key it does not find (-EINVAL: the system keyrings 0-2 exist, a user key id is looked
+ * up) and the copy (-ENOMEM for a bad pointer, kvmemdup_bpfptr()'s). */
+static int signature_check(const struct brt_call *call)
+{
+	uint64_t sig = brt_attr_field(call, BRT_PROG_LOAD_SIGNATURE_OFF, 8);
+	uint32_t size = (uint32_t)brt_attr_field(call, BRT_PROG_LOAD_SIGNATURE_SIZE_OFF, 4);
+	int32_t keyring = (int32_t)brt_attr_field(call, BRT_PROG_LOAD_KEYRING_ID_OFF, 4);
+	unsigned char byte;
+
+	if (!sig)
+		return 0;
+	if (size > SIGNATURE_MAX)
+		return -EINVAL;
+	/* the id widens to u64 signed, so a negative one is a user keyring's */
+	if ((uint64_t)(int64_t)keyring > 2 && syscall(SYS_keyctl, KEYCTL_DESCRIBE_ID, keyring,
+						      NULL, 0) < 0 && errno != EACCES)
+		return -EINVAL;
+	for (uint32_t i = 0; i < size; i++)
+		if (call->ua->from(&byte, sig + i, 1))
+			return -ENOMEM;
+	return -EOPNOTSUPP;
+}
+
 static int check_attrs(struct brt_call *call, struct load *ld)
 {
 	union bpf_attr *attr = call->attr;
-	int len;
+	int len, err;
 
 	if (attr->prog_flags & ~PROG_FLAGS)
 		return -EINVAL;
@@ -476,12 +506,6 @@ static int check_attrs(struct brt_call *call, struct load *ld)
 		return -EFAULT;
 	}
 	ld->gpl = gpl_compatible(ld->license);
-	/* bpf_prog_verify_signature(), after the licence: the kernel checks a PKCS#7
-	 * signature of the instructions against a key of its keyrings, which user space
-	 * cannot do; past the size limit its -EINVAL, else the -EINVAL of a key it does
-	 * not find (a signed program is refused here, never accepted unchecked) */
-	if (brt_attr_field(call, BRT_PROG_LOAD_SIGNATURE_OFF, 8))
-		return -EINVAL;
 	if (attr->insn_cnt == 0 || attr->insn_cnt > MAX_INSNS)
 		return -E2BIG;
 	if (!brt_prog_type_has(attr->prog_type, BRT_PT_LOAD))
@@ -500,6 +524,9 @@ static int check_attrs(struct brt_call *call, struct load *ld)
 	    (!brt_btf_vmlinux() || attr->attach_btf_id > BTF_MAX_TYPE ||
 	     !brt_prog_type_has(attr->prog_type, BRT_PT_BTF)))
 		return -EINVAL;
+	err = signature_check(call);
+	if (err)
+		return err;
 	if (!name_ok(attr->prog_name, sizeof(attr->prog_name)))
 		return -EINVAL;
 	if (!log_attr_ok(attr))

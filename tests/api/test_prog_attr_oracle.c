@@ -2,7 +2,7 @@
  * (Linux 6.18's is 168 bytes, src/api/api.h): fd_array_cnt binds fd_array's maps to the
  * program (the kernel's process_fd_array(): maps or BTF objects, else the load fails with
  * its message and errno), prog_token_fd is read only with BPF_F_TOKEN_FD, a signature is
- * refused, bytes past 168 are E2BIG and bytes a command does not read EINVAL.  Each case
+ * refused with the kernel's errno for one its keys do not verify, bytes past 168 are E2BIG and bytes a command does not read EINVAL.  Each case
  * runs the same attr through bpfrt_bpf() and, as root, syscall(__NR_bpf): the errno, the
  * level-1 log and the program's map list (bpf_prog_info map_ids, as positions in the
  * case's own maps) must be the expected ones on both.
@@ -19,6 +19,7 @@
 #define OFF_FD_ARRAY_CNT 148
 #define OFF_SIGNATURE 152
 #define OFF_SIGNATURE_SIZE 160
+#define OFF_KEYRING_ID 164
 #ifndef BPF_F_TOKEN_FD
 #define BPF_F_TOKEN_FD (1u << 16)
 #endif
@@ -114,6 +115,12 @@ static const struct attr_case cases[] = {
 	  { 0 }, { 0 }, 0, 0, 0, 2, 0, 0, EBADF, "", 0, { 0 } },
 	{ "a signature of too many bytes", BPF_PROG_TYPE_SOCKET_FILTER, 0, 0, -1, -1, 0, { 0 },
 	  { 0 }, 0, 0, 0, 0, 2, 0, EINVAL, "", 0, { 0 } },
+	{ "a signature no key verifies", BPF_PROG_TYPE_SOCKET_FILTER, 0, 0, -1, -1, 0, { 0 },
+	  { 0 }, 0, 0, 0, 0, 1, 0, EOPNOTSUPP, "", 0, { 0 } },
+	{ "a signature for a key that is not there", BPF_PROG_TYPE_SOCKET_FILTER, 0, 0, -1, -1, 0,
+	  { 0 }, { 0 }, 0, 0, 0, 0, 3, 0, EINVAL, "", 0, { 0 } },
+	{ "a signature at a bad address", BPF_PROG_TYPE_SOCKET_FILTER, 0, 0, -1, -1, 0, { 0 },
+	  { 0 }, 0, 0, 0, 0, 4, 0, ENOMEM, "", 0, { 0 } },
 	{ "a byte past Linux 6.18's attr", BPF_PROG_TYPE_SOCKET_FILTER, 0, 0, -1, -1, 0, { 0 },
 	  { 0 }, 0, 0, 0, 0, 0, 1, E2BIG, "", 0, { 0 } },
 };
@@ -284,11 +291,15 @@ static void check(sys_fn sys, const char *who, const struct attr_case *c)
 		memcpy(u.raw + OFF_TOKEN_FD, &t, 4);
 	}
 	if (c->signature) {
-		uint64_t p = (uint64_t)(uintptr_t)sig;
+		/* 1: 16 bytes that are no PKCS#7 for keyring 0, 2: too long, 3: a key id no
+		 * keyring has, 4: at address 8 */
+		uint64_t p = c->signature == 4 ? 8 : (uint64_t)(uintptr_t)sig;
+		int32_t keyring = c->signature == 3 ? 0x7ffffff0 : 0;
 
 		v = c->signature == 2 ? 8193 : sizeof(sig);
 		memcpy(u.raw + OFF_SIGNATURE, &p, 8);
 		memcpy(u.raw + OFF_SIGNATURE_SIZE, &v, 4);
+		memcpy(u.raw + OFF_KEYRING_ID, &keyring, 4);
 	}
 	if (c->tail_byte)
 		u.raw[ATTR_SIZE] = 1;
