@@ -631,11 +631,16 @@ int brt_check_cond_jmp(struct brt_env *env, const struct bpf_insn *insn, int *in
 			brt_print_scratched(env);
 		return 0;
 	}
-	/* before the other branch is copied, so both carry it in their history */
-	if (BPF_SRC(insn->code) == BPF_X && src->type == SCALAR_VALUE && src->id)
-		brt_hist_linked(env, src);
-	if (dst->type == SCALAR_VALUE && dst->id)
-		brt_hist_linked(env, dst);
+	/* before the other branch is copied, so both carry it in their history; only when
+	 * the operands' ids link more than one scalar (the kernel's linked_regs.cnt > 1):
+	 * a lone one adds no entry, which counts toward the forced checkpoint past 40 */
+	if ((BPF_SRC(insn->code) == BPF_X ? brt_hist_linked_count(env, src) : 0) +
+		    brt_hist_linked_count(env, dst) > 1) {
+		if (BPF_SRC(insn->code) == BPF_X && src->type == SCALAR_VALUE && src->id)
+			brt_hist_linked(env, src);
+		if (dst->type == SCALAR_VALUE && dst->id)
+			brt_hist_linked(env, dst);
+	}
 	if (env->internal_err)
 		return env->internal_err;
 	err = brt_push_stack(env, *insn_idx + insn->off + 1, *insn_idx, &other);

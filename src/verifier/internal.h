@@ -1106,6 +1106,7 @@ void brt_assign_scalar_id(struct brt_env *env, struct brt_reg *reg);
 void brt_scalar_add_const(struct brt_reg *reg, int64_t delta, int zext);
 uint16_t brt_frame_live_regs(const struct brt_env *env, const struct brt_vstate *st, int fr);
 void brt_hist_linked(struct brt_env *env, const struct brt_reg *known);
+int brt_hist_linked_count(const struct brt_env *env, const struct brt_reg *known);
 /* a scalar in regno of the current frame decided something: every stored state on the
  * path must keep what it was derived from precise */
 int brt_mark_precise(struct brt_env *env, int regno);

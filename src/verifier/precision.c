@@ -144,6 +144,32 @@ uint16_t brt_frame_live_regs(const struct brt_env *env, const struct brt_vstate 
 	return idx >= 0 && idx < env->len ? env->aux[idx].live_in : 0xffff;
 }
 
+/* The scalars sharing known's id that brt_hist_linked() would link (known itself
+ * included): the kernel's collect_linked_regs() count, whose sum over a branch's operands
+ * decides whether the branch gets a history entry (more than one). */
+int brt_hist_linked_count(const struct brt_env *env, const struct brt_reg *known)
+{
+	const struct brt_vstate *st = env->cur;
+	uint32_t id = known->id & ~BRT_ADD_CONST;
+	int n = 0;
+
+	if (known->type != SCALAR_VALUE || !known->id)
+		return 0;
+	for (int fr = st->curframe; fr >= 0; fr--) {
+		const struct brt_frame *f = st->frame[fr];
+		uint16_t live = brt_frame_live_regs(env, st, fr);
+
+		for (int r = 0; r < BPF_REG_10; r++)
+			n += (live & (1u << r)) && f->regs[r].type == SCALAR_VALUE &&
+			     (f->regs[r].id & ~BRT_ADD_CONST) == id;
+		for (int s = 0; s < f->allocated_stack / 8; s++)
+			n += brt_is_spilled(&f->stack[s]) &&
+			     f->stack[s].spilled.type == SCALAR_VALUE &&
+			     (f->stack[s].spilled.id & ~BRT_ADD_CONST) == id;
+	}
+	return n;
+}
+
 /* A branch narrowed every scalar sharing known's id: a later need for one of them is a
  * need for the comparison's operand, and the other way round. */
 void brt_hist_linked(struct brt_env *env, const struct brt_reg *known)
