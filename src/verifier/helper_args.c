@@ -42,7 +42,7 @@ static int helper_pkt_access(int32_t id)
 static const char *const mem_types =
 	"fp, pkt, pkt_meta, map_key, map_value, mem, ringbuf_mem, buf, trusted_ptr_";
 
-static int reg_type_ok(struct brt_env *env, int regno, int arg)
+static int reg_type_ok(struct brt_env *env, int regno, int arg, const char *fname)
 {
 	const struct brt_reg *reg = &brt_cur_regs(env)[regno];
 	uint32_t t = reg->type;
@@ -206,6 +206,15 @@ static int reg_type_ok(struct brt_env *env, int regno, int arg)
 			    arg != BRT_ARG_PTR_TO_MEM_WRITE_OR_NULL && arg != BRT_ARG_PTR_TO_LONG)
 				return 0;
 			break;
+		case PTR_TO_BTF_ID | PTR_TRUSTED:
+			/* kernel memory (check_reg_type()'s found): only for a helper that
+			 * reads it; its bounds are the struct's (brt_check_helper_mem()) */
+			if (arg != BRT_ARG_PTR_TO_UNINIT_MEM && arg != BRT_ARG_PTR_TO_MEM_WRITE &&
+			    arg != BRT_ARG_PTR_TO_MEM_WRITE_OR_NULL && arg != BRT_ARG_PTR_TO_LONG)
+				return 0;
+			brt_verr(env, "bpf_%s() may write into memory pointed by R%d type=%s\n",
+				 fname, regno, brt_reg_type_str(env, t));
+			return -EACCES;
 		default:
 			break;
 		}
@@ -214,6 +223,25 @@ static int reg_type_ok(struct brt_env *env, int regno, int arg)
 	}
 	brt_verr(env, "R%d type=%s expected=%s\n", regno, brt_reg_type_str(env, t), expected);
 	return -EACCES;
+}
+
+/* The arguments reg_type_ok() checks against the kernel's mem_types. */
+static int is_mem_arg(int arg)
+{
+	switch (arg) {
+	case BRT_ARG_PTR_TO_MEM:
+	case BRT_ARG_PTR_TO_MEM_OR_NULL:
+	case BRT_ARG_PTR_TO_UNINIT_MEM:
+	case BRT_ARG_PTR_TO_MEM_WRITE:
+	case BRT_ARG_PTR_TO_MEM_WRITE_OR_NULL:
+	case BRT_ARG_PTR_TO_LONG:
+	case BRT_ARG_PTR_TO_MEM_IPHDR:
+	case BRT_ARG_PTR_TO_MEM_IPV6HDR:
+	case BRT_ARG_PTR_TO_MEM_TCPHDR:
+		return 1;
+	default:
+		return 0;
+	}
 }
 
 static int check_off_ok(struct brt_env *env, int regno, int arg)
@@ -238,6 +266,11 @@ static int check_off_ok(struct brt_env *env, int regno, int arg)
 		}
 		return brt_check_ptr_off_reg(env, reg, regno);
 	}
+	/* a trusted kernel pointer a helper reads as memory may point into its struct (the
+	 * kernel allows PTR_TO_BTF_ID a fixed offset; the member's bounds are checked with
+	 * the size); kernel-typed arguments keep the zero offset their type match needs */
+	if (reg->type == (PTR_TO_BTF_ID | PTR_TRUSTED) && is_mem_arg(arg))
+		return brt_check_ptr_fixed_off_reg(env, reg, regno);
 	return brt_check_arg_reg_off(env, reg, regno);
 }
 
@@ -579,7 +612,7 @@ int brt_helper_check_arg(struct brt_env *env, int i, const struct brt_helper_pro
 		meta->release_regno = regno;
 		return 0;
 	}
-	err = reg_type_ok(env, regno, arg);
+	err = reg_type_ok(env, regno, arg, fn->name);
 	if (!err && arg == BRT_ARG_PTR_TO_KPTR_OR_NULL_RELEASE) {
 		/* check_reg_type()'s found: by the register's whole type */
 		switch (reg->type) {

@@ -638,6 +638,13 @@ int brt_check_helper_mem(struct brt_env *env, int regno, int size, int zero_ok,
 	case PTR_TO_PACKET:
 	case PTR_TO_PACKET_META:
 		return check_packet_access(env, regno, reg->off, size, zero_ok);
+	case PTR_TO_BTF_ID: {
+		/* a trusted kernel pointer a helper reads (helper_args.c let only readers
+		 * through): the bytes must lie in one member of its struct, as a load's */
+		uint32_t rt, id;
+
+		return brt_btf_ptr_access(env, regno, reg, reg->off, size, BRT_READ, &rt, &id);
+	}
 	case PTR_TO_MAP_KEY:
 		if (t == BRT_WRITE) {
 			brt_verr(env, "R%d cannot write into %s\n", regno,
