@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/types.h>
 
 #include <linux/bpf.h>
@@ -440,8 +441,23 @@ int brt_link_with(int fd, const struct brt_link_ops *ops,
 #define BRT_PROG_LOAD_KEYRING_ID_OFF 164
 #define BRT_PROG_LOAD_ATTR_END BRT_ATTR_SIZE
 /* The bytes of a field at off (a u32 or u64 of the fields above) of the call's attr, 0
- * when the attr it came in does not reach it. */
-uint64_t brt_attr_field(const struct brt_call *call, size_t off, size_t size);
+ * when the attr it came in does not reach it (inline: bpf.c dispatches to the handlers
+ * that read these, so neither may call the other). */
+static inline uint64_t brt_attr_field(const struct brt_call *call, size_t off, size_t size)
+{
+	size_t len = call->attr_len ? call->attr_len : sizeof(union bpf_attr);
+	uint64_t v = 0;
+	uint32_t v32 = 0;
+
+	if (off + size > len)
+		return 0;
+	if (size == sizeof(v32)) {
+		memcpy(&v32, (const unsigned char *)call->attr + off, sizeof(v32));
+		return v32;
+	}
+	memcpy(&v, (const unsigned char *)call->attr + off, sizeof(v));
+	return v;
+}
 
 #define BPF_CMD(cmd, last, fn) int fn(struct brt_call *call);
 #define BPF_CMD_END(cmd, end, fn) int fn(struct brt_call *call);

@@ -97,22 +97,6 @@ int brt_bpf_call(int cmd, struct brt_call *call)
 	return ret;
 }
 
-uint64_t brt_attr_field(const struct brt_call *call, size_t off, size_t size)
-{
-	size_t len = call->attr_len ? call->attr_len : sizeof(union bpf_attr);
-	uint64_t v = 0;
-	uint32_t v32 = 0;
-
-	if (off + size > len)
-		return 0;
-	if (size == sizeof(v32)) {
-		memcpy(&v32, (const unsigned char *)call->attr + off, sizeof(v32));
-		return v32;
-	}
-	memcpy(&v, (const unsigned char *)call->attr + off, sizeof(v));
-	return v;
-}
-
 /* The kernel's bpf_check_uarg_tail_zero(): bytes past Linux 6.18's attr must be zero. */
 static int tail_zero(uint64_t uattr, unsigned int size)
 {
