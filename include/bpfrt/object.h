@@ -153,6 +153,12 @@ BPFRT_API int bpfrt_map__set_initial_value(struct bpfrt_map *map, const void *da
 /* Size of the map before bpfrt_object_load(), as libbpf's bpf_map__set_max_entries(): for
  * maps whose definition leaves it to user space (max_entries 0).  0 or -EBUSY (loaded). */
 BPFRT_API int bpfrt_map__set_max_entries(struct bpfrt_map *map, uint32_t max_entries);
+/* Key and value sizes before bpfrt_object_load(), as libbpf's bpf_map__set_key_size() and
+ * bpf_map__set_value_size(): for loaders that complete a definition (cilium/ebpf gives a
+ * perf event array without sizes 4-byte keys and values).  0, -EBUSY (loaded) or -EINVAL
+ * (a global data map: .data, .rodata, .bss keep their section's size). */
+BPFRT_API int bpfrt_map__set_key_size(struct bpfrt_map *map, uint32_t size);
+BPFRT_API int bpfrt_map__set_value_size(struct bpfrt_map *map, uint32_t size);
 /* The inner map template of a map of maps declared with BTF (__array(values, ...)), as
  * libbpf's bpf_map__inner_map(): to size an inner map whose definition leaves the size to
  * user space (a ring buffer of max_entries 0) before load.  Owned by the object; NULL

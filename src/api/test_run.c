@@ -22,6 +22,7 @@
 #include "api/api.h"
 #include "btf/btf.h"
 #include "util/util.h"
+#include "maps/maps.h"
 #include "vm/vm.h"
 
 /* MAX_BPF_FUNC_ARGS: the most arguments a struct_ops member has */
@@ -262,11 +263,38 @@ static uint16_t eth_type_trans_proto(const unsigned char *l2, uint32_t len)
 	return htons(ETH_P_802_2);
 }
 
+/* The socket the kernel's skb test run gives the skb (bpf_prog_test_run_skb(): sk_alloc()
+ * of AF_UNSPEC, sock_init_data() with no struct socket), which programs reach through
+ * __sk_buff.sk: closed, of type and protocol 0, no receive queue, its family and addresses
+ * those of the packet's IPv4 or IPv6 header (after the link-layer header) when it is whole.
+ * l3 points at the network header, len bytes of it. */
+static void dummy_sock(struct brt_sock *s, uint16_t proto, const unsigned char *l3, size_t len)
+{
+	memset(s, 0, sizeof(*s));
+	s->sk.state = BPF_TCP_CLOSE;
+	s->sk.rx_queue_mapping = -1;
+	s->refcounted = 1;
+	if (proto == htons(ETH_P_IP)) {
+		s->sk.family = AF_INET;
+		if (len >= 20) {
+			memcpy(&s->sk.src_ip4, l3 + 12, 4);
+			memcpy(&s->sk.dst_ip4, l3 + 16, 4);
+		}
+	} else if (proto == htons(ETH_P_IPV6)) {
+		s->sk.family = AF_INET6;
+		if (len >= 40) {
+			memcpy(s->sk.src_ip6, l3 + 8, 16);
+			memcpy(s->sk.dst_ip6, l3 + 24, 16);
+		}
+	}
+}
+
 static int run_skb(struct brt_call *call, struct brt_prog *prog)
 {
 	union bpf_attr *attr = call->attr;
 	int is_l2 = brt_prog_type(prog->type)->run == BRT_RUN_SKB_L2;
 	struct __sk_buff skb, in;
+	struct brt_sock dsk;
 	struct brt_run_opts o = { 0 };
 	struct brt_region regs[16];
 	uint32_t retval = 0, duration = 0, wire;
@@ -312,7 +340,11 @@ static int run_skb(struct brt_call *call, struct brt_prog *prog)
 	skb.data = (uint32_t)(uintptr_t)p.p.data;
 	skb.data_meta = skb.data;
 	skb.data_end = (uint32_t)(uintptr_t)p.p.data_end;
+	dummy_sock(&dsk, (uint16_t)skb.protocol, l2 + ETH_HLEN,
+		   (size_t)(p.p.data_end - (l2 + ETH_HLEN)));
+	skb.sk = &dsk.sk;
 	regs[nr++] = (struct brt_region){ (uint64_t)(uintptr_t)&skb, sizeof(skb), 0 };
+	regs[nr++] = (struct brt_region){ (uint64_t)(uintptr_t)&dsk, sizeof(dsk), 0 };
 	regs[nr++] = (struct brt_region){ (uint64_t)(uintptr_t)&skb.mark, 8, 1 };
 	/* the other fields some type may write (the verifier decides which): priority for
 	 * cgroup_skb and lwt, tc_classid for tc */
@@ -396,6 +428,9 @@ static int run_xdp(struct brt_call *call, struct brt_prog *prog)
 	p.p.ctx = &md;
 	p.p.test_run = 1;
 	md = in;
+	/* the frame arrives on the loopback device's queue 0 (the kernel's default rxq; a
+	 * ctx_in may name only that device) */
+	md.ingress_ifindex = 1;
 	md.data_meta = (uint32_t)(uintptr_t)p.p.meta;
 	md.data = (uint32_t)(uintptr_t)p.p.data;
 	md.data_end = (uint32_t)(uintptr_t)p.p.data_end;

@@ -60,6 +60,8 @@ struct brt_elf_map {
 	uint32_t map_flags;         /* BPF_F_* */
 	uint32_t numa_node;         /* with BPF_F_NUMA_NODE */
 	uint32_t pinning;           /* 0 none, 1 pinned (LIBBPF_PIN_BY_NAME, tc's PIN_*_NS) */
+	uint64_t map_extra;         /* BPF_MAP_CREATE's map_extra (a bloom filter's hash count,
+				     * an arena's user address) */
 	const char *pin_dir;        /* pin under <pin root>/pin_dir ("tc/globals"), or NULL */
 	uint32_t id;                /* iproute2 bpf_elf_map id ("N/M" sections name it), 0 */
 	uint32_t inner_ref;         /* 1 + index of the object's map that is the inner map of

@@ -375,6 +375,37 @@ bad:
 			    "or a function (__array(values, ...))", loc->name);
 }
 
+/* A 64-bit field: __uint(name, N) as the others, or libbpf 1.4's __ulong(name, N), a
+ * member whose type is an anonymous enum (enum64 for values past 32 bits) of the one
+ * enumerator N. */
+static int btf_ulong(const struct brt_btf *btf, uint32_t type, uint64_t *val)
+{
+	const struct btf_type *t = brt_btf_type(btf, brt_btf_skip_mods(btf, type));
+	uint32_t v32, lo, hi;
+	int32_t sv;
+
+	if (!btf_uint(btf, type, &v32)) {
+		*val = v32;
+		return 0;
+	}
+	if (!t || BTF_INFO_VLEN(t->info) != 1)
+		return -EINVAL;
+	if (BTF_INFO_KIND(t->info) == BTF_KIND_ENUM) {
+		/* struct btf_enum { name_off; s32 val; } (unsigned when kind_flag is 0 and
+		 * the value was written as such: libbpf takes the 32 bits as they are) */
+		memcpy(&sv, (const char *)(t + 1) + 4, 4);
+		*val = (uint32_t)sv;
+		return 0;
+	}
+	if (BTF_INFO_KIND(t->info) == 19) { /* BTF_KIND_ENUM64: name_off, val_lo32, val_hi32 */
+		memcpy(&lo, (const char *)(t + 1) + 4, 4);
+		memcpy(&hi, (const char *)(t + 1) + 8, 4);
+		*val = (uint64_t)hi << 32 | lo;
+		return 0;
+	}
+	return -EINVAL;
+}
+
 static int parse_member(struct def_loc *loc, const struct btf_member *mb, struct brt_elf_map *m,
 			int depth)
 {
@@ -419,6 +450,14 @@ static int parse_member(struct def_loc *loc, const struct btf_member *mb, struct
 	}
 	if (!strcmp(name, "values"))
 		return btf_values(loc, mb, m, depth);
+	if (!strcmp(name, "map_extra")) {
+		if (btf_ulong(btf, mb->type, &m->map_extra))
+			return brt_elf_fail(loc->ctx, -EINVAL, loc->sec, loc->off,
+					    "map '%s': 'map_extra' must be a pointer to an array "
+					    "(__uint(map_extra, N)) or an enum of one value "
+					    "(__ulong(map_extra, N))", loc->name);
+		return 0;
+	}
 	return brt_elf_fail(loc->ctx, -ENOTSUP, loc->sec, loc->off,
 			    "map '%s': unknown field '%s'", loc->name, name);
 bad_uint:

@@ -133,6 +133,7 @@ static int create_one(struct bpfrt_object *obj, const struct brt_elf_map *m, int
 		attr.max_entries = (uint32_t)bpfrt_num_possible_cpus();
 	attr.map_flags = m->map_flags;
 	attr.numa_node = m->numa_node;
+	attr.map_extra = m->map_extra;
 	attr.inner_map_fd = inner_fd > 0 ? (uint32_t)inner_fd : 0;
 	map_name(obj, m, attr.map_name);
 	/* the map's types for `map dump`; like libbpf, a map whose BTF is refused is still

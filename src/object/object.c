@@ -375,6 +375,30 @@ int bpfrt_map__set_max_entries(struct bpfrt_map *map, uint32_t max_entries)
 	return 0;
 }
 
+/* (global data maps keep the size of their section: their initial value is that size) */
+static int set_size(struct bpfrt_map *map, uint32_t *field, uint32_t size)
+{
+	struct brt_elf_map *m = map->m;
+
+	if (map->obj->loaded)
+		return neg_errno(-EBUSY);
+	if (m->kind == BRT_ELF_MAP_DATA || m->kind == BRT_ELF_MAP_RODATA ||
+	    m->kind == BRT_ELF_MAP_BSS)
+		return neg_errno(-EINVAL);
+	*field = size;
+	return 0;
+}
+
+int bpfrt_map__set_key_size(struct bpfrt_map *map, uint32_t size)
+{
+	return set_size(map, &map->m->key_size, size);
+}
+
+int bpfrt_map__set_value_size(struct bpfrt_map *map, uint32_t size)
+{
+	return set_size(map, &map->m->value_size, size);
+}
+
 int bpfrt_map__set_autocreate(struct bpfrt_map *map, int autocreate)
 {
 	if (map->obj->loaded)

@@ -934,6 +934,32 @@ static const struct bpf_insn dead_poison[] = {
 	EXIT(),
 };
 
+/* the frame's ingress device, the loopback device the kernel's run takes the frame from
+ * (Kubeshark's and the eBPF tutorial's XDP programs store it: bpfrt had 0) */
+static const struct bpf_insn xdp_ingress_ifindex[] = {
+	LDX(BPF_W, 0, 1, offsetof(struct xdp_md, ingress_ifindex)), EXIT(),
+};
+/* the skb's socket (skb->sk): the dummy the kernel's run makes (closed, AF_INET, the
+ * packet's addresses, no rx queue); -1 without one (bpfrt had none: Kubeshark's packet
+ * sniffer stops there); SK_FIELD reads a struct bpf_sock field of sock_common,
+ * FULL_FIELD one after bpf_sk_fullsock() (-2 when it answers NULL) */
+#define SK_OF_SKB LDX(BPF_DW, 2, 1, offsetof(struct __sk_buff, sk)), JIMM(BPF_JNE, 2, 0, 2), \
+	MOV64_IMM(0, -1), EXIT()
+#define SK_FIELD(f) { SK_OF_SKB, LDX(BPF_W, 0, 2, offsetof(struct bpf_sock, f)), EXIT() }
+#define FULL_FIELD(f)                                                                      \
+	{ SK_OF_SKB, MOV64_REG(1, 2), CALL(BPF_FUNC_sk_fullsock), JIMM(BPF_JNE, 0, 0, 2),      \
+	  MOV64_IMM(0, -2), EXIT(), LDX(BPF_W, 0, 0, offsetof(struct bpf_sock, f)), EXIT() }
+static const struct bpf_insn sk_family[] = SK_FIELD(family);
+static const struct bpf_insn sk_state[] = SK_FIELD(state);
+static const struct bpf_insn sk_src_ip4[] = SK_FIELD(src_ip4);
+static const struct bpf_insn sk_dst_ip4[] = SK_FIELD(dst_ip4);
+static const struct bpf_insn sk_src_ip6[] = SK_FIELD(src_ip6[3]);
+static const struct bpf_insn sk_src_port[] = SK_FIELD(src_port);
+static const struct bpf_insn sk_rx_queue[] = SK_FIELD(rx_queue_mapping);
+static const struct bpf_insn sk_type[] = FULL_FIELD(type);
+static const struct bpf_insn sk_protocol[] = FULL_FIELD(protocol);
+static const struct bpf_insn sk_mark[] = FULL_FIELD(mark);
+
 struct pkt_case {
 	const char *name;
 	uint32_t type, attach;
@@ -949,6 +975,21 @@ static const struct pkt_case pkt_cases[] = {
 	{ "socket", BPF_PROG_TYPE_SOCKET_FILTER, 0, PKT_PROG("dead_poison", dead_poison) },
 	{ "tc", BPF_PROG_TYPE_SCHED_CLS, 0, PKT_PROG("dead_poison", dead_poison) },
 	{ "xdp", BPF_PROG_TYPE_XDP, 0, PKT_PROG("dead_poison", dead_poison) },
+	{ "xdp", BPF_PROG_TYPE_XDP, 0, PKT_PROG("ingress_ifindex", xdp_ingress_ifindex) },
+#define SK_CASES(t, tn)                                                                    \
+	{ tn, t, 0, PKT_PROG("sk family", sk_family) },                                     \
+	{ tn, t, 0, PKT_PROG("sk state", sk_state) },                                       \
+	{ tn, t, 0, PKT_PROG("sk src_ip4", sk_src_ip4) },                                   \
+	{ tn, t, 0, PKT_PROG("sk dst_ip4", sk_dst_ip4) },                                   \
+	{ tn, t, 0, PKT_PROG("sk src_ip6[3]", sk_src_ip6) },                                \
+	{ tn, t, 0, PKT_PROG("sk src_port", sk_src_port) },                                 \
+	{ tn, t, 0, PKT_PROG("sk rx_queue_mapping", sk_rx_queue) },                         \
+	{ tn, t, 0, PKT_PROG("fullsock type", sk_type) },                                   \
+	{ tn, t, 0, PKT_PROG("fullsock protocol", sk_protocol) },                           \
+	{ tn, t, 0, PKT_PROG("fullsock mark", sk_mark) }
+	/* (tc: a cgroup_skb program may return only 0 or 1) */
+	SK_CASES(BPF_PROG_TYPE_SCHED_CLS, "tc"),
+#undef SK_CASES
 };
 
 static void pkt_script(sys_fn sys, uint32_t pflags, struct transcript *t)

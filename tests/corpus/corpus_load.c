@@ -238,6 +238,35 @@ static int map_type_missing(uint32_t type)
 	return probed[type] == 2;
 }
 
+/* Projects loaded by cilium/ebpf (Go), whose MapSpec.fixupMagicFields() completes a perf
+ * event array before creating it: 4-byte keys and values where the definition gives none
+ * (Retina's declare only type and max_entries, which the kernel refuses as libbpf passes
+ * them: EINVAL), and max_entries clamped to the possible CPUs (Retina's 16384), as a CPU
+ * map's.  (Projects added before session 18 that use it keep libbpf's rules: their
+ * definitions need none of this.) */
+static int cilium_ebpf_loader(const char *key)
+{
+	return !fnmatch("retina/*", key, 0) || !fnmatch("kubeshark/*", key, 0);
+}
+
+/* the fixed key size, value size and max_entries for a map of this type and definition
+ * under that loader: 0 in *max keeps the definition's */
+static void cilium_ebpf_fixup(uint32_t type, uint32_t *key, uint32_t *value, uint32_t *max)
+{
+	uint32_t n = (uint32_t)libbpf_num_possible_cpus();
+
+	if (type == BPF_MAP_TYPE_PERF_EVENT_ARRAY) {
+		*key = 4;
+		*value = 4;
+	}
+	if (type != BPF_MAP_TYPE_PERF_EVENT_ARRAY && type != BPF_MAP_TYPE_CPUMAP)
+		*max = 0;
+	else if (*max == 0 || *max > n)
+		*max = n;
+	else
+		*max = 0;
+}
+
 /* Maps of maps whose objects carry no inner template: the project's user space creates
  * them with their inner map (both sides get the inner map as the loader's input). */
 static const struct outer_rule {
@@ -292,6 +321,16 @@ static size_t project_maps_libbpf(struct bpf_object *obj, const char *key, int *
 
 		if (skips_missing_map_types(key) && map_type_missing(bpf_map__type(m)))
 			bpf_map__set_autocreate(m, false);
+		if (cilium_ebpf_loader(key)) {
+			uint32_t ks = bpf_map__key_size(m), vs = bpf_map__value_size(m);
+			uint32_t max = bpf_map__max_entries(m);
+
+			cilium_ebpf_fixup(bpf_map__type(m), &ks, &vs, &max);
+			bpf_map__set_key_size(m, ks);
+			bpf_map__set_value_size(m, vs);
+			if (max)
+				bpf_map__set_max_entries(m, max);
+		}
 		if (o && k < nfds && (fd = inner_for(o, kernel_sys)) >= 0) {
 			if (bpf_map__set_inner_map_fd(m, fd))
 				close(fd);
@@ -314,6 +353,16 @@ static size_t project_maps_bpfrt(struct bpfrt_object *obj, const char *key, int 
 
 		if (skips_missing_map_types(key) && map_type_missing(bpfrt_map__type(m)))
 			bpfrt_map__set_autocreate(m, 0);
+		if (cilium_ebpf_loader(key)) {
+			uint32_t ks = bpfrt_map__key_size(m), vs = bpfrt_map__value_size(m);
+			uint32_t max = bpfrt_map__max_entries(m);
+
+			cilium_ebpf_fixup(bpfrt_map__type(m), &ks, &vs, &max);
+			bpfrt_map__set_key_size(m, ks);
+			bpfrt_map__set_value_size(m, vs);
+			if (max)
+				bpfrt_map__set_max_entries(m, max);
+		}
 		if (o && k < nfds && (fd = inner_for(o, kernel ? kernel_sys : bpfrt_bpf)) >= 0) {
 			if (bpfrt_map__set_inner_map_fd(m, fd))
 				close(fd);

@@ -1,7 +1,9 @@
 /* test_map_btf.c - the loader hands a BTF-defined map's key and value types to MAP_CREATE:
  * after loading tests/progs/btf_map.bpf.o into bpfrt, OBJ_GET_INFO_BY_FD of `pairs`
  * (__type key and value) reports a BTF object and non-zero type ids, `sizes` (key_size /
- * value_size only) none. */
+ * value_size only) none.  tests/progs/map_extra.bpf.o: map_extra, as __uint(map_extra, 3) and as
+ * __ulong(map_extra, 5) (an enum of one value), reaches MAP_CREATE (bpfrt's loader had
+ * refused the field: "unknown field 'map_extra'", the eBPF tutorial's arena map). */
 #include <errno.h>
 #include <string.h>
 
@@ -51,6 +53,20 @@ int main(void)
 	T_EQ_INT(0, info_of(o, "sizes", &info));
 	T_EQ_U64(0, info.btf_id);
 	T_EQ_U64(0, info.btf_value_type_id);
+	bpfrt_object_close(o);
+
+	o = bpfrt_object_open_file(corpus_path("map_extra"), NULL);
+	T_CASE("map_extra: open and load");
+	T_ASSERT(o != NULL);
+	if (!o)
+		return t_done();
+	T_EQ_INT(0, bpfrt_object_load(o));
+	T_CASE("map_extra: __uint(map_extra, 3)");
+	T_EQ_INT(0, info_of(o, "hashes3", &info));
+	T_EQ_U64(3, info.map_extra);
+	T_CASE("map_extra: __ulong(map_extra, 5)");
+	T_EQ_INT(0, info_of(o, "hashes5", &info));
+	T_EQ_U64(5, info.map_extra);
 	bpfrt_object_close(o);
 	return t_done();
 }
