@@ -55,6 +55,32 @@ int main(void)
 	T_EQ_U64(0, info.btf_value_type_id);
 	bpfrt_object_close(o);
 
+	/* bpfrt_map__set_key_size / set_value_size before the load (cilium/ebpf's perf
+	 * event array fixup in tests/corpus uses them): MAP_CREATE gets the new sizes */
+	o = bpfrt_object_open_file(corpus_path("btf_map"), NULL);
+	T_CASE("set_value_size: open");
+	T_ASSERT(o != NULL);
+	if (!o)
+		return t_done();
+	{
+		struct bpfrt_map *m = bpfrt_object_find_map_by_name(o, "sizes");
+
+		T_CASE("set_value_size / set_key_size before the load");
+		T_ASSERT(m != NULL);
+		if (m) {
+			T_EQ_INT(0, bpfrt_map__set_value_size(m, 16));
+			T_EQ_INT(0, bpfrt_map__set_key_size(m, 4));
+			T_EQ_U64(16, bpfrt_map__value_size(m));
+			T_EQ_INT(0, bpfrt_object_load(o));
+			T_EQ_INT(0, info_of(o, "sizes", &info));
+			T_EQ_U64(16, info.value_size);
+			T_EQ_U64(4, info.key_size);
+			T_CASE("set_value_size after the load: EBUSY");
+			T_EQ_INT(-EBUSY, bpfrt_map__set_value_size(m, 8));
+		}
+	}
+	bpfrt_object_close(o);
+
 	o = bpfrt_object_open_file(corpus_path("map_extra"), NULL);
 	T_CASE("map_extra: open and load");
 	T_ASSERT(o != NULL);
