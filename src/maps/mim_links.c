@@ -147,11 +147,13 @@ static int collect_due(int linked_outer)
 int brt_mim_link(struct brt_map *outer, struct brt_map *const *inner, uint32_t n)
 {
 	char name[NAME_LEN];
-	int links = brt_obj_nlink(&outer->obj), dir, lock, err = 0, mine, made = 0;
+	struct stat st;
+	int links, dir, lock, err = 0, mine, made = 0;
 
 	/* a file without a name dies with the processes holding it: nothing to keep */
-	if (links <= 0)
+	if (brt_obj_stat(&outer->obj, &st) || !st.st_nlink)
 		return 0;
+	links = st.st_nlink > INT32_MAX ? INT32_MAX : (int)st.st_nlink;
 	lock = lock_dir(&dir);
 	if (lock < 0)
 		return lock;
@@ -194,8 +196,7 @@ int brt_mim_open_linked(const struct brt_map *outer, uint32_t inner_id)
 	fs = brt_obj_fs_open(0);
 	if (fs < 0)
 		return fs;
-	if (outer->obj.last_fd >= 0 && !fstat(outer->obj.last_fd, &st) &&
-	    st.st_ino == outer->obj.ino && st.st_dev == outer->obj.dev)
+	if (!brt_obj_stat(&outer->obj, &st))
 		uids[1] = st.st_uid;
 	inner_name(outer->obj.snap.id, inner_id, name);
 	for (int i = 0; i < 3 && fd < 0; i++) {

@@ -913,17 +913,16 @@ static int current_fd(const struct brt_obj *obj)
 	return obj->last_fd;
 }
 
-int brt_obj_nlink(struct brt_obj *obj)
+int brt_obj_stat(const struct brt_obj *obj, struct stat *st)
 {
-	struct stat st;
-	int fd, r = -1;
+	int fd, err = -EBADF;
 
 	pthread_mutex_lock(&cache_lock); /* last_fd, as in brt_obj_has_fd() */
 	fd = current_fd(obj);
-	if (fd >= 0 && !fstat(fd, &st))
-		r = st.st_nlink > INT32_MAX ? INT32_MAX : (int)st.st_nlink;
+	if (fd >= 0 && !fstat(fd, st))
+		err = 0;
 	pthread_mutex_unlock(&cache_lock);
-	return r;
+	return err;
 }
 
 int brt_obj_link(struct brt_obj *obj, int dirfd, const char *name)

@@ -300,10 +300,11 @@ int brt_obj_has_fd(struct brt_obj *obj);
 int brt_obj_desc_mark(struct brt_obj *obj, uint64_t off);
 int brt_obj_desc_marked(struct brt_obj *obj, uint64_t off);
 
-/* How many names obj's file has (pins, the links of pinned programs' maps and of pinned
- * maps of maps' entries), read through the fd this process last reached obj by: -1 when
- * that fd no longer refers to obj.  One fstat; needs no privilege. */
-int brt_obj_nlink(struct brt_obj *obj);
+/* fstat of obj's file (its owner; st_nlink: how many names it has, pins and the links of
+ * pinned programs' maps and of pinned maps of maps' entries) through the fd this process
+ * last reached obj by, under the cache's lock (other threads' fd lookups move that fd):
+ * 0, or -EBADF when that fd no longer refers to obj.  Needs no privilege. */
+int brt_obj_stat(const struct brt_obj *obj, struct stat *st);
 
 /* Name obj's file name in dirfd through the fd this process last reached obj by: 0,
  * -EBADF when that fd no longer refers to obj, or linkat()'s -errno (-EEXIST). */
