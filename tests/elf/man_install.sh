@@ -37,6 +37,17 @@ if command -v groff >/dev/null 2>&1; then
 else
 	echo "note: groff missing: pages installed but not rendered"
 fi
+# bpfrt(1) has a section for every command of commands.def, and each command's --help
+# begins with its usage line (what the completion reads for verbs)
+for c in $(sed -n -E 's/^CMD\(([a-z-]+),.*/\1/p' "$DEF"); do
+	esc=$(printf '%s' "$c" | sed 's/-/\\\\-/g')
+	grep -q "^\.SS $esc\$" "$SRC/docs/man/bpfrt.1" || fail "bpfrt.1 has no section for '$c'"
+	case $("$B" "$c" --help 2>&1 | head -n 1) in
+	"Usage: bpfrt "*) ;;
+	*) fail "'bpfrt $c --help' does not begin with 'Usage: bpfrt'" ;;
+	esac
+done
+echo "ok: bpfrt(1) and --help cover every command"
 comp=$(find "$T" -path '*/bash-completion/completions/bpfrt' | head -1)
 [ -n "$comp" ] || fail "bash completion not installed"
 if [ -n "$comp" ] && command -v bash >/dev/null 2>&1; then
