@@ -8,8 +8,9 @@
  *
  * The lookups ask for a tuple no socket listens on (10.255.255.1:1 -> 10.255.255.2:1),
  * so the kernel finds nothing either: both must answer NULL.  Programs that read
- * __sk_buff->sk are only loaded, not run: the kernel's test run gives the skb a dummy
- * socket, bpfrt's none (docs/STATUS.md #15).
+ * __sk_buff->sk are only loaded, not run (written when bpfrt's test run had no socket
+ * there; since session 18 it has the kernel's dummy socket, which
+ * api.prog_test_run_oracle compares).
  * Root only (the kernel side); otherwise skipped.
  */
 #include <ctype.h>
