@@ -35,6 +35,8 @@ static const struct {
 	{ BPF_MAP_TYPE_PERCPU_HASH, 4, 8, 8, 0 }, { BPF_MAP_TYPE_ARRAY, 4, 8, 8, 0 },
 	{ BPF_MAP_TYPE_LPM_TRIE, 8, 8, 8, BPF_F_NO_PREALLOC },
 	{ BPF_MAP_TYPE_QUEUE, 0, 8, 8, 0 },       { BPF_MAP_TYPE_RINGBUF, 0, 0, 4096, 0 },
+	/* elements reserved as used: a page of them nobody populated yet */
+	{ BPF_MAP_TYPE_HASH, 4, 8, 512, BPF_F_NO_PREALLOC },
 };
 #define NTYPES (sizeof(types) / sizeof(types[0]))
 

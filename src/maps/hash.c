@@ -14,6 +14,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include <sys/random.h>
 
 #include "maps/maps.h"
@@ -85,6 +86,12 @@ struct htab {
 	uint32_t key_size;
 	int lru;
 	int percpu;
+	/* BPF_F_NO_PREALLOC: the elements' pages are reserved as they are used (below,
+	 * "Lazy elements"); elements 1..usable are on pages this process populated, or all
+	 * of them for a preallocated map */
+	int lazy;
+	_Atomic uint32_t usable;
+	_Atomic uint32_t *usable_w; /* &usable, for elem()'s slow path on a const htab */
 	struct brt_map *map;     /* the map this is the state of (bpf_timer's release) */
 	_Atomic long long reclaim_ns; /* last scan for locks of dead owners (reclaim()) */
 };
@@ -164,6 +171,93 @@ static int htab_data_size(const struct brt_map *map, uint64_t *size)
 	return 0;
 }
 
+/* Lazy elements.  The kernel allocates a BPF_F_NO_PREALLOC map's elements at update and
+ * answers ENOMEM there when memory is short; creating it allocates the buckets only (Red
+ * Hat NetObserv creates six of 16M entries each: 2-3.5 GiB of elements apiece here).  So
+ * the file of such a map is created with its elements' pages unreserved (a hole:
+ * brt_obj_create_sparse()) and a process reserves them in chunks as it first touches
+ * them: madvise(MADV_POPULATE_WRITE) on its mapping allocates the pages of the file that
+ * nobody allocated yet and maps them all, and fails (ENOMEM, EFAULT when tmpfs is full)
+ * where a store into a hole would raise SIGBUS.  Every element is reached through elem(),
+ * which hands out only elements of pages this process populated, so neither a key
+ * inserted later nor an index another process scribbled into a chain can lead to an
+ * unreserved page: a chunk that cannot be populated reads as the end of a chain, and an
+ * update that needs it fails with ENOMEM as the kernel's.  Homes are off for these maps
+ * (they would scatter the first keys over every page): elements are taken in index order,
+ * so memory grows with the keys, as the kernel's.  Needs MADV_POPULATE_WRITE (Linux
+ * 5.14); without it the map is reserved whole, as a preallocated one. */
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+#define LAZY_CHUNK (256u << 10) /* bytes of elements populated at a time */
+
+static int populate_supported(void)
+{
+	static _Atomic int known; /* 0 unknown, 1 yes, 2 no */
+	int k = atomic_load_explicit(&known, memory_order_relaxed);
+	static char probe[BRT_PAGE] __attribute__((aligned(BRT_PAGE)));
+
+	if (!k) {
+		/* an unknown advice is EINVAL before a zero length is accepted */
+		k = madvise(probe, 0, MADV_POPULATE_WRITE) ? 2 : 1;
+		atomic_store_explicit(&known, k, memory_order_relaxed);
+	}
+	return k == 1;
+}
+
+static int is_lazy(const struct brt_map *map)
+{
+	return (map->flags & BPF_F_NO_PREALLOC) && populate_supported();
+}
+
+static void htab_lazy_range(const struct brt_map *map, uint64_t *off, uint64_t *len)
+{
+	uint64_t eoff = elems_off(n_buckets_of(map->max_entries));
+	uint64_t lo = (eoff + BRT_PAGE - 1) & ~(uint64_t)(BRT_PAGE - 1);
+	uint64_t hi = (eoff + n_elems_of(map) * elem_size_of(map)) & ~(uint64_t)(BRT_PAGE - 1);
+
+	*off = *len = 0;
+	if (is_lazy(map) && hi > lo) {
+		*off = lo;
+		*len = hi - lo;
+	}
+}
+
+/* elem()'s slow path: element idx of a lazy map, whose page this process has not
+ * populated yet.  Populates from the first unpopulated element to idx and a chunk
+ * beyond (at most to the last element); NULL when that fails or idx is out of range. */
+static __attribute__((noinline, cold)) struct htab_elem *
+elem_populate(const struct htab *ht, uint32_t idx)
+{
+	uint32_t have = atomic_load_explicit(&ht->usable, memory_order_relaxed), want;
+	uintptr_t lo, hi;
+
+	if (!idx || idx > ht->n_elems)
+		return NULL;
+	if (idx > have) {
+		want = idx + LAZY_CHUNK / ht->elem_size;
+		if (want > ht->n_elems || want < idx)
+			want = ht->n_elems;
+		lo = (uintptr_t)(ht->elems + (size_t)have * ht->elem_size) &
+		     ~(uintptr_t)(BRT_PAGE - 1);
+		hi = ((uintptr_t)(ht->elems + (size_t)want * ht->elem_size) + BRT_PAGE - 1) &
+		     ~(uintptr_t)(BRT_PAGE - 1);
+		for (;;) {
+			if (!madvise((void *)lo, hi - lo, MADV_POPULATE_WRITE))
+				break;
+			if (errno != EINTR)
+				return NULL;
+		}
+		/* others may have populated further meanwhile: keep the larger */
+		while (have < want &&
+		       !atomic_compare_exchange_weak_explicit(ht->usable_w, &have, want,
+							      memory_order_relaxed,
+							      memory_order_relaxed))
+			;
+	}
+	return (struct htab_elem *)(ht->elems + (size_t)(idx - 1) * ht->elem_size);
+}
+
 static int htab_attach(struct brt_map *map)
 {
 	struct htab *ht = calloc(1, sizeof(*ht));
@@ -181,6 +275,9 @@ static int htab_attach(struct brt_map *map)
 	ht->key_size = map->key_size;
 	ht->lru = is_lru(map->type);
 	ht->percpu = brt_map_is_percpu(map->type);
+	ht->lazy = is_lazy(map);
+	ht->usable_w = &ht->usable;
+	atomic_init(&ht->usable, ht->lazy ? 0 : ht->n_elems);
 	ht->map = map;
 	if (ht->head->n_buckets != ht->n_buckets || ht->head->n_elems != ht->n_elems ||
 	    ht->head->elem_size != ht->elem_size || ht->head->layout != HTAB_LAYOUT) {
@@ -211,16 +308,20 @@ static int htab_init(struct brt_map *map)
 	return 0;
 }
 
-static struct htab_elem *elem(const struct htab *ht, uint32_t idx)
+/* Element idx (1-based), or NULL for 0, an index out of range, or one of a lazy map whose
+ * page cannot be reserved. */
+static inline struct htab_elem *elem(const struct htab *ht, uint32_t idx)
 {
-	if (idx == 0 || idx > ht->n_elems)
-		return NULL;
+	if (__builtin_expect(idx - 1 >= atomic_load_explicit(&ht->usable, memory_order_relaxed),
+			     0))
+		return ht->lazy && idx ? elem_populate(ht, idx) : NULL;
 	return (struct htab_elem *)(ht->elems + (size_t)(idx - 1) * ht->elem_size);
 }
 
+/* No homes in a lazy map (above). */
 static uint32_t home_of(const struct htab *ht, uint32_t bucket)
 {
-	return bucket < ht->n_elems ? bucket + 1 : 0;
+	return !ht->lazy && bucket < ht->n_elems ? bucket + 1 : 0;
 }
 
 static void *value_of(const struct htab *ht, struct htab_elem *e)
@@ -601,7 +702,7 @@ int brt_hash_audit(struct brt_map *map, struct brt_hash_audit *out)
  * entries that were taken as homes meanwhile), else the next never-used one.  Indexes read
  * from the region are range-checked and the list walk is bounded: a corrupt list yields
  * E2BIG, never a wild access. */
-static uint32_t alloc_elem(struct htab *ht, uint32_t home)
+static uint32_t alloc_elem(struct htab *ht, uint32_t home, int *nomem)
 {
 	struct htab_head *h = ht->head;
 	uint32_t idx = 0, *w;
@@ -613,8 +714,12 @@ static uint32_t alloc_elem(struct htab *ht, uint32_t home)
 	}
 	for (uint32_t steps = 0; steps < ht->n_elems; steps++) {
 		idx = h->free_head;
-		if (!elem(ht, idx))
+		if (!elem(ht, idx)) {
+			/* a lazy map's page that cannot be reserved now: keep the list */
+			if (idx && idx <= ht->n_elems && ht->lazy)
+				goto out_nomem;
 			break;
+		}
 		w = &ht->alloc[idx - 1];
 		h->free_head = *w & ALLOC_NEXT;
 		*w &= ALLOC_USED;
@@ -623,10 +728,17 @@ static uint32_t alloc_elem(struct htab *ht, uint32_t home)
 	}
 	h->free_head = 0;
 	while (h->bump < ht->n_elems) {
+		if (!elem(ht, h->bump + 1)) /* a lazy map's page (elem()) */
+			goto out_nomem;
 		idx = ++h->bump;
 		if (!(ht->alloc[idx - 1] & ALLOC_USED))
 			goto out_take;
 	}
+	brt_shm_unlock(&h->alloc_lock);
+	return 0;
+
+out_nomem:
+	*nomem = 1;
 	brt_shm_unlock(&h->alloc_lock);
 	return 0;
 
@@ -766,6 +878,7 @@ static int update(struct brt_map *map, const void *key, const void *value, uint6
 	uint32_t home = home_of(ht, hash & (ht->n_buckets - 1)), pred, next;
 	struct htab_bucket *b = &ht->buckets[hash & (ht->n_buckets - 1)];
 	struct htab_elem *e;
+	int nomem = 0;
 
 	if (flags > BPF_EXIST)
 		return -EINVAL;
@@ -813,13 +926,14 @@ static int update(struct brt_map *map, const void *key, const void *value, uint6
 		brt_shm_unlock(&b->lock);
 		return 0;
 	}
-	idx = alloc_elem(ht, home);
+	idx = alloc_elem(ht, home, &nomem);
 	e = elem(ht, idx);
 	if (!e) {
 		if (!old) {
 			atomic_fetch_sub_explicit(&ht->head->count, 1, memory_order_relaxed);
 			brt_shm_unlock(&b->lock);
-			return -E2BIG;
+			/* the kernel's answer when a NO_PREALLOC element cannot be allocated */
+			return nomem ? -ENOMEM : -E2BIG;
 		}
 		/* All spares in flight: overwrite in place rather than fail. */
 		e = elem(ht, old);
@@ -924,9 +1038,10 @@ int brt_hash_probe(const struct brt_map *map, struct brt_hash_probe *out)
 {
 	const struct htab *ht = map->priv;
 
-	/* per-CPU values depend on the CPU: called instead */
+	/* per-CPU values depend on the CPU: called instead; so are lazy maps, whose
+	 * elements only elem() may hand out */
 	if ((map->type != BPF_MAP_TYPE_HASH && map->type != BPF_MAP_TYPE_LRU_HASH) || !ht ||
-	    ht->percpu)
+	    ht->percpu || ht->lazy)
 		return -EOPNOTSUPP;
 	memset(out, 0, sizeof(*out));
 	out->buckets = ht->buckets;
@@ -1142,6 +1257,7 @@ const struct brt_map_ops brt_hash_map_ops = {
 	.file_values = htab_file_values,
 	.alloc_check = htab_alloc_check,
 	.data_size = htab_data_size,
+	.lazy_range = htab_lazy_range,
 	.init = htab_init,
 	.attach = htab_attach,
 	.detach = htab_detach,

@@ -267,7 +267,7 @@ int brt_map_create(const union bpf_attr *attr_in, const struct brt_map_btf *btf,
 	struct brt_obj_hdr hdr = { 0 };
 	struct brt_map params = { 0 };
 	struct brt_obj *obj;
-	uint64_t size;
+	uint64_t size, hole_off, hole_len;
 	int err, fd;
 
 	copy.map_flags &= ~BPF_F_TOKEN_FD;
@@ -329,7 +329,11 @@ int brt_map_create(const union bpf_attr *attr_in, const struct brt_map_btf *btf,
 			hdr.graph_roots[i][2] = btf->roots[i].rb;
 		}
 	}
-	fd = brt_obj_create(&hdr, sizeof(struct brt_map), map_init, &params, &obj);
+	hole_off = hole_len = 0;
+	if (ops->lazy_range)
+		ops->lazy_range(&params, &hole_off, &hole_len);
+	fd = brt_obj_create_sparse(&hdr, sizeof(struct brt_map), hole_off, hole_len, map_init,
+				   &params, &obj);
 	/* no other thread or process knows the file before fd is returned */
 	if (fd >= 0 && hdr.tail_size)
 		memcpy((char *)obj->base + BRT_ROUND_PAGE(hdr.data_size), btf->blob,

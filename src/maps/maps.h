@@ -35,6 +35,10 @@ struct brt_map_ops {
 	/* size of the shared region for the map's parameters (its fields up to value_stride),
 	 * or -errno */
 	int (*data_size)(const struct brt_map *map, uint64_t *size);
+	/* optional: the part of the region (page aligned, *len 0: none) that is not reserved
+	 * at creation, because the type reserves it as it is used (brt_obj_create_sparse(),
+	 * the kernel's allocation at update of a BPF_F_NO_PREALLOC map) */
+	void (*lazy_range)(const struct brt_map *map, uint64_t *off, uint64_t *len);
 	/* initialise a fresh region */
 	int (*init)(struct brt_map *map);
 	/* validate an existing region (possibly from another process, possibly corrupt) and

@@ -342,9 +342,30 @@ static int write_all(int fd, const char *buf, size_t size)
 	return 0;
 }
 
+/* Reserve the file's memory: all of it, or all but [hole_off, hole_off + hole_len) (page
+ * aligned, inside the data: brt_obj_create_sparse()); the last range ends at size, which
+ * sets the file's size.  0 or -errno (ENOMEM when tmpfs has no room, as MAP_CREATE's
+ * failed allocation). */
+static int reserve(int fd, uint64_t size, uint64_t hole_off, uint64_t hole_len)
+{
+	int err = 0;
+
+	if (!hole_len || hole_off % BRT_PAGE || hole_len % BRT_PAGE ||
+	    hole_off + hole_len >= size) {
+		hole_off = 0;
+		hole_len = 0;
+	}
+	if (hole_off)
+		err = posix_fallocate(fd, 0, (off_t)hole_off);
+	if (!err)
+		err = posix_fallocate(fd, (off_t)(hole_off + hole_len),
+				      (off_t)(size - hole_off - hole_len));
+	return err == ENOSPC || err == EFBIG ? -ENOMEM : -err;
+}
+
 static int create(struct brt_obj_hdr *hdr, size_t obj_size,
 		  int (*init)(struct brt_obj *obj, void *arg), void *arg, struct brt_obj **out,
-		  int once)
+		  int once, uint64_t hole_off, uint64_t hole_len)
 {
 	uint64_t data_pages = hdr->tail_packed ?
 		(brt_obj_tail_off(hdr) + hdr->tail_size + BRT_PAGE - 1) / BRT_PAGE :
@@ -383,17 +404,17 @@ static int create(struct brt_obj_hdr *hdr, size_t obj_size,
 		}
 	} else {
 		/* Reserve the memory now: a sparse tmpfs file would turn ENOSPC into SIGBUS
-		 * later. */
-		err = posix_fallocate(fd, 0, (off_t)size);
-		if (err) {
-			err = err == ENOSPC || err == EFBIG ? -ENOMEM : -err;
+		 * later.  A hole the kind asked for is its own to reserve before use (it
+		 * populates pages with MADV_POPULATE_WRITE, which fails instead). */
+		err = reserve(fd, size, hole_off, hole_len);
+		if (err)
 			goto out_close_fd;
-		}
 		/* A small object is written whole right away (header page, zeroed or copied
 		 * data): mapping its pages now costs one call instead of a page fault per
-		 * page. */
+		 * page.  Never with a hole: populating it would allocate it unchecked. */
 		base = mmap(NULL, size, PROT_READ | PROT_WRITE,
-			    MAP_SHARED | (size <= POPULATE_MAX ? MAP_POPULATE : 0), fd, 0);
+			    MAP_SHARED | (size <= POPULATE_MAX && !hole_len ? MAP_POPULATE : 0),
+			    fd, 0);
 		if (base == MAP_FAILED) {
 			err = -ENOMEM;
 			goto out_close_fd;
@@ -474,14 +495,21 @@ out_close_fd:
 int brt_obj_create(struct brt_obj_hdr *hdr, size_t obj_size,
 		   int (*init)(struct brt_obj *obj, void *arg), void *arg, struct brt_obj **out)
 {
-	return create(hdr, obj_size, init, arg, out, 0);
+	return create(hdr, obj_size, init, arg, out, 0, 0, 0);
+}
+
+int brt_obj_create_sparse(struct brt_obj_hdr *hdr, size_t obj_size, uint64_t hole_off,
+			  uint64_t hole_len, int (*init)(struct brt_obj *obj, void *arg),
+			  void *arg, struct brt_obj **out)
+{
+	return create(hdr, obj_size, init, arg, out, 0, hole_off, hole_len);
 }
 
 int brt_obj_create_once(struct brt_obj_hdr *hdr, size_t obj_size,
 			int (*init)(struct brt_obj *obj, void *arg), void *arg,
 			struct brt_obj **out)
 {
-	return create(hdr, obj_size, init, arg, out, 1);
+	return create(hdr, obj_size, init, arg, out, 1, 0, 0);
 }
 
 int brt_obj_read_hdr(int fd, uint64_t size, struct brt_obj_hdr *hdr)

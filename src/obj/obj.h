@@ -220,6 +220,14 @@ struct brt_obj {
  * fd or -errno. */
 int brt_obj_create(struct brt_obj_hdr *hdr, size_t obj_size,
 		   int (*init)(struct brt_obj *obj, void *arg), void *arg, struct brt_obj **out);
+/* The same with the data's pages [hole_off, hole_off + hole_len) (page aligned) left
+ * unreserved: the kind reserves them as it uses them, with MADV_POPULATE_WRITE on its
+ * mapping (an error, never SIGBUS, when memory is short), and touches no page of the hole
+ * it has not populated in this process (a BPF_F_NO_PREALLOC hash map's elements,
+ * maps/hash.c).  A hole that is not page aligned or reaches the header is ignored. */
+int brt_obj_create_sparse(struct brt_obj_hdr *hdr, size_t obj_size, uint64_t hole_off,
+			  uint64_t hole_len, int (*init)(struct brt_obj *obj, void *arg),
+			  void *arg, struct brt_obj **out);
 /* The same for an object whose file is written once, by init, and then only read (a
  * program, a BTF object; one that leaves room for the header in its last page takes one
  * page in all, brt_obj_hdr_off()): init writes into process memory that is written to the file

@@ -20,6 +20,7 @@ struct variant {
 	const char *name;
 	uint32_t type;
 	uint32_t value_size; /* 8: updated in place; larger: a fresh element per update */
+	uint32_t flags;      /* BPF_F_NO_PREALLOC: elements reserved as used, no homes */
 };
 
 static const struct variant variants[] = {
@@ -28,6 +29,9 @@ static const struct variant variants[] = {
 	{ "hash, 4-byte values", BPF_MAP_TYPE_HASH, 4 },
 	{ "lru_hash, 24-byte values", BPF_MAP_TYPE_LRU_HASH, 24 },
 	{ "percpu_hash, one-word values", BPF_MAP_TYPE_PERCPU_HASH, 8 },
+	{ "hash, no prealloc, 24-byte values", BPF_MAP_TYPE_HASH, 24, BPF_F_NO_PREALLOC },
+	{ "hash, no prealloc, one-word values", BPF_MAP_TYPE_HASH, 8, BPF_F_NO_PREALLOC },
+	{ "percpu_hash, no prealloc", BPF_MAP_TYPE_PERCPU_HASH, 8, BPF_F_NO_PREALLOC },
 };
 
 /* A value buffer big enough for every CPU of a per-CPU map, filled with a pattern of
@@ -61,7 +65,8 @@ static void churn(const struct variant *v)
 
 	T_CASE(v->name);
 	T_ASSERT(val && got && want && ncpu > 0);
-	fd = bpfrt_map_create(v->type, "churn", 4, v->value_size, ENTRIES, NULL);
+	BPFRT_OPTS(bpfrt_map_create_opts, o, .map_flags = v->flags);
+	fd = bpfrt_map_create(v->type, "churn", 4, v->value_size, ENTRIES, &o);
 	T_ASSERT(fd >= 0);
 	srand(7);
 	for (uint32_t round = 0; round < ROUNDS; round++) {
