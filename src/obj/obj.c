@@ -273,6 +273,70 @@ static void sweep_due(void)
 	brt_obj_sweep();
 }
 
+/* The sweep's dead entries (linked through next), destroyed together: mappings that lie
+ * end to end (the kernel places a process's consecutive mmaps so, and a loaded object's
+ * maps are created one after the other) go in one munmap.  Each call costs the mm's lock
+ * and a TLB flush, which for a map of two or three pages is most of its unmapping
+ * (test_sockmap_listen's six maps: six calls, two after merging). */
+struct span {
+	uintptr_t lo, hi;
+};
+
+static int span_cmp(const void *a, const void *b)
+{
+	const struct span *x = a, *y = b;
+
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+static void obj_destroy(struct brt_obj *obj);
+
+static void destroy_list(struct brt_obj *dead)
+{
+	struct brt_obj *obj, *next;
+	struct span *sp;
+	size_t n = 0, cap = 0, m;
+
+	for (obj = dead; obj; obj = obj->next)
+		cap++;
+	sp = cap > 1 ? malloc(cap * sizeof(*sp)) : NULL;
+	if (!sp) {
+		for (obj = dead; obj; obj = next) {
+			next = obj->next;
+			obj_destroy(obj);
+		}
+		return;
+	}
+	for (obj = dead; obj; obj = obj->next) {
+		void *keep = atomic_load_explicit(&obj->keep, memory_order_acquire);
+		void *m0 = obj->private_copy ? keep : obj->base;
+
+		if (obj->release)
+			obj->release(obj);
+		if (obj->private_copy)
+			free(obj->base);
+		if (m0) {
+			sp[n].lo = (uintptr_t)m0;
+			sp[n++].hi = (uintptr_t)m0 + obj->size;
+		}
+	}
+	qsort(sp, n, sizeof(*sp), span_cmp);
+	for (size_t i = 0; i < n; i = m) {
+		uintptr_t hi = sp[i].hi;
+
+		for (m = i + 1; m < n && sp[m].lo == hi; m++)
+			hi = sp[m].hi;
+		munmap((void *)sp[i].lo, hi - sp[i].lo);
+	}
+	free(sp);
+	/* the slots go after the mappings (obj_destroy()) */
+	for (obj = dead; obj; obj = next) {
+		next = obj->next;
+		brt_pub_free(obj->pub);
+		free(obj);
+	}
+}
+
 static void obj_destroy(struct brt_obj *obj)
 {
 	void *keep = atomic_load_explicit(&obj->keep, memory_order_acquire);
@@ -1067,10 +1131,7 @@ int brt_obj_sweep(void)
 			}
 		}
 		pthread_mutex_unlock(&cache_lock);
-		while ((obj = dead)) {
-			dead = obj->next;
-			obj_destroy(obj);
-		}
+		destroy_list(dead);
 		n += round_n;
 		if (!round_n)
 			break;
