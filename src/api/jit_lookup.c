@@ -76,6 +76,7 @@ int brt_prog_bind_lookups(struct bpfrt_vm *vm, const struct bpf_insn *insns, siz
 				.buckets = (uint64_t)(uintptr_t)hp.buckets,
 				.elems = (uint64_t)(uintptr_t)hp.elems,
 				.lru_clock = (uint64_t)(uintptr_t)hp.lru_clock,
+				.n_elems_live = (uint64_t)(uintptr_t)hp.n_elems_live,
 				.stamp_off = hp.stamp_off,
 				.n_buckets = hp.n_buckets, .n_elems = hp.n_elems,
 				.elem_size = hp.elem_size, .key_size = hp.key_size,

@@ -87,6 +87,7 @@ enum brt_jit_lookup_kind {
  * maps/maps.h, where the rules of the probe are). */
 struct brt_jit_hash_layout {
 	uint64_t buckets, elems, lru_clock;
+	uint64_t n_elems_live; /* address of a u32 bounding the indexes followed, or 0 */
 	uint32_t n_buckets, n_elems, elem_size, key_size, value_off, seed;
 	uint8_t bucket_size, head_off, hash_off, seq_off, key_off, stamp_off;
 };

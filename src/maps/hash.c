@@ -1038,16 +1038,18 @@ int brt_hash_probe(const struct brt_map *map, struct brt_hash_probe *out)
 {
 	const struct htab *ht = map->priv;
 
-	/* per-CPU values depend on the CPU: called instead; so are lazy maps, whose
-	 * elements only elem() may hand out */
+	/* per-CPU values depend on the CPU: called instead */
 	if ((map->type != BPF_MAP_TYPE_HASH && map->type != BPF_MAP_TYPE_LRU_HASH) || !ht ||
-	    ht->percpu || ht->lazy)
+	    ht->percpu)
 		return -EOPNOTSUPP;
 	memset(out, 0, sizeof(*out));
 	out->buckets = ht->buckets;
 	out->elems = ht->elems;
 	out->n_buckets = ht->n_buckets;
 	out->n_elems = ht->n_elems;
+	/* a lazy map's probe follows only populated elements: the rest through the map's
+	 * lookup, whose elem() populates them */
+	out->n_elems_live = ht->lazy ? &ht->usable : NULL;
 	out->elem_size = ht->elem_size;
 	out->key_size = ht->key_size;
 	out->value_off = ht->value_off;

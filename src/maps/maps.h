@@ -223,6 +223,10 @@ int brt_percpu_array_values(const struct brt_map *map, void **base, uint32_t *st
 struct brt_hash_probe {
 	void *buckets, *elems;
 	void *lru_clock; /* LRU_HASH: the access counter, else NULL */
+	/* NULL, or a u32 that bounds the indexes the probe may follow instead of n_elems:
+	 * the elements this process may touch without the map's lookup (a BPF_F_NO_PREALLOC
+	 * map's populated ones, hash.c "Lazy elements"); it only grows */
+	const _Atomic uint32_t *n_elems_live;
 	uint32_t n_buckets, n_elems, elem_size, key_size, value_off, seed;
 	uint8_t bucket_size, head_off, hash_off, seq_off, key_off, stamp_off;
 };

@@ -29,7 +29,7 @@
 #include "maps/maps.h"
 #include "vm/vm.h"
 
-enum { M_ARRAY, M_MMAP, M_FROZEN, M_PERCPU, M_HASH, M_LRU, NMAPS };
+enum { M_ARRAY, M_MMAP, M_FROZEN, M_PERCPU, M_HASH, M_LRU, M_HASH_LAZY, NMAPS };
 
 static const struct {
 	uint32_t type, value_size, max_entries, flags;
@@ -41,6 +41,8 @@ static const struct {
 	[M_PERCPU] = { BPF_MAP_TYPE_PERCPU_ARRAY, 8, 2, 0, "per-CPU array lookup inlined" },
 	[M_HASH] = { BPF_MAP_TYPE_HASH, 8, 8, 0, "hash probe inlined" },
 	[M_LRU] = { BPF_MAP_TYPE_LRU_HASH, 8, 8, 0, "hash probe inlined" },
+	/* elements populated as used: the probe's bound is read from memory */
+	[M_HASH_LAZY] = { BPF_MAP_TYPE_HASH, 8, 8, BPF_F_NO_PREALLOC, "hash probe inlined" },
 };
 
 /* What the JIT must make of a lookup in map shape m: a per-CPU array is inlined only where
@@ -188,6 +190,7 @@ static void scenario(sys_fn sys, const char *engine, struct outcome *o)
 		if (k & 1) {
 			T_EQ_INT(0, elem(sys, BPF_MAP_UPDATE_ELEM, maps[M_HASH], k, v));
 			T_EQ_INT(0, elem(sys, BPF_MAP_UPDATE_ELEM, maps[M_LRU], k, v));
+			T_EQ_INT(0, elem(sys, BPF_MAP_UPDATE_ELEM, maps[M_HASH_LAZY], k, v));
 		}
 	}
 	{

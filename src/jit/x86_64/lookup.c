@@ -267,7 +267,12 @@ head:
 	/* index - 1 < n_elems, else the map's own lookup judges; checked beside the address
 	 * computation, which does not wait for it */
 	emit_lea(B, AUX, RCX, -1);
-	emit_alu_ri(B, ALU_CMP, false, AUX, (int32_t)h->n_elems);
+	if (h->n_elems_live) { /* a bound that grows (the map's populated elements) */
+		emit_mov_imm64(B, R8, h->n_elems_live);
+		cmp_reg_mem(st, false, AUX, R8, 0);
+	} else {
+		emit_alu_ri(B, ALU_CMP, false, AUX, (int32_t)h->n_elems);
+	}
 	slow[ns++] = jcc32_fwd(st, CC_AE);
 	/* rcx = element: (elems - elem_size) + index * elem_size (a shift when it can) */
 	if (!(h->elem_size & (h->elem_size - 1)))
