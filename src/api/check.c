@@ -89,7 +89,7 @@ static int map_info(void *arg, int fd, struct brt_map_info *out)
 	/* the BTF the map was created with, kept after its data (brt_map_create()): the
 	 * program holds the map, so it stays mapped while the verifier reads it */
 	if (m->obj.snap.btf_id && m->obj.snap.tail_size) {
-		out->btf_blob = (const char *)m->obj.base + BRT_ROUND_PAGE(m->obj.snap.data_size);
+		out->btf_blob = (const char *)m->obj.base + brt_obj_tail_off(&m->obj.snap);
 		out->btf_size = m->obj.snap.tail_size;
 		out->btf_value_type_id = m->obj.snap.btf_value_type_id;
 	}

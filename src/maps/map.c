@@ -319,6 +319,12 @@ int brt_map_create(const union bpf_attr *attr_in, const struct brt_map_btf *btf,
 		hdr.btf_value_type_id = attr->btf_value_type_id;
 		if (btf->blob && btf->size <= BRT_MAP_BTF_MAX)
 			hdr.tail_size = btf->size;
+		/* the copy right after the region (8-byte aligned), not on pages of its
+		 * own: a map of a few values takes two pages where it took three (each one
+		 * allocated at creation, faulted in, unmapped and freed at close), except
+		 * where user space maps the region (BPF_F_MMAPABLE: libbpf's .bss and .data)
+		 * and would see the copy past its values */
+		hdr.tail_packed = !(params.flags & BPF_F_MMAPABLE);
 		hdr.spin_lock_off = btf->lock_off;
 		hdr.timer_off = btf->timer_off;
 		hdr.res_spin_lock_off = btf->res_lock_off;
@@ -336,13 +342,23 @@ int brt_map_create(const union bpf_attr *attr_in, const struct brt_map_btf *btf,
 				   &params, &obj);
 	/* no other thread or process knows the file before fd is returned */
 	if (fd >= 0 && hdr.tail_size)
-		memcpy((char *)obj->base + BRT_ROUND_PAGE(hdr.data_size), btf->blob,
-		       hdr.tail_size);
+		memcpy((char *)obj->base + brt_obj_tail_off(&hdr), btf->blob, hdr.tail_size);
 	if (fd >= 0 && out)
 		*out = brt_map_of(obj);
 	else if (fd >= 0)
 		brt_obj_put(obj);
 	return fd;
+}
+
+/* Pages of a map file: the region, the BTF copy (on pages of its own, or packed after
+ * the region: tail_packed) and the header page, as obj.c's create() sizes it. */
+static uint64_t map_file_pages(const struct brt_obj_hdr *h)
+{
+	uint64_t data = h->tail_packed ?
+		BRT_ROUND_PAGE(brt_obj_tail_off(h) + h->tail_size) :
+		BRT_ROUND_PAGE(h->data_size) + BRT_ROUND_PAGE(h->tail_size);
+
+	return data / BRT_PAGE + 1;
 }
 
 /* MAP_CREATE's checks again, on the parameters of a file's header: a map file must hold
@@ -408,8 +424,7 @@ static int map_attach_obj(const struct brt_obj *tmpl, struct brt_obj **out)
 	/* The region (and a lock map's journal) must be exactly what the parameters imply
 	 * and, with the BTF copy after it, fill the file. */
 	if (err || total != hdr->data_size || hdr->tail_size > BRT_MAP_BTF_MAX ||
-	    (BRT_ROUND_PAGE(total) + BRT_ROUND_PAGE(hdr->tail_size)) / BRT_PAGE + 1 !=
-		    tmpl->size / BRT_PAGE)
+	    hdr->tail_packed > 1 || map_file_pages(hdr) != tmpl->size / BRT_PAGE)
 		goto out_corrupt;
 	map->data = tmpl->base;
 	map->data_size = size;
@@ -462,7 +477,7 @@ int brt_map_btf_blob(const struct brt_map *map, const void **blob, uint32_t *siz
 	/* the header as validated when the file was first seen (attach checked that the
 	 * copy fits the file) */
 	uint32_t n = map->obj.snap.tail_size;
-	uint64_t off = BRT_ROUND_PAGE(map->obj.snap.data_size);
+	uint64_t off = brt_obj_tail_off(&map->obj.snap);
 
 	if (!n || !map->obj.snap.btf_id || off + n > map->obj.size - BRT_PAGE)
 		return -ENOENT;

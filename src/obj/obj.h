@@ -89,7 +89,8 @@ struct brt_obj_hdr {
 	 * type's region, not at the next page, so the two share pages (programs: their
 	 * instructions and their BTF tail, one page where two were for a small program;
 	 * every page of a file is allocated at its creation and freed at its close).  0 in
-	 * files of earlier versions and in maps, whose region is mmap'd page by page. */
+	 * files of earlier versions and in BPF_F_MMAPABLE maps, whose region user space
+	 * maps page by page (maps/map.c; 1 in other maps since session 18). */
 	uint32_t tail_packed;
 	/* nonzero: the header is in the file's last BRT_OBJ_HDR_ROOM bytes, after the data
 	 * and tail in their last page, not at the start of a page of its own (write-once

@@ -86,11 +86,14 @@ if [ -n "$P" ] && [ -f "$O" ]; then
 	check "show btf_id" "btf_id" "$($B map show "$D/flows" | tail -1 | cut -f2 | cut -d' ' -f1)"
 	check "getnext -j formatted" '"formatted":{"key":0,"next_key":1}}' \
 		"$($B map -j getnext "$D/triples" key 0 0 0 0 | grep -o '"formatted".*')"
-	# scribble over the BTF copy (it starts at the page after the map's region)
+	# scribble over the BTF copy (it starts at the page after the map's region, or at
+	# the 8-byte boundary after it when the header's tail_packed, at offset 280, is set)
 	f=$D/triples
 	sz=$(stat -c %s "$f")
 	data=$(od -An -t u8 -j $((sz - 4096 + 24)) -N 8 "$f" | tr -d ' ')
+	packed=$(od -An -t u4 -j $((sz - 4096 + 280)) -N 4 "$f" | tr -d ' ')
 	off=$(( (data + 4095) / 4096 * 4096 ))
+	[ "$packed" = 0 ] || off=$(( (data + 7) / 8 * 8 ))
 	printf 'garbage!garbage!garbage!' | dd of="$f" bs=1 seek=$off conv=notrunc 2>/dev/null
 	check "damaged BTF: raw bytes" "key: 01 00 00 00  value: 07 00 00 00 08 00 00 00  09 00 00 00" \
 		"$($B map lookup "$f" key 1 0 0 0 2>/dev/null)"

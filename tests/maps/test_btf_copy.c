@@ -172,7 +172,7 @@ static void test_scribbled(void)
 	raw = open(path, O_RDWR);
 	T_ASSERT(raw >= 0);
 	memset(junk, 0xa5, sizeof(junk));
-	/* the hash map's region is whole pages; the copy starts right after it */
+	/* the copy starts after the hash map's region (brt_obj_tail_off()) */
 	T_EQ_INT(0, fstat(raw, &st));
 	{
 		struct brt_obj_hdr h;
@@ -180,7 +180,7 @@ static void test_scribbled(void)
 		T_EQ_INT(sizeof(h), pread(raw, &h, sizeof(h), st.st_size - BRT_PAGE));
 		T_EQ_INT(size, h.tail_size);
 		T_EQ_INT(sizeof(junk), pwrite(raw, junk, sizeof(junk),
-					      (off_t)BRT_ROUND_PAGE(h.data_size)));
+					      (off_t)brt_obj_tail_off(&h)));
 	}
 	fd = bpfrt_obj_get(path);
 	T_ASSERT(fd >= 0);
@@ -234,6 +234,31 @@ static void test_too_big(void)
 	free(blob);
 }
 
+/* The copy shares the region's last page (tail_packed): a map of a few values and a
+ * small BTF is two pages, the header's and one for both (three before session 18). */
+static void test_packed(void)
+{
+	uint32_t size;
+	uint8_t *blob = make_blob(0, &size);
+	const void *got;
+	uint32_t got_size;
+	struct brt_map *map;
+	struct stat st;
+	int fd;
+
+	T_CASE("the copy packed after the region");
+	fd = create(blob, size);
+	T_EQ_INT(0, fstat(fd, &st));
+	T_EQ_INT(2 * BRT_PAGE, st.st_size);
+	T_EQ_INT(0, brt_map_from_fd(fd, &map));
+	T_EQ_INT(0, brt_map_btf_blob(map, &got, &got_size));
+	T_EQ_INT(size, got_size);
+	T_EQ_INT(0, memcmp(got, blob, size));
+	brt_map_put(map);
+	close(fd);
+	free(blob);
+}
+
 int main(void)
 {
 	snprintf(fsdir, sizeof(fsdir), "/dev/shm/bpfrt-test-XXXXXX");
@@ -244,6 +269,7 @@ int main(void)
 	test_no_btf();
 	test_scribbled();
 	test_too_big();
+	test_packed();
 	brt_obj_sweep();
 	rmdir(fsdir);
 	return t_done();
