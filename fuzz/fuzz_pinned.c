@@ -1,11 +1,13 @@
 /* fuzz_pinned.c - fuzz target for pinned objects whose files another process rewrites
  * between this process's operations (issue 14 item 3; docs/SECURITY.md).  Each input
- * pins a fresh array map, a hash map of maps and a socket filter program that looks the
- * array up (twice: one of a page, one of two, its header at the file's end after the
- * instructions in their last page, obj.h brt_obj_hdr_at()), then runs steps: a step writes input bytes anywhere in one of the three
- * files (the header page included, through a second mapping, as another process with
- * write access would), drops this process's cached objects (so the next BPF_OBJ_GET maps
- * and validates the file again, the scribbled header and all), or runs an operation:
+ * pins a fresh array map (with BTF, whose copy its file keeps after the values), a hash
+ * map of maps and a socket filter program that looks the array up (twice: one of a
+ * page, one of two, its header at the file's end after the instructions in their last
+ * page, obj.h brt_obj_hdr_at()), then runs steps: a step writes input bytes anywhere in
+ * one of the files (the header page included, through a second mapping, as another
+ * process with write access would), drops this process's cached objects (so the next
+ * BPF_OBJ_GET maps and validates the file again, the scribbled header and all), or runs
+ * an operation:
  * OBJ_GET, lookup, update, delete, a get_next_key walk, a batch lookup, GET_INFO, the
  * program's test run (re-verified from its file after a drop) or an xlated dump with
  * its func and line info (the BTF and records the program file keeps after its pages).
@@ -136,13 +138,55 @@ static int load_prog(int map, uint32_t pad)
 	return btf_fd;
 }
 
+/* The array map with BTF for its key and value: the map file keeps a copy of the BTF
+ * right after its values, in the same page (tail_packed), which a scribble can reach and
+ * the program's verification after a drop reads back (map_info() in api/check.c). */
+static int create_array(void)
+{
+	static const char strs[] = "\0int\0long";
+	struct {
+		struct btf_header h;
+		uint32_t types[8];
+		char strs[sizeof(strs)];
+	} btf = {
+		.h = { .magic = BTF_MAGIC, .version = BTF_VERSION, .hdr_len = sizeof(btf.h),
+		       .type_off = 0, .type_len = sizeof(btf.types),
+		       .str_off = sizeof(btf.types), .str_len = sizeof(strs) },
+		/* [1] int, [2] long */
+		.types = { 1, BTF_KIND_INT << 24, 4, BTF_INT_SIGNED << 24 | 32,
+			   5, BTF_KIND_INT << 24, 8, BTF_INT_SIGNED << 24 | 64 },
+	};
+	union bpf_attr a;
+	int btf_fd, fd;
+
+	memcpy(btf.strs, strs, sizeof(strs));
+	memset(&a, 0, sizeof(a));
+	a.btf = (uint64_t)(uintptr_t)&btf;
+	a.btf_size = sizeof(btf);
+	btf_fd = sys(BPF_BTF_LOAD, &a);
+	if (btf_fd < 0)
+		__builtin_trap();
+	memset(&a, 0, sizeof(a));
+	a.map_type = BPF_MAP_TYPE_ARRAY;
+	a.key_size = 4;
+	a.value_size = 8;
+	a.max_entries = 4;
+	memcpy(a.map_name, "fz_pin", 7);
+	a.btf_fd = (uint32_t)btf_fd;
+	a.btf_key_type_id = 1;
+	a.btf_value_type_id = 2;
+	fd = sys(BPF_MAP_CREATE, &a);
+	close(btf_fd);
+	return fd;
+}
+
 static int create(struct pinned *o)
 {
 	union bpf_attr a;
 	int fds[NOBJ];
 	struct stat st;
 
-	fds[MAP] = bpfrt_map_create(BPF_MAP_TYPE_ARRAY, "fz_pin", 4, 8, 4, NULL);
+	fds[MAP] = create_array();
 	memset(&a, 0, sizeof(a));
 	a.map_type = BPF_MAP_TYPE_HASH_OF_MAPS;
 	a.key_size = 4;

@@ -66,9 +66,9 @@ struct brt_obj_hdr {
 	uint32_t btf_id;
 	uint32_t btf_key_type_id;
 	uint32_t btf_value_type_id;
-	/* bytes of a second region that starts at the first page after the type's region
-	 * (maps: a copy of their BTF blob, so a process that opens the pinned map after the
-	 * loader exited still has the types; 0: none) */
+	/* bytes of a second region after the type's region, at its next page or packed
+	 * right after it (tail_packed below; maps: a copy of their BTF blob, so a process
+	 * that opens the pinned map after the loader exited still has the types; 0: none) */
 	uint32_t tail_size;
 	/* programs: entries of the map table stored after the instructions, then bytes of
 	 * the functions' BTF linkage after it (src/api/prog_file.c) */
