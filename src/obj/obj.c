@@ -333,6 +333,7 @@ static void destroy_list(struct brt_obj *dead)
 	for (obj = dead; obj; obj = next) {
 		next = obj->next;
 		brt_pub_free(obj->pub);
+		free(obj->name);
 		free(obj);
 	}
 }

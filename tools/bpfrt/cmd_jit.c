@@ -9,8 +9,6 @@
 #include "jit/jit.h"
 #include "vm/vm.h"
 
-#ifdef BPFRT_HAVE_JIT
-
 static void usage(FILE *out)
 {
 	fprintf(out, "Usage: bpfrt jit [-j|--json] FILE [--opcodes]\n\n"
@@ -22,6 +20,8 @@ static void usage(FILE *out)
 		     "  -j, --json  one JSON object per instruction with its machine code\n"
 		     "  -h, --help  this help\n");
 }
+
+#ifdef BPFRT_HAVE_JIT
 
 int cmd_jit(int argc, char **argv)
 {
@@ -77,8 +77,12 @@ int cmd_jit(int argc, char **argv)
 #else /* built with -DBPFRT_JIT=OFF: the command exists but says why it cannot work */
 int cmd_jit(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
+	/* --help answers as in every build: the usage is the same, only the work is missing */
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			usage(stdout);
+			return 0;
+		}
 	return cli_error("jit: this build has no JIT (configured with -DBPFRT_JIT=OFF)");
 }
 #endif
