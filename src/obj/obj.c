@@ -291,6 +291,16 @@ static int span_cmp(const void *a, const void *b)
 
 static void obj_destroy(struct brt_obj *obj);
 
+/* The last of an object's teardown, after its mappings: the slot goes after them (a walker
+ * never sees one of them unaccounted for: it would take it for a holder).  One place for
+ * obj_destroy() and destroy_list(), which once forgot the name. */
+static void obj_free(struct brt_obj *obj)
+{
+	brt_pub_free(obj->pub);
+	free(obj->name);
+	free(obj);
+}
+
 static void destroy_list(struct brt_obj *dead)
 {
 	struct brt_obj *obj, *next;
@@ -332,9 +342,7 @@ static void destroy_list(struct brt_obj *dead)
 	/* the slots go after the mappings (obj_destroy()) */
 	for (obj = dead; obj; obj = next) {
 		next = obj->next;
-		brt_pub_free(obj->pub);
-		free(obj->name);
-		free(obj);
+		obj_free(obj);
 	}
 }
 
@@ -351,11 +359,7 @@ static void obj_destroy(struct brt_obj *obj)
 	} else {
 		munmap(obj->base, obj->size);
 	}
-	/* the slot goes after the mappings: a walker never sees one of them unaccounted
-	 * for (it would take it for a holder) */
-	brt_pub_free(obj->pub);
-	free(obj->name);
-	free(obj);
+	obj_free(obj);
 }
 
 /* A private copy's file mapped (obj.h, private_copy) through fd, an fd of it: from now on
