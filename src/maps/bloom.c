@@ -83,10 +83,10 @@ uint32_t brt_map_jhash2(const void *key, uint32_t words, uint32_t seed)
 	switch (words) {
 	case 3:
 		c += load32(k + 8);
-		/* fallthrough */
+		__attribute__((fallthrough));
 	case 2:
 		b += load32(k + 4);
-		/* fallthrough */
+		__attribute__((fallthrough));
 	case 1:
 		a += load32(k);
 		JHASH_FINAL(a, b, c);
@@ -110,17 +110,17 @@ uint32_t brt_map_jhash(const unsigned char *k, uint32_t len, uint32_t seed)
 		JHASH_MIX(a, b, c);
 	}
 	switch (len) {
-	case 12: c += (uint32_t)k[11] << 24; /* fallthrough */
-	case 11: c += (uint32_t)k[10] << 16; /* fallthrough */
-	case 10: c += (uint32_t)k[9] << 8;   /* fallthrough */
-	case 9:  c += k[8];                  /* fallthrough */
-	case 8:  b += (uint32_t)k[7] << 24;  /* fallthrough */
-	case 7:  b += (uint32_t)k[6] << 16;  /* fallthrough */
-	case 6:  b += (uint32_t)k[5] << 8;   /* fallthrough */
-	case 5:  b += k[4];                  /* fallthrough */
-	case 4:  a += (uint32_t)k[3] << 24;  /* fallthrough */
-	case 3:  a += (uint32_t)k[2] << 16;  /* fallthrough */
-	case 2:  a += (uint32_t)k[1] << 8;   /* fallthrough */
+	case 12: c += (uint32_t)k[11] << 24; __attribute__((fallthrough));
+	case 11: c += (uint32_t)k[10] << 16; __attribute__((fallthrough));
+	case 10: c += (uint32_t)k[9] << 8; __attribute__((fallthrough));
+	case 9:  c += k[8]; __attribute__((fallthrough));
+	case 8:  b += (uint32_t)k[7] << 24; __attribute__((fallthrough));
+	case 7:  b += (uint32_t)k[6] << 16; __attribute__((fallthrough));
+	case 6:  b += (uint32_t)k[5] << 8; __attribute__((fallthrough));
+	case 5:  b += k[4]; __attribute__((fallthrough));
+	case 4:  a += (uint32_t)k[3] << 24; __attribute__((fallthrough));
+	case 3:  a += (uint32_t)k[2] << 16; __attribute__((fallthrough));
+	case 2:  a += (uint32_t)k[1] << 8; __attribute__((fallthrough));
 	case 1:
 		a += k[0];
 		JHASH_FINAL(a, b, c);
