@@ -103,6 +103,8 @@ if [ -d "$SUITE/tests" ]; then
 			echo "FAIL [$(basename "$f")]: expected $want, got $got"
 		fi
 	done
+else
+	echo "skipped: conformance files through run (suite not found at $SUITE/tests)"
 fi
 
 echo "$pass passed, $fail failed"
