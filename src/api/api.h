@@ -79,6 +79,14 @@ void brt_prog_lines_free(struct brt_prog_lines *l);
  * holds the BTF object's id and blob, 1 + the lock's offset (0: none) and a reference to
  * drop (brt_obj_put(out->ref)). */
 int brt_map_btf_check(const union bpf_attr *attr, struct brt_map_btf *out);
+/* The BTF the verifier checks programs using map m against: a private copy (the file's
+ * copy is shared with every process that can write the file), made once per process and
+ * map and kept with the map; for a map this process did not create, copied from the
+ * file with one read and checked as BTF_LOAD and MAP_CREATE check it, its value's fields
+ * equal to those the map runs with (its header as first read).  0 and *out (valid while
+ * m is held), -ENOENT (no copy: no BTF, or one too big to keep), -EINVAL (the copy is
+ * not the map's: rewritten), -ENOMEM. */
+int brt_map_btf_snap(struct brt_map *m, struct brt_btf_snap **out);
 /* OBJ_GET_INFO_BY_FD of a BTF fd: struct bpf_btf_info of len bytes. */
 int brt_btf_info(struct brt_call *call, struct brt_obj *obj, uint32_t len);
 /* A new BTF object with this id (0: a new one) from a blob checked as BTF_LOAD checks

@@ -46,7 +46,8 @@ struct btf_load_attr {
 struct brt_btf_obj {
 	struct brt_obj obj; /* first: a BTF is an object */
 	struct brt_btf *btf;
-	void *blob;         /* the checked blob, private */
+	struct brt_btf_snap *snap; /* the checked blob, private; maps made with it share it */
+	void *blob;         /* snap->blob */
 	uint32_t size;      /* its bytes */
 };
 
@@ -55,7 +56,19 @@ static void btf_release(struct brt_obj *obj)
 	struct brt_btf_obj *b = (struct brt_btf_obj *)(void *)obj;
 
 	brt_btf_free(b->btf);
-	free(b->blob);
+	brt_btf_snap_put(b->snap);
+}
+
+static struct brt_btf_snap *snap_new(const void *blob, uint32_t size)
+{
+	struct brt_btf_snap *s = malloc(sizeof(*s) + (size ? size : 1));
+
+	if (!s)
+		return NULL;
+	atomic_init(&s->refs, 1);
+	s->size = size;
+	memcpy(s->blob, blob, size);
+	return s;
 }
 
 struct btf_new {
@@ -70,10 +83,10 @@ static int btf_init(struct brt_obj *obj, void *arg)
 
 	struct brt_btf_obj *b = (struct brt_btf_obj *)(void *)obj;
 
-	b->blob = malloc(n->size ? n->size : 1);
-	if (!b->blob)
+	b->snap = snap_new(n->blob, n->size);
+	if (!b->snap)
 		return -ENOMEM;
-	memcpy(b->blob, n->blob, n->size);
+	b->blob = b->snap->blob;
 	memcpy(obj->base, n->blob, n->size);
 	b->size = n->size;
 	b->btf = n->btf;
@@ -740,39 +753,34 @@ static int kptr_map_type(uint32_t t)
 	       t == BPF_MAP_TYPE_TASK_STORAGE || t == 32 /* BPF_MAP_TYPE_CGRP_STORAGE */;
 }
 
-int brt_map_btf_check(const union bpf_attr *attr, struct brt_map_btf *out)
+/* map_check_btf() on a checked BTF: the key and value types against the map's
+ * attributes, and the value's special fields into out (locks, timer, roots; the other
+ * members are the caller's).  0 or the kernel's errno. */
+static int value_fields(const struct brt_btf *btf, const union bpf_attr *attr,
+			struct brt_map_btf *out)
 {
 	const struct btf_type *vt;
-	struct brt_obj *obj;
-	struct brt_btf *btf;
 	uint64_t size;
 	uint32_t seen = 0;
-	int err, off, roff, toff, nroots = 0, nkptrs;
+	int err = -EINVAL, off, roff, toff, nroots = 0, nkptrs;
 	struct brt_obj_root roots[BRT_OBJ_MAX_ROOTS] = { { 0 } };
 
-	/* held until the map is made, which copies the blob into its own file */
-	err = brt_obj_from_fd_transient((int)attr->btf_fd, BRT_OBJ_BTF, &obj);
-	if (err)
-		return err;
-	btf = ((struct brt_btf_obj *)(void *)obj)->btf;
-	err = -EINVAL;
 	if (sized_type(btf, attr->btf_value_type_id, &size) || size != attr->value_size)
-		goto out;
+		return err;
 	if (attr->btf_key_type_id) {
 		if (sized_type(btf, attr->btf_key_type_id, &size) || size != attr->key_size)
-			goto out;
+			return err;
 	} else {
 		/* keyless BTF: only a one-element array whose value is a DATASEC */
 		vt = brt_btf_type(btf, attr->btf_value_type_id);
 		if (attr->map_type != BPF_MAP_TYPE_ARRAY || attr->max_entries != 1 || !vt ||
 		    BTF_INFO_KIND(vt->info) != BTF_KIND_DATASEC)
-			goto out;
+			return err;
 	}
 	/* the type's map_check_btf: sockmaps take no BTF (map_check_no_btf()), socket
 	 * storage an int key (bpf_local_storage_map_check_btf()) */
 	if (attr->map_type == BPF_MAP_TYPE_SOCKMAP || attr->map_type == BPF_MAP_TYPE_SOCKHASH) {
-		err = -524; /* ENOTSUPP */
-		goto out;
+		return -524; /* ENOTSUPP */
 	}
 	if (local_storage(attr->map_type)) {
 		const struct btf_type *kt =
@@ -781,7 +789,7 @@ int brt_map_btf_check(const union bpf_attr *attr, struct brt_map_btf *out)
 		if (!kt || BTF_INFO_KIND(kt->info) != BTF_KIND_INT || kt->size != 4 ||
 		    BTF_INT_BITS(*(const uint32_t *)(kt + 1)) != 32 ||
 		    BTF_INT_OFFSET(*(const uint32_t *)(kt + 1)))
-			goto out;
+			return err;
 	}
 	/* map_check_btf(): the value's special fields (btf_parse_fields(); of those bpfrt
 	 * has: a bpf_spin_lock or a bpf_res_spin_lock, 4 bytes, 4-aligned; a bpf_timer, 16
@@ -795,7 +803,7 @@ int brt_map_btf_check(const union bpf_attr *attr, struct brt_map_btf *out)
 	 * documented difference, tests/api/test_map_lock.c) */
 	err = -E2BIG;
 	if (off == -ENOTUNIQ || roff == -ENOTUNIQ || toff == -ENOTUNIQ)
-		goto out;
+		return err;
 	/* a value whose fields do not parse (two of a kind at one level, both locks, offsets
 	 * past the value) has none: map_check_btf() ignores btf_parse_fields()'s error
 	 * (measured on 6.18.44: such a map is made, and programs may not lock it) */
@@ -820,16 +828,16 @@ int brt_map_btf_check(const union bpf_attr *attr, struct brt_map_btf *out)
 	err = -EACCES;
 	if ((off >= 0 || roff >= 0 || toff >= 0) &&
 	    (attr->map_flags & (BPF_F_RDONLY_PROG | BPF_F_WRONLY_PROG)))
-		goto out;
+		return err;
 	/* locks: hash, array and local storage maps only */
 	err = -EOPNOTSUPP;
 	if ((off >= 0 || roff >= 0) && attr->map_type != BPF_MAP_TYPE_HASH &&
 	    attr->map_type != BPF_MAP_TYPE_ARRAY && !local_storage(attr->map_type))
-		goto out;
+		return err;
 	/* timers: hash, LRU hash and array maps only */
 	if (toff >= 0 && attr->map_type != BPF_MAP_TYPE_HASH &&
 	    attr->map_type != BPF_MAP_TYPE_LRU_HASH && attr->map_type != BPF_MAP_TYPE_ARRAY)
-		goto out;
+		return err;
 	/* kptrs to objects of bpf_obj_new need no lock (kernel types' kptrs are not
 	 * recorded: bpfrt does not exchange them) */
 	nkptrs = 0;
@@ -845,28 +853,121 @@ int brt_map_btf_check(const union bpf_attr *attr, struct brt_map_btf *out)
 	}
 	err = -EACCES;
 	if (nkptrs && (attr->map_flags & (BPF_F_RDONLY_PROG | BPF_F_WRONLY_PROG)))
-		goto out;
+		return err;
 	err = -EOPNOTSUPP;
 	if (nroots > nkptrs && attr->map_type != BPF_MAP_TYPE_HASH &&
 	    attr->map_type != BPF_MAP_TYPE_LRU_HASH && attr->map_type != BPF_MAP_TYPE_ARRAY)
-		goto out;
+		return err;
 	/* map_check_btf()'s map types for kptrs; bpfrt frees them in hash, LRU hash and
 	 * array maps (its verifier keeps programs from the others' kptrs) */
 	if (nkptrs && !kptr_map_type(attr->map_type))
-		goto out;
+		return err;
 	if (nkptrs && attr->map_type != BPF_MAP_TYPE_HASH &&
 	    attr->map_type != BPF_MAP_TYPE_LRU_HASH && attr->map_type != BPF_MAP_TYPE_ARRAY)
 		nroots = 0;
-	*out = (struct brt_map_btf){ .id = obj->snap.id,
-				     .blob = ((struct brt_btf_obj *)(void *)obj)->blob,
-				     .size = ((struct brt_btf_obj *)(void *)obj)->size, .ref = obj,
-				     .lock_off = off >= 0 ? (uint32_t)off + 1 : 0,
-				     .res_lock_off = roff >= 0 ? (uint32_t)roff + 1 : 0,
-				     .timer_off = toff >= 0 ? (uint32_t)toff + 1 : 0 };
+	out->lock_off = off >= 0 ? (uint32_t)off + 1 : 0;
+	out->res_lock_off = roff >= 0 ? (uint32_t)roff + 1 : 0;
+	out->timer_off = toff >= 0 ? (uint32_t)toff + 1 : 0;
 	out->nroots = nroots > 0 ? (uint32_t)nroots : 0;
 	memcpy(out->roots, roots, sizeof(roots));
 	return 0;
-out:
-	brt_obj_put(obj);
-	return err;
+}
+
+int brt_map_btf_check(const union bpf_attr *attr, struct brt_map_btf *out)
+{
+	struct brt_btf_obj *b;
+	struct brt_obj *obj;
+	int err;
+
+	/* held until the map is made, which copies the blob into its own file */
+	err = brt_obj_from_fd_transient((int)attr->btf_fd, BRT_OBJ_BTF, &obj);
+	if (err)
+		return err;
+	b = (struct brt_btf_obj *)(void *)obj;
+	memset(out, 0, sizeof(*out));
+	err = value_fields(b->btf, attr, out);
+	if (err) {
+		brt_obj_put(obj);
+		return err;
+	}
+	out->id = obj->snap.id;
+	out->blob = b->blob;
+	out->size = b->size;
+	out->ref = obj;
+	out->snap = b->snap;
+	return 0;
+}
+
+/* Do the fields the map's runtime took from its header (as this process first read it:
+ * maps/map.c) match what its BTF gives?  The verifier checks programs against the BTF
+ * and the maps run with the header's: they must be one record. */
+static int fields_match(const struct brt_obj_hdr *h, const struct brt_map_btf *f)
+{
+	uint32_t n = f->nroots <= BRT_OBJ_HDR_ROOTS ? f->nroots : 0;
+
+	if (h->spin_lock_off != f->lock_off || h->res_spin_lock_off != f->res_lock_off ||
+	    h->timer_off != f->timer_off || h->ngraph_roots != n)
+		return 0;
+	for (uint32_t i = 0; i < n; i++)
+		if (h->graph_roots[i][0] != f->roots[i].off ||
+		    h->graph_roots[i][1] != f->roots[i].node_off ||
+		    h->graph_roots[i][2] != f->roots[i].rb)
+			return 0;
+	return 1;
+}
+
+int brt_map_btf_snap(struct brt_map *m, struct brt_btf_snap **out)
+{
+	const struct brt_obj_hdr *h = &m->obj.snap;
+	struct brt_btf_snap *s = atomic_load_explicit(&m->btf_snap, memory_order_acquire);
+	struct brt_btf_snap *none = NULL;
+	struct brt_map_btf f = { 0 };
+	struct brt_btf *btf = NULL;
+	union bpf_attr a;
+	const void *blob;
+	uint32_t size;
+	char err[256];
+	int ret;
+
+	if (s) {
+		*out = s;
+		return 0;
+	}
+	if (brt_map_btf_blob(m, &blob, &size))
+		return -ENOENT;
+	/* the one read of the file's copy: everything below checks and keeps these bytes */
+	s = snap_new(blob, size);
+	if (!s)
+		return -ENOMEM;
+	ret = header_rules(s->blob, size, err, sizeof(err));
+	if (!ret)
+		ret = brt_btf_parse(s->blob, size, &btf, err, sizeof(err));
+	if (!ret)
+		ret = kernel_rules(btf, err, sizeof(err));
+	if (!ret) {
+		/* MAP_CREATE's own check of the types, on the parameters the map runs with */
+		memset(&a, 0, sizeof(a));
+		a.map_type = h->type;
+		a.key_size = h->key_size;
+		a.value_size = h->value_size;
+		a.max_entries = h->max_entries;
+		a.map_flags = m->flags & ~m->ops->forced_flags;
+		a.btf_key_type_id = h->btf_key_type_id;
+		a.btf_value_type_id = h->btf_value_type_id;
+		ret = value_fields(btf, &a, &f);
+	}
+	if (!ret && !fields_match(h, &f))
+		ret = -EINVAL;
+	brt_btf_free(btf);
+	if (ret) {
+		brt_btf_snap_put(s);
+		return -EINVAL;
+	}
+	if (!atomic_compare_exchange_strong_explicit(&m->btf_snap, &none, s, memory_order_acq_rel,
+						     memory_order_acquire)) {
+		brt_btf_snap_put(s); /* another thread's is the same check of the same map */
+		s = none;
+	}
+	*out = s;
+	return 0;
 }

@@ -86,12 +86,22 @@ static int map_info(void *arg, int fd, struct brt_map_info *out)
 	out->res_spin_lock_off1 = m->lock_off >= 0 && m->lock_res ? (uint32_t)m->lock_off + 1 : 0;
 	out->has_btf = m->obj.snap.btf_id != 0;
 	out->timer_off1 = m->timer_off >= 0 ? (uint32_t)m->timer_off + 1 : 0;
-	/* the BTF the map was created with, kept after its data (brt_map_create()): the
-	 * program holds the map, so it stays mapped while the verifier reads it */
+	/* the BTF the map was created with: a private checked copy, never the file's (which
+	 * another process may rewrite during or after the check); the program holds the map,
+	 * and the map its copy, while the verifier reads it */
 	if (m->obj.snap.btf_id && m->obj.snap.tail_size) {
-		out->btf_blob = (const char *)m->obj.base + brt_obj_tail_off(&m->obj.snap);
-		out->btf_size = m->obj.snap.tail_size;
-		out->btf_value_type_id = m->obj.snap.btf_value_type_id;
+		struct brt_btf_snap *s;
+		int serr = brt_map_btf_snap(m, &s);
+
+		if (serr && serr != -ENOENT) {
+			brt_map_put(m);
+			return serr == -ENOMEM ? serr : -EINVAL;
+		}
+		if (!serr) {
+			out->btf_blob = s->blob;
+			out->btf_size = s->size;
+			out->btf_value_type_id = m->obj.snap.btf_value_type_id;
+		}
 	}
 	memcpy(out->map_name, m->obj.snap.name, sizeof(out->map_name));
 	out->map_name[sizeof(out->map_name) - 1] = 0;

@@ -460,14 +460,16 @@ static int btf_from_map(int map_fd, uint32_t id)
 {
 	struct brt_obj *obj;
 	struct brt_map *map;
-	const void *blob;
+	struct brt_btf_snap *s;
 	void *copy;
 	uint32_t size;
 	int fd = -ENOENT;
 
 	if (!brt_map_from_fd(map_fd, &map)) {
-		if (!brt_map_btf_blob(map, &blob, &size) && map->obj.snap.btf_id == id)
-			fd = brt_btf_new_fd(blob, size, id);
+		/* the map's checked private copy: the file's bytes could change between the
+		 * check and the copy the new object keeps */
+		if (map->obj.snap.btf_id == id && !brt_map_btf_snap(map, &s))
+			fd = brt_btf_new_fd(s->blob, s->size, id);
 		brt_obj_put(&map->obj);
 	} else if (!brt_obj_from_fd(map_fd, BRT_OBJ_PROG, &obj)) {
 		if (obj->snap.btf_id == id && !brt_prog_file_btf(obj, &copy, &size)) {

@@ -190,6 +190,13 @@ static void map_release(struct brt_obj *obj)
 	release_roots(map);
 	if (map->ops && map->ops->detach)
 		map->ops->detach(map);
+	brt_btf_snap_put(atomic_load_explicit(&map->btf_snap, memory_order_acquire));
+}
+
+void brt_btf_snap_put(struct brt_btf_snap *snap)
+{
+	if (snap && atomic_fetch_sub_explicit(&snap->refs, 1, memory_order_acq_rel) == 1)
+		free(snap);
 }
 
 static void map_unref(struct brt_obj *obj)
@@ -341,8 +348,15 @@ int brt_map_create(const union bpf_attr *attr_in, const struct brt_map_btf *btf,
 	fd = brt_obj_create_sparse(&hdr, sizeof(struct brt_map), hole_off, hole_len, map_init,
 				   &params, &obj);
 	/* no other thread or process knows the file before fd is returned */
-	if (fd >= 0 && hdr.tail_size)
+	if (fd >= 0 && hdr.tail_size) {
 		memcpy((char *)obj->base + brt_obj_tail_off(&hdr), btf->blob, hdr.tail_size);
+		/* the verifier reads the checked blob, not the file's copy (maps.h) */
+		if (btf->snap && btf->snap->size == hdr.tail_size) {
+			atomic_fetch_add_explicit(&btf->snap->refs, 1, memory_order_relaxed);
+			atomic_store_explicit(&brt_map_of(obj)->btf_snap, btf->snap,
+					      memory_order_release);
+		}
+	}
 	if (fd >= 0 && out)
 		*out = brt_map_of(obj);
 	else if (fd >= 0)

@@ -109,6 +109,11 @@ struct brt_map {
 	/* maps with a bpf_spin_lock: the redo journal of BPF_F_LOCK updates after the type's
 	 * region (spin_lock.c), else NULL */
 	void *journal;
+	/* the BTF the verifier checks programs against (api/btf_load.c brt_map_btf_snap()):
+	 * a private copy, never the file's, which another process may rewrite; the
+	 * creator's is the BTF object's own blob, another process's is copied from the file
+	 * and checked once, at the first program that uses the map; NULL until then */
+	struct brt_btf_snap *_Atomic btf_snap;
 };
 
 #define BRT_MAP_TYPE(type, name, ops) extern const struct brt_map_ops ops;
@@ -120,6 +125,16 @@ struct brt_map {
 
 #define brt_map_of(o) ((struct brt_map *)(void *)(o))
 
+/* A BTF blob in process memory that has passed BPF_BTF_LOAD's checks: a BTF object's
+ * (api/btf_load.c), shared by reference with the maps made from it, or one copied from a
+ * map's file and checked (brt_map_btf_snap()).  Never changes once made. */
+struct brt_btf_snap {
+	_Atomic uint32_t refs;
+	uint32_t size;
+	unsigned char blob[];
+};
+void brt_btf_snap_put(struct brt_btf_snap *snap);
+
 /* MAP_CREATE's BTF once the caller checked it (src/api/btf_load.c): the BTF object's id
  * and raw bytes (valid while ref, the BTF object, is held); all zero for a map without BTF. */
 struct brt_map_btf {
@@ -127,6 +142,7 @@ struct brt_map_btf {
 	const void *blob;
 	uint32_t size;
 	struct brt_obj *ref;
+	struct brt_btf_snap *snap; /* blob's, the BTF object's (the map takes a reference) */
 	uint32_t lock_off; /* 1 + offset of the value's struct bpf_spin_lock, 0: none */
 	uint32_t timer_off; /* 1 + offset of the value's struct bpf_timer, 0: none */
 	uint32_t res_lock_off; /* 1 + offset of its struct bpf_res_spin_lock, 0: none */
@@ -144,7 +160,8 @@ int brt_map_create(const union bpf_attr *attr, const struct brt_map_btf *btf,
 		   struct brt_map **out);
 
 /* The copy of the BTF blob the map was created with: 0 with *blob (shared memory, which
- * another process may scribble over: parse a private copy) and *size, or -ENOENT. */
+ * another process may scribble over: read it once, into a private copy, as
+ * brt_map_btf_snap() does) and *size, or -ENOENT. */
 int brt_map_btf_blob(const struct brt_map *map, const void **blob, uint32_t *size);
 
 /* Maps whose value holds a bpf_spin_lock (spin_lock.c): the syscall side never reads or
