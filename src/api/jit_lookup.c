@@ -1,7 +1,7 @@
 /* jit_lookup.c - at BPF_PROG_LOAD, bind every bpf_map_lookup_elem call to the map the
  * verifier saw there on all paths (its call_maps output, the kernel's map_ptr_state), so
  * the JIT looks up itself: an array's value address computed inline (the kernel's
- * map_gen_lookup), a hash map's key hashed and its bucket's first element probed inline
+ * map_gen_lookup), a hash map's key hashed and its bucket's chain probed inline
  * (maps/hash.c describes the layout), any other type's lookup called directly.
  */
 #include <errno.h>
@@ -82,7 +82,7 @@ int brt_prog_bind_lookups(struct bpfrt_vm *vm, const struct bpf_insn *insns, siz
 				.elem_size = hp.elem_size, .key_size = hp.key_size,
 				.value_off = hp.value_off, .seed = hp.seed,
 				.bucket_size = hp.bucket_size, .head_off = hp.head_off,
-				.hash_off = hp.hash_off, .seq_off = hp.seq_off,
+				.next_off = hp.next_off, .hash_off = hp.hash_off, .seq_off = hp.seq_off,
 				.key_off = hp.key_off,
 			};
 		}

@@ -75,7 +75,7 @@ enum brt_jit_lookup_kind {
 	BRT_JIT_LOOKUP_ARRAY = 1, /* inline: u32 index at [r2], r0 = base + index * stride,
 				   * or NULL from max_entries on */
 	BRT_JIT_LOOKUP_OP,        /* r0 = op(r1, r2): the map type's lookup (r1 is the map) */
-	BRT_JIT_LOOKUP_HASH,      /* a hash or LRU hash map: key hashed, the bucket's first element
+	BRT_JIT_LOOKUP_HASH,      /* a hash or LRU hash map: key hashed, the bucket's chain
 				   * probed inline, else (and when the pass `hashprobe` is off
 				   * or constants are blinded) op as for LOOKUP_OP */
 	BRT_JIT_LOOKUP_PERCPU_ARRAY, /* a per-CPU array: index and this CPU's slot inline
@@ -89,7 +89,7 @@ struct brt_jit_hash_layout {
 	uint64_t buckets, elems, lru_clock;
 	uint64_t n_elems_live; /* address of a u32 bounding the indexes followed, or 0 */
 	uint32_t n_buckets, n_elems, elem_size, key_size, value_off, seed;
-	uint8_t bucket_size, head_off, hash_off, seq_off, key_off, stamp_off;
+	uint8_t bucket_size, head_off, next_off, hash_off, seq_off, key_off, stamp_off;
 };
 
 struct brt_jit_lookup {

@@ -1056,6 +1056,7 @@ int brt_hash_probe(const struct brt_map *map, struct brt_hash_probe *out)
 	out->seed = ht->head->seed;
 	out->bucket_size = sizeof(struct htab_bucket);
 	out->head_off = offsetof(struct htab_bucket, head);
+	out->next_off = offsetof(struct htab_elem, next);
 	out->hash_off = offsetof(struct htab_elem, hash);
 	out->seq_off = offsetof(struct htab_elem, seq);
 	out->key_off = offsetof(struct htab_elem, key);

@@ -229,14 +229,19 @@ int brt_percpu_array_values(const struct brt_map *map, void **base, uint32_t *st
 /* What an inlined lookup of a BPF_MAP_TYPE_HASH needs (the JIT's probe, api/jit_lookup.c):
  * bucket b (hash & (n_buckets - 1)) at buckets + b * bucket_size holds the 1-based index
  * of its first element (u32 at head_off, 0: empty); element i at elems + (i - 1) *
- * elem_size, i <= n_elems, holds its hash (u32 at hash_off), its sequence word (u32 at
- * seq_off: odd while rewritten; a reader reads it before and after the element and trusts
- * what it read only if both are equal and even), the key (key_off) and the value
- * (value_off).  The hash is util.h's BRT_KEYHASH steps with `seed`.  A probe that finds
- * the key in the bucket's first element may return its value (an LRU map's: after
- * stamping it, the u32 at stamp_off, with the value an atomic add of 1 to the u32 at
- * lru_clock returned); anything else must call the map's lookup.  0, or -EOPNOTSUPP
- * (another type, or per-CPU). */
+ * elem_size, i <= n_elems, holds the index of the next element of its chain (u32 at
+ * next_off, 0: the end), its hash (u32 at hash_off), its sequence word (u32 at seq_off:
+ * odd while rewritten; a reader reads it before and after the element and trusts what it
+ * read only if both are equal and even), the key (key_off) and the value (value_off).
+ * The hash is util.h's BRT_KEYHASH steps with `seed`.  A probe may follow a chain (a
+ * bounded number of elements: another process may have scribbled a loop into it) to an
+ * element that holds the key, and return its value (an LRU map's: after stamping it, the
+ * u32 at stamp_off, with the value an atomic add of 1 to the u32 at lru_clock returned),
+ * or to the end of the chain, and return NULL; it may leave an element for its next only
+ * when what it read of it was trusted and its hash is of the bucket (else the element
+ * was recycled into another chain meanwhile).  Anything else (an index out of range, a
+ * writer at work, a long chain) must call the map's lookup.  0, or -EOPNOTSUPP (another
+ * type, or per-CPU). */
 struct brt_hash_probe {
 	void *buckets, *elems;
 	void *lru_clock; /* LRU_HASH: the access counter, else NULL */
@@ -245,7 +250,7 @@ struct brt_hash_probe {
 	 * map's populated ones, hash.c "Lazy elements"); it only grows */
 	const _Atomic uint32_t *n_elems_live;
 	uint32_t n_buckets, n_elems, elem_size, key_size, value_off, seed;
-	uint8_t bucket_size, head_off, hash_off, seq_off, key_off, stamp_off;
+	uint8_t bucket_size, head_off, next_off, hash_off, seq_off, key_off, stamp_off;
 };
 int brt_hash_probe(const struct brt_map *map, struct brt_hash_probe *out);
 

@@ -10,15 +10,19 @@
 #ifndef BPFRT_TESTS_JIT_PROGEN_H
 #define BPFRT_TESTS_JIT_PROGEN_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "bpfrt.h"
 #include "isa/isa.h"
 #include "jit/jit.h"
+#include "maps/maps.h"
+#include "util/util.h"
 #include "vm/vm.h"
 
 #define PG_MEM 64        /* input bytes the program addresses through r6 (and writes) */
@@ -96,6 +100,7 @@ struct pg_prog {
 	struct bpf_insn insns[PG_MAX];
 	bool target[PG_MAX];  /* a jump may land here (not inside a multi-insn group) */
 	uint8_t callee[PG_MAX]; /* call local: 1 + index of the function called */
+	uint8_t lookup[PG_MAX]; /* a map lookup: 1 + index of the map (pg_maps) */
 	size_t n;
 	unsigned nfuncs;      /* functions after the main program (0-2) */
 	unsigned cur_func;    /* function being generated: it may call only later ones */
@@ -106,7 +111,108 @@ static inline void pg_emit(struct pg_prog *p, struct bpf_insn insn, bool is_targ
 {
 	p->target[p->n] = is_target && !p->in_loop;
 	p->callee[p->n] = 0;
+	p->lookup[p->n] = 0;
 	p->insns[p->n++] = insn;
+}
+
+/* Hash maps the programs look keys up in (the JIT's hash probe, pass hashprobe and
+ * constkey), set up by pg_maps_init(); without it no program looks anything up.  A lookup
+ * is the deterministic helper's id with r1 the map's address: pg_helper() then calls the
+ * map's lookup, and the JIT runs bind that call to the map as BPF_PROG_LOAD binds
+ * bpf_map_lookup_elem (api/jit_lookup.c), so the JIT probes the map inline.  r0 is the
+ * value's address (the same in every engine) or 0.  Keys are u32 words, all but the first
+ * fixed per map; the first is one of pg_map.present (inserted: 0..PG_SMALL - 1 and keys
+ * that all share one bucket, a chain longer than the probe follows inline) or
+ * pg_map.absent (PG_SMALL..2*PG_SMALL - 1 and more keys of that bucket). */
+#define PG_NMAPS 3
+#define PG_SMALL 32     /* small first words: a key the program computes at run time */
+#define PG_CHAIN 12     /* keys inserted into one bucket */
+#define PG_MAP_SLOT 16  /* the key's stack slot: r10 - 16 */
+struct pg_map {
+	struct brt_map *map;
+	int fd;
+	uint32_t ks; /* 4, 8 or 12 */
+	uint32_t present[PG_SMALL + PG_CHAIN], absent[PG_SMALL + 8];
+};
+static struct pg_map pg_maps[PG_NMAPS];
+static unsigned pg_nmaps;
+
+static inline void pg_map_key(uint32_t w0, uint32_t *key)
+{
+	key[0] = w0;
+	key[1] = 0x01020304u;
+	key[2] = 7;
+}
+
+static inline void pg_maps_free(void)
+{
+	for (unsigned i = 0; i < pg_nmaps; i++) {
+		brt_map_put(pg_maps[i].map);
+		close(pg_maps[i].fd);
+	}
+	pg_nmaps = 0;
+}
+
+/* (Re)create the maps: a hash map of 4-byte keys, an LRU hash map of 8-byte keys and a
+ * BPF_F_NO_PREALLOC hash map of 12-byte keys, each with a fresh random seed (other chains
+ * on every call).  Returns 0 or a negative errno. */
+static inline int pg_maps_init(void)
+{
+	static const uint32_t types[PG_NMAPS] = { BPF_MAP_TYPE_HASH, BPF_MAP_TYPE_LRU_HASH,
+						  BPF_MAP_TYPE_HASH };
+	static const uint32_t flags[PG_NMAPS] = { 0, 0, BPF_F_NO_PREALLOC };
+
+	pg_maps_free();
+	for (unsigned i = 0; i < PG_NMAPS; i++) {
+		struct pg_map *m = &pg_maps[i];
+		struct brt_hash_probe hp;
+		union bpf_attr a;
+		uint32_t key[3], np = 0, na = 0, bucket;
+		uint64_t v = 0;
+		int rc;
+
+		memset(&a, 0, sizeof(a));
+		a.map_type = types[i];
+		a.key_size = m->ks = 4 * (i + 1);
+		a.value_size = 8;
+		a.max_entries = 64;
+		a.map_flags = flags[i];
+		m->fd = bpfrt_bpf(BPF_MAP_CREATE, &a, sizeof(a));
+		if (m->fd < 0)
+			return -errno;
+		rc = brt_map_from_fd(m->fd, &m->map);
+		if (rc || (rc = brt_hash_probe(m->map, &hp))) {
+			close(m->fd);
+			return rc;
+		}
+		pg_nmaps++;
+		for (uint32_t k = 0; k < PG_SMALL; k++) {
+			m->present[np++] = k;
+			m->absent[na++] = PG_SMALL + k;
+		}
+		pg_map_key(0, key);
+		bucket = brt_keyhash(key, m->ks, hp.seed) & (hp.n_buckets - 1);
+		for (uint32_t w = 1000; np < PG_SMALL + PG_CHAIN || na < PG_SMALL + 8; w++) {
+			pg_map_key(w, key);
+			if ((brt_keyhash(key, m->ks, hp.seed) & (hp.n_buckets - 1)) != bucket)
+				continue;
+			if (np < PG_SMALL + PG_CHAIN)
+				m->present[np++] = w;
+			else
+				m->absent[na++] = w;
+		}
+		for (uint32_t k = 0; k < np; k++) {
+			pg_map_key(m->present[k], key);
+			v = k;
+			memset(&a, 0, sizeof(a));
+			a.map_fd = (uint32_t)m->fd;
+			a.key = (uint64_t)(uintptr_t)key;
+			a.value = (uint64_t)(uintptr_t)&v;
+			if (bpfrt_bpf(BPF_MAP_UPDATE_ELEM, &a, sizeof(a)))
+				return -errno;
+		}
+	}
+	return 0;
 }
 
 /* A memory operand: base r6 (input) or r10 (stack), offset in range and aligned.
@@ -137,6 +243,59 @@ static inline void pg_alu(struct pg_prog *p, bool w64, uint8_t op, uint8_t dst, 
 			       .imm = src < 0 ? imm : 0 };
 
 	pg_emit(p, in, target);
+}
+
+/* A lookup in one of pg_maps (above): the key's words stored at r10 - PG_MAP_SLOT, the
+ * first a constant (pass constkey hashes it at compile time) or computed at run time
+ * (three times it by the deterministic helper, divided by 3; or a byte of the input, a
+ * small key), r2 = its address, r1 = the map, the call, its r0 kept in r7 or r8. */
+static inline void pg_lookup(struct pg_rand *r, struct pg_prog *p)
+{
+	unsigned mi = pg_below(r, pg_nmaps), how = pg_below(r, 4);
+	const struct pg_map *m = &pg_maps[mi];
+	uint64_t addr = (uint64_t)(uintptr_t)m->map;
+	uint32_t key[3];
+	bool first = true;
+
+	pg_map_key(pg_below(r, 4) ? m->present[pg_below(r, PG_SMALL + PG_CHAIN)]
+				     : m->absent[pg_below(r, PG_SMALL + 8)], key);
+	if (how == 1) {
+		pg_alu(p, true, BPF_MOV, 1, -1, (int32_t)key[0], true);
+		for (uint8_t reg = 2; reg <= 5; reg++)
+			pg_alu(p, true, BPF_MOV, reg, -1, 0, false);
+		pg_emit(p, (struct bpf_insn){ .code = BPF_JMP | BPF_CALL, .imm = PG_HELPER },
+			false);
+		pg_alu(p, true, BPF_DIV, 0, -1, 3, false);
+		first = false;
+	} else if (how == 2) {
+		pg_emit(p, (struct bpf_insn){ .code = BPF_LDX | BPF_MEM | BPF_B, .dst_reg = 0,
+					      .src_reg = 6, .off = (int16_t)pg_below(r, PG_MEM) },
+			true);
+		pg_alu(p, true, BPF_AND, 0, -1, 2 * PG_SMALL - 1, false);
+		first = false;
+	}
+	for (uint32_t i = 0; i < m->ks / 4; i++) {
+		int16_t off = (int16_t)(4 * i - PG_MAP_SLOT);
+
+		if (!i && (how == 1 || how == 2))
+			pg_emit(p, (struct bpf_insn){ .code = BPF_STX | BPF_MEM | BPF_W,
+						      .dst_reg = 10, .src_reg = 0, .off = off },
+				false);
+		else
+			pg_emit(p, (struct bpf_insn){ .code = BPF_ST | BPF_MEM | BPF_W,
+						      .dst_reg = 10, .off = off,
+						      .imm = (int32_t)key[i] }, first);
+		first = false;
+	}
+	pg_alu(p, true, BPF_MOV, 2, 10, 0, false);
+	pg_alu(p, true, BPF_ADD, 2, -1, -PG_MAP_SLOT, false);
+	pg_emit(p, (struct bpf_insn){ .code = BPF_LD | BPF_IMM | BPF_DW, .dst_reg = 1,
+				      .imm = (int32_t)(uint32_t)addr }, false);
+	pg_emit(p, (struct bpf_insn){ .imm = (int32_t)(uint32_t)(addr >> 32) }, false);
+	pg_emit(p, (struct bpf_insn){ .code = BPF_JMP | BPF_CALL, .imm = PG_HELPER }, false);
+	p->lookup[p->n - 1] = (uint8_t)(mi + 1);
+	pg_alu(p, true, pg_below(r, 2) ? BPF_MOV : BPF_ADD, pg_below(r, 2) ? 7 : 8, 0, 0, false);
+	pg_reload_args(r, p);
 }
 
 /* The idioms the JIT's passes (src/jit/x86_64/passes.def) rewrite, as clang emits them,
@@ -573,6 +732,10 @@ static inline void pg_one(struct pg_rand *r, struct pg_prog *p)
 	enum brt_op op = (enum brt_op)pg_below(r, BRT_OP_COUNT);
 	const struct brt_opinfo *info = &brt_ops[op];
 
+	if (pg_nmaps && !pg_leaf && !p->in_loop && !pg_below(r, 24)) {
+		pg_lookup(r, p);
+		return;
+	}
 	if (!pg_below(r, 10)) {
 		pg_idiom(r, p);
 		return;
@@ -824,7 +987,47 @@ static inline uint64_t pg_helper(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t
 				 struct bpfrt_run_ctx *ctx)
 {
 	(void)ctx;
+	for (unsigned i = 0; i < pg_nmaps; i++)
+		if (r1 == (uint64_t)(uintptr_t)pg_maps[i].map)
+			return (uint64_t)(uintptr_t)pg_maps[i].map->ops->lookup(
+				pg_maps[i].map, (const void *)(uintptr_t)r2);
 	return r1 * 3 + r2 * 5 + r3 * 7 + r4 * 11 + r5 * 13;
+}
+
+/* The JIT's binding of p's lookups to their maps (sorted by pc); the count. */
+static inline size_t pg_bindings(const struct pg_prog *p, struct brt_jit_lookup *l, size_t max)
+{
+	size_t n = 0;
+
+	for (size_t pc = 0; pc < p->n && n < max; pc++) {
+		const struct pg_map *m;
+		struct brt_hash_probe hp;
+
+		if (!p->lookup[pc])
+			continue;
+		m = &pg_maps[p->lookup[pc] - 1];
+		if (brt_hash_probe(m->map, &hp))
+			continue;
+		memset(&l[n], 0, sizeof(l[n]));
+		l[n].insn = (uint32_t)pc;
+		l[n].kind = BRT_JIT_LOOKUP_HASH;
+		l[n].helper = pg_helper;
+		memcpy(&l[n].op, &m->map->ops->lookup, sizeof(l[n].op));
+		l[n].hash = (struct brt_jit_hash_layout){
+			.buckets = (uint64_t)(uintptr_t)hp.buckets,
+			.elems = (uint64_t)(uintptr_t)hp.elems,
+			.lru_clock = (uint64_t)(uintptr_t)hp.lru_clock,
+			.n_elems_live = (uint64_t)(uintptr_t)hp.n_elems_live,
+			.n_buckets = hp.n_buckets, .n_elems = hp.n_elems,
+			.elem_size = hp.elem_size, .key_size = hp.key_size,
+			.value_off = hp.value_off, .seed = hp.seed,
+			.bucket_size = hp.bucket_size, .head_off = hp.head_off,
+			.next_off = hp.next_off, .hash_off = hp.hash_off, .seq_off = hp.seq_off,
+			.key_off = hp.key_off, .stamp_off = hp.stamp_off,
+		};
+		n++;
+	}
+	return n;
 }
 
 static inline int pg_run(const struct pg_prog *p, enum bpfrt_engine engine, uint8_t *mem,
@@ -832,11 +1035,18 @@ static inline int pg_run(const struct pg_prog *p, enum bpfrt_engine engine, uint
 {
 	BPFRT_OPTS(bpfrt_vm_opts, o, .engine = engine, .insn_budget = 100000);
 	BPFRT_OPTS(bpfrt_helper_proto, h, .id = PG_HELPER, .name = "pg", .fn = pg_helper);
+	struct brt_jit_lookup l[PG_MAX / 8];
 	struct bpfrt_vm *vm;
 	int rc = bpfrt_vm_load(p->insns, p->n, &o, &vm, err, errlen);
+	size_t nl = engine == BPFRT_ENGINE_JIT ? pg_bindings(p, l, PG_MAX / 8) : 0;
 
 	if (rc)
 		return rc;
+	if (nl && (rc = brt_vm_bind_lookups(vm, l, nl))) {
+		bpfrt_vm_free(vm);
+		snprintf(err, errlen, "binding lookups: %d", rc);
+		return rc;
+	}
 	bpfrt_helper_register(vm, &h);
 	rc = bpfrt_vm_run(vm, mem, PG_INPUT, r0, err, errlen);
 	bpfrt_vm_free(vm);
@@ -865,8 +1075,13 @@ static inline int pg_run_env(const struct pg_prog *p, uint8_t *mem, uint32_t fla
 				   .pkt_len_off = offsetof(struct bpfrt_run_ctx, skb_len),
 				   .rodata = ro ? &rodata : NULL, .nrodata = ro };
 	struct bpfrt_run_ctx ctx = { .skb_data = mem, .skb_len = PG_INPUT };
+	struct brt_jit_lookup l[PG_MAX / 8];
 	struct brt_jit_prog *jp;
-	int rc = brt_jit_compile(p->insns, p->n, &env, &jp, err, errlen);
+	int rc;
+
+	env.nlookups = pg_bindings(p, l, PG_MAX / 8);
+	env.lookups = env.nlookups ? l : NULL;
+	rc = brt_jit_compile(p->insns, p->n, &env, &jp, err, errlen);
 
 	if (rc)
 		return rc;
@@ -898,8 +1113,12 @@ static inline void pg_dump_jit(const struct pg_prog *p)
 				   .pkt_data_off = offsetof(struct bpfrt_run_ctx, skb_data),
 				   .pkt_len_off = offsetof(struct bpfrt_run_ctx, skb_len),
 				   .rodata = &rodata, .nrodata = 1 };
+	struct brt_jit_lookup l[PG_MAX / 8];
 	struct brt_jit_prog *jp;
 	char err[256];
+
+	env.nlookups = pg_bindings(p, l, PG_MAX / 8);
+	env.lookups = env.nlookups ? l : NULL;
 
 	if (brt_jit_compile(p->insns, p->n, &env, &jp, err, sizeof(err)))
 		return;

@@ -27,6 +27,7 @@
 #include "api/diff.h"
 #include "jit/jit.h"
 #include "maps/maps.h"
+#include "util/util.h"
 #include "vm/vm.h"
 
 enum { M_ARRAY, M_MMAP, M_FROZEN, M_PERCPU, M_HASH, M_LRU, M_HASH_LAZY, NMAPS };
@@ -596,6 +597,243 @@ static void percpu_slot(void)
 	close(map);
 }
 
+/* ---- chains: keys deep in a bucket's chain, and chains another process scribbled ----
+ * The JIT compiled directly (brt_jit_compile) with the call bound to the map as
+ * BPF_PROG_LOAD binds it, the map's lookup counted (counted_lookup): a key at any of the
+ * first PROBE_CHAIN_MAX (8) positions of its chain, or absent from a chain that short,
+ * must be found without the map's lookup; past that, and wherever the chain's indexes,
+ * hashes or sequence words were scribbled (a loop, an index out of range, one of a free
+ * element, an element of another bucket), the probe must end and call the map's lookup.
+ * Each result is compared with the interpreter's run of the same program and with the
+ * map's own lookup. */
+static struct brt_map *chain_map;
+static unsigned lookup_calls;
+
+static void *counted_lookup(struct brt_map *map, const void *key)
+{
+	lookup_calls++;
+	return map->ops->lookup(map, key);
+}
+
+static uint64_t chain_helper(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5,
+			     struct bpfrt_run_ctx *ctx)
+{
+	(void)r3, (void)r4, (void)r5, (void)ctx;
+	return (uint64_t)(uintptr_t)((struct brt_map *)(uintptr_t)r1)
+		->ops->lookup((struct brt_map *)(uintptr_t)r1, (const void *)(uintptr_t)r2);
+}
+
+static bpfrt_helper_fn chain_resolve(void *arg, uint32_t id)
+{
+	(void)arg;
+	return id == BPF_FUNC_map_lookup_elem ? chain_helper : NULL;
+}
+
+/* r0 = lookup(map, key): the key's u32 from the input (konst: the constant k, stored
+ * with st, which pass constkey hashes at compile time) */
+static size_t chain_prog(struct bpf_insn *in, uint64_t map, bool konst, uint32_t k)
+{
+	size_t n = 0;
+
+	if (konst) {
+		in[n++] = (struct bpf_insn){ .code = BPF_ST | BPF_MEM | BPF_W, .dst_reg = 10,
+					     .off = -8, .imm = (int32_t)k };
+	} else {
+		in[n++] = (struct bpf_insn){ .code = BPF_LDX | BPF_MEM | BPF_W, .dst_reg = 3,
+					     .src_reg = 1 };
+		in[n++] = (struct bpf_insn){ .code = BPF_STX | BPF_MEM | BPF_W, .dst_reg = 10,
+					     .src_reg = 3, .off = -8 };
+	}
+	in[n++] = (struct bpf_insn){ .code = BPF_ALU64 | BPF_MOV | BPF_X, .dst_reg = 2,
+				     .src_reg = 10 };
+	in[n++] = (struct bpf_insn){ .code = BPF_ALU64 | BPF_ADD | BPF_K, .dst_reg = 2, .imm = -8 };
+	in[n++] = (struct bpf_insn){ .code = BPF_LD | BPF_IMM | BPF_DW, .dst_reg = 1,
+				     .imm = (int32_t)(uint32_t)map };
+	in[n++] = (struct bpf_insn){ .imm = (int32_t)(uint32_t)(map >> 32) };
+	in[n++] = (struct bpf_insn){ .code = BPF_JMP | BPF_CALL,
+				     .imm = BPF_FUNC_map_lookup_elem };
+	in[n++] = (struct bpf_insn){ .code = BPF_JMP | BPF_EXIT };
+	return n;
+}
+
+/* What the JIT's run of the lookup of k returns, with *calls the map lookups it made;
+ * the interpreter's run and the map's lookup must return the same (checked here). */
+static uint64_t chain_run(bool konst, uint32_t k, unsigned *calls)
+{
+	BPFRT_OPTS(bpfrt_vm_opts, o, .engine = BPFRT_ENGINE_INTERP);
+	BPFRT_OPTS(bpfrt_helper_proto, h, .id = BPF_FUNC_map_lookup_elem, .name = "lookup",
+		   .fn = chain_helper);
+	struct brt_jit_lookup l = { .kind = BRT_JIT_LOOKUP_HASH, .helper = chain_helper };
+	struct brt_jit_env env = { .helper = chain_resolve, .lookups = &l, .nlookups = 1 };
+	struct bpfrt_run_ctx ctx = { 0 };
+	void *(*op)(struct brt_map *, const void *) = counted_lookup;
+	struct brt_hash_probe hp;
+	struct bpf_insn in[16];
+	struct brt_jit_prog *jp;
+	struct bpfrt_vm *vm;
+	uint64_t r0 = 0, ri = 0, mem = k;
+	char err[256];
+	size_t n = chain_prog(in, (uint64_t)(uintptr_t)chain_map, konst, k);
+
+	T_EQ_INT(0, brt_hash_probe(chain_map, &hp));
+	l.insn = (uint32_t)(n - 2);
+	memcpy(&l.op, &op, sizeof(l.op));
+	l.hash = (struct brt_jit_hash_layout){
+		.buckets = (uint64_t)(uintptr_t)hp.buckets,
+		.elems = (uint64_t)(uintptr_t)hp.elems,
+		.lru_clock = (uint64_t)(uintptr_t)hp.lru_clock,
+		.n_elems_live = (uint64_t)(uintptr_t)hp.n_elems_live,
+		.n_buckets = hp.n_buckets, .n_elems = hp.n_elems, .elem_size = hp.elem_size,
+		.key_size = hp.key_size, .value_off = hp.value_off, .seed = hp.seed,
+		.bucket_size = hp.bucket_size, .head_off = hp.head_off, .next_off = hp.next_off,
+		.hash_off = hp.hash_off, .seq_off = hp.seq_off, .key_off = hp.key_off,
+		.stamp_off = hp.stamp_off,
+	};
+	if (brt_jit_compile(in, n, &env, &jp, err, sizeof(err))) {
+		T_FAIL("compile: %s", err);
+		return 0;
+	}
+	lookup_calls = 0;
+	r0 = brt_jit_call(jp, (uint64_t)(uintptr_t)&mem, 8, &ctx);
+	*calls = lookup_calls;
+	brt_jit_free(jp);
+	if (bpfrt_vm_load(in, n, &o, &vm, err, sizeof(err))) {
+		T_FAIL("interp load: %s", err);
+		return r0;
+	}
+	bpfrt_helper_register(vm, &h);
+	T_EQ_INT(0, bpfrt_vm_run(vm, &mem, 8, &ri, err, sizeof(err)));
+	bpfrt_vm_free(vm);
+	T_EQ_U64(ri, r0);
+	T_EQ_U64((uint64_t)(uintptr_t)chain_map->ops->lookup(chain_map, &k), r0);
+	return r0;
+}
+
+/* The u32 word at off of element idx (1-based) */
+static _Atomic uint32_t *chain_word(const struct brt_hash_probe *hp, uint32_t idx, uint8_t off)
+{
+	return (_Atomic uint32_t *)(void *)((unsigned char *)hp->elems +
+					    (size_t)(idx - 1) * hp->elem_size + off);
+}
+
+static void hash_chains(uint32_t flags, const char *what)
+{
+	enum { LONG = 12 }; /* keys in the crowded bucket */
+	uint32_t chain[LONG + 1], key[LONG + 4], nk = 0, absent = 0, bucket, idx, len = 0;
+	struct brt_hash_probe hp;
+	union bpf_attr a;
+	unsigned calls;
+	char name[128];
+	int fd;
+
+	memset(&a, 0, sizeof(a));
+	a.map_type = BPF_MAP_TYPE_HASH;
+	a.key_size = 4;
+	a.value_size = 8;
+	a.max_entries = 64;
+	a.map_flags = flags;
+	fd = sys_bpfrt(BPF_MAP_CREATE, &a, sizeof(a));
+	T_CASE(what);
+	T_ASSERT(fd >= 0);
+	if (fd < 0 || brt_map_from_fd(fd, &chain_map))
+		return;
+	T_EQ_INT(0, brt_hash_probe(chain_map, &hp));
+	/* LONG keys of one bucket, and one more of it left out */
+	bucket = brt_keyhash(&nk, 4, hp.seed) & (hp.n_buckets - 1);
+	for (uint32_t k = 0; nk < LONG + 1; k++)
+		if ((brt_keyhash(&k, 4, hp.seed) & (hp.n_buckets - 1)) == bucket)
+			key[nk++] = k;
+	absent = key[LONG];
+	for (uint32_t i = 0; i < LONG; i++) {
+		uint64_t v = 100 + i;
+
+		T_EQ_INT(0, elem(sys_bpfrt, BPF_MAP_UPDATE_ELEM, fd, key[i], &v));
+	}
+	/* the chain as it lies in memory: chain[p] is the key at position p + 1 */
+	idx = atomic_load((_Atomic uint32_t *)(void *)((unsigned char *)hp.buckets +
+						       (size_t)bucket * hp.bucket_size +
+						       hp.head_off));
+	while (idx && len < LONG + 1) {
+		memcpy(&chain[len++], (unsigned char *)hp.elems + (size_t)(idx - 1) * hp.elem_size +
+					      hp.key_off, 4);
+		idx = *chain_word(&hp, idx, hp.next_off);
+	}
+	T_EQ_INT(LONG, (int)len);
+	for (int konst = 0; konst < 2; konst++) {
+		for (uint32_t pos = 0; pos < len; pos++) {
+			snprintf(name, sizeof(name), "%s: key at position %u of a chain of %u%s",
+				 what, pos + 1, len, konst ? ", constant key" : "");
+			T_CASE(name);
+			T_ASSERT(chain_run(konst, chain[pos], &calls) != 0);
+			/* the first 8 inline, the map's lookup past them */
+			T_EQ_INT(pos < 8 ? 0 : 1, (int)calls);
+		}
+	}
+	/* a chain of 5: the absent key's end of chain inline */
+	for (uint32_t i = 5; i < LONG; i++)
+		T_EQ_INT(0, elem(sys_bpfrt, BPF_MAP_DELETE_ELEM, fd, key[i], NULL));
+	len = 0;
+	idx = atomic_load((_Atomic uint32_t *)(void *)((unsigned char *)hp.buckets +
+						       (size_t)bucket * hp.bucket_size +
+						       hp.head_off));
+	while (idx && len < LONG + 1) {
+		chain[len++] = idx;
+		idx = *chain_word(&hp, idx, hp.next_off);
+	}
+	snprintf(name, sizeof(name), "%s: absent key, chain of 5", what);
+	T_CASE(name);
+	T_EQ_INT(5, (int)len);
+	T_EQ_U64(0, chain_run(false, absent, &calls));
+	T_EQ_INT(0, (int)calls);
+	T_EQ_U64(0, chain_run(true, absent, &calls));
+	T_EQ_INT(0, (int)calls);
+	/* scribbles into the last element's next (and then a middle one's): a loop back to
+	 * the head, to itself, indexes out of range, a free element's index; each lookup
+	 * must end (the map's lookup judges) and agree with the interpreter's */
+	{
+		const uint32_t bad[] = { chain[0], chain[4], chain[2], hp.n_elems + 1, hp.n_elems,
+					 0xffffffffu, 0x80000000u, 0 };
+		for (size_t b = 0; b < sizeof(bad) / sizeof(bad[0]); b++) {
+			for (uint32_t at = 4; at >= 2; at -= 2) {
+				_Atomic uint32_t *next = chain_word(&hp, chain[at], hp.next_off);
+				uint32_t saved = *next;
+
+				snprintf(name, sizeof(name), "%s: next of position %u scribbled to %#x",
+					 what, at + 1, bad[b]);
+				T_CASE(name);
+				*next = bad[b];
+				for (int konst = 0; konst < 2; konst++) {
+					chain_run(konst, absent, &calls);
+					for (uint32_t i = 0; i < 5; i++)
+						chain_run(konst, key[i], &calls);
+				}
+				*next = saved;
+			}
+		}
+	}
+	/* an element of the chain scribbled into another bucket's (its hash) and left odd
+	 * (a writer died in it): the map's lookup judges */
+	for (int what2 = 0; what2 < 2; what2++) {
+		_Atomic uint32_t *w = chain_word(&hp, chain[1], what2 ? hp.seq_off : hp.hash_off);
+		uint32_t saved = *w;
+
+		snprintf(name, sizeof(name), "%s: position 2's %s scribbled", what,
+			 what2 ? "sequence word (odd)" : "hash (another bucket's)");
+		T_CASE(name);
+		*w = what2 ? saved | 1 : saved + 1;
+		for (int konst = 0; konst < 2; konst++) {
+			chain_run(konst, absent, &calls);
+			T_ASSERT(calls == 1);
+			for (uint32_t i = 0; i < 5; i++)
+				chain_run(konst, key[i], &calls);
+		}
+		*w = saved;
+	}
+	brt_map_put(chain_map);
+	chain_map = NULL;
+	close(fd);
+}
+
 int main(void)
 {
 	static struct outcome interp, jit, kernel;
@@ -616,6 +854,8 @@ int main(void)
 	lru_probe();
 	const_keys();
 	percpu_slot();
+	hash_chains(0, "hash chain");
+	hash_chains(BPF_F_NO_PREALLOC, "no-prealloc hash chain");
 	if (!kernel_available()) {
 		printf("kernel comparison skipped: not root or no bpf()\n");
 		return t_done();

@@ -1,7 +1,11 @@
 /* test_random.c - differential test of the JIT against the interpreters: a fixed series
  * of random memory-safe programs (progen.h), each run by the checked interpreter, the fast
  * interpreter and the JIT (plain and constant-blinded) on the same input; r0 and the input
- * buffer afterwards must be identical.  Deterministic (fixed seed), so a failure
+ * buffer afterwards must be identical.  Programs look keys up in three hash maps (progen.h
+ * pg_maps: a hash, an LRU hash and a BPF_F_NO_PREALLOC hash map, each with a bucket
+ * chain of PG_CHAIN keys), recreated with fresh random seeds every PG_MAPS_EVERY
+ * programs, so the JIT's inline probe meets keys at every position of chains of every
+ * shape.  Deterministic (fixed seed), so a failure
  * reproduces; the failing program is printed.
  * The long run (scripts/jit-differential.sh) sets BPFRT_JIT_DIFF_PROGRAMS (how many),
  * BPFRT_JIT_DIFF_SECONDS (stop after that long) and BPFRT_JIT_DIFF_SEED, and reads the
@@ -15,6 +19,7 @@
 #include "progen.h"
 
 #define PROGRAMS 3000
+#define PG_MAPS_EVERY 4096
 
 static unsigned long long env_num(const char *name, unsigned long long dflt)
 {
@@ -44,6 +49,12 @@ int main(void)
 	for (i = 0; i < programs; i++) {
 		int rc;
 
+		if (!(i % PG_MAPS_EVERY) && (rc = pg_maps_init())) {
+			T_CASE("hash maps for the lookups");
+			T_FAIL("pg_maps_init: %d", rc);
+			break;
+		}
+
 		for (size_t b = 0; b < PG_MEM; b += 8) {
 			uint64_t v = pg_next(&r);
 
@@ -67,6 +78,7 @@ int main(void)
 	printf("%llu programs agree, %llu skipped (interpreter fault)\n", ran, skipped);
 	printf("jit-diff: %llu programs, %llu agree, %llu skipped, %llu differ, %.0f s, seed %#llx\n",
 	       i, ran, skipped, differ, now_s() - start, seed);
+	pg_maps_free();
 	T_CASE("enough programs ran");
 	T_ASSERT(ran > i * 9 / 10);
 	return t_done();

@@ -51,7 +51,7 @@ static bool hash_fits(const struct brt_jit_hash_layout *h)
 	       h->n_buckets <= (1u << 30) && (h->bucket_size == 8 || h->bucket_size == 16) &&
 	       h->n_elems && h->n_elems <= INT32_MAX && h->elem_size &&
 	       h->elem_size <= INT32_MAX && h->value_off <= INT32_MAX &&
-	       h->key_off + h->key_size <= 127 && h->head_off <= 127;
+	       h->key_off + h->key_size <= 127 && h->head_off <= 127 && h->next_off <= 127;
 }
 
 /* Where this thread's CPU number is, as an offset from the fs base: glibc's rseq area
@@ -203,22 +203,31 @@ static void load_key_part(struct jit_state *st, int dst, int base, int32_t off, 
 	emit_load(B, size, false, dst, base, off);
 }
 
+/* Chain elements the probe follows inline before it calls the map's lookup: chains are
+ * short (n_buckets >= max_entries), so a longer one is a crowded bucket or a chain
+ * another process scribbled into a loop; either way the map's lookup, which bounds its
+ * own walk, judges it. */
+#define PROBE_CHAIN_MAX 8
+
 /*
- * A hash map's lookup with the bucket's first element probed inline (maps/hash.c's
- * layout, struct brt_hash_probe's rules): rax = the key's hash (util.h's BRT_KEYHASH
- * steps, the seed folded into the first constant), rcx = the bucket's first element;
- * an empty bucket is NULL; an element whose sequence word is even and unchanged around
- * reading its hash and key, with both equal to ours, is the key's: r0 = its value.
- * Anything else (a longer chain, a writer at work, an index out of range) calls the
- * map's lookup with r1 and r2 untouched.  x86-64 loads are not reordered with each
- * other, so plain loads give the seqlock its order.  Uses rax, rcx, rdx, r8-r11.
+ * A hash map's lookup with the bucket's chain probed inline (maps/hash.c's layout,
+ * struct brt_hash_probe's rules): rax = the key's hash (util.h's BRT_KEYHASH steps, the
+ * seed folded into the first constant), rcx = the element at hand, r11d = elements left
+ * to follow.  An empty bucket or the end of a chain is NULL; an element whose sequence
+ * word is even and unchanged around reading its hash and key, with both equal to ours, is
+ * the key's: r0 = its value; one that is not ours, even and unchanged around reading its
+ * hash and next, with a hash of our bucket (else it was recycled into another chain while
+ * we reached it), leads to its next, as find_lockless() walks.  Anything else (a chain
+ * longer than PROBE_CHAIN_MAX, a writer at work, an index out of range) calls the map's
+ * lookup with r1 and r2 untouched.  x86-64 loads are not reordered with each other, so
+ * plain loads give the seqlock its order.  Uses rax, rcx, rdx, r8-r11.
  */
 static void emit_hash_probe(struct jit_state *st, const struct brt_jit_lookup *l)
 {
 	const struct brt_jit_hash_layout *h = &l->hash;
 	const int key = xreg(st, BPF_REG_2);
 	uint32_t tail = h->key_size % 8, words = h->key_size / 8;
-	size_t slow[12], ns = 0, j_null, j_done, j_done2;
+	size_t slow[8], ns = 0, next[8], nn = 0, j_null, j_done[2], loop;
 	const struct jit_ckey *ck = (st->prog->lookup_kind[l->insn] & LOOKUP_CONST_KEY)
 					    ? ckey_at(st, l->insn)
 					    : NULL;
@@ -262,7 +271,9 @@ static void emit_hash_probe(struct jit_state *st, const struct brt_jit_lookup *l
 	emit_mov_imm64(B, R8, h->buckets);
 	load32_index8(st, RCX, R8, RCX, h->head_off);
 head:
-	emit_rr(B, 0x85, false, RCX, RCX); /* test ecx, ecx: empty bucket */
+	emit_mov_ri32(B, TMP, PROBE_CHAIN_MAX);
+	loop = B->len;
+	emit_rr(B, 0x85, false, RCX, RCX); /* test ecx, ecx: empty bucket, end of chain */
 	j_null = jcc32_fwd(st, CC_E);
 	/* index - 1 < n_elems, else the map's own lookup judges; checked beside the address
 	 * computation, which does not wait for it */
@@ -289,7 +300,7 @@ head:
 		cmp_mem_imm(st, false, RCX, h->hash_off, (int32_t)ck->hash);
 	else
 		cmp_reg_mem(st, false, RAX, RCX, h->hash_off);
-	slow[ns++] = jcc32_fwd(st, CC_NE);
+	next[nn++] = jcc32_fwd(st, CC_NE);
 	for (uint32_t i = 0; i < words; i++) {
 		int32_t off = h->key_off + (int32_t)(8 * i);
 		uint64_t w;
@@ -306,7 +317,7 @@ head:
 			load_key_part(st, RDX, key, (int32_t)(8 * i), 8);
 			cmp_reg_mem(st, true, RDX, RCX, off);
 		}
-		slow[ns++] = jcc32_fwd(st, CC_NE);
+		next[nn++] = jcc32_fwd(st, CC_NE);
 	}
 	if (tail) { /* the stored key's padding is not trusted: compare tail bytes only */
 		load_key_part(st, R9, RCX, h->key_off + (int32_t)(8 * words), tail);
@@ -317,7 +328,7 @@ head:
 			load_key_part(st, RDX, key, (int32_t)(8 * words), tail);
 			emit_alu_rr(B, ALU_CMP, false, RDX, R9);
 		}
-		slow[ns++] = jcc32_fwd(st, CC_NE);
+		next[nn++] = jcc32_fwd(st, CC_NE);
 	}
 	cmp_reg_mem(st, false, R8, RCX, h->seq_off);
 	slow[ns++] = jcc32_fwd(st, CC_NE);
@@ -328,15 +339,32 @@ head:
 		emit_store_r(B, 4, RCX, h->stamp_off, RDX);
 	}
 	emit_lea(B, RAX, RCX, (int32_t)h->value_off);
-	j_done = jmp32_fwd(st);
-	patch32_here(st, j_null);
-	emit_alu_rr(B, ALU_XOR, false, RAX, RAX);
-	j_done2 = jmp32_fwd(st);
+	j_done[0] = jmp32_fwd(st);
+	/* not ours: edx = its hash, r9d = its next, both read before the sequence word
+	 * again; its hash must be of our bucket */
+	for (size_t i = 0; i < nn; i++)
+		patch32_here(st, next[i]);
+	emit_load(B, 4, false, RDX, RCX, h->hash_off);
+	emit_load(B, 4, false, R9, RCX, h->next_off);
+	cmp_reg_mem(st, false, R8, RCX, h->seq_off);
+	slow[ns++] = jcc32_fwd(st, CC_NE);
+	if (ck)
+		emit_alu_ri(B, ALU_XOR, false, RDX, (int32_t)ck->hash);
+	else
+		emit_alu_rr(B, ALU_XOR, false, RDX, RAX);
+	emit_test_ri(B, false, RDX, (int32_t)(h->n_buckets - 1));
+	slow[ns++] = jcc32_fwd(st, CC_NE);
+	emit_mov_rr(B, false, RCX, R9);
+	emit_alu_ri(B, ALU_SUB, false, TMP, 1);
+	emit_jcc_rel(B, CC_NE, (int64_t)loop - (int64_t)(B->len + 2) >= -128, loop);
 	for (size_t i = 0; i < ns; i++)
 		patch32_here(st, slow[i]);
 	brt_jit_emit_call(st, l->op);
-	patch32_here(st, j_done);
-	patch32_here(st, j_done2);
+	j_done[1] = jmp32_fwd(st);
+	patch32_here(st, j_null);
+	emit_alu_rr(B, ALU_XOR, false, RAX, RAX);
+	patch32_here(st, j_done[0]);
+	patch32_here(st, j_done[1]);
 }
 
 /* rax = rax * k (a shift when k is a power of two) */
