@@ -91,14 +91,16 @@ static const char *lookup_note(const struct brt_jit_prog *p, size_t pc)
 {
 	if (p->lookup_kind && (p->lookup_kind[pc] & LOOKUP_CONST_KEY))
 		return "hash probe inlined, constant key hashed at compile time (the map's "
-		       "lookup called past the first element)";
+		       "lookup called past "
+		       JIT_STR(JIT_PROBE_CHAIN) " elements of the chain)";
 	switch (p->lookup_kind ? LOOKUP_KIND(p->lookup_kind[pc]) : 0) {
 	case BRT_JIT_LOOKUP_ARRAY:
 		return "array lookup inlined";
 	case BRT_JIT_LOOKUP_OP:
 		return "the map type's lookup, called directly";
 	case BRT_JIT_LOOKUP_HASH:
-		return "hash probe inlined (the map's lookup called past the first element)";
+		return "hash probe inlined (the map's lookup called past "
+		       JIT_STR(JIT_PROBE_CHAIN) " elements of the chain)";
 	case BRT_JIT_LOOKUP_PERCPU_ARRAY:
 		return "per-CPU array lookup inlined (the map's lookup called past its CPUs)";
 	default:

@@ -203,12 +203,6 @@ static void load_key_part(struct jit_state *st, int dst, int base, int32_t off, 
 	emit_load(B, size, false, dst, base, off);
 }
 
-/* Chain elements the probe follows inline before it calls the map's lookup: chains are
- * short (n_buckets >= max_entries), so a longer one is a crowded bucket or a chain
- * another process scribbled into a loop; either way the map's lookup, which bounds its
- * own walk, judges it. */
-#define PROBE_CHAIN_MAX 8
-
 /*
  * A hash map's lookup with the bucket's chain probed inline (maps/hash.c's layout,
  * struct brt_hash_probe's rules): rax = the key's hash (util.h's BRT_KEYHASH steps, the
@@ -218,7 +212,7 @@ static void load_key_part(struct jit_state *st, int dst, int base, int32_t off, 
  * the key's: r0 = its value; one that is not ours, even and unchanged around reading its
  * hash and next, with a hash of our bucket (else it was recycled into another chain while
  * we reached it), leads to its next, as find_lockless() walks.  Anything else (a chain
- * longer than PROBE_CHAIN_MAX, a writer at work, an index out of range) calls the map's
+ * longer than JIT_PROBE_CHAIN, a writer at work, an index out of range) calls the map's
  * lookup with r1 and r2 untouched.  x86-64 loads are not reordered with each other, so
  * plain loads give the seqlock its order.  Uses rax, rcx, rdx, r8-r11.
  */
@@ -271,7 +265,7 @@ static void emit_hash_probe(struct jit_state *st, const struct brt_jit_lookup *l
 	emit_mov_imm64(B, R8, h->buckets);
 	load32_index8(st, RCX, R8, RCX, h->head_off);
 head:
-	emit_mov_ri32(B, TMP, PROBE_CHAIN_MAX);
+	emit_mov_ri32(B, TMP, JIT_PROBE_CHAIN);
 	loop = B->len;
 	emit_rr(B, 0x85, false, RCX, RCX); /* test ecx, ecx: empty bucket, end of chain */
 	j_null = jcc32_fwd(st, CC_E);

@@ -13,6 +13,14 @@
 #include "jit/jit.h"
 #include "jit/x86_64/emit.h"
 
+/* Chain elements the hash probe (lookup.c) follows inline before it calls the map's
+ * lookup: chains are short (n_buckets >= max_entries), so a longer one is a crowded
+ * bucket or a chain another process scribbled into a loop; either way the map's lookup,
+ * which bounds its own walk, judges it.  A plain number: dump.c's notes spell it. */
+#define JIT_PROBE_CHAIN 8
+#define JIT_STR_(x) #x
+#define JIT_STR(x) JIT_STR_(x)
+
 /* Scratch registers no eBPF register lives in (see regmap.c). */
 #define AUX R10 /* temporaries; clobbered by calls */
 #define TMP R11
