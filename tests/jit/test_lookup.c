@@ -10,6 +10,7 @@
 #define _GNU_SOURCE /* sched_setaffinity */
 #endif
 #include <errno.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -656,24 +657,15 @@ static size_t chain_prog(struct bpf_insn *in, uint64_t map, bool konst, uint32_t
 	return n;
 }
 
-/* What the JIT's run of the lookup of k returns, with *calls the map lookups it made;
- * the interpreter's run and the map's lookup must return the same (checked here). */
-static uint64_t chain_run(bool konst, uint32_t k, unsigned *calls)
+/* The lookup of k (chain_prog) compiled with its call bound to chain_map. */
+static struct brt_jit_prog *chain_compile(struct bpf_insn *in, size_t n)
 {
-	BPFRT_OPTS(bpfrt_vm_opts, o, .engine = BPFRT_ENGINE_INTERP);
-	BPFRT_OPTS(bpfrt_helper_proto, h, .id = BPF_FUNC_map_lookup_elem, .name = "lookup",
-		   .fn = chain_helper);
 	struct brt_jit_lookup l = { .kind = BRT_JIT_LOOKUP_HASH, .helper = chain_helper };
 	struct brt_jit_env env = { .helper = chain_resolve, .lookups = &l, .nlookups = 1 };
-	struct bpfrt_run_ctx ctx = { 0 };
 	void *(*op)(struct brt_map *, const void *) = counted_lookup;
 	struct brt_hash_probe hp;
-	struct bpf_insn in[16];
 	struct brt_jit_prog *jp;
-	struct bpfrt_vm *vm;
-	uint64_t r0 = 0, ri = 0, mem = k;
 	char err[256];
-	size_t n = chain_prog(in, (uint64_t)(uintptr_t)chain_map, konst, k);
 
 	T_EQ_INT(0, brt_hash_probe(chain_map, &hp));
 	l.insn = (uint32_t)(n - 2);
@@ -691,8 +683,29 @@ static uint64_t chain_run(bool konst, uint32_t k, unsigned *calls)
 	};
 	if (brt_jit_compile(in, n, &env, &jp, err, sizeof(err))) {
 		T_FAIL("compile: %s", err);
-		return 0;
+		return NULL;
 	}
+	return jp;
+}
+
+/* What the JIT's run of the lookup of k returns, with *calls the map lookups it made;
+ * the interpreter's run and the map's lookup must return the same (checked here). */
+static uint64_t chain_run(bool konst, uint32_t k, unsigned *calls)
+{
+	BPFRT_OPTS(bpfrt_vm_opts, o, .engine = BPFRT_ENGINE_INTERP);
+	BPFRT_OPTS(bpfrt_helper_proto, h, .id = BPF_FUNC_map_lookup_elem, .name = "lookup",
+		   .fn = chain_helper);
+	struct bpfrt_run_ctx ctx = { 0 };
+	struct bpf_insn in[16];
+	struct brt_jit_prog *jp;
+	struct bpfrt_vm *vm;
+	uint64_t r0 = 0, ri = 0, mem = k;
+	char err[256];
+	size_t n = chain_prog(in, (uint64_t)(uintptr_t)chain_map, konst, k);
+
+	jp = chain_compile(in, n);
+	if (!jp)
+		return 0;
 	lookup_calls = 0;
 	r0 = brt_jit_call(jp, (uint64_t)(uintptr_t)&mem, 8, &ctx);
 	*calls = lookup_calls;
@@ -834,6 +847,104 @@ static void hash_chains(uint32_t flags, const char *what)
 	close(fd);
 }
 
+/* A writer thread deletes and reinserts the chain mates of a key while the JIT's probe
+ * looks it up: the probe may meet elements unlinked, freed and reused under it, and must
+ * still find the key (never removed) with its own value, and never an absent key of the
+ * bucket (the map's own lookup would not). */
+static _Atomic int writer_stop;
+static _Atomic unsigned long writer_rounds;
+static int writer_fd;
+static uint32_t writer_keys[4];
+
+static void *chain_writer(void *arg)
+{
+	uint64_t v;
+
+	(void)arg;
+	while (!atomic_load(&writer_stop)) {
+		for (uint32_t i = 0; i < 4; i++)
+			elem(sys_bpfrt, BPF_MAP_DELETE_ELEM, writer_fd, writer_keys[i], NULL);
+		for (uint32_t i = 0; i < 4; i++) {
+			v = 100 + writer_keys[3 - i];
+			elem(sys_bpfrt, BPF_MAP_UPDATE_ELEM, writer_fd, writer_keys[3 - i], &v);
+		}
+		atomic_fetch_add(&writer_rounds, 1);
+	}
+	return NULL;
+}
+
+static void hash_chain_writer(void)
+{
+	uint32_t key[6], nk = 0, bucket;
+	struct brt_hash_probe hp;
+	struct brt_jit_prog *jp[2][2] = { { NULL } };
+	struct bpfrt_run_ctx ctx = { 0 };
+	struct bpf_insn in[2][2][16];
+	union bpf_attr a;
+	unsigned long bad = 0, inline_runs = 0, runs = 0;
+	pthread_t t;
+
+	memset(&a, 0, sizeof(a));
+	a.map_type = BPF_MAP_TYPE_HASH;
+	a.key_size = 4;
+	a.value_size = 8;
+	a.max_entries = 64;
+	writer_fd = sys_bpfrt(BPF_MAP_CREATE, &a, sizeof(a));
+	T_CASE("hash chain rewritten by another thread under the probe");
+	T_ASSERT(writer_fd >= 0);
+	if (writer_fd < 0 || brt_map_from_fd(writer_fd, &chain_map))
+		return;
+	T_EQ_INT(0, brt_hash_probe(chain_map, &hp));
+	bucket = brt_keyhash(&nk, 4, hp.seed) & (hp.n_buckets - 1);
+	for (uint32_t k = 0; nk < 6; k++)
+		if ((brt_keyhash(&k, 4, hp.seed) & (hp.n_buckets - 1)) == bucket)
+			key[nk++] = k;
+	/* key[4] stays, key[5] is never inserted, the others come and go */
+	for (uint32_t i = 0; i < 5; i++) {
+		uint64_t v = 100 + key[i];
+
+		T_EQ_INT(0, elem(sys_bpfrt, BPF_MAP_UPDATE_ELEM, writer_fd, key[i], &v));
+		if (i < 4)
+			writer_keys[i] = key[i];
+	}
+	for (int konst = 0; konst < 2; konst++)
+		for (int which = 0; which < 2; which++)
+			jp[konst][which] = chain_compile(
+				in[konst][which],
+				chain_prog(in[konst][which], (uint64_t)(uintptr_t)chain_map, konst,
+					   key[4 + which]));
+	T_ASSERT(jp[0][0] && jp[0][1] && jp[1][0] && jp[1][1]);
+	atomic_store(&writer_stop, 0);
+	T_EQ_INT(0, pthread_create(&t, NULL, chain_writer, NULL));
+	for (unsigned long i = 0; i < 400000 && jp[1][1]; i++) {
+		int konst = i & 1, which = (i >> 1) & 1;
+		uint64_t mem = key[4 + which], r0;
+
+		lookup_calls = 0;
+		r0 = brt_jit_call(jp[konst][which], (uint64_t)(uintptr_t)&mem, 8, &ctx);
+		inline_runs += !lookup_calls;
+		runs++;
+		if (which ? r0 != 0 : (!r0 || *(uint64_t *)(uintptr_t)r0 != 100 + key[4]))
+			bad++;
+		if (!(i & 1023))
+			sched_yield(); /* let the writer in on a loaded machine */
+	}
+	atomic_store(&writer_stop, 1);
+	pthread_join(t, NULL);
+	T_EQ_U64(0, bad);
+	/* most lookups stay inline while the writer works */
+	T_ASSERT(inline_runs > runs / 2);
+	printf("chain writer: %lu lookups (%lu inline, %lu wrong) during %lu rounds of the "
+	       "writer\n", runs, inline_runs, bad, atomic_load(&writer_rounds));
+	for (int konst = 0; konst < 2; konst++)
+		for (int which = 0; which < 2; which++)
+			if (jp[konst][which])
+				brt_jit_free(jp[konst][which]);
+	brt_map_put(chain_map);
+	chain_map = NULL;
+	close(writer_fd);
+}
+
 int main(void)
 {
 	static struct outcome interp, jit, kernel;
@@ -856,6 +967,7 @@ int main(void)
 	percpu_slot();
 	hash_chains(0, "hash chain");
 	hash_chains(BPF_F_NO_PREALLOC, "no-prealloc hash chain");
+	hash_chain_writer();
 	if (!kernel_available()) {
 		printf("kernel comparison skipped: not root or no bpf()\n");
 		return t_done();
