@@ -334,6 +334,10 @@ void brt_xlated_free(struct brt_xlated *x);
  * (call_maps: brt_verify_opts.call_maps, may be NULL) into vm's JIT code.  0 or -ENOMEM. */
 int brt_prog_bind_lookups(struct bpfrt_vm *vm, const struct bpf_insn *insns, size_t n,
 			  void *const *call_maps, const struct brt_prog_maps *pm);
+/* The JIT's view of a hash map's layout (struct brt_hash_probe, maps/maps.h); tests that
+ * bind lookups themselves use it too. */
+struct brt_jit_hash_layout;
+void brt_jit_hash_layout_of(const struct brt_hash_probe *hp, struct brt_jit_hash_layout *out);
 
 /* The single place a program load checks a program (check.c): the verifier.  Returns 0
  * or the errno BPF_PROG_LOAD returns; writes its messages into the log. */

@@ -13,6 +13,23 @@
 #include "maps/maps.h"
 #include "vm/vm.h"
 
+void brt_jit_hash_layout_of(const struct brt_hash_probe *hp, struct brt_jit_hash_layout *out)
+{
+	*out = (struct brt_jit_hash_layout){
+		.buckets = (uint64_t)(uintptr_t)hp->buckets,
+		.elems = (uint64_t)(uintptr_t)hp->elems,
+		.lru_clock = (uint64_t)(uintptr_t)hp->lru_clock,
+		.n_elems_live = (uint64_t)(uintptr_t)hp->n_elems_live,
+		.stamp_off = hp->stamp_off,
+		.n_buckets = hp->n_buckets, .n_elems = hp->n_elems,
+		.elem_size = hp->elem_size, .key_size = hp->key_size,
+		.value_off = hp->value_off, .seed = hp->seed,
+		.bucket_size = hp->bucket_size, .head_off = hp->head_off,
+		.next_off = hp->next_off, .hash_off = hp->hash_off, .seq_off = hp->seq_off,
+		.key_off = hp->key_off,
+	};
+}
+
 static int held(const struct brt_prog_maps *pm, const struct brt_map *map)
 {
 	for (uint32_t i = 0; i < pm->n; i++)
@@ -72,19 +89,7 @@ int brt_prog_bind_lookups(struct bpfrt_vm *vm, const struct bpf_insn *insns, siz
 				e->ncpus = brt_ncpus();
 		} else if (!brt_hash_probe(map, &hp)) {
 			e->kind = BRT_JIT_LOOKUP_HASH;
-			e->hash = (struct brt_jit_hash_layout){
-				.buckets = (uint64_t)(uintptr_t)hp.buckets,
-				.elems = (uint64_t)(uintptr_t)hp.elems,
-				.lru_clock = (uint64_t)(uintptr_t)hp.lru_clock,
-				.n_elems_live = (uint64_t)(uintptr_t)hp.n_elems_live,
-				.stamp_off = hp.stamp_off,
-				.n_buckets = hp.n_buckets, .n_elems = hp.n_elems,
-				.elem_size = hp.elem_size, .key_size = hp.key_size,
-				.value_off = hp.value_off, .seed = hp.seed,
-				.bucket_size = hp.bucket_size, .head_off = hp.head_off,
-				.next_off = hp.next_off, .hash_off = hp.hash_off, .seq_off = hp.seq_off,
-				.key_off = hp.key_off,
-			};
+			brt_jit_hash_layout_of(&hp, &e->hash);
 		}
 	}
 	err = nl ? brt_vm_bind_lookups(vm, l, nl) : 0;

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "bpfrt.h"
+#include "api/api.h"
 #include "isa/isa.h"
 #include "jit/jit.h"
 #include "maps/maps.h"
@@ -1013,18 +1014,7 @@ static inline size_t pg_bindings(const struct pg_prog *p, struct brt_jit_lookup 
 		l[n].kind = BRT_JIT_LOOKUP_HASH;
 		l[n].helper = pg_helper;
 		memcpy(&l[n].op, &m->map->ops->lookup, sizeof(l[n].op));
-		l[n].hash = (struct brt_jit_hash_layout){
-			.buckets = (uint64_t)(uintptr_t)hp.buckets,
-			.elems = (uint64_t)(uintptr_t)hp.elems,
-			.lru_clock = (uint64_t)(uintptr_t)hp.lru_clock,
-			.n_elems_live = (uint64_t)(uintptr_t)hp.n_elems_live,
-			.n_buckets = hp.n_buckets, .n_elems = hp.n_elems,
-			.elem_size = hp.elem_size, .key_size = hp.key_size,
-			.value_off = hp.value_off, .seed = hp.seed,
-			.bucket_size = hp.bucket_size, .head_off = hp.head_off,
-			.next_off = hp.next_off, .hash_off = hp.hash_off, .seq_off = hp.seq_off,
-			.key_off = hp.key_off, .stamp_off = hp.stamp_off,
-		};
+		brt_jit_hash_layout_of(&hp, &l[n].hash);
 		n++;
 	}
 	return n;

@@ -670,17 +670,7 @@ static struct brt_jit_prog *chain_compile(struct bpf_insn *in, size_t n)
 	T_EQ_INT(0, brt_hash_probe(chain_map, &hp));
 	l.insn = (uint32_t)(n - 2);
 	memcpy(&l.op, &op, sizeof(l.op));
-	l.hash = (struct brt_jit_hash_layout){
-		.buckets = (uint64_t)(uintptr_t)hp.buckets,
-		.elems = (uint64_t)(uintptr_t)hp.elems,
-		.lru_clock = (uint64_t)(uintptr_t)hp.lru_clock,
-		.n_elems_live = (uint64_t)(uintptr_t)hp.n_elems_live,
-		.n_buckets = hp.n_buckets, .n_elems = hp.n_elems, .elem_size = hp.elem_size,
-		.key_size = hp.key_size, .value_off = hp.value_off, .seed = hp.seed,
-		.bucket_size = hp.bucket_size, .head_off = hp.head_off, .next_off = hp.next_off,
-		.hash_off = hp.hash_off, .seq_off = hp.seq_off, .key_off = hp.key_off,
-		.stamp_off = hp.stamp_off,
-	};
+	brt_jit_hash_layout_of(&hp, &l.hash);
 	if (brt_jit_compile(in, n, &env, &jp, err, sizeof(err))) {
 		T_FAIL("compile: %s", err);
 		return NULL;
@@ -729,15 +719,10 @@ static _Atomic uint32_t *chain_word(const struct brt_hash_probe *hp, uint32_t id
 					    (size_t)(idx - 1) * hp->elem_size + off);
 }
 
-static void hash_chains(uint32_t flags, const char *what)
+/* A hash map of u32 keys and u64 values, 64 entries (64 buckets) */
+static int chain_map_create(uint32_t flags)
 {
-	enum { LONG = 12 }; /* keys in the crowded bucket */
-	uint32_t chain[LONG + 1], key[LONG + 4], nk = 0, absent = 0, bucket, idx, len = 0;
-	struct brt_hash_probe hp;
 	union bpf_attr a;
-	unsigned calls;
-	char name[128];
-	int fd;
 
 	memset(&a, 0, sizeof(a));
 	a.map_type = BPF_MAP_TYPE_HASH;
@@ -745,7 +730,18 @@ static void hash_chains(uint32_t flags, const char *what)
 	a.value_size = 8;
 	a.max_entries = 64;
 	a.map_flags = flags;
-	fd = sys_bpfrt(BPF_MAP_CREATE, &a, sizeof(a));
+	return sys_bpfrt(BPF_MAP_CREATE, &a, sizeof(a));
+}
+
+static void hash_chains(uint32_t flags, const char *what)
+{
+	enum { LONG = 12 }; /* keys in the crowded bucket */
+	uint32_t chain[LONG + 1], key[LONG + 4], nk = 0, absent = 0, bucket, idx, len = 0;
+	struct brt_hash_probe hp;
+	unsigned calls;
+	char name[128];
+	int fd = chain_map_create(flags);
+
 	T_CASE(what);
 	T_ASSERT(fd >= 0);
 	if (fd < 0 || brt_map_from_fd(fd, &chain_map))
@@ -880,16 +876,10 @@ static void hash_chain_writer(void)
 	struct brt_jit_prog *jp[2][2] = { { NULL } };
 	struct bpfrt_run_ctx ctx = { 0 };
 	struct bpf_insn in[2][2][16];
-	union bpf_attr a;
 	unsigned long bad = 0, inline_runs = 0, runs = 0;
 	pthread_t t;
 
-	memset(&a, 0, sizeof(a));
-	a.map_type = BPF_MAP_TYPE_HASH;
-	a.key_size = 4;
-	a.value_size = 8;
-	a.max_entries = 64;
-	writer_fd = sys_bpfrt(BPF_MAP_CREATE, &a, sizeof(a));
+	writer_fd = chain_map_create(0);
 	T_CASE("hash chain rewritten by another thread under the probe");
 	T_ASSERT(writer_fd >= 0);
 	if (writer_fd < 0 || brt_map_from_fd(writer_fd, &chain_map))
