@@ -601,7 +601,7 @@ static void percpu_slot(void)
 /* ---- chains: keys deep in a bucket's chain, and chains another process scribbled ----
  * The JIT compiled directly (brt_jit_compile) with the call bound to the map as
  * BPF_PROG_LOAD binds it, the map's lookup counted (counted_lookup): a key at any of the
- * first PROBE_CHAIN_MAX (8) positions of its chain, or absent from a chain that short,
+ * first JIT_PROBE_CHAIN (8, src/jit/x86_64/x86.h) positions of its chain, or absent from a chain that short,
  * must be found without the map's lookup; past that, and wherever the chain's indexes,
  * hashes or sequence words were scribbled (a loop, an index out of range, one of a free
  * element, an element of another bucket), the probe must end and call the map's lookup.
@@ -719,13 +719,13 @@ static _Atomic uint32_t *chain_word(const struct brt_hash_probe *hp, uint32_t id
 					    (size_t)(idx - 1) * hp->elem_size + off);
 }
 
-/* A hash map of u32 keys and u64 values, 64 entries (64 buckets) */
-static int chain_map_create(uint32_t flags)
+/* A hash map (type) of u32 keys and u64 values, 64 entries (64 buckets) */
+static int chain_map_create(uint32_t type, uint32_t flags)
 {
 	union bpf_attr a;
 
 	memset(&a, 0, sizeof(a));
-	a.map_type = BPF_MAP_TYPE_HASH;
+	a.map_type = type;
 	a.key_size = 4;
 	a.value_size = 8;
 	a.max_entries = 64;
@@ -733,14 +733,14 @@ static int chain_map_create(uint32_t flags)
 	return sys_bpfrt(BPF_MAP_CREATE, &a, sizeof(a));
 }
 
-static void hash_chains(uint32_t flags, const char *what)
+static void hash_chains(uint32_t type, uint32_t flags, const char *what)
 {
 	enum { LONG = 12 }; /* keys in the crowded bucket */
 	uint32_t chain[LONG + 1], key[LONG + 4], nk = 0, absent = 0, bucket, idx, len = 0;
 	struct brt_hash_probe hp;
 	unsigned calls;
 	char name[128];
-	int fd = chain_map_create(flags);
+	int fd = chain_map_create(type, flags);
 
 	T_CASE(what);
 	T_ASSERT(fd >= 0);
@@ -879,7 +879,7 @@ static void hash_chain_writer(void)
 	unsigned long bad = 0, inline_runs = 0, runs = 0;
 	pthread_t t;
 
-	writer_fd = chain_map_create(0);
+	writer_fd = chain_map_create(BPF_MAP_TYPE_HASH, 0);
 	T_CASE("hash chain rewritten by another thread under the probe");
 	T_ASSERT(writer_fd >= 0);
 	if (writer_fd < 0 || brt_map_from_fd(writer_fd, &chain_map))
@@ -955,8 +955,9 @@ int main(void)
 	lru_probe();
 	const_keys();
 	percpu_slot();
-	hash_chains(0, "hash chain");
-	hash_chains(BPF_F_NO_PREALLOC, "no-prealloc hash chain");
+	hash_chains(BPF_MAP_TYPE_HASH, 0, "hash chain");
+	hash_chains(BPF_MAP_TYPE_HASH, BPF_F_NO_PREALLOC, "no-prealloc hash chain");
+	hash_chains(BPF_MAP_TYPE_LRU_HASH, 0, "LRU hash chain");
 	hash_chain_writer();
 	if (!kernel_available()) {
 		printf("kernel comparison skipped: not root or no bpf()\n");
