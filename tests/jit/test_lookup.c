@@ -601,8 +601,9 @@ static void percpu_slot(void)
 /* ---- chains: keys deep in a bucket's chain, and chains another process scribbled ----
  * The JIT compiled directly (brt_jit_compile) with the call bound to the map as
  * BPF_PROG_LOAD binds it, the map's lookup counted (counted_lookup): a key at any of the
- * first JIT_PROBE_CHAIN (8, src/jit/x86_64/x86.h) positions of its chain, or absent from a chain that short,
- * must be found without the map's lookup; past that, and wherever the chain's indexes,
+ * first JIT_PROBE_CHAIN (8, src/jit/x86_64/x86.h) positions of its chain, or absent from
+ * a chain that short, must be found without the map's lookup; past that, and wherever
+ * the chain's indexes,
  * hashes or sequence words were scribbled (a loop, an index out of range, one of a free
  * element, an element of another bucket), the probe must end and call the map's lookup.
  * Each result is compared with the interpreter's run of the same program and with the
