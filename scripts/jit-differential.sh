@@ -8,7 +8,8 @@
 #   PROGRAMS=N       stop after N programs instead (whichever comes first)
 #   SEED=N           generator seed (default: from the clock; printed, so a run reproduces)
 # The generator (tests/jit/progen.h) also emits the idioms the JIT's optimisation passes
-# rewrite (src/jit/x86_64/passes.def) and their near misses, and bpf_get_prandom_u32 calls
+# rewrite (src/jit/x86_64/passes.def) and their near misses, lookups in hash maps with long
+# bucket chains (passes hashprobe and constkey), and bpf_get_prandom_u32 calls
 # (pass inlinehelper; every engine's run starts from one prandom state and must leave the
 # interpreter's); the vm's JIT runs with every pass on unless BPFRT_JIT_PASSES says
 # otherwise (the blinded run has no rotate pass).

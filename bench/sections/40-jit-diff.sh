@@ -12,9 +12,10 @@ if [ ! -f "$f" ]; then
 	exit 0
 fi
 echo "Last run of \`scripts/jit-differential.sh\` (tests/jit/test_random.c without its count"
-echo "limit: random memory-safe programs with loops, calls and helpers, each run by the"
-echo "checked interpreter, the fast interpreter and the JIT plain and constant-blinded; r0"
-echo "and memory must match; \"skipped\" programs faulted in the checked interpreter):"
+echo "limit: random memory-safe programs with loops, calls, helpers and hash map lookups,"
+echo "each run by the checked interpreter, the fast interpreter and the JIT plain and"
+echo "constant-blinded; r0 and memory must match; \"skipped\" programs faulted in the"
+echo "checked interpreter):"
 echo
 sed 's/^/- /' "$f"
 grep -q '^FAILED' "$f" && exit 1
