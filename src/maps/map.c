@@ -345,11 +345,10 @@ int brt_map_create(const union bpf_attr *attr_in, const struct brt_map_btf *btf,
 	hole_off = hole_len = 0;
 	if (ops->lazy_range)
 		ops->lazy_range(&params, &hole_off, &hole_len);
-	fd = brt_obj_create_sparse(&hdr, sizeof(struct brt_map), hole_off, hole_len, map_init,
-				   &params, &obj);
+	fd = brt_obj_create_sparse(&hdr, sizeof(struct brt_map), hole_off, hole_len,
+				   hdr.tail_size ? btf->blob : NULL, map_init, &params, &obj);
 	/* no other thread or process knows the file before fd is returned */
 	if (fd >= 0 && hdr.tail_size) {
-		memcpy((char *)obj->base + brt_obj_tail_off(&hdr), btf->blob, hdr.tail_size);
 		/* the verifier reads the checked blob, not the file's copy (maps.h) */
 		if (btf->snap && btf->snap->size == hdr.tail_size) {
 			atomic_fetch_add_explicit(&btf->snap->refs, 1, memory_order_relaxed);

@@ -16,6 +16,7 @@
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -23,7 +24,8 @@
 #include "util/util.h"
 
 #define CACHE_BUCKETS 256
-#define POPULATE_MAX (64u << 10)
+/* objects up to this size are written whole at creation (write_whole()) */
+#define WHOLE_MAX (64u << 10)
 /* The largest write-once file a batch keeps as a private copy instead of mapping it: the
  * copy is process memory next to the file's, so only small ones (every program of the
  * corpus's many-program objects is 2-4 pages) */
@@ -432,7 +434,56 @@ static int reserve(int fd, uint64_t size, uint64_t hole_off, uint64_t hole_len)
 	return err == ENOSPC || err == EFBIG ? -ENOMEM : -err;
 }
 
-static int create(struct brt_obj_hdr *hdr, size_t obj_size,
+static const char zero_page[BRT_PAGE];
+
+/* Zeros from the current end of *iov up to at, a page of zero_page at a time. */
+static void zeros_to(struct iovec *iov, int *n, uint64_t *pos, uint64_t at)
+{
+	while (*pos < at) {
+		size_t len = at - *pos < BRT_PAGE ? (size_t)(at - *pos) : BRT_PAGE;
+
+		iov[*n].iov_base = (void *)(uintptr_t)zero_page;
+		iov[(*n)++].iov_len = len;
+		*pos += len;
+	}
+}
+
+/* A small object's file written whole in one call (size <= WHOLE_MAX): zeros, its
+ * second region (tail, tail_size bytes, when given) and its header at their places.  A
+ * write reserves the pages as fallocate does (tmpfs allocates every page written, and a
+ * short write means it had no room: ENOMEM, as MAP_CREATE's failed allocation), sets the
+ * size and leaves the pages in the page cache, so the mapping needs no populating: this
+ * process faults in only the pages it touches (a map of a few values and its BTF copy,
+ * created and closed by a loader, often none), and unmapping pages never mapped costs
+ * no TLB flush.  0 or -errno. */
+static int write_whole(int fd, uint64_t size, const struct brt_obj_hdr *hdr,
+		       const void *tail)
+{
+	struct iovec iov[WHOLE_MAX / BRT_PAGE + 8];
+	uint64_t pos = 0, tail_off = brt_obj_tail_off(hdr), hdr_at = brt_obj_hdr_at(hdr);
+	int n = 0;
+	ssize_t got;
+
+	if (tail && hdr->tail_size) {
+		zeros_to(iov, &n, &pos, tail_off);
+		iov[n].iov_base = (void *)(uintptr_t)tail;
+		iov[n++].iov_len = hdr->tail_size;
+		pos += hdr->tail_size;
+	}
+	zeros_to(iov, &n, &pos, hdr_at);
+	iov[n].iov_base = (void *)(uintptr_t)hdr;
+	iov[n++].iov_len = sizeof(*hdr);
+	pos += sizeof(*hdr);
+	zeros_to(iov, &n, &pos, size);
+	do
+		got = pwritev(fd, iov, n, 0);
+	while (got < 0 && errno == EINTR);
+	if (got < 0)
+		return errno == ENOSPC || errno == EFBIG ? -ENOMEM : -errno;
+	return (uint64_t)got == size ? 0 : -ENOMEM;
+}
+
+static int create(struct brt_obj_hdr *hdr, size_t obj_size, const void *tail,
 		  int (*init)(struct brt_obj *obj, void *arg), void *arg, struct brt_obj **out,
 		  int once, uint64_t hole_off, uint64_t hole_len)
 {
@@ -447,7 +498,7 @@ static int create(struct brt_obj_hdr *hdr, size_t obj_size,
 	struct stat st;
 	size_t size;
 	void *base, *buf = NULL;
-	int fd, err;
+	int fd, err, written;
 
 	/* Shared memory is reserved up front (below), so cap what one object may take. */
 	if (data_pages > BRT_OBJ_MAX_BYTES / BRT_PAGE)
@@ -459,10 +510,19 @@ static int create(struct brt_obj_hdr *hdr, size_t obj_size,
 			  (hdr->tail_packed || !hdr->tail_size);
 	if (hdr->hdr_at_end)
 		size = (size_t)BRT_ROUND_PAGE(end + BRT_OBJ_HDR_ROOM);
+	/* a small object without a hole: its file written whole (write_whole()) */
+	written = !once && !hole_len && size <= WHOLE_MAX;
+	hdr->magic = BRT_OBJ_MAGIC;
+	hdr->version = BRT_OBJ_VERSION;
+	hdr->file_size = size;
 	sweep_due();
 	fd = open_anon();
 	if (fd < 0)
 		return fd;
+	clock_gettime(CLOCK_REALTIME, &now);
+	hdr->created_ns = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+	if (!hdr->id) /* a given id: an object re-created under its old id (api/ids.c) */
+		hdr->id = alloc_id(hdr->kind, hdr->created_ns);
 	if (once) {
 		/* written once: built in process memory and written whole below, which
 		 * reserves the memory as fallocate does (and says ENOSPC as it does) */
@@ -475,15 +535,13 @@ static int create(struct brt_obj_hdr *hdr, size_t obj_size,
 		/* Reserve the memory now: a sparse tmpfs file would turn ENOSPC into SIGBUS
 		 * later.  A hole the kind asked for is its own to reserve before use (it
 		 * populates pages with MADV_POPULATE_WRITE, which fails instead). */
-		err = reserve(fd, size, hole_off, hole_len);
+		err = written ? write_whole(fd, size, hdr, tail) :
+				reserve(fd, size, hole_off, hole_len);
 		if (err)
 			goto out_close_fd;
-		/* A small object is written whole right away (header page, zeroed or copied
-		 * data): mapping its pages now costs one call instead of a page fault per
-		 * page.  Never with a hole: populating it would allocate it unchecked. */
-		base = mmap(NULL, size, PROT_READ | PROT_WRITE,
-			    MAP_SHARED | (size <= POPULATE_MAX && !hole_len ? MAP_POPULATE : 0),
-			    fd, 0);
+		/* not populated: a small file's pages are in the page cache already and
+		 * fault in cheaply where touched; a larger one's are faulted in as used */
+		base = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 		if (base == MAP_FAILED) {
 			err = -ENOMEM;
 			goto out_close_fd;
@@ -494,13 +552,6 @@ static int create(struct brt_obj_hdr *hdr, size_t obj_size,
 		err = -ENOMEM;
 		goto out_unmap;
 	}
-	hdr->magic = BRT_OBJ_MAGIC;
-	hdr->version = BRT_OBJ_VERSION;
-	hdr->file_size = size;
-	clock_gettime(CLOCK_REALTIME, &now);
-	hdr->created_ns = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
-	if (!hdr->id) /* a given id: an object re-created under its old id (api/ids.c) */
-		hdr->id = alloc_id(hdr->kind, hdr->created_ns);
 	obj->dev = st.st_dev;
 	obj->ino = st.st_ino;
 	obj->last_fd = fd;
@@ -508,7 +559,11 @@ static int create(struct brt_obj_hdr *hdr, size_t obj_size,
 	obj->base = base;
 	obj->size = size;
 	obj->hdr = (struct brt_obj_hdr *)((char *)base + brt_obj_hdr_at(hdr));
-	memcpy(obj->hdr, hdr, sizeof(*hdr));
+	if (!written) {
+		memcpy(obj->hdr, hdr, sizeof(*hdr));
+		if (tail && hdr->tail_size && !once)
+			memcpy((char *)base + brt_obj_tail_off(hdr), tail, hdr->tail_size);
+	}
 	obj->snap = *hdr;
 	refs_init(obj, 1);
 	err = init ? init(obj, arg) : 0;
@@ -564,21 +619,22 @@ out_close_fd:
 int brt_obj_create(struct brt_obj_hdr *hdr, size_t obj_size,
 		   int (*init)(struct brt_obj *obj, void *arg), void *arg, struct brt_obj **out)
 {
-	return create(hdr, obj_size, init, arg, out, 0, 0, 0);
+	return create(hdr, obj_size, NULL, init, arg, out, 0, 0, 0);
 }
 
 int brt_obj_create_sparse(struct brt_obj_hdr *hdr, size_t obj_size, uint64_t hole_off,
-			  uint64_t hole_len, int (*init)(struct brt_obj *obj, void *arg),
-			  void *arg, struct brt_obj **out)
+			  uint64_t hole_len, const void *tail,
+			  int (*init)(struct brt_obj *obj, void *arg), void *arg,
+			  struct brt_obj **out)
 {
-	return create(hdr, obj_size, init, arg, out, 0, hole_off, hole_len);
+	return create(hdr, obj_size, tail, init, arg, out, 0, hole_off, hole_len);
 }
 
 int brt_obj_create_once(struct brt_obj_hdr *hdr, size_t obj_size,
 			int (*init)(struct brt_obj *obj, void *arg), void *arg,
 			struct brt_obj **out)
 {
-	return create(hdr, obj_size, init, arg, out, 1, 0, 0);
+	return create(hdr, obj_size, NULL, init, arg, out, 1, 0, 0);
 }
 
 int brt_obj_read_hdr(int fd, uint64_t size, struct brt_obj_hdr *hdr)

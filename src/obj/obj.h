@@ -225,10 +225,13 @@ int brt_obj_create(struct brt_obj_hdr *hdr, size_t obj_size,
  * unreserved: the kind reserves them as it uses them, with MADV_POPULATE_WRITE on its
  * mapping (an error, never SIGBUS, when memory is short), and touches no page of the hole
  * it has not populated in this process (a BPF_F_NO_PREALLOC hash map's elements,
- * maps/hash.c).  A hole that is not page aligned or reaches the header is ignored. */
+ * maps/hash.c).  A hole that is not page aligned or reaches the header is ignored.
+ * tail (NULL: zeros) is the second region's hdr->tail_size bytes, in the file before
+ * init runs (a map's BTF copy: written with the rest of a small file, obj.c). */
 int brt_obj_create_sparse(struct brt_obj_hdr *hdr, size_t obj_size, uint64_t hole_off,
-			  uint64_t hole_len, int (*init)(struct brt_obj *obj, void *arg),
-			  void *arg, struct brt_obj **out);
+			  uint64_t hole_len, const void *tail,
+			  int (*init)(struct brt_obj *obj, void *arg), void *arg,
+			  struct brt_obj **out);
 /* The same for an object whose file is written once, by init, and then only read (a
  * program, a BTF object; one that leaves room for the header in its last page takes one
  * page in all, brt_obj_hdr_off()): init writes into process memory that is written to the file
