@@ -126,7 +126,7 @@ static int open_live(size_t i, struct live *m)
 	if (m->fd < 0 || fstat(m->fd, &st) || brt_map_from_fd(m->fd, &m->map))
 		__builtin_trap();
 	m->file_size = (size_t)st.st_size;
-	m->size = m->file_size - BRT_PAGE;
+	m->size = brt_obj_hdr_at(&m->map->obj.snap); /* the region and BTF copy: before the header */
 	m->region = mmap(NULL, m->file_size, PROT_READ | PROT_WRITE, MAP_SHARED, m->fd, 0);
 	if (m->region == MAP_FAILED)
 		__builtin_trap();

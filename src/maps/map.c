@@ -242,6 +242,18 @@ static int map_init(struct brt_obj *obj, void *arg)
 	return err;
 }
 
+/* Does user space map this map's region page by page (mmap() of its fd, as of the
+ * kernel's): a BPF_F_MMAPABLE array (libbpf's .bss, .data), a ring buffer (its consumer
+ * page at offset 0).  Its file keeps its header on a page of its own, which such a
+ * mapping never shows, and its BTF copy on pages of their own; any other map's header
+ * shares the last page of its data (hdr_at_end, obj.h) and its copy follows the region
+ * (tail_packed): a map of a few values is one page. */
+static int region_user_mapped(uint32_t type, uint32_t flags)
+{
+	return (flags & BPF_F_MMAPABLE) || type == BPF_MAP_TYPE_RINGBUF ||
+	       type == BPF_MAP_TYPE_USER_RINGBUF;
+}
+
 /* Linux 6.18's MAP_CREATE fields past map_extra (this libc's header stops there). */
 struct create_tail {
 	int32_t value_type_btf_obj_fd; /* only read with BPF_F_VTYPE_BTF_OBJ_FD (struct_ops) */
@@ -327,11 +339,10 @@ int brt_map_create(const union bpf_attr *attr_in, const struct brt_map_btf *btf,
 		if (btf->blob && btf->size <= BRT_MAP_BTF_MAX)
 			hdr.tail_size = btf->size;
 		/* the copy right after the region (8-byte aligned), not on pages of its
-		 * own: a map of a few values takes two pages where it took three (each one
-		 * allocated at creation, faulted in, unmapped and freed at close), except
-		 * where user space maps the region (BPF_F_MMAPABLE: libbpf's .bss and .data)
-		 * and would see the copy past its values */
-		hdr.tail_packed = !(params.flags & BPF_F_MMAPABLE);
+		 * own: a map of a few values takes one page where it took three (each one
+		 * allocated at creation, unmapped and freed at close), except where user
+		 * space maps the region and would see the copy past its values */
+		hdr.tail_packed = !region_user_mapped(attr->map_type, params.flags);
 		hdr.spin_lock_off = btf->lock_off;
 		hdr.timer_off = btf->timer_off;
 		hdr.res_spin_lock_off = btf->res_lock_off;
@@ -342,6 +353,7 @@ int brt_map_create(const union bpf_attr *attr_in, const struct brt_map_btf *btf,
 			hdr.graph_roots[i][2] = btf->roots[i].rb;
 		}
 	}
+	hdr.hdr_at_end = !region_user_mapped(attr->map_type, params.flags);
 	hole_off = hole_len = 0;
 	if (ops->lazy_range)
 		ops->lazy_range(&params, &hole_off, &hole_len);
@@ -364,13 +376,17 @@ int brt_map_create(const union bpf_attr *attr_in, const struct brt_map_btf *btf,
 }
 
 /* Pages of a map file: the region, the BTF copy (on pages of its own, or packed after
- * the region: tail_packed) and the header page, as obj.c's create() sizes it. */
+ * the region: tail_packed) and the header (a page of its own, or in the last
+ * BRT_OBJ_HDR_ROOM bytes after them: hdr_at_end), as obj.c's create() sizes it. */
 static uint64_t map_file_pages(const struct brt_obj_hdr *h)
 {
+	uint64_t end = h->tail_size ? brt_obj_tail_off(h) + h->tail_size : h->data_size;
 	uint64_t data = h->tail_packed ?
 		BRT_ROUND_PAGE(brt_obj_tail_off(h) + h->tail_size) :
 		BRT_ROUND_PAGE(h->data_size) + BRT_ROUND_PAGE(h->tail_size);
 
+	if (h->hdr_at_end)
+		return BRT_ROUND_PAGE(end + BRT_OBJ_HDR_ROOM) / BRT_PAGE;
 	return data / BRT_PAGE + 1;
 }
 
@@ -437,7 +453,10 @@ static int map_attach_obj(const struct brt_obj *tmpl, struct brt_obj **out)
 	/* The region (and a lock map's journal) must be exactly what the parameters imply
 	 * and, with the BTF copy after it, fill the file. */
 	if (err || total != hdr->data_size || hdr->tail_size > BRT_MAP_BTF_MAX ||
-	    hdr->tail_packed > 1 || map_file_pages(hdr) != tmpl->size / BRT_PAGE)
+	    hdr->tail_packed > 1 || hdr->hdr_at_end > 1 ||
+	    (hdr->hdr_at_end && (region_user_mapped(hdr->type, hdr->flags) ||
+				 (hdr->tail_size && !hdr->tail_packed))) ||
+	    map_file_pages(hdr) != tmpl->size / BRT_PAGE)
 		goto out_corrupt;
 	map->data = tmpl->base;
 	map->data_size = size;
@@ -473,7 +492,8 @@ int brt_map_file_values(int fd, const struct brt_obj_hdr *hdr, uint64_t file_siz
 	if (m.ops->data_size(&m, &size))
 		return -EINVAL;
 	total = !hdr->spin_lock_off ? size : BRT_ROUND8(size) + brt_map_journal_size(hdr->value_size);
-	if (total != hdr->data_size || file_size < BRT_PAGE || total > file_size - BRT_PAGE)
+	if (total != hdr->data_size || hdr->file_size != file_size ||
+	    total > brt_obj_hdr_at(hdr))
 		return -EINVAL;
 	return m.ops->file_values(&m, fd, off, len, fn, arg);
 }
@@ -492,7 +512,7 @@ int brt_map_btf_blob(const struct brt_map *map, const void **blob, uint32_t *siz
 	uint32_t n = map->obj.snap.tail_size;
 	uint64_t off = brt_obj_tail_off(&map->obj.snap);
 
-	if (!n || !map->obj.snap.btf_id || off + n > map->obj.size - BRT_PAGE)
+	if (!n || !map->obj.snap.btf_id || off + n > brt_obj_hdr_at(&map->obj.snap))
 		return -ENOENT;
 	*blob = (const char *)map->obj.base + off;
 	*size = n;

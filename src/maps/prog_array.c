@@ -168,8 +168,8 @@ int brt_prog_array_file_ids(int fd, const struct brt_obj_hdr *hdr, uint64_t file
 
 	if (hdr->kind != BRT_OBJ_MAP || hdr->type != BPF_MAP_TYPE_PROG_ARRAY)
 		return -EINVAL;
-	if (hdr->data_size != (uint64_t)hdr->max_entries * 8 || file_size < BRT_PAGE ||
-	    hdr->data_size > file_size - BRT_PAGE)
+	if (hdr->data_size != (uint64_t)hdr->max_entries * 8 || hdr->file_size != file_size ||
+	    hdr->data_size > brt_obj_hdr_at(hdr))
 		return -EINVAL;
 	for (uint32_t i = 0; i < hdr->max_entries; i += 512) {
 		uint32_t n = hdr->max_entries - i < 512 ? hdr->max_entries - i : 512;

@@ -504,9 +504,10 @@ static int create(struct brt_obj_hdr *hdr, size_t obj_size, const void *tail,
 	if (data_pages > BRT_OBJ_MAX_BYTES / BRT_PAGE)
 		return -ENOMEM;
 	size = (size_t)(data_pages + 1) * BRT_PAGE;
-	/* written once: the header after the data, in their last page when it has room
-	 * (obj.h, brt_obj_hdr_at()) */
-	hdr->hdr_at_end = once && (hdr->kind == BRT_OBJ_PROG || hdr->kind == BRT_OBJ_BTF) &&
+	/* written once, or a map that asked for it: the header after the data, in their
+	 * last page when it has room (obj.h, brt_obj_hdr_at()) */
+	hdr->hdr_at_end = (once ? hdr->kind == BRT_OBJ_PROG || hdr->kind == BRT_OBJ_BTF :
+				  hdr->kind == BRT_OBJ_MAP && hdr->hdr_at_end) &&
 			  (hdr->tail_packed || !hdr->tail_size);
 	if (hdr->hdr_at_end)
 		size = (size_t)BRT_ROUND_PAGE(end + BRT_OBJ_HDR_ROOM);
@@ -657,8 +658,7 @@ int brt_obj_read_hdr(int fd, uint64_t size, struct brt_obj_hdr *hdr)
 	return hdr->magic == BRT_OBJ_MAGIC && hdr->version == BRT_OBJ_VERSION &&
 		       hdr->file_size == size && hdr->kind < BRT_OBJ_KINDS &&
 		       brt_obj_size_ok(size, hdr->kind) &&
-		       (!hdr->hdr_at_end ||
-			hdr->kind == BRT_OBJ_PROG || hdr->kind == BRT_OBJ_BTF) ?
+		       (!hdr->hdr_at_end || brt_obj_kind_hdr_at_end(hdr->kind)) ?
 		       0 : -EINVAL;
 }
 

@@ -94,20 +94,23 @@ struct brt_obj_hdr {
 	uint32_t tail_packed;
 	/* nonzero: the header is in the file's last BRT_OBJ_HDR_ROOM bytes, after the data
 	 * and tail in their last page, not at the start of a page of its own (write-once
-	 * files: programs, BTF objects, brt_obj_create_once()); 0 in maps and in files of
-	 * earlier versions (brt_obj_hdr_at()) */
+	 * files: programs, BTF objects, brt_obj_create_once(); since session 19 maps whose
+	 * region user space does not map, brt_obj_create_sparse()); 0 in BPF_F_MMAPABLE
+	 * arrays, ring buffers and files of earlier versions (brt_obj_hdr_at()) */
 	uint32_t hdr_at_end;
 };
 
 /* Where a file's header is.  Two layouts:
- * - a page of its own at the end (maps, whose region is mmap'd page by page and must not
- *   share a page with it; write-once files of earlier versions): at file_size - BRT_PAGE;
+ * - a page of its own at the end (maps whose region user space maps page by page and
+ *   must not see the header: BPF_F_MMAPABLE arrays, ring buffers; every file of earlier
+ *   versions but one-page ones): at file_size - BRT_PAGE;
  * - the last BRT_OBJ_HDR_ROOM bytes of the file, after the data and tail in their last
- *   page (write-once files: programs, BTF objects; brt_obj_create_once()), marked by
- *   hdr_at_end: a program of a few dozen instructions takes one page of shared memory
- *   where it took two, one of a few hundred (or one carrying its object's BTF) two where
- *   it took three (each page of a file is allocated at its creation and freed at its
- *   close).  One-page files of earlier versions have their header there too, unmarked.
+ *   page (write-once files: programs, BTF objects; other maps since session 19), marked
+ *   by hdr_at_end: a program of a few dozen instructions or a map of a few values takes
+ *   one page of shared memory where it took two, a program of a few hundred (or one
+ *   carrying its object's BTF) two where it took three (each page of a file is allocated
+ *   at its creation and freed at its close).  One-page files of earlier versions have
+ *   their header there too, unmarked.
  * A reader tells them apart by the bytes at the end (brt_obj_read_hdr()): an honest file
  * of the first layout has zeros there (the rest of its header page), one of the second a
  * header with hdr_at_end set.  An older bpfrt reads the start of the last page of a
@@ -127,13 +130,19 @@ static inline uint64_t brt_obj_hdr_at(const struct brt_obj_hdr *hdr)
 				 brt_obj_hdr_off(hdr->file_size);
 }
 
+/* May a file of kind have its header at its end (hdr_at_end): programs, BTF objects and
+ * maps (which of them may: maps/map.c, at creation and at attach). */
+static inline int brt_obj_kind_hdr_at_end(uint32_t kind)
+{
+	return kind == BRT_OBJ_PROG || kind == BRT_OBJ_BTF || kind == BRT_OBJ_MAP;
+}
+
 /* Is size one an object file of kind may have: whole pages, two or more; one only for
- * the write-once kinds (programs, BTF objects; a map's region is mmap'd page by page and
- * must not share a page with its header). */
+ * the kinds whose header may share the data's last page (brt_obj_kind_hdr_at_end()). */
 static inline int brt_obj_size_ok(uint64_t size, uint32_t kind)
 {
 	return size && size % BRT_PAGE == 0 &&
-	       (size > BRT_PAGE || kind == BRT_OBJ_PROG || kind == BRT_OBJ_BTF);
+	       (size > BRT_PAGE || brt_obj_kind_hdr_at_end(kind));
 }
 
 /* Read the header of a file of size bytes open as fd (one pread of its last page) from
@@ -227,7 +236,9 @@ int brt_obj_create(struct brt_obj_hdr *hdr, size_t obj_size,
  * it has not populated in this process (a BPF_F_NO_PREALLOC hash map's elements,
  * maps/hash.c).  A hole that is not page aligned or reaches the header is ignored.
  * tail (NULL: zeros) is the second region's hdr->tail_size bytes, in the file before
- * init runs (a map's BTF copy: written with the rest of a small file, obj.c). */
+ * init runs (a map's BTF copy: written with the rest of a small file, obj.c).  A caller
+ * that sets hdr->hdr_at_end lets the header share the last page of the data (obj.h,
+ * brt_obj_hdr_at(); kept only when the tail is packed or absent). */
 int brt_obj_create_sparse(struct brt_obj_hdr *hdr, size_t obj_size, uint64_t hole_off,
 			  uint64_t hole_len, const void *tail,
 			  int (*init)(struct brt_obj *obj, void *arg), void *arg,

@@ -233,14 +233,20 @@ static void check(sys_fn sys, const char *who, const struct attr_case *c)
 
 	snprintf(name, sizeof(name), "%s: %s", who, c->name);
 	T_CASE(name);
-	/* fd_array at the end of a page the next page of which is not mapped */
+	/* fd_array at the end of a page the next page of which is inaccessible: PROT_NONE,
+	 * not unmapped, so that no mapping made meanwhile (a one-page map file's) can take
+	 * its place */
 	mem = mmap(NULL, (size_t)page * 2, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
 		   -1, 0);
 	if (mem == MAP_FAILED) {
 		T_FAIL("mmap");
 		return;
 	}
-	munmap(mem + page, (size_t)page);
+	if (mprotect(mem + page, (size_t)page, PROT_NONE)) {
+		T_FAIL("mprotect");
+		munmap(mem, (size_t)page * 2);
+		return;
+	}
 	fds = (int *)(void *)(mem + page) - (c->fault_after ? c->fault_after : NMAPS);
 	for (int i = 0; i < NMAPS; i++)
 		maps[i] = -1;
@@ -328,7 +334,7 @@ static void check(sys_fn sys, const char *who, const struct attr_case *c)
 		close(btf);
 	if (devnull >= 0)
 		close(devnull);
-	munmap(mem, (size_t)page);
+	munmap(mem, (size_t)page * 2);
 }
 
 /* Bytes of the 6.18 attr past a command's last field: CHECK_ATTR's EINVAL, not E2BIG. */

@@ -87,11 +87,15 @@ if [ -n "$P" ] && [ -f "$O" ]; then
 	check "getnext -j formatted" '"formatted":{"key":0,"next_key":1}}' \
 		"$($B map -j getnext "$D/triples" key 0 0 0 0 | grep -o '"formatted".*')"
 	# scribble over the BTF copy (it starts at the page after the map's region, or at
-	# the 8-byte boundary after it when the header's tail_packed, at offset 280, is set)
+	# the 8-byte boundary after it when the header's tail_packed, at offset 280, is set;
+	# the header is the file's last 320 bytes when its hdr_at_end, at 284, is set, else
+	# its last page's start: src/obj/obj.h)
 	f=$D/triples
 	sz=$(stat -c %s "$f")
-	data=$(od -An -t u8 -j $((sz - 4096 + 24)) -N 8 "$f" | tr -d ' ')
-	packed=$(od -An -t u4 -j $((sz - 4096 + 280)) -N 4 "$f" | tr -d ' ')
+	h=$((sz - 320))
+	[ "$(od -An -t u4 -j $((h + 284)) -N 4 "$f" | tr -d ' ')" = 1 ] || h=$((sz - 4096))
+	data=$(od -An -t u8 -j $((h + 24)) -N 8 "$f" | tr -d ' ')
+	packed=$(od -An -t u4 -j $((h + 280)) -N 4 "$f" | tr -d ' ')
 	off=$(( (data + 4095) / 4096 * 4096 ))
 	[ "$packed" = 0 ] || off=$(( (data + 7) / 8 * 8 ))
 	printf 'garbage!garbage!garbage!' | dd of="$f" bs=1 seek=$off conv=notrunc 2>/dev/null

@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <stddef.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -177,7 +178,9 @@ static void test_scribbled(void)
 	{
 		struct brt_obj_hdr h;
 
-		T_EQ_INT(sizeof(h), pread(raw, &h, sizeof(h), st.st_size - BRT_PAGE));
+		/* the header at the file's end (hdr_at_end: obj.h brt_obj_hdr_at()) */
+		T_EQ_INT(sizeof(h), pread(raw, &h, sizeof(h), st.st_size - BRT_OBJ_HDR_ROOM));
+		T_EQ_INT(1, h.hdr_at_end);
 		T_EQ_INT(size, h.tail_size);
 		T_EQ_INT(sizeof(junk), pwrite(raw, junk, sizeof(junk),
 					      (off_t)brt_obj_tail_off(&h)));
@@ -195,7 +198,7 @@ static void test_scribbled(void)
 	{
 		uint32_t huge = BRT_MAP_BTF_MAX + 1;
 
-		T_EQ_INT(4, pwrite(raw, &huge, 4, st.st_size - BRT_PAGE +
+		T_EQ_INT(4, pwrite(raw, &huge, 4, st.st_size - BRT_OBJ_HDR_ROOM +
 				   (off_t)offsetof(struct brt_obj_hdr, tail_size)));
 		huge = size + BRT_PAGE; /* in bound, but the file has no page for it */
 		fd = bpfrt_obj_get(path);
@@ -203,7 +206,7 @@ static void test_scribbled(void)
 		if (fd >= 0)
 			close(fd);
 		brt_obj_sweep();
-		T_EQ_INT(4, pwrite(raw, &huge, 4, st.st_size - BRT_PAGE +
+		T_EQ_INT(4, pwrite(raw, &huge, 4, st.st_size - BRT_OBJ_HDR_ROOM +
 				   (off_t)offsetof(struct brt_obj_hdr, tail_size)));
 		fd = bpfrt_obj_get(path);
 		T_ASSERT(fd < 0 || bpfrt_map_lookup_elem(fd, &(uint32_t){ 0 }, junk) < 0);
@@ -234,8 +237,9 @@ static void test_too_big(void)
 	free(blob);
 }
 
-/* The copy shares the region's last page (tail_packed): a map of a few values and a
- * small BTF is two pages, the header's and one for both (three before session 18). */
+/* The copy shares the region's last page (tail_packed), and so does the header
+ * (hdr_at_end): a map of a few values and a small BTF is one page (three before session
+ * 18, two before session 19). */
 static void test_packed(void)
 {
 	uint32_t size;
@@ -249,7 +253,7 @@ static void test_packed(void)
 	T_CASE("the copy packed after the region");
 	fd = create(blob, size);
 	T_EQ_INT(0, fstat(fd, &st));
-	T_EQ_INT(2 * BRT_PAGE, st.st_size);
+	T_EQ_INT(BRT_PAGE, st.st_size);
 	T_EQ_INT(0, brt_map_from_fd(fd, &map));
 	T_EQ_INT(0, brt_map_btf_blob(map, &got, &got_size));
 	T_EQ_INT(size, got_size);
@@ -257,6 +261,130 @@ static void test_packed(void)
 	brt_map_put(map);
 	close(fd);
 	free(blob);
+}
+
+/* Pin fd as name, close it and drop every cached mapping. */
+static void pin_close(int fd, const char *name, char *path, size_t len)
+{
+	snprintf(path, len, "%s/%s", fsdir, name);
+	T_EQ_INT(0, bpfrt_obj_pin(fd, path));
+	close(fd);
+	brt_obj_sweep();
+}
+
+/* pread / pwrite (write nonzero) of the pinned file at path through an fd of its own,
+ * closed before it returns (an fd of the file would keep the cache's mapping, and a get
+ * would not read the file again); len, or -1 */
+static ssize_t raw_io(const char *path, int write, void *buf, size_t len, off_t off)
+{
+	int raw = open(path, O_RDWR);
+	ssize_t n;
+
+	if (raw < 0)
+		return -1;
+	n = write ? pwrite(raw, buf, len, off) : pread(raw, buf, len, off);
+	close(raw);
+	return n;
+}
+
+/* Opened cold, does the pinned map at path work (an update and a lookup)? */
+static int map_works(const char *path)
+{
+	uint32_t k = 0, v = 7, got = 0;
+	int fd = bpfrt_obj_get(path), ok;
+
+	if (fd < 0)
+		return 0;
+	ok = !bpfrt_map_update_elem(fd, &k, &v, BPF_ANY) && !bpfrt_map_lookup_elem(fd, &k, &got) &&
+	     got == 7;
+	close(fd);
+	brt_obj_sweep();
+	return ok;
+}
+
+/* Where the header is (hdr_at_end, session 19): at the end of the data's last page in a
+ * map whose region user space does not map, on a page of its own in one it maps
+ * (BPF_F_MMAPABLE, ring buffers); a header in the other layout's place is refused. */
+static void test_layout(void)
+{
+	BPFRT_OPTS(bpfrt_map_create_opts, mm, .map_flags = BPF_F_MMAPABLE);
+	_Alignas(8) unsigned char page[BRT_PAGE];
+	struct brt_obj_hdr h;
+	char path[128];
+	struct stat st;
+	int fd;
+
+	T_CASE("a small map is one page, its header at its end");
+	fd = bpfrt_map_create(BPF_MAP_TYPE_ARRAY, "small", 4, 4, 4, NULL);
+	T_ASSERT(fd >= 0);
+	T_EQ_INT(0, fstat(fd, &st));
+	T_EQ_INT(BRT_PAGE, st.st_size);
+	pin_close(fd, "small", path, sizeof(path));
+	T_EQ_INT(sizeof(h), raw_io(path, 0, &h, sizeof(h), BRT_PAGE - BRT_OBJ_HDR_ROOM));
+	T_EQ_INT(1, h.hdr_at_end);
+	T_ASSERT(map_works(path));
+	unlink(path);
+
+	T_CASE("a marked header moved to the start of a page of its own is refused");
+	/* 900 values of 8 bytes (4 rounded up), the header in the second page's last bytes */
+	fd = bpfrt_map_create(BPF_MAP_TYPE_ARRAY, "two", 4, 4, 900, NULL);
+	T_ASSERT(fd >= 0);
+	T_EQ_INT(0, fstat(fd, &st));
+	T_EQ_INT(2 * BRT_PAGE, st.st_size);
+	pin_close(fd, "two", path, sizeof(path));
+	T_ASSERT(map_works(path));
+	T_EQ_INT(BRT_PAGE, raw_io(path, 0, page, BRT_PAGE, BRT_PAGE));
+	memcpy(&h, page + BRT_PAGE - BRT_OBJ_HDR_ROOM, sizeof(h));
+	T_EQ_INT(1, h.hdr_at_end);
+	memset(page, 0, BRT_PAGE);
+	memcpy(page, &h, sizeof(h));
+	T_EQ_INT(BRT_PAGE, raw_io(path, 1, page, BRT_PAGE, BRT_PAGE));
+	T_ASSERT(!map_works(path));
+	T_CASE("unmarked there, the file's pages do not fit the layout: refused");
+	h.hdr_at_end = 0;
+	memcpy(page, &h, sizeof(h));
+	T_EQ_INT(BRT_PAGE, raw_io(path, 1, page, BRT_PAGE, BRT_PAGE));
+	T_ASSERT(!map_works(path));
+	T_CASE("and back at the end, marked, it is a map again");
+	h.hdr_at_end = 1;
+	memset(page, 0, BRT_PAGE);
+	memcpy(page + BRT_PAGE - BRT_OBJ_HDR_ROOM, &h, sizeof(h));
+	T_EQ_INT(BRT_PAGE, raw_io(path, 1, page, BRT_PAGE, BRT_PAGE));
+	T_ASSERT(map_works(path));
+	unlink(path);
+
+	T_CASE("an mmapable array keeps its header page, which its mmap does not show");
+	fd = bpfrt_map_create(BPF_MAP_TYPE_ARRAY, "mm", 4, 4, 1, &mm);
+	T_ASSERT(fd >= 0);
+	T_EQ_INT(0, fstat(fd, &st));
+	T_EQ_INT(2 * BRT_PAGE, st.st_size);
+	{
+		unsigned char *m = mmap(NULL, BRT_PAGE, PROT_READ, MAP_SHARED, fd, 0);
+		size_t nonzero = 0;
+
+		T_ASSERT(m != MAP_FAILED);
+		for (size_t i = 0; i < BRT_PAGE; i++)
+			nonzero += m[i] != 0;
+		T_EQ_INT(0, nonzero);
+		munmap(m, BRT_PAGE);
+	}
+	pin_close(fd, "mm", path, sizeof(path));
+	T_EQ_INT(sizeof(h), raw_io(path, 0, &h, sizeof(h), BRT_PAGE));
+	T_EQ_INT(0, h.hdr_at_end);
+	T_ASSERT(map_works(path));
+	T_CASE("an mmapable array with its header at its end is refused");
+	/* one page, a marked header at its end: every size fits, only the kind's rule
+	 * refuses it */
+	h.hdr_at_end = 1;
+	h.file_size = BRT_PAGE;
+	T_EQ_INT(0, truncate(path, BRT_PAGE));
+	T_EQ_INT(sizeof(h), raw_io(path, 1, &h, sizeof(h), BRT_PAGE - BRT_OBJ_HDR_ROOM));
+	T_ASSERT(!map_works(path));
+	T_CASE("the same file without BPF_F_MMAPABLE is a map");
+	h.flags &= ~(uint32_t)BPF_F_MMAPABLE;
+	T_EQ_INT(sizeof(h), raw_io(path, 1, &h, sizeof(h), BRT_PAGE - BRT_OBJ_HDR_ROOM));
+	T_ASSERT(map_works(path));
+	unlink(path);
 }
 
 int main(void)
@@ -270,6 +398,7 @@ int main(void)
 	test_scribbled();
 	test_too_big();
 	test_packed();
+	test_layout();
 	brt_obj_sweep();
 	rmdir(fsdir);
 	return t_done();

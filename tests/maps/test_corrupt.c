@@ -94,7 +94,7 @@ static int make_victim(const struct target *t, struct victim *v)
 	if (v->fd < 0 || fstat(v->fd, &st) || brt_map_from_fd(v->fd, &v->map))
 		return -1;
 	v->file_size = (size_t)st.st_size;
-	v->size = v->file_size - BRT_PAGE;
+	v->size = brt_obj_hdr_at(&v->map->obj.snap); /* everything before the header */
 	v->region = mmap(NULL, v->file_size, PROT_READ | PROT_WRITE, MAP_SHARED, v->fd, 0);
 	if (v->region == MAP_FAILED)
 		return -1;

@@ -259,12 +259,14 @@ struct damage {
 	int get_fails; /* BPF_OBJ_GET must fail */
 };
 
+/* header offsets from the end: a small map's header is the file's last 320 bytes (hdr_at_end,
+ * src/obj/obj.h) */
 static const struct damage damages[] = {
-	{ "bad magic", -4096, 0x1234, 8, .get_fails = 1 },
-	{ "bad version", -4096 + 8, 99, 4, .get_fails = 1 },
-	{ "max_entries grown", -4096 + 48, 1u << 20, 4, .get_fails = 1 },
-	{ "key_size changed", -4096 + 40, 64, 4, .get_fails = 1 },
-	{ "type changed", -4096 + 36, 9999, 4, .get_fails = 1 },
+	{ "bad magic", -320, 0x1234, 8, .get_fails = 1 },
+	{ "bad version", -320 + 8, 99, 4, .get_fails = 1 },
+	{ "max_entries grown", -320 + 48, 1u << 20, 4, .get_fails = 1 },
+	{ "key_size changed", -320 + 40, 64, 4, .get_fails = 1 },
+	{ "type changed", -320 + 36, 9999, 4, .get_fails = 1 },
 	{ "truncated by a page", 0, 0, 0, .truncate = -4096, .get_fails = 1 },
 	{ "truncated to nothing", 0, 0, 0, .truncate = 1, .get_fails = 1 },
 	{ "hash geometry changed", 16, 7, 4, .get_fails = 1 },
