@@ -30,7 +30,11 @@
  * copy is process memory next to the file's, so only small ones (every program of the
  * corpus's many-program objects is 2-4 pages) */
 #define PRIVATE_COPY_MAX (256u << 10)
-#define BRT_OBJ_MAX_BYTES (4ull << 30) /* per object; the kernel's limit is memory */
+/* What one object may reserve at creation (the kernel's limit is memory), and how much
+ * address space it may span with a hole (a lazy map's elements, reserved page by page as
+ * they are used: maps/hash.c; the hash map's own bound on its elements is 2^40 bytes) */
+#define BRT_OBJ_MAX_BYTES (4ull << 30)
+#define BRT_OBJ_MAX_SPAN (1ull << 41)
 
 static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct brt_obj *cache[CACHE_BUCKETS];
@@ -417,12 +421,17 @@ static int write_all(int fd, const char *buf, size_t size)
  * aligned, inside the data: brt_obj_create_sparse()); the last range ends at size, which
  * sets the file's size.  0 or -errno (ENOMEM when tmpfs has no room, as MAP_CREATE's
  * failed allocation). */
+static int hole_ok(uint64_t size, uint64_t hole_off, uint64_t hole_len)
+{
+	return hole_len && !(hole_off % BRT_PAGE) && !(hole_len % BRT_PAGE) &&
+	       hole_off + hole_len < size;
+}
+
 static int reserve(int fd, uint64_t size, uint64_t hole_off, uint64_t hole_len)
 {
 	int err = 0;
 
-	if (!hole_len || hole_off % BRT_PAGE || hole_len % BRT_PAGE ||
-	    hole_off + hole_len >= size) {
+	if (!hole_ok(size, hole_off, hole_len)) {
 		hole_off = 0;
 		hole_len = 0;
 	}
@@ -500,10 +509,14 @@ static int create(struct brt_obj_hdr *hdr, size_t obj_size, const void *tail,
 	void *base, *buf = NULL;
 	int fd, err, written;
 
-	/* Shared memory is reserved up front (below), so cap what one object may take. */
-	if (data_pages > BRT_OBJ_MAX_BYTES / BRT_PAGE)
+	/* Shared memory is reserved up front (below), so cap what one object may take: its
+	 * pages but a hole's, and the span of a file with one */
+	if (data_pages > BRT_OBJ_MAX_SPAN / BRT_PAGE)
 		return -ENOMEM;
 	size = (size_t)(data_pages + 1) * BRT_PAGE;
+	if (data_pages - (hole_ok(size, hole_off, hole_len) ? hole_len / BRT_PAGE : 0) >
+	    BRT_OBJ_MAX_BYTES / BRT_PAGE)
+		return -ENOMEM;
 	/* written once, or a map that asked for it: the header after the data, in their
 	 * last page when it has room (obj.h, brt_obj_hdr_at()) */
 	hdr->hdr_at_end = (once ? hdr->kind == BRT_OBJ_PROG || hdr->kind == BRT_OBJ_BTF :

@@ -10,8 +10,13 @@
  *    readable, a delete makes room again; a preallocated map of that size is ENOMEM at
  *    creation as before; bucket heads scribbled to name elements on pages nobody
  *    reserved read as absent keys.
+ *  - a map whose elements would take more than the 4 GiB an object may reserve (4M
+ *    values of 4 KiB: 16 GiB; the kernel creates such a map, and one of 16M) is created,
+ *    its file reserving only its buckets and allocation words; a preallocated one is
+ *    ENOMEM (obj.c, BRT_OBJ_MAX_BYTES).
  * Before session 18 the big map's file was reserved whole at creation (2-3.5 GiB for each
- * of NetObserv's maps) and the small-tmpfs creation failed with ENOMEM.
+ * of NetObserv's maps) and the small-tmpfs creation failed with ENOMEM; before session 19
+ * the 4 GiB cap applied to the whole file, hole included (ENOMEM for the 16 GiB map).
  */
 #include <errno.h>
 #include <sched.h>
@@ -127,6 +132,41 @@ static void big_map(void)
 	close(ctl);
 }
 
+static void huge_map(void)
+{
+	BPFRT_OPTS(bpfrt_map_create_opts, o, .map_flags = BPF_F_NO_PREALLOC);
+	static uint64_t v[4096 / 8], got[4096 / 8];
+	uint64_t k;
+	struct stat st;
+	int fd;
+
+	T_CASE("no prealloc past the 4 GiB an object may reserve: created, reserved as used");
+	fd = bpfrt_map_create(BPF_MAP_TYPE_HASH, "huge", 8, sizeof(v), 4u << 20, &o);
+	T_EQ_INT(1, fd >= 0);
+	if (fd < 0)
+		return;
+	T_EQ_INT(0, fstat(fd, &st));
+	T_ASSERT((uint64_t)st.st_size > (16ull << 30));
+	/* buckets 32 MiB, allocation words 16 MiB */
+	T_ASSERT((uint64_t)st.st_blocks * 512 < (64u << 20));
+	for (k = 1; k <= 1000; k++) {
+		v[0] = k;
+		v[511] = ~k;
+		T_ASSERT(!bpfrt_map_update_elem(fd, &k, v, BPF_NOEXIST));
+	}
+	for (k = 1; k <= 1000; k++) {
+		memset(got, 0, sizeof(got));
+		T_ASSERT(!bpfrt_map_lookup_elem(fd, &k, got) && got[0] == k && got[511] == ~k);
+	}
+	/* the keys' elements and a chunk beyond */
+	T_EQ_INT(0, fstat(fd, &st));
+	T_ASSERT((uint64_t)st.st_blocks * 512 < (64u << 20) + 1000 * 4200 + (1u << 20));
+	close(fd);
+	T_CASE("preallocated, the same map is ENOMEM (the 4 GiB cap)");
+	o.map_flags = 0;
+	T_EQ_INT(-ENOMEM, bpfrt_map_create(BPF_MAP_TYPE_HASH, "huge", 8, sizeof(v), 4u << 20, &o));
+}
+
 /* In a child with its own mount namespace: $BPFRT_FS on a tmpfs of 24 MiB. */
 static int small_tmpfs(const char *dir)
 {
@@ -182,6 +222,7 @@ int main(void)
 	pid_t pid;
 
 	big_map();
+	huge_map();
 	T_CASE("no prealloc on a full tmpfs: ENOMEM at update, never SIGBUS");
 	if (geteuid()) {
 		printf("not root: the small tmpfs case is skipped\n");
