@@ -291,6 +291,14 @@ int brt_cmd_obj_pin(struct brt_call *call)
 		brt_obj_note_name(obj, path);
 		brt_map_in_map_named(brt_map_of(obj));
 	}
+	/* so does one a pinned program names (its link in .bpfrt-maps names it): what this
+	 * process stored in it before is linked now, as at a pin of the outer map itself */
+	if (!err && obj->kind == BRT_OBJ_PROG) {
+		const struct brt_prog *prog = (const struct brt_prog *)(void *)obj;
+
+		for (uint32_t i = 0; i < prog->pm.n; i++)
+			brt_map_in_map_named(prog->pm.maps[i]);
+	}
 out_put:
 	brt_obj_put(obj);
 	return err;

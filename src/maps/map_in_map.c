@@ -338,6 +338,42 @@ static int mim_copy_value(struct brt_map *map, const void *key, void *value)
 	return id ? 0 : -ENOENT; /* an empty array slot */
 }
 
+/* Does a slot of outer hold inner_id (read through this process's mapping; 1 also when the
+ * storage could not be read whole, so a link stays)?  brt_mim_unlink()'s question. */
+static int stores(struct brt_map *outer, uint32_t inner_id)
+{
+	const struct mim_view *v = outer->priv;
+	struct brt_map b = as_base(outer);
+	unsigned char *key, *next;
+	uint64_t steps = 0;
+	uint32_t id;
+	int err, found = 1;
+
+	if (!is_map_in_map(outer->type) || !v)
+		return 1;
+	key = malloc(outer->key_size);
+	next = malloc(outer->key_size);
+	if (key && next) {
+		/* a walk that another process's changes keep from ending (a hash walk starts
+		 * over from a key deleted under it) answers "stored": the link stays */
+		found = 0;
+		for (err = v->base->get_next_key(&b, NULL, next); !err && !found;
+		     err = v->base->get_next_key(&b, key, next)) {
+			if (++steps > (uint64_t)outer->max_entries) {
+				found = 1;
+				break;
+			}
+			memcpy(key, next, outer->key_size);
+			found = !v->base->copy_value(&b, key, &id) && id == inner_id;
+		}
+		if (err && err != -ENOENT)
+			found = 1;
+	}
+	free(key);
+	free(next);
+	return found;
+}
+
 static int mim_update(struct brt_map *map, const void *key, const void *value, uint64_t flags)
 {
 	struct mim_view *v = map->priv;
@@ -381,6 +417,9 @@ out:
 		/* an outer map with a name outlives this process: so must the entry */
 		(void)brt_mim_link(map, &stored, 1);
 		brt_map_put(stored);
+		/* and the entry it replaced goes (mim_links.c) */
+		if (old && old != id)
+			brt_mim_unlink(map, old, stores);
 	}
 	return err;
 }
@@ -403,8 +442,11 @@ static int mim_delete(struct brt_map *map, const void *key)
 	if (!err && old)
 		forget(v, old);
 	pthread_mutex_unlock(&v->lock);
+	if (!err && old)
+		brt_mim_unlink(map, old, stores);
 	return err;
 }
+
 
 static int mim_get_next_key(struct brt_map *map, const void *key, void *next_key)
 {

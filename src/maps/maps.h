@@ -314,6 +314,12 @@ void brt_map_in_map_named(struct brt_map *outer);
  * of those links. */
 int brt_mim_link(struct brt_map *outer, struct brt_map *const *inner, uint32_t n);
 int brt_mim_open_linked(const struct brt_map *outer, uint32_t inner_id);
+/* brt_mim_unlink(): entry inner_id of outer was deleted or replaced here: its link in this
+ * user's directory goes, unless stored(outer, inner_id) says a slot still holds that map
+ * (map_in_map.c's reading of the storage, handed down so this file calls nothing of it);
+ * links in other users' directories go at their collection. */
+void brt_mim_unlink(struct brt_map *outer, uint32_t inner_id,
+		    int (*stored)(struct brt_map *outer, uint32_t inner_id));
 int brt_mim_link_kind(const char *path, int base);
 int brt_mim_is_link_dir(const char *name);
 int brt_map_in_map_template(const struct brt_map *outer, uint32_t *type, uint32_t *key_size,

@@ -14,9 +14,11 @@
  * that stores into an outer map with a name and by the one that pins an outer map.  The
  * links of an outer map whose file has no name left but ours are dropped under the same
  * lock when the user next links an outer map, or an entry a second or more after the
- * last collection (collect(), collect_due()); until then they keep files alive, never
- * ids: an id walk (api/ids.c) counts an inner link only while it finds the outer map alive
- * and its storage naming that inner map, and never counts an outer link (brt_mim_link_kind()).
+ * last collection (collect(), collect_due()); an entry's link goes when this user deletes
+ * or replaces the entry and no other slot holds the same map (brt_mim_unlink()).  Until
+ * then they keep files alive, never ids: an id walk (api/ids.c) counts an inner link only
+ * while it finds the outer map alive and its storage naming that inner map, and never
+ * counts an outer link (brt_mim_link_kind()).
  *
  * Another process looking an entry up that it did not store itself (a program's
  * bpf_map_lookup_elem() on the outer map) opens <outer id>-<inner id> in the directory of
@@ -182,6 +184,39 @@ int brt_mim_link(struct brt_map *outer, struct brt_map *const *inner, uint32_t n
 		collect(dir);
 	unlock_dir(lock, dir);
 	return err;
+}
+
+void brt_mim_unlink(struct brt_map *outer, uint32_t inner_id,
+		    int (*stored)(struct brt_map *outer, uint32_t inner_id))
+{
+	char name[NAME_LEN], dname[64];
+	struct stat st;
+	int fs, dir, lock, linked;
+
+	if (!inner_id || brt_obj_stat(&outer->obj, &st) || !st.st_nlink)
+		return;
+	/* nothing to do (and no directory to make) unless this user linked it */
+	fs = brt_obj_fs_open(0);
+	if (fs < 0)
+		return;
+	dir_name(geteuid(), dname, sizeof(dname));
+	dir = brt_fs_owned_dir(fs, dname, geteuid());
+	close(fs);
+	inner_name(outer->obj.snap.id, inner_id, name);
+	linked = dir >= 0 && !fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW);
+	if (dir >= 0)
+		close(dir);
+	if (!linked)
+		return;
+	lock = lock_dir(&dir);
+	if (lock < 0)
+		return;
+	/* A store of the same map into the outer map (any slot, any process of this user)
+	 * writes its slot and then links under this lock: the storage read under the lock
+	 * shows every store whose link this could remove, and a store after it links again. */
+	if (!stored(outer, inner_id))
+		unlinkat(dir, name, 0);
+	unlock_dir(lock, dir);
 }
 
 int brt_mim_open_linked(const struct brt_map *outer, uint32_t inner_id)

@@ -58,7 +58,11 @@ struct brt_obj_hdr {
 	uint32_t gpl;                /* programs: GPL-compatible licence */
 	uint64_t created_ns;         /* CLOCK_REALTIME at creation */
 	/* atomic: some fd of the object was opened read-only or write-only (BPF_OBJ_GET
-	 * file_flags); until then no command needs to ask the kernel for an fd's mode */
+	 * file_flags); until then no command needs to ask the kernel for an fd's mode.
+	 * Maps only: a program's fd has no mode (the kernel's bpf_obj_get_user() gives the
+	 * flags to maps alone), so the header a private copy keeps in process memory
+	 * (private_copy below: programs, BTF objects), which never sees another process set
+	 * the word, misses nothing (api.shared_header "read-only BPF_OBJ_GET") */
 	_Atomic uint32_t restricted;
 	/* maps: MAP_CREATE's BTF, checked by the caller (src/api/btf_load.c); btf_id is
 	 * the BTF object's id, 0 when the map was created without BTF; programs: the id of

@@ -8,10 +8,19 @@
  *   - a program's type in its header: a prog array still refuses a program of another
  *     type than the slots hold;
  *   - a BTF object's data_size and bytes: BTF_GET_INFO copies the checked blob;
- *   - a map-of-maps or prog-array slot given an id: never followed.
+ *   - a map-of-maps or prog-array slot given an id: never followed;
+ *   - a read-only BPF_OBJ_GET by another process: a map's fds then ask the kernel for
+ *     their mode (the shared header's restricted word), a program's have none, as in the
+ *     kernel (bpf_obj_get_user() passes the flags to maps only), so a program whose
+ *     header this process keeps in memory (a private copy) loses nothing by not seeing
+ *     the word.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <linux/btf.h>
@@ -245,11 +254,124 @@ static void btf(void)
 	close(fd);
 }
 
+static int obj_get(const char *path, uint32_t flags)
+{
+	union bpf_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.pathname = (uint64_t)(uintptr_t)path;
+	a.file_flags = flags;
+	return sys(BPF_OBJ_GET, &a);
+}
+
+static int test_run(int prog)
+{
+	unsigned char pkt[64] = { 0 };
+	union bpf_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.test.prog_fd = (uint32_t)prog;
+	a.test.data_in = (uint64_t)(uintptr_t)pkt;
+	a.test.data_size_in = sizeof(pkt);
+	return sys(BPF_PROG_TEST_RUN, &a);
+}
+
+/* The restricted word of a file's header as the file holds it */
+static uint32_t file_restricted(const char *path)
+{
+	struct brt_obj_hdr h;
+	struct stat st;
+	int fd = open(path, O_RDONLY);
+	uint32_t r = 0xdead;
+
+	if (fd >= 0 && !fstat(fd, &st) && !brt_obj_read_hdr(fd, (uint64_t)st.st_size, &h))
+		r = atomic_load(&h.restricted);
+	if (fd >= 0)
+		close(fd);
+	return r;
+}
+
+/* Another process gets each pin read-only (BPF_F_RDONLY) and uses it: its exit status
+ * says what it could do (bit 0: the program ran, bit 1: the map was refused an update,
+ * bit 2: the map was read) */
+static int child_gets(const char *prog_pin, const char *map_pin)
+{
+	pid_t pid = fork();
+	int st = -1;
+
+	if (pid == 0) {
+		int prog = obj_get(prog_pin, BPF_F_RDONLY), map = obj_get(map_pin, BPF_F_RDONLY);
+		uint32_t key = 0;
+		uint64_t v = 0;
+		union bpf_attr a;
+		int r = 0;
+
+		r |= prog >= 0 && test_run(prog) == 0;
+		r |= (map >= 0 && update(map, 0, 5) == -EPERM) << 1;
+		memset(&a, 0, sizeof(a));
+		a.map_fd = (uint32_t)map;
+		a.key = (uint64_t)(uintptr_t)&key;
+		a.value = (uint64_t)(uintptr_t)&v;
+		r |= (map >= 0 && sys(BPF_MAP_LOOKUP_ELEM, &a) == 0) << 2;
+		_exit(r);
+	}
+	if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st))
+		return -1;
+	return WEXITSTATUS(st);
+}
+
+static void readonly_get(void)
+{
+	char dir[] = "/tmp/bpfrt-shared-hdr.XXXXXX", prog_pin[96], map_pin[96];
+	int prog, map;
+
+	T_CASE("read-only BPF_OBJ_GET by another process: maps restricted, programs not");
+	if (!t_scratch_dir(dir)) {
+		T_FAIL("mkdtemp: %s", strerror(errno));
+		return;
+	}
+	setenv("BPFRT_FS", dir, 1);
+	snprintf(prog_pin, sizeof(prog_pin), "%s/prog", dir);
+	snprintf(map_pin, sizeof(map_pin), "%s/map", dir);
+	/* loaded in a batch (an object's load): its header stays in this process's memory
+	 * (obj.h private_copy), not in a mapping that would see the word change */
+	brt_obj_batch_begin();
+	prog = prog_load(BPF_PROG_TYPE_SOCKET_FILTER);
+	brt_obj_batch_end();
+	map = map_create(BPF_MAP_TYPE_ARRAY, 4, 4, 4, 0); /* update() writes 4 bytes */
+	T_ASSERT(prog >= 0 && map >= 0);
+	if (prog < 0 || map < 0)
+		return;
+	T_EQ_INT(0, bpfrt_obj_pin(prog, prog_pin));
+	T_EQ_INT(0, bpfrt_obj_pin(map, map_pin));
+	/* the kernel: the program's fd works whatever the flags, the map's is read-only */
+	T_EQ_INT(7, child_gets(prog_pin, map_pin));
+	T_EQ_INT(1, (int)file_restricted(map_pin));
+	T_EQ_INT(0, (int)file_restricted(prog_pin)); /* never set for a program */
+	/* this process's own fds keep what they had */
+	T_EQ_INT(0, test_run(prog));
+	T_EQ_INT(0, update(map, 0, 5));
+	{
+		int again = obj_get(prog_pin, BPF_F_WRONLY);
+
+		T_ASSERT(again >= 0);
+		T_EQ_INT(0, again >= 0 ? test_run(again) : -1);
+		if (again >= 0)
+			close(again);
+	}
+	close(prog);
+	close(map);
+	unlink(prog_pin);
+	unlink(map_pin);
+	unsetenv("BPFRT_FS");
+}
+
 int main(void)
 {
 	map_header();
 	map_of_maps();
 	prog_array();
 	btf();
+	readonly_get();
 	return t_done();
 }
