@@ -295,7 +295,10 @@ struct brt_prog_check {
 	struct brt_obj_type obj_types[BRT_MAX_OBJ_TYPES]; /* out: what bpf_obj_new allocates */
 	uint32_t nobj_types;
 	const uint32_t *func_btf_ids;
+	const uint32_t *func_offs;      /* ... and insn_offs */
 	int btf_info;           /* func_info or line_info given */
+	int throws;             /* out: brt_verify_result.throws */
+	uint32_t exc_cb_insn;   /* out: ... and .exc_cb_insn */
 	void **call_maps;       /* out, or NULL: brt_verify_opts.call_maps */
 	int16_t *ctx_read_off;  /* out, or NULL: brt_verify_opts.ctx_read_off */
 	uint8_t *insn_flags;    /* out, or NULL: brt_verify_opts.insn_flags */

@@ -455,11 +455,71 @@ static int read_rec(struct info_check *c, uint64_t base, uint32_t rec_size, uint
 	return 0;
 }
 
+/* The exception callback the main function's "exception_callback:" tag names (the
+ * kernel's bpf_find_exception_callback_insn_off(), which runs before the func_info
+ * layout check): its insn_off, a function start besides the calls' targets.  0 when
+ * there is none; -1 when the tag is bad, which the verifier reports with the kernel's
+ * message before it looks at the layout (verifier/global.c). */
+static int64_t exc_cb_off(struct info_check *c, const union bpf_attr *attr, uint32_t rs)
+{
+	struct bpf_func_info fi;
+	const char *name = NULL;
+	int64_t off = 0;
+	uint32_t main_id;
+	int id;
+
+	if (read_rec(c, attr->func_info, rs, 0, &fi, sizeof(fi)))
+		return 0;
+	main_id = fi.type_id;
+	for (uint32_t t = 1; t < c->btf->ntypes; t++) {
+		const struct btf_type *tt = brt_btf_type(c->btf, t);
+		const char *tn;
+
+		if (BTF_INFO_KIND(tt->info) != BTF_KIND_DECL_TAG || tt->type != main_id ||
+		    ((const struct btf_decl_tag *)(tt + 1))->component_idx != -1)
+			continue;
+		tn = brt_btf_name(c->btf, t);
+		if (!tn || strncmp(tn, "exception_callback:", 19))
+			continue;
+		if (name)
+			return -1;
+		name = tn + 19;
+	}
+	if (!name)
+		return 0;
+	id = brt_btf_find(c->btf, name, BTF_KIND_FUNC);
+	if (id <= 0 || BTF_INFO_VLEN(brt_btf_type(c->btf, (uint32_t)id)->info) != BTF_FUNC_GLOBAL)
+		return -1;
+	for (uint32_t i = 0; i < attr->func_info_cnt; i++) {
+		if (read_rec(c, attr->func_info, rs, i, &fi, sizeof(fi)))
+			return -1;
+		if (fi.type_id == (uint32_t)id)
+			off = fi.insn_off;
+	}
+	return off > 0 && off < c->n ? off : -1;
+}
+
+/* A function start besides the calls' targets, in order, once. */
+static void add_start(struct info_check *c, uint32_t off)
+{
+	uint32_t i = 0;
+
+	while (i < c->nsub && c->subprogs[i] < off)
+		i++;
+	if (i < c->nsub && c->subprogs[i] == off)
+		return;
+	memmove(&c->subprogs[i + 1], &c->subprogs[i], (c->nsub - i) * sizeof(uint32_t));
+	c->subprogs[i] = off;
+	c->nsub++;
+}
+
 static int check_funcs(struct info_check *c, const union bpf_attr *attr,
 		       struct brt_prog_lines *out)
 {
 	uint32_t rs = attr->func_info_rec_size, prev = 0;
 	struct bpf_func_info fi;
+	uint32_t n;
+	int64_t exc;
 	int err;
 
 	if (!attr->func_info_cnt)
@@ -485,20 +545,26 @@ static int check_funcs(struct info_check *c, const union bpf_attr *attr,
 			return fail(c, -EINVAL, "invalid type id %d\n", fi.type_id);
 		prev = fi.insn_off;
 	}
-	if (attr->func_info_cnt != c->nsub)
+	/* a bad tag: the verifier refuses it first, as the kernel (the layout is not
+	 * checked then, the records are handed on as they are) */
+	exc = exc_cb_off(c, attr, rs);
+	if (exc > 0)
+		add_start(c, (uint32_t)exc);
+	if (exc >= 0 && attr->func_info_cnt != c->nsub)
 		return fail(c, -EINVAL, "number of funcs in func_info doesn't match number of "
 			    "subprogs\n");
-	out->linkage = calloc(c->nsub, 1);
-	out->func_ids = calloc(c->nsub, sizeof(*out->func_ids));
-	out->func_offs = calloc(c->nsub, sizeof(*out->func_offs));
+	n = attr->func_info_cnt;
+	out->linkage = calloc(n, 1);
+	out->func_ids = calloc(n, sizeof(*out->func_ids));
+	out->func_offs = calloc(n, sizeof(*out->func_offs));
 	if (!out->linkage || !out->func_ids || !out->func_offs)
 		return -ENOMEM;
 	out->types = c->btf;
-	for (uint32_t i = 0; i < c->nsub; i++) {
+	for (uint32_t i = 0; i < n; i++) {
 		err = read_rec(c, attr->func_info, rs, i, &fi, sizeof(fi));
 		if (err)
 			return err;
-		if (fi.insn_off != c->subprogs[i])
+		if (exc >= 0 && fi.insn_off != c->subprogs[i])
 			return fail(c, -EINVAL, "func_info BTF section doesn't match subprog layout "
 				    "in BTF\n");
 		/* static or global: the verifier's callbacks must be static */
@@ -506,7 +572,7 @@ static int check_funcs(struct info_check *c, const union bpf_attr *attr,
 		out->func_ids[i] = fi.type_id;
 		out->func_offs[i] = fi.insn_off;
 	}
-	out->nfuncs = c->nsub;
+	out->nfuncs = n;
 	return 0;
 }
 

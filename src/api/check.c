@@ -256,6 +256,7 @@ int brt_api_check_prog(struct brt_prog_check *pc)
 		.nfuncs = pc->nfuncs,
 		.prog_btf = pc->prog_btf,
 		.func_btf_ids = pc->func_btf_ids,
+		.func_offs = pc->func_offs,
 		.btf_info = pc->btf_info,
 		.call_maps = pc->call_maps,
 		.ctx_read_off = pc->ctx_read_off,
@@ -283,6 +284,8 @@ int brt_api_check_prog(struct brt_prog_check *pc)
 	pc->log_ran = 1;
 	pc->btf_loads = res.btf_loads;
 	pc->nobj_types = res.nobj_types;
+	pc->throws = res.throws;
+	pc->exc_cb_insn = res.exc_cb_insn;
 	memcpy(pc->obj_types, res.obj_types, sizeof(pc->obj_types));
 	pc->subprog_cnt = res.subprog_cnt < 256 ? res.subprog_cnt : 256;
 	memcpy(pc->stack_depth, res.stack_depth, sizeof(pc->stack_depth));

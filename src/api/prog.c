@@ -645,6 +645,7 @@ static int build(struct load *ld)
 	pc.nfuncs = ld->lines ? ld->lines->nfuncs : 0;
 	pc.prog_btf = ld->lines && ld->lines->func_ids ? ld->lines->types : NULL;
 	pc.func_btf_ids = pc.prog_btf ? ld->lines->func_ids : NULL;
+	pc.func_offs = pc.prog_btf ? ld->lines->func_offs : NULL;
 	pc.local_btf = ld->lines ? ld->lines->types : NULL;
 	pc.btf_info = attr->func_info_cnt || attr->line_info_cnt || ld->lines;
 	if (o) {
@@ -785,6 +786,8 @@ static int build(struct load *ld)
 	free(ops);
 	if (!err && pc.nobj_types)
 		err = brt_vm_set_obj_types(ld->vm, pc.obj_types, pc.nobj_types);
+	if (!err && pc.throws)
+		err = brt_vm_set_exception(ld->vm, pc.exc_cb_insn);
 	if (!err && !o)
 		err = xlated_maps(ld, pc.call_maps);
 	if (!err && !o) {

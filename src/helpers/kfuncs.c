@@ -20,6 +20,7 @@
 #include "maps/maps.h"
 #include "trace/trace.h"
 #include "util/util.h"
+#include "vm/vm.h"
 
 /* ---- conntrack (net/netfilter/nf_conntrack_bpf.c) --------------------------------------- */
 /* struct bpf_ct_opts as the kernel reads it: 16 bytes, or 12 without the zone fields */
@@ -807,6 +808,9 @@ MASK_KFUNC(bpf_cpumask_weight, mask_read(r1, a); return mask_weight(a);)
  * sockets), so the answer is the kernel's for a socket whose protocol cannot be
  * destroyed: -EOPNOTSUPP, and nothing happens. */
 KFUNC_FN(bpf_sock_destroy, (uint64_t)(uint32_t)-EOPNOTSUPP)
+
+/* ---- bpf_throw (kernel/bpf/helpers.c) ---------------------------------------------------- */
+KFUNC_FN(bpf_throw, (brt_vm_throw(rc, r1), 0))
 
 /* ---- user strings (kernel/bpf/helpers.c) ----------------------------------------------- */
 #define F_PAD_ZEROS 1 /* BPF_F_PAD_ZEROS */

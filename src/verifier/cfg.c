@@ -149,7 +149,7 @@ static int add_kfunc_call(struct brt_env *env, const struct bpf_insn *insn)
 
 static int add_subprogs(struct brt_env *env)
 {
-	int ret;
+	int ret, exc;
 
 	env->subprog_cnt = 1;
 	env->subprogs[0].start = 0;
@@ -183,9 +183,18 @@ static int add_subprogs(struct brt_env *env)
 	 * as the kernel's add_subprog_and_kfunc() does: a refusal there prints a stack depth
 	 * for each of them */
 	ret = brt_check_exception_cb(env);
-	if (ret)
+	if (ret < 0)
 		return ret;
+	exc = ret;
+	if (exc) {
+		ret = add_subprog(env, exc);
+		if (ret)
+			return ret;
+	}
 	qsort(env->subprogs, (size_t)env->subprog_cnt, sizeof(env->subprogs[0]), cmp_int);
+	for (int i = 1; exc && i < env->subprog_cnt; i++)
+		if (env->subprogs[i].start == exc)
+			env->exc_cb_subprog = i;
 	/* a sentinel makes subprogs[i + 1].start the end of subprogram i */
 	env->subprogs[env->subprog_cnt].start = env->len;
 	if (LOG_L2(env))
@@ -698,10 +707,11 @@ static int successors(struct brt_env *env, int t, int succ[2], int *branch)
 
 static int dfs(struct brt_env *env, uint8_t *state, int *stack, uint8_t *next)
 {
-	int sp = 0;
+	int sp = 0, exc = env->exc_cb_subprog ? env->subprogs[env->exc_cb_subprog].start : 0;
 
 	stack[sp++] = 0;
 	state[0] = DISCOVERED;
+again:
 	while (sp) {
 		int t = stack[sp - 1], succ[2], branch, n = successors(env, t, succ, &branch);
 
@@ -756,6 +766,12 @@ static int dfs(struct brt_env *env, uint8_t *state, int *stack, uint8_t *next)
 			env->aux[w].loop_head = 1;
 			env->aux[w].prune_point = 1;
 		}
+	}
+	/* nothing calls the exception callback: the kernel walks it after the program */
+	if (exc && state[exc] != EXPLORED) {
+		state[exc] = DISCOVERED;
+		stack[sp++] = exc;
+		goto again;
 	}
 	return 0;
 }

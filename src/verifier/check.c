@@ -250,7 +250,7 @@ static int do_exit(struct brt_env *env, int *do_print)
 		*do_print = 1;
 		return 0;
 	}
-	err = brt_check_return_code(env);
+	err = brt_check_return_code(env, BPF_REG_0, "R0");
 	return err ? err : 1;
 }
 
@@ -561,7 +561,10 @@ static int run_passes(struct brt_env *env)
 		env->subprogs[i].changes_pkt = env->subprogs[i].might_sleep = -1;
 	err = walk(env, 0);
 	/* the kernel's do_check_subprogs(): every global function a walk reached a call
-	 * of, once, until no new one is reached */
+	 * of, once, until no new one is reached; the exception callback is presumed
+	 * called */
+	if (env->exc_cb_subprog)
+		env->subprogs[env->exc_cb_subprog].called = 1;
 	for (int again = 1; !err && again;) {
 		again = 0;
 		for (int i = 1; !err && i < env->subprog_cnt; i++) {
@@ -598,8 +601,6 @@ static int run_passes(struct brt_env *env)
 				      "pass\n");
 			err = -EINVAL;
 		}
-	if (!err)
-		err = brt_refuse_throw(env);
 	/* do_misc_fixups(): a function with a may_goto the walk reached (the kernel drops
 	 * dead code and `may_goto +0` first) gets the counter's hidden slots, which the
 	 * kernel's stack depth counts: 16 bytes on x86-64 (count and timestamp) */
@@ -674,6 +675,9 @@ static void print_stats(struct brt_env *env, int ok)
 			if (d >= 0)
 				brt_vinfo(env, "%s%d", n++ ? "+" : "", d);
 		}
+		/* do_misc_fixups() appends the default exception callback (r0 = r1; exit) */
+		if (ok && env->seen_exception && !env->exc_cb_subprog)
+			brt_vinfo(env, "+0");
 		brt_vinfo(env, "\n");
 	}
 	brt_vinfo(env, "processed %u insns (limit %d) max_states_per_insn %u total_states %u "
@@ -828,6 +832,9 @@ int brt_verify(const struct bpf_insn *insns, size_t n, const struct brt_verify_o
 		res->max_ctx_offset = env->max_ctx_offset;
 		res->btf_loads = env->btf_loads;
 		res->nobj_types = env->nobj_types;
+		res->throws = env->seen_exception;
+		res->exc_cb_insn = env->exc_cb_subprog ?
+			(uint32_t)env->subprogs[env->exc_cb_subprog].start : 0;
 		if (env->nobj_types)
 			memcpy(res->obj_types, env->obj_types,
 			       env->nobj_types * sizeof(res->obj_types[0]));

@@ -12,7 +12,7 @@
 /* The kernel's verbose_invalid_scalar(): "<where> the register R0 has smin=.. smax=..
  * should have been in [lo, hi]", as one error line. */
 static void bad_range(struct brt_env *env, const struct brt_reg *r0, const char *where,
-		      int64_t lo, int64_t hi)
+		      int64_t lo, int64_t hi, const char *name)
 {
 	char line[BRT_VERIFY_ERRLEN], smin[32] = "", smax[32] = "";
 
@@ -20,8 +20,8 @@ static void bad_range(struct brt_env *env, const struct brt_reg *r0, const char 
 		snprintf(smin, sizeof(smin), " smin=%lld", (long long)r0->smin);
 	if (r0->smax < INT64_MAX)
 		snprintf(smax, sizeof(smax), " smax=%lld", (long long)r0->smax);
-	snprintf(line, sizeof(line), "%s the register R0 has%s%s%s should have been in [%d, %d]",
-		 where, smin, smax, smin[0] || smax[0] ? "" : " unknown scalar value", (int)lo,
+	snprintf(line, sizeof(line), "%s the register %s has%s%s%s should have been in [%d, %d]",
+		 where, name, smin, smax, smin[0] || smax[0] ? "" : " unknown scalar value", (int)lo,
 		 (int)hi);
 	brt_verr(env, "%s\n", line);
 }
@@ -90,7 +90,7 @@ int brt_prepare_func_exit(struct brt_env *env, int *insn_idx)
 		if (brt_mark_precise(env, BPF_REG_0))
 			return -ENOMEM;
 		if (r0->smin < 0 || r0->smax > 1) {
-			bad_range(env, r0, "At callback return", 0, 1);
+			bad_range(env, r0, "At callback return", 0, 1, "R0");
 			return -EINVAL;
 		}
 		/* back to the call: the helper may call again (do_check adds one) */
@@ -123,8 +123,10 @@ int brt_prepare_func_exit(struct brt_env *env, int *insn_idx)
 	return 0;
 }
 
-/* in_cb: idx runs as a callback or is called from one (bpf_throw may not be there) */
-static int stack_visit(struct brt_env *env, int idx, int frame, int depth, int in_cb)
+/* in_cb: idx runs as a callback or is called from one (bpf_throw may not be there);
+ * in_exc: ... from the exception callback (a tail call may not be there) */
+static int stack_visit(struct brt_env *env, int idx, int frame, int depth, int in_cb,
+		       int in_exc)
 {
 	int sd = env->subprogs[idx].stack_depth, start = env->subprogs[idx].start;
 	int end = env->subprogs[idx + 1].start, err;
@@ -139,6 +141,11 @@ static int stack_visit(struct brt_env *env, int idx, int frame, int depth, int i
 		brt_verr(env, "tail_calls are not allowed when call stack of previous frames is %d "
 			      "bytes. Too large\n", depth);
 		return -EACCES;
+	}
+	/* the kernel's walk asks when a function below the exception callback ends */
+	if (in_exc && frame && env->subprogs[idx].has_tail_call) {
+		brt_verr(env, "cannot tail call within exception cb\n");
+		return -EINVAL;
 	}
 	depth += (sd + 15) / 16 * 16;
 	if (depth > BRT_MAX_STACK) {
@@ -158,8 +165,14 @@ static int stack_visit(struct brt_env *env, int idx, int frame, int depth, int i
 		callee = brt_find_subprog(env, i + insn->imm + 1);
 		if (callee < 0)
 			continue;
+		if (callee && callee == env->exc_cb_subprog) {
+			if (insn->src_reg == BPF_PSEUDO_FUNC)
+				continue; /* an async callback's own walk, not this one */
+			brt_verr(env, "insn %d cannot call exception cb directly", i);
+			return -EINVAL;
+		}
 		err = stack_visit(env, callee, frame + 1, depth,
-				  in_cb || insn->src_reg == BPF_PSEUDO_FUNC);
+				  in_cb || insn->src_reg == BPF_PSEUDO_FUNC, in_exc);
 		if (err)
 			return err;
 	}
@@ -168,7 +181,15 @@ static int stack_visit(struct brt_env *env, int idx, int frame, int depth, int i
 
 int brt_check_max_stack_depth(struct brt_env *env)
 {
-	return stack_visit(env, 0, 0, 0, 0);
+	/* the kernel walks the async callbacks' trees (the exception callback's) before the
+	 * main program's; the exception callback is a callback: it may not throw */
+	if (env->exc_cb_subprog) {
+		int err = stack_visit(env, env->exc_cb_subprog, 0, 0, 1, 1);
+
+		if (err)
+			return err;
+	}
+	return stack_visit(env, 0, 0, 0, 0, 0);
 }
 
 int brt_ret_range(const struct brt_env *env, int64_t *lo, int64_t *hi)
@@ -210,44 +231,47 @@ int brt_ret_range(const struct brt_env *env, int64_t *lo, int64_t *hi)
 	return 1;
 }
 
-int brt_check_return_code(struct brt_env *env)
+int brt_check_return_code(struct brt_env *env, int regno, const char *name)
 {
+	const struct brt_frame *f0 = env->cur->frame[0];
+	/* the exception callback's exits are the program's */
+	int is_subprog = f0->subprogno && !f0->in_exc_cb;
 	const struct brt_reg *r0;
 	int64_t lo = 0, hi = 0;
 	int err;
 
 	/* check_return_code(): a struct_ops member returning void takes no R0 at all */
-	if (env->opts->prog_type == BPF_PROG_TYPE_STRUCT_OPS && !brt_cur_frame(env)->subprogno &&
+	if (env->opts->prog_type == BPF_PROG_TYPE_STRUCT_OPS && !is_subprog &&
 	    env->attach_proto && !env->attach_proto->type)
 		return 0;
-	err = brt_check_reg_arg(env, BPF_REG_0, SRC_OP);
+	err = brt_check_reg_arg(env, regno, SRC_OP);
 	if (err)
 		return err;
-	if (brt_is_pointer_value(env, BPF_REG_0)) {
-		brt_verr(env, "R0 leaks addr as return value\n");
+	if (brt_is_pointer_value(env, regno)) {
+		brt_verr(env, "R%d leaks addr as return value\n", regno);
 		return -EACCES;
 	}
-	r0 = &brt_cur_regs(env)[BPF_REG_0];
-	if (brt_cur_frame(env)->in_async_cb) {
+	r0 = &brt_cur_regs(env)[regno];
+	if (f0->in_async_cb) {
 		/* a timer callback returns 0 (set_timer_callback_state's range) */
 		if (r0->type != SCALAR_VALUE) {
-			brt_verr(env, "At async callback return the register R0 is not a known "
-				      "value (%s)\n", brt_reg_type_str(env, r0->type));
+			brt_verr(env, "At async callback return the register R%d is not a known "
+				      "value (%s)\n", regno, brt_reg_type_str(env, r0->type));
 			return -EINVAL;
 		}
-		err = brt_mark_precise(env, BPF_REG_0);
+		err = brt_mark_precise(env, regno);
 		if (err)
 			return err;
 		if (r0->smin >= 0 && r0->smax <= 0)
 			return 0;
-		bad_range(env, r0, "At async callback return", 0, 0);
+		bad_range(env, r0, "At async callback return", 0, 0, name);
 		return -EINVAL;
 	}
-	if (brt_cur_frame(env)->subprogno) {
+	if (is_subprog) {
 		/* a global function walked on its own returns a scalar to any caller */
 		if (r0->type != SCALAR_VALUE) {
-			brt_verr(env, "At subprogram exit the register R0 is not a scalar value "
-				      "(%s)\n", brt_reg_type_str(env, r0->type));
+			brt_verr(env, "At subprogram exit the register R%d is not a scalar value "
+				      "(%s)\n", regno, brt_reg_type_str(env, r0->type));
 			return -EINVAL;
 		}
 		return 0;
@@ -255,16 +279,16 @@ int brt_check_return_code(struct brt_env *env)
 	if (!brt_ret_range(env, &lo, &hi))
 		return 0;
 	if (r0->type != SCALAR_VALUE) {
-		brt_verr(env, "At program exit the register R0 is not a known value (%s)\n",
-			 brt_reg_type_str(env, r0->type));
+		brt_verr(env, "At program exit the register R%d is not a known value (%s)\n",
+			 regno, brt_reg_type_str(env, r0->type));
 		return -EINVAL;
 	}
 	/* the program type checks the value: every path to here must keep it precise */
-	err = brt_mark_precise(env, BPF_REG_0);
+	err = brt_mark_precise(env, regno);
 	if (err)
 		return err;
 	if (r0->smin >= lo && r0->smax <= hi)
 		return 0;
-	bad_range(env, r0, "At program exit", lo, hi);
+	bad_range(env, r0, "At program exit", lo, hi, name);
 	return -EINVAL;
 }

@@ -259,17 +259,17 @@ static int arg_tags(struct brt_env *env, const struct brt_btf *btf, const struct
 
 /* The kernel's bpf_find_exception_callback_insn_off(): a main program naming an exception
  * callback ("exception_callback:" decl tag, libbpf's __exception_cb) makes the callback a
- * subprogram of its own, verified with bpf_throw's rules.  The tag's own checks are the
- * kernel's (one tag, a global function of the program's func_info past the main one);
- * bpfrt has neither bpf_throw nor those rules, so a program that passes them is refused
- * rather than verified without them. */
+ * subprogram of its own, verified as a global function with bpf_throw's rules
+ * (exception.c).  The tag's checks and messages are the kernel's: one tag, a global
+ * function, found in func_info past the main program (every row of its type is looked
+ * at, the last one wins). */
 int brt_check_exception_cb(struct brt_env *env)
 {
 	const struct brt_verify_opts *o = env->opts;
 	const struct brt_btf *btf = o->prog_btf;
 	const struct btf_type *main_fn, *fn;
 	const char *name = NULL;
-	uint32_t fn_id, i;
+	uint32_t fn_id;
 	int ret;
 
 	if (!btf || !o->func_btf_ids || !o->nfuncs)
@@ -301,19 +301,21 @@ int brt_check_exception_cb(struct brt_env *env)
 		brt_verr(env, "exception callback '%s' must have global linkage\n", name);
 		return -EINVAL;
 	}
-	for (i = 0; i < o->nfuncs && o->func_btf_ids[i] != fn_id; i++)
-		;
-	if (i == 0) {
-		brt_verr(env, "invalid exception callback insn_off in func_info: 0\n");
-		return -EINVAL;
+	ret = 0;
+	for (uint32_t i = 0; i < o->nfuncs; i++) {
+		if (o->func_btf_ids[i] != fn_id)
+			continue;
+		ret = o->func_offs ? (int)o->func_offs[i] : -1;
+		if (!ret) {
+			brt_verr(env, "invalid exception callback insn_off in func_info: 0\n");
+			ret = -EINVAL;
+		}
 	}
-	if (i == o->nfuncs) {
+	if (!ret) {
 		brt_verr(env, "exception callback type id not found in func_info\n");
-		return -EINVAL;
+		ret = -EINVAL;
 	}
-	brt_verr(env, "exception callback '%s': exception callbacks (bpf_throw) are not "
-		      "supported\n", name);
-	return -EINVAL;
+	return ret;
 }
 
 static int is_dynptr_ptr(const struct brt_btf *btf, const struct btf_type *ptr)
@@ -698,6 +700,8 @@ int brt_global_entry(struct brt_env *env, int sub, struct brt_frame *f)
 
 	brt_vinfo(env, "Validating %s() func#%d...\n", brt_subprog_name(env, sub), sub);
 	err = prepare_args(env, sub);
+	if (!err && sub == env->exc_cb_subprog)
+		err = brt_exc_cb_entry(env, sub, f);
 	if (err)
 		return err;
 	for (int i = 0; i < sp->arg_cnt; i++) {

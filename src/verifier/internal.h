@@ -220,6 +220,8 @@ struct brt_frame {
 	int in_async_cb;              /* frame 0 of a timer callback's own walk (helper_timer.c):
 				       * it returns 0 to nobody */
 	int rbtree_cb;                /* bpf_rbtree_add's less() callback (graph.c) */
+	int in_exc_cb;                /* frame 0 of the exception callback's own walk: it
+				       * returns the program's value (exception.c) */
 	uint32_t callback_depth;      /* callback iterations explored from this frame */
 };
 
@@ -473,6 +475,10 @@ struct brt_env {
 	int subprog_cnt;
 	int subprog_cap;
 	struct brt_subprog sub_inline[4];
+	/* the exception callback's subprogram (the "exception_callback:" tag), 0 when the
+	 * program names none; seen_exception once a verified bpf_throw call (exception.c) */
+	int exc_cb_subprog;
+	int seen_exception;
 	/* nmaps entries: map_inline until a program uses more maps (cfg.c resolve_map()) */
 	struct brt_vmap *maps;
 	int nmaps;
@@ -1031,8 +1037,12 @@ int brt_is_throw_call(const struct bpf_insn *insn);
 int brt_throw_exit(struct brt_env *env);
 /* the stack walk found bpf_throw at insn_idx in (or below) a callback, subprog: -EINVAL */
 int brt_throw_in_callback(struct brt_env *env, int insn_idx, int subprog);
-/* after everything else passed: a reachable bpf_throw cannot run here (-ENOTSUPP) */
-int brt_refuse_throw(struct brt_env *env);
+/* a bpf_throw call's checks before the kfunc call clobbers r1-r5: the cookie is the
+ * program's return value when no exception callback is named; 0 or -errno */
+int brt_throw_cookie_check(struct brt_env *env);
+/* the exception callback's subprogram sub starts its own walk in frame f: its one scalar
+ * argument (the kernel's message otherwise); 0 or -errno */
+int brt_exc_cb_entry(struct brt_env *env, int sub, struct brt_frame *f);
 
 /* ---- kfunc.c: kernel function calls ------------------------------------------------------ */
 /* the kernel's is_trusted_reg(): referenced, or flagged trusted with no unsafe flag */
@@ -1070,6 +1080,8 @@ const char *brt_subprog_name(const struct brt_env *env, int i);
  * r0 an unknown scalar, nothing descended).  1 when handled (global), 0 to descend
  * (static), or -errno. */
 int brt_global_call(struct brt_env *env, int sub);
+/* The main program's "exception_callback:" tag (bpf_find_exception_callback_insn_off()):
+ * the callback's first insn (> 0), 0 when there is none, or -errno with the message */
 int brt_check_exception_cb(struct brt_env *env);
 /* The main program's prototype read as the kernel does before the walk (its messages) */
 void brt_global_main_args(struct brt_env *env);
@@ -1080,7 +1092,9 @@ int brt_global_entry(struct brt_env *env, int sub, struct brt_frame *f);
 /* ---- func_calls.c: bpf-to-bpf calls and program exit --------------------------------- */
 int brt_check_func_call(struct brt_env *env, const struct bpf_insn *insn, int *insn_idx);
 int brt_prepare_func_exit(struct brt_env *env, int *insn_idx);
-int brt_check_return_code(struct brt_env *env);
+/* the kernel's check_return_code() on register regno (R0 at an exit, R1 for bpf_throw's
+ * cookie), named name */
+int brt_check_return_code(struct brt_env *env, int regno, const char *name);
 /* The range r0 must be in at the main program's exit: 1 with [*lo, *hi], or 0 when the
  * program type does not check it (prog_types.def's ret column, narrowed by attach type). */
 int brt_ret_range(const struct brt_env *env, int64_t *lo, int64_t *hi);

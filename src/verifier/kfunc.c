@@ -1375,6 +1375,11 @@ int brt_check_kfunc_call(struct brt_env *env, const struct bpf_insn *insn, int i
 			return err;
 		}
 	}
+	if (m.row == BRT_KFUNC_bpf_throw) {
+		err = brt_throw_cookie_check(env);
+		if (err < 0)
+			return err;
+	}
 	regs = brt_cur_regs(env);
 	for (int i = BPF_REG_0; i <= BPF_REG_5; i++) {
 		brt_mark_reg_not_init(&regs[i]);

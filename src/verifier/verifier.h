@@ -167,6 +167,7 @@ struct brt_verify_opts {
 	 * is sound but may differ from the kernel in the work it does. */
 	const struct brt_btf *prog_btf;
 	const uint32_t *func_btf_ids;
+	const uint32_t *func_offs;     /* ... and each function's insn_off, or NULL */
 	/* out, or NULL: n entries the caller zeroed; once the program is accepted,
 	 * call_maps[i] of a helper call taking a map is the map's ptr when every path passes
 	 * the same map there, so a JIT may bind the call to it (the kernel's map_ptr_state) */
@@ -222,6 +223,11 @@ struct brt_verify_result {
 	/* the types bpf_obj_new calls allocate (first nobj_types valid), for the run */
 	struct brt_obj_type obj_types[BRT_MAX_OBJ_TYPES];
 	uint32_t nobj_types;
+	/* the program may call bpf_throw (a path reached a call), and the first insn of the
+	 * exception callback that then runs with the cookie (0: the kernel's default one,
+	 * which returns the cookie) */
+	int throws;
+	uint32_t exc_cb_insn;
 	int err_insn;                  /* instruction the first error is about, -1 if none */
 	char err_msg[BRT_VERIFY_ERRLEN]; /* the first error line (the kernel's wording) */
 };

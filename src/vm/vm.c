@@ -54,6 +54,10 @@ struct bpfrt_vm {
 	int ld_ind;                /* the program has LD_IND (see run_jit()) */
 	struct brt_obj_type *obj_types; /* brt_vm_set_obj_types() */
 	uint32_t nobj_types;
+	/* brt_vm_set_exception(): the program may call bpf_throw, and the exception
+	 * callback's first insn (0: the kernel's default callback, r0 = the cookie) */
+	int throws;
+	uint32_t exc_cb_insn;
 };
 
 #define OPTS_KNOWN (offsetof(struct bpfrt_vm_opts, bpfrt_vm_opts__last) + \
@@ -825,8 +829,74 @@ out:
 	return ret ? set_err(ret) : 0;
 }
 
+int brt_vm_set_exception(struct bpfrt_vm *vm, uint32_t exc_cb_insn)
+{
+	/* the callback runs on the interpreter (run_throwing()), which a JIT vm may lack */
+	if (exc_cb_insn && !vm->code) {
+		vm->code = predecode(vm->insns, vm->ops, vm->n, BRT_VM_LOOP_FAST);
+		if (!vm->code)
+			return -ENOMEM;
+	}
+	vm->throws = 1;
+	vm->exc_cb_insn = exc_cb_insn;
+	return 0;
+}
+
+/* The run of a program that may throw, this thread's innermost: bpf_throw marks it
+ * (brt_vm_throw()), nested runs (a tail call's target, a program a helper runs) keep
+ * their own.  A throw needs no unwinding here: the verifier let it happen only with no
+ * reference, lock or section held, outside callbacks, so stopping the run as a helper
+ * may (bpfrt_run_stop()) and leaving every frame is all the kernel's unwinder does. */
+static _Thread_local int *throw_mark;
+
+void brt_vm_throw(struct bpfrt_run_ctx *ctx, uint64_t cookie)
+{
+	if (throw_mark)
+		*throw_mark = 1;
+	bpfrt_run_stop(ctx, cookie);
+}
+
+static int run_engines(struct bpfrt_vm *vm, const struct brt_run_opts *o, uint64_t *r0,
+		       char *err, size_t errlen);
+
+/* A run that may end in bpf_throw: then the exception callback runs with the cookie in
+ * r1 and its r0 is the run's; the default callback returns the cookie itself.  The
+ * callback runs on the fast interpreter (the JIT's code has no entry for a function
+ * nothing calls; it runs once per throw).  A callback a helper runs (o->func) cannot
+ * throw (the verifier's rule), so it takes the plain path. */
+static __attribute__((noinline)) int run_throwing(struct bpfrt_vm *vm,
+						  const struct brt_run_opts *o, uint64_t *r0,
+						  char *err, size_t errlen)
+{
+	int *outer = throw_mark, thrown = 0, ret;
+	struct brt_run_opts cb;
+
+	throw_mark = &thrown;
+	ret = run_engines(vm, o, r0, err, errlen);
+	throw_mark = outer;
+	if (ret || !thrown || !vm->exc_cb_insn)
+		return ret;
+	cb = *o;
+	cb.func = vm->exc_cb_insn;
+	cb.r1 = *r0;
+	cb.r2 = 0;
+	memset(cb.r3_5, 0, sizeof(cb.r3_5));
+	cb.tail_cnt_end = NULL;
+	if (vm->engine == BPFRT_ENGINE_CHECKED || wants_budget(vm, &cb))
+		return run_interp(vm, &cb, r0, err, errlen);
+	return run_fast(vm, &cb, r0, err, errlen);
+}
+
 int brt_vm_run_opts(struct bpfrt_vm *vm, const struct brt_run_opts *o, uint64_t *r0, char *err,
 		    size_t errlen)
+{
+	if (__builtin_expect(vm->throws, 0) && !o->func)
+		return run_throwing(vm, o, r0, err, errlen);
+	return run_engines(vm, o, r0, err, errlen);
+}
+
+static int run_engines(struct bpfrt_vm *vm, const struct brt_run_opts *o, uint64_t *r0,
+		       char *err, size_t errlen)
 {
 	uint64_t (*direct)(uint64_t r1, uint64_t r2, struct bpfrt_run_ctx *ctx) = vm->direct;
 
@@ -936,7 +1006,9 @@ uint64_t brt_vm_tail_call(struct bpfrt_vm *vm, void *user, uint64_t r1,
 	if (ctx->tail_cnt >= BRT_VM_MAX_TAIL_CALLS)
 		return 0;
 #ifdef BPFRT_HAVE_JIT
-	if (ctx->tail_jump && vm->engine == BPFRT_ENGINE_JIT) {
+	/* a target that may throw runs nested: its exception callback ends its own run, as
+	 * the kernel's unwinder stops at the target's frame */
+	if (ctx->tail_jump && vm->engine == BPFRT_ENGINE_JIT && !vm->throws) {
 		const struct brt_jit_prog *prog;
 
 		if (!jit_code(vm, NULL, 0, ctx->budget != NULL, &prog, msg, sizeof(msg))) {

@@ -421,6 +421,13 @@ const struct brt_jit_prog *brt_vm_jit_fixed(const struct bpfrt_vm *vm);
  * vm, which every run context of it carries.  0 or -ENOMEM. */
 int brt_vm_set_obj_types(struct bpfrt_vm *vm, const struct brt_obj_type *types, uint32_t n);
 
+/* The verifier's word that the program may call bpf_throw, and where its exception
+ * callback starts (0: none named, the cookie is the return value).  Runs then end with
+ * the callback's value when the program throws.  0 or -ENOMEM. */
+int brt_vm_set_exception(struct bpfrt_vm *vm, uint32_t exc_cb_insn);
+/* bpf_throw(cookie) (helpers/kfuncs.c): the run stops and the callback runs */
+void brt_vm_throw(struct bpfrt_run_ctx *ctx, uint64_t cookie);
+
 /* bpfrt_vm_load() of a program the load path decoded already: ops holds the n rows
  * brt_isa_decode_prog() gave for insns (with at most the vm's max_insns), and is taken
  * over by the vm (freed on failure too).  BPF_PROG_LOAD decodes once, for the verifier

@@ -1,15 +1,13 @@
 /* kfunc_oracle_throw.c - verifier.kfunc_oracle's bpf_throw (BPF exceptions; verifier/
- * exception.c): the kernel's refusals of a throw inside an RCU section of the main
- * program (directly, and through a subprogram whose other path returns), with a socket
- * reference held, inside a bpf_loop callback, and under bpf_spin_lock-free code
- * otherwise; verdict, errno and error line equal.  Known difference, asserted as such: a
- * program the kernel accepts with a reachable bpf_throw is refused by bpfrt with the
- * kernel's own answer for a JIT without exception support (ENOTSUPP, "JIT does not
- * support calling kfunc bpf_throw#ID"): no engine here unwinds frames.
+ * exception.c, vm/vm.c run_throwing()): the kernel's refusals of a throw inside an RCU
+ * section of the main program (directly, and through a subprogram whose other path
+ * returns), with a socket reference held, inside a bpf_loop callback, a cookie outside
+ * the program type's return range (the default callback returns it); and programs the
+ * kernel accepts, test-run on both sides: the cookie is the return value (thrown in the
+ * main program, in a subprogram, on one path only).  Verdict, errno, error line and
+ * retval equal.  Exception callbacks (BTF-tagged) are verifier.global_oracle's.
  */
-#include <errno.h>
 #include <stdio.h>
-#include <string.h>
 
 #include "bpfrt.h"
 #include "harness.h"
@@ -20,7 +18,6 @@
 void throw_rules(void)
 {
 	int t = kid("bpf_throw"), rl = kid("bpf_rcu_read_lock");
-	char want[96];
 
 	if (t <= 0 || rl <= 0) {
 		printf("bpf_throw: skipped: kernel BTF without bpf_throw\n");
@@ -70,19 +67,43 @@ void throw_rules(void)
 		kcheck("throw: in a bpf_loop callback", BPF_PROG_TYPE_SCHED_CLS, 0, p, 12);
 	}
 	{
-		/* nothing held: the kernel accepts (and its run returns the cookie); bpfrt
-		 * refuses, as the kernel does on a JIT without exceptions */
+		/* nothing held: the default callback returns the cookie */
 		const struct bpf_insn p[] = {
-			MOV_K(BPF_REG_1, 0), KCALL(t, 0), MOV_K(BPF_REG_0, 0), EXIT(),
+			MOV_K(BPF_REG_1, 5), KCALL(t, 0), MOV_K(BPF_REG_0, 0), EXIT(),
 		};
-		struct kres k, b;
 
-		load_run(oracle_kernel_bpf, BPF_PROG_TYPE_SCHED_CLS, 0, p, 4, &k);
-		load_run(bpfrt_bpf, BPF_PROG_TYPE_SCHED_CLS, 0, p, 4, &b);
-		T_CASE("throw: nothing held (known difference: no exceptions here)");
-		T_ASSERT(k.r.fd >= 0);
-		T_EQ_INT(524, b.r.err);
-		snprintf(want, sizeof(want), "JIT does not support calling kfunc bpf_throw#%d", t);
-		T_EQ_STR(want, b.r.last);
+		kcheck("throw: the cookie is the return value", BPF_PROG_TYPE_SCHED_CLS, 0, p, 4);
+	}
+	{
+		/* thrown two frames down; the main program's own exit is never reached */
+		const struct bpf_insn p[] = {
+			CALL_LOCAL(2), MOV_K(BPF_REG_0, 1), EXIT(),
+			CALL_LOCAL(2), MOV_K(BPF_REG_0, 2), EXIT(),
+			MOV_K(BPF_REG_1, 32), KCALL(t, 0), MOV_K(BPF_REG_0, 3), EXIT(),
+		};
+
+		kcheck("throw: from a subprogram two calls down", BPF_PROG_TYPE_SCHED_CLS, 0, p, 10);
+	}
+	{
+		/* throws only when skb->len > 100: the 64-byte test frame returns normally */
+		const struct bpf_insn p[] = {
+			LDX(BPF_W, BPF_REG_2, BPF_REG_1, 0), MOV_K(BPF_REG_0, 9),
+			I(BPF_JMP | BPF_JGT | BPF_K, BPF_REG_2, 0, 1, 100), EXIT(),
+			MOV_K(BPF_REG_1, 7), KCALL(t, 0), MOV_K(BPF_REG_0, 0), EXIT(),
+		};
+
+		kcheck("throw: on a path the run does not take", BPF_PROG_TYPE_SCHED_CLS, 0, p, 8);
+	}
+	{
+		/* the cookie must be in the type's return range: cgroup_skb's [0, 1] */
+		const struct bpf_insn p[] = {
+			MOV_K(BPF_REG_1, 5), KCALL(t, 0), MOV_K(BPF_REG_0, 0), EXIT(),
+		};
+		const struct bpf_insn q[] = {
+			MOV_K(BPF_REG_1, 1), KCALL(t, 0), MOV_K(BPF_REG_0, 0), EXIT(),
+		};
+
+		kcheck("throw: cookie out of cgroup_skb's range", BPF_PROG_TYPE_CGROUP_SKB, 0, p, 4);
+		kcheck("throw: cookie in cgroup_skb's range", BPF_PROG_TYPE_CGROUP_SKB, 0, q, 4);
 	}
 }

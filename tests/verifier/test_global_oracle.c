@@ -9,7 +9,9 @@
  * refuses (void or pointer return, six arguments, sizeless pointees, structs by value),
  * decl tags, exception callback tags, global functions reached only through other global
  * functions or from dead code, packet pointers cleared after a global function that
- * changes packet data.
+ * changes packet data; exception callbacks with bpf_throw (the callback's argument and
+ * return rules, a throw inside it, a call of it, tail calls below it), accepted ones
+ * test-run on both sides (a 64-byte frame; "ok retval N": the callback's value).
  * Processed-instruction counts of accepted cases are compared too (a figure, printed).
  * Root only (the kernel side); otherwise skipped.
  */
@@ -21,6 +23,7 @@
 #include <linux/btf.h>
 
 #include "bpfrt.h"
+#include "btf/btf.h"
 #include "btf_blob.h"
 #include "harness.h"
 #include "transcript.h"
@@ -72,6 +75,8 @@ struct fn {
 	.len = sizeof((const struct bpf_insn[]){ __VA_ARGS__ }) / sizeof(struct bpf_insn)
 /* call function n of the case (resolved when the program is laid out) */
 #define CALLF(n) I(BPF_JMP | BPF_CALL, 0, BPF_PSEUDO_CALL, 0, 1000 + (n))
+/* call the kernel's bpf_throw (its BTF id resolved at layout) */
+#define THROW I(BPF_JMP | BPF_CALL, 0, BPF_PSEUDO_KFUNC_CALL, 0, -2)
 
 struct gcase {
 	const char *name;
@@ -234,6 +239,9 @@ static void run_case(sys_fn sys, struct transcript *t, const struct gcase *c,
 		if (insns[i].code == (BPF_LD | BPF_IMM | BPF_DW) &&
 		    insns[i].src_reg == BPF_PSEUDO_MAP_FD)
 			insns[i].imm = map_fd;
+		if (insns[i].code == (BPF_JMP | BPF_CALL) &&
+		    insns[i].src_reg == BPF_PSEUDO_KFUNC_CALL && insns[i].imm == -2)
+			insns[i].imm = brt_btf_find(brt_btf_vmlinux(), "bpf_throw", BTF_KIND_FUNC);
 	}
 	btf_fd = load_btf(sys, c, func_ids);
 	if (btf_fd < 0) {
@@ -254,7 +262,22 @@ static void run_case(sys_fn sys, struct transcript *t, const struct gcase *c,
 
 		if (p)
 			*processed = (unsigned)strtoul(p + 10, NULL, 10);
-		say(t, "%s: ok\n", c->name);
+		if (c->prog_type == BPF_PROG_TYPE_SCHED_CLS) {
+			/* a run: the exception callback's value when the program throws */
+			static unsigned char pkt[64];
+			union bpf_attr r;
+
+			memset(&r, 0, sizeof(r));
+			r.test.prog_fd = (uint32_t)fd;
+			r.test.data_in = (uint64_t)(uintptr_t)pkt;
+			r.test.data_size_in = sizeof(pkt);
+			if (sys(BPF_PROG_TEST_RUN, &r, sizeof(r)))
+				say(t, "%s: ok, run %d\n", c->name, -errno);
+			else
+				say(t, "%s: ok retval %u\n", c->name, r.test.retval);
+		} else {
+			say(t, "%s: ok\n", c->name);
+		}
 		close(fd);
 	} else {
 		say_load_error(t, c->name, fd, log);
@@ -294,9 +317,43 @@ out:
  * bpf_find_exception_callback_insn_off() */
 #define M_EXC(tag, twice) { "main", 1, T_INT, 1, { T_SKB_P }, tag, -1, twice, \
 			    BODY(MOV64_IMM(1, 5), CALLF(1), RET0) }
+/* main throws cookie r1 = 5 (its own exit never reached), tagged with callback f1 */
+#define M_THROW(...) { "main", 1, T_INT, 1, { T_SKB_P }, "exception_callback:f1", -1, 0, \
+		       BODY(__VA_ARGS__) }
+#define M_THROW5 M_THROW(MOV64_IMM(1, 5), THROW, RET0)
+/* the callback: global, one u64/int argument, returns r1 + 100 */
+#define EXC_CB(...) { "f1", 1, T_INT, 1, { T_LONG }, BODY(__VA_ARGS__) }
 static const struct gcase cases[] = {
-	/* exception callbacks: the tag's checks (bpfrt refuses a callback that passes them:
-	 * it has no bpf_throw) */
+	/* exception callbacks with bpf_throw */
+	{ "exc_cb_returns_cookie_plus", BPF_PROG_TYPE_SCHED_CLS, 0,
+	  { M_THROW5, EXC_CB(MOV64_REG(0, 1), ALU64_IMM(BPF_ADD, 0, 100), EXIT()) } },
+	{ "exc_cb_no_throw_returns", BPF_PROG_TYPE_SCHED_CLS, 0,
+	  { M_THROW(MOV64_IMM(0, 3), EXIT()), EXC_CB(MOV64_REG(0, 1), EXIT()) } },
+	{ "exc_cb_throw_in_static", BPF_PROG_TYPE_SCHED_CLS, 0,
+	  { M_THROW(CALLF(2), RET0), EXC_CB(MOV64_REG(0, 1), ALU64_IMM(BPF_ADD, 0, 1), EXIT()),
+	    { "f2", 0, T_INT, 1, { T_INT }, BODY(MOV64_IMM(1, 41), THROW, RET0) } } },
+	{ "exc_cb_throw_in_global", BPF_PROG_TYPE_SCHED_CLS, 0,
+	  { M_THROW(MOV64_IMM(1, 9), CALLF(2), EXIT()),
+	    EXC_CB(MOV64_REG(0, 1), ALU64_IMM(BPF_MUL, 0, 2), EXIT()),
+	    { "f2", 1, T_INT, 1, { T_INT }, BODY(THROW, RET0) } } },
+	{ "exc_cb_two_args", BPF_PROG_TYPE_SCHED_CLS, 0,
+	  { M_THROW5, { "f1", 1, T_INT, 2, { T_LONG, T_LONG }, BODY(RET0) } } },
+	{ "exc_cb_ctx_arg", BPF_PROG_TYPE_SCHED_CLS, 0,
+	  { M_THROW5, { "f1", 1, T_INT, 1, { T_SKB_P }, BODY(RET0) } } },
+	{ "exc_cb_throws", BPF_PROG_TYPE_SCHED_CLS, 0,
+	  { M_THROW5, EXC_CB(THROW, RET0) } },
+	{ "exc_cb_static_throws", BPF_PROG_TYPE_SCHED_CLS, 0,
+	  { M_THROW5, EXC_CB(CALLF(2), EXIT()),
+	    { "f2", 0, T_INT, 1, { T_INT }, BODY(THROW, RET0) } } },
+	{ "exc_cb_called_directly", BPF_PROG_TYPE_SCHED_CLS, 0,
+	  { M_THROW(MOV64_IMM(1, 1), CALLF(1), RET0), EXC_CB(MOV64_REG(0, 1), EXIT()) } },
+	{ "exc_cb_range_cgroup_skb", BPF_PROG_TYPE_CGROUP_SKB, 0,
+	  { M_THROW(MOV64_IMM(1, 1), THROW, RET0), EXC_CB(MOV64_REG(0, 1), EXIT()) } },
+	{ "exc_cb_range_ok_cgroup_skb", BPF_PROG_TYPE_CGROUP_SKB, 0,
+	  { M_THROW(MOV64_IMM(1, 1), THROW, RET0), EXC_CB(MOV64_IMM(0, 1), EXIT()) } },
+	{ "exc_cb_cookie_unchecked_with_cb", BPF_PROG_TYPE_CGROUP_SKB, 0,
+	  { M_THROW(MOV64_IMM(1, 77), THROW, RET0), EXC_CB(MOV64_IMM(0, 0), EXIT()) } },
+	/* exception callbacks: the tag's checks */
 	{ "exception_cb_two_tags", 0, 0, { M_EXC("exception_callback:f1", 1), F_SCALAR(1) } },
 	{ "exception_cb_not_in_btf", 0, 0, { M_EXC("exception_callback:nosuch", 0),
 					     F_SCALAR(1) } },
