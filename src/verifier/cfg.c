@@ -1031,8 +1031,20 @@ void brt_compute_stack_live(struct brt_env *env)
 	}
 }
 
+/* The kernel's bpf_update_live_stack(): the reads and writes recorded since are
+ * propagated only where the kernel does it, at a path's end and at a function's exit, not
+ * when a state is compared or cleaned: a state cleaned (clean_live_states()) before the
+ * current path's reads reach the propagation keeps the slots they make live dead, and
+ * prunes what the kernel prunes (otel-profiler unwind_php: 12,896 -> 12,826 processed,
+ * the kernel's count). */
+void brt_stack_live_sync(struct brt_env *env)
+{
+	if (env->stack_live_dirty)
+		brt_compute_stack_live(env);
+}
+
 /* The slots of frame `frame` of st, stopped at insn_idx, that some path from there may
- * read: in the current frame's rest (at insn_idx, as a frame that many levels up), or
+ * read (as of the last brt_stack_live_sync()): in the current frame's rest (at insn_idx, as a frame that many levels up), or
  * after one of the calls on the chain returns (at its return point, or at a callback's
  * helper call, which calls again), as the kernel's bpf_stack_slot_alive(). */
 uint64_t brt_stack_live_frame(struct brt_env *env, const struct brt_vstate *st, int insn_idx,
@@ -1040,8 +1052,6 @@ uint64_t brt_stack_live_frame(struct brt_env *env, const struct brt_vstate *st, 
 {
 	uint64_t live = 0;
 
-	if (env->stack_live_dirty)
-		brt_compute_stack_live(env);
 	for (int g = frame; g <= st->curframe; g++) {
 		const struct brt_frame *callee = g < st->curframe ? st->frame[g + 1] : NULL;
 		int d = g - frame, at = !callee		    ? insn_idx

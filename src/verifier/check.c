@@ -423,6 +423,7 @@ path_end:
 		env->scratched_regs = 0xffff;
 		env->scratched_stack = ~0ULL;
 		update_branch_counts(env, env->cur);
+		brt_stack_live_sync(env);
 		brt_live_log_update(env);
 		if (pop_stack(env, &prev_idx, &env->insn_idx))
 			break;

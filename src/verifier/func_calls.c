@@ -71,6 +71,7 @@ int brt_prepare_func_exit(struct brt_env *env, int *insn_idx)
 	struct brt_vstate *st = env->cur;
 	struct brt_frame *callee = st->frame[st->curframe], *caller;
 
+	brt_stack_live_sync(env);
 	brt_live_log_update(env);
 	/* r0 may be unset: the caller only fails if it reads it */
 	if (callee->regs[BPF_REG_0].type == PTR_TO_STACK) {

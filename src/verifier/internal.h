@@ -598,6 +598,9 @@ int brt_compute_scc(struct brt_env *env);
 /* stack slots live before each insn from the reads the walk recorded (aux stack_live,
  * stack_up live) */
 void brt_compute_stack_live(struct brt_env *env);
+/* propagate the stack reads and writes recorded since the last call (the kernel's
+ * bpf_update_live_stack(): at a path's end and at a function's exit) */
+void brt_stack_live_sync(struct brt_env *env);
 /* the slots of st's frame `frame` that a path from insn_idx may read (privileged) */
 uint64_t brt_stack_live_frame(struct brt_env *env, const struct brt_vstate *st, int insn_idx,
 			      int frame);
