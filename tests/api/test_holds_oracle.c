@@ -34,6 +34,7 @@
 #include "btf_blob.h"
 #include "diff.h"
 #include "harness.h"
+#include "mim_prog.h"
 #include "xproc.h"
 #include "obj/obj.h"
 
@@ -208,34 +209,13 @@ static int lookup(sys_fn sys, int map, uint32_t key, void *value)
 	return sys(BPF_MAP_LOOKUP_ELEM, &a, sizeof(a)) ? -errno : 0;
 }
 
-/* A socket filter returning outer[0][0] (an array of maps of arrays of u64), 1000 when
- * outer[0] is empty, 2000 when the inner map has no element 0. */
+/* mim_prog.h's program */
 static int mim_prog(sys_fn sys, int outer)
 {
-	struct bpf_insn insns[] = {
-		{ .code = BPF_ST | BPF_MEM | BPF_W, .dst_reg = 10, .off = -4, .imm = 0 },
-		{ .code = BPF_LD | BPF_DW | BPF_IMM, .dst_reg = 1, .src_reg = BPF_PSEUDO_MAP_FD,
-		  .imm = outer },
-		{ 0 },
-		{ .code = BPF_ALU64 | BPF_MOV | BPF_X, .dst_reg = 2, .src_reg = 10 },
-		{ .code = BPF_ALU64 | BPF_ADD | BPF_K, .dst_reg = 2, .imm = -4 },
-		{ .code = BPF_JMP | BPF_CALL, .imm = BPF_FUNC_map_lookup_elem },
-		{ .code = BPF_JMP | BPF_JNE | BPF_K, .dst_reg = 0, .off = 2, .imm = 0 },
-		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = 0, .imm = 1000 },
-		{ .code = BPF_JMP | BPF_EXIT },
-		{ .code = BPF_ALU64 | BPF_MOV | BPF_X, .dst_reg = 1, .src_reg = 0 },
-		{ .code = BPF_ALU64 | BPF_MOV | BPF_X, .dst_reg = 2, .src_reg = 10 },
-		{ .code = BPF_ALU64 | BPF_ADD | BPF_K, .dst_reg = 2, .imm = -4 },
-		{ .code = BPF_JMP | BPF_CALL, .imm = BPF_FUNC_map_lookup_elem },
-		{ .code = BPF_JMP | BPF_JNE | BPF_K, .dst_reg = 0, .off = 2, .imm = 0 },
-		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = 0, .imm = 2000 },
-		{ .code = BPF_JMP | BPF_EXIT },
-		{ .code = BPF_LDX | BPF_MEM | BPF_DW, .dst_reg = 0, .src_reg = 0 },
-		{ .code = BPF_JMP | BPF_EXIT },
-	};
+	struct bpf_insn insns[MIM_PROG_LEN];
 
-	return diff_prog_load(sys, BPF_PROG_TYPE_SOCKET_FILTER, insns,
-			      sizeof(insns) / sizeof(insns[0]));
+	mim_prog_insns(insns, outer);
+	return diff_prog_load(sys, BPF_PROG_TYPE_SOCKET_FILTER, insns, MIM_PROG_LEN);
 }
 
 static int obj_get(sys_fn sys, const char *path)

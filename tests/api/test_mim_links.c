@@ -23,6 +23,7 @@
 
 #include "bpfrt.h"
 #include "harness.h"
+#include "mim_prog.h"
 
 static char dir[] = "/tmp/bpfrt-mim-links.XXXXXX";
 
@@ -90,37 +91,17 @@ static uint32_t id_of(int fd)
 	return sys(BPF_OBJ_GET_INFO_BY_FD, &a) ? 0 : info.id;
 }
 
-/* A socket filter returning outer[0][0] (an array of maps of arrays of u64), 1000 when
- * outer[0] is empty, 2000 when the inner map has no element 0. */
+/* mim_prog.h's program */
 static int mim_prog(int outer)
 {
-	struct bpf_insn insns[] = {
-		{ .code = BPF_ST | BPF_MEM | BPF_W, .dst_reg = 10, .off = -4, .imm = 0 },
-		{ .code = BPF_LD | BPF_DW | BPF_IMM, .dst_reg = 1, .src_reg = BPF_PSEUDO_MAP_FD,
-		  .imm = outer },
-		{ 0 },
-		{ .code = BPF_ALU64 | BPF_MOV | BPF_X, .dst_reg = 2, .src_reg = 10 },
-		{ .code = BPF_ALU64 | BPF_ADD | BPF_K, .dst_reg = 2, .imm = -4 },
-		{ .code = BPF_JMP | BPF_CALL, .imm = BPF_FUNC_map_lookup_elem },
-		{ .code = BPF_JMP | BPF_JNE | BPF_K, .dst_reg = 0, .off = 2, .imm = 0 },
-		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = 0, .imm = 1000 },
-		{ .code = BPF_JMP | BPF_EXIT },
-		{ .code = BPF_ALU64 | BPF_MOV | BPF_X, .dst_reg = 1, .src_reg = 0 },
-		{ .code = BPF_ALU64 | BPF_MOV | BPF_X, .dst_reg = 2, .src_reg = 10 },
-		{ .code = BPF_ALU64 | BPF_ADD | BPF_K, .dst_reg = 2, .imm = -4 },
-		{ .code = BPF_JMP | BPF_CALL, .imm = BPF_FUNC_map_lookup_elem },
-		{ .code = BPF_JMP | BPF_JNE | BPF_K, .dst_reg = 0, .off = 2, .imm = 0 },
-		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = 0, .imm = 2000 },
-		{ .code = BPF_JMP | BPF_EXIT },
-		{ .code = BPF_LDX | BPF_MEM | BPF_DW, .dst_reg = 0, .src_reg = 0 },
-		{ .code = BPF_JMP | BPF_EXIT },
-	};
+	struct bpf_insn insns[MIM_PROG_LEN];
 	union bpf_attr a;
 
+	mim_prog_insns(insns, outer);
 	memset(&a, 0, sizeof(a));
 	a.prog_type = BPF_PROG_TYPE_SOCKET_FILTER;
 	a.insns = (uint64_t)(uintptr_t)insns;
-	a.insn_cnt = sizeof(insns) / sizeof(insns[0]);
+	a.insn_cnt = MIM_PROG_LEN;
 	a.license = (uint64_t)(uintptr_t)"GPL";
 	return sys(BPF_PROG_LOAD, &a);
 }
