@@ -87,6 +87,9 @@ int brt_map_btf_check(const union bpf_attr *attr, struct brt_map_btf *out);
  * m is held), -ENOENT (no copy: no BTF, or one too big to keep), -EINVAL (the copy is
  * not the map's: rewritten), -ENOMEM. */
 int brt_map_btf_snap(struct brt_map *m, struct brt_btf_snap **out);
+/* The snapshot's blob parsed, once for every map that shares it (the verifier's view of a
+ * map's BTF, kept until the snapshot goes), or NULL when it does not parse. */
+const struct brt_btf *brt_btf_snap_btf(struct brt_btf_snap *s);
 /* OBJ_GET_INFO_BY_FD of a BTF fd: struct bpf_btf_info of len bytes. */
 int brt_btf_info(struct brt_call *call, struct brt_obj *obj, uint32_t len);
 /* A new BTF object with this id (0: a new one) from a blob checked as BTF_LOAD checks

@@ -60,6 +60,11 @@ static void btf_release(struct brt_obj *obj)
 	brt_btf_snap_put(b->snap);
 }
 
+static void snap_parsed_free(void *parsed)
+{
+	brt_btf_free(parsed);
+}
+
 static struct brt_btf_snap *snap_new(const void *blob, uint32_t size)
 {
 	struct brt_btf_snap *s = malloc(sizeof(*s) + (size ? size : 1));
@@ -67,6 +72,8 @@ static struct brt_btf_snap *snap_new(const void *blob, uint32_t size)
 	if (!s)
 		return NULL;
 	atomic_init(&s->refs, 1);
+	atomic_init(&s->parsed, NULL);
+	s->parsed_free = snap_parsed_free;
 	s->size = size;
 	memcpy(s->blob, blob, size);
 	return s;
@@ -1039,6 +1046,24 @@ static int check_copy(const union bpf_attr *a, struct brt_btf_snap *s, struct br
 	seen_next = (seen_next + 1) % SEEN_MAX;
 	pthread_mutex_unlock(&seen_lock);
 	return 0;
+}
+
+const struct brt_btf *brt_btf_snap_btf(struct brt_btf_snap *s)
+{
+	struct brt_btf *b = atomic_load_explicit(&s->parsed, memory_order_acquire);
+	void *none = NULL;
+	char err[64];
+
+	if (b)
+		return b;
+	if (brt_btf_parse(s->blob, s->size, &b, err, sizeof(err)))
+		return NULL;
+	if (!atomic_compare_exchange_strong_explicit(&s->parsed, &none, b, memory_order_acq_rel,
+						     memory_order_acquire)) {
+		brt_btf_free(b); /* another thread's parse of the same bytes */
+		b = none;
+	}
+	return b;
 }
 
 int brt_map_btf_snap(struct brt_map *m, struct brt_btf_snap **out)

@@ -100,6 +100,7 @@ static int map_info(void *arg, int fd, struct brt_map_info *out)
 		if (!serr) {
 			out->btf_blob = s->blob;
 			out->btf_size = s->size;
+			out->btf = brt_btf_snap_btf(s);
 			out->btf_value_type_id = m->obj.snap.btf_value_type_id;
 		}
 	}

@@ -195,8 +195,14 @@ static void map_release(struct brt_obj *obj)
 
 void brt_btf_snap_put(struct brt_btf_snap *snap)
 {
-	if (snap && atomic_fetch_sub_explicit(&snap->refs, 1, memory_order_acq_rel) == 1)
-		free(snap);
+	void *parsed;
+
+	if (!snap || atomic_fetch_sub_explicit(&snap->refs, 1, memory_order_acq_rel) != 1)
+		return;
+	parsed = atomic_load_explicit(&snap->parsed, memory_order_acquire);
+	if (parsed && snap->parsed_free)
+		snap->parsed_free(parsed);
+	free(snap);
 }
 
 static void map_unref(struct brt_obj *obj)

@@ -131,6 +131,11 @@ struct brt_map {
 struct brt_btf_snap {
 	_Atomic uint32_t refs;
 	uint32_t size;
+	/* blob parsed once for the verifier (api/btf_load.c brt_btf_snap_btf(): not by every
+	 * program load that reads a value's fields), NULL until then; freed with the snap by
+	 * parsed_free, set at its creation (this layer knows no BTF) */
+	_Atomic(void *) parsed;
+	void (*parsed_free)(void *parsed);
 	unsigned char blob[];
 };
 void brt_btf_snap_put(struct brt_btf_snap *snap);

@@ -386,7 +386,7 @@ static uint16_t map_home(struct brt_env *env, int map_idx)
 		const struct brt_map_info *o = &env->maps[j].info;
 
 		if (o->btf_blob && o->btf_size == mi->btf_size &&
-		    !memcmp(o->btf_blob, mi->btf_blob, mi->btf_size))
+		    (o->btf_blob == mi->btf_blob || !memcmp(o->btf_blob, mi->btf_blob, mi->btf_size)))
 			return (uint16_t)(j + 1);
 	}
 	return (uint16_t)(map_idx + 1);
@@ -431,6 +431,8 @@ const struct brt_btf *brt_graph_map_btf(struct brt_env *env, int map_idx)
 	struct brt_vmap *vm = &env->maps[map_idx];
 	char msg[64];
 
+	if (vm->info.btf) /* parsed once for the map's blob by the caller (api/check.c) */
+		return vm->info.btf;
 	if (!vm->vbtf_tried) {
 		vm->vbtf_tried = 1;
 		if (vm->info.btf_blob && vm->info.btf_size &&

@@ -101,6 +101,9 @@ struct brt_map_info {
 	 * verifier/graph.c finds a value's graph roots when a kfunc needs them */
 	const void *btf_blob;
 	uint32_t btf_size;
+	/* that BTF parsed, when the caller keeps it for the map (api/check.c: once for every
+	 * map sharing the blob), or NULL: verifier/graph.c parses btf_blob itself */
+	const struct brt_btf *btf;
 	uint32_t btf_value_type_id;
 	char map_name[16];    /* BPF_OBJ_NAME_LEN: the map's name for messages, and map=NAME
 			       * in the log's registers ("" prints none) */
