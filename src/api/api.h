@@ -301,7 +301,7 @@ struct brt_prog_check {
 	const uint32_t *func_offs;      /* ... and insn_offs */
 	int btf_info;           /* func_info or line_info given */
 	int throws;             /* out: brt_verify_result.throws */
-	uint32_t exc_cb_insn;   /* out: ... and .exc_cb_insn */
+	uint32_t exc_cb_insn;   /* out: ... and .exc_cb_insn; in: brt_verify_opts.exc_cb_insn */
 	void **call_maps;       /* out, or NULL: brt_verify_opts.call_maps */
 	int16_t *ctx_read_off;  /* out, or NULL: brt_verify_opts.ctx_read_off */
 	uint8_t *insn_flags;    /* out, or NULL: brt_verify_opts.insn_flags */

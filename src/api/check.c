@@ -258,6 +258,7 @@ int brt_api_check_prog(struct brt_prog_check *pc)
 		.prog_btf = pc->prog_btf,
 		.func_btf_ids = pc->func_btf_ids,
 		.func_offs = pc->func_offs,
+		.exc_cb_insn = pc->exc_cb_insn,
 		.btf_info = pc->btf_info,
 		.call_maps = pc->call_maps,
 		.ctx_read_off = pc->ctx_read_off,

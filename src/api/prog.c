@@ -51,6 +51,9 @@ struct load {
 	int *fd_array;
 	uint32_t fd_array_cnt;  /* entries of fd_array read (a fault stops the reading) */
 	uint32_t bind_cnt;      /* attr fd_array_cnt: fd_array's first entries bound at load */
+	/* the exception callback's first insn (0: none): out of build(); into it when a
+	 * program file without its BTF is rebuilt (the file's header keeps it) */
+	uint32_t exc_cb_insn;
 	struct brt_prog_maps pm;
 	struct bpfrt_vm *vm;
 	struct brt_log_buf log; /* the log while verifying (log.buf NULL: no log_buf) */
@@ -646,6 +649,7 @@ static int build(struct load *ld)
 	pc.prog_btf = ld->lines && ld->lines->func_ids ? ld->lines->types : NULL;
 	pc.func_btf_ids = pc.prog_btf ? ld->lines->func_ids : NULL;
 	pc.func_offs = pc.prog_btf ? ld->lines->func_offs : NULL;
+	pc.exc_cb_insn = pc.prog_btf ? 0 : ld->exc_cb_insn;
 	pc.local_btf = ld->lines ? ld->lines->types : NULL;
 	pc.btf_info = attr->func_info_cnt || attr->line_info_cnt || ld->lines;
 	if (o) {
@@ -788,6 +792,7 @@ static int build(struct load *ld)
 		err = brt_vm_set_obj_types(ld->vm, pc.obj_types, pc.nobj_types);
 	if (!err && pc.throws)
 		err = brt_vm_set_exception(ld->vm, pc.exc_cb_insn);
+	ld->exc_cb_insn = pc.exc_cb_insn;
 	if (!err && !o)
 		err = xlated_maps(ld, pc.call_maps);
 	if (!err && !o) {
@@ -865,6 +870,7 @@ int brt_cmd_prog_load(struct brt_call *call)
 	hdr.flags = ld.prog_flags;
 	hdr.expected_attach_type = attr->expected_attach_type;
 	hdr.key_size = attr->attach_btf_id;
+	hdr.value_size = ld.exc_cb_insn;
 	/* the BTF of its func/line info, reported as the kernel's prog btf_id */
 	hdr.btf_id = ld.lines ? ld.lines->btf->snap.id : 0;
 	hdr.tail_size = brt_prog_file_tail_size(ld.lines);
@@ -900,6 +906,7 @@ static int materialise(struct brt_prog *prog)
 	attr.insn_cnt = prog->insn_cnt;
 	attr.expected_attach_type = prog->expected_attach_type;
 	attr.attach_btf_id = hdr->key_size;
+	ld.exc_cb_insn = hdr->value_size;
 	/* the level in the header is only as good as whoever could write the file */
 	err = brt_api_prog_file_priv(hdr->flags, prog->max_priv, &ld.prog_flags);
 	if (err)

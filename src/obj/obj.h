@@ -47,7 +47,7 @@ struct brt_obj_hdr {
 	uint32_t id;                 /* random id reported by OBJ_GET_INFO_BY_FD */
 	uint32_t type;               /* map type or prog type */
 	uint32_t key_size;           /* maps; attach_btf_id for programs */
-	uint32_t value_size;         /* maps */
+	uint32_t value_size;         /* maps; programs: the exception callback's first insn */
 	uint32_t max_entries;        /* maps; insn count for programs */
 	uint32_t flags;              /* map_flags or prog_flags */
 	_Atomic uint32_t frozen;     /* atomic: BPF_MAP_FREEZE done */

@@ -273,7 +273,7 @@ int brt_check_exception_cb(struct brt_env *env)
 	int ret;
 
 	if (!btf || !o->func_btf_ids || !o->nfuncs)
-		return 0;
+		return o->exc_cb_insn ? (int)o->exc_cb_insn : 0;
 	main_fn = type_of(btf, o->func_btf_ids[0]);
 	for (uint32_t id = 1; main_fn && id < btf->ntypes; id++) {
 		const struct btf_type *t = type_of(btf, id);

@@ -171,6 +171,9 @@ struct brt_verify_opts {
 	const struct brt_btf *prog_btf;
 	const uint32_t *func_btf_ids;
 	const uint32_t *func_offs;     /* ... and each function's insn_off, or NULL */
+	/* without prog_btf: the exception callback's first insn as the load's BTF named it
+	 * (a program file keeps it), 0 when none */
+	uint32_t exc_cb_insn;
 	/* out, or NULL: n entries the caller zeroed; once the program is accepted,
 	 * call_maps[i] of a helper call taking a map is the map's ptr when every path passes
 	 * the same map there, so a JIT may bind the call to it (the kernel's map_ptr_state) */
