@@ -272,8 +272,10 @@ int brt_check_exception_cb(struct brt_env *env)
 	uint32_t fn_id;
 	int ret;
 
+	/* no BTF: a program file's word, which may be bad (add_subprog() refuses an
+	 * insn past the end; 0 is the main program's, never a callback's) */
 	if (!btf || !o->func_btf_ids || !o->nfuncs)
-		return o->exc_cb_insn ? (int)o->exc_cb_insn : 0;
+		return o->exc_cb_insn < (uint32_t)env->len ? (int)o->exc_cb_insn : -EINVAL;
 	main_fn = type_of(btf, o->func_btf_ids[0]);
 	for (uint32_t id = 1; main_fn && id < btf->ntypes; id++) {
 		const struct btf_type *t = type_of(btf, id);

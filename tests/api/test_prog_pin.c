@@ -282,6 +282,9 @@ static void bad_type(struct image *im) { hdr_of(im)->type = 999; }
 static void map_id_changed(struct image *im) { table_of(im)->id ^= 0x10; }
 static void map_shape_changed(struct image *im) { table_of(im)->value_size = 16; }
 static void garbage_insn(struct image *im) { insns_of(im)[1].code = 0xff; }
+/* the exception callback's first insn (programs' value_size), past the instructions and
+ * past INT_MAX */
+static void exc_cb_past_end(struct image *im) { hdr_of(im)->value_size = 0x80000000u; }
 
 static void index_out_of_range(struct image *im)
 {
@@ -320,6 +323,7 @@ static const struct {
 	{ "map id changed", map_id_changed, 0, ENOENT },
 	{ "map shape changed", map_shape_changed, 0, EINVAL },
 	{ "garbage opcode", garbage_insn, 0, EINVAL },
+	{ "exception callback past the instructions", exc_cb_past_end, 0, EINVAL },
 	{ "map index out of range", index_out_of_range, 0, EINVAL },
 	{ "table shorter than the maps used", fewer_maps, 0, EINVAL },
 };
