@@ -165,18 +165,10 @@ static void scenario(sys_fn sys, const char *engine, int *ret)
 	btf = load_btf(sys, 0);
 	T_ASSERT(map >= 0 && btf >= 0);
 	for (uint32_t s = 0; s < NSLOTS; s++) {
-		union bpf_attr a;
-		uint32_t val;
-
 		t[s] = load(sys, &targets[s], btf, map);
 		T_CASE(targets[s].name);
 		T_ASSERT(t[s] >= 0);
-		val = (uint32_t)t[s];
-		memset(&a, 0, sizeof(a));
-		a.map_fd = (uint32_t)map;
-		a.key = (uint64_t)(uintptr_t)&s;
-		a.value = (uint64_t)(uintptr_t)&val;
-		T_EQ_INT(0, sys(BPF_MAP_UPDATE_ELEM, &a, sizeof(a)));
+		T_EQ_INT(0, diff_update(sys, map, s, t[s]));
 	}
 	for (size_t i = 0; i < NCALLERS; i++) {
 		int fd = load(sys, &callers[i], btf, map);
