@@ -47,7 +47,8 @@ int brt_elf_btf_fail(struct brt_elf_ctx *ctx, int ret, uint32_t sec, const char 
 int brt_elf_fetch(struct brt_elf_ctx *ctx, uint64_t off, size_t len)
 {
 	if (ctx->src_mem) {
-		memcpy(ctx->buf + off, ctx->src_mem + off, len);
+		if (ctx->src_mem != ctx->buf) /* a small file read whole into buf: there */
+			memcpy(ctx->buf + off, ctx->src_mem + off, len);
 		return 0;
 	}
 	if (ctx->src_fd < 0) /* after the open: everything needed was read */

@@ -173,10 +173,11 @@ int brt_elf_open(const void *buf, size_t size, const char *name, struct brt_elf_
 /* brt_elf_open() with flags. */
 int brt_elf_open_mem(const void *buf, size_t size, const char *name, unsigned flags,
 		     struct brt_elf_obj **out, char *err, size_t errlen);
-/* The same from the file open at fd (read with pread, only the sections the loader uses:
- * debug info is not read; fd is not kept). */
-int brt_elf_open_fd(int fd, const char *name, unsigned flags, struct brt_elf_obj **out,
-		    char *err, size_t errlen);
+/* The same from the regular file open at fd, of size bytes as the caller's fstat() found
+ * it (read with pread, only the sections the loader uses: debug info is not read; a small
+ * file whole; fd is not kept). */
+int brt_elf_open_fd(int fd, size_t size, const char *name, unsigned flags,
+		    struct brt_elf_obj **out, char *err, size_t errlen);
 /* Link program prog of an object opened with BRT_ELF_LAZY, if not yet: 0, or its -errno
  * (the message in err at the failing call; later calls return the errno alone). */
 int brt_elf_prog_link(struct brt_elf_obj *obj, size_t prog, char *err, size_t errlen);

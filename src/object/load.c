@@ -701,28 +701,67 @@ static int fill_slots(struct bpfrt_object *obj, struct bpfrt_map *map)
 	return 0;
 }
 
+static int fd_cmp(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Close the n fds of fds (sorted here; each the object's own, so no other thread can hold
+ * one of their numbers): a run of consecutive numbers in one close_range(), as an object's
+ * maps and programs were created one after another (syncsnoop: 11 closes -> 1). */
+static void close_fds(int *fds, size_t n)
+{
+	qsort(fds, n, sizeof(*fds), fd_cmp);
+	for (size_t i = 0; i < n;) {
+		size_t e = i + 1;
+
+		while (e < n && fds[e] <= fds[e - 1] + 1) /* a number twice: closed once */
+			e++;
+		if (e - i < 2 || syscall(SYS_close_range, (unsigned)fds[i], (unsigned)fds[e - 1], 0))
+			for (size_t k = i; k < e; k++)
+				if (k == i || fds[k] != fds[k - 1])
+					close(fds[k]);
+		i = e;
+	}
+}
+
+/* fd, one of the object's, to close with the others (fds NULL: at once) */
+static void add_fd(int *fds, size_t *nfd, int fd)
+{
+	if (fds)
+		fds[*nfd] = fd;
+	else
+		close(fd);
+	++*nfd;
+}
+
 void brt_object_unload(struct bpfrt_object *obj)
 {
-	int closed = obj->btf_fd >= 0;
+	size_t nfd = 0, cap = obj->elf->nprogs + obj->elf->nmaps + 1;
+	int small[64], *fds = cap <= 64 ? small : malloc(cap * sizeof(*fds));
 
 	for (size_t i = 0; i < obj->elf->nprogs; i++) {
-		closed |= obj->progs[i].fd >= 0;
 		if (obj->progs[i].fd >= 0)
-			close(obj->progs[i].fd);
+			add_fd(fds, &nfd, obj->progs[i].fd);
 		obj->progs[i].fd = -1;
 	}
 	for (size_t i = 0; i < obj->elf->nmaps; i++) {
-		closed |= obj->maps[i].fd >= 0;
 		if (obj->maps[i].fd >= 0)
-			close(obj->maps[i].fd);
+			add_fd(fds, &nfd, obj->maps[i].fd);
 		obj->maps[i].fd = -1;
 	}
 	if (obj->btf_fd >= 0)
-		close(obj->btf_fd);
+		add_fd(fds, &nfd, obj->btf_fd);
 	obj->btf_fd = -1;
+	if (fds && nfd)
+		close_fds(fds, nfd);
+	if (fds != small)
+		free(fds);
 	obj->loaded = 0;
 	/* the object's own teardown, now (whatever the user still holds stays) */
-	if (closed && !obj->kernel)
+	if (nfd && !obj->kernel)
 		brt_api_closed();
 }
 

@@ -48,7 +48,8 @@ static struct bpfrt_object *open_obj(const void *buf, int fd, size_t size,
 	name = name ? name : "<memory>";
 	ret = buf || fd < 0 ? brt_elf_open_mem(buf, size, name, BRT_ELF_LAZY, &obj->elf, err,
 					       sizeof(err))
-			    : brt_elf_open_fd(fd, name, BRT_ELF_LAZY, &obj->elf, err, sizeof(err));
+			    : brt_elf_open_fd(fd, size, name, BRT_ELF_LAZY, &obj->elf, err,
+					      sizeof(err));
 	if (ret) {
 		brt_print(BPFRT_WARN, "%s\n", err);
 		free(obj);
@@ -126,7 +127,7 @@ struct bpfrt_object *bpfrt_object_open_file(const char *path,
 	o.kernel = BRT_OPTS_GET(opts, kernel, 0);
 	o.btf_custom_path = BRT_OPTS_GET(opts, btf_custom_path, NULL);
 	o.log_size = BRT_OPTS_GET(opts, log_size, 0);
-	obj = buf ? open_obj(buf, -1, len, &o) : open_obj(NULL, fd, 0, &o);
+	obj = buf ? open_obj(buf, -1, len, &o) : open_obj(NULL, fd, (size_t)st.st_size, &o);
 	err = errno;
 	close(fd);
 	free(buf);
