@@ -87,6 +87,17 @@ static _Thread_local struct {
 
 static int rw_fd(int fd);
 
+/* In a batch, remember that fd is obj (a reference held until the batch ends), if the
+ * memo has room. */
+static void batch_memo(int fd, struct brt_obj *obj)
+{
+	if (batch.id && batch.n < BATCH_MEMO_MAX) {
+		atomic_fetch_add_explicit(obj->refs, 1, memory_order_relaxed);
+		batch.fd[batch.n] = fd;
+		batch.obj[batch.n++] = obj;
+	}
+}
+
 static unsigned bucket_of(dev_t dev, ino_t ino)
 {
 	return (unsigned)((ino ^ (ino >> 8) ^ dev) % CACHE_BUCKETS);
@@ -613,6 +624,9 @@ static int create(struct brt_obj_hdr *hdr, size_t obj_size, const void *tail,
 	cache_insert(obj);
 	pthread_mutex_unlock(&cache_lock);
 	brt_obj_batch_forget(fd);
+	/* in a batch, the new fd answers from the memo at once: the load's programs resolve
+	 * the maps and the BTF object it has just created without an fstat of each */
+	batch_memo(fd, obj);
 	*out = obj;
 	return fd;
 
@@ -797,11 +811,7 @@ stated:
 			obj = raced;
 		}
 	}
-	if (batch.id && batch.n < BATCH_MEMO_MAX) {
-		brt_obj_get(obj);
-		batch.fd[batch.n] = fd;
-		batch.obj[batch.n++] = obj;
-	}
+	batch_memo(fd, obj);
 	if (kind && obj->kind != kind) {
 		brt_obj_put(obj);
 		return -EINVAL;

@@ -359,8 +359,8 @@ int brt_obj_cached(void);
  * repeat per map and program what cannot change within that call for that thread:
  * - at most one sweep (the first creation's, if due), not one every few creations;
  * - the bpffs directory's trust check once (a stat per creation otherwise);
- * - fds resolved once: brt_obj_from_fd() answers an fd it resolved earlier in the batch
- *   from its memo (a reference held until the end) without the fstat.  A number the
+ * - fds resolved once: brt_obj_from_fd() answers an fd it resolved or created earlier in
+ *   the batch from its memo (a reference held until the end) without the fstat.  A number the
  *   library hands out again (brt_obj_create(), every command of bpf() that returns an
  *   fd: brt_obj_batch_forget()) is forgotten first, so a number closed and handed out
  *   again is never taken for the object it named (a number closed and then passed to
