@@ -66,8 +66,13 @@ static const struct sec_def *find(const char *sec, int legacy)
 {
 	for (size_t i = 0; i < sizeof(sec_defs) / sizeof(sec_defs[0]); i++) {
 		const struct sec_def *d = &sec_defs[i];
-		size_t n = strlen(d->name);
+		size_t n;
 
+		/* the first byte first: an object's every section (.BTF, .maps, .debug_*)
+		 * is looked up, most of them in vain, twice over the whole table */
+		if (d->name[0] && d->name[0] != sec[0])
+			continue;
+		n = strlen(d->name);
 		if (strncmp(sec, d->name, n))
 			continue;
 		if (legacy ? !legacy_prefix(d) : sec[n] && (d->match == EXACT || sec[n] != '/'))
