@@ -4,8 +4,10 @@
  * of the object's maps or programs open, every program's fd -1), as libbpf's load does. */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "bpfrt.h"
@@ -161,6 +163,65 @@ static void test_failure_midway(void)
 	T_EQ_INT(before, open_fds());
 }
 
+/* The object's close takes its fds in runs (close_range() over consecutive numbers,
+ * src/object/load.c): with the caller's own fds in between, at holes the load filled two
+ * by two, every one of the caller's stays open and the object's go; a program fd the
+ * caller dup'd keeps its program. */
+static void test_close_interleaved(void)
+{
+	enum { SLOTS = 60 };
+	int held[SLOTS], kept = 0, ok = 1, dupfd, gone = 0, before, nfd = 0;
+	int objfd[NPROGS + 2];
+	struct bpfrt_object *obj = bpfrt_object_open_file(corpus_path("many_progs"), NULL);
+	struct bpfrt_program *p;
+	struct stat null_st, st;
+	uint32_t r = 0xdead;
+
+	T_CASE("close: the caller's fds between the object's stay open");
+	T_ASSERT(obj != NULL);
+	if (!obj || stat("/dev/null", &null_st))
+		return;
+	for (int i = 0; i < SLOTS; i++)
+		held[i] = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	/* holes of two, each between two of the caller's fds */
+	for (int i = 0; i < SLOTS; i++)
+		if (i % 3 != 2 && held[i] >= 0) {
+			close(held[i]);
+			held[i] = -1;
+		}
+	before = open_fds();
+	T_EQ_INT(0, bpfrt_object_load(obj));
+	for (p = bpfrt_object_next_program(obj, NULL); p; p = bpfrt_object_next_program(obj, p))
+		objfd[nfd++] = bpfrt_program_fd(p);
+	objfd[nfd++] = bpfrt_map__fd(bpfrt_object_find_map_by_name(obj, "hits"));
+	T_EQ_INT(NPROGS + 1, nfd);
+	/* the load's fds went into the holes: runs of two between the caller's */
+	for (int i = 0; i < nfd; i++)
+		T_ASSERT(objfd[i] >= 0 && objfd[i] < held[SLOTS - 1]);
+	dupfd = dup(objfd[3]);
+	T_ASSERT(dupfd >= 0);
+	bpfrt_object_close(obj);
+	for (int i = 0; i < SLOTS; i++) {
+		if (held[i] < 0)
+			continue;
+		kept++;
+		ok &= !fstat(held[i], &st) && st.st_rdev == null_st.st_rdev &&
+		      S_ISCHR(st.st_mode);
+	}
+	T_ASSERT(kept == SLOTS / 3);
+	T_ASSERT(ok);
+	for (int i = 0; i < nfd; i++)
+		gone += objfd[i] != dupfd && fcntl(objfd[i], F_GETFD) < 0 && errno == EBADF;
+	T_EQ_INT(nfd, gone);
+	T_EQ_INT(0, test_run_once(bpfrt_bpf, dupfd, &r));
+	T_EQ_INT(3, r);
+	close(dupfd);
+	T_EQ_INT(before, open_fds());
+	for (int i = 0; i < SLOTS; i++)
+		if (held[i] >= 0)
+			close(held[i]);
+}
+
 int main(void)
 {
 	size_t len;
@@ -172,5 +233,6 @@ int main(void)
 	bpfrt_set_print(t_print_quiet);
 	test_many();
 	test_failure_midway();
+	test_close_interleaved();
 	return t_done();
 }
