@@ -329,6 +329,10 @@ struct brt_xlated {
 	uint32_t norig;         /* stored instructions (pos has norig + 1 entries) */
 };
 
+/* info.c: the kernel's tag of insns[0..n) as loaded or as stored (map fd and map index
+ * loads count alike).  0 or -ENOMEM. */
+int brt_prog_tag(const struct bpf_insn *insns, size_t n, unsigned char tag[BPF_TAG_SIZE]);
+
 /* kernel_view 0: the stored instructions, map references as ids (bpfrt's own form);
  * 1: the kernel's, helper call immediates from /proc/kallsyms.  0 or -ENOMEM. */
 int brt_prog_xlated(const struct brt_prog *prog, int kernel_view, struct brt_xlated *out);

@@ -64,16 +64,15 @@ static int map_info(struct brt_call *call, struct brt_map *map, uint32_t len)
 /* The kernel's tag (bpf_prog_calc_tag()): the first 8 bytes of the SHA-256 of the
  * instructions as loaded, the immediates of map fd and map value loads zeroed (both
  * halves), which here are bpfrt's map-index forms. */
-static int prog_tag(const struct brt_prog *prog, unsigned char tag[BPF_TAG_SIZE])
+int brt_prog_tag(const struct bpf_insn *loaded, size_t n, unsigned char tag[BPF_TAG_SIZE])
 {
 	struct bpf_insn *insns;
 	unsigned char digest[32];
-	size_t n = prog->insn_cnt;
 
 	insns = malloc(n * sizeof(*insns) + 1);
 	if (!insns)
 		return -ENOMEM;
-	memcpy(insns, prog->obj.base, n * sizeof(*insns));
+	memcpy(insns, loaded, n * sizeof(*insns));
 	for (size_t i = 0; i + 1 < n; i++) {
 		struct bpf_insn *in = &insns[i];
 
@@ -94,6 +93,11 @@ static int prog_tag(const struct brt_prog *prog, unsigned char tag[BPF_TAG_SIZE]
 	memcpy(tag, digest, BPF_TAG_SIZE);
 	free(insns);
 	return 0;
+}
+
+static int prog_tag(const struct brt_prog *prog, unsigned char tag[BPF_TAG_SIZE])
+{
+	return brt_prog_tag(prog->obj.base, prog->insn_cnt, tag);
 }
 
 /* created_ns is CLOCK_REALTIME (any process reads it); load_time is nanoseconds since

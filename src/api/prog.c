@@ -609,6 +609,27 @@ static int xlated_maps(struct load *ld, void *const *call_maps)
 	return 0;
 }
 
+/* The JIT's code named for perf (BPFRT_PERF_MAP=1, src/jit/perf_map.c) as the kernel names
+ * its images in kallsyms, bpf_prog_<tag>_<name> (bpf_prog_<tag> without a name), the tag
+ * over the instructions as loaded; sym[0] is 0 when no name is wanted (or no JIT). */
+static void perf_sym(const struct load *ld, char sym[BRT_JIT_PERF_SYM_LEN])
+{
+#ifdef BPFRT_HAVE_JIT
+	unsigned char tag[BPF_TAG_SIZE];
+	char name[BPF_OBJ_NAME_LEN];
+
+	sym[0] = 0;
+	if (!brt_jit_perf_map_enabled() || brt_prog_tag(ld->insns, ld->attr->insn_cnt, tag))
+		return;
+	memcpy(name, ld->attr->prog_name, sizeof(name));
+	name[sizeof(name) - 1] = 0;
+	brt_jit_perf_sym(sym, tag, name);
+#else
+	(void)ld;
+	sym[0] = 0;
+#endif
+}
+
 /* Check the program, resolve its maps and build the vm: the part of a load that another
  * process repeats from the program file, and all of a brt_prog_load_vm().  0 or -errno
  * (ld->err says why, when set). */
@@ -623,9 +644,10 @@ static int build(struct load *ld)
 	BPFRT_OPTS(bpfrt_vm_opts, vo, .engine = load_engine(ld->prog_flags));
 	struct brt_prog_check pc = { 0 };
 	uint16_t *ops;
-	char msg[256];
+	char msg[256], sym[BRT_JIT_PERF_SYM_LEN];
 	int err, verified;
 
+	perf_sym(ld, sym); /* before the instructions are patched below */
 	pc.insns = ld->insns;
 	pc.n = attr->insn_cnt;
 	pc.prog_type = attr->prog_type;
@@ -777,15 +799,16 @@ static int build(struct load *ld)
 		err = rodata_ranges(ld, &ro, &nro);
 		if (!err)
 			err = brt_vm_load_decoded(ld->insns, attr->insn_cnt, ops, &vo, ro, nro,
-						  verified, &ld->vm, o ? ld->err : msg,
-						  o ? ld->errlen : sizeof(msg));
+						  verified, sym[0] ? sym : NULL, &ld->vm,
+						  o ? ld->err : msg, o ? ld->errlen : sizeof(msg));
 		else
 			free(ops);
 		free(ro);
 		ops = NULL; /* the vm's now */
 	} else if (!err) {
 		err = brt_vm_load_decoded(ld->insns, attr->insn_cnt, NULL, &vo, NULL, 0, verified,
-					  &ld->vm, o ? ld->err : msg, o ? ld->errlen : sizeof(msg));
+					  sym[0] ? sym : NULL, &ld->vm, o ? ld->err : msg,
+					  o ? ld->errlen : sizeof(msg));
 	}
 	free(ops);
 	if (!err && pc.nobj_types)
@@ -907,6 +930,7 @@ static int materialise(struct brt_prog *prog)
 	attr.expected_attach_type = prog->expected_attach_type;
 	attr.attach_btf_id = hdr->key_size;
 	ld.exc_cb_insn = hdr->value_size;
+	memcpy(attr.prog_name, hdr->name, sizeof(attr.prog_name)); /* perf's name (build()) */
 	/* the level in the header is only as good as whoever could write the file */
 	err = brt_api_prog_file_priv(hdr->flags, prog->max_priv, &ld.prog_flags);
 	if (err)

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "jit/jit.h"
+#include "util/util.h"
 
 struct jit_version {
 	struct jit_version *next;
@@ -36,6 +37,7 @@ struct brt_jit_cache {
 	struct jit_version *all;
 	struct brt_jit_lookup *lookups; /* env.lookups: owned copy */
 	struct brt_jit_rodata *rodata;  /* env.rodata: owned copy */
+	char *sym;                      /* perf's name for the code, or NULL: bpf_prog_<tag> */
 };
 
 static uint64_t no_helper(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5,
@@ -102,8 +104,30 @@ static int collect_ids(struct brt_jit_cache *c)
 	return 0;
 }
 
+/* A compiled version's code named for perf (BPFRT_PERF_MAP=1): a program's versions all
+ * get its name (perf takes the line of the address a sample hit). */
+static void announce(const struct brt_jit_cache *c, const struct brt_jit_prog *p)
+{
+	unsigned char digest[32];
+	char name[BRT_JIT_PERF_SYM_LEN];
+	const uint8_t *code;
+	size_t size;
+
+	if (!p || !brt_jit_perf_map_enabled())
+		return;
+	code = brt_jit_code(p, &size, NULL);
+	if (c->sym) {
+		brt_jit_perf_map_add(code, size, c->sym);
+		return;
+	}
+	/* no name given (bpfrt_vm_load()): the kernel's form for a nameless program */
+	brt_sha256(c->insns, c->n * sizeof(*c->insns), digest);
+	brt_jit_perf_sym(name, digest, NULL);
+	brt_jit_perf_map_add(code, size, name);
+}
+
 int brt_jit_cache_new(const struct bpf_insn *insns, const uint16_t *ops, size_t n,
-		      int32_t pkt_data_off, int32_t pkt_len_off,
+		      const char *sym, int32_t pkt_data_off, int32_t pkt_len_off,
 		      int (*budget_slow)(struct bpfrt_run_ctx *ctx),
 		      uint64_t (*ld_neg)(struct bpfrt_run_ctx *ctx, int64_t off, uint64_t size),
 		      const struct brt_jit_rodata *rodata, size_t nrodata,
@@ -129,6 +153,11 @@ int brt_jit_cache_new(const struct bpf_insn *insns, const uint16_t *ops, size_t 
 	}
 	c->insns = insns;
 	c->n = n;
+	if (sym && !(c->sym = strdup(sym))) {
+		brt_jit_cache_free(c);
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
 	if (nrodata) {
 		c->rodata = malloc(nrodata * sizeof(*rodata));
 		if (!c->rodata) {
@@ -174,6 +203,7 @@ int brt_jit_cache_new(const struct bpf_insn *insns, const uint16_t *ops, size_t 
 		}
 		v->prog = trial;
 		c->all = v;
+		announce(c, trial);
 		atomic_store_explicit(&c->cur, v, memory_order_release);
 	}
 	*out = c;
@@ -213,6 +243,7 @@ static int compile_version(struct brt_jit_cache *c, const bpfrt_helper_fn *table
 		free(v);
 		return rc == -EINVAL ? -EFAULT : rc; /* an unknown helper is a run fault */
 	}
+	announce(c, v->prog);
 	*out = v;
 	return 0;
 }
@@ -278,6 +309,7 @@ void brt_jit_cache_free(struct brt_jit_cache *c)
 	free(c->ids);
 	free(c->lookups);
 	free(c->rodata);
+	free(c->sym);
 	free(c);
 }
 

@@ -250,7 +250,10 @@ void brt_jit_disasm(const uint8_t *code, size_t size, uint64_t addr, const char 
  * (the program calls a helper the table lacks; message "insn N: call to unknown helper
  * ID") or -ENOMEM. */
 struct brt_jit_cache;
+/* sym: the name perf is given for each version's code (perf_map.c), copied; NULL names it
+ * bpf_prog_<tag> with the tag taken over insns as given. */
 int brt_jit_cache_new(const struct bpf_insn *insns, const uint16_t *ops, size_t n,
+		      const char *sym,
 		      int32_t pkt_data_off, int32_t pkt_len_off,
 		      int (*budget_slow)(struct bpfrt_run_ctx *ctx),
 		      uint64_t (*ld_neg)(struct bpfrt_run_ctx *ctx, int64_t off, uint64_t size),
@@ -269,5 +272,16 @@ int brt_jit_cache_set_lookups(struct brt_jit_cache *c, const struct brt_jit_look
 /* The one version of a program that calls no helper (compiled at load), else NULL: such a
  * program needs no lookup per run. */
 const struct brt_jit_prog *brt_jit_cache_fixed(const struct brt_jit_cache *c);
+
+/* perf_map.c: with the environment variable BPFRT_PERF_MAP=1, code [code, code + size)
+ * is named sym in /tmp/perf-<pid>.map (perf's JIT convention), one line appended per
+ * call; failures are ignored.  The cache calls it for each version it compiles. */
+int brt_jit_perf_map_enabled(void);
+void brt_jit_perf_map_add(const void *code, size_t size, const char *sym);
+/* The kernel's kallsyms name of a program's image: bpf_prog_<tag>_<name>, or
+ * bpf_prog_<tag> when name is NULL or empty (a longer name is cut). */
+#define BRT_JIT_PERF_SYM_LEN 64
+void brt_jit_perf_sym(char sym[BRT_JIT_PERF_SYM_LEN], const unsigned char tag[8],
+		      const char *name);
 
 #endif

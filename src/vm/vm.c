@@ -238,14 +238,15 @@ static int copy_default_helpers(struct bpfrt_vm *vm, int kfuncs)
  * (taken over: freed on failure too). */
 static int load(const struct bpf_insn *insns, size_t n, uint16_t *ops,
 		const struct bpfrt_vm_opts *opts, const struct brt_jit_rodata *rodata,
-		size_t nrodata, int kfuncs, struct bpfrt_vm **out, char *err, size_t errlen)
+		size_t nrodata, int kfuncs, const char *sym, struct bpfrt_vm **out, char *err,
+		size_t errlen)
 {
 	size_t max_insns;
 	struct bpfrt_vm *vm;
 	int ret;
 
 #ifndef BPFRT_HAVE_JIT
-	(void)rodata, (void)nrodata;
+	(void)rodata, (void)nrodata, (void)sym;
 #endif
 	if (errlen)
 		err[0] = 0;
@@ -315,7 +316,7 @@ static int load(const struct bpf_insn *insns, size_t n, uint16_t *ops,
 	}
 #ifdef BPFRT_HAVE_JIT
 	if (vm->engine == BPFRT_ENGINE_JIT) {
-		ret = brt_jit_cache_new(vm->insns, vm->ops, n,
+		ret = brt_jit_cache_new(vm->insns, vm->ops, n, sym,
 					offsetof(struct bpfrt_run_ctx, skb_data),
 					offsetof(struct bpfrt_run_ctx, skb_len), brt_vm_budget_slow,
 					brt_vm_ld_neg, rodata, nrodata, &vm->jit, err, errlen);
@@ -342,15 +343,15 @@ err_nomem:
 int bpfrt_vm_load(const struct bpf_insn *insns, size_t n, const struct bpfrt_vm_opts *opts,
 		  struct bpfrt_vm **out, char *err, size_t errlen)
 {
-	return load(insns, n, NULL, opts, NULL, 0, 0, out, err, errlen);
+	return load(insns, n, NULL, opts, NULL, 0, 0, NULL, out, err, errlen);
 }
 
 int brt_vm_load_decoded(const struct bpf_insn *insns, size_t n, uint16_t *ops,
 			const struct bpfrt_vm_opts *opts, const struct brt_jit_rodata *rodata,
-			size_t nrodata, int verified, struct bpfrt_vm **out, char *err,
-			size_t errlen)
+			size_t nrodata, int verified, const char *sym, struct bpfrt_vm **out,
+			char *err, size_t errlen)
 {
-	return load(insns, n, ops, opts, rodata, nrodata, verified, out, err, errlen);
+	return load(insns, n, ops, opts, rodata, nrodata, verified, sym, out, err, errlen);
 }
 
 int brt_vm_set_helper(struct bpfrt_vm *vm, uint32_t id, const char *name, brt_helper_fn fn)

@@ -435,12 +435,13 @@ void brt_vm_throw(struct bpfrt_run_ctx *ctx, uint64_t cookie);
  * lddw's point into (struct brt_jit_rodata in src/jit/jit.h), which the JIT may read at
  * compile time; copied.  ops NULL: decoded here.  verified: the program passed the
  * verifier, so its calls of kernel functions (BRT_KFUNC_HELPER_BASE + row) reach them;
- * otherwise those slots are empty, as for bpfrt_vm_load(). */
+ * otherwise those slots are empty, as for bpfrt_vm_load().  sym: the name of the JIT's
+ * code for perf (BPFRT_PERF_MAP, src/jit/perf_map.c), or NULL. */
 struct brt_jit_rodata;
 int brt_vm_load_decoded(const struct bpf_insn *insns, size_t n, uint16_t *ops,
 			const struct bpfrt_vm_opts *opts, const struct brt_jit_rodata *rodata,
-			size_t nrodata, int verified, struct bpfrt_vm **out, char *err,
-			size_t errlen);
+			size_t nrodata, int verified, const char *sym, struct bpfrt_vm **out,
+			char *err, size_t errlen);
 
 /* The registry's answers every vm loaded from now on copies its helper table from
  * (struct brt_helper_source in helper_proto.h): src/helpers/source.c calls this when the
