@@ -329,7 +329,7 @@ struct brt_xlated {
 	uint32_t norig;         /* stored instructions (pos has norig + 1 entries) */
 };
 
-/* info.c: the kernel's tag of insns[0..n) as loaded or as stored (map fd and map index
+/* tag.c: the kernel's tag of insns[0..n) as loaded or as stored (map fd and map index
  * loads count alike).  0 or -ENOMEM. */
 int brt_prog_tag(const struct bpf_insn *insns, size_t n, unsigned char tag[BPF_TAG_SIZE]);
 

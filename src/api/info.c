@@ -61,40 +61,7 @@ static int map_info(struct brt_call *call, struct brt_map *map, uint32_t len)
 	return call->ua->to(call->attr->info.info, &info, len);
 }
 
-/* The kernel's tag (bpf_prog_calc_tag()): the first 8 bytes of the SHA-256 of the
- * instructions as loaded, the immediates of map fd and map value loads zeroed (both
- * halves), which here are bpfrt's map-index forms. */
-int brt_prog_tag(const struct bpf_insn *loaded, size_t n, unsigned char tag[BPF_TAG_SIZE])
-{
-	struct bpf_insn *insns;
-	unsigned char digest[32];
-
-	insns = malloc(n * sizeof(*insns) + 1);
-	if (!insns)
-		return -ENOMEM;
-	memcpy(insns, loaded, n * sizeof(*insns));
-	for (size_t i = 0; i + 1 < n; i++) {
-		struct bpf_insn *in = &insns[i];
-
-		if (in->code != (BPF_LD | BPF_IMM | BPF_DW))
-			continue;
-		if (in->src_reg == BPF_PSEUDO_MAP_IDX || in->src_reg == BPF_PSEUDO_MAP_IDX_VALUE ||
-		    in->src_reg == BPF_PSEUDO_MAP_FD || in->src_reg == BPF_PSEUDO_MAP_VALUE) {
-			in->src_reg = in->src_reg == BPF_PSEUDO_MAP_IDX ? BPF_PSEUDO_MAP_FD :
-				      in->src_reg == BPF_PSEUDO_MAP_IDX_VALUE ? BPF_PSEUDO_MAP_VALUE :
-										in->src_reg;
-			in->imm = 0;
-			if (!in[1].code && !in[1].dst_reg && !in[1].src_reg && !in[1].off)
-				in[1].imm = 0;
-		}
-		i++;
-	}
-	brt_sha256(insns, n * sizeof(*insns), digest);
-	memcpy(tag, digest, BPF_TAG_SIZE);
-	free(insns);
-	return 0;
-}
-
+/* The kernel's tag of the stored instructions (tag.c). */
 static int prog_tag(const struct brt_prog *prog, unsigned char tag[BPF_TAG_SIZE])
 {
 	return brt_prog_tag(prog->obj.base, prog->insn_cnt, tag);
