@@ -13,7 +13,7 @@ if(LIBBPF_FOUND)
     ${CMAKE_CURRENT_LIST_DIR}/corpus_load.c ${CMAKE_CURRENT_LIST_DIR}/corpus_compare.c
     ${CMAKE_CURRENT_LIST_DIR}/corpus_report.c ${CMAKE_CURRENT_LIST_DIR}/corpus_log.c
     ${CMAKE_CURRENT_LIST_DIR}/corpus_rodata.c)
-  target_include_directories(corpus_diff PRIVATE ${CMAKE_SOURCE_DIR}/include)
+  target_include_directories(corpus_diff PRIVATE ${CMAKE_SOURCE_DIR}/include ${CMAKE_SOURCE_DIR}/tests)
   target_link_libraries(corpus_diff PRIVATE bpfrt_static PkgConfig::LIBBPF)
   target_compile_definitions(corpus_diff PRIVATE BPFRT_SOURCE_DIR="${CMAKE_SOURCE_DIR}")
   add_test(NAME corpus.diff COMMAND corpus_diff)
