@@ -90,7 +90,8 @@ static int key_ok(const struct brt_map *map, const void *key)
 static int fd_access(const struct bpfrt_map_handle *h)
 {
 	if (h->mode == O_RDWR ||
-	    !atomic_load_explicit(&h->map->obj.hdr->restricted, memory_order_acquire))
+	    (!atomic_load_explicit(&h->map->obj.hdr->restricted, memory_order_acquire) &&
+	     !atomic_load_explicit(&h->map->obj.ro, memory_order_acquire)))
 		return O_RDWR;
 	return h->mode;
 }

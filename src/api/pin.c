@@ -318,13 +318,28 @@ static int reopen(int fd, int mode)
 	return nfd;
 }
 
+/* fd (a program's, opened read-only or write-only) reopened read-write when the user may,
+ * else fd itself */
+static int reopen_rw(int fd)
+{
+	char proc[64];
+	int nfd;
+
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	nfd = open(proc, O_RDWR | O_CLOEXEC);
+	if (nfd < 0)
+		return fd;
+	close(fd);
+	return nfd;
+}
+
 int brt_cmd_obj_get(struct brt_call *call)
 {
 	union bpf_attr *attr = call->attr;
 	char path[PATH_MAX];
 	struct brt_obj *obj;
 	struct stat st;
-	int err, fd;
+	int err, fd, mode;
 
 	if (attr->bpf_fd || (attr->file_flags & ~(uint32_t)(BPF_F_RDONLY | BPF_F_WRONLY)) ||
 	    (attr->file_flags & BPF_F_RDONLY && attr->file_flags & BPF_F_WRONLY))
@@ -336,24 +351,33 @@ int brt_cmd_obj_get(struct brt_call *call)
 	if (err)
 		return err;
 	/* symlinks followed as bpffs does; anything but a regular file (a directory, a FIFO
-	 * someone left there) is -EACCES like a bpffs directory, and never opened */
-	fd = brt_fs_open_reg_st(AT_FDCWD, path, O_RDWR, 1, &st);
+	 * someone left there) is -EACCES like a bpffs directory, and never opened.  Opened
+	 * with the access the flags ask for and no more, as the kernel's bpf_obj_do_get()
+	 * checks the pin's permissions: a user who may only read the pin gets a read-only
+	 * fd (BPF_F_RDONLY), and this process's mapping of the file is then read-only too
+	 * (obj.h's ro; docs/SECURITY.md). */
+	mode = attr->file_flags & BPF_F_RDONLY ? O_RDONLY :
+	       attr->file_flags & BPF_F_WRONLY ? O_WRONLY : O_RDWR;
+	fd = brt_fs_open_reg_st(AT_FDCWD, path, mode, 1, &st);
 	if (fd < 0)
 		return fd;
-	/* the file as stat() saw it before opening it (the same inode), and read-write */
-	err = brt_obj_from_opened(fd, &st, &obj);
+	/* the file as stat() saw it before opening it (the same inode) */
+	err = brt_obj_from_opened(fd, mode == O_RDWR, &st, &obj);
 	if (err) {
 		close(fd);
 		return err == -EBADF ? -EBADF : -EACCES;
 	}
-	/* A map fd's mode is what BPF_F_RDONLY / BPF_F_WRONLY grant, as on bpffs (program
-	 * fds ignore the flags there). */
+	/* A map fd's mode is what BPF_F_RDONLY / BPF_F_WRONLY grant, as on bpffs.  A
+	 * program fd has no mode there (bpf_prog_new_fd() makes it read-write): ours is the
+	 * file reopened read-write when the user may, else left as opened (nothing bpf()
+	 * does with a program fd asks its mode). */
 	if (obj->kind == BRT_OBJ_MAP)
 		brt_obj_note_name(obj, path);
-	if (obj->kind == BRT_OBJ_MAP && attr->file_flags) {
+	if (obj->kind == BRT_OBJ_MAP && attr->file_flags &&
+	    !atomic_load_explicit(&obj->ro, memory_order_acquire))
 		atomic_store_explicit(&obj->hdr->restricted, 1, memory_order_release);
-		fd = reopen(fd, attr->file_flags & BPF_F_RDONLY ? O_RDONLY : O_WRONLY);
-	}
+	if (obj->kind == BRT_OBJ_PROG && mode != O_RDWR)
+		fd = reopen_rw(fd);
 	/* A program loaded by another process is rebuilt here now, as the kernel's fd is
 	 * runnable at once; when that fails (a map gone), using it reports why. */
 	if (obj->kind == BRT_OBJ_PROG)

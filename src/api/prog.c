@@ -170,6 +170,12 @@ static int resolve_lddw(struct load *ld, struct bpf_insn *insn, struct bpf_insn 
 	err = brt_map_memo_get(&ld->memo, fd, &map);
 	if (err)
 		return err;
+	/* the program may write it, as the kernel lets it whatever the fd's mode */
+	err = brt_obj_writable(&map->obj, "BPF_PROG_LOAD of a program using it");
+	if (err) {
+		brt_map_put(map);
+		return err;
+	}
 	addr = (uint64_t)(uintptr_t)map;
 	if (kind == BPF_PSEUDO_MAP_VALUE || kind == BPF_PSEUDO_MAP_IDX_VALUE) {
 		uint32_t off = (uint32_t)insn[1].imm;

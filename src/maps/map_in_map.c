@@ -388,6 +388,12 @@ static int mim_update(struct brt_map *map, const void *key, const void *value, u
 	err = brt_map_from_fd(fd, &inner);
 	if (err)
 		return err;
+	/* this process's programs may write it through the outer map */
+	err = brt_obj_writable(&inner->obj, "an inner map stored in a map of maps");
+	if (err) {
+		brt_map_put(inner);
+		return err;
+	}
 	if (!meta_equal(&v->tmpl, inner)) {
 		brt_map_put(inner);
 		return -EINVAL;

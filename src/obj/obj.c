@@ -714,11 +714,14 @@ static int obj_open(int fd, const struct stat *st, int rdwr, struct brt_obj **ou
 	struct brt_obj *obj;
 	brt_obj_attach_fn attach;
 	void *base;
-	int err, rw;
+	int err, rw, ro = 0;
 
 	if (st->st_size < (off_t)BRT_PAGE || st->st_size % BRT_PAGE)
 		return -EINVAL;
 	rw = rdwr ? fd : rw_fd(fd);
+	/* a file this process may only read, through an fd opened read-only: mapped so */
+	if (rw == -EACCES && (fcntl(fd, F_GETFL) & O_ACCMODE) == O_RDONLY)
+		ro = 1, rw = fd;
 	if (rw < 0)
 		return rw;
 	base = MAP_FAILED;
@@ -726,7 +729,11 @@ static int obj_open(int fd, const struct stat *st, int rdwr, struct brt_obj **ou
 	if (brt_obj_read_hdr(rw, (uint64_t)st->st_size, &hdr) ||
 	    !(attach = atomic_load_explicit(&attach_fns[hdr.kind], memory_order_acquire)))
 		goto out_close;
-	base = mmap(NULL, (size_t)st->st_size, PROT_READ | PROT_WRITE, MAP_SHARED, rw, 0);
+	err = -EACCES;
+	if (ro && hdr.kind != BRT_OBJ_MAP && hdr.kind != BRT_OBJ_PROG)
+		goto out_close;
+	base = mmap(NULL, (size_t)st->st_size, PROT_READ | (ro ? 0 : PROT_WRITE), MAP_SHARED,
+		    rw, 0);
 	if (base == MAP_FAILED)
 		err = errno == EACCES ? -EACCES : -ENOMEM;
 out_close:
@@ -742,6 +749,7 @@ out_close:
 	tmpl.size = (size_t)st->st_size;
 	tmpl.hdr = (struct brt_obj_hdr *)((char *)base + brt_obj_hdr_at(&hdr));
 	tmpl.snap = hdr;
+	atomic_init(&tmpl.ro, ro);
 	err = attach(&tmpl, &obj);
 	if (err) {
 		munmap(base, tmpl.size);
@@ -752,9 +760,46 @@ out_close:
 	return 0;
 }
 
-/* opened: fd was just opened read-write by the caller, whose stat of it that is */
+/* A read-only mapping of obj made writable in place when fd may write its file (its
+ * mode changed since, or another user's fd came): the same file at the same address, so
+ * every pointer into it stays good, and a thread reading it meanwhile waits on the mm's
+ * lock for the new mapping.  Nothing when fd may not (a read-only fd stays read-only). */
+static void make_writable(struct brt_obj *obj, int fd)
+{
+	int fl = fcntl(fd, F_GETFL), rw;
+
+	if (fl < 0 || (fl & O_ACCMODE) == O_RDONLY)
+		return;
+	rw = rw_fd(fd);
+	if (rw < 0)
+		return;
+	pthread_mutex_lock(&cache_lock);
+	if (atomic_load_explicit(&obj->ro, memory_order_relaxed) &&
+	    mmap(obj->base, obj->size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, rw, 0) !=
+		    MAP_FAILED) {
+		/* the read-only fds that made it so still ask their mode */
+		atomic_store_explicit(&obj->hdr->restricted, 1, memory_order_release);
+		atomic_store_explicit(&obj->ro, 0, memory_order_release);
+	}
+	pthread_mutex_unlock(&cache_lock);
+	if (rw != fd)
+		close(rw);
+}
+
+int brt_obj_writable(const struct brt_obj *obj, const char *what)
+{
+	if (!atomic_load_explicit(&obj->ro, memory_order_acquire))
+		return 0;
+	brt_print(BPFRT_WARN, "bpfrt: %s: the map is open read-only in this process (BPF_OBJ_GET "
+		  "with BPF_F_RDONLY of a pin it may only read), and bpfrt needs write access to "
+		  "its file for that (the kernel does not)\n", what);
+	return -EACCES;
+}
+
+/* opened: fd was just opened by the caller (read-write when rdwr), whose stat of it
+ * that is */
 static int from_fd(int fd, uint32_t kind, struct brt_obj **out, int keep,
-		   const struct stat *opened)
+		   const struct stat *opened, int rdwr)
 {
 	struct brt_obj *obj, *raced;
 	struct stat st;
@@ -791,12 +836,14 @@ stated:
 		obj->last_fd = fd;
 	}
 	pthread_mutex_unlock(&cache_lock);
+	if (obj && atomic_load_explicit(&obj->ro, memory_order_acquire))
+		make_writable(obj, fd);
 	if (!obj) {
 		/* a new entry, like a creation: the sweep when due, once a batch (a sweep
 		 * per miss made a loader that gets n pinned maps quadratic in fstat()s:
 		 * Cilium's ~40 cost ~700) */
 		sweep_due();
-		err = obj_open(fd, &st, opened != NULL, &obj);
+		err = obj_open(fd, &st, rdwr, &obj);
 		if (err)
 			return err;
 		pthread_mutex_lock(&cache_lock);
@@ -809,6 +856,8 @@ stated:
 		if (raced) {
 			obj_destroy(obj);
 			obj = raced;
+			if (atomic_load_explicit(&obj->ro, memory_order_acquire))
+				make_writable(obj, fd);
 		}
 	}
 	batch_memo(fd, obj);
@@ -824,17 +873,17 @@ stated:
 
 int brt_obj_from_fd(int fd, uint32_t kind, struct brt_obj **out)
 {
-	return from_fd(fd, kind, out, 1, NULL);
+	return from_fd(fd, kind, out, 1, NULL, 0);
 }
 
 int brt_obj_from_fd_transient(int fd, uint32_t kind, struct brt_obj **out)
 {
-	return from_fd(fd, kind, out, 0, NULL);
+	return from_fd(fd, kind, out, 0, NULL, 0);
 }
 
-int brt_obj_from_opened(int fd, const struct stat *st, struct brt_obj **out)
+int brt_obj_from_opened(int fd, int rdwr, const struct stat *st, struct brt_obj **out)
 {
-	return from_fd(fd, 0, out, 1, st);
+	return from_fd(fd, 0, out, 1, st, rdwr);
 }
 
 void brt_obj_keep_fd(struct brt_obj *obj, int fd)
@@ -896,7 +945,8 @@ int brt_obj_fd_access(const struct brt_obj *obj, int fd)
 {
 	int fl;
 
-	if (!atomic_load_explicit(&obj->hdr->restricted, memory_order_acquire))
+	if (!atomic_load_explicit(&obj->hdr->restricted, memory_order_acquire) &&
+	    !atomic_load_explicit(&obj->ro, memory_order_acquire))
 		return O_RDWR;
 	fl = fcntl(fd, F_GETFL);
 	return fl < 0 ? O_RDWR : fl & O_ACCMODE;

@@ -218,6 +218,14 @@ struct brt_obj {
 	 * the file is mapped into keep, as every other object is mapped, and stays alive and
 	 * findable (/proc/PID/map_files) as long as the entry. */
 	int private_copy;
+	/* base is mapped read-only: this process may only read the file (a BPF_OBJ_GET with
+	 * BPF_F_RDONLY of a pin it has read permission on, as the kernel's needs no more).
+	 * Maps and programs only, and maps only of the types map.c's attach accepts so (their
+	 * reads write nothing shared); every fd of it is treated as restricted, since the
+	 * shared word cannot be set from here; and no program or map of this process may take
+	 * it to write (brt_obj_writable()).  Cleared, the mapping made writable in place, when
+	 * an fd that may write the file comes (the file's mode changed since). */
+	_Atomic int ro;
 	_Atomic(void *) keep;         /* that mapping (size bytes), NULL until then */
 	void (*release)(struct brt_obj *obj); /* kind-specific teardown, then munmap */
 	void (*unref)(struct brt_obj *obj);   /* optional: no fd left, refs remain */
@@ -282,10 +290,17 @@ int brt_obj_from_fd(int fd, uint32_t kind, struct brt_obj **out);
  * above) is not mapped, so a load of many programs does not map and unmap its BTF object
  * for nothing.  brt_obj_keep_fd() maps it after all (obj an object resolved from fd). */
 int brt_obj_from_fd_transient(int fd, uint32_t kind, struct brt_obj **out);
-/* brt_obj_from_fd() of an fd the caller has just opened read-write (BPF_OBJ_GET), st its
- * stat() of the file: neither asked again, and an older memo of the fd's number in the
- * calling thread's batch (an fd closed since) is forgotten first. */
-int brt_obj_from_opened(int fd, const struct stat *st, struct brt_obj **out);
+/* brt_obj_from_fd() of an fd the caller has just opened (BPF_OBJ_GET; rdwr: read-write),
+ * st its stat() of the file: neither asked again, and an older memo of the fd's number in
+ * the calling thread's batch (an fd closed since) is forgotten first.  An fd that is not
+ * read-write, of a file the process cannot open read-write, maps a map or program
+ * read-only (ro above); -EACCES when that cannot be. */
+int brt_obj_from_opened(int fd, int rdwr, const struct stat *st, struct brt_obj **out);
+/* 0 when this process's mapping of obj is writable (it may be written by a program or
+ * through another map of this process), else -EACCES with a message naming what: for
+ * what the kernel allows to a read-only fd's holder (a program using the map) but bpfrt
+ * cannot do without write access to the file. */
+int brt_obj_writable(const struct brt_obj *obj, const char *what);
 void brt_obj_keep_fd(struct brt_obj *obj, int fd);
 void brt_obj_get(struct brt_obj *obj);
 void brt_obj_put(struct brt_obj *obj);

@@ -1,0 +1,373 @@
+/* test_rdonly_get_oracle.c - BPF_OBJ_GET with BPF_F_RDONLY / BPF_F_WRONLY by a user who
+ * may only read the pin, against the kernel.  The kernel's bpf_obj_do_get() checks the
+ * pin's permissions for the access the flags ask (read for BPF_F_RDONLY, write for
+ * BPF_F_WRONLY, both without flags), so uid 65534 gets a read-only fd of a root pin of
+ * mode 0444 or 0644: lookups, key walks and info work, updates, deletes and freezes are
+ * EPERM, a shared writable mmap() of a BPF_F_MMAPABLE array is refused, and a program
+ * pinned so is got and runs.  Before session 20 bpfrt opened every pin read-write, and
+ * such a user got EACCES.
+ *
+ * A child (root) makes and pins the objects on both sides, in /sys/fs/bpf and in a
+ * BPFRT_FS directory of root's, and exits; a second child, become uid 65534 (no
+ * capability left), runs the steps through syscall(__NR_bpf) and bpfrt_bpf() and sends
+ * the answers back to be compared.  Needs root and the kernel (skipped otherwise).
+ */
+#include <errno.h>
+#include <grp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "bpfrt.h"
+#include "diff.h"
+#include "harness.h"
+
+#define NOBODY 65534
+
+static char fsdir[64], kdir[64];
+
+static int path_op(sys_fn sys, int cmd, int fd, const char *dir, const char *name,
+		   uint32_t flags)
+{
+	char path[128];
+	union bpf_attr a;
+	int r;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	memset(&a, 0, sizeof(a));
+	a.pathname = (uint64_t)(uintptr_t)path;
+	a.bpf_fd = (uint32_t)(fd < 0 ? 0 : fd);
+	a.file_flags = flags;
+	r = sys(cmd, &a, sizeof(a));
+	return r < 0 ? -errno : r;
+}
+
+static int elem_op(sys_fn sys, int cmd, int fd, uint32_t key, uint64_t *value)
+{
+	union bpf_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.map_fd = (uint32_t)fd;
+	a.key = (uint64_t)(uintptr_t)&key;
+	a.value = (uint64_t)(uintptr_t)value;
+	return sys(cmd, &a, sizeof(a)) ? -errno : 0;
+}
+
+/* The objects, made by root: an mmapable array of 8-byte values (element 1 = 0x1234)
+ * pinned 0444 and another pinned 0644, a socket filter returning 7 pinned 0444, and an
+ * array pinned 0600 (nothing for another user). */
+static int make(sys_fn sys, const char *dir)
+{
+	static const char *const names[] = { "a444", "a644", "a600" };
+	static const mode_t modes[] = { 0444, 0644, 0600 };
+	char path[128];
+	uint64_t v = 0x1234;
+	int fd, err = 0;
+
+	for (int i = 0; i < 3; i++) {
+		fd = diff_map_new(sys, BPF_MAP_TYPE_ARRAY, 4, 8, 4, BPF_F_MMAPABLE);
+		if (fd < 0 || elem_op(sys, BPF_MAP_UPDATE_ELEM, fd, 1, &v) ||
+		    path_op(sys, BPF_OBJ_PIN, fd, dir, names[i], 0))
+			err = 1;
+		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+		if (chmod(path, modes[i]))
+			err = 1;
+		close(fd);
+	}
+	/* the worker's own pin, read-only until it chmods it */
+	fd = diff_map_new(sys, BPF_MAP_TYPE_ARRAY, 4, 8, 4, 0);
+	snprintf(path, sizeof(path), "%s/own", dir);
+	if (fd < 0 || elem_op(sys, BPF_MAP_UPDATE_ELEM, fd, 1, &v) ||
+	    path_op(sys, BPF_OBJ_PIN, fd, dir, "own", 0) || chmod(path, 0444) ||
+	    chown(path, NOBODY, NOBODY))
+		err = 1;
+	close(fd);
+	fd = diff_map_new(sys, BPF_MAP_TYPE_HASH, 4, 8, 4, 0);
+	snprintf(path, sizeof(path), "%s/h444", dir);
+	if (fd < 0 || elem_op(sys, BPF_MAP_UPDATE_ELEM, fd, 1, &v) ||
+	    path_op(sys, BPF_OBJ_PIN, fd, dir, "h444", 0) || chmod(path, 0444))
+		err = 1;
+	close(fd);
+	fd = diff_tail_prog(sys, -1, 7);
+	if (fd < 0 || path_op(sys, BPF_OBJ_PIN, fd, dir, "p444", 0))
+		err = 1;
+	snprintf(path, sizeof(path), "%s/p444", dir);
+	if (chmod(path, 0444))
+		err = 1;
+	close(fd);
+	return err;
+}
+
+/* An mmap() of fd's first page: 0 (the value of element 1 checked) or -errno. */
+static int map_page(int fd, int prot)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	void *m = mmap(NULL, (size_t)page, prot, MAP_SHARED, fd, 0);
+	int r;
+
+	if (m == MAP_FAILED)
+		return -errno;
+	r = ((const uint64_t *)m)[1] == 0x1234 ? 0 : -1000;
+	/* and made writable afterwards: refused as at the mmap() */
+	if (!r && !(prot & PROT_WRITE))
+		r = mprotect(m, (size_t)page, PROT_READ | PROT_WRITE) ? -errno : 1;
+	munmap(m, (size_t)page);
+	return r;
+}
+
+/* The steps, each answer into r. */
+static int steps(sys_fn sys, const char *dir, int *r)
+{
+	struct bpf_map_info info;
+	union bpf_attr a;
+	uint64_t v = 0;
+	uint32_t k = 0, next = 0;
+	char path[128];
+	int n = 0, fd, rw;
+
+	r[n++] = path_op(sys, BPF_OBJ_GET, -1, dir, "a444", 0);
+	r[n++] = path_op(sys, BPF_OBJ_GET, -1, dir, "a444", BPF_F_WRONLY);
+	r[n++] = path_op(sys, BPF_OBJ_GET, -1, dir, "a444", BPF_F_RDONLY | BPF_F_WRONLY);
+	fd = path_op(sys, BPF_OBJ_GET, -1, dir, "a444", BPF_F_RDONLY);
+	r[n++] = fd >= 0;
+	r[n++] = elem_op(sys, BPF_MAP_LOOKUP_ELEM, fd, 1, &v);
+	r[n++] = (int)v;
+	v = 99;
+	r[n++] = elem_op(sys, BPF_MAP_UPDATE_ELEM, fd, 1, &v);
+	r[n++] = elem_op(sys, BPF_MAP_DELETE_ELEM, fd, 1, NULL);
+	v = 0;
+	r[n++] = elem_op(sys, BPF_MAP_LOOKUP_ELEM, fd, 1, &v) ? -1 : (int)v; /* unchanged */
+	memset(&a, 0, sizeof(a));
+	a.map_fd = (uint32_t)fd;
+	a.key = (uint64_t)(uintptr_t)&k;
+	a.next_key = (uint64_t)(uintptr_t)&next;
+	r[n++] = sys(BPF_MAP_GET_NEXT_KEY, &a, sizeof(a)) ? -errno : (int)next;
+	memset(&a, 0, sizeof(a));
+	a.map_fd = (uint32_t)fd;
+	r[n++] = sys(BPF_MAP_FREEZE, &a, sizeof(a)) ? -errno : 0;
+	memset(&info, 0, sizeof(info));
+	memset(&a, 0, sizeof(a));
+	a.info.bpf_fd = (uint32_t)fd;
+	a.info.info_len = sizeof(info);
+	a.info.info = (uint64_t)(uintptr_t)&info;
+	r[n++] = sys(BPF_OBJ_GET_INFO_BY_FD, &a, sizeof(a)) ? -errno :
+							       (int)(info.max_entries * 100 + info.value_size);
+	r[n++] = map_page(fd, PROT_READ);
+	r[n++] = map_page(fd, PROT_READ | PROT_WRITE);
+	if (fd >= 0)
+		close(fd);
+	/* another user's pin of mode 0644: read only, likewise */
+	r[n++] = path_op(sys, BPF_OBJ_GET, -1, dir, "a644", 0);
+	fd = path_op(sys, BPF_OBJ_GET, -1, dir, "a644", BPF_F_RDONLY);
+	r[n++] = fd >= 0;
+	r[n++] = elem_op(sys, BPF_MAP_LOOKUP_ELEM, fd, 1, &v) ? -1 : (int)v;
+	r[n++] = elem_op(sys, BPF_MAP_UPDATE_ELEM, fd, 1, &v);
+	if (fd >= 0)
+		close(fd);
+	/* 0600: nothing */
+	r[n++] = path_op(sys, BPF_OBJ_GET, -1, dir, "a600", BPF_F_RDONLY);
+	/* a program pinned 0444: got with BPF_F_RDONLY and run */
+	r[n++] = path_op(sys, BPF_OBJ_GET, -1, dir, "p444", 0);
+	fd = path_op(sys, BPF_OBJ_GET, -1, dir, "p444", BPF_F_RDONLY);
+	r[n++] = fd >= 0;
+	r[n++] = diff_run64(sys, fd, 1);
+	if (fd >= 0)
+		close(fd);
+	/* its own pin: read-only, then made writable (chmod) and got read-write; the
+	 * read-only fd stays so and sees what the read-write one wrote */
+	fd = path_op(sys, BPF_OBJ_GET, -1, dir, "own", BPF_F_RDONLY);
+	r[n++] = fd >= 0;
+	r[n++] = elem_op(sys, BPF_MAP_LOOKUP_ELEM, fd, 1, &v) ? -1 : (int)v;
+	snprintf(path, sizeof(path), "%s/own", dir);
+	r[n++] = chmod(path, 0644) ? -errno : 0;
+	rw = path_op(sys, BPF_OBJ_GET, -1, dir, "own", 0);
+	r[n++] = rw >= 0;
+	v = 0x5678;
+	r[n++] = elem_op(sys, BPF_MAP_UPDATE_ELEM, rw, 1, &v);
+	r[n++] = elem_op(sys, BPF_MAP_UPDATE_ELEM, fd, 1, &v);
+	v = 0;
+	r[n++] = elem_op(sys, BPF_MAP_LOOKUP_ELEM, fd, 1, &v) ? -1 : (int)v;
+	if (rw >= 0)
+		close(rw);
+	if (fd >= 0)
+		close(fd);
+	return n;
+}
+
+/* What only bpfrt answers, as nobody: a read-only hash is refused (docs/SECURITY.md:
+ * its reads write the file), a program may not use a map this process maps read-only,
+ * and a handle of a read-only fd refuses updates. */
+static void bpfrt_only(const char *dir, int *r)
+{
+	const struct bpf_insn ret0[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = 0, .imm = 0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	struct bpfrt_map_handle *h;
+	uint64_t v = 1;
+	uint32_t k = 1;
+	int fd;
+
+	(void)ret0;
+	r[0] = path_op(sys_bpfrt, BPF_OBJ_GET, -1, dir, "h444", BPF_F_RDONLY);
+	fd = path_op(sys_bpfrt, BPF_OBJ_GET, -1, dir, "a444", BPF_F_RDONLY);
+	r[1] = diff_prog_new(sys_bpfrt, BPF_PROG_TYPE_SOCKET_FILTER, fd) < 0 ? -errno : 0;
+	h = bpfrt_map_handle_open(fd);
+	r[2] = !h ? -1000 - errno : bpfrt_map_handle_update(h, &k, &v, BPF_ANY);
+	r[3] = !h ? -1000 : bpfrt_map_handle_lookup(h, &k, &v) ? -errno : (int)v;
+	bpfrt_map_handle_close(h);
+	if (fd >= 0)
+		close(fd);
+}
+
+static const char *const names[] = {
+	"a444 without flags: EACCES", "a444 BPF_F_WRONLY: EACCES", "a444 both flags: EINVAL",
+	"a444 BPF_F_RDONLY: an fd", "lookup through it", "the value looked up",
+	"update through it: EPERM", "delete through it: EPERM", "the value unchanged",
+	"get_next_key through it", "freeze through it: EPERM", "info through it",
+	"mmap PROT_READ (and mprotect to writable after)", "mmap PROT_READ|PROT_WRITE shared",
+	"a644 (root's) without flags: EACCES", "a644 BPF_F_RDONLY: an fd",
+	"lookup through it", "update through it: EPERM", "a600 BPF_F_RDONLY: EACCES",
+	"p444 without flags: EACCES", "p444 BPF_F_RDONLY: an fd", "the program runs",
+	"own pin 0444 BPF_F_RDONLY: an fd", "lookup through it", "chmod 0644 by its owner",
+	"got without flags now", "update through the read-write fd",
+	"update through the read-only fd: EPERM", "the read-only fd sees the update",
+};
+#define N (int)(sizeof(names) / sizeof(names[0]))
+/* The one answer that differs, as docs/SECURITY.md says: the kernel's do_mmap() takes
+ * VM_SHARED off a shared mapping of a file not open for writing, and bpf_map_mmap()
+ * refuses the private mapping that leaves (EINVAL); bpfrt's fd is its file, which the
+ * process may read, so the read-only mapping is made, and making it writable is refused
+ * (EACCES). */
+#define MMAP_READ 12
+
+/* uid/gid 65534, no supplementary group; the uid change drops every capability */
+static int become_nobody(void)
+{
+	return setgroups(0, NULL) || setresgid(NOBODY, NOBODY, NOBODY) ||
+	       setresuid(NOBODY, NOBODY, NOBODY) || !geteuid();
+}
+
+/* Run fn in a child, which writes its answers (len bytes) to a pipe: 0 and the answers,
+ * or the child's exit status. */
+static int in_child(int (*fn)(int out), void *buf, size_t len)
+{
+	int p[2], st = 0, got;
+	pid_t pid;
+
+	fflush(stdout);
+	if (pipe(p))
+		return 1;
+	pid = fork();
+	if (pid == 0) {
+		close(p[0]);
+		_exit(fn(p[1]));
+	}
+	close(p[1]);
+	got = pid > 0 && read(p[0], buf, len) == (ssize_t)len;
+	close(p[0]);
+	if (pid < 0 || waitpid(pid, &st, 0) != pid)
+		return 1;
+	st = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	return st ? st : !got;
+}
+
+static int maker(int out)
+{
+	int r[2] = { make(sys_kernel, kdir), make(sys_bpfrt, fsdir) };
+
+	return write(out, r, sizeof(r)) == (ssize_t)sizeof(r) ? 0 : 3;
+}
+
+static int worker(int out)
+{
+	int r[2 * N + 4];
+
+	if (become_nobody())
+		return 77;
+	steps(sys_kernel, kdir, r);
+	steps(sys_bpfrt, fsdir, r + N);
+	bpfrt_only(fsdir, r + 2 * N);
+	return write(out, r, sizeof(r)) == (ssize_t)sizeof(r) ? 0 : 3;
+}
+
+static void cleanup(void)
+{
+	static const char *const pins[] = { "a444", "a644", "a600", "p444", "own", "h444" };
+	char path[128];
+
+	for (unsigned i = 0; i < sizeof(pins) / sizeof(pins[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", kdir, pins[i]);
+		unlink(path);
+	}
+	rmdir(kdir);
+}
+
+int main(void)
+{
+	int made[2], r[2 * N + 4], st;
+
+	if (!kernel_available() || geteuid())
+		T_SKIP("needs root and the kernel's bpf()");
+	snprintf(fsdir, sizeof(fsdir), "/dev/shm/bpfrt-rdonly-XXXXXX");
+	if (!t_scratch_dir(fsdir) || chmod(fsdir, 0755))
+		T_SKIP("cannot create a directory in /dev/shm");
+	snprintf(kdir, sizeof(kdir), "/sys/fs/bpf/bpfrt-rdonly-%d", (int)getpid());
+	if (mkdir(kdir, 0755))
+		T_SKIP("cannot make %s: %s", kdir, strerror(errno));
+	setenv("BPFRT_FS", fsdir, 1);
+	/* made by a child, so that this process (the worker's parent) never maps them */
+	st = in_child(maker, made, sizeof(made));
+	T_CASE("root pinned the objects on both sides");
+	T_EQ_INT(0, st);
+	T_EQ_INT(0, st ? -1 : made[0]);
+	T_EQ_INT(0, st ? -1 : made[1]);
+	st = st ? st : in_child(worker, r, sizeof(r));
+	cleanup();
+	if (st == 77)
+		T_SKIP("cannot become uid %d", NOBODY);
+	T_CASE("the worker ran both sides");
+	T_EQ_INT(0, st);
+	for (int i = 0; !st && i < N; i++) {
+		if (i == MMAP_READ)
+			continue; /* below */
+		T_CASE(names[i]);
+		T_EQ_INT(r[i], r[N + i]);
+	}
+	/* the kernel's answers that make the comparison mean something */
+	T_CASE("kernel: read-only fds of readable pins, refused writes");
+	if (!st) {
+		T_EQ_INT(-EACCES, r[0]);
+		T_EQ_INT(1, r[3]);
+		T_EQ_INT(0x1234, r[5]);
+		T_EQ_INT(-EPERM, r[6]);
+		T_EQ_INT(0x1234, r[8]);
+		T_EQ_INT(1, r[15]);
+		T_EQ_INT(1, r[20]);
+		T_EQ_INT(7, r[21]);
+		T_EQ_INT(1, r[25]);
+		T_EQ_INT(-EPERM, r[27]);
+		T_EQ_INT(0x5678, r[28]);
+	}
+	T_CASE("bpfrt: a read-only hash refused (its reads write the file)");
+	if (!st)
+		T_EQ_INT(-EACCES, r[2 * N]);
+	T_CASE("bpfrt: no program of this process uses a map it maps read-only");
+	if (!st)
+		T_EQ_INT(-EACCES, r[2 * N + 1]);
+	T_CASE("bpfrt: a handle of a read-only fd: update EPERM, lookup reads");
+	if (!st) {
+		T_EQ_INT(-EPERM, r[2 * N + 2]);
+		T_EQ_INT(0x1234, r[2 * N + 3]);
+	}
+	T_CASE("mmap PROT_READ of a read-only fd: kernel EINVAL, bpfrt readable, never writable");
+	if (!st) {
+		T_EQ_INT(-EINVAL, r[MMAP_READ]);
+		T_EQ_INT(-EACCES, r[N + MMAP_READ]);
+	}
+	return t_done();
+}
