@@ -90,10 +90,11 @@ int brt_bpf_call(int cmd, struct brt_call *call)
 	for (size_t i = row->last_end; i < end; i++)
 		if (p[i])
 			return -EINVAL;
+	brt_obj_batch_command();
 	ret = fn(call);
 	/* a new fd may reuse a number the thread's batch resolved earlier (obj.h) */
 	if (ret >= 0)
-		brt_obj_batch_forget(ret);
+		brt_obj_batch_handed(ret);
 	return ret;
 }
 

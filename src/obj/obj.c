@@ -83,7 +83,11 @@ static _Thread_local struct {
 	unsigned n;
 	int fd[BATCH_MEMO_MAX];
 	struct brt_obj *obj[BATCH_MEMO_MAX]; /* a reference each */
-} batch;
+	/* the fd the thread's last creation memoized in the current bpf() command (-1:
+	 * none): the number that command hands out names that object, so handing it out
+	 * does not forget it (brt_obj_batch_handed()) */
+	int fresh;
+} batch = { .fresh = -1 };
 
 static int rw_fd(int fd);
 
@@ -294,7 +298,10 @@ static void sweep_due(void)
  * end to end (the kernel places a process's consecutive mmaps so, and a loaded object's
  * maps are created one after the other) go in one munmap.  Each call costs the mm's lock
  * and a TLB flush, which for a map of two or three pages is most of its unmapping
- * (test_sockmap_listen's six maps: six calls, two after merging). */
+ * (test_sockmap_listen's six maps: six calls, one after merging).  A sweep's rounds each
+ * release their entries (a program's release drops its maps, which the next round may
+ * then find dead: release_list()) and unmap them all at the end (unmap_list()): the maps
+ * of an object unmapped round by round were three calls where one does. */
 struct span {
 	uintptr_t lo, hi;
 };
@@ -310,7 +317,7 @@ static void obj_destroy(struct brt_obj *obj);
 
 /* The last of an object's teardown, after its mappings: the slot goes after them (a walker
  * never sees one of them unaccounted for: it would take it for a holder).  One place for
- * obj_destroy() and destroy_list(), which once forgot the name. */
+ * obj_destroy() and unmap_list(), which once forgot the name. */
 static void obj_free(struct brt_obj *obj)
 {
 	brt_pub_free(obj->pub);
@@ -318,7 +325,28 @@ static void obj_free(struct brt_obj *obj)
 	free(obj);
 }
 
-static void destroy_list(struct brt_obj *dead)
+/* The kind's teardown of every dead entry, and a private copy's process memory; the
+ * mappings and the entries stay for unmap_list().  *tail: where the list ends (to chain
+ * the next round's after it). */
+static struct brt_obj **release_list(struct brt_obj *dead)
+{
+	struct brt_obj **tail = NULL, *obj;
+
+	for (obj = dead; obj; obj = obj->next) {
+		if (obj->release)
+			obj->release(obj);
+		obj->release = NULL;
+		if (obj->private_copy) {
+			free(obj->base);
+			obj->base = NULL;
+		}
+		tail = &obj->next;
+	}
+	return tail;
+}
+
+/* Unmap and free released entries (release_list()), adjacent mappings in one call. */
+static void unmap_list(struct brt_obj *dead)
 {
 	struct brt_obj *obj, *next;
 	struct span *sp;
@@ -338,10 +366,6 @@ static void destroy_list(struct brt_obj *dead)
 		void *keep = atomic_load_explicit(&obj->keep, memory_order_acquire);
 		void *m0 = obj->private_copy ? keep : obj->base;
 
-		if (obj->release)
-			obj->release(obj);
-		if (obj->private_copy)
-			free(obj->base);
 		if (m0) {
 			sp[n].lo = (uintptr_t)m0;
 			sp[n++].hi = (uintptr_t)m0 + obj->size;
@@ -627,6 +651,8 @@ static int create(struct brt_obj_hdr *hdr, size_t obj_size, const void *tail,
 	/* in a batch, the new fd answers from the memo at once: the load's programs resolve
 	 * the maps and the BTF object it has just created without an fstat of each */
 	batch_memo(fd, obj);
+	if (batch.id)
+		batch.fresh = fd;
 	*out = obj;
 	return fd;
 
@@ -918,6 +944,20 @@ void brt_obj_batch_end(void)
 uint64_t brt_obj_batch_id(void)
 {
 	return batch.id;
+}
+
+void brt_obj_batch_command(void)
+{
+	batch.fresh = -1;
+}
+
+void brt_obj_batch_handed(int fd)
+{
+	int fresh = batch.fresh;
+
+	batch.fresh = -1;
+	if (fd != fresh)
+		brt_obj_batch_forget(fd);
 }
 
 void brt_obj_batch_forget(int fd)
@@ -1231,7 +1271,7 @@ int brt_obj_desc_marked(struct brt_obj *obj, uint64_t off)
 
 int brt_obj_sweep(void)
 {
-	struct brt_obj *dead, **pp, *obj;
+	struct brt_obj *dead, **pp, *obj, *all = NULL, **all_tail = &all;
 	struct fdset set = { 0 };
 	int loaded = 0, n = 0, round_n;
 
@@ -1265,11 +1305,16 @@ int brt_obj_sweep(void)
 			}
 		}
 		pthread_mutex_unlock(&cache_lock);
-		destroy_list(dead);
+		/* released now (the next round sees what they held), unmapped together */
+		if (dead) {
+			*all_tail = dead;
+			all_tail = release_list(dead);
+		}
 		n += round_n;
 		if (!round_n)
 			break;
 	}
+	unmap_list(all);
 	free(set.f);
 	return n;
 }

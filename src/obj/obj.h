@@ -390,6 +390,14 @@ void brt_obj_batch_end(void);
 uint64_t brt_obj_batch_id(void);
 /* fd is now another file (or may be): drop what the batch's memo says of it. */
 void brt_obj_batch_forget(int fd);
+/* Around one bpf() command of the thread: brt_obj_batch_command() before it runs,
+ * brt_obj_batch_handed() with the fd it returns, which is forgotten unless a creation
+ * of that command memoized it (a new object's own fd: its programs then resolve the
+ * maps and BTF object the load created without an fstat each).  A creation's fd that
+ * the same command closed and had handed out again by another open would keep the old
+ * answer: no command closes an object it created and then returns another fd. */
+void brt_obj_batch_command(void);
+void brt_obj_batch_handed(int fd);
 
 /* ---- the reference table (pub.c) ---------------------------------------------------- */
 
