@@ -463,7 +463,13 @@ struct bpf_object *k_load_libbpf(const char *path, struct result *r, const char 
 	if (err) {
 		r->kernel = V_REFUSED;
 		r->kernel_err = -err;
-		kernel_reason(r, libbpf_msgs);
+		/* libbpf prints a program's log only from a buffer it owns: with klog set, the
+		 * verifier's words (a host deviation's "cannot use helper", corpus_report.c) are
+		 * there, not in its messages */
+		if (klog[0])
+			last_line(r->kernel_why, sizeof(r->kernel_why), klog);
+		else
+			kernel_reason(r, libbpf_msgs);
 		if (verbose)
 			fprintf(stderr, "%s: libbpf:\n%s\n", r->key, libbpf_msgs);
 		bpf_object__close(obj);

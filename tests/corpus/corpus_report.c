@@ -362,8 +362,9 @@ void print_results(const char *report)
 		if (rep)
 			fprintf(rep, "\n");
 		if (r->kernel == V_REFUSED && r->bpfrt == V_OK)
-			printf("FALSE ACCEPT: %s (section %s, %s): kernel: %s\n", r->key, r->sec,
-			       libbpf_bpf_prog_type_str(r->type), r->kernel_why);
+			printf("%s: %s (section %s, %s): kernel: %s\n",
+			       host_deviation(r) ? "host kernel deviation" : "FALSE ACCEPT", r->key,
+			       r->sec, libbpf_bpf_prog_type_str(r->type), r->kernel_why);
 		if (r->run == -1)
 			printf("TEST RUN DIFFERS: %s: %s\n", r->key, r->run_diff);
 		else if (r->run == -2 && verbose)
