@@ -836,7 +836,7 @@ static int value_fields(const struct brt_btf *btf, const union bpf_attr *attr,
 	const struct btf_type *vt;
 	uint64_t size;
 	uint32_t seen = 0;
-	int err = -EINVAL, off, roff, toff, nroots = 0, nkptrs;
+	int err = -EINVAL, off, roff, toff, twoff, nroots = 0, nkptrs;
 	struct brt_obj_root roots[BRT_OBJ_MAX_ROOTS] = { { 0 } };
 
 	if (sized_type(btf, attr->btf_value_type_id, &size) || size != attr->value_size)
@@ -873,20 +873,24 @@ static int value_fields(const struct brt_btf *btf, const union bpf_attr *attr,
 	roff = find_field(btf, attr->btf_value_type_id, 0, 1, &seen, "bpf_res_spin_lock", 4, 4);
 	seen = 0;
 	toff = find_field(btf, attr->btf_value_type_id, 0, 1, &seen, "bpf_timer", 16, 8);
+	seen = 0;
+	/* Linux 6.18's struct bpf_task_work: 8 bytes, 8-aligned, one per value */
+	twoff = find_field(btf, attr->btf_value_type_id, 0, 1, &seen, "bpf_task_work", 8, 8);
 	/* two of a kind at different depths: the kernel keeps both, bpfrt's maps cannot (a
 	 * documented difference, tests/api/test_map_lock.c) */
 	err = -E2BIG;
-	if (off == -ENOTUNIQ || roff == -ENOTUNIQ || toff == -ENOTUNIQ)
+	if (off == -ENOTUNIQ || roff == -ENOTUNIQ || toff == -ENOTUNIQ || twoff == -ENOTUNIQ)
 		return err;
 	/* a value whose fields do not parse (two of a kind at one level, both locks, offsets
 	 * past the value) has none: map_check_btf() ignores btf_parse_fields()'s error
 	 * (measured on 6.18.44: such a map is made, and programs may not lock it) */
 	if ((off < 0 && off != -ENOENT) || (roff < 0 && roff != -ENOENT) ||
-	    (toff < 0 && toff != -ENOENT) || (off >= 0 && roff >= 0) ||
-	    (off >= 0 && (uint64_t)off + 4 > attr->value_size) ||
+	    (toff < 0 && toff != -ENOENT) || (twoff < 0 && twoff != -ENOENT) ||
+	    (off >= 0 && roff >= 0) || (off >= 0 && (uint64_t)off + 4 > attr->value_size) ||
 	    (roff >= 0 && (uint64_t)roff + 4 > attr->value_size) ||
-	    (toff >= 0 && (uint64_t)toff + 16 > attr->value_size))
-		off = roff = toff = -ENOENT;
+	    (toff >= 0 && (uint64_t)toff + 16 > attr->value_size) ||
+	    (twoff >= 0 && (uint64_t)twoff + 8 > attr->value_size))
+		off = roff = toff = twoff = -ENOENT;
 	/* lists and trees (they need a lock: btf_parse_fields()): hash, LRU hash and array
 	 * maps only; their nodes are freed with the value (maps/spin_lock.c) */
 	nroots = brt_verifier_graph_roots(btf, attr->btf_value_type_id, roots, BRT_OBJ_MAX_ROOTS);
@@ -895,12 +899,12 @@ static int value_fields(const struct brt_btf *btf, const union bpf_attr *attr,
 	 * lock, timer or root (programs then read "map '.data.A' has no valid
 	 * bpf_spin_lock") */
 	if (nroots < 0) {
-		off = roff = toff = -ENOENT;
+		off = roff = toff = twoff = -ENOENT;
 		nroots = 0;
 	}
 	/* a value with fields is not for programs that may only read or only write it */
 	err = -EACCES;
-	if ((off >= 0 || roff >= 0 || toff >= 0) &&
+	if ((off >= 0 || roff >= 0 || toff >= 0 || twoff >= 0) &&
 	    (attr->map_flags & (BPF_F_RDONLY_PROG | BPF_F_WRONLY_PROG)))
 		return err;
 	/* locks: hash, array and local storage maps only */
@@ -908,8 +912,8 @@ static int value_fields(const struct brt_btf *btf, const union bpf_attr *attr,
 	if ((off >= 0 || roff >= 0) && attr->map_type != BPF_MAP_TYPE_HASH &&
 	    attr->map_type != BPF_MAP_TYPE_ARRAY && !local_storage(attr->map_type))
 		return err;
-	/* timers: hash, LRU hash and array maps only */
-	if (toff >= 0 && attr->map_type != BPF_MAP_TYPE_HASH &&
+	/* timers and task works: hash, LRU hash and array maps only */
+	if ((toff >= 0 || twoff >= 0) && attr->map_type != BPF_MAP_TYPE_HASH &&
 	    attr->map_type != BPF_MAP_TYPE_LRU_HASH && attr->map_type != BPF_MAP_TYPE_ARRAY)
 		return err;
 	/* kptrs to objects of bpf_obj_new need no lock (kernel types' kptrs are not
@@ -942,6 +946,7 @@ static int value_fields(const struct brt_btf *btf, const union bpf_attr *attr,
 	out->lock_off = off >= 0 ? (uint32_t)off + 1 : 0;
 	out->res_lock_off = roff >= 0 ? (uint32_t)roff + 1 : 0;
 	out->timer_off = toff >= 0 ? (uint32_t)toff + 1 : 0;
+	out->task_work_off = twoff >= 0 ? (uint32_t)twoff + 1 : 0;
 	out->nroots = nroots > 0 ? (uint32_t)nroots : 0;
 	memcpy(out->roots, roots, sizeof(roots));
 	return 0;
@@ -980,7 +985,8 @@ static int fields_match(const struct brt_obj_hdr *h, const struct brt_map_btf *f
 	uint32_t n = f->nroots <= BRT_OBJ_HDR_ROOTS ? f->nroots : 0;
 
 	if (h->spin_lock_off != f->lock_off || h->res_spin_lock_off != f->res_lock_off ||
-	    h->timer_off != f->timer_off || h->ngraph_roots != n)
+	    h->timer_off != f->timer_off || h->task_work_off != f->task_work_off ||
+	    h->ngraph_roots != n)
 		return 0;
 	for (uint32_t i = 0; i < n; i++)
 		if (h->graph_roots[i][0] != f->roots[i].off ||

@@ -86,6 +86,7 @@ static int map_info(void *arg, int fd, struct brt_map_info *out)
 	out->res_spin_lock_off1 = m->lock_off >= 0 && m->lock_res ? (uint32_t)m->lock_off + 1 : 0;
 	out->has_btf = m->obj.snap.btf_id != 0;
 	out->timer_off1 = m->timer_off >= 0 ? (uint32_t)m->timer_off + 1 : 0;
+	out->task_work_off1 = m->task_work_off >= 0 ? (uint32_t)m->task_work_off + 1 : 0;
 	/* the BTF the map was created with: a private checked copy, never the file's (which
 	 * another process may rewrite during or after the check); the program holds the map,
 	 * and the map its copy, while the verifier reads it */

@@ -1132,4 +1132,5 @@ __attribute__((constructor)) static void prog_register_kind(void)
 {
 	brt_obj_set_attach(BRT_OBJ_PROG, prog_attach_obj);
 	brt_timer_set_call(timer_call);
+	brt_task_work_set_call(timer_call);
 }

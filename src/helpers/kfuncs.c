@@ -122,6 +122,10 @@ static KFUNC_FN(nop, 0)
  * what may be read through the result is the verifier's business */
 static KFUNC_FN(first_arg, r1)
 
+/* bpf_task_work_schedule_signal_impl and _resume_impl (task, tw, map__map, callback,
+ * aux__prog): both run the callback at the end of the run (maps/task_work.c) */
+static KFUNC_FN(task_work_schedule, brt_task_work_schedule(r1, r2, r3, r4, rc))
+
 /* ---- crypto (kernel/bpf/crypto.c) ------------------------------------------------------- */
 /* bpf_crypto_ctx_create(params, params__sz, err): the kernel's checks of the parameters,
  * then the type's lookup, which finds none here (no skcipher type is registered in user

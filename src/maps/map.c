@@ -27,6 +27,18 @@ static int32_t timer_off_of(const struct brt_obj_hdr *h)
 	return (int32_t)(t - 1);
 }
 
+/* The same for a struct bpf_task_work (8 bytes; the kfuncs write its word) */
+static int32_t task_work_off_of(const struct brt_obj_hdr *h)
+{
+	uint32_t t = h->task_work_off;
+
+	if (!t || !h->btf_id || (t - 1) % 8 || (uint64_t)t - 1 + 8 > h->value_size ||
+	    (h->type != BPF_MAP_TYPE_HASH && h->type != BPF_MAP_TYPE_LRU_HASH &&
+	     h->type != BPF_MAP_TYPE_ARRAY))
+		return -1;
+	return (int32_t)(t - 1);
+}
+
 _Static_assert(BRT_OBJ_HDR_ROOTS == BRT_OBJ_MAX_ROOTS, "a map header holds every root");
 
 /* The value's graph roots from a header: 0, or -1 when they cannot be (16 bytes, 8-aligned,
@@ -233,6 +245,7 @@ static int map_init(struct brt_obj *obj, void *arg)
 	map->data_size = params->data_size; /* the type's region, without the journal */
 	lock_of_hdr(map, &obj->snap);
 	map->timer_off = timer_off_of(&obj->snap);
+	map->task_work_off = task_work_off_of(&obj->snap);
 	if (roots_of_hdr(map, &obj->snap))
 		return -EINVAL;
 	map->journal = map->lock_off >= 0 && !map->lock_res
@@ -351,6 +364,7 @@ int brt_map_create(const union bpf_attr *attr_in, const struct brt_map_btf *btf,
 		hdr.tail_packed = !region_user_mapped(attr->map_type, params.flags);
 		hdr.spin_lock_off = btf->lock_off;
 		hdr.timer_off = btf->timer_off;
+		hdr.task_work_off = btf->task_work_off;
 		hdr.res_spin_lock_off = btf->res_lock_off;
 		hdr.ngraph_roots = btf->nroots <= BRT_OBJ_HDR_ROOTS ? btf->nroots : 0;
 		for (uint32_t i = 0; i < hdr.ngraph_roots; i++) {
@@ -436,7 +450,8 @@ static int recheck(const struct brt_obj_hdr *h, const struct brt_map_ops *ops)
 static int ro_usable(const struct brt_map *map, const struct brt_obj_hdr *hdr)
 {
 	return (map->type == BPF_MAP_TYPE_ARRAY || map->type == BPF_MAP_TYPE_PERCPU_ARRAY) &&
-	       map->lock_off < 0 && map->timer_off < 0 && !map->nroots && !hdr->spin_lock_off &&
+	       map->lock_off < 0 && map->timer_off < 0 && map->task_work_off < 0 &&
+	       !map->nroots && !hdr->spin_lock_off &&
 	       !hdr->res_spin_lock_off &&
 	       !map->ops->unref;
 }
@@ -460,6 +475,7 @@ static int map_attach_obj(const struct brt_obj *tmpl, struct brt_obj **out)
 	/* a lock word inside the value, 4-byte aligned, in a map type that may have one */
 	lock_of_hdr(map, hdr);
 	map->timer_off = timer_off_of(hdr);
+	map->task_work_off = task_work_off_of(hdr);
 	if (roots_of_hdr(map, hdr) || (hdr->spin_lock_off && hdr->res_spin_lock_off) ||
 	    (map->lock_off >= 0 &&
 	     ((hdr->type != BPF_MAP_TYPE_HASH && hdr->type != BPF_MAP_TYPE_ARRAY) ||
@@ -566,12 +582,14 @@ void brt_map_put(struct brt_map *map)
 	brt_obj_put(&map->obj);
 }
 
-/* the syscall side never sees a value's struct bpf_timer: the kernel zeroes it in what
- * it copies out (check_and_init_map_value()) */
+/* the syscall side never sees a value's struct bpf_timer or struct bpf_task_work: the
+ * kernel zeroes them in what it copies out (check_and_init_map_value()) */
 static int mask_timer(const struct brt_map *map, void *value, int err)
 {
 	if (!err && map->timer_off >= 0)
 		memset((char *)value + map->timer_off, 0, 16);
+	if (!err && map->task_work_off >= 0)
+		memset((char *)value + map->task_work_off, 0, 8);
 	if (!err)
 		brt_map_zero_roots(map, value);
 	return err;

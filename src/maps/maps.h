@@ -99,6 +99,8 @@ struct brt_map {
 	 * copies from and to the syscall side leave it out either way */
 	int32_t lock_off;
 	int lock_res;
+	int32_t task_work_off;         /* struct bpf_task_work offset in the value (8-aligned,
+					* inside it), -1 when none (task_work.c) */
 	int32_t timer_off;             /* struct bpf_timer offset in the value (8-aligned,
 					* inside it), -1 when none (timer.c) */
 	/* the value's lists and trees (bpf_list_head, bpf_rb_root; always with a lock):
@@ -150,6 +152,7 @@ struct brt_map_btf {
 	struct brt_btf_snap *snap; /* blob's, the BTF object's (the map takes a reference) */
 	uint32_t lock_off; /* 1 + offset of the value's struct bpf_spin_lock, 0: none */
 	uint32_t timer_off; /* 1 + offset of the value's struct bpf_timer, 0: none */
+	uint32_t task_work_off; /* 1 + offset of its struct bpf_task_work, 0: none */
 	uint32_t res_lock_off; /* 1 + offset of its struct bpf_res_spin_lock, 0: none */
 	uint32_t nroots;       /* its bpf_list_head and bpf_rb_root fields */
 	struct brt_obj_root roots[BRT_OBJ_MAX_ROOTS];
@@ -408,6 +411,14 @@ struct brt_prog_maps {
 typedef void (*brt_timer_call_fn)(struct brt_obj *prog, uint64_t func, const uint64_t args[3],
 				  uint32_t key_size, uint32_t value_size);
 void brt_timer_set_call(brt_timer_call_fn fn);
+/* ---- task works (task_work.c) ----------------------------------------------------------
+ * bpf_task_work_schedule_signal_impl / _resume_impl (task, tw, map, callback, aux): the
+ * kfuncs' body; the callback runs through fn (as a timer's) at the end of the run that
+ * scheduled it (brt_task_work_run_pending(), called by the vm). */
+uint64_t brt_task_work_schedule(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+				struct bpfrt_run_ctx *ctx);
+void brt_task_work_set_call(brt_timer_call_fn fn);
+void brt_task_work_run_pending(void);
 /* The struct bpf_timer of a map value is freed (bpf_obj_free_timer(): the element deleted,
  * replaced or evicted, the value updated): cancel it without waiting for a callback
  * running now, drop its program, leave the value's timer uninitialised.  value is the

@@ -102,6 +102,9 @@ struct brt_obj_hdr {
 	 * region user space does not map, brt_obj_create_sparse()); 0 in BPF_F_MMAPABLE
 	 * arrays, ring buffers and files of earlier versions (brt_obj_hdr_at()) */
 	uint32_t hdr_at_end;
+	/* maps: 1 + offset of the struct bpf_task_work in the value (BTF), 0 when none (0 in
+	 * files of earlier versions, which had none) */
+	uint32_t task_work_off;
 };
 
 /* Where a file's header is.  Two layouts:

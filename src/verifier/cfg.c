@@ -723,6 +723,12 @@ again:
 			env->aux[t].prune_point = 1;
 			env->aux[t].jmp_point = 1;
 		}
+		/* a call that pushes an async callback (a task work's): its state is
+		 * checked before the callback is pushed again (is_async_callback_calling_insn()) */
+		if (next[t] == 0 && env->insns[t].code == (BPF_JMP | BPF_CALL) &&
+		    env->insns[t].src_reg == BPF_PSEUDO_KFUNC_CALL &&
+		    brt_kfunc_calls_async(env, &env->insns[t]))
+			env->aux[t].prune_point = 1;
 		if (next[t] == 0 && env->insns[t].code == (BPF_JMP | BPF_CALL) &&
 		    env->insns[t].src_reg == BPF_PSEUDO_KFUNC_CALL &&
 		    brt_kfunc_is_iter_next(env, &env->insns[t])) {

@@ -254,7 +254,10 @@ int brt_check_return_code(struct brt_env *env, int regno, const char *name)
 	}
 	r0 = &brt_cur_regs(env)[regno];
 	if (f0->in_async_cb) {
-		/* a timer callback returns 0 (set_timer_callback_state's range) */
+		/* a timer callback returns 0 (set_timer_callback_state's range), a task
+		 * work's any 32-bit value (set_task_work_schedule_callback_state's) */
+		lo = f0->in_async_cb == BRT_ASYNC_TASK_WORK ? INT32_MIN : 0;
+		hi = f0->in_async_cb == BRT_ASYNC_TASK_WORK ? INT32_MAX : 0;
 		if (r0->type != SCALAR_VALUE) {
 			brt_verr(env, "At async callback return the register R%d is not a known "
 				      "value (%s)\n", regno, brt_reg_type_str(env, r0->type));
@@ -263,9 +266,9 @@ int brt_check_return_code(struct brt_env *env, int regno, const char *name)
 		err = brt_mark_precise(env, regno);
 		if (err)
 			return err;
-		if (r0->smin >= 0 && r0->smax <= 0)
+		if (r0->smin >= lo && r0->smax <= hi)
 			return 0;
-		bad_range(env, r0, "At async callback return", 0, 0, name);
+		bad_range(env, r0, "At async callback return", lo, hi, name);
 		return -EINVAL;
 	}
 	if (is_subprog) {

@@ -204,7 +204,7 @@ int brt_helper_resolve(struct brt_env *env, int32_t id, const struct brt_helper_
 		return -EINVAL;
 	}
 	if (!fn->host && brt_helper_might_sleep(id)) {
-		if (!(env->opts->prog_flags & BPF_F_SLEEPABLE)) {
+		if (!brt_in_sleepable(env)) {
 			brt_verr(env, "helper call might sleep in a non-sleepable prog\n");
 			return -EINVAL;
 		}

@@ -50,6 +50,43 @@ int brt_push_timer_callback(struct brt_env *env, int insn_idx, const struct brt_
 	 * callback (its level-2 log: R3=map_value(id=N,...) at the callback's entry, and every
 	 * id the caller takes later one higher); 6.18.19's set_timer_callback_state() did not */
 	f->regs[BPF_REG_3].id = ++env->id_gen;
-	f->in_async_cb = 1;
+	f->in_async_cb = BRT_ASYNC_TIMER;
+	return 0;
+}
+
+/* The same for a task work (the kernel's set_task_work_schedule_callback_state(), with
+ * push_async_cb()'s is_sleepable: the callback runs in the task's context, where it may
+ * sleep): r1 the map the call named (its r3), r2 a key and r3 a value of it, r4 and r5
+ * not initialised; any 32-bit return value */
+int brt_push_task_work_callback(struct brt_env *env, int insn_idx, int subprogno, int map_idx)
+{
+	struct brt_vstate *cb;
+	struct brt_frame *f;
+	int err;
+
+	/* measured on 6.18.44 (EPERM, before the callback is looked at): its sleepable
+	 * callback needs a sleepable program (later kernels run task works from any) */
+	if (!brt_in_sleepable(env)) {
+		brt_verr(env, "sleepable callback in a program that is not sleepable\n");
+		return -EPERM;
+	}
+	err = brt_push_async(env, env->subprogs[subprogno].start, insn_idx, &cb);
+	if (err)
+		return err;
+	f = brt_frame_new(-1, 0, subprogno);
+	if (!f)
+		return -ENOMEM;
+	env->scratched_regs = 0xffff;
+	env->scratched_stack = ~0ULL;
+	cb->frame[0] = f;
+	cb->in_sleepable = 1;
+	f->regs[BPF_REG_1].type = CONST_PTR_TO_MAP;
+	brt_mark_reg_known_zero(&f->regs[BPF_REG_1]);
+	f->regs[BPF_REG_1].map_idx = (uint16_t)map_idx;
+	brt_callback_elem_args(f->regs, map_idx);
+	/* a new id for the value, as the timer's (measured: the caller's ids after the
+	 * call are one higher, as with a timer callback) */
+	f->regs[BPF_REG_3].id = ++env->id_gen;
+	f->in_async_cb = BRT_ASYNC_TASK_WORK;
 	return 0;
 }

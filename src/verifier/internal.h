@@ -207,6 +207,9 @@ struct brt_stack_slot {
 	uint8_t type[8];        /* per byte; index 0 is the byte just below the slot's top */
 };
 
+/* brt_frame.in_async_cb: whose async callback the walk is */
+enum { BRT_ASYNC_TIMER = 1, BRT_ASYNC_TASK_WORK = 2 };
+
 struct brt_frame {
 	struct brt_reg regs[BRT_NREGS];
 	struct brt_stack_slot *stack; /* allocated_stack / 8 slots; slot i covers fp-8(i+1) */
@@ -217,6 +220,8 @@ struct brt_frame {
 	int frameno;
 	int subprogno;
 	int in_callback_fn;           /* a callback (bpf_loop): returns to its callsite */
+	/* BRT_ASYNC_TIMER: frame 0 of a timer callback's own walk (helper_timer.c), which
+	 * returns 0; BRT_ASYNC_TASK_WORK: a task work's, which returns any 32-bit value */
 	int in_async_cb;              /* frame 0 of a timer callback's own walk (helper_timer.c):
 				       * it returns 0 to nobody */
 	int rbtree_cb;                /* bpf_rbtree_add's less() callback (graph.c) */
@@ -295,6 +300,9 @@ struct brt_vstate {
 	 * be restored (the kernel's active_irq_id) */
 	uint32_t active_irq_id;
 	uint8_t active_rcu;        /* inside bpf_rcu_read_lock() (kfunc.c) */
+	/* a sleepable async callback's own walk (a task work's: helper_timer.c), which may
+	 * call what sleeps whatever the program's flags (the kernel's in_sleepable) */
+	uint8_t in_sleepable;
 	uint32_t active_preempt;   /* bpf_preempt_disable() calls not yet enabled (kfunc.c) */
 	uint32_t may_goto_depth;   /* may_goto fall-throughs taken on this path (branch.c) */
 	/* the path since the parent state: first and last insn, and the entries where it
@@ -918,6 +926,8 @@ int brt_kfunc_is_iter_next(struct brt_env *env, const struct bpf_insn *insn);
 /* is_sync_callback_calling_kfunc(): bpf_rbtree_add_impl, whose less() the walk returns
  * from to the call */
 int brt_kfunc_calls_callback(struct brt_env *env, const struct bpf_insn *insn);
+/* Does the kfunc call push an async callback (a task work's: walked on its own later)? */
+int brt_kfunc_calls_async(struct brt_env *env, const struct bpf_insn *insn);
 
 /* ---- calls.c: helper calls ----------------------------------------------------------- */
 int brt_check_helper_call(struct brt_env *env, const struct bpf_insn *insn, int insn_idx);
@@ -980,6 +990,16 @@ int brt_dynptr_helper_call(struct brt_env *env, int32_t id, const struct brt_hel
 int brt_timer_arg(struct brt_env *env, int regno, struct brt_call_meta *meta);
 /* bpf_timer_set_callback(): the callback's own walk goes on the stack of pending paths */
 int brt_push_timer_callback(struct brt_env *env, int insn_idx, const struct brt_call_meta *meta);
+/* push_async_cb() with set_task_work_schedule_callback_state(): the task work's callback
+ * (subprogram subprogno) walked on its own, sleepable, with r1 map map_idx, r2 its key
+ * and r3 its value, returning any 32-bit value */
+int brt_push_task_work_callback(struct brt_env *env, int insn_idx, int subprogno, int map_idx);
+/* the kernel's in_sleepable(): the program is sleepable or the walk is a sleepable
+ * callback's */
+static inline int brt_in_sleepable(const struct brt_env *env)
+{
+	return (env->opts->prog_flags & BPF_F_SLEEPABLE) || env->cur->in_sleepable;
+}
 
 /* ---- helper_maps.c: map types and helpers ------------------------------------------------ */
 int brt_helper_map_compat(struct brt_env *env, const struct brt_call_meta *meta, int32_t id);

@@ -28,6 +28,13 @@ static const struct brt_kfunc kfuncs[] = {
 #undef KFUNC
 };
 
+/* is_task_work_add_kfunc() */
+static int is_task_work(int row)
+{
+	return row == BRT_KFUNC_bpf_task_work_schedule_signal_impl ||
+	       row == BRT_KFUNC_bpf_task_work_schedule_resume_impl;
+}
+
 static const struct brt_kfunc *brt_kfunc_find(const char *name)
 {
 	for (size_t i = 0; name && i < sizeof(kfuncs) / sizeof(kfuncs[0]); i++)
@@ -73,6 +80,9 @@ struct kmeta {
 	int root_found;
 	struct brt_gfield root;
 	int subprogno;      /* a callback argument's subprogram */
+	/* the map of a struct bpf_task_work argument, then of the __map argument (the
+	 * kernel's meta->map.ptr); 0: none yet, else 1 + its index in env->maps */
+	int map1;
 };
 
 static const struct btf_type *skip_mods(const struct brt_btf *btf, uint32_t id, uint32_t *res)
@@ -412,7 +422,7 @@ static int check_mem_arg(struct brt_env *env, int regno, uint32_t size)
 
 enum kf_arg { KF_CTX, KF_NULL, KF_BTF_ID, KF_MEM, KF_MEM_SIZE, KF_DYNPTR, KF_ITER, KF_IRQ_FLAG,
 	      KF_RES_LOCK, KF_ALLOC, KF_REFCOUNTED, KF_LIST_HEAD, KF_LIST_NODE, KF_RB_ROOT,
-	      KF_RB_NODE, KF_CALLBACK };
+	      KF_RB_NODE, KF_CALLBACK, KF_MAP, KF_TASK_WORK };
 
 /* a pointer to one of the graph structs (is_kfunc_arg_list_head() and the others) */
 static int graph_arg_kind(const struct brt_btf *btf, const struct btf_type *ref_t)
@@ -542,6 +552,10 @@ static int ptr_arg_kind(struct brt_env *env, const struct kmeta *m, const struct
 		return KF_ITER;
 	if (graph_arg_kind(m->btf, ref_t) >= 0)
 		return graph_arg_kind(m->btf, ref_t);
+	if (has_suffix(m->btf, &args[argno], "__map"))
+		return KF_MAP;
+	if (kind_of(ref_t) == BTF_KIND_STRUCT && !strcmp(ref_tname, "bpf_task_work"))
+		return KF_TASK_WORK;
 	if (has_suffix(m->btf, &args[argno], "__irq_flag"))
 		return KF_IRQ_FLAG;
 	if (kind_of(ref_t) == BTF_KIND_STRUCT && !strcmp(ref_tname, "bpf_res_spin_lock"))
@@ -707,6 +721,39 @@ static int node_arg(struct brt_env *env, struct kmeta *m, const struct brt_reg *
 	return 0;
 }
 
+/* Does the register hold a map (the kernel's reg->map_ptr)? */
+static int reg_has_map(const struct brt_reg *reg)
+{
+	uint32_t t = BASE_TYPE(reg->type);
+
+	return t == CONST_PTR_TO_MAP || t == PTR_TO_MAP_VALUE || t == PTR_TO_MAP_KEY;
+}
+
+/* KF_ARG_PTR_TO_MAP's first checks (a __map argument): a map, and the one of the call's
+ * struct bpf_task_work, whether or not it has one (measured on 6.18.44; the kernel
+ * compares map_uid too: bpfrt's registers name an inner map's template, never a value's
+ * own map) */
+static int map_arg(struct brt_env *env, struct kmeta *m, const struct brt_reg *reg, int regno)
+{
+	if (!reg_has_map(reg)) {
+		brt_verr(env, "pointer in R%d isn't map pointer\n", regno);
+		return -EINVAL;
+	}
+	if (m->map1 && m->map1 != reg->map_idx + 1) {
+		brt_verr(env, "bpf_task_work pointer in R2 map_uid=%d doesn't match map pointer in "
+			      "R3 map_uid=%d\n", 0, 0);
+		return -EINVAL;
+	}
+	m->map1 = reg->map_idx + 1;
+	return 0;
+}
+
+/* a CONST_PTR_TO_MAP is a struct bpf_map the kernel trusts (reg2btf_ids) */
+static int map_trusted(const struct brt_reg *reg)
+{
+	return BASE_TYPE(reg->type) == CONST_PTR_TO_MAP && !unsafe_flags(reg->type);
+}
+
 /* check_kfunc_args().  The running kernel (6.18.44) treats every kfunc's pointer
  * arguments as trusted, whatever its KF_* flags (the KF_TRUSTED_ARGS default of later
  * kernels; measured in verifier.kfunc_oracle, where 6.18.19's source checks only
@@ -731,6 +778,9 @@ static int check_args(struct brt_env *env, struct kmeta *m)
 		uint32_t ref_id;
 
 		if (has_suffix(btf, &args[i], "__ign"))
+			continue;
+		/* is_kfunc_arg_prog(): the verifier passes the program's aux itself */
+		if (has_suffix(btf, &args[i], "__prog"))
 			continue;
 		if (is_scalar(t)) {
 			if (reg->type != SCALAR_VALUE) {
@@ -776,12 +826,17 @@ static int check_args(struct brt_env *env, struct kmeta *m)
 			return kind;
 		if (kind == KF_NULL)
 			continue;
+		if (kind == KF_MAP) {
+			err = map_arg(env, m, reg, regno);
+			if (err < 0)
+				return err;
+		}
 		/* measured: struct memory of a KF_RCU kfunc (a cpumask on the stack) is
 		 * memory, not checked for trust ("invalid read from stack R2 off=-8
 		 * size=32") */
-		if ((kind == KF_BTF_ID || kind == KF_ALLOC ||
+		if ((kind == KF_BTF_ID || kind == KF_ALLOC || kind == KF_MAP ||
 		     (kind == KF_MEM && is_struct(ref_t) && !(m->flags & BRT_KF_RCU))) &&
-		    !is_trusted_reg(reg)) {
+		    !is_trusted_reg(reg) && !(kind == KF_MAP && map_trusted(reg))) {
 			if (!(m->flags & BRT_KF_RCU)) {
 				brt_verr(env, "R%d must be referenced or trusted\n", regno);
 				return -EINVAL;
@@ -821,6 +876,27 @@ static int check_args(struct brt_env *env, struct kmeta *m)
 			err = node_arg(env, m, reg, regno, i, kind);
 			if (err < 0)
 				return err;
+			break;
+		case KF_TASK_WORK:
+			if (reg->type != PTR_TO_MAP_VALUE) {
+				brt_verr(env, "arg#%d doesn't point to a map value\n", i);
+				return -EINVAL;
+			}
+			/* process_task_work_func() */
+			err = brt_map_field_arg(env, regno, "bpf_task_work",
+						env->maps[reg->map_idx].info.task_work_off1);
+			if (err < 0)
+				return err;
+			if (m->map1) {
+				brt_verr(env, "verifier bug: Two map pointers in a bpf_task_work "
+					      "helper\n");
+				return -EFAULT;
+			}
+			m->map1 = reg->map_idx + 1;
+			break;
+		case KF_MAP:
+			/* the kernel's checks of a struct bpf_map pass for a map pointer, the
+			 * only register that got here trusted (map_arg()) */
 			break;
 		case KF_CALLBACK:
 			if (reg->type != PTR_TO_FUNC) {
@@ -1320,7 +1396,7 @@ int brt_check_kfunc_call(struct brt_env *env, const struct bpf_insn *insn, int i
 		if (err)
 			return err;
 	}
-	if ((m.flags & BRT_KF_SLEEPABLE) && !(env->opts->prog_flags & BPF_F_SLEEPABLE)) {
+	if ((m.flags & BRT_KF_SLEEPABLE) && !brt_in_sleepable(env)) {
 		brt_verr(env, "program must be sleepable to call sleepable kfunc %s\n", m.name);
 		return -EACCES;
 	}
@@ -1332,6 +1408,16 @@ int brt_check_kfunc_call(struct brt_env *env, const struct bpf_insn *insn, int i
 		return err;
 	if (m.row == BRT_KFUNC_bpf_rbtree_add_impl) {
 		err = brt_graph_push_less(env, insn_idx, m.subprogno, &m.root);
+		if (err) {
+			brt_verr(env, "kfunc %s#%u failed callback verification\n", m.name,
+				 m.func_id);
+			return err;
+		}
+	}
+	/* the callback's map is the one its r3 names (set_task_work_schedule_callback_state) */
+	if (is_task_work(m.row)) {
+		err = brt_push_task_work_callback(env, insn_idx, m.subprogno,
+						  brt_cur_regs(env)[BPF_REG_3].map_idx);
 		if (err) {
 			brt_verr(env, "kfunc %s#%u failed callback verification\n", m.name,
 				 m.func_id);
@@ -1400,6 +1486,13 @@ int brt_kfunc_calls_callback(struct brt_env *env, const struct bpf_insn *insn)
 	struct kmeta m = { 0 };
 
 	return fetch_meta(env, insn, &m) && m.row == BRT_KFUNC_bpf_rbtree_add_impl;
+}
+
+int brt_kfunc_calls_async(struct brt_env *env, const struct bpf_insn *insn)
+{
+	struct kmeta m = { 0 };
+
+	return fetch_meta(env, insn, &m) && is_task_work(m.row);
 }
 
 int brt_kfunc_is_iter_next(struct brt_env *env, const struct bpf_insn *insn)

@@ -212,25 +212,33 @@ static int check_map_fields(struct brt_env *env, int regno, const struct brt_map
 {
 	const struct brt_reg *reg = &brt_cur_regs(env)[regno];
 	uint32_t lock1 = m->spin_lock_off1 ? m->spin_lock_off1 : m->res_spin_lock_off1;
-	int64_t p = (int64_t)lock1 - 1, t = (int64_t)m->timer_off1 - 1;
-	int lock = lock1 && reg->smin + off < p + 4 && p < (int64_t)reg->umax + off + size;
-	int timer = m->timer_off1 && reg->smin + off < t + 16 &&
-		    t < (int64_t)reg->umax + off + size;
-	/* the kernel walks the fields in offset order: a kptr before them answers first */
-	int err = check_kptr_fields(env, regno, off, size, direct,
-				    lock && (!timer || p < t) ? p : timer ? t : INT64_MAX);
+	/* the value's special fields bpfrt records: a lock, a timer, a task work */
+	const struct {
+		uint32_t off1, size;
+		const char *name;
+	} f[] = { { lock1, 4, m->spin_lock_off1 ? "bpf_spin_lock" : "bpf_res_spin_lock" },
+		  { m->timer_off1, 16, "bpf_timer" },
+		  { m->task_work_off1, 8, "bpf_task_work" } };
+	int64_t first = INT64_MAX;
+	const char *name = NULL;
+	int err;
 
+	/* the kernel walks the fields in offset order: the first one touched is named */
+	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++) {
+		int64_t p = (int64_t)f[i].off1 - 1;
+
+		if (f[i].off1 && reg->smin + off < p + f[i].size &&
+		    p < (int64_t)reg->umax + off + size && p < first) {
+			first = p;
+			name = f[i].name;
+		}
+	}
+	/* ... a kptr before them answers first */
+	err = check_kptr_fields(env, regno, off, size, direct, first);
 	if (err)
 		return err;
-
-	/* the kernel's fields in offset order: the first one touched is named */
-	if (lock && (!timer || p < t)) {
-		brt_verr(env, "%s cannot be accessed directly by load/store\n",
-			 m->spin_lock_off1 ? "bpf_spin_lock" : "bpf_res_spin_lock");
-		return -EACCES;
-	}
-	if (timer) {
-		brt_verr(env, "bpf_timer cannot be accessed directly by load/store\n");
+	if (name) {
+		brt_verr(env, "%s cannot be accessed directly by load/store\n", name);
 		return -EACCES;
 	}
 	return 0;

@@ -418,7 +418,8 @@ static int states_equal(struct brt_env *env, const struct brt_vstate *o,
 		if (!check_ids(o->refs[i].id, c->refs[i].id, &m) ||
 		    o->refs[i].type != c->refs[i].type || o->refs[i].ptr != c->refs[i].ptr)
 			return 0;
-	if (o->active_preempt != c->active_preempt || o->active_rcu != c->active_rcu)
+	if (o->active_preempt != c->active_preempt || o->active_rcu != c->active_rcu ||
+	    o->in_sleepable != c->in_sleepable)
 		return 0;
 	for (int i = o->curframe; i >= 0; i--) {
 		uint16_t live;

@@ -250,6 +250,7 @@ int brt_state_copy(struct brt_vstate *dst, const struct brt_vstate *src)
 	dst->active_irq_id = src->active_irq_id;
 	dst->active_rcu = src->active_rcu;
 	dst->active_preempt = src->active_preempt;
+	dst->in_sleepable = src->in_sleepable;
 	dst->may_goto_depth = src->may_goto_depth;
 	for (int i = 0; i <= src->curframe; i++) {
 		dst->frame[i] = frame_dup(src->frame[i]);

@@ -94,6 +94,8 @@ struct brt_map_info {
 	int has_btf;          /* created with BTF (bpf_spin_lock needs it) */
 	/* 1 + offset of the value's struct bpf_timer (map BTF), 0: none */
 	uint32_t timer_off1;
+	/* 1 + offset of the value's struct bpf_task_work (map BTF), 0: none */
+	uint32_t task_work_off1;
 	/* 1 + offset of the value's struct bpf_res_spin_lock (map BTF), 0: none; never with
 	 * spin_lock_off1 */
 	uint32_t res_spin_lock_off1;

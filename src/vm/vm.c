@@ -888,12 +888,31 @@ static __attribute__((noinline)) int run_throwing(struct bpfrt_vm *vm,
 	return run_fast(vm, &cb, r0, err, errlen);
 }
 
+_Atomic unsigned brt_vm_after_run_due;
+static void (*_Atomic after_run)(void);
+
+void brt_vm_set_after_run(void (*fn)(void))
+{
+	atomic_store(&after_run, fn);
+}
+
 int brt_vm_run_opts(struct bpfrt_vm *vm, const struct brt_run_opts *o, uint64_t *r0, char *err,
 		    size_t errlen)
 {
+	int ret;
+
 	if (__builtin_expect(vm->throws, 0) && !o->func)
-		return run_throwing(vm, o, r0, err, errlen);
-	return run_engines(vm, o, r0, err, errlen);
+		ret = run_throwing(vm, o, r0, err, errlen);
+	else
+		ret = run_engines(vm, o, r0, err, errlen);
+	/* the run is over: what it left to run "later" in its task (task works) */
+	if (__builtin_expect(atomic_load_explicit(&brt_vm_after_run_due, memory_order_relaxed), 0)) {
+		void (*fn)(void) = atomic_load(&after_run);
+
+		if (fn)
+			fn();
+	}
+	return ret;
 }
 
 static int run_engines(struct bpfrt_vm *vm, const struct brt_run_opts *o, uint64_t *r0,

@@ -363,6 +363,11 @@ int brt_vm_fault_msg(const struct brt_fault *f, char *err, size_t errlen);
 
 /* Run a loaded vm with full control of its inputs (see struct brt_run_opts).  Same
  * returns and messages as bpfrt_vm_run(). */
+/* What runs at the end of every run while brt_vm_after_run_due is nonzero (task works
+ * scheduled and not yet run: maps/task_work.c sets both; a plain load of one word a run
+ * otherwise) */
+extern _Atomic unsigned brt_vm_after_run_due;
+void brt_vm_set_after_run(void (*fn)(void));
 int brt_vm_run_opts(struct bpfrt_vm *vm, const struct brt_run_opts *opts, uint64_t *r0,
 		    char *err, size_t errlen);
 
