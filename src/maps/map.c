@@ -13,30 +13,27 @@
 #include "util/util.h"
 
 
-/* The header's struct bpf_timer offset, if it is one (8-aligned, 16 bytes inside the
- * value, a map type that may have one): the header is another process's to write, and the
- * timer helpers write the 16 bytes there */
-static int32_t timer_off_of(const struct brt_obj_hdr *h)
+/* The offset of the header's struct bpf_timer (off1 = h->timer_off, 16 bytes) or struct
+ * bpf_task_work (h->task_work_off, 8), if it is one (8-aligned, inside the value, a map
+ * type that may have one): the header is another process's to write, and the timer
+ * helpers and task work kfuncs write those bytes */
+static int32_t field_off_of(const struct brt_obj_hdr *h, uint32_t off1, uint32_t size)
 {
-	uint32_t t = h->timer_off;
-
-	if (!t || !h->btf_id || (t - 1) % 8 || (uint64_t)t - 1 + 16 > h->value_size ||
+	if (!off1 || !h->btf_id || (off1 - 1) % 8 || (uint64_t)off1 - 1 + size > h->value_size ||
 	    (h->type != BPF_MAP_TYPE_HASH && h->type != BPF_MAP_TYPE_LRU_HASH &&
 	     h->type != BPF_MAP_TYPE_ARRAY))
 		return -1;
-	return (int32_t)(t - 1);
+	return (int32_t)(off1 - 1);
 }
 
-/* The same for a struct bpf_task_work (8 bytes; the kfuncs write its word) */
+static int32_t timer_off_of(const struct brt_obj_hdr *h)
+{
+	return field_off_of(h, h->timer_off, 16);
+}
+
 static int32_t task_work_off_of(const struct brt_obj_hdr *h)
 {
-	uint32_t t = h->task_work_off;
-
-	if (!t || !h->btf_id || (t - 1) % 8 || (uint64_t)t - 1 + 8 > h->value_size ||
-	    (h->type != BPF_MAP_TYPE_HASH && h->type != BPF_MAP_TYPE_LRU_HASH &&
-	     h->type != BPF_MAP_TYPE_ARRAY))
-		return -1;
-	return (int32_t)(t - 1);
+	return field_off_of(h, h->task_work_off, 8);
 }
 
 _Static_assert(BRT_OBJ_HDR_ROOTS == BRT_OBJ_MAX_ROOTS, "a map header holds every root");
