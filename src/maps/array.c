@@ -127,11 +127,14 @@ static int array_update(struct brt_map *map, const void *key, const void *value,
 		/* the value's kptrs are not copied; the replaced ones are freed */
 		brt_map_put_value(map, v, value, 0);
 		brt_map_free_roots(map, v, 0);
+		brt_task_work_release(map, v);
 	} else if (map->type == BPF_MAP_TYPE_ARRAY) {
 		brt_shm_write(v, value, map->value_size);
-		/* the value's bpf_timer is freed, not copied (array_map_update_elem()) */
+		/* the value's bpf_timer and task work are freed, not copied
+		 * (array_map_update_elem()) */
 		if (map->timer_off >= 0)
 			brt_timer_release(map, v);
+		brt_task_work_release(map, v);
 		return 0;
 	}
 	/* the kernel copies round_up(value_size, 8) bytes per CPU: the caller's padding
@@ -161,6 +164,7 @@ static int array_prog_update(struct brt_map *map, const void *key, const void *v
 	}
 	if (map->timer_off >= 0)
 		brt_timer_release(map, v);
+	brt_task_work_release(map, v);
 	return 0;
 }
 

@@ -759,6 +759,7 @@ static void free_elem(struct htab *ht, uint32_t idx)
 	/* deleted, replaced or evicted: its bpf_timer is freed with it (a no-op without) */
 	if (ht->map->timer_off >= 0)
 		brt_timer_release(ht->map, value_of(ht, e));
+	brt_task_work_release(ht->map, value_of(ht, e));
 	/* ... and its lists and trees (check_and_free_fields()) */
 	if (ht->map->nroots)
 		brt_map_free_roots(ht->map, value_of(ht, e), 0);
@@ -847,6 +848,7 @@ static void put_value(struct brt_map *map, struct htab *ht, struct htab_elem *e,
 			brt_map_free_roots(map, v, 0);
 		if (map->timer_off >= 0)
 			brt_timer_release(map, v);
+		brt_task_work_release(map, v);
 		return;
 	} else if (!ht->percpu) {
 		brt_shm_write(v, value, map->value_size);
@@ -854,6 +856,7 @@ static void put_value(struct brt_map *map, struct htab *ht, struct htab_elem *e,
 		 * a value written in place frees the timer it had */
 		if (map->timer_off >= 0)
 			brt_timer_release(map, v);
+		brt_task_work_release(map, v);
 		return;
 	}
 	for (uint32_t cpu = 0; cpu < map->ncpus; cpu++) {

@@ -419,6 +419,15 @@ uint64_t brt_task_work_schedule(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t 
 				struct bpfrt_run_ctx *ctx);
 void brt_task_work_set_call(brt_timer_call_fn fn);
 void brt_task_work_run_pending(void);
+/* bpf_task_work_cancel_and_free(): the value is deleted, replaced, evicted or written; its
+ * struct bpf_task_work is not copied: a pending work is cancelled (the word cleared, so
+ * the work does not run on a freed element or a value made anew) */
+static inline void brt_task_work_release(const struct brt_map *map, void *value)
+{
+	if (map->task_work_off >= 0)
+		__atomic_store_n((uint64_t *)(void *)((char *)value + map->task_work_off), 0,
+				 __ATOMIC_RELEASE);
+}
 /* The struct bpf_timer of a map value is freed (bpf_obj_free_timer(): the element deleted,
  * replaced or evicted, the value updated): cancel it without waiting for a callback
  * running now, drop its program, leave the value's timer uninitialised.  value is the

@@ -49,6 +49,8 @@
 #define MAP_NT (-1002) /* BTF, a value without a task work */
 #define MAP_T2 (-1003) /* a second array with a task work */
 #define MAP_H (-1004)  /* a hash map of struct val */
+#define MAP_L (-1005)  /* an LRU hash map of struct val */
+#define NMAPS 6
 #define LD_MAP(d, m) I(BPF_LD | BPF_IMM | BPF_DW, d, BPF_PSEUDO_MAP_FD, 0, m), I(0, 0, 0, 0, 0)
 /* r4 = the callback: the program's last CB_LEN instructions (prepare() sets the offset) */
 #define LD_CB(d) I(BPF_LD | BPF_IMM | BPF_DW, d, BPF_PSEUDO_FUNC, 0, 0), I(0, 0, 0, 0, 0)
@@ -117,7 +119,7 @@ static int mkmap(bpf_fn bpf, uint32_t type, uint32_t flags, int btf, uint32_t vt
 struct side {
 	bpf_fn bpf;
 	int btf;
-	int maps[5];
+	int maps[NMAPS];
 	int fd, err;
 	char last[256];
 	int run_err;
@@ -287,6 +289,19 @@ static void rules(void)
 	  CB42());
 	CS("hash map value", MAP_H, 8, VALUE0(MAP_H), TASK(), SCHED(K_RESUME, MAP_H),
 	  MOV_X(8, 0), MOV_K(9, 0), END(), CB42());
+	CS("LRU hash map value", MAP_L, 8, VALUE0(MAP_L), TASK(), SCHED(K_RESUME, MAP_L),
+	   MOV_X(8, 0), MOV_K(9, 0), END(), CB42());
+	/* a value written or deleted while its work is pending: the work is cancelled
+	 * (bpf_obj_free_fields(): bpf_task_work_cancel_and_free()) */
+	CS("the value updated by the program: cancelled", MAP_T, 8, VALUE0(MAP_T), TASK(),
+	   SCHED(K_RESUME, MAP_T), MOV_X(8, 0), ST(BPF_DW, 10, -24, 5), ST(BPF_DW, 10, -16, 0),
+	   LD_MAP(1, MAP_T), MOV_X(2, 10), ADD_K(2, -4), MOV_X(3, 10), ADD_K(3, -24),
+	   MOV_K(4, 0), CALL(map_update_elem), MOV_X(9, 0), END(), CB42());
+	CS("the element deleted and made again: cancelled", MAP_H, 8, VALUE0(MAP_H), TASK(),
+	   SCHED(K_RESUME, MAP_H), MOV_X(8, 0), LD_MAP(1, MAP_H), MOV_X(2, 10), ADD_K(2, -4),
+	   CALL(map_delete_elem), MOV_X(9, 0), ST(BPF_DW, 10, -24, 3), ST(BPF_DW, 10, -16, 0),
+	   LD_MAP(1, MAP_H), MOV_X(2, 10), ADD_K(2, -4), MOV_X(3, 10), ADD_K(3, -24),
+	   MOV_K(4, 0), CALL(map_update_elem), ADD_X(9, 0), END(), CB42());
 	CS("the callback returns 1", MAP_T, 3, VALUE0(MAP_T), TASK(), SCHED(K_RESUME, MAP_T),
 	  MOV_X(8, 0), MOV_K(9, 0), END(), ST(BPF_W, 3, 0, 7), MOV_K(0, 1), EXIT());
 	CS("the callback calls a sleepable kfunc", MAP_T, 7, VALUE0(MAP_T), TASK(),
@@ -396,11 +411,12 @@ static void create_rules(void)
 int main(void)
 {
 	const struct brt_btf *vml = brt_btf_vmlinux();
-	static const uint32_t types[5] = { BPF_MAP_TYPE_ARRAY, BPF_MAP_TYPE_ARRAY,
-					   BPF_MAP_TYPE_ARRAY, BPF_MAP_TYPE_ARRAY,
-					   BPF_MAP_TYPE_HASH };
-	static const uint32_t vtypes[5] = { 4, 0, 5, 4, 4 };
-	static const char *const names[5] = { "twmap", "nobtf", "notw", "twmap2", "twhash" };
+	static const uint32_t types[NMAPS] = { BPF_MAP_TYPE_ARRAY, BPF_MAP_TYPE_ARRAY,
+					       BPF_MAP_TYPE_ARRAY, BPF_MAP_TYPE_ARRAY,
+					       BPF_MAP_TYPE_HASH,  BPF_MAP_TYPE_LRU_HASH };
+	static const uint32_t vtypes[NMAPS] = { 4, 0, 5, 4, 4, 4 };
+	static const char *const names[NMAPS] = { "twmap", "nobtf",  "notw",
+						  "twmap2", "twhash", "twlru" };
 
 	if (geteuid() != 0)
 		T_SKIP("not root: task works need CAP_BPF");
@@ -419,7 +435,7 @@ int main(void)
 	if (ks.btf < 0)
 		T_SKIP("the kernel refuses the test's BTF (%s)", strerror(errno));
 	T_ASSERT(bs.btf >= 0);
-	for (int i = 0; i < 5; i++) {
+	for (int i = 0; i < NMAPS; i++) {
 		int b = vtypes[i] ? 0 : -1;
 
 		ks.maps[i] = mkmap(oracle_kernel_bpf, types[i], 0, b ? -1 : ks.btf, vtypes[i],
@@ -432,6 +448,8 @@ int main(void)
 	/* the hash map's element 0, for the case that schedules on it */
 	reset0(&ks, MAP_H);
 	reset0(&bs, MAP_H);
+	reset0(&ks, MAP_L);
+	reset0(&bs, MAP_L);
 	create_rules();
 	rules();
 	printf("%d cases compared with the kernel, %d test runs\n", compared, runs);
