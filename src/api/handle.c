@@ -89,9 +89,11 @@ static int key_ok(const struct brt_map *map, const void *key)
  * (they do when some fd of the map is restricted): the mode of our fd is known. */
 static int fd_access(const struct bpfrt_map_handle *h)
 {
+	/* a read-only mapping's handles are all of read-only fds (obj.c's from_fd()) */
+	if (atomic_load_explicit(&h->map->obj.ro, memory_order_acquire))
+		return O_RDONLY;
 	if (h->mode == O_RDWR ||
-	    (!atomic_load_explicit(&h->map->obj.hdr->restricted, memory_order_acquire) &&
-	     !atomic_load_explicit(&h->map->obj.ro, memory_order_acquire)))
+	    !atomic_load_explicit(&h->map->obj.hdr->restricted, memory_order_acquire))
 		return O_RDWR;
 	return h->mode;
 }

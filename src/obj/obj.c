@@ -789,16 +789,21 @@ out_close:
 /* A read-only mapping of obj made writable in place when fd may write its file (its
  * mode changed since, or another user's fd came): the same file at the same address, so
  * every pointer into it stays good, and a thread reading it meanwhile waits on the mm's
- * lock for the new mapping.  Nothing when fd may not (a read-only fd stays read-only). */
-static void make_writable(struct brt_obj *obj, int fd)
+ * lock for the new mapping.  Nothing when fd may not (a read-only fd stays read-only):
+ * 0.  -EACCES when fd may write but the mapping stays read-only (a write-only fd of a
+ * file this user may not read cannot be reopened read-write): the fd is refused, as
+ * its commands would write the mapping (a crash). */
+static int make_writable(struct brt_obj *obj, int fd)
 {
 	int fl = fcntl(fd, F_GETFL), rw;
 
-	if (fl < 0 || (fl & O_ACCMODE) == O_RDONLY)
-		return;
+	if (fl < 0)
+		return -EBADF;
+	if ((fl & O_ACCMODE) == O_RDONLY)
+		return 0;
 	rw = rw_fd(fd);
 	if (rw < 0)
-		return;
+		return -EACCES;
 	pthread_mutex_lock(&cache_lock);
 	if (atomic_load_explicit(&obj->ro, memory_order_relaxed) &&
 	    mmap(obj->base, obj->size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, rw, 0) !=
@@ -810,6 +815,7 @@ static void make_writable(struct brt_obj *obj, int fd)
 	pthread_mutex_unlock(&cache_lock);
 	if (rw != fd)
 		close(rw);
+	return atomic_load_explicit(&obj->ro, memory_order_acquire) ? -EACCES : 0;
 }
 
 int brt_obj_writable(const struct brt_obj *obj, const char *what)
@@ -862,8 +868,11 @@ stated:
 		obj->last_fd = fd;
 	}
 	pthread_mutex_unlock(&cache_lock);
-	if (obj && atomic_load_explicit(&obj->ro, memory_order_acquire))
-		make_writable(obj, fd);
+	if (obj && atomic_load_explicit(&obj->ro, memory_order_acquire) &&
+	    (err = make_writable(obj, fd))) {
+		brt_obj_put(obj);
+		return err;
+	}
 	if (!obj) {
 		/* a new entry, like a creation: the sweep when due, once a batch (a sweep
 		 * per miss made a loader that gets n pinned maps quadratic in fstat()s:
@@ -882,8 +891,11 @@ stated:
 		if (raced) {
 			obj_destroy(obj);
 			obj = raced;
-			if (atomic_load_explicit(&obj->ro, memory_order_acquire))
-				make_writable(obj, fd);
+			if (atomic_load_explicit(&obj->ro, memory_order_acquire) &&
+			    (err = make_writable(obj, fd))) {
+				brt_obj_put(obj);
+				return err;
+			}
 		}
 	}
 	batch_memo(fd, obj);
@@ -985,8 +997,12 @@ int brt_obj_fd_access(const struct brt_obj *obj, int fd)
 {
 	int fl;
 
-	if (!atomic_load_explicit(&obj->hdr->restricted, memory_order_acquire) &&
-	    !atomic_load_explicit(&obj->ro, memory_order_acquire))
+	/* every fd resolved to a read-only mapping was read-only (from_fd()), and ro is
+	 * never set again once cleared: an fd number that says otherwise now was closed and
+	 * reused since, and must not write the mapping */
+	if (atomic_load_explicit(&obj->ro, memory_order_acquire))
+		return O_RDONLY;
+	if (!atomic_load_explicit(&obj->hdr->restricted, memory_order_acquire))
 		return O_RDWR;
 	fl = fcntl(fd, F_GETFL);
 	return fl < 0 ? O_RDWR : fl & O_ACCMODE;

@@ -1,0 +1,176 @@
+/* test_rdonly_write_fd.c - a map this process maps read-only (BPF_OBJ_GET with
+ * BPF_F_RDONLY of a pin it may only read, obj.h's ro) and then reached through an fd
+ * that may write its file but cannot be reopened read-write (a write-only fd: the user
+ * may not read the file, so the mapping cannot be made writable in place).  Such an fd
+ * must be refused (EACCES, as docs/SECURITY.md says of write-only fds bpfrt cannot map),
+ * never let an update write the read-only mapping (SIGSEGV: the process crashed).
+ * Two ways to such an fd, as uid 65534 in a child:
+ * - its own pin, chmod 0200 after a read-only get, then got with BPF_F_WRONLY;
+ * - a write-only fd of root's pin that root opened before the child dropped its
+ *   privilege (as one received over SCM_RIGHTS), used by a command and by a handle.
+ * Needs root (skipped otherwise); bpfrt only.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "bpfrt.h"
+#include "diff.h"
+#include "harness.h"
+
+#define NOBODY 65534
+
+static char fsdir[64];
+
+static int path_op(int cmd, int fd, const char *name, uint32_t flags)
+{
+	char path[128];
+	union bpf_attr a;
+	int r;
+
+	snprintf(path, sizeof(path), "%s/%s", fsdir, name);
+	memset(&a, 0, sizeof(a));
+	a.pathname = (uint64_t)(uintptr_t)path;
+	a.bpf_fd = (uint32_t)(fd < 0 ? 0 : fd);
+	a.file_flags = flags;
+	r = bpfrt_bpf(cmd, &a, sizeof(a));
+	return r < 0 ? -errno : r;
+}
+
+static int elem_op(int cmd, int fd, uint32_t key, uint64_t *value)
+{
+	union bpf_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.map_fd = (uint32_t)fd;
+	a.key = (uint64_t)(uintptr_t)&key;
+	a.value = (uint64_t)(uintptr_t)value;
+	return bpfrt_bpf(cmd, &a, sizeof(a)) ? -errno : 0;
+}
+
+/* root's array pinned 0644 ("root") and one pinned 0444 owned by nobody ("own") */
+static int maker(void)
+{
+	static const char *const names[] = { "root", "own" };
+	char path[128];
+	uint64_t v = 0x1234;
+	int fd, err = 0;
+
+	for (int i = 0; i < 2; i++) {
+		fd = diff_map_new(sys_bpfrt, BPF_MAP_TYPE_ARRAY, 4, 8, 4, 0);
+		snprintf(path, sizeof(path), "%s/%s", fsdir, names[i]);
+		if (fd < 0 || elem_op(BPF_MAP_UPDATE_ELEM, fd, 1, &v) ||
+		    path_op(BPF_OBJ_PIN, fd, names[i], 0) || chmod(path, i ? 0444 : 0644) ||
+		    (i && chown(path, NOBODY, NOBODY)))
+			err = 1;
+		close(fd);
+	}
+	return err;
+}
+
+/* The answers, as nobody; wfd: a write-only fd of "root" opened by root. */
+static void worker(int wfd, int *r)
+{
+	struct bpfrt_map_handle *h;
+	char path[128];
+	uint64_t v = 0;
+	uint32_t k = 1;
+	int ro, wo;
+
+	/* its own pin: read-only, then write-only (it may not read the file any more) */
+	ro = path_op(BPF_OBJ_GET, -1, "own", BPF_F_RDONLY);
+	r[0] = elem_op(BPF_MAP_LOOKUP_ELEM, ro, 1, &v) ? -1 : (int)v;
+	snprintf(path, sizeof(path), "%s/own", fsdir);
+	r[1] = chmod(path, 0200) ? -errno : 0;
+	wo = path_op(BPF_OBJ_GET, -1, "own", BPF_F_WRONLY);
+	v = 0x5678;
+	r[2] = wo < 0 ? wo : elem_op(BPF_MAP_UPDATE_ELEM, wo, 1, &v);
+	v = 0;
+	r[3] = elem_op(BPF_MAP_LOOKUP_ELEM, ro, 1, &v) ? -1 : (int)v;
+	/* root's pin read-only, then root's write-only fd */
+	ro = path_op(BPF_OBJ_GET, -1, "root", BPF_F_RDONLY);
+	r[4] = elem_op(BPF_MAP_LOOKUP_ELEM, ro, 1, &v) ? -1 : (int)v;
+	v = 0x5678;
+	r[5] = elem_op(BPF_MAP_UPDATE_ELEM, wfd, 1, &v);
+	h = bpfrt_map_handle_open(wfd);
+	r[6] = !h ? -errno : bpfrt_map_handle_update(h, &k, &v, BPF_ANY);
+	bpfrt_map_handle_close(h);
+	v = 0;
+	r[7] = elem_op(BPF_MAP_LOOKUP_ELEM, ro, 1, &v) ? -1 : (int)v;
+}
+
+#define N 8
+
+int main(void)
+{
+	char path[128];
+	int p[2], r[N], st = 0, wfd;
+	pid_t pid;
+
+	if (geteuid())
+		T_SKIP("needs root (to become uid %d)", NOBODY);
+	snprintf(fsdir, sizeof(fsdir), "/dev/shm/bpfrt-rdonly-w-XXXXXX");
+	if (!t_scratch_dir(fsdir) || chmod(fsdir, 0755))
+		T_SKIP("cannot create a directory in /dev/shm");
+	setenv("BPFRT_FS", fsdir, 1);
+	fflush(stdout);
+	/* made by a child, so that this process (the worker's parent) never maps them */
+	pid = fork();
+	if (pid == 0)
+		_exit(maker());
+	T_CASE("root pinned the maps");
+	T_EQ_INT(pid, waitpid(pid, &st, 0));
+	T_EQ_INT(0, st);
+	snprintf(path, sizeof(path), "%s/root", fsdir);
+	wfd = open(path, O_WRONLY | O_CLOEXEC);
+	T_CASE("root opened its pin write-only");
+	T_EQ_INT(1, wfd >= 0);
+	if (pipe(p))
+		T_SKIP("pipe: %s", strerror(errno));
+	pid = fork();
+	if (pid == 0) {
+		int w[N];
+
+		close(p[0]);
+		if (setgroups(0, NULL) || setresgid(NOBODY, NOBODY, NOBODY) ||
+		    setresuid(NOBODY, NOBODY, NOBODY) || !geteuid())
+			_exit(77);
+		worker(wfd, w);
+		_exit(write(p[1], w, sizeof(w)) == (ssize_t)sizeof(w) ? 0 : 3);
+	}
+	close(p[1]);
+	memset(r, 0, sizeof(r));
+	st = read(p[0], r, sizeof(r)) == (ssize_t)sizeof(r) ? 0 : -1;
+	close(p[0]);
+	T_CASE("the worker did not crash");
+	{
+		int ws = 0;
+
+		T_EQ_INT(pid, waitpid(pid, &ws, 0));
+		if (WIFEXITED(ws) && WEXITSTATUS(ws) == 77)
+			T_SKIP("cannot become uid %d", NOBODY);
+		T_EQ_INT(0, WIFSIGNALED(ws) ? 128 + WTERMSIG(ws) : WEXITSTATUS(ws));
+		T_EQ_INT(0, st);
+	}
+	if (!st) {
+		T_CASE("own pin: read-only get reads, chmod 0200");
+		T_EQ_INT(0x1234, r[0]);
+		T_EQ_INT(0, r[1]);
+		T_CASE("own pin: BPF_F_WRONLY get of a file mapped read-only: EACCES");
+		T_EQ_INT(-EACCES, r[2]);
+		T_EQ_INT(0x1234, r[3]);
+		T_CASE("root's pin: read-only get reads");
+		T_EQ_INT(0x1234, r[4]);
+		T_CASE("root's write-only fd: update EACCES, handle EACCES, value unchanged");
+		T_EQ_INT(-EACCES, r[5]);
+		T_EQ_INT(-EACCES, r[6]);
+		T_EQ_INT(0x1234, r[7]);
+	}
+	return t_done();
+}
