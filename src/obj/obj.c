@@ -740,16 +740,33 @@ static int obj_open(int fd, const struct stat *st, int rdwr, struct brt_obj **ou
 	struct brt_obj *obj;
 	brt_obj_attach_fn attach;
 	void *base;
-	int err, rw, ro = 0;
+	struct stat ost;
+	int err, rw, own, ro = 0;
 
 	if (st->st_size < (off_t)BRT_PAGE || st->st_size % BRT_PAGE)
 		return -EINVAL;
-	rw = rdwr ? fd : rw_fd(fd);
+	/* The caller's number was fstat()ed a moment ago; another thread may put another
+	 * file there at any time (dup2), and its header read, its mode asked or its mapping
+	 * made there could each be another file's than st's (the entry cached under st's
+	 * inode would be some other file, read-only or sized for another, and written by
+	 * make_writable()): all of it is done on a number of our own, checked to be st's
+	 * file.  An fd the caller has just opened itself (rdwr) has not been handed out. */
+	own = rdwr ? fd : fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	if (own < 0)
+		return -EBADF;
+	if (own != fd && (fstat(own, &ost) || ost.st_dev != st->st_dev || ost.st_ino != st->st_ino)) {
+		close(own);
+		return -EINVAL;
+	}
+	rw = rdwr ? own : rw_fd(own);
 	/* a file this process may only read, through an fd opened read-only: mapped so */
-	if (rw == -EACCES && (fcntl(fd, F_GETFL) & O_ACCMODE) == O_RDONLY)
-		ro = 1, rw = fd;
-	if (rw < 0)
+	if (rw == -EACCES && (fcntl(own, F_GETFL) & O_ACCMODE) == O_RDONLY)
+		ro = 1, rw = own;
+	if (rw < 0) {
+		if (own != fd)
+			close(own);
 		return rw;
+	}
 	base = MAP_FAILED;
 	err = -EINVAL;
 	if (brt_obj_read_hdr(rw, (uint64_t)st->st_size, &hdr) ||
@@ -763,8 +780,10 @@ static int obj_open(int fd, const struct stat *st, int rdwr, struct brt_obj **ou
 	if (base == MAP_FAILED)
 		err = errno == EACCES ? -EACCES : -ENOMEM;
 out_close:
-	if (rw != fd)
+	if (rw != own)
 		close(rw);
+	if (own != fd)
+		close(own);
 	if (base == MAP_FAILED)
 		return err;
 	tmpl.dev = st->st_dev;
@@ -795,15 +814,31 @@ out_close:
  * its commands would write the mapping (a crash). */
 static int make_writable(struct brt_obj *obj, int fd)
 {
-	int fl = fcntl(fd, F_GETFL), rw;
+	int fl = fcntl(fd, F_GETFL), own, rw;
+	struct stat st;
 
 	if (fl < 0)
 		return -EBADF;
 	if ((fl & O_ACCMODE) == O_RDONLY)
 		return 0;
-	rw = rw_fd(fd);
-	if (rw < 0)
+	/* fd's number was resolved to obj by an fstat a moment ago; another thread may put
+	 * another file there at any time (dup2), and mapping that one over obj would make
+	 * the map that file, and the store below write it: the file is held by an fd of our
+	 * own, checked, and that one mapped */
+	own = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	if (own < 0)
+		return -EBADF;
+	rw = rw_fd(own);
+	if (rw < 0) {
+		close(own);
 		return -EACCES;
+	}
+	if (fstat(rw, &st) || st.st_dev != obj->dev || st.st_ino != obj->ino) {
+		if (rw != own)
+			close(rw);
+		close(own);
+		return -EINVAL;
+	}
 	pthread_mutex_lock(&cache_lock);
 	if (atomic_load_explicit(&obj->ro, memory_order_relaxed) &&
 	    mmap(obj->base, obj->size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, rw, 0) !=
@@ -813,8 +848,9 @@ static int make_writable(struct brt_obj *obj, int fd)
 		atomic_store_explicit(&obj->ro, 0, memory_order_release);
 	}
 	pthread_mutex_unlock(&cache_lock);
-	if (rw != fd)
+	if (rw != own)
 		close(rw);
+	close(own);
 	return atomic_load_explicit(&obj->ro, memory_order_acquire) ? -EACCES : 0;
 }
 
