@@ -124,10 +124,14 @@ static int array_update(struct brt_map *map, const void *key, const void *value,
 	if (err)
 		return err;
 	if (map->type == BPF_MAP_TYPE_ARRAY && map->nroots) {
-		/* the value's kptrs are not copied; the replaced ones are freed */
+		/* the value's kptrs are not copied; the replaced ones are freed.  Nothing
+		 * after: the per-CPU copy below would write the caller's bytes over them */
 		brt_map_put_value(map, v, value, 0);
 		brt_map_free_roots(map, v, 0);
+		if (map->timer_off >= 0)
+			brt_timer_release(map, v);
 		brt_task_work_release(map, v);
+		return 0;
 	} else if (map->type == BPF_MAP_TYPE_ARRAY) {
 		brt_shm_write(v, value, map->value_size);
 		/* the value's bpf_timer and task work are freed, not copied

@@ -510,6 +510,9 @@ static void map_free_rules(void)
 	T_CASE("array value replaced: its object is freed");
 	T_EQ_INT(brt_graph_live_objects(), before);
 	both_cmd("array value read after the update", BPF_MAP_LOOKUP_ELEM, M_KVAL, 1);
+	P("the replaced value's kptr is empty (the update's bytes are not copied into it)",
+	  VALUE8N(M_KVAL, 1), LDX(BPF_DW, 0, 8, 8), JNE_K(0, 0, 2), MOV_K(0, 100), EXIT(),
+	  MOV_K(0, 1), EXIT());
 	P("unstash from the replaced value", VALUE8N(M_KVAL, 1), MOV_K(6, 0), XCHG(6), MOV_K(7, 100), JEQ_K(0, 0, 4),
 	  LDX(BPF_DW, 7, 0, 0), DROP(0), MOV_X(0, 7), EXIT());
 	both_cmd("hash element added", BPF_MAP_UPDATE_ELEM, M_HASH, 0);
