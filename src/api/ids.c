@@ -465,6 +465,9 @@ static int btf_from_map(int map_fd, uint32_t id)
 	uint32_t size;
 	int fd = -ENOENT;
 
+	/* a number of our own, which a batch's memo may know from an fd closed since, and
+	 * must not know once closed here */
+	brt_obj_batch_forget(map_fd);
 	if (!brt_map_from_fd(map_fd, &map)) {
 		/* the map's checked private copy: the file's bytes could change between the
 		 * check and the copy the new object keeps */
@@ -478,6 +481,7 @@ static int btf_from_map(int map_fd, uint32_t id)
 		}
 		brt_obj_put(obj);
 	}
+	brt_obj_batch_forget(map_fd);
 	close(map_fd);
 	return fd < 0 ? -ENOENT : fd;
 }

@@ -314,6 +314,7 @@ static int reopen(int fd, int mode)
 	nfd = open(proc, mode | O_CLOEXEC);
 	if (nfd < 0)
 		nfd = -errno;
+	brt_obj_batch_forget(fd); /* resolved, then closed here: a number free again */
 	close(fd);
 	return nfd;
 }
@@ -329,6 +330,7 @@ static int reopen_rw(int fd)
 	nfd = open(proc, O_RDWR | O_CLOEXEC);
 	if (nfd < 0)
 		return fd;
+	brt_obj_batch_forget(fd); /* resolved, then closed here: a number free again */
 	close(fd);
 	return nfd;
 }
@@ -408,6 +410,7 @@ int brt_cmd_map_get_fd_by_id(struct brt_call *call)
 	brt_obj_batch_forget(fd); /* a number the batch may know from an fd closed since */
 	err = brt_obj_from_fd(fd, BRT_OBJ_MAP, &obj);
 	if (err) {
+		brt_obj_batch_forget(fd); /* memoized though of another kind */
 		close(fd);
 		return -ENOENT;
 	}

@@ -949,6 +949,9 @@ static int materialise(struct brt_prog *prog)
 		memcpy(ld.insns, prog->obj.base, bytes);
 		memcpy(ld.stored, ld.insns, bytes);
 		err = brt_prog_file_open_maps(prog, &ld.fd_array, &ld.fd_array_cnt);
+		/* numbers of our own: what a batch's memo knew under them is closed fds' */
+		for (uint32_t i = 0; !err && i < ld.fd_array_cnt; i++)
+			brt_obj_batch_forget(ld.fd_array[i]);
 		/* the table in its order, maps the code does not name included (fd_array_cnt's
 		 * at load): so the rebuilt table is the file's */
 		ld.bind_cnt = ld.fd_array_cnt;
@@ -975,8 +978,11 @@ static int materialise(struct brt_prog *prog)
 	 * a load; here no caller memory is read: the file is bad */
 	if (err == -EFAULT)
 		err = -EINVAL;
-	for (uint32_t i = 0; i < ld.fd_array_cnt; i++)
+	/* resolved (and so in a batch's memo), closed here: numbers free again */
+	for (uint32_t i = 0; i < ld.fd_array_cnt; i++) {
+		brt_obj_batch_forget(ld.fd_array[i]);
 		close(ld.fd_array[i]);
+	}
 	if (!err && ld.pm.n != prog->nmaps)
 		err = -EINVAL; /* a table that is not the file's */
 	if (!err) {

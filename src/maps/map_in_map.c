@@ -283,10 +283,16 @@ static struct brt_map *follow(struct brt_map *map, struct mim_view *v, uint32_t 
 		}
 	pthread_mutex_unlock(&v->lock);
 	fd = brt_mim_open_linked(map, id);
+	/* a number of our own: what a batch's memo knew under it is some closed fd's, and
+	 * it must not know this one once it is closed */
+	if (fd >= 0)
+		brt_obj_batch_forget(fd);
 	if (fd >= 0 && brt_map_from_fd(fd, &inner))
 		inner = NULL;
-	if (fd >= 0)
+	if (fd >= 0) {
+		brt_obj_batch_forget(fd);
 		close(fd);
+	}
 	if (inner && (inner->obj.snap.id != id || !meta_equal(&v->tmpl, inner))) {
 		brt_map_put(inner);
 		inner = NULL;

@@ -303,9 +303,13 @@ static struct brt_obj *open_ring(uint32_t pid, int32_t fd, uint64_t ino)
 	rfd = open(path, O_RDWR | O_CLOEXEC);
 	if (rfd < 0)
 		return NULL;
+	/* a number of our own: what a batch's memo knew under it is some closed fd's, and
+	 * it must not know this one once it is closed */
+	brt_obj_batch_forget(rfd);
 	if (!fstat(rfd, &st) && (uint64_t)st.st_ino == ino &&
 	    brt_obj_from_fd(rfd, BRT_OBJ_PERF_RING, &ring))
 		ring = NULL;
+	brt_obj_batch_forget(rfd);
 	close(rfd);
 	return ring;
 }

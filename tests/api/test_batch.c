@@ -10,9 +10,11 @@
  * is still found, through the program's file.  A batch's cache misses sweep at most once.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <linux/btf.h>
@@ -79,6 +81,30 @@ static long run(int fd)
 	if (bpfrt_bpf(BPF_PROG_TEST_RUN, &a, sizeof(a)))
 		return -errno;
 	return a.test.retval;
+}
+
+/* A socket filter that looks key 0 up in map and returns 9: its fd, or -1. */
+static int prog_using(int map)
+{
+	struct bpf_insn insns[] = {
+		{ .code = BPF_ST | BPF_MEM | BPF_W, .dst_reg = 10, .off = -4, .imm = 0 },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_X, .dst_reg = 2, .src_reg = 10 },
+		{ .code = BPF_ALU64 | BPF_ADD | BPF_K, .dst_reg = 2, .imm = -4 },
+		{ .code = BPF_LD | BPF_DW | BPF_IMM, .dst_reg = 1, .src_reg = BPF_PSEUDO_MAP_FD,
+		  .imm = map },
+		{ 0 },
+		{ .code = BPF_JMP | BPF_CALL, .imm = BPF_FUNC_map_lookup_elem },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = 0, .imm = 9 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	union bpf_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.prog_type = BPF_PROG_TYPE_SOCKET_FILTER;
+	a.insns = (uint64_t)(uintptr_t)insns;
+	a.insn_cnt = 8;
+	a.license = (uint64_t)(uintptr_t)"GPL";
+	return bpfrt_bpf(BPF_PROG_LOAD, &a, sizeof(a));
 }
 
 int main(void)
@@ -348,6 +374,54 @@ int main(void)
 		close(g1);
 		close(g2);
 		T_EQ_INT(2, brt_obj_sweep());
+	}
+	/* A program another process pinned, got with BPF_F_RDONLY in a batch: the get
+	 * resolves its own fd, then reopens it read-write and closes it (pin.c), and the
+	 * program is rebuilt here at once, its maps' files opened under the numbers free
+	 * then, the closed one first: none of those numbers may answer from the memo as
+	 * what the batch knew it as (the program: EINVAL, and it never ran). */
+	T_CASE("another process's program got read-only in a batch runs with its map");
+	{
+		char ppin[112];
+		int st = 0, g;
+		pid_t pid;
+
+		snprintf(ppin, sizeof(ppin), "%s/foreign", dir);
+		fflush(stdout);
+		pid = fork();
+		if (pid == 0) {
+			int m = map_new(4), p = m < 0 ? -1 : prog_using(m);
+
+			_exit(p < 0 || bpfrt_obj_pin(p, ppin) ? 1 : 0);
+		}
+		T_EQ_INT(pid, waitpid(pid, &st, 0));
+		T_EQ_INT(0, st);
+		brt_api_batch_begin();
+		memset(&a, 0, sizeof(a));
+		a.pathname = (uint64_t)(uintptr_t)ppin;
+		a.file_flags = BPF_F_RDONLY;
+		g = bpfrt_bpf(BPF_OBJ_GET, &a, sizeof(a));
+		T_ASSERT(g >= 0);
+		T_EQ_INT(9, run(g));
+		T_EQ_INT(9, run(g));
+		/* the numbers the get and the rebuild closed, taken again by files that are
+		 * no objects: none of them runs the program (or is its map) */
+		{
+			int nul[8], prog_at = 0;
+
+			for (int i = 0; i < 8; i++)
+				nul[i] = open("/dev/null", O_RDONLY | O_CLOEXEC);
+			for (int i = 0; i < 8; i++) {
+				if (nul[i] >= 0 && (run(nul[i]) != -EINVAL || resolved(nul[i]) != -EINVAL))
+					prog_at = nul[i];
+				if (nul[i] >= 0)
+					close(nul[i]);
+			}
+			T_EQ_INT(0, prog_at);
+		}
+		close(g);
+		brt_api_batch_end();
+		unlink(ppin);
 	}
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	if (system(cmd) < 0)
