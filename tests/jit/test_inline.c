@@ -56,15 +56,16 @@ static void build_fold(void)
 	fold[k++] = (struct bpf_insn)EXIT();
 }
 
-/* fs-relative 64-bit loads into rax (the inline state reads) */
+/* the inline state reads: loads into rax through the thread pointer */
 static size_t inline_reads(const struct brt_jit_prog *p)
 {
-	const uint8_t pat[5] = { 0x64, 0x48, 0x8b, 0x04, 0x25 };
+	/* mov r11, fs:[0] (the thread pointer); mov rax, [r11 + disp] (the state) */
+	const uint8_t pat[11] = { 0x64, 0x4c, 0x8b, 0x1c, 0x25, 0, 0, 0, 0, 0x49, 0x8b };
 	size_t size, found = 0;
 	const uint8_t *code = brt_jit_code(p, &size, NULL);
 
-	for (size_t k = 0; k + 5 <= size; k++)
-		found += !memcmp(code + k, pat, 5);
+	for (size_t k = 0; k + sizeof(pat) <= size; k++)
+		found += !memcmp(code + k, pat, sizeof(pat));
 	return found;
 }
 
