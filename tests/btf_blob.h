@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -54,6 +55,30 @@ static inline int btf_blob_load(int (*bpf)(int cmd, union bpf_attr *attr, unsign
 	free(b);
 	errno = err; /* the load's, whatever free() does */
 	return fd;
+}
+
+/* BPF_MAP_CREATE through bpf of a map of type with 4-byte keys and value_size-byte values
+ * described by the test's BTF btf (keys of its type 1, the blobs' int; values of type
+ * vtype), or without BTF when btf < 0; name its name.  The fd, or -1 with errno set. */
+static inline int btf_blob_map(int (*bpf)(int cmd, union bpf_attr *attr, unsigned int size),
+			       uint32_t type, uint32_t value_size, uint32_t max, uint32_t flags,
+			       int btf, uint32_t vtype, const char *name)
+{
+	union bpf_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.map_type = type;
+	a.key_size = 4;
+	a.value_size = value_size;
+	a.max_entries = max;
+	a.map_flags = flags;
+	snprintf(a.map_name, sizeof(a.map_name), "%s", name);
+	if (btf >= 0) {
+		a.btf_fd = (uint32_t)btf;
+		a.btf_key_type_id = 1;
+		a.btf_value_type_id = vtype;
+	}
+	return bpf(BPF_MAP_CREATE, &a, sizeof(a));
 }
 
 /* ---- a BTF written type by type -------------------------------------------------------

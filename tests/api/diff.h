@@ -6,6 +6,7 @@
 #define BPFRT_TESTS_API_DIFF_H
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -113,16 +114,41 @@ static inline int diff_by_id(sys_fn sys, int cmd, uint32_t id)
 	return 1;
 }
 
-/* BPF_MAP_UPDATE_ELEM of a 4-byte key and a 4-byte value (an fd, an id): 0 or -errno. */
-static inline int diff_update(sys_fn sys, int map, uint32_t key, int32_t value)
+/* An element command (BPF_MAP_{LOOKUP,UPDATE,DELETE}_ELEM ...) of map with a 4-byte key,
+ * value its value buffer (flags 0): 0 or -errno. */
+static inline int diff_elem_op(sys_fn sys, int cmd, int map, uint32_t key, void *value)
 {
 	union bpf_attr a;
 
 	memset(&a, 0, sizeof(a));
 	a.map_fd = (uint32_t)map;
 	a.key = (uint64_t)(uintptr_t)&key;
-	a.value = (uint64_t)(uintptr_t)&value;
-	return sys(BPF_MAP_UPDATE_ELEM, &a, sizeof(a)) ? -errno : 0;
+	a.value = (uint64_t)(uintptr_t)value;
+	return sys(cmd, &a, sizeof(a)) ? -errno : 0;
+}
+
+/* BPF_MAP_UPDATE_ELEM of a 4-byte key and a 4-byte value (an fd, an id): 0 or -errno. */
+static inline int diff_update(sys_fn sys, int map, uint32_t key, int32_t value)
+{
+	return diff_elem_op(sys, BPF_MAP_UPDATE_ELEM, map, key, &value);
+}
+
+/* A path command (BPF_OBJ_PIN of fd, BPF_OBJ_GET) of dir/name with file_flags flags:
+ * its return value (an fd for a get), or -errno. */
+static inline int diff_path_op(sys_fn sys, int cmd, int fd, const char *dir, const char *name,
+			       uint32_t flags)
+{
+	char path[128];
+	union bpf_attr a;
+	int r;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	memset(&a, 0, sizeof(a));
+	a.pathname = (uint64_t)(uintptr_t)path;
+	a.bpf_fd = (uint32_t)(fd < 0 ? 0 : fd);
+	a.file_flags = flags;
+	r = sys(cmd, &a, sizeof(a));
+	return r < 0 ? -errno : r;
 }
 
 /* A socket filter: with pa >= 0, bpf_tail_call(ctx, pa, 0) then r0 = 1; else r0 = ret.

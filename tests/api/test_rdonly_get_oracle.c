@@ -30,33 +30,6 @@
 
 static char fsdir[64], kdir[64];
 
-static int path_op(sys_fn sys, int cmd, int fd, const char *dir, const char *name,
-		   uint32_t flags)
-{
-	char path[128];
-	union bpf_attr a;
-	int r;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	memset(&a, 0, sizeof(a));
-	a.pathname = (uint64_t)(uintptr_t)path;
-	a.bpf_fd = (uint32_t)(fd < 0 ? 0 : fd);
-	a.file_flags = flags;
-	r = sys(cmd, &a, sizeof(a));
-	return r < 0 ? -errno : r;
-}
-
-static int elem_op(sys_fn sys, int cmd, int fd, uint32_t key, uint64_t *value)
-{
-	union bpf_attr a;
-
-	memset(&a, 0, sizeof(a));
-	a.map_fd = (uint32_t)fd;
-	a.key = (uint64_t)(uintptr_t)&key;
-	a.value = (uint64_t)(uintptr_t)value;
-	return sys(cmd, &a, sizeof(a)) ? -errno : 0;
-}
-
 /* The objects, made by root: an mmapable array of 8-byte values (element 1 = 0x1234)
  * pinned 0444 and another pinned 0644, a socket filter returning 7 pinned 0444, and an
  * array pinned 0600 (nothing for another user). */
@@ -70,8 +43,8 @@ static int make(sys_fn sys, const char *dir)
 
 	for (int i = 0; i < 3; i++) {
 		fd = diff_map_new(sys, BPF_MAP_TYPE_ARRAY, 4, 8, 4, BPF_F_MMAPABLE);
-		if (fd < 0 || elem_op(sys, BPF_MAP_UPDATE_ELEM, fd, 1, &v) ||
-		    path_op(sys, BPF_OBJ_PIN, fd, dir, names[i], 0))
+		if (fd < 0 || diff_elem_op(sys, BPF_MAP_UPDATE_ELEM, fd, 1, &v) ||
+		    diff_path_op(sys, BPF_OBJ_PIN, fd, dir, names[i], 0))
 			err = 1;
 		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
 		if (chmod(path, modes[i]))
@@ -81,19 +54,19 @@ static int make(sys_fn sys, const char *dir)
 	/* the worker's own pin, read-only until it chmods it */
 	fd = diff_map_new(sys, BPF_MAP_TYPE_ARRAY, 4, 8, 4, 0);
 	snprintf(path, sizeof(path), "%s/own", dir);
-	if (fd < 0 || elem_op(sys, BPF_MAP_UPDATE_ELEM, fd, 1, &v) ||
-	    path_op(sys, BPF_OBJ_PIN, fd, dir, "own", 0) || chmod(path, 0444) ||
+	if (fd < 0 || diff_elem_op(sys, BPF_MAP_UPDATE_ELEM, fd, 1, &v) ||
+	    diff_path_op(sys, BPF_OBJ_PIN, fd, dir, "own", 0) || chmod(path, 0444) ||
 	    chown(path, NOBODY, NOBODY))
 		err = 1;
 	close(fd);
 	fd = diff_map_new(sys, BPF_MAP_TYPE_HASH, 4, 8, 4, 0);
 	snprintf(path, sizeof(path), "%s/h444", dir);
-	if (fd < 0 || elem_op(sys, BPF_MAP_UPDATE_ELEM, fd, 1, &v) ||
-	    path_op(sys, BPF_OBJ_PIN, fd, dir, "h444", 0) || chmod(path, 0444))
+	if (fd < 0 || diff_elem_op(sys, BPF_MAP_UPDATE_ELEM, fd, 1, &v) ||
+	    diff_path_op(sys, BPF_OBJ_PIN, fd, dir, "h444", 0) || chmod(path, 0444))
 		err = 1;
 	close(fd);
 	fd = diff_tail_prog(sys, -1, 7);
-	if (fd < 0 || path_op(sys, BPF_OBJ_PIN, fd, dir, "p444", 0))
+	if (fd < 0 || diff_path_op(sys, BPF_OBJ_PIN, fd, dir, "p444", 0))
 		err = 1;
 	snprintf(path, sizeof(path), "%s/p444", dir);
 	if (chmod(path, 0444))
@@ -129,18 +102,18 @@ static int steps(sys_fn sys, const char *dir, int *r)
 	char path[128];
 	int n = 0, fd, rw;
 
-	r[n++] = path_op(sys, BPF_OBJ_GET, -1, dir, "a444", 0);
-	r[n++] = path_op(sys, BPF_OBJ_GET, -1, dir, "a444", BPF_F_WRONLY);
-	r[n++] = path_op(sys, BPF_OBJ_GET, -1, dir, "a444", BPF_F_RDONLY | BPF_F_WRONLY);
-	fd = path_op(sys, BPF_OBJ_GET, -1, dir, "a444", BPF_F_RDONLY);
+	r[n++] = diff_path_op(sys, BPF_OBJ_GET, -1, dir, "a444", 0);
+	r[n++] = diff_path_op(sys, BPF_OBJ_GET, -1, dir, "a444", BPF_F_WRONLY);
+	r[n++] = diff_path_op(sys, BPF_OBJ_GET, -1, dir, "a444", BPF_F_RDONLY | BPF_F_WRONLY);
+	fd = diff_path_op(sys, BPF_OBJ_GET, -1, dir, "a444", BPF_F_RDONLY);
 	r[n++] = fd >= 0;
-	r[n++] = elem_op(sys, BPF_MAP_LOOKUP_ELEM, fd, 1, &v);
+	r[n++] = diff_elem_op(sys, BPF_MAP_LOOKUP_ELEM, fd, 1, &v);
 	r[n++] = (int)v;
 	v = 99;
-	r[n++] = elem_op(sys, BPF_MAP_UPDATE_ELEM, fd, 1, &v);
-	r[n++] = elem_op(sys, BPF_MAP_DELETE_ELEM, fd, 1, NULL);
+	r[n++] = diff_elem_op(sys, BPF_MAP_UPDATE_ELEM, fd, 1, &v);
+	r[n++] = diff_elem_op(sys, BPF_MAP_DELETE_ELEM, fd, 1, NULL);
 	v = 0;
-	r[n++] = elem_op(sys, BPF_MAP_LOOKUP_ELEM, fd, 1, &v) ? -1 : (int)v; /* unchanged */
+	r[n++] = diff_elem_op(sys, BPF_MAP_LOOKUP_ELEM, fd, 1, &v) ? -1 : (int)v; /* unchanged */
 	memset(&a, 0, sizeof(a));
 	a.map_fd = (uint32_t)fd;
 	a.key = (uint64_t)(uintptr_t)&k;
@@ -161,36 +134,36 @@ static int steps(sys_fn sys, const char *dir, int *r)
 	if (fd >= 0)
 		close(fd);
 	/* another user's pin of mode 0644: read only, likewise */
-	r[n++] = path_op(sys, BPF_OBJ_GET, -1, dir, "a644", 0);
-	fd = path_op(sys, BPF_OBJ_GET, -1, dir, "a644", BPF_F_RDONLY);
+	r[n++] = diff_path_op(sys, BPF_OBJ_GET, -1, dir, "a644", 0);
+	fd = diff_path_op(sys, BPF_OBJ_GET, -1, dir, "a644", BPF_F_RDONLY);
 	r[n++] = fd >= 0;
-	r[n++] = elem_op(sys, BPF_MAP_LOOKUP_ELEM, fd, 1, &v) ? -1 : (int)v;
-	r[n++] = elem_op(sys, BPF_MAP_UPDATE_ELEM, fd, 1, &v);
+	r[n++] = diff_elem_op(sys, BPF_MAP_LOOKUP_ELEM, fd, 1, &v) ? -1 : (int)v;
+	r[n++] = diff_elem_op(sys, BPF_MAP_UPDATE_ELEM, fd, 1, &v);
 	if (fd >= 0)
 		close(fd);
 	/* 0600: nothing */
-	r[n++] = path_op(sys, BPF_OBJ_GET, -1, dir, "a600", BPF_F_RDONLY);
+	r[n++] = diff_path_op(sys, BPF_OBJ_GET, -1, dir, "a600", BPF_F_RDONLY);
 	/* a program pinned 0444: got with BPF_F_RDONLY and run */
-	r[n++] = path_op(sys, BPF_OBJ_GET, -1, dir, "p444", 0);
-	fd = path_op(sys, BPF_OBJ_GET, -1, dir, "p444", BPF_F_RDONLY);
+	r[n++] = diff_path_op(sys, BPF_OBJ_GET, -1, dir, "p444", 0);
+	fd = diff_path_op(sys, BPF_OBJ_GET, -1, dir, "p444", BPF_F_RDONLY);
 	r[n++] = fd >= 0;
 	r[n++] = diff_run64(sys, fd, 1);
 	if (fd >= 0)
 		close(fd);
 	/* its own pin: read-only, then made writable (chmod) and got read-write; the
 	 * read-only fd stays so and sees what the read-write one wrote */
-	fd = path_op(sys, BPF_OBJ_GET, -1, dir, "own", BPF_F_RDONLY);
+	fd = diff_path_op(sys, BPF_OBJ_GET, -1, dir, "own", BPF_F_RDONLY);
 	r[n++] = fd >= 0;
-	r[n++] = elem_op(sys, BPF_MAP_LOOKUP_ELEM, fd, 1, &v) ? -1 : (int)v;
+	r[n++] = diff_elem_op(sys, BPF_MAP_LOOKUP_ELEM, fd, 1, &v) ? -1 : (int)v;
 	snprintf(path, sizeof(path), "%s/own", dir);
 	r[n++] = chmod(path, 0644) ? -errno : 0;
-	rw = path_op(sys, BPF_OBJ_GET, -1, dir, "own", 0);
+	rw = diff_path_op(sys, BPF_OBJ_GET, -1, dir, "own", 0);
 	r[n++] = rw >= 0;
 	v = 0x5678;
-	r[n++] = elem_op(sys, BPF_MAP_UPDATE_ELEM, rw, 1, &v);
-	r[n++] = elem_op(sys, BPF_MAP_UPDATE_ELEM, fd, 1, &v);
+	r[n++] = diff_elem_op(sys, BPF_MAP_UPDATE_ELEM, rw, 1, &v);
+	r[n++] = diff_elem_op(sys, BPF_MAP_UPDATE_ELEM, fd, 1, &v);
 	v = 0;
-	r[n++] = elem_op(sys, BPF_MAP_LOOKUP_ELEM, fd, 1, &v) ? -1 : (int)v;
+	r[n++] = diff_elem_op(sys, BPF_MAP_LOOKUP_ELEM, fd, 1, &v) ? -1 : (int)v;
 	if (rw >= 0)
 		close(rw);
 	if (fd >= 0)
@@ -213,8 +186,8 @@ static void bpfrt_only(const char *dir, int *r)
 	int fd;
 
 	(void)ret0;
-	r[0] = path_op(sys_bpfrt, BPF_OBJ_GET, -1, dir, "h444", BPF_F_RDONLY);
-	fd = path_op(sys_bpfrt, BPF_OBJ_GET, -1, dir, "a444", BPF_F_RDONLY);
+	r[0] = diff_path_op(sys_bpfrt, BPF_OBJ_GET, -1, dir, "h444", BPF_F_RDONLY);
+	fd = diff_path_op(sys_bpfrt, BPF_OBJ_GET, -1, dir, "a444", BPF_F_RDONLY);
 	r[1] = diff_prog_new(sys_bpfrt, BPF_PROG_TYPE_SOCKET_FILTER, fd) < 0 ? -errno : 0;
 	h = bpfrt_map_handle_open(fd);
 	r[2] = !h ? -1000 - errno : bpfrt_map_handle_update(h, &k, &v, BPF_ANY);

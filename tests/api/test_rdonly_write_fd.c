@@ -41,30 +41,15 @@
 
 static char fsdir[64];
 
+/* the commands go to bpfrt, the pins in fsdir */
 static int path_op(int cmd, int fd, const char *name, uint32_t flags)
 {
-	char path[128];
-	union bpf_attr a;
-	int r;
-
-	snprintf(path, sizeof(path), "%s/%s", fsdir, name);
-	memset(&a, 0, sizeof(a));
-	a.pathname = (uint64_t)(uintptr_t)path;
-	a.bpf_fd = (uint32_t)(fd < 0 ? 0 : fd);
-	a.file_flags = flags;
-	r = bpfrt_bpf(cmd, &a, sizeof(a));
-	return r < 0 ? -errno : r;
+	return diff_path_op(sys_bpfrt, cmd, fd, fsdir, name, flags);
 }
 
 static int elem_op(int cmd, int fd, uint32_t key, uint64_t *value)
 {
-	union bpf_attr a;
-
-	memset(&a, 0, sizeof(a));
-	a.map_fd = (uint32_t)fd;
-	a.key = (uint64_t)(uintptr_t)&key;
-	a.value = (uint64_t)(uintptr_t)value;
-	return bpfrt_bpf(cmd, &a, sizeof(a)) ? -errno : 0;
+	return diff_elem_op(sys_bpfrt, cmd, fd, key, value);
 }
 
 /* root's array pinned 0644 ("root") and one pinned 0444 owned by nobody ("own") */

@@ -213,19 +213,7 @@ static int load_btf(bpf_fn bpf)
 
 static int mkmap(bpf_fn bpf, uint32_t type, uint32_t vsize, uint32_t max, int btf)
 {
-	union bpf_attr a;
-
-	memset(&a, 0, sizeof(a));
-	a.map_type = type;
-	a.key_size = 4;
-	a.value_size = vsize;
-	a.max_entries = max;
-	if (btf >= 0) {
-		a.btf_fd = (uint32_t)btf;
-		a.btf_key_type_id = 1;
-		a.btf_value_type_id = 3;
-	}
-	return bpf(BPF_MAP_CREATE, &a, sizeof(a));
+	return btf_blob_map(bpf, type, vsize, max, 0, btf, 3, "");
 }
 
 static int elem_op(bpf_fn bpf, int cmd, int fd, uint32_t key, void *value)

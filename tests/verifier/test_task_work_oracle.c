@@ -96,24 +96,11 @@ static int load_btf(bpf_fn bpf)
 	return btf_blob_load(bpf, types, sizeof(types), strs, sizeof(strs));
 }
 
+/* a map of two 16-byte values */
 static int mkmap(bpf_fn bpf, uint32_t type, uint32_t flags, int btf, uint32_t vtype,
 		 const char *name)
 {
-	union bpf_attr a;
-
-	memset(&a, 0, sizeof(a));
-	a.map_type = type;
-	a.key_size = 4;
-	a.value_size = 16;
-	a.max_entries = 2;
-	a.map_flags = flags;
-	snprintf(a.map_name, sizeof(a.map_name), "%s", name);
-	if (btf >= 0) {
-		a.btf_fd = (uint32_t)btf;
-		a.btf_key_type_id = 1;
-		a.btf_value_type_id = vtype;
-	}
-	return bpf(BPF_MAP_CREATE, &a, sizeof(a));
+	return btf_blob_map(bpf, type, 16, 2, flags, btf, vtype, name);
 }
 
 struct side {

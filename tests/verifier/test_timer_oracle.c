@@ -74,22 +74,10 @@ static int load_btf(bpf_fn bpf)
 	return btf_blob_load(bpf, types, sizeof(types), strs, sizeof(strs));
 }
 
+/* an array of one 24-byte value */
 static int mkmap(bpf_fn bpf, int btf, uint32_t vtype, const char *name)
 {
-	union bpf_attr a;
-
-	memset(&a, 0, sizeof(a));
-	a.map_type = BPF_MAP_TYPE_ARRAY;
-	a.key_size = 4;
-	a.value_size = 24;
-	a.max_entries = 1;
-	snprintf(a.map_name, sizeof(a.map_name), "%s", name);
-	if (btf >= 0) {
-		a.btf_fd = (uint32_t)btf;
-		a.btf_key_type_id = 1;
-		a.btf_value_type_id = vtype;
-	}
-	return bpf(BPF_MAP_CREATE, &a, sizeof(a));
+	return btf_blob_map(bpf, BPF_MAP_TYPE_ARRAY, 24, 1, 0, btf, vtype, name);
 }
 
 struct side {
