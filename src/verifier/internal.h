@@ -646,6 +646,7 @@ void brt_mark_reg_known(struct brt_reg *reg, uint64_t imm);
 void brt_mark_reg_known_zero(struct brt_reg *reg);
 int brt_is_pointer(const struct brt_reg *reg);
 int brt_reg_is_null(const struct brt_reg *reg);
+int brt_reg_precise(const struct brt_env *env, const struct brt_reg *reg);
 int brt_is_spilled(const struct brt_stack_slot *slot);
 
 /* ---- print.c: states in the kernel's log notation ------------------------------------ */

@@ -126,9 +126,7 @@ static void print_reg(struct brt_env *env, const struct brt_frame *f, const stru
 	uint32_t t = reg->type, bt = BASE_TYPE(t);
 	const char *sep = "";
 
-	/* precision marks are the kernel's in privileged mode (unprivileged, the kernel marks
-	 * every scalar precise and bpfrt compares them all without marking) */
-	if (t == SCALAR_VALUE && reg->precise && env->bpf_capable)
+	if (brt_reg_precise(env, reg))
 		brt_vinfo(env, "P");
 	if (t == SCALAR_VALUE && brt_tnum_is_const(reg->var_off)) {
 		print_snum(env, (int64_t)reg->var_off.value);

@@ -473,7 +473,7 @@ static void maybe_widen(struct brt_env *env, const struct brt_reg *o, struct brt
 {
 	if (o->type != SCALAR_VALUE || c->type != SCALAR_VALUE)
 		return;
-	if (o->precise || c->precise || regs_exact(o, c, m))
+	if (brt_reg_precise(env, o) || brt_reg_precise(env, c) || regs_exact(o, c, m))
 		return;
 	brt_mark_reg_unknown(env, c);
 }
@@ -656,8 +656,7 @@ static int bt_from_precise(struct brt_env *env, const struct brt_vstate *old,
 			slive = cl->slive[fr];
 		}
 		for (int r = 0; r < BPF_REG_10; r++) {
-			if (f->regs[r].type != SCALAR_VALUE || !f->regs[r].precise ||
-			    !(live & (1u << r)))
+			if (!brt_reg_precise(env, &f->regs[r]) || !(live & (1u << r)))
 				continue;
 			if (LOG_L2(env)) {
 				if (first)
@@ -671,8 +670,8 @@ static int bt_from_precise(struct brt_env *env, const struct brt_vstate *old,
 		for (int sp = 0; sp < f->allocated_stack / 8 && sp < 64; sp++) {
 			const struct brt_reg *reg = &f->stack[sp].spilled;
 
-			if (!brt_is_spilled(&f->stack[sp]) || reg->type != SCALAR_VALUE ||
-			    !reg->precise || !(slive & (1ULL << sp)))
+			if (!brt_is_spilled(&f->stack[sp]) || !brt_reg_precise(env, reg) ||
+			    !(slive & (1ULL << sp)))
 				continue;
 			if (sp >= target->frame[fr]->allocated_stack / 8)
 				continue;

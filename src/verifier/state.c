@@ -66,6 +66,16 @@ int brt_is_pointer(const struct brt_reg *reg)
 	return reg->type != SCALAR_VALUE && reg->type != NOT_INIT;
 }
 
+/* Whether a scalar counts as precise.  Unprivileged, the kernel creates every scalar
+ * precise (__mark_reg_unknown() and __mark_reg_const_zero() set it when !bpf_capable, and
+ * no unprivileged path spills a scalar or clears the mark), so its level-2 log prints P on
+ * each, a prune hit logs "propagating" for each live one and no scalar is ever widened;
+ * bpfrt derives that here rather than tracking a mark its precision walk never reads. */
+int brt_reg_precise(const struct brt_env *env, const struct brt_reg *reg)
+{
+	return reg->type == SCALAR_VALUE && (reg->precise || !env->bpf_capable);
+}
+
 int brt_reg_is_null(const struct brt_reg *reg)
 {
 	return reg->type == SCALAR_VALUE && brt_tnum_equals_const(reg->var_off, 0);
