@@ -64,6 +64,22 @@ expect "loadall" "loaded 'prog_c'.*pinned at $BPFRT_FS/multi/prog_c" \
 for n in prog_a prog_b prog_c; do
 	[ -f "$BPFRT_FS/multi/$n" ] || fail "loadall: $n not pinned"
 done
+# What loadall opens (#17 item 3): the object and bpfrt's own files, no optional library
+# (capstone, libpcap, zlib: dlopen()ed by the command that needs one, src/util/dl.h) and
+# no vmlinux BTF for an object without CO-RE or kfuncs; `prog dump jited` opens capstone,
+# so the pattern sees a library opened when one is.
+LIBS='libcapstone|libpcap|libz[.]so|/proc/config|/sys/kernel/btf/vmlinux'
+if command -v strace >/dev/null 2>&1 &&
+	strace -f -qq -e trace=open,openat,openat2 -o "$T/trace" $B prog loadall \
+		$P/multi_prog.bpf.o "$BPFRT_FS/multi_strace" >/dev/null 2>"$T/err"; then
+	if grep -Eq "$LIBS" "$T/trace"; then
+		fail "loadall opens: $(grep -E "$LIBS" "$T/trace" | head -3)"
+	else
+		echo "ok: loadall opens no optional library and no vmlinux BTF"
+	fi
+else
+	echo "skipped: loadall's opens (no strace, or it cannot trace here)"
+fi
 expect "load --type" "loaded 'kp' \\(socket_filter" $B prog load --type socket $P/sec_types.bpf.o
 expect "load --log-level" "loaded 'count'" $B prog load --log-level 1 $P/legacy_map.bpf.o
 grep -q "processed [0-9]* insns" "$T/err" || fail "load --log-level: no verifier log on stderr"
