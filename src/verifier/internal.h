@@ -221,7 +221,8 @@ struct brt_frame {
 	int subprogno;
 	int in_callback_fn;           /* a callback (bpf_loop): returns to its callsite */
 	/* BRT_ASYNC_TIMER: frame 0 of a timer callback's own walk (helper_timer.c), which
-	 * returns 0; BRT_ASYNC_TASK_WORK: a task work's, which returns any 32-bit value */
+	 * returns 0; BRT_ASYNC_TASK_WORK: a task work's (kfunc_task_work.c), which returns
+	 * any 32-bit value */
 	int in_async_cb;              /* frame 0 of a timer callback's own walk (helper_timer.c):
 				       * it returns 0 to nobody */
 	int rbtree_cb;                /* bpf_rbtree_add's less() callback (graph.c) */
@@ -300,7 +301,7 @@ struct brt_vstate {
 	 * be restored (the kernel's active_irq_id) */
 	uint32_t active_irq_id;
 	uint8_t active_rcu;        /* inside bpf_rcu_read_lock() (kfunc.c) */
-	/* a sleepable async callback's own walk (a task work's: helper_timer.c), which may
+	/* a sleepable async callback's own walk (a task work's: kfunc_task_work.c), which may
 	 * call what sleeps whatever the program's flags (the kernel's in_sleepable) */
 	uint8_t in_sleepable;
 	uint32_t active_preempt;   /* bpf_preempt_disable() calls not yet enabled (kfunc.c) */
@@ -991,16 +992,27 @@ int brt_dynptr_helper_call(struct brt_env *env, int32_t id, const struct brt_hel
 int brt_timer_arg(struct brt_env *env, int regno, struct brt_call_meta *meta);
 /* bpf_timer_set_callback(): the callback's own walk goes on the stack of pending paths */
 int brt_push_timer_callback(struct brt_env *env, int insn_idx, const struct brt_call_meta *meta);
-/* push_async_cb() with set_task_work_schedule_callback_state(): the task work's callback
- * (subprogram subprogno) walked on its own, sleepable, with r1 map map_idx, r2 its key
- * and r3 its value, returning any 32-bit value */
-int brt_push_task_work_callback(struct brt_env *env, int insn_idx, int subprogno, int map_idx);
 /* the kernel's in_sleepable(): the program is sleepable or the walk is a sleepable
  * callback's */
 static inline int brt_in_sleepable(const struct brt_env *env)
 {
 	return (env->opts->prog_flags & BPF_F_SLEEPABLE) || env->cur->in_sleepable;
 }
+
+/* ---- kfunc_task_work.c: the bpf_task_work kfuncs ------------------------------------- */
+/* is_task_work_add_kfunc(): kfuncs.def's row is a task work's schedule kfunc */
+int brt_kfunc_is_task_work(int row);
+/* a __map argument in regno: a map, the same as the call's struct bpf_task_work's when
+ * it has one; *map1 (0 none yet, else 1 + its index in env->maps) becomes it */
+int brt_kfunc_map_arg(struct brt_env *env, const struct brt_reg *reg, int regno, int *map1);
+/* a struct bpf_task_work argument (argument argno, in regno) in a map value; *map1 as
+ * above */
+int brt_task_work_arg(struct brt_env *env, const struct brt_reg *reg, int regno, int argno,
+		      int *map1);
+/* push_async_cb() with set_task_work_schedule_callback_state(): the task work's callback
+ * (subprogram subprogno) walked on its own, sleepable, with r1 the map the call's r3
+ * names, r2 its key and r3 its value, returning any 32-bit value */
+int brt_push_task_work_callback(struct brt_env *env, int insn_idx, int subprogno);
 
 /* ---- helper_maps.c: map types and helpers ------------------------------------------------ */
 int brt_helper_map_compat(struct brt_env *env, const struct brt_call_meta *meta, int32_t id);

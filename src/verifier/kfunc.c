@@ -3,9 +3,9 @@
  * runtime offers for the program's type (src/vm/kfuncs.def, the kernel's kfunc sets and
  * their flags), and its arguments and return value follow its prototype in the kernel's
  * BTF, read with the kernel's rules (scalars, the context, kernel objects with their
- * references, memory with a __sz size after it).  Load-time checks of the call
- * instruction are cfg.c's (add_kfunc_call()); the unresolved weak kfunc (id 0) is
- * check.c's.
+ * references, memory with a __sz size after it).  Load-time checks of the call are
+ * cfg.c's (add_kfunc_call()), the unresolved weak kfunc (id 0) check.c's, the bpf_task_work
+ * kfuncs' map arguments and callback kfunc_task_work.c's.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -27,13 +27,6 @@ static const struct brt_kfunc kfuncs[] = {
 #undef KFUNC_AS
 #undef KFUNC
 };
-
-/* is_task_work_add_kfunc() */
-static int is_task_work(int row)
-{
-	return row == BRT_KFUNC_bpf_task_work_schedule_signal_impl ||
-	       row == BRT_KFUNC_bpf_task_work_schedule_resume_impl;
-}
 
 static const struct brt_kfunc *brt_kfunc_find(const char *name)
 {
@@ -721,33 +714,6 @@ static int node_arg(struct brt_env *env, struct kmeta *m, const struct brt_reg *
 	return 0;
 }
 
-/* Does the register hold a map (the kernel's reg->map_ptr)? */
-static int reg_has_map(const struct brt_reg *reg)
-{
-	uint32_t t = BASE_TYPE(reg->type);
-
-	return t == CONST_PTR_TO_MAP || t == PTR_TO_MAP_VALUE || t == PTR_TO_MAP_KEY;
-}
-
-/* KF_ARG_PTR_TO_MAP's first checks (a __map argument): a map, and the one of the call's
- * struct bpf_task_work, whether or not it has one (measured on 6.18.44; the kernel
- * compares map_uid too: bpfrt's registers name an inner map's template, never a value's
- * own map) */
-static int map_arg(struct brt_env *env, struct kmeta *m, const struct brt_reg *reg, int regno)
-{
-	if (!reg_has_map(reg)) {
-		brt_verr(env, "pointer in R%d isn't map pointer\n", regno);
-		return -EINVAL;
-	}
-	if (m->map1 && m->map1 != reg->map_idx + 1) {
-		brt_verr(env, "bpf_task_work pointer in R2 map_uid=%d doesn't match map pointer in "
-			      "R3 map_uid=%d\n", 0, 0);
-		return -EINVAL;
-	}
-	m->map1 = reg->map_idx + 1;
-	return 0;
-}
-
 /* a CONST_PTR_TO_MAP is a struct bpf_map the kernel trusts (reg2btf_ids) */
 static int map_trusted(const struct brt_reg *reg)
 {
@@ -827,7 +793,7 @@ static int check_args(struct brt_env *env, struct kmeta *m)
 		if (kind == KF_NULL)
 			continue;
 		if (kind == KF_MAP) {
-			err = map_arg(env, m, reg, regno);
+			err = brt_kfunc_map_arg(env, reg, regno, &m->map1);
 			if (err < 0)
 				return err;
 		}
@@ -878,25 +844,13 @@ static int check_args(struct brt_env *env, struct kmeta *m)
 				return err;
 			break;
 		case KF_TASK_WORK:
-			if (reg->type != PTR_TO_MAP_VALUE) {
-				brt_verr(env, "arg#%d doesn't point to a map value\n", i);
-				return -EINVAL;
-			}
-			/* process_task_work_func() */
-			err = brt_map_field_arg(env, regno, "bpf_task_work",
-						env->maps[reg->map_idx].info.task_work_off1);
+			err = brt_task_work_arg(env, reg, regno, i, &m->map1);
 			if (err < 0)
 				return err;
-			if (m->map1) {
-				brt_verr(env, "verifier bug: Two map pointers in a bpf_task_work "
-					      "helper\n");
-				return -EFAULT;
-			}
-			m->map1 = reg->map_idx + 1;
 			break;
 		case KF_MAP:
 			/* the kernel's checks of a struct bpf_map pass for a map pointer, the
-			 * only register that got here trusted (map_arg()) */
+			 * only register that got here trusted (brt_kfunc_map_arg()) */
 			break;
 		case KF_CALLBACK:
 			if (reg->type != PTR_TO_FUNC) {
@@ -1406,23 +1360,16 @@ int brt_check_kfunc_call(struct brt_env *env, const struct bpf_insn *insn, int i
 	err = check_args(env, &m);
 	if (err < 0)
 		return err;
-	if (m.row == BRT_KFUNC_bpf_rbtree_add_impl) {
+	/* a callback the kfunc calls: bpf_rbtree_add's less() (graph.c), a task work's
+	 * (kfunc_task_work.c) */
+	err = 0;
+	if (m.row == BRT_KFUNC_bpf_rbtree_add_impl)
 		err = brt_graph_push_less(env, insn_idx, m.subprogno, &m.root);
-		if (err) {
-			brt_verr(env, "kfunc %s#%u failed callback verification\n", m.name,
-				 m.func_id);
-			return err;
-		}
-	}
-	/* the callback's map is the one its r3 names (set_task_work_schedule_callback_state) */
-	if (is_task_work(m.row)) {
-		err = brt_push_task_work_callback(env, insn_idx, m.subprogno,
-						  brt_cur_regs(env)[BPF_REG_3].map_idx);
-		if (err) {
-			brt_verr(env, "kfunc %s#%u failed callback verification\n", m.name,
-				 m.func_id);
-			return err;
-		}
+	else if (brt_kfunc_is_task_work(m.row))
+		err = brt_push_task_work_callback(env, insn_idx, m.subprogno);
+	if (err) {
+		brt_verr(env, "kfunc %s#%u failed callback verification\n", m.name, m.func_id);
+		return err;
 	}
 	err = rcu_section(env, &m, brt_kfunc_index(brt_kfunc_find(m.name)));
 	if (err < 0)
@@ -1492,7 +1439,7 @@ int brt_kfunc_calls_async(struct brt_env *env, const struct bpf_insn *insn)
 {
 	struct kmeta m = { 0 };
 
-	return fetch_meta(env, insn, &m) && is_task_work(m.row);
+	return fetch_meta(env, insn, &m) && brt_kfunc_is_task_work(m.row);
 }
 
 int brt_kfunc_is_iter_next(struct brt_env *env, const struct bpf_insn *insn)

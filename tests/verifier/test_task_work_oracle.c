@@ -1,5 +1,5 @@
 /* test_task_work_oracle.c - Linux 6.18's task works (bpf_task_work_schedule_signal_impl /
- * _resume_impl, a map value's struct bpf_task_work; verifier/kfunc.c, helper_timer.c,
+ * _resume_impl, a map value's struct bpf_task_work; verifier/kfunc.c, kfunc_task_work.c,
  * maps/task_work.c) checked against the kernel: the map field found from the map's BTF
  * (hand-made here: struct val { int x; int y; struct bpf_task_work tw; } with tw at 8),
  * which map types and flags may have one, the kfuncs' argument rules (the task, the
