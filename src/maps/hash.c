@@ -10,6 +10,7 @@
  * errors, never a wild access.  Details: docs/MEMORY_MODEL.md.
  */
 #include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -223,6 +224,23 @@ static void htab_lazy_range(const struct brt_map *map, uint64_t *off, uint64_t *
 	}
 }
 
+#ifndef MADV_POPULATE_READ
+#define MADV_POPULATE_READ 22
+#endif
+
+static int map_ro(const struct brt_map *map)
+{
+	return atomic_load_explicit(&map->obj.ro, memory_order_acquire);
+}
+
+/* A mapping this process may only read (a read-only BPF_OBJ_GET, below "Read-only
+ * mappings") is populated for reading: the write advice fails there (EFAULT), which
+ * would read as the end of every chain past the populated pages. */
+static int populate_advice(const struct htab *ht)
+{
+	return map_ro(ht->map) ? MADV_POPULATE_READ : MADV_POPULATE_WRITE;
+}
+
 /* elem()'s slow path: element idx of a lazy map, whose page this process has not
  * populated yet.  Populates from the first unpopulated element to idx and a chunk
  * beyond (at most to the last element); NULL when that fails or idx is out of range. */
@@ -243,7 +261,7 @@ elem_populate(const struct htab *ht, uint32_t idx)
 		hi = ((uintptr_t)(ht->elems + (size_t)want * ht->elem_size) + BRT_PAGE - 1) &
 		     ~(uintptr_t)(BRT_PAGE - 1);
 		for (;;) {
-			if (!madvise((void *)lo, hi - lo, MADV_POPULATE_WRITE))
+			if (!madvise((void *)lo, hi - lo, populate_advice(ht)))
 				break;
 			if (errno != EINTR)
 				return NULL;
@@ -1103,6 +1121,182 @@ static void *htab_lookup(struct brt_map *map, const void *key)
 	return htab_lookup_cpu(map, key, brt_cpu());
 }
 
+/* ---- read-only mappings -----------------------------------------------------------------
+ * A process that got the map with BPF_OBJ_GET and BPF_F_RDONLY of a pin it may only read
+ * maps the file read-only (obj.h's ro): it may take no lock, stamp no LRU element, sweep
+ * nothing.  Its lookups and key walks read the chains as the lockless lookup does,
+ * validating every element against its sequence word and bucket; where a writer keeps
+ * an element odd (rewriting it, or dead in the middle of it until a writer repairs the
+ * chain) the read is retried, yielding, and after HTAB_RO_TRIES walks it fails with
+ * EBUSY instead of waiting on a lock it cannot take.  The kernel's syscall lookup of an
+ * LRU map does not mark the element either (map_lookup_elem_sys_only), and neither does
+ * its get_next_key: a read-only fd's reads change nothing there too.  Only the syscall
+ * side reads such a mapping: no program of the process may use the map (prog.c). */
+#define HTAB_RO_TRIES 64
+
+static int ro_busy(const struct brt_map *map)
+{
+	brt_print(BPFRT_WARN, "bpfrt: a %s map open read-only in this process: an element "
+		  "stayed half written through %d lockless reads (a writer busy with it, or one "
+		  "that died in the middle until another writer repairs the map): EBUSY\n",
+		  brt_map_type_name(map->type), HTAB_RO_TRIES);
+	return -EBUSY;
+}
+
+static int copy_value_ro(const struct htab *ht, const struct brt_map *map, const void *key,
+			 uint32_t hash, void *value)
+{
+	for (int tries = 0; tries < HTAB_RO_TRIES; tries++) {
+		uint32_t idx = find_lockless(ht, map, key, hash, value, brt_map_value_size(map));
+
+		if (idx != UINT32_MAX)
+			return idx ? 0 : -ENOENT;
+		sched_yield();
+	}
+	return ro_busy(map);
+}
+
+/* Bucket bi's chain as a lockless reader sees it: the stored hash and a private copy of
+ * the key of each element, in chain order, every element validated as find_lockless()
+ * does (the walk restarts on doubt, at most HTAB_RO_TRIES times: then -EBUSY).  The walk
+ * stops at a repeated index (Brent's cycle check: a scribbled chain may loop), so it
+ * holds at most about twice the chain's distinct elements. */
+struct ro_chain {
+	uint32_t n, cap;
+	uint32_t *hash;
+	unsigned char *keys; /* n keys of key_size bytes */
+};
+
+static int ro_chain_grow(struct ro_chain *c, uint32_t key_size)
+{
+	uint32_t cap = c->cap ? c->cap * 2 : 16;
+	uint32_t *h;
+	unsigned char *k;
+
+	if (cap < c->cap)
+		return -ENOMEM;
+	h = realloc(c->hash, (size_t)cap * sizeof(*h));
+	if (!h)
+		return -ENOMEM;
+	c->hash = h;
+	k = realloc(c->keys, (size_t)cap * key_size);
+	if (!k)
+		return -ENOMEM;
+	c->keys = k;
+	c->cap = cap;
+	return 0;
+}
+
+static int ro_chain_read(const struct htab *ht, const struct brt_map *map, uint32_t bi,
+			 struct ro_chain *c)
+{
+	uint32_t mask = ht->n_buckets - 1, ks = map->key_size;
+	const struct htab_bucket *b = &ht->buckets[bi];
+
+	for (int tries = 0; tries < HTAB_RO_TRIES; tries++) {
+		uint32_t idx = atomic_load_explicit(&b->head, memory_order_acquire);
+		uint32_t saved = 0, power = 1;
+		struct htab_elem *e;
+		int ok = 1;
+
+		c->n = 0;
+		while ((e = elem(ht, idx)) && c->n <= ht->n_elems) {
+			uint32_t s = atomic_load_explicit(&e->seq, memory_order_acquire);
+			uint32_t h = atomic_load_explicit(&e->hash, memory_order_acquire);
+			uint32_t next = atomic_load_explicit(&e->next, memory_order_acquire);
+
+			if (c->n == c->cap && ro_chain_grow(c, ks))
+				return -ENOMEM;
+			brt_shm_read(c->keys + (size_t)c->n * ks, e->key, ks);
+			if ((s & 1) || atomic_load_explicit(&e->seq, memory_order_relaxed) != s ||
+			    (h & mask) != bi) {
+				ok = 0;
+				break;
+			}
+			c->hash[c->n++] = h;
+			if (c->n == power) {
+				saved = idx;
+				power *= 2;
+			}
+			idx = next;
+			if (idx == saved)
+				break;
+		}
+		if (ok)
+			return 0;
+		sched_yield();
+	}
+	return ro_busy(map);
+}
+
+/* reachable() for a read chain: would a lookup of key pos of chain bi stop there? */
+static int ro_reachable(const struct htab *ht, const struct brt_map *map, uint32_t bi,
+			const struct ro_chain *c, uint32_t pos)
+{
+	const unsigned char *key = c->keys + (size_t)pos * map->key_size;
+	uint32_t hash = brt_keyhash(key, map->key_size, ht->head->seed);
+
+	if ((hash & (ht->n_buckets - 1)) != bi)
+		return 0;
+	for (uint32_t i = 0; i <= pos; i++)
+		if (c->hash[i] == hash &&
+		    !memcmp(c->keys + (size_t)i * map->key_size, key, map->key_size))
+			return i == pos;
+	return 0;
+}
+
+/* next_in_chain() for a read chain */
+static int ro_next_in_chain(const struct htab *ht, const struct brt_map *map, uint32_t bi,
+			    const struct ro_chain *c, uint32_t from, void *out)
+{
+	for (uint32_t pos = from; pos < c->n; pos++)
+		if (ro_reachable(ht, map, bi, c, pos)) {
+			memcpy(out, c->keys + (size_t)pos * map->key_size, map->key_size);
+			return 0;
+		}
+	return -ENOENT;
+}
+
+/* htab_get_next_key() on a read-only mapping: the same order and the same answers, from
+ * chains read without their locks. */
+static int get_next_key_ro(const struct htab *ht, const struct brt_map *map, const void *key,
+			   void *next_key)
+{
+	uint32_t start = 0, mask = ht->n_buckets - 1;
+	struct ro_chain c = { 0 };
+	int err = -ENOENT;
+
+	if (key) {
+		uint32_t hash = brt_keyhash(key, map->key_size, ht->head->seed), pos;
+
+		err = ro_chain_read(ht, map, hash & mask, &c);
+		if (err)
+			goto out;
+		for (pos = 0; pos < c.n; pos++)
+			if (c.hash[pos] == hash &&
+			    !memcmp(c.keys + (size_t)pos * map->key_size, key, map->key_size))
+				break;
+		err = pos < c.n ? ro_next_in_chain(ht, map, hash & mask, &c, pos + 1, next_key)
+				: -ESRCH;
+		if (!err)
+			goto out;
+		if (err == -ENOENT)
+			start = (hash & mask) + 1;
+	}
+	err = -ENOENT;
+	for (uint32_t i = start; i < ht->n_buckets && err == -ENOENT; i++) {
+		if (!atomic_load_explicit(&ht->buckets[i].head, memory_order_relaxed))
+			continue;
+		err = ro_chain_read(ht, map, i, &c);
+		if (!err)
+			err = ro_next_in_chain(ht, map, i, &c, 0, next_key);
+	}
+out:
+	free(c.hash);
+	free(c.keys);
+	return err;
+}
+
 static int htab_copy_value(struct brt_map *map, const void *key, void *value)
 {
 	struct htab *ht = map->priv;
@@ -1113,6 +1307,8 @@ static int htab_copy_value(struct brt_map *map, const void *key, void *value)
 
 	if (idx != UINT32_MAX)
 		return idx ? 0 : -ENOENT;
+	if (map_ro(map))
+		return copy_value_ro(ht, map, key, hash, value);
 	bucket_lock(ht, b);
 	e = elem(ht, find(ht, map, b, key, hash, NULL));
 	if (e)
@@ -1173,6 +1369,8 @@ static int htab_get_next_key(struct brt_map *map, const void *key, void *next_ke
 	struct htab_bucket *b;
 	int err;
 
+	if (map_ro(map))
+		return get_next_key_ro(ht, map, key, next_key);
 	sweep_if_needed(ht);
 	if (key) {
 		uint32_t hash = brt_keyhash(key, map->key_size, ht->head->seed), pos = 0, idx;
@@ -1260,6 +1458,7 @@ static int htab_file_values(const struct brt_map *m, int fd, uint32_t off, uint3
 }
 
 const struct brt_map_ops brt_hash_map_ops = {
+	.ro_reads = 1,
 	.file_values = htab_file_values,
 	.alloc_check = htab_alloc_check,
 	.data_size = htab_data_size,

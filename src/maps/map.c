@@ -441,14 +441,13 @@ static int recheck(const struct brt_obj_hdr *h, const struct brt_map_ops *ops)
  * and read again later could be a different one (the check would not cover the use). */
 /* Can a process that may only read map's file map it read-only (obj.h's ro)?  When
  * nothing it does to the map short of a write writes the file: an array's lookups and
- * key walks read it only; another type's reads take locks, stamp LRU clocks or repair
- * what a dead writer left (hash.c), and a lock, timer or graph root in the value is
- * written by reads (BPF_F_LOCK) and by this process's sweep. */
+ * key walks read it only, a hash map's read its chains lockless (hash.c, "read-only
+ * mappings"); other types' reads take locks (ops->ro_reads), and a lock, timer or graph
+ * root in the value is written by reads (BPF_F_LOCK) and by this process's sweep. */
 static int ro_usable(const struct brt_map *map, const struct brt_obj_hdr *hdr)
 {
-	return (map->type == BPF_MAP_TYPE_ARRAY || map->type == BPF_MAP_TYPE_PERCPU_ARRAY) &&
-	       map->lock_off < 0 && map->timer_off < 0 && map->task_work_off < 0 &&
-	       !map->nroots && !hdr->spin_lock_off &&
+	return map->ops->ro_reads && map->lock_off < 0 && map->timer_off < 0 &&
+	       map->task_work_off < 0 && !map->nroots && !hdr->spin_lock_off &&
 	       !hdr->res_spin_lock_off &&
 	       !map->ops->unref;
 }
@@ -498,8 +497,8 @@ static int map_attach_obj(const struct brt_obj *tmpl, struct brt_obj **out)
 	if (atomic_load_explicit(&tmpl->ro, memory_order_relaxed) && !ro_usable(map, hdr)) {
 		brt_print(BPFRT_WARN, "bpfrt: a %s map opened read-only (BPF_OBJ_GET with "
 			  "BPF_F_RDONLY of a pin this user may only read): without write access to "
-			  "the file bpfrt reads only arrays without locks, timers or graph roots "
-			  "(EACCES)\n", brt_map_type_name(hdr->type));
+			  "the file bpfrt reads only arrays and hash maps without locks, timers or "
+			  "graph roots (EACCES)\n", brt_map_type_name(hdr->type));
 		free(map);
 		return -EACCES;
 	}

@@ -32,6 +32,10 @@ struct brt_map_ops {
 	/* map_flags the type adds at creation, reported by GET_INFO (devmap: the kernel
 	 * sets BPF_F_RDONLY_PROG, lookups point at its entries) */
 	uint32_t forced_flags;
+	/* the type's syscall reads (lookup, get_next_key) write nothing shared when the
+	 * process maps the file read-only (obj.h's ro: a BPF_OBJ_GET with BPF_F_RDONLY of a
+	 * pin it may only read), so such a mapping may be made (map.c's ro_usable()) */
+	int ro_reads;
 	/* size of the shared region for the map's parameters (its fields up to value_stride),
 	 * or -errno */
 	int (*data_size)(const struct brt_map *map, uint64_t *size);

@@ -518,12 +518,129 @@ static void queue_indexes(void)
 	drop_victim(&v);
 }
 
+/* ---- read-only mappings ----------------------------------------------------------------
+ * A process that may only read a map's file (BPF_OBJ_GET with BPF_F_RDONLY) maps it
+ * read-only and reads hash chains without their locks (maps/hash.c, "read-only
+ * mappings").  Made so in the child (the map's mapping mprotect()ed read-only, obj.ro
+ * set; the attacker's mapping stays writable), any write of the mapping is a crash; a
+ * scribble that leaves an element odd or a chain cyclic must end in an error or a finite
+ * walk.  The reads go to the map's functions, not through an fd: this process's fd may
+ * write the file, and resolving it would make the mapping writable again (obj.c). */
+static void make_ro(struct victim *v)
+{
+	if (mprotect(v->map->obj.base, v->map->obj.size, PROT_READ))
+		_exit(5);
+	atomic_store(&v->map->obj.ro, 1);
+}
+
+static void ro_walk(struct victim *v)
+{
+	unsigned char key[8], next[8];
+	int have = 0;
+
+	for (int steps = 0; !brt_map_sys_get_next_key(v->map, have ? key : NULL, next); steps++) {
+		if (steps > WALK_MAX)
+			_exit(ENDLESS);
+		memcpy(key, next, sizeof(key));
+		have = 1;
+	}
+}
+
+static void ro_exercise(struct victim *v)
+{
+	uint64_t vals[256];
+	uint32_t key;
+
+	for (int i = 0; i < 8; i++) {
+		vals[0] = rnd() % 64;
+		key = v->t->type == BPF_MAP_TYPE_ARRAY ? (uint32_t)(rnd() % 64) :
+							 key_of((uint32_t)(rnd() % 64));
+		brt_map_sys_lookup(v->map, v->t->key_size ? &key : NULL, vals, 0);
+	}
+	ro_walk(v);
+}
+
+static void ro_trial(struct victim *v, const void *arg)
+{
+	(void)arg;
+	make_ro(v);
+	for (int r = 0; r < ROUNDS; r++) {
+		scribble(v);
+		ro_exercise(v);
+	}
+}
+
+/* an element whose sequence word stays odd (a writer died rewriting it): the read-only
+ * lookup gives up with EBUSY after its bounded retries, the walk ends */
+static void ro_odd(struct victim *v, const void *arg)
+{
+	uint64_t vals[256];
+	uint32_t key = key_of(3);
+	struct timespec t0, t1;
+	int err;
+
+	(void)arg;
+	make_ro(v);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	err = brt_map_sys_lookup(v->map, &key, vals, 0);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	if (err != -EBUSY || t1.tv_sec - t0.tv_sec > 1)
+		_exit(6);
+	ro_walk(v);
+}
+
+static void ro_cases(void)
+{
+	int counts[4] = { 0 }, trials = 0;
+	struct victim v;
+
+	T_CASE("read-only hash: an element left odd");
+	T_ASSERT(make_victim(&targets[0], &v) == 0);
+	/* the sequence word is the 4 bytes before the key (struct htab_elem) */
+	for (size_t off = 4; off + 4 <= v.size; off += 4) {
+		uint32_t k = key_of(3), odd = 1;
+
+		if (!memcmp(v.region + off, &k, 4)) {
+			memcpy(v.region + off - 4, &odd, 4);
+			break;
+		}
+	}
+	T_EQ_INT(OK, in_child(ro_odd, &v, NULL));
+	drop_victim(&v);
+	for (size_t t = 0; t < NTARGETS; t++) {
+		for (int i = 0; i < TRIALS_PER_TYPE / 2; i++) {
+			enum outcome o;
+			char name[96];
+
+			rng_state = 0x7f4a7c159e3779b9ull * (t * 1000 + (size_t)i + 1);
+			snprintf(name, sizeof(name), "read-only: %s trial %d", targets[t].name, i);
+			T_CASE(name);
+			T_ASSERT(make_victim(&targets[t], &v) == 0);
+			if (!v.map->ops->ro_reads) { /* a type never mapped so (map.c) */
+				drop_victim(&v);
+				break;
+			}
+			o = in_child(ro_trial, &v, NULL);
+			counts[o]++;
+			trials++;
+			if (o != OK)
+				T_FAIL("%s", outcome_names[o]);
+			drop_victim(&v);
+		}
+	}
+	printf("read-only mappings: %d trials of %d rounds: %d ok, %d crashes, %d hangs, "
+	       "%d endless iterations\n", trials, ROUNDS, counts[OK], counts[CRASH],
+	       counts[HANG], counts[LOOP]);
+	T_EQ_INT(trials, counts[OK]);
+}
+
 int main(void)
 {
 	key_moved();
 	lpm_prefixlen();
 	ring_cases();
 	queue_indexes();
+	ro_cases();
 	random_trials();
 	return t_done();
 }
