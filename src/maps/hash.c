@@ -228,17 +228,12 @@ static void htab_lazy_range(const struct brt_map *map, uint64_t *off, uint64_t *
 #define MADV_POPULATE_READ 22
 #endif
 
-static int map_ro(const struct brt_map *map)
-{
-	return atomic_load_explicit(&map->obj.ro, memory_order_acquire);
-}
-
 /* A mapping this process may only read (a read-only BPF_OBJ_GET, below "Read-only
  * mappings") is populated for reading: the write advice fails there (EFAULT), which
  * would read as the end of every chain past the populated pages. */
 static int populate_advice(const struct htab *ht)
 {
-	return map_ro(ht->map) ? MADV_POPULATE_READ : MADV_POPULATE_WRITE;
+	return brt_map_ro(ht->map) ? MADV_POPULATE_READ : MADV_POPULATE_WRITE;
 }
 
 /* elem()'s slow path: element idx of a lazy map, whose page this process has not
@@ -1127,40 +1122,30 @@ static void *htab_lookup(struct brt_map *map, const void *key)
  * nothing.  Its lookups and key walks read the chains as the lockless lookup does,
  * validating every element against its sequence word and bucket; where a writer keeps
  * an element odd (rewriting it, or dead in the middle of it until a writer repairs the
- * chain) the read is retried, yielding, and after HTAB_RO_TRIES walks it fails with
- * EBUSY instead of waiting on a lock it cannot take.  The kernel's syscall lookup of an
- * LRU map does not mark the element either (map_lookup_elem_sys_only), and neither does
- * its get_next_key: a read-only fd's reads change nothing there too.  Only the syscall
- * side reads such a mapping: no program of the process may use the map (prog.c). */
-#define HTAB_RO_TRIES 64
-
-static int ro_busy(const struct brt_map *map)
-{
-	brt_print(BPFRT_WARN, "bpfrt: a %s map open read-only in this process: an element "
-		  "stayed half written through %d lockless reads (a writer busy with it, or one "
-		  "that died in the middle until another writer repairs the map): EBUSY\n",
-		  brt_map_type_name(map->type), HTAB_RO_TRIES);
-	return -EBUSY;
-}
-
+ * chain) the read is retried, yielding, and after BRT_MAP_RO_TRIES walks it fails with
+ * EBUSY (maps.h) instead of waiting on a lock it cannot take.  The kernel's syscall
+ * lookup of an LRU map does not mark the element either (map_lookup_elem_sys_only), nor
+ * does its get_next_key: a read-only fd's reads change nothing there too.  Only the
+ * syscall side reads such a mapping: no program of the process may use the map
+ * (prog.c). */
 static int copy_value_ro(const struct htab *ht, const struct brt_map *map, const void *key,
 			 uint32_t hash, void *value)
 {
-	for (int tries = 0; tries < HTAB_RO_TRIES; tries++) {
+	for (int tries = 0; tries < BRT_MAP_RO_TRIES; tries++) {
 		uint32_t idx = find_lockless(ht, map, key, hash, value, brt_map_value_size(map));
 
 		if (idx != UINT32_MAX)
 			return idx ? 0 : -ENOENT;
 		sched_yield();
 	}
-	return ro_busy(map);
+	return brt_map_ro_busy(map);
 }
 
 /* Bucket bi's chain as a lockless reader sees it: the stored hash and a private copy of
  * the key of each element, in chain order, every element validated as find_lockless()
- * does (the walk restarts on doubt, at most HTAB_RO_TRIES times: then -EBUSY).  The walk
- * stops at a repeated index (Brent's cycle check: a scribbled chain may loop), so it
- * holds at most about twice the chain's distinct elements. */
+ * does (the walk restarts on doubt, at most BRT_MAP_RO_TRIES times: then -EBUSY).  The
+ * walk stops at a repeated index (Brent's cycle check: a scribbled chain may loop), so
+ * it holds at most about twice the chain's distinct elements. */
 struct ro_chain {
 	uint32_t n, cap;
 	uint32_t *hash;
@@ -1193,7 +1178,7 @@ static int ro_chain_read(const struct htab *ht, const struct brt_map *map, uint3
 	uint32_t mask = ht->n_buckets - 1, ks = map->key_size;
 	const struct htab_bucket *b = &ht->buckets[bi];
 
-	for (int tries = 0; tries < HTAB_RO_TRIES; tries++) {
+	for (int tries = 0; tries < BRT_MAP_RO_TRIES; tries++) {
 		uint32_t idx = atomic_load_explicit(&b->head, memory_order_acquire);
 		uint32_t saved = 0, power = 1;
 		struct htab_elem *e;
@@ -1226,7 +1211,7 @@ static int ro_chain_read(const struct htab *ht, const struct brt_map *map, uint3
 			return 0;
 		sched_yield();
 	}
-	return ro_busy(map);
+	return brt_map_ro_busy(map);
 }
 
 /* reachable() for a read chain: would a lookup of key pos of chain bi stop there? */
@@ -1307,7 +1292,7 @@ static int htab_copy_value(struct brt_map *map, const void *key, void *value)
 
 	if (idx != UINT32_MAX)
 		return idx ? 0 : -ENOENT;
-	if (map_ro(map))
+	if (brt_map_ro(map))
 		return copy_value_ro(ht, map, key, hash, value);
 	bucket_lock(ht, b);
 	e = elem(ht, find(ht, map, b, key, hash, NULL));
@@ -1369,7 +1354,7 @@ static int htab_get_next_key(struct brt_map *map, const void *key, void *next_ke
 	struct htab_bucket *b;
 	int err;
 
-	if (map_ro(map))
+	if (brt_map_ro(map))
 		return get_next_key_ro(ht, map, key, next_key);
 	sweep_if_needed(ht);
 	if (key) {

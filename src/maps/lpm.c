@@ -17,6 +17,8 @@
 struct lpm_head {
 	_Atomic uint32_t lock;
 	uint32_t count;
+	_Atomic uint32_t gen; /* odd while a writer changes the slots (maps.h, brt_map_gen) */
+	uint32_t pad;         /* slots 8-byte aligned */
 };
 
 struct lpm_slot {
@@ -159,17 +161,28 @@ static void *lpm_lookup(struct brt_map *map, const void *key)
 	return best ? value_of(map, best) : NULL;
 }
 
+/* The reads, with the lock held or, in a process that maps the file read-only (maps.h,
+ * "read-only mappings"), inside brt_map_gen_read(). */
+static int copy_best(struct brt_map *map, const void *key, void *value)
+{
+	struct lpm_slot *best = best_match(map, key);
+
+	if (best)
+		brt_shm_read(value, value_of(map, best), map->value_size);
+	return best ? 0 : -ENOENT;
+}
+
 static int lpm_copy_value(struct brt_map *map, const void *key, void *value)
 {
 	struct lpm_head *h = map->data;
-	struct lpm_slot *best;
+	int err;
 
+	if (brt_map_ro(map))
+		return brt_map_gen_read(map, &h->gen, value, map->value_size, copy_best, key);
 	brt_shm_lock(&h->lock);
-	best = best_match(map, key);
-	if (best)
-		brt_shm_read(value, value_of(map, best), map->value_size);
+	err = copy_best(map, key, value);
 	brt_shm_unlock(&h->lock);
-	return best ? 0 : -ENOENT;
+	return err;
 }
 
 static int lpm_update(struct brt_map *map, const void *key, const void *value, uint64_t flags)
@@ -183,6 +196,7 @@ static int lpm_update(struct brt_map *map, const void *key, const void *value, u
 	if (key_len(key) > dsize(map) * 8)
 		return -EINVAL;
 	brt_shm_lock(&h->lock);
+	brt_map_gen_begin(&h->gen);
 	i = find_exact(map, key);
 	if (i >= 0 && flags == BPF_NOEXIST) {
 		err = -EEXIST;
@@ -211,6 +225,7 @@ static int lpm_update(struct brt_map *map, const void *key, const void *value, u
 	}
 	if (s)
 		brt_shm_write(value_of(map, s), value, map->value_size);
+	brt_map_gen_end(&h->gen);
 	brt_shm_unlock(&h->lock);
 	return err;
 }
@@ -223,12 +238,14 @@ static int lpm_delete(struct brt_map *map, const void *key)
 	if (key_len(key) > dsize(map) * 8)
 		return -EINVAL;
 	brt_shm_lock(&h->lock);
+	brt_map_gen_begin(&h->gen);
 	i = find_exact(map, key);
 	if (i >= 0) {
 		slot(map, (uint32_t)i)->used = 0;
 		if (h->count && h->count <= map->max_entries)
 			h->count--;
 	}
+	brt_map_gen_end(&h->gen);
 	brt_shm_unlock(&h->lock);
 	return i >= 0 ? 0 : -ENOENT;
 }
@@ -236,9 +253,8 @@ static int lpm_delete(struct brt_map *map, const void *key)
 /* The entry after key in the trie's post-order (the first one without key, or when key is
  * absent).  Only valid slots take part (live_len()), compared by the caller's key and the
  * lengths read once, so each answer is strictly after the previous one and a walk ends. */
-static int lpm_get_next_key(struct brt_map *map, const void *key, void *next_key)
+static int next_key_of(struct brt_map *map, const void *key, void *next_key)
 {
-	struct lpm_head *h = map->data;
 	const unsigned char *cur = NULL;
 	struct lpm_slot *best = NULL;
 	uint32_t cur_len = 0, best_len = 0;
@@ -247,7 +263,6 @@ static int lpm_get_next_key(struct brt_map *map, const void *key, void *next_key
 		cur = (const unsigned char *)key + 4;
 		cur_len = key_len(key);
 	}
-	brt_shm_lock(&h->lock);
 	if (cur && find_exact(map, key) < 0)
 		cur = NULL; /* absent: restart from the first, as the kernel */
 	for (uint32_t j = 0; j < map->max_entries; j++) {
@@ -267,11 +282,24 @@ static int lpm_get_next_key(struct brt_map *map, const void *key, void *next_key
 		memcpy(next_key, &best_len, 4);
 		memcpy((unsigned char *)next_key + 4, best->data, dsize(map));
 	}
-	brt_shm_unlock(&h->lock);
 	return best ? 0 : -ENOENT;
 }
 
+static int lpm_get_next_key(struct brt_map *map, const void *key, void *next_key)
+{
+	struct lpm_head *h = map->data;
+	int err;
+
+	if (brt_map_ro(map))
+		return brt_map_gen_read(map, &h->gen, next_key, map->key_size, next_key_of, key);
+	brt_shm_lock(&h->lock);
+	err = next_key_of(map, key, next_key);
+	brt_shm_unlock(&h->lock);
+	return err;
+}
+
 const struct brt_map_ops brt_lpm_map_ops = {
+	.ro_reads = 1, /* brt_map_gen_read() */
 	.alloc_check = lpm_alloc_check,
 	.data_size = lpm_data_size,
 	.lookup = lpm_lookup,

@@ -4,6 +4,7 @@
  * dispatchers that give syscall semantics on top of the ops tables.
  */
 #include <errno.h>
+#include <sched.h>
 #include <ctype.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -114,6 +115,42 @@ int brt_map_is_percpu(uint32_t type)
 {
 	return type == BPF_MAP_TYPE_PERCPU_HASH || type == BPF_MAP_TYPE_PERCPU_ARRAY ||
 	       type == BPF_MAP_TYPE_LRU_PERCPU_HASH || type == BPF_MAP_TYPE_PERCPU_CGROUP_STORAGE;
+}
+
+int brt_map_ro_busy(const struct brt_map *map)
+{
+	brt_print(BPFRT_WARN, "bpfrt: a %s map open read-only in this process: what it read "
+		  "was being changed through %d lockless reads (a writer busy with it, or one "
+		  "that died in the middle until the next writer repairs the map): EBUSY\n",
+		  brt_map_type_name(map->type), BRT_MAP_RO_TRIES);
+	return -EBUSY;
+}
+
+int brt_map_gen_read(struct brt_map *map, _Atomic uint32_t *gen, void *out, size_t bytes,
+		     int (*fn)(struct brt_map *map, const void *arg, void *tmp), const void *arg)
+{
+	unsigned char *tmp = malloc(bytes ? bytes : 1);
+	int err;
+
+	if (!tmp)
+		return -ENOMEM;
+	for (int tries = 0; tries < BRT_MAP_RO_TRIES; tries++) {
+		uint32_t g = atomic_load_explicit(gen, memory_order_acquire);
+
+		err = fn(map, arg, tmp);
+		/* the reads above done before the second look at the word (a seqlock's
+		 * smp_rmb()) */
+		atomic_thread_fence(memory_order_acquire);
+		if (!(g & 1) && atomic_load_explicit(gen, memory_order_relaxed) == g) {
+			if (!err)
+				memcpy(out, tmp, bytes);
+			free(tmp);
+			return err;
+		}
+		sched_yield();
+	}
+	free(tmp);
+	return brt_map_ro_busy(map);
 }
 
 uint32_t brt_map_value_size(const struct brt_map *map)

@@ -374,6 +374,49 @@ static inline uint32_t brt_map_buckets(const struct brt_map *map)
 	return n;
 }
 
+/* ---- read-only mappings (obj.h's ro: BPF_OBJ_GET with BPF_F_RDONLY of a pin the process
+ * may only read) -----------------------------------------------------------------------
+ * Such a process takes no lock: it reads a region its writers change under a lock by
+ * validating what it read against a sequence word the writers keep odd while they change
+ * it (hash.c's per element, brt_map_gen below for the types under one lock), retrying,
+ * yielding, at most BRT_MAP_RO_TRIES times; then brt_map_ro_busy() (a writer busy, or
+ * one that died in the middle until the next writer makes the word even again). */
+#define BRT_MAP_RO_TRIES 64
+
+static inline int brt_map_ro(const struct brt_map *map)
+{
+	return atomic_load_explicit(&map->obj.ro, memory_order_acquire);
+}
+
+/* a warning naming the map's type, and -EBUSY */
+int brt_map_ro_busy(const struct brt_map *map);
+
+/* A region's generation word, written by the holders of its one lock (lpm.c, queue.c)
+ * around every change: odd while they change it.  A writer that dies leaves it odd; the
+ * next writer's end makes it even. */
+static inline void brt_map_gen_begin(_Atomic uint32_t *gen)
+{
+	uint32_t g = atomic_load_explicit(gen, memory_order_relaxed);
+
+	atomic_store_explicit(gen, (g + 1) | 1, memory_order_relaxed);
+	/* the odd word is seen before any store that follows (a seqlock's smp_wmb()) */
+	atomic_thread_fence(memory_order_release);
+}
+
+static inline void brt_map_gen_end(_Atomic uint32_t *gen)
+{
+	uint32_t g = atomic_load_explicit(gen, memory_order_relaxed);
+
+	atomic_store_explicit(gen, (g | 1) + 1, memory_order_release);
+}
+
+/* A read-only reader of such a region: fn(map, arg, tmp) reads it without the lock into
+ * a private buffer of bytes bytes, kept (copied to out) when gen was even and unchanged
+ * around the read; retried as above.  fn's answer (0 or -errno, out written on 0 only),
+ * -EBUSY (brt_map_ro_busy()) or -ENOMEM. */
+int brt_map_gen_read(struct brt_map *map, _Atomic uint32_t *gen, void *out, size_t bytes,
+		     int (*fn)(struct brt_map *map, const void *arg, void *tmp), const void *arg);
+
 /* Size of the syscall-side value buffer: value_size, or ncpus * round_up(value_size, 8). */
 uint32_t brt_map_value_size(const struct brt_map *map);
 int brt_map_is_percpu(uint32_t type);

@@ -22,6 +22,8 @@ struct qs_head {
 	_Atomic uint32_t head; /* next slot to write */
 	_Atomic uint32_t tail; /* oldest slot */
 	uint32_t size;         /* max_entries + 1 */
+	_Atomic uint32_t gen;  /* odd while a writer changes the ring (maps.h, brt_map_gen) */
+	uint32_t pad;          /* slots 8-byte aligned */
 };
 
 static int qs_alloc_check(const union bpf_attr *attr)
@@ -83,6 +85,7 @@ static int qs_push(struct brt_map *map, const void *value, uint64_t flags)
 	if ((flags & BPF_NOEXIST) || flags > BPF_EXIST)
 		return -EINVAL;
 	brt_shm_lock(&h->lock);
+	brt_map_gen_begin(&h->gen);
 	indexes(map, h, &head, &tail);
 	if ((head + 1) % size == tail) {
 		if (!(flags & BPF_EXIST)) {
@@ -98,35 +101,60 @@ static int qs_push(struct brt_map *map, const void *value, uint64_t flags)
 	brt_shm_write(slot(map, head), value, map->value_size);
 	atomic_store_explicit(&h->head, (head + 1) % size, memory_order_release);
 out_unlock:
+	brt_map_gen_end(&h->gen);
 	brt_shm_unlock(&h->lock);
 	return err;
+}
+
+/* The element a pop takes (the oldest of a queue, the newest of a stack) copied to value,
+ * its slot's head and tail after the pop in *head and *tail: 0 or -ENOENT. */
+static int front(struct brt_map *map, struct qs_head *h, void *value, uint32_t *head,
+		 uint32_t *tail)
+{
+	uint32_t size = map->max_entries + 1, i;
+
+	indexes(map, h, head, tail);
+	if (*head == *tail)
+		return -ENOENT;
+	if (map->type == BPF_MAP_TYPE_QUEUE) {
+		i = *tail;
+		*tail = (*tail + 1) % size;
+	} else {
+		i = *head ? *head - 1 : size - 1;
+		*head = i;
+	}
+	brt_shm_read(value, slot(map, i), map->value_size);
+	return 0;
+}
+
+/* front() for brt_map_gen_read(): a peek in a process that maps the file read-only
+ * (maps.h, "read-only mappings") */
+static int front_ro(struct brt_map *map, const void *arg, void *value)
+{
+	uint32_t head, tail;
+
+	(void)arg;
+	return front(map, map->data, value, &head, &tail);
 }
 
 static int take(struct brt_map *map, void *value, int remove)
 {
 	struct qs_head *h = map->data;
-	uint32_t size = map->max_entries + 1, head, tail, i;
-	int err = 0;
+	uint32_t head, tail;
+	int err;
 
+	if (!remove && brt_map_ro(map))
+		return brt_map_gen_read(map, &h->gen, value, map->value_size, front_ro, NULL);
 	brt_shm_lock(&h->lock);
-	indexes(map, h, &head, &tail);
-	if (head == tail) {
-		err = -ENOENT;
-		goto out_unlock;
-	}
-	if (map->type == BPF_MAP_TYPE_QUEUE) {
-		i = tail;
-		tail = (tail + 1) % size;
-	} else {
-		i = head ? head - 1 : size - 1;
-		head = i;
-	}
-	brt_shm_read(value, slot(map, i), map->value_size);
-	if (remove) {
+	if (remove)
+		brt_map_gen_begin(&h->gen);
+	err = front(map, h, value, &head, &tail);
+	if (!err && remove) {
 		atomic_store_explicit(&h->head, head, memory_order_release);
 		atomic_store_explicit(&h->tail, tail, memory_order_release);
 	}
-out_unlock:
+	if (remove)
+		brt_map_gen_end(&h->gen);
 	brt_shm_unlock(&h->lock);
 	return err;
 }
@@ -142,6 +170,7 @@ static int qs_peek(struct brt_map *map, void *value)
 }
 
 const struct brt_map_ops brt_queue_map_ops = {
+	.ro_reads = 1, /* front_ro() */
 	.alloc_check = qs_alloc_check,
 	.data_size = qs_data_size,
 	.init = qs_init,

@@ -188,9 +188,9 @@ static const struct rtype types[] = {
 	{ "t_phash", "percpu_hash", BPF_MAP_TYPE_PERCPU_HASH, 4, 8, 64, 0, 0 },
 	{ "t_lru", "lru_hash", BPF_MAP_TYPE_LRU_HASH, 4, 8, 64, 0, 0 },
 	{ "t_plru", "lru_percpu_hash", BPF_MAP_TYPE_LRU_PERCPU_HASH, 4, 8, 64, 0, 0 },
-	{ "t_lpm", "lpm_trie", BPF_MAP_TYPE_LPM_TRIE, 8, 8, 64, BPF_F_NO_PREALLOC, 1 },
-	{ "t_queue", "queue", BPF_MAP_TYPE_QUEUE, 0, 8, 64, 0, 1 },
-	{ "t_stack", "stack", BPF_MAP_TYPE_STACK, 0, 8, 64, 0, 1 },
+	{ "t_lpm", "lpm_trie", BPF_MAP_TYPE_LPM_TRIE, 8, 8, 64, BPF_F_NO_PREALLOC, 0 },
+	{ "t_queue", "queue", BPF_MAP_TYPE_QUEUE, 0, 8, 64, 0, 0 },
+	{ "t_stack", "stack", BPF_MAP_TYPE_STACK, 0, 8, 64, 0, 0 },
 	{ "t_bloom", "bloom_filter", BPF_MAP_TYPE_BLOOM_FILTER, 0, 8, 64, 0, 0 },
 	{ "t_ringbuf", "ringbuf", BPF_MAP_TYPE_RINGBUF, 0, 0, 4096, 0, 1 },
 };

@@ -549,13 +549,18 @@ static void ro_walk(struct victim *v)
 static void ro_exercise(struct victim *v)
 {
 	uint64_t vals[256];
-	uint32_t key;
+	unsigned char k[8];
+	uint32_t id, key;
 
 	for (int i = 0; i < 8; i++) {
 		vals[0] = rnd() % 64;
-		key = v->t->type == BPF_MAP_TYPE_ARRAY ? (uint32_t)(rnd() % 64) :
-							 key_of((uint32_t)(rnd() % 64));
-		brt_map_sys_lookup(v->map, v->t->key_size ? &key : NULL, vals, 0);
+		id = (uint32_t)(rnd() % 64);
+		key = v->t->type == BPF_MAP_TYPE_ARRAY ? id : key_of(id);
+		if (v->t->type == BPF_MAP_TYPE_LPM_TRIE)
+			lpm_key(k, id);
+		else
+			memcpy(k, &key, 4);
+		brt_map_sys_lookup(v->map, v->t->key_size ? k : NULL, vals, 0);
 	}
 	ro_walk(v);
 }
@@ -570,8 +575,9 @@ static void ro_trial(struct victim *v, const void *arg)
 	}
 }
 
-/* an element whose sequence word stays odd (a writer died rewriting it): the read-only
- * lookup gives up with EBUSY after its bounded retries, the walk ends */
+/* an element whose sequence word stays odd (a writer died rewriting it), a queue whose
+ * generation word does: the read-only lookup gives up with EBUSY after its bounded
+ * retries, the walk ends */
 static void ro_odd(struct victim *v, const void *arg)
 {
 	uint64_t vals[256];
@@ -582,7 +588,7 @@ static void ro_odd(struct victim *v, const void *arg)
 	(void)arg;
 	make_ro(v);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	err = brt_map_sys_lookup(v->map, &key, vals, 0);
+	err = brt_map_sys_lookup(v->map, v->t->key_size ? &key : NULL, vals, 0);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (err != -EBUSY || t1.tv_sec - t0.tv_sec > 1)
 		_exit(6);
@@ -605,6 +611,12 @@ static void ro_cases(void)
 			break;
 		}
 	}
+	T_EQ_INT(OK, in_child(ro_odd, &v, NULL));
+	drop_victim(&v);
+	T_CASE("read-only queue: its generation word left odd");
+	T_ASSERT(make_victim(&targets[5], &v) == 0);
+	/* struct qs_head: lock, head, tail, size, then the generation word */
+	memcpy(v.region + 16, &(uint32_t){ 1 }, 4);
 	T_EQ_INT(OK, in_child(ro_odd, &v, NULL));
 	drop_victim(&v);
 	for (size_t t = 0; t < NTARGETS; t++) {
