@@ -1,11 +1,13 @@
 /* meta.c - the per-record rules of the kernel's first BTF pass (btf_check_all_metas())
  * that the reader (btf.c) leaves alone because loaders rewrite those records before
- * BPF_BTF_LOAD: FUNC linkage, VAR linkage, DATASEC sizes and offsets.  clang emits
+ * BPF_BTF_LOAD: FUNC linkage, VAR linkage, DATASEC sizes and offsets, INT encodings.  clang emits
  * extern functions and variables (__ksym, __kconfig) with EXTERN linkage and every
  * DATASEC with size 0; the kernel refuses both, so libbpf (and bpfrt's object loader,
  * elf/open.c) rewrites them first.  BPF_BTF_LOAD in bpfrt must refuse them as the kernel
- * does, or a loader bug that only the kernel would catch goes unseen.  Each refusal is
- * the kernel's EINVAL with its last log line: "[id] KIND name details message".
+ * does, or a loader bug that only the kernel would catch goes unseen.  GCC 12 (bpf-gcc)
+ * describes a plain `char` as an INT both CHAR and SIGNED, which the kernel refuses with
+ * ENOTSUPP and libbpf (and bpfrt's loader) answer by loading without BTF.  Each refusal is
+ * the kernel's errno with its last log line: "[id] KIND name details message".
  */
 #include <ctype.h>
 #include <errno.h>
@@ -14,6 +16,7 @@
 #include <string.h>
 
 #include "btf/btf.h"
+#include "util/util.h"
 
 #define KSYM_NAME_LEN 512 /* the kernel's bound on a BTF identifier's length */
 #define TYPE_ID_MAX 0xfffffu /* BTF_MAX_TYPE: BTF_TYPE_ID_VALID() */
@@ -61,6 +64,46 @@ static int refuse(char *err, size_t errlen, const struct brt_btf *btf, uint32_t 
 		va_end(ap);
 	}
 	return -EINVAL;
+}
+
+/* btf_int_check_meta(): one 32-bit word of offset, bits and encoding; at most 128 bits
+ * that fit the size; at most one encoding bit.  The kernel's line: the INT's details
+ * (btf_int_log()), then msg. */
+static int int_refuse(char *err, size_t errlen, const struct brt_btf *btf, uint32_t id,
+		      uint32_t data, const char *msg)
+{
+	uint32_t enc = BTF_INT_ENCODING(data);
+	const char *enc_name = !enc ? "(none)" : enc == BTF_INT_SIGNED ? "SIGNED" :
+			       enc == BTF_INT_CHAR ? "CHAR" : enc == BTF_INT_BOOL ? "BOOL" : "UNKN";
+
+	return refuse(err, errlen, btf, id, "size=%u bits_offset=%u nr_bits=%u encoding=%s %s",
+		      brt_btf_type(btf, id)->size, BTF_INT_OFFSET(data), BTF_INT_BITS(data),
+		      enc_name, msg);
+}
+
+static int int_meta(const struct brt_btf *btf, uint32_t id, char *err, size_t errlen)
+{
+	const struct btf_type *t = brt_btf_type(btf, id);
+	uint32_t data, nr_bits, enc;
+
+	memcpy(&data, t + 1, sizeof(data));
+	enc = BTF_INT_ENCODING(data);
+	if (BTF_INFO_VLEN(t->info))
+		return int_refuse(err, errlen, btf, id, data, "vlen != 0");
+	if (BTF_INFO_KFLAG(t->info))
+		return int_refuse(err, errlen, btf, id, data, "Invalid btf_info kind_flag");
+	if (data & ~0x0fffffffu) /* BTF_INT_MASK; the kernel's line has no details here */
+		return refuse(err, errlen, btf, id, "Invalid int_data:%x", data);
+	nr_bits = BTF_INT_BITS(data) + BTF_INT_OFFSET(data);
+	if (nr_bits > 128)
+		return int_refuse(err, errlen, btf, id, data, "nr_bits exceeds 128");
+	if ((nr_bits + 7) / 8 > t->size)
+		return int_refuse(err, errlen, btf, id, data, "nr_bits exceeds type_size");
+	if (enc && enc != BTF_INT_SIGNED && enc != BTF_INT_CHAR && enc != BTF_INT_BOOL) {
+		int_refuse(err, errlen, btf, id, data, "Unsupported encoding");
+		return -BRT_ENOTSUPP;
+	}
+	return 0;
 }
 
 static int func_meta(const struct brt_btf *btf, uint32_t id, char *err, size_t errlen)
@@ -148,6 +191,9 @@ int brt_btf_meta_rules(const struct brt_btf *btf, char *err, size_t errlen)
 
 	for (uint32_t id = 1; id < btf->ntypes && !ret; id++) {
 		switch (BTF_INFO_KIND(brt_btf_type(btf, id)->info)) {
+		case BTF_KIND_INT:
+			ret = int_meta(btf, id, err, errlen);
+			break;
 		case BTF_KIND_FUNC:
 			ret = func_meta(btf, id, err, errlen);
 			break;

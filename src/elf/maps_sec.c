@@ -21,6 +21,10 @@
 #ifndef R_BPF_64_ABS64
 #define R_BPF_64_ABS64 2
 #endif
+/* GNU as before binutils 2.41 (Debian 12's, under bpf-gcc) numbers its relocations apart
+ * from LLVM's: a 64-bit datum is R_BPF_DATA_64, 12, which LLVM leaves unused.  libbpf takes
+ * any type in .maps; the slots of a GCC-built map of maps or prog array carry this one. */
+#define R_BPF_GNU_DATA_64 12
 
 static struct brt_elf_map *new_map(struct brt_elf_ctx *ctx)
 {
@@ -1078,7 +1082,8 @@ int brt_elf_collect_slots(struct brt_elf_ctx *ctx)
 			int32_t target = -1;
 			int ret;
 
-			if (r->type != R_BPF_64_ABS64 && r->type != R_BPF_64_64)
+			if (r->type != R_BPF_64_ABS64 && r->type != R_BPF_64_64 &&
+			    r->type != R_BPF_GNU_DATA_64)
 				return brt_elf_fail(ctx, -ENOTSUP, s, r->off,
 						    "relocation %u: type %u in .maps (want "
 						    "R_BPF_64_ABS64)", r->idx, r->type);

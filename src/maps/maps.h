@@ -16,6 +16,7 @@
 #include <linux/perf_event.h>
 
 #include "obj/obj.h"
+#include "util/util.h"
 #include "vm/helper_proto.h"
 
 /* ---- maps ------------------------------------------------------------------------------ */
@@ -637,9 +638,6 @@ int brt_perf_out_cpu(const struct brt_obj *obj);
 int brt_perf_out_write(struct brt_obj *ring, uint32_t cpu, const void *meta, uint32_t meta_size,
 		       const void *extra, uint32_t extra_size);
 
-/* The kernel's internal "operation not supported" errno (not in <errno.h>), which bpf()
- * returns for e.g. a lookup in a ring buffer. */
-#define BRT_ENOTSUPP 524
 
 
 #endif

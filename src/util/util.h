@@ -12,6 +12,10 @@
 
 #include "bpfrt.h"
 
+/* The kernel's internal "operation not supported" errno (not in <errno.h>), which bpf()
+ * returns for e.g. a lookup in a ring buffer or BTF it cannot represent. */
+#define BRT_ENOTSUPP 524
+
 #define BRT_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define brt_container_of(ptr, type, member) \
 	((type *)(void *)((char *)(ptr)-offsetof(type, member)))

@@ -190,6 +190,59 @@ static void last_line(const char *log, char *out, size_t cap)
 static int btf_load(sys_fn sys, const struct blob *bl, char *log, uint32_t log_size);
 static int errno_of(int fd);
 
+/* btf_int_check_meta(): [1] int's size and int word replaced.  GCC 12 (bpf-gcc) writes a
+ * plain char as CHAR|SIGNED, which the kernel refuses with ENOTSUPP (tests/gcc). */
+static const struct int_case {
+	const char *name;
+	uint32_t info, size, word;
+	int err;
+	const char *line;
+} int_cases[] = {
+	{ "INT CHAR", INFO(BTF_KIND_INT, 0), 1, (BTF_INT_CHAR << 24) | 8, 0, NULL },
+	{ "INT BOOL", INFO(BTF_KIND_INT, 0), 1, (BTF_INT_BOOL << 24) | 8, 0, NULL },
+	{ "INT CHAR|SIGNED (GCC 12's char)", INFO(BTF_KIND_INT, 0), 1,
+	  ((BTF_INT_CHAR | BTF_INT_SIGNED) << 24) | 8, -524,
+	  "[1] INT int size=1 bits_offset=0 nr_bits=8 encoding=UNKN Unsupported encoding" },
+	{ "INT with kind_flag", INFO(BTF_KIND_INT, 0) | 1u << 31, 4, (BTF_INT_SIGNED << 24) | 32,
+	  -EINVAL, "[1] INT int size=4 bits_offset=0 nr_bits=32 encoding=SIGNED Invalid btf_info "
+	  "kind_flag" },
+	{ "INT with vlen", INFO(BTF_KIND_INT, 1), 4, (BTF_INT_SIGNED << 24) | 32, -EINVAL,
+	  "[1] INT int size=4 bits_offset=0 nr_bits=32 encoding=SIGNED vlen != 0" },
+	{ "INT int_data past its mask", INFO(BTF_KIND_INT, 0), 4,
+	  (1u << 28) | (BTF_INT_SIGNED << 24) | 32, -EINVAL, "[1] INT int Invalid int_data:11000020" },
+	{ "INT of 129 bits", INFO(BTF_KIND_INT, 0), 16, (1u << 16) | 128, -EINVAL,
+	  "[1] INT int size=16 bits_offset=1 nr_bits=128 encoding=(none) nr_bits exceeds 128" },
+	{ "INT wider than its size", INFO(BTF_KIND_INT, 0), 4, 40, -EINVAL,
+	  "[1] INT int size=4 bits_offset=0 nr_bits=40 encoding=(none) nr_bits exceeds type_size" },
+};
+
+static void int_rules(int kernel)
+{
+	static char log[65536];
+	char line[256];
+	struct blob bl;
+	uint32_t t[sizeof(good) / 4];
+
+	for (size_t i = 0; i < sizeof(int_cases) / sizeof(int_cases[0]); i++) {
+		const struct int_case *c = &int_cases[i];
+
+		T_CASE(c->name);
+		memcpy(t, good, sizeof(good));
+		t[1] = c->info;
+		t[2] = c->size;
+		t[3] = c->word;
+		build(&bl, t, sizeof(good) / 4, sizeof(strs));
+		for (int k = 0; k <= kernel; k++) {
+			log[0] = 0;
+			T_EQ_INT(c->err, errno_of(btf_load(k ? kernel_bpf : bpfrt_bpf, &bl, log,
+							   sizeof(log))));
+			last_line(log, line, sizeof(line));
+			if (c->line)
+				T_EQ_STR(c->line, line);
+		}
+	}
+}
+
 static void meta_rules(int kernel)
 {
 	static char log[65536];
@@ -330,6 +383,7 @@ int main(void)
 		}
 	}
 	meta_rules(kernel);
+	int_rules(kernel);
 	T_CASE("btf_size over 16 MiB");
 	{
 		union bpf_attr a;

@@ -578,6 +578,64 @@ static void check_bad(const struct bad_case *c)
 	free(buf);
 }
 
+/* A map of maps' slots as GNU as before binutils 2.41 relocates them (bpf-gcc on Debian 12:
+ * R_BPF_DATA_64, 12, where LLVM writes R_BPF_64_ABS64, 2): the same slots as clang's object;
+ * another type stays refused. */
+static void check_gnu_slots(void)
+{
+	struct brt_elf_obj *o = NULL, *g = NULL;
+	unsigned char *buf;
+	char err[512];
+	size_t len, rs;
+	Elf64_Shdr *sh;
+	Elf64_Rel *rel;
+
+	T_CASE("R_BPF_DATA_64 in .maps");
+	buf = corpus_read("map_in_map", &len);
+	if (!buf) {
+		T_FAIL("missing %s", corpus_path("map_in_map"));
+		return;
+	}
+	T_EQ_INT(0, brt_elf_open(buf, len, "map_in_map.o", &o, err, sizeof(err)));
+	rs = rel_sec_for(buf, ".maps");
+	T_ASSERT(rs != 0);
+	if (!o || !rs) {
+		brt_elf_free(o);
+		free(buf);
+		return;
+	}
+	sh = raw_shdr(buf, rs);
+	rel = (Elf64_Rel *)(void *)(buf + sh->sh_offset);
+	for (size_t i = 0; i < sh->sh_size / sizeof(*rel); i++) {
+		T_EQ_INT(2, (int)ELF64_R_TYPE(rel[i].r_info));
+		rel[i].r_info = ELF64_R_INFO(ELF64_R_SYM(rel[i].r_info), 12);
+	}
+	T_EQ_INT(0, brt_elf_open(buf, len, "gnu.o", &g, err, sizeof(err)));
+	if (g) {
+		size_t slots = 0;
+
+		T_EQ_INT((int)o->nmaps, (int)g->nmaps);
+		for (size_t m = 0; m < o->nmaps && m < g->nmaps; m++) {
+			T_EQ_INT((int)o->maps[m].nslots, (int)g->maps[m].nslots);
+			for (size_t k = 0; k < o->maps[m].nslots && k < g->maps[m].nslots; k++) {
+				T_EQ_INT((int)o->maps[m].slots[k].index, (int)g->maps[m].slots[k].index);
+				T_EQ_INT(o->maps[m].slots[k].target, g->maps[m].slots[k].target);
+			}
+			slots += g->maps[m].nslots;
+		}
+		T_ASSERT(slots > 0);
+		brt_elf_free(g);
+	}
+	rel[0].r_info = ELF64_R_INFO(ELF64_R_SYM(rel[0].r_info), 77);
+	T_CASE("relocation type 77 in .maps");
+	g = NULL;
+	T_EQ_INT(-ENOTSUP, brt_elf_open(buf, len, "bad.o", &g, err, sizeof(err)));
+	T_CONTAINS("type 77 in .maps", err);
+	brt_elf_free(g);
+	brt_elf_free(o);
+	free(buf);
+}
+
 /* Every prefix and a few thousand deterministic byte flips: errors are fine, crashes (the
  * ASan build) and successes with inconsistent output are not. */
 static void check_garbage(void)
@@ -646,6 +704,7 @@ int main(void)
 		check_case(&cases[i]);
 	check_details();
 	check_refused();
+	check_gnu_slots();
 	for (size_t i = 0; i < sizeof(bad_cases) / sizeof(bad_cases[0]); i++)
 		check_bad(&bad_cases[i]);
 	check_garbage();

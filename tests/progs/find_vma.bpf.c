@@ -36,10 +36,11 @@ struct {
 	__type(value, struct out);
 } out SEC(".maps");
 
-static long (*bpf_find_vma)(struct task_struct *task, unsigned long long addr, void *callback_fn,
-			    void *callback_ctx, unsigned long long flags) = (void *)BPF_FUNC_find_vma;
-static struct task_struct *(*bpf_get_current_task_btf)(void) =
-	(void *)BPF_FUNC_get_current_task_btf;
+BPFRT_HELPER(long, bpf_find_vma,
+	     (struct task_struct *task, unsigned long long addr, void *callback_fn,
+	      void *callback_ctx, unsigned long long flags), BPF_FUNC_find_vma);
+BPFRT_HELPER(struct task_struct *, bpf_get_current_task_btf, (void),
+	     BPF_FUNC_get_current_task_btf);
 
 static long on_vma(struct task_struct *task, struct vm_area_struct *vma, void *data)
 {

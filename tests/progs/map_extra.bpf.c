@@ -5,9 +5,9 @@
  * each and returns whether both now hold it (2 bits: 3). */
 #include "bpfrt_progs.h"
 
-static long (*bpf_map_push_elem)(void *map, const void *value, unsigned long long flags) =
-	(void *)BPF_FUNC_map_push_elem;
-static long (*bpf_map_peek_elem)(void *map, void *value) = (void *)BPF_FUNC_map_peek_elem;
+BPFRT_HELPER(long, bpf_map_push_elem, (void *map, const void *value, unsigned long long flags),
+	     BPF_FUNC_map_push_elem);
+BPFRT_HELPER(long, bpf_map_peek_elem, (void *map, void *value), BPF_FUNC_map_peek_elem);
 
 struct {
 	__uint(type, BPF_MAP_TYPE_BLOOM_FILTER);

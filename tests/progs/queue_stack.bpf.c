@@ -2,9 +2,9 @@
  * 3 into both and returns queue pop (1) * 10 + stack pop (3) = 13. */
 #include "bpfrt_progs.h"
 
-static long (*bpf_map_push_elem)(void *map, const void *value, unsigned long long flags) =
-	(void *)BPF_FUNC_map_push_elem;
-static long (*bpf_map_pop_elem)(void *map, void *value) = (void *)BPF_FUNC_map_pop_elem;
+BPFRT_HELPER(long, bpf_map_push_elem, (void *map, const void *value, unsigned long long flags),
+	     BPF_FUNC_map_push_elem);
+BPFRT_HELPER(long, bpf_map_pop_elem, (void *map, void *value), BPF_FUNC_map_pop_elem);
 
 struct {
 	__uint(type, BPF_MAP_TYPE_QUEUE);

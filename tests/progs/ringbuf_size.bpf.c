@@ -18,8 +18,9 @@ struct {
 	__uint(max_entries, 8 * 4096);
 } rb_exact SEC(".maps");
 
-static long (*bpf_ringbuf_output)(void *ringbuf, void *data, unsigned long long size,
-				  unsigned long long flags) = (void *)BPF_FUNC_ringbuf_output;
+BPFRT_HELPER(long, bpf_ringbuf_output,
+	     (void *ringbuf, void *data, unsigned long long size, unsigned long long flags),
+	     BPF_FUNC_ringbuf_output);
 
 SEC("socket")
 int out_small(void *ctx)

@@ -23,11 +23,12 @@ struct {
 	__type(value, struct out);
 } out SEC(".maps");
 
-static long (*bpf_user_ringbuf_drain)(void *map, void *callback_fn, void *ctx,
-				      unsigned long long flags) = (void *)BPF_FUNC_user_ringbuf_drain;
-static long (*bpf_dynptr_read)(void *dst, unsigned int len, const struct bpf_dynptr *src,
-			       unsigned int offset, unsigned long long flags) =
-	(void *)BPF_FUNC_dynptr_read;
+BPFRT_HELPER(long, bpf_user_ringbuf_drain,
+	     (void *map, void *callback_fn, void *ctx, unsigned long long flags),
+	     BPF_FUNC_user_ringbuf_drain);
+BPFRT_HELPER(long, bpf_dynptr_read,
+	     (void *dst, unsigned int len, const struct bpf_dynptr *src, unsigned int offset,
+	      unsigned long long flags), BPF_FUNC_dynptr_read);
 
 static long on_record(const struct bpf_dynptr *dp, void *data)
 {
