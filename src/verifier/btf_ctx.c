@@ -406,8 +406,11 @@ int brt_btf_ctx_access(struct brt_env *env, int off, int size, enum brt_access a
 		*rt = SCALAR_VALUE;
 		return 0;
 	}
-	brt_vinfo(env, "func '%s' arg%d has btf_id %u type %s '%s'\n", tname, arg, id,
-		  kind_str(t), brt_btf_name(env->kbtf, id));
+	/* an iterator's object arguments come from its target's ctx_arg_info, where
+	 * btf_ctx_access() returns before this line; its meta (argument 0) does not */
+	if (eat != BPF_TRACE_ITER || arg == 0)
+		brt_vinfo(env, "func '%s' arg%d has btf_id %u type %s '%s'\n", tname, arg, id,
+			  kind_str(t), brt_btf_name(env->kbtf, id));
 	*btf_id = id;
 	/* bpf_tcp_ca_is_valid_access(): a congestion control's struct sock is its tcp_sock */
 	if (env->st_ops.kind == BRT_STOPS_TCP_CA && (*rt & ~(uint32_t)PTR_TRUSTED) == PTR_TO_BTF_ID &&

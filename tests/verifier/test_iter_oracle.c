@@ -21,6 +21,7 @@
 #include "bpfrt.h"
 #include "btf/btf.h"
 #include "harness.h"
+#include "log_lines.h"
 #include "oracle_load.h"
 
 #define I(c, d, s, o, i) ((struct bpf_insn){ (c), (d), (s), (o), (i) })
@@ -396,6 +397,38 @@ static void untrusted_mem_rules(void)
 	      N(both));
 }
 
+/* The level-2 log of an iterator's context reads: its meta (argument 0) is typed from the
+ * BTF prototype, with the "func 'bpf_iter_task' arg0 has btf_id" line; its task comes from
+ * the target's ctx_arg_info (btf_ctx_access() returns before that line).  bpfrt printed the
+ * line for the task too, splitting insn 1's state off its line (found through a GCC-built
+ * libbpf-bootstrap task_iter, whose refusal's log corpus_diff compares). */
+static void ctx_log_rules(void)
+{
+	static char klog[1 << 16], blog[1 << 16];
+	int task = func_id("bpf_iter_task");
+	struct bpf_insn reads[] = { LDX(BPF_DW, 6, 1, 0), LDX(BPF_DW, 7, 1, 8), JEQ_K(7, 0, 1),
+				    LDX(BPF_W, 0, 7, 0), MOV_K(0, 0), EXIT() };
+	union bpf_attr attr;
+
+	if (task <= 0) {
+		printf("ctx log: skipped: no bpf_iter_task in the kernel's BTF\n");
+		return;
+	}
+	T_CASE("iter/task ctx reads, level-2 log");
+	memset(&attr, 0, sizeof(attr));
+	attr.prog_type = BPF_PROG_TYPE_TRACING;
+	attr.expected_attach_type = BPF_TRACE_ITER;
+	attr.attach_btf_id = (uint32_t)task;
+	attr.insns = (uintptr_t)reads;
+	attr.insn_cnt = N(reads);
+	attr.license = (uintptr_t) "GPL";
+	oracle_load_log2(oracle_kernel_bpf, &attr, klog, sizeof(klog));
+	oracle_load_log2(bpfrt_bpf, &attr, blog, sizeof(blog));
+	T_CONTAINS("arg0 has btf_id", klog);
+	oracle_compare_logs("iter/task ctx reads", klog, blog);
+	compared++;
+}
+
 int main(void)
 {
 	if (geteuid() != 0)
@@ -407,6 +440,7 @@ int main(void)
 	css_task_rules();
 	target_rules();
 	untrusted_mem_rules();
+	ctx_log_rules();
 	printf("%d programs compared, %d test runs\n", compared, runs);
 	return t_done();
 }
