@@ -8,7 +8,7 @@
  * loading the programs without it, so the object-level comparison of corpus_diff never
  * puts the BTF itself to both sides.
  *
- * usage: btf_oracle [-v] OBJ.o...   (-v: both logs of a difference) exit 0 all agree, 1 a difference, 77 (skipped) not root
+ * usage: btf_oracle [-v] OBJ.o...   (-v: each refusal, and both logs of a difference) exit 0 all agree, 1 a difference, 77 (skipped) not root
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -176,8 +176,8 @@ int main(int argc, char **argv)
 			failed++;
 		} else {
 			agreed++;
-			if (kerr) {
-				refused++;
+			refused += kerr != 0;
+			if (kerr && verbose) {
 				printf("both refuse %s: %s: %s\n", argv[i],
 				       kerr == 524 ? "ENOTSUPP" : strerror(kerr), kline);
 			}
