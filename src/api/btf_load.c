@@ -103,11 +103,13 @@ static int btf_init(struct brt_obj *obj, void *arg)
 	return 0;
 }
 
-/* The message into the caller's log (when one was given), truncated like the kernel's,
- * and btf_log_true_size written back; -ENOSPC when it did not fit. */
+/* The log into the caller's buffer (when one was given) as the kernel's verifier log keeps
+ * it: the end of a log that does not fit (rotating), or its beginning with BPF_LOG_FIXED (8);
+ * btf_log_true_size written back; -ENOSPC when it did not fit. */
 static int put_log(struct brt_call *call, const struct btf_load_attr *a, const char *msg)
 {
 	uint32_t len = (uint32_t)strlen(msg) + 1, n = len;
+	const char *from = msg;
 
 	if (!a->btf_log_level)
 		return 0;
@@ -116,11 +118,25 @@ static int put_log(struct brt_call *call, const struct btf_load_attr *a, const c
 		return -EFAULT;
 	if (!a->btf_log_buf)
 		return 0;
-	if (n > a->btf_log_size)
+	if (n > a->btf_log_size) {
 		n = a->btf_log_size;
-	if (call->ua->to(a->btf_log_buf, msg, n - 1) || call->ua->to(a->btf_log_buf + n - 1, "", 1))
+		if (!(a->btf_log_level & 8))
+			from = msg + (len - n);
+	}
+	if (call->ua->to(a->btf_log_buf, from, n - 1) || call->ua->to(a->btf_log_buf + n - 1, "", 1))
 		return -EFAULT;
 	return n < len ? -ENOSPC : 0;
+}
+
+/* btf_verifier_log_hdr(): the header as read, then the first pass's lines */
+static void log_header(FILE *log, const void *blob, uint32_t size)
+{
+	struct btf_header h;
+
+	memcpy(&h, blob, sizeof(h));
+	fprintf(log, "magic: 0x%x\nversion: %u\nflags: 0x%x\nhdr_len: %u\ntype_off: %u\n"
+		"type_len: %u\nstr_off: %u\nstr_len: %u\nbtf_total_size: %u\n", h.magic, h.version,
+		h.flags, h.hdr_len, h.type_off, h.type_len, h.str_off, h.str_len, size);
 }
 
 /* btf_parse_hdr(): a version or flags it does not know is ENOTSUPP, not EINVAL. */
@@ -157,13 +173,27 @@ static int find_spin_lock(const struct brt_btf *btf, uint32_t id, uint32_t base,
 static int find_field(const struct brt_btf *btf, uint32_t id, uint32_t base, int nested,
 		      uint32_t *seen, const char *fname, uint32_t fsize, uint32_t falign);
 
-static int kernel_rules(const struct brt_btf *btf, char *err, size_t errlen)
+static int later_rules(const struct brt_btf *btf, char *err, size_t errlen);
+
+/* The kernel's first pass (meta.c, its lines into log when not NULL), then the rest; a
+ * refusal of the rest is the log's last line. */
+static int kernel_rules(const struct brt_btf *btf, char *err, size_t errlen, FILE *log)
 {
-	uint32_t seen = 0;
-	int lock, ret = brt_btf_meta_rules(btf, err, errlen); /* the kernel's first pass */
+	int ret = brt_btf_meta_rules(btf, err, errlen, log);
 
 	if (ret)
 		return ret;
+	ret = later_rules(btf, err, errlen);
+	if (ret && log && err[0])
+		fprintf(log, "%s\n", err);
+	return ret;
+}
+
+static int later_rules(const struct brt_btf *btf, char *err, size_t errlen)
+{
+	uint32_t seen = 0;
+	int lock, ret;
+
 	for (uint32_t id = 1; id < btf->ntypes; id++) {
 		const struct btf_type *t = brt_btf_type(btf, id);
 		unsigned int kind = BTF_INFO_KIND(t->info);
@@ -208,7 +238,9 @@ int brt_cmd_btf_load(struct brt_call *call)
 	struct btf_new n = { .size = attr->btf_size };
 	struct brt_obj_hdr hdr = { 0 };
 	struct brt_obj *obj;
-	char err[256], msg[300];
+	char err[256], msg[300], *text = NULL;
+	size_t text_len = 0;
+	FILE *log = NULL;
 	void *blob;
 	int ret;
 
@@ -235,8 +267,17 @@ int brt_cmd_btf_load(struct brt_call *call)
 	/* btf_resolve() answers a loop with EEXIST; the reader says "loops" */
 	if (ret == -EINVAL && strstr(err, "or loops"))
 		ret = -EEXIST;
-	if (!ret)
-		ret = kernel_rules(n.btf, err, sizeof(err));
+	/* past the reader, the kernel's whole log: the header and the first pass's lines
+	 * (a log too small for them fails the load with ENOSPC, as the kernel's) */
+	if (!ret && attr->btf_log_level && !(log = open_memstream(&text, &text_len)))
+		ret = -ENOMEM;
+	if (!ret) {
+		if (log)
+			log_header(log, blob, n.size);
+		ret = kernel_rules(n.btf, err, sizeof(err), log);
+	}
+	if (log && fclose(log) && !ret)
+		ret = -ENOMEM;
 	if (ret && n.btf) {
 		brt_btf_free(n.btf);
 		n.btf = NULL;
@@ -245,14 +286,18 @@ int brt_cmd_btf_load(struct brt_call *call)
 		int lret;
 
 		snprintf(msg, sizeof(msg), "%s\n", err);
-		lret = put_log(call, attr, msg);
+		lret = put_log(call, attr, text ? text : msg);
+		free(text);
 		free(blob);
-		return lret == -EFAULT ? lret : ret;
+		/* btf_parse(): a log that did not fit (ENOSPC) or could not be written (EFAULT)
+		 * overrides the refusal's errno */
+		return lret ? lret : ret;
 	}
 	n.blob = blob;
 	hdr.kind = BRT_OBJ_BTF;
 	hdr.data_size = n.size;
-	ret = put_log(call, attr, "");
+	ret = put_log(call, attr, text ? text : "");
+	free(text);
 	if (!ret)
 		ret = brt_obj_create_once(&hdr, sizeof(struct brt_btf_obj), btf_init, &n, &obj);
 	if (ret >= 0)
@@ -278,7 +323,7 @@ static int new_fd(const void *blob, uint32_t size, uint32_t id, const char *knam
 	if (!ret)
 		ret = brt_btf_parse(blob, size, &n.btf, err, sizeof(err));
 	if (!ret)
-		ret = kernel_rules(n.btf, err, sizeof(err));
+		ret = kernel_rules(n.btf, err, sizeof(err), NULL);
 	if (!ret) {
 		hdr.kind = BRT_OBJ_BTF;
 		hdr.data_size = size;
@@ -1036,7 +1081,7 @@ static int check_copy(const union bpf_attr *a, struct brt_btf_snap *s, struct br
 	if (!ret)
 		ret = brt_btf_parse(s->blob, s->size, &btf, err, sizeof(err));
 	if (!ret)
-		ret = kernel_rules(btf, err, sizeof(err));
+		ret = kernel_rules(btf, err, sizeof(err), NULL);
 	if (!ret)
 		ret = value_fields(btf, a, f);
 	if (ret) {

@@ -6,6 +6,7 @@
 #define BPFRT_SRC_BTF_BTF_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 #include <linux/bpf.h>
@@ -110,10 +111,12 @@ const char *brt_btf_kind_name(unsigned int kind);
 uint32_t brt_btf_skip_mods(const struct brt_btf *btf, uint32_t id);
 /* Size in bytes of a type (arrays multiplied out).  -EINVAL for sizeless kinds, -ELOOP. */
 int brt_btf_resolve_size(const struct brt_btf *btf, uint32_t id, uint64_t *size);
-/* The kernel's per-record BTF rules the reader leaves to BPF_BTF_LOAD (btf/meta.c): FUNC
- * and VAR linkage (no externs), DATASEC sizes and offsets.  0, or -EINVAL with the
- * kernel's log line in err. */
-int brt_btf_meta_rules(const struct brt_btf *btf, char *err, size_t errlen);
+/* The kernel's per-record BTF rules the reader leaves to BPF_BTF_LOAD (btf/meta.c): INT
+ * encodings and sizes, FUNC and VAR linkage (no externs), DATASEC sizes and offsets.  0, or
+ * -EINVAL (-ENOTSUPP: BRT_ENOTSUPP) with the kernel's log line in err.  With log non-NULL,
+ * the lines that pass (btf_check_all_metas()) writes to its log are written there, up to
+ * and including the refusal's. */
+int brt_btf_meta_rules(const struct brt_btf *btf, char *err, size_t errlen, FILE *log);
 /* First type of that kind and name, or -ENOENT. */
 int brt_btf_find(const struct brt_btf *btf, const char *name, unsigned int kind);
 /* Read the func_info, line_info and CO-RE relocation parts of .BTF.ext: the layout of all

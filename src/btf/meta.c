@@ -49,13 +49,24 @@ static int valid_section(const char *s)
 static int refuse(char *err, size_t errlen, const struct brt_btf *btf, uint32_t id,
 		  const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 
+/* __btf_name_by_offset(): the name a log line shows */
+static const char *log_name(const struct brt_btf *btf, uint32_t off)
+{
+	const char *s;
+
+	if (!off)
+		return "(anon)";
+	s = brt_btf_str(btf, off);
+	return s ? s : "(invalid-name-offset)";
+}
+
 /* The kernel's btf_verifier_log_type() line: "[id] KIND name <details> <message>". */
 static int refuse(char *err, size_t errlen, const struct brt_btf *btf, uint32_t id,
 		  const char *fmt, ...)
 {
 	const struct btf_type *t = brt_btf_type(btf, id);
 	int n = snprintf(err, errlen, "[%u] %s %s ", id, brt_btf_kind_name(BTF_INFO_KIND(t->info)),
-			 brt_btf_name(btf, id));
+			 log_name(btf, t->name_off));
 	va_list ap;
 
 	if (n >= 0 && (size_t)n < errlen) {
@@ -66,19 +77,22 @@ static int refuse(char *err, size_t errlen, const struct brt_btf *btf, uint32_t 
 	return -EINVAL;
 }
 
+/* btf_int_encoding_str() */
+static const char *enc_name(uint32_t enc)
+{
+	return !enc ? "(none)" : enc == BTF_INT_SIGNED ? "SIGNED" : enc == BTF_INT_CHAR ? "CHAR" :
+	       enc == BTF_INT_BOOL ? "BOOL" : "UNKN";
+}
+
 /* btf_int_check_meta(): one 32-bit word of offset, bits and encoding; at most 128 bits
  * that fit the size; at most one encoding bit.  The kernel's line: the INT's details
  * (btf_int_log()), then msg. */
 static int int_refuse(char *err, size_t errlen, const struct brt_btf *btf, uint32_t id,
 		      uint32_t data, const char *msg)
 {
-	uint32_t enc = BTF_INT_ENCODING(data);
-	const char *enc_name = !enc ? "(none)" : enc == BTF_INT_SIGNED ? "SIGNED" :
-			       enc == BTF_INT_CHAR ? "CHAR" : enc == BTF_INT_BOOL ? "BOOL" : "UNKN";
-
 	return refuse(err, errlen, btf, id, "size=%u bits_offset=%u nr_bits=%u encoding=%s %s",
 		      brt_btf_type(btf, id)->size, BTF_INT_OFFSET(data), BTF_INT_BITS(data),
-		      enc_name, msg);
+		      enc_name(BTF_INT_ENCODING(data)), msg);
 }
 
 static int int_meta(const struct brt_btf *btf, uint32_t id, char *err, size_t errlen)
@@ -145,7 +159,8 @@ static int var_meta(const struct brt_btf *btf, uint32_t id, char *err, size_t er
 	return 0;
 }
 
-static int datasec_meta(const struct brt_btf *btf, uint32_t id, char *err, size_t errlen)
+static int datasec_meta(const struct brt_btf *btf, uint32_t id, char *err, size_t errlen,
+			uint32_t *bad)
 {
 	const struct btf_type *t = brt_btf_type(btf, id);
 	const struct btf_var_secinfo *vs = (const struct btf_var_secinfo *)(const void *)(t + 1);
@@ -173,6 +188,7 @@ static int datasec_meta(const struct brt_btf *btf, uint32_t id, char *err, size_
 			why = "Invalid offset+size";
 		if (why) {
 			/* in this pass the kernel's line for a member is the member alone */
+			*bad = i;
 			snprintf(err, errlen, "\t type_id=%u offset=%u size=%u %s", vs->type,
 				 vs->offset, vs->size, why);
 			return -EINVAL;
@@ -185,11 +201,116 @@ static int datasec_meta(const struct brt_btf *btf, uint32_t id, char *err, size_
 	return 0;
 }
 
-int brt_btf_meta_rules(const struct brt_btf *btf, char *err, size_t errlen)
+/* The line the kernel's first pass logs for type id (btf_verifier_log_type(env, t, NULL),
+ * each kind's log_details()), and its members' lines up to member `upto`. */
+static void log_type(FILE *log, const struct brt_btf *btf, uint32_t id, uint32_t upto)
+{
+	const struct btf_type *t = brt_btf_type(btf, id);
+	uint32_t kind = BTF_INFO_KIND(t->info), vlen = BTF_INFO_VLEN(t->info), data;
+	const struct btf_param *pa = (const struct btf_param *)(const void *)(t + 1);
+	const struct btf_member *m = (const struct btf_member *)(const void *)(t + 1);
+	const struct btf_enum *e = (const struct btf_enum *)(const void *)(t + 1);
+	const struct btf_enum64 *e64 = (const struct btf_enum64 *)(const void *)(t + 1);
+	const struct btf_var_secinfo *vs = (const struct btf_var_secinfo *)(const void *)(t + 1);
+	const struct btf_array *arr = (const struct btf_array *)(const void *)(t + 1);
+
+	fprintf(log, "[%u] %s %s ", id, brt_btf_kind_name(kind), log_name(btf, t->name_off));
+	switch (kind) {
+	case BTF_KIND_INT:
+		memcpy(&data, t + 1, sizeof(data));
+		fprintf(log, "size=%u bits_offset=%u nr_bits=%u encoding=%s", t->size,
+			BTF_INT_OFFSET(data), BTF_INT_BITS(data), enc_name(BTF_INT_ENCODING(data)));
+		break;
+	case BTF_KIND_FWD:
+		fputs(BTF_INFO_KFLAG(t->info) ? "union" : "struct", log);
+		break;
+	case BTF_KIND_ARRAY:
+		fprintf(log, "type_id=%u index_type_id=%u nr_elems=%u", arr->type, arr->index_type,
+			arr->nelems);
+		break;
+	case BTF_KIND_STRUCT:
+	case BTF_KIND_UNION:
+	case BTF_KIND_ENUM:
+	case BTF_KIND_ENUM64:
+	case BTF_KIND_DATASEC:
+		fprintf(log, "size=%u vlen=%u", t->size, vlen);
+		break;
+	case BTF_KIND_FUNC_PROTO: /* btf_func_proto_log() */
+		fprintf(log, "return=%u args=(", t->type);
+		if (!vlen)
+			fputs("void", log);
+		else if (vlen == 1 && !pa[0].type)
+			fputs("vararg", log);
+		for (uint32_t i = 0; vlen && !(vlen == 1 && !pa[0].type) && i < vlen; i++) {
+			if (i == vlen - 1 && i && !pa[i].type)
+				fputs(", vararg", log);
+			else
+				fprintf(log, "%s%u %s", i ? ", " : "", pa[i].type,
+					log_name(btf, pa[i].name_off));
+		}
+		fputc(')', log);
+		break;
+	case BTF_KIND_VAR:
+		memcpy(&data, t + 1, sizeof(data));
+		fprintf(log, "type_id=%u linkage=%u", t->type, data);
+		break;
+	case BTF_KIND_FLOAT:
+		fprintf(log, "size=%u", t->size);
+		break;
+	case BTF_KIND_DECL_TAG:
+		memcpy(&data, t + 1, sizeof(data));
+		fprintf(log, "type=%u component_idx=%d", t->type, (int)data);
+		break;
+	default: /* the reference kinds and FUNC: btf_ref_type_log() */
+		fprintf(log, "type_id=%u", t->type);
+		break;
+	}
+	fputc('\n', log);
+	for (uint32_t i = 0; i < vlen && i < upto; i++) {
+		switch (kind) {
+		case BTF_KIND_STRUCT:
+		case BTF_KIND_UNION:
+			if (BTF_INFO_KFLAG(t->info))
+				fprintf(log, "\t%s type_id=%u bitfield_size=%u bits_offset=%u\n",
+					log_name(btf, m[i].name_off), m[i].type,
+					BTF_MEMBER_BITFIELD_SIZE(m[i].offset),
+					BTF_MEMBER_BIT_OFFSET(m[i].offset));
+			else
+				fprintf(log, "\t%s type_id=%u bits_offset=%u\n",
+					log_name(btf, m[i].name_off), m[i].type, m[i].offset);
+			break;
+		case BTF_KIND_ENUM:
+			fprintf(log, BTF_INFO_KFLAG(t->info) ? "\t%s val=%d\n" : "\t%s val=%u\n",
+				log_name(btf, e[i].name_off), e[i].val);
+			break;
+		case BTF_KIND_ENUM64: {
+			uint64_t v = (uint64_t)e64[i].val_hi32 << 32 | e64[i].val_lo32;
+
+			if (BTF_INFO_KFLAG(t->info))
+				fprintf(log, "\t%s val=%lld\n", log_name(btf, e64[i].name_off),
+					(long long)v);
+			else
+				fprintf(log, "\t%s val=%llu\n", log_name(btf, e64[i].name_off),
+					(unsigned long long)v);
+			break;
+		}
+		case BTF_KIND_DATASEC:
+			fprintf(log, "\t type_id=%u offset=%u size=%u\n", vs[i].type, vs[i].offset,
+				vs[i].size);
+			break;
+		default:
+			break;
+		}
+	}
+}
+
+int brt_btf_meta_rules(const struct brt_btf *btf, char *err, size_t errlen, FILE *log)
 {
 	int ret = 0;
 
 	for (uint32_t id = 1; id < btf->ntypes && !ret; id++) {
+		uint32_t bad = UINT32_MAX;
+
 		switch (BTF_INFO_KIND(brt_btf_type(btf, id)->info)) {
 		case BTF_KIND_INT:
 			ret = int_meta(btf, id, err, errlen);
@@ -201,11 +322,19 @@ int brt_btf_meta_rules(const struct brt_btf *btf, char *err, size_t errlen)
 			ret = var_meta(btf, id, err, errlen);
 			break;
 		case BTF_KIND_DATASEC:
-			ret = datasec_meta(btf, id, err, errlen);
+			ret = datasec_meta(btf, id, err, errlen, &bad);
 			break;
 		default:
 			break;
 		}
+		if (!log)
+			continue;
+		/* a refused type's line is err, but a DATASEC member's: its type and the
+		 * members before it come first */
+		if (!ret || bad != UINT32_MAX)
+			log_type(log, btf, id, ret ? bad : UINT32_MAX);
+		if (ret)
+			fprintf(log, "%s\n", err);
 	}
 	return ret;
 }

@@ -218,7 +218,7 @@ static const struct int_case {
 
 static void int_rules(int kernel)
 {
-	static char log[65536];
+	static char log[65536], blog[65536];
 	char line[256];
 	struct blob bl;
 	uint32_t t[sizeof(good) / 4];
@@ -239,13 +239,61 @@ static void int_rules(int kernel)
 			last_line(log, line, sizeof(line));
 			if (c->line)
 				T_EQ_STR(c->line, line);
+			/* the whole log: the header and a line per type checked */
+			if (!k)
+				snprintf(blog, sizeof(blog), "%s", log);
+			else
+				T_EQ_STR(log, blog);
+		}
+	}
+}
+
+/* A log too small for the whole text (the header and a line per type): ENOSPC, even for
+ * BTF that loads, with btf_log_true_size the size it needed; the buffer keeps the log's end
+ * (level 1: rotating) or its beginning (level 1|8: BPF_LOG_FIXED), as the kernel's. */
+static void small_log(int kernel)
+{
+	struct blob bl;
+
+	build(&bl, good, sizeof(good) / 4, sizeof(strs));
+	for (uint32_t level = 1; level <= 9; level += 8) {
+		char log[2][24];
+		uint32_t true_size[2] = { 0, 0 };
+		int err[2] = { 0, 0 };
+
+		T_CASE(level == 1 ? "a 24-byte log, rotating" : "a 24-byte log, fixed");
+		for (int k = 0; k <= kernel; k++) {
+			union bpf_attr a;
+			int fd;
+
+			memset(&a, 0, sizeof(a));
+			a.btf = (uint64_t)(uintptr_t)bl.b;
+			a.btf_size = bl.len;
+			a.btf_log_buf = (uint64_t)(uintptr_t)log[k];
+			a.btf_log_size = sizeof(log[k]);
+			a.btf_log_level = level;
+			fd = (k ? kernel_bpf : bpfrt_bpf)(BPF_BTF_LOAD, &a, sizeof(a));
+			err[k] = errno_of(fd);
+			/* btf_log_true_size follows btf_log_level (Linux 6.4) */
+			memcpy(&true_size[k], (const char *)&a.btf_log_level + 4, 4);
+		}
+		T_EQ_INT(-ENOSPC, err[0]);
+		T_ASSERT(true_size[0] > sizeof(log[0]));
+		/* the end: FUNC f's line; the beginning: the header's first */
+		T_ASSERT(level == 1 ? strlen(log[0]) == sizeof(log[0]) - 1 &&
+					      !strcmp(log[0] + sizeof(log[0]) - 11, "type_id=2\n")
+				    : !strncmp(log[0], "magic: 0xeb9f\n", 14));
+		if (kernel) {
+			T_EQ_INT(err[1], err[0]);
+			T_EQ_INT((int)true_size[1], (int)true_size[0]);
+			T_EQ_STR(log[1], log[0]);
 		}
 	}
 }
 
 static void meta_rules(int kernel)
 {
-	static char log[65536];
+	static char log[65536], blog[65536];
 	char line[256];
 	struct blob bl;
 
@@ -256,6 +304,7 @@ static void meta_rules(int kernel)
 		make_meta(m, &bl);
 		log[0] = 0;
 		T_EQ_INT(m->err, errno_of(btf_load(bpfrt_bpf, &bl, log, sizeof(log))));
+		snprintf(blog, sizeof(blog), "%s", log);
 		last_line(log, line, sizeof(line));
 		if (m->line)
 			T_EQ_STR(m->line, line);
@@ -263,6 +312,8 @@ static void meta_rules(int kernel)
 			continue;
 		log[0] = 0;
 		T_EQ_INT(m->err, errno_of(btf_load(kernel_bpf, &bl, log, sizeof(log))));
+		/* the whole log: the header and a line per type checked */
+		T_EQ_STR(log, blog);
 		last_line(log, line, sizeof(line));
 		if (m->line)
 			T_EQ_STR(m->line, line);
@@ -384,6 +435,7 @@ int main(void)
 	}
 	meta_rules(kernel);
 	int_rules(kernel);
+	small_log(kernel);
 	T_CASE("btf_size over 16 MiB");
 	{
 		union bpf_attr a;

@@ -1,14 +1,16 @@
 /* btf_oracle.c - the .BTF section of each object given, loaded with BPF_BTF_LOAD into the
  * kernel (bpf(2)) and into bpfrt (bpfrt_bpf()) at log level 1: both must accept it or both
- * refuse it with the same errno and the same message, the log's last line (as
- * tests/api/test_btf_load.c; bpfrt's BTF log holds that line alone, where the kernel's
- * lists the header and every type it checked before: counted, not failed).  The objects are bpfrt's own
- * programs compiled by GCC (tests/gcc/gcc_corpus.sh): GCC 12 writes BTF the kernel refuses
- * (a char INT with two encoding bits, "Unsupported encoding"), which a loader answers by
- * loading the programs without it, so the object-level comparison of corpus_diff never
- * puts the BTF itself to both sides.
+ * refuse it with the same errno and the same whole log (the header, a line per type, the
+ * refusal's), and again into a 64-byte log, rotating (level 1: the log's end) and fixed
+ * (level 1|8: its beginning), with the same errno (ENOSPC: the log did not fit), text and
+ * btf_log_true_size.  The objects are bpfrt's own programs compiled by GCC
+ * (tests/gcc/gcc_corpus.sh), or clang's: GCC 12 writes BTF the kernel refuses (a char INT
+ * with two encoding bits, "Unsupported encoding"), which a loader answers by loading the
+ * programs without it, so the object-level comparison of corpus_diff never puts the BTF
+ * itself to both sides.
  *
- * usage: btf_oracle [-v] OBJ.o...   (-v: each refusal, and both logs of a difference) exit 0 all agree, 1 a difference, 77 (skipped) not root
+ * usage: btf_oracle [-v] OBJ.o...   (-v: each refusal, and both logs of a difference)
+ * exit 0 all agree, 1 a difference, 77 (skipped) not root
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -78,9 +80,10 @@ static const unsigned char *section(const unsigned char *img, size_t len, const 
 	return NULL;
 }
 
-/* load btf through fn: 0 accepted, else the errno; the log into log */
+/* load btf through fn with a log of size bytes at level: 0 accepted, else the errno; the
+ * log into log, btf_log_true_size into *true_size */
 static int load(int (*fn)(int, union bpf_attr *, unsigned int), const unsigned char *btf,
-		size_t size, char *log)
+		size_t size, char *log, uint32_t log_size, uint32_t level, uint32_t *true_size)
 {
 	union bpf_attr a;
 	int fd;
@@ -89,10 +92,13 @@ static int load(int (*fn)(int, union bpf_attr *, unsigned int), const unsigned c
 	a.btf = (uint64_t)(uintptr_t)btf;
 	a.btf_size = (uint32_t)size;
 	a.btf_log_buf = (uint64_t)(uintptr_t)log;
-	a.btf_log_size = LOG_SIZE;
-	a.btf_log_level = 1;
+	a.btf_log_size = log_size;
+	a.btf_log_level = level;
 	log[0] = 0;
 	fd = fn(BPF_BTF_LOAD, &a, sizeof(a));
+	/* btf_log_true_size follows btf_log_level in union bpf_attr (Linux 6.4) */
+	memcpy(true_size, (const char *)&a.btf_log_level + sizeof(a.btf_log_level),
+	       sizeof(*true_size));
 	if (fd < 0)
 		return errno;
 	close(fd);
@@ -132,8 +138,8 @@ static void first_diff(const char *k, const char *b)
 int main(int argc, char **argv)
 {
 	static char klog[LOG_SIZE], blog[LOG_SIZE];
-	int failed = 0, agreed = 0, refused = 0, nobtf = 0, verbose = 0, whole_same = 0;
-	const char *kline, *bline;
+	int failed = 0, agreed = 0, refused = 0, nobtf = 0, verbose = 0;
+	const char *kline;
 
 	if (geteuid()) {
 		printf("skipped: needs root (BPF_BTF_LOAD into the kernel)\n");
@@ -145,7 +151,8 @@ int main(int argc, char **argv)
 		size_t len, size;
 		unsigned char *img = read_all(argv[i], &len);
 		const unsigned char *btf;
-		int kerr, berr;
+		int kerr, berr, kerr2, berr2, same;
+		uint32_t ktrue, btrue;
 
 		if (!img) {
 			printf("FAIL %s: cannot read\n", argv[i]);
@@ -158,34 +165,43 @@ int main(int argc, char **argv)
 			free(img);
 			continue;
 		}
-		kerr = load(kernel_bpf, btf, size, klog);
-		berr = load(bpfrt_bpf, btf, size, blog);
-		whole_same += !strcmp(klog, blog);
-		if (verbose && strcmp(klog, blog)) {
-			printf("%s:\n", argv[i]);
+		kerr = load(kernel_bpf, btf, size, klog, LOG_SIZE, 1, &ktrue);
+		berr = load(bpfrt_bpf, btf, size, blog, LOG_SIZE, 1, &btrue);
+		same = kerr == berr && !strcmp(klog, blog) && ktrue == btrue;
+		if (!same) {
+			if (verbose)
+				printf("--- kernel's log\n%s\n--- bpfrt's log\n%s\n---\n", klog, blog);
+			printf("FAIL %s: BTF_LOAD kernel %s, log of %u bytes; bpfrt %s, log of %u "
+			       "bytes\n", argv[i], kerr ? strerror(kerr) : "ok", ktrue,
+			       berr ? strerror(berr) : "ok", btrue);
 			first_diff(klog, blog);
 		}
 		kline = last_line(klog);
-		bline = last_line(blog);
-		/* an accepted BTF has no message: the kernel's last line is its last type's */
-		if (kerr != berr || (kerr && strcmp(kline, bline))) {
-			if (verbose)
-				printf("--- kernel's log\n%s\n--- bpfrt's log\n%s\n---\n", klog, blog);
-			printf("FAIL %s: BTF_LOAD kernel %s (%s) bpfrt %s (%s)\n", argv[i],
-			       kerr ? strerror(kerr) : "ok", kline, berr ? strerror(berr) : "ok", bline);
+		/* a 64-byte log: its end (rotating), its beginning (BPF_LOG_FIXED) */
+		for (uint32_t level = 1; same && level <= 9; level += 8) {
+			kerr2 = load(kernel_bpf, btf, size, klog, 64, level, &ktrue);
+			berr2 = load(bpfrt_bpf, btf, size, blog, 64, level, &btrue);
+			if (kerr2 != berr2 || strcmp(klog, blog) || ktrue != btrue) {
+				printf("FAIL %s: BTF_LOAD, a 64-byte log at level %u: kernel %s '%s' "
+				       "(%u), bpfrt %s '%s' (%u)\n", argv[i], level,
+				       kerr2 ? strerror(kerr2) : "ok", klog, ktrue,
+				       berr2 ? strerror(berr2) : "ok", blog, btrue);
+				same = 0;
+			}
+		}
+		if (!same) {
 			failed++;
 		} else {
 			agreed++;
 			refused += kerr != 0;
-			if (kerr && verbose) {
+			if (kerr && verbose)
 				printf("both refuse %s: %s: %s\n", argv[i],
 				       kerr == 524 ? "ENOTSUPP" : strerror(kerr), kline);
-			}
 		}
 		free(img);
 	}
-	printf("btf_oracle: %d objects' .BTF: %d agree (%d refused by both, same errno and "
-	       "message), %d differ; whole logs identical %d; %d without .BTF\n", agreed + failed,
-	       agreed, refused, failed, whole_same, nobtf);
+	printf("btf_oracle: %d objects' .BTF: %d agree (%d refused by both; same errno, whole "
+	       "log, and in 64 bytes), %d differ; %d without .BTF\n", agreed + failed, agreed,
+	       refused, failed, nobtf);
 	return failed ? 1 : 0;
 }
