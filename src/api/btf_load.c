@@ -183,7 +183,9 @@ static int kernel_rules(const struct brt_btf *btf, char *err, size_t errlen, FIL
 
 	if (ret)
 		return ret;
-	ret = later_rules(btf, err, errlen);
+	ret = brt_btf_resolve_rules(btf, err, errlen);
+	if (!ret)
+		ret = later_rules(btf, err, errlen);
 	if (ret && log && err[0])
 		fprintf(log, "%s\n", err);
 	return ret;

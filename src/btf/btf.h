@@ -117,6 +117,10 @@ int brt_btf_resolve_size(const struct brt_btf *btf, uint32_t id, uint64_t *size)
  * the lines that pass (btf_check_all_metas()) writes to its log are written there, up to
  * and including the refusal's. */
 int brt_btf_meta_rules(const struct brt_btf *btf, char *err, size_t errlen, FILE *log);
+/* The kernel's second pass's bound (btf_resolve()): resolving a type may descend through at
+ * most 32 unresolved types (its modifiers, pointers, members, elements) in id order, else
+ * -E2BIG "Exceeded max resolving depth:32" in err (-EEXIST "Loop detected": a cycle). */
+int brt_btf_resolve_rules(const struct brt_btf *btf, char *err, size_t errlen);
 /* First type of that kind and name, or -ENOENT. */
 int brt_btf_find(const struct brt_btf *btf, const char *name, unsigned int kind);
 /* Read the func_info, line_info and CO-RE relocation parts of .BTF.ext: the layout of all

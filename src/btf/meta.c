@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "btf/btf.h"
@@ -201,17 +202,12 @@ static int datasec_meta(const struct brt_btf *btf, uint32_t id, char *err, size_
 	return 0;
 }
 
-/* The line the kernel's first pass logs for type id (btf_verifier_log_type(env, t, NULL),
- * each kind's log_details()), and its members' lines up to member `upto`. */
-static void log_type(FILE *log, const struct brt_btf *btf, uint32_t id, uint32_t upto)
+/* btf_verifier_log_type()'s "[id] KIND name details" (each kind's log_details()) */
+static void log_details(FILE *log, const struct brt_btf *btf, uint32_t id)
 {
 	const struct btf_type *t = brt_btf_type(btf, id);
 	uint32_t kind = BTF_INFO_KIND(t->info), vlen = BTF_INFO_VLEN(t->info), data;
 	const struct btf_param *pa = (const struct btf_param *)(const void *)(t + 1);
-	const struct btf_member *m = (const struct btf_member *)(const void *)(t + 1);
-	const struct btf_enum *e = (const struct btf_enum *)(const void *)(t + 1);
-	const struct btf_enum64 *e64 = (const struct btf_enum64 *)(const void *)(t + 1);
-	const struct btf_var_secinfo *vs = (const struct btf_var_secinfo *)(const void *)(t + 1);
 	const struct btf_array *arr = (const struct btf_array *)(const void *)(t + 1);
 
 	fprintf(log, "[%u] %s %s ", id, brt_btf_kind_name(kind), log_name(btf, t->name_off));
@@ -265,6 +261,20 @@ static void log_type(FILE *log, const struct brt_btf *btf, uint32_t id, uint32_t
 		fprintf(log, "type_id=%u", t->type);
 		break;
 	}
+}
+
+/* The line the kernel's first pass logs for type id (btf_verifier_log_type(env, t, NULL)),
+ * and its members' lines up to member `upto`. */
+static void log_type(FILE *log, const struct brt_btf *btf, uint32_t id, uint32_t upto)
+{
+	const struct btf_type *t = brt_btf_type(btf, id);
+	uint32_t kind = BTF_INFO_KIND(t->info), vlen = BTF_INFO_VLEN(t->info);
+	const struct btf_member *m = (const struct btf_member *)(const void *)(t + 1);
+	const struct btf_enum *e = (const struct btf_enum *)(const void *)(t + 1);
+	const struct btf_enum64 *e64 = (const struct btf_enum64 *)(const void *)(t + 1);
+	const struct btf_var_secinfo *vs = (const struct btf_var_secinfo *)(const void *)(t + 1);
+
+	log_details(log, btf, id);
 	fputc('\n', log);
 	for (uint32_t i = 0; i < vlen && i < upto; i++) {
 		switch (kind) {
@@ -336,5 +346,130 @@ int brt_btf_meta_rules(const struct brt_btf *btf, char *err, size_t errlen, FILE
 		if (ret)
 			fprintf(log, "%s\n", err);
 	}
+	return ret;
+}
+
+/* ---- the second pass's resolution depth (btf_check_all_types(), btf_resolve()) ---- */
+
+#define RESOLVE_DEPTH 32 /* MAX_RESOLVE_DEPTH */
+
+enum { MODE_TBD, MODE_PTR, MODE_STRUCT_OR_ARRAY };
+
+static int is_modifier(uint32_t k)
+{
+	return k == BTF_KIND_TYPEDEF || k == BTF_KIND_VOLATILE || k == BTF_KIND_CONST ||
+	       k == BTF_KIND_RESTRICT || k == BTF_KIND_TYPE_TAG;
+}
+
+static int is_struct_kind(uint32_t k)
+{
+	return k == BTF_KIND_STRUCT || k == BTF_KIND_UNION;
+}
+
+/* btf_type_needs_resolve() */
+static int needs_resolve(uint32_t k)
+{
+	return is_modifier(k) || k == BTF_KIND_PTR || is_struct_kind(k) || k == BTF_KIND_ARRAY ||
+	       k == BTF_KIND_VAR || k == BTF_KIND_FUNC || k == BTF_KIND_DECL_TAG ||
+	       k == BTF_KIND_DATASEC;
+}
+
+/* env_type_is_resolve_sink(): types the resolution of the mode does not descend into */
+static int is_sink(int mode, uint32_t k)
+{
+	if (mode == MODE_TBD)
+		return !needs_resolve(k);
+	if (mode == MODE_PTR)
+		return !is_modifier(k) && k != BTF_KIND_PTR;
+	return !is_modifier(k) && k != BTF_KIND_ARRAY && !is_struct_kind(k);
+}
+
+/* The next id type id's resolution descends into, in the kernel's order, from its
+ * next_member (advanced); *next becomes UINT32_MAX when none is left (a FUNC is checked
+ * without descending) */
+static uint32_t resolve_dep(const struct brt_btf *btf, uint32_t id, uint32_t *next)
+{
+	const struct btf_type *t = brt_btf_type(btf, id);
+	uint32_t k = BTF_INFO_KIND(t->info), n = (*next)++;
+
+	if ((is_modifier(k) || k == BTF_KIND_PTR || k == BTF_KIND_VAR ||
+	     k == BTF_KIND_DECL_TAG) && n == 0)
+		return t->type;
+	if (k == BTF_KIND_ARRAY && n < 2) {
+		const struct btf_array *a = (const struct btf_array *)(const void *)(t + 1);
+
+		return n == 0 ? a->index_type : a->type;
+	}
+	if (is_struct_kind(k) && n < BTF_INFO_VLEN(t->info))
+		return ((const struct btf_member *)(const void *)(t + 1))[n].type;
+	if (k == BTF_KIND_DATASEC && n < BTF_INFO_VLEN(t->info))
+		return ((const struct btf_var_secinfo *)(const void *)(t + 1))[n].type;
+	*next = UINT32_MAX;
+	return 0;
+}
+
+int brt_btf_resolve_rules(const struct brt_btf *btf, char *err, size_t errlen)
+{
+	/* 0 not visited, 1 on the stack, 2 resolved */
+	uint8_t *state = calloc(btf->ntypes ? btf->ntypes : 1, 1);
+	struct { uint32_t id, next; } stack[RESOLVE_DEPTH];
+	int ret = 0;
+
+	if (!state)
+		return -ENOMEM;
+	for (uint32_t id = 1; id < btf->ntypes && !ret; id++) {
+		uint32_t kind = BTF_INFO_KIND(brt_btf_type(btf, id)->info), top = 0;
+		int mode = kind == BTF_KIND_PTR ? MODE_PTR :
+			   is_struct_kind(kind) || kind == BTF_KIND_ARRAY ? MODE_STRUCT_OR_ARRAY :
+			   MODE_TBD;
+
+		if (!needs_resolve(kind) || state[id] == 2)
+			continue;
+		state[id] = 1;
+		stack[top].id = id;
+		stack[top++].next = 0;
+		while (top && !ret) {
+			uint32_t *next = &stack[top - 1].next;
+			uint32_t dep = resolve_dep(btf, stack[top - 1].id, next), dk;
+
+			if (*next == UINT32_MAX) {
+				state[stack[--top].id] = 2; /* env_stack_pop_resolved() */
+				continue;
+			}
+			if (!dep || dep >= btf->ntypes || state[dep] == 2)
+				continue;
+			dk = BTF_INFO_KIND(brt_btf_type(btf, dep)->info);
+			if (is_sink(mode, dk))
+				continue;
+			/* env_stack_push() */
+			if (top == RESOLVE_DEPTH)
+				ret = -E2BIG;
+			else if (state[dep])
+				ret = -EEXIST;
+			else {
+				state[dep] = 1;
+				stack[top].id = dep;
+				stack[top++].next = 0;
+			}
+		}
+		if (ret) {
+			/* btf_resolve(): the line of the type whose resolution failed */
+			char *text = NULL;
+			size_t len = 0;
+			FILE *f = open_memstream(&text, &len);
+
+			if (f) {
+				log_details(f, btf, id);
+				if (ret == -E2BIG)
+					fprintf(f, " Exceeded max resolving depth:%u", RESOLVE_DEPTH);
+				else
+					fputs(" Loop detected", f);
+				fclose(f);
+				snprintf(err, errlen, "%s", text ? text : "");
+				free(text);
+			}
+		}
+	}
+	free(state);
 	return ret;
 }

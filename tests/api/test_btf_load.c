@@ -30,7 +30,7 @@ static const char strs[] = "\0int\0f\0x\0a.c\0return 1;";
 #define S_LINE 13
 
 struct blob {
-	uint8_t b[512];
+	uint8_t b[2048];
 	uint32_t len;
 };
 
@@ -291,6 +291,55 @@ static void small_log(int kernel)
 	}
 }
 
+/* btf_resolve()'s depth: [1] int, then structs [2]..[n+1], each holding the next by value
+ * (the last an int): resolving [2] descends through all n at once (they come after it), at
+ * most 32 (MAX_RESOLVE_DEPTH), else E2BIG on [2]'s line.  bpfrt had accepted any depth. */
+static void resolve_depth(int kernel)
+{
+	static const uint32_t depths[] = { 32, 33 };
+	static char log[2][65536];
+	uint32_t t[4 + 34 * 6];
+	struct blob bl;
+
+	for (size_t d = 0; d < sizeof(depths) / sizeof(depths[0]); d++) {
+		uint32_t n = 0, depth = depths[d];
+		int err[2] = { 0, 0 };
+		char line[256];
+
+		T_CASE(depth == 32 ? "structs nested 32 deep" : "structs nested 33 deep");
+		t[n++] = S_INT;
+		t[n++] = INFO(BTF_KIND_INT, 0);
+		t[n++] = 4;
+		t[n++] = (BTF_INT_SIGNED << 24) | 32;
+		for (uint32_t i = 0; i < depth; i++) {
+			t[n++] = S_X;
+			t[n++] = INFO(BTF_KIND_STRUCT, 1);
+			t[n++] = 4;
+			t[n++] = S_X;
+			t[n++] = i + 1 < depth ? i + 3 : 1; /* [i + 2] holds [i + 3] */
+			t[n++] = 0;
+		}
+		if (n * 4 + sizeof(struct btf_header) + sizeof(strs) > sizeof(bl.b)) {
+			T_FAIL("blob too small for %u words", n);
+			return;
+		}
+		build(&bl, t, n, sizeof(strs));
+		for (int k = 0; k <= kernel; k++) {
+			log[k][0] = 0;
+			err[k] = errno_of(btf_load(k ? kernel_bpf : bpfrt_bpf, &bl, log[k],
+						   sizeof(log[k])));
+		}
+		T_EQ_INT(depth == 32 ? 0 : -E2BIG, err[0]);
+		last_line(log[0], line, sizeof(line));
+		if (depth == 33)
+			T_EQ_STR("[2] STRUCT x size=4 vlen=1 Exceeded max resolving depth:32", line);
+		if (kernel) {
+			T_EQ_INT(err[1], err[0]);
+			T_EQ_STR(log[1], log[0]);
+		}
+	}
+}
+
 static void meta_rules(int kernel)
 {
 	static char log[65536], blog[65536];
@@ -436,6 +485,7 @@ int main(void)
 	meta_rules(kernel);
 	int_rules(kernel);
 	small_log(kernel);
+	resolve_depth(kernel);
 	T_CASE("btf_size over 16 MiB");
 	{
 		union bpf_attr a;
