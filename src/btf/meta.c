@@ -450,6 +450,11 @@ int brt_btf_resolve_rules(const struct brt_btf *btf, char *err, size_t errlen)
 				state[dep] = 1;
 				stack[top].id = dep;
 				stack[top++].next = 0;
+				/* the first pointer, struct or array pushed sets the mode */
+				if (mode == MODE_TBD)
+					mode = dk == BTF_KIND_PTR ? MODE_PTR :
+					       is_struct_kind(dk) || dk == BTF_KIND_ARRAY ?
+					       MODE_STRUCT_OR_ARRAY : MODE_TBD;
 			}
 		}
 		if (ret) {
