@@ -122,7 +122,7 @@ int main(int argc, char **argv)
 		return 2;
 	setenv("BPFRT_FS", dir, 1);
 	snprintf(pin_user, sizeof(pin_user), "%s", dir);
-	/* never used: the corpus leaves out pinned_map, the one object that pins */
+	/* where the kernel sides' objects pin by themselves (iproute2's tc/globals) */
 	snprintf(pin_kernel, sizeof(pin_kernel), "/sys/fs/bpf/bpfrt-loader-%d", (int)getpid());
 	bpfrt_set_print(quiet);
 #ifdef HAVE_LIBBPF
@@ -162,6 +162,7 @@ int main(int argc, char **argv)
 	 * themselves (iproute2's tc/globals): unlinking a known list left 156 directories
 	 * behind over a day of runs */
 	nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+	nftw(pin_kernel, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 	free(objs);
 	return 0;
 }
