@@ -75,9 +75,9 @@ BPFRT_API int bpfrt_raw_tracepoint_attach(int prog_fd, const char *name,
 struct bpfrt_perf_event_opts {
 	size_t sz;           /* sizeof(struct bpfrt_perf_event_opts) */
 	uint32_t ring_pages; /* data pages of each ring, a power of two (0: 64) */
-	uint32_t reserved;   /* zero; see BPFRT_OPTS() */
+	uint32_t cpu_plus1;  /* perf_event_open()'s cpu plus one: that CPU only; 0: pid's */
 };
-#define bpfrt_perf_event_opts__last ring_pages
+#define bpfrt_perf_event_opts__last cpu_plus1
 
 /* Attach a BPF_PROG_TYPE_KPROBE program to the kernel probe that attr (a struct
  * perf_event_attr of attr_size bytes, as given to perf_event_open()) describes: the
@@ -95,6 +95,13 @@ struct bpfrt_perf_event_opts {
  * link fd (closing it or bpfrt_link_detach() detaches) or -errno: EINVAL (not a kprobe
  * program, attr not a probe, bad opts), EOPNOTSUPP (not x86-64), or perf_event_open()'s
  * errno, with a message. */
+/* A BPF_PROG_TYPE_PERF_EVENT program goes on any other event attr describes (a software
+ * timer such as PERF_COUNT_SW_CPU_CLOCK, a hardware counter): the event keeps its
+ * sample_period or sample_freq and the program runs on each overflow with struct
+ * bpf_perf_event_data as its context (the interrupted registers; sample_period the
+ * attr's period, 0 in frequency mode; addr 0), as bpftrace's interval and profile probes
+ * want.  opts->cpu_plus1 names the one CPU to open the event on (perf_event_open()'s
+ * cpu + 1), as those probes open one event per CPU. */
 BPFRT_API int bpfrt_perf_event_attach(int prog_fd, const void *attr, size_t attr_size,
 				      int pid, const struct bpfrt_perf_event_opts *opts);
 

@@ -35,6 +35,7 @@
 #define DEFAULT_PAGES 64u  /* data pages per ring */
 #define MAX_REGIONS 16     /* the registers and the program's array maps */
 #define PT_REGS_BYTES 168  /* the verifier's context size for kprobe programs */
+#define PERF_CTX_BYTES 184 /* struct bpf_perf_event_data: pt_regs, sample_period, addr */
 
 #if defined(__x86_64__)
 /* Where each sampled perf register goes in struct pt_regs; perf writes the registers of
@@ -57,7 +58,8 @@ _Static_assert(sizeof(struct pt_regs) == PT_REGS_BYTES, "pt_regs layout");
 struct kp_source {
 	struct brt_perf_source ps;        /* first: the rings (perf_ring.c) */
 	struct brt_link *link;
-	uint64_t regs[PT_REGS_BYTES / 8]; /* the program's context */
+	uint64_t regs[PERF_CTX_BYTES / 8]; /* the program's context */
+	uint64_t period;                   /* a perf_event program's sample_period */
 	uint64_t mask;                    /* PERF_SAMPLE_REGS_INTR mask */
 	unsigned nregs;                   /* registers per sample */
 	struct brt_region regions[MAX_REGIONS];
@@ -78,6 +80,7 @@ static void run_sample(void *arg, const struct brt_trace_task *task, const uint8
 	if (abi == PERF_SAMPLE_REGS_ABI_NONE || (size_t)(end - vals) < (size_t)src->nregs * 8)
 		return; /* no registers (a hit in a kernel thread's user part): nothing to run on */
 	memset(src->regs, 0, sizeof(src->regs));
+	src->regs[PT_REGS_BYTES / 8] = src->period;
 #if defined(__x86_64__)
 	for (unsigned i = 0, k = 0; i < BRT_ARRAY_SIZE(reg_map); i++)
 		memcpy(&src->regs[reg_map[i].slot], vals + 8 * k++, 8);
@@ -133,7 +136,7 @@ static void publish(int fd, const struct perf_event_attr *a)
 	size_t n = 0;
 	int up = (long)a->type == pmu_type("uprobe");
 
-	if (a->type == PERF_TYPE_TRACEPOINT)
+	if (a->type == PERF_TYPE_TRACEPOINT || (!up && (long)a->type != pmu_type("kprobe")))
 		return;
 	/* byte by byte up to the NUL: the string may end just before an unmapped page */
 	for (; a->config1 && n < sizeof(name) - 1; n++)
@@ -164,10 +167,10 @@ int bpfrt_perf_event_attach(int prog_fd, const void *attr_in, size_t attr_size, 
 	struct brt_prog *prog;
 	struct kp_source *src;
 	unsigned pages;
-	int err;
+	int err, probe;
 
-	if (opts && !brt_opts_valid(opts, offsetof(struct bpfrt_perf_event_opts, ring_pages) +
-					   sizeof(opts->ring_pages), "bpfrt_perf_event_opts"))
+	if (opts && !brt_opts_valid(opts, offsetof(struct bpfrt_perf_event_opts, cpu_plus1) +
+					   sizeof(opts->cpu_plus1), "bpfrt_perf_event_opts"))
 		return -(errno = EINVAL);
 	pages = BRT_OPTS_GET(opts, ring_pages, 0) ? BRT_OPTS_GET(opts, ring_pages, 0)
 						  : DEFAULT_PAGES;
@@ -176,18 +179,18 @@ int bpfrt_perf_event_attach(int prog_fd, const void *attr_in, size_t attr_size, 
 	memset(&attr, 0, sizeof(attr));
 	memcpy(&attr, attr_in, attr_size < sizeof(attr) ? attr_size : sizeof(attr));
 	asked = attr;
-	if (attr.type != PERF_TYPE_TRACEPOINT && (long)attr.type != pmu_type("kprobe") &&
-	    (long)attr.type != pmu_type("uprobe")) {
-		brt_print(BPFRT_WARN, "bpfrt: perf event type %u is not a kprobe or uprobe\n",
-			  attr.type);
-		return -(errno = EINVAL);
-	}
+	probe = attr.type == PERF_TYPE_TRACEPOINT || (long)attr.type == pmu_type("kprobe") ||
+		(long)attr.type == pmu_type("uprobe");
 	err = brt_prog_from_fd(prog_fd, &prog);
 	if (err)
 		return -(errno = -err);
-	if (prog->type != BPF_PROG_TYPE_KPROBE) {
-		brt_print(BPFRT_WARN, "bpfrt: a kprobe or uprobe runs BPF_PROG_TYPE_KPROBE "
-			  "programs; this one has type %u\n", prog->type);
+	/* the kernel's pairing (perf_event_set_bpf_prog()): kprobe programs on probes,
+	 * perf_event programs on the other events (a timer, a counter) */
+	if (prog->type != (probe ? BPF_PROG_TYPE_KPROBE : BPF_PROG_TYPE_PERF_EVENT)) {
+		brt_print(BPFRT_WARN, probe ? "bpfrt: a kprobe or uprobe runs "
+			  "BPF_PROG_TYPE_KPROBE programs; this one has type %u\n" :
+			  "bpfrt: a perf event of type %u that is not a probe runs "
+			  "BPF_PROG_TYPE_PERF_EVENT programs\n", probe ? prog->type : attr.type);
 		brt_obj_put(&prog->obj);
 		return -(errno = EINVAL);
 	}
@@ -199,10 +202,17 @@ int bpfrt_perf_event_attach(int prog_fd, const void *attr_in, size_t attr_size, 
 	for (size_t i = 0; i < BRT_ARRAY_SIZE(reg_map); i++)
 		src->mask |= 1ull << reg_map[i].perf;
 	src->nregs = BRT_ARRAY_SIZE(reg_map);
-	/* the caller's probe, sampled: every hit, its task, CPU and registers */
+	/* the caller's probe, sampled: every hit, its task, CPU and registers; a perf_event
+	 * program's event keeps its period or frequency (the program runs on each overflow),
+	 * and its context's sample_period is that period (0 with a frequency: perf adjusts
+	 * it each time, unsampled here); addr is 0 */
 	attr.size = sizeof(attr);
-	attr.freq = 0;
-	attr.sample_period = 1;
+	if (probe) {
+		attr.freq = 0;
+		attr.sample_period = 1;
+	} else if (!attr.freq) {
+		src->period = attr.sample_period;
+	}
 	attr.sample_type = PERF_SAMPLE_REGS_INTR;
 	brt_perf_attr_sample(&attr);
 	src->ps.chain = brt_trace_wants_chain(prog);
@@ -222,10 +232,13 @@ int bpfrt_perf_event_attach(int prog_fd, const void *attr_in, size_t attr_size, 
 	attr.precise_ip = 0;
 	attr.watermark = 1;
 	attr.wakeup_watermark = pages * 4096u / 4;
-	src->regions[0] = (struct brt_region){ (uint64_t)(uintptr_t)src->regs, PT_REGS_BYTES, 0 };
+	src->regions[0] = (struct brt_region){ (uint64_t)(uintptr_t)src->regs,
+					       probe ? PT_REGS_BYTES : PERF_CTX_BYTES, 0 };
 	src->nregions = 1 + brt_prog_map_regions(prog, src->regions + 1, MAX_REGIONS - 1);
-	err = brt_perf_source_open(&src->ps, &attr, pid, pages,
-				   "the probe with sampled registers");
+	err = brt_perf_source_open(&src->ps, &attr, pid,
+				   (int)BRT_OPTS_GET(opts, cpu_plus1, 0) - 1, pages,
+				   probe ? "the probe with sampled registers" :
+				   "the event with sampled registers");
 	if (err)
 		goto out_free;
 	err = brt_link_create(&kp_ops, prog, src, &src->link);

@@ -78,9 +78,9 @@ void brt_perf_attr_sample(struct perf_event_attr *attr)
 }
 
 int brt_perf_source_open(struct brt_perf_source *ps, struct perf_event_attr *attr, int pid,
-			 unsigned pages, const char *what)
+			 int cpu_only, unsigned pages, const char *what)
 {
-	long ncpu = pid == -1 ? sysconf(_SC_NPROCESSORS_CONF) : 1;
+	long ncpu = pid == -1 && cpu_only < 0 ? sysconf(_SC_NPROCESSORS_CONF) : 1;
 	int err = -ENODEV;
 
 	if (ncpu < 1)
@@ -89,12 +89,12 @@ int brt_perf_source_open(struct brt_perf_source *ps, struct perf_event_attr *att
 	if (!ps->rings)
 		return -ENOMEM;
 	for (long cpu = 0; cpu < ncpu; cpu++) {
-		int e = brt_perf_ring_open(attr, pid, pid == -1 ? (int)cpu : -1, pages,
-					   &ps->rings[ps->nrings]);
+		int on = cpu_only >= 0 ? cpu_only : pid == -1 ? (int)cpu : -1;
+		int e = brt_perf_ring_open(attr, pid, on, pages, &ps->rings[ps->nrings]);
 
 		if (!e)
 			ps->nrings++;
-		else if (pid != -1 || (e != -ENODEV && e != -EINVAL))
+		else if (pid != -1 || cpu_only >= 0 || (e != -ENODEV && e != -EINVAL))
 			err = e;
 	}
 	if (ps->nrings)

@@ -85,11 +85,12 @@ struct brt_perf_source {
 	size_t min_tail;               /* the source's fields: at least this many bytes */
 	brt_perf_sample_fn on_sample;
 };
-/* attr for pid on every online CPU (pid -1; an offline CPU refuses with ENODEV or
- * EINVAL: skipped) or on any CPU (one process), a ring of pages data pages each: 0 when
- * a ring opened, else -errno after "bpfrt: perf_event_open of WHAT failed: ...". */
+/* attr for pid on CPU cpu_only (>= 0: one ring, as perf_event_open()'s cpu), else on
+ * every online CPU (pid -1; an offline CPU refuses with ENODEV or EINVAL: skipped) or on
+ * any CPU (one process), a ring of pages data pages each: 0 when a ring opened, else
+ * -errno after "bpfrt: perf_event_open of WHAT failed: ...". */
 int brt_perf_source_open(struct brt_perf_source *ps, struct perf_event_attr *attr, int pid,
-			 unsigned pages, const char *what);
+			 int cpu_only, unsigned pages, const char *what);
 /* Close the rings and free the priv ps starts. */
 void brt_perf_source_free(struct brt_perf_source *ps);
 /* The link's ops: run is the link thread's loop (wait on the rings and on the link's

@@ -146,7 +146,7 @@ static int open_rings(struct tp_source *src, uint32_t id, unsigned pages)
 		attr.sample_type |= PERF_SAMPLE_CALLCHAIN;
 	attr.watermark = 1;
 	attr.wakeup_watermark = pages * 4096u / 4;
-	return brt_perf_source_open(&src->ps, &attr, -1, pages, src->name);
+	return brt_perf_source_open(&src->ps, &attr, -1, -1, pages, src->name);
 }
 
 /* The record offsets of raw tracepoint kind's fields (id, then args[6] or ret) in tp's

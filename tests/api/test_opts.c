@@ -32,7 +32,7 @@ NO_TAIL_PADDING(bpfrt_object_open_opts, reserved);
 NO_TAIL_PADDING(bpfrt_perf_ring_opts, bpfrt_perf_ring_opts__last);
 NO_TAIL_PADDING(bpfrt_perf_buffer_opts, bpfrt_perf_buffer_opts__last);
 NO_TAIL_PADDING(bpfrt_tracepoint_opts, reserved);
-NO_TAIL_PADDING(bpfrt_perf_event_opts, reserved);
+NO_TAIL_PADDING(bpfrt_perf_event_opts, bpfrt_perf_event_opts__last);
 /* ... and `reserved` comes right after the last field the library knows, so a non-zero
  * one is refused like any unknown field. */
 #define RESERVED_FOLLOWS(T)                                                               \
@@ -41,7 +41,6 @@ NO_TAIL_PADDING(bpfrt_perf_event_opts, reserved);
 RESERVED_FOLLOWS(bpfrt_map_create_opts);
 RESERVED_FOLLOWS(bpfrt_helper_proto);
 RESERVED_FOLLOWS(bpfrt_tracepoint_opts);
-RESERVED_FOLLOWS(bpfrt_perf_event_opts);
 RESERVED_FOLLOWS(bpfrt_object_open_opts);
 
 static const struct bpf_insn ret0[] = {

@@ -15,6 +15,9 @@
 #    BPF_XDP) and tc through rtnetlink (clsact hook, bpf_tc_attach with the echoed
 #    handle/priority/prog_id, bpf_tc_detach) and tcx (BPF_LINK_CREATE BPF_TCX_INGRESS)
 #    count the UDP datagrams sent on lo;
+#  - pe.c: a perf_event program on a CPU clock of one CPU (bpftrace's interval and
+#    profile probes: perf_event_open with a period, SET_BPF) runs on its ticks and reads
+#    sample_period; a kprobe program on the clock gets EINVAL;
 #  - sf.c, in a network namespace of its own: SO_ATTACH_BPF of a socket filter on a UDP
 #    socket drops and trims datagrams as the kernel's does, read with recv, recvfrom,
 #    recvmsg and read; SO_DETACH_BPF; on a packet socket (the filter sees the IP header)
@@ -48,7 +51,8 @@ clang -O2 -g -target bpf -D__TARGET_ARCH_x86 -I"$ARCH_INC" -c "$SRC/kp.bpf.c" -o
 	cc -O1 -Wall -I"$T" -o "$T/net" "$SRC/net.c" -lbpf &&
 	clang -O2 -g -target bpf -I"$ARCH_INC" -c "$SRC/sf.bpf.c" -o "$T/sf.bpf.o" &&
 	bpftool gen skeleton "$T/sf.bpf.o" name sf > "$T/sf.skel.h" &&
-	cc -O1 -Wall -I"$T" -o "$T/sf" "$SRC/sf.c" -lbpf ||
+	cc -O1 -Wall -I"$T" -o "$T/sf" "$SRC/sf.c" -lbpf &&
+	cc -O1 -Wall -o "$T/pe" "$SRC/pe.c" ||
 	{ echo "FAIL: building the test programs"; exit 1; }
 
 # same output on both; $1 names the case, the rest is the command under $T
@@ -79,6 +83,17 @@ out=$("$BPFRT" exec -- "$T/rtp" --switch 2>"$T/switch.err")
 [ "$(grep -c 'raw tracepoint sched_switch: its arguments cannot be rebuilt' "$T/switch.err")" = 1 ] &&
 	[ "$(wc -l < "$T/switch.err")" = 1 ] && ok ||
 	fail "raw_tp sched_switch under bpfrt: want one line on stderr: $(cat "$T/switch.err")"
+
+"$T/pe" > "$T/pe.kernel" 2>&1
+"$BPFRT" exec -- "$T/pe" > "$T/pe.bpfrt" 2>"$T/pe.err"
+if [ "$(cat "$T/pe.kernel")" = "$(printf 'attach: ok\nfired: yes\nperiod: 5000000\nkprobe program on the clock: errno 22\ndone')" ] &&
+   cmp -s "$T/pe.kernel" "$T/pe.bpfrt"; then
+	ok
+else
+	fail "perf_event program on a CPU clock: kernel and bpfrt differ:"
+	diff "$T/pe.kernel" "$T/pe.bpfrt" >&2
+	cat "$T/pe.err" >&2
+fi
 
 # XDP and tc on lo, each run in a network namespace of its own (no one else's packets)
 if unshare -n sh -c 'ip link set lo up' 2>/dev/null; then

@@ -398,7 +398,7 @@ int ioctl(int fd, unsigned long req, ...)
 		if (!told && is_prog_fd((int)(intptr_t)arg)) {
 			told = 1;
 			fprintf(stderr, "bpfrt-preload: PERF_EVENT_IOC_SET_BPF of a bpfrt program on "
-					"a perf event other than a tracepoint, kprobe or uprobe: "
+					"a perf event it does not know: "
 					"not attachable in bpfrt (the kernel's errno follows)\n");
 		}
 	}
@@ -435,7 +435,7 @@ long syscall(long number, ...)
 
 			if (n > PERF_ATTR_SIZE_VER0 && read_user((uint64_t)a[0], &attr, n) != n)
 				return ret;
-			tp_track((int)ret, &attr, (int)a[1]);
+			tp_track((int)ret, &attr, (int)a[1], (int)a[2]);
 		}
 		return ret;
 	}

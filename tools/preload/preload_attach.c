@@ -35,7 +35,7 @@ struct tp_fd {
 	ino_t ino;
 	struct perf_event_attr attr; /* as opened; config1 points at name for the PMUs */
 	char *name;                  /* kprobe function or uprobe path, a copy (or NULL) */
-	int pid;                     /* perf_event_open()'s pid */
+	int pid, cpu;                /* perf_event_open()'s pid and cpu */
 	int link;                    /* bpfrt's link from SET_BPF, or -1 */
 };
 
@@ -84,13 +84,16 @@ static long pmu_type(int uprobe)
 }
 
 /* A perf event the kernel opened: remember it when it is a probe bpfrt can attach to. */
-void tp_track(int fd, const struct perf_event_attr *attr, int pid)
+void tp_track(int fd, const struct perf_event_attr *attr, int pid, int cpu)
 {
-	struct tp_fd e = { .fd = fd, .attr = *attr, .pid = pid, .link = -1 };
+	struct tp_fd e = { .fd = fd, .attr = *attr, .pid = pid, .cpu = cpu, .link = -1 };
 	struct stat st;
 	int pmu = (long)attr->type == pmu_type(0) || (long)attr->type == pmu_type(1);
 
-	if (attr->type != PERF_TYPE_TRACEPOINT && !pmu)
+	/* software and hardware events take perf_event programs (bpftrace's interval and
+	 * profile probes: a CPU clock on each CPU) */
+	if (attr->type != PERF_TYPE_TRACEPOINT && attr->type != PERF_TYPE_SOFTWARE &&
+	    attr->type != PERF_TYPE_HARDWARE && !pmu)
 		return;
 	if (fstat(fd, &st))
 		return;
@@ -169,14 +172,29 @@ static int ev_attach(const struct tp_fd *t, int prog_fd, int ptype)
 	char name[600];
 	int link;
 
-	if (ptype == BPF_PROG_TYPE_KPROBE) {
-		link = bpfrt_perf_event_attach(prog_fd, &t->attr, sizeof(t->attr), t->pid, NULL);
+	if (ptype == BPF_PROG_TYPE_KPROBE || ptype == BPF_PROG_TYPE_PERF_EVENT) {
+		/* a probe's program runs on its hits on every CPU whatever the event's cpu (the
+		 * kernel's trace_call_bpf(); libbpf opens probes on CPU 0), a timer's or
+		 * counter's on that CPU's overflows only */
+		BPFRT_OPTS(bpfrt_perf_event_opts, o,
+			   .cpu_plus1 = ptype == BPF_PROG_TYPE_PERF_EVENT && t->cpu >= 0 ?
+					t->cpu + 1u : 0);
+
+		link = bpfrt_perf_event_attach(prog_fd, &t->attr, sizeof(t->attr), t->pid, &o);
 		if (link < 0) {
 			int e = -link;
 
-			fprintf(stderr, "bpfrt-preload: %s %s: bpfrt cannot attach the program: "
-					"%s\n", (long)t->attr.type == pmu_type(1) ? "uprobe" :
-					"kprobe", t->name ? t->name : "(address)", strerror(e));
+			if (ptype == BPF_PROG_TYPE_PERF_EVENT || t->attr.type == PERF_TYPE_SOFTWARE ||
+			    t->attr.type == PERF_TYPE_HARDWARE)
+				fprintf(stderr, "bpfrt-preload: perf event of type %u config %llu: "
+						"bpfrt cannot attach the program: %s\n",
+					t->attr.type, (unsigned long long)t->attr.config,
+					strerror(e));
+			else
+				fprintf(stderr, "bpfrt-preload: %s %s: bpfrt cannot attach the "
+						"program: %s\n", (long)t->attr.type == pmu_type(1) ?
+						"uprobe" : "kprobe", t->name ? t->name : "(address)",
+					strerror(e));
 			errno = e;
 			return -1;
 		}

@@ -82,7 +82,7 @@ int route_perf_open(long a[6], long *ret);
 int is_perf(int fd);
 
 /* preload_attach.c: programs on perf events and raw tracepoints; the links handed out. */
-void tp_track(int fd, const struct perf_event_attr *attr, int pid);
+void tp_track(int fd, const struct perf_event_attr *attr, int pid, int cpu);
 int tp_set_bpf(int fd, int prog_fd, int *ret);
 void tp_detach(int fd, int forget);
 int perf_link_create(const union bpf_attr *attr, long *ret);
