@@ -73,6 +73,9 @@ void brt_perf_ring_close(struct brt_perf_ring *r)
 void brt_perf_attr_sample(struct perf_event_attr *attr)
 {
 	attr->sample_type |= PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU;
+	/* names of the tasks, for those gone before their records run (task.c) */
+	attr->comm = 1;
+	attr->task = 1;
 	attr->use_clockid = 1;
 	attr->clockid = CLOCK_MONOTONIC;
 }
@@ -160,6 +163,17 @@ static void on_record(void *arg, const struct perf_event_header *rec)
 	if (rec->type == PERF_RECORD_SAMPLE &&
 	    rec->size >= sizeof(struct sample) + (d->ps->chain ? 8 : 0) + d->ps->min_tail) {
 		hand_on(d->ps, rec);
+	} else if (rec->type == PERF_RECORD_COMM && rec->size > sizeof(*rec) + 8) {
+		uint32_t tid; /* after the header: u32 pid, u32 tid, the name */
+
+		memcpy(&tid, (const uint8_t *)rec + sizeof(*rec) + 4, 4);
+		brt_trace_note_comm((int32_t)tid, (const char *)rec + sizeof(*rec) + 8,
+				    rec->size - sizeof(*rec) - 8);
+	} else if (rec->type == PERF_RECORD_FORK && rec->size >= sizeof(*rec) + 16) {
+		uint32_t ids[4]; /* pid, ppid, tid, ptid */
+
+		memcpy(ids, (const uint8_t *)rec + sizeof(*rec), sizeof(ids));
+		brt_trace_note_fork((int32_t)ids[2], (int32_t)ids[3]);
 	} else if (rec->type == PERF_RECORD_LOST && rec->size >= sizeof(*rec) + 16) {
 		uint64_t lost; /* after the header: u64 id, u64 lost */
 

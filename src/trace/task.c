@@ -75,7 +75,68 @@ uint64_t brt_helper_get_current_uid_gid(uint64_t r1, uint64_t r2, uint64_t r3, u
 	return (uint64_t)gid << 32 | uid;
 }
 
-/* The task's comm (at most 15 characters), or -ESRCH when it is gone. */
+/* Task names by thread id: what the perf rings announced (PERF_RECORD_COMM: each exec
+ * or rename on a source's CPUs; PERF_RECORD_FORK: a new task has its parent's) and what
+ * /proc said once.  A record whose task is gone before bpfrt runs the program on it (a
+ * short-lived command's /proc entry leaves with it) still gets the name the kernel's
+ * program saw in the task; and the runner does not open /proc for each record (a
+ * program on sys_enter_openat would count the runner's own opens of /proc/PID/comm, each
+ * one more record: a loop).  A small table: a slot keeps the last name of the last
+ * thread id hashed to it. */
+#define COMM_SLOTS 1024
+static struct {
+	int32_t tid;
+	char comm[TASK_COMM_LEN];
+} comms[COMM_SLOTS];
+static pthread_mutex_t comms_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void brt_trace_note_comm(int32_t tid, const char *comm, size_t len)
+{
+	unsigned slot = (uint32_t)tid % COMM_SLOTS;
+
+	if (tid <= 0)
+		return;
+	len = strnlen(comm, len < TASK_COMM_LEN - 1 ? len : TASK_COMM_LEN - 1);
+	pthread_mutex_lock(&comms_lock);
+	comms[slot].tid = tid;
+	memcpy(comms[slot].comm, comm, len);
+	comms[slot].comm[len] = 0;
+	pthread_mutex_unlock(&comms_lock);
+}
+
+void brt_trace_note_fork(int32_t tid, int32_t parent)
+{
+	char comm[TASK_COMM_LEN];
+	unsigned slot = (uint32_t)tid % COMM_SLOTS, from = (uint32_t)parent % COMM_SLOTS;
+
+	pthread_mutex_lock(&comms_lock);
+	if (parent > 0 && comms[from].tid == parent) {
+		memcpy(comm, comms[from].comm, TASK_COMM_LEN);
+		memcpy(comms[slot].comm, comm, TASK_COMM_LEN);
+		comms[slot].tid = tid;
+	} else if (comms[slot].tid == tid) {
+		comms[slot].tid = 0; /* a reused id: its old name is not the new task's */
+	}
+	pthread_mutex_unlock(&comms_lock);
+}
+
+/* A task's last known name: 0, or -ESRCH when none was seen. */
+static int noted_comm(int32_t tid, char comm[TASK_COMM_LEN])
+{
+	unsigned slot = (uint32_t)tid % COMM_SLOTS;
+	int err = -ESRCH;
+
+	pthread_mutex_lock(&comms_lock);
+	if (tid > 0 && comms[slot].tid == tid) {
+		memcpy(comm, comms[slot].comm, TASK_COMM_LEN);
+		err = 0;
+	}
+	pthread_mutex_unlock(&comms_lock);
+	return err;
+}
+
+/* The task's comm (at most 15 characters), or -ESRCH when it is gone and no ring
+ * announced its name. */
 static int task_comm(const struct brt_trace_task *t, char comm[TASK_COMM_LEN])
 {
 	char path[64];
@@ -89,6 +150,8 @@ static int task_comm(const struct brt_trace_task *t, char comm[TASK_COMM_LEN])
 		comm[TASK_COMM_LEN - 1] = 0;
 		return 0;
 	}
+	if (!noted_comm(t->pid, comm))
+		return 0;
 	snprintf(path, sizeof(path), "/proc/%d/comm", (int)t->pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
@@ -100,6 +163,7 @@ static int task_comm(const struct brt_trace_task *t, char comm[TASK_COMM_LEN])
 	comm[n] = 0;
 	if (n > 0 && comm[n - 1] == '\n')
 		comm[n - 1] = 0;
+	brt_trace_note_comm(t->pid, comm, TASK_COMM_LEN);
 	return 0;
 }
 

@@ -35,6 +35,12 @@ struct brt_trace_task {
 /* Make task the current one of this thread's runs (NULL: the thread itself). */
 void brt_trace_set_task(const struct brt_trace_task *task);
 
+/* Thread tid is named comm (len bytes at most, NUL-terminated or not): a perf ring's
+ * PERF_RECORD_COMM, the name a record of the task gets when it is gone from /proc. */
+void brt_trace_note_comm(int32_t tid, const char *comm, size_t len);
+/* Thread tid was created by thread parent (PERF_RECORD_FORK): it has parent's name. */
+void brt_trace_note_fork(int32_t tid, int32_t parent);
+
 /* The current task's name ("<...>" when gone), thread id and CPU, for trace lines. */
 void brt_trace_current(char comm[16], int32_t *pid, int32_t *cpu);
 
@@ -68,7 +74,8 @@ int brt_perf_ring_open(struct perf_event_attr *attr, int pid, int cpu, unsigned 
 		       struct brt_perf_ring *r);
 void brt_perf_ring_close(struct brt_perf_ring *r);
 /* The sample fields every source asks for (perf_ring.c's struct sample): TID, TIME (on
- * CLOCK_MONOTONIC: the rings are read in the order the events happened) and CPU. */
+ * CLOCK_MONOTONIC: the rings are read in the order the events happened) and CPU; and
+ * PERF_RECORD_COMM and PERF_RECORD_FORK records (brt_trace_note_comm(), _fork()). */
 void brt_perf_attr_sample(struct perf_event_attr *attr);
 
 /* A link's event source on perf rings (tracepoint.c, kprobe.c): the first member of the

@@ -106,11 +106,39 @@ int main(void)
 	kill(child, SIGKILL);
 	waitpid(child, NULL, 0);
 
-	T_CASE("comm: a task that is gone: -EINVAL, buffer zeroed");
+	struct bpfrt_run_ctx rc = { 0 }; /* not the checked engine: no regions */
+
+	T_CASE("comm: a task gone since its name was read: that name (the kernel's program "
+	       "ran in the task and saw it)");
+	memset(comm, 0x55, sizeof(comm));
+	T_EQ_U64(0, brt_helper_get_current_comm((uintptr_t)comm, 16, 0, 0, 0, &rc));
+	T_EQ_STR("trace-child", comm);
+
+	T_CASE("comm: a gone task a ring's PERF_RECORD_COMM named; its fork's child too");
+	child = fork();
+	if (child == 0)
+		_exit(0);
+	waitpid(child, NULL, 0);
+	task.pid = task.tgid = child;
+	brt_trace_note_comm(child, "short-lived-command", 19); /* the kernel's 15 + NUL */
+	T_EQ_U64(0, brt_helper_get_current_comm((uintptr_t)comm, 16, 0, 0, 0, &rc));
+	T_EQ_STR("short-lived-com", comm);
+	task.pid = task.tgid = child + 1 + 1024 * 7; /* no /proc entry that old, likely */
+	if (kill(task.pid, 0) && errno == ESRCH) {
+		brt_trace_note_fork(task.pid, child);
+		T_EQ_U64(0, brt_helper_get_current_comm((uintptr_t)comm, 16, 0, 0, 0, &rc));
+		T_EQ_STR("short-lived-com", comm);
+	}
+
+	T_CASE("comm: a task that is gone, its name never seen: -EINVAL, buffer zeroed");
+	child = fork();
+	if (child == 0)
+		_exit(0);
+	waitpid(child, NULL, 0);
+	task.pid = task.tgid = child;
+	brt_trace_note_fork(child, 0); /* its id reused: an older task's name is not its */
 	memset(comm, 0x55, sizeof(comm));
 	{
-		struct bpfrt_run_ctx rc = { 0 }; /* not the checked engine: no regions */
-
 		T_EQ_U64((uint64_t)-EINVAL, brt_helper_get_current_comm((uintptr_t)comm, 16, 0, 0,
 									 0, &rc));
 		T_EQ_INT(0, comm[0]);
