@@ -76,6 +76,7 @@ void brt_perf_attr_sample(struct perf_event_attr *attr)
 	/* names of the tasks, for those gone before their records run (task.c) */
 	attr->comm = 1;
 	attr->task = 1;
+	attr->sample_id_all = 1; /* their time, for the merge (rec_time()) */
 	attr->use_clockid = 1;
 	attr->clockid = CLOCK_MONOTONIC;
 }
@@ -182,13 +183,20 @@ static void on_record(void *arg, const struct perf_event_header *rec)
 	}
 }
 
-/* A record's time for the merge: a sample's; other records (PERF_RECORD_LOST) carry none
- * and go first. */
+/* A record's time for the merge: a sample's; another record's from its sample_id
+ * trailer (brt_perf_attr_sample()'s TID, TIME, CPU: the time 16 bytes before its end),
+ * so that a task's fork, exec (PERF_RECORD_COMM) and samples are read in the order they
+ * happened whatever rings they are in. */
 static uint64_t rec_time(const struct perf_event_header *rec)
 {
 	const struct sample *s = (const void *)rec;
+	uint64_t t = 0;
 
-	return rec->type == PERF_RECORD_SAMPLE && rec->size >= sizeof(*s) ? s->time : 0;
+	if (rec->type == PERF_RECORD_SAMPLE)
+		return rec->size >= sizeof(*s) ? s->time : 0;
+	if (rec->size >= sizeof(*rec) + 24)
+		memcpy(&t, (const uint8_t *)rec + rec->size - 16, 8);
+	return t;
 }
 
 static uint64_t now_ns(void)

@@ -104,20 +104,48 @@ void brt_trace_note_comm(int32_t tid, const char *comm, size_t len)
 	pthread_mutex_unlock(&comms_lock);
 }
 
+/* Task tid's name from /proc: 0, or -ESRCH when it is gone. */
+static int proc_comm(int32_t tid, char comm[TASK_COMM_LEN])
+{
+	char path[64];
+	ssize_t n;
+	int fd;
+
+	memset(comm, 0, TASK_COMM_LEN);
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -ESRCH;
+	n = read(fd, comm, TASK_COMM_LEN - 1);
+	close(fd);
+	if (n <= 0)
+		return -ESRCH;
+	comm[n] = 0;
+	if (comm[n - 1] == '\n')
+		comm[n - 1] = 0;
+	return 0;
+}
+
 void brt_trace_note_fork(int32_t tid, int32_t parent)
 {
 	char comm[TASK_COMM_LEN];
 	unsigned slot = (uint32_t)tid % COMM_SLOTS, from = (uint32_t)parent % COMM_SLOTS;
+	int known;
 
 	pthread_mutex_lock(&comms_lock);
-	if (parent > 0 && comms[from].tid == parent) {
+	known = parent > 0 && comms[from].tid == parent;
+	if (known)
 		memcpy(comm, comms[from].comm, TASK_COMM_LEN);
-		memcpy(comms[slot].comm, comm, TASK_COMM_LEN);
-		comms[slot].tid = tid;
-	} else if (comms[slot].tid == tid) {
+	else if (comms[slot].tid == tid)
 		comms[slot].tid = 0; /* a reused id: its old name is not the new task's */
-	}
 	pthread_mutex_unlock(&comms_lock);
+	/* a parent not seen yet: its name now, once (the child may be gone first) */
+	if (!known && parent > 0 && !proc_comm(parent, comm)) {
+		brt_trace_note_comm(parent, comm, TASK_COMM_LEN);
+		known = 1;
+	}
+	if (known)
+		brt_trace_note_comm(tid, comm, TASK_COMM_LEN);
 }
 
 /* A task's last known name: 0, or -ESRCH when none was seen. */
@@ -139,10 +167,6 @@ static int noted_comm(int32_t tid, char comm[TASK_COMM_LEN])
  * announced its name. */
 static int task_comm(const struct brt_trace_task *t, char comm[TASK_COMM_LEN])
 {
-	char path[64];
-	ssize_t n;
-	int fd;
-
 	memset(comm, 0, TASK_COMM_LEN);
 	if (!t) {
 		if (prctl(PR_GET_NAME, comm, 0, 0, 0))
@@ -152,17 +176,8 @@ static int task_comm(const struct brt_trace_task *t, char comm[TASK_COMM_LEN])
 	}
 	if (!noted_comm(t->pid, comm))
 		return 0;
-	snprintf(path, sizeof(path), "/proc/%d/comm", (int)t->pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (proc_comm(t->pid, comm))
 		return -ESRCH;
-	n = read(fd, comm, TASK_COMM_LEN - 1);
-	close(fd);
-	if (n <= 0)
-		return -ESRCH;
-	comm[n] = 0;
-	if (n > 0 && comm[n - 1] == '\n')
-		comm[n - 1] = 0;
 	brt_trace_note_comm(t->pid, comm, TASK_COMM_LEN);
 	return 0;
 }
