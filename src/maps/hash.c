@@ -1150,6 +1150,8 @@ struct ro_chain {
 	uint32_t n, cap;
 	uint32_t *hash;
 	unsigned char *keys; /* n keys of key_size bytes */
+	uint32_t *order;     /* ro_chain_reach()'s scratch */
+	unsigned char *reach;
 };
 
 static int ro_chain_grow(struct ro_chain *c, uint32_t key_size)
@@ -1168,6 +1170,14 @@ static int ro_chain_grow(struct ro_chain *c, uint32_t key_size)
 	if (!k)
 		return -ENOMEM;
 	c->keys = k;
+	h = realloc(c->order, (size_t)cap * sizeof(*h));
+	if (!h)
+		return -ENOMEM;
+	c->order = h;
+	k = realloc(c->reach, cap);
+	if (!k)
+		return -ENOMEM;
+	c->reach = k;
 	c->cap = cap;
 	return 0;
 }
@@ -1214,28 +1224,61 @@ static int ro_chain_read(const struct htab *ht, const struct brt_map *map, uint3
 	return brt_map_ro_busy(map);
 }
 
-/* reachable() for a read chain: would a lookup of key pos of chain bi stop there? */
-static int ro_reachable(const struct htab *ht, const struct brt_map *map, uint32_t bi,
-			const struct ro_chain *c, uint32_t pos)
-{
-	const unsigned char *key = c->keys + (size_t)pos * map->key_size;
-	uint32_t hash = brt_keyhash(key, map->key_size, ht->head->seed);
+/* reachable() for every position of a read chain at once: would a lookup of its key stop
+ * there?  When the hash stored there is the key's and no position before it holds the
+ * same hash and key.  Found by sorting the positions whose stored hash is right by hash,
+ * key and position, the first of each run kept: O(n log n), where asking position by
+ * position scanned all before it (quadratic, and the chain is as long as a scribbler
+ * makes it: n_elems). */
+static _Thread_local const struct ro_chain *sort_chain;
+static _Thread_local uint32_t sort_ks;
 
-	if ((hash & (ht->n_buckets - 1)) != bi)
-		return 0;
-	for (uint32_t i = 0; i <= pos; i++)
-		if (c->hash[i] == hash &&
-		    !memcmp(c->keys + (size_t)i * map->key_size, key, map->key_size))
-			return i == pos;
-	return 0;
+static int ro_pos_cmp(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	const struct ro_chain *c = sort_chain;
+	int d;
+
+	if (c->hash[x] != c->hash[y])
+		return c->hash[x] < c->hash[y] ? -1 : 1;
+	d = memcmp(c->keys + (size_t)x * sort_ks, c->keys + (size_t)y * sort_ks, sort_ks);
+	if (d)
+		return d;
+	return x < y ? -1 : x > y;
+}
+
+static void ro_chain_reach(const struct htab *ht, const struct brt_map *map, uint32_t bi,
+			   struct ro_chain *c)
+{
+	uint32_t ks = map->key_size, seed = ht->head->seed, m = 0;
+
+	for (uint32_t pos = 0; pos < c->n; pos++) {
+		uint32_t hash = brt_keyhash(c->keys + (size_t)pos * ks, ks, seed);
+
+		c->reach[pos] = 0;
+		if (hash == c->hash[pos] && (hash & (ht->n_buckets - 1)) == bi)
+			c->order[m++] = pos;
+	}
+	sort_chain = c;
+	sort_ks = ks;
+	if (m)
+		qsort(c->order, m, sizeof(*c->order), ro_pos_cmp);
+	for (uint32_t i = 0; i < m; i++) {
+		uint32_t p = c->order[i], q = i ? c->order[i - 1] : 0;
+
+		if (!i || c->hash[p] != c->hash[q] ||
+		    memcmp(c->keys + (size_t)p * ks, c->keys + (size_t)q * ks, ks))
+			c->reach[p] = 1;
+	}
 }
 
 /* next_in_chain() for a read chain */
 static int ro_next_in_chain(const struct htab *ht, const struct brt_map *map, uint32_t bi,
-			    const struct ro_chain *c, uint32_t from, void *out)
+			    struct ro_chain *c, uint32_t from, void *out)
 {
+	ro_chain_reach(ht, map, bi, c);
 	for (uint32_t pos = from; pos < c->n; pos++)
-		if (ro_reachable(ht, map, bi, c, pos)) {
+		if (c->reach[pos]) {
 			memcpy(out, c->keys + (size_t)pos * map->key_size, map->key_size);
 			return 0;
 		}
@@ -1279,6 +1322,8 @@ static int get_next_key_ro(const struct htab *ht, const struct brt_map *map, con
 out:
 	free(c.hash);
 	free(c.keys);
+	free(c.order);
+	free(c.reach);
 	return err;
 }
 

@@ -19,6 +19,7 @@
 #include "harness.h"
 #include "bpfrt.h"
 #include "maps/maps.h"
+#include "util/util.h"
 #include "vm/vm.h"
 
 #define TRIALS_PER_TYPE 60 /* 9 types: 540 trials */
@@ -595,6 +596,68 @@ static void ro_odd(struct victim *v, const void *arg)
 	ro_walk(v);
 }
 
+/* One chain through every element of a large map, each holding the same key under a
+ * stored hash of the right bucket that is not the key's: no lookup stops at any of them.
+ * A read-only key walk decides, for each position of the chain it read, whether a lookup
+ * of its key would stop there; deciding it by scanning the positions before it made the
+ * first get_next_key quadratic in the chain (131,088 elements: seconds, and a million
+ * minutes: a hang a scribbler can make). */
+#define LONG_ENTRIES (1u << 17)
+
+static const struct target long_chain_target = { "hash", BPF_MAP_TYPE_HASH, 4, 8,
+						 LONG_ENTRIES, 0 };
+
+static void ro_long_walk(struct victim *v, const void *arg)
+{
+	uint32_t key = key_of(7), next;
+	uint64_t vals[256];
+	struct timespec t0, t1;
+	int err, err2;
+
+	(void)arg;
+	make_ro(v);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	err = brt_map_sys_get_next_key(v->map, NULL, &next);
+	err2 = brt_map_sys_lookup(v->map, &key, vals, 0);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	if (err != -ENOENT || err2 != -ENOENT)
+		_exit(7);
+	if ((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000 > 500)
+		_exit(6);
+}
+
+static void ro_long_chain(void)
+{
+	struct victim v;
+	uint32_t nb, ne, es, seed, key = key_of(7), hash;
+	size_t eoff;
+
+	T_CASE("read-only hash: a chain through every element, no lookup stops there");
+	T_ASSERT(make_victim(&long_chain_target, &v) == 0);
+	/* struct htab_head: n_buckets, n_elems, elem_size, seed at 16..31, 64 bytes; the
+	 * buckets (lock, head) after it; the elements (next, hash, stamp, seq, key) from the
+	 * next 64-byte line */
+	memcpy(&nb, v.region + 16, 4);
+	memcpy(&ne, v.region + 20, 4);
+	memcpy(&es, v.region + 24, 4);
+	memcpy(&seed, v.region + 28, 4);
+	T_ASSERT(nb == LONG_ENTRIES && ne > LONG_ENTRIES);
+	eoff = (64 + (size_t)nb * 8 + 63) & ~(size_t)63;
+	hash = brt_keyhash(&key, 4, seed);
+	for (uint32_t b = 0; b < nb; b++)
+		memcpy(v.region + 64 + (size_t)b * 8 + 4, &(uint32_t){ 0 }, 4);
+	memcpy(v.region + 64 + (size_t)(hash & (nb - 1)) * 8 + 4, &(uint32_t){ 1 }, 4);
+	for (uint32_t i = 1; i <= ne; i++) {
+		unsigned char *e = v.region + eoff + (size_t)(i - 1) * es;
+		uint32_t w[4] = { i < ne ? i + 1 : 0, hash ^ nb, 0, 0 };
+
+		memcpy(e, w, sizeof(w));
+		memcpy(e + 16, &key, 4);
+	}
+	T_EQ_INT(OK, in_child(ro_long_walk, &v, NULL));
+	drop_victim(&v);
+}
+
 static void ro_cases(void)
 {
 	int counts[4] = { 0 }, trials = 0;
@@ -613,6 +676,7 @@ static void ro_cases(void)
 	}
 	T_EQ_INT(OK, in_child(ro_odd, &v, NULL));
 	drop_victim(&v);
+	ro_long_chain();
 	T_CASE("read-only queue: its generation word left odd");
 	T_ASSERT(make_victim(&targets[5], &v) == 0);
 	/* struct qs_head: lock, head, tail, size, then the generation word */
