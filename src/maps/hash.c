@@ -1128,11 +1128,63 @@ static void *htab_lookup(struct brt_map *map, const void *key)
  * does its get_next_key: a read-only fd's reads change nothing there too.  Only the
  * syscall side reads such a mapping: no program of the process may use the map
  * (prog.c). */
+/* The elements a read-only read may visit over all its retries: two walks of the whole
+ * map, and BRT_MAP_RO_TRIES of a short chain.  Retrying a chain as long as the map (a
+ * scribbler's: a legitimate one is a few elements) BRT_MAP_RO_TRIES times, four walks
+ * each, took over 10 s for 262,160 elements; past the budget the read is EBUSY. */
+static uint64_t ro_budget(const struct htab *ht)
+{
+	return 2 * ((uint64_t)ht->n_elems + 1) + BRT_MAP_RO_TRIES * 64;
+}
+
+/* find_lockless() for a read-only mapping: the same validation, each walk ended, as a
+ * walk under the lock (find()), after n_elems elements, or before where the chain comes
+ * back to an element it passed (Brent's check: every element of the chain has been seen
+ * by then); *budget counts the elements visited.
+ * UINT32_MAX when the walk must be retried, or the budget is spent. */
+static uint32_t find_ro(const struct htab *ht, const struct brt_map *map, const void *key,
+			uint32_t hash, void *out, uint32_t vsize, uint64_t *budget)
+{
+	uint32_t mask = ht->n_buckets - 1, bi = hash & mask;
+	uint32_t idx = atomic_load_explicit(&ht->buckets[bi].head, memory_order_acquire);
+	uint32_t saved = 0, n = 0, power = 1;
+	struct htab_elem *e;
+
+	while ((e = elem(ht, idx)) && n <= ht->n_elems) {
+		uint32_t s = atomic_load_explicit(&e->seq, memory_order_acquire);
+		uint32_t h = atomic_load_explicit(&e->hash, memory_order_acquire);
+		uint32_t next = atomic_load_explicit(&e->next, memory_order_acquire);
+		int match = h == hash && key_equal(e->key, key, map->key_size);
+
+		if (!*budget)
+			return UINT32_MAX;
+		--*budget;
+		if (match && out)
+			read_value(out, value_of(ht, e), vsize);
+		if ((s & 1) || atomic_load_explicit(&e->seq, memory_order_relaxed) != s ||
+		    (h & mask) != bi)
+			return UINT32_MAX;
+		if (match)
+			return idx;
+		if (++n == power) {
+			saved = idx;
+			power *= 2;
+		}
+		idx = next;
+		if (idx == saved)
+			break;
+	}
+	return 0;
+}
+
 static int copy_value_ro(const struct htab *ht, const struct brt_map *map, const void *key,
 			 uint32_t hash, void *value)
 {
-	for (int tries = 0; tries < BRT_MAP_RO_TRIES; tries++) {
-		uint32_t idx = find_lockless(ht, map, key, hash, value, brt_map_value_size(map));
+	uint64_t budget = ro_budget(ht);
+
+	for (int tries = 0; tries < BRT_MAP_RO_TRIES && budget; tries++) {
+		uint32_t idx = find_ro(ht, map, key, hash, value, brt_map_value_size(map),
+				       &budget);
 
 		if (idx != UINT32_MAX)
 			return idx ? 0 : -ENOENT;
@@ -1187,8 +1239,9 @@ static int ro_chain_read(const struct htab *ht, const struct brt_map *map, uint3
 {
 	uint32_t mask = ht->n_buckets - 1, ks = map->key_size;
 	const struct htab_bucket *b = &ht->buckets[bi];
+	uint64_t budget = ro_budget(ht);
 
-	for (int tries = 0; tries < BRT_MAP_RO_TRIES; tries++) {
+	for (int tries = 0; tries < BRT_MAP_RO_TRIES && budget; tries++) {
 		uint32_t idx = atomic_load_explicit(&b->head, memory_order_acquire);
 		uint32_t saved = 0, power = 1;
 		struct htab_elem *e;
@@ -1196,6 +1249,11 @@ static int ro_chain_read(const struct htab *ht, const struct brt_map *map, uint3
 
 		c->n = 0;
 		while ((e = elem(ht, idx)) && c->n <= ht->n_elems) {
+			if (!budget) {
+				ok = 0;
+				break;
+			}
+			budget--;
 			uint32_t s = atomic_load_explicit(&e->seq, memory_order_acquire);
 			uint32_t h = atomic_load_explicit(&e->hash, memory_order_acquire);
 			uint32_t next = atomic_load_explicit(&e->next, memory_order_acquire);

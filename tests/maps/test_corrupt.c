@@ -596,44 +596,59 @@ static void ro_odd(struct victim *v, const void *arg)
 	ro_walk(v);
 }
 
-/* One chain through every element of a large map, each holding the same key under a
- * stored hash of the right bucket that is not the key's: no lookup stops at any of them.
- * A read-only key walk decides, for each position of the chain it read, whether a lookup
- * of its key would stop there; deciding it by scanning the positions before it made the
- * first get_next_key quadratic in the chain (131,088 elements: seconds, and a million
- * minutes: a hang a scribbler can make). */
-#define LONG_ENTRIES (1u << 17)
+/* One chain through every element of a large map (in a random order), each holding the
+ * same key under a stored hash of the right bucket that is not the key's: no lookup stops
+ * at any of them.  Read-only reads of it must end in time: a key walk decided, for each
+ * position of the chain it read, whether a lookup of its key would stop there by scanning
+ * the positions before it (quadratic: 131,088 elements took seconds, a million minutes);
+ * a lookup retried a chain looping back to its start, or one whose last element stays
+ * odd, BRT_MAP_RO_TRIES times four walks of the whole map (262,160 elements: over 10 s
+ * under load; the map's size is the pin the scribbler offers).  CPU time, so that a
+ * loaded machine does not fail it. */
+enum long_shape { LONG_PLAIN, LONG_CYCLE, LONG_ODD_END };
 
-static const struct target long_chain_target = { "hash", BPF_MAP_TYPE_HASH, 4, 8,
-						 LONG_ENTRIES, 0 };
+static const struct target long_chain_targets[] = {
+	{ "hash", BPF_MAP_TYPE_HASH, 4, 8, 1u << 17, 0 },
+	{ "hash", BPF_MAP_TYPE_HASH, 4, 8, 1u << 18, 0 },
+};
 
 static void ro_long_walk(struct victim *v, const void *arg)
 {
+	enum long_shape shape = *(const enum long_shape *)arg;
 	uint32_t key = key_of(7), next;
 	uint64_t vals[256];
 	struct timespec t0, t1;
 	int err, err2;
 
-	(void)arg;
 	make_ro(v);
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t0);
 	err = brt_map_sys_get_next_key(v->map, NULL, &next);
 	err2 = brt_map_sys_lookup(v->map, &key, vals, 0);
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	if (err != -ENOENT || err2 != -ENOENT)
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t1);
+	/* a chain that stays odd is busy; one that loops ends where it loops, as a walk
+	 * under the lock ends after n_elems elements */
+	if (err != (shape == LONG_ODD_END ? -EBUSY : -ENOENT) ||
+	    err2 != (shape == LONG_ODD_END ? -EBUSY : -ENOENT))
 		_exit(7);
-	if ((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000 > 500)
+	/* a few walks of the map take tens of ms (a few hundred under ASan); the faults
+	 * took seconds */
+	if ((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000 > 2000)
 		_exit(6);
 }
 
-static void ro_long_chain(void)
+static void ro_long_chain(enum long_shape shape)
 {
+	static const char *const names[] = { "plain", "looping", "odd at its end" };
+	const struct target *t = &long_chain_targets[shape != LONG_PLAIN];
+	uint32_t nb, ne, es, seed, key = key_of(7), hash, *perm;
 	struct victim v;
-	uint32_t nb, ne, es, seed, key = key_of(7), hash;
+	char name[96];
 	size_t eoff;
 
-	T_CASE("read-only hash: a chain through every element, no lookup stops there");
-	T_ASSERT(make_victim(&long_chain_target, &v) == 0);
+	snprintf(name, sizeof(name), "read-only hash: a chain through every element (%s), no "
+		 "lookup stops there", names[shape]);
+	T_CASE(name);
+	T_ASSERT(make_victim(t, &v) == 0);
 	/* struct htab_head: n_buckets, n_elems, elem_size, seed at 16..31, 64 bytes; the
 	 * buckets (lock, head) after it; the elements (next, hash, stamp, seq, key) from the
 	 * next 64-byte line */
@@ -641,20 +656,33 @@ static void ro_long_chain(void)
 	memcpy(&ne, v.region + 20, 4);
 	memcpy(&es, v.region + 24, 4);
 	memcpy(&seed, v.region + 28, 4);
-	T_ASSERT(nb == LONG_ENTRIES && ne > LONG_ENTRIES);
+	T_ASSERT(nb == t->max_entries && ne > t->max_entries);
+	perm = malloc((size_t)ne * sizeof(*perm));
+	T_ASSERT(perm != NULL);
+	rng_state = 0x2545f4914f6cdd1dull;
+	for (uint32_t i = 0; i < ne; i++)
+		perm[i] = i + 1;
+	for (uint32_t i = ne - 1; i > 0; i--) {
+		uint32_t j = (uint32_t)(rnd() % (i + 1)), x = perm[i];
+
+		perm[i] = perm[j];
+		perm[j] = x;
+	}
 	eoff = (64 + (size_t)nb * 8 + 63) & ~(size_t)63;
 	hash = brt_keyhash(&key, 4, seed);
 	for (uint32_t b = 0; b < nb; b++)
 		memcpy(v.region + 64 + (size_t)b * 8 + 4, &(uint32_t){ 0 }, 4);
-	memcpy(v.region + 64 + (size_t)(hash & (nb - 1)) * 8 + 4, &(uint32_t){ 1 }, 4);
-	for (uint32_t i = 1; i <= ne; i++) {
-		unsigned char *e = v.region + eoff + (size_t)(i - 1) * es;
-		uint32_t w[4] = { i < ne ? i + 1 : 0, hash ^ nb, 0, 0 };
+	memcpy(v.region + 64 + (size_t)(hash & (nb - 1)) * 8 + 4, &perm[0], 4);
+	for (uint32_t k = 0; k < ne; k++) {
+		unsigned char *e = v.region + eoff + (size_t)(perm[k] - 1) * es;
+		uint32_t w[4] = { k + 1 < ne ? perm[k + 1] : shape == LONG_CYCLE ? perm[0] : 0,
+				  hash ^ nb, 0, shape == LONG_ODD_END && k + 1 == ne };
 
 		memcpy(e, w, sizeof(w));
 		memcpy(e + 16, &key, 4);
 	}
-	T_EQ_INT(OK, in_child(ro_long_walk, &v, NULL));
+	free(perm);
+	T_EQ_INT(OK, in_child(ro_long_walk, &v, &shape));
 	drop_victim(&v);
 }
 
@@ -676,7 +704,9 @@ static void ro_cases(void)
 	}
 	T_EQ_INT(OK, in_child(ro_odd, &v, NULL));
 	drop_victim(&v);
-	ro_long_chain();
+	ro_long_chain(LONG_PLAIN);
+	ro_long_chain(LONG_CYCLE);
+	ro_long_chain(LONG_ODD_END);
 	T_CASE("read-only queue: its generation word left odd");
 	T_ASSERT(make_victim(&targets[5], &v) == 0);
 	/* struct qs_head: lock, head, tail, size, then the generation word */
