@@ -20,6 +20,10 @@ enum {
 	R_ABS32 = 3,
 	R_NODYLD32 = 4,
 	R_64_32 = 10,
+	/* GNU as before binutils 2.41 (bpf-gcc's on Debian 12) numbers data relocations
+	 * apart from LLVM: 32- and 64-bit data, where LLVM leaves 11 and 12 unused */
+	R_GNU_DATA_32 = 11,
+	R_GNU_DATA_64 = 12,
 };
 
 #define LDDW (BPF_LD | BPF_IMM | BPF_DW)
@@ -34,6 +38,8 @@ const char *brt_elf_reloc_type_name(uint32_t type)
 	case R_ABS32: return "R_BPF_64_ABS32";
 	case R_NODYLD32: return "R_BPF_64_NODYLD32";
 	case R_64_32: return "R_BPF_64_32";
+	case R_GNU_DATA_32: return "R_BPF_DATA_32";
+	case R_GNU_DATA_64: return "R_BPF_DATA_64";
 	default: return "unknown";
 	}
 }

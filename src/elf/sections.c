@@ -20,11 +20,8 @@ enum sec_match {
 enum {
 	BRT_TCX_INGRESS = 46,
 	BRT_TCX_EGRESS = 47,
-	BRT_TRACE_UPROBE_MULTI = 48,
 	BRT_NETKIT_PRIMARY = 54,
 	BRT_NETKIT_PEER = 55,
-	BRT_TRACE_KPROBE_SESSION = 56,
-	BRT_TRACE_UPROBE_SESSION = 57,
 };
 
 /* the prog_flags a row loads with (libbpf's SEC_SLEEPABLE, SEC_XDP_FRAGS) */

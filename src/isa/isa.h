@@ -229,6 +229,9 @@ int brt_isa_pseudo_kind(const char *name, size_t len);
 #define BRT_CGROUP_UNIX_RECVMSG 51u
 #define BRT_CGROUP_UNIX_GETPEERNAME 52u
 #define BRT_CGROUP_UNIX_GETSOCKNAME 53u
+#define BRT_TRACE_UPROBE_MULTI 48u
+#define BRT_TRACE_KPROBE_SESSION 56u
+#define BRT_TRACE_UPROBE_SESSION 57u
 /* map flags newer than the 6.1 uapi header: a struct_ops map registered through a link,
  * and its value type named in module BTF (value_type_btf_obj_fd) */
 #define BRT_F_LINK (1u << 13)

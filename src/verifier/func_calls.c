@@ -206,6 +206,13 @@ int brt_ret_range(const struct brt_env *env, int64_t *lo, int64_t *hi)
 		*hi = eat == BPF_TRACE_ITER ? 1 : 0;
 		return eat == BPF_TRACE_FENTRY || eat == BPF_TRACE_FEXIT || eat == BPF_TRACE_ITER;
 	}
+	/* check_return_code(): a session probe's 1 skips its return probe */
+	if (env->opts->prog_type == BPF_PROG_TYPE_KPROBE) {
+		*lo = 0;
+		*hi = 1;
+		return env->opts->expected_attach_type == BRT_TRACE_KPROBE_SESSION ||
+		       env->opts->expected_attach_type == BRT_TRACE_UPROBE_SESSION;
+	}
 	if (!pt || !pt->ret_checked)
 		return 0;
 	*lo = pt->ret_lo;

@@ -43,12 +43,6 @@ const char *brt_verifier_helper_name(int32_t id)
  * the folder that implements it); a program type has the set prog_types.def names. */
 _Static_assert(BRT_PROG_TYPE_COUNT <= 62, "helper set bits overlap BRT_NEED_*");
 
-/* attach types newer than the 6.1 uapi header */
-#define BRT_TRACE_KPROBE_MULTI 43
-#define BRT_TRACE_UPROBE_MULTI 49
-#define BRT_TRACE_KPROBE_SESSION 57
-#define BRT_TRACE_UPROBE_SESSION 58
-
 /* bpf_prog_has_trampoline(): fentry/fexit/fmod_ret (and lsm) */
 static int has_trampoline(const struct brt_verify_opts *o)
 {
@@ -67,7 +61,7 @@ static int multi_probe(const struct brt_verify_opts *o)
 	uint32_t eat = o->expected_attach_type;
 
 	return o->prog_type == BPF_PROG_TYPE_KPROBE &&
-	       (eat == BRT_TRACE_KPROBE_MULTI || eat == BRT_TRACE_UPROBE_MULTI ||
+	       (eat == BPF_TRACE_KPROBE_MULTI || eat == BRT_TRACE_UPROBE_MULTI ||
 		eat == BRT_TRACE_KPROBE_SESSION || eat == BRT_TRACE_UPROBE_SESSION);
 }
 

@@ -590,6 +590,10 @@ static void check_gnu_slots(void)
 	Elf64_Shdr *sh;
 	Elf64_Rel *rel;
 
+	T_CASE("GNU as's data relocation names");
+	/* elsewhere (.BTF, .struct_ops) they are known types, not "unknown" refusals */
+	T_EQ_STR("R_BPF_DATA_64", brt_elf_reloc_type_name(12));
+	T_EQ_STR("R_BPF_DATA_32", brt_elf_reloc_type_name(11));
 	T_CASE("R_BPF_DATA_64 in .maps");
 	buf = corpus_read("map_in_map", &len);
 	if (!buf) {
