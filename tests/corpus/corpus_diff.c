@@ -325,7 +325,10 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static char **sorted_dir(const char *path, size_t *n, int dirs_only)
+/* flags: SD_DIRS only directories; SD_HIDDEN names starting with a dot too (never . and ..) */
+enum { SD_DIRS = 1, SD_HIDDEN = 2 };
+
+static char **sorted_dir(const char *path, size_t *n, int flags)
 {
 	DIR *d = opendir(path);
 	struct dirent *e;
@@ -335,7 +338,9 @@ static char **sorted_dir(const char *path, size_t *n, int dirs_only)
 	if (!d)
 		return NULL;
 	while ((e = readdir(d))) {
-		if (e->d_name[0] == '.' || (dirs_only && e->d_type != DT_DIR))
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") ||
+		    (e->d_name[0] == '.' && !(flags & SD_HIDDEN)) ||
+		    ((flags & SD_DIRS) && e->d_type != DT_DIR))
 			continue;
 		v = realloc(v, (*n + 1) * sizeof(*v));
 		v[(*n)++] = strdup(e->d_name);
@@ -362,7 +367,7 @@ static void remove_stale_runs(void)
 
 	for (size_t p = 0; p < sizeof(places) / sizeof(places[0]); p++) {
 		size_t n, len = strlen(places[p].prefix);
-		char **v = sorted_dir(places[p].dir, &n, 1);
+		char **v = sorted_dir(places[p].dir, &n, SD_DIRS);
 		char path[1024], *end;
 		long pid;
 
@@ -387,7 +392,7 @@ static void remove_stale_runs(void)
 static void rm_tree(const char *path)
 {
 	size_t n;
-	char **v = sorted_dir(path, &n, 0);
+	char **v = sorted_dir(path, &n, SD_HIDDEN); /* bpfrt's .bpfrt-* too */
 	char sub[1024];
 	struct stat st;
 
@@ -455,7 +460,7 @@ int main(int argc, char **argv)
 				 home ? home : "/root");
 		dir = home_dir;
 	}
-	projs = sorted_dir(dir, &nproj, 1);
+	projs = sorted_dir(dir, &nproj, SD_DIRS);
 	if (!projs || !nproj) {
 		printf("skipped: no corpus at %s (built outside the repository: docs/CORPUS.md)\n", dir);
 		return 77;
