@@ -399,9 +399,10 @@ static inline void brt_map_gen_begin(_Atomic uint32_t *gen)
 {
 	uint32_t g = atomic_load_explicit(gen, memory_order_relaxed);
 
-	atomic_store_explicit(gen, (g + 1) | 1, memory_order_relaxed);
-	/* the odd word is seen before any store that follows (a seqlock's smp_wmb()) */
-	atomic_thread_fence(memory_order_release);
+	/* the odd word is seen before any store that follows (a seqlock's smp_wmb()): an
+	 * exchange's acquire half keeps them after it, without atomic_thread_fence(), which
+	 * GCC's TSan builds refuse (-Wtsan) */
+	atomic_exchange_explicit(gen, (g + 1) | 1, memory_order_acq_rel);
 }
 
 static inline void brt_map_gen_end(_Atomic uint32_t *gen)
