@@ -5,10 +5,14 @@
 #   ENGINES="..." subset of: native interp checked jit bpfrt-testrun kernel-jit kernel-image jit-xdp (default: all)
 #   BENCH_TARGET_MS=50   timed part of one measurement
 #   SECTIONS="NN-name ..."  which bench/sections/*.sh to run after the engine tables (all)
+#   SECTION_REPS=N  repetitions of the sections (default REPS): the engine table is cheap
+#                 (seconds a repetition) and wants many repetitions on a bimodal host; the
+#                 sections take minutes each
 # Needs: the packages of scripts/deps.sh; root for kernel-jit and kernel-image (skipped otherwise).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REPS=${REPS:-7}
+SECTION_REPS=${SECTION_REPS:-$REPS}
 CPU=${CPU:-$(($(nproc) - 1))}
 OUT=build-bench
 mkdir -p "$OUT/progs"
@@ -49,11 +53,11 @@ python3 bench/aggregate.py "$raw" ../shared/bench/README.md >bench/RESULTS.md ||
 # Further sections: each bench/sections/NN-name.sh measures one area (maps, verifier,
 # filter, tracing, ...) and prints its markdown section ("## ..." heading, tables as ratios
 # to baselines measured in the same run) on stdout; it gets REPS and CPU in the environment
-# and build-release/ already built. SECTIONS="NN-name ..." runs a subset.
+# (SECTION_REPS as REPS) and build-release/ already built. SECTIONS="NN-name ..." runs a subset.
 for sec in ${SECTIONS:-$(ls bench/sections/*.sh 2>/dev/null | xargs -rn1 basename | sed 's/\.sh$//')}; do
 	echo "== section $sec"
 	out=$OUT/section-$sec.md
-	if REPS=$REPS CPU=$CPU bash "bench/sections/$sec.sh" >"$out"; then
+	if REPS=$SECTION_REPS CPU=$CPU bash "bench/sections/$sec.sh" >"$out"; then
 		{ echo; cat "$out"; } >>bench/RESULTS.md
 	else
 		{ echo; echo "## $sec"; echo; echo "(failed: bench/sections/$sec.sh exited non-zero)"; } \
