@@ -1282,12 +1282,12 @@ static int ro_chain_read(const struct htab *ht, const struct brt_map *map, uint3
 	return brt_map_ro_busy(map);
 }
 
-/* reachable() for every position of a read chain at once: would a lookup of its key stop
- * there?  When the hash stored there is the key's and no position before it holds the
- * same hash and key.  Found by sorting the positions whose stored hash is right by hash,
- * key and position, the first of each run kept: O(n log n), where asking position by
- * position scanned all before it (quadratic, and the chain is as long as a scribbler
- * makes it: n_elems). */
+/* For every position of a copied chain at once: would a lookup of its key stop there
+ * (only such a key may a key walk return)?  When the hash stored there is the key's and
+ * no position before it holds the same hash and key.  Found by sorting the positions
+ * whose stored hash is right by hash, key and position, the first of each run kept:
+ * O(n log n), where asking position by position scanned all before it (quadratic, and
+ * the chain is as long as a scribbler makes it: n_elems). */
 static _Thread_local const struct ro_chain *sort_chain;
 static _Thread_local uint32_t sort_ks;
 
@@ -1330,7 +1330,8 @@ static void ro_chain_reach(const struct htab *ht, const struct brt_map *map, uin
 	}
 }
 
-/* next_in_chain() for a read chain */
+/* The first key of a copied chain at position from or later that a lookup stops at,
+ * copied to out; 0 or -ENOENT. */
 static int ro_next_in_chain(const struct htab *ht, const struct brt_map *map, uint32_t bi,
 			    struct ro_chain *c, uint32_t from, void *out)
 {
@@ -1343,10 +1344,43 @@ static int ro_next_in_chain(const struct htab *ht, const struct brt_map *map, ui
 	return -ENOENT;
 }
 
-/* htab_get_next_key() on a read-only mapping: the same order and the same answers, from
- * chains read without their locks. */
-static int get_next_key_ro(const struct htab *ht, const struct brt_map *map, const void *key,
-			   void *next_key)
+/* Bucket bi's chain copied under its lock (the walk a writer waits for: one pass, no
+ * sequence words to check), ended as ro_chain_read() ends it: after n_elems + 1
+ * elements, or where the chain comes back to an element it passed (a position after that
+ * repeats an earlier one's key and hash, so no lookup stops there). */
+static int chain_read_locked(struct htab *ht, const struct brt_map *map, uint32_t bi,
+			     struct ro_chain *c)
+{
+	struct htab_bucket *b = &ht->buckets[bi];
+	uint32_t ks = map->key_size, idx, saved = 0, power = 1;
+	struct htab_elem *e;
+	int err = 0;
+
+	bucket_lock(ht, b);
+	c->n = 0;
+	idx = b->head;
+	while ((e = elem(ht, idx)) && c->n <= ht->n_elems) {
+		if (c->n == c->cap && (err = ro_chain_grow(c, ks)))
+			break;
+		memcpy(c->keys + (size_t)c->n * ks, e->key, ks);
+		c->hash[c->n++] = e->hash;
+		if (c->n == power) {
+			saved = idx;
+			power *= 2;
+		}
+		idx = e->next;
+		if (idx == saved)
+			break;
+	}
+	brt_shm_unlock(&b->lock);
+	return err;
+}
+
+/* htab_get_next_key() on chains copied, under their locks or, on a read-only mapping,
+ * read without them: which positions a lookup stops at is decided on the copy
+ * (ro_chain_reach(): one sort), after the lock is gone. */
+static int get_next_key_copied(struct htab *ht, const struct brt_map *map, const void *key,
+			       void *next_key, int locked)
 {
 	uint32_t start = 0, mask = ht->n_buckets - 1;
 	struct ro_chain c = { 0 };
@@ -1355,7 +1389,8 @@ static int get_next_key_ro(const struct htab *ht, const struct brt_map *map, con
 	if (key) {
 		uint32_t hash = brt_keyhash(key, map->key_size, ht->head->seed), pos;
 
-		err = ro_chain_read(ht, map, hash & mask, &c);
+		err = locked ? chain_read_locked(ht, map, hash & mask, &c)
+			     : ro_chain_read(ht, map, hash & mask, &c);
 		if (err)
 			goto out;
 		for (pos = 0; pos < c.n; pos++)
@@ -1373,7 +1408,7 @@ static int get_next_key_ro(const struct htab *ht, const struct brt_map *map, con
 	for (uint32_t i = start; i < ht->n_buckets && err == -ENOENT; i++) {
 		if (!atomic_load_explicit(&ht->buckets[i].head, memory_order_relaxed))
 			continue;
-		err = ro_chain_read(ht, map, i, &c);
+		err = locked ? chain_read_locked(ht, map, i, &c) : ro_chain_read(ht, map, i, &c);
 		if (!err)
 			err = ro_next_in_chain(ht, map, i, &c, 0, next_key);
 	}
@@ -1405,90 +1440,25 @@ static int htab_copy_value(struct brt_map *map, const void *key, void *value)
 	return e ? 0 : -ENOENT;
 }
 
-/* Would a lookup of the key at chain position pos of bucket bi (locked) find it there?
- * Only then may get_next_key return it: the next call finds the key at pos again and goes
- * on after it, so every walk moves forward.  A key copied into out that hashes to another
- * bucket, whose stored hash is wrong, or that repeats an earlier key of the chain (a
- * corrupt or cyclic chain: shared memory) would send the next call back to the start or
- * round the cycle forever; such an element is passed over. */
-static int reachable(const struct htab *ht, const struct brt_map *map, uint32_t bi,
-		     const void *key, uint32_t pos)
-{
-	uint32_t hash = brt_keyhash(key, map->key_size, ht->head->seed), idx, steps = 0;
-	struct htab_elem *e;
-
-	if ((hash & (ht->n_buckets - 1)) != bi)
-		return 0;
-	for (idx = ht->buckets[bi].head; steps <= pos && (e = elem(ht, idx)); steps++) {
-		if (e->hash == hash && key_equal(e->key, key, map->key_size))
-			return steps == pos;
-		idx = e->next;
-	}
-	return 0;
-}
-
-/* The first key of bucket bi's chain at position from or later that reachable() accepts,
- * copied to out (bucket locked); 0 or -ENOENT. */
-static int next_in_chain(const struct htab *ht, const struct brt_map *map, uint32_t bi,
-			 uint32_t from, void *out)
-{
-	uint32_t idx = ht->buckets[bi].head;
-	struct htab_elem *e;
-
-	for (uint32_t pos = 0; pos <= ht->n_elems && (e = elem(ht, idx)); pos++) {
-		if (pos >= from) {
-			memcpy(out, e->key, map->key_size);
-			if (reachable(ht, map, bi, out, pos))
-				return 0;
-		}
-		idx = e->next;
-	}
-	return -ENOENT;
-}
-
 /* Order: bucket by bucket, chain order within a bucket; a key that is not present restarts
- * from the first key, as the kernel does.  Every key returned is found again by the next
- * call (reachable()), so a walk ends after at most one step per element position even in
- * a corrupt region. */
+ * from the first key, as the kernel does.  Only a key a lookup finds where it was read is
+ * returned (a key copied out that hashes to another bucket, whose stored hash is wrong,
+ * or that repeats an earlier key of the chain, in a corrupt or cyclic chain: shared
+ * memory, would send the next call back to the start or round the cycle forever): the
+ * next call finds it again and goes on after it, so every walk moves forward and ends
+ * after at most one step per element position even in a corrupt region.  Which positions
+ * those are is decided on a copy of the chain, after its lock is gone, by one sort
+ * (ro_chain_reach()): asking a lookup position by position, under the lock, was
+ * quadratic in a chain a scribbler makes as long as the map (131,088 elements: over 10 s,
+ * the bucket's writers waiting meanwhile). */
 static int htab_get_next_key(struct brt_map *map, const void *key, void *next_key)
 {
 	struct htab *ht = map->priv;
-	uint32_t start = 0, mask = ht->n_buckets - 1;
-	struct htab_bucket *b;
-	int err;
 
 	if (brt_map_ro(map))
-		return get_next_key_ro(ht, map, key, next_key);
+		return get_next_key_copied(ht, map, key, next_key, 0);
 	sweep_if_needed(ht);
-	if (key) {
-		uint32_t hash = brt_keyhash(key, map->key_size, ht->head->seed), pos = 0, idx;
-		struct htab_elem *e;
-
-		b = &ht->buckets[hash & mask];
-		bucket_lock(ht, b);
-		idx = b->head;
-		for (; pos <= ht->n_elems && (e = elem(ht, idx)); pos++, idx = e->next)
-			if (e->hash == hash && key_equal(e->key, key, map->key_size))
-				break;
-		err = elem(ht, idx) && pos <= ht->n_elems ?
-			      next_in_chain(ht, map, hash & mask, pos + 1, next_key) : -ESRCH;
-		brt_shm_unlock(&b->lock);
-		if (!err)
-			return 0;
-		if (err == -ENOENT)
-			start = (hash & mask) + 1;
-	}
-	for (uint32_t i = start; i < ht->n_buckets; i++) {
-		b = &ht->buckets[i];
-		if (!atomic_load_explicit(&b->head, memory_order_relaxed))
-			continue;
-		bucket_lock(ht, b);
-		err = next_in_chain(ht, map, i, 0, next_key);
-		brt_shm_unlock(&b->lock);
-		if (!err)
-			return 0;
-	}
-	return -ENOENT;
+	return get_next_key_copied(ht, map, key, next_key, 1);
 }
 
 uint64_t brt_hash_count(const struct brt_map *map)

@@ -603,50 +603,71 @@ static void ro_odd(struct victim *v, const void *arg)
  * the positions before it (quadratic: 131,088 elements took seconds, a million minutes);
  * a lookup retried a chain looping back to its start, or one whose last element stays
  * odd, BRT_MAP_RO_TRIES times four walks of the whole map (262,160 elements: over 10 s
- * under load; the map's size is the pin the scribbler offers).  CPU time, so that a
- * loaded machine does not fail it. */
-enum long_shape { LONG_PLAIN, LONG_CYCLE, LONG_ODD_END };
+ * under load; the map's size is the pin the scribbler offers).  The same chain under the
+ * bucket locks (a read-write fd): the locked key walk asked the same question position
+ * by position, holding the bucket's lock, so writers of the bucket waited as long
+ * (131,088 elements: seconds).  LONG_LAST_RIGHT: the chain's last element holds the
+ * key's own hash, so a walk returns the key once and a lookup finds it.  CPU time, so
+ * that a loaded machine does not fail it. */
+enum long_shape { LONG_PLAIN, LONG_CYCLE, LONG_ODD_END, LONG_LAST_RIGHT };
+
+struct long_case {
+	enum long_shape shape;
+	int ro;
+};
 
 static const struct target long_chain_targets[] = {
 	{ "hash", BPF_MAP_TYPE_HASH, 4, 8, 1u << 17, 0 },
 	{ "hash", BPF_MAP_TYPE_HASH, 4, 8, 1u << 18, 0 },
 };
 
-static void ro_long_walk(struct victim *v, const void *arg)
+static void long_walk(struct victim *v, const void *arg)
 {
-	enum long_shape shape = *(const enum long_shape *)arg;
-	uint32_t key = key_of(7), next;
+	const struct long_case *lc = arg;
+	uint32_t key = key_of(7), next = 0, next2;
 	uint64_t vals[256];
 	struct timespec t0, t1;
-	int err, err2;
+	int err, err2, err3 = -ENOENT, want;
+	long ms;
 
-	make_ro(v);
+	if (lc->ro)
+		make_ro(v);
 	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t0);
 	err = brt_map_sys_get_next_key(v->map, NULL, &next);
+	if (!err)
+		err3 = brt_map_sys_get_next_key(v->map, &next, &next2);
 	err2 = brt_map_sys_lookup(v->map, &key, vals, 0);
 	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t1);
-	/* a chain that stays odd is busy; one that loops ends where it loops, as a walk
-	 * under the lock ends after n_elems elements */
-	if (err != (shape == LONG_ODD_END ? -EBUSY : -ENOENT) ||
-	    err2 != (shape == LONG_ODD_END ? -EBUSY : -ENOENT))
+	/* a chain that stays odd is busy to a reader that takes no lock (a walk under the
+	 * lock does not look at sequence words); one that loops ends where it loops, as a
+	 * walk under the lock ends after n_elems elements */
+	want = lc->shape == LONG_ODD_END && lc->ro ? -EBUSY :
+	       lc->shape == LONG_LAST_RIGHT	     ? 0 :
+						       -ENOENT;
+	if (err != want || err2 != want || err3 != -ENOENT || (!err && next != key))
 		_exit(7);
+	ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+	printf("  two key walk steps and a lookup: %ld ms CPU\n", ms);
+	fflush(stdout);
 	/* a few walks of the map take tens of ms (a few hundred under ASan); the faults
 	 * took seconds */
-	if ((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000 > 2000)
+	if (ms > 2000)
 		_exit(6);
 }
 
-static void ro_long_chain(enum long_shape shape)
+static void long_chain(enum long_shape shape, int ro)
 {
-	static const char *const names[] = { "plain", "looping", "odd at its end" };
-	const struct target *t = &long_chain_targets[shape != LONG_PLAIN];
+	static const char *const names[] = { "plain", "looping", "odd at its end",
+					     "its last element right" };
+	const struct target *t = &long_chain_targets[shape == LONG_CYCLE || shape == LONG_ODD_END];
+	struct long_case lc = { shape, ro };
 	uint32_t nb, ne, es, seed, key = key_of(7), hash, *perm;
 	struct victim v;
-	char name[96];
+	char name[128];
 	size_t eoff;
 
-	snprintf(name, sizeof(name), "read-only hash: a chain through every element (%s), no "
-		 "lookup stops there", names[shape]);
+	snprintf(name, sizeof(name), "%s hash: a chain through every element (%s), no "
+		 "lookup stops there", ro ? "read-only" : "locked", names[shape]);
 	T_CASE(name);
 	T_ASSERT(make_victim(t, &v) == 0);
 	/* struct htab_head: n_buckets, n_elems, elem_size, seed at 16..31, 64 bytes; the
@@ -675,14 +696,16 @@ static void ro_long_chain(enum long_shape shape)
 	memcpy(v.region + 64 + (size_t)(hash & (nb - 1)) * 8 + 4, &perm[0], 4);
 	for (uint32_t k = 0; k < ne; k++) {
 		unsigned char *e = v.region + eoff + (size_t)(perm[k] - 1) * es;
-		uint32_t w[4] = { k + 1 < ne ? perm[k + 1] : shape == LONG_CYCLE ? perm[0] : 0,
-				  hash ^ nb, 0, shape == LONG_ODD_END && k + 1 == ne };
+		int last = k + 1 == ne;
+		uint32_t w[4] = { !last ? perm[k + 1] : shape == LONG_CYCLE ? perm[0] : 0,
+				  last && shape == LONG_LAST_RIGHT ? hash : hash ^ nb, 0,
+				  shape == LONG_ODD_END && last };
 
 		memcpy(e, w, sizeof(w));
 		memcpy(e + 16, &key, 4);
 	}
 	free(perm);
-	T_EQ_INT(OK, in_child(ro_long_walk, &v, &shape));
+	T_EQ_INT(OK, in_child(long_walk, &v, &lc));
 	drop_victim(&v);
 }
 
@@ -704,9 +727,9 @@ static void ro_cases(void)
 	}
 	T_EQ_INT(OK, in_child(ro_odd, &v, NULL));
 	drop_victim(&v);
-	ro_long_chain(LONG_PLAIN);
-	ro_long_chain(LONG_CYCLE);
-	ro_long_chain(LONG_ODD_END);
+	for (int ro = 1; ro >= 0; ro--)
+		for (enum long_shape sh = LONG_PLAIN; sh <= LONG_LAST_RIGHT; sh++)
+			long_chain(sh, ro);
 	T_CASE("read-only queue: its generation word left odd");
 	T_ASSERT(make_victim(&targets[5], &v) == 0);
 	/* struct qs_head: lock, head, tail, size, then the generation word */
