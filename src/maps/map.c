@@ -534,8 +534,9 @@ static int map_attach_obj(const struct brt_obj *tmpl, struct brt_obj **out)
 	if (atomic_load_explicit(&tmpl->ro, memory_order_relaxed) && !ro_usable(map, hdr)) {
 		brt_print(BPFRT_WARN, "bpfrt: a %s map opened read-only (BPF_OBJ_GET with "
 			  "BPF_F_RDONLY of a pin this user may only read): without write access to "
-			  "the file bpfrt reads only arrays and hash maps without locks, timers or "
-			  "graph roots (EACCES)\n", brt_map_type_name(hdr->type));
+			  "the file bpfrt reads only arrays, hash maps, LPM tries, queues, stacks, "
+			  "bloom filters and ring buffers without locks, timers or graph roots "
+			  "(EACCES)\n", brt_map_type_name(hdr->type));
 		free(map);
 		return -EACCES;
 	}

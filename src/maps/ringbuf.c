@@ -119,11 +119,32 @@ static struct brt_map *area_map(const void *p)
 	return NULL;
 }
 
-/* Map the data region twice, back to back, over a reservation of 2 * size. */
+/* The data region of fd's file mapped twice, back to back, at area (2 * size bytes). */
+static int map_data(unsigned char *area, uint64_t size, int prot, int fd)
+{
+	return mmap(area, size, prot, MAP_SHARED | MAP_FIXED, fd, 2 * BRT_PAGE) == MAP_FAILED ||
+	       mmap(area + size, size, prot, MAP_SHARED | MAP_FIXED, fd, 2 * BRT_PAGE) ==
+		       MAP_FAILED ? -errno : 0;
+}
+
+/* obj.h aux_writable: the process's read-only mapping of the file becomes writable (an
+ * fd that may write it came), the data's two mappings with it, before anything may
+ * produce or consume */
+static int rb_aux_writable(struct brt_obj *obj, int fd)
+{
+	struct rb_view *v = brt_map_of(obj)->priv;
+
+	return map_data(v->data, v->size, PROT_READ | PROT_WRITE, fd);
+}
+
+/* Map the data region twice, back to back, over a reservation of 2 * size: read-only
+ * when the process maps the file so (obj.h ro: a BPF_OBJ_GET with BPF_F_RDONLY of a pin
+ * it may only read), where nothing of the process may produce or consume (prog.c,
+ * consumer_ok()) and the syscall reads are ENOTSUPP, as the kernel's. */
 static int rb_attach(struct brt_map *map)
 {
 	struct rb_view *v = calloc(1, sizeof(*v));
-	int fd = -1;
+	int fd = -1, ro = brt_map_ro(map);
 	unsigned char *area;
 	char path[64];
 
@@ -135,13 +156,10 @@ static int rb_attach(struct brt_map *map)
 		goto out_free;
 	/* the object's file is open somewhere in this process: map it through /proc */
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", map->obj.last_fd);
-	fd = open(path, O_RDWR | O_CLOEXEC);
-	if (fd < 0 ||
-	    mmap(area, v->size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd,
-		 2 * BRT_PAGE) == MAP_FAILED ||
-	    mmap(area + v->size, v->size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd,
-		 2 * BRT_PAGE) == MAP_FAILED)
+	fd = open(path, (ro ? O_RDONLY : O_RDWR) | O_CLOEXEC);
+	if (fd < 0 || map_data(area, v->size, ro ? PROT_READ : PROT_READ | PROT_WRITE, fd))
 		goto out_unmap;
+	map->obj.aux_writable = rb_aux_writable;
 	close(fd);
 	fd = -1;
 	if (area_add(map, area, v->size))
@@ -414,6 +432,18 @@ uint64_t brt_helper_ringbuf_query(uint64_t r1, uint64_t r2, uint64_t r3, uint64_
 	}
 }
 
+/* Consuming writes the consumer page (consumer_pos, the waker): through a read-only fd
+ * it is EACCES, what the kernel's mmap() of a read-only ring buffer fd answers for
+ * libbpf's writable mapping of that page (do_mmap(): a shared writable mapping of a
+ * file not open for writing); and a process that maps the file read-only has only
+ * read-only fds of it. */
+static int consumer_ok(const struct brt_map *map, int fd)
+{
+	if (map->type != BPF_MAP_TYPE_RINGBUF)
+		return -EINVAL;
+	return brt_obj_fd_access(&map->obj, fd) == O_RDONLY ? -EACCES : 0;
+}
+
 int bpfrt_ringbuf_poll_fd(int fd)
 {
 	struct brt_map *map;
@@ -421,8 +451,9 @@ int bpfrt_ringbuf_poll_fd(int fd)
 
 	ret = brt_map_from_fd(fd, &map);
 	if (!ret) {
-		ret = map->type == BPF_MAP_TYPE_RINGBUF ?
-			      brt_waker_poll_fd(&((struct rb_view *)map->priv)->wake) : -EINVAL;
+		ret = consumer_ok(map, fd);
+		if (!ret)
+			ret = brt_waker_poll_fd(&((struct rb_view *)map->priv)->wake);
 		brt_map_put(map);
 	}
 	if (ret < 0)
@@ -478,11 +509,11 @@ int bpfrt_ringbuf_consume(int fd, int (*cb)(void *arg, void *data, size_t size),
 	int n = 0, err;
 
 	err = brt_map_from_fd(fd, &map);
-	if (err || map->type != BPF_MAP_TYPE_RINGBUF) {
-		if (!err)
-			brt_map_put(map);
-		errno = err ? -err : EINVAL;
-		return err ? err : -EINVAL;
+	if (!err && (err = consumer_ok(map, fd)))
+		brt_map_put(map);
+	if (err) {
+		errno = -err;
+		return err;
 	}
 	v = map->priv;
 	budget = v->size / RB_HDR;
@@ -648,6 +679,7 @@ const struct brt_map_ops brt_user_ringbuf_map_ops = {
 };
 
 const struct brt_map_ops brt_ringbuf_map_ops = {
+	.ro_reads = 1, /* lookup and get_next_key are ENOTSUPP; see rb_attach() */
 	.alloc_check = rb_alloc_check,
 	.data_size = rb_data_size,
 	.attach = rb_attach,

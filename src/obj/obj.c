@@ -842,7 +842,8 @@ static int make_writable(struct brt_obj *obj, int fd)
 	pthread_mutex_lock(&cache_lock);
 	if (atomic_load_explicit(&obj->ro, memory_order_relaxed) &&
 	    mmap(obj->base, obj->size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, rw, 0) !=
-		    MAP_FAILED) {
+		    MAP_FAILED &&
+	    (!obj->aux_writable || !obj->aux_writable(obj, rw))) {
 		/* the read-only fds that made it so still ask their mode */
 		atomic_store_explicit(&obj->hdr->restricted, 1, memory_order_release);
 		atomic_store_explicit(&obj->ro, 0, memory_order_release);

@@ -203,6 +203,10 @@ struct brt_obj {
 	 * buffer's data twice), published so walkers do not take it for a holder */
 	void *aux;
 	size_t aux_len;
+	/* optional: make aux writable in place through fd (which may write the file) when a
+	 * read-only mapping becomes writable (make_writable()), before ro is cleared: 0 or
+	 * -errno (the object stays read-only) */
+	int (*aux_writable)(struct brt_obj *obj, int fd);
 	uint32_t kind;                /* enum brt_obj_kind */
 	void *base;                   /* mapping of the whole file */
 	size_t size;                  /* its length */

@@ -25,6 +25,8 @@
 #include "bpfrt.h"
 #include "diff.h"
 #include "harness.h"
+#include "maps/maps.h"
+#include "vm/vm.h"
 
 #define NOBODY 65534
 
@@ -56,6 +58,13 @@ static int make(sys_fn sys, const char *dir)
 	snprintf(path, sizeof(path), "%s/own", dir);
 	if (fd < 0 || diff_elem_op(sys, BPF_MAP_UPDATE_ELEM, fd, 1, &v) ||
 	    diff_path_op(sys, BPF_OBJ_PIN, fd, dir, "own", 0) || chmod(path, 0444) ||
+	    chown(path, NOBODY, NOBODY))
+		err = 1;
+	close(fd);
+	/* the worker's own ring buffer, likewise (bpfrt_only()) */
+	fd = diff_map_new(sys, BPF_MAP_TYPE_RINGBUF, 0, 0, 4096, 0);
+	snprintf(path, sizeof(path), "%s/rown", dir);
+	if (fd < 0 || diff_path_op(sys, BPF_OBJ_PIN, fd, dir, "rown", 0) || chmod(path, 0444) ||
 	    chown(path, NOBODY, NOBODY))
 		err = 1;
 	close(fd);
@@ -179,20 +188,19 @@ static int steps(sys_fn sys, const char *dir, int *r)
 struct rtype {
 	const char *pin, *name;
 	uint32_t type, ks, vs, max, flags;
-	int bpfrt_refuses; /* documented difference: bpfrt answers EACCES at the get */
 };
 
 static const struct rtype types[] = {
-	{ "t_hash", "hash", BPF_MAP_TYPE_HASH, 4, 8, 64, 0, 0 },
-	{ "t_nphash", "hash BPF_F_NO_PREALLOC", BPF_MAP_TYPE_HASH, 4, 8, 64, BPF_F_NO_PREALLOC, 0 },
-	{ "t_phash", "percpu_hash", BPF_MAP_TYPE_PERCPU_HASH, 4, 8, 64, 0, 0 },
-	{ "t_lru", "lru_hash", BPF_MAP_TYPE_LRU_HASH, 4, 8, 64, 0, 0 },
-	{ "t_plru", "lru_percpu_hash", BPF_MAP_TYPE_LRU_PERCPU_HASH, 4, 8, 64, 0, 0 },
-	{ "t_lpm", "lpm_trie", BPF_MAP_TYPE_LPM_TRIE, 8, 8, 64, BPF_F_NO_PREALLOC, 0 },
-	{ "t_queue", "queue", BPF_MAP_TYPE_QUEUE, 0, 8, 64, 0, 0 },
-	{ "t_stack", "stack", BPF_MAP_TYPE_STACK, 0, 8, 64, 0, 0 },
-	{ "t_bloom", "bloom_filter", BPF_MAP_TYPE_BLOOM_FILTER, 0, 8, 64, 0, 0 },
-	{ "t_ringbuf", "ringbuf", BPF_MAP_TYPE_RINGBUF, 0, 0, 4096, 0, 1 },
+	{ "t_hash", "hash", BPF_MAP_TYPE_HASH, 4, 8, 64, 0 },
+	{ "t_nphash", "hash BPF_F_NO_PREALLOC", BPF_MAP_TYPE_HASH, 4, 8, 64, BPF_F_NO_PREALLOC },
+	{ "t_phash", "percpu_hash", BPF_MAP_TYPE_PERCPU_HASH, 4, 8, 64, 0 },
+	{ "t_lru", "lru_hash", BPF_MAP_TYPE_LRU_HASH, 4, 8, 64, 0 },
+	{ "t_plru", "lru_percpu_hash", BPF_MAP_TYPE_LRU_PERCPU_HASH, 4, 8, 64, 0 },
+	{ "t_lpm", "lpm_trie", BPF_MAP_TYPE_LPM_TRIE, 8, 8, 64, BPF_F_NO_PREALLOC },
+	{ "t_queue", "queue", BPF_MAP_TYPE_QUEUE, 0, 8, 64, 0 },
+	{ "t_stack", "stack", BPF_MAP_TYPE_STACK, 0, 8, 64, 0 },
+	{ "t_bloom", "bloom_filter", BPF_MAP_TYPE_BLOOM_FILTER, 0, 8, 64, 0 },
+	{ "t_ringbuf", "ringbuf", BPF_MAP_TYPE_RINGBUF, 0, 0, 4096, 0 },
 };
 #define NT (int)(sizeof(types) / sizeof(types[0]))
 
@@ -203,6 +211,48 @@ static const char *const tsteps[] = {
 	"freeze: EPERM", "info", "the present value after the refused writes",
 };
 #define NS (int)(sizeof(tsteps) / sizeof(tsteps[0]))
+
+/* A read-only ring buffer fd's mmap() (session 22): libbpf maps the consumer page
+ * read-write and the producer page and data read-only.  The kernel's answers: a
+ * writable mapping of a file not open for writing EACCES (do_mmap()), a read-only one
+ * EINVAL (do_mmap() takes VM_SHARED off, bpf_map_mmap() refuses the private mapping that
+ * leaves), as for arrays (MMAP_READ below); bpfrt's fd is its file, which the user may
+ * read: mapped, and never made writable (mprotect() refused). */
+static const char *const rsteps[] = {
+	"ringbuf: mmap of the consumer page PROT_READ|PROT_WRITE: EACCES",
+	"ringbuf: mmap of the producer page PROT_READ|PROT_WRITE: EACCES",
+	"ringbuf: mmap of the consumer page PROT_READ",
+	"ringbuf: mmap of the producer page PROT_READ",
+};
+#define NR (int)(sizeof(rsteps) / sizeof(rsteps[0]))
+#define R_RING_READ 2 /* the steps from here differ, as documented */
+
+static int ring_map(int fd, int prot, long pg)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	void *m = mmap(NULL, (size_t)page, prot, MAP_SHARED, fd, pg * page);
+	int r = 0;
+
+	if (m == MAP_FAILED)
+		return -errno;
+	/* mapped read-only: 1, or 2 when it could be made writable afterwards */
+	if (!(prot & PROT_WRITE))
+		r = mprotect(m, (size_t)page, PROT_READ | PROT_WRITE) ? 1 : 2;
+	munmap(m, (size_t)page);
+	return r;
+}
+
+static void ring_steps(sys_fn sys, const char *dir, int *r)
+{
+	int fd = diff_path_op(sys, BPF_OBJ_GET, -1, dir, "t_ringbuf", BPF_F_RDONLY);
+
+	r[0] = ring_map(fd, PROT_READ | PROT_WRITE, 0);
+	r[1] = ring_map(fd, PROT_READ | PROT_WRITE, 1);
+	r[2] = ring_map(fd, PROT_READ, 0);
+	r[3] = ring_map(fd, PROT_READ, 1);
+	if (fd >= 0)
+		close(fd);
+}
 
 /* per-CPU values are num_possible_cpus() * 8 bytes: room for any count */
 static uint64_t vbuf[4096];
@@ -361,6 +411,53 @@ static void type_steps(sys_fn sys, const char *dir, int *r)
 	}
 }
 
+static int count_rec(void *arg, void *data, size_t size)
+{
+	*(int *)arg += size == 8 && *(const uint64_t *)data == 0x5eed ? 1 : 1000;
+	return 0;
+}
+
+/* A ring buffer this process maps read-only: consuming (which writes the consumer page)
+ * and the consumer's wake-up pipe are EACCES, what the kernel's mmap() of a read-only
+ * fd answers libbpf's writable consumer page; a program may not use it.  Its pin made
+ * writable and got read-write: the data's mappings become writable with the file's
+ * (obj.h aux_writable; before, the producer's first record wrote a read-only page: a
+ * crash), records go through and are consumed. */
+static void ring_only(const char *dir, int *r)
+{
+	uint64_t rec;
+	struct bpfrt_run_ctx ctx;
+	struct brt_map *map;
+	char path[128];
+	int fd, rw, n = 0;
+
+	fd = diff_path_op(sys_bpfrt, BPF_OBJ_GET, -1, dir, "rown", BPF_F_RDONLY);
+	r[0] = fd >= 0 ? bpfrt_ringbuf_consume(fd, count_rec, &n) : -1000;
+	r[1] = fd >= 0 ? bpfrt_ringbuf_poll_fd(fd) : -1000;
+	if (r[1] >= 0)
+		close(r[1]);
+	r[2] = diff_prog_new(sys_bpfrt, BPF_PROG_TYPE_SOCKET_FILTER, fd) < 0 ? -errno : 0;
+	snprintf(path, sizeof(path), "%s/rown", dir);
+	rw = chmod(path, 0644) ? -1 : diff_path_op(sys_bpfrt, BPF_OBJ_GET, -1, dir, "rown", 0);
+	r[3] = -1000;
+	if (rw >= 0 && !brt_map_from_fd(rw, &map)) {
+		memset(&ctx, 0, sizeof(ctx));
+		rec = brt_helper_ringbuf_reserve((uint64_t)(uintptr_t)map, 8, 0, 0, 0, &ctx);
+		if (rec) {
+			*(uint64_t *)(uintptr_t)rec = 0x5eed;
+			brt_helper_ringbuf_submit(rec, 0, 0, 0, 0, &ctx);
+		}
+		r[3] = bpfrt_ringbuf_consume(rw, count_rec, &n) * 100 + n;
+		brt_map_put(map);
+	}
+	/* the read-only fd stays so */
+	r[4] = fd >= 0 ? bpfrt_ringbuf_consume(fd, count_rec, &n) : -1000;
+	if (rw >= 0)
+		close(rw);
+	if (fd >= 0)
+		close(fd);
+}
+
 /* What only bpfrt answers, as nobody: a program may use neither a hash nor an array this
  * process maps read-only (docs/SECURITY.md: its lookups would write the mapping), and a
  * handle of a read-only fd refuses updates. */
@@ -388,6 +485,7 @@ static void bpfrt_only(const char *dir, int *r)
 	bpfrt_map_handle_close(h);
 	if (fd >= 0)
 		close(fd);
+	ring_only(dir, r + 4);
 }
 
 static const char *const names[] = {
@@ -410,9 +508,11 @@ static const char *const names[] = {
  * process may read, so the read-only mapping is made, and making it writable is refused
  * (EACCES). */
 #define MMAP_READ 12
-/* the answers: the steps on both sides, bpfrt's own four, then the types' on both */
-#define R_TYPES (2 * N + 4)
-#define R_LEN (R_TYPES + 2 * NT * NS)
+/* the answers: the steps on both sides, bpfrt's own nine, then the types' on both, then
+ * the ring buffer's mmap() steps on both */
+#define R_TYPES (2 * N + 9)
+#define R_RING (R_TYPES + 2 * NT * NS)
+#define R_LEN (R_RING + 2 * NR)
 
 /* uid/gid 65534, no supplementary group; the uid change drops every capability */
 static int become_nobody(void)
@@ -464,12 +564,15 @@ static int worker(int out)
 	bpfrt_only(fsdir, r + 2 * N);
 	type_steps(sys_kernel, kdir, r + R_TYPES);
 	type_steps(sys_bpfrt, fsdir, r + R_TYPES + NT * NS);
+	ring_steps(sys_kernel, kdir, r + R_RING);
+	ring_steps(sys_bpfrt, fsdir, r + R_RING + NR);
 	return write(out, r, sizeof(r)) == (ssize_t)sizeof(r) ? 0 : 3;
 }
 
 static void cleanup(void)
 {
-	static const char *const pins[] = { "a444", "a644", "a600", "p444", "own", "h444" };
+	static const char *const pins[] = { "a444", "a644", "a600", "p444", "own", "h444",
+					    "rown" };
 	char path[128];
 
 	for (unsigned i = 0; i < sizeof(pins) / sizeof(pins[0]); i++) {
@@ -528,8 +631,7 @@ int main(void)
 				       tsteps[j], k[j], b[j]);
 			snprintf(name, sizeof(name), "%s: %s", types[i].name, tsteps[j]);
 			T_CASE(name);
-			if (!types[i].bpfrt_refuses)
-				T_EQ_INT(k[j], b[j]);
+			T_EQ_INT(k[j], b[j]);
 		}
 		/* the kernel's answers that make the comparison mean something */
 		snprintf(name, sizeof(name), "%s: kernel: an fd, writes EPERM", types[i].name);
@@ -538,14 +640,26 @@ int main(void)
 		if (types[i].type != BPF_MAP_TYPE_RINGBUF)
 			T_EQ_INT(types[i].type == BPF_MAP_TYPE_QUEUE ? 0x1001 :
 				 types[i].type == BPF_MAP_TYPE_BLOOM_FILTER ? 0x1001 : 0x1002, k[1]);
+		else /* ENOTSUPP: no lookup, get_next_key or batch of a ring buffer */
+			T_EQ_INT(-524, k[1]);
 		T_EQ_INT(-EPERM, k[4]);
 		T_EQ_INT(-EPERM, k[6]);
 		T_EQ_INT(k[1], k[11]);
-		if (types[i].bpfrt_refuses) {
-			/* the documented difference (docs/SECURITY.md): reads that take a lock */
-			snprintf(name, sizeof(name), "%s: bpfrt: EACCES at the get", types[i].name);
-			T_CASE(name);
-			T_EQ_INT(-EACCES, b[0]);
+	}
+	for (int j = 0; !st && j < NR; j++) {
+		const int *k = r + R_RING, *b = k + NR;
+
+		total++;
+		equal += k[j] == b[j];
+		if (k[j] != b[j])
+			printf("differs: %s: kernel %d, bpfrt %d\n", rsteps[j], k[j], b[j]);
+		T_CASE(rsteps[j]);
+		if (j < R_RING_READ) {
+			T_EQ_INT(-EACCES, k[j]);
+			T_EQ_INT(k[j], b[j]);
+		} else { /* the documented difference */
+			T_EQ_INT(-EINVAL, k[j]);
+			T_EQ_INT(1, b[j]);
 		}
 	}
 	if (!st)
@@ -575,6 +689,17 @@ int main(void)
 	if (!st) {
 		T_EQ_INT(-EPERM, r[2 * N + 2]);
 		T_EQ_INT(0x1234, r[2 * N + 3]);
+	}
+	T_CASE("bpfrt: a ring buffer it maps read-only: no consumer, no program");
+	if (!st) {
+		T_EQ_INT(-EACCES, r[2 * N + 4]);
+		T_EQ_INT(-EACCES, r[2 * N + 5]);
+		T_EQ_INT(-EACCES, r[2 * N + 6]);
+	}
+	T_CASE("bpfrt: the ring buffer's pin made writable: a record produced and consumed");
+	if (!st) {
+		T_EQ_INT(101, r[2 * N + 7]);
+		T_EQ_INT(-EACCES, r[2 * N + 8]);
 	}
 	T_CASE("mmap PROT_READ of a read-only fd: kernel EINVAL, bpfrt readable, never writable");
 	if (!st) {
