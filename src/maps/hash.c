@@ -7,7 +7,8 @@
  * reader validates what it read against it (a seqlock per element), falling back to the
  * bucket lock after a few failed tries.  Every index read from
  * shared memory is range-checked and every chain walk bounded: a corrupt region yields
- * errors, never a wild access.  Details: docs/MEMORY_MODEL.md.
+ * errors, never a wild access.  Details: docs/MEMORY_MODEL.md.  The region's structures
+ * and the element accessors: hash.h; the key walks: hash_walk.c.
  */
 #include <errno.h>
 #include <sched.h>
@@ -18,6 +19,7 @@
 #include <sys/mman.h>
 #include <sys/random.h>
 
+#include "maps/hash.h"
 #include "maps/maps.h"
 #include "util/util.h"
 
@@ -30,37 +32,6 @@
 /* Region layout version, in the header: a file of another layout is refused at attach. */
 #define HTAB_LAYOUT 2
 
-struct htab_head {
-	_Atomic uint32_t count;      /* linked elements */
-	_Atomic uint32_t alloc_lock; /* guards free_head, bump and the allocation words */
-	uint32_t free_head;          /* first element of the free list, 0 none */
-	uint32_t bump;               /* the scan for never-used elements has passed this one */
-	uint32_t n_buckets;          /* copies of the geometry, checked on attach */
-	uint32_t n_elems;
-	uint32_t elem_size;
-	uint32_t seed;               /* hash seed (0 with BPF_F_ZERO_SEED) */
-	_Atomic uint32_t lru_clock;  /* LRU: access counter stamped into elements */
-	_Atomic uint32_t lru_cursor; /* LRU: where the next eviction scan starts */
-	uint32_t layout;             /* HTAB_LAYOUT */
-	_Atomic uint32_t repair;     /* a lock was taken over: the next writer sweeps */
-	uint32_t reserved[4];
-};
-
-struct htab_bucket {
-	_Atomic uint32_t lock;
-	_Atomic uint32_t head;   /* first element, 0 none; changed under lock */
-};
-
-/* Fields written while a lockless reader may look (next, hash, key, value) are stored
- * with atomic word stores; seq is odd while they are being rewritten. */
-struct htab_elem {
-	_Atomic uint32_t next;   /* next in bucket, or in the free list */
-	_Atomic uint32_t hash;
-	_Atomic uint32_t stamp;  /* LRU: last access */
-	_Atomic uint32_t seq;    /* even: stable; odd: being rewritten */
-	unsigned char key[];     /* round_up(key_size, 8), then the value(s) */
-};
-
 /* One allocation word per element, touched only under alloc_lock: whether the element is
  * in use, whether it is on the free list, and the free list's next index.  The free list
  * is kept out of the elements because an element can be taken without popping it (as
@@ -72,30 +43,6 @@ struct htab_elem {
 
 /* Lockless reads give up and take the bucket lock after this many invalidated walks. */
 #define HTAB_READ_TRIES 4
-
-/* Process-local view: the geometry recomputed from the parameters, never read back from
- * shared memory. */
-struct htab {
-	struct htab_head *head;
-	struct htab_bucket *buckets;
-	unsigned char *elems;
-	uint32_t *alloc;         /* allocation words, element i at alloc[i - 1] */
-	uint32_t n_buckets;
-	uint32_t n_elems;
-	uint32_t elem_size;
-	uint32_t value_off;
-	uint32_t key_size;
-	int lru;
-	int percpu;
-	/* BPF_F_NO_PREALLOC: the elements' pages are reserved as they are used (below,
-	 * "Lazy elements"); elements 1..usable are on pages this process populated, or all
-	 * of them for a preallocated map */
-	int lazy;
-	_Atomic uint32_t usable;
-	_Atomic uint32_t *usable_w; /* &usable, for elem()'s slow path on a const htab */
-	struct brt_map *map;     /* the map this is the state of (bpf_timer's release) */
-	_Atomic long long reclaim_ns; /* last scan for locks of dead owners (reclaim()) */
-};
 
 static int is_lru(uint32_t type)
 {
@@ -239,8 +186,7 @@ static int populate_advice(const struct htab *ht)
 /* elem()'s slow path: element idx of a lazy map, whose page this process has not
  * populated yet.  Populates from the first unpopulated element to idx and a chunk
  * beyond (at most to the last element); NULL when that fails or idx is out of range. */
-static __attribute__((noinline, cold)) struct htab_elem *
-elem_populate(const struct htab *ht, uint32_t idx)
+struct htab_elem *brt_hash_elem_populate(const struct htab *ht, uint32_t idx)
 {
 	uint32_t have = atomic_load_explicit(&ht->usable, memory_order_relaxed), want;
 	uintptr_t lo, hi;
@@ -321,45 +267,10 @@ static int htab_init(struct brt_map *map)
 	return 0;
 }
 
-/* Element idx (1-based), or NULL for 0, an index out of range, or one of a lazy map whose
- * page cannot be reserved. */
-static inline struct htab_elem *elem(const struct htab *ht, uint32_t idx)
-{
-	if (__builtin_expect(idx - 1 >= atomic_load_explicit(&ht->usable, memory_order_relaxed),
-			     0))
-		return ht->lazy && idx ? elem_populate(ht, idx) : NULL;
-	return (struct htab_elem *)(ht->elems + (size_t)(idx - 1) * ht->elem_size);
-}
-
 /* No homes in a lazy map (above). */
 static uint32_t home_of(const struct htab *ht, uint32_t bucket)
 {
 	return !ht->lazy && bucket < ht->n_elems ? bucket + 1 : 0;
-}
-
-static void *value_of(const struct htab *ht, struct htab_elem *e)
-{
-	return (unsigned char *)e + ht->value_off;
-}
-
-/* Compare a key held in shared memory (read in atomic words: a writer may be rewriting a
- * recycled element) with the caller's. */
-static inline int key_equal(const unsigned char *shm, const unsigned char *key, uint32_t len)
-{
-	const _Atomic uint64_t *w = (const _Atomic uint64_t *)(const void *)shm;
-	uint64_t a, b;
-
-	for (; len >= 8; len -= 8, key += 8) {
-		a = atomic_load_explicit(w++, memory_order_acquire);
-		memcpy(&b, key, 8);
-		if (a != b)
-			return 0;
-	}
-	if (!len)
-		return 1;
-	/* the padding of a stored key is zero, but the region is shared: mask it off */
-	a = atomic_load_explicit(w, memory_order_acquire);
-	return !((a ^ brt_keyhash_tail(key, len)) & (~0ull >> (64 - 8 * len)));
 }
 
 /* Walk bucket b (locked) for key; *prev gets the predecessor's index (0 = bucket head).
@@ -400,19 +311,6 @@ static void seq_end(struct htab_elem *e)
 	uint32_t s = atomic_load_explicit(&e->seq, memory_order_relaxed);
 
 	atomic_store_explicit(&e->seq, (s | 1) + 1, memory_order_release);
-}
-
-/* brt_shm_read() inline for the one-word value of counters */
-static inline void read_value(void *out, const void *shm, uint32_t n)
-{
-	uint64_t v;
-
-	if (n != 8) {
-		brt_shm_read(out, shm, n);
-		return;
-	}
-	v = atomic_load_explicit((const _Atomic uint64_t *)shm, memory_order_acquire);
-	memcpy(out, &v, 8);
 }
 
 /* Find key without the bucket lock; copy its value to out (vsize bytes) when out is not
@@ -560,7 +458,7 @@ static void bucket_recovered(struct htab *ht, struct htab_bucket *b)
 	need_sweep(ht);
 }
 
-static void bucket_lock(struct htab *ht, struct htab_bucket *b)
+void brt_hash_bucket_lock(struct htab *ht, struct htab_bucket *b)
 {
 	if (brt_shm_lock(&b->lock))
 		bucket_recovered(ht, b);
@@ -577,7 +475,7 @@ static void alloc_lock(struct htab *ht)
 static void lock_all(struct htab *ht)
 {
 	for (uint32_t i = 0; i < ht->n_buckets; i++)
-		bucket_lock(ht, &ht->buckets[i]);
+		brt_hash_bucket_lock(ht, &ht->buckets[i]);
 	alloc_lock(ht);
 }
 
@@ -802,7 +700,7 @@ static void evict_one(struct htab *ht)
 		uint32_t bi = (cursor + k) & (ht->n_buckets - 1), idx, steps = 0;
 
 		b = &ht->buckets[bi];
-		bucket_lock(ht, b);
+		brt_hash_bucket_lock(ht, b);
 		for (idx = b->head; steps++ <= ht->n_elems && (e = elem(ht, idx)); idx = e->next) {
 			now = clock - atomic_load_explicit(&e->stamp, memory_order_relaxed);
 			if (!best_idx || now > best_age) {
@@ -818,7 +716,7 @@ static void evict_one(struct htab *ht)
 	if (!best_idx)
 		return;
 	b = &ht->buckets[best_b];
-	bucket_lock(ht, b);
+	brt_hash_bucket_lock(ht, b);
 	e = elem(ht, best_idx);
 	prev = 0;
 	for (uint32_t idx = b->head, steps = 0; steps++ <= ht->n_elems && elem(ht, idx);
@@ -901,7 +799,7 @@ static int update(struct brt_map *map, const void *key, const void *value, uint6
 	sweep_if_needed(ht);
 	__builtin_prefetch(elem(ht, home));
 	for (int tries = 0;; tries++) {
-		bucket_lock(ht, b);
+		brt_hash_bucket_lock(ht, b);
 		old = find(ht, map, b, key, hash, &prev);
 		if (old && flags == BPF_NOEXIST)
 			goto out_unlock_err_exist;
@@ -1017,7 +915,7 @@ static int remove_key(struct brt_map *map, const void *key, void *value)
 	struct htab_elem *e;
 
 	sweep_if_needed(ht);
-	bucket_lock(ht, b);
+	brt_hash_bucket_lock(ht, b);
 	idx = find(ht, map, b, key, hash, &prev);
 	e = elem(ht, idx);
 	if (!e) {
@@ -1099,7 +997,7 @@ static void *htab_lookup_cpu(struct brt_map *map, const void *key, uint32_t cpu)
 		v = value_of(ht, e);
 		return ht->percpu ? v + (size_t)cpu * map->value_stride : v;
 	}
-	bucket_lock(ht, b);
+	brt_hash_bucket_lock(ht, b);
 	e = elem(ht, find(ht, map, b, key, hash, NULL));
 	if (e) {
 		touch(ht, e);
@@ -1119,24 +1017,15 @@ static void *htab_lookup(struct brt_map *map, const void *key)
 /* ---- read-only mappings -----------------------------------------------------------------
  * A process that got the map with BPF_OBJ_GET and BPF_F_RDONLY of a pin it may only read
  * maps the file read-only (obj.h's ro): it may take no lock, stamp no LRU element, sweep
- * nothing.  Its lookups and key walks read the chains as the lockless lookup does,
- * validating every element against its sequence word and bucket; where a writer keeps
- * an element odd (rewriting it, or dead in the middle of it until a writer repairs the
- * chain) the read is retried, yielding, and after BRT_MAP_RO_TRIES walks it fails with
- * EBUSY (maps.h) instead of waiting on a lock it cannot take.  The kernel's syscall
- * lookup of an LRU map does not mark the element either (map_lookup_elem_sys_only), nor
- * does its get_next_key: a read-only fd's reads change nothing there too.  Only the
- * syscall side reads such a mapping: no program of the process may use the map
- * (prog.c). */
-/* The elements a read-only read may visit over all its retries: two walks of the whole
- * map, and BRT_MAP_RO_TRIES of a short chain.  Retrying a chain as long as the map (a
- * scribbler's: a legitimate one is a few elements) BRT_MAP_RO_TRIES times, four walks
- * each, took over 10 s for 262,160 elements; past the budget the read is EBUSY. */
-static uint64_t ro_budget(const struct htab *ht)
-{
-	return 2 * ((uint64_t)ht->n_elems + 1) + BRT_MAP_RO_TRIES * 64;
-}
-
+ * nothing.  Its lookups (here) and key walks (hash_walk.c) read the chains as the lockless
+ * lookup does, validating every element against its sequence word and bucket; where a
+ * writer keeps an element odd (rewriting it, or dead in the middle of it until a writer
+ * repairs the chain) the read is retried, yielding, and after BRT_MAP_RO_TRIES walks it
+ * fails with EBUSY (maps.h) instead of waiting on a lock it cannot take.  The kernel's
+ * syscall lookup of an LRU map does not mark the element either
+ * (map_lookup_elem_sys_only), nor does its get_next_key: a read-only fd's reads change
+ * nothing there too.  Only the syscall side reads such a mapping: no program of the
+ * process may use the map (prog.c). */
 /* find_lockless() for a read-only mapping: the same validation, each walk ended, as a
  * walk under the lock (find()), after n_elems elements, or before where the chain comes
  * back to an element it passed (Brent's check: every element of the chain has been seen
@@ -1193,233 +1082,6 @@ static int copy_value_ro(const struct htab *ht, const struct brt_map *map, const
 	return brt_map_ro_busy(map);
 }
 
-/* Bucket bi's chain as a lockless reader sees it: the stored hash and a private copy of
- * the key of each element, in chain order, every element validated as find_lockless()
- * does (the walk restarts on doubt, at most BRT_MAP_RO_TRIES times: then -EBUSY).  The
- * walk stops at a repeated index (Brent's cycle check: a scribbled chain may loop), so
- * it holds at most about twice the chain's distinct elements. */
-struct ro_chain {
-	uint32_t n, cap;
-	uint32_t *hash;
-	unsigned char *keys; /* n keys of key_size bytes */
-	uint32_t *order;     /* ro_chain_reach()'s scratch */
-	unsigned char *reach;
-};
-
-static int ro_chain_grow(struct ro_chain *c, uint32_t key_size)
-{
-	uint32_t cap = c->cap ? c->cap * 2 : 16;
-	uint32_t *h;
-	unsigned char *k;
-
-	if (cap < c->cap)
-		return -ENOMEM;
-	h = realloc(c->hash, (size_t)cap * sizeof(*h));
-	if (!h)
-		return -ENOMEM;
-	c->hash = h;
-	k = realloc(c->keys, (size_t)cap * key_size);
-	if (!k)
-		return -ENOMEM;
-	c->keys = k;
-	h = realloc(c->order, (size_t)cap * sizeof(*h));
-	if (!h)
-		return -ENOMEM;
-	c->order = h;
-	k = realloc(c->reach, cap);
-	if (!k)
-		return -ENOMEM;
-	c->reach = k;
-	c->cap = cap;
-	return 0;
-}
-
-static int ro_chain_read(const struct htab *ht, const struct brt_map *map, uint32_t bi,
-			 struct ro_chain *c)
-{
-	uint32_t mask = ht->n_buckets - 1, ks = map->key_size;
-	const struct htab_bucket *b = &ht->buckets[bi];
-	uint64_t budget = ro_budget(ht);
-
-	for (int tries = 0; tries < BRT_MAP_RO_TRIES && budget; tries++) {
-		uint32_t idx = atomic_load_explicit(&b->head, memory_order_acquire);
-		uint32_t saved = 0, power = 1;
-		struct htab_elem *e;
-		int ok = 1;
-
-		c->n = 0;
-		while ((e = elem(ht, idx)) && c->n <= ht->n_elems) {
-			if (!budget) {
-				ok = 0;
-				break;
-			}
-			budget--;
-			uint32_t s = atomic_load_explicit(&e->seq, memory_order_acquire);
-			uint32_t h = atomic_load_explicit(&e->hash, memory_order_acquire);
-			uint32_t next = atomic_load_explicit(&e->next, memory_order_acquire);
-
-			if (c->n == c->cap && ro_chain_grow(c, ks))
-				return -ENOMEM;
-			brt_shm_read(c->keys + (size_t)c->n * ks, e->key, ks);
-			if ((s & 1) || atomic_load_explicit(&e->seq, memory_order_relaxed) != s ||
-			    (h & mask) != bi) {
-				ok = 0;
-				break;
-			}
-			c->hash[c->n++] = h;
-			if (c->n == power) {
-				saved = idx;
-				power *= 2;
-			}
-			idx = next;
-			if (idx == saved)
-				break;
-		}
-		if (ok)
-			return 0;
-		sched_yield();
-	}
-	return brt_map_ro_busy(map);
-}
-
-/* For every position of a copied chain at once: would a lookup of its key stop there
- * (only such a key may a key walk return)?  When the hash stored there is the key's and
- * no position before it holds the same hash and key.  Found by sorting the positions
- * whose stored hash is right by hash, key and position, the first of each run kept:
- * O(n log n), where asking position by position scanned all before it (quadratic, and
- * the chain is as long as a scribbler makes it: n_elems). */
-static _Thread_local const struct ro_chain *sort_chain;
-static _Thread_local uint32_t sort_ks;
-
-static int ro_pos_cmp(const void *a, const void *b)
-{
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-	const struct ro_chain *c = sort_chain;
-	int d;
-
-	if (c->hash[x] != c->hash[y])
-		return c->hash[x] < c->hash[y] ? -1 : 1;
-	d = memcmp(c->keys + (size_t)x * sort_ks, c->keys + (size_t)y * sort_ks, sort_ks);
-	if (d)
-		return d;
-	return x < y ? -1 : x > y;
-}
-
-static void ro_chain_reach(const struct htab *ht, const struct brt_map *map, uint32_t bi,
-			   struct ro_chain *c)
-{
-	uint32_t ks = map->key_size, seed = ht->head->seed, m = 0;
-
-	for (uint32_t pos = 0; pos < c->n; pos++) {
-		uint32_t hash = brt_keyhash(c->keys + (size_t)pos * ks, ks, seed);
-
-		c->reach[pos] = 0;
-		if (hash == c->hash[pos] && (hash & (ht->n_buckets - 1)) == bi)
-			c->order[m++] = pos;
-	}
-	sort_chain = c;
-	sort_ks = ks;
-	if (m)
-		qsort(c->order, m, sizeof(*c->order), ro_pos_cmp);
-	for (uint32_t i = 0; i < m; i++) {
-		uint32_t p = c->order[i], q = i ? c->order[i - 1] : 0;
-
-		if (!i || c->hash[p] != c->hash[q] ||
-		    memcmp(c->keys + (size_t)p * ks, c->keys + (size_t)q * ks, ks))
-			c->reach[p] = 1;
-	}
-}
-
-/* The first key of a copied chain at position from or later that a lookup stops at,
- * copied to out; 0 or -ENOENT. */
-static int ro_next_in_chain(const struct htab *ht, const struct brt_map *map, uint32_t bi,
-			    struct ro_chain *c, uint32_t from, void *out)
-{
-	ro_chain_reach(ht, map, bi, c);
-	for (uint32_t pos = from; pos < c->n; pos++)
-		if (c->reach[pos]) {
-			memcpy(out, c->keys + (size_t)pos * map->key_size, map->key_size);
-			return 0;
-		}
-	return -ENOENT;
-}
-
-/* Bucket bi's chain copied under its lock (the walk a writer waits for: one pass, no
- * sequence words to check), ended as ro_chain_read() ends it: after n_elems + 1
- * elements, or where the chain comes back to an element it passed (a position after that
- * repeats an earlier one's key and hash, so no lookup stops there). */
-static int chain_read_locked(struct htab *ht, const struct brt_map *map, uint32_t bi,
-			     struct ro_chain *c)
-{
-	struct htab_bucket *b = &ht->buckets[bi];
-	uint32_t ks = map->key_size, idx, saved = 0, power = 1;
-	struct htab_elem *e;
-	int err = 0;
-
-	bucket_lock(ht, b);
-	c->n = 0;
-	idx = b->head;
-	while ((e = elem(ht, idx)) && c->n <= ht->n_elems) {
-		if (c->n == c->cap && (err = ro_chain_grow(c, ks)))
-			break;
-		memcpy(c->keys + (size_t)c->n * ks, e->key, ks);
-		c->hash[c->n++] = e->hash;
-		if (c->n == power) {
-			saved = idx;
-			power *= 2;
-		}
-		idx = e->next;
-		if (idx == saved)
-			break;
-	}
-	brt_shm_unlock(&b->lock);
-	return err;
-}
-
-/* htab_get_next_key() on chains copied, under their locks or, on a read-only mapping,
- * read without them: which positions a lookup stops at is decided on the copy
- * (ro_chain_reach(): one sort), after the lock is gone. */
-static int get_next_key_copied(struct htab *ht, const struct brt_map *map, const void *key,
-			       void *next_key, int locked)
-{
-	uint32_t start = 0, mask = ht->n_buckets - 1;
-	struct ro_chain c = { 0 };
-	int err = -ENOENT;
-
-	if (key) {
-		uint32_t hash = brt_keyhash(key, map->key_size, ht->head->seed), pos;
-
-		err = locked ? chain_read_locked(ht, map, hash & mask, &c)
-			     : ro_chain_read(ht, map, hash & mask, &c);
-		if (err)
-			goto out;
-		for (pos = 0; pos < c.n; pos++)
-			if (c.hash[pos] == hash &&
-			    !memcmp(c.keys + (size_t)pos * map->key_size, key, map->key_size))
-				break;
-		err = pos < c.n ? ro_next_in_chain(ht, map, hash & mask, &c, pos + 1, next_key)
-				: -ESRCH;
-		if (!err)
-			goto out;
-		if (err == -ENOENT)
-			start = (hash & mask) + 1;
-	}
-	err = -ENOENT;
-	for (uint32_t i = start; i < ht->n_buckets && err == -ENOENT; i++) {
-		if (!atomic_load_explicit(&ht->buckets[i].head, memory_order_relaxed))
-			continue;
-		err = locked ? chain_read_locked(ht, map, i, &c) : ro_chain_read(ht, map, i, &c);
-		if (!err)
-			err = ro_next_in_chain(ht, map, i, &c, 0, next_key);
-	}
-out:
-	free(c.hash);
-	free(c.keys);
-	free(c.order);
-	free(c.reach);
-	return err;
-}
-
 static int htab_copy_value(struct brt_map *map, const void *key, void *value)
 {
 	struct htab *ht = map->priv;
@@ -1432,7 +1094,7 @@ static int htab_copy_value(struct brt_map *map, const void *key, void *value)
 		return idx ? 0 : -ENOENT;
 	if (brt_map_ro(map))
 		return copy_value_ro(ht, map, key, hash, value);
-	bucket_lock(ht, b);
+	brt_hash_bucket_lock(ht, b);
 	e = elem(ht, find(ht, map, b, key, hash, NULL));
 	if (e)
 		brt_shm_read(value, value_of(ht, e), brt_map_value_size(map));
@@ -1440,25 +1102,16 @@ static int htab_copy_value(struct brt_map *map, const void *key, void *value)
 	return e ? 0 : -ENOENT;
 }
 
-/* Order: bucket by bucket, chain order within a bucket; a key that is not present restarts
- * from the first key, as the kernel does.  Only a key a lookup finds where it was read is
- * returned (a key copied out that hashes to another bucket, whose stored hash is wrong,
- * or that repeats an earlier key of the chain, in a corrupt or cyclic chain: shared
- * memory, would send the next call back to the start or round the cycle forever): the
- * next call finds it again and goes on after it, so every walk moves forward and ends
- * after at most one step per element position even in a corrupt region.  Which positions
- * those are is decided on a copy of the chain, after its lock is gone, by one sort
- * (ro_chain_reach()): asking a lookup position by position, under the lock, was
- * quadratic in a chain a scribbler makes as long as the map (131,088 elements: over 10 s,
- * the bucket's writers waiting meanwhile). */
+/* hash_walk.c: the order, and why a walk ends even in a corrupt region.  A read-only
+ * mapping's walk takes no lock, so it sweeps nothing. */
 static int htab_get_next_key(struct brt_map *map, const void *key, void *next_key)
 {
 	struct htab *ht = map->priv;
 
 	if (brt_map_ro(map))
-		return get_next_key_copied(ht, map, key, next_key, 0);
+		return brt_hash_next_key(ht, map, key, next_key, 0);
 	sweep_if_needed(ht);
-	return get_next_key_copied(ht, map, key, next_key, 1);
+	return brt_hash_next_key(ht, map, key, next_key, 1);
 }
 
 uint64_t brt_hash_count(const struct brt_map *map)
