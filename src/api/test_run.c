@@ -478,7 +478,20 @@ static int run_raw_tp(struct brt_call *call, struct brt_prog *prog)
 		return err;
 	regs[nr++] = (struct brt_region){ (uint64_t)(uintptr_t)args, attr->test.ctx_size_in, 0 };
 	run_on(&o, prog, args, regs, nr, BRT_ARRAY_SIZE(regs));
-	err = run_repeat(call, prog, &o, NULL, 1, &retval, &duration);
+	if (attr->test.flags & BPF_F_TEST_RUN_ON_CPU) {
+		/* the kernel runs it on that CPU (smp_call_function_single()), -ENXIO past
+		 * nr_cpu_ids: here the run is for that CPU, as a trace record's is
+		 * (bpf_get_smp_processor_id, per-CPU copies); an offline CPU is not refused */
+		uint32_t cpu = attr->test.cpu, prev;
+
+		if (cpu >= brt_ncpus())
+			return -ENXIO;
+		prev = brt_cpu_enter(cpu);
+		err = run_repeat(call, prog, &o, NULL, 1, &retval, &duration);
+		brt_cpu_leave(prev);
+	} else {
+		err = run_repeat(call, prog, &o, NULL, 1, &retval, &duration);
+	}
 	if (err)
 		return err;
 	attr->test.retval = retval;

@@ -79,7 +79,8 @@ enum brt_jit_lookup_kind {
 				   * probed inline, else (and when the pass `hashprobe` is off
 				   * or constants are blinded) op as for LOOKUP_OP */
 	BRT_JIT_LOOKUP_PERCPU_ARRAY, /* a per-CPU array: index and this CPU's slot inline
-				   * (the CPU from glibc's rseq area), op past ncpus or when
+				   * (brt_cpu_now(): the record's CPU a trace run is for, else
+				   * glibc's rseq area), op past ncpus or when
 				   * the pass `percpu` is off */
 };
 

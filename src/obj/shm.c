@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "obj/obj.h"
+#include "util/util.h"
 
 /* Lock word: 0 free; held: the owner's thread id (bits 0-21: Linux's pid_max is at most
  * 2^22) with a 9-bit check of it (bits 22-30), so that a word another process scribbled
@@ -305,7 +306,7 @@ uint32_t brt_ncpus(void)
 
 uint32_t brt_cpu(void)
 {
-	int cpu = sched_getcpu();
+	int cpu = brt_cpu_now();
 
 	return cpu < 0 ? 0 : (uint32_t)cpu % brt_ncpus();
 }

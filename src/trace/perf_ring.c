@@ -307,6 +307,9 @@ void brt_perf_link_run(struct brt_link *link, const struct brt_trace_task *task,
 {
 	uint64_t r0 = 0;
 	char msg[160];
+	/* the program sees the CPU the kernel took the record on, as it would run there:
+	 * bpf_get_smp_processor_id, per-CPU map copies, BPF_F_CURRENT_CPU */
+	uint32_t cpu = brt_cpu_enter(task->cpu);
 
 	o->user = &link->prog->pm;
 	brt_trace_set_task(task);
@@ -317,5 +320,6 @@ void brt_perf_link_run(struct brt_link *link, const struct brt_trace_task *task,
 		atomic_fetch_add(&link->nonzero, 1);
 	}
 	brt_trace_set_task(NULL);
+	brt_cpu_leave(cpu);
 	atomic_fetch_add(&link->events, 1);
 }

@@ -400,7 +400,7 @@ void brt_trace_current(char comm[16], int32_t *pid, int32_t *cpu)
 	if (task_comm(t, comm))
 		strcpy(comm, "<...>");
 	*pid = t ? t->pid : (int32_t)gettid();
-	*cpu = t ? (int32_t)t->cpu : sched_getcpu();
+	*cpu = t ? (int32_t)t->cpu : brt_cpu_now();
 }
 
 /* Is task tid in the cgroup v2 whose directory has inode number id, or below it (the

@@ -4,6 +4,7 @@
 #ifndef BPFRT_SRC_UTIL_UTIL_H
 #define BPFRT_SRC_UTIL_UTIL_H
 
+#include <sched.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -121,6 +122,40 @@ __attribute__((visibility("hidden"))) int brt_ucas32(void *p, uint32_t *expected
 #define BRT_CGROUP_MAX_LEVELS 64
 int brt_cgroup2_mount(char *dir, size_t cap);
 int brt_cgroup_ids(int32_t tid, uint64_t *ids, int max);
+
+/* The CPU a program run is for (cpu.c): the one the kernel took the record on while the
+ * trace runner runs programs for a record read from CPU N's ring (brt_cpu_enter(N)),
+ * else the CPU this thread is on.  bpf_get_smp_processor_id, the per-CPU maps' copies
+ * and BPF_F_CURRENT_CPU all ask brt_cpu_now() (obj's brt_cpu() through it), and the
+ * JIT's inlined per-CPU lookup reads the same word at fs:[brt_cpu_tls_off()].  The word
+ * is N + 1, 0 for none: zero-filled TLS, so correct in threads that existed before a
+ * dlopen() of the library.  Initial-exec: at the same fs offset in every thread. */
+extern _Thread_local uint32_t brt_cpu_event __attribute__((tls_model("initial-exec")));
+
+static inline int brt_cpu_now(void)
+{
+	uint32_t e = brt_cpu_event;
+
+	return __builtin_expect(e != 0, 0) ? (int)(e - 1) : sched_getcpu();
+}
+
+/* Runs on this thread are for CPU cpu until brt_cpu_leave() with what this returned
+ * (nesting restores the outer run's CPU). */
+static inline uint32_t brt_cpu_enter(uint32_t cpu)
+{
+	uint32_t prev = brt_cpu_event;
+
+	brt_cpu_event = cpu + 1;
+	return prev;
+}
+
+static inline void brt_cpu_leave(uint32_t prev)
+{
+	brt_cpu_event = prev;
+}
+
+/* brt_cpu_event's offset from the thread pointer (x86-64's fs base), for the JIT. */
+int64_t brt_cpu_tls_off(void);
 
 /* SHA-256 of len bytes (sha256.c): program tags, as the kernel computes them. */
 void brt_sha256(const void *data, size_t len, unsigned char out[32]);

@@ -199,7 +199,7 @@ uint64_t brt_helper_get_prandom_u32(uint64_t r1, uint64_t r2, uint64_t r3, uint6
 uint64_t brt_helper_get_smp_processor_id(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
 					 uint64_t r5, struct bpfrt_run_ctx *ctx)
 {
-	int cpu = sched_getcpu();
+	int cpu = brt_cpu_now(); /* the record's CPU when the trace runner runs it */
 
 	(void)r1, (void)r2, (void)r3, (void)r4, (void)r5, (void)ctx;
 	return cpu < 0 ? 0 : (uint64_t)cpu;

@@ -541,7 +541,8 @@ static void const_keys(void)
 
 /* Pass percpu: the inline path adds to the value of the CPU the thread runs on, as the
  * interpreter (brt_cpu()) does: pinned to each CPU in turn, one run of each engine must
- * add to that CPU's value. */
+ * add to that CPU's value; and, in a trace run for a record of another CPU
+ * (brt_cpu_enter()), to that CPU's. */
 static void percpu_slot(void)
 {
 	static const char text[] = "stw [%r10-4], 1\nmov %r2, %r10\nadd %r2, -4\n"
@@ -549,6 +550,7 @@ static void percpu_slot(void)
 				   "lock add [%r0+0], %r1\nmov %r0, 0\nexit\n";
 	enum bpfrt_engine e[2] = { BPFRT_ENGINE_DEFAULT, BPFRT_ENGINE_DEFAULT };
 	uint32_t ncpus = brt_ncpus();
+	uint64_t want[64] = { 0 }; /* each CPU's value so far */
 	cpu_set_t saved;
 	union bpf_attr a;
 	int map, fd[2];
@@ -582,12 +584,18 @@ static void percpu_slot(void)
 		CPU_SET(c, &one);
 		if (sched_setaffinity(0, sizeof(one), &one))
 			continue;
-		for (int k = 0; k < 2; k++) {
+		for (int k = 0; k < 4; k++) {
+			/* runs 2 and 3 for a record of the next CPU, as the trace runner does */
+			uint32_t slot = k < 2 ? c : (c + 1) % (ncpus < 64 ? ncpus : 64), prev = 0;
+
+			if (k >= 2)
+				prev = brt_cpu_enter(slot);
 			memset(v, 0, sizeof(v));
-			T_EQ_INT(0, diff_run64(sys_bpfrt, fd[k], 1));
+			T_EQ_INT(0, diff_run64(sys_bpfrt, fd[k % 2], 1));
+			if (k >= 2)
+				brt_cpu_leave(prev);
 			T_EQ_INT(0, elem(sys_bpfrt, BPF_MAP_LOOKUP_ELEM, map, 1, v));
-			/* CPU c's value: 1 after the interpreter's run there, 2 after the JIT's */
-			T_EQ_U64((uint64_t)k + 1, v[c]);
+			T_EQ_U64(++want[slot], v[slot]);
 		}
 	}
 	sched_setaffinity(0, sizeof(saved), &saved);

@@ -77,7 +77,8 @@ static uint8_t kind_of(const struct jit_state *st, const struct brt_jit_lookup *
 		return BRT_JIT_LOOKUP_ARRAY;
 	if (l->kind == BRT_JIT_LOOKUP_PERCPU_ARRAY && l->op && !blind &&
 	    (st->passes & BRT_JIT_PASS(percpu)) && l->stride && l->ncpus &&
-	    (uint64_t)l->stride * l->ncpus <= INT32_MAX && rseq_cpu_off() >= 0)
+	    (uint64_t)l->stride * l->ncpus <= INT32_MAX && rseq_cpu_off() >= 0 &&
+	    is_simm32(brt_cpu_tls_off()))
 		return BRT_JIT_LOOKUP_PERCPU_ARRAY;
 	if (l->kind == BRT_JIT_LOOKUP_HASH && l->op && !blind &&
 	    (st->passes & BRT_JIT_PASS(hashprobe)) && hash_fits(&l->hash))
@@ -370,28 +371,39 @@ static void mul_const(struct jit_state *st, int reg, uint32_t k)
 		emit_imul_rri(B, true, reg, reg, (int32_t)k);
 }
 
+/* mov ecx, fs:[off] (no base, no index: SIB 0x25) */
+static void emit_load_fs_ecx(struct jit_state *st, int32_t off)
+{
+	emit1(B, 0x64);
+	emit2(B, 0x8b, (uint8_t)(((RCX & 7) << 3) | 4));
+	emit1(B, 0x25);
+	emit_u32(B, (uint32_t)off);
+}
+
 /*
  * A per-CPU array's lookup: r0 = base + (index * ncpus + cpu) * stride, NULL from
- * max_entries on; cpu is this thread's CPU as glibc's rseq area has it (fs-relative, the
- * number sched_getcpu() returns, so brt_cpu() would give the same below ncpus); a CPU
- * number of ncpus or more (or the -1 of an unregistered area) calls the map's lookup,
- * with r1 and r2 untouched.  Uses rax, rcx, r8.
+ * max_entries on; cpu is brt_cpu_now()'s: the record's CPU the trace runner set
+ * (brt_cpu_event, CPU + 1, 0 for none: minus 1 it is below ncpus only when set), else
+ * this thread's CPU as glibc's rseq area has it (fs-relative, the number sched_getcpu()
+ * returns, so brt_cpu() would give the same below ncpus); a CPU number of ncpus or more
+ * (or the -1 of an unregistered area) calls the map's lookup, with r1 and r2 untouched.
+ * Uses rax, rcx, r8.
  */
 static void emit_percpu_array(struct jit_state *st, const struct brt_jit_lookup *l)
 {
-	size_t j_null, j_slow, j_done, j_done2;
-	int32_t cpu_off = (int32_t)rseq_cpu_off();
+	size_t j_null, j_slow, j_done, j_done2, j_event;
 
 	emit_load(B, 4, false, RAX, xreg(st, BPF_REG_2), 0);
 	emit_alu_ri(B, ALU_CMP, false, RAX, (int32_t)l->max_entries);
 	j_null = jcc32_fwd(st, CC_AE);
-	/* mov ecx, fs:[cpu_off] (no base, no index: SIB 0x25) */
-	emit1(B, 0x64);
-	emit2(B, 0x8b, (uint8_t)(((RCX & 7) << 3) | 4));
-	emit1(B, 0x25);
-	emit_u32(B, (uint32_t)cpu_off);
+	emit_load_fs_ecx(st, (int32_t)brt_cpu_tls_off());
+	emit_alu_ri(B, ALU_SUB, false, RCX, 1);
+	emit_alu_ri(B, ALU_CMP, false, RCX, (int32_t)l->ncpus);
+	j_event = emit_jcc8_fwd(B, CC_B);
+	emit_load_fs_ecx(st, (int32_t)rseq_cpu_off());
 	emit_alu_ri(B, ALU_CMP, false, RCX, (int32_t)l->ncpus);
 	j_slow = jcc32_fwd(st, CC_AE);
+	patch8_here(B, j_event);
 	mul_const(st, RAX, l->stride * l->ncpus);
 	mul_const(st, RCX, l->stride);
 	emit_alu_rr(B, ALU_ADD, true, RAX, RCX);
