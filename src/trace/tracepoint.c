@@ -59,6 +59,7 @@ struct tp_source {
 	struct pt_regs pt;             /* raw: what raw_ctx[0] points at */
 #endif
 	uint32_t record_size;
+	uint32_t off_comm, off_pid;    /* a record naming a task: its comm[16] and pid, or 0 */
 	struct brt_link *link;
 	uint64_t ctx[CTX_SIZE / 8];    /* the record, as the program sees it */
 	uint32_t last_len;             /* bytes of ctx the previous record used */
@@ -116,6 +117,15 @@ static void run_record(void *arg, const struct brt_trace_task *task, const uint8
 	if (src->last_len > len)
 		memset((uint8_t *)src->ctx + len, 0, src->last_len - len);
 	src->last_len = len;
+	if (src->off_comm && len >= src->record_size) {
+		int32_t pid;
+
+		/* the name the record gives its task, as the kernel read it then: a task that
+		 * exits (sched_process_exit) is often gone from /proc before its record runs,
+		 * and one forked before the attach had no PERF_RECORD_FORK to name it */
+		memcpy(&pid, (const uint8_t *)src->ctx + src->off_pid, 4);
+		brt_trace_note_comm(pid, (const char *)src->ctx + src->off_comm, 16);
+	}
 	o.r1 = (uint64_t)(uintptr_t)src->ctx;
 	if (src->raw != RAW_NONE)
 		o.r1 = raw_args(src);
@@ -172,6 +182,26 @@ static int raw_fields(struct tp_source *src, const char *tp)
 		return 0;
 	brt_print(BPFRT_WARN, "bpfrt: %s: the record has no fields id and %s\n", tp, want);
 	return -ENOENT;
+}
+
+/* Records whose fields comm[16] and pid name a task (sched_process_exit, sched_wakeup,
+ * signal_generate, ...): their offsets, so that each record notes the name (task.c). */
+static void comm_fields(struct tp_source *src, const char *tp)
+{
+	struct bpfrt_tp_field f[32];
+	int n = bpfrt_tracepoint_fields(tp, f, BRT_ARRAY_SIZE(f), NULL, NULL);
+	uint32_t comm = 0, pid = 0;
+
+	for (int i = 0; i < n && i < (int)BRT_ARRAY_SIZE(f); i++) {
+		if (!strcmp(f[i].name, "comm[16]") && f[i].size == 16)
+			comm = f[i].offset;
+		else if (!strcmp(f[i].name, "pid") && f[i].size == 4)
+			pid = f[i].offset;
+	}
+	if (comm && pid && comm + 16 <= src->record_size && pid + 4 <= src->record_size) {
+		src->off_comm = comm;
+		src->off_pid = pid;
+	}
 }
 
 /* bpfrt_tracepoint_attach(), or with raw a raw tracepoint program on the record of the
@@ -242,6 +272,7 @@ static int attach(int prog_fd, const char *tp, const struct bpfrt_tracepoint_opt
 		goto out_free;
 	} else {
 		src->regs[0] = (struct brt_region){ (uint64_t)(uintptr_t)src->ctx, CTX_SIZE, 0 };
+		comm_fields(src, tp);
 	}
 	{
 		size_t first = raw != RAW_NONE ? 2 : 1;

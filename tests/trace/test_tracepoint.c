@@ -2,10 +2,14 @@
  * syscalls:sys_enter_getppid counts this process's getppid() calls (its own tgid through
  * bpf_get_current_pid_tgid(), the syscall number from the record), a link fd that detaches
  * when closed or through bpfrt_link_detach(), and the refusals: unknown tracepoint,
- * malformed name, wrong program type, reads past the record.  Skips without root/tracefs.
+ * malformed name, wrong program type, reads past the record; a record that names its task
+ * (sched_process_exit's comm) names it for bpf_get_current_comm.  Skips without
+ * root/tracefs.
  */
 #include <dirent.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 
 #include "trace_test.h"
 
@@ -58,6 +62,64 @@ static void call_getppid(int n)
 {
 	for (int i = 0; i < n; i++)
 		syscall(SYS_getppid);
+}
+
+/* sched:sched_process_exit of a child forked and named before the attach (no ring saw its
+ * fork or name) and reaped before bpfrt runs the record (the runner drains every 50 ms,
+ * the parent reaps at once): bpf_get_current_comm must still give its name, the one the
+ * record's comm field holds, as the kernel's program reads it from the exiting task. */
+static void exit_comm(void)
+{
+	static const char name[] = "brt-exit-name";
+	char text[1024], got[16] = { 0 };
+	int map_fd, prog, link, go[2], ready[2], status;
+	uint32_t key = 0;
+	pid_t child;
+
+	T_CASE("sched_process_exit: a task gone before its record runs has the record's name");
+	if (bpfrt_tracepoint_fields("sched:sched_process_exit", NULL, 0, NULL, NULL) < 0) {
+		fprintf(stderr, "  (no sched:sched_process_exit: case not run)\n");
+		return;
+	}
+	T_ASSERT(pipe(go) == 0 && pipe(ready) == 0);
+	child = fork();
+	if (child == 0) {
+		char c = 0;
+
+		prctl(PR_SET_NAME, name, 0, 0, 0);
+		close(go[1]);
+		(void)!write(ready[1], &c, 1);
+		(void)!read(go[0], &c, 1);
+		_exit(0);
+	}
+	T_ASSERT(child > 0);
+	close(go[0]);
+	close(ready[1]);
+	/* named before the attach: no PERF_RECORD_COMM of the rename reaches the rings */
+	T_EQ_INT(1, (int)read(ready[0], got, 1));
+	close(ready[0]);
+	got[0] = 0;
+	map_fd = bpfrt_map_create(BPF_MAP_TYPE_ARRAY, "comm", 4, 16, 1, NULL);
+	snprintf(text, sizeof(text),
+		 "call bpf_get_current_pid_tgid\nrsh %%r0, 32\njne %%r0, %d, out\n"
+		 "stw [%%r10-4], 0\nmov %%r2, %%r10\nadd %%r2, -4\nlddw %%r1, map_fd %d\n"
+		 "call 1\njeq %%r0, 0, out\nmov %%r1, %%r0\nmov %%r2, 16\n"
+		 "call bpf_get_current_comm\nout:\nmov %%r0, 0\nexit\n",
+		 (int)child, map_fd);
+	prog = tt_load(BPF_PROG_TYPE_TRACEPOINT, "GPL", text, NULL, 0);
+	T_ASSERT(prog >= 0);
+	link = bpfrt_tracepoint_attach(prog, "sched:sched_process_exit", NULL);
+	T_ASSERT(link >= 0);
+	close(go[1]); /* the child's read returns: it exits */
+	T_EQ_INT(child, waitpid(child, &status, 0));
+	for (int i = 0; i < 250 && !got[0]; i++) {
+		usleep(20000);
+		bpfrt_map_lookup_elem(map_fd, &key, got);
+	}
+	T_EQ_STR(name, got);
+	close(link);
+	close(prog);
+	close(map_fd);
 }
 
 int main(void)
@@ -162,6 +224,7 @@ int main(void)
 	close(link);
 	close(fd);
 	close(map_fd);
+	exit_comm();
 	tt_cleanup_fs();
 	return t_done();
 }
