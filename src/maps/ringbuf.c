@@ -672,6 +672,10 @@ uint64_t brt_helper_user_ringbuf_drain(uint64_t r1, uint64_t r2, uint64_t r3, ui
  * BUSY while it writes, DISCARD to skip), programs consume with bpf_user_ringbuf_drain().
  * Same MAP_CREATE rules as a ring buffer. */
 const struct brt_map_ops brt_user_ringbuf_map_ops = {
+	/* as a ring buffer's; the user side produces through a writable mmap() of the
+	 * fd, which a read-only fd's file refuses (EACCES, as the kernel's), and only
+	 * programs drain, which may not use a read-only mapping (prog.c) */
+	.ro_reads = 1,
 	.alloc_check = rb_alloc_check,
 	.data_size = rb_data_size,
 	.attach = rb_attach,

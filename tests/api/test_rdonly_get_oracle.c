@@ -201,6 +201,7 @@ static const struct rtype types[] = {
 	{ "t_stack", "stack", BPF_MAP_TYPE_STACK, 0, 8, 64, 0 },
 	{ "t_bloom", "bloom_filter", BPF_MAP_TYPE_BLOOM_FILTER, 0, 8, 64, 0 },
 	{ "t_ringbuf", "ringbuf", BPF_MAP_TYPE_RINGBUF, 0, 0, 4096, 0 },
+	{ "t_uringbuf", "user_ringbuf", BPF_MAP_TYPE_USER_RINGBUF, 0, 0, 4096, 0 },
 };
 #define NT (int)(sizeof(types) / sizeof(types[0]))
 
@@ -301,7 +302,8 @@ static int make_types(sys_fn sys, const char *dir)
 		const struct rtype *t = &types[i];
 		int keyed = t->ks != 0;
 		int n = t->type == BPF_MAP_TYPE_BLOOM_FILTER ? 1 :
-			t->type == BPF_MAP_TYPE_RINGBUF      ? 0 :
+			t->type == BPF_MAP_TYPE_RINGBUF ||
+					t->type == BPF_MAP_TYPE_USER_RINGBUF ? 0 :
 			keyed                                ? 3 : 2;
 
 		fd = diff_map_new(sys, t->type, t->ks, t->vs, t->max, t->flags);
@@ -637,7 +639,8 @@ int main(void)
 		snprintf(name, sizeof(name), "%s: kernel: an fd, writes EPERM", types[i].name);
 		T_CASE(name);
 		T_EQ_INT(1, k[0]);
-		if (types[i].type != BPF_MAP_TYPE_RINGBUF)
+		if (types[i].type != BPF_MAP_TYPE_RINGBUF &&
+		    types[i].type != BPF_MAP_TYPE_USER_RINGBUF)
 			T_EQ_INT(types[i].type == BPF_MAP_TYPE_QUEUE ? 0x1001 :
 				 types[i].type == BPF_MAP_TYPE_BLOOM_FILTER ? 0x1001 : 0x1002, k[1]);
 		else /* ENOTSUPP: no lookup, get_next_key or batch of a ring buffer */
