@@ -58,11 +58,11 @@ static inline int btf_blob_load(int (*bpf)(int cmd, union bpf_attr *attr, unsign
 }
 
 /* BPF_MAP_CREATE through bpf of a map of type with 4-byte keys and value_size-byte values
- * described by the test's BTF btf (keys of its type 1, the blobs' int; values of type
- * vtype), or without BTF when btf < 0; name its name.  The fd, or -1 with errno set. */
-static inline int btf_blob_map(int (*bpf)(int cmd, union bpf_attr *attr, unsigned int size),
-			       uint32_t type, uint32_t value_size, uint32_t max, uint32_t flags,
-			       int btf, uint32_t vtype, const char *name)
+ * described by the test's BTF btf (keys of its type ktype, values of type vtype; 0 for
+ * none), or without BTF when btf < 0; name its name.  The fd, or -1 with errno set. */
+static inline int btf_blob_map_kv(int (*bpf)(int cmd, union bpf_attr *attr, unsigned int size),
+				  uint32_t type, uint32_t value_size, uint32_t max, uint32_t flags,
+				  int btf, uint32_t ktype, uint32_t vtype, const char *name)
 {
 	union bpf_attr a;
 
@@ -75,10 +75,18 @@ static inline int btf_blob_map(int (*bpf)(int cmd, union bpf_attr *attr, unsigne
 	snprintf(a.map_name, sizeof(a.map_name), "%s", name);
 	if (btf >= 0) {
 		a.btf_fd = (uint32_t)btf;
-		a.btf_key_type_id = 1;
+		a.btf_key_type_id = ktype;
 		a.btf_value_type_id = vtype;
 	}
 	return bpf(BPF_MAP_CREATE, &a, sizeof(a));
+}
+
+/* btf_blob_map_kv() with keys of type 1, the blobs' int */
+static inline int btf_blob_map(int (*bpf)(int cmd, union bpf_attr *attr, unsigned int size),
+			       uint32_t type, uint32_t value_size, uint32_t max, uint32_t flags,
+			       int btf, uint32_t vtype, const char *name)
+{
+	return btf_blob_map_kv(bpf, type, value_size, max, flags, btf, 1, vtype, name);
 }
 
 /* ---- a BTF written type by type -------------------------------------------------------

@@ -27,6 +27,7 @@
 
 #include "harness.h"
 #include "bpfrt.h"
+#include "btf_blob.h"
 #include "maps/maps.h"
 
 static int sys(int cmd, union bpf_attr *a)
@@ -232,15 +233,7 @@ static void btf(void)
 		uint32_t size;
 		struct brt_map *map;
 
-		memset(&a, 0, sizeof(a));
-		a.map_type = BPF_MAP_TYPE_ARRAY;
-		a.key_size = 4;
-		a.value_size = 4;
-		a.max_entries = 1;
-		a.btf_fd = (uint32_t)fd;
-		a.btf_key_type_id = 1;
-		a.btf_value_type_id = 1;
-		m = sys(BPF_MAP_CREATE, &a);
+		m = btf_blob_map(bpfrt_bpf, BPF_MAP_TYPE_ARRAY, 4, 1, 0, fd, 1, "");
 		map = m >= 0 ? map_of(m) : NULL;
 		T_ASSERT(map && !brt_map_btf_blob(map, &copy, &size));
 		if (map && !brt_map_btf_blob(map, &copy, &size)) {

@@ -11,29 +11,17 @@
 #include <pthread.h>
 #include <string.h>
 
+#include "btf_blob.h"
 #include "transcript.h"
 
-/* MAP_CREATE with 4-byte keys and, when btf_fd >= 0, BTF key and value types: fd or -errno */
-static inline int lock_map(sys_fn sys, const char *name, uint32_t type,
-				  uint32_t value_size, uint32_t max, uint32_t flags, int btf_fd,
-				  uint32_t key_type, uint32_t value_type)
+/* btf_blob_map_kv(): the fd or -errno */
+static inline int lock_map(sys_fn sys, const char *name, uint32_t type, uint32_t value_size,
+			   uint32_t max, uint32_t flags, int btf_fd, uint32_t key_type,
+			   uint32_t value_type)
 {
-	union bpf_attr a;
-	int fd;
+	int fd = btf_blob_map_kv(sys, type, value_size, max, flags, btf_fd, key_type, value_type,
+				 name);
 
-	memset(&a, 0, sizeof(a));
-	a.map_type = type;
-	a.key_size = 4;
-	a.value_size = value_size;
-	a.max_entries = max;
-	a.map_flags = flags;
-	strncpy(a.map_name, name, sizeof(a.map_name) - 1);
-	if (btf_fd >= 0) {
-		a.btf_fd = (uint32_t)btf_fd;
-		a.btf_key_type_id = key_type;
-		a.btf_value_type_id = value_type;
-	}
-	fd = sys(BPF_MAP_CREATE, &a, sizeof(a));
 	return fd < 0 ? -errno : fd;
 }
 

@@ -15,19 +15,8 @@
 
 #include "bpfrt.h"
 #include "harness.h"
+#include "transcript.h" /* sys_fn, kernel_bpf(), elem() */
 #include "vm/vm.h"
-
-typedef int (*sys_fn)(int cmd, union bpf_attr *attr, unsigned int size);
-
-static int kernel_bpf(int cmd, union bpf_attr *attr, unsigned int size)
-{
-	return (int)syscall(__NR_bpf, cmd, attr, size);
-}
-
-static int ret_of(int r)
-{
-	return r < 0 ? -errno : 0;
-}
 
 static int create(sys_fn sys, uint32_t type, uint32_t key, uint32_t value, uint32_t max,
 		  uint32_t flags, int inner)
@@ -42,19 +31,6 @@ static int create(sys_fn sys, uint32_t type, uint32_t key, uint32_t value, uint3
 	a.map_flags = flags;
 	a.inner_map_fd = (uint32_t)inner;
 	return sys(BPF_MAP_CREATE, &a, sizeof(a));
-}
-
-static int elem(sys_fn sys, int cmd, int fd, const void *key, void *value, uint64_t flags)
-{
-	union bpf_attr a;
-
-	memset(&a, 0, sizeof(a));
-	a.map_fd = (uint32_t)fd;
-	a.key = (uint64_t)(uintptr_t)key;
-	a.value = (uint64_t)(uintptr_t)value;
-	if (cmd != BPF_MAP_DELETE_ELEM)
-		a.flags = flags;
-	return ret_of(sys(cmd, &a, sizeof(a)));
 }
 
 #define NSTEPS 24

@@ -48,6 +48,7 @@
 #include <sys/syscall.h>
 
 #include "trace_test.h"
+#include "transcript.h" /* kernel_bpf(), create_map(), elem() */
 
 #define NRUNS 3
 #define VALUE 464 /* the results array's value: see the program */
@@ -62,55 +63,29 @@ struct side {
 	int prog, link;
 };
 
-static long sys_bpf(int cmd, union bpf_attr *a)
-{
-	return syscall(__NR_bpf, cmd, a, sizeof(*a));
-}
-
 static int map_create(const struct side *s, uint32_t type, uint32_t vs, uint32_t n,
 		      uint32_t flags)
 {
-	union bpf_attr a;
-	int fd;
-
 	if (!s->kernel) {
 		BPFRT_OPTS(bpfrt_map_create_opts, o, .map_flags = flags);
 		return bpfrt_map_create(type, "m", 4, vs, n, &o);
 	}
-	memset(&a, 0, sizeof(a));
-	a.map_type = type;
-	a.key_size = 4;
-	a.value_size = vs;
-	a.max_entries = n;
-	a.map_flags = flags;
-	fd = (int)sys_bpf(BPF_MAP_CREATE, &a);
-	return fd < 0 ? -errno : fd;
+	return create_map(kernel_bpf, type, 4, vs, n, flags, 0);
 }
 
 static int lookup(const struct side *s, int fd, uint32_t key, void *val)
 {
-	union bpf_attr a;
-
 	if (!s->kernel)
 		return bpfrt_map_lookup_elem(fd, &key, val);
-	memset(&a, 0, sizeof(a));
-	a.map_fd = (uint32_t)fd;
-	a.key = (uint64_t)(uintptr_t)&key;
-	a.value = (uint64_t)(uintptr_t)val;
-	return sys_bpf(BPF_MAP_LOOKUP_ELEM, &a) ? -errno : 0;
+	return elem(kernel_bpf, BPF_MAP_LOOKUP_ELEM, fd, &key, val, 0);
 }
 
 static int next_key(const struct side *s, int fd, const uint32_t *key, uint32_t *next)
 {
-	union bpf_attr a;
-
 	if (!s->kernel)
 		return bpfrt_map_get_next_key(fd, key, next);
-	memset(&a, 0, sizeof(a));
-	a.map_fd = (uint32_t)fd;
-	a.key = (uint64_t)(uintptr_t)key;
-	a.next_key = (uint64_t)(uintptr_t)next;
-	return sys_bpf(BPF_MAP_GET_NEXT_KEY, &a) ? -errno : 0;
+	/* the attr's value is its next_key */
+	return elem(kernel_bpf, BPF_MAP_GET_NEXT_KEY, fd, key, next, 0);
 }
 
 /* The program: for this process, the counter's old value picks the results slot. */
@@ -517,7 +492,7 @@ static int test_run(struct side *s, int64_t out[4])
 
 		memset(&a, 0, sizeof(a));
 		a.test.prog_fd = (uint32_t)s->prog;
-		err = sys_bpf(BPF_PROG_TEST_RUN, &a) ? -errno : 0;
+		err = kernel_bpf(BPF_PROG_TEST_RUN, &a, sizeof(a)) ? -errno : 0;
 	} else {
 		err = tt_run(s->prog, NULL, 0, &retval);
 	}

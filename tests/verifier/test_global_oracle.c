@@ -191,21 +191,12 @@ static int lock_map(sys_fn sys)
 	uint32_t w[] = { 1, BTF_KIND_INT << 24, 4, BTF_INT_SIGNED << 24 | 32,
 			 5, BTF_KIND_STRUCT << 24 | 1, 4, 27, 1, 0,
 			 19, BTF_KIND_STRUCT << 24 | 2, 8, 23, 1, 0, 27, 2, 32 };
-	union bpf_attr a;
 	int btf, fd;
 
 	btf = btf_blob_load(sys, w, sizeof(w), strs, sizeof(strs));
 	if (btf < 0)
 		return -errno;
-	memset(&a, 0, sizeof(a));
-	a.map_type = BPF_MAP_TYPE_ARRAY;
-	a.key_size = 4;
-	a.value_size = 8;
-	a.max_entries = 1;
-	a.btf_fd = (uint32_t)btf;
-	a.btf_key_type_id = 1;
-	a.btf_value_type_id = 3;
-	fd = sys(BPF_MAP_CREATE, &a, sizeof(a));
+	fd = btf_blob_map(sys, BPF_MAP_TYPE_ARRAY, 8, 1, 0, btf, 3, "");
 	fd = fd < 0 ? -errno : fd;
 	close(btf);
 	return fd;
