@@ -82,6 +82,18 @@ static void lpm_key(unsigned char *k, uint32_t i)
 	memcpy(k + 4, &data, 4);
 }
 
+/* Key number i of t's type into k (8 bytes): an array's index i, key_of(i) for a hash,
+ * lpm_key(i) for an LPM trie */
+static void key_for(const struct target *t, unsigned char *k, uint32_t i)
+{
+	uint32_t key = t->type == BPF_MAP_TYPE_ARRAY ? i : key_of(i);
+
+	if (t->type == BPF_MAP_TYPE_LPM_TRIE)
+		lpm_key(k, i);
+	else
+		memcpy(k, &key, 4);
+}
+
 static int make_victim(const struct target *t, struct victim *v)
 {
 	BPFRT_OPTS(bpfrt_map_create_opts, o, .map_flags = t->flags);
@@ -100,19 +112,15 @@ static int make_victim(const struct target *t, struct victim *v)
 	if (v->region == MAP_FAILED)
 		return -1;
 	for (uint32_t i = 0; i < 48; i++) {
-		uint32_t k = t->type == BPF_MAP_TYPE_ARRAY ? i : key_of(i);
-		unsigned char lk[8];
+		uint64_t vals[256] = { val };
+		unsigned char k[8];
 
-		if (t->type == BPF_MAP_TYPE_LPM_TRIE) {
-			lpm_key(lk, i);
-			bpfrt_map_update_elem(v->fd, lk, &val, BPF_ANY);
-		} else if (t->type == BPF_MAP_TYPE_QUEUE || t->type == BPF_MAP_TYPE_BLOOM_FILTER) {
+		key_for(t, k, i);
+		if (t->type == BPF_MAP_TYPE_QUEUE || t->type == BPF_MAP_TYPE_BLOOM_FILTER) {
 			if (i < 16)
 				bpfrt_map_update_elem(v->fd, NULL, &val, BPF_ANY);
 		} else if (t->type != BPF_MAP_TYPE_RINGBUF) {
-			uint64_t vals[256] = { val };
-
-			bpfrt_map_update_elem(v->fd, &k, vals, BPF_ANY);
+			bpfrt_map_update_elem(v->fd, k, vals, BPF_ANY);
 		}
 	}
 	return 0;
@@ -130,17 +138,20 @@ static void drop_victim(struct victim *v)
 
 /* ---- what a user of the map does -------------------------------------------------- */
 
-/* get_next_key from the start until ENOENT; exits ENDLESS if it never gets there */
-static void walk(struct victim *v)
+/* get_next_key from the start until ENOENT, through the fd or, in a read-only trial (ro:
+ * make_ro() below), the map's function; exits ENDLESS if it never gets there */
+static void walk(struct victim *v, int ro)
 {
 	unsigned char key[8], next[8];
-	int have = 0;
+	const void *from = NULL;
 
-	for (int steps = 0; !bpfrt_map_get_next_key(v->fd, have ? key : NULL, next); steps++) {
+	for (int steps = 0; !(ro ? brt_map_sys_get_next_key(v->map, from, next)
+				 : bpfrt_map_get_next_key(v->fd, from, next));
+	     steps++) {
 		if (steps > WALK_MAX)
 			_exit(ENDLESS);
 		memcpy(key, next, sizeof(key));
-		have = 1;
+		from = key;
 	}
 }
 
@@ -226,13 +237,7 @@ static void exercise(struct victim *v)
 		return;
 	}
 	for (int i = 0; i < 8; i++) {
-		uint32_t id = (uint32_t)(rnd() % 64);
-		uint32_t key = v->t->type == BPF_MAP_TYPE_ARRAY ? id : key_of(id);
-
-		if (v->t->type == BPF_MAP_TYPE_LPM_TRIE)
-			lpm_key(k, id);
-		else
-			memcpy(k, &key, 4);
+		key_for(v->t, k, (uint32_t)(rnd() % 64));
 		bpfrt_map_lookup_elem(v->fd, k, vals);
 		/* the program side's lookup (lockless for hash maps) */
 		if (v->map->ops->lookup)
@@ -248,7 +253,7 @@ static void exercise(struct victim *v)
 			break;
 		}
 	}
-	walk(v);
+	walk(v, 0);
 	if (v->t->type != BPF_MAP_TYPE_LPM_TRIE)
 		batches(v);
 }
@@ -375,7 +380,7 @@ static int replace(struct victim *v, uint32_t from, uint32_t to)
 static void walk_and_batch(struct victim *v, const void *arg)
 {
 	(void)arg;
-	walk(v);
+	walk(v, 0);
 	batches(v);
 }
 
@@ -397,7 +402,7 @@ static void lpm_walk(struct victim *v, const void *arg)
 	uint64_t val;
 
 	(void)arg;
-	walk(v);
+	walk(v, 0);
 	for (uint32_t i = 0; i < 48; i++) {
 		lpm_key(k, i);
 		bpfrt_map_lookup_elem(v->fd, k, &val);
@@ -521,12 +526,12 @@ static void queue_indexes(void)
 
 /* ---- read-only mappings ----------------------------------------------------------------
  * A process that may only read a map's file (BPF_OBJ_GET with BPF_F_RDONLY) maps it
- * read-only and reads hash chains without their locks (maps/hash.c, "read-only
- * mappings").  Made so in the child (the map's mapping mprotect()ed read-only, obj.ro
- * set; the attacker's mapping stays writable), any write of the mapping is a crash; a
- * scribble that leaves an element odd or a chain cyclic must end in an error or a finite
- * walk.  The reads go to the map's functions, not through an fd: this process's fd may
- * write the file, and resolving it would make the mapping writable again (obj.c). */
+ * read-only and reads hash chains without their locks (maps/hash_ro.c).  Made so in the
+ * child (the map's mapping mprotect()ed read-only, obj.ro set; the attacker's mapping
+ * stays writable), any write of the mapping is a crash; a scribble that leaves an element
+ * odd or a chain cyclic must end in an error or a finite walk.  The reads go to the map's
+ * functions, not through an fd: this process's fd may write the file, and resolving it
+ * would make the mapping writable again (obj.c). */
 static void make_ro(struct victim *v)
 {
 	if (mprotect(v->map->obj.base, v->map->obj.size, PROT_READ))
@@ -534,36 +539,17 @@ static void make_ro(struct victim *v)
 	atomic_store(&v->map->obj.ro, 1);
 }
 
-static void ro_walk(struct victim *v)
-{
-	unsigned char key[8], next[8];
-	int have = 0;
-
-	for (int steps = 0; !brt_map_sys_get_next_key(v->map, have ? key : NULL, next); steps++) {
-		if (steps > WALK_MAX)
-			_exit(ENDLESS);
-		memcpy(key, next, sizeof(key));
-		have = 1;
-	}
-}
-
 static void ro_exercise(struct victim *v)
 {
 	uint64_t vals[256];
 	unsigned char k[8];
-	uint32_t id, key;
 
 	for (int i = 0; i < 8; i++) {
 		vals[0] = rnd() % 64;
-		id = (uint32_t)(rnd() % 64);
-		key = v->t->type == BPF_MAP_TYPE_ARRAY ? id : key_of(id);
-		if (v->t->type == BPF_MAP_TYPE_LPM_TRIE)
-			lpm_key(k, id);
-		else
-			memcpy(k, &key, 4);
+		key_for(v->t, k, (uint32_t)(rnd() % 64));
 		brt_map_sys_lookup(v->map, v->t->key_size ? k : NULL, vals, 0);
 	}
-	ro_walk(v);
+	walk(v, 1);
 }
 
 static void ro_trial(struct victim *v, const void *arg)
@@ -593,7 +579,7 @@ static void ro_odd(struct victim *v, const void *arg)
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (err != -EBUSY || t1.tv_sec - t0.tv_sec > 1)
 		_exit(6);
-	ro_walk(v);
+	walk(v, 1);
 }
 
 /* One chain through every element of a large map (in a random order), each holding the

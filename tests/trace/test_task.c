@@ -34,6 +34,17 @@ static void run_comm(int map_fd, char out[16])
 	close(fd);
 }
 
+/* The id of a process that ran and is gone (forked, exited at once, reaped). */
+static pid_t gone_pid(void)
+{
+	pid_t child = fork();
+
+	if (child == 0)
+		_exit(0);
+	waitpid(child, NULL, 0);
+	return child;
+}
+
 int main(void)
 {
 	struct brt_trace_task task = { 0 };
@@ -115,10 +126,7 @@ int main(void)
 	T_EQ_STR("trace-child", comm);
 
 	T_CASE("comm: a gone task a ring's PERF_RECORD_COMM named; its fork's child too");
-	child = fork();
-	if (child == 0)
-		_exit(0);
-	waitpid(child, NULL, 0);
+	child = gone_pid();
 	task.pid = task.tgid = child;
 	brt_trace_note_comm(child, "short-lived-command", 19); /* the kernel's 15 + NUL */
 	T_EQ_U64(0, brt_helper_get_current_comm((uintptr_t)comm, 16, 0, 0, 0, &rc));
@@ -131,10 +139,7 @@ int main(void)
 	}
 
 	T_CASE("comm: a task that is gone, its name never seen: -EINVAL, buffer zeroed");
-	child = fork();
-	if (child == 0)
-		_exit(0);
-	waitpid(child, NULL, 0);
+	child = gone_pid();
 	task.pid = task.tgid = child;
 	brt_trace_note_fork(child, 0); /* its id reused: an older task's name is not its */
 	memset(comm, 0x55, sizeof(comm));
