@@ -161,8 +161,7 @@ static void *lpm_lookup(struct brt_map *map, const void *key)
 	return best ? value_of(map, best) : NULL;
 }
 
-/* The reads, with the lock held or, in a process that maps the file read-only (maps.h,
- * "read-only mappings"), inside brt_map_gen_read(). */
+/* The reads (this and next_key_of() below) run through lpm_read(). */
 static int copy_best(struct brt_map *map, const void *key, void *value)
 {
 	struct lpm_slot *best = best_match(map, key);
@@ -172,17 +171,25 @@ static int copy_best(struct brt_map *map, const void *key, void *value)
 	return best ? 0 : -ENOENT;
 }
 
-static int lpm_copy_value(struct brt_map *map, const void *key, void *value)
+/* A read fn(map, key, out) of bytes bytes: with the lock held or, in a process that maps
+ * the file read-only (maps.h, "read-only mappings"), inside brt_map_gen_read(). */
+static int lpm_read(struct brt_map *map, const void *key, void *out, size_t bytes,
+		    int (*fn)(struct brt_map *map, const void *key, void *out))
 {
 	struct lpm_head *h = map->data;
 	int err;
 
 	if (brt_map_ro(map))
-		return brt_map_gen_read(map, &h->gen, value, map->value_size, copy_best, key);
+		return brt_map_gen_read(map, &h->gen, out, bytes, fn, key);
 	brt_shm_lock(&h->lock);
-	err = copy_best(map, key, value);
+	err = fn(map, key, out);
 	brt_shm_unlock(&h->lock);
 	return err;
+}
+
+static int lpm_copy_value(struct brt_map *map, const void *key, void *value)
+{
+	return lpm_read(map, key, value, map->value_size, copy_best);
 }
 
 static int lpm_update(struct brt_map *map, const void *key, const void *value, uint64_t flags)
@@ -287,15 +294,7 @@ static int next_key_of(struct brt_map *map, const void *key, void *next_key)
 
 static int lpm_get_next_key(struct brt_map *map, const void *key, void *next_key)
 {
-	struct lpm_head *h = map->data;
-	int err;
-
-	if (brt_map_ro(map))
-		return brt_map_gen_read(map, &h->gen, next_key, map->key_size, next_key_of, key);
-	brt_shm_lock(&h->lock);
-	err = next_key_of(map, key, next_key);
-	brt_shm_unlock(&h->lock);
-	return err;
+	return lpm_read(map, key, next_key, map->key_size, next_key_of);
 }
 
 const struct brt_map_ops brt_lpm_map_ops = {
