@@ -869,6 +869,69 @@ static inline void pg_one(struct pg_rand *r, struct pg_prog *p)
 	pg_emit(p, in, true);
 }
 
+/* A run of 2-5 bpf_get_prandom_u32 calls (pass prandomreg keeps the state in a register
+ * from a run's first inlined call to its last), each draw folded into r7 or r8, with 0-3
+ * rows between: most leave the run whole (ALU on an immediate, a store of r0, a load),
+ * some end it (a division or modulo, an atomic on r0, the deterministic helper, or any
+ * random row: jumps, calls, lookups); a jump may land on a draw or between two. */
+static inline void pg_prandom_run(struct pg_rand *r, struct pg_prog *p)
+{
+	unsigned draws = 2 + pg_below(r, 4);
+
+	for (unsigned i = 0; i < draws && p->n < PG_MAX - 250; i++) {
+		unsigned rows = pg_below(r, 4);
+		int16_t off;
+		uint8_t base;
+
+		pg_emit(p, (struct bpf_insn){ .code = BPF_JMP | BPF_CALL,
+					      .imm = BPF_FUNC_get_prandom_u32 },
+			!i || !pg_below(r, 6));
+		pg_alu(p, true, pg_below(r, 2) ? BPF_XOR : BPF_ADD, (uint8_t)(7 + pg_below(r, 2)),
+		       0, 0, !pg_below(r, 8));
+		for (unsigned k = 0; k < rows; k++) {
+			bool t = !pg_below(r, 8);
+
+			switch (pg_below(r, 10)) {
+			case 0:
+				pg_one(r, p);
+				break;
+			case 1:
+				pg_alu(p, pg_below(r, 2), pg_below(r, 2) ? BPF_DIV : BPF_MOD,
+				       pg_wreg(r), -1, pg_imm(r), t);
+				break;
+			case 2:
+				base = pg_mem(r, 8, &off);
+				pg_emit(p, (struct bpf_insn){ .code = BPF_STX | BPF_ATOMIC | BPF_DW,
+							      .dst_reg = base, .src_reg = 0,
+							      .off = off, .imm = BPF_ADD }, t);
+				break;
+			case 3:
+				pg_emit(p, (struct bpf_insn){ .code = BPF_JMP | BPF_CALL,
+							      .imm = PG_HELPER }, t);
+				pg_reload_args(r, p);
+				break;
+			case 4:
+			case 5:
+				base = pg_mem(r, 8, &off);
+				pg_emit(p, (struct bpf_insn){ .code = BPF_STX | BPF_MEM | BPF_DW,
+							      .dst_reg = base, .src_reg = 0,
+							      .off = off }, t);
+				break;
+			case 6:
+				base = pg_mem(r, 4, &off);
+				pg_emit(p, (struct bpf_insn){ .code = BPF_LDX | BPF_MEM | BPF_W,
+							      .dst_reg = pg_wreg(r),
+							      .src_reg = base, .off = off }, t);
+				break;
+			default:
+				pg_alu(p, pg_below(r, 2), pg_below(r, 2) ? BPF_MUL : BPF_XOR,
+				       pg_wreg(r), -1, pg_imm(r), t);
+				break;
+			}
+		}
+	}
+}
+
 /* A counted loop: r9 = 1..8; body of straight-line rows that leave r9 alone; r9 -= 1;
  * back while r9 != 0.  Nothing outside jumps into it. */
 static inline void pg_loop(struct pg_rand *r, struct pg_prog *p)
@@ -970,7 +1033,9 @@ static inline void pg_generate(struct pg_rand *r, struct pg_prog *p, size_t body
 					false);
 		start = p->n;
 		for (size_t i = 0; i < len && p->n < PG_MAX - 200; i++)
-			if (pg_below(r, 12))
+			if (!pg_leaf && !pg_below(r, 20))
+				pg_prandom_run(r, p);
+			else if (pg_below(r, 12))
 				pg_one(r, p);
 			else
 				pg_loop(r, p);

@@ -79,12 +79,30 @@ static void fs_test(struct jit_state *st)
 	emit1(B, 0);
 }
 
-/* x ^= x >> n (SH_SHR) or x ^= x << n (SH_SHL), x in rax */
-static void xorshift(struct jit_state *st, enum x86_shift dir, uint8_t n)
+/* x ^= x >> n (SH_SHR) or x ^= x << n (SH_SHL), x in register x */
+static void xorshift(struct jit_state *st, int x, enum x86_shift dir, uint8_t n)
 {
-	emit_mov_rr(B, true, TMP, RAX);
+	emit_mov_rr(B, true, TMP, x);
 	emit_shift_ri(B, dir, true, TMP, n);
-	emit_alu_rr(B, ALU_XOR, true, RAX, TMP);
+	emit_alu_rr(B, ALU_XOR, true, x, TMP);
+}
+
+/* the three steps on the state in register x */
+static void xorshift_steps(struct jit_state *st, int x)
+{
+	xorshift(st, x, SH_SHR, 12);
+	xorshift(st, x, SH_SHL, 25);
+	xorshift(st, x, SH_SHR, 27);
+}
+
+/* rax = the number drawn from state x: (x * K) >> 32 */
+static void draw(struct jit_state *st, int x)
+{
+	if (x != RAX)
+		emit_mov_rr(B, true, RAX, x);
+	emit_mov_imm64(B, TMP, 0x2545f4914f6cdd1dull);
+	emit_imul_rr(B, true, RAX, TMP);
+	emit_shift_ri(B, SH_SHR, true, RAX, 32);
 }
 
 /* mov TMP, fs:[0]: the thread pointer (the x86-64 TLS ABI's TCB starts with its own
@@ -99,25 +117,30 @@ static void thread_pointer(struct jit_state *st)
 	emit_u32(B, 0);
 }
 
-/* r0 = the call's result; r1-r5 are left as they were (a call clobbers them anyway).
- * Straight-line: the state was seeded at the program's entry.  Only rax and TMP change.
+/* Call pc: r0 = the call's result; r1-r5 are left as they were (a call clobbers them
+ * anyway).  Straight-line: the state was seeded at the program's entry.  Only rax and TMP
+ * change, and TMP2 within a run of pass prandomreg (opt_prandomreg.c), which holds the
+ * state there from the run's first call (which loads it) to its last (which stores it).
  * The state is read and written through the thread pointer, not as fs:[off]: on AMD
  * Zen a store to fs:[off] forwards to the next call's load of fs:[off] slowly (16 calls
  * 60 ns against 26 through [reg + off], session 20's EPYC host; the bench's helper row
  * was 1.69x native with the fs form, the calls 0.88x of it); fs:[0] is only read, so
  * its load waits for no store. */
-void brt_jit_emit_inline_call(struct jit_state *st)
+void brt_jit_emit_inline_call(struct jit_state *st, size_t pc)
 {
-	thread_pointer(st);
-	emit_load(B, 8, false, RAX, TMP, (int32_t)prandom_off);
-	xorshift(st, SH_SHR, 12);
-	xorshift(st, SH_SHL, 25);
-	xorshift(st, SH_SHR, 27);
-	thread_pointer(st);
-	emit_store_r(B, 8, TMP, (int32_t)prandom_off, RAX);
-	emit_mov_imm64(B, TMP, 0x2545f4914f6cdd1dull);
-	emit_imul_rr(B, true, RAX, TMP);
-	emit_shift_ri(B, SH_SHR, true, RAX, 32);
+	unsigned run = st->prandom_run ? st->prandom_run[pc] : 0;
+	int x = run ? TMP2 : RAX; /* a call on its own steps the state in rax */
+
+	if (!(run & PRANDOM_HELD)) {
+		thread_pointer(st);
+		emit_load(B, 8, false, x, TMP, (int32_t)prandom_off);
+	}
+	xorshift_steps(st, x);
+	if (!(run & PRANDOM_KEEP)) {
+		thread_pointer(st);
+		emit_store_r(B, 8, TMP, (int32_t)prandom_off, x);
+	}
+	draw(st, x);
 }
 
 /* Call the seeding function keeping every register an entry may have its arguments in

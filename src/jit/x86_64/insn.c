@@ -859,7 +859,7 @@ static int emit_call_helper(struct jit_state *st, insn_t insn, size_t pc)
 		return 0;
 	}
 	if (brt_jit_is_inline_site(st, pc, BRT_OP_call_helper)) { /* inline.c */
-		brt_jit_emit_inline_call(st);
+		brt_jit_emit_inline_call(st, pc);
 		return 0;
 	}
 	return brt_jit_emit_helper_call(st, pc);

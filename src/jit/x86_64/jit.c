@@ -324,40 +324,6 @@ static void redzone(struct jit_state *st, const uint16_t *ops)
 	f->saved &= (uint16_t)~(1u << RBP);
 }
 
-/* Whether row op's emitter (and any plan over it) leaves AUX, TMP and TMP2 alone: not
- * division (operands parked there), a shift by a register without BMI2 (rcx parked),
- * an atomic (address and r0 parked), nor anything that calls. */
-static bool scratch_free(const struct jit_state *st, enum brt_op op)
-{
-	const struct brt_opinfo *info = &brt_ops[op];
-
-	switch (info->shape) {
-	case BRT_SHAPE_ALU_IMM:
-	case BRT_SHAPE_ALU_REG:
-		if (BPF_OP(info->opcode) == BPF_DIV || BPF_OP(info->opcode) == BPF_MOD)
-			return false;
-		if (info->shape == BRT_SHAPE_ALU_REG && !st->bmi2 &&
-		    (BPF_OP(info->opcode) == BPF_LSH || BPF_OP(info->opcode) == BPF_RSH ||
-		     BPF_OP(info->opcode) == BPF_ARSH))
-			return false;
-		return true;
-	case BRT_SHAPE_ALU_UNARY:
-	case BRT_SHAPE_ENDIAN:
-	case BRT_SHAPE_LOAD:
-	case BRT_SHAPE_STORE_IMM:
-	case BRT_SHAPE_STORE_REG:
-	case BRT_SHAPE_LDDW:
-	case BRT_SHAPE_JA:
-	case BRT_SHAPE_JA32:
-	case BRT_SHAPE_JMP_IMM:
-	case BRT_SHAPE_JMP_REG:
-	case BRT_SHAPE_EXIT:
-		return true;
-	default:
-		return false;
-	}
-}
-
 /* Pass leafregs: in a program that calls nothing and whose instructions all leave the
  * scratch registers alone, r6-r9 (callee-saved in eBPF, so in rbx and r13-r15, which the
  * prologue must push and the exit pop) live in TMP, AUX and TMP2 instead, caller-saved
@@ -376,7 +342,7 @@ static void leafregs(struct jit_state *st, const uint16_t *ops)
 
 		if (ops[pc] == BRT_OP_INVALID)
 			continue;
-		if (!scratch_free(st, (enum brt_op)ops[pc]))
+		if (!brt_jit_scratch_free(st, (enum brt_op)ops[pc]))
 			return;
 		brt_isa_regs_op(&st->insns[pc], (enum brt_op)ops[pc], &r);
 		named |= r.named;
@@ -734,6 +700,7 @@ static void free_state(struct jit_state *st)
 	free(st->funcs);
 	free(st->plan);
 	free(st->align);
+	free(st->prandom_run);
 	free(st->ckeys);
 	free(st->consts);
 	free(st->calls);

@@ -1184,6 +1184,8 @@ int brt_jit_optimise(struct jit_state *st, const uint16_t *ops)
 		brt_jit_pass_knownbits(&o);
 	if (st->passes & BRT_JIT_PASS(align))
 		rc = pass_align(&o);
+	if (!rc && (st->passes & BRT_JIT_PASS(prandomreg)))
+		rc = brt_jit_pass_prandomreg(&o);
 	for (size_t pc = 0; pc < st->n && !any; pc++)
 		any = st->plan[pc].kind != PLAN_NONE;
 	if (!any) { /* nothing to do: run_pass takes the plain path */

@@ -74,4 +74,7 @@ void brt_jit_pass_bswap(struct opt *o);
 void brt_jit_pass_knownbits(struct opt *o);
 void brt_jit_pass_bittest(struct opt *o);
 
+/* opt_prandomreg.c (after every pass that plans calls away); 0 or -ENOMEM */
+int brt_jit_pass_prandomreg(struct opt *o);
+
 #endif

@@ -86,3 +86,38 @@ bool brt_jit_pkt_regs_fit(const struct bpf_insn *insns, size_t n, const uint16_t
 	}
 	return loads && !(seen & r2_r5);
 }
+
+/* Whether row op's emitter (and any plan over it) leaves AUX, TMP and TMP2 alone (passes
+ * leafregs and prandomreg keep values there across such rows): not
+ * division (operands parked there), a shift by a register without BMI2 (rcx parked),
+ * an atomic (address and r0 parked), nor anything that calls. */
+bool brt_jit_scratch_free(const struct jit_state *st, enum brt_op op)
+{
+	const struct brt_opinfo *info = &brt_ops[op];
+
+	switch (info->shape) {
+	case BRT_SHAPE_ALU_IMM:
+	case BRT_SHAPE_ALU_REG:
+		if (BPF_OP(info->opcode) == BPF_DIV || BPF_OP(info->opcode) == BPF_MOD)
+			return false;
+		if (info->shape == BRT_SHAPE_ALU_REG && !st->bmi2 &&
+		    (BPF_OP(info->opcode) == BPF_LSH || BPF_OP(info->opcode) == BPF_RSH ||
+		     BPF_OP(info->opcode) == BPF_ARSH))
+			return false;
+		return true;
+	case BRT_SHAPE_ALU_UNARY:
+	case BRT_SHAPE_ENDIAN:
+	case BRT_SHAPE_LOAD:
+	case BRT_SHAPE_STORE_IMM:
+	case BRT_SHAPE_STORE_REG:
+	case BRT_SHAPE_LDDW:
+	case BRT_SHAPE_JA:
+	case BRT_SHAPE_JA32:
+	case BRT_SHAPE_JMP_IMM:
+	case BRT_SHAPE_JMP_REG:
+	case BRT_SHAPE_EXIT:
+		return true;
+	default:
+		return false;
+	}
+}

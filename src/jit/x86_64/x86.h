@@ -113,6 +113,10 @@ enum jit_plan_kind {
 
 enum jit_plan_mul { MUL_NONE, MUL_IMM, MUL_REG };
 
+/* jit_state.prandom_run: an inlined bpf_get_prandom_u32 within a run (opt_prandomreg.c) */
+#define PRANDOM_HELD 1 /* the state is in TMP2 already (the run's call before kept it) */
+#define PRANDOM_KEEP 2 /* leave the state in TMP2, not stored: the run's next call steps it */
+
 /* prog->lookup_kind flag: the key is constkey's (a jit_ckey), hashed at compile time */
 #define LOOKUP_CONST_KEY 0x80
 #define LOOKUP_KIND(k)   ((k) & 0x7f)
@@ -179,6 +183,7 @@ struct jit_state {
 	bool inline_prandom;  /* pass inlinehelper inlines a bpf_get_prandom_u32: the entries
 			       * test the seed, STUB_PRANDOM (inline.c) */
 	uint32_t seed_back;   /* this pass: where STUB_PRANDOM returns to in the main entry */
+	uint8_t *prandom_run; /* pass prandomreg: per inlined call, PRANDOM_* (or NULL: none) */
 	bool budget;          /* BRT_JIT_BUDGET and the program has a backward jump */
 	bool bmi2;            /* the CPU has shlx/shrx/sarx */
 	uint64_t blind_seed;  /* non-zero: blind constants with keys derived from it */
@@ -203,6 +208,7 @@ struct jit_state {
 extern const uint8_t brt_jit_reg2x86[BRT_JIT_NREGS];
 uint16_t brt_jit_regs_used(const struct bpf_insn *insns, size_t start, size_t end, bool *uses_r10);
 bool brt_jit_pkt_regs_fit(const struct bpf_insn *insns, size_t n, const uint16_t *ops);
+bool brt_jit_scratch_free(const struct jit_state *st, enum brt_op op);
 
 /* insn.c: emit instruction pc (blinded when asked), or any instruction as row op (the
  * insn.def switch).  Return 0 or -errno. */
@@ -248,11 +254,11 @@ bool brt_jit_is_leaf_call(const struct jit_state *st, size_t pc, enum brt_op op)
 int brt_jit_emit_callx(struct jit_state *st, size_t pc);
 /* inline.c: whether pass `inlinehelper` emits helper call pc (row op) in place, whether
  * the program has such a call (st->inline_prandom, before emission), that emission (r0
- * the result, r1-r5 kept), the seed tests of the main and callback entries and the main
- * entry's stub */
+ * the result, r1-r5 kept; TMP2 the state within a run of pass prandomreg), the seed
+ * tests of the main and callback entries and the main entry's stub */
 bool brt_jit_is_inline_site(const struct jit_state *st, size_t pc, enum brt_op op);
 void brt_jit_plan_inline(struct jit_state *st, const uint16_t *ops);
-void brt_jit_emit_inline_call(struct jit_state *st);
+void brt_jit_emit_inline_call(struct jit_state *st, size_t pc);
 void brt_jit_emit_seed_main(struct jit_state *st);
 void brt_jit_emit_seed_cb(struct jit_state *st);
 void brt_jit_emit_prandom_stub(struct jit_state *st);
