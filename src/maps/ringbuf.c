@@ -432,15 +432,19 @@ uint64_t brt_helper_ringbuf_query(uint64_t r1, uint64_t r2, uint64_t r3, uint64_
 	}
 }
 
-/* Consuming writes the consumer page (consumer_pos, the waker): through a read-only fd
- * it is EACCES, what the kernel's mmap() of a read-only ring buffer fd answers for
- * libbpf's writable mapping of that page (do_mmap(): a shared writable mapping of a
- * file not open for writing); and a process that maps the file read-only has only
- * read-only fds of it. */
-static int consumer_ok(const struct brt_map *map, int fd)
+/* Consuming writes the consumer page (consumer_pos): through a read-only fd it is
+ * EACCES, what the kernel's mmap() of a read-only ring buffer fd answers for libbpf's
+ * writable mapping of that page (do_mmap(): a shared writable mapping of a file not
+ * open for writing); a process that maps the file read-only has only read-only fds of
+ * it.  Waiting (poll_fd) needs no more than the fd's read access, as the kernel's poll,
+ * but it publishes the wake-up pipe in the consumer page: EACCES only when this process
+ * maps the file read-only. */
+static int consumer_ok(const struct brt_map *map, int fd, int consume)
 {
 	if (map->type != BPF_MAP_TYPE_RINGBUF)
 		return -EINVAL;
+	if (!consume)
+		return brt_map_ro(map) ? -EACCES : 0;
 	return brt_obj_fd_access(&map->obj, fd) == O_RDONLY ? -EACCES : 0;
 }
 
@@ -451,7 +455,7 @@ int bpfrt_ringbuf_poll_fd(int fd)
 
 	ret = brt_map_from_fd(fd, &map);
 	if (!ret) {
-		ret = consumer_ok(map, fd);
+		ret = consumer_ok(map, fd, 0);
 		if (!ret)
 			ret = brt_waker_poll_fd(&((struct rb_view *)map->priv)->wake);
 		brt_map_put(map);
@@ -509,7 +513,7 @@ int bpfrt_ringbuf_consume(int fd, int (*cb)(void *arg, void *data, size_t size),
 	int n = 0, err;
 
 	err = brt_map_from_fd(fd, &map);
-	if (!err && (err = consumer_ok(map, fd)))
+	if (!err && (err = consumer_ok(map, fd, 1)))
 		brt_map_put(map);
 	if (err) {
 		errno = -err;

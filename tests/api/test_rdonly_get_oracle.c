@@ -420,11 +420,11 @@ static int count_rec(void *arg, void *data, size_t size)
 }
 
 /* A ring buffer this process maps read-only: consuming (which writes the consumer page)
- * and the consumer's wake-up pipe are EACCES, what the kernel's mmap() of a read-only
- * fd answers libbpf's writable consumer page; a program may not use it.  Its pin made
- * writable and got read-write: the data's mappings become writable with the file's
- * (obj.h aux_writable; before, the producer's first record wrote a read-only page: a
- * crash), records go through and are consumed. */
+ * is EACCES, what the kernel's mmap() of a read-only fd answers libbpf's writable
+ * consumer page, and so is the consumer's wake-up pipe (published in that page); a
+ * program may not use it.  Its pin made writable and got read-write: the data's
+ * mappings become writable with the file's (obj.h aux_writable; before, the producer's
+ * first record wrote a read-only page: a crash), records go through and are consumed. */
 static void ring_only(const char *dir, int *r)
 {
 	uint64_t rec;
@@ -452,8 +452,14 @@ static void ring_only(const char *dir, int *r)
 		r[3] = bpfrt_ringbuf_consume(rw, count_rec, &n) * 100 + n;
 		brt_map_put(map);
 	}
-	/* the read-only fd stays so */
+	/* the read-only fd stays so: it may not consume, and it may wait (the kernel's fd
+	 * polls), now that the process may publish its wake-up pipe */
 	r[4] = fd >= 0 ? bpfrt_ringbuf_consume(fd, count_rec, &n) : -1000;
+	r[5] = fd >= 0 ? bpfrt_ringbuf_poll_fd(fd) : -1000;
+	if (r[5] >= 0) {
+		close(r[5]);
+		r[5] = 0;
+	}
 	if (rw >= 0)
 		close(rw);
 	if (fd >= 0)
@@ -510,9 +516,9 @@ static const char *const names[] = {
  * process may read, so the read-only mapping is made, and making it writable is refused
  * (EACCES). */
 #define MMAP_READ 12
-/* the answers: the steps on both sides, bpfrt's own nine, then the types' on both, then
+/* the answers: the steps on both sides, bpfrt's own ten, then the types' on both, then
  * the ring buffer's mmap() steps on both */
-#define R_TYPES (2 * N + 9)
+#define R_TYPES (2 * N + 10)
 #define R_RING (R_TYPES + 2 * NT * NS)
 #define R_LEN (R_RING + 2 * NR)
 
@@ -703,6 +709,7 @@ int main(void)
 	if (!st) {
 		T_EQ_INT(101, r[2 * N + 7]);
 		T_EQ_INT(-EACCES, r[2 * N + 8]);
+		T_EQ_INT(0, r[2 * N + 9]);
 	}
 	T_CASE("mmap PROT_READ of a read-only fd: kernel EINVAL, bpfrt readable, never writable");
 	if (!st) {
