@@ -502,7 +502,13 @@ static int map_attach_obj(const struct brt_obj *tmpl, struct brt_obj **out)
 	map->obj = *tmpl;
 	err = fill_params(map, hdr->type, hdr->key_size, hdr->value_size, hdr->max_entries,
 			  hdr->flags, hdr->ncpus);
-	if (err || (map->ncpus == 0 || map->ncpus > 8192) || recheck(hdr, map->ops))
+	/* A per-CPU map has a value for each possible CPU, as every map created on this
+	 * machine (MAP_CREATE: brt_ncpus()): the copies of a run's CPU (brt_cpu(), below
+	 * brt_ncpus()) index it unchecked.  A header naming fewer, the region still the
+	 * parameters' size (a key 8 bytes longer for each value fewer), made a run on a
+	 * later CPU use the next element's bytes or the allocator's past the last. */
+	if (err || (map->ncpus == 0 || map->ncpus > 8192) ||
+	    (brt_map_is_percpu(hdr->type) && map->ncpus != brt_ncpus()) || recheck(hdr, map->ops))
 		goto out_corrupt;
 	map->map_extra = hdr->map_extra;
 	/* a lock word inside the value, 4-byte aligned, in a map type that may have one */

@@ -8,6 +8,7 @@
  * never ended.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/mman.h>
@@ -749,8 +750,76 @@ static void ro_cases(void)
 	T_EQ_INT(trials, counts[OK]);
 }
 
+/* A per-CPU map's header names its values per element (ncpus); a writer of the file may
+ * name fewer than this machine's CPUs with the region still the size the parameters imply
+ * (a per-CPU hash's key 8 bytes longer, one value fewer).  A run for a CPU past the map's
+ * values (a trace record's CPU, BPF_F_TEST_RUN_ON_CPU) must get a value of this element,
+ * never the next element's bytes or past the region. */
+static void percpu_ncpus(void)
+{
+	char dir[] = "/dev/shm/bpfrt-test-XXXXXX", path[64];
+	uint64_t key[2] = { 7, 0 }, vals[256] = { 1 };
+	struct brt_obj_hdr h;
+	struct brt_map *map = NULL;
+	unsigned char *v0, *v1;
+	uint32_t prev;
+	struct stat st;
+	off_t at;
+	int fd, raw;
+
+	T_CASE("a per-CPU hash whose header names fewer CPUs than the machine's");
+	if (brt_ncpus() < 2)
+		return; /* one possible CPU: nothing past the values */
+	T_ASSERT(t_scratch_dir(dir));
+	setenv("BPFRT_FS", dir, 1); /* pins under it (read once: this case runs first) */
+	snprintf(path, sizeof(path), "%s/pc", dir);
+	fd = bpfrt_map_create(BPF_MAP_TYPE_PERCPU_HASH, "pc", 8, 8, 4, NULL);
+	T_ASSERT(fd >= 0);
+	T_EQ_INT(0, bpfrt_map_update_elem(fd, key, vals, BPF_ANY));
+	T_EQ_INT(0, bpfrt_obj_pin(fd, path));
+	close(fd);
+	brt_obj_sweep();
+	raw = open(path, O_RDWR);
+	T_ASSERT(raw >= 0 && !fstat(raw, &st));
+	at = (off_t)st.st_size - BRT_OBJ_HDR_ROOM;
+	T_EQ_INT(sizeof(h), pread(raw, &h, sizeof(h), at));
+	if (h.hdr_at_end != 1) {
+		at = (off_t)brt_obj_hdr_off((uint64_t)st.st_size);
+		T_EQ_INT(sizeof(h), pread(raw, &h, sizeof(h), at));
+	}
+	T_EQ_INT(brt_ncpus(), h.ncpus);
+	/* key 8 -> 8 + 8 (ncpus - 1): the same element size */
+	h.key_size += 8 * (h.ncpus - 1);
+	h.ncpus = 1;
+	T_EQ_INT(sizeof(h), pwrite(raw, &h, sizeof(h), at));
+	close(raw);
+	fd = bpfrt_obj_get(path);
+	/* refused as corrupt (OBJ_GET of a file not an object: EACCES), or each CPU's value
+	 * inside the element */
+	if (fd < 0)
+		T_EQ_INT(-EACCES, fd);
+	if (fd >= 0 && !brt_map_from_fd(fd, &map)) {
+		key[1] = 9; /* a key of the new size */
+		T_EQ_INT(0, bpfrt_map_update_elem(fd, key, vals, BPF_ANY));
+		prev = brt_cpu_enter(0);
+		v0 = map->ops->lookup(map, key);
+		brt_cpu_enter(1);
+		v1 = map->ops->lookup(map, key);
+		brt_cpu_leave(prev);
+		T_ASSERT(v0 != NULL);
+		/* the map has one value an element: every CPU's is it */
+		T_ASSERT(v1 == v0);
+		brt_map_put(map);
+	}
+	if (fd >= 0)
+		close(fd);
+	brt_obj_sweep();
+	unlink(path);
+}
+
 int main(void)
 {
+	percpu_ncpus();
 	key_moved();
 	lpm_prefixlen();
 	ring_cases();
