@@ -470,8 +470,6 @@ static int run_raw_tp(struct brt_call *call, struct brt_prog *prog)
 		return -EINVAL;
 	if (!(attr->test.flags & BPF_F_TEST_RUN_ON_CPU) && attr->test.cpu)
 		return -EINVAL;
-	if (attr->test.flags & ~(uint32_t)BPF_F_TEST_RUN_ON_CPU)
-		return -EINVAL;
 	memset(args, 0, sizeof(args));
 	err = call->ua->from(args, attr->test.ctx_in, attr->test.ctx_size_in);
 	if (err)
@@ -480,11 +478,12 @@ static int run_raw_tp(struct brt_call *call, struct brt_prog *prog)
 	run_on(&o, prog, args, regs, nr, BRT_ARRAY_SIZE(regs));
 	if (attr->test.flags & BPF_F_TEST_RUN_ON_CPU) {
 		/* the kernel runs it on that CPU (smp_call_function_single()), -ENXIO past
-		 * nr_cpu_ids: here the run is for that CPU, as a trace record's is
-		 * (bpf_get_smp_processor_id, per-CPU copies); an offline CPU is not refused */
+		 * nr_cpu_ids or offline: here the run is for that CPU, as a trace record's is
+		 * (bpf_get_smp_processor_id, per-CPU copies).  No other flag is checked
+		 * (bpf_prog_test_run_raw_tp(): an XDP flag or an unknown bit runs as without). */
 		uint32_t cpu = attr->test.cpu, prev;
 
-		if (cpu >= brt_ncpus())
+		if (cpu >= brt_ncpus() || !brt_cpu_online(cpu))
 			return -ENXIO;
 		prev = brt_cpu_enter(cpu);
 		err = run_repeat(call, prog, &o, NULL, 1, &retval, &duration);

@@ -462,6 +462,9 @@ void brt_shm_zero(void *shm, size_t n);
 
 /* Number of CPUs the per-CPU maps keep values for (the kernel's possible CPUs). */
 uint32_t brt_ncpus(void);
+/* Is CPU cpu online (/sys/devices/system/cpu/online, read each time: CPUs come and go);
+ * 1 when the list cannot be read. */
+int brt_cpu_online(uint32_t cpu);
 /* The CPU a program runs on, in [0, brt_ncpus()). */
 uint32_t brt_cpu(void);
 

@@ -286,6 +286,36 @@ static long possible_cpus(void)
 	return max + 1;
 }
 
+int brt_cpu_online(uint32_t cpu)
+{
+	char buf[4096], *p = buf, *end;
+	unsigned long lo, hi;
+	ssize_t len;
+	int fd = open("/sys/devices/system/cpu/online", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return 1;
+	len = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (len <= 0)
+		return 1;
+	buf[len] = 0;
+	/* "0-3,5,7-9\n" */
+	while (*p >= '0' && *p <= '9') {
+		lo = hi = strtoul(p, &end, 10);
+		p = end;
+		if (*p == '-') {
+			hi = strtoul(p + 1, &end, 10);
+			p = end;
+		}
+		if (cpu >= lo && cpu <= hi)
+			return 1;
+		if (*p == ',')
+			p++;
+	}
+	return 0;
+}
+
 uint32_t brt_ncpus(void)
 {
 	static _Atomic uint32_t cached;

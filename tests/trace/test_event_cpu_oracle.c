@@ -339,6 +339,21 @@ static void test_run_on_cpu(struct side *s)
 			}
 		}
 	}
+	/* bpf_prog_test_run_raw_tp() checks no other flag (an XDP flag, an unknown bit:
+	 * the run as without), only a CPU without BPF_F_TEST_RUN_ON_CPU (-EINVAL) */
+	for (int i = 0; i < 3; i++) {
+		static const uint32_t flags[] = { BPF_F_TEST_XDP_LIVE_FRAMES, 0x80000000u, 0 };
+		union bpf_attr a;
+		int r;
+
+		memset(&a, 0, sizeof(a));
+		a.test.prog_fd = (uint32_t)prog;
+		a.test.flags = flags[i] | (i == 1 ? BPF_F_TEST_RUN_ON_CPU : 0);
+		a.test.cpu = i == 2;
+		r = s->kernel ? kbpf(BPF_PROG_TEST_RUN, &a) :
+				bpfrt_bpf(BPF_PROG_TEST_RUN, &a, sizeof(a)) ? -errno : 0;
+		T_EQ_INT(i == 2 ? -EINVAL : 0, r);
+	}
 	close(prog);
 	close_maps(s);
 }
