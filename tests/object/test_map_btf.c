@@ -67,17 +67,7 @@ static void nobtf(int kernel)
 
 static int info_of(const struct bpfrt_object *o, const char *name, struct bpf_map_info *info)
 {
-	const struct bpfrt_map *m = bpfrt_object_find_map_by_name(o, name);
-	union bpf_attr a;
-
-	memset(info, 0, sizeof(*info));
-	memset(&a, 0, sizeof(a));
-	if (!m)
-		return -ENOENT;
-	a.info.bpf_fd = (uint32_t)bpfrt_map__fd(m);
-	a.info.info_len = sizeof(*info);
-	a.info.info = (uint64_t)(uintptr_t)info;
-	return bpfrt_bpf(BPF_OBJ_GET_INFO_BY_FD, &a, sizeof(a)) ? -errno : 0;
+	return info_of_sys(o, name, info, 0);
 }
 
 int main(void)
