@@ -33,6 +33,7 @@
 
 #include "attach/attach.h"
 #include "maps/maps.h"
+#include "util/util.h"
 #include "vm/vm.h"
 
 #define COOKIEBITS 24
@@ -214,15 +215,10 @@ static uint16_t parse_mss(const uint8_t *th)
 /* net.ipv4.tcp_syncookies of this network namespace (the kernel's default 1) */
 static int syncookies_sysctl(void)
 {
-	char buf[16] = { 0 };
-	int fd = open("/proc/sys/net/ipv4/tcp_syncookies", O_RDONLY | O_CLOEXEC);
-	ssize_t n;
+	char buf[16];
 
-	if (fd < 0)
-		return 1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	return n > 0 ? buf[0] - '0' : 1;
+	return brt_fs_read_text("/proc/sys/net/ipv4/tcp_syncookies", buf, sizeof(buf)) > 0 ?
+		       buf[0] - '0' : 1;
 }
 
 #define ERR(e) ((uint64_t)(int64_t)-(e))

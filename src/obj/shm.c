@@ -87,18 +87,10 @@ static void futex_wake(_Atomic uint32_t *word)
 static int zombie(pid_t tid)
 {
 	char path[40], buf[512], *close_paren;
-	ssize_t n;
-	int fd;
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)tid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (brt_fs_read_text(path, buf, sizeof(buf)) < 0)
 		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = 0;
 	/* "tid (comm) S ...": comm may hold spaces and parentheses, the last ')' ends it */
 	close_paren = strrchr(buf, ')');
 	if (!close_paren || close_paren[1] != ' ')
@@ -290,16 +282,9 @@ int brt_cpu_online(uint32_t cpu)
 {
 	char buf[4096], *p = buf, *end;
 	unsigned long lo, hi;
-	ssize_t len;
-	int fd = open("/sys/devices/system/cpu/online", O_RDONLY | O_CLOEXEC);
 
-	if (fd < 0)
+	if (brt_fs_read_text("/sys/devices/system/cpu/online", buf, sizeof(buf)) < 0)
 		return 1;
-	len = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (len <= 0)
-		return 1;
-	buf[len] = 0;
 	/* "0-3,5,7-9\n" */
 	while (*p >= '0' && *p <= '9') {
 		lo = hi = strtoul(p, &end, 10);

@@ -109,18 +109,12 @@ static int proc_comm(int32_t tid, char comm[TASK_COMM_LEN])
 {
 	char path[64];
 	ssize_t n;
-	int fd;
 
 	memset(comm, 0, TASK_COMM_LEN);
 	snprintf(path, sizeof(path), "/proc/%d/comm", (int)tid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	n = brt_fs_read_text(path, comm, TASK_COMM_LEN);
+	if (n < 0)
 		return -ESRCH;
-	n = read(fd, comm, TASK_COMM_LEN - 1);
-	close(fd);
-	if (n <= 0)
-		return -ESRCH;
-	comm[n] = 0;
 	if (comm[n - 1] == '\n')
 		comm[n - 1] = 0;
 	return 0;

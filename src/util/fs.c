@@ -102,6 +102,26 @@ static int make_dir(const char *dir)
 	return 0;
 }
 
+/* A small text file (/proc, /sys) read whole into buf, NUL-terminated: its length (at
+ * most cap - 1 bytes, the rest left unread), or -errno; an empty file is -ENODATA, so a
+ * caller's "no answer" is one test. */
+ssize_t brt_fs_read_text(const char *path, char *buf, size_t cap)
+{
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, cap - 1);
+	if (n < 0)
+		n = -errno;
+	else if (n == 0)
+		n = -ENODATA;
+	close(fd);
+	buf[n > 0 ? n : 0] = 0;
+	return n;
+}
+
 /* The last directory found trustworthy.  Every map and program is created in it, so the
  * full check (a mkdir, a realpath and a stat per path component: ~10 system calls) runs
  * once per directory; afterwards one stat() confirms it is still the same directory with

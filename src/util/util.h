@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/types.h>
 
 #include "bpfrt.h"
 
@@ -35,6 +36,8 @@ int brt_fs_dir_prepare(const char *dir);
  * found trustworthy when a stat() still sees it the same (owner, mode, inode): for the
  * paths that check it per call and must not create it (BPF_OBJ_GET). */
 int brt_fs_dir_trusted(const char *dir, char *why, size_t len);
+/* A small text file read whole, NUL-terminated: length or -errno (-ENODATA if empty). */
+ssize_t brt_fs_read_text(const char *path, char *buf, size_t cap);
 /* Open path (relative to dirfd) with flags (O_CREAT and O_TRUNC dropped) only if it is a
  * regular file, never following a final symlink unless follow is set, so that no FIFO
  * or device is ever opened: the fd, -EACCES for anything not regular, or -errno. */
