@@ -6,7 +6,8 @@
  * when an open needs it).  Objects a side cannot open are listed and left out of the
  * ratios.  Prints per object "OBJ <path> bpfrt <min> <median> libbpf <min> <median>
  * ratio <median ratio>" (microseconds), then the distribution of the ratios of medians:
- * median, the 5 worst and the 5 best.
+ * median, the 5 worst and the 5 best; then that of the ratios of mins (MINRATIO: an
+ * object above 1.0 by its median alone may be a noisy pass's, not bpfrt's).
  * Usage: open_bench [-n PASSES] [-q] OBJ...   (-q: only the summary) */
 #include <errno.h>
 #include <stdio.h>
@@ -79,6 +80,7 @@ struct row {
 	int ok[NSIDES];
 	double min[NSIDES], med[NSIDES];
 	double ratio;
+	double min_ratio; /* of the mins: -1 when no ratio */
 };
 
 static int cmp_row(const void *a, const void *b)
@@ -146,6 +148,8 @@ int main(int argc, char **argv)
 		}
 		r->ratio = r->ok[BPFRT] && r->ok[LIBBPF] && r->med[LIBBPF] > 0
 				   ? r->med[BPFRT] / r->med[LIBBPF] : -1;
+		r->min_ratio = r->ratio >= 0 && r->min[LIBBPF] > 0 ? r->min[BPFRT] / r->min[LIBBPF]
+								      : -1;
 		nratio += r->ratio >= 0;
 		if (summary_only)
 			continue;
@@ -187,10 +191,25 @@ int main(int argc, char **argv)
 			       "medians bpfrt %.0f us, libbpf %.0f us (%.3f)\n",
 			       med, rows[lo].ratio, rows[nobj - 1].ratio, above, nratio, sum[BPFRT],
 			       sum[LIBBPF], sum[LIBBPF] > 0 ? sum[BPFRT] / sum[LIBBPF] : 0);
+			{
+				double *mr = malloc((size_t)nratio * sizeof(*mr));
+				int n = 0, mabove = 0;
+
+				for (int o = lo; o < nobj && mr; o++)
+					if (rows[o].min_ratio >= 0) {
+						mr[n++] = rows[o].min_ratio;
+						mabove += rows[o].min_ratio > 1.0;
+					}
+				if (n)
+					printf("MINRATIO median %.3f, max %.3f, above 1.0: %d of %d\n",
+					       median(mr, (size_t)n), mr[n - 1], mabove, n);
+				free(mr);
+			}
 			for (int o = nobj - 1; o >= lo && o >= nobj - 5; o--)
-				printf("WORST %.3f %s bpfrt %.1f / %.1f libbpf %.1f / %.1f\n",
+				printf("WORST %.3f %s bpfrt %.1f / %.1f libbpf %.1f / %.1f min %.3f\n",
 				       rows[o].ratio, rows[o].path, rows[o].min[BPFRT],
-				       rows[o].med[BPFRT], rows[o].min[LIBBPF], rows[o].med[LIBBPF]);
+				       rows[o].med[BPFRT], rows[o].min[LIBBPF], rows[o].med[LIBBPF],
+				       rows[o].min_ratio);
 			for (int o = lo; o < nobj && o < lo + 5; o++)
 				printf("BEST %.3f %s bpfrt %.1f / %.1f libbpf %.1f / %.1f\n",
 				       rows[o].ratio, rows[o].path, rows[o].min[BPFRT],
