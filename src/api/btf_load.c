@@ -158,8 +158,7 @@ static int header_rules(const void *blob, uint32_t size, char *err, size_t errle
 	return 0;
 }
 
-/* The local storage maps (bpf_local_storage_map_check_btf(): an int key; may hold a
- * bpf_spin_lock) */
+/* The local storage maps (may hold a bpf_spin_lock) */
 static int local_storage(uint32_t type)
 {
 	return type == BPF_MAP_TYPE_SK_STORAGE || type == BPF_MAP_TYPE_INODE_STORAGE ||
@@ -874,13 +873,86 @@ static int kptr_map_type(uint32_t t)
 	       t == BPF_MAP_TYPE_TASK_STORAGE || t == 32 /* BPF_MAP_TYPE_CGRP_STORAGE */;
 }
 
+/* __btf_type_int_is_regular(): an int (after modifiers) of bytes whole bytes, bit 0 */
+static int reg_int(const struct brt_btf *btf, uint32_t id, uint32_t bytes)
+{
+	const struct btf_type *t = id ? brt_btf_type(btf, brt_btf_skip_mods(btf, id)) : NULL;
+	uint32_t data;
+
+	if (!t || BTF_INFO_KIND(t->info) != BTF_KIND_INT)
+		return 0;
+	memcpy(&data, t + 1, sizeof(data));
+	return !BTF_INT_OFFSET(data) && !(BTF_INT_BITS(data) % 8) &&
+	       BTF_INT_BITS(data) / 8 == bytes;
+}
+
+/* btf_member_is_reg_int(): member m of struct s an int of bytes bytes at byte off */
+static int reg_int_member(const struct brt_btf *btf, const struct btf_type *s,
+			  const struct btf_member *m, uint32_t off, uint32_t bytes)
+{
+	const struct btf_type *t = brt_btf_type(btf, brt_btf_skip_mods(btf, m->type));
+	uint32_t data, bits;
+
+	if (!t || BTF_INFO_KIND(t->info) != BTF_KIND_INT)
+		return 0;
+	memcpy(&data, t + 1, sizeof(data));
+	bits = BTF_INT_BITS(data);
+	if (BTF_INFO_KFLAG(s->info))
+		return !BTF_MEMBER_BITFIELD_SIZE(m->offset) &&
+		       (BTF_MEMBER_BIT_OFFSET(m->offset) + 7) / 8 == off && (bits + 7) / 8 == bytes;
+	return !BTF_INT_OFFSET(data) && !(m->offset % 8) && m->offset / 8 == off &&
+	       !(bits % 8) && bits / 8 == bytes;
+}
+
+/* The type's map_check_btf (maps.h enum brt_map_btf_kind, the type's ops), which the kernel
+ * asks after the value's fields: 0 or its errno. */
+static int type_check_btf(const struct brt_btf *btf, const union bpf_attr *attr)
+{
+	uint32_t kid = attr->btf_key_type_id;
+	const struct btf_type *kt = kid ? brt_btf_type(btf, brt_btf_skip_mods(btf, kid)) : NULL;
+	const struct btf_type *vt =
+		brt_btf_type(btf, brt_btf_skip_mods(btf, attr->btf_value_type_id));
+	const struct btf_member *m;
+
+	switch (brt_map_type_btf(attr->map_type)) {
+	case BRT_MAP_BTF_NONE:
+		return -524; /* map_check_no_btf(): ENOTSUPP */
+	case BRT_MAP_BTF_ARRAY:
+		/* keyless: a global data map, a one-element array of a DATASEC */
+		if (!kid)
+			return attr->map_type == BPF_MAP_TYPE_ARRAY && attr->max_entries == 1 &&
+						       vt && BTF_INFO_KIND(vt->info) == BTF_KIND_DATASEC
+				       ? 0
+				       : -EINVAL;
+		return reg_int(btf, kid, 4) ? 0 : -EINVAL;
+	case BRT_MAP_BTF_KEYLESS:
+		return kid ? -EINVAL : 0;
+	case BRT_MAP_BTF_STRUCT_KEY:
+		return kt && BTF_INFO_KIND(kt->info) == BTF_KIND_STRUCT ? 0 : -EINVAL;
+	case BRT_MAP_BTF_INT_KEY:
+		return reg_int(btf, kid, 4) ? 0 : -EINVAL;
+	case BRT_MAP_BTF_CGROUP_KEY:
+		/* struct bpf_cgroup_storage_key { __u64 cgroup_inode_id; __u32 attach_type; }
+		 * (16 bytes) or the u64 inode id alone */
+		if (attr->key_size != 16)
+			return reg_int(btf, kid, 8) ? 0 : -EINVAL;
+		if (!kt || BTF_INFO_KIND(kt->info) != BTF_KIND_STRUCT || BTF_INFO_VLEN(kt->info) != 2)
+			return -EINVAL;
+		m = (const struct btf_member *)(kt + 1);
+		return reg_int_member(btf, kt, m, 0, 8) && reg_int_member(btf, kt, m + 1, 8, 4)
+			       ? 0
+			       : -EINVAL;
+	default:
+		return 0;
+	}
+}
+
 /* map_check_btf() on a checked BTF: the key and value types against the map's
  * attributes, and the value's special fields into out (locks, timer, roots; the other
  * members are the caller's).  0 or the kernel's errno. */
 static int value_fields(const struct brt_btf *btf, const union bpf_attr *attr,
 			struct brt_map_btf *out)
 {
-	const struct btf_type *vt;
 	uint64_t size;
 	uint32_t seen = 0;
 	int err = -EINVAL, off, roff, toff, twoff, nroots = 0, nkptrs;
@@ -888,29 +960,12 @@ static int value_fields(const struct brt_btf *btf, const union bpf_attr *attr,
 
 	if (sized_type(btf, attr->btf_value_type_id, &size) || size != attr->value_size)
 		return err;
+	/* keyless BTF: only for a type with a map_check_btf, which decides */
 	if (attr->btf_key_type_id) {
 		if (sized_type(btf, attr->btf_key_type_id, &size) || size != attr->key_size)
 			return err;
-	} else {
-		/* keyless BTF: only a one-element array whose value is a DATASEC */
-		vt = brt_btf_type(btf, attr->btf_value_type_id);
-		if (attr->map_type != BPF_MAP_TYPE_ARRAY || attr->max_entries != 1 || !vt ||
-		    BTF_INFO_KIND(vt->info) != BTF_KIND_DATASEC)
-			return err;
-	}
-	/* the type's map_check_btf: sockmaps take no BTF (map_check_no_btf()), socket
-	 * storage an int key (bpf_local_storage_map_check_btf()) */
-	if (attr->map_type == BPF_MAP_TYPE_SOCKMAP || attr->map_type == BPF_MAP_TYPE_SOCKHASH) {
-		return -524; /* ENOTSUPP */
-	}
-	if (local_storage(attr->map_type)) {
-		const struct btf_type *kt =
-			brt_btf_type(btf, brt_btf_skip_mods(btf, attr->btf_key_type_id));
-
-		if (!kt || BTF_INFO_KIND(kt->info) != BTF_KIND_INT || kt->size != 4 ||
-		    BTF_INT_BITS(*(const uint32_t *)(kt + 1)) != 32 ||
-		    BTF_INT_OFFSET(*(const uint32_t *)(kt + 1)))
-			return err;
+	} else if (brt_map_type_btf(attr->map_type) <= BRT_MAP_BTF_KEYED) {
+		return err;
 	}
 	/* map_check_btf(): the value's special fields (btf_parse_fields(); of those bpfrt
 	 * has: a bpf_spin_lock or a bpf_res_spin_lock, 4 bytes, 4-aligned; a bpf_timer, 16
@@ -954,10 +1009,11 @@ static int value_fields(const struct brt_btf *btf, const union bpf_attr *attr,
 	if ((off >= 0 || roff >= 0 || toff >= 0 || twoff >= 0) &&
 	    (attr->map_flags & (BPF_F_RDONLY_PROG | BPF_F_WRONLY_PROG)))
 		return err;
-	/* locks: hash, array and local storage maps only */
+	/* locks: hash, array, cgroup storage (not per-CPU) and local storage maps only */
 	err = -EOPNOTSUPP;
 	if ((off >= 0 || roff >= 0) && attr->map_type != BPF_MAP_TYPE_HASH &&
-	    attr->map_type != BPF_MAP_TYPE_ARRAY && !local_storage(attr->map_type))
+	    attr->map_type != BPF_MAP_TYPE_ARRAY &&
+	    attr->map_type != BPF_MAP_TYPE_CGROUP_STORAGE && !local_storage(attr->map_type))
 		return err;
 	/* timers and task works: hash, LRU hash and array maps only */
 	if ((toff >= 0 || twoff >= 0) && attr->map_type != BPF_MAP_TYPE_HASH &&
@@ -990,6 +1046,10 @@ static int value_fields(const struct brt_btf *btf, const union bpf_attr *attr,
 	if (nkptrs && attr->map_type != BPF_MAP_TYPE_HASH &&
 	    attr->map_type != BPF_MAP_TYPE_LRU_HASH && attr->map_type != BPF_MAP_TYPE_ARRAY)
 		nroots = 0;
+	/* last, as the kernel asks it after the fields: the type's own map_check_btf */
+	err = type_check_btf(btf, attr);
+	if (err)
+		return err;
 	out->lock_off = off >= 0 ? (uint32_t)off + 1 : 0;
 	out->res_lock_off = roff >= 0 ? (uint32_t)roff + 1 : 0;
 	out->timer_off = toff >= 0 ? (uint32_t)toff + 1 : 0;
@@ -1011,7 +1071,8 @@ int brt_map_btf_check(const union bpf_attr *attr, struct brt_map_btf *out)
 		return err;
 	b = (struct brt_btf_obj *)(void *)obj;
 	memset(out, 0, sizeof(*out));
-	err = value_fields(b->btf, attr, out);
+	/* no value type (a struct_ops map's value is the kernel's): the object alone */
+	err = attr->btf_value_type_id ? value_fields(b->btf, attr, out) : 0;
 	if (err) {
 		brt_obj_put(obj);
 		return err;

@@ -56,6 +56,7 @@ static int map_info(struct brt_call *call, struct brt_map *map, uint32_t len)
 	info.btf_id = hdr->btf_id;
 	info.btf_key_type_id = hdr->btf_key_type_id;
 	info.btf_value_type_id = hdr->btf_value_type_id;
+	info.btf_vmlinux_value_type_id = hdr->btf_vmlinux_value_type_id;
 	memcpy(info.name, hdr->name, sizeof(info.name));
 	info.name[sizeof(info.name) - 1] = 0;
 	return call->ua->to(call->attr->info.info, &info, len);

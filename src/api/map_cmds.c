@@ -150,6 +150,11 @@ int brt_cmd_map_create(struct brt_call *call)
 		err = brt_map_btf_check(call->attr, &btf);
 		if (err)
 			return err;
+	} else if (call->attr->btf_vmlinux_value_type_id &&
+		   call->attr->map_type == BPF_MAP_TYPE_STRUCT_OPS) {
+		/* the kernel keeps the program's BTF with a struct_ops map (info's btf_id);
+		 * a bad fd is answered after the struct's checks (struct_ops_check()) */
+		(void)brt_map_btf_check(call->attr, &btf);
 	}
 	err = brt_map_create(call->attr, &btf, NULL);
 	if (btf.ref)

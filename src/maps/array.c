@@ -217,6 +217,7 @@ static int array_file_values(const struct brt_map *m, int fd, uint32_t off, uint
 }
 
 const struct brt_map_ops brt_array_map_ops = {
+	.btf = BRT_MAP_BTF_ARRAY,
 	.ro_reads = 1,
 	.file_values = array_file_values,
 	.alloc_check = array_alloc_check,

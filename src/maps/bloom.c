@@ -272,6 +272,7 @@ static int bloom_get_next_key(struct brt_map *map, const void *key, void *next_k
 }
 
 const struct brt_map_ops brt_bloom_map_ops = {
+	.btf = BRT_MAP_BTF_KEYLESS,
 	.ro_reads = 1, /* a lookup reads bits, nothing else */
 	.alloc_check = bloom_alloc_check,
 	.data_size = bloom_data_size,

@@ -81,6 +81,7 @@ int brt_cgroup_array_get(struct brt_map *map, uint32_t i, uint64_t *cgroup_id)
 }
 
 const struct brt_map_ops brt_cgroup_array_map_ops = {
+	.btf = BRT_MAP_BTF_NONE,
 	.alloc_check = cga_alloc_check,
 	.data_size = cga_data_size,
 	.update = cga_update,

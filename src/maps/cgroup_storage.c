@@ -83,6 +83,7 @@ static int storage_get_next_key(struct brt_map *map, const void *key, void *next
 }
 
 const struct brt_map_ops brt_cgroup_storage_map_ops = {
+	.btf = BRT_MAP_BTF_CGROUP_KEY,
 	.alloc_check = storage_alloc_check,
 	.data_size = storage_data_size,
 	.copy_value = storage_copy_value,

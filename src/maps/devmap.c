@@ -354,7 +354,8 @@ static int slots_copy_value(struct brt_map *map, const void *key, void *value)
 
 /* What the three slot maps share; devmap and xskmap add a lookup for programs. */
 #define SLOTS_OPS                                                                       \
-	.alloc_check = redirect_alloc_check, .data_size = slots_data_size,               \
+	.alloc_check = redirect_alloc_check, .btf = BRT_MAP_BTF_NONE,                    \
+	.data_size = slots_data_size,                                                    \
 	.copy_value = slots_copy_value, .update = slots_update, .delete = slots_delete,  \
 	.get_next_key = brt_array_get_next_key
 
@@ -555,6 +556,7 @@ static int dh_get_next_key(struct brt_map *map, const void *key, void *next_key)
 }
 
 const struct brt_map_ops brt_devmap_hash_map_ops = {
+	.btf = BRT_MAP_BTF_NONE,
 	.alloc_check = redirect_alloc_check,
 	.data_size = dh_data_size,
 	.forced_flags = BPF_F_RDONLY_PROG,

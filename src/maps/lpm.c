@@ -298,6 +298,7 @@ static int lpm_get_next_key(struct brt_map *map, const void *key, void *next_key
 }
 
 const struct brt_map_ops brt_lpm_map_ops = {
+	.btf = BRT_MAP_BTF_STRUCT_KEY,
 	.ro_reads = 1, /* brt_map_gen_read() */
 	.alloc_check = lpm_alloc_check,
 	.data_size = lpm_data_size,

@@ -98,6 +98,11 @@ int brt_map_type_known(uint32_t type)
 	return ops_of(type) != NULL;
 }
 
+int brt_map_type_btf(uint32_t type)
+{
+	return ops_of(type) ? (int)ops_of(type)->btf : -EINVAL;
+}
+
 const char *brt_map_type_name(uint32_t type)
 {
 	return type < BRT_ARRAY_SIZE(map_names) && map_names[type] ? map_names[type] : "unknown";
@@ -385,6 +390,7 @@ int brt_map_create(const union bpf_attr *attr_in, const struct brt_map_btf *btf,
 	hdr.ncpus = params.ncpus;
 	hdr.map_extra = attr->map_extra;
 	memcpy(hdr.name, attr->map_name, sizeof(hdr.name));
+	hdr.btf_vmlinux_value_type_id = attr->btf_vmlinux_value_type_id;
 	if (btf_id) {
 		hdr.btf_id = btf_id;
 		hdr.btf_key_type_id = attr->btf_key_type_id;

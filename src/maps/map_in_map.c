@@ -549,6 +549,7 @@ static int mim_file_values(const struct brt_map *m, int fd, uint32_t off, uint32
 }
 
 const struct brt_map_ops brt_map_in_map_ops = {
+	.btf = BRT_MAP_BTF_NONE,
 	.file_values = mim_file_values,
 	.alloc_check = mim_alloc_check,
 	.data_size = mim_data_size,

@@ -27,9 +27,24 @@ struct brt_map;
  * returns the kernel's errno for that case.  Keys and values given here are in process
  * memory (already copied from the user); values of per-CPU maps on the syscall side hold
  * ncpus slots of round_up(value_size, 8) bytes. */
+/* What a type's MAP_CREATE takes as key and value BTF: the kernel's map_check_btf op of
+ * the type (api/btf_load.c checks it).  0, the default: the type has none, and a key
+ * type is needed (a value type alone is EINVAL). */
+enum brt_map_btf_kind {
+	BRT_MAP_BTF_KEYED = 0,
+	BRT_MAP_BTF_NONE,       /* map_check_no_btf(): no key or value BTF (ENOTSUPP) */
+	BRT_MAP_BTF_ARRAY,      /* array_map_check_btf(): an int key, or keyless DATASEC */
+	BRT_MAP_BTF_KEYLESS,    /* bloom_map_check_btf(): no key type */
+	BRT_MAP_BTF_STRUCT_KEY, /* trie_check_btf(): a struct key */
+	BRT_MAP_BTF_INT_KEY,    /* bpf_local_storage_map_check_btf(): an int key */
+	BRT_MAP_BTF_CGROUP_KEY, /* cgroup_storage_check_btf(): u64, or the two-member key */
+};
+
 struct brt_map_ops {
 	/* attribute check (the kernel's map_alloc_check): 0 or the kernel's errno */
 	int (*alloc_check)(const union bpf_attr *attr);
+	/* the key and value BTF the type takes */
+	enum brt_map_btf_kind btf;
 	/* map_flags the type adds at creation, reported by GET_INFO (devmap: the kernel
 	 * sets BPF_F_RDONLY_PROG, lookups point at its entries) */
 	uint32_t forced_flags;
@@ -423,6 +438,8 @@ int brt_map_gen_read(struct brt_map *map, _Atomic uint32_t *gen, void *out, size
 uint32_t brt_map_value_size(const struct brt_map *map);
 int brt_map_is_percpu(uint32_t type);
 int brt_map_type_known(uint32_t type);
+/* The key and value BTF an offered type takes (its ops' btf), -EINVAL for another. */
+int brt_map_type_btf(uint32_t type);
 /* bpftool's name of any type the kernel names (map_types.def), "unknown" for others. */
 const char *brt_map_type_name(uint32_t type);
 /* The type of an offered map type's name; -EINVAL for other names. */

@@ -571,6 +571,7 @@ uint64_t brt_helper_perf_event_read_value(uint64_t r1, uint64_t r2, uint64_t r3,
 }
 
 const struct brt_map_ops brt_perf_event_array_map_ops = {
+	.btf = BRT_MAP_BTF_NONE,
 	.alloc_check = pe_alloc_check,
 	.data_size = pe_data_size,
 	.attach = pe_attach,

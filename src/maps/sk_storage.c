@@ -288,6 +288,7 @@ static int ss_get_next_key(struct brt_map *map, const void *key, void *next_key)
 }
 
 const struct brt_map_ops brt_sk_storage_map_ops = {
+	.btf = BRT_MAP_BTF_INT_KEY,
 	.alloc_check = ss_alloc_check,
 	.data_size = ss_data_size,
 	.lookup = ss_lookup,

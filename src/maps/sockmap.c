@@ -404,6 +404,7 @@ static int smap_delete(struct brt_map *map, const void *key)
 }
 
 const struct brt_map_ops brt_sockmap_map_ops = {
+	.btf = BRT_MAP_BTF_NONE,
 	.alloc_check = sock_alloc_check,
 	.data_size = smap_data_size,
 	.lookup = smap_lookup,
@@ -613,6 +614,7 @@ static int sh_get_next_key(struct brt_map *map, const void *key, void *next_key)
 }
 
 const struct brt_map_ops brt_sockhash_map_ops = {
+	.btf = BRT_MAP_BTF_NONE,
 	.alloc_check = sock_alloc_check,
 	.data_size = sh_data_size,
 	.lookup = sh_lookup,

@@ -220,6 +220,7 @@ static int stack_get_next_key(struct brt_map *map, const void *key, void *next_k
 }
 
 const struct brt_map_ops brt_stack_trace_map_ops = {
+	.btf = BRT_MAP_BTF_NONE,
 	.alloc_check = stack_alloc_check,
 	.data_size = stack_data_size,
 	.copy_value = stack_copy_value,

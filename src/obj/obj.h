@@ -105,6 +105,10 @@ struct brt_obj_hdr {
 	/* maps: 1 + offset of the struct bpf_task_work in the value (BTF), 0 when none (0 in
 	 * files of earlier versions, which had none) */
 	uint32_t task_work_off;
+	/* maps: MAP_CREATE's btf_vmlinux_value_type_id (struct_ops maps: the kernel's
+	 * bpf_struct_ops_<name>), reported by OBJ_GET_INFO_BY_FD (0 in files of earlier
+	 * versions) */
+	uint32_t btf_vmlinux_value_type_id;
 };
 
 /* Where a file's header is.  Two layouts:

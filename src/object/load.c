@@ -118,31 +118,18 @@ static void map_name(const struct bpfrt_object *obj, const struct brt_elf_map *m
 			dst[n] = '_';
 }
 
-/* Map types whose MAP_CREATE takes no key/value BTF: the kernel answers ENOTSUPP
- * (map_check_no_btf()), and a refused create of a sockmap costs the kernel ~25 ms before
- * the retry without BTF (test_sockmap_listen: 66 ms against libbpf's 0.5), so they get
- * none from the start: libbpf's list (bpf_object__create_map()), which bpftool's maps
- * show the same way. */
-static bool takes_no_btf(uint32_t type)
+/* Does MAP_CREATE refuse this map's key and value BTF?  The kernel does for the types
+ * that take none (map_check_no_btf(): ENOTSUPP; sockmaps, perf event and cgroup arrays,
+ * stack traces, maps of maps, dev, cpu and xsk maps) and, EINVAL, for a type without a
+ * map_check_btf given no key type (queue, stack): the type's ops say which (maps.h enum
+ * brt_map_btf_kind).  Such maps get none from the start, as libbpf's loader makes them
+ * (bpf_object__create_map()): a refused create of a sockmap costs the kernel ~25 ms
+ * before the retry without BTF (test_sockmap_listen: 66 ms against libbpf's 0.5). */
+static bool takes_no_btf(const struct brt_elf_map *m)
 {
-	switch (type) {
-	case BPF_MAP_TYPE_PERF_EVENT_ARRAY:
-	case BPF_MAP_TYPE_CGROUP_ARRAY:
-	case BPF_MAP_TYPE_STACK_TRACE:
-	case BPF_MAP_TYPE_ARRAY_OF_MAPS:
-	case BPF_MAP_TYPE_HASH_OF_MAPS:
-	case BPF_MAP_TYPE_DEVMAP:
-	case BPF_MAP_TYPE_DEVMAP_HASH:
-	case BPF_MAP_TYPE_CPUMAP:
-	case BPF_MAP_TYPE_XSKMAP:
-	case BPF_MAP_TYPE_SOCKMAP:
-	case BPF_MAP_TYPE_SOCKHASH:
-	case BPF_MAP_TYPE_QUEUE:
-	case BPF_MAP_TYPE_STACK:
-		return true;
-	default:
-		return false;
-	}
+	int kind = brt_map_type_btf(m->type);
+
+	return kind == BRT_MAP_BTF_NONE || (kind == BRT_MAP_BTF_KEYED && !m->btf_key_type_id);
 }
 
 static int create_one(struct bpfrt_object *obj, const struct brt_elf_map *m, int inner_fd)
@@ -165,7 +152,7 @@ static int create_one(struct bpfrt_object *obj, const struct brt_elf_map *m, int
 	map_name(obj, m, attr.map_name);
 	/* the map's types for `map dump`; like libbpf, a map whose BTF is refused is still
 	 * made, without it */
-	if (obj->btf_fd >= 0 && m->btf_value_type_id && !takes_no_btf(m->type)) {
+	if (obj->btf_fd >= 0 && m->btf_value_type_id && !takes_no_btf(m)) {
 		attr.btf_fd = (uint32_t)obj->btf_fd;
 		attr.btf_key_type_id = m->btf_key_type_id;
 		attr.btf_value_type_id = m->btf_value_type_id;
