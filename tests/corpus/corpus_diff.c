@@ -132,6 +132,8 @@ static int sampled(const char *proj)
 	return seq++ % (size_t)prog_every(proj) == 0;
 }
 
+static double start_ms; /* the walk's start (progress lines) */
+
 static double now_ms(void)
 {
 	struct timespec ts;
@@ -507,9 +509,10 @@ int main(int argc, char **argv)
 	}
 	setenv("BPFRT_FS", bfs, 1);
 
+	start_ms = now_ms();
 	for (size_t i = 0; i < nproj; i++) {
 		char pdir[1024];
-		size_t nobj;
+		size_t nobj, before = nresults;
 		char **objs;
 
 		if (left_out(projs[i])) {
@@ -530,6 +533,9 @@ int main(int argc, char **argv)
 			free(objs[j]);
 		}
 		free(objs);
+		/* -p: only the projects it reached */
+		if (!only || nresults > before)
+			print_progress(projs[i], i + 1, nproj, (now_ms() - start_ms) / 1e3);
 	}
 	umount2(kpin, MNT_DETACH);
 	rmdir(kpin);

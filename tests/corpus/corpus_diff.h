@@ -137,6 +137,9 @@ void known_run_differences(const char *path);
 void print_results(const char *report);
 /* the corpus's figures, by project, refusal categories, processed insns and times */
 void print_totals(const char *dir, char **projs, size_t nproj, size_t unreadable);
+/* One line as project proj (the i-th of nproj, from 1) is done: its figures and the run's
+ * so far, flushed, so that a run killed by a timeout shows how far it got. */
+void print_progress(const char *proj, size_t i, size_t nproj, double seconds);
 /* 1 when a false accept is not a known one, or (floors) a project is below a floor */
 int check_baseline(const char *path, int floors);
 

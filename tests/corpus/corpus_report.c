@@ -417,6 +417,20 @@ void print_totals(const char *dir, char **projs, size_t nproj, size_t unreadable
 	print_logs(stdout);
 }
 
+void print_progress(const char *proj, size_t i, size_t nproj, double seconds)
+{
+	struct totals p, t;
+
+	count(&p, proj);
+	count(&t, "");
+	printf("progress: %zu/%zu %s: %zu programs, kernel accepts %zu, bpfrt too %zu, false "
+	       "accepts %zu, both refuse %zu (same errno %zu); so far %zu programs, %zu, %zu, "
+	       "%zu, %zu (%zu); %.1f s\n", i, nproj, proj, p.progs, p.kernel_ok, p.both_ok,
+	       p.false_accept, p.both_refused, p.errno_agree, t.progs, t.kernel_ok, t.both_ok,
+	       t.false_accept, t.both_refused, t.errno_agree, seconds);
+	fflush(stdout);
+}
+
 int check_baseline(const char *path, int floors)
 {
 	struct totals t;
