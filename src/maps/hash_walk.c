@@ -11,6 +11,15 @@
  * map (131,088 elements: over 10 s, the bucket's writers waiting meanwhile).  On a
  * read-only mapping (hash.c, "read-only mappings") the chains are read without their
  * locks, each element validated against its sequence word and bucket.
+ *
+ * Nothing is allocated under a bucket's lock, and a walk of a sound map allocates
+ * nothing at all: a chain is copied into room on the stack (CHAIN_ROOM positions, fewer
+ * for long keys), which holds a sound map's chains (n_buckets is at least max_entries:
+ * chains of an element or two); a longer one (keys that collide, a scribbled chain) is
+ * counted to its end under the lock, the room made outside it, and the chain copied
+ * again.  The kernel's htab_map_get_next_key() never answers ENOMEM; bpfrt's did (the
+ * copy grew with realloc under the lock), now only for a chain longer than the stack
+ * room when the process has no memory left.
  */
 #include <errno.h>
 #include <sched.h>
@@ -23,40 +32,58 @@
 
 /* A bucket's chain copied: the stored hash and a private copy of the key of each element,
  * in chain order.  The reads stop at a repeated index (Brent's cycle check: a scribbled
- * chain may loop), so a copy holds at most about twice the chain's distinct elements. */
+ * chain may loop), so a copy holds at most about twice the chain's distinct elements.
+ * The arrays are the stack room below (chain_init()) or, for a longer chain, one
+ * allocation (heap). */
+#define CHAIN_ROOM 32          /* positions of the stack room */
+#define CHAIN_ROOM_KEYS 2048   /* bytes of keys in it (keys are at most 512 bytes) */
 struct chain_copy {
 	uint32_t n, cap;
 	uint32_t *hash;
 	unsigned char *keys; /* n keys of key_size bytes */
 	uint32_t *order;     /* copy_reach()'s scratch */
 	unsigned char *reach;
+	void *heap;          /* the arrays' allocation, NULL while they are the room's */
+	uint32_t room_hash[CHAIN_ROOM], room_order[CHAIN_ROOM];
+	unsigned char room_reach[CHAIN_ROOM];
+	_Alignas(8) unsigned char room_keys[CHAIN_ROOM_KEYS];
 };
 
-static int copy_grow(struct chain_copy *c, uint32_t key_size)
+static void chain_init(struct chain_copy *c, uint32_t key_size)
 {
-	uint32_t cap = c->cap ? c->cap * 2 : 16;
-	uint32_t *h;
-	unsigned char *k;
+	c->n = 0;
+	c->cap = CHAIN_ROOM_KEYS / key_size < CHAIN_ROOM ? CHAIN_ROOM_KEYS / key_size : CHAIN_ROOM;
+	c->hash = c->room_hash;
+	c->keys = c->room_keys;
+	c->order = c->room_order;
+	c->reach = c->room_reach;
+	c->heap = NULL;
+}
 
-	if (cap < c->cap)
+/* Room for cap positions, the n copied kept; never called under a lock.  0 or -ENOMEM
+ * (the copy as it was). */
+static int chain_room(struct chain_copy *c, uint32_t key_size, uint64_t cap)
+{
+	size_t per = 2 * sizeof(uint32_t) + 1 + key_size;
+	unsigned char *p;
+
+	if (cap <= c->cap)
+		return 0;
+	if (cap > UINT32_MAX || cap > SIZE_MAX / per)
 		return -ENOMEM;
-	h = realloc(c->hash, (size_t)cap * sizeof(*h));
-	if (!h)
+	p = malloc((size_t)cap * per);
+	if (!p)
 		return -ENOMEM;
-	c->hash = h;
-	k = realloc(c->keys, (size_t)cap * key_size);
-	if (!k)
-		return -ENOMEM;
-	c->keys = k;
-	h = realloc(c->order, (size_t)cap * sizeof(*h));
-	if (!h)
-		return -ENOMEM;
-	c->order = h;
-	k = realloc(c->reach, cap);
-	if (!k)
-		return -ENOMEM;
-	c->reach = k;
-	c->cap = cap;
+	/* hash, order (4-byte), keys, reach */
+	memcpy(p, c->hash, (size_t)c->n * sizeof(uint32_t));
+	memcpy(p + (size_t)cap * 8, c->keys, (size_t)c->n * key_size);
+	c->hash = (uint32_t *)(void *)p;
+	c->order = (uint32_t *)(void *)(p + (size_t)cap * 4);
+	c->keys = p + (size_t)cap * 8;
+	c->reach = c->keys + (size_t)cap * key_size;
+	free(c->heap);
+	c->heap = p;
+	c->cap = (uint32_t)cap;
 	return 0;
 }
 
@@ -87,7 +114,8 @@ static int chain_read_ro(const struct htab *ht, const struct brt_map *map, uint3
 			uint32_t h = atomic_load_explicit(&e->hash, memory_order_acquire);
 			uint32_t next = atomic_load_explicit(&e->next, memory_order_acquire);
 
-			if (c->n == c->cap && copy_grow(c, ks))
+			/* no lock held: grow as the copy goes */
+			if (c->n == c->cap && chain_room(c, ks, (uint64_t)c->cap * 2 + 16))
 				return -ENOMEM;
 			brt_shm_read(c->keys + (size_t)c->n * ks, e->key, ks);
 			if ((s & 1) || atomic_load_explicit(&e->seq, memory_order_relaxed) != s ||
@@ -176,33 +204,49 @@ static int copy_next_key(const struct htab *ht, const struct brt_map *map, uint3
 /* Bucket bi's chain copied under its lock (the walk a writer waits for: one pass, no
  * sequence words to check), ended as chain_read_ro() ends it: after n_elems + 1
  * elements, or where the chain comes back to an element it passed (a position after that
- * repeats an earlier one's key and hash, so no lookup stops there). */
+ * repeats an earlier one's key and hash, so no lookup stops there).  A chain longer than
+ * the copy's room is counted to that end, the room made after the lock is gone and the
+ * chain read again (it may have grown meanwhile: then once more, with room for the
+ * longest chain there can be, n_elems + 1). */
 static int chain_read_locked(struct htab *ht, const struct brt_map *map, uint32_t bi,
 			     struct chain_copy *c)
 {
 	struct htab_bucket *b = &ht->buckets[bi];
-	uint32_t ks = map->key_size, idx, saved = 0, power = 1;
-	struct htab_elem *e;
-	int err = 0;
+	uint32_t ks = map->key_size;
 
-	brt_hash_bucket_lock(ht, b);
-	c->n = 0;
-	idx = b->head;
-	while ((e = elem(ht, idx)) && c->n <= ht->n_elems) {
-		if (c->n == c->cap && (err = copy_grow(c, ks)))
-			break;
-		memcpy(c->keys + (size_t)c->n * ks, e->key, ks);
-		c->hash[c->n++] = e->hash;
-		if (c->n == power) {
-			saved = idx;
-			power *= 2;
+	for (int pass = 0;; pass++) {
+		uint32_t idx, saved = 0, power = 1, len = 0;
+		struct htab_elem *e;
+		uint64_t want;
+		int err;
+
+		brt_hash_bucket_lock(ht, b);
+		c->n = 0;
+		idx = b->head;
+		while ((e = elem(ht, idx)) && len <= ht->n_elems) {
+			if (len < c->cap) {
+				memcpy(c->keys + (size_t)len * ks, e->key, ks);
+				c->hash[len] = e->hash;
+			}
+			len++;
+			if (len == power) {
+				saved = idx;
+				power *= 2;
+			}
+			idx = e->next;
+			if (idx == saved)
+				break;
 		}
-		idx = e->next;
-		if (idx == saved)
-			break;
+		brt_shm_unlock(&b->lock);
+		if (len <= c->cap) {
+			c->n = len;
+			return 0;
+		}
+		want = pass ? (uint64_t)ht->n_elems + 1 : (uint64_t)len * 2;
+		err = chain_room(c, ks, want < ht->n_elems + 1ull ? want : ht->n_elems + 1ull);
+		if (err)
+			return err;
 	}
-	brt_shm_unlock(&b->lock);
-	return err;
 }
 
 /* hash.c's get_next_key (above): on chains copied under their locks (locked) or, on a
@@ -211,9 +255,10 @@ int brt_hash_next_key(struct htab *ht, const struct brt_map *map, const void *ke
 		      void *next_key, int locked)
 {
 	uint32_t start = 0, mask = ht->n_buckets - 1;
-	struct chain_copy c = { 0 };
+	struct chain_copy c;
 	int err = -ENOENT;
 
+	chain_init(&c, map->key_size);
 	if (key) {
 		uint32_t hash = brt_keyhash(key, map->key_size, ht->head->seed), pos;
 
@@ -241,10 +286,7 @@ int brt_hash_next_key(struct htab *ht, const struct brt_map *map, const void *ke
 			err = copy_next_key(ht, map, i, &c, 0, next_key);
 	}
 out:
-	free(c.hash);
-	free(c.keys);
-	free(c.order);
-	free(c.reach);
+	free(c.heap);
 	return err;
 }
 
