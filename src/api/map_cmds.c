@@ -323,10 +323,17 @@ int brt_cmd_map_freeze(struct brt_call *call)
 	err = brt_map_from_fd((int)attr->map_fd, &map);
 	if (err)
 		return err;
-	/* A frozen map is no longer writable through bpf(), so freezing it again fails the
-	 * kernel's write-permission check (EPERM) before its EBUSY test. */
-	if (!brt_api_map_can_write(map, (int)attr->map_fd))
+	/* map_freeze()'s order: no struct_ops map, no value with special fields (locks,
+	 * timers, task works, lists, trees, kptrs: ENOTSUPP); write access, which a frozen
+	 * map no longer has, so freezing it again is EPERM before the EBUSY tests; no
+	 * writable mapping (EBUSY): of those bpfrt knows a ring buffer's live consumer. */
+	if (map->type == BPF_MAP_TYPE_STRUCT_OPS || map->lock_off >= 0 || map->timer_off >= 0 ||
+	    map->task_work_off >= 0 || map->nroots)
+		err = -524; /* ENOTSUPP */
+	else if (!brt_api_map_can_write(map, (int)attr->map_fd))
 		err = -EPERM;
+	else if (brt_ringbuf_consumer_live(map))
+		err = -EBUSY;
 	else if (!atomic_compare_exchange_strong(&map->obj.hdr->frozen, &expected, 1))
 		err = -EPERM;
 	brt_map_put(map);

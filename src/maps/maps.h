@@ -440,6 +440,10 @@ int brt_map_is_percpu(uint32_t type);
 int brt_map_type_known(uint32_t type);
 /* The key and value BTF an offered type takes (its ops' btf), -EINVAL for another. */
 int brt_map_type_btf(uint32_t type);
+/* Does a live process consume ring buffer map (it polls: bpfrt_ringbuf_poll_fd(), or
+ * libbpf's consumer through the preload)?  The kernel refuses a freeze (EBUSY) while a
+ * consumer maps the consumer page writable. */
+int brt_ringbuf_consumer_live(struct brt_map *map);
 /* bpftool's name of any type the kernel names (map_types.def), "unknown" for others. */
 const char *brt_map_type_name(uint32_t type);
 /* The type of an offered map type's name; -EINVAL for other names. */

@@ -439,13 +439,25 @@ uint64_t brt_helper_ringbuf_query(uint64_t r1, uint64_t r2, uint64_t r3, uint64_
  * it.  Waiting (poll_fd) needs no more than the fd's read access, as the kernel's poll,
  * but it publishes the wake-up pipe in the consumer page: EACCES only when this process
  * maps the file read-only. */
+/* Consuming writes the consumer page: what the kernel's mmap() of it for writing answers
+ * libbpf's consumer, EACCES for a read-only fd, then EPERM for a frozen ring buffer
+ * (bpf_map_mmap()); waiting needs no mapping of the kernel's fd. */
 static int consumer_ok(const struct brt_map *map, int fd, int consume)
 {
 	if (map->type != BPF_MAP_TYPE_RINGBUF)
 		return -EINVAL;
 	if (!consume)
 		return brt_map_ro(map) ? -EACCES : 0;
-	return brt_obj_fd_access(&map->obj, fd) == O_RDONLY ? -EACCES : 0;
+	if (brt_obj_fd_access(&map->obj, fd) == O_RDONLY)
+		return -EACCES;
+	return atomic_load_explicit(&map->obj.hdr->frozen, memory_order_acquire) ? -EPERM : 0;
+}
+
+int brt_ringbuf_consumer_live(struct brt_map *map)
+{
+	struct rb_view *v = map->priv;
+
+	return map->type == BPF_MAP_TYPE_RINGBUF && v && brt_waker_live(&v->wake);
 }
 
 int bpfrt_ringbuf_poll_fd(int fd)

@@ -502,6 +502,9 @@ void brt_waker_fini(struct brt_waker_view *w);
 int brt_waker_poll_fd(struct brt_waker_view *w);
 /* Does some process poll? */
 int brt_waker_armed(const struct brt_waker_view *w);
+/* Does a live process poll: one whose published pipe is still open?  (Opens the peer's
+ * pipe as a wake-up would, writes nothing.) */
+int brt_waker_live(struct brt_waker_view *w);
 /* Write a byte to the consumer's pipe.  1: the pipe holds a byte (this one, or it was
  * full); 0: nobody got it (nobody polls, or the consumer is gone: then it is unpublished). */
 int brt_waker_wake(struct brt_waker_view *w);

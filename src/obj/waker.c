@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <time.h>
 #include <stdio.h>
@@ -137,6 +138,29 @@ static int waker_fd(struct brt_waker_view *w)
 int brt_waker_armed(const struct brt_waker_view *w)
 {
 	return atomic_load_explicit(&w->shared->pid, memory_order_acquire) != 0;
+}
+
+int brt_waker_live(struct brt_waker_view *w)
+{
+	uint32_t pid;
+	struct pollfd p;
+	int fd;
+
+	pthread_mutex_lock(&w->lock);
+	pid = atomic_load_explicit(&w->shared->pid, memory_order_seq_cst);
+	fd = waker_fd(w);
+	/* another process's pipe, whose read end may be gone with its consumer: POLLERR */
+	if (fd >= 0 && fd == w->peer) {
+		p.fd = fd;
+		p.events = POLLOUT;
+		if (poll(&p, 1, 0) == 1 && (p.revents & POLLERR)) {
+			gone(w, pid);
+			close(w->peer);
+			w->peer = fd = -1;
+		}
+	}
+	pthread_mutex_unlock(&w->lock);
+	return fd >= 0;
 }
 
 /* Write the wake-up byte to another process's pipe.  That consumer may have exited since
