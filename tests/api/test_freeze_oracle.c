@@ -244,25 +244,12 @@ int main(void)
 	static const int kwant[8] = { 1, -EBUSY, 0, -EPERM, 1, -EBUSY, 0, -EPERM };
 	static const int bwant[8] = { 1, 0, -EPERM, 0, 1, 0, -EPERM, 0 };
 	int km[8], bm[8], cr[5];
-	char *kl, *bl, *ke, *be;
 
 	if (geteuid() || create_map(kernel_bpf, BPF_MAP_TYPE_ARRAY, 4, 4, 1, 0, 0) < 0)
 		T_SKIP("needs root and the kernel's bpf()");
 	script(kernel_bpf, &k);
 	script(bpfrt_bpf, &b);
-	kl = k.text;
-	bl = b.text;
-	while ((ke = strchr(kl, '\n')) && (be = strchr(bl, '\n'))) {
-		*ke = *be = 0;
-		T_CASE(kl);
-		if (strcmp(kl, bl))
-			printf("differs: kernel '%s', bpfrt '%s'\n", kl, bl);
-		T_EQ_STR(kl, bl);
-		kl = ke + 1;
-		bl = be + 1;
-	}
-	T_CASE("both transcripts end together");
-	T_EQ_INT(0, (int)strlen(kl) + (int)strlen(bl));
+	compare_transcripts(&k, &b);
 	mapped_steps(kernel_bpf, km);
 	mapped_steps(bpfrt_bpf, bm);
 	for (int i = 0; i < 8; i++) {
