@@ -135,7 +135,7 @@ static int check_id(const struct brt_btf *btf, uint32_t id, uint32_t ref, const 
 	return 0;
 }
 
-/* Second pass: every name offset and type reference inside each record is in range. */
+/* Every name offset and type reference inside each record is in range. */
 static int check_refs(const struct brt_btf *btf, uint32_t id, char *err, size_t errlen)
 {
 	const struct btf_type *t = btf->types[id];
@@ -193,8 +193,10 @@ static int check_refs(const struct brt_btf *btf, uint32_t id, char *err, size_t 
 	return 0;
 }
 
-/* Third pass: chains through typedefs, qualifiers and array elements must end; only a
- * pointer may close a cycle (struct list { struct list *next; }). */
+/* Chains through typedefs, qualifiers and array elements must end; only a pointer may
+ * close a cycle (struct list { struct list *next; }).  Checked in the same pass as the
+ * references (parse()), so a chain may reach a type whose references are not checked
+ * yet: one out of range ends it here, and check_refs() refuses it in that pass. */
 static int check_chain(const struct brt_btf *btf, uint32_t id, char *err, size_t errlen)
 {
 	uint32_t cur = id;
@@ -204,7 +206,7 @@ static int check_chain(const struct brt_btf *btf, uint32_t id, char *err, size_t
 		unsigned int kind;
 
 		/* type 0 is void and has no record: test before reading it */
-		if (!cur)
+		if (!cur || cur >= btf->ntypes)
 			return 0;
 		t = btf->types[cur];
 		kind = BTF_INFO_KIND(t->info);
@@ -285,7 +287,7 @@ static int parse(const void *data, size_t size, void *mapped, struct brt_btf **o
 	struct btf_header hdr;
 	struct brt_btf *btf;
 	uint64_t type_end, str_end;
-	int ret;
+	int ret, chain = 0;
 
 	*out = NULL;
 	if (size < sizeof(hdr))
@@ -346,10 +348,17 @@ static int parse(const void *data, size_t size, void *mapped, struct brt_btf **o
 	}
 	ret = index_types(btf, btf->type_data, hdr.type_len, hdr.hdr_len + hdr.type_off, err,
 			  errlen);
-	for (uint32_t id = 1; !ret && id < btf->ntypes; id++)
+	/* One pass over the types for both checks (two were a fifth of the open of an
+	 * object with 45 KB of BTF), with the answer of two: any reference out of range
+	 * is the error, else the first chain that does not end (its message stays in err
+	 * unless a later reference's replaces it). */
+	for (uint32_t id = 1; !ret && id < btf->ntypes; id++) {
 		ret = check_refs(btf, id, err, errlen);
-	for (uint32_t id = 1; !ret && id < btf->ntypes; id++)
-		ret = check_chain(btf, id, err, errlen);
+		if (!ret && !chain)
+			chain = check_chain(btf, id, err, errlen);
+	}
+	if (!ret)
+		ret = chain;
 	if (ret)
 		goto err_free;
 	/* only a success takes the mapping over: on error it stays the caller's */

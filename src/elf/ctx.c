@@ -1,12 +1,14 @@
 /* ctx.c - the bottom of the ELF reader: the error message every pass reports through
  * (brt_elf_fail), the file's bytes read on demand (brt_elf_fetch) and the strings the
- * parsed object keeps (brt_elf_keep).  It calls no other file of elf/, so open.c,
- * maps_sec.c and reloc.c can all use it without a cycle.
+ * parsed object keeps (brt_elf_keep), a section's symbols by name (brt_elf_syms_by_name).
+ * It calls no other file of elf/, so open.c, maps_sec.c and reloc.c can all use it
+ * without a cycle.
  */
 #include <elf.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -103,4 +105,45 @@ const char *brt_elf_keep(struct brt_elf_obj *obj, const char *s)
 		return NULL;
 	obj->strings[obj->nstrings++] = copy;
 	return copy;
+}
+
+static int cmp_sym_name(const void *a, const void *b, void *arg)
+{
+	const struct brt_elf_sym *syms = (const struct brt_elf_sym *)arg;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	int c = strcmp(syms[x].name, syms[y].name);
+
+	return c ? c : x < y ? -1 : x > y;
+}
+
+int brt_elf_syms_by_name(const struct brt_elf_ctx *ctx, uint32_t sec, uint64_t max_value,
+			 uint32_t **by, size_t *n)
+{
+	uint32_t *nb = realloc(*by, (ctx->nsyms + 1) * sizeof(**by));
+
+	if (!nb)
+		return -ENOMEM;
+	*by = nb;
+	*n = 0;
+	for (size_t j = 0; j < ctx->nsyms; j++)
+		if (ctx->syms[j].shndx == sec && ctx->syms[j].value <= max_value)
+			nb[(*n)++] = (uint32_t)j;
+	qsort_r(nb, *n, sizeof(*nb), cmp_sym_name, (void *)(uintptr_t)ctx->syms);
+	return 0;
+}
+
+const struct brt_elf_sym *brt_elf_sym_named(const struct brt_elf_ctx *ctx, const uint32_t *by,
+					    size_t n, const char *name)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (strcmp(ctx->syms[by[mid]].name, name) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && !strcmp(ctx->syms[by[lo]].name, name) ? &ctx->syms[by[lo]] : NULL;
 }

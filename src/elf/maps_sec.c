@@ -428,19 +428,19 @@ static int parse_member(struct def_loc *loc, const struct btf_member *mb, struct
 	uint32_t val, id;
 
 	for (size_t i = 0; i < sizeof(uints) / sizeof(uints[0]); i++) {
-		if (strcmp(name, uints[i].name))
+		if (!brt_elf_name_is(name, uints[i].name))
 			continue;
 		if (btf_uint(btf, mb->type, &val))
 			goto bad_uint;
 		memcpy((char *)m + uints[i].field, &val, sizeof(val));
 		return 0;
 	}
-	if (!strcmp(name, "key_size") || !strcmp(name, "value_size")) {
+	if (brt_elf_name_is(name, "key_size") || brt_elf_name_is(name, "value_size")) {
 		if (btf_uint(btf, mb->type, &val))
 			goto bad_uint;
 		return set_size(loc, name[0] == 'k' ? &m->key_size : &m->value_size, val, name);
 	}
-	if (!strcmp(name, "key") || !strcmp(name, "value")) {
+	if (brt_elf_name_is(name, "key") || brt_elf_name_is(name, "value")) {
 		if (btf_pointee(btf, mb->type, &id, &val))
 			return brt_elf_fail(loc->ctx, -EINVAL, loc->sec, loc->off,
 					    "map '%s': '%s' must be a pointer to a sized type "
@@ -452,9 +452,9 @@ static int parse_member(struct def_loc *loc, const struct btf_member *mb, struct
 		m->btf_value_type_id = id;
 		return set_size(loc, &m->value_size, val, "value_size");
 	}
-	if (!strcmp(name, "values"))
+	if (brt_elf_name_is(name, "values"))
 		return btf_values(loc, mb, m, depth);
-	if (!strcmp(name, "map_extra")) {
+	if (brt_elf_name_is(name, "map_extra")) {
 		if (btf_ulong(btf, mb->type, &m->map_extra))
 			return brt_elf_fail(loc->ctx, -EINVAL, loc->sec, loc->off,
 					    "map '%s': 'map_extra' must be a pointer to an array "
@@ -517,22 +517,21 @@ uint32_t brt_elf_map_size(uint32_t type, uint32_t sz)
 }
 
 /* Offset of the ELF symbol that defines a .maps variable: clang leaves the BTF DATASEC
- * offsets to the loader, the symbol table is authoritative. */
-static int var_offset(const struct brt_elf_sym *const *in_sec, size_t n, const char *name,
-		      uint64_t *off, uint64_t *size)
+ * offsets to the loader, the symbol table is authoritative.  The first symbol of the
+ * section by that name (by: the section's symbols by name, brt_elf_syms_by_name()). */
+static int var_offset(const struct brt_elf_ctx *ctx, const uint32_t *by, size_t n,
+		      const char *name, uint64_t *off, uint64_t *size)
 {
-	for (size_t i = 0; i < n; i++) {
-		if (!strcmp(in_sec[i]->name, name)) {
-			*off = in_sec[i]->value;
-			*size = in_sec[i]->size;
-			return 0;
-		}
-	}
-	return -ENOENT;
+	const struct brt_elf_sym *sym = brt_elf_sym_named(ctx, by, n, name);
+
+	if (!sym)
+		return -ENOENT;
+	*off = sym->value;
+	*size = sym->size;
+	return 0;
 }
 
-static int btf_map_vars(struct brt_elf_ctx *ctx, uint32_t sec,
-			const struct brt_elf_sym *const *in_sec, size_t nin)
+static int btf_map_vars(struct brt_elf_ctx *ctx, uint32_t sec, const uint32_t *by, size_t nby)
 {
 	const struct brt_btf *btf = ctx->obj->btf;
 	const struct btf_var_secinfo *vs;
@@ -559,7 +558,7 @@ static int btf_map_vars(struct brt_elf_ctx *ctx, uint32_t sec,
 		loc.name = brt_btf_str(btf, var->name_off);
 		brt_btf_resolve_size(btf, var->type, &sz);
 		/* The symbol's size counts the initialised part of a flexible `values` array. */
-		if (var_offset(in_sec, nin, loc.name, &loc.off, &sym_size))
+		if (var_offset(ctx, by, nby, loc.name, &loc.off, &sym_size))
 			loc.off = vs[i].offset;
 		if (sym_size > sz)
 			sz = sym_size;
@@ -585,21 +584,19 @@ static int btf_map_vars(struct brt_elf_ctx *ctx, uint32_t sec,
 	return 0;
 }
 
-/* The maps of .maps (section sec), with the section's symbols gathered once in symbol
- * order (a scan of every symbol per map was Tracee's ~200 maps times its ~20k symbols). */
+/* The maps of .maps (section sec), with the section's symbols sorted by name once (a
+ * scan of every symbol per map was Tracee's ~200 maps times its ~20k symbols; a scan of
+ * the section's symbols per map, quadratic in the maps, was a tenth of the open of an
+ * object of 30 maps, tetragon's, in strcmp). */
 static int btf_maps(struct brt_elf_ctx *ctx, uint32_t sec)
 {
-	const struct brt_elf_sym **in_sec = calloc(ctx->nsyms ? ctx->nsyms : 1, sizeof(*in_sec));
-	size_t nin = 0;
-	int ret;
+	uint32_t *by = NULL;
+	size_t nby = 0;
+	int ret = brt_elf_syms_by_name(ctx, sec, UINT64_MAX, &by, &nby);
 
-	if (!in_sec)
-		return -ENOMEM;
-	for (size_t k = 0; k < ctx->nsyms; k++)
-		if (ctx->syms[k].shndx == sec)
-			in_sec[nin++] = &ctx->syms[k];
-	ret = btf_map_vars(ctx, sec, in_sec, nin);
-	free(in_sec);
+	if (!ret)
+		ret = btf_map_vars(ctx, sec, by, nby);
+	free(by);
 	return ret;
 }
 

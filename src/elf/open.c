@@ -78,19 +78,19 @@ static enum brt_elf_sec_kind classify(const struct brt_elf_sec *s)
 		return BRT_SEC_REL;
 	if (s->type == SHT_PROGBITS && (s->flags & SHF_EXECINSTR))
 		return s->size ? BRT_SEC_EXEC : BRT_SEC_OTHER;
-	if (!strcmp(s->name, "license"))
+	if (brt_elf_name_is(s->name, "license"))
 		return BRT_SEC_LICENSE;
-	if (!strcmp(s->name, "version"))
+	if (brt_elf_name_is(s->name, "version"))
 		return BRT_SEC_VERSION;
-	if (!strcmp(s->name, "maps"))
+	if (brt_elf_name_is(s->name, "maps"))
 		return BRT_SEC_MAPS;
-	if (!strcmp(s->name, ".maps"))
+	if (brt_elf_name_is(s->name, ".maps"))
 		return BRT_SEC_BTF_MAPS;
-	if (!strcmp(s->name, ".BTF"))
+	if (brt_elf_name_is(s->name, ".BTF"))
 		return BRT_SEC_BTF;
-	if (!strcmp(s->name, ".BTF.ext"))
+	if (brt_elf_name_is(s->name, ".BTF.ext"))
 		return BRT_SEC_BTF_EXT;
-	if (!strcmp(s->name, ".struct_ops") || !strcmp(s->name, ".struct_ops.link"))
+	if (brt_elf_name_is(s->name, ".struct_ops") || brt_elf_name_is(s->name, ".struct_ops.link"))
 		return BRT_SEC_STRUCT_OPS;
 	if ((s->flags & SHF_ALLOC) && s->size &&
 	    (starts(s->name, ".data") || starts(s->name, ".rodata") || starts(s->name, ".bss")))
@@ -526,49 +526,6 @@ static void hidden_funcs_static(struct brt_elf_ctx *ctx)
 	}
 }
 
-static int cmp_sym_name(const void *a, const void *b, void *arg)
-{
-	const struct brt_elf_sym *syms = (const struct brt_elf_sym *)arg;
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-	int c = strcmp(syms[x].name, syms[y].name);
-
-	return c ? c : x < y ? -1 : x > y;
-}
-
-/* Section sec's symbols with a value that fits 32 bits, by (name, symbol index), into
- * *by (resized; *n of them).  0 or -ENOMEM. */
-static int syms_by_name(const struct brt_elf_ctx *ctx, uint32_t sec, uint32_t **by, size_t *n)
-{
-	uint32_t *nb = realloc(*by, (ctx->nsyms + 1) * sizeof(**by));
-
-	if (!nb)
-		return -ENOMEM;
-	*by = nb;
-	*n = 0;
-	for (size_t j = 0; j < ctx->nsyms; j++)
-		if (ctx->syms[j].shndx == sec && ctx->syms[j].value <= UINT32_MAX)
-			nb[(*n)++] = (uint32_t)j;
-	qsort_r(nb, *n, sizeof(*nb), cmp_sym_name, (void *)(uintptr_t)ctx->syms);
-	return 0;
-}
-
-/* The first symbol (in symbol order) of by[0..n) named name, or NULL. */
-static const struct brt_elf_sym *sym_named(const struct brt_elf_ctx *ctx, const uint32_t *by,
-					   size_t n, const char *name)
-{
-	size_t lo = 0, hi = n;
-
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (strcmp(ctx->syms[by[mid]].name, name) < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < n && !strcmp(ctx->syms[by[lo]].name, name) ? &ctx->syms[by[lo]] : NULL;
-}
-
 /* clang leaves DATASEC sizes and variable offsets for the loader to fill from the ELF
  * symbol table (the kernel rejects them as they are); fix them in our copy of .BTF. */
 static int fixup_datasecs(struct brt_elf_ctx *ctx)
@@ -605,11 +562,11 @@ static int fixup_datasecs(struct brt_elf_ctx *ctx)
 			continue;
 		/* the section's symbols by name (a scan of all symbols per variable was most
 		 * of Tracee's open once linking was gone: ~200 maps x ~21k symbols) */
-		if ((ret = syms_by_name(ctx, (uint32_t)sec, &by_name, &nby)))
+		if ((ret = brt_elf_syms_by_name(ctx, (uint32_t)sec, UINT32_MAX, &by_name, &nby)))
 			break;
 		for (uint32_t v = 0; v < BTF_INFO_VLEN(t->info); v++) {
-			const struct brt_elf_sym *sym = sym_named(ctx, by_name, nby,
-								 brt_btf_name(btf, vs[v].type));
+			const struct brt_elf_sym *sym = brt_elf_sym_named(ctx, by_name, nby,
+									 brt_btf_name(btf, vs[v].type));
 
 			if (!sym)
 				continue;

@@ -8,6 +8,8 @@
 #ifndef BPFRT_SRC_ELF_PARSE_H
 #define BPFRT_SRC_ELF_PARSE_H
 
+#include <string.h>
+
 #include "elf/elf.h"
 
 enum brt_elf_sec_kind {
@@ -127,6 +129,21 @@ int64_t brt_elf_kconfig_off(const struct brt_btf *btf, const struct btf_type *t,
 			    uint32_t *size);
 /* The object's BTF for the kernel with libbpf's extern rewrites (btf_externs.c). */
 int brt_elf_btf_externs(struct brt_elf_ctx *ctx);
+/* strcmp(a, b) == 0 with the first two bytes compared inline: the open tests every
+ * section's name and every map field's against lists of names, which mostly differ
+ * there, and a strcmp call per pair was a sixth of the open of tetragon's objects. */
+static inline int brt_elf_name_is(const char *a, const char *b)
+{
+	return a[0] == b[0] && (!a[0] || (a[1] == b[1] && (!a[1] || !strcmp(a + 2, b + 2))));
+}
+/* Section sec's symbols with a value up to max_value, by (name, symbol index), into *by
+ * (resized; *n of them): 0 or -ENOMEM.  brt_elf_sym_named(): the first of them (in
+ * symbol order) named name, or NULL; a binary search, where a scan per name was
+ * quadratic in objects of many maps or variables (open.c). */
+int brt_elf_syms_by_name(const struct brt_elf_ctx *ctx, uint32_t sec, uint64_t max_value,
+			 uint32_t **by, size_t *n);
+const struct brt_elf_sym *brt_elf_sym_named(const struct brt_elf_ctx *ctx, const uint32_t *by,
+					    size_t n, const char *name);
 /* Index of the map defined at (sec, off) - any offset for global data - or -1. */
 int brt_elf_map_at(const struct brt_elf_ctx *ctx, uint32_t sec, uint64_t off);
 /* The .BTF.ext records of one kind (ext_index.c) by section name, then instruction

@@ -146,6 +146,8 @@ enum bad {
 	B_ARRAY_LOOP,
 	B_MEMBER_ID,
 	B_REF_ID,
+	B_LOOP_THEN_REF_ID,
+	B_CHAIN_TO_REF_ID,
 	B_NAME_OFF,
 	B_KIND,
 	B_TRUNC_MEMBERS,
@@ -168,6 +170,10 @@ static const struct {
 	{ "array of itself", B_ARRAY_LOOP, "type [2]: chain of typedefs" },
 	{ "member type id", B_MEMBER_ID, "offset 0x28: type [2]: member type refers to type [99], last is [2]" },
 	{ "pointer type id", B_REF_ID, "type [2]: type refers to type [7]" },
+	/* a reference out of range is the error even after an earlier type's loop (one
+	 * pass checks both), and a chain that reaches it ends there, unread */
+	{ "loop, then a type id", B_LOOP_THEN_REF_ID, "type [3]: type refers to type [7], last is [3]" },
+	{ "chain to a type id", B_CHAIN_TO_REF_ID, "type [2]: type refers to type [90], last is [2]" },
 	{ "name offset", B_NAME_OFF, "offset 0x18: type [1]: name offset 5000 is past the string section" },
 	{ "unknown kind", B_KIND, "offset 0x28: type [2]: unknown kind 25" },
 	{ "truncated members", B_TRUNC_MEMBERS, "type [2] STRUCT: 36 bytes of members run past" },
@@ -204,6 +210,15 @@ static void build_bad(struct blob *b, enum bad which)
 	case B_REF_ID:
 		t_int(b, "int", 4);
 		t_ref(b, BTF_KIND_PTR, "", 7);
+		break;
+	case B_LOOP_THEN_REF_ID:
+		t_ref(b, BTF_KIND_TYPEDEF, "a", 2);
+		t_ref(b, BTF_KIND_TYPEDEF, "b", 1);
+		t_ref(b, BTF_KIND_PTR, "", 7);
+		break;
+	case B_CHAIN_TO_REF_ID:
+		t_ref(b, BTF_KIND_TYPEDEF, "a", 2);
+		t_ref(b, BTF_KIND_CONST, "", 90);
 		break;
 	case B_NAME_OFF:
 		words(b, 4, 5000, INFO(BTF_KIND_INT, 0), 4, 32);
