@@ -145,9 +145,12 @@ int brt_cmd_map_create(struct brt_call *call)
 	struct brt_map_btf btf = { 0 };
 	int err;
 
-	/* like map_create(), the BTF fd is looked at only when type ids are given */
+	/* like map_create(), the BTF fd is looked at only when type ids are given, and
+	 * after the attributes' checks (a sockmap of no entries is EINVAL, not ENOTSUPP) */
 	if (call->attr->btf_key_type_id || call->attr->btf_value_type_id) {
-		err = brt_map_btf_check(call->attr, &btf);
+		err = brt_map_create_check(call->attr);
+		if (!err)
+			err = brt_map_btf_check(call->attr, &btf);
 		if (err)
 			return err;
 	} else if (call->attr->btf_vmlinux_value_type_id &&

@@ -332,20 +332,14 @@ static int token_error(const union bpf_attr *attr)
 	return tail.map_token_fd < 0 || fcntl(tail.map_token_fd, F_GETFD) < 0 ? -EBADF : -EINVAL;
 }
 
-int brt_map_create(const union bpf_attr *attr_in, const struct brt_map_btf *btf,
-		   struct brt_map **out)
+int brt_map_create_check(const union bpf_attr *attr_in)
 {
 	/* BPF_F_TOKEN_FD says where the token is and is no map flag: the kernel clears it
 	 * before any check */
 	union bpf_attr copy = *attr_in, *attr = &copy;
 	int token = !!(copy.map_flags & BPF_F_TOKEN_FD);
-	uint32_t btf_id = btf ? btf->id : 0;
 	const struct brt_map_ops *ops;
-	struct brt_obj_hdr hdr = { 0 };
-	struct brt_map params = { 0 };
-	struct brt_obj *obj;
-	uint64_t size, hole_off, hole_len;
-	int err, fd;
+	int err;
 
 	copy.map_flags &= ~BPF_F_TOKEN_FD;
 	err = generic_check(attr);
@@ -364,8 +358,26 @@ int brt_map_create(const union bpf_attr *attr_in, const struct brt_map_btf *btf,
 	err = ops->alloc_check ? ops->alloc_check(attr) : 0;
 	if (err)
 		return err;
-	if (token)
-		return token_error(attr);
+	return token ? token_error(attr) : 0;
+}
+
+int brt_map_create(const union bpf_attr *attr_in, const struct brt_map_btf *btf,
+		   struct brt_map **out)
+{
+	union bpf_attr copy = *attr_in, *attr = &copy;
+	uint32_t btf_id = btf ? btf->id : 0;
+	const struct brt_map_ops *ops;
+	struct brt_obj_hdr hdr = { 0 };
+	struct brt_map params = { 0 };
+	struct brt_obj *obj;
+	uint64_t size, hole_off, hole_len;
+	int err, fd;
+
+	err = brt_map_create_check(attr_in);
+	if (err)
+		return err;
+	copy.map_flags &= ~BPF_F_TOKEN_FD;
+	ops = ops_of(attr->map_type);
 	/* No device offload in this runtime; BTF type ids only once the caller checked them. */
 	if (attr->map_ifindex || (attr->btf_value_type_id && !btf_id))
 		return -EINVAL;

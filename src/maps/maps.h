@@ -186,6 +186,9 @@ struct brt_map_btf {
  * btf may be NULL (no BTF). */
 int brt_map_create(const union bpf_attr *attr, const struct brt_map_btf *btf,
 		   struct brt_map **out);
+/* Its checks that come before the kernel's map_check_btf(): map_create()'s own and the
+ * type's map_alloc_check(); 0 or the kernel's errno. */
+int brt_map_create_check(const union bpf_attr *attr);
 
 /* The copy of the BTF blob the map was created with: 0 with *blob (shared memory, which
  * another process may scribble over: read it once, into a private copy, as

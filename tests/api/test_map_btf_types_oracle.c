@@ -7,11 +7,12 @@
  * take no BTF at all (map_check_no_btf(): ENOTSUPP), arrays want an int key, LPM tries a
  * struct, local storage an int, cgroup storage a u64, a bloom filter none.  Each type
  * with valid attributes: key and value types, the value type alone, a value holding a
- * bpf_spin_lock, and btf_vmlinux_value_type_id (a struct_ops value, only for
- * BPF_MAP_TYPE_STRUCT_OPS); bpfrt_bpf() and bpf(2) must give the same fd-or-errno and,
+ * bpf_spin_lock, btf_vmlinux_value_type_id (a struct_ops value, only for
+ * BPF_MAP_TYPE_STRUCT_OPS), and key and value types with a max_entries the type refuses
+ * (the type's checks come before the BTF's); bpfrt_bpf() and bpf(2) must give the same fd-or-errno and,
  * for a map made, the same type ids in OBJ_GET_INFO_BY_FD.  Before session 23 bpfrt
- * refused the map BTF of sockmaps and sockhashes only, and took a keyless value type
- * for no type but the one-element array.
+ * refused the map BTF of sockmaps and sockhashes only, took a keyless value type for no
+ * type but the one-element array, and checked the BTF before the attributes.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -83,10 +84,10 @@ static const struct row rows[] = {
 };
 #define NROWS (sizeof(rows) / sizeof(rows[0]))
 
-enum { V_KEYED, V_VALUE_ONLY, V_LOCK, V_VMLINUX, NV };
+enum { V_KEYED, V_VALUE_ONLY, V_LOCK, V_VMLINUX, V_BAD_MAX, NV };
 static const char *const vnames[NV] = {
 	"key and value types", "the value type alone", "a value with a bpf_spin_lock",
-	"btf_vmlinux_value_type_id",
+	"btf_vmlinux_value_type_id", "key and value types, max_entries the type refuses",
 };
 
 static uint32_t st_id, st_size; /* bpf_struct_ops_tcp_congestion_ops in the kernel's BTF */
@@ -121,8 +122,14 @@ static void create(sys_fn sys, struct transcript *t, const struct row *r, int v,
 		a.btf_key_type_id = r->key_id;
 		a.btf_value_type_id = T_LV;
 		break;
-	default:
+	case V_VMLINUX:
 		a.btf_vmlinux_value_type_id = st_id;
+		break;
+	default:
+		/* the type's own checks come first (map_alloc_check()), BTF after */
+		a.btf_key_type_id = r->key_id;
+		a.btf_value_type_id = r->value_id;
+		a.max_entries = r->max ? 0 : 1;
 	}
 	fd = sys(BPF_MAP_CREATE, &a, sizeof(a));
 	if (fd < 0) {
