@@ -491,6 +491,7 @@ struct brt_waker_view {
 	struct brt_waker *shared;
 	int poll_r;            /* our consumer pipe's read end (private dup), or -1 */
 	int poll_w;            /* its write end, or -1 */
+	int user_fd;           /* the read end handed out last (the caller's), or -1 */
 	int peer;              /* another process's consumer pipe opened through /proc, or -1 */
 	uint32_t peer_pid;
 	uint64_t peer_ino;
@@ -502,8 +503,9 @@ void brt_waker_fini(struct brt_waker_view *w);
 int brt_waker_poll_fd(struct brt_waker_view *w);
 /* Does some process poll? */
 int brt_waker_armed(const struct brt_waker_view *w);
-/* Does a live process poll: one whose published pipe is still open?  (Opens the peer's
- * pipe as a wake-up would, writes nothing.) */
+/* Does a live process poll: one whose published pipe is still open (this process: the
+ * read end it handed out last)?  (Opens the peer's pipe as a wake-up would, writes
+ * nothing.) */
 int brt_waker_live(struct brt_waker_view *w);
 /* Write a byte to the consumer's pipe.  1: the pipe holds a byte (this one, or it was
  * full); 0: nobody got it (nobody polls, or the consumer is gone: then it is unpublished). */

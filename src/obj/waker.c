@@ -20,7 +20,7 @@ void brt_waker_init(struct brt_waker_view *w, struct brt_waker *shared)
 {
 	pthread_mutex_init(&w->lock, NULL);
 	w->shared = shared;
-	w->poll_r = w->poll_w = w->peer = -1;
+	w->poll_r = w->poll_w = w->peer = w->user_fd = -1;
 	w->peer_pid = 0;
 	w->peer_ino = 0;
 }
@@ -85,6 +85,8 @@ int brt_waker_poll_fd(struct brt_waker_view *w)
 
 	pthread_mutex_lock(&w->lock);
 	ret = make_pipe(w);
+	if (ret >= 0)
+		w->user_fd = ret;
 	pthread_mutex_unlock(&w->lock);
 	return ret;
 }
@@ -149,6 +151,15 @@ int brt_waker_live(struct brt_waker_view *w)
 	pthread_mutex_lock(&w->lock);
 	pid = atomic_load_explicit(&w->shared->pid, memory_order_seq_cst);
 	fd = waker_fd(w);
+	/* this process: while the caller keeps the read end it got (bpfrt's own stays) */
+	if (fd >= 0 && fd == w->poll_w) {
+		struct stat st;
+
+		if (w->user_fd < 0 || fstat(w->user_fd, &st) || !S_ISFIFO(st.st_mode) ||
+		    (uint64_t)st.st_ino != atomic_load_explicit(&w->shared->ino,
+								 memory_order_relaxed))
+			fd = -1;
+	}
 	/* another process's pipe, whose read end may be gone with its consumer: POLLERR */
 	if (fd >= 0 && fd == w->peer) {
 		p.fd = fd;

@@ -185,8 +185,9 @@ static int count_rec(void *arg, void *data, size_t size)
 /* bpfrt's consumer (bpfrt_ringbuf_consume(), bpfrt_ringbuf_poll_fd(); libbpf's through
  * the preload) as the kernel's writable consumer mapping: a live consumer's ring buffer
  * is not frozen (EBUSY), a frozen one not consumed (EPERM), and waiting still works.
- * r[0] freeze while this process polls, r[1] while a child polls, r[2] once the child
- * exited, r[3] consume of the frozen ring, r[4] poll_fd of it. */
+ * r[0] freeze while this process polls, r[5] once it closed the fd it polled, r[1] while
+ * a child polls, r[2] once the child exited, r[3] consume of the frozen ring, r[4]
+ * poll_fd of it. */
 static void consumer_steps(int *r)
 {
 	int rb = create_map(bpfrt_bpf, BPF_MAP_TYPE_RINGBUF, 0, 0, 4096, 0, 0), pfd, n = 0;
@@ -198,6 +199,7 @@ static void consumer_steps(int *r)
 	r[0] = pfd < 0 ? -1000 : freeze(bpfrt_bpf, rb);
 	if (pfd >= 0)
 		close(pfd);
+	r[5] = freeze(bpfrt_bpf, rb);
 	close(rb);
 	rb = create_map(bpfrt_bpf, BPF_MAP_TYPE_RINGBUF, 0, 0, 4096, 0, 0);
 	if (pipe(go) || pipe(done)) {
@@ -243,7 +245,7 @@ int main(void)
 	/* the kernel's answers, and bpfrt's (the mappings it does not see) */
 	static const int kwant[8] = { 1, -EBUSY, 0, -EPERM, 1, -EBUSY, 0, -EPERM };
 	static const int bwant[8] = { 1, 0, -EPERM, 0, 1, 0, -EPERM, 0 };
-	int km[8], bm[8], cr[5];
+	int km[8], bm[8], cr[6];
 
 	if (geteuid() || create_map(kernel_bpf, BPF_MAP_TYPE_ARRAY, 4, 4, 1, 0, 0) < 0)
 		T_SKIP("needs root and the kernel's bpf()");
@@ -263,6 +265,8 @@ int main(void)
 	consumer_steps(cr);
 	T_CASE("bpfrt: freeze while this process polls the ring buffer: EBUSY");
 	T_EQ_INT(-EBUSY, cr[0]);
+	T_CASE("bpfrt: freeze once this process closed the fd it polled");
+	T_EQ_INT(0, cr[5]);
 	T_CASE("bpfrt: freeze while a child polls it: EBUSY");
 	T_EQ_INT(-EBUSY, cr[1]);
 	T_CASE("bpfrt: freeze once the child exited");

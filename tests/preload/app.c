@@ -195,7 +195,15 @@ int main(int argc, char **argv)
 			close(got);
 		bpf_map__unpin(skel->maps.verdicts, path);
 	}
+	/* the kernel freezes no ring buffer under its consumer's writable mapping (EBUSY),
+	 * and does once ring_buffer__free() unmapped it */
+	fd = bpf_map__fd(skel->maps.events);
+	if (rb)
+		printf("freeze of the ring buffer under its consumer: %d\n",
+		       bpf_map_freeze(fd) ? -errno : 0);
 	ring_buffer__free(rb);
+	printf("freeze of the ring buffer after ring_buffer__free: %d\n",
+	       bpf_map_freeze(fd) ? -errno : 0);
 	perf_buffer__free(pb);
 	app__destroy(skel);
 	printf("done\n");

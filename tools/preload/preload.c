@@ -369,6 +369,7 @@ int close(int fd)
 	resolve();
 	filt_drop(fd);
 	tp_detach(fd, 1);
+	ring_epoll_closed(fd);
 	err = bpfrt_link_close(fd);
 	if (err) {
 		errno = -err;

@@ -77,6 +77,10 @@ int is_prog_fd(int fd);
 int prog_type(int fd);
 int is_ringbuf(int fd, uint32_t *size);
 
+/* preload_ring.c: the epoll set epfd is being closed: the wake-up pipes registered in it
+ * go with it. */
+void ring_epoll_closed(int epfd);
+
 /* preload_ring.c: BPF output events (perf_event_open through syscall()). */
 int route_perf_open(long a[6], long *ret);
 int is_perf(int fd);

@@ -264,6 +264,28 @@ static int ring_epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev, int 
 	return ret;
 }
 
+/* libbpf's ring_buffer__free() and perf_buffer__free() close their epoll set without
+ * EPOLL_CTL_DEL: the wake-up pipes registered in it are closed with it, so the process
+ * stops being the rings' consumer (a ring buffer's freeze then succeeds, as the kernel's
+ * after libbpf's munmap() of the consumer page) and no pipe is left open per ring. */
+void ring_epoll_closed(int epfd)
+{
+	int fds[MAX_RINGS], n = 0;
+
+	pthread_mutex_lock(&rings_lock);
+	for (int i = 0; i < nrings;) {
+		if (rings[i].epfd == epfd) {
+			fds[n++] = rings[i].pipe_fd;
+			rings[i] = rings[--nrings];
+		} else {
+			i++;
+		}
+	}
+	pthread_mutex_unlock(&rings_lock);
+	for (int i = 0; i < n; i++)
+		close(fds[i]);
+}
+
 int epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
 {
 	uint32_t size;
