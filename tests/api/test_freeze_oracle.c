@@ -1,7 +1,7 @@
 /* test_freeze_oracle.c - BPF_MAP_FREEZE of ring buffers and mmapable arrays, and what
  * the mappings and the programs may do afterwards, against the kernel.  The kernel's
  * map_freeze(): ENOTSUPP for a struct_ops map or a value with special fields (a
- * bpf_spin_lock, a bpf_timer), EPERM without write access (a frozen map has none: a
+ * bpf_spin_lock, a bpf_timer; bpfrt froze all three before session 23), EPERM without write access (a frozen map has none: a
  * second freeze), EBUSY while a writable mapping of the map exists (bpf_map_mmap()
  * counts them: libbpf's ring buffer consumer maps the consumer page writable);
  * bpf_map_mmap() then refuses a writable mapping (EPERM) and makes read-only ones; a
@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -17,6 +18,7 @@
 #include <linux/btf.h>
 
 #include "bpfrt.h"
+#include "btf/btf.h"
 #include "btf_blob.h"
 #include "harness.h"
 #include "transcript.h"
@@ -118,6 +120,31 @@ static int special_map(sys_fn sys, int btf, uint32_t value_id, uint32_t value_si
 	return fd < 0 ? -errno : fd;
 }
 
+/* A struct_ops map of the kernel's bpf_struct_ops_tcp_congestion_ops (skipped, -1000,
+ * when the kernel's BTF has none): the fd or -errno */
+static int struct_ops_map(sys_fn sys, int btf)
+{
+	const struct brt_btf *vmlinux = brt_btf_vmlinux();
+	int id = vmlinux ? brt_btf_find(vmlinux, "bpf_struct_ops_tcp_congestion_ops",
+					BTF_KIND_STRUCT)
+			 : -1;
+	const struct btf_type *vt = id > 0 ? brt_btf_type(vmlinux, (uint32_t)id) : NULL;
+	union bpf_attr a;
+	int fd;
+
+	if (!vt)
+		return -1000;
+	memset(&a, 0, sizeof(a));
+	a.map_type = BPF_MAP_TYPE_STRUCT_OPS;
+	a.key_size = 4;
+	a.value_size = vt->size;
+	a.max_entries = 1;
+	a.btf_fd = (uint32_t)btf;
+	a.btf_vmlinux_value_type_id = (uint32_t)id;
+	fd = sys(BPF_MAP_CREATE, &a, sizeof(a));
+	return fd < 0 ? -errno : fd;
+}
+
 /* The steps that must answer as the kernel's. */
 static void script(sys_fn sys, struct transcript *t)
 {
@@ -145,6 +172,10 @@ static void script(sys_fn sys, struct transcript *t)
 	fd = special_map(sys, btf, 5, 16);
 	say(t, "array with a bpf_timer: made %d, freeze %d\n", fd >= 0,
 	    fd >= 0 ? freeze(sys, fd) : fd);
+	if (fd >= 0)
+		close(fd);
+	fd = struct_ops_map(sys, btf);
+	say(t, "struct_ops map: made %d, freeze %d\n", fd >= 0, fd >= 0 ? freeze(sys, fd) : fd);
 	if (fd >= 0)
 		close(fd);
 	if (btf >= 0)
@@ -251,6 +282,8 @@ int main(void)
 		T_SKIP("needs root and the kernel's bpf()");
 	script(kernel_bpf, &k);
 	script(bpfrt_bpf, &b);
+	if (getenv("BPFRT_SHOW"))
+		fputs(k.text, stdout);
 	compare_transcripts(&k, &b);
 	mapped_steps(kernel_bpf, km);
 	mapped_steps(bpfrt_bpf, bm);
