@@ -147,9 +147,9 @@ int brt_elf_btf_externs(struct brt_elf_ctx *ctx)
 
 	if (!btf || !btf->kernel_types)
 		return 0;
-	id = brt_btf_find(btf, ".kconfig", BTF_KIND_DATASEC);
+	id = brt_elf_datasec(ctx, ".kconfig");
 	if (id > 0)
 		kconfig(btf, (uint32_t)id);
-	id = brt_btf_find(btf, ".ksyms", BTF_KIND_DATASEC);
+	id = brt_elf_datasec(ctx, ".ksyms");
 	return id > 0 ? ksyms(btf, (uint32_t)id) : 0;
 }

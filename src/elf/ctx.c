@@ -147,3 +147,15 @@ const struct brt_elf_sym *brt_elf_sym_named(const struct brt_elf_ctx *ctx, const
 	}
 	return lo < n && !strcmp(ctx->syms[by[lo]].name, name) ? &ctx->syms[by[lo]] : NULL;
 }
+
+int brt_elf_datasec(const struct brt_elf_ctx *ctx, const char *name)
+{
+	const struct brt_btf *btf = ctx->obj->btf;
+
+	if (!ctx->datasecs_listed)
+		return brt_btf_find(btf, name, BTF_KIND_DATASEC);
+	for (size_t i = 0; i < ctx->ndatasecs; i++)
+		if (!strcmp(btf->strs + btf->types[ctx->datasecs[i]]->name_off, name))
+			return (int)ctx->datasecs[i];
+	return -ENOENT;
+}

@@ -541,7 +541,7 @@ static int btf_map_vars(struct brt_elf_ctx *ctx, uint32_t sec, const uint32_t *b
 	if (!btf)
 		return brt_elf_fail(ctx, -EINVAL, sec, 0, "BTF-defined maps need a .BTF section "
 				    "(compile with -g)");
-	id = brt_btf_find(btf, ".maps", BTF_KIND_DATASEC);
+	id = brt_elf_datasec(ctx, ".maps");
 	if (id < 0)
 		return brt_elf_fail(ctx, -EINVAL, sec, 0, ".BTF has no DATASEC '.maps'");
 	ds = brt_btf_type(btf, (uint32_t)id);
@@ -628,7 +628,7 @@ static int data_map(struct brt_elf_ctx *ctx, uint32_t sec)
 		return -ENOMEM;
 	/* as libbpf: the section's DATASEC is the value type, with no key type */
 	if (ctx->obj->btf) {
-		int id = brt_btf_find(ctx->obj->btf, s->name, BTF_KIND_DATASEC);
+		int id = brt_elf_datasec(ctx, s->name);
 
 		if (id > 0)
 			m->btf_value_type_id = (uint32_t)id;
@@ -652,7 +652,7 @@ static int struct_ops_maps(struct brt_elf_ctx *ctx, uint32_t sec)
 	const struct brt_btf *btf = ctx->obj->btf;
 	const struct btf_var_secinfo *vsi;
 	const struct btf_type *ds, *vt, *st;
-	int id = btf ? brt_btf_find(btf, s->name, BTF_KIND_DATASEC) : -1;
+	int id = btf ? brt_elf_datasec(ctx, s->name) : -1;
 
 	if (id <= 0)
 		return brt_elf_fail(ctx, -EINVAL, sec, 0, "struct_ops section without BTF");
@@ -854,7 +854,7 @@ int64_t brt_elf_kconfig_off(const struct brt_btf *btf, const struct btf_type *t,
 static int kconfig_map(struct brt_elf_ctx *ctx)
 {
 	const struct brt_btf *btf = ctx->obj->btf;
-	int id = btf ? brt_btf_find(btf, ".kconfig", BTF_KIND_DATASEC) : -1;
+	int id = btf ? brt_elf_datasec(ctx, ".kconfig") : -1;
 	const struct btf_type *t;
 	const struct btf_var_secinfo *vsi;
 	struct brt_elf_map *m;
@@ -924,7 +924,7 @@ static int kconfig_map(struct brt_elf_ctx *ctx)
 int brt_elf_kconfig_at(const struct brt_elf_ctx *ctx, const char *name, uint32_t *off)
 {
 	const struct brt_btf *btf = ctx->obj->btf;
-	int id = btf && name ? brt_btf_find(btf, ".kconfig", BTF_KIND_DATASEC) : -1;
+	int id = btf && name ? brt_elf_datasec(ctx, ".kconfig") : -1;
 	const struct btf_type *t;
 	const struct btf_var_secinfo *vsi;
 

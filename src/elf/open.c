@@ -532,7 +532,7 @@ static int fixup_datasecs(struct brt_elf_ctx *ctx)
 {
 	struct brt_btf *btf = ctx->obj->btf;
 	uint32_t *by_name = NULL;
-	size_t nby = 0;
+	size_t nby = 0, ndatasec_cap = 0;
 	int ret = 0;
 
 	if (!btf)
@@ -552,6 +552,18 @@ static int fixup_datasecs(struct brt_elf_ctx *ctx)
 
 		if (BTF_INFO_KIND(t->info) != BTF_KIND_DATASEC)
 			continue;
+		if (ctx->ndatasecs == ndatasec_cap) {
+			uint32_t *n = realloc(ctx->datasecs, (ndatasec_cap * 2 + 8) *
+							      sizeof(*n));
+
+			if (!n) {
+				ret = -ENOMEM;
+				break;
+			}
+			ctx->datasecs = n;
+			ndatasec_cap = ndatasec_cap * 2 + 8;
+		}
+		ctx->datasecs[ctx->ndatasecs++] = id;
 		for (size_t i = 1; i < ctx->nsecs && !sec; i++)
 			if (!strcmp(ctx->secs[i].name, name))
 				sec = i;
@@ -578,6 +590,7 @@ static int fixup_datasecs(struct brt_elf_ctx *ctx)
 	free(by_name);
 	if (ret)
 		return ret;
+	ctx->datasecs_listed = 1;
 	hidden_funcs_static(ctx);
 	return brt_elf_btf_externs(ctx);
 }
@@ -730,6 +743,7 @@ static void free_ctx(struct brt_elf_ctx *ctx)
 	free(ctx->syms);
 	free(ctx->funcs);
 	free(ctx->prog_func);
+	free(ctx->datasecs);
 	free(ctx->buf);
 	free(ctx);
 }

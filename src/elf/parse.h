@@ -90,6 +90,11 @@ struct brt_elf_ctx {
 	const unsigned char *src_mem; /* the caller's copy, or NULL */
 	int src_fd;                /* or a file descriptor, -1 */
 	uint32_t btf_ext_sec;      /* .BTF.ext's section index (messages), 0 none */
+	/* the ids of .BTF's DATASECs in id order, listed by the open's one walk of every type
+	 * (open.c fixup_datasecs()) for brt_elf_datasec(); datasecs_listed 0 until then */
+	uint32_t *datasecs;
+	size_t ndatasecs;
+	int datasecs_listed;
 	struct brt_link_shared *link; /* what linking shares between programs (reloc.c),
 				       * made by the first program linked */
 };
@@ -136,6 +141,10 @@ static inline int brt_elf_name_is(const char *a, const char *b)
 {
 	return a[0] == b[0] && (!a[0] || (a[1] == b[1] && (!a[1] || !strcmp(a + 2, b + 2))));
 }
+/* brt_btf_find(btf, name, BTF_KIND_DATASEC) of the object's BTF through the list of its
+ * DATASECs (an object has a handful among thousands of types, and the open looked up
+ * one per data section, .maps, .kconfig and .ksyms with a walk of every type each). */
+int brt_elf_datasec(const struct brt_elf_ctx *ctx, const char *name);
 /* Section sec's symbols with a value up to max_value, by (name, symbol index), into *by
  * (resized; *n of them): 0 or -ENOMEM.  brt_elf_sym_named(): the first of them (in
  * symbol order) named name, or NULL; a binary search, where a scan per name was
