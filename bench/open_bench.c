@@ -200,9 +200,12 @@ int main(int argc, char **argv)
 						mr[n++] = rows[o].min_ratio;
 						mabove += rows[o].min_ratio > 1.0;
 					}
-				if (n)
+				if (n) {
+					double mmed = median(mr, (size_t)n); /* sorts mr */
+
 					printf("MINRATIO median %.3f, max %.3f, above 1.0: %d of %d\n",
-					       median(mr, (size_t)n), mr[n - 1], mabove, n);
+					       mmed, mr[n - 1], mabove, n);
+				}
 				free(mr);
 			}
 			for (int o = nobj - 1; o >= lo && o >= nobj - 5; o--)
