@@ -307,7 +307,8 @@ static inline void pg_lookup(struct pg_rand *r, struct pg_prog *p)
  * ja sometimes a jump target itself), chains of jeq closed by a jne (eqset), `1 << x & K`
  * tested against 0 (bittest), ands and `w = w` after narrow values (knownbits), loads
  * through an lddw of the input's address and jumps on them or on constants (rodata,
- * constjump), byte swaps after a load or before a store (bswap); sometimes with the wrong count, a temporary read
+ * constjump), byte swaps after a load or before a store (bswap), a value spilled to a
+ * stack slot and reloaded (stackreg); sometimes with the wrong count, a temporary read
  * afterwards, a change of the slot between (an overlapping store, one through a copy of
  * r10) or a jump target inside, where the pass must not fire. */
 static inline void pg_idiom(struct pg_rand *r, struct pg_prog *p)
@@ -324,7 +325,7 @@ static inline void pg_idiom(struct pg_rand *r, struct pg_prog *p)
 		sh1 = BPF_RSH;
 		sh2 = BPF_LSH;
 	}
-	switch (pg_below(r, 12)) {
+	switch (pg_below(r, 13)) {
 	case 10: { /* rodata / constjump: a load through an lddw of the input's address (in
 		    * the frozen part, across its edge or outside it; through a copy and an
 		    * add), or a constant; ALU on it; a jump on it (both sides emitted; its
@@ -639,6 +640,65 @@ static inline void pg_idiom(struct pg_rand *r, struct pg_prog *p)
 		else
 			pg_emit(p, (struct bpf_insn){ .code = BPF_ST | BPF_MEM | sizes[si2],
 						      .dst_reg = 10, .off = off2, .imm = c }, false);
+		break;
+	}
+	case 12: { /* stackreg: a value spilled to a slot past the zeroed bytes (r10 - 72 to
+		    * r10 - 128, never folded, within the red zone) and reloaded; mostly of 4
+		    * or 8 bytes, stored first in a stretch no jump enters, so the load always
+		    * reads what the stretch stored.  Near misses: a load of part of the slot,
+		    * a load through a copy of r10, a second store over part of it; also a
+		    * conditional store again and ALU between (the pass keeps the slot) */
+		static const uint8_t sizes[] = { BPF_B, BPF_H, BPF_W, BPF_DW };
+		unsigned si = pg_below(r, 8) ? 2 + pg_below(r, 2) : pg_below(r, 2), sz = 1u << si;
+		unsigned si2 = pg_below(r, si + 1), sz2 = 1u << si2;
+		int16_t off = (int16_t)-(int)(PG_STACK + sz * (1 + pg_below(r, (128 - PG_STACK) / sz)));
+		int16_t off2 = (int16_t)(off + (int)(sz2 * pg_below(r, sz / sz2)));
+		uint8_t m0 = sizes[si] | BPF_MEM;
+
+		if (pg_below(r, 3))
+			pg_emit(p, (struct bpf_insn){ .code = BPF_STX | m0, .dst_reg = 10,
+						      .src_reg = a, .off = off }, true);
+		else
+			pg_emit(p, (struct bpf_insn){ .code = BPF_ST | m0, .dst_reg = 10, .off = off,
+						      .imm = pg_imm(r) }, true);
+		switch (pg_below(r, 8)) {
+		case 0: /* part of the slot, another width */
+			pg_emit(p, (struct bpf_insn){ .code = BPF_LDX | BPF_MEM | sizes[si2],
+						      .dst_reg = b, .src_reg = 10, .off = off2 }, false);
+			break;
+		case 1: /* through a copy of r10, overwritten after (the fold sees no address) */
+			if (m == b)
+				break;
+			pg_alu(p, true, BPF_MOV, m, 10, 0, false);
+			pg_emit(p, (struct bpf_insn){ .code = BPF_LDX | m0, .dst_reg = b, .src_reg = m,
+						      .off = off }, false);
+			pg_alu(p, true, BPF_MOV, m, -1, pg_imm(r), false);
+			break;
+		case 2: /* a store over part of it */
+			pg_emit(p, (struct bpf_insn){ .code = BPF_ST | BPF_MEM | sizes[si2],
+						      .dst_reg = 10, .off = off2, .imm = pg_imm(r) },
+				false);
+			break;
+		case 3: /* stored again on one side of a branch (none inside a loop) */
+			if (p->in_loop)
+				break;
+			pg_emit(p, (struct bpf_insn){ .code = BPF_JMP | BPF_JEQ | BPF_K, .dst_reg = x,
+						      .imm = pg_imm(r), .off = 1 }, false);
+			pg_emit(p, (struct bpf_insn){ .code = BPF_STX | m0, .dst_reg = 10,
+						      .src_reg = m, .off = off }, false);
+			break;
+		case 4:
+			pg_alu(p, pg_below(r, 2), BPF_XOR, a, m, 0, false);
+			pg_alu(p, true, BPF_ADD, m, -1, pg_imm(r), false);
+			break;
+		default:
+			break;
+		}
+		pg_emit(p, (struct bpf_insn){ .code = BPF_LDX | m0, .dst_reg = b, .src_reg = 10,
+					      .off = off }, false);
+		if (pg_below(r, 2))
+			pg_emit(p, (struct bpf_insn){ .code = BPF_LDX | m0, .dst_reg = x,
+						      .src_reg = 10, .off = off }, false);
 		break;
 	}
 	case 6: /* lea: a = x; a += imm (or += m); sometimes of other widths or registers */

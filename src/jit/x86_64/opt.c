@@ -1182,7 +1182,9 @@ int brt_jit_optimise(struct jit_state *st, const uint16_t *ops)
 		brt_jit_pass_bittest(&o);
 	if (st->passes & BRT_JIT_PASS(knownbits))
 		brt_jit_pass_knownbits(&o);
-	if (st->passes & BRT_JIT_PASS(align))
+	if ((st->passes & BRT_JIT_PASS(stackreg)) && !st->blind_seed)
+		rc = brt_jit_pass_stackreg(&o);
+	if (!rc && (st->passes & BRT_JIT_PASS(align)))
 		rc = pass_align(&o);
 	if (!rc && (st->passes & BRT_JIT_PASS(prandomreg)))
 		rc = brt_jit_pass_prandomreg(&o);
@@ -1244,6 +1246,15 @@ void brt_jit_emit_plan(struct jit_state *st, size_t pc)
 		break;
 	case PLAN_LEA:
 		emit_lea_w(B, p->w64, dst, xreg(st, p->src), p->imm);
+		break;
+	case PLAN_SLOT_LD:
+		emit_mov_rr(B, p->w64, dst, p->mreg);
+		break;
+	case PLAN_SLOT_ST:
+		emit_mov_rr(B, p->w64, p->mreg, xreg(st, p->src));
+		break;
+	case PLAN_SLOT_STI:
+		emit_mov_imm64(B, p->mreg, p->w64 ? (uint64_t)(int64_t)p->imm : (uint32_t)p->imm);
 		break;
 	}
 }

@@ -74,6 +74,9 @@ void brt_jit_pass_bswap(struct opt *o);
 void brt_jit_pass_knownbits(struct opt *o);
 void brt_jit_pass_bittest(struct opt *o);
 
+/* opt_stackreg.c; 0 or -ENOMEM (adds the callee-saved registers it takes to funcs[0].saved) */
+int brt_jit_pass_stackreg(struct opt *o);
+
 /* opt_prandomreg.c (after every pass that plans calls away); 0 or -ENOMEM */
 int brt_jit_pass_prandomreg(struct opt *o);
 

@@ -109,6 +109,10 @@ enum jit_plan_kind {
 			* width), movbe: a be16/32/64 of src (PLAN_SKIP) and this store, src
 			* dead after it */
 	PLAN_ROL16,  /* pass bswap: be16 of a value below 2^16: rol dst16, 8 (no movzx) */
+	PLAN_SLOT_LD,  /* pass stackreg: dst = the slot's x86 register mreg (w64: 8 bytes, else
+			* mov dst32: the register holds the slot zero-extended) */
+	PLAN_SLOT_ST,  /* pass stackreg: mreg = src (w64: 8 bytes, else mov mreg32, src32) */
+	PLAN_SLOT_STI, /* pass stackreg: mreg = imm (8 bytes: sign-extended; 4: zero-extended) */
 };
 
 enum jit_plan_mul { MUL_NONE, MUL_IMM, MUL_REG };
@@ -136,7 +140,7 @@ struct jit_plan {
 	uint8_t dst;   /* eBPF registers */
 	uint8_t src;
 	uint8_t mul;   /* ROTATE: enum jit_plan_mul */
-	uint8_t mreg;  /* MUL_REG: the multiplier's register */
+	uint8_t mreg;  /* MUL_REG: the multiplier's register; SLOT_*: the slot's x86 register */
 	uint8_t rol;   /* ROTATE: left rotation count, 1..width-1 */
 	int32_t imm;   /* MUL_IMM: the multiplier, as the mul instruction had it */
 };
