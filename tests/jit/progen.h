@@ -2,7 +2,8 @@
  * test (tests/jit/test_random.c) and fuzzer (fuzz/fuzz_jit.c): rows are drawn from
  * insn.def, memory is touched only at constant in-range offsets from r6 (the input,
  * never written; also read through an lddw of its address) or r10 (64 zeroed stack
- * bytes), jumps only go forward, bpf-to-bpf calls only to later functions, and r1-r5 are
+ * bytes; the stackreg idiom's slots below them, to r10 - 128, are loaded only after a
+ * store no jump skips), jumps only go forward, bpf-to-bpf calls only to later functions, and r1-r5 are
  * reloaded after calls.  Each program runs on the checked interpreter and on the JIT with
  * the same buffer (plain, blinded, and with the input's middle as frozen read-only
  * bytes); r0 and the buffer must match.
@@ -84,17 +85,20 @@ static bool pg_no_r9; /* set while a loop body is generated: r9 is its counter *
 /* set for one program in eight: no calls, divisions, atomics or packet loads, so the JIT's
  * passes for programs that call nothing (redzone, leafregs) see it */
 static bool pg_leaf;
+/* set for one leaf program in two: only r0-r6 named (r6 the input, no loops, whose counter
+ * is r9), so pass leafregs leaves two scratch registers free for pass stackreg's slots */
+static bool pg_low;
 
 static inline uint8_t pg_wreg(struct pg_rand *r)
 {
 	static const uint8_t w[] = { 0, 1, 2, 3, 4, 5, 7, 8, 9 };
 
-	return w[pg_below(r, sizeof(w) - pg_no_r9)];
+	return w[pg_below(r, pg_low ? 6 : (uint32_t)(sizeof(w) - pg_no_r9))];
 }
 
 static inline uint8_t pg_rreg(struct pg_rand *r)
 {
-	return (uint8_t)pg_below(r, 10);
+	return (uint8_t)pg_below(r, pg_low ? 7 : 10);
 }
 
 struct pg_prog {
@@ -1054,7 +1058,7 @@ static inline void pg_fold(struct pg_prog *p)
 	for (uint8_t reg = 1; reg <= 9; reg++) {
 		pg_emit(p, (struct bpf_insn){ .code = BPF_ALU64 | BPF_MUL | BPF_K, .dst_reg = 0,
 					      .imm = 31 }, reg == 1);
-		if (reg != 6)
+		if (reg != 6 && !(pg_low && reg > 6))
 			pg_emit(p, (struct bpf_insn){ .code = BPF_ALU64 | BPF_ADD | BPF_X,
 						      .dst_reg = 0, .src_reg = reg }, false);
 	}
@@ -1077,6 +1081,7 @@ static inline void pg_generate(struct pg_rand *r, struct pg_prog *p, size_t body
 
 	p->n = 0;
 	pg_leaf = !pg_below(r, 8);
+	pg_low = pg_leaf && pg_below(r, 2);
 	p->nfuncs = pg_leaf ? 0 : pg_below(r, 3);
 	for (p->cur_func = 0; p->cur_func <= p->nfuncs; p->cur_func++) {
 		size_t len = p->cur_func ? body / 4 : body;
@@ -1087,7 +1092,7 @@ static inline void pg_generate(struct pg_rand *r, struct pg_prog *p, size_t body
 						      .dst_reg = 6, .src_reg = 1 }, false);
 		pg_zero_stack(p);
 		for (uint8_t reg = 0; reg <= 9 && !p->cur_func; reg++)
-			if (reg != 1 && reg != 6)
+			if (reg != 1 && reg != 6 && !(pg_low && reg > 6))
 				pg_emit(p, (struct bpf_insn){ .code = BPF_ALU64 | BPF_MOV | BPF_K,
 							      .dst_reg = reg, .imm = pg_imm(r) },
 					false);
@@ -1095,7 +1100,7 @@ static inline void pg_generate(struct pg_rand *r, struct pg_prog *p, size_t body
 		for (size_t i = 0; i < len && p->n < PG_MAX - 200; i++)
 			if (!pg_leaf && !pg_below(r, 20))
 				pg_prandom_run(r, p);
-			else if (pg_below(r, 12))
+			else if (pg_below(r, 12) || pg_low)
 				pg_one(r, p);
 			else
 				pg_loop(r, p);

@@ -4,7 +4,8 @@
  * the near misses (the address escaping through a copy of r10, r10 stored, an atomic or a
  * sign-extending load on the slot, another width or offset overlapping it, a load a path
  * reaches before any store, a helper call, a bpf-to-bpf call, a tail call, a slot past
- * the free registers) keep their accesses.  Every program returns the same r0 with the
+ * the free registers, a slot outside loops when only callee-saved registers are free)
+ * keep their accesses.  Every program returns the same r0 with the
  * pass on, off and blinded (blinding turns the pass off).
  */
 #include <stdbool.h>
@@ -17,7 +18,7 @@
 #include "jit/jit.h"
 #include "jit_test.h"
 
-#define MAXN 48
+#define MAXN 56
 
 struct sr_case {
 	const char *name;
@@ -112,24 +113,33 @@ static const struct sr_case cases[] = {
 	    LDX(BPF_DW, 0, 10, -8), EXIT()),
 	  { 1, 2 }, { 1, 2 }, -1, 0, 1 },
 	/* r6-r8 take the three scratch registers (pass leafregs): slots go to callee-saved
-	 * ones, and only when accessed 3 times or more */
-	{ "scratch registers taken: a slot of 3 accesses in a pushed register, of 2 kept",
+	 * ones, and only when a loop accesses them */
+	{ "scratch registers taken: a slot a loop loads in a pushed register, one outside kept",
+	  N(MOV64_REG(6, 1), MOV64_REG(7, 1), MOV64_REG(8, 1), STX(BPF_DW, 10, 1, -8),
+	    STX(BPF_DW, 10, 6, -16), MOV64_IMM(0, 0), MOV64_IMM(3, 2), LDX(BPF_DW, 2, 10, -8),
+	    ALU64_REG(BPF_ADD, 0, 2), ALU64_IMM(BPF_ADD, 3, -1), JMP_IMM(BPF_JNE, 3, 0, -4),
+	    LDX(BPF_DW, 2, 10, -16), ALU64_REG(BPF_ADD, 0, 2), ALU64_REG(BPF_ADD, 0, 7),
+	    ALU64_REG(BPF_ADD, 0, 8), EXIT()),
+	  { 1, 2 }, { 5, 10 }, 2, 1 },
+	{ "scratch registers taken, straight-line code: kept (no push)",
 	  N(MOV64_REG(6, 1), MOV64_REG(7, 1), MOV64_REG(8, 1), STX(BPF_DW, 10, 1, -8),
 	    STX(BPF_DW, 10, 6, -16), LDX(BPF_DW, 0, 10, -8), LDX(BPF_DW, 2, 10, -8),
 	    ALU64_REG(BPF_ADD, 0, 2), LDX(BPF_DW, 2, 10, -16), ALU64_REG(BPF_ADD, 0, 2),
 	    ALU64_REG(BPF_ADD, 0, 7), ALU64_REG(BPF_ADD, 0, 8), EXIT()),
-	  { 1, 2 }, { 5, 10 }, 2, 1 },
-	/* nine slots, each accessed three times: three scratch registers, five callee-saved
-	 * (rbp in use: not a red-zone program, the slot at -256 is past its 128 bytes); the
-	 * slot of the highest offset stays (ties go to the lower one) */
+	  { 1, 2 }, { 5, 10 }, -1, 0 },
+	/* nine slots a loop loads: three scratch registers, five callee-saved (rbp in use:
+	 * not a red-zone program, the slot at -256 is past its 128 bytes); the slot of the
+	 * highest offset stays (ties go to the lower one) */
 	{ "more slots than registers: one stays",
 	  N(ST(BPF_DW, 10, -8, 1), ST(BPF_DW, 10, -16, 2), ST(BPF_DW, 10, -24, 3),
 	    ST(BPF_DW, 10, -32, 4), ST(BPF_DW, 10, -40, 5), ST(BPF_DW, 10, -48, 6),
 	    ST(BPF_DW, 10, -56, 7), ST(BPF_DW, 10, -64, 8), ST(BPF_DW, 10, -256, 9),
-	    MOV64_IMM(0, 0), ADD_SLOT(-8), ADD_SLOT(-16), ADD_SLOT(-24), ADD_SLOT(-32),
-	    ADD_SLOT(-40), ADD_SLOT(-48), ADD_SLOT(-56), ADD_SLOT(-64), ADD_SLOT(-256),
+	    MOV64_IMM(0, 0), MOV64_IMM(3, 1),
 	    ADD_SLOT(-8), ADD_SLOT(-16), ADD_SLOT(-24), ADD_SLOT(-32), ADD_SLOT(-40),
-	    ADD_SLOT(-48), ADD_SLOT(-56), ADD_SLOT(-64), ADD_SLOT(-256), EXIT()),
+	    ADD_SLOT(-48), ADD_SLOT(-56), ADD_SLOT(-64), ADD_SLOT(-256),
+	    ADD_SLOT(-8), ADD_SLOT(-16), ADD_SLOT(-24), ADD_SLOT(-32), ADD_SLOT(-40),
+	    ADD_SLOT(-48), ADD_SLOT(-56), ADD_SLOT(-64), ADD_SLOT(-256),
+	    ALU64_IMM(BPF_ADD, 3, -1), JMP_IMM(BPF_JNE, 3, 0, -38), EXIT()),
 	  { 0, 1 }, { 90, 90 }, 3, 5 },
 };
 
