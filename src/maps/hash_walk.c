@@ -18,8 +18,11 @@
  * chains of an element or two); a longer one (keys that collide, a scribbled chain) is
  * counted to its end under the lock, the room made outside it, and the chain copied
  * again.  The kernel's htab_map_get_next_key() never answers ENOMEM; bpfrt's did (the
- * copy grew with realloc under the lock), now only for a chain longer than the stack
- * room when the process has no memory left.
+ * copy grew with realloc under the lock).  When that room cannot be made (a process out
+ * of memory), the answer is found on the chain itself under its lock (chain_next_locked():
+ * linear for a sound chain however long: keys that collide, a BPF_F_ZERO_SEED map's; a
+ * scribbled chain's walk is budgeted, then ENOMEM); a read-only mapping's walk still
+ * answers ENOMEM there for a chain longer than the room.
  */
 #include <errno.h>
 #include <sched.h>
@@ -249,6 +252,100 @@ static int chain_read_locked(struct htab *ht, const struct brt_map *map, uint32_
 	}
 }
 
+/* Would a lookup of the key at position pos of bucket bi's chain, element e, stop there
+ * (copy_reach()'s answer, found on the chain itself under its lock)?  Its stored hash is
+ * the key's and no position before it holds the same hash and key.  Each element visited
+ * costs one of *budget; 0 when it runs out. */
+static int reach_locked(const struct htab *ht, uint32_t bi, const struct htab_elem *e,
+			uint32_t pos, uint32_t ks, uint64_t *budget)
+{
+	uint32_t h = e->hash, idx = ht->buckets[bi].head;
+	const struct htab_elem *q;
+
+	if (brt_keyhash(e->key, ks, ht->head->seed) != h || (h & (ht->n_buckets - 1)) != bi)
+		return 0;
+	for (uint32_t i = 0; i < pos && (q = elem(ht, idx)); i++, idx = q->next) {
+		if (!*budget)
+			return 0;
+		--*budget;
+		if (q->hash == h && !memcmp(q->key, e->key, ks))
+			return 0;
+	}
+	return 1;
+}
+
+/* A chain longer than the stack room when the process has no memory for a copy: the
+ * answer of bucket_next() found on the chain under its lock, nothing copied.  The chain is
+ * walked and ended as chain_read_locked() does; each candidate position is asked
+ * reach_locked(), a walk back from the head.  A sound chain's first candidate is its
+ * answer (distinct keys, right hashes), so a chain of any length costs two walks at most;
+ * a scribbled one (duplicates, wrong hashes) could cost one walk per position under the
+ * lock, so the visits are budgeted (four per element the map has, more than a sound chain
+ * ever needs): past that, ENOMEM, as the copy's answer was. */
+static int chain_next_locked(struct htab *ht, const struct brt_map *map, uint32_t bi,
+			     const void *key, uint32_t hash, void *out)
+{
+	struct htab_bucket *b = &ht->buckets[bi];
+	uint32_t ks = map->key_size, idx, saved = 0, power = 1, len = 0;
+	uint64_t budget = 4 * ((uint64_t)ht->n_elems + 1);
+	struct htab_elem *e;
+	int found = !key, err = key ? -ESRCH : -ENOENT;
+
+	brt_hash_bucket_lock(ht, b);
+	idx = b->head;
+	while ((e = elem(ht, idx)) && len <= ht->n_elems) {
+		if (!budget) {
+			err = -ENOMEM;
+			break;
+		}
+		budget--;
+		if (!found) {
+			if (e->hash == hash && !memcmp(e->key, key, ks)) {
+				found = 1;
+				err = -ENOENT;
+			}
+		} else if (reach_locked(ht, bi, e, len, ks, &budget)) {
+			memcpy(out, e->key, ks);
+			err = 0;
+			break;
+		}
+		len++;
+		if (len == power) {
+			saved = idx;
+			power *= 2;
+		}
+		idx = e->next;
+		if (idx == saved)
+			break;
+	}
+	brt_shm_unlock(&b->lock);
+	return err;
+}
+
+/* The first key a lookup stops at in bucket bi: from the chain's start, or (key, whose
+ * hash is hash) after the key's position.  0 (copied to out), -ENOENT (none), -ESRCH (key
+ * is not in the chain) or another -errno. */
+static int bucket_next(struct htab *ht, const struct brt_map *map, uint32_t bi,
+		       const void *key, uint32_t hash, struct chain_copy *c, int locked,
+		       void *out)
+{
+	uint32_t from = 0, ks = map->key_size;
+	int err = locked ? chain_read_locked(ht, map, bi, c) : chain_read_ro(ht, map, bi, c);
+
+	if (err == -ENOMEM && locked)
+		return chain_next_locked(ht, map, bi, key, hash, out);
+	if (err)
+		return err;
+	if (key) {
+		while (from < c->n &&
+		       (c->hash[from] != hash || memcmp(c->keys + (size_t)from * ks, key, ks)))
+			from++;
+		if (from++ == c->n)
+			return -ESRCH;
+	}
+	return copy_next_key(ht, map, bi, c, from, out);
+}
+
 /* hash.c's get_next_key (above): on chains copied under their locks (locked) or, on a
  * read-only mapping, read without them. */
 int brt_hash_next_key(struct htab *ht, const struct brt_map *map, const void *key,
@@ -260,33 +357,19 @@ int brt_hash_next_key(struct htab *ht, const struct brt_map *map, const void *ke
 
 	chain_init(&c, map->key_size);
 	if (key) {
-		uint32_t hash = brt_keyhash(key, map->key_size, ht->head->seed), pos;
+		uint32_t hash = brt_keyhash(key, map->key_size, ht->head->seed);
 
-		err = locked ? chain_read_locked(ht, map, hash & mask, &c)
-			     : chain_read_ro(ht, map, hash & mask, &c);
-		if (err)
-			goto out;
-		for (pos = 0; pos < c.n; pos++)
-			if (c.hash[pos] == hash &&
-			    !memcmp(c.keys + (size_t)pos * map->key_size, key, map->key_size))
-				break;
-		err = pos < c.n ? copy_next_key(ht, map, hash & mask, &c, pos + 1, next_key)
-				: -ESRCH;
-		if (!err)
+		err = bucket_next(ht, map, hash & mask, key, hash, &c, locked, next_key);
+		if (err != -ENOENT && err != -ESRCH)
 			goto out;
 		if (err == -ENOENT)
 			start = (hash & mask) + 1;
 	}
 	err = -ENOENT;
-	for (uint32_t i = start; i < ht->n_buckets && err == -ENOENT; i++) {
-		if (!atomic_load_explicit(&ht->buckets[i].head, memory_order_relaxed))
-			continue;
-		err = locked ? chain_read_locked(ht, map, i, &c) : chain_read_ro(ht, map, i, &c);
-		if (!err)
-			err = copy_next_key(ht, map, i, &c, 0, next_key);
-	}
+	for (uint32_t i = start; i < ht->n_buckets && err == -ENOENT; i++)
+		if (atomic_load_explicit(&ht->buckets[i].head, memory_order_relaxed))
+			err = bucket_next(ht, map, i, NULL, 0, &c, locked, next_key);
 out:
 	free(c.heap);
 	return err;
 }
-
