@@ -491,7 +491,8 @@ struct brt_waker_view {
 	struct brt_waker *shared;
 	int poll_r;            /* our consumer pipe's read end (private dup), or -1 */
 	int poll_w;            /* its write end, or -1 */
-	int user_fd;           /* the read end handed out last (the caller's), or -1 */
+	int user_fd;           /* the read end handed out last, or -1 (brt_waker_live()
+				* looks at it when /proc cannot be read) */
 	int peer;              /* another process's consumer pipe opened through /proc, or -1 */
 	uint32_t peer_pid;
 	uint64_t peer_ino;

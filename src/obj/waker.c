@@ -7,14 +7,17 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <time.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "obj/obj.h"
+#include "util/util.h"
 
 void brt_waker_init(struct brt_waker_view *w, struct brt_waker *shared)
 {
@@ -142,6 +145,45 @@ int brt_waker_armed(const struct brt_waker_view *w)
 	return atomic_load_explicit(&w->shared->pid, memory_order_acquire) != 0;
 }
 
+/* Does this process keep a read end of its consumer pipe besides bpfrt's own (poll_r)?
+ * Every read end handed out is a dup of poll_r (make_pipe()), and a caller may hold
+ * several (two libbpf ring_buffer instances on one map, the preload's registration) and
+ * close them in any order: the kernel's consumer is live while any writable mapping is.
+ * So the process's fds are looked at, not the number handed out last (closed, then
+ * reused by the application for something else, it proved nothing).  When /proc cannot
+ * be read: that number, if it still names a read end of the pipe.  Under w->lock. */
+static int own_reader(struct brt_waker_view *w)
+{
+	struct brt_dents d;
+	struct stat pst, st;
+	const char *name;
+	int dfd, found = 0, fl;
+
+	if (w->poll_r < 0 || fstat(w->poll_r, &pst))
+		return 0;
+	dfd = open("/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0 || brt_dents_start(&d, dfd)) {
+		if (dfd >= 0)
+			close(dfd);
+		return w->user_fd >= 0 && !fstat(w->user_fd, &st) && S_ISFIFO(st.st_mode) &&
+		       st.st_ino == pst.st_ino && st.st_dev == pst.st_dev &&
+		       (fl = fcntl(w->user_fd, F_GETFL)) >= 0 && (fl & O_ACCMODE) == O_RDONLY;
+	}
+	while (!found && (name = brt_dents_next(&d))) {
+		char *end;
+		long fd = strtol(name, &end, 10);
+
+		if (*end || fd < 0 || fd > INT_MAX || fd == dfd || fd == w->poll_r ||
+		    fd == w->poll_w || fstat((int)fd, &st) || !S_ISFIFO(st.st_mode) ||
+		    st.st_ino != pst.st_ino || st.st_dev != pst.st_dev)
+			continue;
+		fl = fcntl((int)fd, F_GETFL);
+		found = fl >= 0 && (fl & O_ACCMODE) == O_RDONLY;
+	}
+	close(dfd);
+	return found;
+}
+
 int brt_waker_live(struct brt_waker_view *w)
 {
 	uint32_t pid;
@@ -151,15 +193,9 @@ int brt_waker_live(struct brt_waker_view *w)
 	pthread_mutex_lock(&w->lock);
 	pid = atomic_load_explicit(&w->shared->pid, memory_order_seq_cst);
 	fd = waker_fd(w);
-	/* this process: while the caller keeps the read end it got (bpfrt's own stays) */
-	if (fd >= 0 && fd == w->poll_w) {
-		struct stat st;
-
-		if (w->user_fd < 0 || fstat(w->user_fd, &st) || !S_ISFIFO(st.st_mode) ||
-		    (uint64_t)st.st_ino != atomic_load_explicit(&w->shared->ino,
-								 memory_order_relaxed))
-			fd = -1;
-	}
+	/* this process: while the caller keeps a read end it got (bpfrt's own stays) */
+	if (fd >= 0 && fd == w->poll_w && !own_reader(w))
+		fd = -1;
 	/* another process's pipe, whose read end may be gone with its consumer: POLLERR */
 	if (fd >= 0 && fd == w->peer) {
 		p.fd = fd;

@@ -216,13 +216,14 @@ static int count_rec(void *arg, void *data, size_t size)
 /* bpfrt's consumer (bpfrt_ringbuf_consume(), bpfrt_ringbuf_poll_fd(); libbpf's through
  * the preload) as the kernel's writable consumer mapping: a live consumer's ring buffer
  * is not frozen (EBUSY), a frozen one not consumed (EPERM), and waiting still works.
- * r[0] freeze while this process polls, r[5] once it closed the fd it polled, r[1] while
- * a child polls, r[2] once the child exited, r[3] consume of the frozen ring, r[4]
- * poll_fd of it. */
+ * r[0] freeze while this process polls, r[5] once it closed the fd it polled, r[6] while
+ * it keeps the first of two fds it got (the second closed: two consumers of one ring, as
+ * two libbpf ring_buffer instances), r[7] once it closed that one too, r[1] while a child
+ * polls, r[2] once the child exited, r[3] consume of the frozen ring, r[4] poll_fd of it. */
 static void consumer_steps(int *r)
 {
 	int rb = create_map(bpfrt_bpf, BPF_MAP_TYPE_RINGBUF, 0, 0, 4096, 0, 0), pfd, n = 0;
-	int go[2], done[2], st;
+	int go[2], done[2], st, pfd2;
 	char c = 0;
 	pid_t pid;
 
@@ -231,6 +232,16 @@ static void consumer_steps(int *r)
 	if (pfd >= 0)
 		close(pfd);
 	r[5] = freeze(bpfrt_bpf, rb);
+	close(rb);
+	rb = create_map(bpfrt_bpf, BPF_MAP_TYPE_RINGBUF, 0, 0, 4096, 0, 0);
+	pfd = bpfrt_ringbuf_poll_fd(rb);
+	pfd2 = bpfrt_ringbuf_poll_fd(rb);
+	if (pfd2 >= 0)
+		close(pfd2);
+	r[6] = pfd < 0 || pfd2 < 0 ? -1000 : freeze(bpfrt_bpf, rb);
+	if (pfd >= 0)
+		close(pfd);
+	r[7] = freeze(bpfrt_bpf, rb);
 	close(rb);
 	rb = create_map(bpfrt_bpf, BPF_MAP_TYPE_RINGBUF, 0, 0, 4096, 0, 0);
 	if (pipe(go) || pipe(done)) {
@@ -276,7 +287,7 @@ int main(void)
 	/* the kernel's answers, and bpfrt's (the mappings it does not see) */
 	static const int kwant[8] = { 1, -EBUSY, 0, -EPERM, 1, -EBUSY, 0, -EPERM };
 	static const int bwant[8] = { 1, 0, -EPERM, 0, 1, 0, -EPERM, 0 };
-	int km[8], bm[8], cr[6];
+	int km[8], bm[8], cr[8], kw[2];
 
 	if (geteuid() || create_map(kernel_bpf, BPF_MAP_TYPE_ARRAY, 4, 4, 1, 0, 0) < 0)
 		T_SKIP("needs root and the kernel's bpf()");
@@ -295,11 +306,33 @@ int main(void)
 		T_EQ_INT(kwant[i], km[i]);
 		T_EQ_INT(bwant[i], bm[i]);
 	}
+	/* the kernel's two consumer mappings, the second unmapped: the first still counts */
+	{
+		long page = sysconf(_SC_PAGESIZE);
+		int fd = create_map(kernel_bpf, BPF_MAP_TYPE_RINGBUF, 0, 0, 4096, 0, 0);
+		void *m1 = mmap(NULL, (size_t)page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		void *m2 = mmap(NULL, (size_t)page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+
+		if (m2 != MAP_FAILED)
+			munmap(m2, (size_t)page);
+		kw[0] = m1 == MAP_FAILED || m2 == MAP_FAILED ? -1000 : freeze(kernel_bpf, fd);
+		if (m1 != MAP_FAILED)
+			munmap(m1, (size_t)page);
+		kw[1] = freeze(kernel_bpf, fd);
+		close(fd);
+	}
 	consumer_steps(cr);
 	T_CASE("bpfrt: freeze while this process polls the ring buffer: EBUSY");
 	T_EQ_INT(-EBUSY, cr[0]);
 	T_CASE("bpfrt: freeze once this process closed the fd it polled");
 	T_EQ_INT(0, cr[5]);
+	T_CASE("kernel: freeze under the first of two consumer mappings, the second unmapped");
+	T_EQ_INT(-EBUSY, kw[0]);
+	T_EQ_INT(0, kw[1]);
+	T_CASE("bpfrt: freeze while this process keeps the first of two fds it polled: EBUSY");
+	T_EQ_INT(kw[0], cr[6]);
+	T_CASE("bpfrt: freeze once it closed both");
+	T_EQ_INT(kw[1], cr[7]);
 	T_CASE("bpfrt: freeze while a child polls it: EBUSY");
 	T_EQ_INT(-EBUSY, cr[1]);
 	T_CASE("bpfrt: freeze once the child exited");
