@@ -5,9 +5,12 @@
  * depend on where it runs (no ids, fds or addresses).
  *   app [--test-run-only]  (the unprivileged subset: the same, no pinning) */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -194,6 +197,42 @@ int main(int argc, char **argv)
 		if (got >= 0)
 			close(got);
 		bpf_map__unpin(skel->maps.verdicts, path);
+	}
+	/* An epoll set closed behind the preload's back (a raw close(2), as close_range()
+	 * closes), its number and that of the wake-up pipe the preload registered in it for
+	 * the ring buffer taken again by the application: closing the set's number must
+	 * close none of the application's files (the kernel registers the map's fd itself). */
+	{
+		int dn = open("/dev/null", O_RDONLY | O_CLOEXEC), tfd = -1, ok;
+		int ep = epoll_create1(EPOLL_CLOEXEC);
+		struct epoll_event ev = { .events = EPOLLIN };
+		char path[64], line[128];
+		FILE *f;
+
+		fd = bpf_map__fd(skel->maps.events);
+		if (dn >= 0 && ep >= 0 && !epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev)) {
+			snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", ep);
+			f = fopen(path, "r");
+			while (f && fgets(line, sizeof(line), f))
+				if (sscanf(line, "tfd: %d", &tfd) == 1)
+					break;
+			if (f)
+				fclose(f);
+		}
+		if (tfd == fd)
+			tfd = -1; /* the kernel's: nothing of the preload's */
+		syscall(SYS_close, ep);
+		if (tfd >= 0)
+			syscall(SYS_close, tfd);
+		ok = dn >= 0 && ep >= 0 && dup2(dn, ep) == ep && (tfd < 0 || dup2(dn, tfd) == tfd);
+		close(ep);
+		printf("an epoll set closed behind the preload, its numbers reused: %s\n",
+		       ok && fcntl(dn, F_GETFD) >= 0 && (tfd < 0 || fcntl(tfd, F_GETFD) >= 0)
+			       ? "the application's files stay open" : "closed");
+		if (tfd >= 0)
+			close(tfd);
+		if (dn >= 0)
+			close(dn);
 	}
 	/* the kernel freezes no ring buffer under its consumer's writable mapping (EBUSY),
 	 * and does once ring_buffer__free() unmapped it */

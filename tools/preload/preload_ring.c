@@ -211,10 +211,12 @@ void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 }
 
 /* Ring buffers registered with an epoll set: the map fd the caller named and the wake-up
- * pipe registered in its place. */
+ * pipe registered in its place (its inode: see pipe_close()). */
 struct ring_wait {
 	int epfd, map_fd, pipe_fd;
 	int perf; /* a perf output ring (else a ring buffer map) */
+	dev_t dev;
+	ino_t ino;
 };
 
 static struct ring_wait rings[MAX_RINGS];
@@ -229,9 +231,23 @@ static struct ring_wait *ring_find(int epfd, int map_fd)
 	return NULL;
 }
 
+/* Close the wake-up pipe of r, if its number still names it: the application may have
+ * closed the set and the pipe behind the preload's back (close_range(), a raw close(2))
+ * and opened files of its own under those numbers since; closing the set's number then
+ * must close none of them. */
+static void pipe_close(const struct ring_wait *r)
+{
+	struct stat st;
+
+	if (!fstat(r->pipe_fd, &st) && S_ISFIFO(st.st_mode) && st.st_dev == r->dev &&
+	    st.st_ino == r->ino)
+		close(r->pipe_fd);
+}
+
 static int ring_epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev, int perf)
 {
 	struct ring_wait *r;
+	struct stat st;
 	int ret = -1, err = 0, pfd;
 
 	pthread_mutex_lock(&rings_lock);
@@ -243,11 +259,12 @@ static int ring_epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev, int 
 			err = ENOSPC;
 		} else if ((pfd = perf ? bpfrt_perf_ring_poll_fd(fd) : bpfrt_ringbuf_poll_fd(fd)) < 0) {
 			err = -pfd;
-		} else if (real_epoll_ctl(epfd, op, pfd, ev) < 0) {
+		} else if (fstat(pfd, &st) || real_epoll_ctl(epfd, op, pfd, ev) < 0) {
 			err = errno;
 			close(pfd);
 		} else {
-			rings[nrings++] = (struct ring_wait){ epfd, fd, pfd, perf };
+			rings[nrings++] = (struct ring_wait){ epfd, fd, pfd, perf, st.st_dev,
+							      st.st_ino };
 			ret = 0;
 		}
 	} else if (!r) {
@@ -255,7 +272,7 @@ static int ring_epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev, int 
 	} else if ((ret = real_epoll_ctl(epfd, op, r->pipe_fd, ev)) < 0) {
 		err = errno;
 	} else if (op == EPOLL_CTL_DEL) {
-		close(r->pipe_fd);
+		pipe_close(r);
 		*r = rings[--nrings];
 	}
 	pthread_mutex_unlock(&rings_lock);
@@ -270,12 +287,13 @@ static int ring_epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev, int 
  * after libbpf's munmap() of the consumer page) and no pipe is left open per ring. */
 void ring_epoll_closed(int epfd)
 {
-	int fds[MAX_RINGS], n = 0;
+	struct ring_wait gone[MAX_RINGS];
+	int n = 0;
 
 	pthread_mutex_lock(&rings_lock);
 	for (int i = 0; i < nrings;) {
 		if (rings[i].epfd == epfd) {
-			fds[n++] = rings[i].pipe_fd;
+			gone[n++] = rings[i];
 			rings[i] = rings[--nrings];
 		} else {
 			i++;
@@ -283,7 +301,7 @@ void ring_epoll_closed(int epfd)
 	}
 	pthread_mutex_unlock(&rings_lock);
 	for (int i = 0; i < n; i++)
-		close(fds[i]);
+		pipe_close(&gone[i]);
 }
 
 int epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
