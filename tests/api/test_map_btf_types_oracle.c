@@ -9,13 +9,18 @@
  * with valid attributes: key and value types, the value type alone, a value holding a
  * bpf_spin_lock, btf_vmlinux_value_type_id (a struct_ops value, only for
  * BPF_MAP_TYPE_STRUCT_OPS), and key and value types with a max_entries the type refuses
- * (the type's checks come before the BTF's); bpfrt_bpf() and bpf(2) must give the same fd-or-errno and,
+ * (the type's checks come before the BTF's); and (review23) the key type alone, key or
+ * value types of another size (map_check_btf() sizes them before the type's check: EINVAL
+ * where a no-BTF type would be ENOTSUPP; an empty struct as the key of a keyless map is
+ * taken), a value type id past the BTF's, a map's fd as btf_fd, a vmlinux value type
+ * with a key type; bpfrt_bpf() and bpf(2) must give the same fd-or-errno and,
  * for a map made, the same type ids in OBJ_GET_INFO_BY_FD.  Before session 23 bpfrt
  * refused the map BTF of sockmaps and sockhashes only, took a keyless value type for no
  * type but the one-element array, and checked the BTF before the attributes.
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -84,10 +89,16 @@ static const struct row rows[] = {
 };
 #define NROWS (sizeof(rows) / sizeof(rows[0]))
 
-enum { V_KEYED, V_VALUE_ONLY, V_LOCK, V_VMLINUX, V_BAD_MAX, NV };
+enum {
+	V_KEYED, V_VALUE_ONLY, V_LOCK, V_VMLINUX, V_BAD_MAX, V_KEY_ONLY, V_KEY_SIZE,
+	V_VALUE_SIZE, V_VALUE_RANGE, V_NOT_BTF, V_VMLINUX_KEY, NV
+};
 static const char *const vnames[NV] = {
 	"key and value types", "the value type alone", "a value with a bpf_spin_lock",
 	"btf_vmlinux_value_type_id", "key and value types, max_entries the type refuses",
+	"the key type alone", "a key type of another size (an empty struct for no key)",
+	"a value type of another size", "a value type id past the BTF's",
+	"key and value types, btf_fd a map's", "btf_vmlinux_value_type_id and a key type",
 };
 
 static uint32_t st_id, st_size; /* bpf_struct_ops_tcp_congestion_ops in the kernel's BTF */
@@ -125,11 +136,36 @@ static void create(sys_fn sys, struct transcript *t, const struct row *r, int v,
 	case V_VMLINUX:
 		a.btf_vmlinux_value_type_id = st_id;
 		break;
-	default:
+	case V_BAD_MAX:
 		/* the type's own checks come first (map_alloc_check()), BTF after */
 		a.btf_key_type_id = r->key_id;
 		a.btf_value_type_id = r->value_id;
 		a.max_entries = r->max ? 0 : 1;
+		break;
+	case V_KEY_ONLY:
+		a.btf_key_type_id = r->key_id ? r->key_id : T_INT;
+		break;
+	case V_KEY_SIZE:
+		/* map_check_btf() sizes the key before the type's map_check_btf */
+		a.btf_key_type_id = !r->ks ? T_EMPTY : r->ks == 8 ? T_INT : T_LL;
+		a.btf_value_type_id = r->value_id;
+		break;
+	case V_VALUE_SIZE:
+		a.btf_key_type_id = r->key_id;
+		a.btf_value_type_id = r->vs == 8 ? T_INT : T_LL;
+		break;
+	case V_VALUE_RANGE:
+		a.btf_key_type_id = r->key_id;
+		a.btf_value_type_id = 99;
+		break;
+	case V_NOT_BTF:
+		a.btf_key_type_id = r->key_id;
+		a.btf_value_type_id = r->value_id;
+		a.btf_fd = (uint32_t)inner;
+		break;
+	default:
+		a.btf_vmlinux_value_type_id = st_id;
+		a.btf_key_type_id = T_INT;
 	}
 	fd = sys(BPF_MAP_CREATE, &a, sizeof(a));
 	if (fd < 0) {
@@ -202,6 +238,8 @@ int main(void)
 
 	script(kernel_bpf, &k);
 	script(bpfrt_bpf, &b);
+	if (getenv("BPFRT_SHOW"))
+		fputs(k.text, stdout);
 	compare_transcripts(&k, &b);
 	T_CASE("both transcripts end together");
 	T_EQ_INT(k.steps, b.steps);
