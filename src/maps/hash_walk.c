@@ -90,6 +90,20 @@ static int chain_room(struct chain_copy *c, uint32_t key_size, uint64_t cap)
 	return 0;
 }
 
+/* One step of a chain walk past the element at position len (index *idx) to next, with
+ * Brent's cycle check: 0 where the chain comes back to the element saved (a scribbled
+ * chain's loop), 1 to go on. */
+static inline int chain_step(uint32_t *len, uint32_t *power, uint32_t *saved, uint32_t *idx,
+			     uint32_t next)
+{
+	if (++*len == *power) {
+		*saved = *idx;
+		*power *= 2;
+	}
+	*idx = next;
+	return *idx != *saved;
+}
+
 /* Bucket bi's chain as a lockless reader sees it, every element validated as hash.c's
  * find_lockless() does (the read restarts on doubt, at most BRT_MAP_RO_TRIES times and
  * within ro_budget(): then -EBUSY). */
@@ -231,13 +245,7 @@ static int chain_read_locked(struct htab *ht, const struct brt_map *map, uint32_
 				memcpy(c->keys + (size_t)len * ks, e->key, ks);
 				c->hash[len] = e->hash;
 			}
-			len++;
-			if (len == power) {
-				saved = idx;
-				power *= 2;
-			}
-			idx = e->next;
-			if (idx == saved)
+			if (!chain_step(&len, &power, &saved, &idx, e->next))
 				break;
 		}
 		brt_shm_unlock(&b->lock);
@@ -309,13 +317,7 @@ static int chain_next_locked(struct htab *ht, const struct brt_map *map, uint32_
 			err = 0;
 			break;
 		}
-		len++;
-		if (len == power) {
-			saved = idx;
-			power *= 2;
-		}
-		idx = e->next;
-		if (idx == saved)
+		if (!chain_step(&len, &power, &saved, &idx, e->next))
 			break;
 	}
 	brt_shm_unlock(&b->lock);
