@@ -11,6 +11,7 @@
 #include "api/api.h"
 #include "btf/btf.h"
 #include "maps/maps.h"
+#include "verifier/verifier.h"
 
 #define SMALL_BUF 512 /* keys are at most 512 bytes; small values need no malloc */
 
@@ -315,6 +316,21 @@ int brt_cmd_map_lookup_and_delete(struct brt_call *call)
 	return lookup(call, 1);
 }
 
+/* The fields of a map's value that bpfrt keeps no offset of (workqueues, kptrs of kernel
+ * types, refcounts, uptrs) still give the kernel's map a record: asked of the map's BTF
+ * (a map of a blob too big to copy keeps ids only: then the offsets alone answer). */
+static int value_has_record(struct brt_map *map)
+{
+	struct brt_btf_snap *s;
+	const struct brt_btf *btf;
+
+	if (!map->obj.snap.btf_id || !map->obj.snap.tail_size ||
+	    !map->obj.snap.btf_value_type_id || brt_map_btf_snap(map, &s))
+		return 0;
+	btf = brt_btf_snap_btf(s);
+	return btf && brt_verifier_value_has_record(btf, map->obj.snap.btf_value_type_id);
+}
+
 int brt_cmd_map_freeze(struct brt_call *call)
 {
 	struct brt_map *map;
@@ -331,7 +347,7 @@ int brt_cmd_map_freeze(struct brt_call *call)
 	 * map no longer has, so freezing it again is EPERM before the EBUSY tests; no
 	 * writable mapping (EBUSY): of those bpfrt knows a ring buffer's live consumer. */
 	if (map->type == BPF_MAP_TYPE_STRUCT_OPS || map->lock_off >= 0 || map->timer_off >= 0 ||
-	    map->task_work_off >= 0 || map->nroots)
+	    map->task_work_off >= 0 || map->nroots || value_has_record(map))
 		err = -524; /* ENOTSUPP */
 	else if (!brt_api_map_can_write(map, (int)attr->map_fd))
 		err = -EPERM;

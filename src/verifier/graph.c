@@ -1063,3 +1063,77 @@ int brt_verifier_graph_roots(const struct brt_btf *btf, uint32_t id, struct brt_
 							    .rb = BRT_ROOT_KPTR };
 	return (int)n;
 }
+
+/* The fields btf_parse_fields() records in a map value that brt_graph_record() leaves to
+ * others (the special structs below, 8-aligned; a uptr: a pointer tagged "uptr") in type
+ * id at byte off, arrays and nested structs looked into as btf_find_field() does: 1 when
+ * any. */
+static const struct {
+	const char *name;
+	uint32_t size;
+} other_special[] = { { "bpf_timer", 16 }, { "bpf_wq", 16 }, { "bpf_task_work", 8 } };
+
+static int other_fields(const struct brt_btf *btf, uint32_t id, uint32_t off, int depth)
+{
+	const struct btf_type *t = brt_btf_type(btf, brt_btf_skip_mods(btf, id));
+	const struct btf_type *tag;
+	const struct btf_member *m;
+	const char *n;
+
+	for (int i = 0; i < 32 && kind_of(t) == BTF_KIND_ARRAY; i++) {
+		const struct btf_array *a = (const struct btf_array *)(t + 1);
+
+		if (!a->nelems)
+			return 0;
+		t = brt_btf_type(btf, brt_btf_skip_mods(btf, a->type));
+	}
+	if (kind_of(t) == BTF_KIND_PTR) {
+		tag = brt_btf_type(btf, t->type);
+		n = kind_of(tag) == BTF_KIND_TYPE_TAG && !BTF_INFO_KFLAG(tag->info)
+			    ? brt_btf_str(btf, tag->name_off)
+			    : NULL;
+		return n && !strcmp(n, "uptr") && !(off % 8);
+	}
+	if (!is_struct(t) || depth >= 32)
+		return 0;
+	n = brt_btf_str(btf, t->name_off);
+	for (size_t k = 0; kind_of(t) == BTF_KIND_STRUCT && n && k < sizeof(other_special) /
+								  sizeof(other_special[0]); k++)
+		if (!strcmp(n, other_special[k].name))
+			return t->size == other_special[k].size && !(off % 8);
+	m = (const struct btf_member *)(t + 1);
+	for (uint32_t i = 0; i < BTF_INFO_VLEN(t->info); i++) {
+		uint32_t bits = BTF_INFO_KFLAG(t->info) ? BTF_MEMBER_BIT_OFFSET(m[i].offset)
+							: m[i].offset;
+
+		if (!(bits % 8) && other_fields(btf, m[i].type, off + bits / 8, depth + 1))
+			return 1;
+	}
+	return 0;
+}
+
+int brt_verifier_value_has_record(const struct brt_btf *btf, uint32_t id)
+{
+	const struct btf_type *t = brt_btf_type(btf, id);
+	struct brt_grec rec;
+
+	/* a value whose fields do not parse has no record (the kernel's map keeps the error) */
+	if (brt_graph_record(btf, id, &rec))
+		return 0;
+	for (int i = 0; i < rec.n; i++)
+		if (rec.f[i].kind != BRT_GF_LIST_NODE && rec.f[i].kind != BRT_GF_RB_NODE)
+			return 1;
+	if (kind_of(t) == BTF_KIND_DATASEC) {
+		const struct btf_var_secinfo *v = (const struct btf_var_secinfo *)(t + 1);
+
+		for (uint32_t i = 0; i < BTF_INFO_VLEN(t->info); i++) {
+			const struct btf_type *var = brt_btf_type(btf, v[i].type);
+
+			if (kind_of(var) == BTF_KIND_VAR &&
+			    other_fields(btf, var->type, v[i].offset, 0))
+				return 1;
+		}
+		return 0;
+	}
+	return other_fields(btf, id, 0, 0);
+}

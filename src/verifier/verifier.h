@@ -284,6 +284,13 @@ int brt_verifier_btf_struct_metas(const struct brt_btf *btf);
 int brt_verifier_graph_roots(const struct brt_btf *btf, uint32_t id, struct brt_obj_root *roots,
 			     uint32_t max);
 
+/* Would the kernel's map with value type id of btf (a struct or DATASEC) have a record:
+ * any field btf_parse_fields() looks for in a map value (locks, timers, task works,
+ * workqueues, kptrs, uptrs, list and tree roots, refcounts)?  1 or 0 (also when those
+ * fields do not parse: the kernel's map keeps the error, not a record).  BPF_MAP_FREEZE
+ * refuses such a map (ENOTSUPP). */
+int brt_verifier_value_has_record(const struct brt_btf *btf, uint32_t id);
+
 /* The kernel's address of kernel function btf_id (/proc/kallsyms), 0 when unknown (not a
  * function, or addresses hidden from this process). */
 uint64_t brt_verifier_ksym_addr(int32_t btf_id);

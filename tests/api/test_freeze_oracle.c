@@ -1,7 +1,8 @@
 /* test_freeze_oracle.c - BPF_MAP_FREEZE of ring buffers and mmapable arrays, and what
  * the mappings and the programs may do afterwards, against the kernel.  The kernel's
  * map_freeze(): ENOTSUPP for a struct_ops map or a value with special fields (a
- * bpf_spin_lock, a bpf_timer; bpfrt froze all three before session 23), EPERM without write access (a frozen map has none: a
+ * bpf_spin_lock, a bpf_timer; bpfrt froze all three before session 23; a bpf_wq, a
+ * bpf_refcount, a kptr of a kernel type: bpfrt froze them until review23), EPERM without write access (a frozen map has none: a
  * second freeze), EBUSY while a writable mapping of the map exists (bpf_map_mmap()
  * counts them: libbpf's ring buffer consumer maps the consumer page writable);
  * bpf_map_mmap() then refuses a writable mapping (EPERM) and makes read-only ones; a
@@ -90,16 +91,29 @@ static long producer_pos(int fd)
 }
 
 #define INFO(kind, vlen) (((uint32_t)(kind) << 24) | (vlen))
-static const char strs[] = "\0int\0bpf_spin_lock\0val\0lv\0a\0l\0bpf_timer\0tv";
+static const char strs[] = "\0int\0bpf_spin_lock\0val\0lv\0a\0l\0bpf_timer\0tv\0lg\0bpf_wq"
+			   "\0bpf_refcount\0task_struct\0kptr_untrusted";
 /* [1] int, [2] struct bpf_spin_lock { int val; }, [3] struct lv { int a; lock l; },
  * [4] struct bpf_timer { int a, l, val, a; } (16 bytes, 8-aligned in use), [5] struct tv
- * { struct bpf_timer a; } */
+ * { struct bpf_timer a; }, [6] long lg, [7] struct bpf_wq { lg a, l; }, [8] struct tv
+ * { struct bpf_wq a; }, [9] struct bpf_refcount { int a; }, [10] struct lv { int a;
+ * struct bpf_refcount l; }, [11] struct task_struct {}, [12] a kptr_untrusted tag of it,
+ * [13] a pointer to that, [14] struct lv { that a; } (a kptr) */
 static const uint32_t lock_types[] = {
 	1,  INFO(BTF_KIND_INT, 0),    4,  (BTF_INT_SIGNED << 24) | 32,
 	5,  INFO(BTF_KIND_STRUCT, 1), 4,  19, 1, 0,
 	23, INFO(BTF_KIND_STRUCT, 2), 8,  26, 1, 0, 28, 2, 32,
 	30, INFO(BTF_KIND_STRUCT, 4), 16, 26, 1, 0, 28, 1, 32, 19, 1, 64, 40, 1, 96,
 	40, INFO(BTF_KIND_STRUCT, 1), 16, 26, 4, 0,
+	43, INFO(BTF_KIND_INT, 0),    8,  (BTF_INT_SIGNED << 24) | 64,
+	46, INFO(BTF_KIND_STRUCT, 2), 16, 26, 6, 0, 28, 6, 64,
+	40, INFO(BTF_KIND_STRUCT, 1), 16, 26, 7, 0,
+	53, INFO(BTF_KIND_STRUCT, 1), 4,  26, 1, 0,
+	23, INFO(BTF_KIND_STRUCT, 2), 8,  26, 1, 0, 28, 9, 32,
+	66, INFO(BTF_KIND_STRUCT, 0), 0,
+	78, INFO(BTF_KIND_TYPE_TAG, 0), 11,
+	0,  INFO(BTF_KIND_PTR, 0), 12,
+	23, INFO(BTF_KIND_STRUCT, 1), 8,  26, 13, 0,
 };
 
 /* a value with a special field: [3] (a lock) or [5] (a timer) of lock_types */
@@ -171,6 +185,21 @@ static void script(sys_fn sys, struct transcript *t)
 		close(fd);
 	fd = special_map(sys, btf, 5, 16);
 	say(t, "array with a bpf_timer: made %d, freeze %d\n", fd >= 0,
+	    fd >= 0 ? freeze(sys, fd) : fd);
+	if (fd >= 0)
+		close(fd);
+	fd = special_map(sys, btf, 8, 16);
+	say(t, "array with a bpf_wq: made %d, freeze %d\n", fd >= 0,
+	    fd >= 0 ? freeze(sys, fd) : fd);
+	if (fd >= 0)
+		close(fd);
+	fd = special_map(sys, btf, 10, 8);
+	say(t, "array with a bpf_refcount: made %d, freeze %d\n", fd >= 0,
+	    fd >= 0 ? freeze(sys, fd) : fd);
+	if (fd >= 0)
+		close(fd);
+	fd = special_map(sys, btf, 14, 8);
+	say(t, "array with a kptr_untrusted: made %d, freeze %d\n", fd >= 0,
 	    fd >= 0 ? freeze(sys, fd) : fd);
 	if (fd >= 0)
 		close(fd);
