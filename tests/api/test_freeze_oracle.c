@@ -116,7 +116,16 @@ static const uint32_t lock_types[] = {
 	23, INFO(BTF_KIND_STRUCT, 1), 8,  26, 13, 0,
 };
 
-/* a value with a special field: [3] (a lock) or [5] (a timer) of lock_types */
+/* the values with a special field of lock_types: type id, size, what it holds */
+static const struct {
+	uint32_t value_id, size;
+	const char *what;
+} specials[] = {
+	{ 3, 8, "bpf_spin_lock" }, { 5, 16, "bpf_timer" },   { 8, 16, "bpf_wq" },
+	{ 10, 8, "bpf_refcount" }, { 14, 8, "kptr_untrusted" },
+};
+
+/* an array of one value of type value_id of lock_types */
 static int special_map(sys_fn sys, int btf, uint32_t value_id, uint32_t value_size)
 {
 	union bpf_attr a;
@@ -178,31 +187,13 @@ static void script(sys_fn sys, struct transcript *t)
 	say(t, "mmapable array: mapped read-only after freeze: %d\n", map_page(fd, PROT_READ, 0));
 	close(fd);
 	btf = btf_blob_load(sys, lock_types, sizeof(lock_types), strs, sizeof(strs));
-	fd = special_map(sys, btf, 3, 8);
-	say(t, "array with a bpf_spin_lock: made %d, freeze %d\n", fd >= 0,
-	    fd >= 0 ? freeze(sys, fd) : fd);
-	if (fd >= 0)
-		close(fd);
-	fd = special_map(sys, btf, 5, 16);
-	say(t, "array with a bpf_timer: made %d, freeze %d\n", fd >= 0,
-	    fd >= 0 ? freeze(sys, fd) : fd);
-	if (fd >= 0)
-		close(fd);
-	fd = special_map(sys, btf, 8, 16);
-	say(t, "array with a bpf_wq: made %d, freeze %d\n", fd >= 0,
-	    fd >= 0 ? freeze(sys, fd) : fd);
-	if (fd >= 0)
-		close(fd);
-	fd = special_map(sys, btf, 10, 8);
-	say(t, "array with a bpf_refcount: made %d, freeze %d\n", fd >= 0,
-	    fd >= 0 ? freeze(sys, fd) : fd);
-	if (fd >= 0)
-		close(fd);
-	fd = special_map(sys, btf, 14, 8);
-	say(t, "array with a kptr_untrusted: made %d, freeze %d\n", fd >= 0,
-	    fd >= 0 ? freeze(sys, fd) : fd);
-	if (fd >= 0)
-		close(fd);
+	for (size_t i = 0; i < sizeof(specials) / sizeof(specials[0]); i++) {
+		fd = special_map(sys, btf, specials[i].value_id, specials[i].size);
+		say(t, "array with a %s: made %d, freeze %d\n", specials[i].what, fd >= 0,
+		    fd >= 0 ? freeze(sys, fd) : fd);
+		if (fd >= 0)
+			close(fd);
+	}
 	fd = struct_ops_map(sys, btf);
 	say(t, "struct_ops map: made %d, freeze %d\n", fd >= 0, fd >= 0 ? freeze(sys, fd) : fd);
 	if (fd >= 0)
