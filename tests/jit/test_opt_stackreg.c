@@ -3,7 +3,8 @@
  * and stores at rsp/rbp + disp) the code keeps with the pass on, and r0 for two inputs;
  * the near misses (the address escaping through a copy of r10, r10 stored, an atomic or a
  * sign-extending load on the slot, another width or offset overlapping it, a load a path
- * reaches before any store, a helper call, a bpf-to-bpf call, a tail call, a slot past
+ * reaches before any store, a helper call, a bpf-to-bpf call (one in a loop whose callee
+ * has a slot at the same offset: only the one-function test keeps it), a tail call, a slot past
  * the free registers, a slot outside loops when only callee-saved registers are free)
  * keep their accesses.  Every program returns the same r0 with the
  * pass on, off and blinded (blinding turns the pass off).
@@ -108,6 +109,15 @@ static const struct sr_case cases[] = {
 	  N(STX(BPF_DW, 10, 1, -8), CALL_LOCAL(2), LDX(BPF_DW, 0, 10, -8), EXIT(),
 	    MOV64_IMM(0, 9), EXIT()),
 	  { 1, 2 }, { 1, 2 }, -1, 0 },
+	/* the leaf test alone keeps this one: the slot a loop loads would take a pushed
+	 * register, which the callee's own slot at the same offset (its frame, not the
+	 * caller's) would then write too */
+	{ "a bpf-to-bpf call in a loop, the callee's slot at the same offset: kept",
+	  N(STX(BPF_DW, 10, 1, -8), MOV64_IMM(7, 0), MOV64_IMM(6, 2), CALL_LOCAL(6),
+	    LDX(BPF_DW, 2, 10, -8), ALU64_REG(BPF_ADD, 7, 2), ALU64_IMM(BPF_ADD, 6, -1),
+	    JMP_IMM(BPF_JNE, 6, 0, -5), MOV64_REG(0, 7), EXIT(),
+	    ST(BPF_DW, 10, -8, 100), LDX(BPF_DW, 0, 10, -8), EXIT()),
+	  { 1, 2 }, { 2, 4 }, -1, 0 },
 	{ "a tail call: kept",
 	  N(STX(BPF_DW, 10, 1, -8), MOV64_IMM(2, 0), MOV64_IMM(3, 0), CALL(BPF_FUNC_tail_call),
 	    LDX(BPF_DW, 0, 10, -8), EXIT()),
