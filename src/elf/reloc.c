@@ -369,14 +369,19 @@ static int apply_ld64(struct linker *lk, uint32_t pc, const struct brt_elf_rel *
 		return 0;
 	case BRT_SEC_DATA:
 		idx = brt_elf_map_at(ctx, sym->shndx, 0);
-		if (idx < 0 || off < 0 || off >= (int64_t)ctx->obj->maps[idx].value_size)
+		if (idx < 0)
 			return brt_elf_fail(ctx, -EINVAL, rs, out->sec_off,
 					    "lddw refers to offset %lld of '%s' (%zu bytes)",
 					    (long long)off, ctx->secs[sym->shndx].name,
 					    ctx->secs[sym->shndx].size);
+		/* An offset outside the section is the kernel's to refuse, as libbpf leaves
+		 * it ("invalid access to map value pointer" at BPF_PROG_LOAD, or whatever the
+		 * load meets first, such as a trampoline program's EPERM): GNU as 2.40 writes
+		 * one for every variable not first in its section (docs/CORPUS.md).  The
+		 * 32-bit sum is libbpf's (insn[1].imm = imm + the symbol's offset). */
 		insn[0].src_reg = BPF_PSEUDO_MAP_VALUE;
 		insn[0].imm = idx;
-		insn[1].imm = (int32_t)off;
+		insn[1].imm = (int32_t)(uint32_t)off;
 		out->kind = BRT_ELF_RELO_MAP_VALUE;
 		out->target = idx;
 		out->off = (uint32_t)off;

@@ -13,53 +13,14 @@
 #include "bpfrt.h"
 #include "harness.h"
 #include "quiet.h"
+#include "load_sides.h"
 
 #ifdef BPFRT_TEST_HAVE_LIBBPF
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #endif
 
-#define LOG_SIZE (1u << 20)
-
-struct side {
-	int err;       /* 0 or the load's errno */
-	int retval;    /* the test run's, when loaded */
-	char log[4096]; /* the level-1 log's last lines */
-};
-
 static const char missing[] = "BPF map 'absent' is referenced but wasn't created";
-
-static void tail_of(char *dst, size_t n, const char *log)
-{
-	size_t len = strlen(log), from = len >= n ? len - (n - 1) : 0;
-
-	memcpy(dst, log + from, len - from);
-	dst[len - from] = 0;
-}
-
-static int run_kernel(int fd)
-{
-	unsigned char pkt[64] = { 0 };
-	union bpf_attr a;
-
-	memset(&a, 0, sizeof(a));
-	a.test.prog_fd = (uint32_t)fd;
-	a.test.data_in = (uint64_t)(uintptr_t)pkt;
-	a.test.data_size_in = sizeof(pkt);
-	if (syscall(__NR_bpf, BPF_PROG_TEST_RUN, &a, sizeof(a)))
-		return -errno;
-	return (int)a.test.retval;
-}
-
-static int run_bpfrt(int fd)
-{
-	unsigned char pkt[64] = { 0 };
-	struct bpfrt_test_run_opts o = { .sz = sizeof(o), .data_in = pkt,
-					 .data_size_in = sizeof(pkt) };
-	int err = bpfrt_prog_test_run_opts(fd, &o);
-
-	return err ? err : (int)o.retval;
-}
 
 /* bpfrt's loader, into the kernel (kernel = 1) or into bpfrt */
 static void load_bpfrt(const char *prog, int kernel, struct side *s)
@@ -69,7 +30,6 @@ static void load_bpfrt(const char *prog, int kernel, struct side *s)
 	struct bpfrt_object *obj = bpfrt_object_open_file(corpus_path("autocreate"), &o);
 	struct bpfrt_program *p;
 	struct bpfrt_map *absent;
-	const char *log;
 
 	memset(s, 0, sizeof(*s));
 	if (!obj) {
@@ -83,12 +43,7 @@ static void load_bpfrt(const char *prog, int kernel, struct side *s)
 	T_EQ_INT(0, bpfrt_map__set_autocreate(absent, 0));
 	T_EQ_INT(0, bpfrt_map__autocreate(absent));
 	s->err = bpfrt_object_load(obj) ? errno : 0;
-	log = bpfrt_object_log(obj) ? bpfrt_object_log(obj) : "";
-	/* the loader's own line first ("prog 'x' (...): BPF_PROG_LOAD: ..."), then the
-	 * verifier's log: that is what libbpf's log buffer holds */
-	if (!strncmp(log, "prog '", 6) && strchr(log, '\n'))
-		log = strchr(log, '\n') + 1;
-	tail_of(s->log, sizeof(s->log), log);
+	tail_of(s->log, sizeof(s->log), verifier_log_of(obj));
 	if (!s->err) {
 		int fd = bpfrt_program_fd(bpfrt_object_find_program_by_name(obj, prog));
 

@@ -56,3 +56,12 @@ if(TARGET test_object_autocreate_oracle)
     target_compile_definitions(test_object_autocreate_oracle PRIVATE BPFRT_TEST_HAVE_LIBBPF=1)
   endif()
 endif()
+
+# The data_past_end oracle (test_data_past_end_oracle.c) loads through libbpf too when there is one.
+if(TARGET test_object_data_past_end_oracle)
+  pkg_check_modules(BPFRT_TEST_LIBBPF_DATA_PAST_END IMPORTED_TARGET libbpf)
+  if(BPFRT_TEST_LIBBPF_DATA_PAST_END_FOUND)
+    target_link_libraries(test_object_data_past_end_oracle PRIVATE PkgConfig::BPFRT_TEST_LIBBPF_DATA_PAST_END)
+    target_compile_definitions(test_object_data_past_end_oracle PRIVATE BPFRT_TEST_HAVE_LIBBPF=1)
+  endif()
+endif()
