@@ -251,9 +251,12 @@ static int prepare_struct_ops(struct bpfrt_object *obj, struct bpfrt_map *map)
 	char tname[128];
 
 	snprintf(tname, sizeof(tname), "%.*s", (int)brt_core_essential_len(raw), raw);
+	/* ESRCH: libbpf >= 1.4's find_ksym_btf_id(), after vmlinux and every module's BTF
+	 * (1.2 and 1.3 answered ENOENT; 1.1 ignores .struct_ops.link and leaves it to the
+	 * kernel's ENOTSUPP for a program without a struct: docs/CORPUS.md) */
 	if (!lt || brt_struct_ops_by_name(vml, tname, &st)) {
 		logf_obj(obj, "struct_ops init_kern: struct %s is not found in kernel BTF\n", tname);
-		return -EOPNOTSUPP;
+		return -ESRCH;
 	}
 	km = (const struct btf_member *)(st.value + 1);
 	for (uint32_t i = 0; i < BTF_INFO_VLEN(st.value->info); i++)

@@ -48,20 +48,14 @@ if(TARGET test_object_core_oracle)
                        TIMEOUT 900 WORKING_DIRECTORY ${CMAKE_BINARY_DIR})
 endif()
 
-# The autocreate oracle (test_autocreate_oracle.c) loads through libbpf too when there is one.
-if(TARGET test_object_autocreate_oracle)
-  pkg_check_modules(BPFRT_TEST_LIBBPF_AUTOCREATE IMPORTED_TARGET libbpf)
-  if(BPFRT_TEST_LIBBPF_AUTOCREATE_FOUND)
-    target_link_libraries(test_object_autocreate_oracle PRIVATE PkgConfig::BPFRT_TEST_LIBBPF_AUTOCREATE)
-    target_compile_definitions(test_object_autocreate_oracle PRIVATE BPFRT_TEST_HAVE_LIBBPF=1)
+# The tests that compare bpfrt's loader with the system libbpf when there is one: the
+# autocreate and data_past_end oracles (loads through libbpf too), struct_ops_unknown
+# (libbpf's errno for its version).
+pkg_check_modules(BPFRT_TEST_LIBBPF_OBJECT IMPORTED_TARGET libbpf)
+foreach(t test_object_autocreate_oracle test_object_data_past_end_oracle
+          test_object_struct_ops_unknown)
+  if(TARGET ${t} AND BPFRT_TEST_LIBBPF_OBJECT_FOUND)
+    target_link_libraries(${t} PRIVATE PkgConfig::BPFRT_TEST_LIBBPF_OBJECT)
+    target_compile_definitions(${t} PRIVATE BPFRT_TEST_HAVE_LIBBPF=1)
   endif()
-endif()
-
-# The data_past_end oracle (test_data_past_end_oracle.c) loads through libbpf too when there is one.
-if(TARGET test_object_data_past_end_oracle)
-  pkg_check_modules(BPFRT_TEST_LIBBPF_DATA_PAST_END IMPORTED_TARGET libbpf)
-  if(BPFRT_TEST_LIBBPF_DATA_PAST_END_FOUND)
-    target_link_libraries(test_object_data_past_end_oracle PRIVATE PkgConfig::BPFRT_TEST_LIBBPF_DATA_PAST_END)
-    target_compile_definitions(test_object_data_past_end_oracle PRIVATE BPFRT_TEST_HAVE_LIBBPF=1)
-  endif()
-endif()
+endforeach()
