@@ -75,6 +75,7 @@ static void compare_object(const char *name, int *compared)
 	struct bpf_object *lo = bpf_object__open_file(corpus_path(name), NULL);
 	struct brt_elf_obj *o;
 	struct bpf_program *lp;
+	struct bpf_map *m;
 	unsigned char *buf;
 	char err[512];
 	size_t len;
@@ -83,6 +84,14 @@ static void compare_object(const char *name, int *compared)
 		return; /* libbpf 1.x refuses legacy maps and cross-section calls */
 	bpf_object__for_each_program(lp, lo)
 		bpf_program__set_autoload(lp, runnable(bpf_program__type(lp)));
+	/* a struct_ops map with its programs left out: libbpf 1.1 then reads no vmlinux BTF
+	 * and looks the struct up in none (a NULL dereference); its programs are not
+	 * runnable here anyway */
+	bpf_object__for_each_map(m, lo)
+		if (bpf_map__type(m) == BPF_MAP_TYPE_STRUCT_OPS) {
+			bpf_object__close(lo);
+			return;
+		}
 	if (bpf_object__load(lo)) {
 		bpf_object__close(lo);
 		return;
