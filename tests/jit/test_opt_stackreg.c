@@ -174,6 +174,28 @@ static int stack_ops(const struct brt_jit_prog *p)
 	return n;
 }
 
+/* stack_ops() of blinded code: its random keys are immediates that may hold the bytes of
+ * one more "mov [rsp + disp]" (a run in ~30 of this test failed so), never fewer, so the
+ * fewest over 8 compiles is the code's own count.  The 7 more are all kept until the end:
+ * the key's seed mixes in the program's address, which a freed one would hand on. */
+static int blinded_stack_ops(const struct sr_case *t, const struct brt_jit_env *e,
+			     const struct brt_jit_prog *p)
+{
+	struct brt_jit_prog *q[7] = { NULL };
+	int n = stack_ops(p);
+	char err[128];
+
+	for (int i = 0; i < 7 && n >= 0; i++) {
+		if (brt_jit_compile(t->insns, t->n, e, &q[i], err, sizeof(err)) || !q[i])
+			n = -1;
+		else if (stack_ops(q[i]) < n)
+			n = stack_ops(q[i]);
+	}
+	for (int i = 0; i < 7; i++)
+		brt_jit_free(q[i]);
+	return n;
+}
+
 /* The pushes the code starts with (the main prologue's: 53, 55, 41 54..57). */
 static int pushes(const struct brt_jit_prog *p)
 {
@@ -218,7 +240,7 @@ int main(void)
 				ops[v] = stack_ops(p);
 				push[v] = pushes(p);
 			} else {
-				T_EQ_INT(ops[1], stack_ops(p));
+				T_EQ_INT(ops[1], blinded_stack_ops(t, &e, p));
 			}
 			brt_jit_free(p);
 		}
