@@ -64,4 +64,41 @@ static inline const char *verifier_log_of(const struct bpfrt_object *obj)
 	return log;
 }
 
+#ifdef BPFRT_TEST_HAVE_LIBBPF
+#include <bpf/libbpf.h>
+
+/* The libbpf side: prog of the object at path loaded alone with a level-1 log; prep, if
+ * given, changes the object before its load (what the test asks of it). */
+static inline void load_libbpf_side(const char *path, const char *prog,
+				    void (*prep)(struct bpf_object *), struct side *s)
+{
+	static char log[LOG_SIZE];
+	struct bpf_object *obj = bpf_object__open_file(path, NULL);
+	struct bpf_program *p;
+
+	memset(s, 0, sizeof(*s));
+	if (libbpf_get_error(obj)) {
+		s->err = EINVAL;
+		return;
+	}
+	log[0] = 0;
+	bpf_object__for_each_program(p, obj) {
+		int mine = !strcmp(bpf_program__name(p), prog);
+
+		bpf_program__set_autoload(p, mine);
+		if (mine) {
+			bpf_program__set_log_level(p, 1);
+			bpf_program__set_log_buf(p, log, sizeof(log));
+		}
+	}
+	if (prep)
+		prep(obj);
+	s->err = bpf_object__load(obj) ? errno : 0;
+	tail_of(s->log, sizeof(s->log), log);
+	if (!s->err)
+		s->retval = run_kernel(bpf_program__fd(bpf_object__find_program_by_name(obj, prog)));
+	bpf_object__close(obj);
+}
+#endif
+
 #endif

@@ -57,33 +57,14 @@ static void load_bpfrt(const char *prog, int kernel, struct side *s)
 }
 
 #ifdef BPFRT_TEST_HAVE_LIBBPF
+static void no_absent(struct bpf_object *obj)
+{
+	bpf_map__set_autocreate(bpf_object__find_map_by_name(obj, "absent"), false);
+}
+
 static void load_libbpf(const char *prog, struct side *s)
 {
-	static char log[LOG_SIZE];
-	struct bpf_object *obj = bpf_object__open_file(corpus_path("autocreate"), NULL);
-	struct bpf_program *p;
-
-	memset(s, 0, sizeof(*s));
-	if (libbpf_get_error(obj)) {
-		s->err = EINVAL;
-		return;
-	}
-	log[0] = 0;
-	bpf_object__for_each_program(p, obj) {
-		int mine = !strcmp(bpf_program__name(p), prog);
-
-		bpf_program__set_autoload(p, mine);
-		if (mine) {
-			bpf_program__set_log_level(p, 1);
-			bpf_program__set_log_buf(p, log, sizeof(log));
-		}
-	}
-	bpf_map__set_autocreate(bpf_object__find_map_by_name(obj, "absent"), false);
-	s->err = bpf_object__load(obj) ? errno : 0;
-	tail_of(s->log, sizeof(s->log), log);
-	if (!s->err)
-		s->retval = run_kernel(bpf_program__fd(bpf_object__find_program_by_name(obj, prog)));
-	bpf_object__close(obj);
+	load_libbpf_side(corpus_path("autocreate"), prog, no_absent, s);
 }
 #endif
 
