@@ -159,6 +159,12 @@ void brt_pkt_moved(struct bpfrt_run_ctx *ctx, struct brt_run_pkt *p);
 	  BRT_FOR_SOCK | BRT_FOR_TC | BRT_FOR_CGSKB | BRT_FOR_REUSEPORT |                \
 	  BRT_FOR_CGSOCK | BRT_FOR_SOCKADDR | BRT_FOR_SOCKOPS | BRT_FOR_SKSKB |            \
 	  BRT_HSET(BPF_PROG_TYPE_TRACING))                                               \
+	/* every type with a socket at hand: sk_filter's set (so cg_skb's), tc's, and the     \
+	 * cgroup_sock, sock_addr, sock_ops, sk_msg and cgroup_sockopt variants (of their     \
+	 * own context) */                                                                 \
+	X(BPF_FUNC_get_netns_cookie, brt_helper_get_netns_cookie,                        \
+	  BRT_FOR_SOCK | BRT_FOR_TC | BRT_FOR_CGSKB | BRT_FOR_CGSOCK | BRT_FOR_SOCKADDR |   \
+	  BRT_FOR_SOCKOPS | BRT_FOR_SKMSG | BRT_FOR_SOCKOPT)                             \
 	X(BPF_FUNC_get_socket_uid, brt_helper_get_socket_uid,                            \
 	  BRT_FOR_SOCK | BRT_FOR_TC | BRT_FOR_CGSKB)                                     \
 	X(BPF_FUNC_get_hash_recalc, brt_helper_get_hash_recalc, BRT_FOR_TC)              \

@@ -15,6 +15,8 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <arpa/inet.h>
 #include <linux/if_ether.h>
@@ -43,6 +45,37 @@ uint64_t brt_helper_get_socket_cookie(uint64_t r1, uint64_t r2, uint64_t r3, uin
 	if (!p->sk_cookie)
 		p->sk_cookie = atomic_fetch_add(&next_cookie, 1);
 	return p->sk_cookie;
+}
+
+/* The network namespace cookie of the calling thread's namespace (SO_NETNS_COOKIE, Linux
+ * 5.14), 0 when the kernel does not say. */
+#define BRT_SO_NETNS_COOKIE 71
+
+static uint64_t netns_cookie(void)
+{
+	uint64_t cookie = 0;
+	socklen_t len = sizeof(cookie);
+	int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return 0;
+	if (getsockopt(fd, SOL_SOCKET, BRT_SO_NETNS_COOKIE, &cookie, &len))
+		cookie = 0;
+	close(fd);
+	return cookie;
+}
+
+/* u64 bpf_get_netns_cookie(ctx): the cookie of the network namespace of the context's
+ * socket, of the initial namespace for a NULL context or a socket-less skb (the kernel's
+ * __bpf_get_netns_cookie()).  A test run's skb belongs to a socket the kernel makes in
+ * the caller's namespace, as bpfrt's sockets are: the caller's cookie.  For the initial
+ * namespace bpfrt answers the caller's too: the host's programs run there (a caller in
+ * another namespace gets its own where the kernel would give init_net's). */
+uint64_t brt_helper_get_netns_cookie(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+				     uint64_t r5, struct bpfrt_run_ctx *ctx)
+{
+	(void)r1, (void)r2, (void)r3, (void)r4, (void)r5, (void)ctx;
+	return netns_cookie();
 }
 
 /* u32 bpf_get_socket_uid(skb): the owning socket's uid (the test run's socket: 0), the

@@ -616,6 +616,11 @@ int brt_local_storage_delete(struct brt_map *map, uint64_t owner);
 	X(BPF_FUNC_sk_redirect_hash, brt_helper_sk_redirect_map, BRT_FOR_SKSKB)          \
 	X(BPF_FUNC_msg_redirect_map, brt_helper_sk_redirect_map, BRT_FOR_SKMSG)          \
 	X(BPF_FUNC_msg_redirect_hash, brt_helper_sk_redirect_map, BRT_FOR_SKMSG)         \
+	X(BPF_FUNC_msg_apply_bytes, brt_helper_msg_apply_bytes, BRT_FOR_SKMSG)           \
+	X(BPF_FUNC_msg_cork_bytes, brt_helper_msg_apply_bytes, BRT_FOR_SKMSG)            \
+	X(BPF_FUNC_msg_pull_data, brt_helper_msg_pull_data, BRT_FOR_SKMSG)               \
+	X(BPF_FUNC_msg_push_data, brt_helper_msg_push_pop, BRT_FOR_SKMSG)                \
+	X(BPF_FUNC_msg_pop_data, brt_helper_msg_push_pop, BRT_FOR_SKMSG)                 \
 	X(BPF_FUNC_sock_map_update, brt_helper_sock_map_update, BRT_FOR_SOCKOPS)         \
 	X(BPF_FUNC_sock_hash_update, brt_helper_sock_map_update, BRT_FOR_SOCKOPS)         \
 	X(BPF_FUNC_sk_assign, brt_helper_sk_assign, BRT_FOR_TC | BRT_FOR_SKLOOKUP)       \

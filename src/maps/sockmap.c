@@ -637,6 +637,34 @@ uint64_t brt_helper_sk_redirect_map(uint64_t r1, uint64_t r2, uint64_t r3, uint6
 	return SK_DROP;
 }
 
+/* The sk_msg helpers of the message's bytes.  bpfrt runs sk_msg programs outside a send,
+ * on no message: apply/cork only record a count (0); pull, push and pop answer as the
+ * kernel's for an empty scatterlist: flags -EINVAL, pull's empty range -EINVAL, push's and
+ * pop's zero length 0, any other range past the (empty) message -EINVAL. */
+uint64_t brt_helper_msg_apply_bytes(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+				    uint64_t r5, struct bpfrt_run_ctx *ctx)
+{
+	(void)r1, (void)r2, (void)r3, (void)r4, (void)r5, (void)ctx;
+	return 0;
+}
+
+uint64_t brt_helper_msg_pull_data(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+				  uint64_t r5, struct bpfrt_run_ctx *ctx)
+{
+	(void)r1, (void)r2, (void)r3, (void)r4, (void)r5, (void)ctx;
+	return (uint64_t)-EINVAL;
+}
+
+/* push and pop: (msg, start, len, flags) */
+uint64_t brt_helper_msg_push_pop(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+				 uint64_t r5, struct bpfrt_run_ctx *ctx)
+{
+	(void)r1, (void)r2, (void)r5, (void)ctx;
+	if (r4)
+		return (uint64_t)-EINVAL;
+	return (uint32_t)r3 ? (uint64_t)-EINVAL : 0;
+}
+
 /* bpf_sock_map_update/bpf_sock_hash_update from sock_ops: the kernel's answer outside the
  * established/listen callbacks (no sock_ops program runs here) */
 uint64_t brt_helper_sock_map_update(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,

@@ -59,6 +59,11 @@ static int reg_type_ok(struct brt_env *env, int regno, int arg, const char *fnam
 			return 0;
 		expected = "ctx";
 		break;
+	case BRT_ARG_PTR_TO_CTX_OR_NULL:
+		if (t == PTR_TO_CTX || brt_reg_is_null(reg))
+			return 0;
+		expected = "ctx";
+		break;
 	case BRT_ARG_PTR_TO_STACK:
 		if (t == PTR_TO_STACK)
 			return 0;
@@ -505,6 +510,7 @@ static int nullable(int arg)
 	case BRT_ARG_PTR_TO_BTF_ID_TASK_OR_NULL:
 	case BRT_ARG_PTR_TO_BTF_ID_CGROUP_OR_NULL:
 	case BRT_ARG_PTR_TO_KPTR_OR_NULL_RELEASE:
+	case BRT_ARG_PTR_TO_CTX_OR_NULL:
 		return 1;
 	default:
 		return 0;

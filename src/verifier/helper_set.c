@@ -121,6 +121,11 @@ static int helper_allowed(struct brt_env *env, const struct brt_helper_proto *fn
 			break;
 		}
 	}
+	/* sock_addr_func_proto(): bpf_bind in the connect hooks only */
+	if (fn->id == BPF_FUNC_bind && !fn->host &&
+	    env->opts->expected_attach_type != BPF_CGROUP_INET4_CONNECT &&
+	    env->opts->expected_attach_type != BPF_CGROUP_INET6_CONNECT)
+		return 0;
 	/* cg_sockopt_func_proto(): bpf_sk_getsockopt/setsockopt in setsockopt hooks only */
 	if ((fn->id == BPF_FUNC_getsockopt || fn->id == BPF_FUNC_setsockopt) && !fn->host &&
 	    env->opts->prog_type == BPF_PROG_TYPE_CGROUP_SOCKOPT &&

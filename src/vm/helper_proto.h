@@ -84,6 +84,9 @@ enum brt_arg_type {
 	 * object to stash (its reference released) or 0 */
 	BRT_ARG_KPTR_XCHG_DEST,
 	BRT_ARG_PTR_TO_KPTR_OR_NULL_RELEASE,
+	/* ARG_PTR_TO_CTX_OR_NULL: the program's context, or 0 (bpf_get_netns_cookie: 0 asks
+	 * for the initial namespace's cookie) */
+	BRT_ARG_PTR_TO_CTX_OR_NULL,
 };
 
 /* Kinds of helper return values. */

@@ -3,9 +3,11 @@
  */
 #include <errno.h>
 #include <sched.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 #include <time.h>
+#include <sys/socket.h>
 
 #include "jit/jit.h"
 #include "util/util.h"
@@ -130,6 +132,37 @@ uint64_t brt_helper_setsockopt(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r
 {
 	(void)r1, (void)r2, (void)r3, (void)r4, (void)r5, (void)ctx;
 	return (uint64_t)-EINVAL;
+}
+
+/* long bpf_bind(ctx, addr, addr_len) of a sock_addr connect hook: the kernel's checks of
+ * the address (-EINVAL for a length short of its family's, -EAFNOSUPPORT for a family
+ * neither AF_INET nor AF_INET6), then the bind of the hook's socket.  bpfrt runs these
+ * programs outside a hook, with no socket to bind: -EINVAL, as for getsockopt above. */
+#define BRT_SIN6_LEN_RFC2133 24 /* a struct sockaddr_in6 without sin6_scope_id */
+
+uint64_t brt_helper_bind(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5,
+			 struct bpfrt_run_ctx *ctx)
+{
+	const struct sockaddr *addr = (const struct sockaddr *)(uintptr_t)r2;
+	int32_t len = (int32_t)r3;
+
+	(void)r1, (void)r4, (void)r5;
+	if (len < (int32_t)(offsetof(struct sockaddr, sa_family) + sizeof(addr->sa_family)))
+		return (uint64_t)-EINVAL;
+	if (!bpfrt_run_access_ok(ctx, addr, sizeof(addr->sa_family), 0))
+		return (uint64_t)-EFAULT; /* an unverified program's bad pointer */
+	if (addr->sa_family == AF_INET || addr->sa_family == AF_INET6)
+		return (uint64_t)-EINVAL; /* short, or no socket to bind */
+	return (uint64_t)-EAFNOSUPPORT;
+}
+
+/* long bpf_sock_ops_cb_flags_set(ctx, flags): -EOPNOTSUPP outside the kernel's locked TCP
+ * callbacks (is_locked_tcp_sock_ops()), where bpfrt, running no sock_ops hook, always is */
+uint64_t brt_helper_sock_ops_cb_flags_set(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+					  uint64_t r5, struct bpfrt_run_ctx *ctx)
+{
+	(void)r1, (void)r2, (void)r3, (void)r4, (void)r5, (void)ctx;
+	return (uint64_t)-EOPNOTSUPP;
 }
 
 /* One xorshift64* state per thread, seeded from the clock and the state's address so

@@ -504,7 +504,10 @@ unsigned brt_vm_helper_args_bad(const struct brt_helper_proto *p, const uint64_t
 	X(BPF_FUNC_getsockopt, brt_helper_getsockopt,                                    \
 	  BRT_FOR_SOCKADDR | BRT_FOR_SOCKOPS | BRT_FOR_SOCKOPT)                          \
 	X(BPF_FUNC_setsockopt, brt_helper_setsockopt,                                    \
-	  BRT_FOR_SOCKADDR | BRT_FOR_SOCKOPS | BRT_FOR_SOCKOPT)
+	  BRT_FOR_SOCKADDR | BRT_FOR_SOCKOPS | BRT_FOR_SOCKOPT)                          \
+	/* sock_addr's connect hooks only (helper_set.c) */                               \
+	X(BPF_FUNC_bind, brt_helper_bind, BRT_FOR_SOCKADDR)                              \
+	X(BPF_FUNC_sock_ops_cb_flags_set, brt_helper_sock_ops_cb_flags_set, BRT_FOR_SOCKOPS)
 
 /* A struct bpf_dynptr as the kernel lays it out (struct bpf_dynptr_kern): the memory, its
  * size with the dynptr's type and a read-only bit in the top bits, and an offset into

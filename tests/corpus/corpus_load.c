@@ -169,6 +169,19 @@ static uint32_t size_for(uint32_t type, uint32_t max_entries)
 {
 	if (max_entries || type == BPF_MAP_TYPE_PERF_EVENT_ARRAY)
 		return 0;
+	switch (type) {
+	/* storage maps keyed by a kernel object: the kernel wants max_entries 0 (EINVAL
+	 * otherwise), and no loader sizes them */
+	case BPF_MAP_TYPE_SK_STORAGE:
+	case BPF_MAP_TYPE_INODE_STORAGE:
+	case BPF_MAP_TYPE_TASK_STORAGE:
+	case 32: /* BPF_MAP_TYPE_CGRP_STORAGE (6.2; the system uapi header may be older) */
+	case BPF_MAP_TYPE_CGROUP_STORAGE:
+	case BPF_MAP_TYPE_PERCPU_CGROUP_STORAGE:
+		return 0;
+	default:
+		break;
+	}
 	if (type == BPF_MAP_TYPE_RINGBUF || type == BPF_MAP_TYPE_USER_RINGBUF)
 		return DEFAULT_RINGBUF;
 	return DEFAULT_ENTRIES;
@@ -241,12 +254,19 @@ static int map_type_missing(uint32_t type)
 /* Projects loaded by cilium/ebpf (Go), whose MapSpec.fixupMagicFields() completes a perf
  * event array before creating it: 4-byte keys and values where the definition gives none
  * (Retina's declare only type and max_entries, which the kernel refuses as libbpf passes
- * them: EINVAL), and max_entries clamped to the possible CPUs (Retina's 16384), as a CPU
+ * them: EINVAL; OpenTelemetry Go's and SkyWalking Rover's declare the type alone), and
+ * max_entries clamped to the possible CPUs (Retina's 16384), as a CPU
  * map's.  (Projects added before session 18 that use it keep libbpf's rules: their
  * definitions need none of this.) */
 static int cilium_ebpf_loader(const char *key)
 {
-	return !fnmatch("retina/*", key, 0) || !fnmatch("kubeshark/*", key, 0);
+	static const char *const globs[] = { "retina/*", "kubeshark/*", "kmesh/*", "otel-go/*",
+					     "skywalking-rover/*" };
+
+	for (size_t i = 0; i < sizeof(globs) / sizeof(globs[0]); i++)
+		if (!fnmatch(globs[i], key, 0))
+			return 1;
+	return 0;
 }
 
 /* the fixed key size, value size and max_entries for a map of this type and definition

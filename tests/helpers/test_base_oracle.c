@@ -12,7 +12,9 @@
  *   string, and the verifier's rules for one (frozen, read-only, one element, NUL).
  *   bpf_get_retval / bpf_set_retval and bpf_get_socket_cookie of the context: which
  *   program and attach types have them (19 of each), and the sysctl and socket option
- *   helpers (bpf_sysctl_*, bpf_getsockopt/setsockopt) on the same 19.  bpf_skb_set_tstamp: tc test runs
+ *   helpers (bpf_sysctl_*, bpf_getsockopt/setsockopt), bpf_bind, bpf_get_netns_cookie,
+ *   bpf_sock_ops_cb_flags_set and the sk_msg data helpers on the same 19; test runs of
+ *   bpf_get_netns_cookie (socket filter, tc).  bpf_skb_set_tstamp: tc test runs
  *   on IPv4, IPv6 and ARP frames, each clock type, tstamp 0, the fields read back.
  *   bpf_send_signal(_thread): a test run's signal to this process, 0 and bad signals.
  * Root only (the kernel side); otherwise skipped.
@@ -556,6 +558,28 @@ static void cgroup_helpers(struct side *s)
 		{ "setsockopt of uninitialised stack",
 		  "mov %r2, 1\nmov %r3, 2\nmov %r4, %r10\nadd %r4, -8\nmov %r5, 4\n"
 		  "call bpf_setsockopt\nmov %r0, 1\nexit\n" },
+		/* (session 24: Merbridge's and Kmesh's programs call these) */
+		{ "bind", "stdw [%r10-16], 2\nstdw [%r10-8], 0\nmov %r2, %r10\nadd %r2, -16\n"
+			  "mov %r3, 16\ncall bpf_bind\nmov %r0, 1\nexit\n" },
+		{ "bind of uninitialised stack", "mov %r2, %r10\nadd %r2, -16\nmov %r3, 16\n"
+						 "call bpf_bind\nmov %r0, 1\nexit\n" },
+		{ "get_netns_cookie of the context", "call bpf_get_netns_cookie\nmov %r0, 1\nexit\n" },
+		{ "get_netns_cookie of NULL", "mov %r1, 0\ncall bpf_get_netns_cookie\nmov %r0, 1\n"
+					      "exit\n" },
+		{ "get_netns_cookie of a scalar", "mov %r1, 1\ncall bpf_get_netns_cookie\n"
+						  "mov %r0, 1\nexit\n" },
+		{ "get_netns_cookie of the context moved", "add %r1, 8\ncall bpf_get_netns_cookie\n"
+							   "mov %r0, 1\nexit\n" },
+		{ "sock_ops_cb_flags_set", "mov %r2, 1\ncall bpf_sock_ops_cb_flags_set\nmov %r0, 1\n"
+					   "exit\n" },
+		{ "msg_apply_bytes", "mov %r2, 1\ncall bpf_msg_apply_bytes\nmov %r0, 1\nexit\n" },
+		{ "msg_cork_bytes", "mov %r2, 1\ncall bpf_msg_cork_bytes\nmov %r0, 1\nexit\n" },
+		{ "msg_pull_data", "mov %r2, 0\nmov %r3, 1\nmov %r4, 0\ncall bpf_msg_pull_data\n"
+				   "mov %r0, 1\nexit\n" },
+		{ "msg_push_data", "mov %r2, 0\nmov %r3, 1\nmov %r4, 0\ncall bpf_msg_push_data\n"
+				   "mov %r0, 1\nexit\n" },
+		{ "msg_pop_data", "mov %r2, 0\nmov %r3, 1\nmov %r4, 0\ncall bpf_msg_pop_data\n"
+				  "mov %r0, 1\nexit\n" },
 	};
 	char what[128];
 	int fd;
@@ -593,6 +617,20 @@ static void cgroup_helpers(struct side *s)
 	}
 	LOAD_ONLY(s, "sockopt get: set_retval of a pointer", BPF_PROG_TYPE_CGROUP_SOCKOPT,
 		  "mov %%r1, %%r10\ncall bpf_set_retval\nmov %%r0, 1\nexit\n");
+	/* bpf_get_netns_cookie in test runs: the test run's skb belongs to a socket made in
+	 * the caller's namespace; NULL asks for the initial namespace's (this test runs in
+	 * the initial one).  Both halves of the cookie. */
+	LOAD_RUN(s, "socket filter: get_netns_cookie of the context, low half",
+		 BPF_PROG_TYPE_SOCKET_FILTER, "call bpf_get_netns_cookie\nexit\n");
+	LOAD_RUN(s, "socket filter: get_netns_cookie of the context, high half",
+		 BPF_PROG_TYPE_SOCKET_FILTER, "call bpf_get_netns_cookie\nrsh %%r0, 32\nexit\n");
+	LOAD_RUN(s, "tc: get_netns_cookie of the context, low half", BPF_PROG_TYPE_SCHED_CLS,
+		 "call bpf_get_netns_cookie\nexit\n");
+	LOAD_RUN(s, "tc: get_netns_cookie of NULL, low half", BPF_PROG_TYPE_SCHED_CLS,
+		 "mov %%r1, 0\ncall bpf_get_netns_cookie\nexit\n");
+	LOAD_RUN(s, "tc: get_netns_cookie nonzero", BPF_PROG_TYPE_SCHED_CLS,
+		 "call bpf_get_netns_cookie\nmov %%r1, %%r0\nmov %%r0, 0\njeq %%r1, 0, +1\n"
+		 "mov %%r0, 1\nexit\n");
 }
 
 /* ---- bpf_skb_set_tstamp (tc) ---------------------------------------------------------------- */
