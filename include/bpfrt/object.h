@@ -141,8 +141,8 @@ BPFRT_API uint32_t bpfrt_map__key_size(const struct bpfrt_map *map);
 BPFRT_API uint32_t bpfrt_map__value_size(const struct bpfrt_map *map);
 BPFRT_API uint32_t bpfrt_map__max_entries(const struct bpfrt_map *map);
 BPFRT_API uint32_t bpfrt_map__flags(const struct bpfrt_map *map);
-/* Initial contents of a global data map (value_size bytes) and its size; NULL for other
- * maps and for .bss (all zero). */
+/* Initial contents of a global data map (value_size bytes) and its size, or of a
+ * struct_ops map (the object's struct); NULL for other maps and for .bss (all zero). */
 BPFRT_API const void *bpfrt_map__initial_value(const struct bpfrt_map *map, size_t *size);
 /* Replace the initial contents of a global data map before load (e.g. to configure
  * `const volatile` variables in .rodata).  size must equal the value size.  0, -EINVAL,

@@ -588,16 +588,22 @@ static int btf_map_vars(struct brt_elf_ctx *ctx, uint32_t sec, const uint32_t *b
  * scan of every symbol per map was Tracee's ~200 maps times its ~20k symbols; a scan of
  * the section's symbols per map, quadratic in the maps, was a tenth of the open of an
  * object of 30 maps, tetragon's, in strcmp). */
-static int btf_maps(struct brt_elf_ctx *ctx, uint32_t sec)
+static int with_syms_by_name(struct brt_elf_ctx *ctx, uint32_t sec,
+			     int (*vars)(struct brt_elf_ctx *, uint32_t, const uint32_t *, size_t))
 {
 	uint32_t *by = NULL;
 	size_t nby = 0;
 	int ret = brt_elf_syms_by_name(ctx, sec, UINT64_MAX, &by, &nby);
 
 	if (!ret)
-		ret = btf_map_vars(ctx, sec, by, nby);
+		ret = vars(ctx, sec, by, nby);
 	free(by);
 	return ret;
+}
+
+static int btf_maps(struct brt_elf_ctx *ctx, uint32_t sec)
+{
+	return with_syms_by_name(ctx, sec, btf_map_vars);
 }
 
 static int data_map(struct brt_elf_ctx *ctx, uint32_t sec)
@@ -645,8 +651,12 @@ static int data_map(struct brt_elf_ctx *ctx, uint32_t sec)
 /* A struct_ops section (libbpf's init_struct_ops_maps()): each variable of its DATASEC is
  * a struct of operations, one BPF_MAP_TYPE_STRUCT_OPS map (key 4 bytes, one entry; value
  * the local struct until the loader finds the kernel's, BPF_F_LINK in .struct_ops.link);
- * its function pointers are relocations to programs (brt_elf_collect_slots()). */
-static int struct_ops_maps(struct brt_elf_ctx *ctx, uint32_t sec)
+ * its function pointers are relocations to programs (brt_elf_collect_slots()).  Each
+ * struct's offset is its symbol's: clang leaves the DATASEC offsets 0 for the loader to
+ * fill (libbpf's btf_fixup_datasec() before it reads them), which a section of two
+ * structs shows (the selftests' bpf_dctcp: dctcp_nouse, then dctcp at 192). */
+static int struct_ops_vars(struct brt_elf_ctx *ctx, uint32_t sec, const uint32_t *by,
+			   size_t nby)
 {
 	const struct brt_elf_sec *s = &ctx->secs[sec];
 	const struct brt_btf *btf = ctx->obj->btf;
@@ -660,6 +670,7 @@ static int struct_ops_maps(struct brt_elf_ctx *ctx, uint32_t sec)
 	vsi = (const struct btf_var_secinfo *)(ds + 1);
 	for (uint32_t i = 0; i < BTF_INFO_VLEN(ds->info); i++) {
 		struct brt_elf_map *m;
+		uint64_t off, sym_size;
 		uint32_t sid;
 
 		vt = brt_btf_type(btf, vsi[i].type);
@@ -672,8 +683,10 @@ static int struct_ops_maps(struct brt_elf_ctx *ctx, uint32_t sec)
 			return brt_elf_fail(ctx, -EINVAL, sec, vsi[i].offset,
 					    "struct_ops: '%s' is not a struct",
 					    brt_btf_name(btf, vsi[i].type));
-		if ((uint64_t)vsi[i].offset + st->size > s->size || vsi[i].size < st->size)
-			return brt_elf_fail(ctx, -EINVAL, sec, vsi[i].offset,
+		if (var_offset(ctx, by, nby, brt_btf_name(btf, vsi[i].type), &off, &sym_size))
+			off = vsi[i].offset;
+		if (off + st->size > s->size || vsi[i].size < st->size)
+			return brt_elf_fail(ctx, -EINVAL, sec, off,
 					    "struct_ops: '%s' lies outside its section",
 					    brt_btf_name(btf, vsi[i].type));
 		m = new_map(ctx);
@@ -681,7 +694,7 @@ static int struct_ops_maps(struct brt_elf_ctx *ctx, uint32_t sec)
 			return -ENOMEM;
 		m->kind = BRT_ELF_MAP_STRUCT_OPS;
 		m->sec_idx = sec;
-		m->sec_off = vsi[i].offset;
+		m->sec_off = off;
 		m->type = BPF_MAP_TYPE_STRUCT_OPS;
 		m->key_size = 4;
 		m->value_size = st->size;
@@ -693,9 +706,14 @@ static int struct_ops_maps(struct brt_elf_ctx *ctx, uint32_t sec)
 		if (!m->name || !m->data)
 			return -ENOMEM;
 		if (s->type != SHT_NOBITS && s->data)
-			memcpy(m->data, s->data + vsi[i].offset, st->size);
+			memcpy(m->data, s->data + off, st->size);
 	}
 	return 0;
+}
+
+static int struct_ops_maps(struct brt_elf_ctx *ctx, uint32_t sec)
+{
+	return with_syms_by_name(ctx, sec, struct_ops_vars);
 }
 
 /* libbpf answers LINUX_HAS_SYSCALL_WRAPPER by trying to put a kprobe on the arch's
