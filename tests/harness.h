@@ -11,7 +11,9 @@
 #include <string.h>
 #ifdef _GNU_SOURCE /* the project's flags; api.opts_clang builds test_opts.c with plain C11 */
 #include <ftw.h>
+#include <grp.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #endif
 
@@ -142,6 +144,40 @@ static inline char *t_scratch_dir(char *tmpl)
 	s->owner = getpid();
 	snprintf(s->dir[s->n++], sizeof(s->dir[0]), "%s", tmpl);
 	return tmpl;
+}
+
+#define T_NOBODY 65534
+
+/* uid/gid 65534, no supplementary group; the uid change drops every capability.  0, or
+ * nonzero when a step failed or the process is still root. */
+static inline int t_become_nobody(void)
+{
+	return setgroups(0, NULL) || setresgid(T_NOBODY, T_NOBODY, T_NOBODY) ||
+	       setresuid(T_NOBODY, T_NOBODY, T_NOBODY) || !geteuid();
+}
+
+/* Run fn in a child, which writes its answers (len bytes) to a pipe: 0 and the answers,
+ * or the child's exit status (1 when it wrote too little). */
+static inline int t_in_child(int (*fn)(int out), void *buf, size_t len)
+{
+	int p[2], st = 0, got;
+	pid_t pid;
+
+	fflush(stdout);
+	if (pipe(p))
+		return 1;
+	pid = fork();
+	if (pid == 0) {
+		close(p[0]);
+		_exit(fn(p[1]));
+	}
+	close(p[1]);
+	got = pid > 0 && read(p[0], buf, len) == (ssize_t)len;
+	close(p[0]);
+	if (pid < 0 || waitpid(pid, &st, 0) != pid)
+		return 1;
+	st = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	return st ? st : !got;
 }
 #endif
 

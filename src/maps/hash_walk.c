@@ -21,8 +21,9 @@
  * copy grew with realloc under the lock).  When that room cannot be made (a process out
  * of memory), the answer is found on the chain itself under its lock (chain_next_locked():
  * linear for a sound chain however long: keys that collide, a BPF_F_ZERO_SEED map's; a
- * scribbled chain's walk is budgeted, then ENOMEM); a read-only mapping's walk still
- * answers ENOMEM there for a chain longer than the room.
+ * scribbled chain's walk is budgeted, then ENOMEM); on a read-only mapping, without the
+ * lock (chain_next_ro(): the same walk, each element validated; a scribbled chain's walk
+ * within the read-only budget, then EBUSY, never ENOMEM).
  */
 #include <errno.h>
 #include <sched.h>
@@ -324,6 +325,95 @@ static int chain_next_locked(struct htab *ht, const struct brt_map *map, uint32_
 	return err;
 }
 
+/* reach_locked() on a read-only mapping, no lock held: would a lookup of key (private,
+ * stored hash h), read at position pos of the chain that started at element head, stop
+ * there?  1, 0, or -1 when what was read was being changed (the chain's head is no longer
+ * head, an element's sequence word odd or moved, its hash another bucket's: the caller
+ * reads again).  Each element visited costs one of *budget; -1 when it runs out. */
+static int reach_ro(const struct htab *ht, uint32_t bi, uint32_t head, const void *key,
+		    uint32_t h, uint32_t pos, uint32_t ks, uint64_t *budget)
+{
+	const struct htab_bucket *b = &ht->buckets[bi];
+	uint32_t idx = head, mask = ht->n_buckets - 1;
+	const struct htab_elem *q;
+
+	if (brt_keyhash(key, ks, ht->head->seed) != h)
+		return 0;
+	for (uint32_t i = 0; i < pos && (q = elem(ht, idx)); i++) {
+		uint32_t s = atomic_load_explicit(&q->seq, memory_order_acquire);
+		uint32_t qh = atomic_load_explicit(&q->hash, memory_order_acquire);
+		uint32_t next = atomic_load_explicit(&q->next, memory_order_acquire);
+		int same = qh == h && key_equal(q->key, key, ks);
+
+		if (!*budget)
+			return -1;
+		--*budget;
+		if ((s & 1) || atomic_load_explicit(&q->seq, memory_order_relaxed) != s ||
+		    (qh & mask) != bi)
+			return -1;
+		if (same)
+			return 0;
+		idx = next;
+	}
+	return atomic_load_explicit(&b->head, memory_order_acquire) == head ? 1 : -1;
+}
+
+/* chain_next_locked() on a read-only mapping (a chain longer than the stack room, no
+ * memory for a copy): the answer found on the chain without its lock, every element read
+ * as chain_read_ro() reads it.  A candidate is read into out, checked unchanged, then
+ * asked reach_ro() (a sound chain's first is the answer: two walks at most).  A doubt
+ * reads the chain again, at most BRT_MAP_RO_TRIES times within ro_budget() (which a
+ * scribbled chain's walks back use up): then EBUSY, as chain_read_ro() answers.  Never
+ * ENOMEM: the kernel's walk allocates nothing.  out holds junk on an error. */
+static int chain_next_ro(const struct htab *ht, const struct brt_map *map, uint32_t bi,
+			 const void *key, uint32_t hash, void *out)
+{
+	const struct htab_bucket *b = &ht->buckets[bi];
+	uint32_t mask = ht->n_buckets - 1, ks = map->key_size;
+	uint64_t budget = ro_budget(ht);
+
+	for (int tries = 0; tries < BRT_MAP_RO_TRIES && budget; tries++) {
+		uint32_t head = atomic_load_explicit(&b->head, memory_order_acquire);
+		uint32_t idx = head, saved = 0, power = 1, len = 0;
+		int found = !key, err = key ? -ESRCH : -ENOENT, r = 0;
+		struct htab_elem *e;
+
+		while ((e = elem(ht, idx)) && len <= ht->n_elems) {
+			uint32_t s = atomic_load_explicit(&e->seq, memory_order_acquire);
+			uint32_t h = atomic_load_explicit(&e->hash, memory_order_acquire);
+			uint32_t next = atomic_load_explicit(&e->next, memory_order_acquire);
+			int match = !found && h == hash && key_equal(e->key, key, ks);
+
+			if (!budget) {
+				r = -1;
+				break;
+			}
+			budget--;
+			if (found)
+				brt_shm_read(out, e->key, ks);
+			if ((s & 1) || atomic_load_explicit(&e->seq, memory_order_relaxed) != s ||
+			    (h & mask) != bi) {
+				r = -1;
+				break;
+			}
+			if (match) {
+				found = 1;
+				err = -ENOENT;
+			} else if (found && (r = reach_ro(ht, bi, head, out, h, len, ks, &budget))) {
+				if (r > 0)
+					err = 0;
+				break;
+			}
+			if (!chain_step(&len, &power, &saved, &idx, next))
+				break;
+		}
+		if (r >= 0)
+			return err;
+		sched_yield();
+	}
+	return brt_map_ro_busy(map);
+}
+
 /* The first key a lookup stops at in bucket bi: from the chain's start, or (key, whose
  * hash is hash) after the key's position.  0 (copied to out), -ENOENT (none), -ESRCH (key
  * is not in the chain) or another -errno. */
@@ -334,8 +424,9 @@ static int bucket_next(struct htab *ht, const struct brt_map *map, uint32_t bi,
 	uint32_t from = 0, ks = map->key_size;
 	int err = locked ? chain_read_locked(ht, map, bi, c) : chain_read_ro(ht, map, bi, c);
 
-	if (err == -ENOMEM && locked)
-		return chain_next_locked(ht, map, bi, key, hash, out);
+	if (err == -ENOMEM)
+		return locked ? chain_next_locked(ht, map, bi, key, hash, out)
+			      : chain_next_ro(ht, map, bi, key, hash, out);
 	if (err)
 		return err;
 	if (key) {

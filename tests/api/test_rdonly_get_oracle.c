@@ -28,7 +28,7 @@
 #include "maps/maps.h"
 #include "vm/vm.h"
 
-#define NOBODY 65534
+#define NOBODY T_NOBODY
 
 static char fsdir[64], kdir[64];
 
@@ -522,37 +522,6 @@ static const char *const names[] = {
 #define R_RING (R_TYPES + 2 * NT * NS)
 #define R_LEN (R_RING + 2 * NR)
 
-/* uid/gid 65534, no supplementary group; the uid change drops every capability */
-static int become_nobody(void)
-{
-	return setgroups(0, NULL) || setresgid(NOBODY, NOBODY, NOBODY) ||
-	       setresuid(NOBODY, NOBODY, NOBODY) || !geteuid();
-}
-
-/* Run fn in a child, which writes its answers (len bytes) to a pipe: 0 and the answers,
- * or the child's exit status. */
-static int in_child(int (*fn)(int out), void *buf, size_t len)
-{
-	int p[2], st = 0, got;
-	pid_t pid;
-
-	fflush(stdout);
-	if (pipe(p))
-		return 1;
-	pid = fork();
-	if (pid == 0) {
-		close(p[0]);
-		_exit(fn(p[1]));
-	}
-	close(p[1]);
-	got = pid > 0 && read(p[0], buf, len) == (ssize_t)len;
-	close(p[0]);
-	if (pid < 0 || waitpid(pid, &st, 0) != pid)
-		return 1;
-	st = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-	return st ? st : !got;
-}
-
 static int maker(int out)
 {
 	int r[2] = { make(sys_kernel, kdir) || make_types(sys_kernel, kdir),
@@ -565,7 +534,7 @@ static int worker(int out)
 {
 	int r[R_LEN];
 
-	if (become_nobody())
+	if (t_become_nobody())
 		return 77;
 	steps(sys_kernel, kdir, r);
 	steps(sys_bpfrt, fsdir, r + N);
@@ -609,12 +578,12 @@ int main(void)
 		T_SKIP("cannot make %s: %s", kdir, strerror(errno));
 	setenv("BPFRT_FS", fsdir, 1);
 	/* made by a child, so that this process (the worker's parent) never maps them */
-	st = in_child(maker, made, sizeof(made));
+	st = t_in_child(maker, made, sizeof(made));
 	T_CASE("root pinned the objects on both sides");
 	T_EQ_INT(0, st);
 	T_EQ_INT(0, st ? -1 : made[0]);
 	T_EQ_INT(0, st ? -1 : made[1]);
-	st = st ? st : in_child(worker, r, sizeof(r));
+	st = st ? st : t_in_child(worker, r, sizeof(r));
 	cleanup();
 	if (st == 77)
 		T_SKIP("cannot become uid %d", NOBODY);

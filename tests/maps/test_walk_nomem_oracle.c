@@ -10,12 +10,18 @@
  * The BPF_F_ZERO_SEED maps hold keys that bpfrt hashes to one bucket (its hash with seed
  * 0, util.h's brt_keyhash()): a chain longer than the walk's stack room, which a process
  * out of memory must walk too (the kernel's walk has no room to run out of).
+ *
+ * Then the same walks through read-only fds: a root child makes and pins the maps (mode
+ * 0444) on both sides, a child become uid 65534 gets them with BPF_F_RDONLY (bpfrt maps
+ * them read-only and walks without the buckets' locks), uses up its memory and walks.
+ * Until session 24 bpfrt answered ENOMEM there for a chain longer than the stack room.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -26,6 +32,9 @@
 
 #define NKEYS 40
 #define MAXKEY 512
+
+/* the read-only phase's pins: a directory per side */
+static char fsdir[64], kdir[64];
 
 static const struct {
 	const char *name;
@@ -130,6 +139,43 @@ static int use_up_memory(void)
 	return p == NULL;
 }
 
+/* a pin's path: the kernel's in kdir, bpfrt's in fsdir */
+static void pin_path(sys_fn sys, int i, char *path, size_t len)
+{
+	snprintf(path, len, "%s/m%d", sys == kernel_bpf ? kdir : fsdir, i);
+}
+
+static int path_op(sys_fn sys, int cmd, int fd, int i, uint32_t flags)
+{
+	char path[128];
+	union bpf_attr a;
+
+	pin_path(sys, i, path, sizeof(path));
+	memset(&a, 0, sizeof(a));
+	a.pathname = (uint64_t)(uintptr_t)path;
+	a.bpf_fd = (uint32_t)(fd < 0 ? 0 : fd);
+	a.file_flags = flags;
+	return sys(cmd, &a, sizeof(a));
+}
+
+/* root: every map made and pinned 0444 on both sides */
+static int pinner(int out)
+{
+	char path[128];
+	int r = 0;
+
+	for (int i = 0; i < NMAPS; i++)
+		for (int side = 0; side < 2; side++) {
+			sys_fn sys = side ? bpfrt_bpf : kernel_bpf;
+			int fd = make(sys, i);
+
+			pin_path(sys, i, path, sizeof(path));
+			if (fd < 0 || path_op(sys, BPF_OBJ_PIN, fd, i, 0) || chmod(path, 0444))
+				r = 1;
+		}
+	return write(out, &r, sizeof(r)) == (ssize_t)sizeof(r) ? 0 : 3;
+}
+
 static int child(int out)
 {
 	int fds[2][NMAPS], r[2 * NMAPS + 1];
@@ -138,10 +184,19 @@ static int child(int out)
 	/* the stack it will use, touched while there is memory (kept: the asm reads it) */
 	memset(stack, 1, sizeof(stack));
 	__asm__ volatile("" : : "r"(stack) : "memory");
-	for (int i = 0; i < NMAPS; i++) {
-		fds[0][i] = make(kernel_bpf, i);
-		fds[1][i] = make(bpfrt_bpf, i);
-	}
+	if (fsdir[0]) {
+		/* the read-only phase: the maps pinned by pinner(), got read-only */
+		if (t_become_nobody())
+			return 77;
+		for (int i = 0; i < NMAPS; i++) {
+			fds[0][i] = path_op(kernel_bpf, BPF_OBJ_GET, -1, i, BPF_F_RDONLY);
+			fds[1][i] = path_op(bpfrt_bpf, BPF_OBJ_GET, -1, i, BPF_F_RDONLY);
+		}
+	} else
+		for (int i = 0; i < NMAPS; i++) {
+			fds[0][i] = make(kernel_bpf, i);
+			fds[1][i] = make(bpfrt_bpf, i);
+		}
 	r[2 * NMAPS] = use_up_memory();
 	for (int i = 0; i < NMAPS; i++) {
 		r[i] = fds[0][i] < 0 ? -2000 : walk(kernel_bpf, fds[0][i]);
@@ -150,45 +205,72 @@ static int child(int out)
 	return write(out, r, sizeof(r)) == (ssize_t)sizeof(r) ? 0 : 3;
 }
 
+/* one phase's answers: each map's walk on both sides, and the kernel's the whole walk */
+static void compare(const char *phase, const int *r)
+{
+	char name[160];
+
+	printf("%s: memory used up in the child: %s\n", phase, r[2 * NMAPS] ? "yes" : "no");
+	for (int i = 0; i < NMAPS; i++) {
+		uint32_t sum = 0;
+
+		snprintf(name, sizeof(name), "%s: %s", phase, maps[i].name);
+		T_CASE(name);
+		if (r[i] != r[NMAPS + i])
+			printf("differs: %s: kernel %d, bpfrt %d\n", name, r[i], r[NMAPS + i]);
+		T_EQ_INT(r[i], r[NMAPS + i]);
+		/* the kernel's answer: every key, then ENOENT */
+		for (uint32_t j = 0; j < maps[i].nkeys; j++)
+			sum += key_of(i, j);
+		T_EQ_INT((int)(maps[i].nkeys * 10000 + sum % 10000), r[i]);
+	}
+	snprintf(name, sizeof(name), "%s: the child's memory was used up (else the walks "
+		 "proved nothing)", phase);
+	T_CASE(name);
+	T_EQ_INT(1, r[2 * NMAPS]);
+}
+
 int main(void)
 {
-	int p[2], st = 0, r[2 * NMAPS + 1];
-	pid_t pid;
+	int st, made = 1, r[2 * NMAPS + 1];
+	char path[128];
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 	T_SKIP("under a sanitizer (its allocator is not the process's to use up)");
 #endif
 	if (geteuid() || create_map(kernel_bpf, BPF_MAP_TYPE_HASH, 4, 8, 1, 0, 0) < 0)
 		T_SKIP("needs root and the kernel's bpf()");
-	fflush(stdout);
-	if (pipe(p))
-		T_SKIP("no pipe");
-	pid = fork();
-	if (pid == 0) {
-		close(p[0]);
-		_exit(child(p[1]));
-	}
-	close(p[1]);
+	st = t_in_child(child, r, sizeof(r));
 	T_CASE("the child walked every map on both sides");
-	T_EQ_INT(1, read(p[0], r, sizeof(r)) == (ssize_t)sizeof(r));
-	T_EQ_INT(pid, waitpid(pid, &st, 0));
-	T_EQ_INT(0, WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
-	if (st)
-		return t_done();
-	printf("memory used up in the child: %s\n", r[2 * NMAPS] ? "yes" : "no");
-	for (int i = 0; i < NMAPS; i++) {
-		T_CASE(maps[i].name);
-		if (r[i] != r[NMAPS + i])
-			printf("differs: %s: kernel %d, bpfrt %d\n", maps[i].name, r[i], r[NMAPS + i]);
-		T_EQ_INT(r[i], r[NMAPS + i]);
-		/* the kernel's answer: every key, then ENOENT */
-		uint32_t sum = 0;
+	T_EQ_INT(0, st);
+	if (!st)
+		compare("read-write", r);
 
-		for (uint32_t j = 0; j < maps[i].nkeys; j++)
-			sum += key_of(i, j);
-		T_EQ_INT((int)(maps[i].nkeys * 10000 + sum % 10000), r[i]);
+	snprintf(fsdir, sizeof(fsdir), "/dev/shm/bpfrt-walkro-XXXXXX");
+	snprintf(kdir, sizeof(kdir), "/sys/fs/bpf/bpfrt-walkro-%d", (int)getpid());
+	if (!t_scratch_dir(fsdir) || chmod(fsdir, 0755) || mkdir(kdir, 0755)) {
+		printf("read-only phase skipped: cannot make %s or %s: %s\n", fsdir, kdir,
+		       strerror(errno));
+		return t_done();
 	}
-	T_CASE("the child's memory was used up (else the walks proved nothing)");
-	T_EQ_INT(1, r[2 * NMAPS]);
+	setenv("BPFRT_FS", fsdir, 1);
+	/* pinned by a child: this process never maps them, so the walker's are read-only */
+	st = t_in_child(pinner, &made, sizeof(made));
+	T_CASE("root pinned the maps on both sides");
+	T_EQ_INT(0, st ? st : made);
+	st = st || made ? 1 : t_in_child(child, r, sizeof(r));
+	for (int i = 0; i < NMAPS; i++) {
+		snprintf(path, sizeof(path), "%s/m%d", kdir, i);
+		unlink(path);
+	}
+	rmdir(kdir);
+	if (st == 77) {
+		printf("read-only phase skipped: cannot become uid %d\n", T_NOBODY);
+		return t_done();
+	}
+	T_CASE("uid 65534 walked every map through read-only fds on both sides");
+	T_EQ_INT(0, st);
+	if (!st)
+		compare("read-only", r);
 	return t_done();
 }
