@@ -377,10 +377,16 @@ static int add_backedge(struct brt_env *env, const struct brt_vstate *old, int i
 	return 0;
 }
 
-/* A stored state leaves memory: at once, or while backedges wait to be propagated
- * through their parents, at the end */
+/* A stored state dropped from its list, complete, leaves memory: at once, or while
+ * backedges wait to be propagated through their parents, when none is left.  Its count is
+ * the kernel's maybe_free_verifier_state(): a state whose loop has backedges (marks not
+ * final) stays in its free_list, counted in peak_states, until the walk ends; any other
+ * leaves the count now.  The walk frees it no more later (the kernel visits it once, when
+ * its last branch ends or when it is evicted complete). */
 static void release(struct brt_env *env, struct brt_stored *sl)
 {
+	if (!incomplete_marks(env, sl->st))
+		env->cur_states--;
 	if (env->nbackedges) {
 		sl->next = env->graveyard;
 		env->graveyard = sl;
@@ -388,7 +394,6 @@ static void release(struct brt_env *env, struct brt_stored *sl)
 	}
 	brt_state_free(sl->st);
 	free(sl);
-	env->cur_states--;
 }
 
 /* How states are compared: RANGE (old contains cur; the old state's exploration is
@@ -751,10 +756,7 @@ static int propagate_backedges(struct brt_env *env, struct brt_scc_visit *v)
 		struct brt_stored *sl = env->graveyard;
 
 		env->graveyard = NULL;
-		for (struct brt_stored *n; sl; sl = n) {
-			n = sl->next;
-			release(env, sl);
-		}
+		free_list(sl);
 	}
 	return err;
 }

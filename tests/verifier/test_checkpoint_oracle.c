@@ -15,6 +15,8 @@
  * path's end or a function's exit, so a stored state cleaned at a later visit loses the
  * slots the current path has read since (4 bytes of fp-8's slot ZERO, the visitor's MISC): the kernel prunes the visit, bpfrt walked it again until session 19
  * (otel-profiler's unwind_php 12,896 processed insns for the kernel's 12,826).
+ * A fourth (loop_exit_evict) is about peak_states: when a state evicted from its list
+ * leaves the count while a loop has backedges.
  * Each case: bpfrt must print the kernel's line (recorded here); as root the kernel must
  * print it too.
  */
@@ -63,6 +65,43 @@ static const struct bpf_insn stale_live[] = {
 	I(BPF_JMP | BPF_JA, 0, 0, -9, 0),           /* -> X */
 };
 
+/* A may_goto loop (insn 3) whose body leaves it at 5 to code that is no part of the loop
+ * (9-24), explored while the loop's backedge (made at the second visit of 3) waits: five
+ * diamonds on r9 give r8 32 stack offsets, and the may_goto +0 at 21 is a forced
+ * checkpoint, so each offset stores a state there and the first, complete, is evicted at
+ * its fourth miss.  The kernel frees an evicted state unless its own loop's marks are
+ * incomplete (maybe_free_verifier_state(), incomplete_read_marks()): 21 is in none, so it
+ * leaves the count at once; bpfrt kept every evicted state counted while any loop had
+ * backedges (peak_states 16 for the kernel's 14 until session 24: otel-profiler's
+ * unwind_stop 197 for 196). */
+static const struct bpf_insn loop_exit_evict[] = {
+	I(BPF_LDX | BPF_MEM | BPF_W, 6, 1, 0, 0),
+	I(BPF_LDX | BPF_MEM | BPF_W, 9, 1, 4, 0),
+	I(BPF_ALU64 | BPF_MOV | BPF_K, 7, 0, 0, 0),
+	I(BPF_JMP | 0xe0, 0, 0, 3, 0), /* 3: may_goto -> 7 */
+	I(BPF_ALU64 | BPF_ADD | BPF_K, 7, 0, 0, 1),
+	I(BPF_JMP | BPF_JEQ | BPF_K, 6, 0, 3, 7),      /* 5: out of the loop -> 9 */
+	I(BPF_JMP | BPF_JA, 0, 0, -4, 0),              /* -> 3 */
+	I(BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, 0),
+	I(BPF_JMP | BPF_EXIT, 0, 0, 0, 0),
+	I(BPF_ALU64 | BPF_MOV | BPF_X, 8, 10, 0, 0),   /* 9 */
+	I(BPF_ALU64 | BPF_ADD | BPF_K, 8, 0, 0, -8),
+	I(BPF_JMP | BPF_JEQ | BPF_K, 9, 0, 1, 10),
+	I(BPF_ALU64 | BPF_ADD | BPF_K, 8, 0, 0, -8),
+	I(BPF_JMP | BPF_JEQ | BPF_K, 9, 0, 1, 11),
+	I(BPF_ALU64 | BPF_ADD | BPF_K, 8, 0, 0, -16),
+	I(BPF_JMP | BPF_JEQ | BPF_K, 9, 0, 1, 12),
+	I(BPF_ALU64 | BPF_ADD | BPF_K, 8, 0, 0, -32),
+	I(BPF_JMP | BPF_JEQ | BPF_K, 9, 0, 1, 13),
+	I(BPF_ALU64 | BPF_ADD | BPF_K, 8, 0, 0, -64),
+	I(BPF_JMP | BPF_JEQ | BPF_K, 9, 0, 1, 14),
+	I(BPF_ALU64 | BPF_ADD | BPF_K, 8, 0, 0, -128),
+	I(BPF_JMP | 0xe0, 0, 0, 0, 0), /* 21: a forced checkpoint */
+	I(BPF_ST | BPF_MEM | BPF_DW, 8, 0, 0, 0),
+	I(BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, 0),
+	I(BPF_JMP | BPF_EXIT, 0, 0, 0, 0),
+};
+
 static const struct cp_case cases[] = {
 	{ "lone id, 40 entries between jumps", 0, 20, 8,
 	  "processed 344 insns (limit 1000000) max_states_per_insn 0 total_states 4 peak_states 4 "
@@ -76,6 +115,9 @@ static const struct cp_case cases[] = {
 	{ "a read not yet propagated when a state is cleaned", 0, 0, 0,
 	  "processed 18 insns (limit 1000000) max_states_per_insn 0 total_states 1 peak_states 1 "
 	  "mark_read 0", stale_live, sizeof(stale_live) / sizeof(stale_live[0]) },
+	{ "a state evicted out of a loop while the loop has backedges", 0, 0, 0,
+	  "processed 102 insns (limit 1000000) max_states_per_insn 4 total_states 15 peak_states 14 "
+	  "mark_read 0", loop_exit_evict, sizeof(loop_exit_evict) / sizeof(loop_exit_evict[0]) },
 };
 
 /* r6 = skb->len (unknown); r7 = r6 (one id); r7 = 0 unless linked; then per segment
