@@ -203,6 +203,16 @@ BPFRT_API int bpfrt_ringbuf_consume(int fd, int (*cb)(void *arg, void *data, siz
  * (EINVAL: not a ring buffer; EBADF). */
 BPFRT_API int bpfrt_ringbuf_poll_fd(int fd);
 
+/* Produce into a BPF_MAP_TYPE_USER_RINGBUF: an fd to mmap() the producer page and the
+ * data through (MAP_SHARED, read-write, from offset one page, as libbpf's
+ * user_ring_buffer__new() maps the kernel's), then close().  While a mapping made through
+ * it lasts (in any process: a forked child's copy too), BPF_MAP_FREEZE of the map is
+ * EBUSY, as the kernel's under a writable mapping; a mapping of the fd itself is not
+ * seen.  Returns the fd or -errno (EINVAL: not a user ring buffer; EACCES: fd is
+ * read-only; EPERM: the map is frozen, whose writable mappings the kernel refuses; EBADF).
+ * libbpfrt-preload.so maps libbpf's producers through it. */
+BPFRT_API int bpfrt_user_ringbuf_producer_fd(int fd);
+
 /* Number of CPUs whose values per-CPU maps keep (the kernel's possible CPUs). */
 BPFRT_API int bpfrt_num_possible_cpus(void);
 

@@ -335,7 +335,7 @@ int brt_cmd_map_freeze(struct brt_call *call)
 {
 	struct brt_map *map;
 	uint32_t expected = 0;
-	int err;
+	int err, hold = -1;
 
 	union bpf_attr *attr = call->attr;
 
@@ -345,7 +345,8 @@ int brt_cmd_map_freeze(struct brt_call *call)
 	/* map_freeze()'s order: no struct_ops map, no value with special fields (locks,
 	 * timers, task works, lists, trees, kptrs: ENOTSUPP); write access, which a frozen
 	 * map no longer has, so freezing it again is EPERM before the EBUSY tests; no
-	 * writable mapping (EBUSY): of those bpfrt knows a ring buffer's live consumer. */
+	 * writable mapping (EBUSY): of those bpfrt knows a ring buffer's live consumer and a
+	 * user ring buffer's producers (held out until frozen is set). */
 	if (map->type == BPF_MAP_TYPE_STRUCT_OPS || map->lock_off >= 0 || map->timer_off >= 0 ||
 	    map->task_work_off >= 0 || map->nroots || value_has_record(map))
 		err = -524; /* ENOTSUPP */
@@ -353,8 +354,12 @@ int brt_cmd_map_freeze(struct brt_call *call)
 		err = -EPERM;
 	else if (brt_ringbuf_consumer_live(map))
 		err = -EBUSY;
+	else if ((err = brt_user_ringbuf_freeze_hold(map, (int)attr->map_fd, &hold)))
+		;
 	else if (!atomic_compare_exchange_strong(&map->obj.hdr->frozen, &expected, 1))
 		err = -EPERM;
+	if (hold >= 0)
+		close(hold);
 	brt_map_put(map);
 	return err;
 }

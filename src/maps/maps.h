@@ -447,6 +447,10 @@ int brt_map_type_btf(uint32_t type);
  * libbpf's consumer through the preload)?  The kernel refuses a freeze (EBUSY) while a
  * consumer maps the consumer page writable. */
 int brt_ringbuf_consumer_live(struct brt_map *map);
+/* BPF_MAP_FREEZE of a user ring buffer (ringbuf.c): -EBUSY while a producer maps it
+ * (bpfrt_user_ringbuf_producer_fd()), else 0 with *hold an fd that keeps producers out
+ * until the caller closes it (-1: nothing held; other map types). */
+int brt_user_ringbuf_freeze_hold(struct brt_map *map, int fd, int *hold);
 /* bpftool's name of any type the kernel names (map_types.def), "unknown" for others. */
 const char *brt_map_type_name(uint32_t type);
 /* The type of an offered map type's name; -EINVAL for other names. */

@@ -682,6 +682,92 @@ uint64_t brt_helper_user_ringbuf_drain(uint64_t r1, uint64_t r2, uint64_t r3, ui
 	return ctx->stopped ? 0 : (uint64_t)(samples - discarded);
 }
 
+/* A user ring buffer's producers and BPF_MAP_FREEZE.  The kernel counts the writable
+ * mappings of a map (bpf_map_mmap(), writecnt; a mapping's copy in a forked child counts
+ * too, munmap() uncounts) and map_freeze() is EBUSY while any lasts; bpf_map_mmap()
+ * refuses a writable mapping of a frozen map (EPERM).  bpfrt's fd is the map's file,
+ * whose mmap() it does not see, so a producer maps through the fd
+ * bpfrt_user_ringbuf_producer_fd() gives: a new open description of the file holding an
+ * open-file-description read lock on byte URB_PRODUCER_OFF (far past the data).  Every
+ * mapping made through it holds the description, so the lock lasts exactly while one of
+ * them does, in any process.  A freeze takes the write lock on that byte through another
+ * new description without waiting (brt_user_ringbuf_freeze_hold()): not while a producer
+ * holds its lock (EBUSY); and while the freeze holds it, a producer's lock waits, then
+ * sees the map frozen. */
+#define URB_PRODUCER_OFF (1ull << 61)
+
+static int urb_lock(int fd, short type, int cmd)
+{
+	struct flock fl;
+
+	memset(&fl, 0, sizeof(fl)); /* l_pid 0 for the F_OFD_ commands */
+	fl.l_type = type;
+	fl.l_whence = SEEK_SET;
+	fl.l_start = (off_t)URB_PRODUCER_OFF;
+	fl.l_len = 1;
+	return fcntl(fd, cmd, &fl) ? -errno : 0;
+}
+
+/* a new read-write open description of the file fd names: an fd, or -errno */
+static int reopen_rw(int fd)
+{
+	char path[48];
+	int nfd;
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	nfd = open(path, O_RDWR | O_CLOEXEC);
+	return nfd < 0 ? -errno : nfd;
+}
+
+int bpfrt_user_ringbuf_producer_fd(int fd)
+{
+	struct brt_map *map;
+	int ret, nfd = -1;
+
+	ret = brt_map_from_fd(fd, &map);
+	if (!ret) {
+		/* the kernel's writable mmap(): EACCES through a read-only fd (do_mmap()),
+		 * EPERM once frozen (bpf_map_mmap()) */
+		if (map->type != BPF_MAP_TYPE_USER_RINGBUF)
+			ret = -EINVAL;
+		else if (brt_obj_fd_access(&map->obj, fd) == O_RDONLY)
+			ret = -EACCES;
+		else if ((nfd = reopen_rw(fd)) < 0)
+			ret = nfd;
+		else if (!(ret = urb_lock(nfd, F_RDLCK, F_OFD_SETLKW)) &&
+			 atomic_load_explicit(&map->obj.hdr->frozen, memory_order_acquire))
+			ret = -EPERM;
+		brt_map_put(map);
+	}
+	if (ret < 0) {
+		if (nfd >= 0)
+			close(nfd);
+		errno = -ret;
+		return ret;
+	}
+	return nfd;
+}
+
+int brt_user_ringbuf_freeze_hold(struct brt_map *map, int fd, int *hold)
+{
+	int nfd, err;
+
+	*hold = -1;
+	if (map->type != BPF_MAP_TYPE_USER_RINGBUF)
+		return 0;
+	/* no description to lock through (no /proc): no producer is seen, as before */
+	nfd = reopen_rw(fd);
+	if (nfd < 0)
+		return 0;
+	err = urb_lock(nfd, F_WRLCK, F_OFD_SETLK);
+	if (err) {
+		close(nfd);
+		return err == -EAGAIN || err == -EACCES ? -EBUSY : 0;
+	}
+	*hold = nfd;
+	return 0;
+}
+
 /* BPF_MAP_TYPE_USER_RINGBUF: the same memory with the roles swapped (the kernel's
  * ringbuf.c): user space produces (it maps the producer page and the data, as libbpf's
  * user_ring_buffer__new() does, and writes records with the kernel's header: length with

@@ -51,6 +51,12 @@ struct {
 	__uint(max_entries, 4096);
 } events SEC(".maps");
 
+/* produced by app.c (user_ring_buffer__new()) for the freeze steps */
+struct {
+	__uint(type, BPF_MAP_TYPE_USER_RINGBUF);
+	__uint(max_entries, 4096);
+} uevents SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERF_EVENT_ARRAY);
 	__uint(key_size, sizeof(__u32));

@@ -78,6 +78,7 @@ int main(int argc, char **argv)
 {
 	int pin = !(argc > 1 && !strcmp(argv[1], "--test-run-only"));
 	struct ring_buffer *rb = NULL;
+	struct user_ring_buffer *urb;
 	struct perf_buffer *pb = NULL;
 	struct app *skel;
 	__u32 key, next, *pk = NULL;
@@ -243,6 +244,24 @@ int main(int argc, char **argv)
 	ring_buffer__free(rb);
 	printf("freeze of the ring buffer after ring_buffer__free: %d\n",
 	       bpf_map_freeze(fd) ? -errno : 0);
+	/* a user ring buffer likewise under its producer's writable mapping (EBUSY), frozen
+	 * once user_ring_buffer__free() unmapped it; then a producer's writable mapping is
+	 * EPERM (libbpf's warning, which names the fd, left unprinted) */
+	fd = bpf_map__fd(skel->maps.uevents);
+	urb = user_ring_buffer__new(fd, NULL);
+	printf("user_ring_buffer__new: %s\n", urb ? "ok" : strerror(errno));
+	if (urb)
+		printf("freeze of the user ring buffer under its producer: %d\n",
+		       bpf_map_freeze(fd) ? -errno : 0);
+	user_ring_buffer__free(urb);
+	printf("freeze of the user ring buffer after user_ring_buffer__free: %d\n",
+	       bpf_map_freeze(fd) ? -errno : 0);
+	libbpf_set_print(NULL);
+	urb = user_ring_buffer__new(fd, NULL);
+	printf("user_ring_buffer__new of the frozen user ring buffer: %s\n",
+	       urb ? "ok" : strerror(errno));
+	libbpf_set_print(silent);
+	user_ring_buffer__free(urb);
 	perf_buffer__free(pb);
 	app__destroy(skel);
 	printf("done\n");

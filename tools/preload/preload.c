@@ -6,7 +6,10 @@
  *                 bpfrt_bpf(); every other number goes to libc's syscall() untouched.
  *   bpf()         for programs that call a bpf() symbol instead.
  *   mmap()        of a ring buffer's producer page and data (libbpf's second mmap) gets the
- *                 data mapped twice back to back, as the kernel maps it; of a BPF output
+ *                 data mapped twice back to back, as the kernel maps it (a user ring
+ *                 buffer's producer, writable, through bpfrt_user_ringbuf_producer_fd():
+ *                 BPF_MAP_FREEZE is EBUSY while it lasts, and EPERM for a frozen map, as
+ *                 the kernel's); of a BPF output
  *                 event (below) a ring of the size asked for; everything else (mmapable
  *                 arrays included: bpfrt's map files hold the kernel's layout at offset 0)
  *                 goes to libc's mmap().  mmap64() too: libbpf calls that name.
@@ -479,7 +482,7 @@ static enum obj_kind obj_kind(int fd, struct bpf_map_info *map)
 }
 
 /* Is fd a bpfrt ring buffer map?  Its max_entries in *size. */
-int is_ringbuf(int fd, uint32_t *size)
+int is_ringbuf(int fd, uint32_t *size, uint32_t *type)
 {
 	struct bpf_map_info info;
 
@@ -489,6 +492,7 @@ int is_ringbuf(int fd, uint32_t *size)
 	    (info.type != BPF_MAP_TYPE_RINGBUF && info.type != BPF_MAP_TYPE_USER_RINGBUF))
 		return 0;
 	*size = info.max_entries;
+	*type = info.type;
 	return 1;
 }
 

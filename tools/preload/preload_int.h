@@ -75,7 +75,8 @@ void resolve(void);
 size_t read_user(uint64_t addr, void *buf, size_t len);
 int is_prog_fd(int fd);
 int prog_type(int fd);
-int is_ringbuf(int fd, uint32_t *size);
+/* a bpfrt ring buffer or user ring buffer: 1 with its size and map type */
+int is_ringbuf(int fd, uint32_t *size, uint32_t *type);
 
 /* preload_ring.c: the epoll set epfd is being closed: the wake-up pipes registered in it
  * go with it. */

@@ -164,13 +164,25 @@ static int perf_resize(int fd, size_t len)
 	return 0;
 }
 
-static void *map_ringbuf(size_t len, int prot, int flags, int fd, uint32_t size)
+static void *map_ringbuf(size_t len, int prot, int flags, int fd, uint32_t size, uint32_t type)
 {
 	unsigned char *base, *p;
+	int pfd = -1;
 
+	/* a user ring buffer's producer maps through a description of its own, whose
+	 * mappings bpfrt's freeze sees (EPERM here for a frozen map, as the kernel's) */
+	if (type == BPF_MAP_TYPE_USER_RINGBUF && (prot & PROT_WRITE)) {
+		pfd = bpfrt_user_ringbuf_producer_fd(fd);
+		if (pfd < 0)
+			return MAP_FAILED;
+		fd = pfd;
+	}
 	base = real_mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (base == MAP_FAILED)
+	if (base == MAP_FAILED) {
+		if (pfd >= 0)
+			close(pfd);
 		return MAP_FAILED;
+	}
 	/* producer page and data, then the data again right after it */
 	p = real_mmap(base, PRELOAD_PAGE + (size_t)size, prot, flags | MAP_FIXED, fd,
 		      PRELOAD_PAGE);
@@ -182,22 +194,28 @@ static void *map_ringbuf(size_t len, int prot, int flags, int fd, uint32_t size)
 
 		munmap(base, len);
 		errno = e;
-		return MAP_FAILED;
+		base = MAP_FAILED;
+	}
+	if (pfd >= 0) {
+		int e = errno;
+
+		close(pfd); /* the mappings keep its description */
+		errno = e;
 	}
 	return base;
 }
 
 void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {
-	uint32_t size;
+	uint32_t size, type;
 
 	resolve();
 	/* libbpf maps the producer page and the data twice in one call; bpfrt's file holds
 	 * the data once, so it is mapped piecewise.  Only that call shape is looked at. */
 	if (fd >= 0 && off == PRELOAD_PAGE && !addr && !(flags & MAP_FIXED) &&
-	    (flags & MAP_SHARED) && is_ringbuf(fd, &size) &&
+	    (flags & MAP_SHARED) && is_ringbuf(fd, &size, &type) &&
 	    len == PRELOAD_PAGE + 2 * (size_t)size)
-		return map_ringbuf(len, prot, flags, fd, size);
+		return map_ringbuf(len, prot, flags, fd, size, type);
 	if (fd >= 0 && !off && is_perf(fd) && perf_resize(fd, len))
 		return MAP_FAILED;
 	return real_mmap(addr, len, prot, flags, fd, off);
@@ -215,9 +233,26 @@ void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 struct ring_wait {
 	int epfd, map_fd, pipe_fd;
 	int perf; /* a perf output ring (else a ring buffer map) */
+	int rd_fd; /* a user ring buffer's: the read end of the pipe whose write end is
+		    * registered (else -1) */
 	dev_t dev;
 	ino_t ino;
 };
+
+/* A user ring buffer's producer (libbpf's user_ring_buffer__new()) waits in epoll for
+ * room (EPOLLOUT), which the kernel signals when a program drains; bpfrt's drain wakes
+ * no one, so the set gets the write end of an empty pipe, always writable: a blocking
+ * reserve (user_ring_buffer__reserve_blocking()) polls the ring until its timeout
+ * instead of sleeping.  The write end, or -errno; *rd its read end. */
+static int room_fd(int *rd)
+{
+	int p[2];
+
+	if (pipe2(p, O_CLOEXEC))
+		return -errno;
+	*rd = p[0];
+	return p[1];
+}
 
 static struct ring_wait rings[MAX_RINGS];
 static int nrings;
@@ -242,13 +277,17 @@ static void pipe_close(const struct ring_wait *r)
 	if (!fstat(r->pipe_fd, &st) && S_ISFIFO(st.st_mode) && st.st_dev == r->dev &&
 	    st.st_ino == r->ino)
 		close(r->pipe_fd);
+	if (r->rd_fd >= 0 && !fstat(r->rd_fd, &st) && S_ISFIFO(st.st_mode) &&
+	    st.st_dev == r->dev && st.st_ino == r->ino)
+		close(r->rd_fd);
 }
 
-static int ring_epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev, int perf)
+static int ring_epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev, int perf,
+			  uint32_t type)
 {
 	struct ring_wait *r;
 	struct stat st;
-	int ret = -1, err = 0, pfd;
+	int ret = -1, err = 0, pfd, rd = -1;
 
 	pthread_mutex_lock(&rings_lock);
 	r = ring_find(epfd, fd);
@@ -257,13 +296,17 @@ static int ring_epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev, int 
 			err = EEXIST;
 		} else if (nrings == MAX_RINGS) {
 			err = ENOSPC;
-		} else if ((pfd = perf ? bpfrt_perf_ring_poll_fd(fd) : bpfrt_ringbuf_poll_fd(fd)) < 0) {
+		} else if ((pfd = perf				       ? bpfrt_perf_ring_poll_fd(fd)
+				  : type == BPF_MAP_TYPE_USER_RINGBUF ? room_fd(&rd)
+								      : bpfrt_ringbuf_poll_fd(fd)) < 0) {
 			err = -pfd;
 		} else if (fstat(pfd, &st) || real_epoll_ctl(epfd, op, pfd, ev) < 0) {
 			err = errno;
 			close(pfd);
+			if (rd >= 0)
+				close(rd);
 		} else {
-			rings[nrings++] = (struct ring_wait){ epfd, fd, pfd, perf, st.st_dev,
+			rings[nrings++] = (struct ring_wait){ epfd, fd, pfd, perf, rd, st.st_dev,
 							      st.st_ino };
 			ret = 0;
 		}
@@ -306,17 +349,17 @@ void ring_epoll_closed(int epfd)
 
 int epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
 {
-	uint32_t size;
+	uint32_t size, type;
 	int ret;
 
 	resolve();
 	ret = real_epoll_ctl(epfd, op, fd, ev);
 	/* The kernel refuses a regular file (a bpfrt object) with EPERM; only then look. */
 	if (ret < 0 && errno == EPERM) {
-		if (is_ringbuf(fd, &size))
-			return ring_epoll_ctl(epfd, op, fd, ev, 0);
+		if (is_ringbuf(fd, &size, &type))
+			return ring_epoll_ctl(epfd, op, fd, ev, 0, type);
 		if (is_perf(fd))
-			return ring_epoll_ctl(epfd, op, fd, ev, 1);
+			return ring_epoll_ctl(epfd, op, fd, ev, 1, 0);
 		errno = EPERM; /* is_ringbuf() asked bpfrt, which set errno */
 	}
 	if (ret < 0 && errno == ENOENT && op != EPOLL_CTL_ADD) {
@@ -327,7 +370,7 @@ int epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
 		ret = r ? 1 : -1;
 		pthread_mutex_unlock(&rings_lock);
 		if (ret > 0)
-			return ring_epoll_ctl(epfd, op, fd, ev, perf);
+			return ring_epoll_ctl(epfd, op, fd, ev, perf, 0);
 		errno = ENOENT;
 	}
 	return ret;
@@ -344,7 +387,7 @@ static void drain(int epfd)
 	for (int i = 0; i < nrings; i++)
 		if (rings[i].epfd == epfd && rings[i].perf)
 			bpfrt_perf_ring_drain(rings[i].map_fd); /* re-arms its wake-ups too */
-		else if (rings[i].epfd == epfd)
+		else if (rings[i].epfd == epfd && rings[i].rd_fd < 0) /* no user ring buffer's */
 			while (read(rings[i].pipe_fd, buf, sizeof(buf)) == (ssize_t)sizeof(buf))
 				;
 	pthread_mutex_unlock(&rings_lock);
