@@ -10,7 +10,9 @@
  * commands (FREEZE among them) on the map just made (script()), which is closed after.
  * Seeds corpus/bpf/create_<map type>_<case>: one MAP_CREATE per key/value BTF case (a
  * field each type may or may not hold, keyless, DATASEC, cgroup storage key, no-BTF
- * types, a non-BTF fd), most with a script that writes, walks and freezes the map.
+ * types, a non-BTF fd), most with a script that writes, walks and freezes the map;
+ * create_hash_zero_seed_long_chain puts 5 keys of 599 bytes in one bucket (BPF_F_ZERO_SEED:
+ * brt_keyhash() with seed 0), more than the key walk's stack room holds (maps/hash_walk.c).
  */
 #include <errno.h>
 #include <linux/btf.h>
@@ -238,6 +240,7 @@ static void script(int fd, uint32_t key_size, const uint8_t *s, size_t n)
 		default:
 			/* keys (4 x < 600 bytes) and out_batch below 4096; values 4 x <= 4096 */
 			cmd = s[i] & 0x80 ? BPF_MAP_LOOKUP_AND_DELETE_BATCH : BPF_MAP_LOOKUP_BATCH;
+			a.batch.in_batch = 0; /* map_fd's bytes: from the first key */
 			a.batch.map_fd = (uint32_t)fd;
 			a.batch.out_batch = (uint64_t)(uintptr_t)(area + 3000);
 			a.batch.keys = (uint64_t)(uintptr_t)area;
