@@ -760,6 +760,36 @@ static void test_eqset(void)
 		}
 		brt_jit_free(p);
 	}
+	/* a pair (`if x == 0x81 goto L; if x != 0xa888 goto M; L:`, xdp_flow's VLAN test) stays
+	 * two compares: no imul, no sete; the same r0 for every x */
+	{
+		struct bpf_insn prog[] = {
+			MOV64_IMM(4, 9), MOV64_IMM(0, 100), JMP32_IMM(BPF_JEQ, 2, 0x81, 1),
+			JMP32_IMM(BPF_JNE, 2, 0xa888, 3),
+			MOV64_IMM(4, 5), MOV64_IMM(1, 0), MOV64_IMM(5, 0), /* L */
+			ALU64_REG(BPF_ADD, 0, 4), MOV64_IMM(1, 0), MOV64_IMM(5, 0), /* M */
+			ALU64_REG(BPF_ADD, 0, 1), ALU64_REG(BPF_ADD, 0, 5), EXIT() };
+		size_t size;
+		struct brt_jit_prog *p;
+		const uint8_t *code;
+		char err[128];
+
+		T_CASE("eqset, a pair");
+		T_EQ_INT(0, brt_jit_compile(prog, sizeof(prog) / sizeof(prog[0]), &env, &p, err,
+					    sizeof(err)));
+		if (!p)
+			return;
+		code = brt_jit_code(p, &size, NULL);
+		T_EQ_INT(0, has_bytes(code, size, 0x0f, 0xaf)); /* imul */
+		T_EQ_INT(0, has_bytes(code, size, 0x0f, 0x94)); /* sete */
+		for (uint64_t x = 0x70; x < 0xa890; x += x < 0x90 ? 1 : x < 0xa880 ? 0x1000 : 1) {
+			uint64_t r2 = x | 7ull << 32;
+
+			T_EQ_U64(x == 0x81 || x == 0xa888 ? 105 : 109,
+				 brt_jit_call(p, 1000, r2, NULL));
+		}
+		brt_jit_free(p);
+	}
 }
 
 /* bittest: `r5 = 1; r5 <<= r2; r1 = K; r5 &= r1; w3 = w2; if r5 != 0 goto +1` (xdp_flow's
