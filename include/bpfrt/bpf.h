@@ -209,7 +209,7 @@ BPFRT_API int bpfrt_ringbuf_poll_fd(int fd);
  * it lasts (in any process: a forked child's copy too), BPF_MAP_FREEZE of the map is
  * EBUSY, as the kernel's under a writable mapping; a mapping of the fd itself is not
  * seen.  Returns the fd or -errno (EINVAL: not a user ring buffer; EACCES: fd is
- * read-only; EPERM: the map is frozen, whose writable mappings the kernel refuses; EBADF).
+ * read-only or write-only; EPERM: the map is frozen, whose writable mappings the kernel refuses; EBADF).
  * libbpfrt-preload.so maps libbpf's producers through it. */
 BPFRT_API int bpfrt_user_ringbuf_producer_fd(int fd);
 

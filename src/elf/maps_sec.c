@@ -685,7 +685,8 @@ static int struct_ops_vars(struct brt_elf_ctx *ctx, uint32_t sec, const uint32_t
 					    brt_btf_name(btf, vsi[i].type));
 		if (var_offset(ctx, by, nby, brt_btf_name(btf, vsi[i].type), &off, &sym_size))
 			off = vsi[i].offset;
-		if (off + st->size > s->size || vsi[i].size < st->size)
+		/* off is a symbol's value, any 64 bits: off + size must not wrap */
+		if (off > s->size || st->size > s->size - off || vsi[i].size < st->size)
 			return brt_elf_fail(ctx, -EINVAL, sec, off,
 					    "struct_ops: '%s' lies outside its section",
 					    brt_btf_name(btf, vsi[i].type));

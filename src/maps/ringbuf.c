@@ -726,11 +726,12 @@ int bpfrt_user_ringbuf_producer_fd(int fd)
 
 	ret = brt_map_from_fd(fd, &map);
 	if (!ret) {
-		/* the kernel's writable mmap(): EACCES through a read-only fd (do_mmap()),
-		 * EPERM once frozen (bpf_map_mmap()) */
+		/* the kernel's writable shared mmap(): EACCES through an fd without read or
+		 * write access (do_mmap()), EPERM once frozen (bpf_map_mmap()); the new
+		 * description is read-write, so a write-only fd must not make one either */
 		if (map->type != BPF_MAP_TYPE_USER_RINGBUF)
 			ret = -EINVAL;
-		else if (brt_obj_fd_access(&map->obj, fd) == O_RDONLY)
+		else if (brt_obj_fd_access(&map->obj, fd) != O_RDWR)
 			ret = -EACCES;
 		else if ((nfd = reopen_rw(fd)) < 0)
 			ret = nfd;

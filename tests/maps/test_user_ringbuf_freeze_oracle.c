@@ -22,7 +22,7 @@
 #include "transcript.h"
 
 #define PAGE 4096
-#define NSTEPS 12
+#define NSTEPS 13
 
 static int freeze(sys_fn sys, int fd)
 {
@@ -73,14 +73,31 @@ static const char *const names[NSTEPS] = {
 	"the child exited: freeze",
 	"producer mapping of the frozen third map: EPERM",
 	"freeze again: EPERM (a frozen map has no write access)",
+	"producer mapping through a write-only fd: EACCES",
 };
+
+/* a BPF_F_WRONLY fd of the map fd names (MAP_GET_FD_BY_ID), or -errno */
+static int wronly_fd(sys_fn sys, int fd)
+{
+	struct bpf_map_info info;
+	union bpf_attr a;
+	int r;
+
+	if ((r = map_info(sys, fd, &info)))
+		return r;
+	memset(&a, 0, sizeof(a));
+	a.map_id = info.id;
+	a.open_flags = BPF_F_WRONLY;
+	r = sys(BPF_MAP_GET_FD_BY_ID, &a, sizeof(a));
+	return r < 0 ? -errno : r;
+}
 
 static void steps(sys_fn sys, int *r)
 {
 	int u1 = create_map(sys, BPF_MAP_TYPE_USER_RINGBUF, 0, 0, PAGE, 0, 0);
 	int u2 = create_map(sys, BPF_MAP_TYPE_USER_RINGBUF, 0, 0, PAGE, 0, 0);
 	int u3 = create_map(sys, BPF_MAP_TYPE_USER_RINGBUF, 0, 0, PAGE, 0, 0);
-	int p[2], q[2], st = 0;
+	int p[2], q[2], st = 0, u4;
 	void *a, *b;
 	char c = 0;
 	pid_t pid;
@@ -121,6 +138,19 @@ static void steps(sys_fn sys, int *r)
 	a = producer_map(sys, u3, PROT_READ | PROT_WRITE, &r[10]);
 	unmap(a);
 	r[11] = freeze(sys, u3);
+	/* mmap() needs read access (do_mmap(): EACCES): the producer fd, a read-write
+	 * description, must not be made from a write-only fd */
+	u4 = create_map(sys, BPF_MAP_TYPE_USER_RINGBUF, 0, 0, PAGE, 0, 0);
+	st = u4 < 0 ? u4 : wronly_fd(sys, u4);
+	if (st < 0) {
+		r[12] = st - 100;
+	} else {
+		a = producer_map(sys, st, PROT_READ | PROT_WRITE, &r[12]);
+		unmap(a);
+		close(st);
+	}
+	if (u4 >= 0)
+		close(u4);
 	close(p[0]);
 	close(q[1]);
 	close(u1);
@@ -155,5 +185,6 @@ int main(void)
 	T_EQ_INT(-EBUSY, k[8]);
 	T_EQ_INT(0, k[9]);
 	T_EQ_INT(-EPERM, k[10]);
+	T_EQ_INT(-EACCES, k[12]);
 	return t_done();
 }

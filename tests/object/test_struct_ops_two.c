@@ -8,6 +8,8 @@
  * into bpfrt, through bpfrt's loader into the kernel, and through the system's libbpf
  * alike (root for the kernel sides; skipped otherwise). */
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -21,6 +23,39 @@
 #endif
 
 #define NAME_OFF 24 /* char name[16] after three function pointers */
+
+static char said[4096];
+
+/* the loader's messages, kept to see why an open failed */
+static int keep_print(enum bpfrt_print_level level, const char *fmt, va_list ap)
+{
+	size_t n = strlen(said);
+
+	(void)level;
+	if (n < sizeof(said) - 1)
+		vsnprintf(said + n, sizeof(said) - n, fmt, ap);
+	return 0;
+}
+
+/* The image with ca_two's symbol value set to v; 0 when there is no such symbol. */
+static int set_sym_value(unsigned char *img, const char *name, uint64_t v)
+{
+	size_t symtab = raw_find_type(img, SHT_SYMTAB);
+	Elf64_Shdr *sh = symtab ? raw_shdr(img, symtab) : NULL;
+	Elf64_Sym *syms;
+	const char *strs;
+
+	if (!sh)
+		return 0;
+	syms = (Elf64_Sym *)(void *)(img + sh->sh_offset);
+	strs = (const char *)img + raw_shdr(img, sh->sh_link)->sh_offset;
+	for (size_t i = 1; i < sh->sh_size / sizeof(*syms); i++)
+		if (!strcmp(strs + syms[i].st_name, name)) {
+			syms[i].st_value = v;
+			return 1;
+		}
+	return 0;
+}
 
 static int load_bpfrt(int kernel)
 {
@@ -45,6 +80,15 @@ int main(void)
 
 	if (!buf)
 		T_SKIP("corpus not built (clang missing)");
+	bpfrt_set_print(keep_print);
+	/* A symbol whose value is near 2^64: offset plus the struct's size wraps, which the
+	 * bounds check must not take for in the section (it read far outside the image). */
+	T_CASE("a struct's symbol at an offset that wraps: EINVAL");
+	T_ASSERT(set_sym_value(buf, "ca_two", UINT64_MAX - 7));
+	obj = bpfrt_object_open_mem(buf, len, NULL);
+	T_EQ_INT(-EINVAL, obj ? 0 : -errno);
+	T_ASSERT(strstr(said, "'ca_two' lies outside its section") != NULL);
+	bpfrt_object_close(obj);
 	free(buf);
 	bpfrt_set_print(t_print_quiet);
 	T_CASE("each struct at its symbol's offset");
