@@ -650,6 +650,30 @@ static uint64_t cgroup_from_id(uint64_t id, struct bpfrt_run_ctx *rc)
 
 KFUNC_FN(bpf_cgroup_from_id, cgroup_from_id(r1, rc))
 
+/* bpf_task_get_cgroup1(task, hierarchy_id): the task's cgroup in the v1 hierarchy of that
+ * id (task_get_cgroup1()), NULL when no v1 hierarchy has the id (the kernel's -ENOENT).
+ * The hierarchies are this process's: the lines "ID:controllers:path" of
+ * /proc/self/cgroup (ID 0 is the v2 hierarchy, which the kernel's lookup does not take). */
+static uint64_t task_get_cgroup1(uint64_t hierarchy_id, struct bpfrt_run_ctx *rc)
+{
+	FILE *f = fopen("/proc/self/cgroup", "re");
+	char line[512];
+	int found = 0;
+
+	if (!f)
+		return 0;
+	while (!found && fgets(line, sizeof(line), f)) {
+		char *end;
+		unsigned long id = strtoul(line, &end, 10);
+
+		found = end != line && *end == ':' && id && id == (uint32_t)hierarchy_id;
+	}
+	fclose(f);
+	return found ? kobj_new(CGROUP_STAND_IN, 0, rc) : 0;
+}
+
+KFUNC_FN(bpf_task_get_cgroup1, task_get_cgroup1(r2, rc))
+
 /* ---- cpumask operations (kernel/bpf/cpumask.c) ------------------------------------------ */
 /* nr_cpu_ids: the possible CPUs (/sys/devices/system/cpu/possible, "0-N"), at most the
  * stand-in's bits.  A CPU number at or past it is invalid (no bit changes, tests false);

@@ -1,7 +1,8 @@
 /* kfunc_oracle_objects.c - verifier.kfunc_oracle's kfuncs of kernel objects
  * (test_kfunc_oracle.c says what it checks): bpf_cpumask_create/acquire/release and the
  * cpumask operations, tasks (bpf_task_from_pid/vpid, acquire/release) and cgroups
- * (bpf_cgroup_from_id, acquire/release), with references, NULL checks and test runs.
+ * (bpf_cgroup_from_id, acquire/release, bpf_task_get_cgroup1 of v1 hierarchies), with
+ * references, NULL checks and test runs.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -73,6 +74,56 @@ void cpumask_rules(void)
 
 #define KC(p, insns)                                                                       \
 	kcheck(p, BPF_PROG_TYPE_SYSCALL, BPF_F_SLEEPABLE, insns, sizeof(insns) / sizeof(insns[0]))
+
+/* bpf_task_get_cgroup1(task, hierarchy_id) (session 24: the selftests' cgrp_ls_recursion):
+ * the task's cgroup of a v1 hierarchy, NULL for an id no v1 hierarchy has (0 is v2's);
+ * of this process (bpf_task_from_pid(getpid())) and of kthreadd, released or leaked, and
+ * of an untrusted task pointer */
+static void task_cgroup1_rules(void)
+{
+	int from_pid = kid("bpf_task_from_pid"), t_rel = kid("bpf_task_release");
+	int c_rel = kid("bpf_cgroup_release"), cg1 = kid("bpf_task_get_cgroup1");
+	static const int32_t hids[] = { 0, 1, 2, 4, 9, 15, 1000, -1 };
+	char name[128];
+
+	if (cg1 <= 0 || from_pid <= 0 || t_rel <= 0 || c_rel <= 0) {
+		printf("bpf_task_get_cgroup1: skipped: not in the kernel's BTF\n");
+		return;
+	}
+	for (size_t i = 0; i < sizeof(hids) / sizeof(hids[0]); i++) {
+		for (int who = 0; who < 2; who++) {
+			/* r7 the task, r6 whether a cgroup came back (2: no task); both
+			 * released */
+			struct bpf_insn p[] = { MOV_K(6, 2), MOV_K(1, who ? 2 : (int32_t)getpid()),
+						KCALL(from_pid, 0), JEQ_K(0, 0, 11), MOV_X(7, 0),
+						MOV_X(1, 0), MOV_K(2, hids[i]), KCALL(cg1, 0),
+						MOV_K(6, 0), JEQ_K(0, 0, 3), MOV_K(6, 1), MOV_X(1, 0),
+						KCALL(c_rel, 0), MOV_X(1, 7), KCALL(t_rel, 0),
+						MOV_X(0, 6), EXIT() };
+
+			snprintf(name, sizeof(name), "task_get_cgroup1 of %s, hierarchy %d",
+				 who ? "kthreadd" : "this process", (int)hids[i]);
+			KC(name, p);
+		}
+	}
+	{
+		struct bpf_insn leak[] = { MOV_K(1, (int32_t)getpid()), KCALL(from_pid, 0),
+					   JEQ_K(0, 0, 6), MOV_X(7, 0), MOV_X(1, 0), MOV_K(2, 1),
+					   KCALL(cg1, 0), MOV_X(1, 7), KCALL(t_rel, 0), MOV_K(0, 0),
+					   EXIT() };
+		struct bpf_insn no_null[] = { MOV_K(1, (int32_t)getpid()), KCALL(from_pid, 0),
+					      JEQ_K(0, 0, 7), MOV_X(7, 0), MOV_X(1, 0),
+					      MOV_K(2, 1), KCALL(cg1, 0), MOV_X(1, 0),
+					      KCALL(c_rel, 0), MOV_X(1, 7), KCALL(t_rel, 0),
+					      MOV_K(0, 0), EXIT() };
+		struct bpf_insn stack[] = { ST(BPF_DW, 10, -8, 0), MOV_X(1, 10), ADD_K(1, -8),
+					    MOV_K(2, 1), KCALL(cg1, 0), MOV_K(0, 0), EXIT() };
+
+		KC("task_get_cgroup1 leaked", leak);
+		KC("task_get_cgroup1 released without NULL check", no_null);
+		KC("task_get_cgroup1 of the stack", stack);
+	}
+}
 
 void task_cgroup_rules(void)
 {
@@ -203,6 +254,7 @@ void task_cgroup_rules(void)
 			}
 		}
 	}
+	task_cgroup1_rules();
 }
 
 /* cpumask operations on one or two masks of bpf_cpumask_create(): r7 (and r8) the masks,

@@ -9,7 +9,8 @@
  * with test runs), lddw BPF_PSEUDO_BTF_ID of kernel symbols (functions, per-CPU
  * variables, bad ids and fds), bpf_rcu_read_lock/unlock and bpf_preempt_disable/enable
  * sections on five types, tasks and cgroups (bpf_task_from_pid/vpid, acquire/release,
- * bpf_cgroup_from_id, acquire/release), the cpumask operations with test runs,
+ * bpf_cgroup_from_id, acquire/release, bpf_task_get_cgroup1), the cpumask operations
+ * with test runs,
  * bpf_sock_destroy in iterators (and refused elsewhere), bpf_copy_from_user_str and
  * bpf_copy_from_user_task_str (the test's own strings, truncation, padding, faults, where
  * sleepable kfuncs may not run), and the
