@@ -271,8 +271,9 @@ const struct brt_sock *brt_sock_of_ptr(uint64_t r, struct bpfrt_run_ctx *ctx);
 	X(BPF_FUNC_tcp_raw_check_syncookie_ipv6, brt_helper_tcp_raw_check_syncookie_ipv6, \
 	  BRT_FOR_SYNCOOKIE)                                                             \
 	X(BPF_FUNC_sk_storage_get, brt_helper_sk_storage_get,                            \
-	  BRT_FOR_SK_STORAGE | BRT_FOR_CGSOCK)                                           \
-	X(BPF_FUNC_sk_storage_delete, brt_helper_sk_storage_delete, BRT_FOR_SK_STORAGE)
+	  BRT_FOR_SK_STORAGE | BRT_FOR_CGSOCK | BRT_FOR_TCP_CA)                          \
+	X(BPF_FUNC_sk_storage_delete, brt_helper_sk_storage_delete,                      \
+	  BRT_FOR_SK_STORAGE | BRT_FOR_TCP_CA)
 
 /* the helpers' declarations: the two lists are the one place that names them */
 BRT_ATTACH_HELPERS(BRT_HELPER_DECLARE)

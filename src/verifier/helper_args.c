@@ -185,6 +185,7 @@ static int reg_type_ok(struct brt_env *env, int regno, int arg, const char *fnam
 		t &= ~PTR_MAYBE_NULL;
 		__attribute__((fallthrough));
 	case BRT_ARG_PTR_TO_BTF_ID_SEQ_FILE:
+	case BRT_ARG_PTR_TO_BTF_ID_TCP_SOCK:
 	case BRT_ARG_PTR_TO_BTF_ID_PATH:
 	case BRT_ARG_PTR_TO_BTF_ID_TASK: /* the kernel's btf_ptr_types */
 		if (t == PTR_TO_BTF_ID || t == (PTR_TO_BTF_ID | PTR_TRUSTED) ||
@@ -584,7 +585,8 @@ int brt_helper_check_arg(struct brt_env *env, int i, const struct brt_helper_pro
 	/* cgroup_sockopt's bpf_getsockopt/setsockopt take a socket (bpf_sk_getsockopt_proto),
 	 * where sock_addr and sock_ops pass their context */
 	if ((fn->id == BPF_FUNC_getsockopt || fn->id == BPF_FUNC_setsockopt) && !fn->host &&
-	    i == 0 && env->opts->prog_type == BPF_PROG_TYPE_CGROUP_SOCKOPT)
+	    i == 0 && (env->opts->prog_type == BPF_PROG_TYPE_CGROUP_SOCKOPT ||
+		       env->opts->prog_type == BPF_PROG_TYPE_STRUCT_OPS))
 		arg = BRT_ARG_PTR_TO_BTF_ID_SOCK_COMMON;
 	/* cgroup_sock's bpf_sk_storage_get takes its context, a socket
 	 * (bpf_sk_storage_get_cg_sock_proto) */
@@ -669,10 +671,13 @@ int brt_helper_check_arg(struct brt_env *env, int i, const struct brt_helper_pro
 		}
 	} else if (!err && arg == BRT_ARG_PTR_TO_BTF_ID_PATH) {
 		err = brt_d_path_arg(env, regno, reg);
-	} else if (!err && arg == BRT_ARG_PTR_TO_BTF_ID_SEQ_FILE) {
-		if (reg->off || strcmp(brt_btf_reg_name(env, reg->btf_id), "seq_file")) {
-			brt_verr(env, "R%d is of type %s but seq_file is expected\n", regno,
-				 brt_btf_reg_name(env, reg->btf_id));
+	} else if (!err && (arg == BRT_ARG_PTR_TO_BTF_ID_SEQ_FILE ||
+			    arg == BRT_ARG_PTR_TO_BTF_ID_TCP_SOCK)) {
+		const char *want = arg == BRT_ARG_PTR_TO_BTF_ID_SEQ_FILE ? "seq_file" : "tcp_sock";
+
+		if (reg->off || strcmp(brt_btf_reg_name(env, reg->btf_id), want)) {
+			brt_verr(env, "R%d is of type %s but %s is expected\n", regno,
+				 brt_btf_reg_name(env, reg->btf_id), want);
 			return -EACCES;
 		}
 	} else if (!err) {

@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <stdatomic.h>
+#include <string.h>
 
 #include "verifier/internal.h"
 
@@ -86,9 +87,47 @@ static const struct brt_helper_proto sk_lookup_assign = {
 	.types = BRT_HSET(BPF_PROG_TYPE_SK_LOOKUP),
 };
 
+/* the helpers struct_ops programs have from bpf_tcp_ca_get_func_proto() only (their
+ * rows' BRT_FOR_TCP_CA bit) */
+static int tcp_ca_only(int32_t id)
+{
+	switch (id) {
+	case BPF_FUNC_tcp_send_ack:
+	case BPF_FUNC_sk_storage_get:
+	case BPF_FUNC_sk_storage_delete:
+	case BPF_FUNC_getsockopt:
+	case BPF_FUNC_setsockopt:
+	case BPF_FUNC_ktime_get_coarse_ns:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* Is the struct_ops program's member (expected_attach_type's index) this one? */
+static int member_is(struct brt_env *env, const char *name)
+{
+	const struct btf_member *m;
+	const char *mname;
+
+	if (!env->st_ops.type || env->opts->expected_attach_type >=
+				       BTF_INFO_VLEN(env->st_ops.type->info))
+		return 0;
+	m = (const struct btf_member *)(env->st_ops.type + 1) + env->opts->expected_attach_type;
+	mname = brt_btf_str(env->opts->attach_btf, m->name_off);
+	return mname && !strcmp(mname, name);
+}
+
 static int helper_allowed(struct brt_env *env, const struct brt_helper_proto *fn)
 {
 	uint64_t bit = BRT_HSET(brt_prog_type(env->opts->prog_type)->helpers);
+
+	/* bpf_tcp_ca_get_func_proto() falls back on bpf_base_func_proto(): the rows every
+	 * type's set has, with the capability checks a syscall program's get (bpf_dummy_ops
+	 * has no get_func_proto: none) */
+	if (env->opts->prog_type == BPF_PROG_TYPE_STRUCT_OPS &&
+	    env->st_ops.kind == BRT_STOPS_TCP_CA && (fn->types & BRT_FOR_ALL) == BRT_FOR_ALL)
+		bit = BRT_FOR_SYSCALL;
 
 	/* tracing_prog_func_proto(): iterators only */
 	if ((fn->id == BPF_FUNC_seq_write || fn->id == BPF_FUNC_seq_printf ||
@@ -121,6 +160,14 @@ static int helper_allowed(struct brt_env *env, const struct brt_helper_proto *fn
 			break;
 		}
 	}
+	/* bpf_tcp_ca_get_func_proto(): a congestion control's own helpers, not other structs'
+	 * programs; no socket options in release() */
+	if (env->opts->prog_type == BPF_PROG_TYPE_STRUCT_OPS && !fn->host &&
+	    tcp_ca_only(fn->id) &&
+	    (env->st_ops.kind != BRT_STOPS_TCP_CA ||
+	     ((fn->id == BPF_FUNC_getsockopt || fn->id == BPF_FUNC_setsockopt) &&
+	      member_is(env, "release"))))
+		return 0;
 	/* sock_addr_func_proto(): bpf_bind in the connect hooks only */
 	if (fn->id == BPF_FUNC_bind && !fn->host &&
 	    env->opts->expected_attach_type != BPF_CGROUP_INET4_CONNECT &&

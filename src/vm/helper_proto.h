@@ -87,6 +87,9 @@ enum brt_arg_type {
 	/* ARG_PTR_TO_CTX_OR_NULL: the program's context, or 0 (bpf_get_netns_cookie: 0 asks
 	 * for the initial namespace's cookie) */
 	BRT_ARG_PTR_TO_CTX_OR_NULL,
+	/* ARG_PTR_TO_BTF_ID of struct tcp_sock (bpf_tcp_send_ack: a congestion control's
+	 * socket, which its context types as a tcp_sock) */
+	BRT_ARG_PTR_TO_BTF_ID_TCP_SOCK,
 };
 
 /* Kinds of helper return values. */
@@ -172,6 +175,9 @@ typedef uint64_t (*brt_helper_fn)(uint64_t r1, uint64_t r2, uint64_t r3, uint64_
 #define BRT_FOR_SKLOOKUP BRT_HSET(BPF_PROG_TYPE_SK_LOOKUP)
 #define BRT_FOR_SYSCALL BRT_HSET(BPF_PROG_TYPE_SYSCALL)
 #define BRT_FOR_NF BRT_HSET(32) /* BPF_PROG_TYPE_NETFILTER, newer than the 6.1 uapi header */
+/* struct_ops programs of tcp_congestion_ops (bpf_tcp_ca_get_func_proto(); helper_set.c
+ * keeps them from the other structs' programs) */
+#define BRT_FOR_TCP_CA BRT_HSET(BPF_PROG_TYPE_STRUCT_OPS)
 /* lwt_out_func_proto's helpers, which the other three lwt sets extend */
 #define BRT_FOR_LWT (BRT_FOR_LWT_IN | BRT_FOR_LWT_OUT | BRT_FOR_LWT_XMIT | BRT_FOR_LWT_SEG6)
 /* the cgroup hooks on a socket or device (cgroup_current_func_proto and friends) */

@@ -156,6 +156,15 @@ uint64_t brt_helper_bind(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uin
 	return (uint64_t)-EAFNOSUPPORT;
 }
 
+/* long bpf_tcp_send_ack(tp, rcv_nxt): a congestion control's ACK; bpfrt runs no TCP
+ * stack under its struct_ops programs, so there is none to send (0, the kernel's answer) */
+uint64_t brt_helper_tcp_send_ack(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+				 uint64_t r5, struct bpfrt_run_ctx *ctx)
+{
+	(void)r1, (void)r2, (void)r3, (void)r4, (void)r5, (void)ctx;
+	return 0;
+}
+
 /* long bpf_sock_ops_cb_flags_set(ctx, flags): -EOPNOTSUPP outside the kernel's locked TCP
  * callbacks (is_locked_tcp_sock_ops()), where bpfrt, running no sock_ops hook, always is */
 uint64_t brt_helper_sock_ops_cb_flags_set(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,

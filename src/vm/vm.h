@@ -481,7 +481,8 @@ unsigned brt_vm_helper_args_bad(const struct brt_helper_proto *p, const uint64_t
 	/* bpf_sk_base_func_proto's, not bpf_base_func_proto's: network types only (libbpf  \
 	 * probes it from a socket filter to learn whether the kernel accounts BPF memory  \
 	 * to memcg: then it leaves RLIMIT_MEMLOCK alone) */                              \
-	X(BPF_FUNC_ktime_get_coarse_ns, brt_helper_ktime_get_coarse_ns, BRT_FOR_NET)     \
+	X(BPF_FUNC_ktime_get_coarse_ns, brt_helper_ktime_get_coarse_ns,                  \
+	  BRT_FOR_NET | BRT_FOR_TCP_CA)                                                  \
 	X(BPF_FUNC_loop, brt_helper_loop, BRT_FOR_ALL)                                   \
 	/* str_helpers.c: bpf_base_func_proto's, before its capability checks */           \
 	X(BPF_FUNC_strtol, brt_helper_strtol, BRT_FOR_ALL)                               \
@@ -502,9 +503,11 @@ unsigned brt_vm_helper_args_bad(const struct brt_helper_proto *p, const uint64_t
 	/* sock_addr's (every attach type it has) and sock_ops' variants, of the context's \
 	 * socket; cgroup_sockopt's (setsockopt hooks only) of a socket pointer (helper_args.c) */ \
 	X(BPF_FUNC_getsockopt, brt_helper_getsockopt,                                    \
-	  BRT_FOR_SOCKADDR | BRT_FOR_SOCKOPS | BRT_FOR_SOCKOPT)                          \
+	  BRT_FOR_SOCKADDR | BRT_FOR_SOCKOPS | BRT_FOR_SOCKOPT | BRT_FOR_TCP_CA)         \
 	X(BPF_FUNC_setsockopt, brt_helper_setsockopt,                                    \
-	  BRT_FOR_SOCKADDR | BRT_FOR_SOCKOPS | BRT_FOR_SOCKOPT)                          \
+	  BRT_FOR_SOCKADDR | BRT_FOR_SOCKOPS | BRT_FOR_SOCKOPT | BRT_FOR_TCP_CA)         \
+	/* a congestion control's (bpf_tcp_ca_get_func_proto) */                          \
+	X(BPF_FUNC_tcp_send_ack, brt_helper_tcp_send_ack, BRT_FOR_TCP_CA)                \
 	/* sock_addr's connect hooks only (helper_set.c) */                               \
 	X(BPF_FUNC_bind, brt_helper_bind, BRT_FOR_SOCKADDR)                              \
 	X(BPF_FUNC_sock_ops_cb_flags_set, brt_helper_sock_ops_cb_flags_set, BRT_FOR_SOCKOPS)

@@ -4,7 +4,8 @@
  * libbpf does (btf_fixup_datasec()).  bpfrt's loader had read ca_two at offset 0: its
  * relocations (byte 40 on) fell outside every struct and the open failed with EINVAL
  * ("struct_ops: relocation 3 against 'ssthresh_two' is no function pointer of a struct to
- * a program").  Now each map holds its own struct (its name field), and the object loads
+ * a program").  Now each map holds its own struct (its name field), and the object (whose
+ * cong_avoid calls the tcp_reno_cong_avoid kfunc, bpf_tcp_ca_kfunc_set's) loads
  * into bpfrt, through bpfrt's loader into the kernel, and through the system's libbpf
  * alike (root for the kernel sides; skipped otherwise). */
 #include <errno.h>

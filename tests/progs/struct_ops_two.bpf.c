@@ -4,10 +4,19 @@
  * offset from its symbol (libbpf's btf_fixup_datasec()), so the second struct's function
  * pointers (relocations at byte 24 and on) belong to the second map.  The struct is the
  * kernel's tcp_congestion_ops, of which the loader matches the members named here
- * (tests/object/test_struct_ops_two.c). */
+ * (tests/object/test_struct_ops_two.c); cong_avoid calls the kernel's Reno step, a kfunc
+ * of bpf_tcp_ca_kfunc_set (bpf_dctcp's too). */
 #include "bpfrt_progs.h"
 
-struct sock;
+/* a struct, not a forward declaration: libbpf 1.1 finds a FWD pointee incompatible with
+ * the kernel's struct in the kfunc's prototype */
+struct sock {
+	int unused;
+};
+
+#define __ksym __attribute__((section(".ksyms")))
+
+extern void tcp_reno_cong_avoid(struct sock *sk, __u32 ack, __u32 acked) __ksym;
 
 struct tcp_congestion_ops {
 	__u32 (*ssthresh)(struct sock *sk);
@@ -31,6 +40,7 @@ __u32 ssthresh_two(unsigned long long *ctx)
 SEC("struct_ops/cong_avoid")
 void cong_avoid(unsigned long long *ctx)
 {
+	tcp_reno_cong_avoid((struct sock *)ctx[0], (__u32)ctx[1], (__u32)ctx[2]);
 }
 
 SEC("struct_ops/undo_cwnd")

@@ -187,6 +187,50 @@ static const struct scase cases[] = {
 	{ "dummy test_sleepable sleepable", DUMMY, "test_sleepable", "GPL", BPF_F_SLEEPABLE,
 	  "mov %r0, 0\nexit\n", NULL },
 	{ "dummy test_1 without r0", DUMMY, "test_1", "GPL", 0, "exit\n", "R0 !read_ok" },
+	/* a congestion control's own helpers (bpf_tcp_ca_get_func_proto(); session 24: the
+	 * selftests' bpf_dctcp), which the other structs' programs do not have */
+	{ "cwnd_event sends an ACK", CA, "cwnd_event", "GPL", 0,
+	  SK "mov %r2, 0\ncall bpf_tcp_send_ack\nexit\n", NULL },
+	{ "cwnd_event sends an ACK of a scalar", CA, "cwnd_event", "GPL", 0,
+	  "mov %r1, 0\nmov %r2, 0\ncall bpf_tcp_send_ack\nexit\n", "R1 type=scalar expected=" },
+	{ "cwnd_event sends an ACK of its context", CA, "cwnd_event", "GPL", 0,
+	  "mov %r2, 0\ncall bpf_tcp_send_ack\nexit\n", NULL },
+	{ "dummy test_1 sends an ACK", DUMMY, "test_1", "GPL", 0,
+	  "mov %r1, 0\nmov %r2, 0\ncall bpf_tcp_send_ack\nmov %r0, 0\nexit\n",
+	  "program of this type cannot use helper bpf_tcp_send_ack#116" },
+	{ "init sets a socket option", CA, "init", "GPL", 0,
+	  SK "stdw [%r10-8], 0\nmov %r2, 6\nmov %r3, 3\nmov %r4, %r10\nadd %r4, -8\n"
+	     "mov %r5, 4\ncall bpf_setsockopt\nexit\n", NULL },
+	{ "init reads a socket option", CA, "init", "GPL", 0,
+	  SK "mov %r2, 6\nmov %r3, 3\nmov %r4, %r10\nadd %r4, -8\nmov %r5, 4\n"
+	     "call bpf_getsockopt\nexit\n", NULL },
+	{ "release sets a socket option", CA, "release", "GPL", 0,
+	  SK "stdw [%r10-8], 0\nmov %r2, 6\nmov %r3, 3\nmov %r4, %r10\nadd %r4, -8\n"
+	     "mov %r5, 4\ncall bpf_setsockopt\nexit\n",
+	  "program of this type cannot use helper bpf_setsockopt#49" },
+	{ "release reads a socket option", CA, "release", "GPL", 0,
+	  SK "mov %r2, 6\nmov %r3, 3\nmov %r4, %r10\nadd %r4, -8\nmov %r5, 4\n"
+	     "call bpf_getsockopt\nexit\n",
+	  "program of this type cannot use helper bpf_getsockopt#57" },
+	{ "dummy test_1 sets a socket option", DUMMY, "test_1", "GPL", 0,
+	  "mov %r1, 0\nmov %r2, 6\nmov %r3, 3\nmov %r4, %r10\nadd %r4, -8\nmov %r5, 4\n"
+	  "call bpf_setsockopt\nmov %r0, 0\nexit\n",
+	  "program of this type cannot use helper bpf_setsockopt#49" },
+	{ "ssthresh reads the coarse clock", CA, "ssthresh", "GPL", 0,
+	  "call bpf_ktime_get_coarse_ns\nexit\n", NULL },
+	{ "dummy test_1 reads the coarse clock", DUMMY, "test_1", "GPL", 0,
+	  "call bpf_ktime_get_coarse_ns\nmov %r0, 0\nexit\n",
+	  "program of this type cannot use helper bpf_ktime_get_coarse_ns#160" },
+	{ "ssthresh reads the clock", CA, "ssthresh", "GPL", 0, "call bpf_ktime_get_ns\nexit\n",
+	  NULL },
+	{ "dummy test_1 reads the clock", DUMMY, "test_1", "GPL", 0,
+	  "call bpf_ktime_get_ns\nmov %r0, 0\nexit\n", NULL },
+	{ "ssthresh sk_storage_get of no map", CA, "ssthresh", "GPL", 0,
+	  SK "mov %r2, %r1\nmov %r1, 0\nmov %r3, 0\nmov %r4, 0\ncall bpf_sk_storage_get\n"
+	     "mov %r0, 1\nexit\n", "R1 type=scalar expected=map_ptr" },
+	{ "dummy test_1 sk_storage_get", DUMMY, "test_1", "GPL", 0,
+	  "mov %r1, 0\nmov %r2, 0\nmov %r3, 0\nmov %r4, 0\ncall bpf_sk_storage_get\n"
+	  "mov %r0, 0\nexit\n", "program of this type cannot use helper bpf_sk_storage_get#107" },
 };
 
 static int load(int kernel, const struct scase *c, char *log, size_t loglen)
