@@ -728,69 +728,19 @@ static bool eqset_product(const struct jit_state *st, size_t pc, size_t ne)
 	return 31 + (n - 1) * p < 64;
 }
 
-/* The bits of eqset's constants below 64 (as the compare's width sees them); *nsmall: how
- * many there are. */
-static uint64_t eqset_bits(const struct jit_state *st, size_t pc, size_t ne, unsigned *nsmall)
-{
-	const struct jit_plan *p = &st->plan[pc];
-	uint64_t bits = 0;
-
-	*nsmall = 0;
-	for (unsigned i = 0; i < p->rol; i++) {
-		int32_t k = eqset_k(st, pc, ne, i);
-
-		if (k >= 0 && k < 64) {
-			bits |= 1ull << k;
-			++*nsmall;
-		}
-	}
-	return bits;
-}
-
-/* Pass eqset's chain at pc (opt.c, pass_eqset): the constant move first; then, when two
- * constants or more are below 64, a bit test: each other constant's compare jumping to L,
- * x above 63 to M, then bt of the small constants' bits by x, carry clear to M (xdp_flow's
- * `l4 == 6 || 132 || 17`: cmp/je, cmp/ja, mov, bt, jnc: predicted as one branch is while
- * l4 is 6 or 17 at random, and no multiply: with the product's two imuls, which share the
- * one multiplier with the flow hash's chain of nine, jit-xdp took 38.8 ticks a packet on
- * the 16k IPv6/UDP row against 34.8 with the bit test (medians over 32 placements, the
- * kernel's code 41.1; session 24)); else, for a 32-bit chain whose constants allow it,
- * (x - K1) * (x - K2) * ... with lea and imul (one macro-op a constant fewer than
- * compares); else every compare's ZF into a byte, or'ed; none equal: jump to M. */
+/* Pass eqset's chain at pc (opt.c, pass_eqset): the constant move first; then, for a
+ * 32-bit chain whose constants allow it, (x - K1) * (x - K2) * ... with lea and imul (one
+ * macro-op a constant fewer than compares); else every compare's ZF into a byte,
+ * or'ed; none equal: jump to M. */
 static void emit_eqset(struct jit_state *st, size_t pc)
 {
 	const struct jit_plan *p = &st->plan[pc];
 	int x = xreg(st, p->dst), t = xreg(st, p->src), u = xreg(st, p->mreg);
-	size_t ne = pc + p->rol - 1 + p->mul, hit[4];
-	unsigned nsmall, nhit = 0;
-	uint64_t bits;
+	size_t ne = pc + p->rol - 1 + p->mul;
 
 	if (p->mul)
 		emit_op(st, &st->insns[ne - 1], ne - 1, (enum brt_op)(st->insns[ne - 1].code ==
 			(BPF_ALU64 | BPF_MOV | BPF_K) ? BRT_OP_mov64_imm : BRT_OP_mov32_imm));
-	bits = eqset_bits(st, pc, ne, &nsmall);
-	if (nsmall >= 2) {
-		for (unsigned i = 0; i < p->rol; i++) {
-			int32_t k = eqset_k(st, pc, ne, i);
-
-			if (k >= 0 && k < 64)
-				continue;
-			emit_alu_ri(B, ALU_CMP, p->w64, x, k);
-			hit[nhit++] = emit_jcc8_fwd(B, CC_E);
-		}
-		/* unsigned: x (its low 32 bits for a 32-bit chain) is a bit number 0-63, the
-		 * one bt takes from x's low 6 bits */
-		emit_alu_ri(B, ALU_CMP, p->w64, x, 63);
-		branch(st, pc, CC_A, pc + (size_t)(int64_t)p->imm);
-		emit_mov_imm64(B, t, bits);
-		emit_rex(B, true, x, t, false); /* bt t, x */
-		emit2(B, 0x0f, 0xa3);
-		emit_modrm_rr(B, x, t);
-		branch(st, pc, CC_AE, pc + (size_t)(int64_t)p->imm);
-		for (unsigned i = 0; i < nhit; i++)
-			patch8_here(B, hit[i]);
-		return;
-	}
 	/* Not zeroed first, as gcc does not: sete merges its byte with the register's old
 	 * (dead) value, a dependency only on when the jz is checked, which is predicted;
 	 * two xors more measured 1-1.5 ns a packet slower on rot6 (the window holds fewer
