@@ -299,6 +299,9 @@ static const struct outer_rule {
 	/* its system monitor (monitor/systemMonitor.go) kubearmor_visibility, inner hash of
 	 * key 4, value 4, 6 entries */
 	{ "kubearmor/*", "kubearmor_visibility", BPF_MAP_TYPE_HASH, 4, 4, 6 },
+	/* systemd's restrict-fs (src/core/bpf-lsm.c) gives cgroup_hash a "dummy map to satisfy
+	 * the verifier": a hash of key 4, value 4, 128 entries */
+	{ "systemd/restrict-fs.o:*", "cgroup_hash", BPF_MAP_TYPE_HASH, 4, 4, 128 },
 };
 
 static const struct outer_rule *outer_rule(const char *key, const char *map)
