@@ -208,7 +208,11 @@ BPFRT_API int bpfrt_ringbuf_poll_fd(int fd);
  * user_ring_buffer__new() maps the kernel's), then close().  While a mapping made through
  * it lasts (in any process: a forked child's copy too), BPF_MAP_FREEZE of the map is
  * EBUSY, as the kernel's under a writable mapping; a mapping of the fd itself is not
- * seen.  Returns the fd or -errno (EINVAL: not a user ring buffer; EACCES: fd is
+ * seen; nor is one made by a process the map's file refuses to open (the fd came over
+ * SCM_RIGHTS from another user, or the process dropped its privileges): Linux makes a new
+ * open description only by opening a path, so that process gets a dup of fd, which maps
+ * as the kernel's would.  It waits out a concurrent freeze (signals do not interrupt the
+ * wait).  Returns the fd or -errno (EINVAL: not a user ring buffer; EACCES: fd is
  * read-only or write-only; EPERM: the map is frozen, whose writable mappings the kernel refuses; EBADF).
  * libbpfrt-preload.so maps libbpf's producers through it. */
 BPFRT_API int bpfrt_user_ringbuf_producer_fd(int fd);

@@ -137,6 +137,28 @@ static int rb_aux_writable(struct brt_obj *obj, int fd)
 	return map_data(v->data, v->size, PROT_READ | PROT_WRITE, fd);
 }
 
+/* fd's own description, shared (a dup), when it may read (and write, for rw) and is still
+ * map's file; else -EACCES.  For a process the file's mode refuses (the fd came over
+ * SCM_RIGHTS from another user, or the process dropped its privileges): an open of
+ * /proc/self/fd/N checks the mode against the caller (may_open()), and Linux has no
+ * other way to make a new description of a file than to open a path to it. */
+static int own_desc(const struct brt_map *map, int fd, int rw)
+{
+	struct stat st;
+	int fl = fcntl(fd, F_GETFL), nfd;
+
+	if (fl < 0 || ((fl & O_ACCMODE) != O_RDWR && (rw || (fl & O_ACCMODE) != O_RDONLY)))
+		return -EACCES;
+	nfd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	if (nfd < 0)
+		return -errno;
+	if (fstat(nfd, &st) || st.st_dev != map->obj.dev || st.st_ino != map->obj.ino) {
+		close(nfd);
+		return -EBADF;
+	}
+	return nfd;
+}
+
 /* Map the data region twice, back to back, over a reservation of 2 * size: read-only
  * when the process maps the file so (obj.h ro: a BPF_OBJ_GET with BPF_F_RDONLY of a pin
  * it may only read), where nothing of the process may produce or consume (prog.c,
@@ -157,6 +179,9 @@ static int rb_attach(struct brt_map *map)
 	/* the object's file is open somewhere in this process: map it through /proc */
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", map->obj.last_fd);
 	fd = open(path, (ro ? O_RDONLY : O_RDWR) | O_CLOEXEC);
+	/* a file whose mode refuses this process (own_desc()): map through the fd */
+	if (fd < 0 && errno == EACCES)
+		fd = own_desc(map, map->obj.last_fd, !ro);
 	if (fd < 0 || map_data(area, v->size, ro ? PROT_READ : PROT_READ | PROT_WRITE, fd))
 		goto out_unmap;
 	map->obj.aux_writable = rb_aux_writable;
@@ -705,7 +730,12 @@ static int urb_lock(int fd, short type, int cmd)
 	fl.l_whence = SEEK_SET;
 	fl.l_start = (off_t)URB_PRODUCER_OFF;
 	fl.l_len = 1;
-	return fcntl(fd, cmd, &fl) ? -errno : 0;
+	/* a signal without SA_RESTART ends the wait for a concurrent freeze (EINTR): the
+	 * kernel's mmap() has no such wait, so the caller never sees it */
+	while (fcntl(fd, cmd, &fl))
+		if (errno != EINTR)
+			return -errno;
+	return 0;
 }
 
 /* a new read-write open description of the file fd names: an fd, or -errno */
@@ -733,10 +763,16 @@ int bpfrt_user_ringbuf_producer_fd(int fd)
 			ret = -EINVAL;
 		else if (brt_obj_fd_access(&map->obj, fd) != O_RDWR)
 			ret = -EACCES;
-		else if ((nfd = reopen_rw(fd)) < 0)
+		else if ((nfd = reopen_rw(fd)) >= 0)
+			ret = urb_lock(nfd, F_RDLCK, F_OFD_SETLKW);
+		else if (nfd == -EACCES)
+			/* the file's mode refuses this process a new description: the
+			 * fd's own, unlocked, so a freeze does not see its mappings (as a
+			 * mapping of the map's fd itself), where the kernel's would EBUSY */
+			ret = (nfd = own_desc(map, fd, 1)) < 0 ? nfd : 0;
+		else
 			ret = nfd;
-		else if (!(ret = urb_lock(nfd, F_RDLCK, F_OFD_SETLKW)) &&
-			 atomic_load_explicit(&map->obj.hdr->frozen, memory_order_acquire))
+		if (!ret && atomic_load_explicit(&map->obj.hdr->frozen, memory_order_acquire))
 			ret = -EPERM;
 		brt_map_put(map);
 	}
