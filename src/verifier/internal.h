@@ -261,7 +261,6 @@ struct brt_ref {
  * path can be walked backwards (precision.c). */
 #define BRT_HIST_STACK 0x1u   /* flags: a fixed-offset stack access of slot (frame, spi) */
 #define BRT_HIST_LINKED 0x2u  /* a branch that narrowed scalars linked by id: see linked */
-#define BRT_HIST_MANY 0x4u    /* ... more of them than linked holds */
 #define BRT_HIST_WALK 0x8u    /* bpfrt's own: the insn after a 2-insn lddw, kept for the
 			       * walk, not an entry of the kernel's (brt_vstate.hist) */
 struct brt_hist {

@@ -123,18 +123,14 @@ void brt_hist_stack(struct brt_env *env, int frameno, int spi)
 
 #define LINKED_MAX 6
 
+/* The kernel's linked_regs_push(): no check for an entry already there.  A branch whose
+ * operands share an id collects the id's scalars twice (once per operand), so each takes
+ * two of the LINKED_MAX places and past three of them the later ones lose the id
+ * (brt_hist_linked()): they learn nothing from the branch, as in the kernel, which keeps
+ * states apart that would otherwise be equal (and pruned). */
 static void linked_add(struct brt_env *env, struct brt_hist *h, uint16_t e)
 {
-	uint16_t *set = env->linked + h->linked;
-
-	for (int i = 0; i < h->nlinked; i++)
-		if (set[i] == e)
-			return;
-	if (h->nlinked == LINKED_MAX) {
-		h->flags |= BRT_HIST_MANY;
-		return;
-	}
-	set[h->nlinked++] = e;
+	env->linked[h->linked + h->nlinked++] = e;
 }
 
 uint16_t brt_frame_live_regs(const struct brt_env *env, const struct brt_vstate *st, int fr)
@@ -258,21 +254,19 @@ static int linked_is_set(const struct brt_env *env, uint16_t e)
 			: !!(env->bt_stack[fr] & (1ULL << (e & 0x7f)));
 }
 
-/* 0, or BT_GIVE_UP when a linked register is needed but the entry could not name all */
-static int bt_sync_linked(struct brt_env *env, const struct brt_hist *h)
+/* a needed scalar of the entry makes every scalar it names needed */
+static void bt_sync_linked(struct brt_env *env, const struct brt_hist *h)
 {
 	const uint16_t *set;
 	int any = 0;
 
 	if (!h || !(h->flags & BRT_HIST_LINKED))
-		return 0;
+		return;
 	set = env->linked + h->linked;
 	for (int i = 0; i < h->nlinked; i++)
 		any |= linked_is_set(env, set[i]);
 	if (!any)
-		return 0;
-	if (h->flags & BRT_HIST_MANY)
-		return BT_GIVE_UP;
+		return;
 	for (int i = 0; i < h->nlinked; i++) {
 		uint16_t e = set[i];
 
@@ -281,7 +275,6 @@ static int bt_sync_linked(struct brt_env *env, const struct brt_hist *h)
 		else
 			env->bt_stack[e >> 8] |= 1ULL << (e & 0x7f);
 	}
-	return 0;
 }
 
 static void fmt_regs(char *buf, size_t sz, uint16_t mask)
@@ -317,7 +310,6 @@ static int backtrack_insn(struct brt_env *env, int idx, int subseq, const struct
 	uint8_t cls = BPF_CLASS(insn->code), op = BPF_OP(insn->code), mode = BPF_MODE(insn->code);
 	int fr = env->bt_frame, dreg = insn->dst_reg, sreg = insn->src_reg;
 	uint16_t *regs = &env->bt_regs[fr];
-	int err;
 
 	if (LOG_L2(env)) {
 		char r[64], s[512];
@@ -327,9 +319,7 @@ static int backtrack_insn(struct brt_env *env, int idx, int subseq, const struct
 		brt_vinfo(env, "mark_precise: frame%d: regs=%s stack=%s before %d: ", fr, r, s, idx);
 		brt_print_insn(env, idx);
 	}
-	err = bt_sync_linked(env, h);
-	if (err)
-		return err;
+	bt_sync_linked(env, h);
 #define SET(r) (*regs & (1u << (r)))
 #define ADD(r) (*regs |= (uint16_t)(1u << (r)))
 #define DEL(r) (*regs &= (uint16_t) ~(1u << (r)))
@@ -456,7 +446,8 @@ static int backtrack_insn(struct brt_env *env, int idx, int subseq, const struct
 #undef SET
 #undef ADD
 #undef DEL
-	return bt_sync_linked(env, h);
+	bt_sync_linked(env, h);
+	return 0;
 }
 
 void brt_mark_all_precise(struct brt_env *env, struct brt_vstate *start)

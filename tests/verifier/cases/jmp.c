@@ -72,6 +72,28 @@ static const struct vcase cases[] = {
 				      MOV64_REG(2, 10), ALU64_IMM(BPF_ADD, 2, -256),
 				      ALU64_REG(BPF_ADD, 2, 3), ST(BPF_B, 2, 0, 0), MOV64_IMM(0, 0),
 				      EXIT()) },
+	/* Both operands of `if r9 >= r4` share an id (r2's, with fp-24's spill): the kernel's
+	 * check_cond_jmp_op() collects the id's scalars once per operand into its 6 places
+	 * (collect_linked_regs(), no check for one already there), so with four of them
+	 * live the second pass keeps r2 and r4 and takes the id from r9 and fp-24.  On the
+	 * fall-through (r9 < r4, a path that cannot happen) r9 then keeps its own narrowed
+	 * range [0, 14], not r4's [1, 15], and the read at fp-16 + r9 + 1 stays inside.
+	 * With r2 dead (three live) every one keeps the id and r9 takes r4's range: refused.
+	 * bpfrt collected each once until session 25: it refused the first, and on
+	 * SkyWalking Rover's 31 largest programs it pruned more than the kernel (451,603
+	 * processed insns for the kernel's 455,195 up to 693,911 for 710,967). */
+	{ "jmp/same_id_operands_four_linked",
+	  PROG(LDX(BPF_W, 2, 1, 0), ALU64_IMM(BPF_AND, 2, 15), MOV64_REG(4, 2), MOV64_REG(9, 2),
+	       STX(BPF_DW, 10, 2, -24), ST(BPF_DW, 10, -8, 0), ST(BPF_DW, 10, -16, 0),
+	       JREG(BPF_JGE, 9, 4, 7), MOV64_REG(3, 10), ALU64_IMM(BPF_ADD, 3, -16),
+	       ALU64_REG(BPF_ADD, 3, 9), LDX(BPF_B, 0, 3, 1), ALU64_REG(BPF_ADD, 0, 2),
+	       MOV64_IMM(0, 0), EXIT(), MOV64_IMM(0, 0), EXIT()) },
+	{ "jmp/same_id_operands_three_linked",
+	  PROG(LDX(BPF_W, 2, 1, 0), ALU64_IMM(BPF_AND, 2, 15), MOV64_REG(4, 2), MOV64_REG(9, 2),
+	       STX(BPF_DW, 10, 2, -24), ST(BPF_DW, 10, -8, 0), ST(BPF_DW, 10, -16, 0),
+	       JREG(BPF_JGE, 9, 4, 6), MOV64_REG(3, 10), ALU64_IMM(BPF_ADD, 3, -16),
+	       ALU64_REG(BPF_ADD, 3, 9), LDX(BPF_B, 0, 3, 1), MOV64_IMM(0, 0), EXIT(),
+	       MOV64_IMM(0, 0), EXIT()) },
 };
 
 void vcases_jmp(struct vcase_list *l)
