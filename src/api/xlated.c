@@ -793,6 +793,10 @@ static const char *helper_func(uint32_t type, int32_t id)
 		return xdp ? "bpf_xdp_event_output" : tp ? "bpf_perf_event_output_tp" :
 		       raw_tp ? "bpf_perf_event_output_raw_tp" :
 		       kprobe || pe ? "bpf_perf_event_output" : "bpf_skb_event_output";
+	case BPF_FUNC_skb_output: /* bpf_skb_output_proto's func */
+		return "bpf_skb_event_output";
+	case BPF_FUNC_xdp_output:
+		return "bpf_xdp_event_output";
 	case BPF_FUNC_get_stackid:
 		return tp ? "bpf_get_stackid_tp" : raw_tp ? "bpf_get_stackid_raw_tp" :
 		       pe ? "bpf_get_stackid_pe" : NULL;

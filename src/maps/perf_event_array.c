@@ -456,6 +456,19 @@ static int skb_type(uint32_t t)
 	return pt && (pt->ctx == BRT_CTX_SKB || pt->ctx == BRT_CTX_XDP);
 }
 
+/* The output of size bytes at data (then ext bytes at extra) to the ring flags' index
+ * names: the helpers' common end. */
+static uint64_t data_output(struct brt_map *map, uint64_t flags, uint64_t data, uint64_t size,
+			    const void *extra, uint64_t ext, struct bpfrt_run_ctx *ctx)
+{
+	if (size > UINT32_MAX ||
+	    (size && !bpfrt_run_access_ok(ctx, (const void *)(uintptr_t)data, size, 0)))
+		return (uint64_t)-EFAULT;
+	return (uint64_t)(int64_t)output(map, flags & BPF_F_INDEX_MASK,
+					 (const void *)(uintptr_t)data, (uint32_t)size, extra,
+					 (uint32_t)ext);
+}
+
 /* long bpf_perf_event_output(void *ctx, struct bpf_map *map, u64 flags, void *data,
  * u64 size): the kernel has one prototype per family - tracing programs may only give an
  * index (BPF_F_INDEX_MASK), skb and XDP programs may also append ctxlen packet bytes
@@ -484,11 +497,28 @@ uint64_t brt_helper_perf_event_output(uint64_t r1, uint64_t r2, uint64_t r3, uin
 			return (uint64_t)-EINVAL;
 		ext = 0;
 	}
-	if (r5 > UINT32_MAX || (r5 && !bpfrt_run_access_ok(ctx, (const void *)(uintptr_t)r4,
-							    r5, 0)))
+	return data_output(map, r3, r4, r5, extra, ext, ctx);
+}
+
+/* long bpf_skb_output(struct sk_buff *skb, struct bpf_map *map, u64 flags, void *data,
+ * u64 size) and bpf_xdp_output(struct xdp_buff *xdp, ...): a tracing or LSM program's perf
+ * output of data plus ctxlen bytes of the kernel packet it was handed (the kernel's
+ * bpf_skb_event_output() / bpf_xdp_event_output(): flags beyond index and ctxlen -EINVAL, no
+ * packet or more bytes than it has -EFAULT).  A kernel sk_buff or xdp_buff is no memory a
+ * run here holds, so ctxlen bytes of one are -EFAULT, as for a packet shorter than asked;
+ * data alone is written. */
+uint64_t brt_helper_skb_output(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5,
+			       struct bpfrt_run_ctx *ctx)
+{
+	struct brt_map *map = brt_map_helper_arg(r2, ctx);
+
+	if (!map || map->type != BPF_MAP_TYPE_PERF_EVENT_ARRAY)
+		return (uint64_t)-EINVAL;
+	if (r3 & ~(BPF_F_CTXLEN_MASK | BPF_F_INDEX_MASK))
+		return (uint64_t)-EINVAL;
+	if (!r1 || (r3 & BPF_F_CTXLEN_MASK))
 		return (uint64_t)-EFAULT;
-	return (uint64_t)(int64_t)output(map, r3 & BPF_F_INDEX_MASK, (const void *)(uintptr_t)r4,
-					 (uint32_t)r5, extra, (uint32_t)ext);
+	return data_output(map, r3, r4, r5, NULL, 0, ctx);
 }
 
 /* The kernel's get_map_perf_counter() and perf_event_read_local() on a slot: flags other

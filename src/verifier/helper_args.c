@@ -186,6 +186,8 @@ static int reg_type_ok(struct brt_env *env, int regno, int arg, const char *fnam
 		__attribute__((fallthrough));
 	case BRT_ARG_PTR_TO_BTF_ID_SEQ_FILE:
 	case BRT_ARG_PTR_TO_BTF_ID_TCP_SOCK:
+	case BRT_ARG_PTR_TO_BTF_ID_SK_BUFF:
+	case BRT_ARG_PTR_TO_BTF_ID_XDP_BUFF:
 	case BRT_ARG_PTR_TO_BTF_ID_PATH:
 	case BRT_ARG_PTR_TO_BTF_ID_TASK: /* the kernel's btf_ptr_types */
 		if (t == PTR_TO_BTF_ID || t == (PTR_TO_BTF_ID | PTR_TRUSTED) ||
@@ -672,8 +674,13 @@ int brt_helper_check_arg(struct brt_env *env, int i, const struct brt_helper_pro
 	} else if (!err && arg == BRT_ARG_PTR_TO_BTF_ID_PATH) {
 		err = brt_d_path_arg(env, regno, reg);
 	} else if (!err && (arg == BRT_ARG_PTR_TO_BTF_ID_SEQ_FILE ||
-			    arg == BRT_ARG_PTR_TO_BTF_ID_TCP_SOCK)) {
-		const char *want = arg == BRT_ARG_PTR_TO_BTF_ID_SEQ_FILE ? "seq_file" : "tcp_sock";
+			    arg == BRT_ARG_PTR_TO_BTF_ID_TCP_SOCK ||
+			    arg == BRT_ARG_PTR_TO_BTF_ID_SK_BUFF ||
+			    arg == BRT_ARG_PTR_TO_BTF_ID_XDP_BUFF)) {
+		const char *want = arg == BRT_ARG_PTR_TO_BTF_ID_SEQ_FILE ? "seq_file"
+				   : arg == BRT_ARG_PTR_TO_BTF_ID_TCP_SOCK ? "tcp_sock"
+				   : arg == BRT_ARG_PTR_TO_BTF_ID_SK_BUFF  ? "sk_buff"
+									   : "xdp_buff";
 
 		if (reg->off || strcmp(brt_btf_reg_name(env, reg->btf_id), want)) {
 			brt_verr(env, "R%d is of type %s but %s is expected\n", regno,

@@ -124,6 +124,8 @@ int brt_helper_map_compat(struct brt_env *env, const struct brt_call_meta *meta,
 	case BPF_FUNC_perf_event_read:
 	case BPF_FUNC_perf_event_output:
 	case BPF_FUNC_perf_event_read_value:
+	case BPF_FUNC_skb_output:
+	case BPF_FUNC_xdp_output:
 		ok &= mt == BPF_MAP_TYPE_PERF_EVENT_ARRAY;
 		break;
 	case BPF_FUNC_task_storage_get:

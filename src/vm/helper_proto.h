@@ -90,6 +90,10 @@ enum brt_arg_type {
 	/* ARG_PTR_TO_BTF_ID of struct tcp_sock (bpf_tcp_send_ack: a congestion control's
 	 * socket, which its context types as a tcp_sock) */
 	BRT_ARG_PTR_TO_BTF_ID_TCP_SOCK,
+	/* ARG_PTR_TO_BTF_ID of struct sk_buff / struct xdp_buff (bpf_skb_output,
+	 * bpf_xdp_output: a tracing program's packet argument) */
+	BRT_ARG_PTR_TO_BTF_ID_SK_BUFF,
+	BRT_ARG_PTR_TO_BTF_ID_XDP_BUFF,
 };
 
 /* Kinds of helper return values. */
