@@ -699,11 +699,13 @@ static void test_layout(void)
 }
 
 /* eqset: `if x == 6 goto L; if x == 132 goto L; r4 = 0; if x != 17 goto M; L: r4 = 5`
- * (xdp_flow's ports test) is one jcc when two registers are dead at L and at M (r1 and r5
- * here), the move done first: 32-bit, the product of x - K by lea/imul; 64-bit, or with
- * constants whose differences share a power of two too high for the product (2^30), sete
- * and or; not with r1 read at M, nor with the pass off or blinded; the same r0 for every x
- * around the constants. */
+ * (xdp_flow's ports test) is one predictable path when two registers are dead at L and at
+ * M (r1 and r5 here), the move done first: with two constants or more below 64 a bit test
+ * (cmp/je for 132, cmp 64/sbb mask/and, bt: 32- and 64-bit, and with 6 and 2^30 + 6); with one, the
+ * product of x - K by lea/imul (32-bit, 70, 132, 17), or sete and or (64-bit, or constants
+ * whose differences share a power of two too high for the product: 70 and 2^30 + 70); not
+ * with r1 read at M, nor with the pass off or blinded; the same r0 for every x around the
+ * constants, x's upper half set for the 32-bit chains. */
 static bool has_bytes(const uint8_t *code, size_t size, uint8_t a, uint8_t b)
 {
 	for (size_t i = 0; i + 1 < size; i++)
@@ -714,7 +716,12 @@ static bool has_bytes(const uint8_t *code, size_t size, uint8_t a, uint8_t b)
 
 static void test_eqset(void)
 {
-	for (int v = 0; v < 6; v++) {
+	static const char *const names[] = { "eqset", "eqset off", "eqset, r1 read at M",
+					     "eqset, blinded", "eqset, 64-bit", "eqset, 2^30 apart",
+					     "eqset, one below 64", "eqset, one below 64, 2^30 apart",
+					     "eqset, one below 64, 64-bit" };
+
+	for (int v = 0; v < 9; v++) {
 		struct bpf_insn prog[] = {
 			MOV64_IMM(4, 9), MOV64_IMM(0, 100), MOV64_IMM(3, 1), MOV64_IMM(6, 2),
 			MOV64_IMM(7, 3), MOV64_IMM(8, 4), MOV64_IMM(9, 5),
@@ -730,33 +737,38 @@ static void test_eqset(void)
 		struct brt_jit_prog *p;
 		const uint8_t *code;
 		char err[128];
+		bool wide = v == 4 || v == 8;
+		int32_t k1 = v >= 6 ? 70 : 6;
+		int32_t k2 = v == 5 || v == 7 ? k1 + (1 << 30) : 132;
 
-		int32_t k2 = v == 5 ? 6 + (1 << 30) : 132;
-
-		T_CASE(v == 0 ? "eqset" : v == 1 ? "eqset off" : v == 2 ? "eqset, r1 read at M"
-			   : v == 3 ? "eqset, blinded" : v == 4 ? "eqset, 64-bit" : "eqset, 2^30 apart");
+		T_CASE(names[v]);
 		e.passes_off = v == 1 ? BRT_JIT_PASS(eqset) : 0;
 		e.flags = v == 3 ? BRT_JIT_BLIND : 0;
 		if (v == 2) /* M's r1 = 0 becomes r1 += 0: r1 (the input) is read there */
 			prog[20] = (struct bpf_insn)ALU64_IMM(BPF_ADD, 1, 0);
-		if (v == 4)
+		if (wide)
 			for (int i = 7; i <= 10; i++)
 				if (i != 9)
 					prog[i].code = (uint8_t)(BPF_JMP | BPF_OP(prog[i].code) | BPF_K);
+		prog[7].imm = k1;
 		prog[8].imm = k2;
 		T_EQ_INT(0, brt_jit_compile(prog, n, &e, &p, err, sizeof(err)));
 		if (!p)
 			return;
 		code = brt_jit_code(p, &size, NULL);
-		T_EQ_INT(v == 0, has_bytes(code, size, 0x0f, 0xaf)); /* imul */
-		T_EQ_INT(v >= 4, has_bytes(code, size, 0x0f, 0x94)); /* sete */
+		T_EQ_INT(v == 0 || v == 4 || v == 5, has_bytes(code, size, 0x0f, 0xa3)); /* bt */
+		T_EQ_INT(v == 6, has_bytes(code, size, 0x0f, 0xaf));                      /* imul */
+		T_EQ_INT(v >= 7, has_bytes(code, size, 0x0f, 0x94));                      /* sete */
 		for (uint64_t x = 0; x < 140; x++) {
 			/* r2 = x with its upper half set (32-bit compares ignore it), r1 = 1000 */
-			uint64_t r2 = v == 4 ? x : x | 7ull << 32;
-			bool in = x == 6 || x == (uint64_t)k2 || x == 17;
+			uint64_t r2 = wide ? x : x | 7ull << 32;
+			bool in = x == (uint64_t)k1 || x == (uint64_t)k2 || x == 17;
 			uint64_t want = in ? 120 : v == 2 ? 1115 : 115;
 
 			T_EQ_U64(want, brt_jit_call(p, 1000, r2, NULL));
+			/* 64-bit: x + 2^32 is none of the constants, whose low bits x has */
+			if (wide)
+				T_EQ_U64(115, brt_jit_call(p, 1000, x | 1ull << 32, NULL));
 		}
 		brt_jit_free(p);
 	}

@@ -1020,11 +1020,12 @@ static void pass_jumpfold(struct opt *o)
 /* Pass eqset: clang tests `x == K1 || x == K2 || x == K3` as `if x == K1 goto L; if x ==
  * K2 goto L; [r = imm;] if x != K3 goto M; L:`, a branch per test, each mispredicted
  * when x varies (TCP or UDP at random: half the packets); gcc sets a flag per test and
- * branches once.  Here the same: sete per compare into two registers dead at L and at M,
- * or'ed, one jz to M.  The constant move (clang's zero of the value M reads) is done
- * first, so its register must be dead at L too.  3 or 4 compares, all of one register
- * and width, no target inside but L, forward jumps only; not blinded (the compares keep
- * their immediates). */
+ * branches once.  Here one predictable path: a bit test of x when two constants or more
+ * are below 64, else the product of the x - K or a sete per compare (insn.c, emit_eqset()),
+ * into registers dead at L and at M, and one jump to M.  The constant move (clang's zero
+ * of the value M reads) is done first, so its register must be dead at L too.  3 or 4
+ * compares, all of one register and width, no target inside but L, forward jumps only; not
+ * blinded (the compares keep their immediates). */
 static void pass_eqset(struct opt *o)
 {
 	struct jit_state *st = o->st;
