@@ -821,6 +821,9 @@ static int build(struct load *ld)
 		err = brt_vm_set_obj_types(ld->vm, pc.obj_types, pc.nobj_types);
 	if (!err && pc.throws)
 		err = brt_vm_set_exception(ld->vm, pc.exc_cb_insn);
+	/* the checked engine's fault-safe loads (the kernel's BPF_PROBE_MEM) */
+	if (!err && pc.btf_loads && ld->xflags)
+		err = brt_vm_set_probe_loads(ld->vm, ld->xflags, BRT_INSN_PROBE);
 	ld->exc_cb_insn = pc.exc_cb_insn;
 	if (!err && !o)
 		err = xlated_maps(ld, pc.call_maps);

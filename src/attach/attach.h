@@ -221,6 +221,10 @@ int brt_sock_table_lookup(const struct brt_sock_tuple *t, int32_t nsid, int dif,
 /* the socket a socket pointer of a program stands for (a sockmap's snapshot, or a
  * bpf_skc_to_* stand-in of one), NULL when none (sock_lookup.c) */
 const struct brt_sock *brt_sock_of_ptr(uint64_t r, struct bpfrt_run_ctx *ctx);
+/* bpf_cast_to_kern_ctx(r1): for the context of a packet program's run (XDP, skb), a
+ * read-only stand-in of the kernel's struct xdp_buff or struct sk_buff (kern_ctx.c); r1
+ * itself for any other. */
+uint64_t brt_kern_ctx(uint64_t r1, struct bpfrt_run_ctx *ctx);
 /* bpf_sk_base_func_proto()'s casts: every network type whose set falls back on it (not
  * cgroup_sock, sk_reuseport, netfilter or the cgroup device/sysctl/sockopt hooks), with
  * CAP_PERFMON; and tracing (tracing_prog_func_proto) */

@@ -234,44 +234,6 @@ static struct {
 } fields[N_FIELDS];
 static pthread_once_t fields_once = PTHREAD_ONCE_INIT;
 
-/* member name of struct id, looked for in anonymous struct/union members too: its byte
- * offset and size (a bitfield or a member past STAND_IN_SIZE is not used) */
-static int find_member(const struct brt_btf *btf, uint32_t id, const char *name, uint32_t base,
-		       uint32_t *off, uint32_t *size, int depth)
-{
-	const struct btf_type *t = brt_btf_type(btf, brt_btf_skip_mods(btf, id));
-	const struct btf_member *m;
-	unsigned kind;
-
-	if (!t || depth > 8)
-		return 0;
-	kind = BTF_INFO_KIND(t->info);
-	if (kind != BTF_KIND_STRUCT && kind != BTF_KIND_UNION)
-		return 0;
-	m = (const struct btf_member *)(t + 1);
-	for (unsigned i = 0; i < BTF_INFO_VLEN(t->info); i++, m++) {
-		uint32_t bits = BTF_INFO_KFLAG(t->info) ? BTF_MEMBER_BIT_OFFSET(m->offset) : m->offset;
-		const char *mn = brt_btf_str(btf, m->name_off);
-		uint64_t sz;
-
-		if (BTF_INFO_KFLAG(t->info) && BTF_MEMBER_BITFIELD_SIZE(m->offset))
-			continue;
-		if (bits % 8)
-			continue;
-		if (mn && !strcmp(mn, name)) {
-			if (brt_btf_resolve_size(btf, m->type, &sz) || base + bits / 8 + sz > STAND_IN_SIZE)
-				return 0;
-			*off = base + bits / 8;
-			*size = (uint32_t)sz;
-			return 1;
-		}
-		if ((!mn || !*mn) &&
-		    find_member(btf, m->type, name, base + bits / 8, off, size, depth + 1))
-			return 1;
-	}
-	return 0;
-}
-
 static void fields_init(void)
 {
 	const struct brt_btf *btf = brt_btf_vmlinux();
@@ -279,8 +241,10 @@ static void fields_init(void)
 	for (int f = 0; btf && f < N_FIELDS; f++) {
 		int id = brt_btf_find(btf, field_names[f].strct, BTF_KIND_STRUCT);
 
-		if (id > 0 && !find_member(btf, (uint32_t)id, field_names[f].name, 0,
-					   &fields[f].off, &fields[f].size, 0))
+		/* a bitfield or a member past STAND_IN_SIZE is not used */
+		if (id <= 0 || brt_btf_member_at(btf, (uint32_t)id, field_names[f].name,
+						 &fields[f].off, &fields[f].size) ||
+		    fields[f].off + fields[f].size > STAND_IN_SIZE)
 			fields[f].size = 0;
 	}
 }

@@ -767,3 +767,56 @@ int brt_btf_raw(const struct brt_btf *btf, void **out, size_t *len)
 	*len = sizeof(h) + type_len + str_len;
 	return 0;
 }
+
+/* name in struct or union id, looked for in anonymous struct/union members too */
+static int member_in(const struct brt_btf *btf, uint32_t id, const char *name, size_t len,
+		     uint32_t base, uint32_t *off, uint32_t *type, int depth)
+{
+	const struct btf_type *t = brt_btf_type(btf, brt_btf_skip_mods(btf, id));
+	const struct btf_member *m;
+	unsigned kind;
+
+	if (!t || depth > 8)
+		return 0;
+	kind = BTF_INFO_KIND(t->info);
+	if (kind != BTF_KIND_STRUCT && kind != BTF_KIND_UNION)
+		return 0;
+	m = (const struct btf_member *)(t + 1);
+	for (unsigned i = 0; i < BTF_INFO_VLEN(t->info); i++, m++) {
+		uint32_t bits = BTF_INFO_KFLAG(t->info) ? BTF_MEMBER_BIT_OFFSET(m->offset) : m->offset;
+		const char *mn = brt_btf_str(btf, m->name_off);
+
+		if ((BTF_INFO_KFLAG(t->info) && BTF_MEMBER_BITFIELD_SIZE(m->offset)) || bits % 8)
+			continue;
+		if (mn && strlen(mn) == len && !memcmp(mn, name, len)) {
+			*off = base + bits / 8;
+			*type = m->type;
+			return 1;
+		}
+		if ((!mn || !*mn) &&
+		    member_in(btf, m->type, name, len, base + bits / 8, off, type, depth + 1))
+			return 1;
+	}
+	return 0;
+}
+
+int brt_btf_member_at(const struct brt_btf *btf, uint32_t id, const char *path, uint32_t *off,
+		      uint32_t *size)
+{
+	uint32_t base = 0, type = id;
+	uint64_t sz;
+
+	for (const char *p = path, *dot;; p = dot + 1) {
+		dot = strchr(p, '.');
+		if (!member_in(btf, type, p, dot ? (size_t)(dot - p) : strlen(p), base, &base,
+			       &type, 0))
+			return -ENOENT;
+		if (!dot)
+			break;
+	}
+	if (brt_btf_resolve_size(btf, type, &sz) || sz > UINT32_MAX)
+		return -ENOENT;
+	*off = base;
+	*size = (uint32_t)sz;
+	return 0;
+}

@@ -111,6 +111,11 @@ const char *brt_btf_kind_name(unsigned int kind);
 uint32_t brt_btf_skip_mods(const struct brt_btf *btf, uint32_t id);
 /* Size in bytes of a type (arrays multiplied out).  -EINVAL for sizeless kinds, -ELOOP. */
 int brt_btf_resolve_size(const struct brt_btf *btf, uint32_t id, uint64_t *size);
+/* Member path ("nd_net.net": members of members, found in anonymous struct and union
+ * members too; no bitfield) of struct or union id: its byte offset and size.  0 or
+ * -ENOENT. */
+int brt_btf_member_at(const struct brt_btf *btf, uint32_t id, const char *path, uint32_t *off,
+		      uint32_t *size);
 /* The kernel's per-record BTF rules the reader leaves to BPF_BTF_LOAD (btf/meta.c): INT
  * encodings and sizes, FUNC and VAR linkage (no externs), DATASEC sizes and offsets.  0, or
  * -EINVAL (-ENOTSUPP: BRT_ENOTSUPP) with the kernel's log line in err.  With log non-NULL,

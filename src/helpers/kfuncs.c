@@ -15,6 +15,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "attach/attach.h"
 #include "bpfrt.h"
 #include "helpers/helpers.h"
 #include "maps/maps.h"
@@ -118,9 +119,13 @@ KFUNC_FN(bpf_xdp_ct_alloc, ct_alloc(r2, r3, r4, r5))
  * user-space run holds no read section of the kernel's. */
 static KFUNC_FN(nop, 0)
 
-/* bpf_cast_to_kern_ctx and bpf_rdonly_cast: the kernel rewrites their calls as r0 = r1;
- * what may be read through the result is the verifier's business */
+/* bpf_rdonly_cast: the kernel rewrites its calls as r0 = r1; what may be read through the
+ * result is the verifier's business */
 static KFUNC_FN(first_arg, r1)
+
+/* bpf_cast_to_kern_ctx: r0 = r1 in the kernel too, whose context is the kernel's struct;
+ * a packet program's is stood in for (attach/kern_ctx.c) */
+KFUNC_FN(bpf_cast_to_kern_ctx, brt_kern_ctx(r1, rc))
 
 /* bpf_task_work_schedule_signal_impl and _resume_impl (task, tw, map__map, callback,
  * aux__prog): both run the callback at the end of the run (maps/task_work.c) */

@@ -229,8 +229,9 @@ uint64_t brt_helper_get_current_task(uint64_t r1, uint64_t r2, uint64_t r3, uint
  * stand-in of the calling thread, larger than the kernel's task_struct, so every field
  * reads as 0.  Pointer members read as 0 too, and a load through one of them would fault:
  * programs that load through kernel pointers run on the checked engine (api/prog.c),
- * which stops such a run instead, and it is granted the stand-in (read-only: the
- * verifier allows no store through a kernel pointer). */
+ * where such a load reads 0 as the kernel's fault-safe one does (vm.h
+ * brt_vm_set_probe_loads()), and it is granted the stand-in (read-only: the verifier
+ * allows no store through a kernel pointer). */
 #define TASK_STAND_IN_SIZE 32768
 
 /* Allocated on a thread's first use, freed when it exits (a key's destructor): as

@@ -819,6 +819,7 @@ int brt_verify(const struct bpf_insn *insns, size_t n, const struct brt_verify_o
 		opts->insn_flags[i] = (uint8_t)((env->aux[first].seen ? BRT_INSN_SEEN : 0) |
 						(env->aux[i].ptr_kind == 1 ? BRT_INSN_CTX : 0) |
 						(env->aux[i].pkt_write ? BRT_INSN_PKT_WRITE : 0) |
+						(env->aux[i].probe_load ? BRT_INSN_PROBE : 0) |
 						(env->aux[i].call_map > 0 &&
 						 env->maps[env->aux[i].call_map - 1].is_tmpl ?
 							 BRT_INSN_INNER_MAP : 0));

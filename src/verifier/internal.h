@@ -382,6 +382,7 @@ struct brt_insn_aux {
 	uint32_t ksym_btf_id;   /* ... and for PTR_TO_BTF_ID the kernel BTF type */
 	uint8_t ptr_kind;       /* loads/stores: 1 ctx, 2 other pointer (must not mix) */
 	uint8_t pkt_write;      /* a store into the packet (the kernel's seen_direct_write) */
+	uint8_t probe_load;     /* a load through a kernel pointer (BPF_PROBE_MEM) */
 	/* bpf_loop call: the kernel's loop_inline_state (flags known 0 and the same
 	 * callback on every path: optimize_bpf_loop() inlines it) */
 	uint8_t loop_init, loop_fit;
@@ -789,9 +790,6 @@ int brt_check_ptr_off_reg(struct brt_env *env, const struct brt_reg *reg, int re
 /* ... with fixed_off_ok (__check_ptr_off_reg()): a fixed offset allowed, not a variable
  * one (graph roots and nodes, kptr fields) */
 int brt_check_ptr_fixed_off_reg(struct brt_env *env, const struct brt_reg *reg, int regno);
-/* The context struct a program type's BPF side names (the kernel's bpf_types.h), "" when
- * untyped (btf_ctx.c) */
-const char *brt_ctx_type_name(uint32_t prog_type);
 /* check_func_arg_reg_off() with ARG_DONTCARE, for helper and global-function arguments:
  * pointers to memory may carry an offset (the size check covers it), any other pointer
  * must be unmoved (brt_check_ptr_off_reg()) */

@@ -398,6 +398,16 @@ static const char *map_struct_name(uint32_t type)
 	}
 }
 
+/* A read through a kernel pointer, which the kernel makes fault-safe (BPF_PROBE_MEM: a bad
+ * address reads 0), as bpfrt's checked engine does for the loads so marked; the program
+ * runs there (btf_loads).  A helper's read of such memory is no load. */
+static void mark_probe_load(struct brt_env *env)
+{
+	env->btf_loads = 1;
+	if (BPF_CLASS(env->insns[env->insn_idx].code) == BPF_LDX)
+		env->aux[env->insn_idx].probe_load = 1;
+}
+
 int brt_check_mem_access(struct brt_env *env, int insn_idx, int regno, int off, int size,
 			 enum brt_access t, int value_regno, int strict_once, int is_ldsx)
 {
@@ -467,7 +477,7 @@ int brt_check_mem_access(struct brt_env *env, int insn_idx, int regno, int off, 
 		/* bpf_rdonly_cast()'s void pointer: no size, any offset read (the kernel
 		 * reads it fault-safe, as bpfrt reads kernel objects: btf_loads) */
 		if ((reg->type & (MEM_RDONLY | PTR_UNTRUSTED)) == (MEM_RDONLY | PTR_UNTRUSTED))
-			env->btf_loads = 1;
+			mark_probe_load(env);
 		else
 			err = check_region(env, regno, off, size, reg->mem_size, 0);
 		if (err)
@@ -517,7 +527,7 @@ int brt_check_mem_access(struct brt_env *env, int insn_idx, int regno, int off, 
 			return err;
 		/* an allocated object is the runtime's own memory, a kernel object is not */
 		if (!(reg->type & MEM_ALLOC))
-			env->btf_loads = 1;
+			mark_probe_load(env);
 		if (value_regno >= 0) {
 			brt_mark_reg_unknown(env, &regs[value_regno]);
 			if (rt != SCALAR_VALUE) {

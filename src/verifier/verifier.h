@@ -191,7 +191,8 @@ struct brt_verify_opts {
 	 * of an lddw), BRT_INSN_CTX for a load or store through the context pointer,
 	 * BRT_INSN_PKT_WRITE for a store into the packet, BRT_INSN_INNER_MAP for a helper
 	 * call passed the inner map of a map of maps (call_maps then holds the map of maps,
-	 * whose template the inner map is) */
+	 * whose template the inner map is), BRT_INSN_PROBE for a load through a kernel
+	 * pointer */
 	uint8_t *insn_flags;
 	/* out, or NULL: n entries the caller zeroed; once the program is accepted, a
 	 * bpf_loop call the kernel inlines (flags 0, one callback) gets 1 + the callback's
@@ -214,6 +215,8 @@ struct brt_verify_opts {
 #define BRT_INSN_CTX 2u
 #define BRT_INSN_PKT_WRITE 4u
 #define BRT_INSN_INNER_MAP 8u
+/* a load through a kernel pointer (the kernel's BPF_PROBE_MEM): a bad address reads 0 */
+#define BRT_INSN_PROBE 16u
 
 #define BRT_VERIFY_ERRLEN 256
 
@@ -294,5 +297,9 @@ int brt_verifier_value_has_record(const struct brt_btf *btf, uint32_t id);
 /* The kernel's address of kernel function btf_id (/proc/kallsyms), 0 when unknown (not a
  * function, or addresses hidden from this process). */
 uint64_t brt_verifier_ksym_addr(int32_t btf_id);
+
+/* The context struct a program type's BPF side names (the kernel's bpf_types.h), "" when
+ * untyped (btf_ctx.c) */
+const char *brt_ctx_type_name(uint32_t prog_type);
 
 #endif

@@ -500,6 +500,11 @@ fault_track:
 	kind = ex->fault.kind;
 	goto fault;
 fault_mem:
+	/* a load through a kernel pointer: 0, as the kernel's fault-safe load */
+	if (kind == BRT_FAULT_READ && ex->probe && ex->probe[pc - ex->code]) {
+		DST = 0;
+		NEXT();
+	}
 	ex->fault.size = size;
 	ex->fault.reg = kind == BRT_FAULT_READ ? pc->src : pc->dst;
 	ex->fault.off = pc->off;

@@ -53,6 +53,7 @@ struct bpfrt_vm {
 	uint64_t (*own_direct)(uint64_t r1, uint64_t r2, struct bpfrt_run_ctx *ctx);
 	int ld_ind;                /* the program has LD_IND (see run_jit()) */
 	struct brt_obj_type *obj_types; /* brt_vm_set_obj_types() */
+	uint8_t *probe;            /* brt_vm_set_probe_loads(): n entries, or NULL */
 	uint32_t nobj_types;
 	/* brt_vm_set_exception(): the program may call bpf_throw, and the exception
 	 * callback's first insn (0: the kernel's default callback, r0 = the cookie) */
@@ -420,6 +421,19 @@ int brt_vm_set_obj_types(struct bpfrt_vm *vm, const struct brt_obj_type *types, 
 	return 0;
 }
 
+int brt_vm_set_probe_loads(struct bpfrt_vm *vm, const uint8_t *flags, uint8_t mask)
+{
+	uint8_t *p = malloc(vm->n ? vm->n : 1);
+
+	if (!p)
+		return -ENOMEM;
+	for (size_t i = 0; i < vm->n; i++)
+		p[i] = !!(flags[i] & mask);
+	free(vm->probe);
+	vm->probe = p;
+	return 0;
+}
+
 void bpfrt_vm_free(struct bpfrt_vm *vm)
 {
 	if (!vm)
@@ -438,6 +452,7 @@ void bpfrt_vm_free(struct bpfrt_vm *vm)
 	free(vm->ops);
 	free(vm->insns);
 	free(vm->obj_types);
+	free(vm->probe);
 	free(vm);
 }
 
@@ -805,6 +820,7 @@ static __attribute__((noinline)) int run_interp(struct bpfrt_vm *vm, const struc
 	ex.poison = o->poison;
 	ex.ctx = &ctx;
 	ex.track = NULL;
+	ex.probe = vm->probe;
 	if (checked && o->track) {
 		brt_vm_track_init(&track, stack, o->helper_args);
 		ex.track = &track;

@@ -308,6 +308,9 @@ struct brt_exec {
 	uint8_t *stack;               /* BRT_VM_STACK_BYTES, lowest address */
 	struct bpfrt_run_ctx *ctx;
 	struct brt_track *track;      /* checked: write tracking, or NULL */
+	/* checked: by insn, 1 for a load through a kernel pointer, which reads 0 at an
+	 * address outside the run's memory (brt_vm_set_probe_loads()); or NULL */
+	const uint8_t *probe;
 	struct brt_fault fault;       /* set when the loop returns -1 */
 };
 
@@ -430,6 +433,11 @@ int brt_vm_set_obj_types(struct bpfrt_vm *vm, const struct brt_obj_type *types, 
  * callback starts (0: none named, the cookie is the return value).  Runs then end with
  * the callback's value when the program throws.  0 or -ENOMEM. */
 int brt_vm_set_exception(struct bpfrt_vm *vm, uint32_t exc_cb_insn);
+/* The loads through kernel pointers, by insn: those whose flags[i] & mask (the verifier's
+ * BRT_INSN_PROBE).  The kernel makes them fault-safe (BPF_PROBE_MEM: a load from an
+ * address it cannot read gives 0); on the checked engine, where such programs run, one
+ * outside the run's memory reads 0 instead of stopping the run.  0 or -ENOMEM. */
+int brt_vm_set_probe_loads(struct bpfrt_vm *vm, const uint8_t *flags, uint8_t mask);
 /* bpf_throw(cookie) (helpers/kfuncs.c): the run stops and the callback runs */
 void brt_vm_throw(struct bpfrt_run_ctx *ctx, uint64_t cookie);
 
