@@ -585,12 +585,14 @@ int brt_local_storage_delete(struct brt_map *map, uint64_t owner);
 	X(BPF_FUNC_ringbuf_discard_dynptr, brt_helper_ringbuf_discard_dynptr,            \
 	  BRT_FOR_ALL | BRT_NEED_BPF)                                                    \
 	X(BPF_FUNC_perf_event_output, brt_helper_perf_event_output, BRT_FOR_PERF_OUTPUT) \
-	/* tracing_prog_func_proto() (LSM's set falls back on it): the packet a tracing     \
-	 * program was handed, by its BTF type; one function for both (perf_event_array.c) */ \
+	/* tracing_prog_func_proto() (LSM's and syscall's sets fall back on it): the packet \
+	 * a tracing program was handed, by its BTF type; one function for both             \
+	 * (perf_event_array.c).  A syscall program has no such pointer to give, and no     \
+	 * perf event array (sleepable), but its refusal names R1 as the kernel's does */   \
 	X(BPF_FUNC_skb_output, brt_helper_skb_output,                                    \
-	  BRT_HSET(BPF_PROG_TYPE_TRACING) | BRT_HSET(BPF_PROG_TYPE_LSM))                 \
+	  BRT_HSET(BPF_PROG_TYPE_TRACING) | BRT_HSET(BPF_PROG_TYPE_LSM) | BRT_FOR_SYSCALL) \
 	X(BPF_FUNC_xdp_output, brt_helper_skb_output,                                    \
-	  BRT_HSET(BPF_PROG_TYPE_TRACING) | BRT_HSET(BPF_PROG_TYPE_LSM))                 \
+	  BRT_HSET(BPF_PROG_TYPE_TRACING) | BRT_HSET(BPF_PROG_TYPE_LSM) | BRT_FOR_SYSCALL) \
 	/* bpf_base_func_proto() with CAP_PERFMON */                                      \
 	X(BPF_FUNC_perf_event_read, brt_helper_perf_event_read, BRT_FOR_ALL | BRT_NEED_PERFMON) \
 	X(BPF_FUNC_perf_event_read_value, brt_helper_perf_event_read_value,              \

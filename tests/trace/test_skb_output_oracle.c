@@ -5,7 +5,7 @@
  * through bpf(2) and bpfrt_bpf() with the same errno and the kernel's error line: the
  * packet argument's BTF type (sk_buff, xdp_buff, a task_struct, a moved pointer, a scalar),
  * the map type, the data's size, the licence (GPL only) and the program types that lack
- * them.  Programs both accept are test-run on both sides (a tp_btf program's run is
+ * them (a syscall program has them: syscall_prog_func_proto()).  Programs both accept are test-run on both sides (a tp_btf program's run is
  * refused alike).  Root only (the kernel side); otherwise skipped.
  */
 #include "trace_test.h"
@@ -86,6 +86,15 @@ static const struct ocase cases[] = {
 	{ "skb_output in a tc program", BPF_PROG_TYPE_SCHED_CLS, NULL, "GPL", PERF,
 	  ARGS("") "call bpf_skb_output\nmov %r0, 0\nexit\n",
 	  "program of this type cannot use helper bpf_skb_output#111" },
+	/* syscall_prog_func_proto() falls back on tracing_prog_func_proto(): a syscall
+	 * program has both, and only its context to give them (and no perf event array: a
+	 * sleepable program's map; an array, whose check comes after R1's) */
+	{ "skb_output in a syscall program", BPF_PROG_TYPE_SYSCALL, NULL, "GPL", BPF_MAP_TYPE_ARRAY,
+	  ARGS("") "call bpf_skb_output\nmov %r0, 0\nexit\n",
+	  "R1 type=ctx expected=ptr_, trusted_ptr_, rcu_ptr_" },
+	{ "xdp_output in a syscall program", BPF_PROG_TYPE_SYSCALL, NULL, "GPL", BPF_MAP_TYPE_ARRAY,
+	  ARGS("") "call bpf_xdp_output\nmov %r0, 0\nexit\n",
+	  "R1 type=ctx expected=ptr_, trusted_ptr_, rcu_ptr_" },
 };
 
 static const struct brt_btf *vmlinux;
@@ -137,6 +146,9 @@ static int load(int kernel, const struct ocase *c, int map, char *log, size_t lo
 	a.log_size = (uint32_t)loglen;
 	a.log_level = 1;
 	log[0] = 0;
+	/* a syscall program loads sleepable only ("Syscall programs can only be sleepable") */
+	if (c->type == BPF_PROG_TYPE_SYSCALL)
+		a.prog_flags = BPF_F_SLEEPABLE;
 	if (c->target) {
 		int id = brt_btf_attach_id(vmlinux, BPF_PROG_TYPE_TRACING, BPF_TRACE_RAW_TP,
 					   c->target);
