@@ -809,7 +809,7 @@ int brt_is_state_visited(struct brt_env *env, int insn_idx)
 	int force = cb || mg || itn || cur->hist > 40;
 	int add = force || (env->jmps_processed - env->prev_jmps_processed >= 2 &&
 			    env->insn_processed - env->prev_insn_processed >= 8);
-	int compared = 0, exact = 0, hashed = 0;
+	int exact = 0, hashed = 0;
 	uint64_t h = 0;
 
 	uint32_t b = bucket(env, insn_idx, cur), in_bucket = env->bucket_states[b];
@@ -894,10 +894,12 @@ int brt_is_state_visited(struct brt_env *env, int insn_idx)
 			if (!force && env->jmps_processed - env->prev_jmps_processed < 20 &&
 			    env->insn_processed - env->prev_insn_processed < 100)
 				add = 0;
-		} else if (compared++ < 64 &&
-			   states_equal(env, sl->st, cur, insn_idx,
+		} else if (states_equal(env, sl->st, cur, insn_idx,
 					incomplete_marks(env, sl->st) ? CMP_WITHIN : CMP_RANGE,
 					sl->cleaned ? sl->slive : NULL)) {
+			/* every complete state of the list is compared, however long, as the
+			 * kernel's: a cap (64 until session 25) missed states the kernel
+			 * prunes by (Falco's sendmmsg_x) */
 			int err;
 
 			sl->hits++;

@@ -16,7 +16,8 @@
  * slots the current path has read since (4 bytes of fp-8's slot ZERO, the visitor's MISC): the kernel prunes the visit, bpfrt walked it again until session 19
  * (otel-profiler's unwind_php 12,896 processed insns for the kernel's 12,826).
  * A fourth (loop_exit_evict) is about peak_states: when a state evicted from its list
- * leaves the count while a loop has backedges.
+ * leaves the count while a loop has backedges.  A fifth (many_states()): a state that
+ * covers the current one far down its instruction's list.
  * Each case: bpfrt must print the kernel's line (recorded here); as root the kernel must
  * print it too.
  */
@@ -28,7 +29,7 @@
 #include "api/diff.h"
 
 #define I(c, d, s, o, i) { .code = (c), .dst_reg = (d), .src_reg = (s), .off = (o), .imm = (i) }
-#define MAX_INSNS 1024
+#define MAX_INSNS 16384
 
 struct cp_case {
 	const char *name;
@@ -38,6 +39,7 @@ struct cp_case {
 	const char *stats; /* the kernel's statistics line */
 	const struct bpf_insn *prog; /* a fixed program instead (len insns) */
 	size_t len;
+	int many;          /* many_states()'s program with this many paths instead */
 };
 
 /* r6 = skb->len, r7 = skb->pkt_type (unknown); fp-4's 4 bytes ZERO (a store not 8-byte
@@ -118,7 +120,74 @@ static const struct cp_case cases[] = {
 	{ "a state evicted out of a loop while the loop has backedges", 0, 0, 0,
 	  "processed 102 insns (limit 1000000) max_states_per_insn 4 total_states 15 peak_states 14 "
 	  "mark_read 0", loop_exit_evict, sizeof(loop_exit_evict) / sizeof(loop_exit_evict[0]) },
+	{ "the state that covers is the 70th of its instruction's list", 0, 0, 0,
+	  "processed 8500 insns (limit 1000000) max_states_per_insn 69 total_states 849 peak_states 849 "
+	  "mark_read 0", .many = 70 },
 };
+
+/* Many complete states at one instruction X, each with its own precise r6 (the path's
+ * number, a stack offset after X), kept in the list by their hits (DEPTH arrivals each
+ * after the first: a state leaves after more than 3 * hits + 3 misses); a last path
+ * arrives with the first-explored path's r6, whose state is then the paths-th in the
+ * list (newest first).  The kernel compares every state of the list: it prunes there.
+ * bpfrt compared at most 64 per visit until session 25 and walked on past X (Falco's
+ * sendmmsg_x: a state at a callback's return not found, its level-2 log parted from
+ * the kernel's after 2 million lines, its ids after). */
+#define DEPTH 24
+static size_t many_states(int paths, struct bpf_insn *p)
+{
+	size_t n = 0, start[128], to_x[128 * (DEPTH + 1)], dispatch;
+	int nx = 0;
+
+	p[n++] = (struct bpf_insn)I(BPF_LDX | BPF_MEM | BPF_W, 7, 1, 0, 0);
+	p[n++] = (struct bpf_insn)I(BPF_LDX | BPF_MEM | BPF_W, 8, 1, 4, 0);
+	for (int k = 1; k <= 16; k++)
+		p[n++] = (struct bpf_insn)I(BPF_ST | BPF_MEM | BPF_DW, 10, 0, (int16_t)(-8 * k), 0);
+	/* the dispatch compares `paths` (the repeat) first, so its path is pushed first
+	 * and walked last; path 0 is pushed last, walked first: the repeat takes its r6 */
+	dispatch = n;
+	for (int j = paths; j >= 0; j--)
+		p[n++] = (struct bpf_insn)I(BPF_JMP | BPF_JEQ | BPF_K, 7, 0, 0, j);
+	p[n++] = (struct bpf_insn)I(BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, 0);
+	p[n++] = (struct bpf_insn)I(BPF_JMP | BPF_EXIT, 0, 0, 0, 0);
+	for (int j = 0; j <= paths; j++) {
+		int depth = j == paths ? 0 : DEPTH, r6 = j == paths ? 0 : j;
+		size_t cmp = n;
+
+		start[j] = n;
+		for (int k = 1; k <= depth; k++)
+			p[n++] = (struct bpf_insn)I(BPF_JMP | BPF_JEQ | BPF_K, 8, 0, 0, k);
+		/* the fall-through (first arrival) stores the state: 8 insns since the last */
+		p[n++] = (struct bpf_insn)I(BPF_ALU64 | BPF_MOV | BPF_K, 6, 0, 0, r6);
+		for (int k = 0; k < 6; k++)
+			p[n++] = (struct bpf_insn)I(BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, k);
+		to_x[nx++] = n;
+		p[n++] = (struct bpf_insn)I(BPF_JMP | BPF_JA, 0, 0, 0, 0);
+		for (int k = 1; k <= depth; k++) {
+			p[cmp + k - 1].off = (int16_t)(n - (cmp + k - 1) - 1);
+			p[n++] = (struct bpf_insn)I(BPF_ALU64 | BPF_MOV | BPF_K, 6, 0, 0, r6);
+			to_x[nx++] = n;
+			p[n++] = (struct bpf_insn)I(BPF_JMP | BPF_JA, 0, 0, 0, 0);
+		}
+	}
+	for (int j = paths; j >= 0; j--) {
+		size_t at = dispatch + (size_t)(paths - j);
+
+		p[at].off = (int16_t)(start[j] - at - 1);
+	}
+	/* X: r6 indexes the zeroed stack (precise), then a few insns a prune saves */
+	for (int k = 0; k < nx; k++)
+		p[to_x[k]].off = (int16_t)(n - to_x[k] - 1);
+	p[n++] = (struct bpf_insn)I(BPF_ALU64 | BPF_MOV | BPF_X, 2, 10, 0, 0);
+	p[n++] = (struct bpf_insn)I(BPF_ALU64 | BPF_ADD | BPF_K, 2, 0, 0, -128);
+	p[n++] = (struct bpf_insn)I(BPF_ALU64 | BPF_ADD | BPF_X, 2, 6, 0, 0);
+	p[n++] = (struct bpf_insn)I(BPF_LDX | BPF_MEM | BPF_B, 0, 2, 0, 0);
+	for (int k = 0; k < 10; k++)
+		p[n++] = (struct bpf_insn)I(BPF_ALU64 | BPF_ADD | BPF_K, 0, 0, 0, 1);
+	p[n++] = (struct bpf_insn)I(BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, 0);
+	p[n++] = (struct bpf_insn)I(BPF_JMP | BPF_EXIT, 0, 0, 0, 0);
+	return n;
+}
 
 /* r6 = skb->len (unknown); r7 = r6 (one id); r7 = 0 unless linked; then per segment
  * `if r6 == k goto out` and the spill/fill pairs; r0 = 0; exit; out: r0 = 1; exit. */
@@ -131,6 +200,8 @@ static size_t build(const struct cp_case *c, struct bpf_insn *p)
 		memcpy(p, c->prog, c->len * sizeof(*p));
 		return c->len;
 	}
+	if (c->many)
+		return many_states(c->many, p);
 	p[n++] = (struct bpf_insn)I(BPF_LDX | BPF_MEM | BPF_W, 6, 1, 0, 0);
 	p[n++] = (struct bpf_insn)I(BPF_ALU64 | BPF_MOV | BPF_X, 7, 6, 0, 0);
 	if (!c->linked)
