@@ -180,6 +180,7 @@ static int reg_type_ok(struct brt_env *env, int regno, int arg, const char *fnam
 		break;
 	case BRT_ARG_PTR_TO_BTF_ID_TASK_OR_NULL: /* check_reg_type() folds PTR_MAYBE_NULL */
 	case BRT_ARG_PTR_TO_BTF_ID_CGROUP_OR_NULL:
+	case BRT_ARG_PTR_TO_BTF_ID_SK_OR_NULL:
 		if (brt_reg_is_null(reg))
 			return 0;
 		t &= ~PTR_MAYBE_NULL;
@@ -512,6 +513,7 @@ static int nullable(int arg)
 	case BRT_ARG_PTR_TO_SOCKET_OR_NULL:
 	case BRT_ARG_PTR_TO_BTF_ID_TASK_OR_NULL:
 	case BRT_ARG_PTR_TO_BTF_ID_CGROUP_OR_NULL:
+	case BRT_ARG_PTR_TO_BTF_ID_SK_OR_NULL:
 	case BRT_ARG_PTR_TO_KPTR_OR_NULL_RELEASE:
 	case BRT_ARG_PTR_TO_CTX_OR_NULL:
 		return 1;
@@ -668,6 +670,13 @@ int brt_helper_check_arg(struct brt_env *env, int i, const struct brt_helper_pro
 	} else if (!err && arg == BRT_ARG_PTR_TO_BTF_ID_CGROUP_OR_NULL && !brt_reg_is_null(reg)) {
 		if (reg->off || strcmp(brt_btf_reg_name(env, reg->btf_id), "cgroup")) {
 			brt_verr(env, "R%d is of type %s but cgroup is expected\n", regno,
+				 brt_btf_reg_name(env, reg->btf_id));
+			return -EACCES;
+		}
+	} else if (!err && arg == BRT_ARG_PTR_TO_BTF_ID_SK_OR_NULL && !brt_reg_is_null(reg)) {
+		/* btf_struct_ids_match() with sock_common: a struct starting with one */
+		if (reg->off || !brt_btf_is_sock_common(env, reg)) {
+			brt_verr(env, "R%d is of type %s but sock_common is expected\n", regno,
 				 brt_btf_reg_name(env, reg->btf_id));
 			return -EACCES;
 		}

@@ -77,6 +77,43 @@ static const struct brt_helper_proto sock_ptr_cookie = {
 	.types = BRT_HSET(BPF_PROG_TYPE_TRACING),
 };
 
+/* tracing_prog_func_proto()'s bpf_sk_storage_get and _delete (net/core/bpf_sk_storage.c
+ * bpf_sk_storage_{get,delete}_tracing_proto): a kernel socket pointer or NULL, where the
+ * socket programs' take a full socket; .allowed is sk_storage_tracing_allowed() */
+static const struct brt_helper_proto sk_storage_get_tracing = {
+	.id = BPF_FUNC_sk_storage_get,
+	.name = "sk_storage_get",
+	.ret = BRT_RET_PTR_TO_MAP_VALUE_OR_NULL,
+	.args = { BRT_ARG_CONST_MAP_PTR, BRT_ARG_PTR_TO_BTF_ID_SK_OR_NULL,
+		  BRT_ARG_PTR_TO_MAP_VALUE_OR_NULL, BRT_ARG_ANYTHING },
+	.types = BRT_HSET(BPF_PROG_TYPE_TRACING),
+};
+static const struct brt_helper_proto sk_storage_delete_tracing = {
+	.id = BPF_FUNC_sk_storage_delete,
+	.name = "sk_storage_delete",
+	.ret = BRT_RET_INTEGER,
+	.args = { BRT_ARG_CONST_MAP_PTR, BRT_ARG_PTR_TO_BTF_ID_SK_OR_NULL },
+	.types = BRT_HSET(BPF_PROG_TYPE_TRACING),
+};
+
+/* bpf_sk_storage_tracing_allowed(): iterators and tp_btf programs, and fentry/fexit of a
+ * function that is not one of bpf_sk_storage*() (the helpers take its lock).  A program
+ * that extends or traces another BPF program (dst_prog) is refused too; bpfrt's tracing
+ * programs attach to kernel functions only. */
+static int sk_storage_tracing_allowed(const struct brt_env *env)
+{
+	switch (env->opts->expected_attach_type) {
+	case BPF_TRACE_ITER:
+	case BPF_TRACE_RAW_TP:
+		return 1;
+	case BPF_TRACE_FENTRY:
+	case BPF_TRACE_FEXIT:
+		return !env->attach_name || strncmp(env->attach_name, "bpf_sk_storage", 14);
+	default:
+		return 0;
+	}
+}
+
 /* sk_lookup_func_proto()'s bpf_sk_assign (bpf_sk_lookup_assign_proto): a full socket or
  * NULL, where tc's takes any socket pointer */
 static const struct brt_helper_proto sk_lookup_assign = {
@@ -202,6 +239,12 @@ static const struct brt_helper_proto *type_proto(struct brt_env *env, int32_t id
 
 	if (id == BPF_FUNC_get_socket_cookie && env->opts->prog_type == BPF_PROG_TYPE_TRACING)
 		fn = &sock_ptr_cookie;
+	if (id == BPF_FUNC_sk_storage_get && fn && !fn->host &&
+	    env->opts->prog_type == BPF_PROG_TYPE_TRACING)
+		fn = &sk_storage_get_tracing;
+	if (id == BPF_FUNC_sk_storage_delete && fn && !fn->host &&
+	    env->opts->prog_type == BPF_PROG_TYPE_TRACING)
+		fn = &sk_storage_delete_tracing;
 	if (id == BPF_FUNC_sk_assign && fn && !fn->host &&
 	    env->opts->prog_type == BPF_PROG_TYPE_SK_LOOKUP)
 		fn = &sk_lookup_assign;
@@ -244,8 +287,10 @@ int brt_helper_resolve(struct brt_env *env, int32_t id, const struct brt_helper_
 		brt_verr(env, "cannot call GPL-restricted function from non-GPL compatible program\n");
 		return -EINVAL;
 	}
-	/* the prototype's .allowed (bpf_d_path_allowed(): d_path.c) */
-	if (id == BPF_FUNC_d_path && !fn->host && !brt_d_path_allowed(env)) {
+	/* the prototypes' .allowed (bpf_d_path_allowed(): d_path.c) */
+	if ((id == BPF_FUNC_d_path && !fn->host && !brt_d_path_allowed(env)) ||
+	    ((fn == &sk_storage_get_tracing || fn == &sk_storage_delete_tracing) &&
+	     !sk_storage_tracing_allowed(env))) {
 		brt_verr(env, "helper call is not allowed in probe\n");
 		return -EINVAL;
 	}
