@@ -111,6 +111,12 @@ const char *brt_btf_kind_name(unsigned int kind);
 uint32_t brt_btf_skip_mods(const struct brt_btf *btf, uint32_t id);
 /* Size in bytes of a type (arrays multiplied out).  -EINVAL for sizeless kinds, -ELOOP. */
 int brt_btf_resolve_size(const struct brt_btf *btf, uint32_t id, uint64_t *size);
+/* libbpf's bpf_core_types_are_compat(): local type lid of lb against target type tid of tb
+ * (same kind after modifiers and typedefs, a struct, union, enum or forward declaration
+ * compatible with any of its kind, ints not old-style bitfields, pointers, arrays and
+ * function prototypes compared through): 1 compatible, 0 not, -EINVAL too deep. */
+int brt_btf_types_compat(const struct brt_btf *lb, uint32_t lid, const struct brt_btf *tb,
+			 uint32_t tid);
 /* Member path ("nd_net.net": members of members, found in anonymous struct and union
  * members too; no bitfield) of struct or union id: its byte offset and size.  0 or
  * -ENOENT. */

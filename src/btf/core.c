@@ -483,6 +483,12 @@ static int types_compat(const struct brt_btf *lb, uint32_t lid, const struct brt
 	return -EINVAL;
 }
 
+int brt_btf_types_compat(const struct brt_btf *lb, uint32_t lid, const struct brt_btf *tb,
+			 uint32_t tid)
+{
+	return types_compat(lb, lid, tb, tid, MATCH_DEPTH);
+}
+
 static int name_offs_match(const struct brt_btf *lb, uint32_t loff, const struct brt_btf *tb,
 			   uint32_t toff)
 {

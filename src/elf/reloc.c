@@ -280,12 +280,43 @@ static int ksym_lookup(const struct brt_elf_sym *sym, int func)
 	return sym->bind == STB_WEAK ? 0 : -ESRCH;
 }
 
+/* bpf_object__resolve_ksym_func_btf_id(): the extern's prototype in the object's BTF must
+ * be compatible with the kernel function's (brt_btf_types_compat(); a forward-declared
+ * struct is not a struct to it, as to libbpf): 1 when it is, or when the object has no
+ * prototype to compare (no .BTF, or no FUNC of that name), else 0 with *local and *kern
+ * the two prototypes' ids for the message */
+static int kfunc_proto_ok(struct brt_elf_ctx *ctx, const struct brt_elf_sym *sym, int id,
+			  uint32_t *local, uint32_t *kern)
+{
+	const struct brt_btf *vml = brt_btf_vmlinux(), *lb = ctx->obj->btf;
+	const struct btf_type *kf = brt_btf_type(vml, (uint32_t)id), *lf;
+	int lid = lb ? brt_btf_find(lb, sym->name, BTF_KIND_FUNC) : -ENOENT;
+
+	if (lid <= 0 || !kf || BTF_INFO_KIND(kf->info) != BTF_KIND_FUNC ||
+	    !(lf = brt_btf_type(lb, (uint32_t)lid)))
+		return 1;
+	*local = brt_btf_skip_mods(lb, lf->type);
+	*kern = kf->type;
+	return brt_btf_types_compat(lb, *local, vml, *kern) > 0;
+}
+
 static int resolve_ksym(struct brt_elf_ctx *ctx, const struct brt_elf_sym *sym, uint32_t rs,
 			uint64_t off, int func)
 {
 	const struct brt_btf *vml = brt_btf_vmlinux();
 	int id = ksym_lookup(sym, func);
+	uint32_t local, kern;
 
+	if (id > 0 && !kfunc_proto_ok(ctx, sym, id, &local, &kern)) {
+		/* libbpf leaves a weak one unresolved (0); 1.1's message says "kernel" where
+		 * today's names the BTF it searched */
+		if (sym->bind == STB_WEAK)
+			return 0;
+		return brt_elf_fail(ctx, -EINVAL, rs, off,
+				    "extern (func ksym) '%s': func_proto [%u] incompatible with "
+				    "vmlinux [%u]",
+				    sym->name, local, kern);
+	}
 	if (id >= 0)
 		return id;
 	return brt_elf_fail(ctx, -ESRCH, rs, off,

@@ -50,10 +50,12 @@ endif()
 
 # The tests that compare bpfrt's loader with the system libbpf when there is one: the
 # autocreate and data_past_end oracles (loads through libbpf too), struct_ops_unknown
-# (libbpf's errno for its version), struct_ops_two (libbpf loads it too).
+# (libbpf's errno for its version), struct_ops_two (libbpf loads it too), kfunc_proto
+# (libbpf's check of a kfunc extern's prototype).
 pkg_check_modules(BPFRT_TEST_LIBBPF_OBJECT IMPORTED_TARGET libbpf)
 foreach(t test_object_autocreate_oracle test_object_data_past_end_oracle
-          test_object_struct_ops_unknown test_object_struct_ops_two)
+          test_object_struct_ops_unknown test_object_struct_ops_two
+          test_object_kfunc_proto_oracle)
   if(TARGET ${t} AND BPFRT_TEST_LIBBPF_OBJECT_FOUND)
     target_link_libraries(${t} PRIVATE PkgConfig::BPFRT_TEST_LIBBPF_OBJECT)
     target_compile_definitions(${t} PRIVATE BPFRT_TEST_HAVE_LIBBPF=1)
