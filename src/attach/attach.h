@@ -227,11 +227,13 @@ const struct brt_sock *brt_sock_of_ptr(uint64_t r, struct bpfrt_run_ctx *ctx);
 uint64_t brt_kern_ctx(uint64_t r1, struct bpfrt_run_ctx *ctx);
 /* bpf_sk_base_func_proto()'s casts: every network type whose set falls back on it (not
  * cgroup_sock, sk_reuseport, netfilter or the cgroup device/sysctl/sockopt hooks), with
- * CAP_PERFMON; and tracing (tracing_prog_func_proto) */
+ * CAP_PERFMON; and tracing and syscall programs (tracing_prog_func_proto(), which
+ * syscall_prog_func_proto() falls back on) */
 #define BRT_FOR_SKC_TO                                                                   \
 	(BRT_FOR_SOCK | BRT_FOR_TC | BRT_FOR_XDP | BRT_FOR_CGSKB | BRT_FOR_SOCKADDR |     \
 	 BRT_FOR_SOCKOPS | BRT_FOR_SKSKB | BRT_FOR_SKMSG | BRT_FOR_LWT | BRT_FOR_FLOW |    \
-	 BRT_FOR_SKLOOKUP | BRT_NEED_PERFMON | BRT_HSET(BPF_PROG_TYPE_TRACING))
+	 BRT_FOR_SKLOOKUP | BRT_NEED_PERFMON | BRT_HSET(BPF_PROG_TYPE_TRACING) |          \
+	 BRT_FOR_SYSCALL)
 #define BRT_FOR_SYNCOOKIE (BRT_FOR_TC | BRT_FOR_XDP)
 /* the sets with bpf_sk_storage_get/delete (cgroup_sock: get only, on its context) */
 #define BRT_FOR_SK_STORAGE                                                               \

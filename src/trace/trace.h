@@ -196,10 +196,11 @@ int brt_trace_pipe_write(const char *line, size_t len);
 	/* the event's call chain into a stack trace map or a buffer (stack.c) */        \
 	X(BPF_FUNC_get_stackid, brt_helper_get_stackid, BRT_FOR_TRACE | BRT_FOR_SYSCALL) \
 	X(BPF_FUNC_get_stack, brt_helper_get_stack, BRT_FOR_TRACE | BRT_FOR_SYSCALL)   \
-	/* tracing_prog_func_proto() (LSM's set falls back on it); which attach points  \
-	 * may call it is the verifier's bpf_d_path_allowed() (verifier/d_path.c) */      \
+	/* tracing_prog_func_proto() (LSM's and syscall's sets fall back on it); which   \
+	 * attach points may call it is the verifier's bpf_d_path_allowed()               \
+	 * (verifier/d_path.c): never a syscall program, refused by that check */         \
 	X(BPF_FUNC_d_path, brt_helper_d_path,                                            \
-	  BRT_HSET(BPF_PROG_TYPE_TRACING) | BRT_HSET(BPF_PROG_TYPE_LSM))
+	  BRT_HSET(BPF_PROG_TYPE_TRACING) | BRT_HSET(BPF_PROG_TYPE_LSM) | BRT_FOR_SYSCALL)
 
 /* the helpers' declarations: the list is the one place that names them */
 BRT_TRACE_HELPERS(BRT_HELPER_DECLARE)

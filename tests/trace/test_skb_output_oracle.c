@@ -95,6 +95,13 @@ static const struct ocase cases[] = {
 	{ "xdp_output in a syscall program", BPF_PROG_TYPE_SYSCALL, NULL, "GPL", BPF_MAP_TYPE_ARRAY,
 	  ARGS("") "call bpf_xdp_output\nmov %r0, 0\nexit\n",
 	  "R1 type=ctx expected=ptr_, trusted_ptr_, rcu_ptr_" },
+	/* the same fallback's other helpers of a kernel pointer (review25: bpfrt refused them
+	 * EINVAL, "program of this type cannot use helper") */
+	{ "skc_to_tcp_sock in a syscall program", BPF_PROG_TYPE_SYSCALL, NULL, "GPL", PERF,
+	  "call bpf_skc_to_tcp_sock\nmov %r0, 0\nexit\n",
+	  "R1 type=ctx expected=sock_common, sock, tcp_sock, xdp_sock, ptr_, trusted_ptr_" },
+	{ "d_path in a syscall program", BPF_PROG_TYPE_SYSCALL, NULL, "GPL", PERF,
+	  "call bpf_d_path\nmov %r0, 0\nexit\n", "helper call is not allowed in probe" },
 };
 
 static const struct brt_btf *vmlinux;
