@@ -1,8 +1,11 @@
 /* batch.c - the four BPF_MAP_*_BATCH commands, after the kernel's generic_map_*_batch():
  * elements one by one through the single-element code, count written back with how many
- * were done, ENOENT once a lookup walk reaches the end.  The batch token (in_batch /
- * out_batch) is the last key, for hash maps too (the kernel's hash maps use a bucket
- * number there): callers that treat it as opaque, as they must, see no difference.
+ * were done, ENOENT once a lookup walk reaches the end; the batch token (in_batch /
+ * out_batch) is the last key.  A hash map's lookups go bucket by bucket as the kernel's
+ * __htab_map_lookup_and_delete_batch(): whole buckets only (ENOSPC when the first does
+ * not fit in count, else the batch ends before the bucket that does not), the token the
+ * u32 number of the bucket to go on from.  Which keys share a bucket depends on the hash
+ * seed, which differs from the kernel's: what is the same is how buckets are cut.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -84,6 +87,93 @@ static int walk(struct brt_call *call, struct brt_map *map, struct bufs *b, int 
 	return err;
 }
 
+/* the keys of the bucket *bi at or after *bi (its first key in b->key): n keys in *keys
+ * (grown as needed), 0, -ENOENT when no bucket is left, or another -errno */
+static int bucket_keys(struct brt_map *map, uint32_t *bi, unsigned char **keys, uint32_t *cap,
+		       uint32_t *n, struct bufs *b)
+{
+	uint32_t ks = map->key_size;
+	int err = brt_hash_first_key_from(map, *bi, b->key, bi);
+
+	*n = 0;
+	while (!err) {
+		if (*n == *cap) {
+			unsigned char *k = realloc(*keys, (size_t)(*cap ? 2 * *cap : 8) * ks);
+
+			if (!k)
+				return -ENOMEM;
+			*keys = k;
+			*cap = *cap ? 2 * *cap : 8;
+		}
+		memcpy(*keys + (size_t)*n * ks, b->key, ks);
+		(*n)++;
+		err = brt_map_sys_get_next_key(map, b->key, b->prev);
+		if (err || brt_hash_bucket_of(map, b->prev) != *bi)
+			return err == -ENOENT ? 0 : err;
+		memcpy(b->key, b->prev, ks);
+	}
+	return err;
+}
+
+/* __htab_map_lookup_and_delete_batch(): bucket by bucket from in_batch's number */
+static int walk_hash(struct brt_call *call, struct brt_map *map, struct bufs *b, int del)
+{
+	union bpf_attr *attr = call->attr;
+	uint32_t vsize = brt_map_value_size(map), ks = map->key_size, total = 0, bi = 0;
+	uint32_t nb = brt_hash_n_buckets(map), n, cap = 0;
+	unsigned char *keys = NULL;
+	int err = 0;
+
+	if (attr->batch.in_batch && call->ua->from(&bi, attr->batch.in_batch, sizeof(bi)))
+		return -EFAULT;
+	if (bi >= nb)
+		return -ENOENT;
+	for (;;) {
+		err = bucket_keys(map, &bi, &keys, &cap, &n, b);
+		if (err == -ENOENT)
+			bi = nb;
+		if (err)
+			break;
+		if (n > attr->batch.count - total) {
+			if (!total)
+				err = -ENOSPC;
+			break;
+		}
+		for (uint32_t i = 0; i < n; i++) {
+			const unsigned char *k = keys + (size_t)i * ks;
+			int e = del ? brt_map_sys_lookup_and_delete(map, k, b->value,
+								    attr->batch.elem_flags) :
+				      brt_map_sys_lookup(map, k, b->value, attr->batch.elem_flags);
+
+			if (e == -ENOENT) /* deleted since its bucket was read */
+				continue;
+			if (e) {
+				free(keys);
+				return e;
+			}
+			if (call->ua->to(attr->batch.keys + (uint64_t)total * ks, k, ks) ||
+			    call->ua->to(attr->batch.values + (uint64_t)total * vsize, b->value,
+					 vsize)) {
+				free(keys);
+				return -EFAULT;
+			}
+			total++;
+		}
+		if (++bi >= nb) {
+			err = -ENOENT;
+			break;
+		}
+	}
+	free(keys);
+	if (err && err != -ENOENT && err != -ENOSPC)
+		return err;
+	attr->batch.count = total;
+	if (call->ua->to(attr->batch.out_batch, &bi, sizeof(bi)) ||
+	    BRT_PUT_ATTR(call, batch.count))
+		return -EFAULT;
+	return err;
+}
+
 static int apply(struct brt_call *call, struct brt_map *map, struct bufs *b, int del)
 {
 	union bpf_attr *attr = call->attr;
@@ -132,6 +222,9 @@ static int do_batch(struct brt_call *call, enum batch_op op)
 		goto out_put;
 	if ((attr->batch.elem_flags & BPF_F_LOCK) && (map->lock_off < 0 || map->lock_res))
 		goto out_put;
+	/* htab's batches check the command's flags too */
+	if (reads && is_hash(map->type) && attr->batch.flags)
+		goto out_put;
 	err = 0;
 	if (!attr->batch.count)
 		goto out_put;
@@ -148,7 +241,9 @@ static int do_batch(struct brt_call *call, enum batch_op op)
 	b.value = malloc(brt_map_value_size(map));
 	if (!b.key || !b.prev || !b.value)
 		goto out_free;
-	if (op == LOOKUP || op == LOOKUP_AND_DELETE)
+	if (reads && is_hash(map->type))
+		err = walk_hash(call, map, &b, op == LOOKUP_AND_DELETE);
+	else if (reads)
 		err = walk(call, map, &b, op == LOOKUP_AND_DELETE);
 	else
 		err = apply(call, map, &b, op == DELETE);

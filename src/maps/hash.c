@@ -1114,6 +1114,28 @@ static int htab_get_next_key(struct brt_map *map, const void *key, void *next_ke
 	return brt_hash_next_key(ht, map, key, next_key, 1);
 }
 
+uint32_t brt_hash_n_buckets(const struct brt_map *map)
+{
+	return ((const struct htab *)map->priv)->n_buckets;
+}
+
+uint32_t brt_hash_bucket_of(const struct brt_map *map, const void *key)
+{
+	const struct htab *ht = map->priv;
+
+	return brt_keyhash(key, map->key_size, ht->head->seed) & (ht->n_buckets - 1);
+}
+
+int brt_hash_first_key_from(struct brt_map *map, uint32_t bucket, void *key, uint32_t *at)
+{
+	struct htab *ht = map->priv;
+	int locked = !brt_map_ro(map);
+
+	if (locked)
+		sweep_if_needed(ht);
+	return brt_hash_first_from(ht, map, bucket, key, at, locked);
+}
+
 uint64_t brt_hash_count(const struct brt_map *map)
 {
 	const struct htab_head *h = map->data;

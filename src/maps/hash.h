@@ -137,6 +137,10 @@ void brt_hash_bucket_lock(struct htab *ht, struct htab_bucket *b);
 
 /* hash_walk.c: get_next_key, on chains copied under their locks (locked) or read without
  * them on a read-only mapping. */
+/* The first key of the first non-empty bucket at or after bucket, *at that bucket: 0,
+ * -ENOENT or another -errno (locked as brt_hash_next_key()). */
+int brt_hash_first_from(struct htab *ht, const struct brt_map *map, uint32_t bucket,
+			void *key, uint32_t *at, int locked);
 int brt_hash_next_key(struct htab *ht, const struct brt_map *map, const void *key,
 		      void *next_key, int locked);
 

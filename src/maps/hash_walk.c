@@ -466,3 +466,19 @@ out:
 	free(c.heap);
 	return err;
 }
+
+int brt_hash_first_from(struct htab *ht, const struct brt_map *map, uint32_t bucket,
+			void *key, uint32_t *at, int locked)
+{
+	struct chain_copy c;
+	int err = -ENOENT;
+
+	chain_init(&c, map->key_size);
+	for (uint32_t i = bucket; i < ht->n_buckets && err == -ENOENT; i++)
+		if (atomic_load_explicit(&ht->buckets[i].head, memory_order_relaxed)) {
+			err = bucket_next(ht, map, i, NULL, 0, &c, locked, key);
+			*at = i;
+		}
+	free(c.heap);
+	return err;
+}

@@ -287,6 +287,13 @@ int brt_hash_probe(const struct brt_map *map, struct brt_hash_probe *out);
 
 /* Linked elements of a hash map (hash.c; 0 for other maps). */
 uint64_t brt_hash_count(const struct brt_map *map);
+/* A hash map's buckets, which BPF_MAP_LOOKUP(_AND_DELETE)_BATCH walks as the kernel's
+ * does (api/batch.c): how many there are (roundup_pow_of_two(max_entries)), the bucket
+ * of key, and the first key of the first non-empty bucket at or after bucket (0 with
+ * *at its bucket, -ENOENT when there is none, or another -errno). */
+uint32_t brt_hash_n_buckets(const struct brt_map *map);
+uint32_t brt_hash_bucket_of(const struct brt_map *map, const void *key);
+int brt_hash_first_key_from(struct brt_map *map, uint32_t bucket, void *key, uint32_t *at);
 /* What the kernel reports as map's memlock (its map_mem_usage, fdinfo's "memlock"),
  * from the geometry with 6.18 x86-64's structure sizes (memlock.c): 0 and *out, or
  * -EOPNOTSUPP for a type without the formula. */
