@@ -74,7 +74,7 @@ static const struct brt_helper_proto sock_ptr_cookie = {
 	.name = "get_socket_cookie",
 	.ret = BRT_RET_INTEGER,
 	.args = { BRT_ARG_PTR_TO_BTF_ID_SOCK_COMMON_OR_NULL },
-	.types = BRT_HSET(BPF_PROG_TYPE_TRACING),
+	.types = BRT_HSET(BPF_PROG_TYPE_TRACING) | BRT_FOR_SYSCALL,
 };
 
 /* tracing_prog_func_proto()'s bpf_sk_storage_get and _delete (net/core/bpf_sk_storage.c
@@ -86,14 +86,14 @@ static const struct brt_helper_proto sk_storage_get_tracing = {
 	.ret = BRT_RET_PTR_TO_MAP_VALUE_OR_NULL,
 	.args = { BRT_ARG_CONST_MAP_PTR, BRT_ARG_PTR_TO_BTF_ID_SK_OR_NULL,
 		  BRT_ARG_PTR_TO_MAP_VALUE_OR_NULL, BRT_ARG_ANYTHING },
-	.types = BRT_HSET(BPF_PROG_TYPE_TRACING),
+	.types = BRT_HSET(BPF_PROG_TYPE_TRACING) | BRT_FOR_SYSCALL,
 };
 static const struct brt_helper_proto sk_storage_delete_tracing = {
 	.id = BPF_FUNC_sk_storage_delete,
 	.name = "sk_storage_delete",
 	.ret = BRT_RET_INTEGER,
 	.args = { BRT_ARG_CONST_MAP_PTR, BRT_ARG_PTR_TO_BTF_ID_SK_OR_NULL },
-	.types = BRT_HSET(BPF_PROG_TYPE_TRACING),
+	.types = BRT_HSET(BPF_PROG_TYPE_TRACING) | BRT_FOR_SYSCALL,
 };
 
 /* bpf_sk_storage_tracing_allowed(): iterators and tp_btf programs, and fentry/fexit of a
@@ -236,14 +236,16 @@ int brt_helper_might_sleep(int32_t id)
 static const struct brt_helper_proto *type_proto(struct brt_env *env, int32_t id)
 {
 	const struct brt_helper_proto *fn = find_proto(id);
+	/* tracing_prog_func_proto()'s own prototypes: tracing programs', and syscall
+	 * programs' (syscall_prog_func_proto() falls back on it; LSM has its own) */
+	int tracing = env->opts->prog_type == BPF_PROG_TYPE_TRACING ||
+		      env->opts->prog_type == BPF_PROG_TYPE_SYSCALL;
 
-	if (id == BPF_FUNC_get_socket_cookie && env->opts->prog_type == BPF_PROG_TYPE_TRACING)
+	if (id == BPF_FUNC_get_socket_cookie && tracing)
 		fn = &sock_ptr_cookie;
-	if (id == BPF_FUNC_sk_storage_get && fn && !fn->host &&
-	    env->opts->prog_type == BPF_PROG_TYPE_TRACING)
+	if (id == BPF_FUNC_sk_storage_get && fn && !fn->host && tracing)
 		fn = &sk_storage_get_tracing;
-	if (id == BPF_FUNC_sk_storage_delete && fn && !fn->host &&
-	    env->opts->prog_type == BPF_PROG_TYPE_TRACING)
+	if (id == BPF_FUNC_sk_storage_delete && fn && !fn->host && tracing)
 		fn = &sk_storage_delete_tracing;
 	if (id == BPF_FUNC_sk_assign && fn && !fn->host &&
 	    env->opts->prog_type == BPF_PROG_TYPE_SK_LOOKUP)

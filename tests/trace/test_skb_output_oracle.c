@@ -102,6 +102,11 @@ static const struct ocase cases[] = {
 	  "R1 type=ctx expected=sock_common, sock, tcp_sock, xdp_sock, ptr_, trusted_ptr_" },
 	{ "d_path in a syscall program", BPF_PROG_TYPE_SYSCALL, NULL, "GPL", PERF,
 	  "call bpf_d_path\nmov %r0, 0\nexit\n", "helper call is not allowed in probe" },
+	{ "get_socket_cookie in a syscall program", BPF_PROG_TYPE_SYSCALL, NULL, "GPL", PERF,
+	  "call bpf_get_socket_cookie\nmov %r0, 0\nexit\n",
+	  "R1 type=ctx expected=sock_common, sock, tcp_sock, xdp_sock, ptr_, trusted_ptr_" },
+	{ "sk_storage_get in a syscall program", BPF_PROG_TYPE_SYSCALL, NULL, "GPL", PERF,
+	  "call bpf_sk_storage_get\nmov %r0, 0\nexit\n", "helper call is not allowed in probe" },
 };
 
 static const struct brt_btf *vmlinux;
