@@ -82,7 +82,10 @@ static enum brt_elf_sec_kind classify(const struct brt_elf_sec *s)
 		return BRT_SEC_LICENSE;
 	if (brt_elf_name_is(s->name, "version"))
 		return BRT_SEC_VERSION;
-	if (brt_elf_name_is(s->name, "maps"))
+	/* "maps/<name>": a section of legacy definitions as cilium/ebpf and aya read them
+	 * (any "maps" prefix), which libbpf 1.x refuses; their bytes past map_flags are read
+	 * by size as for "maps" (maps_sec.c) */
+	if (brt_elf_name_is(s->name, "maps") || (!strncmp(s->name, "maps/", 5) && s->name[5]))
 		return BRT_SEC_MAPS;
 	if (brt_elf_name_is(s->name, ".maps"))
 		return BRT_SEC_BTF_MAPS;

@@ -20,6 +20,7 @@ struct run_case {
 
 static const struct run_case run_cases[] = {
 	{ "legacy_map", "count", { 1, 2 } },
+	{ "named_maps_sec", "count", { 1, 2 } }, /* "maps/<name>" sections (aya, cilium/ebpf) */
 	{ "btf_map", "xdp_pairs", { 42, 42 } },
 	{ "global_data", "data_sum", { 123, 124 } },
 	{ "rodata_str", "hello", { 748, 748 } },
