@@ -97,6 +97,10 @@ static int bucket_keys(struct brt_map *map, uint32_t *bi, unsigned char **keys, 
 
 	*n = 0;
 	while (!err) {
+		/* a bucket never holds more than the map's elements: more means a chain another
+		 * process scribbled into a cycle (get_next_key would go round it for ever) */
+		if (*n >= map->max_entries)
+			return -EBUSY;
 		if (*n == *cap) {
 			unsigned char *k = realloc(*keys, (size_t)(*cap ? 2 * *cap : 8) * ks);
 

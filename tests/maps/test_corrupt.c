@@ -397,6 +397,50 @@ static void key_moved(void)
 	drop_victim(&v);
 }
 
+/* Two elements of one bucket pointing at each other (A's next B, B's next A, B's key and
+ * hash rewritten into A's bucket): get_next_key under the lock goes round the pair, and a
+ * lookup batch reads a bucket key by key through it; the bucket must end (EBUSY) before
+ * the batch's key buffer grows without bound. */
+static unsigned char *elem_of(struct victim *v, size_t eoff, uint32_t es, uint32_t key,
+			      uint32_t *idx)
+{
+	for (uint32_t i = 0; eoff + (size_t)(i + 1) * es <= v->size; i++)
+		if (!memcmp(v->region + eoff + (size_t)i * es + 16, &key, 4)) {
+			*idx = i + 1; /* element indexes are 1-based, 0 ends a chain */
+			return v->region + eoff + (size_t)i * es;
+		}
+	return NULL;
+}
+
+static void bucket_cycle(void)
+{
+	struct victim v;
+	uint32_t nb, es, seed, ka = key_of(5), kb = key_of(6), kc, ia, ib, ha;
+	unsigned char *a, *b;
+	size_t eoff;
+
+	T_CASE("hash: two elements of a bucket pointing at each other, read by lookup batches");
+	T_ASSERT(make_victim(&targets[0], &v) == 0);
+	memcpy(&nb, v.region + 16, 4);
+	memcpy(&es, v.region + 24, 4);
+	memcpy(&seed, v.region + 28, 4);
+	eoff = (64 + (size_t)nb * 8 + 63) & ~(size_t)63;
+	a = elem_of(&v, eoff, es, ka, &ia);
+	b = elem_of(&v, eoff, es, kb, &ib);
+	T_ASSERT(a && b);
+	ha = brt_keyhash(&ka, 4, seed);
+	/* a key no element has, in A's bucket */
+	for (kc = 0x7f000000u;; kc++)
+		if ((brt_keyhash(&kc, 4, seed) & (nb - 1)) == (ha & (nb - 1)))
+			break;
+	memcpy(a, &ib, 4);
+	memcpy(b, &ia, 4);
+	memcpy(b + 4, &(uint32_t){ brt_keyhash(&kc, 4, seed) }, 4);
+	memcpy(b + 16, &kc, 4);
+	T_EQ_INT(OK, in_child(walk_and_batch, &v, NULL));
+	drop_victim(&v);
+}
+
 static void lpm_walk(struct victim *v, const void *arg)
 {
 	unsigned char k[8];
@@ -821,6 +865,7 @@ int main(void)
 {
 	percpu_ncpus();
 	key_moved();
+	bucket_cycle();
 	lpm_prefixlen();
 	ring_cases();
 	queue_indexes();
