@@ -208,6 +208,25 @@ static void refused_logs(struct result *r, const char *path, const char *name, i
 	clear_pins();
 }
 
+/* Does the object carry a ".struct_ops.link" section?  Its name is among the section names
+ * (and its DATASEC's in .BTF): a search of the file's bytes tells. */
+static int has_struct_ops_link(const char *path)
+{
+	static const char want[] = ".struct_ops.link";
+	FILE *f = fopen(path, "rb");
+	char *buf = NULL;
+	long n;
+	int found = 0;
+
+	if (f && !fseek(f, 0, SEEK_END) && (n = ftell(f)) > 0 && !fseek(f, 0, SEEK_SET) &&
+	    (buf = malloc((size_t)n)) && fread(buf, 1, (size_t)n, f) == (size_t)n)
+		found = memmem(buf, (size_t)n, want, sizeof(want)) != NULL; /* with its NUL */
+	free(buf);
+	if (f)
+		fclose(f);
+	return found;
+}
+
 static void one_prog(const char *proj, const char *file, const char *path, const char *name,
 		     const char *sec, enum bpf_prog_type type, int use_libbpf)
 {
@@ -258,6 +277,16 @@ static void one_prog(const char *proj, const char *file, const char *path, const
 				       strstr(libbpf_msgs, "failed to resolve CO-RE"))) {
 		r->libbpf_gave_up = 1;
 		snprintf(r->libbpf_why, sizeof(r->libbpf_why), "%s", r->kernel_why);
+	}
+	/* libbpf 1.1 skips a ".struct_ops.link" section (1.2 added it) and loads its struct_ops
+	 * programs with attach_btf_id 0, which the kernel answers ENOTSUPP (524) whether or not
+	 * it registers the struct: the verdict a loader that reads the section gets (libbpf
+	 * >= 1.2's, the project's own) comes from bpfrt's loader in kernel mode */
+	if (r->kernel == V_REFUSED && r->kernel_err == 524 && r->type == BPF_PROG_TYPE_STRUCT_OPS &&
+	    has_struct_ops_link(path)) {
+		r->libbpf_gave_up = 1;
+		snprintf(r->libbpf_why, sizeof(r->libbpf_why), "%s",
+			 "libbpf 1.1 skips .struct_ops.link (ENOTSUPP)");
 	}
 	if (!use_libbpf || r->libbpf_gave_up) {
 		r->kernel = V_NA;

@@ -97,6 +97,9 @@ void read_rules(const char *path)
 
 static enum bpf_prog_type type_by_name(const char *name)
 {
+	/* a number: a type newer than this libbpf names (netfilter: 1.2) */
+	if (name[0] >= '1' && name[0] <= '9' && strspn(name, "0123456789") == strlen(name))
+		return (enum bpf_prog_type)atoi(name);
 	for (int t = 1; t < 64; t++) {
 		const char *n = libbpf_bpf_prog_type_str((enum bpf_prog_type)t);
 
@@ -254,14 +257,15 @@ static int map_type_missing(uint32_t type)
 /* Projects loaded by cilium/ebpf (Go), whose MapSpec.fixupMagicFields() completes a perf
  * event array before creating it: 4-byte keys and values where the definition gives none
  * (Retina's declare only type and max_entries, which the kernel refuses as libbpf passes
- * them: EINVAL; OpenTelemetry Go's and SkyWalking Rover's declare the type alone), and
+ * them: EINVAL; OpenTelemetry Go's, SkyWalking Rover's and KubeSkoop's declare the type
+ * alone), and
  * max_entries clamped to the possible CPUs (Retina's 16384), as a CPU
  * map's.  (Projects added before session 18 that use it keep libbpf's rules: their
  * definitions need none of this.) */
 static int cilium_ebpf_loader(const char *key)
 {
 	static const char *const globs[] = { "retina/*", "kubeshark/*", "kmesh/*", "otel-go/*",
-					     "skywalking-rover/*" };
+					     "skywalking-rover/*", "kubeskoop/*" };
 
 	for (size_t i = 0; i < sizeof(globs) / sizeof(globs[0]); i++)
 		if (!fnmatch(globs[i], key, 0))
@@ -285,6 +289,28 @@ static void cilium_ebpf_fixup(uint32_t type, uint32_t *key, uint32_t *value, uin
 		*max = n;
 	else
 		*max = 0;
+}
+
+/* Maps whose key and value sizes the project's user space sets before the load (the
+ * object's definition leaves 0): both sides get them, as its loader would. */
+static const struct size_rule {
+	const char *glob, *map;
+	uint32_t key, value;
+} size_rules[] = {
+	/* tubular's dispatcher (internal/dispatcher.go): destinations' key is the Go struct
+	 * destinationKey (a 255-byte label, domain and protocol bytes: 257), its value
+	 * destinationAlloc (id and count: 8) */
+	{ "tubular/*", "destinations", 257, 8 },
+};
+
+/* the size rule of this map: its key and value sizes into *key, *value */
+static void size_rule(const char *key, const char *map, uint32_t *ks, uint32_t *vs)
+{
+	for (size_t i = 0; i < sizeof(size_rules) / sizeof(size_rules[0]); i++)
+		if (!strcmp(size_rules[i].map, map) && !fnmatch(size_rules[i].glob, key, 0)) {
+			*ks = size_rules[i].key;
+			*vs = size_rules[i].value;
+		}
 }
 
 /* Maps of maps whose objects carry no inner template: the project's user space creates
@@ -344,13 +370,19 @@ static size_t project_maps_libbpf(struct bpf_object *obj, const char *key, int *
 
 		if (skips_missing_map_types(key) && map_type_missing(bpf_map__type(m)))
 			bpf_map__set_autocreate(m, false);
-		if (cilium_ebpf_loader(key)) {
+		{
 			uint32_t ks = bpf_map__key_size(m), vs = bpf_map__value_size(m);
-			uint32_t max = bpf_map__max_entries(m);
+			uint32_t max = 0;
 
-			cilium_ebpf_fixup(bpf_map__type(m), &ks, &vs, &max);
-			bpf_map__set_key_size(m, ks);
-			bpf_map__set_value_size(m, vs);
+			if (cilium_ebpf_loader(key)) {
+				max = bpf_map__max_entries(m);
+				cilium_ebpf_fixup(bpf_map__type(m), &ks, &vs, &max);
+			}
+			size_rule(key, bpf_map__name(m), &ks, &vs);
+			if (ks != bpf_map__key_size(m))
+				bpf_map__set_key_size(m, ks);
+			if (vs != bpf_map__value_size(m))
+				bpf_map__set_value_size(m, vs);
 			if (max)
 				bpf_map__set_max_entries(m, max);
 		}
@@ -376,13 +408,19 @@ static size_t project_maps_bpfrt(struct bpfrt_object *obj, const char *key, int 
 
 		if (skips_missing_map_types(key) && map_type_missing(bpfrt_map__type(m)))
 			bpfrt_map__set_autocreate(m, 0);
-		if (cilium_ebpf_loader(key)) {
+		{
 			uint32_t ks = bpfrt_map__key_size(m), vs = bpfrt_map__value_size(m);
-			uint32_t max = bpfrt_map__max_entries(m);
+			uint32_t max = 0;
 
-			cilium_ebpf_fixup(bpfrt_map__type(m), &ks, &vs, &max);
-			bpfrt_map__set_key_size(m, ks);
-			bpfrt_map__set_value_size(m, vs);
+			if (cilium_ebpf_loader(key)) {
+				max = bpfrt_map__max_entries(m);
+				cilium_ebpf_fixup(bpfrt_map__type(m), &ks, &vs, &max);
+			}
+			size_rule(key, bpfrt_map__name(m), &ks, &vs);
+			if (ks != bpfrt_map__key_size(m))
+				bpfrt_map__set_key_size(m, ks);
+			if (vs != bpfrt_map__value_size(m))
+				bpfrt_map__set_value_size(m, vs);
 			if (max)
 				bpfrt_map__set_max_entries(m, max);
 		}
