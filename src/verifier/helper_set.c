@@ -124,6 +124,34 @@ static const struct brt_helper_proto sk_lookup_assign = {
 	.types = BRT_HSET(BPF_PROG_TYPE_SK_LOOKUP),
 };
 
+/* bpf_iter_get_func_proto(): the tcp iterator's own (bpf_iter_tcp_get_func_proto():
+ * bpf_sk_setsockopt_proto / bpf_sk_getsockopt_proto, of a kernel socket pointer rather than
+ * of the context); no other iterator registers any.  At run time the registry's functions
+ * of the ids answer as for a socket that is not the hook's: -EINVAL (vm/helpers.c). */
+static const struct brt_helper_proto iter_tcp_setsockopt = {
+	.id = BPF_FUNC_setsockopt,
+	.name = "setsockopt",
+	.ret = BRT_RET_INTEGER,
+	.args = { BRT_ARG_PTR_TO_BTF_ID_SOCK_COMMON, BRT_ARG_ANYTHING, BRT_ARG_ANYTHING,
+		  BRT_ARG_PTR_TO_MEM, BRT_ARG_CONST_SIZE },
+	.types = BRT_HSET(BPF_PROG_TYPE_TRACING),
+};
+static const struct brt_helper_proto iter_tcp_getsockopt = {
+	.id = BPF_FUNC_getsockopt,
+	.name = "getsockopt",
+	.ret = BRT_RET_INTEGER,
+	.args = { BRT_ARG_PTR_TO_BTF_ID_SOCK_COMMON, BRT_ARG_ANYTHING, BRT_ARG_ANYTHING,
+		  BRT_ARG_PTR_TO_UNINIT_MEM, BRT_ARG_CONST_SIZE },
+	.types = BRT_HSET(BPF_PROG_TYPE_TRACING),
+};
+
+static int iter_tcp(const struct brt_env *env)
+{
+	return env->opts->prog_type == BPF_PROG_TYPE_TRACING &&
+	       env->opts->expected_attach_type == BPF_TRACE_ITER && env->attach_name &&
+	       !strcmp(env->attach_name, "bpf_iter_tcp");
+}
+
 /* the helpers struct_ops programs have from bpf_tcp_ca_get_func_proto() only (their
  * rows' BRT_FOR_TCP_CA bit) */
 static int tcp_ca_only(int32_t id)
@@ -247,6 +275,9 @@ static const struct brt_helper_proto *type_proto(struct brt_env *env, int32_t id
 		fn = &sk_storage_get_tracing;
 	if (id == BPF_FUNC_sk_storage_delete && fn && !fn->host && tracing)
 		fn = &sk_storage_delete_tracing;
+	if ((id == BPF_FUNC_setsockopt || id == BPF_FUNC_getsockopt) && fn && !fn->host &&
+	    iter_tcp(env))
+		fn = id == BPF_FUNC_setsockopt ? &iter_tcp_setsockopt : &iter_tcp_getsockopt;
 	if (id == BPF_FUNC_sk_assign && fn && !fn->host &&
 	    env->opts->prog_type == BPF_PROG_TYPE_SK_LOOKUP)
 		fn = &sk_lookup_assign;

@@ -174,6 +174,32 @@ uint64_t brt_helper_sock_ops_cb_flags_set(uint64_t r1, uint64_t r2, uint64_t r3,
 	return (uint64_t)-EOPNOTSUPP;
 }
 
+/* The TCP header option helpers of sock_ops programs (bpf_load_hdr_opt, bpf_store_hdr_opt,
+ * bpf_reserve_hdr_opt) work on the header of the packet a callback parses or writes.
+ * bpfrt runs no sock_ops hook, so there is none: loading answers as outside the kernel's
+ * locked TCP callbacks (-EOPNOTSUPP, as bpf_sock_ops_cb_flags_set above), storing and
+ * reserving as outside BPF_SOCK_OPS_WRITE_HDR_OPT_CB / _HDR_OPT_LEN_CB (-EPERM). */
+uint64_t brt_helper_load_hdr_opt(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5,
+				 struct bpfrt_run_ctx *ctx)
+{
+	(void)r1, (void)r2, (void)r3, (void)r4, (void)r5, (void)ctx;
+	return (uint64_t)-EOPNOTSUPP;
+}
+
+uint64_t brt_helper_store_hdr_opt(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+				  uint64_t r5, struct bpfrt_run_ctx *ctx)
+{
+	(void)r1, (void)r2, (void)r3, (void)r4, (void)r5, (void)ctx;
+	return (uint64_t)-EPERM;
+}
+
+uint64_t brt_helper_reserve_hdr_opt(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+				    uint64_t r5, struct bpfrt_run_ctx *ctx)
+{
+	(void)r1, (void)r2, (void)r3, (void)r4, (void)r5, (void)ctx;
+	return (uint64_t)-EPERM;
+}
+
 /* One xorshift64* state per thread, seeded from the clock and the state's address so
  * threads started together still differ.  Not cryptographic, like the kernel's.
  * Initial-exec TLS: its offset from the thread pointer is the same in every thread, so

@@ -518,7 +518,11 @@ unsigned brt_vm_helper_args_bad(const struct brt_helper_proto *p, const uint64_t
 	X(BPF_FUNC_tcp_send_ack, brt_helper_tcp_send_ack, BRT_FOR_TCP_CA)                \
 	/* sock_addr's connect hooks only (helper_set.c) */                               \
 	X(BPF_FUNC_bind, brt_helper_bind, BRT_FOR_SOCKADDR)                              \
-	X(BPF_FUNC_sock_ops_cb_flags_set, brt_helper_sock_ops_cb_flags_set, BRT_FOR_SOCKOPS)
+	X(BPF_FUNC_sock_ops_cb_flags_set, brt_helper_sock_ops_cb_flags_set, BRT_FOR_SOCKOPS) \
+	/* sock_ops_func_proto()'s TCP header option helpers */                          \
+	X(BPF_FUNC_load_hdr_opt, brt_helper_load_hdr_opt, BRT_FOR_SOCKOPS)               \
+	X(BPF_FUNC_store_hdr_opt, brt_helper_store_hdr_opt, BRT_FOR_SOCKOPS)             \
+	X(BPF_FUNC_reserve_hdr_opt, brt_helper_reserve_hdr_opt, BRT_FOR_SOCKOPS)
 
 /* A struct bpf_dynptr as the kernel lays it out (struct bpf_dynptr_kern): the memory, its
  * size with the dynptr's type and a read-only bit in the top bits, and an offset into

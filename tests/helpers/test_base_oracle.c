@@ -13,7 +13,8 @@
  *   bpf_get_retval / bpf_set_retval and bpf_get_socket_cookie of the context: which
  *   program and attach types have them (19 of each), and the sysctl and socket option
  *   helpers (bpf_sysctl_*, bpf_getsockopt/setsockopt), bpf_bind, bpf_get_netns_cookie,
- *   bpf_sock_ops_cb_flags_set and the sk_msg data helpers on the same 19; test runs of
+ *   bpf_sock_ops_cb_flags_set, the TCP header option helpers (bpf_load/store/reserve_hdr_opt)
+ *   and the sk_msg data helpers on the same 19; test runs of
  *   bpf_get_netns_cookie (socket filter, tc).  bpf_skb_set_tstamp: tc test runs
  *   on IPv4, IPv6 and ARP frames, each clock type, tstamp 0, the fields read back.
  *   bpf_send_signal(_thread): a test run's signal to this process, 0 and bad signals.
@@ -572,6 +573,22 @@ static void cgroup_helpers(struct side *s)
 							   "mov %r0, 1\nexit\n" },
 		{ "sock_ops_cb_flags_set", "mov %r2, 1\ncall bpf_sock_ops_cb_flags_set\nmov %r0, 1\n"
 					   "exit\n" },
+		/* (session 26: libbpf-rs's tcp_option example stores a header option) */
+		{ "load_hdr_opt", "stdw [%r10-8], 1026\nmov %r2, %r10\nadd %r2, -8\nmov %r3, 8\n"
+				  "mov %r4, 0\ncall bpf_load_hdr_opt\nmov %r0, 1\nexit\n" },
+		{ "load_hdr_opt of uninitialised stack", "mov %r2, %r10\nadd %r2, -8\nmov %r3, 8\n"
+							 "mov %r4, 0\ncall bpf_load_hdr_opt\nmov %r0, 1\n"
+							 "exit\n" },
+		{ "store_hdr_opt", "stdw [%r10-8], 1026\nmov %r2, %r10\nadd %r2, -8\nmov %r3, 4\n"
+				   "mov %r4, 0\ncall bpf_store_hdr_opt\nmov %r0, 1\nexit\n" },
+		{ "store_hdr_opt of uninitialised stack", "mov %r2, %r10\nadd %r2, -8\nmov %r3, 4\n"
+							  "mov %r4, 0\ncall bpf_store_hdr_opt\n"
+							  "mov %r0, 1\nexit\n" },
+		{ "store_hdr_opt of size 0", "stdw [%r10-8], 0\nmov %r2, %r10\nadd %r2, -8\n"
+					     "mov %r3, 0\nmov %r4, 0\ncall bpf_store_hdr_opt\n"
+					     "mov %r0, 1\nexit\n" },
+		{ "reserve_hdr_opt", "mov %r2, 4\nmov %r3, 0\ncall bpf_reserve_hdr_opt\nmov %r0, 1\n"
+				     "exit\n" },
 		{ "msg_apply_bytes", "mov %r2, 1\ncall bpf_msg_apply_bytes\nmov %r0, 1\nexit\n" },
 		{ "msg_cork_bytes", "mov %r2, 1\ncall bpf_msg_cork_bytes\nmov %r0, 1\nexit\n" },
 		{ "msg_pull_data", "mov %r2, 0\nmov %r3, 1\nmov %r4, 0\ncall bpf_msg_pull_data\n"

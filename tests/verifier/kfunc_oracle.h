@@ -89,6 +89,7 @@ void ct_cases(void);
 void ct_rules(void);
 void ct_alloc_rules(void);
 void sock_destroy_rules(void);
+void iter_sockopt_rules(void);
 /* kfunc_oracle_objects.c */
 void cpumask_rules(void);
 void cpumask_ops_rules(void);

@@ -401,6 +401,59 @@ void ct_alloc_rules(void)
 #undef INSERT
 }
 
+/* bpf_setsockopt / bpf_getsockopt in iterators: the tcp iterator's get_func_proto gives
+ * the socket-pointer forms (bpf_sk_setsockopt/getsockopt_proto); other iterators have none
+ * (session 26: bpftune's probe_cong_iter) */
+void iter_sockopt_rules(void)
+{
+	int tcp = kid("bpf_iter_tcp"), udp = kid("bpf_iter_udp"), task = kid("bpf_iter_task");
+	/* struct bpf_iter__tcp: meta at 0, the socket at 8; optval on the stack */
+	struct bpf_insn set_ok[] = { LDX(BPF_DW, 1, 1, 8), JEQ_K(1, 0, 7), ST(BPF_W, 10, -8, 1),
+				     MOV_K(2, 6), MOV_K(3, 13), MOV_X(4, 10), ADD_K(4, -8),
+				     MOV_K(5, 4), CALLH(BPF_FUNC_setsockopt), MOV_K(0, 0), EXIT() };
+	struct bpf_insn get_ok[] = { LDX(BPF_DW, 1, 1, 8), JEQ_K(1, 0, 6), MOV_K(2, 6),
+				     MOV_K(3, 13), MOV_X(4, 10), ADD_K(4, -8), MOV_K(5, 4),
+				     CALLH(BPF_FUNC_getsockopt), MOV_K(0, 0), EXIT() };
+	struct bpf_insn get_no_null[] = { LDX(BPF_DW, 1, 1, 8), MOV_K(2, 6), MOV_K(3, 13),
+					  MOV_X(4, 10), ADD_K(4, -8), MOV_K(5, 4),
+					  CALLH(BPF_FUNC_getsockopt), MOV_K(0, 0), EXIT() };
+	struct bpf_insn get_ctx[] = { MOV_K(2, 6), MOV_K(3, 13), MOV_X(4, 10), ADD_K(4, -8),
+				      MOV_K(5, 4), CALLH(BPF_FUNC_getsockopt), MOV_K(0, 0),
+				      EXIT() };
+	struct {
+		const char *name;
+		int iter;
+		const struct bpf_insn *p;
+		size_t n;
+	} cases[] = {
+#define SC(nm, it, p) { nm, it, p, sizeof(p) / sizeof(p[0]) }
+		SC("setsockopt iter/tcp", tcp, set_ok),
+		SC("getsockopt iter/tcp", tcp, get_ok),
+		SC("getsockopt iter/tcp without NULL check", tcp, get_no_null),
+		SC("getsockopt iter/tcp of the context", tcp, get_ctx),
+		SC("setsockopt iter/udp", udp, set_ok),
+		SC("getsockopt iter/task", task, get_ok),
+#undef SC
+	};
+
+	if (tcp <= 0 || udp <= 0 || task <= 0) {
+		printf("iterator socket options: skipped: not in the kernel's BTF\n");
+		return;
+	}
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		union bpf_attr attr;
+
+		memset(&attr, 0, sizeof(attr));
+		attr.prog_type = BPF_PROG_TYPE_TRACING;
+		attr.expected_attach_type = BPF_TRACE_ITER;
+		attr.attach_btf_id = (uint32_t)cases[c].iter;
+		attr.insns = (uintptr_t)cases[c].p;
+		attr.insn_cnt = (uint32_t)cases[c].n;
+		attr.license = (uintptr_t) "GPL";
+		check_attr(cases[c].name, &attr);
+	}
+}
+
 /* bpf_sock_destroy: tracing's hook, iterators only (the set's filter) */
 void sock_destroy_rules(void)
 {

@@ -249,6 +249,7 @@ int main(void)
 	}
 	task_cgroup_rules();
 	sock_destroy_rules();
+	iter_sockopt_rules();
 	copy_str_rules();
 	ksym_rules(vml, intid);
 	section_rules();
