@@ -503,6 +503,9 @@ again:
 	const struct btf_member *m = (const struct btf_member *)(t + 1);
 	uint32_t vlen;
 
+	if (!tname || !*tname)
+		tname = "(anon)"; /* __btf_name_by_offset() of name offset 0 */
+
 	if (!is_struct(t)) {
 		brt_verr(env, "Type '%s' is not a struct\n", tname);
 		return -EINVAL;
@@ -976,6 +979,17 @@ uint32_t brt_btf_vma_id(struct brt_env *env)
 	static struct kstruct_cache vma;
 
 	return kstruct_id(env, &vma, "vm_area_struct");
+}
+
+/* nf_is_valid_access(): struct bpf_nf_ctx's state (offset 0) and skb (8) are trusted
+ * pointers to the kernel's struct nf_hook_state and sk_buff (nf_ptr_to_btf_id()); 0 when
+ * the kernel's BTF lacks them */
+uint32_t brt_btf_nf_ctx_id(struct brt_env *env, int off)
+{
+	static struct kstruct_cache state, skb;
+
+	return off < 8 ? kstruct_id(env, &state, "nf_hook_state")
+		       : kstruct_id(env, &skb, "sk_buff");
 }
 
 /* The context type each program type's BPF side names (the kernel's bpf_types.h):

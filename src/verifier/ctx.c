@@ -405,13 +405,14 @@ static int sk_lookup_ctx(struct brt_env *env, int off, int size, enum brt_access
 	return off >= 8 && off < 68 && narrow_ok(size, 4);
 }
 
-/* struct bpf_nf_ctx (nf_is_valid_access()): two kernel pointers, typed by BTF */
+/* struct bpf_nf_ctx (nf_is_valid_access()): two trusted kernel pointers, typed by BTF
+ * (their type ids: brt_btf_nf_ctx_id(), which the caller asks) */
 static int nf_ctx(struct brt_env *env, int off, int size, enum brt_access t, uint32_t *rt)
 {
 	(void)env;
 	if (off < 0 || off >= 16 || off % size || t == BRT_WRITE)
 		return 0;
-	*rt = PTR_TO_BTF_ID;
+	*rt = PTR_TO_BTF_ID | PTR_TRUSTED;
 	return size == 8;
 }
 

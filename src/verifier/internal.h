@@ -822,6 +822,7 @@ int brt_btf_is_sock_common(const struct brt_env *env, const struct brt_reg *reg)
 uint32_t brt_btf_task_id(struct brt_env *env);
 /* vm_area_struct's id in the kernel's BTF (bpf_find_vma's callback), 0 without BTF */
 uint32_t brt_btf_vma_id(struct brt_env *env);
+uint32_t brt_btf_nf_ctx_id(struct brt_env *env, int off);
 /* The struct's name of a PTR_TO_BTF_ID ("" when unknown). */
 const char *brt_btf_reg_name(const struct brt_env *env, uint32_t btf_id);
 /* bpf_sock_is_valid_access() (common: bpf_sock_common_is_valid_access()) */

@@ -502,6 +502,9 @@ int brt_check_mem_access(struct brt_env *env, int insn_idx, int regno, int off, 
 			brt_verr(env, "invalid bpf_context access off=%d size=%d\n", off, size);
 			return -EACCES;
 		}
+		if (brt_prog_type(env->opts->prog_type)->ctx == BRT_CTX_NF &&
+		    BASE_TYPE(rt) == PTR_TO_BTF_ID)
+			btf_id = brt_btf_nf_ctx_id(env, off);
 		if ((uint32_t)(off + size) > env->max_ctx_offset)
 			env->max_ctx_offset = (uint32_t)(off + size);
 		if (t == BRT_READ && BPF_CLASS(env->insns[env->insn_idx].code) == BPF_LDX &&

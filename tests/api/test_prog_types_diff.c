@@ -225,14 +225,13 @@ static void load(sys_fn sys, const struct combo *c, const struct prog *p, struct
 static int verbose;
 static int n_cases, n_agree, n_kernel_accepts, n_known, n_host;
 
-/* Known differences (listed in docs/STATUS.md #15): the kernel types netfilter's
- * context pointers by BTF and lets them be dereferenced; a tracepoint program may read
+/* Known differences (listed in docs/STATUS.md #15): a tracepoint program may read
  * below its record (tp_prog_is_valid_access() compares a negative offset as unsigned
- * with 8, then as signed with the record's size), which bpfrt refuses. */
+ * with 8, then as signed with the record's size), which bpfrt refuses.  (Netfilter's
+ * context pointers, typed by BTF, are dereferenced as the kernel's since session 26.) */
 static int known_difference(const struct combo *c, const struct prog *p, int off)
 {
-	if (c->type == BPF_PROG_TYPE_NETFILTER_NR && strstr(p->what, "deref"))
-		return 1;
+	(void)p;
 	return c->type == BPF_PROG_TYPE_TRACEPOINT && off < 0;
 }
 
