@@ -401,6 +401,31 @@ void ct_alloc_rules(void)
 #undef INSERT
 }
 
+/* An iterator program's case: loaded as BPF_TRACE_ITER of the target's BTF id (iter) */
+struct iter_case {
+	const char *name;
+	int iter;
+	const struct bpf_insn *p;
+	size_t n;
+};
+#define ICASE(nm, it, p) { nm, it, p, sizeof(p) / sizeof(p[0]) }
+
+static void iter_cases(const struct iter_case *cases, size_t n)
+{
+	for (size_t c = 0; c < n; c++) {
+		union bpf_attr attr;
+
+		memset(&attr, 0, sizeof(attr));
+		attr.prog_type = BPF_PROG_TYPE_TRACING;
+		attr.expected_attach_type = BPF_TRACE_ITER;
+		attr.attach_btf_id = (uint32_t)cases[c].iter;
+		attr.insns = (uintptr_t)cases[c].p;
+		attr.insn_cnt = (uint32_t)cases[c].n;
+		attr.license = (uintptr_t) "GPL";
+		check_attr(cases[c].name, &attr);
+	}
+}
+
 /* bpf_setsockopt / bpf_getsockopt in iterators: the tcp iterator's get_func_proto gives
  * the socket-pointer forms (bpf_sk_setsockopt/getsockopt_proto); other iterators have none
  * (session 26: bpftune's probe_cong_iter) */
@@ -420,38 +445,20 @@ void iter_sockopt_rules(void)
 	struct bpf_insn get_ctx[] = { MOV_K(2, 6), MOV_K(3, 13), MOV_X(4, 10), ADD_K(4, -8),
 				      MOV_K(5, 4), CALLH(BPF_FUNC_getsockopt), MOV_K(0, 0),
 				      EXIT() };
-	struct {
-		const char *name;
-		int iter;
-		const struct bpf_insn *p;
-		size_t n;
-	} cases[] = {
-#define SC(nm, it, p) { nm, it, p, sizeof(p) / sizeof(p[0]) }
-		SC("setsockopt iter/tcp", tcp, set_ok),
-		SC("getsockopt iter/tcp", tcp, get_ok),
-		SC("getsockopt iter/tcp without NULL check", tcp, get_no_null),
-		SC("getsockopt iter/tcp of the context", tcp, get_ctx),
-		SC("setsockopt iter/udp", udp, set_ok),
-		SC("getsockopt iter/task", task, get_ok),
-#undef SC
+	const struct iter_case cases[] = {
+		ICASE("setsockopt iter/tcp", tcp, set_ok),
+		ICASE("getsockopt iter/tcp", tcp, get_ok),
+		ICASE("getsockopt iter/tcp without NULL check", tcp, get_no_null),
+		ICASE("getsockopt iter/tcp of the context", tcp, get_ctx),
+		ICASE("setsockopt iter/udp", udp, set_ok),
+		ICASE("getsockopt iter/task", task, get_ok),
 	};
 
 	if (tcp <= 0 || udp <= 0 || task <= 0) {
 		printf("iterator socket options: skipped: not in the kernel's BTF\n");
 		return;
 	}
-	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
-		union bpf_attr attr;
-
-		memset(&attr, 0, sizeof(attr));
-		attr.prog_type = BPF_PROG_TYPE_TRACING;
-		attr.expected_attach_type = BPF_TRACE_ITER;
-		attr.attach_btf_id = (uint32_t)cases[c].iter;
-		attr.insns = (uintptr_t)cases[c].p;
-		attr.insn_cnt = (uint32_t)cases[c].n;
-		attr.license = (uintptr_t) "GPL";
-		check_attr(cases[c].name, &attr);
-	}
+	iter_cases(cases, sizeof(cases) / sizeof(cases[0]));
 }
 
 /* bpf_sock_destroy: tracing's hook, iterators only (the set's filter) */
@@ -471,39 +478,21 @@ void sock_destroy_rules(void)
 	/* struct bpf_iter__task: the task at 8, not a socket */
 	struct bpf_insn task_arg[] = { LDX(BPF_DW, 1, 1, 8), JEQ_K(1, 0, 1), KCALL(destroy, 0),
 				       MOV_K(0, 0), EXIT() };
-	struct {
-		const char *name;
-		int iter;
-		const struct bpf_insn *p;
-		size_t n;
-	} cases[] = {
-#define SC(nm, it, p) { nm, it, p, sizeof(p) / sizeof(p[0]) }
-		SC("sock_destroy iter/tcp", tcp, ok),
-		SC("sock_destroy iter/udp", udp, ok),
-		SC("sock_destroy without NULL check", tcp, no_null),
-		SC("sock_destroy of the context", tcp, ctx_arg),
-		SC("sock_destroy at an offset", tcp, offset),
-		SC("sock_destroy of NULL", udp, scalar),
-		SC("sock_destroy of a task (iter/task)", task, task_arg),
-#undef SC
+	const struct iter_case cases[] = {
+		ICASE("sock_destroy iter/tcp", tcp, ok),
+		ICASE("sock_destroy iter/udp", udp, ok),
+		ICASE("sock_destroy without NULL check", tcp, no_null),
+		ICASE("sock_destroy of the context", tcp, ctx_arg),
+		ICASE("sock_destroy at an offset", tcp, offset),
+		ICASE("sock_destroy of NULL", udp, scalar),
+		ICASE("sock_destroy of a task (iter/task)", task, task_arg),
 	};
 
 	if (destroy <= 0 || tcp <= 0 || udp <= 0 || task <= 0) {
 		printf("bpf_sock_destroy: skipped: not in the kernel's BTF\n");
 		return;
 	}
-	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
-		union bpf_attr attr;
-
-		memset(&attr, 0, sizeof(attr));
-		attr.prog_type = BPF_PROG_TYPE_TRACING;
-		attr.expected_attach_type = BPF_TRACE_ITER;
-		attr.attach_btf_id = (uint32_t)cases[c].iter;
-		attr.insns = (uintptr_t)cases[c].p;
-		attr.insn_cnt = (uint32_t)cases[c].n;
-		attr.license = (uintptr_t) "GPL";
-		check_attr(cases[c].name, &attr);
-	}
+	iter_cases(cases, sizeof(cases) / sizeof(cases[0]));
 	/* other programs of tracing's hook: the filter refuses them */
 	{
 		struct bpf_insn p[] = { MOV_K(1, 0), KCALL(destroy, 0), MOV_K(0, 0), EXIT() };
