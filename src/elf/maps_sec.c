@@ -14,6 +14,7 @@
 
 #include "elf/parse.h"
 #include "isa/isa.h"
+#include "util/util.h"
 
 #ifndef R_BPF_64_64
 #define R_BPF_64_64 1
@@ -921,7 +922,7 @@ static int kconfig_map(struct brt_elf_ctx *ctx)
 		}
 		/* the kernel's config file, as libbpf reads it; a __weak extern it does
 		 * not set stays 0 */
-		have = brt_elf_kconfig_get(name, &val);
+		have = brt_kconfig_get(name, &val);
 		if (val) {
 			const struct btf_type *var = brt_btf_type(btf, vsi[i].type);
 			enum brt_kcfg_type kt = kcfg_type(btf, var ? var->type : 0, &sgn);

@@ -120,9 +120,6 @@ enum brt_kcfg_type {
 	BRT_KCFG_INT,      /* 2, 4 or 8 bytes: a number that fits */
 	BRT_KCFG_CHAR_ARR, /* char array: a quoted string, truncated to fit with its NUL */
 };
-/* CONFIG_X's value as the config file writes it ("y", "64", "\"str\"") in *value, NULL
- * when the file does not set it; 0, or -ENOENT (and NULL) when no config file was read. */
-int brt_elf_kconfig_get(const char *name, const char **value);
 /* Store value into an extern of that type and sz bytes at dst, with libbpf's rules; 0, or
  * -EINVAL / -ERANGE with libbpf's reason in why. */
 int brt_elf_kconfig_store(enum brt_kcfg_type type, int is_signed, const char *value, void *dst,

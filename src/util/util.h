@@ -126,6 +126,16 @@ __attribute__((visibility("hidden"))) int brt_ucas32(void *p, uint32_t *expected
 int brt_cgroup2_mount(char *dir, size_t cap);
 int brt_cgroup_ids(int32_t tid, uint64_t *ids, int max);
 
+/* The running kernel's build configuration (kconfig.c): CONFIG_X's value as the config
+ * file writes it ("y", "64", "\"str\"") in *value, NULL when the file does not set it;
+ * 0, or -ENOENT (and NULL) when no config file was read. */
+int brt_kconfig_get(const char *name, const char **value);
+
+/* The kernel's jiffies_64 now, as bpf_jiffies64 gives it (jiffies.c): CLOCK_MONOTONIC in
+ * ticks of the host's HZ, from the kernel's INITIAL_JIFFIES; brt_jiffies_hz(): that HZ. */
+uint64_t brt_jiffies64(void);
+unsigned brt_jiffies_hz(void);
+
 /* The CPU a program run is for (cpu.c): the one the kernel took the record on while the
  * trace runner runs programs for a record read from CPU N's ring (brt_cpu_enter(N)),
  * else the CPU this thread is on.  bpf_get_smp_processor_id, the per-CPU maps' copies

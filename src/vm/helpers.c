@@ -1,5 +1,6 @@
-/* helpers.c - the generic helpers that need nothing but the host: time, random numbers,
- * CPU and NUMA ids (this folder's rows of the helper registry: BRT_VM_HELPERS in vm.h).
+/* helpers.c - the generic helpers that need nothing but the host: time and jiffies,
+ * random numbers, CPU and NUMA ids (this folder's rows of the helper registry:
+ * BRT_VM_HELPERS in vm.h).
  */
 #include <errno.h>
 #include <sched.h>
@@ -47,6 +48,15 @@ uint64_t brt_helper_ktime_get_tai_ns(uint64_t r1, uint64_t r2, uint64_t r3, uint
 {
 	(void)r1, (void)r2, (void)r3, (void)r4, (void)r5, (void)ctx;
 	return clock_ns(CLOCK_TAI);
+}
+
+/* bpf_jiffies64(): the kernel's jiffies_64 (util/jiffies.c: CLOCK_MONOTONIC at the host's
+ * HZ, from INITIAL_JIFFIES) */
+uint64_t brt_helper_jiffies64(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5,
+			      struct bpfrt_run_ctx *ctx)
+{
+	(void)r1, (void)r2, (void)r3, (void)r4, (void)r5, (void)ctx;
+	return brt_jiffies64();
 }
 
 /* bpf_get_retval() / bpf_set_retval(retval): the return code the cgroup hook running the
@@ -290,7 +300,7 @@ __attribute__((constructor)) static void helpers_leaf_hand_down(void)
 		brt_helper_ktime_get_ns,	  brt_helper_ktime_get_boot_ns,
 		brt_helper_ktime_get_coarse_ns,	  brt_helper_ktime_get_tai_ns,
 		brt_helper_get_prandom_u32,	  brt_helper_get_smp_processor_id,
-		brt_helper_get_numa_node_id,
+		brt_helper_get_numa_node_id,	  brt_helper_jiffies64,
 	};
 
 	brt_jit_set_leaf_helpers(leaf, sizeof(leaf) / sizeof(leaf[0]));

@@ -496,6 +496,8 @@ unsigned brt_vm_helper_args_bad(const struct brt_helper_proto *p, const uint64_t
 	X(BPF_FUNC_strtol, brt_helper_strtol, BRT_FOR_ALL)                               \
 	X(BPF_FUNC_strtoul, brt_helper_strtoul, BRT_FOR_ALL)                             \
 	X(BPF_FUNC_strncmp, brt_helper_strncmp, BRT_FOR_ALL)                             \
+	/* bpf_base_func_proto's, with CAP_BPF */                                          \
+	X(BPF_FUNC_jiffies64, brt_helper_jiffies64, BRT_FOR_ALL | BRT_NEED_BPF)           \
 	/* dynptr.c: bpf_base_func_proto's, with CAP_BPF */                                \
 	X(BPF_FUNC_dynptr_from_mem, brt_helper_dynptr_from_mem, BRT_FOR_ALL | BRT_NEED_BPF) \
 	X(BPF_FUNC_dynptr_read, brt_helper_dynptr_read, BRT_FOR_ALL | BRT_NEED_BPF)       \

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "elf/parse.h"
+#include "util/util.h"
 #include "harness.h"
 
 struct scase {
@@ -88,7 +89,7 @@ int main(void)
 		unsetenv("BPFRT_KCONFIG");
 		if (access("/proc/config.gz", R_OK))
 			_exit(77);
-		_exit(!brt_elf_kconfig_get("CONFIG_BPF_SYSCALL", &v) && v && !strcmp(v, "y") ? 0
+		_exit(!brt_kconfig_get("CONFIG_BPF_SYSCALL", &v) && v && !strcmp(v, "y") ? 0
 											   : 1);
 	}
 	T_CASE("/proc/config.gz: CONFIG_BPF_SYSCALL=y");
@@ -105,15 +106,15 @@ int main(void)
 	fputs(config, f);
 	fclose(f);
 	setenv("BPFRT_KCONFIG", path, 1);
-	T_EQ_INT(0, brt_elf_kconfig_get("CONFIG_A", &v));
+	T_EQ_INT(0, brt_kconfig_get("CONFIG_A", &v));
 	T_EQ_STR("y", v ? v : "(null)"); /* the first line naming it */
-	T_EQ_INT(0, brt_elf_kconfig_get("CONFIG_HZ", &v));
+	T_EQ_INT(0, brt_kconfig_get("CONFIG_HZ", &v));
 	T_EQ_STR("250", v ? v : "(null)");
-	T_EQ_INT(0, brt_elf_kconfig_get("CONFIG_S", &v));
+	T_EQ_INT(0, brt_kconfig_get("CONFIG_S", &v));
 	T_EQ_STR("\"hello world\"", v ? v : "(null)");
-	T_EQ_INT(0, brt_elf_kconfig_get("CONFIG_B", &v));
+	T_EQ_INT(0, brt_kconfig_get("CONFIG_B", &v));
 	T_ASSERT(v == NULL); /* "is not set" is a comment */
-	T_EQ_INT(0, brt_elf_kconfig_get("CONFIG_LONG", &v));
+	T_EQ_INT(0, brt_kconfig_get("CONFIG_LONG", &v));
 	T_ASSERT(v == NULL); /* a prefix of CONFIG_LONGER */
 	unlink(path);
 	return t_done();
