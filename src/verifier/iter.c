@@ -286,10 +286,14 @@ static struct brt_reg *iter_of(struct brt_vstate *st, const struct brt_iter_meta
 }
 
 /* the register type of what _next() returns when it is a kernel object: RCU-protected
- * when the iterator is, else trusted (check_kfunc_call()) */
+ * when the iterator is, else untrusted.  Linux 6.18.2's check_kfunc_call() (and 6.18.35's)
+ * still says trusted there; the running 6.18.44 answers untrusted for every iterator that
+ * is not RCU-protected (css_task's task, task_vma's vma, kmem_cache's cache: probed), so
+ * such an element cannot go to a trusted or RCU argument (bpf_task_acquire: "R1 must be
+ * a rcu pointer"), and only reads through it are allowed */
 uint32_t brt_iter_next_obj_flag(struct brt_env *env, const struct brt_iter_meta *im)
 {
-	return (iter_of(env->cur, im)->type & MEM_RCU) ? MEM_RCU : PTR_TRUSTED;
+	return (iter_of(env->cur, im)->type & MEM_RCU) ? MEM_RCU : PTR_UNTRUSTED;
 }
 
 /* process_iter_next_call() */

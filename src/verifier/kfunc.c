@@ -1421,8 +1421,8 @@ int brt_check_kfunc_call(struct brt_env *env, const struct bpf_insn *insn, int i
 	err = set_return(env, &m, insn_idx);
 	if (err || !(m.flags & BRT_KF_ITER_NEXT))
 		return err;
-	/* an iterator's element: a kernel object is RCU-protected or trusted as the
-	 * iterator is; then the walk forks (iter.c) */
+	/* an iterator's element: a kernel object is RCU-protected when the iterator is,
+	 * else untrusted (iter.c); then the walk forks */
 	if (BASE_TYPE(regs[BPF_REG_0].type) == PTR_TO_BTF_ID)
 		regs[BPF_REG_0].type |= brt_iter_next_obj_flag(env, &m.iter);
 	return brt_process_iter_next(env, insn_idx, &m.iter);

@@ -299,6 +299,7 @@ static void css_task_rules(void)
 	int cnew = func_id("bpf_iter_css_task_new"), cnext = func_id("bpf_iter_css_task_next");
 	int cdestroy = func_id("bpf_iter_css_task_destroy"), cg = func_id("bpf_iter_cgroup");
 	int task = func_id("bpf_iter_task"), pid = member_off("task_struct", "pid");
+	int acq = func_id("bpf_task_acquire"), rel = func_id("bpf_task_release");
 #define CNEW(css_reg, flags) FP(1, 8), MOV_X(2, css_reg), MOV_K(3, flags), KCALL(cnew)
 	/* 0-3: r6 = ctx->cgroup or exit */
 #define CGRP() LDX(BPF_DW, 6, 1, 8), JNE_K(6, 0, 2), MOV_K(0, 0), EXIT()
@@ -319,6 +320,13 @@ static void css_task_rules(void)
 				      EXIT() };
 	struct bpf_insn in_xdp[] = { MOV_K(6, 0), CNEW(6, 1), FP(1, 8), KCALL(cdestroy),
 				     MOV_K(0, 0), EXIT() };
+	/* the element handed to bpf_task_acquire (KF_RCU): 6.18.44 makes a non-RCU
+	 * iterator's element untrusted, "R1 must be a rcu pointer" (bpfrt had it trusted and
+	 * accepted, as 6.18.2's source reads) */
+	struct bpf_insn acquire[] = { CGRP(), CNEW(6, 1), FP(1, 8), KCALL(cnext),
+				      JEQ_K(0, 0, 5), MOV_X(1, 0), KCALL(acq), JEQ_K(0, 0, 2),
+				      MOV_X(1, 0), KCALL(rel), FP(1, 8), KCALL(cdestroy),
+				      MOV_K(0, 0), EXIT() };
 
 	if (cnew <= 0 || cnext <= 0 || cdestroy <= 0 || cg <= 0 || task <= 0 || pid < 0) {
 		printf("bpf_iter_css_task: skipped: not in the kernel's BTF\n");
@@ -338,6 +346,9 @@ static void css_task_rules(void)
 	check("css_task of a task (iter/task)", BPF_PROG_TYPE_TRACING, BPF_TRACE_ITER, task,
 	      of_task, N(of_task));
 	xdp("css_task in XDP", in_xdp, N(in_xdp));
+	if (acq > 0 && rel > 0)
+		check("css_task element to bpf_task_acquire", BPF_PROG_TYPE_TRACING,
+		      BPF_TRACE_ITER, cg, acquire, N(acquire));
 #undef CNEW
 #undef CGRP
 }
