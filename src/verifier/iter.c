@@ -266,11 +266,14 @@ int brt_process_iter_arg(struct brt_env *env, int regno, int insn_idx,
 	spi = get_spi(env, reg, nr_slots);
 	if (spi < 0)
 		return spi;
-	/* mark_iter_read(): the slots are read here (stack liveness) */
+	/* mark_iter_read(): the slots are read here (stack liveness) and scratched, so the
+	 * log's state line after a _next() call shows the iterator's new state */
 	{
 		int64_t off = reg->off + (int64_t)reg->var_off.value;
 
 		brt_stack_mark_read(env, reg_frame(env, reg), off, off + nr_slots * 8);
+		for (int i = 0; i < nr_slots; i++)
+			env->scratched_stack |= 1ULL << ((spi - i) & 63);
 	}
 	im->spi = spi;
 	im->frameno = reg->frameno;

@@ -292,6 +292,31 @@ static void num_rules(void)
 	  MOV_K(0, 0), EXIT());
 }
 
+/* an iter/ program of target btf_id loaded on both sides at log level 2: the logs must be
+ * identical (the element's type on each branch, the iterator's slots on the state line
+ * after each _next() call: mark_iter_read() scratches them); the kernel's must hold
+ * the line `must` */
+static void check_log2(const char *name, int btf_id, const struct bpf_insn *insns, size_t n,
+		       const char *must)
+{
+	static char klog[1 << 16], blog[1 << 16];
+	union bpf_attr attr;
+
+	T_CASE(name);
+	memset(&attr, 0, sizeof(attr));
+	attr.prog_type = BPF_PROG_TYPE_TRACING;
+	attr.expected_attach_type = BPF_TRACE_ITER;
+	attr.attach_btf_id = (uint32_t)btf_id;
+	attr.insns = (uintptr_t)insns;
+	attr.insn_cnt = (uint32_t)n;
+	attr.license = (uintptr_t) "GPL";
+	oracle_load_log2(oracle_kernel_bpf, &attr, klog, sizeof(klog));
+	oracle_load_log2(bpfrt_bpf, &attr, blog, sizeof(blog));
+	T_CONTAINS(must, klog);
+	oracle_compare_logs(name, klog, blog);
+	compared++;
+}
+
 /* bpf_iter_css_task: iter/cgroup's cgroup (trusted) walked, as the selftests'
  * cgroup_id_printer; and where the kernel refuses it */
 static void css_task_rules(void)
@@ -349,6 +374,10 @@ static void css_task_rules(void)
 	if (acq > 0 && rel > 0)
 		check("css_task element to bpf_task_acquire", BPF_PROG_TYPE_TRACING,
 		      BPF_TRACE_ITER, cg, acquire, N(acquire));
+	check_log2("css_task walk, level-2 log", cg, walk, N(walk), "fp-8=iter_css_task(");
+	if (acq > 0 && rel > 0)
+		check_log2("css_task element to bpf_task_acquire, level-2 log", cg, acquire,
+			   N(acquire), "R0=untrusted_ptr_task_struct(");
 #undef CNEW
 #undef CGRP
 }
@@ -415,29 +444,15 @@ static void untrusted_mem_rules(void)
  * libbpf-bootstrap task_iter, whose refusal's log corpus_diff compares). */
 static void ctx_log_rules(void)
 {
-	static char klog[1 << 16], blog[1 << 16];
 	int task = func_id("bpf_iter_task");
 	struct bpf_insn reads[] = { LDX(BPF_DW, 6, 1, 0), LDX(BPF_DW, 7, 1, 8), JEQ_K(7, 0, 1),
 				    LDX(BPF_W, 0, 7, 0), MOV_K(0, 0), EXIT() };
-	union bpf_attr attr;
 
 	if (task <= 0) {
 		printf("ctx log: skipped: no bpf_iter_task in the kernel's BTF\n");
 		return;
 	}
-	T_CASE("iter/task ctx reads, level-2 log");
-	memset(&attr, 0, sizeof(attr));
-	attr.prog_type = BPF_PROG_TYPE_TRACING;
-	attr.expected_attach_type = BPF_TRACE_ITER;
-	attr.attach_btf_id = (uint32_t)task;
-	attr.insns = (uintptr_t)reads;
-	attr.insn_cnt = N(reads);
-	attr.license = (uintptr_t) "GPL";
-	oracle_load_log2(oracle_kernel_bpf, &attr, klog, sizeof(klog));
-	oracle_load_log2(bpfrt_bpf, &attr, blog, sizeof(blog));
-	T_CONTAINS("arg0 has btf_id", klog);
-	oracle_compare_logs("iter/task ctx reads", klog, blog);
-	compared++;
+	check_log2("iter/task ctx reads, level-2 log", task, reads, N(reads), "arg0 has btf_id");
 }
 
 int main(void)
