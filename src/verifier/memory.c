@@ -531,7 +531,9 @@ int brt_check_mem_access(struct brt_env *env, int insn_idx, int regno, int off, 
 		/* an allocated object is the runtime's own memory, a kernel object is not */
 		if (!(reg->type & MEM_ALLOC))
 			mark_probe_load(env);
-		if (value_regno >= 0) {
+		/* a store leaves its source as it was (check_ptr_to_btf_access() marks the
+		 * register of a load only) */
+		if (t == BRT_READ && value_regno >= 0) {
 			brt_mark_reg_unknown(env, &regs[value_regno]);
 			if (rt != SCALAR_VALUE) {
 				brt_mark_reg_known_zero(&regs[value_regno]);

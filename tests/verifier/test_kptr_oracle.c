@@ -276,6 +276,13 @@ static void stash_rules(void)
 	P("unstash of an empty kptr", VALUE8N(M_KVAL, 0),
 	  MOV_K(6, 0), XCHG(6), MOV_K(7, 100), JEQ_K(0, 0, 4), LDX(BPF_DW, 7, 0, 0), DROP(0),
 	  MOV_X(0, 7), EXIT());
+	/* a store into an object leaves its source register as it was (the kernel marks a
+	 * load's register only): r1 stays 40 and the fall-through, which reads r5 the call
+	 * clobbered, is dead; bpfrt made r1 unknown and refused (selftests' stash_rb_nodes'
+	 * log printed R1=scalar() for the kernel's R1=40) */
+	P("a store into an object keeps its source", NEW6(T_PLAIN), MOV_K(1, 40),
+	  STX(BPF_DW, 6, 1, 0), JEQ_K(1, 40, 2), MOV_X(0, 5), EXIT(), DROP(6), MOV_K(0, 0),
+	  EXIT());
 	/* refusals */
 	P("stash an object of another type", NEW6(T_OTHER), VALUE8(M_KVAL, 0), XCHG(6),
 	  DROP_OLD(), MOV_K(0, 0), EXIT());
