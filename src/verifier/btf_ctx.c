@@ -915,35 +915,6 @@ int brt_btf_ptr_access(struct brt_env *env, int regno, const struct brt_reg *reg
 	return 0;
 }
 
-/* btf_struct_ids_match() without strict matching, for a struct sock_common argument: the
- * pointer's struct is sock_common, or starts with it (struct sock, tcp_sock, ... whose
- * first member, at offset 0, is the common part), at offset 0. */
-int brt_btf_is_sock_common(const struct brt_env *env, const struct brt_reg *reg)
-{
-	uint32_t id = reg->btf_id;
-
-	if (!env->kbtf || reg->off)
-		return 0;
-	for (int depth = 0; depth < 32; depth++) {
-		const struct btf_type *t = type_of(env, skip_mods(env, id));
-		const struct btf_member *m;
-		const char *name;
-
-		if (!is_struct(t))
-			return 0;
-		name = brt_btf_name(env->kbtf, skip_mods(env, id));
-		if (name && !strcmp(name, "sock_common"))
-			return 1;
-		if (!BTF_INFO_VLEN(t->info))
-			return 0;
-		m = (const struct btf_member *)(t + 1);
-		if (m->offset) /* the first member's bit offset */
-			return 0;
-		id = m->type;
-	}
-	return 0;
-}
-
 /* A kernel struct's id, found once per BTF (a linear search of some 100,000 types), the
  * id stored before the BTF it belongs to, so a reader that sees the BTF sees its id. */
 struct kstruct_cache {
@@ -951,8 +922,19 @@ struct kstruct_cache {
 	_Atomic uint32_t id;
 };
 
-static uint32_t kstruct_id(struct brt_env *env, struct kstruct_cache *c, const char *name)
+static const char *const kstruct_names[BRT_KS_COUNT] = {
+	[BRT_KS_TASK] = "task_struct",	 [BRT_KS_VMA] = "vm_area_struct",
+	[BRT_KS_SOCK_COMMON] = "sock_common", [BRT_KS_SEQ_FILE] = "seq_file",
+	[BRT_KS_TCP_SOCK] = "tcp_sock",	 [BRT_KS_SK_BUFF] = "sk_buff",
+	[BRT_KS_XDP_BUFF] = "xdp_buff",	 [BRT_KS_CGROUP] = "cgroup",
+	[BRT_KS_FILE] = "file",		 [BRT_KS_SOCKET] = "socket",
+	[BRT_KS_NF_HOOK_STATE] = "nf_hook_state",
+};
+
+uint32_t brt_btf_kstruct_id(struct brt_env *env, enum brt_kstruct k)
 {
+	static struct kstruct_cache cache[BRT_KS_COUNT];
+	struct kstruct_cache *c = &cache[k];
 	int id;
 
 	if (!env->kbtf)
@@ -961,24 +943,41 @@ static uint32_t kstruct_id(struct brt_env *env, struct kstruct_cache *c, const c
 		return 0;
 	if (atomic_load(&c->btf) == env->kbtf)
 		return atomic_load(&c->id);
-	id = brt_btf_find(env->kbtf, name, BTF_KIND_STRUCT);
+	id = brt_btf_find(env->kbtf, kstruct_names[k], BTF_KIND_STRUCT);
 	atomic_store(&c->id, id > 0 ? (uint32_t)id : 0);
 	atomic_store(&c->btf, env->kbtf);
 	return id > 0 ? (uint32_t)id : 0;
 }
 
-uint32_t brt_btf_task_id(struct brt_env *env)
+const char *brt_btf_kstruct_name(enum brt_kstruct k)
 {
-	static struct kstruct_cache task;
-
-	return kstruct_id(env, &task, "task_struct");
+	return kstruct_names[k];
 }
 
-uint32_t brt_btf_vma_id(struct brt_env *env)
+/* btf_struct_ids_match() without strict matching: the pointer's struct is k's at offset
+ * 0, or walking it as btf_struct_walk() does finds a struct at exactly its offset that
+ * is k's or starts with it (struct sock and tcp_sock start with a sock_common,
+ * xdp_buff_xsk with an xdp_buff); the walk logs what the kernel's does (kfunc.c's
+ * brt_btf_struct_ids_match() does not, for kfunc arguments of any BTF). */
+int brt_btf_reg_struct_match(struct brt_env *env, const struct brt_reg *reg,
+			     enum brt_kstruct k)
 {
-	static struct kstruct_cache vma;
+	uint32_t want = brt_btf_kstruct_id(env, k), id = reg->btf_id, flag = 0;
+	const char *field = "";
+	int off = reg->off;
 
-	return kstruct_id(env, &vma, "vm_area_struct");
+	if (!want)
+		return 0;
+	if (!off && skip_mods(env, id) == want)
+		return 1;
+	for (int depth = 0; depth < 64; depth++) {
+		if (walk(env, id, off, 1, &id, &flag, &field) != WALK_STRUCT)
+			return 0;
+		if (skip_mods(env, id) == want)
+			return 1;
+		off = 0;
+	}
+	return 0;
 }
 
 /* nf_is_valid_access(): struct bpf_nf_ctx's state (offset 0) and skb (8) are trusted
@@ -986,10 +985,7 @@ uint32_t brt_btf_vma_id(struct brt_env *env)
  * the kernel's BTF lacks them */
 uint32_t brt_btf_nf_ctx_id(struct brt_env *env, int off)
 {
-	static struct kstruct_cache state, skb;
-
-	return off < 8 ? kstruct_id(env, &state, "nf_hook_state")
-		       : kstruct_id(env, &skb, "sk_buff");
+	return brt_btf_kstruct_id(env, off < 8 ? BRT_KS_NF_HOOK_STATE : BRT_KS_SK_BUFF);
 }
 
 /* The context type each program type's BPF side names (the kernel's bpf_types.h):

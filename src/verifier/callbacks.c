@@ -101,7 +101,7 @@ int brt_push_callback(struct brt_env *env, int insn_idx, int32_t id,
 		callee->regs[BPF_REG_1] = caller->regs[BPF_REG_1];
 		r2->type = PTR_TO_BTF_ID;
 		brt_mark_reg_known_zero(r2);
-		r2->btf_id = brt_btf_vma_id(env);
+		r2->btf_id = brt_btf_kstruct_id(env, BRT_KS_VMA);
 		callee->regs[BPF_REG_3] = caller->regs[BPF_REG_4];
 	} else {
 		/* callback(map, const key *, value *, void *ctx) */

@@ -111,7 +111,7 @@ static int reg_type_ok(struct brt_env *env, int regno, int arg, const char *fnam
 		if (bt == PTR_TO_SOCK_COMMON || bt == PTR_TO_SOCKET || bt == PTR_TO_TCP_SOCK)
 			return 0;
 		if (bt == PTR_TO_BTF_ID || bt == (PTR_TO_BTF_ID | PTR_TRUSTED)) {
-			if (brt_btf_is_sock_common(env, reg))
+			if (brt_btf_reg_struct_match(env, reg, BRT_KS_SOCK_COMMON))
 				return 0;
 			brt_verr(env, "R%d is of type %s but %s is expected\n", regno,
 				 brt_btf_reg_name(env, reg->btf_id), "sock_common");
@@ -232,6 +232,31 @@ static int reg_type_ok(struct brt_env *env, int regno, int arg, const char *fnam
 	}
 	brt_verr(env, "R%d type=%s expected=%s\n", regno, brt_reg_type_str(env, t), expected);
 	return -EACCES;
+}
+
+/* The kernel struct a BTF-typed argument names (its proto's arg_btf_id), BRT_KS_COUNT for
+ * other arguments */
+static enum brt_kstruct arg_struct(int arg)
+{
+	switch (arg) {
+	case BRT_ARG_PTR_TO_BTF_ID_TASK:
+	case BRT_ARG_PTR_TO_BTF_ID_TASK_OR_NULL:
+		return BRT_KS_TASK;
+	case BRT_ARG_PTR_TO_BTF_ID_CGROUP_OR_NULL:
+		return BRT_KS_CGROUP;
+	case BRT_ARG_PTR_TO_BTF_ID_SK_OR_NULL:
+		return BRT_KS_SOCK_COMMON;
+	case BRT_ARG_PTR_TO_BTF_ID_SEQ_FILE:
+		return BRT_KS_SEQ_FILE;
+	case BRT_ARG_PTR_TO_BTF_ID_TCP_SOCK:
+		return BRT_KS_TCP_SOCK;
+	case BRT_ARG_PTR_TO_BTF_ID_SK_BUFF:
+		return BRT_KS_SK_BUFF;
+	case BRT_ARG_PTR_TO_BTF_ID_XDP_BUFF:
+		return BRT_KS_XDP_BUFF;
+	default:
+		return BRT_KS_COUNT;
+	}
 }
 
 /* The arguments reg_type_ok() checks against the kernel's mem_types. */
@@ -655,45 +680,15 @@ int brt_helper_check_arg(struct brt_env *env, int i, const struct brt_helper_pro
 			return -EFAULT;
 		}
 	}
-	if (!err && arg == BRT_ARG_PTR_TO_BTF_ID_TASK_OR_NULL && !brt_reg_is_null(reg))
-		arg = BRT_ARG_PTR_TO_BTF_ID_TASK;
-	if (!err && arg == BRT_ARG_PTR_TO_BTF_ID_TASK) {
-		/* btf_struct_ids_match(): a task_struct itself (bpfrt does not look for one
-		 * nested at a fixed offset, which the kernel would also take) */
-		uint32_t task = brt_btf_task_id(env);
-
-		if (!task || reg->btf_id != task || reg->off) {
-			brt_verr(env, "R%d is of type %s but task_struct is expected\n", regno,
-				 brt_btf_reg_name(env, reg->btf_id));
-			return -EACCES;
-		}
-	} else if (!err && arg == BRT_ARG_PTR_TO_BTF_ID_CGROUP_OR_NULL && !brt_reg_is_null(reg)) {
-		if (reg->off || strcmp(brt_btf_reg_name(env, reg->btf_id), "cgroup")) {
-			brt_verr(env, "R%d is of type %s but cgroup is expected\n", regno,
-				 brt_btf_reg_name(env, reg->btf_id));
-			return -EACCES;
-		}
-	} else if (!err && arg == BRT_ARG_PTR_TO_BTF_ID_SK_OR_NULL && !brt_reg_is_null(reg)) {
-		/* btf_struct_ids_match() with sock_common: a struct starting with one */
-		if (reg->off || !brt_btf_is_sock_common(env, reg)) {
-			brt_verr(env, "R%d is of type %s but sock_common is expected\n", regno,
-				 brt_btf_reg_name(env, reg->btf_id));
-			return -EACCES;
-		}
-	} else if (!err && arg == BRT_ARG_PTR_TO_BTF_ID_PATH) {
+	if (!err && arg == BRT_ARG_PTR_TO_BTF_ID_PATH) {
 		err = brt_d_path_arg(env, regno, reg);
-	} else if (!err && (arg == BRT_ARG_PTR_TO_BTF_ID_SEQ_FILE ||
-			    arg == BRT_ARG_PTR_TO_BTF_ID_TCP_SOCK ||
-			    arg == BRT_ARG_PTR_TO_BTF_ID_SK_BUFF ||
-			    arg == BRT_ARG_PTR_TO_BTF_ID_XDP_BUFF)) {
-		const char *want = arg == BRT_ARG_PTR_TO_BTF_ID_SEQ_FILE ? "seq_file"
-				   : arg == BRT_ARG_PTR_TO_BTF_ID_TCP_SOCK ? "tcp_sock"
-				   : arg == BRT_ARG_PTR_TO_BTF_ID_SK_BUFF  ? "sk_buff"
-									   : "xdp_buff";
+	} else if (!err && arg_struct(arg) != BRT_KS_COUNT &&
+		   !(brt_reg_is_null(reg) && nullable(arg))) {
+		enum brt_kstruct k = arg_struct(arg);
 
-		if (reg->off || strcmp(brt_btf_reg_name(env, reg->btf_id), want)) {
+		if (!brt_btf_reg_struct_match(env, reg, k)) {
 			brt_verr(env, "R%d is of type %s but %s is expected\n", regno,
-				 brt_btf_reg_name(env, reg->btf_id), want);
+				 brt_btf_reg_name(env, reg->btf_id), brt_btf_kstruct_name(k));
 			return -EACCES;
 		}
 	} else if (!err) {

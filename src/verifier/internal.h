@@ -815,13 +815,35 @@ int brt_btf_ctx_access(struct brt_env *env, int off, int size, enum brt_access t
  * included).  0 with *rt and *btf_id what a load gives, or -errno and the kernel's message. */
 int brt_btf_ptr_access(struct brt_env *env, int regno, const struct brt_reg *reg, int off,
 		       int size, enum brt_access t, uint32_t *rt, uint32_t *btf_id);
-/* A PTR_TO_BTF_ID to a struct sock_common or a struct that starts with one. */
-int brt_btf_is_sock_common(const struct brt_env *env, const struct brt_reg *reg);
-/* The id of struct task_struct in the kernel's BTF (env->kbtf, read now if need be: the
- * kernel's btf_tracing_ids[BTF_TRACING_TYPE_TASK]), or 0 when there is no kernel BTF. */
-uint32_t brt_btf_task_id(struct brt_env *env);
-/* vm_area_struct's id in the kernel's BTF (bpf_find_vma's callback), 0 without BTF */
-uint32_t brt_btf_vma_id(struct brt_env *env);
+/* The kernel structs helpers name (the kernel's BTF_ID lists: btf_tracing_ids, the
+ * helpers' arg and ret btf ids).  brt_btf_kstruct_id(): k's id in the kernel's BTF
+ * (env->kbtf, read now if need be), 0 when there is no kernel BTF; found once per BTF. */
+enum brt_kstruct {
+	BRT_KS_TASK,	    /* task_struct */
+	BRT_KS_VMA,	    /* vm_area_struct (bpf_find_vma's callback) */
+	BRT_KS_SOCK_COMMON, /* sock_common */
+	BRT_KS_SEQ_FILE,
+	BRT_KS_TCP_SOCK,
+	BRT_KS_SK_BUFF,
+	BRT_KS_XDP_BUFF,
+	BRT_KS_CGROUP,
+	BRT_KS_FILE,	    /* bpf_sock_from_file's argument */
+	BRT_KS_SOCKET,	    /* ... and what it returns */
+	BRT_KS_NF_HOOK_STATE, /* a netfilter context's state */
+	BRT_KS_COUNT
+};
+uint32_t brt_btf_kstruct_id(struct brt_env *env, enum brt_kstruct k);
+const char *brt_btf_kstruct_name(enum brt_kstruct k);
+static inline uint32_t brt_btf_task_id(struct brt_env *env)
+{
+	return brt_btf_kstruct_id(env, BRT_KS_TASK);
+}
+/* btf_struct_ids_match() without strict matching: a PTR_TO_BTF_ID that is struct k, or
+ * holds one at exactly its offset (a first member, recursively: struct sock's
+ * sock_common, xdp_buff_xsk's xdp_buff); the kernel's walk messages logged. */
+int brt_btf_reg_struct_match(struct brt_env *env, const struct brt_reg *reg,
+			     enum brt_kstruct k);
+/* nf_hook_state or sk_buff: the id of a netfilter context's pointer at off, 0 otherwise */
 uint32_t brt_btf_nf_ctx_id(struct brt_env *env, int off);
 /* The struct's name of a PTR_TO_BTF_ID ("" when unknown). */
 const char *brt_btf_reg_name(const struct brt_env *env, uint32_t btf_id);

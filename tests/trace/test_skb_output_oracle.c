@@ -11,6 +11,7 @@
 #include "trace_test.h"
 
 #include "btf/btf.h"
+#include "maps/storage_oracle.h"
 
 struct ocase {
 	const char *name;
@@ -31,6 +32,11 @@ struct ocase {
 #define PERF BPF_MAP_TYPE_PERF_EVENT_ARRAY
 #define TR BPF_PROG_TYPE_TRACING
 #define NDQ "net_dev_queue" /* (struct sk_buff *skb) */
+#define CGRP 32 /* BPF_MAP_TYPE_CGRP_STORAGE, newer than the uapi header */
+/* bpf_cgrp_storage_get(map, r2 = the first argument + more, NULL, 0) */
+#define CGRP_GET(more)                                                                    \
+	"ldxdw %r2, [%r1+0]\n" more "lddw %r1, map_fd @map\nmov %r3, 0\nmov %r4, 0\n"        \
+	"call 210\nmov %r0, 0\nexit\n"
 
 static const struct ocase cases[] = {
 	{ "skb_output of net_dev_queue's skb", TR, NDQ, "GPL", PERF,
@@ -107,6 +113,17 @@ static const struct ocase cases[] = {
 	  "R1 type=ctx expected=sock_common, sock, tcp_sock, xdp_sock, ptr_, trusted_ptr_" },
 	{ "sk_storage_get in a syscall program", BPF_PROG_TYPE_SYSCALL, NULL, "GPL", PERF,
 	  "call bpf_sk_storage_get\nmov %r0, 0\nexit\n", "helper call is not allowed in probe" },
+	/* btf_struct_ids_match() walks the pointer's struct to its offset (session 26: bpfrt
+	 * compared the type's name at offset 0 only): tp_btf/cgroup_setup_root's root (a
+	 * trusted struct cgroup_root) at 64 holds its struct cgroup, cgrp */
+	{ "cgrp_storage_get of &root->cgrp", TR, "cgroup_setup_root", "GPL", CGRP,
+	  CGRP_GET("add %r2, 64\n"), NULL },
+	{ "cgrp_storage_get of the root itself", TR, "cgroup_setup_root", "GPL", CGRP,
+	  CGRP_GET(""), "R2 is of type cgroup_root but cgroup is expected" },
+	{ "cgrp_storage_get of root + 8", TR, "cgroup_setup_root", "GPL", CGRP,
+	  CGRP_GET("add %r2, 8\n"), "R2 is of type cgroup_root but cgroup is expected" },
+	{ "cgrp_storage_get of root + 72, inside cgrp", TR, "cgroup_setup_root", "GPL", CGRP,
+	  CGRP_GET("add %r2, 72\n"), "R2 is of type cgroup_root but cgroup is expected" },
 };
 
 static const struct brt_btf *vmlinux;
@@ -115,6 +132,10 @@ static int map_create(int kernel, int type)
 {
 	union bpf_attr a;
 	int fd;
+
+	if (type == CGRP) /* an int key, u8[16] values, BTF-typed */
+		return storage_create(kernel ? kernel_bpf : bpfrt_bpf, CGRP, 4, 16, 0,
+				      BPF_F_NO_PREALLOC, 1, 3);
 
 	memset(&a, 0, sizeof(a));
 	a.map_type = (uint32_t)type;
@@ -192,6 +213,40 @@ static int run(int kernel, int fd)
 	return r < 0 ? -errno : (int)a.test.retval;
 }
 
+/* c on both sides: the same verdict, errno and (for a refusal) c->msg in both logs; test
+ * runs of what both accept compared.  1 when both accepted. */
+static int check_case(const struct ocase *c, char *log1, char *log2, size_t loglen)
+{
+	int bm = map_create(0, c->map_type), km = map_create(1, c->map_type);
+	int a, b, both = 0;
+
+	T_CASE(c->name);
+	T_ASSERT(bm >= 0 && km >= 0);
+	a = load(0, c, bm, log1, loglen);
+	b = load(1, c, km, log2, loglen);
+	T_EQ_INT(b < 0 ? b : 0, a < 0 ? a : 0);
+	if ((a < 0) != (b < 0) || (a < 0 && a != b))
+		fprintf(stderr, "  bpfrt log:\n%s  kernel log:\n%s", log1, log2);
+	if (c->msg) {
+		T_CONTAINS(c->msg, log1);
+		T_CONTAINS(c->msg, log2);
+		T_ASSERT(a < 0);
+	} else {
+		T_ASSERT(a >= 0);
+	}
+	if (a >= 0 && b >= 0) {
+		T_EQ_INT(run(1, b), run(0, a));
+		both = 1;
+	}
+	if (a >= 0)
+		close(a);
+	if (b >= 0)
+		close(b);
+	close(bm);
+	close(km);
+	return both;
+}
+
 int main(void)
 {
 	static char log1[65536], log2[65536];
@@ -202,36 +257,8 @@ int main(void)
 	vmlinux = brt_btf_vmlinux();
 	if (!vmlinux)
 		T_SKIP("no kernel BTF (/sys/kernel/btf/vmlinux)");
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		const struct ocase *c = &cases[i];
-		int bm = map_create(0, c->map_type), km = map_create(1, c->map_type);
-		int a, b;
-
-		T_CASE(c->name);
-		T_ASSERT(bm >= 0 && km >= 0);
-		a = load(0, c, bm, log1, sizeof(log1));
-		b = load(1, c, km, log2, sizeof(log2));
-		T_EQ_INT(b < 0 ? b : 0, a < 0 ? a : 0);
-		if ((a < 0) != (b < 0) || (a < 0 && a != b))
-			fprintf(stderr, "  bpfrt log:\n%s  kernel log:\n%s", log1, log2);
-		if (c->msg) {
-			T_CONTAINS(c->msg, log1);
-			T_CONTAINS(c->msg, log2);
-			T_ASSERT(a < 0);
-		} else {
-			T_ASSERT(a >= 0);
-		}
-		if (a >= 0 && b >= 0) {
-			T_EQ_INT(run(1, b), run(0, a));
-			accepted++;
-		}
-		if (a >= 0)
-			close(a);
-		if (b >= 0)
-			close(b);
-		close(bm);
-		close(km);
-	}
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		accepted += check_case(&cases[i], log1, log2, sizeof(log1));
 	T_CASE("cases both accept");
 	T_ASSERT(accepted >= 4);
 	return t_done();
