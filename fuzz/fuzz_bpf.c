@@ -12,7 +12,9 @@
  * field each type may or may not hold, keyless, DATASEC, cgroup storage key, no-BTF
  * types, a non-BTF fd), most with a script that writes, walks and freezes the map;
  * create_hash_zero_seed_long_chain puts 5 keys of 599 bytes in one bucket (BPF_F_ZERO_SEED:
- * brt_keyhash() with seed 0), more than the key walk's stack room holds (maps/hash_walk.c).
+ * brt_keyhash() with seed 0), more than the key walk's stack room holds (maps/hash_walk.c);
+ * create_hash_batch_walk writes 7 keys and walks them by lookup batches of 4, each from
+ * the last one's bucket token, then deletes them the same way.
  */
 #include <errno.h>
 #include <linux/btf.h>
@@ -240,7 +242,9 @@ static void script(int fd, uint32_t key_size, const uint8_t *s, size_t n)
 		default:
 			/* keys (4 x < 600 bytes) and out_batch below 4096; values 4 x <= 4096 */
 			cmd = s[i] & 0x80 ? BPF_MAP_LOOKUP_AND_DELETE_BATCH : BPF_MAP_LOOKUP_BATCH;
-			a.batch.in_batch = 0; /* map_fd's bytes: from the first key */
+			/* bit 6: on from the last batch's out_batch (a hash's bucket token),
+			 * else from the first key (in_batch shares map_fd's bytes: set first) */
+			a.batch.in_batch = s[i] & 0x40 ? (uint64_t)(uintptr_t)(area + 3000) : 0;
 			a.batch.map_fd = (uint32_t)fd;
 			a.batch.out_batch = (uint64_t)(uintptr_t)(area + 3000);
 			a.batch.keys = (uint64_t)(uintptr_t)area;

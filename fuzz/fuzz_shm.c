@@ -3,7 +3,7 @@
  * fresh maps of seven types, then runs steps: a step either writes input bytes into a
  * map's region (through a second mapping of its file, as another process would) or runs
  * an operation on it (lookup, the program side's lookup, update, delete, a full
- * get_next_key walk, a batch lookup, push, pop, ring buffer reserve/submit and consume).
+ * get_next_key walk, a walk by lookup batches, push, pop, ring buffer reserve/submit and consume).
  * Nothing may crash, hang or read outside the region.  A step of map 0xff rewrites the
  * id counters' file instead (.bpfrt-ids: truncated to any length, or bytes written at any
  * offset, as any process of its owner may), then creates a map, whose id comes from that
@@ -89,15 +89,27 @@ static void operate(struct live *m, uint8_t op, const uint8_t *arg)
 		}
 		break;
 	case 5: {
+		/* lookup batches bucket by bucket (arg[0] bit 7: lookup and delete), arg[0] & 15
+		 * + 1 elements at a time, walked on from each out_batch to the end: a chain
+		 * scribbled into a cycle must end the walk (EBUSY), never grow it */
+		/* 16 values of 8 bytes per possible CPU (a per-CPU hash), up to 256 CPUs */
+		static unsigned char bkeys[8 * 16], bvals[16 * 8 * 256];
+		unsigned char in[8];
 		union bpf_attr attr;
+		int cmd = arg[0] & 0x80 ? BPF_MAP_LOOKUP_AND_DELETE_BATCH : BPF_MAP_LOOKUP_BATCH;
 
-		memset(&attr, 0, sizeof(attr));
-		attr.batch.map_fd = (uint32_t)m->fd;
-		attr.batch.out_batch = (uint64_t)(uintptr_t)next;
-		attr.batch.keys = (uint64_t)(uintptr_t)key;
-		attr.batch.values = (uint64_t)(uintptr_t)vals;
-		attr.batch.count = 1;
-		bpfrt_bpf(BPF_MAP_LOOKUP_BATCH, &attr, sizeof(attr));
+		for (int i = 0; i < 100000; i++) {
+			memset(&attr, 0, sizeof(attr));
+			attr.batch.map_fd = (uint32_t)m->fd;
+			attr.batch.in_batch = i ? (uint64_t)(uintptr_t)in : 0;
+			attr.batch.out_batch = (uint64_t)(uintptr_t)next;
+			attr.batch.keys = (uint64_t)(uintptr_t)bkeys;
+			attr.batch.values = (uint64_t)(uintptr_t)bvals;
+			attr.batch.count = (arg[0] & 15u) + 1;
+			if (bpfrt_bpf(cmd, &attr, sizeof(attr)))
+				break;
+			memcpy(in, next, sizeof(in));
+		}
 		break;
 	}
 	case 6:

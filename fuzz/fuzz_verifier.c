@@ -2,9 +2,9 @@
  * and privilege, with maps behind fds 1-5, must get 0 or an errno other than EFAULT (the
  * internal-error code) and, when the walk ran, a NUL-terminated log - never a crash, a hang
  * or a leak.
- * Input: byte 0 picks the program type, byte 1 the privilege, log flags and whether the
- * program has func_info (every function static: callbacks allowed), the rest are
- * instructions.  Programs with a backward jump are verified unprivileged (rejected at once):
+ * Input: byte 0 picks the program type (netfilter's expected attach type BPF_NETFILTER),
+ * byte 1 the privilege, log flags and whether the program has func_info (every function
+ * static: callbacks allowed), the rest are instructions.  Programs with a backward jump are verified unprivileged (rejected at once):
  * a privileged loop may legitimately walk the full 1,000,000-instruction budget, seconds
  * under ASan, which would starve a 20-second run; bounded loops have their table tests.
  */
@@ -13,12 +13,16 @@
 #include <string.h>
 
 #include "fuzz.h"
+#include "isa/isa.h"
 #include "verifier/verifier.h"
 
 static const uint32_t types[] = {
 	BPF_PROG_TYPE_SOCKET_FILTER, BPF_PROG_TYPE_XDP,	       BPF_PROG_TYPE_SCHED_CLS,
 	BPF_PROG_TYPE_KPROBE,	     BPF_PROG_TYPE_TRACEPOINT, BPF_PROG_TYPE_RAW_TRACEPOINT,
 	BPF_PROG_TYPE_CGROUP_SKB,    BPF_PROG_TYPE_PERF_EVENT,
+	/* appended (existing seeds' byte 0 keeps its type): sock_ops' header option helpers
+	 * (bpf_load/store/reserve_hdr_opt), netfilter's BTF-typed context pointers */
+	BPF_PROG_TYPE_SOCK_OPS,	     BRT_PROG_TYPE_NETFILTER,
 };
 
 static const unsigned char rodata[12] = "hello\0BPF\0\xff";
@@ -89,6 +93,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	memcpy(insns, data + 2, n * sizeof(*insns));
 	opts.prog_type = types[data[0] % (sizeof(types) / sizeof(types[0]))];
+	if (opts.prog_type == BRT_PROG_TYPE_NETFILTER)
+		opts.expected_attach_type = BRT_NETFILTER;
 	opts.priv = has_back_edge(insns, n) ? BRT_PRIV_UNPRIV : (data[1] & 3) % 3;
 	opts.gpl = !(data[1] & 4);
 	opts.log_level = (data[1] >> 3) & 7; /* levels 1, 2 and stats, in a small buffer */
