@@ -167,7 +167,7 @@ void brt_pkt_moved(struct bpfrt_run_ctx *ctx, struct brt_run_pkt *p);
 	  BRT_FOR_SOCKOPS | BRT_FOR_SKMSG | BRT_FOR_SOCKOPT)                             \
 	X(BPF_FUNC_get_socket_uid, brt_helper_get_socket_uid,                            \
 	  BRT_FOR_SOCK | BRT_FOR_TC | BRT_FOR_CGSKB)                                     \
-	X(BPF_FUNC_get_hash_recalc, brt_helper_get_hash_recalc, BRT_FOR_TC)              \
+	X(BPF_FUNC_get_hash_recalc, brt_helper_get_hash_recalc, BRT_FOR_TC | BRT_FOR_LWT) \
 	X(BPF_FUNC_skb_vlan_push, brt_helper_skb_vlan_push, BRT_FOR_TC)                  \
 	X(BPF_FUNC_skb_vlan_pop, brt_helper_skb_vlan_pop, BRT_FOR_TC)                    \
 	X(BPF_FUNC_skb_change_head, brt_helper_skb_change_head, BRT_FOR_TC)              \

@@ -604,7 +604,7 @@ int brt_local_storage_delete(struct brt_map *map, uint64_t owner);
 	X(BPF_FUNC_perf_event_read, brt_helper_perf_event_read, BRT_FOR_ALL | BRT_NEED_PERFMON) \
 	X(BPF_FUNC_perf_event_read_value, brt_helper_perf_event_read_value,              \
 	  BRT_FOR_ALL | BRT_NEED_PERFMON)                                                \
-	X(BPF_FUNC_for_each_map_elem, brt_helper_for_each_map_elem, BRT_FOR_ALL)         \
+	X(BPF_FUNC_for_each_map_elem, brt_helper_for_each_map_elem, BRT_FOR_ALL | BRT_NEED_BPF) \
 	/* bpf_base_func_proto() with CAP_BPF */                                          \
 	X(BPF_FUNC_user_ringbuf_drain, brt_helper_user_ringbuf_drain,                    \
 	  BRT_FOR_ALL | BRT_NEED_BPF)                                                    \

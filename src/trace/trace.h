@@ -180,7 +180,7 @@ int brt_trace_pipe_write(const char *line, size_t len);
 	X(BPF_FUNC_get_ns_current_pid_tgid, brt_helper_get_ns_current_pid_tgid,          \
 	  BRT_FOR_ALL)                                                                   \
 	X(BPF_FUNC_get_attach_cookie, brt_helper_get_attach_cookie, BRT_FOR_TRACE)       \
-	X(BPF_FUNC_get_func_ip, brt_helper_get_func_ip, BRT_FOR_TRACE)                   \
+	X(BPF_FUNC_get_func_ip, brt_helper_get_func_ip, BRT_FOR_TRACE | BRT_FOR_SYSCALL) \
 	X(BPF_FUNC_seq_write, brt_helper_seq_write, BRT_HSET(BPF_PROG_TYPE_TRACING))      \
 	X(BPF_FUNC_seq_printf, brt_helper_seq_printf, BRT_HSET(BPF_PROG_TYPE_TRACING))  \
 	X(BPF_FUNC_seq_printf_btf, brt_helper_seq_printf_btf, BRT_HSET(BPF_PROG_TYPE_TRACING)) \

@@ -189,6 +189,7 @@ static int reg_type_ok(struct brt_env *env, int regno, int arg, const char *fnam
 	case BRT_ARG_PTR_TO_BTF_ID_TCP_SOCK:
 	case BRT_ARG_PTR_TO_BTF_ID_SK_BUFF:
 	case BRT_ARG_PTR_TO_BTF_ID_XDP_BUFF:
+	case BRT_ARG_PTR_TO_BTF_ID_FILE:
 	case BRT_ARG_PTR_TO_BTF_ID_PATH:
 	case BRT_ARG_PTR_TO_BTF_ID_TASK: /* the kernel's btf_ptr_types */
 		if (t == PTR_TO_BTF_ID || t == (PTR_TO_BTF_ID | PTR_TRUSTED) ||
@@ -254,6 +255,8 @@ static enum brt_kstruct arg_struct(int arg)
 		return BRT_KS_SK_BUFF;
 	case BRT_ARG_PTR_TO_BTF_ID_XDP_BUFF:
 		return BRT_KS_XDP_BUFF;
+	case BRT_ARG_PTR_TO_BTF_ID_FILE:
+		return BRT_KS_FILE;
 	default:
 		return BRT_KS_COUNT;
 	}

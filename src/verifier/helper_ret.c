@@ -89,6 +89,8 @@ static const char *ret_btf_struct(int32_t id)
 		return "mptcp_sock";
 	case BPF_FUNC_task_pt_regs:
 		return "pt_regs";
+	case BPF_FUNC_sock_from_file: /* bpf_sock_from_file_btf_ids */
+		return "socket";
 	default:
 		return NULL;
 	}

@@ -114,6 +114,27 @@ static int sk_storage_tracing_allowed(const struct brt_env *env)
 	}
 }
 
+/* tc_cls_act_func_proto()'s and lwt_out_func_proto()'s bpf_get_cgroup_classid: of the
+ * packet (the context), where bpf_base_func_proto()'s takes no argument */
+static const struct brt_helper_proto skb_cgroup_classid = {
+	.id = BPF_FUNC_get_cgroup_classid,
+	.name = "get_cgroup_classid",
+	.ret = BRT_RET_INTEGER,
+	.args = { BRT_ARG_PTR_TO_CTX },
+	.types = BRT_FOR_TC | BRT_FOR_LWT,
+};
+
+/* tracing_prog_func_proto()'s bpf_xdp_get_buff_len (bpf_xdp_get_buff_len_trace_proto): of a
+ * kernel xdp_buff, where XDP programs' is of their context.  A syscall program, the only
+ * one of these types bpfrt runs, has no such pointer to give it. */
+static const struct brt_helper_proto xdp_buff_len_trace = {
+	.id = BPF_FUNC_xdp_get_buff_len,
+	.name = "xdp_get_buff_len",
+	.ret = BRT_RET_INTEGER,
+	.args = { BRT_ARG_PTR_TO_BTF_ID_XDP_BUFF },
+	.types = BRT_HSET(BPF_PROG_TYPE_TRACING) | BRT_FOR_SYSCALL,
+};
+
 /* sk_lookup_func_proto()'s bpf_sk_assign (bpf_sk_lookup_assign_proto): a full socket or
  * NULL, where tc's takes any socket pointer */
 static const struct brt_helper_proto sk_lookup_assign = {
@@ -278,6 +299,11 @@ static const struct brt_helper_proto *type_proto(struct brt_env *env, int32_t id
 	if ((id == BPF_FUNC_setsockopt || id == BPF_FUNC_getsockopt) && fn && !fn->host &&
 	    iter_tcp(env))
 		fn = id == BPF_FUNC_setsockopt ? &iter_tcp_setsockopt : &iter_tcp_getsockopt;
+	if (id == BPF_FUNC_xdp_get_buff_len && fn && !fn->host && tracing)
+		fn = &xdp_buff_len_trace;
+	if (id == BPF_FUNC_get_cgroup_classid && fn && !fn->host &&
+	    (BRT_HSET(brt_prog_type(env->opts->prog_type)->helpers) & skb_cgroup_classid.types))
+		fn = &skb_cgroup_classid;
 	if (id == BPF_FUNC_sk_assign && fn && !fn->host &&
 	    env->opts->prog_type == BPF_PROG_TYPE_SK_LOOKUP)
 		fn = &sk_lookup_assign;

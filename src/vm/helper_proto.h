@@ -94,6 +94,8 @@ enum brt_arg_type {
 	 * bpf_xdp_output: a tracing program's packet argument) */
 	BRT_ARG_PTR_TO_BTF_ID_SK_BUFF,
 	BRT_ARG_PTR_TO_BTF_ID_XDP_BUFF,
+	/* ARG_PTR_TO_BTF_ID of struct file (bpf_sock_from_file) */
+	BRT_ARG_PTR_TO_BTF_ID_FILE,
 	/* ARG_PTR_TO_BTF_ID_OR_NULL of struct sock_common (a tracing program's
 	 * bpf_sk_storage_get/delete): a kernel pointer to a struct starting with one, or 0;
 	 * not the socket programs' socket types */

@@ -59,6 +59,23 @@ uint64_t brt_helper_jiffies64(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4
 	return brt_jiffies64();
 }
 
+/* The helpers whose answer in user space is always 0 (their rows in vm.h say why) */
+uint64_t brt_helper_zero(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5,
+			 struct bpfrt_run_ctx *ctx)
+{
+	(void)r1, (void)r2, (void)r3, (void)r4, (void)r5, (void)ctx;
+	return 0;
+}
+
+/* bpf_get_branch_snapshot(buf, size, flags): the kernel asks the LBR for entries first,
+ * then refuses flags; with none, -ENOENT (buf left as it was) */
+uint64_t brt_helper_get_branch_snapshot(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
+					uint64_t r5, struct bpfrt_run_ctx *ctx)
+{
+	(void)r1, (void)r2, (void)r4, (void)r5, (void)ctx;
+	return (uint64_t)(int64_t)(r3 ? -EINVAL : -ENOENT);
+}
+
 /* bpf_get_retval() / bpf_set_retval(retval): the return code the cgroup hook running the
  * program will give the system call (bpf_cg_run_ctx's retval), read and replaced; bpfrt
  * runs the types that have them only without a hook (cgroup_skb test runs do not offer

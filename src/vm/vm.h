@@ -489,15 +489,33 @@ unsigned brt_vm_helper_args_bad(const struct brt_helper_proto *p, const uint64_t
 	/* bpf_sk_base_func_proto's, not bpf_base_func_proto's: network types only (libbpf  \
 	 * probes it from a socket filter to learn whether the kernel accounts BPF memory  \
 	 * to memcg: then it leaves RLIMIT_MEMLOCK alone) */                              \
+	/* (not cgroup_device's, cgroup_sockopt's or netfilter's: theirs fall back on      \
+	 * bpf_base_func_proto() alone) */                                                \
 	X(BPF_FUNC_ktime_get_coarse_ns, brt_helper_ktime_get_coarse_ns,                  \
-	  BRT_FOR_NET | BRT_FOR_TCP_CA)                                                  \
-	X(BPF_FUNC_loop, brt_helper_loop, BRT_FOR_ALL)                                   \
+	  (BRT_FOR_NET & ~(BRT_FOR_CGDEV | BRT_FOR_SOCKOPT | BRT_FOR_NF)) | BRT_FOR_TCP_CA) \
+	X(BPF_FUNC_loop, brt_helper_loop, BRT_FOR_ALL | BRT_NEED_BPF)                    \
 	/* str_helpers.c: bpf_base_func_proto's, before its capability checks */           \
 	X(BPF_FUNC_strtol, brt_helper_strtol, BRT_FOR_ALL)                               \
 	X(BPF_FUNC_strtoul, brt_helper_strtoul, BRT_FOR_ALL)                             \
 	X(BPF_FUNC_strncmp, brt_helper_strncmp, BRT_FOR_ALL)                             \
 	/* bpf_base_func_proto's, with CAP_BPF */                                          \
 	X(BPF_FUNC_jiffies64, brt_helper_jiffies64, BRT_FOR_ALL | BRT_NEED_BPF)           \
+	/* the net_cls classid of the current task (base, CAP_BPF; tc's and lwt's variant  \
+	 * of the packet's: helper_set.c), of the packet's socket (tc), the route's realm  \
+	 * (tc, lwt): 0, as on a host without cgroup v1's net_cls (a test run's packet has   \
+	 * neither a classid nor a route) */                                               \
+	X(BPF_FUNC_get_cgroup_classid, brt_helper_zero, BRT_FOR_ALL | BRT_NEED_BPF)       \
+	X(BPF_FUNC_skb_cgroup_classid, brt_helper_zero, BRT_FOR_TC)                      \
+	X(BPF_FUNC_get_route_realm, brt_helper_zero, BRT_FOR_TC | BRT_FOR_LWT)           \
+	/* tracing_prog_func_proto()'s (tracing and syscall programs): the socket of a kernel \
+	 * struct file; bpfrt runs only syscall programs of these, which have no file to     \
+	 * give it */                                                                      \
+	X(BPF_FUNC_sock_from_file, brt_helper_zero,                                      \
+	  BRT_HSET(BPF_PROG_TYPE_TRACING) | BRT_FOR_SYSCALL)                             \
+	/* base, CAP_PERFMON: no last-branch records reach user space (the kernel has     \
+	 * them only with an LBR perf event on Intel) */                                   \
+	X(BPF_FUNC_get_branch_snapshot, brt_helper_get_branch_snapshot,                  \
+	  BRT_FOR_ALL | BRT_NEED_PERFMON)                                                \
 	/* dynptr.c: bpf_base_func_proto's, with CAP_BPF */                                \
 	X(BPF_FUNC_dynptr_from_mem, brt_helper_dynptr_from_mem, BRT_FOR_ALL | BRT_NEED_BPF) \
 	X(BPF_FUNC_dynptr_read, brt_helper_dynptr_read, BRT_FOR_ALL | BRT_NEED_BPF)       \
