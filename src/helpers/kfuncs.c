@@ -131,6 +131,9 @@ KFUNC_FN(bpf_cast_to_kern_ctx, brt_kern_ctx(r1, rc))
  * aux__prog): both run the callback at the end of the run (maps/task_work.c) */
 static KFUNC_FN(task_work_schedule, brt_task_work_schedule(r1, r2, r3, r4, rc))
 
+/* bpf_stream_vprintk_impl(stream_id, fmt__str, args, len__sz, aux__prog): trace/printk.c */
+KFUNC_FN(bpf_stream_vprintk_impl, brt_trace_stream_vprintk(r1, r2, r3, r4, rc))
+
 /* ---- crypto (kernel/bpf/crypto.c) ------------------------------------------------------- */
 /* bpf_crypto_ctx_create(params, params__sz, err): the kernel's checks of the parameters,
  * then the type's lookup, which finds none here (no skcipher type is registered in user

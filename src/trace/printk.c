@@ -264,6 +264,29 @@ uint64_t brt_helper_trace_vprintk(uint64_t r1, uint64_t r2, uint64_t r3, uint64_
 				(int)(data_len / 8), ctx);
 }
 
+/* The kfunc bpf_stream_vprintk_impl(stream_id, fmt__str, args, len__sz, aux__prog)
+ * (kernel/bpf/stream.c): the kernel appends the formatted text to the program's stdout (1)
+ * or stderr (2) stream, which BPF_PROG_STREAM_READ_BY_FD reads.  bpfrt keeps no stream (a
+ * known difference, docs/STATUS.md #15): the kernel's answers for the arguments, -ENOENT
+ * for another stream, -EINVAL for args and for a format the run cannot print, then the
+ * kernel's answer when it finds no memory for the text (bpf_stream_page_replace()'s
+ * alloc_pages_nolock() failing: -ENOMEM, which this host's 6.18 answers every time). */
+uint64_t brt_trace_stream_vprintk(uint64_t id, uint64_t fmt, uint64_t data, uint64_t data_len,
+				  struct bpfrt_run_ctx *ctx)
+{
+	uint64_t args[MAX_VARGS];
+	char none[1];
+	const char *f = (const char *)(uintptr_t)fmt;
+
+	if (id != 1 && id != 2)
+		return (uint64_t)-ENOENT;
+	if (vargs(args, data, (uint32_t)data_len, ctx))
+		return (uint64_t)-EINVAL;
+	return format(none, sizeof(none), f, strlen(f) + 1, args, (int)((uint32_t)data_len / 8)) < 0
+		       ? (uint64_t)-EINVAL
+		       : (uint64_t)-ENOMEM;
+}
+
 /* bpf_snprintf(str, str_size, fmt, data, data_len): the same language (the verifier has
  * checked the constant fmt), up to 12 u64 arguments in data; the text truncated to
  * str_size with a NUL; returns the bytes the whole text needs with its NUL, or -EINVAL

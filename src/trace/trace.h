@@ -205,4 +205,9 @@ int brt_trace_pipe_write(const char *line, size_t len);
 /* the helpers' declarations: the list is the one place that names them */
 BRT_TRACE_HELPERS(BRT_HELPER_DECLARE)
 
+/* the kfunc bpf_stream_vprintk_impl's work (printk.c): the kernel's answers; no stream is
+ * kept */
+uint64_t brt_trace_stream_vprintk(uint64_t id, uint64_t fmt, uint64_t data, uint64_t data_len,
+				  struct bpfrt_run_ctx *ctx);
+
 #endif

@@ -474,7 +474,7 @@ int brt_process_spin_lock(struct brt_env *env, int regno, unsigned flags)
 
 /* check_reg_const_str(): a string at a constant place of a frozen read-only array of one
  * element (the only map whose values the verifier reads), NUL-terminated inside it. */
-static int check_const_str(struct brt_env *env, int regno)
+int brt_check_const_str(struct brt_env *env, int regno)
 {
 	const struct brt_reg *reg = &brt_cur_regs(env)[regno];
 	const struct brt_map_info *m = &env->maps[reg->map_idx].info;
@@ -794,7 +794,7 @@ int brt_helper_check_arg(struct brt_env *env, int i, const struct brt_helper_pro
 		err = brt_check_helper_mem(env, regno, 8, 0, BRT_WRITE, BRT_STACK_RAW);
 		return err ? err : brt_check_ptr_alignment(env, reg, 0, 8, 1);
 	case BRT_ARG_PTR_TO_CONST_STR:
-		return check_const_str(env, regno);
+		return brt_check_const_str(env, regno);
 	case BRT_ARG_PTR_TO_DYNPTR_RDONLY:
 	case BRT_ARG_PTR_TO_DYNPTR_LOCAL_UNINIT:
 	case BRT_ARG_PTR_TO_DYNPTR_RINGBUF_UNINIT:

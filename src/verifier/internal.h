@@ -845,6 +845,9 @@ int brt_btf_reg_struct_match(struct brt_env *env, const struct brt_reg *reg,
 			     enum brt_kstruct k);
 /* nf_hook_state or sk_buff: the id of a netfilter context's pointer at off, 0 otherwise */
 uint32_t brt_btf_nf_ctx_id(struct brt_env *env, int off);
+/* check_reg_const_str(): regno points to a NUL-terminated string in a frozen read-only
+ * array (helper_args.c) */
+int brt_check_const_str(struct brt_env *env, int regno);
 /* The struct's name of a PTR_TO_BTF_ID ("" when unknown). */
 const char *brt_btf_reg_name(const struct brt_env *env, uint32_t btf_id);
 /* bpf_sock_is_valid_access() (common: bpf_sock_common_is_valid_access()) */

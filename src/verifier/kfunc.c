@@ -415,7 +415,7 @@ static int check_mem_arg(struct brt_env *env, int regno, uint32_t size)
 
 enum kf_arg { KF_CTX, KF_NULL, KF_BTF_ID, KF_MEM, KF_MEM_SIZE, KF_DYNPTR, KF_ITER, KF_IRQ_FLAG,
 	      KF_RES_LOCK, KF_ALLOC, KF_REFCOUNTED, KF_LIST_HEAD, KF_LIST_NODE, KF_RB_ROOT,
-	      KF_RB_NODE, KF_CALLBACK, KF_MAP, KF_TASK_WORK };
+	      KF_RB_NODE, KF_CALLBACK, KF_MAP, KF_TASK_WORK, KF_CONST_STR };
 
 /* a pointer to one of the graph structs (is_kfunc_arg_list_head() and the others) */
 static int graph_arg_kind(const struct brt_btf *btf, const struct btf_type *ref_t)
@@ -545,6 +545,8 @@ static int ptr_arg_kind(struct brt_env *env, const struct kmeta *m, const struct
 		return KF_ITER;
 	if (graph_arg_kind(m->btf, ref_t) >= 0)
 		return graph_arg_kind(m->btf, ref_t);
+	if (has_suffix(m->btf, &args[argno], "__str"))
+		return KF_CONST_STR;
 	if (has_suffix(m->btf, &args[argno], "__map"))
 		return KF_MAP;
 	if (kind_of(ref_t) == BTF_KIND_STRUCT && !strcmp(ref_tname, "bpf_task_work"))
@@ -851,6 +853,15 @@ static int check_args(struct brt_env *env, struct kmeta *m)
 		case KF_MAP:
 			/* the kernel's checks of a struct bpf_map pass for a map pointer, the
 			 * only register that got here trusted (brt_kfunc_map_arg()) */
+			break;
+		case KF_CONST_STR:
+			if (reg->type != PTR_TO_MAP_VALUE) {
+				brt_verr(env, "arg#%d doesn't point to a const string\n", i);
+				return -EINVAL;
+			}
+			err = brt_check_const_str(env, regno);
+			if (err < 0)
+				return err;
 			break;
 		case KF_CALLBACK:
 			if (reg->type != PTR_TO_FUNC) {

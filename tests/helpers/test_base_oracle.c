@@ -18,6 +18,8 @@
  *   bpf_get_netns_cookie (socket filter, tc).  bpf_skb_set_tstamp: tc test runs
  *   on IPv4, IPv6 and ARP frames, each clock type, tstamp 0, the fields read back.
  *   bpf_send_signal(_thread): a test run's signal to this process, 0 and bad signals.
+ *   The kfunc bpf_stream_vprintk_impl: its format and argument checks, its run-time
+ *   answers for stream ids, lengths and formats.
  * Root only (the kernel side); otherwise skipped.
  */
 #include <errno.h>
@@ -465,6 +467,78 @@ static void strncmp_cases(struct side *s)
 	close(full);
 }
 
+/* ---- the kfunc bpf_stream_vprintk_impl (6.17+; libbpf-rs's stream test) -------------------- */
+/* its format a constant string (__str: check_reg_const_str()), args and len__sz a memory
+ * pair (KF_TRUSTED_ARGS: not NULL), aux__prog the verifier's; at run time the stream id,
+ * the length and the format checked (-ENOENT, -EINVAL; the text itself is not compared:
+ * bpfrt keeps no stream) */
+static void stream_cases(struct side *s)
+{
+	const struct brt_btf *vml = brt_btf_vmlinux();
+	int32_t k = vml ? brt_btf_find(vml, "bpf_stream_vprintk_impl", BTF_KIND_FUNC) : -1;
+	int str = const_str_map(s, "v=%d\n", 6, BPF_F_RDONLY_PROG, 1, 1);
+	int bad = const_str_map(s, "v=%q\n", 6, BPF_F_RDONLY_PROG, 1, 1);
+	int unfrozen = const_str_map(s, "v=%d\n", 6, BPF_F_RDONLY_PROG, 1, 0);
+	static const struct {
+		const char *what;
+		uint32_t type;
+		int32_t id, len;
+		int fmt;      /* 0: str, 1: bad, 2: unfrozen, 3: the stack */
+		int null_arg; /* args NULL */
+	} c[] = {
+		{ "stream_vprintk stdout", BPF_PROG_TYPE_SYSCALL, 1, 8, 0, 0 },
+		{ "stream_vprintk stderr", BPF_PROG_TYPE_SYSCALL, 2, 8, 0, 0 },
+		{ "stream_vprintk stream 3", BPF_PROG_TYPE_SYSCALL, 3, 8, 0, 0 },
+		{ "stream_vprintk stream 0", BPF_PROG_TYPE_SYSCALL, 0, 8, 0, 0 },
+		{ "stream_vprintk length 4", BPF_PROG_TYPE_SYSCALL, 1, 4, 0, 0 },
+		{ "stream_vprintk length 0", BPF_PROG_TYPE_SYSCALL, 1, 0, 0, 0 },
+		{ "stream_vprintk bad format", BPF_PROG_TYPE_SYSCALL, 1, 8, 1, 0 },
+		{ "stream_vprintk format unfrozen", BPF_PROG_TYPE_SYSCALL, 1, 8, 2, 0 },
+		{ "stream_vprintk format on the stack", BPF_PROG_TYPE_SYSCALL, 1, 8, 3, 0 },
+		{ "stream_vprintk args NULL", BPF_PROG_TYPE_SYSCALL, 1, 0, 0, 1 },
+		{ "stream_vprintk from tc", BPF_PROG_TYPE_SCHED_CLS, 1, 8, 0, 0 },
+		{ "stream_vprintk from a socket filter", BPF_PROG_TYPE_SOCKET_FILTER, 1, 8, 0, 0 },
+	};
+
+	for (size_t i = 0; k > 0 && str >= 0 && i < sizeof(c) / sizeof(c[0]); i++) {
+		int fmt = c[i].fmt == 1 ? bad : c[i].fmt == 2 ? unfrozen : str;
+		struct bpf_insn p[16];
+		size_t n = 0;
+		int fd;
+
+		p[n++] = INSN(BPF_ST | BPF_MEM | BPF_DW, BPF_REG_10, 0, -8, 42);
+		p[n++] = INSN(BPF_ALU64 | BPF_MOV | BPF_K, 1, 0, 0, c[i].id);
+		if (c[i].fmt == 3) {
+			p[n++] = INSN(BPF_ALU64 | BPF_MOV | BPF_X, 2, BPF_REG_10, 0, 0);
+			p[n++] = INSN(BPF_ALU64 | BPF_ADD | BPF_K, 2, 0, 0, -8);
+		} else {
+			p[n++] = INSN(BPF_LD | BPF_IMM | BPF_DW, 2, BPF_PSEUDO_MAP_VALUE, 0, fmt);
+			p[n++] = INSN(0, 0, 0, 0, 0);
+		}
+		if (c[i].null_arg) {
+			p[n++] = INSN(BPF_ALU64 | BPF_MOV | BPF_K, 3, 0, 0, 0);
+		} else {
+			p[n++] = INSN(BPF_ALU64 | BPF_MOV | BPF_X, 3, BPF_REG_10, 0, 0);
+			p[n++] = INSN(BPF_ALU64 | BPF_ADD | BPF_K, 3, 0, 0, -8);
+		}
+		p[n++] = INSN(BPF_ALU64 | BPF_MOV | BPF_K, 4, 0, 0, c[i].len);
+		p[n++] = INSN(BPF_ALU64 | BPF_MOV | BPF_K, 5, 0, 0, 0);
+		p[n++] = INSN(BPF_JMP | BPF_CALL, 0, BPF_PSEUDO_KFUNC_CALL, 0, k);
+		p[n++] = INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0);
+		fd = load_insns(s, c[i].what, c[i].type, p, n);
+		if (fd >= 0) {
+			if (c[i].type == BPF_PROG_TYPE_SYSCALL)
+				run(s, fd, c[i].type);
+			else
+				say(s->t, "ok\n");
+			close(fd);
+		}
+	}
+	close(str);
+	close(bad);
+	close(unfrozen);
+}
+
 /* copy_from_user inside an RCU read section or a non-preemptible region: refused
  * ("sleepable helper ... in rcu_read_lock region", "... in non-preemptible region") */
 static void sleep_regions(struct side *s)
@@ -754,6 +828,7 @@ static void script(struct side *s)
 	sleep_regions(s);
 	strto(s);
 	strncmp_cases(s);
+	stream_cases(s);
 	cgroup_helpers(s);
 	set_tstamp(s);
 	send_signal(s);
