@@ -63,9 +63,11 @@ static int cmp_sym_off(const void *a, const void *b)
  * max_entries, map_flags (20 bytes):
  *   16, 20  libbpf's struct bpf_map_def (map_flags optional);
  *   24, 28  the kernel samples' (samples/bpf/bpf_load.h): + inner_map_idx, numa_node;
- *   36      iproute2's struct bpf_elf_map (tc, Cilium): + id, pinning, inner_id, inner_idx.
+ *   36      iproute2's struct bpf_elf_map (tc, Cilium): + id, pinning, inner_id, inner_idx;
+ *   28 in a "maps/<name>" section: aya's struct bpf_map_def: + id (unused), pinning
+ *           (PinningType: 0 none, 1 by name: <pin root>/NAME, reused when it exists).
  * Other sizes load when every byte past the 20 is zero. */
-enum legacy_layout { LAYOUT_LIBBPF, LAYOUT_SAMPLES, LAYOUT_IPROUTE2 };
+enum legacy_layout { LAYOUT_LIBBPF, LAYOUT_SAMPLES, LAYOUT_IPROUTE2, LAYOUT_AYA };
 
 #define PIN_OBJECT_NS 1 /* iproute2's bpf_elf.h: <tc dir>/<object id>/NAME */
 #define PIN_GLOBAL_NS 2 /* <tc dir>/globals/NAME */
@@ -79,6 +81,7 @@ static const char *const samples_fields[] = { NULL, NULL, NULL, NULL, NULL, "inn
 					      "numa_node" };
 static const char *const iproute2_fields[] = { NULL, NULL, NULL, NULL, NULL, "id", "pinning",
 					       "inner_id", "inner_idx" };
+static const char *const aya_fields[] = { NULL, NULL, NULL, NULL, NULL, "id", "pinning" };
 
 static int is_map_in_map(uint32_t type)
 {
@@ -89,13 +92,16 @@ static int is_map_in_map(uint32_t type)
 static int field_fail(struct brt_elf_ctx *ctx, uint32_t sec, uint64_t off, const char *map,
 		      enum legacy_layout layout, unsigned field, const char *what, uint32_t val)
 {
-	const char *const *names = layout == LAYOUT_IPROUTE2 ? iproute2_fields : samples_fields;
+	const char *const *names = layout == LAYOUT_IPROUTE2 ? iproute2_fields
+				   : layout == LAYOUT_AYA    ? aya_fields
+							     : samples_fields;
 	const char *name = field < 5 ? legacy_fields[field] : names[field];
 	uint64_t at = off + 4 * field;
 
 	return brt_elf_fail(ctx, -EINVAL, sec, at, "map '%s': %s %u (%s, byte %u of the "
 			    "definition, file offset 0x%llx): %s", map, name ? name : "field", val,
 			    layout == LAYOUT_IPROUTE2 ? "struct bpf_elf_map" :
+			    layout == LAYOUT_AYA ? "aya's struct bpf_map_def" :
 			    "the samples' struct bpf_map_def", 4 * field,
 			    (unsigned long long)(ctx->secs[sec].file_off + at), what);
 }
@@ -153,6 +159,12 @@ static int legacy_extra(struct brt_elf_ctx *ctx, uint32_t sec, uint64_t off, siz
 		}
 		if (m->pinning && !m->pin_dir)
 			return -ENOMEM;
+	} else if (layout == LAYOUT_AYA) {
+		/* aya's PinningType::try_from(): None (0) or ByName (1) */
+		if (f[6] > 1)
+			return field_fail(ctx, sec, off, m->name, layout, 6,
+					  "aya pins by name (1) or not at all (0)", f[6]);
+		m->pinning = f[6];
 	}
 	/* both loaders give a map of maps a 4-byte value (the inner map's fd) */
 	if (layout != LAYOUT_LIBBPF && is_map_in_map(m->type) && !m->value_size)
@@ -224,7 +236,8 @@ static int legacy_maps(struct brt_elf_ctx *ctx, uint32_t sec)
 				   s->size, n);
 		goto out;
 	}
-	layout = def_size == 24 || def_size == 28 ? LAYOUT_SAMPLES :
+	layout = def_size == 28 && !strncmp(s->name, "maps/", 5) ? LAYOUT_AYA :
+		 def_size == 24 || def_size == 28 ? LAYOUT_SAMPLES :
 		 def_size == 36 ? LAYOUT_IPROUTE2 : LAYOUT_LIBBPF;
 	/* inner_id and inner_idx of each map, for the iproute2 pass after all are read */
 	ids = calloc(2 * n, sizeof(*ids));

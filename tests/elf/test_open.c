@@ -77,6 +77,11 @@ static const struct obj_case cases[] = {
 	  { { "read_shared", "socket", SOCK, 0, .map_relocs = 2 } },
 	  { { "shared_counts", BRT_ELF_MAP_BTF, BPF_MAP_TYPE_HASH, 4, 4, 8, .pinning = 1 },
 	    { "private_counts", BRT_ELF_MAP_BTF, BPF_MAP_TYPE_ARRAY, 4, 4, 1 } } },
+	/* aya's legacy definitions in "maps/<name>" sections: its pinning field */
+	{ "named_maps_pin", "GPL", 0,
+	  { { "read_shared", "socket", SOCK, 0, .map_relocs = 2 } },
+	  { { "shared_counts", BRT_ELF_MAP_LEGACY, BPF_MAP_TYPE_HASH, 4, 4, 8, .pinning = 1 },
+	    { "private_counts", BRT_ELF_MAP_LEGACY, BPF_MAP_TYPE_ARRAY, 4, 4, 1 } } },
 	{ "map_in_map", "GPL", 0,
 	  { { "through_outer", "socket", SOCK, 0, .map_relocs = 1 } },
 	  { { "inner_a", BRT_ELF_MAP_BTF, BPF_MAP_TYPE_ARRAY, 4, 4, 1 },

@@ -107,18 +107,21 @@ static void test_rodata_config(void)
 	bpfrt_object_close(obj);
 }
 
-static void test_pinning(const char *fs)
+/* file's shared_counts is pinned by name, private_counts not: libbpf's LIBBPF_PIN_BY_NAME
+ * (pinned_map) or aya's pinning field in "maps/<name>" sections (named_maps_pin) */
+static void test_pinning(const char *fs, const char *file)
 {
 	struct bpfrt_object *a, *b;
-	char path[512];
+	char path[512], other[512];
 	uint32_t out[2], key = 0, val = 77, r = 0;
 	const char *step;
 	int ret;
 
-	T_CASE("pin by name, reused by a second object");
+	T_CASE(file);
 	snprintf(path, sizeof(path), "%s/shared_counts", fs);
+	snprintf(other, sizeof(other), "%s/private_counts", fs);
 	unlink(path);
-	ret = test_load_run(corpus_path("pinned_map"), "read_shared", 0, out, &step, &a);
+	ret = test_load_run(corpus_path(file), "read_shared", 0, out, &step, &a);
 	T_EQ_INT(0, ret);
 	if (ret) {
 		T_FAIL("%s: %s", step, bpfrt_object_log(a));
@@ -126,10 +129,11 @@ static void test_pinning(const char *fs)
 		return;
 	}
 	T_ASSERT(access(path, F_OK) == 0);
+	T_ASSERT(access(other, F_OK) != 0);
 	T_EQ_INT(0, bpfrt_map_update_elem(bpfrt_map__fd(bpfrt_object_find_map_by_name(a,
 										   "shared_counts")),
 					  &key, &val, BPF_ANY));
-	b = bpfrt_object_open_file(corpus_path("pinned_map"), NULL);
+	b = bpfrt_object_open_file(corpus_path(file), NULL);
 	T_EQ_INT(0, bpfrt_object_load(b));
 	T_EQ_INT(0, test_run_once(bpfrt_bpf,
 				  bpfrt_program_fd(bpfrt_object_find_program_by_name(b, "read_shared")),
@@ -193,7 +197,8 @@ int main(void)
 	test_runs();
 	test_map_state();
 	test_rodata_config();
-	test_pinning(fs);
+	test_pinning(fs, "pinned_map");
+	test_pinning(fs, "named_maps_pin");
 	test_failures();
 	rmdir(fs);
 	return t_done();
