@@ -260,6 +260,12 @@ int brt_ptr_alu(struct brt_env *env, const struct bpf_insn *insn, const struct b
 	struct sanitize san = { 0 };
 	int sanitize, err;
 
+	/* an offset whose bounds contradict each other (a dead branch's) taints dst */
+	if ((known && (smin_val != smax_val || umin_val != umax_val)) || smin_val > smax_val ||
+	    umin_val > umax_val) {
+		brt_mark_reg_unknown(env, dst);
+		return 0;
+	}
 	if (BPF_CLASS(insn->code) != BPF_ALU64) {
 		if (op == BPF_SUB && env->allow_ptr_leaks) {
 			brt_mark_reg_unknown(env, dst);
@@ -272,6 +278,14 @@ int brt_ptr_alu(struct brt_env *env, const struct bpf_insn *insn, const struct b
 		brt_verr(env, "R%d pointer arithmetic on %s prohibited, null-check it first\n",
 			 regno, brt_reg_type_str(env, p.type));
 		return -EACCES;
+	}
+	/* untrusted memory (a kernel pointer loaded through BTF) is read by probe loads, so
+	 * the kernel tracks no offset: whatever the operator, dst is the pointer as it was
+	 * (`r3 += r1`, `r3 &= r1`; a scalar plus such a pointer becomes the pointer: probed
+	 * on 6.18.44) */
+	if (BASE_TYPE(p.type) == PTR_TO_MEM && (p.type & PTR_UNTRUSTED)) {
+		*dst = p;
+		return 0;
 	}
 	switch (BASE_TYPE(p.type)) {
 	case PTR_TO_CTX:

@@ -425,6 +425,12 @@ static void untrusted_mem_rules(void)
 	struct bpf_insn both[] = { LDX(BPF_DW, 1, 1, 8), JNE_K(1, 0, 2), MOV_K(0, 0), EXIT(),
 				   LDX(BPF_DW, 2, 1, groups), MOV_K(0, 0), JNE_K(2, 0, 1),
 				   MOV_K(0, 1), MOV_K(0, 0), EXIT() };
+	struct bpf_insn var_off[] = { LDX(BPF_DW, 1, 1, 8), JNE_K(1, 0, 2), MOV_K(0, 0), EXIT(),
+				      LDX(BPF_DW, 2, 1, groups), LDX(BPF_W, 3, 1, 0),
+				      ADD_X(2, 3), MOV_K(0, 0), EXIT() };
+	struct bpf_insn scalar_plus[] = { LDX(BPF_DW, 1, 1, 8), JNE_K(1, 0, 2), MOV_K(0, 0),
+					  EXIT(), LDX(BPF_DW, 2, 1, groups), LDX(BPF_W, 3, 1, 0),
+					  ADD_X(3, 2), MOV_X(0, 3), EXIT() };
 
 	if (netlink <= 0 || groups < 0) {
 		printf("untrusted mem: skipped: no bpf_iter_netlink or netlink_sock in the kernel's "
@@ -435,6 +441,15 @@ static void untrusted_mem_rules(void)
 	      netlink, null_path, N(null_path));
 	check("untrusted mem: both paths", BPF_PROG_TYPE_TRACING, BPF_TRACE_ITER, netlink, both,
 	      N(both));
+	/* the kernel tracks no offset on untrusted memory (adjust_ptr_min_max_vals() returns
+	 * before its switch): r2 += r3 leaves r2 as it was, and r3 += r2 makes r3 the
+	 * pointer, so returning it is "not a known value (rdonly_untrusted_mem)" (bpfrt added
+	 * the offset, and left r3 a scalar: ebpf_exporter's kfree_skb printed skb->head +
+	 * mac_header with a range) */
+	check_log2("untrusted mem plus a variable offset, level-2 log", netlink, var_off,
+		   N(var_off), "R2=rdonly_untrusted_mem(sz=0)");
+	check("a scalar plus untrusted mem is the pointer", BPF_PROG_TYPE_TRACING,
+	      BPF_TRACE_ITER, netlink, scalar_plus, N(scalar_plus));
 }
 
 /* The level-2 log of an iterator's context reads: its meta (argument 0) is typed from the
