@@ -907,8 +907,15 @@ int brt_btf_ptr_access(struct brt_env *env, int regno, const struct brt_reg *reg
 		} else {
 			flag = PTR_UNTRUSTED;
 		}
-	} else {
+	} else if (flag & (MEM_PERCPU | MEM_USER)) {
 		flag &= ~(PTR_TRUSTED | MEM_RCU);
+	} else {
+		/* walking a plain pointer (an iterator context's task_file task, what
+		 * bpf_skc_to_tcp_sock() returns): 6.18.2's and 6.18.35's source keep a plain
+		 * PTR_TO_BTF_ID ("old compat"), the running 6.18.44 makes it untrusted
+		 * (task->nsproxy, tcp_sock->sk_socket in inspektor-gadget's snapshots; a
+		 * group_leader handed to bpf_task_pt_regs is refused: probed) */
+		flag = PTR_UNTRUSTED;
 	}
 	*rt = PTR_TO_BTF_ID | flag;
 	*btf_id = id;

@@ -452,6 +452,36 @@ static void untrusted_mem_rules(void)
 	      BPF_TRACE_ITER, netlink, scalar_plus, N(scalar_plus));
 }
 
+/* Walking a plain (untagged) kernel pointer, iter/task_file's task: 6.18.44 makes what it
+ * loads untrusted (6.18.2's source kept the old plain PTR_TO_BTF_ID), so the task's
+ * group_leader may not go to bpf_task_pt_regs, which the task itself may (bpfrt accepted
+ * both: inspektor-gadget's snapshot_file printed ptr_nsproxy for untrusted_ptr_nsproxy) */
+static void plain_walk_rules(void)
+{
+	int tf = func_id("bpf_iter_task_file"), leader = member_off("task_struct", "group_leader");
+	int nsproxy = member_off("task_struct", "nsproxy"), mnt = member_off("nsproxy", "mnt_ns");
+	/* struct bpf_iter__task_file: meta, task at 8 */
+#define TASK1() LDX(BPF_DW, 1, 1, 8), JNE_K(1, 0, 2), MOV_K(0, 0), EXIT()
+	struct bpf_insn own[] = { TASK1(), CALL(task_pt_regs), MOV_K(0, 0), EXIT() };
+	struct bpf_insn of_leader[] = { TASK1(), LDX(BPF_DW, 1, 1, leader), CALL(task_pt_regs),
+					MOV_K(0, 0), EXIT() };
+	struct bpf_insn walk[] = { TASK1(), LDX(BPF_DW, 1, 1, nsproxy), LDX(BPF_DW, 1, 1, mnt),
+				   MOV_K(0, 0), EXIT() };
+#undef TASK1
+
+	if (tf <= 0 || leader < 0 || nsproxy < 0 || mnt < 0) {
+		printf("plain walk: skipped: the kernel's BTF lacks bpf_iter_task_file or a "
+		       "member\n");
+		return;
+	}
+	check("task_file task to bpf_task_pt_regs", BPF_PROG_TYPE_TRACING, BPF_TRACE_ITER, tf,
+	      own, N(own));
+	check("task_file task's group_leader to bpf_task_pt_regs", BPF_PROG_TYPE_TRACING,
+	      BPF_TRACE_ITER, tf, of_leader, N(of_leader));
+	check_log2("task_file task->nsproxy->mnt_ns, level-2 log", tf, walk, N(walk),
+		   "R1=untrusted_ptr_mnt_namespace()");
+}
+
 /* The level-2 log of an iterator's context reads: its meta (argument 0) is typed from the
  * BTF prototype, with the "func 'bpf_iter_task' arg0 has btf_id" line; its task comes from
  * the target's ctx_arg_info (btf_ctx_access() returns before that line).  bpfrt printed the
@@ -481,6 +511,7 @@ int main(void)
 	css_task_rules();
 	target_rules();
 	untrusted_mem_rules();
+	plain_walk_rules();
 	ctx_log_rules();
 	printf("%d programs compared, %d test runs\n", compared, runs);
 	return t_done();
