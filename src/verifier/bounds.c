@@ -220,7 +220,9 @@ void brt_zext_32_to_64(struct brt_reg *r)
 	r->umax = r->u32_max;
 }
 
-void brt_coerce_reg_to_size(struct brt_reg *r, int size)
+/* keep32: the 32-bit bounds stay as they were (the kernel's coerce_reg_to_size() at size
+ * 4: the low half is the whole subregister), else they are the new 64-bit ones */
+static void coerce_zext(struct brt_reg *r, int size, int keep32)
 {
 	uint64_t mask;
 
@@ -235,7 +237,9 @@ void brt_coerce_reg_to_size(struct brt_reg *r, int size)
 	}
 	r->smin = (int64_t)r->umin;
 	r->smax = (int64_t)r->umax;
-	if (size < 4) {
+	if (keep32) {
+		/* nothing: reg_bounds_sync() below takes the 64-bit bounds from them */
+	} else if (size < 4) {
 		r->u32_min = (uint32_t)r->umin;
 		r->u32_max = (uint32_t)r->umax;
 		r->s32_min = (int32_t)r->u32_min;
@@ -244,6 +248,15 @@ void brt_coerce_reg_to_size(struct brt_reg *r, int size)
 		mark_reg32_unbounded(r);
 	}
 	brt_reg_bounds_sync(r);
+}
+
+/* The kernel's coerce_reg_to_size() (a narrow load or fill, bswap16/32's truncation):
+ * at size 4 the 32-bit bounds are kept, so a u32 fill of a spilled scalar whose low half
+ * was bounded (umin32=6) keeps umin=6 (Cilium's conntrack test: bpfrt had made them
+ * unbounded, a smin=0 the kernel does not print) */
+void brt_coerce_reg_to_size(struct brt_reg *r, int size)
+{
+	coerce_zext(r, size, size == 4);
 }
 
 static int64_t sext(uint64_t v, int size)
@@ -265,7 +278,7 @@ void brt_coerce_reg_to_size_sx(struct brt_reg *r, int size)
 	}
 	if (r->umax < (1ULL << (size * 8 - 1))) {
 		/* no sign bit can be set: a plain zero-extension */
-		brt_coerce_reg_to_size(r, size);
+		coerce_zext(r, size, 0);
 		return;
 	}
 	brt_mark_reg_unbounded(r);

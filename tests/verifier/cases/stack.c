@@ -187,6 +187,15 @@ static const struct vcase cases[] = {
 	  PROG(MOV64_REG(6, 1), LDX(BPF_W, 7, 6, 0), SPILLS45(7), JIMM(BPF_JGT, 7, 5, 0),
 	       MOV64_REG(1, 6), MOV64_IMM(2, 0), MOV64_REG(3, 10), ALU64_IMM(BPF_ADD, 3, -368),
 	       MOV64_IMM(4, 4), CALL(BPF_FUNC_skb_load_bytes), MOV64_IMM(0, 0), EXIT()) },
+	/* A u32 fill of a spilled scalar keeps the spill's 32-bit bounds (the kernel's
+	 * coerce_reg_to_size() leaves them at size 4): umin32=6 makes r4 >= 6, so the
+	 * branch to the read of r7, which nothing wrote, is dead.  bpfrt made the 32-bit
+	 * bounds unbounded and refused (Cilium's conntrack test printed smin=0 for the
+	 * kernel's smin=umin=umin32=6). */
+	{ "stack/u32_fill_keeps_subreg_bounds",
+	  PROG(CALL(BPF_FUNC_ktime_get_ns), MOV64_REG(1, 0), JIMM(BPF_JLT, 1, 6, 7),
+	       J32IMM(BPF_JLT, 1, 6, 6), STX(BPF_DW, 10, 1, -16), LDX(BPF_W, 4, 10, -16),
+	       JIMM(BPF_JGE, 4, 6, 2), MOV64_REG(0, 7), EXIT(), MOV64_IMM(0, 0), EXIT()) },
 };
 
 void vcases_stack(struct vcase_list *l)
