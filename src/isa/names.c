@@ -14,10 +14,18 @@ static const char *const helper_names[] = { __BPF_FUNC_MAPPER(HELPER_NAME) };
 
 #define N_HELPERS (sizeof(helper_names) / sizeof(helper_names[0]))
 
+/* The helpers after the 6.1 header's list: Linux 6.2 added these two and then no helper
+ * was added again (new functions are kfuncs), so the kernel's own list ends here. */
+static const char *const later_helpers[] = { "bpf_cgrp_storage_get", "bpf_cgrp_storage_delete" };
+#define FIRST_LATER 210
+#define N_LATER (sizeof(later_helpers) / sizeof(later_helpers[0]))
+
 const char *brt_isa_helper_name(int32_t id)
 {
 	if (id >= 0 && (size_t)id < N_HELPERS && helper_names[id])
 		return helper_names[id];
+	if (id >= FIRST_LATER && (size_t)(id - FIRST_LATER) < N_LATER)
+		return later_helpers[id - FIRST_LATER];
 	return NULL;
 }
 
@@ -28,10 +36,12 @@ int32_t brt_isa_helper_id(const char *name, size_t len)
 		name += 4;
 		len -= 4;
 	}
-	for (size_t id = 1; id < N_HELPERS; id++)
-		if (helper_names[id] && strlen(helper_names[id]) == len + 4 &&
-		    !strncmp(helper_names[id] + 4, name, len))
-			return (int32_t)id;
+	for (int32_t id = 1; id < FIRST_LATER + (int32_t)N_LATER; id++) {
+		const char *n = brt_isa_helper_name(id);
+
+		if (n && strlen(n) == len + 4 && !strncmp(n + 4, name, len))
+			return id;
+	}
 	return -1;
 }
 

@@ -32,10 +32,6 @@ const char *brt_verifier_helper_name(int32_t id)
 
 	if (p && p->host)
 		return p->name;
-	if (id == 210)
-		return "bpf_cgrp_storage_get";
-	if (id == 211)
-		return "bpf_cgrp_storage_delete";
 	return brt_isa_helper_name(id);
 }
 
