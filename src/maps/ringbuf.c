@@ -738,6 +738,20 @@ static int urb_lock(int fd, short type, int cmd)
 	return 0;
 }
 
+/* fd's own access mode: brt_obj_fd_access() asks the fd only of a map some bpf() call
+ * handed a read-only fd out for (its hot callers save the syscall), but a read-only
+ * description made otherwise (an open of /proc/PID/fd/N) must not give a writable
+ * producer either; a producer fd is made once per ring */
+static int fd_mode(const struct brt_map *map, int fd)
+{
+	int acc = brt_obj_fd_access(&map->obj, fd), fl;
+
+	if (acc != O_RDWR)
+		return acc;
+	fl = fcntl(fd, F_GETFL);
+	return fl < 0 ? acc : fl & O_ACCMODE;
+}
+
 /* a new read-write open description of the file fd names: an fd, or -errno */
 static int reopen_rw(int fd)
 {
@@ -761,7 +775,7 @@ int bpfrt_user_ringbuf_producer_fd(int fd)
 		 * description is read-write, so a write-only fd must not make one either */
 		if (map->type != BPF_MAP_TYPE_USER_RINGBUF)
 			ret = -EINVAL;
-		else if (brt_obj_fd_access(&map->obj, fd) != O_RDWR)
+		else if (fd_mode(map, fd) != O_RDWR)
 			ret = -EACCES;
 		else if ((nfd = reopen_rw(fd)) >= 0)
 			ret = urb_lock(nfd, F_RDLCK, F_OFD_SETLKW);

@@ -12,6 +12,7 @@
  * fd), in the same order; the answers must be equal, and be the kernel's (0).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -29,13 +30,14 @@
 
 #define PAGE 4096
 #define NOBODY 65534
-#define NSTEPS 4
+#define NSTEPS 5
 
 static const char *const names[NSTEPS] = {
 	"producer mapping, a signal without SA_RESTART during a concurrent freeze's hold",
 	"producer mapping after dropping privileges (the map created before)",
 	"producer mapping of a ring received over SCM_RIGHTS after dropping privileges",
 	"the received ring's record written by the child, read by the parent",
+	"producer mapping through a read-only fd bpf() did not make",
 };
 
 /* The producer page mapped writable and a byte written there: 0 or -errno */
@@ -208,6 +210,38 @@ static void unprivileged(sys_fn sys, int *r)
 	close(after);
 }
 
+/* A read-only fd of a new ring: the kernel's from BPF_MAP_GET_FD_BY_ID with BPF_F_RDONLY;
+ * bpfrt's a read-only open of its file through /proc (no bpf() call marks the map as
+ * having read-only fds: bpfrt_user_ringbuf_producer_fd() must ask the fd itself).  The
+ * producer mapping through it: -EACCES on both sides (do_mmap()). */
+static int readonly_fd(sys_fn sys)
+{
+	int fd = create_map(sys, BPF_MAP_TYPE_USER_RINGBUF, 0, 0, PAGE, 0, 0), ro, r;
+	struct bpf_map_info info;
+	union bpf_attr a;
+	char path[48];
+
+	if (fd < 0)
+		return -1000;
+	if (sys == kernel_bpf) {
+		memset(&info, 0, sizeof(info));
+		if (map_info(sys, fd, &info))
+			return -1001;
+		memset(&a, 0, sizeof(a));
+		a.map_id = info.id;
+		a.open_flags = BPF_F_RDONLY;
+		ro = sys(BPF_MAP_GET_FD_BY_ID, &a, sizeof(a));
+	} else {
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		ro = open(path, O_RDONLY | O_CLOEXEC);
+	}
+	r = ro < 0 ? -1002 : producer_map(sys, ro, NULL);
+	if (ro >= 0)
+		close(ro);
+	close(fd);
+	return r;
+}
+
 int main(void)
 {
 	int k[NSTEPS], b[NSTEPS], fd;
@@ -222,6 +256,8 @@ int main(void)
 	b[0] = signalled_wait(bpfrt_bpf);
 	unprivileged(kernel_bpf, k);
 	unprivileged(bpfrt_bpf, b);
+	k[4] = readonly_fd(kernel_bpf);
+	b[4] = readonly_fd(bpfrt_bpf);
 	for (int i = 0; i < NSTEPS; i++) {
 		T_CASE(names[i]);
 		if (k[i] != b[i])
@@ -233,5 +269,6 @@ int main(void)
 	T_EQ_INT(0, k[1]);
 	T_EQ_INT(0, k[2]);
 	T_EQ_INT(1, k[3]);
+	T_EQ_INT(-EACCES, k[4]);
 	return t_done();
 }
