@@ -47,11 +47,6 @@ int brt_check_helper_call(struct brt_env *env, const struct bpf_insn *insn, int 
 	err = brt_helper_record_map(env, &meta, id);
 	if (err)
 		return err;
-	if (env->cur->active_irq_id && brt_helper_might_sleep(id)) {
-		brt_verr(env, "sleepable helper %s#%d in IRQ-disabled region\n",
-			 brt_verifier_helper_name(id), id);
-		return -EINVAL;
-	}
 	if (meta.release_regno) {
 		if (fn->args[meta.release_regno - 1] == BRT_ARG_PTR_TO_DYNPTR_RINGBUF_RELEASE)
 			err = brt_dynptr_release(env, &brt_cur_regs(env)[meta.release_regno]);

@@ -636,7 +636,7 @@ static int calls_with(struct brt_env *env, int sub, int depth, enum call_trait t
 			continue;
 		if (in->src_reg == 0)
 			r = trait == CHANGES_PKT ? brt_helper_changes_pkt_data(in->imm)
-						 : brt_helper_might_sleep(in->imm);
+						 : brt_helper_might_sleep(env, in->imm);
 		else if (in->src_reg == BPF_PSEUDO_KFUNC_CALL)
 			r = trait == MIGHT_SLEEP && brt_kfunc_might_sleep(env, in);
 		else if (in->src_reg == BPF_PSEUDO_CALL &&

@@ -271,9 +271,31 @@ static int helper_allowed(struct brt_env *env, const struct brt_helper_proto *fn
 	return 1;
 }
 
-int brt_helper_might_sleep(int32_t id)
+int brt_helper_might_sleep(const struct brt_env *env, int32_t id)
 {
-	return id == BPF_FUNC_copy_from_user || id == BPF_FUNC_copy_from_user_task;
+	int sleepable = (env->opts->prog_flags & BPF_F_SLEEPABLE) != 0;
+
+	switch (id) {
+	case BPF_FUNC_copy_from_user:
+	case BPF_FUNC_copy_from_user_task:
+		return 1;
+	/* a sleepable program gets their sleepable prototypes (prog->sleepable: the base
+	 * set's get_task_stack, kprobe_prog_func_proto()'s get_stack), which 6.18.44 marks
+	 * might_sleep (6.18.35's source does not): refused in an RCU, preemption or IRQ
+	 * section as the kernel refuses them */
+	case BPF_FUNC_get_task_stack:
+		return sleepable;
+	case BPF_FUNC_get_stack:
+		return sleepable && env->opts->prog_type == BPF_PROG_TYPE_KPROBE;
+	/* syscall programs' bpf_sys_bpf, bpf_btf_find_by_name_kind, bpf_sys_close (6.18.44
+	 * marks them; bpfrt does not offer them yet) */
+	case BPF_FUNC_sys_bpf:
+	case BPF_FUNC_btf_find_by_name_kind:
+	case BPF_FUNC_sys_close:
+		return env->opts->prog_type == BPF_PROG_TYPE_SYSCALL;
+	default:
+		return 0;
+	}
 }
 
 /* The prototype this program offers for helper id, NULL when it offers none (the kernel's
@@ -349,7 +371,8 @@ int brt_helper_resolve(struct brt_env *env, int32_t id, const struct brt_helper_
 		brt_verr(env, "helper call is not allowed in probe\n");
 		return -EINVAL;
 	}
-	if (!fn->host && brt_helper_might_sleep(id)) {
+	/* check_helper_call()'s order: these come before the arguments are checked */
+	if (!fn->host && brt_helper_might_sleep(env, id)) {
 		if (!brt_in_sleepable(env)) {
 			brt_verr(env, "helper call might sleep in a non-sleepable prog\n");
 			return -EINVAL;
@@ -361,6 +384,11 @@ int brt_helper_resolve(struct brt_env *env, int32_t id, const struct brt_helper_
 		}
 		if (env->cur->active_preempt) {
 			brt_verr(env, "sleepable helper %s#%d in non-preemptible region\n",
+				 brt_verifier_helper_name(id), id);
+			return -EINVAL;
+		}
+		if (env->cur->active_irq_id) {
+			brt_verr(env, "sleepable helper %s#%d in IRQ-disabled region\n",
 				 brt_verifier_helper_name(id), id);
 			return -EINVAL;
 		}

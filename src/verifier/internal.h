@@ -986,8 +986,8 @@ uint16_t brt_helper_arg_regs(struct brt_env *env, int32_t id);
 int brt_helper_resolve(struct brt_env *env, int32_t id, const struct brt_helper_proto **fn);
 /* check_get_func_ip(): bpf_get_func_ip needs a function address (kprobes, trampolines) */
 int brt_check_get_func_ip(struct brt_env *env, int32_t id);
-/* the kernel's .might_sleep helpers (sleepable programs only) */
-int brt_helper_might_sleep(int32_t id);
+/* the kernel's .might_sleep helper prototypes this program gets (sleepable programs only) */
+int brt_helper_might_sleep(const struct brt_env *env, int32_t id);
 
 /* ---- helper_args.c: a helper call's arguments ------------------------------------------ */
 /* argument i (r1 + i) of a call of fn, what it tells recorded in meta */

@@ -220,6 +220,75 @@ static void preempt_rules(int dis, int en, int lock, int unlock)
 		 cases, sizeof(cases) / sizeof(cases[0]));
 }
 
+/* Helpers that might sleep (their prototype's might_sleep) in an RCU, preemption or IRQ
+ * section of a sleepable program, outside one, and in a global subprogram called there:
+ * bpf_copy_from_user always; bpf_get_task_stack and (kprobe) bpf_get_stack where the
+ * program is sleepable (their sleepable prototypes: 6.18.44 marks them, 6.18.35's source
+ * does not).  The section's refusal comes before the arguments are checked, so each call
+ * is made with valid arguments and with none. */
+static void sleep_rules(int lock, int unlock, int dis, int en, int save, int restore)
+{
+#define CALLID(id) I(BPF_JMP | BPF_CALL, 0, 0, 0, id)
+#define TASK_STACK() CALLID(BPF_FUNC_get_current_task_btf), MOV_X(1, 0), MOV_X(2, 10), \
+		     ADD_K(2, -64), MOV_K(3, 64), MOV_K(4, 0), CALLID(BPF_FUNC_get_task_stack)
+#define CTX_STACK() MOV_X(1, 6), MOV_X(2, 10), ADD_K(2, -64), MOV_K(3, 64), MOV_K(4, 0), \
+		    CALLID(BPF_FUNC_get_stack)
+#define IRQ(k) MOV_X(1, 10), ADD_K(1, -72), KCALL(k, 0)
+	struct bpf_insn ts_plain[] = { TASK_STACK(), MOV_K(0, 0), EXIT() };
+	struct bpf_insn ts_rcu[] = { KCALL(lock, 0), TASK_STACK(), KCALL(unlock, 0), MOV_K(0, 0),
+				     EXIT() };
+	struct bpf_insn ts_rcu_noargs[] = { KCALL(lock, 0), CALLID(BPF_FUNC_get_task_stack),
+					    KCALL(unlock, 0), MOV_K(0, 0), EXIT() };
+	struct bpf_insn ts_preempt[] = { KCALL(dis, 0), TASK_STACK(), KCALL(en, 0), MOV_K(0, 0),
+					 EXIT() };
+	struct bpf_insn ts_irq[] = { IRQ(save), TASK_STACK(), IRQ(restore), MOV_K(0, 0), EXIT() };
+	struct bpf_insn cfu_irq_noargs[] = { IRQ(save), CALLID(BPF_FUNC_copy_from_user),
+					     IRQ(restore), MOV_K(0, 0), EXIT() };
+	struct bpf_insn cfu_preempt_noargs[] = { KCALL(dis, 0), CALLID(BPF_FUNC_copy_from_user),
+						 KCALL(en, 0), MOV_K(0, 0), EXIT() };
+	/* main: lock; call global subprog 1; unlock.  subprog: get_task_stack */
+	struct bpf_insn ts_global[] = { KCALL(lock, 0), I(BPF_JMP | BPF_CALL, 0, 1, 0, 3),
+					KCALL(unlock, 0), MOV_K(0, 0), EXIT(), TASK_STACK(),
+					MOV_K(0, 0), EXIT() };
+	struct bpf_insn gs_plain[] = { MOV_X(6, 1), CTX_STACK(), MOV_K(0, 0), EXIT() };
+	struct bpf_insn gs_rcu[] = { MOV_X(6, 1), KCALL(lock, 0), CTX_STACK(), KCALL(unlock, 0),
+				     MOV_K(0, 0), EXIT() };
+	static const struct {
+		const char *name;
+		enum bpf_prog_type type;
+	} types[] = { { "syscall", BPF_PROG_TYPE_SYSCALL }, { "kprobe", BPF_PROG_TYPE_KPROBE } };
+	const struct tcase cases[] = {
+		{ TC("get_task_stack", ts_plain) },
+		{ TC("get_task_stack in an RCU section", ts_rcu) },
+		{ TC("get_task_stack without arguments in an RCU section", ts_rcu_noargs) },
+		{ TC("get_task_stack with preemption disabled", ts_preempt), .skip = dis <= 0 },
+		{ TC("get_task_stack with IRQs disabled", ts_irq), .skip = save <= 0 },
+		{ TC("copy_from_user without arguments, IRQs disabled", cfu_irq_noargs),
+		  .skip = save <= 0 },
+		{ TC("copy_from_user without arguments, preemption disabled", cfu_preempt_noargs),
+		  .skip = dis <= 0 },
+		{ TC("global subprogram calling get_task_stack in an RCU section", ts_global) },
+		{ TC("get_stack", gs_plain) },
+		{ TC("get_stack in an RCU section", gs_rcu) },
+	};
+	char name[160];
+
+	for (size_t t = 0; t < sizeof(types) / sizeof(types[0]); t++)
+		for (int sl = 0; sl < 2; sl++)
+			for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+				if (cases[c].skip)
+					continue;
+				snprintf(name, sizeof(name), "%s%s: %s", types[t].name,
+					 sl ? " (sleepable)" : "", cases[c].name);
+				kcheck(name, types[t].type, sl ? BPF_F_SLEEPABLE : 0, cases[c].p,
+				       cases[c].n);
+			}
+#undef CALLID
+#undef TASK_STACK
+#undef CTX_STACK
+#undef IRQ
+}
+
 void section_rules(void)
 {
 	int lock = kid("bpf_rcu_read_lock"), unlock = kid("bpf_rcu_read_unlock");
@@ -229,4 +298,7 @@ void section_rules(void)
 		rcu_rules(lock, unlock);
 	if (dis > 0 && en > 0)
 		preempt_rules(dis, en, lock, unlock);
+	if (lock > 0 && unlock > 0)
+		sleep_rules(lock, unlock, dis, en, kid("bpf_local_irq_save"),
+			    kid("bpf_local_irq_restore"));
 }

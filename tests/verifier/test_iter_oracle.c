@@ -2,7 +2,9 @@
  * (verifier/d_path.c) checked against the kernel.  Each program is loaded on both sides
  * with a level-1 log; the verdict, errno and the error line (the last log line before
  * "processed") must be equal, and for programs both accept that test-run (socket filter,
- * XDP, syscall) the run's errno and retval.
+ * XDP, syscall) the run's errno and retval.  Level-2 logs compared whole where the
+ * element's type shows: a css_task element in sleepable and non-sleepable programs, in an
+ * RCU section or not, read or handed to a kfunc or a helper.
  *
  * d_path: iter/task_file programs passing &file->f_path (the Falco corpus program's
  * pattern), file unchecked for NULL, the file or the task itself, a scalar, a NULL buffer,
@@ -296,8 +298,8 @@ static void num_rules(void)
  * identical (the element's type on each branch, the iterator's slots on the state line
  * after each _next() call: mark_iter_read() scratches them); the kernel's must hold
  * the line `must` */
-static void check_log2(const char *name, int btf_id, const struct bpf_insn *insns, size_t n,
-		       const char *must)
+static void check_log2_flags(const char *name, int btf_id, uint32_t flags,
+			     const struct bpf_insn *insns, size_t n, const char *must)
 {
 	static char klog[1 << 16], blog[1 << 16];
 	union bpf_attr attr;
@@ -306,6 +308,7 @@ static void check_log2(const char *name, int btf_id, const struct bpf_insn *insn
 	memset(&attr, 0, sizeof(attr));
 	attr.prog_type = BPF_PROG_TYPE_TRACING;
 	attr.expected_attach_type = BPF_TRACE_ITER;
+	attr.prog_flags = flags;
 	attr.attach_btf_id = (uint32_t)btf_id;
 	attr.insns = (uintptr_t)insns;
 	attr.insn_cnt = (uint32_t)n;
@@ -315,6 +318,12 @@ static void check_log2(const char *name, int btf_id, const struct bpf_insn *insn
 	T_CONTAINS(must, klog);
 	oracle_compare_logs(name, klog, blog);
 	compared++;
+}
+
+static void check_log2(const char *name, int btf_id, const struct bpf_insn *insns, size_t n,
+		       const char *must)
+{
+	check_log2_flags(name, btf_id, 0, insns, n, must);
 }
 
 /* bpf_iter_css_task: iter/cgroup's cgroup (trusted) walked, as the selftests'
@@ -380,6 +389,90 @@ static void css_task_rules(void)
 			   N(acquire), "R0=untrusted_ptr_task_struct(");
 #undef CNEW
 #undef CGRP
+}
+
+/* A css_task element in each context: non-sleepable or sleepable (iter.s/cgroup), in a
+ * bpf_rcu_read_lock() section or not; read, handed to bpf_task_acquire (KF_RCU) or to
+ * bpf_get_task_stack (ARG_PTR_TO_BTF_ID).  6.18.44 makes it untrusted in all four
+ * contexts (the section does not make it RCU-protected: css_task's _new is not
+ * KF_RCU_PROTECTED), so only the read is allowed.  Level-2 logs compared whole. */
+struct prog_buf {
+	struct bpf_insn v[48];
+	size_t n;
+};
+
+static void put(struct prog_buf *b, struct bpf_insn i)
+{
+	if (b->n < N(b->v))
+		b->v[b->n++] = i;
+}
+
+static void css_task_context_rules(void)
+{
+	static const char *const uses[] = { "read", "to bpf_task_acquire",
+					    "to bpf_get_task_stack" };
+	int cnew = func_id("bpf_iter_css_task_new"), cnext = func_id("bpf_iter_css_task_next");
+	int cdestroy = func_id("bpf_iter_css_task_destroy"), cg = func_id("bpf_iter_cgroup");
+	int rl = func_id("bpf_rcu_read_lock"), ru = func_id("bpf_rcu_read_unlock");
+	int acq = func_id("bpf_task_acquire"), rel = func_id("bpf_task_release");
+	char name[128];
+
+	if (cnew <= 0 || cnext <= 0 || cdestroy <= 0 || cg <= 0 || rl <= 0 || ru <= 0 ||
+	    acq <= 0 || rel <= 0) {
+		printf("css_task contexts: skipped: a kfunc is not in the kernel's BTF\n");
+		return;
+	}
+	for (int ctx = 0; ctx < 4; ctx++)
+		for (size_t use = 0; use < N(uses); use++) {
+			int sleepable = ctx & 2, rcu = ctx & 1;
+			struct prog_buf b = { .n = 0 };
+
+			/* r6 = ctx->cgroup or exit; the iterator at fp-8 */
+			put(&b, LDX(BPF_DW, 6, 1, 8));
+			put(&b, JNE_K(6, 0, 2));
+			put(&b, MOV_K(0, 0));
+			put(&b, EXIT());
+			if (rcu)
+				put(&b, KCALL(rl));
+			put(&b, MOV_X(1, 10));
+			put(&b, ADD_K(1, -8));
+			put(&b, MOV_X(2, 6));
+			put(&b, MOV_K(3, 1));
+			put(&b, KCALL(cnew));
+			put(&b, MOV_X(1, 10));
+			put(&b, ADD_K(1, -8));
+			put(&b, KCALL(cnext));
+			put(&b, JEQ_K(0, 0, use == 0 ? 1 : 5));
+			if (use == 0) {
+				put(&b, LDX(BPF_W, 1, 0, 0));
+			} else if (use == 1) {
+				put(&b, MOV_X(1, 0));
+				put(&b, KCALL(acq));
+				put(&b, JEQ_K(0, 0, 2));
+				put(&b, MOV_X(1, 0));
+				put(&b, KCALL(rel));
+			} else {
+				put(&b, MOV_X(1, 0));
+				put(&b, MOV_X(2, 10));
+				put(&b, ADD_K(2, -72));
+				put(&b, MOV_K(3, 64));
+				put(&b, MOV_K(4, 0));
+				b.v[b.n - 5 - 1].off = 6; /* the jump over this use: 6 insns */
+				put(&b, CALL(get_task_stack));
+			}
+			put(&b, MOV_X(1, 10));
+			put(&b, ADD_K(1, -8));
+			put(&b, KCALL(cdestroy));
+			if (rcu)
+				put(&b, KCALL(ru));
+			put(&b, MOV_K(0, 0));
+			put(&b, EXIT());
+			snprintf(name, sizeof(name), "css_task element %s (%s%s), level-2 log",
+				 uses[use], sleepable ? "sleepable" : "non-sleepable",
+				 rcu ? ", RCU section" : "");
+			check_log2_flags(name, cg, sleepable ? BPF_F_SLEEPABLE : 0, b.v, b.n,
+					 "R0=untrusted_ptr_task_struct(");
+		}
 }
 
 /* Iterator targets: the map-element ones (key and value as buffers) are refused by the
@@ -509,6 +602,7 @@ int main(void)
 	d_path_rules();
 	num_rules();
 	css_task_rules();
+	css_task_context_rules();
 	target_rules();
 	untrusted_mem_rules();
 	plain_walk_rules();

@@ -8,7 +8,8 @@
  * each lookup check), bpf_cpumask_create/acquire/release (sleepable syscall programs,
  * with test runs), lddw BPF_PSEUDO_BTF_ID of kernel symbols (functions, per-CPU
  * variables, bad ids and fds), bpf_rcu_read_lock/unlock and bpf_preempt_disable/enable
- * sections on five types, tasks and cgroups (bpf_task_from_pid/vpid, acquire/release,
+ * sections on five types, helpers that might sleep in those sections and IRQ-disabled
+ * ones of sleepable syscall and kprobe programs, tasks and cgroups (bpf_task_from_pid/vpid, acquire/release,
  * bpf_cgroup_from_id, acquire/release, bpf_task_get_cgroup1), the cpumask operations
  * with test runs,
  * bpf_sock_destroy in iterators (and refused elsewhere), bpf_copy_from_user_str and
