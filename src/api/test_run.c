@@ -561,9 +561,11 @@ struct nf_state_in {
 enum { NFPROTO_V4 = 2, NFPROTO_V6 = 10, NF_LOCAL_OUT = 3, NF_PAGE = 4096 };
 
 /* The kernel's bpf_prog_test_run_nf(): an IPv4 or IPv6 packet as the hook sees it
- * (LOCAL_OUT by default; other hooks start from an Ethernet header, which must match pf).
- * The context's state and skb pointers are kernel objects bpfrt's verifier does not let
- * a program dereference, so they point at zeroed stand-ins. */
+ * (LOCAL_OUT by default; other hooks start from an Ethernet header, which must match pf,
+ * and eth_type_trans() pulls it).  The context's state and skb pointers are kernel
+ * objects: they point at a zeroed stand-in outside the run's memory, so the program's
+ * fault-safe reads through them (BTF-typed, trusted) read 0; bpf_dynptr_from_skb(), which
+ * takes the skb, sees the run's packet, read-only as the kernel's for netfilter. */
 static int run_nf(struct brt_call *call, struct brt_prog *prog)
 {
 	union bpf_attr *attr = call->attr;
@@ -572,10 +574,11 @@ static int run_nf(struct brt_call *call, struct brt_prog *prog)
 	struct nf_state_in user;
 	uint64_t ctx[2] = { (uint64_t)(uintptr_t)stand_in, (uint64_t)(uintptr_t)stand_in };
 	struct brt_run_opts o = { 0 };
+	struct brt_run_pkt pkt = { 0 };
 	struct brt_region regs[8];
 	unsigned char *data = NULL;
 	uint8_t hook = NF_LOCAL_OUT, pf = NFPROTO_V4;
-	size_t nr = 0;
+	size_t nr = 0, pkt_reg;
 	int err;
 
 	if (attr->test.flags || attr->test.cpu || attr->test.batch_size)
@@ -609,9 +612,22 @@ static int run_nf(struct brt_call *call, struct brt_prog *prog)
 	}
 	if (err)
 		goto out;
+	pkt.head = pkt.meta = pkt.data = data;
+	pkt.end = pkt.data_end = data + size;
+	if (hook != NF_LOCAL_OUT) {
+		pkt.mac = data;
+		pkt.meta = pkt.data = data + 14;
+	}
+	pkt.network = pkt.data;
+	pkt.prog_type = prog->type;
+	pkt.test_run = 1;
 	regs[nr++] = (struct brt_region){ (uint64_t)(uintptr_t)ctx, sizeof(ctx), 0 };
+	pkt_reg = nr;
+	regs[nr++] = (struct brt_region){ (uint64_t)(uintptr_t)pkt.data,
+					  (uint64_t)(pkt.data_end - pkt.data), 0 };
 	run_on(&o, prog, ctx, regs, nr, BRT_ARRAY_SIZE(regs));
-	err = run_repeat(call, prog, &o, NULL, attr->test.repeat, &retval, &duration);
+	o.pkt = &pkt;
+	err = run_repeat(call, prog, &o, &regs[pkt_reg], attr->test.repeat, &retval, &duration);
 	if (!err)
 		err = finish(call, NULL, 0, NULL, 0, retval, duration);
 out:

@@ -73,10 +73,14 @@ struct side {
 
 static struct bpf_insn prog[256];
 
+#define BPF_PROG_TYPE_NETFILTER_NR 32 /* the headers may predate it */
+
 static void load_run(struct side *s, enum bpf_prog_type type, const struct bpf_insn *insns,
 		     size_t n)
 {
-	static unsigned char pkt[64];
+	/* an IPv4 header (netfilter's run starts there) with addresses 10.1.2.3 -> 10.4.5.6 */
+	static unsigned char pkt[64] = { 0x45, 0, 0, 64, 0, 0, 0, 0, 64, 17, 0, 0,
+					 10, 1, 2, 3, 10, 4, 5, 6 };
 	union bpf_attr attr;
 
 	for (size_t i = 0; i < n; i++) {
@@ -87,6 +91,8 @@ static void load_run(struct side *s, enum bpf_prog_type type, const struct bpf_i
 	}
 	memset(&attr, 0, sizeof(attr));
 	attr.prog_type = type;
+	if (type == BPF_PROG_TYPE_NETFILTER_NR)
+		attr.expected_attach_type = 45; /* BPF_NETFILTER */
 	attr.insns = (uintptr_t)prog;
 	attr.insn_cnt = (uint32_t)n;
 	attr.license = (uintptr_t) "GPL";
@@ -382,6 +388,25 @@ static void kfunc_rules(void)
 	  MOV_K(0, 1), EXIT());
 	C("cgroup_skb: write", MOV_X(6, 1), FROM_SKB(), ST(BPF_DW, 10, -40, 0), FP(1, 16),
 	  MOV_K(2, 0), FP(3, 40), MOV_K(4, 4), MOV_K(5, 0), CALL(dynptr_write), MOV_K(0, 1),
+	  EXIT());
+	/* netfilter: the context's skb (a trusted sk_buff) over the run's packet (from the IP
+	 * header on), read-only; its state is no sk_buff.  A netfilter program returns 0 or
+	 * 1: 1 when what it reads is the packet's. */
+	cur_type = BPF_PROG_TYPE_NETFILTER_NR;
+#define IS(v) MOV_X(1, 0), MOV_K(0, 1), JEQ_K(1, v, 1), MOV_K(0, 0), EXIT()
+	C("netfilter: from_skb of ctx->skb, size", LDX(BPF_DW, 6, 1, 8), FROM_SKB(),
+	  JNE_K(0, 0, 3), FP(1, 16), KCALL(K_SIZE), IS(64));
+	C("netfilter: from_skb of ctx->skb, read-only", LDX(BPF_DW, 6, 1, 8), FROM_SKB(),
+	  JNE_K(0, 0, 3), FP(1, 16), KCALL(K_IS_RDONLY), IS(1));
+	C("netfilter: from_skb, slice read", LDX(BPF_DW, 6, 1, 8), FROM_SKB(),
+	  SLICE(K_SLICE, 12, 0, 8), JEQ_K(0, 0, 1), LDX(BPF_B, 0, 0, 7), IS(6));
+	C("netfilter: from_skb, dynptr_read", LDX(BPF_DW, 6, 1, 8), FROM_SKB(), FP(1, 40),
+	  MOV_K(2, 4), FP(3, 16), MOV_K(4, 12), MOV_K(5, 0), CALL(dynptr_read),
+	  JNE_K(0, 0, 1), LDX(BPF_W, 0, 10, -40), IS(0x0302010a));
+#undef IS
+	C("netfilter: from_skb, slice_rdwr", LDX(BPF_DW, 6, 1, 8), FROM_SKB(),
+	  SLICE(K_SLICE_RDWR, 0, 0, 8), MOV_K(0, 1), EXIT());
+	C("netfilter: from_skb of ctx->state", LDX(BPF_DW, 6, 1, 0), FROM_SKB(), MOV_K(0, 1),
 	  EXIT());
 	cur_type = BPF_PROG_TYPE_XDP;
 }
