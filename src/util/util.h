@@ -135,6 +135,10 @@ int brt_kconfig_get(const char *name, const char **value);
  * ticks of the host's HZ, from the kernel's INITIAL_JIFFIES; brt_jiffies_hz(): that HZ. */
 uint64_t brt_jiffies64(void);
 unsigned brt_jiffies_hz(void);
+/* The calibration on the text of one /proc/timer_list read: HZ (config_hz when not 0,
+ * else the nearest of the kernel's choices) and the kernel's offset in ticks; 1 when the
+ * text had its "now at" and "jiffies:" numbers, else 0 (nothing set). */
+int brt_jiffies_fit(const char *text, unsigned config_hz, unsigned *hz, int64_t *offset);
 
 /* The CPU a program run is for (cpu.c): the one the kernel took the record on while the
  * trace runner runs programs for a record read from CPU N's ring (brt_cpu_enter(N)),
