@@ -543,6 +543,40 @@ static void untrusted_mem_rules(void)
 		   N(var_off), "R2=rdonly_untrusted_mem(sz=0)");
 	check("a scalar plus untrusted mem is the pointer", BPF_PROG_TYPE_TRACING,
 	      BPF_TRACE_ITER, netlink, scalar_plus, N(scalar_plus));
+	/* what may be done with such a pointer once its offset is lost: read it (a probe
+	 * load, whatever the address), not write it nor hand it to a helper as memory */
+#define GROUPS() LDX(BPF_DW, 1, 1, 8), JNE_K(1, 0, 2), MOV_K(0, 0), EXIT(), \
+		 LDX(BPF_DW, 2, 1, groups), LDX(BPF_W, 3, 1, 0)
+	{
+		struct bpf_insn and_read[] = { GROUPS(), I(BPF_ALU64 | BPF_AND | BPF_X, 3, 2, 0, 0),
+					       LDX(BPF_B, 0, 3, 5), MOV_K(0, 0), EXIT() };
+		struct bpf_insn sub_read[] = { GROUPS(), I(BPF_ALU64 | BPF_SUB | BPF_X, 2, 3, 0, 0),
+					       LDX(BPF_DW, 0, 2, -4096), MOV_K(0, 0), EXIT() };
+		struct bpf_insn write[] = { GROUPS(), ADD_X(2, 3), ST(BPF_B, 2, 0, 1), MOV_K(0, 0),
+					    EXIT() };
+		struct bpf_insn to_helper[] = { GROUPS(), ADD_X(3, 2), MOV_X(1, 3), MOV_K(2, 4),
+						MOV_K(3, 0), MOV_X(4, 10), ADD_K(4, -8),
+						CALL(strtol), MOV_K(0, 0), EXIT() };
+		struct bpf_insn to_probe_read[] = { GROUPS(), ADD_X(3, 2), MOV_X(1, 10),
+						    ADD_K(1, -8), MOV_K(2, 8), CALL(probe_read_kernel),
+						    MOV_K(0, 0), EXIT() };
+		struct bpf_insn alu32[] = { GROUPS(), I(BPF_ALU | BPF_ADD | BPF_X, 2, 3, 0, 0),
+					    MOV_K(0, 0), EXIT() };
+
+		check("untrusted mem: scalar &= it, read", BPF_PROG_TYPE_TRACING, BPF_TRACE_ITER,
+		      netlink, and_read, N(and_read));
+		check("untrusted mem: minus a scalar, read far below", BPF_PROG_TYPE_TRACING,
+		      BPF_TRACE_ITER, netlink, sub_read, N(sub_read));
+		check("untrusted mem plus a scalar, written", BPF_PROG_TYPE_TRACING,
+		      BPF_TRACE_ITER, netlink, write, N(write));
+		check("untrusted mem plus a scalar to bpf_strtol", BPF_PROG_TYPE_TRACING,
+		      BPF_TRACE_ITER, netlink, to_helper, N(to_helper));
+		check("untrusted mem plus a scalar to bpf_probe_read_kernel", BPF_PROG_TYPE_TRACING,
+		      BPF_TRACE_ITER, netlink, to_probe_read, N(to_probe_read));
+		check("untrusted mem: 32-bit add", BPF_PROG_TYPE_TRACING, BPF_TRACE_ITER, netlink,
+		      alu32, N(alu32));
+	}
+#undef GROUPS
 }
 
 /* Walking a plain (untagged) kernel pointer, iter/task_file's task: 6.18.44 makes what it
