@@ -961,11 +961,53 @@ const char *brt_btf_kstruct_name(enum brt_kstruct k)
 	return kstruct_names[k];
 }
 
+/* btf_struct_ids_match() for kfunc arguments, of any BTF (a program's own types too),
+ * without the walk's log: the struct at off is want, or (unless strict) holds it as a
+ * member at that offset, nested.  brt_btf_reg_struct_match() below is the same rule for
+ * helper arguments of vmlinux's structs, logging the walk as the kernel's. */
+int brt_btf_struct_ids_match(const struct brt_btf *btf, uint32_t id, int32_t off, uint32_t want,
+			     int strict)
+{
+	for (int depth = 0; depth < 32; depth++) {
+		const struct btf_type *t;
+		const struct btf_member *m;
+		int found = 0;
+
+		id = brt_btf_skip_mods(btf, id);
+		t = brt_btf_type(btf, id);
+		if (!is_struct(t))
+			return 0;
+		if (id == want && !off)
+			return 1;
+		if (strict || off < 0)
+			return 0;
+		m = (const struct btf_member *)(t + 1);
+		for (uint32_t i = 0; i < BTF_INFO_VLEN(t->info) && !found; i++) {
+			uint32_t bit = BTF_INFO_KFLAG(t->info) ? BTF_MEMBER_BIT_OFFSET(m[i].offset)
+							       : m[i].offset;
+			uint32_t mid = brt_btf_skip_mods(btf, m[i].type);
+			const struct btf_type *mt = brt_btf_type(btf, mid);
+			uint64_t sz = 0;
+
+			if (bit % 8 || !is_struct(mt) || brt_btf_resolve_size(btf, mid, &sz) < 0)
+				continue;
+			if ((uint64_t)off >= bit / 8 && (uint64_t)off < bit / 8 + sz) {
+				off -= (int32_t)(bit / 8);
+				id = mid;
+				found = 1;
+			}
+		}
+		if (!found)
+			return 0;
+	}
+	return 0;
+}
+
 /* btf_struct_ids_match() without strict matching: the pointer's struct is k's at offset
  * 0, or walking it as btf_struct_walk() does finds a struct at exactly its offset that
  * is k's or starts with it (struct sock and tcp_sock start with a sock_common,
- * xdp_buff_xsk with an xdp_buff); the walk logs what the kernel's does (kfunc.c's
- * brt_btf_struct_ids_match() does not, for kfunc arguments of any BTF). */
+ * xdp_buff_xsk with an xdp_buff); the walk logs what the kernel's does
+ * (brt_btf_struct_ids_match() above does not, for kfunc arguments of any BTF). */
 int brt_btf_reg_struct_match(struct brt_env *env, const struct brt_reg *reg,
 			     enum brt_kstruct k)
 {

@@ -838,6 +838,11 @@ static inline uint32_t brt_btf_task_id(struct brt_env *env)
 {
 	return brt_btf_kstruct_id(env, BRT_KS_TASK);
 }
+
+/* btf_struct_ids_match() for kfunc arguments (no log): the struct id of btf at off is
+ * want, or (unless strict) holds it as a member at that offset, nested */
+int brt_btf_struct_ids_match(const struct brt_btf *btf, uint32_t id, int32_t off, uint32_t want,
+			     int strict);
 /* btf_struct_ids_match() without strict matching: a PTR_TO_BTF_ID that is struct k, or
  * holds one at exactly its offset (a first member, recursively: struct sock's
  * sock_common, xdp_buff_xsk's xdp_buff); the kernel's walk messages logged. */
@@ -1118,11 +1123,6 @@ int brt_kfunc_spin_allowed(const struct bpf_insn *insn);
 /* kallsyms_lookup_name(): 1 found (address in *addr, 0 when hidden), 0 not a kernel
  * symbol, -1 no /proc/kallsyms. */
 int brt_kallsyms_lookup(const char *name, uint64_t *addr);
-
-/* btf_struct_ids_match(): the struct id of btf at off is want, or (unless strict) holds
- * it as a member at that offset, nested */
-int brt_btf_struct_ids_match(const struct brt_btf *btf, uint32_t id, int32_t off, uint32_t want,
-			     int strict);
 
 /* ---- d_path.c: bpf_d_path's attach points and argument ------------------------------- */
 /* bpf_d_path_allowed(): the program may call bpf_d_path */

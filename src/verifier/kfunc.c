@@ -241,44 +241,6 @@ int brt_reg_is_trusted(const struct brt_reg *reg)
 	return is_trusted_reg(reg);
 }
 
-/* btf_struct_ids_match(): the register's struct at its offset is the wanted struct, or
- * (unless strict) holds it as a member at that offset, nested */
-static int struct_ids_match(const struct brt_btf *btf, uint32_t id, int32_t off, uint32_t want,
-			    int strict)
-{
-	for (int depth = 0; depth < 32; depth++) {
-		const struct btf_type *t = skip_mods(btf, id, &id);
-		const struct btf_member *m;
-		int found = 0;
-
-		if (!is_struct(t))
-			return 0;
-		if (id == want && !off)
-			return 1;
-		if (strict || off < 0)
-			return 0;
-		m = (const struct btf_member *)(t + 1);
-		for (uint32_t i = 0; i < BTF_INFO_VLEN(t->info) && !found; i++) {
-			uint32_t bit = BTF_INFO_KFLAG(t->info) ? BTF_MEMBER_BIT_OFFSET(m[i].offset)
-							       : m[i].offset;
-			uint32_t mid;
-			const struct btf_type *mt = skip_mods(btf, m[i].type, &mid);
-			uint64_t sz = 0;
-
-			if (bit % 8 || !is_struct(mt) || brt_btf_resolve_size(btf, mid, &sz) < 0)
-				continue;
-			if ((uint64_t)off >= bit / 8 && (uint64_t)off < bit / 8 + sz) {
-				off -= (int32_t)(bit / 8);
-				id = mid;
-				found = 1;
-			}
-		}
-		if (!found)
-			return 0;
-	}
-	return 0;
-}
-
 /* btf_type_ids_nocast_alias(): one name is the other's with "___init" appended (a type
  * such as nf_conn___init, which starts with the other but must not be passed for it) */
 static int nocast_alias(const char *a, const char *b)
@@ -313,7 +275,7 @@ static int check_btf_id_arg(struct brt_env *env, const struct kmeta *m, const st
 	reg_t = skip_mods(btf, reg_id, &reg_id);
 	if (nocast_alias(name_of(btf, reg_t), ref_tname))
 		strict = 1;
-	if (!struct_ids_match(btf, reg_id, reg->off, ref_id, strict) &&
+	if (!brt_btf_struct_ids_match(btf, reg_id, reg->off, ref_id, strict) &&
 	    !((!strcmp(ref_tname, "__sk_buff") && !strcmp(name_of(btf, reg_t), "sk_buff")) ||
 	      (!strcmp(ref_tname, "xdp_md") && !strcmp(name_of(btf, reg_t), "xdp_buff")))) {
 		brt_verr(env, "kernel function %s args#%d expected pointer to %s %s but R%d has a "
@@ -1458,12 +1420,6 @@ int brt_kfunc_is_iter_next(struct brt_env *env, const struct bpf_insn *insn)
 	struct kmeta m = { 0 };
 
 	return fetch_meta(env, insn, &m) && (m.flags & BRT_KF_ITER_NEXT);
-}
-
-int brt_btf_struct_ids_match(const struct brt_btf *btf, uint32_t id, int32_t off, uint32_t want,
-			     int strict)
-{
-	return struct_ids_match(btf, id, off, want, strict);
 }
 
 int brt_kfunc_might_sleep(struct brt_env *env, const struct bpf_insn *insn)
