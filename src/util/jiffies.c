@@ -32,6 +32,7 @@
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static unsigned hz = 250;
 static int64_t offset;
+static int exact; /* the offset came from /proc/timer_list */
 
 static uint64_t initial_jiffies(unsigned h)
 {
@@ -102,8 +103,15 @@ static void calibrate(void)
 		if (h >= 24 && h <= 10000)
 			config_hz = (unsigned)h;
 	}
-	if (!from_timer_list(config_hz) && config_hz)
+	exact = from_timer_list(config_hz);
+	if (!exact && config_hz)
 		hz = config_hz;
+}
+
+int brt_jiffies_exact(void)
+{
+	pthread_once(&once, calibrate);
+	return exact;
 }
 
 unsigned brt_jiffies_hz(void)

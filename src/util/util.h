@@ -135,6 +135,9 @@ int brt_kconfig_get(const char *name, const char **value);
  * ticks of the host's HZ, from the kernel's INITIAL_JIFFIES; brt_jiffies_hz(): that HZ. */
 uint64_t brt_jiffies64(void);
 unsigned brt_jiffies_hz(void);
+/* 1 when /proc/timer_list gave the kernel's offset (the values are the kernel's), 0 when
+ * only HZ is known (values ahead by less than a second) */
+int brt_jiffies_exact(void);
 /* The calibration on the text of one /proc/timer_list read: HZ (config_hz when not 0,
  * else the nearest of the kernel's choices) and the kernel's offset in ticks; 1 when the
  * text had its "now at" and "jiffies:" numbers, else 0 (nothing set). */

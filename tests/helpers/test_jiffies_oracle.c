@@ -137,23 +137,6 @@ static int unprivileged(unsigned *hz, uint64_t *j, int *configured)
 	return out[0] != 0;
 }
 
-/* whether /proc/timer_list calibrates this process (util/jiffies.c reads it the same way) */
-static int timer_list_fits(void)
-{
-	static char buf[16384];
-	FILE *f = fopen("/proc/timer_list", "re");
-	unsigned hz;
-	int64_t off;
-	size_t n;
-
-	if (!f)
-		return 0;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	return brt_jiffies_fit(buf, 0, &hz, &off);
-}
-
 int main(void)
 {
 	static const uint32_t engines[] = { BPFRT_ENGINE_INTERP, BPFRT_ENGINE_CHECKED,
@@ -181,7 +164,7 @@ int main(void)
 		printf("unprivileged HZ: skipped: nobody reads no kernel configuration\n");
 	/* the value within 2 ticks of the kernel's when /proc/timer_list gives the offset,
 	 * else ahead by the kernel's offset, under a second */
-	exact = timer_list_fits();
+	exact = brt_jiffies_exact();
 	near = exact ? 2 : (int64_t)hz;
 	if (!exact && brt_kconfig_get("CONFIG_HZ", &v))
 		T_SKIP("neither /proc/timer_list nor a kernel configuration gives HZ (bpfrt "
